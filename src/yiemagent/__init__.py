@@ -1,0 +1,114 @@
+"""yiemagent: an agent core for LLM agents that call tools.
+
+Public names are re-exported here and loaded on first use, so `import yiemagent` stays fast
+and imports no provider SDK and no model runtime (DESIGN §2, §9). Users never import private
+modules.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from yiemagent.errors import (
+    AgentBusyError,
+    ConfigError,
+    ProviderError,
+    ToolLoadError,
+    YiemAgentError,
+)
+from yiemagent.types import *  # noqa: F403
+from yiemagent.types import __all__ as _types_all
+
+__version__ = "0.1.0"
+
+# name -> module that defines it; loaded on first attribute access.
+_LAZY: dict[str, str] = {
+    # tools layer (DESIGN §2.3)
+    "tool": "yiemagent.tools",
+    "ToolStore": "yiemagent.tools",
+    "list_tools_tool": "yiemagent.tools",
+    "write_tool_tool": "yiemagent.tools",
+    "validate_arguments_against_schema": "yiemagent.tools",
+    # loop layer (DESIGN §2.4)
+    "agent_loop": "yiemagent.loop",
+    "agent_loop_continue": "yiemagent.loop",
+    "run_agent_loop": "yiemagent.loop",
+    "run_agent_loop_continue": "yiemagent.loop",
+    "stream_assistant_response": "yiemagent.loop",
+    "default_convert_to_llm": "yiemagent.loop",
+    "prepare_tool_call": "yiemagent.loop",
+    "prepare_tool_call_arguments": "yiemagent.loop",
+    "validate_tool_arguments": "yiemagent.loop",
+    "execute_prepared_tool_call": "yiemagent.loop",
+    "finalize_executed_tool_call": "yiemagent.loop",
+    "execute_tool_calls": "yiemagent.loop",
+    "execute_tool_calls_sequential": "yiemagent.loop",
+    "execute_tool_calls_parallel": "yiemagent.loop",
+    "create_tool_result_message": "yiemagent.loop",
+    "create_error_tool_result": "yiemagent.loop",
+    "should_terminate": "yiemagent.loop",
+    # agent (DESIGN §2.5)
+    "Agent": "yiemagent.agent",
+    "format_openai_messages": "yiemagent.agent",
+    "user_message_from_openai": "yiemagent.agent",
+    # providers (DESIGN §7)
+    "get_model": "yiemagent.ai",
+    "stream": "yiemagent.ai",
+    "complete": "yiemagent.ai",
+}
+
+__all__ = [
+    "AgentBusyError",
+    "ConfigError",
+    "ProviderError",
+    "ToolLoadError",
+    "YiemAgentError",
+    "__version__",
+    *_types_all,
+    *_LAZY,
+]
+
+
+def __getattr__(name: str) -> Any:
+    module_name = _LAZY.get(name)
+    if module_name is None:
+        raise AttributeError(f"module 'yiemagent' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module_name), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
+
+if TYPE_CHECKING:
+    from yiemagent.agent import Agent, format_openai_messages, user_message_from_openai
+    from yiemagent.ai import complete, get_model, stream
+    from yiemagent.loop import (
+        agent_loop,
+        agent_loop_continue,
+        create_error_tool_result,
+        create_tool_result_message,
+        default_convert_to_llm,
+        execute_prepared_tool_call,
+        execute_tool_calls,
+        execute_tool_calls_parallel,
+        execute_tool_calls_sequential,
+        finalize_executed_tool_call,
+        prepare_tool_call,
+        prepare_tool_call_arguments,
+        run_agent_loop,
+        run_agent_loop_continue,
+        should_terminate,
+        stream_assistant_response,
+        validate_tool_arguments,
+    )
+    from yiemagent.tools import (
+        ToolStore,
+        list_tools_tool,
+        tool,
+        validate_arguments_against_schema,
+        write_tool_tool,
+    )

@@ -1,0 +1,111 @@
+"""`AgentLoopConfig` and `AgentState` (DESIGN §3, R-6.2, seed 002 §AgentLoopConfig)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeAlias, TypeVar
+
+from yiemagent.errors import ConfigError
+from yiemagent.types.context import (
+    AfterToolCallContext,
+    BeforeToolCallContext,
+    TurnContext,
+    TurnUpdate,
+)
+from yiemagent.types.messages import AgentMessage, AssistantMessage, Message
+from yiemagent.types.model import CacheRetention, Model, ThinkingLevel
+from yiemagent.types.signal import AbortSignal
+from yiemagent.types.tools import AfterToolCallResult, AgentTool, BeforeToolCallResult
+
+__all__ = [
+    "AgentLoopConfig",
+    "AgentState",
+    "MaybeAwaitable",
+    "ToolExecutionMode",
+]
+
+T = TypeVar("T")
+MaybeAwaitable: TypeAlias = T | Awaitable[T]
+"""Every hook may be a plain or an async function."""
+
+ToolExecutionMode: TypeAlias = Literal["parallel", "sequential"]
+
+
+@dataclass(slots=True, kw_only=True)
+class AgentLoopConfig:
+    """How a run behaves: the model, the hooks and the provider options (seed 002).
+
+    Hooks may be plain or async functions. Provider options (`temperature` … `on_response`)
+    ride along to the provider. Times are in seconds unless the name says ms.
+
+    Raises:
+        ConfigError: an invalid `tool_execution`, a non-positive cap, limit or timeout.
+    """
+
+    model: Model
+    convert_to_llm: Callable[[list[AgentMessage]], MaybeAwaitable[Sequence[Message]]] | None = None
+    """Default: user/assistant/toolResult pass; bash/compaction/branch become user text."""
+    transform_context: (
+        Callable[[list[AgentMessage], AbortSignal], MaybeAwaitable[list[AgentMessage]]] | None
+    ) = None
+    get_api_key: Callable[[str], MaybeAwaitable[str | None]] | None = None
+    """Called per model call with the provider name; wins over `api_key`."""
+    api_key: str | None = None
+    get_steering_messages: Callable[[], MaybeAwaitable[Sequence[AgentMessage]]] | None = None
+    get_follow_up_messages: Callable[[], MaybeAwaitable[Sequence[AgentMessage]]] | None = None
+    tool_execution: ToolExecutionMode = "parallel"
+    max_parallel_tools: int | None = None
+    tool_timeout_s: float | None = None
+    before_tool_call: (
+        Callable[[BeforeToolCallContext, AbortSignal], MaybeAwaitable[BeforeToolCallResult | None]]
+        | None
+    ) = None
+    after_tool_call: (
+        Callable[[AfterToolCallContext, AbortSignal], MaybeAwaitable[AfterToolCallResult | None]]
+        | None
+    ) = None
+    should_stop_after_turn: Callable[[TurnContext], MaybeAwaitable[bool]] | None = None
+    prepare_next_turn: Callable[[TurnContext], MaybeAwaitable[TurnUpdate | None]] | None = None
+    max_turns: int | None = None
+    stream_idle_timeout_s: float | None = 120.0
+    temperature: float | None = None
+    max_tokens: int | None = None
+    reasoning: ThinkingLevel | None = None
+    thinking_budgets: Mapping[str, int] | None = None
+    session_id: str | None = None
+    headers: Mapping[str, str] | None = None
+    metadata: Mapping[str, Any] | None = None
+    max_retry_delay_ms: int | None = None
+    cache_retention: CacheRetention | None = None
+    transport: str | None = None
+    on_payload: Callable[[dict[str, Any]], Any] | None = None
+    on_response: Callable[[Any], Any] | None = None
+
+    def __post_init__(self) -> None:
+        if self.tool_execution not in ("parallel", "sequential"):
+            raise ConfigError(
+                f"tool_execution must be 'parallel' or 'sequential', not {self.tool_execution!r}"
+            )
+        for name in ("max_parallel_tools", "max_turns"):
+            value = getattr(self, name)
+            if value is not None and (not isinstance(value, int) or value < 1):
+                raise ConfigError(f"{name} must be a whole number >= 1 or None, not {value!r}")
+        for name in ("tool_timeout_s", "stream_idle_timeout_s"):
+            value = getattr(self, name)
+            if value is not None and not value > 0:
+                raise ConfigError(f"{name} must be > 0 seconds or None, not {value!r}")
+
+
+@dataclass(slots=True)
+class AgentState:
+    """What an `Agent` knows, reduced from its events (DESIGN R-6.2)."""
+
+    system_prompt: str = ""
+    model: Model | None = None
+    tools: list[AgentTool] = field(default_factory=list)
+    messages: list[AgentMessage] = field(default_factory=list)
+    active_run: bool = False
+    streaming_message: AssistantMessage | None = None
+    pending_tool_calls: set[str] = field(default_factory=set)
+    error_message: str | None = None

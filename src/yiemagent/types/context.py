@@ -1,0 +1,71 @@
+"""Contexts handed to the loop's hooks (DESIGN §3, seed 002 §Helper Types)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from yiemagent.types.messages import AgentMessage, AssistantMessage, ToolCall, ToolResultMessage
+from yiemagent.types.tools import AgentTool, AgentToolResult
+
+if TYPE_CHECKING:
+    from yiemagent.types.model import Model, ThinkingLevel
+
+__all__ = [
+    "AfterToolCallContext",
+    "AgentContext",
+    "BeforeToolCallContext",
+    "TurnContext",
+    "TurnUpdate",
+]
+
+
+@dataclass(slots=True)
+class AgentContext:
+    """The transcript a run works on: system prompt, messages (appended to in place by the
+    loop) and the tools offered to the model."""
+
+    system_prompt: str = ""
+    messages: list[AgentMessage] = field(default_factory=list)
+    tools: list[AgentTool] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class BeforeToolCallContext:
+    """Given to `before_tool_call`; the hook may change `args` in place (DESIGN R-4.4)."""
+
+    assistant_message: AssistantMessage
+    tool_call: ToolCall
+    args: dict[str, Any]
+    context: AgentContext
+
+
+@dataclass(slots=True)
+class AfterToolCallContext:
+    """Given to `after_tool_call` (DESIGN R-4.6)."""
+
+    assistant_message: AssistantMessage
+    tool_call: ToolCall
+    args: dict[str, Any]
+    result: AgentToolResult
+    is_error: bool
+    context: AgentContext
+
+
+@dataclass(slots=True)
+class TurnContext:
+    """Given to `should_stop_after_turn` and `prepare_next_turn` after each turn (R-5.4)."""
+
+    message: AssistantMessage
+    tool_results: list[ToolResultMessage]
+    context: AgentContext
+    new_messages: list[AgentMessage]
+
+
+@dataclass(slots=True)
+class TurnUpdate:
+    """What `prepare_next_turn` may return: each non-`None` field replaces the run's."""
+
+    context: AgentContext | None = None
+    model: Model | None = None
+    reasoning: ThinkingLevel | None = None

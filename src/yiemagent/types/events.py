@@ -1,0 +1,146 @@
+"""Agent events: everything a run does, in order (DESIGN §3, R-5.1, seed 002 §Event Emission).
+
+Each event is a slotted dataclass with a literal `type`. `event_to_dict` makes any event
+JSON-ready, so a run can be logged, replayed or shown elsewhere.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeAlias
+
+from yiemagent.types.messages import AgentMessage, AssistantMessage, ToolResultMessage
+from yiemagent.types.model import AssistantMessageEvent
+from yiemagent.types.tools import AgentToolResult
+
+__all__ = [
+    "AgentEndEvent",
+    "AgentEndReason",
+    "AgentEvent",
+    "AgentStartEvent",
+    "MessageEndEvent",
+    "MessageStartEvent",
+    "MessageUpdateEvent",
+    "ToolExecutionEndEvent",
+    "ToolExecutionStartEvent",
+    "ToolExecutionUpdateEvent",
+    "TurnEndEvent",
+    "TurnStartEvent",
+    "event_to_dict",
+]
+
+AgentEndReason: TypeAlias = Literal[
+    "stop", "terminate", "should_stop", "max_turns", "error", "aborted"
+]
+"""Why a run ended (DESIGN R-5.5)."""
+
+
+@dataclass(slots=True)
+class AgentStartEvent:
+    """A run has started."""
+
+    type: Literal["agent_start"] = "agent_start"
+
+
+@dataclass(slots=True)
+class AgentEndEvent:
+    """A run has ended; `messages` are the messages it added, `reason` why it ended."""
+
+    messages: list[AgentMessage] = field(default_factory=list)
+    reason: AgentEndReason = "stop"
+    type: Literal["agent_end"] = "agent_end"
+
+
+@dataclass(slots=True)
+class TurnStartEvent:
+    """A turn (one model call and its tool calls) has started."""
+
+    type: Literal["turn_start"] = "turn_start"
+
+
+@dataclass(slots=True)
+class TurnEndEvent:
+    """A turn has ended, with its assistant message and tool results (source order)."""
+
+    message: AssistantMessage
+    tool_results: list[ToolResultMessage] = field(default_factory=list)
+    type: Literal["turn_end"] = "turn_end"
+
+
+@dataclass(slots=True)
+class MessageStartEvent:
+    """A message enters the transcript (user, assistant, tool result, custom)."""
+
+    message: AgentMessage
+    type: Literal["message_start"] = "message_start"
+
+
+@dataclass(slots=True)
+class MessageUpdateEvent:
+    """The assistant message grew; `message` is the partial message."""
+
+    message: AssistantMessage
+    assistant_message_event: AssistantMessageEvent
+    type: Literal["message_update"] = "message_update"
+
+
+@dataclass(slots=True)
+class MessageEndEvent:
+    """A message is complete."""
+
+    message: AgentMessage
+    type: Literal["message_end"] = "message_end"
+
+
+@dataclass(slots=True)
+class ToolExecutionStartEvent:
+    """A tool call is about to be prepared and run; `args` as the model sent them."""
+
+    tool_call_id: str
+    tool_name: str
+    args: Any
+    type: Literal["tool_execution_start"] = "tool_execution_start"
+
+
+@dataclass(slots=True)
+class ToolExecutionUpdateEvent:
+    """A running tool reported a partial result through `on_update`."""
+
+    tool_call_id: str
+    tool_name: str
+    args: Any
+    partial_result: AgentToolResult
+    type: Literal["tool_execution_update"] = "tool_execution_update"
+
+
+@dataclass(slots=True)
+class ToolExecutionEndEvent:
+    """A tool call has its final result."""
+
+    tool_call_id: str
+    tool_name: str
+    result: AgentToolResult
+    is_error: bool
+    type: Literal["tool_execution_end"] = "tool_execution_end"
+
+
+AgentEvent: TypeAlias = (
+    AgentStartEvent
+    | AgentEndEvent
+    | TurnStartEvent
+    | TurnEndEvent
+    | MessageStartEvent
+    | MessageUpdateEvent
+    | MessageEndEvent
+    | ToolExecutionStartEvent
+    | ToolExecutionUpdateEvent
+    | ToolExecutionEndEvent
+)
+
+def event_to_dict(event: AgentEvent) -> dict[str, Any]:
+    """An event as JSON-ready data (nested dataclasses become dicts; unknown objects their
+    `str`)."""
+    from pydantic_core import to_jsonable_python
+
+    data: dict[str, Any] = to_jsonable_python(event, fallback=str)
+    return data

@@ -1,0 +1,312 @@
+"""Content blocks, messages and usage: the transcript's vocabulary (DESIGN §3, seed 002 §Types).
+
+Every block and message is a slotted dataclass with a literal tag (`type` on content blocks,
+`role` on messages), so a transcript round-trips through JSON with `messages_to_json` /
+`messages_from_json` without losing anything. Timestamps are integer milliseconds since the
+epoch (UTC).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from functools import cache
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, runtime_checkable
+
+if TYPE_CHECKING:
+    from pydantic import TypeAdapter
+
+__all__ = [
+    "AgentMessage",
+    "AssistantContent",
+    "AssistantMessage",
+    "BashExecutionMessage",
+    "BranchSummaryMessage",
+    "CompactionSummaryMessage",
+    "Cost",
+    "CustomMessage",
+    "ImageContent",
+    "Message",
+    "StopReason",
+    "TextContent",
+    "ThinkingContent",
+    "ToolCall",
+    "ToolResultContent",
+    "ToolResultMessage",
+    "Usage",
+    "UserContent",
+    "UserMessage",
+    "message_from_dict",
+    "message_to_dict",
+    "messages_from_json",
+    "messages_to_json",
+    "now_ms",
+    "text_of",
+]
+
+
+def now_ms() -> int:
+    """Milliseconds since the epoch (UTC): the timestamp unit of every message."""
+    return time.time_ns() // 1_000_000
+
+
+# ── content blocks ──────────────────────────────────────────────────────────
+
+
+@dataclass(slots=True)
+class TextContent:
+    """Plain text."""
+
+    text: str
+    type: Literal["text"] = "text"
+
+
+@dataclass(slots=True)
+class ImageContent:
+    """An image, base64-encoded."""
+
+    data: str
+    """Base64 of the image bytes, without a `data:` prefix."""
+    mime_type: str
+    """For example `image/png`."""
+    type: Literal["image"] = "image"
+
+
+@dataclass(slots=True)
+class ThinkingContent:
+    """Reasoning the model showed before answering."""
+
+    thinking: str
+    signature: str | None = None
+    """Provider signature (Anthropic); only sent back to the model that produced it."""
+    redacted: bool = False
+    type: Literal["thinking"] = "thinking"
+
+
+@dataclass(slots=True)
+class ToolCall:
+    """A tool call requested by the model, inside an `AssistantMessage`."""
+
+    id: str
+    name: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+    """Parsed arguments; always a dict, also while streaming (parsed from partial JSON)."""
+    partial_json: str | None = None
+    """The raw argument text as streamed, while the call is still arriving."""
+    type: Literal["toolCall"] = "toolCall"
+
+
+# Plain unions: pydantic (imported lazily, only to (de)serialise) tells them apart by the tag.
+UserContent: TypeAlias = TextContent | ImageContent
+ToolResultContent: TypeAlias = TextContent | ImageContent
+AssistantContent: TypeAlias = TextContent | ThinkingContent | ToolCall
+
+# ── usage ───────────────────────────────────────────────────────────────────
+
+
+@dataclass(slots=True)
+class Cost:
+    """Cost of a call in USD, from the model's price per million tokens."""
+
+    input: float = 0.0
+    output: float = 0.0
+    cache_read: float = 0.0
+    cache_write: float = 0.0
+    total: float = 0.0
+
+
+@dataclass(slots=True)
+class Usage:
+    """Token counts (tokens) and cost (USD) of one model call."""
+
+    input: int = 0
+    """Prompt tokens not read from the cache."""
+    output: int = 0
+    cache_read: int = 0
+    cache_write: int = 0
+    total_tokens: int = 0
+    cost: Cost = field(default_factory=Cost)
+
+
+# ── messages ────────────────────────────────────────────────────────────────
+
+StopReason: TypeAlias = Literal[
+    "stop", "length", "toolUse", "error", "aborted", "tool_use_terminated"
+]
+"""Why an assistant message ended. `tool_use_terminated` only appears in the message an Agent
+returns when a batch terminated the run (seed 000 §10); it is never sent to a model."""
+
+
+@dataclass(slots=True, init=False)
+class UserMessage:
+    """A user turn. `content` given as a `str` is stored as one `TextContent`."""
+
+    content: list[UserContent]
+    timestamp: int
+    role: Literal["user"]
+
+    def __init__(
+        self,
+        content: str | list[UserContent],
+        timestamp: int | None = None,
+        role: Literal["user"] = "user",
+    ) -> None:
+        self.content = [TextContent(content)] if isinstance(content, str) else list(content)
+        self.timestamp = now_ms() if timestamp is None else timestamp
+        self.role = role
+
+
+@dataclass(slots=True)
+class AssistantMessage:
+    """A model turn: text, thinking and tool calls, with usage and stop reason."""
+
+    content: list[AssistantContent] = field(default_factory=list)
+    api: str = ""
+    provider: str = ""
+    model: str = ""
+    usage: Usage = field(default_factory=Usage)
+    stop_reason: StopReason = "stop"
+    error_message: str | None = None
+    timestamp: int = field(default_factory=now_ms)
+    role: Literal["assistant"] = "assistant"
+
+    @property
+    def tool_calls(self) -> list[ToolCall]:
+        """The tool calls in `content`, in order."""
+        return [block for block in self.content if isinstance(block, ToolCall)]
+
+    @property
+    def text(self) -> str:
+        """The concatenated text blocks."""
+        return "".join(block.text for block in self.content if isinstance(block, TextContent))
+
+
+@dataclass(slots=True)
+class ToolResultMessage:
+    """The result of one tool call (DESIGN R-4.11); role "toolResult"."""
+
+    tool_call_id: str
+    tool_name: str
+    content: list[ToolResultContent] = field(default_factory=list)
+    details: Any = field(default_factory=dict)
+    """Tool-specific data for the application; never sent to the model."""
+    usage: Usage | None = None
+    added_tool_names: list[str] | None = None
+    """Tools this call registered (writeTool), offered to the model from the next turn."""
+    is_error: bool = False
+    timestamp: int = field(default_factory=now_ms)
+    role: Literal["toolResult"] = "toolResult"
+
+
+@dataclass(slots=True)
+class BashExecutionMessage:
+    """A shell command the user ran, shown to the model as user text (seed 002)."""
+
+    command: str
+    output: str
+    exit_code: int | None = None
+    cancelled: bool = False
+    truncated: bool = False
+    timestamp: int = field(default_factory=now_ms)
+    role: Literal["bashExecution"] = "bashExecution"
+
+
+@dataclass(slots=True)
+class CompactionSummaryMessage:
+    """A summary that replaces compacted history, shown to the model as user text."""
+
+    summary: str
+    tokens_before: int = 0
+    timestamp: int = field(default_factory=now_ms)
+    role: Literal["compactionSummary"] = "compactionSummary"
+
+
+@dataclass(slots=True)
+class BranchSummaryMessage:
+    """A summary of an abandoned branch of the conversation, shown to the model as user text."""
+
+    summary: str
+    from_id: str = ""
+    timestamp: int = field(default_factory=now_ms)
+    role: Literal["branchSummary"] = "branchSummary"
+
+
+@runtime_checkable
+class CustomMessage(Protocol):
+    """An application's own message type: any object with a `role`; `convert_to_llm` decides
+    what the model sees of it (the default drops unknown roles)."""
+
+    @property
+    def role(self) -> str: ...
+
+
+Message: TypeAlias = UserMessage | AssistantMessage | ToolResultMessage
+"""What a provider understands."""
+
+AgentMessage: TypeAlias = (
+    UserMessage
+    | AssistantMessage
+    | ToolResultMessage
+    | BashExecutionMessage
+    | CompactionSummaryMessage
+    | BranchSummaryMessage
+    | CustomMessage
+)
+"""What the transcript holds: LLM messages plus custom ones."""
+
+
+
+@cache
+def _adapters() -> tuple[TypeAdapter[Any], TypeAdapter[Any]]:
+    # Built on first use: pydantic costs ~150 ms to import and compile, `import yiemagent`
+    # must not pay it (DESIGN §9).
+    from typing import Annotated
+
+    from pydantic import Field, TypeAdapter
+
+    known = Annotated[
+        UserMessage
+        | AssistantMessage
+        | ToolResultMessage
+        | BashExecutionMessage
+        | CompactionSummaryMessage
+        | BranchSummaryMessage,
+        Field(discriminator="role"),
+    ]
+    return TypeAdapter(known), TypeAdapter(list[known])  # type: ignore[valid-type]
+
+
+def message_to_dict(message: AgentMessage) -> dict[str, Any]:
+    """One message as JSON-ready data (camel-free snake_case keys, tags kept).
+
+    Raises:
+        pydantic.PydanticSerializationError: for a custom message type it does not know.
+    """
+    data: dict[str, Any] = _adapters()[0].dump_python(message, mode="json")
+    return data
+
+
+def message_from_dict(data: dict[str, Any]) -> AgentMessage:
+    """The message `message_to_dict` produced.
+
+    Raises:
+        pydantic.ValidationError: the data is not one of the known message shapes.
+    """
+    message: AgentMessage = _adapters()[0].validate_python(data)
+    return message
+
+
+def messages_to_json(messages: list[AgentMessage]) -> bytes:
+    """A transcript as a JSON array (UTF-8 bytes)."""
+    return _adapters()[1].dump_json(messages)
+
+
+def messages_from_json(data: str | bytes) -> list[AgentMessage]:
+    """The transcript `messages_to_json` produced, losslessly."""
+    messages: list[AgentMessage] = _adapters()[1].validate_json(data)
+    return messages
+
+
+def text_of(content: list[Any]) -> str:
+    """The text blocks of a content list joined with newlines (images and calls left out)."""
+    return "\n".join(block.text for block in content if isinstance(block, TextContent))

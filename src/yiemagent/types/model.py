@@ -1,0 +1,268 @@
+"""What a provider needs: the `Model`, the LLM `Context`, `StreamOptions`, and the
+assistant-message event protocol with its stream (DESIGN §7, seed 002 §3).
+
+These live in the bottom layer so that the loop's configuration can name them; the
+providers themselves are in `yiemagent.ai`, which re-exports these names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+
+from yiemagent.types.messages import (
+    AssistantMessage,
+    Message,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+)
+from yiemagent.types.signal import AbortSignal
+from yiemagent.types.stream import EventStream
+
+if TYPE_CHECKING:
+    from yiemagent.types.tools import AgentTool
+
+__all__ = [
+    "AssistantMessageEvent",
+    "AssistantMessageEventStream",
+    "AssistantStartEvent",
+    "CacheRetention",
+    "Context",
+    "DoneEvent",
+    "ErrorEvent",
+    "Model",
+    "ModelCost",
+    "StreamFn",
+    "StreamOptions",
+    "TextDeltaEvent",
+    "TextEndEvent",
+    "TextStartEvent",
+    "ThinkingDeltaEvent",
+    "ThinkingEndEvent",
+    "ThinkingLevel",
+    "ThinkingStartEvent",
+    "ToolCallDeltaEvent",
+    "ToolCallEndEvent",
+    "ToolCallStartEvent",
+]
+
+ThinkingLevel: TypeAlias = Literal["minimal", "low", "medium", "high", "xhigh"]
+CacheRetention: TypeAlias = Literal["none", "short", "long"]
+
+
+@dataclass(slots=True, frozen=True)
+class ModelCost:
+    """Prices in USD per million tokens."""
+
+    input: float = 0.0
+    output: float = 0.0
+    cache_read: float = 0.0
+    cache_write: float = 0.0
+
+
+@dataclass(slots=True, frozen=True)
+class Model:
+    """A model reachable through one wire API.
+
+    `api` selects the provider module: "openai-completions", "anthropic-messages", "local",
+    "faux". `base_url` points an OpenAI-compatible API at any server.
+    """
+
+    id: str
+    provider: str
+    api: str
+    base_url: str | None = None
+    name: str = ""
+    reasoning: bool = False
+    """Whether the model can think before answering."""
+    input: tuple[str, ...] = ("text",)
+    """Input modalities: "text", "image"."""
+    context_window: int = 128_000
+    """Tokens."""
+    max_tokens: int = 4096
+    """Most output tokens per call."""
+    cost: ModelCost = field(default_factory=ModelCost)
+    headers: Mapping[str, str] | None = None
+
+
+@dataclass(slots=True)
+class Context:
+    """What a provider receives: the system prompt, the messages after `convert_to_llm`, and
+    the tools (a provider reads only their name, description and input schema)."""
+
+    system_prompt: str = ""
+    messages: list[Message] = field(default_factory=list)
+    tools: list[AgentTool] | None = None
+
+
+@dataclass(slots=True, kw_only=True)
+class StreamOptions:
+    """Per-call options for a provider (seed 002 AgentLoopConfig's provider part)."""
+
+    signal: AbortSignal | None = None
+    api_key: str | None = None
+    temperature: float | None = None
+    max_tokens: int | None = None
+    """Output tokens; defaults to the model's `max_tokens`."""
+    reasoning: ThinkingLevel | None = None
+    thinking_budgets: Mapping[str, int] | None = None
+    """Tokens of thinking per level, overriding the provider's defaults."""
+    session_id: str | None = None
+    headers: Mapping[str, str] | None = None
+    metadata: Mapping[str, Any] | None = None
+    max_retry_delay_ms: int | None = None
+    """Longest wait (ms) before a retry; a server asking for longer ends the call in error."""
+    cache_retention: CacheRetention | None = None
+    transport: str | None = None
+    on_payload: Callable[[dict[str, Any]], Any] | None = None
+    """Sees (and may replace, by returning a dict) the request body before it is sent."""
+    on_response: Callable[[Any], Any] | None = None
+    """Sees the raw HTTP response (status, headers) when it arrives."""
+    idle_timeout_s: float | None = None
+    """Seconds without a chunk after which the provider ends the call in error."""
+
+
+# ── the assistant-message event protocol ───────────────────────────────────
+
+
+@dataclass(slots=True)
+class AssistantStartEvent:
+    """The message has started; `partial` is the (empty) message being built."""
+
+    partial: AssistantMessage
+    type: Literal["start"] = "start"
+
+
+@dataclass(slots=True)
+class TextStartEvent:
+    content_index: int
+    partial: AssistantMessage
+    type: Literal["text_start"] = "text_start"
+
+
+@dataclass(slots=True)
+class TextDeltaEvent:
+    content_index: int
+    delta: str
+    partial: AssistantMessage
+    type: Literal["text_delta"] = "text_delta"
+
+
+@dataclass(slots=True)
+class TextEndEvent:
+    content_index: int
+    content: TextContent
+    partial: AssistantMessage
+    type: Literal["text_end"] = "text_end"
+
+
+@dataclass(slots=True)
+class ThinkingStartEvent:
+    content_index: int
+    partial: AssistantMessage
+    type: Literal["thinking_start"] = "thinking_start"
+
+
+@dataclass(slots=True)
+class ThinkingDeltaEvent:
+    content_index: int
+    delta: str
+    partial: AssistantMessage
+    type: Literal["thinking_delta"] = "thinking_delta"
+
+
+@dataclass(slots=True)
+class ThinkingEndEvent:
+    content_index: int
+    content: ThinkingContent
+    partial: AssistantMessage
+    type: Literal["thinking_end"] = "thinking_end"
+
+
+@dataclass(slots=True)
+class ToolCallStartEvent:
+    content_index: int
+    partial: AssistantMessage
+    type: Literal["toolcall_start"] = "toolcall_start"
+
+
+@dataclass(slots=True)
+class ToolCallDeltaEvent:
+    """More argument JSON arrived; the call in `partial` holds it parsed (always a dict)."""
+
+    content_index: int
+    delta: str
+    partial: AssistantMessage
+    type: Literal["toolcall_delta"] = "toolcall_delta"
+
+
+@dataclass(slots=True)
+class ToolCallEndEvent:
+    content_index: int
+    tool_call: ToolCall
+    partial: AssistantMessage
+    type: Literal["toolcall_end"] = "toolcall_end"
+
+
+@dataclass(slots=True)
+class DoneEvent:
+    """The message ended normally; `reason` is "stop", "length" or "toolUse"."""
+
+    reason: Literal["stop", "length", "toolUse"]
+    message: AssistantMessage
+    type: Literal["done"] = "done"
+
+
+@dataclass(slots=True)
+class ErrorEvent:
+    """The message ended by a failure or an abort; `error` carries `error_message`."""
+
+    reason: Literal["error", "aborted"]
+    error: AssistantMessage
+    type: Literal["error"] = "error"
+
+
+AssistantMessageEvent: TypeAlias = (
+    AssistantStartEvent
+    | TextStartEvent
+    | TextDeltaEvent
+    | TextEndEvent
+    | ThinkingStartEvent
+    | ThinkingDeltaEvent
+    | ThinkingEndEvent
+    | ToolCallStartEvent
+    | ToolCallDeltaEvent
+    | ToolCallEndEvent
+    | DoneEvent
+    | ErrorEvent
+)
+
+
+def _is_final(event: AssistantMessageEvent) -> bool:
+    return event.type == "done" or event.type == "error"
+
+
+def _final_message(event: AssistantMessageEvent) -> AssistantMessage:
+    if isinstance(event, DoneEvent):
+        return event.message
+    assert isinstance(event, ErrorEvent)
+    return event.error
+
+
+class AssistantMessageEventStream(EventStream[AssistantMessageEvent, AssistantMessage]):
+    """A provider's answer: events ending with `done` or `error`; `result()` is the final
+    `AssistantMessage`. Providers never raise: every failure ends the stream with `error`."""
+
+    __slots__ = ()
+
+    def __init__(self) -> None:
+        super().__init__(_is_final, _final_message)
+
+
+StreamFn: TypeAlias = Callable[
+    [Model, Context, StreamOptions | None],
+    AssistantMessageEventStream | Awaitable[AssistantMessageEventStream],
+]
+"""`(model, context, options) -> AssistantMessageEventStream` (or an awaitable of one)."""

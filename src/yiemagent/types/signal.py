@@ -1,0 +1,83 @@
+"""`AbortSignal`: cancellation shared by a run, its model calls and its tool calls."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable
+
+__all__ = ["AbortSignal"]
+
+
+class AbortSignal:
+    """A one-way abort flag that can be raised from any thread and awaited from any event loop.
+
+    A run owns one signal; each tool call gets a `child()` (DESIGN R-4.5): aborting the
+    parent aborts every child, aborting a child touches nothing else. Listeners run on the
+    thread that calls `abort`, once; they must not block.
+    """
+
+    __slots__ = ("_lock", "_listeners", "aborted", "reason")
+
+    def __init__(self) -> None:
+        self.aborted: bool = False
+        self.reason: str | None = None
+        self._lock = threading.Lock()
+        self._listeners: list[Callable[[str | None], None]] = []
+
+    def abort(self, reason: str | None = None) -> None:
+        """Raise the flag (idempotent: a second call changes nothing) and notify listeners."""
+        with self._lock:
+            if self.aborted:
+                return
+            self.aborted = True
+            self.reason = reason
+            listeners, self._listeners = self._listeners, []
+        for listener in listeners:
+            listener(reason)
+
+    def add_listener(self, listener: Callable[[str | None], None]) -> Callable[[], None]:
+        """Call `listener(reason)` on abort (at once if already aborted); returns a remover."""
+        with self._lock:
+            if not self.aborted:
+                self._listeners.append(listener)
+                return lambda: self._remove(listener)
+        listener(self.reason)
+        return lambda: None
+
+    def _remove(self, listener: Callable[[str | None], None]) -> None:
+        with self._lock:
+            if listener in self._listeners:
+                self._listeners.remove(listener)
+
+    def child(self) -> AbortSignal:
+        """A signal aborted when this one is; aborting it leaves this one alone."""
+        child = AbortSignal()
+        remove = self.add_listener(child.abort)
+        child.add_listener(lambda _reason: remove())
+        return child
+
+    async def wait(self) -> str | None:
+        """Wait until aborted; returns the reason."""
+        if self.aborted:
+            return self.reason
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[str | None] = loop.create_future()
+
+        def wake(reason: str | None) -> None:
+            def settle() -> None:
+                if not future.done():
+                    future.set_result(reason)
+
+            if loop.is_closed():
+                return
+            loop.call_soon_threadsafe(settle)
+
+        remove = self.add_listener(wake)
+        try:
+            return await future
+        finally:
+            remove()
+
+    def __repr__(self) -> str:
+        return f"AbortSignal(aborted={self.aborted}, reason={self.reason!r})"

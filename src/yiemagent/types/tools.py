@@ -1,0 +1,189 @@
+"""Tool definitions, tool results and the per-call pipeline's outcomes (DESIGN §4, seed 000 §3, §8)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeAlias
+
+from yiemagent.errors import ConfigError
+from yiemagent.types.messages import (
+    ImageContent,
+    TextContent,
+    ToolCall,
+    ToolResultContent,
+    ToolResultMessage,
+    Usage,
+)
+from yiemagent.types.signal import AbortSignal
+
+__all__ = [
+    "TOOL_NAME_PATTERN",
+    "AfterToolCallResult",
+    "AgentTool",
+    "AgentToolResult",
+    "BeforeToolCallResult",
+    "ExecutedOutcome",
+    "FinalizedOutcome",
+    "ImmediateOutcome",
+    "OnUpdate",
+    "PrepareArguments",
+    "PreparedToolCall",
+    "ToolCallBatch",
+    "ToolExecute",
+    "ValidateArguments",
+    "check_tool_name",
+]
+
+TOOL_NAME_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+"""DESIGN R-4.2: what every provider accepts as a tool name."""
+
+
+def check_tool_name(name: object) -> str:
+    """Return `name` if it is a valid tool name (DESIGN R-4.2).
+
+    Raises:
+        ConfigError: not a string of 1-64 characters from `[A-Za-z0-9_-]`.
+    """
+    if not isinstance(name, str) or not TOOL_NAME_PATTERN.fullmatch(name):
+        raise ConfigError(
+            f"invalid tool name {name!r}: use 1 to 64 characters from A-Z, a-z, 0-9, '_' and '-'"
+        )
+    return name
+
+
+@dataclass(slots=True)
+class AgentToolResult:
+    """What a tool returns (seed 000 §3 agentToolResult); also a partial result in `on_update`.
+
+    `terminate=True` on every result of a batch skips the automatic next model call
+    (DESIGN R-4.10).
+    """
+
+    content: list[ToolResultContent] = field(default_factory=list)
+    details: Any = field(default_factory=dict)
+    usage: Usage | None = None
+    terminate: bool = False
+    added_tool_names: list[str] | None = None
+
+    @classmethod
+    def text(cls, text: str, **kwargs: Any) -> AgentToolResult:
+        """A result holding one `TextContent`."""
+        return cls([TextContent(text)], **kwargs)
+
+
+OnUpdate: TypeAlias = Callable[[AgentToolResult], None]
+"""Receives a partial result while a tool runs; safe to call from any thread (DESIGN R-4.5)."""
+
+ToolReturn: TypeAlias = AgentToolResult | str
+ToolExecute: TypeAlias = Callable[
+    [str, dict[str, Any], AbortSignal, OnUpdate], ToolReturn | Awaitable[ToolReturn]
+]
+"""`execute(tool_call_id, args, signal, on_update)`, plain or async (DESIGN R-4.2)."""
+
+PrepareArguments: TypeAlias = Callable[[Any], Any]
+"""Turns raw arguments into what the schema expects, before validation (DESIGN R-4.4)."""
+
+ValidateArguments: TypeAlias = Callable[[dict[str, Any]], "str | None"]
+"""The tool's own check after JSON-Schema validation: `None` or an error text."""
+
+
+@dataclass(slots=True)
+class AgentTool:
+    """A tool the model can call (seed 000 §3 agentTool; DESIGN R-4.2).
+
+    `input_schema` is a JSON Schema (2020-12) for the arguments object. `parallel=True`
+    lets the tool run beside others in a parallel batch (DESIGN R-4.9). `timeout_s` bounds
+    one call (seconds).
+
+    Raises:
+        ConfigError: an invalid name, a schema that is not a dict, a non-callable execute.
+    """
+
+    name: str
+    label: str
+    description: str
+    input_schema: dict[str, Any]
+    execute: ToolExecute
+    prepare_arguments: PrepareArguments | None = None
+    validate_arguments: ValidateArguments | None = None
+    parallel: bool = False
+    timeout_s: float | None = None
+
+    def __post_init__(self) -> None:
+        check_tool_name(self.name)
+        if not isinstance(self.input_schema, dict):
+            raise ConfigError(f"tool {self.name!r}: input_schema must be a dict (a JSON Schema)")
+        if not callable(self.execute):
+            raise ConfigError(f"tool {self.name!r}: execute must be callable")
+        if self.timeout_s is not None and not self.timeout_s > 0:
+            raise ConfigError(f"tool {self.name!r}: timeout_s must be > 0 seconds")
+
+
+# ── pipeline outcomes (seed 004) ──────────────────────────────────────────
+
+
+@dataclass(slots=True)
+class PreparedToolCall:
+    """A call ready to execute: the tool, the call and its validated arguments."""
+
+    tool: AgentTool
+    tool_call: ToolCall
+    args: dict[str, Any]
+    kind: Literal["prepared"] = "prepared"
+
+
+@dataclass(slots=True)
+class ImmediateOutcome:
+    """A call answered without executing (unknown tool, invalid args, blocked, aborted)."""
+
+    result: AgentToolResult
+    is_error: bool
+    kind: Literal["immediate"] = "immediate"
+
+
+@dataclass(slots=True)
+class ExecutedOutcome:
+    """What `execute` produced (or the error it raised, as a result)."""
+
+    result: AgentToolResult
+    is_error: bool
+
+
+@dataclass(slots=True)
+class FinalizedOutcome:
+    """The final result of one call, after `after_tool_call`."""
+
+    tool_call: ToolCall
+    result: AgentToolResult
+    is_error: bool
+
+
+@dataclass(slots=True)
+class ToolCallBatch:
+    """The results of one assistant message's tool calls, in source order (DESIGN R-4.1)."""
+
+    messages: list[ToolResultMessage]
+    terminate: bool
+
+
+@dataclass(slots=True)
+class BeforeToolCallResult:
+    """What `before_tool_call` may return: block the call, with a reason, and terminate."""
+
+    block: bool = False
+    reason: str | None = None
+    terminate: bool = False
+
+
+@dataclass(slots=True)
+class AfterToolCallResult:
+    """What `after_tool_call` may return: each non-`None` field replaces the result's
+    (DESIGN R-4.6)."""
+
+    content: list[TextContent | ImageContent] | None = None
+    details: Any = None
+    is_error: bool | None = None
+    usage: Usage | None = None
+    terminate: bool | None = None
