@@ -15,7 +15,7 @@ logger = logging.getLogger("yiemagent.loop")
 
 T = TypeVar("T")
 
-EventSink: TypeAlias = Callable[[AgentEvent], "None | Awaitable[None]"]
+EventSink: TypeAlias = Callable[[AgentEvent], "Awaitable[None] | None"]
 """What users pass as `emit` (the seeds' agentEventSink): plain or async."""
 
 Emit: TypeAlias = Callable[[AgentEvent], Awaitable[None]]

@@ -273,7 +273,7 @@ def _adapters() -> tuple[TypeAdapter[Any], TypeAdapter[Any]]:
         | BranchSummaryMessage,
         Field(discriminator="role"),
     ]
-    return TypeAdapter(known), TypeAdapter(list[known])  # type: ignore[valid-type]
+    return TypeAdapter(known), TypeAdapter(list[known])
 
 
 def message_to_dict(message: AgentMessage) -> dict[str, Any]:

@@ -17,7 +17,7 @@ class AbortSignal:
     thread that calls `abort`, once; they must not block.
     """
 
-    __slots__ = ("_lock", "_listeners", "aborted", "reason")
+    __slots__ = ("_listeners", "_lock", "aborted", "reason")
 
     def __init__(self) -> None:
         self.aborted: bool = False

@@ -1,4 +1,7 @@
-"""Tool definitions, tool results and the per-call pipeline's outcomes (DESIGN §4, seed 000 §3, §8)."""
+"""Tool definitions, tool results and the per-call pipeline's outcomes.
+
+DESIGN §4; seed 000 §3, §8.
+"""
 
 from __future__ import annotations
 
