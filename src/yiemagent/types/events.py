@@ -137,6 +137,7 @@ AgentEvent: TypeAlias = (
     | ToolExecutionEndEvent
 )
 
+
 def event_to_dict(event: AgentEvent) -> dict[str, Any]:
     """An event as JSON-ready data (nested dataclasses become dicts; unknown objects their
     `str`)."""

@@ -255,7 +255,6 @@ AgentMessage: TypeAlias = (
 """What the transcript holds: LLM messages plus custom ones."""
 
 
-
 @cache
 def _adapters() -> tuple[TypeAdapter[Any], TypeAdapter[Any]]:
     # Built on first use: pydantic costs ~150 ms to import and compile, `import yiemagent`

@@ -25,9 +25,7 @@ class EventStream(Generic[E, R]):
     producers guarantee it with `try/finally` (DESIGN R-5.9).
     """
 
-    __slots__ = (
-        "_buffer", "_done", "_extract", "_is_final", "_result", "_result_value", "_waiter"
-    )
+    __slots__ = ("_buffer", "_done", "_extract", "_is_final", "_result", "_result_value", "_waiter")
 
     def __init__(
         self,

@@ -1,0 +1,115 @@
+"""DESIGN §3: the message union round-trips through JSON losslessly; defaults as specified."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from yiemagent import (
+    AssistantMessage,
+    BashExecutionMessage,
+    BranchSummaryMessage,
+    CompactionSummaryMessage,
+    Cost,
+    ImageContent,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+    ToolResultMessage,
+    Usage,
+    UserMessage,
+    message_from_dict,
+    message_to_dict,
+    messages_from_json,
+    messages_to_json,
+)
+
+EVERY_MESSAGE = [
+    UserMessage("What is 17 * 23?"),
+    UserMessage([TextContent("look"), ImageContent("iVBORw0KGgo=", "image/png")], timestamp=5),
+    AssistantMessage(
+        [
+            ThinkingContent("multiply", signature="sig-1"),
+            TextContent("Let me compute."),
+            ToolCall("call_1", "calculator", {"expression": "17 * 23", "nested": [1, {"a": None}]}),
+        ],
+        api="openai-completions",
+        provider="openai",
+        model="gpt-4o-mini",
+        usage=Usage(10, 5, 2, 1, 18, Cost(0.1, 0.2, 0.01, 0.02, 0.33)),
+        stop_reason="toolUse",
+    ),
+    AssistantMessage([], stop_reason="error", error_message="boom"),
+    ToolResultMessage(
+        "call_1",
+        "calculator",
+        [TextContent("391")],
+        details={"steps": ["17*23"]},
+        usage=Usage(1, 1),
+        added_tool_names=["newTool"],
+        is_error=False,
+    ),
+    ToolResultMessage("call_2", "x", [TextContent("bad")], is_error=True),
+    BashExecutionMessage("ls", "a\nb", 0, cancelled=False, truncated=True),
+    CompactionSummaryMessage("earlier we talked", tokens_before=1200),
+    BranchSummaryMessage("another branch", from_id="m7"),
+]
+
+
+@pytest.mark.parametrize("message", EVERY_MESSAGE, ids=lambda m: m.role)
+def test_every_message_type_round_trips_through_a_dict(message: object) -> None:
+    data = message_to_dict(message)  # type: ignore[arg-type]
+    assert json.loads(json.dumps(data)) == data
+    assert message_from_dict(data) == message
+
+
+def test_a_whole_transcript_round_trips_through_json() -> None:
+    encoded = messages_to_json(EVERY_MESSAGE)  # type: ignore[arg-type]
+    decoded = messages_from_json(encoded)
+    assert decoded == EVERY_MESSAGE
+    assert [type(m) for m in decoded] == [type(m) for m in EVERY_MESSAGE]
+
+
+def test_defaults_are_as_designed() -> None:
+    message = AssistantMessage([TextContent("hi")])
+    assert message.stop_reason == "stop"
+    assert message.usage == Usage()
+    assert (message.api, message.provider, message.model) == ("", "", "")
+    assert isinstance(message.timestamp, int) and message.timestamp > 1_600_000_000_000
+    result = ToolResultMessage("id", "name")
+    assert result.details == {} and result.is_error is False and result.role == "toolResult"
+
+
+def test_user_message_text_is_stored_as_one_text_block() -> None:
+    assert UserMessage("hello").content == [TextContent("hello")]
+
+
+def test_unknown_role_is_rejected_with_a_validation_error() -> None:
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError):
+        message_from_dict({"role": "wizard", "content": []})
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=10),
+    lambda children: (
+        st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=5), children, max_size=3)
+    ),
+    max_leaves=10,
+)
+
+
+@given(
+    text=st.text(),
+    arguments=st.dictionaries(st.text(max_size=8), json_values, max_size=4),
+    call_id=st.text(max_size=12),
+)
+def test_arbitrary_content_round_trips(
+    text: str, arguments: dict[str, object], call_id: str
+) -> None:
+    message = AssistantMessage([TextContent(text), ToolCall(call_id, "tool", arguments)])
+    assert messages_from_json(messages_to_json([message])) == [message]
