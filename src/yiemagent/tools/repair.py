@@ -1,0 +1,234 @@
+"""The usual repairs of LLM-sent tool arguments, guided by the tool's JSON Schema (DESIGN R-4.4).
+
+Small models often send `"3"` for an integer, `"true"` for a boolean, `null` for an optional
+property they mean to leave out, or a nested object as a JSON string. `repair_value` walks the
+arguments beside the schema and fixes exactly those, returning new containers (the input is never
+mutated). It never raises: anything it cannot repair is left for validation to report.
+
+Followed keywords: `type`, `properties`, `required`, `additionalProperties`, `items`,
+`prefixItems`, `anyOf`, `oneOf`, `allOf`, `enum`, `const` and local `$ref`s (`#/...`, as pydantic
+emits for nested models).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["allows_null", "repair_value"]
+
+_MAX_DEPTH = 64
+"""Deeper values are left as they are (validation still checks them)."""
+
+_MAX_REF_HOPS = 16
+
+_INT_RE = re.compile(r"\s*[-+]?\d+\s*")
+_NUMBER_RE = re.compile(r"\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*")
+_NULL_WORDS = frozenset({"null", "none", ""})
+
+
+def repair_value(value: Any, schema: Any, root: Mapping[str, Any], depth: int = 0) -> Any:
+    """Return `value` with the R-4.4 repairs applied where `schema` asks for them.
+
+    Args:
+        value: a JSON-like value (dict, list, str, int, float, bool, None).
+        schema: the (sub)schema `value` must satisfy; a dict or a boolean schema.
+        root: the whole schema, for resolving local `$ref`s.
+        depth: nesting depth so far; past 64 levels the value is returned unchanged.
+
+    Returns:
+        The repaired value: new dicts/lists where something inside changed, scalars coerced
+        (`"3"` → 3 for `integer`, `"2.5"` → 2.5 for `number`, `"true"` → True for `boolean`,
+        `"null"` → None for `null`, a JSON string → object/array), and optional properties sent
+        as `null` dropped when their schema does not allow null.
+    """
+    if depth > _MAX_DEPTH or not isinstance(schema, dict):
+        return value
+    schema = _resolve(schema, root)
+    for sub in _list(schema.get("allOf")):
+        value = repair_value(value, sub, root, depth + 1)
+    types = _types(schema)
+    branches = _list(schema.get("anyOf")) + _list(schema.get("oneOf"))
+    if isinstance(value, str):
+        if branches and types is None:
+            types = _branch_types(branches, root)
+        value = _coerce_string(value, types)
+    if isinstance(value, dict):
+        target = schema if _is_object_schema(schema) else _pick(branches, root, "object")
+        if target is not None:
+            value = _repair_object(value, target, root, depth)
+    elif isinstance(value, list):
+        target = schema if _is_array_schema(schema) else _pick(branches, root, "array")
+        if target is not None:
+            value = _repair_array(value, target, root, depth)
+    return value
+
+
+def allows_null(schema: Any, root: Mapping[str, Any], depth: int = 0) -> bool:
+    """Whether `null` may satisfy `schema` (conservative: unknown shapes count as allowing it)."""
+    if isinstance(schema, bool):
+        return schema
+    if not isinstance(schema, dict) or depth > _MAX_DEPTH:
+        return True
+    schema = _resolve(schema, root)
+    if "const" in schema:
+        return schema["const"] is None
+    if "enum" in schema:
+        return any(item is None for item in _list(schema["enum"]))
+    types = _types(schema)
+    if types is not None and "null" not in types:
+        return False
+    if not all(allows_null(sub, root, depth + 1) for sub in _list(schema.get("allOf"))):
+        return False
+    branches = _list(schema.get("anyOf")) + _list(schema.get("oneOf"))
+    if branches:
+        return any(allows_null(sub, root, depth + 1) for sub in branches)
+    return True
+
+
+# ── helpers ──────────────────────────────────────────────────────────────
+
+
+def _repair_object(
+    value: dict[str, Any], schema: Mapping[str, Any], root: Mapping[str, Any], depth: int
+) -> dict[str, Any]:
+    props = schema.get("properties")
+    props = props if isinstance(props, dict) else {}
+    required = schema.get("required")
+    required_names = set(required) if isinstance(required, list) else set()
+    extra = schema.get("additionalProperties")
+    extra_schema = extra if isinstance(extra, dict) else None
+    out: dict[str, Any] = {}
+    for key, item in value.items():
+        sub = props.get(key, extra_schema)
+        if sub is None:
+            out[key] = item
+        elif item is None and key not in required_names and not allows_null(sub, root):
+            continue  # an optional property sent as null: the model meant "leave it out"
+        else:
+            out[key] = repair_value(item, sub, root, depth + 1)
+    return out
+
+
+def _repair_array(
+    value: list[Any], schema: Mapping[str, Any], root: Mapping[str, Any], depth: int
+) -> list[Any]:
+    prefix = _list(schema.get("prefixItems"))
+    items = schema.get("items")
+    out: list[Any] = []
+    for index, item in enumerate(value):
+        sub = prefix[index] if index < len(prefix) else items
+        out.append(repair_value(item, sub, root, depth + 1))
+    return out
+
+
+def _coerce_string(value: str, types: frozenset[str] | None) -> Any:
+    """Coerce a string to the first type the schema asks for, unless it allows strings."""
+    if types is None or "string" in types:
+        return value
+    if "integer" in types and _INT_RE.fullmatch(value):
+        try:
+            return int(value)
+        except ValueError:  # more digits than Python converts
+            return value
+    if ("number" in types or "integer" in types) and _NUMBER_RE.fullmatch(value):
+        number = float(value)
+        if math.isfinite(number):
+            if "number" in types:
+                return number
+            if number.is_integer():
+                return int(number)
+    if "boolean" in types:
+        lowered = value.strip().lower()
+        if lowered in ("true", "false"):
+            return lowered == "true"
+    if "null" in types and value.strip().lower() in _NULL_WORDS:
+        return None
+    if "object" in types or "array" in types:
+        try:
+            parsed = json.loads(value)
+        except (ValueError, RecursionError):
+            return value
+        if ("object" in types and isinstance(parsed, dict)) or (
+            "array" in types and isinstance(parsed, list)
+        ):
+            return parsed
+    return value
+
+
+def _resolve(schema: dict[str, Any], root: Mapping[str, Any]) -> dict[str, Any]:
+    """Follow local `$ref`s (`#/$defs/X`); sibling keywords are kept beside the target's."""
+    for _ in range(_MAX_REF_HOPS):
+        ref = schema.get("$ref")
+        if not isinstance(ref, str) or not ref.startswith("#"):
+            return schema
+        target: Any = root
+        for part in ref[1:].split("/")[1:] if ref != "#" else []:
+            part = part.replace("~1", "/").replace("~0", "~")
+            if isinstance(target, dict) and part in target:
+                target = target[part]
+            elif isinstance(target, list) and part.isdigit() and int(part) < len(target):
+                target = target[int(part)]
+            else:
+                return schema
+        if not isinstance(target, dict):
+            return schema
+        siblings = {k: v for k, v in schema.items() if k != "$ref"}
+        schema = {**target, **siblings}
+    return schema
+
+
+def _types(schema: Mapping[str, Any]) -> frozenset[str] | None:
+    """The `type` keyword as a set, or None when the schema does not constrain the type."""
+    kind = schema.get("type")
+    if isinstance(kind, str):
+        return frozenset((kind,))
+    if isinstance(kind, list):
+        return frozenset(k for k in kind if isinstance(k, str))
+    return None
+
+
+def _branch_types(branches: list[Any], root: Mapping[str, Any]) -> frozenset[str] | None:
+    """The union of the branches' types; None when any branch leaves the type open."""
+    found: set[str] = set()
+    for branch in branches:
+        if not isinstance(branch, dict):
+            return None
+        types = _types(_resolve(branch, root))
+        if types is None:
+            return None
+        found |= types
+    return frozenset(found)
+
+
+def _pick(branches: list[Any], root: Mapping[str, Any], kind: str) -> dict[str, Any] | None:
+    """The first union branch describing an object (or array), resolved."""
+    for branch in branches:
+        if isinstance(branch, dict):
+            resolved = _resolve(branch, root)
+            if (kind == "object" and _is_object_schema(resolved)) or (
+                kind == "array" and _is_array_schema(resolved)
+            ):
+                return resolved
+    return None
+
+
+def _is_object_schema(schema: Mapping[str, Any]) -> bool:
+    types = _types(schema)
+    if types is not None:
+        return "object" in types
+    return "properties" in schema or "additionalProperties" in schema
+
+
+def _is_array_schema(schema: Mapping[str, Any]) -> bool:
+    types = _types(schema)
+    if types is not None:
+        return "array" in types
+    return "items" in schema or "prefixItems" in schema
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
