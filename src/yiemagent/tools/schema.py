@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from yiemagent.errors import ConfigError
+from yiemagent.tools.fastcheck import Check, compile_fast
 from yiemagent.tools.repair import repair_value
 
 if TYPE_CHECKING:
@@ -116,9 +117,11 @@ def validate_arguments_against_schema(
         raise ToolArgumentsError(
             tool_name, [("root", f"arguments must be a JSON object, got {kind}")], received
         )
-    validator = _validator_for(schema)
+    fast, validator = _validator_for(schema)
+    if fast is not None and fast(arguments):
+        return dict(arguments)
     try:
-        if validator.is_valid(arguments):
+        if fast is None and validator.is_valid(arguments):
             return dict(arguments)
         repaired = repair_value(arguments, schema, schema)
         errors = list(validator.iter_errors(repaired))
@@ -162,24 +165,26 @@ def check_schema(schema: object, *, what: str = "inputSchema") -> None:
 
 # ── the compiled-validator cache ─────────────────────────────────────────
 
-_cache: dict[int, tuple[Mapping[str, Any], Validator]] = {}
+_cache: dict[int, tuple[Mapping[str, Any], Check | None, Validator]] = {}
 _cache_lock = threading.Lock()
 
 
-def _validator_for(schema: Mapping[str, Any]) -> Validator:
+def _validator_for(schema: Mapping[str, Any]) -> tuple[Check | None, Validator]:
+    """The schema's compiled quick check (None when it has none) and its `jsonschema` validator."""
     entry = _cache.get(id(schema))
     if entry is not None and entry[0] is schema:
-        return entry[1]
+        return entry[1], entry[2]
     check_schema(schema, what="input_schema")
     from jsonschema import Draft202012Validator, validators
 
     cls = validators.validator_for(schema, default=Draft202012Validator)
     validator: Validator = cls(schema)
+    fast = compile_fast(schema)
     with _cache_lock:
         if len(_cache) >= _CACHE_MAX:
             _cache.clear()  # rare: only programs that build thousands of schemas get here
-        _cache[id(schema)] = (schema, validator)
-    return validator
+        _cache[id(schema)] = (schema, fast, validator)
+    return fast, validator
 
 
 # ── helpers ──────────────────────────────────────────────────────────────
@@ -226,8 +231,10 @@ def _error_sort_key(error: ValidationError) -> tuple[int, str]:
 def _dump(value: object) -> str:
     try:
         return json.dumps(value, ensure_ascii=False, default=repr)
-    except (ValueError, TypeError, RecursionError):
+    except (ValueError, TypeError):
         return repr(value)
+    except RecursionError:
+        return "<too deeply nested to show>"
 
 
 def _truncate(text: str, limit: int) -> str:

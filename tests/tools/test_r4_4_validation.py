@@ -1,0 +1,270 @@
+"""DESIGN R-4.4: argument repairs, JSON-Schema 2020-12 validation and the error text."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from jsonschema import Draft202012Validator
+
+from yiemagent import ConfigError, validate_arguments_against_schema
+from yiemagent.tools import ToolArgumentsError, check_schema
+from yiemagent.tools.fastcheck import compile_fast
+
+ORDER = {
+    "type": "object",
+    "properties": {
+        "city": {"type": "string"},
+        "count": {"type": "integer"},
+        "ratio": {"type": "number"},
+        "urgent": {"type": "boolean"},
+        "note": {"type": ["string", "null"]},
+        "limit": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
+        "items": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {"qty": {"type": "integer"}, "sku": {"type": "string"}},
+                "required": ["qty"],
+            },
+        },
+        "address": {
+            "type": "object",
+            "properties": {"zip": {"type": "integer"}, "street": {"type": "string"}},
+        },
+    },
+    "required": ["city"],
+    "additionalProperties": False,
+}
+
+
+def check(arguments: object, schema: dict[str, Any] = ORDER) -> dict[str, Any]:
+    return validate_arguments_against_schema(schema, arguments, tool_name="order")
+
+
+@pytest.mark.parametrize("empty", ["", "   ", None])
+def test_r4_4_empty_arguments_become_empty_object(empty: object) -> None:
+    assert validate_arguments_against_schema({"type": "object"}, empty, tool_name="t") == {}
+
+
+def test_r4_4_json_string_object_is_parsed() -> None:
+    assert check('{"city": "Oslo", "count": "2"}') == {"city": "Oslo", "count": 2}
+
+
+@pytest.mark.parametrize(
+    ("arguments", "problem"),
+    [
+        ("[1, 2]", "got a JSON array"),
+        ('"text"', "got a JSON str"),
+        ("{not json", "not valid JSON"),
+        ([1, 2], "must be a JSON object, got list"),
+        (3, "must be a JSON object, got int"),
+    ],
+)
+def test_r4_4_non_object_arguments_give_a_clear_error(arguments: object, problem: str) -> None:
+    with pytest.raises(ToolArgumentsError) as info:
+        check(arguments)
+    text = str(info.value)
+    assert text.startswith('Invalid arguments for tool "order":\n- root: ')
+    assert problem in text
+    assert text.endswith(f"Received: {json.dumps(arguments)}")
+
+
+def test_r4_4_scalar_strings_coerced_where_the_schema_asks() -> None:
+    got = check({"city": "7", "count": "3", "ratio": "2.5", "urgent": "true", "limit": "4"})
+    assert got == {"city": "7", "count": 3, "ratio": 2.5, "urgent": True, "limit": 4}
+    assert type(got["count"]) is int
+    assert check({"city": "x", "urgent": "False", "count": "3.0"}) == {
+        "city": "x",
+        "urgent": False,
+        "count": 3,
+    }
+
+
+def test_r4_4_nested_properties_and_array_items_coerced() -> None:
+    got = check({"city": "x", "items": [{"qty": "2"}, {"qty": 5}], "address": {"zip": "0150"}})
+    assert got["items"] == [{"qty": 2}, {"qty": 5}]
+    assert got["address"] == {"zip": 150}
+
+
+def test_r4_4_nested_json_string_parsed_where_an_array_is_asked() -> None:
+    got = check({"city": "x", "items": '[{"qty": "1"}]'})
+    assert got["items"] == [{"qty": 1}]
+
+
+def test_r4_4_optional_null_dropped_but_nullable_kept() -> None:
+    got = check({"city": "x", "count": None, "note": None, "limit": None})
+    assert got == {"city": "x", "note": None, "limit": None}
+
+
+def test_r4_4_required_null_is_an_error_not_dropped() -> None:
+    with pytest.raises(ToolArgumentsError, match=r"- \$\.city: None is not of type 'string'"):
+        check({"city": None})
+
+
+def test_r4_4_refs_followed_for_nested_models() -> None:
+    schema = {
+        "$defs": {"Item": {"type": "object", "properties": {"qty": {"type": "integer"}}}},
+        "type": "object",
+        "properties": {"items": {"type": "array", "items": {"$ref": "#/$defs/Item"}}},
+    }
+    assert validate_arguments_against_schema(schema, {"items": [{"qty": "9"}]}, tool_name="t") == {
+        "items": [{"qty": 9}]
+    }
+
+
+def test_r4_4_error_text_lists_each_path_and_echoes_arguments() -> None:
+    sent = {"count": "many", "items": [{"qty": 1}, {"qty": "a"}], "extra": 1}
+    with pytest.raises(ToolArgumentsError) as info:
+        check(sent)
+    lines = str(info.value).splitlines()
+    assert lines[0] == 'Invalid arguments for tool "order":'
+    assert "- root: 'city' is a required property" in lines
+    assert any(line.startswith("- root: Additional properties") for line in lines)
+    assert "- $.count: 'many' is not of type 'integer'" in lines
+    assert "- $.items[1].qty: 'a' is not of type 'integer'" in lines
+    assert lines[-1] == f"Received: {json.dumps(sent)}"
+    assert info.value.tool_name == "order"
+    assert isinstance(info.value, ValueError)
+
+
+def test_r4_4_huge_arguments_are_truncated_in_the_error() -> None:
+    with pytest.raises(ToolArgumentsError) as info:
+        check({"city": 1, "note": "x" * 50_000})
+    text = str(info.value)
+    assert len(text) < 3000
+    assert "more characters)" in text
+
+
+def test_r4_4_valid_arguments_returned_as_a_new_dict() -> None:
+    sent = {"city": "x"}
+    got = check(sent)
+    assert got == sent
+    assert got is not sent
+
+
+def test_r4_4_invalid_schema_is_a_config_error() -> None:
+    with pytest.raises(ConfigError, match="not a valid JSON Schema"):
+        validate_arguments_against_schema({"type": "objekt"}, {}, tool_name="t")
+    with pytest.raises(ConfigError, match="not a valid JSON Schema"):
+        check_schema({"type": "object", "required": "city"})
+    check_schema({"type": "object", "properties": {"a": {"type": "string"}}})
+
+
+def test_r4_4_deeply_nested_arguments_do_not_crash() -> None:
+    deep: Any = {}
+    node = deep
+    for _ in range(5000):
+        node["a"] = {}
+        node = node["a"]
+    schema = {"type": "object", "properties": {"a": {"$ref": "#"}}, "additionalProperties": False}
+    try:
+        got = validate_arguments_against_schema(schema, deep, tool_name="t")
+    except ToolArgumentsError as exc:
+        assert "nested too deeply" in str(exc)
+    else:
+        assert got == deep
+
+
+def test_r4_4_validation_of_a_small_object_costs_microseconds() -> None:
+    """DESIGN §9: the whole tool call has 30 µs; validation must take a small part of it."""
+    schema = {"type": "object", "properties": {}}
+    small = ORDER
+    args = {"city": "Oslo", "count": 2, "items": [{"qty": 1}]}
+    validate_arguments_against_schema(schema, {}, tool_name="t")
+    validate_arguments_against_schema(small, args, tool_name="t")
+    n = 2000
+    start = time.perf_counter()
+    for _ in range(n):
+        validate_arguments_against_schema(schema, {}, tool_name="t")
+        validate_arguments_against_schema(small, args, tool_name="t")
+    per_pair_us = (time.perf_counter() - start) / n * 1e6
+    assert per_pair_us < 20, per_pair_us
+
+
+# ── property tests ───────────────────────────────────────────────────────
+
+json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(10**6), 10**6)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=8)
+    | st.sampled_from(["3", "2.5", "true", "false", "null", "", "1e3", '{"qty": "1"}', "[]"]),
+    lambda children: (
+        st.lists(children, max_size=4)
+        | st.dictionaries(
+            st.sampled_from(["city", "count", "ratio", "urgent", "note", "limit", "items", "qty"]),
+            children,
+            max_size=5,
+        )
+    ),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(json_values)
+def test_r4_4_property_returns_valid_dict_or_raises_tool_arguments_error(value: Any) -> None:
+    validator = Draft202012Validator(ORDER)
+    try:
+        got = validate_arguments_against_schema(ORDER, value, tool_name="order")
+    except ToolArgumentsError as exc:
+        assert str(exc).startswith('Invalid arguments for tool "order":')
+    else:
+        assert isinstance(got, dict)
+        assert validator.is_valid(got)
+
+
+schemas = st.recursive(
+    st.sampled_from(
+        [
+            {"type": "string"},
+            {"type": "integer"},
+            {"type": "number", "minimum": 0},
+            {"type": "boolean"},
+            {"type": ["string", "null"]},
+            {"enum": ["a", "b"]},
+            {"type": "string", "maxLength": 2},
+            {},
+        ]
+    ),
+    lambda children: (
+        st.builds(
+            lambda props, req, extra: {
+                "type": "object",
+                "properties": props,
+                "required": sorted(set(req) & set(props)),
+                "additionalProperties": extra,
+            },
+            st.dictionaries(st.sampled_from(["a", "b", "c"]), children, max_size=3),
+            st.lists(st.sampled_from(["a", "b", "c"]), max_size=3),
+            st.booleans(),
+        )
+        | st.builds(lambda item: {"type": "array", "items": item, "maxItems": 3}, children)
+        | st.builds(lambda a, b: {"anyOf": [a, b]}, children, children)
+        | st.builds(lambda a, b: {"allOf": [a, b]}, children, children)
+    ),
+    max_leaves=6,
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(schemas, json_values)
+def test_r4_4_property_fast_check_never_accepts_what_jsonschema_rejects(
+    schema: dict[str, Any], value: Any
+) -> None:
+    fast = compile_fast(schema)
+    assert fast is not None
+    if fast(value):
+        assert Draft202012Validator(schema).is_valid(value)
+
+
+def test_r4_4_fast_check_declines_unknown_keywords() -> None:
+    assert compile_fast({"type": "object", "patternProperties": {"^a": {}}}) is None
+    assert compile_fast({"$schema": "http://json-schema.org/draft-07/schema#"}) is None
+    assert compile_fast({"type": "object", "properties": {"a": {"$ref": "#/$defs/A"}}}) is None
