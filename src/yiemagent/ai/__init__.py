@@ -1,0 +1,105 @@
+"""The provider layer (DESIGN §2.2, §7): `Model`, `get_model`, the assistant-message event
+stream, and `stream`/`complete`, which call any model by dispatching on `model.api`.
+
+Provider modules (and their SDKs: `openai`, `anthropic`, `xllamacpp`) are imported on the
+first call that needs them, never by `import yiemagent.ai`.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+
+from yiemagent.ai.models import MODELS, calculate_cost, get_model
+from yiemagent.ai.registry import get_stream_fn, register_api
+from yiemagent.types.messages import AssistantMessage
+from yiemagent.types.model import (
+    AssistantMessageEvent,
+    AssistantMessageEventStream,
+    AssistantStartEvent,
+    Context,
+    DoneEvent,
+    ErrorEvent,
+    Model,
+    ModelCost,
+    StreamFn,
+    StreamOptions,
+    TextDeltaEvent,
+    TextEndEvent,
+    TextStartEvent,
+    ThinkingDeltaEvent,
+    ThinkingEndEvent,
+    ThinkingStartEvent,
+    ToolCallDeltaEvent,
+    ToolCallEndEvent,
+    ToolCallStartEvent,
+)
+
+__all__ = [
+    "MODELS",
+    "AssistantMessageEvent",
+    "AssistantMessageEventStream",
+    "AssistantStartEvent",
+    "Context",
+    "DoneEvent",
+    "ErrorEvent",
+    "Model",
+    "ModelCost",
+    "StreamFn",
+    "StreamOptions",
+    "TextDeltaEvent",
+    "TextEndEvent",
+    "TextStartEvent",
+    "ThinkingDeltaEvent",
+    "ThinkingEndEvent",
+    "ThinkingStartEvent",
+    "ToolCallDeltaEvent",
+    "ToolCallEndEvent",
+    "ToolCallStartEvent",
+    "calculate_cost",
+    "complete",
+    "get_model",
+    "register_api",
+    "stream",
+]
+
+logger = logging.getLogger(__name__)
+
+
+def stream(
+    model: Model, context: Context, options: StreamOptions | None = None
+) -> AssistantMessageEventStream:
+    """Call `model` on `context`; returns at once with the stream of its answer.
+
+    Args:
+        model: Its `api` picks the provider ("openai-completions", "anthropic-messages",
+            "local", "faux", or one added with `register_api`).
+        context: System prompt, messages (after `convert_to_llm`) and tools.
+        options: API key, temperature, max tokens, abort signal, … (`StreamOptions`).
+
+    Returns:
+        The provider's `AssistantMessageEventStream` (seed 002 §3 events; ends with `done` or
+        `error`, never raises while streaming).
+
+    Raises:
+        ProviderError: unknown `model.api`, or its provider cannot be loaded.
+    """
+    result = get_stream_fn(model.api)(model, context, options)
+    if inspect.isawaitable(result):
+        raise TypeError(
+            f"the stream function for api {model.api!r} returned an awaitable; "
+            "yiemagent.ai.stream needs one that returns the stream at once"
+        )
+    return result
+
+
+async def complete(
+    model: Model, context: Context, options: StreamOptions | None = None
+) -> AssistantMessage:
+    """Call `model` and wait for the final `AssistantMessage` (its stop reason says whether it
+    failed: "error"/"aborted" with `error_message`).
+
+    Raises:
+        ProviderError: as `stream`.
+    """
+    return await stream(model, context, options).result()

@@ -1,0 +1,182 @@
+"""`MessageBuilder`: the one place that grows a partial `AssistantMessage` and pushes the
+matching events of the provider event stream (DESIGN §7, seed 002 §3).
+
+Every provider (and the faux one) drives a builder: `start()`, then deltas of text, thinking
+and tool calls, then `done(stop_reason)` or `fail(reason, error_message)`. Events carry the
+same growing message object (`partial`); a tool call's `arguments` in it are always a dict,
+re-parsed from the partial JSON after each fragment.
+
+Tool-call arguments contract (what the loop sees in the final message):
+- the argument text was a complete JSON object (or empty, meaning `{}`) → `arguments` is it
+  and `partial_json` is `None`;
+- otherwise (malformed JSON, a non-object such as `[1]`, text cut off by the token limit) →
+  `arguments` is the best partial parse (a dict, possibly `{}`) and `partial_json` keeps the
+  raw text received, so the tool pipeline can report "arguments are not valid JSON" with the
+  text the model sent.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Literal
+
+from yiemagent.ai.models import calculate_cost
+from yiemagent.ai.partial_json import parse_json_object, parse_partial_json
+from yiemagent.types.messages import (
+    AssistantMessage,
+    StopReason,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+    Usage,
+)
+from yiemagent.types.model import (
+    AssistantMessageEventStream,
+    AssistantStartEvent,
+    DoneEvent,
+    ErrorEvent,
+    Model,
+    TextDeltaEvent,
+    TextEndEvent,
+    TextStartEvent,
+    ThinkingDeltaEvent,
+    ThinkingEndEvent,
+    ThinkingStartEvent,
+    ToolCallDeltaEvent,
+    ToolCallEndEvent,
+    ToolCallStartEvent,
+)
+
+__all__ = ["MessageBuilder"]
+
+logger = logging.getLogger(__name__)
+
+_Block = TextContent | ThinkingContent | ToolCall
+
+
+class MessageBuilder:
+    """Builds one assistant message from provider deltas and pushes its events.
+
+    Single producer, used from the event loop thread that owns `stream`. At most one content
+    block is open at a time: a delta of another kind closes the open block first. After
+    `done` or `fail` the stream has ended and further calls are ignored by the stream.
+    """
+
+    __slots__ = ("_block", "_index", "_model", "_raw", "_stream", "message")
+
+    def __init__(self, model: Model, stream: AssistantMessageEventStream) -> None:
+        self._model = model
+        self._stream = stream
+        self._block: _Block | None = None
+        self._index = -1
+        self._raw = ""
+        self.message = AssistantMessage(api=model.api, provider=model.provider, model=model.id)
+        """The partial message; final once `done`/`fail` has been called."""
+
+    def start(self) -> None:
+        """Push the `start` event (call once, first)."""
+        self._stream.push(AssistantStartEvent(self.message))
+
+    def _open(self, block: _Block) -> int:
+        if self._block is not None:
+            self.end_block()
+        self.message.content.append(block)
+        self._block = block
+        self._index = len(self.message.content) - 1
+        return self._index
+
+    def text_delta(self, text: str) -> None:
+        """Append text, opening a text block when the open block is not one."""
+        block = self._block
+        if not isinstance(block, TextContent):
+            block = TextContent("")
+            self._stream.push(TextStartEvent(self._open(block), self.message))
+        if text:
+            block.text += text
+            self._stream.push(TextDeltaEvent(self._index, text, self.message))
+
+    def thinking_delta(self, text: str, signature: str | None = None) -> None:
+        """Append thinking text (and a signature fragment, concatenated), opening a thinking
+        block when the open block is not one."""
+        block = self._block
+        if not isinstance(block, ThinkingContent):
+            block = ThinkingContent("")
+            self._stream.push(ThinkingStartEvent(self._open(block), self.message))
+        if signature:
+            block.signature = (block.signature or "") + signature
+        if text:
+            block.thinking += text
+            self._stream.push(ThinkingDeltaEvent(self._index, text, self.message))
+
+    def tool_call_start(self, id: str, name: str) -> None:
+        """Open a tool-call block with empty arguments."""
+        call = ToolCall(id=id, name=name, arguments={}, partial_json="")
+        self._raw = ""
+        self._stream.push(ToolCallStartEvent(self._open(call), self.message))
+
+    def tool_call_delta(self, json_fragment: str) -> None:
+        """Append argument JSON text to the open tool call and re-parse it (always a dict).
+
+        Raises:
+            RuntimeError: no tool call is open (a provider bug; providers turn it into `fail`).
+        """
+        call = self._block
+        if not isinstance(call, ToolCall):
+            raise RuntimeError("tool_call_delta without an open tool call")
+        if not json_fragment:
+            return
+        self._raw += json_fragment
+        call.partial_json = self._raw
+        call.arguments = parse_partial_json(self._raw)
+        self._stream.push(ToolCallDeltaEvent(self._index, json_fragment, self.message))
+
+    def end_block(self) -> None:
+        """Close the open block (no-op when none is open) and push its end event."""
+        block = self._block
+        if block is None:
+            return
+        self._block = None
+        index = self._index
+        if isinstance(block, TextContent):
+            self._stream.push(TextEndEvent(index, block, self.message))
+        elif isinstance(block, ThinkingContent):
+            self._stream.push(ThinkingEndEvent(index, block, self.message))
+        else:
+            raw = self._raw
+            self._raw = ""
+            parsed = parse_json_object(raw) if raw.strip() else {}
+            if parsed is None:
+                logger.debug("tool call %s: arguments are not a JSON object: %.200s", block.id, raw)
+                block.arguments = parse_partial_json(raw)
+                block.partial_json = raw
+            else:
+                block.arguments = parsed
+                block.partial_json = None
+            self._stream.push(ToolCallEndEvent(index, block, self.message))
+
+    def set_usage(self, usage: Usage) -> None:
+        """Replace the message's usage (token counts; cost is computed at the end)."""
+        self.message.usage = usage
+
+    def _finish(self, stop_reason: StopReason) -> AssistantMessage:
+        self.end_block()
+        message = self.message
+        message.stop_reason = stop_reason
+        price = self._model.cost
+        if price.input or price.output or price.cache_read or price.cache_write:
+            calculate_cost(self._model, message.usage)
+        return message
+
+    def done(self, stop_reason: Literal["stop", "length", "toolUse"]) -> AssistantMessage:
+        """Close open blocks, compute the cost, push `done`; returns the final message."""
+        message = self._finish(stop_reason)
+        self._stream.push(DoneEvent(stop_reason, message))
+        return message
+
+    def fail(self, reason: Literal["error", "aborted"], error_message: str) -> AssistantMessage:
+        """Close open blocks, set stop reason and `error_message`, push `error`; returns the
+        final message."""
+        message = self._finish(reason)
+        message.error_message = error_message or reason
+        self._stream.push(ErrorEvent(reason, message))
+        return message

@@ -1,0 +1,209 @@
+"""The built-in model catalogue, `get_model` and `calculate_cost` (DESIGN §7).
+
+Prices are USD per million tokens (list prices of the providers; check them before relying on
+them for billing). `get_model("provider/id")` looks a model up; any OpenAI-compatible server
+(llama.cpp, vLLM, Ollama, OpenRouter…) is reached with
+`get_model("openai-compatible/<model id>", base_url="http://host:port/v1")`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from types import MappingProxyType
+from typing import Final
+
+from yiemagent.errors import ProviderError
+from yiemagent.types.messages import Cost, Usage
+from yiemagent.types.model import Model, ModelCost
+
+__all__ = ["MODELS", "calculate_cost", "get_model"]
+
+_OPENAI_URL: Final = "https://api.openai.com/v1"
+_ANTHROPIC_URL: Final = "https://api.anthropic.com"
+_TEXT_IMAGE: Final = ("text", "image")
+
+
+def _openai(
+    id: str,
+    *,
+    cost: tuple[float, float, float],
+    context_window: int,
+    max_tokens: int,
+    reasoning: bool = False,
+    name: str = "",
+) -> Model:
+    input_price, output_price, cache_read = cost
+    return Model(
+        id=id,
+        provider="openai",
+        api="openai-completions",
+        base_url=_OPENAI_URL,
+        name=name or id,
+        reasoning=reasoning,
+        input=_TEXT_IMAGE,
+        context_window=context_window,
+        max_tokens=max_tokens,
+        cost=ModelCost(input=input_price, output=output_price, cache_read=cache_read),
+    )
+
+
+def _anthropic(
+    id: str,
+    *,
+    cost: tuple[float, float, float, float],
+    max_tokens: int,
+    reasoning: bool = True,
+    name: str = "",
+) -> Model:
+    input_price, output_price, cache_read, cache_write = cost
+    return Model(
+        id=id,
+        provider="anthropic",
+        api="anthropic-messages",
+        base_url=_ANTHROPIC_URL,
+        name=name or id,
+        reasoning=reasoning,
+        input=_TEXT_IMAGE,
+        context_window=200_000,
+        max_tokens=max_tokens,
+        cost=ModelCost(
+            input=input_price, output=output_price, cache_read=cache_read, cache_write=cache_write
+        ),
+    )
+
+
+def _local(id: str, *, name: str, context_window: int) -> Model:
+    return Model(
+        id=id,
+        provider="local",
+        api="local",
+        name=name,
+        context_window=context_window,
+        max_tokens=2048,
+    )
+
+
+_CATALOGUE: tuple[Model, ...] = (
+    # OpenAI: (input, output, cache read) USD per million tokens.
+    _openai("gpt-4o", cost=(2.5, 10.0, 1.25), context_window=128_000, max_tokens=16_384),
+    _openai("gpt-4o-mini", cost=(0.15, 0.6, 0.075), context_window=128_000, max_tokens=16_384),
+    _openai("gpt-4.1", cost=(2.0, 8.0, 0.5), context_window=1_047_576, max_tokens=32_768),
+    _openai("gpt-4.1-mini", cost=(0.4, 1.6, 0.1), context_window=1_047_576, max_tokens=32_768),
+    _openai("gpt-4.1-nano", cost=(0.1, 0.4, 0.025), context_window=1_047_576, max_tokens=32_768),
+    _openai("o3", cost=(2.0, 8.0, 0.5), context_window=200_000, max_tokens=100_000, reasoning=True),
+    _openai(
+        "o4-mini",
+        cost=(1.1, 4.4, 0.275),
+        context_window=200_000,
+        max_tokens=100_000,
+        reasoning=True,
+    ),
+    _openai(
+        "gpt-5",
+        cost=(1.25, 10.0, 0.125),
+        context_window=400_000,
+        max_tokens=128_000,
+        reasoning=True,
+    ),
+    _openai(
+        "gpt-5-mini",
+        cost=(0.25, 2.0, 0.025),
+        context_window=400_000,
+        max_tokens=128_000,
+        reasoning=True,
+    ),
+    _openai(
+        "gpt-5-nano",
+        cost=(0.05, 0.4, 0.005),
+        context_window=400_000,
+        max_tokens=128_000,
+        reasoning=True,
+    ),
+    # Anthropic: (input, output, cache read, cache write 5 min) USD per million tokens.
+    _anthropic("claude-sonnet-4-5", cost=(3.0, 15.0, 0.3, 3.75), max_tokens=64_000),
+    _anthropic("claude-sonnet-4-0", cost=(3.0, 15.0, 0.3, 3.75), max_tokens=64_000),
+    _anthropic("claude-opus-4-1", cost=(15.0, 75.0, 1.5, 18.75), max_tokens=32_000),
+    _anthropic("claude-opus-4-0", cost=(15.0, 75.0, 1.5, 18.75), max_tokens=32_000),
+    _anthropic("claude-haiku-4-5", cost=(1.0, 5.0, 0.1, 1.25), max_tokens=64_000),
+    _anthropic(
+        "claude-3-5-haiku-latest", cost=(0.8, 4.0, 0.08, 1.0), max_tokens=8_192, reasoning=False
+    ),
+    # The embedded runtime (LOCAL-MODEL.md): in-process, free.
+    _local("qwen2.5-coder-0.5b", name="Qwen2.5-Coder-0.5B-Instruct Q4_K_M", context_window=32_768),
+    _local("qwen2.5-coder-1.5b", name="Qwen2.5-Coder-1.5B-Instruct Q4_K_M", context_window=32_768),
+)
+
+MODELS: Final = MappingProxyType({f"{m.provider}/{m.id}": m for m in _CATALOGUE})
+"""The built-in catalogue: "provider/id" → `Model` (read-only)."""
+
+OPENAI_COMPATIBLE: Final = "openai-compatible"
+
+
+def get_model(name: str, *, base_url: str | None = None) -> Model:
+    """Look a model up by "provider/id".
+
+    Args:
+        name: "provider/id" from `MODELS` (e.g. "openai/gpt-4o", "anthropic/claude-sonnet-4-5",
+            "local/qwen2.5-coder-0.5b"), a bare id when exactly one provider has it, or
+            "openai-compatible/<id>" for any OpenAI-compatible server (needs `base_url`).
+        base_url: Server URL overriding the catalogue's (e.g. a proxy); required for
+            "openai-compatible/…".
+
+    Returns:
+        The `Model` (a new one carrying `base_url` when given).
+
+    Raises:
+        ProviderError: unknown model (the message lists the known ones), or
+            "openai-compatible/…" without `base_url`.
+    """
+    provider, sep, model_id = name.partition("/")
+    if sep and provider == OPENAI_COMPATIBLE:
+        if not model_id:
+            raise ProviderError('"openai-compatible/<model id>" needs a model id after the "/"')
+        if not base_url:
+            raise ProviderError(
+                f"{name!r} needs base_url, the server's OpenAI API root "
+                '(e.g. base_url="http://127.0.0.1:8080/v1")'
+            )
+        return Model(
+            id=model_id,
+            provider=OPENAI_COMPATIBLE,
+            api="openai-completions",
+            base_url=base_url,
+            name=model_id,
+        )
+    model = MODELS.get(name) if sep else _by_bare_id(name)
+    if model is None:
+        known = ", ".join(MODELS)
+        raise ProviderError(
+            f"unknown model {name!r}. Known models: {known}; or use "
+            '"openai-compatible/<model id>" with base_url for any OpenAI-compatible server'
+        )
+    return model if base_url is None else replace(model, base_url=base_url)
+
+
+def _by_bare_id(model_id: str) -> Model | None:
+    matches = [m for m in _CATALOGUE if m.id == model_id]
+    return matches[0] if len(matches) == 1 else None
+
+
+def calculate_cost(model: Model, usage: Usage) -> Cost:
+    """Fill `usage.cost` from the model's prices (USD per million tokens) and return it.
+
+    Args:
+        model: Supplies `cost`, the prices per million tokens.
+        usage: Token counts; its `cost` is replaced in place.
+
+    Returns:
+        The new `Cost` (also stored in `usage.cost`), `total` the sum of the four parts.
+    """
+    price = model.cost
+    cost = Cost(
+        input=price.input * usage.input / 1e6,
+        output=price.output * usage.output / 1e6,
+        cache_read=price.cache_read * usage.cache_read / 1e6,
+        cache_write=price.cache_write * usage.cache_write / 1e6,
+    )
+    cost.total = cost.input + cost.output + cost.cache_read + cost.cache_write
+    usage.cost = cost
+    return cost

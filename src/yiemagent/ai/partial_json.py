@@ -1,0 +1,49 @@
+"""Streaming tool-call arguments: parse the JSON received so far (DESIGN §7, seed 002 §3).
+
+A provider streams a tool call's arguments as JSON text in fragments. After each fragment the
+partial `AssistantMessage` must hold the arguments parsed so far as a dict, so that consumers
+(UIs, the loop) can show them. `jiter`'s partial mode does the parsing in native code; an
+incomplete trailing string is kept as far as it arrived.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import jiter
+
+__all__ = ["parse_partial_json"]
+
+logger = logging.getLogger(__name__)
+
+
+def parse_partial_json(text: str) -> dict[str, Any]:
+    """Parse a possibly incomplete JSON object.
+
+    Args:
+        text: JSON text, complete or cut off anywhere (a prefix of a JSON object).
+
+    Returns:
+        The object parsed so far (incomplete strings kept as received, incomplete numbers and
+        literals left out). `{}` for empty text, a non-object value, or text that is not JSON
+        at all. Never raises.
+    """
+    if not text:
+        return {}
+    try:
+        value = jiter.from_json(text.encode(), partial_mode="trailing-strings")
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def parse_json_object(text: str) -> dict[str, Any] | None:
+    """Parse complete JSON text that must be an object; `None` when it is not (never raises)."""
+    if not text:
+        return None
+    try:
+        value = jiter.from_json(text.encode())
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None

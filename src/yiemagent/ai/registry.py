@@ -1,0 +1,58 @@
+"""Which function streams which wire API (DESIGN §7): the built-in map, loaded lazily so that
+no provider SDK is imported before it is used, plus `register_api` for custom providers."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Final
+
+from yiemagent.errors import ProviderError
+from yiemagent.types.model import StreamFn
+
+__all__ = ["get_stream_fn", "register_api", "registered_apis"]
+
+_BUILTIN: Final[dict[str, tuple[str, str]]] = {
+    "openai-completions": ("yiemagent.ai.openai_completions", "stream_openai_completions"),
+    "anthropic-messages": ("yiemagent.ai.anthropic_messages", "stream_anthropic_messages"),
+    "local": ("yiemagent.ai.local", "stream_local"),
+    "faux": ("yiemagent.ai.faux", "stream_faux"),
+}
+
+_REGISTERED: dict[str, StreamFn] = {}
+
+
+def register_api(api: str, stream_fn: StreamFn) -> None:
+    """Make `yiemagent.ai.stream` send models with `model.api == api` to `stream_fn`
+    (replaces a built-in or earlier registration)."""
+    _REGISTERED[api] = stream_fn
+
+
+def registered_apis() -> list[str]:
+    """Every API name `stream` can dispatch on."""
+    return sorted({*_BUILTIN, *_REGISTERED})
+
+
+def get_stream_fn(api: str) -> StreamFn:
+    """The stream function for `api`, importing its provider module on first use.
+
+    Raises:
+        ProviderError: unknown API, or its provider module cannot be imported (e.g. the SDK
+            extra is not installed; the message says which).
+    """
+    fn = _REGISTERED.get(api)
+    if fn is not None:
+        return fn
+    target = _BUILTIN.get(api)
+    if target is None:
+        raise ProviderError(
+            f"unknown model api {api!r}; known: {', '.join(registered_apis())} "
+            "(register others with yiemagent.ai.register_api)"
+        )
+    module_name, attr = target
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise ProviderError(f"the {api!r} provider could not be loaded: {exc}") from exc
+    loaded: StreamFn = getattr(module, attr)
+    _REGISTERED[api] = loaded
+    return loaded
