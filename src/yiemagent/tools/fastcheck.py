@@ -108,7 +108,7 @@ def _compile(node: Any, root: Mapping[str, Any], depth: int, *, root_level: bool
             if keyword == "allOf":
                 checks.extend(compiled)
             else:
-                checks.append(lambda v, options=compiled: any(c(v) for c in options))
+                checks.append(_any_of(compiled))
     if keys & {"properties", "required", "additionalProperties"}:
         checks.append(_object_check(node, root, depth))
     if keys & {"items", "minItems", "maxItems"}:
@@ -131,6 +131,13 @@ def _all_of(checks: list[Check]) -> Check:
 
     def check(value: Any) -> bool:
         return all(c(value) for c in frozen)
+
+    return check
+
+
+def _any_of(options: tuple[Check, ...]) -> Check:
+    def check(value: Any) -> bool:
+        return any(c(value) for c in options)
 
     return check
 
