@@ -1,0 +1,621 @@
+"""The agent loop: turns of one model call and its tool calls, with events (DESIGN §5, seed 002).
+
+Read top to bottom, the functions follow a run: the entry points, the run and its turns
+(R-5.4), the model call (R-5.2, R-5.8), the tool calls (R-5.3, R-5.6, R-5.7), and what
+happens when something raises (R-5.9). The per-call tool pipeline lives in `tool_calls`.
+
+A run appends to `context.messages` in place and returns the messages it added. It never
+copies the history: a turn costs the same at 10 messages and at 10 000.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from yiemagent.errors import ConfigError
+from yiemagent.loop._emit import Emit, EventSink, make_emit, maybe_await
+from yiemagent.loop.convert import IncrementalConverter, default_convert_to_llm
+from yiemagent.loop.tool_calls import (
+    ensure_unique_tool_call_ids,
+    execute_tool_calls,
+    fail_tool_calls,
+)
+from yiemagent.types import (
+    AbortSignal,
+    AgentContext,
+    AgentEndEvent,
+    AgentEndReason,
+    AgentEvent,
+    AgentLoopConfig,
+    AgentMessage,
+    AgentStartEvent,
+    AssistantMessage,
+    AssistantMessageEvent,
+    AssistantMessageEventStream,
+    Context,
+    DoneEvent,
+    ErrorEvent,
+    EventStream,
+    Message,
+    MessageEndEvent,
+    MessageStartEvent,
+    MessageUpdateEvent,
+    StreamFn,
+    StreamOptions,
+    ToolCall,
+    ToolResultMessage,
+    TurnContext,
+    TurnEndEvent,
+    TurnStartEvent,
+    Usage,
+)
+
+__all__ = [
+    "agent_loop",
+    "agent_loop_continue",
+    "run_agent_loop",
+    "run_agent_loop_continue",
+    "stream_assistant_response",
+]
+
+logger = logging.getLogger(__name__)
+
+TRUNCATED_CALL_TEXT = (
+    "not executed: the response hit the output token limit; "
+    "re-issue the call with complete arguments"
+)
+"""DESIGN R-5.6: the result of each tool call in a message cut off by the token limit."""
+
+_tasks: set[asyncio.Task[None]] = set()  # keeps running loops referenced until they end
+
+
+# ── entry points ────────────────────────────────────────────────────────────
+
+
+def agent_loop(
+    prompts: Sequence[AgentMessage],
+    context: AgentContext,
+    config: AgentLoopConfig,
+    signal: AbortSignal | None = None,
+    stream_fn: StreamFn | None = None,
+) -> EventStream[AgentEvent, list[AgentMessage]]:
+    """Start a run with new prompts; returns at once the stream of its events (seed 002
+    agentLoop).
+
+    Must be called from a running event loop; the run is a task on it. The stream always ends
+    with an `AgentEndEvent` (R-5.9); `await stream.result()` gives the messages the run added.
+    """
+    stream = _create_agent_stream()
+    _start(stream, run_agent_loop(prompts, context, config, _pusher(stream), signal, stream_fn))
+    return stream
+
+
+def agent_loop_continue(
+    context: AgentContext,
+    config: AgentLoopConfig,
+    signal: AbortSignal | None = None,
+    stream_fn: StreamFn | None = None,
+) -> EventStream[AgentEvent, list[AgentMessage]]:
+    """Continue from the transcript without a new prompt (retries, tool results already in).
+
+    Raises:
+        ConfigError: the transcript is empty or ends with an assistant message.
+    """
+    _check_can_continue(context)
+    stream = _create_agent_stream()
+    _start(stream, run_agent_loop_continue(context, config, _pusher(stream), signal, stream_fn))
+    return stream
+
+
+async def run_agent_loop(
+    prompts: Sequence[AgentMessage],
+    context: AgentContext,
+    config: AgentLoopConfig,
+    emit: EventSink,
+    signal: AbortSignal | None = None,
+    stream_fn: StreamFn | None = None,
+) -> list[AgentMessage]:
+    """Run to the end with new prompts, sending each event to `emit` (plain or async; its
+    exceptions are logged and ignored, R-5.1b). Never raises for what happens inside the run
+    (R-5.9). Returns the messages the run added, prompts first."""
+    run = _Run(context, config, make_emit(emit), signal or AbortSignal(), stream_fn)
+    run.new_messages.extend(prompts)
+    context.messages.extend(prompts)
+    await run.emit(AgentStartEvent())
+    await _start_turn(run)
+    for prompt in prompts:
+        await _emit_message(run, prompt)
+    await _run(run)
+    return run.new_messages
+
+
+async def run_agent_loop_continue(
+    context: AgentContext,
+    config: AgentLoopConfig,
+    emit: EventSink,
+    signal: AbortSignal | None = None,
+    stream_fn: StreamFn | None = None,
+) -> list[AgentMessage]:
+    """`run_agent_loop` without prompts: continue from the transcript (no prompt events).
+
+    Raises:
+        ConfigError: the transcript is empty or ends with an assistant message.
+    """
+    _check_can_continue(context)
+    run = _Run(context, config, make_emit(emit), signal or AbortSignal(), stream_fn)
+    await run.emit(AgentStartEvent())
+    await _start_turn(run)
+    await _run(run)
+    return run.new_messages
+
+
+def _check_can_continue(context: AgentContext) -> None:
+    if not context.messages:
+        raise ConfigError("Cannot continue: no messages in context")
+    role = getattr(context.messages[-1], "role", None)
+    if role == "assistant":
+        raise ConfigError(
+            "Cannot continue from message role: assistant (add a user message or tool results)"
+        )
+
+
+def _create_agent_stream() -> EventStream[AgentEvent, list[AgentMessage]]:
+    return EventStream(
+        lambda event: event.type == "agent_end",
+        lambda event: event.messages if isinstance(event, AgentEndEvent) else [],
+    )
+
+
+def _pusher(stream: EventStream[AgentEvent, list[AgentMessage]]) -> EventSink:
+    return stream.push
+
+
+def _start(
+    stream: EventStream[AgentEvent, list[AgentMessage]],
+    run: Awaitable[list[AgentMessage]],
+) -> None:
+    async def drive() -> None:
+        messages: list[AgentMessage] = []
+        try:
+            messages = await run
+        finally:
+            stream.end(messages)  # a no-op after agent_end; ends it on cancellation
+
+    task = asyncio.get_running_loop().create_task(drive())
+    _tasks.add(task)
+    task.add_done_callback(_tasks.discard)
+
+
+# ── the run and its turns ───────────────────────────────────────────────────
+
+
+@dataclass(slots=True)
+class _Run:
+    """One run's state: what the turns share."""
+
+    context: AgentContext
+    config: AgentLoopConfig
+    emit: Emit
+    signal: AbortSignal
+    stream_fn: StreamFn | None
+    new_messages: list[AgentMessage] = field(default_factory=list)
+    convert: IncrementalConverter = field(default_factory=IncrementalConverter)
+    model_calls: int = 0
+    in_turn: bool = False
+    unanswered: list[ToolCall] = field(default_factory=list)
+    """Tool calls of the last assistant message still without results (R-4.1)."""
+
+    def append(self, message: AgentMessage) -> None:
+        self.context.messages.append(message)
+        self.new_messages.append(message)
+
+
+async def _run(run: _Run) -> None:
+    """Run the turns, then `agent_end`; whatever raises becomes an error message (R-5.9)."""
+    reason: AgentEndReason = "error"
+    try:
+        reason = await _run_turns(run)
+    except asyncio.CancelledError:
+        reason = "aborted"
+        raise
+    except Exception as exc:  # R-5.9: the run ends, it never raises into the consumer
+        logger.exception("agent loop failed")
+        await _fail_run(run, exc)
+    finally:
+        await run.emit(AgentEndEvent(run.new_messages, reason))
+
+
+async def _run_turns(run: _Run) -> AgentEndReason:
+    """Seed 002 runLoop as DESIGN R-5.4 orders it; returns why the run ended (R-5.5).
+
+    The first turn has started already. Steering is polled at the start and after each turn;
+    follow-ups only when the agent would otherwise stop.
+    """
+    pending = await _poll(run.config.get_steering_messages)
+    reason: AgentEndReason = "stop"
+    turn: TurnContext | None = None
+    while True:
+        has_more_tool_calls = True
+        while has_more_tool_calls or pending:
+            if turn is not None:
+                await _prepare_next_turn(run, turn)
+                await _start_turn(run)
+            for message in pending:
+                await _emit_message(run, message)
+                run.append(message)
+            pending = []
+
+            message = await _call_model(run)
+            tool_results, terminate = await _run_tool_calls(run, message)
+            await _end_turn(run, message, tool_results)
+            if message.stop_reason == "error" or message.stop_reason == "aborted":
+                return message.stop_reason
+            has_more_tool_calls = bool(tool_results) and not terminate
+            reason = "terminate" if terminate else "stop"
+
+            turn = TurnContext(message, tool_results, run.context, run.new_messages)
+            if await _should_stop_after_turn(run, turn):
+                return "should_stop"
+            if run.signal.aborted:
+                return "aborted"
+            max_turns = run.config.max_turns
+            if max_turns is not None and run.model_calls >= max_turns:
+                return "max_turns" if has_more_tool_calls else reason
+            pending = await _poll(run.config.get_steering_messages)
+
+        pending = await _poll(run.config.get_follow_up_messages)
+        if not pending:
+            return reason
+
+
+async def _poll(
+    get_messages: Callable[[], Any] | None,
+) -> list[AgentMessage]:
+    """The messages a steering or follow-up queue hands over now (none when no hook)."""
+    if get_messages is None:
+        return []
+    return list(await maybe_await(get_messages()) or ())
+
+
+async def _prepare_next_turn(run: _Run, turn: TurnContext) -> None:
+    """R-5.4: `prepare_next_turn` may replace the context, the model or the reasoning level."""
+    hook = run.config.prepare_next_turn
+    if hook is None:
+        return
+    update = await maybe_await(hook(turn))
+    if update is None:
+        return
+    if update.context is not None:
+        run.context = update.context
+    changes: dict[str, Any] = {}
+    if update.model is not None:
+        changes["model"] = update.model
+    if update.reasoning is not None:
+        changes["reasoning"] = update.reasoning
+    if changes:
+        run.config = dataclasses.replace(run.config, **changes)
+
+
+async def _start_turn(run: _Run) -> None:
+    run.in_turn = True
+    await run.emit(TurnStartEvent())
+
+
+async def _emit_message(run: _Run, message: AgentMessage) -> None:
+    await run.emit(MessageStartEvent(message))
+    await run.emit(MessageEndEvent(message))
+
+
+async def _call_model(run: _Run) -> AssistantMessage:
+    """The turn's assistant message, appended to the transcript. Once the run is aborted no
+    model is called: the message says so (R-5.7)."""
+    if run.signal.aborted:
+        message = _assistant_message(run.config, "aborted", "The run was aborted")
+        await _emit_message(run, message)
+    else:
+        run.model_calls += 1
+        message = await _stream_response(
+            run.context, run.config, run.signal, run.emit, run.stream_fn, run.convert
+        )
+    run.append(message)
+    return message
+
+
+async def _end_turn(
+    run: _Run, message: AssistantMessage, tool_results: list[ToolResultMessage]
+) -> None:
+    run.in_turn = False
+    await run.emit(TurnEndEvent(message, tool_results))
+
+
+async def _should_stop_after_turn(run: _Run, turn: TurnContext) -> bool:
+    hook = run.config.should_stop_after_turn
+    return hook is not None and bool(await maybe_await(hook(turn)))
+
+
+# ── the model call ──────────────────────────────────────────────────────────
+
+
+async def stream_assistant_response(
+    context: AgentContext,
+    config: AgentLoopConfig,
+    signal: AbortSignal | None,
+    emit: EventSink,
+    stream_fn: StreamFn | None = None,
+) -> AssistantMessage:
+    """One model call (R-5.2): transform and convert the transcript, stream the answer.
+
+    Emits `message_start` on the first provider event, `message_update` with the partial
+    message for each later one, and `message_end` with the final message. Never raises: a
+    failure (a hook, a provider bug, R-5.9) or a stream idle for `stream_idle_timeout_s`
+    (R-5.8) gives a message with stop reason "error" saying why. Does not append the message
+    to `context` (the loop does).
+    """
+    return await _stream_response(
+        context, config, signal or AbortSignal(), make_emit(emit), stream_fn, None
+    )
+
+
+async def _stream_response(
+    context: AgentContext,
+    config: AgentLoopConfig,
+    signal: AbortSignal,
+    emit: Emit,
+    stream_fn: StreamFn | None,
+    convert: IncrementalConverter | None,
+) -> AssistantMessage:
+    call_signal = AbortSignal()  # aborted by the run, or alone by the idle watchdog
+    detach = signal.add_listener(call_signal.abort)
+    watchdog = _IdleWatchdog(config.stream_idle_timeout_s, call_signal)
+    shown = _Shown()
+    try:
+        llm_context = await _llm_context(context, config, signal, convert)
+        options = await _stream_options(config, call_signal)
+        message = await _read_stream(
+            stream_fn or _default_stream_fn(), config, llm_context, options, emit, watchdog, shown
+        )
+    except asyncio.CancelledError:
+        if not watchdog.fired or watchdog.uncancel() > 0:
+            raise
+        text = f"The model stream sent nothing for {watchdog.timeout_s:g} s"
+        message = _failed_message(config, shown.partial, text)
+    except Exception as exc:
+        logger.exception("model call failed")
+        message = _failed_message(config, shown.partial, f"{type(exc).__name__}: {exc}")
+    finally:
+        watchdog.stop()
+        detach()
+    if shown.partial is None:
+        await emit(MessageStartEvent(message))
+    await emit(MessageEndEvent(message))
+    return message
+
+
+async def _llm_context(
+    context: AgentContext,
+    config: AgentLoopConfig,
+    signal: AbortSignal,
+    convert: IncrementalConverter | None,
+) -> Context:
+    """R-5.2: `transform_context`, then `convert_to_llm`, as the provider's `Context`."""
+    messages = context.messages
+    if config.transform_context is not None:
+        messages = await maybe_await(config.transform_context(messages, signal))
+    llm_messages: list[Message]
+    if config.convert_to_llm is None or config.convert_to_llm is default_convert_to_llm:
+        # A copy of the cached conversion: the provider may keep what it receives.
+        llm_messages = convert(messages)[:] if convert else default_convert_to_llm(messages)
+    else:
+        llm_messages = list(await maybe_await(config.convert_to_llm(messages)))
+    return Context(context.system_prompt, llm_messages, list(context.tools))
+
+
+async def _stream_options(config: AgentLoopConfig, signal: AbortSignal) -> StreamOptions:
+    """The provider options of `config`; the API key is resolved per call (R-5.2)."""
+    api_key = None
+    if config.get_api_key is not None:
+        api_key = await maybe_await(config.get_api_key(config.model.provider))
+    return StreamOptions(
+        signal=signal,
+        api_key=api_key or config.api_key,
+        temperature=config.temperature,
+        max_tokens=config.max_tokens,
+        reasoning=config.reasoning,
+        thinking_budgets=config.thinking_budgets,
+        session_id=config.session_id,
+        headers=config.headers,
+        metadata=config.metadata,
+        max_retry_delay_ms=config.max_retry_delay_ms,
+        cache_retention=config.cache_retention,
+        transport=config.transport,
+        on_payload=config.on_payload,
+        on_response=config.on_response,
+        idle_timeout_s=config.stream_idle_timeout_s,
+    )
+
+
+def _default_stream_fn() -> StreamFn:
+    from yiemagent.ai import stream
+
+    return stream
+
+
+@dataclass(slots=True)
+class _Shown:
+    partial: AssistantMessage | None = None
+    """The partial message announced by `message_start`, once the provider has started."""
+
+
+async def _read_stream(
+    stream_fn: StreamFn,
+    config: AgentLoopConfig,
+    llm_context: Context,
+    options: StreamOptions,
+    emit: Emit,
+    watchdog: _IdleWatchdog,
+    shown: _Shown,
+) -> AssistantMessage:
+    """Call the provider and turn its events into message events; returns the final message."""
+    watchdog.arm()
+    response: AssistantMessageEventStream = await maybe_await(
+        stream_fn(config.model, llm_context, options)
+    )
+    events = aiter(response)
+    while True:
+        watchdog.arm()
+        try:
+            event: AssistantMessageEvent = await anext(events)
+        except StopAsyncIteration:
+            break
+        watchdog.disarm()
+        if isinstance(event, DoneEvent):
+            return event.message
+        if isinstance(event, ErrorEvent):
+            return event.error
+        if shown.partial is None:
+            shown.partial = event.partial
+            await emit(MessageStartEvent(event.partial))
+        if event.type != "start":
+            await emit(MessageUpdateEvent(event.partial, event))
+    watchdog.disarm()
+    return await response.result()
+
+
+class _IdleWatchdog:
+    """R-5.8: ends a model call whose provider has sent nothing for `timeout_s` seconds.
+
+    One timer per model call, re-armed only when it fires, so a call that streams costs two
+    attribute writes per event. Only time spent waiting on the provider counts (`arm` …
+    `disarm`), not time spent in the loop's own event handlers. On expiry it aborts the
+    call's signal and cancels the waiting task, which `_stream_response` turns into an
+    error message.
+    """
+
+    __slots__ = ("_handle", "_loop", "_signal", "_task", "fired", "timeout_s", "waiting_since")
+
+    def __init__(self, timeout_s: float | None, signal: AbortSignal) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._task = asyncio.current_task()
+        self._signal = signal
+        self.timeout_s = timeout_s
+        self.fired = False
+        self.waiting_since: float | None = None
+        self._handle = None if timeout_s is None else self._loop.call_later(timeout_s, self._check)
+
+    def arm(self) -> None:
+        self.waiting_since = self._loop.time()
+
+    def disarm(self) -> None:
+        self.waiting_since = None
+
+    def _check(self) -> None:
+        assert self.timeout_s is not None
+        now, since = self._loop.time(), self.waiting_since
+        if since is not None and now - since >= self.timeout_s:
+            self.fired = True
+            self._handle = None
+            self._signal.abort("the model stream went idle")
+            if self._task is not None:
+                self._task.cancel()
+            return
+        self._handle = self._loop.call_at(
+            (now if since is None else since) + self.timeout_s, self._check
+        )
+
+    def uncancel(self) -> int:
+        """Withdraw the watchdog's cancellation; returns the cancellations still pending."""
+        return self._task.uncancel() if self._task is not None else 0
+
+    def stop(self) -> None:
+        if self._handle is not None:
+            self._handle.cancel()
+            self._handle = None
+
+
+def _failed_message(
+    config: AgentLoopConfig, partial: AssistantMessage | None, error_message: str
+) -> AssistantMessage:
+    """An error message keeping what had arrived; a new object, since the provider may still
+    touch its partial after an abort."""
+    message = _assistant_message(config, "error", error_message)
+    if partial is not None:
+        message.content = list(partial.content)
+        message.usage = partial.usage
+        message.timestamp = partial.timestamp
+    return message
+
+
+def _assistant_message(
+    config: AgentLoopConfig, stop_reason: Any, error_message: str
+) -> AssistantMessage:
+    model = config.model
+    return AssistantMessage(
+        api=model.api,
+        provider=model.provider,
+        model=model.id,
+        usage=Usage(),
+        stop_reason=stop_reason,
+        error_message=error_message,
+    )
+
+
+# ── the tool calls ──────────────────────────────────────────────────────────
+
+
+async def _run_tool_calls(
+    run: _Run, message: AssistantMessage
+) -> tuple[list[ToolResultMessage], bool]:
+    """R-5.3: run the message's tool calls as a batch and append their results. A message cut
+    off by the token limit (R-5.6) or ended by error/abort (R-5.7) runs none: each call gets an
+    error result (R-4.1). Returns the results and whether the batch terminates (R-4.10)."""
+    calls = message.tool_calls
+    if not calls:
+        return [], False
+    ensure_unique_tool_call_ids(message)
+    run.unanswered = calls
+    if message.stop_reason == "length":
+        batch = await fail_tool_calls(calls, TRUNCATED_CALL_TEXT, run.emit)
+    elif message.stop_reason == "error" or message.stop_reason == "aborted":
+        batch = await fail_tool_calls(calls, _unfinished_call_text(message), run.emit)
+    else:
+        batch = await execute_tool_calls(run.context, message, run.config, run.signal, run.emit)
+    for result in batch.messages:
+        run.append(result)
+    run.unanswered = []
+    return batch.messages, batch.terminate
+
+
+def _unfinished_call_text(message: AssistantMessage) -> str:
+    if message.stop_reason == "aborted":
+        return "not executed: the run was aborted"
+    return f"not executed: the model's response ended in an error: {message.error_message}"
+
+
+# ── when something raises ───────────────────────────────────────────────────
+
+
+async def _fail_run(run: _Run, exc: Exception) -> None:
+    """R-5.9: answer any tool calls left open (R-4.1), then an error assistant message and
+    `turn_end`; the caller emits `agent_end`."""
+    text = f"{type(exc).__name__}: {exc}"
+    if not run.in_turn:
+        await _start_turn(run)
+    results: list[ToolResultMessage] = []
+    if run.unanswered:
+        try:
+            batch = await fail_tool_calls(run.unanswered, f"not executed: {text}", run.emit)
+            results = batch.messages
+        except Exception:
+            logger.exception("could not answer the open tool calls")
+        for result in results:
+            run.append(result)
+        run.unanswered = []
+    message = _assistant_message(run.config, "error", text)
+    await _emit_message(run, message)
+    run.append(message)
+    await _end_turn(run, message, results)

@@ -1,0 +1,129 @@
+"""From the transcript to what a model sees: `default_convert_to_llm` (DESIGN R-5.2).
+
+The transcript holds `AgentMessage`s: the three LLM roles plus custom ones. Before each model
+call they become `Message`s: user, assistant and tool-result messages pass unchanged (the same
+objects, never copied); a shell run and the two kinds of summary become user text, worded as
+pi's coding agent words them; any other role is left out. Seed 002 §3 step 2.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from yiemagent.types import (
+    AgentMessage,
+    BashExecutionMessage,
+    BranchSummaryMessage,
+    CompactionSummaryMessage,
+    Message,
+    UserMessage,
+)
+
+__all__ = [
+    "BRANCH_SUMMARY_PREFIX",
+    "BRANCH_SUMMARY_SUFFIX",
+    "COMPACTION_SUMMARY_PREFIX",
+    "COMPACTION_SUMMARY_SUFFIX",
+    "IncrementalConverter",
+    "bash_execution_to_text",
+    "convert_message",
+    "default_convert_to_llm",
+]
+
+COMPACTION_SUMMARY_PREFIX = (
+    "The conversation history before this point was compacted into the following summary:"
+    "\n\n<summary>\n"
+)
+COMPACTION_SUMMARY_SUFFIX = "\n</summary>"
+BRANCH_SUMMARY_PREFIX = (
+    "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n"
+)
+BRANCH_SUMMARY_SUFFIX = "</summary>"
+
+_PASS_THROUGH = frozenset({"user", "assistant", "toolResult"})
+
+
+def bash_execution_to_text(message: BashExecutionMessage) -> str:
+    """A shell run as the user text the model reads: the command, its output in a fence, and
+    the exit code when it is not 0 (or that it was cancelled)."""
+    text = f"Ran `{message.command}`\n"
+    text += f"```\n{message.output}\n```" if message.output else "(no output)"
+    if message.cancelled:
+        text += "\n\n(command cancelled)"
+    elif message.exit_code is not None and message.exit_code != 0:
+        text += f"\n\nCommand exited with code {message.exit_code}"
+    if message.truncated:
+        text += "\n\n[Output truncated]"
+    return text
+
+
+def convert_message(message: AgentMessage) -> Message | None:
+    """One transcript message as a model sees it, or `None` when the model does not see it."""
+    role = getattr(message, "role", None)
+    if role in _PASS_THROUGH:
+        return message  # type: ignore[return-value]
+    if isinstance(message, BashExecutionMessage):
+        return UserMessage(bash_execution_to_text(message), timestamp=message.timestamp)
+    if isinstance(message, CompactionSummaryMessage):
+        text = COMPACTION_SUMMARY_PREFIX + message.summary + COMPACTION_SUMMARY_SUFFIX
+        return UserMessage(text, timestamp=message.timestamp)
+    if isinstance(message, BranchSummaryMessage):
+        text = BRANCH_SUMMARY_PREFIX + message.summary + BRANCH_SUMMARY_SUFFIX
+        return UserMessage(text, timestamp=message.timestamp)
+    return None
+
+
+def default_convert_to_llm(messages: Sequence[AgentMessage]) -> list[Message]:
+    """The transcript as the model sees it (DESIGN R-5.2); never mutates `messages`.
+
+    Args:
+        messages: the transcript, oldest first.
+
+    Returns:
+        A new list: user/assistant/toolResult messages (the same objects), bash runs and
+        summaries as new `UserMessage`s, other roles left out. Linear in `len(messages)`.
+    """
+    converted: list[Message] = []
+    for message in messages:
+        llm_message = convert_message(message)
+        if llm_message is not None:
+            converted.append(llm_message)
+    return converted
+
+
+class IncrementalConverter:
+    """`default_convert_to_llm` for a transcript that only grows: each call converts only the
+    messages appended since the previous call, so a turn's cost does not grow with the
+    history (DESIGN §9).
+
+    Invariant it relies on: between calls, the messages already seen are not replaced in
+    place. A different list, a shorter list, or another object at the last position seen
+    makes it convert everything again. One instance serves one run; not thread-safe.
+    """
+
+    __slots__ = ("_converted", "_last", "_seen", "_source")
+
+    def __init__(self) -> None:
+        self._source: list[AgentMessage] | None = None
+        self._seen = 0
+        self._last: AgentMessage | None = None
+        self._converted: list[Message] = []
+
+    def __call__(self, messages: list[AgentMessage]) -> list[Message]:
+        """The converted transcript; the returned list is owned by the converter (copy it
+        before handing it to anyone who may keep it)."""
+        seen = self._seen
+        if (
+            messages is not self._source
+            or len(messages) < seen
+            or (seen and messages[seen - 1] is not self._last)
+        ):
+            self._source, self._converted, seen = messages, [], 0
+        converted = self._converted
+        for index in range(seen, len(messages)):
+            llm_message = convert_message(messages[index])
+            if llm_message is not None:
+                converted.append(llm_message)
+        self._seen = len(messages)
+        self._last = messages[-1] if messages else None
+        return converted
