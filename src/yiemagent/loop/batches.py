@@ -1,0 +1,347 @@
+"""Tool-call batches: the sequential and parallel schedules of the per-call pipeline.
+
+DESIGN R-4.1, R-4.8 to R-4.10; seed 000 §9, seed 004 executeToolCalls*. Both schedules run
+the same steps for each call — start event, prepare, execute + finalize, end event, result
+message events — and differ only in when. `_Batch` records how far each call got, so that
+whatever happens (an abort, a bug in this module) every call ends with exactly one start
+event, one end event and one result message, in source order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+
+from yiemagent.loop._emit import Emit
+from yiemagent.loop.pipeline import (
+    _error_text,
+    create_error_tool_result,
+    create_tool_result_message,
+    execute_prepared_tool_call,
+    finalize_executed_tool_call,
+    prepare_with_tools,
+    should_terminate,
+)
+from yiemagent.types import (
+    AgentContext,
+    AgentLoopConfig,
+    AgentTool,
+    AssistantMessage,
+    FinalizedOutcome,
+    ImmediateOutcome,
+    MessageEndEvent,
+    MessageStartEvent,
+    PreparedToolCall,
+    ToolCall,
+    ToolCallBatch,
+    ToolExecutionEndEvent,
+    ToolExecutionStartEvent,
+    ToolResultMessage,
+)
+from yiemagent.types.signal import AbortSignal
+
+__all__ = [
+    "SKIPPED_TEXT",
+    "ensure_unique_tool_call_ids",
+    "execute_tool_calls",
+    "execute_tool_calls_parallel",
+    "execute_tool_calls_sequential",
+    "fail_tool_calls",
+]
+
+logger = logging.getLogger(__name__)
+
+SKIPPED_TEXT = "Tool call skipped: the run was aborted"
+
+
+class _Batch:
+    """One batch in flight: the calls, the run's pieces, and each call's progress."""
+
+    __slots__ = (
+        "assistant_message",
+        "calls",
+        "config",
+        "context",
+        "emit",
+        "ended",
+        "messages",
+        "outcomes",
+        "signal",
+        "started",
+        "tasks",
+        "tools",
+    )
+
+    def __init__(
+        self,
+        context: AgentContext,
+        assistant_message: AssistantMessage,
+        calls: Sequence[ToolCall],
+        config: AgentLoopConfig,
+        signal: AbortSignal,
+        emit: Emit,
+    ) -> None:
+        self.context = context
+        self.assistant_message = assistant_message
+        self.calls = calls
+        self.config = config
+        self.signal = signal
+        self.emit = emit
+        self.tools: dict[str, AgentTool] = {tool.name: tool for tool in context.tools}
+        n = len(calls)
+        self.started = [False] * n
+        self.ended = [False] * n
+        self.outcomes: list[FinalizedOutcome | None] = [None] * n
+        self.messages: list[ToolResultMessage | None] = [None] * n
+        self.tasks: list[asyncio.Task[None]] = []
+
+    # The steps every call goes through, in order.
+
+    async def start(self, i: int) -> None:
+        call = self.calls[i]
+        self.started[i] = True
+        await self.emit(ToolExecutionStartEvent(call.id, call.name, call.arguments))
+
+    async def prepare(self, i: int) -> PreparedToolCall | ImmediateOutcome:
+        if self.signal.aborted:
+            return ImmediateOutcome(create_error_tool_result(SKIPPED_TEXT), True)
+        return await prepare_with_tools(
+            self.tools,
+            self.context,
+            self.assistant_message,
+            self.calls[i],
+            self.config,
+            self.signal,
+        )
+
+    async def run(self, i: int, prepared: PreparedToolCall) -> None:
+        """Execute, finalize and end one prepared call."""
+        timeout_s = prepared.tool.timeout_s or self.config.tool_timeout_s
+        executed = await execute_prepared_tool_call(
+            prepared, self.signal, self.emit, timeout_s=timeout_s
+        )
+        finalized = await finalize_executed_tool_call(
+            self.context, self.assistant_message, prepared, executed, self.config, self.signal
+        )
+        await self.end(i, finalized)
+
+    async def end(self, i: int, finalized: FinalizedOutcome) -> None:
+        self.outcomes[i] = finalized
+        self.ended[i] = True
+        result = finalized.result
+        await self.emit(
+            ToolExecutionEndEvent(
+                finalized.tool_call.id, finalized.tool_call.name, result, finalized.is_error
+            )
+        )
+
+    async def publish(self, i: int) -> None:
+        """Emit the result message of call `i` (its end event has been sent)."""
+        outcome = self.outcomes[i]
+        assert outcome is not None
+        message = create_tool_result_message(outcome)
+        self.messages[i] = message
+        await self.emit(MessageStartEvent(message))
+        await self.emit(MessageEndEvent(message))
+
+    async def answer_the_rest(self, text: str) -> None:
+        """Give every call that lacks one an error result, with the events it has not had."""
+        for task in self.tasks:
+            task.cancel()
+        for i, call in enumerate(self.calls):
+            if not self.started[i]:
+                await self.start(i)
+            if not self.ended[i]:
+                await self.end(i, FinalizedOutcome(call, create_error_tool_result(text), True))
+            if self.messages[i] is None:
+                await self.publish(i)
+
+    def result(self) -> ToolCallBatch:
+        messages = [m for m in self.messages if m is not None]
+        finalized = [f for f in self.outcomes if f is not None]
+        return ToolCallBatch(messages, should_terminate(finalized))
+
+
+# ── schedules ────────────────────────────────────────────────────────────────
+
+
+async def _sequential(batch: _Batch) -> None:
+    """R-4.8: each call runs to its result message before the next one starts."""
+    for i, call in enumerate(batch.calls):
+        await batch.start(i)
+        prepared = await batch.prepare(i)
+        if isinstance(prepared, ImmediateOutcome):
+            await batch.end(i, FinalizedOutcome(call, prepared.result, prepared.is_error))
+        else:
+            await batch.run(i, prepared)
+        await batch.publish(i)
+
+
+async def _parallel(batch: _Batch) -> None:
+    """R-4.9: prepare in source order, run the prepared calls concurrently (end events in
+    completion order), then publish the result messages in source order."""
+    runnable: list[tuple[int, PreparedToolCall]] = []
+    for i, call in enumerate(batch.calls):
+        await batch.start(i)
+        prepared = await batch.prepare(i)
+        if isinstance(prepared, ImmediateOutcome):
+            await batch.end(i, FinalizedOutcome(call, prepared.result, prepared.is_error))
+        else:
+            runnable.append((i, prepared))
+    if runnable and batch.signal.aborted:  # nothing starts once the run is aborted
+        skipped = create_error_tool_result(SKIPPED_TEXT)
+        for i, prepared in runnable:
+            await batch.end(i, FinalizedOutcome(prepared.tool_call, skipped, True))
+        runnable = []
+    if len(runnable) == 1:
+        await batch.run(*runnable[0])
+    elif runnable:
+        cap = batch.config.max_parallel_tools
+        limit = asyncio.Semaphore(cap) if cap is not None and cap < len(runnable) else None
+        batch.tasks = [asyncio.create_task(_run_limited(batch, i, p, limit)) for i, p in runnable]
+        await asyncio.gather(*batch.tasks)
+    for i in range(len(batch.calls)):
+        await batch.publish(i)
+
+
+async def _run_limited(
+    batch: _Batch, i: int, prepared: PreparedToolCall, limit: asyncio.Semaphore | None
+) -> None:
+    if limit is None:
+        await batch.run(i, prepared)
+        return
+    async with limit:
+        await batch.run(i, prepared)
+
+
+async def _guarded(batch: _Batch, parallel: bool) -> ToolCallBatch:
+    """Run a schedule; if anything in it raises, the calls without a result get one (R-4.1)."""
+    try:
+        await (_parallel(batch) if parallel else _sequential(batch))
+    except Exception as exc:
+        logger.exception("tool-call batch failed; answering the remaining calls")
+        await batch.answer_the_rest(f"Tool call failed: internal error: {_error_text(exc)}")
+    except asyncio.CancelledError:
+        for task in batch.tasks:
+            task.cancel()
+        raise
+    return batch.result()
+
+
+# ── entry points ─────────────────────────────────────────────────────────────
+
+
+async def execute_tool_calls(
+    context: AgentContext,
+    assistant_message: AssistantMessage,
+    config: AgentLoopConfig,
+    signal: AbortSignal,
+    emit: Emit,
+) -> ToolCallBatch:
+    """Run the tool calls of `assistant_message` as one batch (seed 000 §9, seed 004).
+
+    Empty or repeated tool-call ids are first made unique in the message itself (R-4.1).
+    The batch runs in parallel when `config.tool_execution == "parallel"` and every called
+    tool that exists has `parallel=True` (DESIGN §1), else sequentially.
+
+    Returns:
+        One result message per tool call, in source order, and whether to terminate
+        (R-4.10). Never raises, except `CancelledError` when the calling task is cancelled.
+    """
+    try:
+        ensure_unique_tool_call_ids(assistant_message)
+        calls = assistant_message.tool_calls
+        batch = _Batch(context, assistant_message, calls, config, signal, emit)
+    except Exception as exc:  # a malformed message or context: still answer what we can
+        logger.exception("could not set up the tool-call batch")
+        calls = [b for b in assistant_message.content if isinstance(b, ToolCall)]
+        return await fail_tool_calls(calls, f"Tool call failed: internal error: {exc}", emit)
+    if not calls:
+        return ToolCallBatch([], False)
+    parallel = config.tool_execution == "parallel" and all(
+        tool.parallel for call in calls if (tool := batch.tools.get(call.name)) is not None
+    )
+    return await _guarded(batch, parallel)
+
+
+async def execute_tool_calls_sequential(
+    context: AgentContext,
+    assistant_message: AssistantMessage,
+    tool_calls: Sequence[ToolCall],
+    config: AgentLoopConfig,
+    signal: AbortSignal,
+    emit: Emit,
+) -> ToolCallBatch:
+    """Run `tool_calls` one after another (DESIGN R-4.8). Never raises for a tool problem.
+
+    For each call: start event, prepare, execute, finalize, end event, result message events.
+    Once the signal is aborted every remaining call gets start/end events and the error
+    result "Tool call skipped: the run was aborted".
+    """
+    batch = _Batch(context, assistant_message, tool_calls, config, signal, emit)
+    return await _guarded(batch, parallel=False)
+
+
+async def execute_tool_calls_parallel(
+    context: AgentContext,
+    assistant_message: AssistantMessage,
+    tool_calls: Sequence[ToolCall],
+    config: AgentLoopConfig,
+    signal: AbortSignal,
+    emit: Emit,
+) -> ToolCallBatch:
+    """Run `tool_calls` concurrently (DESIGN R-4.9). Never raises for a tool problem.
+
+    Preparation runs in source order (start event, prepare; an immediate outcome emits its
+    end event at once). The prepared calls then run concurrently, at most
+    `config.max_parallel_tools` at a time, each emitting its end event when it finishes.
+    Result messages are emitted, and returned, in source order once all are done. Calls not
+    yet running when the run is aborted are skipped.
+    """
+    batch = _Batch(context, assistant_message, tool_calls, config, signal, emit)
+    return await _guarded(batch, parallel=True)
+
+
+async def fail_tool_calls(tool_calls: Sequence[ToolCall], text: str, emit: Emit) -> ToolCallBatch:
+    """Answer every call with the error result `text` without running it (R-4.1, R-5.6, R-5.7).
+
+    Each call gets its start and end events and its result message events, in order.
+    """
+    messages: list[ToolResultMessage] = []
+    for call in tool_calls:
+        result = create_error_tool_result(text)
+        await emit(ToolExecutionStartEvent(call.id, call.name, call.arguments))
+        await emit(ToolExecutionEndEvent(call.id, call.name, result, True))
+        message = create_tool_result_message(FinalizedOutcome(call, result, True))
+        await emit(MessageStartEvent(message))
+        await emit(MessageEndEvent(message))
+        messages.append(message)
+    return ToolCallBatch(messages, False)
+
+
+def ensure_unique_tool_call_ids(message: AssistantMessage) -> None:
+    """Rewrite empty or repeated tool-call ids of `message` in place (DESIGN R-4.1).
+
+    An empty id becomes `call_<n>` (n = the call's 1-based position); a repeated id becomes
+    `<id>_2`, `<id>_3`, …; each new id is checked against every id in the message.
+    """
+    calls = [block for block in message.content if isinstance(block, ToolCall)]
+    ids = [call.id for call in calls]
+    if all(ids) and len(set(ids)) == len(ids):
+        return
+    taken = set(ids)
+    seen: set[str] = set()
+    for n, call in enumerate(calls, start=1):
+        if call.id and call.id not in seen:
+            seen.add(call.id)
+            continue
+        base = call.id or f"call_{n}"
+        candidate = None if call.id else base
+        k = 1
+        while candidate is None or candidate in taken:
+            k += 1
+            candidate = f"{base}_{k}"
+        call.id = candidate
+        taken.add(candidate)
+        seen.add(candidate)

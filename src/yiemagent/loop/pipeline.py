@@ -1,0 +1,431 @@
+"""The per-call tool pipeline: prepare → execute → finalize (DESIGN R-4.4 to R-4.7, R-4.11).
+
+Seed 000 §8, seed 004. Each step returns an outcome instead of raising, so every tool call
+ends with exactly one result for the model (DESIGN R-4.1). The batches in `batches.py` only
+schedule these steps.
+
+Threads: plain-function tools run on this module's worker pool (`_TOOL_THREADS`, up to
+`TOOL_THREADS` threads, created on demand); async tools run on the caller's event loop, in
+the caller's task. `on_update` may be called from any thread.
+
+Abort (our choice where pi leaves it to the tool): when the run's signal is aborted while a
+tool runs, the tool's own signal is aborted at once and the pipeline waits up to
+`ABORT_GRACE_S` for the tool to return. A tool that returns in time has its result used (it
+decides what an abort means for it); one that does not is abandoned with the error result
+"Operation aborted: tool x did not stop within N s" (an async tool is cancelled, a thread is
+left to finish and its late result discarded). An abort never hangs the run on a tool.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import contextvars
+import inspect
+import logging
+import threading
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from yiemagent.loop._emit import Emit, maybe_await
+from yiemagent.tools.schema import ToolArgumentsError, validate_arguments_against_schema
+from yiemagent.types import (
+    AfterToolCallContext,
+    AgentContext,
+    AgentLoopConfig,
+    AgentTool,
+    AgentToolResult,
+    AssistantMessage,
+    BeforeToolCallContext,
+    ExecutedOutcome,
+    FinalizedOutcome,
+    ImmediateOutcome,
+    PreparedToolCall,
+    TextContent,
+    ToolCall,
+    ToolExecutionUpdateEvent,
+    ToolResultMessage,
+)
+from yiemagent.types.messages import now_ms
+from yiemagent.types.signal import AbortSignal
+
+__all__ = [
+    "ABORT_GRACE_S",
+    "TOOL_THREADS",
+    "create_error_tool_result",
+    "create_tool_result_message",
+    "execute_prepared_tool_call",
+    "finalize_executed_tool_call",
+    "prepare_tool_call",
+    "prepare_tool_call_arguments",
+    "should_terminate",
+    "validate_tool_arguments",
+]
+
+logger = logging.getLogger(__name__)
+
+ABORT_GRACE_S = 1.0
+"""Seconds a running tool gets to return after the run is aborted before it is abandoned."""
+
+TOOL_THREADS = 256
+"""Most plain-function tools running at once; threads are created on demand and reused."""
+
+_TOOL_THREADS: ThreadPoolExecutor | None = None
+_TOOL_THREADS_LOCK = threading.Lock()
+
+
+def _tool_threads() -> ThreadPoolExecutor:
+    """The shared worker pool for plain-function tools (created on first use)."""
+    global _TOOL_THREADS
+    if _TOOL_THREADS is None:
+        with _TOOL_THREADS_LOCK:
+            if _TOOL_THREADS is None:
+                _TOOL_THREADS = ThreadPoolExecutor(TOOL_THREADS, thread_name_prefix="yiem-tool")
+    return _TOOL_THREADS
+
+
+# ── results (R-4.7, R-4.10, R-4.11) ──────────────────────────────────────────
+
+
+def create_error_tool_result(text: str) -> AgentToolResult:
+    """An error result: one `TextContent` holding `text` (DESIGN R-4.7; seed 004).
+
+    An empty `text` becomes "Tool call failed", since providers reject empty content.
+    """
+    return AgentToolResult([TextContent(text or "Tool call failed")], {})
+
+
+def _error_text(exc: BaseException) -> str:
+    """What the model reads about an exception: its text, else its class name (never empty)."""
+    return str(exc) or type(exc).__name__
+
+
+def should_terminate(finalized: list[FinalizedOutcome]) -> bool:
+    """True only when the batch is non-empty and every result asks to terminate (R-4.10)."""
+    return bool(finalized) and all(f.result.terminate for f in finalized)
+
+
+def create_tool_result_message(finalized: FinalizedOutcome) -> ToolResultMessage:
+    """The transcript message for one finalized call (DESIGN R-4.11; seed 000 §11).
+
+    Content is never `None`; an error result with no content gets a text saying the call
+    failed (R-4.7).
+    """
+    result = finalized.result
+    call = finalized.tool_call
+    content = result.content if result.content is not None else []
+    if not content and finalized.is_error:
+        content = [TextContent(f"Tool {call.name} failed")]
+    return ToolResultMessage(
+        tool_call_id=call.id,
+        tool_name=call.name,
+        content=content,
+        details=result.details,
+        usage=result.usage,
+        added_tool_names=result.added_tool_names,
+        is_error=finalized.is_error,
+        timestamp=now_ms(),
+    )
+
+
+# ── prepare (R-4.4) ──────────────────────────────────────────────────────────
+
+
+def prepare_tool_call_arguments(tool: AgentTool, tool_call: ToolCall) -> Any:
+    """The call's arguments after the tool's `prepare_arguments` hook, if it has one."""
+    if tool.prepare_arguments is None:
+        return tool_call.arguments
+    return tool.prepare_arguments(tool_call.arguments)
+
+
+def validate_tool_arguments(tool: AgentTool, args: Any) -> dict[str, Any]:
+    """Repair and validate `args` against the tool's schema, then run its own check (R-4.4).
+
+    Returns:
+        The validated arguments (a new dict).
+
+    Raises:
+        ToolArgumentsError: invalid arguments; the text is what the model reads.
+    """
+    validated = validate_arguments_against_schema(tool.input_schema, args, tool_name=tool.name)
+    if tool.validate_arguments is not None:
+        problem = tool.validate_arguments(validated)
+        if problem:
+            raise ToolArgumentsError(tool.name, [("root", str(problem))], args)
+    return validated
+
+
+def _not_found(name: str, tools: Mapping[str, AgentTool]) -> ImmediateOutcome:
+    available = ", ".join(tools) or "none"
+    text = f'Tool "{name}" not found. Available tools: {available}'
+    return ImmediateOutcome(create_error_tool_result(text), True)
+
+
+async def prepare_tool_call(
+    context: AgentContext,
+    assistant_message: AssistantMessage,
+    tool_call: ToolCall,
+    config: AgentLoopConfig,
+    signal: AbortSignal,
+) -> PreparedToolCall | ImmediateOutcome:
+    """Resolve the tool, prepare and validate the arguments, ask `before_tool_call` (R-4.4).
+
+    Seed 000 §8.1, seed 004 prepareToolCall. Never raises: every failure is an
+    `ImmediateOutcome` holding an error result.
+    """
+    tools = {tool.name: tool for tool in context.tools}
+    return await prepare_with_tools(tools, context, assistant_message, tool_call, config, signal)
+
+
+async def prepare_with_tools(
+    tools: Mapping[str, AgentTool],
+    context: AgentContext,
+    assistant_message: AssistantMessage,
+    tool_call: ToolCall,
+    config: AgentLoopConfig,
+    signal: AbortSignal,
+) -> PreparedToolCall | ImmediateOutcome:
+    """`prepare_tool_call` with the name → tool index built once per batch."""
+    tool = tools.get(tool_call.name)
+    if tool is None:
+        return _not_found(tool_call.name, tools)
+    try:
+        args = validate_tool_arguments(tool, prepare_tool_call_arguments(tool, tool_call))
+        hook = config.before_tool_call
+        if hook is not None:
+            before = await maybe_await(
+                hook(BeforeToolCallContext(assistant_message, tool_call, args, context), signal)
+            )
+            if signal.aborted:
+                return ImmediateOutcome(create_error_tool_result("Operation aborted"), True)
+            if before is not None and before.block:
+                result = create_error_tool_result(before.reason or "Tool execution was blocked")
+                result.terminate = before.terminate
+                return ImmediateOutcome(result, True)
+        return PreparedToolCall(tool, tool_call, args)
+    except Exception as exc:
+        return ImmediateOutcome(create_error_tool_result(_error_text(exc)), True)
+
+
+# ── execute (R-4.5) ──────────────────────────────────────────────────────────
+
+
+class _Updates:
+    """The call's `on_update`: emits `ToolExecutionUpdateEvent`s, from any thread, until
+    closed (the seeds' `accepting` guard). Emissions run as tasks on the call's loop and are
+    drained before the outcome is returned."""
+
+    __slots__ = ("_call", "_emit", "_loop", "_pending", "_thread", "accepting")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, emit: Emit, call: ToolCall) -> None:
+        self._loop = loop
+        self._emit = emit
+        self._call = call
+        self._thread = threading.get_ident()
+        self._pending: list[asyncio.Future[None]] = []
+        self.accepting = True
+
+    def __call__(self, partial: AgentToolResult) -> None:
+        if not self.accepting:
+            return
+        if threading.get_ident() == self._thread:
+            self._start(partial)
+            return
+        # FIFO with the thread's own completion callback, so an update sent before the tool
+        # returned is started before the pipeline drains. RuntimeError: the loop is closed.
+        with contextlib.suppress(RuntimeError):
+            self._loop.call_soon_threadsafe(self._start, partial)
+
+    def _start(self, partial: AgentToolResult) -> None:
+        call = self._call
+        event = ToolExecutionUpdateEvent(call.id, call.name, call.arguments, partial)
+        self._pending.append(asyncio.ensure_future(self._emit(event), loop=self._loop))
+
+    async def drain(self) -> None:
+        """Stop accepting updates and wait until every accepted one has been emitted."""
+        self.accepting = False
+        for task in self._pending:
+            await task
+
+
+def _is_async(execute: object) -> bool:
+    return inspect.iscoroutinefunction(execute) or inspect.iscoroutinefunction(
+        getattr(execute, "__call__", None)  # noqa: B004 - async callable objects
+    )
+
+
+def _as_result(value: object, tool_name: str) -> AgentToolResult:
+    if isinstance(value, AgentToolResult):
+        return value
+    if isinstance(value, str):
+        return AgentToolResult([TextContent(value)])
+    raise TypeError(
+        f"Tool {tool_name} returned {type(value).__name__}; expected an AgentToolResult or a str"
+    )
+
+
+class _AbortGrace:
+    """Listens to the run's signal for one call: aborts the call's own signal and gives the
+    tool `ABORT_GRACE_S` more before its deadline fires."""
+
+    __slots__ = ("_child", "_deadline", "_loop", "fired")
+
+    def __init__(
+        self, loop: asyncio.AbstractEventLoop, child: AbortSignal, deadline: asyncio.Timeout
+    ) -> None:
+        self._loop = loop
+        self._child = child
+        self._deadline = deadline
+        self.fired = False
+
+    def __call__(self, reason: str | None) -> None:
+        self._child.abort(reason)
+        with contextlib.suppress(RuntimeError):  # the loop is closed
+            self._loop.call_soon_threadsafe(self._shorten)
+
+    def _shorten(self) -> None:
+        deadline = self._deadline
+        if deadline.expired():
+            return
+        when = self._loop.time() + ABORT_GRACE_S
+        current = deadline.when()
+        if current is None or when < current:
+            try:
+                deadline.reschedule(when)
+                self.fired = True
+            except RuntimeError:  # the call already left its deadline
+                pass
+
+
+async def execute_prepared_tool_call(
+    prepared: PreparedToolCall,
+    signal: AbortSignal,
+    emit: Emit,
+    *,
+    timeout_s: float | None = None,
+) -> ExecutedOutcome:
+    """Run the tool with its validated arguments (DESIGN R-4.5; seed 000 §8.2).
+
+    A plain `execute` runs on a worker thread, an async one in the calling task. The tool
+    gets its own child of `signal` and an `on_update` callback (safe from any thread; calls
+    after the tool returned are ignored; accepted updates are emitted before this returns).
+
+    Args:
+        prepared: the call from `prepare_tool_call`.
+        signal: the run's signal.
+        emit: the loop's event sink (never raises).
+        timeout_s: seconds the call may take; `None` for no limit.
+
+    Returns:
+        The tool's result, or an error result with the exception's text, "Tool x timed out
+        after N s", or "Operation aborted: ..." (see the module docstring). Never raises,
+        except `CancelledError` when the calling task itself is cancelled.
+    """
+    tool = prepared.tool
+    call = prepared.tool_call
+    loop = asyncio.get_running_loop()
+    updates = _Updates(loop, emit, call)
+    child = AbortSignal()
+    grace: _AbortGrace | None = None
+    deadline = asyncio.timeout(timeout_s)
+    try:
+        async with deadline:
+            grace = _AbortGrace(loop, child, deadline)
+            remove = signal.add_listener(grace)
+            try:
+                if _is_async(tool.execute):
+                    raw: Any = await tool.execute(call.id, prepared.args, child, updates)  # type: ignore[misc]
+                else:
+                    run = contextvars.copy_context().run
+                    raw = await loop.run_in_executor(
+                        _tool_threads(), run, _call_plain, tool, call, prepared.args, child, updates
+                    )
+                    if inspect.isawaitable(raw):
+                        raw = await raw
+            finally:
+                remove()
+        result = _as_result(raw, tool.name)
+        await updates.drain()
+        return ExecutedOutcome(result, False)
+    except TimeoutError as exc:
+        await updates.drain()
+        if not deadline.expired():  # the tool's own TimeoutError
+            return ExecutedOutcome(create_error_tool_result(_error_text(exc)), True)
+        child.abort("timeout")
+        if grace is not None and grace.fired:
+            text = f"Operation aborted: tool {tool.name} did not stop within {ABORT_GRACE_S:g} s"
+        else:
+            text = f"Tool {tool.name} timed out after {timeout_s:g} s"
+        return ExecutedOutcome(create_error_tool_result(text), True)
+    except asyncio.CancelledError as exc:
+        task = asyncio.current_task()
+        if task is not None and task.cancelling():
+            updates.accepting = False
+            raise
+        await updates.drain()  # the tool raised CancelledError itself
+        return ExecutedOutcome(create_error_tool_result(_error_text(exc)), True)
+    except Exception as exc:
+        await updates.drain()
+        return ExecutedOutcome(create_error_tool_result(_error_text(exc)), True)
+
+
+def _call_plain(
+    tool: AgentTool, call: ToolCall, args: dict[str, Any], signal: AbortSignal, updates: _Updates
+) -> Any:
+    """Runs on a worker thread; updates stop being accepted the moment the tool returns."""
+    try:
+        return tool.execute(call.id, args, signal, updates)
+    finally:
+        updates.accepting = False
+
+
+# ── finalize (R-4.6) ─────────────────────────────────────────────────────────
+
+
+async def finalize_executed_tool_call(
+    context: AgentContext,
+    assistant_message: AssistantMessage,
+    prepared: PreparedToolCall,
+    executed: ExecutedOutcome,
+    config: AgentLoopConfig,
+    signal: AbortSignal,
+) -> FinalizedOutcome:
+    """Apply `after_tool_call` (DESIGN R-4.6; seed 000 §8.3).
+
+    Each non-`None` field of the hook's `AfterToolCallResult` replaces that field of the
+    result (`is_error` included); the tool's result object is not mutated. The hook raising
+    gives an error result with its text. Never raises.
+    """
+    result = executed.result
+    is_error = executed.is_error
+    hook = config.after_tool_call
+    if hook is not None:
+        try:
+            after = await maybe_await(
+                hook(
+                    AfterToolCallContext(
+                        assistant_message,
+                        prepared.tool_call,
+                        prepared.args,
+                        result,
+                        is_error,
+                        context,
+                    ),
+                    signal,
+                )
+            )
+            if after is not None:
+                result = AgentToolResult(
+                    content=list(after.content) if after.content is not None else result.content,
+                    details=after.details if after.details is not None else result.details,
+                    usage=after.usage if after.usage is not None else result.usage,
+                    terminate=after.terminate if after.terminate is not None else result.terminate,
+                    added_tool_names=result.added_tool_names,
+                )
+                if after.is_error is not None:
+                    is_error = after.is_error
+        except Exception as exc:
+            result = create_error_tool_result(_error_text(exc))
+            is_error = True
+    return FinalizedOutcome(prepared.tool_call, result, is_error)
