@@ -9,6 +9,7 @@ incomplete trailing string is kept as far as it arrived.
 from __future__ import annotations
 
 import logging
+import re
 from typing import Any
 
 import jiter
@@ -31,11 +32,36 @@ def parse_partial_json(text: str) -> dict[str, Any]:
     """
     if not text:
         return {}
+    data = text.encode(errors="replace")  # a lone surrogate becomes "?"
     try:
-        value = jiter.from_json(text.encode(), partial_mode="trailing-strings")
-    except ValueError:
-        return {}
+        value = jiter.from_json(data, partial_mode="trailing-strings")
+    except ValueError as exc:
+        # Garbage after a good start (`{"a": 1, oops`): keep what came before the bad token.
+        end = _error_offset(data, str(exc))
+        if end <= 0:
+            return {}
+        try:
+            value = jiter.from_json(data[:end], partial_mode="trailing-strings")
+        except ValueError:
+            return {}
     return value if isinstance(value, dict) else {}
+
+
+_POSITION = re.compile(r"at line (\d+) column (\d+)$")
+
+
+def _error_offset(data: bytes, error: str) -> int:
+    """The byte offset of a jiter error ("... at line L column C", C counted in bytes)."""
+    match = _POSITION.search(error)
+    if match is None:
+        return 0
+    line, column = int(match[1]), int(match[2])
+    start = 0
+    for _ in range(line - 1):
+        start = data.find(b"\n", start) + 1
+        if start == 0:
+            return 0
+    return min(len(data), start + column - 1)
 
 
 def parse_json_object(text: str) -> dict[str, Any] | None:
@@ -43,7 +69,7 @@ def parse_json_object(text: str) -> dict[str, Any] | None:
     if not text:
         return None
     try:
-        value = jiter.from_json(text.encode())
+        value = jiter.from_json(text.encode(errors="replace"))
     except ValueError:
         return None
     return value if isinstance(value, dict) else None
