@@ -1,14 +1,20 @@
 """The tools layer: schema validation and repair, `@tool`, `ToolStore`, tool files, and the
 built-in `listTools` and `writeTool` (DESIGN §2.3, §4)."""
 
+from yiemagent.tools.builtin import list_tools_tool
+from yiemagent.tools.decorator import tool
 from yiemagent.tools.schema import (
     ToolArgumentsError,
     check_schema,
     validate_arguments_against_schema,
 )
+from yiemagent.tools.store import ToolStore
 
 __all__ = [
     "ToolArgumentsError",
+    "ToolStore",
     "check_schema",
+    "list_tools_tool",
+    "tool",
     "validate_arguments_against_schema",
 ]

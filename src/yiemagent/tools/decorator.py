@@ -1,0 +1,311 @@
+"""`@tool`: an `AgentTool` from a typed Python function (DESIGN R-4.3).
+
+The JSON Schema comes from the type hints through a pydantic model built from the signature
+(parameters with defaults are not required; `Annotated[T, Field(description=...)]` is honoured),
+property descriptions from the Google-style docstring's `Args:` section, the tool description
+from the docstring's summary and body, the label from the name (`get_time` → "Get time").
+Parameters named `tool_call_id`, `signal` and `on_update` are injected by the pipeline and left
+out of the schema.
+
+The generated `execute(tool_call_id, args, signal, on_update)` converts the (already
+schema-validated) arguments with the pydantic model, so a parameter typed as a model or a
+dataclass receives an instance, then calls the function with keyword arguments. It is async when
+the function is, plain otherwise (the pipeline runs plain tools on a worker thread, R-4.2).
+Return values: an `AgentToolResult` as is, a `str` as is (the pipeline wraps it), anything else
+JSON-dumped into one text content.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+import typing
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, overload
+
+from yiemagent.errors import ConfigError
+from yiemagent.types.signal import AbortSignal
+from yiemagent.types.tools import AgentTool, AgentToolResult, OnUpdate, ToolExecute
+
+if TYPE_CHECKING:
+    import pydantic
+
+__all__ = ["INJECTED_PARAMETERS", "clean_schema", "parse_docstring", "tool"]
+
+INJECTED_PARAMETERS = frozenset({"tool_call_id", "signal", "on_update"})
+"""Parameters the pipeline fills in; never part of the schema."""
+
+_SECTION_RE = re.compile(
+    r"^(Args|Arguments|Parameters|Params|Returns|Return|Yields|Raises|Examples?|Notes?|"
+    r"Attributes|Warnings?|See Also|References|Todo):\s*$"
+)
+_ARG_RE = re.compile(r"^\*{0,2}(\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$")
+
+_SCHEMA_MAPS = ("properties", "$defs", "definitions", "patternProperties", "dependentSchemas")
+_SCHEMA_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
+_SCHEMA_VALUES = (
+    "items",
+    "additionalProperties",
+    "not",
+    "if",
+    "then",
+    "else",
+    "contains",
+    "propertyNames",
+    "unevaluatedItems",
+    "unevaluatedProperties",
+)
+
+
+@overload
+def tool(fn: Callable[..., Any], /) -> AgentTool: ...
+
+
+@overload
+def tool(
+    *,
+    name: str | None = None,
+    label: str | None = None,
+    description: str | None = None,
+    parallel: bool = False,
+    timeout_s: float | None = None,
+) -> Callable[[Callable[..., Any]], AgentTool]: ...
+
+
+def tool(
+    fn: Callable[..., Any] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    label: str | None = None,
+    description: str | None = None,
+    parallel: bool = False,
+    timeout_s: float | None = None,
+) -> AgentTool | Callable[[Callable[..., Any]], AgentTool]:
+    """Turn a typed function (plain or async) into an `AgentTool` (DESIGN R-4.3).
+
+    Use as `@tool` or `@tool(name=..., label=..., parallel=..., timeout_s=...)`.
+
+    Args:
+        fn: the function; its parameters become the tool's arguments.
+        name: the tool name (default: the function's name); must match R-4.2.
+        label: a human-readable name (default: from the name, "get_time" → "Get time").
+        description: the text the model sees (default: the docstring without its sections).
+        parallel: may run beside other tools in a parallel batch (R-4.9).
+        timeout_s: bound on one call, in seconds (R-4.5).
+
+    Returns:
+        The `AgentTool` (or, without `fn`, a decorator producing it).
+
+    Raises:
+        ConfigError: an invalid name, `*args`/`**kwargs`/positional-only parameters, or type
+            hints pydantic cannot turn into a JSON Schema.
+    """
+
+    def build(func: Callable[..., Any]) -> AgentTool:
+        return _build_tool(
+            func,
+            name=name,
+            label=label,
+            description=description,
+            parallel=parallel,
+            timeout_s=timeout_s,
+        )
+
+    return build if fn is None else build(fn)
+
+
+def _build_tool(
+    func: Callable[..., Any],
+    *,
+    name: str | None,
+    label: str | None,
+    description: str | None,
+    parallel: bool,
+    timeout_s: float | None,
+) -> AgentTool:
+    tool_name = name or func.__name__
+    summary, arg_docs = parse_docstring(inspect.getdoc(func) or "")
+    params, injected = _parameters(func, tool_name)
+    model = _arguments_model(func, tool_name, params)
+    schema = clean_schema(model.model_json_schema())
+    schema.setdefault("properties", {})
+    for prop, doc in arg_docs.items():
+        sub = schema["properties"].get(prop)
+        if isinstance(sub, dict) and doc and "description" not in sub:
+            sub["description"] = doc
+    execute = _make_execute(func, model, [p.name for p in params], injected)
+    return AgentTool(
+        name=tool_name,
+        label=label or _label_from_name(tool_name),
+        description=description or summary or _label_from_name(tool_name),
+        input_schema=schema,
+        execute=execute,
+        parallel=parallel,
+        timeout_s=timeout_s,
+    )
+
+
+def _parameters(
+    func: Callable[..., Any], tool_name: str
+) -> tuple[list[inspect.Parameter], frozenset[str]]:
+    params: list[inspect.Parameter] = []
+    injected: set[str] = set()
+    for param in inspect.signature(func).parameters.values():
+        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD, param.POSITIONAL_ONLY):
+            raise ConfigError(
+                f"tool {tool_name!r}: parameter {param.name!r} must be an ordinary or "
+                "keyword-only parameter (no *args, **kwargs or positional-only)"
+            )
+        if param.name in INJECTED_PARAMETERS:
+            injected.add(param.name)
+        else:
+            params.append(param)
+    return params, frozenset(injected)
+
+
+def _arguments_model(
+    func: Callable[..., Any], tool_name: str, params: list[inspect.Parameter]
+) -> type[pydantic.BaseModel]:
+    try:
+        hints = typing.get_type_hints(func, include_extras=True)
+    except Exception as exc:
+        raise ConfigError(f"tool {tool_name!r}: cannot resolve type hints: {exc}") from exc
+    import pydantic  # lazily: `import yiemagent.tools` stays light (DESIGN §2)
+    import pydantic_core
+
+    fields: dict[str, Any] = {}
+    for param in params:
+        annotation = hints.get(param.name, Any)
+        default = ... if param.default is inspect.Parameter.empty else param.default
+        fields[param.name] = (annotation, default)
+    try:
+        model = pydantic.create_model(
+            f"{tool_name}_arguments",
+            __config__=pydantic.ConfigDict(extra="ignore", protected_namespaces=()),
+            **fields,
+        )
+        model.model_json_schema()
+    except (pydantic.PydanticUserError, pydantic_core.SchemaError, TypeError, NameError) as exc:
+        raise ConfigError(f"tool {tool_name!r}: cannot build a JSON Schema: {exc}") from exc
+    return typing.cast("type[pydantic.BaseModel]", model)
+
+
+def _make_execute(
+    func: Callable[..., Any],
+    model: type[pydantic.BaseModel],
+    names: list[str],
+    injected: frozenset[str],
+) -> ToolExecute:
+    import pydantic
+
+    def call_kwargs(
+        tool_call_id: str, args: dict[str, Any], signal: AbortSignal, on_update: OnUpdate
+    ) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {}
+        if names:
+            try:
+                parsed = model.model_validate(args)
+            except pydantic.ValidationError as exc:
+                raise ValueError(f"invalid arguments: {exc}") from None
+            kwargs = {n: getattr(parsed, n) for n in names}
+        if "tool_call_id" in injected:
+            kwargs["tool_call_id"] = tool_call_id
+        if "signal" in injected:
+            kwargs["signal"] = signal
+        if "on_update" in injected:
+            kwargs["on_update"] = on_update
+        return kwargs
+
+    if inspect.iscoroutinefunction(func):
+
+        async def execute_async(
+            tool_call_id: str, args: dict[str, Any], signal: AbortSignal, on_update: OnUpdate
+        ) -> AgentToolResult | str:
+            value = await func(**call_kwargs(tool_call_id, args, signal, on_update))
+            return to_tool_return(value)
+
+        return execute_async
+
+    def execute(
+        tool_call_id: str, args: dict[str, Any], signal: AbortSignal, on_update: OnUpdate
+    ) -> AgentToolResult | str:
+        return to_tool_return(func(**call_kwargs(tool_call_id, args, signal, on_update)))
+
+    return execute
+
+
+def to_tool_return(value: object) -> AgentToolResult | str:
+    """An `AgentToolResult` or `str` as is; anything else as its JSON text."""
+    if isinstance(value, AgentToolResult | str):
+        return value
+    import pydantic_core
+
+    return AgentToolResult.text(pydantic_core.to_json(value, fallback=str).decode())
+
+
+def parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
+    """Split a Google-style docstring into the description and the `Args:` descriptions.
+
+    Returns:
+        `(description, {parameter: description})`; the description is the text before the
+        first section header, continuation lines of an argument are joined with spaces.
+    """
+    description: list[str] = []
+    args: dict[str, str] = {}
+    section: str | None = None
+    current: str | None = None
+    arg_indent = -1
+    for line in doc.splitlines():
+        stripped = line.strip()
+        header = _SECTION_RE.match(stripped)
+        if header and len(line) - len(line.lstrip()) == 0:
+            section = header.group(1)
+            current, arg_indent = None, -1
+            continue
+        if section is None:
+            description.append(line)
+            continue
+        if section not in ("Args", "Arguments", "Parameters", "Params") or not stripped:
+            continue
+        indent = len(line) - len(line.lstrip())
+        match = _ARG_RE.match(stripped)
+        if match and (arg_indent < 0 or indent <= arg_indent):
+            arg_indent = indent
+            current = match.group(1)
+            args[current] = match.group(2).strip()
+        elif current is not None:
+            args[current] = f"{args[current]} {stripped}".strip()
+    return "\n".join(description).strip(), args
+
+
+def clean_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """Drop pydantic's `title` annotations (noise for small models), in place; return it."""
+    schema.pop("title", None)
+    for key in _SCHEMA_MAPS:
+        sub = schema.get(key)
+        if isinstance(sub, dict):
+            for value in sub.values():
+                if isinstance(value, dict):
+                    clean_schema(value)
+    for key in _SCHEMA_LISTS:
+        sub = schema.get(key)
+        if isinstance(sub, list):
+            for value in sub:
+                if isinstance(value, dict):
+                    clean_schema(value)
+    for key in _SCHEMA_VALUES:
+        sub = schema.get(key)
+        if isinstance(sub, dict):
+            clean_schema(sub)
+    return schema
+
+
+def _label_from_name(name: str) -> str:
+    """`get_time` / `getTime` / `get-time` → "Get time"."""
+    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", name).replace("_", " ").replace("-", " ")
+    words = spaced.split()
+    if not words:
+        return name
+    text = " ".join(words).lower()
+    return text[0].upper() + text[1:]

@@ -1,0 +1,279 @@
+"""`ToolStore`: one agent's tools, and loading tool files from a folder (DESIGN R-4.12, R-4.13).
+
+Seed 000 §4 (toolStore, loadTools, registerTool, getTools, clearTools) and §17 (tool file
+contract).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import itertools
+import logging
+import re
+import sys
+import threading
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from types import MappingProxyType, ModuleType
+
+from yiemagent.errors import ConfigError, ToolLoadError
+from yiemagent.tools.schema import check_schema
+from yiemagent.types.tools import AgentTool, check_tool_name
+
+__all__ = ["ToolStore", "is_tool_file", "load_tool_module"]
+
+logger = logging.getLogger(__name__)
+
+_store_ids = itertools.count(1)
+_module_ids = itertools.count(1)
+
+
+class ToolStore:
+    """The tools of one agent, by name, in registration order (DESIGN R-4.12; seed 000 §4).
+
+    Invariants: one store per agent (registering in one never shows in another); names are
+    unique (`register` of an existing name raises unless `replace=True`); every tool in it has
+    a valid name (R-4.2) and a valid JSON Schema.
+
+    Threads: a store may be changed (by `writeTool`, on a worker thread) while a run reads it.
+    Every change builds a new dict and swaps it in under a lock, so `tools` is a consistent
+    snapshot that never changes under a reader; read `tools` again to see later changes.
+
+    Attributes:
+        name: identifies the store in logs and in tool-file module names.
+    """
+
+    def __init__(self, name: str = "default") -> None:
+        self.name = name
+        self._id = next(_store_ids)
+        self._tools: dict[str, AgentTool] = {}
+        self._modules: dict[str, list[str]] = {}  # tool name -> its file modules in sys.modules
+        self._lock = threading.RLock()
+
+    def __repr__(self) -> str:
+        return f"ToolStore(name={self.name!r}, tools={list(self._tools)!r})"
+
+    # ── reading ──────────────────────────────────────────────────────────
+
+    @property
+    def tools(self) -> Mapping[str, AgentTool]:
+        """A read-only snapshot `{name: AgentTool}` in registration order (O(1) lookups)."""
+        return MappingProxyType(self._tools)
+
+    def get(self, name: str) -> AgentTool | None:
+        """The tool called `name`, or None."""
+        return self._tools.get(name)
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tools
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(list(self._tools))
+
+    # ── changing ─────────────────────────────────────────────────────────
+
+    def register(self, tool: AgentTool, *, replace: bool = False) -> AgentTool:
+        """Add `tool` (seed 000 §4 registerTool); with `replace=True` an existing one is replaced
+        in place (keeping its position).
+
+        Returns:
+            `tool`.
+
+        Raises:
+            ConfigError: not an `AgentTool`, an invalid name (R-4.2) or input schema, or the name
+                is taken and `replace` is False.
+        """
+        _check_tool(tool)
+        with self._lock:
+            if tool.name in self._tools and not replace:
+                raise ConfigError(
+                    f"tool {tool.name!r} is already registered in store {self.name!r}; "
+                    "pass replace=True to replace it"
+                )
+            self._tools = {**self._tools, tool.name: tool}
+            self._modules.pop(tool.name, None)
+        return tool
+
+    def unregister(self, name: str) -> AgentTool | None:
+        """Remove the tool called `name`; return it, or None when there was none."""
+        with self._lock:
+            if name not in self._tools:
+                return None
+            tools = dict(self._tools)
+            removed = tools.pop(name)
+            self._tools = tools
+            _forget_modules(self._modules.pop(name, []))
+        return removed
+
+    def clear(self) -> None:
+        """Remove every tool (seed 000 §4 clearTools); other stores are untouched."""
+        with self._lock:
+            self._tools = {}
+            for names in self._modules.values():
+                _forget_modules(names)
+            self._modules = {}
+
+    def load_dir(self, path: str | Path) -> Mapping[str, AgentTool]:
+        """Load every tool file of a folder, then register `listTools` (DESIGN R-4.13).
+
+        Files: `*.py` in alphabetical order, skipping `__init__.py`, names starting with `_`
+        and names containing "registry". Each is imported as its own module (unique per store
+        and load, so top-level names never collide) and must define `get_tool() -> AgentTool`.
+
+        Args:
+            path: the folder.
+
+        Returns:
+            `tools` after loading.
+
+        Raises:
+            ToolLoadError: after registering every good file, listing `(path, reason)` for each
+                file that failed to import, lacks `get_tool`, returned something other than an
+                `AgentTool`, or duplicates a name.
+            ConfigError: `path` is not a folder.
+        """
+        with self._lock:
+            tools, modules, failures = self._load(path, dict(self._tools))
+            self._commit(tools, modules, keep=True)
+        return self._finish(failures)
+
+    def reload(self, path: str | Path) -> Mapping[str, AgentTool]:
+        """`clear()` then `load_dir(path)` as one swap: readers never see a half-loaded store.
+
+        On broken files the good ones (and `listTools`) are in the store and `ToolLoadError` is
+        raised; if `path` is not a folder the store is unchanged.
+        """
+        with self._lock:
+            tools, modules, failures = self._load(path, {})
+            self._commit(tools, modules, keep=False)
+        return self._finish(failures)
+
+    # ── internals ────────────────────────────────────────────────────────
+
+    def _load(
+        self, path: str | Path, tools: dict[str, AgentTool]
+    ) -> tuple[dict[str, AgentTool], dict[str, list[str]], list[tuple[str, str]]]:
+        folder = Path(path)
+        if not folder.is_dir():
+            raise ConfigError(f"tool folder {str(folder)!r} does not exist or is not a folder")
+        modules: dict[str, list[str]] = {}
+        failures: list[tuple[str, str]] = []
+        origin: dict[str, str] = {}
+        for file in sorted(p for p in folder.iterdir() if is_tool_file(p)):
+            try:
+                module = load_tool_module(file, store_name=self.name, store_id=self._id)
+            except Exception as exc:
+                failures.append((str(file), f"import failed: {_describe(exc)}"))
+                continue
+            try:
+                tool = _tool_from_module(module)
+                if tool.name in tools:
+                    where = origin.get(tool.name, "registered before")
+                    raise ConfigError(f"duplicate tool name {tool.name!r} ({where})")
+            except Exception as exc:
+                failures.append((str(file), _describe(exc)))
+                _forget_modules([module.__name__])
+                continue
+            tools[tool.name] = tool
+            origin[tool.name] = f"already defined by {file.name}"
+            modules[tool.name] = [module.__name__]
+        from yiemagent.tools.builtin import LIST_TOOLS_NAME, list_tools_tool
+
+        if LIST_TOOLS_NAME not in tools:
+            tools[LIST_TOOLS_NAME] = list_tools_tool(self)
+        return tools, modules, failures
+
+    def _commit(
+        self, tools: dict[str, AgentTool], modules: dict[str, list[str]], *, keep: bool
+    ) -> None:
+        if not keep:
+            for names in self._modules.values():
+                _forget_modules(names)
+            self._modules = {}
+        self._tools = tools
+        self._modules.update(modules)
+
+    def _finish(self, failures: list[tuple[str, str]]) -> Mapping[str, AgentTool]:
+        logger.info(
+            "store %s: %d tools, %d files failed", self.name, len(self._tools), len(failures)
+        )
+        if failures:
+            raise ToolLoadError(failures)
+        return self.tools
+
+
+def is_tool_file(path: Path) -> bool:
+    """Whether `load_dir` loads this file (R-4.13): `*.py`, not `_*`, no "registry" in the name."""
+    name = path.name
+    return (
+        name.endswith(".py")
+        and not name.startswith("_")
+        and "registry" not in name.lower()
+        and path.is_file()
+    )
+
+
+def load_tool_module(path: Path, *, store_name: str, store_id: int) -> ModuleType:
+    """Import one tool file as a fresh module with a unique name (R-4.13; seed 000 §4).
+
+    The module is in `sys.modules` while it runs (dataclasses and pickling need that) and stays
+    there while its tool is registered.
+
+    Raises:
+        Exception: whatever importing the file raised (`SyntaxError`, `ImportError`, ...);
+            `SystemExit` from the file is turned into a `RuntimeError`.
+    """
+    slug = re.sub(r"\W", "_", f"{store_name}_{path.stem}")
+    module_name = f"_yiemagent_tool_{store_id}_{next(_module_ids)}_{slug}"
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot import {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    try:
+        spec.loader.exec_module(module)
+    except SystemExit as exc:
+        sys.modules.pop(module_name, None)
+        raise RuntimeError(f"the file called sys.exit({exc.code!r})") from None
+    except BaseException:
+        sys.modules.pop(module_name, None)
+        raise
+    return module
+
+
+def _tool_from_module(module: ModuleType) -> AgentTool:
+    get_tool = getattr(module, "get_tool", None)
+    if not callable(get_tool):
+        raise ConfigError("defines no get_tool() function")
+    try:
+        tool = get_tool()
+    except Exception as exc:
+        raise ConfigError(f"get_tool() raised {_describe(exc)}") from exc
+    if not isinstance(tool, AgentTool):
+        raise ConfigError(f"get_tool() returned {type(tool).__name__}, not an AgentTool")
+    _check_tool(tool)
+    return tool
+
+
+def _check_tool(tool: object) -> None:
+    if not isinstance(tool, AgentTool):
+        raise ConfigError(f"expected an AgentTool, got {type(tool).__name__}")
+    check_tool_name(tool.name)
+    check_schema(tool.input_schema, what=f"input_schema of tool {tool.name!r}")
+
+
+def _forget_modules(names: list[str]) -> None:
+    for name in names:
+        sys.modules.pop(name, None)
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, ConfigError):
+        return str(exc)
+    if isinstance(exc, SyntaxError):
+        return f"SyntaxError: {exc.msg} (line {exc.lineno})"
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
