@@ -265,37 +265,53 @@ def _as_result(value: object, tool_name: str) -> AgentToolResult:
     )
 
 
-class _AbortGrace:
-    """Listens to the run's signal for one call: aborts the call's own signal and gives the
-    tool `ABORT_GRACE_S` more before its deadline fires."""
+class _Watch:
+    """Ends one call early: at its timeout, or `ABORT_GRACE_S` after the run is aborted.
 
-    __slots__ = ("_child", "_deadline", "_loop", "fired")
+    Either way the call's own signal is aborted first, then the call's `asyncio.timeout`
+    is expired, which cancels an async tool (or stops waiting for a thread).
+    """
+
+    __slots__ = ("_child", "_deadline", "_handle", "_loop", "ended_by")
 
     def __init__(
-        self, loop: asyncio.AbstractEventLoop, child: AbortSignal, deadline: asyncio.Timeout
+        self,
+        loop: asyncio.AbstractEventLoop,
+        child: AbortSignal,
+        deadline: asyncio.Timeout,
+        timeout_s: float | None,
     ) -> None:
         self._loop = loop
         self._child = child
         self._deadline = deadline
-        self.fired = False
+        self.ended_by: str | None = None
+        self._handle: asyncio.TimerHandle | None = None
+        if timeout_s is not None:
+            self._handle = loop.call_later(timeout_s, self._end, "timeout")
 
-    def __call__(self, reason: str | None) -> None:
+    def on_run_abort(self, reason: str | None) -> None:
+        """Signal listener; runs on whichever thread aborted the run."""
         self._child.abort(reason)
         with contextlib.suppress(RuntimeError):  # the loop is closed
-            self._loop.call_soon_threadsafe(self._shorten)
+            self._loop.call_soon_threadsafe(self._start_grace)
 
-    def _shorten(self) -> None:
-        deadline = self._deadline
-        if deadline.expired():
+    def _start_grace(self) -> None:
+        if self.ended_by is None and not self._deadline.expired():
+            if self._handle is not None:
+                self._handle.cancel()
+            self._handle = self._loop.call_later(ABORT_GRACE_S, self._end, "abort")
+
+    def _end(self, why: str) -> None:
+        if self.ended_by is not None:
             return
-        when = self._loop.time() + ABORT_GRACE_S
-        current = deadline.when()
-        if current is None or when < current:
-            try:
-                deadline.reschedule(when)
-                self.fired = True
-            except RuntimeError:  # the call already left its deadline
-                pass
+        self.ended_by = why
+        self._child.abort(why)
+        with contextlib.suppress(RuntimeError):  # the call already left its deadline
+            self._deadline.reschedule(self._loop.time())
+
+    def close(self) -> None:
+        if self._handle is not None:
+            self._handle.cancel()
 
 
 async def execute_prepared_tool_call(
@@ -327,12 +343,12 @@ async def execute_prepared_tool_call(
     loop = asyncio.get_running_loop()
     updates = _Updates(loop, emit, call)
     child = AbortSignal()
-    grace: _AbortGrace | None = None
-    deadline = asyncio.timeout(timeout_s)
+    deadline = asyncio.timeout(None)
+    watch: _Watch | None = None
     try:
         async with deadline:
-            grace = _AbortGrace(loop, child, deadline)
-            remove = signal.add_listener(grace)
+            watch = _Watch(loop, child, deadline, timeout_s)
+            remove = signal.add_listener(watch.on_run_abort)
             try:
                 if _is_async(tool.execute):
                     raw: Any = await tool.execute(call.id, prepared.args, child, updates)  # type: ignore[misc]
@@ -345,18 +361,18 @@ async def execute_prepared_tool_call(
                         raw = await raw
             finally:
                 remove()
+                watch.close()
         result = _as_result(raw, tool.name)
         await updates.drain()
         return ExecutedOutcome(result, False)
     except TimeoutError as exc:
         await updates.drain()
-        if not deadline.expired():  # the tool's own TimeoutError
+        if watch is None or not deadline.expired():  # the tool's own TimeoutError
             return ExecutedOutcome(create_error_tool_result(_error_text(exc)), True)
-        child.abort("timeout")
-        if grace is not None and grace.fired:
-            text = f"Operation aborted: tool {tool.name} did not stop within {ABORT_GRACE_S:g} s"
-        else:
+        if watch.ended_by == "timeout":
             text = f"Tool {tool.name} timed out after {timeout_s:g} s"
+        else:
+            text = f"Operation aborted: tool {tool.name} did not stop within {ABORT_GRACE_S:g} s"
         return ExecutedOutcome(create_error_tool_result(text), True)
     except asyncio.CancelledError as exc:
         task = asyncio.current_task()

@@ -1,0 +1,330 @@
+"""DESIGN R-4.5: execute — threads for plain tools, results, exceptions, on_update from any
+thread, child signals, timeouts, abort while running (seed 000 §8.2, seed 004)."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from typing import Any
+
+import pytest
+
+import yiemagent.loop.pipeline as pipeline
+from tests.loop.test_tool_calls_kit import Recorder, call, make_tool, result_text, run_batch, texts
+from yiemagent import (
+    AbortSignal,
+    AgentToolResult,
+    ImageContent,
+    PreparedToolCall,
+    TextContent,
+    execute_prepared_tool_call,
+)
+
+
+async def test_r4_5_plain_tools_run_on_a_worker_thread_async_tools_on_the_loop() -> None:
+    threads: dict[str, int] = {}
+
+    def plain(tool_call_id: str, args: Any, signal: Any, on_update: Any) -> str:
+        threads["plain"] = threading.get_ident()
+        return "p"
+
+    async def coro(tool_call_id: str, args: Any, signal: Any, on_update: Any) -> str:
+        threads["async"] = threading.get_ident()
+        return "a"
+
+    batch, _, _ = await run_batch(
+        [make_tool("p", plain), make_tool("a", coro)], call("p"), call("a")
+    )
+    assert texts(batch) == ["p", "a"]
+    assert threads["async"] == threading.get_ident()
+    assert threads["plain"] != threading.get_ident()
+
+
+async def test_r4_5_a_plain_tool_does_not_block_the_event_loop() -> None:
+    ticks: list[float] = []
+
+    async def ticker() -> None:
+        for _ in range(5):
+            ticks.append(time.perf_counter())
+            await asyncio.sleep(0.02)
+
+    def blocking(tool_call_id: str, args: Any, signal: Any, on_update: Any) -> str:
+        time.sleep(0.15)
+        return "slept"
+
+    task = asyncio.create_task(ticker())
+    batch, _, _ = await run_batch([make_tool("b", blocking, parallel=False)], call("b"))
+    await task
+    assert texts(batch) == ["slept"]
+    assert len(ticks) == 5 and ticks[-1] - ticks[0] < 0.15  # ticked while the tool slept
+
+
+async def test_r4_5_return_values_str_result_and_wrong_type() -> None:
+    image = ImageContent(data="aGk=", mime_type="image/png")
+
+    async def rich(tool_call_id: str, args: Any, signal: Any, on_update: Any) -> AgentToolResult:
+        return AgentToolResult([TextContent("t"), image], details={"k": 1}, added_tool_names=["z"])
+
+    async def wrong(tool_call_id: str, args: Any, signal: Any, on_update: Any) -> Any:
+        return 42
+
+    tools = [make_tool("rich", rich), make_tool("wrong", wrong), make_tool("text")]
+    batch, _, _ = await run_batch(tools, call("rich"), call("wrong"), call("text"))
+    rich_msg, wrong_msg, text_msg = batch.messages
+    assert rich_msg.content == [TextContent("t"), image]
+    assert rich_msg.details == {"k": 1} and rich_msg.added_tool_names == ["z"]
+    assert not rich_msg.is_error
+    assert wrong_msg.is_error and "returned int" in texts(batch)[1]
+    assert text_msg.content == [TextContent("ok text")]
+
+
+async def test_r4_5_exceptions_become_error_results_never_empty() -> None:
+    async def raises(tool_call_id: str, args: Any, signal: Any, on_update: Any) -> str:
+        raise ValueError("disk full")
+
+    def raises_plain(tool_call_id: str, args: Any, signal: Any, on_update: Any) -> str:
+        raise RuntimeError()
+
+    async def cancels_itself(tool_call_id: str, args: Any, signal: Any, on_update: Any) -> str:
+        raise asyncio.CancelledError()
+
+    tools = [make_tool("a", raises), make_tool("b", raises_plain), make_tool("c", cancels_itself)]
+    for mode in ("parallel", "sequential"):
+        batch, _, _ = await run_batch(tools, call("a"), call("b"), call("c"), tool_execution=mode)
+        assert texts(batch) == ["disk full", "RuntimeError", "CancelledError"]
+        assert all(m.is_error for m in batch.messages)
+
+
+async def test_r4_5_on_update_from_async_tool_emits_update_events_in_order_before_end() -> None:
+    async def progress(tool_call_id: str, args: Any, signal: Any, on_update: Any) -> str:
+        for i in range(3):
+            on_update(AgentToolResult.text(f"step {i}"))
+            await asyncio.sleep(0)
+        return "done"
+
+    _, rec, _ = await run_batch([make_tool("p", progress)], call("p", {"x": 1}))
+    updates = rec.of("tool_execution_update")
+    assert [result_text(u.partial_result) for u in updates] == ["step 0", "step 1", "step 2"]
+    assert all(
+        u.tool_call_id == "id_p" and u.tool_name == "p" and u.args == {"x": 1} for u in updates
+    )
+    kinds = rec.kinds()
+    assert kinds.index("tool_execution_end") > max(
+        i for i, k in enumerate(kinds) if k == "tool_execution_update"
+    )
+
+
+async def test_r4_5_on_update_from_threads_is_emitted_on_the_loop_and_late_updates_ignored() -> (
+    None
+):
+    late_sent = threading.Event()
+
+    def plain(tool_call_id: str, args: Any, signal: Any, on_update: Any) -> str:
+        on_update(AgentToolResult.text("from worker"))
+        helper = threading.Thread(target=lambda: on_update(AgentToolResult.text("from helper")))
+        helper.start()
+        helper.join()
+
+        def late() -> None:
+            time.sleep(0.05)
+            on_update(AgentToolResult.text("too late"))
+            late_sent.set()
+
+        threading.Thread(target=late).start()
+        return "returned"
+
+    rec = Recorder()
+    batch, _, _ = await run_batch([make_tool("p", plain)], call("p"), recorder=rec)
+    assert await asyncio.to_thread(late_sent.wait, 2)
+    await asyncio.sleep(0.02)
+    updates = rec.of("tool_execution_update")
+    assert [result_text(u.partial_result) for u in updates] == ["from worker", "from helper"]
+    loop_thread = threading.get_ident()
+    assert set(rec.threads) == {loop_thread}  # the sink is only ever called on the loop
+    assert texts(batch) == ["returned"]
+
+
+async def test_r4_5_each_call_gets_its_own_child_signal() -> None:
+    seen: dict[str, AbortSignal] = {}
+
+    async def selfish(tool_call_id: str, args: Any, signal: AbortSignal, on_update: Any) -> str:
+        seen[tool_call_id] = signal
+        signal.abort("only me")
+        return "aborted myself"
+
+    async def other(tool_call_id: str, args: Any, signal: AbortSignal, on_update: Any) -> str:
+        seen[tool_call_id] = signal
+        return "aborted" if signal.aborted else "fine"
+
+    run_signal = AbortSignal()
+    batch, _, _ = await run_batch(
+        [make_tool("s", selfish), make_tool("o", other)],
+        call("s"),
+        call("o"),
+        signal=run_signal,
+        tool_execution="sequential",
+    )
+    assert texts(batch) == ["aborted myself", "fine"]
+    assert not run_signal.aborted
+    assert seen["id_s"] is not run_signal and seen["id_s"] is not seen["id_o"]
+
+
+@pytest.mark.parametrize("plain", [False, True])
+async def test_r4_5_timeout_from_the_tool_aborts_its_signal(plain: bool) -> None:
+    observed: dict[str, Any] = {}
+    finished = threading.Event()
+
+    async def slow_async(tool_call_id: str, args: Any, signal: AbortSignal, on_update: Any) -> str:
+        try:
+            await asyncio.sleep(5)
+        except asyncio.CancelledError:
+            observed["cancelled"] = True
+            observed["signal_aborted"] = signal.aborted
+            raise
+        return "never"
+
+    def slow_plain(tool_call_id: str, args: Any, signal: AbortSignal, on_update: Any) -> str:
+        time.sleep(0.3)  # ignores its signal; left to finish
+        observed["signal_aborted"] = signal.aborted
+        on_update(AgentToolResult.text("late update"))
+        finished.set()
+        return "late result"
+
+    tool = make_tool("slow", slow_plain if plain else slow_async, timeout_s=0.1)
+    start = time.perf_counter()
+    batch, rec, _ = await run_batch([tool, make_tool("quick")], call("slow"), call("quick"))
+    elapsed = time.perf_counter() - start
+    assert texts(batch) == ["Tool slow timed out after 0.1 s", "ok quick"]
+    assert batch.messages[0].is_error
+    assert elapsed < 0.25
+    if plain:
+        assert await asyncio.to_thread(finished.wait, 2)
+        await asyncio.sleep(0.02)
+        assert rec.of("tool_execution_update") == []  # the late update is dropped
+    else:
+        assert observed["cancelled"]
+    assert observed["signal_aborted"]
+
+
+async def test_r4_5_config_tool_timeout_applies_and_the_tools_own_wins() -> None:
+    batch, _, _ = await run_batch(
+        [
+            make_tool("a", _sleep_then("a", 0.3)),
+            make_tool("b", _sleep_then("b", 0.3), timeout_s=1.0),
+        ],
+        call("a"),
+        call("b"),
+        tool_timeout_s=0.05,
+    )
+    assert texts(batch) == ["Tool a timed out after 0.05 s", "b"]
+
+
+def _sleep_then(text: str, seconds: float) -> Any:
+    async def execute(tool_call_id: str, args: Any, signal: Any, on_update: Any) -> str:
+        await asyncio.sleep(seconds)
+        return text
+
+    return execute
+
+
+async def test_r4_5_a_tools_own_timeout_error_is_an_ordinary_error() -> None:
+    async def raises(tool_call_id: str, args: Any, signal: Any, on_update: Any) -> str:
+        raise TimeoutError("upstream timed out")
+
+    batch, _, _ = await run_batch([make_tool("t", raises, timeout_s=5)], call("t"))
+    assert texts(batch) == ["upstream timed out"]
+
+
+async def test_r4_5_abort_while_running_a_cooperative_tool_decides_its_result() -> None:
+    signal = AbortSignal()
+
+    async def cooperative(
+        tool_call_id: str, args: Any, tool_signal: AbortSignal, on_update: Any
+    ) -> str:
+        asyncio.get_running_loop().call_later(0.05, signal.abort, "user")
+        reason = await tool_signal.wait()
+        return f"stopped early ({reason})"
+
+    batch, _, _ = await run_batch([make_tool("c", cooperative)], call("c"), signal=signal)
+    assert texts(batch) == ["stopped early (user)"]
+    assert not batch.messages[0].is_error
+
+
+@pytest.mark.parametrize("plain", [False, True])
+async def test_r4_5_abort_never_hangs_on_a_tool_that_ignores_it(
+    plain: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(pipeline, "ABORT_GRACE_S", 0.1)
+    signal = AbortSignal()
+
+    async def stubborn_async(tool_call_id: str, args: Any, s: AbortSignal, on_update: Any) -> str:
+        await asyncio.sleep(10)
+        return "never"
+
+    def stubborn_plain(tool_call_id: str, args: Any, s: AbortSignal, on_update: Any) -> str:
+        time.sleep(0.4)
+        return "late"
+
+    asyncio.get_running_loop().call_later(0.05, signal.abort)
+    start = time.perf_counter()
+    batch, _, _ = await run_batch(
+        [make_tool("s", stubborn_plain if plain else stubborn_async), make_tool("next")],
+        call("s"),
+        call("next"),
+        signal=signal,
+        tool_execution="sequential",
+    )
+    elapsed = time.perf_counter() - start
+    assert 0.12 < elapsed < 0.35
+    assert texts(batch) == [
+        "Operation aborted: tool s did not stop within 0.1 s",
+        "Tool call skipped: the run was aborted",
+    ]
+
+
+async def test_r4_5_execute_prepared_tool_call_directly() -> None:
+    tool = make_tool("t", _sleep_then("x", 0.2))
+    prepared = PreparedToolCall(tool, call("t"), {})
+    rec = Recorder()
+    timed_out = await execute_prepared_tool_call(prepared, AbortSignal(), rec, timeout_s=0.02)
+    assert timed_out.is_error and result_text(timed_out.result) == "Tool t timed out after 0.02 s"
+    done = await execute_prepared_tool_call(prepared, AbortSignal(), rec)
+    assert not done.is_error and result_text(done.result) == "x"
+    assert rec.events == []  # execute emits only update events
+
+
+async def test_r4_5_async_callable_objects_and_plain_functions_returning_awaitables() -> None:
+    class AsyncCallable:
+        async def __call__(self, tool_call_id: str, args: Any, signal: Any, on_update: Any) -> str:
+            return f"object on loop: {threading.get_ident() == loop_thread}"
+
+    def returns_coroutine(tool_call_id: str, args: Any, signal: Any, on_update: Any) -> Any:
+        return _sleep_then("awaited", 0)(tool_call_id, args, signal, on_update)
+
+    loop_thread = threading.get_ident()
+    batch, _, _ = await run_batch(
+        [make_tool("o", AsyncCallable()), make_tool("c", returns_coroutine)], call("o"), call("c")
+    )
+    assert texts(batch) == ["object on loop: True", "awaited"]
+
+
+async def test_r4_5_cancelling_the_batch_cancels_running_tools() -> None:
+    cancelled: list[str] = []
+
+    async def slow(tool_call_id: str, args: Any, signal: Any, on_update: Any) -> str:
+        try:
+            await asyncio.sleep(5)
+        except asyncio.CancelledError:
+            cancelled.append(tool_call_id)
+            raise
+        return "never"
+
+    task = asyncio.create_task(
+        run_batch([make_tool("a", slow), make_tool("b", slow)], call("a"), call("b"))
+    )
+    await asyncio.sleep(0.05)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert sorted(cancelled) == ["id_a", "id_b"]
