@@ -1,0 +1,75 @@
+"""Model catalogue, `get_model` and `calculate_cost` (DESIGN §7)."""
+
+from __future__ import annotations
+
+import pytest
+
+from yiemagent import ProviderError, Usage
+from yiemagent.ai import MODELS, calculate_cost, get_model
+
+
+@pytest.mark.parametrize(
+    ("name", "api"),
+    [
+        ("openai/gpt-4o", "openai-completions"),
+        ("openai/gpt-4o-mini", "openai-completions"),
+        ("openai/gpt-4.1", "openai-completions"),
+        ("openai/gpt-4.1-mini", "openai-completions"),
+        ("openai/o3", "openai-completions"),
+        ("openai/o4-mini", "openai-completions"),
+        ("anthropic/claude-sonnet-4-5", "anthropic-messages"),
+        ("anthropic/claude-opus-4-1", "anthropic-messages"),
+        ("anthropic/claude-haiku-4-5", "anthropic-messages"),
+        ("local/qwen2.5-coder-0.5b", "local"),
+        ("local/qwen2.5-coder-1.5b", "local"),
+    ],
+)
+def test_catalogue_entries(name: str, api: str) -> None:
+    model = get_model(name)
+    assert f"{model.provider}/{model.id}" == name and model.api == api
+    assert model.context_window > 0 and 0 < model.max_tokens <= model.context_window
+    if api == "local":
+        assert model.cost.input == model.cost.output == 0
+    else:
+        assert model.cost.input > 0 and model.cost.output > model.cost.input
+
+
+def test_reasoning_flags_and_anthropic_cache_prices() -> None:
+    assert get_model("openai/o3").reasoning and not get_model("openai/gpt-4o").reasoning
+    sonnet = get_model("anthropic/claude-sonnet-4-5")
+    assert sonnet.cost.cache_write > sonnet.cost.input > sonnet.cost.cache_read > 0
+
+
+def test_bare_id_and_base_url_override() -> None:
+    assert get_model("gpt-4o") is MODELS["openai/gpt-4o"]
+    proxied = get_model("openai/gpt-4o", base_url="http://proxy/v1")
+    assert proxied.base_url == "http://proxy/v1" and MODELS["openai/gpt-4o"].base_url != (
+        "http://proxy/v1"
+    )
+
+
+def test_openai_compatible_server_by_base_url() -> None:
+    model = get_model("openai-compatible/qwen2.5-coder", base_url="http://127.0.0.1:8080/v1")
+    assert (model.id, model.api, model.base_url) == (
+        "qwen2.5-coder",
+        "openai-completions",
+        "http://127.0.0.1:8080/v1",
+    )
+    with pytest.raises(ProviderError, match="base_url"):
+        get_model("openai-compatible/qwen2.5-coder")
+
+
+def test_unknown_model_lists_known_ones() -> None:
+    with pytest.raises(ProviderError) as info:
+        get_model("openai/gpt-99")
+    assert "gpt-99" in str(info.value) and "openai/gpt-4o" in str(info.value)
+    assert "anthropic/claude-sonnet-4-5" in str(info.value)
+
+
+def test_calculate_cost_fills_usage_cost() -> None:
+    usage = Usage(input=2_000, output=1_000, cache_read=10_000, cache_write=0)
+    cost = calculate_cost(get_model("openai/gpt-4o"), usage)
+    assert usage.cost is cost
+    assert cost.input == pytest.approx(0.005) and cost.output == pytest.approx(0.01)
+    assert cost.cache_read == pytest.approx(0.0125)
+    assert cost.total == pytest.approx(0.0275)
