@@ -92,7 +92,7 @@ async def test_fail_closes_open_blocks_and_sets_error_fields() -> None:
     b.start()
     b.text_delta("partial")
     message = b.fail("aborted", "Request was aborted")
-    assert await drain(stream)[-2:] == ["text_end", "error"]
+    assert (await drain(stream))[-2:] == ["text_end", "error"]
     assert message.stop_reason == "aborted" and message.error_message == "Request was aborted"
     assert isinstance(message, AssistantMessage) and message.text == "partial"
 
