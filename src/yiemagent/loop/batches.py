@@ -53,6 +53,7 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 SKIPPED_TEXT = "Tool call skipped: the run was aborted"
+_INTERNAL_ERROR = "Tool call failed: internal error: "
 
 
 class _Batch:
@@ -116,14 +117,19 @@ class _Batch:
         )
 
     async def run(self, i: int, prepared: PreparedToolCall) -> None:
-        """Execute, finalize and end one prepared call."""
+        """Execute, finalize and end one prepared call; a bug here fails only this call."""
         timeout_s = prepared.tool.timeout_s or self.config.tool_timeout_s
-        executed = await execute_prepared_tool_call(
-            prepared, self.signal, self.emit, timeout_s=timeout_s
-        )
-        finalized = await finalize_executed_tool_call(
-            self.context, self.assistant_message, prepared, executed, self.config, self.signal
-        )
+        try:
+            executed = await execute_prepared_tool_call(
+                prepared, self.signal, self.emit, timeout_s=timeout_s
+            )
+            finalized = await finalize_executed_tool_call(
+                self.context, self.assistant_message, prepared, executed, self.config, self.signal
+            )
+        except Exception as exc:
+            logger.exception("tool call %s failed inside the pipeline", prepared.tool_call.id)
+            failed = create_error_tool_result(f"{_INTERNAL_ERROR}{_error_text(exc)}")
+            finalized = FinalizedOutcome(prepared.tool_call, failed, True)
         await self.end(i, finalized)
 
     async def end(self, i: int, finalized: FinalizedOutcome) -> None:
@@ -221,7 +227,7 @@ async def _guarded(batch: _Batch, parallel: bool) -> ToolCallBatch:
         await (_parallel(batch) if parallel else _sequential(batch))
     except Exception as exc:
         logger.exception("tool-call batch failed; answering the remaining calls")
-        await batch.answer_the_rest(f"Tool call failed: internal error: {_error_text(exc)}")
+        await batch.answer_the_rest(f"{_INTERNAL_ERROR}{_error_text(exc)}")
     except asyncio.CancelledError:
         for task in batch.tasks:
             task.cancel()
@@ -256,7 +262,7 @@ async def execute_tool_calls(
     except Exception as exc:  # a malformed message or context: still answer what we can
         logger.exception("could not set up the tool-call batch")
         calls = [b for b in assistant_message.content if isinstance(b, ToolCall)]
-        return await fail_tool_calls(calls, f"Tool call failed: internal error: {exc}", emit)
+        return await fail_tool_calls(calls, f"{_INTERNAL_ERROR}{_error_text(exc)}", emit)
     if not calls:
         return ToolCallBatch([], False)
     parallel = config.tool_execution == "parallel" and all(
