@@ -9,12 +9,15 @@ from yiemagent.tools.schema import (
     validate_arguments_against_schema,
 )
 from yiemagent.tools.store import ToolStore
+from yiemagent.tools.write_tool import WriteToolError, write_tool_tool
 
 __all__ = [
     "ToolArgumentsError",
     "ToolStore",
+    "WriteToolError",
     "check_schema",
     "list_tools_tool",
     "tool",
     "validate_arguments_against_schema",
+    "write_tool_tool",
 ]

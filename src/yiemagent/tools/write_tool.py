@@ -1,0 +1,409 @@
+"""The built-in `writeTool`: the model writes a new tool file, usable on its very next turn
+(DESIGN R-4.15; seed 000 §15 self-modifying tools, §17 tool file contract).
+
+Security: `writeTool` runs model-written Python **inside this process**, with this process's
+rights (the new file's imports run when it is written; its body runs whenever the tool is
+called). It is never registered unless asked for. Offer it only to models and users you trust,
+or gate it with `AgentLoopConfig.before_tool_call` — e.g. show the code to a person and return
+`BeforeToolCallResult(block=True, reason=...)` unless they approve — and run the agent in a
+sandbox (container, separate user) when the code is not trusted.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import keyword
+import logging
+import os
+import pprint
+import sys
+import tempfile
+import textwrap
+import threading
+import types
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from yiemagent.errors import ConfigError
+from yiemagent.tools.builtin import LIST_TOOLS_NAME
+from yiemagent.tools.schema import check_schema
+from yiemagent.types.signal import AbortSignal
+from yiemagent.types.tools import AgentTool, AgentToolResult, OnUpdate, check_tool_name
+
+if TYPE_CHECKING:
+    from yiemagent.tools.store import ToolStore
+
+__all__ = ["WRITE_TOOL_NAME", "WriteToolError", "render_tool_file", "write_tool_tool"]
+
+logger = logging.getLogger(__name__)
+
+WRITE_TOOL_NAME = "writeTool"
+_BUILTIN_NAMES = frozenset({WRITE_TOOL_NAME, LIST_TOOLS_NAME})
+_counter = iter(range(1, sys.maxsize))
+
+WRITE_TOOL_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "name": {
+            "type": "string",
+            "description": "The new tool's name: a Python identifier (letters, digits, "
+            "underscores; up to 64 characters), e.g. searchWine.",
+        },
+        "label": {"type": "string", "description": "A short human-readable name."},
+        "description": {"type": "string", "description": "What the tool does, for the model."},
+        "inputSchema": {
+            "type": "object",
+            "description": 'JSON Schema of the arguments object, e.g. {"type": "object", '
+            '"properties": {"query": {"type": "string"}}, "required": ["query"]}.',
+        },
+        "executeCode": {
+            "type": "string",
+            "description": "Python body of execute(tool_call_id, args, signal, on_update). "
+            "Read arguments from the dict `args`, return a str (or an AgentToolResult). "
+            "Imports may go inside the body or in `imports`. May use `await`.",
+        },
+        "imports": {
+            "type": "string",
+            "description": "Optional import statements for the top of the file.",
+        },
+        "validateCode": {
+            "type": "string",
+            "description": "Optional body of validate_arguments(args): return None when the "
+            "arguments are fine, else an error text.",
+        },
+        "prepareCode": {
+            "type": "string",
+            "description": "Optional body of prepare_arguments(args): return the arguments "
+            "to validate (e.g. with renamed keys).",
+        },
+        "parallel": {
+            "type": "boolean",
+            "description": "Whether it may run beside other tools (default false).",
+        },
+        "overwrite": {
+            "type": "boolean",
+            "description": "Replace an existing tool of that name (default false).",
+        },
+    },
+    "required": ["name", "label", "description", "inputSchema", "executeCode"],
+}
+
+
+class WriteToolError(ValueError):
+    """`writeTool` refused or failed; the text says why. Nothing was changed."""
+
+
+def write_tool_tool(store: ToolStore, directory: str | Path) -> AgentTool:
+    """A `writeTool` that writes tool files into `directory` and registers them in `store`.
+
+    Each call: checks the name (R-4.2, a Python identifier, not a keyword, not a built-in),
+    refuses an existing tool or file unless `overwrite`, checks `inputSchema` against the
+    2020-12 meta-schema, renders the file (`render_tool_file`), parses it, imports it in
+    isolation and calls `get_tool()`, then writes it atomically (temporary file in the same
+    folder, then `os.replace`) and registers the tool at once (hot reload). The result carries
+    `added_tool_names=[name]`, so the next turn offers the new tool. On any failure it raises
+    `WriteToolError` (the pipeline makes that an error result) and the store and the folder are
+    as before (a failed registration after the write restores the old file).
+
+    Read the module docstring on the risk: the written code runs in this process.
+
+    Args:
+        store: where the new tools are registered (the agent's store).
+        directory: the only folder files are written to (created on first use).
+    """
+    folder = Path(directory)
+    lock = threading.Lock()
+
+    def execute(
+        tool_call_id: str, args: dict[str, Any], signal: AbortSignal, on_update: OnUpdate
+    ) -> AgentToolResult:
+        with lock:
+            return _write(store, folder, args)
+
+    return AgentTool(
+        name=WRITE_TOOL_NAME,
+        label="Write tool",
+        description=(
+            "Create a new tool (a Python file) that you can call from your next step on. "
+            "Use it when no existing tool can do the job; call listTools first to avoid a "
+            "name that is taken."
+        ),
+        input_schema=WRITE_TOOL_SCHEMA,
+        execute=execute,
+    )
+
+
+def _write(store: ToolStore, folder: Path, args: dict[str, Any]) -> AgentToolResult:
+    name = _check_name(args.get("name"))
+    overwrite = bool(args.get("overwrite", False))
+    schema = _check_input_schema(args.get("inputSchema"))
+    root = folder.resolve()
+    target = (root / f"{name}.py").resolve()
+    if target.parent != root:
+        raise WriteToolError(f"refusing to write outside the tool folder: {target}")
+    existed = name in store or target.exists()
+    if existed and not overwrite:
+        raise WriteToolError(
+            f'a tool named "{name}" already exists; choose another name, or pass '
+            '"overwrite": true to replace it'
+        )
+    source = render_tool_file(
+        name=name,
+        label=_text(args, "label") or name,
+        description=_text(args, "description") or name,
+        input_schema=schema,
+        execute_code=_text(args, "executeCode"),
+        imports=_text(args, "imports"),
+        validate_code=_text(args, "validateCode"),
+        prepare_code=_text(args, "prepareCode"),
+        parallel=bool(args.get("parallel", False)),
+    )
+    tool = _import_in_isolation(source, target, name)
+    root.mkdir(parents=True, exist_ok=True)
+    previous = target.read_bytes() if target.exists() else None
+    _atomic_write(target, source.encode("utf-8"))
+    try:
+        store.register(tool, replace=overwrite)
+    except Exception as exc:
+        _restore(target, previous)
+        raise WriteToolError(f"could not register tool {name!r}: {exc}") from exc
+    logger.info("writeTool wrote %s and registered %s in store %s", target, name, store.name)
+    verb = "replaced" if existed else "created"
+    return AgentToolResult.text(
+        f'Tool "{name}" {verb} ({target.name}) and registered; you can call it now.',
+        details={"name": name, "path": str(target), "overwritten": existed},
+        added_tool_names=[name],
+    )
+
+
+def render_tool_file(
+    *,
+    name: str,
+    label: str,
+    description: str,
+    input_schema: dict[str, Any],
+    execute_code: str,
+    imports: str = "",
+    validate_code: str = "",
+    prepare_code: str = "",
+    parallel: bool = False,
+) -> str:
+    """The text of a tool file (seed 000 §17 contract: `get_tool() -> AgentTool`).
+
+    Raises:
+        WriteToolError: `execute_code` is empty, a code part does not parse (the text names the
+            part and its line), or `imports` holds anything but import statements.
+    """
+    if not execute_code.strip():
+        raise WriteToolError("executeCode is empty: give the body of execute(...)")
+    import_lines = _check_imports(imports)
+    execute_body, is_async = _check_body("executeCode", execute_code)
+    parts = [
+        f'"""Tool {name!r}, written by writeTool (DESIGN R-4.15). Seed 000 §17 contract."""',
+        "",
+        "import json",
+        "from typing import Any",
+        "",
+        "from yiemagent import AgentTool, AgentToolResult",
+        *import_lines,
+        "",
+        f"INPUT_SCHEMA: dict[str, Any] = {_literal(input_schema)}",
+        "",
+        "",
+        f"{'async ' if is_async else ''}def _execute(tool_call_id: str, args: dict[str, Any], "
+        "signal: Any, on_update: Any) -> Any:",
+        execute_body,
+        "",
+        "",
+        f"{'async ' if is_async else ''}def execute(tool_call_id: str, args: dict[str, Any], "
+        "signal: Any, on_update: Any) -> Any:",
+        f"    value = {'await ' if is_async else ''}_execute(tool_call_id, args, signal, "
+        "on_update)",
+        "    if isinstance(value, (AgentToolResult, str)):",
+        "        return value",
+        "    return json.dumps(value, default=str)",
+        "",
+    ]
+    hooks = {"validate_arguments": "None", "prepare_arguments": "None"}
+    for part, code, signature in (
+        ("validateCode", validate_code, "validate_arguments(args: Any) -> Any"),
+        ("prepareCode", prepare_code, "prepare_arguments(args: Any) -> Any"),
+    ):
+        if code.strip():
+            body, part_async = _check_body(part, code)
+            if part_async:
+                raise WriteToolError(f"{part} cannot use await (it must be a plain function)")
+            parts += ["", f"def {signature}:", body, ""]
+            function = signature.split("(")[0]
+            hooks[function] = function
+    parts += [
+        "",
+        "def get_tool() -> AgentTool:",
+        "    return AgentTool(",
+        f"        name={name!r},",
+        f"        label={label!r},",
+        f"        description={description!r},",
+        "        input_schema=INPUT_SCHEMA,",
+        "        execute=execute,",
+        f"        validate_arguments={hooks['validate_arguments']},",
+        f"        prepare_arguments={hooks['prepare_arguments']},",
+        f"        parallel={parallel!r},",
+        "    )",
+        "",
+    ]
+    source = "\n".join(parts)
+    try:
+        ast.parse(source)
+    except SyntaxError as exc:  # pragma: no cover - each part was parsed on its own already
+        raise WriteToolError(f"the generated file does not parse: {exc.msg}") from None
+    return source
+
+
+# ── checks ───────────────────────────────────────────────────────────────
+
+
+def _check_name(name: object) -> str:
+    if not isinstance(name, str) or not name:
+        raise WriteToolError("name is required: a Python identifier such as searchWine")
+    try:
+        check_tool_name(name)
+    except ConfigError as exc:
+        raise WriteToolError(str(exc)) from None
+    if not name.isidentifier() or not name.isascii():
+        raise WriteToolError(
+            f"invalid tool name {name!r}: use a Python identifier (letters, digits and '_', "
+            "not starting with a digit)"
+        )
+    if keyword.iskeyword(name) or keyword.issoftkeyword(name):
+        raise WriteToolError(f"invalid tool name {name!r}: it is a Python keyword")
+    if name in _BUILTIN_NAMES:
+        raise WriteToolError(f"{name!r} is a built-in tool and cannot be replaced")
+    return name
+
+
+def _check_input_schema(schema: object) -> dict[str, Any]:
+    if not isinstance(schema, dict):
+        raise WriteToolError("inputSchema must be a JSON object (a JSON Schema)")
+    if "type" not in schema:
+        schema = {"type": "object", **schema}
+    if schema.get("type") != "object":
+        raise WriteToolError('inputSchema must describe an object: {"type": "object", ...}')
+    try:
+        check_schema(schema)
+    except ConfigError as exc:
+        raise WriteToolError(str(exc)) from None
+    return schema
+
+
+def _check_body(part: str, code: str) -> tuple[str, bool]:
+    """Indent `code` as a function body; check it parses; say whether it awaits."""
+    body = textwrap.indent(textwrap.dedent(code.expandtabs(4)).strip("\n"), "    ")
+    if not body.strip():
+        body = "    pass"
+    try:
+        tree = ast.parse(f"async def _f():\n{body}\n")
+    except SyntaxError as exc:
+        line = (exc.lineno or 2) - 1
+        raise WriteToolError(f"{part} has a syntax error on its line {line}: {exc.msg}") from None
+    func = tree.body[0]
+    return body, any(
+        isinstance(node, ast.Await | ast.AsyncFor | ast.AsyncWith) for node in _own_nodes(func)
+    )
+
+
+def _own_nodes(func: ast.AST) -> list[ast.AST]:
+    """The nodes of a function body, not descending into nested functions or classes."""
+    nested = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+    out: list[ast.AST] = []
+    stack = list(ast.iter_child_nodes(func))
+    while stack:
+        node = stack.pop()
+        out.append(node)
+        if not isinstance(node, nested):
+            stack.extend(ast.iter_child_nodes(node))
+    return out
+
+
+def _check_imports(imports: str) -> list[str]:
+    text = textwrap.dedent(imports).strip()
+    if not text:
+        return []
+    try:
+        tree = ast.parse(text)
+    except SyntaxError as exc:
+        raise WriteToolError(
+            f"imports has a syntax error on line {exc.lineno}: {exc.msg}"
+        ) from None
+    for node in tree.body:
+        if not isinstance(node, ast.Import | ast.ImportFrom):
+            raise WriteToolError("imports may only hold import statements")
+    return text.splitlines()
+
+
+def _import_in_isolation(source: str, target: Path, name: str) -> AgentTool:
+    """Run the file's text as a fresh module (unique name) and return its `get_tool()`."""
+    module_name = f"_yiemagent_written_tool_{next(_counter)}_{name}"
+    module = types.ModuleType(module_name)
+    module.__file__ = str(target)
+    sys.modules[module_name] = module  # dataclasses and typing look modules up while running
+    try:
+        code = compile(source, str(target), "exec")
+        exec(code, module.__dict__)  # the documented purpose of writeTool
+        tool = module.get_tool()
+    except WriteToolError:
+        raise
+    except BaseException as exc:
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        raise WriteToolError(f"the new tool file failed to import: {text}") from None
+    finally:
+        sys.modules.pop(module_name, None)
+    if not isinstance(tool, AgentTool):
+        raise WriteToolError("get_tool() did not return an AgentTool")
+    return tool
+
+
+# ── files ────────────────────────────────────────────────────────────────
+
+
+def _atomic_write(target: Path, data: bytes) -> None:
+    """Write `data` to a hidden temporary file beside `target`, then rename it over `target`."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.stem}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def _restore(target: Path, previous: bytes | None) -> None:
+    if previous is None:
+        with contextlib.suppress(OSError):
+            target.unlink()
+    else:
+        _atomic_write(target, previous)
+
+
+def _literal(value: dict[str, Any]) -> str:
+    """A Python literal for a JSON value (falls back to `json.loads` for NaN and the like)."""
+    text = pprint.pformat(value, indent=4, width=88, sort_dicts=False)
+    try:
+        if ast.literal_eval(text) == value:
+            return text
+    except (ValueError, SyntaxError):
+        pass
+    import json
+
+    return f"json.loads({json.dumps(value)!r})"
+
+
+def _text(args: dict[str, Any], key: str) -> str:
+    value = args.get(key)
+    return value if isinstance(value, str) else ""
