@@ -1,0 +1,210 @@
+"""The `Agent`'s queues and its loop-free waiting (DESIGN R-6.4, R-6.5, R-6.7, seed 000 §5).
+
+Nothing here is bound to an event loop: queues are plain deques (appending from any thread is
+safe), and `Notifier` creates a future on the running loop only while someone waits. So an
+idle `Agent` can be used from one `asyncio.run` and then from the next.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import deque
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Generic, Literal, TypeAlias, TypeVar
+
+from yiemagent.errors import AgentBusyError
+
+__all__ = ["BoundedQueue", "Notifier", "PromptChannel", "QueueMode"]
+
+logger = logging.getLogger("yiemagent.agent")
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+QueueMode: TypeAlias = Literal["one-at-a-time", "all"]
+"""How many queued messages one poll takes: the oldest one, or every one."""
+
+
+class BoundedQueue(Generic[T]):
+    """A FIFO with an optional bound; `put` on a full queue raises `AgentBusyError`.
+
+    Messages a run took but never delivered go back with `restore_front`, ahead of anything
+    queued since, and may exceed the bound for that moment (nothing is ever dropped).
+    """
+
+    __slots__ = ("_hint", "_items", "maxsize", "name")
+
+    def __init__(self, name: str, maxsize: int | None = None, *, hint: str = "") -> None:
+        self.name = name
+        self.maxsize = maxsize
+        self._hint = hint
+        self._items: deque[T] = deque()
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __bool__(self) -> bool:
+        return bool(self._items)
+
+    @property
+    def full(self) -> bool:
+        """Whether `put` would raise."""
+        return self.maxsize is not None and len(self._items) >= self.maxsize
+
+    def put(self, item: T) -> None:
+        """Append `item`.
+
+        Raises:
+            AgentBusyError: the queue holds `maxsize` items already.
+        """
+        if self.full:
+            raise AgentBusyError(
+                f"the {self.name} queue is full ({self.maxsize} waiting); {self._hint}".rstrip("; ")
+            )
+        self._items.append(item)
+
+    def take(self, mode: QueueMode) -> list[T]:
+        """Remove and return the oldest item ("one-at-a-time") or all of them ("all")."""
+        if not self._items:
+            return []
+        if mode == "all":
+            items = list(self._items)
+            self._items.clear()
+            return items
+        return [self._items.popleft()]
+
+    def pop(self) -> T:
+        """Remove and return the oldest item (the queue must not be empty)."""
+        return self._items.popleft()
+
+    def restore_front(self, items: Iterable[T]) -> None:
+        """Put `items` back at the front, in their order."""
+        self._items.extendleft(reversed(list(items)))
+
+    def clear(self) -> None:
+        """Drop every item."""
+        self._items.clear()
+
+    def snapshot(self) -> list[T]:
+        """The items, oldest first (a copy)."""
+        return list(self._items)
+
+
+class Notifier:
+    """Wake every waiter when something changed; waiters re-check their own condition.
+
+    `wait()` creates its future on the loop that awaits it, so the notifier belongs to no loop.
+    `notify()` must be called on the thread of the waiting loop (the Agent's run code does).
+    """
+
+    __slots__ = ("_waiters",)
+
+    def __init__(self) -> None:
+        self._waiters: list[asyncio.Future[None]] = []
+
+    async def wait(self) -> None:
+        """Wait until the next `notify()`."""
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiters.append(future)
+        try:
+            await future
+        finally:
+            if future in self._waiters:
+                self._waiters.remove(future)
+
+    def notify(self) -> None:
+        """Wake all current waiters (waiters of a closed loop are dropped)."""
+        waiters, self._waiters = self._waiters, []
+        for future in waiters:
+            if not future.done() and not future.get_loop().is_closed():
+                future.set_result(None)
+
+
+class PromptChannel(Generic[T, R]):
+    """Seed 000 §5's input and output channels (DESIGN R-6.4).
+
+    Sent prompts (`inbox`, bound 16) run one at a time, in order, through `run_one` in a
+    worker task that exists only while prompts wait; each run's answer goes to `outbox`
+    (bound 16), read in order by `take`. With 16 answers untaken the next run waits. The
+    worker starts when `can_start()` allows it (no other run active) and a loop is running.
+    """
+
+    __slots__ = ("_can_start", "_changed", "_run_one", "_worker", "closed", "inbox", "outbox")
+
+    def __init__(
+        self,
+        run_one: Callable[[T], Awaitable[R]],
+        can_start: Callable[[], bool],
+        changed: Notifier,
+        *,
+        size: int = 16,
+    ) -> None:
+        self._run_one = run_one
+        self._can_start = can_start
+        self._changed = changed
+        self._worker: asyncio.Task[None] | None = None
+        self.closed = False
+        self.inbox: BoundedQueue[T] = BoundedQueue(
+            "prompt", size, hint="take responses or await wait_for_idle() first"
+        )
+        self.outbox: BoundedQueue[R] = BoundedQueue("response", size)
+
+    @property
+    def busy(self) -> bool:
+        """Whether the worker is alive (running a prompt or waiting to)."""
+        worker = self._worker
+        if worker is None:
+            return False
+        if worker.done() or worker.get_loop().is_closed():
+            self._worker = None  # its loop went away with the task unfinished
+            return False
+        return True
+
+    def put(self, item: T) -> None:
+        """Queue a prompt and start the worker when possible.
+
+        Raises:
+            AgentBusyError: closed, or `size` prompts are waiting.
+        """
+        if self.closed:
+            raise AgentBusyError("the agent is closed; create a new Agent")
+        self.inbox.put(item)
+        self.start()
+
+    def start(self) -> None:
+        """Start the worker if prompts wait, no run is active, and a loop is running."""
+        if not self.inbox or self.busy or not self._can_start():
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return  # no loop yet: the next take/wait starts it
+        self._worker = loop.create_task(self._drain())
+
+    async def take(self) -> R:
+        """The oldest answer; waits for it.
+
+        Raises:
+            AgentBusyError: closed with nothing left to answer.
+        """
+        while not self.outbox:
+            self.start()
+            if self.closed and not self.inbox and not self.busy:
+                raise AgentBusyError("the agent is closed and no response is left")
+            await self._changed.wait()
+        answer = self.outbox.pop()
+        self._changed.notify()
+        return answer
+
+    async def _drain(self) -> None:
+        try:
+            while self.inbox:
+                while self.outbox.full:
+                    await self._changed.wait()
+                answer = await self._run_one(self.inbox.pop())
+                self.outbox.put(answer)
+                self._changed.notify()
+        finally:
+            self._worker = None
+            self._changed.notify()

@@ -1,0 +1,485 @@
+"""The stateful `Agent` (the seeds' `yiemAgent`; DESIGN R-6, seed 000 §1 Step 2.5, §5, §6, §10).
+
+An `Agent` owns a transcript, a `ToolStore` and its queues, and drives the loop
+(`yiemagent.loop.run_agent_loop`) one run at a time. Its state is reduced from the run's
+events, as pi's `Agent` does. Runs execute in the task that awaits them (`prompt`, `resume`)
+or in one worker task that exists only while sent prompts are waiting (`send`); an idle agent
+holds no task and no loop-bound object (R-6.7).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeAlias
+
+from yiemagent._agent_llm_call import FormatMessages, LlmCall, PrepareContext, agent_stream_fn
+from yiemagent._agent_openai import format_openai_messages, user_message_from_openai
+from yiemagent._agent_queues import BoundedQueue, Notifier, PromptChannel, QueueMode
+from yiemagent._agent_state import (
+    AgentStateView,
+    RunRecorder,
+    check_options,
+    final_message,
+    make_store,
+    placeholder_model,
+    prompt_messages,
+    reduce_event,
+    to_messages,
+)
+from yiemagent.errors import AgentBusyError, ConfigError
+from yiemagent.types import (
+    AbortSignal,
+    AgentContext,
+    AgentEvent,
+    AgentLoopConfig,
+    AgentMessage,
+    AssistantMessage,
+    ImageContent,
+    MessageStartEvent,
+    Model,
+    StreamFn,
+    TurnContext,
+    TurnUpdate,
+)
+
+if TYPE_CHECKING:
+    from yiemagent.tools import ToolStore
+
+__all__ = ["Agent", "format_openai_messages", "user_message_from_openai"]
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_LOCAL_MODEL = "local/qwen2.5-coder-0.5b"
+PROMPT_QUEUE_SIZE = 16
+FOLLOW_UP_QUEUE_SIZE = 32
+"""Seed 000 §5: input and output channels 16, follow-up channel 32."""
+
+Listener: TypeAlias = Callable[[AgentEvent, AbortSignal], "Awaitable[None] | None"]
+"""`subscribe` listeners: `(event, signal)`, plain or async (awaited in order)."""
+PromptInput: TypeAlias = "str | AgentMessage | Mapping[str, Any] | Sequence[Any]"
+
+_BUSY = (
+    "the agent is already running; use steer() or follow_up() to add to the current run, "
+    "send() to queue a prompt, or await wait_for_idle() first"
+)
+
+
+class Agent:
+    """A stateful agent: a transcript, a tool store, queues, and one run at a time (R-6).
+
+    Invariants: at most one run at a time (`prompt`/`resume` raise `AgentBusyError` while
+    busy); every state change comes from an event of the run, reduced before listeners see it;
+    the tools offered to the model are rebuilt from `tool_store` before every turn, so a tool
+    registered mid-run (writeTool) is offered on the next turn. Listeners and hooks run on
+    the event loop thread; `steer`, `follow_up` and `abort` may be called from any thread
+    (for example from a plain tool on its worker thread).
+
+    See `docs/agent.md`. Arguments as DESIGN R-6.1; hooks may be plain or async.
+
+    Raises:
+        ConfigError: an invalid argument; the message says what to change.
+    """
+
+    def __init__(
+        self,
+        system_prompt: str = "You are a helpful assistant.",
+        model: Model | None = None,
+        *,
+        tools: ToolStore | Mapping[str, Any] | Iterable[Any] | None = None,
+        messages: Iterable[AgentMessage] | None = None,
+        stream_fn: StreamFn | None = None,
+        llm_call: LlmCall | None = None,
+        on_event: Callable[[AgentEvent], Any] | None = None,
+        tool_store: ToolStore | None = None,
+        prepare_context: PrepareContext | None = None,
+        format_messages: FormatMessages | None = None,
+        convert_to_llm: Callable[..., Any] | None = None,
+        transform_context: Callable[..., Any] | None = None,
+        before_tool_call: Callable[..., Any] | None = None,
+        after_tool_call: Callable[..., Any] | None = None,
+        prepare_next_turn: Callable[[TurnContext], Any] | None = None,
+        should_stop_after_turn: Callable[[TurnContext], Any] | None = None,
+        tool_execution: str = "parallel",
+        steering_mode: QueueMode = "one-at-a-time",
+        follow_up_mode: QueueMode = "one-at-a-time",
+        session_id: str | None = None,
+        max_turns: int | None = None,
+        max_retry_delay_ms: int | None = None,
+        session_store: Any = None,
+    ) -> None:
+        check_options(locals())
+        if stream_fn is not None and llm_call is not None:
+            raise ConfigError("pass either stream_fn or llm_call, not both")
+        if format_messages is not None and llm_call is None:
+            raise ConfigError("format_messages only applies with llm_call; pass llm_call too")
+        self.tool_store: ToolStore = make_store(tools, tool_store)
+        """The agent's own tool store (R-4.12); register tools here at any time."""
+        self._state = AgentStateView(self.tool_store)
+        self._state.system_prompt = system_prompt
+        self._state.model = model
+        try:
+            self._state.messages = to_messages(messages or [], what="messages")
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from exc
+        self._stream_fn = stream_fn
+        self._llm_call = llm_call
+        self._on_event = on_event
+        self._prepare_context = prepare_context
+        self._format_messages = format_messages
+        self._prepare_next_turn = prepare_next_turn
+        self._hooks = AgentLoopConfig(
+            model=placeholder_model("unresolved"),
+            convert_to_llm=convert_to_llm,
+            transform_context=transform_context,
+            before_tool_call=before_tool_call,
+            after_tool_call=after_tool_call,
+            should_stop_after_turn=should_stop_after_turn,
+        )
+        self.tool_execution = tool_execution
+        self.steering_mode: QueueMode = steering_mode
+        self.follow_up_mode: QueueMode = follow_up_mode
+        self.session_id = session_id
+        self.max_turns = max_turns
+        self.max_retry_delay_ms = max_retry_delay_ms
+        self.session_store = session_store
+        """Reserved for persisted sessions (DESIGN §10); the agent does not use it yet."""
+
+        self._listeners: list[Listener] = []
+        self._changed = Notifier()
+        self._channel: PromptChannel[AgentMessage, AssistantMessage] = PromptChannel(
+            self._run_sent, lambda: not self._running, self._changed, size=PROMPT_QUEUE_SIZE
+        )
+        self._steering: BoundedQueue[AgentMessage] = BoundedQueue("steering")
+        self._follow_ups: BoundedQueue[AgentMessage] = BoundedQueue(
+            "follow-up", FOLLOW_UP_QUEUE_SIZE, hint="wait for the run to take some first"
+        )
+        self._undelivered: list[tuple[BoundedQueue[AgentMessage], AgentMessage]] = []
+        self._signal: AbortSignal | None = None
+        self._running = False
+
+    # ── state ──────────────────────────────────────────────────────────────
+
+    @property
+    def state(self) -> AgentStateView:
+        """The agent's state (R-6.2), reduced from events. Assigning `messages` or `tools`
+        copies; `tools` mirrors `tool_store`."""
+        return self._state
+
+    @property
+    def is_busy(self) -> bool:
+        """Whether a run is active or sent prompts are waiting for theirs."""
+        return self._running or self._channel.busy
+
+    # ── prompts ────────────────────────────────────────────────────────────
+
+    async def prompt(
+        self, input: PromptInput, images: Sequence[ImageContent] | None = None
+    ) -> AssistantMessage:
+        """Run one prompt to the end and return the final assistant message (R-6.3).
+
+        Args:
+            input: a text, a message (an OpenAI user dict is converted), or a list of them.
+            images: images added to a text prompt.
+
+        Returns:
+            The run's last assistant message; after a terminating batch (R-4.10) the
+            "tool_use_terminated" summary of the tool results (seed 000 §10, not added to
+            the history). A failed run returns its error message (stop reason "error").
+
+        Raises:
+            AgentBusyError: a run is active or sent prompts are waiting.
+            TypeError, ValueError: an input that is not a prompt.
+        """
+        prompts = prompt_messages(input, images)
+        self._claim()
+        return await self._run_claimed(prompts)
+
+    async def resume(self) -> AssistantMessage:
+        """Continue from the transcript without a new prompt (seeds' agentLoopContinue).
+
+        When the transcript ends with an assistant message, queued steering (else follow-up)
+        messages start the run instead.
+
+        Raises:
+            AgentBusyError: a run is active.
+            ConfigError: nothing to continue from.
+        """
+        last = self._state.messages[-1] if self._state.messages else None
+        if last is None or getattr(last, "role", None) == "assistant":
+            for queue, mode in (
+                (self._steering, self.steering_mode),
+                (self._follow_ups, self.follow_up_mode),
+            ):
+                if queue:
+                    self._claim()
+                    return await self._run_claimed(queue.take(mode))
+            raise ConfigError(
+                "nothing to resume: the transcript is empty or ends with an assistant message;"
+                " use prompt() instead"
+            )
+        self._claim()
+        return await self._run_claimed(None)
+
+    def prompt_sync(
+        self, input: PromptInput, images: Sequence[ImageContent] | None = None
+    ) -> AssistantMessage:
+        """`prompt` from plain synchronous code (a script, a REPL): runs its own event loop
+        (R-6.7).
+
+        Raises:
+            RuntimeError: called from a running event loop; use `await agent.prompt(...)`.
+        """
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(self.prompt(input, images))
+        raise RuntimeError(
+            "prompt_sync() cannot run inside a running event loop; use `await agent.prompt(...)`"
+        )
+
+    # ── channels (seed 000 §5) ─────────────────────────────────────────────
+
+    def send(self, message: PromptInput) -> None:
+        """Queue a prompt; it runs when the agent is idle, after the prompts sent before it.
+        Its final message comes from `take_response()` (R-6.4). Without a running event loop
+        the prompt waits for the next `take_response`/`wait_for_idle`/`close`.
+
+        Raises:
+            AgentBusyError: 16 prompts are already waiting, or the agent is closed.
+        """
+        for prompt in prompt_messages(message, None):
+            self._channel.put(prompt)
+
+    async def take_response(self) -> AssistantMessage:
+        """The final message of the next sent prompt's run, in send order (R-6.4); waits for
+        it. `prompt()` returns its own answer and puts nothing here.
+
+        Raises:
+            AgentBusyError: the agent is closed and no response is left.
+        """
+        return await self._channel.take()
+
+    def steer(self, message: PromptInput) -> None:
+        """Queue a message delivered at the next turn boundary of the current (or next) run."""
+        for item in prompt_messages(message, None):
+            self._steering.put(item)
+
+    def follow_up(self, message: PromptInput) -> None:
+        """Queue a message delivered when the run would otherwise stop.
+
+        Raises:
+            AgentBusyError: 32 follow-ups are already waiting.
+        """
+        for item in prompt_messages(message, None):
+            self._follow_ups.put(item)
+
+    def clear_steering_queue(self) -> None:
+        """Drop the queued steering messages."""
+        self._steering.clear()
+
+    def clear_follow_up_queue(self) -> None:
+        """Drop the queued follow-up messages."""
+        self._follow_ups.clear()
+
+    def clear_all_queues(self) -> None:
+        """Drop queued steering and follow-up messages (sent prompts stay queued)."""
+        self._steering.clear()
+        self._follow_ups.clear()
+
+    def has_queued_messages(self) -> bool:
+        """Whether steering, follow-up or sent prompts are waiting."""
+        return bool(self._steering or self._follow_ups or self._channel.inbox)
+
+    async def close(self) -> None:
+        """Refuse new prompts, finish the queued ones, then return (R-6.4). Responses stay
+        takeable; with 16 untaken, this waits until some are taken."""
+        self._channel.closed = True
+        await self.wait_for_idle()
+
+    # ── control ────────────────────────────────────────────────────────────
+
+    def abort(self, reason: str | None = None) -> None:
+        """Abort the active run (no-op when idle; any thread). Messages a run took from a
+        queue but did not deliver go back to the front of their queue (R-6.5)."""
+        if self._signal is not None:
+            self._signal.abort(reason or "aborted by the user")
+
+    async def wait_for_idle(self) -> None:
+        """Wait until no run is active and no sent prompt is waiting."""
+        self._channel.start()
+        while self.is_busy:
+            await self._changed.wait()
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        """Call `listener(event, signal)` for every event, after the state is updated; async
+        listeners are awaited, all in subscription order. A listener that raises is logged
+        and the run goes on (R-5.1b). Returns the function that unsubscribes it."""
+        if not callable(listener):
+            raise ConfigError("subscribe() needs a callable listener(event, signal)")
+        self._listeners.append(listener)
+
+        def unsubscribe() -> None:
+            if listener in self._listeners:
+                self._listeners.remove(listener)
+
+        return unsubscribe
+
+    def reset(self) -> None:
+        """Clear the transcript, the state and the steering/follow-up queues.
+
+        Raises:
+            AgentBusyError: a run is active (abort it and await `wait_for_idle()` first).
+        """
+        if self.is_busy:
+            raise AgentBusyError(
+                "cannot reset while the agent is running; abort() and await wait_for_idle() first"
+            )
+        self._state.messages = []
+        self._state.streaming_message = None
+        self._state.pending_tool_calls = set()
+        self._state.error_message = None
+        self.clear_all_queues()
+
+    # ── runs ───────────────────────────────────────────────────────────────
+
+    def _claim(self) -> None:
+        if self._channel.closed:
+            raise AgentBusyError("the agent is closed; create a new Agent")
+        if self.is_busy:
+            raise AgentBusyError(_BUSY)
+        self._running = True
+
+    async def _run_claimed(self, prompts: list[AgentMessage] | None) -> AssistantMessage:
+        try:
+            return await self._run(prompts)
+        finally:
+            self._running = False
+            self._changed.notify()
+            self._channel.start()  # prompts sent during the run start now
+
+    async def _run_sent(self, prompt: AgentMessage) -> AssistantMessage:
+        self._running = True
+        try:
+            return await self._run([prompt])
+        except Exception as exc:  # a setup failure, e.g. the embedded model is missing
+            logger.exception("a sent prompt failed before its run started")
+            return AssistantMessage(stop_reason="error", error_message=str(exc))
+        finally:
+            self._running = False
+
+    async def _run(self, prompts: list[AgentMessage] | None) -> AssistantMessage:
+        from yiemagent.loop.agent_loop import run_agent_loop, run_agent_loop_continue
+
+        signal = AbortSignal()
+        self._signal = signal
+        state = self._state
+        state.active_run = True
+        state.error_message = None
+        state.streaming_message = None
+        recorder = RunRecorder()
+        try:
+            model = self._resolve_model()
+            config = self._loop_config(model)
+            context = AgentContext(state.system_prompt, list(state.messages), state.tools)
+            emit = self._make_emit(signal, recorder)
+            stream_fn = self._effective_stream_fn()
+            if prompts is None:
+                new = await run_agent_loop_continue(context, config, emit, signal, stream_fn)
+            else:
+                new = await run_agent_loop(prompts, context, config, emit, signal, stream_fn)
+            return final_message(new, recorder, model, signal.aborted)
+        except asyncio.CancelledError:
+            signal.abort("the run's task was cancelled")
+            raise
+        finally:
+            self._restore_undelivered()
+            self._signal = None
+            state.active_run = False
+            state.streaming_message = None
+            state.pending_tool_calls = set()
+
+    def _resolve_model(self) -> Model:
+        model = self._state.model
+        if model is not None:
+            return model
+        if self._llm_call is not None:
+            return placeholder_model("llm_call")
+        if self._stream_fn is not None:
+            return placeholder_model("custom")
+        from yiemagent.ai.models import get_model
+
+        model = get_model(DEFAULT_LOCAL_MODEL)  # the embedded model, on first use (R-6.1)
+        self._state.model = model
+        return model
+
+    def _loop_config(self, model: Model) -> AgentLoopConfig:
+        return dataclasses.replace(
+            self._hooks,
+            model=model,
+            get_steering_messages=lambda: self._poll(self._steering, self.steering_mode),
+            get_follow_up_messages=lambda: self._poll(self._follow_ups, self.follow_up_mode),
+            tool_execution="sequential" if self.tool_execution == "sequential" else "parallel",
+            prepare_next_turn=self._next_turn,
+            max_turns=self.max_turns,
+            session_id=self.session_id,
+            max_retry_delay_ms=self.max_retry_delay_ms,
+        )
+
+    def _effective_stream_fn(self) -> StreamFn | None:
+        return agent_stream_fn(
+            self._stream_fn, self._llm_call, self._prepare_context, self._format_messages
+        )
+
+    async def _next_turn(self, turn: TurnContext) -> TurnUpdate | None:
+        """The loop's `prepare_next_turn`: the user's hook, then the tools rebuilt from the
+        store (a tool registered during the turn is offered now)."""
+        update = None
+        if self._prepare_next_turn is not None:
+            update = self._prepare_next_turn(turn)
+            if isinstance(update, Awaitable):
+                update = await update
+        context = update.context if update is not None and update.context else turn.context
+        context.tools = self._state.tools
+        return update
+
+    def _poll(self, queue: BoundedQueue[AgentMessage], mode: QueueMode) -> list[AgentMessage]:
+        taken = queue.take(mode)
+        self._undelivered.extend((queue, message) for message in taken)
+        return taken
+
+    def _restore_undelivered(self) -> None:
+        """R-6.5: messages polled but never delivered go back to the front of their queue."""
+        left, self._undelivered = self._undelivered, []
+        for queue in (self._steering, self._follow_ups):
+            mine = [message for owner, message in left if owner is queue]
+            if mine:
+                logger.info("returning %d undelivered %s message(s)", len(mine), queue.name)
+                queue.restore_front(mine)
+
+    def _make_emit(
+        self, signal: AbortSignal, recorder: RunRecorder
+    ) -> Callable[[AgentEvent], Awaitable[None]]:
+        async def emit(event: AgentEvent) -> None:
+            self._reduce(event)
+            recorder.record(event)
+            targets: list[Callable[..., Any]] = []
+            if self._on_event is not None:
+                targets.append(lambda e, _s: self._on_event(e))  # type: ignore[misc]
+            targets.extend(self._listeners)
+            for listener in targets:
+                try:
+                    result = listener(event, signal)
+                    if isinstance(result, Awaitable):
+                        await result
+                except Exception:
+                    logger.exception("agent listener raised on %s; the run goes on", event.type)
+
+        return emit
+
+    def _reduce(self, event: AgentEvent) -> None:
+        if self._undelivered and isinstance(event, MessageStartEvent):
+            self._undelivered = [p for p in self._undelivered if p[1] is not event.message]
+        reduce_event(self._state, event)
