@@ -44,20 +44,31 @@ import asyncio
 import inspect
 import json
 import logging
-import uuid
 import weakref
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, Literal, TypeAlias
 
 from yiemagent.ai.builder import MessageBuilder
-from yiemagent.ai.partial_json import parse_partial_json
+from yiemagent.ai.faux_script import (
+    FauxStall,
+    as_message,
+    faux_duplicate_id_calls,
+    faux_empty_arguments_call,
+    faux_error_mid_stream,
+    faux_malformed_tool_call,
+    faux_message,
+    faux_stall,
+    faux_text,
+    faux_text_then_tool_call,
+    faux_thinking,
+    faux_tool_call,
+    faux_truncated_tool_call,
+)
 from yiemagent.types.messages import (
-    AssistantContent,
     AssistantMessage,
     Cost,
-    StopReason,
     TextContent,
     ThinkingContent,
     ToolCall,
@@ -88,14 +99,6 @@ logger = logging.getLogger(__name__)
 NO_MORE_RESPONSES = "No more faux responses queued"
 
 _ENCODE = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
-
-
-@dataclass(slots=True, frozen=True)
-class FauxStall:
-    """A response that stops sending after `after_chunks` chunks (see `faux_stall`)."""
-
-    message: AssistantMessage
-    after_chunks: int
 
 
 FauxResponse: TypeAlias = (
@@ -167,7 +170,7 @@ class FauxModel:
             if callable(queued) and not isinstance(queued, AssistantMessage):
                 response = queued(context)
             if self.delay_s == 0 and isinstance(response, (AssistantMessage, str)):
-                self._play_now(builder, _as_message(response), signal)
+                self._play_now(builder, as_message(response), signal)
                 return stream
             loop = asyncio.get_running_loop()
         except Exception as exc:
@@ -210,7 +213,7 @@ class FauxModel:
             if isinstance(response, FauxStall):
                 stall_after = response.after_chunks
                 response = response.message
-            message = _as_message(response)
+            message = as_message(response)
             chunks = _replay(builder, message, self.chunk_size) if stall_after != 0 else ()
             for count, _ in enumerate(chunks, 1):
                 if self.delay_s > 0:
@@ -236,17 +239,6 @@ class FauxModel:
 
 
 # ── replay ───────────────────────────────────────────────────────────────────
-
-
-def _as_message(response: object) -> AssistantMessage:
-    if isinstance(response, AssistantMessage):
-        return response
-    if isinstance(response, str):
-        return faux_message(faux_text(response))
-    raise TypeError(
-        f"a faux response must be an AssistantMessage, a str or a function returning one, "
-        f"got {type(response).__name__}"
-    )
 
 
 def _chunks(text: str, size: int) -> Iterable[str]:
@@ -368,108 +360,3 @@ def stream_faux(
         builder.fail("error", f"No FauxModel with id {model.id!r}; pass stream_fn=fm.stream_fn")
         return stream
     return fm.stream_fn(model, context, options)
-
-
-# ── helpers and presets ──────────────────────────────────────────────────────
-
-
-def _new_id() -> str:
-    return f"call_{uuid.uuid4().hex[:16]}"
-
-
-def faux_text(text: str) -> TextContent:
-    """A text block."""
-    return TextContent(text)
-
-
-def faux_thinking(text: str, signature: str | None = None) -> ThinkingContent:
-    """A thinking block."""
-    return ThinkingContent(text, signature)
-
-
-def faux_tool_call(
-    name: str, arguments: dict[str, Any] | None = None, id: str | None = None
-) -> ToolCall:
-    """A tool call; `id=None` gets a unique id."""
-    return ToolCall(id=_new_id() if id is None else id, name=name, arguments=dict(arguments or {}))
-
-
-def faux_message(
-    *content: AssistantContent | str,
-    stop_reason: StopReason | None = None,
-    usage: Usage | None = None,
-    error_message: str | None = None,
-) -> AssistantMessage:
-    """An assistant message of `content` (a `str` is a text block); stop reason defaults to
-    "toolUse" when it holds a tool call, else "stop"."""
-    blocks: list[AssistantContent] = [TextContent(c) if isinstance(c, str) else c for c in content]
-    if stop_reason is None:
-        stop_reason = "toolUse" if any(isinstance(b, ToolCall) for b in blocks) else "stop"
-    return AssistantMessage(
-        content=blocks,
-        api="faux",
-        provider="faux",
-        model="faux",
-        usage=usage if usage is not None else Usage(),
-        stop_reason=stop_reason,
-        error_message=error_message,
-    )
-
-
-def faux_malformed_tool_call(name: str, raw_json: str, id: str | None = None) -> AssistantMessage:
-    """A call whose argument text `raw_json` is not a JSON object (stop reason "toolUse")."""
-    call = ToolCall(
-        id=_new_id() if id is None else id,
-        name=name,
-        arguments=parse_partial_json(raw_json),
-        partial_json=raw_json,
-    )
-    return faux_message(call)
-
-
-def faux_empty_arguments_call(name: str, id: str | None = None) -> AssistantMessage:
-    """A call that streams no argument text at all (`arguments == {}`)."""
-    call = ToolCall(id=_new_id() if id is None else id, name=name, arguments={}, partial_json="")
-    return faux_message(call)
-
-
-def faux_duplicate_id_calls(
-    name: str, arguments_list: Iterable[dict[str, Any]], *, id: str = "call_dup"
-) -> AssistantMessage:
-    """Several calls of `name` that all carry `id` (`""` for empty ids)."""
-    return faux_message(*(faux_tool_call(name, args, id=id) for args in arguments_list))
-
-
-def faux_text_then_tool_call(
-    text: str, name: str, arguments: dict[str, Any] | None = None, id: str | None = None
-) -> AssistantMessage:
-    """Text followed by a tool call in the same message."""
-    return faux_message(faux_text(text), faux_tool_call(name, arguments, id))
-
-
-def faux_truncated_tool_call(
-    name: str, arguments: dict[str, Any], *, keep: float = 0.5, id: str | None = None
-) -> AssistantMessage:
-    """A call whose argument JSON is cut after `keep` (0..1) of its characters, stop reason
-    "length" (the output token limit hit mid-call, R-5.6)."""
-    raw = json.dumps(arguments)
-    cut = raw[: max(1, min(len(raw) - 1, int(len(raw) * keep)))]
-    call = ToolCall(
-        id=_new_id() if id is None else id,
-        name=name,
-        arguments=parse_partial_json(cut),
-        partial_json=cut,
-    )
-    return faux_message(call, stop_reason="length")
-
-
-def faux_stall(after_chunks: int = 1, response: AssistantMessage | str | None = None) -> FauxStall:
-    """Stream `after_chunks` chunks of `response` (default a short text), then nothing until
-    the consumer aborts (R-5.8 idle timeout tests)."""
-    message = _as_message("This response stalls and never ends." if response is None else response)
-    return FauxStall(message, after_chunks)
-
-
-def faux_error_mid_stream(text_before: str, error_message: str) -> AssistantMessage:
-    """Text, then the stream ends with an `error` event carrying `error_message`."""
-    return faux_message(faux_text(text_before), stop_reason="error", error_message=error_message)
