@@ -1,0 +1,166 @@
+"""DESIGN R-4.3: `@tool` builds an AgentTool from a typed function."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+from typing import Annotated, Any
+
+import pytest
+from pydantic import BaseModel, Field
+
+from yiemagent import AbortSignal, AgentTool, AgentToolResult, ConfigError, tool
+from yiemagent import validate_arguments_against_schema as validate
+
+from ._helpers import run_tool, text_of
+
+
+class Item(BaseModel):
+    sku: str
+    qty: int = 1
+
+
+@tool
+def get_time(
+    city: str,
+    hours: Annotated[int, Field(description="Offset in hours", ge=0)] = 0,
+    items: list[Item] | None = None,
+    *,
+    tool_call_id: str,
+    signal: AbortSignal,
+) -> dict[str, Any]:
+    """Get the local time in a city.
+
+    Looks the zone up in a table.
+
+    Args:
+        city: The city name,
+            for example Oslo.
+        hours: ignored, the Field description wins.
+        items (list[Item]): Things to ship.
+
+    Returns:
+        The time.
+    """
+    return {
+        "city": city,
+        "hours": hours,
+        "items": [type(i).__name__ for i in items or []],
+        "id": tool_call_id,
+        "signal": isinstance(signal, AbortSignal),
+    }
+
+
+def test_r4_3_builds_agent_tool_with_name_label_description() -> None:
+    assert isinstance(get_time, AgentTool)
+    assert get_time.name == "get_time"
+    assert get_time.label == "Get time"
+    assert get_time.description == "Get the local time in a city.\n\nLooks the zone up in a table."
+    assert get_time.parallel is False
+    assert get_time.timeout_s is None
+
+
+def test_r4_3_schema_from_hints_docstring_and_fields() -> None:
+    schema = get_time.input_schema
+    assert schema["type"] == "object"
+    assert schema["required"] == ["city"]
+    props = schema["properties"]
+    assert set(props) == {"city", "hours", "items"}  # injected parameters left out
+    assert props["city"] == {"type": "string", "description": "The city name, for example Oslo."}
+    assert props["hours"]["description"] == "Offset in hours"
+    assert props["hours"]["minimum"] == 0
+    assert props["hours"]["default"] == 0
+    assert props["items"]["description"] == "Things to ship."
+    assert "title" not in json.dumps(schema)  # no pydantic title noise for small models
+
+
+async def test_r4_3_execute_converts_arguments_and_injects_parameters() -> None:
+    args = validate(get_time.input_schema, {"city": "Oslo", "items": [{"sku": "a"}]}, tool_name="t")
+    result = await run_tool(get_time, args, tool_call_id="call-7")
+    assert json.loads(text_of(result)) == {
+        "city": "Oslo",
+        "hours": 0,
+        "items": ["Item"],
+        "id": "call-7",
+        "signal": True,
+    }
+
+
+async def test_r4_3_validation_repairs_feed_the_function() -> None:
+    args = validate(get_time.input_schema, '{"city": "Oslo", "hours": "3"}', tool_name="t")
+    result = await run_tool(get_time, args)
+    assert json.loads(text_of(result))["hours"] == 3
+
+
+async def test_r4_3_async_function_gives_async_execute_and_options() -> None:
+    @tool(name="slowEcho", label="Echo slowly", parallel=True, timeout_s=2.5)
+    async def echo(text: str, on_update: Any) -> str:
+        """Echo the text."""
+        on_update(AgentToolResult.text("working"))
+        await asyncio.sleep(0)
+        return text.upper()
+
+    assert (echo.name, echo.label, echo.parallel, echo.timeout_s) == (
+        "slowEcho",
+        "Echo slowly",
+        True,
+        2.5,
+    )
+    assert inspect.iscoroutinefunction(echo.execute)
+    assert echo.input_schema["properties"] == {"text": {"type": "string"}}
+    updates: list[AgentToolResult] = []
+    assert await run_tool(echo, {"text": "hi"}, updates=updates) == "HI"
+    assert text_of(updates[0]) == "working"
+
+
+async def test_r4_3_plain_function_gives_plain_execute() -> None:
+    @tool
+    def add(a: int, b: int = 2) -> int:
+        """Add two numbers."""
+        return a + b
+
+    assert not inspect.iscoroutinefunction(add.execute)
+    assert add.input_schema["required"] == ["a"]
+    assert text_of(await run_tool(add, {"a": 1})) == "3"
+
+
+async def test_r4_3_return_values_result_and_str_kept_as_is() -> None:
+    made = AgentToolResult.text("done", details={"n": 1}, terminate=True)
+
+    @tool
+    def give_result() -> AgentToolResult:
+        """Return a result."""
+        return made
+
+    @tool
+    def give_text() -> str:
+        """Return text."""
+        return "plain"
+
+    assert await run_tool(give_result, {}) is made
+    assert await run_tool(give_text, {}) == "plain"
+    assert give_text.input_schema == {"type": "object", "properties": {}}
+
+
+def test_r4_3_camel_case_and_dashes_in_label() -> None:
+    @tool(name="getWeather-now")
+    def weather() -> str:
+        return "sun"
+
+    assert weather.label == "Get weather now"
+    assert weather.description == "Get weather now"  # no docstring: the label stands in
+
+
+def test_r4_3_bad_definitions_raise_config_error() -> None:
+    with pytest.raises(ConfigError, match="invalid tool name"):
+
+        @tool(name="has space")
+        def a() -> str:
+            return ""
+
+    with pytest.raises(ConfigError, match=r"\*args"):
+
+        @tool
+        def b(*values: int) -> str:
+            return ""
