@@ -27,7 +27,7 @@ def test_r4_12_register_keeps_order_and_rejects_duplicates() -> None:
     assert list(store.tools) == ["a", "b"]
     assert store.get("a") is a and store.get("zzz") is None
     assert "a" in store and len(store) == 2 and list(store) == ["a", "b"]
-    with pytest.raises(ConfigError, match="already registered.*replace=True"):
+    with pytest.raises(ConfigError, match=r"already registered.*replace=True"):
         store.register(make_tool("a"))
     assert store.tools["a"] is a
 
