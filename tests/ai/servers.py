@@ -115,6 +115,10 @@ def _serve_llama(port: int, api_key: str | None) -> None:
     params.port = port
     params.cpuparams.n_threads = 2
     params.cpuparams_batch.n_threads = 2
+    # SmolLM2's own template knows no tools; this ChatML one with Hermes `<tool_call>` tags
+    # lets llama.cpp recognise, constrain and parse tool calls into `tool_calls` deltas.
+    params.use_jinja = True
+    params.chat_template = (FIXTURES / "hermes_tools_template.jinja").read_text()
     if api_key:
         params.api_keys = [api_key]
     server = xllamacpp.Server(params)

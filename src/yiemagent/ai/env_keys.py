@@ -15,7 +15,7 @@ __all__ = ["ENV_KEYS", "NO_KEY", "get_env_api_key", "resolve_api_key", "scrub"]
 
 ENV_KEYS: Mapping[str, tuple[str, ...]] = {
     "openai": ("OPENAI_API_KEY",),
-    "anthropic": ("ANTHROPIC_API_KEY", "ANTHROPIC_OAUTH_TOKEN"),
+    "anthropic": ("ANTHROPIC_API_KEY",),
     "openrouter": ("OPENROUTER_API_KEY",),
     "groq": ("GROQ_API_KEY",),
     "mistral": ("MISTRAL_API_KEY",),

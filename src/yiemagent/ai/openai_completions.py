@@ -298,6 +298,7 @@ class _Assembler:
         fragment = (function.arguments if function else None) or ""
         entry = self.calls.get(index)
         if entry is None:
+            self.builder.end_block()  # close the previous call before opening this one
             self.builder.tool_call_start(delta.id or "", name)
             content = self.builder.message.content
             entry = _Call(len(content) - 1, content[-1])  # type: ignore[arg-type]

@@ -20,7 +20,7 @@ import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from yiemagent.types.signal import AbortSignal
 
@@ -130,7 +130,7 @@ def backoff_delay_ms(attempt: int, *, rng: random.Random | None = None) -> float
     """Exponential backoff with ±25 % jitter for the retry after attempt `attempt` (1-based)."""
     base = BASE_DELAY_MS * (2 ** (attempt - 1))
     jitter = (rng or random).uniform(0.75, 1.25)
-    return base * jitter
+    return float(base * jitter)
 
 
 async def run_abortable(awaitable: Awaitable[T], signal: AbortSignal | None) -> T:
@@ -148,9 +148,9 @@ async def run_abortable(awaitable: Awaitable[T], signal: AbortSignal | None) -> 
             awaitable.close()
         raise AbortedError(signal.reason or "aborted")
     work: asyncio.Future[T] = asyncio.ensure_future(awaitable)
-    aborted = asyncio.ensure_future(signal.wait())
+    aborted: asyncio.Future[Any] = asyncio.ensure_future(signal.wait())
     try:
-        await asyncio.wait({work, aborted}, return_when=asyncio.FIRST_COMPLETED)
+        await asyncio.wait([work, aborted], return_when=asyncio.FIRST_COMPLETED)
     except BaseException:
         work.cancel()
         aborted.cancel()

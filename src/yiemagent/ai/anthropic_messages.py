@@ -1,0 +1,445 @@
+"""The `anthropic-messages` provider: the streaming Messages API over the official `anthropic`
+SDK (DESIGN §7, seed 002 §3).
+
+`stream_anthropic_messages` returns an `AssistantMessageEventStream` at once and streams on a
+task of the running event loop; it never raises (failures end the stream with an `error`
+event, HTTP status included, API key scrubbed). Retries are ours (`retry.py`: 429, 5xx and
+529 overloaded, `retry-after` honoured up to `max_retry_delay_ms`), the SDK's are off.
+
+Mapping: text, thinking (with its signature), redacted thinking (its opaque `data` kept as the
+signature, `redacted=True`), tool_use with streamed `input_json_delta` arguments; usage with
+cache reads and writes; stop reasons end_turn/stop_sequence/pause_turn → stop, max_tokens and
+model_context_window_exceeded → length, tool_use → toolUse, refusal → error. Prompt caching
+(`cache_retention`: "none"; "short" (the default) → `cache_control` ephemeral; "long" → ttl
+1h) marks the system prompt and the last user message. Thinking is enabled for reasoning
+models when `StreamOptions.reasoning` is set, with a budget from `thinking_budgets` or
+`THINKING_BUDGETS`; it is sent back only to the model that produced it, with its signature.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from yiemagent.ai.builder import MessageBuilder
+from yiemagent.ai.env_keys import NO_KEY, resolve_api_key, scrub
+from yiemagent.ai.retry import (
+    AbortedError,
+    IdleTimeoutError,
+    RetryDecision,
+    RetryDelayTooLongError,
+    is_retryable_status,
+    iterate_with_idle_timeout,
+    parse_retry_after_ms,
+    run_with_retries,
+    transport_error_types,
+)
+from yiemagent.types.messages import (
+    AssistantMessage,
+    ImageContent,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+    ToolResultMessage,
+    Usage,
+    UserMessage,
+)
+from yiemagent.types.model import AssistantMessageEventStream, Context, Model, StreamOptions
+
+if TYPE_CHECKING:
+    from anthropic import AsyncAnthropic
+
+__all__ = ["THINKING_BUDGETS", "build_request_body", "stream_anthropic_messages"]
+
+logger = logging.getLogger(__name__)
+
+THINKING_BUDGETS: dict[str, int] = {
+    "minimal": 1024,
+    "low": 2048,
+    "medium": 8192,
+    "high": 16384,
+    "xhigh": 32000,
+}
+"""Default thinking budget (tokens) per reasoning level."""
+
+_STOP_REASONS = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "pause_turn": "stop",
+    "max_tokens": "length",
+    "model_context_window_exceeded": "length",
+    "tool_use": "toolUse",
+}
+_tasks: set[asyncio.Task[None]] = set()
+
+
+def stream_anthropic_messages(
+    model: Model, context: Context, options: StreamOptions | None = None
+) -> AssistantMessageEventStream:
+    """Stream one Messages API call (the `anthropic-messages` `StreamFn`).
+
+    Args:
+        model: `base_url` selects the server (None: Anthropic); `max_tokens` the default
+            output limit (the API requires one).
+        context: System prompt, messages (repaired with `transform_messages`, R-5.10, tool-call
+            ids normalised with `anthropic_tool_call_id`), tools.
+        options: Per-call options (see the module docstring).
+
+    Returns:
+        The event stream; it always ends with `done` or `error`.
+    """
+    stream = AssistantMessageEventStream()
+    builder = MessageBuilder(model, stream)
+    try:
+        task = asyncio.get_running_loop().create_task(
+            _run(model, context, options or StreamOptions(), builder)
+        )
+    except RuntimeError as exc:
+        builder.start()
+        builder.fail("error", f"stream_anthropic_messages needs a running event loop: {exc}")
+        return stream
+    _tasks.add(task)
+    task.add_done_callback(_tasks.discard)
+    return stream
+
+
+# ── request ──────────────────────────────────────────────────────────────────
+
+
+def _cache_control(options: StreamOptions) -> dict[str, str] | None:
+    retention = options.cache_retention or "short"
+    if retention == "none":
+        return None
+    if retention == "long":
+        return {"type": "ephemeral", "ttl": "1h"}
+    return {"type": "ephemeral"}
+
+
+def convert_messages(model: Model, context: Context) -> list[dict[str, Any]]:
+    """The Messages API `messages` (R-5.10 repair; consecutive tool results share one user
+    message, as the API requires)."""
+    from yiemagent.ai.transform import anthropic_tool_call_id, transform_messages
+
+    out: list[dict[str, Any]] = []
+    for message in transform_messages(
+        context.messages, model, normalize_tool_call_id=anthropic_tool_call_id
+    ):
+        if isinstance(message, UserMessage):
+            blocks = _blocks(message.content)
+            if blocks:
+                out.append({"role": "user", "content": blocks})
+        elif isinstance(message, AssistantMessage):
+            blocks = _assistant_blocks(message, model)
+            if blocks:
+                out.append({"role": "assistant", "content": blocks})
+        elif isinstance(message, ToolResultMessage):
+            result = {
+                "type": "tool_result",
+                "tool_use_id": message.tool_call_id,
+                "content": _blocks(message.content) or [{"type": "text", "text": "(no output)"}],
+                "is_error": message.is_error,
+            }
+            previous = out[-1] if out else None
+            if (
+                previous is not None
+                and previous["role"] == "user"
+                and all(b.get("type") == "tool_result" for b in previous["content"])
+            ):
+                previous["content"].append(result)
+            else:
+                out.append({"role": "user", "content": [result]})
+    return out
+
+
+def _blocks(content: list[Any]) -> list[dict[str, Any]]:
+    blocks: list[dict[str, Any]] = []
+    for block in content:
+        if isinstance(block, TextContent):
+            if block.text:
+                blocks.append({"type": "text", "text": block.text})
+        elif isinstance(block, ImageContent):
+            source = {"type": "base64", "media_type": block.mime_type, "data": block.data}
+            blocks.append({"type": "image", "source": source})
+    return blocks
+
+
+def _assistant_blocks(message: AssistantMessage, model: Model) -> list[dict[str, Any]]:
+    same_model = message.provider == model.provider and message.model == model.id
+    blocks: list[dict[str, Any]] = []
+    for block in message.content:
+        if isinstance(block, TextContent):
+            if block.text:
+                blocks.append({"type": "text", "text": block.text})
+        elif isinstance(block, ThinkingContent):
+            if not (same_model and block.signature):
+                continue  # unsigned or foreign thinking cannot be verified by the API
+            if block.redacted:
+                blocks.append({"type": "redacted_thinking", "data": block.signature})
+            else:
+                blocks.append(
+                    {"type": "thinking", "thinking": block.thinking, "signature": block.signature}
+                )
+        elif isinstance(block, ToolCall):
+            blocks.append(
+                {"type": "tool_use", "id": block.id, "name": block.name, "input": block.arguments}
+            )
+    return blocks
+
+
+def build_request_body(model: Model, context: Context, options: StreamOptions) -> dict[str, Any]:
+    """The JSON body of the streaming Messages request (before `on_payload`)."""
+    cache = _cache_control(options)
+    max_tokens = options.max_tokens or model.max_tokens
+    body: dict[str, Any] = {
+        "model": model.id,
+        "messages": convert_messages(model, context),
+        "max_tokens": max_tokens,
+        "stream": True,
+    }
+    if context.system_prompt:
+        system: dict[str, Any] = {"type": "text", "text": context.system_prompt}
+        if cache:
+            system["cache_control"] = cache
+        body["system"] = [system]
+    if cache:
+        for message in reversed(body["messages"]):
+            if message["role"] == "user":
+                message["content"][-1]["cache_control"] = cache
+                break
+    if context.tools:
+        body["tools"] = [
+            {"name": t.name, "description": t.description, "input_schema": t.input_schema}
+            for t in context.tools
+        ]
+    thinking = bool(options.reasoning and model.reasoning)
+    if thinking:
+        assert options.reasoning is not None
+        budgets = {**THINKING_BUDGETS, **(options.thinking_budgets or {})}
+        budget = budgets.get(options.reasoning, THINKING_BUDGETS["medium"])
+        body["thinking"] = {"type": "enabled", "budget_tokens": budget}
+        if max_tokens <= budget:
+            body["max_tokens"] = budget + 1024
+    elif options.temperature is not None:
+        body["temperature"] = options.temperature  # the API refuses it with thinking on
+    if options.metadata and options.metadata.get("user_id"):
+        body["metadata"] = {"user_id": str(options.metadata["user_id"])}
+    return body
+
+
+# ── streaming ────────────────────────────────────────────────────────────────
+
+
+@dataclass(slots=True)
+class _Assembler:
+    """Turns Messages API stream events into builder calls."""
+
+    builder: MessageBuilder
+    usage: Usage
+    stop_reason: str | None = None
+    streamed: bool = False
+
+    def on_event(self, event: Any) -> None:
+        kind = event.type
+        if kind == "message_start":
+            self._usage(event.message.usage)
+        elif kind == "content_block_start":
+            self.streamed = True
+            block = event.content_block
+            if block.type == "text":
+                self.builder.text_delta(block.text or "")
+            elif block.type == "thinking":
+                self.builder.thinking_delta(block.thinking or "", block.signature or None)
+            elif block.type == "redacted_thinking":
+                self.builder.thinking_delta("", block.data)
+                last = self.builder.message.content[-1]
+                assert isinstance(last, ThinkingContent)
+                last.redacted = True
+            elif block.type == "tool_use":
+                self.builder.tool_call_start(block.id, block.name)
+            else:
+                logger.debug("ignored content block of type %r", block.type)
+        elif kind == "content_block_delta":
+            delta = event.delta
+            if delta.type == "text_delta":
+                self.builder.text_delta(delta.text)
+            elif delta.type == "thinking_delta":
+                self.builder.thinking_delta(delta.thinking)
+            elif delta.type == "signature_delta":
+                self.builder.thinking_delta("", delta.signature)
+            elif delta.type == "input_json_delta":
+                self.builder.tool_call_delta(delta.partial_json)
+        elif kind == "content_block_stop":
+            self.builder.end_block()
+        elif kind == "message_delta":
+            if event.delta.stop_reason:
+                self.stop_reason = event.delta.stop_reason
+            self._usage(event.usage)
+
+    def _usage(self, raw: Any) -> None:
+        usage = self.usage
+        if raw is None:
+            return
+        if getattr(raw, "input_tokens", None) is not None:
+            usage.input = raw.input_tokens
+        if getattr(raw, "output_tokens", None) is not None:
+            usage.output = raw.output_tokens
+        if getattr(raw, "cache_read_input_tokens", None) is not None:
+            usage.cache_read = raw.cache_read_input_tokens
+        if getattr(raw, "cache_creation_input_tokens", None) is not None:
+            usage.cache_write = raw.cache_creation_input_tokens
+        usage.total_tokens = usage.input + usage.output + usage.cache_read + usage.cache_write
+        self.builder.set_usage(usage)
+
+    def finish(self) -> None:
+        reason = self.stop_reason
+        if reason == "refusal":
+            self.builder.fail("error", "the model refused to answer (stop reason: refusal)")
+            return
+        if reason is None:
+            self.builder.fail("error", "the stream ended without a stop reason")
+            return
+        stop = _STOP_REASONS.get(reason)
+        if stop is None:
+            logger.info("unknown stop_reason %r treated as stop", reason)
+            stop = "stop"
+        self.builder.done(stop)  # type: ignore[arg-type]
+
+
+async def _call_hook(hook: Callable[[Any], Any] | None, value: Any) -> Any:
+    if hook is None:
+        return None
+    result = hook(value)
+    if inspect.isawaitable(result):
+        result = await result
+    return result
+
+
+class _SetupError(Exception):
+    """A problem found before any request was sent."""
+
+
+async def _run(
+    model: Model, context: Context, options: StreamOptions, builder: MessageBuilder
+) -> None:
+    builder.start()
+    api_key: str | None = None
+    try:
+        api_key = resolve_api_key(model.provider, options.api_key)
+        if api_key is None:
+            if model.base_url is None or "api.anthropic.com" in model.base_url:
+                raise _SetupError(
+                    f"no API key for provider {model.provider!r}: set ANTHROPIC_API_KEY "
+                    "or pass api_key"
+                )
+            api_key = NO_KEY
+        body = build_request_body(model, context, options)
+        replaced = await _call_hook(options.on_payload, body)
+        if isinstance(replaced, dict):
+            body = replaced
+        assembler = _Assembler(builder, Usage())
+        client = _client(model, options, api_key)
+        try:
+            await run_with_retries(
+                lambda _n: _attempt(client, body, options, assembler),
+                classify=_classify,
+                may_retry=lambda: not assembler.streamed,
+                signal=options.signal,
+                max_retry_delay_ms=options.max_retry_delay_ms,
+            )
+        finally:
+            await client.close()
+        assembler.finish()
+    except AbortedError:
+        builder.fail("aborted", "the request was aborted")
+    except asyncio.CancelledError:
+        builder.fail("aborted", "the request was cancelled")
+        raise
+    except Exception as exc:
+        text = scrub(_describe(exc), [api_key])
+        logger.info("anthropic-messages call to %s failed: %s", model.id, text)
+        builder.fail("error", text)
+
+
+def _client(model: Model, options: StreamOptions, api_key: str) -> AsyncAnthropic:
+    from anthropic import AsyncAnthropic
+
+    headers = {**(model.headers or {}), **(options.headers or {})}
+    return AsyncAnthropic(
+        api_key=api_key,
+        base_url=model.base_url,
+        max_retries=0,
+        default_headers=headers or None,
+    )
+
+
+async def _attempt(
+    client: AsyncAnthropic, body: dict[str, Any], options: StreamOptions, assembler: _Assembler
+) -> None:
+    core = ("model", "messages", "max_tokens", "stream")
+    rest = {k: v for k, v in body.items() if k not in core}
+    idle = options.idle_timeout_s
+    async with asyncio.timeout(idle):
+        raw = await client.messages.with_raw_response.create(
+            model=body["model"],
+            messages=body["messages"],
+            max_tokens=body["max_tokens"],
+            stream=True,
+            extra_body=rest,
+        )
+    await _call_hook(options.on_response, {"status": raw.status_code, "headers": dict(raw.headers)})
+    sdk_stream = await raw.parse()
+    try:
+        async for event in iterate_with_idle_timeout(aiter(sdk_stream), idle):
+            assembler.on_event(event)
+    finally:
+        await sdk_stream.close()
+
+
+def _classify(exc: BaseException) -> RetryDecision | None:
+    import anthropic
+
+    if isinstance(exc, anthropic.APIStatusError):
+        if exc.status_code == 200:  # an `error` event inside the stream
+            kind = _error_type(exc.body)
+            retryable = kind in ("overloaded_error", "api_error", "rate_limit_error")
+            return RetryDecision(f"stream error {kind}") if retryable else None
+        if not is_retryable_status(exc.status_code):
+            return None
+        return RetryDecision(f"HTTP {exc.status_code}", parse_retry_after_ms(exc.response.headers))
+    if isinstance(exc, (anthropic.APIConnectionError, TimeoutError, *transport_error_types())):
+        return RetryDecision("connection error")
+    return None
+
+
+def _error_type(body: object) -> str | None:
+    error = body.get("error", body) if isinstance(body, dict) else None
+    kind = error.get("type") if isinstance(error, dict) else None
+    return str(kind) if kind else None
+
+
+def _describe(exc: BaseException) -> str:
+    import anthropic
+
+    if isinstance(exc, anthropic.APIStatusError):
+        detail = exc.message
+        body = exc.body
+        if isinstance(body, dict):
+            error = body.get("error", body)
+            if isinstance(error, dict) and error.get("message"):
+                kind = error.get("type")
+                detail = (f"{kind}: " if kind else "") + str(error["message"])
+        if exc.status_code == 200:
+            return f"the server sent an error in the stream: {detail}"
+        return f"HTTP {exc.status_code} from the server: {detail}"
+    if isinstance(exc, anthropic.APIConnectionError):
+        cause = exc.__cause__
+        return f"connection error: {exc}" + (f" ({cause})" if cause else "")
+    if isinstance(exc, _SetupError | IdleTimeoutError | RetryDelayTooLongError):
+        return str(exc)
+    if isinstance(exc, TimeoutError):
+        return "timed out waiting for the server"
+    return f"{type(exc).__name__}: {exc}"
