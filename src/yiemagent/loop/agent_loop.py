@@ -408,8 +408,7 @@ async def _llm_context(
         messages = await maybe_await(config.transform_context(messages, signal))
     llm_messages: list[Message]
     if config.convert_to_llm is None or config.convert_to_llm is default_convert_to_llm:
-        # A copy of the cached conversion: the provider may keep what it receives.
-        llm_messages = convert(messages)[:] if convert else default_convert_to_llm(messages)
+        llm_messages = convert(messages) if convert else default_convert_to_llm(messages)
     else:
         llm_messages = list(await maybe_await(config.convert_to_llm(messages)))
     return Context(context.system_prompt, llm_messages, list(context.tools))

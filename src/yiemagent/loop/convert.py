@@ -8,14 +8,17 @@ pi's coding agent words them; any other role is left out. Seed 002 §3 step 2.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 
 from yiemagent.types import (
     AgentMessage,
+    AssistantMessage,
     BashExecutionMessage,
     BranchSummaryMessage,
     CompactionSummaryMessage,
     Message,
+    ToolResultMessage,
     UserMessage,
 )
 
@@ -41,6 +44,7 @@ BRANCH_SUMMARY_PREFIX = (
 BRANCH_SUMMARY_SUFFIX = "</summary>"
 
 _PASS_THROUGH = frozenset({"user", "assistant", "toolResult"})
+_LLM_TYPES = frozenset({UserMessage, AssistantMessage, ToolResultMessage})
 
 
 def bash_execution_to_text(message: BashExecutionMessage) -> str:
@@ -83,6 +87,8 @@ def default_convert_to_llm(messages: Sequence[AgentMessage]) -> list[Message]:
         A new list: user/assistant/toolResult messages (the same objects), bash runs and
         summaries as new `UserMessage`s, other roles left out. Linear in `len(messages)`.
     """
+    if set(map(type, messages)) <= _LLM_TYPES:  # the usual transcript: a copy, at C speed
+        return list(messages)  # type: ignore[arg-type]
     converted: list[Message] = []
     for message in messages:
         llm_message = convert_message(message)
@@ -96,9 +102,12 @@ class IncrementalConverter:
     messages appended since the previous call, so a turn's cost does not grow with the
     history (DESIGN §9).
 
-    Invariant it relies on: between calls, the messages already seen are not replaced in
-    place. A different list, a shorter list, or another object at the last position seen
-    makes it convert everything again. One instance serves one run; not thread-safe.
+    Invariants: between calls, the messages already seen are not replaced in place (a
+    different list, a shorter list, or another object at the last position seen makes it
+    convert everything again). A list it returned is never changed once anyone else holds a
+    reference to it: it appends in place only while it alone references the list, and copies
+    it first otherwise (copy-on-write by reference count), so a provider that keeps its
+    context keeps a faithful snapshot. One instance serves one run; not thread-safe.
     """
 
     __slots__ = ("_converted", "_last", "_seen", "_source")
@@ -110,20 +119,26 @@ class IncrementalConverter:
         self._converted: list[Message] = []
 
     def __call__(self, messages: list[AgentMessage]) -> list[Message]:
-        """The converted transcript; the returned list is owned by the converter (copy it
-        before handing it to anyone who may keep it)."""
+        """The converted transcript (see the class invariants)."""
         seen = self._seen
         if (
             messages is not self._source
             or len(messages) < seen
             or (seen and messages[seen - 1] is not self._last)
         ):
-            self._source, self._converted, seen = messages, [], 0
-        converted = self._converted
-        for index in range(seen, len(messages)):
-            llm_message = convert_message(messages[index])
-            if llm_message is not None:
-                converted.append(llm_message)
-        self._seen = len(messages)
-        self._last = messages[-1] if messages else None
-        return converted
+            self._source, self._converted = messages, default_convert_to_llm(messages)
+            self._seen = len(messages)
+            self._last = messages[-1] if messages else None
+            return self._converted
+        if seen < len(messages):
+            # Referenced only by this attribute and the call's argument: no one kept it.
+            if sys.getrefcount(self._converted) > 2:
+                self._converted = self._converted[:]
+            converted = self._converted
+            for index in range(seen, len(messages)):
+                llm_message = convert_message(messages[index])
+                if llm_message is not None:
+                    converted.append(llm_message)
+            self._seen = len(messages)
+            self._last = messages[-1]
+        return self._converted
