@@ -191,6 +191,15 @@ def test_thinking_from_another_model_becomes_text_same_model_keeps_signature() -
     assert (converted.model, converted.stop_reason) == ("m2", "stop")
 
 
+def test_assistant_message_left_empty_is_dropped() -> None:
+    only_foreign_redacted = assistant(
+        ThinkingContent("xx", redacted=True), stop_reason="stop", model="m2"
+    )
+    empty = assistant(stop_reason="stop")
+    messages: list[Message] = [UserMessage("a"), only_foreign_redacted, UserMessage("b"), empty]
+    assert shape(transform_messages(messages, MODEL)) == [("user", "a"), ("user", "b")]
+
+
 def test_text_and_tool_calls_of_one_message_stay_together() -> None:
     msg = assistant(TextContent("I will"), ThinkingContent("x"), call("a"), model="other")
     out = transform_messages([msg, result("a")], MODEL)

@@ -17,6 +17,7 @@ provider can accept:
 - thinking from another model (provider, api or model id differ) becomes plain text (its
   signature dropped; redacted or empty thinking is dropped); thinking of the same model is
   kept with its signature;
+- an assistant message left with no content at all is dropped (providers reject it);
 - text and tool calls of one assistant message stay one message.
 
 The input is never mutated; unchanged messages are passed through as the same objects and only
@@ -170,6 +171,9 @@ def transform_messages(
             changed = converted is not None
             if converted is not None:
                 content = converted
+            if not content:
+                logger.debug("dropping assistant message with no content")
+                continue
             new_content: list[AssistantContent] | None = None
             for index, block in enumerate(content):
                 if not isinstance(block, ToolCall):
