@@ -298,3 +298,24 @@ def test_bad_construction_arguments_raise() -> None:
 def test_public_shape() -> None:
     fm = FauxModel([faux_text("x") and "x"])
     assert fm.model.api == "faux" and fm.call_count == 0 and fm.contexts == []
+
+
+async def test_abort_while_an_async_response_function_is_running() -> None:
+    async def slow(context: Context) -> str:
+        await asyncio.sleep(5)
+        return "too late"
+
+    fm = FauxModel([slow])
+    signal = AbortSignal()
+    s = fm.stream_fn(fm.model, Context(), StreamOptions(signal=signal))
+    asyncio.get_running_loop().call_later(0.02, signal.abort)
+    message = await asyncio.wait_for(s.result(), 1.0)
+    assert message.stop_reason == "aborted" and message.content == []
+
+
+async def test_add_queues_more_responses() -> None:
+    fm = FauxModel()
+    assert fm.pending == 0
+    fm.add("a", faux_message("b"))
+    assert fm.pending == 2
+    assert [(await collect(fm))[1].text for _ in range(2)] == ["a", "b"]
