@@ -12,13 +12,16 @@ async). With no response left the call ends with stop reason "error" and
 mutated) with api/provider "faux", the called model's id and the scripted usage.
 
 Timing: with `delay_s == 0` a response is pushed in one go when `stream_fn` is called (no
-task, no awaits: the benchmark hot path), so an abort is only seen before it starts. With
-`delay_s > 0` a task sleeps `delay_s` before every chunk and an abort of `options.signal`
-during a sleep or between chunks ends the message with an `error` event, reason and stop
-reason "aborted". Use a delay to test aborts mid-stream.
+task, no awaits: the benchmark hot path), so an abort is only seen before it starts and
+every event's `partial` is already the whole message. With `delay_s > 0` (or an async
+response function, or a stall) a task streams it, sleeping `delay_s` after every chunk; an
+abort of `options.signal` during a sleep, between chunks or while a response function runs
+ends the message with an `error` event, reason and stop reason "aborted". Use a delay to test
+aborts mid-stream.
 
-Helpers: `faux_text(text)`, `faux_thinking(text, signature=None)`,
-`faux_tool_call(name, arguments, id=None)` (unique id when `None`),
+Helpers (defined in `faux_script`, import them from here): `faux_text(text)`,
+`faux_thinking(text, signature=None)`, `faux_tool_call(name, arguments, id=None)` (unique
+id when `None`),
 `faux_message(*content, stop_reason=None, usage=None)` (default stop reason "toolUse" when it
 holds a tool call, else "stop").
 
