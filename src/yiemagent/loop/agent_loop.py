@@ -1,8 +1,9 @@
 """The agent loop: turns of one model call and its tool calls, with events (DESIGN §5, seed 002).
 
 Read top to bottom, the functions follow a run: the entry points, the run and its turns
-(R-5.4), the model call (R-5.2, R-5.8), the tool calls (R-5.3, R-5.6, R-5.7), and what
-happens when something raises (R-5.9). The per-call tool pipeline lives in `tool_calls`.
+(R-5.4, R-5.5), the tool calls (R-5.3, R-5.6, R-5.7), and what happens when something raises
+(R-5.9). One model call (R-5.2, R-5.8) is `model_call.stream_assistant_response`; the
+per-call tool pipeline lives in `tool_calls`.
 
 A run appends to `context.messages` in place and returns the messages it added. It never
 copies the history: a turn costs the same at 10 messages and at 10 000.
@@ -19,7 +20,8 @@ from typing import Any
 
 from yiemagent.errors import ConfigError
 from yiemagent.loop._emit import Emit, EventSink, make_emit, maybe_await
-from yiemagent.loop.convert import IncrementalConverter, default_convert_to_llm
+from yiemagent.loop.convert import IncrementalConverter
+from yiemagent.loop.model_call import assistant_message, stream_assistant_response, stream_response
 from yiemagent.loop.tool_calls import (
     ensure_unique_tool_call_ids,
     execute_tool_calls,
@@ -35,24 +37,15 @@ from yiemagent.types import (
     AgentMessage,
     AgentStartEvent,
     AssistantMessage,
-    AssistantMessageEvent,
-    AssistantMessageEventStream,
-    Context,
-    DoneEvent,
-    ErrorEvent,
     EventStream,
-    Message,
     MessageEndEvent,
     MessageStartEvent,
-    MessageUpdateEvent,
     StreamFn,
-    StreamOptions,
     ToolCall,
     ToolResultMessage,
     TurnContext,
     TurnEndEvent,
     TurnStartEvent,
-    Usage,
 )
 
 __all__ = [
@@ -315,11 +308,11 @@ async def _call_model(run: _Run) -> AssistantMessage:
     """The turn's assistant message, appended to the transcript. Once the run is aborted no
     model is called: the message says so (R-5.7)."""
     if run.signal.aborted:
-        message = _assistant_message(run.config, "aborted", "The run was aborted")
+        message = assistant_message(run.config, "aborted", "The run was aborted")
         await _emit_message(run, message)
     else:
         run.model_calls += 1
-        message = await _stream_response(
+        message = await stream_response(
             run.context, run.config, run.signal, run.emit, run.stream_fn, run.convert
         )
     run.append(message)
@@ -336,231 +329,6 @@ async def _end_turn(
 async def _should_stop_after_turn(run: _Run, turn: TurnContext) -> bool:
     hook = run.config.should_stop_after_turn
     return hook is not None and bool(await maybe_await(hook(turn)))
-
-
-# ── the model call ──────────────────────────────────────────────────────────
-
-
-async def stream_assistant_response(
-    context: AgentContext,
-    config: AgentLoopConfig,
-    signal: AbortSignal | None,
-    emit: EventSink,
-    stream_fn: StreamFn | None = None,
-) -> AssistantMessage:
-    """One model call (R-5.2): transform and convert the transcript, stream the answer.
-
-    Emits `message_start` on the first provider event, `message_update` with the partial
-    message for each later one, and `message_end` with the final message. Never raises: a
-    failure (a hook, a provider bug, R-5.9) or a stream idle for `stream_idle_timeout_s`
-    (R-5.8) gives a message with stop reason "error" saying why. Does not append the message
-    to `context` (the loop does).
-    """
-    return await _stream_response(
-        context, config, signal or AbortSignal(), make_emit(emit), stream_fn, None
-    )
-
-
-async def _stream_response(
-    context: AgentContext,
-    config: AgentLoopConfig,
-    signal: AbortSignal,
-    emit: Emit,
-    stream_fn: StreamFn | None,
-    convert: IncrementalConverter | None,
-) -> AssistantMessage:
-    call_signal = AbortSignal()  # aborted by the run, or alone by the idle watchdog
-    detach = signal.add_listener(call_signal.abort)
-    watchdog = _IdleWatchdog(config.stream_idle_timeout_s, call_signal)
-    shown = _Shown()
-    try:
-        llm_context = await _llm_context(context, config, signal, convert)
-        options = await _stream_options(config, call_signal)
-        message = await _read_stream(
-            stream_fn or _default_stream_fn(), config, llm_context, options, emit, watchdog, shown
-        )
-    except asyncio.CancelledError:
-        if not watchdog.fired or watchdog.uncancel() > 0:
-            raise
-        text = f"The model stream sent nothing for {watchdog.timeout_s:g} s"
-        message = _failed_message(config, shown.partial, text)
-    except Exception as exc:
-        logger.exception("model call failed")
-        message = _failed_message(config, shown.partial, f"{type(exc).__name__}: {exc}")
-    finally:
-        watchdog.stop()
-        detach()
-    if shown.partial is None:
-        await emit(MessageStartEvent(message))
-    await emit(MessageEndEvent(message))
-    return message
-
-
-async def _llm_context(
-    context: AgentContext,
-    config: AgentLoopConfig,
-    signal: AbortSignal,
-    convert: IncrementalConverter | None,
-) -> Context:
-    """R-5.2: `transform_context`, then `convert_to_llm`, as the provider's `Context`."""
-    messages = context.messages
-    if config.transform_context is not None:
-        messages = await maybe_await(config.transform_context(messages, signal))
-    llm_messages: list[Message]
-    if config.convert_to_llm is None or config.convert_to_llm is default_convert_to_llm:
-        llm_messages = convert(messages) if convert else default_convert_to_llm(messages)
-    else:
-        llm_messages = list(await maybe_await(config.convert_to_llm(messages)))
-    return Context(context.system_prompt, llm_messages, list(context.tools))
-
-
-async def _stream_options(config: AgentLoopConfig, signal: AbortSignal) -> StreamOptions:
-    """The provider options of `config`; the API key is resolved per call (R-5.2)."""
-    api_key = None
-    if config.get_api_key is not None:
-        api_key = await maybe_await(config.get_api_key(config.model.provider))
-    return StreamOptions(
-        signal=signal,
-        api_key=api_key or config.api_key,
-        temperature=config.temperature,
-        max_tokens=config.max_tokens,
-        reasoning=config.reasoning,
-        thinking_budgets=config.thinking_budgets,
-        session_id=config.session_id,
-        headers=config.headers,
-        metadata=config.metadata,
-        max_retry_delay_ms=config.max_retry_delay_ms,
-        cache_retention=config.cache_retention,
-        transport=config.transport,
-        on_payload=config.on_payload,
-        on_response=config.on_response,
-        idle_timeout_s=config.stream_idle_timeout_s,
-    )
-
-
-def _default_stream_fn() -> StreamFn:
-    from yiemagent.ai import stream
-
-    return stream
-
-
-@dataclass(slots=True)
-class _Shown:
-    partial: AssistantMessage | None = None
-    """The partial message announced by `message_start`, once the provider has started."""
-
-
-async def _read_stream(
-    stream_fn: StreamFn,
-    config: AgentLoopConfig,
-    llm_context: Context,
-    options: StreamOptions,
-    emit: Emit,
-    watchdog: _IdleWatchdog,
-    shown: _Shown,
-) -> AssistantMessage:
-    """Call the provider and turn its events into message events; returns the final message."""
-    watchdog.arm()
-    response: AssistantMessageEventStream = await maybe_await(
-        stream_fn(config.model, llm_context, options)
-    )
-    events = aiter(response)
-    while True:
-        watchdog.arm()
-        try:
-            event: AssistantMessageEvent = await anext(events)
-        except StopAsyncIteration:
-            break
-        watchdog.disarm()
-        if isinstance(event, DoneEvent):
-            return event.message
-        if isinstance(event, ErrorEvent):
-            return event.error
-        if shown.partial is None:
-            shown.partial = event.partial
-            await emit(MessageStartEvent(event.partial))
-        if event.type != "start":
-            await emit(MessageUpdateEvent(event.partial, event))
-    watchdog.disarm()
-    return await response.result()
-
-
-class _IdleWatchdog:
-    """R-5.8: ends a model call whose provider has sent nothing for `timeout_s` seconds.
-
-    One timer per model call, re-armed only when it fires, so a call that streams costs two
-    attribute writes per event. Only time spent waiting on the provider counts (`arm` …
-    `disarm`), not time spent in the loop's own event handlers. On expiry it aborts the
-    call's signal and cancels the waiting task, which `_stream_response` turns into an
-    error message.
-    """
-
-    __slots__ = ("_handle", "_loop", "_signal", "_task", "fired", "timeout_s", "waiting_since")
-
-    def __init__(self, timeout_s: float | None, signal: AbortSignal) -> None:
-        self._loop = asyncio.get_running_loop()
-        self._task = asyncio.current_task()
-        self._signal = signal
-        self.timeout_s = timeout_s
-        self.fired = False
-        self.waiting_since: float | None = None
-        self._handle = None if timeout_s is None else self._loop.call_later(timeout_s, self._check)
-
-    def arm(self) -> None:
-        self.waiting_since = self._loop.time()
-
-    def disarm(self) -> None:
-        self.waiting_since = None
-
-    def _check(self) -> None:
-        assert self.timeout_s is not None
-        now, since = self._loop.time(), self.waiting_since
-        if since is not None and now - since >= self.timeout_s:
-            self.fired = True
-            self._handle = None
-            self._signal.abort("the model stream went idle")
-            if self._task is not None:
-                self._task.cancel()
-            return
-        self._handle = self._loop.call_at(
-            (now if since is None else since) + self.timeout_s, self._check
-        )
-
-    def uncancel(self) -> int:
-        """Withdraw the watchdog's cancellation; returns the cancellations still pending."""
-        return self._task.uncancel() if self._task is not None else 0
-
-    def stop(self) -> None:
-        if self._handle is not None:
-            self._handle.cancel()
-            self._handle = None
-
-
-def _failed_message(
-    config: AgentLoopConfig, partial: AssistantMessage | None, error_message: str
-) -> AssistantMessage:
-    """An error message keeping what had arrived; a new object, since the provider may still
-    touch its partial after an abort."""
-    message = _assistant_message(config, "error", error_message)
-    if partial is not None:
-        message.content = list(partial.content)
-        message.usage = partial.usage
-        message.timestamp = partial.timestamp
-    return message
-
-
-def _assistant_message(
-    config: AgentLoopConfig, stop_reason: Any, error_message: str
-) -> AssistantMessage:
-    model = config.model
-    return AssistantMessage(
-        api=model.api,
-        provider=model.provider,
-        model=model.id,
-        usage=Usage(),
-        stop_reason=stop_reason,
-        error_message=error_message,
-    )
 
 
 # ── the tool calls ──────────────────────────────────────────────────────────
@@ -614,7 +382,7 @@ async def _fail_run(run: _Run, exc: Exception) -> None:
         for result in results:
             run.append(result)
         run.unanswered = []
-    message = _assistant_message(run.config, "error", text)
+    message = assistant_message(run.config, "error", text)
     await _emit_message(run, message)
     run.append(message)
     await _end_turn(run, message, results)
