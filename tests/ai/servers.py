@@ -217,7 +217,12 @@ class ReplayServer:
                 except ValueError:
                     body = raw.decode(errors="replace")
                 outer.requests.append(
-                    RecordedRequest(self.command, self.path, dict(self.headers.items()), body)
+                    RecordedRequest(
+                        self.command,
+                        self.path,
+                        {k.lower(): v for k, v in self.headers.items()},
+                        body,
+                    )
                 )
                 try:
                     reply = outer.replies.get_nowait()
@@ -253,7 +258,9 @@ class ReplayServer:
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
         self._thread.start()
 
     @property

@@ -104,10 +104,9 @@ def stream_openai_completions(
 
 
 def is_openai_proper(model: Model) -> bool:
-    """Whether `model` talks to api.openai.com itself (not a compatible server)."""
-    return model.provider == "openai" and (
-        model.base_url is None or "api.openai.com" in model.base_url
-    )
+    """Whether `model` is OpenAI's own (provider "openai", also behind a proxy base URL)
+    rather than a compatible server."""
+    return model.provider == "openai"
 
 
 def openai_tool_call_id(tool_call_id: str) -> str:
@@ -321,13 +320,16 @@ class _Assembler:
 
     def finish(self) -> None:
         reason = self.finish_reason
+        if reason is None:
+            self.builder.fail("error", "the stream ended without a finish reason (cut off?)")
+            return
         if reason == "content_filter":
             self.builder.fail("error", "the provider's content filter stopped the response")
             return
-        stop = _FINISH_REASONS.get(reason or "stop", "stop")
+        stop = _FINISH_REASONS.get(reason, "stop")
         if stop == "stop" and self.calls:
             stop = "toolUse"
-        if reason not in (None, *_FINISH_REASONS):
+        if reason not in _FINISH_REASONS:
             logger.info("unknown finish_reason %r treated as %s", reason, stop)
         self.builder.done(stop)  # type: ignore[arg-type]
 
