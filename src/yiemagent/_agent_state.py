@@ -248,7 +248,8 @@ def final_message(
     new: Sequence[AgentMessage], recorder: RunRecorder, model: Model, aborted: bool
 ) -> AssistantMessage:
     """A run's answer (R-6.3): after a terminating batch the "tool_use_terminated" summary of
-    its results (seed 000 §10), else the run's last assistant message."""
+    its results (seed 000 §10), else the run's last assistant message; a run aborted after
+    that message answers with a new, empty "aborted" message (not in the history)."""
     turn = recorder.last_turn
     if recorder.end is not None and recorder.end.reason == "terminate" and turn is not None:
         content: list[Any] = [TextContent("Tool execution completed.")]
@@ -264,9 +265,18 @@ def final_message(
             stop_reason="tool_use_terminated",
             error_message="One or more tool calls failed" if failed else None,
         )
-    for message in reversed(new):
-        if isinstance(message, AssistantMessage):
-            return message
+    last = next((m for m in reversed(new) if isinstance(m, AssistantMessage)), None)
+    ended_by_abort = recorder.end is not None and recorder.end.reason == "aborted"
+    if last is not None and (last.stop_reason == "aborted" or not ended_by_abort):
+        return last
+    if last is not None:  # aborted between turns (e.g. during the tools): say so
+        return AssistantMessage(
+            api=last.api,
+            provider=last.provider,
+            model=last.model,
+            stop_reason="aborted",
+            error_message="The run was aborted",
+        )
     return AssistantMessage(
         api=model.api,
         provider=model.provider,

@@ -207,21 +207,21 @@ class Agent:
             AgentBusyError: a run is active.
             ConfigError: nothing to continue from.
         """
+        self._claim()
+        prompts: list[AgentMessage] | None = None
         last = self._state.messages[-1] if self._state.messages else None
         if last is None or getattr(last, "role", None) == "assistant":
-            for queue, mode in (
-                (self._steering, self.steering_mode),
-                (self._follow_ups, self.follow_up_mode),
-            ):
-                if queue:
-                    self._claim()
-                    return await self._run_claimed(queue.take(mode))
-            raise ConfigError(
-                "nothing to resume: the transcript is empty or ends with an assistant message;"
-                " use prompt() instead"
-            )
-        self._claim()
-        return await self._run_claimed(None)
+            if self._steering:
+                prompts = self._steering.take(self.steering_mode)
+            elif self._follow_ups:
+                prompts = self._follow_ups.take(self.follow_up_mode)
+            else:
+                self._release()
+                raise ConfigError(
+                    "nothing to resume: the transcript is empty or ends with an assistant "
+                    "message; use prompt() instead"
+                )
+        return await self._run_claimed(prompts)
 
     def prompt_sync(
         self, input: PromptInput, images: Sequence[ImageContent] | None = None
@@ -356,9 +356,12 @@ class Agent:
         try:
             return await self._run(prompts)
         finally:
-            self._running = False
-            self._changed.notify()
-            self._channel.start()  # prompts sent during the run start now
+            self._release()
+
+    def _release(self) -> None:
+        self._running = False
+        self._changed.notify()
+        self._channel.start()  # prompts sent during the run start now
 
     async def _run_sent(self, prompt: AgentMessage) -> AssistantMessage:
         self._running = True

@@ -1,0 +1,216 @@
+"""DESIGN R-6.5 (abort, queued messages survive, wait_for_idle, subscribe, reset), R-6.6
+(usable after a failed run), R-6.7 (no task or loop held when idle; prompt_sync)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+import pytest
+
+from yiemagent import AbortSignal, Agent, AgentBusyError, ToolResultMessage, text_of
+from yiemagent.ai.faux import FauxModel, faux_message, faux_tool_call
+
+from ._helpers import EventWaiter, faux_agent, make_tool, user_texts
+
+
+async def wait_until_aborted(
+    tool_call_id: str, args: Any, signal: AbortSignal, on_update: Any
+) -> str:
+    await signal.wait()
+    return "stopped"
+
+
+# ── R-6.5 abort ─────────────────────────────────────────────────────────────
+
+
+async def test_r6_5_abort_ends_the_run_and_queued_messages_survive_once_in_order() -> None:
+    fm = FauxModel([faux_message(faux_tool_call("block", {})), "r1", "r2", "r3"])
+    agent = faux_agent(fm, tools=[make_tool("block", wait_until_aborted)])
+    waiter = EventWaiter(agent)
+    run = asyncio.create_task(agent.prompt("first"))
+    await waiter.wait_for("tool_execution_start")
+    agent.steer("S1")
+    agent.steer("S2")
+    agent.follow_up("F1")
+    agent.abort()
+    aborted = await run
+    assert aborted.stop_reason == "aborted"
+    assert fm.call_count == 1
+    assert agent.has_queued_messages()
+    results = [m for m in agent.state.messages if isinstance(m, ToolResultMessage)]
+    assert len(results) == 1  # R-4.1: the aborted call still has its one result
+
+    answer = await agent.prompt("next")
+    assert answer.text == "r3"
+    texts = user_texts(agent.state.messages)
+    assert texts == ["first", "next", "S1", "S2", "F1"]
+    assert not agent.has_queued_messages()
+
+
+async def test_r6_5_messages_taken_but_not_delivered_go_back_to_the_front() -> None:
+    fm = FauxModel([faux_message(faux_tool_call("work", {})), "r1", "r2"])
+    failing = {"on": True}
+
+    def prepare_next_turn(turn: Any) -> None:
+        if failing["on"]:
+            raise RuntimeError("hook broke after the steering poll")
+
+    agent = faux_agent(fm, steering_mode="all", prepare_next_turn=prepare_next_turn)
+
+    def work(*args: Any) -> str:
+        agent.steer("A")
+        agent.steer("B")
+        return "worked"
+
+    agent.tool_store.register(make_tool("work", work))
+    failed = await agent.prompt("first")
+    assert failed.stop_reason == "error"
+    assert "hook broke" in (failed.error_message or "")
+    assert "A" not in user_texts(agent.state.messages)  # polled, never delivered
+    agent.steer("C")  # queued later: must come after the restored ones
+    failing["on"] = False
+    answer = await agent.prompt("second")
+    assert answer.text == "r1"  # "all" mode: A, B, C open the first turn with the prompt
+    assert user_texts(fm.contexts[-1].messages) == ["first", "second", "A", "B", "C"]
+    assert user_texts(agent.state.messages) == ["first", "second", "A", "B", "C"]
+
+
+async def test_r6_5_abort_when_idle_is_a_no_op_and_wait_for_idle_returns() -> None:
+    agent = faux_agent(FauxModel(["ok"]))
+    agent.abort()
+    await agent.wait_for_idle()
+    assert (await agent.prompt("go")).text == "ok"
+
+
+async def test_r6_5_wait_for_idle_waits_for_the_run() -> None:
+    fm = FauxModel(["slow answer"], delay_s=0.005)
+    agent = faux_agent(fm)
+    run = asyncio.create_task(agent.prompt("go"))
+    await asyncio.sleep(0)
+    assert agent.is_busy
+    await agent.wait_for_idle()
+    assert run.done()
+    assert not agent.is_busy
+
+
+async def test_r6_5_subscribe_async_listeners_are_awaited_in_order_with_the_signal() -> None:
+    fm = FauxModel([faux_message(faux_tool_call("t", {})), "done"])
+    agent = faux_agent(fm, tools=[make_tool("t", lambda *a: "ok")])
+    log: list[tuple[str, str]] = []
+    signals: set[int] = set()
+
+    async def slow_first(event: Any, signal: Any) -> None:
+        assert isinstance(signal, AbortSignal)
+        signals.add(id(signal))
+        await asyncio.sleep(0.001)
+        log.append(("first", event.type))
+
+    def second(event: Any, signal: Any) -> None:
+        log.append(("second", event.type))
+
+    def raising(event: Any, signal: Any) -> None:
+        raise ValueError("listener bug")
+
+    agent.subscribe(slow_first)
+    agent.subscribe(raising)
+    unsubscribe = agent.subscribe(second)
+    await agent.prompt("go")
+    kinds = [kind for who, kind in log if who == "first"]
+    assert kinds[0] == "agent_start" and kinds[-1] == "agent_end"
+    assert log == [pair for kind in kinds for pair in (("first", kind), ("second", kind))]
+    assert len(signals) == 1
+
+    unsubscribe()
+    unsubscribe()  # idempotent
+    log.clear()
+    fm.add("again")
+    await agent.prompt("again")
+    assert log and all(who == "first" for who, _ in log)
+
+
+async def test_r6_5_a_raising_listener_is_logged_and_the_run_goes_on(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    agent = faux_agent(FauxModel(["fine"]))
+
+    def raising(event: Any, signal: Any) -> None:
+        raise ValueError("listener bug")
+
+    agent.subscribe(raising)
+    with caplog.at_level(logging.ERROR):
+        answer = await agent.prompt("go")
+    assert answer.text == "fine"
+    assert "agent_start" in caplog.text and "listener bug" in caplog.text
+
+
+async def test_r6_5_reset_raises_while_running_and_clears_when_idle() -> None:
+    fm = FauxModel([faux_message(faux_tool_call("block", {})), "never"])
+    agent = faux_agent(fm, tools=[make_tool("block", wait_until_aborted)])
+    waiter = EventWaiter(agent)
+    run = asyncio.create_task(agent.prompt("go"))
+    await waiter.wait_for("tool_execution_start")
+    with pytest.raises(AgentBusyError, match="reset"):
+        agent.reset()
+    agent.steer("leftover")
+    agent.abort()
+    await run
+    agent.reset()
+    assert agent.state.messages == []
+    assert agent.state.error_message is None
+    assert not agent.has_queued_messages()
+
+
+# ── R-6.6 usable after a failure ────────────────────────────────────────────
+
+
+async def test_r6_6_the_agent_is_usable_after_a_failed_run() -> None:
+    calls = {"n": 0}
+
+    def convert_to_llm(messages: list[Any]) -> list[Any]:
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise RuntimeError("converter exploded")
+        return [m for m in messages if m.role in ("user", "assistant", "toolResult")]
+
+    fm = FauxModel(["recovered"])
+    agent = faux_agent(fm, convert_to_llm=convert_to_llm)
+    failed = await agent.prompt("one")
+    assert failed.stop_reason == "error"
+    assert "converter exploded" in (failed.error_message or "")
+    assert agent.state.error_message and "converter exploded" in agent.state.error_message
+    assert not agent.is_busy and agent.state.active_run is False
+    answer = await agent.prompt("two")
+    assert answer.text == "recovered"
+    assert agent.state.error_message is None
+
+
+# ── R-6.7 no loop held ──────────────────────────────────────────────────────
+
+
+def test_r6_7_two_asyncio_runs_in_a_row() -> None:
+    fm = FauxModel([faux_message(faux_tool_call("t", {})), "one", "two"], delay_s=0.001)
+    agent = faux_agent(fm, tools=[make_tool("t", lambda *a: "ok")])
+    assert asyncio.run(agent.prompt("first")).text == "one"
+    assert asyncio.run(agent.prompt("second")).text == "two"
+    agent.send("third")  # no loop running: waits for the next take_response
+    fm.add("three")
+    assert asyncio.run(agent.take_response()).text == "three"
+    assert user_texts(agent.state.messages) == ["first", "second", "third"]
+
+
+def test_r6_7_prompt_sync_from_plain_code() -> None:
+    fm = FauxModel([faux_message(faux_tool_call("t", {})), "sync answer"])
+    agent = Agent(model=fm.model, stream_fn=fm.stream_fn, tools=[make_tool("t", lambda *a: "ok")])
+    answer = agent.prompt_sync("hello")
+    assert answer.text == "sync answer"
+    results = [m for m in agent.state.messages if isinstance(m, ToolResultMessage)]
+    assert [text_of(r.content) for r in results] == ["ok"]
+
+
+async def test_r6_7_prompt_sync_inside_a_running_loop_says_to_await() -> None:
+    agent = faux_agent(FauxModel(["x"]))
+    with pytest.raises(RuntimeError, match=r"await agent\.prompt"):
+        agent.prompt_sync("hello")
+    assert not agent.is_busy
