@@ -268,3 +268,16 @@ def test_r4_4_fast_check_declines_unknown_keywords() -> None:
     assert compile_fast({"type": "object", "patternProperties": {"^a": {}}}) is None
     assert compile_fast({"$schema": "http://json-schema.org/draft-07/schema#"}) is None
     assert compile_fast({"type": "object", "properties": {"a": {"$ref": "#/$defs/A"}}}) is None
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(schemas, json_values)
+def test_r4_4_property_any_schema_valid_dict_or_tool_arguments_error(
+    schema: dict[str, Any], value: Any
+) -> None:
+    try:
+        got = validate_arguments_against_schema(schema, value, tool_name="t")
+    except ToolArgumentsError:
+        return
+    assert isinstance(got, dict)
+    assert Draft202012Validator(schema).is_valid(got)
