@@ -196,7 +196,7 @@ async def test_r4_9_max_parallel_tools_caps_concurrency(plain: bool) -> None:
     batch, _, _ = await run_batch(tools, *(call(f"t{i}") for i in range(4)), max_parallel_tools=2)
     elapsed = time.perf_counter() - start
     assert c.peak == 2
-    assert 0.19 < elapsed < 0.35  # two waves of 0.1 s
+    assert 0.19 < elapsed < 0.38  # two waves of 0.1 s, not four
     assert texts(batch) == ["t0", "t1", "t2", "t3"]
 
 

@@ -205,18 +205,18 @@ async def _parallel(batch: _Batch) -> None:
     elif runnable:
         cap = batch.config.max_parallel_tools
         limit = asyncio.Semaphore(cap) if cap is not None and cap < len(runnable) else None
-        batch.tasks = [asyncio.create_task(_run_limited(batch, i, p, limit)) for i, p in runnable]
+        batch.tasks = [
+            asyncio.create_task(batch.run(i, p) if limit is None else _limited(batch, i, p, limit))
+            for i, p in runnable
+        ]
         await asyncio.gather(*batch.tasks)
     for i in range(len(batch.calls)):
         await batch.publish(i)
 
 
-async def _run_limited(
-    batch: _Batch, i: int, prepared: PreparedToolCall, limit: asyncio.Semaphore | None
+async def _limited(
+    batch: _Batch, i: int, prepared: PreparedToolCall, limit: asyncio.Semaphore
 ) -> None:
-    if limit is None:
-        await batch.run(i, prepared)
-        return
     async with limit:
         await batch.run(i, prepared)
 

@@ -249,12 +249,6 @@ class _Updates:
             await task
 
 
-def _is_async(execute: object) -> bool:
-    return inspect.iscoroutinefunction(execute) or inspect.iscoroutinefunction(
-        getattr(execute, "__call__", None)  # noqa: B004 - async callable objects
-    )
-
-
 def _as_result(value: object, tool_name: str) -> AgentToolResult:
     if isinstance(value, AgentToolResult):
         return value
@@ -268,23 +262,26 @@ def _as_result(value: object, tool_name: str) -> AgentToolResult:
 class _Watch:
     """Ends one call early: at its timeout, or `ABORT_GRACE_S` after the run is aborted.
 
-    Either way the call's own signal is aborted first, then the call's `asyncio.timeout`
-    is expired, which cancels an async tool (or stops waiting for a thread).
+    Either way the call's own signal is aborted first, then the calling task is cancelled
+    (which cancels an async tool, or stops waiting for a thread); `execute_prepared_tool_call`
+    takes that cancellation back with `Task.uncancel` (as `asyncio.timeout` does, without its
+    cost when no timeout is set).
     """
 
-    __slots__ = ("_child", "_deadline", "_handle", "_loop", "ended_by")
+    __slots__ = ("_child", "_handle", "_loop", "_task", "closed", "ended_by")
 
     def __init__(
         self,
         loop: asyncio.AbstractEventLoop,
         child: AbortSignal,
-        deadline: asyncio.Timeout,
+        task: asyncio.Task[Any],
         timeout_s: float | None,
     ) -> None:
         self._loop = loop
         self._child = child
-        self._deadline = deadline
+        self._task = task
         self.ended_by: str | None = None
+        self.closed = False
         self._handle: asyncio.TimerHandle | None = None
         if timeout_s is not None:
             self._handle = loop.call_later(timeout_s, self._end, "timeout")
@@ -296,22 +293,38 @@ class _Watch:
             self._loop.call_soon_threadsafe(self._start_grace)
 
     def _start_grace(self) -> None:
-        if self.ended_by is None and not self._deadline.expired():
-            if self._handle is not None:
-                self._handle.cancel()
-            self._handle = self._loop.call_later(ABORT_GRACE_S, self._end, "abort")
+        if self.closed or self.ended_by is not None:
+            return
+        deadline = self._loop.time() + ABORT_GRACE_S
+        if self._handle is not None:
+            if self._handle.when() <= deadline:
+                return  # the timeout comes first
+            self._handle.cancel()
+        self._handle = self._loop.call_at(deadline, self._end, "abort")
 
     def _end(self, why: str) -> None:
-        if self.ended_by is not None:
+        if self.closed or self.ended_by is not None:
             return
         self.ended_by = why
         self._child.abort(why)
-        with contextlib.suppress(RuntimeError):  # the call already left its deadline
-            self._deadline.reschedule(self._loop.time())
+        self._task.cancel()
 
     def close(self) -> None:
+        self.closed = True
         if self._handle is not None:
             self._handle.cancel()
+
+
+_CO_COROUTINE = inspect.CO_COROUTINE
+
+
+def _is_async(execute: object) -> bool:
+    code = getattr(execute, "__code__", None)  # fast path: functions and bound methods
+    if code is not None:
+        return bool(code.co_flags & _CO_COROUTINE)
+    return inspect.iscoroutinefunction(execute) or inspect.iscoroutinefunction(
+        getattr(execute, "__call__", None)  # noqa: B004 - async callable objects
+    )
 
 
 async def execute_prepared_tool_call(
@@ -341,49 +354,45 @@ async def execute_prepared_tool_call(
     tool = prepared.tool
     call = prepared.tool_call
     loop = asyncio.get_running_loop()
+    task = asyncio.current_task()
+    assert task is not None
     updates = _Updates(loop, emit, call)
     child = AbortSignal()
-    deadline = asyncio.timeout(None)
-    watch: _Watch | None = None
+    watch = _Watch(loop, child, task, timeout_s)
+    remove = signal.add_listener(watch.on_run_abort)
+    outcome: ExecutedOutcome
     try:
-        async with deadline:
-            watch = _Watch(loop, child, deadline, timeout_s)
-            remove = signal.add_listener(watch.on_run_abort)
-            try:
-                if _is_async(tool.execute):
-                    raw: Any = await tool.execute(call.id, prepared.args, child, updates)  # type: ignore[misc]
-                else:
-                    run = contextvars.copy_context().run
-                    raw = await loop.run_in_executor(
-                        _tool_threads(), run, _call_plain, tool, call, prepared.args, child, updates
-                    )
-                    if inspect.isawaitable(raw):
-                        raw = await raw
-            finally:
-                remove()
-                watch.close()
-        result = _as_result(raw, tool.name)
-        await updates.drain()
-        return ExecutedOutcome(result, False)
-    except TimeoutError as exc:
-        await updates.drain()
-        if watch is None or not deadline.expired():  # the tool's own TimeoutError
-            return ExecutedOutcome(create_error_tool_result(_error_text(exc)), True)
+        if _is_async(tool.execute):
+            raw: Any = await tool.execute(call.id, prepared.args, child, updates)  # type: ignore[misc]
+        else:
+            run = contextvars.copy_context().run
+            raw = await loop.run_in_executor(
+                _tool_threads(), run, _call_plain, tool, call, prepared.args, child, updates
+            )
+            if inspect.isawaitable(raw):
+                raw = await raw
+        outcome = ExecutedOutcome(_as_result(raw, tool.name), False)
+    except asyncio.CancelledError as exc:
+        if watch.ended_by is None and task.cancelling():
+            updates.accepting = False
+            raise  # the caller was cancelled
+        outcome = ExecutedOutcome(create_error_tool_result(_error_text(exc)), True)
+    except Exception as exc:
+        outcome = ExecutedOutcome(create_error_tool_result(_error_text(exc)), True)
+    finally:
+        remove()
+        watch.close()
+    if watch.ended_by is not None:
+        if task.uncancel() > 0:  # the caller was cancelled too
+            updates.accepting = False
+            raise asyncio.CancelledError
         if watch.ended_by == "timeout":
             text = f"Tool {tool.name} timed out after {timeout_s:g} s"
         else:
             text = f"Operation aborted: tool {tool.name} did not stop within {ABORT_GRACE_S:g} s"
-        return ExecutedOutcome(create_error_tool_result(text), True)
-    except asyncio.CancelledError as exc:
-        task = asyncio.current_task()
-        if task is not None and task.cancelling():
-            updates.accepting = False
-            raise
-        await updates.drain()  # the tool raised CancelledError itself
-        return ExecutedOutcome(create_error_tool_result(_error_text(exc)), True)
-    except Exception as exc:
-        await updates.drain()
-        return ExecutedOutcome(create_error_tool_result(_error_text(exc)), True)
+        outcome = ExecutedOutcome(create_error_tool_result(text), True)
+    await updates.drain()
+    return outcome
 
 
 def _call_plain(
