@@ -11,15 +11,13 @@ sandbox (container, separate user) when the code is not trusted.
 
 from __future__ import annotations
 
-import ast
 import contextlib
+import itertools
 import keyword
 import logging
 import os
-import pprint
 import sys
 import tempfile
-import textwrap
 import threading
 import types
 from pathlib import Path
@@ -28,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from yiemagent.errors import ConfigError
 from yiemagent.tools.builtin import LIST_TOOLS_NAME
 from yiemagent.tools.schema import check_schema
+from yiemagent.tools.tool_file import WriteToolError, render_tool_file
 from yiemagent.types.signal import AbortSignal
 from yiemagent.types.tools import AgentTool, AgentToolResult, OnUpdate, check_tool_name
 
@@ -40,7 +39,7 @@ logger = logging.getLogger(__name__)
 
 WRITE_TOOL_NAME = "writeTool"
 _BUILTIN_NAMES = frozenset({WRITE_TOOL_NAME, LIST_TOOLS_NAME})
-_counter = iter(range(1, sys.maxsize))
+_counter = itertools.count(1)
 
 WRITE_TOOL_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -88,10 +87,6 @@ WRITE_TOOL_SCHEMA: dict[str, Any] = {
     },
     "required": ["name", "label", "description", "inputSchema", "executeCode"],
 }
-
-
-class WriteToolError(ValueError):
-    """`writeTool` refused or failed; the text says why. Nothing was changed."""
 
 
 def write_tool_tool(store: ToolStore, directory: str | Path) -> AgentTool:
@@ -177,89 +172,6 @@ def _write(store: ToolStore, folder: Path, args: dict[str, Any]) -> AgentToolRes
     )
 
 
-def render_tool_file(
-    *,
-    name: str,
-    label: str,
-    description: str,
-    input_schema: dict[str, Any],
-    execute_code: str,
-    imports: str = "",
-    validate_code: str = "",
-    prepare_code: str = "",
-    parallel: bool = False,
-) -> str:
-    """The text of a tool file (seed 000 §17 contract: `get_tool() -> AgentTool`).
-
-    Raises:
-        WriteToolError: `execute_code` is empty, a code part does not parse (the text names the
-            part and its line), or `imports` holds anything but import statements.
-    """
-    if not execute_code.strip():
-        raise WriteToolError("executeCode is empty: give the body of execute(...)")
-    import_lines = _check_imports(imports)
-    execute_body, is_async = _check_body("executeCode", execute_code)
-    parts = [
-        f'"""Tool {name!r}, written by writeTool (DESIGN R-4.15). Seed 000 §17 contract."""',
-        "",
-        "import json",
-        "from typing import Any",
-        "",
-        "from yiemagent import AgentTool, AgentToolResult",
-        *import_lines,
-        "",
-        f"INPUT_SCHEMA: dict[str, Any] = {_literal(input_schema)}",
-        "",
-        "",
-        f"{'async ' if is_async else ''}def _execute(tool_call_id: str, args: dict[str, Any], "
-        "signal: Any, on_update: Any) -> Any:",
-        execute_body,
-        "",
-        "",
-        f"{'async ' if is_async else ''}def execute(tool_call_id: str, args: dict[str, Any], "
-        "signal: Any, on_update: Any) -> Any:",
-        f"    value = {'await ' if is_async else ''}_execute(tool_call_id, args, signal, "
-        "on_update)",
-        "    if isinstance(value, (AgentToolResult, str)):",
-        "        return value",
-        "    return json.dumps(value, default=str)",
-        "",
-    ]
-    hooks = {"validate_arguments": "None", "prepare_arguments": "None"}
-    for part, code, signature in (
-        ("validateCode", validate_code, "validate_arguments(args: Any) -> Any"),
-        ("prepareCode", prepare_code, "prepare_arguments(args: Any) -> Any"),
-    ):
-        if code.strip():
-            body, part_async = _check_body(part, code)
-            if part_async:
-                raise WriteToolError(f"{part} cannot use await (it must be a plain function)")
-            parts += ["", f"def {signature}:", body, ""]
-            function = signature.split("(")[0]
-            hooks[function] = function
-    parts += [
-        "",
-        "def get_tool() -> AgentTool:",
-        "    return AgentTool(",
-        f"        name={name!r},",
-        f"        label={label!r},",
-        f"        description={description!r},",
-        "        input_schema=INPUT_SCHEMA,",
-        "        execute=execute,",
-        f"        validate_arguments={hooks['validate_arguments']},",
-        f"        prepare_arguments={hooks['prepare_arguments']},",
-        f"        parallel={parallel!r},",
-        "    )",
-        "",
-    ]
-    source = "\n".join(parts)
-    try:
-        ast.parse(source)
-    except SyntaxError as exc:  # pragma: no cover - each part was parsed on its own already
-        raise WriteToolError(f"the generated file does not parse: {exc.msg}") from None
-    return source
-
-
 # ── checks ───────────────────────────────────────────────────────────────
 
 
@@ -294,51 +206,6 @@ def _check_input_schema(schema: object) -> dict[str, Any]:
     except ConfigError as exc:
         raise WriteToolError(str(exc)) from None
     return schema
-
-
-def _check_body(part: str, code: str) -> tuple[str, bool]:
-    """Indent `code` as a function body; check it parses; say whether it awaits."""
-    body = textwrap.indent(textwrap.dedent(code.expandtabs(4)).strip("\n"), "    ")
-    if not body.strip():
-        body = "    pass"
-    try:
-        tree = ast.parse(f"async def _f():\n{body}\n")
-    except SyntaxError as exc:
-        line = (exc.lineno or 2) - 1
-        raise WriteToolError(f"{part} has a syntax error on its line {line}: {exc.msg}") from None
-    func = tree.body[0]
-    return body, any(
-        isinstance(node, ast.Await | ast.AsyncFor | ast.AsyncWith) for node in _own_nodes(func)
-    )
-
-
-def _own_nodes(func: ast.AST) -> list[ast.AST]:
-    """The nodes of a function body, not descending into nested functions or classes."""
-    nested = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
-    out: list[ast.AST] = []
-    stack = list(ast.iter_child_nodes(func))
-    while stack:
-        node = stack.pop()
-        out.append(node)
-        if not isinstance(node, nested):
-            stack.extend(ast.iter_child_nodes(node))
-    return out
-
-
-def _check_imports(imports: str) -> list[str]:
-    text = textwrap.dedent(imports).strip()
-    if not text:
-        return []
-    try:
-        tree = ast.parse(text)
-    except SyntaxError as exc:
-        raise WriteToolError(
-            f"imports has a syntax error on line {exc.lineno}: {exc.msg}"
-        ) from None
-    for node in tree.body:
-        if not isinstance(node, ast.Import | ast.ImportFrom):
-            raise WriteToolError("imports may only hold import statements")
-    return text.splitlines()
 
 
 def _import_in_isolation(source: str, target: Path, name: str) -> AgentTool:
@@ -389,19 +256,6 @@ def _restore(target: Path, previous: bytes | None) -> None:
             target.unlink()
     else:
         _atomic_write(target, previous)
-
-
-def _literal(value: dict[str, Any]) -> str:
-    """A Python literal for a JSON value (falls back to `json.loads` for NaN and the like)."""
-    text = pprint.pformat(value, indent=4, width=88, sort_dicts=False)
-    try:
-        if ast.literal_eval(text) == value:
-            return text
-    except (ValueError, SyntaxError):
-        pass
-    import json
-
-    return f"json.loads({json.dumps(value)!r})"
 
 
 def _text(args: dict[str, Any], key: str) -> str:
