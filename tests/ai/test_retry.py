@@ -1,0 +1,236 @@
+"""Retries shared by the HTTP providers (DESIGN §7: retries on 429/5xx honour
+`max_retry_delay_ms`; abort honoured while waiting), key lookup and scrubbing (DESIGN §8)."""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import random
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from tests.ai.servers import ReplayServer, json_reply, openai_chunks, sse_reply
+from yiemagent.ai.anthropic_messages import stream_anthropic_messages
+from yiemagent.ai.env_keys import get_env_api_key, resolve_api_key, scrub
+from yiemagent.ai.openai_completions import stream_openai_completions
+from yiemagent.ai.retry import (
+    AbortedError,
+    RetryDecision,
+    RetryDelayTooLongError,
+    backoff_delay_ms,
+    is_retryable_status,
+    parse_retry_after_ms,
+    run_with_retries,
+)
+from yiemagent.types.messages import AssistantMessage, UserMessage
+from yiemagent.types.model import Context, Model, StreamOptions
+from yiemagent.types.signal import AbortSignal
+
+pytestmark = pytest.mark.timeout(30)
+
+RATE_LIMITED = {"error": {"message": "Rate limit reached", "type": "rate_limit_error"}}
+UNAVAILABLE = {"error": {"message": "Service unavailable"}}
+
+
+@pytest.fixture
+def server() -> Iterator[ReplayServer]:
+    with ReplayServer() as replay:
+        yield replay
+
+
+async def ask(server: ReplayServer, **options: object) -> AssistantMessage:
+    model = Model(id="m", provider="vllm", api="openai-completions", base_url=server.url + "/v1")
+    stream = stream_openai_completions(
+        model,
+        Context("", [UserMessage("hi")]),
+        StreamOptions(api_key="k-123456", **options),  # type: ignore[arg-type]
+    )
+    return await stream.result()
+
+
+async def test_429_asking_longer_than_max_retry_delay_fails_at_once(server: ReplayServer) -> None:
+    server.enqueue(json_reply(429, RATE_LIMITED, headers={"retry-after": "120"}))
+    started = time.monotonic()
+    message = await ask(server)  # default limit 60 000 ms
+    assert time.monotonic() - started < 1.0
+    assert message.stop_reason == "error"
+    text = message.error_message or ""
+    assert "HTTP 429" in text and "120 s" in text and "max_retry_delay_ms=60000" in text
+    assert len(server.requests) == 1
+
+
+async def test_retry_after_ms_beyond_a_custom_limit(server: ReplayServer) -> None:
+    server.enqueue(json_reply(429, RATE_LIMITED, headers={"retry-after-ms": "5000"}))
+    message = await ask(server, max_retry_delay_ms=1000)
+    assert message.stop_reason == "error"
+    assert "max_retry_delay_ms=1000" in (message.error_message or "")
+    assert len(server.requests) == 1
+
+
+async def test_503_then_success_after_backoff(server: ReplayServer) -> None:
+    server.enqueue(json_reply(503, UNAVAILABLE), sse_reply(openai_chunks({"content": "fine"})))
+    started = time.monotonic()
+    message = await ask(server)
+    elapsed = time.monotonic() - started
+    assert message.stop_reason == "stop" and message.text == "fine"
+    assert len(server.requests) == 2
+    assert 0.3 < elapsed < 3.0  # first backoff: 500 ms ± 25 %
+
+
+async def test_429_within_the_limit_waits_as_asked(server: ReplayServer) -> None:
+    server.enqueue(
+        json_reply(429, RATE_LIMITED, headers={"retry-after-ms": "300"}),
+        sse_reply(openai_chunks({"content": "ok"})),
+    )
+    started = time.monotonic()
+    message = await ask(server)
+    assert message.stop_reason == "stop"
+    assert time.monotonic() - started >= 0.3
+
+
+async def test_attempts_run_out(server: ReplayServer) -> None:
+    server.enqueue(*[json_reply(500, UNAVAILABLE) for _ in range(6)])
+    message = await ask(server, max_retry_delay_ms=0)
+    assert message.stop_reason == "error"
+    assert message.error_message == "HTTP 500 from the server: Service unavailable"
+    assert len(server.requests) == 4
+
+
+async def test_abort_while_waiting_to_retry(server: ReplayServer) -> None:
+    server.enqueue(json_reply(429, RATE_LIMITED, headers={"retry-after": "30"}))
+    signal = AbortSignal()
+    asyncio.get_running_loop().call_later(0.2, signal.abort)
+    started = time.monotonic()
+    message = await ask(server, signal=signal)
+    assert message.stop_reason == "aborted"
+    assert time.monotonic() - started < 2.0
+    assert len(server.requests) == 1
+
+
+async def test_anthropic_429_beyond_limit(server: ReplayServer) -> None:
+    server.enqueue(
+        json_reply(429, {"type": "error", "error": RATE_LIMITED["error"]}, {"retry-after": "90"})
+    )
+    model = Model(id="c", provider="anthropic", api="anthropic-messages", base_url=server.url)
+    message = await stream_anthropic_messages(
+        model, Context("", [UserMessage("hi")]), StreamOptions(api_key="k-123456")
+    ).result()
+    assert message.stop_reason == "error"
+    assert "90 s" in (message.error_message or "")
+    assert len(server.requests) == 1
+
+
+async def test_connection_refused_is_retried_then_reported() -> None:
+    model = Model(
+        id="m", provider="vllm", api="openai-completions", base_url="http://127.0.0.1:9/v1"
+    )
+    message = await stream_openai_completions(
+        model, Context("", [UserMessage("hi")]), StreamOptions(max_retry_delay_ms=0)
+    ).result()
+    assert message.stop_reason == "error"
+    assert (message.error_message or "").startswith("connection error")
+
+
+# ── the helper itself ───────────────────────────────────────────────────────
+
+
+async def test_no_retry_once_content_was_streamed() -> None:
+    calls = 0
+
+    async def attempt(_n: int) -> None:
+        nonlocal calls
+        calls += 1
+        raise ConnectionError("reset")
+
+    with pytest.raises(ConnectionError):
+        await run_with_retries(
+            attempt,
+            classify=lambda _e: RetryDecision("connection error"),
+            may_retry=lambda: False,
+            signal=None,
+        )
+    assert calls == 1
+
+
+async def test_too_long_delay_raises_without_waiting() -> None:
+    async def attempt(_n: int) -> None:
+        raise ValueError("429")
+
+    with pytest.raises(RetryDelayTooLongError, match="10 s"):
+        await run_with_retries(
+            attempt,
+            classify=lambda _e: RetryDecision("HTTP 429", 10_000),
+            may_retry=lambda: True,
+            signal=None,
+            max_retry_delay_ms=5_000,
+        )
+
+
+async def test_abort_during_an_attempt_cancels_it() -> None:
+    signal = AbortSignal()
+    cancelled = asyncio.Event()
+
+    async def attempt(_n: int) -> None:
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+
+    asyncio.get_running_loop().call_later(0.05, signal.abort, "stop")
+    with pytest.raises(AbortedError, match="stop"):
+        await run_with_retries(
+            attempt, classify=lambda _e: None, may_retry=lambda: True, signal=signal
+        )
+    assert cancelled.is_set()
+
+
+def test_parse_retry_after() -> None:
+    assert parse_retry_after_ms({"Retry-After": "2"}) == 2000
+    assert parse_retry_after_ms({"retry-after": "0.5"}) == 500
+    assert parse_retry_after_ms({"retry-after-ms": "250", "retry-after": "9"}) == 250
+    assert parse_retry_after_ms({"retry-after": "soon"}) is None
+    assert parse_retry_after_ms({}) is None and parse_retry_after_ms(None) is None
+    now = time.time()
+    date = email.utils.formatdate(now + 30, usegmt=True)
+    assert parse_retry_after_ms({"retry-after": date}, now=now) == pytest.approx(30_000, abs=1000)
+    past = email.utils.formatdate(now - 30, usegmt=True)
+    assert parse_retry_after_ms({"retry-after": past}, now=now) == 0
+
+
+def test_backoff_grows_with_jitter() -> None:
+    rng = random.Random(1)
+    for attempt, base in ((1, 500), (2, 1000), (3, 2000)):
+        delays = [backoff_delay_ms(attempt, rng=rng) for _ in range(50)]
+        assert all(0.75 * base <= d <= 1.25 * base for d in delays)
+        assert len(set(delays)) > 1
+
+
+def test_retryable_statuses() -> None:
+    assert [s for s in (400, 401, 404, 408, 422, 429, 500, 503, 529) if is_retryable_status(s)] == [
+        408,
+        429,
+        500,
+        503,
+        529,
+    ]
+
+
+def test_keys_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "from-env")
+    monkeypatch.setenv("MYHOST_API_KEY", "custom")
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    assert get_env_api_key("anthropic") == "from-env"
+    assert get_env_api_key("myhost") == "custom"
+    assert get_env_api_key("openai") is None
+    assert resolve_api_key("anthropic", "explicit") == "explicit"
+    assert resolve_api_key("anthropic", None) == "from-env"
+
+
+def test_scrub() -> None:
+    assert scrub("bad key abcd-1234 given", ["abcd-1234"]) == "bad key *** given"
+    assert "sk-proj-" not in scrub("Incorrect API key provided: sk-proj-AbCdEf0123456789")
+    assert scrub("Authorization: Bearer tok.en-123456789") == "Authorization: Bearer ***"
+    assert scrub("short x stays", ["x"]) == "short x stays"
