@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import inspect
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeAlias
@@ -442,7 +443,7 @@ class Agent:
         update = None
         if self._prepare_next_turn is not None:
             update = self._prepare_next_turn(turn)
-            if isinstance(update, Awaitable):
+            if inspect.isawaitable(update):
                 update = await update
         context = update.context if update is not None and update.context else turn.context
         context.tools = self._state.tools
@@ -465,20 +466,25 @@ class Agent:
     def _make_emit(
         self, signal: AbortSignal, recorder: RunRecorder
     ) -> Callable[[AgentEvent], Awaitable[None]]:
+        """The run's event sink: reduce into the state, then `on_event(event)`, then each
+        listener `(event, signal)`, awaited in order; a raising one is logged (R-5.1b)."""
+
+        async def deliver(call: Callable[[], Any], event: AgentEvent) -> None:
+            try:
+                result = call()
+                if inspect.isawaitable(result):
+                    await result
+            except Exception:
+                logger.exception("agent listener raised on %s; the run goes on", event.type)
+
         async def emit(event: AgentEvent) -> None:
             self._reduce(event)
             recorder.record(event)
-            targets: list[Callable[..., Any]] = []
-            if self._on_event is not None:
-                targets.append(lambda e, _s: self._on_event(e))  # type: ignore[misc]
-            targets.extend(self._listeners)
-            for listener in targets:
-                try:
-                    result = listener(event, signal)
-                    if isinstance(result, Awaitable):
-                        await result
-                except Exception:
-                    logger.exception("agent listener raised on %s; the run goes on", event.type)
+            on_event = self._on_event
+            if on_event is not None:
+                await deliver(lambda: on_event(event), event)
+            for listener in tuple(self._listeners):
+                await deliver(lambda: listener(event, signal), event)  # noqa: B023 - awaited now
 
         return emit
 

@@ -214,3 +214,39 @@ async def test_r6_7_prompt_sync_inside_a_running_loop_says_to_await() -> None:
     with pytest.raises(RuntimeError, match=r"await agent\.prompt"):
         agent.prompt_sync("hello")
     assert not agent.is_busy
+
+
+async def test_r6_6_a_cancelled_prompt_leaves_the_agent_idle_and_usable() -> None:
+    fm = FauxModel([faux_message(faux_tool_call("block", {})), "after"])
+    agent = faux_agent(fm, tools=[make_tool("block", wait_until_aborted)])
+    waiter = EventWaiter(agent)
+    run = asyncio.create_task(agent.prompt("first"))
+    await waiter.wait_for("tool_execution_start")
+    run.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await run
+    assert not agent.is_busy and agent.state.active_run is False
+    assert waiter.types()[-1] == "agent_end"
+    assert (await agent.prompt("second")).text == "after"
+
+
+async def test_r6_1_on_event_and_prepare_context_on_the_stream_path() -> None:
+    fm = FauxModel(["ok"])
+    seen: list[str] = []
+
+    def prepare_context(state: Any) -> Any:
+        from yiemagent import AgentContext
+
+        return AgentContext(state.system_prompt + " (prepared)", state.messages, [])
+
+    agent = faux_agent(
+        fm,
+        system_prompt="base",
+        on_event=lambda event: seen.append(event.type),
+        prepare_context=prepare_context,
+        tools=[make_tool("t", lambda *a: "ok")],
+    )
+    await agent.prompt("go")
+    assert fm.contexts[0].system_prompt == "base (prepared)"
+    assert fm.contexts[0].tools == []
+    assert seen[0] == "agent_start" and seen[-1] == "agent_end"
