@@ -130,3 +130,15 @@ async def test_event_stream_ends_even_if_the_run_task_is_cancelled() -> None:
     assert events[-1].type == "agent_end"
     assert events[-1].reason == "aborted"  # type: ignore[union-attr]
     assert [m.role for m in await stream.result()][:2] == ["user", "assistant"]
+
+
+def test_agent_loop_outside_an_event_loop_says_what_to_do() -> None:
+    fm = FauxModel(["x"])
+    with pytest.raises(RuntimeError, match="needs a running event loop"):
+        agent_loop(
+            [UserMessage("q")],
+            AgentContext(),
+            AgentLoopConfig(model=fm.model),
+            stream_fn=fm.stream_fn,
+        )
+    assert fm.call_count == 0

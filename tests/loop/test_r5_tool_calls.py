@@ -4,6 +4,7 @@ aborts mid-stream and at a turn boundary (every call answered, R-4.1)."""
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Any
 
 from yiemagent import (
@@ -14,6 +15,8 @@ from yiemagent import (
     AgentLoopConfig,
     AgentTool,
     AssistantMessage,
+    AssistantMessageEventStream,
+    Model,
     ToolResultMessage,
     UserMessage,
     run_agent_loop,
@@ -151,7 +154,33 @@ async def test_r5_7_abort_mid_stream_ends_the_run_as_aborted() -> None:
     assert end_reason(events) == "aborted"
     last = context.messages[-1]
     assert isinstance(last, AssistantMessage) and last.stop_reason == "aborted"
+    assert last.error_message == "Request was aborted: user pressed stop"  # the provider's own
     assert fm.call_count == 1
+
+
+async def test_r5_7_abort_ends_a_model_call_whose_provider_ignores_it() -> None:
+    signal = AbortSignal()
+    silent = AssistantMessageEventStream()  # a provider that never answers nor honours aborts
+
+    def stream_fn(model: Any, context: Any, options: Any) -> AssistantMessageEventStream:
+        asyncio.get_running_loop().call_later(0.05, signal.abort)
+        return silent
+
+    context = AgentContext("sys", [], [])
+    events: list[AgentEvent] = []
+    started = time.perf_counter()
+    await run_agent_loop(
+        [UserMessage("go")],
+        context,
+        AgentLoopConfig(model=Model("m", "p", "x")),
+        events.append,
+        signal,
+        stream_fn,
+    )
+    assert time.perf_counter() - started < 3.0  # the grace after the abort, not the idle limit
+    last = context.messages[-1]
+    assert isinstance(last, AssistantMessage) and last.stop_reason == "aborted"
+    assert end_reason(events) == "aborted"
 
 
 async def test_r5_7_abort_at_a_turn_boundary_makes_no_further_model_call() -> None:

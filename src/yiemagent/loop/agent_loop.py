@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -170,8 +170,17 @@ def _pusher(stream: EventStream[AgentEvent, list[AgentMessage]]) -> EventSink:
 
 def _start(
     stream: EventStream[AgentEvent, list[AgentMessage]],
-    run: Awaitable[list[AgentMessage]],
+    run: Coroutine[Any, Any, list[AgentMessage]],
 ) -> None:
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        run.close()
+        raise RuntimeError(
+            "agent_loop needs a running event loop: call it from async code "
+            "(or use Agent.prompt_sync from plain code)"
+        ) from None
+
     async def drive() -> None:
         messages: list[AgentMessage] = []
         try:
@@ -179,7 +188,7 @@ def _start(
         finally:
             stream.end(messages)  # a no-op after agent_end; ends it on cancellation
 
-    task = asyncio.get_running_loop().create_task(drive())
+    task = loop.create_task(drive())
     _tasks.add(task)
     task.add_done_callback(_tasks.discard)
 

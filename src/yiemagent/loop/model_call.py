@@ -39,6 +39,11 @@ __all__ = ["assistant_message", "stream_assistant_response", "stream_response"]
 
 logger = logging.getLogger(__name__)
 
+ABORT_GRACE_S = 1.0
+"""Seconds a provider gets to end its stream after the run is aborted; then the loop ends
+the call itself with stop reason "aborted" (a provider or `llm_call` that ignores aborts
+never hangs a run)."""
+
 
 async def stream_assistant_response(
     context: AgentContext,
@@ -72,7 +77,7 @@ async def stream_response(
     incremental converter (`None`: convert the whole transcript)."""
     call_signal = AbortSignal()  # aborted by the run, or alone by the idle watchdog
     detach = signal.add_listener(call_signal.abort)
-    watchdog = _IdleWatchdog(config.stream_idle_timeout_s, call_signal)
+    watchdog = _Watchdog(config.stream_idle_timeout_s, call_signal)
     shown = _Shown()
     try:
         llm_context = await _llm_context(context, config, signal, convert)
@@ -81,10 +86,14 @@ async def stream_response(
             stream_fn or _default_stream_fn(), config, llm_context, options, emit, watchdog, shown
         )
     except asyncio.CancelledError:
-        if not watchdog.fired or watchdog.uncancel() > 0:
+        fired = watchdog.fired
+        if fired is None or watchdog.uncancel() > 0:
             raise
-        text = f"The model stream sent nothing for {watchdog.timeout_s:g} s"
-        message = _failed_message(config, shown.partial, text)
+        if fired == "aborted":
+            message = _failed_message(config, shown.partial, "The run was aborted", "aborted")
+        else:
+            text = f"The model stream sent nothing for {watchdog.timeout_s:g} s"
+            message = _failed_message(config, shown.partial, text)
     except Exception as exc:
         logger.exception("model call failed")
         message = _failed_message(config, shown.partial, f"{type(exc).__name__}: {exc}")
@@ -157,7 +166,7 @@ async def _read_stream(
     llm_context: Context,
     options: StreamOptions,
     emit: Emit,
-    watchdog: _IdleWatchdog,
+    watchdog: _Watchdog,
     shown: _Shown,
 ) -> AssistantMessage:
     """Call the provider and turn its events into message events; returns the final message."""
@@ -186,26 +195,41 @@ async def _read_stream(
     return await response.result()
 
 
-class _IdleWatchdog:
-    """R-5.8: ends a model call whose provider has sent nothing for `timeout_s` seconds.
+class _Watchdog:
+    """Ends a model call whose provider has gone quiet: after `timeout_s` seconds without an
+    event (R-5.8, stop reason "error"), or `ABORT_GRACE_S` after the run was aborted when the
+    provider does not end the stream itself (R-5.7, stop reason "aborted").
 
     One timer per model call, re-armed only when it fires, so a call that streams costs two
     attribute writes per event. Only time spent waiting on the provider counts (`arm` …
     `disarm`), not time spent in the loop's own event handlers. On expiry it aborts the
-    call's signal and cancels the waiting task, which `stream_response` turns into an
-    error message.
+    call's signal and cancels the waiting task, which `stream_response` turns into the
+    message. Abort listeners may run on any thread; they hop to the loop's thread.
     """
 
-    __slots__ = ("_handle", "_loop", "_signal", "_task", "fired", "timeout_s", "waiting_since")
+    __slots__ = (
+        "_handle",
+        "_loop",
+        "_signal",
+        "_task",
+        "aborted",
+        "fired",
+        "timeout_s",
+        "waiting_since",
+    )
 
     def __init__(self, timeout_s: float | None, signal: AbortSignal) -> None:
         self._loop = asyncio.get_running_loop()
         self._task = asyncio.current_task()
         self._signal = signal
         self.timeout_s = timeout_s
-        self.fired = False
+        self.aborted = False
+        self.fired: Literal["error", "aborted"] | None = None
         self.waiting_since: float | None = None
-        self._handle = None if timeout_s is None else self._loop.call_later(timeout_s, self._check)
+        self._handle: asyncio.TimerHandle | None = None
+        if timeout_s is not None:
+            self._handle = self._loop.call_later(timeout_s, self._check)
+        signal.add_listener(self._on_abort)
 
     def arm(self) -> None:
         self.waiting_since = self._loop.time()
@@ -213,36 +237,55 @@ class _IdleWatchdog:
     def disarm(self) -> None:
         self.waiting_since = None
 
-    def _check(self) -> None:
-        assert self.timeout_s is not None
-        now, since = self._loop.time(), self.waiting_since
-        if since is not None and now - since >= self.timeout_s:
-            self.fired = True
-            self._handle = None
-            self._signal.abort("the model stream went idle")
-            if self._task is not None:
-                self._task.cancel()
+    def _on_abort(self, _reason: str | None) -> None:
+        if not self._loop.is_closed():
+            self._loop.call_soon_threadsafe(self._start_grace)
+
+    def _start_grace(self) -> None:
+        if self.fired is not None or self._task is None or self._task.done():
             return
-        self._handle = self._loop.call_at(
-            (now if since is None else since) + self.timeout_s, self._check
-        )
+        self.aborted = True
+        self._reschedule(self._loop.time() + ABORT_GRACE_S)
+
+    def _check(self) -> None:
+        limit = ABORT_GRACE_S if self.aborted else self.timeout_s
+        assert limit is not None
+        now, since = self._loop.time(), self.waiting_since
+        if since is None or now - since < limit:
+            self._reschedule((now if since is None else since) + limit)
+            return
+        self._handle = None
+        self.fired = "aborted" if self.aborted else "error"
+        self._signal.abort("the model stream went idle")
+        if self._task is not None:
+            self._task.cancel()
+
+    def _reschedule(self, when: float) -> None:
+        if self._handle is not None:
+            self._handle.cancel()
+        self._handle = self._loop.call_at(when, self._check)
 
     def uncancel(self) -> int:
         """Withdraw the watchdog's cancellation; returns the cancellations still pending."""
-        return self._task.uncancel() if self._task is not None else 0
+        task = asyncio.current_task()
+        return task.uncancel() if task is not None else 0
 
     def stop(self) -> None:
+        self._task = None  # a late abort listener does nothing now
         if self._handle is not None:
             self._handle.cancel()
             self._handle = None
 
 
 def _failed_message(
-    config: AgentLoopConfig, partial: AssistantMessage | None, error_message: str
+    config: AgentLoopConfig,
+    partial: AssistantMessage | None,
+    error_message: str,
+    stop_reason: Literal["error", "aborted"] = "error",
 ) -> AssistantMessage:
     """An error message keeping what had arrived; a new object, since the provider may still
     touch its partial after an abort."""
-    message = assistant_message(config, "error", error_message)
+    message = assistant_message(config, stop_reason, error_message)
     if partial is not None:
         message.content = list(partial.content)
         message.usage = partial.usage
