@@ -4,6 +4,7 @@ the store and the folder are unchanged."""
 from __future__ import annotations
 
 import inspect
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -105,8 +106,9 @@ def remove(path: Path) -> None:
     path.unlink()
 
 
-def snapshot(store: ToolStore, folder: Path) -> tuple[list[str], dict[str, bytes]]:
-    return list(store.tools), {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
+def snapshot(store: ToolStore, folder: Path) -> tuple[list[str], dict[str, bytes], set[str]]:
+    written = {m for m in sys.modules if m.startswith("_yiemagent_written_tool")}
+    return list(store.tools), {p.name: p.read_bytes() for p in sorted(folder.iterdir())}, written
 
 
 @pytest.mark.parametrize(
@@ -151,7 +153,11 @@ async def test_r4_15_existing_tool_refused_without_overwrite_replaced_with_it(
     with pytest.raises(WriteToolError, match=r'"double" already exists.*overwrite'):
         await write(writer, request(executeCode="return 'other'"))
     assert snapshot(store, folder) == before
+    old_module = store.tools["double"].execute.__module__
+    assert old_module in sys.modules
     result = await write(writer, request(executeCode="return 'other'", overwrite=True))
+    assert old_module not in sys.modules  # the replaced tool's module is dropped
+    assert store.tools["double"].execute.__module__ in sys.modules
     assert result.added_tool_names == ["double"] and result.details["overwritten"] is True
     assert await run_tool(store.tools["double"], {"x": 1}) == "other"
     assert list(store.tools) == ["writeTool", "double"]

@@ -94,8 +94,18 @@ class ToolStore:
                     "pass replace=True to replace it"
                 )
             self._tools = {**self._tools, tool.name: tool}
-            self._modules.pop(tool.name, None)
+            _forget_modules(self._modules.pop(tool.name, []))
         return tool
+
+    def _adopt_module(self, tool: AgentTool, module_name: str) -> None:
+        """Record that `tool` came from `module_name` (in `sys.modules`), so the module is
+        dropped when the tool is replaced or removed; forgets it at once if `tool` is not the
+        registered one."""
+        with self._lock:
+            if self._tools.get(tool.name) is tool:
+                self._modules[tool.name] = [module_name]
+            else:
+                _forget_modules([module_name])
 
     def unregister(self, name: str) -> AgentTool | None:
         """Remove the tool called `name`; return it, or None when there was none."""

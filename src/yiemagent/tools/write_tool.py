@@ -154,15 +154,21 @@ def _write(store: ToolStore, folder: Path, args: dict[str, Any]) -> AgentToolRes
         prepare_code=_text(args, "prepareCode"),
         parallel=bool(args.get("parallel", False)),
     )
-    tool = _import_in_isolation(source, target, name)
-    root.mkdir(parents=True, exist_ok=True)
-    previous = target.read_bytes() if target.exists() else None
-    _atomic_write(target, source.encode("utf-8"))
+    tool, module_name = _import_in_isolation(source, target, name)
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        previous = target.read_bytes() if target.exists() else None
+        _atomic_write(target, source.encode("utf-8"))
+    except OSError as exc:
+        sys.modules.pop(module_name, None)
+        raise WriteToolError(f"could not write {target}: {exc}") from None
     try:
         store.register(tool, replace=overwrite)
     except Exception as exc:
+        sys.modules.pop(module_name, None)
         _restore(target, previous)
         raise WriteToolError(f"could not register tool {name!r}: {exc}") from exc
+    store._adopt_module(tool, module_name)
     logger.info("writeTool wrote %s and registered %s in store %s", target, name, store.name)
     verb = "replaced" if existed else "created"
     return AgentToolResult.text(
@@ -208,8 +214,9 @@ def _check_input_schema(schema: object) -> dict[str, Any]:
     return schema
 
 
-def _import_in_isolation(source: str, target: Path, name: str) -> AgentTool:
-    """Run the file's text as a fresh module (unique name) and return its `get_tool()`."""
+def _import_in_isolation(source: str, target: Path, name: str) -> tuple[AgentTool, str]:
+    """Run the file's text as a fresh module (unique name); return its `get_tool()` and the
+    module's name in `sys.modules` (where it stays while its tool is registered)."""
     module_name = f"_yiemagent_written_tool_{next(_counter)}_{name}"
     module = types.ModuleType(module_name)
     module.__file__ = str(target)
@@ -218,18 +225,16 @@ def _import_in_isolation(source: str, target: Path, name: str) -> AgentTool:
         code = compile(source, str(target), "exec")
         exec(code, module.__dict__)  # the documented purpose of writeTool
         tool = module.get_tool()
-    except WriteToolError:
-        raise
     except BaseException as exc:
+        sys.modules.pop(module_name, None)
         if isinstance(exc, KeyboardInterrupt):
             raise
         text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
         raise WriteToolError(f"the new tool file failed to import: {text}") from None
-    finally:
-        sys.modules.pop(module_name, None)
     if not isinstance(tool, AgentTool):
+        sys.modules.pop(module_name, None)
         raise WriteToolError("get_tool() did not return an AgentTool")
-    return tool
+    return tool, module_name
 
 
 # ── files ────────────────────────────────────────────────────────────────
