@@ -149,6 +149,7 @@ class Agent:
         """Reserved for persisted sessions (DESIGN §10); the agent does not use it yet."""
 
         self._listeners: list[Listener] = []
+        self._listeners_snapshot: tuple[Listener, ...] = ()
         self._changed = Notifier()
         self._channel: PromptChannel[AgentMessage, AssistantMessage] = PromptChannel(
             self._run_sent, lambda: not self._running, self._changed, size=PROMPT_QUEUE_SIZE
@@ -321,10 +322,12 @@ class Agent:
         if not callable(listener):
             raise ConfigError("subscribe() needs a callable listener(event, signal)")
         self._listeners.append(listener)
+        self._listeners_snapshot = tuple(self._listeners)
 
         def unsubscribe() -> None:
             if listener in self._listeners:
                 self._listeners.remove(listener)
+                self._listeners_snapshot = tuple(self._listeners)
 
         return unsubscribe
 
@@ -469,22 +472,24 @@ class Agent:
         """The run's event sink: reduce into the state, then `on_event(event)`, then each
         listener `(event, signal)`, awaited in order; a raising one is logged (R-5.1b)."""
 
-        async def deliver(call: Callable[[], Any], event: AgentEvent) -> None:
-            try:
-                result = call()
-                if inspect.isawaitable(result):
-                    await result
-            except Exception:
-                logger.exception("agent listener raised on %s; the run goes on", event.type)
-
         async def emit(event: AgentEvent) -> None:
             self._reduce(event)
             recorder.record(event)
             on_event = self._on_event
             if on_event is not None:
-                await deliver(lambda: on_event(event), event)
-            for listener in tuple(self._listeners):
-                await deliver(lambda: listener(event, signal), event)  # noqa: B023 - awaited now
+                try:
+                    result = on_event(event)
+                    if result is not None and inspect.isawaitable(result):
+                        await result
+                except Exception:
+                    logger.exception("on_event raised on %s; the run goes on", event.type)
+            for listener in self._listeners_snapshot:
+                try:
+                    result = listener(event, signal)
+                    if result is not None and inspect.isawaitable(result):
+                        await result
+                except Exception:
+                    logger.exception("agent listener raised on %s; the run goes on", event.type)
 
         return emit
 
