@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Literal
 
@@ -183,8 +184,10 @@ async def _read_stream(
             break
         watchdog.disarm()
         if isinstance(event, DoneEvent):
+            await _close(events)
             return event.message
         if isinstance(event, ErrorEvent):
+            await _close(events)
             return event.error
         if shown.partial is None:
             shown.partial = event.partial
@@ -193,6 +196,14 @@ async def _read_stream(
             await emit(MessageUpdateEvent(event.partial, event))
     watchdog.disarm()
     return await response.result()
+
+
+async def _close(events: AsyncIterator[AssistantMessageEvent]) -> None:
+    """Close the event iterator now: left open, an async generator is finalised later through
+    a round trip of the event loop (and its self-pipe), which costs more than the turn."""
+    aclose = getattr(events, "aclose", None)
+    if aclose is not None:
+        await aclose()
 
 
 class _Watchdog:
