@@ -151,7 +151,7 @@ class Agent:
         self._listeners: list[Listener] = []
         self._listeners_snapshot: tuple[Listener, ...] = ()
         self._changed = Notifier()
-        self._channel: PromptChannel[AgentMessage, AssistantMessage] = PromptChannel(
+        self._channel: PromptChannel[list[AgentMessage], AssistantMessage] = PromptChannel(
             self._run_sent, lambda: not self._running, self._changed, size=PROMPT_QUEUE_SIZE
         )
         self._steering: BoundedQueue[AgentMessage] = BoundedQueue("steering")
@@ -245,15 +245,15 @@ class Agent:
     # ── channels (seed 000 §5) ─────────────────────────────────────────────
 
     def send(self, message: PromptInput) -> None:
-        """Queue a prompt; it runs when the agent is idle, after the prompts sent before it.
+        """Queue a prompt (a text, a message, an OpenAI user dict, or a list of messages for one
+        run); it runs when the agent is idle, after the prompts sent before it.
         Its final message comes from `take_response()` (R-6.4). Without a running event loop
         the prompt waits for the next `take_response`/`wait_for_idle`/`close`.
 
         Raises:
             AgentBusyError: 16 prompts are already waiting, or the agent is closed.
         """
-        for prompt in prompt_messages(message, None):
-            self._channel.put(prompt)
+        self._channel.put(prompt_messages(message, None))
 
     async def take_response(self) -> AssistantMessage:
         """The final message of the next sent prompt's run, in send order (R-6.4); waits for
@@ -367,10 +367,10 @@ class Agent:
         self._changed.notify()
         self._channel.start()  # prompts sent during the run start now
 
-    async def _run_sent(self, prompt: AgentMessage) -> AssistantMessage:
+    async def _run_sent(self, prompts: list[AgentMessage]) -> AssistantMessage:
         self._running = True
         try:
-            return await self._run([prompt])
+            return await self._run(prompts)
         except Exception as exc:  # a setup failure, e.g. the embedded model is missing
             logger.exception("a sent prompt failed before its run started")
             return AssistantMessage(stop_reason="error", error_message=str(exc))

@@ -250,3 +250,22 @@ async def test_r6_1_on_event_and_prepare_context_on_the_stream_path() -> None:
     assert fm.contexts[0].system_prompt == "base (prepared)"
     assert fm.contexts[0].tools == []
     assert seen[0] == "agent_start" and seen[-1] == "agent_end"
+
+
+async def test_r6_6_a_model_that_cannot_load_raises_and_leaves_the_agent_idle(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import yiemagent.ai.models as models
+    from yiemagent import ProviderError
+
+    def missing(name: str, **kwargs: Any) -> Any:
+        raise ProviderError("the local extra is not installed: pip install 'yiemagent[local]'")
+
+    monkeypatch.setattr(models, "get_model", missing)
+    agent = Agent()
+    with pytest.raises(ProviderError, match="local extra"):
+        await agent.prompt("hi")
+    assert not agent.is_busy and agent.state.active_run is False
+    agent.send("queued")
+    failed = await agent.take_response()  # a sent prompt answers with the error instead
+    assert failed.stop_reason == "error" and "local extra" in (failed.error_message or "")
