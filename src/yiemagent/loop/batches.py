@@ -1,4 +1,5 @@
-"""Tool-call batches: the sequential and parallel schedules of the per-call pipeline.
+"""Tool-call batches: the sequential and parallel schedules of the per-call pipeline, and
+the result messages they produce.
 
 DESIGN R-4.1, R-4.8 to R-4.10; seed 000 §9, seed 004 executeToolCalls*. Both schedules run
 the same steps for each call — start event, prepare, execute + finalize, end event, result
@@ -17,11 +18,9 @@ from yiemagent.loop._emit import Emit
 from yiemagent.loop.pipeline import (
     _error_text,
     create_error_tool_result,
-    create_tool_result_message,
     execute_prepared_tool_call,
     finalize_executed_tool_call,
     prepare_with_tools,
-    should_terminate,
 )
 from yiemagent.types import (
     AgentContext,
@@ -33,27 +32,65 @@ from yiemagent.types import (
     MessageEndEvent,
     MessageStartEvent,
     PreparedToolCall,
+    TextContent,
     ToolCall,
     ToolCallBatch,
     ToolExecutionEndEvent,
     ToolExecutionStartEvent,
     ToolResultMessage,
 )
+from yiemagent.types.messages import now_ms
 from yiemagent.types.signal import AbortSignal
 
 __all__ = [
     "SKIPPED_TEXT",
+    "create_tool_result_message",
     "ensure_unique_tool_call_ids",
     "execute_tool_calls",
     "execute_tool_calls_parallel",
     "execute_tool_calls_sequential",
     "fail_tool_calls",
+    "should_terminate",
 ]
 
 logger = logging.getLogger(__name__)
 
 SKIPPED_TEXT = "Tool call skipped: the run was aborted"
 _INTERNAL_ERROR = "Tool call failed: internal error: "
+
+
+# ── results of a batch (R-4.10, R-4.11) ─────────────────────────────────────
+
+
+def should_terminate(finalized: list[FinalizedOutcome]) -> bool:
+    """True only when the batch is non-empty and every result asks to terminate (R-4.10)."""
+    return bool(finalized) and all(f.result.terminate for f in finalized)
+
+
+def create_tool_result_message(finalized: FinalizedOutcome) -> ToolResultMessage:
+    """The transcript message for one finalized call (DESIGN R-4.11; seed 000 §11).
+
+    Content is never `None`; an error result with no content gets a text saying the call
+    failed (R-4.7).
+    """
+    result = finalized.result
+    call = finalized.tool_call
+    content = result.content if result.content is not None else []
+    if not content and finalized.is_error:
+        content = [TextContent(f"Tool {call.name} failed")]
+    return ToolResultMessage(
+        tool_call_id=call.id,
+        tool_name=call.name,
+        content=content,
+        details=result.details,
+        usage=result.usage,
+        added_tool_names=result.added_tool_names,
+        is_error=finalized.is_error,
+        timestamp=now_ms(),
+    )
+
+
+# ── one batch in flight ──────────────────────────────────────────────────────
 
 
 class _Batch:

@@ -1,4 +1,4 @@
-"""The per-call tool pipeline: prepare → execute → finalize (DESIGN R-4.4 to R-4.7, R-4.11).
+"""The per-call tool pipeline: prepare → execute → finalize (DESIGN R-4.4 to R-4.7).
 
 Seed 000 §8, seed 004. Each step returns an outcome instead of raising, so every tool call
 ends with exactly one result for the model (DESIGN R-4.1). The batches in `batches.py` only
@@ -6,7 +6,8 @@ schedule these steps.
 
 Threads: plain-function tools run on this module's worker pool (`_TOOL_THREADS`, up to
 `TOOL_THREADS` threads, created on demand); async tools run on the caller's event loop, in
-the caller's task. `on_update` may be called from any thread.
+the caller's task. `on_update` may be called from any thread. The pool's threads are joined
+when the interpreter exits, so a plain tool that never returns also delays exit.
 
 Abort (our choice where pi leaves it to the tool): when the run's signal is aborted while a
 tool runs, the tool's own signal is aborted at once and the pipeline waits up to
@@ -45,21 +46,17 @@ from yiemagent.types import (
     TextContent,
     ToolCall,
     ToolExecutionUpdateEvent,
-    ToolResultMessage,
 )
-from yiemagent.types.messages import now_ms
 from yiemagent.types.signal import AbortSignal
 
 __all__ = [
     "ABORT_GRACE_S",
     "TOOL_THREADS",
     "create_error_tool_result",
-    "create_tool_result_message",
     "execute_prepared_tool_call",
     "finalize_executed_tool_call",
     "prepare_tool_call",
     "prepare_tool_call_arguments",
-    "should_terminate",
     "validate_tool_arguments",
 ]
 
@@ -85,7 +82,7 @@ def _tool_threads() -> ThreadPoolExecutor:
     return _TOOL_THREADS
 
 
-# ── results (R-4.7, R-4.10, R-4.11) ──────────────────────────────────────────
+# ── error results (R-4.7) ──────────────────────────────────────────────────
 
 
 def create_error_tool_result(text: str) -> AgentToolResult:
@@ -99,34 +96,6 @@ def create_error_tool_result(text: str) -> AgentToolResult:
 def _error_text(exc: BaseException) -> str:
     """What the model reads about an exception: its text, else its class name (never empty)."""
     return str(exc) or type(exc).__name__
-
-
-def should_terminate(finalized: list[FinalizedOutcome]) -> bool:
-    """True only when the batch is non-empty and every result asks to terminate (R-4.10)."""
-    return bool(finalized) and all(f.result.terminate for f in finalized)
-
-
-def create_tool_result_message(finalized: FinalizedOutcome) -> ToolResultMessage:
-    """The transcript message for one finalized call (DESIGN R-4.11; seed 000 §11).
-
-    Content is never `None`; an error result with no content gets a text saying the call
-    failed (R-4.7).
-    """
-    result = finalized.result
-    call = finalized.tool_call
-    content = result.content if result.content is not None else []
-    if not content and finalized.is_error:
-        content = [TextContent(f"Tool {call.name} failed")]
-    return ToolResultMessage(
-        tool_call_id=call.id,
-        tool_name=call.name,
-        content=content,
-        details=result.details,
-        usage=result.usage,
-        added_tool_names=result.added_tool_names,
-        is_error=finalized.is_error,
-        timestamp=now_ms(),
-    )
 
 
 # ── prepare (R-4.4) ──────────────────────────────────────────────────────────

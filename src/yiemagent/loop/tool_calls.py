@@ -10,22 +10,22 @@ from __future__ import annotations
 
 from yiemagent.loop.batches import (
     SKIPPED_TEXT,
+    create_tool_result_message,
     ensure_unique_tool_call_ids,
     execute_tool_calls,
     execute_tool_calls_parallel,
     execute_tool_calls_sequential,
     fail_tool_calls,
+    should_terminate,
 )
 from yiemagent.loop.pipeline import (
     ABORT_GRACE_S,
     TOOL_THREADS,
     create_error_tool_result,
-    create_tool_result_message,
     execute_prepared_tool_call,
     finalize_executed_tool_call,
     prepare_tool_call,
     prepare_tool_call_arguments,
-    should_terminate,
     validate_tool_arguments,
 )
 
