@@ -7,6 +7,8 @@ import asyncio
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from yiemagent import AgentBusyError, UserMessage
 from yiemagent.ai.faux import FauxModel, faux_message, faux_tool_call
@@ -179,3 +181,30 @@ async def test_r6_4_close_finishes_queued_prompts_then_refuses_new_ones() -> Non
     assert [(await agent.take_response()).text for _ in range(2)] == ["a", "b"]
     with pytest.raises(AgentBusyError, match="no response is left"):
         await agent.take_response()
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    steers=st.lists(st.sampled_from("abc"), max_size=4),
+    follow_ups=st.lists(st.sampled_from("xyz"), max_size=4),
+    steering_mode=st.sampled_from(["one-at-a-time", "all"]),
+    follow_up_mode=st.sampled_from(["one-at-a-time", "all"]),
+)
+def test_r6_4_property_every_queued_message_is_delivered_once_in_order(
+    steers: list[str], follow_ups: list[str], steering_mode: Any, follow_up_mode: Any
+) -> None:
+    fm = FauxModel(["ok"] * 10)
+    agent = faux_agent(fm, steering_mode=steering_mode, follow_up_mode=follow_up_mode)
+    steered = [f"s{i}{text}" for i, text in enumerate(steers)]
+    followed = [f"f{i}{text}" for i, text in enumerate(follow_ups)]
+    for text in steered:
+        agent.steer(text)
+    for text in followed:
+        agent.follow_up(text)
+    asyncio.run(agent.prompt("go"))
+    assert user_texts(agent.state.messages) == ["go", *steered, *followed]
+    # steering: one per turn from the first turn on; follow-ups: once the agent would stop
+    expected_calls = max(1, len(steered)) if steering_mode == "one-at-a-time" else 1
+    expected_calls += len(followed) if follow_up_mode == "one-at-a-time" else int(bool(followed))
+    assert fm.call_count == expected_calls
+    assert not agent.has_queued_messages()
