@@ -290,7 +290,7 @@ def _block_parts(block: Any) -> list[_Part]:
         raise ValueError(f"unknown content block {block!r}")
     kind = block.get("type")
     if kind in ("text", "output_text"):
-        return [_Part("text", text=str(block.get("text", "")))]
+        return [_Part("text", text=str(block.get("text") or ""))]
     if kind in ("thinking", "reasoning"):
         text = block.get("thinking", block.get("text", ""))
         return [_Part("thinking", text=str(text), signature=block.get("signature"))]

@@ -4,6 +4,7 @@ busy, resume) through the public API on the faux provider."""
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,6 +23,7 @@ from yiemagent import (
     text_of,
 )
 from yiemagent.ai.faux import FauxModel, faux_message, faux_text, faux_tool_call
+from yiemagent.tools import write_tool_tool
 
 from ._helpers import EventWaiter, faux_agent, make_tool, user_texts
 
@@ -108,6 +110,34 @@ async def test_r6_1_tool_registered_mid_run_is_offered_and_runs_next_turn() -> N
         ("install", False, "installed"),
         ("fresh", False, "fresh ran"),
     ]
+
+
+async def test_r6_1_write_tool_mid_run_then_the_new_tool_on_the_next_turn(tmp_path: Path) -> None:
+    spec = {
+        "name": "addNumbers",
+        "label": "Add numbers",
+        "description": "Adds a and b.",
+        "inputSchema": {
+            "type": "object",
+            "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+            "required": ["a", "b"],
+        },
+        "executeCode": "return str(args['a'] + args['b'])",
+    }
+    fm = FauxModel(
+        [
+            faux_message(faux_tool_call("writeTool", spec, id="w1")),
+            faux_message(faux_tool_call("addNumbers", {"a": 2, "b": 3}, id="a1")),
+            "5",
+        ]
+    )
+    agent = faux_agent(fm)
+    agent.tool_store.register(write_tool_tool(agent.tool_store, tmp_path))
+    assert (await agent.prompt("add 2 and 3")).text == "5"
+    written, added = (m for m in agent.state.messages if isinstance(m, ToolResultMessage))
+    assert written.added_tool_names == ["addNumbers"], text_of(written.content)
+    assert (added.is_error, text_of(added.content)) == (False, "5")
+    assert [t.name for t in agent.state.tools] == ["writeTool", "addNumbers"]
 
 
 async def test_r6_1_model_none_resolves_the_embedded_model_on_first_use(
