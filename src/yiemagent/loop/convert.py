@@ -103,18 +103,21 @@ class IncrementalConverter:
     history (DESIGN §9).
 
     Invariants: between calls, the messages already seen are not replaced in place (a
-    different list, a shorter list, or another object at the last position seen makes it
-    convert everything again). A list it returned is never changed once anyone else holds a
-    reference to it: it appends in place only while it alone references the list, and copies
-    it first otherwise (copy-on-write by reference count), so a provider that keeps its
-    context keeps a faithful snapshot. One instance serves one run; not thread-safe.
+    different list, a shorter list, or another object at the first or the last position
+    seen makes it convert everything again; a hook that edits the middle of the transcript
+    must assign a new list, e.g. `prepare_next_turn` returning a new `AgentContext`).
+    A list it returned is never changed once anyone else holds a reference to it: it appends
+    in place only while it alone references the list, and copies it first otherwise
+    (copy-on-write by reference count), so a provider that keeps its context keeps a
+    faithful snapshot. One instance serves one run; not thread-safe.
     """
 
-    __slots__ = ("_converted", "_last", "_seen", "_source")
+    __slots__ = ("_converted", "_first", "_last", "_seen", "_source")
 
     def __init__(self) -> None:
         self._source: list[AgentMessage] | None = None
         self._seen = 0
+        self._first: AgentMessage | None = None
         self._last: AgentMessage | None = None
         self._converted: list[Message] = []
 
@@ -124,10 +127,11 @@ class IncrementalConverter:
         if (
             messages is not self._source
             or len(messages) < seen
-            or (seen and messages[seen - 1] is not self._last)
+            or (seen and (messages[seen - 1] is not self._last or messages[0] is not self._first))
         ):
             self._source, self._converted = messages, default_convert_to_llm(messages)
             self._seen = len(messages)
+            self._first = messages[0] if messages else None
             self._last = messages[-1] if messages else None
             return self._converted
         if seen < len(messages):
@@ -140,5 +144,6 @@ class IncrementalConverter:
                 if llm_message is not None:
                     converted.append(llm_message)
             self._seen = len(messages)
+            self._first = messages[0]
             self._last = messages[-1]
         return self._converted
