@@ -352,3 +352,11 @@ def test_called_without_a_running_loop_ends_the_stream() -> None:
     assert stream.done
     message = asyncio.run(stream.result())
     assert message.stop_reason == "error" and "event loop" in (message.error_message or "")
+
+
+def test_clients_are_not_tied_to_one_event_loop(server: ReplayServer) -> None:
+    """DESIGN R-6.7: SDK clients are reused per event loop; a second `asyncio.run` works."""
+    for text in ("one", "two"):
+        server.enqueue(sse_reply(openai_chunks({"content": text})))
+        _, message = asyncio.run(collect(compat(server), hello()))
+        assert message.stop_reason == "stop" and message.text == text

@@ -54,7 +54,7 @@ async def test_429_asking_longer_than_max_retry_delay_fails_at_once(server: Repl
     server.enqueue(json_reply(429, RATE_LIMITED, headers={"retry-after": "120"}))
     started = time.monotonic()
     message = await ask(server)  # default limit 60 000 ms
-    assert time.monotonic() - started < 1.0
+    assert time.monotonic() - started < 5.0  # not 120 s (the first call imports the SDK)
     assert message.stop_reason == "error"
     text = message.error_message or ""
     assert "HTTP 429" in text and "120 s" in text and "max_retry_delay_ms=60000" in text

@@ -38,6 +38,7 @@ from yiemagent.ai.retry import (
     IdleTimeoutError,
     RetryDecision,
     RetryDelayTooLongError,
+    cached_client,
     is_retryable_status,
     iterate_with_idle_timeout,
     parse_retry_after_ms,
@@ -373,16 +374,13 @@ async def _run(
             body = replaced
         assembler = _Assembler(builder)
         client = _client(model, options, api_key)
-        try:
-            await run_with_retries(
-                lambda _n: _attempt(client, body, options, assembler),
-                classify=_classify,
-                may_retry=lambda: not assembler.streamed,
-                signal=options.signal,
-                max_retry_delay_ms=options.max_retry_delay_ms,
-            )
-        finally:
-            await client.close()
+        await run_with_retries(
+            lambda _n: _attempt(client, body, options, assembler),
+            classify=_classify,
+            may_retry=lambda: not assembler.streamed,
+            signal=options.signal,
+            max_retry_delay_ms=options.max_retry_delay_ms,
+        )
         assembler.finish()
     except AbortedError:
         builder.fail("aborted", "the request was aborted")
@@ -403,11 +401,12 @@ def _client(model: Model, options: StreamOptions, api_key: str) -> AsyncOpenAI:
     from openai import AsyncOpenAI
 
     headers = {**(model.headers or {}), **(options.headers or {})}
-    return AsyncOpenAI(
-        api_key=api_key,
-        base_url=model.base_url,
-        max_retries=0,
-        default_headers=headers or None,
+    key = ("AsyncOpenAI", model.base_url, api_key, tuple(sorted(headers.items())))
+    return cached_client(
+        key,
+        lambda: AsyncOpenAI(
+            api_key=api_key, base_url=model.base_url, max_retries=0, default_headers=headers or None
+        ),
     )
 
 

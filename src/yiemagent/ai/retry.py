@@ -1,4 +1,5 @@
-"""Retries with backoff, abort races and idle timeouts shared by the HTTP providers (DESIGN §7).
+"""Retries with backoff, abort races, idle timeouts and SDK client reuse shared by the HTTP
+providers (DESIGN §7).
 
 A provider call is one or more *attempts*. An attempt that fails with a retryable failure
 (HTTP 408, 429, 5xx — Anthropic's 529 included — or a connection error) is retried after an
@@ -18,7 +19,8 @@ import logging
 import random
 import sys
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+import weakref
+from collections.abc import AsyncIterator, Awaitable, Callable, Hashable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -32,6 +34,7 @@ __all__ = [
     "RetryDecision",
     "RetryDelayTooLongError",
     "backoff_delay_ms",
+    "cached_client",
     "is_retryable_status",
     "iterate_with_idle_timeout",
     "parse_retry_after_ms",
@@ -71,6 +74,25 @@ class RetryDecision:
 
     what: str
     retry_after_ms: float | None = None
+
+
+_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[Hashable, Any]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def cached_client(key: Hashable, factory: Callable[[], T]) -> T:
+    """The SDK client for `key` on the running event loop, made by `factory` on first use.
+
+    Building an SDK client costs ~20 ms (its HTTP client and TLS context), too much per turn;
+    its connection pool belongs to one event loop, so clients are kept per loop and dropped
+    with it (DESIGN R-6.7: a new `asyncio.run` gets new clients).
+    """
+    per_loop = _clients.setdefault(asyncio.get_running_loop(), {})
+    client = per_loop.get(key)
+    if client is None:
+        client = per_loop[key] = factory()
+    return client
 
 
 def is_retryable_status(status: int) -> bool:
