@@ -185,7 +185,7 @@ class _Updates:
     closed (the seeds' `accepting` guard). Emissions run as tasks on the call's loop and are
     drained before the outcome is returned."""
 
-    __slots__ = ("_call", "_emit", "_loop", "_pending", "_thread", "accepting")
+    __slots__ = ("_call", "_drained", "_emit", "_loop", "_pending", "_thread", "accepting")
 
     def __init__(self, loop: asyncio.AbstractEventLoop, emit: Emit, call: ToolCall) -> None:
         self._loop = loop
@@ -193,6 +193,7 @@ class _Updates:
         self._call = call
         self._thread = threading.get_ident()
         self._pending: list[asyncio.Future[None]] = []
+        self._drained = False
         self.accepting = True
 
     def __call__(self, partial: AgentToolResult) -> None:
@@ -207,6 +208,8 @@ class _Updates:
             self._loop.call_soon_threadsafe(self._start, partial)
 
     def _start(self, partial: AgentToolResult) -> None:
+        if self._drained:  # a thread's update that lost the race with the tool's return
+            return
         call = self._call
         event = ToolExecutionUpdateEvent(call.id, call.name, call.arguments, partial)
         self._pending.append(asyncio.ensure_future(self._emit(event), loop=self._loop))
@@ -214,6 +217,7 @@ class _Updates:
     async def drain(self) -> None:
         """Stop accepting updates and wait until every accepted one has been emitted."""
         self.accepting = False
+        self._drained = True
         for task in self._pending:
             await task
 
