@@ -15,7 +15,7 @@ from typing import Generic, Literal, TypeAlias, TypeVar
 
 from yiemagent.errors import AgentBusyError
 
-__all__ = ["BoundedQueue", "Notifier", "PromptChannel", "QueueMode"]
+__all__ = ["BoundedQueue", "Notifier", "PromptChannel", "QueueMode", "TurnQueues"]
 
 logger = logging.getLogger("yiemagent.agent")
 
@@ -208,3 +208,62 @@ class PromptChannel(Generic[T, R]):
         finally:
             self._worker = None
             self._changed.notify()
+
+
+class TurnQueues(Generic[T]):
+    """The steering queue (unbounded) and the follow-up queue (bound 32) a run polls
+    (DESIGN R-6.4, R-6.5).
+
+    Each poll takes one message ("one-at-a-time") or all of them ("all") and remembers them
+    until `delivered(message)` (the run emitted its `message_start`); `restore()` at the end
+    of the run puts the ones never delivered back at the front of their queue, in order, so
+    each is delivered exactly once. Appending is safe from any thread.
+    """
+
+    __slots__ = ("_taken", "follow_up_mode", "follow_ups", "steering", "steering_mode")
+
+    def __init__(
+        self, steering_mode: QueueMode, follow_up_mode: QueueMode, *, follow_up_size: int = 32
+    ) -> None:
+        self.steering_mode: QueueMode = steering_mode
+        self.follow_up_mode: QueueMode = follow_up_mode
+        self.steering: BoundedQueue[T] = BoundedQueue("steering")
+        self.follow_ups: BoundedQueue[T] = BoundedQueue(
+            "follow-up", follow_up_size, hint="wait for the run to take some first"
+        )
+        self._taken: list[tuple[BoundedQueue[T], T]] = []
+
+    def __bool__(self) -> bool:
+        return bool(self.steering or self.follow_ups)
+
+    def poll_steering(self) -> list[T]:
+        """The loop's `get_steering_messages`."""
+        return self._take(self.steering, self.steering_mode)
+
+    def poll_follow_ups(self) -> list[T]:
+        """The loop's `get_follow_up_messages`."""
+        return self._take(self.follow_ups, self.follow_up_mode)
+
+    def _take(self, queue: BoundedQueue[T], mode: QueueMode) -> list[T]:
+        taken = queue.take(mode)
+        self._taken.extend((queue, item) for item in taken)
+        return taken
+
+    def delivered(self, item: object) -> None:
+        """`item` reached the transcript (its `message_start`)."""
+        if self._taken:
+            self._taken = [pair for pair in self._taken if pair[1] is not item]
+
+    def restore(self) -> None:
+        """Put what was taken but never delivered back at the front of its queue."""
+        left, self._taken = self._taken, []
+        for queue in (self.steering, self.follow_ups):
+            mine = [item for owner, item in left if owner is queue]
+            if mine:
+                logger.info("returning %d undelivered %s message(s)", len(mine), queue.name)
+                queue.restore_front(mine)
+
+    def clear(self) -> None:
+        """Drop every queued message."""
+        self.steering.clear()
+        self.follow_ups.clear()

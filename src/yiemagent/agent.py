@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 from yiemagent._agent_llm_call import FormatMessages, LlmCall, PrepareContext, agent_stream_fn
 from yiemagent._agent_openai import format_openai_messages, user_message_from_openai
-from yiemagent._agent_queues import BoundedQueue, Notifier, PromptChannel, QueueMode
+from yiemagent._agent_queues import Notifier, PromptChannel, QueueMode, TurnQueues
 from yiemagent._agent_state import (
     AgentStateView,
     RunRecorder,
@@ -140,8 +140,6 @@ class Agent:
             should_stop_after_turn=should_stop_after_turn,
         )
         self.tool_execution = tool_execution
-        self.steering_mode: QueueMode = steering_mode
-        self.follow_up_mode: QueueMode = follow_up_mode
         self.session_id = session_id
         self.max_turns = max_turns
         self.max_retry_delay_ms = max_retry_delay_ms
@@ -154,11 +152,9 @@ class Agent:
         self._channel: PromptChannel[list[AgentMessage], AssistantMessage] = PromptChannel(
             self._run_sent, lambda: not self._running, self._changed, size=PROMPT_QUEUE_SIZE
         )
-        self._steering: BoundedQueue[AgentMessage] = BoundedQueue("steering")
-        self._follow_ups: BoundedQueue[AgentMessage] = BoundedQueue(
-            "follow-up", FOLLOW_UP_QUEUE_SIZE, hint="wait for the run to take some first"
+        self._queues: TurnQueues[AgentMessage] = TurnQueues(
+            steering_mode, follow_up_mode, follow_up_size=FOLLOW_UP_QUEUE_SIZE
         )
-        self._undelivered: list[tuple[BoundedQueue[AgentMessage], AgentMessage]] = []
         self._signal: AbortSignal | None = None
         self._running = False
 
@@ -169,6 +165,24 @@ class Agent:
         """The agent's state (R-6.2), reduced from events. Assigning `messages` or `tools`
         copies; `tools` mirrors `tool_store`."""
         return self._state
+
+    @property
+    def steering_mode(self) -> QueueMode:
+        """How many steering messages a turn takes: "one-at-a-time" or "all"."""
+        return self._queues.steering_mode
+
+    @steering_mode.setter
+    def steering_mode(self, mode: QueueMode) -> None:
+        self._queues.steering_mode = mode
+
+    @property
+    def follow_up_mode(self) -> QueueMode:
+        """How many follow-ups a turn takes: "one-at-a-time" or "all"."""
+        return self._queues.follow_up_mode
+
+    @follow_up_mode.setter
+    def follow_up_mode(self, mode: QueueMode) -> None:
+        self._queues.follow_up_mode = mode
 
     @property
     def is_busy(self) -> bool:
@@ -213,10 +227,10 @@ class Agent:
         prompts: list[AgentMessage] | None = None
         last = self._state.messages[-1] if self._state.messages else None
         if last is None or getattr(last, "role", None) == "assistant":
-            if self._steering:
-                prompts = self._steering.take(self.steering_mode)
-            elif self._follow_ups:
-                prompts = self._follow_ups.take(self.follow_up_mode)
+            if self._queues.steering:
+                prompts = self._queues.steering.take(self.steering_mode)
+            elif self._queues.follow_ups:
+                prompts = self._queues.follow_ups.take(self.follow_up_mode)
             else:
                 self._release()
                 raise ConfigError(
@@ -267,7 +281,7 @@ class Agent:
     def steer(self, message: PromptInput) -> None:
         """Queue a message delivered at the next turn boundary of the current (or next) run."""
         for item in prompt_messages(message, None):
-            self._steering.put(item)
+            self._queues.steering.put(item)
 
     def follow_up(self, message: PromptInput) -> None:
         """Queue a message delivered when the run would otherwise stop.
@@ -276,24 +290,23 @@ class Agent:
             AgentBusyError: 32 follow-ups are already waiting.
         """
         for item in prompt_messages(message, None):
-            self._follow_ups.put(item)
+            self._queues.follow_ups.put(item)
 
     def clear_steering_queue(self) -> None:
         """Drop the queued steering messages."""
-        self._steering.clear()
+        self._queues.steering.clear()
 
     def clear_follow_up_queue(self) -> None:
         """Drop the queued follow-up messages."""
-        self._follow_ups.clear()
+        self._queues.follow_ups.clear()
 
     def clear_all_queues(self) -> None:
         """Drop queued steering and follow-up messages (sent prompts stay queued)."""
-        self._steering.clear()
-        self._follow_ups.clear()
+        self._queues.clear()
 
     def has_queued_messages(self) -> bool:
         """Whether steering, follow-up or sent prompts are waiting."""
-        return bool(self._steering or self._follow_ups or self._channel.inbox)
+        return bool(self._queues or self._channel.inbox)
 
     async def close(self) -> None:
         """Refuse new prompts, finish the queued ones, then return (R-6.4). Responses stay
@@ -402,7 +415,7 @@ class Agent:
             signal.abort("the run's task was cancelled")
             raise
         finally:
-            self._restore_undelivered()
+            self._queues.restore()
             self._signal = None
             state.active_run = False
             state.streaming_message = None
@@ -426,8 +439,8 @@ class Agent:
         return dataclasses.replace(
             self._hooks,
             model=model,
-            get_steering_messages=lambda: self._poll(self._steering, self.steering_mode),
-            get_follow_up_messages=lambda: self._poll(self._follow_ups, self.follow_up_mode),
+            get_steering_messages=self._queues.poll_steering,
+            get_follow_up_messages=self._queues.poll_follow_ups,
             tool_execution="sequential" if self.tool_execution == "sequential" else "parallel",
             prepare_next_turn=self._next_turn,
             max_turns=self.max_turns,
@@ -451,20 +464,6 @@ class Agent:
         context = update.context if update is not None and update.context else turn.context
         context.tools = self._state.tools
         return update
-
-    def _poll(self, queue: BoundedQueue[AgentMessage], mode: QueueMode) -> list[AgentMessage]:
-        taken = queue.take(mode)
-        self._undelivered.extend((queue, message) for message in taken)
-        return taken
-
-    def _restore_undelivered(self) -> None:
-        """R-6.5: messages polled but never delivered go back to the front of their queue."""
-        left, self._undelivered = self._undelivered, []
-        for queue in (self._steering, self._follow_ups):
-            mine = [message for owner, message in left if owner is queue]
-            if mine:
-                logger.info("returning %d undelivered %s message(s)", len(mine), queue.name)
-                queue.restore_front(mine)
 
     def _make_emit(
         self, signal: AbortSignal, recorder: RunRecorder
@@ -494,6 +493,6 @@ class Agent:
         return emit
 
     def _reduce(self, event: AgentEvent) -> None:
-        if self._undelivered and isinstance(event, MessageStartEvent):
-            self._undelivered = [p for p in self._undelivered if p[1] is not event.message]
+        if isinstance(event, MessageStartEvent):
+            self._queues.delivered(event.message)
         reduce_event(self._state, event)
