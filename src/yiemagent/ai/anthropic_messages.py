@@ -19,23 +19,23 @@ models when `StreamOptions.reasoning` is set, with a budget from `thinking_budge
 from __future__ import annotations
 
 import asyncio
-import inspect
 import logging
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from yiemagent.ai.builder import MessageBuilder
-from yiemagent.ai.env_keys import NO_KEY, resolve_api_key, scrub
+from yiemagent.ai.env_keys import NO_KEY, resolve_api_key
 from yiemagent.ai.retry import (
-    AbortedError,
-    IdleTimeoutError,
     RetryDecision,
-    RetryDelayTooLongError,
+    SetupError,
+    apply_on_payload,
     cached_client,
+    call_hook,
     is_retryable_status,
     iterate_with_idle_timeout,
     parse_retry_after_ms,
+    plain_failure_text,
+    run_guarded,
     run_with_retries,
     transport_error_types,
 )
@@ -310,56 +310,46 @@ class _Assembler:
         self.builder.done(stop)  # type: ignore[arg-type]
 
 
-async def _call_hook(hook: Callable[[Any], Any] | None, value: Any) -> Any:
-    if hook is None:
-        return None
-    result = hook(value)
-    if inspect.isawaitable(result):
-        result = await result
-    return result
-
-
-class _SetupError(Exception):
-    """A problem found before any request was sent."""
-
-
 async def _run(
     model: Model, context: Context, options: StreamOptions, builder: MessageBuilder
 ) -> None:
     builder.start()
-    api_key: str | None = None
-    try:
-        api_key = resolve_api_key(model.provider, options.api_key)
-        if api_key is None:
-            if model.base_url is None or "api.anthropic.com" in model.base_url:
-                raise _SetupError(
-                    f"no API key for provider {model.provider!r}: set ANTHROPIC_API_KEY "
-                    "or pass api_key"
-                )
-            api_key = NO_KEY
-        body = build_request_body(model, context, options)
-        replaced = await _call_hook(options.on_payload, body)
-        if isinstance(replaced, dict):
-            body = replaced
-        assembler = _Assembler(builder, Usage())
-        client = _client(model, options, api_key)
-        await run_with_retries(
-            lambda _n: _attempt(client, body, options, assembler),
-            classify=_classify,
-            may_retry=lambda: not assembler.streamed,
-            signal=options.signal,
-            max_retry_delay_ms=options.max_retry_delay_ms,
-        )
-        assembler.finish()
-    except AbortedError:
-        builder.fail("aborted", "the request was aborted")
-    except asyncio.CancelledError:
-        builder.fail("aborted", "the request was cancelled")
-        raise
-    except Exception as exc:
-        text = scrub(_describe(exc), [api_key])
-        logger.info("anthropic-messages call to %s failed: %s", model.id, text)
-        builder.fail("error", text)
+    secrets: list[str | None] = [options.api_key]
+    await run_guarded(
+        builder,
+        _call(model, context, options, builder, secrets),
+        describe=_describe,
+        secrets=secrets,
+        label=f"anthropic-messages call to {model.id}",
+    )
+
+
+async def _call(
+    model: Model,
+    context: Context,
+    options: StreamOptions,
+    builder: MessageBuilder,
+    secrets: list[str | None],
+) -> None:
+    api_key = resolve_api_key(model.provider, options.api_key)
+    if api_key is None:
+        if model.base_url is None or "api.anthropic.com" in model.base_url:
+            raise SetupError(
+                f"no API key for provider {model.provider!r}: set ANTHROPIC_API_KEY or pass api_key"
+            )
+        api_key = NO_KEY
+    secrets.append(api_key)
+    body = await apply_on_payload(options.on_payload, build_request_body(model, context, options))
+    assembler = _Assembler(builder, Usage())
+    client = _client(model, options, api_key)
+    await run_with_retries(
+        lambda _n: _attempt(client, body, options, assembler),
+        classify=_classify,
+        may_retry=lambda: not assembler.streamed,
+        signal=options.signal,
+        max_retry_delay_ms=options.max_retry_delay_ms,
+    )
+    assembler.finish()
 
 
 def _client(model: Model, options: StreamOptions, api_key: str) -> AsyncAnthropic:
@@ -389,7 +379,7 @@ async def _attempt(
             stream=True,
             extra_body=rest,
         )
-    await _call_hook(options.on_response, {"status": raw.status_code, "headers": dict(raw.headers)})
+    await call_hook(options.on_response, {"status": raw.status_code, "headers": dict(raw.headers)})
     sdk_stream = await raw.parse()
     try:
         async for event in iterate_with_idle_timeout(aiter(sdk_stream), idle):
@@ -437,8 +427,7 @@ def _describe(exc: BaseException) -> str:
     if isinstance(exc, anthropic.APIConnectionError):
         cause = exc.__cause__
         return f"connection error: {exc}" + (f" ({cause})" if cause else "")
-    if isinstance(exc, _SetupError | IdleTimeoutError | RetryDelayTooLongError):
-        return str(exc)
-    if isinstance(exc, TimeoutError):
-        return "timed out waiting for the server"
+    plain = plain_failure_text(exc)
+    if plain is not None:
+        return plain
     return f"{type(exc).__name__}: {exc}"

@@ -22,26 +22,26 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import inspect
 import json
 import logging
 import re
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from yiemagent.ai.builder import MessageBuilder
-from yiemagent.ai.env_keys import NO_KEY, resolve_api_key, scrub
+from yiemagent.ai.env_keys import NO_KEY, resolve_api_key
 from yiemagent.ai.partial_json import parse_json_object, parse_partial_json
 from yiemagent.ai.retry import (
-    AbortedError,
-    IdleTimeoutError,
     RetryDecision,
-    RetryDelayTooLongError,
+    SetupError,
+    apply_on_payload,
     cached_client,
+    call_hook,
     is_retryable_status,
     iterate_with_idle_timeout,
     parse_retry_after_ms,
+    plain_failure_text,
+    run_guarded,
     run_with_retries,
     transport_error_types,
 )
@@ -262,6 +262,8 @@ class _Assembler:
         if usage is not None:
             self.builder.set_usage(_usage(usage))
         for choice in chunk.choices or ():
+            if choice.index:  # only the first choice (n=1); others would interleave
+                continue
             if choice.finish_reason:
                 self.finish_reason = choice.finish_reason
             delta = choice.delta
@@ -345,56 +347,46 @@ def _usage(raw: Any) -> Usage:
     return usage
 
 
-async def _call_hook(hook: Callable[[Any], Any] | None, value: Any) -> Any:
-    if hook is None:
-        return None
-    result = hook(value)
-    if inspect.isawaitable(result):
-        result = await result
-    return result
-
-
 async def _run(
     model: Model, context: Context, options: StreamOptions, builder: MessageBuilder
 ) -> None:
     builder.start()
-    api_key: str | None = None
-    try:
-        api_key = resolve_api_key(model.provider, options.api_key)
-        if api_key is None:
-            if is_openai_proper(model):
-                raise _SetupError(
-                    f"no API key for provider {model.provider!r}: set OPENAI_API_KEY "
-                    "or pass api_key"
-                )
-            api_key = NO_KEY
-        body = build_request_body(model, context, options)
-        replaced = await _call_hook(options.on_payload, body)
-        if isinstance(replaced, dict):
-            body = replaced
-        assembler = _Assembler(builder)
-        client = _client(model, options, api_key)
-        await run_with_retries(
-            lambda _n: _attempt(client, body, options, assembler),
-            classify=_classify,
-            may_retry=lambda: not assembler.streamed,
-            signal=options.signal,
-            max_retry_delay_ms=options.max_retry_delay_ms,
-        )
-        assembler.finish()
-    except AbortedError:
-        builder.fail("aborted", "the request was aborted")
-    except asyncio.CancelledError:
-        builder.fail("aborted", "the request was cancelled")
-        raise
-    except Exception as exc:
-        text = scrub(_describe(exc), [api_key])
-        logger.info("openai-completions call to %s failed: %s", model.id, text)
-        builder.fail("error", text)
+    secrets: list[str | None] = [options.api_key]
+    await run_guarded(
+        builder,
+        _call(model, context, options, builder, secrets),
+        describe=_describe,
+        secrets=secrets,
+        label=f"openai-completions call to {model.id}",
+    )
 
 
-class _SetupError(Exception):
-    """A problem found before any request was sent."""
+async def _call(
+    model: Model,
+    context: Context,
+    options: StreamOptions,
+    builder: MessageBuilder,
+    secrets: list[str | None],
+) -> None:
+    api_key = resolve_api_key(model.provider, options.api_key)
+    if api_key is None:
+        if is_openai_proper(model):
+            raise SetupError(
+                f"no API key for provider {model.provider!r}: set OPENAI_API_KEY or pass api_key"
+            )
+        api_key = NO_KEY
+    secrets.append(api_key)
+    body = await apply_on_payload(options.on_payload, build_request_body(model, context, options))
+    assembler = _Assembler(builder)
+    client = _client(model, options, api_key)
+    await run_with_retries(
+        lambda _n: _attempt(client, body, options, assembler),
+        classify=_classify,
+        may_retry=lambda: not assembler.streamed,
+        signal=options.signal,
+        max_retry_delay_ms=options.max_retry_delay_ms,
+    )
+    assembler.finish()
 
 
 def _client(model: Model, options: StreamOptions, api_key: str) -> AsyncOpenAI:
@@ -419,7 +411,7 @@ async def _attempt(
         raw = await client.chat.completions.with_raw_response.create(
             model=body["model"], messages=body["messages"], stream=True, extra_body=rest
         )
-    await _call_hook(options.on_response, {"status": raw.status_code, "headers": dict(raw.headers)})
+    await call_hook(options.on_response, {"status": raw.status_code, "headers": dict(raw.headers)})
     sdk_stream = raw.parse()
     try:
         async for chunk in iterate_with_idle_timeout(aiter(sdk_stream), idle):
@@ -454,8 +446,7 @@ def _describe(exc: BaseException) -> str:
     if isinstance(exc, openai.APIConnectionError):
         cause = exc.__cause__
         return f"connection error: {exc}" + (f" ({cause})" if cause else "")
-    if isinstance(exc, TimeoutError):
-        return f"timed out waiting for the server: {exc}" if str(exc) else "timed out"
-    if isinstance(exc, _SetupError | IdleTimeoutError | RetryDelayTooLongError):
-        return str(exc)
+    plain = plain_failure_text(exc)
+    if plain is not None:
+        return plain
     return f"{type(exc).__name__}: {exc}"

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import email.utils
+import inspect
 import logging
 import random
 import sys
@@ -24,6 +25,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Hashable, Mappin
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from yiemagent.ai.builder import MessageBuilder
+from yiemagent.ai.env_keys import scrub
 from yiemagent.types.signal import AbortSignal
 
 __all__ = [
@@ -33,12 +36,17 @@ __all__ = [
     "IdleTimeoutError",
     "RetryDecision",
     "RetryDelayTooLongError",
+    "SetupError",
+    "apply_on_payload",
     "backoff_delay_ms",
     "cached_client",
+    "call_hook",
     "is_retryable_status",
     "iterate_with_idle_timeout",
     "parse_retry_after_ms",
+    "plain_failure_text",
     "run_abortable",
+    "run_guarded",
     "run_with_retries",
     "transport_error_types",
 ]
@@ -65,6 +73,10 @@ class IdleTimeoutError(Exception):
 
 class RetryDelayTooLongError(Exception):
     """The server asked to wait longer than `max_retry_delay_ms` before retrying."""
+
+
+class SetupError(Exception):
+    """A problem found before any request was sent (no API key)."""
 
 
 @dataclass(slots=True, frozen=True)
@@ -262,3 +274,57 @@ async def run_with_retries(
             )
             await run_abortable(asyncio.sleep(delay_ms / 1000.0), signal)
             number += 1
+
+
+# ── the frame of one provider call ──────────────────────────────────────────
+
+
+async def call_hook(hook: Callable[[Any], Any] | None, value: Any) -> Any:
+    """`hook(value)`, awaited when it returns an awaitable; None without a hook."""
+    if hook is None:
+        return None
+    result = hook(value)
+    if inspect.isawaitable(result):
+        result = await result
+    return result
+
+
+async def apply_on_payload(
+    hook: Callable[[dict[str, Any]], Any] | None, body: dict[str, Any]
+) -> dict[str, Any]:
+    """The request body after `StreamOptions.on_payload` (a returned dict replaces it)."""
+    replaced = await call_hook(hook, body)
+    return replaced if isinstance(replaced, dict) else body
+
+
+def plain_failure_text(exc: BaseException) -> str | None:
+    """The error text of a failure that is not the SDK's own, None for others."""
+    if isinstance(exc, SetupError | IdleTimeoutError | RetryDelayTooLongError):
+        return str(exc)
+    if isinstance(exc, TimeoutError):
+        return "timed out waiting for the server"
+    return None
+
+
+async def run_guarded(
+    builder: MessageBuilder,
+    work: Awaitable[None],
+    *,
+    describe: Callable[[BaseException], str],
+    secrets: list[str | None],
+    label: str,
+) -> None:
+    """Await a provider call's `work`, ending the message on any failure (providers never
+    raise): an abort → "aborted"; anything else → "error" with `describe(exc)`, every secret
+    scrubbed. A cancelled task ends the message as aborted, then re-raises."""
+    try:
+        await work
+    except AbortedError:
+        builder.fail("aborted", "the request was aborted")
+    except asyncio.CancelledError:
+        builder.fail("aborted", "the request was cancelled")
+        raise
+    except Exception as exc:
+        text = scrub(describe(exc), secrets)
+        logger.info("%s failed: %s", label, text)
+        builder.fail("error", text)
