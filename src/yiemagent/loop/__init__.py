@@ -67,3 +67,9 @@ if TYPE_CHECKING:
         should_terminate,
         validate_tool_arguments,
     )
+
+# `agent_loop` names both a submodule and its main function. Importing the submodule (as
+# anything that uses the loop does) sets the package attribute `agent_loop` to the module,
+# and then `__getattr__` is never asked again, so `from yiemagent import agent_loop` would
+# give the module. Binding the function here, after the submodule is loaded, prevents that.
+from yiemagent.loop.agent_loop import agent_loop  # noqa: E402
