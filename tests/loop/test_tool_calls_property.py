@@ -22,7 +22,17 @@ from yiemagent import (
     BeforeToolCallResult,
 )
 
-BEHAVIOURS = ["ok", "raise", "block", "timeout", "late_update", "abort", "unknown", "bad_args"]
+BEHAVIOURS = [
+    "ok",
+    "raise",
+    "block",
+    "timeout",
+    "late_update",
+    "abort",
+    "abort_in_hook",
+    "unknown",
+    "bad_args",
+]
 
 
 def build_tool(index: int, behaviour: str, plain: bool, signal: AbortSignal) -> Any:
@@ -85,8 +95,10 @@ async def _check(spec: list[tuple[str, bool]], mode: str, reuse_ids: bool) -> No
         calls.append(call(name, args, id="same" if reuse_ids else f"c{i}"))
 
     def before(ctx: BeforeToolCallContext, s: AbortSignal) -> BeforeToolCallResult | None:
-        index = int(ctx.tool_call.name[1:])
-        return BeforeToolCallResult(block=True) if spec[index][0] == "block" else None
+        behaviour = spec[int(ctx.tool_call.name[1:])][0]
+        if behaviour == "abort_in_hook":
+            signal.abort("aborted while preparing")
+        return BeforeToolCallResult(block=True) if behaviour == "block" else None
 
     rec = Recorder()
     start = time.perf_counter()
@@ -107,8 +119,17 @@ async def _check(spec: list[tuple[str, bool]], mode: str, reuse_ids: bool) -> No
         assert own[0] == "tool_execution_start" and own[-1] == "tool_execution_end"
         assert own.count("tool_execution_end") == 1
     for (behaviour, _), message in zip(spec, batch.messages, strict=True):
-        if behaviour in ("raise", "block", "timeout", "unknown", "bad_args"):
+        if behaviour in ("raise", "block", "timeout", "unknown", "bad_args", "abort_in_hook"):
             assert message.is_error
+    aborts = [i for i, (b, _) in enumerate(spec) if b in ("abort", "abort_in_hook")]
+    if aborts and mode == "sequential":  # nothing runs after the abort
+        first = aborts[0]
+        text = "".join(c.text for c in batch.messages[first].content)
+        assert text == (
+            "Operation aborted" if spec[first][0] == "abort_in_hook" else f"t{first} ok"
+        )
+        for message in batch.messages[first + 1 :]:
+            assert [c.text for c in message.content] == ["Tool call skipped: the run was aborted"]
     await asyncio.sleep(0.03)  # late updates from helper threads arrive now, and are dropped
     updates = [e.partial_result.content[0].text for e in rec.of("tool_execution_update")]
     assert "late" not in updates
