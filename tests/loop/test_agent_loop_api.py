@@ -4,6 +4,8 @@ event stream's guarantees (R-5.1, R-5.9)."""
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -142,3 +144,16 @@ def test_agent_loop_outside_an_event_loop_says_what_to_do() -> None:
             stream_fn=fm.stream_fn,
         )
     assert fm.call_count == 0
+
+
+def test_agent_loop_is_the_function_whatever_was_imported_first() -> None:
+    """`agent_loop` is also the name of its submodule; importing that first must not make
+    the public name the module (a fresh interpreter, so import order is the one shown)."""
+    code = (
+        "from yiemagent.loop.agent_loop import run_agent_loop\n"
+        "import inspect, yiemagent, yiemagent.loop\n"
+        "from yiemagent import agent_loop\n"
+        "assert inspect.isfunction(agent_loop), agent_loop\n"
+        "assert yiemagent.loop.agent_loop is agent_loop\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
