@@ -7,6 +7,8 @@ the tool calls too, so the figure includes streaming N tool calls (partial-JSON 
 `message_update` events), not only the pipeline. Reports the median over many runs, for
 async and plain-function no-op tools, in sequential and parallel mode.
 
+Then the same for `execute_tool_calls` alone, to show the pipeline's share.
+
 Usage: `.venv/bin/python bench/overhead.py [--calls 50] [--runs 60]`
 """
 
@@ -20,10 +22,15 @@ import time
 from typing import Any
 
 from yiemagent import (
+    AbortSignal,
     AgentContext,
+    AgentEvent,
     AgentLoopConfig,
     AgentTool,
+    AssistantMessage,
+    ToolCall,
     UserMessage,
+    execute_tool_calls,
     run_agent_loop,
 )
 from yiemagent.ai.faux import FauxModel, faux_message, faux_text, faux_tool_call
@@ -81,6 +88,26 @@ async def overhead_us(n_calls: int, runs: int, plain: bool, mode: str) -> float:
     return statistics.median(per_call)
 
 
+async def pipeline_only_us(n_calls: int, runs: int, plain: bool, mode: str) -> float:
+    """µs per call of `execute_tool_calls` alone (no model, no loop): the pipeline's share."""
+    tool = make_tool(plain)
+    config = AgentLoopConfig(model=FauxModel([]).model, tool_execution=mode)  # type: ignore[arg-type]
+
+    async def emit(event: AgentEvent) -> None:
+        return None
+
+    async def once() -> float:
+        calls = [ToolCall(id=f"c{i}", name="noop", arguments={"x": i}) for i in range(n_calls)]
+        message = AssistantMessage(content=list(calls), stop_reason="toolUse")
+        start = time.perf_counter()
+        await execute_tool_calls(AgentContext(tools=[tool]), message, config, AbortSignal(), emit)
+        return (time.perf_counter() - start) / n_calls * 1e6
+
+    for _ in range(5):
+        await once()
+    return statistics.median([await once() for _ in range(runs)])
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=50, help="tool calls per run")
@@ -91,6 +118,12 @@ async def main() -> None:
     for plain in (False, True):
         for mode in ("sequential", "parallel"):
             value = await overhead_us(ns.calls, ns.runs, plain, mode)
+            kind = "plain (worker thread)" if plain else "async"
+            print(f"  {kind:22} {mode:10} {value:8.1f} µs")
+    print("the pipeline's share: execute_tool_calls alone, µs per call")
+    for plain in (False, True):
+        for mode in ("sequential", "parallel"):
+            value = await pipeline_only_us(ns.calls, ns.runs, plain, mode)
             kind = "plain (worker thread)" if plain else "async"
             print(f"  {kind:22} {mode:10} {value:8.1f} µs")
 
