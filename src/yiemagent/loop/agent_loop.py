@@ -227,7 +227,10 @@ async def _run(run: _Run) -> None:
         raise
     except Exception as exc:  # the run ends, it never raises into the consumer
         logger.exception("agent loop failed")
-        await _fail_run(run, exc)
+        try:
+            await _fail_run(run, exc)
+        except Exception:
+            logger.exception("could not report the failure as a message")
     finally:
         await run.emit(AgentEndEvent(run.new_messages, reason))
 
