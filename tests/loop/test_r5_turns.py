@@ -323,3 +323,23 @@ async def test_r5_4_agent_loop_stream_result_is_the_new_messages() -> None:
     messages = await stream.result()
     assert [m.role for m in messages] == ["user", "assistant"]
     assert len(context.messages) == 4 and context.messages is history
+
+
+async def test_r5_4_steering_after_a_terminate_still_opens_a_turn() -> None:
+    steering = Queue()
+
+    def finish(tool_call_id: str, args: Any, signal: Any, on_update: Any) -> AgentToolResult:
+        steering.add("wait, one more")
+        return AgentToolResult.text("finished", terminate=True)
+
+    fm = FauxModel([tool_use("finish"), "ok"])
+    config = AgentLoopConfig(model=fm.model, get_steering_messages=steering)
+    events, context = await run(fm, config, [make_tool("finish", finish)])
+    assert texts(context) == [
+        "user:go",
+        "assistant:@finish",
+        "toolResult:finished",
+        "user:wait, one more",
+        "assistant:ok",
+    ]
+    assert end_of(events).reason == "stop" and fm.call_count == 2
