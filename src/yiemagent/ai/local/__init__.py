@@ -1,0 +1,34 @@
+"""The embedded model: llama.cpp in-process (`xllamacpp`) running a GGUF file assembled from
+PyPI chunk packages and checked against a pinned SHA-256 (DESIGN §7, docs/local-model.md).
+
+`stream_local` is the provider for `api="local"` models; `LOCAL_MODELS` lists the embedded
+models; `load_runtime` loads one ahead of time (the CLI does, to show progress). Importing
+this package does not import `xllamacpp`; the first call does.
+"""
+
+from __future__ import annotations
+
+from yiemagent.ai.local.provider import stream_local
+from yiemagent.ai.local.runtime import LocalRuntime, get_runtime, load_runtime, loaded_runtime
+from yiemagent.ai.local.weights import (
+    DEFAULT_LOCAL_MODEL,
+    LOCAL_MODELS,
+    LocalModelSpec,
+    ensure_model_file,
+    is_installed,
+    local_spec,
+)
+
+__all__ = [
+    "DEFAULT_LOCAL_MODEL",
+    "LOCAL_MODELS",
+    "LocalModelSpec",
+    "LocalRuntime",
+    "ensure_model_file",
+    "get_runtime",
+    "is_installed",
+    "load_runtime",
+    "loaded_runtime",
+    "local_spec",
+    "stream_local",
+]

@@ -1,0 +1,145 @@
+"""The in-process llama.cpp runtime (`xllamacpp`): one loaded model per process and model
+file, shared by every call (DESIGN §7, LOCAL-MODEL.md "Runtime").
+
+`xllamacpp.Server` loads the model and always opens llama.cpp's HTTP listener; we bind it to
+127.0.0.1 and protect it with a random API key nobody knows, so only in-process calls reach
+the model. Loading blocks (1-6 s) and must run on a worker thread (`get_runtime` does that).
+Generation (`LocalRuntime.chat`) blocks too; the provider runs it on a worker thread and
+receives the OpenAI chunk dicts through a callback on that thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import logging
+import os
+import secrets
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from yiemagent.ai.local.weights import LocalModelSpec, Progress, ensure_model_file
+from yiemagent.errors import ProviderError
+
+__all__ = ["LocalRuntime", "get_runtime", "load_runtime", "loaded_runtime", "unload_all"]
+
+logger = logging.getLogger(__name__)
+
+INSTALL_HINT = "pip install 'yiemagent[local]'"
+
+N_CTX = 8192
+"""Context tokens per loaded model (the KV cache of the 0.5B model at 8192 is ~100 MB)."""
+
+ChunkCallback = Callable[[dict[str, Any]], bool]
+"""Receives each streamed chunk on the generating thread; returns True to stop generation."""
+
+
+@dataclass(slots=True)
+class LocalRuntime:
+    """A loaded embedded model. `chat` may be called from any thread; llama.cpp queues
+    concurrent requests (one slot: they run one after another)."""
+
+    spec: LocalModelSpec
+    path: Path
+    server: Any
+    """The `xllamacpp.Server`."""
+    load_s: float
+    """Seconds the model took to load (assembly excluded)."""
+
+    def chat(self, request: dict[str, Any], on_chunk: ChunkCallback | None = None) -> Any:
+        """Run one chat completion, blocking. With `on_chunk`, `request["stream"]` must be
+        true and chunks go to `on_chunk`; returns the response dict (non-streaming) or
+        whatever the runtime returns after the stream."""
+        if on_chunk is None:
+            return self.server.handle_chat_completions(request)
+        return self.server.handle_chat_completions(request, on_chunk)
+
+
+_runtimes: dict[str, LocalRuntime] = {}
+_lock = threading.Lock()
+
+
+def _threads() -> int:
+    count = os.cpu_count() or 2
+    return max(1, min(count, 8))
+
+
+def _import_xllamacpp() -> Any:
+    try:
+        import xllamacpp
+    except ImportError:
+        raise ProviderError(f"the embedded model needs the 'local' extra: {INSTALL_HINT}") from None
+    return xllamacpp
+
+
+def loaded_runtime(spec: LocalModelSpec) -> LocalRuntime | None:
+    """The runtime of `spec` if it is already loaded in this process."""
+    return _runtimes.get(spec.id)
+
+
+def load_runtime(spec: LocalModelSpec, *, progress: Progress | None = None) -> LocalRuntime:
+    """Load `spec` (assembling and verifying its file first) or return the loaded runtime.
+
+    Blocking and thread-safe: concurrent callers wait for one load.
+
+    Args:
+        spec: The embedded model.
+        progress: Called with (done bytes, total bytes) while the file is assembled.
+
+    Raises:
+        ProviderError: the `local` extra or the model's packages are missing, the file fails
+            its hash check, or llama.cpp cannot load it.
+    """
+    runtime = _runtimes.get(spec.id)
+    if runtime is not None:
+        return runtime
+    with _lock:
+        runtime = _runtimes.get(spec.id)
+        if runtime is not None:
+            return runtime
+        xllamacpp = _import_xllamacpp()
+        path = ensure_model_file(spec, progress=progress)
+        started = time.perf_counter()
+        params = xllamacpp.CommonParams()
+        params.model.path = str(path)
+        params.n_ctx = N_CTX
+        params.n_parallel = 1
+        params.cpuparams.n_threads = _threads()
+        params.cpuparams_batch.n_threads = _threads()
+        # llama.cpp always listens; keep it local and locked with a key nobody knows.
+        params.hostnames = ["127.0.0.1"]
+        params.port = 0
+        params.api_keys = [secrets.token_urlsafe(32)]
+        params.ui = False
+        params.verbosity = -1
+        try:
+            server = xllamacpp.Server(params)
+        except Exception as exc:
+            raise ProviderError(f"local model {spec.id!r} failed to load: {exc}") from exc
+        load_s = time.perf_counter() - started
+        logger.info("loaded %s in %.2f s from %s", spec.name, load_s, path)
+        runtime = LocalRuntime(spec=spec, path=path, server=server, load_s=load_s)
+        _runtimes[spec.id] = runtime
+        return runtime
+
+
+async def get_runtime(spec: LocalModelSpec) -> LocalRuntime:
+    """The loaded runtime of `spec`, loading it on a worker thread the first time."""
+    runtime = _runtimes.get(spec.id)
+    if runtime is not None:
+        return runtime
+    return await asyncio.to_thread(load_runtime, spec)
+
+
+@atexit.register
+def unload_all() -> None:
+    """Stop every loaded runtime (joins llama.cpp's threads; also run at interpreter exit)."""
+    with _lock:
+        runtimes = list(_runtimes.values())
+        _runtimes.clear()
+    for runtime in runtimes:
+        runtime.server = None

