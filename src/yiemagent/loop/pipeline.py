@@ -102,10 +102,17 @@ def _error_text(exc: BaseException) -> str:
 
 
 def prepare_tool_call_arguments(tool: AgentTool, tool_call: ToolCall) -> Any:
-    """The call's arguments after the tool's `prepare_arguments` hook, if it has one."""
+    """The call's arguments after the tool's `prepare_arguments` hook, if it has one.
+
+    A finished call still carrying `partial_json` is one whose argument text never parsed as
+    a JSON object (providers keep the raw text there and only a best-effort prefix in
+    `arguments`): the raw text goes on, so validation reports it instead of running the tool
+    on a fragment (DESIGN §8, malformed tool-call JSON).
+    """
+    raw: Any = tool_call.arguments if tool_call.partial_json is None else tool_call.partial_json
     if tool.prepare_arguments is None:
-        return tool_call.arguments
-    return tool.prepare_arguments(tool_call.arguments)
+        return raw
+    return tool.prepare_arguments(raw)
 
 
 def validate_tool_arguments(tool: AgentTool, args: Any) -> dict[str, Any]:
