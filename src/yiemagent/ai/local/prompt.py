@@ -134,10 +134,10 @@ def _call_json(call: ToolCall) -> str:
 def chat_messages(system: str, messages: Sequence[Message]) -> list[dict[str, str]]:
     """The chat-completions messages for the runtime.
 
-    Tool calls of earlier turns are shown as the JSON the model produced; tool results as
-    user text naming the tool (the 0.5B model answers from these more reliably than from
-    `tool` messages). Images are replaced by a note (the models read text only); thinking is
-    left out.
+    Tool calls of earlier turns are shown as the JSON the model produced, tool results as
+    `tool` messages (the Qwen template wraps them in `<tool_response>`; on the 0.5B model its
+    answers then quote the result more fully than from user text). Images are replaced by a
+    note (the models read text only); thinking is left out.
     """
     out: list[dict[str, str]] = [{"role": "system", "content": system}] if system else []
     for message in messages:
@@ -149,7 +149,8 @@ def chat_messages(system: str, messages: Sequence[Message]) -> list[dict[str, st
             if parts:
                 out.append({"role": "assistant", "content": "\n".join(parts)})
         elif isinstance(message, ToolResultMessage):
-            status = "failed" if message.is_error else "returned"
             text = _content_text(message.content) or "(no output)"
-            out.append({"role": "user", "content": f"Tool {message.tool_name} {status}: {text}"})
+            if message.is_error:
+                text = f"Error: {text}"
+            out.append({"role": "tool", "content": text})
     return out

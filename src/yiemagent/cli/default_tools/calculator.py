@@ -1,0 +1,153 @@
+"""Example tool `calculator`: arithmetic evaluated safely with `ast` (no `eval`).
+
+Numbers, `+ - * / // % **`, parentheses, unary minus/plus, the constants `pi` and `e`, and a
+few functions (`sqrt abs round min max floor ceil log log10 exp sin cos tan`). Limits keep a
+call cheap: at most 500 characters, exponents up to 10 000 and integer results up to 10 000
+bits. Every problem is a `CalculatorError` (a `ValueError`) with a short text for the model.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import operator
+from collections.abc import Callable
+
+from yiemagent import AgentTool, tool
+
+MAX_LENGTH = 500
+MAX_EXPONENT = 10_000
+MAX_BITS = 10_000
+
+Number = int | float
+
+
+class CalculatorError(ValueError):
+    """The expression is not allowed or cannot be computed."""
+
+
+_BINARY: dict[type[ast.operator], Callable[[Number, Number], Number]] = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv,
+    ast.Mod: operator.mod,
+}
+_FUNCTIONS: dict[str, Callable[..., Number]] = {
+    "sqrt": math.sqrt,
+    "abs": abs,
+    "round": round,
+    "min": min,
+    "max": max,
+    "floor": math.floor,
+    "ceil": math.ceil,
+    "log": math.log,
+    "log10": math.log10,
+    "exp": math.exp,
+    "sin": math.sin,
+    "cos": math.cos,
+    "tan": math.tan,
+}
+_CONSTANTS: dict[str, float] = {"pi": math.pi, "e": math.e}
+
+
+def _power(base: Number, exponent: Number) -> Number:
+    if abs(exponent) > MAX_EXPONENT:
+        raise CalculatorError(f"exponent {exponent} is too large (limit {MAX_EXPONENT})")
+    if (
+        isinstance(base, int)
+        and isinstance(exponent, int)
+        and abs(base) > 1
+        and abs(base).bit_length() * exponent > MAX_BITS
+    ):
+        raise CalculatorError("result is too large")
+    if base == 0 and exponent < 0:
+        raise CalculatorError("division by zero")
+    result: Number = base**exponent
+    if isinstance(result, complex):
+        raise CalculatorError("result is not a real number")
+    return result
+
+
+def _check(value: Number) -> Number:
+    if isinstance(value, int) and value.bit_length() > MAX_BITS:
+        raise CalculatorError("result is too large")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise CalculatorError("result is not a finite number")
+    return value
+
+
+def _eval(node: ast.AST) -> Number:
+    if isinstance(node, ast.Expression):
+        return _eval(node.body)
+    if isinstance(node, ast.Constant):
+        if isinstance(node.value, bool) or not isinstance(node.value, int | float):
+            raise CalculatorError(f"not a number: {node.value!r}")
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
+        value = _eval(node.operand)
+        return -value if isinstance(node.op, ast.USub) else value
+    if isinstance(node, ast.BinOp):
+        left, right = _eval(node.left), _eval(node.right)
+        if isinstance(node.op, ast.Pow):
+            return _check(_power(left, right))
+        function = _BINARY.get(type(node.op))
+        if function is None:
+            raise CalculatorError(f"operator not allowed: {type(node.op).__name__}")
+        return _check(function(left, right))
+    if isinstance(node, ast.Name) and node.id in _CONSTANTS:
+        return _CONSTANTS[node.id]
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and not node.keywords:
+        function = _FUNCTIONS.get(node.func.id)
+        if function is None:
+            raise CalculatorError(f"unknown function {node.func.id!r}")
+        return _check(function(*(_eval(arg) for arg in node.args)))
+    raise CalculatorError(f"not allowed in an expression: {type(node).__name__}")
+
+
+def evaluate(expression: str) -> Number:
+    """The value of an arithmetic `expression`.
+
+    Raises:
+        CalculatorError: not arithmetic, too long, too large, division by zero, or a math
+            domain error; the text says which.
+    """
+    text = expression.strip().replace("^", "**").replace("×", "*").replace("÷", "/")
+    if not text:
+        raise CalculatorError("empty expression")
+    if len(text) > MAX_LENGTH:
+        raise CalculatorError(f"expression longer than {MAX_LENGTH} characters")
+    try:
+        tree = ast.parse(text, mode="eval")
+        return _eval(tree)
+    except CalculatorError:
+        raise
+    except ZeroDivisionError:
+        raise CalculatorError("division by zero") from None
+    except (SyntaxError, ValueError, TypeError, OverflowError, RecursionError, MemoryError) as exc:
+        raise CalculatorError(f"cannot evaluate {expression!r}: {exc}") from None
+
+
+def format_number(value: Number) -> str:
+    """`value` as short text: integers exactly, floats to 12 significant digits."""
+    if isinstance(value, float):
+        if value.is_integer() and abs(value) < 1e15:
+            return str(int(value))
+        return format(value, ".12g")
+    return str(value)
+
+
+@tool
+def calculator(expression: str) -> str:
+    """Evaluate an arithmetic expression.
+
+    Args:
+        expression: Arithmetic like 17 * 23 or (2 + 3) ** 2 / 4.
+    """
+    return f"{expression.strip()} = {format_number(evaluate(expression))}"
+
+
+def get_tool() -> AgentTool:
+    """The `calculator` tool (DESIGN R-4.13 tool file)."""
+    return calculator

@@ -1,0 +1,82 @@
+"""Example tool `read_file`: read a text file inside one root folder.
+
+The root is `$YIEM_READ_FILE_ROOT`, else the current directory when the tool is created.
+Paths are resolved (symlinks followed) and refused when they leave the root; at most
+`MAX_CHARS` characters are returned.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from yiemagent import AgentTool, tool
+
+ROOT_ENV = "YIEM_READ_FILE_ROOT"
+MAX_CHARS = 20_000
+
+
+def resolve_inside(root: Path, path: str) -> Path:
+    """`path` (relative to `root`, or absolute) resolved; it must stay inside `root`.
+
+    Raises:
+        ValueError: the path escapes the root (also through a symlink) or is empty.
+    """
+    if not path.strip() or "\0" in path:
+        raise ValueError("give a file path relative to the root folder")
+    base = root.resolve()
+    target = (base / path).resolve()
+    if not target.is_relative_to(base):
+        raise ValueError(f"{path!r} is outside the allowed folder")
+    return target
+
+
+def read_text(root: Path, path: str) -> str:
+    """The text of `path` inside `root`, cut to `MAX_CHARS` characters.
+
+    Raises:
+        ValueError: outside the root, missing, a directory, or not UTF-8 text.
+    """
+    target = resolve_inside(root, path)
+    if not target.exists():
+        raise ValueError(f"{path!r} does not exist")
+    if target.is_dir():
+        names = sorted(p.name + ("/" if p.is_dir() else "") for p in target.iterdir())
+        raise ValueError(f"{path!r} is a folder; it holds: {', '.join(names[:50])}")
+    limit = MAX_CHARS * 4  # bytes: enough for MAX_CHARS characters of any UTF-8 text
+    with target.open("rb") as src:
+        data = src.read(limit + 1)
+    truncated = len(data) > limit
+    data = data[:limit]
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if not (truncated and exc.start >= len(data) - 3):  # not just a character cut in two
+            raise ValueError(f"{path!r} is not a UTF-8 text file") from None
+        text = data[: exc.start].decode("utf-8")
+    if "\0" in text:
+        raise ValueError(f"{path!r} is a binary file, not text")
+    if truncated or len(text) > MAX_CHARS:
+        return text[:MAX_CHARS] + f"\n[truncated after {MAX_CHARS} characters]"
+    return text
+
+
+def make_read_file(root: str | Path) -> AgentTool:
+    """A `read_file` tool confined to `root`."""
+    root_path = Path(root)
+
+    @tool
+    def read_file(path: str) -> str:
+        """Read a text file.
+
+        Args:
+            path: File path relative to the working folder.
+        """
+        return read_text(root_path, path)
+
+    return read_file
+
+
+def get_tool() -> AgentTool:
+    """The `read_file` tool, rooted at `$YIEM_READ_FILE_ROOT` or the current directory."""
+    return make_read_file(os.environ.get(ROOT_ENV) or os.getcwd())

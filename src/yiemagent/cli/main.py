@@ -1,0 +1,240 @@
+"""`yiem`: run an agent from the command line, offline on the embedded model by default.
+
+    yiem run "What is 17 * 23? Use the calculator."
+    yiem run "What time is it in Tokyo?" --json
+    yiem run "Summarise README.md" --tools ./my_tools --model openai/gpt-4o-mini
+    yiem models
+
+Default tools are the example tool files shipped inside the package
+(`yiemagent/cli/default_tools/`: `get_time`, `calculator`, `read_file`; `examples/tools` in
+the repository points there). Every error prints one line to stderr and exits non-zero;
+Ctrl-C aborts the run cleanly and exits 130 (DESIGN §8).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal as os_signal
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+from yiemagent.errors import ConfigError, ProviderError, ToolLoadError, YiemAgentError
+from yiemagent.types import (
+    AbortSignal,
+    AgentContext,
+    AgentEvent,
+    AgentLoopConfig,
+    Model,
+    UserMessage,
+)
+
+__all__ = ["DEFAULT_MODEL", "DEFAULT_TOOLS_DIR", "app", "main"]
+
+DEFAULT_MODEL = "local/qwen2.5-coder-0.5b"
+DEFAULT_TOOLS_DIR = Path(__file__).resolve().parent / "default_tools"
+DEFAULT_SYSTEM = "You are a helpful assistant."
+EXIT_ERROR = 1
+EXIT_INTERRUPTED = 130
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    help="yiemagent: run an LLM agent that calls tools (offline on the embedded model).",
+)
+
+
+class CliError(YiemAgentError):
+    """A problem to report on one line; `code` is the exit status."""
+
+    def __init__(self, message: str, code: int = EXIT_ERROR) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def _one_line(exc: BaseException) -> str:
+    if isinstance(exc, ToolLoadError):
+        failures = "; ".join(f"{path}: {reason}" for path, reason in exc.failures)
+        return f"tool files failed to load: {failures}"
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+def _resolve_model(spec: str, base_url: str | None) -> Model:
+    from yiemagent.ai.models import get_model
+
+    model = get_model(spec, base_url=base_url)
+    if model.api == "local":
+        from yiemagent.ai.local.weights import chunk_files, local_spec
+
+        chunk_files(local_spec(model.id))  # fails early, with the install command
+    return model
+
+
+def _load_local(model: Model, err: Console) -> None:
+    """Assemble (first time) and load the embedded model, showing progress on stderr."""
+    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn
+
+    from yiemagent.ai.local.runtime import load_runtime, loaded_runtime
+    from yiemagent.ai.local.weights import local_spec
+
+    spec = local_spec(model.id)
+    if loaded_runtime(spec) is not None:
+        return
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        DownloadColumn(),
+        console=err,
+        transient=True,
+    ) as progress:
+        task = progress.add_task(f"Preparing {spec.name}", total=None)
+
+        def on_bytes(done: int, total: int) -> None:
+            progress.update(task, completed=done, total=total)
+
+        runtime = load_runtime(spec, progress=on_bytes)
+    err.print(f"[dim]{escape(spec.name)} loaded in {runtime.load_s:.1f} s[/]")
+
+
+def _load_tools(directory: Path | None) -> AgentContext:
+    from yiemagent.tools import ToolStore
+
+    folder = directory or DEFAULT_TOOLS_DIR
+    if not folder.is_dir():
+        raise CliError(f"--tools {folder}: not a folder")
+    store = ToolStore("cli")
+    store.load_dir(folder)
+    return AgentContext(tools=list(store.tools.values()))
+
+
+async def _run_loop(
+    prompt: str,
+    context: AgentContext,
+    config: AgentLoopConfig,
+    on_event: Callable[[AgentEvent], None],
+) -> str:
+    """Run one prompt; returns the run's end reason."""
+    from yiemagent.loop import agent_loop
+
+    abort = AbortSignal()
+    loop = asyncio.get_running_loop()
+    with contextlib.suppress(NotImplementedError, RuntimeError):
+        loop.add_signal_handler(os_signal.SIGINT, abort.abort, "interrupted")
+    try:
+        stream = agent_loop([UserMessage(prompt)], context, config, abort)
+        reason = "stop"
+        async for event in stream:
+            on_event(event)
+            if event.type == "agent_end":
+                reason = event.reason
+        await stream.result()
+    finally:
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.remove_signal_handler(os_signal.SIGINT)
+    return "aborted" if abort.aborted else reason
+
+
+@app.command()
+def run(
+    prompt: Annotated[str, typer.Argument(help="What to ask the agent.")],
+    tools: Annotated[
+        Path | None,
+        typer.Option("--tools", help="Folder of tool files (default: the example tools)."),
+    ] = None,
+    model: Annotated[
+        str, typer.Option("--model", help="Model as provider/id (see `yiem models`).")
+    ] = DEFAULT_MODEL,
+    base_url: Annotated[
+        str | None, typer.Option("--base-url", help="OpenAI-compatible server URL.")
+    ] = None,
+    system: Annotated[str, typer.Option("--system", help="System prompt.")] = DEFAULT_SYSTEM,
+    json_output: Annotated[
+        bool, typer.Option("--json", help="Print every event as a JSON line.")
+    ] = False,
+    max_turns: Annotated[int, typer.Option("--max-turns", min=1, help="Most model calls.")] = 8,
+) -> None:
+    """Run one prompt: stream the answer, show each tool call, print the usage."""
+    from yiemagent.cli.render import EventPrinter, JsonPrinter
+
+    err = Console(stderr=True, highlight=False)
+    resolved = _resolve_model(model, base_url)
+    context = _load_tools(tools)
+    context.system_prompt = system
+    config = AgentLoopConfig(model=resolved, max_turns=max_turns)
+    if resolved.api == "local":
+        _load_local(resolved, err)
+    printer = JsonPrinter() if json_output else EventPrinter(err=err)
+    reason = asyncio.run(_run_loop(prompt, context, config, printer))
+    if reason == "aborted":
+        raise CliError("interrupted", EXIT_INTERRUPTED)
+    final = printer.final
+    if reason == "error" or (final is not None and final.stop_reason == "error"):
+        detail = final.error_message if final is not None else None
+        raise CliError(f"the run failed: {detail or 'unknown error'}")
+
+
+@app.command()
+def models() -> None:
+    """List the model catalogue and which embedded models are installed."""
+    from yiemagent.ai.local.weights import LOCAL_MODELS, is_installed
+    from yiemagent.ai.models import MODELS
+
+    rows = [("model", "api", "context", "USD/M in,out", "status")]
+    for name, m in MODELS.items():
+        price = f"{m.cost.input:g},{m.cost.output:g}" if m.cost.input or m.cost.output else "free"
+        status = ""
+        if m.api == "local":
+            spec = LOCAL_MODELS.get(m.id)
+            status = "installed" if spec is not None and is_installed(spec) else "not installed"
+            if name == DEFAULT_MODEL:
+                status += " (default)"
+        rows.append((name, m.api, f"{m.context_window:,}", price, status))
+    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+    for row in rows:
+        cells = [cell.ljust(width) for cell, width in zip(row, widths, strict=False)]
+        print("  ".join([*cells, row[4]]).rstrip())
+    for spec in LOCAL_MODELS.values():
+        if not is_installed(spec):
+            print(f"to install local/{spec.id}: {spec.install_hint}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The `yiem` console script; returns (and exits with) the exit status."""
+    err = Console(stderr=True, highlight=False)
+    code = 0
+    try:
+        app(args=argv, prog_name="yiem", standalone_mode=False)
+    except CliError as exc:
+        code = exc.code
+        prefix = "" if code == EXIT_INTERRUPTED else "error: "
+        err.print(f"yiem: {prefix}{escape(_one_line(exc))}", soft_wrap=True)
+    except (ProviderError, ToolLoadError, ConfigError, YiemAgentError, OSError) as exc:
+        code = EXIT_ERROR
+        err.print(f"yiem: error: {escape(_one_line(exc))}", soft_wrap=True)
+    except KeyboardInterrupt:
+        code = EXIT_INTERRUPTED
+        err.print("yiem: interrupted", soft_wrap=True)
+    except typer.Exit as exc:
+        code = exc.exit_code
+    except typer.Abort:
+        code = EXIT_INTERRUPTED
+        err.print("yiem: interrupted", soft_wrap=True)
+    except Exception as exc:  # click usage errors and anything unexpected: still one line
+        code = getattr(exc, "exit_code", EXIT_ERROR)
+        show = getattr(exc, "format_message", None)
+        text = show() if callable(show) else _one_line(exc)
+        err.print(f"yiem: error: {escape(' '.join(str(text).split()))}", soft_wrap=True)
+    if argv is None:
+        sys.exit(code)
+    return code
+
+
+if __name__ == "__main__":
+    main()

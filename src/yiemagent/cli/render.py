@@ -1,0 +1,126 @@
+"""Showing a run in the terminal: the answer streams to stdout; tool calls, errors and the
+usage line go to stderr, so `yiem run ... > answer.txt` keeps only the answer (DESIGN §8)."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from typing import IO, Any
+
+from rich.console import Console
+from rich.markup import escape
+
+from yiemagent.types import (
+    AgentEndEvent,
+    AgentEvent,
+    AssistantMessage,
+    MessageEndEvent,
+    MessageUpdateEvent,
+    ToolExecutionEndEvent,
+    ToolExecutionStartEvent,
+    Usage,
+    event_to_dict,
+    text_of,
+)
+
+__all__ = ["EventPrinter", "JsonPrinter", "one_line", "total_usage", "usage_line"]
+
+_RESULT_CHARS = 200
+
+
+def one_line(text: str, limit: int = _RESULT_CHARS) -> str:
+    """`text` on one line, cut to `limit` characters with an ellipsis."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def total_usage(messages: list[Any]) -> Usage:
+    """The summed usage of the assistant messages in `messages`."""
+    total = Usage()
+    for message in messages:
+        if isinstance(message, AssistantMessage):
+            u = message.usage
+            total.input += u.input
+            total.output += u.output
+            total.cache_read += u.cache_read
+            total.cache_write += u.cache_write
+            total.total_tokens += u.total_tokens
+            total.cost.total += u.cost.total
+    return total
+
+
+def usage_line(usage: Usage, elapsed_s: float) -> str:
+    """E.g. "tokens: 180 in (64 cached), 25 out · $0.0003 · 3.41 s" (cost only when > 0)."""
+    cached = f" ({usage.cache_read} cached)" if usage.cache_read else ""
+    parts = [f"tokens: {usage.input + usage.cache_read} in{cached}, {usage.output} out"]
+    if usage.cost.total > 0:
+        parts.append(f"${usage.cost.total:.4f}")
+    parts.append(f"{elapsed_s:.2f} s")
+    return " · ".join(parts)
+
+
+class EventPrinter:
+    """Human output for one run: text deltas as they come, one line per tool call start and
+    end (name, arguments, result or error, duration in ms), the usage at the end."""
+
+    def __init__(self, out: IO[str] | None = None, err: Console | None = None) -> None:
+        self._out = out or sys.stdout
+        self._err = err or Console(stderr=True, highlight=False)
+        self._started: dict[str, float] = {}
+        self._args: dict[str, Any] = {}
+        self._line_open = False
+        self._t0 = time.perf_counter()
+        self.final: AssistantMessage | None = None
+        self.end: AgentEndEvent | None = None
+
+    def _break_line(self) -> None:
+        if self._line_open:
+            self._out.write("\n")
+            self._out.flush()
+            self._line_open = False
+
+    def __call__(self, event: AgentEvent) -> None:
+        if isinstance(event, MessageUpdateEvent):
+            inner = event.assistant_message_event
+            if inner.type == "text_delta":
+                self._out.write(inner.delta)
+                self._out.flush()
+                self._line_open = not inner.delta.endswith("\n")
+        elif isinstance(event, ToolExecutionStartEvent):
+            self._break_line()
+            self._started[event.tool_call_id] = time.perf_counter()
+            args = json.dumps(event.args, ensure_ascii=False, default=str)
+            self._err.print(f"[cyan]→ {escape(event.tool_name)}[/] {escape(one_line(args))}")
+        elif isinstance(event, ToolExecutionEndEvent):
+            started = self._started.pop(event.tool_call_id, time.perf_counter())
+            ms = (time.perf_counter() - started) * 1000
+            text = escape(one_line(text_of(event.result.content) or "(no output)"))
+            name = escape(event.tool_name)
+            head = f"[red]✗ {name} error:[/]" if event.is_error else f"[green]← {name}:[/]"
+            self._err.print(f"{head} {text} [dim]({ms:.0f} ms)[/]")
+        elif isinstance(event, MessageEndEvent) and isinstance(event.message, AssistantMessage):
+            self.final = event.message
+        elif isinstance(event, AgentEndEvent):
+            self.end = event
+            self._break_line()
+            usage = total_usage(event.messages)
+            elapsed = time.perf_counter() - self._t0
+            self._err.print(f"[dim]{escape(usage_line(usage, elapsed))}[/]")
+
+
+class JsonPrinter:
+    """`--json`: every event as one JSON line on stdout (`event_to_dict`)."""
+
+    def __init__(self, out: IO[str] | None = None) -> None:
+        self._out = out or sys.stdout
+        self.final: AssistantMessage | None = None
+        self.end: AgentEndEvent | None = None
+
+    def __call__(self, event: AgentEvent) -> None:
+        self._out.write(json.dumps(event_to_dict(event), ensure_ascii=False) + "\n")
+        self._out.flush()
+        if isinstance(event, MessageEndEvent) and isinstance(event.message, AssistantMessage):
+            self.final = event.message
+        elif isinstance(event, AgentEndEvent):
+            self.end = event
