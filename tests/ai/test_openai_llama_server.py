@@ -236,3 +236,48 @@ async def test_real_server_streams_parallel_tool_calls_by_index(llama: LlamaServ
     assert types.index("toolcall_end") < len(types) - 1 - types[::-1].index("toolcall_start")
     deltas = [e for e in events if e.type == "toolcall_delta"]
     assert deltas and all(isinstance(e.partial.content[e.content_index], ToolCall) for e in deltas)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(400)
+async def test_agent_loop_runs_a_real_tool_call_and_answers(llama: LlamaServer) -> None:
+    """End to end (R-5.1, R-5.3): the loop streams a real tool call from llama.cpp through
+    this provider, runs the tool, sends its result back and gets a text answer."""
+    from yiemagent import AgentContext, AgentLoopConfig, agent_loop
+
+    model = smol(llama)
+    ran: list[dict[str, object]] = []
+
+    async def execute(_id: str, args: dict[str, object], *_rest: object) -> str:
+        ran.append(args)
+        return "sunny, 21 C"
+
+    weather = weather_tool()
+    weather.execute = execute
+    history = few_shot(
+        model,
+        [
+            ("Weather in Oslo and Lima?", ["Oslo", "Lima"]),
+            ("Weather in Bern and Kyiv?", ["Bern", "Kyiv"]),
+            ("Weather in Nice and Riga?", ["Nice", "Riga"]),
+        ],
+    )
+    config = AgentLoopConfig(
+        model=model, api_key=llama.api_key, max_tokens=80, temperature=0.0, max_turns=2
+    )
+    stream = agent_loop(
+        [UserMessage("Weather in Paris and Rome?")],
+        AgentContext("You call tools.", list(history), [weather]),
+        config,
+    )
+    events = [event async for event in stream]
+    messages = await stream.result()
+    assert ran, [(m.role, getattr(m, "content", None)) for m in messages]
+    assert ran == [{"city": "Paris"}, {"city": "Rome"}]
+    types = [e.type for e in events]
+    assert types[0] == "agent_start" and types[-1] == "agent_end"
+    assert "tool_execution_end" in types
+    assistants = [m for m in messages if isinstance(m, AssistantMessage)]
+    assert assistants[0].stop_reason == "toolUse"
+    assert len(assistants) == 2  # the second model call after the tool result
+    assert assistants[1].stop_reason in ("stop", "length", "toolUse")
