@@ -391,7 +391,7 @@ class Agent:
             self._running = False
 
     async def _run(self, prompts: list[AgentMessage] | None) -> AssistantMessage:
-        from yiemagent.loop.agent_loop import run_agent_loop, run_agent_loop_continue
+        from yiemagent.loop import run_agent_loop, run_agent_loop_continue
 
         signal = AbortSignal()
         self._signal = signal

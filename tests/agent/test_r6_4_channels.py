@@ -7,8 +7,7 @@ import asyncio
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from yiemagent import AgentBusyError, UserMessage
 from yiemagent.ai.faux import FauxModel, faux_message, faux_tool_call
