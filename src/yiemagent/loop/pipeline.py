@@ -6,8 +6,9 @@ schedule these steps.
 
 Threads: plain-function tools run on this module's worker pool (`_TOOL_THREADS`, up to
 `TOOL_THREADS` threads, created on demand); async tools run on the caller's event loop, in
-the caller's task. `on_update` may be called from any thread. The pool's threads are joined
-when the interpreter exits, so a plain tool that never returns also delays exit.
+the caller's task. `on_update` may be called from any thread. The pool's threads are daemon
+threads, so a plain tool that never returns (abandoned after a timeout) does not keep the
+program from exiting.
 
 Abort (our choice where pi leaves it to the tool): when the run's signal is aborted while a
 tool runs, the tool's own signal is aborted at once and the pipeline waits up to
@@ -26,10 +27,10 @@ import inspect
 import logging
 import threading
 from collections.abc import Mapping
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from yiemagent.loop._emit import Emit, maybe_await
+from yiemagent.loop._threads import DaemonThreadPool
 from yiemagent.tools.schema import ToolArgumentsError, validate_arguments_against_schema
 from yiemagent.types import (
     AfterToolCallContext,
@@ -68,17 +69,17 @@ ABORT_GRACE_S = 1.0
 TOOL_THREADS = 256
 """Most plain-function tools running at once; threads are created on demand and reused."""
 
-_TOOL_THREADS: ThreadPoolExecutor | None = None
+_TOOL_THREADS: DaemonThreadPool | None = None
 _TOOL_THREADS_LOCK = threading.Lock()
 
 
-def _tool_threads() -> ThreadPoolExecutor:
+def _tool_threads() -> DaemonThreadPool:
     """The shared worker pool for plain-function tools (created on first use)."""
     global _TOOL_THREADS
     if _TOOL_THREADS is None:
         with _TOOL_THREADS_LOCK:
             if _TOOL_THREADS is None:
-                _TOOL_THREADS = ThreadPoolExecutor(TOOL_THREADS, thread_name_prefix="yiem-tool")
+                _TOOL_THREADS = DaemonThreadPool(TOOL_THREADS, thread_name_prefix="yiem-tool")
     return _TOOL_THREADS
 
 
