@@ -339,3 +339,33 @@ async def test_missing_key_for_anthropic_is_a_clear_error(monkeypatch: pytest.Mo
     _, message = await collect(model, hello(), StreamOptions())
     assert message.stop_reason == "error"
     assert "ANTHROPIC_API_KEY" in (message.error_message or "")
+
+
+async def test_abort_while_streaming_closes_the_stream(server: ReplayServer) -> None:
+    """An abort mid-stream ends the message with reason "aborted", keeping what arrived."""
+    from yiemagent.types.signal import AbortSignal
+
+    server.enqueue(sse_reply(_text_events()[:3], stall_s=20))
+    signal = AbortSignal()
+    stream = stream_anthropic_messages(
+        claude(server), hello(), StreamOptions(api_key=KEY, signal=signal)
+    )
+    events = []
+    async for event in stream:
+        events.append(event)
+        if event.type == "text_delta":
+            signal.abort()
+    message = await stream.result()
+    assert events[-1].type == "error"
+    assert message.stop_reason == "aborted"
+    assert message.text == "Hello"
+    assert message.usage.input == 10  # from message_start
+
+
+async def test_idle_stream_ends_in_error(server: ReplayServer) -> None:
+    server.enqueue(sse_reply(_text_events()[:2], stall_s=20))
+    _, message = await collect(
+        claude(server), hello(), StreamOptions(api_key=KEY, idle_timeout_s=0.2)
+    )
+    assert message.stop_reason == "error"
+    assert "stream idle timeout" in (message.error_message or "")

@@ -35,8 +35,8 @@ from yiemagent.ai.retry import (
     iterate_with_idle_timeout,
     parse_retry_after_ms,
     plain_failure_text,
-    run_guarded,
     run_with_retries,
+    start_call,
     transport_error_types,
 )
 from yiemagent.types.messages import (
@@ -75,7 +75,6 @@ _STOP_REASONS = {
     "model_context_window_exceeded": "length",
     "tool_use": "toolUse",
 }
-_tasks: set[asyncio.Task[None]] = set()
 
 
 def stream_anthropic_messages(
@@ -93,19 +92,13 @@ def stream_anthropic_messages(
     Returns:
         The event stream; it always ends with `done` or `error`.
     """
-    stream = AssistantMessageEventStream()
-    builder = MessageBuilder(model, stream)
-    try:
-        task = asyncio.get_running_loop().create_task(
-            _run(model, context, options or StreamOptions(), builder)
-        )
-    except RuntimeError as exc:
-        builder.start()
-        builder.fail("error", f"stream_anthropic_messages needs a running event loop: {exc}")
-        return stream
-    _tasks.add(task)
-    task.add_done_callback(_tasks.discard)
-    return stream
+    opts = options or StreamOptions()
+    return start_call(
+        model,
+        lambda builder, secrets: _call(model, context, opts, builder, secrets),
+        describe=_describe,
+        name="anthropic-messages",
+    )
 
 
 # ── request ──────────────────────────────────────────────────────────────────
@@ -310,20 +303,6 @@ class _Assembler:
         self.builder.done(stop)  # type: ignore[arg-type]
 
 
-async def _run(
-    model: Model, context: Context, options: StreamOptions, builder: MessageBuilder
-) -> None:
-    builder.start()
-    secrets: list[str | None] = [options.api_key]
-    await run_guarded(
-        builder,
-        _call(model, context, options, builder, secrets),
-        describe=_describe,
-        secrets=secrets,
-        label=f"anthropic-messages call to {model.id}",
-    )
-
-
 async def _call(
     model: Model,
     context: Context,
@@ -331,6 +310,7 @@ async def _call(
     builder: MessageBuilder,
     secrets: list[str | None],
 ) -> None:
+    secrets.append(options.api_key)
     api_key = resolve_api_key(model.provider, options.api_key)
     if api_key is None:
         if model.base_url is None or "api.anthropic.com" in model.base_url:

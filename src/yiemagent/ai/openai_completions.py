@@ -41,8 +41,8 @@ from yiemagent.ai.retry import (
     iterate_with_idle_timeout,
     parse_retry_after_ms,
     plain_failure_text,
-    run_guarded,
     run_with_retries,
+    start_call,
     transport_error_types,
 )
 from yiemagent.types.messages import (
@@ -73,7 +73,6 @@ _FINISH_REASONS = {
     "function_call": "toolUse",
 }
 _ID_OK = re.compile(r"^[A-Za-z0-9_-]{1,40}$")
-_tasks: set[asyncio.Task[None]] = set()
 
 
 def stream_openai_completions(
@@ -89,19 +88,13 @@ def stream_openai_completions(
     Returns:
         The event stream; it always ends with `done` or `error`.
     """
-    stream = AssistantMessageEventStream()
-    builder = MessageBuilder(model, stream)
-    try:
-        task = asyncio.get_running_loop().create_task(
-            _run(model, context, options or StreamOptions(), builder)
-        )
-    except RuntimeError as exc:  # no running loop: end the stream instead of raising
-        builder.start()
-        builder.fail("error", f"stream_openai_completions needs a running event loop: {exc}")
-        return stream
-    _tasks.add(task)
-    task.add_done_callback(_tasks.discard)
-    return stream
+    opts = options or StreamOptions()
+    return start_call(
+        model,
+        lambda builder, secrets: _call(model, context, opts, builder, secrets),
+        describe=_describe,
+        name="openai-completions",
+    )
 
 
 def is_openai_proper(model: Model) -> bool:
@@ -286,7 +279,7 @@ class _Assembler:
 
     def _thinking_open(self) -> bool:
         content = self.builder.message.content
-        return bool(content) and isinstance(content[-1], ThinkingContent) and self.current is None
+        return bool(content) and isinstance(content[-1], ThinkingContent)
 
     def _tool_delta(self, delta: Any) -> None:
         index = delta.index
@@ -347,20 +340,6 @@ def _usage(raw: Any) -> Usage:
     return usage
 
 
-async def _run(
-    model: Model, context: Context, options: StreamOptions, builder: MessageBuilder
-) -> None:
-    builder.start()
-    secrets: list[str | None] = [options.api_key]
-    await run_guarded(
-        builder,
-        _call(model, context, options, builder, secrets),
-        describe=_describe,
-        secrets=secrets,
-        label=f"openai-completions call to {model.id}",
-    )
-
-
 async def _call(
     model: Model,
     context: Context,
@@ -368,6 +347,7 @@ async def _call(
     builder: MessageBuilder,
     secrets: list[str | None],
 ) -> None:
+    secrets.append(options.api_key)
     api_key = resolve_api_key(model.provider, options.api_key)
     if api_key is None:
         if is_openai_proper(model):

@@ -21,12 +21,13 @@ import random
 import sys
 import time
 import weakref
-from collections.abc import AsyncIterator, Awaitable, Callable, Hashable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Hashable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from yiemagent.ai.builder import MessageBuilder
 from yiemagent.ai.env_keys import scrub
+from yiemagent.types.model import AssistantMessageEventStream, Model
 from yiemagent.types.signal import AbortSignal
 
 __all__ = [
@@ -48,6 +49,7 @@ __all__ = [
     "run_abortable",
     "run_guarded",
     "run_with_retries",
+    "start_call",
     "transport_error_types",
 ]
 
@@ -328,3 +330,43 @@ async def run_guarded(
         text = scrub(describe(exc), secrets)
         logger.info("%s failed: %s", label, text)
         builder.fail("error", text)
+
+
+_tasks: set[asyncio.Task[None]] = set()
+"""Running provider calls (the event loop keeps only weak references to tasks)."""
+
+
+def start_call(
+    model: Model,
+    work: Callable[[MessageBuilder, list[str | None]], Coroutine[Any, Any, None]],
+    *,
+    describe: Callable[[BaseException], str],
+    name: str,
+) -> AssistantMessageEventStream:
+    """Start a provider call on the running event loop and return its stream at once.
+
+    `work(builder, secrets)` streams into the builder and appends every key it uses to
+    `secrets` (scrubbed from error texts). The call runs under `run_guarded`, so the stream
+    always ends; without a running loop it ends at once with an error (never raises).
+    """
+    stream = AssistantMessageEventStream()
+    builder = MessageBuilder(model, stream)
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError as exc:
+        builder.start()
+        builder.fail("error", f"{name} needs a running event loop: {exc}")
+        return stream
+
+    async def main() -> None:
+        builder.start()
+        secrets: list[str | None] = []
+        label = f"{name} call to {model.id}"
+        await run_guarded(
+            builder, work(builder, secrets), describe=describe, secrets=secrets, label=label
+        )
+
+    task = loop.create_task(main())
+    _tasks.add(task)
+    task.add_done_callback(_tasks.discard)
+    return stream
