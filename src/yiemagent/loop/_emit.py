@@ -38,7 +38,7 @@ def make_emit(sink: EventSink | None) -> Emit:
             return
         try:
             result: Any = sink(event)
-            if inspect.isawaitable(result):
+            if result is not None and inspect.isawaitable(result):
                 await result
         except Exception:
             logger.exception("event sink raised on %s; the run goes on", event.type)
