@@ -209,8 +209,8 @@ def llm_call_stream_fn(
     async one is awaited, a plain one runs on a worker thread), then its answer (any shape
     `parse_llm_response` accepts) replayed through `MessageBuilder` as text/thinking/tool-call
     events. String tool-call arguments go through the builder like streamed ones: valid JSON
-    gives that object; otherwise the best partial parse (often `{}`, so the R-4.4 validation
-    names what is missing) with the raw text kept in the call's `partial_json`.
+    gives that object; otherwise the raw text stays in the call's `partial_json` and the tool
+    pipeline answers the model "arguments are not valid JSON" with that text (R-4.4).
 
     Never raises: a failure of any step ends the stream with stop reason "error" and the
     exception text; an abort of the run ends it with "aborted" at once.

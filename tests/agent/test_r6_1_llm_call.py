@@ -216,7 +216,8 @@ async def test_r6_1_invalid_json_arguments_become_a_tool_error_the_model_can_fix
     assert call.tool_calls[0].partial_json == raw  # the raw text kept, as providers do
     (result,) = tool_results(agent)
     assert result.is_error
-    assert "city" in text_of(result.content)
+    assert "not valid JSON" in text_of(result.content)
+    assert raw in text_of(result.content)  # echoed so the model can correct itself
 
 
 async def test_r6_1_async_llm_call_text_answer_and_prepare_context() -> None:
