@@ -281,3 +281,15 @@ async def test_agent_loop_runs_a_real_tool_call_and_answers(llama: LlamaServer) 
     assert assistants[0].stop_reason == "toolUse"
     assert len(assistants) == 2  # the second model call after the tool result
     assert assistants[1].stop_reason in ("stop", "length", "toolUse")
+
+
+async def test_prompt_longer_than_the_context_is_a_clear_http_400(llama: LlamaServer) -> None:
+    """DESIGN §8: the server's 4xx text reaches `error_message`; no retry for a 4xx."""
+    huge = "word " * 5000  # > the 2048-token slot context
+    events, message = await collect(
+        smol(llama), Context("", [UserMessage(huge)]), StreamOptions(api_key=llama.api_key)
+    )
+    assert message.stop_reason == "error"
+    assert [e.type for e in events] == ["start", "error"]
+    assert (message.error_message or "").startswith("HTTP 400 from the server: ")
+    assert "context" in (message.error_message or "")
