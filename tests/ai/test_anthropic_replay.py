@@ -369,3 +369,21 @@ async def test_idle_stream_ends_in_error(server: ReplayServer) -> None:
     )
     assert message.stop_reason == "error"
     assert "stream idle timeout" in (message.error_message or "")
+
+
+async def test_blocks_we_do_not_map_are_skipped_with_their_deltas(server: ReplayServer) -> None:
+    """A server-tool block (web search) streams its own input JSON; it must not reach the
+    text block or a tool call of ours."""
+    events = _text_events()
+    server_tool = [
+        'event: content_block_start\ndata: {"type": "content_block_start", "index": 1, '
+        '"content_block": {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", '
+        '"input": {}}}',
+        'event: content_block_delta\ndata: {"type": "content_block_delta", "index": 1, '
+        '"delta": {"type": "input_json_delta", "partial_json": "{\\"query\\": \\"x\\"}"}}',
+        'event: content_block_stop\ndata: {"type": "content_block_stop", "index": 1}',
+    ]
+    server.enqueue(sse_reply([*events[:5], *server_tool, *events[5:]]))
+    _, message = await collect(claude(server), hello())
+    assert message.stop_reason == "stop", message.error_message
+    assert message.content == [TextContent("Hello there.")]

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from yiemagent.ai.builder import MessageBuilder
@@ -235,9 +235,13 @@ class _Assembler:
     usage: Usage
     stop_reason: str | None = None
     streamed: bool = False
+    ignored: set[int] = field(default_factory=set)
+    """Indexes of blocks we do not map (server tools, results): their deltas are skipped."""
 
     def on_event(self, event: Any) -> None:
         kind = event.type
+        if kind in ("content_block_delta", "content_block_stop") and event.index in self.ignored:
+            return
         if kind == "message_start":
             self._usage(event.message.usage)
         elif kind == "content_block_start":
@@ -256,6 +260,7 @@ class _Assembler:
                 self.builder.tool_call_start(block.id, block.name)
             else:
                 logger.debug("ignored content block of type %r", block.type)
+                self.ignored.add(event.index)
         elif kind == "content_block_delta":
             delta = event.delta
             if delta.type == "text_delta":
