@@ -360,3 +360,34 @@ def test_clients_are_not_tied_to_one_event_loop(server: ReplayServer) -> None:
         server.enqueue(sse_reply(openai_chunks({"content": text})))
         _, message = asyncio.run(collect(compat(server), hello()))
         assert message.stop_reason == "stop" and message.text == text
+
+
+async def test_images_in_tool_results_and_for_text_only_models(server: ReplayServer) -> None:
+    """Tool messages cannot carry images: they follow in a user message; a text-only model
+    gets a placeholder instead of the image. Ids OpenAI would refuse are normalised
+    (R-5.10), the same way for the call and its result."""
+    long_id = "toolu_" + "x" * 60
+    call = ToolCall(id=long_id, name="shot", arguments={})
+    transcript = [
+        UserMessage([TextContent("look"), ImageContent("aGk=", "image/png")]),
+        AssistantMessage([call], stop_reason="toolUse"),
+        ToolResultMessage(
+            long_id, "shot", [TextContent("png:"), ImageContent("b2s=", "image/png")]
+        ),
+    ]
+    for model_input in (("text", "image"), ("text",)):
+        server.enqueue(sse_reply(openai_chunks({"content": "ok"})))
+        await collect(compat(server, input=model_input), Context("", list(transcript)))
+    with_images, text_only = (r.body["messages"] for r in server.requests)
+
+    sent_id = with_images[1]["tool_calls"][0]["id"]
+    assert len(sent_id) <= 40 and sent_id == with_images[2]["tool_call_id"]
+    assert with_images[2] == {"role": "tool", "tool_call_id": sent_id, "content": "png:"}
+    assert with_images[3]["role"] == "user"
+    assert with_images[3]["content"][1] == {
+        "type": "image_url",
+        "image_url": {"url": "data:image/png;base64,b2s="},
+    }
+    assert len(text_only) == 3  # no extra user message
+    assert text_only[0]["content"][1]["type"] == "text"
+    assert "image omitted" in text_only[0]["content"][1]["text"]
