@@ -1,0 +1,26 @@
+"""Persisted sessions (DESIGN §2.6, §10): an `Agent(session_store=..., session_id=...)`
+writes every message of its transcript to the store as it enters the transcript and, built
+again on the same store and id, resumes from it (also after a crash).
+
+`SessionStore` is the contract; `SqliteSessionStore(path)` keeps sessions in one SQLite file,
+one row per message; `InMemorySessionStore()` keeps them in memory (tests, ephemeral use).
+See `docs/sessions.md`.
+"""
+
+from yiemagent.sessions.sqlite import SqliteSessionStore as SqliteSessionStore
+from yiemagent.sessions.store import (
+    PERSISTED_TYPES as PERSISTED_TYPES,
+    InMemorySessionStore as InMemorySessionStore,
+    SessionStore as SessionStore,
+    decode_message as decode_message,
+    encode_message as encode_message,
+)
+
+__all__ = [
+    "PERSISTED_TYPES",
+    "InMemorySessionStore",
+    "SessionStore",
+    "SqliteSessionStore",
+    "decode_message",
+    "encode_message",
+]

@@ -1,0 +1,196 @@
+"""The session store contract and the message codec (DESIGN §2.6, §10: sessions persisted
+message by message and resumed after a crash).
+
+A `SessionStore` keeps transcripts keyed by session id, one message at a time, in the order
+they entered the transcript. `encode_message` / `decode_message` are the one JSON codec every
+store uses (`yiemagent.types.message_to_dict` / `message_from_dict`); a message they cannot
+handle is skipped with a logged warning rather than failing a run.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import threading
+from collections.abc import Iterable
+from typing import Any, Protocol, runtime_checkable
+
+from yiemagent.types import (
+    AgentMessage,
+    AssistantMessage,
+    BashExecutionMessage,
+    BranchSummaryMessage,
+    CompactionSummaryMessage,
+    ToolResultMessage,
+    UserMessage,
+    message_from_dict,
+    message_to_dict,
+)
+
+__all__ = [
+    "PERSISTED_TYPES",
+    "InMemorySessionStore",
+    "SessionStore",
+    "decode_message",
+    "decode_messages",
+    "encode_message",
+]
+
+logger = logging.getLogger(__name__)
+
+PERSISTED_TYPES: tuple[type[Any], ...] = (
+    UserMessage,
+    AssistantMessage,
+    ToolResultMessage,
+    BashExecutionMessage,
+    CompactionSummaryMessage,
+    BranchSummaryMessage,
+)
+"""The message classes a store can persist: the ones `message_to_dict` knows (DESIGN §3).
+An application's own custom message types are skipped (with a warning)."""
+
+_MAX_DETAILS_REPR = 2000
+
+
+@runtime_checkable
+class SessionStore(Protocol):
+    """Where an `Agent` persists its transcript, message by message (DESIGN §10).
+
+    Contract: `append` makes the message durable before it returns (a crash of the process
+    afterwards does not lose it) and keeps the order of appends within a session; `load`
+    returns new message objects in that order; sessions never see each other's messages. One
+    agent writes a session at a time. Implementations may be called from the agent's event
+    loop thread, so each call should be short (one small write). Methods may raise on I/O
+    failure; the `Agent` logs failures during a run and goes on (see `docs/sessions.md`).
+    """
+
+    def load(self, session_id: str) -> list[AgentMessage]:
+        """The session's messages in the order they were appended (`[]` for an unknown id)."""
+        ...
+
+    def append(self, session_id: str, message: AgentMessage) -> None:
+        """Persist one message at the end of the session (durably, before returning). A
+        message type the codec cannot serialise is skipped with a logged warning."""
+        ...
+
+    def clear(self, session_id: str) -> None:
+        """Delete every message of the session (no-op for an unknown id)."""
+        ...
+
+    def list_sessions(self) -> list[str]:
+        """The ids of the sessions that hold at least one message, oldest first."""
+        ...
+
+    def close(self) -> None:
+        """Release the store's resources; idempotent. The store is unusable afterwards."""
+        ...
+
+
+def encode_message(message: AgentMessage) -> str | None:
+    """One message as compact JSON text (`message_to_dict`), or `None` when it cannot be
+    persisted: an application's own message type (not in `PERSISTED_TYPES`), logged as a
+    warning. A tool result whose `details` are not JSON-serialisable is kept, with `details`
+    replaced by `{"unserializable": repr(details)}` (truncated), so its tool call stays
+    answered after a resume (R-4.1).
+    """
+    if not isinstance(message, PERSISTED_TYPES):
+        logger.warning(
+            "session store: skipping a %s message (role %r): only %s are persisted",
+            type(message).__name__,
+            getattr(message, "role", None),
+            ", ".join(t.__name__ for t in PERSISTED_TYPES),
+        )
+        return None
+    try:
+        return _dumps(message_to_dict(message))
+    except Exception as exc:
+        if not isinstance(message, ToolResultMessage):
+            logger.warning("session store: skipping a %s message: %s", message.role, exc)
+            return None
+        logger.warning(
+            "session store: details of the %r tool result are not JSON-serialisable (%s); "
+            "stored as their repr",
+            message.tool_name,
+            exc,
+        )
+        data = message_to_dict(_with_details(message, repr(message.details)[:_MAX_DETAILS_REPR]))
+        return _dumps(data)
+
+
+def decode_message(text: str) -> AgentMessage | None:
+    """The message `encode_message` produced, or `None` (logged) for data that is not a known
+    message shape (for example written by a newer version)."""
+    try:
+        return message_from_dict(json.loads(text))
+    except Exception as exc:
+        logger.warning("session store: skipping a stored message that does not load: %s", exc)
+        return None
+
+
+def _dumps(data: dict[str, Any]) -> str:
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+
+
+def _with_details(message: ToolResultMessage, text: str) -> ToolResultMessage:
+    return dataclasses.replace(message, details={"unserializable": text})
+
+
+class InMemorySessionStore:
+    """A `SessionStore` in a dict, for tests and ephemeral agents (nothing survives the
+    process). Messages are stored encoded, exactly as `SqliteSessionStore` stores them, so
+    `load` returns new objects and skips what SQLite would skip. Thread-safe (one lock).
+    """
+
+    def __init__(self) -> None:
+        self._sessions: dict[str, list[str]] = {}
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def load(self, session_id: str) -> list[AgentMessage]:
+        """The session's messages, in append order (`[]` for an unknown id)."""
+        with self._lock:
+            self._check_open()
+            rows = list(self._sessions.get(session_id, ()))
+        return decode_messages(rows)
+
+    def append(self, session_id: str, message: AgentMessage) -> None:
+        """Add one message at the end of the session (skipped, logged, if not encodable)."""
+        text = encode_message(message)
+        if text is None:
+            return
+        with self._lock:
+            self._check_open()
+            self._sessions.setdefault(session_id, []).append(text)
+
+    def clear(self, session_id: str) -> None:
+        """Forget the session's messages."""
+        with self._lock:
+            self._check_open()
+            self._sessions.pop(session_id, None)
+
+    def list_sessions(self) -> list[str]:
+        """Sessions holding at least one message, in the order they were first written."""
+        with self._lock:
+            self._check_open()
+            return [sid for sid, rows in self._sessions.items() if rows]
+
+    def close(self) -> None:
+        """Drop everything; the store is unusable afterwards."""
+        with self._lock:
+            self._closed = True
+            self._sessions.clear()
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise RuntimeError("the session store is closed")
+
+
+def decode_messages(rows: Iterable[str]) -> list[AgentMessage]:
+    """`decode_message` of each row, leaving out the ones that do not load."""
+    messages: list[AgentMessage] = []
+    for text in rows:
+        message = decode_message(text)
+        if message is not None:
+            messages.append(message)
+    return messages
