@@ -134,9 +134,9 @@ def _serve_llama(port: int, api_key: str | None) -> None:
 
 @dataclass
 class Reply:
-    """One scripted answer: `status`, `headers`, then either `body` (sent whole) or `events`
-    (SSE event texts, each sent with a blank line after it, `delay_s` apart), then optionally
-    `stall_s` seconds of silence with the connection open."""
+    """One scripted answer: after `wait_s` seconds of silence, `status`, `headers`, then either
+    `body` (sent whole) or `events` (SSE event texts, each sent with a blank line after it,
+    `delay_s` apart), then optionally `stall_s` seconds of silence with the connection open."""
 
     status: int = 200
     headers: dict[str, str] = field(default_factory=dict)
@@ -144,6 +144,7 @@ class Reply:
     events: list[str] = field(default_factory=list)
     delay_s: float = 0.0
     stall_s: float = 0.0
+    wait_s: float = 0.0
 
 
 def load_sse(name: str) -> list[str]:
@@ -232,6 +233,8 @@ class ReplayServer:
                     self._send(reply)
 
             def _send(self, reply: Reply) -> None:
+                if reply.wait_s and outer._stop.wait(reply.wait_s):
+                    return
                 self.send_response(reply.status)
                 for key, value in reply.headers.items():
                     self.send_header(key, value)

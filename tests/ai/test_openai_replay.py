@@ -391,3 +391,18 @@ async def test_images_in_tool_results_and_for_text_only_models(server: ReplaySer
     assert len(text_only) == 3  # no extra user message
     assert text_only[0]["content"][1]["type"] == "text"
     assert "image omitted" in text_only[0]["content"][1]["text"]
+
+
+async def test_no_response_headers_within_the_idle_timeout_is_one_error(
+    server: ReplayServer,
+) -> None:
+    """R-5.8: waiting for the response counts as idle; it is not retried."""
+    server.enqueue(sse_reply(openai_chunks({"content": "late"}), wait_s=10))
+    started = time.monotonic()
+    _, message = await collect(
+        compat(server), hello(), StreamOptions(api_key=KEY, idle_timeout_s=0.3)
+    )
+    assert message.stop_reason == "error"
+    assert "stream idle timeout" in (message.error_message or "")
+    assert time.monotonic() - started < 3
+    assert len(server.requests) == 1

@@ -18,7 +18,6 @@ models when `StreamOptions.reasoning` is set, with a budget from `thinking_budge
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -29,6 +28,7 @@ from yiemagent.ai.retry import (
     RetryDecision,
     SetupError,
     apply_on_payload,
+    await_with_idle_timeout,
     cached_client,
     call_hook,
     is_retryable_status,
@@ -356,14 +356,16 @@ async def _attempt(
     core = ("model", "messages", "max_tokens", "stream")
     rest = {k: v for k, v in body.items() if k not in core}
     idle = options.idle_timeout_s
-    async with asyncio.timeout(idle):
-        raw = await client.messages.with_raw_response.create(
+    raw = await await_with_idle_timeout(
+        client.messages.with_raw_response.create(
             model=body["model"],
             messages=body["messages"],
             max_tokens=body["max_tokens"],
             stream=True,
             extra_body=rest,
-        )
+        ),
+        idle,
+    )
     await call_hook(options.on_response, {"status": raw.status_code, "headers": dict(raw.headers)})
     sdk_stream = await raw.parse()
     try:
@@ -384,7 +386,7 @@ def _classify(exc: BaseException) -> RetryDecision | None:
         if not is_retryable_status(exc.status_code):
             return None
         return RetryDecision(f"HTTP {exc.status_code}", parse_retry_after_ms(exc.response.headers))
-    if isinstance(exc, (anthropic.APIConnectionError, TimeoutError, *transport_error_types())):
+    if isinstance(exc, (anthropic.APIConnectionError, *transport_error_types())):
         return RetryDecision("connection error")
     return None
 

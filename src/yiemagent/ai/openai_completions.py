@@ -20,7 +20,6 @@ not sent.
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
 import logging
@@ -35,6 +34,7 @@ from yiemagent.ai.retry import (
     RetryDecision,
     SetupError,
     apply_on_payload,
+    await_with_idle_timeout,
     cached_client,
     call_hook,
     is_retryable_status,
@@ -387,10 +387,12 @@ async def _attempt(
 ) -> None:
     rest = {k: v for k, v in body.items() if k not in ("model", "messages", "stream")}
     idle = options.idle_timeout_s
-    async with asyncio.timeout(idle):
-        raw = await client.chat.completions.with_raw_response.create(
+    raw = await await_with_idle_timeout(
+        client.chat.completions.with_raw_response.create(
             model=body["model"], messages=body["messages"], stream=True, extra_body=rest
-        )
+        ),
+        idle,
+    )
     await call_hook(options.on_response, {"status": raw.status_code, "headers": dict(raw.headers)})
     sdk_stream = raw.parse()
     try:
@@ -407,7 +409,7 @@ def _classify(exc: BaseException) -> RetryDecision | None:
         if not is_retryable_status(exc.status_code):
             return None
         return RetryDecision(f"HTTP {exc.status_code}", parse_retry_after_ms(exc.response.headers))
-    if isinstance(exc, (openai.APIConnectionError, TimeoutError, *transport_error_types())):
+    if isinstance(exc, (openai.APIConnectionError, *transport_error_types())):
         return RetryDecision("connection error")
     return None
 

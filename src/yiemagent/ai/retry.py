@@ -39,6 +39,7 @@ __all__ = [
     "RetryDelayTooLongError",
     "SetupError",
     "apply_on_payload",
+    "await_with_idle_timeout",
     "backoff_delay_ms",
     "cached_client",
     "call_hook",
@@ -200,6 +201,22 @@ async def run_abortable(awaitable: Awaitable[T], signal: AbortSignal | None) -> 
     raise AbortedError(signal.reason or "aborted")
 
 
+def _idle_error(idle_timeout_s: float | None) -> IdleTimeoutError:
+    return IdleTimeoutError(
+        f"the provider sent nothing for {idle_timeout_s:g} s (stream idle timeout)"
+    )
+
+
+async def await_with_idle_timeout(awaitable: Awaitable[T], idle_timeout_s: float | None) -> T:
+    """`await awaitable`, raising `IdleTimeoutError` after `idle_timeout_s` seconds (the wait
+    for the response headers counts as idle time; no limit when None)."""
+    try:
+        async with asyncio.timeout(idle_timeout_s):
+            return await awaitable
+    except TimeoutError as exc:
+        raise _idle_error(idle_timeout_s) from exc
+
+
 async def iterate_with_idle_timeout(
     source: AsyncIterator[T], idle_timeout_s: float | None
 ) -> AsyncIterator[T]:
@@ -215,9 +232,7 @@ async def iterate_with_idle_timeout(
         except StopAsyncIteration:
             return
         except TimeoutError as exc:
-            raise IdleTimeoutError(
-                f"the provider sent nothing for {idle_timeout_s:g} s (stream idle timeout)"
-            ) from exc
+            raise _idle_error(idle_timeout_s) from exc
         yield item
 
 
