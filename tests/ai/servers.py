@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import json
+import os
 import queue
 import socket
 import subprocess
@@ -121,10 +122,11 @@ def _serve_llama(port: int, api_key: str | None) -> None:
     params.chat_template = (FIXTURES / "hermes_tools_template.jinja").read_text()
     if api_key:
         params.api_keys = [api_key]
+    parent = os.getppid()
     server = xllamacpp.Server(params)
     try:
-        while True:
-            time.sleep(3600)
+        while os.getppid() == parent:  # exit with the test run, even when it was killed
+            time.sleep(0.5)
     finally:
         del server
 
