@@ -14,6 +14,7 @@ model_context_window_exceeded → length, tool_use → toolUse, refusal → erro
 1h) marks the system prompt and the last user message. Thinking is enabled for reasoning
 models when `StreamOptions.reasoning` is set, with a budget from `thinking_budgets` or
 `THINKING_BUDGETS`; it is sent back only to the model that produced it, with its signature.
+Content blocks of other kinds (server tools) are skipped with their deltas.
 """
 
 from __future__ import annotations

@@ -15,7 +15,8 @@ and Ollama read that one, and vLLM rejects a value larger than the context);
 goes as `reasoning_effort` (OpenRouter: `reasoning.effort`). Thinking received in a
 `reasoning_content`/`reasoning`/`reasoning_text` delta field is stored with that field name as
 its signature and sent back in the same field to the same model; other models' thinking is
-not sent.
+not sent. `on_payload(body)` may return a new body; `on_response` gets
+`{"status": int, "headers": dict}` of the response.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""Retries with backoff, abort races, idle timeouts and SDK client reuse shared by the HTTP
-providers (DESIGN §7).
+"""The frame of an HTTP provider call, shared by the providers (DESIGN §7): retries with
+backoff, abort races, idle timeouts (R-5.8), SDK client reuse, and `start_call` /
+`run_guarded`, which make sure a call returns its stream at once and never raises.
 
 A provider call is one or more *attempts*. An attempt that fails with a retryable failure
 (HTTP 408, 429, 5xx — Anthropic's 529 included — or a connection error) is retried after an
