@@ -106,3 +106,16 @@ def test_tool_call_delta_without_open_call_is_a_provider_bug() -> None:
         assert "tool_call_delta" in str(exc)
     else:
         raise AssertionError("expected RuntimeError")
+
+
+def test_a_new_tool_call_closes_the_previous_one_with_its_own_arguments() -> None:
+    """Regression: opening a call used to reset the argument text before closing the previous
+    call, which then ended with `{}`."""
+    b = MessageBuilder(MODEL, AssistantMessageEventStream())
+    b.tool_call_start("c1", "read")
+    b.tool_call_delta('{"path": "a"}')
+    b.tool_call_start("c2", "read")
+    b.tool_call_delta('{"path": "b"}')
+    first, second = b.done("toolUse").tool_calls
+    assert first.arguments == {"path": "a"} and first.partial_json is None
+    assert second.arguments == {"path": "b"}

@@ -111,8 +111,9 @@ class MessageBuilder:
     def tool_call_start(self, id: str, name: str) -> None:
         """Open a tool-call block with empty arguments."""
         call = ToolCall(id=id, name=name, arguments={}, partial_json="")
+        index = self._open(call)  # closes the previous block first, with its own arguments
         self._raw = ""
-        self._stream.push(ToolCallStartEvent(self._open(call), self.message))
+        self._stream.push(ToolCallStartEvent(index, self.message))
 
     def tool_call_delta(self, json_fragment: str) -> None:
         """Append argument JSON text to the open tool call and re-parse it (always a dict).
