@@ -8,7 +8,7 @@ the prompts' arguments into what the agent uses, or a clear error.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from yiemagent.errors import ConfigError
@@ -67,11 +67,14 @@ class AgentStateView(AgentState):
     """An `Agent`'s state (R-6.2): assigning `messages` stores a copy of the list; `tools` is
     the tool store's tools in registration order, and assigning it replaces them."""
 
-    __slots__ = ("_messages", "_store")
+    __slots__ = ("_messages", "_store", "on_assign")
 
     def __init__(self, store: ToolStore) -> None:  # no super().__init__: it would set `tools`
         self._store = store
         self._messages: list[AgentMessage] = []
+        self.on_assign: Callable[[list[AgentMessage]], None] | None = None
+        """Called with the new list before an assignment to `messages` takes effect (the
+        agent's session rewrites the stored transcript); if it raises, nothing changes."""
         self.system_prompt = ""
         self.model = None
         self.active_run = False
@@ -86,7 +89,10 @@ class AgentStateView(AgentState):
 
     @messages.setter
     def messages(self, value: Iterable[AgentMessage]) -> None:
-        self._messages = to_messages(value, what="state.messages")
+        messages = to_messages(value, what="state.messages")
+        if self.on_assign is not None:
+            self.on_assign(messages)
+        self._messages = messages
 
     @property
     def tools(self) -> list[AgentTool]:

@@ -13,12 +13,14 @@ import asyncio
 import dataclasses
 import inspect
 import logging
+import uuid
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from yiemagent._agent_llm_call import FormatMessages, LlmCall, PrepareContext, agent_stream_fn
 from yiemagent._agent_openai import format_openai_messages, user_message_from_openai
 from yiemagent._agent_queues import Notifier, PromptChannel, QueueMode, TurnQueues
+from yiemagent._agent_session import SessionLog
 from yiemagent._agent_state import (
     AgentStateView,
     RunRecorder,
@@ -39,6 +41,7 @@ from yiemagent.types import (
     AgentMessage,
     AssistantMessage,
     ImageContent,
+    MessageEndEvent,
     MessageStartEvent,
     Model,
     StreamFn,
@@ -47,6 +50,7 @@ from yiemagent.types import (
 )
 
 if TYPE_CHECKING:
+    from yiemagent.sessions import SessionStore
     from yiemagent.tools import ToolStore
 
 __all__ = ["Agent", "format_openai_messages", "user_message_from_openai"]
@@ -109,7 +113,7 @@ class Agent:
         session_id: str | None = None,
         max_turns: int | None = None,
         max_retry_delay_ms: int | None = None,
-        session_store: Any = None,
+        session_store: SessionStore | None = None,
     ) -> None:
         check_options(locals())
         if stream_fn is not None and llm_call is not None:
@@ -140,11 +144,18 @@ class Agent:
             should_stop_after_turn=should_stop_after_turn,
         )
         self.tool_execution = tool_execution
-        self.session_id = session_id
         self.max_turns = max_turns
         self.max_retry_delay_ms = max_retry_delay_ms
         self.session_store = session_store
-        """Reserved for persisted sessions (DESIGN §10); the agent does not use it yet."""
+        """Where the transcript is persisted message by message (DESIGN §10), or None."""
+        self._session: SessionLog | None = None
+        self._session_id = session_id
+        if session_store is not None:  # resume the stored transcript (docs/sessions.md)
+            self._session_id = str(uuid.uuid4()) if session_id is None else session_id
+            self._session = SessionLog(session_store, self._session_id)
+            given = None if messages is None else self._state.messages
+            self._state.messages = self._session.open(given)
+            self._state.on_assign = self._session.rewrite
 
         self._listeners: list[Listener] = []
         self._listeners_snapshot: tuple[Listener, ...] = ()
@@ -165,6 +176,21 @@ class Agent:
         """The agent's state (R-6.2), reduced from events. Assigning `messages` or `tools`
         copies; `tools` mirrors `tool_store`."""
         return self._state
+
+    @property
+    def session_id(self) -> str | None:
+        """The session id, passed to the provider; with a `session_store` the stored
+        session's id (a uuid4 when none was given) and fixed for the agent's life."""
+        return self._session_id
+
+    @session_id.setter
+    def session_id(self, value: str | None) -> None:
+        if self._session is not None:
+            raise ConfigError(
+                "session_id cannot change while a session_store is attached; build a new "
+                "Agent(session_store=..., session_id=...) to open another session"
+            )
+        self._session_id = value
 
     @property
     def steering_mode(self) -> QueueMode:
@@ -345,10 +371,12 @@ class Agent:
         return unsubscribe
 
     def reset(self) -> None:
-        """Clear the transcript, the state and the steering/follow-up queues.
+        """Clear the transcript, the state and the steering/follow-up queues; with a
+        `session_store`, the stored session too (same `session_id`).
 
         Raises:
             AgentBusyError: a run is active (abort it and await `wait_for_idle()` first).
+            Exception: the session store failed to clear (the agent is left unchanged).
         """
         if self.is_busy:
             raise AgentBusyError(
@@ -496,3 +524,5 @@ class Agent:
         if isinstance(event, MessageStartEvent):
             self._queues.delivered(event.message)
         reduce_event(self._state, event)
+        if self._session is not None and isinstance(event, MessageEndEvent):
+            self._session.record(event.message)  # never raises; logs (docs/sessions.md)

@@ -39,7 +39,9 @@ from yiemagent.sessions import (
 @pytest.fixture(params=["sqlite", "memory"])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SessionStore]:
     s: SessionStore = (
-        SqliteSessionStore(tmp_path / "s.db") if request.param == "sqlite" else InMemorySessionStore()
+        SqliteSessionStore(tmp_path / "s.db")
+        if request.param == "sqlite"
+        else InMemorySessionStore()
     )
     yield s
     s.close()
@@ -74,7 +76,9 @@ def every_message_type() -> list[AgentMessage]:
             timestamp=3,
         ),
         AssistantMessage(stop_reason="error", error_message="boom", timestamp=4),
-        BashExecutionMessage("ls", "a\nb", exit_code=1, cancelled=True, truncated=True, timestamp=5),
+        BashExecutionMessage(
+            "ls", "a\nb", exit_code=1, cancelled=True, truncated=True, timestamp=5
+        ),
         CompactionSummaryMessage("summary", tokens_before=1234, timestamp=6),
         BranchSummaryMessage("branch", from_id="x1", timestamp=7),
     ]
@@ -172,7 +176,7 @@ def test_sqlite_one_committed_row_per_append_in_wal_mode(tmp_path: Path) -> None
                 "SELECT seq, role, timestamp FROM messages WHERE session_id='s' ORDER BY seq"
             ).fetchall()
             assert len(rows) == n
-            assert rows[-1] == (n, message.role, message.timestamp)
+            assert rows[-1] == (n, message.role, message.timestamp)  # type: ignore[attr-defined]
     finally:
         reader.close()
         store.close()

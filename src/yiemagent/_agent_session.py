@@ -1,0 +1,183 @@
+"""The `Agent`'s persisted session (DESIGN §10; `Agent(session_store=..., session_id=...)`).
+
+`SessionLog` binds one agent to one session of a store (the `yiemagent.sessions.SessionStore`
+contract, used by duck typing: the agent layer does not import the sessions layer at run
+time). It loads the transcript when the agent is built (repairing the tail a crash left: a
+tool call without a result gets an error result, R-4.1), appends each message that enters
+the transcript, and rewrites the session when the transcript is replaced or reset.
+
+Failure policy: during a run a store failure is logged and the run goes on (R-5.1b spirit);
+the messages that failed are retried, in order, before the next message is written, so the
+stored transcript heals when the store recovers. Operations the user calls outside a run
+(construction, `reset()`, assigning `state.messages`) raise, so nothing is lost silently.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from yiemagent.errors import ConfigError
+from yiemagent.types import (
+    AgentMessage,
+    AssistantMessage,
+    TextContent,
+    ToolCall,
+    ToolResultMessage,
+)
+
+if TYPE_CHECKING:
+    from yiemagent.sessions import SessionStore
+
+__all__ = ["INTERRUPTED_CALL_TEXT", "SessionLog", "check_session_store"]
+
+logger = logging.getLogger(__name__)
+
+INTERRUPTED_CALL_TEXT = (
+    "No result: the session was interrupted (the process stopped) before this tool call "
+    "finished; run it again if it is still needed"
+)
+_STORE_METHODS = ("load", "append", "clear", "list_sessions", "close")
+
+
+def check_session_store(store: object) -> None:
+    """Raise `ConfigError` unless `store` has the `SessionStore` methods."""
+    missing = [name for name in _STORE_METHODS if not callable(getattr(store, name, None))]
+    if missing:
+        raise ConfigError(
+            f"session_store must be a SessionStore (for example "
+            f"yiemagent.sessions.SqliteSessionStore(path)); {type(store).__name__} lacks "
+            f"{', '.join(missing)}"
+        )
+
+
+class SessionLog:
+    """One agent's session in a store: load once, then append message by message.
+
+    Runs on the agent's event loop thread (called from the event sink at each
+    `message_end`); each append is one short store call.
+    """
+
+    __slots__ = ("_pending", "session_id", "store")
+
+    def __init__(self, store: SessionStore, session_id: str) -> None:
+        check_session_store(store)
+        self.store = store
+        self.session_id = session_id
+        self._pending: list[AgentMessage] = []
+        """Messages whose append failed, retried in order before the next one."""
+
+    def open(self, given: Sequence[AgentMessage] | None) -> list[AgentMessage]:
+        """The agent's initial transcript.
+
+        `given is None`: the stored transcript, with an error result added (and stored) for
+        each tool call of the last assistant message that has none (a crash during the
+        tools). Otherwise the session must be empty and `given` is stored.
+
+        Raises:
+            ConfigError: the store cannot be read or written, or `given` is passed for a
+                session that already holds messages.
+        """
+        try:
+            stored = list(self.store.load(self.session_id))
+        except Exception as exc:
+            raise ConfigError(
+                f"cannot load session {self.session_id!r} from {self.store!r}: {exc}"
+            ) from exc
+        if given is None:
+            added: list[AgentMessage] = list(unanswered_tool_results(stored))
+            messages = stored + added
+        elif stored:
+            raise ConfigError(
+                f"session {self.session_id!r} already holds {len(stored)} messages; pass "
+                "messages=None to resume it, or use another session_id"
+            )
+        else:
+            messages = added = list(given)
+        try:
+            for message in added:
+                self.store.append(self.session_id, persisted_form(message))
+        except Exception as exc:
+            raise ConfigError(f"cannot write session {self.session_id!r}: {exc}") from exc
+        return messages
+
+    def record(self, message: AgentMessage) -> None:
+        """Append one message that entered the transcript; never raises (failures are
+        logged and the message is retried before the next one)."""
+        queue = [*self._pending, message] if self._pending else [message]
+        for index, item in enumerate(queue):
+            try:
+                self.store.append(self.session_id, persisted_form(item))
+            except Exception:
+                if not self._pending:
+                    logger.exception(
+                        "session %r: storing the %s message failed; the run goes on and the "
+                        "message is retried with the next one",
+                        self.session_id,
+                        getattr(item, "role", "?"),
+                    )
+                else:
+                    logger.warning(
+                        "session %r: the store still fails; %d messages wait",
+                        self.session_id,
+                        len(queue) - index,
+                    )
+                self._pending = queue[index:]
+                return
+        self._pending = []
+
+    def rewrite(self, messages: Sequence[AgentMessage]) -> None:
+        """Replace the stored transcript with `messages` (`reset()`, `state.messages = ...`).
+
+        Raises:
+            Exception: whatever the store raises (the caller's state is left unchanged).
+        """
+        self.store.clear(self.session_id)
+        self._pending = []
+        for message in messages:
+            self.store.append(self.session_id, persisted_form(message))
+
+
+def persisted_form(message: AgentMessage) -> AgentMessage:
+    """The message as it is stored: an assistant message whose tool-call ids are empty or
+    repeated is stored with the unique ids the loop gives them right after `message_end`
+    (R-4.1; `ensure_unique_tool_call_ids` is deterministic), so its results pair after a
+    resume. The live message is not changed."""
+    if not isinstance(message, AssistantMessage):
+        return message
+    return with_unique_call_ids(message)
+
+
+def with_unique_call_ids(message: AssistantMessage) -> AssistantMessage:
+    """`message`, or a copy with the ids `ensure_unique_tool_call_ids` gives (R-4.1)."""
+    ids = [block.id for block in message.content if isinstance(block, ToolCall)]
+    if all(ids) and len(set(ids)) == len(ids):
+        return message
+    from yiemagent.loop import ensure_unique_tool_call_ids
+
+    content = [dataclasses.replace(b) if isinstance(b, ToolCall) else b for b in message.content]
+    copy = dataclasses.replace(message, content=content)
+    ensure_unique_tool_call_ids(copy)
+    return copy
+
+
+def unanswered_tool_results(messages: Sequence[AgentMessage]) -> list[ToolResultMessage]:
+    """Error results for the tool calls of the transcript's last assistant message that have
+    no result, in call order (R-4.1): a process that stopped during the tools left them."""
+    answered: set[str] = set()
+    for message in reversed(messages):
+        if isinstance(message, ToolResultMessage):
+            answered.add(message.tool_call_id)
+            continue
+        if not isinstance(message, AssistantMessage):
+            return []
+        return [
+            ToolResultMessage(
+                call.id, call.name, [TextContent(INTERRUPTED_CALL_TEXT)], is_error=True
+            )
+            for call in with_unique_call_ids(message).tool_calls
+            if call.id not in answered
+        ]
+    return []
