@@ -84,31 +84,35 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:
-    from yiemagent.agent import Agent, format_openai_messages, user_message_from_openai
-    from yiemagent.ai import complete, get_model, stream
+    from yiemagent.agent import (
+        Agent as Agent,
+        format_openai_messages as format_openai_messages,
+        user_message_from_openai as user_message_from_openai,
+    )
+    from yiemagent.ai import complete as complete, get_model as get_model, stream as stream
     from yiemagent.loop import (
-        agent_loop,
-        agent_loop_continue,
-        create_error_tool_result,
-        create_tool_result_message,
-        default_convert_to_llm,
-        execute_prepared_tool_call,
-        execute_tool_calls,
-        execute_tool_calls_parallel,
-        execute_tool_calls_sequential,
-        finalize_executed_tool_call,
-        prepare_tool_call,
-        prepare_tool_call_arguments,
-        run_agent_loop,
-        run_agent_loop_continue,
-        should_terminate,
-        stream_assistant_response,
-        validate_tool_arguments,
+        agent_loop as agent_loop,
+        agent_loop_continue as agent_loop_continue,
+        create_error_tool_result as create_error_tool_result,
+        create_tool_result_message as create_tool_result_message,
+        default_convert_to_llm as default_convert_to_llm,
+        execute_prepared_tool_call as execute_prepared_tool_call,
+        execute_tool_calls as execute_tool_calls,
+        execute_tool_calls_parallel as execute_tool_calls_parallel,
+        execute_tool_calls_sequential as execute_tool_calls_sequential,
+        finalize_executed_tool_call as finalize_executed_tool_call,
+        prepare_tool_call as prepare_tool_call,
+        prepare_tool_call_arguments as prepare_tool_call_arguments,
+        run_agent_loop as run_agent_loop,
+        run_agent_loop_continue as run_agent_loop_continue,
+        should_terminate as should_terminate,
+        stream_assistant_response as stream_assistant_response,
+        validate_tool_arguments as validate_tool_arguments,
     )
     from yiemagent.tools import (
-        ToolStore,
-        list_tools_tool,
-        tool,
-        validate_arguments_against_schema,
-        write_tool_tool,
+        ToolStore as ToolStore,
+        list_tools_tool as list_tools_tool,
+        tool as tool,
+        validate_arguments_against_schema as validate_arguments_against_schema,
+        write_tool_tool as write_tool_tool,
     )
