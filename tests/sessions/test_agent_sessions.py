@@ -290,3 +290,47 @@ def test_reset_raises_and_changes_nothing_when_the_store_cannot_clear() -> None:
     with pytest.raises(OSError, match="read-only"):
         agent.reset()
     assert len(agent.state.messages) == 1 == len(store.load("s"))
+
+
+async def wait_until_aborted(tool_call_id: str, args: Any, signal: Any, on_update: Any) -> str:
+    await signal.wait()
+    return "stopped"
+
+
+async def test_abort_steering_follow_up_and_sent_prompts_are_all_stored_in_order(
+    tmp_path: Path,
+) -> None:
+    store = SqliteSessionStore(tmp_path / "s.db")
+    fm = FauxModel([faux_message(faux_tool_call("block", {})), "r1", "r2", "r3", "r4"])
+    agent = faux_agent(fm, store, session_id="s", steering_mode="all")
+    agent.tool_store.register(AgentTool("block", "block", "waits", SCHEMA, wait_until_aborted))
+    started = asyncio.Event()
+    agent.subscribe(lambda e, s: started.set() if e.type == "tool_execution_start" else None)
+    run = asyncio.create_task(agent.prompt("first"))
+    await asyncio.wait_for(started.wait(), 5)
+    agent.abort()
+    assert (await run).stop_reason == "aborted"
+    assert store.load("s") == agent.state.messages  # the aborted call's result is stored
+
+    agent.steer("S1")
+    agent.follow_up("F1")
+    assert (await agent.prompt("second")).text == "r2"
+    agent.send("sent")
+    assert (await agent.take_response()).text == "r3"
+    loaded = store.load("s")
+    assert loaded == agent.state.messages
+    users = [text_of(m.content) for m in loaded if isinstance(m, UserMessage)]
+    assert users == ["first", "second", "S1", "F1", "sent"]
+    store.close()
+
+
+async def test_a_resumed_agent_can_be_resumed_again_identically(tmp_path: Path) -> None:
+    path = tmp_path / "s.db"
+    for round_ in range(3):
+        store = SqliteSessionStore(path)
+        agent = faux_agent(FauxModel(tool_then_answer(f"a{round_}")), store, session_id="s")
+        assert len(agent.state.messages) == 4 * round_
+        await agent.prompt(f"q{round_}")
+        assert store.load("s") == agent.state.messages
+        store.close()
+    assert [seq for seq, _ in rows(path, "s")] == list(range(1, 13))
