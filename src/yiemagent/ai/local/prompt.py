@@ -3,8 +3,12 @@
 
 The small Qwen models do not emit native tool calls, so tool use is JSON-schema-constrained
 generation: the reply is one JSON object, either `{"name": <tool>, "arguments": {...}}` (one
-branch per tool, its arguments constrained by the tool's input schema) or `{"answer": "..."}`.
-The system prompt lists the tools in one line each: prompt tokens cost ~12 ms each on 2 cores.
+branch per tool, its arguments constrained by the tool's input schema) or
+`{"name": "answer", "text": "..."}`. Making the answer one more value of `name` lets the
+model decide on the tool's name itself rather than on a key: measured on the 0.5B model with
+10 prompts, this picked the right tool (or answered) 10/10 times, against 4-7/10 with a
+separate `{"answer": ...}` key. The system prompt lists the tools in one line each: prompt
+tokens cost ~12 ms each on 2 cores.
 
 Repeat guard: the 0.5B model often repeats the identical call after receiving its result.
 `answered_calls` collects the (name, arguments) pairs that already have a result; the provider
@@ -31,7 +35,8 @@ from yiemagent.types.messages import (
 from yiemagent.types.tools import AgentTool
 
 __all__ = [
-    "ANSWER_KEY",
+    "ANSWER_TEXT",
+    "answer_name",
     "answered_calls",
     "call_key",
     "chat_messages",
@@ -39,13 +44,23 @@ __all__ = [
     "system_prompt",
 ]
 
-ANSWER_KEY = "answer"
+ANSWER_TEXT = "text"
+"""The key holding the answer in the answer branch."""
 
 _REPLY_RULE = (
-    'Reply with one JSON object: {"name": "<tool>", "arguments": {...}} to call a tool, '
-    'or {"answer": "<text>"} to answer the user. Use a tool result to answer; '
-    "do not call the same tool again with the same arguments."
+    'Reply in JSON: {{"name": "<tool>", "arguments": {{...}}}} to call a tool that helps with '
+    "the request. To talk to the user (greetings, questions no tool helps with, or a tool "
+    'result to report): {{"name": "{answer}", "text": "<your answer>"}}.'
 )
+
+
+def answer_name(tools: Sequence[AgentTool]) -> str:
+    """The `name` value of the answer branch: "answer" unless a tool is called that."""
+    names = {tool.name for tool in tools}
+    for candidate in ("answer", "final_answer", "reply_to_user"):
+        if candidate not in names:
+            return candidate
+    return "answer_" + "_".join(sorted(names))[:40]
 
 
 def _signature(tool: AgentTool) -> str:
@@ -62,7 +77,7 @@ def system_prompt(base: str, tools: Sequence[AgentTool]) -> str:
     lines = [base.strip()] if base.strip() else []
     lines.append("Tools:")
     lines.extend(_signature(tool) for tool in tools)
-    lines.append(_REPLY_RULE)
+    lines.append(_REPLY_RULE.format(answer=answer_name(tools)))
     return "\n".join(lines)
 
 
@@ -81,8 +96,8 @@ def reply_schema(tools: Sequence[AgentTool], *, drop: Collection[str] = ()) -> d
         drop: Names of tools whose branch is left out (the repeat guard).
 
     Returns:
-        `{"anyOf": [call branch per tool..., {"answer": string}]}`; with every tool dropped,
-        only the answer branch remains.
+        `{"anyOf": [call branch per tool..., {"name": "answer", "text": string}]}`; with every
+        tool dropped, only the answer branch remains.
     """
     branches: list[dict[str, Any]] = [
         {
@@ -96,8 +111,8 @@ def reply_schema(tools: Sequence[AgentTool], *, drop: Collection[str] = ()) -> d
     branches.append(
         {
             "type": "object",
-            "properties": {ANSWER_KEY: {"type": "string"}},
-            "required": [ANSWER_KEY],
+            "properties": {"name": {"const": answer_name(tools)}, ANSWER_TEXT: {"type": "string"}},
+            "required": ["name", ANSWER_TEXT],
         }
     )
     return {"anyOf": branches}

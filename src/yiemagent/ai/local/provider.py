@@ -21,7 +21,8 @@ from typing import Any, Literal
 
 from yiemagent.ai.builder import MessageBuilder
 from yiemagent.ai.local.prompt import (
-    ANSWER_KEY,
+    ANSWER_TEXT,
+    answer_name,
     answered_calls,
     call_key,
     chat_messages,
@@ -224,15 +225,16 @@ def _chunk_error(chunk: Any) -> str | None:
 class _Decoder:
     """Turns the streamed JSON reply into builder calls.
 
-    An `answer` string is emitted as text deltas as it grows. A call is opened once its name
-    is complete (the `"arguments"` key follows it) and its argument text is forwarded as it
-    arrives, holding back trailing `}`/whitespace that may close the outer object. A call of a
-    tool in `held` (it has an answered call already) is held back until complete, so an
-    identical repeat can be dropped without having been shown.
+    The answer branch's `text` string is emitted as text deltas as it grows. A call is
+    opened once its name is complete (the `"arguments"` key follows it) and its argument text
+    is forwarded as it arrives, holding back trailing `}`/whitespace that may close the outer
+    object. A call of a tool in `held` (it has an answered call already) is held back until
+    complete, so an identical repeat can be dropped without having been shown.
     """
 
     __slots__ = (
         "_answer",
+        "_answer_name",
         "_answered",
         "_args_start",
         "_builder",
@@ -253,6 +255,7 @@ class _Decoder:
     ) -> None:
         self._builder = builder
         self._tools = {tool.name for tool in tools}
+        self._answer_name = answer_name(tools)
         self._answered = answered
         self._held = held
         self._raw = ""
@@ -277,11 +280,11 @@ class _Decoder:
 
     def _detect(self) -> None:
         parsed = parse_partial_json(self._raw)
-        if ANSWER_KEY in parsed:
+        name = parsed.get("name")
+        if name == self._answer_name and ANSWER_TEXT in parsed:
             self._mode = "answer"
             return
         match = _ARGUMENTS.search(self._raw)
-        name = parsed.get("name")
         if match is None or not isinstance(name, str) or name not in self._tools:
             return
         self._name = name
@@ -293,7 +296,7 @@ class _Decoder:
             self._builder.tool_call_start(_new_id(), name)
 
     def _emit_answer(self) -> None:
-        answer = parse_partial_json(self._raw).get(ANSWER_KEY)
+        answer = parse_partial_json(self._raw).get(ANSWER_TEXT)
         if not isinstance(answer, str):
             return
         # A half-received escape can make the partial string differ from the last one;
