@@ -146,8 +146,6 @@ class Agent:
         self.tool_execution = tool_execution
         self.max_turns = max_turns
         self.max_retry_delay_ms = max_retry_delay_ms
-        self.session_store = session_store
-        """Where the transcript is persisted message by message (DESIGN §10), or None."""
         self._session: SessionLog | None = None
         self._session_id = session_id
         if session_store is not None:  # resume the stored transcript (docs/sessions.md)
@@ -176,6 +174,12 @@ class Agent:
         """The agent's state (R-6.2), reduced from events. Assigning `messages` or `tools`
         copies; `tools` mirrors `tool_store`."""
         return self._state
+
+    @property
+    def session_store(self) -> SessionStore | None:
+        """Where the transcript is persisted message by message (DESIGN §10), or None; set
+        at construction (see `docs/sessions.md`)."""
+        return self._session.store if self._session is not None else None
 
     @property
     def session_id(self) -> str | None:

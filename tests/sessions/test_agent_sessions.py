@@ -123,7 +123,9 @@ async def test_session_id_is_a_uuid4_when_none_is_given() -> None:
     assert uuid.UUID(agent.session_id).version == 4
     await agent.prompt("hi")
     assert store.list_sessions() == [agent.session_id]
-    assert faux_agent(FauxModel([]), None).session_id is None  # no store: nothing invented
+    assert agent.session_store is store
+    plain = faux_agent(FauxModel([]), None)
+    assert plain.session_id is None and plain.session_store is None  # no store: nothing invented
     with pytest.raises(ConfigError, match="session_id cannot change"):
         agent.session_id = "other"
 
