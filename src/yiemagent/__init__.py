@@ -52,6 +52,10 @@ _LAZY: dict[str, str] = {
     "Agent": "yiemagent.agent",
     "format_openai_messages": "yiemagent.agent",
     "user_message_from_openai": "yiemagent.agent",
+    # sessions (DESIGN §2.6, §10)
+    "SessionStore": "yiemagent.sessions",
+    "SqliteSessionStore": "yiemagent.sessions",
+    "InMemorySessionStore": "yiemagent.sessions",
     # providers (DESIGN §7)
     "get_model": "yiemagent.ai",
     "stream": "yiemagent.ai",
@@ -108,6 +112,11 @@ if TYPE_CHECKING:
         should_terminate as should_terminate,
         stream_assistant_response as stream_assistant_response,
         validate_tool_arguments as validate_tool_arguments,
+    )
+    from yiemagent.sessions import (
+        InMemorySessionStore as InMemorySessionStore,
+        SessionStore as SessionStore,
+        SqliteSessionStore as SqliteSessionStore,
     )
     from yiemagent.tools import (
         ToolStore as ToolStore,
