@@ -1,12 +1,10 @@
-"""The `yiem` command line (DESIGN §2.6): `yiem run` and `yiem models` (see `main`)."""
+"""The `yiem` command line (DESIGN §2.6): `yiem run` and `yiem models`.
+
+`main` is the console script; the module itself is `sys.modules["yiemagent.cli.main"]`.
+"""
 
 from __future__ import annotations
 
+from yiemagent.cli.main import main
+
 __all__ = ["main"]
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Run the `yiem` command line (`yiemagent.cli.main.main`)."""
-    from yiemagent.cli.main import main as _main
-
-    return _main(argv)

