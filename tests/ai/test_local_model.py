@@ -1,0 +1,101 @@
+"""The embedded model for real (DESIGN §7, LOCAL-MODEL.md): Qwen2.5-Coder-0.5B in-process,
+driven through `agent_loop` with the real example tools. Greedy decoding (the provider's
+default) keeps these reproducible."""
+
+from __future__ import annotations
+
+import re
+import time
+from typing import Any
+
+import pytest
+
+from yiemagent import (
+    AbortSignal,
+    AgentContext,
+    AgentLoopConfig,
+    AssistantMessage,
+    ToolResultMessage,
+    ToolStore,
+    UserMessage,
+    agent_loop,
+)
+from yiemagent.ai import Context, StreamOptions, get_model, stream
+from yiemagent.cli.main import DEFAULT_TOOLS_DIR
+
+pytestmark = [pytest.mark.local_model, pytest.mark.slow]
+
+pytest.importorskip("xllamacpp")
+MODEL = get_model("local/qwen2.5-coder-0.5b")
+
+
+def _example_tools(*names: str) -> list[Any]:
+    store = ToolStore("test")
+    store.load_dir(DEFAULT_TOOLS_DIR)
+    return [store.tools[name] for name in names]
+
+
+async def _run(prompt: str, *tools: str) -> tuple[list[Any], list[Any]]:
+    context = AgentContext("You are a helpful assistant.", [], _example_tools(*tools))
+    config = AgentLoopConfig(model=MODEL, max_turns=4)
+    events_stream = agent_loop([UserMessage(prompt)], context, config)
+    events = [event async for event in events_stream]
+    return events, await events_stream.result()
+
+
+async def test_tokyo_time_calls_get_time_and_answers_with_that_time() -> None:
+    events, messages = await _run("What time is it in Tokyo?", "get_time")
+    calls = [c for m in messages if isinstance(m, AssistantMessage) for c in m.tool_calls]
+    assert calls and calls[0].name == "get_time"
+    assert "tokyo" in str(calls[0].arguments.get("place", "")).lower()
+    [result] = [m for m in messages if isinstance(m, ToolResultMessage)][:1]
+    assert not result.is_error
+    hhmm = re.match(r"\d\d:\d\d", result.content[0].text)
+    assert hhmm is not None
+    final = messages[-1]
+    assert isinstance(final, AssistantMessage) and final.stop_reason == "stop"
+    assert hhmm.group(0) in final.text
+    assert events[-1].type == "agent_end" and events[-1].reason == "stop"
+
+
+async def test_calculator_gives_391() -> None:
+    events, messages = await _run("What is 17 * 23?", "calculator")
+    tool_ends = [e for e in events if e.type == "tool_execution_end"]
+    assert tool_ends and tool_ends[0].tool_name == "calculator"
+    assert "391" in tool_ends[0].result.content[0].text
+    final = messages[-1]
+    assert isinstance(final, AssistantMessage) and "391" in final.text
+    assert final.usage.output > 0 and final.usage.input + final.usage.cache_read > 0
+
+
+async def test_without_tools_text_streams_and_the_runtime_is_reused() -> None:
+    from yiemagent.ai.local import load_runtime, local_spec
+
+    runtime = load_runtime(local_spec(MODEL.id))
+    started = time.perf_counter()
+    s = stream(MODEL, Context("Be brief.", [UserMessage("Say hello.")]))
+    deltas = [e.delta async for e in s if e.type == "text_delta"]
+    final = await s.result()
+    assert final.stop_reason == "stop" and final.text == "".join(deltas) and final.text
+    assert load_runtime(local_spec(MODEL.id)) is runtime  # loaded once per process
+    assert time.perf_counter() - started < 60
+
+
+async def test_abort_mid_answer_ends_aborted_quickly() -> None:
+    signal = AbortSignal()
+    s = stream(
+        MODEL,
+        Context("", [UserMessage("Write a long poem about the sea.")]),
+        StreamOptions(signal=signal, max_tokens=1000),
+    )
+    count = 0
+    async for event in s:
+        if event.type == "text_delta":
+            count += 1
+            if count == 3:
+                signal.abort()
+                aborted_at = time.perf_counter()
+    final = await s.result()
+    assert final.stop_reason == "aborted"
+    assert time.perf_counter() - aborted_at < 5
+    assert final.usage.output < 200
