@@ -33,6 +33,7 @@ from yiemagent.ai.local.prompt import (
 )
 
 MODEL = get_model("local/qwen2.5-coder-0.5b")
+MODEL_15 = get_model("local/qwen2.5-coder-1.5b")  # allows several tool rounds per prompt
 
 
 def _tool(name: str, prop: str = "expression") -> AgentTool:
@@ -100,8 +101,10 @@ def fake(monkeypatch: pytest.MonkeyPatch) -> Callable[..., FakeRuntime]:
     return install
 
 
-async def _events(context: Context, options: StreamOptions | None = None) -> list[Any]:
-    s = stream(MODEL, context, options)
+async def _events(
+    context: Context, options: StreamOptions | None = None, model: Any = MODEL
+) -> list[Any]:
+    s = stream(model, context, options)
     return [event async for event in s]
 
 
@@ -159,7 +162,7 @@ async def test_repeat_guard_drops_an_identical_answered_call_and_asks_again(
         ]
     )
     context = Context("", _answered_transcript({"expression": "17 * 23"}), [CALC, TIME])
-    events = await _events(context)
+    events = await _events(context, model=MODEL_15)
     assert not [e for e in events if e.type.startswith("toolcall")]
     final = events[-1].message
     assert (final.stop_reason, final.text, final.tool_calls) == ("stop", "It is 391.", [])
@@ -178,12 +181,29 @@ async def test_a_new_call_of_an_already_used_tool_still_runs(
 ) -> None:
     runtime = fake(['{"name": "calculator", "arguments": {"expression": "391 + 1"}}'])
     context = Context("", _answered_transcript({"expression": "17 * 23"}), [CALC])
-    events = await _events(context)
+    events = await _events(context, model=MODEL_15)
     final = events[-1].message
     assert final.stop_reason == "toolUse"
     assert final.tool_calls[0].arguments == {"expression": "391 + 1"}
     assert [e.type for e in events].count("toolcall_start") == 1
     assert len(runtime.requests) == 1
+
+
+async def test_after_its_tool_rounds_only_an_answer_is_offered(
+    fake: Callable[..., FakeRuntime],
+) -> None:
+    """The 0.5B model chains calls on its own results (17 * 23 → calculator("391") → ...):
+    after `max_tool_rounds` (1 for it) rounds since the user spoke, only the answer branch
+    is left; a new user message resets the count."""
+    runtime = fake(['{"name": "answer", "text": "391"}', '{"name": "answer", "text": "ok"}'])
+    transcript = _answered_transcript({"expression": "17 * 23"})
+    await _events(Context("", transcript, [CALC, TIME]))
+    schema = runtime.requests[0]["response_format"]["json_schema"]["schema"]
+    assert [b["properties"]["name"]["const"] for b in schema["anyOf"]] == ["answer"]
+    assert "calculator(expression)" in runtime.requests[0]["messages"][0]["content"]
+    await _events(Context("", [*transcript, UserMessage("and 2 + 2?")], [CALC, TIME]))
+    schema = runtime.requests[1]["response_format"]["json_schema"]["schema"]
+    assert len(schema["anyOf"]) == 3
 
 
 async def test_without_tools_the_reply_is_plain_streamed_text(

