@@ -13,17 +13,15 @@ from yiemagent import Agent, AgentEvent, tool
 
 
 @tool
-def calculator(expression: str) -> str:
-    """Evaluate an arithmetic expression.
+def multiply(a: float, b: float) -> str:
+    """Multiply two numbers.
 
     Args:
-        expression: Arithmetic like 17 * 23.
+        a: The first number.
+        b: The second number.
     """
-    # A real tool would parse safely; see yiemagent/cli/default_tools/calculator.py.
-    allowed = set("0123456789+-*/(). ")
-    if not set(expression) <= allowed:
-        raise ValueError("only digits, + - * / and parentheses are allowed")
-    return str(eval(expression, {"__builtins__": {}}))
+    product = a * b
+    return f"{a:g} * {b:g} = {product:g}"
 
 
 @tool
@@ -46,7 +44,7 @@ def show(event: AgentEvent) -> None:
 
 def main() -> None:
     # model=None: the embedded Qwen2.5-Coder-0.5B, loaded on first use.
-    agent = Agent("You are a helpful assistant.", tools=[calculator, word_count], on_event=show)
+    agent = Agent("You are a helpful assistant.", tools=[multiply, word_count], on_event=show)
     for question in ("What is 17 * 23?", "How many words are in 'the quick brown fox'?"):
         print(question)
         answer = agent.prompt_sync(question)
