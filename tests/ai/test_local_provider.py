@@ -57,7 +57,10 @@ TIME = _tool("get_time", "place")
 class FakeRuntime:
     """Replays one scripted reply per request as OpenAI chunk dicts, in `size`-char deltas."""
 
-    def __init__(self, replies: list[str], *, size: int = 3, delay_s: float = 0.0) -> None:
+    def __init__(
+        self, replies: list[str], *, size: int = 3, delay_s: float = 0.0, finish: str = "stop"
+    ) -> None:
+        self.finish = finish
         self.replies = list(replies)
         self.requests: list[dict[str, Any]] = []
         self.size = size
@@ -77,7 +80,7 @@ class FakeRuntime:
             if on_chunk(delta):
                 self.stopped_early.set()
                 return
-        on_chunk({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+        on_chunk({"choices": [{"index": 0, "delta": {}, "finish_reason": self.finish}]})
         usage = {
             "prompt_tokens": 100,
             "completion_tokens": 10,
@@ -228,6 +231,26 @@ async def test_abort_stops_generation_and_ends_aborted(fake: Callable[..., FakeR
     final = await s.result()
     assert final.stop_reason == "aborted" and kinds[-1] == "error"
     assert runtime.stopped_early.wait(2)
+
+
+async def test_a_call_cut_off_by_the_token_limit_ends_with_length(
+    fake: Callable[..., FakeRuntime],
+) -> None:
+    """R-5.6: the loop must not run a call whose arguments were cut off."""
+    fake(['{"name": "calculator", "arguments": {"expression": "17 *'], finish="length")
+    events = await _events(Context("", [UserMessage("17*23?")], [CALC]))
+    final = events[-1].message
+    assert final.stop_reason == "length"
+    assert final.tool_calls[0].partial_json == '{"expression": "17 *'
+
+
+async def test_a_reply_with_neither_answer_nor_call_is_an_error(
+    fake: Callable[..., FakeRuntime],
+) -> None:
+    fake(["{}"])
+    events = await _events(Context("", [UserMessage("hi")], [CALC]))
+    assert events[-1].type == "error"
+    assert "no answer and no tool call" in (events[-1].error.error_message or "")
 
 
 async def test_runtime_error_ends_with_an_error_event(fake: Callable[..., FakeRuntime]) -> None:

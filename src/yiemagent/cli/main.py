@@ -178,6 +178,8 @@ def run(
     reason = asyncio.run(_run_loop(prompt, context, config, printer))
     if reason == "aborted":
         raise CliError("interrupted", EXIT_INTERRUPTED)
+    if reason == "max_turns":
+        err.print(f"yiem: stopped after {max_turns} model calls (--max-turns)")
     final = printer.final
     if reason == "error" or (final is not None and final.stop_reason == "error"):
         detail = final.error_message if final is not None else None

@@ -141,10 +141,12 @@ async def _generate_reply(
         builder.fail("aborted", "Request was aborted")
     elif outcome.error is not None:
         builder.fail("error", outcome.error)
+    elif outcome.finish_reason == "length":
+        builder.done("length")  # a cut-off call is not run
     elif outcome.kind == "call":
         builder.done("toolUse")
-    elif outcome.finish_reason == "length":
-        builder.done("length")
+    elif outcome.kind == "none":
+        builder.fail("error", "the local model produced no answer and no tool call")
     else:
         builder.done("stop")
 
