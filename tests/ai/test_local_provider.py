@@ -5,6 +5,8 @@ guard, abort and errors in milliseconds. The real model runs in test_local_model
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -268,6 +270,13 @@ async def test_load_failure_never_raises(monkeypatch: pytest.MonkeyPatch) -> Non
     events = await _events(Context("", [UserMessage("hi")]))
     assert [e.type for e in events] == ["start", "error"]
     assert "pip install" in (events[-1].error.error_message or "")
+
+
+def test_importing_the_local_provider_loads_no_runtime() -> None:
+    """DESIGN §2: xllamacpp is imported on first use only."""
+    code = "import sys, yiemagent.ai.local, yiemagent.cli; print('xllamacpp' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
 
 
 # ── the prompt and schema builders ─────────────────────────────────────────

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import signal as os_signal
 import sys
 from collections.abc import Callable
@@ -129,8 +130,15 @@ async def _run_loop(
 
     abort = AbortSignal()
     loop = asyncio.get_running_loop()
+
+    def on_sigint() -> None:
+        if abort.aborted:  # a second Ctrl-C: do not wait for the run to wind down
+            sys.stderr.write("yiem: interrupted\n")
+            os._exit(EXIT_INTERRUPTED)
+        abort.abort("interrupted")
+
     with contextlib.suppress(NotImplementedError, RuntimeError):
-        loop.add_signal_handler(os_signal.SIGINT, abort.abort, "interrupted")
+        loop.add_signal_handler(os_signal.SIGINT, on_sigint)
     try:
         stream = agent_loop([UserMessage(prompt)], context, config, abort)
         reason = "stop"
