@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from yiemagent.ai.faux import FauxModel, faux_message, faux_tool_call
-from yiemagent.cli import main
+from yiemagent.cli.main import main
 
 cli_main_module = importlib.import_module("yiemagent.cli.main")
 
