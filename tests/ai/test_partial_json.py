@@ -6,8 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from yiemagent.ai.partial_json import parse_json_object, parse_partial_json
 

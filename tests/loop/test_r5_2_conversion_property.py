@@ -7,8 +7,7 @@ from __future__ import annotations
 from collections import deque
 from typing import Any
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from yiemagent import (
     AgentContext,

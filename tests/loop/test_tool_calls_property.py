@@ -10,8 +10,7 @@ import time
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 import yiemagent.loop.pipeline as pipeline
 from tests.loop.test_tool_calls_kit import Recorder, call, make_tool, run_batch

@@ -10,8 +10,13 @@ from typing import Any
 
 import pytest
 
-from yiemagent import AgentTool, AgentToolResult, ToolStore, validate_arguments_against_schema
-from yiemagent import write_tool_tool as make_write_tool
+from yiemagent import (
+    AgentTool,
+    AgentToolResult,
+    ToolStore,
+    validate_arguments_against_schema,
+    write_tool_tool as make_write_tool,
+)
 from yiemagent.tools import WriteToolError
 
 from ._helpers import run_tool, text_of

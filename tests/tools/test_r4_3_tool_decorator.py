@@ -10,8 +10,14 @@ from typing import Annotated, Any
 import pytest
 from pydantic import BaseModel, Field
 
-from yiemagent import AbortSignal, AgentTool, AgentToolResult, ConfigError, tool
-from yiemagent import validate_arguments_against_schema as validate
+from yiemagent import (
+    AbortSignal,
+    AgentTool,
+    AgentToolResult,
+    ConfigError,
+    tool,
+    validate_arguments_against_schema as validate,
+)
 
 from ._helpers import run_tool, text_of
 

@@ -7,8 +7,7 @@ import time
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 from jsonschema import Draft202012Validator
 
 from yiemagent import ConfigError, validate_arguments_against_schema
