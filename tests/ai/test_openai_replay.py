@@ -302,17 +302,26 @@ async def test_local_server_without_key_gets_a_placeholder(
     assert message.stop_reason == "stop"
 
 
+CALL_DELTA = {
+    "tool_calls": [{"index": 0, "id": "c1", "function": {"name": "f", "arguments": "{}"}}]
+}
+
+
 @pytest.mark.parametrize(
-    ("finish_reason", "stop_reason"),
+    ("finish_reason", "delta", "stop_reason"),
     [
-        ("stop", "stop"),
-        ("length", "length"),
-        ("tool_calls", "toolUse"),
-        ("function_call", "toolUse"),
+        ("stop", {"content": "x"}, "stop"),
+        ("length", {"content": "x"}, "length"),
+        ("tool_calls", CALL_DELTA, "toolUse"),
+        ("function_call", CALL_DELTA, "toolUse"),
+        ("stop", CALL_DELTA, "toolUse"),  # some servers say "stop" after a call
+        ("tool_calls", {"content": "x"}, "stop"),  # "tool_calls" but no call: nothing to run
     ],
 )
-async def test_finish_reasons(server: ReplayServer, finish_reason: str, stop_reason: str) -> None:
-    server.enqueue(sse_reply(openai_chunks({"content": "x"}, finish_reason=finish_reason)))
+async def test_finish_reasons(
+    server: ReplayServer, finish_reason: str, delta: dict[str, Any], stop_reason: str
+) -> None:
+    server.enqueue(sse_reply(openai_chunks(delta, finish_reason=finish_reason)))
     _, message = await collect(compat(server), hello())
     assert message.stop_reason == stop_reason
 

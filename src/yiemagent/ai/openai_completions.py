@@ -46,6 +46,7 @@ from yiemagent.ai.retry import (
     start_call,
     transport_error_types,
 )
+from yiemagent.ai.sanitize import sanitize_surrogates
 from yiemagent.types.messages import (
     AssistantMessage,
     ImageContent,
@@ -74,6 +75,7 @@ _FINISH_REASONS = {
     "function_call": "toolUse",
 }
 _ID_OK = re.compile(r"^[A-Za-z0-9_-]{1,40}$")
+_IMAGE_OMITTED = "(image omitted: this model reads no images)"
 
 
 def stream_openai_completions(
@@ -140,12 +142,15 @@ def _convert_message(message: Message, model: Model, images_ok: bool) -> list[di
         return _assistant(message, model)
     if isinstance(message, ToolResultMessage):
         text = "\n".join(b.text for b in message.content if isinstance(b, TextContent))
+        images = [b for b in message.content if isinstance(b, ImageContent)]
+        if images and not images_ok:
+            text = (text + "\n" if text.strip() else "") + _IMAGE_OMITTED
         tool_message = {
             "role": "tool",
             "tool_call_id": message.tool_call_id,
-            "content": text or ("(error)" if message.is_error else "(no output)"),
+            # Servers reject empty or whitespace-only content: a placeholder keeps the pair.
+            "content": text if text.strip() else ("(error)" if message.is_error else "(no output)"),
         }
-        images = [b for b in message.content if isinstance(b, ImageContent)]
         if not (images and images_ok):
             return [tool_message]
         # Tool messages cannot carry images: hand them over in a user message right after.
@@ -165,14 +170,14 @@ def _user_content(blocks: list[Any], images_ok: bool) -> str | list[dict[str, An
             url = f"data:{block.mime_type};base64,{block.data}"
             parts.append({"type": "image_url", "image_url": {"url": url}})
         else:
-            parts.append({"type": "text", "text": "(image omitted: this model reads no images)"})
+            parts.append({"type": "text", "text": _IMAGE_OMITTED})
     return parts
 
 
 def _assistant(message: AssistantMessage, model: Model) -> list[dict[str, Any]]:
     same_model = message.provider == model.provider and message.model == model.id
     text = "".join(b.text for b in message.content if isinstance(b, TextContent))
-    out: dict[str, Any] = {"role": "assistant", "content": text or None}
+    out: dict[str, Any] = {"role": "assistant", "content": text if text.strip() else None}
     thinking = [b for b in message.content if isinstance(b, ThinkingContent) and not b.redacted]
     if same_model and thinking:
         field_name = thinking[0].signature
@@ -184,7 +189,12 @@ def _assistant(message: AssistantMessage, model: Model) -> list[dict[str, Any]]:
             {
                 "id": call.id,
                 "type": "function",
-                "function": {"name": call.name, "arguments": json.dumps(call.arguments)},
+                "function": {
+                    "name": call.name,
+                    "arguments": json.dumps(
+                        call.arguments if isinstance(call.arguments, dict) else {}
+                    ),
+                },
             }
             for call in calls
         ]
@@ -247,6 +257,9 @@ class _Assembler:
 
     builder: MessageBuilder
     calls: dict[int, _Call] = field(default_factory=dict)
+    """The calls in order of appearance (key = position)."""
+    keys: dict[int, int] = field(default_factory=dict)
+    """The wire `index` → the key of the call it currently names."""
     current: int | None = None
     finish_reason: str | None = None
     streamed: bool = False
@@ -283,23 +296,33 @@ class _Assembler:
         return bool(content) and isinstance(content[-1], ThinkingContent)
 
     def _tool_delta(self, delta: Any) -> None:
-        index = delta.index
-        if index is None:  # some servers omit it: a new id means a new call
-            new_id = delta.id and (
-                self.current is None or self.calls[self.current].call.id != delta.id
-            )
-            index = (max(self.calls) + 1 if self.calls else 0) if new_id else (self.current or 0)
+        wire = delta.index
         function = delta.function
         name = (function.name if function else None) or ""
-        fragment = (function.arguments if function else None) or ""
-        entry = self.calls.get(index)
+        fragment: Any = (function.arguments if function else None) or ""
+        if not isinstance(fragment, str):  # some servers send the arguments as an object
+            fragment = json.dumps(fragment)
+        if wire is None:  # some servers omit the index: continue the last call
+            key = self.current if self.current is not None else len(self.calls) - 1
+        else:
+            key = self.keys.get(wire, -1)
+        entry = self.calls.get(key)
+        # A different id opens a new call, also when a buggy server reuses the index; with an
+        # index, only together with a name (a server that varies the id on every fragment of
+        # one call sends the name once).
+        renamed = entry is not None and delta.id and entry.call.id and delta.id != entry.call.id
+        if renamed and (name or wire is None):
+            entry = None
         if entry is None:
+            key = len(self.calls)
             self.builder.end_block()  # close the previous call before opening this one
             self.builder.tool_call_start(delta.id or "", name)
             content = self.builder.message.content
             entry = _Call(len(content) - 1, content[-1])  # type: ignore[arg-type]
-            self.calls[index] = entry
-            self.current = index
+            self.calls[key] = entry
+            if wire is not None:
+                self.keys[wire] = key
+            self.current = key
         else:
             if delta.id and not entry.call.id:
                 entry.call.id = delta.id
@@ -308,7 +331,7 @@ class _Assembler:
         if not fragment:
             return
         entry.raw += fragment
-        if index == self.current:
+        if key == self.current:
             self.builder.tool_call_delta(fragment)
         else:  # a late fragment of a call already closed: complete it in place
             parsed = parse_json_object(entry.raw)
@@ -323,9 +346,14 @@ class _Assembler:
         if reason == "content_filter":
             self.builder.fail("error", "the provider's content filter stopped the response")
             return
+        if reason == "error":  # OpenRouter: the upstream provider failed mid-response
+            self.builder.fail("error", "the provider reported an error (finish_reason: error)")
+            return
         stop = _FINISH_REASONS.get(reason, "stop")
         if stop == "stop" and self.calls:
             stop = "toolUse"
+        elif stop == "toolUse" and not self.calls:
+            stop = "stop"  # "tool_calls" without any call: nothing for the loop to run
         if reason not in _FINISH_REASONS:
             logger.info("unknown finish_reason %r treated as %s", reason, stop)
         self.builder.done(stop)  # type: ignore[arg-type]
@@ -335,6 +363,9 @@ def _usage(raw: Any) -> Usage:
     prompt = raw.prompt_tokens or 0
     details = getattr(raw, "prompt_tokens_details", None)
     cached = (getattr(details, "cached_tokens", None) or 0) if details is not None else 0
+    if not cached:  # DeepSeek reports cache hits in its own field
+        cached = getattr(raw, "prompt_cache_hit_tokens", None) or 0
+    cached = min(cached, prompt)
     output = raw.completion_tokens or 0
     usage = Usage(input=max(0, prompt - cached), output=output, cache_read=cached)
     usage.total_tokens = usage.input + usage.output + usage.cache_read
@@ -358,6 +389,7 @@ async def _call(
         api_key = NO_KEY
     secrets.append(api_key)
     body = await apply_on_payload(options.on_payload, build_request_body(model, context, options))
+    body = sanitize_surrogates(body)
     assembler = _Assembler(builder)
     client = _client(model, options, api_key)
     await run_with_retries(

@@ -1,0 +1,56 @@
+"""Request bodies made safe to encode as UTF-8 (DESIGN §8: bad input loses nothing).
+
+Python strings may hold lone UTF-16 surrogates (`"\\udcff"`): file names and process output
+decoded with `surrogateescape`, text cut in the middle of a pair. UTF-8 cannot encode them, so
+one such character anywhere in the history would make every later request fail before it is
+sent. `sanitize_surrogates` replaces each lone surrogate with U+FFFD and joins a valid pair
+into its character; everything else is returned as the same object (no copy).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["sanitize_surrogates"]
+
+
+def _clean(text: str) -> str:
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return text
+
+
+def sanitize_surrogates(value: Any) -> Any:
+    """`value` (JSON-like: dicts, lists, strings, scalars) with lone surrogates replaced.
+
+    Returns the input object itself when nothing had to change; only containers on the path
+    to a changed string are rebuilt.
+    """
+    if isinstance(value, str):
+        return _clean(value)
+    if isinstance(value, dict):
+        out: dict[Any, Any] | None = None
+        for key, item in value.items():
+            new = sanitize_surrogates(item)
+            new_key = _clean(key) if isinstance(key, str) else key
+            if new is not item or new_key is not key:
+                if out is None:
+                    out = dict(value)
+                if new_key is not key:
+                    del out[key]
+                out[new_key] = new
+        return value if out is None else out
+    if isinstance(value, list | tuple):
+        items: list[Any] | None = None
+        for index, item in enumerate(value):
+            new = sanitize_surrogates(item)
+            if new is not item:
+                if items is None:
+                    items = list(value)
+                items[index] = new
+        return value if items is None else items
+    return value

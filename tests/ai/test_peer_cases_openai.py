@@ -1,0 +1,304 @@
+"""openai-completions against stream shapes and transcripts from other frameworks' bug reports
+and tests (pi-mono packages/ai, litellm, vercel ai sdk, openai-agents): buggy compatible
+servers (Ollama, vLLM, llama.cpp, Gemini's and OpenRouter's OpenAI endpoints), usage
+variants, and request bodies a server would refuse (DESIGN §7, §8, R-4.1, R-5.10)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.ai.servers import ReplayServer, openai_chunks, sse_reply
+from yiemagent.ai.openai_completions import stream_openai_completions
+from yiemagent.types.messages import (
+    AssistantMessage,
+    ImageContent,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+)
+from yiemagent.types.model import Context, Model, ModelCost, StreamOptions
+
+pytestmark = pytest.mark.timeout(30)
+
+KEY = "sk-test-0123456789abcdefghij"
+BASE = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "m"}
+
+
+@pytest.fixture
+def server() -> Iterator[ReplayServer]:
+    with ReplayServer() as replay:
+        yield replay
+
+
+def compat(server: ReplayServer, **kwargs: Any) -> Model:
+    return Model(
+        id="m", provider="vllm", api="openai-completions", base_url=server.url + "/v1", **kwargs
+    )
+
+
+async def run(
+    server: ReplayServer, events: list[str], context: Context | None = None, **model: Any
+) -> AssistantMessage:
+    server.enqueue(sse_reply(events))
+    stream = stream_openai_completions(
+        compat(server, **model),
+        context or Context("", [UserMessage("hi")]),
+        StreamOptions(api_key=KEY),
+    )
+    return await stream.result()
+
+
+def chunk(choices: list[dict[str, Any]], **extra: Any) -> str:
+    return "data: " + json.dumps({**BASE, "choices": choices, **extra})
+
+
+def calls_of(message: AssistantMessage) -> list[tuple[str, str, dict[str, Any]]]:
+    return [(c.id, c.name, c.arguments) for c in message.tool_calls]
+
+
+def call(index: int | None, id: str | None, name: str | None, arguments: Any) -> dict[str, Any]:
+    delta: dict[str, Any] = {"type": "function", "function": {"arguments": arguments}}
+    if index is not None:
+        delta["index"] = index
+    if id is not None:
+        delta["id"] = id
+    if name is not None:
+        delta["function"]["name"] = name
+    return {"tool_calls": [delta]}
+
+
+# ── tool-call assembly ────────────────────────────────────────────────────────
+
+
+async def test_calls_sharing_one_index_with_different_ids_stay_separate(
+    server: ReplayServer,
+) -> None:
+    """Gemini's and some Ollama versions' OpenAI endpoints give every parallel call index 0:
+    a new id with a name is a new call, not more arguments for the first (R-4.1)."""
+    message = await run(
+        server,
+        openai_chunks(
+            call(0, "a", "f", '{"x": 1}'),
+            call(0, "b", "g", '{"y": 2}'),
+            finish_reason="tool_calls",
+        ),
+    )
+    assert message.stop_reason == "toolUse"
+    assert calls_of(message) == [("a", "f", {"x": 1}), ("b", "g", {"y": 2})]
+
+
+async def test_arguments_sent_as_an_object_not_a_string(server: ReplayServer) -> None:
+    message = await run(
+        server, openai_chunks(call(0, "a", "f", {"x": 1, "s": "é"}), finish_reason="tool_calls")
+    )
+    assert message.stop_reason == "toolUse"
+    assert calls_of(message) == [("a", "f", {"x": 1, "s": "é"})]
+    assert message.tool_calls[0].partial_json is None
+
+
+async def test_missing_index_with_the_id_repeated_on_every_chunk(server: ReplayServer) -> None:
+    message = await run(
+        server,
+        openai_chunks(
+            call(None, "a", "f", '{"x":'),
+            call(None, "a", None, "1}"),
+            call(None, "b", "g", "{}"),
+            finish_reason="tool_calls",
+        ),
+    )
+    assert calls_of(message) == [("a", "f", {"x": 1}), ("b", "g", {})]
+
+
+async def test_id_and_name_repeated_and_empty_on_later_chunks(server: ReplayServer) -> None:
+    message = await run(
+        server,
+        openai_chunks(
+            call(0, "a", "f", ""),
+            call(0, "a", "f", '{"x":'),
+            call(0, "", "", "1}"),
+            finish_reason="tool_calls",
+        ),
+    )
+    assert calls_of(message) == [("a", "f", {"x": 1})]
+
+
+async def test_arguments_whole_in_the_first_chunk_with_content_null(server: ReplayServer) -> None:
+    message = await run(
+        server,
+        openai_chunks(
+            {"role": "assistant", "content": None, "tool_calls": None},
+            {"content": None, **call(0, "a", "f", '{"path": "/tmp"}')},
+            finish_reason="tool_calls",
+        ),
+    )
+    assert message.content == [ToolCall("a", "f", {"path": "/tmp"})]
+
+
+async def test_empty_arguments_string_is_an_empty_object(server: ReplayServer) -> None:
+    message = await run(server, openai_chunks(call(0, "a", "f", ""), finish_reason="tool_calls"))
+    assert calls_of(message) == [("a", "f", {})]
+    assert message.tool_calls[0].partial_json is None
+
+
+# ── finish reasons, errors, reasoning ───────────────────────────────────────
+
+
+async def test_openrouter_finish_reason_error_is_an_error(server: ReplayServer) -> None:
+    message = await run(server, openai_chunks({"content": "par"}, finish_reason="error"))
+    assert message.stop_reason == "error"
+    assert "error" in (message.error_message or "")
+    assert message.text == "par"
+
+
+async def test_error_object_in_the_stream_ends_in_error(server: ReplayServer) -> None:
+    events = [
+        chunk([{"index": 0, "delta": {"content": "x"}, "finish_reason": None}]),
+        "data: " + json.dumps({"error": {"message": "upstream overloaded", "code": 502}}),
+        "data: [DONE]",
+    ]
+    message = await run(server, events)
+    assert message.stop_reason == "error"
+    assert "upstream overloaded" in (message.error_message or "")
+
+
+async def test_sse_comment_lines_are_ignored(server: ReplayServer) -> None:
+    message = await run(server, [": OPENROUTER PROCESSING", *openai_chunks({"content": "x"})])
+    assert message.stop_reason == "stop" and message.text == "x"
+
+
+async def test_reasoning_in_two_fields_at_once_is_not_doubled(server: ReplayServer) -> None:
+    """chutes.ai and newer vLLM send the same text as `reasoning_content` and `reasoning`."""
+    message = await run(
+        server,
+        openai_chunks(
+            {"reasoning_content": "th", "reasoning": "th"},
+            {"reasoning_content": "ink", "reasoning": "ink"},
+            {"content": "answer"},
+        ),
+    )
+    thinking = [b for b in message.content if isinstance(b, ThinkingContent)]
+    assert [b.thinking for b in thinking] == ["think"]
+    assert message.text == "answer"
+
+
+# ── usage ────────────────────────────────────────────────────────────────────
+
+
+async def test_usage_with_null_details_and_counts(server: ReplayServer) -> None:
+    usage = {
+        "prompt_tokens": 10,
+        "completion_tokens": None,
+        "total_tokens": None,
+        "prompt_tokens_details": None,
+        "completion_tokens_details": None,
+    }
+    events = [
+        chunk([{"index": 0, "delta": {"content": "x"}, "finish_reason": None}]),
+        chunk([{"index": 0, "delta": {}, "finish_reason": "stop"}], usage=usage),
+        "data: [DONE]",
+    ]
+    message = await run(server, events)
+    assert message.stop_reason == "stop"
+    assert (message.usage.input, message.usage.output, message.usage.cache_read) == (10, 0, 0)
+
+
+@pytest.mark.parametrize(
+    "usage",
+    [
+        {
+            "prompt_tokens": 100,
+            "completion_tokens": 5,
+            "prompt_tokens_details": {"cached_tokens": 80},
+        },
+        # DeepSeek
+        {"prompt_tokens": 100, "completion_tokens": 5, "prompt_cache_hit_tokens": 80},
+    ],
+)
+async def test_cached_prompt_tokens_are_cache_reads_priced_as_such(
+    server: ReplayServer, usage: dict[str, Any]
+) -> None:
+    events = [
+        chunk([{"index": 0, "delta": {"content": "x"}, "finish_reason": "stop"}]),
+        chunk([], usage=usage),  # `choices: []` carrying the usage
+        "data: [DONE]",
+    ]
+    message = await run(server, events, cost=ModelCost(input=1.0, output=2.0, cache_read=0.5))
+    u = message.usage
+    assert (u.input, u.output, u.cache_read, u.total_tokens) == (20, 5, 80, 105)
+    assert u.cost.total == pytest.approx((20 * 1.0 + 5 * 2.0 + 80 * 0.5) / 1e6)
+
+
+# ── request bodies servers would refuse ─────────────────────────────────────
+
+
+def tool_turn(result: list[Any], **assistant: Any) -> list[Any]:
+    return [
+        UserMessage("run it"),
+        AssistantMessage(
+            [ToolCall("call_1", "bash", {"c": "echo"})], stop_reason="toolUse", **assistant
+        ),
+        ToolResultMessage("call_1", "bash", result),
+    ]
+
+
+@pytest.mark.parametrize("text", ["\r\n", "   ", "\n\t", "\n", ""])
+async def test_whitespace_only_tool_output_gets_a_placeholder(
+    server: ReplayServer, text: str
+) -> None:
+    """pi-mono #8720: whitespace-only tool output made every later request fail (HTTP 400)."""
+    await run(server, openai_chunks({"content": "ok"}), Context("", tool_turn([TextContent(text)])))
+    tool = next(m for m in server.requests[0].body["messages"] if m["role"] == "tool")
+    assert tool["content"] == "(no output)"
+
+
+async def test_whitespace_only_assistant_text_is_not_sent(server: ReplayServer) -> None:
+    messages = [
+        UserMessage("a"),
+        AssistantMessage([TextContent("  \n")]),
+        UserMessage("b"),
+        AssistantMessage([TextContent(" "), ToolCall("c1", "f", {})], stop_reason="toolUse"),
+        ToolResultMessage("c1", "f", [TextContent("done")]),
+    ]
+    await run(server, openai_chunks({"content": "ok"}), Context("", messages))
+    sent = server.requests[0].body["messages"]
+    assert [m["role"] for m in sent] == ["user", "user", "assistant", "tool"]
+    assert sent[2]["content"] is None and sent[2]["tool_calls"][0]["id"] == "c1"
+
+
+async def test_tool_call_without_arguments_in_history_goes_as_an_empty_object(
+    server: ReplayServer,
+) -> None:
+    """pi-mono: a call from an aborted stream replayed with undefined arguments."""
+    messages = tool_turn([TextContent("ok")])
+    messages[1].content[0].arguments = None
+    message = await run(server, openai_chunks({"content": "ok"}), Context("", messages))
+    assert message.stop_reason == "stop"
+    sent = server.requests[0].body["messages"][1]
+    assert sent["tool_calls"][0]["function"]["arguments"] == "{}"
+
+
+async def test_lone_surrogates_anywhere_do_not_brick_the_session(server: ReplayServer) -> None:
+    """A file name decoded with surrogateescape in a tool result (pi-mono unicode-surrogate
+    test): the request is still sent, the character replaced by U+FFFD."""
+    messages = [*tool_turn([TextContent("bad name: \udcff.txt")]), UserMessage("and \ud83d?")]
+    message = await run(server, openai_chunks({"content": "ok"}), Context("sys \udc80", messages))
+    assert message.stop_reason == "stop"
+    sent = server.requests[0].body["messages"]
+    assert sent[0]["content"] == "sys \ufffd"
+    assert sent[3]["content"] == "bad name: \ufffd.txt"
+    assert sent[4]["content"] == "and \ufffd?"
+    assert messages[2].content[0].text == "bad name: \udcff.txt"  # the transcript is untouched
+
+
+async def test_image_only_tool_result_for_a_text_only_model_says_so(server: ReplayServer) -> None:
+    result = [ImageContent("aGk=", "image/png")]
+    await run(server, openai_chunks({"content": "ok"}), Context("", tool_turn(result)))
+    sent = server.requests[0].body["messages"]
+    assert [m["role"] for m in sent] == ["user", "assistant", "tool"]
+    assert "image omitted" in sent[2]["content"]
