@@ -166,7 +166,7 @@ async def test_request_body_tools_results_images_and_ids(server: ReplayServer) -
         ],
     )
     options = StreamOptions(api_key=KEY, temperature=0.5, metadata={"user_id": "u-1"})
-    _, message = await collect(claude(server), context, options)
+    _, message = await collect(claude(server, input=("text", "image")), context, options)
     assert message.stop_reason == "stop" and message.text == "Hello there."
     request = server.requests[0]
     assert request.path == "/v1/messages"

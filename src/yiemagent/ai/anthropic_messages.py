@@ -19,6 +19,7 @@ Content blocks of other kinds (server tools) are skipped with their deltas.
 
 from __future__ import annotations
 
+import json
 import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -40,6 +41,7 @@ from yiemagent.ai.retry import (
     start_call,
     transport_error_types,
 )
+from yiemagent.ai.sanitize import sanitize_surrogates
 from yiemagent.types.messages import (
     AssistantMessage,
     ImageContent,
@@ -67,6 +69,8 @@ THINKING_BUDGETS: dict[str, int] = {
     "xhigh": 32000,
 }
 """Default thinking budget (tokens) per reasoning level."""
+
+_IMAGE_OMITTED = "(image omitted: this model reads no images)"
 
 _STOP_REASONS = {
     "end_turn": "stop",
@@ -120,11 +124,12 @@ def convert_messages(model: Model, context: Context) -> list[dict[str, Any]]:
     from yiemagent.ai.transform import anthropic_tool_call_id, transform_messages
 
     out: list[dict[str, Any]] = []
+    images_ok = "image" in model.input
     for message in transform_messages(
         context.messages, model, normalize_tool_call_id=anthropic_tool_call_id
     ):
         if isinstance(message, UserMessage):
-            blocks = _blocks(message.content)
+            blocks = _blocks(message.content, images_ok)
             if blocks:
                 out.append({"role": "user", "content": blocks})
         elif isinstance(message, AssistantMessage):
@@ -135,7 +140,8 @@ def convert_messages(model: Model, context: Context) -> list[dict[str, Any]]:
             result = {
                 "type": "tool_result",
                 "tool_use_id": message.tool_call_id,
-                "content": _blocks(message.content) or [{"type": "text", "text": "(no output)"}],
+                "content": _blocks(message.content, images_ok)
+                or [{"type": "text", "text": "(error)" if message.is_error else "(no output)"}],
                 "is_error": message.is_error,
             }
             previous = out[-1] if out else None
@@ -150,15 +156,20 @@ def convert_messages(model: Model, context: Context) -> list[dict[str, Any]]:
     return out
 
 
-def _blocks(content: list[Any]) -> list[dict[str, Any]]:
+def _blocks(content: list[Any], images_ok: bool) -> list[dict[str, Any]]:
+    """Text and image blocks; the API rejects empty or whitespace-only text, and a model
+    that reads no images gets a note in place of each image."""
     blocks: list[dict[str, Any]] = []
     for block in content:
         if isinstance(block, TextContent):
-            if block.text:
+            if block.text.strip():
                 blocks.append({"type": "text", "text": block.text})
         elif isinstance(block, ImageContent):
-            source = {"type": "base64", "media_type": block.mime_type, "data": block.data}
-            blocks.append({"type": "image", "source": source})
+            if images_ok:
+                source = {"type": "base64", "media_type": block.mime_type, "data": block.data}
+                blocks.append({"type": "image", "source": source})
+            else:
+                blocks.append({"type": "text", "text": _IMAGE_OMITTED})
     return blocks
 
 
@@ -167,7 +178,7 @@ def _assistant_blocks(message: AssistantMessage, model: Model) -> list[dict[str,
     blocks: list[dict[str, Any]] = []
     for block in message.content:
         if isinstance(block, TextContent):
-            if block.text:
+            if block.text.strip():
                 blocks.append({"type": "text", "text": block.text})
         elif isinstance(block, ThinkingContent):
             if not (same_model and block.signature):
@@ -179,8 +190,9 @@ def _assistant_blocks(message: AssistantMessage, model: Model) -> list[dict[str,
                     {"type": "thinking", "thinking": block.thinking, "signature": block.signature}
                 )
         elif isinstance(block, ToolCall):
+            arguments = block.arguments if isinstance(block.arguments, dict) else {}
             blocks.append(
-                {"type": "tool_use", "id": block.id, "name": block.name, "input": block.arguments}
+                {"type": "tool_use", "id": block.id, "name": block.name, "input": arguments}
             )
     return blocks
 
@@ -238,6 +250,9 @@ class _Assembler:
     streamed: bool = False
     ignored: set[int] = field(default_factory=set)
     """Indexes of blocks we do not map (server tools, results): their deltas are skipped."""
+    start_input: str | None = None
+    """The open tool_use's `input` from its start event, as JSON, when not empty: some
+    Anthropic-compatible servers send the whole input there and no `input_json_delta`."""
 
     def on_event(self, event: Any) -> None:
         kind = event.type
@@ -259,6 +274,8 @@ class _Assembler:
                 last.redacted = True
             elif block.type == "tool_use":
                 self.builder.tool_call_start(block.id, block.name)
+                given = getattr(block, "input", None)
+                self.start_input = json.dumps(given) if isinstance(given, dict) and given else None
             else:
                 logger.debug("ignored content block of type %r", block.type)
                 self.ignored.add(event.index)
@@ -271,8 +288,13 @@ class _Assembler:
             elif delta.type == "signature_delta":
                 self.builder.thinking_delta("", delta.signature)
             elif delta.type == "input_json_delta":
+                if delta.partial_json:
+                    self.start_input = None  # the streamed input wins
                 self.builder.tool_call_delta(delta.partial_json)
         elif kind == "content_block_stop":
+            if self.start_input is not None:
+                self.builder.tool_call_delta(self.start_input)
+                self.start_input = None
             self.builder.end_block()
         elif kind == "message_delta":
             if event.delta.stop_reason:
@@ -326,6 +348,7 @@ async def _call(
         api_key = NO_KEY
     secrets.append(api_key)
     body = await apply_on_payload(options.on_payload, build_request_body(model, context, options))
+    body = sanitize_surrogates(body)
     assembler = _Assembler(builder, Usage())
     client = _client(model, options, api_key)
     await run_with_retries(

@@ -1,0 +1,312 @@
+"""anthropic-messages against stream shapes and transcripts from other frameworks' bug reports
+and tests (pi-mono packages/ai, litellm, langchain): Anthropic-compatible proxies, empty
+tool input, stop reasons, usage and cost with cache reads/writes, request bodies the API
+would refuse (DESIGN §7, §8, R-5.10)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.ai.servers import ReplayServer, sse_reply
+from yiemagent.ai.anthropic_messages import stream_anthropic_messages
+from yiemagent.types.messages import (
+    AssistantMessage,
+    ImageContent,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+)
+from yiemagent.types.model import Context, Model, ModelCost, StreamOptions
+
+pytestmark = pytest.mark.timeout(30)
+
+KEY = "sk-ant-test-0123456789abcdef"
+
+
+@pytest.fixture
+def server() -> Iterator[ReplayServer]:
+    with ReplayServer() as replay:
+        yield replay
+
+
+def claude(server: ReplayServer, **kwargs: Any) -> Model:
+    return Model(
+        id="claude-test-1",
+        provider="anthropic",
+        api="anthropic-messages",
+        base_url=server.url,
+        max_tokens=4096,
+        **kwargs,
+    )
+
+
+def sse(
+    *blocks: tuple[str, dict[str, Any]],
+    stop: str | None = "end_turn",
+    start_usage: dict[str, Any] | None = None,
+    delta_usage: dict[str, Any] | None = None,
+) -> list[str]:
+    events = []
+
+    def event(kind: str, data: dict[str, Any]) -> None:
+        events.append(f"event: {kind}\ndata: {json.dumps({'type': kind, **data})}")
+
+    message = {
+        "id": "msg_1",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-test-1",
+        "content": [],
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": start_usage or {"input_tokens": 10, "output_tokens": 1},
+    }
+    event("message_start", {"message": message})
+    for kind, data in blocks:
+        event(kind, data)
+    if stop is not None:
+        usage = delta_usage or {"output_tokens": 5}
+        event(
+            "message_delta", {"delta": {"stop_reason": stop, "stop_sequence": None}, "usage": usage}
+        )
+        event("message_stop", {})
+    return events
+
+
+def text_blocks(text: str = "ok") -> list[tuple[str, dict[str, Any]]]:
+    return [
+        ("content_block_start", {"index": 0, "content_block": {"type": "text", "text": ""}}),
+        ("content_block_delta", {"index": 0, "delta": {"type": "text_delta", "text": text}}),
+        ("content_block_stop", {"index": 0}),
+    ]
+
+
+def tool_use(input: dict[str, Any], *deltas: str) -> list[tuple[str, dict[str, Any]]]:
+    block = {"type": "tool_use", "id": "toolu_1", "name": "get_status", "input": input}
+    return [
+        ("content_block_start", {"index": 0, "content_block": block}),
+        *(
+            (
+                "content_block_delta",
+                {"index": 0, "delta": {"type": "input_json_delta", "partial_json": d}},
+            )
+            for d in deltas
+        ),
+        ("content_block_stop", {"index": 0}),
+    ]
+
+
+async def run(
+    server: ReplayServer, events: list[str], context: Context | None = None, **model: Any
+) -> AssistantMessage:
+    server.enqueue(sse_reply(events))
+    stream = stream_anthropic_messages(
+        claude(server, **model),
+        context or Context("sys", [UserMessage("hi")]),
+        StreamOptions(api_key=KEY),
+    )
+    return await stream.result()
+
+
+# ── streams ─────────────────────────────────────────────────────────────────
+
+
+async def test_tool_use_with_empty_input_and_no_deltas(server: ReplayServer) -> None:
+    """pi-mono anthropic-tool-call-missing-args: `input: {}` and no input_json_delta."""
+    message = await run(server, sse(*tool_use({}), stop="tool_use"))
+    assert message.stop_reason == "toolUse"
+    assert message.content == [ToolCall("toolu_1", "get_status", {})]
+
+
+async def test_empty_input_json_delta_fragments(server: ReplayServer) -> None:
+    message = await run(server, sse(*tool_use({}, "", '{"a":', "", " 1}", ""), stop="tool_use"))
+    assert message.content == [ToolCall("toolu_1", "get_status", {"a": 1})]
+
+
+async def test_proxy_sending_the_whole_input_in_the_start_event(server: ReplayServer) -> None:
+    """Some Anthropic-compatible servers put the input in content_block_start and send no
+    input_json_delta: the arguments are kept, not replaced by `{}`."""
+    message = await run(server, sse(*tool_use({"path": "/tmp", "n": 2}), stop="tool_use"))
+    assert message.content == [ToolCall("toolu_1", "get_status", {"path": "/tmp", "n": 2})]
+
+
+async def test_streamed_input_wins_over_a_start_input(server: ReplayServer) -> None:
+    message = await run(server, sse(*tool_use({"x": 1}, '{"x": 2}'), stop="tool_use"))
+    assert message.content == [ToolCall("toolu_1", "get_status", {"x": 2})]
+
+
+@pytest.mark.parametrize(
+    ("reason", "stop_reason"),
+    [("pause_turn", "stop"), ("model_context_window_exceeded", "length"), ("refusal", "error")],
+)
+async def test_more_stop_reasons(server: ReplayServer, reason: str, stop_reason: str) -> None:
+    message = await run(server, sse(*text_blocks(), stop=reason))
+    assert message.stop_reason == stop_reason
+    assert message.text == "ok"
+
+
+async def test_stream_ending_without_message_delta_is_an_error(server: ReplayServer) -> None:
+    message = await run(server, sse(*text_blocks("half"), stop=None))
+    assert message.stop_reason == "error"
+    assert message.text == "half"
+
+
+async def test_usage_with_cache_reads_and_writes_and_a_null_input_in_message_delta(
+    server: ReplayServer,
+) -> None:
+    """Proxies omit (null) `input_tokens` in message_delta: the message_start count stays."""
+    start = {
+        "input_tokens": 40,
+        "output_tokens": 1,
+        "cache_read_input_tokens": 1000,
+        "cache_creation_input_tokens": 200,
+    }
+    delta = {"input_tokens": None, "output_tokens": 30, "cache_read_input_tokens": None}
+    price = ModelCost(input=3.0, output=15.0, cache_read=0.3, cache_write=3.75)
+    message = await run(
+        server, sse(*text_blocks(), start_usage=start, delta_usage=delta), cost=price
+    )
+    u = message.usage
+    assert (u.input, u.output, u.cache_read, u.cache_write) == (40, 30, 1000, 200)
+    assert u.total_tokens == 1270
+    assert u.cost.cache_read == pytest.approx(1000 * 0.3 / 1e6)
+    assert u.cost.cache_write == pytest.approx(200 * 3.75 / 1e6)
+    assert u.cost.total == pytest.approx((40 * 3 + 30 * 15 + 1000 * 0.3 + 200 * 3.75) / 1e6)
+
+
+async def test_unknown_events_and_deltas_are_ignored(server: ReplayServer) -> None:
+    blocks = [
+        ("content_block_start", {"index": 0, "content_block": {"type": "text", "text": ""}}),
+        ("ping", {}),
+        ("content_block_delta", {"index": 0, "delta": {"type": "text_delta", "text": "a"}}),
+        (
+            "content_block_delta",
+            {"index": 0, "delta": {"type": "citations_delta", "citation": {"type": "x"}}},
+        ),
+        ("content_block_delta", {"index": 0, "delta": {"type": "text_delta", "text": "b"}}),
+        ("content_block_stop", {"index": 0}),
+    ]
+    message = await run(server, sse(*blocks))
+    assert message.stop_reason == "stop" and message.text == "ab"
+
+
+# ── request bodies the API would refuse ────────────────────────────────────
+
+
+def tool_turn(result: list[Any], arguments: Any = None, **kw: Any) -> list[Any]:
+    call = ToolCall("prev_tool_123", "get_status", arguments if arguments is not None else {})
+    return [
+        UserMessage("Check status"),
+        AssistantMessage([TextContent(" \n"), call], stop_reason="toolUse"),
+        ToolResultMessage("prev_tool_123", "get_status", result, **kw),
+        UserMessage("Check again"),
+    ]
+
+
+async def test_tool_call_with_undefined_arguments_in_history(server: ReplayServer) -> None:
+    """pi-mono anthropic-tool-call-missing-args: undefined arguments replay as `{}`."""
+    messages = tool_turn([TextContent("Status OK")])
+    messages[1].content[1].arguments = None
+    message = await run(server, sse(*text_blocks()), Context("", messages))
+    assert message.stop_reason == "stop"
+    assistant = server.requests[0].body["messages"][1]
+    assert assistant["content"] == [
+        {"type": "tool_use", "id": "prev_tool_123", "name": "get_status", "input": {}}
+    ]  # the whitespace-only text block is not sent either
+
+
+@pytest.mark.parametrize(("is_error", "placeholder"), [(False, "(no output)"), (True, "(error)")])
+@pytest.mark.parametrize("text", ["\r\n", "   ", "\n\t", ""])
+async def test_whitespace_only_tool_output_gets_a_placeholder(
+    server: ReplayServer, text: str, is_error: bool, placeholder: str
+) -> None:
+    """pi-mono #8720: the API rejects text blocks without non-whitespace text."""
+    messages = tool_turn([TextContent(text)], is_error=is_error)
+    await run(server, sse(*text_blocks()), Context("", messages))
+    result = server.requests[0].body["messages"][2]["content"][0]
+    assert result["type"] == "tool_result" and result["is_error"] is is_error
+    assert result["content"] == [{"type": "text", "text": placeholder}]
+
+
+async def test_whitespace_only_user_text_blocks_are_not_sent(server: ReplayServer) -> None:
+    messages = [UserMessage([TextContent("  "), TextContent("real")])]
+    await run(server, sse(*text_blocks()), Context("", messages))
+    (user,) = server.requests[0].body["messages"]
+    assert [b["text"] for b in user["content"]] == ["real"]
+
+
+async def test_images_for_a_text_only_model_become_a_note(server: ReplayServer) -> None:
+    image = ImageContent("aGk=", "image/png")
+    messages = tool_turn([TextContent("shot:"), image])
+    messages[0] = UserMessage([TextContent("look"), image])
+    await run(server, sse(*text_blocks()), Context("", messages), input=("text",))
+    await run(server, sse(*text_blocks()), Context("", messages), input=("text", "image"))
+    text_only, with_images = (r.body["messages"] for r in server.requests)
+    assert text_only[0]["content"][1]["type"] == "text"
+    assert "image omitted" in text_only[0]["content"][1]["text"]
+    assert "image omitted" in text_only[2]["content"][0]["content"][1]["text"]
+    assert with_images[0]["content"][1]["type"] == "image"
+    assert with_images[2]["content"][0]["content"][1]["type"] == "image"
+
+
+async def test_lone_surrogates_do_not_brick_the_session(server: ReplayServer) -> None:
+    messages = tool_turn([TextContent("name \udcff")])
+    message = await run(server, sse(*text_blocks()), Context("sys \ud800", messages))
+    assert message.stop_reason == "stop"
+    body = server.requests[0].body
+    assert body["system"][0]["text"] == "sys \ufffd"
+    assert body["messages"][2]["content"][0]["content"][0]["text"] == "name \ufffd"
+
+
+async def test_ids_from_other_providers_are_made_valid_and_stay_paired(
+    server: ReplayServer,
+) -> None:
+    """OpenAI Responses ids (`call_x|fc_...` with `+/=`, 400+ characters) and ids that
+    collide once normalised (R-5.10)."""
+    long_id = "call_abc|fc_" + "x+/=" * 120
+    messages = [
+        UserMessage("go"),
+        AssistantMessage(
+            [ToolCall(long_id, "f", {}), ToolCall("a.b", "f", {}), ToolCall("a_b", "f", {})],
+            stop_reason="toolUse",
+            provider="openai",
+            model="gpt-5",
+        ),
+        ToolResultMessage(long_id, "f", [TextContent("1")]),
+        ToolResultMessage("a.b", "f", [TextContent("2")]),
+        ToolResultMessage("a_b", "f", [TextContent("3")]),
+    ]
+    await run(server, sse(*text_blocks()), Context("", messages))
+    sent = server.requests[0].body["messages"]
+    ids = [b["id"] for b in sent[1]["content"]]
+    results = [(b["tool_use_id"], b["content"][0]["text"]) for b in sent[2]["content"]]
+    assert len(set(ids)) == 3
+    assert all(len(i) <= 64 and all(c.isalnum() or c in "_-" for c in i) for i in ids)
+    assert results == list(zip(ids, ["1", "2", "3"], strict=True))
+
+
+async def test_thinking_of_another_model_is_sent_as_text_without_signature(
+    server: ReplayServer,
+) -> None:
+    messages = [
+        UserMessage("q"),
+        AssistantMessage(
+            [ThinkingContent("my reasoning", signature="sig"), TextContent("answer")],
+            provider="openai",
+            api="openai-completions",
+            model="gpt-5",
+        ),
+        UserMessage("more"),
+    ]
+    await run(server, sse(*text_blocks()), Context("", messages), reasoning=True)
+    assistant = server.requests[0].body["messages"][1]
+    assert assistant["content"] == [
+        {"type": "text", "text": "my reasoning"},
+        {"type": "text", "text": "answer"},
+    ]
