@@ -171,9 +171,9 @@ async def prepare_with_tools(
         args = validate_tool_arguments(tool, prepare_tool_call_arguments(tool, tool_call))
         hook = config.before_tool_call
         if hook is not None:
-            before = await maybe_await(
-                hook(BeforeToolCallContext(assistant_message, tool_call, args, context), signal)
-            )
+            hook_context = BeforeToolCallContext(assistant_message, tool_call, args, context)
+            before = await maybe_await(hook(hook_context, signal))
+            args = hook_context.args  # changed in place, or replaced: the tool gets it
             if signal.aborted:
                 return ImmediateOutcome(create_error_tool_result("Operation aborted"), True)
             if before is not None and before.block:
@@ -342,8 +342,9 @@ async def execute_prepared_tool_call(
     watch = _Watch(loop, child, task, timeout_s)
     remove = signal.add_listener(watch.on_run_abort)
     outcome: ExecutedOutcome
+    plain = not _is_async(tool.execute)
     try:
-        if _is_async(tool.execute):
+        if not plain:
             raw: Any = await tool.execute(call.id, prepared.args, child, updates)  # type: ignore[misc]
         else:
             run = contextvars.copy_context().run
@@ -360,6 +361,14 @@ async def execute_prepared_tool_call(
         outcome = ExecutedOutcome(create_error_tool_result(_error_text(exc)), True)
     except Exception as exc:
         outcome = ExecutedOutcome(create_error_tool_result(_error_text(exc)), True)
+    except BaseException as exc:
+        # SystemExit (a wrapped CLI's sys.exit, argparse), GeneratorExit, ... raised by the
+        # tool are the tool's failure, not the program's. A KeyboardInterrupt on the
+        # loop's thread may be a real Ctrl-C and goes on; on a worker thread it cannot be.
+        if isinstance(exc, KeyboardInterrupt) and not plain:
+            raise
+        text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        outcome = ExecutedOutcome(create_error_tool_result(f"Tool {tool.name} raised {text}"), True)
     finally:
         remove()
         watch.close()

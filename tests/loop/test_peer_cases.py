@@ -1,0 +1,221 @@
+"""Cases from other agent frameworks' bug reports and test suites, through the public API:
+a cancelled run task, tools raising `BaseException`s, hooks replacing arguments, partial
+terminate (DESIGN R-4.1, R-4.4, R-4.10, R-5.1)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from yiemagent import (
+    AbortSignal,
+    AgentContext,
+    AgentEndEvent,
+    AgentEvent,
+    AgentLoopConfig,
+    AgentTool,
+    AgentToolResult,
+    AssistantMessage,
+    BeforeToolCallContext,
+    MessageEndEvent,
+    TextContent,
+    ToolResultMessage,
+    TurnEndEvent,
+    UserMessage,
+    agent_loop,
+    run_agent_loop,
+    text_of,
+)
+from yiemagent.ai.faux import FauxModel, faux_message, faux_text, faux_tool_call
+
+SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
+
+
+def make_tool(name: str, execute: Any, *, parallel: bool = False, schema: Any = None) -> AgentTool:
+    return AgentTool(name, name, f"the {name} tool", schema or SCHEMA, execute, parallel=parallel)
+
+
+async def slow(tool_call_id: str, args: Any, signal: AbortSignal, on_update: Any) -> str:
+    await asyncio.sleep(5)
+    return "slow done"
+
+
+async def quick(tool_call_id: str, args: Any, signal: AbortSignal, on_update: Any) -> str:
+    return "quick done"
+
+
+def calls_and_results(messages: list[Any]) -> tuple[list[str], list[str]]:
+    calls = [c.id for m in messages if isinstance(m, AssistantMessage) for c in m.tool_calls]
+    results = [m.tool_call_id for m in messages if isinstance(m, ToolResultMessage)]
+    return calls, results
+
+
+def ignore(event: AgentEvent) -> None:
+    pass
+
+
+def end_reason(events: list[AgentEvent]) -> str:
+    end = events[-1]
+    assert isinstance(end, AgentEndEvent)
+    return end.reason
+
+
+def check_event_pairs(events: list[AgentEvent]) -> None:
+    """Each tool call: one start, one end; each message_start has its message_end; the
+    stream closes with turn_end then agent_end."""
+    starts = [e.tool_call_id for e in events if e.type == "tool_execution_start"]
+    ends = [e.tool_call_id for e in events if e.type == "tool_execution_end"]
+    assert sorted(starts) == sorted(ends) and len(set(starts)) == len(starts)
+    assert [e.type for e in events][-2:] == ["turn_end", "agent_end"]
+    assert sum(e.type == "turn_start" for e in events) == sum(e.type == "turn_end" for e in events)
+    assert sum(e.type == "message_end" for e in events) >= 1
+
+
+async def run_and_cancel(
+    tools: list[AgentTool], responses: list[Any], after_s: float, **kw: Any
+) -> tuple[AgentContext, list[AgentEvent]]:
+    fm = FauxModel(responses, **kw)
+    context = AgentContext("sys", [], tools)
+    events: list[AgentEvent] = []
+    config = AgentLoopConfig(model=fm.model)
+    task = asyncio.ensure_future(
+        run_agent_loop([UserMessage("go")], context, config, events.append, None, fm.stream_fn)
+    )
+    await asyncio.sleep(after_s)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    return context, events
+
+
+@pytest.mark.parametrize("parallel", [False, True])
+async def test_r4_1_cancelled_run_task_answers_every_tool_call(parallel: bool) -> None:
+    """`asyncio.wait_for`/`task.cancel()` around a run is an abort path too: the calls that
+    finished keep their results, the others get "cancelled" results, in source order."""
+    tools = [
+        make_tool("slow", slow, parallel=parallel),
+        make_tool("quick", quick, parallel=parallel),
+    ]
+    message = faux_message(faux_tool_call("quick", {}), faux_tool_call("slow", {}))
+    context, events = await run_and_cancel(tools, [message, "never"], 0.1)
+    calls, results = calls_and_results(context.messages)
+    assert len(calls) == 2 and calls == results
+    texts = [text_of(m.content) for m in context.messages if isinstance(m, ToolResultMessage)]
+    assert texts[0] == "quick done" and "cancelled" in texts[1]
+    check_event_pairs(events)
+    end = events[-1]
+    assert isinstance(end, AgentEndEvent) and end.reason == "aborted"
+    turn_end = events[-2]
+    assert isinstance(turn_end, TurnEndEvent)
+    assert [r.tool_call_id for r in turn_end.tool_results] == calls
+
+
+async def test_r4_1_cancel_during_the_model_stream_ends_the_message_and_turn() -> None:
+    """A stream cut by cancellation still gets its message_end: an "aborted" message."""
+    response = faux_message(faux_text("a long answer " * 20), faux_tool_call("quick", {}))
+    context, events = await run_and_cancel(
+        [make_tool("quick", quick)], [response], 0.05, chunk_size=2, delay_s=0.01
+    )
+    assert any(e.type == "message_update" for e in events)
+    check_event_pairs(events)
+    last = context.messages[-1]
+    assert isinstance(last, AssistantMessage) and last.stop_reason == "aborted"
+    message_end = events[-3]
+    assert isinstance(message_end, MessageEndEvent) and message_end.message is last
+
+
+@pytest.mark.parametrize("plain", [True, False])
+@pytest.mark.parametrize("kind", [SystemExit, SystemExit(2), "custom"])
+async def test_r4_1_tool_raising_a_base_exception_gets_an_error_result(
+    plain: bool, kind: Any
+) -> None:
+    """A tool wrapping a CLI calls `sys.exit` (argparse does on bad input): the model gets an
+    error result and the program goes on, instead of the event loop dying."""
+
+    class Custom(BaseException):
+        pass
+
+    error = Custom("stop") if kind == "custom" else kind
+
+    def execute_plain(tool_call_id: str, args: Any, signal: Any, on_update: Any) -> str:
+        raise error
+
+    async def execute_async(tool_call_id: str, args: Any, signal: Any, on_update: Any) -> str:
+        raise error
+
+    tool = make_tool("cli", execute_plain if plain else execute_async)
+    fm = FauxModel([faux_message(faux_tool_call("cli", {})), "ok"])
+    context = AgentContext("sys", [], [tool])
+    stream = agent_loop(
+        [UserMessage("go")], context, AgentLoopConfig(model=fm.model), None, fm.stream_fn
+    )
+    events = [event async for event in stream]
+    result = next(m for m in context.messages if isinstance(m, ToolResultMessage))
+    assert result.is_error and text_of(result.content).startswith("Tool cli raised ")
+    name = "Custom" if kind == "custom" else "SystemExit"
+    assert name in text_of(result.content)
+    assert end_reason(events) == "stop" and fm.call_count == 2
+
+
+def test_r4_1_plain_tool_raising_keyboard_interrupt_on_its_thread_is_its_failure() -> None:
+    """Ctrl-C is delivered to the main thread only: a worker thread's KeyboardInterrupt is
+    the tool's own raise, an error result like any other."""
+
+    def execute(tool_call_id: str, args: Any, signal: Any, on_update: Any) -> str:
+        raise KeyboardInterrupt
+
+    async def main() -> list[Any]:
+        fm = FauxModel([faux_message(faux_tool_call("t", {})), "ok"])
+        context = AgentContext("sys", [], [make_tool("t", execute)])
+        config = AgentLoopConfig(model=fm.model)
+        return await run_agent_loop(
+            [UserMessage("go")], context, config, ignore, None, fm.stream_fn
+        )
+
+    messages = asyncio.run(main())
+    result = next(m for m in messages if isinstance(m, ToolResultMessage))
+    assert result.is_error and "KeyboardInterrupt" in text_of(result.content)
+
+
+async def test_r4_4_before_hook_may_replace_the_args_object() -> None:
+    """`ctx.args = {...}` in `before_tool_call` is honoured, like a change in place."""
+    got: list[Any] = []
+    schema = {"type": "object", "properties": {"path": {"type": "string"}}}
+
+    async def execute(tool_call_id: str, args: Any, signal: Any, on_update: Any) -> str:
+        got.append(args)
+        return "ok"
+
+    def before(ctx: BeforeToolCallContext, signal: AbortSignal) -> None:
+        ctx.args = {**ctx.args, "path": "/sandbox/" + ctx.args["path"]}
+
+    fm = FauxModel([faux_message(faux_tool_call("read", {"path": "a.txt"})), "done"])
+    context = AgentContext("sys", [], [make_tool("read", execute, schema=schema)])
+    config = AgentLoopConfig(model=fm.model, before_tool_call=before)
+    await run_agent_loop([UserMessage("go")], context, config, ignore, None, fm.stream_fn)
+    assert got == [{"path": "/sandbox/a.txt"}]
+
+
+@pytest.mark.parametrize("tool_execution", ["sequential", "parallel"])
+async def test_r4_10_some_but_not_all_results_terminate_the_loop_goes_on(
+    tool_execution: str,
+) -> None:
+    def result(terminate: bool) -> Any:
+        async def execute(tool_call_id: str, args: Any, signal: Any, on_update: Any) -> Any:
+            return AgentToolResult([TextContent(str(terminate))], terminate=terminate)
+
+        return execute
+
+    tools = [
+        make_tool("stop", result(True), parallel=True),
+        make_tool("go", result(False), parallel=True),
+    ]
+    fm = FauxModel([faux_message(faux_tool_call("stop", {}), faux_tool_call("go", {})), "answer"])
+    context = AgentContext("sys", [], tools)
+    config = AgentLoopConfig(model=fm.model, tool_execution=tool_execution)  # type: ignore[arg-type]
+    events: list[AgentEvent] = []
+    await run_agent_loop([UserMessage("go")], context, config, events.append, None, fm.stream_fn)
+    assert fm.call_count == 2
+    assert end_reason(events) == "stop"
