@@ -20,6 +20,7 @@ from typing import Any
 
 from yiemagent.errors import ConfigError
 from yiemagent.loop._emit import Emit, EventSink, make_emit, maybe_await
+from yiemagent.loop.batches import CANCELLED_TEXT, BatchCancelled
 from yiemagent.loop.convert import IncrementalConverter
 from yiemagent.loop.model_call import assistant_message, stream_assistant_response, stream_response
 from yiemagent.loop.tool_calls import (
@@ -211,6 +212,8 @@ class _Run:
     in_turn: bool = False
     unanswered: list[ToolCall] = field(default_factory=list)
     """Tool calls of the last assistant message still without results (R-4.1)."""
+    turn_message: AssistantMessage | None = None
+    """The assistant message of the current turn, once the model call has ended."""
 
     def append(self, message: AgentMessage) -> None:
         self.context.messages.append(message)
@@ -222,8 +225,12 @@ async def _run(run: _Run) -> None:
     reason: AgentEndReason = "error"
     try:
         reason = await _run_turns(run)
-    except asyncio.CancelledError:
+    except asyncio.CancelledError:  # the run's task was cancelled: close the turn, go on
         reason = "aborted"
+        try:
+            await _end_cancelled_turn(run)
+        except Exception:
+            logger.exception("could not close the turn of a cancelled run")
         raise
     except Exception as exc:  # R-5.9: the run ends, it never raises into the consumer
         logger.exception("agent loop failed")
@@ -308,6 +315,7 @@ async def _prepare_next_turn(run: _Run, turn: TurnContext) -> None:
 
 async def _start_turn(run: _Run) -> None:
     run.in_turn = True
+    run.turn_message = None
     await run.emit(TurnStartEvent())
 
 
@@ -328,6 +336,7 @@ async def _call_model(run: _Run) -> AssistantMessage:
             run.context, run.config, run.signal, run.emit, run.stream_fn, run.convert
         )
     run.append(message)
+    run.turn_message = message
     return message
 
 
@@ -362,7 +371,13 @@ async def _run_tool_calls(
     elif message.stop_reason == "error" or message.stop_reason == "aborted":
         batch = await fail_tool_calls(calls, _unfinished_call_text(message), run.emit)
     else:
-        batch = await execute_tool_calls(run.context, message, run.config, run.signal, run.emit)
+        try:
+            batch = await execute_tool_calls(run.context, message, run.config, run.signal, run.emit)
+        except BatchCancelled as cancelled:  # every call answered all the same (R-4.1)
+            for result in cancelled.batch.messages:
+                run.append(result)
+            run.unanswered = []
+            raise
     for result in batch.messages:
         run.append(result)
     run.unanswered = []
@@ -376,6 +391,29 @@ def _unfinished_call_text(message: AssistantMessage) -> str:
 
 
 # ── when something raises ───────────────────────────────────────────────────
+
+
+async def _end_cancelled_turn(run: _Run) -> None:
+    """The run's task was cancelled (e.g. `asyncio.wait_for` around it): answer the tool calls
+    left open (R-4.1), end the model call cut short with an "aborted" message, and emit
+    `turn_end`, as an abort does; the caller emits `agent_end` and re-raises."""
+    if not run.in_turn:
+        return
+    message = run.turn_message
+    if message is None:  # cancelled during the model call
+        message = assistant_message(run.config, "aborted", "The run's task was cancelled")
+        await _emit_message(run, message)
+        run.append(message)
+    if run.unanswered:
+        batch = await fail_tool_calls(run.unanswered, CANCELLED_TEXT, run.emit)
+        for result in batch.messages:
+            run.append(result)
+        run.unanswered = []
+    calls = {call.id for call in message.tool_calls}
+    results = [
+        m for m in run.new_messages if isinstance(m, ToolResultMessage) and m.tool_call_id in calls
+    ]
+    await _end_turn(run, message, results)
 
 
 async def _fail_run(run: _Run, exc: Exception) -> None:

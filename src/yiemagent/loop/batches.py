@@ -43,7 +43,9 @@ from yiemagent.types.messages import now_ms
 from yiemagent.types.signal import AbortSignal
 
 __all__ = [
+    "CANCELLED_TEXT",
     "SKIPPED_TEXT",
+    "BatchCancelled",
     "create_tool_result_message",
     "ensure_unique_tool_call_ids",
     "execute_tool_calls",
@@ -56,6 +58,18 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 SKIPPED_TEXT = "Tool call skipped: the run was aborted"
+CANCELLED_TEXT = "Tool call cancelled: the run's task was cancelled"
+
+
+class BatchCancelled(asyncio.CancelledError):
+    """The task running a batch was cancelled. Every call has had its events and result
+    message all the same (R-4.1); `batch` holds the results, in source order."""
+
+    def __init__(self, batch: ToolCallBatch) -> None:
+        super().__init__(CANCELLED_TEXT)
+        self.batch = batch
+
+
 _INTERNAL_ERROR = "Tool call failed: internal error: "
 
 
@@ -268,7 +282,11 @@ async def _guarded(batch: _Batch, parallel: bool) -> ToolCallBatch:
     except asyncio.CancelledError:
         for task in batch.tasks:
             task.cancel()
-        raise
+        try:  # the cancellation is delivered; emitting the missing events can go on
+            await batch.answer_the_rest(CANCELLED_TEXT)
+        except Exception:
+            logger.exception("could not answer the tool calls of a cancelled batch")
+        raise BatchCancelled(batch.result()) from None
     return batch.result()
 
 
@@ -290,7 +308,8 @@ async def execute_tool_calls(
 
     Returns:
         One result message per tool call, in source order, and whether to terminate
-        (R-4.10). Never raises, except `CancelledError` when the calling task is cancelled.
+        (R-4.10). Never raises, except `BatchCancelled` (a `CancelledError`) when the
+        calling task is cancelled, after every call has been answered.
     """
     try:
         ensure_unique_tool_call_ids(assistant_message)
