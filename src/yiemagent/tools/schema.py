@@ -12,6 +12,7 @@ fast).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import threading
@@ -84,7 +85,8 @@ def validate_arguments_against_schema(
 ) -> dict[str, Any]:
     """Repair and validate tool-call arguments (DESIGN R-4.4; seed 000 §8.1 step 3).
 
-    Repairs, in order: `""`/`None` → `{}`; a JSON string holding an object → that object;
+    Repairs, in order: `""`/`None`/`"null"` → `{}`; a JSON string holding an object → that
+    object (also when double-encoded, a JSON string of that JSON string);
     then, only when the arguments do not already validate: numeric and boolean strings coerced
     where the schema asks (also inside nested objects, arrays and unions), nested JSON strings
     parsed where an object/array is asked, optional properties sent as `null` dropped when their
@@ -197,6 +199,17 @@ def _parse_object_string(text: str, tool_name: str) -> object:
         raise ToolArgumentsError(
             tool_name, [("root", f"arguments are not valid JSON ({exc})")], text
         ) from None
+    if parsed is None:  # the text "null": no arguments, as `None` itself
+        return {}
+    if isinstance(parsed, str) and text.lstrip().startswith('"'):
+        # double-encoded: the argument object sent as a JSON string (some OpenAI-compatible
+        # servers do this); one more decode, which must give an object
+        if not parsed.strip():
+            return {}
+        with contextlib.suppress(ValueError, RecursionError):
+            inner = json.loads(parsed)
+            if isinstance(inner, dict):
+                return inner
     if not isinstance(parsed, dict):
         kind = "array" if isinstance(parsed, list) else type(parsed).__name__
         raise ToolArgumentsError(

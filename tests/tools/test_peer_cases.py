@@ -1,0 +1,113 @@
+"""Argument shapes other frameworks' bug reports show real models and servers sending
+(DESIGN R-4.4), and JSON Schema edge cases the validation must get right."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from yiemagent import validate_arguments_against_schema
+from yiemagent.tools import ToolArgumentsError
+
+INT_A = {"type": "object", "properties": {"a": {"type": "integer"}}}
+
+
+def check(schema: dict[str, Any], arguments: object) -> dict[str, Any]:
+    return validate_arguments_against_schema(schema, arguments, tool_name="t")
+
+
+def test_r4_4_double_encoded_argument_object_is_decoded() -> None:
+    """Some OpenAI-compatible servers send `arguments` as a JSON string of the JSON text."""
+    assert check(INT_A, json.dumps(json.dumps({"a": "7"}))) == {"a": 7}
+    assert check(INT_A, json.dumps("")) == {}
+
+
+def test_r4_4_null_argument_text_is_no_arguments() -> None:
+    assert check(INT_A, "null") == {}
+    assert check(INT_A, " null ") == {}
+
+
+def test_r4_4_a_json_string_that_is_not_an_object_is_still_an_error() -> None:
+    for text in ('"text"', json.dumps("[1, 2]"), json.dumps("7")):
+        with pytest.raises(ToolArgumentsError, match="got a JSON str"):
+            check(INT_A, text)
+
+
+@pytest.mark.parametrize(
+    ("schema", "arguments", "expected"),
+    [
+        ({"type": "object"}, {"a": 1}, {"a": 1}),  # no "properties"
+        ({}, {"a": 1}, {"a": 1}),  # the empty schema accepts any object
+        (
+            {"type": "object", "properties": {"a": {"type": "integer", "enum": [1, 2]}}},
+            {"a": "2"},
+            {"a": 2},
+        ),
+        (
+            {
+                "type": "object",
+                "properties": {
+                    "a": {"type": "array", "items": {"type": "array", "items": {"type": "integer"}}}
+                },
+            },
+            {"a": [["1", "2"], [3]]},
+            {"a": [[1, 2], [3]]},
+        ),
+        (
+            {
+                "type": "object",
+                "definitions": {"P": {"type": "object", "properties": {"x": {"type": "integer"}}}},
+                "properties": {"p": {"$ref": "#/definitions/P"}},
+            },
+            {"p": {"x": "5"}},
+            {"p": {"x": 5}},
+        ),
+        (INT_A, {"a": "3.0"}, {"a": 3}),
+        ({"type": "object", "properties": {"a": {"type": "number"}}}, {"a": "1e3"}, {"a": 1000.0}),
+        ({"type": "object", "properties": {"a": {"type": "boolean"}}}, {"a": "True"}, {"a": True}),
+        (
+            {"type": "object", "properties": {"a": {"type": ["integer", "null"]}}},
+            {"a": None},
+            {"a": None},
+        ),
+        (
+            {"type": "object", "properties": {"a": {"type": "object"}}},
+            {"a": '{"b": 2}'},
+            {"a": {"b": 2}},
+        ),
+    ],
+)
+def test_r4_4_schema_edge_cases_repaired(
+    schema: dict[str, Any], arguments: Any, expected: dict[str, Any]
+) -> None:
+    assert check(schema, arguments) == expected
+
+
+@pytest.mark.parametrize(
+    ("schema", "arguments", "problem"),
+    [
+        (
+            {**INT_A, "additionalProperties": False},
+            {"a": 1, "b": 2},
+            "Additional properties are not allowed ('b' was unexpected)",
+        ),
+        (
+            {"type": "object", "properties": {"a": {"enum": ["x", "y"]}}, "required": ["a"]},
+            {"a": "z"},
+            "$.a: 'z' is not one of ['x', 'y']",
+        ),
+        (INT_A, {"a": "3.5"}, "$.a: '3.5' is not of type 'integer'"),
+        (INT_A, {"a": True}, "$.a: True is not of type 'integer'"),
+        ({"type": "object", "properties": {"a": {"type": "boolean"}}}, {"a": 1}, "not of type"),
+        ({**INT_A, "required": ["a"]}, {"a": None}, "$.a: None is not of type 'integer'"),
+        ({"type": "object", "properties": {"a": {"type": "string"}}}, {"a": 5}, "not of type"),
+    ],
+)
+def test_r4_4_schema_edge_cases_rejected_with_the_path(
+    schema: dict[str, Any], arguments: Any, problem: str
+) -> None:
+    with pytest.raises(ToolArgumentsError) as info:
+        check(schema, arguments)
+    assert problem in str(info.value)
