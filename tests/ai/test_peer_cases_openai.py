@@ -302,3 +302,23 @@ async def test_image_only_tool_result_for_a_text_only_model_says_so(server: Repl
     sent = server.requests[0].body["messages"]
     assert [m["role"] for m in sent] == ["user", "assistant", "tool"]
     assert "image omitted" in sent[2]["content"]
+
+
+async def test_thinking_of_another_model_is_sent_as_text_apart_from_the_answer(
+    server: ReplayServer,
+) -> None:
+    """Cross-provider handoff (pi-mono): foreign thinking becomes text, not glued to the
+    answer, and not sent in a reasoning field."""
+    messages = [
+        UserMessage("q"),
+        AssistantMessage(
+            [ThinkingContent("I reason.", signature="sig"), TextContent("Answer.")],
+            provider="anthropic",
+            api="anthropic-messages",
+            model="claude-sonnet-4-5",
+        ),
+        UserMessage("more"),
+    ]
+    await run(server, openai_chunks({"content": "ok"}), Context("", messages), reasoning=True)
+    assistant = server.requests[0].body["messages"][1]
+    assert assistant == {"role": "assistant", "content": "I reason.\nAnswer."}

@@ -176,7 +176,9 @@ def _user_content(blocks: list[Any], images_ok: bool) -> str | list[dict[str, An
 
 def _assistant(message: AssistantMessage, model: Model) -> list[dict[str, Any]]:
     same_model = message.provider == model.provider and message.model == model.id
-    text = "".join(b.text for b in message.content if isinstance(b, TextContent))
+    # Blocks apart (text around a call, another model's thinking turned into text) are
+    # joined by a newline so that their words do not run together.
+    text = "\n".join(b.text for b in message.content if isinstance(b, TextContent) and b.text)
     out: dict[str, Any] = {"role": "assistant", "content": text if text.strip() else None}
     thinking = [b for b in message.content if isinstance(b, ThinkingContent) and not b.redacted]
     if same_model and thinking:
