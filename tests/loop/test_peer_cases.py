@@ -219,3 +219,40 @@ async def test_r4_10_some_but_not_all_results_terminate_the_loop_goes_on(
     await run_agent_loop([UserMessage("go")], context, config, events.append, None, fm.stream_fn)
     assert fm.call_count == 2
     assert end_reason(events) == "stop"
+
+
+@pytest.mark.parametrize(
+    "returned",
+    [
+        ["hello"],  # a text in a single-message hook's place
+        "hello",  # a bare text: not five one-letter messages
+        UserMessage("hello"),  # one message, not a list
+    ],
+)
+async def test_r5_4_steering_hook_returning_one_message_or_a_text(returned: Any) -> None:
+    polls = [returned]
+
+    def steering() -> Any:
+        return polls.pop() if polls else []
+
+    fm = FauxModel(["first", "second"])
+    context = AgentContext("sys", [], [])
+    config = AgentLoopConfig(model=fm.model, get_steering_messages=steering)
+    events: list[AgentEvent] = []
+    await run_agent_loop([UserMessage("go")], context, config, events.append, None, fm.stream_fn)
+    users = [text_of(m.content) for m in context.messages if isinstance(m, UserMessage)]
+    assert users == ["go", "hello"] and fm.call_count == 1
+    assert end_reason(events) == "stop"
+
+
+@pytest.mark.parametrize("content", ["plain text", ["plain text"]])
+async def test_r4_11_text_given_as_result_content_becomes_text_content(content: Any) -> None:
+    async def execute(tool_call_id: str, args: Any, signal: Any, on_update: Any) -> Any:
+        return AgentToolResult(content)
+
+    fm = FauxModel([faux_message(faux_tool_call("t", {})), "done"])
+    context = AgentContext("sys", [], [make_tool("t", execute)])
+    config = AgentLoopConfig(model=fm.model)
+    await run_agent_loop([UserMessage("go")], context, config, ignore, None, fm.stream_fn)
+    result = next(m for m in context.messages if isinstance(m, ToolResultMessage))
+    assert result.content == [TextContent("plain text")]

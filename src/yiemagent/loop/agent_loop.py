@@ -47,6 +47,7 @@ from yiemagent.types import (
     TurnContext,
     TurnEndEvent,
     TurnStartEvent,
+    UserMessage,
 )
 
 __all__ = [
@@ -288,10 +289,18 @@ async def _run_turns(run: _Run) -> AgentEndReason:
 async def _poll(
     get_messages: Callable[[], Any] | None,
 ) -> list[AgentMessage]:
-    """The messages a steering or follow-up queue hands over now (none when no hook)."""
+    """The messages a steering or follow-up queue hands over now (none when no hook).
+
+    A hook returning one message, or a text, is taken as a list of it (a text as a user
+    message), never iterated into characters."""
     if get_messages is None:
         return []
-    return list(await maybe_await(get_messages()) or ())
+    value = await maybe_await(get_messages())
+    if not value:
+        return []
+    if isinstance(value, str) or hasattr(value, "role"):
+        value = [value]
+    return [UserMessage(m) if isinstance(m, str) else m for m in value]
 
 
 async def _prepare_next_turn(run: _Run, turn: TurnContext) -> None:

@@ -85,11 +85,17 @@ def create_tool_result_message(finalized: FinalizedOutcome) -> ToolResultMessage
     """The transcript message for one finalized call (DESIGN R-4.11; seed 000 §11).
 
     Content is never `None`; an error result with no content gets a text saying the call
-    failed (R-4.7).
+    failed (R-4.7). A text given as content (or as an item of it) becomes a `TextContent`.
     """
     result = finalized.result
     call = finalized.tool_call
-    content = result.content if result.content is not None else []
+    content = result.content
+    if content is None:
+        content = []
+    elif isinstance(content, str):
+        content = [TextContent(content)]
+    elif any(isinstance(block, str) for block in content):
+        content = [TextContent(b) if isinstance(b, str) else b for b in content]
     if not content and finalized.is_error:
         content = [TextContent(f"Tool {call.name} failed")]
     return ToolResultMessage(
