@@ -3,6 +3,7 @@ kind, plus the no-mutation and linear-cost guarantees."""
 
 from __future__ import annotations
 
+import gc
 import time
 from dataclasses import asdict
 
@@ -231,12 +232,16 @@ def test_cost_is_linear_in_history_length() -> None:
 
     def best(messages: list[Message]) -> float:
         times = []
-        for _ in range(5):
-            start = time.perf_counter()
-            transform_messages(messages, MODEL)
-            times.append(time.perf_counter() - start)
+        gc.disable()  # a collection landing in one timing would swamp it
+        try:
+            for _ in range(5):
+                start = time.perf_counter()
+                transform_messages(messages, MODEL)
+                times.append(time.perf_counter() - start)
+        finally:
+            gc.enable()
         return min(times)
 
     small, large = history(500), history(10_000)
     ratio = best(large) / best(small)
-    assert ratio < 40, ratio
+    assert ratio < 80, ratio  # linear is 20, quadratic 400; room for a loaded machine
