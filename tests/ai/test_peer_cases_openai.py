@@ -322,3 +322,41 @@ async def test_thinking_of_another_model_is_sent_as_text_apart_from_the_answer(
     await run(server, openai_chunks({"content": "ok"}), Context("", messages), reasoning=True)
     assistant = server.requests[0].body["messages"][1]
     assert assistant == {"role": "assistant", "content": "I reason.\nAnswer."}
+
+
+async def test_ollama_index_zero_for_every_call_with_fragmented_arguments(
+    server: ReplayServer,
+) -> None:
+    """ollama/ollama#15457 (LibreChat #13885): every parallel call streams with index 0 and
+    its arguments in fragments; continuations belong to the call opened last."""
+    message = await run(
+        server,
+        openai_chunks(
+            call(0, "a", "read", '{"path":'),
+            call(0, None, None, ' "x.txt"}'),
+            call(0, "b", "read", '{"path":'),
+            call(0, None, None, ' "y.txt"}'),
+            finish_reason="tool_calls",
+        ),
+    )
+    assert calls_of(message) == [("a", "read", {"path": "x.txt"}), ("b", "read", {"path": "y.txt"})]
+
+
+async def test_a_later_id_for_a_call_opened_without_one(server: ReplayServer) -> None:
+    message = await run(
+        server,
+        openai_chunks(
+            call(0, None, "f", '{"x":'), call(0, "late", None, "1}"), finish_reason="tool_calls"
+        ),
+    )
+    assert calls_of(message) == [("late", "f", {"x": 1})]
+
+
+async def test_arguments_encoded_twice_are_unwrapped(server: ReplayServer) -> None:
+    """Some models behind vLLM/Ollama send `"{\\"x\\": 1}"`: a JSON string holding the object."""
+    double = json.dumps(json.dumps({"x": 1}))
+    message = await run(
+        server, openai_chunks(call(0, "a", "f", double), finish_reason="tool_calls")
+    )
+    assert calls_of(message) == [("a", "f", {"x": 1})]
+    assert message.tool_calls[0].partial_json is None

@@ -65,11 +65,17 @@ def _error_offset(data: bytes, error: str) -> int:
 
 
 def parse_json_object(text: str) -> dict[str, Any] | None:
-    """Parse complete JSON text that must be an object; `None` when it is not (never raises)."""
+    """Parse complete JSON text that must be an object; `None` when it is not (never raises).
+
+    An object encoded twice (a JSON string holding the object's JSON text, as some models
+    served over OpenAI-compatible APIs send their arguments) counts as the object.
+    """
     if not text:
         return None
     try:
         value = jiter.from_json(text.encode(errors="replace"))
+        if isinstance(value, str) and value.lstrip().startswith("{"):
+            value = jiter.from_json(value.encode(errors="replace"))
     except ValueError:
         return None
     return value if isinstance(value, dict) else None
