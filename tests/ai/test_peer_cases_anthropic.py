@@ -310,3 +310,45 @@ async def test_thinking_of_another_model_is_sent_as_text_without_signature(
         {"type": "text", "text": "my reasoning"},
         {"type": "text", "text": "answer"},
     ]
+
+
+def _tool_loop(first: list[Any], **assistant: Any) -> list[Any]:
+    return [
+        UserMessage("go"),
+        AssistantMessage(
+            [*first, ToolCall("toolu_1", "f", {})], stop_reason="toolUse", **assistant
+        ),
+        ToolResultMessage("toolu_1", "f", [TextContent("done")]),
+    ]
+
+
+async def test_reasoning_switched_on_mid_tool_loop_sends_no_thinking_for_that_turn(
+    server: ReplayServer,
+) -> None:
+    """The API refuses `thinking` when the assistant turn being continued has tool_use but no
+    thinking block ("a final assistant message must start with a thinking block"): reasoning
+    turned on by `prepare_next_turn`, or a switch from another model, mid tool loop."""
+    same = {"provider": "anthropic", "api": "anthropic-messages", "model": "claude-test-1"}
+    cases = [
+        (_tool_loop([TextContent("calling")], **same), False),  # reasoning was off
+        (_tool_loop([], provider="openai", model="gpt-5"), False),  # another model
+        (_tool_loop([ThinkingContent("hm", signature="sig")], **same), True),
+        (
+            [
+                *_tool_loop([], **same),
+                AssistantMessage([TextContent("ok")], **same),
+                UserMessage("q"),
+            ],
+            True,
+        ),
+    ]
+    for messages, _ in cases:
+        server.enqueue(sse_reply(sse(*text_blocks())))
+        stream = stream_anthropic_messages(
+            claude(server, reasoning=True),
+            Context("", messages),
+            StreamOptions(api_key=KEY, reasoning="low"),
+        )
+        assert (await stream.result()).stop_reason == "stop"
+    sent = ["thinking" in r.body for r in server.requests]
+    assert sent == [expected for _, expected in cases]

@@ -223,6 +223,12 @@ def build_request_body(model: Model, context: Context, options: StreamOptions) -
             for t in context.tools
         ]
     thinking = bool(options.reasoning and model.reasoning)
+    if thinking and _open_tool_turn_without_thinking(body["messages"]):
+        # The API refuses thinking when the assistant turn being continued (tool use, then
+        # results) does not start with a thinking block: reasoning switched on, or the model
+        # switched, in the middle of a tool loop. This one request goes without thinking.
+        logger.info("thinking left off: the open tool-use turn has no thinking block")
+        thinking = False
     if thinking:
         assert options.reasoning is not None
         budgets = {**THINKING_BUDGETS, **(options.thinking_budgets or {})}
@@ -235,6 +241,19 @@ def build_request_body(model: Model, context: Context, options: StreamOptions) -
     if options.metadata and options.metadata.get("user_id"):
         body["metadata"] = {"user_id": str(options.metadata["user_id"])}
     return body
+
+
+def _open_tool_turn_without_thinking(messages: list[dict[str, Any]]) -> bool:
+    """Whether the last assistant message calls tools, is not answered by a later assistant
+    message, and does not start with a (redacted) thinking block."""
+    for message in reversed(messages):
+        if message["role"] != "assistant":
+            continue
+        content = message["content"]
+        if not any(block.get("type") == "tool_use" for block in content):
+            return False
+        return content[0].get("type") not in ("thinking", "redacted_thinking")
+    return False
 
 
 # ── streaming ────────────────────────────────────────────────────────────────
