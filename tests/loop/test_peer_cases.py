@@ -256,3 +256,35 @@ async def test_r4_11_text_given_as_result_content_becomes_text_content(content: 
     await run_agent_loop([UserMessage("go")], context, config, ignore, None, fm.stream_fn)
     result = next(m for m in context.messages if isinstance(m, ToolResultMessage))
     assert result.content == [TextContent("plain text")]
+
+
+async def run_one_call(**config: Any) -> ToolResultMessage:
+    fm = FauxModel([faux_message(faux_tool_call("t", {})), "done"])
+    context = AgentContext("sys", [], [make_tool("t", quick)])
+    loop_config = AgentLoopConfig(model=fm.model, **config)
+    await run_agent_loop([UserMessage("go")], context, loop_config, ignore, None, fm.stream_fn)
+    return next(m for m in context.messages if isinstance(m, ToolResultMessage))
+
+
+async def test_r4_4_before_hook_may_answer_with_a_plain_dict() -> None:
+    """pi's hooks return plain objects; `{"block": True, "reason": ...}` blocks."""
+    result = await run_one_call(
+        before_tool_call=lambda ctx, signal: {"block": True, "reason": "no"}
+    )
+    assert result.is_error and text_of(result.content) == "no"
+
+
+async def test_r4_6_after_hook_may_answer_with_a_plain_dict_and_a_text() -> None:
+    def after(ctx: Any, signal: Any) -> Any:
+        return {"content": "redacted", "isError": True}
+
+    result = await run_one_call(after_tool_call=after)
+    assert result.is_error and result.content == [TextContent("redacted")]
+
+
+async def test_r4_6_after_hook_returning_something_else_is_named_in_the_error() -> None:
+    result = await run_one_call(after_tool_call=lambda ctx, signal: "oops")
+    assert result.is_error
+    assert text_of(result.content) == (
+        "after_tool_call returned str; expected AfterToolCallResult or None"
+    )

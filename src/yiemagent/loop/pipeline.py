@@ -27,19 +27,21 @@ import inspect
 import logging
 import threading
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 from yiemagent.loop._emit import Emit, maybe_await
 from yiemagent.loop._threads import DaemonThreadPool
 from yiemagent.tools.schema import ToolArgumentsError, validate_arguments_against_schema
 from yiemagent.types import (
     AfterToolCallContext,
+    AfterToolCallResult,
     AgentContext,
     AgentLoopConfig,
     AgentTool,
     AgentToolResult,
     AssistantMessage,
     BeforeToolCallContext,
+    BeforeToolCallResult,
     ExecutedOutcome,
     FinalizedOutcome,
     ImmediateOutcome,
@@ -133,6 +135,29 @@ def validate_tool_arguments(tool: AgentTool, args: Any) -> dict[str, Any]:
     return validated
 
 
+_HookResult = TypeVar("_HookResult", BeforeToolCallResult, AfterToolCallResult)
+
+
+def _hook_result(value: object, cls: type[_HookResult], which: str) -> _HookResult | None:
+    """A hook's answer: `None`, the result class, or a mapping of its fields (the seeds' and
+    pi's plain-object shape, `isError` spelled either way).
+
+    Raises:
+        TypeError: anything else, or a mapping with an unknown field (the text names the hook).
+    """
+    if value is None or isinstance(value, cls):
+        return value
+    if isinstance(value, Mapping):
+        fields = {("is_error" if k == "isError" else k): v for k, v in value.items()}
+        try:
+            return cls(**fields)
+        except TypeError as exc:
+            raise TypeError(f"{which}_tool_call returned {value!r}: {exc}") from None
+    raise TypeError(
+        f"{which}_tool_call returned {type(value).__name__}; expected {cls.__name__} or None"
+    )
+
+
 def _not_found(name: str, tools: Mapping[str, AgentTool]) -> ImmediateOutcome:
     available = ", ".join(tools) or "none"
     text = f'Tool "{name}" not found. Available tools: {available}'
@@ -172,7 +197,9 @@ async def prepare_with_tools(
         hook = config.before_tool_call
         if hook is not None:
             hook_context = BeforeToolCallContext(assistant_message, tool_call, args, context)
-            before = await maybe_await(hook(hook_context, signal))
+            before = _hook_result(
+                await maybe_await(hook(hook_context, signal)), BeforeToolCallResult, "before"
+            )
             args = hook_context.args  # changed in place, or replaced: the tool gets it
             if signal.aborted:
                 return ImmediateOutcome(create_error_tool_result("Operation aborted"), True)
@@ -228,6 +255,11 @@ class _Updates:
         self._drained = True
         for task in self._pending:
             await task
+
+
+def _content(content: Any) -> list[Any]:
+    """A hook's replacement content as a new list; a text is one `TextContent`."""
+    return [TextContent(content)] if isinstance(content, str) else list(content)
 
 
 def _as_result(value: object, tool_name: str) -> AgentToolResult:
@@ -417,22 +449,26 @@ async def finalize_executed_tool_call(
     hook = config.after_tool_call
     if hook is not None:
         try:
-            after = await maybe_await(
-                hook(
-                    AfterToolCallContext(
-                        assistant_message,
-                        prepared.tool_call,
-                        prepared.args,
-                        result,
-                        is_error,
-                        context,
-                    ),
-                    signal,
-                )
+            after = _hook_result(
+                await maybe_await(
+                    hook(
+                        AfterToolCallContext(
+                            assistant_message,
+                            prepared.tool_call,
+                            prepared.args,
+                            result,
+                            is_error,
+                            context,
+                        ),
+                        signal,
+                    )
+                ),
+                AfterToolCallResult,
+                "after",
             )
             if after is not None:
                 result = AgentToolResult(
-                    content=list(after.content) if after.content is not None else result.content,
+                    content=result.content if after.content is None else _content(after.content),
                     details=after.details if after.details is not None else result.details,
                     usage=after.usage if after.usage is not None else result.usage,
                     terminate=after.terminate if after.terminate is not None else result.terminate,
