@@ -5,7 +5,9 @@ variants, and request bodies a server would refuse (DESIGN §7, §8, R-4.1, R-5.
 
 from __future__ import annotations
 
+import asyncio
 import json
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -23,6 +25,7 @@ from yiemagent.types.messages import (
     UserMessage,
 )
 from yiemagent.types.model import Context, Model, ModelCost, StreamOptions
+from yiemagent.types.signal import AbortSignal
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -360,3 +363,25 @@ async def test_arguments_encoded_twice_are_unwrapped(server: ReplayServer) -> No
     )
     assert calls_of(message) == [("a", "f", {"x": 1})]
     assert message.tool_calls[0].partial_json is None
+
+
+async def test_abort_mid_stream_keeps_the_partial_and_makes_no_retry(
+    server: ReplayServer,
+) -> None:
+    events = openai_chunks({"content": "one "}, {"content": "two "}, {"content": "three"})
+    server.enqueue(sse_reply(events, delay_s=0.3))
+    signal = AbortSignal()
+    stream = stream_openai_completions(
+        compat(server), Context("", [UserMessage("hi")]), StreamOptions(api_key=KEY, signal=signal)
+    )
+    started = time.monotonic()
+    seen: list[str] = []
+    async for event in stream:
+        seen.append(event.type)
+        if event.type == "text_delta":
+            asyncio.get_running_loop().call_soon(signal.abort)
+    message = await stream.result()
+    assert message.stop_reason == "aborted" and seen[-1] == "error"
+    assert message.text == "one "
+    assert time.monotonic() - started < 1.0
+    assert len(server.requests) == 1
