@@ -33,6 +33,7 @@ from yiemagent.ai.local.prompt import (
 from yiemagent.ai.local.runtime import LocalRuntime, get_runtime
 from yiemagent.ai.local.weights import local_spec
 from yiemagent.ai.partial_json import parse_partial_json
+from yiemagent.ai.sanitize import sanitize_surrogates
 from yiemagent.ai.transform import transform_messages
 from yiemagent.types.messages import Usage
 from yiemagent.types.model import AssistantMessageEventStream, Context, Model, StreamOptions
@@ -107,7 +108,8 @@ async def _generate_reply(
     signal = options.signal
     tools = list(context.tools or [])
     messages = transform_messages(context.messages, model)
-    chat = chat_messages(system_prompt(context.system_prompt, tools), messages)
+    # Lone surrogates (a file name decoded with surrogateescape) cannot reach the runtime.
+    chat = sanitize_surrogates(chat_messages(system_prompt(context.system_prompt, tools), messages))
     answered = answered_calls(messages) if tools else set()
     held = {name for name, _ in answered}
     request: dict[str, Any] = {
