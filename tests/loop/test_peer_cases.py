@@ -288,3 +288,36 @@ async def test_r4_6_after_hook_returning_something_else_is_named_in_the_error() 
     assert text_of(result.content) == (
         "after_tool_call returned str; expected AfterToolCallResult or None"
     )
+
+
+async def test_r5_2_transform_context_editing_its_list_in_place_leaves_the_transcript() -> None:
+    """A pruning transform written as `del messages[:-n]` (or an append) works on its own
+    copy; the run's transcript keeps every message."""
+
+    def transform(messages: list[Any], signal: Any) -> list[Any]:
+        messages.append(UserMessage("reminder: be brief"))
+        del messages[:-2]
+        return messages
+
+    fm = FauxModel([faux_message(faux_tool_call("t", {})), "done"])
+    context = AgentContext("sys", [], [make_tool("t", quick)])
+    config = AgentLoopConfig(model=fm.model, transform_context=transform)
+    new = await run_agent_loop([UserMessage("go")], context, config, ignore, None, fm.stream_fn)
+    assert [m.role for m in context.messages] == ["user", "assistant", "toolResult", "assistant"]
+    assert context.messages == new
+    assert [m.role for m in fm.contexts[1].messages] == ["toolResult", "user"]
+
+
+@pytest.mark.parametrize("hook", ["transform_context", "convert_to_llm"])
+async def test_r5_9_a_hook_returning_none_is_named_in_the_error(hook: str) -> None:
+    def returns_none(*args: Any) -> None:
+        return None
+
+    fm = FauxModel(["never"])
+    config = AgentLoopConfig(model=fm.model, **{hook: returns_none})
+    new = await run_agent_loop(
+        [UserMessage("go")], AgentContext(), config, ignore, None, fm.stream_fn
+    )
+    last = new[-1]
+    assert isinstance(last, AssistantMessage) and last.stop_reason == "error"
+    assert f"{hook} returned None" in (last.error_message or "") and fm.call_count == 0

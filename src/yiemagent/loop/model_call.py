@@ -116,12 +116,18 @@ async def _llm_context(
     """R-5.2: `transform_context`, then `convert_to_llm`, as the provider's `Context`."""
     messages = context.messages
     if config.transform_context is not None:
-        messages = await maybe_await(config.transform_context(messages, signal))
+        # a copy: a transform that prunes or appends in place must not edit the transcript
+        messages = await maybe_await(config.transform_context(list(messages), signal))
+        if messages is None:
+            raise TypeError("transform_context returned None; return the list of messages")
     llm_messages: list[Message]
     if config.convert_to_llm is None or config.convert_to_llm is default_convert_to_llm:
         llm_messages = convert(messages) if convert else default_convert_to_llm(messages)
     else:
-        llm_messages = list(await maybe_await(config.convert_to_llm(messages)))
+        converted = await maybe_await(config.convert_to_llm(messages))
+        if converted is None:
+            raise TypeError("convert_to_llm returned None; return the list of messages")
+        llm_messages = list(converted)
     return Context(context.system_prompt, llm_messages, list(context.tools))
 
 
