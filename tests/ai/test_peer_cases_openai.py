@@ -385,3 +385,34 @@ async def test_abort_mid_stream_keeps_the_partial_and_makes_no_retry(
     assert message.text == "one "
     assert time.monotonic() - started < 1.0
     assert len(server.requests) == 1
+
+
+async def test_mistral_content_as_a_list_of_text_and_thinking_parts(server: ReplayServer) -> None:
+    """Mistral's reasoning models stream `content` as a list of parts, not a string."""
+    thinking = {"type": "thinking", "thinking": [{"type": "text", "text": "Let me see."}]}
+    message = await run(
+        server,
+        openai_chunks(
+            {"content": [thinking]},
+            {"content": [{"type": "text", "text": "The answer"}]},
+            {"content": " is 4."},
+        ),
+    )
+    assert message.stop_reason == "stop"
+    assert [b.thinking for b in message.content if isinstance(b, ThinkingContent)] == [
+        "Let me see."
+    ]
+    assert message.text == "The answer is 4."
+
+
+async def test_groq_usage_in_x_groq(server: ReplayServer) -> None:
+    usage = {"prompt_tokens": 12, "completion_tokens": 3, "total_tokens": 15}
+    events = [
+        chunk([{"index": 0, "delta": {"content": "x"}, "finish_reason": None}]),
+        chunk(
+            [{"index": 0, "delta": {}, "finish_reason": "stop"}], x_groq={"id": "r", "usage": usage}
+        ),
+        "data: [DONE]",
+    ]
+    message = await run(server, events)
+    assert (message.usage.input, message.usage.output) == (12, 3)

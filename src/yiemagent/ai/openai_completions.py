@@ -268,6 +268,8 @@ class _Assembler:
 
     def on_chunk(self, chunk: Any) -> None:
         usage = getattr(chunk, "usage", None)
+        if usage is None:  # Groq sends it in `x_groq`
+            usage = _field(getattr(chunk, "x_groq", None), "usage")
         if usage is not None:
             self.builder.set_usage(_usage(usage))
         for choice in chunk.choices or ():
@@ -285,13 +287,37 @@ class _Assembler:
                     self.current = None
                     self.builder.thinking_delta(value, None if self._thinking_open() else name)
                     break
-            if delta.content:
+            content = delta.content
+            if isinstance(content, list):  # Mistral: chunks of text and thinking
+                self._content_parts(content)
+            elif isinstance(content, str) and content:
                 self.streamed = True
                 self.current = None
-                self.builder.text_delta(delta.content)
+                self.builder.text_delta(content)
             for tool_delta in delta.tool_calls or ():
                 self.streamed = True
                 self._tool_delta(tool_delta)
+
+    def _content_parts(self, parts: list[Any]) -> None:
+        """`content` given as a list of parts: `{"type": "text", "text"}` and
+        `{"type": "thinking", "thinking": [{"type": "text", "text"}, ...] | str}`."""
+        for part in parts:
+            kind = _field(part, "type")
+            if kind == "text":
+                text = _field(part, "text")
+                if isinstance(text, str) and text:
+                    self.streamed = True
+                    self.current = None
+                    self.builder.text_delta(text)
+            elif kind == "thinking":
+                inner = _field(part, "thinking")
+                pieces = inner if isinstance(inner, list) else [inner]
+                for piece in pieces:
+                    text = piece if isinstance(piece, str) else _field(piece, "text")
+                    if isinstance(text, str) and text:
+                        self.streamed = True
+                        self.current = None
+                        self.builder.thinking_delta(text)
 
     def _thinking_open(self) -> bool:
         content = self.builder.message.content
@@ -361,14 +387,20 @@ class _Assembler:
         self.builder.done(stop)  # type: ignore[arg-type]
 
 
+def _field(value: Any, name: str) -> Any:
+    """`value[name]` of a dict, else the attribute (None when missing)."""
+    if isinstance(value, dict):
+        return value.get(name)
+    return getattr(value, name, None)
+
+
 def _usage(raw: Any) -> Usage:
-    prompt = raw.prompt_tokens or 0
-    details = getattr(raw, "prompt_tokens_details", None)
-    cached = (getattr(details, "cached_tokens", None) or 0) if details is not None else 0
+    prompt = _field(raw, "prompt_tokens") or 0
+    cached = _field(_field(raw, "prompt_tokens_details"), "cached_tokens") or 0
     if not cached:  # DeepSeek reports cache hits in its own field
-        cached = getattr(raw, "prompt_cache_hit_tokens", None) or 0
+        cached = _field(raw, "prompt_cache_hit_tokens") or 0
     cached = min(cached, prompt)
-    output = raw.completion_tokens or 0
+    output = _field(raw, "completion_tokens") or 0
     usage = Usage(input=max(0, prompt - cached), output=output, cache_read=cached)
     usage.total_tokens = usage.input + usage.output + usage.cache_read
     return usage
