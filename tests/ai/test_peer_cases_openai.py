@@ -416,3 +416,18 @@ async def test_groq_usage_in_x_groq(server: ReplayServer) -> None:
     ]
     message = await run(server, events)
     assert (message.usage.input, message.usage.output) == (12, 3)
+
+
+@pytest.mark.parametrize(
+    ("finish_reason", "stop_reason"),
+    [("max_tokens", "length"), ("MAX_TOKENS", "length"), ("STOP", "stop"), ("end_turn", "stop")],
+)
+async def test_finish_reason_spellings_of_other_servers(
+    server: ReplayServer, finish_reason: str, stop_reason: str
+) -> None:
+    """Proxies in front of Anthropic/Gemini pass their own spellings through; a call cut by
+    "max_tokens" must not run with half its arguments (R-5.6)."""
+    message = await run(
+        server, openai_chunks(call(0, "a", "f", '{"x": "ab'), finish_reason=finish_reason)
+    )
+    assert message.stop_reason == ("length" if stop_reason == "length" else "toolUse")

@@ -73,6 +73,14 @@ _FINISH_REASONS = {
     "length": "length",
     "tool_calls": "toolUse",
     "function_call": "toolUse",
+    # Spellings of compatible servers and proxies (compared in lower case).
+    "tool_call": "toolUse",
+    "tool_use": "toolUse",
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "eos": "stop",
+    "max_tokens": "length",
+    "max_output_tokens": "length",
 }
 _ID_OK = re.compile(r"^[A-Za-z0-9_-]{1,40}$")
 _IMAGE_OMITTED = "(image omitted: this model reads no images)"
@@ -371,6 +379,7 @@ class _Assembler:
         if reason is None:
             self.builder.fail("error", "the stream ended without a finish reason (cut off?)")
             return
+        reason = str(reason).lower()
         if reason == "content_filter":
             self.builder.fail("error", "the provider's content filter stopped the response")
             return
