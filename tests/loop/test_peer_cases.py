@@ -21,6 +21,7 @@ from yiemagent import (
     BeforeToolCallContext,
     MessageEndEvent,
     TextContent,
+    ToolExecutionUpdateEvent,
     ToolResultMessage,
     TurnEndEvent,
     UserMessage,
@@ -321,3 +322,44 @@ async def test_r5_9_a_hook_returning_none_is_named_in_the_error(hook: str) -> No
     last = new[-1]
     assert isinstance(last, AssistantMessage) and last.stop_reason == "error"
     assert f"{hook} returned None" in (last.error_message or "") and fm.call_count == 0
+
+
+async def test_r4_5_on_update_with_a_text_is_a_partial_result() -> None:
+    async def execute(tool_call_id: str, args: Any, signal: Any, on_update: Any) -> str:
+        on_update("half way")
+        return "done"
+
+    fm = FauxModel([faux_message(faux_tool_call("t", {})), "ok"])
+    context = AgentContext("sys", [], [make_tool("t", execute)])
+    events: list[AgentEvent] = []
+    config = AgentLoopConfig(model=fm.model)
+    await run_agent_loop([UserMessage("go")], context, config, events.append, None, fm.stream_fn)
+    update = next(e for e in events if isinstance(e, ToolExecutionUpdateEvent))
+    assert update.partial_result.content == [TextContent("half way")]
+
+
+async def test_r4_5_an_abort_listener_that_raises_does_not_keep_tools_running() -> None:
+    """A user's own listener on the run's signal raising must not swallow the abort for the
+    tools registered after it."""
+    signal = AbortSignal()
+
+    def broken(reason: str | None) -> None:
+        raise RuntimeError("listener bug")
+
+    signal.add_listener(broken)
+
+    async def waits(tool_call_id: str, args: Any, tool_signal: AbortSignal, on_update: Any) -> str:
+        await asyncio.wait_for(tool_signal.wait(), 2)
+        return "stopped on abort"
+
+    fm = FauxModel([faux_message(faux_tool_call("t", {})), "never"])
+    context = AgentContext("sys", [], [make_tool("t", waits)])
+    config = AgentLoopConfig(model=fm.model)
+    run = asyncio.ensure_future(
+        run_agent_loop([UserMessage("go")], context, config, ignore, signal, fm.stream_fn)
+    )
+    await asyncio.sleep(0.05)
+    signal.abort("stop")
+    new = await asyncio.wait_for(run, 1)
+    result = next(m for m in new if isinstance(m, ToolResultMessage))
+    assert text_of(result.content) == "stopped on abort"

@@ -234,6 +234,8 @@ class _Updates:
     def __call__(self, partial: AgentToolResult) -> None:
         if not self.accepting:
             return
+        if isinstance(partial, str):  # as a returned text: one TextContent
+            partial = AgentToolResult([TextContent(partial)])
         if threading.get_ident() == self._thread:
             self._start(partial)
             return

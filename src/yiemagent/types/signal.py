@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 from collections.abc import Callable
 
 __all__ = ["AbortSignal"]
+
+logger = logging.getLogger(__name__)
 
 
 class AbortSignal:
@@ -14,7 +17,7 @@ class AbortSignal:
 
     A run owns one signal; each tool call gets a `child()` (DESIGN R-4.5): aborting the
     parent aborts every child, aborting a child touches nothing else. Listeners run on the
-    thread that calls `abort`, once; they must not block.
+    thread that calls `abort`, once; they must not block. A listener that raises is logged.
     """
 
     __slots__ = ("_listeners", "_lock", "aborted", "reason")
@@ -33,8 +36,11 @@ class AbortSignal:
             self.aborted = True
             self.reason = reason
             listeners, self._listeners = self._listeners, []
-        for listener in listeners:
-            listener(reason)
+        for listener in listeners:  # one that raises must not keep the others from running
+            try:
+                listener(reason)
+            except Exception:
+                logger.exception("an abort listener raised; the other listeners still run")
 
     def add_listener(self, listener: Callable[[str | None], None]) -> Callable[[], None]:
         """Call `listener(reason)` on abort (at once if already aborted); returns a remover."""
