@@ -431,3 +431,24 @@ async def test_finish_reason_spellings_of_other_servers(
         server, openai_chunks(call(0, "a", "f", '{"x": "ab'), finish_reason=finish_reason)
     )
     assert message.stop_reason == ("length" if stop_reason == "length" else "toolUse")
+
+
+async def test_error_event_before_any_content_is_retried(server: ReplayServer) -> None:
+    """OpenRouter reports an upstream 502 as an `{"error": ...}` event with HTTP 200."""
+    failing = [
+        "data: " + json.dumps({"error": {"message": "Provider returned error", "code": 502}})
+    ]
+    server.enqueue(sse_reply(failing), sse_reply(openai_chunks({"content": "fine"})))
+    stream = stream_openai_completions(
+        compat(server), Context("", [UserMessage("hi")]), StreamOptions(api_key=KEY)
+    )
+    message = await stream.result()
+    assert message.stop_reason == "stop" and message.text == "fine"
+    assert len(server.requests) == 2
+
+
+async def test_a_final_error_event_is_not_retried(server: ReplayServer) -> None:
+    failing = ["data: " + json.dumps({"error": {"message": "bad request", "code": 400}})]
+    message = await run(server, failing)
+    assert message.stop_reason == "error" and "bad request" in (message.error_message or "")
+    assert len(server.requests) == 1

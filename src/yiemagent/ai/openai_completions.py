@@ -487,6 +487,17 @@ def _classify(exc: BaseException) -> RetryDecision | None:
         return RetryDecision(f"HTTP {exc.status_code}", parse_retry_after_ms(exc.response.headers))
     if isinstance(exc, (openai.APIConnectionError, *transport_error_types())):
         return RetryDecision("connection error")
+    if isinstance(exc, openai.APIError) and isinstance(exc.body, dict):
+        # An `{"error": ...}` event in the stream (OpenRouter passes upstream failures so):
+        # retried like the HTTP status it names, while nothing has been streamed.
+        code = exc.body.get("code")
+        kind = exc.body.get("type")
+        if (isinstance(code, int) and is_retryable_status(code)) or kind in (
+            "server_error",
+            "overloaded_error",
+            "rate_limit_error",
+        ):
+            return RetryDecision(f"stream error {code or kind}")
     return None
 
 
