@@ -452,3 +452,37 @@ async def test_a_final_error_event_is_not_retried(server: ReplayServer) -> None:
     message = await run(server, failing)
     assert message.stop_reason == "error" and "bad request" in (message.error_message or "")
     assert len(server.requests) == 1
+
+
+async def test_images_of_several_tool_results_follow_the_last_result(server: ReplayServer) -> None:
+    """OpenAI refuses a user message between the tool messages answering one assistant
+    message ("must be followed by tool messages responding to each tool_call_id")."""
+    shot = ImageContent("aGk=", "image/png")
+    messages = [
+        UserMessage("screenshots"),
+        AssistantMessage(
+            [ToolCall("c1", "shot", {}), ToolCall("c2", "shot", {})], stop_reason="toolUse"
+        ),
+        ToolResultMessage("c1", "shot", [TextContent("one"), shot]),
+        ToolResultMessage("c2", "shot", [TextContent("two"), shot]),
+        UserMessage("compare them"),
+    ]
+    await run(
+        server,
+        openai_chunks({"content": "ok"}),
+        Context("", messages),
+        input=("text", "image"),
+    )
+    sent = server.requests[0].body["messages"]
+    assert [m["role"] for m in sent] == [
+        "user",
+        "assistant",
+        "tool",
+        "tool",
+        "user",
+        "user",
+        "user",
+    ]
+    assert [m.get("tool_call_id") for m in sent[2:4]] == ["c1", "c2"]
+    assert all(m["content"][1]["type"] == "image_url" for m in sent[4:6])
+    assert sent[6]["content"] == "compare them"

@@ -136,10 +136,21 @@ def convert_messages(model: Model, context: Context) -> list[dict[str, Any]]:
         role = "developer" if is_openai_proper(model) and model.reasoning else "system"
         out.append({"role": role, "content": context.system_prompt})
     images_ok = "image" in model.input
+    held: list[dict[str, Any]] = []  # image messages of tool results, after all the results
     for message in transform_messages(
         context.messages, model, normalize_tool_call_id=openai_tool_call_id
     ):
-        out.extend(_convert_message(message, model, images_ok))
+        converted = _convert_message(message, model, images_ok)
+        if isinstance(message, ToolResultMessage):
+            # The tool messages answering one assistant message must follow it with nothing
+            # in between: a result's images wait until the last result.
+            out.append(converted[0])
+            held.extend(converted[1:])
+            continue
+        out.extend(held)
+        held.clear()
+        out.extend(converted)
+    out.extend(held)
     return out
 
 
