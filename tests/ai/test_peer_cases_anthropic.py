@@ -5,7 +5,9 @@ would refuse (DESIGN §7, §8, R-5.10)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -23,6 +25,7 @@ from yiemagent.types.messages import (
     UserMessage,
 )
 from yiemagent.types.model import Context, Model, ModelCost, StreamOptions
+from yiemagent.types.signal import AbortSignal
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -352,3 +355,28 @@ async def test_reasoning_switched_on_mid_tool_loop_sends_no_thinking_for_that_tu
         assert (await stream.result()).stop_reason == "stop"
     sent = ["thinking" in r.body for r in server.requests]
     assert sent == [expected for _, expected in cases]
+
+
+async def test_aborted_before_the_call_sends_nothing(server: ReplayServer) -> None:
+    signal = AbortSignal()
+    signal.abort("user")
+    stream = stream_anthropic_messages(
+        claude(server), Context("", [UserMessage("hi")]), StreamOptions(api_key=KEY, signal=signal)
+    )
+    kinds = [event.type async for event in stream]
+    assert kinds == ["start", "error"]
+    assert (await stream.result()).stop_reason == "aborted"
+    assert server.requests == []
+
+
+async def test_abort_while_waiting_for_the_response_headers(server: ReplayServer) -> None:
+    server.enqueue(sse_reply(sse(*text_blocks()), wait_s=5))
+    signal = AbortSignal()
+    stream = stream_anthropic_messages(
+        claude(server), Context("", [UserMessage("hi")]), StreamOptions(api_key=KEY, signal=signal)
+    )
+    asyncio.get_running_loop().call_later(0.2, signal.abort)
+    started = time.monotonic()
+    message = await stream.result()
+    assert message.stop_reason == "aborted"
+    assert time.monotonic() - started < 2
