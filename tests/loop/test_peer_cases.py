@@ -363,3 +363,21 @@ async def test_r4_5_an_abort_listener_that_raises_does_not_keep_tools_running() 
     new = await asyncio.wait_for(run, 1)
     result = next(m for m in new if isinstance(m, ToolResultMessage))
     assert text_of(result.content) == "stopped on abort"
+
+
+@pytest.mark.parametrize("prompts", ["hello", ["hello"], UserMessage("hello")])
+async def test_r5_1_a_text_or_one_message_as_prompts_is_one_user_message(prompts: Any) -> None:
+    """`agent_loop("hello", ...)` must not put five one-letter messages in the transcript."""
+    fm = FauxModel(["hi"])
+    context = AgentContext()
+    stream = agent_loop(prompts, context, AgentLoopConfig(model=fm.model), None, fm.stream_fn)
+    new = await stream.result()
+    assert [m.role for m in new] == ["user", "assistant"]
+    first = new[0]
+    assert isinstance(first, UserMessage) and text_of(first.content) == "hello"
+
+
+async def test_r5_1_prompts_that_are_not_messages_raise_at_the_call() -> None:
+    fm = FauxModel(["hi"])
+    with pytest.raises(TypeError, match="expected messages"):
+        agent_loop(42, AgentContext(), AgentLoopConfig(model=fm.model), None, fm.stream_fn)  # type: ignore[arg-type]

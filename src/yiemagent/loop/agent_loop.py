@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -85,6 +85,7 @@ def agent_loop(
     Must be called from a running event loop; the run is a task on it. The stream always ends
     with an `AgentEndEvent` (R-5.9); `await stream.result()` gives the messages the run added.
     """
+    prompts = _as_messages(prompts)  # a bad prompt raises here, not inside the task
     stream = _create_agent_stream()
     _start(stream, run_agent_loop(prompts, context, config, _pusher(stream), signal, stream_fn))
     return stream
@@ -117,7 +118,9 @@ async def run_agent_loop(
 ) -> list[AgentMessage]:
     """Run to the end with new prompts, sending each event to `emit` (plain or async; its
     exceptions are logged and ignored, R-5.1b). Never raises for what happens inside the run
-    (R-5.9). Returns the messages the run added, prompts first."""
+    (R-5.9). Returns the messages the run added, prompts first. A prompt given as a text
+    (or one message) is taken as a list of one user message (or that message)."""
+    prompts = _as_messages(prompts)
     run = _Run(context, config, make_emit(emit), signal or AbortSignal(), stream_fn)
     run.new_messages.extend(prompts)
     context.messages.extend(prompts)
@@ -295,11 +298,22 @@ async def _poll(
     message), never iterated into characters."""
     if get_messages is None:
         return []
-    value = await maybe_await(get_messages())
+    return _as_messages(await maybe_await(get_messages()))
+
+
+def _as_messages(value: Any) -> list[AgentMessage]:
+    """A list of messages from a list of messages, one message, or a text (a user message);
+    texts in the list become user messages. Never iterates a text into characters.
+
+    Raises:
+        TypeError: `value` is none of these.
+    """
     if not value:
         return []
     if isinstance(value, str) or hasattr(value, "role"):
-        value = [value]
+        return [UserMessage(value) if isinstance(value, str) else value]
+    if not isinstance(value, Iterable):
+        raise TypeError(f"expected messages, got {type(value).__name__}")
     return [UserMessage(m) if isinstance(m, str) else m for m in value]
 
 
