@@ -486,3 +486,38 @@ async def test_images_of_several_tool_results_follow_the_last_result(server: Rep
     assert [m.get("tool_call_id") for m in sent[2:4]] == ["c1", "c2"]
     assert all(m["content"][1]["type"] == "image_url" for m in sent[4:6])
     assert sent[6]["content"] == "compare them"
+
+
+async def test_mistral_gets_nine_character_ids_and_named_tool_messages(
+    server: ReplayServer,
+) -> None:
+    """Mistral refuses ids that are not 9 characters of [a-zA-Z0-9] and wants the tool name
+    on tool messages (pi-mono normalizeMistralToolId); calls and results stay paired, also
+    when ids collide once normalised (R-5.10)."""
+    ids = ["toolu_01A09q90qw90lq917835lq9", "call|1", "abcdefghi", "abcdefghi"]
+    messages: list[Any] = [
+        UserMessage("go"),
+        AssistantMessage(
+            [ToolCall(i, f"t{n}", {}) for n, i in enumerate(ids)],
+            stop_reason="toolUse",
+            provider="anthropic",
+            model="claude",
+        ),
+        *(ToolResultMessage(i, f"t{n}", [TextContent(str(n))]) for n, i in enumerate(ids)),
+    ]
+    model = Model(
+        id="mistral-large-latest",
+        provider="mistral",
+        api="openai-completions",
+        base_url=server.url + "/v1",
+    )
+    server.enqueue(sse_reply(openai_chunks({"content": "ok"})))
+    stream = stream_openai_completions(model, Context("", messages), StreamOptions(api_key=KEY))
+    assert (await stream.result()).stop_reason == "stop"
+    sent = server.requests[0].body["messages"]
+    call_ids = [c["id"] for c in sent[1]["tool_calls"]]
+    assert len(set(call_ids)) == 4
+    assert all(len(i) == 9 and i.isalnum() and i.isascii() for i in call_ids)
+    assert call_ids[2] == "abcdefghi"
+    results = [(m["tool_call_id"], m["name"], m["content"]) for m in sent[2:]]
+    assert results == [(i, f"t{n}", str(n)) for n, i in enumerate(call_ids)]

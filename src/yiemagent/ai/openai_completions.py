@@ -121,7 +121,22 @@ def openai_tool_call_id(tool_call_id: str) -> str:
     clean = re.sub(r"[^A-Za-z0-9_-]", "_", tool_call_id)
     if 0 < len(clean) <= 40:
         return clean
-    return "call_" + hashlib.sha256(tool_call_id.encode()).hexdigest()[:32]
+    return "call_" + hashlib.sha256(tool_call_id.encode(errors="replace")).hexdigest()[:32]
+
+
+_MISTRAL_ID_OK = re.compile(r"^[A-Za-z0-9]{9}$")
+
+
+def mistral_tool_call_id(tool_call_id: str) -> str:
+    """A tool-call id Mistral accepts (exactly 9 of `[A-Za-z0-9]`), stable for a given input."""
+    if _MISTRAL_ID_OK.match(tool_call_id):
+        return tool_call_id
+    return hashlib.sha256(tool_call_id.encode(errors="replace")).hexdigest()[:9]
+
+
+def is_mistral(model: Model) -> bool:
+    """Whether `model` is served by Mistral's API (its own rules for ids and tool messages)."""
+    return model.provider == "mistral" or "mistral.ai" in (model.base_url or "")
 
 
 # ── request ──────────────────────────────────────────────────────────────────
@@ -138,7 +153,9 @@ def convert_messages(model: Model, context: Context) -> list[dict[str, Any]]:
     images_ok = "image" in model.input
     held: list[dict[str, Any]] = []  # image messages of tool results, after all the results
     for message in transform_messages(
-        context.messages, model, normalize_tool_call_id=openai_tool_call_id
+        context.messages,
+        model,
+        normalize_tool_call_id=mistral_tool_call_id if is_mistral(model) else openai_tool_call_id,
     ):
         converted = _convert_message(message, model, images_ok)
         if isinstance(message, ToolResultMessage):
@@ -170,6 +187,8 @@ def _convert_message(message: Message, model: Model, images_ok: bool) -> list[di
             # Servers reject empty or whitespace-only content: a placeholder keeps the pair.
             "content": text if text.strip() else ("(error)" if message.is_error else "(no output)"),
         }
+        if is_mistral(model):
+            tool_message["name"] = message.tool_name
         if not (images and images_ok):
             return [tool_message]
         # Tool messages cannot carry images: hand them over in a user message right after.

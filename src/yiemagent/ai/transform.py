@@ -76,16 +76,20 @@ class _Ids:
             self._used.add(base)
             return base
         base = base or "call"
-        while True:
+        for _ in range(1000):  # a normaliser that cannot make ids unique ends the search
             self._count += 1
-            suffix = f"_{self._count}"
-            candidate = base + suffix
-            if normalize is not None and normalize(candidate) != candidate:
-                # The normaliser shortens ids: keep the suffix, shorten the base.
-                candidate = base[: max(0, len(base) - len(suffix))] + suffix
-            if candidate not in self._used:
-                self._used.add(candidate)
-                return candidate
+            number = str(self._count)
+            # `base_N`; when the normaliser changes that (a length limit, no "_"), the base
+            # shortened to make room for N.
+            for candidate in (f"{base}_{number}", base[: max(0, len(base) - len(number))] + number):
+                if normalize is not None:
+                    candidate = normalize(candidate)
+                if candidate and candidate not in self._used:
+                    self._used.add(candidate)
+                    return candidate
+        candidate = f"{base}_{self._count}"
+        self._used.add(candidate)
+        return candidate
 
 
 def _is_same_model(message: AssistantMessage, model: Model) -> bool:
