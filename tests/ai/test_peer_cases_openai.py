@@ -521,3 +521,20 @@ async def test_mistral_gets_nine_character_ids_and_named_tool_messages(
     assert call_ids[2] == "abcdefghi"
     results = [(m["tool_call_id"], m["name"], m["content"]) for m in sent[2:]]
     assert results == [(i, f"t{n}", str(n)) for n, i in enumerate(call_ids)]
+
+
+@pytest.mark.parametrize(
+    ("retention", "key", "retained"),
+    [(None, "s-1", None), ("short", "s-1", None), ("long", "s-1", "24h"), ("none", None, None)],
+)
+async def test_openai_cache_retention(
+    server: ReplayServer, retention: Any, key: str | None, retained: str | None
+) -> None:
+    """pi-mono cache-retention: "none" sends no prompt_cache_key, "long" asks for 24 h."""
+    server.enqueue(sse_reply(openai_chunks({"content": "ok"})))
+    model = Model(id="gpt-x", provider="openai", api="openai-completions", base_url=server.url)
+    options = StreamOptions(api_key=KEY, session_id="s-1", cache_retention=retention)
+    await stream_openai_completions(model, Context("", [UserMessage("hi")]), options).result()
+    body = server.requests[0].body
+    assert body.get("prompt_cache_key") == key
+    assert body.get("prompt_cache_retention") == retained

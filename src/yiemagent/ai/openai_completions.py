@@ -11,7 +11,9 @@ ours (`retry.py`), the SDK's are off.
 Decisions for compatible servers: `max_tokens` is sent only when `StreamOptions.max_tokens`
 is set (as `max_completion_tokens` to OpenAI itself, `max_tokens` elsewhere: llama.cpp, vLLM
 and Ollama read that one, and vLLM rejects a value larger than the context);
-`prompt_cache_key`, `metadata` and the `developer` role go to OpenAI only; reasoning effort
+`prompt_cache_key` (the session id; none with `cache_retention="none"`),
+`prompt_cache_retention="24h"` (`cache_retention="long"`), `metadata` and the `developer`
+role go to OpenAI only; reasoning effort
 goes as `reasoning_effort` (OpenRouter: `reasoning.effort`). Thinking received in a
 `reasoning_content`/`reasoning`/`reasoning_text` delta field is stored with that field name as
 its signature and sent back in the same field to the same model; other models' thinking is
@@ -273,8 +275,11 @@ def build_request_body(model: Model, context: Context, options: StreamOptions) -
             body["reasoning"] = {"effort": options.reasoning}
         else:
             body["reasoning_effort"] = options.reasoning
-    if proper and options.session_id:
-        body["prompt_cache_key"] = options.session_id
+    if proper and options.cache_retention != "none":
+        if options.session_id:
+            body["prompt_cache_key"] = options.session_id
+        if options.cache_retention == "long":
+            body["prompt_cache_retention"] = "24h"
     if proper and options.metadata:
         body["metadata"] = {str(k): str(v) for k, v in options.metadata.items()}
     return body
