@@ -315,7 +315,8 @@ async def test_r5_9_a_hook_returning_none_is_named_in_the_error(hook: str) -> No
         return None
 
     fm = FauxModel(["never"])
-    config = AgentLoopConfig(model=fm.model, **{hook: returns_none})
+    hooks: dict[str, Any] = {hook: returns_none}
+    config = AgentLoopConfig(model=fm.model, **hooks)
     new = await run_agent_loop(
         [UserMessage("go")], AgentContext(), config, ignore, None, fm.stream_fn
     )
@@ -381,3 +382,16 @@ async def test_r5_1_prompts_that_are_not_messages_raise_at_the_call() -> None:
     fm = FauxModel(["hi"])
     with pytest.raises(TypeError, match="expected messages"):
         agent_loop(42, AgentContext(), AgentLoopConfig(model=fm.model), None, fm.stream_fn)  # type: ignore[arg-type]
+
+
+async def test_r4_1_asyncio_timeout_around_a_run_still_raises_timeout_error() -> None:
+    """`asyncio.timeout` (and TaskGroup) recognise only a plain `CancelledError`: the
+    cancellation that leaves a run must be the one it received."""
+    fm = FauxModel([faux_message(faux_tool_call("slow", {})), "never"])
+    context = AgentContext("sys", [], [make_tool("slow", slow)])
+    config = AgentLoopConfig(model=fm.model)
+    with pytest.raises(TimeoutError):
+        async with asyncio.timeout(0.1):
+            await run_agent_loop([UserMessage("go")], context, config, ignore, None, fm.stream_fn)
+    calls, results = calls_and_results(context.messages)
+    assert len(calls) == 1 and calls == results

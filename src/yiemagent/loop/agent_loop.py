@@ -20,12 +20,11 @@ from typing import Any
 
 from yiemagent.errors import ConfigError
 from yiemagent.loop._emit import Emit, EventSink, make_emit, maybe_await
-from yiemagent.loop.batches import CANCELLED_TEXT, BatchCancelled
+from yiemagent.loop.batches import CANCELLED_TEXT, run_tool_call_batch
 from yiemagent.loop.convert import IncrementalConverter
 from yiemagent.loop.model_call import assistant_message, stream_assistant_response, stream_response
 from yiemagent.loop.tool_calls import (
     ensure_unique_tool_call_ids,
-    execute_tool_calls,
     fail_tool_calls,
 )
 from yiemagent.types import (
@@ -394,12 +393,16 @@ async def _run_tool_calls(
     elif message.stop_reason == "error" or message.stop_reason == "aborted":
         batch = await fail_tool_calls(calls, _unfinished_call_text(message), run.emit)
     else:
+        answered: list[ToolResultMessage] = []
         try:
-            batch = await execute_tool_calls(run.context, message, run.config, run.signal, run.emit)
-        except BatchCancelled as cancelled:  # every call answered all the same
-            for result in cancelled.batch.messages:
-                run.append(result)
-            run.unanswered = []
+            batch = await run_tool_call_batch(
+                run.context, message, run.config, run.signal, run.emit, answered
+            )
+        except asyncio.CancelledError:  # every call answered all the same
+            if answered:
+                for result in answered:
+                    run.append(result)
+                run.unanswered = []
             raise
     for result in batch.messages:
         run.append(result)

@@ -45,7 +45,6 @@ from yiemagent.types.signal import AbortSignal
 __all__ = [
     "CANCELLED_TEXT",
     "SKIPPED_TEXT",
-    "BatchCancelled",
     "create_tool_result_message",
     "ensure_unique_tool_call_ids",
     "execute_tool_calls",
@@ -59,16 +58,6 @@ logger = logging.getLogger(__name__)
 
 SKIPPED_TEXT = "Tool call skipped: the run was aborted"
 CANCELLED_TEXT = "Tool call cancelled: the run's task was cancelled"
-
-
-class BatchCancelled(asyncio.CancelledError):
-    """The task running a batch was cancelled. Every call has had its events and result
-    message all the same (R-4.1); `batch` holds the results, in source order."""
-
-    def __init__(self, batch: ToolCallBatch) -> None:
-        super().__init__(CANCELLED_TEXT)
-        self.batch = batch
-
 
 _INTERNAL_ERROR = "Tool call failed: internal error: "
 
@@ -278,8 +267,14 @@ async def _limited(
         await batch.run(i, prepared)
 
 
-async def _guarded(batch: _Batch, parallel: bool) -> ToolCallBatch:
-    """Run a schedule; if anything in it raises, the calls without a result get one (R-4.1)."""
+async def _guarded(
+    batch: _Batch, parallel: bool, answered: list[ToolResultMessage] | None = None
+) -> ToolCallBatch:
+    """Run a schedule; if anything in it raises, the calls without a result get one (R-4.1).
+
+    Cancelled, it answers them too ("cancelled"), puts every result in `answered` and
+    re-raises the very `CancelledError` it got (`asyncio.timeout` and `TaskGroup` recognise
+    only that one)."""
     try:
         await (_parallel(batch) if parallel else _sequential(batch))
     except Exception as exc:
@@ -292,7 +287,9 @@ async def _guarded(batch: _Batch, parallel: bool) -> ToolCallBatch:
             await batch.answer_the_rest(CANCELLED_TEXT)
         except Exception:
             logger.exception("could not answer the tool calls of a cancelled batch")
-        raise BatchCancelled(batch.result()) from None
+        if answered is not None:
+            answered.extend(batch.result().messages)
+        raise
     return batch.result()
 
 
@@ -314,9 +311,22 @@ async def execute_tool_calls(
 
     Returns:
         One result message per tool call, in source order, and whether to terminate
-        (R-4.10). Never raises, except `BatchCancelled` (a `CancelledError`) when the
-        calling task is cancelled, after every call has been answered.
+        (R-4.10). Never raises, except `CancelledError` when the calling task is
+        cancelled, after every call has had its events and an error result.
     """
+    return await run_tool_call_batch(context, assistant_message, config, signal, emit, None)
+
+
+async def run_tool_call_batch(
+    context: AgentContext,
+    assistant_message: AssistantMessage,
+    config: AgentLoopConfig,
+    signal: AbortSignal,
+    emit: Emit,
+    answered: list[ToolResultMessage] | None,
+) -> ToolCallBatch:
+    """`execute_tool_calls` for the loop: when cancelled, the result messages (one per call)
+    are in `answered` before the `CancelledError` goes on."""
     try:
         ensure_unique_tool_call_ids(assistant_message)
         calls = assistant_message.tool_calls
@@ -330,7 +340,7 @@ async def execute_tool_calls(
     parallel = config.tool_execution == "parallel" and all(
         tool.parallel for call in calls if (tool := batch.tools.get(call.name)) is not None
     )
-    return await _guarded(batch, parallel)
+    return await _guarded(batch, parallel, answered)
 
 
 async def execute_tool_calls_sequential(
