@@ -111,3 +111,26 @@ def test_r4_4_schema_edge_cases_rejected_with_the_path(
     with pytest.raises(ToolArgumentsError) as info:
         check(schema, arguments)
     assert problem in str(info.value)
+
+
+def test_r4_3_a_tool_returning_content_blocks_keeps_them() -> None:
+    """A screenshot tool returns an `ImageContent`: the model gets the image, not its JSON.
+    (The return hints name locally imported classes: unresolvable, and not needed.)"""
+    from yiemagent import AbortSignal, ImageContent, TextContent, tool
+
+    image = ImageContent("aGk=", "image/png")
+
+    @tool
+    def screenshot(page: str) -> ImageContent:
+        """Take a screenshot."""
+        return image
+
+    @tool
+    def annotated(page: str) -> list[TextContent | ImageContent]:
+        """Screenshot with a caption."""
+        return [TextContent(f"page {page}"), image]
+
+    one = screenshot.execute("c1", {"page": "a"}, AbortSignal(), lambda update: None)
+    two = annotated.execute("c2", {"page": "a"}, AbortSignal(), lambda update: None)
+    assert one.content == [image]  # type: ignore[union-attr]
+    assert two.content == [TextContent("page a"), image]  # type: ignore[union-attr]

@@ -19,11 +19,13 @@ from __future__ import annotations
 
 import inspect
 import re
+import types
 import typing
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, overload
 
 from yiemagent.errors import ConfigError
+from yiemagent.types.messages import ImageContent, TextContent
 from yiemagent.types.signal import AbortSignal
 from yiemagent.types.tools import AgentTool, AgentToolResult, OnUpdate, ToolExecute
 
@@ -164,13 +166,31 @@ def _parameters(
     return params, frozenset(injected)
 
 
+def _parameter_hints(func: Callable[..., Any], tool_name: str, error: Exception) -> dict[str, Any]:
+    """The parameters' type hints alone, when the return annotation (which the schema does
+    not use) cannot be resolved, e.g. a name imported under `TYPE_CHECKING`.
+
+    Raises:
+        ConfigError: a parameter's hint cannot be resolved either.
+    """
+    annotations = {k: v for k, v in getattr(func, "__annotations__", {}).items() if k != "return"}
+    holder = types.SimpleNamespace(__annotations__=annotations)
+    unwrapped = inspect.unwrap(func)
+    try:
+        return typing.get_type_hints(
+            holder, globalns=getattr(unwrapped, "__globals__", {}), include_extras=True
+        )
+    except Exception:
+        raise ConfigError(f"tool {tool_name!r}: cannot resolve type hints: {error}") from error
+
+
 def _arguments_model(
     func: Callable[..., Any], tool_name: str, params: list[inspect.Parameter]
 ) -> type[pydantic.BaseModel]:
     try:
         hints = typing.get_type_hints(func, include_extras=True)
     except Exception as exc:
-        raise ConfigError(f"tool {tool_name!r}: cannot resolve type hints: {exc}") from exc
+        hints = _parameter_hints(func, tool_name, exc)
     import pydantic  # lazily: `import yiemagent.tools` stays light (DESIGN §2)
     import pydantic_core
 
@@ -236,9 +256,19 @@ def _make_execute(
 
 
 def to_tool_return(value: object) -> AgentToolResult | str:
-    """An `AgentToolResult` or `str` as is; anything else as its JSON text."""
+    """An `AgentToolResult` or `str` as is; a content block (`TextContent`, `ImageContent`)
+    or a non-empty list of them as the result's content (a screenshot stays an image);
+    anything else as its JSON text."""
     if isinstance(value, AgentToolResult | str):
         return value
+    if isinstance(value, TextContent | ImageContent):
+        return AgentToolResult([value])
+    if (
+        isinstance(value, list)
+        and value
+        and all(isinstance(block, TextContent | ImageContent) for block in value)
+    ):
+        return AgentToolResult(list(value))
     import pydantic_core
 
     return AgentToolResult.text(pydantic_core.to_json(value, fallback=str).decode())
