@@ -5,6 +5,7 @@ server serving hand-written Messages API SSE streams in the documented event for
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -226,7 +227,7 @@ async def test_cache_control_on_system_and_last_user_message(
 async def test_thinking_budget_from_reasoning_level(server: ReplayServer) -> None:
     server.enqueue(sse_reply("anthropic_text.sse"), sse_reply("anthropic_text.sse"))
     await collect(
-        claude(server),
+        replace(claude(server), max_tokens=64_000),
         hello(),
         StreamOptions(api_key=KEY, reasoning="high", temperature=0.3, max_tokens=1000),
     )

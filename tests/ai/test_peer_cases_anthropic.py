@@ -380,3 +380,35 @@ async def test_abort_while_waiting_for_the_response_headers(server: ReplayServer
     message = await stream.result()
     assert message.stop_reason == "aborted"
     assert time.monotonic() - started < 2
+
+
+@pytest.mark.parametrize(
+    ("model_max", "reasoning", "max_tokens", "budget"),
+    [
+        (32_000, "xhigh", 32_000, 30_976),  # claude-opus-4-1: 32000 output tokens at most
+        (64_000, "xhigh", 64_000, 32_000),
+        (4_096, "high", 4_096, 3_072),
+        (1_500, "high", 1_500, None),  # no room for the 1024-token minimum: no thinking
+    ],
+)
+async def test_thinking_budget_stays_within_the_models_output_limit(
+    server: ReplayServer, model_max: int, reasoning: Any, max_tokens: int, budget: int | None
+) -> None:
+    server.enqueue(sse_reply(sse(*text_blocks())))
+    model = Model(
+        id="claude-opus-4-1",
+        provider="anthropic",
+        api="anthropic-messages",
+        base_url=server.url,
+        reasoning=True,
+        max_tokens=model_max,
+    )
+    options = StreamOptions(api_key=KEY, reasoning=reasoning, temperature=0.2)
+    await stream_anthropic_messages(model, Context("", [UserMessage("hi")]), options).result()
+    body = server.requests[0].body
+    assert body["max_tokens"] == max_tokens
+    if budget is None:
+        assert "thinking" not in body and body["temperature"] == 0.2
+    else:
+        assert body["thinking"] == {"type": "enabled", "budget_tokens": budget}
+        assert "temperature" not in body

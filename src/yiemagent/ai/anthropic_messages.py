@@ -233,10 +233,16 @@ def build_request_body(model: Model, context: Context, options: StreamOptions) -
         assert options.reasoning is not None
         budgets = {**THINKING_BUDGETS, **(options.thinking_budgets or {})}
         budget = budgets.get(options.reasoning, THINKING_BUDGETS["medium"])
-        body["thinking"] = {"type": "enabled", "budget_tokens": budget}
         if max_tokens <= budget:
-            body["max_tokens"] = budget + 1024
-    elif options.temperature is not None:
+            # Room for the answer after the thinking, within the model's output limit.
+            max_tokens = body["max_tokens"] = min(budget + 1024, max(model.max_tokens, max_tokens))
+            budget = min(budget, max_tokens - 1024)
+        if budget >= 1024:  # the API's minimum
+            body["thinking"] = {"type": "enabled", "budget_tokens": budget}
+        else:
+            logger.info("thinking left off: max_tokens=%d leaves no room for it", max_tokens)
+            thinking = False
+    if not thinking and options.temperature is not None:
         body["temperature"] = options.temperature  # the API refuses it with thinking on
     if options.metadata and options.metadata.get("user_id"):
         body["metadata"] = {"user_id": str(options.metadata["user_id"])}
