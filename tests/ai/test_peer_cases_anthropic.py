@@ -412,3 +412,17 @@ async def test_thinking_budget_stays_within_the_models_output_limit(
     else:
         assert body["thinking"] == {"type": "enabled", "budget_tokens": budget}
         assert "temperature" not in body
+
+
+async def test_tool_history_without_tools_declares_them_and_forbids_calls(
+    server: ReplayServer,
+) -> None:
+    """The API refuses a request whose messages hold tool_use/tool_result blocks but which
+    defines no tools (a summarising turn without tools, an emptied tool store)."""
+    messages = [*tool_turn([TextContent("Status OK")])]
+    await run(server, sse(*text_blocks()), Context("", messages))  # no tools
+    await run(server, sse(*text_blocks()), Context("", [UserMessage("hi")]))
+    with_history, plain = (r.body for r in server.requests)
+    assert [t["name"] for t in with_history["tools"]] == ["get_status"]
+    assert with_history["tool_choice"] == {"type": "none"}
+    assert "tools" not in plain and "tool_choice" not in plain

@@ -222,6 +222,20 @@ def build_request_body(model: Model, context: Context, options: StreamOptions) -
             {"name": t.name, "description": t.description, "input_schema": t.input_schema}
             for t in context.tools
         ]
+    else:
+        used = _tool_names_in(body["messages"])
+        if used:
+            # The API refuses tool_use/tool_result blocks in a request that defines no tools:
+            # the tools of the history are declared, and the model may not call them.
+            body["tools"] = [
+                {
+                    "name": name,
+                    "description": "Not available in this turn.",
+                    "input_schema": {"type": "object"},
+                }
+                for name in used
+            ]
+            body["tool_choice"] = {"type": "none"}
     thinking = bool(options.reasoning and model.reasoning)
     if thinking and _open_tool_turn_without_thinking(body["messages"]):
         # The API refuses thinking when the assistant turn being continued (tool use, then
@@ -247,6 +261,17 @@ def build_request_body(model: Model, context: Context, options: StreamOptions) -
     if options.metadata and options.metadata.get("user_id"):
         body["metadata"] = {"user_id": str(options.metadata["user_id"])}
     return body
+
+
+def _tool_names_in(messages: list[dict[str, Any]]) -> list[str]:
+    """The tool names of the tool_use blocks in `messages`, in first-use order."""
+    names: dict[str, None] = {}
+    for message in messages:
+        if message["role"] == "assistant":
+            for block in message["content"]:
+                if block.get("type") == "tool_use":
+                    names[block["name"]] = None
+    return list(names)
 
 
 def _open_tool_turn_without_thinking(messages: list[dict[str, Any]]) -> bool:
