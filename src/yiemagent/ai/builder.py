@@ -53,6 +53,9 @@ logger = logging.getLogger(__name__)
 
 _Block = TextContent | ThinkingContent | ToolCall
 
+_ALWAYS_PARSE = 32 * 1024
+"""Argument text up to this length is re-parsed after every fragment."""
+
 
 class MessageBuilder:
     """Builds one assistant message from provider deltas and pushes its events.
@@ -62,7 +65,7 @@ class MessageBuilder:
     `done` or `fail` the stream has ended and further calls are ignored by the stream.
     """
 
-    __slots__ = ("_block", "_index", "_model", "_raw", "_stream", "message")
+    __slots__ = ("_block", "_index", "_model", "_parsed", "_raw", "_stream", "message")
 
     def __init__(self, model: Model, stream: AssistantMessageEventStream) -> None:
         self._model = model
@@ -70,6 +73,7 @@ class MessageBuilder:
         self._block: _Block | None = None
         self._index = -1
         self._raw = ""
+        self._parsed = 0
         self.message = AssistantMessage(api=model.api, provider=model.provider, model=model.id)
         """The partial message; final once `done`/`fail` has been called."""
 
@@ -113,6 +117,7 @@ class MessageBuilder:
         call = ToolCall(id=id, name=name, arguments={}, partial_json="")
         index = self._open(call)  # closes the previous block first, with its own arguments
         self._raw = ""
+        self._parsed = 0
         self._stream.push(ToolCallStartEvent(index, self.message))
 
     def tool_call_delta(self, json_fragment: str) -> None:
@@ -126,9 +131,13 @@ class MessageBuilder:
             raise RuntimeError("tool_call_delta without an open tool call")
         if not json_fragment:
             return
-        self._raw += json_fragment
-        call.partial_json = self._raw
-        call.arguments = parse_partial_json(self._raw)
+        raw = self._raw = self._raw + json_fragment
+        call.partial_json = raw
+        # Re-parsing everything after every fragment is quadratic: past 32 KiB the partial
+        # arguments are refreshed once the text has grown by a sixteenth (linear in all).
+        if len(raw) <= _ALWAYS_PARSE or len(raw) - self._parsed >= len(raw) >> 4:
+            call.arguments = parse_partial_json(raw)
+            self._parsed = len(raw)
         self._stream.push(ToolCallDeltaEvent(self._index, json_fragment, self.message))
 
     def end_block(self) -> None:
