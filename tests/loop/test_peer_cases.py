@@ -395,3 +395,37 @@ async def test_r4_1_asyncio_timeout_around_a_run_still_raises_timeout_error() ->
             await run_agent_loop([UserMessage("go")], context, config, ignore, None, fm.stream_fn)
     calls, results = calls_and_results(context.messages)
     assert len(calls) == 1 and calls == results
+
+
+def test_r4_1_keyboard_interrupt_in_an_async_tool_still_answers_every_call() -> None:
+    """A Ctrl-C landing in an async tool (no asyncio.run signal handling) goes on to the
+    caller, but the transcript first gets a result for each call and the turn is closed."""
+
+    async def interrupted(tool_call_id: str, args: Any, signal: Any, on_update: Any) -> str:
+        raise KeyboardInterrupt
+
+    fm = FauxModel(
+        [
+            faux_message(
+                faux_tool_call("ok", {}), faux_tool_call("t", {}), faux_tool_call("ok", {})
+            ),
+            "never",
+        ]
+    )
+    context = AgentContext("sys", [], [make_tool("ok", quick), make_tool("t", interrupted)])
+    events: list[AgentEvent] = []
+    config = AgentLoopConfig(model=fm.model, tool_execution="sequential")
+
+    async def main() -> None:
+        await run_agent_loop(
+            [UserMessage("go")], context, config, events.append, None, fm.stream_fn
+        )
+
+    with pytest.raises(KeyboardInterrupt):
+        asyncio.run(main())
+    calls, results = calls_and_results(context.messages)
+    assert len(calls) == 3 and calls == results
+    texts = [text_of(m.content) for m in context.messages if isinstance(m, ToolResultMessage)]
+    assert texts == ["quick done", *["Tool call interrupted: KeyboardInterrupt"] * 2]
+    check_event_pairs(events)
+    assert end_reason(events) == "aborted"

@@ -20,7 +20,7 @@ from typing import Any
 
 from yiemagent.errors import ConfigError
 from yiemagent.loop._emit import Emit, EventSink, make_emit, maybe_await
-from yiemagent.loop.batches import CANCELLED_TEXT, run_tool_call_batch
+from yiemagent.loop.batches import CANCELLED_TEXT, interrupted_text, run_tool_call_batch
 from yiemagent.loop.convert import IncrementalConverter
 from yiemagent.loop.model_call import assistant_message, stream_assistant_response, stream_response
 from yiemagent.loop.tool_calls import (
@@ -228,19 +228,19 @@ async def _run(run: _Run) -> None:
     reason: AgentEndReason = "error"
     try:
         reason = await _run_turns(run)
-    except asyncio.CancelledError:  # the run's task was cancelled: close the turn, go on
-        reason = "aborted"
-        try:
-            await _end_cancelled_turn(run)
-        except Exception:
-            logger.exception("could not close the turn of a cancelled run")
-        raise
     except Exception as exc:  # R-5.9: the run ends, it never raises into the consumer
         logger.exception("agent loop failed")
         try:
             await _fail_run(run, exc)
         except Exception:
             logger.exception("could not report the failure as a message")
+    except BaseException as exc:  # cancelled, Ctrl-C, sys.exit: close the turn, then go on
+        reason = "aborted"
+        try:
+            await _end_cancelled_turn(run, exc)
+        except Exception:
+            logger.exception("could not close the turn of a cancelled run")
+        raise
     finally:
         await run.emit(AgentEndEvent(run.new_messages, reason))
 
@@ -398,7 +398,7 @@ async def _run_tool_calls(
             batch = await run_tool_call_batch(
                 run.context, message, run.config, run.signal, run.emit, answered
             )
-        except asyncio.CancelledError:  # every call answered all the same (R-4.1)
+        except BaseException:  # cancelled or interrupted: every call answered all the same
             if answered:
                 for result in answered:
                     run.append(result)
@@ -419,19 +419,23 @@ def _unfinished_call_text(message: AssistantMessage) -> str:
 # ── when something raises ───────────────────────────────────────────────────
 
 
-async def _end_cancelled_turn(run: _Run) -> None:
-    """The run's task was cancelled (e.g. `asyncio.wait_for` around it): answer the tool calls
-    left open (R-4.1), end the model call cut short with an "aborted" message, and emit
-    `turn_end`, as an abort does; the caller emits `agent_end` and re-raises."""
+async def _end_cancelled_turn(run: _Run, exc: BaseException) -> None:
+    """The run's task was cancelled (e.g. `asyncio.wait_for` around it) or a
+    `KeyboardInterrupt`/`SystemExit` is going through it: answer the tool calls left open
+    (R-4.1), end the model call cut short with an "aborted" message, and emit `turn_end`, as
+    an abort does; the caller emits `agent_end` and re-raises."""
     if not run.in_turn:
         return
+    cancelled = isinstance(exc, asyncio.CancelledError)
     message = run.turn_message
     if message is None:  # cancelled during the model call
-        message = assistant_message(run.config, "aborted", "The run's task was cancelled")
+        why = "cancelled" if cancelled else f"interrupted ({type(exc).__name__})"
+        message = assistant_message(run.config, "aborted", f"The run's task was {why}")
         await _emit_message(run, message)
         run.append(message)
     if run.unanswered:
-        batch = await fail_tool_calls(run.unanswered, CANCELLED_TEXT, run.emit)
+        text = CANCELLED_TEXT if cancelled else interrupted_text(exc)
+        batch = await fail_tool_calls(run.unanswered, text, run.emit)
         for result in batch.messages:
             run.append(result)
         run.unanswered = []

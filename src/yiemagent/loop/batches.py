@@ -272,25 +272,31 @@ async def _guarded(
 ) -> ToolCallBatch:
     """Run a schedule; if anything in it raises, the calls without a result get one (R-4.1).
 
-    Cancelled, it answers them too ("cancelled"), puts every result in `answered` and
-    re-raises the very `CancelledError` it got (`asyncio.timeout` and `TaskGroup` recognise
-    only that one)."""
+    Cancelled (or a `KeyboardInterrupt`/`SystemExit` going by), it answers them too, puts
+    every result in `answered` and re-raises the very exception it got (`asyncio.timeout`
+    and `TaskGroup` recognise only the `CancelledError` they caused)."""
     try:
         await (_parallel(batch) if parallel else _sequential(batch))
     except Exception as exc:
         logger.exception("tool-call batch failed; answering the remaining calls")
         await batch.answer_the_rest(f"{_INTERNAL_ERROR}{_error_text(exc)}")
-    except asyncio.CancelledError:
+    except BaseException as exc:  # cancelled, or KeyboardInterrupt/SystemExit passing through
         for task in batch.tasks:
             task.cancel()
-        try:  # the cancellation is delivered; emitting the missing events can go on
-            await batch.answer_the_rest(CANCELLED_TEXT)
+        text = CANCELLED_TEXT if isinstance(exc, asyncio.CancelledError) else interrupted_text(exc)
+        try:  # the exception is delivered; emitting the missing events can go on
+            await batch.answer_the_rest(text)
         except Exception:
             logger.exception("could not answer the tool calls of a cancelled batch")
         if answered is not None:
             answered.extend(batch.result().messages)
         raise
     return batch.result()
+
+
+def interrupted_text(exc: BaseException) -> str:
+    """The result of a call cut short by a `KeyboardInterrupt`, `SystemExit`, ... going by."""
+    return f"Tool call interrupted: {type(exc).__name__}"
 
 
 # ── entry points ─────────────────────────────────────────────────────────────
