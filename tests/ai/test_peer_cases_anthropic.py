@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.ai.servers import ReplayServer, sse_reply
+from tests.ai.servers import ReplayServer, Reply, sse_reply
 from yiemagent.ai.anthropic_messages import stream_anthropic_messages
 from yiemagent.types.messages import (
     AssistantMessage,
@@ -426,3 +426,13 @@ async def test_tool_history_without_tools_declares_them_and_forbids_calls(
     assert [t["name"] for t in with_history["tools"]] == ["get_status"]
     assert with_history["tool_choice"] == {"type": "none"}
     assert "tools" not in plain and "tool_choice" not in plain
+
+
+async def test_an_html_error_page_is_reported_by_its_title(server: ReplayServer) -> None:
+    page = b"<html><head><title>403 Forbidden</title></head><body>" + b"y" * 5000 + b"</body>"
+    server.enqueue(Reply(status=403, headers={"content-type": "text/html"}, body=page))
+    stream = stream_anthropic_messages(
+        claude(server), Context("", [UserMessage("hi")]), StreamOptions(api_key=KEY)
+    )
+    message = await stream.result()
+    assert message.error_message == "HTTP 403 from the server: 403 Forbidden"

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.ai.servers import ReplayServer, openai_chunks, sse_reply
+from tests.ai.servers import ReplayServer, Reply, openai_chunks, sse_reply
 from yiemagent.ai.openai_completions import stream_openai_completions
 from yiemagent.types.messages import (
     AssistantMessage,
@@ -538,3 +538,33 @@ async def test_openai_cache_retention(
     body = server.requests[0].body
     assert body.get("prompt_cache_key") == key
     assert body.get("prompt_cache_retention") == retained
+
+
+@pytest.mark.parametrize(
+    ("content_type", "body", "expected"),
+    [
+        (
+            "text/plain",
+            b"model 'llama9' not found, try pulling it first",
+            "model 'llama9' not found",
+        ),
+        ("application/json", b'{"error": "model \\"x\\" not found"}', 'model "x" not found'),
+        ("application/json", b'{"detail": "Not Found"}', "Not Found"),
+        (
+            "text/html",
+            b"<html><head><title>502 Bad Gateway</title></head><body>" + b"x" * 5000 + b"</body>",
+            "502 Bad Gateway",
+        ),
+    ],
+)
+async def test_error_bodies_that_are_not_openai_json_are_reported(
+    server: ReplayServer, content_type: str, body: bytes, expected: str
+) -> None:
+    """Ollama answers a missing model with a plain-text 404 or `{"error": "..."}`, proxies
+    with HTML pages: the message says what the server said, briefly (§8)."""
+    server.enqueue(Reply(status=404, headers={"content-type": content_type}, body=body))
+    message = await run(server, [])
+    assert message.stop_reason == "error"
+    text = message.error_message or ""
+    assert text.startswith("HTTP 404") and expected in text
+    assert len(text) < 600

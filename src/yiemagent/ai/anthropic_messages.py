@@ -31,6 +31,7 @@ from yiemagent.ai.retry import (
     SetupError,
     apply_on_payload,
     await_with_idle_timeout,
+    body_error_text,
     cached_client,
     call_hook,
     is_retryable_status,
@@ -477,11 +478,12 @@ def _describe(exc: BaseException) -> str:
     if isinstance(exc, anthropic.APIStatusError):
         detail = exc.message
         body = exc.body
-        if isinstance(body, dict):
-            error = body.get("error", body)
-            if isinstance(error, dict) and error.get("message"):
-                kind = error.get("type")
-                detail = (f"{kind}: " if kind else "") + str(error["message"])
+        error = body.get("error", body) if isinstance(body, dict) else None
+        if isinstance(error, dict) and error.get("message"):
+            kind = error.get("type")
+            detail = (f"{kind}: " if kind else "") + str(error["message"])
+        else:
+            detail = body_error_text(body) or detail
         if exc.status_code == 200:
             return f"the server sent an error in the stream: {detail}"
         return f"HTTP {exc.status_code} from the server: {detail}"

@@ -38,6 +38,7 @@ from yiemagent.ai.retry import (
     SetupError,
     apply_on_payload,
     await_with_idle_timeout,
+    body_error_text,
     cached_client,
     call_hook,
     is_retryable_status,
@@ -542,10 +543,11 @@ def _describe(exc: BaseException) -> str:
     if isinstance(exc, openai.APIStatusError):
         detail = exc.message
         body = exc.body
-        if isinstance(body, dict):
-            error = body.get("error", body)
-            if isinstance(error, dict) and error.get("message"):
-                detail = str(error["message"])
+        error = body.get("error", body) if isinstance(body, dict) else None
+        if isinstance(error, dict) and error.get("message"):
+            detail = str(error["message"])
+        else:
+            detail = body_error_text(body) or detail
         return f"HTTP {exc.status_code} from the server: {detail}"
     if isinstance(exc, openai.APIConnectionError):
         cause = exc.__cause__

@@ -19,6 +19,7 @@ import email.utils
 import inspect
 import logging
 import random
+import re
 import sys
 import time
 import weakref
@@ -42,6 +43,7 @@ __all__ = [
     "apply_on_payload",
     "await_with_idle_timeout",
     "backoff_delay_ms",
+    "body_error_text",
     "cached_client",
     "call_hook",
     "is_retryable_status",
@@ -313,6 +315,36 @@ async def apply_on_payload(
     """The request body after `StreamOptions.on_payload` (a returned dict replaces it)."""
     replaced = await call_hook(hook, body)
     return replaced if isinstance(replaced, dict) else body
+
+
+_TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
+_TAG = re.compile(r"<[^>]+>")
+MAX_DETAIL_CHARS = 500
+"""Longest server-sent error text kept in an error message."""
+
+
+def body_error_text(body: object) -> str | None:
+    """The error text a server sent as a body that is not the API's JSON error: plain text,
+    an HTML page (its title, else its text), `{"error": "..."}` (Ollama), `{"detail": ...}`;
+    whitespace collapsed, at most `MAX_DETAIL_CHARS`. None when there is none."""
+    if isinstance(body, dict):
+        value = body.get("error")
+        if not isinstance(value, str):
+            value = body.get("detail") or body.get("message")
+        if value is None:
+            return None
+        text = value if isinstance(value, str) else str(value)
+    elif isinstance(body, str):
+        text = body
+        if "<" in text and ">" in text:
+            title = _TITLE.search(text)
+            text = title.group(1) if title else _TAG.sub(" ", text)
+    else:
+        return None
+    text = " ".join(text.split())
+    if len(text) > MAX_DETAIL_CHARS:
+        text = text[:MAX_DETAIL_CHARS] + "…"
+    return text or None
 
 
 def plain_failure_text(exc: BaseException) -> str | None:
