@@ -436,3 +436,11 @@ async def test_an_html_error_page_is_reported_by_its_title(server: ReplayServer)
     )
     message = await stream.result()
     assert message.error_message == "HTTP 403 from the server: 403 Forbidden"
+
+
+async def test_an_image_given_as_a_data_url_is_sent_as_plain_base64(server: ReplayServer) -> None:
+    image = ImageContent("data:image/webp;base64,UklGRg==", "image/png")
+    messages = [UserMessage([TextContent("look"), image])]
+    await run(server, sse(*text_blocks()), Context("", messages), input=("text", "image"))
+    source = server.requests[0].body["messages"][0]["content"][1]["source"]
+    assert source == {"type": "base64", "media_type": "image/webp", "data": "UklGRg=="}

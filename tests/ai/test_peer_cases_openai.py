@@ -568,3 +568,13 @@ async def test_error_bodies_that_are_not_openai_json_are_reported(
     text = message.error_message or ""
     assert text.startswith("HTTP 404") and expected in text
     assert len(text) < 600
+
+
+async def test_an_image_given_as_a_data_url_is_not_prefixed_twice(server: ReplayServer) -> None:
+    image = ImageContent("data:image/webp;base64,UklGRg==", "image/png")
+    messages = [UserMessage([TextContent("look"), image])]
+    await run(
+        server, openai_chunks({"content": "ok"}), Context("", messages), input=("text", "image")
+    )
+    part = server.requests[0].body["messages"][0]["content"][1]
+    assert part == {"type": "image_url", "image_url": {"url": "data:image/webp;base64,UklGRg=="}}

@@ -42,7 +42,7 @@ from yiemagent.ai.retry import (
     start_call,
     transport_error_types,
 )
-from yiemagent.ai.sanitize import sanitize_surrogates
+from yiemagent.ai.sanitize import image_base64, sanitize_surrogates
 from yiemagent.types.messages import (
     AssistantMessage,
     ImageContent,
@@ -167,7 +167,8 @@ def _blocks(content: list[Any], images_ok: bool) -> list[dict[str, Any]]:
                 blocks.append({"type": "text", "text": block.text})
         elif isinstance(block, ImageContent):
             if images_ok:
-                source = {"type": "base64", "media_type": block.mime_type, "data": block.data}
+                data, mime_type = image_base64(block.data, block.mime_type)
+                source = {"type": "base64", "media_type": mime_type, "data": data}
                 blocks.append({"type": "image", "source": source})
             else:
                 blocks.append({"type": "text", "text": _IMAGE_OMITTED})

@@ -49,7 +49,7 @@ from yiemagent.ai.retry import (
     start_call,
     transport_error_types,
 )
-from yiemagent.ai.sanitize import sanitize_surrogates
+from yiemagent.ai.sanitize import image_base64, sanitize_surrogates
 from yiemagent.types.messages import (
     AssistantMessage,
     ImageContent,
@@ -208,7 +208,8 @@ def _user_content(blocks: list[Any], images_ok: bool) -> str | list[dict[str, An
         if isinstance(block, TextContent):
             parts.append({"type": "text", "text": block.text})
         elif images_ok:
-            url = f"data:{block.mime_type};base64,{block.data}"
+            data, mime_type = image_base64(block.data, block.mime_type)
+            url = f"data:{mime_type};base64,{data}"
             parts.append({"type": "image_url", "image_url": {"url": url}})
         else:
             parts.append({"type": "text", "text": _IMAGE_OMITTED})

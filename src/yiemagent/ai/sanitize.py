@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["sanitize_surrogates"]
+__all__ = ["image_base64", "sanitize_surrogates"]
 
 
 def _clean(text: str) -> str:
@@ -54,3 +54,13 @@ def sanitize_surrogates(value: Any) -> Any:
                 items[index] = new
         return value if items is None else items
     return value
+
+
+def image_base64(data: str, mime_type: str) -> tuple[str, str]:
+    """`(base64 data, mime type)` of an image given as base64 or as a whole data URL
+    (`data:image/png;base64,...`, as web UIs hand them over), whose own type wins."""
+    if data.startswith("data:"):
+        head, sep, rest = data.partition(",")
+        if sep and head.endswith(";base64"):
+            return rest, head[5 : -len(";base64")] or mime_type
+    return data, mime_type
