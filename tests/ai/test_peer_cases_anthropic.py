@@ -444,3 +444,34 @@ async def test_an_image_given_as_a_data_url_is_sent_as_plain_base64(server: Repl
     await run(server, sse(*text_blocks()), Context("", messages), input=("text", "image"))
     source = server.requests[0].body["messages"][0]["content"][1]["source"]
     assert source == {"type": "base64", "media_type": "image/webp", "data": "UklGRg=="}
+
+
+async def test_abort_mid_stream_keeps_the_usage_reported_so_far(server: ReplayServer) -> None:
+    """pi-mono tokens.test: Anthropic reports usage in message_start, so an aborted message
+    still has input and output tokens and their cost."""
+    blocks = [
+        ("content_block_start", {"index": 0, "content_block": {"type": "text", "text": ""}}),
+        *(
+            ("content_block_delta", {"index": 0, "delta": {"type": "text_delta", "text": "word "}})
+            for _ in range(20)
+        ),
+    ]
+    start = {"input_tokens": 25, "output_tokens": 3}
+    server.enqueue(sse_reply(sse(*blocks, stop=None, start_usage=start), delay_s=0.05))
+    signal = AbortSignal()
+    price = ModelCost(input=3.0, output=15.0)
+    stream = stream_anthropic_messages(
+        claude(server, cost=price),
+        Context("", [UserMessage("Write a long poem")]),
+        StreamOptions(api_key=KEY, signal=signal),
+    )
+    text = ""
+    async for event in stream:
+        if event.type == "text_delta":
+            text += event.delta
+            if len(text) >= 15:
+                signal.abort()
+    message = await stream.result()
+    assert message.stop_reason == "aborted"
+    assert (message.usage.input, message.usage.output) == (25, 3)
+    assert message.usage.cost.total == pytest.approx((25 * 3.0 + 3 * 15.0) / 1e6)
