@@ -475,3 +475,14 @@ async def test_abort_mid_stream_keeps_the_usage_reported_so_far(server: ReplaySe
     assert message.stop_reason == "aborted"
     assert (message.usage.input, message.usage.output) == (25, 3)
     assert message.usage.cost.total == pytest.approx((25 * 3.0 + 3 * 15.0) / 1e6)
+
+
+async def test_reasoning_off_sends_no_thinking(server: ReplayServer) -> None:
+    """pi-mono anthropic-reasoning-off: the level "off" means no thinking."""
+    server.enqueue(sse_reply(sse(*text_blocks())))
+    options = StreamOptions(api_key=KEY, reasoning="off")  # type: ignore[arg-type]
+    stream = stream_anthropic_messages(
+        claude(server, reasoning=True), Context("", [UserMessage("Say hi")]), options
+    )
+    assert (await stream.result()).stop_reason == "stop"
+    assert "thinking" not in server.requests[0].body

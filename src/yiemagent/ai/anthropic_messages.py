@@ -238,7 +238,8 @@ def build_request_body(model: Model, context: Context, options: StreamOptions) -
                 for name in used
             ]
             body["tool_choice"] = {"type": "none"}
-    thinking = bool(options.reasoning and model.reasoning)
+    # "off" (pi's spelling of no reasoning) is None here.
+    thinking = bool(options.reasoning and str(options.reasoning) != "off" and model.reasoning)
     if thinking and _open_tool_turn_without_thinking(body["messages"]):
         # The API refuses thinking when the assistant turn being continued (tool use, then
         # results) does not start with a thinking block: reasoning switched on, or the model

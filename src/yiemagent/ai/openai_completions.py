@@ -272,7 +272,7 @@ def build_request_body(model: Model, context: Context, options: StreamOptions) -
         body["temperature"] = options.temperature
     if options.max_tokens is not None:
         body["max_completion_tokens" if proper else "max_tokens"] = options.max_tokens
-    if options.reasoning and model.reasoning:
+    if options.reasoning and str(options.reasoning) != "off" and model.reasoning:  # "off": None
         if model.provider == "openrouter" or "openrouter.ai" in (model.base_url or ""):
             body["reasoning"] = {"effort": options.reasoning}
         else:
