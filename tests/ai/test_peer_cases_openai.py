@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.ai.servers import ReplayServer, Reply, openai_chunks, sse_reply
+from tests.ai.servers import ReplayServer, Reply, json_reply, openai_chunks, sse_reply
 from yiemagent.ai.openai_completions import stream_openai_completions
 from yiemagent.types.messages import (
     AssistantMessage,
@@ -578,3 +578,39 @@ async def test_an_image_given_as_a_data_url_is_not_prefixed_twice(server: Replay
     )
     part = server.requests[0].body["messages"][0]["content"][1]
     assert part == {"type": "image_url", "image_url": {"url": "data:image/webp;base64,UklGRg=="}}
+
+
+async def test_a_server_refusing_stream_options_is_asked_again_without_them(
+    server: ReplayServer,
+) -> None:
+    """openai-agents #442: Mistral answers `stream_options` with 422 extra_forbidden; the call
+    is sent again without them, and later calls to that server leave them out."""
+    refusal = {
+        "object": "error",
+        "message": {
+            "detail": [
+                {
+                    "type": "extra_forbidden",
+                    "loc": ["body", "stream_options", "include_usage"],
+                    "msg": "Extra inputs are not permitted",
+                }
+            ]
+        },
+        "type": "invalid_request_error",
+    }
+    server.enqueue(
+        json_reply(422, refusal),
+        sse_reply(openai_chunks({"content": "one"})),
+        sse_reply(openai_chunks({"content": "two"})),
+    )
+    model = Model(
+        id="strict", provider="strict", api="openai-completions", base_url=server.url + "/strict/v1"
+    )
+    for expected in ("one", "two"):
+        stream = stream_openai_completions(
+            model, Context("", [UserMessage("hi")]), StreamOptions(api_key=KEY)
+        )
+        message = await stream.result()
+        assert message.stop_reason == "stop" and message.text == expected
+    bodies = [r.body for r in server.requests]
+    assert ["stream_options" in b for b in bodies] == [True, False, False]

@@ -498,14 +498,22 @@ def _client(model: Model, options: StreamOptions, api_key: str) -> AsyncOpenAI:
 async def _attempt(
     client: AsyncOpenAI, body: dict[str, Any], options: StreamOptions, assembler: _Assembler
 ) -> None:
-    rest = {k: v for k, v in body.items() if k not in ("model", "messages", "stream")}
+    import openai
+
     idle = options.idle_timeout_s
-    raw = await await_with_idle_timeout(
-        client.chat.completions.with_raw_response.create(
-            model=body["model"], messages=body["messages"], stream=True, extra_body=rest
-        ),
-        idle,
-    )
+    if str(client.base_url) in _NO_STREAM_OPTIONS:
+        body.pop("stream_options", None)
+    try:
+        raw = await _create(client, body, idle)
+    except openai.APIStatusError as exc:
+        # Strict servers (Mistral, Azure serverless, older Groq) refuse `stream_options` with
+        # 400/422: send the request again without it, and leave it out for that server.
+        refused = exc.status_code in (400, 422) and "stream_options" in str(exc.body or exc)
+        if not (refused and body.pop("stream_options", None) is not None):
+            raise
+        logger.info("%s refuses stream_options; usage may be missing", client.base_url)
+        _NO_STREAM_OPTIONS.add(str(client.base_url))
+        raw = await _create(client, body, idle)
     await call_hook(options.on_response, {"status": raw.status_code, "headers": dict(raw.headers)})
     sdk_stream = raw.parse()
     try:
@@ -513,6 +521,20 @@ async def _attempt(
             assembler.on_chunk(chunk)
     finally:
         await sdk_stream.close()
+
+
+_NO_STREAM_OPTIONS: set[str] = set()
+"""Base URLs of servers that refused `stream_options`."""
+
+
+async def _create(client: AsyncOpenAI, body: dict[str, Any], idle: float | None) -> Any:
+    rest = {k: v for k, v in body.items() if k not in ("model", "messages", "stream")}
+    return await await_with_idle_timeout(
+        client.chat.completions.with_raw_response.create(
+            model=body["model"], messages=body["messages"], stream=True, extra_body=rest
+        ),
+        idle,
+    )
 
 
 def _classify(exc: BaseException) -> RetryDecision | None:
