@@ -614,3 +614,11 @@ async def test_a_server_refusing_stream_options_is_asked_again_without_them(
         assert message.stop_reason == "stop" and message.text == expected
     bodies = [r.body for r in server.requests]
     assert ["stream_options" in b for b in bodies] == [True, False, False]
+
+
+async def test_an_unparsable_stream_event_is_a_clear_error(server: ReplayServer) -> None:
+    """vercel ai sdk "should handle unparsable stream parts"."""
+    message = await run(server, ["data: {unparsable}", *openai_chunks({"content": "x"})])
+    assert message.stop_reason == "error"
+    assert "not valid JSON" in (message.error_message or "")
+    assert "{unparsable}" in (message.error_message or "")

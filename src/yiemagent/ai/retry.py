@@ -17,6 +17,7 @@ import asyncio
 import contextlib
 import email.utils
 import inspect
+import json
 import logging
 import random
 import re
@@ -353,6 +354,8 @@ def plain_failure_text(exc: BaseException) -> str | None:
         return str(exc)
     if isinstance(exc, TimeoutError):
         return "timed out waiting for the server"
+    if isinstance(exc, json.JSONDecodeError):
+        return f"the server sent a stream event that is not valid JSON: {exc} in {exc.doc[:200]!r}"
     return None
 
 
