@@ -622,3 +622,27 @@ async def test_an_unparsable_stream_event_is_a_clear_error(server: ReplayServer)
     assert message.stop_reason == "error"
     assert "not valid JSON" in (message.error_message or "")
     assert "{unparsable}" in (message.error_message or "")
+
+
+async def test_a_refusal_is_kept_as_text(server: ReplayServer) -> None:
+    """openai-agents: OpenAI streams a refusal in `delta.refusal`, not `content`."""
+    message = await run(
+        server,
+        openai_chunks({"content": None, "refusal": "I can't help "}, {"refusal": "with that."}),
+    )
+    assert message.stop_reason == "stop"
+    assert message.text == "I can't help with that."
+
+
+async def test_an_empty_chunk_after_a_complete_call_adds_nothing(server: ReplayServer) -> None:
+    """vercel ai sdk: no duplicate tool call for an extra empty chunk after the call."""
+    message = await run(
+        server,
+        openai_chunks(
+            call(0, "call_1", "f", '{"x": 1}'),
+            call(0, None, None, ""),
+            call(0, "call_1", None, ""),
+            finish_reason="tool_calls",
+        ),
+    )
+    assert calls_of(message) == [("call_1", "f", {"x": 1})]

@@ -332,7 +332,8 @@ class _Assembler:
                     self.current = None
                     self.builder.thinking_delta(value, None if self._thinking_open() else name)
                     break
-            content = delta.content
+            refusal = getattr(delta, "refusal", None)  # OpenAI: the model declines, in words
+            content = refusal if isinstance(refusal, str) and refusal else delta.content
             if isinstance(content, list):  # Mistral: chunks of text and thinking
                 self._content_parts(content)
             elif isinstance(content, str) and content:
