@@ -429,3 +429,21 @@ def test_r4_1_keyboard_interrupt_in_an_async_tool_still_answers_every_call() -> 
     assert texts == ["quick done", *["Tool call interrupted: KeyboardInterrupt"] * 2]
     check_event_pairs(events)
     assert end_reason(events) == "aborted"
+
+
+async def test_r4_1_repeated_ids_are_unique_already_in_message_end() -> None:
+    """A UI or a session log keyed on `message_end` sees the same ids as the tool events."""
+    from yiemagent.ai.faux import faux_duplicate_id_calls
+
+    fm = FauxModel([faux_duplicate_id_calls("t", [{}, {}], id=""), "done"])
+    context = AgentContext("sys", [], [make_tool("t", quick)])
+    ids_at_end: list[list[str]] = []
+
+    def emit(event: AgentEvent) -> None:
+        if isinstance(event, MessageEndEvent) and isinstance(event.message, AssistantMessage):
+            ids_at_end.append([c.id for c in event.message.tool_calls])
+
+    config = AgentLoopConfig(model=fm.model)
+    await run_agent_loop([UserMessage("go")], context, config, emit, None, fm.stream_fn)
+    calls, results = calls_and_results(context.messages)
+    assert ids_at_end[0] == calls == results and len(set(calls)) == 2

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from yiemagent.loop._emit import Emit, EventSink, make_emit, maybe_await
+from yiemagent.loop.batches import ensure_unique_tool_call_ids
 from yiemagent.loop.convert import IncrementalConverter, default_convert_to_llm
 from yiemagent.types import (
     AbortSignal,
@@ -101,6 +102,12 @@ async def stream_response(
     finally:
         watchdog.stop()
         detach()
+    # empty or repeated tool-call ids are made unique before anyone sees the final
+    # message, so message_end, the session store and the tool events all carry the same ids
+    try:
+        ensure_unique_tool_call_ids(message)
+    except Exception:  # a malformed message: the batch answers what it can
+        logger.exception("could not check the tool-call ids of the model's message")
     if shown.partial is None:
         await emit(MessageStartEvent(message))
     await emit(MessageEndEvent(message))
