@@ -447,3 +447,29 @@ async def test_r4_1_repeated_ids_are_unique_already_in_message_end() -> None:
     await run_agent_loop([UserMessage("go")], context, config, emit, None, fm.stream_fn)
     calls, results = calls_and_results(context.messages)
     assert ids_at_end[0] == calls == results and len(set(calls)) == 2
+
+
+async def test_r4_4_a_tool_changing_nested_args_leaves_the_recorded_call_alone() -> None:
+    """The transcript keeps the arguments the model sent, whatever the tool (or a hook) does
+    to the nested lists and objects it received."""
+    schema = {
+        "type": "object",
+        "properties": {"items": {"type": "array"}, "opt": {"type": "object"}},
+    }
+
+    async def execute(tool_call_id: str, args: Any, signal: Any, on_update: Any) -> str:
+        args["items"].append("added by the tool")
+        args["opt"]["x"] = 1
+        return "ok"
+
+    def before(ctx: BeforeToolCallContext, signal: AbortSignal) -> None:
+        ctx.args["opt"]["hook"] = True
+
+    sent = {"items": ["a"], "opt": {}}
+    fm = FauxModel([faux_message(faux_tool_call("t", sent)), "done"])
+    context = AgentContext("sys", [], [make_tool("t", execute, schema=schema)])
+    config = AgentLoopConfig(model=fm.model, before_tool_call=before)
+    await run_agent_loop([UserMessage("go")], context, config, ignore, None, fm.stream_fn)
+    recorded = context.messages[1]
+    assert isinstance(recorded, AssistantMessage)
+    assert recorded.tool_calls[0].arguments == {"items": ["a"], "opt": {}}

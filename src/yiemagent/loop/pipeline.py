@@ -122,12 +122,17 @@ def validate_tool_arguments(tool: AgentTool, args: Any) -> dict[str, Any]:
     """Repair and validate `args` against the tool's schema, then run its own check (R-4.4).
 
     Returns:
-        The validated arguments (a new dict).
+        The validated arguments: a new dict whose nested objects and arrays are new too, so
+        a hook or tool changing them leaves the call in the transcript as the model sent it
+        (pi clones them as well).
 
     Raises:
         ToolArgumentsError: invalid arguments; the text is what the model reads.
     """
     validated = validate_arguments_against_schema(tool.input_schema, args, tool_name=tool.name)
+    for key, value in validated.items():
+        if isinstance(value, dict | list):
+            validated[key] = _copy_json(value)
     if tool.validate_arguments is not None:
         problem = tool.validate_arguments(validated)
         if problem:
@@ -156,6 +161,15 @@ def _hook_result(value: object, cls: type[_HookResult], which: str) -> _HookResu
     raise TypeError(
         f"{which}_tool_call returned {type(value).__name__}; expected {cls.__name__} or None"
     )
+
+
+def _copy_json(value: Any) -> Any:
+    """A copy of JSON-shaped data: every dict and list new, other values shared."""
+    if isinstance(value, dict):
+        return {key: _copy_json(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_copy_json(item) for item in value]
+    return value
 
 
 def _not_found(name: str, tools: Mapping[str, AgentTool]) -> ImmediateOutcome:
