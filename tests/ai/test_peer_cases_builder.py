@@ -31,3 +31,21 @@ def test_huge_argument_in_small_fragments_is_parsed_in_linear_time() -> None:
     assert message.content == [ToolCall("call_1", "write", {"path": "out.txt", "content": content})]
     assert seen_paths > 1000  # the partial arguments kept growing while streaming
     assert elapsed < 3.0  # re-parsing all of it after every fragment takes ~10 s
+
+
+def test_nan_and_infinity_are_not_json() -> None:
+    """Python's json accepts NaN; resent to a strict API it would fail every later request.
+    Arguments holding it are malformed JSON (the tool pipeline reports it to the model)."""
+    from yiemagent.ai.partial_json import parse_json_object, parse_partial_json
+
+    assert parse_json_object('{"x": NaN}') is None
+    assert parse_json_object('{"x": -Infinity}') is None
+    assert parse_partial_json('{"a": 1, "x": NaN}') == {"a": 1}
+    stream = AssistantMessageEventStream()
+    builder = MessageBuilder(Model(id="m", provider="p", api="faux"), stream)
+    builder.start()
+    builder.tool_call_start("c", "f")
+    builder.tool_call_delta('{"a": 1, "x": NaN}')
+    call = builder.done("toolUse").content[0]
+    assert isinstance(call, ToolCall)
+    assert call.arguments == {"a": 1} and call.partial_json == '{"a": 1, "x": NaN}'

@@ -34,14 +34,16 @@ def parse_partial_json(text: str) -> dict[str, Any]:
         return {}
     data = text.encode(errors="replace")  # a lone surrogate becomes "?"
     try:
-        value = jiter.from_json(data, partial_mode="trailing-strings")
+        value = jiter.from_json(data, partial_mode="trailing-strings", allow_inf_nan=False)
     except ValueError as exc:
         # Garbage after a good start (`{"a": 1, oops`): keep what came before the bad token.
         end = _error_offset(data, str(exc))
         if end <= 0:
             return {}
         try:
-            value = jiter.from_json(data[:end], partial_mode="trailing-strings")
+            value = jiter.from_json(
+                data[:end], partial_mode="trailing-strings", allow_inf_nan=False
+            )
         except ValueError:
             return {}
     return value if isinstance(value, dict) else {}
@@ -73,9 +75,9 @@ def parse_json_object(text: str) -> dict[str, Any] | None:
     if not text:
         return None
     try:
-        value = jiter.from_json(text.encode(errors="replace"))
+        value = jiter.from_json(text.encode(errors="replace"), allow_inf_nan=False)
         if isinstance(value, str) and value.lstrip().startswith("{"):
-            value = jiter.from_json(value.encode(errors="replace"))
+            value = jiter.from_json(value.encode(errors="replace"), allow_inf_nan=False)
     except ValueError:
         return None
     return value if isinstance(value, dict) else None
