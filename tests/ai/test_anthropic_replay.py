@@ -249,7 +249,7 @@ async def test_thinking_budget_from_reasoning_level(server: ReplayServer) -> Non
         ("end_turn", "stop"),
         ("stop_sequence", "stop"),
         ("max_tokens", "length"),
-        ("tool_use", "toolUse"),
+        ("tool_use", "stop"),  # no call in this text-only stream (with one: toolUse)
         ("refusal", "error"),
     ],
 )

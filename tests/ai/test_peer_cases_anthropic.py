@@ -486,3 +486,17 @@ async def test_reasoning_off_sends_no_thinking(server: ReplayServer) -> None:
     )
     assert (await stream.result()).stop_reason == "stop"
     assert "thinking" not in server.requests[0].body
+
+
+@pytest.mark.parametrize(
+    ("blocks", "reason", "stop_reason"),
+    [
+        (tool_use({}, '{"a": 1}'), "end_turn", "toolUse"),  # a proxy's end_turn after a call
+        (text_blocks(), "tool_use", "stop"),  # tool_use with no call to run
+    ],
+)
+async def test_the_stop_reason_follows_the_content(
+    server: ReplayServer, blocks: list[Any], reason: str, stop_reason: str
+) -> None:
+    message = await run(server, sse(*blocks, stop=reason))
+    assert message.stop_reason == stop_reason

@@ -381,6 +381,13 @@ class _Assembler:
         if stop is None:
             logger.info("unknown stop_reason %r treated as stop", reason)
             stop = "stop"
+        # The stop reason follows the content (proxies get it wrong both ways): "toolUse"
+        # exactly when there is a call for the loop to run.
+        has_calls = any(isinstance(b, ToolCall) for b in self.builder.message.content)
+        if stop == "stop" and has_calls:
+            stop = "toolUse"
+        elif stop == "toolUse" and not has_calls:
+            stop = "stop"
         self.builder.done(stop)  # type: ignore[arg-type]
 
 
