@@ -168,6 +168,29 @@ async def test_too_long_delay_raises_without_waiting() -> None:
         )
 
 
+async def test_zero_max_retry_delay_means_no_cap() -> None:
+    """As in pi: max_retry_delay_ms=0 waits as long as the server asks."""
+    calls = 0
+
+    async def attempt(_n: int) -> str:
+        nonlocal calls
+        calls += 1
+        if calls == 1:
+            raise ValueError("429")
+        return "ok"
+
+    started = time.monotonic()
+    result = await run_with_retries(
+        attempt,
+        classify=lambda _e: RetryDecision("HTTP 429", 200),
+        may_retry=lambda: True,
+        signal=None,
+        max_retry_delay_ms=0,
+    )
+    assert result == "ok" and calls == 2
+    assert time.monotonic() - started >= 0.19
+
+
 async def test_abort_during_an_attempt_cancels_it() -> None:
     signal = AbortSignal()
     cancelled = asyncio.Event()

@@ -112,3 +112,12 @@ def test_arbitrary_content_round_trips(
 ) -> None:
     message = AssistantMessage([TextContent(text), ToolCall(call_id, "tool", arguments)])
     assert messages_from_json(messages_to_json([message])) == [message]
+
+
+def test_api_keys_stay_out_of_reprs() -> None:
+    from yiemagent import AgentLoopConfig, Model, StreamOptions
+
+    secret = "sk-test-0123456789abcdef"
+    model = Model(id="m", provider="p", api="faux")
+    assert secret not in repr(StreamOptions(api_key=secret))
+    assert secret not in repr(AgentLoopConfig(model=model, api_key=secret))

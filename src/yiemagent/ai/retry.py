@@ -19,6 +19,7 @@ import email.utils
 import inspect
 import json
 import logging
+import math
 import random
 import re
 import sys
@@ -257,7 +258,8 @@ async def run_with_retries(
         may_retry: False once content has been streamed (a retry would repeat it).
         signal: Aborts the attempt and the wait between attempts.
         max_retry_delay_ms: Longest wait (ms); a longer server-requested delay raises
-            `RetryDelayTooLongError` at once. Default `DEFAULT_MAX_RETRY_DELAY_MS`.
+            `RetryDelayTooLongError` at once. Default `DEFAULT_MAX_RETRY_DELAY_MS`; `0`
+            means no cap (as in pi: wait as long as the server asks).
         max_attempts: Attempts in all, the first included.
 
     Raises:
@@ -265,7 +267,11 @@ async def run_with_retries(
         RetryDelayTooLongError: the server asked for too long a wait.
         BaseException: the last attempt's failure when it is final or attempts ran out.
     """
-    limit_ms = DEFAULT_MAX_RETRY_DELAY_MS if max_retry_delay_ms is None else max_retry_delay_ms
+    limit_ms: float = (
+        DEFAULT_MAX_RETRY_DELAY_MS if max_retry_delay_ms is None else max_retry_delay_ms
+    )
+    if limit_ms == 0:
+        limit_ms = math.inf
     number = 1
     while True:
         try:
@@ -281,11 +287,11 @@ async def run_with_retries(
                     raise RetryDelayTooLongError(
                         f"{decision.what}: the server asked to retry after "
                         f"{decision.retry_after_ms / 1000:g} s, longer than the allowed "
-                        f"max_retry_delay_ms={limit_ms} ({exc})"
+                        f"max_retry_delay_ms={limit_ms:g} ({exc})"
                     ) from exc
                 delay_ms = decision.retry_after_ms
             else:
-                delay_ms = min(backoff_delay_ms(number), float(limit_ms))
+                delay_ms = min(backoff_delay_ms(number), limit_ms)
             logger.info(
                 "retrying after %s (attempt %d of %d) in %.0f ms",
                 decision.what,

@@ -51,7 +51,8 @@ class AgentLoopConfig:
     ) = None
     get_api_key: Callable[[str], MaybeAwaitable[str | None]] | None = None
     """Called per model call with the provider name; wins over `api_key`."""
-    api_key: str | None = None
+    api_key: str | None = field(default=None, repr=False)
+    """Kept out of `repr`, so a logged config never shows the key."""
     get_steering_messages: Callable[[], MaybeAwaitable[Sequence[AgentMessage]]] | None = None
     get_follow_up_messages: Callable[[], MaybeAwaitable[Sequence[AgentMessage]]] | None = None
     tool_execution: ToolExecutionMode = "parallel"

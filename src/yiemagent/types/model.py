@@ -102,7 +102,8 @@ class StreamOptions:
     """Per-call options for a provider (seed 002 AgentLoopConfig's provider part)."""
 
     signal: AbortSignal | None = None
-    api_key: str | None = None
+    api_key: str | None = field(default=None, repr=False)
+    """Kept out of `repr`, so a logged config never shows the key."""
     temperature: float | None = None
     max_tokens: int | None = None
     """Output tokens; defaults to the model's `max_tokens`."""
@@ -113,7 +114,8 @@ class StreamOptions:
     headers: Mapping[str, str] | None = None
     metadata: Mapping[str, Any] | None = None
     max_retry_delay_ms: int | None = None
-    """Longest wait (ms) before a retry; a server asking for longer ends the call in error."""
+    """Longest wait (ms) before a retry (default 60 000); a server asking for longer ends the
+    call in error. `0` means no cap."""
     cache_retention: CacheRetention | None = None
     transport: str | None = None
     on_payload: Callable[[dict[str, Any]], Any] | None = None
