@@ -190,3 +190,99 @@ def test_ctrl_c_aborts_cleanly_with_exit_130(tmp_path: Path) -> None:
     assert time.monotonic() - started < 30
     assert err.strip().splitlines()[-1] == "yiem: interrupted"
     assert "Traceback" not in err
+
+
+# ── a new user's stumbles (DESIGN §8: one clear line, non-zero, nothing lost) ─────────────
+
+
+def test_no_arguments_shows_help_without_an_empty_error_line(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, err = _run(capsys)
+    assert "Usage: yiem" in out
+    assert "yiem: error:" not in err
+    assert err.strip() == ""
+    assert code == 2
+
+
+def test_a_failed_run_prints_only_the_error_line(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fm = FauxModel([], model_id="cli-faux-empty")
+    monkeypatch.setattr(cli_main_module, "_resolve_model", lambda spec, base_url: fm.model)
+    code, _, err = _run(capsys, "run", "hi")
+    assert code == 1
+    assert "No more faux responses queued" in _one_error_line(err)
+
+
+@pytest.mark.parametrize("prompt", ["", "   \n"])
+def test_an_empty_prompt_is_one_line_and_exit_2(
+    capsys: pytest.CaptureFixture[str], faux_calculator: FauxModel, prompt: str
+) -> None:
+    code, _, err = _run(capsys, "run", prompt)
+    assert code == 2
+    assert "prompt is empty" in _one_error_line(err)
+    assert faux_calculator.contexts == []
+
+
+def test_base_url_with_the_embedded_model_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = _run(capsys, "run", "hi", "--base-url", "http://127.0.0.1:1/v1")
+    assert code == 1
+    line = _one_error_line(err)
+    assert "--base-url" in line and "openai-compatible/" in line
+
+
+def test_tool_lines_are_not_wrapped_when_stderr_is_not_a_terminal(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fm = FauxModel(
+        [
+            faux_message(faux_tool_call("calculator", {"expression": " + ".join(["1"] * 60)})),
+            "60",
+        ],
+        model_id="cli-faux-long",
+    )
+    monkeypatch.setattr(cli_main_module, "_resolve_model", lambda spec, base_url: fm.model)
+    monkeypatch.setenv("COLUMNS", "80")
+    code, _, err = _run(capsys, "run", "sum")
+    assert code == 0
+    lines = err.strip().splitlines()
+    assert lines[0].startswith("→ calculator") and lines[1].startswith("← calculator")
+    assert lines[1].endswith(" ms)") and len(lines) == 3, err
+
+
+def test_an_answer_the_locale_cannot_encode_is_escaped_not_lost(tmp_path: Path) -> None:
+    script = tmp_path / "run_faux.py"
+    script.write_text(
+        "import sys\n"
+        "import yiemagent.cli.main as m\n"
+        "from yiemagent.ai.faux import FauxModel\n"
+        "fm = FauxModel(['\\u304a\\u306f\\u3088\\u3046 \\u2192 ok'], model_id='cli-loc')\n"
+        "m._resolve_model = lambda spec, base_url: fm.model\n"
+        "m.main(sys.argv[1:])\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "tools").mkdir()
+    env = {**os.environ, "LC_ALL": "C", "LANG": "C", "PYTHONUTF8": "0"}
+    env.update(PYTHONCOERCECLOCALE="0", PYTHONIOENCODING="")
+    answer = "\u304a\u306f\u3088\u3046 \u2192 ok"
+    for extra in ([], ["--json"]):
+        proc = subprocess.run(
+            [sys.executable, str(script), "run", "hi", "--tools", str(tmp_path / "tools"), *extra],
+            capture_output=True,
+            env=env,
+            timeout=60,
+        )
+        assert b"Traceback" not in proc.stderr
+        assert proc.returncode == 0, proc.stderr
+        out = proc.stdout.decode("ascii")
+        if extra:
+            texts = [
+                block["text"]
+                for event in map(json.loads, out.splitlines())
+                if event["type"] == "message_end" and event["message"]["role"] == "assistant"
+                for block in event["message"]["content"]
+            ]
+            assert texts == [answer]
+        else:
+            assert out == "\\u304a\\u306f\\u3088\\u3046 \\u2192 ok\n"

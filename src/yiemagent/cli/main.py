@@ -42,6 +42,7 @@ DEFAULT_MODEL = "local/qwen2.5-coder-0.5b"
 DEFAULT_TOOLS_DIR = Path(__file__).resolve().parent / "default_tools"
 DEFAULT_SYSTEM = "You are a helpful assistant."
 EXIT_ERROR = 1
+EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
 
 app = typer.Typer(
@@ -71,6 +72,11 @@ def _resolve_model(spec: str, base_url: str | None) -> Model:
     from yiemagent.ai.models import get_model
 
     model = get_model(spec, base_url=base_url)
+    if model.api == "local" and base_url:
+        raise CliError(
+            f"--base-url is for a server; {spec} runs in-process. "
+            "Use --model openai-compatible/<model id> with --base-url"
+        )
     if model.api == "local":
         from yiemagent.ai.local.weights import chunk_files, local_spec
 
@@ -87,6 +93,10 @@ def _load_local(model: Model, err: Console) -> None:
 
     spec = local_spec(model.id)
     if loaded_runtime(spec) is not None:
+        return
+    if not err.is_terminal:  # a bar in a log or a pipe is only a stray blank line
+        runtime = load_runtime(spec)
+        err.print(f"[dim]{escape(spec.name)} loaded in {runtime.load_s:.1f} s[/]")
         return
     with Progress(
         TextColumn("{task.description}"),
@@ -175,7 +185,12 @@ def run(
     """Run one prompt: stream the answer, show each tool call, print the usage."""
     from yiemagent.cli.render import EventPrinter, JsonPrinter
 
-    err = Console(stderr=True, highlight=False)
+    if not prompt.strip():
+        raise CliError(
+            'the prompt is empty: say what to ask, e.g. yiem run "What time is it in Tokyo?"',
+            EXIT_USAGE,
+        )
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
     resolved = _resolve_model(model, base_url)
     context = _load_tools(tools, resolved)
     context.system_prompt = system
@@ -219,9 +234,19 @@ def models() -> None:
             print(f"to install local/{spec.id}: {spec.install_hint}")
 
 
+def _escape_what_the_locale_cannot_encode() -> None:
+    """Under a non-UTF-8 locale (LC_ALL=C), write characters stdout cannot encode as
+    backslash escapes, as Python does for stderr, instead of failing the run (DESIGN §8)."""
+    encoding = (getattr(sys.stdout, "encoding", None) or "utf-8").lower().replace("-", "")
+    if encoding != "utf8":
+        with contextlib.suppress(AttributeError, ValueError):
+            sys.stdout.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
+
+
 def main(argv: list[str] | None = None) -> int:
     """The `yiem` console script; returns (and exits with) the exit status."""
     err = Console(stderr=True, highlight=False)
+    _escape_what_the_locale_cannot_encode()
     code = 0
     try:
         app(args=argv, prog_name="yiem", standalone_mode=False)
@@ -243,8 +268,9 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # click usage errors and anything unexpected: still one line
         code = getattr(exc, "exit_code", EXIT_ERROR)
         show = getattr(exc, "format_message", None)
-        text = show() if callable(show) else _one_line(exc)
-        err.print(f"yiem: error: {escape(' '.join(str(text).split()))}", soft_wrap=True)
+        text = " ".join(str(show() if callable(show) else _one_line(exc)).split())
+        if text:  # `yiem` alone has printed the help and raises with no message
+            err.print(f"yiem: error: {escape(text)}", soft_wrap=True)
     if argv is None:
         sys.exit(code)
     return code

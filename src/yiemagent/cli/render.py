@@ -66,7 +66,7 @@ class EventPrinter:
 
     def __init__(self, out: IO[str] | None = None, err: Console | None = None) -> None:
         self._out = out or sys.stdout
-        self._err = err or Console(stderr=True, highlight=False)
+        self._err = err or Console(stderr=True, highlight=False, soft_wrap=True)
         self._started: dict[str, float] = {}
         self._args: dict[str, Any] = {}
         self._line_open = False
@@ -105,6 +105,9 @@ class EventPrinter:
             self.end = event
             self._break_line()
             usage = total_usage(event.messages)
+            failed = self.final is None or self.final.stop_reason in ("error", "aborted")
+            if failed and not (usage.input or usage.output or usage.cache_read):
+                return  # nothing was spent: the error line is all there is to say (§8)
             elapsed = time.perf_counter() - self._t0
             self._err.print(f"[dim]{escape(usage_line(usage, elapsed))}[/]")
 
@@ -116,9 +119,12 @@ class JsonPrinter:
         self._out = out or sys.stdout
         self.final: AssistantMessage | None = None
         self.end: AgentEndEvent | None = None
+        encoding = (getattr(self._out, "encoding", None) or "utf-8").lower().replace("-", "")
+        # Under a non-UTF-8 locale, \u escapes keep every line valid JSON and lose nothing.
+        self._ascii = encoding != "utf8"
 
     def __call__(self, event: AgentEvent) -> None:
-        self._out.write(json.dumps(event_to_dict(event), ensure_ascii=False) + "\n")
+        self._out.write(json.dumps(event_to_dict(event), ensure_ascii=self._ascii) + "\n")
         self._out.flush()
         if isinstance(event, MessageEndEvent) and isinstance(event.message, AssistantMessage):
             self.final = event.message
