@@ -473,3 +473,21 @@ async def test_r4_4_a_tool_changing_nested_args_leaves_the_recorded_call_alone()
     recorded = context.messages[1]
     assert isinstance(recorded, AssistantMessage)
     assert recorded.tool_calls[0].arguments == {"items": ["a"], "opt": {}}
+
+
+async def test_r4_4_an_integer_sent_as_3_point_0_reaches_the_tool_as_an_int() -> None:
+    """JSON Schema counts 3.0 as an integer; a Python tool slicing with it would fail."""
+    got: list[Any] = []
+    schema = {"type": "object", "properties": {"n": {"type": "integer"}, "x": {"type": "number"}}}
+
+    async def execute(tool_call_id: str, args: Any, signal: Any, on_update: Any) -> str:
+        got.append(args)
+        return "ok"
+
+    fm = FauxModel([faux_message(faux_tool_call("t", {"n": 3.0, "x": 2.0})), "done"])
+    context = AgentContext("sys", [], [make_tool("t", execute, schema=schema)])
+    await run_agent_loop(
+        [UserMessage("go")], context, AgentLoopConfig(model=fm.model), ignore, None, fm.stream_fn
+    )
+    assert got == [{"n": 3, "x": 2.0}]
+    assert type(got[0]["n"]) is int and type(got[0]["x"]) is float

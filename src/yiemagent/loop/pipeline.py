@@ -133,6 +133,8 @@ def validate_tool_arguments(tool: AgentTool, args: Any) -> dict[str, Any]:
     for key, value in validated.items():
         if isinstance(value, dict | list):
             validated[key] = _copy_json(value)
+        elif type(value) is float and value.is_integer():  # JSON Schema's integer 3.0
+            validated[key] = _as_declared_int(tool.input_schema, key, value)
     if tool.validate_arguments is not None:
         problem = tool.validate_arguments(validated)
         if problem:
@@ -161,6 +163,16 @@ def _hook_result(value: object, cls: type[_HookResult], which: str) -> _HookResu
     raise TypeError(
         f"{which}_tool_call returned {type(value).__name__}; expected {cls.__name__} or None"
     )
+
+
+def _as_declared_int(schema: Mapping[str, Any], key: str, value: float) -> float | int:
+    """`value` as an `int` when the schema declares the top-level property `key` an integer
+    (JSON Schema accepts 3.0 there; a Python tool expects 3)."""
+    properties = schema.get("properties")
+    declared = properties.get(key) if isinstance(properties, Mapping) else None
+    if isinstance(declared, Mapping) and declared.get("type") == "integer":
+        return int(value)
+    return value
 
 
 def _copy_json(value: Any) -> Any:
