@@ -366,7 +366,10 @@ async def test_r4_5_an_abort_listener_that_raises_does_not_keep_tools_running() 
     assert text_of(result.content) == "stopped on abort"
 
 
-@pytest.mark.parametrize("prompts", ["hello", ["hello"], UserMessage("hello")])
+@pytest.mark.parametrize(
+    "prompts",
+    ["hello", ["hello"], UserMessage("hello"), {"role": "user", "content": "hello"}],
+)
 async def test_r5_1_a_text_or_one_message_as_prompts_is_one_user_message(prompts: Any) -> None:
     """`agent_loop("hello", ...)` must not put five one-letter messages in the transcript."""
     fm = FauxModel(["hi"])
@@ -380,8 +383,10 @@ async def test_r5_1_a_text_or_one_message_as_prompts_is_one_user_message(prompts
 
 async def test_r5_1_prompts_that_are_not_messages_raise_at_the_call() -> None:
     fm = FauxModel(["hi"])
-    with pytest.raises(TypeError, match="expected messages"):
-        agent_loop(42, AgentContext(), AgentLoopConfig(model=fm.model), None, fm.stream_fn)  # type: ignore[arg-type]
+    config = AgentLoopConfig(model=fm.model)
+    for bad in (42, [object()], [{"role": "system", "content": "x"}]):
+        with pytest.raises(TypeError, match="expected messages"):
+            agent_loop(bad, AgentContext(), config, None, fm.stream_fn)  # type: ignore[arg-type]
 
 
 async def test_r4_1_asyncio_timeout_around_a_run_still_raises_timeout_error() -> None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-from collections.abc import Callable, Coroutine, Iterable, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -302,18 +302,34 @@ async def _poll(
 
 def _as_messages(value: Any) -> list[AgentMessage]:
     """A list of messages from a list of messages, one message, or a text (a user message);
-    texts in the list become user messages. Never iterates a text into characters.
+    texts in the list, and OpenAI-style `{"role": "user", "content": "..."}` dicts, become
+    user messages. Never iterates a text into characters, never lets through what the model
+    would silently not see.
 
     Raises:
-        TypeError: `value` is none of these.
+        TypeError: `value` or one of its items is none of these.
     """
     if not value:
         return []
-    if isinstance(value, str) or hasattr(value, "role"):
-        return [UserMessage(value) if isinstance(value, str) else value]
-    if not isinstance(value, Iterable):
+    if isinstance(value, str | Mapping) or hasattr(value, "role"):
+        value = [value]
+    elif not isinstance(value, Iterable):
         raise TypeError(f"expected messages, got {type(value).__name__}")
-    return [UserMessage(m) if isinstance(m, str) else m for m in value]
+    return [_as_message(item) for item in value]
+
+
+def _as_message(item: Any) -> AgentMessage:
+    if isinstance(item, str):
+        return UserMessage(item)
+    if hasattr(item, "role"):
+        return item  # type: ignore[no-any-return]
+    if isinstance(item, Mapping) and item.get("role") == "user":
+        content = item.get("content")
+        if isinstance(content, str):
+            return UserMessage(content)
+    raise TypeError(
+        f"expected messages (UserMessage, ... or a text), got {type(item).__name__}: {item!r:.80}"
+    )
 
 
 async def _prepare_next_turn(run: _Run, turn: TurnContext) -> None:
