@@ -286,3 +286,55 @@ def test_an_answer_the_locale_cannot_encode_is_escaped_not_lost(tmp_path: Path) 
             assert texts == [answer]
         else:
             assert out == "\\u304a\\u306f\\u3088\\u3046 \\u2192 ok\n"
+
+
+def test_ctrl_c_before_the_run_starts_exits_130_not_0(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def interrupted(spec: str, base_url: str | None) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli_main_module, "_resolve_model", interrupted)
+    code, out, err = _run(capsys, "run", "hi")
+    assert code == 130
+    assert out == ""
+    assert err.strip() == "yiem: interrupted"
+
+
+def test_ctrl_c_while_the_embedded_model_loads_exits_130_at_once(tmp_path: Path) -> None:
+    script = tmp_path / "slow_load.py"
+    script.write_text(
+        "import sys, time\n"
+        "import yiemagent.ai.local.runtime as rt\n"
+        "import yiemagent.cli.main as m\n"
+        "from yiemagent.ai.models import get_model\n"
+        "def slow(spec, progress=None):\n"
+        "    print('loading', file=sys.stderr, flush=True)\n"
+        "    time.sleep(60)\n"
+        "rt.load_runtime = slow\n"
+        "rt.loaded_runtime = lambda spec: None\n"
+        "m._resolve_model = lambda spec, base_url: get_model('local/qwen2.5-coder-0.5b')\n"
+        "m.main(sys.argv[1:])\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "tools").mkdir()
+    proc = subprocess.Popen(
+        [sys.executable, str(script), "run", "hi", "--tools", str(tmp_path / "tools")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=_env(),
+    )
+    try:
+        assert proc.stderr is not None
+        assert proc.stderr.readline().strip() == "loading"
+        proc.send_signal(signal.SIGINT)
+        started = time.monotonic()
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err
+    assert time.monotonic() - started < 10
+    assert err.strip().splitlines()[-1] == "yiem: interrupted"
+    assert "Traceback" not in err and out == ""

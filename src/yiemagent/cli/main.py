@@ -18,9 +18,10 @@ import contextlib
 import os
 import signal as os_signal
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any, TypeVar, cast
 
 import typer
 from rich.console import Console
@@ -44,6 +45,7 @@ DEFAULT_SYSTEM = "You are a helpful assistant."
 EXIT_ERROR = 1
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
+T = TypeVar("T")
 
 app = typer.Typer(
     add_completion=False,
@@ -84,6 +86,35 @@ def _resolve_model(spec: str, base_url: str | None) -> Model:
     return model
 
 
+def _interruptible(load: Callable[[], T]) -> T:
+    """Run `load` (the embedded model's load, seconds inside llama.cpp) on a worker thread so
+    that Ctrl-C ends the command at once with 130 instead of after the load (DESIGN §8)."""
+    box: dict[str, Any] = {}
+
+    def work() -> None:
+        try:
+            box["value"] = load()
+        except BaseException as exc:
+            box["error"] = exc
+
+    thread = threading.Thread(target=work, name="yiem-load-model", daemon=True)
+    thread.start()
+    try:
+        while thread.is_alive():
+            thread.join(0.1)
+    except KeyboardInterrupt:
+        # llama.cpp cannot be stopped mid-load and a normal exit would wait for it;
+        # nothing has been answered yet, so nothing is lost.
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
+        sys.stderr.write("yiem: interrupted\n")
+        sys.stderr.flush()
+        os._exit(EXIT_INTERRUPTED)
+    if "error" in box:
+        raise box["error"]
+    return cast(T, box["value"])
+
+
 def _load_local(model: Model, err: Console) -> None:
     """Assemble (first time) and load the embedded model, showing progress on stderr."""
     from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn
@@ -95,7 +126,7 @@ def _load_local(model: Model, err: Console) -> None:
     if loaded_runtime(spec) is not None:
         return
     if not err.is_terminal:  # a bar in a log or a pipe is only a stray blank line
-        runtime = load_runtime(spec)
+        runtime = _interruptible(lambda: load_runtime(spec))
         err.print(f"[dim]{escape(spec.name)} loaded in {runtime.load_s:.1f} s[/]")
         return
     with Progress(
@@ -110,7 +141,7 @@ def _load_local(model: Model, err: Console) -> None:
         def on_bytes(done: int, total: int) -> None:
             progress.update(task, completed=done, total=total)
 
-        runtime = load_runtime(spec, progress=on_bytes)
+        runtime = _interruptible(lambda: load_runtime(spec, progress=on_bytes))
     err.print(f"[dim]{escape(spec.name)} loaded in {runtime.load_s:.1f} s[/]")
 
 
@@ -249,7 +280,13 @@ def main(argv: list[str] | None = None) -> int:
     _escape_what_the_locale_cannot_encode()
     code = 0
     try:
-        app(args=argv, prog_name="yiem", standalone_mode=False)
+        result = app(args=argv, prog_name="yiem", standalone_mode=False)
+        # Not standalone, click returns the status of a Ctrl-C (130) or `Exit` instead of
+        # raising; our commands return None.
+        if isinstance(result, int) and not isinstance(result, bool) and result:
+            code = result
+            if code == EXIT_INTERRUPTED:
+                err.print("yiem: interrupted", soft_wrap=True)
     except CliError as exc:
         code = exc.code
         prefix = "" if code == EXIT_INTERRUPTED else "error: "
