@@ -236,6 +236,8 @@ async def _run(run: _Run) -> None:
             logger.exception("could not report the failure as a message")
     except BaseException as exc:  # cancelled, Ctrl-C, sys.exit: close the turn, then go on
         reason = "aborted"
+        if isinstance(exc, GeneratorExit):  # the coroutine is being closed: no more awaits
+            raise
         try:
             await _end_cancelled_turn(run, exc)
         except Exception:

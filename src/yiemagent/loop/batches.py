@@ -283,6 +283,8 @@ async def _guarded(
     except BaseException as exc:  # cancelled, or KeyboardInterrupt/SystemExit passing through
         for task in batch.tasks:
             task.cancel()
+        if isinstance(exc, GeneratorExit):  # the coroutine is being closed: no more awaits
+            raise
         text = CANCELLED_TEXT if isinstance(exc, asyncio.CancelledError) else interrupted_text(exc)
         try:  # the exception is delivered; emitting the missing events can go on
             await batch.answer_the_rest(text)
