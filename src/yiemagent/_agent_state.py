@@ -337,6 +337,11 @@ def make_store(tools: Any, tool_store: Any) -> ToolStore:
         existing = store.tools.get(tool.name)
         if existing is tool:
             continue
+        if existing is not None and tool_store is None:
+            raise ConfigError(
+                f"two different tools named {tool.name!r} in tools: tool names must be "
+                "unique; rename one (@tool(name=...)) or drop it"
+            )
         if existing is not None:
             raise ConfigError(
                 f"tool {tool.name!r} is in both tools and tool_store with different "

@@ -310,3 +310,24 @@ async def test_r6_3_resume_continues_from_the_transcript() -> None:
     assert user_texts(fm.contexts[0].messages) == ["pending question"]
     with pytest.raises(ConfigError, match="nothing to resume"):
         await agent.resume()
+
+
+def test_two_different_tools_with_one_name_in_tools_name_the_real_problem() -> None:
+    """Both in the `tools` list (no tool_store given): the message must not talk about a
+    tool_store the user never passed (DESIGN §8: a message that says what to change)."""
+    from yiemagent import AgentTool, ConfigError
+
+    def make(text: str) -> AgentTool:
+        return AgentTool(
+            name="calc",
+            label="Calc",
+            description=text,
+            input_schema={"type": "object", "properties": {}},
+            execute=lambda *args: text,
+        )
+
+    with pytest.raises(ConfigError) as info:
+        Agent(tools=[make("a"), make("b")])
+    message = str(info.value)
+    assert "tool_store" not in message
+    assert "'calc'" in message and "unique" in message
