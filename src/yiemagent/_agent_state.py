@@ -318,22 +318,29 @@ def prompt_messages(input: Any, images: Sequence[ImageContent] | None) -> list[A
 def make_store(tools: Any, tool_store: Any) -> ToolStore:
     """The agent's `ToolStore` (R-4.12, seed 000 Step 2.5).
 
-    `tool_store` is used as it is (tools registered in it later show on the next turn). A
-    `ToolStore` passed as `tools` is the store itself when no `tool_store` is given; a
-    mapping or list is copied into the store (a new one when no `tool_store`).
+    `tool_store` is used as it is (tools registered in it later show on the next turn).
+    `tools` — a `ToolStore`, a mapping or a list — is copied into the store (a new one when no
+    `tool_store`), as R-6.1 says: two agents built from one `ToolStore` never see each other's
+    registrations (R-4.12). A copied `listTools` is rebound to the new store. Give the store a
+    `writeTool` writes into as `tool_store` (seed 000 Step 2.5's `_tool_store`).
 
     Raises:
         ConfigError: `tool_store` is not a `ToolStore`, or a tool in `tools` conflicts with a
             different tool of the same name in `tool_store`.
     """
-    from yiemagent.tools import ToolStore
+    from yiemagent.tools import ToolStore, list_tools_tool
 
     if tool_store is not None and not isinstance(tool_store, ToolStore):
         raise ConfigError(f"tool_store must be a ToolStore, not {type(tool_store).__name__}")
-    if isinstance(tools, ToolStore) and tool_store is None:
-        return tools
-    store = tool_store if tool_store is not None else ToolStore("agent")
+    if tool_store is not None:
+        store = tool_store
+    else:
+        store = ToolStore(tools.name if isinstance(tools, ToolStore) else "agent")
+    wants_list_tools = False
     for tool in to_tool_list(tools):
+        if tool.name == "listTools":  # bound to its own store: rebound below
+            wants_list_tools = True
+            continue
         existing = store.tools.get(tool.name)
         if existing is tool:
             continue
@@ -348,4 +355,6 @@ def make_store(tools: Any, tool_store: Any) -> ToolStore:
                 "definitions; pass it in one of them"
             )
         store.register(tool)
+    if wants_list_tools and "listTools" not in store:
+        store.register(list_tools_tool(store))
     return store

@@ -4,12 +4,14 @@ busy, resume) through the public API on the faux provider."""
 from __future__ import annotations
 
 import asyncio
+import inspect
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from yiemagent import (
+    AbortSignal,
     AfterToolCallResult,
     Agent,
     AgentBusyError,
@@ -23,7 +25,7 @@ from yiemagent import (
     text_of,
 )
 from yiemagent.ai.faux import FauxModel, faux_message, faux_text, faux_tool_call
-from yiemagent.tools import write_tool_tool
+from yiemagent.tools import list_tools_tool, write_tool_tool
 
 from ._helpers import EventWaiter, faux_agent, make_tool, user_texts
 
@@ -331,3 +333,30 @@ def test_two_different_tools_with_one_name_in_tools_name_the_real_problem() -> N
     message = str(info.value)
     assert "tool_store" not in message
     assert "'calc'" in message and "unique" in message
+
+
+def test_r6_1_a_tool_store_given_as_tools_is_copied_r4_12() -> None:
+    """R-6.1: `tools` is copied, also when it is a ToolStore; R-4.12: registering in one
+    agent's store never shows in another's, nor in the store the agents were built from."""
+    source = ToolStore("shared")
+    source.register(make_tool("a", lambda *args: "ok"))
+    source.register(list_tools_tool(source))
+    first = Agent(tools=source, llm_call=print)
+    second = Agent(tools=source, llm_call=print)
+    assert first.tool_store is not source and first.tool_store is not second.tool_store
+    first.tool_store.register(make_tool("only_first", lambda *args: "ok"))
+    source.register(make_tool("only_source", lambda *args: "ok"))
+    assert [t.name for t in first.state.tools] == ["a", "listTools", "only_first"]
+    assert [t.name for t in second.state.tools] == ["a", "listTools"]
+
+
+async def test_r4_14_copied_list_tools_lists_the_agents_own_store() -> None:
+    source = ToolStore("shared")
+    source.register(make_tool("a", lambda *args: "ok"))
+    source.register(list_tools_tool(source))
+    agent = Agent(tools=source, llm_call=print)
+    agent.tool_store.register(make_tool("mine", lambda *args: "ok"))
+    listing = agent.tool_store.tools["listTools"].execute("id", {}, AbortSignal(), print)
+    result = await listing if inspect.isawaitable(listing) else listing
+    text = result if isinstance(result, str) else result.content[0].text
+    assert "mine" in text
