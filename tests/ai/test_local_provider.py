@@ -340,3 +340,19 @@ def test_chat_messages_render_calls_as_json_and_results_as_tool_messages() -> No
         {"role": "tool", "content": "17 * 23 = 391"},
         {"role": "tool", "content": "Error: boom"},
     ]
+
+
+def test_context_overflow_error_says_how_to_raise_the_context() -> None:
+    """llama.cpp says "try increasing it"; the user must learn which setting (DESIGN §8)."""
+    from yiemagent.ai.local.provider import _chunk_error
+
+    text = _chunk_error(
+        {
+            "error": {
+                "message": "request (30020 tokens) exceeds the available context size "
+                "(8192 tokens), try increasing it"
+            }
+        }
+    )
+    assert text is not None and "YIEMAGENT_LOCAL_N_CTX" in text and "32768" in text
+    assert _chunk_error({"error": {"message": "other"}}) == "local model error: other"

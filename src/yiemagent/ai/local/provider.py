@@ -30,7 +30,7 @@ from yiemagent.ai.local.prompt import (
     system_prompt,
     tool_rounds,
 )
-from yiemagent.ai.local.runtime import LocalRuntime, get_runtime
+from yiemagent.ai.local.runtime import N_CTX_ENV, LocalRuntime, get_runtime
 from yiemagent.ai.local.weights import local_spec
 from yiemagent.ai.partial_json import parse_partial_json
 from yiemagent.ai.sanitize import sanitize_surrogates
@@ -228,7 +228,17 @@ def _chunk_error(chunk: Any) -> str | None:
         return None
     error = chunk["error"]
     message = error.get("message") if isinstance(error, dict) else error
+    if "exceeds the available context size" in str(message):
+        # llama.cpp's own advice ("try increasing it") does not say how (DESIGN §8).
+        message = (
+            f"{message}: shorten the prompt or set ${N_CTX_ENV} "
+            f"(the model allows up to {CONTEXT_LIMIT} tokens)"
+        )
     return f"local model error: {message}"
+
+
+CONTEXT_LIMIT = 32_768
+"""The embedded Qwen2.5-Coder models' trained context (tokens)."""
 
 
 class _Decoder:
