@@ -154,3 +154,13 @@ def test_unknown_local_model_lists_the_known_ones() -> None:
 
 def _fields(spec: LocalModelSpec) -> dict[str, object]:
     return {name: getattr(spec, name) for name in LocalModelSpec.__dataclass_fields__}
+
+
+def test_install_hints_work_from_a_checkout() -> None:
+    """yiemagent is not on PyPI: `pip install 'yiemagent[...]'` alone fails for a user of a
+    checkout, so the hint also gives the editable form (DESIGN §8: says what to do)."""
+    from yiemagent.ai.local.weights import LOCAL_MODELS
+
+    for spec in LOCAL_MODELS.values():
+        assert "pip install 'yiemagent[" in spec.install_hint
+        assert "pip install -e '.[" in spec.install_hint

