@@ -170,3 +170,28 @@ def test_r4_3_bad_definitions_raise_config_error() -> None:
         @tool
         def b(*values: int) -> str:
             return ""
+
+
+class Thing:
+    """A plain class: pydantic has no JSON Schema for it."""
+
+
+def test_a_parameter_type_without_schema_is_named_on_one_line() -> None:
+    """pydantic's error runs on for lines about arbitrary_types_allowed; the user needs the
+    parameter to change (DESIGN §8)."""
+
+    def weird(count: int, thing: Thing) -> str:
+        """Weird.
+
+        Args:
+            count: How many.
+            thing: A thing.
+        """
+        return "w"
+
+    with pytest.raises(ConfigError) as info:
+        tool(weird)
+    message = str(info.value)
+    assert "\n" not in message
+    assert "parameter 'thing'" in message and "Thing" in message
+    assert "arbitrary_types_allowed" not in message

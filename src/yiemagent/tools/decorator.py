@@ -207,7 +207,23 @@ def _arguments_model(
         )
         model.model_json_schema()
     except (pydantic.PydanticUserError, pydantic_core.SchemaError, TypeError, NameError) as exc:
-        raise ConfigError(f"tool {tool_name!r}: cannot build a JSON Schema: {exc}") from exc
+        # pydantic's text runs on for lines of advice about its own config; keep the first
+        # line and name the parameter to change (DESIGN §8).
+        reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        reason = reason.split(" Set `arbitrary_types_allowed", 1)[0]  # not the tool's to set
+        culprit = ""
+        for name, (annotation, _default) in fields.items():
+            try:
+                pydantic.TypeAdapter(annotation).json_schema()
+            except Exception:
+                culprit = (
+                    f"parameter {name!r} has a type with no JSON Schema (use a basic type, "
+                    "a pydantic model, a dataclass or a TypedDict): "
+                )
+                break
+        raise ConfigError(
+            f"tool {tool_name!r}: cannot build a JSON Schema: {culprit}{reason}"
+        ) from exc
     return typing.cast("type[pydantic.BaseModel]", model)
 
 
