@@ -338,3 +338,11 @@ def test_ctrl_c_while_the_embedded_model_loads_exits_130_at_once(tmp_path: Path)
     assert time.monotonic() - started < 10
     assert err.strip().splitlines()[-1] == "yiem: interrupted"
     assert "Traceback" not in err and out == ""
+
+
+def test_max_turns_note_counts_in_plain_english(
+    capsys: pytest.CaptureFixture[str], faux_calculator: FauxModel
+) -> None:
+    code, _, err = _run(capsys, "run", "What is 17 * 23?", "--max-turns", "1")
+    assert code == 0
+    assert err.strip().splitlines()[-1] == "yiem: stopped after 1 model call (--max-turns)"

@@ -233,7 +233,8 @@ def run(
     if reason == "aborted":
         raise CliError("interrupted", EXIT_INTERRUPTED)
     if reason == "max_turns":
-        err.print(f"yiem: stopped after {max_turns} model calls (--max-turns)")
+        calls = "1 model call" if max_turns == 1 else f"{max_turns} model calls"
+        err.print(f"yiem: stopped after {calls} (--max-turns)")
     final = printer.final
     if reason == "error" or (final is not None and final.stop_reason == "error"):
         detail = final.error_message if final is not None else None
