@@ -346,3 +346,32 @@ def test_max_turns_note_counts_in_plain_english(
     code, _, err = _run(capsys, "run", "What is 17 * 23?", "--max-turns", "1")
     assert code == 0
     assert err.strip().splitlines()[-1] == "yiem: stopped after 1 model call (--max-turns)"
+
+
+@pytest.mark.local_model
+@pytest.mark.slow
+def test_ctrl_c_while_the_model_is_assembled_leaves_no_partial_file(tmp_path: Path) -> None:
+    pytest.importorskip("xllamacpp")
+    cache = tmp_path / "cache"
+    models = cache / "yiemagent" / "models"
+    (tmp_path / "tools").mkdir()
+    proc = subprocess.Popen(
+        [*YIEM, "run", "hi", "--tools", str(tmp_path / "tools")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**_env(), "XDG_CACHE_HOME": str(cache)},
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not list(models.glob(".assemble-*")) and time.monotonic() < deadline:
+            time.sleep(0.005)
+        assert list(models.glob(".assemble-*")), "the assembly never started"
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err
+    assert err.strip().splitlines()[-1] == "yiem: interrupted"
+    assert list(models.iterdir()) == [], "a partial model file was left in the cache"

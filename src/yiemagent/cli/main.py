@@ -116,32 +116,36 @@ def _interruptible(load: Callable[[], T]) -> T:
 
 
 def _load_local(model: Model, err: Console) -> None:
-    """Assemble (first time) and load the embedded model, showing progress on stderr."""
+    """Assemble (first time) and load the embedded model, showing progress on stderr.
+
+    The assembly is Python and runs here, so Ctrl-C during it removes its temporary file;
+    only llama.cpp's load, which cannot be interrupted, runs on a worker thread."""
     from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn
 
     from yiemagent.ai.local.runtime import load_runtime, loaded_runtime
-    from yiemagent.ai.local.weights import local_spec
+    from yiemagent.ai.local.weights import ensure_model_file, local_spec
 
     spec = local_spec(model.id)
     if loaded_runtime(spec) is not None:
         return
     if not err.is_terminal:  # a bar in a log or a pipe is only a stray blank line
+        ensure_model_file(spec)
         runtime = _interruptible(lambda: load_runtime(spec))
-        err.print(f"[dim]{escape(spec.name)} loaded in {runtime.load_s:.1f} s[/]")
-        return
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        DownloadColumn(),
-        console=err,
-        transient=True,
-    ) as progress:
-        task = progress.add_task(f"Preparing {spec.name}", total=None)
+    else:
+        with Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            DownloadColumn(),
+            console=err,
+            transient=True,
+        ) as progress:
+            task = progress.add_task(f"Preparing {spec.name}", total=None)
 
-        def on_bytes(done: int, total: int) -> None:
-            progress.update(task, completed=done, total=total)
+            def on_bytes(done: int, total: int) -> None:
+                progress.update(task, completed=done, total=total)
 
-        runtime = _interruptible(lambda: load_runtime(spec, progress=on_bytes))
+            ensure_model_file(spec, progress=on_bytes)
+            runtime = _interruptible(lambda: load_runtime(spec))
     err.print(f"[dim]{escape(spec.name)} loaded in {runtime.load_s:.1f} s[/]")
 
 
