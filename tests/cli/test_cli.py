@@ -375,3 +375,12 @@ def test_ctrl_c_while_the_model_is_assembled_leaves_no_partial_file(tmp_path: Pa
     assert proc.returncode == 130, err
     assert err.strip().splitlines()[-1] == "yiem: interrupted"
     assert list(models.iterdir()) == [], "a partial model file was left in the cache"
+
+
+def test_a_prompt_starting_with_a_dash_says_to_use_double_dash(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, _, err = _run(capsys, "run", "-5 + 3?")
+    assert code == 2
+    line = _one_error_line(err)
+    assert "No such option: -5" in line and "yiem run -- " in line

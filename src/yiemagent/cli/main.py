@@ -311,6 +311,8 @@ def main(argv: list[str] | None = None) -> int:
         code = getattr(exc, "exit_code", EXIT_ERROR)
         show = getattr(exc, "format_message", None)
         text = " ".join(str(show() if callable(show) else _one_line(exc)).split())
+        if type(exc).__name__ == "NoSuchOption" and "run" in (argv or sys.argv[1:]):
+            text += ' (a prompt that starts with "-" goes after --: yiem run -- "-5 + 3?")'
         if text:  # `yiem` alone has printed the help and raises with no message
             err.print(f"yiem: error: {escape(text)}", soft_wrap=True)
     if argv is None:
