@@ -384,3 +384,30 @@ def test_a_prompt_starting_with_a_dash_says_to_use_double_dash(
     assert code == 2
     line = _one_error_line(err)
     assert "No such option: -5" in line and "yiem run -- " in line
+
+
+def test_what_a_tool_prints_does_not_break_the_answer_or_the_json_lines(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    (tmp_path / "noisy.py").write_text(
+        "from yiemagent import tool\n"
+        "print('noisy tool file imported')\n"
+        "@tool\n"
+        "def shout(text: str) -> str:\n"
+        '    """Upper-case a text.\n\n    Args:\n        text: The text.\n    """\n'
+        "    print('DEBUG: shouting', text)\n"
+        "    return text.upper()\n"
+        "get_tool = lambda: shout\n"
+    )
+    for extra in ([], ["--json"]):
+        fm = FauxModel(
+            [faux_message(faux_tool_call("shout", {"text": "hi"})), "HI"], model_id="cli-noisy"
+        )
+        monkeypatch.setattr(cli_main_module, "_resolve_model", lambda spec, base_url, m=fm: m.model)
+        code, out, err = _run(capsys, "run", "shout hi", "--tools", str(tmp_path), *extra)
+        assert code == 0
+        assert "noisy tool file imported" in err and "DEBUG: shouting hi" in err
+        if extra:
+            assert [json.loads(line)["type"] for line in out.splitlines()][-1] == "agent_end"
+        else:
+            assert out == "HI\n"

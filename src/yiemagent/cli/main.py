@@ -226,14 +226,17 @@ def run(
             EXIT_USAGE,
         )
     err = Console(stderr=True, highlight=False, soft_wrap=True)
-    resolved = _resolve_model(model, base_url)
-    context = _load_tools(tools, resolved)
-    context.system_prompt = system
-    config = AgentLoopConfig(model=resolved, max_turns=max_turns)
-    if resolved.api == "local":
-        _load_local(resolved, err)
-    printer = JsonPrinter() if json_output else EventPrinter(err=err)
-    reason = asyncio.run(_run_loop(prompt, context, config, printer))
+    out = sys.stdout
+    printer = JsonPrinter(out) if json_output else EventPrinter(out=out, err=err)
+    # stdout is the answer (or the JSON lines): whatever tool files print goes to stderr.
+    with contextlib.redirect_stdout(sys.stderr):
+        resolved = _resolve_model(model, base_url)
+        context = _load_tools(tools, resolved)
+        context.system_prompt = system
+        config = AgentLoopConfig(model=resolved, max_turns=max_turns)
+        if resolved.api == "local":
+            _load_local(resolved, err)
+        reason = asyncio.run(_run_loop(prompt, context, config, printer))
     if reason == "aborted":
         raise CliError("interrupted", EXIT_INTERRUPTED)
     if reason == "max_turns":
