@@ -73,3 +73,15 @@ def test_calculate_cost_fills_usage_cost() -> None:
     assert cost.input == pytest.approx(0.005) and cost.output == pytest.approx(0.01)
     assert cost.cache_read == pytest.approx(0.0125)
     assert cost.total == pytest.approx(0.0275)
+
+
+@pytest.mark.parametrize("url", ["notaurl", "ftp://host/v1", "127.0.0.1:8080/v1", ""])
+def test_a_base_url_that_is_not_http_is_refused_at_once(url: str) -> None:
+    """Not at the first request, as 'Request URL is missing a protocol' (DESIGN §8)."""
+    with pytest.raises(ProviderError, match="not an http:// or https:// URL"):
+        get_model("openai-compatible/x", base_url=url)
+
+
+def test_a_base_url_for_the_embedded_model_is_refused_not_ignored() -> None:
+    with pytest.raises(ProviderError, match="in-process and takes no base_url"):
+        get_model("local/qwen2.5-coder-0.5b", base_url="http://127.0.0.1:8080/v1")

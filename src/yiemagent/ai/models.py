@@ -153,10 +153,16 @@ def get_model(name: str, *, base_url: str | None = None) -> Model:
         The `Model` (a new one carrying `base_url` when given).
 
     Raises:
-        ProviderError: unknown model (the message lists the known ones), or
-            "openai-compatible/…" without `base_url`.
+        ProviderError: unknown model (the message lists the known ones),
+            "openai-compatible/…" without `base_url`, a `base_url` that is not http(s), or
+            a `base_url` for an embedded model.
     """
     provider, sep, model_id = name.partition("/")
+    if base_url is not None and not base_url.startswith(("http://", "https://")):
+        raise ProviderError(
+            f"base_url {base_url!r} is not an http:// or https:// URL "
+            '(e.g. base_url="http://127.0.0.1:8080/v1")'
+        )
     if sep and provider == OPENAI_COMPATIBLE:
         if not model_id:
             raise ProviderError('"openai-compatible/<model id>" needs a model id after the "/"')
@@ -178,6 +184,11 @@ def get_model(name: str, *, base_url: str | None = None) -> Model:
         raise ProviderError(
             f"unknown model {name!r}. Known models: {known}; or use "
             '"openai-compatible/<model id>" with base_url for any OpenAI-compatible server'
+        )
+    if base_url is not None and model.api == "local":
+        raise ProviderError(
+            f"{name!r} runs in-process and takes no base_url; for a server use "
+            '"openai-compatible/<model id>" with base_url'
         )
     return model if base_url is None else replace(model, base_url=base_url)
 

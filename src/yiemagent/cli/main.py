@@ -73,12 +73,12 @@ def _one_line(exc: BaseException) -> str:
 def _resolve_model(spec: str, base_url: str | None) -> Model:
     from yiemagent.ai.models import get_model
 
-    model = get_model(spec, base_url=base_url)
-    if model.api == "local" and base_url:
+    if base_url is not None and spec.partition("/")[0] == "local":
         raise CliError(
             f"--base-url is for a server; {spec} runs in-process. "
             "Use --model openai-compatible/<model id> with --base-url"
         )
+    model = get_model(spec, base_url=base_url)
     if model.api == "local":
         from yiemagent.ai.local.weights import chunk_files, local_spec
 
