@@ -257,3 +257,39 @@ def test_scrub() -> None:
     assert "sk-proj-" not in scrub("Incorrect API key provided: sk-proj-AbCdEf0123456789")
     assert scrub("Authorization: Bearer tok.en-123456789") == "Authorization: Bearer ***"
     assert scrub("short x stays", ["x"]) == "short x stays"
+
+
+async def test_a_missing_sdk_ends_the_call_at_once_with_the_install_command() -> None:
+    """Without the extra, the SDK import failed in the call *and* in the error describer, so
+    the stream never ended: 120 s to the idle watchdog, then a traceback (DESIGN §8)."""
+    from yiemagent.ai.retry import start_call
+
+    model = Model(id="m", provider="openai", api="openai-completions", base_url="http://x")
+
+    async def work(builder: object, secrets: list[str | None]) -> None:
+        raise ModuleNotFoundError("No module named 'openai'", name="openai")
+
+    def describe(exc: BaseException) -> str:
+        raise ModuleNotFoundError("No module named 'openai'", name="openai")
+
+    stream = start_call(model, work, describe=describe, name="openai-completions")
+    message = await asyncio.wait_for(stream.result(), 5)
+    assert message.stop_reason == "error"
+    assert "pip install 'yiemagent[openai]'" in (message.error_message or "")
+
+
+async def test_a_describer_that_raises_still_ends_the_call() -> None:
+    from yiemagent.ai.retry import start_call
+
+    model = Model(id="m", provider="openai", api="openai-completions", base_url="http://x")
+
+    async def work(builder: object, secrets: list[str | None]) -> None:
+        raise ValueError("the real problem")
+
+    def describe(exc: BaseException) -> str:
+        raise RuntimeError("describer bug")
+
+    stream = start_call(model, work, describe=describe, name="openai-completions")
+    message = await asyncio.wait_for(stream.result(), 5)
+    assert message.stop_reason == "error"
+    assert message.error_message == "ValueError: the real problem"

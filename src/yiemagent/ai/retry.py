@@ -384,9 +384,26 @@ async def run_guarded(
         builder.fail("aborted", "the request was cancelled")
         raise
     except Exception as exc:
-        text = scrub(describe(exc), secrets)
+        text = scrub(_describe_safely(describe, exc), secrets)
         logger.info("%s failed: %s", label, text)
         builder.fail("error", text)
+
+
+def _describe_safely(describe: Callable[[BaseException], str], exc: Exception) -> str:
+    """`describe(exc)`, or a plain text when the describer fails too: it must never keep the
+    message from ending (the stream would then wait for the idle watchdog, DESIGN §8)."""
+    if isinstance(exc, ModuleNotFoundError) and exc.name in ("openai", "anthropic"):
+        # The SDKs are imported at the first call (DESIGN §2): a missing extra shows here,
+        # and the describer, which imports the SDK too, would fail the same way.
+        return (
+            f"the {exc.name} SDK is not installed: pip install 'yiemagent[{exc.name}]' "
+            f"(from a checkout: .venv/bin/pip install -e '.[{exc.name}]')"
+        )
+    try:
+        return describe(exc)
+    except Exception as inner:
+        logger.warning("describing %r failed: %r", exc, inner)
+        return f"{type(exc).__name__}: {exc}"
 
 
 _tasks: set[asyncio.Task[None]] = set()
