@@ -314,7 +314,7 @@ def test_ctrl_c_while_the_embedded_model_loads_exits_130_at_once(tmp_path: Path)
         "rt.load_runtime = slow\n"
         "rt.loaded_runtime = lambda spec: None\n"
         "m._resolve_model = lambda spec, base_url: get_model('local/qwen2.5-coder-0.5b')\n"
-        "m.main(sys.argv[1:])\n",
+        "sys.exit(m.main(sys.argv[1:]))\n",
         encoding="utf-8",
     )
     (tmp_path / "tools").mkdir()
@@ -411,3 +411,15 @@ def test_what_a_tool_prints_does_not_break_the_answer_or_the_json_lines(
             assert [json.loads(line)["type"] for line in out.splitlines()][-1] == "agent_end"
         else:
             assert out == "HI\n"
+
+
+def test_a_closed_stdout_is_one_clear_line_before_any_model_call(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    faux_calculator: FauxModel,
+) -> None:
+    monkeypatch.setattr(sys, "stdout", None)
+    code, _, err = _run(capsys, "run", "What is 17 * 23?")
+    assert code == 1
+    assert "standard output is closed" in _one_error_line(err)
+    assert faux_calculator.contexts == []

@@ -98,8 +98,8 @@ def _interruptible(load: Callable[[], T]) -> T:
             box["error"] = exc
 
     thread = threading.Thread(target=work, name="yiem-load-model", daemon=True)
-    thread.start()
     try:
+        thread.start()  # inside: Ctrl-C can land while start() waits for the thread
         while thread.is_alive():
             thread.join(0.1)
     except KeyboardInterrupt:
@@ -225,6 +225,8 @@ def run(
             'the prompt is empty: say what to ask, e.g. yiem run "What time is it in Tokyo?"',
             EXIT_USAGE,
         )
+    if sys.stdout is None:  # started with >&-: nowhere to put the answer, so do not ask
+        raise CliError("standard output is closed: there is nowhere to write the answer")
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     out = sys.stdout
     printer = JsonPrinter(out) if json_output else EventPrinter(out=out, err=err)
