@@ -216,14 +216,13 @@ class ToolStore:
 
 
 def is_tool_file(path: Path) -> bool:
-    """Whether `load_dir` loads this file (R-4.13): `*.py`, not `_*`, no "registry" in the name."""
+    """Whether `load_dir` loads this file (R-4.13): `*.py`, not `_*`, no "registry" in the name.
+
+    A `*.py` that is not a readable regular file (a broken link, a folder) is still taken, so
+    that its failure is reported rather than skipped in silence (DESIGN §8).
+    """
     name = path.name
-    return (
-        name.endswith(".py")
-        and not name.startswith("_")
-        and "registry" not in name.lower()
-        and path.is_file()
-    )
+    return name.endswith(".py") and not name.startswith("_") and "registry" not in name.lower()
 
 
 def load_tool_module(path: Path, *, store_name: str, store_id: int) -> ModuleType:
