@@ -301,7 +301,7 @@ async def test_529_overloaded_then_success_is_retried(server: ReplayServer) -> N
 async def test_overloaded_error_event_before_content_is_retried(server: ReplayServer) -> None:
     server.enqueue(sse_reply("anthropic_overloaded_midstream.sse"), sse_reply("anthropic_text.sse"))
     _, message = await collect(
-        claude(server), hello(), StreamOptions(api_key=KEY, max_retry_delay_ms=0)
+        claude(server), hello(), StreamOptions(api_key=KEY, max_retry_delay_ms=1)
     )
     assert message.stop_reason == "stop" and message.text == "Hello there."
     assert len(server.requests) == 2

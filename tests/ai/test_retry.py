@@ -92,7 +92,7 @@ async def test_429_within_the_limit_waits_as_asked(server: ReplayServer) -> None
 
 async def test_attempts_run_out(server: ReplayServer) -> None:
     server.enqueue(*[json_reply(500, UNAVAILABLE) for _ in range(6)])
-    message = await ask(server, max_retry_delay_ms=0)
+    message = await ask(server, max_retry_delay_ms=1)
     assert message.stop_reason == "error"
     assert message.error_message == "HTTP 500 from the server: Service unavailable"
     assert len(server.requests) == 4
@@ -127,10 +127,11 @@ async def test_connection_refused_is_retried_then_reported() -> None:
         id="m", provider="vllm", api="openai-completions", base_url="http://127.0.0.1:9/v1"
     )
     message = await stream_openai_completions(
-        model, Context("", [UserMessage("hi")]), StreamOptions(max_retry_delay_ms=0)
+        model, Context("", [UserMessage("hi")]), StreamOptions(max_retry_delay_ms=1)
     ).result()
     assert message.stop_reason == "error"
     assert (message.error_message or "").startswith("connection error")
+    assert "http://127.0.0.1:9/v1/chat/completions" in (message.error_message or "")
 
 
 # ── the helper itself ───────────────────────────────────────────────────────

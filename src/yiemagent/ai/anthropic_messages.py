@@ -498,7 +498,9 @@ def _describe(exc: BaseException) -> str:
         return f"HTTP {exc.status_code} from the server: {detail}"
     if isinstance(exc, anthropic.APIConnectionError):
         cause = exc.__cause__
-        return f"connection error: {exc}" + (f" ({cause})" if cause else "")
+        url = getattr(getattr(exc, "request", None), "url", None)
+        where = f" reaching {url}" if url else ""
+        return f"connection error{where}: {exc}" + (f" ({cause})" if cause else "")
     plain = plain_failure_text(exc)
     if plain is not None:
         return plain
