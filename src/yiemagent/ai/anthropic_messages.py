@@ -403,7 +403,8 @@ async def _call(
     if api_key is None:
         if model.base_url is None or "api.anthropic.com" in model.base_url:
             raise SetupError(
-                f"no API key for provider {model.provider!r}: set ANTHROPIC_API_KEY or pass api_key"
+                f"no API key for provider {model.provider!r}: set ANTHROPIC_API_KEY in the "
+                "environment (in Python, api_key= also works)"
             )
         api_key = NO_KEY
     secrets.append(api_key)

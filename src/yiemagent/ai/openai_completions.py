@@ -465,7 +465,8 @@ async def _call(
     if api_key is None:
         if is_openai_proper(model):
             raise SetupError(
-                f"no API key for provider {model.provider!r}: set OPENAI_API_KEY or pass api_key"
+                f"no API key for provider {model.provider!r}: set OPENAI_API_KEY in the environment"
+                " (in Python, api_key= also works)"
             )
         api_key = NO_KEY
     secrets.append(api_key)
