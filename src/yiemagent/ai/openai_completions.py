@@ -31,11 +31,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from yiemagent.ai.builder import MessageBuilder
-from yiemagent.ai.env_keys import NO_KEY, resolve_api_key
 from yiemagent.ai.partial_json import parse_json_object, parse_partial_json
 from yiemagent.ai.retry import (
     RetryDecision,
-    SetupError,
+    api_key_for_call,
     apply_on_payload,
     await_with_idle_timeout,
     body_error_text,
@@ -460,16 +459,9 @@ async def _call(
     builder: MessageBuilder,
     secrets: list[str | None],
 ) -> None:
-    secrets.append(options.api_key)
-    api_key = resolve_api_key(model.provider, options.api_key)
-    if api_key is None:
-        if is_openai_proper(model):
-            raise SetupError(
-                f"no API key for provider {model.provider!r}: set OPENAI_API_KEY in the environment"
-                " (in Python, api_key= also works)"
-            )
-        api_key = NO_KEY
-    secrets.append(api_key)
+    api_key = api_key_for_call(
+        model, options.api_key, secrets, required=is_openai_proper(model), env_var="OPENAI_API_KEY"
+    )
     body = await apply_on_payload(options.on_payload, build_request_body(model, context, options))
     body = sanitize_surrogates(body)
     assembler = _Assembler(builder)

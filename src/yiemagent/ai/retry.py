@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from yiemagent.ai.builder import MessageBuilder
-from yiemagent.ai.env_keys import scrub
+from yiemagent.ai.env_keys import NO_KEY, resolve_api_key, scrub
 from yiemagent.types.model import AssistantMessageEventStream, Model
 from yiemagent.types.signal import AbortSignal
 
@@ -85,6 +85,34 @@ class RetryDelayTooLongError(Exception):
 
 class SetupError(Exception):
     """A problem found before any request was sent (no API key)."""
+
+
+def api_key_for_call(
+    model: Model,
+    explicit: str | None,
+    secrets: list[str | None],
+    *,
+    required: bool,
+    env_var: str,
+) -> str:
+    """The key for one call: `explicit`, else the provider's environment variable; a keyless
+    local server gets the `NO_KEY` placeholder. Both candidates join `secrets`, so every error
+    text the call produces is scrubbed of them.
+
+    Raises:
+        SetupError: no key where the hosted API needs one (`required`).
+    """
+    secrets.append(explicit)
+    api_key = resolve_api_key(model.provider, explicit)
+    if api_key is None:
+        if required:
+            raise SetupError(
+                f"no API key for provider {model.provider!r}: set {env_var} in the environment"
+                " (in Python, api_key= also works)"
+            )
+        api_key = NO_KEY
+    secrets.append(api_key)
+    return api_key
 
 
 @dataclass(slots=True, frozen=True)
