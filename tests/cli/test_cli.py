@@ -340,12 +340,46 @@ def test_ctrl_c_while_the_embedded_model_loads_exits_130_at_once(tmp_path: Path)
     assert "Traceback" not in err and out == ""
 
 
-def test_max_turns_note_counts_in_plain_english(
+@pytest.mark.parametrize("extra", [[], ["--json"]])
+def test_reaching_max_turns_without_an_answer_is_one_error_line_and_exit_1(
+    capsys: pytest.CaptureFixture[str], faux_calculator: FauxModel, extra: list[str]
+) -> None:
+    code, out, err = _run(capsys, "run", "What is 17 * 23?", "--max-turns", "1", *extra)
+    assert code == 1
+    lines = err.strip().splitlines()
+    assert lines[-1] == (
+        "yiem: error: the turn limit was reached after 1 model call without an answer; "
+        "raise it with --max-turns, e.g. --max-turns 2"
+    )
+    assert [line for line in lines if line.startswith("yiem:")] == [lines[-1]]
+    assert "Traceback" not in err
+    if extra:  # nothing lost: the JSON lines still end with the run's end and its reason
+        assert json.loads(out.splitlines()[-1])["reason"] == "max_turns"
+    else:  # the tool call was still shown
+        assert lines[0].startswith("→ calculator") and lines[1].startswith("← calculator")
+
+
+def test_the_turn_limit_message_counts_in_plain_english(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fm = FauxModel(
+        [faux_message(faux_tool_call("calculator", {"expression": f"{i} + 1"})) for i in range(3)],
+        model_id="cli-faux-loop",
+    )
+    monkeypatch.setattr(cli_main_module, "_resolve_model", lambda spec, base_url: fm.model)
+    code, _, err = _run(capsys, "run", "count", "--max-turns", "3")
+    assert code == 1
+    assert "after 3 model calls without an answer" in err.strip().splitlines()[-1]
+    assert err.strip().splitlines()[-1].endswith("--max-turns 6")
+
+
+def test_an_answer_within_max_turns_exits_0(
     capsys: pytest.CaptureFixture[str], faux_calculator: FauxModel
 ) -> None:
-    code, _, err = _run(capsys, "run", "What is 17 * 23?", "--max-turns", "1")
+    code, out, err = _run(capsys, "run", "What is 17 * 23?", "--max-turns", "2")
     assert code == 0
-    assert err.strip().splitlines()[-1] == "yiem: stopped after 1 model call (--max-turns)"
+    assert out == "The answer is 391.\n"
+    assert "yiem:" not in err
 
 
 @pytest.mark.local_model

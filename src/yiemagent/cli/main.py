@@ -7,8 +7,9 @@
 
 Default tools are the example tool files shipped inside the package
 (`yiemagent/cli/default_tools/`: `get_time`, `calculator`, `read_file`; `examples/tools` in
-the repository points there). Every error prints one line to stderr and exits non-zero;
-Ctrl-C aborts the run cleanly and exits 130 (DESIGN §8).
+the repository points there). Every error prints one line to stderr and exits non-zero, and
+so does a run that reaches `--max-turns` before the model answers (exit 1); Ctrl-C aborts
+the run cleanly and exits 130 (DESIGN §8).
 """
 
 from __future__ import annotations
@@ -241,9 +242,12 @@ def run(
         reason = asyncio.run(_run_loop(prompt, context, config, printer))
     if reason == "aborted":
         raise CliError("interrupted", EXIT_INTERRUPTED)
-    if reason == "max_turns":
+    if reason == "max_turns":  # the loop ends so only while tool calls are still pending
         calls = "1 model call" if max_turns == 1 else f"{max_turns} model calls"
-        err.print(f"yiem: stopped after {calls} (--max-turns)")
+        raise CliError(
+            f"the turn limit was reached after {calls} without an answer; "
+            f"raise it with --max-turns, e.g. --max-turns {max_turns * 2}"
+        )
     final = printer.final
     if reason == "error" or (final is not None and final.stop_reason == "error"):
         detail = final.error_message if final is not None else None
