@@ -5,7 +5,9 @@ first starts safe. Uses a fake set of tiny chunks (the chunk list is monkeypatch
 from __future__ import annotations
 
 import hashlib
+import os
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -124,6 +126,82 @@ def test_concurrent_first_starts_all_get_the_verified_file(
     assert len(set(results)) == 1
     assert results[0].read_bytes() == whole
     assert _cache_files(tmp_path) == ["fake.gguf", "fake.gguf.verified.json"]
+
+
+def _models_dir(tmp_path: Path) -> Path:
+    folder = tmp_path / "cache" / "yiemagent" / "models"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def _left_behind(folder: Path, name: str, age_s: float) -> Path:
+    path = folder / name
+    path.write_bytes(b"partial GGUF" * 100)
+    then = time.time() - age_s
+    os.utime(path, (then, then))
+    return path
+
+
+def test_the_temporary_file_names_the_model(
+    fake_model: tuple[LocalModelSpec, bytes], tmp_path: Path
+) -> None:
+    """The name is what lets a later assembly tell its own model's leftovers apart."""
+    spec, _ = fake_model
+    folder = _models_dir(tmp_path)
+    seen: list[str] = []
+    ensure_model_file(spec, progress=lambda *_: seen.extend(p.name for p in folder.iterdir()))
+    temps = {name for name in seen if name.endswith(".tmp")}
+    assert temps and all(name.startswith(".assemble-fake.gguf.") for name in temps), seen
+
+
+def test_assembly_removes_a_stale_temporary_file_left_by_a_killed_process(
+    fake_model: tuple[LocalModelSpec, bytes], tmp_path: Path
+) -> None:
+    spec, whole = fake_model
+    folder = _models_dir(tmp_path)
+    stale = _left_behind(folder, ".assemble-fake.gguf.k1lled00.tmp", age_s=2 * 3600)
+    older_version = _left_behind(folder, ".assemble-ab_cd123.tmp", age_s=2 * 3600)
+    assert ensure_model_file(spec).read_bytes() == whole
+    assert not stale.exists() and not older_version.exists()
+    assert _cache_files(tmp_path) == ["fake.gguf", "fake.gguf.verified.json"]
+
+
+def test_assembly_leaves_fresh_and_other_models_temporary_files_alone(
+    fake_model: tuple[LocalModelSpec, bytes], tmp_path: Path
+) -> None:
+    spec, whole = fake_model
+    folder = _models_dir(tmp_path)
+    kept = [
+        _left_behind(folder, ".assemble-fake.gguf.running0.tmp", age_s=60),  # concurrent
+        _left_behind(folder, ".assemble-fake.gguf.running1.tmp", age_s=50 * 60),
+        _left_behind(folder, ".assemble-other.gguf.k1lled00.tmp", age_s=2 * 3600),
+        _left_behind(folder, ".assemble-ab_cd123.tmp", age_s=60),
+        _left_behind(folder, "notes.tmp", age_s=2 * 3600),
+    ]
+    assert ensure_model_file(spec).read_bytes() == whole
+    assert all(path.exists() for path in kept)
+
+
+def test_a_stale_temporary_file_that_cannot_be_removed_does_not_fail_the_start(
+    fake_model: tuple[LocalModelSpec, bytes],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    spec, whole = fake_model
+    stale = _left_behind(_models_dir(tmp_path), ".assemble-fake.gguf.k1lled00.tmp", 2 * 3600)
+    real_unlink = os.unlink
+
+    def refuse(path: str | os.PathLike[str], *args: object, **kwargs: object) -> None:
+        if Path(path) == stale:
+            raise PermissionError(13, "Permission denied")
+        real_unlink(path)
+
+    monkeypatch.setattr(weights.os, "unlink", refuse)
+    with caplog.at_level("WARNING", logger=weights.__name__):
+        assert ensure_model_file(spec).read_bytes() == whole
+    assert stale.exists()
+    assert "cannot remove a stale temporary file" in caplog.text
 
 
 def test_missing_chunk_package_names_the_install_command() -> None:

