@@ -4,49 +4,41 @@ An `Agent` owns a transcript, a `ToolStore` and its queues, and drives the loop
 (`yiemagent.loop.run_agent_loop`) one run at a time. Its state is reduced from the run's
 events, as pi's `Agent` does. Runs execute in the task that awaits them (`prompt`, `resume`)
 or in one worker task that exists only while sent prompts are waiting (`send`); an idle agent
-holds no task and no loop-bound object (R-6.7).
+holds no task and no loop-bound object (R-6.7). Each run is driven by the agent's
+`RunDriver` (`yiemagent._agent_run`); this module keeps the public API and the rule of one run
+at a time.
 """
 
 from __future__ import annotations
 
 import asyncio
-import dataclasses
-import inspect
-import logging
 import uuid
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from yiemagent._agent_llm_call import FormatMessages, LlmCall, PrepareContext, agent_stream_fn
+from yiemagent._agent_llm_call import FormatMessages, LlmCall, PrepareContext
 from yiemagent._agent_openai import format_openai_messages, user_message_from_openai
 from yiemagent._agent_queues import Notifier, PromptChannel, QueueMode, TurnQueues
+from yiemagent._agent_run import Listener, RunDriver
 from yiemagent._agent_session import SessionLog
 from yiemagent._agent_state import (
     AgentStateView,
-    RunRecorder,
     check_options,
-    final_message,
     make_store,
     placeholder_model,
     prompt_messages,
-    reduce_event,
     to_messages,
 )
 from yiemagent.errors import AgentBusyError, ConfigError
 from yiemagent.types import (
-    AbortSignal,
-    AgentContext,
     AgentEvent,
     AgentLoopConfig,
     AgentMessage,
     AssistantMessage,
     ImageContent,
-    MessageEndEvent,
-    MessageStartEvent,
     Model,
     StreamFn,
     TurnContext,
-    TurnUpdate,
 )
 
 if TYPE_CHECKING:
@@ -55,15 +47,10 @@ if TYPE_CHECKING:
 
 __all__ = ["Agent", "format_openai_messages", "user_message_from_openai"]
 
-logger = logging.getLogger(__name__)
-
-DEFAULT_LOCAL_MODEL = "local/qwen2.5-coder-0.5b"
 PROMPT_QUEUE_SIZE = 16
 FOLLOW_UP_QUEUE_SIZE = 32
 """Seed 000 §5: input and output channels 16, follow-up channel 32."""
 
-Listener: TypeAlias = Callable[[AgentEvent, AbortSignal], "Awaitable[None] | None"]
-"""`subscribe` listeners: `(event, signal)`, plain or async (awaited in order)."""
 PromptInput: TypeAlias = "str | AgentMessage | Mapping[str, Any] | Sequence[Any]"
 
 _BUSY = (
@@ -129,13 +116,7 @@ class Agent:
             self._state.messages = to_messages(messages or [], what="messages")
         except ValueError as exc:
             raise ConfigError(str(exc)) from exc
-        self._stream_fn = stream_fn
-        self._llm_call = llm_call
-        self._on_event = on_event
-        self._prepare_context = prepare_context
-        self._format_messages = format_messages
-        self._prepare_next_turn = prepare_next_turn
-        self._hooks = AgentLoopConfig(
+        hooks = AgentLoopConfig(
             model=placeholder_model("unresolved"),
             convert_to_llm=convert_to_llm,
             transform_context=transform_context,
@@ -155,17 +136,29 @@ class Agent:
             self._state.messages = self._session.open(given)
             self._state.on_assign = self._session.rewrite
 
-        self._listeners: list[Listener] = []
-        self._listeners_snapshot: tuple[Listener, ...] = ()
-        self._changed = Notifier()
-        self._channel: PromptChannel[list[AgentMessage], AssistantMessage] = PromptChannel(
-            self._run_sent, lambda: not self._running, self._changed, size=PROMPT_QUEUE_SIZE
-        )
         self._queues: TurnQueues[AgentMessage] = TurnQueues(
             steering_mode, follow_up_mode, follow_up_size=FOLLOW_UP_QUEUE_SIZE
         )
-        self._signal: AbortSignal | None = None
-        self._running = False
+        self._driver = RunDriver(
+            self._state,
+            self._queues,
+            self._session,
+            self,
+            hooks=hooks,
+            stream_fn=stream_fn,
+            llm_call=llm_call,
+            prepare_context=prepare_context,
+            format_messages=format_messages,
+            prepare_next_turn=prepare_next_turn,
+            on_event=on_event,
+        )
+        self._changed = Notifier()
+        self._channel: PromptChannel[list[AgentMessage], AssistantMessage] = PromptChannel(
+            self._driver.run_sent,
+            lambda: not self._driver.running,
+            self._changed,
+            size=PROMPT_QUEUE_SIZE,
+        )
 
     # ── state ──────────────────────────────────────────────────────────────
 
@@ -217,7 +210,7 @@ class Agent:
     @property
     def is_busy(self) -> bool:
         """Whether a run is active or sent prompts are waiting for theirs."""
-        return self._running or self._channel.busy
+        return self._driver.running or self._channel.busy
 
     # ── prompts ────────────────────────────────────────────────────────────
 
@@ -349,8 +342,8 @@ class Agent:
     def abort(self, reason: str | None = None) -> None:
         """Abort the active run (no-op when idle; any thread). Messages a run took from a
         queue but did not deliver go back to the front of their queue (R-6.5)."""
-        if self._signal is not None:
-            self._signal.abort(reason or "aborted by the user")
+        if self._driver.signal is not None:
+            self._driver.signal.abort(reason or "aborted by the user")
 
     async def wait_for_idle(self) -> None:
         """Wait until no run is active and no sent prompt is waiting."""
@@ -364,15 +357,7 @@ class Agent:
         and the run goes on (R-5.1b). Returns the function that unsubscribes it."""
         if not callable(listener):
             raise ConfigError("subscribe() needs a callable listener(event, signal)")
-        self._listeners.append(listener)
-        self._listeners_snapshot = tuple(self._listeners)
-
-        def unsubscribe() -> None:
-            if listener in self._listeners:
-                self._listeners.remove(listener)
-                self._listeners_snapshot = tuple(self._listeners)
-
-        return unsubscribe
+        return self._driver.subscribe(listener)
 
     def reset(self) -> None:
         """Clear the transcript, the state and the steering/follow-up queues; with a
@@ -399,134 +384,15 @@ class Agent:
             raise AgentBusyError("the agent is closed; create a new Agent")
         if self.is_busy:
             raise AgentBusyError(_BUSY)
-        self._running = True
+        self._driver.running = True
 
     async def _run_claimed(self, prompts: list[AgentMessage] | None) -> AssistantMessage:
         try:
-            return await self._run(prompts)
+            return await self._driver.run(prompts)
         finally:
             self._release()
 
     def _release(self) -> None:
-        self._running = False
+        self._driver.running = False
         self._changed.notify()
         self._channel.start()  # prompts sent during the run start now
-
-    async def _run_sent(self, prompts: list[AgentMessage]) -> AssistantMessage:
-        self._running = True
-        try:
-            return await self._run(prompts)
-        except Exception as exc:  # a setup failure, e.g. the embedded model is missing
-            logger.exception("a sent prompt failed before its run started")
-            return AssistantMessage(stop_reason="error", error_message=str(exc))
-        finally:
-            self._running = False
-
-    async def _run(self, prompts: list[AgentMessage] | None) -> AssistantMessage:
-        from yiemagent.loop import run_agent_loop, run_agent_loop_continue
-
-        signal = AbortSignal()
-        self._signal = signal
-        state = self._state
-        state.active_run = True
-        state.error_message = None
-        state.streaming_message = None
-        recorder = RunRecorder()
-        try:
-            model = self._resolve_model()
-            config = self._loop_config(model)
-            context = AgentContext(state.system_prompt, list(state.messages), state.tools)
-            emit = self._make_emit(signal, recorder)
-            stream_fn = self._effective_stream_fn()
-            if prompts is None:
-                new = await run_agent_loop_continue(context, config, emit, signal, stream_fn)
-            else:
-                new = await run_agent_loop(prompts, context, config, emit, signal, stream_fn)
-            return final_message(new, recorder, model, signal.aborted)
-        except asyncio.CancelledError:
-            signal.abort("the run's task was cancelled")
-            raise
-        finally:
-            self._queues.restore()
-            self._signal = None
-            state.active_run = False
-            state.streaming_message = None
-            state.pending_tool_calls = set()
-
-    def _resolve_model(self) -> Model:
-        model = self._state.model
-        if model is not None:
-            return model
-        if self._llm_call is not None:
-            return placeholder_model("llm_call")
-        if self._stream_fn is not None:
-            return placeholder_model("custom")
-        from yiemagent.ai.models import get_model
-
-        model = get_model(DEFAULT_LOCAL_MODEL)  # the embedded model, on first use (R-6.1)
-        self._state.model = model
-        return model
-
-    def _loop_config(self, model: Model) -> AgentLoopConfig:
-        return dataclasses.replace(
-            self._hooks,
-            model=model,
-            get_steering_messages=self._queues.poll_steering,
-            get_follow_up_messages=self._queues.poll_follow_ups,
-            tool_execution="sequential" if self.tool_execution == "sequential" else "parallel",
-            prepare_next_turn=self._next_turn,
-            max_turns=self.max_turns,
-            session_id=self.session_id,
-            max_retry_delay_ms=self.max_retry_delay_ms,
-        )
-
-    def _effective_stream_fn(self) -> StreamFn | None:
-        return agent_stream_fn(
-            self._stream_fn, self._llm_call, self._prepare_context, self._format_messages
-        )
-
-    async def _next_turn(self, turn: TurnContext) -> TurnUpdate | None:
-        """The loop's `prepare_next_turn`: the user's hook, then the tools rebuilt from the
-        store (a tool registered during the turn is offered now)."""
-        update = None
-        if self._prepare_next_turn is not None:
-            update = self._prepare_next_turn(turn)
-            if inspect.isawaitable(update):
-                update = await update
-        context = update.context if update is not None and update.context else turn.context
-        context.tools = self._state.tools
-        return update
-
-    def _make_emit(
-        self, signal: AbortSignal, recorder: RunRecorder
-    ) -> Callable[[AgentEvent], Awaitable[None]]:
-        """The run's event sink: reduce into the state, then `on_event(event)`, then each
-        listener `(event, signal)`, awaited in order; a raising one is logged (R-5.1b)."""
-
-        async def emit(event: AgentEvent) -> None:
-            self._reduce(event)
-            recorder.record(event)
-            on_event = self._on_event
-            if on_event is not None:
-                try:
-                    result = on_event(event)
-                    if result is not None and inspect.isawaitable(result):
-                        await result
-                except Exception:
-                    logger.exception("on_event raised on %s; the run goes on", event.type)
-            for listener in self._listeners_snapshot:
-                try:
-                    result = listener(event, signal)
-                    if result is not None and inspect.isawaitable(result):
-                        await result
-                except Exception:
-                    logger.exception("agent listener raised on %s; the run goes on", event.type)
-
-        return emit
-
-    def _reduce(self, event: AgentEvent) -> None:
-        if isinstance(event, MessageStartEvent):
-            self._queues.delivered(event.message)
-        reduce_event(self._state, event)
-        if self._session is not None and isinstance(event, MessageEndEvent):
-            self._session.record(event.message)  # never raises; logs (docs/sessions.md)

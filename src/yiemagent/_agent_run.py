@@ -1,0 +1,243 @@
+"""The `Agent`'s runs: one pass of the loop over the agent's state (DESIGN R-5.1b, R-6.3, R-6.5).
+
+`RunDriver` holds what every run of one agent shares (the model call, the hooks, `on_event`
+and the listeners) and `run` drives the loop once: it resolves the model, builds the loop
+config, reduces each event into the state (and the session) before `on_event` and the
+listeners see it, and answers with the run's final message; `run_sent` runs a prompt from
+the agent's channel. The `Agent` keeps the rule of one run at a time (it sets `running` when
+it claims a run); the driver trusts it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import inspect
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol, TypeAlias
+
+from yiemagent._agent_llm_call import FormatMessages, LlmCall, PrepareContext, agent_stream_fn
+from yiemagent._agent_queues import TurnQueues
+from yiemagent._agent_session import SessionLog
+from yiemagent._agent_state import (
+    AgentStateView,
+    RunRecorder,
+    final_message,
+    placeholder_model,
+    reduce_event,
+)
+from yiemagent.types import (
+    AbortSignal,
+    AgentContext,
+    AgentEvent,
+    AgentLoopConfig,
+    AgentMessage,
+    AssistantMessage,
+    MessageEndEvent,
+    MessageStartEvent,
+    Model,
+    StreamFn,
+    TurnContext,
+    TurnUpdate,
+)
+
+__all__ = ["DEFAULT_LOCAL_MODEL", "Listener", "RunDriver", "RunOptions"]
+
+logger = logging.getLogger("yiemagent.agent")
+
+DEFAULT_LOCAL_MODEL = "local/qwen2.5-coder-0.5b"
+"""The embedded model an `Agent` given no model, `stream_fn` or `llm_call` runs (R-6.1)."""
+
+Listener: TypeAlias = Callable[[AgentEvent, AbortSignal], "Awaitable[None] | None"]
+"""`subscribe` listeners: `(event, signal)`, plain or async (awaited in order)."""
+
+
+class RunOptions(Protocol):
+    """The run options an `Agent` exposes as attributes; read when each run starts."""
+
+    @property
+    def tool_execution(self) -> str: ...
+    @property
+    def max_turns(self) -> int | None: ...
+    @property
+    def session_id(self) -> str | None: ...
+    @property
+    def max_retry_delay_ms(self) -> int | None: ...
+
+
+class RunDriver:
+    """Runs the loop for one `Agent`, one run at a time, on the event loop thread.
+
+    Invariants: one driver per agent, sharing the agent's state, queues and session;
+    `running` says whether a run is active (the agent sets it when it claims a run) and
+    `signal` is that run's abort signal, None between runs; listeners are delivered from a
+    snapshot taken when they change, so (un)subscribing during an event is safe.
+    """
+
+    def __init__(
+        self,
+        state: AgentStateView,
+        queues: TurnQueues[AgentMessage],
+        session: SessionLog | None,
+        options: RunOptions,
+        *,
+        hooks: AgentLoopConfig,
+        stream_fn: StreamFn | None,
+        llm_call: LlmCall | None,
+        prepare_context: PrepareContext | None,
+        format_messages: FormatMessages | None,
+        prepare_next_turn: Callable[[TurnContext], Any] | None,
+        on_event: Callable[[AgentEvent], Any] | None,
+    ) -> None:
+        self._state = state
+        self._queues = queues
+        self._session = session
+        self._options = options
+        self._hooks = hooks
+        self._stream_fn = stream_fn
+        self._llm_call = llm_call
+        self._prepare_context = prepare_context
+        self._format_messages = format_messages
+        self._prepare_next_turn = prepare_next_turn
+        self._on_event = on_event
+        self._listeners: list[Listener] = []
+        self._listeners_snapshot: tuple[Listener, ...] = ()
+        self.running = False
+        """Whether a run is active (or claimed and about to start)."""
+        self.signal: AbortSignal | None = None
+        """The active run's abort signal; None when no run is active."""
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        """Add `listener` after the others; returns the function that removes it."""
+        self._listeners.append(listener)
+        self._listeners_snapshot = tuple(self._listeners)
+
+        def unsubscribe() -> None:
+            if listener in self._listeners:
+                self._listeners.remove(listener)
+                self._listeners_snapshot = tuple(self._listeners)
+
+        return unsubscribe
+
+    async def run_sent(self, prompts: list[AgentMessage]) -> AssistantMessage:
+        """Run a sent prompt (R-6.4); a failure before the run starts becomes its answer."""
+        self.running = True
+        try:
+            return await self.run(prompts)
+        except Exception as exc:  # a setup failure, e.g. the embedded model is missing
+            logger.exception("a sent prompt failed before its run started")
+            return AssistantMessage(stop_reason="error", error_message=str(exc))
+        finally:
+            self.running = False
+
+    async def run(self, prompts: list[AgentMessage] | None) -> AssistantMessage:
+        """Run the loop once: from `prompts`, or continuing the transcript when None.
+
+        Returns:
+            The run's answer (`final_message`, R-6.3).
+        """
+        from yiemagent.loop import run_agent_loop, run_agent_loop_continue
+
+        signal = AbortSignal()
+        self.signal = signal
+        state = self._state
+        state.active_run = True
+        state.error_message = None
+        state.streaming_message = None
+        recorder = RunRecorder()
+        try:
+            model = self._resolve_model()
+            options = self._options
+            config = dataclasses.replace(
+                self._hooks,
+                model=model,
+                get_steering_messages=self._queues.poll_steering,
+                get_follow_up_messages=self._queues.poll_follow_ups,
+                tool_execution=(
+                    "sequential" if options.tool_execution == "sequential" else "parallel"
+                ),
+                prepare_next_turn=self._next_turn,
+                max_turns=options.max_turns,
+                session_id=options.session_id,
+                max_retry_delay_ms=options.max_retry_delay_ms,
+            )
+            context = AgentContext(state.system_prompt, list(state.messages), state.tools)
+            emit = self._make_emit(signal, recorder)
+            stream_fn = agent_stream_fn(
+                self._stream_fn, self._llm_call, self._prepare_context, self._format_messages
+            )
+            if prompts is None:
+                new = await run_agent_loop_continue(context, config, emit, signal, stream_fn)
+            else:
+                new = await run_agent_loop(prompts, context, config, emit, signal, stream_fn)
+            return final_message(new, recorder, model, signal.aborted)
+        except asyncio.CancelledError:
+            signal.abort("the run's task was cancelled")
+            raise
+        finally:
+            self._queues.restore()
+            self.signal = None
+            state.active_run = False
+            state.streaming_message = None
+            state.pending_tool_calls = set()
+
+    def _resolve_model(self) -> Model:
+        model = self._state.model
+        if model is not None:
+            return model
+        if self._llm_call is not None:
+            return placeholder_model("llm_call")
+        if self._stream_fn is not None:
+            return placeholder_model("custom")
+        from yiemagent.ai.models import get_model
+
+        model = get_model(DEFAULT_LOCAL_MODEL)  # the embedded model, on first use (R-6.1)
+        self._state.model = model
+        return model
+
+    async def _next_turn(self, turn: TurnContext) -> TurnUpdate | None:
+        """The loop's `prepare_next_turn`: the user's hook, then the tools rebuilt from the
+        store (a tool registered during the turn is offered now)."""
+        update = None
+        if self._prepare_next_turn is not None:
+            update = self._prepare_next_turn(turn)
+            if inspect.isawaitable(update):
+                update = await update
+        context = update.context if update is not None and update.context else turn.context
+        context.tools = self._state.tools
+        return update
+
+    def _make_emit(
+        self, signal: AbortSignal, recorder: RunRecorder
+    ) -> Callable[[AgentEvent], Awaitable[None]]:
+        """The run's event sink: reduce into the state, then `on_event(event)`, then each
+        listener `(event, signal)`, awaited in order; a raising one is logged (R-5.1b)."""
+
+        async def emit(event: AgentEvent) -> None:
+            self._reduce(event)
+            recorder.record(event)
+            on_event = self._on_event
+            if on_event is not None:
+                try:
+                    result = on_event(event)
+                    if result is not None and inspect.isawaitable(result):
+                        await result
+                except Exception:
+                    logger.exception("on_event raised on %s; the run goes on", event.type)
+            for listener in self._listeners_snapshot:
+                try:
+                    result = listener(event, signal)
+                    if result is not None and inspect.isawaitable(result):
+                        await result
+                except Exception:
+                    logger.exception("agent listener raised on %s; the run goes on", event.type)
+
+        return emit
+
+    def _reduce(self, event: AgentEvent) -> None:
+        if isinstance(event, MessageStartEvent):
+            self._queues.delivered(event.message)
+        reduce_event(self._state, event)
+        if self._session is not None and isinstance(event, MessageEndEvent):
+            self._session.record(event.message)  # never raises; logs (docs/sessions.md)
