@@ -302,7 +302,8 @@ def prompt_messages(input: Any, images: Sequence[ImageContent] | None) -> list[A
     list of messages/dicts.
 
     Raises:
-        ValueError: not a prompt, or `images` with something other than a text.
+        ValueError: not a prompt (an empty list included), or `images` with something other
+            than a text.
     """
     if isinstance(input, str):
         for image in images or []:
@@ -312,7 +313,10 @@ def prompt_messages(input: Any, images: Sequence[ImageContent] | None) -> list[A
     if images:
         raise ValueError("images go with a text prompt; put them in the message's content")
     single = isinstance(input, Mapping) or hasattr(input, "role")
-    return to_messages([input] if single else input, what="prompt")
+    messages = to_messages([input] if single else input, what="prompt")
+    if not messages:
+        raise ValueError("a prompt needs at least one message; use resume() to continue")
+    return messages
 
 
 def make_store(tools: Any, tool_store: Any) -> ToolStore:

@@ -1,0 +1,343 @@
+"""Cases ported from pi-mono's `agent.test.ts` / `agent-loop.test.ts` and from bug reports,
+through the public `Agent` API on the faux provider (DESIGN R-5.1, R-6.2 to R-6.6)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from tests.agent._helpers import EventWaiter, faux_agent, make_tool, user_texts
+from yiemagent import AgentBusyError, AssistantMessage, UserMessage, text_of
+from yiemagent.ai.faux import FauxModel, faux_message, faux_stall, faux_text, faux_tool_call
+from yiemagent.types import ImageContent
+
+
+async def until_aborted(tool_call_id: str, args: Any, signal: Any, on_update: Any) -> str:
+    await asyncio.wait_for(signal.wait(), 5)
+    return "stopped"
+
+
+async def quick(tool_call_id: str, args: Any, signal: Any, on_update: Any) -> str:
+    return "done"
+
+
+def assert_idle_and_clean(agent: Any) -> None:
+    state = agent.state
+    assert state.active_run is False
+    assert state.streaming_message is None
+    assert state.pending_tool_calls == set()
+    assert not agent.is_busy
+
+
+def test_pi_default_state_and_queued_messages_stay_out_of_the_transcript() -> None:
+    fm = FauxModel([])
+    agent = faux_agent(fm)
+    seen: list[Any] = []
+    unsubscribe = agent.subscribe(lambda e, s: seen.append(e))
+    assert seen == []  # no event on subscribe
+    assert agent.state.messages == [] and agent.state.error_message is None
+    assert_idle_and_clean(agent)
+    agent.steer("steering message")
+    agent.follow_up("follow-up message")
+    assert agent.state.messages == []
+    assert agent.has_queued_messages()
+    unsubscribe()
+    agent.abort()  # idle: no-op
+
+
+async def test_pi_unsubscribed_listener_sees_no_more_events() -> None:
+    fm = FauxModel(["one", "two"])
+    agent = faux_agent(fm)
+    seen: list[str] = []
+    unsubscribe = agent.subscribe(lambda e, s: seen.append(e.type))
+    await agent.prompt("a")
+    count = len(seen)
+    assert count > 0
+    unsubscribe()
+    await agent.prompt("b")
+    assert len(seen) == count
+
+
+async def test_r6_3_prompt_and_resume_while_streaming_raise_busy() -> None:
+    fm = FauxModel([faux_stall(1)], delay_s=0.01)
+    agent = faux_agent(fm)
+    waiter = EventWaiter(agent)
+    first = asyncio.ensure_future(agent.prompt("first"))
+    await waiter.wait_for("message_update")
+    assert agent.state.active_run is True
+    with pytest.raises(AgentBusyError):
+        await agent.prompt("second")
+    with pytest.raises(AgentBusyError):
+        await agent.resume()
+    agent.abort()
+    reply = await first
+    assert reply.stop_reason == "aborted"
+    assert_idle_and_clean(agent)
+    assert user_texts(agent.state.messages) == ["first"]
+
+
+async def test_r6_3_resume_processes_a_queued_follow_up_after_an_assistant_turn() -> None:
+    fm = FauxModel(["Processed"])
+    agent = faux_agent(fm)
+    agent.state.messages = [
+        UserMessage("Initial"),
+        faux_message(faux_text("Initial response")),
+    ]
+    agent.follow_up(UserMessage("Queued follow-up"))
+    reply = await agent.resume()
+    assert text_of(reply.content) == "Processed"
+    assert "Queued follow-up" in user_texts(agent.state.messages)
+    assert agent.state.messages[-1].role == "assistant"
+    assert not agent.has_queued_messages()
+
+
+async def test_r6_3_resume_processes_queued_steering_before_follow_ups() -> None:
+    fm = FauxModel(["after steer", "after follow"])
+    agent = faux_agent(fm)
+    agent.state.messages = [UserMessage("hi"), faux_message(faux_text("hello"))]
+    agent.follow_up("later")
+    agent.steer("now")
+    await agent.resume()
+    assert user_texts(agent.state.messages) == ["hi", "now", "later"]
+
+
+async def test_pi_session_id_reaches_stream_fn_and_the_setter_applies_next_run() -> None:
+    seen: list[Any] = []
+    fm = FauxModel(["ok", "ok"])
+
+    def stream_fn(model: Any, context: Any, options: Any) -> Any:
+        seen.append(options.session_id if options is not None else None)
+        return fm.stream_fn(model, context, options)
+
+    from yiemagent import Agent
+
+    agent = Agent(model=fm.model, stream_fn=stream_fn, session_id="session-abc")
+    await agent.prompt("hello")
+    agent.session_id = "session-def"
+    assert agent.session_id == "session-def"
+    await agent.prompt("hello again")
+    assert seen == ["session-abc", "session-def"]
+
+
+# ── state after each kind of end (R-6.2) ───────────────────────────────────
+
+
+async def test_r6_2_state_after_stop() -> None:
+    fm = FauxModel(["fine"])
+    agent = faux_agent(fm)
+    reply = await agent.prompt("hi")
+    assert reply.stop_reason == "stop"
+    assert_idle_and_clean(agent)
+    assert agent.state.error_message is None
+
+
+async def test_r6_2_state_after_error_then_cleared_by_the_next_good_run() -> None:
+    fm = FauxModel([faux_message(faux_text("boom"), stop_reason="error"), "fine"])
+    agent = faux_agent(fm)
+    reply = await agent.prompt("hi")
+    assert reply.stop_reason == "error"
+    assert_idle_and_clean(agent)
+    assert agent.state.error_message
+    reply = await agent.prompt("again")
+    assert reply.stop_reason == "stop"
+    assert agent.state.error_message is None
+    assert_idle_and_clean(agent)
+
+
+async def test_r6_2_state_after_no_more_responses_error() -> None:
+    fm = FauxModel([])
+    agent = faux_agent(fm)
+    reply = await agent.prompt("hi")
+    assert reply.stop_reason == "error"
+    assert agent.state.error_message and "No more faux responses" in agent.state.error_message
+    assert_idle_and_clean(agent)
+
+
+async def test_r6_2_state_after_abort_mid_stream_and_wait_for_idle_returns() -> None:
+    fm = FauxModel([faux_message(faux_text("word " * 200)), "next"], chunk_size=2, delay_s=0.01)
+    agent = faux_agent(fm)
+    waiter = EventWaiter(agent)
+    task = asyncio.ensure_future(agent.prompt("go"))
+    await waiter.wait_for("message_update")
+    assert agent.state.streaming_message is not None
+    agent.abort()
+    await asyncio.wait_for(agent.wait_for_idle(), 2)
+    reply = await task
+    assert reply.stop_reason == "aborted"
+    assert_idle_and_clean(agent)
+    assert agent.state.error_message  # an aborted message carries its reason
+    assert waiter.types()[-1] == "agent_end"
+    assert text_of((await agent.prompt("again")).content) == "next"
+
+
+async def test_r6_2_state_after_abort_mid_tool() -> None:
+    calls = faux_message(faux_tool_call("wait", {}), faux_tool_call("wait", {}))
+    fm = FauxModel([calls, "next"])
+    agent = faux_agent(fm, tools=[make_tool("wait", until_aborted, parallel=True)])
+    waiter = EventWaiter(agent)
+    task = asyncio.ensure_future(agent.prompt("go"))
+    await waiter.wait_for("tool_execution_start")
+    await asyncio.sleep(0.02)
+    assert agent.state.pending_tool_calls
+    agent.abort()
+    await asyncio.wait_for(agent.wait_for_idle(), 2)
+    await task
+    assert_idle_and_clean(agent)
+    assert waiter.types()[-1] == "agent_end"
+    starts = [e for e in waiter.events if e.type == "tool_execution_start"]
+    ends = [e for e in waiter.events if e.type == "tool_execution_end"]
+    assert len(starts) == len(ends) == 2
+    assert text_of((await agent.prompt("again")).content) == "next"
+
+
+async def test_r6_2_state_after_terminate() -> None:
+    async def finish(tool_call_id: str, args: Any, signal: Any, on_update: Any) -> Any:
+        from yiemagent import AgentToolResult, TextContent
+
+        return AgentToolResult(content=[TextContent("all done")], terminate=True)
+
+    fm = FauxModel([faux_message(faux_tool_call("finish", {}))])
+    agent = faux_agent(fm, tools=[make_tool("finish", finish)])
+    reply = await agent.prompt("go")
+    assert reply.stop_reason == "tool_use_terminated"
+    assert_idle_and_clean(agent)
+    assert agent.state.error_message is None
+
+
+# ── events a subscriber sees (R-5.1) ───────────────────────────────────────
+
+
+async def test_r5_1_subscriber_sees_the_loop_order_for_a_tool_run() -> None:
+    fm = FauxModel([faux_message(faux_tool_call("quick", {})), "answer"])
+    agent = faux_agent(fm, tools=[make_tool("quick", quick)])
+    waiter = EventWaiter(agent)
+    await agent.prompt("go")
+    kinds = [t for t in waiter.types() if t != "message_update" and t != "tool_execution_update"]
+    assert kinds == [
+        "agent_start",
+        "turn_start",
+        "message_start",  # user
+        "message_end",
+        "message_start",  # assistant with the call
+        "message_end",
+        "tool_execution_start",
+        "tool_execution_end",
+        "message_start",  # tool result
+        "message_end",
+        "turn_end",
+        "turn_start",
+        "message_start",
+        "message_end",
+        "turn_end",
+        "agent_end",
+    ]
+    roles = [e.message.role for e in waiter.events if e.type == "message_end"]
+    assert roles == ["user", "assistant", "toolResult", "assistant"]
+
+
+async def test_r5_1_state_is_updated_before_listeners_see_message_end() -> None:
+    fm = FauxModel(["answer"])
+    agent = faux_agent(fm)
+    lengths: list[int] = []
+
+    def listener(event: Any, signal: Any) -> None:
+        if event.type == "message_end":
+            lengths.append(len(agent.state.messages))
+
+    agent.subscribe(listener)
+    await agent.prompt("go")
+    assert lengths == [1, 2]
+
+
+async def test_r6_2_active_run_is_true_at_agent_start_and_false_after() -> None:
+    fm = FauxModel(["answer"])
+    agent = faux_agent(fm)
+    flags: list[tuple[str, bool]] = []
+    agent.subscribe(lambda e, s: flags.append((e.type, agent.state.active_run)))
+    await agent.prompt("go")
+    assert flags[0] == ("agent_start", True)
+    assert all(active for kind, active in flags[:-1])
+    assert agent.state.active_run is False
+
+
+# ── input forms (R-6.3) ────────────────────────────────────────────────────
+
+
+async def test_r6_3_prompt_with_images() -> None:
+    fm = FauxModel(["a cat"])
+    agent = faux_agent(fm)
+    image = ImageContent(data="aGVsbG8=", mime_type="image/png")
+    await agent.prompt("what is this?", images=[image])
+    sent = fm.contexts[-1].messages[-1]
+    assert sent.role == "user"
+    kinds = [c.type for c in sent.content]
+    assert kinds == ["text", "image"]
+    assert sent.content[1].data == "aGVsbG8="
+
+
+async def test_r6_3_prompt_with_a_list_of_user_messages_is_one_run() -> None:
+    fm = FauxModel(["both read"])
+    agent = faux_agent(fm)
+    reply = await agent.prompt([UserMessage("one"), UserMessage("two")])
+    assert text_of(reply.content) == "both read"
+    assert user_texts(agent.state.messages) == ["one", "two"]
+    assert len(fm.contexts) == 1
+
+
+async def test_r6_3_an_empty_list_is_refused_and_the_agent_stays_idle() -> None:
+    fm = FauxModel(["x"])
+    agent = faux_agent(fm)
+    with pytest.raises(ValueError, match="at least one message"):
+        await agent.prompt([])
+    with pytest.raises(ValueError, match="at least one message"):
+        agent.send([])
+    assert_idle_and_clean(agent)
+    assert agent.state.messages == [] and fm.contexts == []
+
+
+# ── channels under abort (R-6.4, R-6.5) ────────────────────────────────────
+
+
+async def test_r6_5_abort_a_sent_prompt_then_take_response_gets_the_aborted_answer() -> None:
+    fm = FauxModel([faux_stall(1), "second"], delay_s=0.01)
+    agent = faux_agent(fm)
+    waiter = EventWaiter(agent)
+    agent.send("first")
+    agent.send("second")
+    await waiter.wait_for("message_update")
+    agent.abort()
+    first = await asyncio.wait_for(agent.take_response(), 2)
+    second = await asyncio.wait_for(agent.take_response(), 2)
+    assert first.stop_reason == "aborted"
+    assert text_of(second.content) == "second"
+    await asyncio.wait_for(agent.wait_for_idle(), 2)
+    assert_idle_and_clean(agent)
+    assert user_texts(agent.state.messages) == ["first", "second"]
+
+
+async def test_r6_5_wait_for_idle_after_abort_of_a_sent_prompt() -> None:
+    fm = FauxModel([faux_stall(1)], delay_s=0.01)
+    agent = faux_agent(fm)
+    waiter = EventWaiter(agent)
+    agent.send("first")
+    await waiter.wait_for("message_update")
+    agent.abort()
+    await asyncio.wait_for(agent.wait_for_idle(), 2)
+    assert_idle_and_clean(agent)
+    assert (await agent.take_response()).stop_reason == "aborted"
+
+
+async def test_r6_6_prompt_after_an_aborted_run_sends_a_valid_transcript() -> None:
+    fm = FauxModel([faux_stall(2), "ok"], delay_s=0.01)
+    agent = faux_agent(fm)
+    waiter = EventWaiter(agent)
+    task = asyncio.ensure_future(agent.prompt("first"))
+    await waiter.wait_for("message_update")
+    agent.abort()
+    await task
+    reply = await agent.prompt("second")
+    assert text_of(reply.content) == "ok"
+    assert user_texts(fm.contexts[-1].messages) == ["first", "second"]
+    assert isinstance(agent.state.messages[-1], AssistantMessage)
