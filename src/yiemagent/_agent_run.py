@@ -171,7 +171,10 @@ class RunDriver:
                 new = await run_agent_loop_continue(context, config, emit, signal, stream_fn)
             else:
                 new = await run_agent_loop(prompts, context, config, emit, signal, stream_fn)
-            return final_message(new, recorder, model, signal.aborted)
+            answer = final_message(new, recorder, model, signal.aborted)
+            if answer.stop_reason in ("error", "aborted") and state.error_message is None:
+                state.error_message = answer.error_message  # e.g. aborted during the tools
+            return answer
         except asyncio.CancelledError:
             signal.abort("the run's task was cancelled")
             raise

@@ -172,7 +172,7 @@ async def test_r6_2_state_after_abort_mid_stream_and_wait_for_idle_returns() -> 
     assert text_of((await agent.prompt("again")).content) == "next"
 
 
-async def test_r6_2_state_after_abort_mid_tool() -> None:
+async def test_r6_2_state_after_abort_mid_tool_has_the_error_message() -> None:
     calls = faux_message(faux_tool_call("wait", {}), faux_tool_call("wait", {}))
     fm = FauxModel([calls, "next"])
     agent = faux_agent(fm, tools=[make_tool("wait", until_aborted, parallel=True)])
@@ -183,8 +183,10 @@ async def test_r6_2_state_after_abort_mid_tool() -> None:
     assert agent.state.pending_tool_calls
     agent.abort()
     await asyncio.wait_for(agent.wait_for_idle(), 2)
-    await task
+    reply = await task
+    assert reply.stop_reason == "aborted"
     assert_idle_and_clean(agent)
+    assert agent.state.error_message == reply.error_message  # as after an abort mid-stream
     assert waiter.types()[-1] == "agent_end"
     starts = [e for e in waiter.events if e.type == "tool_execution_start"]
     ends = [e for e in waiter.events if e.type == "tool_execution_end"]
@@ -341,3 +343,79 @@ async def test_r6_6_prompt_after_an_aborted_run_sends_a_valid_transcript() -> No
     assert text_of(reply.content) == "ok"
     assert user_texts(fm.contexts[-1].messages) == ["first", "second"]
     assert isinstance(agent.state.messages[-1], AssistantMessage)
+
+
+# ── agent-loop.test.ts through the Agent ───────────────────────────────────
+
+
+async def test_r6_3_resume_from_a_user_message_emits_no_user_message_events() -> None:
+    fm = FauxModel(["Response"])
+    agent = faux_agent(fm, messages=[UserMessage("Hello")])
+    waiter = EventWaiter(agent)
+    reply = await agent.resume()
+    assert text_of(reply.content) == "Response"
+    ends = [e.message.role for e in waiter.events if e.type == "message_end"]
+    assert ends == ["assistant"]
+    assert [m.role for m in agent.state.messages] == ["user", "assistant"]
+
+
+async def test_r6_3_resume_with_an_empty_transcript_raises_and_stays_idle() -> None:
+    from yiemagent.errors import ConfigError
+
+    fm = FauxModel(["x"])
+    agent = faux_agent(fm)
+    with pytest.raises(ConfigError, match="nothing to resume"):
+        await agent.resume()
+    assert_idle_and_clean(agent)
+    assert text_of((await agent.prompt("hi")).content) == "x"
+
+
+async def test_pi_transform_context_runs_before_convert_to_llm_and_keeps_the_transcript() -> None:
+    fm = FauxModel(["Response"])
+    seen: dict[str, int] = {}
+
+    async def transform(messages: list[Any], signal: Any = None) -> list[Any]:
+        seen["transformed"] = len(messages)
+        return messages[-2:]
+
+    def convert(messages: list[Any]) -> list[Any]:
+        seen["converted"] = len(messages)
+        return list(messages)
+
+    history = [
+        UserMessage("old 1"),
+        faux_message(faux_text("old response 1")),
+        UserMessage("old 2"),
+        faux_message(faux_text("old response 2")),
+    ]
+    agent = faux_agent(fm, messages=history, transform_context=transform, convert_to_llm=convert)
+    await agent.prompt("new message")
+    assert seen == {"transformed": 5, "converted": 2}
+    assert len(fm.contexts[-1].messages) == 2
+    assert len(agent.state.messages) == 6
+
+
+async def test_pi_steer_during_the_first_tool_is_in_context_of_the_next_call() -> None:
+    started = asyncio.Event()
+
+    async def echo(tool_call_id: str, args: Any, signal: Any, on_update: Any) -> str:
+        started.set()
+        await asyncio.sleep(0.05)
+        return f"ok:{args['value']}"
+
+    calls = faux_message(
+        faux_tool_call("echo", {"value": "first"}), faux_tool_call("echo", {"value": "second"})
+    )
+    fm = FauxModel([calls, "done"])
+    agent = faux_agent(fm, tools=[make_tool("echo", echo)], tool_execution="sequential")
+    waiter = EventWaiter(agent)
+    task = asyncio.ensure_future(agent.prompt("start"))
+    await asyncio.wait_for(started.wait(), 2)
+    agent.steer("interrupt")
+    await task
+    # every call gets a result and the steering message reaches the next model call
+    ends = [e for e in waiter.events if e.type == "tool_execution_end"]
+    assert len(ends) == 2
+    assert "interrupt" in user_texts(fm.contexts[-1].messages)
+    roles = [m.role for m in fm.contexts[-1].messages]
+    assert roles == ["user", "assistant", "toolResult", "toolResult", "user"]
