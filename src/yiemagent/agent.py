@@ -250,10 +250,10 @@ class Agent:
         prompts: list[AgentMessage] | None = None
         last = self._state.messages[-1] if self._state.messages else None
         if last is None or getattr(last, "role", None) == "assistant":
-            if self._queues.steering:
-                prompts = self._queues.steering.take(self.steering_mode)
+            if self._queues.steering:  # polled, so a run that never starts gives them back
+                prompts = self._queues.poll_steering()
             elif self._queues.follow_ups:
-                prompts = self._queues.follow_ups.take(self.follow_up_mode)
+                prompts = self._queues.poll_follow_ups()
             else:
                 self._release()
                 raise ConfigError(

@@ -419,3 +419,21 @@ async def test_pi_steer_during_the_first_tool_is_in_context_of_the_next_call() -
     assert "interrupt" in user_texts(fm.contexts[-1].messages)
     roles = [m.role for m in fm.contexts[-1].messages]
     assert roles == ["user", "assistant", "toolResult", "toolResult", "user"]
+
+
+async def test_r6_5_resume_that_fails_before_its_run_keeps_the_queued_follow_up(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import yiemagent.ai.models as models
+    from yiemagent import Agent, ProviderError
+
+    def missing(name: str, **kwargs: Any) -> Any:
+        raise ProviderError("the local extra is not installed")
+
+    monkeypatch.setattr(models, "get_model", missing)
+    agent = Agent(messages=[UserMessage("hi"), faux_message(faux_text("hello"))])
+    agent.follow_up("queued")
+    with pytest.raises(ProviderError):
+        await agent.resume()
+    assert agent.has_queued_messages()  # not lost with the run that never started
+    assert_idle_and_clean(agent)
