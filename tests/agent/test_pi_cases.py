@@ -437,3 +437,50 @@ async def test_r6_5_resume_that_fails_before_its_run_keeps_the_queued_follow_up(
         await agent.resume()
     assert agent.has_queued_messages()  # not lost with the run that never started
     assert_idle_and_clean(agent)
+
+
+async def test_r5_1_a_follow_up_gets_its_message_events_right_after_the_turn_start() -> None:
+    fm = FauxModel(["first", "second"])
+    agent = faux_agent(fm)
+    waiter = EventWaiter(agent)
+    agent.follow_up("more")
+    await agent.prompt("go")
+    kinds = [t for t in waiter.types() if t != "message_update"]
+    assert kinds == [
+        "agent_start",
+        "turn_start",
+        "message_start",
+        "message_end",
+        "message_start",
+        "message_end",
+        "turn_end",
+        "turn_start",
+        "message_start",  # the follow-up
+        "message_end",
+        "message_start",
+        "message_end",
+        "turn_end",
+        "agent_end",
+    ]
+    roles = [e.message.role for e in waiter.events if e.type == "message_end"]
+    assert roles == ["user", "assistant", "user", "assistant"]
+    assert user_texts(agent.state.messages) == ["go", "more"]
+
+
+async def test_r5_1b_a_listener_that_aborts_at_agent_start_ends_the_run_cleanly() -> None:
+    fm = FauxModel(["later"])
+    agent = faux_agent(fm)
+    starts: list[Any] = []
+
+    def listener(event: Any, signal: Any) -> None:
+        if event.type == "agent_start":
+            starts.append(event)
+            if len(starts) == 1:
+                agent.abort()
+
+    agent.subscribe(listener)
+    reply = await agent.prompt("go")
+    assert reply.stop_reason == "aborted"
+    assert_idle_and_clean(agent)
+    assert agent.state.error_message
+    assert text_of((await agent.prompt("again")).content) == "later"
