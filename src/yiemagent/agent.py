@@ -210,7 +210,7 @@ class Agent:
     @property
     def is_busy(self) -> bool:
         """Whether a run is active or sent prompts are waiting for theirs."""
-        return self._driver.running or self._channel.busy
+        return self._driver.running or self._channel.busy or bool(self._channel.inbox)
 
     # ── prompts ────────────────────────────────────────────────────────────
 

@@ -484,3 +484,22 @@ async def test_r5_1b_a_listener_that_aborts_at_agent_start_ends_the_run_cleanly(
     assert_idle_and_clean(agent)
     assert agent.state.error_message
     assert text_of((await agent.prompt("again")).content) == "later"
+
+
+def test_r6_4_a_prompt_sent_before_any_loop_is_not_overtaken_by_a_later_prompt() -> None:
+    fm = FauxModel(["one", "two"])
+    agent = faux_agent(fm)
+    agent.send("sent first")  # no event loop yet: it waits for one
+    assert agent.is_busy
+
+    async def main() -> list[str]:
+        with pytest.raises(AgentBusyError):
+            await agent.prompt("prompted second")
+        first = await agent.take_response()
+        await agent.wait_for_idle()
+        reply = await agent.prompt("prompted second")
+        return [text_of(first.content), text_of(reply.content)]
+
+    assert asyncio.run(main()) == ["one", "two"]
+    assert user_texts(agent.state.messages) == ["sent first", "prompted second"]
+    assert not agent.is_busy
