@@ -503,3 +503,32 @@ def test_r6_4_a_prompt_sent_before_any_loop_is_not_overtaken_by_a_later_prompt()
     assert asyncio.run(main()) == ["one", "two"]
     assert user_texts(agent.state.messages) == ["sent first", "prompted second"]
     assert not agent.is_busy
+
+
+async def test_pi_custom_message_types_reach_convert_to_llm_and_stay_in_the_transcript() -> None:
+    from dataclasses import dataclass, field
+
+    @dataclass
+    class HookMessage:
+        text: str
+        role: str = "hookMessage"
+        timestamp: int = field(default=0)
+
+    def convert(messages: list[Any]) -> list[Any]:
+        out: list[Any] = []
+        for m in messages:
+            if m.role == "hookMessage":
+                out.append(UserMessage(m.text))
+            elif m.role in ("user", "assistant", "toolResult"):
+                out.append(m)
+        return out
+
+    fm = FauxModel(["Response to hook", "plain"])
+    agent = faux_agent(fm, messages=[HookMessage("Hook content")], convert_to_llm=convert)
+    reply = await agent.resume()  # a custom message last: the caller's converter decides
+    assert text_of(reply.content) == "Response to hook"
+    assert user_texts(fm.contexts[-1].messages) == ["Hook content"]
+    plain = faux_agent(fm, messages=[HookMessage("dropped")])
+    await plain.prompt("hi")
+    assert user_texts(fm.contexts[-1].messages) == ["hi"]  # default: custom roles dropped
+    assert [m.role for m in plain.state.messages] == ["hookMessage", "user", "assistant"]
