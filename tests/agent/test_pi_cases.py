@@ -532,3 +532,36 @@ async def test_pi_custom_message_types_reach_convert_to_llm_and_stay_in_the_tran
     await plain.prompt("hi")
     assert user_texts(fm.contexts[-1].messages) == ["hi"]  # default: custom roles dropped
     assert [m.role for m in plain.state.messages] == ["hookMessage", "user", "assistant"]
+
+
+@pytest.mark.parametrize("kind", ["steer", "follow_up"])
+async def test_r6_5_message_drained_then_aborted_before_injection_is_never_lost(
+    kind: str,
+) -> None:
+    """openclaw#128008: a steer (or follow-up) the loop took when an abort lands in an awaited
+    listener before the next model call is delivered exactly once: in this run or, requeued
+    at the front, in the next one."""
+    calls = faux_message(faux_tool_call("quick", {}), faux_tool_call("quick", {}))
+    fm = FauxModel([calls if kind == "steer" else "answer", "after abort"])
+    agent = faux_agent(fm, tools=[make_tool("quick", quick)], tool_execution="sequential")
+    queue = agent.steer if kind == "steer" else agent.follow_up
+    done: list[str] = []
+
+    async def listener(event: Any, signal: Any) -> None:
+        if event.type == "message_end" and event.message.role == "assistant" and not done:
+            done.append("queued")
+            queue("mine")
+        elif event.type == "turn_start" and len(done) == 1:
+            done.append("aborted")
+            await asyncio.sleep(0)
+            agent.abort()
+
+    agent.subscribe(listener)
+    await agent.prompt("go")
+    assert done == ["queued", "aborted"]
+    assert_idle_and_clean(agent)
+    queue("later")
+    await agent.prompt("next")
+    texts = user_texts(agent.state.messages)
+    assert texts.count("mine") == 1 and texts.count("later") == 1
+    assert texts.index("mine") < texts.index("later")
