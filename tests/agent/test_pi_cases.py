@@ -565,3 +565,29 @@ async def test_r6_5_message_drained_then_aborted_before_injection_is_never_lost(
     texts = user_texts(agent.state.messages)
     assert texts.count("mine") == 1 and texts.count("later") == 1
     assert texts.index("mine") < texts.index("later")
+
+
+async def test_r6_3_resume_after_an_abort_mid_tool_continues_from_the_tool_results() -> None:
+    fm = FauxModel([faux_message(faux_tool_call("wait", {})), "resumed"])
+    agent = faux_agent(fm, tools=[make_tool("wait", until_aborted)])
+    waiter = EventWaiter(agent)
+    task = asyncio.ensure_future(agent.prompt("go"))
+    await waiter.wait_for("tool_execution_start")
+    agent.abort()
+    await task
+    reply = await agent.resume()
+    assert text_of(reply.content) == "resumed"
+    assert [m.role for m in fm.contexts[-1].messages] == ["user", "assistant", "toolResult"]
+    assert agent.state.error_message is None
+    assert_idle_and_clean(agent)
+
+
+async def test_r6_3_prompt_with_an_openai_user_dict_holding_an_image() -> None:
+    fm = FauxModel(["a picture"])
+    agent = faux_agent(fm)
+    url = "data:image/png;base64,aGVsbG8="
+    content = [{"type": "text", "text": "what"}, {"type": "image_url", "image_url": {"url": url}}]
+    await agent.prompt({"role": "user", "content": content})
+    sent = fm.contexts[-1].messages[-1]
+    assert [c.type for c in sent.content] == ["text", "image"]
+    assert sent.content[1].mime_type == "image/png" and sent.content[1].data == "aGVsbG8="
