@@ -196,6 +196,8 @@ class Agent:
 
     @steering_mode.setter
     def steering_mode(self, mode: QueueMode) -> None:
+        if mode not in ("one-at-a-time", "all"):
+            raise ConfigError(f"steering_mode must be 'one-at-a-time' or 'all', not {mode!r}")
         self._queues.steering_mode = mode
 
     @property
@@ -205,6 +207,8 @@ class Agent:
 
     @follow_up_mode.setter
     def follow_up_mode(self, mode: QueueMode) -> None:
+        if mode not in ("one-at-a-time", "all"):
+            raise ConfigError(f"follow_up_mode must be 'one-at-a-time' or 'all', not {mode!r}")
         self._queues.follow_up_mode = mode
 
     @property

@@ -591,3 +591,17 @@ async def test_r6_3_prompt_with_an_openai_user_dict_holding_an_image() -> None:
     sent = fm.contexts[-1].messages[-1]
     assert [c.type for c in sent.content] == ["text", "image"]
     assert sent.content[1].mime_type == "image/png" and sent.content[1].data == "aGVsbG8="
+
+
+def test_r6_1_queue_modes_set_later_are_checked_like_the_constructors() -> None:
+    from yiemagent.errors import ConfigError
+
+    agent = faux_agent(FauxModel([]))
+    agent.steering_mode = "all"
+    agent.follow_up_mode = "all"
+    assert (agent.steering_mode, agent.follow_up_mode) == ("all", "all")
+    with pytest.raises(ConfigError, match="steering_mode"):
+        agent.steering_mode = "one"  # type: ignore[assignment]
+    with pytest.raises(ConfigError, match="follow_up_mode"):
+        agent.follow_up_mode = "every"  # type: ignore[assignment]
+    assert (agent.steering_mode, agent.follow_up_mode) == ("all", "all")
