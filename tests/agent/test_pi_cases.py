@@ -605,3 +605,33 @@ def test_r6_1_queue_modes_set_later_are_checked_like_the_constructors() -> None:
     with pytest.raises(ConfigError, match="follow_up_mode"):
         agent.follow_up_mode = "every"  # type: ignore[assignment]
     assert (agent.steering_mode, agent.follow_up_mode) == ("all", "all")
+
+
+async def test_r6_5_prompt_and_wait_for_idle_return_after_async_agent_end_listeners() -> None:
+    fm = FauxModel(["one", "two"])
+    agent = faux_agent(fm)
+    finished: list[str] = []
+
+    async def listener(event: Any, signal: Any) -> None:
+        if event.type == "agent_end":
+            await asyncio.sleep(0.05)
+            finished.append("settled")
+
+    agent.subscribe(listener)
+    await agent.prompt("a")
+    assert finished == ["settled"]
+    agent.send("b")
+    await agent.wait_for_idle()
+    assert finished == ["settled", "settled"]
+
+
+async def test_r6_2_state_changes_between_runs_apply_to_the_next_run() -> None:
+    fm = FauxModel(["one", "two"])
+    agent = faux_agent(fm, system_prompt="first")
+    await agent.prompt("a")
+    agent.state.system_prompt = "second"
+    agent.state.tools = [make_tool("quick", quick)]
+    await agent.prompt("b")
+    assert [c.system_prompt for c in fm.contexts] == ["first", "second"]
+    assert [t.name for t in fm.contexts[-1].tools] == ["quick"]
+    assert [t.name for t in agent.tool_store.tools.values()] == ["quick"]
