@@ -168,6 +168,8 @@ async def test_r6_2_state_after_abort_mid_stream_and_wait_for_idle_returns() -> 
     assert reply.stop_reason == "aborted"
     assert_idle_and_clean(agent)
     assert agent.state.error_message  # an aborted message carries its reason
+    assert agent.state.messages[-1] is reply  # the partial answer is kept in the transcript
+    assert text_of(reply.content).startswith("wo")
     assert waiter.types()[-1] == "agent_end"
     assert text_of((await agent.prompt("again")).content) == "next"
 
