@@ -38,13 +38,13 @@ from yiemagent.ai.retry import (
     apply_on_payload,
     await_with_idle_timeout,
     body_error_text,
-    cached_client,
     call_hook,
     is_retryable_status,
     iterate_with_idle_timeout,
     parse_retry_after_ms,
     plain_failure_text,
     run_with_retries,
+    sdk_client,
     start_call,
     transport_error_types,
 )
@@ -479,14 +479,7 @@ async def _call(
 def _client(model: Model, options: StreamOptions, api_key: str) -> AsyncOpenAI:
     from openai import AsyncOpenAI
 
-    headers = {**(model.headers or {}), **(options.headers or {})}
-    key = ("AsyncOpenAI", model.base_url, api_key, tuple(sorted(headers.items())))
-    return cached_client(
-        key,
-        lambda: AsyncOpenAI(
-            api_key=api_key, base_url=model.base_url, max_retries=0, default_headers=headers or None
-        ),
-    )
+    return sdk_client(AsyncOpenAI, model, options, api_key)
 
 
 async def _attempt(

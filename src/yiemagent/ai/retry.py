@@ -42,6 +42,7 @@ __all__ = [
     "RetryDecision",
     "RetryDelayTooLongError",
     "SetupError",
+    "api_key_for_call",
     "apply_on_payload",
     "await_with_idle_timeout",
     "backoff_delay_ms",
@@ -55,6 +56,7 @@ __all__ = [
     "run_abortable",
     "run_guarded",
     "run_with_retries",
+    "sdk_client",
     "start_call",
     "transport_error_types",
 ]
@@ -141,6 +143,20 @@ def cached_client(key: Hashable, factory: Callable[[], T]) -> T:
     if client is None:
         client = per_loop[key] = factory()
     return client
+
+
+def sdk_client(sdk_class: Callable[..., T], model: Model, options: Any, api_key: str) -> T:
+    """The cached client of an official SDK (`AsyncOpenAI`, `AsyncAnthropic`) for this model's
+    base URL, key and headers; the SDK's own retries are off (`max_retries=0`): ours apply."""
+    headers = {**(model.headers or {}), **(options.headers or {})}
+    name = getattr(sdk_class, "__name__", repr(sdk_class))
+    key = (name, model.base_url, api_key, tuple(sorted(headers.items())))
+    return cached_client(
+        key,
+        lambda: sdk_class(
+            api_key=api_key, base_url=model.base_url, max_retries=0, default_headers=headers or None
+        ),
+    )
 
 
 def is_retryable_status(status: int) -> bool:
