@@ -294,3 +294,25 @@ async def test_a_describer_that_raises_still_ends_the_call() -> None:
     message = await asyncio.wait_for(stream.result(), 5)
     assert message.stop_reason == "error"
     assert message.error_message == "ValueError: the real problem"
+
+
+async def test_a_missing_key_without_the_sdk_is_one_plain_line(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """`yiem run … --model openai/gpt-4o-mini` with neither the key nor the extra printed a
+    `describing SetupError(…) failed: ModuleNotFoundError(…)` warning, then the error with a
+    `SetupError:` prefix: the describer imported the SDK before looking at our own errors."""
+    import sys
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setitem(sys.modules, "openai", None)  # `import openai` → ModuleNotFoundError
+    model = Model(
+        id="gpt-4o-mini", provider="openai", api="openai-completions", base_url="https://x/v1"
+    )
+    context = Context(messages=[UserMessage(content="hi")])
+    with caplog.at_level("WARNING"):
+        stream = stream_openai_completions(model, context, StreamOptions())
+        message = await asyncio.wait_for(stream.result(), 5)
+    assert message.stop_reason == "error"
+    assert (message.error_message or "").startswith("no API key for provider 'openai'")
+    assert not [r for r in caplog.records if r.levelname == "WARNING"]

@@ -443,6 +443,11 @@ def _describe_safely(describe: Callable[[BaseException], str], exc: Exception) -
             f"the {exc.name} SDK is not installed: pip install 'yiemagent[{exc.name}]' "
             f"(from a checkout: .venv/bin/pip install -e '.[{exc.name}]')"
         )
+    plain = plain_failure_text(exc)
+    if plain is not None:
+        # Our own errors need no SDK: the describer imports it first, so a missing key
+        # without the extra would otherwise show as a describer failure.
+        return plain
     try:
         return describe(exc)
     except Exception as inner:
