@@ -4,7 +4,6 @@ server serving hand-written Messages API SSE streams in the documented event for
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
 
@@ -34,12 +33,6 @@ from yiemagent.types.tools import AgentTool
 pytestmark = pytest.mark.timeout(30)
 
 KEY = "sk-ant-test-0123456789abcdef"
-
-
-@pytest.fixture
-def server() -> Iterator[ReplayServer]:
-    with ReplayServer() as replay:
-        yield replay
 
 
 def claude(server: ReplayServer, **kwargs: Any) -> Model:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -28,12 +27,6 @@ from yiemagent.types.tools import AgentTool
 pytestmark = pytest.mark.timeout(30)
 
 KEY = "sk-test-0123456789abcdefghij"
-
-
-@pytest.fixture
-def server() -> Iterator[ReplayServer]:
-    with ReplayServer() as replay:
-        yield replay
 
 
 def compat(server: ReplayServer, **kwargs: Any) -> Model:

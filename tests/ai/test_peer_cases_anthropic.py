@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -30,12 +29,6 @@ from yiemagent.types.signal import AbortSignal
 pytestmark = pytest.mark.timeout(30)
 
 KEY = "sk-ant-test-0123456789abcdef"
-
-
-@pytest.fixture
-def server() -> Iterator[ReplayServer]:
-    with ReplayServer() as replay:
-        yield replay
 
 
 def claude(server: ReplayServer, **kwargs: Any) -> Model:

@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -31,12 +30,6 @@ pytestmark = pytest.mark.timeout(30)
 
 KEY = "sk-test-0123456789abcdefghij"
 BASE = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "m"}
-
-
-@pytest.fixture
-def server() -> Iterator[ReplayServer]:
-    with ReplayServer() as replay:
-        yield replay
 
 
 def compat(server: ReplayServer, **kwargs: Any) -> Model:

@@ -7,7 +7,6 @@ import asyncio
 import email.utils
 import random
 import time
-from collections.abc import Iterator
 
 import pytest
 
@@ -32,12 +31,6 @@ pytestmark = pytest.mark.timeout(30)
 
 RATE_LIMITED = {"error": {"message": "Rate limit reached", "type": "rate_limit_error"}}
 UNAVAILABLE = {"error": {"message": "Service unavailable"}}
-
-
-@pytest.fixture
-def server() -> Iterator[ReplayServer]:
-    with ReplayServer() as replay:
-        yield replay
 
 
 async def ask(server: ReplayServer, **options: object) -> AssistantMessage:
