@@ -31,6 +31,7 @@ from typing import Any, TypeVar
 
 from yiemagent.ai.builder import MessageBuilder
 from yiemagent.ai.env_keys import NO_KEY, resolve_api_key, scrub
+from yiemagent.errors import YiemAgentError
 from yiemagent.types.model import AssistantMessageEventStream, Model
 from yiemagent.types.signal import AbortSignal
 
@@ -73,19 +74,19 @@ BASE_DELAY_MS = 500.0
 """First backoff (ms); doubles per attempt, ±25 % jitter."""
 
 
-class AbortedError(Exception):
+class AbortedError(YiemAgentError):
     """The call's `AbortSignal` fired; the provider ends the stream with reason "aborted"."""
 
 
-class IdleTimeoutError(Exception):
+class IdleTimeoutError(YiemAgentError):
     """No chunk arrived for the idle timeout (DESIGN R-5.8)."""
 
 
-class RetryDelayTooLongError(Exception):
+class RetryDelayTooLongError(YiemAgentError):
     """The server asked to wait longer than `max_retry_delay_ms` before retrying."""
 
 
-class SetupError(Exception):
+class SetupError(YiemAgentError):
     """A problem found before any request was sent (no API key)."""
 
 

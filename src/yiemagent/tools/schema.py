@@ -19,7 +19,7 @@ import threading
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from yiemagent.errors import ConfigError
+from yiemagent.errors import ConfigError, YiemAgentError
 from yiemagent.tools.fastcheck import Check, compile_fast
 from yiemagent.tools.repair import repair_value
 
@@ -45,7 +45,7 @@ _PROBLEM_MAX_CHARS = 300
 _CACHE_MAX = 1024
 
 
-class ToolArgumentsError(ValueError):
+class ToolArgumentsError(YiemAgentError, ValueError):
     """Tool-call arguments that are not an object or do not satisfy the tool's schema.
 
     Its `str` is the full model-facing text (DESIGN R-4.4)::

@@ -13,10 +13,12 @@ import pprint
 import textwrap
 from typing import Any
 
+from yiemagent.errors import YiemAgentError
+
 __all__ = ["WriteToolError", "render_tool_file"]
 
 
-class WriteToolError(ValueError):
+class WriteToolError(YiemAgentError, ValueError):
     """`writeTool` refused or failed; the text says why. Nothing was changed."""
 
 

@@ -14,6 +14,7 @@ import operator
 from collections.abc import Callable
 
 from yiemagent import AgentTool, tool
+from yiemagent.errors import YiemAgentError
 
 MAX_LENGTH = 500
 MAX_EXPONENT = 10_000
@@ -22,7 +23,7 @@ MAX_BITS = 10_000
 Number = int | float
 
 
-class CalculatorError(ValueError):
+class CalculatorError(YiemAgentError, ValueError):
     """The expression is not allowed or cannot be computed."""
 
 

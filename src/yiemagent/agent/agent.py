@@ -5,7 +5,7 @@ An `Agent` owns a transcript, a `ToolStore` and its queues, and drives the loop
 events, as pi's `Agent` does. Runs execute in the task that awaits them (`prompt`, `resume`)
 or in one worker task that exists only while sent prompts are waiting (`send`); an idle agent
 holds no task and no loop-bound object (R-6.7). Each run is driven by the agent's
-`RunDriver` (`yiemagent._agent_run`); this module keeps the public API and the rule of one run
+`RunDriver` (`yiemagent.agent.run`); this module keeps the public API and the rule of one run
 at a time.
 """
 
@@ -16,19 +16,13 @@ import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from yiemagent._agent_llm_call import FormatMessages, LlmCall, PrepareContext
-from yiemagent._agent_openai import format_openai_messages, user_message_from_openai
-from yiemagent._agent_queues import Notifier, PromptChannel, QueueMode, TurnQueues
-from yiemagent._agent_run import Listener, RunDriver
-from yiemagent._agent_session import SessionLog
-from yiemagent._agent_state import (
-    AgentStateView,
-    check_options,
-    make_store,
-    placeholder_model,
-    prompt_messages,
-    to_messages,
-)
+from yiemagent.agent.inputs import check_options, make_store, prompt_messages, to_messages
+from yiemagent.agent.llm_call import FormatMessages, LlmCall, PrepareContext
+from yiemagent.agent.openai_format import format_openai_messages, user_message_from_openai
+from yiemagent.agent.queues import Notifier, PromptChannel, QueueMode, TurnQueues
+from yiemagent.agent.run import Listener, RunDriver
+from yiemagent.agent.session_log import SessionLog
+from yiemagent.agent.state import AgentStateView, placeholder_model
 from yiemagent.errors import AgentBusyError, ConfigError
 from yiemagent.types import (
     AgentEvent,

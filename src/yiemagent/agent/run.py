@@ -17,10 +17,10 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol, TypeAlias
 
-from yiemagent._agent_llm_call import FormatMessages, LlmCall, PrepareContext, agent_stream_fn
-from yiemagent._agent_queues import TurnQueues
-from yiemagent._agent_session import SessionLog
-from yiemagent._agent_state import (
+from yiemagent.agent.llm_call import FormatMessages, LlmCall, PrepareContext, agent_stream_fn
+from yiemagent.agent.queues import TurnQueues
+from yiemagent.agent.session_log import SessionLog
+from yiemagent.agent.state import (
     AgentStateView,
     RunRecorder,
     final_message,

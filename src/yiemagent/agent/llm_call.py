@@ -14,7 +14,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, Literal, TypeAlias
 
-from yiemagent._agent_openai import (
+from yiemagent.agent.openai_format import (
     ParsedResponse,
     format_openai_messages,
     parse_llm_response,
