@@ -14,6 +14,8 @@ from yiemagent.errors import (
     AgentBusyError,
     ConfigError,
     ProviderError,
+    SessionBusyError,
+    SessionCorruptError,
     ToolLoadError,
     YiemAgentError,
 )
@@ -66,6 +68,8 @@ __all__ = [
     "AgentBusyError",
     "ConfigError",
     "ProviderError",
+    "SessionBusyError",
+    "SessionCorruptError",
     "ToolLoadError",
     "YiemAgentError",
     "__version__",

@@ -8,7 +8,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-__all__ = ["AgentBusyError", "ConfigError", "ProviderError", "ToolLoadError", "YiemAgentError"]
+__all__ = [
+    "AgentBusyError",
+    "ConfigError",
+    "ProviderError",
+    "SessionBusyError",
+    "SessionCorruptError",
+    "ToolLoadError",
+    "YiemAgentError",
+]
 
 
 class YiemAgentError(Exception):
@@ -42,3 +50,29 @@ class ProviderError(YiemAgentError):
 
     Failures while streaming never raise: they end the stream with an `error` event.
     """
+
+
+class SessionBusyError(YiemAgentError, RuntimeError):
+    """Another writer holds the session (docs/sessions.md "One writer"): raised when an `Agent`
+    opens a session whose writer lease is held by a live holder (another `Agent` in this
+    process, or another process), and by a store write to such a session. The text names
+    the holder. Nothing was written."""
+
+
+class SessionCorruptError(YiemAgentError, ValueError):
+    """A stored transcript is not a valid sequence (docs/sessions.md "Interleaved
+    transcripts"): a tool result that answers no open tool call, or tool calls left without
+    results before the conversation went on, as two writers interleaving would leave it.
+    Raised when an `Agent` opens the session; nothing is repaired or invented. `problems`
+    lists each finding with its message positions (0-based)."""
+
+    def __init__(self, session_id: str, problems: Sequence[str]) -> None:
+        self.session_id = session_id
+        self.problems: list[str] = list(problems)
+        shown = "; ".join(self.problems[:5])
+        more = f" (and {len(self.problems) - 5} more)" if len(self.problems) > 5 else ""
+        super().__init__(
+            f"session {session_id!r} holds an interleaved transcript, as two writers at once "
+            f"would leave it: {shown}{more}. It was not loaded and nothing was changed; read "
+            "it with store.load(session_id), then store a fixed copy or start another session"
+        )

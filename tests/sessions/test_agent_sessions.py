@@ -8,6 +8,7 @@ import asyncio
 import logging
 import sqlite3
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -162,6 +163,7 @@ async def test_given_messages_start_an_empty_session_and_never_overwrite_one() -
     history: list[AgentMessage] = [UserMessage("earlier"), AssistantMessage([TextContent("yes")])]
     agent = faux_agent(FauxModel([]), store, session_id="s", messages=history)
     assert store.load("s") == history == agent.state.messages
+    await agent.close()  # one writer per session: the next Agent may open it now
     with pytest.raises(ConfigError, match="already holds 2 messages"):
         faux_agent(FauxModel([]), store, session_id="s", messages=[UserMessage("other")])
     assert store.load("s") == history
@@ -283,7 +285,7 @@ def test_bad_store_and_unreadable_store_are_config_errors() -> None:
 
 def test_reset_raises_and_changes_nothing_when_the_store_cannot_clear() -> None:
     class NoClear(InMemorySessionStore):
-        def clear(self, session_id: str) -> None:
+        def replace(self, session_id: str, messages: Sequence[AgentMessage]) -> None:
             raise OSError("read-only")
 
     store = NoClear()

@@ -331,9 +331,12 @@ class Agent:
 
     async def close(self) -> None:
         """Refuse new prompts, finish the queued ones, then return (R-6.4). Responses stay
-        takeable; with 16 untaken, this waits until some are taken."""
+        takeable; with 16 untaken, this waits until some are taken. With a `session_store`,
+        the session's writer lease is then given back (another Agent may open it)."""
         self._channel.closed = True
         await self.wait_for_idle()
+        if self._session is not None:  # one writer per session: the next Agent may open it
+            self._session.release()
 
     # ── control ────────────────────────────────────────────────────────────
 

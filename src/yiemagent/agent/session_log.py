@@ -2,9 +2,12 @@
 
 `SessionLog` binds one agent to one session of a store (the `yiemagent.sessions.SessionStore`
 contract, used by duck typing: the agent layer does not import the sessions layer at run
-time). It loads the transcript when the agent is built (repairing the tail a crash left: a
-tool call without a result gets an error result, R-4.1), appends each message that enters
-the transcript, and rewrites the session when the transcript is replaced or reset.
+time). It takes the session's writer lease when the agent is built (one writer per session:
+a second one gets `SessionBusyError`), loads the transcript (refusing an interleaved one with
+`SessionCorruptError`, and repairing the tail a crash left: a tool call without a result gets
+an error result, R-4.1), appends each message that enters the transcript, rewrites the
+session in one transaction (`store.replace`) when the transcript is replaced or reset, and
+gives the lease back when the agent is closed or collected.
 
 Failure policy: during a run a store failure is logged and the run goes on (R-5.1b spirit);
 the messages that failed are retried, in order, before the next message is written, so the
@@ -16,10 +19,11 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Sequence
+import weakref
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from yiemagent.errors import ConfigError
+from yiemagent.errors import ConfigError, SessionBusyError, SessionCorruptError
 from yiemagent.types import (
     AgentMessage,
     AssistantMessage,
@@ -60,7 +64,7 @@ class SessionLog:
     `message_end`); each append is one short store call.
     """
 
-    __slots__ = ("_pending", "session_id", "store")
+    __slots__ = ("__weakref__", "_pending", "_release", "session_id", "store")
 
     def __init__(self, store: SessionStore, session_id: str) -> None:
         check_session_store(store)
@@ -68,6 +72,27 @@ class SessionLog:
         self.session_id = session_id
         self._pending: list[AgentMessage] = []
         """Messages whose append failed, retried in order before the next one."""
+        self._release: Callable[[], None] | None = None
+        """Gives the writer lease back (a `weakref.finalize`, so a collected agent does too)."""
+
+    def release(self) -> None:
+        """Give the session's writer lease back (idempotent); the agent writes no more."""
+        if self._release is not None:
+            self._release()
+
+    def _acquire(self) -> None:
+        acquire = getattr(self.store, "acquire", None)
+        release = getattr(self.store, "release", None)
+        if not (callable(acquire) and callable(release)):
+            logger.warning(
+                "session store %r has no acquire/release: writers of session %r are not "
+                "coordinated (docs/sessions.md)",
+                self.store,
+                self.session_id,
+            )
+            return
+        token = acquire(self.session_id)
+        self._release = weakref.finalize(self, _release_quietly, release, self.session_id, token)
 
     def open(self, given: Sequence[AgentMessage] | None) -> list[AgentMessage]:
         """The agent's initial transcript.
@@ -77,28 +102,45 @@ class SessionLog:
         tools). Otherwise the session must be empty and `given` is stored.
 
         Raises:
+            SessionBusyError: another writer (another Agent, here or in another process)
+                holds the session.
+            SessionCorruptError: the stored transcript is interleaved (nothing is changed).
             ConfigError: the store cannot be read or written, or `given` is passed for a
                 session that already holds messages.
         """
+        try:
+            self._acquire()
+        except SessionBusyError:
+            raise
+        except Exception as exc:
+            raise ConfigError(f"cannot lock session {self.session_id!r}: {exc}") from exc
+        try:
+            return self._open(given)
+        except BaseException:
+            self.release()
+            raise
+
+    def _open(self, given: Sequence[AgentMessage] | None) -> list[AgentMessage]:
+        from yiemagent.loop import transcript_problems
+
         try:
             stored = list(self.store.load(self.session_id))
         except Exception as exc:
             raise ConfigError(
                 f"cannot load session {self.session_id!r} from {self.store!r}: {exc}"
             ) from exc
-        if given is None:
-            added: list[AgentMessage] = list(unanswered_tool_results(stored))
-            messages = stored + added
-        elif stored:
+        problems = transcript_problems(stored)
+        if problems:
+            raise SessionCorruptError(self.session_id, problems)
+        if given is not None and stored:
             raise ConfigError(
                 f"session {self.session_id!r} already holds {len(stored)} messages; pass "
                 "messages=None to resume it, or use another session_id"
             )
-        else:
-            messages = added = list(given)
+        messages = list(given) if given is not None else [*stored, *unanswered_tool_results(stored)]
         try:
-            for message in added:
-                self.store.append(self.session_id, persisted_form(message))
+            if len(messages) > len(stored):
+                self.rewrite(messages)  # one transaction, as every change of the transcript
         except Exception as exc:
             raise ConfigError(f"cannot write session {self.session_id!r}: {exc}") from exc
         return messages
@@ -131,13 +173,28 @@ class SessionLog:
     def rewrite(self, messages: Sequence[AgentMessage]) -> None:
         """Replace the stored transcript with `messages` (`reset()`, `state.messages = ...`).
 
+        One transaction (`store.replace`): a crash at any moment leaves the old transcript or
+        the new one. A store without `replace` gets `clear` then appends (not crash-safe).
+
         Raises:
             Exception: whatever the store raises (the caller's state is left unchanged).
         """
-        self.store.clear(self.session_id)
+        stored = [persisted_form(message) for message in messages]
+        replace = getattr(self.store, "replace", None)
+        if callable(replace):
+            replace(self.session_id, stored)
+        else:
+            self.store.clear(self.session_id)
+            for message in stored:
+                self.store.append(self.session_id, message)
         self._pending = []
-        for message in messages:
-            self.store.append(self.session_id, persisted_form(message))
+
+
+def _release_quietly(release: Callable[[str, str], None], session_id: str, token: str) -> None:
+    try:
+        release(session_id, token)
+    except Exception:  # a closed or broken store: its lease dies with the process anyway
+        logger.debug("session %r: releasing the writer lease failed", session_id, exc_info=True)
 
 
 def persisted_form(message: AgentMessage) -> AgentMessage:

@@ -29,6 +29,7 @@ from yiemagent.loop.tool_calls import (
     should_terminate as should_terminate,
     validate_tool_arguments as validate_tool_arguments,
 )
+from yiemagent.loop.transcript import transcript_problems as transcript_problems
 
 __all__ = [
     "agent_loop",
@@ -49,5 +50,6 @@ __all__ = [
     "run_agent_loop_continue",
     "should_terminate",
     "stream_assistant_response",
+    "transcript_problems",
     "validate_tool_arguments",
 ]

@@ -5,18 +5,26 @@ session, `data` is the message's JSON (`yiemagent.types.message_to_dict`), `time
 message's own timestamp (ms since the epoch, UTC). The database runs in WAL mode and every
 `append` is one statement in its own committed transaction, so each message is on disk when
 `append` returns and survives a crash of the process (with `synchronous="FULL"` also a power
-loss, at the cost of an fsync per message).
+loss, at the cost of an fsync per message). `replace` (a rewrite of the whole transcript) is
+one transaction: after a crash at any moment the session is the old transcript or the new.
+
+Table `leases(session_id, token, host, pid, started, acquired_ms)`: the session's one writer
+(`yiemagent.sessions.lease`). Every write checks, in the same statement or transaction, that
+no other live holder has the session.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 import threading
+from collections.abc import Iterator, Sequence
 from types import TracebackType
 from typing import Literal
 
-from yiemagent.errors import ConfigError
+from yiemagent.errors import ConfigError, SessionBusyError
+from yiemagent.sessions import lease
 from yiemagent.sessions.store import decode_messages, encode_message
 from yiemagent.types import AgentMessage, now_ms
 
@@ -34,11 +42,26 @@ CREATE TABLE IF NOT EXISTS messages (
     PRIMARY KEY (session_id, seq)
 )
 """
-# One statement: the next seq is read and the row written in the same (implicit) transaction.
+_LEASES = """
+CREATE TABLE IF NOT EXISTS leases (
+    session_id TEXT PRIMARY KEY,
+    token TEXT NOT NULL,
+    host TEXT NOT NULL,
+    pid INTEGER NOT NULL,
+    started TEXT NOT NULL,
+    acquired_ms INTEGER NOT NULL
+)
+"""
+# One statement: the lease is checked, the next seq read and the row written in the same
+# (implicit) transaction; no row is written when another holder has the session.
 _APPEND = """
 INSERT INTO messages (session_id, seq, role, data, timestamp)
-SELECT ?, COALESCE(MAX(seq), 0) + 1, ?, ?, ? FROM messages WHERE session_id = ?
+SELECT ?1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE session_id = ?1), ?2, ?3, ?4
+WHERE NOT EXISTS (SELECT 1 FROM leases WHERE session_id = ?1 AND token IS NOT ?5)
 """
+_OTHER_LEASE = (
+    "SELECT token, host, pid, started FROM leases WHERE session_id = ? AND token IS NOT ?"
+)
 
 
 class SqliteSessionStore:
@@ -46,9 +69,9 @@ class SqliteSessionStore:
 
     One connection per store, opened with `check_same_thread=False` and guarded by a lock,
     so the agent's event loop thread, tool worker threads and the caller may all use it; each
-    call is one short statement. Several stores (or processes) may open the same file (WAL
-    readers do not block the writer; a busy writer is waited for up to `timeout_s`), but
-    each session should have one writer at a time.
+    call is one short statement or transaction. Several stores (or processes) may open the
+    same file (WAL readers do not block the writer; a busy writer is waited for up to
+    `timeout_s`); each session has one writer at a time (`acquire`; an `Agent` takes it).
 
     Args:
         path: the database file (created with its table if missing), or ":memory:".
@@ -86,6 +109,7 @@ class SqliteSessionStore:
                 raise
             raise ConfigError(f"{self.path!r} cannot be used as a session database: {exc}") from exc
         self._closed = False
+        self._held: dict[str, lease.LeaseHolder] = {}
 
     def _setup(self, synchronous: str) -> None:
         conn = self._conn
@@ -98,6 +122,7 @@ class SqliteSessionStore:
                 f"reads {SCHEMA_VERSION}); upgrade yiemagent or use another file"
             )
         conn.execute(_SCHEMA)
+        conn.execute(_LEASES)
         if version < SCHEMA_VERSION:
             conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
 
@@ -122,29 +147,137 @@ class SqliteSessionStore:
         that cannot be encoded (an application's own type) is skipped with a warning.
 
         Raises:
+            SessionBusyError: another live holder has the session's lease (nothing written).
             sqlite3.Error: the write failed (disk full, locked longer than `timeout_s`, ...);
                 RuntimeError: the store is closed.
         """
-        data = encode_message(message)
-        if data is None:
+        row = _row(message)
+        if row is None:
             return
-        timestamp = getattr(message, "timestamp", None)
-        if not isinstance(timestamp, int):
-            timestamp = now_ms()
-        role = str(getattr(message, "role", ""))
         with self._lock:
             self._check_open()
-            self._conn.execute(_APPEND, (session_id, role, data, timestamp, session_id))
+            for _ in range(2):  # a second try after a stale lease was removed
+                token = self._token(session_id)
+                cursor = self._conn.execute(_APPEND, (session_id, *row, token))
+                if cursor.rowcount == 1:
+                    return
+                self._fence(session_id, token)
+            raise SessionBusyError(f"session {session_id!r}: the append was refused twice")
+
+    def replace(self, session_id: str, messages: Sequence[AgentMessage]) -> None:
+        """Make `messages` the session's whole transcript, in one transaction: after a crash at
+        any moment the session holds the old transcript or the new one, never a mix or a
+        part. Messages that cannot be encoded are skipped (with a warning), as in `append`.
+
+        Raises:
+            SessionBusyError: another live holder has the session's lease (nothing changed).
+            sqlite3.Error: the write failed (nothing changed); RuntimeError: the store is
+                closed.
+        """
+        rows = [row for row in map(_row, messages) if row is not None]
+        with self._lock:
+            self._check_open()
+            with self._transaction():
+                self._fence(session_id, self._token(session_id))
+                self._conn.execute("DELETE FROM messages WHERE session_id = ?", (session_id,))
+                self._conn.executemany(
+                    "INSERT INTO messages (session_id, seq, role, data, timestamp) "
+                    "VALUES (?, ?, ?, ?, ?)",
+                    [(session_id, seq, *row) for seq, row in enumerate(rows, 1)],
+                )
 
     def clear(self, session_id: str) -> None:
         """Delete the session's rows (one committed transaction).
 
         Raises:
+            SessionBusyError: another live holder has the session's lease (nothing changed).
             sqlite3.Error: the write failed; RuntimeError: the store is closed.
         """
+        self.replace(session_id, ())
+
+    # ── the writer lease (yiemagent.sessions.lease) ────────────────────────
+
+    def acquire(self, session_id: str) -> str:
+        """Become the session's one writer; returns the lease token (for `release`).
+
+        A lease left by a holder that is gone (a killed process, a collected agent) is taken
+        over. Acquiring a session this store already holds raises too: one writer is one
+        `Agent`.
+
+        Raises:
+            SessionBusyError: a live holder has the session; the text names it.
+            sqlite3.Error: the database failed; RuntimeError: the store is closed.
+        """
+        holder = lease.new_holder()
+        try:
+            with self._lock:
+                self._check_open()
+                with self._transaction():
+                    self._fence(session_id, None)
+                    self._conn.execute(
+                        "INSERT OR REPLACE INTO leases VALUES (?, ?, ?, ?, ?, ?)",
+                        (
+                            session_id,
+                            holder.token,
+                            holder.host,
+                            holder.pid,
+                            holder.started,
+                            now_ms(),
+                        ),
+                    )
+                self._held[session_id] = holder
+        except BaseException:
+            lease.forget(holder.token)
+            raise
+        return holder.token
+
+    def release(self, session_id: str, token: str) -> None:
+        """Give the lease back (no-op unless `token` holds it, or the store is closed)."""
+        lease.forget(token)
+        with self._lock:
+            held = self._held.get(session_id)
+            if held is not None and held.token == token:
+                del self._held[session_id]
+            if self._closed:
+                return
+            self._conn.execute(
+                "DELETE FROM leases WHERE session_id = ? AND token = ?", (session_id, token)
+            )
+
+    def force_release(self, session_id: str) -> None:
+        """Remove the session's lease whoever holds it: for a holder on another host that is
+        known to be gone (this store cannot check a pid there). The old holder's next write
+        is refused."""
         with self._lock:
             self._check_open()
-            self._conn.execute("DELETE FROM messages WHERE session_id = ?", (session_id,))
+            self._conn.execute("DELETE FROM leases WHERE session_id = ?", (session_id,))
+
+    def _token(self, session_id: str) -> str | None:
+        held = self._held.get(session_id)
+        return None if held is None else held.token
+
+    def _fence(self, session_id: str, token: str | None) -> None:
+        """Raise `SessionBusyError` if a live holder other than `token` has the session;
+        remove a dead holder's lease. Called inside the write's transaction or lock."""
+        row = self._conn.execute(_OTHER_LEASE, (session_id, token)).fetchone()
+        if row is None:
+            return
+        other = lease.LeaseHolder(*row)
+        if lease.holder_is_alive(other):
+            raise lease.busy_error(session_id, other)
+        self._conn.execute(
+            "DELETE FROM leases WHERE session_id = ? AND token = ?", (session_id, other.token)
+        )
+
+    @contextlib.contextmanager
+    def _transaction(self) -> Iterator[None]:
+        self._conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self._conn.execute("ROLLBACK")
+            raise
+        self._conn.execute("COMMIT")
 
     def list_sessions(self) -> list[str]:
         """Ids of the sessions with at least one row, in the order they were first written."""
@@ -156,11 +289,21 @@ class SqliteSessionStore:
         return [row[0] for row in rows]
 
     def close(self) -> None:
-        """Close the connection (idempotent); the store is unusable afterwards."""
+        """Release the leases this store holds and close the connection (idempotent); the
+        store is unusable afterwards."""
         with self._lock:
-            if not self._closed:
-                self._closed = True
-                self._conn.close()
+            if self._closed:
+                return
+            for session_id, holder in list(self._held.items()):
+                lease.forget(holder.token)
+                with contextlib.suppress(sqlite3.Error):
+                    self._conn.execute(
+                        "DELETE FROM leases WHERE session_id = ? AND token = ?",
+                        (session_id, holder.token),
+                    )
+            self._held.clear()
+            self._closed = True
+            self._conn.close()
 
     def __enter__(self) -> SqliteSessionStore:
         return self
@@ -179,3 +322,18 @@ class SqliteSessionStore:
     def _check_open(self) -> None:
         if self._closed:
             raise RuntimeError(f"the session store {self.path!r} is closed")
+
+
+def _row(message: AgentMessage) -> tuple[str, str, int] | None:
+    """(role, data, timestamp) of a message row, or None when it cannot be encoded."""
+    data = encode_message(message)
+    if data is None:
+        return None
+    timestamp = getattr(message, "timestamp", None)
+    if not isinstance(timestamp, int):
+        timestamp = now_ms()
+    return str(getattr(message, "role", "")), data, timestamp
+
+
+def _lease_row(holder: lease.LeaseHolder) -> tuple[str, str, int, str]:
+    return holder.token, holder.host, holder.pid, holder.started

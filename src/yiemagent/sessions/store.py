@@ -2,7 +2,9 @@
 message by message and resumed after a crash).
 
 A `SessionStore` keeps transcripts keyed by session id, one message at a time, in the order
-they entered the transcript. `encode_message` / `decode_message` are the one JSON codec every
+they entered the transcript; a rewrite of a whole transcript (`replace`) is one transaction;
+one writer holds a session at a time (`acquire` / `release`, see `yiemagent.sessions.lease`).
+`encode_message` / `decode_message` are the one JSON codec every
 store uses (`yiemagent.types.message_to_dict` / `message_from_dict`); a message they cannot
 handle is skipped with a logged warning rather than failing a run.
 """
@@ -13,9 +15,10 @@ import dataclasses
 import json
 import logging
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
+from yiemagent.sessions import lease
 from yiemagent.types import (
     AgentMessage,
     AssistantMessage,
@@ -58,11 +61,15 @@ class SessionStore(Protocol):
     """Where an `Agent` persists its transcript, message by message (DESIGN §10).
 
     Contract: `append` makes the message durable before it returns (a crash of the process
-    afterwards does not lose it) and keeps the order of appends within a session; `load`
-    returns new message objects in that order; sessions never see each other's messages. One
-    agent writes a session at a time. Implementations may be called from the agent's event
-    loop thread, so each call should be short (one small write). Methods may raise on I/O
-    failure; the `Agent` logs failures during a run and goes on (see `docs/sessions.md`).
+    afterwards does not lose it) and keeps the order of appends within a session; `replace`
+    swaps the whole transcript in one transaction (old or new after a crash, never a part);
+    `load` returns new message objects in that order; sessions never see each other's
+    messages. One writer holds a session at a time: `acquire` takes the session's lease
+    (taking over one whose holder is gone) or raises `SessionBusyError`, and every write
+    raises `SessionBusyError` while another live holder has the lease. Implementations may
+    be called from the agent's event loop thread, so each call should be short. Methods may
+    raise on I/O failure; the `Agent` logs failures during a run and goes on (see
+    `docs/sessions.md`).
     """
 
     def load(self, session_id: str) -> list[AgentMessage]:
@@ -74,8 +81,21 @@ class SessionStore(Protocol):
         message type the codec cannot serialise is skipped with a logged warning."""
         ...
 
+    def replace(self, session_id: str, messages: Sequence[AgentMessage]) -> None:
+        """Make `messages` the session's whole transcript, atomically (all or nothing)."""
+        ...
+
     def clear(self, session_id: str) -> None:
         """Delete every message of the session (no-op for an unknown id)."""
+        ...
+
+    def acquire(self, session_id: str) -> str:
+        """Become the session's one writer; return the lease token. Raises
+        `SessionBusyError` while a live holder has it."""
+        ...
+
+    def release(self, session_id: str, token: str) -> None:
+        """Give the lease back (no-op unless `token` holds it)."""
         ...
 
     def list_sessions(self) -> list[str]:
@@ -144,6 +164,7 @@ class InMemorySessionStore:
 
     def __init__(self) -> None:
         self._sessions: dict[str, list[str]] = {}
+        self._leases: dict[str, lease.LeaseHolder] = {}
         self._lock = threading.Lock()
         self._closed = False
 
@@ -163,11 +184,42 @@ class InMemorySessionStore:
             self._check_open()
             self._sessions.setdefault(session_id, []).append(text)
 
-    def clear(self, session_id: str) -> None:
-        """Forget the session's messages."""
+    def replace(self, session_id: str, messages: Sequence[AgentMessage]) -> None:
+        """Make `messages` the session's transcript in one swap (unencodable ones skipped)."""
+        rows = [text for text in map(encode_message, messages) if text is not None]
         with self._lock:
             self._check_open()
-            self._sessions.pop(session_id, None)
+            if rows:
+                self._sessions[session_id] = rows
+            else:
+                self._sessions.pop(session_id, None)
+
+    def clear(self, session_id: str) -> None:
+        """Forget the session's messages."""
+        self.replace(session_id, ())
+
+    def acquire(self, session_id: str) -> str:
+        """Become the session's one writer (see `SessionStore`); returns the lease token.
+
+        Raises:
+            SessionBusyError: another live holder (another `Agent`) has the session.
+        """
+        with self._lock:
+            self._check_open()
+            held = self._leases.get(session_id)
+            if held is not None and lease.holder_is_alive(held):
+                raise lease.busy_error(session_id, held)
+            holder = lease.new_holder()
+            self._leases[session_id] = holder
+        return holder.token
+
+    def release(self, session_id: str, token: str) -> None:
+        """Give the lease back (no-op unless `token` holds it)."""
+        lease.forget(token)
+        with self._lock:
+            held = self._leases.get(session_id)
+            if held is not None and held.token == token:
+                del self._leases[session_id]
 
     def list_sessions(self) -> list[str]:
         """Sessions holding at least one message, in the order they were first written."""
@@ -180,6 +232,9 @@ class InMemorySessionStore:
         with self._lock:
             self._closed = True
             self._sessions.clear()
+            for holder in self._leases.values():
+                lease.forget(holder.token)
+            self._leases.clear()
 
     def _check_open(self) -> None:
         if self._closed:
