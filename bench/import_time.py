@@ -13,24 +13,27 @@ import sys
 
 CODE = (
     "import json, sys, time\n"
-    "t = time.perf_counter()\n"
+    "t, c = time.perf_counter(), time.process_time()\n"
     "import yiemagent\n"
-    "elapsed = time.perf_counter() - t\n"
+    "elapsed, cpu = time.perf_counter() - t, time.process_time() - c\n"
     "heavy = [m for m in ('openai', 'anthropic', 'xllamacpp', 'pydantic', 'jsonschema')"
     " if m in sys.modules]\n"
-    "print(json.dumps([elapsed, heavy]))\n"
+    "print(json.dumps([elapsed, cpu, heavy]))\n"
 )
 
 
 def main() -> None:
-    runs = []
+    runs: list[float] = []
+    cpus: list[float] = []
     heavy: list[str] = []
     for _ in range(10):
         out = subprocess.run([sys.executable, "-c", CODE], capture_output=True, text=True)
-        elapsed, heavy = json.loads(out.stdout)
+        elapsed, cpu, heavy = json.loads(out.stdout)
         runs.append(elapsed * 1000)
+        cpus.append(cpu * 1000)
     best, median = min(runs), statistics.median(runs)
     print(f"import yiemagent: best {best:.1f} ms, median {median:.1f} ms (budget ≤ 150 ms)")
+    print(f"CPU time of the import: best {min(cpus):.1f} ms (what a busy machine does not inflate)")
     print(f"heavy modules loaded by the import: {heavy or 'none'}")
 
 

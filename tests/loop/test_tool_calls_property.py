@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import yiemagent.loop.pipeline as pipeline
-from tests.loop.test_tool_calls_kit import Recorder, call, make_tool, run_batch
+from tests.loop._kit import Recorder, call, make_tool, run_batch
 from yiemagent import (
     AbortSignal,
     AgentToolResult,

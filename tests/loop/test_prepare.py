@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.loop.test_tool_calls_kit import MODEL, call, make_tool, message, run_batch, texts
+from tests.loop._kit import MODEL, call, make_tool, message, run_batch, texts
 from yiemagent import (
     AbortSignal,
     AgentContext,

@@ -27,7 +27,7 @@ from yiemagent import (
     user_message_from_openai,
 )
 
-from ._helpers import EventWaiter
+from ._kit import EventWaiter
 
 
 @tool

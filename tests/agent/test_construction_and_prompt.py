@@ -27,7 +27,7 @@ from yiemagent import (
 from yiemagent.ai.faux import FauxModel, faux_message, faux_text, faux_tool_call
 from yiemagent.tools import list_tools_tool, write_tool_tool
 
-from ._helpers import EventWaiter, faux_agent, make_tool, user_texts
+from ._kit import EventWaiter, faux_agent, make_tool, user_texts
 
 # ── construction ──────────────────────────────────────────────────────
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.agent._helpers import EventWaiter, faux_agent, make_tool, user_texts
+from tests.agent._kit import EventWaiter, faux_agent, make_tool, user_texts
 from yiemagent import AgentBusyError, AssistantMessage, UserMessage, text_of
 from yiemagent.ai.faux import FauxModel, faux_message, faux_stall, faux_text, faux_tool_call
 from yiemagent.types import ImageContent

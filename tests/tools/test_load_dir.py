@@ -9,7 +9,7 @@ import pytest
 
 from yiemagent import ConfigError, ToolLoadError, ToolStore
 
-from ._helpers import run_tool, text_of
+from ._kit import run_tool, text_of
 
 GOOD = """
 from yiemagent import AgentTool

@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from tests.loop.test_tool_calls_kit import call, make_tool, run_batch, texts
+from tests.loop._kit import call, make_tool, run_batch, texts
 from yiemagent import (
     AbortSignal,
     AfterToolCallContext,

@@ -19,7 +19,7 @@ from yiemagent import (
     validate_arguments_against_schema as validate,
 )
 
-from ._helpers import run_tool, text_of
+from ._kit import run_tool, text_of
 
 
 class Item(BaseModel):

@@ -12,7 +12,7 @@ import pytest
 from yiemagent import AbortSignal, Agent, AgentBusyError, ToolResultMessage, text_of
 from yiemagent.ai.faux import FauxModel, faux_message, faux_tool_call
 
-from ._helpers import EventWaiter, faux_agent, make_tool, user_texts
+from ._kit import EventWaiter, faux_agent, make_tool, user_texts
 
 
 async def wait_until_aborted(

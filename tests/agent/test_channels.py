@@ -12,7 +12,7 @@ from hypothesis import given, settings, strategies as st
 from yiemagent import AgentBusyError, UserMessage
 from yiemagent.ai.faux import FauxModel, faux_message, faux_tool_call
 
-from ._helpers import EventWaiter, faux_agent, make_tool, user_texts
+from ._kit import EventWaiter, faux_agent, make_tool, user_texts
 
 
 async def test_r6_4_sent_prompts_run_in_order_and_responses_come_in_order() -> None:

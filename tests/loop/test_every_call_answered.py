@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 import yiemagent.loop.batches as batches
-from tests.loop.test_tool_calls_kit import (
+from tests.loop._kit import (
     MODEL,
     Recorder,
     call,

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.agent._helpers import faux_agent, make_tool
+from tests.agent._kit import faux_agent, make_tool
 from yiemagent import AssistantMessage, ToolResultMessage, UserMessage, text_of
 from yiemagent.ai.faux import FauxModel, faux_message, faux_text, faux_tool_call
 

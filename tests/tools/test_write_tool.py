@@ -19,7 +19,7 @@ from yiemagent import (
 )
 from yiemagent.tools import WriteToolError
 
-from ._helpers import run_tool, text_of
+from ._kit import run_tool, text_of
 
 SCHEMA = {
     "type": "object",

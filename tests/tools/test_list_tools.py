@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from yiemagent import AgentTool, AgentToolResult, ToolStore, list_tools_tool
 
-from ._helpers import run_tool, text_of
+from ._kit import run_tool, text_of
 
 
 def make_tool(name: str, label: str, description: str) -> AgentTool:
