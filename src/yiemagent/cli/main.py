@@ -4,6 +4,7 @@
     yiem run "What time is it in Tokyo?" --json
     yiem run "Summarise README.md" --tools ./my_tools --model openai/gpt-4o-mini
     yiem models
+    yiem chat                 (interactive; see yiemagent/cli/chat/)
 
 Default tools are the example tool files shipped inside the package
 (`yiemagent/cli/default_tools/`: `get_time`, `calculator`, `read_file`; `examples/tools` in
@@ -28,6 +29,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from yiemagent.cli.chat import chat as chat_command
 from yiemagent.errors import ConfigError, ProviderError, ToolLoadError, YiemAgentError
 from yiemagent.types import (
     AbortSignal,
@@ -252,6 +254,9 @@ def run(
     if reason == "error" or (final is not None and final.stop_reason == "error"):
         detail = final.error_message if final is not None else None
         raise CliError(f"the run failed: {detail or 'unknown error'}")
+
+
+app.command("chat")(chat_command)  # `yiem chat`: yiemagent/cli/chat/ (DESIGN §15)
 
 
 @app.command()

@@ -1,0 +1,396 @@
+"""The `yiem chat` terminal application (DESIGN §15): prompt_toolkit reads the input line
+while the agent runs, rich prints the finished output above it.
+
+One asyncio loop runs both. The input line never goes away: Enter at the idle prompt starts
+a run (`Agent.prompt`) in a task; Enter while that task runs queues a steering message
+(`Agent.steer`, delivered at the next turn boundary, R-5.4). Ctrl-C during a run aborts it
+(`Agent.abort`: every tool call is still answered, R-4.1); at the idle prompt Ctrl-C clears
+the line, and Ctrl-C on an empty line twice in a row, or Ctrl-D on an empty line, exits.
+Questions (approvals, writeTool) take the next Enter as their answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import io
+import logging
+import os
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
+
+from prompt_toolkit.application import Application
+from prompt_toolkit.buffer import Buffer
+from prompt_toolkit.filters import Condition
+from prompt_toolkit.formatted_text import ANSI
+from prompt_toolkit.history import FileHistory
+from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+from prompt_toolkit.layout import ConditionalContainer, HSplit, Layout, Window
+from prompt_toolkit.layout.controls import BufferControl, FormattedTextControl
+from prompt_toolkit.layout.processors import BeforeInput
+from prompt_toolkit.patch_stdout import patch_stdout
+from rich.console import Console
+from rich.text import Text
+
+from yiemagent.cli.chat.view import LiveView
+from yiemagent.errors import AgentBusyError
+from yiemagent.types import AgentMessage, AssistantMessage, UserMessage
+
+if TYPE_CHECKING:
+    from yiemagent.cli.chat.setup import ChatSetup
+    from yiemagent.compaction import CompactionInfo
+
+__all__ = ["ChatApp"]
+
+logger = logging.getLogger(__name__)
+
+EXIT_HINT = "Press Ctrl-C again or Ctrl-D to exit."
+_TICK_S = 0.1
+
+
+class _OneLineLogs(logging.Handler):
+    """Library warnings as one dim line above the prompt, never a traceback (DESIGN §8)."""
+
+    def __init__(self, app: ChatApp) -> None:
+        super().__init__(logging.WARNING)
+        self._app = app
+
+    def emit(self, record: logging.LogRecord) -> None:
+        with contextlib.suppress(Exception):
+            text = " ".join(record.getMessage().split())
+            self._app.say(f"warning: {text}", "yellow")
+
+
+class ChatApp:
+    """One chat in the terminal: the input line, the live view and the agent's runs.
+
+    Args:
+        setup: the agent, tools, session and model to chat with (see `ChatSetup`).
+
+    The app owns the agent's runs: at most one run task at a time; every listener, command
+    and key handler runs on the event loop thread.
+    """
+
+    def __init__(self, setup: ChatSetup) -> None:
+        self.setup = setup
+        self.console: Console = Console(file=io.StringIO())  # replaced in run()
+        self.view = LiveView(self._commit, self._invalidate)
+        self.run_task: asyncio.Task[None] | None = None
+        self.ready: asyncio.Task[None] | None = None
+        self._question: asyncio.Future[str] | None = None
+        self._exit_armed = False
+        self._unsubscribe: Callable[[], None] | None = None
+        self.buffer = Buffer(
+            multiline=False,
+            history=FileHistory(str(setup.history_path)),
+            on_text_changed=lambda _buffer: self._disarm(),
+        )
+        self.app: Application[int] = Application(
+            layout=self._layout(),
+            key_bindings=self._key_bindings(),
+            full_screen=False,
+            min_redraw_interval=0.03,
+            erase_when_done=True,
+        )
+
+    # ── layout and keys ────────────────────────────────────────────────────
+
+    def _layout(self) -> Layout:
+        live = ConditionalContainer(
+            Window(
+                FormattedTextControl(self._live_text),
+                wrap_lines=True,
+                dont_extend_height=True,
+            ),
+            filter=Condition(lambda: bool(self.view.lines())),
+        )
+        prompt = Window(
+            BufferControl(self.buffer, input_processors=[BeforeInput(self._prompt_text)]),
+            wrap_lines=True,
+            dont_extend_height=True,
+        )
+        return Layout(HSplit([live, prompt]), focused_element=prompt)
+
+    def _prompt_text(self) -> str:
+        return "? " if self._question is not None else "› "
+
+    def _live_text(self) -> ANSI:
+        width = max(20, self.app.output.get_size().columns)
+        out = io.StringIO()
+        render = Console(
+            file=out,
+            force_terminal=True,
+            color_system="standard",
+            width=width,
+            soft_wrap=True,
+            highlight=False,
+        )
+        for line in self.view.lines():
+            render.print(line)
+        return ANSI(out.getvalue().rstrip("\n"))
+
+    def _key_bindings(self) -> KeyBindings:
+        kb = KeyBindings()
+        empty = Condition(lambda: not self.buffer.text)
+
+        @kb.add("enter")
+        def _enter(event: KeyPressEvent) -> None:
+            text = self.buffer.text
+            self.buffer.reset(append_to_history=bool(text.strip()))
+            self.submit(text)
+
+        @kb.add("c-c")
+        def _ctrl_c(event: KeyPressEvent) -> None:
+            self.interrupt()
+
+        @kb.add("c-d", filter=empty)
+        def _ctrl_d(event: KeyPressEvent) -> None:
+            self.exit()
+
+        return kb
+
+    # ── output ─────────────────────────────────────────────────────────────
+
+    def _commit(self, line: Text) -> None:
+        self.console.print(line)
+
+    def say(self, text: str, style: str = "dim") -> None:
+        """Print one line above the prompt."""
+        self.console.print(Text(text, style=style))
+
+    def _invalidate(self) -> None:
+        self.app.invalidate()
+
+    # ── input ──────────────────────────────────────────────────────────────
+
+    def submit(self, raw: str) -> None:
+        """Handle one entered line: an answer, a command, a steering message or a prompt."""
+        from yiemagent.cli.chat.commands import dispatch, is_command
+
+        text = raw.strip()
+        if self._question is not None:
+            if not self._question.done():
+                self._question.set_result(text)
+            return
+        if not text:
+            return
+        if is_command(text):
+            dispatch(self, text)
+        elif self.busy:
+            self.steer(text)
+        else:
+            self.start(text)
+
+    @property
+    def busy(self) -> bool:
+        """Whether a run task is active."""
+        return self.run_task is not None and not self.run_task.done()
+
+    def steer(self, text: str) -> None:
+        """Queue a steering message for the running agent (shown until delivered)."""
+        message = UserMessage(text)
+        self.setup.agent.steer(message)
+        self.view.queue(message, "steering")
+
+    def follow_up(self, text: str) -> None:
+        """Queue a follow-up (while a run is active) or start a run with it."""
+        if not self.busy:
+            self.start(text)
+            return
+        message = UserMessage(text)
+        try:
+            self.setup.agent.follow_up(message)
+        except AgentBusyError as exc:
+            self.say(f"not queued: {exc}", "red")
+            return
+        self.view.queue(message, "follow-up")
+
+    def start(self, text: str) -> None:
+        """Start a run for `text` (the caller checked no run is active)."""
+        self.console.print(Text(f"› {text}", style="bold"))
+        self.begin(self._prompt(UserMessage(text)))
+
+    def begin(self, work: Awaitable[AssistantMessage | None]) -> None:
+        """Run `work` (a prompt or a resume) as the one run task."""
+        self.view.started()
+        self.run_task = asyncio.get_running_loop().create_task(self._run(work))
+
+    async def _prompt(self, message: AgentMessage) -> AssistantMessage:
+        if self.ready is not None:
+            await self.ready
+        return await self.setup.agent.prompt(message)
+
+    async def _run(self, work: Awaitable[AssistantMessage | None]) -> None:
+        from yiemagent.cli.chat.approvals import settle_pending_approvals
+
+        try:
+            await work
+            await settle_pending_approvals(self)
+            agent = self.setup.agent
+            # A steering message typed after the last turn boundary: run it now.
+            while agent.has_queued_messages() and not self._aborting:
+                await agent.resume()
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # a run that failed: one line, the chat goes on (§8)
+            message = getattr(exc, "message", None)
+            if not isinstance(message, AssistantMessage):  # not already shown by the view
+                self.say(f"error: {' '.join(str(exc).split()) or type(exc).__name__}", "red")
+        finally:
+            if self._aborting:
+                dropped = self.view.drop_queued()
+                self.setup.agent.clear_all_queues()
+                if dropped:
+                    self.say(f"({dropped} queued message(s) dropped by the abort)")
+            self._aborting = False
+            self.view.busy = False
+            self.view.status = ""
+            self._invalidate()
+
+    _aborting = False
+
+    async def ask(self, question: Text) -> str:
+        """Show `question` above the input line and return the next entered line (lowered);
+        "" when the run is aborted meanwhile."""
+        loop = asyncio.get_running_loop()
+        self._question = loop.create_future()
+        self.view.notice = question
+        self._invalidate()
+        try:
+            return (await self._question).strip().lower()
+        finally:
+            self._question = None
+            self.view.notice = None
+            self._invalidate()
+
+    def interrupt(self) -> None:
+        """Ctrl-C: answer a question "no", abort a run, clear the line, or arm the exit."""
+        if self._question is not None and not self._question.done():
+            self._question.set_result("")
+        if self.busy:
+            self._aborting = True
+            self.setup.agent.abort("interrupted by the user (Ctrl-C)")
+            self.view.status = "stopping…"
+            self._invalidate()
+            return
+        if self.buffer.text:
+            self.buffer.reset()
+            return
+        if self._exit_armed:
+            self.exit()
+            return
+        self._exit_armed = True
+        self.view.notice = Text(EXIT_HINT, style="dim")
+        self._invalidate()
+
+    def _disarm(self) -> None:
+        if self._exit_armed:
+            self._exit_armed = False
+            self.view.notice = None
+
+    def exit(self) -> None:
+        """Leave the chat (a running run is aborted first, in `run`)."""
+        if not self.app.is_done:
+            self.app.exit(result=0)
+
+    def _compacted(self, info: CompactionInfo) -> None:
+        how = "" if info.summarised_by_model else " (no summary: the model failed)"
+        self.say(
+            f"compacted {info.turns} turns into a summary{how} · "
+            f"~{info.tokens_before} → ~{info.tokens_after} tokens"
+        )
+
+    def replace_agent(self, session_name: str) -> None:
+        """Talk to a new agent on session `session_name` from now on (idle only).
+
+        Raises:
+            Exception: the session could not be opened; the current agent stays.
+        """
+        self.setup.new_agent(session_name)
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+        self._unsubscribe = self.setup.agent.subscribe(lambda event, _signal: self.view(event))
+
+    # ── lifetime ───────────────────────────────────────────────────────────
+
+    async def _tick(self) -> None:
+        """Redraw the spinner and the elapsed times while something is going on."""
+        while True:
+            await asyncio.sleep(_TICK_S)
+            if self.view.busy or self.view.status or self.view.tools:
+                self._invalidate()
+
+    def _print_start(self) -> None:
+        setup = self.setup
+        head = Text("yiem chat", style="bold")
+        head.append(f" · {setup.model_label} · session {setup.session_name}", style="dim")
+        self.console.print(head)
+        for note in setup.notes:
+            self.say(note, "yellow")
+        for line in setup.resumed_lines():
+            self.console.print(line)
+        self.say("/help lists the commands; Ctrl-D exits.")
+
+    async def run(self) -> int:
+        """Run the chat until the user leaves; returns the exit status."""
+        from yiemagent.cli.chat.setup import load_model
+
+        handler = _OneLineLogs(self)
+        lib_logger = logging.getLogger("yiemagent")
+        lib_logger.addHandler(handler)
+        propagate, lib_logger.propagate = lib_logger.propagate, False
+        code = 0
+        try:
+            with patch_stdout(raw=True):
+                self.console = Console(
+                    file=sys.stdout,
+                    force_terminal=sys.stdout.isatty() or None,
+                    highlight=False,
+                    soft_wrap=True,
+                )
+                self.setup.gate.app = self
+                if self.setup.compactor is not None:
+                    self.setup.compactor.on_compact = self._compacted
+                self._unsubscribe = self.setup.agent.subscribe(
+                    lambda event, _signal: self.view(event)
+                )
+                self._print_start()
+                self.ready = asyncio.get_running_loop().create_task(load_model(self))
+                ticker = asyncio.get_running_loop().create_task(self._tick())
+                try:
+                    code = await self.app.run_async()
+                finally:
+                    ticker.cancel()
+                    await self._shutdown()
+        finally:
+            lib_logger.removeHandler(handler)
+            lib_logger.propagate = propagate
+        return code
+
+    async def _shutdown(self) -> None:
+        if self.busy and self.run_task is not None:
+            self._aborting = True
+            self.setup.agent.abort("the chat was closed")
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(asyncio.shield(self.run_task), timeout=30)
+        ready = self.ready
+        if ready is not None and not ready.done():
+            # llama.cpp cannot be stopped mid-load, and asyncio.run would wait for its
+            # thread: nothing has been asked yet, so leave at once.
+            sys.stdout.flush()
+            os._exit(0)
+        self.setup.close()
+
+
+def run_chat(setup: ChatSetup) -> int:
+    """Run a chat to its end on a new event loop; returns the exit status."""
+
+    async def main() -> int:
+        return await ChatApp(setup).run()
+
+    started = time.perf_counter()
+    code = asyncio.run(main())
+    logger.debug("chat ran for %.1f s", time.perf_counter() - started)
+    return code

@@ -1,0 +1,133 @@
+"""Questions the chat asks before a tool call runs (DESIGN §14, §15; R-4.15).
+
+- `writeTool` (`--write-tools DIR`): the new tool's name, argument schema and code are shown,
+  and the write happens only after a "y". Anything else blocks the call; the model gets the
+  error result "the user declined ...".
+- Calls held for approval (DESIGN §14: a run that ends with reason "awaiting_approval" and
+  `agent.pending_approvals`): `Run tool(args)? [y/N/a(lways)]` for each, then
+  `agent.approve(id)` / `agent.reject(id, reason)` and `agent.resume()`. "a" approves that
+  tool for the rest of the chat. This uses the approvals API of DESIGN §14 when the Agent
+  has it (`pending_approvals`, `approve`, `reject`); with an Agent without it there is never
+  anything pending and nothing is asked.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from rich.syntax import Syntax
+from rich.text import Text
+
+from yiemagent.cli.chat.view import short_args
+from yiemagent.types import AbortSignal, BeforeToolCallContext, BeforeToolCallResult
+
+if TYPE_CHECKING:
+    from yiemagent.cli.chat.app import ChatApp
+
+__all__ = ["ApprovalGate", "approval_question", "settle_pending_approvals"]
+
+WRITE_TOOL_NAME = "writeTool"
+DECLINED = "The user declined to write this tool; do not retry it unless they ask."
+
+
+def approval_question(tool_name: str, args: Any) -> Text:
+    """`Run tool(args)? [y/N/a(lways)]`."""
+    line = Text("Run ", style="bold yellow")
+    line.append(f"{tool_name}({short_args(args)})", style="bold")
+    line.append("? [y/N/a(lways)]", style="bold yellow")
+    return line
+
+
+class ApprovalGate:
+    """The chat's `before_tool_call` hook; `app` is set when the chat starts (before that,
+    and without a terminal, every gated call is blocked)."""
+
+    def __init__(self) -> None:
+        self.app: ChatApp | None = None
+        self.always: set[str] = set()
+        """Tools approved for the rest of the chat ("a")."""
+
+    async def __call__(
+        self, context: BeforeToolCallContext, signal: AbortSignal
+    ) -> BeforeToolCallResult | None:
+        """Ask before `writeTool` runs; every other call passes."""
+        if context.tool_call.name != WRITE_TOOL_NAME:
+            return None
+        app = self.app
+        if app is None:
+            return BeforeToolCallResult(block=True, reason=DECLINED)
+        args = context.args if isinstance(context.args, dict) else {}
+        show_write(app, args)
+        answer = await app.ask(
+            Text(f"Write tool {args.get('name', '?')}? [y/N]", style="bold yellow")
+        )
+        if answer in ("y", "yes"):
+            return None
+        app.say("not written", "yellow")
+        return BeforeToolCallResult(block=True, reason=DECLINED)
+
+
+def show_write(app: ChatApp, args: dict[str, Any]) -> None:
+    """Print the tool a `writeTool` call would write: name, schema and code."""
+    console = app.console
+    head = Text("writeTool wants to add a tool: ", style="bold yellow")
+    head.append(str(args.get("name", "?")), style="bold")
+    console.print(head)
+    if args.get("description"):
+        console.print(Text(f"  {args['description']}", style="dim"))
+    schema = json.dumps(args.get("inputSchema", {}), indent=2, ensure_ascii=False)
+    console.print(Syntax(schema, "json", theme="ansi_dark", background_color="default"))
+    code = "\n".join(
+        part
+        for part in (
+            str(args.get("imports") or ""),
+            "def execute(tool_call_id, args, signal, on_update):",
+            _indent(str(args.get("executeCode") or "")),
+        )
+        if part
+    )
+    console.print(Syntax(code, "python", theme="ansi_dark", background_color="default"))
+
+
+def _indent(code: str) -> str:
+    return "\n".join(f"    {line}" for line in code.splitlines())
+
+
+async def settle_pending_approvals(app: ChatApp) -> None:
+    """Ask about each call the last run held (DESIGN §14), then resume; repeat while runs
+    end holding calls. A no-op for an Agent without the approvals API."""
+    agent: Any = app.setup.agent
+    gate = app.setup.gate
+    while True:
+        pending = list(getattr(agent, "pending_approvals", None) or [])
+        if not pending:
+            return
+        for held in pending:
+            call_id, tool_name, args = _held_fields(held)
+            if tool_name in gate.always:
+                agent.approve(call_id)
+                continue
+            answer = await app.ask(approval_question(tool_name, args))
+            if answer in ("a", "always"):
+                gate.always.add(tool_name)
+            if answer in ("y", "yes", "a", "always"):
+                agent.approve(call_id)
+            else:
+                agent.reject(call_id, "The user said no to this call.")
+        await agent.resume()
+
+
+def _held_fields(held: Any) -> tuple[str, str, Any]:
+    if isinstance(held, dict):
+        return (
+            str(held.get("id") or held.get("tool_call_id")),
+            str(held.get("tool_name") or held.get("name")),
+            held.get("args", held.get("arguments", {})),
+        )
+    call_id = getattr(held, "id", None) or getattr(held, "tool_call_id", "")
+    name = getattr(held, "tool_name", None) or getattr(held, "name", "")
+    args = getattr(held, "args", None)
+    if args is None:
+        args = getattr(held, "arguments", {})
+    return str(call_id), str(name), args

@@ -1,0 +1,77 @@
+"""The `yiem chat` command's options (typer); the chat itself is in `app.py`.
+
+This module imports neither prompt_toolkit nor the agent: `yiem` builds its command list
+from it, and only running `yiem chat` loads the rest.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+__all__ = ["chat"]
+
+
+def chat(
+    model: Annotated[
+        str | None,
+        typer.Option("--model", help="Model as provider/id (default: the embedded model)."),
+    ] = None,
+    tools: Annotated[
+        Path | None,
+        typer.Option("--tools", help="Folder of tool files (default: the example tools)."),
+    ] = None,
+    mcp: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--mcp", help='An MCP server to take tools from: "command args" (repeatable).'
+        ),
+    ] = None,
+    session: Annotated[
+        str | None,
+        typer.Option("--session", help="Resume (or start) the stored session NAME."),
+    ] = None,
+    system: Annotated[str | None, typer.Option("--system", help="System prompt.")] = None,
+    write_tools: Annotated[
+        Path | None,
+        typer.Option(
+            "--write-tools",
+            help="Offer writeTool, writing new tools into DIR (each write asks you first).",
+        ),
+    ] = None,
+    base_url: Annotated[
+        str | None, typer.Option("--base-url", help="OpenAI-compatible server URL.")
+    ] = None,
+    no_compaction: Annotated[
+        bool,
+        typer.Option("--no-compaction", help="Send the whole history (no summary of old turns)."),
+    ] = False,
+) -> None:
+    """Chat with an agent in the terminal: streamed answers, live tool calls, steering while
+    it works (Enter), /follow, Ctrl-C to stop a run, stored sessions (DESIGN §15)."""
+    import sys
+
+    from yiemagent.cli.chat.setup import ChatOptions, build_setup
+    from yiemagent.cli.main import DEFAULT_MODEL
+    from yiemagent.errors import ConfigError
+
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise ConfigError('yiem chat needs a terminal; for one prompt use: yiem run "..."')
+    options = ChatOptions(
+        model=model or DEFAULT_MODEL,
+        tools=tools,
+        session=session,
+        system=system,
+        write_tools=write_tools,
+        mcp=list(mcp or []),
+        base_url=base_url,
+        compaction=not no_compaction,
+    )
+    setup = build_setup(options)
+    from yiemagent.cli.chat.app import run_chat
+
+    code = run_chat(setup)
+    if code:
+        raise typer.Exit(code)

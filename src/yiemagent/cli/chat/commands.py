@@ -1,0 +1,223 @@
+"""The chat's slash commands (DESIGN §15). Each prints one line or a short list above the
+prompt; a command that cannot run now (for example `/undo` during a run) says why in one
+line and changes nothing."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from rich.text import Text
+
+from yiemagent.cli.render import one_line, usage_line
+from yiemagent.types import AssistantMessage, Usage, UserMessage, text_of
+
+if TYPE_CHECKING:
+    from yiemagent.cli.chat.app import ChatApp
+
+__all__ = ["COMMANDS", "dispatch", "is_command", "undo_point"]
+
+_COMMAND = re.compile(r"^/([A-Za-z][\w-]*)(?:\s+(.*))?$", re.DOTALL)
+
+Handler = Callable[["ChatApp", str], None]
+
+
+def is_command(text: str) -> bool:
+    """Whether `text` is a `/word ...` command (anything else is sent to the agent)."""
+    return _COMMAND.match(text) is not None
+
+
+def dispatch(app: ChatApp, text: str) -> None:
+    """Run the command in `text`; an unknown one gets a one-line hint."""
+    match = _COMMAND.match(text)
+    assert match is not None
+    name, arg = match.group(1).lower(), (match.group(2) or "").strip()
+    entry = COMMANDS.get(name)
+    if entry is None:
+        app.say(f"unknown command /{name}; /help lists the commands", "yellow")
+        return
+    entry[0](app, arg)
+
+
+def _idle_only(app: ChatApp, name: str) -> bool:
+    if app.busy:
+        app.say(f"/{name} waits for the run to finish (Ctrl-C stops it)", "yellow")
+        return False
+    return True
+
+
+def _help(app: ChatApp, arg: str) -> None:
+    for name, (_handler, usage) in COMMANDS.items():
+        line = Text(f"  /{name}", style="bold")
+        line.append(f"  {usage}", style="dim")
+        app.console.print(line)
+    app.say("  Enter while the agent works sends a steering message; Ctrl-C stops the run;")
+    app.say("  Ctrl-D (or Ctrl-C twice) on an empty line exits.")
+
+
+def _tools(app: ChatApp, arg: str) -> None:
+    tools = list(app.setup.agent.tool_store.tools.values())
+    if not tools:
+        app.say("no tools")
+    for tool in tools:
+        line = Text(f"  {tool.name}", style="cyan bold")
+        line.append(f"  {one_line(tool.description, 100)}", style="dim")
+        app.console.print(line)
+
+
+def _model(app: ChatApp, arg: str) -> None:
+    if not arg:
+        app.say(f"model: {app.setup.model_label}; /model PROVIDER/ID switches (see yiem models)")
+        return
+    from yiemagent.ai.models import get_model
+
+    try:
+        model = get_model(arg, base_url=app.setup.options.base_url)
+        if model.api == "local":
+            from yiemagent.ai.local.weights import chunk_files, local_spec
+
+            chunk_files(local_spec(model.id))
+    except Exception as exc:
+        app.say(f"error: {' '.join(str(exc).split())}", "red")
+        return
+    from yiemagent.cli.chat.setup import context_window, load_model
+
+    app.setup.model = model
+    app.setup.agent.state.model = model
+    if app.setup.compactor is not None:
+        app.setup.compactor.model = model
+        app.setup.compactor.context_window = context_window(model)
+    app.say(f"model: {app.setup.model_label} (from the next prompt)")
+    import asyncio
+
+    app.ready = asyncio.get_running_loop().create_task(load_model(app))
+
+
+def _system(app: ChatApp, arg: str) -> None:
+    state = app.setup.agent.state
+    if arg:
+        state.system_prompt = arg
+        app.say("system prompt set (from the next prompt)")
+    else:
+        app.say(f"system prompt: {state.system_prompt}")
+
+
+def _clear(app: ChatApp, arg: str) -> None:
+    app.app.renderer.clear()
+
+
+def _usage(app: ChatApp, arg: str) -> None:
+    total = Usage()
+    answers = 0
+    for message in app.setup.agent.state.messages:
+        if isinstance(message, AssistantMessage):
+            answers += 1
+            _add(total, message.usage)
+    compactor = app.setup.compactor
+    if compactor is not None:
+        _add(total, compactor.usage)
+    line = usage_line(total, 0).rsplit(" · ", 1)[0]  # no elapsed time for a session
+    cost = "" if total.cost.total > 0 else " · $0 (free model)"
+    app.say(f"session {app.setup.session_name}: {answers} model calls · {line}{cost}", "")
+
+
+def _add(total: Usage, usage: Usage) -> None:
+    total.input += usage.input
+    total.output += usage.output
+    total.cache_read += usage.cache_read
+    total.cache_write += usage.cache_write
+    total.total_tokens += usage.total_tokens
+    total.cost.total += usage.cost.total
+
+
+def _follow(app: ChatApp, arg: str) -> None:
+    if not arg:
+        app.say("usage: /follow TEXT", "yellow")
+        return
+    app.follow_up(arg)
+
+
+def _sessions(app: ChatApp, arg: str) -> None:
+    try:
+        names = app.setup.sessions.list_sessions()
+    except Exception as exc:
+        app.say(f"error: {exc}", "red")
+        return
+    if not names:
+        app.say("no stored sessions")
+    for name in names:
+        mark = " (this chat)" if name == app.setup.session_name else ""
+        app.console.print(Text(f"  {name}{mark}"))
+    app.say("  resume one with: yiem chat --session NAME")
+
+
+def _new(app: ChatApp, arg: str) -> None:
+    if not _idle_only(app, "new"):
+        return
+    import time
+
+    name = arg or time.strftime("chat-%Y%m%d-%H%M%S")
+    try:
+        app.replace_agent(name)
+    except Exception as exc:
+        app.say(f"error: {' '.join(str(exc).split())}", "red")
+        return
+    app.say(f"new session {name}" if not app.setup.resumed else f"switched to session {name}")
+    for line in app.setup.resumed_lines():
+        app.console.print(line)
+
+
+def undo_point(messages: list[object]) -> int | None:
+    """Where the last exchange starts: the index of the last user message that opened a
+    run (a prompt; steering inside a run belongs to that run's exchange), or None."""
+    index = None
+    for position in range(len(messages) - 1, -1, -1):
+        message = messages[position]
+        if isinstance(message, UserMessage):
+            index = position
+            previous = messages[position - 1] if position else None
+            # A prompt follows an answer (or nothing); steering follows tool results.
+            if previous is None or (
+                isinstance(previous, AssistantMessage) and not previous.tool_calls
+            ):
+                return index
+    return index
+
+
+def _undo(app: ChatApp, arg: str) -> None:
+    if not _idle_only(app, "undo"):
+        return
+    state = app.setup.agent.state
+    messages = list(state.messages)
+    cut = undo_point(list(messages))
+    if cut is None:
+        app.say("nothing to undo")
+        return
+    removed = messages[cut]
+    try:
+        state.messages = messages[:cut]  # one rewrite of the stored session
+    except Exception as exc:
+        app.say(f"error: undo failed, nothing changed: {' '.join(str(exc).split())}", "red")
+        return
+    text = text_of(removed.content) if isinstance(removed, UserMessage) else ""
+    app.say(f"undone: › {one_line(text, 80)} ({len(messages) - cut} messages removed)")
+
+
+def _exit(app: ChatApp, arg: str) -> None:
+    app.exit()
+
+
+COMMANDS: dict[str, tuple[Handler, str]] = {
+    "help": (_help, "this list"),
+    "tools": (_tools, "the tools the agent can call"),
+    "model": (_model, "NAME: switch the model (e.g. /model local/qwen2.5-coder-1.5b)"),
+    "system": (_system, "[TEXT]: show or set the system prompt"),
+    "follow": (_follow, "TEXT: queue a follow-up for when the agent would stop"),
+    "usage": (_usage, "tokens and cost of this session"),
+    "sessions": (_sessions, "the stored sessions"),
+    "new": (_new, "[NAME]: start a new session (or open NAME)"),
+    "undo": (_undo, "remove the last exchange"),
+    "clear": (_clear, "clear the screen (the conversation stays)"),
+    "exit": (_exit, "leave (as Ctrl-D)"),
+}

@@ -1,0 +1,307 @@
+"""What a `yiem chat` talks to: the model, the tools, the stored session and the Agent
+(DESIGN §15), built from the command's options before the terminal app starts.
+
+Files live in the user data folder (`data_dir()`): `sessions.db` (an `SqliteSessionStore`,
+one session per chat name) and `chat_history` (the input lines, for the up arrow across
+chats).
+
+Test-only: `$YIEM_CHAT_FAUX_SCRIPT` names a Python file that defines `faux_model`, a
+`yiemagent.ai.faux.FauxModel`; the chat then talks to that scripted model instead of
+`--model` (the tmux tests in tests/cli/chat/ use it). Never set it outside tests.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import runpy
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rich.text import Text
+
+from yiemagent.errors import ConfigError, ToolLoadError
+from yiemagent.types import AgentMessage, AssistantMessage, Model, UserMessage, text_of
+
+if TYPE_CHECKING:
+    from yiemagent.agent import Agent
+    from yiemagent.cli.chat.app import ChatApp
+    from yiemagent.cli.chat.approvals import ApprovalGate
+    from yiemagent.compaction import Compactor
+    from yiemagent.sessions import SqliteSessionStore
+    from yiemagent.tools import ToolStore
+
+__all__ = [
+    "DATA_DIR_ENV",
+    "FAUX_SCRIPT_ENV",
+    "ChatOptions",
+    "ChatSetup",
+    "build_setup",
+    "data_dir",
+    "last_exchange",
+    "load_model",
+]
+
+DATA_DIR_ENV = "YIEM_DATA_DIR"
+"""Overrides the user data folder (sessions and input history)."""
+DEFAULT_SYSTEM = "You are a helpful assistant."
+FAUX_SCRIPT_ENV = "YIEM_CHAT_FAUX_SCRIPT"
+"""Test-only: a Python file defining `faux_model` (a `FauxModel`) to chat with."""
+
+
+def data_dir() -> Path:
+    """`$YIEM_DATA_DIR`, else `$XDG_DATA_HOME/yiemagent`, else `~/.local/share/yiemagent`
+    (created)."""
+    explicit = os.environ.get(DATA_DIR_ENV)
+    if explicit:
+        folder = Path(explicit)
+    else:
+        base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+        folder = Path(base) / "yiemagent"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"cannot create the data folder {folder}: {exc}") from exc
+    return folder
+
+
+@dataclass(slots=True)
+class ChatOptions:
+    """The `yiem chat` options (see `yiem chat --help`)."""
+
+    model: str
+    tools: Path | None = None
+    session: str | None = None
+    system: str | None = None
+    write_tools: Path | None = None
+    mcp: list[str] = field(default_factory=list)
+    base_url: str | None = None
+    compaction: bool = True
+
+
+@dataclass(slots=True)
+class ChatSetup:
+    """The chat's agent and what it needs; `notes` are one-line problems met while building
+    it that do not stop the chat (a tool file that failed to load, ...)."""
+
+    options: ChatOptions
+    model: Model
+    store: ToolStore
+    sessions: SqliteSessionStore
+    session_name: str
+    history_path: Path
+    agent: Agent
+    gate: ApprovalGate = field(default=None)  # type: ignore[assignment]  # set in build_setup
+    compactor: Compactor | None = None
+    notes: list[str] = field(default_factory=list)
+    keep: Any = None
+    """Objects that must outlive the chat (the test-only FauxModel)."""
+    resumed: list[AgentMessage] = field(default_factory=list)
+
+    @property
+    def model_label(self) -> str:
+        """E.g. "local/qwen2.5-coder-0.5b"."""
+        return f"{self.model.provider}/{self.model.id}"
+
+    def resumed_lines(self) -> list[Text]:
+        """The last exchange of a resumed session, to print at the start."""
+        if not self.resumed:
+            return []
+        question, answer = last_exchange(self.resumed)
+        lines = [Text(f"resumed {len(self.resumed)} messages; the last exchange:", style="dim")]
+        if question:
+            lines.append(Text(f"› {question}", style="bold"))
+        if answer:
+            lines.append(Text(answer))
+        return lines
+
+    def new_agent(self, session_name: str) -> None:
+        """Replace the agent with one on session `session_name` (resumed when stored)."""
+        agent = _make_agent(self, session_name)
+        self.agent = agent
+        self.session_name = session_name
+        self.resumed = list(agent.state.messages)
+
+    def close(self) -> None:
+        """Release the session store."""
+        with contextlib.suppress(Exception):
+            self.sessions.close()
+
+
+def last_exchange(messages: list[AgentMessage]) -> tuple[str, str]:
+    """The last user prompt's text and the text of the last answer after it ("" if none)."""
+    question, answer = "", ""
+    for message in reversed(messages):
+        if isinstance(message, AssistantMessage) and not answer:
+            answer = text_of(message.content)
+        if isinstance(message, UserMessage):
+            question = text_of(message.content) if not isinstance(message.content, str) else ""
+            break
+    return question, answer
+
+
+def _resolve_model(options: ChatOptions) -> tuple[Model, Any]:
+    script = os.environ.get(FAUX_SCRIPT_ENV)
+    if script:
+        namespace = runpy.run_path(script)
+        faux = namespace.get("faux_model")
+        if faux is None:
+            raise ConfigError(f"${FAUX_SCRIPT_ENV} {script}: defines no faux_model")
+        return faux.model, faux
+    from yiemagent.ai.models import get_model
+
+    if options.base_url is not None and options.model.partition("/")[0] == "local":
+        raise ConfigError(
+            f"--base-url is for a server; {options.model} runs in-process. "
+            "Use --model openai-compatible/<model id> with --base-url"
+        )
+    model = get_model(options.model, base_url=options.base_url)
+    if model.api == "local":
+        from yiemagent.ai.local.weights import chunk_files, local_spec
+
+        chunk_files(local_spec(model.id))  # fails early, with the install command
+    return model, None
+
+
+def _load_tools(options: ChatOptions, model: Model, notes: list[str]) -> ToolStore:
+    from yiemagent.cli.main import DEFAULT_TOOLS_DIR
+    from yiemagent.tools import ToolStore, write_tool_tool
+
+    store = ToolStore("chat")
+    folders = [options.tools or DEFAULT_TOOLS_DIR]
+    if options.write_tools is not None:
+        options.write_tools.mkdir(parents=True, exist_ok=True)
+        folders.append(options.write_tools)
+    for folder in folders:
+        if not folder.is_dir():
+            raise ConfigError(f"{folder}: not a folder of tool files")
+        try:
+            store.reload(folder) if len(store) else store.load_dir(folder)
+        except ToolLoadError as exc:  # the good files are loaded: say which failed, go on
+            notes.extend(
+                f"tool file {path} failed to load: {reason}" for path, reason in exc.failures
+            )
+    if model.api == "local":  # as `yiem run`: the small model misuses the meta-tool
+        store.unregister("listTools")
+    if options.write_tools is not None:
+        store.register(write_tool_tool(store, options.write_tools), replace=True)
+    return store
+
+
+def build_setup(options: ChatOptions) -> ChatSetup:
+    """Resolve the model, load the tools, open the session store and build the Agent.
+
+    Raises:
+        ConfigError, ProviderError: a bad option (one line for the CLI to print).
+    """
+    from yiemagent.sessions import SqliteSessionStore
+
+    model, keep = _resolve_model(options)
+    notes: list[str] = []
+    store = _load_tools(options, model, notes)
+    folder = data_dir()
+    sessions = SqliteSessionStore(folder / "sessions.db")
+    name = options.session or time.strftime("chat-%Y%m%d-%H%M%S")
+    setup = ChatSetup(
+        options=options,
+        model=model,
+        store=store,
+        sessions=sessions,
+        session_name=name,
+        history_path=folder / "chat_history",
+        agent=None,  # type: ignore[arg-type]  # set by new_agent below
+        notes=notes,
+        keep=keep,
+    )
+    from yiemagent.cli.chat.approvals import ApprovalGate
+
+    setup.gate = ApprovalGate()
+    if options.compaction:
+        setup.compactor = _compactor(model, store, options.system or DEFAULT_SYSTEM)
+    try:
+        setup.new_agent(name)
+    except Exception:
+        sessions.close()
+        raise
+    return setup
+
+
+def context_window(model: Model) -> int:
+    """The tokens `model` can take: for the embedded model the runtime's window
+    (`$YIEMAGENT_LOCAL_N_CTX`, default 8,192), which is smaller than the model's own."""
+    if model.api != "local":
+        return model.context_window
+    from yiemagent.ai.local.runtime import N_CTX, N_CTX_ENV
+
+    try:
+        runtime = int(os.environ.get(N_CTX_ENV) or N_CTX)
+    except ValueError:
+        runtime = N_CTX
+    return min(model.context_window, runtime)
+
+
+def _compactor(model: Model, store: ToolStore, system: str) -> Compactor:
+    """The chat's compactor: the reserve also holds the system prompt and tool schemas."""
+    import json
+
+    from yiemagent.compaction import Compactor
+
+    window = context_window(model)
+    schemas = sum(
+        len(json.dumps(t.input_schema)) + len(t.description) for t in store.tools.values()
+    )
+    reserve = min(window // 2, window // 4 + (len(system) + schemas) // 4)
+    return Compactor(model, context_window=window, reserve_tokens=reserve)
+
+
+def _make_agent(setup: ChatSetup, session_name: str) -> Agent:
+    from yiemagent.agent import Agent
+
+    options = setup.options
+    agent = Agent(
+        options.system or DEFAULT_SYSTEM,
+        setup.model,
+        tool_store=setup.store,
+        session_store=setup.sessions,
+        session_id=session_name,
+        transform_context=setup.compactor,
+        before_tool_call=setup.gate,
+        max_turns=24,
+    )
+    return agent
+
+
+async def load_model(app: ChatApp) -> None:
+    """Load the embedded model (when it is one) with its progress in the live view."""
+    import asyncio
+
+    model = app.setup.agent.state.model or app.setup.model
+    if model.api != "local":
+        return
+    from yiemagent.ai.local.runtime import load_runtime, loaded_runtime
+    from yiemagent.ai.local.weights import ensure_model_file, local_spec
+
+    spec = local_spec(model.id)
+    if loaded_runtime(spec) is not None:
+        return
+    view = app.view
+    started = time.perf_counter()
+
+    def on_bytes(done: int, total: int) -> None:
+        view.status = f"preparing {spec.name}: {done / 2**20:.0f} of {total / 2**20:.0f} MB"
+        app.app.invalidate()
+
+    try:
+        view.status = f"preparing {spec.name}…"
+        await asyncio.to_thread(ensure_model_file, spec, progress=on_bytes)
+        view.status = f"loading {spec.name}…"
+        runtime = await asyncio.to_thread(load_runtime, spec)
+    except Exception as exc:
+        app.say(f"error: the model did not load: {' '.join(str(exc).split())}", "red")
+        return
+    finally:
+        view.status = ""
+    elapsed = time.perf_counter() - started
+    app.say(f"{spec.name} loaded in {runtime.load_s:.1f} s ({elapsed:.1f} s in all)")

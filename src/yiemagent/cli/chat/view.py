@@ -1,0 +1,294 @@
+"""What `yiem chat` shows while the agent works (DESIGN §15): a reducer of agent events into
+finished lines for the scrollback and a live region redrawn above the input line.
+
+`LiveView` has no terminal of its own: finished output goes to `commit` (the app prints it
+above the prompt with rich), and `fragments()` is the live region as prompt_toolkit
+formatted text. All methods run on the event loop thread (agent listeners do).
+
+Shown live: the answer's unfinished line as it streams; one status line per running tool
+call (name, short arguments, elapsed time, the latest `on_update` progress), so the calls of
+a parallel batch stand side by side; the steering and follow-up messages still queued; a
+spinner line while the agent works. A finished answer line, a tool call's end (result or
+error and duration, in ms), a delivered steering message and the answer's usage line
+(tokens and USD) move to the scrollback.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from rich.text import Text
+
+from yiemagent.cli.render import one_line, total_usage, usage_line
+from yiemagent.types import (
+    AgentEndEvent,
+    AgentEvent,
+    AgentMessage,
+    AgentStartEvent,
+    AssistantMessage,
+    MessageEndEvent,
+    MessageStartEvent,
+    MessageUpdateEvent,
+    ToolExecutionEndEvent,
+    ToolExecutionStartEvent,
+    ToolExecutionUpdateEvent,
+    TurnEndEvent,
+    text_of,
+)
+
+__all__ = ["Commit", "LiveView", "ToolLine", "short_args"]
+
+Commit = Callable[[Text], None]
+"""Where finished lines go (printed above the prompt)."""
+
+_SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+_ARGS_CHARS = 60
+_RESULT_CHARS = 160
+
+
+def short_args(args: Any, limit: int = _ARGS_CHARS) -> str:
+    """Tool arguments for one line: `key=value, ...` for a dict (strings unquoted), cut to
+    `limit` characters."""
+    if isinstance(args, dict):
+        parts = []
+        for key, value in args.items():
+            shown = value if isinstance(value, str) else json.dumps(value, default=str)
+            parts.append(f"{key}={shown}")
+        text = ", ".join(parts)
+    else:
+        text = json.dumps(args, default=str)
+    return one_line(text, limit)
+
+
+@dataclass(slots=True)
+class ToolLine:
+    """One tool call of the current batch."""
+
+    call_id: str
+    name: str
+    args: str
+    started: float = field(default_factory=time.perf_counter)
+    progress: str = ""
+    state: Literal["running", "ok", "error"] = "running"
+    result: str = ""
+    ms: float = 0.0
+
+    def text(self, now: float, spin: str) -> Text:
+        """The status line: running (spinner, elapsed s, progress) or ended (result, ms)."""
+        line = Text("  ")
+        if self.state == "running":
+            line.append(f"{spin} ", style="cyan")
+            line.append(self.name, style="cyan bold")
+            line.append(f"({self.args})")
+            line.append(f"  {now - self.started:.1f} s", style="dim")
+            if self.progress:
+                line.append(f"  {self.progress}", style="yellow")
+            return line
+        if self.state == "ok":
+            line.append("✓ ", style="green")
+            line.append(self.name, style="green bold")
+            line.append(f"({self.args}) → ")
+            line.append(self.result)
+        else:
+            line.append("✗ ", style="red")
+            line.append(self.name, style="red bold")
+            line.append(f"({self.args}) error: ", style="red")
+            line.append(self.result)
+        line.append(f"  ({self.ms:.0f} ms)", style="dim")
+        return line
+
+
+@dataclass(slots=True)
+class Queued:
+    """A steering message or follow-up waiting for its turn boundary."""
+
+    message: AgentMessage
+    kind: Literal["steering", "follow-up"]
+    text: str
+
+
+class LiveView:
+    """Reduces the agent's events into scrollback lines (`commit`) and a live region.
+
+    Args:
+        commit: receives each finished line (a rich `Text`).
+        invalidate: asks the terminal to redraw the live region (thread-safe).
+    """
+
+    def __init__(self, commit: Commit, invalidate: Callable[[], None]) -> None:
+        self._commit = commit
+        self._invalidate = invalidate
+        self.partial = ""
+        """The streaming answer's unfinished line."""
+        self._partial_style = ""
+        self.tools: list[ToolLine] = []
+        self.queued: list[Queued] = []
+        self.busy = False
+        self.status = ""
+        """What the spinner line says (e.g. loading the model), when not empty."""
+        self.notice: Text | None = None
+        """A question or hint shown above the input line (e.g. an approval question)."""
+        self._final: AssistantMessage | None = None
+        self._t0 = time.perf_counter()
+        self.first_delta_s: float | None = None
+        """Seconds from the run's start to its first streamed character (latency figure)."""
+
+    # ── input side ─────────────────────────────────────────────────────────
+
+    def queue(self, message: AgentMessage, kind: Literal["steering", "follow-up"]) -> None:
+        """Show `message` as queued until it reaches the transcript."""
+        self.queued.append(Queued(message, kind, text_of(getattr(message, "content", []))))
+        self._invalidate()
+
+    def drop_queued(self) -> int:
+        """Forget the queued messages (after an abort); returns how many there were."""
+        count = len(self.queued)
+        self.queued.clear()
+        self._invalidate()
+        return count
+
+    def started(self) -> None:
+        """A run was started by the user (before its first event)."""
+        self.busy = True
+        self._final = None
+        self._t0 = time.perf_counter()
+        self.first_delta_s = None
+        self._invalidate()
+
+    # ── events ─────────────────────────────────────────────────────────────
+
+    def __call__(self, event: AgentEvent) -> None:
+        """Reduce one agent event (an `Agent.subscribe` listener's body)."""
+        if isinstance(event, MessageUpdateEvent):
+            inner = event.assistant_message_event
+            if inner.type == "text_delta":
+                self._stream(inner.delta, "")
+            elif inner.type == "thinking_delta":
+                self._stream(inner.delta, "dim italic")
+            elif inner.type in ("text_end", "thinking_end"):
+                self._end_line()
+        elif isinstance(event, ToolExecutionStartEvent):
+            self._end_line()
+            self.tools.append(ToolLine(event.tool_call_id, event.tool_name, short_args(event.args)))
+        elif isinstance(event, ToolExecutionUpdateEvent):
+            line = self._tool(event.tool_call_id)
+            if line is not None:
+                partial = event.partial_result
+                text = text_of(partial.content) or json.dumps(partial.details, default=str)
+                line.progress = one_line(text, _ARGS_CHARS)
+        elif isinstance(event, ToolExecutionEndEvent):
+            line = self._tool(event.tool_call_id)
+            if line is not None:
+                line.ms = (time.perf_counter() - line.started) * 1000
+                line.state = "error" if event.is_error else "ok"
+                shown = text_of(event.result.content) or "(no output)"
+                line.result = one_line(shown, _RESULT_CHARS)
+        elif isinstance(event, MessageStartEvent):
+            self._delivered(event.message)
+        elif isinstance(event, MessageEndEvent):
+            if isinstance(event.message, AssistantMessage):
+                self._end_line()
+                self._final = event.message
+                self._show_failure(event.message)
+        elif isinstance(event, TurnEndEvent):
+            self._flush_tools()
+        elif isinstance(event, AgentStartEvent):
+            self.busy = True
+        elif isinstance(event, AgentEndEvent):
+            self._ended(event)
+        self._invalidate()
+
+    def _stream(self, delta: str, style: str) -> None:
+        if not delta:
+            return
+        if self.first_delta_s is None:
+            self.first_delta_s = time.perf_counter() - self._t0
+        if self.partial and style != self._partial_style:
+            self._end_line()
+        self._partial_style = style
+        text = self.partial + delta
+        *done, self.partial = text.split("\n")
+        for line in done:
+            self._commit(Text(line, style=style))
+
+    def _end_line(self) -> None:
+        if self.partial:
+            self._commit(Text(self.partial, style=self._partial_style))
+            self.partial = ""
+
+    def _tool(self, call_id: str) -> ToolLine | None:
+        for line in self.tools:
+            if line.call_id == call_id:
+                return line
+        return None
+
+    def _flush_tools(self) -> None:
+        now = time.perf_counter()
+        for line in self.tools:
+            if line.state == "running":  # ended by an abort without an end event
+                line.state, line.result, line.ms = "error", "aborted", (now - line.started) * 1000
+            self._commit(line.text(now, ""))
+        self.tools.clear()
+
+    def _delivered(self, message: AgentMessage) -> None:
+        for index, item in enumerate(self.queued):
+            if item.message is message:
+                del self.queued[index]
+                label = "steering" if item.kind == "steering" else "follow-up"
+                line = Text(f"» {label} delivered: ", style="magenta")
+                line.append(item.text)
+                self._commit(line)
+                return
+
+    def _show_failure(self, message: AssistantMessage) -> None:
+        if message.stop_reason == "error":
+            detail = one_line(message.error_message or "unknown error", 300)
+            self._commit(Text(f"✗ model error: {detail}", style="red"))
+        elif message.stop_reason == "aborted":
+            self._commit(Text("⏹ aborted", style="yellow"))
+
+    def _ended(self, event: AgentEndEvent) -> None:
+        self._end_line()
+        self._flush_tools()
+        self.busy = False
+        final = self._final
+        if event.reason == "aborted" and (final is None or final.stop_reason != "aborted"):
+            self._commit(Text("⏹ aborted", style="yellow"))  # during the tools
+        usage = total_usage(event.messages)
+        failed = final is None or final.stop_reason in ("error", "aborted")
+        if not failed or usage.input or usage.output or usage.cache_read:
+            elapsed = time.perf_counter() - self._t0
+            self._commit(Text(usage_line(usage, elapsed), style="dim"))
+        self._final = None
+
+    # ── the live region ────────────────────────────────────────────────────
+
+    def lines(self) -> list[Text]:
+        """The live region, top to bottom (rich `Text`s)."""
+        now = time.perf_counter()
+        spin = _SPINNER[int(now * 10) % len(_SPINNER)]
+        out: list[Text] = []
+        if self.partial:
+            out.append(Text(self.partial, style=self._partial_style))
+        out.extend(line.text(now, spin) for line in self.tools)
+        for item in self.queued:
+            line = Text(f"  ⧗ queued {item.kind}: ", style="magenta")
+            line.append(one_line(item.text, _RESULT_CHARS))
+            out.append(line)
+        if self.status:
+            out.append(Text(f"{spin} {self.status}", style="dim"))
+        elif self.busy:
+            out.append(
+                Text(
+                    f"{spin} working — Enter sends a steering message, /follow TEXT a "
+                    "follow-up, Ctrl-C stops",
+                    style="dim",
+                )
+            )
+        if self.notice is not None:
+            out.append(self.notice)
+        return out

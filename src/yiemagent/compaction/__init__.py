@@ -1,0 +1,18 @@
+"""Compaction: keep a long conversation inside the model's context window (DESIGN §15).
+
+Public: `Compactor` (a `transform_context` for any `Agent` or `AgentLoopConfig`: near the
+window, older turns become one model-written `CompactionSummaryMessage`, tool calls and
+results stay in pairs, the stored transcript stays whole), `CompactionInfo` (what one
+compaction did, for `on_compact`) and `estimate_tokens`. Example:
+
+    compactor = Compactor(model, context_window=8192)
+    agent = Agent(model=model, transform_context=compactor)
+"""
+
+from yiemagent.compaction.compactor import (
+    CompactionInfo as CompactionInfo,
+    Compactor as Compactor,
+    estimate_tokens as estimate_tokens,
+)
+
+__all__ = ["CompactionInfo", "Compactor", "estimate_tokens"]

@@ -1,0 +1,358 @@
+"""`Compactor`: a `transform_context` that keeps a conversation inside the model's context
+window (DESIGN §15 "Compaction"; seed 002 `CompactionSummaryMessage`).
+
+Before each model call the loop hands the transform the whole transcript (R-5.2). While its
+estimated size stays under `context_window - reserve_tokens`, it is returned as is. Past
+that, the older turns are replaced by one `CompactionSummaryMessage` whose text the model
+writes (given the previous summary, if any, and the turns being folded in), and the most
+recent `keep_recent_tokens` of the transcript follow it unchanged. The cut is never between
+an assistant message and its tool results, so calls and results stay in pairs (R-4.1,
+R-5.10). Only the model's view changes: the agent's transcript (and a stored session) keeps
+every message.
+
+The summary is remembered (keyed by the conversation's first message and the last message it
+covers), so it is written once per compaction, not once per model call; a later compaction
+folds the previous summary and the next turns into a new one. When the model cannot write a
+summary (an error, an empty answer), the older turns are still dropped and a plain note says
+how many, so the conversation keeps going.
+
+Sizes are estimates in tokens: 4 characters a token, plus a few tokens per message.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import logging
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from yiemagent.types import (
+    AbortSignal,
+    AgentMessage,
+    AssistantMessage,
+    BashExecutionMessage,
+    BranchSummaryMessage,
+    CompactionSummaryMessage,
+    Context,
+    ImageContent,
+    Model,
+    StreamFn,
+    StreamOptions,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+    ToolResultMessage,
+    Usage,
+    UserMessage,
+)
+
+__all__ = ["CompactionInfo", "Compactor", "estimate_tokens"]
+
+logger = logging.getLogger(__name__)
+
+SUMMARY_SYSTEM_PROMPT = (
+    "You summarise conversations between a user and an AI assistant so that the assistant "
+    "can continue them. Write a short summary: the user's goals and questions, facts and "
+    "numbers established (tool results included), decisions made, and what is still open. "
+    "Plain text, no preamble."
+)
+_CHARS_PER_TOKEN = 4
+_MESSAGE_TOKENS = 4
+_IMAGE_TOKENS = 1200
+_ITEM_CHARS = 1200
+_MAX_CACHED = 64
+_SUMMARY_WRAPPER_CHARS = 140
+"""The text `convert_to_llm` puts around a summary ("The conversation history before...")."""
+
+
+def estimate_tokens(messages: Sequence[AgentMessage]) -> int:
+    """Estimated tokens of `messages` as a model sees them (4 characters a token, 4 tokens
+    a message, 1,200 an image)."""
+    return sum(_message_tokens(message) for message in messages)
+
+
+def _message_tokens(message: AgentMessage) -> int:
+    chars = 0
+    images = 0
+    for block in _blocks(message):
+        if isinstance(block, TextContent):
+            chars += len(block.text)
+        elif isinstance(block, ThinkingContent):
+            chars += len(block.thinking)
+        elif isinstance(block, ToolCall):
+            chars += len(block.name) + len(json.dumps(block.arguments, default=str))
+        elif isinstance(block, ImageContent):
+            images += 1
+    if isinstance(message, (CompactionSummaryMessage, BranchSummaryMessage)):
+        chars += len(message.summary) + _SUMMARY_WRAPPER_CHARS
+    elif isinstance(message, BashExecutionMessage):
+        chars += len(message.command) + len(message.output)
+    return math.ceil(chars / _CHARS_PER_TOKEN) + _MESSAGE_TOKENS + images * _IMAGE_TOKENS
+
+
+def _blocks(message: AgentMessage) -> list[Any]:
+    content = getattr(message, "content", None)
+    if isinstance(content, str):
+        return [TextContent(content)]
+    return list(content) if isinstance(content, list) else []
+
+
+@dataclass(slots=True, frozen=True)
+class CompactionInfo:
+    """What one compaction did (passed to `on_compact`)."""
+
+    turns: int
+    """User turns folded into the summary."""
+    messages: int
+    """Transcript messages folded into the summary."""
+    tokens_before: int
+    """Estimated tokens of the model's view before, and after (`tokens_after`)."""
+    tokens_after: int
+    summary: CompactionSummaryMessage
+    summarised_by_model: bool
+    """False when the model could not write the summary and a plain note stands in."""
+
+
+@dataclass(slots=True)
+class _Covered:
+    count: int
+    last: AgentMessage
+    summary: CompactionSummaryMessage
+
+
+class Compactor:
+    """A `transform_context` (plain `(messages, signal)` coroutine) for any `Agent` or loop.
+
+    Args:
+        model: the model that writes the summaries (usually the agent's; assign `model` to
+            follow a switch). Its `context_window` is the window unless `context_window` is
+            given.
+        stream_fn: how to call `model` (default `yiemagent.ai.stream`).
+        context_window: the window in tokens (e.g. the embedded runtime's 8,192).
+        reserve_tokens: tokens kept free for the system prompt, the tool schemas and the
+            answer (default a quarter of the window).
+        keep_recent_tokens: about how much of the latest transcript stays verbatim (default
+            a quarter of the window); at least the last turn stays.
+        summary_max_tokens: output cap of a summary (default min(1024, window / 8)).
+        on_compact: called with a `CompactionInfo` after each compaction.
+
+    Raises:
+        ValueError: a window under 256 tokens or a reserve that leaves no room.
+    """
+
+    def __init__(
+        self,
+        model: Model,
+        *,
+        stream_fn: StreamFn | None = None,
+        context_window: int | None = None,
+        reserve_tokens: int | None = None,
+        keep_recent_tokens: int | None = None,
+        summary_max_tokens: int | None = None,
+        on_compact: Callable[[CompactionInfo], Any] | None = None,
+    ) -> None:
+        self.model = model
+        self.stream_fn = stream_fn
+        self.on_compact = on_compact
+        self._window = context_window
+        self._reserve = reserve_tokens
+        self._keep = keep_recent_tokens
+        self._summary_max = summary_max_tokens
+        self.usage = Usage()
+        """Tokens and cost spent writing summaries (added up)."""
+        self.compactions = 0
+        self._covered: dict[int, _Covered] = {}
+        self.threshold  # noqa: B018  (checks the sizes now)
+
+    @property
+    def context_window(self) -> int:
+        """The window in tokens."""
+        return self._window or self.model.context_window
+
+    @context_window.setter
+    def context_window(self, value: int | None) -> None:
+        self._window = value
+
+    @property
+    def threshold(self) -> int:
+        """Estimated tokens above which the view is compacted."""
+        window = self.context_window
+        if window < 256:
+            raise ValueError(f"context_window must be at least 256 tokens, not {window}")
+        reserve = self._reserve if self._reserve is not None else window // 4
+        if reserve >= window:
+            raise ValueError(f"reserve_tokens {reserve} leaves no room in a {window} window")
+        return window - reserve
+
+    @property
+    def keep_recent_tokens(self) -> int:
+        """Tokens of the latest transcript kept verbatim."""
+        return self._keep if self._keep is not None else self.context_window // 4
+
+    @property
+    def summary_max_tokens(self) -> int:
+        """Output cap of one summary, in tokens."""
+        return self._summary_max or min(1024, self.context_window // 8)
+
+    async def __call__(
+        self, messages: list[AgentMessage], signal: AbortSignal | None = None
+    ) -> list[AgentMessage]:
+        """The model's view of `messages`: unchanged under the threshold, else a summary of
+        the older turns followed by the recent ones (a new list; `messages` is untouched)."""
+        start, summary = self._view_start(messages)
+        view = ([summary] if summary is not None else []) + messages[start:]
+        before = estimate_tokens(view)
+        if before <= self.threshold:
+            return view
+        cut = self._cut(messages, start)
+        if cut is None or (signal is not None and signal.aborted):
+            return view
+        folded = messages[start:cut]
+        text, by_model = await self._summarise(summary, folded, signal)
+        new = CompactionSummaryMessage(text, tokens_before=before)
+        self._remember(messages, cut, new)
+        result: list[AgentMessage] = [new, *messages[cut:]]
+        self.compactions += 1
+        info = CompactionInfo(
+            turns=sum(1 for m in folded if isinstance(m, UserMessage)),
+            messages=len(folded),
+            tokens_before=before,
+            tokens_after=estimate_tokens(result),
+            summary=new,
+            summarised_by_model=by_model,
+        )
+        if self.on_compact is not None:
+            try:
+                self.on_compact(info)
+            except Exception:
+                logger.exception("on_compact raised; the compaction stands")
+        return result
+
+    # ── where the summary starts and ends ──────────────────────────────────
+
+    def _view_start(
+        self, messages: list[AgentMessage]
+    ) -> tuple[int, CompactionSummaryMessage | None]:
+        if not messages:
+            return 0, None
+        covered = self._covered.get(id(messages[0]))
+        if covered is None or len(messages) < covered.count:
+            return 0, None
+        if messages[covered.count - 1] is not covered.last:  # e.g. an undo cut into it
+            return 0, None
+        return covered.count, covered.summary
+
+    def _remember(
+        self, messages: list[AgentMessage], cut: int, summary: CompactionSummaryMessage
+    ) -> None:
+        if len(self._covered) >= _MAX_CACHED:
+            self._covered.pop(next(iter(self._covered)))
+        self._covered[id(messages[0])] = _Covered(cut, messages[cut - 1], summary)
+
+    def _cut(self, messages: list[AgentMessage], start: int) -> int | None:
+        """The first kept message: the earliest place after `start` where the rest fits in
+        `keep_recent_tokens`, never a tool result (its call stays with it); else the last
+        such place. None when there is nothing older than the last turn to fold."""
+        keep = self.keep_recent_tokens
+        suffix = 0
+        best: int | None = None
+        last_allowed: int | None = None
+        for index in range(len(messages) - 1, start, -1):
+            suffix += _message_tokens(messages[index])
+            if isinstance(messages[index], ToolResultMessage):
+                continue
+            if last_allowed is None:
+                last_allowed = index
+            if suffix <= keep:
+                best = index
+            else:
+                break
+        return best if best is not None else last_allowed
+
+    # ── the summary ────────────────────────────────────────────────────────
+
+    async def _summarise(
+        self,
+        previous: CompactionSummaryMessage | None,
+        folded: list[AgentMessage],
+        signal: AbortSignal | None,
+    ) -> tuple[str, bool]:
+        transcript = _render(folded)
+        budget = max(1000, (self.context_window - self.summary_max_tokens - 200) * _CHARS_PER_TOKEN)
+        if previous is not None:
+            budget -= len(previous.summary)
+        if len(transcript) > budget:  # keep the most recent part of what is folded
+            transcript = "…" + transcript[-max(500, budget) :]
+        parts = []
+        if previous is not None:
+            parts.append(f"Summary so far:\n{previous.summary}\n")
+        parts.append(f"Conversation to add:\n{transcript}\n")
+        parts.append("Write the updated summary.")
+        context = Context(SUMMARY_SYSTEM_PROMPT, [UserMessage("\n".join(parts))], [])
+        options = StreamOptions(signal=signal, max_tokens=self.summary_max_tokens, temperature=0)
+        try:
+            reply = await self._complete(context, options)
+        except Exception as exc:
+            reply = AssistantMessage(stop_reason="error", error_message=str(exc))
+        _add_usage(self.usage, reply.usage)
+        text = "".join(b.text for b in reply.content if isinstance(b, TextContent)).strip()
+        if reply.stop_reason in ("error", "aborted") or not text:
+            reason = reply.error_message or "the model wrote no summary"
+            logger.warning("compaction: no summary (%s); older turns are dropped", reason)
+            note = f"[{len(folded)} earlier messages were left out to fit the context window.]"
+            return (f"{previous.summary}\n{note}" if previous is not None else note), False
+        return text, True
+
+    async def _complete(self, context: Context, options: StreamOptions) -> AssistantMessage:
+        if self.stream_fn is not None:
+            stream: Any = self.stream_fn(self.model, context, options)
+            if inspect.isawaitable(stream):
+                stream = await stream
+            answer: AssistantMessage = await stream.result()
+            return answer
+        from yiemagent.ai import complete
+
+        return await complete(self.model, context, options)
+
+
+def _render(messages: Sequence[AgentMessage]) -> str:
+    lines: list[str] = []
+    for message in messages:
+        if isinstance(message, UserMessage):
+            lines.append(f"User: {_cut_text(_text(message))}")
+        elif isinstance(message, AssistantMessage):
+            text = _text(message)
+            if text:
+                lines.append(f"Assistant: {_cut_text(text)}")
+            for call in message.tool_calls:
+                args = json.dumps(call.arguments, ensure_ascii=False, default=str)
+                lines.append(f"Assistant called {call.name}({_cut_text(args)})")
+        elif isinstance(message, ToolResultMessage):
+            kind = "error" if message.is_error else "result"
+            lines.append(f"Tool {message.tool_name} {kind}: {_cut_text(_text(message))}")
+        elif isinstance(message, (CompactionSummaryMessage, BranchSummaryMessage)):
+            lines.append(f"Earlier summary: {_cut_text(message.summary)}")
+        elif isinstance(message, BashExecutionMessage):
+            lines.append(f"Ran `{message.command}`: {_cut_text(message.output)}")
+    return "\n".join(lines)
+
+
+def _text(message: AgentMessage) -> str:
+    return "\n".join(b.text for b in _blocks(message) if isinstance(b, TextContent))
+
+
+def _cut_text(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= _ITEM_CHARS else flat[: _ITEM_CHARS - 1] + "…"
+
+
+def _add_usage(total: Usage, usage: Usage) -> None:
+    total.input += usage.input
+    total.output += usage.output
+    total.cache_read += usage.cache_read
+    total.cache_write += usage.cache_write
+    total.total_tokens += usage.total_tokens
+    total.cost.total += usage.cost.total

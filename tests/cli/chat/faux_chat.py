@@ -1,0 +1,89 @@
+"""The scripted model of the `yiem chat` terminal tests (loaded through the test-only
+`$YIEM_CHAT_FAUX_SCRIPT`). It answers from the last message of each context:
+
+- a tool result: "Tool results: " and the results' texts;
+- "hello": a greeting, streamed in 4-character chunks; "stream": a longer answer;
+- "fail": a model error;
+- a summary request (the compactor's): "Summary of the earlier chat.";
+- "progress N": a call of `slow` with N steps;
+- "parallel": two `slow` calls in one message (a parallel batch);
+- "slow": a `slow` call with 40 steps of 0.25 s (steering and Ctrl-C tests);
+- "steer ...": "Steering received: <text>" (the steering tests type it while a tool runs);
+- anything else: "You said: <text> [N messages]" (N: the messages the model was sent).
+
+`$FAUX_CONTEXT_WINDOW` declares a tiny context window (compaction tests). Every answer
+reports a usage of 12 input and 5 output tokens.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+
+from yiemagent.ai.faux import FauxModel, faux_message, faux_tool_call
+from yiemagent.types import (
+    AssistantMessage,
+    Context,
+    ToolResultMessage,
+    Usage,
+    UserMessage,
+    text_of,
+)
+
+
+def _text(message: object) -> str:
+    content = getattr(message, "content", "")
+    return content if isinstance(content, str) else text_of(content)
+
+
+def answer(context: Context) -> AssistantMessage:
+    reply = _answer(context)
+    message = faux_message(reply) if isinstance(reply, str) else reply
+    message.usage = Usage(input=12, output=5, total_tokens=17)
+    return message
+
+
+def _answer(context: Context) -> AssistantMessage | str:
+    if context.system_prompt.startswith("You summarise"):
+        return "Summary of the earlier chat."
+    messages = context.messages
+    last = messages[-1]
+    if isinstance(last, ToolResultMessage):
+        results = [m for m in messages if isinstance(m, ToolResultMessage)]
+        batch = []
+        for message in reversed(results):
+            batch.append(_text(message))
+            if messages[messages.index(message) - 1] is not message and not isinstance(
+                messages[messages.index(message) - 1], ToolResultMessage
+            ):
+                break
+        return "Tool results: " + "; ".join(reversed(batch))
+    text = _text(last).strip()
+    if text.lower().startswith("steer"):
+        return f"Steering received: {text}"
+    if isinstance(last, UserMessage) and text.startswith("summarise"):
+        return "SUMMARY"
+    lower = text.lower()
+    if lower == "hello":
+        return "Hello! I am a scripted faux model and this answer streams in small chunks."
+    if lower.startswith("progress"):
+        steps = int(lower.split()[1]) if len(lower.split()) > 1 else 3
+        return faux_message(faux_tool_call("slow", {"label": "p", "steps": steps, "delay": 0.3}))
+    if lower == "parallel":
+        return faux_message(
+            faux_tool_call("slow", {"label": "left", "steps": 4, "delay": 0.4}),
+            faux_tool_call("slow", {"label": "right", "steps": 4, "delay": 0.4}),
+        )
+    if lower == "slow":
+        return faux_message(faux_tool_call("slow", {"label": "s", "steps": 40, "delay": 0.25}))
+    if lower == "stream":
+        return "Streaming: " + " ".join(f"word{n}" for n in range(1, 41)) + " end."
+    if lower == "fail":
+        return faux_message("", stop_reason="error", error_message="scripted model failure")
+    return f"You said: {text} [{len(messages)} messages]"
+
+
+faux_model = FauxModel([answer] * 500, chunk_size=4, delay_s=0.03, model_id="chat-faux")
+if os.environ.get("FAUX_CONTEXT_WINDOW"):  # a tiny window, for the compaction test
+    window = int(os.environ["FAUX_CONTEXT_WINDOW"])
+    faux_model.model = dataclasses.replace(faux_model.model, context_window=window)

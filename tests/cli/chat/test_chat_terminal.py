@@ -1,0 +1,239 @@
+"""`yiem chat` end to end in a real terminal (DESIGN §15): tmux runs the command on the
+scripted faux model (`faux_chat.py`, selected by the test-only `$YIEM_CHAT_FAUX_SCRIPT`)
+with the `slow` test tool; keys are typed with send-keys and the screen read with
+capture-pane."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.cli.chat._tmux import TOOLS, Pane, after
+from yiemagent.sessions import SqliteSessionStore
+from yiemagent.types import AssistantMessage, ToolResultMessage
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path) -> Path:
+    folder = tmp_path / "data"
+    folder.mkdir()
+    return folder
+
+
+@pytest.fixture
+def chat(data_dir: Path) -> Iterator[Pane]:
+    pane = Pane(data_dir, ["--tools", str(TOOLS), "--session", "t"])
+    try:
+        pane.ready()
+        yield pane
+    finally:
+        pane.close()
+
+
+def _every_call_answered_once(data_dir: Path, session: str) -> list[str]:
+    with SqliteSessionStore(data_dir / "sessions.db") as store:
+        messages = store.load(session)
+    calls = [c.id for m in messages if isinstance(m, AssistantMessage) for c in m.tool_calls]
+    results = [m.tool_call_id for m in messages if isinstance(m, ToolResultMessage)]
+    assert sorted(calls) == sorted(results), (calls, results)  # R-4.1
+    assert len(set(results)) == len(results)
+    return calls
+
+
+def test_an_answer_streams_then_its_usage_line(chat: Pane) -> None:
+    chat.type("stream")
+    # Seen mid-stream: the start of the answer without its end.
+    partial = chat.wait(lambda s: "Streaming: word1" in s and "end." not in s)
+    assert "working" in partial
+    chat.wait(
+        lambda s: after(s, "› stream", "Streaming: word1 word2", "word40 end.", "tokens: 12 in")
+    )
+
+
+def test_a_tool_call_shows_its_progress_result_and_duration(chat: Pane) -> None:
+    chat.type("progress 5")
+    running = chat.wait("p step 2/5")
+    assert "slow(label=p, steps=5, delay=0.3)" in running
+    screen = chat.wait("Tool results: p done after 5 steps")
+    line = next(x for x in screen.splitlines() if "✓ slow(label=p" in x)
+    assert "→ p done after 5 steps" in line and line.endswith(" ms)")
+
+
+def test_two_parallel_tools_run_side_by_side(chat: Pane) -> None:
+    chat.type("parallel")
+
+    def both_running(screen: str) -> bool:
+        lines = screen.splitlines()
+        left = [x for x in lines if "slow(label=left" in x and " s" in x and "✓" not in x]
+        right = [x for x in lines if "slow(label=right" in x and "✓" not in x]
+        return bool(left and right)
+
+    chat.wait(both_running)
+    chat.wait(
+        lambda s: after(
+            s,
+            "✓ slow(label=left",
+            "✓ slow(label=right",
+            "Tool results: left done after 4 steps; right done after 4 steps",
+        )
+    )
+
+
+def test_a_steering_message_typed_during_a_tool_is_delivered_after_the_batch(
+    chat: Pane, data_dir: Path
+) -> None:
+    chat.type("progress 8")
+    chat.wait("p step 1/8")
+    chat.type("steer: add a joke")
+    queued = chat.wait("queued steering: steer: add a joke")
+    assert "✓ slow" not in queued  # typed while the tool was running
+    screen = chat.wait(
+        lambda s: after(
+            s,
+            "✓ slow(label=p",
+            "» steering delivered: steer: add a joke",
+            "Steering received: steer: add a joke",
+            "tokens:",
+        )
+    )
+    assert "queued steering" not in screen.split("Steering received")[-1]
+
+
+def test_follow_queues_a_follow_up_for_when_the_agent_would_stop(chat: Pane) -> None:
+    chat.type("progress 6")
+    chat.wait("p step 1/6")
+    chat.type("/follow and then?")
+    chat.wait("queued follow-up: and then?")
+    chat.wait(
+        lambda s: after(
+            s,
+            "Tool results: p done after 6 steps",
+            "» follow-up delivered: and then?",
+            "You said: and then?",
+            "tokens:",
+        )
+    )
+
+
+def test_ctrl_c_mid_tool_aborts_answers_every_call_and_the_next_message_works(
+    chat: Pane, data_dir: Path
+) -> None:
+    chat.type("slow")
+    chat.wait("s step 2/40")
+    chat.keys("C-c")
+    screen = chat.wait("⏹ aborted")
+    assert "✓ slow(label=s" in screen or "✗ slow(label=s" in screen
+    chat.type("hello again")
+    chat.wait("You said: hello again")
+    chat.keys("C-d")
+    assert chat.exit_code() == 0
+    assert len(_every_call_answered_once(data_dir, "t")) == 1
+
+
+def test_a_model_error_is_one_line_and_the_chat_goes_on(chat: Pane) -> None:
+    chat.type("fail")
+    screen = chat.wait("✗ model error: scripted model failure")
+    assert "Traceback" not in screen
+    chat.type("still here?")
+    chat.wait("You said: still here?")
+
+
+def test_session_resumes_in_a_second_chat_with_its_last_exchange(data_dir: Path) -> None:
+    first = Pane(data_dir, ["--session", "demo"])
+    try:
+        first.ready()
+        first.type("remember the number 41")
+        first.wait("You said: remember the number 41 [1 messages]")
+        first.keys("C-d")
+        assert first.exit_code() == 0
+    finally:
+        first.close()
+    second = Pane(data_dir, ["--session", "demo"])
+    try:
+        second.wait(
+            lambda s: after(
+                s,
+                "resumed 2 messages",
+                "› remember the number 41",
+                "You said: remember the number 41",
+                "/help lists the commands",
+            )
+        )
+        second.type("what was it?")
+        second.wait("You said: what was it? [3 messages]")  # the history reached the model
+        second.type("/sessions")
+        second.wait("demo (this chat)")
+    finally:
+        second.close()
+
+
+def test_undo_removes_the_last_exchange_from_the_chat_and_the_store(
+    chat: Pane, data_dir: Path
+) -> None:
+    chat.type("first")
+    chat.wait("You said: first [1 messages]")
+    chat.type("second")
+    chat.wait(lambda s: after(s, "You said: second [3 messages]", "tokens:"))  # run ended
+    chat.type("/undo")
+    chat.wait("undone: › second (2 messages removed)")
+    chat.type("third")
+    chat.wait("You said: third [3 messages]")
+    with SqliteSessionStore(data_dir / "sessions.db") as store:
+        texts = [getattr(m, "content", None) for m in store.load("t")]
+    assert len(texts) == 4
+
+
+def test_ctrl_d_exits_and_history_comes_back_with_the_up_arrow(data_dir: Path) -> None:
+    pane = Pane(data_dir, [])
+    try:
+        pane.ready()
+        pane.type("a line to remember")
+        pane.wait("You said: a line to remember")
+        pane.keys("C-d")
+        assert pane.exit_code() == 0
+    finally:
+        pane.close()
+    pane = Pane(data_dir, [])
+    try:
+        pane.ready()
+        pane.keys("Up")
+        pane.wait(lambda s: s.rstrip().endswith("› a line to remember"))
+        pane.keys("C-c")  # clears the line
+        pane.keys("C-c")
+        pane.wait("Press Ctrl-C again or Ctrl-D to exit.")
+        pane.keys("C-c")
+        assert pane.exit_code() == 0
+    finally:
+        pane.close()
+
+
+def test_commands_and_an_unknown_one(chat: Pane) -> None:
+    chat.type("/tools")
+    chat.wait("slow  Count slowly.")
+    chat.type("/frobnicate")
+    chat.wait("unknown command /frobnicate; /help lists the commands")
+    chat.type("/help")
+    chat.wait("/undo  remove the last exchange")
+    chat.type("/usage")
+    chat.wait("session t: 0 model calls")
+
+
+def test_a_long_chat_on_a_tiny_window_is_compacted_and_keeps_answering(data_dir: Path) -> None:
+    pane = Pane(data_dir, ["--session", "long"], env={"FAUX_CONTEXT_WINDOW": "400"})
+    try:
+        pane.ready()
+        for n in range(12):
+            pane.type(f"message number {n} with some padding words to fill the window")
+            pane.wait(lambda s, n=n: after(s, f"You said: message number {n} ", "tokens:"))
+        screen = pane.wait("compacted ")
+        line = next(x for x in screen.splitlines() if x.startswith("compacted "))
+        assert "turns into a summary" in line
+        # The model saw fewer messages than the session holds.
+        last = [x for x in screen.splitlines() if "You said: message number 11" in x][-1]
+        assert int(last.split("[")[1].split()[0]) < 24
+    finally:
+        pane.close()
+    with SqliteSessionStore(data_dir / "sessions.db") as store:
+        assert len(store.load("long")) == 24  # the stored session keeps everything

@@ -1,0 +1,206 @@
+"""`yiemagent.compaction.Compactor` (DESIGN §15 "Compaction") on a faux model that declares
+a tiny context window: long conversations keep answering inside the window, the older turns
+become one model-written summary, tool calls and results stay in pairs, the agent's (and the
+stored) transcript stays whole."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from hypothesis import given, settings, strategies as st
+
+from yiemagent import Agent, InMemorySessionStore, tool
+from yiemagent.ai.faux import FauxModel, faux_message, faux_tool_call
+from yiemagent.compaction import CompactionInfo, Compactor, estimate_tokens
+from yiemagent.compaction.compactor import SUMMARY_SYSTEM_PROMPT
+from yiemagent.types import (
+    AgentMessage,
+    AssistantMessage,
+    CompactionSummaryMessage,
+    Context,
+    Message,
+    TextContent,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+    text_of,
+)
+
+WINDOW = 600
+
+
+@tool
+def lookup(key: str) -> str:
+    """Look a key up.
+
+    Args:
+        key: what to look up.
+    """
+    return f"value of {key} is {len(key) * 7}"
+
+
+def _pairs_ok(messages: list[Any]) -> None:
+    """Every tool call is followed by exactly its results; no orphan result (R-4.1)."""
+    open_ids: list[str] = []
+    for message in messages:
+        if isinstance(message, AssistantMessage):
+            assert not open_ids, f"calls {open_ids} left without results"
+            open_ids = [c.id for c in message.tool_calls]
+        elif isinstance(message, ToolResultMessage):
+            assert message.tool_call_id in open_ids, f"orphan result {message.tool_call_id}"
+            open_ids.remove(message.tool_call_id)
+        else:
+            assert not open_ids, f"calls {open_ids} left without results"
+
+
+class Scripted:
+    """Answers prompts (a lookup every third one), and writes summaries when asked."""
+
+    def __init__(self) -> None:
+        self.summary_requests: list[str] = []
+        self.turn = 0
+
+    def __call__(self, context: Context) -> AssistantMessage:
+        if context.system_prompt == SUMMARY_SYSTEM_PROMPT:
+            request = text_of(context.messages[-1].content)  # type: ignore[union-attr]
+            self.summary_requests.append(request)
+            return faux_message(f"SUMMARY#{len(self.summary_requests)}: the user asked things.")
+        last = context.messages[-1]
+        if isinstance(last, UserMessage):
+            self.turn += 1
+            if self.turn % 3 == 0:
+                return faux_message(faux_tool_call("lookup", {"key": f"k{self.turn}"}))
+        return faux_message(f"answer {self.turn}: " + "blah " * 12)
+
+
+def _agent(window: int = WINDOW, **kwargs: Any) -> tuple[Agent, FauxModel, Scripted, Compactor]:
+    script = Scripted()
+    fm = FauxModel([script] * 400, model_id="compaction-faux")
+    model = dataclasses.replace(fm.model, context_window=window)
+    infos: list[CompactionInfo] = []
+    compactor = Compactor(model, stream_fn=fm.stream_fn, on_compact=infos.append)
+    compactor.infos = infos  # type: ignore[attr-defined]
+    agent = Agent(
+        model=model, stream_fn=fm.stream_fn, tools=[lookup], transform_context=compactor, **kwargs
+    )
+    return agent, fm, script, compactor
+
+
+async def test_a_long_conversation_keeps_answering_inside_a_tiny_window() -> None:
+    store = InMemorySessionStore()
+    agent, fm, script, compactor = _agent(session_store=store, session_id="long")
+    for n in range(40):
+        reply = await agent.prompt(f"question {n}: " + "words " * 10)
+        assert reply.stop_reason == "stop", reply.error_message
+    infos: list[CompactionInfo] = compactor.infos  # type: ignore[attr-defined]
+    assert len(infos) >= 3 and all(i.summarised_by_model for i in infos)
+    # Every model call (summaries aside) fit the window and kept calls with their results.
+    answered = [c for c in fm.contexts if c.system_prompt != SUMMARY_SYSTEM_PROMPT]
+    for context in answered:
+        assert estimate_tokens(list(context.messages)) <= compactor.threshold
+        _pairs_ok(list(context.messages))
+    late = answered[-1].messages
+    assert "SUMMARY#" in text_of(late[0].content)  # type: ignore[union-attr]  # user text
+    # Later summaries are built on the earlier one (incremental).
+    assert "Summary so far:\nSUMMARY#1" in script.summary_requests[1]
+    # The transcript, and the stored session, keep every message.
+    prompts = [m for m in agent.state.messages if isinstance(m, UserMessage)]
+    assert len(prompts) == 40
+    assert len(store.load("long")) == len(agent.state.messages)
+    assert not any(isinstance(m, CompactionSummaryMessage) for m in agent.state.messages)
+    # One summary per compaction, not one per model call.
+    assert len(script.summary_requests) == len(infos)
+    assert infos[0].turns >= 1 and infos[0].tokens_after < infos[0].tokens_before
+
+
+async def test_under_the_threshold_nothing_changes_and_no_summary_is_asked() -> None:
+    agent, fm, script, compactor = _agent(window=100_000)
+    for n in range(5):
+        await agent.prompt(f"q{n}")
+    assert script.summary_requests == [] and compactor.compactions == 0
+    assert len(fm.contexts[-1].messages) == len(agent.state.messages) - 1  # not the answer
+
+
+async def test_a_failed_summary_still_drops_old_turns_and_the_chat_goes_on() -> None:
+    fm = FauxModel(model_id="compaction-fail")
+
+    def answer(context: Context) -> AssistantMessage:
+        if context.system_prompt == SUMMARY_SYSTEM_PROMPT:
+            return faux_message("", stop_reason="error", error_message="summary model down")
+        return faux_message("fine " * 20)
+
+    fm.add(*[answer] * 100)
+    model = dataclasses.replace(fm.model, context_window=400)
+    compactor = Compactor(model, stream_fn=fm.stream_fn)
+    agent = Agent(model=model, stream_fn=fm.stream_fn, transform_context=compactor)
+    for n in range(20):
+        reply = await agent.prompt(f"prompt {n} " + "x " * 20)
+        assert reply.stop_reason == "stop"
+    assert compactor.compactions >= 1
+    first = fm.contexts[-1].messages[0]
+    assert "earlier messages were left out" in text_of(first.content)  # type: ignore[union-attr]
+
+
+async def test_an_undo_that_cuts_into_the_summarised_part_is_summarised_again() -> None:
+    agent, fm, script, _ = _agent()
+    for n in range(15):
+        await agent.prompt(f"question {n}: " + "words " * 10)
+    before = len(script.summary_requests)
+    assert before >= 1
+    agent.state.messages = agent.state.messages[:4]
+    await agent.prompt("after the undo")
+    assert len(script.summary_requests) == before  # 4 messages fit: nothing to summarise
+    assert len(fm.contexts[-1].messages) == 5
+
+
+def _conversation(turns: list[tuple[int, int, int]]) -> list[AgentMessage]:
+    messages: list[AgentMessage] = []
+    for index, (words, calls, answer_words) in enumerate(turns):
+        messages.append(UserMessage("w " * words))
+        if calls:
+            ids = [f"c{index}_{k}" for k in range(calls)]
+            messages.append(
+                AssistantMessage(
+                    content=[ToolCall(i, "lookup", {"key": "v" * words}) for i in ids],
+                    stop_reason="toolUse",
+                )
+            )
+            messages.extend(
+                ToolResultMessage(i, "lookup", [TextContent("r " * answer_words)]) for i in ids
+            )
+        messages.append(AssistantMessage(content=[TextContent("a " * answer_words)]))
+    return messages
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    turns=st.lists(
+        st.tuples(st.integers(0, 80), st.integers(0, 3), st.integers(0, 80)),
+        min_size=1,
+        max_size=30,
+    ),
+    window=st.integers(256, 2000),
+)
+async def test_any_conversation_keeps_each_call_with_its_result_exactly_once(
+    turns: list[tuple[int, int, int]], window: int
+) -> None:
+    fm = FauxModel([faux_message("S")] * 10, model_id="compaction-prop")
+    model = dataclasses.replace(fm.model, context_window=window)
+    compactor = Compactor(model, stream_fn=fm.stream_fn)
+    messages = _conversation(turns)
+    snapshot = list(messages)
+    view = await compactor(messages, None)
+    assert messages == snapshot  # the transcript is not touched
+    _pairs_ok(view)
+    kept = [m for m in view if not isinstance(m, CompactionSummaryMessage)]
+    assert kept == messages[len(messages) - len(kept) :]  # a suffix, in order, unchanged
+    if compactor.compactions:
+        assert isinstance(view[0], CompactionSummaryMessage) and len(kept) < len(messages)
+        calls = [c.id for m in kept if isinstance(m, AssistantMessage) for c in m.tool_calls]
+        results = [m.tool_call_id for m in kept if isinstance(m, ToolResultMessage)]
+        assert sorted(calls) == sorted(results) and len(set(results)) == len(results)
+    else:
+        assert view == messages
+    llm: list[Message] = [m for m in view if not isinstance(m, CompactionSummaryMessage)]
+    assert estimate_tokens(llm) <= estimate_tokens(messages)
