@@ -302,16 +302,20 @@ class ChatApp:
             f"~{info.tokens_before} → ~{info.tokens_after} tokens"
         )
 
-    def replace_agent(self, session_name: str) -> None:
-        """Talk to a new agent on session `session_name` from now on (idle only).
+    async def replace_agent(self, session_name: str) -> None:
+        """Talk to a new agent on session `session_name` from now on (idle only); the old
+        agent is closed (its session lease given back).
 
         Raises:
-            Exception: the session could not be opened; the current agent stays.
+            Exception: the session could not be opened (e.g. `SessionBusyError`); the
+                current agent stays.
         """
+        old = self.setup.agent
         self.setup.new_agent(session_name)
         if self._unsubscribe is not None:
             self._unsubscribe()
         self._unsubscribe = self.setup.agent.subscribe(lambda event, _signal: self.view(event))
+        await old.close()
 
     # ── lifetime ───────────────────────────────────────────────────────────
 
@@ -381,7 +385,7 @@ class ChatApp:
             # thread: nothing has been asked yet, so leave at once.
             sys.stdout.flush()
             os._exit(0)
-        self.setup.close()
+        await self.setup.close()
 
 
 def run_chat(setup: ChatSetup) -> int:

@@ -158,14 +158,22 @@ def _new(app: ChatApp, arg: str) -> None:
     import time
 
     name = arg or time.strftime("chat-%Y%m%d-%H%M%S")
-    try:
-        app.replace_agent(name)
-    except Exception as exc:
-        app.say(f"error: {' '.join(str(exc).split())}", "red")
+    if name == app.setup.session_name:
+        app.say(f"this chat is session {name} already")
         return
-    app.say(f"new session {name}" if not app.setup.resumed else f"switched to session {name}")
-    for line in app.setup.resumed_lines():
-        app.console.print(line)
+
+    async def switch() -> None:
+        try:
+            await app.replace_agent(name)
+        except Exception as exc:
+            app.say(f"error: {' '.join(str(exc).split())}", "red")
+            return
+        setup = app.setup
+        app.say(f"new session {name}" if not setup.resumed else f"switched to session {name}")
+        for line in setup.resumed_lines():
+            app.console.print(line)
+
+    app.begin(switch())
 
 
 def undo_point(messages: list[object]) -> int | None:

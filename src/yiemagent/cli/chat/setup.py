@@ -118,14 +118,20 @@ class ChatSetup:
         return lines
 
     def new_agent(self, session_name: str) -> None:
-        """Replace the agent with one on session `session_name` (resumed when stored)."""
+        """Set the agent to one on session `session_name` (resumed when stored).
+
+        Raises:
+            SessionBusyError: another chat (or Agent) is writing that session.
+        """
         agent = _make_agent(self, session_name)
         self.agent = agent
         self.session_name = session_name
         self.resumed = list(agent.state.messages)
 
-    def close(self) -> None:
-        """Release the session store."""
+    async def close(self) -> None:
+        """Close the agent (giving its session's writer lease back) and the store."""
+        with contextlib.suppress(Exception):
+            await self.agent.close()
         with contextlib.suppress(Exception):
             self.sessions.close()
 
