@@ -9,7 +9,9 @@ The first run assembles the model into ~/.cache/yiemagent/models (about 1 s) and
 
 from __future__ import annotations
 
-from yiemagent import Agent, AgentEvent, tool
+import sys
+
+from yiemagent import Agent, AgentEvent, AgentRunError, tool
 
 
 @tool
@@ -47,8 +49,11 @@ def main() -> None:
     agent = Agent("You are a helpful assistant.", tools=[multiply, word_count], on_event=show)
     for question in ("What is 17 * 23?", "How many words are in 'the quick brown fox'?"):
         print(question)
-        answer = agent.prompt_sync(question)
-        print(answer.text or answer.error_message)
+        try:
+            answer = agent.prompt_sync(question)
+        except AgentRunError as exc:  # no usable model, a provider failure, ...
+            sys.exit(f"the run failed: {exc}")
+        print(answer.text)
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from yiemagent.errors import (
     AgentBusyError,
+    AgentRunError,
     ConfigError,
     ProviderError,
     SessionBusyError,
@@ -66,6 +67,7 @@ _LAZY: dict[str, str] = {
 
 __all__ = [
     "AgentBusyError",
+    "AgentRunError",
     "ConfigError",
     "ProviderError",
     "SessionBusyError",

@@ -11,6 +11,7 @@ import pytest
 
 from yiemagent import AbortSignal, Agent, AgentBusyError, ToolResultMessage, text_of
 from yiemagent.ai.faux import FauxModel, faux_message, faux_tool_call
+from yiemagent.errors import AgentRunError
 
 from ._kit import EventWaiter, faux_agent, make_tool, user_texts
 
@@ -65,7 +66,9 @@ async def test_r6_5_messages_taken_but_not_delivered_go_back_to_the_front() -> N
         return "worked"
 
     agent.tool_store.register(make_tool("work", work))
-    failed = await agent.prompt("first")
+    with pytest.raises(AgentRunError) as raised:
+        await agent.prompt("first")
+    failed = raised.value.message
     assert failed.stop_reason == "error"
     assert "hook broke" in (failed.error_message or "")
     assert "A" not in user_texts(agent.state.messages)  # polled, never delivered
@@ -176,7 +179,9 @@ async def test_r6_6_the_agent_is_usable_after_a_failed_run() -> None:
 
     fm = FauxModel(["recovered"])
     agent = faux_agent(fm, convert_to_llm=convert_to_llm)
-    failed = await agent.prompt("one")
+    with pytest.raises(AgentRunError) as raised:
+        await agent.prompt("one")
+    failed = raised.value.message
     assert failed.stop_reason == "error"
     assert "converter exploded" in (failed.error_message or "")
     assert agent.state.error_message and "converter exploded" in agent.state.error_message

@@ -11,6 +11,7 @@ import pytest
 from tests.agent._kit import EventWaiter, faux_agent, make_tool, user_texts
 from yiemagent import AgentBusyError, AssistantMessage, UserMessage, text_of
 from yiemagent.ai.faux import FauxModel, faux_message, faux_stall, faux_text, faux_tool_call
+from yiemagent.errors import AgentRunError
 from yiemagent.types import ImageContent
 
 
@@ -136,7 +137,9 @@ async def test_r6_2_state_after_stop() -> None:
 async def test_r6_2_state_after_error_then_cleared_by_the_next_good_run() -> None:
     fm = FauxModel([faux_message(faux_text("boom"), stop_reason="error"), "fine"])
     agent = faux_agent(fm)
-    reply = await agent.prompt("hi")
+    with pytest.raises(AgentRunError) as raised:
+        await agent.prompt("hi")
+    reply = raised.value.message
     assert reply.stop_reason == "error"
     assert_idle_and_clean(agent)
     assert agent.state.error_message
@@ -149,7 +152,9 @@ async def test_r6_2_state_after_error_then_cleared_by_the_next_good_run() -> Non
 async def test_r6_2_state_after_no_more_responses_error() -> None:
     fm = FauxModel([])
     agent = faux_agent(fm)
-    reply = await agent.prompt("hi")
+    with pytest.raises(AgentRunError) as raised:
+        await agent.prompt("hi")
+    reply = raised.value.message
     assert reply.stop_reason == "error"
     assert agent.state.error_message and "No more faux responses" in agent.state.error_message
     assert_idle_and_clean(agent)
@@ -544,7 +549,7 @@ async def test_r6_5_message_drained_then_aborted_before_injection_is_never_lost(
     listener before the next model call is delivered exactly once: in this run or, requeued
     at the front, in the next one."""
     calls = faux_message(faux_tool_call("quick", {}), faux_tool_call("quick", {}))
-    fm = FauxModel([calls if kind == "steer" else "answer", "after abort"])
+    fm = FauxModel([calls if kind == "steer" else "answer", "after abort", "after the follow-up"])
     agent = faux_agent(fm, tools=[make_tool("quick", quick)], tool_execution="sequential")
     queue = agent.steer if kind == "steer" else agent.follow_up
     done: list[str] = []

@@ -25,6 +25,7 @@ from yiemagent import (
     text_of,
 )
 from yiemagent.ai.faux import FauxModel, faux_message, faux_text, faux_tool_call
+from yiemagent.errors import AgentRunError
 from yiemagent.tools import list_tools_tool, write_tool_tool
 
 from ._kit import EventWaiter, faux_agent, make_tool, user_texts
@@ -201,7 +202,9 @@ async def test_r6_2_state_is_reduced_from_events() -> None:
 async def test_r6_2_error_message_comes_from_an_error_assistant_message() -> None:
     fm = FauxModel([faux_message(faux_text("partial"), stop_reason="error")])
     agent = faux_agent(fm)
-    answer = await agent.prompt("go")
+    with pytest.raises(AgentRunError) as raised:
+        await agent.prompt("go")
+    answer = raised.value.message
     assert answer.stop_reason == "error"
     assert agent.state.error_message == answer.error_message
     assert agent.state.error_message

@@ -26,6 +26,7 @@ from yiemagent import (
     tool,
     user_message_from_openai,
 )
+from yiemagent.errors import AgentRunError
 
 from ._kit import EventWaiter
 
@@ -261,10 +262,14 @@ async def test_r6_1_a_raising_or_odd_llm_call_ends_the_run_in_error_not_an_excep
         raise ConnectionError("server down")
 
     agent = Agent(llm_call=broken)
-    failed = await agent.prompt("hi")
+    with pytest.raises(AgentRunError) as raised:
+        await agent.prompt("hi")
+    failed = raised.value.message
     assert failed.stop_reason == "error" and "server down" in (failed.error_message or "")
     odd = Agent(llm_call=lambda formatted: 42)
-    failed = await odd.prompt("hi")
+    with pytest.raises(AgentRunError) as raised:
+        await odd.prompt("hi")
+    failed = raised.value.message
     assert failed.stop_reason == "error" and "int" in (failed.error_message or "")
 
 

@@ -23,7 +23,7 @@ from yiemagent.agent.queues import Notifier, PromptChannel, QueueMode, TurnQueue
 from yiemagent.agent.run import Listener, RunDriver
 from yiemagent.agent.session_log import SessionLog
 from yiemagent.agent.state import AgentStateView, placeholder_model
-from yiemagent.errors import AgentBusyError, ConfigError
+from yiemagent.errors import AgentBusyError, AgentRunError, ConfigError
 from yiemagent.types import (
     AgentEvent,
     AgentLoopConfig,
@@ -224,9 +224,12 @@ class Agent:
         Returns:
             The run's last assistant message; after a terminating batch (R-4.10) the
             "tool_use_terminated" summary of the tool results (seed 000 §10, not added to
-            the history). A failed run returns its error message (stop reason "error").
+            the history). An aborted run returns its "aborted" message.
 
         Raises:
+            AgentRunError: the run ended in error (a provider failure, a missing API key, a
+                hook that raised); `.message` is the error message, `.new_messages` the
+                run's messages. The agent stays usable (R-6.6).
             AgentBusyError: a run is active or sent prompts are waiting.
             TypeError, ValueError: an input that is not a prompt.
         """
@@ -241,6 +244,7 @@ class Agent:
         messages start the run instead.
 
         Raises:
+            AgentRunError: the run ended in error (as in `prompt`).
             AgentBusyError: a run is active.
             ConfigError: nothing to continue from.
         """
@@ -389,9 +393,12 @@ class Agent:
 
     async def _run_claimed(self, prompts: list[AgentMessage] | None) -> AssistantMessage:
         try:
-            return await self._driver.run(prompts)
+            answer, new = await self._driver.run(prompts)
         finally:
             self._release()
+        if answer.stop_reason == "error":  # R-6.3: an error is raised, never an empty reply
+            raise AgentRunError(answer, new)
+        return answer
 
     def _release(self) -> None:
         self._driver.running = False

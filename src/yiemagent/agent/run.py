@@ -124,18 +124,21 @@ class RunDriver:
         """Run a sent prompt (R-6.4); a failure before the run starts becomes its answer."""
         self.running = True
         try:
-            return await self.run(prompts)
+            answer, _ = await self.run(prompts)
+            return answer
         except Exception as exc:  # a setup failure, e.g. the embedded model is missing
             logger.exception("a sent prompt failed before its run started")
             return AssistantMessage(stop_reason="error", error_message=str(exc))
         finally:
             self.running = False
 
-    async def run(self, prompts: list[AgentMessage] | None) -> AssistantMessage:
+    async def run(
+        self, prompts: list[AgentMessage] | None
+    ) -> tuple[AssistantMessage, list[AgentMessage]]:
         """Run the loop once: from `prompts`, or continuing the transcript when None.
 
         Returns:
-            The run's answer (`final_message`, R-6.3).
+            The run's answer (`final_message`, R-6.3) and the messages the run added.
         """
         from yiemagent.loop import run_agent_loop, run_agent_loop_continue
 
@@ -174,7 +177,7 @@ class RunDriver:
             answer = final_message(new, recorder, model, signal.aborted)
             if answer.stop_reason in ("error", "aborted") and state.error_message is None:
                 state.error_message = answer.error_message  # e.g. aborted during the tools
-            return answer
+            return answer, new
         except asyncio.CancelledError:
             signal.abort("the run's task was cancelled")
             raise

@@ -1,0 +1,97 @@
+"""DESIGN R-6.3 / R-6.6: a run that ends in error raises `AgentRunError` from `prompt` and
+`resume` (carrying the error message and the run's messages) and leaves the agent usable; an
+aborted run and the `send` / `take_response` channel hand back the message as before."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from tests.agent._kit import EventWaiter, faux_agent, make_tool
+from yiemagent import (
+    Agent,
+    AgentRunError,
+    AssistantMessage,
+    ToolResultMessage,
+    UserMessage,
+    YiemAgentError,
+    get_model,
+)
+from yiemagent.ai.faux import FauxModel, faux_message, faux_text, faux_tool_call
+
+
+async def test_a_failed_prompt_raises_with_the_message_and_the_runs_messages() -> None:
+    fm = FauxModel([faux_message(faux_text("half"), stop_reason="error"), "fine"])
+    agent = faux_agent(fm)
+    with pytest.raises(AgentRunError) as raised:
+        await agent.prompt("hi")
+    error = raised.value
+    assert isinstance(error, YiemAgentError)
+    assert error.message.stop_reason == "error"
+    assert str(error) == error.message.error_message
+    assert [m.role for m in error.new_messages] == ["user", "assistant"]
+    assert error.new_messages[-1] is error.message
+    assert agent.state.messages == error.new_messages  # in the transcript as with any run
+    assert agent.state.error_message == error.message.error_message
+    assert not agent.is_busy
+    reply = await agent.prompt("again")  # R-6.6: usable
+    assert reply.text == "fine"
+    assert agent.state.error_message is None
+
+
+async def test_the_quickstart_with_no_api_key_raises_instead_of_an_empty_reply(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The README quickstart with a hosted model and no key printed an empty line and exited 0."""
+    pytest.importorskip("openai")
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    agent = Agent(model=get_model("openai/gpt-4o-mini"))
+    with pytest.raises(AgentRunError, match="OPENAI_API_KEY"):
+        await agent.prompt("What is 17 * 23?")
+    assert not agent.is_busy and agent.state.active_run is False
+
+
+def test_prompt_sync_raises_it_too() -> None:
+    agent = faux_agent(FauxModel([]))
+    with pytest.raises(AgentRunError, match="No more faux responses"):
+        agent.prompt_sync("hi")
+
+
+async def test_resume_raises_on_an_error_run() -> None:
+    fm = FauxModel([faux_message(faux_text("x"), stop_reason="error")])
+    agent = faux_agent(fm, messages=[UserMessage("left over")])
+    with pytest.raises(AgentRunError) as raised:
+        await agent.resume()
+    assert [m.role for m in raised.value.new_messages] == ["assistant"]
+
+
+async def test_an_aborted_run_returns_its_message() -> None:
+    started = asyncio.Event()
+
+    async def wait(*args: object) -> str:
+        started.set()
+        await asyncio.sleep(10)
+        return "never"
+
+    fm = FauxModel([faux_message(faux_tool_call("wait", {}))])
+    agent = faux_agent(fm, tools=[make_tool("wait", wait)])
+    waiter = EventWaiter(agent)
+    task = asyncio.ensure_future(agent.prompt("go"))
+    await waiter.wait_for("tool_execution_start")
+    agent.abort()
+    reply = await task
+    assert isinstance(reply, AssistantMessage) and reply.stop_reason == "aborted"
+    results = [m for m in agent.state.messages if isinstance(m, ToolResultMessage)]
+    assert len(results) == 1 and results[0].is_error  # R-4.1: the call is answered
+
+
+async def test_send_and_take_response_hand_back_the_error_message() -> None:
+    fm = FauxModel([faux_message(faux_text("x"), stop_reason="error"), "second"])
+    agent = faux_agent(fm)
+    agent.send("one")
+    agent.send("two")
+    first = await agent.take_response()
+    second = await agent.take_response()
+    assert first.stop_reason == "error" and first.error_message
+    assert second.text == "second"
