@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from typing import Any
 
 import pytest
@@ -167,22 +166,6 @@ def test_r4_4_deeply_nested_arguments_do_not_crash() -> None:
         assert "nested too deeply" in str(exc)
     else:
         assert got == deep
-
-
-def test_r4_4_validation_of_a_small_object_costs_microseconds() -> None:
-    """DESIGN §9: the whole tool call has 30 µs; validation must take a small part of it."""
-    schema = {"type": "object", "properties": {}}
-    small = ORDER
-    args = {"city": "Oslo", "count": 2, "items": [{"qty": 1}]}
-    validate_arguments_against_schema(schema, {}, tool_name="t")
-    validate_arguments_against_schema(small, args, tool_name="t")
-    n = 2000
-    start = time.perf_counter()
-    for _ in range(n):
-        validate_arguments_against_schema(schema, {}, tool_name="t")
-        validate_arguments_against_schema(small, args, tool_name="t")
-    per_pair_us = (time.perf_counter() - start) / n * 1e6
-    assert per_pair_us < 20, per_pair_us
 
 
 # ── property tests ───────────────────────────────────────────────────────
