@@ -23,7 +23,7 @@ pytestmark = [
     pytest.mark.local_model,
     pytest.mark.slow,
     pytest.mark.skipif(not _embedded_model_installed(), reason="the local extra is not installed"),
-    pytest.mark.timeout(300),
+    pytest.mark.timeout(900),  # two runs of the real model on 2 shared cores
 ]
 
 
