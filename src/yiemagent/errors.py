@@ -15,6 +15,7 @@ if TYPE_CHECKING:
 __all__ = [
     "AgentBusyError",
     "AgentRunError",
+    "BatchError",
     "ConfigError",
     "ProviderError",
     "SessionBusyError",
@@ -100,3 +101,10 @@ class SessionCorruptError(YiemAgentError, ValueError):
             f"would leave it: {shown}{more}. It was not loaded and nothing was changed; read "
             "it with store.load(session_id), then store a fixed copy or start another session"
         )
+
+
+class BatchError(YiemAgentError, ValueError):
+    """A batch cannot start or go on (DESIGN §16): a malformed task line, a repeated id, a
+    results file that is not a results file or is in use by another batch, a backend that
+    is not installed. Raised before any task runs, or when the results file cannot be
+    written; the message says what to change."""

@@ -29,6 +29,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from yiemagent.cli.batch import batch as batch_command, expand_ray_flag
 from yiemagent.cli.chat import chat as chat_command
 from yiemagent.errors import ConfigError, ProviderError, ToolLoadError, YiemAgentError
 from yiemagent.types import (
@@ -284,6 +285,9 @@ def models() -> None:
             print(f"to install local/{spec.id}: {spec.install_hint}")
 
 
+app.command("batch")(batch_command)
+
+
 def _escape_what_the_locale_cannot_encode() -> None:
     """Under a non-UTF-8 locale (LC_ALL=C), write characters stdout cannot encode as
     backslash escapes, as Python does for stderr, instead of failing the run (DESIGN §8)."""
@@ -299,7 +303,8 @@ def main(argv: list[str] | None = None) -> int:
     _escape_what_the_locale_cannot_encode()
     code = 0
     try:
-        result = app(args=argv, prog_name="yiem", standalone_mode=False)
+        args = expand_ray_flag(sys.argv[1:] if argv is None else argv)
+        result = app(args=args, prog_name="yiem", standalone_mode=False)
         # Not standalone, click returns the status of a Ctrl-C (130) or `Exit` instead of
         # raising; our commands return None.
         if isinstance(result, int) and not isinstance(result, bool) and result:

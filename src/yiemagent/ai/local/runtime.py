@@ -25,7 +25,14 @@ from typing import Any
 from yiemagent.ai.local.weights import LocalModelSpec, Progress, ensure_model_file
 from yiemagent.errors import ProviderError
 
-__all__ = ["LocalRuntime", "get_runtime", "load_runtime", "loaded_runtime", "unload_all"]
+__all__ = [
+    "THREADS_ENV",
+    "LocalRuntime",
+    "get_runtime",
+    "load_runtime",
+    "loaded_runtime",
+    "unload_all",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -65,7 +72,14 @@ _runtimes: dict[str, LocalRuntime] = {}
 _lock = threading.Lock()
 
 
+THREADS_ENV = "YIEMAGENT_LOCAL_THREADS"
+"""CPU threads per loaded model; a batch's worker processes set it to share the cores."""
+
+
 def _threads() -> int:
+    raw = os.environ.get(THREADS_ENV, "")
+    if raw.isdigit() and int(raw) > 0:
+        return int(raw)
     count = os.cpu_count() or 2
     return max(1, min(count, 8))
 

@@ -1,0 +1,45 @@
+"""Many runs, many machines (DESIGN §16): run an agent over a task list, on this machine or
+on a Ray cluster, with results that survive a crash and a rerun that skips finished work.
+
+Public: `run_batch` / `run_batch_async` (and their `BatchReport`), `BatchTask` and
+`load_tasks` (the task list), `TaskResult`, `ResultsFile`, `read_results` (the results
+file), `BatchSummary` / `summarize_results` (what `yiem batch --summary` prints),
+`check_output` (the JSON Schema check of an answer), `BatchError`. The backends
+(`local`, `pool`, `ray_backend`) and `execute` are internals. See `docs/batch.md`.
+Importing this package imports neither Ray nor a model runtime.
+"""
+
+from yiemagent.batch.execute import MakeAgent, TaskOptions, check_output
+from yiemagent.batch.results import (
+    DONE_STATUSES,
+    ResultsFile,
+    TaskResult,
+    TaskStatus,
+    read_results,
+)
+from yiemagent.batch.run import Backend, BatchReport, Workers, run_batch, run_batch_async
+from yiemagent.batch.summary import BatchSummary, summarize_results
+from yiemagent.batch.tasks import BatchTask, TaskSource, load_tasks
+from yiemagent.errors import BatchError
+
+__all__ = [
+    "DONE_STATUSES",
+    "Backend",
+    "BatchError",
+    "BatchReport",
+    "BatchSummary",
+    "BatchTask",
+    "MakeAgent",
+    "ResultsFile",
+    "TaskOptions",
+    "TaskResult",
+    "TaskSource",
+    "TaskStatus",
+    "Workers",
+    "check_output",
+    "load_tasks",
+    "read_results",
+    "run_batch",
+    "run_batch_async",
+    "summarize_results",
+]

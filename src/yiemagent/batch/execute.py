@@ -1,0 +1,303 @@
+"""One task of a batch, start to end, on a fresh Agent: attempts, timeout, retries, the
+output check and the result (DESIGN §16). Every backend runs a task through `run_task`:
+in the driver's event loop (local), in a worker process (local pool), in a Ray task or a
+Ray actor; so a task means the same everywhere.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import json
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TypeAlias
+
+from yiemagent.batch.results import TaskResult, TaskStatus
+from yiemagent.batch.tasks import BatchTask
+
+if TYPE_CHECKING:
+    from yiemagent.agent import Agent
+    from yiemagent.types import AgentEvent, AssistantMessage
+
+__all__ = [
+    "ABORT_GRACE_S",
+    "WORKER_DEATH_RETRIES",
+    "MakeAgent",
+    "TaskOptions",
+    "build_agent",
+    "check_output",
+    "run_task",
+]
+
+logger = logging.getLogger(__name__)
+
+MakeAgent: TypeAlias = (
+    "Callable[[], Agent | Awaitable[Agent]] | Callable[[BatchTask], Agent | Awaitable[Agent]]"
+)
+"""Builds a fresh Agent for one attempt of a task: `make_agent()` or `make_agent(task)`
+(then it also gets the task's `session` and `metadata`). Must be picklable (a module-level
+function or an instance of a module-level class) for worker processes and Ray."""
+
+WORKER_DEATH_RETRIES = 3
+"""Times a task runs again after the worker process running it died (a system failure, not
+the task's: it does not use up `retries`), on a fresh worker."""
+
+ABORT_GRACE_S = 5.0
+"""Seconds an aborted run gets to end by itself (every tool call answered, R-4.1) before
+its task is cancelled."""
+
+
+@dataclass(slots=True, frozen=True)
+class TaskOptions:
+    """How each task runs."""
+
+    timeout_s: float | None = None
+    """Wall-clock limit of one attempt, seconds; None: no limit."""
+    retries: int = 1
+    """Attempts after the first for a task that failed or timed out."""
+
+
+@dataclass(slots=True)
+class _Tally:
+    usage: dict[str, int] = field(
+        default_factory=lambda: dict.fromkeys(
+            ("input", "output", "cache_read", "cache_write", "total_tokens"), 0
+        )
+    )
+    cost_usd: float = 0.0
+
+    def add(self, message: AssistantMessage) -> None:
+        usage = message.usage
+        self.usage["input"] += usage.input
+        self.usage["output"] += usage.output
+        self.usage["cache_read"] += usage.cache_read
+        self.usage["cache_write"] += usage.cache_write
+        self.usage["total_tokens"] += usage.total_tokens
+        self.cost_usd += usage.cost.total
+
+
+@dataclass(slots=True)
+class _Outcome:
+    status: TaskStatus
+    text: str | None = None
+    output: Any = None
+    stop_reason: str | None = None
+    end_reason: str | None = None
+    error: str | None = None
+    error_kind: str | None = None
+
+
+def _takes_task(make_agent: Callable[..., Any]) -> bool:
+    try:
+        parameters = inspect.signature(make_agent).parameters.values()
+    except (TypeError, ValueError):  # a builtin or C callable: call it without arguments
+        return False
+    positional = [
+        p
+        for p in parameters
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)
+    ]
+    return bool(positional)
+
+
+async def build_agent(make_agent: MakeAgent, task: BatchTask) -> Agent:
+    """Call `make_agent` (with the task when it takes an argument) and check its result.
+
+    Raises:
+        TypeError: `make_agent` returned something that is not an Agent.
+        Exception: whatever `make_agent` raised.
+    """
+    from yiemagent.agent import Agent
+
+    made: Any = make_agent(task) if _takes_task(make_agent) else make_agent()  # type: ignore[call-arg]
+    if inspect.isawaitable(made):
+        made = await made
+    if not isinstance(made, Agent):
+        raise TypeError(f"make_agent must return an Agent, not {type(made).__name__}")
+    if task.session is not None and not _takes_task(make_agent) and made.session_store is None:
+        made.session_id = task.session
+    return made
+
+
+def check_output(text: str, schema: dict[str, Any]) -> Any:
+    """Parse a final answer as JSON (a ```json fence around it is allowed) and validate it
+    against `schema` (JSON Schema, the draft its `$schema` names, else 2020-12).
+
+    Returns:
+        The parsed value.
+
+    Raises:
+        ValueError: not JSON, or not matching; the message says where.
+    """
+    from jsonschema import validators
+    from jsonschema.exceptions import best_match
+
+    body = text.strip()
+    if body.startswith("```"):
+        body = body.split("\n", 1)[1] if "\n" in body else ""
+        body = body.rsplit("```", 1)[0]
+    try:
+        value = json.loads(body)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"the answer is not JSON ({exc.msg} at char {exc.pos})") from None
+    validator = validators.validator_for(schema)(schema)
+    error = best_match(validator.iter_errors(value))
+    if error is not None:
+        where = "/".join(str(p) for p in error.absolute_path) or "(top level)"
+        raise ValueError(f"the answer does not match output_schema at {where}: {error.message}")
+    return value
+
+
+async def _wait_run(
+    run: asyncio.Future[Any], stop: asyncio.Event | None, timeout_s: float | None
+) -> str | None:
+    """Wait for `run`; returns None when it finished, else "timeout" or "interrupted"."""
+    waiter = asyncio.ensure_future(stop.wait()) if stop is not None else None
+    try:
+        pending = {run} if waiter is None else {run, waiter}
+        done, _ = await asyncio.wait(pending, timeout=timeout_s, return_when="FIRST_COMPLETED")
+    finally:
+        if waiter is not None:
+            waiter.cancel()
+    if run in done:
+        return None
+    return "interrupted" if stop is not None and stop.is_set() else "timeout"
+
+
+async def _attempt(
+    task: BatchTask,
+    make_agent: MakeAgent,
+    timeout_s: float | None,
+    stop: asyncio.Event | None,
+    tally: _Tally,
+) -> _Outcome:
+    from yiemagent.types import AssistantMessage
+
+    try:
+        agent = await build_agent(make_agent, task)
+    except Exception as exc:
+        logger.warning("task %s: make_agent failed: %r", task.id, exc)
+        return _Outcome(
+            "error", error=f"make_agent raised {_describe(exc)}", error_kind="exception"
+        )
+    end: dict[str, str] = {}
+
+    def listen(event: AgentEvent, _signal: Any) -> None:
+        if event.type == "message_end" and isinstance(event.message, AssistantMessage):
+            tally.add(event.message)
+        elif event.type == "agent_end":
+            end["reason"] = event.reason
+
+    agent.subscribe(listen)
+    run = asyncio.ensure_future(agent.prompt(task.prompt))
+    cut = await _wait_run(run, stop, timeout_s)
+    if cut is not None:
+        agent.abort("timed out" if cut == "timeout" else "interrupted")
+        with contextlib.suppress(Exception, asyncio.CancelledError):
+            await asyncio.wait_for(asyncio.shield(run), ABORT_GRACE_S)
+        if not run.done():
+            run.cancel()
+            with contextlib.suppress(BaseException):
+                await run
+        partial = (
+            run.result() if run.done() and not run.cancelled() and not run.exception() else None
+        )
+        error = f"timed out after {timeout_s:g} s" if cut == "timeout" else "interrupted"
+        return _Outcome(
+            "timeout" if cut == "timeout" else "interrupted",
+            text=partial.text if isinstance(partial, AssistantMessage) else None,
+            stop_reason="aborted",
+            end_reason=end.get("reason"),
+            error=error,
+            error_kind=cut,
+        )
+    try:
+        reply = run.result()
+    except Exception as exc:  # an Agent that raises on a failed run (R-6.3 AgentRunError)
+        message = getattr(exc, "message", None)
+        if isinstance(message, AssistantMessage):
+            return _failed_reply(message, end.get("reason"))
+        return _Outcome("error", error=f"the run raised {_describe(exc)}", error_kind="exception")
+    return _judge(task, reply, end.get("reason"))
+
+
+def _failed_reply(reply: AssistantMessage, end_reason: str | None) -> _Outcome:
+    return _Outcome(
+        "error",
+        text=reply.text or None,
+        stop_reason=reply.stop_reason,
+        end_reason=end_reason,
+        error=" ".join((reply.error_message or "the model call failed").split()),
+        error_kind="model_error",
+    )
+
+
+def _judge(task: BatchTask, reply: AssistantMessage, end_reason: str | None) -> _Outcome:
+    if reply.stop_reason in ("error", "aborted"):
+        return _failed_reply(reply, end_reason)
+    outcome = _Outcome("ok", text=reply.text, stop_reason=reply.stop_reason, end_reason=end_reason)
+    if end_reason == "max_turns":
+        outcome.status, outcome.error_kind = "error", "max_turns"
+        outcome.error = "the turn limit was reached before the model answered"
+    elif task.output_schema is not None:
+        try:
+            outcome.output = check_output(reply.text, task.output_schema)
+        except ValueError as exc:
+            outcome.status, outcome.error_kind, outcome.error = "error", "output_invalid", str(exc)
+    return outcome
+
+
+def _describe(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+async def run_task(
+    task: BatchTask,
+    make_agent: MakeAgent,
+    options: TaskOptions,
+    stop: asyncio.Event | None = None,
+) -> TaskResult:
+    """Run `task` on fresh Agents until it succeeds, is out of attempts, or is stopped.
+
+    Args:
+        task: The task.
+        make_agent: Builds the Agent of each attempt.
+        options: timeout per attempt (s) and retries.
+        stop: When set, the running attempt is aborted and the task ends "interrupted".
+
+    Returns:
+        The task's result (never raises for a task problem: make_agent raising, a model
+        error, a timeout, an invalid output all become a result with `error`).
+    """
+    started = time.monotonic()
+    tally = _Tally()
+    outcome = _Outcome("interrupted", error="interrupted", error_kind="interrupted")
+    attempts = 0
+    while attempts < 1 + max(0, options.retries):
+        if stop is not None and stop.is_set():
+            break
+        attempts += 1
+        outcome = await _attempt(task, make_agent, options.timeout_s, stop, tally)
+        if outcome.status in ("ok", "interrupted"):
+            break
+        logger.info("task %s attempt %d: %s: %s", task.id, attempts, outcome.status, outcome.error)
+    return TaskResult(
+        id=task.id,
+        status=outcome.status,
+        text=outcome.text,
+        output=outcome.output,
+        usage=tally.usage,
+        cost_usd=tally.cost_usd,
+        stop_reason=outcome.stop_reason,
+        end_reason=outcome.end_reason,
+        error=outcome.error,
+        error_kind=outcome.error_kind,
+        attempts=max(attempts, 1),
+        duration_s=time.monotonic() - started,
+        metadata=task.metadata,
+    )

@@ -1,0 +1,319 @@
+"""The local backend's process pool, for the embedded model (DESIGN §16): one llama.cpp
+instance serves one generation at a time, so tasks run side by side only in separate
+processes. Each worker process loads the model once (before its first task) and runs one
+task at a time; the driver hands out tasks and alone writes the results file.
+
+Protocol over one pipe per worker: the worker sends ("ready", load_s) once, then
+("result", result_json) per task; the driver sends ("task", task_json, options),
+("abort",) to stop the running task, ("quit",). Workers ignore SIGINT (a Ctrl-C in the
+terminal reaches the whole process group): the driver tells them to abort instead. A worker
+that dies mid-task (killed, crashed) has its task run again on a fresh worker, up to
+`WORKER_DEATH_RETRIES` times, then the task is recorded with error kind "worker_died".
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import multiprocessing
+import os
+import pickle
+import signal
+import threading
+from collections import Counter, deque
+from collections.abc import Iterator, Sequence
+from multiprocessing.connection import Connection
+from typing import Any
+
+from yiemagent.ai.local.runtime import THREADS_ENV
+from yiemagent.batch.execute import (
+    ABORT_GRACE_S,
+    WORKER_DEATH_RETRIES,
+    MakeAgent,
+    TaskOptions,
+    build_agent,
+    run_task,
+)
+from yiemagent.batch.local import ResultSink
+from yiemagent.batch.results import TaskResult
+from yiemagent.batch.tasks import BatchTask
+from yiemagent.errors import BatchError
+
+__all__ = ["default_processes", "preload_model", "run_in_pool"]
+
+logger = logging.getLogger(__name__)
+
+_START_TIMEOUT_S = 300.0
+"""Seconds a worker may take to start and load its model."""
+
+
+def default_processes() -> int:
+    """Worker processes for the embedded model on this machine: one per 2 CPU cores
+    (measured on 2 cores, `docs/batch.md`: one process with both cores beats two with
+    one core each)."""
+    return max(1, (os.cpu_count() or 1) // 2)
+
+
+# ── the worker process ───────────────────────────────────────────────────────
+
+
+def _worker_main(conn: Connection, make_agent: MakeAgent, threads: int) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    os.environ[THREADS_ENV] = str(threads)
+    try:
+        asyncio.run(_serve(conn, make_agent))
+    finally:
+        conn.close()
+
+
+async def preload_model(make_agent: MakeAgent) -> float | None:
+    """Load the embedded model that `make_agent`'s agents use, once per process, before
+    the first task; returns its load time (s), or None (not the embedded model, or the load
+    failed: each task then reports the error)."""
+    from yiemagent.ai.local.runtime import get_runtime
+    from yiemagent.ai.local.weights import DEFAULT_LOCAL_MODEL, local_spec
+
+    try:
+        agent = await build_agent(make_agent, BatchTask("__preload__", "preload"))
+        model = agent.state.model
+        if model is not None and model.api != "local":
+            return None
+        runtime = await get_runtime(local_spec(model.id if model else DEFAULT_LOCAL_MODEL))
+    except Exception as exc:  # each task reports it as its error
+        logger.warning("worker %d: preload failed: %r", os.getpid(), exc)
+        return None
+    return runtime.load_s
+
+
+async def _serve(conn: Connection, make_agent: MakeAgent) -> None:
+    loop = asyncio.get_running_loop()
+    inbox: asyncio.Queue[tuple[Any, ...]] = asyncio.Queue()
+
+    def read() -> None:
+        while True:
+            try:
+                message = conn.recv()
+            except (EOFError, OSError):
+                message = ("quit",)
+            loop.call_soon_threadsafe(inbox.put_nowait, message)
+            if message[0] == "quit":
+                return
+
+    threading.Thread(target=read, name="yiem-batch-inbox", daemon=True).start()
+    conn.send(("ready", await preload_model(make_agent)))
+    stop = asyncio.Event()
+    running: set[asyncio.Task[None]] = set()
+
+    async def run(task: BatchTask, options: TaskOptions, stop: asyncio.Event) -> None:
+        try:
+            result = await run_task(task, make_agent, options, stop)
+        except Exception as exc:  # run_task does not raise; keep the protocol whole anyway
+            result = TaskResult(task.id, "error", error=repr(exc), error_kind="exception")
+        conn.send(("result", result.to_json()))
+
+    while True:
+        message = await inbox.get()
+        if message[0] == "task":
+            stop = asyncio.Event()
+            job = asyncio.ensure_future(run(BatchTask.from_json(message[1]), message[2], stop))
+            running.add(job)
+            job.add_done_callback(running.discard)
+        elif message[0] == "abort":
+            stop.set()
+        else:
+            stop.set()
+            break
+    if running:
+        await asyncio.wait(running, timeout=ABORT_GRACE_S)
+
+
+# ── the driver side ──────────────────────────────────────────────────────────
+
+
+@contextlib.contextmanager
+def _sigint_ignored() -> Iterator[None]:
+    """Start children with SIGINT ignored (kept across exec), so a Ctrl-C cannot kill a
+    worker before it has set up; the driver tells it to abort instead."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+class _Worker:
+    """One worker process, seen from the driver."""
+
+    def __init__(self, make_agent: MakeAgent, threads: int) -> None:
+        context = multiprocessing.get_context("spawn")
+        self.conn, child = context.Pipe()
+        self.process = context.Process(
+            target=_worker_main, args=(child, make_agent, threads), daemon=True
+        )
+        try:
+            with _sigint_ignored():
+                self.process.start()
+        except (pickle.PicklingError, AttributeError, TypeError) as exc:
+            raise BatchError(
+                "make_agent cannot be sent to a worker process; it must be picklable (a "
+                f"module-level function or an instance of a module-level class): {exc}"
+            ) from None
+        finally:
+            child.close()
+
+    async def receive(self) -> tuple[Any, ...] | None:
+        """The next message, or None when the worker died."""
+        try:
+            message: tuple[Any, ...] = await asyncio.to_thread(self.conn.recv)
+        except (EOFError, OSError):
+            return None
+        return message
+
+    async def ready(self) -> bool:
+        """Wait for the worker to load; False when it died meanwhile."""
+        try:
+            message = await asyncio.wait_for(self.receive(), _START_TIMEOUT_S)
+        except TimeoutError:
+            return False
+        return message is not None and message[0] == "ready"
+
+    def send(self, *message: Any) -> bool:
+        try:
+            self.conn.send(message)
+        except (OSError, ValueError):
+            return False
+        return True
+
+    async def close(self) -> None:
+        self.send("quit")
+        await asyncio.to_thread(self.process.join, ABORT_GRACE_S + 1.0)
+        if self.process.is_alive():
+            self.process.kill()
+            await asyncio.to_thread(self.process.join, 5.0)
+        self.conn.close()
+
+    def kill(self) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            self.process.kill()
+
+
+async def _start(make_agent: MakeAgent, threads: int) -> _Worker:
+    worker = _Worker(make_agent, threads)
+    if not await worker.ready():
+        code = worker.process.exitcode
+        await worker.close()
+        raise BatchError(f"a batch worker process failed to start (exit code {code})")
+    return worker
+
+
+def _backstop_s(options: TaskOptions) -> float | None:
+    """How long the driver waits for a result before it kills the worker (a model that does
+    not respond to abort), seconds; None without a timeout."""
+    if options.timeout_s is None:
+        return None
+    return (options.timeout_s + ABORT_GRACE_S + 5.0) * (options.retries + 1)
+
+
+async def _run_one(
+    worker: _Worker, task: BatchTask, options: TaskOptions, stop: asyncio.Event
+) -> TaskResult | None:
+    """Run `task` on `worker`; None when the worker died (or was killed) first."""
+    if not worker.send("task", task.to_json(), options):
+        return None
+    reply = asyncio.ensure_future(worker.receive())
+    stopped = asyncio.ensure_future(stop.wait())
+    try:
+        done, _ = await asyncio.wait(
+            {reply, stopped}, timeout=_backstop_s(options), return_when="FIRST_COMPLETED"
+        )
+        if reply not in done:
+            if stopped in done:
+                worker.send("abort")
+                done, _ = await asyncio.wait({reply}, timeout=ABORT_GRACE_S + 5.0)
+            if reply not in done:
+                logger.warning("task %s: worker %s does not answer; killing it", task.id, worker)
+                worker.kill()
+        message = await reply
+    finally:
+        stopped.cancel()
+    if message is None or message[0] != "result":
+        return None
+    return TaskResult.from_json(message[1])
+
+
+async def run_in_pool(
+    pending: Sequence[BatchTask],
+    make_agent: MakeAgent,
+    options: TaskOptions,
+    *,
+    processes: int,
+    sink: ResultSink,
+    stop: asyncio.Event,
+) -> None:
+    """Run `pending` on `processes` worker processes, one task at a time each, reporting
+    each result to `sink`. The embedded model gets `cpu_count // processes` threads per
+    worker. When `stop` is set, running tasks are aborted (reported "interrupted").
+
+    Raises:
+        BatchError: `make_agent` is not picklable.
+    """
+    threads = max(1, (os.cpu_count() or 1) // processes)
+    queue = deque(pending)
+    deaths: Counter[str] = Counter()
+    started: set[str] = set()
+
+    async def slot() -> None:
+        worker = await _start(make_agent, threads)
+        try:
+            while queue and not stop.is_set():
+                task = queue.popleft()
+                if task.id not in started:
+                    started.add(task.id)
+                    sink.started(task)
+                result = await _run_one(worker, task, options, stop)
+                if result is not None:
+                    result.attempts += deaths[task.id]
+                    sink.finished(result)
+                    continue
+                code = worker.process.exitcode
+                deaths[task.id] += 1
+                await worker.close()
+                if stop.is_set():
+                    sink.finished(_died(task, deaths[task.id], code, "interrupted"))
+                    return
+                if deaths[task.id] > WORKER_DEATH_RETRIES:
+                    sink.finished(_died(task, deaths[task.id], code, "error"))
+                else:
+                    logger.warning(
+                        "task %s: worker died (exit %s); running it again", task.id, code
+                    )
+                    queue.appendleft(task)
+                worker = await _start(make_agent, threads)
+        finally:
+            await worker.close()
+
+    slots = [asyncio.ensure_future(slot()) for _ in range(processes)]
+    try:
+        await asyncio.gather(*slots)
+    finally:
+        for job in slots:
+            job.cancel()
+        await asyncio.gather(*slots, return_exceptions=True)
+
+
+def _died(task: BatchTask, deaths: int, code: int | None, status: str) -> TaskResult:
+    interrupted = status == "interrupted"
+    return TaskResult(
+        id=task.id,
+        status="interrupted" if interrupted else "error",
+        error="interrupted"
+        if interrupted
+        else f"the worker process died while running the task (exit code {code})",
+        error_kind="interrupted" if interrupted else "worker_died",
+        attempts=deaths,
+        metadata=task.metadata,
+    )

@@ -1,0 +1,139 @@
+"""Live progress of a batch on stderr (rich): done, failed, running, rate, ETA, cost so far
+(DESIGN §16). Only drawn on a terminal unless asked; the counts are kept either way and
+make the batch's `BatchReport`.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import TYPE_CHECKING
+
+from yiemagent.batch.results import TaskResult
+
+if TYPE_CHECKING:
+    from rich.progress import Progress, TaskID
+
+__all__ = ["BatchCounts", "BatchProgress"]
+
+
+@dataclass(slots=True)
+class BatchCounts:
+    """Counts of one batch run."""
+
+    total: int = 0
+    """Tasks in the batch (done before included)."""
+    skipped: int = 0
+    """Already done in the results file when the run started."""
+    ok: int = 0
+    failed: int = 0
+    """Ended with status "error" or "timeout"."""
+    timed_out: int = 0
+    """Of `failed`, those whose last attempt timed out."""
+    interrupted: int = 0
+    running: int = 0
+    cost_usd: float = 0.0
+    """USD spent by this run."""
+    started: float = field(default_factory=time.monotonic)
+
+    @property
+    def finished(self) -> int:
+        """Tasks this run finished (ok or failed)."""
+        return self.ok + self.failed
+
+    @property
+    def rate(self) -> float:
+        """Tasks finished per second in this run."""
+        elapsed = time.monotonic() - self.started
+        return self.finished / elapsed if elapsed > 0 else 0.0
+
+    @property
+    def eta_s(self) -> float | None:
+        """Seconds left at the current rate, or None before the first result."""
+        left = self.total - self.skipped - self.finished - self.interrupted
+        return left / self.rate if self.rate > 0 else None
+
+
+class BatchProgress:
+    """Counts results as they come and draws them when `show` is true (a context manager;
+    every method runs on the driver's thread)."""
+
+    def __init__(self, total: int, skipped: int, *, show: bool) -> None:
+        self.counts = BatchCounts(total=total, skipped=skipped)
+        self._progress: Progress | None = None
+        self._task: TaskID | None = None
+        self._show = show
+
+    def __enter__(self) -> BatchProgress:
+        if self._show:
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+            self._progress = Progress(
+                TextColumn("[bold]batch"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("{task.fields[line]}"),
+                console=Console(stderr=True),
+                transient=False,
+                refresh_per_second=4,
+            )
+            self._progress.start()
+            self._task = self._progress.add_task(
+                "batch", total=self.counts.total, completed=self.counts.skipped, line=""
+            )
+            self._draw()
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self._progress is not None:
+            self._draw()
+            self._progress.stop()
+            self._progress = None
+
+    def started(self) -> None:
+        """A task started running."""
+        self.counts.running += 1
+        self._draw()
+
+    def finished(self, result: TaskResult) -> None:
+        """A task ended (a result was written)."""
+        counts = self.counts
+        counts.running = max(0, counts.running - 1)
+        counts.cost_usd += result.cost_usd
+        if result.status == "ok":
+            counts.ok += 1
+        elif result.status == "interrupted":
+            counts.interrupted += 1
+        else:
+            counts.failed += 1
+            counts.timed_out += result.status == "timeout"
+        self._draw()
+
+    def _draw(self) -> None:
+        if self._progress is None or self._task is None:
+            return
+        counts = self.counts
+        eta = counts.eta_s
+        line = (
+            f"failed {counts.failed}  running {counts.running}  {counts.rate:.2f}/s  "
+            f"ETA {_duration(eta)}  ${counts.cost_usd:.4f}"
+        )
+        self._progress.update(
+            self._task, completed=counts.skipped + counts.finished + counts.interrupted, line=line
+        )
+
+
+def _duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "-"
+    seconds = int(seconds)
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"

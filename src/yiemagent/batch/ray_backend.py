@@ -1,0 +1,287 @@
+"""The Ray backend (extra `ray`, imported only here; DESIGN §16): tasks run as Ray tasks,
+or on a pool of Ray actors for the embedded model (one model load per actor); results stream
+back to the driver, which alone writes the results file.
+
+Failures are handled by the driver, so each id gets exactly one line and `attempts` counts
+every try: a task's own failure (model error, timeout, invalid output) is retried inside
+the worker (`run_task`); a worker process or node that dies mid-task (Ray's
+`WorkerCrashedError`, `ActorDiedError`, ...) has its task submitted again, to whichever
+worker Ray picks (the dead one is gone), up to `WORKER_DEATH_RETRIES` times. A dead actor
+is restarted by Ray (it reloads its model). Ctrl-C cancels the tasks in flight and records
+them "interrupted".
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import sys
+import time
+from collections import Counter, deque
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from yiemagent.batch.execute import (
+    ABORT_GRACE_S,
+    WORKER_DEATH_RETRIES,
+    MakeAgent,
+    TaskOptions,
+    run_task,
+)
+from yiemagent.batch.local import ResultSink
+from yiemagent.batch.results import TaskResult
+from yiemagent.batch.tasks import BatchTask
+from yiemagent.errors import BatchError
+
+__all__ = ["run_on_ray"]
+
+logger = logging.getLogger(__name__)
+
+_LOCAL_ONLY_ENV = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
+"""Set to 0 before Ray is imported, a cluster started for the batch binds to 127.0.0.1."""
+
+
+def _import_ray(address: str | None) -> Any:
+    if address is None and "ray" not in sys.modules:
+        os.environ.setdefault(_LOCAL_ONLY_ENV, "0")
+    try:
+        import ray
+    except ImportError:
+        raise BatchError(
+            "the Ray backend needs the 'ray' extra: pip install 'yiemagent[ray]'"
+        ) from None
+    return ray
+
+
+def _connect(ray: Any, address: str | None, num_cpus: float) -> bool:
+    """Connect (or start a local cluster); True when this call did, so it disconnects."""
+    if ray.is_initialized():
+        return False
+    try:
+        if address is None:
+            ray.init(include_dashboard=False, log_to_driver=False)
+        else:
+            ray.init(address=address, log_to_driver=False)
+    except Exception as exc:
+        where = "a local Ray cluster" if address is None else f"the Ray cluster at {address}"
+        raise BatchError(f"cannot connect to {where}: {' '.join(str(exc).split())}") from None
+    return True
+
+
+# ── what runs on the cluster ─────────────────────────────────────────────────
+
+
+def _ray_task(make_agent: MakeAgent, task: dict[str, Any], options: TaskOptions) -> dict[str, Any]:
+    result = asyncio.run(run_task(BatchTask.from_json(task), make_agent, options))
+    return result.to_json()
+
+
+class _BatchActor:
+    """Holds one embedded model (loaded in `__init__`) and runs one task at a time."""
+
+    def __init__(self, make_agent: MakeAgent, threads: int) -> None:
+        from yiemagent.ai.local.runtime import THREADS_ENV
+        from yiemagent.batch.pool import preload_model
+
+        os.environ[THREADS_ENV] = str(threads)
+        self.make_agent = make_agent
+        self.load_s = asyncio.run(preload_model(make_agent))
+
+    def ready(self) -> float | None:
+        return self.load_s
+
+    def run(self, task: dict[str, Any], options: TaskOptions) -> dict[str, Any]:
+        result = asyncio.run(run_task(BatchTask.from_json(task), self.make_agent, options))
+        return result.to_json()
+
+
+# ── the driver ───────────────────────────────────────────────────────────────
+
+
+@dataclass(slots=True)
+class _InFlight:
+    task: BatchTask
+    ref: Any
+    future: asyncio.Future[Any]
+    submitted: float
+    actor: Any = None
+
+
+def _is_system_failure(ray: Any, exc: BaseException) -> bool:
+    """A dead worker, actor or node: the task itself did not fail."""
+    errors = ray.exceptions
+    if isinstance(exc, (errors.RayTaskError, errors.TaskCancelledError)):
+        return False
+    return isinstance(exc, errors.RayError)
+
+
+def _failed(task: BatchTask, kind: str, error: str, attempts: int) -> TaskResult:
+    return TaskResult(
+        id=task.id,
+        status="interrupted" if kind == "interrupted" else "error",
+        error=error,
+        error_kind=kind,
+        attempts=max(1, attempts),
+        metadata=task.metadata,
+    )
+
+
+def _backstop_s(options: TaskOptions) -> float | None:
+    if options.timeout_s is None:
+        return None
+    return (options.timeout_s + ABORT_GRACE_S + 10.0) * (options.retries + 1)
+
+
+async def run_on_ray(
+    pending: Sequence[BatchTask],
+    make_agent: MakeAgent,
+    options: TaskOptions,
+    *,
+    sink: ResultSink,
+    stop: asyncio.Event,
+    concurrency: int,
+    actors: bool,
+    address: str | None,
+    num_cpus: float,
+) -> None:
+    """Run `pending` on Ray, at most `concurrency` at once (actors: `concurrency` actors),
+    reporting each result to `sink` as it arrives.
+
+    Raises:
+        BatchError: Ray is not installed or the cluster cannot be reached.
+    """
+    ray = _import_ray(address)
+    connected_here = _connect(ray, address, num_cpus)
+    pool: list[Any] = []
+    try:
+        make_ref = ray.put(make_agent)
+        if actors:
+            actor_class = ray.remote(_BatchActor).options(
+                num_cpus=num_cpus, max_restarts=-1, max_task_retries=0
+            )
+            threads = max(1, int(num_cpus))
+            pool = [actor_class.remote(make_ref, threads) for _ in range(concurrency)]
+            submit_task = None
+        else:
+            submit_task = ray.remote(_ray_task).options(num_cpus=num_cpus, max_retries=0)
+        await _drive(ray, pending, make_ref, options, sink, stop, concurrency, submit_task, pool)
+    finally:
+        for actor in pool:
+            with contextlib.suppress(Exception):
+                ray.kill(actor)
+        if connected_here:
+            ray.shutdown()
+
+
+async def _drive(
+    ray: Any,
+    pending: Sequence[BatchTask],
+    make_ref: Any,
+    options: TaskOptions,
+    sink: ResultSink,
+    stop: asyncio.Event,
+    concurrency: int,
+    submit_task: Any,
+    pool: list[Any],
+) -> None:
+    queue = deque(pending)
+    idle = deque(pool)
+    deaths: Counter[str] = Counter()
+    started: set[str] = set()
+    flights: dict[asyncio.Future[Any], _InFlight] = {}
+    stopped = asyncio.ensure_future(stop.wait())
+    backstop = _backstop_s(options)
+
+    def submit(task: BatchTask) -> None:
+        actor = idle.popleft() if pool else None
+        if actor is not None:
+            ref = actor.run.remote(task.to_json(), options)
+        else:
+            ref = submit_task.remote(make_ref, task.to_json(), options)
+        future = asyncio.wrap_future(ref.future())
+        flights[future] = _InFlight(task, ref, future, time.monotonic(), actor)
+        if task.id not in started:
+            started.add(task.id)
+            sink.started(task)
+
+    try:
+        while queue or flights:
+            while queue and not stop.is_set() and (idle if pool else len(flights) < concurrency):
+                submit(queue.popleft())
+            if not flights:
+                break
+            timeout = None
+            if backstop is not None:
+                oldest = min(f.submitted for f in flights.values())
+                timeout = max(0.1, oldest + backstop - time.monotonic())
+            done, _ = await asyncio.wait(
+                {*flights, stopped}, timeout=timeout, return_when="FIRST_COMPLETED"
+            )
+            if stopped in done:
+                await _interrupt(ray, flights, sink, deaths)
+                return
+            for future in done:
+                flight = flights.pop(future)
+                if flight.actor is not None:
+                    idle.append(flight.actor)
+                _settle(ray, flight, sink, queue, deaths)
+            if backstop is not None:
+                _cancel_overdue(ray, flights, backstop)
+    finally:
+        stopped.cancel()
+
+
+def _settle(
+    ray: Any, flight: _InFlight, sink: ResultSink, queue: deque[BatchTask], deaths: Counter[str]
+) -> None:
+    task = flight.task
+    try:
+        raw = flight.future.result()
+    except Exception as exc:
+        if _is_system_failure(ray, exc):
+            deaths[task.id] += 1
+            if deaths[task.id] <= WORKER_DEATH_RETRIES:
+                logger.warning("task %s: its worker died (%s); submitting it again", task.id, exc)
+                queue.appendleft(task)
+                return
+            error = f"the worker died while running the task: {type(exc).__name__}"
+            sink.finished(_failed(task, "worker_died", error, deaths[task.id]))
+            return
+        if isinstance(exc, ray.exceptions.TaskCancelledError):  # the backstop cancelled it
+            error = "no result in time; the Ray task was cancelled"
+            sink.finished(_failed(task, "timeout", error, deaths[task.id] + 1))
+            return
+        text = " ".join(str(getattr(exc, "cause", None) or exc).split())[:500]
+        sink.finished(_failed(task, "exception", f"the Ray task raised: {text}", 1))
+        return
+    result = TaskResult.from_json(raw)
+    result.attempts += deaths[task.id]
+    sink.finished(result)
+
+
+def _cancel_overdue(ray: Any, flights: dict[asyncio.Future[Any], _InFlight], limit: float) -> None:
+    now = time.monotonic()
+    for flight in flights.values():
+        if now - flight.submitted > limit:
+            logger.warning("task %s: no result after %.0f s; cancelling it", flight.task.id, limit)
+            with contextlib.suppress(Exception):
+                ray.cancel(flight.ref, force=flight.actor is None)
+            flight.submitted = now  # cancel once; the cancellation then settles it
+
+
+async def _interrupt(
+    ray: Any, flights: dict[asyncio.Future[Any], _InFlight], sink: ResultSink, deaths: Counter[str]
+) -> None:
+    for flight in flights.values():
+        with contextlib.suppress(Exception):
+            ray.cancel(flight.ref)
+    if flights:
+        await asyncio.wait(set(flights), timeout=ABORT_GRACE_S)
+    for flight in flights.values():
+        sink.finished(
+            _failed(flight.task, "interrupted", "interrupted", deaths[flight.task.id] + 1)
+        )
+    flights.clear()

@@ -1,0 +1,341 @@
+"""The results file of a batch: one JSON line per finished task, appended at once (DESIGN §16).
+
+Invariants (what "exactly once" means here, `docs/batch.md`):
+- one writer: the driver holds an exclusive lock (`flock`) on the file while a batch runs,
+  so a second batch on the same file stops with a clear error instead of interleaving;
+- each line is written by one `write` of the whole line and its newline on a descriptor
+  opened with `O_APPEND`, then `fsync`ed: a crash of the driver at any moment leaves every
+  finished line intact and at most a torn last line;
+- on open, a torn last line is dropped (its task runs again) and lines of tasks recorded as
+  `interrupted` (not done) are removed, by writing the repaired file beside the old one and
+  renaming it over it (old or new, never half); so each id has at most one line, and a done
+  line is never rewritten or repeated.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import tempfile
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from os import PathLike
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Literal, TypeAlias
+
+from yiemagent.errors import BatchError
+
+__all__ = [
+    "DONE_STATUSES",
+    "ResultsFile",
+    "TaskResult",
+    "TaskStatus",
+    "read_results",
+]
+
+logger = logging.getLogger(__name__)
+
+TaskStatus: TypeAlias = Literal["ok", "error", "timeout", "interrupted"]
+"""`ok`: answered (and the output matched its schema); `error`: failed after every attempt;
+`timeout`: the last attempt hit `timeout_s`; `interrupted`: stopped by Ctrl-C, not done."""
+
+DONE_STATUSES: frozenset[str] = frozenset({"ok", "error", "timeout"})
+"""Statuses a rerun skips. `interrupted` tasks run again."""
+
+_USAGE_KEYS = ("input", "output", "cache_read", "cache_write", "total_tokens")
+
+
+def _usage(raw: Any) -> dict[str, int]:
+    raw = raw if isinstance(raw, Mapping) else {}
+    return {key: int(raw.get(key) or 0) for key in _USAGE_KEYS}
+
+
+@dataclass(slots=True)
+class TaskResult:
+    """The result line of one task (its JSON form is `to_json()`)."""
+
+    id: str
+    status: TaskStatus
+    text: str | None = None
+    """The final answer's text (the partial text for a timed-out or interrupted run)."""
+    output: Any = None
+    """The answer parsed as JSON and validated against the task's `output_schema`."""
+    usage: dict[str, int] = field(default_factory=lambda: _usage(None))
+    """Tokens over every model call of every attempt: input, output, cache_read,
+    cache_write, total_tokens."""
+    cost_usd: float = 0.0
+    """USD over every model call of every attempt (the model's prices)."""
+    stop_reason: str | None = None
+    """The final assistant message's stop reason (R-5.5 / seed 002 §3)."""
+    end_reason: str | None = None
+    """The run's `agent_end` reason (R-5.5), e.g. "stop", "max_turns", "aborted"."""
+    error: str | None = None
+    """What went wrong, one line; None when `status == "ok"`."""
+    error_kind: str | None = None
+    """A short reason for grouping: "timeout", "model_error", "output_invalid",
+    "max_turns", "exception", "worker_died", "interrupted"."""
+    attempts: int = 1
+    duration_s: float = 0.0
+    """Seconds from the first attempt's start to the last attempt's end."""
+    metadata: dict[str, Any] = field(default_factory=dict)
+    """The task's metadata, copied."""
+    finished_at_ms: int = field(default_factory=lambda: int(time.time() * 1000))
+    """When the result was made, ms since the epoch (UTC)."""
+
+    @property
+    def done(self) -> bool:
+        """Whether a rerun skips this task."""
+        return self.status in DONE_STATUSES
+
+    def to_json(self) -> dict[str, Any]:
+        """The result line as a JSON object."""
+        return {
+            "id": self.id,
+            "status": self.status,
+            "text": self.text,
+            "output": self.output,
+            "usage": self.usage,
+            "cost_usd": self.cost_usd,
+            "stop_reason": self.stop_reason,
+            "end_reason": self.end_reason,
+            "error": self.error,
+            "error_kind": self.error_kind,
+            "attempts": self.attempts,
+            "duration_s": round(self.duration_s, 6),
+            "metadata": self.metadata,
+            "finished_at_ms": self.finished_at_ms,
+        }
+
+    @classmethod
+    def from_json(cls, raw: Any) -> TaskResult:
+        """Read a result line's object.
+
+        Raises:
+            ValueError: not a result object.
+        """
+        if not isinstance(raw, Mapping) or not isinstance(raw.get("id"), str):
+            raise ValueError("not a result object (no string 'id')")
+        status = raw.get("status")
+        if status not in ("ok", "error", "timeout", "interrupted"):
+            raise ValueError(f"unknown status {status!r}")
+        return cls(
+            id=raw["id"],
+            status=status,
+            text=raw.get("text"),
+            output=raw.get("output"),
+            usage=_usage(raw.get("usage")),
+            cost_usd=float(raw.get("cost_usd") or 0.0),
+            stop_reason=raw.get("stop_reason"),
+            end_reason=raw.get("end_reason"),
+            error=raw.get("error"),
+            error_kind=raw.get("error_kind"),
+            attempts=int(raw.get("attempts") or 1),
+            duration_s=float(raw.get("duration_s") or 0.0),
+            metadata=dict(raw.get("metadata") or {}),
+            finished_at_ms=int(raw.get("finished_at_ms") or 0),
+        )
+
+    def encode(self) -> bytes:
+        """The whole line, newline included, as written to the file."""
+        text = json.dumps(self.to_json(), ensure_ascii=False, separators=(",", ":"))
+        return (text + "\n").encode("utf-8")
+
+
+@dataclass(slots=True)
+class _Parsed:
+    results: list[TaskResult]
+    """The done results, first line of each id, in file order."""
+    lines: list[bytes]
+    """Their lines as they are in the file (a rewrite keeps them byte for byte)."""
+    repaired: bool
+    """Whether the file on disk differs from `lines` (torn tail, duplicates, interrupted)."""
+
+
+def _parse(data: bytes, path: Path) -> _Parsed:
+    lines = data.split(b"\n")
+    torn_tail = lines.pop() if lines else b""  # after the last newline: b"" when not torn
+    found: list[tuple[TaskResult, bytes]] = []
+    repaired = False
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            found.append((TaskResult.from_json(json.loads(line)), line + b"\n"))
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise BatchError(
+                f"{path} line {number} is not a result line ({exc}); is it the results "
+                "file of a batch? Use another --out path"
+            ) from None
+    if torn_tail.strip():
+        try:
+            found.append((TaskResult.from_json(json.loads(torn_tail)), torn_tail + b"\n"))
+        except (ValueError, UnicodeDecodeError):
+            logger.warning("%s: dropping a torn last line (%d bytes)", path, len(torn_tail))
+        repaired = True
+    kept: dict[str, tuple[TaskResult, bytes]] = {}
+    for result, line in found:
+        if not result.done or result.id in kept:
+            repaired = True
+            continue
+        kept[result.id] = (result, line)
+    return _Parsed(
+        [result for result, _ in kept.values()], [line for _, line in kept.values()], repaired
+    )
+
+
+def read_results(path: str | PathLike[str]) -> list[TaskResult]:
+    """Read a results file without changing it: every whole line, a torn last line skipped;
+    for an id with several lines (only when an interrupted run left one) the done one.
+
+    Raises:
+        BatchError: the file is missing, unreadable, or holds a line that is not a result.
+    """
+    target = Path(path)
+    try:
+        data = target.read_bytes()
+    except FileNotFoundError:
+        raise BatchError(f"results file {target} does not exist") from None
+    except OSError as exc:
+        raise BatchError(f"results file {target} cannot be read: {exc}") from None
+    parsed = _parse(data, target)
+    done = {r.id for r in parsed.results}
+    interrupted: dict[str, TaskResult] = {}
+    for line in data.split(b"\n"):
+        with contextlib.suppress(ValueError, UnicodeDecodeError):
+            result = TaskResult.from_json(json.loads(line))
+            if not result.done and result.id not in done:
+                interrupted[result.id] = result
+    return [*parsed.results, *interrupted.values()]
+
+
+FileLike: TypeAlias = "str | PathLike[str]"
+
+
+class ResultsFile:
+    """The one writer of a results file (see the module docstring for the invariants).
+
+    `with ResultsFile(path) as results:` locks and repairs the file; `results.done` maps
+    each id already done to its result; `results.append(result)` writes one line at once.
+    Only the thread that opened it writes.
+
+    Raises:
+        BatchError: another process holds the file, its folder does not exist, or a line
+            in the middle is not a result line.
+    """
+
+    def __init__(self, path: FileLike, *, fsync: bool = True) -> None:
+        self.path = Path(path)
+        self.fsync = fsync
+        self.done: dict[str, TaskResult] = {}
+        """Results already in the file, by id (only done ones: `TaskResult.done`)."""
+        self._fd: int | None = None
+
+    def __enter__(self) -> ResultsFile:
+        self.open()
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def open(self) -> None:
+        """Lock the file (creating it), drop a torn last line and interrupted lines, and
+        load `done`."""
+        if not self.path.parent.is_dir():
+            raise BatchError(f"--out {self.path}: folder {self.path.parent} does not exist")
+        fd = self._open_locked()
+        try:
+            with os.fdopen(os.dup(fd), "rb") as handle:
+                data = handle.read()
+            parsed = _parse(data, self.path)
+            if parsed.repaired:
+                self._rewrite(parsed.lines)
+                os.close(fd)  # the lock was on the replaced file; lock the new one
+                fd = self._open_locked()
+        except BaseException:
+            os.close(fd)
+            raise
+        self._fd = fd
+        self.done = {r.id: r for r in parsed.results}
+
+    def _open_locked(self) -> int:
+        try:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+        except OSError as exc:
+            raise BatchError(f"results file {self.path} cannot be opened: {exc}") from None
+        try:
+            import fcntl
+        except ImportError:  # no flock (Windows): one writer is then the user's promise
+            return fd
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise BatchError(
+                f"results file {self.path} is in use by another running batch; wait for it "
+                "or use another --out path"
+            ) from None
+        return fd
+
+    def _rewrite(self, lines: list[bytes]) -> None:
+        handle, temp = tempfile.mkstemp(dir=self.path.parent, prefix=f".{self.path.name}.")
+        try:
+            with os.fdopen(handle, "wb") as out:
+                out.writelines(lines)
+                out.flush()
+                os.fsync(out.fileno())
+            os.replace(temp, self.path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(temp)
+            raise
+        _fsync_dir(self.path.parent)
+
+    def append(self, result: TaskResult) -> None:
+        """Write `result` as one line, at once (one `write`, then `fsync`).
+
+        Raises:
+            ValueError: a done line for this id is already in the file (a driver bug).
+            BatchError: the write failed (disk full, ...); the line is not in the file.
+        """
+        if self._fd is None:
+            raise RuntimeError("ResultsFile is not open")
+        if result.id in self.done:
+            raise ValueError(f"task {result.id!r} already has a result line")
+        data = result.encode()
+        size = os.fstat(self._fd).st_size
+        try:
+            written = os.write(self._fd, data)
+            while written < len(data):  # only on a signal mid-write; the tail follows
+                written += os.write(self._fd, data[written:])
+            if self.fsync:
+                os.fsync(self._fd)
+        except OSError as exc:
+            with contextlib.suppress(OSError):  # no torn line before the next append
+                os.ftruncate(self._fd, size)
+            raise BatchError(f"results file {self.path} cannot be written: {exc}") from None
+        if result.done:
+            self.done[result.id] = result
+
+    def close(self) -> None:
+        """Release the lock."""
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+
+def _fsync_dir(folder: Path) -> None:
+    with contextlib.suppress(OSError):  # not every platform lets a folder be fsynced
+        fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)

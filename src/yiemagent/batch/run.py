@@ -1,0 +1,328 @@
+"""`run_batch`: many tasks, each on its own fresh Agent, results appended to a JSONL file as
+each task ends, a rerun skipping the ids already done (DESIGN §16, `docs/batch.md`).
+
+The driver (this module) alone writes the results file, whatever the backend; backends run
+tasks and hand results back to it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal as os_signal
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from os import PathLike
+from pathlib import Path
+from typing import Literal, TypeAlias
+
+from yiemagent.batch.execute import MakeAgent, TaskOptions, build_agent
+from yiemagent.batch.progress import BatchProgress
+from yiemagent.batch.results import ResultsFile, TaskResult
+from yiemagent.batch.tasks import BatchTask, TaskSource, load_tasks
+from yiemagent.errors import BatchError
+
+__all__ = ["Backend", "BatchReport", "Workers", "run_batch", "run_batch_async"]
+
+logger = logging.getLogger(__name__)
+
+Backend: TypeAlias = Literal["local", "ray"]
+Workers: TypeAlias = Literal["auto", "tasks", "pool"]
+"""`tasks`: asyncio tasks in the driver (local) or Ray tasks (ray); `pool`: worker
+processes (local) or Ray actors (ray), each loading the embedded model once; `auto`: `pool`
+when the agents run the embedded model, else `tasks`."""
+
+
+@dataclass(slots=True, frozen=True)
+class BatchReport:
+    """What one `run_batch` call did."""
+
+    results: Path
+    """The results file."""
+    total: int
+    """Tasks in the batch."""
+    skipped: int
+    """Already done in the results file before this run."""
+    skipped_failed: int
+    """Of `skipped`, those recorded "error" or "timeout" (a rerun does not retry them)."""
+    ok: int
+    failed: int
+    """Ended "error" or "timeout" (after their retries)."""
+    timed_out: int
+    """Of `failed`, those whose last attempt timed out."""
+    interrupted: int
+    """Stopped by Ctrl-C / `stop`: recorded as not done, run again by a rerun."""
+    not_started: int
+    """Left unstarted because the batch was stopped."""
+    cost_usd: float
+    """USD spent by this run."""
+    duration_s: float
+    backend: Backend
+    workers: Literal["tasks", "pool"]
+
+    @property
+    def complete(self) -> bool:
+        """Whether every task of the batch is now done."""
+        return self.skipped + self.ok + self.failed == self.total
+
+
+class _Driver:
+    """The results file and the progress, fed by a backend (the `ResultSink`)."""
+
+    def __init__(self, file: ResultsFile, progress: BatchProgress) -> None:
+        self.file = file
+        self.progress = progress
+
+    def started(self, task: BatchTask) -> None:
+        self.progress.started()
+
+    def finished(self, result: TaskResult) -> None:
+        if result.id in self.file.done:  # a late duplicate (e.g. a Ray retry): drop it
+            logger.warning("task %s: a second result was dropped", result.id)
+            return
+        self.file.append(result)
+        self.progress.finished(result)
+
+
+async def _uses_embedded_model(make_agent: MakeAgent, task: BatchTask) -> bool:
+    try:
+        agent = await build_agent(make_agent, task)
+    except Exception as exc:  # the tasks will report it; do not fail the batch here
+        logger.warning("make_agent failed while choosing workers: %r", exc)
+        return False
+    model = agent.state.model
+    return model is None or model.api == "local"
+
+
+async def run_batch_async(
+    tasks: TaskSource,
+    make_agent: MakeAgent,
+    *,
+    results: str | PathLike[str],
+    backend: Backend = "local",
+    concurrency: int = 4,
+    timeout_s: float | None = None,
+    retries: int = 1,
+    workers: Workers = "auto",
+    processes: int | None = None,
+    address: str | None = None,
+    num_cpus: float = 1.0,
+    progress: bool | None = None,
+    fsync: bool = True,
+    stop: asyncio.Event | None = None,
+) -> BatchReport:
+    """`run_batch` in a running event loop (same arguments), plus `stop`: set it to stop
+    the batch cleanly (what Ctrl-C does in `run_batch`)."""
+    if concurrency < 1:
+        raise BatchError(f"concurrency must be at least 1, not {concurrency}")
+    if retries < 0:
+        raise BatchError(f"retries must be 0 or more, not {retries}")
+    if timeout_s is not None and timeout_s <= 0:
+        raise BatchError(f"timeout_s must be positive seconds, not {timeout_s}")
+    if backend not in ("local", "ray"):
+        raise BatchError(f"backend must be 'local' or 'ray', not {backend!r}")
+    if workers not in ("auto", "tasks", "pool"):
+        raise BatchError(f"workers must be 'auto', 'tasks' or 'pool', not {workers!r}")
+    task_list = load_tasks(tasks)
+    stop = stop or asyncio.Event()
+    options = TaskOptions(timeout_s=timeout_s, retries=retries)
+    started = time.monotonic()
+    with ResultsFile(results, fsync=fsync) as file:
+        pending = [task for task in task_list if task.id not in file.done]
+        skipped = len(task_list) - len(pending)
+        ids = {task.id for task in task_list}
+        skipped_failed = sum(r.status != "ok" for r in file.done.values() if r.id in ids)
+        chosen: Literal["tasks", "pool"] = "tasks" if workers == "auto" else workers
+        if workers == "auto" and pending:
+            chosen = "pool" if await _uses_embedded_model(make_agent, pending[0]) else "tasks"
+        show = sys.stderr.isatty() if progress is None else progress
+        with BatchProgress(len(task_list), skipped, show=show) as bar:
+            driver = _Driver(file, bar)
+            if pending:
+                await _dispatch(
+                    backend,
+                    chosen,
+                    pending,
+                    make_agent,
+                    options,
+                    driver,
+                    stop,
+                    concurrency=concurrency,
+                    processes=processes,
+                    address=address,
+                    num_cpus=num_cpus,
+                )
+        counts = bar.counts
+    return BatchReport(
+        results=Path(results),
+        total=len(task_list),
+        skipped=skipped,
+        skipped_failed=skipped_failed,
+        ok=counts.ok,
+        failed=counts.failed,
+        timed_out=counts.timed_out,
+        interrupted=counts.interrupted,
+        not_started=len(pending) - counts.finished - counts.interrupted,
+        cost_usd=counts.cost_usd,
+        duration_s=time.monotonic() - started,
+        backend=backend,
+        workers=chosen,
+    )
+
+
+async def _dispatch(
+    backend: Backend,
+    workers: Literal["tasks", "pool"],
+    pending: list[BatchTask],
+    make_agent: MakeAgent,
+    options: TaskOptions,
+    driver: _Driver,
+    stop: asyncio.Event,
+    *,
+    concurrency: int,
+    processes: int | None,
+    address: str | None,
+    num_cpus: float,
+) -> None:
+    if backend == "ray":
+        from yiemagent.batch.ray_backend import run_on_ray
+
+        await run_on_ray(
+            pending,
+            make_agent,
+            options,
+            sink=driver,
+            stop=stop,
+            concurrency=concurrency,
+            actors=workers == "pool",
+            address=address,
+            num_cpus=num_cpus,
+        )
+    elif workers == "pool":
+        from yiemagent.batch.pool import default_processes, run_in_pool
+
+        count = processes if processes is not None else default_processes()
+        await run_in_pool(
+            pending,
+            make_agent,
+            options,
+            processes=max(1, min(count, concurrency, len(pending))),
+            sink=driver,
+            stop=stop,
+        )
+    else:
+        from yiemagent.batch.local import run_in_process
+
+        await run_in_process(
+            pending, make_agent, options, concurrency=concurrency, sink=driver, stop=stop
+        )
+
+
+def run_batch(
+    tasks: TaskSource,
+    make_agent: MakeAgent,
+    *,
+    results: str | PathLike[str],
+    backend: Backend = "local",
+    concurrency: int = 4,
+    timeout_s: float | None = None,
+    retries: int = 1,
+    workers: Workers = "auto",
+    processes: int | None = None,
+    address: str | None = None,
+    num_cpus: float = 1.0,
+    progress: bool | None = None,
+    fsync: bool = True,
+) -> BatchReport:
+    """Run every task not yet done in `results`, each on a fresh Agent (DESIGN §16).
+
+    Each task that ends appends one JSON line to `results` at once (id, status, final
+    text, validated output, usage, cost, stop reason, error, attempts, duration; see
+    `TaskResult`). A rerun with the same file skips the ids already done ("ok", "error",
+    "timeout"); tasks recorded "interrupted" run again. Ctrl-C stops cleanly: running tasks
+    are aborted and recorded "interrupted", no new task starts; a second Ctrl-C stops at
+    once (every line already written stays whole).
+
+    Args:
+        tasks: a JSONL path or an iterable of `{"id", "prompt", optional "output_schema",
+            "session", "metadata"}` (or `BatchTask`s).
+        make_agent: builds a fresh Agent: `make_agent()` or `make_agent(task)`; picklable
+            for `workers="pool"` and Ray (a module-level function or class instance). With
+            `workers="auto"` it is also called once by the driver to see the model.
+        results: the results JSONL file (created; its folder must exist).
+        backend: "local" (this machine) or "ray" (the `ray` extra).
+        concurrency: tasks running at once (local tasks; Ray tasks or actors in flight).
+        timeout_s: wall-clock limit per attempt, seconds.
+        retries: further attempts for a task that failed or timed out.
+        workers: "auto", "tasks" or "pool" (see `Workers`).
+        processes: local pool size (default: measured for this machine, `docs/batch.md`).
+        address: Ray cluster address ("auto", "ray://host:10001", "host:6379"); None
+            starts a local cluster on 127.0.0.1 for the batch. Ignored when `ray.init` was
+            already called.
+        num_cpus: CPUs Ray reserves per task or actor (an actor's model uses as many
+            threads).
+        progress: draw the progress bar on stderr (default: when stderr is a terminal).
+        fsync: flush each line to disk before going on (off: a crash of the machine, not
+            of the process, may lose the last lines).
+
+    Returns:
+        The run's `BatchReport`.
+
+    Raises:
+        BatchError: a malformed task or option, a results file in use or not a results
+            file, a missing backend, or a failed write (lines written stay whole).
+        RuntimeError: called inside a running event loop (use `run_batch_async`).
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        pass
+    else:
+        raise RuntimeError("run_batch() cannot run inside an event loop; use run_batch_async()")
+    with asyncio.Runner() as runner:
+        stop = asyncio.Event()
+        with _sigint_sets(stop, runner.get_loop()):
+            return runner.run(
+                run_batch_async(
+                    tasks,
+                    make_agent,
+                    results=results,
+                    backend=backend,
+                    concurrency=concurrency,
+                    timeout_s=timeout_s,
+                    retries=retries,
+                    workers=workers,
+                    processes=processes,
+                    address=address,
+                    num_cpus=num_cpus,
+                    progress=progress,
+                    fsync=fsync,
+                    stop=stop,
+                )
+            )
+
+
+@contextlib.contextmanager
+def _sigint_sets(stop: asyncio.Event, loop: asyncio.AbstractEventLoop) -> Iterator[None]:
+    """First Ctrl-C sets `stop`; the second raises KeyboardInterrupt as usual."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = os_signal.getsignal(os_signal.SIGINT)
+
+    def on_sigint(signum: int, frame: object) -> None:
+        if stop.is_set():
+            os_signal.signal(os_signal.SIGINT, previous)
+            raise KeyboardInterrupt
+        logger.warning("stopping the batch: running tasks are aborted (Ctrl-C again to quit)")
+        loop.call_soon_threadsafe(stop.set)
+
+    os_signal.signal(os_signal.SIGINT, on_sigint)
+    try:
+        yield
+    finally:
+        os_signal.signal(os_signal.SIGINT, previous)

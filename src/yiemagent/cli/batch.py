@@ -1,0 +1,227 @@
+"""`yiem batch`: run an agent over a JSONL task list, locally or on a Ray cluster (DESIGN §16).
+
+    yiem batch tasks.jsonl --out results.jsonl [--model …] [--tools DIR] [--concurrency N]
+        [--ray [ADDRESS]] [--retries N] [--timeout S] [--agent MODULE:FUNCTION]
+        [--workers auto|tasks|pool] [--num-cpus N]
+    yiem batch --summary results.jsonl
+
+Exit status: 0 every task is done and ok; 1 some task failed (its line says why) or a bad
+input (one line on stderr); 130 interrupted (Ctrl-C: running tasks are recorded
+"interrupted" and run again by the same command). See `docs/batch.md`.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from yiemagent.errors import YiemAgentError
+
+if TYPE_CHECKING:
+    from yiemagent.agent import Agent
+    from yiemagent.batch import BatchTask
+    from yiemagent.types import AgentTool
+
+__all__ = ["CliAgentFactory", "batch", "expand_ray_flag"]
+
+DEFAULT_MODEL = "local/qwen2.5-coder-0.5b"
+DEFAULT_TOOLS_DIR = Path(__file__).resolve().parent / "default_tools"
+LOCAL_RAY = "local"
+"""`--ray` without an address: a Ray cluster started on this machine for the batch."""
+
+
+def _cli_error(message: str, code: int = 1) -> YiemAgentError:
+    """The CLI's one-line error (`yiemagent.cli.main.CliError`; imported late: main imports
+    this module)."""
+    from yiemagent.cli.main import CliError
+
+    return CliError(message, code)
+
+
+def expand_ray_flag(argv: Sequence[str]) -> list[str]:
+    """Give a bare `--ray` of `yiem batch` its default value ("local"), so `--ray [ADDRESS]`
+    takes an optional address: the next word is the address only when it looks like one
+    ("auto", "local", "ray://…", or host:port)."""
+    args = list(argv)
+    if not args or args[0] != "batch":
+        return args
+    out: list[str] = []
+    for index, arg in enumerate(args):
+        out.append(arg)
+        if arg != "--ray":
+            continue
+        following = args[index + 1] if index + 1 < len(args) else None
+        if following is None or not _looks_like_address(following):
+            out.append(LOCAL_RAY)
+    return out
+
+
+def _looks_like_address(word: str) -> bool:
+    return (
+        word in ("auto", LOCAL_RAY)
+        or word.startswith("ray://")
+        or (":" in word and not word.endswith(".jsonl") and not word.startswith("-"))
+    )
+
+
+@functools.cache
+def _tools_from(folder: str, drop_list_tools: bool) -> tuple[AgentTool, ...]:
+    """The tools of `folder`, loaded once per process (every task's Agent gets a copy)."""
+    from yiemagent.tools import ToolStore
+
+    store = ToolStore("batch")
+    store.load_dir(folder)
+    if drop_list_tools:  # as `yiem run`: the small embedded model misuses the meta-tool
+        store.unregister("listTools")
+    return tuple(store.tools.values())
+
+
+@dataclass(frozen=True, slots=True)
+class CliAgentFactory:
+    """`make_agent` of `yiem batch`: an Agent on `model` with the tools of `tools`
+    (picklable, so worker processes and Ray workers build their own)."""
+
+    model: str = DEFAULT_MODEL
+    base_url: str | None = None
+    tools: str = str(DEFAULT_TOOLS_DIR)
+    system: str = "You are a helpful assistant."
+    max_turns: int = 8
+
+    def __call__(self, task: BatchTask) -> Agent:
+        from yiemagent.agent import Agent
+        from yiemagent.ai.models import get_model
+
+        model = get_model(self.model, base_url=self.base_url)
+        tools = _tools_from(self.tools, model.api == "local")
+        return Agent(
+            self.system,
+            model=model,
+            tools=tools,
+            max_turns=self.max_turns,
+            session_id=task.session,
+        )
+
+
+def _import_factory(spec: str) -> Any:
+    module_name, _, attribute = spec.partition(":")
+    if not module_name or not attribute:
+        raise _cli_error(f"--agent {spec}: give MODULE:FUNCTION, e.g. myagents:make_agent")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise _cli_error(f"--agent {spec}: cannot import {module_name}: {exc}") from None
+    factory = getattr(module, attribute, None)
+    if not callable(factory):
+        raise _cli_error(f"--agent {spec}: {module_name} has no function {attribute}")
+    return factory
+
+
+def _check_model(spec: str, base_url: str | None) -> None:
+    from yiemagent.ai.models import get_model
+
+    model = get_model(spec, base_url=base_url)
+    if model.api == "local":
+        if base_url is not None:
+            raise _cli_error(f"--base-url is for a server; {spec} runs in-process")
+        from yiemagent.ai.local.weights import chunk_files, local_spec
+
+        chunk_files(local_spec(model.id))  # fails now, with the install command
+
+
+def _print_summary(path: Path) -> None:
+    from yiemagent.batch import summarize_results
+
+    for line in summarize_results(path).lines():
+        print(line)
+
+
+def batch(
+    tasks: Annotated[Path | None, typer.Argument(help="Tasks, one JSON object a line.")] = None,
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Results JSONL (appended; reruns resume).")
+    ] = None,
+    summary: Annotated[
+        Path | None, typer.Option("--summary", help="Summarise a results file and exit.")
+    ] = None,
+    model: Annotated[str, typer.Option("--model", help="Model as provider/id.")] = DEFAULT_MODEL,
+    base_url: Annotated[
+        str | None, typer.Option("--base-url", help="OpenAI-compatible server URL.")
+    ] = None,
+    tools: Annotated[
+        Path | None, typer.Option("--tools", help="Folder of tool files (default: examples).")
+    ] = None,
+    system: Annotated[
+        str, typer.Option("--system", help="System prompt.")
+    ] = "You are a helpful assistant.",
+    max_turns: Annotated[int, typer.Option("--max-turns", min=1, help="Most model calls.")] = 8,
+    agent: Annotated[
+        str | None,
+        typer.Option("--agent", help="MODULE:FUNCTION building each task's Agent instead."),
+    ] = None,
+    concurrency: Annotated[int, typer.Option("--concurrency", min=1, help="Tasks at once.")] = 4,
+    ray: Annotated[
+        str | None,
+        typer.Option("--ray", help="Run on Ray: 'auto', an ADDRESS, or bare for a local one."),
+    ] = None,
+    workers: Annotated[
+        str,
+        typer.Option("--workers", help="auto, tasks, or pool (a model per process or actor)."),
+    ] = "auto",
+    num_cpus: Annotated[
+        float, typer.Option("--num-cpus", min=0.01, help="CPUs per Ray task or actor.")
+    ] = 1.0,
+    retries: Annotated[int, typer.Option("--retries", min=0, help="Retries per task.")] = 1,
+    timeout: Annotated[
+        float | None, typer.Option("--timeout", min=0.001, help="Seconds per attempt.")
+    ] = None,
+) -> None:
+    """Run an agent over a task list; each finished task is one line of --out."""
+    if summary is not None:
+        if tasks is not None or out is not None:
+            raise _cli_error("--summary reads a results file; give it alone", 2)
+        _print_summary(summary)
+        return
+    if tasks is None or out is None:
+        raise _cli_error("give the tasks file and --out: yiem batch tasks.jsonl --out r.jsonl", 2)
+    from yiemagent.batch import run_batch
+
+    if workers not in ("auto", "tasks", "pool"):
+        raise _cli_error(f"--workers must be auto, tasks or pool, not {workers!r}", 2)
+
+    if agent is not None:
+        make_agent = _import_factory(agent)
+    else:
+        folder = tools or DEFAULT_TOOLS_DIR
+        if not folder.is_dir():
+            raise _cli_error(f"--tools {folder}: not a folder")
+        _check_model(model, base_url)
+        make_agent = CliAgentFactory(model, base_url, str(folder.resolve()), system, max_turns)
+    report = run_batch(
+        tasks,
+        make_agent,
+        results=out,
+        backend="local" if ray is None else "ray",
+        address=None if ray in (None, LOCAL_RAY) else ray,
+        concurrency=concurrency,
+        timeout_s=timeout,
+        retries=retries,
+        workers=workers,  # type: ignore[arg-type]
+        num_cpus=num_cpus,
+    )
+    print(
+        f"{report.total} tasks: {report.skipped + report.ok + report.failed} done "
+        f"({report.skipped} before this run, {report.ok} ok, {report.failed} failed of which "
+        f"{report.timed_out} timed out), {report.interrupted} interrupted, "
+        f"{report.not_started} not started; ${report.cost_usd:.4f}; results in {out}"
+    )
+    if report.interrupted or report.not_started:
+        raise _cli_error("interrupted; run the same command again to finish", 130)
+    failed = report.failed + report.skipped_failed
+    if failed:
+        raise _cli_error(f"{failed} task(s) failed; see yiem batch --summary {out}")

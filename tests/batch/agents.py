@@ -1,0 +1,77 @@
+"""Module-level (so picklable) `make_agent` factories for the batch tests: each builds a
+fresh Agent on the faux model whose behaviour comes from the task's metadata.
+
+`metadata["kind"]`:
+- "ok": answers "answer <id>" (usage 10 in / 5 out tokens, $0.001);
+- "fail": every model call ends with stop reason "error";
+- "flaky": the first attempt in this process fails, later ones answer;
+- "slow": streams for ~10 s, so any small timeout cuts it;
+- "raise": make_agent raises;
+- "json": answers `metadata["answer"]` (text) for the output-schema tests;
+- "die_once": the first attempt on the machine (a marker file `metadata["marker"]`) kills
+  its own process (os._exit), later ones answer.
+`metadata["delay_s"]` slows the answer's streaming; `metadata["log"]` names a file each
+attempt appends "<id> <pid>" to (one write of one line).
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from typing import Any
+
+from yiemagent import Agent
+from yiemagent.ai.faux import FauxModel, faux_message, faux_text
+from yiemagent.batch import BatchTask
+from yiemagent.types import Cost, Usage
+
+_attempts: Counter[str] = Counter()
+
+ANSWER_USAGE = Usage(input=10, output=5, total_tokens=15, cost=Cost(total=0.001))
+
+
+def _log(task: BatchTask) -> None:
+    log = task.metadata.get("log")
+    if log:
+        fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(fd, f"{task.id} {os.getpid()}\n".encode())
+        finally:
+            os.close(fd)
+
+
+def _answer(text: str) -> Any:
+    return faux_message(faux_text(text), usage=ANSWER_USAGE)
+
+
+def make_faux_agent(task: BatchTask) -> Agent:
+    """The test factory: see the module docstring."""
+    _log(task)
+    _attempts[task.id] += 1
+    kind = task.metadata.get("kind", "ok")
+    delay = float(task.metadata.get("delay_s", 0.0))
+    if kind == "raise":
+        raise RuntimeError(f"cannot build an agent for {task.id}")
+    if kind == "die_once":
+        marker = task.metadata["marker"]
+        if not os.path.exists(marker):
+            with open(marker, "w") as handle:
+                handle.write(str(os.getpid()))
+            os._exit(17)
+    if kind == "fail" or (kind == "flaky" and _attempts[task.id] == 1):
+        response: Any = faux_message(faux_text(""), stop_reason="error", error_message="boom")
+    elif kind == "slow":
+        response = "x" * 1000
+        delay = max(delay, 0.04)  # 250 chunks of 4 characters: ~10 s
+    elif kind == "json":
+        response = _answer(str(task.metadata["answer"]))
+    else:
+        response = _answer(f"answer {task.id}")
+    fm = FauxModel([response], delay_s=delay)
+    return Agent(model=fm.model, stream_fn=fm.stream_fn)
+
+
+def make_plain_agent() -> Agent:
+    """A factory that takes no task: always answers "plain"."""
+    fm = FauxModel(["plain"])
+    return Agent(model=fm.model, stream_fn=fm.stream_fn)

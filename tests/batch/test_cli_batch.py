@@ -1,0 +1,179 @@
+"""`yiem batch` (DESIGN §16, §8): runs a task file into a results file, `--summary` prints
+counts, failures by reason, tokens and cost; bad input is one line and a non-zero exit;
+Ctrl-C records the running tasks as interrupted and exits 130, and the same command then
+finishes the batch."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.batch._kit import assert_each_id_once, mixed_tasks, result_lines, write_tasks
+from yiemagent.cli.batch import expand_ray_flag
+from yiemagent.cli.main import main
+
+ROOT = Path(__file__).resolve().parents[2]
+AGENT = "tests.batch.agents:make_faux_agent"
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_batch_then_summary(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tasks = write_tasks(tmp_path / "tasks.jsonl", mixed_tasks(30, "cli"))
+    out = tmp_path / "results.jsonl"
+    code, stdout, err = _run(
+        capsys,
+        "batch",
+        str(tasks),
+        "--out",
+        str(out),
+        "--agent",
+        AGENT,
+        "--concurrency",
+        "8",
+        "--timeout",
+        "0.5",
+        "--retries",
+        "1",
+    )
+    assert code == 1  # some tasks fail by design
+    assert "30 tasks: 30 done" in stdout
+    assert err.strip().splitlines()[-1].startswith("yiem: error: ")
+    assert_each_id_once(out, [f"cli-{i}" for i in range(30)])
+
+    code, stdout, err = _run(capsys, "batch", "--summary", str(out))
+    assert code == 0, err
+    assert stdout.splitlines()[0].startswith("tasks: 30 (")
+    assert "failures by reason:" in stdout and "model_error: 3" in stdout
+    assert "timeout: 3" in stdout
+    assert "cost: $" in stdout and "tokens: " in stdout
+
+    code, stdout, _ = _run(capsys, "batch", str(tasks), "--out", str(out), "--agent", AGENT)
+    assert code == 1 and "(30 before this run, 0 ok, 0 failed" in stdout
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["batch"], "give the tasks file and --out"),
+        (["batch", "missing.jsonl", "--out", "r.jsonl"], "tasks file missing.jsonl does not exist"),
+        (["batch", "--summary", "missing.jsonl"], "results file missing.jsonl does not exist"),
+        (["batch", "t.jsonl", "--out", "r.jsonl", "--agent", "nope"], "give MODULE:FUNCTION"),
+        (["batch", "t.jsonl", "--out", "r.jsonl", "--agent", "no_such_mod:f"], "cannot import"),
+        (
+            ["batch", "t.jsonl", "--out", "r.jsonl", "--tools", "nodir"],
+            "--tools nodir: not a folder",
+        ),
+        (["batch", "t.jsonl", "--out", "r.jsonl", "--model", "nope/x"], "nope"),
+        (["batch", "t.jsonl", "--out", "r.jsonl", "--concurrency", "0"], "concurrency"),
+    ],
+)
+def test_bad_input_is_one_line_and_a_non_zero_exit(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    argv: list[str],
+    message: str,
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "t.jsonl").write_text('{"id": 1, "prompt": "p"}\n')
+    code, _, err = _run(capsys, *argv)
+    assert code != 0
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("yiem: error: ") and message in lines[0], lines[0]
+    assert "Traceback" not in err
+    assert not (tmp_path / "r.jsonl").exists() or (tmp_path / "r.jsonl").read_bytes() == b""
+
+
+def test_bare_ray_flag_gets_the_local_cluster_and_an_address_is_kept() -> None:
+    assert expand_ray_flag(["batch", "t.jsonl", "--ray"]) == ["batch", "t.jsonl", "--ray", "local"]
+    assert expand_ray_flag(["batch", "--ray", "t.jsonl", "--out", "r"]) == [
+        "batch",
+        "--ray",
+        "local",
+        "t.jsonl",
+        "--out",
+        "r",
+    ]
+    assert expand_ray_flag(["batch", "--ray", "auto"]) == ["batch", "--ray", "auto"]
+    assert expand_ray_flag(["batch", "--ray", "10.0.0.5:6379", "t.jsonl"])[2] == "10.0.0.5:6379"
+    assert expand_ray_flag(["batch", "--ray", "--out", "r"])[2] == "local"
+    assert expand_ray_flag(["run", "--ray"]) == ["run", "--ray"]
+
+
+def _start(tasks: Path, out: Path, *extra: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [
+            str(Path(sys.executable).parent / "yiem"),  # the console script, as users run it
+            "batch",
+            str(tasks),
+            "--out",
+            str(out),
+            "--agent",
+            AGENT,
+            "--concurrency",
+            "4",
+            *extra,
+        ],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _wait_for_lines(out: Path, count: int, process: subprocess.Popen[str]) -> None:
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if out.exists() and out.read_bytes().count(b"\n") >= count:
+            return
+        assert process.poll() is None, process.communicate()
+        time.sleep(0.02)
+    raise AssertionError("no results in time")
+
+
+@pytest.mark.parametrize("workers", [[], ["--workers", "pool"]], ids=["tasks", "pool"])
+def test_ctrl_c_records_running_tasks_as_interrupted_and_the_same_command_finishes(
+    tmp_path: Path, workers: list[str]
+) -> None:
+    tasks = [
+        {"id": f"i{i}", "prompt": "p", "metadata": {"kind": "ok", "delay_s": 0.3}}
+        for i in range(16)
+    ]
+    tasks_file = write_tasks(tmp_path / "tasks.jsonl", tasks)
+    out = tmp_path / "results.jsonl"
+    process = _start(tasks_file, out, *workers)
+    _wait_for_lines(out, 2, process)
+    process.send_signal(signal.SIGINT)
+    stdout, stderr = process.communicate(timeout=120)
+    assert process.returncode == 130, stderr
+    assert stderr.strip().splitlines()[-1] == (
+        "yiem: interrupted; run the same command again to finish"
+    )
+    assert "Traceback" not in stderr
+    lines = result_lines(out)
+    statuses = [line["status"] for line in lines]
+    assert "interrupted" in statuses, statuses
+    assert len({line["id"] for line in lines}) == len(lines)
+    done_before = {line["id"] for line in lines if line["status"] == "ok"}
+
+    again = _start(tasks_file, out, *workers)
+    stdout, stderr = again.communicate(timeout=180)
+    assert again.returncode == 0, stderr
+    assert f"({len(done_before)} before this run" in stdout
+    final = assert_each_id_once(out, [t["id"] for t in tasks])
+    assert all(line["status"] == "ok" for line in final)
+    assert json.loads(out.read_bytes().splitlines()[0])["id"] in done_before

@@ -1,0 +1,48 @@
+"""The local process pool (DESIGN §16; what the embedded model uses): tasks spread over
+worker processes, a worker that dies mid-task has its task run again on a fresh worker and
+the id is still written once; an unpicklable make_agent is one clear error."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.batch._kit import assert_each_id_once
+from tests.batch.agents import make_faux_agent
+from yiemagent.batch import BatchError, run_batch
+
+
+def test_pool_spreads_tasks_and_reruns_the_task_of_a_dead_worker(tmp_path: Path) -> None:
+    log = tmp_path / "attempts.log"
+    marker = tmp_path / "died"
+    tasks = [
+        {"id": f"p{i}", "prompt": "p", "metadata": {"kind": "ok", "delay_s": 0.01, "log": str(log)}}
+        for i in range(20)
+    ]
+    tasks[7]["metadata"] = {"kind": "die_once", "marker": str(marker), "log": str(log)}
+    out = tmp_path / "r.jsonl"
+    report = run_batch(
+        tasks, make_faux_agent, results=out, workers="pool", processes=2, concurrency=2
+    )
+    assert report.workers == "pool" and report.ok == 20, report
+    lines = {line["id"]: line for line in assert_each_id_once(out, [t["id"] for t in tasks])}
+    assert lines["p7"]["status"] == "ok"
+    assert lines["p7"]["attempts"] == 2  # the death counts as an attempt
+    dead_pid = marker.read_text()
+    pids = {line.split()[1] for line in log.read_text().splitlines()}
+    assert len(pids - {dead_pid}) >= 2, "tasks ran in at least two live worker processes"
+    retried = [line.split()[1] for line in log.read_text().splitlines() if line.startswith("p7 ")]
+    assert retried[0] == dead_pid and retried[1] != dead_pid
+    assert json.loads(out.read_text().splitlines()[0])["status"] == "ok"
+
+
+def test_an_unpicklable_make_agent_is_one_clear_error(tmp_path: Path) -> None:
+    def local_factory() -> None:  # not importable by a child process
+        raise AssertionError("never called")
+
+    with pytest.raises(BatchError, match="must be picklable"):
+        run_batch(
+            [{"id": 1, "prompt": "p"}], local_factory, results=tmp_path / "r.jsonl", workers="pool"
+        )

@@ -1,0 +1,117 @@
+"""Task lists (DESIGN §16, §8): every task is checked before anything runs, a bad line is
+named with its line number; an `output_schema` makes the answer parsed and validated."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.batch._kit import result_lines, write_tasks
+from tests.batch.agents import make_faux_agent
+from yiemagent.batch import BatchError, BatchTask, check_output, load_tasks, run_batch
+
+SCHEMA = {
+    "type": "object",
+    "properties": {"city": {"type": "string"}, "temp": {"type": "number"}},
+    "required": ["city", "temp"],
+}
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("not json", "line 2: not JSON"),
+        ('["a list"]', "line 2: a task is a JSON object"),
+        ('{"prompt": "no id"}', "'id' must be a string or an integer"),
+        ('{"id": "x", "prompt": ""}', "'prompt' must be a non-empty string"),
+        ('{"id": "x", "prompt": "p", "extra": 1}', "unknown field(s) 'extra'"),
+        (
+            '{"id": "x", "prompt": "p", "output_schema": {"type": 5}}',
+            "'output_schema' is not valid",
+        ),
+        ('{"id": "x", "prompt": "p", "metadata": [1]}', "'metadata' must be an object"),
+        ('{"id": "a", "prompt": "again"}', "line 2: id 'a' repeats (first on line 1)"),
+    ],
+)
+def test_a_bad_task_line_stops_the_batch_before_anything_runs(
+    tmp_path: Path, line: str, message: str
+) -> None:
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text('{"id": "a", "prompt": "fine"}\n' + line + "\n")
+    out = tmp_path / "r.jsonl"
+    with pytest.raises(BatchError, match=_escape(message)):
+        run_batch(tasks, make_faux_agent, results=out)
+    assert not out.exists() or out.read_bytes() == b""
+
+
+def _escape(text: str) -> str:
+    import re
+
+    return re.escape(text)
+
+
+def test_blank_lines_are_skipped_and_ints_become_string_ids(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_text('\n{"id": 7, "prompt": "p", "session": "s1"}\n\n')
+    assert load_tasks(path) == [BatchTask("7", "p", session="s1")]
+    assert BatchTask.from_json(load_tasks(path)[0].to_json()) == load_tasks(path)[0]
+
+
+def test_check_output_parses_fenced_json_and_names_the_failing_field() -> None:
+    assert check_output('```json\n{"city": "Oslo", "temp": 3}\n```', SCHEMA) == {
+        "city": "Oslo",
+        "temp": 3,
+    }
+    with pytest.raises(ValueError, match="at temp: 'warm' is not of type 'number'"):
+        check_output('{"city": "Oslo", "temp": "warm"}', SCHEMA)
+    with pytest.raises(ValueError, match="not JSON"):
+        check_output("It is 3 degrees in Oslo.", SCHEMA)
+
+
+def test_output_schema_gives_the_validated_output_or_an_output_invalid_error(
+    tmp_path: Path,
+) -> None:
+    tasks = [
+        {
+            "id": "good",
+            "prompt": "p",
+            "output_schema": SCHEMA,
+            "metadata": {"kind": "json", "answer": json.dumps({"city": "Oslo", "temp": 3.5})},
+        },
+        {
+            "id": "bad",
+            "prompt": "p",
+            "output_schema": SCHEMA,
+            "metadata": {"kind": "json", "answer": '{"city": "Oslo"}'},
+        },
+        {
+            "id": "prose",
+            "prompt": "p",
+            "output_schema": SCHEMA,
+            "metadata": {"kind": "json", "answer": "about 3 degrees"},
+        },
+    ]
+    out = tmp_path / "r.jsonl"
+    run_batch(write_tasks(tmp_path / "t.jsonl", tasks), make_faux_agent, results=out, retries=1)
+    lines = {line["id"]: line for line in result_lines(out)}
+    assert lines["good"]["status"] == "ok"
+    assert lines["good"]["output"] == {"city": "Oslo", "temp": 3.5}
+    for name in ("bad", "prose"):
+        assert lines[name]["status"] == "error"
+        assert lines[name]["error_kind"] == "output_invalid"
+        assert lines[name]["attempts"] == 2
+        assert lines[name]["output"] is None
+    assert "'temp' is a required property" in lines["bad"]["error"]
+
+
+def test_bad_options_are_one_clear_error(tmp_path: Path) -> None:
+    for kwargs, message in [
+        ({"concurrency": 0}, "concurrency must be at least 1"),
+        ({"retries": -1}, "retries must be 0 or more"),
+        ({"timeout_s": 0}, "timeout_s must be positive"),
+        ({"backend": "spark"}, "backend must be 'local' or 'ray'"),
+    ]:
+        with pytest.raises(BatchError, match=message):
+            run_batch([{"id": 1, "prompt": "p"}], make_faux_agent, results=tmp_path / "r", **kwargs)  # type: ignore[arg-type]
