@@ -20,7 +20,7 @@ from yiemagent.cli.batch import expand_ray_flag
 from yiemagent.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[2]
-AGENT = "tests.batch.agents:make_faux_agent"
+AGENT = "tests.batch._agents:make_faux_agent"
 
 
 def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:

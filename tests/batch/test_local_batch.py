@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.batch._kit import EXPECTED, assert_each_id_once, mixed_tasks, result_lines, write_tasks
-from tests.batch.agents import make_faux_agent, make_plain_agent
+from tests.batch._agents import make_faux_agent, make_plain_agent
 from yiemagent.batch import read_results, run_batch, summarize_results
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -62,7 +62,7 @@ def test_rerun_after_sigkill_of_the_driver_finishes_the_rest_without_redoing_any
     tasks_file = write_tasks(tmp_path / "tasks.jsonl", tasks)
     out = tmp_path / "results.jsonl"
     script = (
-        "import sys; from tests.batch.agents import make_faux_agent; "
+        "import sys; from tests.batch._agents import make_faux_agent; "
         "from yiemagent.batch import run_batch; "
         "run_batch(sys.argv[1], make_faux_agent, results=sys.argv[2], concurrency=16)"
     )
