@@ -11,8 +11,8 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from tests.batch._kit import assert_each_id_once, result_lines
 from tests.batch._agents import make_faux_agent
+from tests.batch._kit import assert_each_id_once, result_lines
 from yiemagent.batch import run_batch_async
 
 KINDS = ("ok", "fail", "flaky", "slow", "raise")

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.batch._kit import EXPECTED, assert_each_id_once, mixed_tasks, result_lines, write_tasks
 from tests.batch._agents import make_faux_agent, make_plain_agent
+from tests.batch._kit import EXPECTED, assert_each_id_once, mixed_tasks, result_lines, write_tasks
 from yiemagent.batch import read_results, run_batch, summarize_results
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.batch._kit import assert_each_id_once
 from tests.batch._agents import make_faux_agent
+from tests.batch._kit import assert_each_id_once
 from yiemagent.batch import BatchError, run_batch
 
 

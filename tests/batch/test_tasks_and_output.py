@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.batch._kit import result_lines, write_tasks
 from tests.batch._agents import make_faux_agent
+from tests.batch._kit import result_lines, write_tasks
 from yiemagent.batch import BatchError, BatchTask, check_output, load_tasks, run_batch
 
 SCHEMA = {
