@@ -75,3 +75,20 @@ def make_plain_agent() -> Agent:
     """A factory that takes no task: always answers "plain"."""
     fm = FauxModel(["plain"])
     return Agent(model=fm.model, stream_fn=fm.stream_fn)
+
+
+def make_embedded_agent(task: BatchTask) -> Agent:
+    """An Agent on the embedded model (no tools); logs "<id> <pid> loaded=<bool>", where
+    loaded says the process had the model loaded before this task's Agent was built."""
+    from yiemagent.ai.local.runtime import loaded_runtime
+    from yiemagent.ai.local.weights import DEFAULT_LOCAL_MODEL, local_spec
+
+    log = task.metadata.get("log")
+    if log:
+        loaded = loaded_runtime(local_spec(DEFAULT_LOCAL_MODEL)) is not None
+        fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(fd, f"{task.id} {os.getpid()} loaded={loaded}\n".encode())
+        finally:
+            os.close(fd)
+    return Agent("You are a helpful assistant. Answer in a few words.")

@@ -163,7 +163,8 @@ async def run_on_ray(
                 num_cpus=num_cpus, max_restarts=-1, max_task_retries=0
             )
             threads = max(1, int(num_cpus))
-            pool = [actor_class.remote(make_ref, threads) for _ in range(concurrency)]
+            # by value, not by reference: a restarted actor needs its arguments again
+            pool = [actor_class.remote(make_agent, threads) for _ in range(concurrency)]
             submit_task = None
         else:
             submit_task = ray.remote(_ray_task).options(num_cpus=num_cpus, max_retries=0)

@@ -1,0 +1,263 @@
+"""The Ray backend (DESIGN §16) against a real Ray cluster that this module starts on
+127.0.0.1 (`ray start --head --block`, 2 CPUs, no dashboard, no usage stats) and stops at the
+end: 50 tasks with failures and timeouts; a worker process killed mid-task (its task runs
+again elsewhere, its id written once); the driver killed mid-batch (a rerun resumes); the
+embedded model on an actor pool of 2 actors answering 10 tasks."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.batch._agents import make_embedded_agent, make_faux_agent
+from tests.batch._kit import EXPECTED, assert_each_id_once, mixed_tasks, write_tasks
+from yiemagent.batch import run_batch
+
+ROOT = Path(__file__).resolve().parents[2]
+RAY = Path(sys.executable).parent / "ray"
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
+
+CLUSTER_ENV = {
+    "RAY_USAGE_STATS_ENABLED": "0",
+    # Ray resolves 127.0.0.1 to the machine's public address unless told it is one machine
+    "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0",
+    # token auth with a token of this test run only (not ~/.ray/auth_token)
+    "RAY_AUTH_MODE": "token",
+    "RAY_AUTH_TOKEN": secrets.token_hex(32),
+}
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _wait_port(port: int, process: subprocess.Popen[bytes], timeout_s: float) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        assert process.poll() is None, "ray start exited"
+        with socket.socket() as probe:
+            if probe.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.2)
+    raise AssertionError("the Ray head did not start in time")
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[str]:
+    """The address of a 2-CPU Ray cluster on 127.0.0.1, stopped (its process group) after."""
+    saved = {key: os.environ.get(key) for key in CLUSTER_ENV}
+    os.environ.update(CLUSTER_ENV)  # the driver (this process) must agree on 127.0.0.1
+    port = _free_port()
+    temp = tempfile.mkdtemp(prefix="yray")  # short: Ray's socket paths have a length limit
+    head = subprocess.Popen(
+        [
+            str(RAY),
+            "start",
+            "--head",
+            "--block",
+            "--node-ip-address",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--num-cpus",
+            "2",
+            "--include-dashboard=false",
+            "--disable-usage-stats",
+            "--temp-dir",
+            temp,
+        ],
+        env={**os.environ, **CLUSTER_ENV, "PYTHONPATH": str(ROOT)},
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        _wait_port(port, head, 120)
+        time.sleep(2)  # the raylet registers after the GCS listens
+        yield f"127.0.0.1:{port}"
+    finally:
+        with_group = os.getpgid(head.pid)
+        head.send_signal(signal.SIGTERM)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            head.wait(30)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(with_group, signal.SIGKILL)  # what --block's cleanup left behind
+        head.wait(30)
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+def test_50_tasks_on_ray_each_id_once_with_its_status(cluster: str, tmp_path: Path) -> None:
+    tasks = mixed_tasks(50, "ray50")
+    out = tmp_path / "r.jsonl"
+    report = run_batch(
+        tasks,
+        make_faux_agent,
+        results=out,
+        backend="ray",
+        address=cluster,
+        concurrency=4,
+        timeout_s=1.0,
+        retries=1,
+    )
+    lines = {line["id"]: line for line in assert_each_id_once(out, [t["id"] for t in tasks])}
+    for task in tasks:
+        status, attempts, kind = EXPECTED[task["metadata"]["kind"]]
+        line = lines[task["id"]]
+        assert (line["status"], line["attempts"], line["error_kind"]) == (status, attempts, kind)
+    assert report.complete and report.backend == "ray" and report.workers == "tasks"
+    again = run_batch(tasks, make_faux_agent, results=out, backend="ray", address=cluster)
+    assert again.skipped == 50 and again.ok == 0
+
+
+def test_a_worker_killed_mid_task_has_its_task_rerun_and_its_id_written_once(
+    cluster: str, tmp_path: Path
+) -> None:
+    log = tmp_path / "attempts.log"
+    tasks = [
+        {"id": f"w{i}", "prompt": "p", "metadata": {"kind": "ok", "delay_s": 0.05, "log": str(log)}}
+        for i in range(12)
+    ]
+    tasks[3]["metadata"]["delay_s"] = 0.5  # "answer w3": 3 chunks, 1.5 s to kill it in
+    killed: list[int] = []
+
+    def killer() -> None:
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline and not killed:
+            if log.exists():
+                for line in log.read_text().splitlines():
+                    if line.startswith("w3 "):
+                        pid = int(line.split()[1])
+                        os.kill(pid, signal.SIGKILL)
+                        killed.append(pid)
+                        return
+            time.sleep(0.01)
+
+    thread = threading.Thread(target=killer, daemon=True)
+    thread.start()
+    out = tmp_path / "r.jsonl"
+    report = run_batch(
+        tasks, make_faux_agent, results=out, backend="ray", address=cluster, concurrency=2
+    )
+    thread.join(10)
+    assert killed, "the victim never started"
+    lines = {line["id"]: line for line in assert_each_id_once(out, [t["id"] for t in tasks])}
+    assert report.ok == 12
+    assert lines["w3"]["status"] == "ok" and lines["w3"]["text"] == "answer w3"
+    assert lines["w3"]["attempts"] == 2
+    runs = [int(line.split()[1]) for line in log.read_text().splitlines() if line.startswith("w3 ")]
+    assert runs[0] == killed[0] and runs[1] != killed[0], "rerun on another worker process"
+
+
+def test_the_driver_killed_mid_batch_loses_nothing_and_a_rerun_resumes(
+    cluster: str, tmp_path: Path
+) -> None:
+    tasks = [
+        {"id": f"d{i}", "prompt": "p", "metadata": {"kind": "ok", "delay_s": 0.1}}
+        for i in range(40)
+    ]
+    tasks_file = write_tasks(tmp_path / "tasks.jsonl", tasks)
+    out = tmp_path / "r.jsonl"
+    script = (
+        "import sys; from tests.batch._agents import make_faux_agent; "
+        "from yiemagent.batch import run_batch; "
+        "run_batch(sys.argv[1], make_faux_agent, results=sys.argv[2], backend='ray', "
+        "address=sys.argv[3], concurrency=2)"
+    )
+    driver = subprocess.Popen(
+        [sys.executable, "-c", script, str(tasks_file), str(out), cluster],
+        cwd=ROOT,
+        env={**os.environ, **CLUSTER_ENV, "PYTHONPATH": str(ROOT)},
+    )
+    try:
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline:
+            if out.exists() and out.read_bytes().count(b"\n") >= 5:
+                break
+            assert driver.poll() is None, "the driver ended before it was killed"
+            time.sleep(0.02)
+        os.kill(driver.pid, signal.SIGKILL)
+    finally:
+        driver.kill()
+        driver.wait(30)
+    before = out.read_bytes()
+    whole = before[: before.rfind(b"\n") + 1]
+    done = {json.loads(line)["id"] for line in whole.splitlines()}
+    assert 5 <= len(done) < 40
+    report = run_batch(
+        tasks_file, make_faux_agent, results=out, backend="ray", address=cluster, concurrency=2
+    )
+    assert report.skipped == len(done) and report.ok == 40 - len(done)
+    assert out.read_bytes().startswith(whole)
+    assert_each_id_once(out, [t["id"] for t in tasks])
+
+
+def _embedded_model_installed() -> bool:
+    import importlib.util
+
+    if importlib.util.find_spec("xllamacpp") is None:
+        return False
+    from yiemagent.ai.local.weights import is_installed, local_spec
+
+    return is_installed(local_spec("qwen2.5-coder-0.5b"))
+
+
+@pytest.mark.local_model
+@pytest.mark.skipif(not _embedded_model_installed(), reason="the local extra is not installed")
+def test_the_embedded_model_on_an_actor_pool_of_2_answers_10_tasks(
+    cluster: str, tmp_path: Path
+) -> None:
+    log = tmp_path / "agents.log"
+    questions = [
+        "What is 2 + 2?",
+        "Name a colour.",
+        "Say hello.",
+        "What is the capital of France?",
+        "Name a fruit.",
+    ]
+    tasks = [
+        {"id": f"m{i}", "prompt": questions[i % len(questions)], "metadata": {"log": str(log)}}
+        for i in range(10)
+    ]
+    out = tmp_path / "r.jsonl"
+    report = run_batch(
+        tasks,
+        make_embedded_agent,
+        results=out,
+        backend="ray",
+        address=cluster,
+        concurrency=2,
+        num_cpus=1,
+        timeout_s=120,
+        retries=1,
+    )
+    assert report.workers == "pool", "the embedded model goes to the actor pool"
+    lines = assert_each_id_once(out, [t["id"] for t in tasks])
+    assert all(line["status"] == "ok" and line["text"].strip() for line in lines), lines
+    assert all(line["usage"]["output"] > 0 for line in lines)
+    driver = str(os.getpid())  # the driver builds one Agent to see which model it runs
+    entries = [line.split() for line in log.read_text().splitlines()]
+    on_actors = [(pid, flag) for _, pid, flag in entries if pid != driver]
+    assert len(on_actors) == 10
+    assert len({pid for pid, _ in on_actors}) == 2, "two actors answered"
+    assert all(flag == "loaded=True" for _, flag in on_actors), "each actor loaded the model first"
