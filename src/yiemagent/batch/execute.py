@@ -193,6 +193,23 @@ async def _attempt(
             end["reason"] = event.reason
 
     agent.subscribe(listen)
+    try:
+        return await _prompt(task, agent, timeout_s, stop, end)
+    finally:
+        # gives back a session's writer lease, so the next attempt may open the session
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(agent.close(), ABORT_GRACE_S)
+
+
+async def _prompt(
+    task: BatchTask,
+    agent: Agent,
+    timeout_s: float | None,
+    stop: asyncio.Event | None,
+    end: dict[str, str],
+) -> _Outcome:
+    from yiemagent.types import AssistantMessage
+
     run = asyncio.ensure_future(agent.prompt(task.prompt))
     cut = await _wait_run(run, stop, timeout_s)
     if cut is not None:

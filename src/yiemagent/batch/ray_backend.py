@@ -147,8 +147,9 @@ async def run_on_ray(
     address: str | None,
     num_cpus: float,
 ) -> None:
-    """Run `pending` on Ray, at most `concurrency` at once (actors: `concurrency` actors),
-    reporting each result to `sink` as it arrives.
+    """Run `pending` on Ray, at most `concurrency` at once (actors: `concurrency` actors, at
+    most as many as the cluster's CPUs hold at `num_cpus` each), reporting each result to
+    `sink` as it arrives.
 
     Raises:
         BatchError: Ray is not installed or the cluster cannot be reached.
@@ -163,8 +164,12 @@ async def run_on_ray(
                 num_cpus=num_cpus, max_restarts=-1, max_task_retries=0
             )
             threads = max(1, int(num_cpus))
+            # more actors than the cluster has CPUs for would never start, and their tasks
+            # would wait for them forever
+            fits = int(ray.cluster_resources().get("CPU", 1) // num_cpus)
+            count = max(1, min(concurrency, fits, len(pending)))
             # by value, not by reference: a restarted actor needs its arguments again
-            pool = [actor_class.remote(make_agent, threads) for _ in range(concurrency)]
+            pool = [actor_class.remote(make_agent, threads) for _ in range(count)]
             submit_task = None
         else:
             submit_task = ray.remote(_ray_task).options(num_cpus=num_cpus, max_retries=0)

@@ -258,6 +258,7 @@ def run(
 
 
 app.command("chat")(chat_command)  # `yiem chat`: yiemagent/cli/chat/ (DESIGN §15)
+app.command("batch")(batch_command)  # `yiem batch`: yiemagent/cli/batch.py (DESIGN §16)
 
 
 @app.command()
@@ -283,9 +284,6 @@ def models() -> None:
     for spec in LOCAL_MODELS.values():
         if not is_installed(spec):
             print(f"to install local/{spec.id}: {spec.install_hint}")
-
-
-app.command("batch")(batch_command)
 
 
 def _escape_what_the_locale_cannot_encode() -> None:
