@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 from yiemagent.batch.results import TaskResult, TaskStatus
 from yiemagent.batch.tasks import BatchTask
+from yiemagent.errors import AgentRunError
 
 if TYPE_CHECKING:
     from yiemagent.agent import Agent
@@ -234,10 +235,9 @@ async def _prompt(
         )
     try:
         reply = run.result()
-    except Exception as exc:  # an Agent that raises on a failed run (R-6.3 AgentRunError)
-        message = getattr(exc, "message", None)
-        if isinstance(message, AssistantMessage):
-            return _failed_reply(message, end.get("reason"))
+    except AgentRunError as exc:  # the run ended in error
+        return _failed_reply(exc.message, end.get("reason"))
+    except Exception as exc:
         return _Outcome("error", error=f"the run raised {_describe(exc)}", error_kind="exception")
     return _judge(task, reply, end.get("reason"))
 
