@@ -17,6 +17,7 @@ __all__ = [
     "AgentRunError",
     "BatchError",
     "ConfigError",
+    "MessageInputError",
     "ProviderError",
     "SessionBusyError",
     "SessionCorruptError",
@@ -31,6 +32,12 @@ class YiemAgentError(Exception):
 
 class ConfigError(YiemAgentError, ValueError):
     """A configuration value is invalid; raised at construction, the text says what to change."""
+
+
+class MessageInputError(YiemAgentError, TypeError, ValueError):
+    """Something given as messages (a prompt, `state.messages`, a steering or follow-up
+    hook's answer) is not a message; the text names the item. A `TypeError` and a
+    `ValueError` too, as the checks it replaces raised either."""
 
 
 class ToolLoadError(YiemAgentError):

@@ -28,10 +28,10 @@ from yiemagent import (
     BeforeToolCallResult,
     TextContent,
     ToolCall,
+    ensure_unique_tool_call_ids,
     execute_tool_calls,
 )
-from yiemagent.loop import ensure_unique_tool_call_ids, fail_tool_calls
-from yiemagent.loop._emit import make_emit
+from yiemagent.loop import fail_tool_calls
 
 SCHEMA = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
 
@@ -213,7 +213,7 @@ async def test_r4_1_a_raising_event_sink_changes_nothing() -> None:
         msg,
         AgentLoopConfig(model=MODEL),
         AbortSignal(),
-        make_emit(sink),
+        sink,
     )
     assert texts(batch) == ["ok ok", "ok ok"]
 

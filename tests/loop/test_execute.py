@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-import yiemagent.loop.pipeline as pipeline
+import yiemagent.loop.deadline as deadline
 from tests.loop._kit import Recorder, call, make_tool, result_text, run_batch, texts
 from yiemagent import (
     AbortSignal,
@@ -255,7 +255,7 @@ async def test_r4_5_abort_while_running_a_cooperative_tool_decides_its_result() 
 async def test_r4_5_abort_never_hangs_on_a_tool_that_ignores_it(
     plain: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(pipeline, "ABORT_GRACE_S", 0.1)
+    monkeypatch.setattr(deadline, "ABORT_GRACE_S", 0.1)
     signal = AbortSignal()
 
     async def stubborn_async(tool_call_id: str, args: Any, s: AbortSignal, on_update: Any) -> str:

@@ -266,12 +266,12 @@ async def test_r5_9_raising_should_stop_after_turn_keeps_turns_balanced() -> Non
 async def test_r5_9_a_batch_that_raises_leaves_no_call_unanswered(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    async def broken_batch(*args: Any) -> Any:
+    async def broken_batch(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("batch bug")
 
     # Fault injection: the pipeline never raises, so make it.
     monkeypatch.setattr(
-        sys.modules["yiemagent.loop.agent_loop"], "run_tool_call_batch", broken_batch
+        sys.modules["yiemagent.loop.agent_loop"], "execute_tool_calls", broken_batch
     )
     fm = FauxModel([faux_message(faux_tool_call("noop"), faux_tool_call("noop")), "never"])
     events, context = await run(fm, AgentLoopConfig(model=fm.model), [noop_tool()])

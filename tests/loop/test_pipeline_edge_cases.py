@@ -20,6 +20,7 @@ from yiemagent import (
     AssistantMessage,
     BeforeToolCallContext,
     MessageEndEvent,
+    MessageInputError,
     TextContent,
     ToolExecutionUpdateEvent,
     ToolResultMessage,
@@ -385,8 +386,9 @@ async def test_r5_1_prompts_that_are_not_messages_raise_at_the_call() -> None:
     fm = FauxModel(["hi"])
     config = AgentLoopConfig(model=fm.model)
     for bad in (42, [object()], [{"role": "system", "content": "x"}]):
-        with pytest.raises(TypeError, match="expected messages"):
+        with pytest.raises(MessageInputError, match="message") as raised:
             agent_loop(bad, AgentContext(), config, None, fm.stream_fn)  # type: ignore[arg-type]
+        assert isinstance(raised.value, TypeError)  # as before the one coercion (DESIGN §10)
 
 
 async def test_r4_1_asyncio_timeout_around_a_run_still_raises_timeout_error() -> None:

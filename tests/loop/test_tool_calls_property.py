@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings, strategies as st
 
-import yiemagent.loop.pipeline as pipeline
+import yiemagent.loop.deadline as deadline
 from tests.loop._kit import Recorder, call, make_tool, run_batch
 from yiemagent import (
     AbortSignal,
@@ -85,7 +85,7 @@ def test_r4_1_property_every_call_answered_once_in_order(
     spec: list[tuple[str, bool]], mode: str, reuse_ids: bool
 ) -> None:
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(pipeline, "ABORT_GRACE_S", 0.05)
+        mp.setattr(deadline, "ABORT_GRACE_S", 0.05)
         asyncio.run(_check(spec, mode, reuse_ids))
 
 

@@ -18,6 +18,7 @@ from yiemagent.types import (
     TextContent,
     UserMessage,
 )
+from yiemagent.types.messages import to_messages as to_messages_of
 
 if TYPE_CHECKING:
     from yiemagent.tools import ToolStore
@@ -47,27 +48,14 @@ _QUEUE_MODES = ("one-at-a-time", "all")
 
 
 def to_messages(value: Any, *, what: str) -> list[AgentMessage]:
-    """A new list of messages; OpenAI user dicts become `UserMessage`s.
+    """`yiemagent.types.to_messages` with OpenAI user dicts read by `user_message_from_openai`.
 
     Raises:
-        ValueError: an item that is neither a message (an object with a `role`) nor a dict.
+        MessageInputError: not a list of messages (also a `ValueError`).
     """
     from yiemagent.agent.openai_format import user_message_from_openai
 
-    if isinstance(value, str | bytes) or not isinstance(value, Iterable):
-        raise ValueError(f"{what} must be a list of messages, not {type(value).__name__}")
-    messages: list[AgentMessage] = []
-    for item in value:
-        if isinstance(item, Mapping):
-            messages.append(user_message_from_openai(item))
-        elif isinstance(getattr(item, "role", None), str):
-            messages.append(item)
-        else:
-            raise ValueError(
-                f"{what}: {item!r} is not a message; pass UserMessage/AssistantMessage/... "
-                "objects or OpenAI user dicts"
-            )
-    return messages
+    return to_messages_of(value, what=what, from_dict=user_message_from_openai)
 
 
 def to_tool_list(tools: Any) -> list[AgentTool]:

@@ -9,7 +9,6 @@ so a run through `llm_call` shares the whole loop (events, hooks, parallel tools
 from __future__ import annotations
 
 import asyncio
-import inspect
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, Literal, TypeAlias
@@ -29,6 +28,7 @@ from yiemagent.types import (
     StreamFn,
     StreamOptions,
 )
+from yiemagent.types.callbacks import is_async_callable, maybe_await
 
 __all__ = [
     "FormatMessages",
@@ -52,16 +52,6 @@ AsyncStreamFn: TypeAlias = Callable[
 ]
 
 
-async def _maybe_await(value: Any) -> Any:
-    return await value if inspect.isawaitable(value) else value
-
-
-def _is_async_callable(fn: Callable[..., Any]) -> bool:
-    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
-        getattr(fn, "__call__", None)  # noqa: B004 - async callable objects
-    )
-
-
 async def prepared_context(
     prepare_context: PrepareContext | None, model: Model, context: Context
 ) -> Context:
@@ -83,7 +73,7 @@ async def prepared_context(
         messages=list(context.messages),
         active_run=True,
     )
-    prepared = await _maybe_await(prepare_context(state))
+    prepared = await maybe_await(prepare_context(state))
     if not isinstance(prepared, AgentContext | Context):
         raise TypeError(
             f"prepare_context returned {type(prepared).__name__}; return an AgentContext"
@@ -117,17 +107,17 @@ def agent_stream_fn(
         else:
             inner = stream_fn
         ready = await prepared_context(hook, model, context)
-        result: AssistantMessageEventStream = await _maybe_await(inner(model, ready, options))
+        result: AssistantMessageEventStream = await maybe_await(inner(model, ready, options))
         return result
 
     return with_prepared_context
 
 
 async def _call_llm(llm_call: LlmCall, formatted: dict[str, Any]) -> Any:
-    if _is_async_callable(llm_call):
+    if is_async_callable(llm_call):
         return await llm_call(formatted)
     # A plain llm_call (usually a blocking HTTP request) runs on a worker thread.
-    return await _maybe_await(await asyncio.to_thread(llm_call, formatted))
+    return await maybe_await(await asyncio.to_thread(llm_call, formatted))
 
 
 def _replay(model: Model, parsed: ParsedResponse, stream: AssistantMessageEventStream) -> None:
@@ -230,7 +220,7 @@ def llm_call_stream_fn(
             ready = await prepared_context(prepare_context, model, repaired)
             history: list[AgentMessage] = list(ready.messages)
             agent_context = AgentContext(ready.system_prompt, history, list(ready.tools or []))
-            formatted = await _maybe_await(fmt(agent_context))
+            formatted = await maybe_await(fmt(agent_context))
             answered, response = await _call_unless_aborted(llm_call, formatted, options)
             if not answered:
                 return _failed(model, "aborted", "Operation aborted")

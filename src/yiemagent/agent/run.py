@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import inspect
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol, TypeAlias
@@ -41,6 +40,7 @@ from yiemagent.types import (
     TurnContext,
     TurnUpdate,
 )
+from yiemagent.types.callbacks import GuardedSink, guarded_sink, maybe_await
 
 __all__ = ["DEFAULT_LOCAL_MODEL", "Listener", "RunDriver", "RunOptions"]
 
@@ -100,9 +100,9 @@ class RunDriver:
         self._prepare_context = prepare_context
         self._format_messages = format_messages
         self._prepare_next_turn = prepare_next_turn
-        self._on_event = on_event
-        self._listeners: list[Listener] = []
-        self._listeners_snapshot: tuple[Listener, ...] = ()
+        self._on_event = guarded_sink(on_event, "on_event")
+        self._listeners: list[tuple[Listener, GuardedSink]] = []
+        self._listeners_snapshot: tuple[GuardedSink, ...] = ()
         self.running = False
         """Whether a run is active (or claimed and about to start)."""
         self.signal: AbortSignal | None = None
@@ -110,13 +110,14 @@ class RunDriver:
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         """Add `listener` after the others; returns the function that removes it."""
-        self._listeners.append(listener)
-        self._listeners_snapshot = tuple(self._listeners)
+        entry = (listener, guarded_sink(listener, "agent listener"))
+        self._listeners.append(entry)
+        self._listeners_snapshot = tuple(guarded for _, guarded in self._listeners)
 
         def unsubscribe() -> None:
-            if listener in self._listeners:
-                self._listeners.remove(listener)
-                self._listeners_snapshot = tuple(self._listeners)
+            if entry in self._listeners:
+                self._listeners.remove(entry)
+                self._listeners_snapshot = tuple(guarded for _, guarded in self._listeners)
 
         return unsubscribe
 
@@ -207,9 +208,7 @@ class RunDriver:
         store (a tool registered during the turn is offered now)."""
         update = None
         if self._prepare_next_turn is not None:
-            update = self._prepare_next_turn(turn)
-            if inspect.isawaitable(update):
-                update = await update
+            update = await maybe_await(self._prepare_next_turn(turn))
         context = update.context if update is not None and update.context else turn.context
         context.tools = self._state.tools
         return update
@@ -223,21 +222,9 @@ class RunDriver:
         async def emit(event: AgentEvent) -> None:
             self._reduce(event)
             recorder.record(event)
-            on_event = self._on_event
-            if on_event is not None:
-                try:
-                    result = on_event(event)
-                    if result is not None and inspect.isawaitable(result):
-                        await result
-                except Exception:
-                    logger.exception("on_event raised on %s; the run goes on", event.type)
+            await self._on_event(event)
             for listener in self._listeners_snapshot:
-                try:
-                    result = listener(event, signal)
-                    if result is not None and inspect.isawaitable(result):
-                        await result
-                except Exception:
-                    logger.exception("agent listener raised on %s; the run goes on", event.type)
+                await listener(event, signal)
 
         return emit
 

@@ -212,7 +212,7 @@ def with_unique_call_ids(message: AssistantMessage) -> AssistantMessage:
     ids = [block.id for block in message.content if isinstance(block, ToolCall)]
     if all(ids) and len(set(ids)) == len(ids):
         return message
-    from yiemagent.loop import ensure_unique_tool_call_ids
+    from yiemagent.types.messages import ensure_unique_tool_call_ids
 
     content = [dataclasses.replace(b) if isinstance(b, ToolCall) else b for b in message.content]
     copy = dataclasses.replace(message, content=content)

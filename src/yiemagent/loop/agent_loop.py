@@ -3,7 +3,7 @@
 Read top to bottom, the functions follow a run: the entry points, the run and its turns
 (R-5.4, R-5.5), the tool calls (R-5.3, R-5.6, R-5.7), and what happens when something raises
 (R-5.9). One model call (R-5.2, R-5.8) is `model_call.stream_assistant_response`; the
-per-call tool pipeline lives in `tool_calls`.
+tool calls run through `batches.execute_tool_calls` and the per-call steps of `pipeline`.
 
 A run appends to `context.messages` in place and returns the messages it added. It never
 copies the history: a turn costs the same at 10 messages and at 10 000.
@@ -14,19 +14,19 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from yiemagent.errors import ConfigError
-from yiemagent.loop._emit import Emit, EventSink, make_emit, maybe_await
-from yiemagent.loop.batches import CANCELLED_TEXT, interrupted_text, run_tool_call_batch
-from yiemagent.loop.convert import IncrementalConverter
-from yiemagent.loop.model_call import assistant_message, stream_assistant_response, stream_response
-from yiemagent.loop.tool_calls import (
-    ensure_unique_tool_call_ids,
+from yiemagent.loop.batches import (
+    CANCELLED_TEXT,
+    execute_tool_calls,
     fail_tool_calls,
+    interrupted_text,
 )
+from yiemagent.loop.convert import IncrementalConverter
+from yiemagent.loop.model_call import assistant_message, stream_assistant_response
 from yiemagent.types import (
     AbortSignal,
     AgentContext,
@@ -46,15 +46,15 @@ from yiemagent.types import (
     TurnContext,
     TurnEndEvent,
     TurnStartEvent,
-    UserMessage,
 )
+from yiemagent.types.callbacks import Emit, EventSink, guarded_sink, maybe_await
+from yiemagent.types.messages import to_messages
 
 __all__ = [
     "agent_loop",
     "agent_loop_continue",
     "run_agent_loop",
     "run_agent_loop_continue",
-    "stream_assistant_response",
 ]
 
 logger = logging.getLogger(__name__)
@@ -120,7 +120,7 @@ async def run_agent_loop(
     (R-5.9). Returns the messages the run added, prompts first. A prompt given as a text
     (or one message) is taken as a list of one user message (or that message)."""
     prompts = _as_messages(prompts)
-    run = _Run(context, config, make_emit(emit), signal or AbortSignal(), stream_fn)
+    run = _Run(context, config, guarded_sink(emit), signal or AbortSignal(), stream_fn)
     run.new_messages.extend(prompts)
     context.messages.extend(prompts)
     await run.emit(AgentStartEvent())
@@ -144,7 +144,7 @@ async def run_agent_loop_continue(
         ConfigError: the transcript is empty or ends with an assistant message.
     """
     _check_can_continue(context)
-    run = _Run(context, config, make_emit(emit), signal or AbortSignal(), stream_fn)
+    run = _Run(context, config, guarded_sink(emit), signal or AbortSignal(), stream_fn)
     await run.emit(AgentStartEvent())
     await _start_turn(run)
     await _run(run)
@@ -303,35 +303,18 @@ async def _poll(
 
 
 def _as_messages(value: Any) -> list[AgentMessage]:
-    """A list of messages from a list of messages, one message, or a text (a user message);
-    texts in the list, and OpenAI-style `{"role": "user", "content": "..."}` dicts, become
-    user messages. Never iterates a text into characters, never lets through what the model
-    would silently not see.
+    """Prompts or a queue hook's answer as a list: one message, one text (a user message) or
+    one dict is taken as a list of it, never iterated into characters; then the one message
+    coercion (`to_messages`).
 
     Raises:
-        TypeError: `value` or one of its items is none of these.
+        MessageInputError: `value` or one of its items is not a message.
     """
     if not value:
         return []
     if isinstance(value, str | Mapping) or hasattr(value, "role"):
         value = [value]
-    elif not isinstance(value, Iterable):
-        raise TypeError(f"expected messages, got {type(value).__name__}")
-    return [_as_message(item) for item in value]
-
-
-def _as_message(item: Any) -> AgentMessage:
-    if isinstance(item, str):
-        return UserMessage(item)
-    if hasattr(item, "role"):
-        return item  # type: ignore[no-any-return]
-    if isinstance(item, Mapping) and item.get("role") == "user":
-        content = item.get("content")
-        if isinstance(content, str):
-            return UserMessage(content)
-    raise TypeError(
-        f"expected messages (UserMessage, ... or a text), got {type(item).__name__}: {item!r:.80}"
-    )
+    return to_messages(value, what="prompts")
 
 
 async def _prepare_next_turn(run: _Run, turn: TurnContext) -> None:
@@ -372,8 +355,8 @@ async def _call_model(run: _Run) -> AssistantMessage:
         await _emit_message(run, message)
     else:
         run.model_calls += 1
-        message = await stream_response(
-            run.context, run.config, run.signal, run.emit, run.stream_fn, run.convert
+        message = await stream_assistant_response(
+            run.context, run.config, run.signal, run.emit, run.stream_fn, converter=run.convert
         )
     run.append(message)
     run.turn_message = message
@@ -401,10 +384,9 @@ async def _run_tool_calls(
     """R-5.3: run the message's tool calls as a batch and append their results. A message cut
     off by the token limit (R-5.6) or ended by error/abort (R-5.7) runs none: each call gets an
     error result (R-4.1). Returns the results and whether the batch terminates (R-4.10)."""
-    calls = message.tool_calls
+    calls = message.tool_calls  # ids already unique: the model call saw to it (R-4.1)
     if not calls:
         return [], False
-    ensure_unique_tool_call_ids(message)
     run.unanswered = calls
     if message.stop_reason == "length":
         batch = await fail_tool_calls(calls, TRUNCATED_CALL_TEXT, run.emit)
@@ -413,8 +395,8 @@ async def _run_tool_calls(
     else:
         answered: list[ToolResultMessage] = []
         try:
-            batch = await run_tool_call_batch(
-                run.context, message, run.config, run.signal, run.emit, answered
+            batch = await execute_tool_calls(
+                run.context, message, run.config, run.signal, run.emit, answered=answered
             )
         except BaseException:  # cancelled or interrupted: every call answered all the same
             if answered:

@@ -6,6 +6,9 @@ the same steps for each call — start event, prepare, execute + finalize, end e
 message events — and differ only in when. `_Batch` records how far each call got, so that
 whatever happens (an abort, a bug in this module) every call ends with exactly one start
 event, one end event and one result message, in source order.
+
+The seeds' signatures (DESIGN §10): `signal=None` means no abort, and `emit` may be a plain
+or an async function (or None: no events); its exceptions are logged (R-5.1b).
 """
 
 from __future__ import annotations
@@ -14,13 +17,12 @@ import asyncio
 import logging
 from collections.abc import Sequence
 
-from yiemagent.loop._emit import Emit
 from yiemagent.loop.pipeline import (
-    _error_text,
     create_error_tool_result,
+    exception_text,
     execute_prepared_tool_call,
     finalize_executed_tool_call,
-    prepare_with_tools,
+    prepare_tool_call,
 )
 from yiemagent.types import (
     AgentContext,
@@ -39,14 +41,14 @@ from yiemagent.types import (
     ToolExecutionStartEvent,
     ToolResultMessage,
 )
-from yiemagent.types.messages import now_ms
+from yiemagent.types.callbacks import Emit, EventSink, guarded_sink
+from yiemagent.types.messages import ensure_unique_tool_call_ids, now_ms
 from yiemagent.types.signal import AbortSignal
 
 __all__ = [
     "CANCELLED_TEXT",
     "SKIPPED_TEXT",
     "create_tool_result_message",
-    "ensure_unique_tool_call_ids",
     "execute_tool_calls",
     "execute_tool_calls_parallel",
     "execute_tool_calls_sequential",
@@ -126,14 +128,14 @@ class _Batch:
         assistant_message: AssistantMessage,
         calls: Sequence[ToolCall],
         config: AgentLoopConfig,
-        signal: AbortSignal,
+        signal: AbortSignal | None,
         emit: Emit,
     ) -> None:
         self.context = context
         self.assistant_message = assistant_message
         self.calls = calls
         self.config = config
-        self.signal = signal
+        self.signal = AbortSignal() if signal is None else signal
         self.emit = emit
         self.tools: dict[str, AgentTool] = {tool.name: tool for tool in context.tools}
         n = len(calls)
@@ -153,13 +155,13 @@ class _Batch:
     async def prepare(self, i: int) -> PreparedToolCall | ImmediateOutcome:
         if self.signal.aborted:
             return ImmediateOutcome(create_error_tool_result(SKIPPED_TEXT), True)
-        return await prepare_with_tools(
-            self.tools,
+        return await prepare_tool_call(
             self.context,
             self.assistant_message,
             self.calls[i],
             self.config,
             self.signal,
+            tools=self.tools,
         )
 
     async def run(self, i: int, prepared: PreparedToolCall) -> None:
@@ -174,7 +176,7 @@ class _Batch:
             )
         except Exception as exc:
             logger.exception("tool call %s failed inside the pipeline", prepared.tool_call.id)
-            failed = create_error_tool_result(f"{_INTERNAL_ERROR}{_error_text(exc)}")
+            failed = create_error_tool_result(f"{_INTERNAL_ERROR}{exception_text(exc)}")
             finalized = FinalizedOutcome(prepared.tool_call, failed, True)
         await self.end(i, finalized)
 
@@ -279,7 +281,7 @@ async def _guarded(
         await (_parallel(batch) if parallel else _sequential(batch))
     except Exception as exc:
         logger.exception("tool-call batch failed; answering the remaining calls")
-        await batch.answer_the_rest(f"{_INTERNAL_ERROR}{_error_text(exc)}")
+        await batch.answer_the_rest(f"{_INTERNAL_ERROR}{exception_text(exc)}")
     except BaseException as exc:  # cancelled, or KeyboardInterrupt/SystemExit passing through
         for task in batch.tasks:
             task.cancel()
@@ -308,8 +310,10 @@ async def execute_tool_calls(
     context: AgentContext,
     assistant_message: AssistantMessage,
     config: AgentLoopConfig,
-    signal: AbortSignal,
-    emit: Emit,
+    signal: AbortSignal | None = None,
+    emit: EventSink | None = None,
+    *,
+    answered: list[ToolResultMessage] | None = None,
 ) -> ToolCallBatch:
     """Run the tool calls of `assistant_message` as one batch (seed 000 §9, seed 004).
 
@@ -317,32 +321,30 @@ async def execute_tool_calls(
     The batch runs in parallel when `config.tool_execution == "parallel"` and every called
     tool that exists has `parallel=True` (DESIGN §1), else sequentially.
 
+    Args:
+        context: the run's context (its tools, and what the hooks see).
+        assistant_message: the message whose tool calls run.
+        config: tool execution mode, cap, timeout and hooks.
+        signal: the run's signal; None: no abort.
+        emit: the event sink, plain or async; None: no events.
+        answered: when given and the calling task is cancelled, receives every result
+            message (one per call) before the `CancelledError` goes on (the loop puts them
+            in the transcript).
+
     Returns:
         One result message per tool call, in source order, and whether to terminate
         (R-4.10). Never raises, except `CancelledError` when the calling task is
         cancelled, after every call has had its events and an error result.
     """
-    return await run_tool_call_batch(context, assistant_message, config, signal, emit, None)
-
-
-async def run_tool_call_batch(
-    context: AgentContext,
-    assistant_message: AssistantMessage,
-    config: AgentLoopConfig,
-    signal: AbortSignal,
-    emit: Emit,
-    answered: list[ToolResultMessage] | None,
-) -> ToolCallBatch:
-    """`execute_tool_calls` for the loop: when cancelled, the result messages (one per call)
-    are in `answered` before the `CancelledError` goes on."""
+    sink = guarded_sink(emit)
     try:
         ensure_unique_tool_call_ids(assistant_message)
         calls = assistant_message.tool_calls
-        batch = _Batch(context, assistant_message, calls, config, signal, emit)
+        batch = _Batch(context, assistant_message, calls, config, signal, sink)
     except Exception as exc:  # a malformed message or context: still answer what we can
         logger.exception("could not set up the tool-call batch")
         calls = [b for b in assistant_message.content if isinstance(b, ToolCall)]
-        return await fail_tool_calls(calls, f"{_INTERNAL_ERROR}{_error_text(exc)}", emit)
+        return await fail_tool_calls(calls, f"{_INTERNAL_ERROR}{exception_text(exc)}", sink)
     if not calls:
         return ToolCallBatch([], False)
     parallel = config.tool_execution == "parallel" and all(
@@ -356,16 +358,17 @@ async def execute_tool_calls_sequential(
     assistant_message: AssistantMessage,
     tool_calls: Sequence[ToolCall],
     config: AgentLoopConfig,
-    signal: AbortSignal,
-    emit: Emit,
+    signal: AbortSignal | None = None,
+    emit: EventSink | None = None,
 ) -> ToolCallBatch:
     """Run `tool_calls` one after another (DESIGN R-4.8). Never raises for a tool problem.
 
     For each call: start event, prepare, execute, finalize, end event, result message events.
     Once the signal is aborted every remaining call gets start/end events and the error
-    result "Tool call skipped: the run was aborted".
+    result "Tool call skipped: the run was aborted". `signal` and `emit` as in
+    `execute_tool_calls`.
     """
-    batch = _Batch(context, assistant_message, tool_calls, config, signal, emit)
+    batch = _Batch(context, assistant_message, tool_calls, config, signal, guarded_sink(emit))
     return await _guarded(batch, parallel=False)
 
 
@@ -374,8 +377,8 @@ async def execute_tool_calls_parallel(
     assistant_message: AssistantMessage,
     tool_calls: Sequence[ToolCall],
     config: AgentLoopConfig,
-    signal: AbortSignal,
-    emit: Emit,
+    signal: AbortSignal | None = None,
+    emit: EventSink | None = None,
 ) -> ToolCallBatch:
     """Run `tool_calls` concurrently (DESIGN R-4.9). Never raises for a tool problem.
 
@@ -383,17 +386,21 @@ async def execute_tool_calls_parallel(
     end event at once). The prepared calls then run concurrently, at most
     `config.max_parallel_tools` at a time, each emitting its end event when it finishes.
     Result messages are emitted, and returned, in source order once all are done. Calls not
-    yet running when the run is aborted are skipped.
+    yet running when the run is aborted are skipped. `signal` and `emit` as in
+    `execute_tool_calls`.
     """
-    batch = _Batch(context, assistant_message, tool_calls, config, signal, emit)
+    batch = _Batch(context, assistant_message, tool_calls, config, signal, guarded_sink(emit))
     return await _guarded(batch, parallel=True)
 
 
-async def fail_tool_calls(tool_calls: Sequence[ToolCall], text: str, emit: Emit) -> ToolCallBatch:
+async def fail_tool_calls(
+    tool_calls: Sequence[ToolCall], text: str, emit: EventSink | None = None
+) -> ToolCallBatch:
     """Answer every call with the error result `text` without running it (R-4.1, R-5.6, R-5.7).
 
     Each call gets its start and end events and its result message events, in order.
     """
+    emit = guarded_sink(emit)
     messages: list[ToolResultMessage] = []
     for call in tool_calls:
         result = create_error_tool_result(text)
@@ -404,30 +411,3 @@ async def fail_tool_calls(tool_calls: Sequence[ToolCall], text: str, emit: Emit)
         await emit(MessageEndEvent(message))
         messages.append(message)
     return ToolCallBatch(messages, False)
-
-
-def ensure_unique_tool_call_ids(message: AssistantMessage) -> None:
-    """Rewrite empty or repeated tool-call ids of `message` in place (DESIGN R-4.1).
-
-    An empty id becomes `call_<n>` (n = the call's 1-based position); a repeated id becomes
-    `<id>_2`, `<id>_3`, …; each new id is checked against every id in the message.
-    """
-    calls = [block for block in message.content if isinstance(block, ToolCall)]
-    ids = [call.id for call in calls]
-    if all(ids) and len(set(ids)) == len(ids):
-        return
-    taken = set(ids)
-    seen: set[str] = set()
-    for n, call in enumerate(calls, start=1):
-        if call.id and call.id not in seen:
-            seen.add(call.id)
-            continue
-        base = call.id or f"call_{n}"
-        candidate = None if call.id else base
-        k = 1
-        while candidate is None or candidate in taken:
-            k += 1
-            candidate = f"{base}_{k}"
-        call.id = candidate
-        taken.add(candidate)
-        seen.add(candidate)

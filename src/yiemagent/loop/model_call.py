@@ -15,9 +15,8 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Literal
 
-from yiemagent.loop._emit import Emit, EventSink, make_emit, maybe_await
-from yiemagent.loop.batches import ensure_unique_tool_call_ids
 from yiemagent.loop.convert import IncrementalConverter, default_convert_to_llm
+from yiemagent.loop.deadline import Deadline
 from yiemagent.types import (
     AbortSignal,
     AgentContext,
@@ -36,72 +35,75 @@ from yiemagent.types import (
     StreamOptions,
     Usage,
 )
+from yiemagent.types.callbacks import Emit, EventSink, guarded_sink, maybe_await
+from yiemagent.types.messages import ensure_unique_tool_call_ids
 
-__all__ = ["assistant_message", "stream_assistant_response", "stream_response"]
+__all__ = ["assistant_message", "stream_assistant_response"]
 
 logger = logging.getLogger(__name__)
-
-ABORT_GRACE_S = 1.0
-"""Seconds a provider gets to end its stream after the run is aborted; then the loop ends
-the call itself with stop reason "aborted" (a provider or `llm_call` that ignores aborts
-never hangs a run)."""
 
 
 async def stream_assistant_response(
     context: AgentContext,
     config: AgentLoopConfig,
-    signal: AbortSignal | None,
-    emit: EventSink,
+    signal: AbortSignal | None = None,
+    emit: EventSink | None = None,
     stream_fn: StreamFn | None = None,
+    *,
+    converter: IncrementalConverter | None = None,
 ) -> AssistantMessage:
     """One model call (R-5.2): transform and convert the transcript, stream the answer.
 
     Emits `message_start` on the first provider event, `message_update` with the partial
-    message for each later one, and `message_end` with the final message. Never raises: a
-    failure (a hook, a provider bug, R-5.9) or a stream idle for `stream_idle_timeout_s`
-    (R-5.8) gives a message with stop reason "error" saying why. Does not append the message
-    to `context` (the loop does).
+    message for each later one, and `message_end` with the final message, whose empty or
+    repeated tool-call ids have been made unique (R-4.1). Never raises: a failure (a hook, a
+    provider bug, R-5.9) or a stream idle for `stream_idle_timeout_s` (R-5.8) gives a message
+    with stop reason "error" saying why; after an abort, a provider that does not end its
+    stream within `deadline.ABORT_GRACE_S` gives one with stop reason "aborted" (R-5.7).
+    Does not append the message to `context` (the loop does).
+
+    Args:
+        context: the transcript and tools.
+        config: the model, the hooks and the provider options.
+        signal: the run's signal; None: no abort.
+        emit: the event sink, plain or async (its exceptions are logged, R-5.1b); None: none.
+        stream_fn: the provider stream function; default `yiemagent.ai.stream`.
+        converter: the run's incremental `convert_to_llm` (the loop's); None: convert the
+            whole transcript.
     """
-    return await stream_response(
-        context, config, signal or AbortSignal(), make_emit(emit), stream_fn, None
+    emit = guarded_sink(emit)
+    if signal is None:
+        signal = AbortSignal()
+    call_signal = signal.child()  # aborted by the run, or alone by the idle deadline
+    deadline = Deadline(
+        config.stream_idle_timeout_s,
+        call_signal,
+        run=signal,
+        armed=False,
+        reason="the model stream went idle",
     )
-
-
-async def stream_response(
-    context: AgentContext,
-    config: AgentLoopConfig,
-    signal: AbortSignal,
-    emit: Emit,
-    stream_fn: StreamFn | None,
-    convert: IncrementalConverter | None,
-) -> AssistantMessage:
-    """`stream_assistant_response` for the loop: its own sink (already safe), and the run's
-    incremental converter (`None`: convert the whole transcript)."""
-    call_signal = AbortSignal()  # aborted by the run, or alone by the idle watchdog
-    detach = signal.add_listener(call_signal.abort)
-    watchdog = _Watchdog(config.stream_idle_timeout_s, call_signal)
     shown = _Shown()
     try:
-        llm_context = await _llm_context(context, config, signal, convert)
+        llm_context = await _llm_context(context, config, signal, converter)
         options = await _stream_options(config, call_signal)
         message = await _read_stream(
-            stream_fn or _default_stream_fn(), config, llm_context, options, emit, watchdog, shown
+            stream_fn or _default_stream_fn(), config, llm_context, options, emit, deadline, shown
         )
     except asyncio.CancelledError:
-        fired = watchdog.fired
-        if fired is None or watchdog.uncancel() > 0:
+        fired = deadline.fired
+        if fired is None or deadline.uncancel() > 0:
             raise
-        if fired == "aborted":
+        if fired == "aborted" or signal.aborted:
             message = _failed_message(config, shown.partial, "The run was aborted", "aborted")
         else:
-            text = f"The model stream sent nothing for {watchdog.timeout_s:g} s"
+            text = f"The model stream sent nothing for {deadline.timeout_s:g} s"
             message = _failed_message(config, shown.partial, text)
     except Exception as exc:
         logger.exception("model call failed")
         message = _failed_message(config, shown.partial, f"{type(exc).__name__}: {exc}")
     finally:
-        watchdog.stop()
-        detach()
+        deadline.close()
+        call_signal.detach()
     # R-4.1: empty or repeated tool-call ids are made unique before anyone sees the final
     # message, so message_end, the session store and the tool events all carry the same ids
     try:
@@ -180,22 +182,22 @@ async def _read_stream(
     llm_context: Context,
     options: StreamOptions,
     emit: Emit,
-    watchdog: _Watchdog,
+    deadline: Deadline,
     shown: _Shown,
 ) -> AssistantMessage:
     """Call the provider and turn its events into message events; returns the final message."""
-    watchdog.arm()
+    deadline.arm()
     response: AssistantMessageEventStream = await maybe_await(
         stream_fn(config.model, llm_context, options)
     )
     events = aiter(response)
     while True:
-        watchdog.arm()
+        deadline.arm()
         try:
             event: AssistantMessageEvent = await anext(events)
         except StopAsyncIteration:
             break
-        watchdog.disarm()
+        deadline.disarm()
         if isinstance(event, DoneEvent):
             await _close(events)
             return event.message
@@ -207,7 +209,7 @@ async def _read_stream(
             await emit(MessageStartEvent(event.partial))
         if event.type != "start":
             await emit(MessageUpdateEvent(event.partial, event))
-    watchdog.disarm()
+    deadline.disarm()
     return await response.result()
 
 
@@ -217,88 +219,6 @@ async def _close(events: AsyncIterator[AssistantMessageEvent]) -> None:
     aclose = getattr(events, "aclose", None)
     if aclose is not None:
         await aclose()
-
-
-class _Watchdog:
-    """Ends a model call whose provider has gone quiet: after `timeout_s` seconds without an
-    event (R-5.8, stop reason "error"), or `ABORT_GRACE_S` after the run was aborted when the
-    provider does not end the stream itself (R-5.7, stop reason "aborted").
-
-    One timer per model call, re-armed only when it fires, so a call that streams costs two
-    attribute writes per event. Only time spent waiting on the provider counts (`arm` …
-    `disarm`), not time spent in the loop's own event handlers. On expiry it aborts the
-    call's signal and cancels the waiting task, which `stream_response` turns into the
-    message. Abort listeners may run on any thread; they hop to the loop's thread.
-    """
-
-    __slots__ = (
-        "_handle",
-        "_loop",
-        "_signal",
-        "_task",
-        "aborted",
-        "fired",
-        "timeout_s",
-        "waiting_since",
-    )
-
-    def __init__(self, timeout_s: float | None, signal: AbortSignal) -> None:
-        self._loop = asyncio.get_running_loop()
-        self._task = asyncio.current_task()
-        self._signal = signal
-        self.timeout_s = timeout_s
-        self.aborted = False
-        self.fired: Literal["error", "aborted"] | None = None
-        self.waiting_since: float | None = None
-        self._handle: asyncio.TimerHandle | None = None
-        if timeout_s is not None:
-            self._handle = self._loop.call_later(timeout_s, self._check)
-        signal.add_listener(self._on_abort)
-
-    def arm(self) -> None:
-        self.waiting_since = self._loop.time()
-
-    def disarm(self) -> None:
-        self.waiting_since = None
-
-    def _on_abort(self, _reason: str | None) -> None:
-        if not self._loop.is_closed():
-            self._loop.call_soon_threadsafe(self._start_grace)
-
-    def _start_grace(self) -> None:
-        if self.fired is not None or self._task is None or self._task.done():
-            return
-        self.aborted = True
-        self._reschedule(self._loop.time() + ABORT_GRACE_S)
-
-    def _check(self) -> None:
-        limit = ABORT_GRACE_S if self.aborted else self.timeout_s
-        assert limit is not None
-        now, since = self._loop.time(), self.waiting_since
-        if since is None or now - since < limit:
-            self._reschedule((now if since is None else since) + limit)
-            return
-        self._handle = None
-        self.fired = "aborted" if self.aborted else "error"
-        self._signal.abort("the model stream went idle")
-        if self._task is not None:
-            self._task.cancel()
-
-    def _reschedule(self, when: float) -> None:
-        if self._handle is not None:
-            self._handle.cancel()
-        self._handle = self._loop.call_at(when, self._check)
-
-    def uncancel(self) -> int:
-        """Withdraw the watchdog's cancellation; returns the cancellations still pending."""
-        task = asyncio.current_task()
-        return task.uncancel() if task is not None else 0
-
-    def stop(self) -> None:
-        self._task = None  # a late abort listener does nothing now
-        if self._handle is not None:
-            self._handle.cancel()
-            self._handle = None
 
 
 def _failed_message(

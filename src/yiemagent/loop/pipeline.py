@@ -11,11 +11,15 @@ threads, so a plain tool that never returns (abandoned after a timeout) does not
 program from exiting.
 
 Abort (our choice where pi leaves it to the tool): when the run's signal is aborted while a
-tool runs, the tool's own signal is aborted at once and the pipeline waits up to
-`ABORT_GRACE_S` for the tool to return. A tool that returns in time has its result used (it
-decides what an abort means for it); one that does not is abandoned with the error result
-"Operation aborted: tool x did not stop within N s" (an async tool is cancelled, a thread is
-left to finish and its late result discarded). An abort never hangs the run on a tool.
+tool runs, the tool's own signal (a `child()` of the run's) is aborted at once and the
+pipeline waits up to `deadline.ABORT_GRACE_S` for the tool to return. A tool that returns in
+time has its result used (it decides what an abort means for it); one that does not is
+abandoned with the error result "Operation aborted: tool x did not stop within N s" (an async
+tool is cancelled, a thread is left to finish and its late result discarded). An abort never
+hangs the run on a tool.
+
+The seeds' signatures (DESIGN §10): `signal=None` means no abort, and `emit` may be a plain
+or an async function (or None: no events).
 """
 
 from __future__ import annotations
@@ -29,8 +33,8 @@ import threading
 from collections.abc import Mapping
 from typing import Any, TypeVar
 
-from yiemagent.loop._emit import Emit, maybe_await
 from yiemagent.loop._threads import DaemonThreadPool
+from yiemagent.loop.deadline import Deadline
 from yiemagent.tools.schema import ToolArgumentsError, validate_arguments_against_schema
 from yiemagent.types import (
     AfterToolCallContext,
@@ -50,12 +54,13 @@ from yiemagent.types import (
     ToolCall,
     ToolExecutionUpdateEvent,
 )
+from yiemagent.types.callbacks import Emit, EventSink, guarded_sink, is_async_callable, maybe_await
 from yiemagent.types.signal import AbortSignal
 
 __all__ = [
-    "ABORT_GRACE_S",
     "TOOL_THREADS",
     "create_error_tool_result",
+    "exception_text",
     "execute_prepared_tool_call",
     "finalize_executed_tool_call",
     "prepare_tool_call",
@@ -64,9 +69,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
-
-ABORT_GRACE_S = 1.0
-"""Seconds a running tool gets to return after the run is aborted before it is abandoned."""
 
 TOOL_THREADS = 256
 """Most plain-function tools running at once; threads are created on demand and reused."""
@@ -96,7 +98,7 @@ def create_error_tool_result(text: str) -> AgentToolResult:
     return AgentToolResult([TextContent(text or "Tool call failed")], {})
 
 
-def _error_text(exc: BaseException) -> str:
+def exception_text(exc: BaseException) -> str:
     """What the model reads about an exception: its text, else its class name (never empty)."""
     return str(exc) or type(exc).__name__
 
@@ -195,26 +197,31 @@ async def prepare_tool_call(
     assistant_message: AssistantMessage,
     tool_call: ToolCall,
     config: AgentLoopConfig,
-    signal: AbortSignal,
+    signal: AbortSignal | None = None,
+    *,
+    tools: Mapping[str, AgentTool] | None = None,
 ) -> PreparedToolCall | ImmediateOutcome:
     """Resolve the tool, prepare and validate the arguments, ask `before_tool_call` (R-4.4).
 
-    Seed 000 §8.1, seed 004 prepareToolCall. Never raises: every failure is an
-    `ImmediateOutcome` holding an error result.
+    Seed 000 §8.1, seed 004 prepareToolCall.
+
+    Args:
+        context: the run's context; the tool is looked up in `context.tools`.
+        assistant_message: the message holding `tool_call` (given to the hook).
+        tool_call: the call to prepare.
+        config: `before_tool_call` comes from here.
+        signal: the run's signal, given to the hook; None: no abort.
+        tools: `context.tools` indexed by name, when the caller has built it once for a
+            whole batch (else it is built here).
+
+    Returns:
+        The `PreparedToolCall` to execute, or an `ImmediateOutcome` holding an error result
+        (unknown tool, invalid arguments, blocked, aborted, a hook that raised). Never raises.
     """
-    tools = {tool.name: tool for tool in context.tools}
-    return await prepare_with_tools(tools, context, assistant_message, tool_call, config, signal)
-
-
-async def prepare_with_tools(
-    tools: Mapping[str, AgentTool],
-    context: AgentContext,
-    assistant_message: AssistantMessage,
-    tool_call: ToolCall,
-    config: AgentLoopConfig,
-    signal: AbortSignal,
-) -> PreparedToolCall | ImmediateOutcome:
-    """`prepare_tool_call` with the name → tool index built once per batch."""
+    if signal is None:
+        signal = AbortSignal()
+    if tools is None:
+        tools = {tool.name: tool for tool in context.tools}
     tool = tools.get(tool_call.name)
     if tool is None:
         return _not_found(tool_call.name, tools)
@@ -235,7 +242,7 @@ async def prepare_with_tools(
                 return ImmediateOutcome(result, True)
         return PreparedToolCall(tool, tool_call, args)
     except Exception as exc:
-        return ImmediateOutcome(create_error_tool_result(_error_text(exc)), True)
+        return ImmediateOutcome(create_error_tool_result(exception_text(exc)), True)
 
 
 # ── execute (R-4.5) ──────────────────────────────────────────────────────────
@@ -300,78 +307,10 @@ def _as_result(value: object, tool_name: str) -> AgentToolResult:
     )
 
 
-class _Watch:
-    """Ends one call early: at its timeout, or `ABORT_GRACE_S` after the run is aborted.
-
-    Either way the call's own signal is aborted first, then the calling task is cancelled
-    (which cancels an async tool, or stops waiting for a thread); `execute_prepared_tool_call`
-    takes that cancellation back with `Task.uncancel` (as `asyncio.timeout` does, without its
-    cost when no timeout is set).
-    """
-
-    __slots__ = ("_child", "_handle", "_loop", "_task", "closed", "ended_by")
-
-    def __init__(
-        self,
-        loop: asyncio.AbstractEventLoop,
-        child: AbortSignal,
-        task: asyncio.Task[Any],
-        timeout_s: float | None,
-    ) -> None:
-        self._loop = loop
-        self._child = child
-        self._task = task
-        self.ended_by: str | None = None
-        self.closed = False
-        self._handle: asyncio.TimerHandle | None = None
-        if timeout_s is not None:
-            self._handle = loop.call_later(timeout_s, self._end, "timeout")
-
-    def on_run_abort(self, reason: str | None) -> None:
-        """Signal listener; runs on whichever thread aborted the run."""
-        self._child.abort(reason)
-        with contextlib.suppress(RuntimeError):  # the loop is closed
-            self._loop.call_soon_threadsafe(self._start_grace)
-
-    def _start_grace(self) -> None:
-        if self.closed or self.ended_by is not None:
-            return
-        deadline = self._loop.time() + ABORT_GRACE_S
-        if self._handle is not None:
-            if self._handle.when() <= deadline:
-                return  # the timeout comes first
-            self._handle.cancel()
-        self._handle = self._loop.call_at(deadline, self._end, "abort")
-
-    def _end(self, why: str) -> None:
-        if self.closed or self.ended_by is not None:
-            return
-        self.ended_by = why
-        self._child.abort(why)
-        self._task.cancel()
-
-    def close(self) -> None:
-        self.closed = True
-        if self._handle is not None:
-            self._handle.cancel()
-
-
-_CO_COROUTINE = inspect.CO_COROUTINE
-
-
-def _is_async(execute: object) -> bool:
-    code = getattr(execute, "__code__", None)  # fast path: functions and bound methods
-    if code is not None:
-        return bool(code.co_flags & _CO_COROUTINE)
-    return inspect.iscoroutinefunction(execute) or inspect.iscoroutinefunction(
-        getattr(execute, "__call__", None)  # noqa: B004 - async callable objects
-    )
-
-
 async def execute_prepared_tool_call(
     prepared: PreparedToolCall,
-    signal: AbortSignal,
-    emit: Emit,
+    signal: AbortSignal | None = None,
+    emit: EventSink | None = None,
     *,
     timeout_s: float | None = None,
 ) -> ExecutedOutcome:
@@ -383,8 +322,9 @@ async def execute_prepared_tool_call(
 
     Args:
         prepared: the call from `prepare_tool_call`.
-        signal: the run's signal.
-        emit: the loop's event sink (never raises).
+        signal: the run's signal (the tool gets a `child()` of it); None: no abort.
+        emit: where `ToolExecutionUpdateEvent`s go, plain or async (its exceptions are
+            logged, R-5.1b); None: nowhere.
         timeout_s: seconds the call may take; `None` for no limit.
 
     Returns:
@@ -397,12 +337,13 @@ async def execute_prepared_tool_call(
     loop = asyncio.get_running_loop()
     task = asyncio.current_task()
     assert task is not None
-    updates = _Updates(loop, emit, call)
-    child = AbortSignal()
-    watch = _Watch(loop, child, task, timeout_s)
-    remove = signal.add_listener(watch.on_run_abort)
+    updates = _Updates(loop, guarded_sink(emit), call)
+    if signal is None:
+        signal = AbortSignal()
+    child = signal.child()  # R-4.5: aborting the run aborts it; aborting it touches nothing else
+    deadline = Deadline(timeout_s, child, run=signal, loop=loop, task=task)
     outcome: ExecutedOutcome
-    plain = not _is_async(tool.execute)
+    plain = not is_async_callable(tool.execute)
     try:
         if not plain:
             raw: Any = await tool.execute(call.id, prepared.args, child, updates)  # type: ignore[misc]
@@ -415,12 +356,12 @@ async def execute_prepared_tool_call(
                 raw = await raw
         outcome = ExecutedOutcome(_as_result(raw, tool.name), False)
     except asyncio.CancelledError as exc:
-        if watch.ended_by is None and task.cancelling():
+        if deadline.fired is None and task.cancelling():
             updates.accepting = False
             raise  # the caller was cancelled
-        outcome = ExecutedOutcome(create_error_tool_result(_error_text(exc)), True)
+        outcome = ExecutedOutcome(create_error_tool_result(exception_text(exc)), True)
     except Exception as exc:
-        outcome = ExecutedOutcome(create_error_tool_result(_error_text(exc)), True)
+        outcome = ExecutedOutcome(create_error_tool_result(exception_text(exc)), True)
     except BaseException as exc:
         # SystemExit (a wrapped CLI's sys.exit, argparse), GeneratorExit, ... raised by the
         # tool are the tool's failure, not the program's (R-4.1). A KeyboardInterrupt on the
@@ -430,16 +371,16 @@ async def execute_prepared_tool_call(
         text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
         outcome = ExecutedOutcome(create_error_tool_result(f"Tool {tool.name} raised {text}"), True)
     finally:
-        remove()
-        watch.close()
-    if watch.ended_by is not None:
+        deadline.close()
+        child.detach()
+    if deadline.fired is not None:
         if task.uncancel() > 0:  # the caller was cancelled too
             updates.accepting = False
             raise asyncio.CancelledError
-        if watch.ended_by == "timeout":
+        if deadline.fired == "timeout":
             text = f"Tool {tool.name} timed out after {timeout_s:g} s"
         else:
-            text = f"Operation aborted: tool {tool.name} did not stop within {ABORT_GRACE_S:g} s"
+            text = f"Operation aborted: tool {tool.name} did not stop within {deadline.grace_s:g} s"
         outcome = ExecutedOutcome(create_error_tool_result(text), True)
     await updates.drain()
     return outcome
@@ -464,14 +405,17 @@ async def finalize_executed_tool_call(
     prepared: PreparedToolCall,
     executed: ExecutedOutcome,
     config: AgentLoopConfig,
-    signal: AbortSignal,
+    signal: AbortSignal | None = None,
 ) -> FinalizedOutcome:
     """Apply `after_tool_call` (DESIGN R-4.6; seed 000 §8.3).
 
     Each non-`None` field of the hook's `AfterToolCallResult` replaces that field of the
     result (`is_error` included); the tool's result object is not mutated. The hook raising
-    gives an error result with its text. Never raises.
+    gives an error result with its text. `signal` (None: no abort) is given to the hook.
+    Never raises.
     """
+    if signal is None:
+        signal = AbortSignal()
     result = executed.result
     is_error = executed.is_error
     hook = config.after_tool_call
@@ -505,6 +449,6 @@ async def finalize_executed_tool_call(
                 if after.is_error is not None:
                     is_error = after.is_error
         except Exception as exc:
-            result = create_error_tool_result(_error_text(exc))
+            result = create_error_tool_result(exception_text(exc))
             is_error = True
     return FinalizedOutcome(prepared.tool_call, result, is_error)

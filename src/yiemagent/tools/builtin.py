@@ -2,20 +2,25 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import Any, Protocol
 
 from yiemagent.types.signal import AbortSignal
 from yiemagent.types.tools import AgentTool, AgentToolResult, OnUpdate
-
-if TYPE_CHECKING:
-    from yiemagent.tools.store import ToolStore
 
 __all__ = ["LIST_TOOLS_NAME", "format_tool_list", "list_tools_tool"]
 
 LIST_TOOLS_NAME = "listTools"
 
 
-def list_tools_tool(store: ToolStore) -> AgentTool:
+class _Listable(Protocol):
+    """What `listTools` reads of a `ToolStore` (so this module need not import the store)."""
+
+    @property
+    def tools(self) -> Mapping[str, AgentTool]: ...
+
+
+def list_tools_tool(store: _Listable) -> AgentTool:
     """A `listTools` tool bound to `store`: lists its tools at call time (DESIGN R-4.14).
 
     The text is `Available tools (N):` then `- name: label — description`, one a line (the

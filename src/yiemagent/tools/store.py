@@ -17,6 +17,7 @@ from pathlib import Path
 from types import MappingProxyType, ModuleType
 
 from yiemagent.errors import ConfigError, ToolLoadError
+from yiemagent.tools.builtin import LIST_TOOLS_NAME, list_tools_tool
 from yiemagent.tools.schema import check_schema
 from yiemagent.types.tools import AgentTool, check_tool_name
 
@@ -190,8 +191,6 @@ class ToolStore:
             tools[tool.name] = tool
             origin[tool.name] = f"already defined by {file.name}"
             modules[tool.name] = [module.__name__]
-        from yiemagent.tools.builtin import LIST_TOOLS_NAME, list_tools_tool
-
         if LIST_TOOLS_NAME not in tools:
             tools[LIST_TOOLS_NAME] = list_tools_tool(self)
         return tools, modules, failures

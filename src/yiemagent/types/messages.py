@@ -9,9 +9,12 @@ epoch (UTC).
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, runtime_checkable
+
+from yiemagent.errors import MessageInputError
 
 if TYPE_CHECKING:
     from pydantic import TypeAdapter
@@ -36,12 +39,14 @@ __all__ = [
     "Usage",
     "UserContent",
     "UserMessage",
+    "ensure_unique_tool_call_ids",
     "message_from_dict",
     "message_to_dict",
     "messages_from_json",
     "messages_to_json",
     "now_ms",
     "text_of",
+    "to_messages",
 ]
 
 
@@ -309,3 +314,85 @@ def messages_from_json(data: str | bytes) -> list[AgentMessage]:
 def text_of(content: list[Any]) -> str:
     """The text blocks of a content list joined with newlines (images and calls left out)."""
     return "\n".join(block.text for block in content if isinstance(block, TextContent))
+
+
+def ensure_unique_tool_call_ids(message: AssistantMessage) -> None:
+    """Rewrite empty or repeated tool-call ids of `message` in place (DESIGN R-4.1).
+
+    An empty id becomes `call_<n>` (n = the call's 1-based position); a repeated id becomes
+    `<id>_2`, `<id>_3`, …; each new id is checked against every id in the message. The loop
+    applies it once per model answer, before `message_end`, so the events, the transcript
+    and the tool results all carry the same ids; deterministic, so a stored transcript
+    repaired later gets the same ids.
+    """
+    calls = [block for block in message.content if isinstance(block, ToolCall)]
+    ids = [call.id for call in calls]
+    if all(ids) and len(set(ids)) == len(ids):
+        return
+    taken = set(ids)
+    seen: set[str] = set()
+    for n, call in enumerate(calls, start=1):
+        if call.id and call.id not in seen:
+            seen.add(call.id)
+            continue
+        base = call.id or f"call_{n}"
+        candidate = None if call.id else base
+        k = 1
+        while candidate is None or candidate in taken:
+            k += 1
+            candidate = f"{base}_{k}"
+        call.id = candidate
+        taken.add(candidate)
+        seen.add(candidate)
+
+
+def _user_text_dict(item: Mapping[str, Any]) -> AgentMessage:
+    if item.get("role", "user") == "user" and isinstance(item.get("content"), str):
+        return UserMessage(item["content"])
+    raise MessageInputError(
+        f"{dict(item)!r:.80} is not a message; a dict must be {{'role': 'user', 'content': str}}"
+    )
+
+
+def to_messages(
+    value: Any,
+    *,
+    what: str = "messages",
+    from_dict: Callable[[Mapping[str, Any]], AgentMessage] | None = None,
+) -> list[AgentMessage]:
+    """A new list of messages: the one coercion of messages given by a user (DESIGN §3).
+
+    Args:
+        value: an iterable whose items are messages (any object with a `str` `role`, custom
+            messages included), texts (each a `UserMessage`) or dicts (see `from_dict`).
+            Never a text itself: a text is never iterated into characters.
+        what: how the error text names `value` ("prompt", "state.messages", ...).
+        from_dict: turns a dict item into a message (the `Agent` passes its OpenAI chat
+            reader); default: `{"role": "user", "content": "text"}` as a `UserMessage`.
+
+    Raises:
+        MessageInputError: `value` is not an iterable of these (also a `TypeError` and a
+            `ValueError`); the text names `what` and the item.
+    """
+    if isinstance(value, str | bytes | Mapping) or not isinstance(value, Iterable):
+        raise MessageInputError(f"{what} must be a list of messages, not {type(value).__name__}")
+    convert = _user_text_dict if from_dict is None else from_dict
+    messages: list[AgentMessage] = []
+    for item in value:
+        if isinstance(getattr(item, "role", None), str):
+            messages.append(item)
+        elif isinstance(item, str):
+            messages.append(UserMessage(item))
+        elif isinstance(item, Mapping):
+            try:
+                messages.append(convert(item))
+            except MessageInputError:
+                raise
+            except (TypeError, ValueError) as exc:
+                raise MessageInputError(f"{what}: {exc}") from exc
+        else:
+            raise MessageInputError(
+                f"{what}: {item!r:.80} is not a message; pass UserMessage/AssistantMessage/... "
+                "objects, texts or OpenAI user dicts"
+            )
+    return messages

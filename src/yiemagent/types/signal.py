@@ -20,13 +20,14 @@ class AbortSignal:
     thread that calls `abort`, once; they must not block. A listener that raises is logged.
     """
 
-    __slots__ = ("_listeners", "_lock", "aborted", "reason")
+    __slots__ = ("_listeners", "_lock", "_parent", "aborted", "reason")
 
     def __init__(self) -> None:
         self.aborted: bool = False
         self.reason: str | None = None
         self._lock = threading.Lock()
         self._listeners: list[Callable[[str | None], None]] = []
+        self._parent: AbortSignal | None = None
 
     def abort(self, reason: str | None = None) -> None:
         """Raise the flag (idempotent: a second call changes nothing) and notify listeners."""
@@ -36,6 +37,7 @@ class AbortSignal:
             self.aborted = True
             self.reason = reason
             listeners, self._listeners = self._listeners, []
+        self.detach()
         for listener in listeners:  # one that raises must not keep the others from running
             try:
                 listener(reason)
@@ -53,15 +55,29 @@ class AbortSignal:
 
     def _remove(self, listener: Callable[[str | None], None]) -> None:
         with self._lock:
-            if listener in self._listeners:
+            if listener in self._listeners:  # else already called (aborted) or removed
                 self._listeners.remove(listener)
 
     def child(self) -> AbortSignal:
-        """A signal aborted when this one is; aborting it leaves this one alone."""
+        """A signal aborted when this one is; aborting it leaves this one alone.
+
+        Call `detach()` on the child when its work is over, so a long-lived parent (a run's
+        signal, across many tool calls) does not keep every child listening.
+        """
         child = AbortSignal()
-        remove = self.add_listener(child.abort)
-        child.add_listener(lambda _reason: remove())
+        with self._lock:
+            if not self.aborted:
+                self._listeners.append(child.abort)
+                child._parent = self
+                return child
+        child.abort(self.reason)
         return child
+
+    def detach(self) -> None:
+        """Stop following the parent signal (see `child`); a no-op on a signal with none."""
+        parent, self._parent = self._parent, None
+        if parent is not None:
+            parent._remove(self.abort)
 
     async def wait(self) -> str | None:
         """Wait until aborted; returns the reason."""

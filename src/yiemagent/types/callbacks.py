@@ -1,0 +1,86 @@
+"""Calling user callbacks that may be plain or async, and the guarded event sink (DESIGN §3,
+R-5.1b).
+
+Every hook, listener and `emit` the user passes may be a plain or an async function. This
+module is the one place that decides how such a callback is called: `maybe_await` for a value
+that may be awaitable, `is_async_callable` for a function that must be awaited, and
+`guarded_sink` for an event sink whose exceptions must not change the run.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
+
+if TYPE_CHECKING:
+    from yiemagent.types.events import AgentEvent
+
+__all__ = ["Emit", "EventSink", "GuardedSink", "guarded_sink", "is_async_callable", "maybe_await"]
+
+logger = logging.getLogger("yiemagent.loop")
+
+T = TypeVar("T")
+
+EventSink: TypeAlias = "Callable[[AgentEvent], Awaitable[None] | None]"
+"""What users pass as `emit` (the seeds' agentEventSink): plain or async."""
+
+Emit: TypeAlias = "Callable[[AgentEvent], Awaitable[None]]"
+"""An event sink that is always async and never raises (a `GuardedSink`)."""
+
+_CO_COROUTINE = inspect.CO_COROUTINE
+
+
+async def maybe_await(value: T | Awaitable[T]) -> T:
+    """`value` itself, or what it resolves to when it is awaitable."""
+    if inspect.isawaitable(value):
+        return await value
+    return value
+
+
+def is_async_callable(fn: object) -> bool:
+    """Whether calling `fn` returns a coroutine: an `async def` function or bound method, or an
+    object whose `__call__` is one (checked on the code flags first: the per-call fast path)."""
+    code = getattr(fn, "__code__", None)
+    if code is not None:
+        return bool(code.co_flags & _CO_COROUTINE)
+    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
+        getattr(fn, "__call__", None)  # noqa: B004 - async callable objects
+    )
+
+
+class GuardedSink:
+    """An event sink that awaits `sink(event, *extra)` when it is async and logs, with the
+    event type, what it raises instead of letting it change the run (DESIGN R-5.1b). The
+    loop's `emit`, the Agent's `on_event` and each `subscribe` listener (which also gets the
+    run's signal) are GuardedSinks."""
+
+    __slots__ = ("_sink", "_what")
+
+    def __init__(self, sink: Callable[..., Any] | None, what: str) -> None:
+        self._sink = sink
+        self._what = what
+
+    async def __call__(self, event: AgentEvent, *extra: Any) -> None:
+        sink = self._sink
+        if sink is None:
+            return
+        try:
+            result = sink(event, *extra)
+            if result is not None and inspect.isawaitable(result):
+                await result
+        except Exception:
+            logger.exception("%s raised on %s; the run goes on", self._what, event.type)
+
+
+def guarded_sink(sink: Callable[..., Any] | None, what: str = "event sink") -> GuardedSink:
+    """`sink` as a `GuardedSink` (the same object when it already is one; `None`: no events).
+
+    Args:
+        sink: a plain or async function of an event (and of `extra`), or None.
+        what: how the log names it ("event sink", "on_event", "agent listener").
+    """
+    if isinstance(sink, GuardedSink):
+        return sink
+    return GuardedSink(sink, what)
