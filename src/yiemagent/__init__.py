@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any
 
 from yiemagent.errors import (
     AgentBusyError,
-    AgentRunError,
     ConfigError,
     MessageInputError,
     ProviderError,
@@ -54,6 +53,7 @@ _LAZY: dict[str, str] = {
     "should_terminate": "yiemagent.loop",
     # agent (DESIGN §2.5)
     "Agent": "yiemagent.agent",
+    "AgentRunError": "yiemagent.agent",
     "format_openai_messages": "yiemagent.agent",
     "user_message_from_openai": "yiemagent.agent",
     # sessions (DESIGN §2.6, §10)
@@ -68,7 +68,6 @@ _LAZY: dict[str, str] = {
 
 __all__ = [
     "AgentBusyError",
-    "AgentRunError",
     "ConfigError",
     "MessageInputError",
     "ProviderError",
@@ -98,6 +97,7 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:
     from yiemagent.agent import (
         Agent as Agent,
+        AgentRunError as AgentRunError,
         format_openai_messages as format_openai_messages,
         user_message_from_openai as user_message_from_openai,
     )

@@ -7,14 +7,9 @@ configuration mistakes and misuse of the API (DESIGN §8).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from yiemagent.types import AgentMessage, AssistantMessage
 
 __all__ = [
     "AgentBusyError",
-    "AgentRunError",
     "BatchError",
     "ConfigError",
     "MessageInputError",
@@ -56,25 +51,6 @@ class ToolLoadError(YiemAgentError):
 
 class AgentBusyError(YiemAgentError, RuntimeError):
     """The agent is running and cannot take this call (DESIGN R-6.3, R-6.4, R-6.5)."""
-
-
-class AgentRunError(YiemAgentError):
-    """A run started by `Agent.prompt` or `Agent.resume` ended in error (DESIGN R-6.3).
-
-    The run is over and the agent is usable again (R-6.6); the run's messages are in its
-    transcript as with any run. An aborted run does not raise (it returns its "aborted"
-    message), and `send` / `take_response` hand back the error message instead.
-
-    Attributes:
-        message: the run's final assistant message (stop reason "error"); its
-            `error_message` is this exception's text.
-        new_messages: the messages the run added, prompts first.
-    """
-
-    def __init__(self, message: AssistantMessage, new_messages: Sequence[AgentMessage]) -> None:
-        self.message = message
-        self.new_messages: list[AgentMessage] = list(new_messages)
-        super().__init__(message.error_message or "the run ended in an error")
 
 
 class ProviderError(YiemAgentError):

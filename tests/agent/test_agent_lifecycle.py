@@ -10,8 +10,8 @@ import pytest
 
 from tests.agent._kit import EventWaiter, faux_agent, make_tool, user_texts
 from yiemagent import AgentBusyError, AssistantMessage, UserMessage, text_of
+from yiemagent.agent import AgentRunError
 from yiemagent.ai.faux import FauxModel, faux_message, faux_stall, faux_text, faux_tool_call
-from yiemagent.errors import AgentRunError
 from yiemagent.types import ImageContent
 
 

@@ -24,8 +24,8 @@ from yiemagent import (
     UserMessage,
     text_of,
 )
+from yiemagent.agent import AgentRunError
 from yiemagent.ai.faux import FauxModel, faux_message, faux_text, faux_tool_call
-from yiemagent.errors import AgentRunError
 from yiemagent.tools import list_tools_tool, write_tool_tool
 
 from ._kit import EventWaiter, faux_agent, make_tool, user_texts

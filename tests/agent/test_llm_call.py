@@ -26,7 +26,7 @@ from yiemagent import (
     tool,
     user_message_from_openai,
 )
-from yiemagent.errors import AgentRunError
+from yiemagent.agent import AgentRunError
 
 from ._kit import EventWaiter
 

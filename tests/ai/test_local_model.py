@@ -21,7 +21,7 @@ from yiemagent import (
     agent_loop,
 )
 from yiemagent.ai import Context, StreamOptions, get_model, stream
-from yiemagent.cli.main import DEFAULT_TOOLS_DIR
+from yiemagent.cli.options import DEFAULT_TOOLS_DIR
 
 pytestmark = [pytest.mark.local_model, pytest.mark.slow]
 

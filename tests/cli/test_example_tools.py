@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from yiemagent import AbortSignal, ToolStore
-from yiemagent.cli.main import DEFAULT_TOOLS_DIR
+from yiemagent.cli.options import DEFAULT_TOOLS_DIR
 
 
 def _module(name: str) -> ModuleType:

@@ -1,14 +1,15 @@
 """The stateful `Agent` (DESIGN §2.5, R-6; the seeds' `yiemAgent`).
 
-Public: `Agent`, and the OpenAI chat format in both directions, `format_openai_messages`
-and `user_message_from_openai`. Everything else in this package (the run driver, the state
+Public: `Agent`; `AgentRunError`, what `prompt`/`resume` raise when a run ends in error
+(R-6.3); the OpenAI chat format in both directions, `format_openai_messages` and
+`user_message_from_openai`. Everything else in this package (the run driver, the state
 reducer, input coercion, the queues, the session log, the `llm_call` adapter) is how the
 `Agent` works, not API; replace behaviour through the `Agent`'s constructor hooks instead.
 """
 
 from __future__ import annotations
 
-from yiemagent.agent.agent import Agent
+from yiemagent.agent.agent import Agent, AgentRunError
 from yiemagent.agent.openai_format import format_openai_messages, user_message_from_openai
 
-__all__ = ["Agent", "format_openai_messages", "user_message_from_openai"]
+__all__ = ["Agent", "AgentRunError", "format_openai_messages", "user_message_from_openai"]

@@ -23,7 +23,7 @@ from yiemagent.agent.queues import Notifier, PromptChannel, QueueMode, TurnQueue
 from yiemagent.agent.run import Listener, RunDriver
 from yiemagent.agent.session_log import SessionLog
 from yiemagent.agent.state import AgentStateView, placeholder_model
-from yiemagent.errors import AgentBusyError, AgentRunError, ConfigError
+from yiemagent.errors import AgentBusyError, ConfigError, YiemAgentError
 from yiemagent.types import (
     AgentEvent,
     AgentLoopConfig,
@@ -39,7 +39,27 @@ if TYPE_CHECKING:
     from yiemagent.sessions import SessionStore
     from yiemagent.tools import ToolStore
 
-__all__ = ["Agent", "format_openai_messages", "user_message_from_openai"]
+__all__ = ["Agent", "AgentRunError", "format_openai_messages", "user_message_from_openai"]
+
+
+class AgentRunError(YiemAgentError):
+    """A run started by `Agent.prompt` or `Agent.resume` ended in error (DESIGN R-6.3).
+
+    The run is over and the agent is usable again (R-6.6); the run's messages are in its
+    transcript as with any run. An aborted run does not raise (it returns its "aborted"
+    message), and `send` / `take_response` hand back the error message instead.
+
+    Attributes:
+        message: the run's final assistant message (stop reason "error"); its
+            `error_message` is this exception's text.
+        new_messages: the messages the run added, prompts first.
+    """
+
+    def __init__(self, message: AssistantMessage, new_messages: Sequence[AgentMessage]) -> None:
+        self.message = message
+        self.new_messages: list[AgentMessage] = list(new_messages)
+        super().__init__(message.error_message or "the run ended in an error")
+
 
 PROMPT_QUEUE_SIZE = 16
 FOLLOW_UP_QUEUE_SIZE = 32

@@ -42,12 +42,9 @@ from yiemagent.types import (
 )
 from yiemagent.types.callbacks import GuardedSink, guarded_sink, maybe_await
 
-__all__ = ["DEFAULT_LOCAL_MODEL", "Listener", "RunDriver", "RunOptions"]
+__all__ = ["Listener", "RunDriver", "RunOptions"]
 
 logger = logging.getLogger("yiemagent.agent")
-
-DEFAULT_LOCAL_MODEL = "local/qwen2.5-coder-0.5b"
-"""The embedded model an `Agent` given no model, `stream_fn` or `llm_call` runs (R-6.1)."""
 
 Listener: TypeAlias = Callable[[AgentEvent, AbortSignal], "Awaitable[None] | None"]
 """`subscribe` listeners: `(event, signal)`, plain or async (awaited in order)."""
@@ -197,9 +194,9 @@ class RunDriver:
             return placeholder_model("llm_call")
         if self._stream_fn is not None:
             return placeholder_model("custom")
-        from yiemagent.ai.models import get_model
+        from yiemagent.ai.models import DEFAULT_MODEL, get_model
 
-        model = get_model(DEFAULT_LOCAL_MODEL)  # the embedded model, on first use (R-6.1)
+        model = get_model(DEFAULT_MODEL)  # the embedded model, on first use (R-6.1)
         self._state.model = model
         return model
 

@@ -16,7 +16,11 @@ from yiemagent.errors import ProviderError
 from yiemagent.types.messages import Cost, Usage
 from yiemagent.types.model import Model, ModelCost
 
-__all__ = ["MODELS", "calculate_cost", "get_model"]
+DEFAULT_MODEL = "local/qwen2.5-coder-0.5b"
+"""The model an `Agent` given no model, `stream_fn` or `llm_call` runs (R-6.1), and `yiem`'s
+default `--model`: the embedded one (DESIGN §7)."""
+
+__all__ = ["DEFAULT_MODEL", "MODELS", "calculate_cost", "get_model"]
 
 _OPENAI_URL: Final = "https://api.openai.com/v1"
 _ANTHROPIC_URL: Final = "https://api.anthropic.com"

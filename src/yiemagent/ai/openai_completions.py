@@ -6,7 +6,7 @@ SDK, for OpenAI and any OpenAI-compatible server (llama.cpp, vLLM, Ollama, OpenR
 task of the running event loop. It never raises: every failure (HTTP status, connection,
 abort, idle timeout, a hook that raised) ends the stream with an `error` event whose
 `error_message` says what happened (HTTP status included, API key scrubbed). Retries are
-ours (`retry.py`), the SDK's are off.
+ours (`retry.py`, in the call frame of `call.py`), the SDK's are off.
 
 Decisions for compatible servers: `max_tokens` is sent only when `StreamOptions.max_tokens`
 is set (as `max_completion_tokens` to OpenAI itself, `max_tokens` elsewhere: llama.cpp, vLLM
@@ -23,53 +23,44 @@ not sent. `on_payload(body)` may return a new body; `on_response` gets
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
-import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from yiemagent.ai.builder import MessageBuilder
+from yiemagent.ai.call import (
+    await_with_idle_timeout,
+    body_error_text,
+    connection_error_text,
+    plain_failure_text,
+    read_sdk_stream,
+    run_sdk_call,
+    sdk_client,
+    start_call,
+)
+from yiemagent.ai.openai_request import REASONING_FIELDS, build_request_body, is_openai_proper
 from yiemagent.ai.partial_json import parse_json_object, parse_partial_json
 from yiemagent.ai.retry import (
     RetryDecision,
-    api_key_for_call,
-    apply_on_payload,
-    await_with_idle_timeout,
-    body_error_text,
-    call_hook,
     is_retryable_status,
-    iterate_with_idle_timeout,
     parse_retry_after_ms,
-    plain_failure_text,
-    run_with_retries,
-    sdk_client,
-    start_call,
     transport_error_types,
 )
-from yiemagent.ai.sanitize import image_base64, sanitize_surrogates
 from yiemagent.types.messages import (
-    AssistantMessage,
-    ImageContent,
-    Message,
-    TextContent,
     ThinkingContent,
     ToolCall,
-    ToolResultMessage,
     Usage,
-    UserMessage,
 )
 from yiemagent.types.model import AssistantMessageEventStream, Context, Model, StreamOptions
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
 
-__all__ = ["build_request_body", "convert_messages", "stream_openai_completions"]
+__all__ = ["stream_openai_completions"]
 
 logger = logging.getLogger(__name__)
 
-_REASONING_FIELDS = ("reasoning_content", "reasoning", "reasoning_text")
 _FINISH_REASONS = {
     "stop": "stop",
     "length": "length",
@@ -84,8 +75,6 @@ _FINISH_REASONS = {
     "max_tokens": "length",
     "max_output_tokens": "length",
 }
-_ID_OK = re.compile(r"^[A-Za-z0-9_-]{1,40}$")
-_IMAGE_OMITTED = "(image omitted: this model reads no images)"
 
 
 def stream_openai_completions(
@@ -108,182 +97,6 @@ def stream_openai_completions(
         describe=_describe,
         name="openai-completions",
     )
-
-
-def is_openai_proper(model: Model) -> bool:
-    """Whether `model` is OpenAI's own (provider "openai", also behind a proxy base URL)
-    rather than a compatible server."""
-    return model.provider == "openai"
-
-
-def openai_tool_call_id(tool_call_id: str) -> str:
-    """A tool-call id OpenAI accepts (≤ 40 of `[A-Za-z0-9_-]`), stable for a given input."""
-    if _ID_OK.match(tool_call_id):
-        return tool_call_id
-    clean = re.sub(r"[^A-Za-z0-9_-]", "_", tool_call_id)
-    if 0 < len(clean) <= 40:
-        return clean
-    return "call_" + hashlib.sha256(tool_call_id.encode(errors="replace")).hexdigest()[:32]
-
-
-_MISTRAL_ID_OK = re.compile(r"^[A-Za-z0-9]{9}$")
-
-
-def mistral_tool_call_id(tool_call_id: str) -> str:
-    """A tool-call id Mistral accepts (exactly 9 of `[A-Za-z0-9]`), stable for a given input."""
-    if _MISTRAL_ID_OK.match(tool_call_id):
-        return tool_call_id
-    return hashlib.sha256(tool_call_id.encode(errors="replace")).hexdigest()[:9]
-
-
-def is_mistral(model: Model) -> bool:
-    """Whether `model` is served by Mistral's API (its own rules for ids and tool messages)."""
-    return model.provider == "mistral" or "mistral.ai" in (model.base_url or "")
-
-
-# ── request ──────────────────────────────────────────────────────────────────
-
-
-def convert_messages(model: Model, context: Context) -> list[dict[str, Any]]:
-    """The Chat Completions `messages` for `context` (system prompt first; R-5.10 repair)."""
-    from yiemagent.ai.transform import transform_messages
-
-    out: list[dict[str, Any]] = []
-    if context.system_prompt:
-        role = "developer" if is_openai_proper(model) and model.reasoning else "system"
-        out.append({"role": role, "content": context.system_prompt})
-    images_ok = "image" in model.input
-    held: list[dict[str, Any]] = []  # image messages of tool results, after all the results
-    for message in transform_messages(
-        context.messages,
-        model,
-        normalize_tool_call_id=mistral_tool_call_id if is_mistral(model) else openai_tool_call_id,
-    ):
-        converted = _convert_message(message, model, images_ok)
-        if isinstance(message, ToolResultMessage):
-            # The tool messages answering one assistant message must follow it with nothing
-            # in between: a result's images wait until the last result.
-            out.append(converted[0])
-            held.extend(converted[1:])
-            continue
-        out.extend(held)
-        held.clear()
-        out.extend(converted)
-    out.extend(held)
-    return out
-
-
-def _convert_message(message: Message, model: Model, images_ok: bool) -> list[dict[str, Any]]:
-    if isinstance(message, UserMessage):
-        return [{"role": "user", "content": _user_content(message.content, images_ok)}]
-    if isinstance(message, AssistantMessage):
-        return _assistant(message, model)
-    if isinstance(message, ToolResultMessage):
-        text = "\n".join(b.text for b in message.content if isinstance(b, TextContent))
-        images = [b for b in message.content if isinstance(b, ImageContent)]
-        if images and not images_ok:
-            text = (text + "\n" if text.strip() else "") + _IMAGE_OMITTED
-        tool_message = {
-            "role": "tool",
-            "tool_call_id": message.tool_call_id,
-            # Servers reject empty or whitespace-only content: a placeholder keeps the pair.
-            "content": text if text.strip() else ("(error)" if message.is_error else "(no output)"),
-        }
-        if is_mistral(model):
-            tool_message["name"] = message.tool_name
-        if not (images and images_ok):
-            return [tool_message]
-        # Tool messages cannot carry images: hand them over in a user message right after.
-        parts = [TextContent(f"Images returned by the tool call {message.tool_call_id}:")]
-        return [tool_message, {"role": "user", "content": _user_content([*parts, *images], True)}]
-    return []
-
-
-def _user_content(blocks: list[Any], images_ok: bool) -> str | list[dict[str, Any]]:
-    if all(isinstance(b, TextContent) for b in blocks):
-        return "\n".join(b.text for b in blocks)
-    parts: list[dict[str, Any]] = []
-    for block in blocks:
-        if isinstance(block, TextContent):
-            parts.append({"type": "text", "text": block.text})
-        elif images_ok:
-            data, mime_type = image_base64(block.data, block.mime_type)
-            url = f"data:{mime_type};base64,{data}"
-            parts.append({"type": "image_url", "image_url": {"url": url}})
-        else:
-            parts.append({"type": "text", "text": _IMAGE_OMITTED})
-    return parts
-
-
-def _assistant(message: AssistantMessage, model: Model) -> list[dict[str, Any]]:
-    same_model = message.provider == model.provider and message.model == model.id
-    # Blocks apart (text around a call, another model's thinking turned into text) are
-    # joined by a newline so that their words do not run together.
-    text = "\n".join(b.text for b in message.content if isinstance(b, TextContent) and b.text)
-    out: dict[str, Any] = {"role": "assistant", "content": text if text.strip() else None}
-    thinking = [b for b in message.content if isinstance(b, ThinkingContent) and not b.redacted]
-    if same_model and thinking:
-        field_name = thinking[0].signature
-        if field_name in _REASONING_FIELDS:
-            out[field_name] = "\n".join(b.thinking for b in thinking)
-    calls = [b for b in message.content if isinstance(b, ToolCall)]
-    if calls:
-        out["tool_calls"] = [
-            {
-                "id": call.id,
-                "type": "function",
-                "function": {
-                    "name": call.name,
-                    "arguments": json.dumps(
-                        call.arguments if isinstance(call.arguments, dict) else {}
-                    ),
-                },
-            }
-            for call in calls
-        ]
-    if out["content"] is None and not calls:
-        return []
-    return [out]
-
-
-def build_request_body(model: Model, context: Context, options: StreamOptions) -> dict[str, Any]:
-    """The JSON body of the streaming Chat Completions request (before `on_payload`)."""
-    proper = is_openai_proper(model)
-    body: dict[str, Any] = {
-        "model": model.id,
-        "messages": convert_messages(model, context),
-        "stream": True,
-        "stream_options": {"include_usage": True},
-    }
-    if context.tools:
-        body["tools"] = [
-            {
-                "type": "function",
-                "function": {
-                    "name": tool.name,
-                    "description": tool.description,
-                    "parameters": tool.input_schema,
-                },
-            }
-            for tool in context.tools
-        ]
-    if options.temperature is not None:
-        body["temperature"] = options.temperature
-    if options.max_tokens is not None:
-        body["max_completion_tokens" if proper else "max_tokens"] = options.max_tokens
-    if options.reasoning and str(options.reasoning) != "off" and model.reasoning:  # "off": None
-        if model.provider == "openrouter" or "openrouter.ai" in (model.base_url or ""):
-            body["reasoning"] = {"effort": options.reasoning}
-        else:
-            body["reasoning_effort"] = options.reasoning
-    if proper and options.cache_retention != "none":
-        if options.session_id:
-            body["prompt_cache_key"] = options.session_id
-        if options.cache_retention == "long":
-            body["prompt_cache_retention"] = "24h"
-    if proper and options.metadata:
-        body["metadata"] = {str(k): str(v) for k, v in options.metadata.items()}
-    return body
 
 
 # ── streaming ────────────────────────────────────────────────────────────────
@@ -324,7 +137,7 @@ class _Assembler:
             delta = choice.delta
             if delta is None:
                 continue
-            for name in _REASONING_FIELDS:
+            for name in REASONING_FIELDS:
                 value = getattr(delta, name, None)
                 if isinstance(value, str) and value:
                     self.streamed = True
@@ -459,21 +272,20 @@ async def _call(
     builder: MessageBuilder,
     secrets: list[str | None],
 ) -> None:
-    api_key = api_key_for_call(
-        model, options.api_key, secrets, required=is_openai_proper(model), env_var="OPENAI_API_KEY"
-    )
-    body = await apply_on_payload(options.on_payload, build_request_body(model, context, options))
-    body = sanitize_surrogates(body)
     assembler = _Assembler(builder)
-    client = _client(model, options, api_key)
-    await run_with_retries(
-        lambda _n: _attempt(client, body, options, assembler),
+    await run_sdk_call(
+        model,
+        context,
+        options,
+        secrets,
+        env_var="OPENAI_API_KEY",
+        key_required=is_openai_proper(model),
+        build_body=build_request_body,
+        make_client=lambda api_key: _client(model, options, api_key),
+        assembler=assembler,
+        attempt=lambda client, body: _attempt(client, body, options, assembler),
         classify=_classify,
-        may_retry=lambda: not assembler.streamed,
-        signal=options.signal,
-        max_retry_delay_ms=options.max_retry_delay_ms,
     )
-    assembler.finish()
 
 
 def _client(model: Model, options: StreamOptions, api_key: str) -> AsyncOpenAI:
@@ -501,13 +313,7 @@ async def _attempt(
         logger.info("%s refuses stream_options; usage may be missing", client.base_url)
         _NO_STREAM_OPTIONS.add(str(client.base_url))
         raw = await _create(client, body, idle)
-    await call_hook(options.on_response, {"status": raw.status_code, "headers": dict(raw.headers)})
-    sdk_stream = raw.parse()
-    try:
-        async for chunk in iterate_with_idle_timeout(aiter(sdk_stream), idle):
-            assembler.on_chunk(chunk)
-    finally:
-        await sdk_stream.close()
+    await read_sdk_stream(raw, options, assembler.on_chunk)
 
 
 _NO_STREAM_OPTIONS: set[str] = set()
@@ -560,10 +366,7 @@ def _describe(exc: BaseException) -> str:
             detail = body_error_text(body) or detail
         return f"HTTP {exc.status_code} from the server: {detail}"
     if isinstance(exc, openai.APIConnectionError):
-        cause = exc.__cause__
-        url = getattr(getattr(exc, "request", None), "url", None)
-        where = f" reaching {url}" if url else ""
-        return f"connection error{where}: {exc}" + (f" ({cause})" if cause else "")
+        return connection_error_text(exc)
     plain = plain_failure_text(exc)
     if plain is not None:
         return plain

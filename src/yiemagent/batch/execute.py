@@ -16,9 +16,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeAlias
 
+from yiemagent.agent import AgentRunError
 from yiemagent.batch.results import TaskResult, TaskStatus
 from yiemagent.batch.tasks import BatchTask
-from yiemagent.errors import AgentRunError
 
 if TYPE_CHECKING:
     from yiemagent.agent import Agent

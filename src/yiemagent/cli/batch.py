@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from yiemagent.cli.options import DEFAULT_MODEL, DEFAULT_TOOLS_DIR, CliError
 from yiemagent.errors import YiemAgentError
 
 if TYPE_CHECKING:
@@ -30,17 +31,12 @@ if TYPE_CHECKING:
 
 __all__ = ["CliAgentFactory", "batch", "expand_ray_flag"]
 
-DEFAULT_MODEL = "local/qwen2.5-coder-0.5b"
-DEFAULT_TOOLS_DIR = Path(__file__).resolve().parent / "default_tools"
 LOCAL_RAY = "local"
 """`--ray` without an address: a Ray cluster started on this machine for the batch."""
 
 
 def _cli_error(message: str, code: int = 1) -> YiemAgentError:
-    """The CLI's one-line error (`yiemagent.cli.main.CliError`; imported late: main imports
-    this module)."""
-    from yiemagent.cli.main import CliError
-
+    """The CLI's one-line error (`CliError`)."""
     return CliError(message, code)
 
 

@@ -31,6 +31,7 @@ from rich.markup import escape
 
 from yiemagent.cli.batch import batch as batch_command, expand_ray_flag
 from yiemagent.cli.chat import chat as chat_command
+from yiemagent.cli.options import DEFAULT_MODEL, DEFAULT_TOOLS_DIR, EXIT_ERROR, CliError
 from yiemagent.errors import ConfigError, ProviderError, ToolLoadError, YiemAgentError
 from yiemagent.types import (
     AbortSignal,
@@ -41,12 +42,9 @@ from yiemagent.types import (
     UserMessage,
 )
 
-__all__ = ["DEFAULT_MODEL", "DEFAULT_TOOLS_DIR", "app", "main"]
+__all__ = ["app", "main"]
 
-DEFAULT_MODEL = "local/qwen2.5-coder-0.5b"
-DEFAULT_TOOLS_DIR = Path(__file__).resolve().parent / "default_tools"
 DEFAULT_SYSTEM = "You are a helpful assistant."
-EXIT_ERROR = 1
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
 T = TypeVar("T")
@@ -57,14 +55,6 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     help="yiemagent: run an LLM agent that calls tools (offline on the embedded model).",
 )
-
-
-class CliError(YiemAgentError):
-    """A problem to report on one line; `code` is the exit status."""
-
-    def __init__(self, message: str, code: int = EXIT_ERROR) -> None:
-        super().__init__(message)
-        self.code = code
 
 
 def _one_line(exc: BaseException) -> str:

@@ -25,6 +25,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from yiemagent.ai.models import DEFAULT_MODEL
 from yiemagent.errors import ProviderError
 
 __all__ = [
@@ -111,7 +112,7 @@ LOCAL_MODELS: dict[str, LocalModelSpec] = {
 }
 """The embedded models by id (`local/<id>`)."""
 
-DEFAULT_LOCAL_MODEL = "qwen2.5-coder-0.5b"
+DEFAULT_LOCAL_MODEL = DEFAULT_MODEL.removeprefix("local/")
 
 
 def local_spec(model_id: str) -> LocalModelSpec:

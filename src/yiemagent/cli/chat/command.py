@@ -54,7 +54,7 @@ def chat(
     import sys
 
     from yiemagent.cli.chat.setup import ChatOptions, build_setup
-    from yiemagent.cli.main import DEFAULT_MODEL
+    from yiemagent.cli.options import DEFAULT_MODEL
     from yiemagent.errors import ConfigError
 
     if not (sys.stdin.isatty() and sys.stdout.isatty()):

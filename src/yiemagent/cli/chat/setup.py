@@ -172,7 +172,7 @@ def _resolve_model(options: ChatOptions) -> tuple[Model, Any]:
 
 
 def _load_tools(options: ChatOptions, model: Model, notes: list[str]) -> ToolStore:
-    from yiemagent.cli.main import DEFAULT_TOOLS_DIR
+    from yiemagent.cli.options import DEFAULT_TOOLS_DIR
     from yiemagent.tools import ToolStore, write_tool_tool
 
     store = ToolStore("chat")

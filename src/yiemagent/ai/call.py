@@ -1,0 +1,372 @@
+"""The frame of one provider call, shared by the HTTP providers (DESIGN §7, §8): the call
+starts at once and returns its stream (`start_call`), never raises (`run_guarded`), reads its
+key (`api_key_for_call`, scrubbed from every error text), reuses one SDK client per event loop
+(`sdk_client`), honours idle limits (R-5.8), and runs the one
+skeleton both providers share (`run_sdk_call`, `read_sdk_stream`). When to retry is
+`retry.py`'s business.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import re
+import weakref
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Hashable
+from typing import Any, Protocol, TypeVar
+
+from yiemagent.ai.builder import MessageBuilder
+from yiemagent.ai.env_keys import NO_KEY, resolve_api_key, scrub
+from yiemagent.ai.retry import (
+    AbortedError,
+    RetryDecision,
+    RetryDelayTooLongError,
+    run_with_retries,
+)
+from yiemagent.ai.sanitize import sanitize_surrogates
+from yiemagent.errors import YiemAgentError
+from yiemagent.types.callbacks import maybe_await
+from yiemagent.types.model import AssistantMessageEventStream, Context, Model, StreamOptions
+
+__all__ = [
+    "IdleTimeoutError",
+    "SetupError",
+    "api_key_for_call",
+    "apply_on_payload",
+    "await_with_idle_timeout",
+    "body_error_text",
+    "cached_client",
+    "call_hook",
+    "connection_error_text",
+    "iterate_with_idle_timeout",
+    "plain_failure_text",
+    "read_sdk_stream",
+    "run_guarded",
+    "run_sdk_call",
+    "sdk_client",
+    "start_call",
+]
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+C = TypeVar("C")
+
+
+class IdleTimeoutError(YiemAgentError):
+    """No chunk arrived for the idle timeout (DESIGN R-5.8)."""
+
+
+class SetupError(YiemAgentError):
+    """A problem found before any request was sent (no API key)."""
+
+
+def api_key_for_call(
+    model: Model,
+    explicit: str | None,
+    secrets: list[str | None],
+    *,
+    required: bool,
+    env_var: str,
+) -> str:
+    """The key for one call: `explicit`, else the provider's environment variable; a keyless
+    local server gets the `NO_KEY` placeholder. Both candidates join `secrets`, so every error
+    text the call produces is scrubbed of them.
+
+    Raises:
+        SetupError: no key where the hosted API needs one (`required`).
+    """
+    secrets.append(explicit)
+    api_key = resolve_api_key(model.provider, explicit)
+    if api_key is None:
+        if required:
+            raise SetupError(
+                f"no API key for provider {model.provider!r}: set {env_var} in the environment"
+                " (in Python, api_key= also works)"
+            )
+        api_key = NO_KEY
+    secrets.append(api_key)
+    return api_key
+
+
+_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[Hashable, Any]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def cached_client(key: Hashable, factory: Callable[[], T]) -> T:
+    """The SDK client for `key` on the running event loop, made by `factory` on first use.
+
+    Building an SDK client costs ~20 ms (its HTTP client and TLS context), too much per turn;
+    its connection pool belongs to one event loop, so clients are kept per loop and dropped
+    with it (DESIGN R-6.7: a new `asyncio.run` gets new clients).
+    """
+    per_loop = _clients.setdefault(asyncio.get_running_loop(), {})
+    client = per_loop.get(key)
+    if client is None:
+        client = per_loop[key] = factory()
+    return client
+
+
+def sdk_client(sdk_class: Callable[..., T], model: Model, options: Any, api_key: str) -> T:
+    """The cached client of an official SDK (`AsyncOpenAI`, `AsyncAnthropic`) for this model's
+    base URL, key and headers; the SDK's own retries are off (`max_retries=0`): ours apply."""
+    headers = {**(model.headers or {}), **(options.headers or {})}
+    name = getattr(sdk_class, "__name__", repr(sdk_class))
+    key = (name, model.base_url, api_key, tuple(sorted(headers.items())))
+    return cached_client(
+        key,
+        lambda: sdk_class(
+            api_key=api_key, base_url=model.base_url, max_retries=0, default_headers=headers or None
+        ),
+    )
+
+
+def _idle_error(idle_timeout_s: float | None) -> IdleTimeoutError:
+    return IdleTimeoutError(
+        f"the provider sent nothing for {idle_timeout_s:g} s (stream idle timeout)"
+    )
+
+
+async def await_with_idle_timeout(awaitable: Awaitable[T], idle_timeout_s: float | None) -> T:
+    """`await awaitable`, raising `IdleTimeoutError` after `idle_timeout_s` seconds (the wait
+    for the response headers counts as idle time; no limit when None)."""
+    try:
+        async with asyncio.timeout(idle_timeout_s):
+            return await awaitable
+    except TimeoutError as exc:
+        raise _idle_error(idle_timeout_s) from exc
+
+
+async def iterate_with_idle_timeout(
+    source: AsyncIterator[T], idle_timeout_s: float | None
+) -> AsyncIterator[T]:
+    """Yield from `source`, raising `IdleTimeoutError` when one item takes longer than
+    `idle_timeout_s` seconds (no limit when None)."""
+    while True:
+        try:
+            if idle_timeout_s is None:
+                item = await anext(source)
+            else:
+                async with asyncio.timeout(idle_timeout_s):
+                    item = await anext(source)
+        except StopAsyncIteration:
+            return
+        except TimeoutError as exc:
+            raise _idle_error(idle_timeout_s) from exc
+        yield item
+
+
+async def call_hook(hook: Callable[[Any], Any] | None, value: Any) -> Any:
+    """`hook(value)`, awaited when it returns an awaitable; None without a hook."""
+    if hook is None:
+        return None
+    return await maybe_await(hook(value))
+
+
+async def apply_on_payload(
+    hook: Callable[[dict[str, Any]], Any] | None, body: dict[str, Any]
+) -> dict[str, Any]:
+    """The request body after `StreamOptions.on_payload` (a returned dict replaces it)."""
+    replaced = await call_hook(hook, body)
+    return replaced if isinstance(replaced, dict) else body
+
+
+_TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
+_TAG = re.compile(r"<[^>]+>")
+MAX_DETAIL_CHARS = 500
+"""Longest server-sent error text kept in an error message."""
+
+
+def body_error_text(body: object) -> str | None:
+    """The error text a server sent as a body that is not the API's JSON error: plain text,
+    an HTML page (its title, else its text), `{"error": "..."}` (Ollama), `{"detail": ...}`;
+    whitespace collapsed, at most `MAX_DETAIL_CHARS`. None when there is none."""
+    if isinstance(body, dict):
+        value = body.get("error")
+        if not isinstance(value, str):
+            value = body.get("detail") or body.get("message")
+        if value is None:
+            return None
+        text = value if isinstance(value, str) else str(value)
+    elif isinstance(body, str):
+        text = body
+        if "<" in text and ">" in text:
+            title = _TITLE.search(text)
+            text = title.group(1) if title else _TAG.sub(" ", text)
+    else:
+        return None
+    text = " ".join(text.split())
+    if len(text) > MAX_DETAIL_CHARS:
+        text = text[:MAX_DETAIL_CHARS] + "…"
+    return text or None
+
+
+def plain_failure_text(exc: BaseException) -> str | None:
+    """The error text of a failure that is not the SDK's own, None for others."""
+    if isinstance(exc, SetupError | IdleTimeoutError | RetryDelayTooLongError):
+        return str(exc)
+    if isinstance(exc, TimeoutError):
+        return "timed out waiting for the server"
+    if isinstance(exc, json.JSONDecodeError):
+        return f"the server sent a stream event that is not valid JSON: {exc} in {exc.doc[:200]!r}"
+    return None
+
+
+async def run_guarded(
+    builder: MessageBuilder,
+    work: Awaitable[None],
+    *,
+    describe: Callable[[BaseException], str],
+    secrets: list[str | None],
+    label: str,
+) -> None:
+    """Await a provider call's `work`, ending the message on any failure (providers never
+    raise): an abort → "aborted"; anything else → "error" with `describe(exc)`, every secret
+    scrubbed. A cancelled task ends the message as aborted, then re-raises."""
+    try:
+        await work
+    except AbortedError:
+        builder.fail("aborted", "the request was aborted")
+    except asyncio.CancelledError:
+        builder.fail("aborted", "the request was cancelled")
+        raise
+    except Exception as exc:
+        text = scrub(_describe_safely(describe, exc), secrets)
+        logger.info("%s failed: %s", label, text)
+        builder.fail("error", text)
+
+
+def _describe_safely(describe: Callable[[BaseException], str], exc: Exception) -> str:
+    """`describe(exc)`, or a plain text when the describer fails too: it must never keep the
+    message from ending (the stream would then wait for the idle watchdog, DESIGN §8)."""
+    if isinstance(exc, ModuleNotFoundError) and exc.name in ("openai", "anthropic"):
+        # The SDKs are imported at the first call (DESIGN §2): a missing extra shows here,
+        # and the describer, which imports the SDK too, would fail the same way.
+        return (
+            f"the {exc.name} SDK is not installed: pip install 'yiemagent[{exc.name}]' "
+            f"(from a checkout: .venv/bin/pip install -e '.[{exc.name}]')"
+        )
+    plain = plain_failure_text(exc)
+    if plain is not None:
+        # Our own errors need no SDK: the describer imports it first, so a missing key
+        # without the extra would otherwise show as a describer failure.
+        return plain
+    try:
+        return describe(exc)
+    except Exception as inner:
+        logger.warning("describing %r failed: %r", exc, inner)
+        return f"{type(exc).__name__}: {exc}"
+
+
+_tasks: set[asyncio.Task[None]] = set()
+"""Running provider calls (the event loop keeps only weak references to tasks)."""
+
+
+def start_call(
+    model: Model,
+    work: Callable[[MessageBuilder, list[str | None]], Coroutine[Any, Any, None]],
+    *,
+    describe: Callable[[BaseException], str],
+    name: str,
+) -> AssistantMessageEventStream:
+    """Start a provider call on the running event loop and return its stream at once.
+
+    `work(builder, secrets)` streams into the builder and appends every key it uses to
+    `secrets` (scrubbed from error texts). The call runs under `run_guarded`, so the stream
+    always ends; without a running loop it ends at once with an error (never raises).
+    """
+    stream = AssistantMessageEventStream()
+    builder = MessageBuilder(model, stream)
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError as exc:
+        builder.start()
+        builder.fail("error", f"{name} needs a running event loop: {exc}")
+        return stream
+
+    async def main() -> None:
+        builder.start()
+        secrets: list[str | None] = []
+        label = f"{name} call to {model.id}"
+        await run_guarded(
+            builder, work(builder, secrets), describe=describe, secrets=secrets, label=label
+        )
+
+    task = loop.create_task(main())
+    _tasks.add(task)
+    task.add_done_callback(_tasks.discard)
+    return stream
+
+
+# ── the skeleton both SDK providers share ───────────────────────────────────
+
+
+class StreamAssembler(Protocol):
+    """What a provider's stream assembler offers the call skeleton."""
+
+    @property
+    def streamed(self) -> bool:
+        """Whether content has reached the message (then a retry would repeat it)."""
+        ...
+
+    def finish(self) -> None:
+        """End the message after the last event (a stream that just stops)."""
+        ...
+
+
+async def run_sdk_call(
+    model: Model,
+    context: Context,
+    options: StreamOptions,
+    secrets: list[str | None],
+    *,
+    env_var: str,
+    key_required: bool,
+    build_body: Callable[[Model, Context, StreamOptions], dict[str, Any]],
+    make_client: Callable[[str], C],
+    assembler: StreamAssembler,
+    attempt: Callable[[C, dict[str, Any]], Awaitable[None]],
+    classify: Callable[[BaseException], RetryDecision | None],
+) -> None:
+    """One SDK provider call (DESIGN §7): the key (`env_var`; `key_required` for a hosted
+    API), the request body (`build_body`, then `StreamOptions.on_payload`, then surrogates
+    made safe), the cached client (`make_client(api_key)`), the attempts (`attempt(client,
+    body)`, retried as `classify` says while `assembler` has streamed nothing), and the end
+    of the message. Raises what the last attempt raised; `start_call` ends the stream."""
+    api_key = api_key_for_call(
+        model, options.api_key, secrets, required=key_required, env_var=env_var
+    )
+    body = await apply_on_payload(options.on_payload, build_body(model, context, options))
+    body = sanitize_surrogates(body)
+    client = make_client(api_key)
+    await run_with_retries(
+        lambda _n: attempt(client, body),
+        classify=classify,
+        may_retry=lambda: not assembler.streamed,
+        signal=options.signal,
+        max_retry_delay_ms=options.max_retry_delay_ms,
+    )
+    assembler.finish()
+
+
+async def read_sdk_stream(raw: Any, options: StreamOptions, on_item: Callable[[Any], None]) -> None:
+    """Read one SDK raw response: `StreamOptions.on_response` gets `{"status", "headers"}`,
+    then each streamed item goes to `on_item`, each within the idle limit (R-5.8); the SDK
+    stream is closed however this ends."""
+    await call_hook(options.on_response, {"status": raw.status_code, "headers": dict(raw.headers)})
+    sdk_stream = await maybe_await(raw.parse())
+    try:
+        async for item in iterate_with_idle_timeout(aiter(sdk_stream), options.idle_timeout_s):
+            on_item(item)
+    finally:
+        await sdk_stream.close()
+
+
+def connection_error_text(exc: BaseException) -> str:
+    """What a failed connection says: where it went, the SDK's text and the cause."""
+    cause = exc.__cause__
+    url = getattr(getattr(exc, "request", None), "url", None)
+    where = f" reaching {url}" if url else ""
+    return f"connection error{where}: {exc}" + (f" ({cause})" if cause else "")
