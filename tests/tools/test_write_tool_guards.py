@@ -24,7 +24,7 @@ from yiemagent import (
 from yiemagent.ai.faux import FauxModel, faux_message, faux_tool_call
 from yiemagent.tools import MAX_CODE_CHARS, WRITTEN_MARK, WriteToolError
 
-from ._helpers import run_tool
+from ._kit import run_tool
 
 SCHEMA: dict[str, Any] = {"type": "object", "properties": {"x": {"type": "integer"}}}
 
