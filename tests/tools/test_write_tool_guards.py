@@ -179,6 +179,20 @@ def _alive(pid: int) -> bool:
     return True
 
 
+def _gone_within(pid: int, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return not _alive(pid)
+
+
+def _cpu_while_idle(seconds: float) -> float:
+    """CPU seconds this process (all its threads) used while the caller slept."""
+    cpu = time.process_time()
+    time.sleep(seconds)
+    return time.process_time() - cpu
+
+
 @pytest.mark.timeout(90)
 async def test_a_looping_written_tool_times_out_and_nothing_keeps_spinning(
     tmp_path: Path,
@@ -209,10 +223,5 @@ async def test_a_looping_written_tool_times_out_and_nothing_keeps_spinning(
     assert text_of(result.content) == "Tool spin timed out after 2 s"
     pid = int(pidfile.read_text())
     assert pid != os.getpid()  # it ran in its own process ...
-    deadline = time.monotonic() + 10
-    while _alive(pid) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not _alive(pid)  # ... which the timeout killed
-    cpu = time.process_time()
-    time.sleep(1.0)
-    assert time.process_time() - cpu < 0.3  # no thread of ours spins either
+    assert _gone_within(pid, 10.0)  # ... which the timeout killed
+    assert _cpu_while_idle(1.0) < 0.3  # and no thread of ours spins either
