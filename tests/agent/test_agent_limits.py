@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from yiemagent import Agent, AgentTool, ConfigError, ToolResultMessage, text_of
+from yiemagent import Agent, AgentRunError, AgentTool, ConfigError, ToolResultMessage, text_of
 from yiemagent.ai.faux import FauxModel, faux_message, faux_stall, faux_tool_call
 
 SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
@@ -35,9 +35,9 @@ async def test_stream_idle_timeout_s_ends_a_silent_stream() -> None:
     fm = FauxModel([faux_stall(1)])
     agent = Agent(model=fm.model, stream_fn=fm.stream_fn, stream_idle_timeout_s=0.2)
     started = time.monotonic()
-    answer = await agent.prompt("go")
-    assert answer.stop_reason == "error"
-    assert answer.error_message == "The model stream sent nothing for 0.2 s"
+    with pytest.raises(AgentRunError) as caught:  # a run ending in error raises
+        await agent.prompt("go")
+    assert caught.value.message.error_message == "The model stream sent nothing for 0.2 s"
     assert time.monotonic() - started < 10
 
 
