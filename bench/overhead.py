@@ -1,15 +1,17 @@
-"""Framework overhead per tool call (DESIGN §9: ≤ 30 µs median, faux model, no-op tool).
+"""Framework overhead per tool call (DESIGN §9: ≤ 20 µs async, ≤ 40 µs plain functions,
+through `run_agent_loop` and through `Agent.prompt`; ≤ 30 µs with the streaming faux model).
 
-Measured through the whole loop: `run_agent_loop` on a `FauxModel` whose first response
-holds N calls of a no-op tool and whose second is a text answer, minus the same run whose
-first response is a text answer with no tool calls; divided by N. The faux model streams
-the tool calls too, so the figure includes streaming N tool calls (partial-JSON parsing,
-`message_update` events), not only the pipeline. Reports the median over many runs, for
-async and plain-function no-op tools, in sequential and parallel mode.
+Workload (issue 12 item 6): one run of 20 turns, each turn an assistant message holding N
+calls of a no-op tool, then a text answer; the model is a `stream_fn` that hands back
+pre-built messages (one `done` event each), so what is timed is the framework. The figure is
+(time at N = 50 − time at N = 1) / (20 × 49), the median over many runs, for async and plain
+no-op tools in sequential and parallel mode, through the loop and through the Agent.
 
-Then the same for `execute_tool_calls` alone, to show the pipeline's share.
+Then: the same through `run_agent_loop` on the streaming `FauxModel` (one batch of N calls,
+so streaming the calls is included), and the cost of one `isolation="process"` call on a
+warm worker process (docs/tools.md "Stoppable tools"), against a plain thread call.
 
-Usage: `.venv/bin/python bench/overhead.py [--calls 50] [--runs 60]`
+Usage: `.venv/bin/python bench/overhead.py [--runs 30]`
 """
 
 from __future__ import annotations
@@ -19,23 +21,30 @@ import asyncio
 import gc
 import statistics
 import time
+from collections.abc import Callable
 from typing import Any
 
 from yiemagent import (
-    AbortSignal,
+    Agent,
     AgentContext,
-    AgentEvent,
     AgentLoopConfig,
     AgentTool,
     AssistantMessage,
+    AssistantMessageEventStream,
+    Context,
+    DoneEvent,
+    Model,
+    StreamOptions,
+    TextContent,
     ToolCall,
     UserMessage,
-    execute_tool_calls,
     run_agent_loop,
 )
 from yiemagent.ai.faux import FauxModel, faux_message, faux_text, faux_tool_call
 
 SCHEMA: dict[str, Any] = {"type": "object", "properties": {"x": {"type": "integer"}}}
+TURNS = 20
+WIDE, NARROW = 50, 1
 
 
 async def noop_async(tool_call_id: str, args: Any, signal: Any, on_update: Any) -> str:
@@ -46,86 +55,118 @@ def noop_plain(tool_call_id: str, args: Any, signal: Any, on_update: Any) -> str
     return "ok"
 
 
-def make_tool(plain: bool) -> AgentTool:
-    return AgentTool(
-        name="noop",
-        label="noop",
-        description="does nothing",
-        input_schema=SCHEMA,
-        execute=noop_plain if plain else noop_async,
-        parallel=True,
-    )
+def make_tool(kind: str) -> AgentTool:
+    execute = noop_async if kind == "async" else noop_plain
+    isolation = "process" if kind == "process" else "thread"
+    return AgentTool("noop", "noop", "does nothing", SCHEMA, execute, parallel=True,
+                     isolation=isolation)  # fmt: skip
 
 
-async def one_run(n_calls: int, tool: AgentTool, mode: str) -> float:
-    """Seconds for one run whose first response holds `n_calls` tool calls (0: plain text)."""
-    if n_calls:
-        calls = [faux_tool_call("noop", {"x": i}, id=f"c{i}") for i in range(n_calls)]
-        first = faux_message(faux_text("working"), *calls)
-    else:
-        first = faux_message(faux_text("working"))
-    fm = FauxModel([first, "done"], chunk_size=10_000)
-    config = AgentLoopConfig(model=fm.model, tool_execution=mode)  # type: ignore[arg-type]
+def script(calls: int) -> list[AssistantMessage]:
+    """The run's model answers, built before the clock starts."""
+    out = []
+    for turn in range(TURNS):
+        content: list[Any] = [ToolCall(f"c{turn}_{i}", "noop", {"x": i}) for i in range(calls)]
+        out.append(AssistantMessage(content, stop_reason="toolUse"))
+    out.append(AssistantMessage([TextContent("done")]))
+    return out
+
+
+def prebuilt(messages: list[AssistantMessage]) -> Callable[..., AssistantMessageEventStream]:
+    answers = iter(messages)
+
+    def stream_fn(
+        model: Model, context: Context, options: StreamOptions | None
+    ) -> AssistantMessageEventStream:
+        message = next(answers)
+        stream = AssistantMessageEventStream()
+        stream.push(DoneEvent(message.stop_reason, message))  # type: ignore[arg-type]
+        return stream
+
+    return stream_fn
+
+
+MODEL = FauxModel([]).model
+
+
+async def loop_run(calls: int, tool: AgentTool, mode: str) -> float:
+    stream_fn = prebuilt(script(calls))
+    config = AgentLoopConfig(model=MODEL, tool_execution=mode)  # type: ignore[arg-type]
     context = AgentContext(tools=[tool])
     start = time.perf_counter()
-    await run_agent_loop(
-        [UserMessage("go")], context, config, lambda e: None, stream_fn=fm.stream_fn
-    )
+    await run_agent_loop([UserMessage("go")], context, config, lambda e: None, None, stream_fn)
     return time.perf_counter() - start
 
 
-async def overhead_us(n_calls: int, runs: int, plain: bool, mode: str) -> float:
-    tool = make_tool(plain)
-    for _ in range(5):  # warm up caches (schema validators, imports)
-        await one_run(n_calls, tool, mode)
-        await one_run(0, tool, mode)
-    per_call: list[float] = []
+async def agent_run(calls: int, tool: AgentTool, mode: str) -> float:
+    agent = Agent(model=MODEL, stream_fn=prebuilt(script(calls)), tools=[tool],
+                  tool_execution=mode)  # fmt: skip
+    start = time.perf_counter()
+    await agent.prompt("go")
+    return time.perf_counter() - start
+
+
+async def per_call_us(path: Callable[..., Any], runs: int, kind: str, mode: str) -> float:
+    tool = make_tool(kind)
+    for _ in range(3):  # warm up: imports, validators, worker threads
+        await path(WIDE, tool, mode)
+        await path(NARROW, tool, mode)
+    samples = []
     gc.collect()
     for _ in range(runs):
-        with_calls = await one_run(n_calls, tool, mode)
-        without = await one_run(0, tool, mode)
-        per_call.append((with_calls - without) / n_calls * 1e6)
-    return statistics.median(per_call)
+        wide = await path(WIDE, tool, mode)
+        narrow = await path(NARROW, tool, mode)
+        samples.append((wide - narrow) / (TURNS * (WIDE - NARROW)) * 1e6)
+    return statistics.median(samples)
 
 
-async def pipeline_only_us(n_calls: int, runs: int, plain: bool, mode: str) -> float:
-    """µs per call of `execute_tool_calls` alone (no model, no loop): the pipeline's share."""
-    tool = make_tool(plain)
-    config = AgentLoopConfig(model=FauxModel([]).model, tool_execution=mode)  # type: ignore[arg-type]
+async def faux_us(runs: int, kind: str, mode: str, calls: int = 50) -> float:
+    """µs per call through the loop on the streaming faux model (one batch of `calls`)."""
+    tool = make_tool(kind)
 
-    async def emit(event: AgentEvent) -> None:
-        return None
-
-    async def once() -> float:
-        calls = [ToolCall(id=f"c{i}", name="noop", arguments={"x": i}) for i in range(n_calls)]
-        message = AssistantMessage(content=list(calls), stop_reason="toolUse")
+    async def once(n: int) -> float:
+        first = faux_message(faux_text("working"), *(faux_tool_call("noop", {"x": i}, id=f"c{i}")
+                                                    for i in range(n)))  # fmt: skip
+        fm = FauxModel([first, "done"], chunk_size=10_000)
+        config = AgentLoopConfig(model=fm.model, tool_execution=mode)  # type: ignore[arg-type]
         start = time.perf_counter()
-        await execute_tool_calls(AgentContext(tools=[tool]), message, config, AbortSignal(), emit)
-        return (time.perf_counter() - start) / n_calls * 1e6
+        await run_agent_loop(
+            [UserMessage("go")], AgentContext(tools=[tool]), config, lambda e: None,
+            stream_fn=fm.stream_fn,
+        )  # fmt: skip
+        return time.perf_counter() - start
 
-    for _ in range(5):
-        await once()
-    return statistics.median([await once() for _ in range(runs)])
+    for _ in range(3):
+        await once(calls)
+    return statistics.median(
+        [(await once(calls) - await once(0)) / calls * 1e6 for _ in range(runs)]
+    )
 
 
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--calls", type=int, default=50, help="tool calls per run")
-    parser.add_argument("--runs", type=int, default=60, help="runs per figure")
+    parser.add_argument("--runs", type=int, default=30, help="runs per figure")
     ns = parser.parse_args()
-    print(f"framework overhead per tool call, µs (median of {ns.runs} runs of {ns.calls} calls)")
-    print("through run_agent_loop + FauxModel; budget ≤ 30 µs (DESIGN §9)")
-    for plain in (False, True):
+    print(f"overhead per tool call, µs: {TURNS} turns × {WIDE} vs × {NARROW} no-op calls, "
+          f"pre-built messages, median of {ns.runs} runs")  # fmt: skip
+    print("budget: async ≤ 20 µs, plain ≤ 40 µs (DESIGN §9)")
+    print(f"  {'tool':8} {'mode':10} {'run_agent_loop':>15} {'Agent.prompt':>13} {'ratio':>6}")
+    for kind in ("async", "plain"):
         for mode in ("sequential", "parallel"):
-            value = await overhead_us(ns.calls, ns.runs, plain, mode)
-            kind = "plain (worker thread)" if plain else "async"
-            print(f"  {kind:22} {mode:10} {value:8.1f} µs")
-    print("the pipeline's share: execute_tool_calls alone, µs per call")
-    for plain in (False, True):
+            loop_us = await per_call_us(loop_run, ns.runs, kind, mode)
+            agent_us = await per_call_us(agent_run, ns.runs, kind, mode)
+            print(f"  {kind:8} {mode:10} {loop_us:15.1f} {agent_us:13.1f} "
+                  f"{agent_us / loop_us:6.2f}")  # fmt: skip
+    print("streaming FauxModel (one batch of 50 calls), run_agent_loop; budget ≤ 30 µs")
+    for kind in ("async", "plain"):
         for mode in ("sequential", "parallel"):
-            value = await pipeline_only_us(ns.calls, ns.runs, plain, mode)
-            kind = "plain (worker thread)" if plain else "async"
-            print(f"  {kind:22} {mode:10} {value:8.1f} µs")
+            print(f"  {kind:8} {mode:10} {await faux_us(ns.runs, kind, mode):15.1f}")
+    print('stoppable tools: isolation="process", warm worker, sequential, per call')
+    runs = max(3, ns.runs // 5)
+    thread_us = await per_call_us(loop_run, runs, "plain", "sequential")
+    process_us = await per_call_us(loop_run, runs, "process", "sequential")
+    print(f"  thread {thread_us:9.1f} µs   process {process_us:9.1f} µs   "
+          f"(+{process_us - thread_us:.1f} µs a call)")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ from yiemagent import (
     validate_arguments_against_schema,
     write_tool_tool as make_write_tool,
 )
-from yiemagent.tools import WriteToolError
+from yiemagent.tools import WRITTEN_MARK, WriteToolError
 
 from ._kit import run_tool, text_of
 
@@ -197,12 +197,13 @@ async def test_r4_15_failed_registration_rolls_the_file_back(tmp_path: Path) -> 
             return super().register(tool, replace=replace)
 
     store = RefusingStore()
-    write_file(tmp_path / "double.py", "# old version\n")
+    old = WRITTEN_MARK + "# old version\n"  # a file writeTool wrote: it may replace it
+    write_file(tmp_path / "double.py", old)
     writer = store.register(make_write_tool(store, tmp_path))
     with pytest.raises(WriteToolError, match=r"could not register.*read-only"):
         await write(writer, request(overwrite=True))
     assert listing(tmp_path) == ["double.py"]
-    assert read(tmp_path / "double.py") == "# old version\n"
+    assert read(tmp_path / "double.py") == old
     remove(tmp_path / "double.py")
     with pytest.raises(WriteToolError, match="could not register"):
         await write(writer, request())

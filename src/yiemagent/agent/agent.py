@@ -83,7 +83,12 @@ class Agent:
     the event loop thread; `steer`, `follow_up` and `abort` may be called from any thread
     (for example from a plain tool on its worker thread).
 
-    See `docs/agent.md`. Arguments as DESIGN R-6.1; hooks may be plain or async.
+    See `docs/agent.md`. Arguments as DESIGN R-6.1; hooks may be plain or async. Also, as in
+    `AgentLoopConfig`: `tool_timeout_s` (seconds one tool call may take when the tool sets
+    no `timeout_s`; `None`: no bound — a plain-function tool on a thread cannot be stopped
+    at that bound, only abandoned; use `isolation="process"` for that), `stream_idle_timeout_s`
+    (seconds a provider stream may stay silent, default 120, R-5.8) and `max_parallel_tools`
+    (most tool calls running at once in a parallel batch, R-4.9).
 
     Raises:
         ConfigError: an invalid argument; the message says what to change.
@@ -114,6 +119,9 @@ class Agent:
         session_id: str | None = None,
         max_turns: int | None = None,
         max_retry_delay_ms: int | None = None,
+        tool_timeout_s: float | None = None,
+        stream_idle_timeout_s: float | None = 120.0,
+        max_parallel_tools: int | None = None,
         session_store: SessionStore | None = None,
     ) -> None:
         check_options(locals())
@@ -137,6 +145,9 @@ class Agent:
             before_tool_call=before_tool_call,
             after_tool_call=after_tool_call,
             should_stop_after_turn=should_stop_after_turn,
+            tool_timeout_s=tool_timeout_s,
+            stream_idle_timeout_s=stream_idle_timeout_s,
+            max_parallel_tools=max_parallel_tools,
         )
         self.tool_execution = tool_execution
         self.max_turns = max_turns

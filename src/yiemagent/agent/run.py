@@ -14,7 +14,7 @@ import asyncio
 import dataclasses
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any, Protocol, TypeAlias
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
 from yiemagent.agent.llm_call import FormatMessages, LlmCall, PrepareContext, agent_stream_fn
 from yiemagent.agent.queues import TurnQueues
@@ -41,6 +41,9 @@ from yiemagent.types import (
     TurnUpdate,
 )
 from yiemagent.types.callbacks import GuardedSink, guarded_sink, maybe_await
+
+if TYPE_CHECKING:
+    from yiemagent.loop.convert import IncrementalConverter
 
 __all__ = ["Listener", "RunDriver", "RunOptions"]
 
@@ -104,6 +107,7 @@ class RunDriver:
         """Whether a run is active (or claimed and about to start)."""
         self.signal: AbortSignal | None = None
         """The active run's abort signal; None when no run is active."""
+        self._transcript = LoopTranscript()
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         """Add `listener` after the others; returns the function that removes it."""
@@ -163,15 +167,21 @@ class RunDriver:
                 session_id=options.session_id,
                 max_retry_delay_ms=options.max_retry_delay_ms,
             )
-            context = AgentContext(state.system_prompt, list(state.messages), state.tools)
+            messages = self._transcript.for_run(state.messages)
+            context = AgentContext(state.system_prompt, messages, state.tools)
+            converter = self._transcript.converter
             emit = self._make_emit(signal, recorder)
             stream_fn = agent_stream_fn(
                 self._stream_fn, self._llm_call, self._prepare_context, self._format_messages
             )
             if prompts is None:
-                new = await run_agent_loop_continue(context, config, emit, signal, stream_fn)
+                new = await run_agent_loop_continue(
+                    context, config, emit, signal, stream_fn, converter=converter
+                )
             else:
-                new = await run_agent_loop(prompts, context, config, emit, signal, stream_fn)
+                new = await run_agent_loop(
+                    prompts, context, config, emit, signal, stream_fn, converter=converter
+                )
             answer = final_message(new, recorder, model, signal.aborted)
             if answer.stop_reason in ("error", "aborted") and state.error_message is None:
                 state.error_message = answer.error_message  # e.g. aborted during the tools
@@ -231,3 +241,43 @@ class RunDriver:
         reduce_event(self._state, event)
         if self._session is not None and isinstance(event, MessageEndEvent):
             self._session.record(event.message)  # never raises; logs (docs/sessions.md)
+
+
+class LoopTranscript:
+    """The loop's copy of the agent's transcript, kept from run to run (DESIGN §9: a turn's
+    cost does not grow with the history).
+
+    The loop appends each message to its `context.messages` while the reducer appends the
+    same message to `state.messages`, so after a run both lists hold the same objects. The
+    next run reuses the loop's list — no O(history) copy — and the same
+    `IncrementalConverter`, which then converts only the new messages. The reuse holds
+    while `state.messages` is the same list, of the same length, with the same first and last
+    message; otherwise (an assignment, an append by hand, an aborted run that left the lists
+    apart) the list is copied afresh. Like `IncrementalConverter`, an edit of the middle of
+    `state.messages` in place is not seen: assign a new list to change the middle.
+    """
+
+    __slots__ = ("_copy", "_of", "converter")
+
+    def __init__(self) -> None:
+        self._copy: list[AgentMessage] = []
+        self._of: list[AgentMessage] | None = None
+        self.converter: IncrementalConverter | None = None
+        """Shared by every run of the agent (made at the first run: the loop loads lazily)."""
+
+    def for_run(self, messages: list[AgentMessage]) -> list[AgentMessage]:
+        """The list to give the loop as `context.messages` for the next run."""
+        if self.converter is None:
+            from yiemagent.loop.convert import IncrementalConverter
+
+            self.converter = IncrementalConverter()
+        copy = self._copy
+        if (
+            messages is self._of
+            and len(copy) == len(messages)
+            and (not copy or (copy[0] is messages[0] and copy[-1] is messages[-1]))
+        ):
+            return copy
+        self._copy = list(messages)
+        self._of = messages
+        return self._copy

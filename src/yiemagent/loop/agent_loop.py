@@ -114,13 +114,21 @@ async def run_agent_loop(
     emit: EventSink,
     signal: AbortSignal | None = None,
     stream_fn: StreamFn | None = None,
+    *,
+    converter: IncrementalConverter | None = None,
 ) -> list[AgentMessage]:
     """Run to the end with new prompts, sending each event to `emit` (plain or async; its
     exceptions are logged and ignored, R-5.1b). Never raises for what happens inside the run
     (R-5.9). Returns the messages the run added, prompts first. A prompt given as a text
-    (or one message) is taken as a list of one user message (or that message)."""
+    (or one message) is taken as a list of one user message (or that message).
+
+    `converter`: an `IncrementalConverter` kept by a caller that runs the loop again and
+    again on one growing `context.messages` list (the `Agent`), so a run converts only the
+    messages added since the last one (DESIGN §9); default: a new one per run."""
     prompts = _as_messages(prompts)
     run = _Run(context, config, guarded_sink(emit), signal or AbortSignal(), stream_fn)
+    if converter is not None:
+        run.convert = converter
     run.new_messages.extend(prompts)
     context.messages.extend(prompts)
     await run.emit(AgentStartEvent())
@@ -137,14 +145,19 @@ async def run_agent_loop_continue(
     emit: EventSink,
     signal: AbortSignal | None = None,
     stream_fn: StreamFn | None = None,
+    *,
+    converter: IncrementalConverter | None = None,
 ) -> list[AgentMessage]:
-    """`run_agent_loop` without prompts: continue from the transcript (no prompt events).
+    """`run_agent_loop` without prompts: continue from the transcript (no prompt events);
+    `converter` as there.
 
     Raises:
         ConfigError: the transcript is empty or ends with an assistant message.
     """
     _check_can_continue(context)
     run = _Run(context, config, guarded_sink(emit), signal or AbortSignal(), stream_fn)
+    if converter is not None:
+        run.convert = converter
     await run.emit(AgentStartEvent())
     await _start_turn(run)
     await _run(run)

@@ -109,7 +109,8 @@ class IncrementalConverter:
     A list it returned is never changed once anyone else holds a reference to it: it appends
     in place only while it alone references the list, and copies it first otherwise
     (copy-on-write by reference count), so a provider that keeps its context keeps a
-    faithful snapshot. One instance serves one run; not thread-safe.
+    faithful snapshot. One instance serves one transcript list, over one run or many (the
+    `Agent` keeps one across its runs); not thread-safe.
     """
 
     __slots__ = ("_converted", "_first", "_last", "_seen", "_source")

@@ -6,9 +6,10 @@ schedule these steps.
 
 Threads: plain-function tools run on this module's worker pool (`_TOOL_THREADS`, up to
 `TOOL_THREADS` threads, created on demand); async tools run on the caller's event loop, in
-the caller's task. `on_update` may be called from any thread. The pool's threads are daemon
-threads, so a plain tool that never returns (abandoned after a timeout) does not keep the
-program from exiting.
+the caller's task; `isolation="process"` tools in a reused worker process (`_processes`),
+which the call's timeout or abort kills. `on_update` may be called from any thread. The
+pool's threads are daemon threads, so a plain tool that never returns (abandoned after a
+timeout) does not keep the program from exiting.
 
 Abort (our choice where pi leaves it to the tool): when the run's signal is aborted while a
 tool runs, the tool's own signal (a `child()` of the run's) is aborted at once and the
@@ -33,6 +34,7 @@ import threading
 from collections.abc import Mapping
 from typing import Any, TypeVar
 
+from yiemagent.loop._processes import ProcessCall, process_target
 from yiemagent.loop._threads import DaemonThreadPool
 from yiemagent.loop.deadline import Deadline
 from yiemagent.tools.schema import ToolArgumentsError, validate_arguments_against_schema
@@ -343,10 +345,13 @@ async def execute_prepared_tool_call(
     child = signal.child()  # R-4.5: aborting the run aborts it; aborting it touches nothing else
     deadline = Deadline(timeout_s, child, run=signal, loop=loop, task=task)
     outcome: ExecutedOutcome
-    plain = not is_async_callable(tool.execute)
+    plain = tool.isolation == "process" or not is_async_callable(tool.execute)
     try:
-        if not plain:
-            raw: Any = await tool.execute(call.id, prepared.args, child, updates)  # type: ignore[misc]
+        raw: Any
+        if tool.isolation == "process":
+            raw = await _run_in_process(loop, prepared, child, updates)
+        elif not plain:
+            raw = await tool.execute(call.id, prepared.args, child, updates)  # type: ignore[misc]
         else:
             run = contextvars.copy_context().run
             raw = await loop.run_in_executor(
@@ -384,6 +389,29 @@ async def execute_prepared_tool_call(
         outcome = ExecutedOutcome(create_error_tool_result(text), True)
     await updates.drain()
     return outcome
+
+
+async def _run_in_process(
+    loop: asyncio.AbstractEventLoop,
+    prepared: PreparedToolCall,
+    child: AbortSignal,
+    updates: _Updates,
+) -> Any:
+    """Run an `isolation="process"` tool in a worker process; the call's signal (its timeout,
+    the run's abort) kills the process at once."""
+    tool = prepared.tool
+    target = process_target(tool.execute)
+    call = ProcessCall()
+    remove = child.add_listener(
+        lambda reason: call.kill(f"Operation aborted: tool {tool.name}'s process was stopped")
+    )
+    try:
+        return await loop.run_in_executor(
+            _tool_threads(), call.run, target, prepared.tool_call.id, prepared.args, updates
+        )
+    finally:
+        remove()
+        updates.accepting = False
 
 
 def _call_plain(

@@ -9,9 +9,18 @@ from yiemagent.tools.schema import (
     validate_arguments_against_schema,
 )
 from yiemagent.tools.store import ToolStore
-from yiemagent.tools.write_tool import WriteToolError, write_tool_tool
+from yiemagent.tools.tool_file import WRITTEN_MARK
+from yiemagent.tools.write_tool import (
+    MAX_CODE_CHARS,
+    WRITTEN_TOOL_TIMEOUT_S,
+    WriteToolError,
+    write_tool_tool,
+)
 
 __all__ = [
+    "MAX_CODE_CHARS",
+    "WRITTEN_MARK",
+    "WRITTEN_TOOL_TIMEOUT_S",
     "ToolArgumentsError",
     "ToolStore",
     "WriteToolError",

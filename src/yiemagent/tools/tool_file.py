@@ -15,7 +15,10 @@ from typing import Any
 
 from yiemagent.errors import YiemAgentError
 
-__all__ = ["WriteToolError", "render_tool_file"]
+__all__ = ["WRITTEN_MARK", "WriteToolError", "render_tool_file"]
+
+WRITTEN_MARK = "# Written by yiemagent writeTool; writeTool may overwrite this file.\n"
+"""The first line of every file `writeTool` writes: the only files it will overwrite."""
 
 
 class WriteToolError(YiemAgentError, ValueError):
@@ -33,8 +36,11 @@ def render_tool_file(
     validate_code: str = "",
     prepare_code: str = "",
     parallel: bool = False,
+    timeout_s: float | None = None,
+    isolation: str = "thread",
 ) -> str:
-    """The text of a tool file (seed 000 §17 contract: `get_tool() -> AgentTool`).
+    """The text of a tool file (seed 000 §17 contract: `get_tool() -> AgentTool`), starting
+    with `WRITTEN_MARK`; `timeout_s` and `isolation` go into its `AgentTool`.
 
     Raises:
         WriteToolError: `execute_code` is empty, a code part does not parse (the text names the
@@ -45,6 +51,7 @@ def render_tool_file(
     import_lines = _check_imports(imports)
     execute_body, is_async = _check_body("executeCode", execute_code)
     parts = [
+        WRITTEN_MARK.rstrip("\n"),
         f'"""Tool {name!r}, written by writeTool (DESIGN R-4.15). Seed 000 §17 contract."""',
         "",
         "import json",
@@ -94,6 +101,8 @@ def render_tool_file(
         f"        validate_arguments={hooks['validate_arguments']},",
         f"        prepare_arguments={hooks['prepare_arguments']},",
         f"        parallel={parallel!r},",
+        f"        timeout_s={timeout_s!r},",
+        f"        isolation={isolation!r},",
         "    )",
         "",
     ]

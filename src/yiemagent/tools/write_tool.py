@@ -1,18 +1,25 @@
 """The built-in `writeTool`: the model writes a new tool file, usable on its very next turn
 (DESIGN R-4.15; seed 000 §15 self-modifying tools, §17 tool file contract).
 
-Security: `writeTool` runs model-written Python **inside this process**, with this process's
-rights (the new file's imports run when it is written; its body runs whenever the tool is
-called). It is never registered unless asked for. Offer it only to models and users you trust,
-or gate it with `AgentLoopConfig.before_tool_call` — e.g. show the code to a person and return
-`BeforeToolCallResult(block=True, reason=...)` unless they approve — and run the agent in a
-sandbox (container, separate user) when the code is not trusted.
+Security: `writeTool` runs model-written Python with this process's rights (the new file's
+imports run in this process when it is written; its body runs in a worker process by
+default, `isolation="process"`, killed at the tool's timeout, `WRITTEN_TOOL_TIMEOUT_S`). It
+is never registered unless asked for. It overwrites only files it wrote itself
+(`WRITTEN_MARK` on their first line), never a user's tool or any other file, and refuses
+names that would shadow an importable module (`json.py` beside a script shadows the standard
+library), names that `load_dir` would skip (R-4.13), and code over `MAX_CODE_CHARS`. Offer
+it only to models and users you trust, or gate it with `AgentLoopConfig.before_tool_call` —
+e.g. show the code to a person and return `BeforeToolCallResult(block=True, reason=...)`
+unless they approve — and run the agent in a sandbox (container, separate user) when the
+code is not trusted.
 """
 
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import itertools
+import json
 import keyword
 import logging
 import os
@@ -21,25 +28,39 @@ import tempfile
 import threading
 import types
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from yiemagent.errors import ConfigError
 from yiemagent.tools.builtin import LIST_TOOLS_NAME
 from yiemagent.tools.schema import check_schema
-from yiemagent.tools.tool_file import WriteToolError, render_tool_file
+from yiemagent.tools.store import is_tool_file
+from yiemagent.tools.tool_file import WRITTEN_MARK, WriteToolError, render_tool_file
 from yiemagent.types.signal import AbortSignal
 from yiemagent.types.tools import AgentTool, AgentToolResult, OnUpdate, check_tool_name
 
 if TYPE_CHECKING:
     from yiemagent.tools.store import ToolStore
 
-__all__ = ["WRITE_TOOL_NAME", "WriteToolError", "render_tool_file", "write_tool_tool"]
+__all__ = [
+    "MAX_CODE_CHARS",
+    "WRITE_TOOL_NAME",
+    "WRITTEN_TOOL_TIMEOUT_S",
+    "WriteToolError",
+    "render_tool_file",
+    "write_tool_tool",
+]
 
 logger = logging.getLogger(__name__)
 
 WRITE_TOOL_NAME = "writeTool"
 _BUILTIN_NAMES = frozenset({WRITE_TOOL_NAME, LIST_TOOLS_NAME})
 _counter = itertools.count(1)
+
+WRITTEN_TOOL_TIMEOUT_S = 60.0
+"""Default bound on one call of a written tool, in seconds."""
+
+MAX_CODE_CHARS = 100_000
+"""Most characters of code (all code parts and the schema together) one written tool may have."""
 
 WRITE_TOOL_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -89,32 +110,50 @@ WRITE_TOOL_SCHEMA: dict[str, Any] = {
 }
 
 
-def write_tool_tool(store: ToolStore, directory: str | Path) -> AgentTool:
+def write_tool_tool(
+    store: ToolStore,
+    directory: str | Path,
+    *,
+    timeout_s: float | None = WRITTEN_TOOL_TIMEOUT_S,
+    isolation: Literal["thread", "process"] = "process",
+) -> AgentTool:
     """A `writeTool` that writes tool files into `directory` and registers them in `store`.
 
-    Each call: checks the name (R-4.2, a Python identifier, not a keyword, not a built-in),
-    refuses an existing tool or file unless `overwrite`, checks `inputSchema` against the
-    2020-12 meta-schema, renders the file (`render_tool_file`), parses it, imports it in
-    isolation and calls `get_tool()`, then writes it atomically (temporary file in the same
-    folder, then `os.replace`) and registers the tool at once (hot reload). The result carries
-    `added_tool_names=[name]`, so the next turn offers the new tool. On any failure it raises
-    `WriteToolError` (the pipeline makes that an error result) and the store and the folder are
-    as before (a failed registration after the write restores the old file).
+    Each call: checks the name (R-4.2, a Python identifier, not a keyword, not a built-in,
+    not starting with `_` nor containing "registry" (R-4.13 would skip the file), not the
+    name of an importable module), caps the code at `MAX_CODE_CHARS`, refuses an existing
+    tool or file unless `overwrite` — and even then overwrites only a file that `writeTool`
+    wrote (`WRITTEN_MARK`) whose tool, if registered, came from that file — checks
+    `inputSchema` against the 2020-12 meta-schema, renders the file (`render_tool_file`),
+    parses it, imports it in isolation and calls `get_tool()`, then writes it atomically
+    (temporary file in the same folder, then `os.replace`) and registers the tool at once
+    (hot reload). The result carries `added_tool_names=[name]`, so the next turn offers the
+    new tool. On any failure it raises `WriteToolError` (the pipeline makes that an error
+    result) and the store and the folder are as before (a failed registration after the
+    write restores the old file).
 
-    Read the module docstring on the risk: the written code runs in this process.
+    Read the module docstring on the risk: the written code runs with this process's rights.
 
     Args:
         store: where the new tools are registered (the agent's store).
         directory: the only folder files are written to (created on first use).
+        timeout_s: the written tools' `timeout_s` (seconds; `None` for no bound).
+        isolation: the written tools' `isolation`: "process" (default; a timeout or abort
+            kills the call's process) or "thread" (cannot be stopped once it runs).
     """
     folder = Path(directory)
     lock = threading.Lock()
+    if isolation not in ("thread", "process"):
+        raise ConfigError(f"isolation must be 'thread' or 'process', not {isolation!r}")
+    if timeout_s is not None and not timeout_s > 0:
+        raise ConfigError("timeout_s must be > 0 seconds or None")
+    options = {"timeout_s": timeout_s, "isolation": isolation}
 
     def execute(
         tool_call_id: str, args: dict[str, Any], signal: AbortSignal, on_update: OnUpdate
     ) -> AgentToolResult:
         with lock:
-            return _write(store, folder, args)
+            return _write(store, folder, args, options)
 
     return AgentTool(
         name=WRITE_TOOL_NAME,
@@ -129,20 +168,26 @@ def write_tool_tool(store: ToolStore, directory: str | Path) -> AgentTool:
     )
 
 
-def _write(store: ToolStore, folder: Path, args: dict[str, Any]) -> AgentToolResult:
+def _write(
+    store: ToolStore, folder: Path, args: dict[str, Any], options: dict[str, Any]
+) -> AgentToolResult:
     name = _check_name(args.get("name"))
     overwrite = bool(args.get("overwrite", False))
+    _check_size(args)
     schema = _check_input_schema(args.get("inputSchema"))
     root = folder.resolve()
     target = (root / f"{name}.py").resolve()
     if target.parent != root:
         raise WriteToolError(f"refusing to write outside the tool folder: {target}")
+    _check_not_shadowing(name, target)
     existed = name in store or target.exists()
     if existed and not overwrite:
         raise WriteToolError(
             f'a tool named "{name}" already exists; choose another name, or pass '
             '"overwrite": true to replace it'
         )
+    if existed:
+        _check_overwritable(store, name, target)
     source = render_tool_file(
         name=name,
         label=_text(args, "label") or name,
@@ -153,7 +198,12 @@ def _write(store: ToolStore, folder: Path, args: dict[str, Any]) -> AgentToolRes
         validate_code=_text(args, "validateCode"),
         prepare_code=_text(args, "prepareCode"),
         parallel=bool(args.get("parallel", False)),
+        **options,
     )
+    if len(source) > 2 * MAX_CODE_CHARS:
+        raise WriteToolError(
+            f"the generated file is {len(source)} characters; the limit is {2 * MAX_CODE_CHARS}"
+        )
     tool, module_name = _import_in_isolation(source, target, name)
     try:
         root.mkdir(parents=True, exist_ok=True)
@@ -197,7 +247,76 @@ def _check_name(name: object) -> str:
         raise WriteToolError(f"invalid tool name {name!r}: it is a Python keyword")
     if name in _BUILTIN_NAMES:
         raise WriteToolError(f"{name!r} is a built-in tool and cannot be replaced")
+    if not is_tool_file(Path(f"{name}.py")):
+        raise WriteToolError(
+            f"invalid tool name {name!r}: load_dir skips files starting with '_' or "
+            "containing 'registry' (R-4.13), so the tool would vanish on the next load; "
+            "choose another name"
+        )
     return name
+
+
+def _check_size(args: dict[str, Any]) -> None:
+    size = sum(
+        len(value)
+        for key in ("executeCode", "imports", "validateCode", "prepareCode", "description")
+        if isinstance(value := args.get(key), str)
+    )
+    schema = args.get("inputSchema")
+    if isinstance(schema, dict):
+        with contextlib.suppress(TypeError, ValueError):  # reported by the schema check
+            size += len(json.dumps(schema, default=str))
+    if size > MAX_CODE_CHARS:
+        raise WriteToolError(
+            f"the tool's code and schema are {size} characters; the limit is "
+            f"{MAX_CODE_CHARS}: write a smaller tool"
+        )
+
+
+def _check_not_shadowing(name: str, target: Path) -> None:
+    """Refuse a name that is an importable module's: `json.py` in a folder on `sys.path`
+    (the working folder, a script's folder) would shadow it for every Python started there."""
+    shadowed = name in sys.stdlib_module_names or name in sys.builtin_module_names
+    if not shadowed:
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            spec = None
+            shadowed = name in sys.modules
+        if spec is not None:
+            origin = spec.origin
+            shadowed = origin is None or Path(origin).resolve() != target
+    if shadowed:
+        raise WriteToolError(
+            f"invalid tool name {name!r}: it is the name of an importable Python module, "
+            f"and {name}.py would shadow it; choose another name (e.g. {name}Tool)"
+        )
+
+
+def _check_overwritable(store: ToolStore, name: str, target: Path) -> None:
+    """Overwrite only what writeTool wrote: the file carries `WRITTEN_MARK`, and the
+    registered tool of that name (if any) was loaded from that very file."""
+    if target.exists():
+        try:
+            with target.open("r", encoding="utf-8", errors="replace") as handle:
+                first = handle.readline()
+        except OSError as exc:
+            raise WriteToolError(f"cannot read {target.name} to check it: {exc}") from None
+        if first != WRITTEN_MARK:
+            raise WriteToolError(
+                f"refusing to overwrite {target.name}: writeTool did not write it (only files "
+                "it wrote are replaced); choose another name"
+            )
+    registered = store.get(name)
+    if registered is None:
+        return
+    code = getattr(registered.execute, "__code__", None)
+    source = getattr(code, "co_filename", None)
+    if not target.exists() or source is None or Path(source).resolve() != target:
+        raise WriteToolError(
+            f'refusing to replace the tool "{name}": it was not written by writeTool; '
+            "choose another name"
+        )
 
 
 def _check_input_schema(schema: object) -> dict[str, Any]:

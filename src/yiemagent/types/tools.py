@@ -100,8 +100,18 @@ class AgentTool:
     lets the tool run beside others in a parallel batch (DESIGN R-4.9). `timeout_s` bounds
     one call (seconds).
 
+    `isolation`: where `execute` runs. "thread" (default): an async function in the run's
+    task (cancelled at a timeout or abort), a plain function on a worker thread — **a plain
+    function cannot be stopped once it runs**: at a timeout or abort its result is discarded
+    but the thread runs on until the function returns. "process": in a reused child process
+    that a timeout or abort kills, so the call really stops (about 0.1 ms more per call on a
+    warm worker, one process start on the first call; `execute` must be a top-level function
+    of a module or tool file, and its arguments, updates and result cross by pickle; see
+    docs/tools.md "Stoppable tools"). Tools written by `writeTool` use "process".
+
     Raises:
-        ConfigError: an invalid name, a schema that is not a dict, a non-callable execute.
+        ConfigError: an invalid name, a schema that is not a dict, a non-callable execute,
+            an unknown isolation.
     """
 
     name: str
@@ -113,6 +123,7 @@ class AgentTool:
     validate_arguments: ValidateArguments | None = None
     parallel: bool = False
     timeout_s: float | None = None
+    isolation: Literal["thread", "process"] = "thread"
 
     def __post_init__(self) -> None:
         check_tool_name(self.name)
@@ -122,6 +133,11 @@ class AgentTool:
             raise ConfigError(f"tool {self.name!r}: execute must be callable")
         if self.timeout_s is not None and not self.timeout_s > 0:
             raise ConfigError(f"tool {self.name!r}: timeout_s must be > 0 seconds")
+        if self.isolation not in ("thread", "process"):
+            raise ConfigError(
+                f"tool {self.name!r}: isolation must be 'thread' or 'process', not "
+                f"{self.isolation!r}"
+            )
 
 
 # ── pipeline outcomes (seed 004) ──────────────────────────────────────────

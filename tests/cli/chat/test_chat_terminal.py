@@ -179,7 +179,8 @@ def test_undo_removes_the_last_exchange_from_the_chat_and_the_store(
     chat.type("/undo")
     chat.wait("undone: › second (2 messages removed)")
     chat.type("third")
-    chat.wait("You said: third [3 messages]")
+    # the run ended (its footer is shown), so its answer is stored, not only on screen
+    chat.wait(lambda s: after(s, "You said: third [3 messages]", "tokens:"))
     with SqliteSessionStore(data_dir / "sessions.db") as store:
         texts = [getattr(m, "content", None) for m in store.load("t")]
     assert len(texts) == 4

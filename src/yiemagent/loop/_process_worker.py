@@ -1,0 +1,129 @@
+"""The child side of `isolation="process"` tools (DESIGN R-4.5; docs/tools.md "Stoppable
+tools"): a small loop in its own Python process that runs one tool call at a time.
+
+Protocol (pickle frames, 4-byte big-endian length first) on two private file descriptors
+(the process's stdin/stdout at start; fd 0 becomes /dev/null and fd 1 a copy of stderr, so
+a tool that prints cannot corrupt the frames):
+  parent → child: `(target, tool_call_id, args)`, `target = (module, file, qualname)`;
+  child → parent: `("update", AgentToolResult)`* then `("ok", value)` or `("error", text)`.
+The process ends when its input closes, or when its parent is gone (checked every 0.5 s), so
+a killed agent leaves no worker behind.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import importlib.util
+import inspect
+import os
+import pickle
+import struct
+import sys
+import threading
+import time
+from typing import IO, Any
+
+__all__ = ["main", "read_frame", "write_frame"]
+
+_HEADER = struct.Struct(">I")
+
+
+def write_frame(stream: IO[bytes], value: object) -> None:
+    """Send one pickled frame and flush."""
+    data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+    stream.write(_HEADER.pack(len(data)) + data)
+    stream.flush()
+
+
+def read_frame(stream: IO[bytes]) -> Any:
+    """Receive one frame; `EOFError` when the other side closed."""
+    header = stream.read(_HEADER.size)
+    if len(header) < _HEADER.size:
+        raise EOFError("the other side closed the pipe")
+    (size,) = _HEADER.unpack(header)
+    data = stream.read(size)
+    if len(data) < size:
+        raise EOFError("the other side closed the pipe mid-frame")
+    return pickle.loads(data)
+
+
+_modules: dict[tuple[str, str], tuple[int, Any]] = {}
+
+
+def _resolve(target: tuple[str, str | None, str]) -> Any:
+    module_name, file, qualname = target
+    if file is None:
+        module: Any = importlib.import_module(module_name)
+    else:
+        mtime = os.stat(file).st_mtime_ns
+        cached = _modules.get((module_name, file))
+        if cached is not None and cached[0] == mtime:
+            module = cached[1]
+        else:
+            spec = importlib.util.spec_from_file_location(module_name, file)
+            if spec is None or spec.loader is None:
+                raise ImportError(f"cannot import {file}")
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[module_name] = module
+            spec.loader.exec_module(module)
+            _modules[(module_name, file)] = (mtime, module)
+    value = module
+    for part in qualname.split("."):
+        value = getattr(value, part)
+    return value
+
+
+def _watch_parent(parent: int) -> None:
+    while True:
+        time.sleep(0.5)
+        if os.getppid() != parent:
+            os._exit(1)
+
+
+def main() -> None:
+    """Serve calls until the input closes."""
+    parent = os.getppid()
+    threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
+    inp = os.fdopen(os.dup(0), "rb")
+    out = os.fdopen(os.dup(1), "wb")
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.dup2(2, 1)
+    from yiemagent.types.signal import AbortSignal
+    from yiemagent.types.tools import AgentToolResult
+
+    lock = threading.Lock()
+
+    def send(frame: tuple[str, Any]) -> None:
+        with lock:
+            write_frame(out, frame)
+
+    def on_update(partial: AgentToolResult) -> None:
+        send(("update", partial))
+
+    while True:
+        try:
+            target, call_id, args = read_frame(inp)
+        except EOFError:
+            return
+        try:
+            value = _resolve(target)(call_id, args, AbortSignal(), on_update)
+            if inspect.isawaitable(value):
+                value = asyncio.run(_await(value))
+            frame: tuple[str, Any] = ("ok", value)
+            pickle.dumps(value)
+        except Exception as exc:  # the tool's failure, reported as its result (R-4.1)
+            frame = ("error", str(exc) or type(exc).__name__)
+        except BaseException as exc:  # SystemExit, KeyboardInterrupt: still the tool's
+            text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+            frame = ("error", f"the tool raised {text}")
+        send(frame)
+
+
+async def _await(value: Any) -> Any:
+    return await value
+
+
+if __name__ == "__main__":
+    main()
