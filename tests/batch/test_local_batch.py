@@ -147,3 +147,12 @@ def test_rerun_failed_runs_failed_and_timed_out_tasks_again_and_keeps_one_line_e
     lines = assert_each_id_once(out, [t["id"] for t in tasks])
     assert all(line["status"] == "ok" for line in lines)
     assert out.read_bytes().startswith(b"".join(ok_lines)), "ok lines kept byte for byte"
+
+
+def test_importing_the_batch_package_imports_neither_ray_nor_a_model_runtime() -> None:
+    code = (
+        "import sys, yiemagent, yiemagent.batch; from yiemagent import run_batch; "
+        "heavy = [m for m in ('ray', 'xllamacpp', 'openai', 'anthropic') if m in sys.modules]; "
+        "assert not heavy, heavy"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT, timeout=120)
