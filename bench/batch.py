@@ -7,10 +7,11 @@
 - `embedded`: the embedded model on short prompts: one process (the tasks one after another
   in the driver, the model on every core) against the local pool (worker processes, each
   loading the model once, `cpu_count // processes` threads each). Model loads are outside
-  the timed part for one process and inside it for the pool (the pool loads while it starts);
-  the pool's load time is printed so it can be taken out.
+  the timed part for one process and inside it for the pool (the pool loads while it
+  starts). The driver's thread count comes from `$YIEMAGENT_LOCAL_THREADS` (default: every
+  core); pool workers use one thread each.
 
-Usage: `.venv/bin/python bench/batch.py [faux|embedded|all] [--tasks N]`
+Usage: `.venv/bin/python bench/batch.py [faux|embedded|all] [--tasks N] [--embedded one,pool2]`
 """
 
 from __future__ import annotations
@@ -93,49 +94,60 @@ def bench_faux(count: int) -> None:
         ray.shutdown()
 
 
-def bench_embedded(count: int) -> None:
+def bench_embedded(count: int, configs: list[str]) -> None:
     from yiemagent.ai.local.runtime import load_runtime
     from yiemagent.ai.local.weights import DEFAULT_LOCAL_MODEL, local_spec
 
     cpus = os.cpu_count() or 1
     print(f"embedded model, {cpus} CPUs, {count} short prompts:")
-    started = time.perf_counter()
-    load_runtime(local_spec(DEFAULT_LOCAL_MODEL))
-    print(f"  (one-process model load {time.perf_counter() - started:.1f} s, not timed)")
-    _timed(
-        "one process, tasks one at a time",
-        _tasks(count, "o"),
-        embedded_agent,
-        workers="tasks",
-        concurrency=1,
-    )
-    _timed(
-        "one process, 2 tasks at once (one llama slot)",
-        _tasks(count, "c"),
-        embedded_agent,
-        workers="tasks",
-        concurrency=2,
-    )
-    for processes in sorted({1, 2, max(1, cpus // 2)}):
+    if "one" in configs or "one2" in configs:
+        threads = os.environ.get("YIEMAGENT_LOCAL_THREADS") or str(min(cpus, 8))
+        started = time.perf_counter()
+        load_runtime(local_spec(DEFAULT_LOCAL_MODEL))
+        print(f"  (one-process model load {time.perf_counter() - started:.1f} s, not timed)")
+    if "one" in configs:
         _timed(
-            f"pool, {processes} process(es) x {max(1, cpus // processes)} thread(s), incl. load",
-            _tasks(count, f"p{processes}-"),
+            f"one process x {threads} thread(s), one at a time",
+            _tasks(count, "o"),
             embedded_agent,
-            workers="pool",
-            processes=processes,
-            concurrency=processes,
+            workers="tasks",
+            concurrency=1,
         )
+    if "one2" in configs:
+        _timed(
+            f"one process x {threads} thread(s), 2 at once (one slot)",
+            _tasks(count, "c"),
+            embedded_agent,
+            workers="tasks",
+            concurrency=2,
+        )
+    for processes in (1, 2):
+        if f"pool{processes}" in configs:
+            _timed(
+                f"pool, {processes} process(es) x 1 thread, model loads included",
+                _tasks(count, f"p{processes}-"),
+                embedded_agent,
+                workers="pool",
+                processes=processes,
+                concurrency=processes,
+            )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("part", nargs="?", default="all", choices=["faux", "embedded", "all"])
     parser.add_argument("--tasks", type=int, default=None)
+    parser.add_argument(
+        "--embedded",
+        default="one,one2,pool1,pool2",
+        help="embedded configs: one (in the driver), one2 (2 at once), pool1, pool2; the "
+        "driver's thread count comes from $YIEMAGENT_LOCAL_THREADS",
+    )
     args = parser.parse_args()
     if args.part in ("faux", "all"):
         bench_faux(args.tasks or 400)
     if args.part in ("embedded", "all"):
-        bench_embedded(args.tasks or 12)
+        bench_embedded(args.tasks or 12, args.embedded.split(","))
 
 
 if __name__ == "__main__":

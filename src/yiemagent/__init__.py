@@ -60,6 +60,9 @@ _LAZY: dict[str, str] = {
     "SessionStore": "yiemagent.sessions",
     "SqliteSessionStore": "yiemagent.sessions",
     "InMemorySessionStore": "yiemagent.sessions",
+    # batches (DESIGN §16)
+    "run_batch": "yiemagent.batch",
+    "run_batch_async": "yiemagent.batch",
     # providers (DESIGN §7)
     "get_model": "yiemagent.ai",
     "stream": "yiemagent.ai",
@@ -102,6 +105,7 @@ if TYPE_CHECKING:
         user_message_from_openai as user_message_from_openai,
     )
     from yiemagent.ai import complete as complete, get_model as get_model, stream as stream
+    from yiemagent.batch import run_batch as run_batch, run_batch_async as run_batch_async
     from yiemagent.loop import (
         agent_loop as agent_loop,
         agent_loop_continue as agent_loop_continue,

@@ -127,3 +127,32 @@ def test_summary_counts_failures_by_reason_tokens_and_cost(tmp_path: Path) -> No
     assert summary.total_tokens == 15 * ok
     assert summary.cost_usd == pytest.approx(0.001 * ok)
     assert any(line.startswith("failures by reason:") for line in summary.lines())
+
+
+def test_rerun_failed_runs_failed_and_timed_out_tasks_again_and_keeps_one_line_each(
+    tmp_path: Path,
+) -> None:
+    tasks = mixed_tasks(30, "again")
+    out = tmp_path / "r.jsonl"
+    first = run_batch(tasks, make_faux_agent, results=out, concurrency=8, timeout_s=0.5)
+    assert first.failed > 0
+    ok_lines = [
+        line for line in out.read_bytes().splitlines(keepends=True) if b'"status":"ok"' in line
+    ]
+    fixed = [{**t, "metadata": {"kind": "ok"}} for t in tasks]  # what failed now works
+    plain = run_batch(fixed, make_faux_agent, results=out)
+    assert plain.skipped == 30 and plain.skipped_failed == first.failed
+    report = run_batch(fixed, make_faux_agent, results=out, rerun_failed=True)
+    assert (report.skipped, report.ok) == (30 - first.failed, first.failed)
+    lines = assert_each_id_once(out, [t["id"] for t in tasks])
+    assert all(line["status"] == "ok" for line in lines)
+    assert out.read_bytes().startswith(b"".join(ok_lines)), "ok lines kept byte for byte"
+
+
+def test_importing_the_batch_package_imports_neither_ray_nor_a_model_runtime() -> None:
+    code = (
+        "import sys, yiemagent, yiemagent.batch; from yiemagent import run_batch; "
+        "heavy = [m for m in ('ray', 'xllamacpp', 'openai', 'anthropic') if m in sys.modules]; "
+        "assert not heavy, heavy"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT, timeout=120)

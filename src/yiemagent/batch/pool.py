@@ -40,7 +40,7 @@ from yiemagent.batch.results import TaskResult
 from yiemagent.batch.tasks import BatchTask
 from yiemagent.errors import BatchError
 
-__all__ = ["default_processes", "preload_model", "run_in_pool"]
+__all__ = ["WORKER_THREADS", "default_processes", "preload_model", "run_in_pool"]
 
 logger = logging.getLogger(__name__)
 
@@ -48,10 +48,18 @@ _START_TIMEOUT_S = 300.0
 """Seconds a worker may take to start and load its model."""
 
 
+WORKER_THREADS = 1
+"""llama.cpp threads per worker process, unless `$YIEMAGENT_LOCAL_THREADS` says otherwise.
+Measured on the shared 2-core machine (`bench/batch.py embedded`, `docs/batch.md`): one
+thread answered 12 short prompts in 11.7 s where two threads took 145 s — a multi-threaded
+llama.cpp waits on its descheduled threads when other work shares the cores."""
+
+
 def default_processes() -> int:
-    """Worker processes for the embedded model on this machine: one per 2 CPU cores
-    (measured on 2 cores, `docs/batch.md`: one process with both cores beats two with
-    one core each)."""
+    """Worker processes for the embedded model: one per two CPU cores. Measured on 2 cores
+    under load: one single-thread process answered 24 prompts in 29-32 s, two took 44-52 s
+    (their two model loads included); see `docs/batch.md`. On a machine of your own with
+    many cores, `processes=os.cpu_count()` may do better."""
     return max(1, (os.cpu_count() or 1) // 2)
 
 
@@ -60,7 +68,7 @@ def default_processes() -> int:
 
 def _worker_main(conn: Connection, make_agent: MakeAgent, threads: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    os.environ[THREADS_ENV] = str(threads)
+    os.environ.setdefault(THREADS_ENV, str(threads))
     try:
         asyncio.run(_serve(conn, make_agent))
     finally:
@@ -255,13 +263,14 @@ async def run_in_pool(
     stop: asyncio.Event,
 ) -> None:
     """Run `pending` on `processes` worker processes, one task at a time each, reporting
-    each result to `sink`. The embedded model gets `cpu_count // processes` threads per
-    worker. When `stop` is set, running tasks are aborted (reported "interrupted").
+    each result to `sink`. The embedded model gets `WORKER_THREADS` threads per worker
+    (`$YIEMAGENT_LOCAL_THREADS` overrides). When `stop` is set, running tasks are aborted
+    (reported "interrupted").
 
     Raises:
         BatchError: `make_agent` is not picklable.
     """
-    threads = max(1, (os.cpu_count() or 1) // processes)
+    threads = WORKER_THREADS
     queue = deque(pending)
     deaths: Counter[str] = Counter()
     started: set[str] = set()

@@ -86,7 +86,7 @@ class _BatchActor:
         from yiemagent.ai.local.runtime import THREADS_ENV
         from yiemagent.batch.pool import preload_model
 
-        os.environ[THREADS_ENV] = str(threads)
+        os.environ.setdefault(THREADS_ENV, str(threads))
         self.make_agent = make_agent
         self.load_s = asyncio.run(preload_model(make_agent))
 

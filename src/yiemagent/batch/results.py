@@ -4,12 +4,17 @@ Invariants (what "exactly once" means here, `docs/batch.md`):
 - one writer: the driver holds an exclusive lock (`flock`) on the file while a batch runs,
   so a second batch on the same file stops with a clear error instead of interleaving;
 - each line is written by one `write` of the whole line and its newline on a descriptor
-  opened with `O_APPEND`, then `fsync`ed: a crash of the driver at any moment leaves every
-  finished line intact and at most a torn last line;
-- on open, a torn last line is dropped (its task runs again) and lines of tasks recorded as
-  `interrupted` (not done) are removed, by writing the repaired file beside the old one and
-  renaming it over it (old or new, never half); so each id has at most one line, and a done
-  line is never rewritten or repeated.
+  opened with `O_APPEND` before the driver goes on: a crash of the driver at any moment
+  leaves every finished line intact (the kernel has it) and at most a torn last line;
+- lines reach the disk (`fsync`) from a background thread that syncs whenever lines were
+  written since its last sync (group commit: one `fsync` covers every line written while
+  the previous one ran), and once more on close; so the event loop never waits on the disk
+  and a machine crash loses at most the lines of the last few milliseconds;
+- on open, a torn last line is dropped (its task runs again) and the lines of tasks
+  recorded `interrupted` (not done; with `rerun_failed` also "error" and "timeout") are
+  removed, by writing the repaired file beside the old one and renaming it over it (old or
+  new, never half); so each id has at most one line, and an "ok" line is never rewritten
+  or repeated.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import json
 import logging
 import os
 import tempfile
+import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -155,7 +161,7 @@ class _Parsed:
     """Whether the file on disk differs from `lines` (torn tail, duplicates, interrupted)."""
 
 
-def _parse(data: bytes, path: Path) -> _Parsed:
+def _parse(data: bytes, path: Path, *, keep_failed: bool = True) -> _Parsed:
     lines = data.split(b"\n")
     torn_tail = lines.pop() if lines else b""  # after the last newline: b"" when not torn
     found: list[tuple[TaskResult, bytes]] = []
@@ -178,7 +184,7 @@ def _parse(data: bytes, path: Path) -> _Parsed:
         repaired = True
     kept: dict[str, tuple[TaskResult, bytes]] = {}
     for result, line in found:
-        if not result.done or result.id in kept:
+        if not result.done or result.id in kept or (not keep_failed and result.status != "ok"):
             repaired = True
             continue
         kept[result.id] = (result, line)
@@ -227,12 +233,15 @@ class ResultsFile:
             in the middle is not a result line.
     """
 
-    def __init__(self, path: FileLike, *, fsync: bool = True) -> None:
+    def __init__(self, path: FileLike, *, fsync: bool = True, rerun_failed: bool = False) -> None:
         self.path = Path(path)
         self.fsync = fsync
+        self.rerun_failed = rerun_failed
+        """Drop "error" and "timeout" lines on open, so those tasks run again."""
         self.done: dict[str, TaskResult] = {}
         """Results already in the file, by id (only done ones: `TaskResult.done`)."""
         self._fd: int | None = None
+        self._syncer: _Syncer | None = None
 
     def __enter__(self) -> ResultsFile:
         self.open()
@@ -255,7 +264,7 @@ class ResultsFile:
         try:
             with os.fdopen(os.dup(fd), "rb") as handle:
                 data = handle.read()
-            parsed = _parse(data, self.path)
+            parsed = _parse(data, self.path, keep_failed=not self.rerun_failed)
             if parsed.repaired:
                 self._rewrite(parsed.lines)
                 os.close(fd)  # the lock was on the replaced file; lock the new one
@@ -265,6 +274,8 @@ class ResultsFile:
             raise
         self._fd = fd
         self.done = {r.id: r for r in parsed.results}
+        if self.fsync:
+            self._syncer = _Syncer(fd)
 
     def _open_locked(self) -> int:
         try:
@@ -300,7 +311,8 @@ class ResultsFile:
         _fsync_dir(self.path.parent)
 
     def append(self, result: TaskResult) -> None:
-        """Write `result` as one line, at once (one `write`, then `fsync`).
+        """Write `result` as one line, at once (one `write`; the background thread then
+        `fsync`s it).
 
         Raises:
             ValueError: a done line for this id is already in the file (a driver bug).
@@ -316,20 +328,62 @@ class ResultsFile:
             written = os.write(self._fd, data)
             while written < len(data):  # only on a signal mid-write; the tail follows
                 written += os.write(self._fd, data[written:])
-            if self.fsync:
-                os.fsync(self._fd)
         except OSError as exc:
             with contextlib.suppress(OSError):  # no torn line before the next append
                 os.ftruncate(self._fd, size)
             raise BatchError(f"results file {self.path} cannot be written: {exc}") from None
+        if self._syncer is not None:
+            self._syncer.dirty()
         if result.done:
             self.done[result.id] = result
 
     def close(self) -> None:
-        """Release the lock."""
+        """Flush every line to disk and release the lock."""
+        if self._syncer is not None:
+            self._syncer.stop()
+            self._syncer = None
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
+
+
+class _Syncer:
+    """`fsync`s a file descriptor on a daemon thread whenever lines were written since the
+    last sync (group commit); `stop()` syncs one last time and joins."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+        self._wake = threading.Condition()
+        self._pending = False
+        self._stopping = False
+        self._thread = threading.Thread(target=self._run, name="yiem-batch-fsync", daemon=True)
+        self._thread.start()
+
+    def dirty(self) -> None:
+        with self._wake:
+            self._pending = True
+            self._wake.notify()
+
+    def _run(self) -> None:
+        while True:
+            with self._wake:
+                while not self._pending and not self._stopping:
+                    self._wake.wait()
+                if not self._pending and self._stopping:
+                    return
+                self._pending = False
+            try:
+                os.fsync(self._fd)
+            except OSError as exc:  # the lines are written; only their durability is late
+                logger.warning("results file fsync failed: %s", exc)
+
+    def stop(self) -> None:
+        with self._wake:
+            self._stopping = True
+            self._wake.notify()
+        self._thread.join()
+        with contextlib.suppress(OSError):
+            os.fsync(self._fd)
 
 
 def _fsync_dir(folder: Path) -> None:

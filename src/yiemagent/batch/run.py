@@ -113,6 +113,7 @@ async def run_batch_async(
     num_cpus: float = 1.0,
     progress: bool | None = None,
     fsync: bool = True,
+    rerun_failed: bool = False,
     stop: asyncio.Event | None = None,
 ) -> BatchReport:
     """`run_batch` in a running event loop (same arguments), plus `stop`: set it to stop
@@ -131,7 +132,7 @@ async def run_batch_async(
     stop = stop or asyncio.Event()
     options = TaskOptions(timeout_s=timeout_s, retries=retries)
     started = time.monotonic()
-    with ResultsFile(results, fsync=fsync) as file:
+    with ResultsFile(results, fsync=fsync, rerun_failed=rerun_failed) as file:
         pending = [task for task in task_list if task.id not in file.done]
         skipped = len(task_list) - len(pending)
         ids = {task.id for task in task_list}
@@ -237,6 +238,7 @@ def run_batch(
     num_cpus: float = 1.0,
     progress: bool | None = None,
     fsync: bool = True,
+    rerun_failed: bool = False,
 ) -> BatchReport:
     """Run every task not yet done in `results`, each on a fresh Agent (DESIGN §16).
 
@@ -266,8 +268,11 @@ def run_batch(
         num_cpus: CPUs Ray reserves per task or actor (an actor's model uses as many
             threads).
         progress: draw the progress bar on stderr (default: when stderr is a terminal).
-        fsync: flush each line to disk before going on (off: a crash of the machine, not
-            of the process, may lose the last lines).
+        fsync: flush lines to disk from a background thread as they are written (group
+            commit; off: a crash of the machine, not of the process, may lose the lines
+            the OS had not written yet).
+        rerun_failed: run again the tasks recorded "error" or "timeout" (their lines are
+            removed from the file first, so each id still has one line).
 
     Returns:
         The run's `BatchReport`.
@@ -301,6 +306,7 @@ def run_batch(
                     num_cpus=num_cpus,
                     progress=progress,
                     fsync=fsync,
+                    rerun_failed=rerun_failed,
                     stop=stop,
                 )
             )

@@ -2,7 +2,7 @@
 
     yiem batch tasks.jsonl --out results.jsonl [--model …] [--tools DIR] [--concurrency N]
         [--ray [ADDRESS]] [--retries N] [--timeout S] [--agent MODULE:FUNCTION]
-        [--workers auto|tasks|pool] [--num-cpus N]
+        [--workers auto|tasks|pool] [--num-cpus N] [--rerun-failed]
     yiem batch --summary results.jsonl
 
 Exit status: 0 every task is done and ok; 1 some task failed (its line says why) or a bad
@@ -173,6 +173,9 @@ def batch(
         float, typer.Option("--num-cpus", min=0.01, help="CPUs per Ray task or actor.")
     ] = 1.0,
     retries: Annotated[int, typer.Option("--retries", min=0, help="Retries per task.")] = 1,
+    rerun_failed: Annotated[
+        bool, typer.Option("--rerun-failed", help="Run failed and timed-out tasks again.")
+    ] = False,
     timeout: Annotated[
         float | None, typer.Option("--timeout", min=0.001, help="Seconds per attempt.")
     ] = None,
@@ -208,6 +211,7 @@ def batch(
         timeout_s=timeout,
         retries=retries,
         workers=workers,  # type: ignore[arg-type]
+        rerun_failed=rerun_failed,
         num_cpus=num_cpus,
     )
     print(
