@@ -17,7 +17,7 @@ import pytest
 
 pytest.importorskip("mcp", reason="the mcp extra is not installed")
 
-from yiemagent.mcp import MCPServerHTTP, MCPServerStdio  # noqa: E402
+from yiemagent.mcp import MCPServerHTTP, MCPServerStdio
 
 HERE = Path(__file__).resolve().parent
 SERVER = str(HERE / "mcp_test_server.py")
@@ -95,11 +95,15 @@ def http_server(markers: Path) -> Iterator[HttpTestServer]:
         server.kill()
 
 
+def read_if_exists(path: Path) -> str | None:
+    return path.read_text() if path.exists() else None
+
+
 async def wait_for_file(path: Path, timeout_s: float = 20.0) -> str:
     """The file's text once it exists (the server writes it); fails after `timeout_s`."""
     deadline = time.monotonic() + timeout_s
-    while not path.exists():
+    while (found := read_if_exists(path)) is None:
         if time.monotonic() > deadline:
             raise AssertionError(f"{path.name} was not written within {timeout_s} s")
         await asyncio.sleep(0.02)
-    return path.read_text()
+    return found

@@ -169,7 +169,10 @@ async def test_a_clash_is_a_clear_error_naming_both_sources(server: MCPServer) -
         await add_server(store, server, prefix="srv")
 
 
-@given(st.text(min_size=1, max_size=200), st.none() | st.from_regex(r"[A-Za-z0-9_-]{1,20}", fullmatch=True))
+@given(
+    st.text(min_size=1, max_size=200),
+    st.none() | st.from_regex(r"[A-Za-z0-9_-]{1,20}", fullmatch=True),
+)
 def test_local_names_are_always_valid_tool_names(name: str, prefix: str | None) -> None:
     local = local_tool_name(name, prefix)
     assert TOOL_NAME_PATTERN.fullmatch(local)

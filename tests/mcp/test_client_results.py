@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import base64
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
@@ -24,7 +23,9 @@ pytestmark = pytest.mark.timeout(120)
 
 
 @pytest.fixture(scope="module", params=["stdio", "http"])
-def store(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ToolStore]:
+def store(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[ToolStore]:
     markers = tmp_path_factory.mktemp("markers")
     http: HttpTestServer | None = None
     if request.param == "stdio":
@@ -108,5 +109,3 @@ def test_the_connection_outlives_the_event_loop_that_opened_it(store: ToolStore)
     for word in ("one", "two"):
         [result] = asyncio.run(run_calls(store, ("echo", {"text": word})))
         assert text(result) == word
-
-

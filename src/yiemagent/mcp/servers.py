@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shlex
+import sys
 from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
@@ -67,14 +68,26 @@ class MCPServerStdio(MCPServer):
         return "the server process exited or closed its output"
 
     def _transport(self) -> contextlib.AbstractAsyncContextManager[tuple[Any, Any]]:
-        import sys
-
         from mcp import StdioServerParameters, stdio_client
 
         params = StdioServerParameters(
             command=self.command, args=self.args, env=self.env, cwd=self.cwd
         )
-        return stdio_client(params, errlog=self.stderr or sys.stderr)
+        return stdio_client(params, errlog=_errlog(self.stderr))
+
+
+def _errlog(wanted: TextIO | None) -> TextIO:
+    """Where the server's stderr goes: a file with a descriptor (the process inherits it).
+    A captured `sys.stderr` (pytest, an IDE) has none; the real stderr is used instead."""
+    for candidate in (wanted, sys.stderr, sys.__stderr__):
+        if candidate is None:
+            continue
+        try:
+            candidate.fileno()
+        except (AttributeError, OSError, ValueError):
+            continue
+        return candidate
+    return open(os.devnull, "w")  # lives as long as the process
 
 
 class MCPServerHTTP(MCPServer):
