@@ -29,7 +29,7 @@ PNG = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
 )
 
-server = MCPServer("yiem-test-server")
+server = MCPServer("yiem-test-server", log_level="WARNING")
 
 
 def _mark(name: str, text: str = "1") -> None:

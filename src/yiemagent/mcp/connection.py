@@ -22,6 +22,7 @@ import asyncio
 import concurrent.futures
 import contextlib
 import logging
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal
@@ -99,6 +100,7 @@ class MCPServer:
         self.name = name
         self.connect_timeout_s = connect_timeout_s
         self._thread: LoopThread | None = None
+        self._thread_lock = threading.Lock()
         self._state: Literal["closed", "up", "down"] = "closed"
         self._down_reason = ""
         self._session: ClientSession | None = None
@@ -147,9 +149,11 @@ class MCPServer:
                 answer `initialize` within `connect_timeout_s`, or `tools/list` failed.
         """
         require_sdk()
-        if self._thread is None or not self._thread.running:
-            self._thread = LoopThread(f"yiem-mcp-{self.name}"[:60])
-        await asyncio.wrap_future(self._thread.submit(self._ensure_up()))
+        with self._thread_lock:  # two loops connecting at once share one thread
+            thread = self._thread
+            if thread is None or not thread.running:
+                thread = self._thread = LoopThread(f"yiem-mcp-{self.name}"[:60])
+        await asyncio.wrap_future(thread.submit(self._ensure_up()))
 
     async def close(self) -> None:
         """Close the connection (a stdio server's process is stopped) and its thread.
