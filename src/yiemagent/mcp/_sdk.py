@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from mcp.types import Tool
 
 __all__ = [
+    "ProgressCallback",
     "WatchedStream",
     "describe",
     "leaf",
@@ -25,6 +26,8 @@ __all__ = [
 ]
 
 ProgressCallback = Callable[[float, "float | None", "str | None"], None]
+"""`(progress, total, message)` from `notifications/progress`; called on the connection's
+thread, so it must be thread-safe (`on_update` is)."""
 
 
 def require_sdk() -> None:

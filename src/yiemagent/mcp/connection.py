@@ -1,4 +1,5 @@
-"""Connections to MCP servers: `MCPServerStdio`, `MCPServerHTTP` (DESIGN §12).
+"""The connection to an MCP server: `MCPServer`, the base of `MCPServerStdio` and
+`MCPServerHTTP` (DESIGN §12).
 
 Each server object owns at most one connection, which lives on its own event loop thread
 (`LoopThread`), so it survives the caller's loop: `asyncio.run(add_server(...))` followed by
@@ -30,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from yiemagent.errors import ConfigError, MCPConnectionError, YiemAgentError
 from yiemagent.mcp._loop_thread import LoopThread
 from yiemagent.mcp._sdk import (
+    ProgressCallback,
     WatchedStream,
     describe,
     leaf,
@@ -50,7 +52,6 @@ __all__ = [
     "MCPCallError",
     "MCPServer",
     "ProgressCallback",
-    "require_sdk",
 ]
 
 logger = logging.getLogger(__name__)
@@ -59,10 +60,6 @@ DEFAULT_CONNECT_TIMEOUT_S = 30.0
 """Seconds `initialize` plus the first `tools/list` may take before connecting fails."""
 
 _REFRESH_WAIT_S = 5.0  # how long a call waits for a tools/list it triggered (list_changed)
-
-ProgressCallback = Callable[[float, "float | None", "str | None"], None]
-"""`(progress, total, message)` from `notifications/progress`; called on the connection's
-thread, so it must be thread-safe (`on_update` is)."""
 
 ToolsListener = Callable[[Sequence["Tool"]], None]
 
