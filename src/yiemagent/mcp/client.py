@@ -26,7 +26,7 @@ from yiemagent.mcp.connection import MCPServer
 from yiemagent.mcp.convert import result_from_mcp
 from yiemagent.tools.schema import check_schema
 from yiemagent.tools.store import ToolStore
-from yiemagent.types import AgentTool, AgentToolResult, OnUpdate, TextContent
+from yiemagent.types import AgentTool, AgentToolResult, OnUpdate, TextContent, ToolExecute
 from yiemagent.types.signal import AbortSignal
 
 if TYPE_CHECKING:
@@ -203,8 +203,9 @@ def _same(a: AgentTool, b: AgentTool) -> bool:
     return (a.label, a.description, a.input_schema) == (b.label, b.description, b.input_schema)
 
 
-def _executor(source: MCPToolSource, remote_name: str, local_name: str) -> Any:
-    """The tool's `execute`: one `tools/call` (DESIGN §12)."""
+def _executor(source: MCPToolSource, remote_name: str, local_name: str) -> ToolExecute:
+    """The tool's `execute`: one `tools/call` of `remote_name` (DESIGN §12). It carries
+    `mcp_source = (source, remote_name)`, which clash messages read."""
     server = source.server
 
     async def execute(
@@ -212,11 +213,10 @@ def _executor(source: MCPToolSource, remote_name: str, local_name: str) -> Any:
     ) -> AgentToolResult:
         if not source.offers(local_name):
             available = ", ".join(source.store.tools) or "none"
-            return_text = (
+            raise LookupError(  # the pipeline makes it the call's error result (R-4.1)
                 f'Tool "{local_name}" not found: {server.label} no longer offers it. '
                 f"Available tools: {available}"
             )
-            raise LookupError(return_text)
 
         def on_progress(progress: float, total: float | None, message: str | None) -> None:
             if message:

@@ -431,9 +431,15 @@ class MCPServer:
         from mcp.types import ToolListChangedNotification
 
         if isinstance(message, ToolListChangedNotification):
-            self._refreshing = asyncio.ensure_future(self._refresh())
+            self._refreshing = asyncio.ensure_future(self._refresh_after_change())
         elif isinstance(message, Exception):
             logger.warning("MCP server %s sent something unreadable: %s", self.name, message)
+
+    async def _refresh_after_change(self) -> None:
+        try:
+            await self._refresh()
+        except Exception as exc:  # the store keeps the last listing; the next change retries
+            logger.warning("%s: refreshing the tools failed: %s", self.label, describe(exc))
 
     async def _refresh(self) -> None:
         if self._state == "down":
