@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from tests.mcp._kit import text
 from tests.mcp.conftest import SERVE_TOOLS, stdio_server, wait_for_file
-from yiemagent import Agent, ToolResultMessage
+from yiemagent import Agent, ToolExecutionEndEvent, ToolResultMessage
 from yiemagent.ai.faux import FauxModel, faux_message, faux_tool_call
 from yiemagent.mcp import MCPServerStdio, add_server
 
@@ -95,12 +95,26 @@ def test_r4_1_a_parallel_mcp_batch_is_answered_once_when_the_server_is_killed(
     agent = Agent(model=fm.model, stream_fn=fm.stream_fn)
     server = stdio_server(markers)
 
+    echo_ids = {c.id for c, kind in zip(calls, kinds, strict=True) if kind == "echo"}
+    ended: set[str] = set()
+    echoes_done = asyncio.Event()
+
+    def on_event(event: object, _signal: object) -> None:
+        if isinstance(event, ToolExecutionEndEvent):
+            ended.add(event.tool_call_id)
+            if echo_ids <= ended:
+                echoes_done.set()
+
+    agent.subscribe(on_event)
+
     async def scenario() -> None:
         await add_server(agent, server)
         run = asyncio.ensure_future(agent.prompt("run them all"))
         for i, kind in enumerate(kinds):
             if kind == "sleep":
                 await wait_for_file(markers / f"s{i}.started")
+        if echo_ids:  # the quick calls are done; the sleeps are in flight
+            await asyncio.wait_for(echoes_done.wait(), 30)
         await asyncio.sleep(kill_after_s)
         os.kill(int((markers / "pid").read_text()), os_signal.SIGKILL)
         reply = await asyncio.wait_for(run, 60)
