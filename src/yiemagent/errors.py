@@ -12,6 +12,7 @@ __all__ = [
     "AgentBusyError",
     "BatchError",
     "ConfigError",
+    "MCPConnectionError",
     "MessageInputError",
     "ProviderError",
     "SessionBusyError",
@@ -91,3 +92,9 @@ class BatchError(YiemAgentError, ValueError):
     results file that is not a results file or is in use by another batch, a backend that
     is not installed. Raised before any task runs, or when the results file cannot be
     written; the message says what to change."""
+
+
+class MCPConnectionError(YiemAgentError):
+    """An MCP server could not be reached (DESIGN §12): its command did not start, it did
+    not answer `initialize` in time, or it is not connected. Raised by `MCPServer.connect`
+    and `yiemagent.mcp.add_server`; a call that fails becomes an error tool result instead."""

@@ -12,9 +12,10 @@ at a time.
 from __future__ import annotations
 
 import asyncio
+import logging
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
 from yiemagent.agent.inputs import check_options, make_store, prompt_messages, to_messages
 from yiemagent.agent.llm_call import FormatMessages, LlmCall, PrepareContext
@@ -61,11 +62,20 @@ class AgentRunError(YiemAgentError):
         super().__init__(message.error_message or "the run ended in an error")
 
 
+logger = logging.getLogger(__name__)
+
 PROMPT_QUEUE_SIZE = 16
 FOLLOW_UP_QUEUE_SIZE = 32
 """Seed 000 §5: input and output channels 16, follow-up channel 32."""
 
 PromptInput: TypeAlias = "str | AgentMessage | Mapping[str, Any] | Sequence[Any]"
+
+
+class Closeable(Protocol):
+    """What an `Agent` can own: anything with an async `close()` (an MCP server)."""
+
+    async def close(self) -> None: ...
+
 
 _BUSY = (
     "the agent is already running; use steer() or follow_up() to add to the current run, "
@@ -131,6 +141,7 @@ class Agent:
             raise ConfigError("format_messages only applies with llm_call; pass llm_call too")
         self.tool_store: ToolStore = make_store(tools, tool_store)
         """The agent's own tool store (R-4.12); register tools here at any time."""
+        self._owned: list[Closeable] = []
         self._state = AgentStateView(self.tool_store)
         self._state.system_prompt = system_prompt
         self._state.model = model
@@ -367,11 +378,27 @@ class Agent:
     async def close(self) -> None:
         """Refuse new prompts, finish the queued ones, then return (R-6.4). Responses stay
         takeable; with 16 untaken, this waits until some are taken. With a `session_store`,
-        the session's writer lease is then given back (another Agent may open it)."""
+        the session's writer lease is then given back (another Agent may open it). Then
+        what the agent `own`s (MCP servers) is closed."""
         self._channel.closed = True
         await self.wait_for_idle()
         if self._session is not None:  # one writer per session: the next Agent may open it
             self._session.release()
+        while self._owned:  # last owned, first closed
+            resource = self._owned.pop()
+            try:
+                await resource.close()
+            except Exception:
+                logger.exception("closing %r failed; the agent is closed anyway", resource)
+
+    def own(self, resource: Closeable) -> None:
+        """Make `resource` (anything with an async `close()`, such as an MCP server from
+        `yiemagent.mcp.add_server(agent, server)`) the agent's: `close()` closes it after
+        the queued work, last owned first (DESIGN §12)."""
+        if not callable(getattr(resource, "close", None)):
+            raise ConfigError(f"own() needs an object with an async close(), not {resource!r}")
+        if resource not in self._owned:
+            self._owned.append(resource)
 
     # ── control ────────────────────────────────────────────────────────────
 

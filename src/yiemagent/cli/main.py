@@ -5,6 +5,8 @@
     yiem run "Summarise README.md" --tools ./my_tools --model openai/gpt-4o-mini
     yiem models
     yiem chat                 (interactive; see yiemagent/cli/chat/)
+    yiem run "..." --mcp "python server.py"     # plus an MCP server's tools
+    yiem mcp serve --tools ./my_tools           # tool files as an MCP server
 
 Default tools are the example tool files shipped inside the package
 (`yiemagent/cli/default_tools/`: `get_time`, `calculator`, `read_file`; `examples/tools` in
@@ -31,6 +33,7 @@ from rich.markup import escape
 
 from yiemagent.cli.batch import batch as batch_command, expand_ray_flag
 from yiemagent.cli.chat import chat as chat_command
+from yiemagent.cli.mcp_cmd import mcp_app
 from yiemagent.cli.options import DEFAULT_MODEL, DEFAULT_TOOLS_DIR, EXIT_ERROR, CliError
 from yiemagent.errors import ConfigError, ProviderError, ToolLoadError, YiemAgentError
 from yiemagent.types import (
@@ -210,6 +213,14 @@ def run(
         bool, typer.Option("--json", help="Print every event as a JSON line.")
     ] = False,
     max_turns: Annotated[int, typer.Option("--max-turns", min=1, help="Most model calls.")] = 8,
+    mcp: Annotated[
+        list[str] | None,
+        typer.Option("--mcp", help='An MCP server to start, e.g. "python server.py" (repeatable).'),
+    ] = None,
+    mcp_url: Annotated[
+        list[str] | None,
+        typer.Option("--mcp-url", help="A streamable-HTTP MCP server's URL (repeatable)."),
+    ] = None,
 ) -> None:
     """Run one prompt: stream the answer, show each tool call, print the usage."""
     from yiemagent.cli.render import EventPrinter, JsonPrinter
@@ -230,9 +241,18 @@ def run(
         context = _load_tools(tools, resolved)
         context.system_prompt = system
         config = AgentLoopConfig(model=resolved, max_turns=max_turns)
-        if resolved.api == "local":
-            _load_local(resolved, err)
-        reason = asyncio.run(_run_loop(prompt, context, config, printer))
+        close_mcp = None
+        if mcp or mcp_url:
+            from yiemagent.cli.mcp_cmd import attach_servers
+
+            close_mcp = attach_servers(context, mcp or [], mcp_url or [])
+        try:
+            if resolved.api == "local":
+                _load_local(resolved, err)
+            reason = asyncio.run(_run_loop(prompt, context, config, printer))
+        finally:
+            if close_mcp is not None:
+                close_mcp()
     if reason == "aborted":
         raise CliError("interrupted", EXIT_INTERRUPTED)
     if reason == "max_turns":  # the loop ends so only while tool calls are still pending
@@ -249,6 +269,7 @@ def run(
 
 app.command("chat")(chat_command)  # `yiem chat`: yiemagent/cli/chat/ (DESIGN §15)
 app.command("batch")(batch_command)  # `yiem batch`: yiemagent/cli/batch.py (DESIGN §16)
+app.add_typer(mcp_app, name="mcp")  # `yiem mcp list|serve`: yiemagent/cli/mcp_cmd.py (§12)
 
 
 @app.command()

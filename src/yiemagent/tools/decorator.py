@@ -261,6 +261,7 @@ def _make_execute(
             value = await func(**call_kwargs(tool_call_id, args, signal, on_update))
             return to_tool_return(value)
 
+        execute_async.__wrapped__ = func  # type: ignore[attr-defined]  # where it came from
         return execute_async
 
     def execute(
@@ -268,6 +269,7 @@ def _make_execute(
     ) -> AgentToolResult | str:
         return to_tool_return(func(**call_kwargs(tool_call_id, args, signal, on_update)))
 
+    execute.__wrapped__ = func  # type: ignore[attr-defined]  # where it came from (a clash text)
     return execute
 
 

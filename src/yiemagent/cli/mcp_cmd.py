@@ -1,0 +1,154 @@
+"""`yiem mcp ...` and the `--mcp` / `--mcp-url` options of `yiem run` (DESIGN §12).
+
+    yiem mcp list "python server.py"          # a server's tools, one a line
+    yiem mcp list --url http://127.0.0.1:8000/mcp
+    yiem mcp serve --tools ./my_tools         # tool files as an MCP server on stdio
+    yiem mcp serve --tools ./my_tools --http 8000
+
+Errors are `YiemAgentError`s (a server that does not start, a missing `mcp` extra), which
+`yiem` prints as one line; this module imports nothing of the MCP SDK until a command runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from yiemagent.errors import ConfigError
+
+if TYPE_CHECKING:
+    from yiemagent.mcp import MCPServer
+    from yiemagent.types import AgentContext
+
+__all__ = ["attach_servers", "mcp_app"]
+
+mcp_app = typer.Typer(
+    no_args_is_help=True,
+    help="MCP: list an MCP server's tools, or serve a folder of tool files as an MCP server.",
+)
+
+
+def _servers(commands: Sequence[str], urls: Sequence[str]) -> list[MCPServer]:
+    from yiemagent.mcp import MCPServerHTTP, MCPServerStdio
+
+    servers: list[MCPServer] = []
+    for command in commands:
+        if not command.strip():
+            raise ConfigError('--mcp needs a command, e.g. --mcp "python server.py"')
+        servers.append(MCPServerStdio(command))
+    servers.extend(MCPServerHTTP(url) for url in urls)
+    return servers
+
+
+async def _close_all(servers: Sequence[MCPServer]) -> None:
+    for server in servers:
+        with contextlib.suppress(Exception):
+            await server.close()
+
+
+def attach_servers(
+    context: AgentContext, commands: Sequence[str], urls: Sequence[str]
+) -> Callable[[], None]:
+    """Connect each `--mcp` command and `--mcp-url`, and add their tools to `context.tools`.
+
+    The connections live on their own threads, so they serve the run's event loop later.
+
+    Returns:
+        A function that closes every connection (call it when the run is over).
+
+    Raises:
+        ConfigError: the `mcp` extra is missing, an empty command, or a tool name clash.
+        MCPConnectionError: a server did not start or answer; the others are closed.
+    """
+    from yiemagent.mcp import add_server
+    from yiemagent.tools import ToolStore
+
+    servers = _servers(commands, urls)
+    store = ToolStore("cli")
+    for tool in context.tools:
+        store.register(tool)
+
+    async def connect() -> None:
+        try:
+            for server in servers:
+                await add_server(store, server)
+        except BaseException:
+            await _close_all(servers)
+            raise
+
+    asyncio.run(connect())
+    context.tools = list(store.tools.values())
+    return lambda: asyncio.run(_close_all(servers))
+
+
+@mcp_app.command("list")
+def list_tools(
+    command: Annotated[
+        str | None, typer.Argument(help='The server\'s command line, e.g. "python server.py".')
+    ] = None,
+    url: Annotated[
+        str | None, typer.Option("--url", help="A streamable-HTTP server's URL instead.")
+    ] = None,
+) -> None:
+    """Print an MCP server's tools: name — description, one a line."""
+    if (command is None) == (url is None):
+        raise ConfigError('give a command (yiem mcp list "python server.py") or --url URL')
+    (server,) = _servers([command] if command is not None else [], [url] if url else [])
+
+    async def fetch() -> list[tuple[str, str]]:
+        async with server:
+            return [(t.name, " ".join((t.description or "").split())) for t in server.tools]
+
+    tools = asyncio.run(fetch())
+    for name, description in tools:
+        print(f"{name} — {description}" if description else name)
+    noun = "tool" if len(tools) == 1 else "tools"
+    print(f"{len(tools)} {noun} from {server.label}", file=sys.stderr)
+
+
+@mcp_app.command("serve")
+def serve(
+    tools: Annotated[Path, typer.Option("--tools", help="Folder of tool files to serve.")],
+    http: Annotated[
+        int | None,
+        typer.Option("--http", min=0, max=65535, help="Serve streamable HTTP on this port."),
+    ] = None,
+    host: Annotated[
+        str, typer.Option("--host", help="HTTP address (default: loopback only).")
+    ] = "127.0.0.1",
+    timeout: Annotated[
+        float | None, typer.Option("--timeout", min=0.001, help="Seconds a call may take.")
+    ] = None,
+) -> None:
+    """Serve a folder of tool files as an MCP server (stdio unless --http)."""
+    from yiemagent.mcp import serve as serve_store
+    from yiemagent.tools import ToolStore
+
+    if not tools.is_dir():
+        raise ConfigError(f"--tools {tools}: not a folder")
+    store = ToolStore("mcp-serve")
+    with contextlib.redirect_stdout(sys.stderr):  # a tool file's prints must not hit stdout
+        store.load_dir(tools)
+    store.unregister("listTools")  # an MCP client lists the tools itself
+
+    def ready(where: str) -> None:
+        if where != "stdio":
+            print(f"yiem: serving {len(store)} tools over MCP at {where}", file=sys.stderr)
+            sys.stderr.flush()
+
+    asyncio.run(
+        serve_store(
+            store,
+            "http" if http is not None else "stdio",
+            host=host,
+            port=http or 0,
+            tool_timeout_s=timeout,
+            on_ready=ready,
+        )
+    )

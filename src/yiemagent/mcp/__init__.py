@@ -1,0 +1,31 @@
+"""MCP both ways (DESIGN §12): tools from any MCP server into a `ToolStore`, and a
+`ToolStore` served as an MCP server.
+
+Public: `MCPServer` (the base: a connection's lifetime), `MCPServerStdio`, `MCPServerHTTP`,
+`add_server`, `serve`, `MCPCallError`, `MCPCallAborted`, `MCPToolError`,
+`MCPConnectionError` (also in `yiemagent.errors`), and `local_tool_name`. Everything else in
+this package is private.
+
+Needs the `mcp` extra (the official MCP SDK); importing this package does not import the
+SDK, connecting or serving does (and says how to install it when it is missing).
+"""
+
+from yiemagent.errors import MCPConnectionError
+from yiemagent.mcp.client import add_server, local_tool_name
+from yiemagent.mcp.connection import MCPCallAborted, MCPCallError, MCPServer
+from yiemagent.mcp.convert import MCPToolError
+from yiemagent.mcp.serve import serve
+from yiemagent.mcp.servers import MCPServerHTTP, MCPServerStdio
+
+__all__ = [
+    "MCPCallAborted",
+    "MCPCallError",
+    "MCPConnectionError",
+    "MCPServer",
+    "MCPServerHTTP",
+    "MCPServerStdio",
+    "MCPToolError",
+    "add_server",
+    "local_tool_name",
+    "serve",
+]

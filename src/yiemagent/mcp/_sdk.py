@@ -1,0 +1,139 @@
+"""Helpers around the MCP SDK for the client side (DESIGN §12): the import check, error
+texts, the watched read stream, paging `tools/list`, the progress adapter."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+from yiemagent.errors import ConfigError
+
+if TYPE_CHECKING:
+    from mcp import ClientSession
+    from mcp.shared.dispatcher import ProgressFnT
+    from mcp.types import Tool
+
+__all__ = [
+    "ProgressCallback",
+    "WatchedStream",
+    "describe",
+    "leaf",
+    "list_all_tools",
+    "package_version",
+    "progress_adapter",
+    "require_sdk",
+]
+
+ProgressCallback = Callable[[float, "float | None", "str | None"], None]
+"""`(progress, total, message)` from `notifications/progress`; called on the connection's
+thread, so it must be thread-safe (`on_update` is)."""
+
+
+def require_sdk() -> None:
+    """Import the MCP SDK, or explain how to install it.
+
+    Raises:
+        ConfigError: the `mcp` extra is not installed.
+    """
+    try:
+        import mcp  # noqa: F401
+    except ImportError as exc:
+        raise ConfigError(
+            "MCP support needs the official MCP SDK: pip install 'yiemagent[mcp]'"
+        ) from exc
+
+
+def leaf(exc: BaseException) -> BaseException:
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
+
+
+def describe(exc: BaseException) -> str:
+    exc = leaf(exc)
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+class WatchedStream:
+    """The transport's read stream, reporting its end (EOF or closed) once to `on_end`.
+
+    This is how a dead server process or a vanished HTTP server is noticed while no call
+    is waiting (DESIGN §12: the next call reconnects instead of failing).
+    """
+
+    def __init__(self, inner: Any, on_end: Callable[[], None]) -> None:
+        self._inner = inner
+        self._on_end = on_end
+
+    @property
+    def last_context(self) -> Any:
+        return getattr(self._inner, "last_context", None)
+
+    async def receive(self) -> Any:
+        import anyio
+
+        try:
+            return await self._inner.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+            self._on_end()
+            raise
+
+    def __aiter__(self) -> WatchedStream:
+        return self
+
+    async def __anext__(self) -> Any:
+        import anyio
+
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def aclose(self) -> None:
+        self._on_end()
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> WatchedStream:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+
+async def list_all_tools(session: ClientSession) -> list[Tool]:
+    """Every page of `tools/list`."""
+    from mcp.types import PaginatedRequestParams
+
+    result = await session.list_tools()
+    tools = list(result.tools)
+    seen: set[str] = set()
+    while result.next_cursor and result.next_cursor not in seen:
+        seen.add(result.next_cursor)
+        result = await session.list_tools(params=PaginatedRequestParams(cursor=result.next_cursor))
+        tools.extend(result.tools)
+    return tools
+
+
+def progress_adapter(on_progress: ProgressCallback) -> ProgressFnT:
+    """The SDK's async progress callback, calling the plain `on_progress`."""
+
+    async def adapter(progress: float, total: float | None, message: str | None) -> None:
+        on_progress(progress, total, message)
+
+    return adapter
+
+
+def package_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("yiemagent")
+    except PackageNotFoundError:
+        return "0"

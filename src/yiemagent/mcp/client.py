@@ -1,0 +1,281 @@
+"""`add_server`: an MCP server's tools as `AgentTool`s in a `ToolStore` (DESIGN §12).
+
+Each MCP tool keeps its name (with `prefix` if given; characters a provider rejects become
+`_`, R-4.2), its description and its input schema as given. A call runs the pipeline as any
+tool does (validation, hooks, timeout: R-4.4 to R-4.7), then is one `tools/call`:
+progress notifications become `on_update`, an abort sends `notifications/cancelled`, and
+the answer is converted by `convert.result_from_mcp`.
+
+`notifications/tools/list_changed` refreshes the store: new tools are registered (offered on
+the next turn), changed ones replaced, removed ones unregistered; a call to a removed tool
+that was already on its way answers "not found".
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import logging
+import re
+import threading
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Protocol
+
+from yiemagent.errors import ConfigError
+from yiemagent.mcp.connection import MCPServer
+from yiemagent.mcp.convert import result_from_mcp
+from yiemagent.tools.schema import check_schema
+from yiemagent.tools.store import ToolStore
+from yiemagent.types import AgentTool, AgentToolResult, OnUpdate, TextContent, ToolExecute
+from yiemagent.types.signal import AbortSignal
+
+if TYPE_CHECKING:
+    from mcp.types import Tool
+
+__all__ = ["MCPToolSource", "add_server", "local_tool_name"]
+
+logger = logging.getLogger(__name__)
+
+_INVALID = re.compile(r"[^A-Za-z0-9_-]")
+
+
+class _Owner(Protocol):
+    """An object that holds a `tool_store` and can own servers (the `Agent`)."""
+
+    tool_store: ToolStore
+
+    def own(self, resource: MCPServer) -> None: ...
+
+
+def local_tool_name(name: str, prefix: str | None) -> str:
+    """The store name of MCP tool `name`: `prefix_name`, valid per R-4.2.
+
+    Characters outside `[A-Za-z0-9_-]` become `_`; a name longer than 64 characters is cut
+    and ends with 8 hex digits of its hash, so distinct long names stay distinct.
+    """
+    if prefix:
+        name = prefix + name if prefix.endswith(("_", "-")) else f"{prefix}_{name}"
+    name = _INVALID.sub("_", name) or "_"
+    if len(name) > 64:
+        digest = hashlib.sha256(name.encode()).hexdigest()[:8]
+        name = f"{name[:55]}_{digest}"
+    return name
+
+
+def _source_of(tool: AgentTool) -> str:
+    """Where an existing tool came from, for a clash message."""
+    origin = getattr(tool.execute, "mcp_source", None)
+    if isinstance(origin, tuple) and isinstance(origin[0], MCPToolSource):
+        return f"{origin[0].server.label} (its tool {origin[1]!r})"
+    try:
+        path = inspect.getsourcefile(inspect.unwrap(tool.execute))
+    except (TypeError, ValueError):
+        path = None
+    return f"{path}" if path else f"a tool registered as {tool.name!r}"
+
+
+class MCPToolSource:
+    """One `add_server` binding: which store, which server, which names it registered.
+
+    Thread-safety: `sync` runs on the connection's thread (list_changed) or the caller's;
+    the store swaps its dict under its own lock, and `_names` is guarded here.
+    """
+
+    def __init__(
+        self,
+        store: ToolStore,
+        server: MCPServer,
+        prefix: str | None,
+        *,
+        parallel: bool,
+        timeout_s: float | None,
+    ) -> None:
+        self.store = store
+        self.server = server
+        self.prefix = prefix
+        self.parallel = parallel
+        self.timeout_s = timeout_s
+        self._lock = threading.Lock()
+        self._tools: dict[str, AgentTool] = {}  # local name -> the AgentTool we registered
+        self.remove_listener = lambda: None
+
+    @property
+    def names(self) -> list[str]:
+        """The store names this binding registered, in the server's order."""
+        return list(self._tools)
+
+    def build(self, tools: Sequence[Tool]) -> dict[str, AgentTool]:
+        """AgentTools for the server's tools; a tool with an unusable schema is left out."""
+        built: dict[str, AgentTool] = {}
+        for remote in tools:
+            name = local_tool_name(remote.name, self.prefix)
+            schema = dict(remote.input_schema or {"type": "object"})
+            try:
+                check_schema(schema, what=f"input schema of MCP tool {remote.name!r}")
+            except ConfigError as exc:
+                logger.warning("MCP server %s: skipping tool: %s", self.server.name, exc)
+                continue
+            if name in built:
+                logger.warning(
+                    "MCP server %s: tools %r map to the same name %r; keeping the first",
+                    self.server.name,
+                    remote.name,
+                    name,
+                )
+                continue
+            built[name] = AgentTool(
+                name=name,
+                label=remote.title or _annotation_title(remote) or remote.name,
+                description=remote.description or "",
+                input_schema=schema,
+                execute=_executor(self, remote.name, name),
+                parallel=self.parallel,
+                timeout_s=self.timeout_s,
+            )
+        return built
+
+    def register(self, tools: Sequence[Tool]) -> list[str]:
+        """First registration: all or nothing.
+
+        Raises:
+            ConfigError: a name is already in the store; the text names both sources.
+        """
+        built = self.build(tools)
+        with self._lock:
+            taken = self.store.tools
+            clashes = [
+                f"{name!r} (from {self.server.label}) is already registered "
+                f"from {_source_of(taken[name])}"
+                for name in built
+                if name in taken
+            ]
+            if clashes:
+                raise ConfigError(
+                    f"cannot add {self.server.label} to store {self.store.name!r}: "
+                    f"tool {'; '.join(clashes)}; pass prefix=... to add_server to keep both"
+                )
+            for tool in built.values():
+                self.store.register(tool)
+            self._tools = built
+        return list(built)
+
+    def sync(self, tools: Sequence[Tool]) -> None:
+        """After a refresh: add new tools, replace changed ones, drop removed ones. A new
+        name taken by a tool from elsewhere is skipped (logged), never replaced."""
+        built = self.build(tools)
+        with self._lock:
+            for name, old in list(self._tools.items()):
+                if name not in built and self.store.get(name) is old:
+                    self.store.unregister(name)
+            kept: dict[str, AgentTool] = {}
+            for name, tool in built.items():
+                current = self.store.get(name)
+                if current is not None and current is not self._tools.get(name):
+                    logger.warning(
+                        "MCP server %s: new tool %r clashes with %s; not registered",
+                        self.server.name,
+                        name,
+                        _source_of(current),
+                    )
+                    continue
+                previous = self._tools.get(name)
+                if previous is not None and _same(previous, tool):
+                    kept[name] = previous
+                    continue
+                self.store.register(tool, replace=True)
+                kept[name] = tool
+            self._tools = kept
+        logger.info(
+            "MCP server %s: %d tools in store %s", self.server.name, len(kept), self.store.name
+        )
+
+    def offers(self, name: str) -> bool:
+        """Whether the store name `name` is still one of this binding's tools."""
+        return name in self._tools
+
+
+def _annotation_title(tool: Tool) -> str | None:
+    annotations = tool.annotations
+    return annotations.title if annotations is not None else None
+
+
+def _same(a: AgentTool, b: AgentTool) -> bool:
+    return (a.label, a.description, a.input_schema) == (b.label, b.description, b.input_schema)
+
+
+def _executor(source: MCPToolSource, remote_name: str, local_name: str) -> ToolExecute:
+    """The tool's `execute`: one `tools/call` of `remote_name` (DESIGN §12). It carries
+    `mcp_source = (source, remote_name)`, which clash messages read."""
+    server = source.server
+
+    async def execute(
+        tool_call_id: str, args: dict[str, Any], signal: AbortSignal, on_update: OnUpdate
+    ) -> AgentToolResult:
+        if not source.offers(local_name):
+            available = ", ".join(source.store.tools) or "none"
+            raise LookupError(  # the pipeline makes it the call's error result (R-4.1)
+                f'Tool "{local_name}" not found: {server.label} no longer offers it. '
+                f"Available tools: {available}"
+            )
+
+        def on_progress(progress: float, total: float | None, message: str | None) -> None:
+            if message:
+                text = message
+            elif total:
+                text = f"{progress:g}/{total:g}"
+            else:
+                text = f"{progress:g}"
+            details = {"progress": progress, "total": total, "message": message}
+            on_update(AgentToolResult([TextContent(text)], details))
+
+        result = await server.call_tool(remote_name, args, signal=signal, on_progress=on_progress)
+        return result_from_mcp(result, remote_name)
+
+    execute.mcp_source = (source, remote_name)  # type: ignore[attr-defined]
+    return execute
+
+
+async def add_server(
+    target: ToolStore | _Owner,
+    server: MCPServer,
+    prefix: str | None = None,
+    *,
+    parallel: bool = True,
+    timeout_s: float | None = None,
+) -> list[str]:
+    """Connect `server` (if needed) and register its tools in a store (DESIGN §12).
+
+    Args:
+        target: a `ToolStore`, or an `Agent`: its `tool_store` gets the tools and the agent
+            owns the server, closing it in `Agent.close()`.
+        server: an `MCPServerStdio` or `MCPServerHTTP`.
+        prefix: registered names become `prefix_name` (avoids clashes between servers).
+        parallel: whether the tools may run beside others in a parallel batch (R-4.9); an
+            MCP server answers concurrent requests, so the default is True.
+        timeout_s: each call's timeout (`AgentTool.timeout_s`); default: the run's
+            `tool_timeout_s`.
+
+    Returns:
+        The registered tool names, in the server's order.
+
+    Raises:
+        ConfigError: the `mcp` extra is missing, `prefix` is invalid, or a tool name is
+            already in the store (the text names both sources; nothing is registered).
+        MCPConnectionError: the server could not be started or did not answer in time.
+    """
+    if prefix is not None and (not prefix or _INVALID.search(prefix)):
+        raise ConfigError(
+            f"prefix must be 1+ characters from A-Z, a-z, 0-9, '_', '-', not {prefix!r}"
+        )
+    owner = None if isinstance(target, ToolStore) else target
+    store = target if isinstance(target, ToolStore) else target.tool_store
+    if not isinstance(store, ToolStore):
+        raise ConfigError(f"add_server needs a ToolStore or an Agent, got {type(target).__name__}")
+    await server.connect()
+    source = MCPToolSource(store, server, prefix, parallel=parallel, timeout_s=timeout_s)
+    names = source.register(server.tools)
+    source.remove_listener = server.add_tools_listener(source.sync)
+    if owner is not None:
+        owner.own(server)
+    logger.info("MCP server %s: %d tools added to store %s", server.name, len(names), store.name)
+    return names

@@ -1,0 +1,462 @@
+"""The connection to an MCP server: `MCPServer`, the base of `MCPServerStdio` and
+`MCPServerHTTP` (DESIGN §12).
+
+Each server object owns at most one connection, which lives on its own event loop thread
+(`LoopThread`), so it survives the caller's loop: `asyncio.run(add_server(...))` followed by
+`agent.prompt_sync(...)` works (R-6.7). Callers on any loop or thread reach it through
+`call_tool`, `refresh_tools` and `close`.
+
+Failures never hang (DESIGN §12):
+- the server process dies or the HTTP server goes away: the transport's end is noticed at
+  once, every call in flight gets `MCPCallError` ("closed the connection while ... was
+  running"), and the server is marked down;
+- the next call reconnects once (shared by the calls that arrive together); if that fails,
+  the call fails with the reason;
+- `initialize` and the first `tools/list` must finish within `connect_timeout_s`.
+
+The SDK (`mcp`, the `mcp` extra) is imported only when a connection opens.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import logging
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Literal
+
+from yiemagent.errors import ConfigError, MCPConnectionError, YiemAgentError
+from yiemagent.mcp._loop_thread import LoopThread
+from yiemagent.mcp._sdk import (
+    ProgressCallback,
+    WatchedStream,
+    describe,
+    leaf,
+    list_all_tools,
+    package_version,
+    progress_adapter,
+    require_sdk,
+)
+from yiemagent.types.signal import AbortSignal
+
+if TYPE_CHECKING:
+    from mcp import ClientSession
+    from mcp.types import CallToolResult, Tool
+
+__all__ = [
+    "DEFAULT_CONNECT_TIMEOUT_S",
+    "MCPCallAborted",
+    "MCPCallError",
+    "MCPServer",
+    "ProgressCallback",
+]
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_CONNECT_TIMEOUT_S = 30.0
+"""Seconds `initialize` plus the first `tools/list` may take before connecting fails."""
+
+_REFRESH_WAIT_S = 5.0  # how long a call waits for a tools/list it triggered (list_changed)
+
+ToolsListener = Callable[[Sequence["Tool"]], None]
+
+
+class MCPCallError(YiemAgentError):
+    """A `tools/call` could not be answered: the connection closed, reconnecting failed, or
+    the server answered with a protocol error. Raised by `MCPServer.call_tool`; inside a tool
+    call it becomes the call's error result (R-4.1)."""
+
+
+class _Undelivered(MCPCallError):
+    """The connection was lost before the server got the request: safe to send again."""
+
+
+class MCPCallAborted(MCPCallError):
+    """The call's signal was aborted; `notifications/cancelled` was sent to the server."""
+
+
+class MCPServer:
+    """One MCP server and the lifetime of the connection to it (DESIGN §12).
+
+    Use `async with server:` (or `await server.connect()` ... `await server.close()`), or
+    hand it to `add_server(agent, server)` so that `Agent.close()` closes it. `connect` and
+    `close` may be awaited from any event loop; the connection itself runs on a thread of
+    its own. Subclasses say how to open the transport.
+
+    Attributes:
+        name: names the server in tool sources, logs and error texts.
+        connect_timeout_s: seconds `initialize` and the first `tools/list` may take.
+    """
+
+    def __init__(self, *, name: str, connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S) -> None:
+        if not connect_timeout_s > 0:
+            raise ConfigError(f"connect_timeout_s must be > 0 seconds, not {connect_timeout_s!r}")
+        self.name = name
+        self.connect_timeout_s = connect_timeout_s
+        self._thread: LoopThread | None = None
+        self._thread_lock = threading.Lock()
+        self._state: Literal["closed", "up", "down"] = "closed"
+        self._down_reason = ""
+        self._session: ClientSession | None = None
+        self._wake: asyncio.Event | None = None
+        self._main: asyncio.Task[None] | None = None
+        self._reconnect: asyncio.Lock | None = None
+        self._refreshing: asyncio.Task[None] | None = None
+        self._in_flight: set[asyncio.Task[Any]] = set()
+        self._undelivered = False
+        self._tools: list[Tool] = []
+        self._listeners: list[ToolsListener] = []
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(name={self.name!r}, state={self._state!r})"
+
+    @property
+    def label(self) -> str:
+        """`MCP server "name"`, as error texts name it."""
+        return f'MCP server "{self.name}"'
+
+    # ── what subclasses provide ────────────────────────────────────────────
+
+    def _transport(self) -> contextlib.AbstractAsyncContextManager[tuple[Any, Any]]:
+        """The SDK transport: an async context manager yielding (read, write) streams."""
+        raise NotImplementedError
+
+    # ── public lifetime ────────────────────────────────────────────────────
+
+    @property
+    def connected(self) -> bool:
+        """Whether the connection is open and the server has not gone away."""
+        return self._state == "up"
+
+    @property
+    def tools(self) -> list[Tool]:
+        """The server's tools (`mcp.types.Tool`) from its last `tools/list`."""
+        return list(self._tools)
+
+    async def connect(self) -> None:
+        """Start the server (stdio) or reach it (HTTP), `initialize`, and list its tools.
+        Does nothing when already connected.
+
+        Raises:
+            ConfigError: the `mcp` extra is missing.
+            MCPConnectionError: the process could not start, the server refused or did not
+                answer `initialize` within `connect_timeout_s`, or `tools/list` failed.
+        """
+        require_sdk()
+        with self._thread_lock:  # two loops connecting at once share one thread
+            thread = self._thread
+            if thread is None or not thread.running:
+                thread = self._thread = LoopThread(f"yiem-mcp-{self.name}"[:60])
+        await asyncio.wrap_future(thread.submit(self._ensure_up()))
+
+    async def close(self) -> None:
+        """Close the connection (a stdio server's process is stopped) and its thread.
+        Calls still in flight get an error result. Idempotent; a later `connect` reopens."""
+        thread, self._thread = self._thread, None
+        if thread is None or not thread.running:
+            return
+        with contextlib.suppress(RuntimeError):
+            await asyncio.wrap_future(thread.submit(self._shutdown()))
+        await asyncio.to_thread(thread.stop)
+
+    async def __aenter__(self) -> MCPServer:
+        await self.connect()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    def add_tools_listener(self, listener: ToolsListener) -> Callable[[], None]:
+        """Call `listener(tools)` on the connection's thread after every `tools/list` that
+        followed a `notifications/tools/list_changed` or a reconnect. Returns a remover."""
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
+
+    async def refresh_tools(self) -> list[Tool]:
+        """List the server's tools again (all pages) and tell the listeners.
+
+        Raises:
+            MCPConnectionError: not connected and reconnecting failed.
+        """
+        thread = self._connected_thread()
+        await asyncio.wrap_future(thread.submit(self._refresh()))
+        return self.tools
+
+    async def call_tool(
+        self,
+        name: str,
+        arguments: Mapping[str, Any],
+        *,
+        signal: AbortSignal | None = None,
+        on_progress: ProgressCallback | None = None,
+    ) -> CallToolResult:
+        """Send `tools/call` and wait for the server's `CallToolResult` (from any loop).
+
+        When the server has gone away since the last call, one reconnect is tried first.
+        Aborting `signal` sends `notifications/cancelled` for the request and raises.
+
+        Args:
+            name: the tool's name on the server (not prefixed).
+            arguments: the JSON arguments object.
+            signal: aborts the call.
+            on_progress: receives `notifications/progress` (on the connection's thread).
+
+        Raises:
+            MCPCallAborted: `signal` was aborted.
+            MCPCallError: the connection closed during the call, reconnecting failed, the
+                server was closed, or the server answered with a JSON-RPC error.
+        """
+        try:
+            thread = self._connected_thread()
+        except MCPConnectionError as exc:
+            raise MCPCallError(str(exc)) from None
+        future = thread.submit(self._call(name, dict(arguments), on_progress))
+        remove = signal.add_listener(lambda _r: _cancel(future)) if signal is not None else None
+        try:
+            return await asyncio.wrap_future(future)
+        except asyncio.CancelledError:
+            if signal is not None and signal.aborted and future.cancelled():
+                raise MCPCallAborted(
+                    f'Operation aborted: the call to "{name}" was cancelled '
+                    f"(notifications/cancelled sent to {self.label})"
+                ) from None
+            raise
+        finally:
+            if remove is not None:
+                remove()
+            if not future.done():  # the caller was cancelled: cancel the request too
+                future.cancel()
+
+    def _connected_thread(self) -> LoopThread:
+        thread = self._thread
+        if thread is None or not thread.running:
+            raise MCPConnectionError(
+                f"{self.label} is not connected: use `async with server:` or "
+                "`await add_server(...)` first"
+            )
+        return thread
+
+    # ── on the connection's thread ─────────────────────────────────────────
+
+    async def _ensure_up(self) -> None:
+        if self._reconnect is None:
+            self._reconnect = asyncio.Lock()
+        async with self._reconnect:
+            if self._state == "up":
+                return
+            was_down = self._state == "down"
+            reason = self._down_reason
+            try:
+                await self._open()
+            except MCPConnectionError as exc:
+                if was_down:
+                    raise MCPCallError(
+                        f"{self.label} is unavailable: it closed the connection "
+                        f"({reason}) and reconnecting failed: {exc}"
+                    ) from None
+                raise
+            if was_down:
+                logger.info("MCP server %s: reconnected", self.name)
+                self._tell_listeners()
+
+    async def _open(self) -> None:
+        loop = asyncio.get_running_loop()
+        ready: asyncio.Future[None] = loop.create_future()
+        self._wake = asyncio.Event()
+        self._undelivered = False
+        self._main = asyncio.ensure_future(self._run(ready, self._wake))
+        await ready
+
+    async def _run(self, ready: asyncio.Future[None], wake: asyncio.Event) -> None:
+        """Hold one session open until `wake` (closed by us, or the transport ended)."""
+        import anyio
+        from mcp import ClientSession
+        from mcp.types import Implementation
+
+        reason = "the connection closed"
+        try:
+            async with contextlib.AsyncExitStack() as stack:
+                try:
+                    read, write = await stack.enter_async_context(self._transport())
+                except Exception as exc:
+                    raise MCPConnectionError(
+                        f"{self.label}: cannot start: {describe(exc)}"
+                    ) from exc
+                session = await stack.enter_async_context(
+                    ClientSession(
+                        WatchedStream(read, wake.set),
+                        write,
+                        message_handler=self._on_message,
+                        client_info=Implementation(name="yiemagent", version=package_version()),
+                    )
+                )
+                try:
+                    with anyio.fail_after(self.connect_timeout_s):
+                        await session.initialize()
+                        tools = await list_all_tools(session)
+                except TimeoutError:
+                    raise MCPConnectionError(
+                        f"{self.label} did not answer initialize and tools/list "
+                        f"within {self.connect_timeout_s:g} s"
+                    ) from None
+                self._session = session
+                self._tools = tools
+                self._state = "up"
+                ready.set_result(None)
+                await wake.wait()
+                reason = self._end_reason
+        except BaseException as exc:
+            if not ready.done():
+                error = exc if isinstance(exc, MCPConnectionError) else None
+                ready.set_exception(error or MCPConnectionError(f"{self.label}: {describe(exc)}"))
+            elif not isinstance(exc, asyncio.CancelledError):
+                reason = describe(exc)
+                # A refused connection (the HTTP server is gone) delivered nothing, so the
+                # call that met it may be sent again after a reconnect.
+                self._undelivered = isinstance(leaf(exc), ConnectionError) or (
+                    type(leaf(exc)).__name__ in ("ConnectError", "ConnectTimeout")
+                )
+            if not isinstance(exc, Exception | asyncio.CancelledError):
+                raise
+        finally:
+            self._session = None
+            if self._state == "up":
+                self._state = "down"
+                self._down_reason = reason
+                logger.warning("MCP server %s: %s", self.name, reason)
+            self._fail_in_flight()
+
+    @property
+    def _end_reason(self) -> str:
+        return "the transport closed"
+
+    def _fail_in_flight(self) -> None:
+        for task in list(self._in_flight):
+            task.cancel()
+
+    async def _shutdown(self) -> None:
+        self._state = "closed"
+        self._down_reason = "the connection was closed"
+        if self._wake is not None:
+            self._wake.set()
+        if self._main is not None:
+            with contextlib.suppress(BaseException):
+                await self._main
+        self._fail_in_flight()
+
+    async def _call(
+        self, name: str, arguments: dict[str, Any], on_progress: ProgressCallback | None
+    ) -> CallToolResult:
+        """One `tools/call`; sent again once after a reconnect only when the server provably
+        never got it (connection refused, or an HTTP session the server no longer knows)."""
+        for attempt in (1, 2):
+            if self._state == "closed":
+                raise MCPCallError(f"{self.label} was closed")
+            if self._state == "down":
+                await self._ensure_up()
+            try:
+                result = await self._call_once(name, arguments, on_progress)
+            except _Undelivered as exc:
+                if attempt == 2:
+                    raise MCPCallError(str(exc)) from None
+                continue
+            await asyncio.sleep(0)  # let a list_changed sent with the result start its refresh
+            refreshing = self._refreshing
+            if refreshing is not None and not refreshing.done():
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(asyncio.shield(refreshing), _REFRESH_WAIT_S)
+            return result
+        raise AssertionError("unreachable")
+
+    async def _call_once(
+        self, name: str, arguments: dict[str, Any], on_progress: ProgressCallback | None
+    ) -> CallToolResult:
+        from mcp import MCPError
+        from mcp.types import CONNECTION_CLOSED, INVALID_REQUEST
+
+        session = self._session
+        assert session is not None
+        task = asyncio.current_task()
+        assert task is not None
+        self._in_flight.add(task)
+        progress = progress_adapter(on_progress) if on_progress is not None else None
+        closed = False
+        try:
+            return await session.call_tool(name, arguments, progress_callback=progress)
+        except asyncio.CancelledError:
+            if self._state == "up" or task.cancelling() > 1:
+                raise  # the caller cancelled (abort, timeout)
+            task.uncancel()  # we cancelled it because the connection ended
+            closed = True
+        except MCPError as exc:
+            if exc.code == INVALID_REQUEST and exc.message == "Session terminated":
+                if self._wake is not None:  # the HTTP server restarted: open a new session
+                    self._wake.set()
+                raise _Undelivered(self._lost(name)) from None
+            if exc.code != CONNECTION_CLOSED:
+                raise MCPCallError(f"{self.label} refused the call: {exc.message}") from None
+            closed = True
+        finally:
+            self._in_flight.discard(task)
+        assert closed
+        raise await self._settle_lost(name)
+
+    async def _settle_lost(self, tool: str) -> MCPCallError:
+        """After CONNECTION_CLOSED: give the session a moment to wind down, so the error can
+        say why and whether the request was delivered."""
+        main = self._main
+        if main is not None and not main.done():
+            await asyncio.wait({main}, timeout=1.0)
+        if self._undelivered and self._state == "down":
+            return _Undelivered(self._lost(tool))
+        return self._lost(tool)
+
+    def _lost(self, tool: str) -> MCPCallError:
+        if self._state == "closed":
+            return MCPCallError(f'{self.label} was closed while "{tool}" was running')
+        why = self._down_reason or "the connection closed"
+        return MCPCallError(
+            f'{self.label} closed the connection while "{tool}" was running ({why})'
+        )
+
+    async def _on_message(self, message: Any) -> None:
+        from mcp.types import ToolListChangedNotification
+
+        if isinstance(message, ToolListChangedNotification):
+            self._refreshing = asyncio.ensure_future(self._refresh_after_change())
+        elif isinstance(message, Exception):
+            logger.warning("MCP server %s sent something unreadable: %s", self.name, message)
+
+    async def _refresh_after_change(self) -> None:
+        try:
+            await self._refresh()
+        except Exception as exc:  # the store keeps the last listing; the next change retries
+            logger.warning("%s: refreshing the tools failed: %s", self.label, describe(exc))
+
+    async def _refresh(self) -> None:
+        if self._state == "down":
+            await self._ensure_up()
+        session = self._session
+        if session is None:
+            raise MCPConnectionError(f"{self.label} is not connected")
+        self._tools = await list_all_tools(session)
+        self._tell_listeners()
+
+    def _tell_listeners(self) -> None:
+        for listener in list(self._listeners):
+            try:
+                listener(self.tools)
+            except Exception:
+                logger.exception("MCP server %s: a tools listener raised", self.name)
+
+
+def _cancel(future: concurrent.futures.Future[Any]) -> None:
+    future.cancel()

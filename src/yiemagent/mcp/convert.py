@@ -1,0 +1,123 @@
+"""MCP results ↔ yiemagent tool results (DESIGN §12, R-4.7).
+
+Client side (`result_from_mcp`): text and image blocks map one to one; an embedded resource
+becomes its text (or an image, for an image blob); audio, binary blobs and resource links
+become a one-line text naming them. Structured content goes to `details`, and also as JSON
+text when there is no other content. `isError` raises `MCPToolError`, which the pipeline
+turns into the call's error result. A result is never empty.
+
+Server side (`result_to_mcp`): a `ToolResultMessage` becomes a `CallToolResult`: text and
+image blocks, `details` as `structuredContent` when it is a JSON object, `isError` from
+the message.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from typing import TYPE_CHECKING, Any
+
+from yiemagent.errors import YiemAgentError
+from yiemagent.types import AgentToolResult, ImageContent, TextContent, ToolResultMessage
+
+if TYPE_CHECKING:
+    from mcp.types import CallToolResult, ContentBlock
+
+__all__ = [
+    "MCPToolError",
+    "content_from_mcp",
+    "result_from_mcp",
+    "result_to_mcp",
+]
+
+
+class MCPToolError(YiemAgentError):
+    """The MCP server answered a call with `isError: true`; the text is the server's."""
+
+
+def _blob_size(data: str) -> str:
+    try:
+        n = len(base64.b64decode(data, validate=False))
+    except (binascii.Error, ValueError):
+        n = len(data)
+    return f"{n} bytes"
+
+
+def content_from_mcp(block: ContentBlock) -> TextContent | ImageContent:
+    """One MCP content block as a yiemagent content block."""
+    from mcp import types
+
+    if isinstance(block, types.TextContent):
+        return TextContent(block.text)
+    if isinstance(block, types.ImageContent):
+        return ImageContent(block.data, block.mime_type)
+    if isinstance(block, types.AudioContent):
+        return TextContent(f"[audio {block.mime_type}, {_blob_size(block.data)}]")
+    if isinstance(block, types.EmbeddedResource):
+        resource = block.resource
+        mime = resource.mime_type or "application/octet-stream"
+        if isinstance(resource, types.TextResourceContents):
+            return TextContent(f"[resource {resource.uri}]\n{resource.text}")
+        if mime.startswith("image/"):
+            return ImageContent(resource.blob, mime)
+        return TextContent(f"[resource {resource.uri}: {mime}, {_blob_size(resource.blob)}]")
+    if isinstance(block, types.ResourceLink):
+        described = f" — {block.description}" if block.description else ""
+        return TextContent(f"[resource link {block.name}: {block.uri}{described}]")
+    kind = getattr(block, "type", type(block).__name__)
+    return TextContent(f"[unsupported MCP content {kind}]")
+
+
+def result_from_mcp(result: CallToolResult, tool_name: str) -> AgentToolResult:
+    """A `CallToolResult` as an `AgentToolResult` (DESIGN §12).
+
+    Args:
+        result: what the server answered.
+        tool_name: the tool's name, for the texts of empty results.
+
+    Returns:
+        Content blocks in the server's order; `details` is the structured content (a dict,
+        else `{"structured_content": value}`) or `{}`.
+
+    Raises:
+        MCPToolError: `result.is_error`; its text joins the result's texts.
+    """
+    content = [content_from_mcp(block) for block in result.content]
+    structured = result.structured_content
+    if result.is_error:
+        text = "\n".join(b.text for b in content if isinstance(b, TextContent)).strip()
+        raise MCPToolError(text or f"MCP tool {tool_name} failed without saying why")
+    details: Any = {}
+    if structured is not None:
+        details = structured if isinstance(structured, dict) else {"structured_content": structured}
+        if not content:
+            content = [TextContent(json.dumps(structured, ensure_ascii=False, default=str))]
+    if not content:
+        content = [TextContent(f"(MCP tool {tool_name} returned no content)")]
+    return AgentToolResult(content, details)
+
+
+def result_to_mcp(message: ToolResultMessage) -> CallToolResult:
+    """A finished tool call as the `CallToolResult` an MCP client receives."""
+    from mcp import types
+
+    blocks: list[types.ContentBlock] = []
+    for block in message.content:
+        if isinstance(block, TextContent):
+            blocks.append(types.TextContent(type="text", text=block.text))
+        elif isinstance(block, ImageContent):
+            blocks.append(
+                types.ImageContent(type="image", data=block.data, mime_type=block.mime_type)
+            )
+    if not blocks:
+        blocks.append(types.TextContent(type="text", text="(no output)"))
+    structured: dict[str, Any] | None = None
+    if isinstance(message.details, dict) and message.details and not message.is_error:
+        try:
+            structured = json.loads(json.dumps(message.details))
+        except (TypeError, ValueError):
+            structured = None  # not JSON: the model already has the content
+    return types.CallToolResult(
+        content=blocks, structured_content=structured, is_error=message.is_error
+    )

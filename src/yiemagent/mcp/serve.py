@@ -1,0 +1,229 @@
+"""`serve`: a `ToolStore` as an MCP server, over stdio or streamable HTTP (DESIGN §12).
+
+`tools/list` reads the store at each request, so tools added since (`writeTool`, a reload)
+are listed. `tools/call` runs the same per-call pipeline as a run's tool call
+(`execute_tool_calls_sequential` with one call): lookup, argument repair and JSON-Schema
+validation, `before_tool_call`, the tool's timeout (or `tool_timeout_s`), `after_tool_call`
+(R-4.4 to R-4.7). Every problem is an `isError` result, never a protocol error, so the
+client's model can correct itself. `on_update` partials become `notifications/progress`
+(when the client asked for progress). `notifications/cancelled` aborts the call's signal;
+the tool gets the pipeline's abort grace, then is abandoned (R-4.5).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import socket
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Literal
+
+from yiemagent.errors import ConfigError
+from yiemagent.mcp._sdk import package_version, require_sdk
+from yiemagent.mcp.convert import result_to_mcp
+from yiemagent.tools.store import ToolStore
+from yiemagent.types import (
+    AfterToolCallContext,
+    AfterToolCallResult,
+    AgentContext,
+    AgentEvent,
+    AgentLoopConfig,
+    AssistantMessage,
+    BeforeToolCallContext,
+    BeforeToolCallResult,
+    Model,
+    TextContent,
+    ToolCall,
+    ToolExecutionUpdateEvent,
+)
+from yiemagent.types.config import MaybeAwaitable
+from yiemagent.types.signal import AbortSignal
+
+if TYPE_CHECKING:
+    from mcp.server import Server, ServerRequestContext
+    from mcp.types import CallToolRequestParams, CallToolResult, ListToolsResult
+
+__all__ = ["serve"]
+
+logger = logging.getLogger(__name__)
+
+BeforeHook = Callable[
+    [BeforeToolCallContext, AbortSignal], MaybeAwaitable[BeforeToolCallResult | None]
+]
+AfterHook = Callable[
+    [AfterToolCallContext, AbortSignal], MaybeAwaitable[AfterToolCallResult | None]
+]
+
+# The pipeline's config needs a model; serving never calls one.
+_NO_MODEL = Model(id="none", provider="mcp-serve", api="none")
+
+
+def _server(store: ToolStore, config: AgentLoopConfig, name: str) -> Server[Any]:
+    from mcp import types
+    from mcp.server import Server
+
+    async def list_tools(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> ListToolsResult:
+        return types.ListToolsResult(
+            tools=[
+                types.Tool(
+                    name=tool.name,
+                    title=tool.label if tool.label != tool.name else None,
+                    description=tool.description,
+                    input_schema=tool.input_schema,
+                )
+                for tool in store.tools.values()
+            ]
+        )
+
+    async def call_tool(
+        ctx: ServerRequestContext[Any], params: CallToolRequestParams
+    ) -> CallToolResult:
+        signal = AbortSignal()
+        run = asyncio.ensure_future(_run_call(store, config, ctx, params, signal))
+        try:
+            return await asyncio.shield(run)
+        except asyncio.CancelledError:
+            # notifications/cancelled (or the connection closed): the tool's signal is
+            # aborted and the pipeline winds it down in the background (R-4.5).
+            signal.abort("cancelled by the MCP client")
+            raise
+
+    return Server(name, version=package_version(), on_list_tools=list_tools, on_call_tool=call_tool)
+
+
+async def _run_call(
+    store: ToolStore,
+    config: AgentLoopConfig,
+    ctx: ServerRequestContext[Any],
+    params: CallToolRequestParams,
+    signal: AbortSignal,
+) -> CallToolResult:
+    from yiemagent.loop import execute_tool_calls_sequential
+
+    call = ToolCall(str(ctx.request_id or "mcp-call"), params.name, dict(params.arguments or {}))
+    message = AssistantMessage(content=[call], stop_reason="toolUse")
+    context = AgentContext(tools=list(store.tools.values()))
+    steps = 0
+
+    async def emit(event: AgentEvent) -> None:
+        nonlocal steps
+        if not isinstance(event, ToolExecutionUpdateEvent):
+            return
+        steps += 1
+        partial = event.partial_result
+        details = partial.details if isinstance(partial.details, dict) else {}
+        progress = details.get("progress", steps)
+        total = details.get("total")
+        text = " ".join(b.text for b in partial.content if isinstance(b, TextContent)) or None
+        try:
+            await ctx.session.report_progress(
+                float(progress) if isinstance(progress, int | float) else float(steps),
+                float(total) if isinstance(total, int | float) else None,
+                text,
+            )
+        except Exception:
+            logger.debug("could not send progress for %s", call.name, exc_info=True)
+
+    batch = await execute_tool_calls_sequential(context, message, [call], config, signal, emit)
+    return result_to_mcp(batch.messages[0])
+
+
+async def serve(
+    store: ToolStore,
+    transport: Literal["stdio", "http"] = "stdio",
+    host: str = "127.0.0.1",
+    port: int = 0,
+    *,
+    name: str = "yiemagent",
+    path: str = "/mcp",
+    before_tool_call: BeforeHook | None = None,
+    after_tool_call: AfterHook | None = None,
+    tool_timeout_s: float | None = None,
+    on_ready: Callable[[str], None] | None = None,
+) -> None:
+    """Serve `store` as an MCP server until cancelled or, on stdio, until stdin closes.
+
+    Args:
+        store: the tools to offer; read at every request.
+        transport: "stdio" (this process's stdin/stdout; stray prints of tools go to
+            stderr) or "http" (streamable HTTP).
+        host: the HTTP address; loopback unless told otherwise.
+        port: the HTTP port; 0 picks a free one (passed to `on_ready`).
+        name: the server name reported in `initialize`.
+        path: the HTTP endpoint path.
+        before_tool_call, after_tool_call: the pipeline's hooks (R-4.4, R-4.6).
+        tool_timeout_s: seconds a call may take when its tool sets no `timeout_s`.
+        on_ready: called with "stdio" or the endpoint URL once the server listens.
+
+    Raises:
+        ConfigError: the `mcp` extra is missing, or an unknown transport.
+        OSError: the HTTP port cannot be bound.
+    """
+    require_sdk()
+    if transport not in ("stdio", "http"):
+        raise ConfigError(f"transport must be 'stdio' or 'http', not {transport!r}")
+    config = AgentLoopConfig(
+        model=_NO_MODEL,
+        tool_execution="sequential",
+        tool_timeout_s=tool_timeout_s,
+        before_tool_call=before_tool_call,
+        after_tool_call=after_tool_call,
+    )
+    server = _server(store, config, name)
+    if transport == "stdio":
+        await _serve_stdio(server, on_ready)
+    else:
+        await _serve_http(server, host, port, path, on_ready)
+
+
+async def _serve_stdio(server: Server[Any], on_ready: Callable[[str], None] | None) -> None:
+    from mcp.server import NotificationOptions
+    from mcp.server.stdio import stdio_server
+
+    options = server.create_initialization_options(NotificationOptions(tools_changed=True))
+    async with stdio_server() as (read, write):
+        if on_ready is not None:
+            on_ready("stdio")
+        await server.run(read, write, options)
+
+
+async def _serve_http(
+    server: Server[Any],
+    host: str,
+    port: int,
+    path: str,
+    on_ready: Callable[[str], None] | None,
+) -> None:
+    import uvicorn
+
+    app = server.streamable_http_app(streamable_http_path=path, host=host)
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(128)
+        sock.setblocking(False)
+    except OSError:
+        sock.close()
+        raise
+    bound = sock.getsockname()[1]
+    shown = f"[{host}]" if family == socket.AF_INET6 else host
+    config = uvicorn.Config(app, log_level="warning", lifespan="on")
+    web = uvicorn.Server(config)
+    task = asyncio.ensure_future(web.serve(sockets=[sock]))
+    try:
+        while not web.started and not task.done():  # noqa: ASYNC110 - uvicorn has no event
+            await asyncio.sleep(0.01)
+        if web.started and on_ready is not None:
+            on_ready(f"http://{shown}:{bound}{path}")
+        await task
+    finally:
+        if not task.done():
+            web.should_exit = True
+            with contextlib.suppress(BaseException):
+                await asyncio.wait_for(task, 5.0)
+        sock.close()

@@ -1,0 +1,141 @@
+"""The two kinds of MCP server: `MCPServerStdio` (a subprocess) and `MCPServerHTTP`
+(streamable HTTP) (DESIGN §12). Their connection's lifetime and failure handling are
+`connection.MCPServer`'s; these only say how to open the transport."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shlex
+import sys
+from collections.abc import AsyncIterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from yiemagent.errors import ConfigError
+from yiemagent.mcp.connection import DEFAULT_CONNECT_TIMEOUT_S, MCPServer
+
+__all__ = ["MCPServerHTTP", "MCPServerStdio"]
+
+
+class MCPServerStdio(MCPServer):
+    """An MCP server started as a subprocess, spoken to over its stdin/stdout (DESIGN §12).
+
+    The process gets the SDK's safe default environment (HOME, PATH, ...) plus `env`; its
+    stderr goes to `stderr` (default: ours). Closing stops it (stdin closed, then SIGTERM,
+    then SIGKILL, each wait bounded by the SDK).
+
+    Args:
+        command: the program, or a whole command line when `args` is empty and it holds a
+            space (split with `shlex`).
+        args: its arguments.
+        env: extra environment variables.
+        cwd: its working folder.
+        name: defaults to the program's file name.
+        connect_timeout_s: seconds for `initialize` and the first `tools/list`.
+        stderr: where the server's stderr goes (a file with a descriptor).
+
+    Raises:
+        ConfigError: an empty command.
+    """
+
+    def __init__(
+        self,
+        command: str,
+        args: Sequence[str] = (),
+        env: Mapping[str, str] | None = None,
+        cwd: str | Path | None = None,
+        *,
+        name: str | None = None,
+        connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S,
+        stderr: TextIO | None = None,
+    ) -> None:
+        if not args and " " in command.strip():
+            command, *rest = shlex.split(command)
+            args = rest
+        if not command.strip():
+            raise ConfigError("MCPServerStdio needs a command, e.g. 'python server.py'")
+        self.command = command
+        self.args = list(args)
+        self.env = dict(env) if env is not None else None
+        self.cwd = cwd
+        self.stderr = stderr
+        default = " ".join([os.path.basename(command), *(os.path.basename(a) for a in args[:1])])
+        super().__init__(name=name or default, connect_timeout_s=connect_timeout_s)
+
+    @property
+    def _end_reason(self) -> str:
+        return "the server process exited or closed its output"
+
+    def _transport(self) -> contextlib.AbstractAsyncContextManager[tuple[Any, Any]]:
+        from mcp import StdioServerParameters, stdio_client
+
+        params = StdioServerParameters(
+            command=self.command, args=self.args, env=self.env, cwd=self.cwd
+        )
+        return stdio_client(params, errlog=_errlog(self.stderr))
+
+
+def _errlog(wanted: TextIO | None) -> TextIO:
+    """Where the server's stderr goes: a file with a descriptor (the process inherits it).
+    A captured `sys.stderr` (pytest, an IDE) has none; the real stderr is used instead."""
+    for candidate in (wanted, sys.stderr, sys.__stderr__):
+        if candidate is None:
+            continue
+        try:
+            candidate.fileno()
+        except (AttributeError, OSError, ValueError):
+            continue
+        return candidate
+    return open(os.devnull, "w")  # lives as long as the process
+
+
+class MCPServerHTTP(MCPServer):
+    """An MCP server reached over streamable HTTP at `url` (DESIGN §12).
+
+    Args:
+        url: the endpoint, e.g. `http://127.0.0.1:8000/mcp`.
+        headers: sent with every request (e.g. an `Authorization` header).
+        name: defaults to the URL's host and port.
+        connect_timeout_s: seconds for `initialize` and the first `tools/list`.
+        timeout_s: the HTTP client's connect/write timeout (reads may stream longer).
+
+    Raises:
+        ConfigError: a URL that is not http(s).
+    """
+
+    def __init__(
+        self,
+        url: str,
+        headers: Mapping[str, str] | None = None,
+        *,
+        name: str | None = None,
+        connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S,
+        timeout_s: float = 30.0,
+    ) -> None:
+        from urllib.parse import urlsplit
+
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise ConfigError(f"MCP server URL must be http(s)://host[:port]/path, not {url!r}")
+        self.url = url
+        self.headers = dict(headers) if headers is not None else None
+        self.timeout_s = timeout_s
+        super().__init__(name=name or parts.netloc, connect_timeout_s=connect_timeout_s)
+
+    @property
+    def _end_reason(self) -> str:
+        return "the HTTP server went away"
+
+    @contextlib.asynccontextmanager
+    async def _transport(self) -> AsyncIterator[tuple[Any, Any]]:
+        import httpx2
+        from mcp.client.streamable_http import streamable_http_client
+
+        # Reads may stream for long (progress of a slow tool); the SDK's default is 300 s.
+        timeout = httpx2.Timeout(self.timeout_s, read=300.0)
+        async with (
+            httpx2.AsyncClient(headers=self.headers, timeout=timeout) as client,
+            streamable_http_client(self.url, http_client=client) as streams,
+        ):
+            yield streams

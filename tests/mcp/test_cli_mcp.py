@@ -1,0 +1,120 @@
+"""DESIGN §12 and §8 on the command line: `yiem run --mcp "command"` / `--mcp-url URL` add
+an MCP server's tools to the run, `yiem mcp list` prints a server's tools, and every error
+is one line with a non-zero exit. (`yiem mcp serve` is used by the SDK client in
+test_serve.py.) The model is the faux one; the servers are real subprocesses."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import sys
+
+import pytest
+
+from tests.mcp.conftest import SERVER, HttpTestServer
+from yiemagent.ai.faux import FauxModel, faux_message, faux_tool_call
+from yiemagent.cli.main import main
+
+cli_main_module = importlib.import_module("yiemagent.cli.main")
+
+pytestmark = pytest.mark.timeout(120)
+
+SERVER_COMMAND = f"{sys.executable} {SERVER}"
+
+
+def _faux(monkeypatch: pytest.MonkeyPatch, *responses: object) -> FauxModel:
+    fm = FauxModel(list(responses), model_id="cli-mcp-faux")  # type: ignore[arg-type]
+    monkeypatch.setattr(cli_main_module, "_resolve_model", lambda spec, base_url: fm.model)
+    return fm
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _error_line(err: str) -> str:
+    lines = [line for line in err.strip().splitlines() if line.startswith("yiem:")]
+    assert len(lines) == 1, err
+    assert "Traceback" not in err
+    return lines[0]
+
+
+def test_run_with_mcp_offers_and_calls_the_servers_tools(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fm = _faux(monkeypatch, faux_message(faux_tool_call("add", {"a": 20, "b": 22})), "It is 42.")
+    code, out, err = _run(capsys, "run", "What is 20 + 22?", "--mcp", SERVER_COMMAND)
+    assert code == 0, err
+    assert out == "It is 42.\n"
+    assert '→ add {"a": 20, "b": 22}' in err
+    assert "← add: {" in err
+    offered = [t.name for t in fm.contexts[0].tools or []]
+    assert {"calculator", "get_time", "add", "echo", "sleep"} <= set(offered)
+
+
+def test_run_with_mcp_url_uses_a_streamable_http_server(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    http_server: HttpTestServer,
+) -> None:
+    _faux(monkeypatch, faux_message(faux_tool_call("echo", {"text": "over http"})), "Done.")
+    code, out, err = _run(capsys, "run", "echo it", "--mcp-url", http_server.url, "--json")
+    assert code == 0, err
+    events = [json.loads(line) for line in out.splitlines()]
+    [end] = [e for e in events if e["type"] == "tool_execution_end"]
+    assert end["tool_name"] == "echo" and not end["is_error"]
+    assert end["result"]["content"] == [{"type": "text", "text": "over http"}]
+    assert events[-1]["reason"] == "stop"
+
+
+def test_run_with_two_mcp_servers_that_clash_is_one_error_line(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _faux(monkeypatch, "unused")
+    code, _, err = _run(capsys, "run", "hi", "--mcp", SERVER_COMMAND, "--mcp", SERVER_COMMAND)
+    assert code == 1
+    assert "is already registered from" in _error_line(err)
+
+
+def test_run_with_a_server_that_does_not_start_is_one_error_line(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _faux(monkeypatch, "unused")
+    code, _, err = _run(capsys, "run", "hi", "--mcp", "/nonexistent/server --flag")
+    assert code == 1
+    assert 'MCP server "server --flag": cannot start' in _error_line(err)
+
+
+def test_mcp_list_prints_each_tool_on_a_line(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = _run(capsys, "mcp", "list", SERVER_COMMAND)
+    assert code == 0, err
+    lines = out.splitlines()
+    assert "echo — Return the text unchanged." in lines
+    assert "add — Add two numbers; the result is structured content." in lines
+    assert f"{len(lines)} tools from MCP server" in err
+
+
+def test_mcp_list_over_http(
+    capsys: pytest.CaptureFixture[str], http_server: HttpTestServer
+) -> None:
+    code, out, _ = _run(capsys, "mcp", "list", "--url", http_server.url)
+    assert code == 0
+    assert "noop — Do nothing and answer ok (for the overhead bench)." in out.splitlines()
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["mcp", "list"], "give a command"),
+        (["mcp", "list", "--url", "ftp://x/mcp"], "must be http(s)"),
+        (["mcp", "serve", "--tools", "/nonexistent/tools"], "not a folder"),
+    ],
+)
+def test_mcp_usage_errors_are_one_line(
+    capsys: pytest.CaptureFixture[str], argv: list[str], expected: str
+) -> None:
+    code, _, err = _run(capsys, *argv)
+    assert code != 0
+    assert expected in _error_line(err)

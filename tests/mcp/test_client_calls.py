@@ -1,0 +1,184 @@
+"""DESIGN §12, client side: progress becomes `on_update`, an abort sends
+`notifications/cancelled` and answers "aborted", a timeout applies as to any tool (R-4.5),
+`tools/list_changed` refreshes the store, and names are prefixed, valid (R-4.2) and never
+clash silently. Real subprocess servers, stdio and streamable HTTP."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+
+import pytest
+from hypothesis import given, strategies as st
+
+from tests.mcp._kit import run_calls, text
+from tests.mcp.conftest import HttpTestServer, stdio_server, wait_for_file
+from yiemagent import ConfigError, tool
+from yiemagent.mcp import MCPServer, add_server, local_tool_name
+from yiemagent.tools import ToolStore
+from yiemagent.types import TOOL_NAME_PATTERN, AbortSignal, AgentEvent, ToolExecutionUpdateEvent
+
+pytestmark = pytest.mark.timeout(120)
+
+
+@pytest.fixture(params=["stdio", "http"])
+async def server(request: pytest.FixtureRequest, markers: Path) -> AsyncIterator[MCPServer]:
+    http: HttpTestServer | None = None
+    if request.param == "stdio":
+        srv: MCPServer = stdio_server(markers)
+    else:
+        http = HttpTestServer(markers)
+        await asyncio.to_thread(http.start)
+        srv = http.client()
+    try:
+        async with srv:
+            yield srv
+    finally:
+        if http is not None:
+            http.kill()
+
+
+async def _store(server: MCPServer, prefix: str | None = None) -> ToolStore:
+    store = ToolStore("calls")
+    await add_server(store, server, prefix)
+    return store
+
+
+async def test_progress_notifications_become_updates(server: MCPServer) -> None:
+    store = await _store(server)
+    events: list[AgentEvent] = []
+    [result] = await run_calls(store, ("progress", {"steps": 3}), events=events)
+    assert text(result) == "done"
+    updates = [e for e in events if isinstance(e, ToolExecutionUpdateEvent)]
+    assert [text_of(u) for u in updates] == [f"step {i} of 3" for i in (1, 2, 3)]
+    assert updates[-1].partial_result.details == {
+        "progress": 3.0,
+        "total": 3.0,
+        "message": "step 3 of 3",
+    }
+
+
+async def _until(check: Callable[[], bool], timeout_s: float = 10.0) -> None:
+    """The refresh after list_changed is a tools/list round trip of its own; over HTTP the
+    notification rides the standalone stream, so it may land after the call's result."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout_s
+    while not check():
+        assert loop.time() < deadline, "the store was not refreshed in time"
+        await asyncio.sleep(0.02)
+
+
+def text_of(event: ToolExecutionUpdateEvent) -> str:
+    return " ".join(getattr(b, "text", "") for b in event.partial_result.content)
+
+
+async def test_abort_sends_cancelled_and_answers_aborted(server: MCPServer, markers: Path) -> None:
+    store = await _store(server)
+    signal = AbortSignal()
+    batch = asyncio.ensure_future(run_calls(store, ("sleep", {"tag": "abort"}), signal=signal))
+    await wait_for_file(markers / "abort.started")
+    signal.abort("user pressed stop")
+    [result] = await asyncio.wait_for(batch, 10)
+    assert result.is_error
+    assert text(result).startswith("Operation aborted")
+    assert "notifications/cancelled" in text(result)
+    await wait_for_file(markers / "abort.cancelled")  # the server saw the cancellation
+    [after] = await run_calls(store, ("echo", {"text": "still fine"}))
+    assert text(after) == "still fine"
+
+
+async def test_a_timeout_applies_as_for_any_tool_and_cancels_on_the_server(
+    server: MCPServer, markers: Path
+) -> None:
+    store = await _store(server)
+    [result] = await run_calls(store, ("sleep", {"tag": "slow"}), tool_timeout_s=1.0)
+    assert result.is_error
+    assert text(result) == "Tool sleep timed out after 1 s"
+    await wait_for_file(markers / "slow.cancelled")
+
+
+async def test_the_tools_own_timeout_wins(server: MCPServer, markers: Path) -> None:
+    store = ToolStore("own-timeout")
+    await add_server(store, server, timeout_s=0.5)
+    [result] = await run_calls(store, ("sleep", {"tag": "own"}), tool_timeout_s=30.0)
+    assert text(result) == "Tool sleep timed out after 0.5 s"
+
+
+async def test_list_changed_adds_and_removes_tools(server: MCPServer) -> None:
+    store = await _store(server)
+    stale = list(store.tools.values())
+    [added] = await run_calls(store, ("add_tool", {"name": "fresh"}))
+    assert text(added) == "added fresh"
+    await _until(lambda: "fresh" in store)  # stdio: before the call returned; HTTP: soon
+    assert store.tools["fresh"].description == "A tool added at run time: fresh"
+    [fresh] = await run_calls(store, ("fresh", {"text": "hi"}))
+    assert text(fresh) == "added tool says hi"
+    old_fresh = store.tools["fresh"]
+    [removed] = await run_calls(store, ("remove_tool", {"name": "fresh"}))
+    assert text(removed) == "removed fresh"
+    await _until(lambda: "fresh" not in store)
+    # A call already on its way (the model saw the old list) answers "not found".
+    message_tools = [*stale, old_fresh]
+    results = await _run_with_tools(message_tools, "fresh")
+    assert results.is_error
+    assert text(results).startswith('Tool "fresh" not found')
+
+
+async def _run_with_tools(tools: list, name: str):  # type: ignore[no-untyped-def, type-arg]
+    from tests.mcp._kit import MODEL
+    from yiemagent.ai.faux import faux_message, faux_tool_call
+    from yiemagent.loop import execute_tool_calls
+    from yiemagent.types import AgentContext, AgentLoopConfig
+
+    message = faux_message(faux_tool_call(name, {"text": "x"}))
+
+    async def emit(event: AgentEvent) -> None:
+        return None
+
+    batch = await execute_tool_calls(
+        AgentContext(tools=tools), message, AgentLoopConfig(model=MODEL), AbortSignal(), emit
+    )
+    return batch.messages[0]
+
+
+async def test_a_prefix_keeps_two_servers_apart(server: MCPServer) -> None:
+    store = await _store(server)
+    names = await add_server(store, server, prefix="again")
+    assert "again_echo" in names and "echo" in store
+    [result] = await run_calls(store, ("again_echo", {"text": "twice"}))
+    assert text(result) == "twice"
+
+
+async def test_a_clash_is_a_clear_error_naming_both_sources(server: MCPServer) -> None:
+    @tool
+    def echo(text: str) -> str:
+        """A local echo."""
+        return text
+
+    store = ToolStore("clash")
+    store.register(echo)
+    with pytest.raises(ConfigError) as info:
+        await add_server(store, server)
+    message = str(info.value)
+    assert "'echo'" in message and server.label in message
+    assert __file__ in message  # where the existing tool came from
+    assert list(store.tools) == ["echo"]  # nothing registered
+    await add_server(store, server, prefix="srv")
+    with pytest.raises(ConfigError, match=r"already registered from MCP server"):
+        await add_server(store, server, prefix="srv")
+
+
+@given(
+    st.text(min_size=1, max_size=200),
+    st.none() | st.from_regex(r"[A-Za-z0-9_-]{1,20}", fullmatch=True),
+)
+def test_local_names_are_always_valid_tool_names(name: str, prefix: str | None) -> None:
+    local = local_tool_name(name, prefix)
+    assert TOOL_NAME_PATTERN.fullmatch(local)
+    assert local == local_tool_name(name, prefix)
+
+
+@given(st.from_regex(r"[A-Za-z0-9_-]{1,64}", fullmatch=True))
+def test_valid_names_are_kept_as_given(name: str) -> None:
+    assert local_tool_name(name, None) == name

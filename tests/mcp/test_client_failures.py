@@ -1,0 +1,154 @@
+"""DESIGN §12: failures never hang. A server process that dies or an HTTP server that goes
+away gives every call in flight an error result; the next call reconnects once, then fails
+clearly; a server that never answers `initialize` fails `add_server` with a timeout.
+Real subprocesses, killed for real."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal as os_signal
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.mcp._kit import run_calls, text
+from tests.mcp.conftest import SERVER, HttpTestServer, stdio_server, wait_for_file
+from yiemagent import ConfigError
+from yiemagent.errors import MCPConnectionError
+from yiemagent.mcp import MCPServerHTTP, MCPServerStdio, add_server
+from yiemagent.tools import ToolStore
+
+pytestmark = pytest.mark.timeout(120)
+
+
+async def test_a_crash_answers_the_calls_in_flight_and_the_next_call_reconnects(
+    markers: Path,
+) -> None:
+    async with stdio_server(markers) as server:
+        store = ToolStore("crash")
+        await add_server(store, server)
+        first_pid = (markers / "pid").read_text()
+        started = time.monotonic()
+        sleeping, crashing = await run_calls(
+            store, ("sleep", {"tag": "victim"}), ("crash_later", {"seconds": 0.5})
+        )
+        assert time.monotonic() - started < 15
+        for result in (sleeping, crashing):
+            assert result.is_error
+            assert "closed the connection while" in text(result)
+            assert "server process exited" in text(result)
+        assert not server.connected
+        [again] = await run_calls(store, ("echo", {"text": "back"}))
+        assert text(again) == "back"
+        assert server.connected
+        assert (markers / "pid").read_text() != first_pid  # a new process
+
+
+async def test_when_reconnecting_fails_the_call_says_so(markers: Path, tmp_path: Path) -> None:
+    once = tmp_path / "started-once"
+    server = stdio_server(markers, env={"MCP_TEST_START_ONCE": str(once)})
+    async with server:
+        store = ToolStore("once")
+        await add_server(store, server)
+        [crashed] = await run_calls(store, ("crash", {}))
+        assert crashed.is_error
+        started = time.monotonic()
+        [refused] = await run_calls(store, ("echo", {"text": "x"}))
+        assert time.monotonic() - started < 30
+        assert refused.is_error
+        message = text(refused)
+        assert "is unavailable: it closed the connection" in message
+        assert "reconnecting failed" in message
+
+
+async def test_a_server_that_never_answers_initialize_times_out() -> None:
+    server = MCPServerStdio(
+        sys.executable, [SERVER, "--never-answer"], name="mute", connect_timeout_s=1.5
+    )
+    store = ToolStore("mute")
+    started = time.monotonic()
+    with pytest.raises(MCPConnectionError, match=r"did not answer initialize .* within 1.5 s"):
+        await add_server(store, server)
+    assert time.monotonic() - started < 20  # the SDK's bounded shutdown included
+    assert len(store) == 0
+    await server.close()
+
+
+async def test_a_command_that_does_not_exist_is_a_clear_error() -> None:
+    server = MCPServerStdio("/nonexistent/mcp-server", name="ghost")
+    with pytest.raises(MCPConnectionError, match=r'MCP server "ghost": cannot start'):
+        await add_server(ToolStore("ghost"), server)
+    await server.close()
+
+
+async def test_an_http_server_that_is_not_there_is_a_clear_error() -> None:
+    from tests.mcp.conftest import free_port
+
+    server = MCPServerHTTP(f"http://127.0.0.1:{free_port()}/mcp", connect_timeout_s=10)
+    with pytest.raises(MCPConnectionError, match=r"ConnectError"):
+        await add_server(ToolStore("nobody"), server)
+    await server.close()
+
+
+def test_bad_configuration_is_refused_at_construction() -> None:
+    with pytest.raises(ConfigError, match="needs a command"):
+        MCPServerStdio("  ")
+    with pytest.raises(ConfigError, match="must be http"):
+        MCPServerHTTP("ftp://example.org/mcp")
+    with pytest.raises(ConfigError, match="connect_timeout_s"):
+        MCPServerStdio("python", connect_timeout_s=0)
+
+
+async def test_a_closed_server_answers_calls_with_an_error(markers: Path) -> None:
+    server = stdio_server(markers)
+    store = ToolStore("closed")
+    async with server:
+        await add_server(store, server)
+    [result] = await run_calls(store, ("echo", {"text": "x"}))
+    assert result.is_error and "is not connected" in text(result)
+
+
+async def test_close_answers_a_call_in_flight(markers: Path) -> None:
+    server = stdio_server(markers)
+    store = ToolStore("closing")
+    await add_server(store, server)
+    batch = asyncio.ensure_future(run_calls(store, ("sleep", {"tag": "closing"})))
+    await wait_for_file(markers / "closing.started")
+    await server.close()
+    [result] = await asyncio.wait_for(batch, 15)
+    assert result.is_error and "was closed while" in text(result)
+
+
+async def test_http_server_gone_mid_call_then_back(http_server: HttpTestServer) -> None:
+    server = http_server.client(connect_timeout_s=15)
+    async with server:
+        store = ToolStore("http")
+        await add_server(store, server)
+        batch = asyncio.ensure_future(run_calls(store, ("sleep", {"tag": "http"})))
+        await wait_for_file(http_server.markers / "http.started")
+        await asyncio.to_thread(http_server.kill)
+        [in_flight] = await asyncio.wait_for(batch, 30)
+        assert in_flight.is_error and "closed the connection while" in text(in_flight)
+        [gone] = await asyncio.wait_for(run_calls(store, ("echo", {"text": "x"})), 60)
+        assert gone.is_error
+        assert "reconnecting failed" in text(gone)
+        await asyncio.to_thread(http_server.start)  # same port
+        [back] = await asyncio.wait_for(run_calls(store, ("echo", {"text": "back"})), 60)
+        assert text(back) == "back"
+
+
+async def test_killing_the_process_from_outside_is_noticed_while_idle(markers: Path) -> None:
+    async with stdio_server(markers) as server:
+        store = ToolStore("idle")
+        await add_server(store, server)
+        os.kill(int((markers / "pid").read_text()), os_signal.SIGKILL)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + 15
+        while server.connected:
+            assert loop.time() < deadline
+            await asyncio.sleep(0.02)
+        [result] = await run_calls(store, ("echo", {"text": "reconnected"}))
+        assert text(result) == "reconnected"

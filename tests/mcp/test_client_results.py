@@ -1,0 +1,111 @@
+"""DESIGN §12, client side: an MCP server's tools in a `ToolStore`, and what their results
+become (text, image, embedded resource, structured content, isError, no content), over stdio
+and streamable HTTP, against the SDK test server running as a real subprocess.
+
+The connection is opened by one `asyncio.run` and used by others: it lives on its own
+thread, not on the caller's event loop (R-6.7)."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+from collections.abc import Iterator
+
+import pytest
+
+from tests.mcp._kit import run_calls, text
+from tests.mcp.conftest import HttpTestServer, stdio_server
+from yiemagent.mcp import add_server
+from yiemagent.tools import ToolStore
+from yiemagent.types import ImageContent, TextContent
+
+pytestmark = pytest.mark.timeout(120)
+
+
+@pytest.fixture(scope="module", params=["stdio", "http"])
+def store(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[ToolStore]:
+    markers = tmp_path_factory.mktemp("markers")
+    http: HttpTestServer | None = None
+    if request.param == "stdio":
+        server = stdio_server(markers)
+    else:
+        http = HttpTestServer(markers)
+        http.start()
+        server = http.client()
+    store = ToolStore(f"mcp-{request.param}")
+    asyncio.run(add_server(store, server))
+    try:
+        yield store
+    finally:
+        asyncio.run(server.close())
+        if http is not None:
+            http.kill()
+
+
+def test_tools_keep_the_servers_name_description_and_schema(store: ToolStore) -> None:
+    echo = store.tools["echo"]
+    assert echo.label == "Echo"  # the MCP title
+    assert echo.description == "Return the text unchanged."
+    assert echo.input_schema["properties"]["text"]["type"] == "string"
+    assert echo.input_schema["required"] == ["text"]
+    assert {"image", "add", "resource", "fail", "empty", "progress", "sleep"} <= set(store.tools)
+    assert echo.parallel
+
+
+async def test_text_content_becomes_text_and_structured_content_details(store: ToolStore) -> None:
+    [result] = await run_calls(store, ("echo", {"text": "hello"}))
+    assert not result.is_error
+    assert result.content == [TextContent("hello")]
+    assert result.details == {"result": "hello"}
+
+
+async def test_image_content_becomes_an_image_block(store: ToolStore) -> None:
+    [result] = await run_calls(store, ("image", {}))
+    assert not result.is_error
+    [block] = result.content
+    assert isinstance(block, ImageContent) and block.mime_type == "image/png"
+    assert base64.b64decode(block.data).startswith(b"\x89PNG")
+
+
+async def test_structured_content_goes_to_details(store: ToolStore) -> None:
+    [result] = await run_calls(store, ("add", {"a": 2, "b": "40"}))  # "40" coerced (R-4.4)
+    assert not result.is_error
+    assert result.details == {"sum": 42}
+    assert '"sum": 42' in text(result)
+
+
+async def test_an_embedded_resource_becomes_its_text(store: ToolStore) -> None:
+    [result] = await run_calls(store, ("resource", {}))
+    assert text(result) == "[resource file:///notes.txt]\nhello notes"
+
+
+async def test_is_error_becomes_an_error_result_with_the_servers_text(store: ToolStore) -> None:
+    [result] = await run_calls(store, ("fail", {"message": "disk on fire"}))
+    assert result.is_error
+    assert "disk on fire" in text(result)
+
+
+async def test_no_content_still_gives_a_non_empty_result(store: ToolStore) -> None:
+    [result] = await run_calls(store, ("empty", {}))
+    assert not result.is_error
+    assert text(result) == "(MCP tool empty returned no content)"
+
+
+async def test_arguments_are_validated_before_the_call(store: ToolStore) -> None:
+    [result] = await run_calls(store, ("echo", {"text": 5}))
+    assert result.is_error
+    assert 'Invalid arguments for tool "echo"' in text(result)  # ours, not the server's
+
+
+async def test_a_parallel_batch_gets_each_answer_in_source_order(store: ToolStore) -> None:
+    words = [f"w{i}" for i in range(8)]
+    results = await run_calls(store, *[("echo", {"text": w}) for w in words])
+    assert [text(r) for r in results] == words
+
+
+def test_the_connection_outlives_the_event_loop_that_opened_it(store: ToolStore) -> None:
+    for word in ("one", "two"):
+        [result] = asyncio.run(run_calls(store, ("echo", {"text": word})))
+        assert text(result) == word
