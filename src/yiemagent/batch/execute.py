@@ -19,13 +19,15 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 from yiemagent.agent import AgentRunError
 from yiemagent.batch.results import TaskResult, TaskStatus
 from yiemagent.batch.tasks import BatchTask
+from yiemagent.loop.deadline import ABORT_GRACE_S
+from yiemagent.types.callbacks import maybe_await
 
 if TYPE_CHECKING:
     from yiemagent.agent import Agent
     from yiemagent.types import AgentEvent, AssistantMessage
 
 __all__ = [
-    "ABORT_GRACE_S",
+    "RUN_END_GRACE_S",
     "WORKER_DEATH_RETRIES",
     "MakeAgent",
     "TaskOptions",
@@ -47,9 +49,10 @@ WORKER_DEATH_RETRIES = 3
 """Times a task runs again after the worker process running it died (a system failure, not
 the task's: it does not use up `retries`), on a fresh worker."""
 
-ABORT_GRACE_S = 5.0
-"""Seconds an aborted run gets to end by itself (every tool call answered, R-4.1) before
-its task is cancelled."""
+RUN_END_GRACE_S = 4 * ABORT_GRACE_S
+"""Seconds an aborted Agent run gets to end by itself before the batch cancels its task. The
+loop ends a running tool or stream `ABORT_GRACE_S` after an abort (its one deadline helper,
+R-4.5, R-5.7) and then answers every call (R-4.1); this is the batch's backstop above it."""
 
 
 @dataclass(slots=True, frozen=True)
@@ -114,9 +117,9 @@ async def build_agent(make_agent: MakeAgent, task: BatchTask) -> Agent:
     """
     from yiemagent.agent import Agent
 
-    made: Any = make_agent(task) if _takes_task(make_agent) else make_agent()  # type: ignore[call-arg]
-    if inspect.isawaitable(made):
-        made = await made
+    made: Any = await maybe_await(
+        make_agent(task) if _takes_task(make_agent) else make_agent()  # type: ignore[call-arg]
+    )
     if not isinstance(made, Agent):
         raise TypeError(f"make_agent must return an Agent, not {type(made).__name__}")
     if task.session is not None and not _takes_task(make_agent) and made.session_store is None:
@@ -199,7 +202,7 @@ async def _attempt(
     finally:
         # gives back a session's writer lease, so the next attempt may open the session
         with contextlib.suppress(Exception):
-            await asyncio.wait_for(agent.close(), ABORT_GRACE_S)
+            await asyncio.wait_for(agent.close(), RUN_END_GRACE_S)
 
 
 async def _prompt(
@@ -216,7 +219,7 @@ async def _prompt(
     if cut is not None:
         agent.abort("timed out" if cut == "timeout" else "interrupted")
         with contextlib.suppress(Exception, asyncio.CancelledError):
-            await asyncio.wait_for(asyncio.shield(run), ABORT_GRACE_S)
+            await asyncio.wait_for(asyncio.shield(run), RUN_END_GRACE_S)
         if not run.done():
             run.cancel()
             with contextlib.suppress(BaseException):

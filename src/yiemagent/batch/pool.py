@@ -28,7 +28,7 @@ from typing import Any
 
 from yiemagent.ai.local.runtime import THREADS_ENV
 from yiemagent.batch.execute import (
-    ABORT_GRACE_S,
+    RUN_END_GRACE_S,
     WORKER_DEATH_RETRIES,
     MakeAgent,
     TaskOptions,
@@ -133,7 +133,7 @@ async def _serve(conn: Connection, make_agent: MakeAgent) -> None:
             stop.set()
             break
     if running:
-        await asyncio.wait(running, timeout=ABORT_GRACE_S)
+        await asyncio.wait(running, timeout=RUN_END_GRACE_S)
 
 
 # ── the driver side ──────────────────────────────────────────────────────────
@@ -198,7 +198,7 @@ class _Worker:
 
     async def close(self) -> None:
         self.send("quit")
-        await asyncio.to_thread(self.process.join, ABORT_GRACE_S + 1.0)
+        await asyncio.to_thread(self.process.join, RUN_END_GRACE_S + 1.0)
         if self.process.is_alive():
             self.process.kill()
             await asyncio.to_thread(self.process.join, 5.0)
@@ -223,7 +223,7 @@ def _backstop_s(options: TaskOptions) -> float | None:
     not respond to abort), seconds; None without a timeout."""
     if options.timeout_s is None:
         return None
-    return (options.timeout_s + ABORT_GRACE_S + 5.0) * (options.retries + 1)
+    return (options.timeout_s + RUN_END_GRACE_S + 5.0) * (options.retries + 1)
 
 
 async def _run_one(
@@ -241,7 +241,7 @@ async def _run_one(
         if reply not in done:
             if stopped in done:
                 worker.send("abort")
-                done, _ = await asyncio.wait({reply}, timeout=ABORT_GRACE_S + 5.0)
+                done, _ = await asyncio.wait({reply}, timeout=RUN_END_GRACE_S + 5.0)
             if reply not in done:
                 logger.warning("task %s: worker %s does not answer; killing it", task.id, worker)
                 worker.kill()

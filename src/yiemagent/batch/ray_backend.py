@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from yiemagent.batch.execute import (
-    ABORT_GRACE_S,
+    RUN_END_GRACE_S,
     WORKER_DEATH_RETRIES,
     MakeAgent,
     TaskOptions,
@@ -132,7 +132,7 @@ def _failed(task: BatchTask, kind: str, error: str, attempts: int) -> TaskResult
 def _backstop_s(options: TaskOptions) -> float | None:
     if options.timeout_s is None:
         return None
-    return (options.timeout_s + ABORT_GRACE_S + 10.0) * (options.retries + 1)
+    return (options.timeout_s + RUN_END_GRACE_S + 10.0) * (options.retries + 1)
 
 
 async def run_on_ray(
@@ -285,7 +285,7 @@ async def _interrupt(
         with contextlib.suppress(Exception):
             ray.cancel(flight.ref)
     if flights:
-        await asyncio.wait(set(flights), timeout=ABORT_GRACE_S)
+        await asyncio.wait(set(flights), timeout=RUN_END_GRACE_S)
     for flight in flights.values():
         sink.finished(
             _failed(flight.task, "interrupted", "interrupted", deaths[flight.task.id] + 1)
