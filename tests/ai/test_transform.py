@@ -235,13 +235,13 @@ def test_cost_is_linear_in_history_length() -> None:
         gc.disable()  # a collection landing in one timing would swamp it
         try:
             for _ in range(5):
-                start = time.perf_counter()
+                start = time.process_time()  # CPU time: other processes do not inflate it
                 transform_messages(messages, MODEL)
-                times.append(time.perf_counter() - start)
+                times.append(time.process_time() - start)
         finally:
             gc.enable()
         return min(times)
 
     small, large = history(500), history(10_000)
     ratio = best(large) / best(small)
-    assert ratio < 80, ratio  # linear is 20, quadratic 400; room for a loaded machine
+    assert ratio < 160, ratio  # linear is 20, quadratic 400; room for a loaded machine
