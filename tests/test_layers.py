@@ -21,12 +21,12 @@ LAYERS: dict[str, int] = {
     "sessions": 3,
     "loop": 4,
     "agent": 5,
-    "(root)": 6,  # yiemagent/__init__.py: the re-exports of every layer's public names
     "compaction": 6,
     "mcp": 6,
     "telemetry": 6,
     "batch": 6,
-    "cli": 7,
+    "(root)": 7,  # yiemagent/__init__.py: the re-exports of every layer's public names
+    "cli": 8,
 }
 """Rank of each package (docs/architecture.md, "Layers"): an import must go to a lower rank.
 A package not listed is an integration (rank 6, DESIGN §2 layer 6)."""

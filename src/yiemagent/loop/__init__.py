@@ -12,14 +12,13 @@ means no abort and `emit` may be a plain or an async function (DESIGN §10).
 
 What a user may replace: `default_convert_to_llm` (through `AgentLoopConfig.convert_to_llm`)
 and the provider (`stream_fn`); the hooks of `AgentLoopConfig`. Where each step lives:
-`pipeline` (prepare → execute → finalize), `batches` (the schedules), `model_call` (one
-streamed model call), `agent_loop` (the turns), `convert`, `deadline` (timeouts and the abort
+`pipeline` (prepare → execute → finalize), `tool_runs` (threads, processes, `on_update`),
+`batches` (the schedules), `model_call` (one streamed model call), `agent_loop` (the turns),
+`event_streams` (the loop as an event stream), `convert`, `deadline` (timeouts and the abort
 grace). `import yiemagent` does not load this package; the first use of one of its names does.
 """
 
 from yiemagent.loop.agent_loop import (
-    agent_loop as agent_loop,
-    agent_loop_continue as agent_loop_continue,
     run_agent_loop as run_agent_loop,
     run_agent_loop_continue as run_agent_loop_continue,
 )
@@ -32,6 +31,10 @@ from yiemagent.loop.batches import (
     should_terminate as should_terminate,
 )
 from yiemagent.loop.convert import default_convert_to_llm as default_convert_to_llm
+from yiemagent.loop.event_streams import (  # after agent_loop: the public name is the function
+    agent_loop as agent_loop,
+    agent_loop_continue as agent_loop_continue,
+)
 from yiemagent.loop.model_call import stream_assistant_response as stream_assistant_response
 from yiemagent.loop.pipeline import (
     create_error_tool_result as create_error_tool_result,

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-from collections.abc import Callable, Coroutine, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,12 +32,10 @@ from yiemagent.types import (
     AgentContext,
     AgentEndEvent,
     AgentEndReason,
-    AgentEvent,
     AgentLoopConfig,
     AgentMessage,
     AgentStartEvent,
     AssistantMessage,
-    EventStream,
     MessageEndEvent,
     MessageStartEvent,
     StreamFn,
@@ -51,8 +49,8 @@ from yiemagent.types.callbacks import Emit, EventSink, guarded_sink, maybe_await
 from yiemagent.types.messages import to_messages
 
 __all__ = [
-    "agent_loop",
-    "agent_loop_continue",
+    "as_prompts",
+    "check_can_continue",
     "run_agent_loop",
     "run_agent_loop_continue",
 ]
@@ -65,46 +63,7 @@ TRUNCATED_CALL_TEXT = (
 )
 """DESIGN R-5.6: the result of each tool call in a message cut off by the token limit."""
 
-_tasks: set[asyncio.Task[None]] = set()  # keeps running loops referenced until they end
-
-
 # ── entry points ────────────────────────────────────────────────────────────
-
-
-def agent_loop(
-    prompts: Sequence[AgentMessage],
-    context: AgentContext,
-    config: AgentLoopConfig,
-    signal: AbortSignal | None = None,
-    stream_fn: StreamFn | None = None,
-) -> EventStream[AgentEvent, list[AgentMessage]]:
-    """Start a run with new prompts; returns at once the stream of its events (seed 002
-    agentLoop).
-
-    Must be called from a running event loop; the run is a task on it. The stream always ends
-    with an `AgentEndEvent` (R-5.9); `await stream.result()` gives the messages the run added.
-    """
-    prompts = _as_messages(prompts)  # a bad prompt raises here, not inside the task
-    stream = _create_agent_stream()
-    _start(stream, run_agent_loop(prompts, context, config, _pusher(stream), signal, stream_fn))
-    return stream
-
-
-def agent_loop_continue(
-    context: AgentContext,
-    config: AgentLoopConfig,
-    signal: AbortSignal | None = None,
-    stream_fn: StreamFn | None = None,
-) -> EventStream[AgentEvent, list[AgentMessage]]:
-    """Continue from the transcript without a new prompt (retries, tool results already in).
-
-    Raises:
-        ConfigError: the transcript is empty or ends with an assistant message.
-    """
-    _check_can_continue(context)
-    stream = _create_agent_stream()
-    _start(stream, run_agent_loop_continue(context, config, _pusher(stream), signal, stream_fn))
-    return stream
 
 
 async def run_agent_loop(
@@ -125,7 +84,7 @@ async def run_agent_loop(
     `converter`: an `IncrementalConverter` kept by a caller that runs the loop again and
     again on one growing `context.messages` list (the `Agent`), so a run converts only the
     messages added since the last one (DESIGN §9); default: a new one per run."""
-    prompts = _as_messages(prompts)
+    prompts = as_prompts(prompts)
     run = _Run(context, config, guarded_sink(emit), signal or AbortSignal(), stream_fn)
     if converter is not None:
         run.convert = converter
@@ -154,7 +113,7 @@ async def run_agent_loop_continue(
     Raises:
         ConfigError: the transcript is empty or ends with an assistant message.
     """
-    _check_can_continue(context)
+    check_can_continue(context)
     run = _Run(context, config, guarded_sink(emit), signal or AbortSignal(), stream_fn)
     if converter is not None:
         run.convert = converter
@@ -164,7 +123,7 @@ async def run_agent_loop_continue(
     return run.new_messages
 
 
-def _check_can_continue(context: AgentContext) -> None:
+def check_can_continue(context: AgentContext) -> None:
     if not context.messages:
         raise ConfigError("Cannot continue: no messages in context")
     role = getattr(context.messages[-1], "role", None)
@@ -172,42 +131,6 @@ def _check_can_continue(context: AgentContext) -> None:
         raise ConfigError(
             "Cannot continue from message role: assistant (add a user message or tool results)"
         )
-
-
-def _create_agent_stream() -> EventStream[AgentEvent, list[AgentMessage]]:
-    return EventStream(
-        lambda event: event.type == "agent_end",
-        lambda event: event.messages if isinstance(event, AgentEndEvent) else [],
-    )
-
-
-def _pusher(stream: EventStream[AgentEvent, list[AgentMessage]]) -> EventSink:
-    return stream.push
-
-
-def _start(
-    stream: EventStream[AgentEvent, list[AgentMessage]],
-    run: Coroutine[Any, Any, list[AgentMessage]],
-) -> None:
-    try:
-        loop = asyncio.get_running_loop()
-    except RuntimeError:
-        run.close()
-        raise RuntimeError(
-            "agent_loop needs a running event loop: call it from async code "
-            "(or use Agent.prompt_sync from plain code)"
-        ) from None
-
-    async def drive() -> None:
-        messages: list[AgentMessage] = []
-        try:
-            messages = await run
-        finally:
-            stream.end(messages)  # a no-op after agent_end; ends it on cancellation
-
-    task = loop.create_task(drive())
-    _tasks.add(task)
-    task.add_done_callback(_tasks.discard)
 
 
 # ── the run and its turns ───────────────────────────────────────────────────
@@ -312,10 +235,10 @@ async def _poll(
     message), never iterated into characters."""
     if get_messages is None:
         return []
-    return _as_messages(await maybe_await(get_messages()))
+    return as_prompts(await maybe_await(get_messages()))
 
 
-def _as_messages(value: Any) -> list[AgentMessage]:
+def as_prompts(value: Any) -> list[AgentMessage]:
     """Prompts or a queue hook's answer as a list: one message, one text (a user message) or
     one dict is taken as a list of it, never iterated into characters; then the one message
     coercion (`to_messages`).

@@ -4,7 +4,7 @@ Seed 000 §8, seed 004. Each step returns an outcome instead of raising, so ever
 ends with exactly one result for the model (DESIGN R-4.1). The batches in `batches.py` only
 schedule these steps.
 
-Threads: plain-function tools run on this module's worker pool (`_TOOL_THREADS`, up to
+Threads: plain-function tools run on the worker pool of `tool_runs` (up to
 `TOOL_THREADS` threads, created on demand); async tools run on the caller's event loop, in
 the caller's task; `isolation="process"` tools in a reused worker process (`_processes`),
 which the call's timeout or abort kills. `on_update` may be called from any thread. The
@@ -26,17 +26,20 @@ or an async function (or None: no events).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import contextvars
 import inspect
 import logging
-import threading
 from collections.abc import Mapping
 from typing import Any, TypeVar
 
-from yiemagent.loop._processes import ProcessCall, process_target
-from yiemagent.loop._threads import DaemonThreadPool
 from yiemagent.loop.deadline import Deadline
+from yiemagent.loop.tool_runs import (
+    ToolUpdates,
+    as_tool_result,
+    call_plain,
+    run_in_process,
+    tool_threads,
+)
 from yiemagent.tools.schema import ToolArgumentsError, validate_arguments_against_schema
 from yiemagent.types import (
     AfterToolCallContext,
@@ -54,13 +57,11 @@ from yiemagent.types import (
     PreparedToolCall,
     TextContent,
     ToolCall,
-    ToolExecutionUpdateEvent,
 )
-from yiemagent.types.callbacks import Emit, EventSink, guarded_sink, is_async_callable, maybe_await
+from yiemagent.types.callbacks import EventSink, guarded_sink, is_async_callable, maybe_await
 from yiemagent.types.signal import AbortSignal
 
 __all__ = [
-    "TOOL_THREADS",
     "create_error_tool_result",
     "exception_text",
     "execute_prepared_tool_call",
@@ -71,23 +72,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
-
-TOOL_THREADS = 256
-"""Most plain-function tools running at once; threads are created on demand and reused."""
-
-_TOOL_THREADS: DaemonThreadPool | None = None
-_TOOL_THREADS_LOCK = threading.Lock()
-
-
-def _tool_threads() -> DaemonThreadPool:
-    """The shared worker pool for plain-function tools (created on first use)."""
-    global _TOOL_THREADS
-    if _TOOL_THREADS is None:
-        with _TOOL_THREADS_LOCK:
-            if _TOOL_THREADS is None:
-                _TOOL_THREADS = DaemonThreadPool(TOOL_THREADS, thread_name_prefix="yiem-tool")
-    return _TOOL_THREADS
-
 
 # ── error results (R-4.7) ──────────────────────────────────────────────────
 
@@ -250,63 +234,9 @@ async def prepare_tool_call(
 # ── execute (R-4.5) ──────────────────────────────────────────────────────────
 
 
-class _Updates:
-    """The call's `on_update`: emits `ToolExecutionUpdateEvent`s, from any thread, until
-    closed (the seeds' `accepting` guard). Emissions run as tasks on the call's loop and are
-    drained before the outcome is returned."""
-
-    __slots__ = ("_call", "_drained", "_emit", "_loop", "_pending", "_thread", "accepting")
-
-    def __init__(self, loop: asyncio.AbstractEventLoop, emit: Emit, call: ToolCall) -> None:
-        self._loop = loop
-        self._emit = emit
-        self._call = call
-        self._thread = threading.get_ident()
-        self._pending: list[asyncio.Future[None]] = []
-        self._drained = False
-        self.accepting = True
-
-    def __call__(self, partial: AgentToolResult) -> None:
-        if not self.accepting:
-            return
-        if isinstance(partial, str):  # as a returned text (R-4.2): one TextContent
-            partial = AgentToolResult([TextContent(partial)])
-        if threading.get_ident() == self._thread:
-            self._start(partial)
-            return
-        # FIFO with the thread's own completion callback, so an update sent before the tool
-        # returned is started before the pipeline drains. RuntimeError: the loop is closed.
-        with contextlib.suppress(RuntimeError):
-            self._loop.call_soon_threadsafe(self._start, partial)
-
-    def _start(self, partial: AgentToolResult) -> None:
-        if self._drained:  # a thread's update that lost the race with the tool's return
-            return
-        call = self._call
-        event = ToolExecutionUpdateEvent(call.id, call.name, call.arguments, partial)
-        self._pending.append(asyncio.ensure_future(self._emit(event), loop=self._loop))
-
-    async def drain(self) -> None:
-        """Stop accepting updates and wait until every accepted one has been emitted."""
-        self.accepting = False
-        self._drained = True
-        for task in self._pending:
-            await task
-
-
 def _content(content: Any) -> list[Any]:
     """A hook's replacement content as a new list; a text is one `TextContent`."""
     return [TextContent(content)] if isinstance(content, str) else list(content)
-
-
-def _as_result(value: object, tool_name: str) -> AgentToolResult:
-    if isinstance(value, AgentToolResult):
-        return value
-    if isinstance(value, str):
-        return AgentToolResult([TextContent(value)])
-    raise TypeError(
-        f"Tool {tool_name} returned {type(value).__name__}; expected an AgentToolResult or a str"
-    )
 
 
 async def execute_prepared_tool_call(
@@ -339,7 +269,7 @@ async def execute_prepared_tool_call(
     loop = asyncio.get_running_loop()
     task = asyncio.current_task()
     assert task is not None
-    updates = _Updates(loop, guarded_sink(emit), call)
+    updates = ToolUpdates(loop, guarded_sink(emit), call)
     if signal is None:
         signal = AbortSignal()
     child = signal.child()  # R-4.5: aborting the run aborts it; aborting it touches nothing else
@@ -349,17 +279,17 @@ async def execute_prepared_tool_call(
     try:
         raw: Any
         if tool.isolation == "process":
-            raw = await _run_in_process(loop, prepared, child, updates)
+            raw = await run_in_process(loop, prepared, child, updates)
         elif not plain:
             raw = await tool.execute(call.id, prepared.args, child, updates)  # type: ignore[misc]
         else:
             run = contextvars.copy_context().run
             raw = await loop.run_in_executor(
-                _tool_threads(), run, _call_plain, tool, call, prepared.args, child, updates
+                tool_threads(), run, call_plain, tool, call, prepared.args, child, updates
             )
             if inspect.isawaitable(raw):
                 raw = await raw
-        outcome = ExecutedOutcome(_as_result(raw, tool.name), False)
+        outcome = ExecutedOutcome(as_tool_result(raw, tool.name), False)
     except asyncio.CancelledError as exc:
         if deadline.fired is None and task.cancelling():
             updates.accepting = False
@@ -389,39 +319,6 @@ async def execute_prepared_tool_call(
         outcome = ExecutedOutcome(create_error_tool_result(text), True)
     await updates.drain()
     return outcome
-
-
-async def _run_in_process(
-    loop: asyncio.AbstractEventLoop,
-    prepared: PreparedToolCall,
-    child: AbortSignal,
-    updates: _Updates,
-) -> Any:
-    """Run an `isolation="process"` tool in a worker process; the call's signal (its timeout,
-    the run's abort) kills the process at once."""
-    tool = prepared.tool
-    target = process_target(tool.execute)
-    call = ProcessCall()
-    remove = child.add_listener(
-        lambda reason: call.kill(f"Operation aborted: tool {tool.name}'s process was stopped")
-    )
-    try:
-        return await loop.run_in_executor(
-            _tool_threads(), call.run, target, prepared.tool_call.id, prepared.args, updates
-        )
-    finally:
-        remove()
-        updates.accepting = False
-
-
-def _call_plain(
-    tool: AgentTool, call: ToolCall, args: dict[str, Any], signal: AbortSignal, updates: _Updates
-) -> Any:
-    """Runs on a worker thread; updates stop being accepted the moment the tool returns."""
-    try:
-        return tool.execute(call.id, args, signal, updates)
-    finally:
-        updates.accepting = False
 
 
 # ── finalize (R-4.6) ─────────────────────────────────────────────────────────

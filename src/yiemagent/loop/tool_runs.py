@@ -1,0 +1,136 @@
+"""How a tool's `execute` is called (DESIGN R-4.2, R-4.5): plain functions on a pool of daemon
+worker threads, `isolation="process"` tools in a worker process, and the call's `on_update`
+channel, which may be used from any thread. `pipeline.execute_prepared_tool_call` drives them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+from typing import Any
+
+from yiemagent.loop._processes import ProcessCall, process_target
+from yiemagent.loop._threads import DaemonThreadPool
+from yiemagent.types import (
+    AgentTool,
+    AgentToolResult,
+    PreparedToolCall,
+    TextContent,
+    ToolCall,
+    ToolExecutionUpdateEvent,
+)
+from yiemagent.types.callbacks import Emit
+from yiemagent.types.signal import AbortSignal
+
+__all__ = [
+    "TOOL_THREADS",
+    "ToolUpdates",
+    "as_tool_result",
+    "call_plain",
+    "run_in_process",
+    "tool_threads",
+]
+
+TOOL_THREADS = 256
+"""Most plain-function tools running at once; threads are created on demand and reused."""
+
+_TOOL_THREADS: DaemonThreadPool | None = None
+_TOOL_THREADS_LOCK = threading.Lock()
+
+
+def tool_threads() -> DaemonThreadPool:
+    """The shared worker pool for plain-function tools (created on first use)."""
+    global _TOOL_THREADS
+    if _TOOL_THREADS is None:
+        with _TOOL_THREADS_LOCK:
+            if _TOOL_THREADS is None:
+                _TOOL_THREADS = DaemonThreadPool(TOOL_THREADS, thread_name_prefix="yiem-tool")
+    return _TOOL_THREADS
+
+
+class ToolUpdates:
+    """The call's `on_update`: emits `ToolExecutionUpdateEvent`s, from any thread, until
+    closed (the seeds' `accepting` guard). Emissions run as tasks on the call's loop and are
+    drained before the outcome is returned."""
+
+    __slots__ = ("_call", "_drained", "_emit", "_loop", "_pending", "_thread", "accepting")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, emit: Emit, call: ToolCall) -> None:
+        self._loop = loop
+        self._emit = emit
+        self._call = call
+        self._thread = threading.get_ident()
+        self._pending: list[asyncio.Future[None]] = []
+        self._drained = False
+        self.accepting = True
+
+    def __call__(self, partial: AgentToolResult) -> None:
+        if not self.accepting:
+            return
+        if isinstance(partial, str):  # as a returned text (R-4.2): one TextContent
+            partial = AgentToolResult([TextContent(partial)])
+        if threading.get_ident() == self._thread:
+            self._start(partial)
+            return
+        # FIFO with the thread's own completion callback, so an update sent before the tool
+        # returned is started before the pipeline drains. RuntimeError: the loop is closed.
+        with contextlib.suppress(RuntimeError):
+            self._loop.call_soon_threadsafe(self._start, partial)
+
+    def _start(self, partial: AgentToolResult) -> None:
+        if self._drained:  # a thread's update that lost the race with the tool's return
+            return
+        call = self._call
+        event = ToolExecutionUpdateEvent(call.id, call.name, call.arguments, partial)
+        self._pending.append(asyncio.ensure_future(self._emit(event), loop=self._loop))
+
+    async def drain(self) -> None:
+        """Stop accepting updates and wait until every accepted one has been emitted."""
+        self.accepting = False
+        self._drained = True
+        for task in self._pending:
+            await task
+
+
+def as_tool_result(value: object, tool_name: str) -> AgentToolResult:
+    if isinstance(value, AgentToolResult):
+        return value
+    if isinstance(value, str):
+        return AgentToolResult([TextContent(value)])
+    raise TypeError(
+        f"Tool {tool_name} returned {type(value).__name__}; expected an AgentToolResult or a str"
+    )
+
+
+async def run_in_process(
+    loop: asyncio.AbstractEventLoop,
+    prepared: PreparedToolCall,
+    child: AbortSignal,
+    updates: ToolUpdates,
+) -> Any:
+    """Run an `isolation="process"` tool in a worker process; the call's signal (its timeout,
+    the run's abort) kills the process at once."""
+    tool = prepared.tool
+    target = process_target(tool.execute)
+    call = ProcessCall()
+    remove = child.add_listener(
+        lambda reason: call.kill(f"Operation aborted: tool {tool.name}'s process was stopped")
+    )
+    try:
+        return await loop.run_in_executor(
+            tool_threads(), call.run, target, prepared.tool_call.id, prepared.args, updates
+        )
+    finally:
+        remove()
+        updates.accepting = False
+
+
+def call_plain(
+    tool: AgentTool, call: ToolCall, args: dict[str, Any], signal: AbortSignal, updates: ToolUpdates
+) -> Any:
+    """Runs on a worker thread; updates stop being accepted the moment the tool returns."""
+    try:
+        return tool.execute(call.id, args, signal, updates)
+    finally:
+        updates.accepting = False
