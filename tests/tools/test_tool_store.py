@@ -81,3 +81,19 @@ def test_r4_12_register_checks_name_and_schema() -> None:
     with pytest.raises(ConfigError, match="expected an AgentTool"):
         store.register("not a tool")  # type: ignore[arg-type]
     assert len(store) == 0
+
+
+def test_r4_15_register_with_its_module_drops_the_module_when_the_tool_goes() -> None:
+    """The public way a tool file's loader (writeTool) hands the store its module."""
+    import sys
+    import types
+
+    store = ToolStore("agent")
+    for round_ in range(2):
+        name = f"yiem_test_tool_module_{round_}"
+        sys.modules[name] = types.ModuleType(name)
+        store.register(make_tool("t", f"v{round_}"), replace=True, module=name)
+    assert "yiem_test_tool_module_0" not in sys.modules  # replaced: its module is gone
+    assert "yiem_test_tool_module_1" in sys.modules
+    store.unregister("t")
+    assert "yiem_test_tool_module_1" not in sys.modules

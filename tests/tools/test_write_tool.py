@@ -191,10 +191,12 @@ async def test_r4_15_import_inside_the_body_fails_at_call_time_only(
 
 async def test_r4_15_failed_registration_rolls_the_file_back(tmp_path: Path) -> None:
     class RefusingStore(ToolStore):
-        def register(self, tool: AgentTool, *, replace: bool = False) -> AgentTool:
+        def register(
+            self, tool: AgentTool, *, replace: bool = False, module: str | None = None
+        ) -> AgentTool:
             if tool.name == "double":
                 raise RuntimeError("store is read-only today")
-            return super().register(tool, replace=replace)
+            return super().register(tool, replace=replace, module=module)
 
     store = RefusingStore()
     old = WRITTEN_MARK + "# old version\n"  # a file writeTool wrote: it may replace it

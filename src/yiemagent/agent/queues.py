@@ -86,10 +86,6 @@ class BoundedQueue(Generic[T]):
         """Drop every item."""
         self._items.clear()
 
-    def snapshot(self) -> list[T]:
-        """The items, oldest first (a copy)."""
-        return list(self._items)
-
 
 class Notifier:
     """Wake every waiter when something changed; waiters re-check their own condition.

@@ -76,9 +76,15 @@ class ToolStore:
 
     # ── changing ─────────────────────────────────────────────────────────
 
-    def register(self, tool: AgentTool, *, replace: bool = False) -> AgentTool:
+    def register(
+        self, tool: AgentTool, *, replace: bool = False, module: str | None = None
+    ) -> AgentTool:
         """Add `tool` (seed 000 §4 registerTool); with `replace=True` an existing one is replaced
         in place (keeping its position).
+
+        `module` names the module in `sys.modules` the tool came from (a tool file; `writeTool`
+        passes it): the store drops that module when the tool is replaced or removed, so a
+        rewritten tool file never leaves its old module behind.
 
         Returns:
             `tool`.
@@ -96,17 +102,9 @@ class ToolStore:
                 )
             self._tools = {**self._tools, tool.name: tool}
             _forget_modules(self._modules.pop(tool.name, []))
+            if module is not None:
+                self._modules[tool.name] = [module]
         return tool
-
-    def _adopt_module(self, tool: AgentTool, module_name: str) -> None:
-        """Record that `tool` came from `module_name` (in `sys.modules`), so the module is
-        dropped when the tool is replaced or removed; forgets it at once if `tool` is not the
-        registered one."""
-        with self._lock:
-            if self._tools.get(tool.name) is tool:
-                self._modules[tool.name] = [module_name]
-            else:
-                _forget_modules([module_name])
 
     def unregister(self, name: str) -> AgentTool | None:
         """Remove the tool called `name`; return it, or None when there was none."""

@@ -213,12 +213,11 @@ def _write(
         sys.modules.pop(module_name, None)
         raise WriteToolError(f"could not write {target}: {exc}") from None
     try:
-        store.register(tool, replace=overwrite)
+        store.register(tool, replace=overwrite, module=module_name)
     except Exception as exc:
         sys.modules.pop(module_name, None)
         _restore(target, previous)
         raise WriteToolError(f"could not register tool {name!r}: {exc}") from exc
-    store._adopt_module(tool, module_name)
     logger.info("writeTool wrote %s and registered %s in store %s", target, name, store.name)
     verb = "replaced" if existed else "created"
     return AgentToolResult.text(
