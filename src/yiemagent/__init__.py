@@ -65,6 +65,7 @@ _LAZY: dict[str, str] = {
     "run_batch_async": "yiemagent.batch",
     # providers (DESIGN §7)
     "get_model": "yiemagent.ai",
+    "FallbackModel": "yiemagent.ai",
     "stream": "yiemagent.ai",
     "complete": "yiemagent.ai",
 }
@@ -104,7 +105,12 @@ if TYPE_CHECKING:
         format_openai_messages as format_openai_messages,
         user_message_from_openai as user_message_from_openai,
     )
-    from yiemagent.ai import complete as complete, get_model as get_model, stream as stream
+    from yiemagent.ai import (
+        FallbackModel as FallbackModel,
+        complete as complete,
+        get_model as get_model,
+        stream as stream,
+    )
     from yiemagent.batch import run_batch as run_batch, run_batch_async as run_batch_async
     from yiemagent.loop import (
         agent_loop as agent_loop,

@@ -1,5 +1,6 @@
 """The provider layer (DESIGN §2.2, §7): `Model`, `get_model`, the assistant-message event
-stream, and `stream`/`complete`, which call any model by dispatching on `model.api`.
+stream, `stream`/`complete`, which call any model by dispatching on `model.api`, and
+`FallbackModel`, which tries several models in order on provider failures (§13).
 
 Provider modules (and their SDKs: `openai`, `anthropic`, `xllamacpp`) are imported on the
 first call that needs them, never by `import yiemagent.ai`.
@@ -10,6 +11,7 @@ from __future__ import annotations
 import inspect
 import logging
 
+from yiemagent.ai.fallback import FallbackModel
 from yiemagent.ai.models import MODELS, calculate_cost, get_model
 from yiemagent.ai.registry import get_stream_fn, register_api
 from yiemagent.types.messages import AssistantMessage
@@ -20,6 +22,7 @@ from yiemagent.types.model import (
     Context,
     DoneEvent,
     ErrorEvent,
+    FallbackEvent,
     Model,
     ModelCost,
     StreamFn,
@@ -43,6 +46,8 @@ __all__ = [
     "Context",
     "DoneEvent",
     "ErrorEvent",
+    "FallbackEvent",
+    "FallbackModel",
     "Model",
     "ModelCost",
     "StreamFn",

@@ -183,10 +183,16 @@ class MessageBuilder:
         self._stream.push(DoneEvent(stop_reason, message))
         return message
 
-    def fail(self, reason: Literal["error", "aborted"], error_message: str) -> AssistantMessage:
-        """Close open blocks, set stop reason and `error_message`, push `error`; returns the
-        final message."""
+    def fail(
+        self,
+        reason: Literal["error", "aborted"],
+        error_message: str,
+        *,
+        error_type: str | None = None,
+    ) -> AssistantMessage:
+        """Close open blocks, set stop reason and `error_message`, push `error` (with the
+        failure's class `error_type`, see `ErrorEvent`); returns the final message."""
         message = self._finish(reason)
         message.error_message = error_message or reason
-        self._stream.push(ErrorEvent(reason, message))
+        self._stream.push(ErrorEvent(reason, message, error_type=error_type))
         return message

@@ -23,6 +23,7 @@ from yiemagent.ai.retry import (
     RetryDecision,
     RetryDelayTooLongError,
     run_with_retries,
+    transport_error_types,
 )
 from yiemagent.ai.sanitize import sanitize_surrogates
 from yiemagent.errors import YiemAgentError
@@ -39,6 +40,7 @@ __all__ = [
     "cached_client",
     "call_hook",
     "connection_error_text",
+    "failure_type",
     "iterate_with_idle_timeout",
     "plain_failure_text",
     "read_sdk_stream",
@@ -235,7 +237,28 @@ async def run_guarded(
     except Exception as exc:
         text = scrub(_describe_safely(describe, exc), secrets)
         logger.info("%s failed: %s", label, text)
-        builder.fail("error", text)
+        builder.fail("error", text, error_type=failure_type(exc))
+
+
+def failure_type(exc: BaseException) -> str | None:
+    """The failure's class for `ErrorEvent.error_type` (DESIGN §13): the HTTP status of an
+    SDK status error (`"503"`), `"connection"`, `"timeout"`, `"retry_delay"`,
+    `"no_api_key"`; None for anything else (a bug, a malformed response)."""
+    status = getattr(exc, "status_code", None)
+    if isinstance(status, int) and not isinstance(status, bool):
+        return str(status)
+    if isinstance(exc, SetupError):
+        return "no_api_key"
+    if isinstance(exc, RetryDelayTooLongError):
+        return "retry_delay"
+    if isinstance(exc, IdleTimeoutError | TimeoutError):
+        return "timeout"
+    names = {cls.__name__ for cls in type(exc).__mro__}
+    if "APITimeoutError" in names:
+        return "timeout"
+    if "APIConnectionError" in names or isinstance(exc, transport_error_types()):
+        return "connection"
+    return None
 
 
 def _describe_safely(describe: Callable[[BaseException], str], exc: Exception) -> str:

@@ -16,6 +16,7 @@ _BUILTIN: Final[dict[str, tuple[str, str]]] = {
     "anthropic-messages": ("yiemagent.ai.anthropic_messages", "stream_anthropic_messages"),
     "local": ("yiemagent.ai.local", "stream_local"),
     "faux": ("yiemagent.ai.faux", "stream_faux"),
+    "fallback": ("yiemagent.ai.fallback", "stream_fallback"),
 }
 
 _REGISTERED: dict[str, StreamFn] = {}

@@ -32,6 +32,7 @@ __all__ = [
     "Context",
     "DoneEvent",
     "ErrorEvent",
+    "FallbackEvent",
     "Model",
     "ModelCost",
     "StreamFn",
@@ -224,6 +225,24 @@ class ErrorEvent:
     reason: Literal["error", "aborted"]
     error: AssistantMessage
     type: Literal["error"] = "error"
+    error_type: str | None = None
+    """A low-cardinality class of the failure when the provider knows it: the HTTP status
+    (`"500"`, `"429"`, `"401"`), `"connection"`, `"timeout"`, `"retry_delay"` (the server
+    asked to wait too long), `"no_api_key"`; `None` otherwise. `FallbackModel` reads it
+    (DESIGN §13)."""
+
+
+@dataclass(slots=True)
+class FallbackEvent:
+    """A `FallbackModel` moved on: `failed_model` failed before streaming any content, and
+    `partial` is now the message of the next model (DESIGN §13)."""
+
+    failed_provider: str
+    failed_model: str
+    error_message: str
+    error_type: str | None
+    partial: AssistantMessage
+    type: Literal["fallback"] = "fallback"
 
 
 AssistantMessageEvent: TypeAlias = (
@@ -239,6 +258,7 @@ AssistantMessageEvent: TypeAlias = (
     | ToolCallEndEvent
     | DoneEvent
     | ErrorEvent
+    | FallbackEvent
 )
 
 

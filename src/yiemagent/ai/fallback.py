@@ -1,0 +1,232 @@
+"""`FallbackModel`: several models tried in order when a provider fails (DESIGN §13).
+
+`FallbackModel([a, b, …])` is a `Model` (api "fallback") that any loop or `Agent` takes in
+place of one model. Each call goes to `a` first. When `a` fails *before any content was
+streamed* with a provider failure — the server could not be reached or reset the
+connection, answered 5xx or 429 after the provider's own retries, refused the key (401,
+403) or there was no key — the same request goes to `b`, and so on. The relayed stream
+then carries a `fallback` event (`FallbackEvent`: which model failed and why), which the
+loop shows as a `message_update`, so the failures are in the run's events; the final
+message is the answering model's own (its `provider` and `model` say which one answered).
+
+Nothing falls through when the failure is not the provider's: an abort, a 4xx request
+error (400, 404, 422: the next model would be sent the same bad request), a failure after
+content was streamed (the consumer has seen it; a retry elsewhere would repeat it), or the
+last model failing. Those end the stream as the failing model ended it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, fields, replace
+from typing import Literal
+
+from yiemagent.ai.registry import get_stream_fn
+from yiemagent.errors import ConfigError
+from yiemagent.types.model import (
+    AssistantMessageEvent,
+    AssistantMessageEventStream,
+    AssistantStartEvent,
+    Context,
+    DoneEvent,
+    ErrorEvent,
+    FallbackEvent,
+    Model,
+    StreamOptions,
+)
+
+__all__ = ["FALLBACK_API", "FallbackModel", "falls_through", "stream_fallback"]
+
+logger = logging.getLogger(__name__)
+
+FALLBACK_API = "fallback"
+"""The `Model.api` of a `FallbackModel`."""
+
+_PROVIDER_FAILURES = frozenset({"connection", "timeout", "retry_delay", "no_api_key", "401", "403"})
+
+
+def falls_through(event: ErrorEvent) -> bool:
+    """Whether a failed call may be retried on the next model: reason "error" with a
+    provider failure class (`ErrorEvent.error_type`): connection, timeout, a too-long retry
+    delay, no API key, 401/403, 408, 429 or 5xx."""
+    kind = event.error_type
+    if event.reason != "error" or kind is None:
+        return False
+    if kind in _PROVIDER_FAILURES:
+        return True
+    return kind.isdigit() and (kind in ("408", "429") or 500 <= int(kind) <= 599)
+
+
+@dataclass(slots=True, frozen=True, init=False)
+class FallbackModel(Model):
+    """Models tried in order on provider failures (DESIGN §13); a `Model` itself.
+
+    Its `id`, `provider`, context window and prices are the first model's (so spans and
+    limits name what was asked for); `api` is "fallback"; `models` the models in order.
+
+    Args:
+        models: Two or more `Model`s (one is allowed); nested `FallbackModel`s are flattened.
+
+    Raises:
+        ConfigError: no model, or an item that is not a `Model`.
+    """
+
+    models: tuple[Model, ...] = ()
+
+    def __init__(self, models: Sequence[Model]) -> None:
+        if isinstance(models, Model):
+            raise ConfigError("FallbackModel takes a list of models, e.g. FallbackModel([a, b])")
+        flat: list[Model] = []
+        for model in models:
+            if not isinstance(model, Model):
+                raise ConfigError(f"FallbackModel: {model!r} is not a Model")
+            flat.extend(model.models if isinstance(model, FallbackModel) else (model,))
+        if not flat:
+            raise ConfigError("FallbackModel needs at least one model")
+        first = flat[0]
+        for f in fields(Model):
+            object.__setattr__(self, f.name, getattr(first, f.name))
+        object.__setattr__(self, "api", FALLBACK_API)
+        object.__setattr__(self, "name", " | ".join(f"{m.provider}/{m.id}" for m in flat))
+        object.__setattr__(self, "context_window", min(m.context_window for m in flat))
+        object.__setattr__(self, "models", tuple(flat))
+
+
+def stream_fallback(
+    model: Model, context: Context, options: StreamOptions | None = None
+) -> AssistantMessageEventStream:
+    """The "fallback" entry of the provider map: relay the first model that answers.
+
+    Returns at once; never raises (a model that is not a `FallbackModel`, or no running
+    event loop, ends the stream with an error event).
+    """
+    out = AssistantMessageEventStream()
+    if not isinstance(model, FallbackModel):
+        _fail(out, model, f"api {FALLBACK_API!r} needs a FallbackModel, not {model!r}")
+        return out
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError as exc:
+        _fail(out, model, f"FallbackModel needs a running event loop: {exc}")
+        return out
+    task = loop.create_task(_relay(model, context, options or StreamOptions(), out))
+    _tasks.add(task)
+    task.add_done_callback(_tasks.discard)
+    return out
+
+
+_tasks: set[asyncio.Task[None]] = set()
+
+
+def _fail(
+    out: AssistantMessageEventStream,
+    model: Model,
+    text: str,
+    started: bool = False,
+    reason: Literal["error", "aborted"] = "error",
+) -> None:
+    from yiemagent.ai.builder import MessageBuilder
+
+    builder = MessageBuilder(model, out)
+    if not started:
+        builder.start()
+    builder.fail(reason, text)
+
+
+def _options_for(model: Model, first: Model, options: StreamOptions) -> StreamOptions:
+    """The loop resolved the key for the first model's provider: another provider's model
+    looks its own key up (its environment variable) instead of being sent that one."""
+    if model.provider == first.provider or options.api_key is None:
+        return options
+    return replace(options, api_key=None)
+
+
+async def _open(
+    model: Model, context: Context, options: StreamOptions
+) -> AssistantMessageEventStream:
+    stream = get_stream_fn(model.api)(model, context, options)
+    if inspect.isawaitable(stream):
+        stream = await stream
+    return stream
+
+
+async def _relay(
+    fallback: FallbackModel,
+    context: Context,
+    options: StreamOptions,
+    out: AssistantMessageEventStream,
+) -> None:
+    first = fallback.models[0]
+    failed: ErrorEvent | None = None
+    failed_model: Model | None = None
+    started = False
+    last = len(fallback.models) - 1
+    try:
+        for index, model in enumerate(fallback.models):
+            inner = await _open(model, context, _options_for(model, first, options))
+            streamed = False
+            async for event in inner:
+                if isinstance(event, AssistantStartEvent):
+                    if not started:
+                        started = True
+                        out.push(event)
+                    elif failed is not None and failed_model is not None:
+                        out.push(_moved_on(failed_model, failed, event))
+                    continue
+                if isinstance(event, ErrorEvent):
+                    if streamed or index == last or not falls_through(event):
+                        out.push(event)
+                        return
+                    logger.info(
+                        "%s/%s failed (%s): %s; trying %s/%s",
+                        model.provider,
+                        model.id,
+                        event.error_type,
+                        event.error.error_message,
+                        fallback.models[index + 1].provider,
+                        fallback.models[index + 1].id,
+                    )
+                    failed, failed_model = event, model
+                    break
+                streamed = True
+                out.push(event)
+                if isinstance(event, DoneEvent):
+                    return
+            else:  # the inner stream ended without done/error: end ours with its result
+                _push_final(out, await inner.result())
+                return
+            if options.signal is not None and options.signal.aborted:
+                assert failed is not None
+                out.push(failed)
+                return
+    except Exception as exc:  # a provider that raised instead of ending its stream
+        logger.exception("FallbackModel relay failed")
+        _fail(out, fallback, f"{type(exc).__name__}: {exc}", started)
+    finally:
+        if not out.done:  # cancelled: the stream still ends (DESIGN R-5.9)
+            _fail(out, fallback, "the request was cancelled", started, "aborted")
+
+
+def _moved_on(model: Model, failed: ErrorEvent, start: AssistantStartEvent) -> FallbackEvent:
+    return FallbackEvent(
+        failed_provider=model.provider,
+        failed_model=model.id,
+        error_message=failed.error.error_message or "failed",
+        error_type=failed.error_type,
+        partial=start.partial,
+    )
+
+
+def _push_final(out: AssistantMessageEventStream, message: object) -> None:
+    from yiemagent.types.messages import AssistantMessage
+
+    assert isinstance(message, AssistantMessage)
+    event: AssistantMessageEvent
+    if message.stop_reason in ("error", "aborted"):
+        event = ErrorEvent(message.stop_reason, message)
+    else:
+        event = DoneEvent(message.stop_reason, message)  # type: ignore[arg-type]
+    out.push(event)
