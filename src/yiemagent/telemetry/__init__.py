@@ -1,0 +1,105 @@
+"""Watching runs (DESIGN §13): OpenTelemetry spans and the run timeline page.
+
+Public:
+- `instrument(tracer_provider=None, *, capture_content=False)`: trace every run that names
+  no `tracer_provider` of its own (`Agent(tracer_provider=…)` and
+  `AgentLoopConfig(tracer_provider=…)` trace one agent or loop). `uninstrument()` stops it.
+  Spans follow the GenAI semantic conventions (see `yiemagent.telemetry.spans`); content is
+  recorded only with `capture_content=True` / `trace_content=True`.
+- `cli_tracer_provider(endpoint=None)`: the provider `yiem run --otel` uses: OTLP over HTTP
+  when `opentelemetry-exporter-otlp-proto-http` is installed and an endpoint is given (or
+  `OTEL_EXPORTER_OTLP_ENDPOINT` is set), else spans printed as JSON to stderr.
+- `build_timeline(events_or_messages)` and `timeline_html(timeline)`: the run timeline
+  (`yiem trace … --html out.html`), from a stored session or a `yiem run --json` log.
+
+Needs the `otel` extra (`opentelemetry-api`) for spans, and an SDK for anything to be
+recorded; `import yiemagent.telemetry` imports neither, `instrument()` does.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+from yiemagent.errors import ConfigError
+from yiemagent.telemetry.timeline import Timeline, build_timeline, load_timeline, timeline_html
+from yiemagent.types.observe import set_default_observer
+
+__all__ = [
+    "Timeline",
+    "build_timeline",
+    "cli_tracer_provider",
+    "instrument",
+    "load_timeline",
+    "timeline_html",
+    "uninstrument",
+]
+
+
+def _spans() -> Any:
+    try:
+        from yiemagent.telemetry import spans
+    except ModuleNotFoundError as exc:
+        if exc.name and exc.name.startswith("opentelemetry"):
+            raise ConfigError(
+                "tracing needs OpenTelemetry: pip install 'yiemagent[otel]' "
+                "(and opentelemetry-sdk to record the spans)"
+            ) from exc
+        raise
+    return spans
+
+
+def instrument(tracer_provider: Any = None, *, capture_content: bool = False) -> None:
+    """Trace every run from now on (those with their own `tracer_provider` use theirs).
+
+    Args:
+        tracer_provider: An OpenTelemetry `TracerProvider`; None: the global one.
+        capture_content: Also record messages, tool arguments and results (personal data).
+
+    Raises:
+        ConfigError: `opentelemetry-api` is not installed.
+    """
+    set_default_observer(_spans().OtelObserver(tracer_provider, capture_content=capture_content))
+
+
+def uninstrument() -> None:
+    """Stop tracing runs that have no `tracer_provider` of their own."""
+    set_default_observer(None)
+
+
+def cli_tracer_provider(endpoint: str | None = None) -> Any:
+    """An SDK `TracerProvider` for the command line: OTLP/HTTP to `endpoint` (or
+    `OTEL_EXPORTER_OTLP_ENDPOINT`) when the OTLP exporter is installed, else every span as
+    JSON on stderr (`ConsoleSpanExporter`). Call `.shutdown()` to flush it.
+
+    Raises:
+        ConfigError: `opentelemetry-sdk` is not installed, or an endpoint is given without
+            the OTLP exporter.
+    """
+    try:
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import (
+            BatchSpanProcessor,
+            ConsoleSpanExporter,
+            SimpleSpanProcessor,
+        )
+    except ModuleNotFoundError as exc:
+        raise ConfigError(
+            "--otel needs the OpenTelemetry SDK: pip install opentelemetry-sdk "
+            "(and opentelemetry-exporter-otlp-proto-http to send spans to a collector)"
+        ) from exc
+    provider = TracerProvider()
+    target = endpoint or os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT")
+    if target:
+        try:
+            from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+        except ModuleNotFoundError as exc:
+            raise ConfigError(
+                f"sending spans to {target} needs pip install opentelemetry-exporter-otlp-proto-http"
+            ) from exc
+        exporter = OTLPSpanExporter(endpoint=endpoint) if endpoint else OTLPSpanExporter()
+        provider.add_span_processor(BatchSpanProcessor(exporter))
+    else:
+        provider.add_span_processor(SimpleSpanProcessor(ConsoleSpanExporter(out=sys.stderr)))
+    return provider

@@ -1,0 +1,293 @@
+"""OpenTelemetry spans of a run, after the GenAI semantic conventions (DESIGN §13).
+
+- `invoke_agent {name}` (INTERNAL) per run: `gen_ai.operation.name` "invoke_agent",
+  `gen_ai.provider.name`, `gen_ai.request.model`, `gen_ai.agent.name`,
+  `gen_ai.conversation.id` (the session id), and at the end the summed
+  `gen_ai.usage.input_tokens` / `output_tokens` and `yiemagent.end_reason`.
+- `chat {model}` (CLIENT) per model call, a child of the run's span: operation "chat",
+  provider, `gen_ai.request.model`, `gen_ai.request.temperature` / `max_tokens` when set,
+  `server.address` / `server.port` of a hosted model, then `gen_ai.response.model` (for a
+  `FallbackModel`, the model that answered), `gen_ai.usage.input_tokens` (cache reads and
+  writes included, as the conventions ask), `gen_ai.usage.output_tokens`,
+  `gen_ai.usage.cache_read.input_tokens`, `gen_ai.response.finish_reasons`.
+- `execute_tool {name}` (INTERNAL) per tool call, a child of the run's span (siblings of the
+  chat spans, also when tools run in parallel): operation "execute_tool",
+  `gen_ai.tool.name`, `gen_ai.tool.call.id`, `gen_ai.tool.type` "function",
+  `gen_ai.tool.description`.
+
+Failures: a failed or aborted model call, tool call or run ends its span with status ERROR
+and `error.type`: the provider's failure class (`"500"`, `"connection"`, …) or "error" /
+"aborted" for a model call; "tool_not_found", "invalid_arguments", "timeout", "aborted",
+"blocked" or "tool_error" for a tool call; the end reason ("error", "aborted",
+"usage_limit", "max_turns") for a run.
+
+Content — `gen_ai.system_instructions`, `gen_ai.input.messages`, `gen_ai.output.messages`,
+`gen_ai.tool.call.arguments`, `gen_ai.tool.call.result` — is recorded only with
+`capture_content=True` (it may hold personal data).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from opentelemetry import context as otel_context, trace
+from opentelemetry.trace import Span, SpanKind, Status, StatusCode
+
+from yiemagent.types.messages import (
+    AssistantMessage,
+    ImageContent,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+    text_of,
+)
+
+if TYPE_CHECKING:
+    from yiemagent.types.config import AgentLoopConfig
+    from yiemagent.types.messages import AgentMessage
+    from yiemagent.types.model import Context, Model, StreamOptions
+    from yiemagent.types.tools import AgentTool, AgentToolResult
+
+__all__ = ["OtelObserver", "tool_error_type"]
+
+_FINISH = {"stop": "stop", "length": "length", "toolUse": "tool_call", "error": "error"}
+_FAILED_RUN = ("error", "aborted", "usage_limit", "max_turns")
+
+
+def _version() -> str:
+    from yiemagent import __version__
+
+    return __version__
+
+
+class OtelObserver:
+    """A `RunObserver` that records OpenTelemetry spans through `tracer_provider` (None:
+    the global one, `opentelemetry.trace.get_tracer_provider()`)."""
+
+    __slots__ = ("_content", "_tracer")
+
+    def __init__(self, tracer_provider: Any = None, *, capture_content: bool = False) -> None:
+        self._tracer = trace.get_tracer("yiemagent", _version(), tracer_provider=tracer_provider)
+        self._content = capture_content
+
+    def run(self, config: AgentLoopConfig, system_prompt: str) -> _RunSpan:
+        model = config.model
+        name = "yiemagent"
+        attributes: dict[str, Any] = {
+            "gen_ai.operation.name": "invoke_agent",
+            "gen_ai.provider.name": model.provider,
+            "gen_ai.request.model": model.id,
+            "gen_ai.agent.name": name,
+        }
+        if config.session_id:
+            attributes["gen_ai.conversation.id"] = config.session_id
+        if self._content and system_prompt:
+            attributes["gen_ai.system_instructions"] = _json([_part_text(system_prompt)])
+        span = self._tracer.start_span(
+            f"invoke_agent {name}", kind=SpanKind.INTERNAL, attributes=attributes
+        )
+        return _RunSpan(self._tracer, span, self._content)
+
+
+class _RunSpan:
+    __slots__ = ("_content", "_context", "_span", "_tracer")
+
+    def __init__(self, tracer: trace.Tracer, span: Span, content: bool) -> None:
+        self._tracer = tracer
+        self._span = span
+        self._content = content
+        self._context = trace.set_span_in_context(span)
+
+    def activate(self) -> AbstractContextManager[object]:
+        return _attached(self._context)
+
+    def chat(self, model: Model, context: Context, options: StreamOptions) -> _ChatSpan:
+        attributes: dict[str, Any] = {
+            "gen_ai.operation.name": "chat",
+            "gen_ai.provider.name": model.provider,
+            "gen_ai.request.model": model.id,
+        }
+        if options.temperature is not None:
+            attributes["gen_ai.request.temperature"] = options.temperature
+        if options.max_tokens is not None:
+            attributes["gen_ai.request.max_tokens"] = options.max_tokens
+        if model.base_url:
+            parts = urlsplit(model.base_url)
+            if parts.hostname:
+                attributes["server.address"] = parts.hostname
+                port = parts.port or (443 if parts.scheme == "https" else 80)
+                attributes["server.port"] = port
+        if self._content:
+            attributes["gen_ai.input.messages"] = _json(
+                [_message(m) for m in context.messages]
+            )
+            if context.system_prompt:
+                attributes["gen_ai.system_instructions"] = _json(
+                    [_part_text(context.system_prompt)]
+                )
+        span = self._tracer.start_span(
+            f"chat {model.id}", context=self._context, kind=SpanKind.CLIENT, attributes=attributes
+        )
+        return _ChatSpan(span, self._content)
+
+    def tool(self, call: ToolCall, tool: AgentTool | None) -> _ToolSpan:
+        attributes: dict[str, Any] = {
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": call.name,
+            "gen_ai.tool.call.id": call.id,
+            "gen_ai.tool.type": "function",
+        }
+        if tool is not None and tool.description:
+            attributes["gen_ai.tool.description"] = tool.description
+        if self._content:
+            attributes["gen_ai.tool.call.arguments"] = _json(call.arguments)
+        span = self._tracer.start_span(
+            f"execute_tool {call.name}",
+            context=self._context,
+            kind=SpanKind.INTERNAL,
+            attributes=attributes,
+        )
+        return _ToolSpan(span, self._content)
+
+    def end(self, reason: str, messages: Sequence[AgentMessage], error: str | None) -> None:
+        span = self._span
+        input_tokens = output_tokens = 0
+        for message in messages:
+            if isinstance(message, AssistantMessage):
+                usage = message.usage
+                input_tokens += usage.input + usage.cache_read + usage.cache_write
+                output_tokens += usage.output
+        span.set_attribute("gen_ai.usage.input_tokens", input_tokens)
+        span.set_attribute("gen_ai.usage.output_tokens", output_tokens)
+        span.set_attribute("yiemagent.end_reason", reason)
+        if reason in _FAILED_RUN:
+            span.set_attribute("error.type", reason)
+            span.set_status(Status(StatusCode.ERROR, error or reason))
+        span.end()
+
+
+class _ChatSpan:
+    __slots__ = ("_content", "_span")
+
+    def __init__(self, span: Span, content: bool) -> None:
+        self._span = span
+        self._content = content
+
+    def activate(self) -> AbstractContextManager[object]:
+        return _attached(trace.set_span_in_context(self._span))
+
+    def end(self, message: AssistantMessage, error_type: str | None) -> None:
+        span = self._span
+        usage = message.usage
+        span.set_attribute("gen_ai.response.model", message.model)
+        span.set_attribute(
+            "gen_ai.usage.input_tokens", usage.input + usage.cache_read + usage.cache_write
+        )
+        span.set_attribute("gen_ai.usage.output_tokens", usage.output)
+        if usage.cache_read:
+            span.set_attribute("gen_ai.usage.cache_read.input_tokens", usage.cache_read)
+        reason = message.stop_reason
+        span.set_attribute("gen_ai.response.finish_reasons", [_FINISH.get(reason, reason)])
+        if self._content:
+            span.set_attribute("gen_ai.output.messages", _json([_message(message)]))
+        if reason in ("error", "aborted"):
+            span.set_attribute("error.type", error_type or reason)
+            span.set_status(Status(StatusCode.ERROR, message.error_message or reason))
+        span.end()
+
+
+class _ToolSpan:
+    __slots__ = ("_content", "_span")
+
+    def __init__(self, span: Span, content: bool) -> None:
+        self._span = span
+        self._content = content
+
+    def activate(self) -> AbstractContextManager[object]:
+        return _attached(trace.set_span_in_context(self._span))
+
+    def end(self, result: AgentToolResult, is_error: bool) -> None:
+        span = self._span
+        content = result.content
+        text = content if isinstance(content, str) else text_of(list(content or ()))
+        if self._content:
+            span.set_attribute("gen_ai.tool.call.result", text)
+        if is_error:
+            span.set_attribute("error.type", tool_error_type(text))
+            span.set_status(Status(StatusCode.ERROR, text[:500]))
+        span.end()
+
+
+def tool_error_type(text: str) -> str:
+    """A low-cardinality class of a failed tool call, from its error result text (the
+    pipeline's own texts, DESIGN R-4.4 … R-4.8)."""
+    if text.startswith("Tool ") and " not found" in text:
+        return "tool_not_found"
+    if "timed out after" in text:
+        return "timeout"
+    if text.startswith(("Operation aborted", "Tool call skipped", "Tool call cancelled")):
+        return "aborted"
+    if text.startswith("Tool execution was blocked"):
+        return "blocked"
+    if "arguments" in text and ("invalid" in text or "not valid JSON" in text):
+        return "invalid_arguments"
+    return "tool_error"
+
+
+@contextmanager
+def _attached(ctx: otel_context.Context) -> Iterator[object]:
+    token = otel_context.attach(ctx)
+    try:
+        yield ctx
+    finally:
+        otel_context.detach(token)
+
+
+# ── content, in the conventions' message shape ───────────────────────────────
+
+
+def _json(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _part_text(text: str) -> dict[str, Any]:
+    return {"type": "text", "content": text}
+
+
+def _message(message: object) -> dict[str, Any]:
+    if isinstance(message, UserMessage):
+        parts = [
+            _part_text(b.text) if isinstance(b, TextContent) else {"type": "blob", "modality": "image"}
+            for b in message.content
+        ]
+        return {"role": "user", "parts": parts}
+    if isinstance(message, AssistantMessage):
+        out: list[dict[str, Any]] = []
+        for block in message.content:
+            if isinstance(block, TextContent):
+                out.append(_part_text(block.text))
+            elif isinstance(block, ThinkingContent):
+                out.append({"type": "reasoning", "content": block.thinking})
+            elif isinstance(block, ToolCall):
+                out.append(
+                    {
+                        "type": "tool_call",
+                        "id": block.id,
+                        "name": block.name,
+                        "arguments": block.arguments,
+                    }
+                )
+        reason = message.stop_reason
+        return {"role": "assistant", "parts": out, "finish_reason": _FINISH.get(reason, reason)}
+    if isinstance(message, ToolResultMessage):
+        images = sum(isinstance(b, ImageContent) for b in message.content)
+        response = text_of(message.content) + (f" ({images} image(s))" if images else "")
+        part = {"type": "tool_call_response", "id": message.tool_call_id, "response": response}
+        return {"role": "tool", "parts": [part]}
+    return {"role": str(getattr(message, "role", "unknown")), "parts": []}

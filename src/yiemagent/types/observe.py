@@ -1,0 +1,118 @@
+"""What the loop tells an observer about a run: the hooks OpenTelemetry tracing plugs into
+(DESIGN §13), kept in the bottom layer so the loop never imports `yiemagent.telemetry`.
+
+The loop asks `run_observer(config)` once per run; `None` (the default: no
+`tracer_provider` and nothing `instrument()`-ed) means no hook is called at all, so an
+untraced run pays one attribute read per model call and per tool call. A `tracer_provider`
+on the config is turned into an observer by `yiemagent.telemetry`, loaded by name on first
+use (like a provider module, DESIGN §2) only then.
+
+Span lifetimes: a `RunSpan` from `agent_start` to `agent_end` (ended on every path, also a
+cancelled run); a `ChatSpan` per model call from the request to the final message; a
+`ToolSpan` per tool call from its start event to its end event, in whose `activate()` the
+tool's own code runs (contextvars), so spans the tool opens are its children.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from yiemagent.types.config import AgentLoopConfig
+    from yiemagent.types.messages import AgentMessage, AssistantMessage, ToolCall
+    from yiemagent.types.model import Context, Model, StreamOptions
+    from yiemagent.types.tools import AgentTool, AgentToolResult
+
+__all__ = [
+    "ChatSpan",
+    "RunObserver",
+    "RunSpan",
+    "ToolSpan",
+    "run_observer",
+    "set_default_observer",
+]
+
+
+class ToolSpan(Protocol):
+    """One tool call."""
+
+    def activate(self) -> AbstractContextManager[object]:
+        """Make this span the current context while the tool's code runs."""
+        ...
+
+    def end(self, result: AgentToolResult, is_error: bool) -> None:
+        """The call's final result (after `after_tool_call`)."""
+        ...
+
+
+class ChatSpan(Protocol):
+    """One model call."""
+
+    def activate(self) -> AbstractContextManager[object]:
+        """Make this span the current context while the provider call starts (its HTTP
+        client's spans become children)."""
+        ...
+
+    def end(self, message: AssistantMessage, error_type: str | None) -> None:
+        """The final assistant message; `error_type` as in `ErrorEvent.error_type`."""
+        ...
+
+
+class RunSpan(Protocol):
+    """One run of the agent loop."""
+
+    def activate(self) -> AbstractContextManager[object]:
+        """Make this span the current context for the run's own work (hooks)."""
+        ...
+
+    def chat(self, model: Model, context: Context, options: StreamOptions) -> ChatSpan:
+        """A model call starts."""
+        ...
+
+    def tool(self, call: ToolCall, tool: AgentTool | None) -> ToolSpan:
+        """A tool call starts (`tool` is None for an unknown tool)."""
+        ...
+
+    def end(self, reason: str, messages: Sequence[AgentMessage], error: str | None) -> None:
+        """The run ended with `AgentEndEvent.reason` `reason`; `messages` are its new
+        messages; `error` says why when it failed or was aborted."""
+        ...
+
+
+class RunObserver(Protocol):
+    """Makes one `RunSpan` per run."""
+
+    def run(self, config: AgentLoopConfig, system_prompt: str) -> RunSpan:
+        """A run starts with `config`."""
+        ...
+
+
+_default: RunObserver | None = None
+_last: tuple[object, bool, RunObserver] | None = None
+
+
+def set_default_observer(observer: RunObserver | None) -> None:
+    """Trace every run that names no `tracer_provider` with `observer` (None: stop);
+    `yiemagent.telemetry.instrument()` calls it."""
+    global _default
+    _default = observer
+
+
+def run_observer(config: AgentLoopConfig) -> RunObserver | None:
+    """The observer for a run of `config`: one for its `tracer_provider` (the last one made
+    is re-used while the provider and the content option stay the same), else the default;
+    None when nothing traces."""
+    global _last
+    provider = config.tracer_provider
+    if provider is None:
+        return _default
+    last = _last
+    if last is not None and last[0] is provider and last[1] == config.trace_content:
+        return last[2]
+    spans = importlib.import_module("yiemagent.telemetry.spans")
+    observer: RunObserver = spans.OtelObserver(provider, capture_content=config.trace_content)
+    _last = (provider, config.trace_content, observer)
+    return observer
