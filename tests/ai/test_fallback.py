@@ -195,6 +195,17 @@ async def test_the_loop_shows_the_fallback_in_its_events(second: ReplayServer) -
     assert final.model == "b" and final.text == "loop answer"
 
 
+async def test_agent_takes_a_list_of_models(second: ReplayServer) -> None:
+    from yiemagent import Agent
+
+    dead = f"http://127.0.0.1:{free_port()}"
+    second.enqueue(sse_reply(openai_chunks({"content": "agent answer"})))
+    agent = Agent(model=[model_at(dead, "a"), model_at(second.url, "b")], max_retry_delay_ms=1)
+    assert isinstance(agent.state.model, FallbackModel)
+    reply = await agent.prompt("hi")
+    assert reply.text == "agent answer" and reply.model == "b"
+
+
 def test_fallback_model_is_a_model_named_after_its_first() -> None:
     a = Model(id="a", provider="p", api="openai-completions", context_window=8000)
     b = Model(id="b", provider="q", api="anthropic-messages", context_window=4000)

@@ -34,6 +34,7 @@ from yiemagent.types import (
     Model,
     StreamFn,
     TurnContext,
+    UsageLimits,
 )
 
 if TYPE_CHECKING:
@@ -107,7 +108,7 @@ class Agent:
     def __init__(
         self,
         system_prompt: str = "You are a helpful assistant.",
-        model: Model | None = None,
+        model: Model | Sequence[Model] | None = None,
         *,
         tools: ToolStore | Mapping[str, Any] | Iterable[Any] | None = None,
         messages: Iterable[AgentMessage] | None = None,
@@ -133,8 +134,15 @@ class Agent:
         stream_idle_timeout_s: float | None = 120.0,
         max_parallel_tools: int | None = None,
         session_store: SessionStore | None = None,
+        usage_limits: UsageLimits | None = None,
+        tracer_provider: Any = None,
+        trace_content: bool = False,
     ) -> None:
         check_options(locals())
+        if isinstance(model, list | tuple):
+            from yiemagent.ai.fallback import FallbackModel
+
+            model = FallbackModel(model)
         if stream_fn is not None and llm_call is not None:
             raise ConfigError("pass either stream_fn or llm_call, not both")
         if format_messages is not None and llm_call is None:
@@ -144,7 +152,7 @@ class Agent:
         self._owned: list[Closeable] = []
         self._state = AgentStateView(self.tool_store)
         self._state.system_prompt = system_prompt
-        self._state.model = model
+        self._state.model = model  # type: ignore[assignment]
         try:
             self._state.messages = to_messages(messages or [], what="messages")
         except ValueError as exc:
@@ -159,6 +167,9 @@ class Agent:
             tool_timeout_s=tool_timeout_s,
             stream_idle_timeout_s=stream_idle_timeout_s,
             max_parallel_tools=max_parallel_tools,
+            usage_limits=usage_limits,
+            tracer_provider=tracer_provider,
+            trace_content=trace_content,
         )
         self.tool_execution = tool_execution
         self.max_turns = max_turns

@@ -99,10 +99,12 @@ def check_options(options: Mapping[str, Any]) -> None:
     if not isinstance(options["system_prompt"], str):
         raise ConfigError("system_prompt must be a str")
     model = options["model"]
-    if model is not None and not isinstance(model, Model):
+    if isinstance(model, list | tuple) and model and all(isinstance(m, Model) for m in model):
+        pass  # a FallbackModel of them (DESIGN §13)
+    elif model is not None and not isinstance(model, Model):
         raise ConfigError(
-            f"model must be a Model (for example get_model('openai/gpt-4o-mini')) or None for "
-            f"the embedded model, not {type(model).__name__}"
+            f"model must be a Model (for example get_model('openai/gpt-4o-mini')), a list of "
+            f"them tried in order, or None for the embedded model, not {type(model).__name__}"
         )
     for name in _CALLABLES:
         value = options[name]

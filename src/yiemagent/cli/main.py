@@ -35,6 +35,7 @@ from yiemagent.cli.batch import batch as batch_command, expand_ray_flag
 from yiemagent.cli.chat import chat as chat_command
 from yiemagent.cli.mcp_cmd import mcp_app
 from yiemagent.cli.options import DEFAULT_MODEL, DEFAULT_TOOLS_DIR, EXIT_ERROR, CliError
+from yiemagent.cli.trace import start_tracing, stop_tracing, trace as trace_command
 from yiemagent.errors import ConfigError, ProviderError, ToolLoadError, YiemAgentError
 from yiemagent.types import (
     AbortSignal,
@@ -42,6 +43,7 @@ from yiemagent.types import (
     AgentEvent,
     AgentLoopConfig,
     Model,
+    UsageLimits,
     UserMessage,
 )
 
@@ -221,6 +223,12 @@ def run(
         list[str] | None,
         typer.Option("--mcp-url", help="A streamable-HTTP MCP server's URL (repeatable)."),
     ] = None,
+    max_cost: Annotated[
+        float | None, typer.Option("--max-cost", min=0, help="Stop the run at this cost (USD).")
+    ] = None,
+    otel: Annotated[
+        bool, typer.Option("--otel", help="OpenTelemetry spans: OTLP or JSON on stderr.")
+    ] = False,
 ) -> None:
     """Run one prompt: stream the answer, show each tool call, print the usage."""
     from yiemagent.cli.render import EventPrinter, JsonPrinter
@@ -240,7 +248,11 @@ def run(
         resolved = _resolve_model(model, base_url)
         context = _load_tools(tools, resolved)
         context.system_prompt = system
-        config = AgentLoopConfig(model=resolved, max_turns=max_turns)
+        limits = None if max_cost is None else UsageLimits(max_cost_usd=max_cost)
+        tracing = start_tracing() if otel else None
+        config = AgentLoopConfig(
+            model=resolved, max_turns=max_turns, usage_limits=limits, tracer_provider=tracing
+        )
         close_mcp = None
         if mcp or mcp_url:
             from yiemagent.cli.mcp_cmd import attach_servers
@@ -253,6 +265,7 @@ def run(
         finally:
             if close_mcp is not None:
                 close_mcp()
+            stop_tracing(tracing)
     if reason == "aborted":
         raise CliError("interrupted", EXIT_INTERRUPTED)
     if reason == "max_turns":  # the loop ends so only while tool calls are still pending
@@ -262,6 +275,9 @@ def run(
             f"raise it with --max-turns, e.g. --max-turns {max_turns * 2}"
         )
     final = printer.final
+    if reason == "usage_limit":
+        detail = final.error_message if final is not None else "usage limit reached"
+        raise CliError(f"the run was stopped: {detail}; raise it with --max-cost")
     if reason == "error" or (final is not None and final.stop_reason == "error"):
         detail = final.error_message if final is not None else None
         raise CliError(f"the run failed: {detail or 'unknown error'}")
@@ -270,6 +286,7 @@ def run(
 app.command("chat")(chat_command)  # `yiem chat`: yiemagent/cli/chat/ (DESIGN §15)
 app.command("batch")(batch_command)  # `yiem batch`: yiemagent/cli/batch.py (DESIGN §16)
 app.add_typer(mcp_app, name="mcp")  # `yiem mcp list|serve`: yiemagent/cli/mcp_cmd.py (§12)
+app.command("trace")(trace_command)  # `yiem trace`: yiemagent/cli/trace.py (DESIGN §13)
 
 
 @app.command()

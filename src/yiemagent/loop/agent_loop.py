@@ -12,6 +12,7 @@ copies the history: a turn costs the same at 10 messages and at 10 000.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import logging
 from collections.abc import Callable, Mapping, Sequence
@@ -26,6 +27,7 @@ from yiemagent.loop.batches import (
     interrupted_text,
 )
 from yiemagent.loop.convert import IncrementalConverter
+from yiemagent.loop.limits import UsageMeter, limit_text
 from yiemagent.loop.model_call import assistant_message, stream_assistant_response
 from yiemagent.types import (
     AbortSignal,
@@ -47,6 +49,7 @@ from yiemagent.types import (
 )
 from yiemagent.types.callbacks import Emit, EventSink, guarded_sink, maybe_await
 from yiemagent.types.messages import to_messages
+from yiemagent.types.observe import RunSpan, run_observer
 
 __all__ = [
     "as_prompts",
@@ -88,6 +91,7 @@ async def run_agent_loop(
     run = _Run(context, config, guarded_sink(emit), signal or AbortSignal(), stream_fn)
     if converter is not None:
         run.convert = converter
+    _observe(run)
     run.new_messages.extend(prompts)
     context.messages.extend(prompts)
     await run.emit(AgentStartEvent())
@@ -117,6 +121,7 @@ async def run_agent_loop_continue(
     run = _Run(context, config, guarded_sink(emit), signal or AbortSignal(), stream_fn)
     if converter is not None:
         run.convert = converter
+    _observe(run)
     await run.emit(AgentStartEvent())
     await _start_turn(run)
     await _run(run)
@@ -153,17 +158,38 @@ class _Run:
     """Tool calls of the last assistant message still without results (R-4.1)."""
     turn_message: AssistantMessage | None = None
     """The assistant message of the current turn, once the model call has ended."""
+    meter: UsageMeter | None = None
+    """What the run has spent, when it has `UsageLimits` (DESIGN §13)."""
+    trace: RunSpan | None = None
+    """The run's `invoke_agent` span, when it is traced (DESIGN §13)."""
 
     def append(self, message: AgentMessage) -> None:
         self.context.messages.append(message)
         self.new_messages.append(message)
 
 
+def _observe(run: _Run) -> None:
+    """Start the run's span and usage meter (DESIGN §13); nothing when neither is asked."""
+    if run.config.usage_limits is not None:
+        run.meter = UsageMeter(run.config.usage_limits)
+    observer = run_observer(run.config)
+    if observer is not None:
+        try:
+            run.trace = observer.run(run.config, run.context.system_prompt)
+        except Exception:
+            logger.exception("could not start the run's span; the run goes on untraced")
+
+
 async def _run(run: _Run) -> None:
-    """Run the turns, then `agent_end`; whatever raises becomes an error message (R-5.9)."""
+    """Run the turns, then `agent_end`; whatever raises becomes an error message (R-5.9).
+    A traced run's work happens in its span's context, and the span ends after `agent_end`
+    on every path."""
     reason: AgentEndReason = "error"
+    trace = run.trace
+    scope = trace.activate() if trace is not None else contextlib.nullcontext()
     try:
-        reason = await _run_turns(run)
+        with scope:
+            reason = await _run_turns(run)
     except Exception as exc:  # R-5.9: the run ends, it never raises into the consumer
         logger.exception("agent loop failed")
         try:
@@ -181,6 +207,17 @@ async def _run(run: _Run) -> None:
         raise
     finally:
         await run.emit(AgentEndEvent(run.new_messages, reason))
+        if trace is not None:
+            _end_trace(trace, run, reason)
+
+
+def _end_trace(trace: RunSpan, run: _Run, reason: str) -> None:
+    last = next((m for m in reversed(run.new_messages) if isinstance(m, AssistantMessage)), None)
+    error = last.error_message if last is not None else None
+    try:
+        trace.end(reason, run.new_messages, error)
+    except Exception:
+        logger.exception("could not end the run's span")
 
 
 async def _run_turns(run: _Run) -> AgentEndReason:
@@ -203,8 +240,19 @@ async def _run_turns(run: _Run) -> AgentEndReason:
                 run.append(message)
             pending = []
 
+            meter = run.meter
+            if meter is not None and (limit := meter.refused or meter.reached()) is not None:
+                await _end_turn(run, await _limit_message(run, limit), [])
+                return "usage_limit"
             message = await _call_model(run)
             tool_results, terminate = await _run_tool_calls(run, message)
+            failed = message.stop_reason == "error" or message.stop_reason == "aborted"
+            if meter is not None and not failed:
+                limit = meter.refused or (meter.reached() if tool_results else None)
+                if limit is not None and not terminate:
+                    await _limit_message(run, limit)
+                    await _end_turn(run, message, tool_results)
+                    return "usage_limit"
             await _end_turn(run, message, tool_results)
             if message.stop_reason == "error" or message.stop_reason == "aborted":
                 return message.stop_reason
@@ -283,6 +331,14 @@ async def _emit_message(run: _Run, message: AgentMessage) -> None:
     await run.emit(MessageEndEvent(message))
 
 
+async def _limit_message(run: _Run, limit: str) -> AssistantMessage:
+    """DESIGN §13: the message that ends a run at a usage limit (stop reason "error")."""
+    message = assistant_message(run.config, "error", limit_text(limit))
+    await _emit_message(run, message)
+    run.append(message)
+    return message
+
+
 async def _call_model(run: _Run) -> AssistantMessage:
     """The turn's assistant message, appended to the transcript. Once the run is aborted no
     model is called: the message says so (R-5.7)."""
@@ -292,8 +348,16 @@ async def _call_model(run: _Run) -> AssistantMessage:
     else:
         run.model_calls += 1
         message = await stream_assistant_response(
-            run.context, run.config, run.signal, run.emit, run.stream_fn, converter=run.convert
+            run.context,
+            run.config,
+            run.signal,
+            run.emit,
+            run.stream_fn,
+            converter=run.convert,
+            trace=run.trace,
         )
+        if run.meter is not None:
+            run.meter.add(message.usage)
     run.append(message)
     run.turn_message = message
     return message
@@ -332,7 +396,14 @@ async def _run_tool_calls(
         answered: list[ToolResultMessage] = []
         try:
             batch = await execute_tool_calls(
-                run.context, message, run.config, run.signal, run.emit, answered=answered
+                run.context,
+                message,
+                run.config,
+                run.signal,
+                run.emit,
+                answered=answered,
+                meter=run.meter,
+                trace=run.trace,
             )
         except BaseException:  # cancelled or interrupted: every call answered all the same
             if answered:

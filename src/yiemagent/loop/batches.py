@@ -17,6 +17,7 @@ import asyncio
 import logging
 from collections.abc import Sequence
 
+from yiemagent.loop.limits import UsageMeter
 from yiemagent.loop.pipeline import (
     create_error_tool_result,
     exception_text,
@@ -43,6 +44,7 @@ from yiemagent.types import (
 )
 from yiemagent.types.callbacks import Emit, EventSink, guarded_sink
 from yiemagent.types.messages import ensure_unique_tool_call_ids, now_ms
+from yiemagent.types.observe import RunSpan, ToolSpan
 from yiemagent.types.signal import AbortSignal
 
 __all__ = [
@@ -114,12 +116,17 @@ class _Batch:
         "context",
         "emit",
         "ended",
+        "ended_ms",
         "messages",
+        "meter",
         "outcomes",
         "signal",
+        "spans",
         "started",
+        "started_ms",
         "tasks",
         "tools",
+        "trace",
     )
 
     def __init__(
@@ -130,6 +137,8 @@ class _Batch:
         config: AgentLoopConfig,
         signal: AbortSignal | None,
         emit: Emit,
+        meter: UsageMeter | None = None,
+        trace: RunSpan | None = None,
     ) -> None:
         self.context = context
         self.assistant_message = assistant_message
@@ -144,18 +153,28 @@ class _Batch:
         self.outcomes: list[FinalizedOutcome | None] = [None] * n
         self.messages: list[ToolResultMessage | None] = [None] * n
         self.tasks: list[asyncio.Task[None]] = []
+        self.started_ms = [0] * n
+        self.ended_ms = [0] * n
+        self.meter = meter
+        """The run's spending, when it has `UsageLimits` (DESIGN §13)."""
+        self.trace = trace
+        self.spans: list[ToolSpan | None] | None = None if trace is None else [None] * n
+        """Each call's `execute_tool` span, when the run is traced (DESIGN §13)."""
 
     # The steps every call goes through, in order.
 
     async def start(self, i: int) -> None:
         call = self.calls[i]
         self.started[i] = True
+        self.started_ms[i] = now_ms()
+        if self.spans is not None and self.trace is not None:
+            self.spans[i] = self.trace.tool(call, self.tools.get(call.name))
         await self.emit(ToolExecutionStartEvent(call.id, call.name, call.arguments))
 
     async def prepare(self, i: int) -> PreparedToolCall | ImmediateOutcome:
         if self.signal.aborted:
             return ImmediateOutcome(create_error_tool_result(SKIPPED_TEXT), True)
-        return await prepare_tool_call(
+        prepared = await prepare_tool_call(
             self.context,
             self.assistant_message,
             self.calls[i],
@@ -163,9 +182,25 @@ class _Batch:
             self.signal,
             tools=self.tools,
         )
+        if self.meter is not None and isinstance(prepared, PreparedToolCall):
+            refused = self.meter.refuse_tool_call()  # a limit reached mid-batch (§13)
+            if refused is not None:
+                return ImmediateOutcome(create_error_tool_result(refused), True)
+        return prepared
 
     async def run(self, i: int, prepared: PreparedToolCall) -> None:
-        """Execute, finalize and end one prepared call; a bug here fails only this call."""
+        """Execute, finalize and end one prepared call; a bug here fails only this call.
+        A traced call runs inside its span's context, so spans the tool opens are its
+        children (DESIGN §13)."""
+        span = self.spans[i] if self.spans is not None else None
+        if span is None:
+            finalized = await self.execute(prepared)
+        else:
+            with span.activate():
+                finalized = await self.execute(prepared)
+        await self.end(i, finalized)
+
+    async def execute(self, prepared: PreparedToolCall) -> FinalizedOutcome:
         timeout_s = prepared.tool.timeout_s or self.config.tool_timeout_s
         try:
             executed = await execute_prepared_tool_call(
@@ -178,12 +213,19 @@ class _Batch:
             logger.exception("tool call %s failed inside the pipeline", prepared.tool_call.id)
             failed = create_error_tool_result(f"{_INTERNAL_ERROR}{exception_text(exc)}")
             finalized = FinalizedOutcome(prepared.tool_call, failed, True)
-        await self.end(i, finalized)
+        return finalized
 
     async def end(self, i: int, finalized: FinalizedOutcome) -> None:
         self.outcomes[i] = finalized
         self.ended[i] = True
+        self.ended_ms[i] = now_ms()
         result = finalized.result
+        if self.meter is not None:
+            self.meter.add_result(result)
+        if self.spans is not None:
+            span = self.spans[i]
+            if span is not None:
+                span.end(result, finalized.is_error)
         await self.emit(
             ToolExecutionEndEvent(
                 finalized.tool_call.id, finalized.tool_call.name, result, finalized.is_error
@@ -195,6 +237,8 @@ class _Batch:
         outcome = self.outcomes[i]
         assert outcome is not None
         message = create_tool_result_message(outcome)
+        message.timestamp = self.ended_ms[i]
+        message.duration_ms = self.ended_ms[i] - self.started_ms[i]
         self.messages[i] = message
         await self.emit(MessageStartEvent(message))
         await self.emit(MessageEndEvent(message))
@@ -314,6 +358,8 @@ async def execute_tool_calls(
     emit: EventSink | None = None,
     *,
     answered: list[ToolResultMessage] | None = None,
+    meter: UsageMeter | None = None,
+    trace: RunSpan | None = None,
 ) -> ToolCallBatch:
     """Run the tool calls of `assistant_message` as one batch (seed 000 §9, seed 004).
 
@@ -330,6 +376,10 @@ async def execute_tool_calls(
         answered: when given and the calling task is cancelled, receives every result
             message (one per call) before the `CancelledError` goes on (the loop puts them
             in the transcript).
+        meter: the run's usage meter (the loop's, DESIGN §13): each call is checked against
+            its limits before it runs; None: no limits.
+        trace: the run's span (the loop's, DESIGN §13): each call gets an `execute_tool`
+            span; None: untraced.
 
     Returns:
         One result message per tool call, in source order, and whether to terminate
@@ -340,7 +390,7 @@ async def execute_tool_calls(
     try:
         ensure_unique_tool_call_ids(assistant_message)
         calls = assistant_message.tool_calls
-        batch = _Batch(context, assistant_message, calls, config, signal, sink)
+        batch = _Batch(context, assistant_message, calls, config, signal, sink, meter, trace)
     except Exception as exc:  # a malformed message or context: still answer what we can
         logger.exception("could not set up the tool-call batch")
         calls = [b for b in assistant_message.content if isinstance(b, ToolCall)]

@@ -34,9 +34,11 @@ from yiemagent.types import (
     StreamFn,
     StreamOptions,
     Usage,
+    now_ms,
 )
 from yiemagent.types.callbacks import Emit, EventSink, guarded_sink, maybe_await
 from yiemagent.types.messages import ensure_unique_tool_call_ids
+from yiemagent.types.observe import ChatSpan, RunSpan
 
 __all__ = ["assistant_message", "stream_assistant_response"]
 
@@ -51,6 +53,7 @@ async def stream_assistant_response(
     stream_fn: StreamFn | None = None,
     *,
     converter: IncrementalConverter | None = None,
+    trace: RunSpan | None = None,
 ) -> AssistantMessage:
     """One model call (R-5.2): transform and convert the transcript, stream the answer.
 
@@ -70,6 +73,9 @@ async def stream_assistant_response(
         stream_fn: the provider stream function; default `yiemagent.ai.stream`.
         converter: the run's incremental `convert_to_llm` (the loop's); None: convert the
             whole transcript.
+        trace: the run's span (DESIGN §13): the call gets a `chat` span; None: untraced.
+
+    The final message's `duration_ms` is set (ms since its `timestamp`).
     """
     emit = guarded_sink(emit)
     if signal is None:
@@ -83,15 +89,28 @@ async def stream_assistant_response(
         reason="the model stream went idle",
     )
     shown = _Shown()
+    chat: ChatSpan | None = None
     try:
         llm_context = await _llm_context(context, config, signal, converter)
         options = await _stream_options(config, call_signal)
+        if trace is not None:
+            chat = trace.chat(config.model, llm_context, options)
         message = await _read_stream(
-            stream_fn or _default_stream_fn(), config, llm_context, options, emit, deadline, shown
+            stream_fn or _default_stream_fn(),
+            config,
+            llm_context,
+            options,
+            emit,
+            deadline,
+            shown,
+            chat,
         )
     except asyncio.CancelledError:
         fired = deadline.fired
         if fired is None or deadline.uncancel() > 0:
+            if chat is not None:  # the run's task was cancelled: the span still ends
+                text = "The run's task was cancelled"
+                chat.end(_failed_message(config, shown.partial, text, "aborted"), "cancelled")
             raise
         if fired == "aborted" or signal.aborted:
             message = _failed_message(config, shown.partial, "The run was aborted", "aborted")
@@ -110,6 +129,10 @@ async def stream_assistant_response(
         ensure_unique_tool_call_ids(message)
     except Exception:  # a malformed message: the batch answers what it can (R-4.1)
         logger.exception("could not check the tool-call ids of the model's message")
+    if message.duration_ms is None:
+        message.duration_ms = max(0, now_ms() - message.timestamp)
+    if chat is not None:
+        chat.end(message, shown.error_type)
     if shown.partial is None:
         await emit(MessageStartEvent(message))
     await emit(MessageEndEvent(message))
@@ -174,6 +197,8 @@ def _default_stream_fn() -> StreamFn:
 class _Shown:
     partial: AssistantMessage | None = None
     """The partial message announced by `message_start`, once the provider has started."""
+    error_type: str | None = None
+    """The provider's failure class when the call ended in error (`ErrorEvent`)."""
 
 
 async def _read_stream(
@@ -184,12 +209,17 @@ async def _read_stream(
     emit: Emit,
     deadline: Deadline,
     shown: _Shown,
+    chat: ChatSpan | None,
 ) -> AssistantMessage:
-    """Call the provider and turn its events into message events; returns the final message."""
+    """Call the provider and turn its events into message events; returns the final message.
+    The provider call starts inside the chat span's context, so its HTTP spans nest in it."""
     deadline.arm()
-    response: AssistantMessageEventStream = await maybe_await(
-        stream_fn(config.model, llm_context, options)
-    )
+    response: AssistantMessageEventStream
+    if chat is None:
+        response = await maybe_await(stream_fn(config.model, llm_context, options))
+    else:
+        with chat.activate():
+            response = await maybe_await(stream_fn(config.model, llm_context, options))
     events = aiter(response)
     while True:
         deadline.arm()
@@ -203,6 +233,7 @@ async def _read_stream(
             return event.message
         if isinstance(event, ErrorEvent):
             await _close(events)
+            shown.error_type = event.error_type
             return event.error
         if shown.partial is None:
             shown.partial = event.partial

@@ -9,8 +9,9 @@ Public:
 - `cli_tracer_provider(endpoint=None)`: the provider `yiem run --otel` uses: OTLP over HTTP
   when `opentelemetry-exporter-otlp-proto-http` is installed and an endpoint is given (or
   `OTEL_EXPORTER_OTLP_ENDPOINT` is set), else spans printed as JSON to stderr.
-- `build_timeline(events_or_messages)` and `timeline_html(timeline)`: the run timeline
-  (`yiem trace … --html out.html`), from a stored session or a `yiem run --json` log.
+- `build_timeline(messages)`, `timeline_from_event_lines(lines)`, `load_timeline(path)` and
+  `timeline_html(timeline)`: the run timeline (`yiem trace … --html out.html`) of a stored
+  session or a `yiem run --json` log, as `Timeline` / `Turn` / `Bar` and as a page.
 
 Needs the `otel` extra (`opentelemetry-api`) for spans, and an SDK for anything to be
 recorded; `import yiemagent.telemetry` imports neither, `instrument()` does.
@@ -23,15 +24,26 @@ import sys
 from typing import Any
 
 from yiemagent.errors import ConfigError
-from yiemagent.telemetry.timeline import Timeline, build_timeline, load_timeline, timeline_html
+from yiemagent.telemetry.timeline import (
+    Bar,
+    Timeline,
+    Turn,
+    build_timeline,
+    load_timeline,
+    timeline_from_event_lines,
+    timeline_html,
+)
 from yiemagent.types.observe import set_default_observer
 
 __all__ = [
+    "Bar",
     "Timeline",
+    "Turn",
     "build_timeline",
     "cli_tracer_provider",
     "instrument",
     "load_timeline",
+    "timeline_from_event_lines",
     "timeline_html",
     "uninstrument",
 ]
@@ -96,7 +108,8 @@ def cli_tracer_provider(endpoint: str | None = None) -> Any:
             from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
         except ModuleNotFoundError as exc:
             raise ConfigError(
-                f"sending spans to {target} needs pip install opentelemetry-exporter-otlp-proto-http"
+                f"sending spans to {target} needs "
+                "pip install opentelemetry-exporter-otlp-proto-http"
             ) from exc
         exporter = OTLPSpanExporter(endpoint=endpoint) if endpoint else OTLPSpanExporter()
         provider.add_span_processor(BatchSpanProcessor(exporter))

@@ -124,9 +124,7 @@ class _RunSpan:
                 port = parts.port or (443 if parts.scheme == "https" else 80)
                 attributes["server.port"] = port
         if self._content:
-            attributes["gen_ai.input.messages"] = _json(
-                [_message(m) for m in context.messages]
-            )
+            attributes["gen_ai.input.messages"] = _json([_message(m) for m in context.messages])
             if context.system_prompt:
                 attributes["gen_ai.system_instructions"] = _json(
                     [_part_text(context.system_prompt)]
@@ -263,7 +261,9 @@ def _part_text(text: str) -> dict[str, Any]:
 def _message(message: object) -> dict[str, Any]:
     if isinstance(message, UserMessage):
         parts = [
-            _part_text(b.text) if isinstance(b, TextContent) else {"type": "blob", "modality": "image"}
+            _part_text(b.text)
+            if isinstance(b, TextContent)
+            else {"type": "blob", "modality": "image"}
             for b in message.content
         ]
         return {"role": "user", "parts": parts}

@@ -29,6 +29,7 @@ from yiemagent.types.events import (
     TurnStartEvent as TurnStartEvent,
     event_to_dict as event_to_dict,
 )
+from yiemagent.types.limits import UsageLimits as UsageLimits
 from yiemagent.types.messages import (
     AgentMessage as AgentMessage,
     AssistantContent as AssistantContent,
@@ -181,6 +182,7 @@ __all__ = [
     "TurnStartEvent",
     "TurnUpdate",
     "Usage",
+    "UsageLimits",
     "UserContent",
     "UserMessage",
     "ValidateArguments",

@@ -13,6 +13,7 @@ from yiemagent.types.context import (
     TurnContext,
     TurnUpdate,
 )
+from yiemagent.types.limits import UsageLimits
 from yiemagent.types.messages import AgentMessage, AssistantMessage, Message
 from yiemagent.types.model import CacheRetention, Model, ThinkingLevel
 from yiemagent.types.signal import AbortSignal
@@ -82,8 +83,18 @@ class AgentLoopConfig:
     transport: str | None = None
     on_payload: Callable[[dict[str, Any]], Any] | None = None
     on_response: Callable[[Any], Any] | None = None
+    usage_limits: UsageLimits | None = None
+    """Caps on tokens, cost and tool calls for the run (DESIGN §13)."""
+    tracer_provider: Any = field(default=None, repr=False)
+    """An OpenTelemetry `TracerProvider`: spans for this run (DESIGN §13, the `otel` extra);
+    None: only what `yiemagent.telemetry.instrument()` set up, else nothing."""
+    trace_content: bool = False
+    """Record messages, tool arguments and results in the spans (off: they may hold
+    personal data)."""
 
     def __post_init__(self) -> None:
+        if self.usage_limits is not None and not isinstance(self.usage_limits, UsageLimits):
+            raise ConfigError(f"usage_limits must be a UsageLimits, not {self.usage_limits!r}")
         if self.tool_execution not in ("parallel", "sequential"):
             raise ConfigError(
                 f"tool_execution must be 'parallel' or 'sequential', not {self.tool_execution!r}"

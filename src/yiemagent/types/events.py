@@ -30,9 +30,9 @@ __all__ = [
 ]
 
 AgentEndReason: TypeAlias = Literal[
-    "stop", "terminate", "should_stop", "max_turns", "error", "aborted"
+    "stop", "terminate", "should_stop", "max_turns", "error", "aborted", "usage_limit"
 ]
-"""Why a run ended (DESIGN R-5.5)."""
+"""Why a run ended (DESIGN R-5.5; "usage_limit": a `UsageLimits` cap was reached, §13)."""
 
 
 @dataclass(slots=True)

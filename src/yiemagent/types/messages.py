@@ -173,7 +173,10 @@ class AssistantMessage:
     stop_reason: StopReason = "stop"
     error_message: str | None = None
     timestamp: int = field(default_factory=now_ms)
+    """When the model call started (ms since the epoch)."""
     role: Literal["assistant"] = "assistant"
+    duration_ms: int | None = None
+    """How long the model call took (ms), set by the loop; None when unknown."""
 
     @property
     def tool_calls(self) -> list[ToolCall]:
@@ -200,7 +203,11 @@ class ToolResultMessage:
     """Tools this call registered (writeTool), offered to the model from the next turn."""
     is_error: bool = False
     timestamp: int = field(default_factory=now_ms)
+    """When the call ended (ms since the epoch)."""
     role: Literal["toolResult"] = "toolResult"
+    duration_ms: int | None = None
+    """How long the call took, from its start event to its end event (ms), set by the
+    loop; None when unknown."""
 
 
 @dataclass(slots=True)

@@ -1,0 +1,111 @@
+"""`yiem trace SESSION_OR_JSONL --html out.html`: a run's timeline as one HTML page, and the
+`yiem run` options that watch and bound a run (`--otel`, `--max-cost`) (DESIGN §13).
+
+The source is a `yiem run --json` event log (a file of JSON lines) or the id of a stored
+session in a session database (`--db`, default `sessions.db` in the user data folder:
+`$YIEM_DATA_DIR`, else `$XDG_DATA_HOME/yiemagent`, else `~/.local/share/yiemagent`, the
+folder `yiem chat` keeps its sessions in). Every problem is one line (DESIGN §8).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from yiemagent.errors import ConfigError
+
+__all__ = ["default_session_db", "start_tracing", "stop_tracing", "trace"]
+
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+def default_session_db() -> Path:
+    """Where stored sessions live unless `--db` says otherwise."""
+    explicit = os.environ.get("YIEM_DATA_DIR")
+    if explicit:
+        return Path(explicit) / "sessions.db"
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "yiemagent" / "sessions.db"
+
+
+def _is_sqlite(path: Path) -> bool:
+    try:
+        with path.open("rb") as handle:
+            return handle.read(16) == _SQLITE_MAGIC
+    except OSError:
+        return False
+
+
+def _session_timeline(session_id: str, db: Path) -> Any:
+    from yiemagent.sessions import SqliteSessionStore
+    from yiemagent.telemetry import build_timeline
+
+    if not db.is_file():
+        raise ConfigError(
+            f"{session_id!r} is not a file, and there is no session database at {db} "
+            "(give a yiem run --json log, or --db FILE)"
+        )
+    with SqliteSessionStore(db) as store:
+        messages = store.load(session_id)
+        if not messages:
+            known = store.list_sessions()
+            listed = ", ".join(known[:10]) + (", …" if len(known) > 10 else "")
+            raise ConfigError(
+                f"no session {session_id!r} in {db}"
+                + (f"; stored sessions: {listed}" if known else " (it holds no sessions)")
+            )
+    return build_timeline(messages, title=f"session {session_id}")
+
+
+def trace(
+    source: Annotated[
+        str, typer.Argument(help="A `yiem run --json` event log file, or a stored session id.")
+    ],
+    html_out: Annotated[
+        Path, typer.Option("--html", help="Where to write the timeline page (HTML).")
+    ],
+    db: Annotated[
+        Path | None,
+        typer.Option("--db", help="Session database (default: the user data folder's)."),
+    ] = None,
+) -> None:
+    """Write a run's timeline as one self-contained HTML page: turns down the page, model and
+    tool calls as bars on a time axis; click a bar for its arguments, result and tokens."""
+    from yiemagent.telemetry import load_timeline, timeline_html
+
+    path = Path(source)
+    if path.is_file() and not _is_sqlite(path):
+        timeline = load_timeline(source)
+    elif path.is_file():
+        raise ConfigError(f"{source} is a session database: give the session id and --db {source}")
+    else:
+        timeline = _session_timeline(source, db or default_session_db())
+    page = timeline_html(timeline)
+    tmp = html_out.with_name(f".{html_out.name}.tmp")
+    try:
+        tmp.write_text(page, encoding="utf-8")
+        os.replace(tmp, html_out)  # a crash leaves the old page or the new one, never half
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise ConfigError(f"cannot write {html_out}: {exc.strerror or exc}") from exc
+    turns = len(timeline.turns)
+    bars = sum(len(turn.bars) for turn in timeline.turns)
+    print(f"wrote {html_out} ({turns} turns, {bars} calls)", file=sys.stderr)
+
+
+def start_tracing() -> Any:
+    """`yiem run --otel`: the tracer provider the run's spans go to (see
+    `yiemagent.telemetry.cli_tracer_provider`)."""
+    from yiemagent.telemetry import cli_tracer_provider
+
+    return cli_tracer_provider()
+
+
+def stop_tracing(provider: Any) -> None:
+    """Flush and close what `start_tracing` opened (no-op for None)."""
+    if provider is not None:
+        provider.shutdown()

@@ -1,0 +1,374 @@
+"""The run timeline: model calls and tool calls as bars on one time axis, turn by turn, as a
+self-contained HTML page (`yiem trace … --html out.html`, DESIGN §13).
+
+Timing comes from the messages themselves, so a stored session and a `yiem run --json`
+event log give the same page: an assistant message's model call runs from its `timestamp`
+for `duration_ms`; a tool result's call ends at its `timestamp` and lasted `duration_ms`
+(both ms, set by the loop). A message stored before those fields existed gets a zero-length
+bar (at its model call's end for a tool result). A `yiem run --json` log adds the run's end
+reason and each `fallback` (a model that failed before another answered).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+from yiemagent.errors import ConfigError
+from yiemagent.types.messages import (
+    AgentMessage,
+    AssistantMessage,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+    message_from_dict,
+    text_of,
+)
+
+__all__ = [
+    "Bar",
+    "Timeline",
+    "Turn",
+    "build_timeline",
+    "load_timeline",
+    "timeline_from_event_lines",
+    "timeline_html",
+]
+
+_TEXT_CHARS = 4000
+"""Longest text (answer, arguments, result) kept per bar."""
+
+
+@dataclass(slots=True)
+class Bar:
+    """One model call or tool call on the time axis (times in ms since the epoch)."""
+
+    kind: Literal["model", "tool"]
+    id: str
+    label: str
+    start_ms: int
+    end_ms: int
+    is_error: bool = False
+    details: dict[str, Any] = field(default_factory=dict)
+    """What a click shows: arguments, result, tokens, cost, error, …"""
+
+
+@dataclass(slots=True)
+class Turn:
+    """One model call and the tool calls it asked for."""
+
+    index: int
+    prompt: str = ""
+    """Text of the user messages that opened it (the prompt, steering, follow-ups)."""
+    bars: list[Bar] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class Timeline:
+    """A run (or a whole session) as turns of bars."""
+
+    title: str
+    turns: list[Turn]
+    start_ms: int
+    end_ms: int
+    end_reason: str | None = None
+    summary: dict[str, Any] = field(default_factory=dict)
+    """Totals: model calls, tool calls, input/output tokens, cost (USD)."""
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= _TEXT_CHARS else text[:_TEXT_CHARS] + "…"
+
+
+def _json_text(value: object) -> str:
+    return _cut(json.dumps(value, ensure_ascii=False, indent=1, default=str))
+
+
+def build_timeline(
+    messages: Iterable[AgentMessage],
+    *,
+    title: str = "run",
+    end_reason: str | None = None,
+    fallbacks: Sequence[dict[str, Any]] = (),
+) -> Timeline:
+    """The timeline of a transcript.
+
+    Args:
+        messages: The run's (or session's) messages in order; other roles are skipped.
+        title: The page's heading.
+        end_reason: `AgentEndEvent.reason` when known.
+        fallbacks: `{"failed_model", "error_message", "error_type"}` of each fallback, in
+            order; each is shown on the next model call.
+
+    Returns:
+        The `Timeline` (no turns for a transcript without assistant messages).
+    """
+    turns: list[Turn] = []
+    prompts: list[str] = []
+    calls: dict[str, ToolCall] = {}
+    pending = list(fallbacks)
+    current: Turn | None = None
+    model_end = 0
+    tokens_in = tokens_out = 0
+    cost = 0.0
+    for message in messages:
+        if isinstance(message, UserMessage):
+            prompts.append(text_of(message.content))
+        elif isinstance(message, AssistantMessage):
+            current = Turn(len(turns) + 1, prompt="\n".join(prompts))
+            prompts = []
+            turns.append(current)
+            start = message.timestamp
+            model_end = start + (message.duration_ms or 0)
+            usage = message.usage
+            tokens_in += usage.input + usage.cache_read + usage.cache_write
+            tokens_out += usage.output
+            cost += usage.cost.total
+            details: dict[str, Any] = {
+                "model": f"{message.provider}/{message.model}",
+                "stop reason": message.stop_reason,
+                "tokens": f"{usage.input + usage.cache_read} in ({usage.cache_read} cached), "
+                f"{usage.output} out",
+                "duration": f"{message.duration_ms or 0} ms",
+            }
+            if usage.cost.total:
+                details["cost"] = f"${usage.cost.total:.6f}"
+            if message.text:
+                details["text"] = _cut(message.text)
+            for call in message.tool_calls:
+                calls[call.id] = call
+            if message.tool_calls:
+                details["tool calls"] = ", ".join(c.name for c in message.tool_calls)
+            if message.error_message:
+                details["error"] = message.error_message
+            failed = message.stop_reason in ("error", "aborted")
+            if pending and not failed:
+                gone = pending.pop(0)
+                details["fallback"] = (
+                    f"{gone.get('failed_model')} failed first ({gone.get('error_type')}): "
+                    f"{gone.get('error_message')}"
+                )
+            label = message.model or "model"
+            current.bars.append(
+                Bar("model", f"model-{current.index}", label, start, model_end, failed, details)
+            )
+        elif isinstance(message, ToolResultMessage):
+            if current is None:
+                current = Turn(1, prompt="\n".join(prompts))
+                turns.append(current)
+            end = message.timestamp
+            start = end - message.duration_ms if message.duration_ms is not None else model_end
+            start = min(start, end)
+            asked = calls.get(message.tool_call_id)
+            tool_details: dict[str, Any] = {
+                "tool": message.tool_name,
+                "call id": message.tool_call_id,
+                "arguments": _json_text(asked.arguments if asked is not None else {}),
+                "result": _cut(text_of(message.content) or "(no text)"),
+                "duration": f"{end - start} ms",
+            }
+            if message.is_error:
+                tool_details["error"] = "yes: the result is an error"
+            if message.details:
+                tool_details["details"] = _json_text(message.details)
+            current.bars.append(
+                Bar(
+                    "tool",
+                    message.tool_call_id,
+                    message.tool_name,
+                    start,
+                    end,
+                    message.is_error,
+                    tool_details,
+                )
+            )
+    bars = [bar for turn in turns for bar in turn.bars]
+    start_ms = min((b.start_ms for b in bars), default=0)
+    end_ms = max((b.end_ms for b in bars), default=start_ms)
+    summary = {
+        "model calls": sum(b.kind == "model" for b in bars),
+        "tool calls": sum(b.kind == "tool" for b in bars),
+        "tokens": f"{tokens_in} in, {tokens_out} out",
+        "duration": f"{(end_ms - start_ms) / 1000:.2f} s",
+    }
+    if cost:
+        summary["cost"] = f"${cost:.6f}"
+    return Timeline(title, turns, start_ms, end_ms, end_reason, summary)
+
+
+def timeline_from_event_lines(lines: Iterable[str], *, title: str = "run") -> Timeline:
+    """The timeline of a `yiem run --json` log (one event per line, `event_to_dict`).
+
+    Raises:
+        ConfigError: a line is not a JSON object (the message names the line), or the log
+            has no message events at all.
+    """
+    messages: list[AgentMessage] = []
+    fallbacks: list[dict[str, Any]] = []
+    reason: str | None = None
+    seen = 0
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            event = json.loads(line)
+        except ValueError as exc:
+            raise ConfigError(f"line {number} is not JSON ({exc}): {line[:80]!r}") from exc
+        if not isinstance(event, dict):
+            raise ConfigError(f"line {number} is not a JSON object: {line[:80]!r}")
+        seen += 1
+        kind = event.get("type")
+        if kind == "message_end" and isinstance(event.get("message"), dict):
+            try:
+                messages.append(message_from_dict(event["message"]))
+            except ValueError:
+                continue  # an application's own message type: not on the timeline
+        elif kind == "message_update":
+            inner = event.get("assistant_message_event") or {}
+            if isinstance(inner, dict) and inner.get("type") == "fallback":
+                fallbacks.append(inner)
+        elif kind == "agent_end":
+            reason = event.get("reason")
+    if not messages:
+        what = "no lines" if not seen else f"{seen} lines but no message_end event"
+        raise ConfigError(f"not a yiem run --json event log: {what}")
+    return build_timeline(messages, title=title, end_reason=reason, fallbacks=fallbacks)
+
+
+def load_timeline(path: str) -> Timeline:
+    """The timeline of the `yiem run --json` log in file `path`.
+
+    Raises:
+        ConfigError: the file cannot be read or is not such a log.
+    """
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return timeline_from_event_lines(handle, title=os.path.basename(path))
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path} is not a text file of JSON lines ({exc.reason})") from exc
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc.strerror or exc}") from exc
+
+
+def timeline_html(timeline: Timeline) -> str:
+    """One self-contained HTML page (inline CSS and script, no network) showing `timeline`:
+    a row per call, turns down the page, bars placed on the run's time axis; hovering a bar
+    shows its summary, clicking it shows its details (arguments, result, tokens, errors)."""
+    data = json.dumps(asdict(timeline), ensure_ascii=False, default=str)
+    data = data.replace("</", "<\\/")  # nothing in the data can close the script element
+    return _PAGE.replace("__TITLE__", html.escape(timeline.title)).replace("__DATA__", data)
+
+
+_PAGE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>yiem trace: __TITLE__</title>
+<style>
+ body{font:14px/1.4 system-ui,sans-serif;margin:0;color:#1d232b;background:#f6f7f9}
+ header{padding:12px 20px;background:#1d232b;color:#fff}
+ header h1{font-size:17px;margin:0 0 4px}
+ header .sum span{margin-right:18px;color:#c9d1d9}
+ main{display:flex;gap:16px;padding:12px 20px}
+ #chart{flex:1;min-width:0}
+ #panel{width:360px;flex:none;background:#fff;border:1px solid #d0d7de;border-radius:6px;
+  padding:10px 12px;align-self:flex-start;position:sticky;top:12px;max-height:90vh;overflow:auto}
+ #panel h2{font-size:15px;margin:0 0 6px}
+ #panel dt{font-weight:600;margin-top:6px;color:#57606a}
+ #panel dd{margin:0;white-space:pre-wrap;word-break:break-word;font-family:ui-monospace,monospace;
+  font-size:12px}
+ .axis{position:relative;height:22px;margin-left:150px;border-bottom:1px solid #8c959f}
+ .tick{position:absolute;bottom:0;font-size:11px;color:#57606a;transform:translateX(-50%);
+  white-space:nowrap}
+ .turn{margin:10px 0;background:#fff;border:1px solid #d0d7de;border-radius:6px;padding:6px 0}
+ .turn h3{font-size:13px;margin:0 10px 4px;color:#57606a;font-weight:600}
+ .turn .prompt{font-weight:400;color:#1d232b}
+ .row{display:flex;align-items:center;height:26px}
+ .name{width:150px;flex:none;padding:0 10px;overflow:hidden;text-overflow:ellipsis;
+  white-space:nowrap;font-size:12px;color:#57606a}
+ .track{position:relative;flex:1;height:20px;background:repeating-linear-gradient(90deg,
+  transparent 0 calc(10% - 1px),#eaeef2 calc(10% - 1px) 10%)}
+ .bar{position:absolute;top:2px;height:16px;min-width:4px;border-radius:3px;cursor:pointer;
+  box-sizing:border-box;font-size:11px;color:#fff;padding:0 4px;overflow:hidden;
+  white-space:nowrap}
+ .bar.model{background:#0969da}.bar.tool{background:#1a7f37}
+ .bar.error{background:#cf222e}
+ .bar.selected{outline:2px solid #fb8500;outline-offset:1px}
+ #tip{position:fixed;pointer-events:none;background:#1d232b;color:#fff;font-size:12px;
+  padding:4px 8px;border-radius:4px;display:none;max-width:420px;white-space:pre-wrap}
+</style></head>
+<body>
+<header><h1 id="title"></h1><div class="sum" id="summary"></div></header>
+<main><div id="chart"></div>
+<aside id="panel"><h2>Details</h2><p id="hint">Click a bar to see its arguments, result,
+tokens and errors.</p><dl id="details"></dl></aside></main>
+<div id="tip"></div>
+<script type="application/json" id="data">__DATA__</script>
+<script>
+(function(){
+ const t = JSON.parse(document.getElementById('data').textContent);
+ const el = (tag, cls, text) => { const e = document.createElement(tag);
+   if (cls) e.className = cls; if (text !== undefined) e.textContent = text; return e; };
+ document.getElementById('title').textContent = 'yiem trace: ' + t.title;
+ const sum = document.getElementById('summary');
+ const totals = Object.assign({}, t.summary);
+ if (t.end_reason) totals['end reason'] = t.end_reason;
+ for (const [k, v] of Object.entries(totals)) sum.appendChild(el('span', '', k + ': ' + v));
+ const span = Math.max(1, t.end_ms - t.start_ms);
+ const pct = ms => (100 * (ms - t.start_ms) / span);
+ const chart = document.getElementById('chart');
+ const axis = el('div', 'axis');
+ for (let i = 0; i <= 10; i++) {
+   const tick = el('span', 'tick', (span * i / 10 / 1000).toFixed(span < 10000 ? 2 : 1) + ' s');
+   tick.style.left = (i * 10) + '%';
+   if (i === 10) tick.style.transform = 'translateX(-100%)';
+   axis.appendChild(tick);
+ }
+ chart.appendChild(axis);
+ const tip = document.getElementById('tip');
+ const details = document.getElementById('details');
+ let selected = null;
+ function show(bar, node) {
+   if (selected) selected.classList.remove('selected');
+   selected = node; node.classList.add('selected');
+   document.getElementById('hint').textContent =
+     (bar.kind === 'model' ? 'Model call ' : 'Tool call ') + bar.label;
+   details.replaceChildren();
+   for (const [k, v] of Object.entries(bar.details)) {
+     details.appendChild(el('dt', '', k)); details.appendChild(el('dd', '', String(v)));
+   }
+ }
+ for (const turn of t.turns) {
+   const box = el('section', 'turn'); box.dataset.turn = turn.index;
+   const h = el('h3', '', 'Turn ' + turn.index + ' ');
+   if (turn.prompt) h.appendChild(el('span', 'prompt', '— ' + turn.prompt.slice(0, 200)));
+   box.appendChild(h);
+   for (const bar of turn.bars) {
+     const row = el('div', 'row');
+     row.appendChild(el('div', 'name', (bar.kind === 'model' ? 'model ' : 'tool ') + bar.label));
+     const track = el('div', 'track');
+     const node = el('div', 'bar ' + bar.kind + (bar.is_error ? ' error' : ''),
+       (bar.end_ms - bar.start_ms) + ' ms');
+     node.style.left = pct(bar.start_ms) + '%';
+     node.style.width = Math.max(0, pct(bar.end_ms) - pct(bar.start_ms)) + '%';
+     node.dataset.kind = bar.kind; node.dataset.id = bar.id; node.dataset.name = bar.label;
+     node.dataset.start = bar.start_ms; node.dataset.end = bar.end_ms;
+     node.addEventListener('click', () => show(bar, node));
+     node.addEventListener('mousemove', ev => {
+       tip.textContent = bar.label + ': ' + (bar.end_ms - bar.start_ms) + ' ms' +
+         (bar.is_error ? ' (error)' : '') + (bar.details.tokens ? '\\n' + bar.details.tokens : '');
+       tip.style.display = 'block'; tip.style.left = (ev.clientX + 12) + 'px';
+       tip.style.top = (ev.clientY + 12) + 'px';
+     });
+     node.addEventListener('mouseleave', () => { tip.style.display = 'none'; });
+     track.appendChild(node); row.appendChild(track); box.appendChild(row);
+   }
+   chart.appendChild(box);
+ }
+ if (!t.turns.length) chart.appendChild(el('p', '', 'This run has no model calls.'));
+})();
+</script></body></html>
+"""
