@@ -113,7 +113,7 @@ async def test_exactly_max_tool_calls_lets_the_model_answer() -> None:
     ran: list[int] = []
     calls = [faux_tool_call("spend", {"n": n}) for n in range(2)]
     fm = FauxModel([faux_message(*calls), "the answer"])
-    events, context = await run(fm, [spending_tool(ran)], UsageLimits(max_tool_calls=2))
+    events, _ = await run(fm, [spending_tool(ran)], UsageLimits(max_tool_calls=2))
     end = events[-1]
     assert isinstance(end, AgentEndEvent) and end.reason == "stop"
     assert ran == [0, 1] and fm.call_count == 2

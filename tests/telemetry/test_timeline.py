@@ -77,7 +77,7 @@ async def write_event_log(path: Path) -> None:
     context = AgentContext("sys", [], [weather_tool()])
     config = AgentLoopConfig(model=fm.model)
     await run_agent_loop([UserMessage("weather?")], context, config, emit, None, fm.stream_fn)
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    await asyncio.to_thread(path.write_text, "\n".join(lines) + "\n", encoding="utf-8")
 
 
 def page_data(html_path: Path) -> dict[str, Any]:
