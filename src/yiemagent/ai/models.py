@@ -1,20 +1,21 @@
 """The built-in model catalogue, `get_model` and `calculate_cost` (DESIGN §7).
 
-Prices are USD per million tokens (list prices of the providers; check them before relying on
-them for billing). `get_model("provider/id")` looks a model up; any OpenAI-compatible server
+Prices are USD per million tokens from the `genai-prices` database (`yiemagent.ai.prices`,
+loaded the first time a hosted model is looked up; check them before relying on them for
+billing). `get_model("provider/id")` looks a model up; any OpenAI-compatible server
 (llama.cpp, vLLM, Ollama, OpenRouter…) is reached with
 `get_model("openai-compatible/<model id>", base_url="http://host:port/v1")`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from dataclasses import replace
-from types import MappingProxyType
 from typing import Final
 
 from yiemagent.errors import ProviderError
 from yiemagent.types.messages import Cost, Usage
-from yiemagent.types.model import Model, ModelCost
+from yiemagent.types.model import Model
 
 DEFAULT_MODEL = "local/qwen2.5-coder-0.5b"
 """The model an `Agent` given no model, `stream_fn` or `llm_call` runs (R-6.1), and `yiem`'s
@@ -30,13 +31,11 @@ _TEXT_IMAGE: Final = ("text", "image")
 def _openai(
     id: str,
     *,
-    cost: tuple[float, float, float],
     context_window: int,
     max_tokens: int,
     reasoning: bool = False,
     name: str = "",
 ) -> Model:
-    input_price, output_price, cache_read = cost
     return Model(
         id=id,
         provider="openai",
@@ -47,19 +46,10 @@ def _openai(
         input=_TEXT_IMAGE,
         context_window=context_window,
         max_tokens=max_tokens,
-        cost=ModelCost(input=input_price, output=output_price, cache_read=cache_read),
     )
 
 
-def _anthropic(
-    id: str,
-    *,
-    cost: tuple[float, float, float, float],
-    max_tokens: int,
-    reasoning: bool = True,
-    name: str = "",
-) -> Model:
-    input_price, output_price, cache_read, cache_write = cost
+def _anthropic(id: str, *, max_tokens: int, reasoning: bool = True, name: str = "") -> Model:
     return Model(
         id=id,
         provider="anthropic",
@@ -70,9 +60,6 @@ def _anthropic(
         input=_TEXT_IMAGE,
         context_window=200_000,
         max_tokens=max_tokens,
-        cost=ModelCost(
-            input=input_price, output=output_price, cache_read=cache_read, cache_write=cache_write
-        ),
     )
 
 
@@ -88,57 +75,66 @@ def _local(id: str, *, name: str, context_window: int) -> Model:
 
 
 _CATALOGUE: tuple[Model, ...] = (
-    # OpenAI: (input, output, cache read) USD per million tokens.
-    _openai("gpt-4o", cost=(2.5, 10.0, 1.25), context_window=128_000, max_tokens=16_384),
-    _openai("gpt-4o-mini", cost=(0.15, 0.6, 0.075), context_window=128_000, max_tokens=16_384),
-    _openai("gpt-4.1", cost=(2.0, 8.0, 0.5), context_window=1_047_576, max_tokens=32_768),
-    _openai("gpt-4.1-mini", cost=(0.4, 1.6, 0.1), context_window=1_047_576, max_tokens=32_768),
-    _openai("gpt-4.1-nano", cost=(0.1, 0.4, 0.025), context_window=1_047_576, max_tokens=32_768),
-    _openai("o3", cost=(2.0, 8.0, 0.5), context_window=200_000, max_tokens=100_000, reasoning=True),
-    _openai(
-        "o4-mini",
-        cost=(1.1, 4.4, 0.275),
-        context_window=200_000,
-        max_tokens=100_000,
-        reasoning=True,
-    ),
-    _openai(
-        "gpt-5",
-        cost=(1.25, 10.0, 0.125),
-        context_window=400_000,
-        max_tokens=128_000,
-        reasoning=True,
-    ),
-    _openai(
-        "gpt-5-mini",
-        cost=(0.25, 2.0, 0.025),
-        context_window=400_000,
-        max_tokens=128_000,
-        reasoning=True,
-    ),
-    _openai(
-        "gpt-5-nano",
-        cost=(0.05, 0.4, 0.005),
-        context_window=400_000,
-        max_tokens=128_000,
-        reasoning=True,
-    ),
-    # Anthropic: (input, output, cache read, cache write 5 min) USD per million tokens.
-    _anthropic("claude-sonnet-4-5", cost=(3.0, 15.0, 0.3, 3.75), max_tokens=64_000),
-    _anthropic("claude-sonnet-4-0", cost=(3.0, 15.0, 0.3, 3.75), max_tokens=64_000),
-    _anthropic("claude-opus-4-1", cost=(15.0, 75.0, 1.5, 18.75), max_tokens=32_000),
-    _anthropic("claude-opus-4-0", cost=(15.0, 75.0, 1.5, 18.75), max_tokens=32_000),
-    _anthropic("claude-haiku-4-5", cost=(1.0, 5.0, 0.1, 1.25), max_tokens=64_000),
-    _anthropic(
-        "claude-3-5-haiku-latest", cost=(0.8, 4.0, 0.08, 1.0), max_tokens=8_192, reasoning=False
-    ),
+    # OpenAI (prices: genai-prices, yiemagent.ai.prices)
+    _openai("gpt-4o", context_window=128_000, max_tokens=16_384),
+    _openai("gpt-4o-mini", context_window=128_000, max_tokens=16_384),
+    _openai("gpt-4.1", context_window=1_047_576, max_tokens=32_768),
+    _openai("gpt-4.1-mini", context_window=1_047_576, max_tokens=32_768),
+    _openai("gpt-4.1-nano", context_window=1_047_576, max_tokens=32_768),
+    _openai("o3", context_window=200_000, max_tokens=100_000, reasoning=True),
+    _openai("o4-mini", context_window=200_000, max_tokens=100_000, reasoning=True),
+    _openai("gpt-5", context_window=400_000, max_tokens=128_000, reasoning=True),
+    _openai("gpt-5-mini", context_window=400_000, max_tokens=128_000, reasoning=True),
+    _openai("gpt-5-nano", context_window=400_000, max_tokens=128_000, reasoning=True),
+    # Anthropic
+    _anthropic("claude-sonnet-4-5", max_tokens=64_000),
+    _anthropic("claude-sonnet-4-0", max_tokens=64_000),
+    _anthropic("claude-opus-4-1", max_tokens=32_000),
+    _anthropic("claude-opus-4-0", max_tokens=32_000),
+    _anthropic("claude-haiku-4-5", max_tokens=64_000),
+    _anthropic("claude-3-5-haiku-latest", max_tokens=8_192, reasoning=False),
     # The embedded runtime (LOCAL-MODEL.md): in-process, free.
     _local("qwen2.5-coder-0.5b", name="Qwen2.5-Coder-0.5B-Instruct Q4_K_M", context_window=32_768),
     _local("qwen2.5-coder-1.5b", name="Qwen2.5-Coder-1.5B-Instruct Q4_K_M", context_window=32_768),
 )
 
-MODELS: Final = MappingProxyType({f"{m.provider}/{m.id}": m for m in _CATALOGUE})
-"""The built-in catalogue: "provider/id" → `Model` (read-only)."""
+
+class _Catalogue(Mapping[str, Model]):
+    """The catalogue, read-only; a hosted model gets its price (`yiemagent.ai.prices`) the
+    first time it is looked up, so the price database loads only when a model is used."""
+
+    __slots__ = ("_models", "_priced")
+
+    def __init__(self, models: tuple[Model, ...]) -> None:
+        self._models = {f"{m.provider}/{m.id}": m for m in models}
+        self._priced: dict[str, Model] = {}
+
+    def __getitem__(self, key: str) -> Model:
+        priced = self._priced.get(key)
+        if priced is not None:
+            return priced
+        model = self._models[key]
+        if model.api != "local":
+            from yiemagent.ai.prices import lookup_price
+
+            price = lookup_price(model.provider, model.id)
+            if price is not None:
+                model = replace(model, cost=price)
+        return self._priced.setdefault(key, model)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._models)
+
+    def __len__(self) -> int:
+        return len(self._models)
+
+    def __repr__(self) -> str:
+        return f"MODELS({', '.join(self._models)})"
+
+
+MODELS: Final[Mapping[str, Model]] = _Catalogue(_CATALOGUE)
+"""The built-in catalogue: "provider/id" → `Model` (read-only; hosted models carry their
+price in USD per million tokens from `genai-prices`)."""
 
 OPENAI_COMPATIBLE: Final = "openai-compatible"
 
@@ -199,7 +195,7 @@ def get_model(name: str, *, base_url: str | None = None) -> Model:
 
 def _by_bare_id(model_id: str) -> Model | None:
     matches = [m for m in _CATALOGUE if m.id == model_id]
-    return matches[0] if len(matches) == 1 else None
+    return MODELS[f"{matches[0].provider}/{model_id}"] if len(matches) == 1 else None
 
 
 def calculate_cost(model: Model, usage: Usage) -> Cost:
