@@ -7,6 +7,9 @@ nothing instrumented), and on, with an OpenTelemetry SDK `TracerProvider` whose 
 processor hands every span to an exporter that drops it (span creation, attributes and
 context switches are measured, not the export), with and without `trace_content`.
 Modes are interleaved run by run so that machine load hits them alike; medians are shown.
+Times are the process's CPU time (`time.process_time`: the tools are async, so all the work
+is on this thread), which a machine busy with other processes inflates far less than the
+wall clock.
 
 Usage: `.venv/bin/python bench/tracing.py [--calls 50] [--runs 60]`
 """
@@ -53,11 +56,11 @@ async def one_run(n_calls: int, **config: Any) -> float:
     first = faux_message(faux_text("working"), *calls)
     fm = FauxModel([first, "done"], chunk_size=10_000)
     cfg = AgentLoopConfig(model=fm.model, **config)
-    start = time.perf_counter()
+    start = time.process_time()
     await run_agent_loop(
         [UserMessage("go")], AgentContext(tools=[TOOL]), cfg, lambda e: None, None, fm.stream_fn
     )
-    return time.perf_counter() - start
+    return time.process_time() - start
 
 
 async def main(calls: int, runs: int) -> None:
@@ -84,7 +87,7 @@ async def main(calls: int, runs: int) -> None:
     finally:
         gc.enable()
     off = statistics.median(samples["off"])
-    print(f"tool calls per run: {calls}, runs: {runs} (medians, µs per tool call)")
+    print(f"tool calls per run: {calls}, runs: {runs} (medians, CPU µs per tool call)")
     for name, values in samples.items():
         med = statistics.median(values)
         print(f"  tracing {name:<11} {med:7.1f} µs   ({med / off:.2f} x off)")

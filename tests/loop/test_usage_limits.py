@@ -170,3 +170,19 @@ def test_usage_limits_are_checked() -> None:
     with pytest.raises(ConfigError, match="usage_limits"):
         AgentLoopConfig(model=FauxModel([]).model, usage_limits={"max_tool_calls": 1})  # type: ignore[arg-type]
     assert UsageLimits(max_cost_usd=0).max_cost_usd == 0
+
+
+async def test_a_zero_cost_cap_allows_only_free_calls() -> None:
+    ran: list[int] = []
+    free = FauxModel([faux_message(faux_tool_call("spend", {"n": 1})), "free answer"])
+    events, _ = await run(free, [spending_tool(ran)], UsageLimits(max_cost_usd=0))
+    assert events[-1].type == "agent_end" and events[-1].reason == "stop"  # type: ignore[union-attr]
+    priced = FauxModel([faux_message(faux_text("paid"), usage=SPENT), "never"])
+    follow = [[UserMessage("more")]]
+    events, context = await run(
+        priced,
+        [],
+        UsageLimits(max_cost_usd=0),
+        get_follow_up_messages=lambda: follow.pop() if follow else [],
+    )
+    assert_stopped_by_limit(events, context, "max_cost_usd=0 (used $0.060000")

@@ -87,6 +87,11 @@ class EventPrinter:
                 self._out.write(inner.delta)
                 self._out.flush()
                 self._line_open = not inner.delta.endswith("\n")
+            elif inner.type == "fallback":  # FallbackModel moved on (DESIGN §13)
+                self._break_line()
+                who = escape(f"{inner.failed_provider}/{inner.failed_model}")
+                why = escape(one_line(inner.error_message))
+                self._err.print(f"[yellow]↷ {who} failed ({why}); trying the next model[/]")
         elif isinstance(event, ToolExecutionStartEvent):
             self._break_line()
             self._started[event.tool_call_id] = time.perf_counter()

@@ -59,7 +59,7 @@ class UsageMeter:
             if cap is not None and used >= cap:
                 return f"{name}={cap} (used {used} {unit})"
         cap_usd = limits.max_cost_usd
-        if cap_usd is not None and self.cost_usd >= cap_usd:
+        if cap_usd is not None and self.cost_usd > 0 and self.cost_usd >= cap_usd:
             return f"max_cost_usd={cap_usd:g} (used ${self.cost_usd:.6f})"
         return None
 

@@ -33,7 +33,8 @@ class UsageLimits:
     max_total_tokens: int | None = None
     """Input plus output tokens."""
     max_cost_usd: float | None = None
-    """Cost in USD, from the models' prices."""
+    """Cost in USD, from the models' prices (free calls never reach it: `0` allows only
+    free models)."""
     max_tool_calls: int | None = None
     """Tool calls run (calls refused by a limit are not counted)."""
 

@@ -1,0 +1,81 @@
+"""`yiem run --max-cost`, `yiem run --otel` and `yiem run --json | yiem trace` (DESIGN §13),
+in-process on the faux model."""
+
+from __future__ import annotations
+
+import importlib
+import json
+from pathlib import Path
+
+import pytest
+
+from yiemagent.ai.faux import FauxModel, faux_message, faux_tool_call
+from yiemagent.cli.main import main
+from yiemagent.types import Cost, Usage
+
+cli_main_module = importlib.import_module("yiemagent.cli.main")
+
+
+def use_faux(monkeypatch: pytest.MonkeyPatch, fm: FauxModel) -> None:
+    monkeypatch.setattr(cli_main_module, "_resolve_model", lambda spec, base_url: fm.model)
+
+
+def calculator_then_answer(model_id: str, cost: float = 0.0) -> FauxModel:
+    call = faux_tool_call("calculator", {"expression": "17 * 23"})
+    first = faux_message(call, usage=Usage(input=100, output=10, cost=Cost(total=cost)))
+    return FauxModel([first, "The answer is 391."], model_id=model_id)
+
+
+def test_max_cost_stops_the_run_in_one_line(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fm = calculator_then_answer("cli-costly", cost=0.02)
+    use_faux(monkeypatch, fm)
+    code = main(["run", "What is 17 * 23?", "--max-cost", "0.01"])
+    _, err = capsys.readouterr()
+    assert code == 1
+    last = err.strip().splitlines()[-1]
+    assert last == (
+        "yiem: error: the run was stopped: usage limit reached: max_cost_usd=0.01 "
+        "(used $0.020000); raise it with --max-cost"
+    )
+    assert "→ calculator" in err and "not executed: usage limit reached" in err
+    assert fm.call_count == 1  # no second model call
+
+
+def test_max_cost_above_the_spend_lets_the_run_answer(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    use_faux(monkeypatch, calculator_then_answer("cli-cheap", cost=0.001))
+    assert main(["run", "What is 17 * 23?", "--max-cost", "0.05"]) == 0
+    assert capsys.readouterr().out == "The answer is 391.\n"
+
+
+def test_otel_prints_the_spans(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OTEL_EXPORTER_OTLP_ENDPOINT", raising=False)
+    use_faux(monkeypatch, calculator_then_answer("cli-otel"))
+    assert main(["run", "What is 17 * 23?", "--otel"]) == 0
+    out, err = capsys.readouterr()
+    assert out == "The answer is 391.\n"  # spans never mix into the answer
+    for name in ("invoke_agent yiemagent", "chat cli-otel", "execute_tool calculator"):
+        assert f'"name": "{name}"' in err
+    assert '"gen_ai.tool.name": "calculator"' in err
+
+
+def test_run_json_then_trace(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    use_faux(monkeypatch, calculator_then_answer("cli-trace"))
+    assert main(["run", "What is 17 * 23?", "--json"]) == 0
+    log = tmp_path / "run.jsonl"
+    log.write_text(capsys.readouterr().out, encoding="utf-8")
+    ends = [json.loads(line) for line in log.read_text().splitlines()]
+    timed = [e["message"] for e in ends if e["type"] == "message_end"]
+    assert all(m.get("duration_ms") is not None for m in timed if m["role"] != "user")
+    page = tmp_path / "run.html"
+    assert main(["trace", str(log), "--html", str(page)]) == 0
+    assert f"wrote {page} (2 turns, 3 calls)" in capsys.readouterr().err
+    text = page.read_text(encoding="utf-8")
+    assert "17 * 23 = 391" in text and "<script" in text and "http" not in text.split("<body>")[1]
