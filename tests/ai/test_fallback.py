@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import socket
-import struct
 import threading
 from collections.abc import Iterator
 
@@ -111,7 +110,9 @@ async def test_429_and_401_fall_through_but_400_does_not(
 
 @contextlib.contextmanager
 def dies_mid_stream() -> Iterator[str]:
-    """A raw HTTP server that streams one content chunk, then resets the connection."""
+    """A raw HTTP server that streams one content chunk of a chunked body, then closes the
+    connection without ending the body: the client sees the content, then a transport error
+    (an incomplete chunked read), deterministically (a FIN keeps the data before it)."""
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     listener.listen()
@@ -137,14 +138,16 @@ def dies_mid_stream() -> Iterator[str]:
                 )
                 while len(rest) < length:
                     rest += conn.recv(65536)
-                chunk = openai_chunks({"content": "partial answ"})[0]
+                event = openai_chunks({"content": "partial answ"})[0].encode() + b"\n\n"
                 conn.sendall(
-                    b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\n"
-                    + chunk.encode()
-                    + b"\n\n"
+                    b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
+                    b"transfer-encoding: chunked\r\n\r\n"
+                    + f"{len(event):x}\r\n".encode()
+                    + event
+                    + b"\r\n"
                 )
-                # SO_LINGER 0: close() sends a RST, the connection dies mid-stream
-                conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                stop.wait(0.2)
+                conn.shutdown(socket.SHUT_RDWR)  # dies: no final 0-chunk, no [DONE]
 
     thread = threading.Thread(target=serve, daemon=True)
     thread.start()
@@ -165,6 +168,7 @@ async def test_death_after_content_is_an_error_without_fallback(second: ReplaySe
         )
     assert message.stop_reason == "error" and message.model == "a"  # type: ignore[attr-defined]
     assert message.text == "partial answ"  # type: ignore[attr-defined]
+    assert "connection error" in (message.error_message or "")  # type: ignore[attr-defined]
     assert not second.requests
     assert not any(isinstance(e, FallbackEvent) for e in events)
 

@@ -314,3 +314,22 @@ async def test_no_tracing_records_nothing_and_loads_no_sdk_hooks(
     fm = FauxModel([faux_message(faux_tool_call("a", {"n": 1})), "done"])
     await run(fm, [sleepy_tool("a", 0.0)])
     assert memory.get_finished_spans() == ()
+
+
+async def test_a_run_stopped_by_a_usage_limit(
+    exporter: tuple[TracerProvider, InMemorySpanExporter],
+) -> None:
+    from yiemagent import UsageLimits
+
+    provider, memory = exporter
+    calls = [faux_tool_call("a", {"n": n}) for n in range(3)]
+    fm = FauxModel([faux_message(*calls), "never"])
+    limits = UsageLimits(max_tool_calls=1)
+    await run(fm, [sleepy_tool("a", 0.0)], tracer_provider=provider, usage_limits=limits)
+    spans = memory.get_finished_spans()
+    (agent,) = by_name(spans, "invoke_agent")
+    assert agent.status.status_code is StatusCode.ERROR
+    assert dict(agent.attributes or {})["error.type"] == "usage_limit"
+    assert "max_tool_calls=1 (used 1 tool calls)" in (agent.status.description or "")
+    tools_done = by_name(spans, "execute_tool")
+    assert [s.status.status_code for s in tools_done].count(StatusCode.ERROR) == 2
