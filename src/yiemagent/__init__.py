@@ -54,6 +54,7 @@ _LAZY: dict[str, str] = {
     # agent (DESIGN §2.5)
     "Agent": "yiemagent.agent",
     "AgentRunError": "yiemagent.agent",
+    "UsageLimitExceeded": "yiemagent.agent",
     "format_openai_messages": "yiemagent.agent",
     "user_message_from_openai": "yiemagent.agent",
     # sessions (DESIGN §2.6, §10)
@@ -102,6 +103,7 @@ if TYPE_CHECKING:
     from yiemagent.agent import (
         Agent as Agent,
         AgentRunError as AgentRunError,
+        UsageLimitExceeded as UsageLimitExceeded,
         format_openai_messages as format_openai_messages,
         user_message_from_openai as user_message_from_openai,
     )

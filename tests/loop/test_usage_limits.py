@@ -15,11 +15,13 @@ from yiemagent import (
     AgentEndEvent,
     AgentEvent,
     AgentLoopConfig,
+    AgentRunError,
     AgentTool,
     AgentToolResult,
     AssistantMessage,
     ConfigError,
     ToolResultMessage,
+    UsageLimitExceeded,
     UsageLimits,
     UserMessage,
     run_agent_loop,
@@ -153,9 +155,12 @@ async def test_agent_usage_limits() -> None:
         tools=[spending_tool(ran)],
         usage_limits=UsageLimits(max_tool_calls=1),
     )
-    reply = await agent.prompt("go")
+    with pytest.raises(UsageLimitExceeded) as caught:
+        await agent.prompt("go")
+    assert isinstance(caught.value, AgentRunError)
+    assert str(caught.value) == "usage limit reached: max_tool_calls=1 (used 1 tool calls)"
+    reply = caught.value.message
     assert reply.stop_reason == "error"
-    assert reply.error_message == ("usage limit reached: max_tool_calls=1 (used 1 tool calls)")
     assert ran == [0]
     assert not agent.is_busy and agent.state.messages[-1] is reply
 

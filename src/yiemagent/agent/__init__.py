@@ -1,6 +1,7 @@
 """The stateful `Agent` (DESIGN §2.5, R-6; the seeds' `yiemAgent`).
 
 Public: `Agent`; `AgentRunError`, what `prompt`/`resume` raise when a run ends in error
+(`UsageLimitExceeded` when its usage limits stopped it)
 (R-6.3); the OpenAI chat format in both directions, `format_openai_messages` and
 `user_message_from_openai`. Everything else in this package (the run driver, the state
 reducer, input coercion, the queues, the session log, the `llm_call` adapter) is how the
@@ -9,7 +10,13 @@ reducer, input coercion, the queues, the session log, the `llm_call` adapter) is
 
 from __future__ import annotations
 
-from yiemagent.agent.agent import Agent, AgentRunError
+from yiemagent.agent.agent import Agent, AgentRunError, UsageLimitExceeded
 from yiemagent.agent.openai_format import format_openai_messages, user_message_from_openai
 
-__all__ = ["Agent", "AgentRunError", "format_openai_messages", "user_message_from_openai"]
+__all__ = [
+    "Agent",
+    "AgentRunError",
+    "UsageLimitExceeded",
+    "format_openai_messages",
+    "user_message_from_openai",
+]

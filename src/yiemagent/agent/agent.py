@@ -41,7 +41,13 @@ if TYPE_CHECKING:
     from yiemagent.sessions import SessionStore
     from yiemagent.tools import ToolStore
 
-__all__ = ["Agent", "AgentRunError", "format_openai_messages", "user_message_from_openai"]
+__all__ = [
+    "Agent",
+    "AgentRunError",
+    "UsageLimitExceeded",
+    "format_openai_messages",
+    "user_message_from_openai",
+]
 
 
 class AgentRunError(YiemAgentError):
@@ -61,6 +67,12 @@ class AgentRunError(YiemAgentError):
         self.message = message
         self.new_messages: list[AgentMessage] = list(new_messages)
         super().__init__(message.error_message or "the run ended in an error")
+
+
+class UsageLimitExceeded(AgentRunError):
+    """A run started by `Agent.prompt` or `Agent.resume` was stopped by its `UsageLimits`
+    (`AgentEndEvent.reason` "usage_limit", DESIGN §13); the text names the limit and the
+    amount used, and every tool call of the run has its result (R-4.1)."""
 
 
 logger = logging.getLogger(__name__)
@@ -282,7 +294,8 @@ class Agent:
         Raises:
             AgentRunError: the run ended in error (a provider failure, a missing API key, a
                 hook that raised); `.message` is the error message, `.new_messages` the
-                run's messages. The agent stays usable (R-6.6).
+                run's messages. The agent stays usable (R-6.6). `UsageLimitExceeded` (a
+                subclass) when its `usage_limits` stopped it (DESIGN §13).
             AgentBusyError: a run is active or sent prompts are waiting.
             TypeError, ValueError: an input that is not a prompt.
         """
@@ -466,6 +479,8 @@ class Agent:
         finally:
             self._release()
         if answer.stop_reason == "error":  # R-6.3: an error is raised, never an empty reply
+            if self._driver.end_reason == "usage_limit":
+                raise UsageLimitExceeded(answer, new)  # DESIGN §13
             raise AgentRunError(answer, new)
         return answer
 

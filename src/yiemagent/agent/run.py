@@ -108,6 +108,9 @@ class RunDriver:
         self.signal: AbortSignal | None = None
         """The active run's abort signal; None when no run is active."""
         self._transcript = LoopTranscript()
+        self.end_reason: str | None = None
+        """The last run's `AgentEndEvent.reason` (None before the first, or when it failed
+        to start)."""
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         """Add `listener` after the others; returns the function that removes it."""
@@ -151,6 +154,7 @@ class RunDriver:
         state.error_message = None
         state.streaming_message = None
         recorder = RunRecorder()
+        self.end_reason = None
         try:
             model = self._resolve_model()
             options = self._options
@@ -183,6 +187,7 @@ class RunDriver:
                     prompts, context, config, emit, signal, stream_fn, converter=converter
                 )
             answer = final_message(new, recorder, model, signal.aborted)
+            self.end_reason = recorder.end.reason if recorder.end is not None else None
             if answer.stop_reason in ("error", "aborted") and state.error_message is None:
                 state.error_message = answer.error_message  # e.g. aborted during the tools
             return answer, new
