@@ -333,3 +333,39 @@ async def test_a_run_stopped_by_a_usage_limit(
     assert "max_tool_calls=1 (used 1 tool calls)" in (agent.status.description or "")
     tools_done = by_name(spans, "execute_tool")
     assert [s.status.status_code for s in tools_done].count(StatusCode.ERROR) == 2
+
+
+class _FlakyTracer(trace.Tracer):
+    """Raises when asked for a chat or tool span: a broken tracer must not break a run."""
+
+    def __init__(self, real: trace.Tracer) -> None:
+        self._real = real
+
+    def start_span(self, name: str, *args: Any, **kwargs: Any) -> trace.Span:
+        if name.startswith(("chat", "execute_tool")):
+            raise RuntimeError("tracer bug")
+        return self._real.start_span(name, *args, **kwargs)
+
+    def start_as_current_span(self, name: str, *args: Any, **kwargs: Any) -> Any:
+        return self._real.start_as_current_span(name, *args, **kwargs)
+
+
+class _FlakyProvider(trace.TracerProvider):
+    def __init__(self, real: TracerProvider) -> None:
+        self._real = real
+
+    def get_tracer(self, *args: Any, **kwargs: Any) -> trace.Tracer:
+        return _FlakyTracer(self._real.get_tracer(*args, **kwargs))
+
+
+async def test_a_tracer_that_raises_changes_nothing_in_the_run(
+    exporter: tuple[TracerProvider, InMemorySpanExporter],
+) -> None:
+    provider, memory = exporter
+    fm = FauxModel([faux_message(faux_tool_call("a", {"n": 3})), "all good"])
+    events = await run(fm, [sleepy_tool("a", 0.0)], tracer_provider=_FlakyProvider(provider))
+    end = events[-1]
+    assert end.type == "agent_end" and end.reason == "stop"  # type: ignore[union-attr]
+    results = [e for e in events if e.type == "tool_execution_end"]
+    assert len(results) == 1 and not results[0].is_error  # type: ignore[union-attr]
+    assert [s.name for s in memory.get_finished_spans()] == ["invoke_agent yiemagent"]

@@ -28,10 +28,12 @@ Content — `gen_ai.system_instructions`, `gen_ai.input.messages`, `gen_ai.outpu
 
 from __future__ import annotations
 
+import functools
 import json
-from collections.abc import Iterator, Sequence
+import logging
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 from urllib.parse import urlsplit
 
 from opentelemetry import context as otel_context, trace
@@ -58,6 +60,32 @@ __all__ = ["OtelObserver", "tool_error_type"]
 
 _FINISH = {"stop": "stop", "length": "length", "toolUse": "tool_call", "error": "error"}
 _FAILED_RUN = ("error", "aborted", "usage_limit", "max_turns")
+
+logger = logging.getLogger(__name__)
+P = ParamSpec("P")
+T = TypeVar("T")
+
+
+def _guarded(fallback: Callable[[], T]) -> Callable[[Callable[P, T]], Callable[P, T]]:
+    """Tracing never changes a run: a hook that raises is logged and gives `fallback()`
+    (a span that records nothing, or None)."""
+
+    def wrap(method: Callable[P, T]) -> Callable[P, T]:
+        @functools.wraps(method)
+        def guarded(*args: P.args, **kwargs: P.kwargs) -> T:
+            try:
+                return method(*args, **kwargs)
+            except Exception:
+                logger.exception("tracing failed in %s; the run goes on", method.__qualname__)
+                return fallback()
+
+        return guarded
+
+    return wrap
+
+
+def _nothing() -> None:
+    return None
 
 
 def _version() -> str:
@@ -107,6 +135,7 @@ class _RunSpan:
     def activate(self) -> AbstractContextManager[object]:
         return _attached(self._context)
 
+    @_guarded(lambda: _ChatSpan(trace.INVALID_SPAN, False))
     def chat(self, model: Model, context: Context, options: StreamOptions) -> _ChatSpan:
         attributes: dict[str, Any] = {
             "gen_ai.operation.name": "chat",
@@ -134,6 +163,7 @@ class _RunSpan:
         )
         return _ChatSpan(span, self._content)
 
+    @_guarded(lambda: _ToolSpan(trace.INVALID_SPAN, False))
     def tool(self, call: ToolCall, tool: AgentTool | None) -> _ToolSpan:
         attributes: dict[str, Any] = {
             "gen_ai.operation.name": "execute_tool",
@@ -153,6 +183,7 @@ class _RunSpan:
         )
         return _ToolSpan(span, self._content)
 
+    @_guarded(_nothing)
     def end(self, reason: str, messages: Sequence[AgentMessage], error: str | None) -> None:
         span = self._span
         input_tokens = output_tokens = 0
@@ -180,6 +211,7 @@ class _ChatSpan:
     def activate(self) -> AbstractContextManager[object]:
         return _attached(trace.set_span_in_context(self._span))
 
+    @_guarded(_nothing)
     def end(self, message: AssistantMessage, error_type: str | None) -> None:
         span = self._span
         usage = message.usage
@@ -210,6 +242,7 @@ class _ToolSpan:
     def activate(self) -> AbstractContextManager[object]:
         return _attached(trace.set_span_in_context(self._span))
 
+    @_guarded(_nothing)
     def end(self, result: AgentToolResult, is_error: bool) -> None:
         span = self._span
         content = result.content
