@@ -13,9 +13,12 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from hypothesis import given, strategies as st
 
 from yiemagent import (
     AbortSignal,
+    AgentContext,
+    AgentLoopConfig,
     AgentTool,
     AssistantMessage,
     ProviderError,
@@ -23,19 +26,21 @@ from yiemagent import (
     ToolCall,
     ToolResultMessage,
     UserMessage,
+    agent_loop,
 )
 from yiemagent.ai import Context, StreamOptions, get_model, stream
-from yiemagent.ai.local import provider
+from yiemagent.ai.local import local_spec, provider
 from yiemagent.ai.local.prompt import (
     answer_name,
     answered_calls,
     chat_messages,
+    identity,
+    render_tool,
     reply_schema,
     system_prompt,
 )
 
 MODEL = get_model("local/qwen2.5-coder-0.5b")
-MODEL_15 = get_model("local/qwen2.5-coder-1.5b")  # allows several tool rounds per prompt
 
 
 def _tool(name: str, prop: str = "expression") -> AgentTool:
@@ -113,9 +118,19 @@ async def _events(
     return [event async for event in s]
 
 
+def _answer(text: str) -> str:
+    return json.dumps({"name": "answer", "text": text})
+
+
+def _calls(*calls: tuple[str, dict[str, Any]]) -> str:
+    """One call as an object, several as a list (the reply schema's two call forms)."""
+    items = [{"name": name, "arguments": args} for name, args in calls]
+    return json.dumps(items[0] if len(items) == 1 else items)
+
+
 async def test_answer_text_streams_as_text_deltas(fake: Callable[..., FakeRuntime]) -> None:
     answer = 'Hello "world" – ünïcode\nline two'
-    runtime = fake([json.dumps({"name": "answer", "text": answer})])
+    runtime = fake([_answer(answer)])
     events = await _events(Context("sys", [UserMessage("hi")], [CALC]))
     deltas = [e.delta for e in events if e.type == "text_delta"]
     assert len(deltas) > 3
@@ -124,17 +139,19 @@ async def test_answer_text_streams_as_text_deltas(fake: Callable[..., FakeRuntim
     assert events[-1].type == "done" and final.stop_reason == "stop"
     assert final.content == [TextContent(answer)]
     assert (final.usage.input, final.usage.cache_read, final.usage.output) == (60, 40, 10)
-    assert runtime.requests[0]["response_format"]["type"] == "json_schema"
+    request = runtime.requests[0]
+    assert request["response_format"]["type"] == "json_schema"
+    assert request["cache_prompt"] is True  # R-11.5
+    assert request["max_tokens"] == MODEL.max_tokens  # R-11.3: always a token cap
 
 
 async def test_a_call_streams_toolcall_events_and_ends_with_tool_use(
     fake: Callable[..., FakeRuntime],
 ) -> None:
-    fake(['{"name": "calculator", "arguments": {"expression": "17 * 23"}}'])
+    fake([_calls(("calculator", {"expression": "17 * 23"}))])
     events = await _events(Context("", [UserMessage("17*23?")], [CALC, TIME]))
     kinds = [e.type for e in events]
-    assert kinds[0] == "start" and kinds[1] == "toolcall_start"
-    assert kinds.count("toolcall_delta") >= 2 and kinds[-2:] == ["toolcall_end", "done"]
+    assert kinds == ["start", "toolcall_start", "toolcall_delta", "toolcall_end", "done"]
     final = events[-1].message
     assert final.stop_reason == "toolUse"
     [call] = final.tool_calls
@@ -146,6 +163,81 @@ async def test_a_call_streams_toolcall_events_and_ends_with_tool_use(
     assert call.id.startswith("call_")
 
 
+async def test_several_calls_in_one_reply_are_one_message(
+    fake: Callable[..., FakeRuntime],
+) -> None:
+    """R-11.1: "the time in London and 365 * 24" gets both calls in one reply."""
+    fake(
+        [
+            _calls(
+                ("get_time", {"place": "London"}),
+                ("calculator", {"expression": "365 * 24"}),
+            )
+        ]
+    )
+    events = await _events(Context("", [UserMessage("London time and 365*24?")], [CALC, TIME]))
+    final = events[-1].message
+    assert final.stop_reason == "toolUse"
+    assert [(c.name, c.arguments) for c in final.tool_calls] == [
+        ("get_time", {"place": "London"}),
+        ("calculator", {"expression": "365 * 24"}),
+    ]
+    assert len({c.id for c in final.tool_calls}) == 2
+    assert [e.type for e in events].count("toolcall_end") == 2
+
+
+async def test_several_calls_run_as_one_parallel_batch(
+    fake: Callable[..., FakeRuntime],
+) -> None:
+    """R-11.1 through the agent loop: both calls of one reply run at the same time (each
+    waits for the other at a barrier), then one more model call answers from both results."""
+    barrier = threading.Barrier(2, timeout=10)
+
+    def execute(call_id: str, args: dict[str, Any], *rest: Any) -> str:
+        barrier.wait()  # raises BrokenBarrierError unless both run at once
+        return f"result of {args['place']}"
+
+    def parallel_tool() -> AgentTool:
+        return AgentTool(
+            name="get_time",
+            label="get_time",
+            description="time",
+            input_schema=TIME.input_schema,
+            execute=execute,
+            parallel=True,
+        )
+
+    runtime = fake(
+        [
+            _calls(("get_time", {"place": "Oslo"}), ("get_time", {"place": "Lima"})),
+            _answer("Oslo and Lima."),
+        ]
+    )
+    context = AgentContext("", [], [parallel_tool()])
+    events_stream = agent_loop(
+        [UserMessage("time in Oslo and Lima?")], context, AgentLoopConfig(model=MODEL)
+    )
+    events = [e async for e in events_stream]
+    messages = await events_stream.result()
+    results = [m for m in messages if isinstance(m, ToolResultMessage)]
+    assert [r.content[0].text for r in results] == ["result of Oslo", "result of Lima"]
+    assert not any(r.is_error for r in results)
+    assert [e.type for e in events].count("tool_execution_start") == 2
+    assert len(runtime.requests) == 2  # one reply with both calls, then the answer
+    tool_messages = [m for m in runtime.requests[1]["messages"] if m["role"] == "tool"]
+    assert tool_messages[0]["content"] == 'get_time({"place": "Oslo"}) returned:\nresult of Oslo'
+    assert messages[-1].text == "Oslo and Lima."
+
+
+async def test_a_call_repeated_within_one_reply_is_emitted_once(
+    fake: Callable[..., FakeRuntime],
+) -> None:
+    fake([_calls(("calculator", {"expression": "1+1"}), ("calculator", {"expression": "1+1"}))])
+    events = await _events(Context("", [UserMessage("1+1?")], [CALC]))
+    final = events[-1].message
+    assert [c.arguments for c in final.tool_calls] == [{"expression": "1+1"}]
+
+
 def _answered_transcript(arguments: dict[str, Any]) -> list[Any]:
     call = ToolCall(id="call_1", name="calculator", arguments=arguments)
     return [
@@ -155,38 +247,59 @@ def _answered_transcript(arguments: dict[str, Any]) -> list[Any]:
     ]
 
 
+def _branch_names(schema: dict[str, Any]) -> list[str]:
+    """The names offered as a single call or the answer (the list repeats the calls)."""
+    return [b["properties"]["name"]["const"] for b in schema["anyOf"] if b["type"] == "object"]
+
+
 async def test_repeat_guard_drops_an_identical_answered_call_and_asks_again(
     fake: Callable[..., FakeRuntime],
 ) -> None:
-    """The 0.5B model repeats the call it just got a result for (LOCAL-MODEL.md): the repeat
-    is never shown, and the second request offers no branch for that tool."""
+    """R-11.2: the 0.5B model repeats the call it just got a result for (LOCAL-MODEL.md):
+    the repeat is never shown, and the second request offers no branch for that tool."""
     runtime = fake(
         [
-            '{"name": "calculator", "arguments": {"expression": "17 * 23"}}',
-            '{"name": "answer", "text": "It is 391."}',
+            _calls(("calculator", {"expression": "17 * 23"})),
+            _answer("It is 391."),
         ]
     )
     context = Context("", _answered_transcript({"expression": "17 * 23"}), [CALC, TIME])
-    events = await _events(context, model=MODEL_15)
+    events = await _events(context)
     assert not [e for e in events if e.type.startswith("toolcall")]
     final = events[-1].message
     assert (final.stop_reason, final.text, final.tool_calls) == ("stop", "It is 391.", [])
     first, second = (r["response_format"]["json_schema"]["schema"] for r in runtime.requests)
-    assert [b["properties"]["name"]["const"] for b in first["anyOf"]] == [
-        "calculator",
-        "get_time",
-        "answer",
-    ]
-    assert [b["properties"]["name"]["const"] for b in second["anyOf"]] == ["get_time", "answer"]
+    assert _branch_names(first) == ["calculator", "get_time", "answer"]
+    assert _branch_names(second) == ["get_time", "answer"]
     assert final.usage.output == 20  # both generations counted
+
+
+async def test_a_repeat_beside_a_new_call_only_the_new_call_runs(
+    fake: Callable[..., FakeRuntime],
+) -> None:
+    runtime = fake(
+        [
+            _calls(
+                ("calculator", {"expression": "17 * 23"}),
+                ("calculator", {"expression": "391 + 9"}),
+            )
+        ]
+    )
+    context = Context("", _answered_transcript({"expression": "17 * 23"}), [CALC])
+    events = await _events(context)
+    final = events[-1].message
+    assert final.stop_reason == "toolUse"
+    assert [c.arguments for c in final.tool_calls] == [{"expression": "391 + 9"}]
+    assert len(runtime.requests) == 1
 
 
 async def test_a_new_call_of_an_already_used_tool_still_runs(
     fake: Callable[..., FakeRuntime],
 ) -> None:
-    runtime = fake(['{"name": "calculator", "arguments": {"expression": "391 + 1"}}'])
+    """A two-step chain: the second call of the same tool uses the first result."""
+    runtime = fake([_calls(("calculator", {"expression": "391 + 1"}))])
     context = Context("", _answered_transcript({"expression": "17 * 23"}), [CALC])
-    events = await _events(context, model=MODEL_15)
+    events = await _events(context)
     final = events[-1].message
     assert final.stop_reason == "toolUse"
     assert final.tool_calls[0].arguments == {"expression": "391 + 1"}
@@ -194,21 +307,29 @@ async def test_a_new_call_of_an_already_used_tool_still_runs(
     assert len(runtime.requests) == 1
 
 
-async def test_after_its_tool_rounds_only_an_answer_is_offered(
+async def test_after_its_round_budget_only_an_answer_is_offered(
     fake: Callable[..., FakeRuntime],
 ) -> None:
-    """The 0.5B model chains calls on its own results (17 * 23 → calculator("391") → ...):
-    after `max_tool_rounds` (1 for it) rounds since the user spoke, only the answer branch
-    is left; a new user message resets the count."""
-    runtime = fake(['{"name": "answer", "text": "391"}', '{"name": "answer", "text": "ok"}'])
-    transcript = _answered_transcript({"expression": "17 * 23"})
+    """The round budget (R-11.2): tool rounds since the user spoke up to
+    `max_tool_rounds` keep every tool (a two-step chain needs two); after it only the answer
+    is left, and a new user message resets the count."""
+    budget = local_spec(MODEL.id).max_tool_rounds
+    assert budget >= 2
+    runtime = fake([_answer("391")] * 3)
+    transcript: list[Any] = [UserMessage("go")]
+    for i in range(budget):
+        call = ToolCall(id=f"c{i}", name="calculator", arguments={"expression": f"{i}+1"})
+        transcript.append(AssistantMessage(content=[call], stop_reason="toolUse"))
+        transcript.append(ToolResultMessage(f"c{i}", "calculator", [TextContent(str(i + 1))]))
+        if i == budget - 2:
+            await _events(Context("", list(transcript), [CALC, TIME]))
     await _events(Context("", transcript, [CALC, TIME]))
-    schema = runtime.requests[0]["response_format"]["json_schema"]["schema"]
-    assert [b["properties"]["name"]["const"] for b in schema["anyOf"]] == ["answer"]
-    assert "calculator(expression)" in runtime.requests[0]["messages"][0]["content"]
     await _events(Context("", [*transcript, UserMessage("and 2 + 2?")], [CALC, TIME]))
-    schema = runtime.requests[1]["response_format"]["json_schema"]["schema"]
-    assert len(schema["anyOf"]) == 3
+    schemas = [r["response_format"]["json_schema"]["schema"] for r in runtime.requests]
+    assert _branch_names(schemas[0]) == ["calculator", "get_time", "answer"]
+    assert _branch_names(schemas[1]) == ["answer"]
+    assert "- calculator: The calculator tool." in runtime.requests[1]["messages"][0]["content"]
+    assert _branch_names(schemas[2]) == ["calculator", "get_time", "answer"]
 
 
 async def test_without_tools_the_reply_is_plain_streamed_text(
@@ -218,11 +339,88 @@ async def test_without_tools_the_reply_is_plain_streamed_text(
     events = await _events(Context("be brief", [UserMessage("hi")]))
     assert "".join(e.delta for e in events if e.type == "text_delta") == "Just text, {not json}."
     assert "response_format" not in runtime.requests[0]
-    assert runtime.requests[0]["messages"][0] == {"role": "system", "content": "be brief"}
+    system = runtime.requests[0]["messages"][0]
+    assert system == {"role": "system", "content": identity(MODEL.name.split()[0]) + "\nbe brief"}
+
+
+async def test_the_system_prompt_names_the_assistant_and_the_model(
+    fake: Callable[..., FakeRuntime],
+) -> None:
+    """R-11.4: with or without tools, the model is told who it is and what runs it."""
+    runtime = fake([_answer("I am yiem."), "I am yiem."])
+    await _events(Context("You are a helpful assistant.", [UserMessage("who are you?")], [CALC]))
+    await _events(Context("", [UserMessage("who are you?")]))
+    for request in runtime.requests:
+        system = request["messages"][0]
+        assert system["role"] == "system"
+        assert "yiem" in system["content"] and "Qwen2.5-Coder-0.5B-Instruct" in system["content"]
+        assert "OpenAI" not in system["content"]
+
+
+async def test_a_generation_past_its_deadline_ends_with_length(
+    fake: Callable[..., FakeRuntime], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """R-11.3: a reply still streaming at the deadline is stopped and ends "length",
+    keeping what came; llama.cpp is told to stop."""
+    monkeypatch.setenv(provider.DEADLINE_ENV, "0.5")
+    runtime = fake([_answer(" ".join(f"w{i}" for i in range(2000)))], delay_s=0.01)
+    started = time.monotonic()
+    events = await _events(Context("", [UserMessage("talk")], [CALC]))
+    assert time.monotonic() - started < 5
+    final = events[-1].message
+    assert events[-1].type == "done" and final.stop_reason == "length"
+    assert final.text.startswith("w0 w1")
+    assert runtime.stopped_early.wait(2)
+
+
+async def test_a_runtime_silent_past_the_deadline_ends_with_an_error(
+    fake: Callable[..., FakeRuntime], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """R-11.3: no chunk at all (a stuck prompt evaluation) never hangs the caller."""
+    monkeypatch.setenv(provider.DEADLINE_ENV, "0.3")
+    fake([_answer("late")], delay_s=3.0, size=100)
+    started = time.monotonic()
+    events = await _events(Context("", [UserMessage("hi")], [CALC]))
+    assert time.monotonic() - started < 2.5
+    assert events[-1].type == "error"
+    assert "deadline" in (events[-1].error.error_message or "")
+
+
+async def test_a_reply_repeating_itself_is_stopped_with_length(
+    fake: Callable[..., FakeRuntime],
+) -> None:
+    """R-11.3: a small model looping on one phrase is cut off, not run to the token cap."""
+    runtime = fake([_answer("It is 9720" + ".0" * 3000)])
+    events = await _events(Context("", [UserMessage("365*24?")], [CALC]))
+    final = events[-1].message
+    assert final.stop_reason == "length"
+    assert len(final.text) < 1000
+    assert runtime.stopped_early.wait(2)
+
+
+@pytest.mark.parametrize("raw", ["0", "-1", "soon"])
+async def test_a_bad_deadline_setting_is_one_clear_error(
+    fake: Callable[..., FakeRuntime], monkeypatch: pytest.MonkeyPatch, raw: str
+) -> None:
+    monkeypatch.setenv(provider.DEADLINE_ENV, raw)
+    fake([_answer("x")])
+    events = await _events(Context("", [UserMessage("hi")], [CALC]))
+    assert events[-1].type == "error"
+    assert provider.DEADLINE_ENV in (events[-1].error.error_message or "")
+
+
+@given(st.text(alphabet="ab .0", max_size=600))
+def test_runaway_is_true_only_for_a_repeated_tail(text: str) -> None:
+    tail = text[-provider.REPEAT_WINDOW :]
+    periodic = len(text) >= provider.REPEAT_WINDOW and any(
+        all(tail[i] == tail[i % p] for i in range(len(tail)))
+        for p in range(1, provider.REPEAT_WINDOW // 4 + 1)
+    )
+    assert provider.runaway(text) == periodic
 
 
 async def test_abort_stops_generation_and_ends_aborted(fake: Callable[..., FakeRuntime]) -> None:
-    runtime = fake(['{"name": "answer", "text": "' + "word " * 200 + '"}'], delay_s=0.01)
+    runtime = fake([_answer(" ".join(f"word{i}" for i in range(200)))], delay_s=0.01)
     signal = AbortSignal()
     s = stream(MODEL, Context("", [UserMessage("talk")], [CALC]), StreamOptions(signal=signal))
     kinds = []
@@ -282,16 +480,21 @@ def test_importing_the_local_provider_loads_no_runtime() -> None:
 # ── the prompt and schema builders ─────────────────────────────────────────
 
 
-def test_reply_schema_has_one_branch_per_tool_plus_the_answer() -> None:
-    schema = reply_schema([CALC, TIME])
-    calc, _, answer = schema["anyOf"]
+def test_reply_schema_offers_a_call_a_list_of_calls_or_the_answer() -> None:
+    """R-11.1: one branch per tool constrained by its input schema, a list of 2..MAX_CALLS
+    such calls, and the answer."""
+    calc, time_, calls, answer = reply_schema([CALC, TIME])["anyOf"]
     assert calc["properties"]["name"] == {"const": "calculator"}
     assert calc["properties"]["arguments"]["required"] == ["expression"]
+    assert time_["properties"]["name"] == {"const": "get_time"}
+    assert calls["type"] == "array" and calls["minItems"] == 2 and calls["maxItems"] >= 4
+    assert calls["items"] == {"anyOf": [calc, time_]}
     assert answer == {
         "type": "object",
         "properties": {"name": {"const": "answer"}, "text": {"type": "string"}},
         "required": ["name", "text"],
     }
+    assert reply_schema([CALC], drop={"calculator"}) == {"anyOf": [answer]}
 
 
 def test_identical_answered_call_removes_its_branch() -> None:
@@ -301,7 +504,7 @@ def test_identical_answered_call_removes_its_branch() -> None:
     answered = answered_calls(transcript)
     assert ("calculator", '{"expression":"17 * 23","precision":2}') in answered
     schema = reply_schema([CALC], drop={name for name, _ in answered})
-    assert [b["properties"]["name"]["const"] for b in schema["anyOf"]] == ["answer"]
+    assert _branch_names(schema) == ["answer"]
 
 
 def test_unanswered_calls_do_not_count_as_answered() -> None:
@@ -314,22 +517,66 @@ def test_answer_name_avoids_a_tool_called_answer() -> None:
     assert answer_name([_tool("answer")]) == "final_answer"
 
 
-def test_system_prompt_lists_each_tool_on_one_line() -> None:
-    text = system_prompt("Be kind.", [CALC, TIME])
+def test_system_prompt_has_identity_tools_with_parameters_and_rules() -> None:
+    text = system_prompt("Be kind.", [CALC, TIME], "Qwen2.5-Coder-0.5B-Instruct")
     lines = text.splitlines()
-    assert lines[:4] == [
+    assert lines[:7] == [
+        identity("Qwen2.5-Coder-0.5B-Instruct"),
         "Be kind.",
         "Tools:",
-        "- calculator(expression): The calculator tool.",
-        "- get_time(place): The get_time tool.",
+        "- calculator: The calculator tool.",
+        "    expression (string, required): x",
+        "- get_time: The get_time tool.",
+        "    place (string, required): x",
     ]
-    assert '"name": "answer"' in lines[4]
+    assert '"name": "answer"' in text
     assert system_prompt("Be kind.", []) == "Be kind."
 
 
-def test_chat_messages_render_calls_as_json_and_results_as_tool_messages() -> None:
+def test_each_parameter_shows_its_type_enum_default_and_description() -> None:
+    """The model reads what the grammar enforces, and what it cannot (a unit's scale)."""
+    tool = AgentTool(
+        name="loan",
+        label="loan",
+        description="Monthly payment of a loan.",
+        input_schema={
+            "type": "object",
+            "properties": {
+                "rate": {"type": "number", "description": "Enter as a decimal. E.g, 5% is 0.05"},
+                "term": {"type": "integer", "default": 30},
+                "kind": {"type": "string", "enum": ["fixed", "variable"]},
+                "fees": {"type": "array", "items": {"type": "number"}},
+            },
+            "required": ["rate"],
+        },
+        execute=lambda *a: "unused",
+    )
+    assert render_tool(tool).splitlines() == [
+        "- loan: Monthly payment of a loan.",
+        "    rate (number, required): Enter as a decimal. E.g, 5% is 0.05",
+        "    term (integer, optional, default 30)",
+        '    kind (string, optional, one of "fixed", "variable")',
+        "    fees (array of number, optional)",
+    ]
+
+
+def test_long_descriptions_are_cut_to_the_prompt_budget() -> None:
+    tool = AgentTool(
+        name="t",
+        label="t",
+        description="word " * 500,
+        input_schema={"type": "object", "properties": {"p": {"description": "x " * 500}}},
+        execute=lambda *a: "unused",
+    )
+    head, param = render_tool(tool).splitlines()
+    assert len(head) < 320 and head.endswith("…")
+    assert len(param) < 200 and param.endswith("…")
+
+
+def test_chat_messages_render_calls_as_json_lists_and_results_naming_their_call() -> None:
     transcript = _answered_transcript({"expression": "17 * 23"})
     transcript.append(ToolResultMessage("x", "calculator", [TextContent("boom")], is_error=True))
+    transcript.append(AssistantMessage(content=[TextContent("It is 391.")]))
     assert chat_messages("S", transcript) == [
         {"role": "system", "content": "S"},
         {"role": "user", "content": "What is 17 * 23?"},
@@ -337,8 +584,15 @@ def test_chat_messages_render_calls_as_json_and_results_as_tool_messages() -> No
             "role": "assistant",
             "content": '{"name": "calculator", "arguments": {"expression": "17 * 23"}}',
         },
-        {"role": "tool", "content": "17 * 23 = 391"},
+        {
+            "role": "tool",
+            "content": 'calculator({"expression": "17 * 23"}) returned:\n17 * 23 = 391',
+        },
         {"role": "tool", "content": "Error: boom"},
+        {"role": "assistant", "content": '{"name": "answer", "text": "It is 391."}'},
+    ]
+    assert chat_messages("", transcript[-1:], answer="") == [
+        {"role": "assistant", "content": "It is 391."}
     ]
 
 

@@ -1,23 +1,26 @@
 """What the embedded model sees: chat messages, the tool prompt and the reply schema
-(DESIGN §7, LOCAL-MODEL.md "Tool calling with these models").
+(DESIGN §7, §11; LOCAL-MODEL.md "Tool calling with these models").
 
 The small Qwen models do not emit native tool calls, so tool use is JSON-schema-constrained
-generation: the reply is one JSON object, either `{"name": <tool>, "arguments": {...}}` (one
-branch per tool, its arguments constrained by the tool's input schema) or
-`{"name": "answer", "text": "..."}`. Making the answer one more value of `name` lets the
-model decide on the tool's name itself rather than on a key: measured on the 0.5B model with
-10 prompts, this picked the right tool (or answered) 10/10 times, against 4-7/10 with a
-separate `{"answer": ...}` key. The system prompt lists the tools in one line each: prompt
-tokens cost ~12 ms each on 2 cores.
+generation. A reply is one call `{"name": <tool>, "arguments": {...}}` (one branch per tool,
+its arguments constrained by the tool's input schema), a list of several calls
+`[{"name": ..., "arguments": ...}, ...]` (one batch, R-11.1), or the answer
+`{"name": "answer", "text": "..."}`. A call and the answer both start with `{"name": "`, so
+the model decides between a tool and the answer on the name itself (measured on the 0.5B
+model: 10/10 right against 4-7/10 with a separate `{"answer": ...}` key). Making every reply a
+list, answer included, was measured worse: the 0.5B model then answered arithmetic and file
+questions itself (0/2 calls where the object form made 2/2; docs/local-model.md).
+`reply_schema` is the one place that builds the reply's schema.
 
-Loop guards: the 0.5B model often repeats the identical call after receiving its result,
-or chains new calls on the result (17 * 23 → 391 → calculator("391") → ...). After
-`LocalModelSpec.max_tool_rounds` tool rounds since the last user message (`tool_rounds`),
-only the answer branch is offered. Also,
-`answered_calls` collects the (name, arguments) pairs that already have a result; the provider
-holds back a call of such a tool until it is complete and, when it is identical, generates
-again with that tool's branch dropped (`reply_schema(..., drop=...)`), so the run moves on to
-an answer instead of looping.
+The system prompt starts with the assistant's identity (R-11.4) and lists each tool with its
+parameters: name, type, required or optional, enum, default and a description cut to a
+budget (prompt tokens cost ~12 ms each on 2 cores; see docs/local-model.md for the figures).
+
+Loop guards (R-11.2): `answered_calls` collects the (name, arguments) pairs that already have
+a result; the provider never runs such a call again, and when a reply holds only repeats it
+generates again with those tools' branches dropped (`reply_schema(..., drop=...)`).
+`tool_rounds` counts the tool rounds since the last user message; after
+`LocalModelSpec.max_tool_rounds` only the answer is offered.
 """
 
 from __future__ import annotations
@@ -39,27 +42,41 @@ from yiemagent.types.tools import AgentTool
 
 __all__ = [
     "ANSWER_TEXT",
+    "MAX_CALLS",
     "answer_name",
     "answered_calls",
     "call_key",
     "chat_messages",
+    "identity",
+    "render_tool",
     "reply_schema",
     "system_prompt",
     "tool_rounds",
 ]
 
 ANSWER_TEXT = "text"
-"""The key holding the answer in the answer branch."""
+"""The key holding the answer in the answer item."""
+MAX_CALLS = 8
+"""Most calls in one reply (a bound on a model that keeps adding calls)."""
+DESCRIPTION_CHARS = 300
+"""A tool's description is cut to this many characters in the prompt."""
+PARAM_CHARS = 160
+"""A parameter's description is cut to this many characters in the prompt."""
+ENUM_ITEMS = 12
+"""At most this many enum values are listed in the prompt (the grammar still has all)."""
 
-_REPLY_RULE = (
+_RULES = (
     'Reply in JSON: {{"name": "<tool>", "arguments": {{...}}}} to call a tool that helps with '
-    "the request. To talk to the user (greetings, questions no tool helps with, or a tool "
-    'result to report): {{"name": "{answer}", "text": "<your answer>"}}.'
+    'the request; a list [{{"name": ..., "arguments": ...}}, ...] to call tools for each part '
+    "of a request with several parts. Take the values from the request; leave out optional "
+    "parameters it does not give. Never compute, guess or make up what a tool can give: call "
+    "the tool. To talk to the user (greetings, questions no tool helps with, or to report tool "
+    'results): {{"name": "{answer}", "text": "<your answer>"}}.'
 )
 
 
 def answer_name(tools: Sequence[AgentTool]) -> str:
-    """The `name` value of the answer branch: "answer" unless a tool is called that."""
+    """The `name` value of the answer item: "answer" unless a tool is called that."""
     names = {tool.name for tool in tools}
     for candidate in ("answer", "final_answer", "reply_to_user"):
         if candidate not in names:
@@ -67,58 +84,133 @@ def answer_name(tools: Sequence[AgentTool]) -> str:
     return "answer_" + "_".join(sorted(names))[:40]
 
 
-def _signature(tool: AgentTool) -> str:
+def identity(model_name: str) -> str:
+    """The identity line that starts every system prompt of the embedded model (R-11.4)."""
+    return (
+        f"You are yiem, an assistant made with yiemagent. You run on {model_name}, a model "
+        "by the Qwen team, on this computer, offline."
+    )
+
+
+def _cut(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def _type_text(schema: dict[str, Any]) -> str:
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        return " or ".join(str(k) for k in kind)
+    if kind == "array":
+        items = schema.get("items")
+        return f"array of {_type_text(items)}" if isinstance(items, dict) else "array"
+    if kind == "object" or "properties" in schema:
+        properties = schema.get("properties")
+        if isinstance(properties, dict) and properties:
+            inner = ", ".join(
+                f"{name}: {_type_text(sub) if isinstance(sub, dict) else 'any'}"
+                for name, sub in properties.items()
+            )
+            return f"object {{{inner}}}"
+        return "object"
+    if isinstance(kind, str):
+        return kind
+    for key in ("anyOf", "oneOf"):
+        options = schema.get(key)
+        if isinstance(options, list):
+            return " or ".join(_type_text(o) for o in options if isinstance(o, dict))
+    return "any"
+
+
+def _param_line(name: str, schema: dict[str, Any], required: bool) -> str:
+    facts = [_type_text(schema), "required" if required else "optional"]
+    enum = schema.get("enum")
+    if isinstance(enum, list) and enum:
+        shown = ", ".join(json.dumps(v, ensure_ascii=False) for v in enum[:ENUM_ITEMS])
+        facts.append("one of " + shown + (", …" if len(enum) > ENUM_ITEMS else ""))
+    if "default" in schema:
+        facts.append("default " + json.dumps(schema["default"], ensure_ascii=False, default=str))
+    line = f"    {name} ({', '.join(facts)})"
+    description = schema.get("description")
+    if isinstance(description, str) and description.strip():
+        line += ": " + _cut(description, PARAM_CHARS)
+    return line
+
+
+def render_tool(tool: AgentTool) -> str:
+    """A tool as the model reads it: `- name: description`, then one line per parameter."""
+    lines = [f"- {tool.name}: {_cut(tool.description, DESCRIPTION_CHARS)}"]
     properties = tool.input_schema.get("properties")
-    params = ", ".join(properties) if isinstance(properties, dict) else ""
-    description = " ".join(tool.description.split())
-    return f"- {tool.name}({params}): {description}"
+    required = tool.input_schema.get("required")
+    needed = set(required) if isinstance(required, list) else set()
+    if isinstance(properties, dict):
+        for name, schema in properties.items():
+            param = schema if isinstance(schema, dict) else {}
+            lines.append(_param_line(name, param, name in needed))
+    return "\n".join(lines)
 
 
-def system_prompt(base: str, tools: Sequence[AgentTool]) -> str:
-    """The system prompt: `base`, then (with tools) one line per tool and the reply rule."""
-    if not tools:
-        return base
-    lines = [base.strip()] if base.strip() else []
-    lines.append("Tools:")
-    lines.extend(_signature(tool) for tool in tools)
-    lines.append(_REPLY_RULE.format(answer=answer_name(tools)))
+def system_prompt(base: str, tools: Sequence[AgentTool], model_name: str = "") -> str:
+    """The system prompt: the identity (with `model_name`), `base`, then (with tools) each
+    tool with its parameters and the reply rules."""
+    lines = [identity(model_name)] if model_name else []
+    if base.strip():
+        lines.append(base.strip())
+    if tools:
+        lines.append("Tools:")
+        lines.extend(render_tool(tool) for tool in tools)
+        lines.append(_RULES.format(answer=answer_name(tools)))
     return "\n".join(lines)
 
 
 def _arguments_schema(tool: AgentTool) -> dict[str, Any]:
-    # Descriptions and titles only cost grammar size; the prompt already has the description.
+    # Descriptions and titles only cost grammar size; the prompt already has them.
     schema = {k: v for k, v in tool.input_schema.items() if k not in ("title", "description")}
     schema.setdefault("type", "object")
     return schema
 
 
+def _call_branch(tool: AgentTool) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": {"name": {"const": tool.name}, "arguments": _arguments_schema(tool)},
+        "required": ["name", "arguments"],
+    }
+
+
+def _answer_branch(tools: Sequence[AgentTool]) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": {"name": {"const": answer_name(tools)}, ANSWER_TEXT: {"type": "string"}},
+        "required": ["name", ANSWER_TEXT],
+    }
+
+
 def reply_schema(tools: Sequence[AgentTool], *, drop: Collection[str] = ()) -> dict[str, Any]:
-    """The JSON Schema of one reply: a call of any tool not in `drop`, or a final answer.
+    """The JSON Schema of one reply: a call of a tool not in `drop`, a list of 2..`MAX_CALLS`
+    such calls, or the answer.
 
     Args:
         tools: The tools offered, in order.
-        drop: Names of tools whose branch is left out (the repeat guard).
+        drop: Names of tools whose branch is left out (the repeat guard, the round budget).
 
     Returns:
-        `{"anyOf": [call branch per tool..., {"name": "answer", "text": string}]}`; with every
-        tool dropped, only the answer branch remains.
+        `{"anyOf": [call branch per tool..., <list of calls>, <answer>]}`; with every tool
+        dropped, only the answer branch remains. Further answer kinds go beside
+        `_answer_branch` here.
     """
-    branches: list[dict[str, Any]] = [
-        {
-            "type": "object",
-            "properties": {"name": {"const": tool.name}, "arguments": _arguments_schema(tool)},
-            "required": ["name", "arguments"],
-        }
-        for tool in tools
-        if tool.name not in drop
-    ]
-    branches.append(
-        {
-            "type": "object",
-            "properties": {"name": {"const": answer_name(tools)}, ANSWER_TEXT: {"type": "string"}},
-            "required": ["name", ANSWER_TEXT],
-        }
-    )
+    calls = [_call_branch(tool) for tool in tools if tool.name not in drop]
+    branches: list[dict[str, Any]] = list(calls)
+    if calls:
+        branches.append(
+            {
+                "type": "array",
+                "items": calls[0] if len(calls) == 1 else {"anyOf": calls},
+                "minItems": 2,
+                "maxItems": MAX_CALLS,
+            }
+        )
+    branches.append(_answer_branch(tools))
     return {"anyOf": branches}
 
 
@@ -158,30 +250,52 @@ def _content_text(content: Sequence[TextContent | ImageContent]) -> str:
     return "\n".join(parts)
 
 
-def _call_json(call: ToolCall) -> str:
-    return json.dumps({"name": call.name, "arguments": call.arguments}, ensure_ascii=False)
+def _calls_json(calls: Sequence[ToolCall]) -> str:
+    items = [{"name": call.name, "arguments": call.arguments} for call in calls]
+    return json.dumps(items[0] if len(items) == 1 else items, ensure_ascii=False)
 
 
-def chat_messages(system: str, messages: Sequence[Message]) -> list[dict[str, str]]:
+def _answer_json(text: str, answer: str) -> str:
+    return json.dumps({"name": answer, ANSWER_TEXT: text}, ensure_ascii=False)
+
+
+def chat_messages(
+    system: str, messages: Sequence[Message], answer: str = "answer"
+) -> list[dict[str, str]]:
     """The chat-completions messages for the runtime.
 
-    Tool calls of earlier turns are shown as the JSON the model produced, tool results as
-    `tool` messages (the Qwen template wraps them in `<tool_response>`; on the 0.5B model its
-    answers then quote the result more fully than from user text). Images are replaced by a
-    note (the models read text only); thinking is left out.
+    Earlier replies are shown as the JSON the model produces (a call, a list of calls, or the
+    answer object named `answer`), so the model keeps to its format and a turn's prefix stays
+    identical across turns (R-11.5). Each tool result is a `tool` message naming its call (the Qwen
+    template wraps it in `<tool_response>`). Images are replaced by a note (the models read
+    text only); thinking is left out. With `system` empty, earlier answers are plain text.
     """
     out: list[dict[str, str]] = [{"role": "system", "content": system}] if system else []
+    as_json = bool(answer)
+    names: dict[str, ToolCall] = {}
     for message in messages:
         if isinstance(message, UserMessage):
             out.append({"role": "user", "content": _content_text(message.content)})
         elif isinstance(message, AssistantMessage):
-            parts = [b.text for b in message.content if isinstance(b, TextContent) and b.text]
-            parts.extend(_call_json(call) for call in message.tool_calls)
-            if parts:
-                out.append({"role": "assistant", "content": "\n".join(parts)})
+            text = "\n".join(
+                b.text for b in message.content if isinstance(b, TextContent) and b.text
+            )
+            if message.tool_calls:
+                names.update((call.id, call) for call in message.tool_calls)
+                content = _calls_json(message.tool_calls)
+            elif text and as_json:
+                content = _answer_json(text, answer)
+            else:
+                content = text
+            if content:
+                out.append({"role": "assistant", "content": content})
         elif isinstance(message, ToolResultMessage):
             text = _content_text(message.content) or "(no output)"
             if message.is_error:
                 text = f"Error: {text}"
+            call = names.get(message.tool_call_id)
+            if call is not None:
+                args = json.dumps(call.arguments, ensure_ascii=False)
+                text = f"{call.name}({args}) returned:\n{text}"
             out.append({"role": "tool", "content": text})
     return out

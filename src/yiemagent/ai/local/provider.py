@@ -1,19 +1,29 @@
-"""`stream_local`: the embedded model as a provider (DESIGN §7, seed 002 §3).
+"""`stream_local`: the embedded model as a provider (DESIGN §7, §11, seed 002 §3).
 
 One call: load the runtime (cached per process, on a worker thread), render the context to
 chat messages, generate on a worker thread and turn the streamed chunks into builder events
 on the event loop. With tools, the reply is JSON-schema-constrained (see `prompt`): a growing
-`answer` string streams as text deltas; a call streams as toolcall_* events and ends the
-message with stop reason "toolUse". Without tools it is plain streamed text. Abort stops
-generation (the chunk callback tells llama.cpp to stop) and ends with "aborted". Never
-raises: every failure ends the stream with an `error` event.
+answer streams as text deltas; each call (one, or several in a list) is emitted as toolcall_*
+events once complete, and a reply with calls ends with stop reason "toolUse" (several calls in
+one reply are one batch, R-11.1). A call identical to one already answered, or repeated in
+the same reply, is never emitted (R-11.2). Without tools it is plain streamed text.
+
+Bounded (R-11.3): every generation has a token cap (`max_tokens`, else the model's) and a
+wall-clock deadline (`$YIEMAGENT_LOCAL_DEADLINE_S`, default `DEADLINE_S`); a reply cut by
+either, or one caught repeating itself, ends with "length" (or "error" when nothing came at
+all). Abort stops generation (the chunk callback tells llama.cpp to stop) and ends with
+"aborted". Never raises: every failure ends the stream with an `error` event.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
 import logging
+import os
 import re
+import time
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -35,17 +45,26 @@ from yiemagent.ai.local.weights import local_spec
 from yiemagent.ai.partial_json import parse_partial_json
 from yiemagent.ai.sanitize import sanitize_surrogates
 from yiemagent.ai.transform import transform_messages
+from yiemagent.errors import ProviderError
 from yiemagent.types.messages import Usage
 from yiemagent.types.model import AssistantMessageEventStream, Context, Model, StreamOptions
 from yiemagent.types.signal import AbortSignal
 from yiemagent.types.tools import AgentTool
 
-__all__ = ["stream_local"]
+__all__ = ["DEADLINE_ENV", "DEADLINE_S", "stream_local"]
 
 logger = logging.getLogger(__name__)
 
+DEADLINE_ENV = "YIEMAGENT_LOCAL_DEADLINE_S"
+DEADLINE_S = 120.0
+"""Seconds one generation may take, prompt included, unless `$YIEMAGENT_LOCAL_DEADLINE_S`
+says otherwise (2048 tokens at ~22 tokens/s on 2 cores take ~95 s)."""
+REPEAT_WINDOW = 240
+"""A reply whose last `REPEAT_WINDOW` characters are one short piece (≤ 1/4 of the window)
+over and over is stopped as runaway ("length")."""
+
 _ARGUMENTS = re.compile(r'"arguments"\s*:\s*')
-_CLOSERS = "} \t\r\n"
+_CLOSERS = "}] \t\r\n"
 _tasks: set[asyncio.Task[None]] = set()
 _DONE = object()
 
@@ -66,14 +85,33 @@ def stream_local(
     return stream
 
 
+def deadline_s() -> float:
+    """The wall-clock limit of one generation (seconds), from `$YIEMAGENT_LOCAL_DEADLINE_S`.
+
+    Raises:
+        ProviderError: the variable is set but not a positive number.
+    """
+    raw = os.environ.get(DEADLINE_ENV, "")
+    if not raw:
+        return DEADLINE_S
+    try:
+        value = float(raw)
+    except ValueError:
+        value = 0.0
+    if not value > 0:
+        raise ProviderError(f"${DEADLINE_ENV} must be a positive number of seconds, not {raw!r}")
+    return value
+
+
 @dataclass(slots=True)
 class _Outcome:
     kind: Literal["text", "answer", "call", "repeat", "none"]
     finish_reason: str | None = None
     usage: dict[str, Any] = field(default_factory=dict)
-    repeated: str = ""
+    repeated: set[str] = field(default_factory=set)
     aborted: bool = False
     error: str | None = None
+    received: bool = False
 
 
 async def _run(
@@ -87,14 +125,21 @@ async def _run(
             builder.fail("aborted", "Request was aborted")
             return
         spec = local_spec(model.id)
+        limit = deadline_s()
         runtime = await get_runtime(spec)
-        await _generate_reply(runtime, builder, model, context, options, spec.max_tool_rounds)
+        rounds = spec.max_tool_rounds
+        await _generate_reply(runtime, builder, model, context, options, rounds, limit)
     except Exception as exc:  # the stream must end with an event, whatever happened
         logger.debug("local provider failed", exc_info=True)
         builder.fail("error", str(exc) or type(exc).__name__)
     finally:
         if not stream.done:
             builder.fail("error", "the local provider ended without a result")
+
+
+def _model_label(model: Model) -> str:
+    # "Qwen2.5-Coder-0.5B-Instruct Q4_K_M" → "Qwen2.5-Coder-0.5B-Instruct"
+    return (model.name or model.id).split(" ")[0]
 
 
 async def _generate_reply(
@@ -104,14 +149,16 @@ async def _generate_reply(
     context: Context,
     options: StreamOptions,
     max_tool_rounds: int,
+    limit_s: float,
 ) -> None:
     signal = options.signal
     tools = list(context.tools or [])
     messages = transform_messages(context.messages, model)
+    system = system_prompt(context.system_prompt, tools, _model_label(model))
+    answer = answer_name(tools) if tools else ""
     # Lone surrogates (a file name decoded with surrogateescape) cannot reach the runtime.
-    chat = sanitize_surrogates(chat_messages(system_prompt(context.system_prompt, tools), messages))
+    chat = sanitize_surrogates(chat_messages(system, messages, answer))
     answered = answered_calls(messages) if tools else set()
-    held = {name for name, _ in answered}
     request: dict[str, Any] = {
         "messages": chat,
         "stream": True,
@@ -119,23 +166,25 @@ async def _generate_reply(
         "max_tokens": options.max_tokens or model.max_tokens,
         # Greedy by default: reproducible tool calls from a small model.
         "temperature": 0.0 if options.temperature is None else options.temperature,
+        "cache_prompt": True,  # R-11.5: reuse the KV cache of the shared prefix
     }
     usage = Usage()
-    # Enough tool rounds for this prompt: only the answer branch is left (the tools stay in
-    # the system prompt, so its cached prefix is reused).
+    # The round budget: after it only the answer is left (the tools stay in the system
+    # prompt, so its cached prefix is reused).
     dropped = {t.name for t in tools} if tool_rounds(messages) >= max_tool_rounds else set()
+    deadline = time.monotonic() + limit_s
     while True:
-        decoder = _Decoder(builder, tools, answered, held - dropped) if tools else None
+        decoder = _Decoder(builder, tools, answered) if tools else None
         if tools:
             request["response_format"] = {
                 "type": "json_schema",
                 "json_schema": {"name": "reply", "schema": reply_schema(tools, drop=dropped)},
             }
-        outcome = await _stream_chunks(runtime, request, builder, decoder, signal)
+        outcome = await _stream_chunks(runtime, request, builder, decoder, signal, deadline)
         _add_usage(usage, outcome.usage)
-        if outcome.kind == "repeat" and not outcome.aborted and outcome.error is None:
-            logger.info("local model repeated an answered %s call; asking again", outcome.repeated)
-            dropped.add(outcome.repeated)
+        if outcome.kind == "repeat" and outcome.finish_reason != "length":
+            logger.info("local model repeated answered calls of %s; asking again", outcome.repeated)
+            dropped |= outcome.repeated
             continue
         break
     builder.set_usage(usage)
@@ -147,7 +196,7 @@ async def _generate_reply(
         builder.done("length")  # a cut-off call is not run (R-5.6)
     elif outcome.kind == "call":
         builder.done("toolUse")
-    elif outcome.kind == "none":
+    elif outcome.kind in ("none", "repeat"):
         builder.fail("error", "the local model produced no answer and no tool call")
     else:
         builder.done("stop")
@@ -164,14 +213,25 @@ def _add_usage(total: Usage, raw: dict[str, Any]) -> None:
     total.total_tokens += prompt + output
 
 
+def runaway(text: str, window: int = REPEAT_WINDOW) -> bool:
+    """Whether `text` ends in one piece of at most `window // 4` characters repeated to fill
+    the last `window` characters (a small model stuck in a loop)."""
+    if len(text) < window:
+        return False
+    tail = text[-window:]
+    return any(tail[period:] == tail[:-period] for period in range(1, window // 4 + 1))
+
+
 async def _stream_chunks(
     runtime: LocalRuntime,
     request: dict[str, Any],
     builder: MessageBuilder,
     decoder: _Decoder | None,
     signal: AbortSignal | None,
+    deadline: float,
 ) -> _Outcome:
-    """Generate on a worker thread; feed chunks to `decoder` (or as text) on this loop."""
+    """Generate on a worker thread; feed chunks to `decoder` (or as text) on this loop, until
+    the end, an abort, an error, the `deadline` (`time.monotonic()`) or a runaway loop."""
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue[Any] = asyncio.Queue()
     stop = False
@@ -189,12 +249,27 @@ async def _stream_chunks(
         try:
             return runtime.chat(request, on_chunk)
         finally:
-            loop.call_soon_threadsafe(queue.put_nowait, _DONE)
+            with contextlib.suppress(RuntimeError):  # the event loop is gone
+                loop.call_soon_threadsafe(queue.put_nowait, _DONE)
 
     future = loop.run_in_executor(None, work)
     outcome = _Outcome(kind="text" if decoder is None else "none")
+    text = ""
+    ended = False
     try:
-        while (chunk := await queue.get()) is not _DONE:
+        while True:
+            remaining = deadline - time.monotonic()
+            try:
+                chunk = await asyncio.wait_for(queue.get(), max(remaining, 0.0))
+            except TimeoutError:
+                logger.info("local generation hit its deadline")
+                outcome.finish_reason = "length"
+                if not outcome.received:
+                    outcome.error = "local model error: no reply before the deadline"
+                break
+            if chunk is _DONE:
+                ended = True
+                break
             if signal is not None and signal.aborted:
                 break
             error = _chunk_error(chunk)
@@ -206,20 +281,28 @@ async def _stream_chunks(
             for choice in chunk.get("choices") or ():
                 delta = (choice.get("delta") or {}).get("content")
                 if delta:
+                    outcome.received = True
+                    text += delta
                     if decoder is None:
                         builder.text_delta(delta)
                     else:
                         decoder.feed(delta)
                 if choice.get("finish_reason"):
                     outcome.finish_reason = choice["finish_reason"]
+            if runaway(text):
+                logger.info("local model repeats itself; reply stopped")
+                outcome.finish_reason = "length"
+                break
     finally:
         stop = True
-    result = await future
-    if isinstance(result, dict) and outcome.error is None:
-        outcome.error = _chunk_error(result)
+    if ended:
+        result = await future
+        if isinstance(result, dict) and outcome.error is None:
+            outcome.error = _chunk_error(result)
+    # Otherwise the worker stops at llama.cpp's next token; we do not wait for it.
     outcome.aborted = signal is not None and signal.aborted
     if decoder is not None and not outcome.aborted and outcome.error is None:
-        outcome.kind, outcome.repeated = decoder.finish()
+        outcome.kind, outcome.repeated = decoder.finish(outcome.finish_reason == "length")
     return outcome
 
 
@@ -241,28 +324,72 @@ CONTEXT_LIMIT = 32_768
 """The embedded Qwen2.5-Coder models' trained context (tokens)."""
 
 
+class _ItemScanner:
+    """Splits a streamed reply into the raw text of its items: the reply itself when it is
+    an object, each top-level element when it is a list."""
+
+    __slots__ = ("_depth", "_escape", "_in_string", "_item_depth", "_start", "raw")
+
+    def __init__(self) -> None:
+        self.raw = ""
+        self._depth = 0
+        self._item_depth = -1  # 0: the reply is the item; 1: the list's elements are
+        self._in_string = False
+        self._escape = False
+        self._start = -1
+
+    def feed(self, text: str) -> list[str]:
+        """Add `text`; returns the items completed by it, in order."""
+        done: list[str] = []
+        base = len(self.raw)
+        self.raw += text
+        for offset, char in enumerate(text):
+            if self._in_string:
+                if self._escape:
+                    self._escape = False
+                elif char == "\\":
+                    self._escape = True
+                elif char == '"':
+                    self._in_string = False
+                continue
+            if char == '"':
+                self._in_string = True
+            elif char in "[{":
+                if self._item_depth < 0:
+                    self._item_depth = 1 if char == "[" else 0
+                if char == "{" and self._depth == self._item_depth:
+                    self._start = base + offset
+                self._depth += 1
+            elif char in "]}":
+                self._depth -= 1
+                if self._depth == self._item_depth and self._start >= 0:
+                    done.append(self.raw[self._start : base + offset + 1])
+                    self._start = -1
+        return done
+
+    @property
+    def open_item(self) -> str:
+        """The raw text of the item still being received ("" between items)."""
+        return self.raw[self._start :] if self._start >= 0 else ""
+
+
 class _Decoder:
     """Turns the streamed JSON reply into builder calls.
 
-    The answer branch's `text` string is emitted as text deltas as it grows. A call is
-    opened once its name is complete (the `"arguments"` key follows it) and its argument text
-    is forwarded as it arrives, holding back trailing `}`/whitespace that may close the outer
-    object. A call of a tool in `held` (it has an answered call already) is held back until
-    complete, so an identical repeat can be dropped without having been shown.
+    The answer's `text` is emitted as text deltas as it grows. Each call item is
+    emitted (start, its arguments, end) once complete, unless it repeats an answered call
+    or an earlier item of this reply. A call cut off by the end of generation is opened with
+    the arguments received, so the message ends with that partial call.
     """
 
     __slots__ = (
         "_answer",
         "_answer_name",
         "_answered",
-        "_args_start",
         "_builder",
-        "_held",
-        "_mode",
-        "_name",
-        "_raw",
-        "_sent",
-        "_tools",
+        "_calls",
+        "_emitted",
+        "_repeats",
     )
 
     def __init__(
@@ -270,79 +397,83 @@ class _Decoder:
         builder: MessageBuilder,
         tools: Sequence[AgentTool],
         answered: set[tuple[str, str]],
-        held: set[str],
     ) -> None:
         self._builder = builder
-        self._tools = {tool.name for tool in tools}
         self._answer_name = answer_name(tools)
         self._answered = answered
-        self._held = held
-        self._raw = ""
-        self._mode: Literal["", "answer", "call", "held"] = ""
-        self._name = ""
-        self._args_start = 0
-        self._sent = 0
-        self._answer = ""
+        self._calls = _ItemScanner()
+        self._emitted: set[tuple[str, str]] = set()
+        self._answer: str | None = None
+        self._repeats: set[str] = set()
 
     def feed(self, text: str) -> None:
-        self._raw += text
-        if not self._mode:
-            self._detect()
-        if self._mode == "answer":
-            self._emit_answer()
-        elif self._mode == "call":
-            args = self._raw[self._args_start :]
-            end = len(args.rstrip(_CLOSERS))
-            if end > self._sent:
-                self._builder.tool_call_delta(args[self._sent : end])
-                self._sent = end
+        for item in self._calls.feed(text):
+            self._item(item)
+        current = self._calls.open_item
+        if current:
+            self._emit_answer(current)
 
-    def _detect(self) -> None:
-        parsed = parse_partial_json(self._raw)
-        name = parsed.get("name")
-        if name == self._answer_name and ANSWER_TEXT in parsed:
-            self._mode = "answer"
+    def _item(self, raw: str) -> None:
+        try:
+            item = json.loads(raw)
+        except ValueError:
+            logger.debug("local reply item is not JSON: %.200s", raw)
             return
-        match = _ARGUMENTS.search(self._raw)
-        if match is None or not isinstance(name, str) or name not in self._tools:
+        if not isinstance(item, dict):
             return
-        self._name = name
-        self._args_start = match.end()
-        if name in self._held:
-            self._mode = "held"
-        else:
-            self._mode = "call"
-            self._builder.tool_call_start(_new_id(), name)
+        name = item.get("name")
+        if name == self._answer_name:
+            self._emit_answer(raw)
+            return
+        arguments = item.get("arguments")
+        if not isinstance(name, str) or not isinstance(arguments, dict):
+            return
+        key = call_key(name, arguments)
+        if key in self._answered or key in self._emitted:
+            if key in self._answered:
+                self._repeats.add(name)
+            return
+        self._emitted.add(key)
+        self._builder.tool_call_start(_new_id(), name)
+        self._builder.tool_call_delta(json.dumps(arguments, ensure_ascii=False))
+        self._builder.end_block()
 
-    def _emit_answer(self) -> None:
-        answer = parse_partial_json(self._raw).get(ANSWER_TEXT)
+    def _emit_answer(self, raw: str) -> None:
+        parsed = parse_partial_json(raw)
+        if parsed.get("name") != self._answer_name:
+            return
+        answer = parsed.get(ANSWER_TEXT)
         if not isinstance(answer, str):
             return
+        sent = self._answer or ""
+        if self._answer is None:
+            self._answer = ""
         # A half-received escape can make the partial string differ from the last one;
         # emit only when it extends what was already sent.
-        if len(answer) > len(self._answer) and answer.startswith(self._answer):
-            self._builder.text_delta(answer[len(self._answer) :])
+        if len(answer) > len(sent) and answer.startswith(sent):
+            self._builder.text_delta(answer[len(sent) :])
             self._answer = answer
 
-    def finish(self) -> tuple[Literal["answer", "call", "repeat", "none"], str]:
-        """Flush what is left; returns the reply's kind and, for a repeat, the tool name."""
-        if not self._mode:
-            self._detect()
-        if self._mode == "answer":
-            self._emit_answer()
-            return "answer", ""
-        if not self._mode:
-            return "none", ""
-        args = self._raw[self._args_start :].rstrip()
-        args = args[:-1] if args.endswith("}") else args  # the outer object's brace
-        if self._mode == "held":
-            if call_key(self._name, parse_partial_json(args)) in self._answered:
-                return "repeat", self._name
-            self._builder.tool_call_start(_new_id(), self._name)
-        if len(args) > self._sent:
-            self._builder.tool_call_delta(args[self._sent :])
-        self._builder.end_block()
-        return "call", ""
+    def finish(self, cut: bool) -> tuple[Literal["answer", "call", "repeat", "none"], set[str]]:
+        """Flush what is left (`cut`: generation ended early); returns the reply's kind and,
+        when it held only repeats of answered calls, their tool names."""
+        current = self._calls.open_item
+        if self._answer is not None:
+            if current:
+                self._emit_answer(current)
+            return "answer", set()
+        if cut and current:
+            parsed = parse_partial_json(current)
+            match = _ARGUMENTS.search(current)
+            if isinstance(parsed.get("name"), str) and match is not None:
+                self._builder.tool_call_start(_new_id(), parsed["name"])
+                self._builder.tool_call_delta(current[match.end() :].rstrip(_CLOSERS))
+                return "call", set()
+        if self._emitted:
+            return "call", set()
+        if self._repeats:
+            return "repeat", set(self._repeats)
+        return "none", set()
 
 
 def _new_id() -> str:

@@ -71,9 +71,10 @@ class LocalModelSpec:
     """Tokens the model supports."""
     install_hint: str = ""
     """The one command that installs the chunk packages."""
-    max_tool_rounds: int = 3
+    max_tool_rounds: int = 4
     """Assistant turns with tool calls allowed after the last user message; then only an
-    answer is allowed (small models otherwise chain calls on their own results)."""
+    answer is allowed (the round budget of R-11.2: enough for two-step chains, and a stop for
+    a small model that chains calls on its own results)."""
 
 
 def _hint(extra: str) -> str:
@@ -97,7 +98,6 @@ LOCAL_MODELS: dict[str, LocalModelSpec] = {
         version="0.9.0",
         sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
         install_hint=_hint("local"),
-        max_tool_rounds=1,
     ),
     "qwen2.5-coder-1.5b": LocalModelSpec(
         id="qwen2.5-coder-1.5b",

@@ -139,7 +139,7 @@ def format_number(value: Number) -> str:
     return str(value)
 
 
-@tool
+@tool(parallel=True)
 def calculator(expression: str) -> str:
     """Evaluate an arithmetic expression.
 

@@ -96,7 +96,7 @@ def local_time(place: str, now: datetime | None = None) -> str:
     return f"{moment:%H:%M on %A %Y-%m-%d} in {place.strip()} ({zone}, UTC{offset})"
 
 
-@tool
+@tool(parallel=True)
 def get_time(place: str) -> str:
     """Current local time in a city or time zone.
 

@@ -65,7 +65,7 @@ def make_read_file(root: str | Path) -> AgentTool:
     """A `read_file` tool confined to `root`."""
     root_path = Path(root)
 
-    @tool
+    @tool(parallel=True)
     def read_file(path: str) -> str:
         """Read a text file.
 

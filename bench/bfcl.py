@@ -1,0 +1,361 @@
+"""Bench: the Berkeley Function Calling Leaderboard's single-turn Python categories on the
+embedded model (DESIGN §11), one model call per case through `yiemagent.ai.complete`.
+
+Data: the `bfcl-eval` package (pinned 2026.3.23, installed without its heavy dependencies:
+`bash scripts/setup.sh bench`, or `.venv/bin/pip install --no-deps bfcl-eval==2026.3.23`):
+`bfcl_eval/data/BFCL_v4_<category>.json` and `possible_answer/`.
+
+Each case's function docs become `AgentTool`s: BFCL's types are turned into JSON Schema
+(`dict` → object, `float` → number, `tuple` → array, `any` → string, as BFCL's own
+function-calling handlers do), dotted names (`math.factorial`) are mapped to `math_factorial`
+and mapped back before scoring, and BFCL's Python hint is appended to each description (as
+BFCL's prompt pre-processing does). The model's tool calls, as `[{name: arguments}, ...]`, are
+scored by BFCL's own AST checker (`bfcl_eval.eval_checker.ast_eval.ast_checker`), imported with
+one stub: `bfcl_eval.constants.model_config`, whose import pulls every provider SDK, is
+replaced by a table saying "names are not underscored" (names are already mapped back).
+`irrelevance` passes when the reply holds no tool call (BFCL's `is_empty_output` rule).
+A reply that ends in "length" or "error" counts as no call (as a reply BFCL cannot decode).
+
+    .venv/bin/python bench/bfcl.py --n 20                # 20 cases per category
+    .venv/bin/python bench/bfcl.py --n 100 --out /tmp/bfcl.jsonl
+    .venv/bin/python bench/bfcl.py --categories parallel --n 10 --model local/qwen2.5-coder-1.5b
+
+`--n` picks a deterministic, evenly spread sample of each category (ids in file order);
+`--n 0` runs the whole category. Prints accuracy per category and the unweighted mean.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import copy
+import importlib
+import json
+import re
+import statistics
+import sys
+import time
+import types
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Any
+
+from yiemagent import AgentTool, UserMessage
+from yiemagent.ai import Context, StreamOptions, complete, get_model
+
+CATEGORIES = ("simple_python", "multiple", "parallel", "parallel_multiple", "irrelevance")
+PYTHON_HINT = " Note that the provided function is in Python 3 syntax."
+"""What BFCL appends to every Python function description (`_get_language_specific_hint`)."""
+CASE_TIMEOUT_S = 180.0
+_TYPES = {
+    "dict": "object",
+    "object": "object",
+    "float": "number",
+    "number": "number",
+    "integer": "integer",
+    "int": "integer",
+    "string": "string",
+    "str": "string",
+    "boolean": "boolean",
+    "bool": "boolean",
+    "array": "array",
+    "list": "array",
+    "tuple": "array",
+    "any": "string",
+}
+"""BFCL's parameter types → JSON Schema types (BFCL's GORILLA_TO_OPENAPI for Python types)."""
+
+
+# ── BFCL function docs → AgentTool ─────────────────────────────────────────
+
+
+def to_json_schema(param: dict[str, Any]) -> dict[str, Any]:
+    """One BFCL parameter (or parameters object) as JSON Schema.
+
+    Types are mapped by `_TYPES` (unknown types become strings, as BFCL does); `properties`,
+    `items` and `additionalProperties` are converted recursively; `description`, `enum`,
+    `default`, `required`, `minItems`/`maxItems` are kept. Nothing else is copied.
+    """
+    out: dict[str, Any] = {}
+    kind = param.get("type")
+    if isinstance(kind, str):
+        out["type"] = _TYPES.get(kind, "string")
+    elif "properties" in param:
+        out["type"] = "object"
+    for key in ("description", "enum", "default", "minItems", "maxItems"):
+        if key in param:
+            out[key] = copy.deepcopy(param[key])
+    properties = param.get("properties")
+    if isinstance(properties, dict):
+        out["properties"] = {
+            name: to_json_schema(sub) if isinstance(sub, dict) else {}
+            for name, sub in properties.items()
+        }
+        required = param.get("required")
+        if isinstance(required, list):
+            out["required"] = [r for r in required if r in properties]
+    items = param.get("items")
+    if isinstance(items, dict):
+        out["items"] = to_json_schema(items)
+    extra = param.get("additionalProperties")
+    if isinstance(extra, dict):
+        out["additionalProperties"] = to_json_schema(extra)
+    bare = "properties" not in out and "additionalProperties" not in out
+    if out.get("type") == "object" and bare:
+        out["additionalProperties"] = True
+    return out
+
+
+def tool_name(bfcl_name: str, taken: set[str]) -> str:
+    """A valid tool name for `bfcl_name` (dots and other characters → `_`, ≤ 64 characters),
+    not in `taken`."""
+    base = re.sub(r"[^A-Za-z0-9_-]", "_", bfcl_name)[:60] or "function"
+    name, i = base, 2
+    while name in taken:
+        name, i = f"{base}_{i}", i + 1
+    return name
+
+
+def _unused(*_: Any) -> str:
+    raise RuntimeError("BFCL tools are never executed")
+
+
+def to_tools(functions: Sequence[dict[str, Any]]) -> tuple[list[AgentTool], dict[str, str]]:
+    """The `AgentTool`s of one case and the map tool name → BFCL name."""
+    tools: list[AgentTool] = []
+    names: dict[str, str] = {}
+    for function in functions:
+        name = tool_name(function["name"], set(names))
+        names[name] = function["name"]
+        schema = to_json_schema(function.get("parameters") or {"type": "dict"})
+        schema["type"] = "object"
+        schema.setdefault("properties", {})
+        tools.append(
+            AgentTool(
+                name=name,
+                label=function["name"],
+                description=str(function.get("description", "")) + PYTHON_HINT,
+                input_schema=schema,
+                execute=_unused,
+            )
+        )
+    return tools, names
+
+
+# ── data and scoring ───────────────────────────────────────────────────────
+
+
+def _data_file(relative: str) -> Any:
+    try:
+        return resources.files("bfcl_eval").joinpath("data", relative)
+    except ModuleNotFoundError:
+        sys.exit(
+            "bench/bfcl.py needs the BFCL data: bash scripts/setup.sh bench "
+            "(or .venv/bin/pip install --no-deps bfcl-eval==2026.3.23)"
+        )
+
+
+def _read_jsonl(relative: str) -> list[dict[str, Any]]:
+    text = _data_file(relative).read_text(encoding="utf-8")
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+@dataclass(slots=True)
+class Case:
+    id: str
+    category: str
+    question: list[dict[str, Any]]
+    functions: list[dict[str, Any]]
+    answer: list[dict[str, Any]] | None
+
+
+def load_cases(category: str) -> list[Case]:
+    """Every case of `category` in file order, with its possible answer (none for
+    irrelevance)."""
+    entries = _read_jsonl(f"BFCL_v4_{category}.json")
+    answers: dict[str, Any] = {}
+    if category != "irrelevance":
+        answers = {
+            a["id"]: a["ground_truth"]
+            for a in _read_jsonl(f"possible_answer/BFCL_v4_{category}.json")
+        }
+    return [
+        Case(
+            id=e["id"],
+            category=category,
+            question=e["question"][0],
+            functions=e["function"],
+            answer=answers.get(e["id"]),
+        )
+        for e in entries
+    ]
+
+
+def sample(cases: Sequence[Case], n: int) -> list[Case]:
+    """`n` cases spread evenly over `cases` (all of them when `n` is 0 or too large)."""
+    if n <= 0 or n >= len(cases):
+        return list(cases)
+    return [cases[i * len(cases) // n] for i in range(n)]
+
+
+def _ast_checker() -> Any:
+    """BFCL's own `ast_checker`, importable without its SDK dependencies."""
+    name = "bfcl_eval.constants.model_config"
+    if name not in sys.modules:
+        stub = types.ModuleType(name)
+
+        class _Config:
+            underscore_to_dot = False
+
+        class _Table(dict[str, Any]):
+            def __missing__(self, key: str) -> Any:
+                return _Config()
+
+        stub.MODEL_CONFIG_MAPPING = _Table()  # type: ignore[attr-defined]
+        sys.modules[name] = stub
+    module = importlib.import_module("bfcl_eval.eval_checker.ast_eval.ast_checker")
+    return module
+
+
+def score(case: Case, calls: list[dict[str, Any]]) -> tuple[bool, str]:
+    """Whether `calls` (`[{bfcl_name: arguments}]`) pass BFCL's rules for `case`."""
+    if case.category == "irrelevance":
+        empty = not calls or (len(calls) == 1 and not calls[0])
+        return empty, "" if empty else "called a function"
+    checker = _ast_checker()
+    from bfcl_eval.constants.enums import Language
+
+    functions = copy.deepcopy(case.functions)
+    for function in functions:  # as BFCL's pre-processing leaves them
+        function["description"] = str(function.get("description", "")) + PYTHON_HINT
+    result = checker.ast_checker(
+        functions, calls, case.answer, Language.PYTHON, case.category, "yiemagent"
+    )
+    return bool(result["valid"]), "; ".join(map(str, result.get("error") or []))
+
+
+# ── running ────────────────────────────────────────────────────────────────
+
+
+@dataclass(slots=True)
+class Outcome:
+    case: Case
+    calls: list[dict[str, Any]]
+    stop_reason: str
+    seconds: float
+    passed: bool
+    error: str
+    text: str = ""
+    usage: dict[str, int] = field(default_factory=dict)
+
+
+async def run_case(model: Any, case: Case, max_tokens: int) -> Outcome:
+    """One model call on `case` and its score."""
+    tools, names = to_tools(case.functions)
+    system = "\n".join(str(m["content"]) for m in case.question if m["role"] == "system")
+    messages = [UserMessage(str(m["content"])) for m in case.question if m["role"] == "user"]
+    started = time.perf_counter()
+    try:
+        reply = await asyncio.wait_for(
+            complete(model, Context(system, messages, tools), StreamOptions(max_tokens=max_tokens)),
+            CASE_TIMEOUT_S,
+        )
+    except TimeoutError:
+        seconds = time.perf_counter() - started
+        passed, why = score(case, [])
+        return Outcome(case, [], "timeout", seconds, passed, why or "timeout")
+    seconds = time.perf_counter() - started
+    calls: list[dict[str, Any]] = []
+    if reply.stop_reason == "toolUse":
+        calls = [{names.get(c.name, c.name): dict(c.arguments)} for c in reply.tool_calls]
+    passed, why = score(case, calls)
+    usage = {"input": reply.usage.input, "cache": reply.usage.cache_read, "out": reply.usage.output}
+    if reply.stop_reason in ("error", "aborted"):
+        why = f"{reply.stop_reason}: {reply.error_message}; {why}"
+    return Outcome(case, calls, reply.stop_reason, seconds, passed, why, reply.text, usage)
+
+
+def _print_table(model_id: str, outcomes: Iterable[Outcome], categories: Sequence[str]) -> float:
+    by_category: dict[str, list[Outcome]] = {c: [] for c in categories}
+    for outcome in outcomes:
+        by_category[outcome.case.category].append(outcome)
+    print(f"\n{model_id}")
+    print(f"{'category':<19} {'n':>4} {'accuracy':>9} {'median s':>9} {'length':>7} {'error':>6}")
+    accuracies: list[float] = []
+    for category, rows in by_category.items():
+        if not rows:
+            continue
+        accuracy = sum(r.passed for r in rows) / len(rows)
+        accuracies.append(accuracy)
+        median = statistics.median(r.seconds for r in rows)
+        length = sum(r.stop_reason == "length" for r in rows)
+        errors = sum(r.stop_reason in ("error", "aborted", "timeout") for r in rows)
+        print(
+            f"{category:<19} {len(rows):>4} {accuracy * 100:>8.1f}% {median:>9.2f} "
+            f"{length:>7} {errors:>6}"
+        )
+    mean = statistics.mean(accuracies) if accuracies else 0.0
+    print(f"{'unweighted mean':<19} {'':>4} {mean * 100:>8.1f}%")
+    return mean
+
+
+async def _main(args: argparse.Namespace) -> None:
+    from yiemagent.ai.local import load_runtime, local_spec
+
+    model = get_model(args.model)
+    categories = args.categories.split(",") if args.categories else list(CATEGORIES)
+    for category in categories:
+        if category not in CATEGORIES:
+            sys.exit(f"unknown category {category!r}; known: {', '.join(CATEGORIES)}")
+    if model.api == "local":
+        started = time.perf_counter()
+        await asyncio.to_thread(load_runtime, local_spec(model.id))
+        print(f"{model.id}: loaded in {time.perf_counter() - started:.1f} s", flush=True)
+    out = open(args.out, "a", encoding="utf-8") if args.out else None  # noqa: SIM115, ASYNC230
+    outcomes: list[Outcome] = []
+    try:
+        for category in categories:
+            for case in sample(load_cases(category), args.n):
+                outcome = await run_case(model, case, args.max_tokens)
+                outcomes.append(outcome)
+                mark = "ok " if outcome.passed else "BAD"
+                print(
+                    f"{mark} {case.id:<24} {outcome.seconds:6.1f}s {outcome.stop_reason:<7} "
+                    f"{json.dumps(outcome.calls, ensure_ascii=False)[:150]}"
+                    + ("" if outcome.passed else f"  | {outcome.error[:150]}"),
+                    flush=True,
+                )
+                if out is not None:
+                    record = {
+                        "model": model.id,
+                        "id": case.id,
+                        "category": category,
+                        "passed": outcome.passed,
+                        "seconds": round(outcome.seconds, 3),
+                        "stop_reason": outcome.stop_reason,
+                        "calls": outcome.calls,
+                        "text": outcome.text[:500],
+                        "error": outcome.error[:500],
+                        "usage": outcome.usage,
+                    }
+                    out.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
+                    out.flush()
+    finally:
+        if out is not None:
+            out.close()
+        _print_table(model.id, outcomes, categories)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=20, help="cases per category (0: all)")
+    parser.add_argument("--categories", default="", help="comma-separated (default: all five)")
+    parser.add_argument("--model", default="local/qwen2.5-coder-0.5b")
+    parser.add_argument("--max-tokens", type=int, default=512)
+    parser.add_argument("--out", default="", help="append one JSON line per case to this file")
+    asyncio.run(_main(parser.parse_args()))
+
+
+if __name__ == "__main__":
+    main()
