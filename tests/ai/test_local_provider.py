@@ -151,7 +151,8 @@ async def test_a_call_streams_toolcall_events_and_ends_with_tool_use(
     fake([_calls(("calculator", {"expression": "17 * 23"}))])
     events = await _events(Context("", [UserMessage("17*23?")], [CALC, TIME]))
     kinds = [e.type for e in events]
-    assert kinds == ["start", "toolcall_start", "toolcall_delta", "toolcall_end", "done"]
+    assert kinds[0] == "start" and kinds[1] == "toolcall_start"
+    assert kinds.count("toolcall_delta") >= 2 and kinds[-2:] == ["toolcall_end", "done"]
     final = events[-1].message
     assert final.stop_reason == "toolUse"
     [call] = final.tool_calls

@@ -56,9 +56,10 @@ __all__ = ["DEADLINE_ENV", "DEADLINE_S", "stream_local"]
 logger = logging.getLogger(__name__)
 
 DEADLINE_ENV = "YIEMAGENT_LOCAL_DEADLINE_S"
-DEADLINE_S = 120.0
+DEADLINE_S = 300.0
 """Seconds one generation may take, prompt included, unless `$YIEMAGENT_LOCAL_DEADLINE_S`
-says otherwise (2048 tokens at ~22 tokens/s on 2 cores take ~95 s)."""
+says otherwise (2048 tokens at ~22 tokens/s on 2 idle cores take ~95 s; a machine shared
+with other work is several times slower)."""
 REPEAT_WINDOW = 240
 """A reply whose last `REPEAT_WINDOW` characters are one short piece (≤ 1/4 of the window)
 over and over is stopped as runaway ("length")."""
@@ -376,10 +377,13 @@ class _ItemScanner:
 class _Decoder:
     """Turns the streamed JSON reply into builder calls.
 
-    The answer's `text` is emitted as text deltas as it grows. Each call item is
-    emitted (start, its arguments, end) once complete, unless it repeats an answered call
-    or an earlier item of this reply. A call cut off by the end of generation is opened with
-    the arguments received, so the message ends with that partial call.
+    The answer's `text` is emitted as text deltas as it grows. A call is opened as soon as
+    its name is complete (the `"arguments"` key follows it) and its argument text is
+    forwarded as it arrives, holding back trailing `}`/`]`/whitespace that may close the
+    item. A call of a tool in `held` (tools with an answered call, and tools already called
+    in this reply) is held back until complete, so a repeat of an answered call or of an
+    earlier item is dropped without having been shown. A call cut off by the end of
+    generation stays open with the arguments received (the message ends with it partial).
     """
 
     __slots__ = (
@@ -387,9 +391,13 @@ class _Decoder:
         "_answer_name",
         "_answered",
         "_builder",
-        "_calls",
         "_emitted",
+        "_held",
+        "_items",
+        "_open",
         "_repeats",
+        "_sent",
+        "_tools",
     )
 
     def __init__(
@@ -399,27 +407,54 @@ class _Decoder:
         answered: set[tuple[str, str]],
     ) -> None:
         self._builder = builder
+        self._tools = {tool.name for tool in tools}
         self._answer_name = answer_name(tools)
         self._answered = answered
-        self._calls = _ItemScanner()
+        self._held = {name for name, _ in answered}
+        self._items = _ItemScanner()
         self._emitted: set[tuple[str, str]] = set()
         self._answer: str | None = None
         self._repeats: set[str] = set()
+        self._open: tuple[str, int] | None = None
+        """The call being streamed: its name and where its arguments start in the item."""
+        self._sent = 0
 
     def feed(self, text: str) -> None:
-        for item in self._calls.feed(text):
-            self._item(item)
-        current = self._calls.open_item
+        for item in self._items.feed(text):
+            self._complete(item)
+        current = self._items.open_item
         if current:
-            self._emit_answer(current)
+            self._progress(current)
 
-    def _item(self, raw: str) -> None:
+    def _progress(self, raw: str) -> None:
+        if self._open is None:
+            parsed = parse_partial_json(raw)
+            name = parsed.get("name")
+            if name == self._answer_name:
+                self._emit_answer(raw)
+                return
+            match = _ARGUMENTS.search(raw)
+            if match is None or name not in self._tools or name in self._held:
+                return
+            self._open = (name, match.end())
+            self._sent = 0
+            self._builder.tool_call_start(_new_id(), name)
+        args = raw[self._open[1] :]
+        end = len(args.rstrip(_CLOSERS))
+        if end > self._sent:
+            self._builder.tool_call_delta(args[self._sent : end])
+            self._sent = end
+
+    def _complete(self, raw: str) -> None:
+        streamed, self._open = self._open, None
         try:
             item = json.loads(raw)
         except ValueError:
-            logger.debug("local reply item is not JSON: %.200s", raw)
-            return
+            item = None
         if not isinstance(item, dict):
+            logger.debug("local reply item is not a JSON object: %.200s", raw)
+            if streamed is not None:
+                self._builder.end_block()
             return
         name = item.get("name")
         if name == self._answer_name:
@@ -427,16 +462,26 @@ class _Decoder:
             return
         arguments = item.get("arguments")
         if not isinstance(name, str) or not isinstance(arguments, dict):
+            if streamed is not None:
+                self._builder.end_block()
             return
         key = call_key(name, arguments)
-        if key in self._answered or key in self._emitted:
+        if streamed is None:
             if key in self._answered:
                 self._repeats.add(name)
-            return
-        self._emitted.add(key)
-        self._builder.tool_call_start(_new_id(), name)
-        self._builder.tool_call_delta(json.dumps(arguments, ensure_ascii=False))
+                return
+            if key in self._emitted:
+                return
+            self._builder.tool_call_start(_new_id(), name)
+            self._builder.tool_call_delta(json.dumps(arguments, ensure_ascii=False))
+        else:
+            args = raw[streamed[1] :].rstrip()
+            args = args[:-1].rstrip() if args.endswith("}") else args  # the item's own brace
+            if len(args) > self._sent:
+                self._builder.tool_call_delta(args[self._sent :])
         self._builder.end_block()
+        self._emitted.add(key)
+        self._held.add(name)
 
     def _emit_answer(self, raw: str) -> None:
         parsed = parse_partial_json(raw)
@@ -457,12 +502,14 @@ class _Decoder:
     def finish(self, cut: bool) -> tuple[Literal["answer", "call", "repeat", "none"], set[str]]:
         """Flush what is left (`cut`: generation ended early); returns the reply's kind and,
         when it held only repeats of answered calls, their tool names."""
-        current = self._calls.open_item
+        current = self._items.open_item
         if self._answer is not None:
             if current:
                 self._emit_answer(current)
             return "answer", set()
         if cut and current:
+            if self._open is not None:
+                return "call", set()  # left open: the message ends with it partial
             parsed = parse_partial_json(current)
             match = _ARGUMENTS.search(current)
             if isinstance(parsed.get("name"), str) and match is not None:
