@@ -434,6 +434,22 @@ async def test_abort_stops_generation_and_ends_aborted(fake: Callable[..., FakeR
     assert runtime.stopped_early.wait(2)
 
 
+async def test_abort_ends_the_stream_without_waiting_for_the_next_token(
+    fake: Callable[..., FakeRuntime],
+) -> None:
+    """On a busy machine a token can take seconds: the stream ends on abort at once."""
+    fake([_answer("slow words here")], delay_s=1.5, size=20)
+    signal = AbortSignal()
+    s = stream(MODEL, Context("", [UserMessage("talk")], [CALC]), StreamOptions(signal=signal))
+    async for event in s:
+        if event.type == "text_delta":
+            signal.abort()
+            aborted_at = time.monotonic()
+    final = await s.result()
+    assert final.stop_reason == "aborted"
+    assert time.monotonic() - aborted_at < 1.0
+
+
 async def test_a_call_cut_off_by_the_token_limit_ends_with_length(
     fake: Callable[..., FakeRuntime],
 ) -> None:

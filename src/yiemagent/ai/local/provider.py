@@ -68,6 +68,7 @@ _ARGUMENTS = re.compile(r'"arguments"\s*:\s*')
 _CLOSERS = "}] \t\r\n"
 _tasks: set[asyncio.Task[None]] = set()
 _DONE = object()
+_ABORTED = object()
 
 
 def stream_local(
@@ -253,6 +254,12 @@ async def _stream_chunks(
             with contextlib.suppress(RuntimeError):  # the event loop is gone
                 loop.call_soon_threadsafe(queue.put_nowait, _DONE)
 
+    def on_abort(reason: str | None) -> None:
+        # Wake the reader at once, not at llama.cpp's next token (slow on a busy machine).
+        with contextlib.suppress(RuntimeError):
+            loop.call_soon_threadsafe(queue.put_nowait, _ABORTED)
+
+    detach = signal.add_listener(on_abort) if signal is not None else (lambda: None)
     future = loop.run_in_executor(None, work)
     outcome = _Outcome(kind="text" if decoder is None else "none")
     text = ""
@@ -271,7 +278,7 @@ async def _stream_chunks(
             if chunk is _DONE:
                 ended = True
                 break
-            if signal is not None and signal.aborted:
+            if chunk is _ABORTED or (signal is not None and signal.aborted):
                 break
             error = _chunk_error(chunk)
             if error is not None:
@@ -296,6 +303,7 @@ async def _stream_chunks(
                 break
     finally:
         stop = True
+        detach()
     if ended:
         result = await future
         if isinstance(result, dict) and outcome.error is None:
