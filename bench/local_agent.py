@@ -167,7 +167,8 @@ def _tools(root: Path) -> list[Any]:
 async def run_task(model: Any, task: dict[str, Any], tools: list[Any], system: str) -> Result:
     """Run one task through `agent_loop` and check it."""
     context = AgentContext(system, [], tools)
-    config = AgentLoopConfig(model=model, max_turns=6)
+    # The provider bounds each generation itself (R-11.3); a busy machine is slow to start.
+    config = AgentLoopConfig(model=model, max_turns=6, stream_idle_timeout_s=None)
     started = time.perf_counter()
     events = agent_loop([UserMessage(task["prompt"])], context, config)
     async for _ in events:
