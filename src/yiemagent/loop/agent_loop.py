@@ -24,11 +24,13 @@ from yiemagent.loop.batches import (
     CANCELLED_TEXT,
     execute_tool_calls,
     fail_tool_calls,
+    held_tool_calls,
     interrupted_text,
 )
 from yiemagent.loop.convert import IncrementalConverter
 from yiemagent.loop.limits import UsageMeter, limit_text
 from yiemagent.loop.model_call import assistant_message, stream_assistant_response
+from yiemagent.loop.output import OutputFailed, OutputRun
 from yiemagent.types import (
     AbortSignal,
     AgentContext,
@@ -46,6 +48,7 @@ from yiemagent.types import (
     TurnContext,
     TurnEndEvent,
     TurnStartEvent,
+    UserMessage,
 )
 from yiemagent.types.callbacks import Emit, EventSink, guarded_sink, maybe_await
 from yiemagent.types.messages import to_messages
@@ -114,10 +117,16 @@ async def run_agent_loop_continue(
     """`run_agent_loop` without prompts: continue from the transcript (no prompt events);
     `converter` as there.
 
+    When the transcript's last assistant message has held tool calls (DESIGN §14) with
+    decisions in `config.approvals`, the approved ones run and the rejected ones get their
+    error result first, as the first turn; calls still without a decision end the run
+    with reason "awaiting_approval" before any model call.
+
     Raises:
-        ConfigError: the transcript is empty or ends with an assistant message.
+        ConfigError: the transcript is empty or ends with an assistant message (see
+            `agent_loop_continue`).
     """
-    check_can_continue(context)
+    check_can_continue(context, config)
     run = _Run(context, config, guarded_sink(emit), signal or AbortSignal(), stream_fn)
     if converter is not None:
         run.convert = converter
@@ -128,11 +137,14 @@ async def run_agent_loop_continue(
     return run.new_messages
 
 
-def check_can_continue(context: AgentContext) -> None:
+def check_can_continue(context: AgentContext, config: AgentLoopConfig | None = None) -> None:
+    """Raise `ConfigError` unless the run can continue from `context`: the transcript is
+    not empty and does not end with an assistant message, unless that message has held
+    tool calls with decisions in `config.approvals` (DESIGN §14)."""
     if not context.messages:
         raise ConfigError("Cannot continue: no messages in context")
     role = getattr(context.messages[-1], "role", None)
-    if role == "assistant":
+    if role == "assistant" and not _decided_held_calls(context, config):
         raise ConfigError(
             "Cannot continue from message role: assistant (add a user message or tool results)"
         )
@@ -162,6 +174,15 @@ class _Run:
     """What the run has spent, when it has `UsageLimits` (DESIGN §13)."""
     trace: RunSpan | None = None
     """The run's `invoke_agent` span, when it is traced (DESIGN §13)."""
+    held: list[ToolCall] = field(default_factory=list)
+    """Tool calls of the last batch held for approval (DESIGN §14)."""
+    output: OutputRun | None = None
+    """The run's output type, when it has one (DESIGN §14)."""
+
+    def __post_init__(self) -> None:
+        spec = self.config.output_type
+        if spec is not None:
+            self.output = OutputRun(spec, self.config.output_retries)
 
     def append(self, message: AgentMessage) -> None:
         self.context.messages.append(message)
@@ -206,7 +227,8 @@ async def _run(run: _Run) -> None:
             logger.exception("could not close the turn of a cancelled run")
         raise
     finally:
-        await run.emit(AgentEndEvent(run.new_messages, reason))
+        output = run.output.value if run.output is not None and reason == "stop" else None
+        await run.emit(AgentEndEvent(run.new_messages, reason, output))
         if trace is not None:
             _end_trace(trace, run, reason)
 
@@ -226,9 +248,15 @@ async def _run_turns(run: _Run) -> AgentEndReason:
     The first turn has started already. Steering is polled at the start and after each turn;
     follow-ups only when the agent would otherwise stop.
     """
+    turn: TurnContext | None = None
+    if run.config.approvals and (decided := _decided_held_calls(run.context, run.config)):
+        turn = await _answer_held_calls(run, *decided)
+        if run.held:
+            return "awaiting_approval"
+        if run.signal.aborted:
+            return "aborted"
     pending = await _poll(run.config.get_steering_messages)
     reason: AgentEndReason = "stop"
-    turn: TurnContext | None = None
     while True:
         has_more_tool_calls = True
         while has_more_tool_calls or pending:
@@ -256,8 +284,21 @@ async def _run_turns(run: _Run) -> AgentEndReason:
             await _end_turn(run, message, tool_results)
             if message.stop_reason == "error" or message.stop_reason == "aborted":
                 return message.stop_reason
+            if run.held:
+                return "awaiting_approval"
             has_more_tool_calls = bool(tool_results) and not terminate
             reason = "terminate" if terminate else "stop"
+            retry: list[AgentMessage] = []
+            if run.output is not None:
+                verdict = run.output.check(message, tool_results, run.config.model)
+                if verdict is True:
+                    return "stop"
+                if isinstance(verdict, OutputFailed):
+                    await _fail_output(run, verdict.text)
+                    return "error"
+                if isinstance(verdict, UserMessage):
+                    retry = [verdict]
+                    has_more_tool_calls = True
 
             turn = TurnContext(message, tool_results, run.context, run.new_messages)
             if await _should_stop_after_turn(run, turn):
@@ -267,7 +308,7 @@ async def _run_turns(run: _Run) -> AgentEndReason:
             max_turns = run.config.max_turns
             if max_turns is not None and run.model_calls >= max_turns:
                 return "max_turns" if has_more_tool_calls else reason
-            pending = await _poll(run.config.get_steering_messages)
+            pending = [*retry, *await _poll(run.config.get_steering_messages)]
 
         pending = await _poll(run.config.get_follow_up_messages)
         if not pending:
@@ -346,6 +387,8 @@ async def _call_model(run: _Run) -> AssistantMessage:
         message = assistant_message(run.config, "aborted", "The run was aborted")
         await _emit_message(run, message)
     else:
+        if run.output is not None:
+            run.output.offer(run.context, run.config.model)
         run.model_calls += 1
         message = await stream_assistant_response(
             run.context,
@@ -414,7 +457,53 @@ async def _run_tool_calls(
     for result in batch.messages:
         run.append(result)
     run.unanswered = []
+    run.held = batch.held
     return batch.messages, batch.terminate
+
+
+# ── held tool calls (DESIGN §14) ────────────────────────────────────────────
+
+
+def _decided_held_calls(
+    context: AgentContext, config: AgentLoopConfig | None
+) -> tuple[AssistantMessage, list[ToolCall], list[ToolCall]] | None:
+    """The last assistant message, its held calls that have a decision in
+    `config.approvals`, and those that still have none; None when no held call is decided."""
+    approvals = config.approvals if config is not None else None
+    held = held_tool_calls(context.messages) if approvals else None
+    if held is None or approvals is None:
+        return None
+    message, calls = held
+    decided = [call for call in calls if call.id in approvals]
+    if not decided:
+        return None
+    return message, decided, [call for call in calls if call.id not in approvals]
+
+
+async def _answer_held_calls(
+    run: _Run, message: AssistantMessage, decided: list[ToolCall], undecided: list[ToolCall]
+) -> TurnContext:
+    """The first turn of a resumed run: the decided held calls run as one batch (approved
+    ones through the whole pipeline, rejected ones answered with the reason), then
+    `turn_end` for the assistant message they belong to."""
+    run.turn_message = message
+    run.unanswered = decided
+    answered: list[ToolResultMessage] = []
+    try:
+        batch = await execute_tool_calls(
+            run.context, message, run.config, run.signal, run.emit, answered=answered, only=decided
+        )
+    except BaseException:  # cancelled or interrupted: every call answered all the same
+        for result in answered:
+            run.append(result)
+        run.unanswered = []
+        raise
+    for result in batch.messages:
+        run.append(result)
+    run.unanswered = []
+    run.held = [*undecided, *batch.held]
+    await _end_turn(run, message, batch.messages)
+    return TurnContext(message, batch.messages, run.context, run.new_messages)
 
 
 def _unfinished_call_text(message: AssistantMessage) -> str:
@@ -451,6 +540,16 @@ async def _end_cancelled_turn(run: _Run, exc: BaseException) -> None:
         m for m in run.new_messages if isinstance(m, ToolResultMessage) and m.tool_call_id in calls
     ]
     await _end_turn(run, message, results)
+
+
+async def _fail_output(run: _Run, text: str) -> None:
+    """DESIGN §14: the output retries are used up; an error message says why, in a turn of
+    its own (no model call)."""
+    await _start_turn(run)
+    message = assistant_message(run.config, "error", text)
+    await _emit_message(run, message)
+    run.append(message)
+    await _end_turn(run, message, [])
 
 
 async def _fail_run(run: _Run, exc: Exception) -> None:

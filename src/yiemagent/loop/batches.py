@@ -28,9 +28,11 @@ from yiemagent.loop.pipeline import (
 from yiemagent.types import (
     AgentContext,
     AgentLoopConfig,
+    AgentMessage,
     AgentTool,
     AssistantMessage,
     FinalizedOutcome,
+    HeldOutcome,
     ImmediateOutcome,
     MessageEndEvent,
     MessageStartEvent,
@@ -55,6 +57,7 @@ __all__ = [
     "execute_tool_calls_parallel",
     "execute_tool_calls_sequential",
     "fail_tool_calls",
+    "held_tool_calls",
     "should_terminate",
 ]
 
@@ -117,6 +120,7 @@ class _Batch:
         "emit",
         "ended",
         "ended_ms",
+        "held",
         "messages",
         "meter",
         "outcomes",
@@ -152,6 +156,8 @@ class _Batch:
         self.ended = [False] * n
         self.outcomes: list[FinalizedOutcome | None] = [None] * n
         self.messages: list[ToolResultMessage | None] = [None] * n
+        self.held: list[int] = []
+        """Calls held for approval (DESIGN §14): no end event, no result message."""
         self.tasks: list[asyncio.Task[None]] = []
         self.started_ms = [0] * n
         self.ended_ms = [0] * n
@@ -171,7 +177,7 @@ class _Batch:
             self.spans[i] = self.trace.tool(call, self.tools.get(call.name))
         await self.emit(ToolExecutionStartEvent(call.id, call.name, call.arguments))
 
-    async def prepare(self, i: int) -> PreparedToolCall | ImmediateOutcome:
+    async def prepare(self, i: int) -> PreparedToolCall | ImmediateOutcome | HeldOutcome:
         if self.signal.aborted:
             return ImmediateOutcome(create_error_tool_result(SKIPPED_TEXT), True)
         prepared = await prepare_tool_call(
@@ -258,7 +264,8 @@ class _Batch:
     def result(self) -> ToolCallBatch:
         messages = [m for m in self.messages if m is not None]
         finalized = [f for f in self.outcomes if f is not None]
-        return ToolCallBatch(messages, should_terminate(finalized))
+        held = [self.calls[i] for i in self.held if self.messages[i] is None]
+        return ToolCallBatch(messages, should_terminate(finalized) and not held, held)
 
 
 # ── schedules ────────────────────────────────────────────────────────────────
@@ -269,6 +276,9 @@ async def _sequential(batch: _Batch) -> None:
     for i, call in enumerate(batch.calls):
         await batch.start(i)
         prepared = await batch.prepare(i)
+        if isinstance(prepared, HeldOutcome):
+            batch.held.append(i)
+            continue
         if isinstance(prepared, ImmediateOutcome):
             await batch.end(i, FinalizedOutcome(call, prepared.result, prepared.is_error))
         else:
@@ -283,7 +293,9 @@ async def _parallel(batch: _Batch) -> None:
     for i, call in enumerate(batch.calls):
         await batch.start(i)
         prepared = await batch.prepare(i)
-        if isinstance(prepared, ImmediateOutcome):
+        if isinstance(prepared, HeldOutcome):
+            batch.held.append(i)
+        elif isinstance(prepared, ImmediateOutcome):
             await batch.end(i, FinalizedOutcome(call, prepared.result, prepared.is_error))
         else:
             runnable.append((i, prepared))
@@ -303,7 +315,8 @@ async def _parallel(batch: _Batch) -> None:
         ]
         await asyncio.gather(*batch.tasks)
     for i in range(len(batch.calls)):
-        await batch.publish(i)
+        if batch.ended[i]:
+            await batch.publish(i)
 
 
 async def _limited(
@@ -323,6 +336,8 @@ async def _guarded(
     and `TaskGroup` recognise only the `CancelledError` they caused)."""
     try:
         await (_parallel(batch) if parallel else _sequential(batch))
+        if batch.held and batch.signal.aborted:  # an aborted run leaves nothing held
+            await batch.answer_the_rest(SKIPPED_TEXT)
     except Exception as exc:
         logger.exception("tool-call batch failed; answering the remaining calls")
         await batch.answer_the_rest(f"{_INTERNAL_ERROR}{exception_text(exc)}")
@@ -360,6 +375,7 @@ async def execute_tool_calls(
     answered: list[ToolResultMessage] | None = None,
     meter: UsageMeter | None = None,
     trace: RunSpan | None = None,
+    only: Sequence[ToolCall] | None = None,
 ) -> ToolCallBatch:
     """Run the tool calls of `assistant_message` as one batch (seed 000 §9, seed 004).
 
@@ -380,6 +396,8 @@ async def execute_tool_calls(
             its limits before it runs; None: no limits.
         trace: the run's span (the loop's, DESIGN §13): each call gets an `execute_tool`
             span; None: untraced.
+        only: run just these calls of the message (held calls that now have a decision,
+            DESIGN §14).
 
     Returns:
         One result message per tool call, in source order, and whether to terminate
@@ -389,7 +407,7 @@ async def execute_tool_calls(
     sink = guarded_sink(emit)
     try:
         ensure_unique_tool_call_ids(assistant_message)
-        calls = assistant_message.tool_calls
+        calls = assistant_message.tool_calls if only is None else list(only)
         batch = _Batch(context, assistant_message, calls, config, signal, sink, meter, trace)
     except Exception as exc:  # a malformed message or context: still answer what we can
         logger.exception("could not set up the tool-call batch")
@@ -461,3 +479,22 @@ async def fail_tool_calls(
         await emit(MessageEndEvent(message))
         messages.append(message)
     return ToolCallBatch(messages, False)
+
+
+def held_tool_calls(
+    messages: Sequence[AgentMessage],
+) -> tuple[AssistantMessage, list[ToolCall]] | None:
+    """The last assistant message and its tool calls that have no result yet, when only tool
+    results follow it (the calls a run held for approval, DESIGN §14); else None."""
+    answered: set[str] = set()
+    for message in reversed(messages):
+        if isinstance(message, ToolResultMessage):
+            answered.add(message.tool_call_id)
+            continue
+        if not isinstance(message, AssistantMessage):
+            return None
+        if message.stop_reason in ("error", "aborted", "length"):
+            return None
+        calls = [call for call in message.tool_calls if call.id not in answered]
+        return (message, calls) if calls else None
+    return None

@@ -62,7 +62,7 @@ def agent_loop_continue(
     Raises:
         ConfigError: the transcript is empty or ends with an assistant message.
     """
-    check_can_continue(context)
+    check_can_continue(context, config)
     stream = _create_agent_stream()
     _start(stream, run_agent_loop_continue(context, config, _pusher(stream), signal, stream_fn))
     return stream

@@ -13,7 +13,7 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from yiemagent.loop.convert import IncrementalConverter, default_convert_to_llm
 from yiemagent.loop.deadline import Deadline
@@ -184,7 +184,16 @@ async def _stream_options(config: AgentLoopConfig, signal: AbortSignal) -> Strea
         on_payload=config.on_payload,
         on_response=config.on_response,
         idle_timeout_s=config.stream_idle_timeout_s,
+        output_schema=_native_output_schema(config),
     )
+
+
+def _native_output_schema(config: AgentLoopConfig) -> dict[str, Any] | None:
+    """The output schema for the provider, when the run's output type is in native mode."""
+    spec = config.output_type
+    if spec is None or spec.resolved_mode(config.model) != "native":
+        return None
+    return spec.schema
 
 
 def _default_stream_fn() -> StreamFn:

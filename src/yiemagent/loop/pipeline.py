@@ -53,15 +53,18 @@ from yiemagent.types import (
     BeforeToolCallResult,
     ExecutedOutcome,
     FinalizedOutcome,
+    HeldOutcome,
     ImmediateOutcome,
     PreparedToolCall,
     TextContent,
+    ToolApproval,
     ToolCall,
 )
 from yiemagent.types.callbacks import EventSink, guarded_sink, is_async_callable, maybe_await
 from yiemagent.types.signal import AbortSignal
 
 __all__ = [
+    "REJECTED_TEXT",
     "create_error_tool_result",
     "exception_text",
     "execute_prepared_tool_call",
@@ -72,6 +75,10 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
+
+REJECTED_TEXT = "Tool call rejected by the user"
+"""The result of a held call a person rejected without a reason (DESIGN §14)."""
+
 
 # ── error results (R-4.7) ──────────────────────────────────────────────────
 
@@ -186,7 +193,7 @@ async def prepare_tool_call(
     signal: AbortSignal | None = None,
     *,
     tools: Mapping[str, AgentTool] | None = None,
-) -> PreparedToolCall | ImmediateOutcome:
+) -> PreparedToolCall | ImmediateOutcome | HeldOutcome:
     """Resolve the tool, prepare and validate the arguments, ask `before_tool_call` (R-4.4).
 
     Seed 000 §8.1, seed 004 prepareToolCall.
@@ -202,20 +209,31 @@ async def prepare_tool_call(
 
     Returns:
         The `PreparedToolCall` to execute, or an `ImmediateOutcome` holding an error result
-        (unknown tool, invalid arguments, blocked, aborted, a hook that raised). Never raises.
+        (unknown tool, invalid arguments, blocked, aborted, a hook that raised, a call a
+        person rejected: its reason), or a `HeldOutcome` for a call that needs a person's
+        approval (the tool's `requires_approval`, or the hook's `defer=True`) and has no
+        decision in `config.approvals` (DESIGN §14). Never raises.
     """
     if signal is None:
         signal = AbortSignal()
     if tools is None:
         tools = {tool.name: tool for tool in context.tools}
+    approval = config.approvals.get(tool_call.id) if config.approvals else None
+    if approval is not None and not approval.approved:
+        return ImmediateOutcome(create_error_tool_result(rejected_text(approval)), True)
     tool = tools.get(tool_call.name)
     if tool is None:
         return _not_found(tool_call.name, tools)
+    approved = approval is not None
     try:
         args = validate_tool_arguments(tool, prepare_tool_call_arguments(tool, tool_call))
+        if not approved and _requires_approval(tool, args):
+            return HeldOutcome(tool_call, args)
         hook = config.before_tool_call
         if hook is not None:
-            hook_context = BeforeToolCallContext(assistant_message, tool_call, args, context)
+            hook_context = BeforeToolCallContext(
+                assistant_message, tool_call, args, context, approved
+            )
             before = _hook_result(
                 await maybe_await(hook(hook_context, signal)), BeforeToolCallResult, "before"
             )
@@ -226,9 +244,26 @@ async def prepare_tool_call(
                 result = create_error_tool_result(before.reason or "Tool execution was blocked")
                 result.terminate = before.terminate
                 return ImmediateOutcome(result, True)
+            if before is not None and before.defer and not approved:
+                return HeldOutcome(tool_call, args)
         return PreparedToolCall(tool, tool_call, args)
     except Exception as exc:
         return ImmediateOutcome(create_error_tool_result(exception_text(exc)), True)
+
+
+def _requires_approval(tool: AgentTool, args: dict[str, Any]) -> bool:
+    """The tool's `requires_approval`: a bool, or its function of the validated arguments
+    (which may raise: the call then gets the error result, R-4.4)."""
+    needs = tool.requires_approval
+    if isinstance(needs, bool):
+        return needs
+    return bool(needs(args))
+
+
+def rejected_text(approval: ToolApproval) -> str:
+    """The error result of a rejected held call: the reason, said as a rejection."""
+    reason = (approval.reason or "").strip()
+    return f"{REJECTED_TEXT}: {reason}" if reason else REJECTED_TEXT
 
 
 # ── execute (R-4.5) ──────────────────────────────────────────────────────────

@@ -16,8 +16,14 @@ from yiemagent.types.context import (
 from yiemagent.types.limits import UsageLimits
 from yiemagent.types.messages import AgentMessage, AssistantMessage, Message
 from yiemagent.types.model import CacheRetention, Model, ThinkingLevel
+from yiemagent.types.output import DEFAULT_OUTPUT_RETRIES, OutputSpec
 from yiemagent.types.signal import AbortSignal
-from yiemagent.types.tools import AfterToolCallResult, AgentTool, BeforeToolCallResult
+from yiemagent.types.tools import (
+    AfterToolCallResult,
+    AgentTool,
+    BeforeToolCallResult,
+    ToolApproval,
+)
 
 __all__ = [
     "AgentLoopConfig",
@@ -91,6 +97,14 @@ class AgentLoopConfig:
     trace_content: bool = False
     """Record messages, tool arguments and results in the spans (off: they may hold
     personal data)."""
+    output_type: OutputSpec[Any] | None = None
+    """The run ends when the model returns a valid value of this type (DESIGN §14)."""
+    output_retries: int = DEFAULT_OUTPUT_RETRIES
+    """Invalid outputs sent back to the model (with the errors) before the run ends in error."""
+    approvals: Mapping[str, ToolApproval] | None = None
+    """Decisions on held tool calls, by tool-call id: a run continuing from a transcript
+    whose last assistant message has held calls runs the approved ones and answers the
+    rejected ones (DESIGN §14)."""
 
     def __post_init__(self) -> None:
         if self.usage_limits is not None and not isinstance(self.usage_limits, UsageLimits):
@@ -103,6 +117,9 @@ class AgentLoopConfig:
             value = getattr(self, name)
             if value is not None and (not isinstance(value, int) or value < 1):
                 raise ConfigError(f"{name} must be a whole number >= 1 or None, not {value!r}")
+        retries = self.output_retries
+        if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
+            raise ConfigError(f"output_retries must be a whole number >= 0, not {retries!r}")
         for name in ("tool_timeout_s", "stream_idle_timeout_s"):
             value = getattr(self, name)
             if value is not None and not value > 0:

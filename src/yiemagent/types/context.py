@@ -32,12 +32,14 @@ class AgentContext:
 
 @dataclass(slots=True)
 class BeforeToolCallContext:
-    """Given to `before_tool_call`; the hook may change `args` in place (DESIGN R-4.4)."""
+    """Given to `before_tool_call`; the hook may change `args` in place (DESIGN R-4.4).
+    `approved` is true when a person approved this held call (DESIGN §14)."""
 
     assistant_message: AssistantMessage
     tool_call: ToolCall
     args: dict[str, Any]
     context: AgentContext
+    approved: bool = False
 
 
 @dataclass(slots=True)

@@ -30,9 +30,17 @@ __all__ = [
 ]
 
 AgentEndReason: TypeAlias = Literal[
-    "stop", "terminate", "should_stop", "max_turns", "error", "aborted", "usage_limit"
+    "stop",
+    "terminate",
+    "should_stop",
+    "max_turns",
+    "error",
+    "aborted",
+    "usage_limit",
+    "awaiting_approval",
 ]
-"""Why a run ended (DESIGN R-5.5; "usage_limit": a `UsageLimits` cap was reached, §13)."""
+"""Why a run ended (DESIGN R-5.5; "usage_limit": a `UsageLimits` cap was reached, §13;
+"awaiting_approval": tool calls are held, §14)."""
 
 
 @dataclass(slots=True)
@@ -44,10 +52,12 @@ class AgentStartEvent:
 
 @dataclass(slots=True)
 class AgentEndEvent:
-    """A run has ended; `messages` are the messages it added, `reason` why it ended."""
+    """A run has ended; `messages` are the messages it added, `reason` why it ended, and
+    `output` the validated value when the run had an output type (DESIGN §14)."""
 
     messages: list[AgentMessage] = field(default_factory=list)
     reason: AgentEndReason = "stop"
+    output: Any = None
     type: Literal["agent_end"] = "agent_end"
 
 

@@ -125,6 +125,9 @@ class StreamOptions:
     """Sees the raw HTTP response (status, headers) when it arrives."""
     idle_timeout_s: float | None = None
     """Seconds without a chunk after which the provider ends the call in error."""
+    output_schema: Mapping[str, Any] | None = None
+    """A JSON Schema (an object) the final answer's text must match, as JSON: providers with
+    native structured output or constrained decoding apply it (DESIGN §14)."""
 
 
 # ── the assistant-message event protocol ───────────────────────────────────

@@ -12,6 +12,7 @@ from typing import Any, Literal, TypeAlias
 
 from yiemagent.errors import ConfigError
 from yiemagent.types.messages import (
+    AssistantMessage,
     ImageContent,
     TextContent,
     ToolCall,
@@ -29,10 +30,14 @@ __all__ = [
     "BeforeToolCallResult",
     "ExecutedOutcome",
     "FinalizedOutcome",
+    "HeldOutcome",
     "ImmediateOutcome",
     "OnUpdate",
+    "PendingApproval",
     "PrepareArguments",
     "PreparedToolCall",
+    "RequiresApproval",
+    "ToolApproval",
     "ToolCallBatch",
     "ToolExecute",
     "ValidateArguments",
@@ -91,6 +96,10 @@ PrepareArguments: TypeAlias = Callable[[Any], Any]
 ValidateArguments: TypeAlias = Callable[[dict[str, Any]], "str | None"]
 """The tool's own check after JSON-Schema validation: `None` or an error text."""
 
+RequiresApproval: TypeAlias = "bool | Callable[[dict[str, Any]], bool]"
+"""`True`, or a function of the validated arguments that says whether a person must approve
+this call before it runs (DESIGN §14)."""
+
 
 @dataclass(slots=True)
 class AgentTool:
@@ -98,7 +107,9 @@ class AgentTool:
 
     `input_schema` is a JSON Schema (2020-12) for the arguments object. `parallel=True`
     lets the tool run beside others in a parallel batch (DESIGN R-4.9). `timeout_s` bounds
-    one call (seconds).
+    one call (seconds). `requires_approval` (`True`, or a function of the validated
+    arguments returning a bool) holds each call until a person approves or rejects it
+    (DESIGN §14, `docs/approvals.md`).
 
     `isolation`: where `execute` runs. "thread" (default): an async function in the run's
     task (cancelled at a timeout or abort), a plain function on a worker thread — **a plain
@@ -124,6 +135,7 @@ class AgentTool:
     parallel: bool = False
     timeout_s: float | None = None
     isolation: Literal["thread", "process"] = "thread"
+    requires_approval: RequiresApproval = False
 
     def __post_init__(self) -> None:
         check_tool_name(self.name)
@@ -137,6 +149,11 @@ class AgentTool:
             raise ConfigError(
                 f"tool {self.name!r}: isolation must be 'thread' or 'process', not "
                 f"{self.isolation!r}"
+            )
+        if not isinstance(self.requires_approval, bool) and not callable(self.requires_approval):
+            raise ConfigError(
+                f"tool {self.name!r}: requires_approval must be True/False or a function of "
+                "the arguments returning a bool"
             )
 
 
@@ -163,6 +180,16 @@ class ImmediateOutcome:
 
 
 @dataclass(slots=True)
+class HeldOutcome:
+    """A call held for a person's approval: it does not run, and has no result yet
+    (DESIGN §14). `args` are the validated arguments."""
+
+    tool_call: ToolCall
+    args: dict[str, Any]
+    kind: Literal["held"] = "held"
+
+
+@dataclass(slots=True)
 class ExecutedOutcome:
     """What `execute` produced (or the error it raised, as a result)."""
 
@@ -181,19 +208,27 @@ class FinalizedOutcome:
 
 @dataclass(slots=True)
 class ToolCallBatch:
-    """The results of one assistant message's tool calls, in source order (DESIGN R-4.1)."""
+    """The results of one assistant message's tool calls, in source order (DESIGN R-4.1).
+
+    `held` lists the calls held for approval (DESIGN §14): they have no result in
+    `messages`; each gets one when it is approved and run, or rejected.
+    """
 
     messages: list[ToolResultMessage]
     terminate: bool
+    held: list[ToolCall] = field(default_factory=list)
 
 
 @dataclass(slots=True)
 class BeforeToolCallResult:
-    """What `before_tool_call` may return: block the call, with a reason, and terminate."""
+    """What `before_tool_call` may return: block the call, with a reason, and terminate;
+    or `defer=True`: hold the call for a person's approval without running it (DESIGN
+    §14; ignored for a call that has been approved, `BeforeToolCallContext.approved`)."""
 
     block: bool = False
     reason: str | None = None
     terminate: bool = False
+    defer: bool = False
 
 
 @dataclass(slots=True)
@@ -206,3 +241,28 @@ class AfterToolCallResult:
     is_error: bool | None = None
     usage: Usage | None = None
     terminate: bool | None = None
+
+
+# ── approvals (DESIGN §14) ───────────────────────────────────────────────
+
+
+@dataclass(slots=True)
+class ToolApproval:
+    """A person's decision on a held tool call: approved, or rejected with a reason the
+    model reads (DESIGN §14)."""
+
+    approved: bool
+    reason: str | None = None
+
+
+@dataclass(slots=True)
+class PendingApproval:
+    """A tool call held for approval (DESIGN §14): its id, tool, arguments as the model
+    sent them, the assistant message it came from, and the decision taken so far (`None`:
+    none yet)."""
+
+    tool_call_id: str
+    tool_name: str
+    arguments: dict[str, Any]
+    assistant_message: AssistantMessage
+    decision: ToolApproval | None = None

@@ -1,0 +1,157 @@
+"""A run's output type in the loop: offer it to the model, check each turn, count retries
+(DESIGN §14).
+
+`OutputRun` is one run's state. In tool mode it offers the output tool (`final_result`,
+whose input schema is the output schema); its `execute` validates the arguments with the
+spec (pydantic or jsonschema), so an invalid value is an error result the model reads and
+corrects. In native mode the provider gets the schema (`StreamOptions.output_schema`) and
+the final answer text is parsed as JSON. Either way a final text answer that holds a valid
+JSON value is accepted, and an invalid one goes back to the model as a user message with
+the problems. After `retries` invalid outputs the run ends in error saying why.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from yiemagent.errors import ConfigError
+from yiemagent.types import (
+    AbortSignal,
+    AgentContext,
+    AgentTool,
+    AgentToolResult,
+    AssistantMessage,
+    Model,
+    OnUpdate,
+    OutputSpec,
+    OutputValidationError,
+    TextContent,
+    ToolResultMessage,
+    UserMessage,
+    text_of,
+)
+
+__all__ = ["ACCEPTED_TEXT", "OutputFailed", "OutputRun", "OutputVerdict"]
+
+logger = logging.getLogger(__name__)
+
+ACCEPTED_TEXT = "Final result accepted."
+"""The output tool's result for a valid value."""
+
+
+@dataclass(slots=True)
+class OutputFailed:
+    """The retries are used up: the run ends in error with `text`."""
+
+    text: str
+
+
+OutputVerdict = bool | UserMessage | OutputFailed | None
+"""`True`: a valid output arrived (the run ends); a `UserMessage`: ask the model again with
+it; `OutputFailed`: end the run in error; `None`: nothing to decide (tool calls go on)."""
+
+
+class OutputRun:
+    """One run's output type (DESIGN §14): the output tool, the accepted value, the count
+    of invalid outputs so far. Used on the run's event loop thread only."""
+
+    __slots__ = ("_candidates", "failures", "last_problem", "retries", "spec", "tool", "value")
+
+    def __init__(self, spec: OutputSpec[Any], retries: int) -> None:
+        self.spec = spec
+        self.retries = retries
+        self.failures = 0
+        """Invalid outputs so far."""
+        self.last_problem = ""
+        self.value: Any = None
+        """The validated value, once accepted (`None` before)."""
+        self._candidates: dict[str, Any] = {}
+        self.tool = AgentTool(
+            spec.name, "Final result", spec.description, spec.schema, self._execute, parallel=True
+        )
+        """The output tool offered in tool mode."""
+
+    # ── before each model call ─────────────────────────────────────────────
+
+    def offer(self, context: AgentContext, model: Model) -> None:
+        """In tool mode, add the output tool to the tools the model is offered (a new list).
+
+        Raises:
+            ConfigError: a tool of the same name is already offered.
+        """
+        if self.spec.resolved_mode(model) != "tool":
+            return
+        for tool in context.tools:
+            if tool.name == self.spec.name:
+                if tool is self.tool:
+                    return
+                raise ConfigError(
+                    f"a tool named {self.spec.name!r} exists, and the output tool has that "
+                    f"name; rename the tool or pass OutputSpec(T, name=...)"
+                )
+        context.tools = [*context.tools, self.tool]
+
+    def native_schema(self, model: Model) -> Mapping[str, Any] | None:
+        """The schema for the provider's native structured output (native mode), else None."""
+        return self.spec.schema if self.spec.resolved_mode(model) == "native" else None
+
+    # ── the output tool ────────────────────────────────────────────────────
+
+    async def _execute(
+        self, tool_call_id: str, args: dict[str, Any], signal: AbortSignal, on_update: OnUpdate
+    ) -> AgentToolResult:
+        try:
+            value = self.spec.validate(args)
+        except OutputValidationError as exc:
+            raise ValueError(
+                f"Invalid {self.spec.name} for {self.spec.type_name}:\n{exc}\n"
+                f"Call {self.spec.name} again with corrected arguments."
+            ) from None
+        self._candidates[tool_call_id] = value
+        return AgentToolResult([TextContent(ACCEPTED_TEXT)], {"output": self.spec.to_json(value)})
+
+    # ── after each turn ────────────────────────────────────────────────────
+
+    def check(
+        self, message: AssistantMessage, tool_results: list[ToolResultMessage], model: Model
+    ) -> OutputVerdict:
+        """Decide after a turn: accepted, ask again, failed, or nothing yet (see
+        `OutputVerdict`)."""
+        calls = [call for call in message.tool_calls if call.name == self.spec.name]
+        for call in calls:
+            if call.id in self._candidates:
+                self.value = self._candidates.pop(call.id)
+                return True
+        if calls:
+            errors = [r for r in tool_results if r.tool_call_id in {c.id for c in calls}]
+            problem = text_of(errors[0].content) if errors else "the output tool call had no result"
+            return self._invalid(problem, None)
+        if message.tool_calls or message.stop_reason not in ("stop", "length"):
+            return None
+        text = text_of(message.content)
+        try:
+            self.value = self.spec.validate_text(text)
+            return True
+        except OutputValidationError as exc:
+            return self._invalid(str(exc), self._retry_text(exc, model))
+
+    def _invalid(self, problem: str, retry: str | None) -> OutputVerdict:
+        self.failures += 1
+        self.last_problem = problem
+        logger.info("invalid output %d of %d allowed: %s", self.failures, self.retries, problem)
+        if self.failures > self.retries:
+            return OutputFailed(
+                f"The model gave no valid {self.spec.type_name} output after "
+                f"{self.retries} {'retry' if self.retries == 1 else 'retries'}; the last "
+                f"problem:\n{problem}"
+            )
+        return None if retry is None else UserMessage(retry)
+
+    def _retry_text(self, exc: OutputValidationError, model: Model) -> str:
+        head = f"Your answer is not a valid {self.spec.type_name}:\n{exc}\n"
+        if self.spec.resolved_mode(model) == "tool":
+            return head + f"Call the {self.spec.name} tool with the result as its arguments."
+        return head + "Reply again with only the JSON value, matching: " + self.spec.schema_text()

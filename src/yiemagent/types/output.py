@@ -1,0 +1,297 @@
+"""The output type of a run: what a run must end with, and how it is checked (DESIGN §14).
+
+`OutputSpec(T)` describes a typed result: `T` is a pydantic model, a dataclass, a TypedDict,
+a plain type such as `int` or `list[str]` (validated by a pydantic `TypeAdapter`), or a JSON
+Schema dict (validated by `jsonschema`; the value is the plain JSON data). The schema the
+model sees is always a JSON object: a `T` whose schema is not an object (`int`, `list[str]`,
+a union) is wrapped as `{"result": <T's schema>}` and unwrapped after validation.
+
+How the model delivers the value (`mode`):
+- `"tool"`: an output tool (`final_result`, its input schema is the object schema above);
+- `"native"`: the final answer text is the JSON value, and the provider is asked to constrain
+  it (OpenAI `response_format` json_schema; the embedded model's answer branch);
+- `"auto"` (default): `"native"` for the embedded model (api "local"), `"tool"` otherwise.
+
+pydantic and jsonschema are imported when a spec is built, not when this module is.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeAlias, TypeVar, cast
+
+from yiemagent.errors import ConfigError, YiemAgentError
+
+if TYPE_CHECKING:
+    from yiemagent.types.model import Model
+
+__all__ = [
+    "DEFAULT_OUTPUT_RETRIES",
+    "OUTPUT_TOOL_NAME",
+    "RESULT_KEY",
+    "OutputMode",
+    "OutputSpec",
+    "OutputType",
+    "OutputValidationError",
+    "output_spec",
+]
+
+T = TypeVar("T")
+
+OutputMode: TypeAlias = Literal["auto", "tool", "native"]
+
+OUTPUT_TOOL_NAME = "final_result"
+"""The output tool's default name (DESIGN §14)."""
+
+RESULT_KEY = "result"
+"""The property that holds a value whose own schema is not an object."""
+
+DEFAULT_OUTPUT_RETRIES = 2
+"""Invalid outputs sent back to the model before the run ends in error (DESIGN §14)."""
+
+_MAX_ERRORS = 12
+_MAX_INPUT_CHARS = 120
+_FENCE = re.compile(r"^\s*```[A-Za-z0-9_-]*\s*\n?(.*?)\n?\s*```\s*$", re.DOTALL)
+
+
+class OutputValidationError(YiemAgentError, ValueError):
+    """A value that does not match the output type; its text is what the model reads.
+
+    Attributes:
+        problems: `(path, problem)` pairs, `path` like `$.items[0].qty` or `$`.
+    """
+
+    def __init__(self, problems: list[tuple[str, str]]) -> None:
+        self.problems = problems
+        lines = [f"- {path}: {problem}" for path, problem in problems[:_MAX_ERRORS]]
+        if len(problems) > _MAX_ERRORS:
+            lines.append(f"- ... and {len(problems) - _MAX_ERRORS} more problems")
+        super().__init__("\n".join(lines) or "- $: invalid value")
+
+
+class OutputSpec(Generic[T]):
+    """A run's output type: its schema for the model and its validator (DESIGN §14).
+
+    Args:
+        type_: a pydantic model, dataclass, TypedDict, plain type (`int`, `list[str]`, ...),
+            or a JSON Schema dict (then the value is JSON data, `dict[str, Any]` when the
+            schema is an object).
+        mode: "auto", "tool" or "native" (see the module docstring).
+        name: the output tool's name (tool mode), also the schema's name for native output.
+        description: what the output tool's description says (default: a short instruction).
+
+    Raises:
+        ConfigError: a type pydantic cannot validate, an invalid JSON Schema, a bad mode or
+            tool name.
+    """
+
+    __slots__ = (
+        "_adapter",
+        "_validator",
+        "description",
+        "mode",
+        "name",
+        "schema",
+        "type_",
+        "wrapped",
+    )
+
+    def __init__(
+        self,
+        type_: type[T] | Mapping[str, Any],
+        *,
+        mode: OutputMode = "auto",
+        name: str = OUTPUT_TOOL_NAME,
+        description: str | None = None,
+    ) -> None:
+        from yiemagent.types.tools import check_tool_name
+
+        if mode not in ("auto", "tool", "native"):
+            raise ConfigError(f"output mode must be 'auto', 'tool' or 'native', not {mode!r}")
+        self.type_ = type_
+        self.mode: OutputMode = mode
+        self.name = check_tool_name(name)
+        self.description = description or (
+            "Give the final result of the request. Call this once, when you have the answer; "
+            "its arguments are the result."
+        )
+        self._adapter: Any = None
+        self._validator: Any = None
+        if isinstance(type_, Mapping):
+            inner = _checked_schema(type_)
+            self._validator = _schema_validator(inner)
+        else:
+            inner = _adapter_schema(self, type_)
+        self.wrapped = inner.get("type") != "object"
+        """Whether the value travels as `{"result": value}` (its schema is not an object)."""
+        self.schema: dict[str, Any] = _wrap(inner) if self.wrapped else inner
+        """The JSON Schema (an object) the model's output must match."""
+
+    def __repr__(self) -> str:
+        what = "JSON Schema" if isinstance(self.type_, Mapping) else _type_name(self.type_)
+        return f"OutputSpec({what}, mode={self.mode!r})"
+
+    @property
+    def type_name(self) -> str:
+        """A short name of the type for messages ("Invoice", "int", "JSON Schema")."""
+        return "JSON Schema" if isinstance(self.type_, Mapping) else _type_name(self.type_)
+
+    def resolved_mode(self, model: Model | None) -> Literal["tool", "native"]:
+        """`mode`, with "auto" decided for `model`: native for the embedded model."""
+        if self.mode != "auto":
+            return self.mode
+        return "native" if model is not None and model.api == "local" else "tool"
+
+    def validate(self, data: Any) -> T:
+        """The typed value from the model's object (`{"result": v}` when wrapped).
+
+        Raises:
+            OutputValidationError: the data does not match; the text lists each problem.
+        """
+        if self.wrapped:
+            if not isinstance(data, Mapping) or RESULT_KEY not in data:
+                raise OutputValidationError(
+                    [("$", f'expected an object {{"{RESULT_KEY}": ...}}, got {_short(data)}')]
+                )
+            data = data[RESULT_KEY]
+        if self._validator is not None:
+            problems = [
+                (_json_path(error.absolute_path), error.message)
+                for error in self._validator.iter_errors(data)
+            ]
+            if problems:
+                raise OutputValidationError(problems)
+            return cast(T, data)
+        from pydantic import ValidationError
+
+        try:
+            return cast(T, self._adapter.validate_python(data))
+        except ValidationError as exc:
+            raise OutputValidationError(_pydantic_problems(exc, self.wrapped)) from None
+
+    def validate_text(self, text: str) -> T:
+        """The typed value from an answer text holding its JSON (a ```json fence is allowed).
+
+        Raises:
+            OutputValidationError: the text is not JSON, or the value does not match.
+        """
+        body = text.strip()
+        fenced = _FENCE.match(body)
+        if fenced:
+            body = fenced.group(1).strip()
+        try:
+            data = json.loads(body)
+        except ValueError as exc:
+            raise OutputValidationError(
+                [("$", f"the answer is not JSON ({exc.args[0]}): {_short(text)}")]
+            ) from None
+        return self.validate(data)
+
+    def to_json(self, value: Any) -> Any:
+        """`value` (as `validate` returned it) as JSON-ready data."""
+        from pydantic_core import to_jsonable_python
+
+        return to_jsonable_python(value)
+
+    def schema_text(self) -> str:
+        """The schema as compact JSON (for prompts and error messages)."""
+        return json.dumps(self.schema, separators=(",", ":"))
+
+
+OutputType: TypeAlias = "type[T] | Mapping[str, Any] | OutputSpec[T]"
+"""What `output_type=` accepts."""
+
+
+def output_spec(output_type: Any) -> OutputSpec[Any] | None:
+    """`output_type` as an `OutputSpec` (`None` stays `None`; a spec is returned as it is).
+
+    Raises:
+        ConfigError: see `OutputSpec`.
+    """
+    if output_type is None or isinstance(output_type, OutputSpec):
+        return output_type
+    return OutputSpec(output_type)
+
+
+# ── helpers ────────────────────────────────────────────────────────────────
+
+
+def _adapter_schema(spec: OutputSpec[Any], type_: Any) -> dict[str, Any]:
+    from pydantic import PydanticSchemaGenerationError, TypeAdapter
+    from pydantic.errors import PydanticUserError
+
+    try:
+        spec._adapter = TypeAdapter(type_)
+        schema: dict[str, Any] = spec._adapter.json_schema()
+    except (PydanticSchemaGenerationError, PydanticUserError, TypeError) as exc:
+        raise ConfigError(
+            f"output_type {type_!r} is not a type pydantic can validate "
+            f"({str(exc).splitlines()[0]}); use a "
+            "pydantic model, a dataclass, a TypedDict, a plain type or a JSON Schema dict"
+        ) from None
+    return schema
+
+
+def _checked_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import SchemaError
+
+    try:
+        Draft202012Validator.check_schema(schema)
+    except SchemaError as exc:
+        raise ConfigError(f"output_type is not a valid JSON Schema: {exc.message}") from None
+    return dict(schema)
+
+
+def _schema_validator(schema: dict[str, Any]) -> Any:
+    from jsonschema import Draft202012Validator
+
+    return Draft202012Validator(schema)
+
+
+def _wrap(inner: dict[str, Any]) -> dict[str, Any]:
+    inner = dict(inner)
+    defs = inner.pop("$defs", None)
+    inner.pop("title", None)
+    wrapped: dict[str, Any] = {
+        "type": "object",
+        "properties": {RESULT_KEY: inner},
+        "required": [RESULT_KEY],
+        "additionalProperties": False,
+    }
+    if defs is not None:  # refs point at the root ("#/$defs/..."): keep them there
+        wrapped["$defs"] = defs
+    return wrapped
+
+
+def _pydantic_problems(exc: Any, wrapped: bool) -> list[tuple[str, str]]:
+    problems: list[tuple[str, str]] = []
+    for error in exc.errors(include_url=False):
+        loc = [RESULT_KEY, *error.get("loc", ())] if wrapped else list(error.get("loc", ()))
+        problem = str(error.get("msg", "invalid"))
+        if "input" in error and error.get("type") != "missing":
+            problem += f" (got {_short(error['input'])})"
+        problems.append((_json_path(loc), problem))
+    return problems
+
+
+def _json_path(parts: Any) -> str:
+    path = "$"
+    for part in parts:
+        path += f"[{part}]" if isinstance(part, int) else f".{part}"
+    return path
+
+
+def _short(value: Any) -> str:
+    try:
+        text = json.dumps(value, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= _MAX_INPUT_CHARS else text[: _MAX_INPUT_CHARS - 3] + "..."
+
+
+def _type_name(type_: Any) -> str:
+    name = getattr(type_, "__name__", None)
+    return str(type_) if name is None or getattr(type_, "__args__", None) else str(name)
