@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 __all__ = [
     "AgentBusyError",
+    "ApprovalPendingError",
     "BatchError",
     "ConfigError",
     "MCPConnectionError",
@@ -98,3 +99,12 @@ class MCPConnectionError(YiemAgentError):
     """An MCP server could not be reached (DESIGN §12): its command did not start, it did
     not answer `initialize` in time, or it is not connected. Raised by `MCPServer.connect`
     and `yiemagent.mcp.add_server`; a call that fails becomes an error tool result instead."""
+
+
+class ApprovalPendingError(YiemAgentError, RuntimeError):
+    """Tool calls are held for approval (DESIGN §14): decide each one with `approve` or
+    `reject`, then `await resume()`, before a new prompt. `pending` lists the call ids."""
+
+    def __init__(self, text: str, pending: Sequence[str]) -> None:
+        self.pending = list(pending)
+        super().__init__(text)

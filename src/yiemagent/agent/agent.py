@@ -15,11 +15,14 @@ import asyncio
 import logging
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeAlias, overload
+
+from typing_extensions import TypeVar
 
 from yiemagent.agent.inputs import check_options, make_store, prompt_messages, to_messages
 from yiemagent.agent.llm_call import FormatMessages, LlmCall, PrepareContext
 from yiemagent.agent.openai_format import format_openai_messages, user_message_from_openai
+from yiemagent.agent.output import output_reply
 from yiemagent.agent.queues import Notifier, PromptChannel, QueueMode, TurnQueues
 from yiemagent.agent.run import Listener, RunDriver
 from yiemagent.agent.session_log import SessionLog
@@ -32,10 +35,15 @@ from yiemagent.types import (
     AssistantMessage,
     ImageContent,
     Model,
+    OutputMessage,
+    OutputSpec,
+    PendingApproval,
     StreamFn,
+    ToolApproval,
     TurnContext,
     UsageLimits,
 )
+from yiemagent.types.output import DEFAULT_OUTPUT_RETRIES, output_spec
 
 if TYPE_CHECKING:
     from yiemagent.sessions import SessionStore
@@ -90,14 +98,23 @@ class Closeable(Protocol):
     async def close(self) -> None: ...
 
 
+OutputT = TypeVar("OutputT", default=None)
+"""The agent's output type (`None`: the agent answers in text)."""
+R = TypeVar("R")
+
 _BUSY = (
     "the agent is already running; use steer() or follow_up() to add to the current run, "
     "send() to queue a prompt, or await wait_for_idle() first"
 )
 
 
-class Agent:
+class Agent(Generic[OutputT]):
     """A stateful agent: a transcript, a tool store, queues, and one run at a time (R-6).
+
+    `Agent(output_type=T)` is an `Agent[T]`: each `prompt` returns an `OutputMessage[T]`
+    whose `output` is the validated value (DESIGN §14, `docs/output.md`); tools with
+    `requires_approval` hold their calls for `approve`/`reject` and `resume`
+    (`docs/approvals.md`).
 
     Invariants: at most one run at a time (`prompt`/`resume` raise `AgentBusyError` while
     busy); every state change comes from an event of the run, reduced before listeners see it;
@@ -149,12 +166,22 @@ class Agent:
         usage_limits: UsageLimits | None = None,
         tracer_provider: Any = None,
         trace_content: bool = False,
+        output_type: type[OutputT] | OutputSpec[OutputT] | Mapping[str, Any] | None = None,
+        output_retries: int = DEFAULT_OUTPUT_RETRIES,
     ) -> None:
         check_options(locals())
         if isinstance(model, list | tuple):
             from yiemagent.ai.fallback import FallbackModel
 
             model = FallbackModel(model)
+        self._output: OutputSpec[Any] | None = output_spec(output_type)
+        if isinstance(output_retries, bool) or not isinstance(output_retries, int):
+            raise ConfigError(f"output_retries must be a whole number >= 0, not {output_retries!r}")
+        if output_retries < 0:
+            raise ConfigError(f"output_retries must be a whole number >= 0, not {output_retries!r}")
+        self.output_retries = output_retries
+        """Invalid outputs sent back to the model before a run ends in error (DESIGN §14)."""
+        self._resume_output: OutputSpec[Any] | None = None
         if stream_fn is not None and llm_call is not None:
             raise ConfigError("pass either stream_fn or llm_call, not both")
         if format_messages is not None and llm_call is None:
@@ -275,21 +302,91 @@ class Agent:
         """Whether a run is active or sent prompts are waiting for theirs."""
         return self._driver.running or self._channel.busy or bool(self._channel.inbox)
 
+    # ── approvals (DESIGN §14) ─────────────────────────────────────────────
+
+    @property
+    def pending_approvals(self) -> list[PendingApproval]:
+        """The tool calls held for approval, in call order (id, tool name, arguments, the
+        assistant message, the decision so far); empty when none is held."""
+        return self._driver.held.pending(self._state.messages)
+
+    def approve(self, call_id: str) -> None:
+        """Approve a held call: `resume()` runs it (validation, hooks and timeout apply).
+
+        Raises:
+            ConfigError: no pending call has this id.
+        """
+        self._decide(call_id, ToolApproval(True))
+
+    def reject(self, call_id: str, reason: str | None = None) -> None:
+        """Reject a held call: `resume()` gives it an error result carrying `reason`.
+
+        Raises:
+            ConfigError: no pending call has this id.
+        """
+        self._decide(call_id, ToolApproval(False, reason))
+
+    def _decide(self, call_id: str, decision: ToolApproval) -> None:
+        if self._driver.running:
+            raise AgentBusyError(_BUSY)
+        self._driver.held.decide(self._state.messages, call_id, decision)
+        if self._session is not None:
+            self._session.save_held(self._driver.held.to_record())
+
     # ── prompts ────────────────────────────────────────────────────────────
 
+    @overload
     async def prompt(
-        self, input: PromptInput, images: Sequence[ImageContent] | None = None
-    ) -> AssistantMessage:
+        self,
+        input: PromptInput,
+        images: Sequence[ImageContent] | None = None,
+        *,
+        output_type: type[R] | OutputSpec[R],
+    ) -> OutputMessage[R]: ...
+    @overload
+    async def prompt(
+        self,
+        input: PromptInput,
+        images: Sequence[ImageContent] | None = None,
+        *,
+        output_type: Mapping[str, Any],
+    ) -> OutputMessage[dict[str, Any]]: ...
+    @overload
+    async def prompt(
+        self: Agent[None],
+        input: PromptInput,
+        images: Sequence[ImageContent] | None = None,
+        *,
+        output_type: None = None,
+    ) -> AssistantMessage: ...
+    @overload
+    async def prompt(
+        self: Agent[OutputT],
+        input: PromptInput,
+        images: Sequence[ImageContent] | None = None,
+        *,
+        output_type: None = None,
+    ) -> OutputMessage[OutputT]: ...
+    async def prompt(
+        self,
+        input: PromptInput,
+        images: Sequence[ImageContent] | None = None,
+        *,
+        output_type: Any = None,
+    ) -> Any:
         """Run one prompt to the end and return the final assistant message (R-6.3).
 
         Args:
             input: a text, a message (an OpenAI user dict is converted), or a list of them.
             images: images added to a text prompt.
+            output_type: this run's output type, instead of the agent's (DESIGN §14).
 
         Returns:
             The run's last assistant message; after a terminating batch (R-4.10) the
             "tool_use_terminated" summary of the tool results (seed 000 §10, not added to
             the history). An aborted run returns its "aborted" message.
+            With an output type: an `OutputMessage` whose `output` is the validated value
+            (`None` while tool calls await approval: the run ended "awaiting_approval").
 
         Raises:
             AgentRunError: the run ended in error (a provider failure, a missing API key, a
@@ -297,24 +394,42 @@ class Agent:
                 run's messages. The agent stays usable (R-6.6). `UsageLimitExceeded` (a
                 subclass) when its `usage_limits` stopped it (DESIGN §13).
             AgentBusyError: a run is active or sent prompts are waiting.
+            ApprovalPendingError: tool calls await approval (decide them, then `resume()`).
+            AgentRunError: with an output type, the run ended without a valid value (the
+                retries ran out, an error, an abort, `max_turns`); the text says why.
             TypeError, ValueError: an input that is not a prompt.
         """
+        spec = output_spec(output_type) or self._output
         prompts = prompt_messages(input, images)
+        self._driver.held.check_none_pending(self._state.messages, "start a new prompt")
         self._claim()
-        return await self._run_claimed(prompts)
+        return await self._run_claimed(prompts, spec)
 
-    async def resume(self) -> AssistantMessage:
+    async def resume(self) -> Any:
         """Continue from the transcript without a new prompt (seeds' agentLoopContinue).
 
-        When the transcript ends with an assistant message, queued steering (else follow-up)
+        With tool calls held for approval (DESIGN §14) the approved ones run and the
+        rejected ones get their error result, then the run continues; the answer is shaped
+        as the held prompt's (an `OutputMessage` when it had an output type). When the
+        transcript ends with an assistant message, queued steering (else follow-up)
         messages start the run instead.
 
         Raises:
             AgentRunError: the run ended in error (as in `prompt`).
             AgentBusyError: a run is active.
+            ApprovalPendingError: a held call has no decision yet.
             ConfigError: nothing to continue from.
+            AgentRunError: see `prompt` (with an output type).
         """
         self._claim()
+        held = self._driver.held
+        if held.pending(self._state.messages):
+            undecided = held.undecided(self._state.messages)
+            if undecided:
+                self._release()
+                held.check_none_pending(self._state.messages, "resume")
+            spec = self._resume_output or self._output
+            return await self._run_claimed(None, spec, self._driver.start_resume())
         prompts: list[AgentMessage] | None = None
         last = self._state.messages[-1] if self._state.messages else None
         if last is None or getattr(last, "role", None) == "assistant":
@@ -328,11 +443,9 @@ class Agent:
                     "nothing to resume: the transcript is empty or ends with an assistant "
                     "message; use prompt() instead"
                 )
-        return await self._run_claimed(prompts)
+        return await self._run_claimed(prompts, self._output)
 
-    def prompt_sync(
-        self, input: PromptInput, images: Sequence[ImageContent] | None = None
-    ) -> AssistantMessage:
+    def prompt_sync(self, input: PromptInput, images: Sequence[ImageContent] | None = None) -> Any:
         """`prompt` from plain synchronous code (a script, a REPL): runs its own event loop
         (R-6.7).
 
@@ -357,7 +470,9 @@ class Agent:
 
         Raises:
             AgentBusyError: 16 prompts are already waiting, or the agent is closed.
+            ApprovalPendingError: tool calls await approval.
         """
+        self._driver.held.check_none_pending(self._state.messages, "send a prompt")
         self._channel.put(prompt_messages(message, None))
 
     async def take_response(self) -> AssistantMessage:
@@ -459,6 +574,7 @@ class Agent:
                 "cannot reset while the agent is running; abort() and await wait_for_idle() first"
             )
         self._state.messages = []
+        self._driver.held.clear()
         self._state.streaming_message = None
         self._state.pending_tool_calls = set()
         self._state.error_message = None
@@ -473,11 +589,24 @@ class Agent:
             raise AgentBusyError(_BUSY)
         self._driver.running = True
 
-    async def _run_claimed(self, prompts: list[AgentMessage] | None) -> AssistantMessage:
+    async def _run_claimed(
+        self,
+        prompts: list[AgentMessage] | None,
+        spec: OutputSpec[Any] | None = None,
+        approvals: dict[str, ToolApproval] | None = None,
+    ) -> Any:
         try:
-            answer, new = await self._driver.run(prompts)
+            answer, new = await self._driver.run(prompts, output=spec, approvals=approvals)
         finally:
             self._release()
+        end = self._driver.last_end
+        waiting = end is not None and end.reason == "awaiting_approval"
+        self._resume_output = spec if waiting else None
+        if spec is not None:
+            reply = output_reply(answer, end)
+            if not isinstance(reply, OutputMessage):
+                raise AgentRunError(reply, new)
+            return reply
         if answer.stop_reason == "error":  # R-6.3: an error is raised, never an empty reply
             if self._driver.end_reason == "usage_limit":
                 raise UsageLimitExceeded(answer, new)  # DESIGN §13

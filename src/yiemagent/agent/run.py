@@ -13,9 +13,10 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
+from yiemagent.agent.approvals import HeldCalls
 from yiemagent.agent.llm_call import FormatMessages, LlmCall, PrepareContext, agent_stream_fn
 from yiemagent.agent.queues import TurnQueues
 from yiemagent.agent.session_log import SessionLog
@@ -29,6 +30,7 @@ from yiemagent.agent.state import (
 from yiemagent.types import (
     AbortSignal,
     AgentContext,
+    AgentEndEvent,
     AgentEvent,
     AgentLoopConfig,
     AgentMessage,
@@ -36,7 +38,9 @@ from yiemagent.types import (
     MessageEndEvent,
     MessageStartEvent,
     Model,
+    OutputSpec,
     StreamFn,
+    ToolApproval,
     TurnContext,
     TurnUpdate,
 )
@@ -64,6 +68,8 @@ class RunOptions(Protocol):
     def session_id(self) -> str | None: ...
     @property
     def max_retry_delay_ms(self) -> int | None: ...
+    @property
+    def output_retries(self) -> int: ...
 
 
 class RunDriver:
@@ -111,6 +117,10 @@ class RunDriver:
         self.end_reason: str | None = None
         """The last run's `AgentEndEvent.reason` (None before the first, or when it failed
         to start)."""
+        self.last_end: AgentEndEvent | None = None
+        """The last run's `AgentEndEvent` (None before the first, or if it never ended)."""
+        self.held = HeldCalls.from_record(session.held_record if session else None)
+        """Tool calls held for approval, and the decisions on them (DESIGN §14)."""
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         """Add `listener` after the others; returns the function that removes it."""
@@ -126,9 +136,11 @@ class RunDriver:
         return unsubscribe
 
     async def run_sent(self, prompts: list[AgentMessage]) -> AssistantMessage:
-        """Run a sent prompt (R-6.4); a failure before the run starts becomes its answer."""
+        """Run a sent prompt (R-6.4); a failure before the run starts becomes its answer,
+        and so do tool calls held for approval (the prompt is not run, DESIGN §14)."""
         self.running = True
         try:
+            self.held.check_none_pending(self._state.messages, "run a sent prompt")
             answer, _ = await self.run(prompts)
             return answer
         except Exception as exc:  # a setup failure, e.g. the embedded model is missing
@@ -138,9 +150,15 @@ class RunDriver:
             self.running = False
 
     async def run(
-        self, prompts: list[AgentMessage] | None
+        self,
+        prompts: list[AgentMessage] | None,
+        *,
+        output: OutputSpec[Any] | None = None,
+        approvals: Mapping[str, ToolApproval] | None = None,
     ) -> tuple[AssistantMessage, list[AgentMessage]]:
         """Run the loop once: from `prompts`, or continuing the transcript when None.
+        `output`: the run's output type; `approvals`: decisions on held tool calls (DESIGN
+        §14). The run's `AgentEndEvent` is `last_end` afterwards.
 
         Returns:
             The run's answer (`final_message`, R-6.3) and the messages the run added.
@@ -155,6 +173,7 @@ class RunDriver:
         state.streaming_message = None
         recorder = RunRecorder()
         self.end_reason = None
+        self.last_end = None
         try:
             model = self._resolve_model()
             options = self._options
@@ -170,6 +189,9 @@ class RunDriver:
                 max_turns=options.max_turns,
                 session_id=options.session_id,
                 max_retry_delay_ms=options.max_retry_delay_ms,
+                output_type=output,
+                output_retries=options.output_retries,
+                approvals=approvals,
             )
             messages = self._transcript.for_run(state.messages)
             context = AgentContext(state.system_prompt, messages, state.tools)
@@ -195,11 +217,35 @@ class RunDriver:
             signal.abort("the run's task was cancelled")
             raise
         finally:
+            self.last_end = recorder.end
+            self._after_run(recorder.end, approvals)
             self._queues.restore()
             self.signal = None
             state.active_run = False
             state.streaming_message = None
             state.pending_tool_calls = set()
+
+    def _after_run(
+        self, end: AgentEndEvent | None, approvals: Mapping[str, ToolApproval] | None
+    ) -> None:
+        """Hold the calls of a run that ended awaiting approval (stored with the session);
+        forget the decisions a resumed run has applied."""
+        if end is not None and end.reason == "awaiting_approval":
+            self.held.hold(self._state.messages)
+        elif approvals:
+            self.held.clear()
+        else:
+            return
+        if self._session is not None:
+            self._session.save_held(self.held.to_record())
+
+    def start_resume(self) -> dict[str, ToolApproval]:
+        """The decisions for a resumed run; the stored record is deleted first, so a crash
+        during the run never runs an approved call twice (at most once, DESIGN §14)."""
+        decisions = dict(self.held.decisions)
+        if self._session is not None:
+            self._session.save_held(None)
+        return decisions
 
     def _resolve_model(self) -> Model:
         model = self._state.model

@@ -35,7 +35,10 @@ from yiemagent.types import (
 if TYPE_CHECKING:
     from yiemagent.sessions import SessionStore
 
-__all__ = ["INTERRUPTED_CALL_TEXT", "SessionLog", "check_session_store"]
+__all__ = ["HELD_KEY", "INTERRUPTED_CALL_TEXT", "SessionLog", "check_session_store"]
+
+HELD_KEY = "held_tool_calls"
+"""The session-state key of the record of tool calls held for approval (DESIGN §14)."""
 
 logger = logging.getLogger(__name__)
 
@@ -64,7 +67,7 @@ class SessionLog:
     `message_end`); each append is one short store call.
     """
 
-    __slots__ = ("__weakref__", "_pending", "_release", "session_id", "store")
+    __slots__ = ("__weakref__", "_pending", "_release", "held_record", "session_id", "store")
 
     def __init__(self, store: SessionStore, session_id: str) -> None:
         check_session_store(store)
@@ -74,6 +77,8 @@ class SessionLog:
         """Messages whose append failed, retried in order before the next one."""
         self._release: Callable[[], None] | None = None
         """Gives the writer lease back (a `weakref.finalize`, so a collected agent does too)."""
+        self.held_record: str | None = None
+        """The stored record of tool calls held for approval, read by `open` (DESIGN §14)."""
 
     def release(self) -> None:
         """Give the session's writer lease back (idempotent); the agent writes no more."""
@@ -99,7 +104,8 @@ class SessionLog:
 
         `given is None`: the stored transcript, with an error result added (and stored) for
         each tool call of the last assistant message that has none (a crash during the
-        tools). Otherwise the session must be empty and `given` is stored.
+        tools), except the calls the stored record holds for approval (`held_record`,
+        DESIGN §14). Otherwise the session must be empty and `given` is stored.
 
         Raises:
             SessionBusyError: another writer (another Agent, here or in another process)
@@ -137,13 +143,50 @@ class SessionLog:
                 f"session {self.session_id!r} already holds {len(stored)} messages; pass "
                 "messages=None to resume it, or use another session_id"
             )
-        messages = list(given) if given is not None else [*stored, *unanswered_tool_results(stored)]
+        if given is None:
+            self.held_record = self._load_held()
+            held = _held_ids(self.held_record)
+            repaired = [m for m in unanswered_tool_results(stored) if m.tool_call_id not in held]
+            messages = [*stored, *repaired]
+        else:
+            messages = list(given)
         try:
             if len(messages) > len(stored):
                 self.rewrite(messages)  # one transaction, as every change of the transcript
         except Exception as exc:
             raise ConfigError(f"cannot write session {self.session_id!r}: {exc}") from exc
         return messages
+
+    def _load_held(self) -> str | None:
+        load = getattr(self.store, "load_state", None)
+        if not callable(load):
+            return None
+        try:
+            value = load(self.session_id, HELD_KEY)
+        except Exception as exc:
+            raise ConfigError(
+                f"cannot load session {self.session_id!r} from {self.store!r}: {exc}"
+            ) from exc
+        return value if isinstance(value, str) else None
+
+    def save_held(self, record: str | None) -> None:
+        """Store the record of held tool calls (`None` deletes it); never raises during a
+        run: a store without `save_state`, or one that fails, is logged (the calls stay
+        held in this process only)."""
+        save = getattr(self.store, "save_state", None)
+        if not callable(save):
+            if record is not None:
+                logger.warning(
+                    "session %r: %s cannot keep held tool calls (no save_state); they are "
+                    "held in this process only",
+                    self.session_id,
+                    type(self.store).__name__,
+                )
+            return
+        try:
+            save(self.session_id, HELD_KEY, record)
+        except Exception:
+            logger.exception("session %r: storing the held tool calls failed", self.session_id)
 
     def record(self, message: AgentMessage) -> None:
         """Append one message that entered the transcript; never raises (failures are
@@ -195,6 +238,12 @@ def _release_quietly(release: Callable[[str, str], None], session_id: str, token
         release(session_id, token)
     except Exception:  # a closed or broken store: its lease dies with the process anyway
         logger.debug("session %r: releasing the writer lease failed", session_id, exc_info=True)
+
+
+def _held_ids(record: str | None) -> set[str]:
+    from yiemagent.agent.approvals import HeldCalls
+
+    return set(HeldCalls.from_record(record).ids)
 
 
 def persisted_form(message: AgentMessage) -> AgentMessage:

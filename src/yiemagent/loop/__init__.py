@@ -28,6 +28,7 @@ from yiemagent.loop.batches import (
     execute_tool_calls_parallel as execute_tool_calls_parallel,
     execute_tool_calls_sequential as execute_tool_calls_sequential,
     fail_tool_calls as fail_tool_calls,
+    held_tool_calls as held_tool_calls,
     should_terminate as should_terminate,
 )
 from yiemagent.loop.convert import default_convert_to_llm as default_convert_to_llm
@@ -58,6 +59,7 @@ __all__ = [
     "execute_tool_calls_sequential",
     "fail_tool_calls",
     "finalize_executed_tool_call",
+    "held_tool_calls",
     "prepare_tool_call",
     "prepare_tool_call_arguments",
     "run_agent_loop",

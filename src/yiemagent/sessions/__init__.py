@@ -11,6 +11,7 @@ from yiemagent.sessions.sqlite import SqliteSessionStore as SqliteSessionStore
 from yiemagent.sessions.store import (
     PERSISTED_TYPES as PERSISTED_TYPES,
     InMemorySessionStore as InMemorySessionStore,
+    SessionStateStore as SessionStateStore,
     SessionStore as SessionStore,
     decode_message as decode_message,
     encode_message as encode_message,
@@ -19,6 +20,7 @@ from yiemagent.sessions.store import (
 __all__ = [
     "PERSISTED_TYPES",
     "InMemorySessionStore",
+    "SessionStateStore",
     "SessionStore",
     "SqliteSessionStore",
     "decode_message",

@@ -2,7 +2,9 @@
 
 Table `messages(session_id, seq, role, data, timestamp)`: `seq` counts from 1 within a
 session, `data` is the message's JSON (`yiemagent.types.message_to_dict`), `timestamp` the
-message's own timestamp (ms since the epoch, UTC). The database runs in WAL mode and every
+message's own timestamp (ms since the epoch, UTC). Table `session_state(session_id, key,
+value)` keeps small named values beside a session (the tool calls held for approval,
+DESIGN §14); `clear` deletes both in one transaction. The database runs in WAL mode and every
 `append` is one statement in its own committed transaction, so each message is on disk when
 `append` returns and survives a crash of the process (with `synchronous="FULL"` also a power
 loss, at the cost of an fsync per message). `replace` (a rewrite of the whole transcript) is
@@ -40,6 +42,14 @@ CREATE TABLE IF NOT EXISTS messages (
     data TEXT NOT NULL,
     timestamp INTEGER NOT NULL,
     PRIMARY KEY (session_id, seq)
+)
+"""
+_STATE_SCHEMA = """
+CREATE TABLE IF NOT EXISTS session_state (
+    session_id TEXT NOT NULL,
+    key TEXT NOT NULL,
+    value TEXT NOT NULL,
+    PRIMARY KEY (session_id, key)
 )
 """
 _LEASES = """
@@ -123,6 +133,7 @@ class SqliteSessionStore:
             )
         conn.execute(_SCHEMA)
         conn.execute(_LEASES)
+        conn.execute(_STATE_SCHEMA)
         if version < SCHEMA_VERSION:
             conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
 
@@ -187,13 +198,18 @@ class SqliteSessionStore:
                 )
 
     def clear(self, session_id: str) -> None:
-        """Delete the session's rows (one committed transaction).
+        """Delete the session's rows and saved values (one committed transaction).
 
         Raises:
             SessionBusyError: another live holder has the session's lease (nothing changed).
             sqlite3.Error: the write failed; RuntimeError: the store is closed.
         """
-        self.replace(session_id, ())
+        with self._lock:
+            self._check_open()
+            with self._transaction():
+                self._fence(session_id, self._token(session_id))
+                self._conn.execute("DELETE FROM messages WHERE session_id = ?", (session_id,))
+                self._conn.execute("DELETE FROM session_state WHERE session_id = ?", (session_id,))
 
     # ── the writer lease (yiemagent.sessions.lease) ────────────────────────
 
@@ -268,6 +284,41 @@ class SqliteSessionStore:
         self._conn.execute(
             "DELETE FROM leases WHERE session_id = ? AND token = ?", (session_id, other.token)
         )
+
+    def load_state(self, session_id: str, key: str) -> str | None:
+        """The value saved under `key` for the session, or `None` (`SessionStateStore`).
+
+        Raises:
+            sqlite3.Error: the database cannot be read; RuntimeError: the store is closed.
+        """
+        with self._lock:
+            self._check_open()
+            row = self._conn.execute(
+                "SELECT value FROM session_state WHERE session_id = ? AND key = ?",
+                (session_id, key),
+            ).fetchone()
+        return None if row is None else str(row[0])
+
+    def save_state(self, session_id: str, key: str, value: str | None) -> None:
+        """Save `value` under `key` (`None` deletes it), committed before returning.
+
+        Raises:
+            SessionBusyError: another live holder has the session's lease (nothing changed).
+            sqlite3.Error: the write failed; RuntimeError: the store is closed.
+        """
+        with self._lock:
+            self._check_open()
+            self._fence(session_id, self._token(session_id))
+            if value is None:
+                self._conn.execute(
+                    "DELETE FROM session_state WHERE session_id = ? AND key = ?", (session_id, key)
+                )
+            else:
+                self._conn.execute(
+                    "INSERT OR REPLACE INTO session_state (session_id, key, value) "
+                    "VALUES (?, ?, ?)",
+                    (session_id, key, value),
+                )
 
     @contextlib.contextmanager
     def _transaction(self) -> Iterator[None]:

@@ -34,6 +34,7 @@ from yiemagent.types import (
 __all__ = [
     "PERSISTED_TYPES",
     "InMemorySessionStore",
+    "SessionStateStore",
     "SessionStore",
     "decode_message",
     "decode_messages",
@@ -107,6 +108,25 @@ class SessionStore(Protocol):
         ...
 
 
+@runtime_checkable
+class SessionStateStore(Protocol):
+    """A `SessionStore` that also keeps small named values beside a session's messages (the
+    tool calls held for approval, DESIGN §14). Optional: an agent on a store without these
+    methods keeps held calls in memory only (logged).
+
+    Contract: `save_state` is durable when it returns; `clear(session_id)` deletes the
+    session's values too.
+    """
+
+    def load_state(self, session_id: str, key: str) -> str | None:
+        """The value saved under `key` for the session, or `None`."""
+        ...
+
+    def save_state(self, session_id: str, key: str, value: str | None) -> None:
+        """Save `value` under `key` (`None` deletes it), durably before returning."""
+        ...
+
+
 def encode_message(message: AgentMessage) -> str | None:
     """One message as compact JSON text (`message_to_dict`), or `None` when it cannot be
     persisted: an application's own message type (not in `PERSISTED_TYPES`), logged as a
@@ -165,6 +185,7 @@ class InMemorySessionStore:
     def __init__(self) -> None:
         self._sessions: dict[str, list[str]] = {}
         self._leases: dict[str, lease.LeaseHolder] = {}
+        self._state: dict[tuple[str, str], str] = {}
         self._lock = threading.Lock()
         self._closed = False
 
@@ -195,8 +216,11 @@ class InMemorySessionStore:
                 self._sessions.pop(session_id, None)
 
     def clear(self, session_id: str) -> None:
-        """Forget the session's messages."""
+        """Forget the session's messages and saved values."""
         self.replace(session_id, ())
+        with self._lock:
+            for key in [k for k in self._state if k[0] == session_id]:
+                del self._state[key]
 
     def acquire(self, session_id: str) -> str:
         """Become the session's one writer (see `SessionStore`); returns the lease token.
@@ -221,6 +245,21 @@ class InMemorySessionStore:
             if held is not None and held.token == token:
                 del self._leases[session_id]
 
+    def load_state(self, session_id: str, key: str) -> str | None:
+        """The value saved under `key` for the session, or `None` (`SessionStateStore`)."""
+        with self._lock:
+            self._check_open()
+            return self._state.get((session_id, key))
+
+    def save_state(self, session_id: str, key: str, value: str | None) -> None:
+        """Save `value` under `key`; `None` deletes it (`SessionStateStore`)."""
+        with self._lock:
+            self._check_open()
+            if value is None:
+                self._state.pop((session_id, key), None)
+            else:
+                self._state[(session_id, key)] = value
+
     def list_sessions(self) -> list[str]:
         """Sessions holding at least one message, in the order they were first written."""
         with self._lock:
@@ -235,6 +274,7 @@ class InMemorySessionStore:
             for holder in self._leases.values():
                 lease.forget(holder.token)
             self._leases.clear()
+            self._state.clear()
 
     def _check_open(self) -> None:
         if self._closed:

@@ -83,6 +83,7 @@ from yiemagent.types.model import (
     ToolCallStartEvent as ToolCallStartEvent,
 )
 from yiemagent.types.output import (
+    OutputMessage as OutputMessage,
     OutputMode as OutputMode,
     OutputSpec as OutputSpec,
     OutputValidationError as OutputValidationError,
@@ -161,6 +162,7 @@ __all__ = [
     "Model",
     "ModelCost",
     "OnUpdate",
+    "OutputMessage",
     "OutputMode",
     "OutputSpec",
     "OutputValidationError",

@@ -20,9 +20,11 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeAlias, TypeVar, cast
 
 from yiemagent.errors import ConfigError, YiemAgentError
+from yiemagent.types.messages import AssistantMessage
 
 if TYPE_CHECKING:
     from yiemagent.types.model import Model
@@ -31,6 +33,7 @@ __all__ = [
     "DEFAULT_OUTPUT_RETRIES",
     "OUTPUT_TOOL_NAME",
     "RESULT_KEY",
+    "OutputMessage",
     "OutputMode",
     "OutputSpec",
     "OutputType",
@@ -198,6 +201,15 @@ class OutputSpec(Generic[T]):
     def schema_text(self) -> str:
         """The schema as compact JSON (for prompts and error messages)."""
         return json.dumps(self.schema, separators=(",", ":"))
+
+
+@dataclass(slots=True)
+class OutputMessage(AssistantMessage, Generic[T]):
+    """A run's answer with its validated output (DESIGN §14): the final assistant message's
+    fields, and `output`, the value of the output type (`None` only while the run waits
+    for an approval, DESIGN §14)."""
+
+    output: T | None = None
 
 
 OutputType: TypeAlias = "type[T] | Mapping[str, Any] | OutputSpec[T]"
