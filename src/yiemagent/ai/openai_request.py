@@ -199,6 +199,11 @@ def build_request_body(model: Model, context: Context, options: StreamOptions) -
             }
             for tool in context.tools
         ]
+    if options.output_schema is not None:  # native structured output (DESIGN §14)
+        body["response_format"] = {
+            "type": "json_schema",
+            "json_schema": {"name": "final_result", "schema": dict(options.output_schema)},
+        }
     if options.temperature is not None:
         body["temperature"] = options.temperature
     if options.max_tokens is not None:

@@ -10,7 +10,8 @@ How the model delivers the value (`mode`):
 - `"tool"`: an output tool (`final_result`, its input schema is the object schema above);
 - `"native"`: the final answer text is the JSON value, and the provider is asked to constrain
   it (OpenAI `response_format` json_schema; the embedded model's answer branch);
-- `"auto"` (default): `"native"` for the embedded model (api "local"), `"tool"` otherwise.
+- `"auto"` (default): `"tool"` (the embedded model constrains the output tool's arguments
+  by their schema like any tool's).
 
 pydantic and jsonschema are imported when a spec is built, not when this module is.
 """
@@ -142,10 +143,10 @@ class OutputSpec(Generic[T]):
         return "JSON Schema" if isinstance(self.type_, Mapping) else _type_name(self.type_)
 
     def resolved_mode(self, model: Model | None) -> Literal["tool", "native"]:
-        """`mode`, with "auto" decided for `model`: native for the embedded model."""
+        """`mode`, with "auto" decided for `model` (tool mode for every API today)."""
         if self.mode != "auto":
             return self.mode
-        return "native" if model is not None and model.api == "local" else "tool"
+        return "tool"
 
     def validate(self, data: Any) -> T:
         """The typed value from the model's object (`{"result": v}` when wrapped).
