@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from yiemagent.errors import (
     AgentBusyError,
+    ApprovalPendingError,
     ConfigError,
     MessageInputError,
     ProviderError,
@@ -73,6 +74,7 @@ _LAZY: dict[str, str] = {
 
 __all__ = [
     "AgentBusyError",
+    "ApprovalPendingError",
     "ConfigError",
     "MessageInputError",
     "ProviderError",

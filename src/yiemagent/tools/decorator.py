@@ -27,7 +27,13 @@ from typing import TYPE_CHECKING, Any, overload
 from yiemagent.errors import ConfigError
 from yiemagent.types.messages import ImageContent, TextContent
 from yiemagent.types.signal import AbortSignal
-from yiemagent.types.tools import AgentTool, AgentToolResult, OnUpdate, ToolExecute
+from yiemagent.types.tools import (
+    AgentTool,
+    AgentToolResult,
+    OnUpdate,
+    RequiresApproval,
+    ToolExecute,
+)
 
 if TYPE_CHECKING:
     import pydantic
@@ -71,6 +77,7 @@ def tool(
     description: str | None = None,
     parallel: bool = False,
     timeout_s: float | None = None,
+    requires_approval: RequiresApproval = False,
 ) -> Callable[[Callable[..., Any]], AgentTool]: ...
 
 
@@ -83,6 +90,7 @@ def tool(
     description: str | None = None,
     parallel: bool = False,
     timeout_s: float | None = None,
+    requires_approval: RequiresApproval = False,
 ) -> AgentTool | Callable[[Callable[..., Any]], AgentTool]:
     """Turn a typed function (plain or async) into an `AgentTool` (DESIGN R-4.3).
 
@@ -95,6 +103,8 @@ def tool(
         description: the text the model sees (default: the docstring without its sections).
         parallel: may run beside other tools in a parallel batch (R-4.9).
         timeout_s: bound on one call, in seconds (R-4.5).
+        requires_approval: `True`, or a function of the validated arguments returning a
+            bool: hold each call until a person approves or rejects it (DESIGN §14).
 
     Returns:
         The `AgentTool` (or, without `fn`, a decorator producing it).
@@ -112,6 +122,7 @@ def tool(
             description=description,
             parallel=parallel,
             timeout_s=timeout_s,
+            requires_approval=requires_approval,
         )
 
     return build if fn is None else build(fn)
@@ -125,6 +136,7 @@ def _build_tool(
     description: str | None,
     parallel: bool,
     timeout_s: float | None,
+    requires_approval: RequiresApproval = False,
 ) -> AgentTool:
     tool_name = name or func.__name__
     summary, arg_docs = parse_docstring(inspect.getdoc(func) or "")
@@ -145,6 +157,7 @@ def _build_tool(
         execute=execute,
         parallel=parallel,
         timeout_s=timeout_s,
+        requires_approval=requires_approval,
     )
 
 

@@ -1,0 +1,204 @@
+"""`output_type` through the Agent on the faux model (DESIGN §14): pydantic, dataclass,
+TypedDict, JSON Schema and int; valid on the first try, invalid then fixed (the model sees
+the errors), invalid until the retries run out; tool mode (`final_result`) and native mode
+(the answer text is the JSON value)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from yiemagent import (
+    Agent,
+    AgentEndEvent,
+    AgentRunError,
+    AgentTool,
+    ConfigError,
+    OutputMessage,
+    OutputSpec,
+    ToolResultMessage,
+    UserMessage,
+    text_of,
+)
+from yiemagent.ai.faux import FauxModel, faux_message, faux_tool_call
+
+from ._kit import CASES, Case, Person
+
+ids = [case.id for case in CASES]
+
+
+def tool_reply(data: dict[str, Any]) -> Any:
+    return faux_message(faux_tool_call("final_result", data))
+
+
+def agent_for(fm: FauxModel, **kwargs: Any) -> Agent[Any]:
+    ends: list[AgentEndEvent] = []
+    agent: Agent[Any] = Agent(model=fm.model, stream_fn=fm.stream_fn, **kwargs)
+    agent.subscribe(lambda e, _s: ends.append(e) if isinstance(e, AgentEndEvent) else None)
+    agent.ends = ends  # type: ignore[attr-defined]
+    return agent
+
+
+def last_seen_by_model(fm: FauxModel) -> str:
+    """The text of the last message the model received in its last call."""
+    last = fm.contexts[-1].messages[-1]
+    return text_of(last.content)
+
+
+# ── tool mode: the final_result tool ───────────────────────────────────────
+
+
+@pytest.mark.parametrize("case", CASES, ids=ids)
+async def test_tool_mode_valid_first_try(case: Case) -> None:
+    fm = FauxModel([tool_reply(case.valid)])
+    agent = agent_for(fm, output_type=case.type_)
+    reply = await agent.prompt("extract it")
+    assert isinstance(reply, OutputMessage)
+    assert reply.output == case.expected
+    assert fm.call_count == 1
+    offered = fm.contexts[0].tools
+    assert [t.name for t in offered] == ["final_result"]
+    assert offered[0].input_schema == OutputSpec(case.type_).schema
+    end = agent.ends[-1]  # type: ignore[attr-defined]
+    assert end.reason == "stop" and end.output == case.expected
+    # the call is answered in the transcript (R-4.1), so the next prompt is valid
+    result = agent.state.messages[-1]
+    assert isinstance(result, ToolResultMessage) and not result.is_error
+
+
+@pytest.mark.parametrize("case", CASES, ids=ids)
+async def test_tool_mode_invalid_then_fixed_the_model_sees_the_errors(case: Case) -> None:
+    fm = FauxModel([tool_reply(case.invalid), tool_reply(case.valid)])
+    agent = agent_for(fm, output_type=case.type_)
+    reply = await agent.prompt("extract it")
+    assert reply.output == case.expected
+    assert fm.call_count == 2
+    seen = fm.contexts[1].messages[-1]
+    assert isinstance(seen, ToolResultMessage) and seen.is_error
+    assert case.problem in text_of(seen.content)
+
+
+@pytest.mark.parametrize("case", CASES, ids=ids)
+async def test_tool_mode_invalid_until_the_retries_run_out(case: Case) -> None:
+    fm = FauxModel([tool_reply(case.invalid)] * 3 + ["never reached"])
+    agent = agent_for(fm, output_type=case.type_)
+    with pytest.raises(AgentRunError) as caught:
+        await agent.prompt("extract it")
+    assert fm.call_count == 3  # the first try and output_retries=2
+    text = str(caught.value)
+    assert "no valid" in text and "after 2 retries" in text and case.problem in text
+    assert caught.value.message.stop_reason == "error"
+    assert agent.ends[-1].reason == "error"  # type: ignore[attr-defined]
+    # the agent stays usable (R-6.6)
+    fm2_reply = FauxModel(["plain answer"])
+    agent2 = agent_for(fm2_reply)
+    assert (await agent2.prompt("hi")).text == "plain answer"
+
+
+# ── native mode: the answer text is the JSON value ─────────────────────────
+
+
+@pytest.mark.parametrize("case", CASES, ids=ids)
+async def test_native_mode_valid_invalid_fixed_and_exhausted(case: Case) -> None:
+    spec = OutputSpec(case.type_, mode="native")
+    fm = FauxModel([json.dumps(case.valid)])
+    agent = agent_for(fm)
+    reply = await agent.prompt("extract it", output_type=spec)
+    assert reply.output == case.expected
+    assert fm.contexts[0].tools == []  # no output tool in native mode
+
+    fm = FauxModel([json.dumps(case.invalid), f"```json\n{json.dumps(case.valid)}\n```"])
+    agent = agent_for(fm)
+    reply = await agent.prompt("extract it", output_type=spec)
+    assert reply.output == case.expected
+    retry = fm.contexts[1].messages[-1]
+    assert isinstance(retry, UserMessage)
+    assert case.problem in text_of(retry.content) and "Reply again" in text_of(retry.content)
+
+    fm = FauxModel([json.dumps(case.invalid)] * 2)
+    agent = agent_for(fm, output_retries=1)
+    with pytest.raises(AgentRunError, match=r"after 1 retry"):
+        await agent.prompt("extract it", output_type=spec)
+    assert fm.call_count == 2
+
+
+async def test_tool_mode_text_answer_is_asked_again_then_accepted_as_json() -> None:
+    """A model that answers in prose instead of calling final_result is told to call it."""
+    fm = FauxModel(["Ann is 31.", '{"name": "Ann", "age": 31}'])
+    agent = agent_for(fm, output_type=Person)
+    reply = await agent.prompt("who?")
+    assert reply.output == Person(name="Ann", age=31)
+    retry = text_of(fm.contexts[1].messages[-1].content)
+    assert "final_result" in retry and "not JSON" in retry
+
+
+async def test_tools_first_then_output() -> None:
+    """Tools and an output type work together: the model may call tools first."""
+    looked_up: list[str] = []
+
+    async def lookup(_id: str, args: dict[str, Any], *_: Any) -> str:
+        looked_up.append(args["name"])
+        return "Ann is 31"
+
+    tool = AgentTool(
+        "lookup",
+        "lookup",
+        "look a person up",
+        {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]},
+        lookup,
+    )
+    fm = FauxModel(
+        [
+            faux_message(faux_tool_call("lookup", {"name": "Ann"})),
+            tool_reply({"name": "Ann", "age": 31}),
+        ]
+    )
+    agent = agent_for(fm, tools=[tool], output_type=Person)
+    reply = await agent.prompt("how old is Ann?")
+    assert looked_up == ["Ann"]
+    assert reply.output == Person(name="Ann", age=31)
+    assert [t.name for t in fm.contexts[0].tools] == ["lookup", "final_result"]
+
+
+async def test_prompt_output_type_overrides_the_agents_and_plain_prompts_stay_text() -> None:
+    fm = FauxModel([tool_reply({"result": 7}), "hello"])
+    agent = agent_for(fm)
+    reply = await agent.prompt("n?", output_type=int)
+    assert reply.output == 7
+    plain = await agent.prompt("hi")
+    assert not isinstance(plain, OutputMessage) and plain.text == "hello"
+    assert fm.contexts[1].tools == []
+
+
+async def test_list_of_str_and_run_that_ends_without_output_raises() -> None:
+    fm = FauxModel([tool_reply({"result": ["a", "b"]})])
+    agent = agent_for(fm)
+    assert (await agent.prompt("list", output_type=list[str])).output == ["a", "b"]
+
+    broken = FauxModel([faux_message(faux_tool_call("nope", {}))])
+    agent = agent_for(broken, max_turns=1, output_type=int)
+    with pytest.raises(AgentRunError, match="max_turns"):
+        await agent.prompt("n?")
+
+
+def test_bad_output_types_are_config_errors() -> None:
+    with pytest.raises(ConfigError, match="not a type pydantic can validate"):
+        OutputSpec(object())  # type: ignore[call-overload]
+    with pytest.raises(ConfigError, match="not a valid JSON Schema"):
+        OutputSpec({"type": 5})
+    with pytest.raises(ConfigError, match="output mode"):
+        OutputSpec(int, mode="json")  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="output_retries"):
+        Agent(stream_fn=FauxModel([]).stream_fn, output_retries=-1)
+
+
+async def test_a_tool_named_like_the_output_tool_ends_the_run_clearly() -> None:
+    clash = AgentTool(
+        "final_result", "x", "x", {"type": "object", "properties": {}}, lambda *a: "x"
+    )
+    fm = FauxModel([tool_reply({"result": 1})])
+    agent = agent_for(fm, tools=[clash], output_type=int)
+    with pytest.raises(AgentRunError, match="OutputSpec"):
+        await agent.prompt("n?")
