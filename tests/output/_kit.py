@@ -4,14 +4,17 @@ invalid one, and the value the valid one validates to (DESIGN §14)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 from typing_extensions import TypedDict
+
+Short = Annotated[str, Field(max_length=16)]
+"""Bounded strings keep a small model's constrained answer from running on (maxLength)."""
 
 
 class Person(BaseModel):
-    name: str
+    name: Short
     age: int
 
 
@@ -22,13 +25,13 @@ class Point:
 
 
 class Order(TypedDict):
-    item: str
+    item: Short
     qty: int
 
 
 ORDER_SCHEMA: dict[str, Any] = {
     "type": "object",
-    "properties": {"sku": {"type": "string"}, "count": {"type": "integer", "minimum": 1}},
+    "properties": {"sku": {"type": "string", "maxLength": 8}, "count": {"type": "integer", "minimum": 1}},
     "required": ["sku", "count"],
     "additionalProperties": False,
 }

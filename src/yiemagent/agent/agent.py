@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeAlias, overload
 
 from typing_extensions import TypeVar
 
+from yiemagent.agent.approvals import ApprovalMethods, HeldCalls
 from yiemagent.agent.inputs import check_options, make_store, prompt_messages, to_messages
 from yiemagent.agent.llm_call import FormatMessages, LlmCall, PrepareContext
 from yiemagent.agent.openai_format import format_openai_messages, user_message_from_openai
@@ -27,7 +28,7 @@ from yiemagent.agent.queues import Notifier, PromptChannel, QueueMode, TurnQueue
 from yiemagent.agent.run import Listener, RunDriver
 from yiemagent.agent.session_log import SessionLog
 from yiemagent.agent.state import AgentStateView, placeholder_model
-from yiemagent.errors import AgentBusyError, ConfigError, YiemAgentError
+from yiemagent.errors import AgentBusyError, ApprovalPendingError, ConfigError, YiemAgentError
 from yiemagent.types import (
     AgentEvent,
     AgentLoopConfig,
@@ -37,7 +38,6 @@ from yiemagent.types import (
     Model,
     OutputMessage,
     OutputSpec,
-    PendingApproval,
     StreamFn,
     ToolApproval,
     TurnContext,
@@ -108,7 +108,7 @@ _BUSY = (
 )
 
 
-class Agent(Generic[OutputT]):
+class Agent(ApprovalMethods, Generic[OutputT]):
     """A stateful agent: a transcript, a tool store, queues, and one run at a time (R-6).
 
     `Agent(output_type=T)` is an `Agent[T]`: each `prompt` returns an `OutputMessage[T]`
@@ -175,10 +175,6 @@ class Agent(Generic[OutputT]):
 
             model = FallbackModel(model)
         self._output: OutputSpec[Any] | None = output_spec(output_type)
-        if isinstance(output_retries, bool) or not isinstance(output_retries, int):
-            raise ConfigError(f"output_retries must be a whole number >= 0, not {output_retries!r}")
-        if output_retries < 0:
-            raise ConfigError(f"output_retries must be a whole number >= 0, not {output_retries!r}")
         self.output_retries = output_retries
         """Invalid outputs sent back to the model before a run ends in error (DESIGN §14)."""
         self._resume_output: OutputSpec[Any] | None = None
@@ -302,36 +298,12 @@ class Agent(Generic[OutputT]):
         """Whether a run is active or sent prompts are waiting for theirs."""
         return self._driver.running or self._channel.busy or bool(self._channel.inbox)
 
-    # ── approvals (DESIGN §14) ─────────────────────────────────────────────
-
-    @property
-    def pending_approvals(self) -> list[PendingApproval]:
-        """The tool calls held for approval, in call order (id, tool name, arguments, the
-        assistant message, the decision so far); empty when none is held."""
-        return self._driver.held.pending(self._state.messages)
-
-    def approve(self, call_id: str) -> None:
-        """Approve a held call: `resume()` runs it (validation, hooks and timeout apply).
-
-        Raises:
-            ConfigError: no pending call has this id.
-        """
-        self._decide(call_id, ToolApproval(True))
-
-    def reject(self, call_id: str, reason: str | None = None) -> None:
-        """Reject a held call: `resume()` gives it an error result carrying `reason`.
-
-        Raises:
-            ConfigError: no pending call has this id.
-        """
-        self._decide(call_id, ToolApproval(False, reason))
-
-    def _decide(self, call_id: str, decision: ToolApproval) -> None:
-        if self._driver.running:
+    def _held_state(
+        self, deciding: bool = False
+    ) -> tuple[HeldCalls, list[AgentMessage], SessionLog | None]:
+        if deciding and self._driver.running:
             raise AgentBusyError(_BUSY)
-        self._driver.held.decide(self._state.messages, call_id, decision)
-        if self._session is not None:
-            self._session.save_held(self._driver.held.to_record())
+        return self._driver.held, self._state.messages, self._session
 
     # ── prompts ────────────────────────────────────────────────────────────
 
@@ -427,7 +399,12 @@ class Agent(Generic[OutputT]):
             undecided = held.undecided(self._state.messages)
             if undecided:
                 self._release()
-                held.check_none_pending(self._state.messages, "resume")
+                names = ", ".join(f"{p.tool_name} ({p.tool_call_id})" for p in undecided)
+                raise ApprovalPendingError(
+                    f"cannot resume: {names} still need a decision: approve(id) or "
+                    "reject(id, reason) each one first",
+                    [p.tool_call_id for p in undecided],
+                )
             spec = self._resume_output or self._output
             return await self._run_claimed(None, spec, self._driver.start_resume())
         prompts: list[AgentMessage] | None = None

@@ -17,12 +17,15 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from yiemagent.errors import ApprovalPendingError, ConfigError
 from yiemagent.types import AgentMessage, AssistantMessage, PendingApproval, ToolApproval, ToolCall
 
-__all__ = ["HeldCalls"]
+if TYPE_CHECKING:
+    from yiemagent.agent.session_log import SessionLog
+
+__all__ = ["ApprovalMethods", "HeldCalls"]
 
 logger = logging.getLogger(__name__)
 
@@ -138,3 +141,45 @@ def _held(messages: Sequence[AgentMessage]) -> tuple[AssistantMessage, list[Tool
     from yiemagent.loop import held_tool_calls
 
     return held_tool_calls(messages)
+
+
+class ApprovalMethods:
+    """The `Agent`'s approval API (DESIGN §14), mixed into `Agent`: it reads the held calls,
+    the transcript and the session through `_held_state`."""
+
+    __slots__ = ()
+
+    def _held_state(
+        self, deciding: bool = False
+    ) -> tuple[HeldCalls, list[AgentMessage], SessionLog | None]:
+        raise NotImplementedError
+
+    @property
+    def pending_approvals(self) -> list[PendingApproval]:
+        """The tool calls held for approval, in call order (id, tool name, arguments, the
+        assistant message, the decision so far); empty when none is held."""
+        held, messages, _ = self._held_state()
+        return held.pending(messages)
+
+    def approve(self, call_id: str) -> None:
+        """Approve a held call: `resume()` runs it (validation, hooks and timeout apply).
+        The decision is stored with the session, if any.
+
+        Raises:
+            ConfigError: no pending call has this id. AgentBusyError: a run is active.
+        """
+        self._decide(call_id, ToolApproval(True))
+
+    def reject(self, call_id: str, reason: str | None = None) -> None:
+        """Reject a held call: `resume()` gives it an error result carrying `reason`.
+
+        Raises:
+            ConfigError: no pending call has this id. AgentBusyError: a run is active.
+        """
+        self._decide(call_id, ToolApproval(False, reason))
+
+    def _decide(self, call_id: str, decision: ToolApproval) -> None:
+        held, messages, session = self._held_state(deciding=True)
+        held.decide(messages, call_id, decision)
+        if session is not None:
+            session.save_held(held.to_record())

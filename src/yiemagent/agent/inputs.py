@@ -117,6 +117,9 @@ def check_options(options: Mapping[str, Any]) -> None:
     for name in ("steering_mode", "follow_up_mode"):
         if options[name] not in _QUEUE_MODES:
             raise ConfigError(f"{name} must be 'one-at-a-time' or 'all', not {options[name]!r}")
+    retries = options.get("output_retries", 0)
+    if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
+        raise ConfigError(f"output_retries must be a whole number >= 0, not {retries!r}")
     max_turns = options["max_turns"]
     if max_turns is not None and (
         isinstance(max_turns, bool) or not isinstance(max_turns, int) or max_turns < 1
