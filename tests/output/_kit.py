@@ -31,7 +31,10 @@ class Order(TypedDict):
 
 ORDER_SCHEMA: dict[str, Any] = {
     "type": "object",
-    "properties": {"sku": {"type": "string", "maxLength": 8}, "count": {"type": "integer", "minimum": 1}},
+    "properties": {
+        "sku": {"type": "string", "maxLength": 8},
+        "count": {"type": "integer", "minimum": 1},
+    },
     "required": ["sku", "count"],
     "additionalProperties": False,
 }

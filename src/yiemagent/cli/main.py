@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
+import json
 import os
 import signal as os_signal
 import sys
@@ -168,9 +170,12 @@ async def _run_loop(
     context: AgentContext,
     config: AgentLoopConfig,
     on_event: Callable[[AgentEvent], None],
-) -> str:
-    """Run one prompt; returns the run's end reason."""
-    from yiemagent.loop import agent_loop
+    yes: bool = False,
+) -> tuple[str, Any]:
+    """Run one prompt, asking for each held tool call (DESIGN §14); returns the run's end
+    reason and its output (with an output type)."""
+    from yiemagent.cli.approvals import ask_approvals
+    from yiemagent.loop import agent_loop, agent_loop_continue
 
     abort = AbortSignal()
     loop = asyncio.get_running_loop()
@@ -185,16 +190,22 @@ async def _run_loop(
         loop.add_signal_handler(os_signal.SIGINT, on_sigint)
     try:
         stream = agent_loop([UserMessage(prompt)], context, config, abort)
-        reason = "stop"
-        async for event in stream:
-            on_event(event)
-            if event.type == "agent_end":
-                reason = event.reason
-        await stream.result()
+        while True:
+            reason, output = "stop", None
+            async for event in stream:
+                on_event(event)
+                if event.type == "agent_end":
+                    reason, output = event.reason, event.output
+            await stream.result()
+            if reason != "awaiting_approval" or abort.aborted:
+                break
+            decisions = await asyncio.to_thread(ask_approvals, context, yes=yes)
+            approved = dataclasses.replace(config, approvals=decisions)
+            stream = agent_loop_continue(context, approved, abort)
     finally:
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.remove_signal_handler(os_signal.SIGINT)
-    return "aborted" if abort.aborted else reason
+    return ("aborted" if abort.aborted else reason), output
 
 
 @app.command()
@@ -229,6 +240,13 @@ def run(
     otel: Annotated[
         bool, typer.Option("--otel", help="OpenTelemetry spans: OTLP or JSON on stderr.")
     ] = False,
+    yes: Annotated[
+        bool, typer.Option("--yes", help="Approve every tool call held for approval.")
+    ] = False,
+    output_schema: Annotated[
+        Path | None,
+        typer.Option("--output-schema", help="JSON Schema file; print the validated JSON."),
+    ] = None,
 ) -> None:
     """Run one prompt: stream the answer, show each tool call, print the usage."""
     from yiemagent.cli.render import EventPrinter, JsonPrinter
@@ -241,7 +259,7 @@ def run(
     if sys.stdout is None:  # started with >&-: nowhere to put the answer, so do not ask
         raise CliError("standard output is closed: there is nowhere to write the answer")
     err = Console(stderr=True, highlight=False, soft_wrap=True)
-    out = sys.stdout
+    out = sys.stdout if output_schema is None else sys.stderr  # stdout: the JSON value only
     printer = JsonPrinter(out) if json_output else EventPrinter(out=out, err=err)
     # stdout is the answer (or the JSON lines): whatever tool files print goes to stderr.
     with contextlib.redirect_stdout(sys.stderr):
@@ -253,6 +271,10 @@ def run(
         config = AgentLoopConfig(
             model=resolved, max_turns=max_turns, usage_limits=limits, tracer_provider=tracing
         )
+        if output_schema is not None:
+            from yiemagent.cli.approvals import load_output_schema
+
+            config.output_type = load_output_schema(output_schema)
         close_mcp = None
         if mcp or mcp_url:
             from yiemagent.cli.mcp_cmd import attach_servers
@@ -261,7 +283,7 @@ def run(
         try:
             if resolved.api == "local":
                 _load_local(resolved, err)
-            reason = asyncio.run(_run_loop(prompt, context, config, printer))
+            reason, output = asyncio.run(_run_loop(prompt, context, config, printer, yes))
         finally:
             if close_mcp is not None:
                 close_mcp()
@@ -281,6 +303,8 @@ def run(
     if reason == "error" or (final is not None and final.stop_reason == "error"):
         detail = final.error_message if final is not None else None
         raise CliError(f"the run failed: {detail or 'unknown error'}")
+    if output_schema is not None:
+        print(json.dumps(output, ensure_ascii=False), flush=True)
 
 
 app.command("chat")(chat_command)  # `yiem chat`: yiemagent/cli/chat/ (DESIGN §15)

@@ -1,0 +1,159 @@
+"""`yiem run` with held tool calls (y/n on the terminal, `--yes`, no terminal) and with
+`--output-schema FILE.json` (the validated JSON on stdout), on the faux model (DESIGN §14,
+§8: errors are one line)."""
+
+from __future__ import annotations
+
+import importlib
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from yiemagent import ToolResultMessage, text_of
+from yiemagent.ai.faux import FauxModel, faux_message, faux_tool_call
+from yiemagent.cli.approvals import NO_TERMINAL_REASON
+from yiemagent.cli.main import main
+
+cli_main_module = importlib.import_module("yiemagent.cli.main")
+cli_approvals_module = importlib.import_module("yiemagent.cli.approvals")
+
+TOOL_FILE = '''
+from pathlib import Path
+from yiemagent import tool
+
+@tool(requires_approval=True)
+def delete_file(path: str) -> str:
+    """Delete a file."""
+    Path(path).unlink()
+    return f"deleted {path}"
+
+def get_tool():
+    return delete_file
+'''
+
+
+@pytest.fixture
+def setup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path, FauxModel]:
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    (tools / "delete_file.py").write_text(TOOL_FILE)
+    victim = tmp_path / "old.log"
+    victim.write_text("x")
+    fm = FauxModel(
+        [faux_message(faux_tool_call("delete_file", {"path": str(victim)}, id="d1")), "Done."]
+    )
+    monkeypatch.setattr(cli_main_module, "_resolve_model", lambda spec, base_url: fm.model)
+    return tools, victim, fm
+
+
+def result_seen(fm: FauxModel) -> ToolResultMessage:
+    return next(m for m in fm.contexts[1].messages if isinstance(m, ToolResultMessage))
+
+
+def test_yes_approves_held_calls(
+    setup: tuple[Path, Path, FauxModel], capsys: pytest.CaptureFixture[str]
+) -> None:
+    tools, victim, fm = setup
+    code = main(["run", "delete old.log", "--tools", str(tools), "--yes"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert not victim.exists()
+    assert out.strip() == "Done."
+    assert "approved (--yes): delete_file(" in err
+    assert text_of(result_seen(fm).content).startswith("deleted ")
+
+
+def test_without_a_terminal_held_calls_are_rejected_saying_why(
+    setup: tuple[Path, Path, FauxModel], capsys: pytest.CaptureFixture[str]
+) -> None:
+    tools, victim, fm = setup
+    code = main(["run", "delete old.log", "--tools", str(tools)])
+    _, err = capsys.readouterr()
+    assert code == 0, err
+    assert victim.exists()
+    seen = result_seen(fm)
+    assert seen.is_error and NO_TERMINAL_REASON in text_of(seen.content)
+    assert "rejected: delete_file(" in err
+
+
+class FakeTty(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize(("answer", "deleted"), [("y", True), ("n", False), ("", False)])
+def test_the_terminal_is_asked_y_or_n(
+    setup: tuple[Path, Path, FauxModel],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    answer: str,
+    deleted: bool,
+) -> None:
+    tools, victim, fm = setup
+    asked: list[str] = []
+
+    def fake_input(question: str) -> str:
+        asked.append(question)
+        return answer
+
+    monkeypatch.setattr(cli_approvals_module.sys, "stdin", FakeTty())
+    monkeypatch.setattr("builtins.input", fake_input)
+    code = main(["run", "delete old.log", "--tools", str(tools)])
+    assert code == 0
+    assert asked == [f"Run delete_file({json.dumps({'path': str(victim)})})? [y/N] "]
+    assert victim.exists() != deleted
+    assert result_seen(fm).is_error != deleted
+
+
+def test_output_schema_prints_the_validated_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    schema = tmp_path / "legs.json"
+    schema.write_text(json.dumps({"type": "object", "properties": {"legs": {"type": "integer"}},
+                                  "required": ["legs"]}))  # fmt: skip
+    fm = FauxModel(
+        [
+            faux_message(faux_tool_call("final_result", {"legs": "eight"})),
+            faux_message(faux_tool_call("final_result", {"legs": 8})),
+        ]
+    )
+    monkeypatch.setattr(cli_main_module, "_resolve_model", lambda spec, base_url: fm.model)
+    code = main(["run", "How many legs?", "--output-schema", str(schema)])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert out == '{"legs": 8}\n'
+
+
+@pytest.mark.parametrize(
+    ("content", "says"),
+    [(None, "No such file"), ("{not json", "not JSON"), ('{"type": 7}', "not a valid JSON Schema")],
+)
+def test_bad_output_schema_file_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str | None, says: str
+) -> None:
+    path = tmp_path / "schema.json"
+    if content is not None:
+        path.write_text(content)
+    code = main(["run", "hi", "--output-schema", str(path)])
+    _, err = capsys.readouterr()
+    lines = err.strip().splitlines()
+    assert code == 1 and len(lines) == 1 and says in lines[0], err
+    assert lines[0].startswith("yiem: error: --output-schema ")
+
+
+def test_output_never_valid_is_one_error_line_exit_1(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    schema = tmp_path / "n.json"
+    schema.write_text('{"type": "integer"}')
+    bad: Any = faux_message(faux_tool_call("final_result", {"result": "x"}))
+    fm = FauxModel([bad, bad, bad])
+    monkeypatch.setattr(cli_main_module, "_resolve_model", lambda spec, base_url: fm.model)
+    code = main(["run", "n?", "--output-schema", str(schema)])
+    out, err = capsys.readouterr()
+    assert code == 1 and out == ""
+    line = err.strip().splitlines()[-1]
+    assert line.startswith("yiem: error: the run failed: The model gave no valid JSON Schema")
