@@ -202,3 +202,14 @@ async def test_a_tool_named_like_the_output_tool_ends_the_run_clearly() -> None:
     agent = agent_for(fm, tools=[clash], output_type=int)
     with pytest.raises(AgentRunError, match="OutputSpec"):
         await agent.prompt("n?")
+
+
+def test_specs_are_built_once_per_type() -> None:
+    """Building a pydantic validator costs milliseconds: `prompt(output_type=T)` on every
+    run reuses one spec per type (and per JSON Schema text)."""
+    from yiemagent.types.output import output_spec
+
+    assert output_spec(Person) is output_spec(Person)
+    assert output_spec(list[str]) is output_spec(list[str])
+    assert output_spec({"type": "integer"}) is output_spec({"type": "integer"})
+    assert output_spec({"type": "integer"}) is not output_spec({"type": "string"})

@@ -217,15 +217,36 @@ OutputType: TypeAlias = "type[T] | Mapping[str, Any] | OutputSpec[T]"
 """What `output_type=` accepts."""
 
 
+_SPECS: dict[Any, OutputSpec[Any]] = {}
+_SPECS_MAX = 256
+
+
 def output_spec(output_type: Any) -> OutputSpec[Any] | None:
     """`output_type` as an `OutputSpec` (`None` stays `None`; a spec is returned as it is).
+
+    Specs are cached per type (and per JSON Schema text): building pydantic's validator
+    costs ~10 ms, so `prompt(..., output_type=T)` on every run pays it once.
 
     Raises:
         ConfigError: see `OutputSpec`.
     """
     if output_type is None or isinstance(output_type, OutputSpec):
         return output_type
-    return OutputSpec(output_type)
+    try:
+        key: Any = (
+            ("schema", json.dumps(output_type, sort_keys=True, default=str))
+            if isinstance(output_type, Mapping)
+            else ("type", output_type)
+        )
+        spec = _SPECS.get(key)
+    except TypeError:  # an unhashable type object: no cache
+        return OutputSpec(output_type)
+    if spec is None:
+        spec = OutputSpec(output_type)
+        if len(_SPECS) >= _SPECS_MAX:
+            _SPECS.pop(next(iter(_SPECS)))
+        _SPECS[key] = spec
+    return spec
 
 
 # ── helpers ────────────────────────────────────────────────────────────────
