@@ -79,7 +79,7 @@ class Recorder:
             options,
             api_key=self.server.api_key,
             temperature=0.0,
-            max_tokens=48,
+            max_tokens=40 if schema is not None else 12,  # prose is cut short: still invalid
             output_schema=schema,
             on_payload=record,
         )
