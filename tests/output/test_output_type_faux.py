@@ -213,3 +213,9 @@ def test_specs_are_built_once_per_type() -> None:
     assert output_spec(list[str]) is output_spec(list[str])
     assert output_spec({"type": "integer"}) is output_spec({"type": "integer"})
     assert output_spec({"type": "integer"}) is not output_spec({"type": "string"})
+
+
+def test_prompt_sync_takes_an_output_type() -> None:
+    fm = FauxModel([tool_reply({"result": 3})])
+    agent = agent_for(fm)
+    assert agent.prompt_sync("n?", output_type=int).output == 3

@@ -422,9 +422,15 @@ class Agent(ApprovalMethods, Generic[OutputT]):
                 )
         return await self._run_claimed(prompts, self._output)
 
-    def prompt_sync(self, input: PromptInput, images: Sequence[ImageContent] | None = None) -> Any:
+    def prompt_sync(
+        self,
+        input: PromptInput,
+        images: Sequence[ImageContent] | None = None,
+        *,
+        output_type: Any = None,
+    ) -> Any:
         """`prompt` from plain synchronous code (a script, a REPL): runs its own event loop
-        (R-6.7).
+        (R-6.7). `output_type` as in `prompt`.
 
         Raises:
             RuntimeError: called from a running event loop; use `await agent.prompt(...)`.
@@ -432,7 +438,7 @@ class Agent(ApprovalMethods, Generic[OutputT]):
         try:
             asyncio.get_running_loop()
         except RuntimeError:
-            return asyncio.run(self.prompt(input, images))
+            return asyncio.run(self.prompt(input, images, output_type=output_type))
         raise RuntimeError(
             "prompt_sync() cannot run inside a running event loop; use `await agent.prompt(...)`"
         )
