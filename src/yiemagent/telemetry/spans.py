@@ -89,9 +89,12 @@ def _nothing() -> None:
 
 
 def _version() -> str:
-    from yiemagent import __version__
+    from importlib.metadata import PackageNotFoundError, version
 
-    return __version__
+    try:
+        return version("yiemagent")
+    except PackageNotFoundError:  # a source tree that was never installed
+        return "0"
 
 
 class OtelObserver:
