@@ -4,6 +4,7 @@
 - a tool result: "Tool results: " and the results' texts;
 - "hello": a greeting, streamed in 4-character chunks; "stream": a longer answer;
 - "fail": a model error;
+- "write shout": a writeTool call writing `shout`; "use shout TEXT": a call of it;
 - a summary request (the compactor's): "Summary of the earlier chat.";
 - "progress N": a call of `slow` with N steps;
 - "parallel": two `slow` calls in one message (a parallel batch);
@@ -34,6 +35,19 @@ from yiemagent.types import (
 def _text(message: object) -> str:
     content = getattr(message, "content", "")
     return content if isinstance(content, str) else text_of(content)
+
+
+SHOUT = {
+    "name": "shout",
+    "label": "Shout",
+    "description": "Upper-cases a text and adds an exclamation mark.",
+    "inputSchema": {
+        "type": "object",
+        "properties": {"text": {"type": "string"}},
+        "required": ["text"],
+    },
+    "executeCode": "return args['text'].upper() + '!'",
+}
 
 
 def answer(context: Context) -> AssistantMessage:
@@ -76,6 +90,10 @@ def _answer(context: Context) -> AssistantMessage | str:
         )
     if lower == "slow":
         return faux_message(faux_tool_call("slow", {"label": "s", "steps": 40, "delay": 0.25}))
+    if lower == "write shout":
+        return faux_message(faux_tool_call("writeTool", SHOUT))
+    if lower.startswith("use shout "):
+        return faux_message(faux_tool_call("shout", {"text": text[len("use shout ") :]}))
     if lower == "stream":
         return "Streaming: " + " ".join(f"word{n}" for n in range(1, 41)) + " end."
     if lower == "fail":

@@ -238,3 +238,65 @@ def test_a_long_chat_on_a_tiny_window_is_compacted_and_keeps_answering(data_dir:
         pane.close()
     with SqliteSessionStore(data_dir / "sessions.db") as store:
         assert len(store.load("long")) == 24  # the stored session keeps everything
+
+
+def test_write_tools_shows_the_tool_asks_and_the_new_tool_works_next_turn(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    written = tmp_path / "written"
+    pane = Pane(data_dir, ["--tools", str(TOOLS), "--write-tools", str(written)])
+    try:
+        pane.ready()
+        pane.type("write shout")
+        shown = ("writeTool wants to add a tool: shout", '"text"', "def execute(", ".upper()")
+        pane.wait(lambda s: after(s, *shown, "Write tool shout? [y/N]"))
+        pane.type("n")  # declined: nothing is written, the model is told
+        pane.wait(lambda s: after(s, "not written", "✗ writeTool", "declined", "Tool results:"))
+        assert not (written / "shout.py").exists()
+        pane.type("write shout")
+        pane.wait(lambda s: s.count("Write tool shout? [y/N]") == 1 and "? " in s)
+        pane.type("y")
+        pane.wait(lambda s: after(s, "✓ writeTool", "Tool results:", "tokens:"))
+        assert (written / "shout.py").is_file()
+        pane.type("/tools")
+        pane.wait("shout  Upper-cases a text")
+        pane.type("use shout hello there")
+        pane.wait("Tool results: HELLO THERE!")
+    finally:
+        pane.close()
+
+
+def test_a_broken_tool_file_is_one_line_and_the_other_tools_load(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    (tools / "slow.py").write_text((TOOLS / "slow.py").read_text())
+    (tools / "broken.py").write_text("def get_tool(:\n")
+    pane = Pane(data_dir, ["--tools", str(tools)])
+    try:
+        screen = pane.wait(lambda s: after(s, "broken.py", "/help lists the commands"))
+        line = next(x for x in screen.splitlines() if "broken.py" in x)
+        assert line.startswith("tool file ") and "failed to load" in line
+        assert "Traceback" not in screen
+        pane.type("progress 2")
+        pane.wait("Tool results: p done after 2 steps")
+    finally:
+        pane.close()
+
+
+def test_a_full_follow_up_queue_is_one_line_and_the_chat_goes_on(chat: Pane) -> None:
+    chat.type("slow")
+    chat.wait("s step 1/40")
+    for n in range(33):  # the follow-up queue holds 32 (seed 000 §5)
+        chat.type(f"/follow f{n}")
+    chat.wait(
+        lambda s: (
+            "not queued: the follow-up queue is full" in s and s.count("queued follow-up: f") == 32
+        )
+    )
+    chat.keys("C-c")
+    chat.wait("⏹ aborted")
+    chat.wait("(32 queued message(s) dropped by the abort)")
+    chat.type("and now?")
+    chat.wait("You said: and now?")

@@ -18,7 +18,7 @@ import logging
 import os
 import sys
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from typing import TYPE_CHECKING
 
 from prompt_toolkit.application import Application
@@ -30,7 +30,7 @@ from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.layout import ConditionalContainer, HSplit, Layout, Window
 from prompt_toolkit.layout.controls import BufferControl, FormattedTextControl
 from prompt_toolkit.layout.processors import BeforeInput
-from prompt_toolkit.patch_stdout import patch_stdout
+from prompt_toolkit.patch_stdout import StdoutProxy
 from rich.console import Console
 from rich.text import Text
 
@@ -48,6 +48,20 @@ logger = logging.getLogger(__name__)
 
 EXIT_HINT = "Press Ctrl-C again or Ctrl-D to exit."
 _TICK_S = 0.1
+
+
+@contextlib.contextmanager
+def _patched_stdout() -> Iterator[None]:
+    """prompt_toolkit's `patch_stdout(raw=True)` (anything printed, by us or by a tool, goes
+    above the input line), flushing every 20 ms instead of 200 ms: finished lines keep pace
+    with the live region."""
+    with StdoutProxy(raw=True, sleep_between_writes=0.02) as proxy:
+        stdout, stderr = sys.stdout, sys.stderr
+        sys.stdout = sys.stderr = proxy
+        try:
+            yield
+        finally:
+            sys.stdout, sys.stderr = stdout, stderr
 
 
 class _OneLineLogs(logging.Handler):
@@ -93,6 +107,7 @@ class ChatApp:
             full_screen=False,
             min_redraw_interval=0.03,
             erase_when_done=True,
+            after_render=self._first_render,
         )
 
     # ── layout and keys ────────────────────────────────────────────────────
@@ -219,7 +234,7 @@ class ChatApp:
 
     async def _prompt(self, message: AgentMessage) -> AssistantMessage:
         if self.ready is not None:
-            await self.ready
+            await asyncio.shield(self.ready)  # a Ctrl-C meanwhile cancels only this prompt
         return await self.setup.agent.prompt(message)
 
     async def _run(self, work: Awaitable[AssistantMessage | None]) -> None:
@@ -233,7 +248,7 @@ class ChatApp:
             while agent.has_queued_messages() and not self._aborting:
                 await agent.resume()
         except asyncio.CancelledError:
-            raise
+            self.say("⏹ cancelled before it started", "yellow")
         except Exception as exc:  # a run that failed: one line, the chat goes on (§8)
             message = getattr(exc, "message", None)
             if not isinstance(message, AssistantMessage):  # not already shown by the view
@@ -269,8 +284,10 @@ class ChatApp:
         """Ctrl-C: answer a question "no", abort a run, clear the line, or arm the exit."""
         if self._question is not None and not self._question.done():
             self._question.set_result("")
-        if self.busy:
+        if self.busy and self.run_task is not None:
             self._aborting = True
+            if not self.setup.agent.is_busy:  # still waiting for the model to load
+                self.run_task.cancel()
             self.setup.agent.abort("interrupted by the user (Ctrl-C)")
             self.view.status = "stopping…"
             self._invalidate()
@@ -335,7 +352,15 @@ class ChatApp:
             self.say(note, "yellow")
         for line in setup.resumed_lines():
             self.console.print(line)
-        self.say("/help lists the commands; Ctrl-D exits.")
+
+    def _first_render(self, _app: object) -> None:
+        # Printed once the input line is live (raw mode): what is typed from now on is read
+        # by the chat, not echoed by the terminal (the tests wait for this line).
+        if not self._greeted:
+            self._greeted = True
+            self.say("/help lists the commands; Ctrl-D exits.")
+
+    _greeted = False
 
     async def run(self) -> int:
         """Run the chat until the user leaves; returns the exit status."""
@@ -347,7 +372,9 @@ class ChatApp:
         propagate, lib_logger.propagate = lib_logger.propagate, False
         code = 0
         try:
-            with patch_stdout(raw=True):
+            self.console = Console(highlight=False, soft_wrap=True)
+            self._print_start()  # before the input line is drawn below it
+            with _patched_stdout():
                 self.console = Console(
                     file=sys.stdout,
                     force_terminal=sys.stdout.isatty() or None,
@@ -360,8 +387,7 @@ class ChatApp:
                 self._unsubscribe = self.setup.agent.subscribe(
                     lambda event, _signal: self.view(event)
                 )
-                self._print_start()
-                self.ready = asyncio.get_running_loop().create_task(load_model(self))
+                self.ready = asyncio.get_running_loop().create_task(self._start(load_model))
                 ticker = asyncio.get_running_loop().create_task(self._tick())
                 try:
                     code = await self.app.run_async()
@@ -372,6 +398,12 @@ class ChatApp:
             lib_logger.removeHandler(handler)
             lib_logger.propagate = propagate
         return code
+
+    async def _start(self, load_model: Callable[[ChatApp], Awaitable[None]]) -> None:
+        """What the first prompt waits for: the model's load and the MCP servers."""
+        from yiemagent.cli.chat.mcp_servers import start_mcp_servers
+
+        await asyncio.gather(load_model(self), start_mcp_servers(self))
 
     async def _shutdown(self) -> None:
         if self.busy and self.run_task is not None:
@@ -385,6 +417,9 @@ class ChatApp:
             # thread: nothing has been asked yet, so leave at once.
             sys.stdout.flush()
             os._exit(0)
+        from yiemagent.cli.chat.mcp_servers import close_mcp_servers
+
+        await close_mcp_servers(self)
         await self.setup.close()
 
 

@@ -76,7 +76,9 @@ def show_write(app: ChatApp, args: dict[str, Any]) -> None:
     console.print(head)
     if args.get("description"):
         console.print(Text(f"  {args['description']}", style="dim"))
-    schema = json.dumps(args.get("inputSchema", {}), indent=2, ensure_ascii=False)
+    schema = json.dumps(args.get("inputSchema", {}), ensure_ascii=False)
+    if len(schema) > 96:
+        schema = json.dumps(args.get("inputSchema", {}), indent=2, ensure_ascii=False)
     console.print(Syntax(schema, "json", theme="ansi_dark", background_color="default"))
     code = "\n".join(
         part
@@ -100,8 +102,9 @@ async def settle_pending_approvals(app: ChatApp) -> None:
     agent: Any = app.setup.agent
     gate = app.setup.gate
     while True:
-        pending = list(getattr(agent, "pending_approvals", None) or [])
-        if not pending:
+        held_calls = list(getattr(agent, "pending_approvals", None) or [])
+        pending = [h for h in held_calls if getattr(h, "decision", None) is None]
+        if not held_calls:
             return
         for held in pending:
             call_id, tool_name, args = _held_fields(held)

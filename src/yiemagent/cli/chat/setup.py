@@ -99,6 +99,8 @@ class ChatSetup:
     keep: Any = None
     """Objects that must outlive the chat (the test-only FauxModel)."""
     resumed: list[AgentMessage] = field(default_factory=list)
+    mcp_servers: list[Any] = field(default_factory=list)
+    """The `--mcp` servers connected (closed when the chat ends)."""
 
     @property
     def model_label(self) -> str:
@@ -204,6 +206,10 @@ def build_setup(options: ChatOptions) -> ChatSetup:
     """
     from yiemagent.sessions import SqliteSessionStore
 
+    if options.mcp:
+        from yiemagent.cli.chat.mcp_servers import check_mcp_available
+
+        check_mcp_available()
     model, keep = _resolve_model(options)
     notes: list[str] = []
     store = _load_tools(options, model, notes)
