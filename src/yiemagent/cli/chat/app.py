@@ -242,7 +242,8 @@ class ChatApp:
 
         try:
             await work
-            await settle_pending_approvals(self)
+            if not self._aborting:
+                await settle_pending_approvals(self)
             agent = self.setup.agent
             # A steering message typed after the last turn boundary: run it now.
             while agent.has_queued_messages() and not self._aborting:
