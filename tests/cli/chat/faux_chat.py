@@ -4,6 +4,7 @@
 - a tool result: "Tool results: " and the results' texts;
 - "hello": a greeting, streamed in 4-character chunks; "stream": a longer answer;
 - "fail": a model error;
+- "mcp TOOL [TEXT]": a call of an MCP server's tool (`{"text": TEXT}` when given);
 - "write shout": a writeTool call writing `shout`; "use shout TEXT": a call of it;
 - a summary request (the compactor's): "Summary of the earlier chat.";
 - "progress N": a call of `slow` with N steps;
@@ -90,6 +91,9 @@ def _answer(context: Context) -> AssistantMessage | str:
         )
     if lower == "slow":
         return faux_message(faux_tool_call("slow", {"label": "s", "steps": 40, "delay": 0.25}))
+    if lower.startswith("mcp "):  # "mcp TOOL [TEXT]": call an MCP test server's tool
+        name, _, rest = text[4:].partition(" ")
+        return faux_message(faux_tool_call(name, {"text": rest} if rest else {}))
     if lower == "write shout":
         return faux_message(faux_tool_call("writeTool", SHOUT))
     if lower.startswith("use shout "):

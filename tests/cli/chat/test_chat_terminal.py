@@ -5,6 +5,7 @@ capture-pane."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -300,3 +301,21 @@ def test_a_full_follow_up_queue_is_one_line_and_the_chat_goes_on(chat: Pane) -> 
     chat.wait("(32 queued message(s) dropped by the abort)")
     chat.type("and now?")
     chat.wait("You said: and now?")
+
+
+def test_mcp_tools_are_offered_and_a_lost_server_is_one_line(data_dir: Path) -> None:
+    server = Path(__file__).resolve().parents[2] / "mcp" / "mcp_test_server.py"
+    command = f"{sys.executable} {server}"
+    pane = Pane(data_dir, ["--tools", str(TOOLS), "--mcp", command])
+    try:
+        pane.ready()
+        pane.wait(lambda s: "MCP server" in s and "(echo, " in s)
+        pane.type("mcp echo hi there")
+        pane.wait(lambda s: after(s, "✓ echo(text=hi there) → hi there", "tokens:"))
+        pane.type("mcp crash")  # the server process dies mid-call
+        screen = pane.wait(lambda s: after(s, "✗ crash() error: MCP server", "tokens:"))
+        assert "Traceback" not in screen
+        pane.type("hello")  # the chat goes on
+        pane.wait(lambda s: after(s, "› hello", "Hello! I am"))
+    finally:
+        pane.close()
