@@ -33,6 +33,7 @@ from yiemagent.types import (
     UserMessage,
     text_of,
 )
+from yiemagent.types.output import OUTPUT_TOOL_LABEL
 
 __all__ = ["ACCEPTED_TEXT", "OutputFailed", "OutputRun", "OutputVerdict"]
 
@@ -70,7 +71,12 @@ class OutputRun:
         """The validated value, once accepted (`None` before)."""
         self._candidates: dict[str, Any] = {}
         self.tool = AgentTool(
-            spec.name, "Final result", spec.description, spec.schema, self._execute, parallel=True
+            spec.name,
+            OUTPUT_TOOL_LABEL,
+            spec.description,
+            spec.schema,
+            self._execute,
+            parallel=True,
         )
         """The output tool offered in tool mode."""
 

@@ -75,6 +75,11 @@ class OutputValidationError(YiemAgentError, ValueError):
         super().__init__("\n".join(lines) or "- $: invalid value")
 
 
+OUTPUT_TOOL_LABEL = "Final result"
+"""The label of the output tool offered in tool mode; a provider that constrains its replies
+(the embedded model) leaves out its free-text answer while that tool is offered (DESIGN §14)."""
+
+
 class OutputSpec(Generic[T]):
     """A run's output type: its schema for the model and its validator (DESIGN §14).
 

@@ -186,13 +186,17 @@ def _answer_branch(tools: Sequence[AgentTool]) -> dict[str, Any]:
     }
 
 
-def reply_schema(tools: Sequence[AgentTool], *, drop: Collection[str] = ()) -> dict[str, Any]:
+def reply_schema(
+    tools: Sequence[AgentTool], *, drop: Collection[str] = (), answer: bool = True
+) -> dict[str, Any]:
     """The JSON Schema of one reply: a call of a tool not in `drop`, a list of 2..`MAX_CALLS`
     such calls, or the answer.
 
     Args:
         tools: The tools offered, in order.
         drop: Names of tools whose branch is left out (the repeat guard, the round budget).
+        answer: Whether the free-text answer is offered (not while the output tool of a
+            typed run is, DESIGN §14: the value then comes as that tool's arguments).
 
     Returns:
         `{"anyOf": [call branch per tool..., <list of calls>, <answer>]}`; with every tool
@@ -210,7 +214,8 @@ def reply_schema(tools: Sequence[AgentTool], *, drop: Collection[str] = ()) -> d
                 "maxItems": MAX_CALLS,
             }
         )
-    branches.append(_answer_branch(tools))
+    if answer or not calls:
+        branches.append(_answer_branch(tools))
     return {"anyOf": branches}
 
 

@@ -48,6 +48,7 @@ from yiemagent.ai.transform import transform_messages
 from yiemagent.errors import ProviderError
 from yiemagent.types.messages import Usage
 from yiemagent.types.model import AssistantMessageEventStream, Context, Model, StreamOptions
+from yiemagent.types.output import OUTPUT_TOOL_LABEL
 from yiemagent.types.signal import AbortSignal
 from yiemagent.types.tools import AgentTool
 
@@ -174,13 +175,18 @@ async def _generate_reply(
     # The round budget: after it only the answer is left (the tools stay in the system
     # prompt, so its cached prefix is reused).
     dropped = {t.name for t in tools} if tool_rounds(messages) >= max_tool_rounds else set()
+    # A typed run (DESIGN §14, tool mode): its output tool is never dropped, and the free-text
+    # answer is left out, so constrained decoding gives a value of the output type.
+    output_tools = {t.name for t in tools if t.label == OUTPUT_TOOL_LABEL}
+    dropped -= output_tools
     deadline = time.monotonic() + limit_s
     while True:
         decoder = _Decoder(builder, tools, answered) if tools else None
         if tools:
+            schema = reply_schema(tools, drop=dropped, answer=not output_tools)
             request["response_format"] = {
                 "type": "json_schema",
-                "json_schema": {"name": "reply", "schema": reply_schema(tools, drop=dropped)},
+                "json_schema": {"name": "reply", "schema": schema},
             }
         outcome = await _stream_chunks(runtime, request, builder, decoder, signal, deadline)
         _add_usage(usage, outcome.usage)
