@@ -17,12 +17,14 @@ import json
 import os
 import queue
 import socket
+import struct
 import subprocess
 import sys
 import threading
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -137,16 +139,18 @@ def _serve_llama(port: int, api_key: str | None) -> None:
 @dataclass
 class Reply:
     """One scripted answer: after `wait_s` seconds of silence, `status`, `headers`, then either
-    `body` (sent whole) or `events` (SSE event texts, each sent with a blank line after it,
-    `delay_s` apart), then optionally `stall_s` seconds of silence with the connection open."""
+    `body` (sent whole) or `events` (SSE event texts or raw bytes, each sent with a blank
+    line after it, `delay_s` apart), then optionally `stall_s` seconds of silence with the
+    connection open, or with `reset=True` a TCP reset (RST) instead of a clean close."""
 
     status: int = 200
     headers: dict[str, str] = field(default_factory=dict)
     body: bytes | None = None
-    events: list[str] = field(default_factory=list)
+    events: Sequence[str | bytes] = field(default_factory=list)
     delay_s: float = 0.0
     stall_s: float = 0.0
     wait_s: float = 0.0
+    reset: bool = False
 
 
 def load_sse(name: str) -> list[str]:
@@ -231,7 +235,7 @@ class ReplayServer:
                     reply = outer.replies.get_nowait()
                 except queue.Empty:
                     reply = json_reply(500, {"error": {"message": "no reply queued"}})
-                with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                with contextlib.suppress(OSError):
                     self._send(reply)
 
             def _send(self, reply: Reply) -> None:
@@ -240,7 +244,7 @@ class ReplayServer:
                 self.send_response(reply.status)
                 for key, value in reply.headers.items():
                     self.send_header(key, value)
-                if reply.body is not None or not reply.events:
+                if reply.body is not None or not (reply.events or reply.reset):
                     data = reply.body or b""
                     if not any(k.lower() == "content-type" for k in reply.headers):
                         self.send_header("content-type", "application/json")
@@ -254,12 +258,17 @@ class ReplayServer:
                 self.end_headers()
                 self.close_connection = True
                 for event in reply.events:
-                    self.wfile.write(event.encode() + b"\n\n")
+                    data = event if isinstance(event, bytes) else event.encode()
+                    self.wfile.write(data + b"\n\n")
                     self.wfile.flush()
                     if reply.delay_s and outer._stop.wait(reply.delay_s):
                         return
                 if reply.stall_s:
                     outer._stop.wait(reply.stall_s)
+                if reply.reset:  # SO_LINGER 0: close() sends RST, the client sees a reset
+                    linger = struct.pack("ii", 1, 0)
+                    self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, linger)
+                    self.connection.close()
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True

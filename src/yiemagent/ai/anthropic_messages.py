@@ -232,9 +232,11 @@ async def _call(
 
 
 def _client(model: Model, options: StreamOptions, api_key: str) -> AsyncAnthropic:
-    from anthropic import AsyncAnthropic
+    from anthropic import AsyncAnthropic, DefaultAsyncHttpxClient
 
-    return sdk_client(AsyncAnthropic, model, options, api_key)
+    return sdk_client(
+        AsyncAnthropic, model, options, api_key, http_client_class=DefaultAsyncHttpxClient
+    )
 
 
 def _classify(exc: BaseException) -> RetryDecision | None:
@@ -249,7 +251,7 @@ def _classify(exc: BaseException) -> RetryDecision | None:
             return None
         return RetryDecision(f"HTTP {exc.status_code}", parse_retry_after_ms(exc.response.headers))
     if isinstance(exc, (anthropic.APIConnectionError, *transport_error_types())):
-        return RetryDecision("connection error")
+        return RetryDecision("connection error", connection=True)
     return None
 
 

@@ -18,10 +18,12 @@ from typing import Any, Protocol, TypeVar
 
 from yiemagent.ai.builder import MessageBuilder
 from yiemagent.ai.env_keys import NO_KEY, resolve_api_key, scrub
+from yiemagent.ai.http_guard import cut_stream_text, guarded_http_client
 from yiemagent.ai.retry import (
     AbortedError,
     RetryDecision,
     RetryDelayTooLongError,
+    retry_note,
     run_with_retries,
     transport_error_types,
 )
@@ -111,18 +113,38 @@ def cached_client(key: Hashable, factory: Callable[[], T]) -> T:
     return client
 
 
-def sdk_client(sdk_class: Callable[..., T], model: Model, options: Any, api_key: str) -> T:
+def sdk_client(
+    sdk_class: Callable[..., T],
+    model: Model,
+    options: Any,
+    api_key: str,
+    *,
+    http_client_class: type[Any] | None = None,
+) -> T:
     """The cached client of an official SDK (`AsyncOpenAI`, `AsyncAnthropic`) for this model's
-    base URL, key and headers; the SDK's own retries are off (`max_retries=0`): ours apply."""
+    base URL, key and headers; the SDK's own retries are off (`max_retries=0`): ours apply.
+    With `http_client_class` (the SDK's `DefaultAsyncHttpxClient`) its HTTP client runs on
+    the guarded transport (`http_guard`: streamed bytes made valid UTF-8, a cut connection
+    explained)."""
     headers = {**(model.headers or {}), **(options.headers or {})}
     name = getattr(sdk_class, "__name__", repr(sdk_class))
     key = (name, model.base_url, api_key, tuple(sorted(headers.items())))
-    return cached_client(
-        key,
-        lambda: sdk_class(
-            api_key=api_key, base_url=model.base_url, max_retries=0, default_headers=headers or None
-        ),
-    )
+
+    def make() -> T:
+        extra = (
+            {}
+            if http_client_class is None
+            else {"http_client": guarded_http_client(http_client_class)}
+        )
+        return sdk_class(
+            api_key=api_key,
+            base_url=model.base_url,
+            max_retries=0,
+            default_headers=headers or None,
+            **extra,
+        )
+
+    return cached_client(key, make)
 
 
 def _idle_error(idle_timeout_s: float | None) -> IdleTimeoutError:
@@ -209,6 +231,11 @@ def plain_failure_text(exc: BaseException) -> str | None:
     """The error text of a failure that is not the SDK's own, None for others."""
     if isinstance(exc, SetupError | IdleTimeoutError | RetryDelayTooLongError):
         return str(exc)
+    cut = cut_stream_text(exc)
+    if cut is None and exc.__cause__ is not None:  # the SDK wrapped the transport's error
+        cut = cut_stream_text(exc.__cause__)
+    if cut is not None:
+        return cut
     if isinstance(exc, TimeoutError):
         return "timed out waiting for the server"
     if isinstance(exc, json.JSONDecodeError):
@@ -235,7 +262,9 @@ async def run_guarded(
         builder.fail("aborted", "the request was cancelled")
         raise
     except Exception as exc:
-        text = scrub(_describe_safely(describe, exc), secrets)
+        text = _describe_safely(describe, exc)
+        note = retry_note(exc)
+        text = scrub(f"{text}; {note}" if note else text, secrets)
         logger.info("%s failed: %s", label, text)
         builder.fail("error", text, error_type=failure_type(exc))
 

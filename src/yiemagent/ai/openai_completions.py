@@ -289,9 +289,11 @@ async def _call(
 
 
 def _client(model: Model, options: StreamOptions, api_key: str) -> AsyncOpenAI:
-    from openai import AsyncOpenAI
+    from openai import AsyncOpenAI, DefaultAsyncHttpxClient
 
-    return sdk_client(AsyncOpenAI, model, options, api_key)
+    return sdk_client(
+        AsyncOpenAI, model, options, api_key, http_client_class=DefaultAsyncHttpxClient
+    )
 
 
 async def _attempt(
@@ -338,7 +340,7 @@ def _classify(exc: BaseException) -> RetryDecision | None:
             return None
         return RetryDecision(f"HTTP {exc.status_code}", parse_retry_after_ms(exc.response.headers))
     if isinstance(exc, (openai.APIConnectionError, *transport_error_types())):
-        return RetryDecision("connection error")
+        return RetryDecision("connection error", connection=True)
     if isinstance(exc, openai.APIError) and isinstance(exc.body, dict):
         # An `{"error": ...}` event in the stream (OpenRouter passes upstream failures so):
         # retried like the HTTP status it names, while nothing has been streamed.

@@ -36,6 +36,7 @@ __all__ = [
     "backoff_delay_ms",
     "is_retryable_status",
     "parse_retry_after_ms",
+    "retry_note",
     "run_abortable",
     "run_with_retries",
     "transport_error_types",
@@ -63,11 +64,37 @@ class RetryDelayTooLongError(YiemAgentError):
 
 @dataclass(slots=True, frozen=True)
 class RetryDecision:
-    """How a failure may be retried: a short description (HTTP status or "connection error")
-    and the server-requested delay (ms), if any."""
+    """How a failure may be retried: a short description (HTTP status or "connection error"),
+    the server-requested delay (ms), if any, and whether it is a lost connection (its error
+    text then says whether it was retried, `retry_note`)."""
 
     what: str
     retry_after_ms: float | None = None
+    connection: bool = False
+
+
+_RETRY_NOTE = "yiemagent_retry_note"
+"""The attribute that carries `retry_note`'s text on the failure that ended a call (an
+attribute: builtin `ConnectionError` cannot be weakly referenced)."""
+
+
+def retry_note(exc: BaseException) -> str | None:
+    """Whether a lost connection that ended a call was retried: "not retried: part of the
+    answer had already arrived" or "gave up after N attempts"; None for other failures."""
+    note = getattr(exc, _RETRY_NOTE, None)
+    return note if isinstance(note, str) else None
+
+
+def _note_outcome(exc: BaseException, decision: RetryDecision, number: int, retried: bool) -> None:
+    if not decision.connection:
+        return
+    note = (
+        f"gave up after {number} attempts"
+        if retried
+        else "not retried: part of the answer had already arrived"
+    )
+    with contextlib.suppress(AttributeError, TypeError):
+        setattr(exc, _RETRY_NOTE, note)
 
 
 def is_retryable_status(status: int) -> bool:
@@ -200,7 +227,10 @@ async def run_with_retries(
             raise
         except Exception as exc:
             decision = classify(exc)
-            if decision is None or number >= max_attempts or not may_retry():
+            if decision is None:
+                raise
+            if number >= max_attempts or not may_retry():
+                _note_outcome(exc, decision, number, retried=may_retry())
                 raise
             if decision.retry_after_ms is not None:
                 if decision.retry_after_ms > limit_ms:

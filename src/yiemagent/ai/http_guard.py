@@ -1,0 +1,145 @@
+"""The HTTP transport under both SDK clients: streamed bytes made valid UTF-8, and a cut
+stream explained (DESIGN §7, §8; issue 12 item 5).
+
+- **Invalid UTF-8.** The SDKs decode each SSE line strictly, so one bad byte from a server
+  (a proxy that cut a character in two, a buggy upstream) failed the whole message with
+  `UnicodeDecodeError`. An event stream's bytes pass through an incremental UTF-8 decoder
+  with `errors="replace"` first: a bad byte becomes U+FFFD and the answer is kept; a
+  character split across chunks is joined, not replaced (`repair_utf8`).
+- **A connection cut mid-stream** (reset, closed early) raised the HTTP client's bare
+  `ReadError: ` or the SDK's `Connection error.`. It is raised again as the same error
+  type (so retries classify it as before) with a text that says what happened: "connection
+  error: the server closed the connection mid-stream after N bytes (URL)", or "... before
+  answering (URL)" when no response had arrived. Whether it was retried is added by the
+  retry loop (`retry.retry_note`). Refused connections and timeouts keep their own texts.
+
+The SDKs use `httpx` (here the `httpx2` distribution); the transport is built for whichever
+module the SDK's client class comes from.
+"""
+
+from __future__ import annotations
+
+import codecs
+import contextlib
+import importlib
+from collections.abc import AsyncIterable, AsyncIterator, Callable
+from typing import Any
+
+__all__ = ["cut_stream_text", "guarded_http_client", "repair_utf8"]
+
+_EXPLAINED = "yiemagent_cut_stream"
+"""The attribute that carries a cut stream's explanation on the error this transport raised
+(an attribute, not a weak mapping: some error types cannot be weakly referenced)."""
+_transports: dict[str, Callable[[], Any]] = {}
+
+
+def cut_stream_text(exc: BaseException) -> str | None:
+    """The explanation ("the server closed the connection mid-stream after N bytes (URL)") of
+    a connection cut this transport raised, None for any other error."""
+    text = getattr(exc, _EXPLAINED, None)
+    return text if isinstance(text, str) else None
+
+
+async def repair_utf8(chunks: AsyncIterable[bytes]) -> AsyncIterator[bytes]:
+    """`chunks` as valid UTF-8: invalid bytes become U+FFFD, characters split across chunks
+    are kept whole (the output joined equals `b"".join(chunks).decode("utf-8", "replace")`
+    encoded)."""
+    decoder = codecs.getincrementaldecoder("utf-8")("replace")
+    async for chunk in chunks:
+        text = decoder.decode(chunk)
+        if text:
+            yield text.encode("utf-8")
+    tail = decoder.decode(b"", final=True)
+    if tail:
+        yield tail.encode("utf-8")
+
+
+def guarded_http_client(client_class: type[Any]) -> Any:
+    """A new `client_class` (an SDK's `DefaultAsyncHttpxClient`, keeping its timeouts and
+    redirects) whose transport repairs event-stream bytes and explains a cut connection."""
+    module_name = next(
+        c.__module__.split(".")[0] for c in client_class.__mro__ if c.__name__ == "AsyncClient"
+    )
+    make = _transports.get(module_name)
+    if make is None:
+        make = _transports[module_name] = _transport_class(importlib.import_module(module_name))
+    return client_class(transport=make())
+
+
+def _transport_class(httpx: Any) -> Callable[[], Any]:
+    # The server went away; timeouts, refused connections and the like keep their own text.
+    closed_errors = (httpx.ReadError, httpx.WriteError, httpx.CloseError, httpx.RemoteProtocolError)
+
+    class _GuardedStream(httpx.AsyncByteStream):  # type: ignore[misc]
+        def __init__(self, inner: Any, url: str, repair: bool) -> None:
+            self._inner = inner
+            self._url = url
+            self._repair = repair
+            self.received = 0
+
+        async def __aiter__(self) -> AsyncIterator[bytes]:
+            source = self._counted()
+            stream = repair_utf8(source) if self._repair else source
+            async for chunk in stream:
+                yield chunk
+
+        async def _counted(self) -> AsyncIterator[bytes]:
+            try:
+                async for chunk in self._inner:
+                    self.received += len(chunk)
+                    yield chunk
+            except closed_errors as exc:
+                text = (
+                    "connection error: the server closed the connection mid-stream after "
+                    f"{self.received} bytes ({self._url})"
+                )
+                raise _explained(type(exc), text, exc) from exc
+
+        async def aclose(self) -> None:
+            await self._inner.aclose()
+
+    class GuardedTransport(httpx.AsyncBaseTransport):  # type: ignore[misc]
+        def __init__(self) -> None:
+            # The SDKs' own default limits (a client given a transport ignores `limits=`).
+            limits = httpx.Limits(max_connections=1000, max_keepalive_connections=100)
+            self._inner = httpx.AsyncHTTPTransport(limits=limits)
+
+        async def handle_async_request(self, request: Any) -> Any:
+            url = str(request.url)
+            try:
+                response = await self._inner.handle_async_request(request)
+            except closed_errors as exc:
+                text = (
+                    f"connection error: the server closed the connection before answering ({url})"
+                )
+                raise _explained(type(exc), text, exc) from exc
+            content_type = response.headers.get("content-type", "")
+            if "text/event-stream" not in content_type:
+                return response
+            encoding = response.headers.get("content-encoding", "identity").lower()
+            stream = _GuardedStream(response.stream, url, encoding in ("", "identity"))
+            return httpx.Response(
+                status_code=response.status_code,
+                headers=response.headers,
+                stream=stream,
+                extensions=response.extensions,
+                request=request,
+            )
+
+        async def aclose(self) -> None:
+            await self._inner.aclose()
+
+    def _explained(kind: type[BaseException], text: str, cause: BaseException) -> BaseException:
+        try:
+            request = cause.request  # type: ignore[attr-defined]  # raises when unset
+        except Exception:
+            request = None
+        try:
+            error = kind(text, request=request)  # type: ignore[call-arg]
+        except Exception:
+            error = cause
+        with contextlib.suppress(AttributeError, TypeError):
+            setattr(error, _EXPLAINED, text)
+        return error
+
+    return GuardedTransport
