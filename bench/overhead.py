@@ -57,6 +57,10 @@ def noop_plain(tool_call_id: str, args: Any, signal: Any, on_update: Any) -> str
 
 def make_tool(kind: str) -> AgentTool:
     execute = noop_async if kind == "async" else noop_plain
+    if kind == "process":  # a function of an importable module: this file, imported by name
+        import overhead  # type: ignore[import-not-found]
+
+        execute = overhead.noop_plain
     isolation = "process" if kind == "process" else "thread"
     return AgentTool("noop", "noop", "does nothing", SCHEMA, execute, parallel=True,
                      isolation=isolation)  # fmt: skip
@@ -106,6 +110,18 @@ async def agent_run(calls: int, tool: AgentTool, mode: str) -> float:
     return time.perf_counter() - start
 
 
+async def check_answers(tool: AgentTool) -> None:
+    """Fail unless every call of a run is answered "ok" (a refused tool would time nothing)."""
+    stream_fn = prebuilt(script(2))
+    config = AgentLoopConfig(model=MODEL)
+    context = AgentContext(tools=[tool])
+    messages = await run_agent_loop([UserMessage("go")], context, config, lambda e: None,
+                                    None, stream_fn)  # fmt: skip
+    texts = {b.text for m in messages if m.role == "toolResult" for b in m.content}  # type: ignore[union-attr]
+    if texts != {"ok"}:
+        raise SystemExit(f"the {tool.isolation} tool did not answer ok: {sorted(texts)}")
+
+
 async def per_call_us(path: Callable[..., Any], runs: int, kind: str, mode: str) -> float:
     tool = make_tool(kind)
     for _ in range(3):  # warm up: imports, validators, worker threads
@@ -146,23 +162,34 @@ async def faux_us(runs: int, kind: str, mode: str, calls: int = 50) -> float:
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=30, help="runs per figure")
+    parser.add_argument("--tools", default="async,plain", help="tool kinds, comma-separated")
+    parser.add_argument("--modes", default="sequential,parallel", help="modes, comma-separated")
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="only the pre-built-message table (for paired before/after runs)",
+    )
     ns = parser.parse_args()
+    kinds, modes = ns.tools.split(","), ns.modes.split(",")
     print(f"overhead per tool call, µs: {TURNS} turns × {WIDE} vs × {NARROW} no-op calls, "
           f"pre-built messages, median of {ns.runs} runs")  # fmt: skip
     print("budget: async ≤ 20 µs, plain ≤ 40 µs (DESIGN §9)")
     print(f"  {'tool':8} {'mode':10} {'run_agent_loop':>15} {'Agent.prompt':>13} {'ratio':>6}")
-    for kind in ("async", "plain"):
-        for mode in ("sequential", "parallel"):
+    for kind in kinds:
+        for mode in modes:
             loop_us = await per_call_us(loop_run, ns.runs, kind, mode)
             agent_us = await per_call_us(agent_run, ns.runs, kind, mode)
             print(f"  {kind:8} {mode:10} {loop_us:15.1f} {agent_us:13.1f} "
                   f"{agent_us / loop_us:6.2f}")  # fmt: skip
+    if ns.quick:
+        return
     print("streaming FauxModel (one batch of 50 calls), run_agent_loop; budget ≤ 30 µs")
-    for kind in ("async", "plain"):
-        for mode in ("sequential", "parallel"):
+    for kind in kinds:
+        for mode in modes:
             print(f"  {kind:8} {mode:10} {await faux_us(ns.runs, kind, mode):15.1f}")
     print('stoppable tools: isolation="process", warm worker, sequential, per call')
     runs = max(3, ns.runs // 5)
+    await check_answers(make_tool("process"))
     thread_us = await per_call_us(loop_run, runs, "plain", "sequential")
     process_us = await per_call_us(loop_run, runs, "process", "sequential")
     print(f"  thread {thread_us:9.1f} µs   process {process_us:9.1f} µs   "

@@ -319,8 +319,8 @@ async def execute_prepared_tool_call(
             raw = await tool.execute(call.id, prepared.args, child, updates)  # type: ignore[misc]
         else:
             run = contextvars.copy_context().run
-            raw = await loop.run_in_executor(
-                tool_threads(), run, call_plain, tool, call, prepared.args, child, updates
+            raw = await tool_threads().submit(
+                loop, run, call_plain, tool, call, prepared.args, child, updates
             )
             if inspect.isawaitable(raw):
                 raw = await raw

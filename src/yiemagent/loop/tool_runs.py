@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import threading
 from typing import Any
 
 from yiemagent.loop._processes import ProcessCall, process_target
-from yiemagent.loop._threads import DaemonThreadPool
+from yiemagent.loop._threads import ToolThreads
 from yiemagent.types import (
     AgentTool,
     AgentToolResult,
@@ -35,18 +36,29 @@ __all__ = [
 TOOL_THREADS = 256
 """Most plain-function tools running at once; threads are created on demand and reused."""
 
-_TOOL_THREADS: DaemonThreadPool | None = None
+_TOOL_THREADS: ToolThreads | None = None
 _TOOL_THREADS_LOCK = threading.Lock()
 
 
-def tool_threads() -> DaemonThreadPool:
+def tool_threads() -> ToolThreads:
     """The shared worker pool for plain-function tools (created on first use)."""
     global _TOOL_THREADS
     if _TOOL_THREADS is None:
         with _TOOL_THREADS_LOCK:
             if _TOOL_THREADS is None:
-                _TOOL_THREADS = DaemonThreadPool(TOOL_THREADS, thread_name_prefix="yiem-tool")
+                _TOOL_THREADS = ToolThreads(TOOL_THREADS, thread_name_prefix="yiem-tool")
     return _TOOL_THREADS
+
+
+def _after_fork_in_child() -> None:
+    global _TOOL_THREADS_LOCK
+    _TOOL_THREADS_LOCK = threading.Lock()
+    if _TOOL_THREADS is not None:
+        _TOOL_THREADS.forget()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 class ToolUpdates:
@@ -118,8 +130,8 @@ async def run_in_process(
         lambda reason: call.kill(f"Operation aborted: tool {tool.name}'s process was stopped")
     )
     try:
-        return await loop.run_in_executor(
-            tool_threads(), call.run, target, prepared.tool_call.id, prepared.args, updates
+        return await tool_threads().submit(
+            loop, call.run, target, prepared.tool_call.id, prepared.args, updates
         )
     finally:
         remove()
