@@ -243,7 +243,7 @@ class ChatApp:
         try:
             await work
             if not self._aborting:
-                await settle_pending_approvals(self)
+                await settle_pending_approvals(self, self.setup.agent, self.setup.gate)
             agent = self.setup.agent
             # A steering message typed after the last turn boundary: run it now.
             while agent.has_queued_messages() and not self._aborting:
@@ -365,7 +365,7 @@ class ChatApp:
 
     async def run(self) -> int:
         """Run the chat until the user leaves; returns the exit status."""
-        from yiemagent.cli.chat.setup import load_model
+        from yiemagent.cli.chat.loading import load_model
 
         handler = _OneLineLogs(self)
         lib_logger = logging.getLogger("yiemagent")

@@ -14,7 +14,7 @@
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from rich.syntax import Syntax
 from rich.text import Text
@@ -23,9 +23,9 @@ from yiemagent.cli.chat.view import short_args
 from yiemagent.types import AbortSignal, BeforeToolCallContext, BeforeToolCallResult
 
 if TYPE_CHECKING:
-    from yiemagent.cli.chat.app import ChatApp
+    from rich.console import Console
 
-__all__ = ["ApprovalGate", "approval_question", "settle_pending_approvals"]
+__all__ = ["ApprovalGate", "Asker", "approval_question", "settle_pending_approvals"]
 
 WRITE_TOOL_NAME = "writeTool"
 DECLINED = "The user declined to write this tool; do not retry it unless they ask."
@@ -39,12 +39,30 @@ def approval_question(tool_name: str, args: Any) -> Text:
     return line
 
 
+class Asker(Protocol):
+    """What the questions use of the terminal app (`app.ChatApp` is one). Not `ChatHost`:
+    that names the chat's setup, which holds this module's `ApprovalGate`."""
+
+    @property
+    def console(self) -> Console:
+        """Where the shown tool code is printed."""
+        ...
+
+    def say(self, text: str, style: str = "dim") -> None:
+        """Print one line above the input line."""
+        ...
+
+    async def ask(self, question: Text) -> str:
+        """Show `question` and return the next entered line, lowered ("" when aborted)."""
+        ...
+
+
 class ApprovalGate:
     """The chat's `before_tool_call` hook; `app` is set when the chat starts (before that,
     and without a terminal, every gated call is blocked)."""
 
     def __init__(self) -> None:
-        self.app: ChatApp | None = None
+        self.app: Asker | None = None
         self.always: set[str] = set()
         """Tools approved for the rest of the chat ("a")."""
 
@@ -68,7 +86,7 @@ class ApprovalGate:
         return BeforeToolCallResult(block=True, reason=DECLINED)
 
 
-def show_write(app: ChatApp, args: dict[str, Any]) -> None:
+def show_write(app: Asker, args: dict[str, Any]) -> None:
     """Print the tool a `writeTool` call would write: name, schema and code."""
     console = app.console
     head = Text("writeTool wants to add a tool: ", style="bold yellow")
@@ -96,11 +114,15 @@ def _indent(code: str) -> str:
     return "\n".join(f"    {line}" for line in code.splitlines())
 
 
-async def settle_pending_approvals(app: ChatApp) -> None:
+async def settle_pending_approvals(app: Asker, agent: Any, gate: ApprovalGate) -> None:
     """Ask about each call the last run held (DESIGN §14), then resume; repeat while runs
-    end holding calls. A no-op for an Agent without the approvals API."""
-    agent: Any = app.setup.agent
-    gate = app.setup.gate
+    end holding calls. A no-op for an Agent without the approvals API.
+
+    Args:
+        app: where the questions are asked.
+        agent: the chat's Agent (`pending_approvals`, `approve`, `reject`, `resume`).
+        gate: the chat's gate (its `always` set is read and extended).
+    """
     while True:
         held_calls = list(getattr(agent, "pending_approvals", None) or [])
         pending = [h for h in held_calls if getattr(h, "decision", None) is None]

@@ -14,13 +14,13 @@ from yiemagent.cli.render import one_line, usage_line
 from yiemagent.types import AssistantMessage, Usage, UserMessage, text_of
 
 if TYPE_CHECKING:
-    from yiemagent.cli.chat.app import ChatApp
+    from yiemagent.cli.chat.host import ChatHost
 
 __all__ = ["COMMANDS", "dispatch", "is_command", "undo_point"]
 
 _COMMAND = re.compile(r"^/([A-Za-z][\w-]*)(?:\s+(.*))?$", re.DOTALL)
 
-Handler = Callable[["ChatApp", str], None]
+Handler = Callable[["ChatHost", str], None]
 
 
 def is_command(text: str) -> bool:
@@ -28,7 +28,7 @@ def is_command(text: str) -> bool:
     return _COMMAND.match(text) is not None
 
 
-def dispatch(app: ChatApp, text: str) -> None:
+def dispatch(app: ChatHost, text: str) -> None:
     """Run the command in `text`; an unknown one gets a one-line hint."""
     match = _COMMAND.match(text)
     assert match is not None
@@ -40,14 +40,14 @@ def dispatch(app: ChatApp, text: str) -> None:
     entry[0](app, arg)
 
 
-def _idle_only(app: ChatApp, name: str) -> bool:
+def _idle_only(app: ChatHost, name: str) -> bool:
     if app.busy:
         app.say(f"/{name} waits for the run to finish (Ctrl-C stops it)", "yellow")
         return False
     return True
 
 
-def _help(app: ChatApp, arg: str) -> None:
+def _help(app: ChatHost, arg: str) -> None:
     for name, (_handler, usage) in COMMANDS.items():
         line = Text(f"  /{name}", style="bold")
         line.append(f"  {usage}", style="dim")
@@ -56,7 +56,7 @@ def _help(app: ChatApp, arg: str) -> None:
     app.say("  Ctrl-D (or Ctrl-C twice) on an empty line exits.")
 
 
-def _tools(app: ChatApp, arg: str) -> None:
+def _tools(app: ChatHost, arg: str) -> None:
     tools = list(app.setup.agent.tool_store.tools.values())
     if not tools:
         app.say("no tools")
@@ -66,7 +66,7 @@ def _tools(app: ChatApp, arg: str) -> None:
         app.console.print(line)
 
 
-def _model(app: ChatApp, arg: str) -> None:
+def _model(app: ChatHost, arg: str) -> None:
     if not arg:
         app.say(f"model: {app.setup.model_label}; /model PROVIDER/ID switches (see yiem models)")
         return
@@ -81,7 +81,8 @@ def _model(app: ChatApp, arg: str) -> None:
     except Exception as exc:
         app.say(f"error: {' '.join(str(exc).split())}", "red")
         return
-    from yiemagent.cli.chat.setup import context_window, load_model
+    from yiemagent.cli.chat.loading import load_model
+    from yiemagent.cli.chat.setup import context_window
 
     app.setup.model = model
     app.setup.agent.state.model = model
@@ -94,7 +95,7 @@ def _model(app: ChatApp, arg: str) -> None:
     app.ready = asyncio.get_running_loop().create_task(load_model(app))
 
 
-def _system(app: ChatApp, arg: str) -> None:
+def _system(app: ChatHost, arg: str) -> None:
     state = app.setup.agent.state
     if arg:
         state.system_prompt = arg
@@ -103,11 +104,11 @@ def _system(app: ChatApp, arg: str) -> None:
         app.say(f"system prompt: {state.system_prompt}")
 
 
-def _clear(app: ChatApp, arg: str) -> None:
+def _clear(app: ChatHost, arg: str) -> None:
     app.app.renderer.clear()
 
 
-def _usage(app: ChatApp, arg: str) -> None:
+def _usage(app: ChatHost, arg: str) -> None:
     total = Usage()
     answers = 0
     for message in app.setup.agent.state.messages:
@@ -131,14 +132,14 @@ def _add(total: Usage, usage: Usage) -> None:
     total.cost.total += usage.cost.total
 
 
-def _follow(app: ChatApp, arg: str) -> None:
+def _follow(app: ChatHost, arg: str) -> None:
     if not arg:
         app.say("usage: /follow TEXT", "yellow")
         return
     app.follow_up(arg)
 
 
-def _sessions(app: ChatApp, arg: str) -> None:
+def _sessions(app: ChatHost, arg: str) -> None:
     try:
         names = app.setup.sessions.list_sessions()
     except Exception as exc:
@@ -152,7 +153,7 @@ def _sessions(app: ChatApp, arg: str) -> None:
     app.say("  resume one with: yiem chat --session NAME")
 
 
-def _new(app: ChatApp, arg: str) -> None:
+def _new(app: ChatHost, arg: str) -> None:
     if not _idle_only(app, "new"):
         return
     import time
@@ -193,7 +194,7 @@ def undo_point(messages: list[object]) -> int | None:
     return index
 
 
-def _undo(app: ChatApp, arg: str) -> None:
+def _undo(app: ChatHost, arg: str) -> None:
     if not _idle_only(app, "undo"):
         return
     state = app.setup.agent.state
@@ -212,7 +213,7 @@ def _undo(app: ChatApp, arg: str) -> None:
     app.say(f"undone: › {one_line(text, 80)} ({len(messages) - cut} messages removed)")
 
 
-def _exit(app: ChatApp, arg: str) -> None:
+def _exit(app: ChatHost, arg: str) -> None:
     app.exit()
 
 

@@ -14,26 +14,16 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from yiemagent.cli.chat.app import ChatApp
+    from yiemagent.cli.chat.host import ChatHost
 
-__all__ = ["check_mcp_available", "close_mcp_servers", "start_mcp_servers"]
+__all__ = ["close_mcp_servers", "start_mcp_servers"]
 
 
 def _mcp() -> Any:
     return importlib.import_module("yiemagent.mcp")
 
 
-def check_mcp_available() -> None:
-    """Raise `ConfigError` when this build has no MCP client."""
-    from yiemagent.errors import ConfigError
-
-    try:
-        _mcp()
-    except ImportError as exc:
-        raise ConfigError(f"--mcp needs yiemagent's MCP client (yiemagent.mcp): {exc}") from exc
-
-
-async def start_mcp_servers(app: ChatApp) -> None:
+async def start_mcp_servers(app: ChatHost) -> None:
     """Connect each `--mcp` server and register its tools; failures are one line each."""
     specs = app.setup.options.mcp
     if not specs:
@@ -52,7 +42,7 @@ async def start_mcp_servers(app: ChatApp) -> None:
         app.say(f"MCP server {spec!r}: {len(names)} tools ({', '.join(names)})")
 
 
-async def close_mcp_servers(app: ChatApp) -> None:
+async def close_mcp_servers(app: ChatHost) -> None:
     """Stop the servers the chat started."""
     for server in app.setup.mcp_servers:
         with contextlib.suppress(Exception):

@@ -13,6 +13,7 @@ Test-only: `$YIEM_CHAT_FAUX_SCRIPT` names a Python file that defines `faux_model
 from __future__ import annotations
 
 import contextlib
+import importlib
 import os
 import runpy
 import time
@@ -27,7 +28,6 @@ from yiemagent.types import AgentMessage, AssistantMessage, Model, UserMessage, 
 
 if TYPE_CHECKING:
     from yiemagent.agent import Agent
-    from yiemagent.cli.chat.app import ChatApp
     from yiemagent.cli.chat.approvals import ApprovalGate
     from yiemagent.compaction import Compactor
     from yiemagent.sessions import SqliteSessionStore
@@ -39,9 +39,9 @@ __all__ = [
     "ChatOptions",
     "ChatSetup",
     "build_setup",
+    "check_mcp_available",
     "data_dir",
     "last_exchange",
-    "load_model",
 ]
 
 DATA_DIR_ENV = "YIEM_DATA_DIR"
@@ -198,6 +198,16 @@ def _load_tools(options: ChatOptions, model: Model, notes: list[str]) -> ToolSto
     return store
 
 
+def check_mcp_available() -> None:
+    """Raise `ConfigError` when this build has no MCP client."""
+    from yiemagent.errors import ConfigError
+
+    try:
+        importlib.import_module("yiemagent.mcp")
+    except ImportError as exc:
+        raise ConfigError(f"--mcp needs yiemagent's MCP client (yiemagent.mcp): {exc}") from exc
+
+
 def build_setup(options: ChatOptions) -> ChatSetup:
     """Resolve the model, load the tools, open the session store and build the Agent.
 
@@ -207,8 +217,6 @@ def build_setup(options: ChatOptions) -> ChatSetup:
     from yiemagent.sessions import SqliteSessionStore
 
     if options.mcp:
-        from yiemagent.cli.chat.mcp_servers import check_mcp_available
-
         check_mcp_available()
     model, keep = _resolve_model(options)
     notes: list[str] = []
@@ -283,37 +291,3 @@ def _make_agent(setup: ChatSetup, session_name: str) -> Agent:
         max_turns=24,
     )
     return agent
-
-
-async def load_model(app: ChatApp) -> None:
-    """Load the embedded model (when it is one) with its progress in the live view."""
-    import asyncio
-
-    model = app.setup.agent.state.model or app.setup.model
-    if model.api != "local":
-        return
-    from yiemagent.ai.local.runtime import load_runtime, loaded_runtime
-    from yiemagent.ai.local.weights import ensure_model_file, local_spec
-
-    spec = local_spec(model.id)
-    if loaded_runtime(spec) is not None:
-        return
-    view = app.view
-    started = time.perf_counter()
-
-    def on_bytes(done: int, total: int) -> None:
-        view.status = f"preparing {spec.name}: {done / 2**20:.0f} of {total / 2**20:.0f} MB"
-        app.app.invalidate()
-
-    try:
-        view.status = f"preparing {spec.name}…"
-        await asyncio.to_thread(ensure_model_file, spec, progress=on_bytes)
-        view.status = f"loading {spec.name}…"
-        runtime = await asyncio.to_thread(load_runtime, spec)
-    except Exception as exc:
-        app.say(f"error: the model did not load: {' '.join(str(exc).split())}", "red")
-        return
-    finally:
-        view.status = ""
-    elapsed = time.perf_counter() - started
-    app.say(f"{spec.name} loaded in {runtime.load_s:.1f} s ({elapsed:.1f} s in all)")
