@@ -31,6 +31,7 @@ from yiemagent.types import (
     ToolCall,
     ToolResultMessage,
 )
+from yiemagent.types.messages import trailing_tool_turn
 
 if TYPE_CHECKING:
     from yiemagent.sessions import SessionStore
@@ -272,18 +273,12 @@ def with_unique_call_ids(message: AssistantMessage) -> AssistantMessage:
 def unanswered_tool_results(messages: Sequence[AgentMessage]) -> list[ToolResultMessage]:
     """Error results for the tool calls of the transcript's last assistant message that have
     no result, in call order (R-4.1): a process that stopped during the tools left them."""
-    answered: set[str] = set()
-    for message in reversed(messages):
-        if isinstance(message, ToolResultMessage):
-            answered.add(message.tool_call_id)
-            continue
-        if not isinstance(message, AssistantMessage):
-            return []
-        return [
-            ToolResultMessage(
-                call.id, call.name, [TextContent(INTERRUPTED_CALL_TEXT)], is_error=True
-            )
-            for call in with_unique_call_ids(message).tool_calls
-            if call.id not in answered
-        ]
-    return []
+    turn = trailing_tool_turn(messages)
+    if turn is None:
+        return []
+    message, answered = turn
+    return [
+        ToolResultMessage(call.id, call.name, [TextContent(INTERRUPTED_CALL_TEXT)], is_error=True)
+        for call in with_unique_call_ids(message).tool_calls
+        if call.id not in answered
+    ]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import inspect
 import json
 import logging
@@ -21,6 +22,7 @@ from yiemagent.batch.results import TaskResult, TaskStatus
 from yiemagent.batch.tasks import BatchTask
 from yiemagent.loop.deadline import ABORT_GRACE_S
 from yiemagent.types.callbacks import maybe_await
+from yiemagent.types.messages import Usage
 
 if TYPE_CHECKING:
     from yiemagent.agent import Agent
@@ -67,21 +69,16 @@ class TaskOptions:
 
 @dataclass(slots=True)
 class _Tally:
-    usage: dict[str, int] = field(
-        default_factory=lambda: dict.fromkeys(
-            ("input", "output", "cache_read", "cache_write", "total_tokens"), 0
-        )
-    )
-    cost_usd: float = 0.0
+    """The usage of every model call of a task's attempts."""
+
+    usage: Usage = field(default_factory=Usage)
 
     def add(self, message: AssistantMessage) -> None:
-        usage = message.usage
-        self.usage["input"] += usage.input
-        self.usage["output"] += usage.output
-        self.usage["cache_read"] += usage.cache_read
-        self.usage["cache_write"] += usage.cache_write
-        self.usage["total_tokens"] += usage.total_tokens
-        self.cost_usd += usage.cost.total
+        self.usage.add(message.usage)
+
+    def token_counts(self) -> dict[str, int]:
+        """`TaskResult.usage`: the counts in tokens (the cost is `cost_usd`)."""
+        return {k: v for k, v in dataclasses.asdict(self.usage).items() if k != "cost"}
 
 
 @dataclass(slots=True)
@@ -311,8 +308,8 @@ async def run_task(
         status=outcome.status,
         text=outcome.text,
         output=outcome.output,
-        usage=tally.usage,
-        cost_usd=tally.cost_usd,
+        usage=tally.token_counts(),
+        cost_usd=tally.usage.cost.total,
         stop_reason=outcome.stop_reason,
         end_reason=outcome.end_reason,
         error=outcome.error,

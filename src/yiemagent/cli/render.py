@@ -40,13 +40,7 @@ def total_usage(messages: list[Any]) -> Usage:
     total = Usage()
     for message in messages:
         if isinstance(message, AssistantMessage):
-            u = message.usage
-            total.input += u.input
-            total.output += u.output
-            total.cache_read += u.cache_read
-            total.cache_write += u.cache_write
-            total.total_tokens += u.total_tokens
-            total.cost.total += u.cost.total
+            total.add(message.usage)
     return total
 
 

@@ -297,7 +297,7 @@ class Compactor:
             reply = await self._complete(context, options)
         except Exception as exc:
             reply = AssistantMessage(stop_reason="error", error_message=str(exc))
-        _add_usage(self.usage, reply.usage)
+        self.usage.add(reply.usage)
         text = "".join(b.text for b in reply.content if isinstance(b, TextContent)).strip()
         if reply.stop_reason in ("error", "aborted") or not text:
             reason = reply.error_message or "the model wrote no summary"
@@ -347,12 +347,3 @@ def _text(message: AgentMessage) -> str:
 def _cut_text(text: str) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= _ITEM_CHARS else flat[: _ITEM_CHARS - 1] + "…"
-
-
-def _add_usage(total: Usage, usage: Usage) -> None:
-    total.input += usage.input
-    total.output += usage.output
-    total.cache_read += usage.cache_read
-    total.cache_write += usage.cache_write
-    total.total_tokens += usage.total_tokens
-    total.cost.total += usage.cost.total

@@ -45,7 +45,7 @@ from yiemagent.types import (
     ToolResultMessage,
 )
 from yiemagent.types.callbacks import Emit, EventSink, guarded_sink
-from yiemagent.types.messages import ensure_unique_tool_call_ids, now_ms
+from yiemagent.types.messages import ensure_unique_tool_call_ids, now_ms, trailing_tool_turn
 from yiemagent.types.observe import RunSpan, ToolSpan
 from yiemagent.types.signal import AbortSignal
 
@@ -486,15 +486,11 @@ def held_tool_calls(
 ) -> tuple[AssistantMessage, list[ToolCall]] | None:
     """The last assistant message and its tool calls that have no result yet, when only tool
     results follow it (the calls a run held for approval, DESIGN §14); else None."""
-    answered: set[str] = set()
-    for message in reversed(messages):
-        if isinstance(message, ToolResultMessage):
-            answered.add(message.tool_call_id)
-            continue
-        if not isinstance(message, AssistantMessage):
-            return None
-        if message.stop_reason in ("error", "aborted", "length"):
-            return None
-        calls = [call for call in message.tool_calls if call.id not in answered]
-        return (message, calls) if calls else None
-    return None
+    turn = trailing_tool_turn(messages)
+    if turn is None:
+        return None
+    message, answered = turn
+    if message.stop_reason in ("error", "aborted", "length"):
+        return None
+    calls = [call for call in message.tool_calls if call.id not in answered]
+    return (message, calls) if calls else None

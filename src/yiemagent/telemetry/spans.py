@@ -204,7 +204,9 @@ class _RunSpan:
         span.end()
 
 
-class _ChatSpan:
+class _OpenSpan:
+    """A started span and whether it records content; what a chat and a tool span share."""
+
     __slots__ = ("_content", "_span")
 
     def __init__(self, span: Span, content: bool) -> None:
@@ -213,6 +215,10 @@ class _ChatSpan:
 
     def activate(self) -> AbstractContextManager[object]:
         return _attached(trace.set_span_in_context(self._span))
+
+
+class _ChatSpan(_OpenSpan):
+    __slots__ = ()
 
     @_guarded(_nothing)
     def end(self, message: AssistantMessage, error_type: str | None) -> None:
@@ -235,15 +241,8 @@ class _ChatSpan:
         span.end()
 
 
-class _ToolSpan:
-    __slots__ = ("_content", "_span")
-
-    def __init__(self, span: Span, content: bool) -> None:
-        self._span = span
-        self._content = content
-
-    def activate(self) -> AbstractContextManager[object]:
-        return _attached(trace.set_span_in_context(self._span))
+class _ToolSpan(_OpenSpan):
+    __slots__ = ()
 
     @_guarded(_nothing)
     def end(self, result: AgentToolResult, is_error: bool) -> None:

@@ -9,7 +9,7 @@ epoch (UTC).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, runtime_checkable
@@ -47,6 +47,7 @@ __all__ = [
     "now_ms",
     "text_of",
     "to_messages",
+    "trailing_tool_turn",
 ]
 
 
@@ -131,6 +132,21 @@ class Usage:
     cache_write: int = 0
     total_tokens: int = 0
     cost: Cost = field(default_factory=Cost)
+
+    def add(self, other: Usage) -> None:
+        """Add `other`'s token counts and costs (USD) to this one, in place: the one way
+        usages are summed (over a transcript, a session, a batch task)."""
+        self.input += other.input
+        self.output += other.output
+        self.cache_read += other.cache_read
+        self.cache_write += other.cache_write
+        self.total_tokens += other.total_tokens
+        cost, more = self.cost, other.cost
+        cost.input += more.input
+        cost.output += more.output
+        cost.cache_read += more.cache_read
+        cost.cache_write += more.cache_write
+        cost.total += more.total
 
 
 # ── messages ────────────────────────────────────────────────────────────────
@@ -351,6 +367,23 @@ def ensure_unique_tool_call_ids(message: AssistantMessage) -> None:
         call.id = candidate
         taken.add(candidate)
         seen.add(candidate)
+
+
+def trailing_tool_turn(
+    messages: Sequence[AgentMessage],
+) -> tuple[AssistantMessage, set[str]] | None:
+    """The transcript's last assistant message when only tool results follow it, and the
+    tool-call ids those results answer (R-4.1); None when another message follows it or
+    there is none. What the session repair and the held calls (DESIGN §14) both read."""
+    answered: set[str] = set()
+    for message in reversed(messages):
+        if isinstance(message, ToolResultMessage):
+            answered.add(message.tool_call_id)
+            continue
+        if isinstance(message, AssistantMessage):
+            return message, answered
+        return None
+    return None
 
 
 def _user_text_dict(item: Mapping[str, Any]) -> AgentMessage:

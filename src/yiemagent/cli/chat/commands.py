@@ -114,22 +114,13 @@ def _usage(app: ChatHost, arg: str) -> None:
     for message in app.setup.agent.state.messages:
         if isinstance(message, AssistantMessage):
             answers += 1
-            _add(total, message.usage)
+            total.add(message.usage)
     compactor = app.setup.compactor
     if compactor is not None:
-        _add(total, compactor.usage)
+        total.add(compactor.usage)
     line = usage_line(total, 0).rsplit(" · ", 1)[0]  # no elapsed time for a session
     cost = "" if total.cost.total > 0 else " · $0 (free model)"
     app.say(f"session {app.setup.session_name}: {answers} model calls · {line}{cost}", "")
-
-
-def _add(total: Usage, usage: Usage) -> None:
-    total.input += usage.input
-    total.output += usage.output
-    total.cache_read += usage.cache_read
-    total.cache_write += usage.cache_write
-    total.total_tokens += usage.total_tokens
-    total.cost.total += usage.cost.total
 
 
 def _follow(app: ChatHost, arg: str) -> None:
