@@ -10,7 +10,8 @@ reducer, input coercion, the queues, the session log, the `llm_call` adapter) is
 
 from __future__ import annotations
 
-from yiemagent.agent.agent import Agent, AgentRunError, UsageLimitExceeded
+from yiemagent.agent.agent import Agent
+from yiemagent.agent.errors import AgentRunError, UsageLimitExceeded
 from yiemagent.agent.openai_format import format_openai_messages, user_message_from_openai
 
 __all__ = [

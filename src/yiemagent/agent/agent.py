@@ -12,26 +12,33 @@ at a time.
 from __future__ import annotations
 
 import asyncio
-import logging
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeAlias, overload
+from typing import TYPE_CHECKING, Any, Generic, overload
 
 from typing_extensions import TypeVar
 
 from yiemagent.agent.approvals import ApprovalMethods, HeldCalls
-from yiemagent.agent.inputs import check_options, make_store, prompt_messages, to_messages
+from yiemagent.agent.channels import QueueMethods
+from yiemagent.agent.errors import AgentRunError, UsageLimitExceeded
+from yiemagent.agent.inputs import (
+    PromptInput,
+    check_options,
+    loop_hooks,
+    make_store,
+    prompt_messages,
+    to_messages,
+)
 from yiemagent.agent.llm_call import FormatMessages, LlmCall, PrepareContext
-from yiemagent.agent.openai_format import format_openai_messages, user_message_from_openai
 from yiemagent.agent.output import output_reply
+from yiemagent.agent.owned import Closeable, OwnedResources
 from yiemagent.agent.queues import Notifier, PromptChannel, QueueMode, TurnQueues
 from yiemagent.agent.run import Listener, RunDriver
 from yiemagent.agent.session_log import SessionLog
 from yiemagent.agent.state import AgentStateView, placeholder_model
-from yiemagent.errors import AgentBusyError, ApprovalPendingError, ConfigError, YiemAgentError
+from yiemagent.errors import AgentBusyError, ApprovalPendingError, ConfigError
 from yiemagent.types import (
     AgentEvent,
-    AgentLoopConfig,
     AgentMessage,
     AssistantMessage,
     ImageContent,
@@ -49,53 +56,12 @@ if TYPE_CHECKING:
     from yiemagent.sessions import SessionStore
     from yiemagent.tools import ToolStore
 
-__all__ = [
-    "Agent",
-    "AgentRunError",
-    "UsageLimitExceeded",
-    "format_openai_messages",
-    "user_message_from_openai",
-]
+__all__ = ["Agent"]
 
-
-class AgentRunError(YiemAgentError):
-    """A run started by `Agent.prompt` or `Agent.resume` ended in error (DESIGN R-6.3).
-
-    The run is over and the agent is usable again (R-6.6); the run's messages are in its
-    transcript as with any run. An aborted run does not raise (it returns its "aborted"
-    message), and `send` / `take_response` hand back the error message instead.
-
-    Attributes:
-        message: the run's final assistant message (stop reason "error"); its
-            `error_message` is this exception's text.
-        new_messages: the messages the run added, prompts first.
-    """
-
-    def __init__(self, message: AssistantMessage, new_messages: Sequence[AgentMessage]) -> None:
-        self.message = message
-        self.new_messages: list[AgentMessage] = list(new_messages)
-        super().__init__(message.error_message or "the run ended in an error")
-
-
-class UsageLimitExceeded(AgentRunError):
-    """A run started by `Agent.prompt` or `Agent.resume` was stopped by its `UsageLimits`
-    (`AgentEndEvent.reason` "usage_limit", DESIGN §13); the text names the limit and the
-    amount used, and every tool call of the run has its result (R-4.1)."""
-
-
-logger = logging.getLogger(__name__)
 
 PROMPT_QUEUE_SIZE = 16
 FOLLOW_UP_QUEUE_SIZE = 32
 """Seed 000 §5: input and output channels 16, follow-up channel 32."""
-
-PromptInput: TypeAlias = "str | AgentMessage | Mapping[str, Any] | Sequence[Any]"
-
-
-class Closeable(Protocol):
-    """What an `Agent` can own: anything with an async `close()` (an MCP server)."""
-
-    async def close(self) -> None: ...
 
 
 OutputT = TypeVar("OutputT", default=None)
@@ -108,7 +74,7 @@ _BUSY = (
 )
 
 
-class Agent(ApprovalMethods, Generic[OutputT]):
+class Agent(ApprovalMethods, QueueMethods, Generic[OutputT]):
     """A stateful agent: a transcript, a tool store, queues, and one run at a time (R-6).
 
     `Agent(output_type=T)` is an `Agent[T]`: each `prompt` returns an `OutputMessage[T]`
@@ -169,7 +135,8 @@ class Agent(ApprovalMethods, Generic[OutputT]):
         output_type: type[OutputT] | OutputSpec[OutputT] | Mapping[str, Any] | None = None,
         output_retries: int = DEFAULT_OUTPUT_RETRIES,
     ) -> None:
-        check_options(locals())
+        options = dict(locals())
+        check_options(options)
         if isinstance(model, list | tuple):
             from yiemagent.ai.fallback import FallbackModel
 
@@ -178,13 +145,9 @@ class Agent(ApprovalMethods, Generic[OutputT]):
         self.output_retries = output_retries
         """Invalid outputs sent back to the model before a run ends in error (DESIGN §14)."""
         self._resume_output: OutputSpec[Any] | None = None
-        if stream_fn is not None and llm_call is not None:
-            raise ConfigError("pass either stream_fn or llm_call, not both")
-        if format_messages is not None and llm_call is None:
-            raise ConfigError("format_messages only applies with llm_call; pass llm_call too")
         self.tool_store: ToolStore = make_store(tools, tool_store)
         """The agent's own tool store (R-4.12); register tools here at any time."""
-        self._owned: list[Closeable] = []
+        self._owned = OwnedResources()
         self._state = AgentStateView(self.tool_store)
         self._state.system_prompt = system_prompt
         self._state.model = model  # type: ignore[assignment]
@@ -192,20 +155,7 @@ class Agent(ApprovalMethods, Generic[OutputT]):
             self._state.messages = to_messages(messages or [], what="messages")
         except ValueError as exc:
             raise ConfigError(str(exc)) from exc
-        hooks = AgentLoopConfig(
-            model=placeholder_model("unresolved"),
-            convert_to_llm=convert_to_llm,
-            transform_context=transform_context,
-            before_tool_call=before_tool_call,
-            after_tool_call=after_tool_call,
-            should_stop_after_turn=should_stop_after_turn,
-            tool_timeout_s=tool_timeout_s,
-            stream_idle_timeout_s=stream_idle_timeout_s,
-            max_parallel_tools=max_parallel_tools,
-            usage_limits=usage_limits,
-            tracer_provider=tracer_provider,
-            trace_content=trace_content,
-        )
+        hooks = loop_hooks(options, placeholder_model("unresolved"))
         self.tool_execution = tool_execution
         self.max_turns = max_turns
         self.max_retry_delay_ms = max_retry_delay_ms
@@ -270,28 +220,6 @@ class Agent(ApprovalMethods, Generic[OutputT]):
                 "Agent(session_store=..., session_id=...) to open another session"
             )
         self._session_id = value
-
-    @property
-    def steering_mode(self) -> QueueMode:
-        """How many steering messages a turn takes: "one-at-a-time" or "all"."""
-        return self._queues.steering_mode
-
-    @steering_mode.setter
-    def steering_mode(self, mode: QueueMode) -> None:
-        if mode not in ("one-at-a-time", "all"):
-            raise ConfigError(f"steering_mode must be 'one-at-a-time' or 'all', not {mode!r}")
-        self._queues.steering_mode = mode
-
-    @property
-    def follow_up_mode(self) -> QueueMode:
-        """How many follow-ups a turn takes: "one-at-a-time" or "all"."""
-        return self._queues.follow_up_mode
-
-    @follow_up_mode.setter
-    def follow_up_mode(self, mode: QueueMode) -> None:
-        if mode not in ("one-at-a-time", "all"):
-            raise ConfigError(f"follow_up_mode must be 'one-at-a-time' or 'all', not {mode!r}")
-        self._queues.follow_up_mode = mode
 
     @property
     def is_busy(self) -> bool:
@@ -365,10 +293,10 @@ class Agent(ApprovalMethods, Generic[OutputT]):
                 hook that raised); `.message` is the error message, `.new_messages` the
                 run's messages. The agent stays usable (R-6.6). `UsageLimitExceeded` (a
                 subclass) when its `usage_limits` stopped it (DESIGN §13).
+                With an output type, also when the run ended without a valid value (the
+                retries ran out, an error, an abort, `max_turns`); the text says why.
             AgentBusyError: a run is active or sent prompts are waiting.
             ApprovalPendingError: tool calls await approval (decide them, then `resume()`).
-            AgentRunError: with an output type, the run ended without a valid value (the
-                retries ran out, an error, an abort, `max_turns`); the text says why.
             TypeError, ValueError: an input that is not a prompt.
         """
         spec = output_spec(output_type) or self._output
@@ -391,30 +319,22 @@ class Agent(ApprovalMethods, Generic[OutputT]):
             AgentBusyError: a run is active.
             ApprovalPendingError: a held call has no decision yet.
             ConfigError: nothing to continue from.
-            AgentRunError: see `prompt` (with an output type).
         """
         self._claim()
         held = self._driver.held
         if held.pending(self._state.messages):
-            undecided = held.undecided(self._state.messages)
-            if undecided:
+            try:
+                held.check_all_decided(self._state.messages)
+            except ApprovalPendingError:
                 self._release()
-                names = ", ".join(f"{p.tool_name} ({p.tool_call_id})" for p in undecided)
-                raise ApprovalPendingError(
-                    f"cannot resume: {names} still need a decision: approve(id) or "
-                    "reject(id, reason) each one first",
-                    [p.tool_call_id for p in undecided],
-                )
+                raise
             spec = self._resume_output or self._output
             return await self._run_claimed(None, spec, self._driver.start_resume())
         prompts: list[AgentMessage] | None = None
         last = self._state.messages[-1] if self._state.messages else None
         if last is None or getattr(last, "role", None) == "assistant":
-            if self._queues.steering:  # polled, so a run that never starts gives them back
-                prompts = self._queues.poll_steering()
-            elif self._queues.follow_ups:
-                prompts = self._queues.poll_follow_ups()
-            else:
+            prompts = self._queues.poll_to_resume()
+            if not prompts:
                 self._release()
                 raise ConfigError(
                     "nothing to resume: the transcript is empty or ends with an assistant "
@@ -443,60 +363,6 @@ class Agent(ApprovalMethods, Generic[OutputT]):
             "prompt_sync() cannot run inside a running event loop; use `await agent.prompt(...)`"
         )
 
-    # ── channels (seed 000 §5) ─────────────────────────────────────────────
-
-    def send(self, message: PromptInput) -> None:
-        """Queue a prompt (a text, a message, an OpenAI user dict, or a list of messages for one
-        run); it runs when the agent is idle, after the prompts sent before it.
-        Its final message comes from `take_response()` (R-6.4). Without a running event loop
-        the prompt waits for the next `take_response`/`wait_for_idle`/`close`.
-
-        Raises:
-            AgentBusyError: 16 prompts are already waiting, or the agent is closed.
-            ApprovalPendingError: tool calls await approval.
-        """
-        self._driver.held.check_none_pending(self._state.messages, "send a prompt")
-        self._channel.put(prompt_messages(message, None))
-
-    async def take_response(self) -> AssistantMessage:
-        """The final message of the next sent prompt's run, in send order (R-6.4); waits for
-        it. `prompt()` returns its own answer and puts nothing here.
-
-        Raises:
-            AgentBusyError: the agent is closed and no response is left.
-        """
-        return await self._channel.take()
-
-    def steer(self, message: PromptInput) -> None:
-        """Queue a message delivered at the next turn boundary of the current (or next) run."""
-        for item in prompt_messages(message, None):
-            self._queues.steering.put(item)
-
-    def follow_up(self, message: PromptInput) -> None:
-        """Queue a message delivered when the run would otherwise stop.
-
-        Raises:
-            AgentBusyError: 32 follow-ups are already waiting.
-        """
-        for item in prompt_messages(message, None):
-            self._queues.follow_ups.put(item)
-
-    def clear_steering_queue(self) -> None:
-        """Drop the queued steering messages."""
-        self._queues.steering.clear()
-
-    def clear_follow_up_queue(self) -> None:
-        """Drop the queued follow-up messages."""
-        self._queues.follow_ups.clear()
-
-    def clear_all_queues(self) -> None:
-        """Drop queued steering and follow-up messages (sent prompts stay queued)."""
-        self._queues.clear()
-
-    def has_queued_messages(self) -> bool:
-        """Whether steering, follow-up or sent prompts are waiting."""
-        return bool(self._queues or self._channel.inbox)
-
     async def close(self) -> None:
         """Refuse new prompts, finish the queued ones, then return (R-6.4). Responses stay
         takeable; with 16 untaken, this waits until some are taken. With a `session_store`,
@@ -506,21 +372,17 @@ class Agent(ApprovalMethods, Generic[OutputT]):
         await self.wait_for_idle()
         if self._session is not None:  # one writer per session: the next Agent may open it
             self._session.release()
-        while self._owned:  # last owned, first closed
-            resource = self._owned.pop()
-            try:
-                await resource.close()
-            except Exception:
-                logger.exception("closing %r failed; the agent is closed anyway", resource)
+        await self._owned.close_all()
 
     def own(self, resource: Closeable) -> None:
         """Make `resource` (anything with an async `close()`, such as an MCP server from
         `yiemagent.mcp.add_server(agent, server)`) the agent's: `close()` closes it after
-        the queued work, last owned first (DESIGN §12)."""
-        if not callable(getattr(resource, "close", None)):
-            raise ConfigError(f"own() needs an object with an async close(), not {resource!r}")
-        if resource not in self._owned:
-            self._owned.append(resource)
+        the queued work, last owned first (DESIGN §12).
+
+        Raises:
+            ConfigError: `resource` has no `close()`.
+        """
+        self._owned.add(resource)
 
     # ── control ────────────────────────────────────────────────────────────
 

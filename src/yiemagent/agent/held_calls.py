@@ -59,11 +59,21 @@ class HeldCalls:
         the provider without a result, R-4.1, R-5.10)."""
         pending = self.pending(messages)
         if pending:
-            names = ", ".join(f"{p.tool_name} ({p.tool_call_id})" for p in pending)
             raise ApprovalPendingError(
-                f"cannot {what}: {len(pending)} tool call(s) await approval: {names}; "
+                f"cannot {what}: {len(pending)} tool call(s) await approval: {_names(pending)}; "
                 "approve(id) or reject(id, reason) each one, then await resume()",
                 [p.tool_call_id for p in pending],
+            )
+
+    def check_all_decided(self, messages: Sequence[AgentMessage]) -> None:
+        """Raise `ApprovalPendingError` when a pending call has no decision yet (a resume
+        would not know what to do with it, DESIGN §14)."""
+        undecided = self.undecided(messages)
+        if undecided:
+            raise ApprovalPendingError(
+                f"cannot resume: {_names(undecided)} still need a decision: approve(id) or "
+                "reject(id, reason) each one first",
+                [p.tool_call_id for p in undecided],
             )
 
     # ── changing ───────────────────────────────────────────────────────────
@@ -125,6 +135,10 @@ class HeldCalls:
             logger.warning("ignoring an unreadable record of held tool calls: %s", exc)
             return cls()
         return cls(ids, decisions)
+
+
+def _names(pending: Sequence[PendingApproval]) -> str:
+    return ", ".join(f"{p.tool_name} ({p.tool_call_id})" for p in pending)
 
 
 def _held(messages: Sequence[AgentMessage]) -> tuple[AssistantMessage, list[ToolCall]] | None:

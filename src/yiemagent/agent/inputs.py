@@ -1,16 +1,18 @@
 """The `Agent`'s inputs: constructor options, prompts, the tool store (DESIGN R-6.1, R-6.3, R-4.12).
 
-`check_options`, `make_store`, `prompt_messages`, `to_messages` and `to_tool_list` turn the
-constructor's and the prompts' arguments into what the agent uses, or a clear error.
+`check_options`, `check_queue_mode`, `loop_hooks`, `make_store`, `prompt_messages`,
+`to_messages` and `to_tool_list` turn the constructor's and the prompts' arguments into what
+the agent uses, or a clear error.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from yiemagent.errors import ConfigError
 from yiemagent.types import (
+    AgentLoopConfig,
     AgentMessage,
     AgentTool,
     ImageContent,
@@ -24,7 +26,10 @@ if TYPE_CHECKING:
     from yiemagent.tools import ToolStore
 
 __all__ = [
+    "PromptInput",
     "check_options",
+    "check_queue_mode",
+    "loop_hooks",
     "make_store",
     "prompt_messages",
     "to_messages",
@@ -45,6 +50,17 @@ _CALLABLES = (
     "should_stop_after_turn",
 )
 _QUEUE_MODES = ("one-at-a-time", "all")
+
+
+def check_queue_mode(name: str, mode: object) -> None:
+    """Raise `ConfigError` unless `mode` is a `QueueMode` ("one-at-a-time" or "all");
+    `name` is the option's name in the message."""
+    if mode not in _QUEUE_MODES:
+        raise ConfigError(f"{name} must be 'one-at-a-time' or 'all', not {mode!r}")
+
+
+PromptInput: TypeAlias = "str | AgentMessage | Mapping[str, Any] | Sequence[Any]"
+"""A prompt: a text, a message, an OpenAI user dict, or a list of messages for one run."""
 
 
 def to_messages(value: Any, *, what: str) -> list[AgentMessage]:
@@ -90,6 +106,28 @@ def to_tool_list(tools: Any) -> list[AgentTool]:
     return result
 
 
+_LOOP_OPTIONS = (
+    "convert_to_llm",
+    "transform_context",
+    "before_tool_call",
+    "after_tool_call",
+    "should_stop_after_turn",
+    "tool_timeout_s",
+    "stream_idle_timeout_s",
+    "max_parallel_tools",
+    "usage_limits",
+    "tracer_provider",
+    "trace_content",
+)
+"""The constructor's arguments the loop takes as they are (`AgentLoopConfig` fields)."""
+
+
+def loop_hooks(options: Mapping[str, Any], placeholder: Model) -> AgentLoopConfig:
+    """The `Agent` constructor's hooks and bounds as an `AgentLoopConfig` (R-6.1), with
+    `placeholder` as its model: each run's config names the model the run uses."""
+    return AgentLoopConfig(model=placeholder, **{name: options[name] for name in _LOOP_OPTIONS})
+
+
 def check_options(options: Mapping[str, Any]) -> None:
     """Check the `Agent` constructor's arguments (R-6.1).
 
@@ -115,8 +153,11 @@ def check_options(options: Mapping[str, Any]) -> None:
             f"tool_execution must be 'parallel' or 'sequential', not {options['tool_execution']!r}"
         )
     for name in ("steering_mode", "follow_up_mode"):
-        if options[name] not in _QUEUE_MODES:
-            raise ConfigError(f"{name} must be 'one-at-a-time' or 'all', not {options[name]!r}")
+        check_queue_mode(name, options[name])
+    if options["stream_fn"] is not None and options["llm_call"] is not None:
+        raise ConfigError("pass either stream_fn or llm_call, not both")
+    if options["format_messages"] is not None and options["llm_call"] is None:
+        raise ConfigError("format_messages only applies with llm_call; pass llm_call too")
     retries = options.get("output_retries", 0)
     if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
         raise ConfigError(f"output_retries must be a whole number >= 0, not {retries!r}")

@@ -240,6 +240,12 @@ class TurnQueues(Generic[T]):
         """The loop's `get_follow_up_messages`."""
         return self._take(self.follow_ups, self.follow_up_mode)
 
+    def poll_to_resume(self) -> list[T]:
+        """What starts a resume from a transcript that ends with an assistant message: the
+        steering messages when any wait, else the follow-ups (polled, so a run that never
+        starts gives them back); empty when both queues are."""
+        return self.poll_steering() if self.steering else self.poll_follow_ups()
+
     def _take(self, queue: BoundedQueue[T], mode: QueueMode) -> list[T]:
         taken = queue.take(mode)
         self._taken.extend((queue, item) for item in taken)
