@@ -271,7 +271,7 @@ async def test_r5_9_a_batch_that_raises_leaves_no_call_unanswered(
 
     # Fault injection: the pipeline never raises, so make it.
     monkeypatch.setattr(
-        sys.modules["yiemagent.loop.agent_loop"], "execute_tool_calls", broken_batch
+        sys.modules["yiemagent.loop.turn_tools"], "execute_tool_calls", broken_batch
     )
     fm = FauxModel([faux_message(faux_tool_call("noop"), faux_tool_call("noop")), "never"])
     events, context = await run(fm, AgentLoopConfig(model=fm.model), [noop_tool()])

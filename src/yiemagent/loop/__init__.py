@@ -13,7 +13,9 @@ means no abort and `emit` may be a plain or an async function (DESIGN §10).
 What a user may replace: `default_convert_to_llm` (through `AgentLoopConfig.convert_to_llm`)
 and the provider (`stream_fn`); the hooks of `AgentLoopConfig`. Where each step lives:
 `pipeline` (prepare → execute → finalize), `tool_runs` (threads, processes, `on_update`),
-`batches` (the schedules), `model_call` (one streamed model call), `agent_loop` (the turns),
+`batches` (the schedules), `tool_results` (result messages, calls answered without
+running, held calls), `model_call` (one streamed model call), `agent_loop` (the turns),
+`run_state` (what a run's turns share), `turn_tools` (a turn's tool calls, held calls),
 `event_streams` (the loop as an event stream), `convert`, `deadline` (timeouts and the abort
 grace). `import yiemagent` does not load this package; the first use of one of its names does.
 """
@@ -23,13 +25,9 @@ from yiemagent.loop.agent_loop import (
     run_agent_loop_continue as run_agent_loop_continue,
 )
 from yiemagent.loop.batches import (
-    create_tool_result_message as create_tool_result_message,
     execute_tool_calls as execute_tool_calls,
     execute_tool_calls_parallel as execute_tool_calls_parallel,
     execute_tool_calls_sequential as execute_tool_calls_sequential,
-    fail_tool_calls as fail_tool_calls,
-    held_tool_calls as held_tool_calls,
-    should_terminate as should_terminate,
 )
 from yiemagent.loop.convert import default_convert_to_llm as default_convert_to_llm
 from yiemagent.loop.event_streams import (  # after agent_loop: the public name is the function
@@ -44,6 +42,12 @@ from yiemagent.loop.pipeline import (
     prepare_tool_call as prepare_tool_call,
     prepare_tool_call_arguments as prepare_tool_call_arguments,
     validate_tool_arguments as validate_tool_arguments,
+)
+from yiemagent.loop.tool_results import (
+    create_tool_result_message as create_tool_result_message,
+    fail_tool_calls as fail_tool_calls,
+    held_tool_calls as held_tool_calls,
+    should_terminate as should_terminate,
 )
 from yiemagent.loop.transcript import transcript_problems as transcript_problems
 

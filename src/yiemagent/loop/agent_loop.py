@@ -1,9 +1,11 @@
 """The agent loop: turns of one model call and its tool calls, with events (DESIGN §5, seed 002).
 
 Read top to bottom, the functions follow a run: the entry points, the run and its turns
-(R-5.4, R-5.5), the tool calls (R-5.3, R-5.6, R-5.7), and what happens when something raises
-(R-5.9). One model call (R-5.2, R-5.8) is `model_call.stream_assistant_response`; the
-tool calls run through `batches.execute_tool_calls` and the per-call steps of `pipeline`.
+(R-5.4, R-5.5), and what happens when something raises (R-5.9). The run's shared state and
+turn events are `run_state.LoopRun`; one model call (R-5.2, R-5.8) is
+`model_call.stream_assistant_response`; a turn's tool calls (R-5.3, R-5.6, R-5.7) and a
+resumed run's held calls are `turn_tools`, which runs them through
+`batches.execute_tool_calls` and the per-call steps of `pipeline`.
 
 A run appends to `context.messages` in place and returns the messages it added. It never
 copies the history: a turn costs the same at 10 messages and at 10 000.
@@ -16,21 +18,20 @@ import contextlib
 import dataclasses
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from yiemagent.errors import ConfigError
-from yiemagent.loop.batches import (
+from yiemagent.loop.convert import IncrementalConverter
+from yiemagent.loop.limits import limit_text
+from yiemagent.loop.model_call import assistant_message, stream_assistant_response
+from yiemagent.loop.output import OutputFailed
+from yiemagent.loop.run_state import LoopRun
+from yiemagent.loop.tool_results import (
     CANCELLED_TEXT,
-    execute_tool_calls,
     fail_tool_calls,
-    held_tool_calls,
     interrupted_text,
 )
-from yiemagent.loop.convert import IncrementalConverter
-from yiemagent.loop.limits import UsageMeter, limit_text
-from yiemagent.loop.model_call import assistant_message, stream_assistant_response
-from yiemagent.loop.output import OutputFailed, OutputRun
+from yiemagent.loop.turn_tools import answer_held_calls, decided_held_calls, run_tool_calls
 from yiemagent.types import (
     AbortSignal,
     AgentContext,
@@ -40,19 +41,14 @@ from yiemagent.types import (
     AgentMessage,
     AgentStartEvent,
     AssistantMessage,
-    MessageEndEvent,
-    MessageStartEvent,
     StreamFn,
-    ToolCall,
     ToolResultMessage,
     TurnContext,
-    TurnEndEvent,
-    TurnStartEvent,
     UserMessage,
 )
-from yiemagent.types.callbacks import Emit, EventSink, guarded_sink, maybe_await
+from yiemagent.types.callbacks import EventSink, maybe_await
 from yiemagent.types.messages import to_messages
-from yiemagent.types.observe import RunSpan, run_observer
+from yiemagent.types.observe import RunSpan
 
 __all__ = [
     "as_prompts",
@@ -62,12 +58,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
-
-TRUNCATED_CALL_TEXT = (
-    "not executed: the response hit the output token limit; "
-    "re-issue the call with complete arguments"
-)
-"""DESIGN R-5.6: the result of each tool call in a message cut off by the token limit."""
 
 # ── entry points ────────────────────────────────────────────────────────────
 
@@ -91,16 +81,13 @@ async def run_agent_loop(
     again on one growing `context.messages` list (the `Agent`), so a run converts only the
     messages added since the last one (DESIGN §9); default: a new one per run."""
     prompts = as_prompts(prompts)
-    run = _Run(context, config, guarded_sink(emit), signal or AbortSignal(), stream_fn)
-    if converter is not None:
-        run.convert = converter
-    _observe(run)
+    run = LoopRun.start(context, config, emit, signal, stream_fn, converter)
     run.new_messages.extend(prompts)
     context.messages.extend(prompts)
     await run.emit(AgentStartEvent())
-    await _start_turn(run)
+    await run.start_turn()
     for prompt in prompts:
-        await _emit_message(run, prompt)
+        await run.emit_message(prompt)
     await _run(run)
     return run.new_messages
 
@@ -127,12 +114,9 @@ async def run_agent_loop_continue(
             `agent_loop_continue`).
     """
     check_can_continue(context, config)
-    run = _Run(context, config, guarded_sink(emit), signal or AbortSignal(), stream_fn)
-    if converter is not None:
-        run.convert = converter
-    _observe(run)
+    run = LoopRun.start(context, config, emit, signal, stream_fn, converter)
     await run.emit(AgentStartEvent())
-    await _start_turn(run)
+    await run.start_turn()
     await _run(run)
     return run.new_messages
 
@@ -144,7 +128,7 @@ def check_can_continue(context: AgentContext, config: AgentLoopConfig | None = N
     if not context.messages:
         raise ConfigError("Cannot continue: no messages in context")
     role = getattr(context.messages[-1], "role", None)
-    if role == "assistant" and not _decided_held_calls(context, config):
+    if role == "assistant" and not decided_held_calls(context, config):
         raise ConfigError(
             "Cannot continue from message role: assistant (add a user message or tool results)"
         )
@@ -153,55 +137,7 @@ def check_can_continue(context: AgentContext, config: AgentLoopConfig | None = N
 # ── the run and its turns ───────────────────────────────────────────────────
 
 
-@dataclass(slots=True)
-class _Run:
-    """One run's state: what the turns share."""
-
-    context: AgentContext
-    config: AgentLoopConfig
-    emit: Emit
-    signal: AbortSignal
-    stream_fn: StreamFn | None
-    new_messages: list[AgentMessage] = field(default_factory=list)
-    convert: IncrementalConverter = field(default_factory=IncrementalConverter)
-    model_calls: int = 0
-    in_turn: bool = False
-    unanswered: list[ToolCall] = field(default_factory=list)
-    """Tool calls of the last assistant message still without results (R-4.1)."""
-    turn_message: AssistantMessage | None = None
-    """The assistant message of the current turn, once the model call has ended."""
-    meter: UsageMeter | None = None
-    """What the run has spent, when it has `UsageLimits` (DESIGN §13)."""
-    trace: RunSpan | None = None
-    """The run's `invoke_agent` span, when it is traced (DESIGN §13)."""
-    held: list[ToolCall] = field(default_factory=list)
-    """Tool calls of the last batch held for approval (DESIGN §14)."""
-    output: OutputRun | None = None
-    """The run's output type, when it has one (DESIGN §14)."""
-
-    def __post_init__(self) -> None:
-        spec = self.config.output_type
-        if spec is not None:
-            self.output = OutputRun(spec, self.config.output_retries)
-
-    def append(self, message: AgentMessage) -> None:
-        self.context.messages.append(message)
-        self.new_messages.append(message)
-
-
-def _observe(run: _Run) -> None:
-    """Start the run's span and usage meter (DESIGN §13); nothing when neither is asked."""
-    if run.config.usage_limits is not None:
-        run.meter = UsageMeter(run.config.usage_limits)
-    observer = run_observer(run.config)
-    if observer is not None:
-        try:
-            run.trace = observer.run(run.config, run.context.system_prompt)
-        except Exception:
-            logger.exception("could not start the run's span; the run goes on untraced")
-
-
-async def _run(run: _Run) -> None:
+async def _run(run: LoopRun) -> None:
     """Run the turns, then `agent_end`; whatever raises becomes an error message (R-5.9).
     A traced run's work happens in its span's context, and the span ends after `agent_end`
     on every path."""
@@ -233,7 +169,7 @@ async def _run(run: _Run) -> None:
             _end_trace(trace, run, reason)
 
 
-def _end_trace(trace: RunSpan, run: _Run, reason: str) -> None:
+def _end_trace(trace: RunSpan, run: LoopRun, reason: str) -> None:
     last = next((m for m in reversed(run.new_messages) if isinstance(m, AssistantMessage)), None)
     error = last.error_message if last is not None else None
     try:
@@ -242,15 +178,15 @@ def _end_trace(trace: RunSpan, run: _Run, reason: str) -> None:
         logger.exception("could not end the run's span")
 
 
-async def _run_turns(run: _Run) -> AgentEndReason:
+async def _run_turns(run: LoopRun) -> AgentEndReason:
     """Seed 002 runLoop as DESIGN R-5.4 orders it; returns why the run ended (R-5.5).
 
     The first turn has started already. Steering is polled at the start and after each turn;
     follow-ups only when the agent would otherwise stop.
     """
     turn: TurnContext | None = None
-    if run.config.approvals and (decided := _decided_held_calls(run.context, run.config)):
-        turn = await _answer_held_calls(run, *decided)
+    if run.config.approvals and (decided := decided_held_calls(run.context, run.config)):
+        turn = await answer_held_calls(run, *decided)
         if run.held:
             return "awaiting_approval"
         if run.signal.aborted:
@@ -262,26 +198,26 @@ async def _run_turns(run: _Run) -> AgentEndReason:
         while has_more_tool_calls or pending:
             if turn is not None:
                 await _prepare_next_turn(run, turn)
-                await _start_turn(run)
+                await run.start_turn()
             for message in pending:
-                await _emit_message(run, message)
+                await run.emit_message(message)
                 run.append(message)
             pending = []
 
             meter = run.meter
             if meter is not None and (limit := meter.refused or meter.reached()) is not None:
-                await _end_turn(run, await _limit_message(run, limit), [])
+                await run.end_turn(await _limit_message(run, limit), [])
                 return "usage_limit"
             message = await _call_model(run)
-            tool_results, terminate = await _run_tool_calls(run, message)
+            tool_results, terminate = await run_tool_calls(run, message)
             failed = message.stop_reason == "error" or message.stop_reason == "aborted"
             if meter is not None and not failed:
                 limit = meter.refused or (meter.reached() if tool_results else None)
                 if limit is not None and not terminate:
                     await _limit_message(run, limit)
-                    await _end_turn(run, message, tool_results)
+                    await run.end_turn(message, tool_results)
                     return "usage_limit"
-            await _end_turn(run, message, tool_results)
+            await run.end_turn(message, tool_results)
             if message.stop_reason == "error" or message.stop_reason == "aborted":
                 return message.stop_reason
             if run.held:
@@ -342,7 +278,7 @@ def as_prompts(value: Any) -> list[AgentMessage]:
     return to_messages(value, what="prompts")
 
 
-async def _prepare_next_turn(run: _Run, turn: TurnContext) -> None:
+async def _prepare_next_turn(run: LoopRun, turn: TurnContext) -> None:
     """R-5.4: `prepare_next_turn` may replace the context, the model or the reasoning level."""
     hook = run.config.prepare_next_turn
     if hook is None:
@@ -361,31 +297,20 @@ async def _prepare_next_turn(run: _Run, turn: TurnContext) -> None:
         run.config = dataclasses.replace(run.config, **changes)
 
 
-async def _start_turn(run: _Run) -> None:
-    run.in_turn = True
-    run.turn_message = None
-    await run.emit(TurnStartEvent())
-
-
-async def _emit_message(run: _Run, message: AgentMessage) -> None:
-    await run.emit(MessageStartEvent(message))
-    await run.emit(MessageEndEvent(message))
-
-
-async def _limit_message(run: _Run, limit: str) -> AssistantMessage:
+async def _limit_message(run: LoopRun, limit: str) -> AssistantMessage:
     """DESIGN §13: the message that ends a run at a usage limit (stop reason "error")."""
     message = assistant_message(run.config, "error", limit_text(limit))
-    await _emit_message(run, message)
+    await run.emit_message(message)
     run.append(message)
     return message
 
 
-async def _call_model(run: _Run) -> AssistantMessage:
+async def _call_model(run: LoopRun) -> AssistantMessage:
     """The turn's assistant message, appended to the transcript. Once the run is aborted no
     model is called: the message says so (R-5.7)."""
     if run.signal.aborted:
         message = assistant_message(run.config, "aborted", "The run was aborted")
-        await _emit_message(run, message)
+        await run.emit_message(message)
     else:
         if run.output is not None:
             run.output.offer(run.context, run.config.model)
@@ -406,116 +331,15 @@ async def _call_model(run: _Run) -> AssistantMessage:
     return message
 
 
-async def _end_turn(
-    run: _Run, message: AssistantMessage, tool_results: list[ToolResultMessage]
-) -> None:
-    run.in_turn = False
-    await run.emit(TurnEndEvent(message, tool_results))
-
-
-async def _should_stop_after_turn(run: _Run, turn: TurnContext) -> bool:
+async def _should_stop_after_turn(run: LoopRun, turn: TurnContext) -> bool:
     hook = run.config.should_stop_after_turn
     return hook is not None and bool(await maybe_await(hook(turn)))
-
-
-# ── the tool calls ──────────────────────────────────────────────────────────
-
-
-async def _run_tool_calls(
-    run: _Run, message: AssistantMessage
-) -> tuple[list[ToolResultMessage], bool]:
-    """R-5.3: run the message's tool calls as a batch and append their results. A message cut
-    off by the token limit (R-5.6) or ended by error/abort (R-5.7) runs none: each call gets an
-    error result (R-4.1). Returns the results and whether the batch terminates (R-4.10)."""
-    calls = message.tool_calls  # ids already unique: the model call saw to it (R-4.1)
-    if not calls:
-        return [], False
-    run.unanswered = calls
-    if message.stop_reason == "length":
-        batch = await fail_tool_calls(calls, TRUNCATED_CALL_TEXT, run.emit)
-    elif message.stop_reason == "error" or message.stop_reason == "aborted":
-        batch = await fail_tool_calls(calls, _unfinished_call_text(message), run.emit)
-    else:
-        answered: list[ToolResultMessage] = []
-        try:
-            batch = await execute_tool_calls(
-                run.context,
-                message,
-                run.config,
-                run.signal,
-                run.emit,
-                answered=answered,
-                meter=run.meter,
-                trace=run.trace,
-            )
-        except BaseException:  # cancelled or interrupted: every call answered all the same
-            if answered:
-                for result in answered:
-                    run.append(result)
-                run.unanswered = []
-            raise
-    for result in batch.messages:
-        run.append(result)
-    run.unanswered = []
-    run.held = batch.held
-    return batch.messages, batch.terminate
-
-
-# ── held tool calls (DESIGN §14) ────────────────────────────────────────────
-
-
-def _decided_held_calls(
-    context: AgentContext, config: AgentLoopConfig | None
-) -> tuple[AssistantMessage, list[ToolCall], list[ToolCall]] | None:
-    """The last assistant message, its held calls that have a decision in
-    `config.approvals`, and those that still have none; None when no held call is decided."""
-    approvals = config.approvals if config is not None else None
-    held = held_tool_calls(context.messages) if approvals else None
-    if held is None or approvals is None:
-        return None
-    message, calls = held
-    decided = [call for call in calls if call.id in approvals]
-    if not decided:
-        return None
-    return message, decided, [call for call in calls if call.id not in approvals]
-
-
-async def _answer_held_calls(
-    run: _Run, message: AssistantMessage, decided: list[ToolCall], undecided: list[ToolCall]
-) -> TurnContext:
-    """The first turn of a resumed run: the decided held calls run as one batch (approved
-    ones through the whole pipeline, rejected ones answered with the reason), then
-    `turn_end` for the assistant message they belong to."""
-    run.turn_message = message
-    run.unanswered = decided
-    answered: list[ToolResultMessage] = []
-    try:
-        batch = await execute_tool_calls(
-            run.context, message, run.config, run.signal, run.emit, answered=answered, only=decided
-        )
-    except BaseException:  # cancelled or interrupted: every call answered all the same
-        for result in answered:
-            run.append(result)
-        run.unanswered = []
-        raise
-    for result in batch.messages:
-        run.append(result)
-    run.unanswered = []
-    run.held = [*undecided, *batch.held]
-    await _end_turn(run, message, batch.messages)
-    return TurnContext(message, batch.messages, run.context, run.new_messages)
-
-
-def _unfinished_call_text(message: AssistantMessage) -> str:
-    if message.stop_reason == "aborted":
-        return "not executed: the run was aborted"
-    return f"not executed: the model's response ended in an error: {message.error_message}"
 
 
 # ── when something raises ───────────────────────────────────────────────────
 
 
-async def _end_cancelled_turn(run: _Run, exc: BaseException) -> None:
+async def _end_cancelled_turn(run: LoopRun, exc: BaseException) -> None:
     """The run's task was cancelled (e.g. `asyncio.wait_for` around it) or a
     `KeyboardInterrupt`/`SystemExit` is going through it: answer the tool calls left open
     (R-4.1), end the model call cut short with an "aborted" message, and emit `turn_end`, as
@@ -527,7 +351,7 @@ async def _end_cancelled_turn(run: _Run, exc: BaseException) -> None:
     if message is None:  # cancelled during the model call
         why = "cancelled" if cancelled else f"interrupted ({type(exc).__name__})"
         message = assistant_message(run.config, "aborted", f"The run's task was {why}")
-        await _emit_message(run, message)
+        await run.emit_message(message)
         run.append(message)
     if run.unanswered:
         text = CANCELLED_TEXT if cancelled else interrupted_text(exc)
@@ -539,25 +363,25 @@ async def _end_cancelled_turn(run: _Run, exc: BaseException) -> None:
     results = [
         m for m in run.new_messages if isinstance(m, ToolResultMessage) and m.tool_call_id in calls
     ]
-    await _end_turn(run, message, results)
+    await run.end_turn(message, results)
 
 
-async def _fail_output(run: _Run, text: str) -> None:
+async def _fail_output(run: LoopRun, text: str) -> None:
     """DESIGN §14: the output retries are used up; an error message says why, in a turn of
     its own (no model call)."""
-    await _start_turn(run)
+    await run.start_turn()
     message = assistant_message(run.config, "error", text)
-    await _emit_message(run, message)
+    await run.emit_message(message)
     run.append(message)
-    await _end_turn(run, message, [])
+    await run.end_turn(message, [])
 
 
-async def _fail_run(run: _Run, exc: Exception) -> None:
+async def _fail_run(run: LoopRun, exc: Exception) -> None:
     """R-5.9: answer any tool calls left open (R-4.1), then an error assistant message and
     `turn_end`; the caller emits `agent_end`."""
     text = f"{type(exc).__name__}: {exc}"
     if not run.in_turn:
-        await _start_turn(run)
+        await run.start_turn()
     results: list[ToolResultMessage] = []
     if run.unanswered:
         try:
@@ -569,6 +393,6 @@ async def _fail_run(run: _Run, exc: Exception) -> None:
             run.append(result)
         run.unanswered = []
     message = assistant_message(run.config, "error", text)
-    await _emit_message(run, message)
+    await run.emit_message(message)
     run.append(message)
-    await _end_turn(run, message, results)
+    await run.end_turn(message, results)

@@ -25,10 +25,17 @@ from yiemagent.loop.pipeline import (
     finalize_executed_tool_call,
     prepare_tool_call,
 )
+from yiemagent.loop.tool_results import (
+    CANCELLED_TEXT,
+    SKIPPED_TEXT,
+    create_tool_result_message,
+    fail_tool_calls,
+    interrupted_text,
+    should_terminate,
+)
 from yiemagent.types import (
     AgentContext,
     AgentLoopConfig,
-    AgentMessage,
     AgentTool,
     AssistantMessage,
     FinalizedOutcome,
@@ -37,7 +44,6 @@ from yiemagent.types import (
     MessageEndEvent,
     MessageStartEvent,
     PreparedToolCall,
-    TextContent,
     ToolCall,
     ToolCallBatch,
     ToolExecutionEndEvent,
@@ -45,65 +51,19 @@ from yiemagent.types import (
     ToolResultMessage,
 )
 from yiemagent.types.callbacks import Emit, EventSink, guarded_sink
-from yiemagent.types.messages import ensure_unique_tool_call_ids, now_ms, trailing_tool_turn
+from yiemagent.types.messages import ensure_unique_tool_call_ids, now_ms
 from yiemagent.types.observe import RunSpan, ToolSpan
 from yiemagent.types.signal import AbortSignal
 
 __all__ = [
-    "CANCELLED_TEXT",
-    "SKIPPED_TEXT",
-    "create_tool_result_message",
     "execute_tool_calls",
     "execute_tool_calls_parallel",
     "execute_tool_calls_sequential",
-    "fail_tool_calls",
-    "held_tool_calls",
-    "should_terminate",
 ]
 
 logger = logging.getLogger(__name__)
 
-SKIPPED_TEXT = "Tool call skipped: the run was aborted"
-CANCELLED_TEXT = "Tool call cancelled: the run's task was cancelled"
-
 _INTERNAL_ERROR = "Tool call failed: internal error: "
-
-
-# ── results of a batch (R-4.10, R-4.11) ─────────────────────────────────────
-
-
-def should_terminate(finalized: list[FinalizedOutcome]) -> bool:
-    """True only when the batch is non-empty and every result asks to terminate (R-4.10)."""
-    return bool(finalized) and all(f.result.terminate for f in finalized)
-
-
-def create_tool_result_message(finalized: FinalizedOutcome) -> ToolResultMessage:
-    """The transcript message for one finalized call (DESIGN R-4.11; seed 000 §11).
-
-    Content is never `None`; an error result with no content gets a text saying the call
-    failed (R-4.7). A text given as content (or as an item of it) becomes a `TextContent`.
-    """
-    result = finalized.result
-    call = finalized.tool_call
-    content = result.content
-    if content is None:
-        content = []
-    elif isinstance(content, str):
-        content = [TextContent(content)]
-    elif any(isinstance(block, str) for block in content):
-        content = [TextContent(b) if isinstance(b, str) else b for b in content]
-    if not content and finalized.is_error:
-        content = [TextContent(f"Tool {call.name} failed")]
-    return ToolResultMessage(
-        tool_call_id=call.id,
-        tool_name=call.name,
-        content=content,
-        details=result.details,
-        usage=result.usage,
-        added_tool_names=result.added_tool_names,
-        is_error=finalized.is_error,
-        timestamp=now_ms(),
-    )
 
 
 # ── one batch in flight ──────────────────────────────────────────────────────
@@ -357,11 +317,6 @@ async def _guarded(
     return batch.result()
 
 
-def interrupted_text(exc: BaseException) -> str:
-    """The result of a call cut short by a `KeyboardInterrupt`, `SystemExit`, ... going by."""
-    return f"Tool call interrupted: {type(exc).__name__}"
-
-
 # ── entry points ─────────────────────────────────────────────────────────────
 
 
@@ -459,38 +414,3 @@ async def execute_tool_calls_parallel(
     """
     batch = _Batch(context, assistant_message, tool_calls, config, signal, guarded_sink(emit))
     return await _guarded(batch, parallel=True)
-
-
-async def fail_tool_calls(
-    tool_calls: Sequence[ToolCall], text: str, emit: EventSink | None = None
-) -> ToolCallBatch:
-    """Answer every call with the error result `text` without running it (R-4.1, R-5.6, R-5.7).
-
-    Each call gets its start and end events and its result message events, in order.
-    """
-    emit = guarded_sink(emit)
-    messages: list[ToolResultMessage] = []
-    for call in tool_calls:
-        result = create_error_tool_result(text)
-        await emit(ToolExecutionStartEvent(call.id, call.name, call.arguments))
-        await emit(ToolExecutionEndEvent(call.id, call.name, result, True))
-        message = create_tool_result_message(FinalizedOutcome(call, result, True))
-        await emit(MessageStartEvent(message))
-        await emit(MessageEndEvent(message))
-        messages.append(message)
-    return ToolCallBatch(messages, False)
-
-
-def held_tool_calls(
-    messages: Sequence[AgentMessage],
-) -> tuple[AssistantMessage, list[ToolCall]] | None:
-    """The last assistant message and its tool calls that have no result yet, when only tool
-    results follow it (the calls a run held for approval, DESIGN §14); else None."""
-    turn = trailing_tool_turn(messages)
-    if turn is None:
-        return None
-    message, answered = turn
-    if message.stop_reason in ("error", "aborted", "length"):
-        return None
-    calls = [call for call in message.tool_calls if call.id not in answered]
-    return (message, calls) if calls else None
