@@ -245,3 +245,21 @@ def test_cost_is_linear_in_history_length() -> None:
     small, large = history(500), history(10_000)
     ratio = best(large) / best(small)
     assert ratio < 160, ratio  # linear is 20, quadratic 400; room for a loaded machine
+
+
+def test_a_rewritten_message_keeps_every_other_field() -> None:
+    """A message copied to change its content or a result's id keeps all its other fields
+    (the hand-written copies lost `duration_ms`)."""
+    first = assistant(call("dup"), call("dup"), ThinkingContent("hm", signature="s"))
+    first.duration_ms = 1234
+    other = Model(id="m2", provider="p1", api="anthropic-messages")  # thinking becomes text
+    answer = result("dup", "second")
+    answer.duration_ms = 56
+    answer.added_tool_names = ["x"]
+    out = transform_messages([first, result("dup", "first"), answer], other)
+    rewritten = out[0]
+    assert isinstance(rewritten, AssistantMessage) and rewritten is not first
+    assert rewritten.duration_ms == 1234 and rewritten.timestamp == first.timestamp
+    second = out[2]
+    assert isinstance(second, ToolResultMessage) and second.tool_call_id != "dup"
+    assert (second.duration_ms, second.added_tool_names) == (56, ["x"])

@@ -26,6 +26,7 @@ changed ones are rebuilt (no deep copy). Cost is linear in the number of message
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import re
 from collections import deque
@@ -193,7 +194,7 @@ def transform_messages(
             if new_content is not None:
                 content, changed = new_content, True
             if changed:
-                message = _with_content(message, content)
+                message = dataclasses.replace(message, content=content)  # every other field kept
             out.append(message)
             if calls:
                 answered_by = message
@@ -204,7 +205,7 @@ def transform_messages(
                 continue
             new_id = queue.popleft()
             if new_id != message.tool_call_id:
-                message = _with_tool_call_id(message, new_id)
+                message = dataclasses.replace(message, tool_call_id=new_id)
             results[new_id] = message
         elif calls:
             deferred.append(message)
@@ -212,29 +213,3 @@ def transform_messages(
             out.append(message)
     flush()
     return out
-
-
-def _with_content(message: AssistantMessage, content: list[AssistantContent]) -> AssistantMessage:
-    return AssistantMessage(
-        content=content,
-        api=message.api,
-        provider=message.provider,
-        model=message.model,
-        usage=message.usage,
-        stop_reason=message.stop_reason,
-        error_message=message.error_message,
-        timestamp=message.timestamp,
-    )
-
-
-def _with_tool_call_id(message: ToolResultMessage, tool_call_id: str) -> ToolResultMessage:
-    return ToolResultMessage(
-        tool_call_id=tool_call_id,
-        tool_name=message.tool_name,
-        content=message.content,
-        details=message.details,
-        usage=message.usage,
-        added_tool_names=message.added_tool_names,
-        is_error=message.is_error,
-        timestamp=message.timestamp,
-    )
