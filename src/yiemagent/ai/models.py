@@ -28,74 +28,74 @@ _ANTHROPIC_URL: Final = "https://api.anthropic.com"
 _TEXT_IMAGE: Final = ("text", "image")
 
 
-def _openai(
+_OPENAI: Final = Model(
+    id="", provider="openai", api="openai-completions", base_url=_OPENAI_URL, input=_TEXT_IMAGE
+)
+_ANTHROPIC: Final = Model(
+    id="",
+    provider="anthropic",
+    api="anthropic-messages",
+    base_url=_ANTHROPIC_URL,
+    reasoning=True,
+    input=_TEXT_IMAGE,
+    context_window=200_000,
+)
+_LOCAL: Final = Model(id="", provider="local", api="local", max_tokens=2048)
+
+
+def _entry(
+    kind: Model,
     id: str,
     *,
-    context_window: int,
-    max_tokens: int,
-    reasoning: bool = False,
     name: str = "",
+    context_window: int | None = None,
+    max_tokens: int | None = None,
+    reasoning: bool | None = None,
 ) -> Model:
-    return Model(
+    """A catalogue entry: `kind`'s provider, API and defaults, with this id (also its name
+    unless one is given) and the fields given."""
+    return replace(
+        kind,
         id=id,
-        provider="openai",
-        api="openai-completions",
-        base_url=_OPENAI_URL,
         name=name or id,
-        reasoning=reasoning,
-        input=_TEXT_IMAGE,
-        context_window=context_window,
-        max_tokens=max_tokens,
-    )
-
-
-def _anthropic(id: str, *, max_tokens: int, reasoning: bool = True, name: str = "") -> Model:
-    return Model(
-        id=id,
-        provider="anthropic",
-        api="anthropic-messages",
-        base_url=_ANTHROPIC_URL,
-        name=name or id,
-        reasoning=reasoning,
-        input=_TEXT_IMAGE,
-        context_window=200_000,
-        max_tokens=max_tokens,
-    )
-
-
-def _local(id: str, *, name: str, context_window: int) -> Model:
-    return Model(
-        id=id,
-        provider="local",
-        api="local",
-        name=name,
-        context_window=context_window,
-        max_tokens=2048,
+        context_window=kind.context_window if context_window is None else context_window,
+        max_tokens=kind.max_tokens if max_tokens is None else max_tokens,
+        reasoning=kind.reasoning if reasoning is None else reasoning,
     )
 
 
 _CATALOGUE: tuple[Model, ...] = (
     # OpenAI (prices: genai-prices, yiemagent.ai.prices)
-    _openai("gpt-4o", context_window=128_000, max_tokens=16_384),
-    _openai("gpt-4o-mini", context_window=128_000, max_tokens=16_384),
-    _openai("gpt-4.1", context_window=1_047_576, max_tokens=32_768),
-    _openai("gpt-4.1-mini", context_window=1_047_576, max_tokens=32_768),
-    _openai("gpt-4.1-nano", context_window=1_047_576, max_tokens=32_768),
-    _openai("o3", context_window=200_000, max_tokens=100_000, reasoning=True),
-    _openai("o4-mini", context_window=200_000, max_tokens=100_000, reasoning=True),
-    _openai("gpt-5", context_window=400_000, max_tokens=128_000, reasoning=True),
-    _openai("gpt-5-mini", context_window=400_000, max_tokens=128_000, reasoning=True),
-    _openai("gpt-5-nano", context_window=400_000, max_tokens=128_000, reasoning=True),
+    _entry(_OPENAI, "gpt-4o", context_window=128_000, max_tokens=16_384),
+    _entry(_OPENAI, "gpt-4o-mini", context_window=128_000, max_tokens=16_384),
+    _entry(_OPENAI, "gpt-4.1", context_window=1_047_576, max_tokens=32_768),
+    _entry(_OPENAI, "gpt-4.1-mini", context_window=1_047_576, max_tokens=32_768),
+    _entry(_OPENAI, "gpt-4.1-nano", context_window=1_047_576, max_tokens=32_768),
+    _entry(_OPENAI, "o3", context_window=200_000, max_tokens=100_000, reasoning=True),
+    _entry(_OPENAI, "o4-mini", context_window=200_000, max_tokens=100_000, reasoning=True),
+    _entry(_OPENAI, "gpt-5", context_window=400_000, max_tokens=128_000, reasoning=True),
+    _entry(_OPENAI, "gpt-5-mini", context_window=400_000, max_tokens=128_000, reasoning=True),
+    _entry(_OPENAI, "gpt-5-nano", context_window=400_000, max_tokens=128_000, reasoning=True),
     # Anthropic
-    _anthropic("claude-sonnet-4-5", max_tokens=64_000),
-    _anthropic("claude-sonnet-4-0", max_tokens=64_000),
-    _anthropic("claude-opus-4-1", max_tokens=32_000),
-    _anthropic("claude-opus-4-0", max_tokens=32_000),
-    _anthropic("claude-haiku-4-5", max_tokens=64_000),
-    _anthropic("claude-3-5-haiku-latest", max_tokens=8_192, reasoning=False),
+    _entry(_ANTHROPIC, "claude-sonnet-4-5", max_tokens=64_000),
+    _entry(_ANTHROPIC, "claude-sonnet-4-0", max_tokens=64_000),
+    _entry(_ANTHROPIC, "claude-opus-4-1", max_tokens=32_000),
+    _entry(_ANTHROPIC, "claude-opus-4-0", max_tokens=32_000),
+    _entry(_ANTHROPIC, "claude-haiku-4-5", max_tokens=64_000),
+    _entry(_ANTHROPIC, "claude-3-5-haiku-latest", max_tokens=8_192, reasoning=False),
     # The embedded runtime (LOCAL-MODEL.md): in-process, free.
-    _local("qwen2.5-coder-0.5b", name="Qwen2.5-Coder-0.5B-Instruct Q4_K_M", context_window=32_768),
-    _local("qwen2.5-coder-1.5b", name="Qwen2.5-Coder-1.5B-Instruct Q4_K_M", context_window=32_768),
+    _entry(
+        _LOCAL,
+        "qwen2.5-coder-0.5b",
+        name="Qwen2.5-Coder-0.5B-Instruct Q4_K_M",
+        context_window=32_768,
+    ),
+    _entry(
+        _LOCAL,
+        "qwen2.5-coder-1.5b",
+        name="Qwen2.5-Coder-1.5B-Instruct Q4_K_M",
+        context_window=32_768,
+    ),
 )
 
 
