@@ -151,6 +151,28 @@ async def test_r5_2_provider_sees_the_converted_transcript_at_every_call() -> No
     assert [len(c.messages) for c in fm.contexts] == [3, 5, 7]
 
 
+async def test_every_provider_option_of_the_config_reaches_the_call() -> None:
+    """`AgentLoopConfig` is a `ProviderOptions`: each of its provider fields arrives in the
+    call's `StreamOptions` as it is, none copied by hand (DESIGN §10)."""
+    import dataclasses
+
+    from yiemagent.types import ProviderOptions
+
+    names = [f.name for f in dataclasses.fields(ProviderOptions)]
+    assert {"api_key", "temperature", "cache_retention", "on_response"} <= set(names)
+    values: dict[str, Any] = {name: object() for name in names}
+    seen: list[StreamOptions] = []
+    fm = FauxModel(["done"])
+
+    def stream_fn(model: Model, context: Context, options: StreamOptions) -> Any:
+        seen.append(options)
+        return fm.stream_fn(model, context, StreamOptions(signal=options.signal))
+
+    await run(None, AgentLoopConfig(model=fm.model, **values), stream_fn=stream_fn)
+    assert len(seen) == 1
+    assert {name: getattr(seen[0], name) for name in names} == values
+
+
 async def test_r5_2_api_key_and_provider_options_are_resolved_per_call() -> None:
     keys = iter(["key-1", "key-2"])
     seen: list[StreamOptions] = []

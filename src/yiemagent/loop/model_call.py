@@ -38,6 +38,7 @@ from yiemagent.types import (
 )
 from yiemagent.types.callbacks import Emit, EventSink, guarded_sink, maybe_await
 from yiemagent.types.messages import ensure_unique_tool_call_ids
+from yiemagent.types.model import PROVIDER_OPTIONS
 from yiemagent.types.observe import ChatSpan, RunSpan
 
 __all__ = ["assistant_message", "stream_assistant_response"]
@@ -168,23 +169,13 @@ async def _stream_options(config: AgentLoopConfig, signal: AbortSignal) -> Strea
     api_key = None
     if config.get_api_key is not None:
         api_key = await maybe_await(config.get_api_key(config.model.provider))
+    provider = {name: getattr(config, name) for name in PROVIDER_OPTIONS}
+    provider["api_key"] = api_key or config.api_key
     return StreamOptions(
         signal=signal,
-        api_key=api_key or config.api_key,
-        temperature=config.temperature,
-        max_tokens=config.max_tokens,
-        reasoning=config.reasoning,
-        thinking_budgets=config.thinking_budgets,
-        session_id=config.session_id,
-        headers=config.headers,
-        metadata=config.metadata,
-        max_retry_delay_ms=config.max_retry_delay_ms,
-        cache_retention=config.cache_retention,
-        transport=config.transport,
-        on_payload=config.on_payload,
-        on_response=config.on_response,
         idle_timeout_s=config.stream_idle_timeout_s,
         output_schema=_native_output_schema(config),
+        **provider,
     )
 
 

@@ -15,7 +15,7 @@ from yiemagent.types.context import (
 )
 from yiemagent.types.limits import UsageLimits
 from yiemagent.types.messages import AgentMessage, AssistantMessage, Message
-from yiemagent.types.model import CacheRetention, Model, ThinkingLevel
+from yiemagent.types.model import Model, ProviderOptions
 from yiemagent.types.output import DEFAULT_OUTPUT_RETRIES, OutputSpec
 from yiemagent.types.signal import AbortSignal
 from yiemagent.types.tools import (
@@ -40,11 +40,12 @@ ToolExecutionMode: TypeAlias = Literal["parallel", "sequential"]
 
 
 @dataclass(slots=True, kw_only=True)
-class AgentLoopConfig:
+class AgentLoopConfig(ProviderOptions):
     """How a run behaves: the model, the hooks and the provider options (seed 002).
 
-    Hooks may be plain or async functions. Provider options (`temperature` … `on_response`)
-    ride along to the provider. Times are in seconds unless the name says ms.
+    Hooks may be plain or async functions. The provider options (`api_key`, `temperature` …
+    `on_response`) are the `ProviderOptions` fields, declared once and copied into each
+    model call's `StreamOptions`. Times are in seconds unless the name says ms.
 
     Raises:
         ConfigError: an invalid `tool_execution`, a non-positive cap, limit or timeout.
@@ -58,8 +59,6 @@ class AgentLoopConfig:
     ) = None
     get_api_key: Callable[[str], MaybeAwaitable[str | None]] | None = None
     """Called per model call with the provider name; wins over `api_key`."""
-    api_key: str | None = field(default=None, repr=False)
-    """Kept out of `repr`, so a logged config never shows the key."""
     get_steering_messages: Callable[[], MaybeAwaitable[Sequence[AgentMessage]]] | None = None
     get_follow_up_messages: Callable[[], MaybeAwaitable[Sequence[AgentMessage]]] | None = None
     tool_execution: ToolExecutionMode = "parallel"
@@ -77,18 +76,6 @@ class AgentLoopConfig:
     prepare_next_turn: Callable[[TurnContext], MaybeAwaitable[TurnUpdate | None]] | None = None
     max_turns: int | None = None
     stream_idle_timeout_s: float | None = 120.0
-    temperature: float | None = None
-    max_tokens: int | None = None
-    reasoning: ThinkingLevel | None = None
-    thinking_budgets: Mapping[str, int] | None = None
-    session_id: str | None = None
-    headers: Mapping[str, str] | None = None
-    metadata: Mapping[str, Any] | None = None
-    max_retry_delay_ms: int | None = None
-    cache_retention: CacheRetention | None = None
-    transport: str | None = None
-    on_payload: Callable[[dict[str, Any]], Any] | None = None
-    on_response: Callable[[Any], Any] | None = None
     usage_limits: UsageLimits | None = None
     """Caps on tokens, cost and tool calls for the run (DESIGN §13)."""
     tracer_provider: Any = field(default=None, repr=False)

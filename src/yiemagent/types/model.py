@@ -7,6 +7,7 @@ providers themselves are in `yiemagent.ai`, which re-exports these names.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
     from yiemagent.types.tools import AgentTool
 
 __all__ = [
+    "PROVIDER_OPTIONS",
     "AssistantMessageEvent",
     "AssistantMessageEventStream",
     "AssistantStartEvent",
@@ -35,6 +37,7 @@ __all__ = [
     "FallbackEvent",
     "Model",
     "ModelCost",
+    "ProviderOptions",
     "StreamFn",
     "StreamOptions",
     "TextDeltaEvent",
@@ -99,10 +102,11 @@ class Context:
 
 
 @dataclass(slots=True, kw_only=True)
-class StreamOptions:
-    """Per-call options for a provider (seed 002 AgentLoopConfig's provider part)."""
+class ProviderOptions:
+    """The options a model call hands the provider as they are (seed 002 AgentLoopConfig's
+    provider part): declared once, here, and shared by `StreamOptions` (one call) and
+    `AgentLoopConfig` (a run, copied into each of its calls' `StreamOptions`)."""
 
-    signal: AbortSignal | None = None
     api_key: str | None = field(default=None, repr=False)
     """Kept out of `repr`, so a logged config never shows the key."""
     temperature: float | None = None
@@ -123,6 +127,18 @@ class StreamOptions:
     """Sees (and may replace, by returning a dict) the request body before it is sent."""
     on_response: Callable[[Any], Any] | None = None
     """Sees the raw HTTP response (status, headers) when it arrives."""
+
+
+PROVIDER_OPTIONS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(ProviderOptions))
+"""The field names of `ProviderOptions`, in order: what a run copies into each call."""
+
+
+@dataclass(slots=True, kw_only=True)
+class StreamOptions(ProviderOptions):
+    """Per-call options for a provider: the `ProviderOptions`, plus the call's abort signal,
+    idle limit and output schema."""
+
+    signal: AbortSignal | None = None
     idle_timeout_s: float | None = None
     """Seconds without a chunk after which the provider ends the call in error."""
     output_schema: Mapping[str, Any] | None = None
