@@ -34,9 +34,7 @@ A package not listed is an integration (rank 6, DESIGN §2 layer 6)."""
 MAX_LINES = 470
 """"No module over ~450 lines" (DESIGN §10), with the slack the "~" allows."""
 
-KNOWN_LONG = {
-    "ai/local/provider.py": 550,
-}
+KNOWN_LONG: dict[str, int] = {}
 """Left to split (grown by the output-type, approval and multi-call work landed together on
 2026-12-01): each may not grow past its figure here, and every other module keeps MAX_LINES."""
 

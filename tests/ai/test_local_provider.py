@@ -31,13 +31,17 @@ from yiemagent import (
 from yiemagent.ai import Context, StreamOptions, get_model, stream
 from yiemagent.ai.local import local_spec, provider
 from yiemagent.ai.local.prompt import (
+    AFTER_RESULTS,
     answer_name,
     answered_calls,
     chat_messages,
+    grounded,
     identity,
+    more_calls_grammar,
     render_tool,
     reply_schema,
     system_prompt,
+    words,
 )
 
 MODEL = get_model("local/qwen2.5-coder-0.5b")
@@ -62,13 +66,23 @@ TIME = _tool("get_time", "place")
 
 
 class FakeRuntime:
-    """Replays one scripted reply per request as OpenAI chunk dicts, in `size`-char deltas."""
+    """Replays one scripted reply per request as OpenAI chunk dicts, in `size`-char deltas.
+
+    A request with a `grammar` continues a lone call as a list (the provider's "more calls"
+    step, R-11.1): it replays the next of `more` ("]", no more calls, once they run out)."""
 
     def __init__(
-        self, replies: list[str], *, size: int = 3, delay_s: float = 0.0, finish: str = "stop"
+        self,
+        replies: list[str],
+        *,
+        size: int = 3,
+        delay_s: float = 0.0,
+        finish: str = "stop",
+        more: list[str] | None = None,
     ) -> None:
         self.finish = finish
         self.replies = list(replies)
+        self.more = list(more or [])
         self.requests: list[dict[str, Any]] = []
         self.size = size
         self.delay_s = delay_s
@@ -76,7 +90,10 @@ class FakeRuntime:
 
     def chat(self, request: dict[str, Any], on_chunk: Callable[[dict[str, Any]], bool]) -> None:
         self.requests.append(json.loads(json.dumps(request)))
-        reply = self.replies.pop(0)
+        if "grammar" in request:
+            reply = self.more.pop(0) if self.more else "]"
+        else:
+            reply = self.replies.pop(0)
         if reply.startswith("ERROR:"):
             on_chunk({"error": {"code": 500, "message": reply[6:]}})
             return
@@ -225,8 +242,11 @@ async def test_several_calls_run_as_one_parallel_batch(
     assert not any(r.is_error for r in results)
     assert [e.type for e in events].count("tool_execution_start") == 2
     assert len(runtime.requests) == 2  # one reply with both calls, then the answer
-    tool_messages = [m for m in runtime.requests[1]["messages"] if m["role"] == "tool"]
-    assert tool_messages[0]["content"] == 'get_time({"place": "Oslo"}) returned:\nresult of Oslo'
+    results_turn = runtime.requests[1]["messages"][-1]
+    assert results_turn["role"] == "user"
+    assert results_turn["content"].startswith(
+        '<tool_response>\nget_time({"place": "Oslo"}) returned:\nresult of Oslo\n</tool_response>'
+    )
     assert messages[-1].text == "Oslo and Lima."
 
 
@@ -282,7 +302,7 @@ async def test_a_repeat_beside_a_new_call_only_the_new_call_runs(
         [
             _calls(
                 ("calculator", {"expression": "17 * 23"}),
-                ("calculator", {"expression": "391 + 9"}),
+                ("calculator", {"expression": "391 + 23"}),
             )
         ]
     )
@@ -290,22 +310,23 @@ async def test_a_repeat_beside_a_new_call_only_the_new_call_runs(
     events = await _events(context)
     final = events[-1].message
     assert final.stop_reason == "toolUse"
-    assert [c.arguments for c in final.tool_calls] == [{"expression": "391 + 9"}]
+    assert [c.arguments for c in final.tool_calls] == [{"expression": "391 + 23"}]
     assert len(runtime.requests) == 1
 
 
 async def test_a_new_call_of_an_already_used_tool_still_runs(
     fake: Callable[..., FakeRuntime],
 ) -> None:
-    """A two-step chain: the second call of the same tool uses the first result."""
-    runtime = fake([_calls(("calculator", {"expression": "391 + 1"}))])
+    """A two-step chain: the second call of the same tool uses the first result (its words
+    come from the request and the result, so the grounding guard lets it through)."""
+    runtime = fake([_calls(("calculator", {"expression": "391 * 17"}))])
     context = Context("", _answered_transcript({"expression": "17 * 23"}), [CALC])
     events = await _events(context)
     final = events[-1].message
     assert final.stop_reason == "toolUse"
-    assert final.tool_calls[0].arguments == {"expression": "391 + 1"}
+    assert final.tool_calls[0].arguments == {"expression": "391 * 17"}
     assert [e.type for e in events].count("toolcall_start") == 1
-    assert len(runtime.requests) == 1
+    assert len(runtime.requests) == 2  # the call, then the "more calls" step closing the list
 
 
 async def test_after_its_round_budget_only_an_answer_is_offered(
@@ -391,7 +412,8 @@ async def test_a_reply_repeating_itself_is_stopped_with_length(
     fake: Callable[..., FakeRuntime],
 ) -> None:
     """R-11.3: a small model looping on one phrase is cut off, not run to the token cap."""
-    runtime = fake([_answer("It is 9720" + ".0" * 3000)])
+    # A small delay per chunk: the fake must still be streaming when the provider stops it.
+    runtime = fake([_answer("It is 9720" + ".0" * 3000)], delay_s=0.002)
     events = await _events(Context("", [UserMessage("365*24?")], [CALC]))
     final = events[-1].message
     assert final.stop_reason == "length"
@@ -590,7 +612,9 @@ def test_long_descriptions_are_cut_to_the_prompt_budget() -> None:
     assert len(param) < 200 and param.endswith("…")
 
 
-def test_chat_messages_render_calls_as_json_lists_and_results_naming_their_call() -> None:
+def test_chat_messages_render_calls_as_json_and_one_round_of_results_as_one_user_turn() -> None:
+    """The Qwen template's own framing: results in `<tool_response>` tags in a user turn, then
+    the request restated with the instruction to answer from them (R-11.2)."""
     transcript = _answered_transcript({"expression": "17 * 23"})
     transcript.append(ToolResultMessage("x", "calculator", [TextContent("boom")], is_error=True))
     transcript.append(AssistantMessage(content=[TextContent("It is 391.")]))
@@ -602,10 +626,11 @@ def test_chat_messages_render_calls_as_json_lists_and_results_naming_their_call(
             "content": '{"name": "calculator", "arguments": {"expression": "17 * 23"}}',
         },
         {
-            "role": "tool",
-            "content": 'calculator({"expression": "17 * 23"}) returned:\n17 * 23 = 391',
+            "role": "user",
+            "content": '<tool_response>\ncalculator({"expression": "17 * 23"}) returned:\n'
+            "17 * 23 = 391\n</tool_response>\n<tool_response>\nError: boom\n</tool_response>\n"
+            + AFTER_RESULTS.format(request="What is 17 * 23?"),
         },
-        {"role": "tool", "content": "Error: boom"},
         {"role": "assistant", "content": '{"name": "answer", "text": "It is 391."}'},
     ]
     assert chat_messages("", transcript[-1:], answer="") == [
@@ -627,3 +652,76 @@ def test_context_overflow_error_says_how_to_raise_the_context() -> None:
     )
     assert text is not None and "YIEMAGENT_LOCAL_N_CTX" in text and "32768" in text
     assert _chunk_error({"error": {"message": "other"}}) == "local model error: other"
+
+
+async def test_a_lone_call_is_continued_as_a_list_and_may_gain_calls(
+    fake: Callable[..., FakeRuntime],
+) -> None:
+    """R-11.1: a reply of one call object is written back as `[{call}` and the model may add
+    the calls of the request's other parts; all of them are one message."""
+    first = _calls(("get_time", {"place": "London"}))
+    runtime = fake(
+        [first], more=[', {"name": "calculator", "arguments": {"expression": "365*24"}}]']
+    )
+    events = await _events(Context("", [UserMessage("London time and 365*24?")], [CALC, TIME]))
+    final = events[-1].message
+    assert final.stop_reason == "toolUse"
+    assert [(c.name, c.arguments) for c in final.tool_calls] == [
+        ("get_time", {"place": "London"}),
+        ("calculator", {"expression": "365*24"}),
+    ]
+    more = runtime.requests[1]
+    assert more["messages"][-1] == {"role": "assistant", "content": "[" + first}
+    assert "response_format" not in more and more["grammar"].startswith("%llguidance")
+    assert [e.type for e in events].count("toolcall_end") == 2
+
+
+async def test_the_more_calls_step_drops_repeats_and_is_skipped_after_a_list(
+    fake: Callable[..., FakeRuntime],
+) -> None:
+    runtime = fake(
+        [_calls(("calculator", {"expression": "1+1"}))],
+        more=[", " + _calls(("calculator", {"expression": "1+1"})) + "]"],
+    )
+    events = await _events(Context("", [UserMessage("1+1?")], [CALC]))
+    assert [c.arguments for c in events[-1].message.tool_calls] == [{"expression": "1+1"}]
+    runtime = fake(
+        [_calls(("calculator", {"expression": "1+1"}), ("calculator", {"expression": "2+2"}))]
+    )
+    await _events(Context("", [UserMessage("1+1 and 2+2?")], [CALC]))
+    assert len(runtime.requests) == 1
+
+
+async def test_a_call_after_results_with_words_from_nowhere_is_dropped(
+    fake: Callable[..., FakeRuntime],
+) -> None:
+    """R-11.2's grounding guard: once results are in, a call whose strings hold a word found
+    in neither the request nor a result (measured: the 0.5B reads `data/times.txt` after
+    answering the time) is not run; the reply is generated again without that tool."""
+    runtime = fake([_calls(("get_time", {"place": "data/times.txt"})), _answer("It is 391.")])
+    context = Context("", _answered_transcript({"expression": "17 * 23"}), [CALC, TIME])
+    events = await _events(context)
+    final = events[-1].message
+    assert (final.stop_reason, final.text, final.tool_calls) == ("stop", "It is 391.", [])
+    assert not [e for e in events if e.type.startswith("toolcall")]
+    assert _branch_names(runtime.requests[1]["response_format"]["json_schema"]["schema"]) == [
+        "calculator",
+        "answer",
+    ]
+
+
+@given(
+    st.lists(st.text(min_size=1, max_size=12), min_size=1, max_size=4),
+    st.text(max_size=30),
+)
+def test_grounded_is_true_exactly_when_every_word_is_known(parts: list[str], extra: str) -> None:
+    known = words(" ".join(parts))
+    assert grounded({"a": " ".join(reversed(parts)), "b": [parts[0], 3]}, known)
+    assert grounded({"a": extra}, known) == (words(extra) <= known)
+
+
+def test_more_calls_grammar_lists_each_offered_tool() -> None:
+    grammar = more_calls_grammar([CALC, TIME], drop={"get_time"})
+    assert grammar.startswith("%llguidance {}\n") and '"]"' in grammar
+    assert '"calculator"' in grammar and '"get_time"' not in grammar
+    assert more_calls_grammar([CALC], drop={"calculator"}) == '%llguidance {}\nstart: "]"\n'

@@ -26,6 +26,7 @@ generates again with those tools' branches dropped (`reply_schema(..., drop=...)
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Collection, Sequence
 from typing import Any
 
@@ -41,17 +42,23 @@ from yiemagent.types.messages import (
 from yiemagent.types.tools import AgentTool
 
 __all__ = [
+    "AFTER_RESULTS",
     "ANSWER_TEXT",
     "MAX_CALLS",
     "answer_name",
     "answered_calls",
     "call_key",
     "chat_messages",
+    "grounded",
     "identity",
+    "more_calls_grammar",
     "render_tool",
     "reply_schema",
+    "results_turn",
+    "results_words",
     "system_prompt",
     "tool_rounds",
+    "words",
 ]
 
 ANSWER_TEXT = "text"
@@ -219,6 +226,27 @@ def reply_schema(
     return {"anyOf": branches}
 
 
+def more_calls_grammar(tools: Sequence[AgentTool], *, drop: Collection[str] = ()) -> str:
+    """The llguidance grammar (llama.cpp's `grammar`, lark syntax) that continues a list of
+    calls after its first item: up to `MAX_CALLS - 1` more `, {call}` items, then `]`.
+
+    The provider writes a lone call object back as the start of a list, `[{call}`, and lets
+    the model close it or add the calls of the request's other parts (R-11.1): a small
+    model rarely opens a list itself, but adds items to one (docs/local-model.md).
+    """
+    calls = [_call_branch(tool) for tool in tools if tool.name not in drop]
+    if not calls:
+        return '%llguidance {}\nstart: "]"\n'
+    item = calls[0] if len(calls) == 1 else {"anyOf": calls}
+    more = " ".join(["more?"] * (MAX_CALLS - 1))
+    return (
+        "%llguidance {}\n"
+        f'start: {more} "]"\n'
+        'more: ", " call\n'
+        f"call: %json {json.dumps(item, ensure_ascii=False)}\n"
+    )
+
+
 def call_key(name: str, arguments: Any) -> tuple[str, str]:
     """A hashable identity of a call: its name and canonical JSON arguments."""
     return name, json.dumps(arguments, sort_keys=True, separators=(",", ":"), default=str)
@@ -234,6 +262,46 @@ def answered_calls(messages: Sequence[Message]) -> set[tuple[str, str]]:
         for call in m.tool_calls
         if call.id in result_ids
     }
+
+
+_WORD = re.compile(r"[^\W_]+")
+
+
+def words(text: str) -> set[str]:
+    """The lower-cased letter/digit runs of `text` ("data/times.txt" → data, times, txt)."""
+    return set(_WORD.findall(text.lower()))
+
+
+def results_words(messages: Sequence[Message]) -> frozenset[str] | None:
+    """The words of every user message and tool result in `messages`, or None while the
+    current prompt has no tool result yet (the grounding guard then does not apply)."""
+    if not any(isinstance(m, ToolResultMessage) for m in _current_prompt(messages)):
+        return None
+    found: set[str] = set()
+    for message in messages:
+        if isinstance(message, UserMessage | ToolResultMessage):
+            found |= words(_content_text(message.content))
+    return frozenset(found)
+
+
+def grounded(arguments: Any, known: Collection[str]) -> bool:
+    """Whether every word of every string in `arguments` is in `known` (R-11.2's guard on a
+    call made after results came in: one whose text comes from neither the request nor a
+    result is a stray call; the 0.5B makes them with invented paths and copied examples)."""
+    if isinstance(arguments, str):
+        return words(arguments) <= set(known)
+    if isinstance(arguments, dict):
+        return all(grounded(v, known) for v in arguments.values())
+    if isinstance(arguments, list):
+        return all(grounded(v, known) for v in arguments)
+    return True
+
+
+def _current_prompt(messages: Sequence[Message]) -> Sequence[Message]:
+    for i in range(len(messages) - 1, -1, -1):
+        if isinstance(messages[i], UserMessage):
+            return messages[i + 1 :]
+    return messages
 
 
 def tool_rounds(messages: Sequence[Message]) -> int:
@@ -264,6 +332,30 @@ def _answer_json(text: str, answer: str) -> str:
     return json.dumps({"name": answer, ANSWER_TEXT: text}, ensure_ascii=False)
 
 
+REQUEST_CHARS = 300
+"""The user's request is restated after tool results, cut to this many characters."""
+AFTER_RESULTS = (
+    'My request was: "{request}". Answer it now from these results. Only if a part of it '
+    "has no result yet, call the tool for that part."
+)
+
+
+def results_turn(results: Sequence[str], request: str) -> str:
+    """The user turn that hands tool results back: each result in `<tool_response>` tags (as
+    the Qwen chat template does), then the request restated with the instruction to answer
+    from the results (R-11.2; measured in docs/local-model.md).
+
+    Args:
+        results: Each result's text, already naming its call.
+        request: The text of the user message the calls serve ("" leaves the restatement
+            out).
+    """
+    blocks = [f"<tool_response>\n{text}\n</tool_response>" for text in results]
+    if request.strip():
+        blocks.append(AFTER_RESULTS.format(request=_cut(request, REQUEST_CHARS)))
+    return "\n".join(blocks)
+
+
 def chat_messages(
     system: str, messages: Sequence[Message], answer: str = "answer"
 ) -> list[dict[str, str]]:
@@ -271,16 +363,37 @@ def chat_messages(
 
     Earlier replies are shown as the JSON the model produces (a call, a list of calls, or the
     answer object named `answer`), so the model keeps to its format and a turn's prefix stays
-    identical across turns (R-11.5). Each tool result is a `tool` message naming its call (the Qwen
-    template wraps it in `<tool_response>`). Images are replaced by a note (the models read
-    text only); thinking is left out. With `system` empty, earlier answers are plain text.
+    identical across turns (R-11.5). The tool results of one round are one user turn
+    (`results_turn`: each result names its call, then the request is restated). Images are
+    replaced by a note (the models read text only); thinking is left out. With `system`
+    empty, earlier answers are plain text.
     """
     out: list[dict[str, str]] = [{"role": "system", "content": system}] if system else []
     as_json = bool(answer)
     names: dict[str, ToolCall] = {}
+    request = ""
+    pending: list[str] = []
+
+    def flush() -> None:
+        if pending:
+            out.append({"role": "user", "content": results_turn(pending, request)})
+            pending.clear()
+
     for message in messages:
+        if isinstance(message, ToolResultMessage):
+            text = _content_text(message.content) or "(no output)"
+            if message.is_error:
+                text = f"Error: {text}"
+            call = names.get(message.tool_call_id)
+            if call is not None:
+                args = json.dumps(call.arguments, ensure_ascii=False)
+                text = f"{call.name}({args}) returned:\n{text}"
+            pending.append(text)
+            continue
+        flush()
         if isinstance(message, UserMessage):
-            out.append({"role": "user", "content": _content_text(message.content)})
+            request = _content_text(message.content)
+            out.append({"role": "user", "content": request})
         elif isinstance(message, AssistantMessage):
             text = "\n".join(
                 b.text for b in message.content if isinstance(b, TextContent) and b.text
@@ -294,13 +407,5 @@ def chat_messages(
                 content = text
             if content:
                 out.append({"role": "assistant", "content": content})
-        elif isinstance(message, ToolResultMessage):
-            text = _content_text(message.content) or "(no output)"
-            if message.is_error:
-                text = f"Error: {text}"
-            call = names.get(message.tool_call_id)
-            if call is not None:
-                args = json.dumps(call.arguments, ensure_ascii=False)
-                text = f"{call.name}({args}) returned:\n{text}"
-            out.append({"role": "tool", "content": text})
+    flush()
     return out

@@ -19,30 +19,26 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import os
-import re
 import time
-import uuid
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from yiemagent.ai.builder import MessageBuilder
+from yiemagent.ai.local.decoder import ReplyDecoder
 from yiemagent.ai.local.prompt import (
-    ANSWER_TEXT,
     answer_name,
     answered_calls,
-    call_key,
     chat_messages,
+    more_calls_grammar,
     reply_schema,
+    results_words,
     system_prompt,
     tool_rounds,
 )
 from yiemagent.ai.local.runtime import N_CTX_ENV, LocalRuntime, get_runtime
 from yiemagent.ai.local.weights import local_spec
-from yiemagent.ai.partial_json import parse_partial_json
 from yiemagent.ai.sanitize import sanitize_surrogates
 from yiemagent.ai.transform import transform_messages
 from yiemagent.errors import ProviderError
@@ -50,7 +46,6 @@ from yiemagent.types.messages import Usage
 from yiemagent.types.model import AssistantMessageEventStream, Context, Model, StreamOptions
 from yiemagent.types.output import OUTPUT_TOOL_LABEL
 from yiemagent.types.signal import AbortSignal
-from yiemagent.types.tools import AgentTool
 
 __all__ = ["DEADLINE_ENV", "DEADLINE_S", "stream_local"]
 
@@ -65,8 +60,6 @@ REPEAT_WINDOW = 240
 """A reply whose last `REPEAT_WINDOW` characters are one short piece (≤ 1/4 of the window)
 over and over is stopped as runaway ("length")."""
 
-_ARGUMENTS = re.compile(r'"arguments"\s*:\s*')
-_CLOSERS = "}] \t\r\n"
 _tasks: set[asyncio.Task[None]] = set()
 _DONE = object()
 _ABORTED = object()
@@ -162,6 +155,7 @@ async def _generate_reply(
     # Lone surrogates (a file name decoded with surrogateescape) cannot reach the runtime.
     chat = sanitize_surrogates(chat_messages(system, messages, answer))
     answered = answered_calls(messages) if tools else set()
+    known = results_words(messages) if tools else None
     request: dict[str, Any] = {
         "messages": chat,
         "stream": True,
@@ -180,8 +174,12 @@ async def _generate_reply(
     output_tools = {t.name for t in tools if t.label == OUTPUT_TOOL_LABEL}
     dropped -= output_tools
     deadline = time.monotonic() + limit_s
-    while True:
-        decoder = _Decoder(builder, tools, answered) if tools else None
+    outcome: _Outcome | None = None
+    while outcome is None or (outcome.kind == "repeat" and outcome.finish_reason != "length"):
+        if outcome is not None:
+            logger.info("local model repeated answered calls of %s; asking again", outcome.repeated)
+            dropped |= outcome.repeated
+        decoder = ReplyDecoder(builder, tools, answered, known) if tools else None
         if tools:
             schema = reply_schema(tools, drop=dropped, answer=not output_tools)
             request["response_format"] = {
@@ -190,11 +188,17 @@ async def _generate_reply(
             }
         outcome = await _stream_chunks(runtime, request, builder, decoder, signal, deadline)
         _add_usage(usage, outcome.usage)
-        if outcome.kind == "repeat" and outcome.finish_reason != "length":
-            logger.info("local model repeated answered calls of %s; asking again", outcome.repeated)
-            dropped |= outcome.repeated
-            continue
-        break
+    first = decoder.lone_call() if decoder is not None and outcome.kind == "call" else None
+    if first is not None and outcome.finish_reason != "length" and not output_tools:
+        # R-11.1: a lone call is written back as the start of a list, `[{call}`, and the
+        # model closes the list or adds the calls of the request's other parts.
+        assert decoder is not None
+        decoder.resume_as_list(first)
+        more = dict(request, messages=[*chat, {"role": "assistant", "content": "[" + first}])
+        more.pop("response_format", None)
+        more["grammar"] = more_calls_grammar(tools, drop=dropped)
+        outcome = await _stream_chunks(runtime, more, builder, decoder, signal, deadline)
+        _add_usage(usage, outcome.usage)
     builder.set_usage(usage)
     if outcome.aborted:
         builder.fail("aborted", "Request was aborted")
@@ -234,7 +238,7 @@ async def _stream_chunks(
     runtime: LocalRuntime,
     request: dict[str, Any],
     builder: MessageBuilder,
-    decoder: _Decoder | None,
+    decoder: ReplyDecoder | None,
     signal: AbortSignal | None,
     deadline: float,
 ) -> _Outcome:
@@ -337,205 +341,3 @@ def _chunk_error(chunk: Any) -> str | None:
 
 CONTEXT_LIMIT = 32_768
 """The embedded Qwen2.5-Coder models' trained context (tokens)."""
-
-
-class _ItemScanner:
-    """Splits a streamed reply into the raw text of its items: the reply itself when it is
-    an object, each top-level element when it is a list."""
-
-    __slots__ = ("_depth", "_escape", "_in_string", "_item_depth", "_start", "raw")
-
-    def __init__(self) -> None:
-        self.raw = ""
-        self._depth = 0
-        self._item_depth = -1  # 0: the reply is the item; 1: the list's elements are
-        self._in_string = False
-        self._escape = False
-        self._start = -1
-
-    def feed(self, text: str) -> list[str]:
-        """Add `text`; returns the items completed by it, in order."""
-        done: list[str] = []
-        base = len(self.raw)
-        self.raw += text
-        for offset, char in enumerate(text):
-            if self._in_string:
-                if self._escape:
-                    self._escape = False
-                elif char == "\\":
-                    self._escape = True
-                elif char == '"':
-                    self._in_string = False
-                continue
-            if char == '"':
-                self._in_string = True
-            elif char in "[{":
-                if self._item_depth < 0:
-                    self._item_depth = 1 if char == "[" else 0
-                if char == "{" and self._depth == self._item_depth:
-                    self._start = base + offset
-                self._depth += 1
-            elif char in "]}":
-                self._depth -= 1
-                if self._depth == self._item_depth and self._start >= 0:
-                    done.append(self.raw[self._start : base + offset + 1])
-                    self._start = -1
-        return done
-
-    @property
-    def open_item(self) -> str:
-        """The raw text of the item still being received ("" between items)."""
-        return self.raw[self._start :] if self._start >= 0 else ""
-
-
-class _Decoder:
-    """Turns the streamed JSON reply into builder calls.
-
-    The answer's `text` is emitted as text deltas as it grows. A call is opened as soon as
-    its name is complete (the `"arguments"` key follows it) and its argument text is
-    forwarded as it arrives, holding back trailing `}`/`]`/whitespace that may close the
-    item. A call of a tool in `held` (tools with an answered call, and tools already called
-    in this reply) is held back until complete, so a repeat of an answered call or of an
-    earlier item is dropped without having been shown. A call cut off by the end of
-    generation stays open with the arguments received (the message ends with it partial).
-    """
-
-    __slots__ = (
-        "_answer",
-        "_answer_name",
-        "_answered",
-        "_builder",
-        "_emitted",
-        "_held",
-        "_items",
-        "_open",
-        "_repeats",
-        "_sent",
-        "_tools",
-    )
-
-    def __init__(
-        self,
-        builder: MessageBuilder,
-        tools: Sequence[AgentTool],
-        answered: set[tuple[str, str]],
-    ) -> None:
-        self._builder = builder
-        self._tools = {tool.name for tool in tools}
-        self._answer_name = answer_name(tools)
-        self._answered = answered
-        self._held = {name for name, _ in answered}
-        self._items = _ItemScanner()
-        self._emitted: set[tuple[str, str]] = set()
-        self._answer: str | None = None
-        self._repeats: set[str] = set()
-        self._open: tuple[str, int] | None = None
-        """The call being streamed: its name and where its arguments start in the item."""
-        self._sent = 0
-
-    def feed(self, text: str) -> None:
-        for item in self._items.feed(text):
-            self._complete(item)
-        current = self._items.open_item
-        if current:
-            self._progress(current)
-
-    def _progress(self, raw: str) -> None:
-        if self._open is None:
-            parsed = parse_partial_json(raw)
-            name = parsed.get("name")
-            if name == self._answer_name:
-                self._emit_answer(raw)
-                return
-            match = _ARGUMENTS.search(raw)
-            if match is None or name not in self._tools or name in self._held:
-                return
-            self._open = (name, match.end())
-            self._sent = 0
-            self._builder.tool_call_start(_new_id(), name)
-        args = raw[self._open[1] :]
-        end = len(args.rstrip(_CLOSERS))
-        if end > self._sent:
-            self._builder.tool_call_delta(args[self._sent : end])
-            self._sent = end
-
-    def _complete(self, raw: str) -> None:
-        streamed, self._open = self._open, None
-        try:
-            item = json.loads(raw)
-        except ValueError:
-            item = None
-        if not isinstance(item, dict):
-            logger.debug("local reply item is not a JSON object: %.200s", raw)
-            if streamed is not None:
-                self._builder.end_block()
-            return
-        name = item.get("name")
-        if name == self._answer_name:
-            self._emit_answer(raw)
-            return
-        arguments = item.get("arguments")
-        if not isinstance(name, str) or not isinstance(arguments, dict):
-            if streamed is not None:
-                self._builder.end_block()
-            return
-        key = call_key(name, arguments)
-        if streamed is None:
-            if key in self._answered:
-                self._repeats.add(name)
-                return
-            if key in self._emitted:
-                return
-            self._builder.tool_call_start(_new_id(), name)
-            self._builder.tool_call_delta(json.dumps(arguments, ensure_ascii=False))
-        else:
-            args = raw[streamed[1] :].rstrip()
-            args = args[:-1].rstrip() if args.endswith("}") else args  # the item's own brace
-            if len(args) > self._sent:
-                self._builder.tool_call_delta(args[self._sent :])
-        self._builder.end_block()
-        self._emitted.add(key)
-        self._held.add(name)
-
-    def _emit_answer(self, raw: str) -> None:
-        parsed = parse_partial_json(raw)
-        if parsed.get("name") != self._answer_name:
-            return
-        answer = parsed.get(ANSWER_TEXT)
-        if not isinstance(answer, str):
-            return
-        sent = self._answer or ""
-        if self._answer is None:
-            self._answer = ""
-        # A half-received escape can make the partial string differ from the last one;
-        # emit only when it extends what was already sent.
-        if len(answer) > len(sent) and answer.startswith(sent):
-            self._builder.text_delta(answer[len(sent) :])
-            self._answer = answer
-
-    def finish(self, cut: bool) -> tuple[Literal["answer", "call", "repeat", "none"], set[str]]:
-        """Flush what is left (`cut`: generation ended early); returns the reply's kind and,
-        when it held only repeats of answered calls, their tool names."""
-        current = self._items.open_item
-        if self._answer is not None:
-            if current:
-                self._emit_answer(current)
-            return "answer", set()
-        if cut and current:
-            if self._open is not None:
-                return "call", set()  # left open: the message ends with it partial
-            parsed = parse_partial_json(current)
-            match = _ARGUMENTS.search(current)
-            if isinstance(parsed.get("name"), str) and match is not None:
-                self._builder.tool_call_start(_new_id(), parsed["name"])
-                self._builder.tool_call_delta(current[match.end() :].rstrip(_CLOSERS))
-                return "call", set()
-        if self._emitted:
-            return "call", set()
-        if self._repeats:
-            return "repeat", set(self._repeats)
-        return "none", set()
-
-
-def _new_id() -> str:
-    return f"call_{uuid.uuid4().hex[:16]}"

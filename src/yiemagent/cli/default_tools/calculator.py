@@ -144,7 +144,8 @@ def calculator(expression: str) -> str:
     """Evaluate an arithmetic expression.
 
     Args:
-        expression: Arithmetic like 17 * 23 or (2 + 3) ** 2 / 4.
+        expression: The arithmetic expression to evaluate: numbers, + - * / ** %,
+            parentheses, sqrt(), round(), log(), pi.
     """
     return f"{expression.strip()} = {format_number(evaluate(expression))}"
 

@@ -101,7 +101,7 @@ def get_time(place: str) -> str:
     """Current local time in a city or time zone.
 
     Args:
-        place: City (Tokyo) or IANA zone (Europe/Paris).
+        place: The city, or the IANA time zone, the user asks about.
     """
     return local_time(place)
 

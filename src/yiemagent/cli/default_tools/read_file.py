@@ -70,7 +70,7 @@ def make_read_file(root: str | Path) -> AgentTool:
         """Read a text file.
 
         Args:
-            path: File path relative to the working folder.
+            path: The file path the user gives, relative to the working folder.
         """
         return read_text(root_path, path)
 

@@ -1,0 +1,263 @@
+"""The streamed reply parser of the embedded model (DESIGN §11, R-11.1, R-11.2): splits the
+constrained JSON reply (one call, a list of calls, or the answer object; see `prompt`) into
+builder events as it arrives.
+
+`ReplyDecoder.feed` takes each text delta; `ReplyDecoder.finish` flushes and says what the
+reply was. `ItemScanner` finds the top-level items (the object itself, or each list element).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import uuid
+from collections.abc import Sequence
+from typing import Literal
+
+from yiemagent.ai.builder import MessageBuilder
+from yiemagent.ai.local.prompt import ANSWER_TEXT, answer_name, call_key, grounded
+from yiemagent.ai.partial_json import parse_partial_json
+from yiemagent.types.tools import AgentTool
+
+__all__ = ["ItemScanner", "ReplyDecoder", "ReplyKind"]
+
+logger = logging.getLogger(__name__)
+
+_ARGUMENTS = re.compile(r'"arguments"\s*:\s*')
+_CLOSERS = "}] \t\r\n"
+
+ReplyKind = Literal["answer", "call", "repeat", "none"]
+"""What a reply was: the answer, one or more new calls, only repeats of answered calls, or
+nothing usable."""
+
+
+class ItemScanner:
+    """Splits a streamed reply into the raw text of its items: the reply itself when it is
+    an object, each top-level element when it is a list."""
+
+    __slots__ = ("_depth", "_escape", "_in_string", "_item_depth", "_start", "raw")
+
+    def __init__(self) -> None:
+        self.raw = ""
+        self._depth = 0
+        self._item_depth = -1  # 0: the reply is the item; 1: the list's elements are
+        self._in_string = False
+        self._escape = False
+        self._start = -1
+
+    def feed(self, text: str) -> list[str]:
+        """Add `text`; returns the items completed by it, in order."""
+        done: list[str] = []
+        base = len(self.raw)
+        self.raw += text
+        for offset, char in enumerate(text):
+            if self._in_string:
+                if self._escape:
+                    self._escape = False
+                elif char == "\\":
+                    self._escape = True
+                elif char == '"':
+                    self._in_string = False
+                continue
+            if char == '"':
+                self._in_string = True
+            elif char in "[{":
+                if self._item_depth < 0:
+                    self._item_depth = 1 if char == "[" else 0
+                if char == "{" and self._depth == self._item_depth:
+                    self._start = base + offset
+                self._depth += 1
+            elif char in "]}":
+                self._depth -= 1
+                if self._depth == self._item_depth and self._start >= 0:
+                    done.append(self.raw[self._start : base + offset + 1])
+                    self._start = -1
+        return done
+
+    @property
+    def list_reply(self) -> bool:
+        """Whether the reply is a list of items (False for an object or nothing yet)."""
+        return self._item_depth == 1
+
+    @property
+    def open_item(self) -> str:
+        """The raw text of the item still being received ("" between items)."""
+        return self.raw[self._start :] if self._start >= 0 else ""
+
+
+class ReplyDecoder:
+    """Turns the streamed JSON reply into builder calls.
+
+    The answer's `text` is emitted as text deltas as it grows. A call is opened as soon as
+    its name is complete (the `"arguments"` key follows it) and its argument text is
+    forwarded as it arrives, holding back trailing `}`/`]`/whitespace that may close the
+    item. A call of a tool in `held` (tools with an answered call, and tools already called
+    in this reply) is held back until complete, so a repeat of an answered call or of an
+    earlier item is dropped without having been shown. With `known` (the words of the
+    request and the results, once results are in), every call is held and one whose strings
+    hold a word not in `known` is dropped like a repeat (`prompt.grounded`). A call cut off
+    by the end of generation stays open with the arguments received (the message ends with
+    it partial).
+    """
+
+    __slots__ = (
+        "_answer",
+        "_answer_name",
+        "_answered",
+        "_builder",
+        "_emitted",
+        "_held",
+        "_items",
+        "_known",
+        "_open",
+        "_repeats",
+        "_sent",
+        "_tools",
+    )
+
+    def __init__(
+        self,
+        builder: MessageBuilder,
+        tools: Sequence[AgentTool],
+        answered: set[tuple[str, str]],
+        known: frozenset[str] | None = None,
+    ) -> None:
+        self._builder = builder
+        self._tools = {tool.name for tool in tools}
+        self._answer_name = answer_name(tools)
+        self._answered = answered
+        self._known = known
+        # With the grounding guard on, every call is checked whole before it is emitted.
+        self._held = set(self._tools) if known is not None else {name for name, _ in answered}
+        self._items = ItemScanner()
+        self._emitted: set[tuple[str, str]] = set()
+        self._answer: str | None = None
+        self._repeats: set[str] = set()
+        self._open: tuple[str, int] | None = None
+        """The call being streamed: its name and where its arguments start in the item."""
+        self._sent = 0
+
+    def lone_call(self) -> str | None:
+        """The raw JSON of the reply's one call when the reply was a single call object (not a
+        list), else None: the provider may then ask for more calls (`resume_as_list`)."""
+        if self._items.list_reply or self._answer is not None or len(self._emitted) != 1:
+            return None
+        return self._items.raw.strip()
+
+    def resume_as_list(self, first: str) -> None:
+        """Go on as if the reply had been `[` + `first` (its call already emitted): the text
+        fed next continues that list (`, {...}` items, then `]`)."""
+        self._items = ItemScanner()
+        self._items.feed("[" + first)
+
+    def feed(self, text: str) -> None:
+        for item in self._items.feed(text):
+            self._complete(item)
+        current = self._items.open_item
+        if current:
+            self._progress(current)
+
+    def _progress(self, raw: str) -> None:
+        if self._open is None:
+            parsed = parse_partial_json(raw)
+            name = parsed.get("name")
+            if name == self._answer_name:
+                self._emit_answer(raw)
+                return
+            match = _ARGUMENTS.search(raw)
+            if match is None or name not in self._tools or name in self._held:
+                return
+            self._open = (name, match.end())
+            self._sent = 0
+            self._builder.tool_call_start(_new_id(), name)
+        args = raw[self._open[1] :]
+        end = len(args.rstrip(_CLOSERS))
+        if end > self._sent:
+            self._builder.tool_call_delta(args[self._sent : end])
+            self._sent = end
+
+    def _complete(self, raw: str) -> None:
+        streamed, self._open = self._open, None
+        try:
+            item = json.loads(raw)
+        except ValueError:
+            item = None
+        if not isinstance(item, dict):
+            logger.debug("local reply item is not a JSON object: %.200s", raw)
+            if streamed is not None:
+                self._builder.end_block()
+            return
+        name = item.get("name")
+        if name == self._answer_name:
+            self._emit_answer(raw)
+            return
+        arguments = item.get("arguments")
+        if not isinstance(name, str) or not isinstance(arguments, dict):
+            if streamed is not None:
+                self._builder.end_block()
+            return
+        key = call_key(name, arguments)
+        if streamed is None:
+            if key in self._answered:
+                self._repeats.add(name)
+                return
+            if self._known is not None and not grounded(arguments, self._known):
+                logger.info("local model call %s%s is not grounded; dropped", name, key[1][:80])
+                self._repeats.add(name)
+                return
+            if key in self._emitted:
+                return
+            self._builder.tool_call_start(_new_id(), name)
+            self._builder.tool_call_delta(json.dumps(arguments, ensure_ascii=False))
+        else:
+            args = raw[streamed[1] :].rstrip()
+            args = args[:-1].rstrip() if args.endswith("}") else args  # the item's own brace
+            if len(args) > self._sent:
+                self._builder.tool_call_delta(args[self._sent :])
+        self._builder.end_block()
+        self._emitted.add(key)
+        self._held.add(name)
+
+    def _emit_answer(self, raw: str) -> None:
+        parsed = parse_partial_json(raw)
+        if parsed.get("name") != self._answer_name:
+            return
+        answer = parsed.get(ANSWER_TEXT)
+        if not isinstance(answer, str):
+            return
+        sent = self._answer or ""
+        if self._answer is None:
+            self._answer = ""
+        # A half-received escape can make the partial string differ from the last one;
+        # emit only when it extends what was already sent.
+        if len(answer) > len(sent) and answer.startswith(sent):
+            self._builder.text_delta(answer[len(sent) :])
+            self._answer = answer
+
+    def finish(self, cut: bool) -> tuple[ReplyKind, set[str]]:
+        """Flush what is left (`cut`: generation ended early); returns the reply's kind and,
+        when it held only repeats of answered calls, their tool names."""
+        current = self._items.open_item
+        if self._answer is not None:
+            if current:
+                self._emit_answer(current)
+            return "answer", set()
+        if cut and current:
+            if self._open is not None:
+                return "call", set()  # left open: the message ends with it partial
+            parsed = parse_partial_json(current)
+            match = _ARGUMENTS.search(current)
+            if isinstance(parsed.get("name"), str) and match is not None:
+                self._builder.tool_call_start(_new_id(), parsed["name"])
+                self._builder.tool_call_delta(current[match.end() :].rstrip(_CLOSERS))
+                return "call", set()
+        if self._emitted:
+            return "call", set()
+        if self._repeats:
+            return "repeat", set(self._repeats)
+        return "none", set()
+
+
+def _new_id() -> str:
+    return f"call_{uuid.uuid4().hex[:16]}"
