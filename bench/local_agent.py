@@ -127,10 +127,10 @@ def check(
         unmatched.remove(hit)
     text = answer.lower()
     for item in task.get("answer_all", ()):
-        if item.lower() not in text:
+        if not _contains(text, item):
             return False, f"answer lacks {item!r}"
     any_of = [a for item in task.get("answer_any", ()) for a in _expand(item)]
-    if any_of and not any(a.lower() in text for a in any_of):
+    if any_of and not any(_contains(text, a) for a in any_of):
         return False, f"answer has none of {task['answer_any']}"
     for item in task.get("answer_none", ()):
         if item.lower() in text:
@@ -149,6 +149,17 @@ def check(
     if len(answer.strip()) < task.get("min_answer_chars", 1):
         return False, "empty answer"
     return True, ""
+
+
+def _contains(text: str, item: str) -> bool:
+    """Whether lower-cased `text` holds `item`; a number only as a whole number ("36" is not
+    in "360", "136" or "36.5", but is in "= 36" and "36.0"; "14.14" is in "14.1421")."""
+    item = item.lower()
+    if not re.fullmatch(r"\d+(\.\d+)?", item):
+        return item in text
+    text = re.sub(r"(?<=\d),(?=\d{3})", "", text)  # 1,048,576
+    after = "" if "." in item else r"(?!\d|\.\d*[1-9])"  # 14.14 may go on: 14.1421…
+    return re.search(rf"(?<![\d.]){re.escape(item)}{after}", text) is not None
 
 
 def _expand(item: str) -> tuple[str, ...]:

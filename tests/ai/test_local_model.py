@@ -99,3 +99,32 @@ async def test_abort_mid_answer_ends_aborted_quickly() -> None:
     assert final.stop_reason == "aborted"
     assert time.perf_counter() - aborted_at < 5
     assert final.usage.output < 200
+
+
+async def test_the_more_calls_grammar_binds_the_real_runtime() -> None:
+    """llama.cpp IGNORES a grammar it cannot compile and generates unconstrained (measured:
+    a lark `<tool_call>` token rule did that silently), so the grammar of the "more calls"
+    step (R-11.1) is checked on the real runtime: asked to go on with prose, the model can
+    still only close the list or add a calculator call."""
+    import json
+
+    from yiemagent.ai.local import load_runtime, local_spec
+    from yiemagent.ai.local.prompt import more_calls_grammar
+
+    runtime = load_runtime(local_spec(MODEL.id))
+    [calculator] = _example_tools("calculator")
+    first = '{"name": "calculator", "arguments": {"expression": "1 + 1"}}'
+    request = {
+        "messages": [
+            {"role": "user", "content": "Compute 1 + 1 and 2 + 2, then write a long poem."},
+            {"role": "assistant", "content": "[" + first},
+        ],
+        "max_tokens": 60,
+        "temperature": 0.0,
+        "grammar": more_calls_grammar([calculator]),
+    }
+    reply = runtime.chat(request)
+    text = reply["choices"][0]["message"]["content"]
+    text = text.removeprefix("[" + first)  # some runtimes echo the prefill
+    items = json.loads("[" + first + text)
+    assert all(item["name"] == "calculator" for item in items)

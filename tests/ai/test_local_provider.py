@@ -5,6 +5,7 @@ guard, abort and errors in milliseconds. The real model runs in test_local_model
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import threading
@@ -35,12 +36,12 @@ from yiemagent.ai.local.prompt import (
     answer_name,
     answered_calls,
     chat_messages,
-    grounded,
     identity,
     more_calls_grammar,
     render_tool,
     reply_schema,
     system_prompt,
+    ungrounded,
     words,
 )
 
@@ -169,7 +170,8 @@ async def test_a_call_streams_toolcall_events_and_ends_with_tool_use(
     events = await _events(Context("", [UserMessage("17*23?")], [CALC, TIME]))
     kinds = [e.type for e in events]
     assert kinds[0] == "start" and kinds[1] == "toolcall_start"
-    assert kinds.count("toolcall_delta") >= 2 and kinds[-2:] == ["toolcall_end", "done"]
+    # Each call is checked whole by the grounding guard before it is emitted (R-11.2).
+    assert kinds.count("toolcall_delta") >= 1 and kinds[-2:] == ["toolcall_end", "done"]
     final = events[-1].message
     assert final.stop_reason == "toolUse"
     [call] = final.tool_calls
@@ -245,7 +247,7 @@ async def test_several_calls_run_as_one_parallel_batch(
     results_turn = runtime.requests[1]["messages"][-1]
     assert results_turn["role"] == "user"
     assert results_turn["content"].startswith(
-        '<tool_response>\nget_time({"place": "Oslo"}) returned:\nresult of Oslo\n</tool_response>'
+        "<tool_response>\nresult of Oslo\n\nresult of Lima\n</tool_response>"
     )
     assert messages[-1].text == "Oslo and Lima."
 
@@ -613,8 +615,9 @@ def test_long_descriptions_are_cut_to_the_prompt_budget() -> None:
 
 
 def test_chat_messages_render_calls_as_json_and_one_round_of_results_as_one_user_turn() -> None:
-    """The Qwen template's own framing: results in `<tool_response>` tags in a user turn, then
-    the request restated with the instruction to answer from them (R-11.2)."""
+    """The Qwen template's tags: one round's results in one `<tool_response>` block in a user
+    turn (the 0.5B answers by copying the last block), then the request restated with the
+    instruction to answer from them (R-11.2)."""
     transcript = _answered_transcript({"expression": "17 * 23"})
     transcript.append(ToolResultMessage("x", "calculator", [TextContent("boom")], is_error=True))
     transcript.append(AssistantMessage(content=[TextContent("It is 391.")]))
@@ -627,8 +630,7 @@ def test_chat_messages_render_calls_as_json_and_one_round_of_results_as_one_user
         },
         {
             "role": "user",
-            "content": '<tool_response>\ncalculator({"expression": "17 * 23"}) returned:\n'
-            "17 * 23 = 391\n</tool_response>\n<tool_response>\nError: boom\n</tool_response>\n"
+            "content": "<tool_response>\n17 * 23 = 391\n\nError: boom\n</tool_response>\n"
             + AFTER_RESULTS.format(request="What is 17 * 23?"),
         },
         {"role": "assistant", "content": '{"name": "answer", "text": "It is 391."}'},
@@ -695,9 +697,9 @@ async def test_the_more_calls_step_drops_repeats_and_is_skipped_after_a_list(
 async def test_a_call_after_results_with_words_from_nowhere_is_dropped(
     fake: Callable[..., FakeRuntime],
 ) -> None:
-    """R-11.2's grounding guard: once results are in, a call whose strings hold a word found
-    in neither the request nor a result (measured: the 0.5B reads `data/times.txt` after
-    answering the time) is not run; the reply is generated again without that tool."""
+    """R-11.2's grounding guard: a call whose required strings hold a word found in neither
+    the request nor a result (measured: the 0.5B reads `data/times.txt` after answering the
+    time) is not run; the reply is generated again without that tool."""
     runtime = fake([_calls(("get_time", {"place": "data/times.txt"})), _answer("It is 391.")])
     context = Context("", _answered_transcript({"expression": "17 * 23"}), [CALC, TIME])
     events = await _events(context)
@@ -714,10 +716,49 @@ async def test_a_call_after_results_with_words_from_nowhere_is_dropped(
     st.lists(st.text(min_size=1, max_size=12), min_size=1, max_size=4),
     st.text(max_size=30),
 )
-def test_grounded_is_true_exactly_when_every_word_is_known(parts: list[str], extra: str) -> None:
+def test_ungrounded_words_are_exactly_the_unknown_lettered_ones(
+    parts: list[str], extra: str
+) -> None:
+    tool = AgentTool(
+        name="t",
+        label="t",
+        description="t",
+        input_schema={
+            "type": "object",
+            "properties": {"a": {"type": "string"}, "b": {"type": "array"}, "c": {}},
+            "required": ["a", "b"],
+        },
+        execute=lambda *a: "unused",
+    )
     known = words(" ".join(parts))
-    assert grounded({"a": " ".join(reversed(parts)), "b": [parts[0], 3]}, known)
-    assert grounded({"a": extra}, known) == (words(extra) <= known)
+    assert not ungrounded(tool, {"a": " ".join(reversed(parts)), "b": [parts[0], 3]}, known)
+    expected = {w for w in words(extra) - known if any(c.isalpha() for c in w)}
+    called = {w.lower() for w in re.findall(r"([^\W_]+)\s*\(", extra)}
+    assert ungrounded(tool, {"a": extra, "b": []}, known) == expected - called
+    assert not ungrounded(tool, {"a": "", "b": [], "c": extra}, known)  # optional: unchecked
+
+
+def test_grounding_accepts_enum_values_computed_numbers_and_function_names() -> None:
+    tool = AgentTool(
+        name="t",
+        label="t",
+        description="t",
+        input_schema={
+            "type": "object",
+            "properties": {"x": {"type": "string", "enum": ["medium", "large"]}, "e": {}},
+            "required": ["x", "e"],
+        },
+        execute=lambda *a: "unused",
+    )
+    known = words("What is 15% of 240, as a medium? And the square root of 2?")
+    assert not ungrounded(tool, {"x": "medium", "e": "0.15 * 240 + sqrt(2)"}, known)
+    assert ungrounded(tool, {"x": "large", "e": "path/to/your/file.txt"}, known) == {
+        "path",
+        "to",
+        "your",
+        "file",
+        "txt",
+    }
 
 
 def test_more_calls_grammar_lists_each_offered_tool() -> None:
@@ -725,3 +766,32 @@ def test_more_calls_grammar_lists_each_offered_tool() -> None:
     assert grammar.startswith("%llguidance {}\n") and '"]"' in grammar
     assert '"calculator"' in grammar and '"get_time"' not in grammar
     assert more_calls_grammar([CALC], drop={"calculator"}) == '%llguidance {}\nstart: "]"\n'
+
+
+async def test_a_call_that_never_ends_is_stopped_with_length(
+    fake: Callable[..., FakeRuntime],
+) -> None:
+    """R-11.3: an argument that keeps growing without repeating (`1 + 2 + 3 + ...`) is cut
+    at `MAX_ITEM_CHARS`, not run to the token cap, and the cut call is not run."""
+    expression = " + ".join(str(i) for i in range(5000))
+    runtime = fake([_calls(("calculator", {"expression": expression}))], size=40, delay_s=0.0005)
+    events = await _events(Context("", [UserMessage("sum?")], [CALC]))
+    final = events[-1].message
+    assert final.stop_reason == "length"
+    assert runtime.stopped_early.wait(2)
+    assert len(json.dumps(final.tool_calls[0].arguments if final.tool_calls else {})) < (
+        provider.MAX_ITEM_CHARS + 100
+    )
+
+
+async def test_a_first_call_with_made_up_values_is_dropped_for_the_answer(
+    fake: Callable[..., FakeRuntime],
+) -> None:
+    """BFCL irrelevance: a tool that does not serve the question, called with values the
+    question never gives, is not run; the reply is generated again without it."""
+    runtime = fake([_calls(("get_time", {"place": "Sydney"})), _answer("I cannot book tables.")])
+    events = await _events(Context("", [UserMessage("Book a table for two.")], [CALC, TIME]))
+    final = events[-1].message
+    assert (final.stop_reason, final.text) == ("stop", "I cannot book tables.")
+    second = runtime.requests[1]["response_format"]["json_schema"]["schema"]
+    assert _branch_names(second) == ["calculator", "answer"]

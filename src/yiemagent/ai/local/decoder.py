@@ -12,11 +12,11 @@ import json
 import logging
 import re
 import uuid
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Literal
 
 from yiemagent.ai.builder import MessageBuilder
-from yiemagent.ai.local.prompt import ANSWER_TEXT, answer_name, call_key, grounded
+from yiemagent.ai.local.prompt import ANSWER_TEXT, answer_name, call_key, ungrounded
 from yiemagent.ai.partial_json import parse_partial_json
 from yiemagent.types.tools import AgentTool
 
@@ -95,8 +95,9 @@ class ReplyDecoder:
     item. A call of a tool in `held` (tools with an answered call, and tools already called
     in this reply) is held back until complete, so a repeat of an answered call or of an
     earlier item is dropped without having been shown. With `known` (the words of the
-    request and the results, once results are in), every call is held and one whose strings
-    hold a word not in `known` is dropped like a repeat (`prompt.grounded`). A call cut off
+    user messages and results), every call of a tool not in `exempt` is held and one with
+    `prompt.ungrounded` words is dropped like a repeat (the reply is generated again without
+    that tool). A call cut off
     by the end of generation stays open with the arguments received (the message ends with
     it partial).
     """
@@ -107,6 +108,7 @@ class ReplyDecoder:
         "_answered",
         "_builder",
         "_emitted",
+        "_exempt",
         "_held",
         "_items",
         "_known",
@@ -122,14 +124,17 @@ class ReplyDecoder:
         tools: Sequence[AgentTool],
         answered: set[tuple[str, str]],
         known: frozenset[str] | None = None,
+        exempt: Collection[str] = (),
     ) -> None:
         self._builder = builder
-        self._tools = {tool.name for tool in tools}
+        self._tools = {tool.name: tool for tool in tools}
         self._answer_name = answer_name(tools)
         self._answered = answered
         self._known = known
+        self._exempt = set(exempt)
         # With the grounding guard on, every call is checked whole before it is emitted.
-        self._held = set(self._tools) if known is not None else {name for name, _ in answered}
+        held = set(self._tools) - self._exempt if known is not None else set()
+        self._held = held | {name for name, _ in answered}
         self._items = ItemScanner()
         self._emitted: set[tuple[str, str]] = set()
         self._answer: str | None = None
@@ -150,6 +155,14 @@ class ReplyDecoder:
         fed next continues that list (`, {...}` items, then `]`)."""
         self._items = ItemScanner()
         self._items.feed("[" + first)
+
+    @property
+    def open_chars(self) -> int:
+        """Characters of the call item still being received (0 for the answer or between
+        items): the provider stops a runaway call by it."""
+        if self._answer is not None:
+            return 0
+        return len(self._items.open_item)
 
     def feed(self, text: str) -> None:
         for item in self._items.feed(text):
@@ -202,10 +215,13 @@ class ReplyDecoder:
             if key in self._answered:
                 self._repeats.add(name)
                 return
-            if self._known is not None and not grounded(arguments, self._known):
-                logger.info("local model call %s%s is not grounded; dropped", name, key[1][:80])
-                self._repeats.add(name)
-                return
+            tool = self._tools.get(name)
+            if tool is not None and self._known is not None and name not in self._exempt:
+                missing = ungrounded(tool, arguments, self._known)
+                if missing:
+                    logger.info("local call %s dropped: %s are not grounded", name, missing)
+                    self._repeats.add(name)
+                    return
             if key in self._emitted:
                 return
             self._builder.tool_call_start(_new_id(), name)

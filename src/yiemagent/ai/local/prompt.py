@@ -49,15 +49,15 @@ __all__ = [
     "answered_calls",
     "call_key",
     "chat_messages",
-    "grounded",
+    "conversation_words",
     "identity",
     "more_calls_grammar",
     "render_tool",
     "reply_schema",
     "results_turn",
-    "results_words",
     "system_prompt",
     "tool_rounds",
+    "ungrounded",
     "words",
 ]
 
@@ -76,9 +76,10 @@ _RULES = (
     'Reply in JSON: {{"name": "<tool>", "arguments": {{...}}}} to call a tool that helps with '
     'the request; a list [{{"name": ..., "arguments": ...}}, ...] to call tools for each part '
     "of a request with several parts. Take the values from the request; leave out optional "
-    "parameters it does not give. Never compute, guess or make up what a tool can give: call "
-    "the tool. To talk to the user (greetings, questions no tool helps with, or to report tool "
-    'results): {{"name": "{answer}", "text": "<your answer>"}}.'
+    "parameters it does not give. Call a tool only if it does what the user asks; then never "
+    "compute, guess or make up what it gives. To talk to the user (greetings, questions no "
+    'tool helps with, or to report tool results): {{"name": "{answer}", "text": "<your '
+    'answer>"}}. If no tool does what the user asks, answer that you cannot do it.'
 )
 
 
@@ -272,29 +273,86 @@ def words(text: str) -> set[str]:
     return set(_WORD.findall(text.lower()))
 
 
-def results_words(messages: Sequence[Message]) -> frozenset[str] | None:
-    """The words of every user message and tool result in `messages`, or None while the
-    current prompt has no tool result yet (the grounding guard then does not apply)."""
-    if not any(isinstance(m, ToolResultMessage) for m in _current_prompt(messages)):
-        return None
+def conversation_words(messages: Sequence[Message]) -> frozenset[str]:
+    """The words (`words`) of every user message and tool result in `messages`: what the
+    grounding guard accepts in a call's arguments."""
     found: set[str] = set()
     for message in messages:
         if isinstance(message, UserMessage | ToolResultMessage):
-            found |= words(_content_text(message.content))
+            found |= words(_THOUSANDS.sub("", _content_text(message.content)))
     return frozenset(found)
 
 
-def grounded(arguments: Any, known: Collection[str]) -> bool:
-    """Whether every word of every string in `arguments` is in `known` (R-11.2's guard on a
-    call made after results came in: one whose text comes from neither the request nor a
-    result is a stray call; the 0.5B makes them with invented paths and copied examples)."""
-    if isinstance(arguments, str):
-        return words(arguments) <= set(known)
-    if isinstance(arguments, dict):
-        return all(grounded(v, known) for v in arguments.values())
-    if isinstance(arguments, list):
-        return all(grounded(v, known) for v in arguments)
-    return True
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3})")
+
+
+def _number_grounded(value: float, known: Collection[str]) -> bool:
+    # The number as written, or as a percentage of one written (5 % → 0.05, 0.05 → 5 %).
+    for candidate in (value, value * 100, value / 100):
+        rounded = round(candidate, 9)
+        text = str(int(rounded)) if float(rounded).is_integer() else format(rounded, "g")
+        if words(text) <= set(known):
+            return True
+    return False
+
+
+def _numbers(value: Any) -> list[float]:
+    if isinstance(value, bool):
+        return []
+    if isinstance(value, int | float):
+        return [float(value)]
+    if isinstance(value, dict):
+        return [n for v in value.values() for n in _numbers(v)]
+    if isinstance(value, list):
+        return [n for v in value for n in _numbers(v)]
+    return []
+
+
+_CALLED = re.compile(r"([^\W_]+)\s*\(")
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return []
+
+
+def ungrounded(tool: AgentTool, arguments: dict[str, Any], known: Collection[str]) -> set[str]:
+    """The words of `arguments` that nothing the model was given backs (R-11.2's grounding
+    guard): in the tool's REQUIRED parameters, the words with a letter in their strings that
+    are in neither `known` (`conversation_words`) nor that parameter's enum, and the numbers
+    (JSON numbers, not digits inside strings) written nowhere, not even as a percentage (5 %
+    ↔ 0.05). Digits inside strings are not checked (an expression may compute 0.15 from
+    "15 %"), nor a name written as a function, `sqrt(`.
+
+    Measured on the 0.5B (docs/local-model.md): it calls an unrelated tool with made-up values
+    (BFCL irrelevance: `concert_availability(artist="The Beatles")` for a question naming no
+    artist), invents paths (`path/to/your/file.txt`) and copies example values
+    (`get_time("Tokyo")` after reading that the city is Lisbon); the calls it gets right take
+    their words from the request or a result.
+    """
+    schema = tool.input_schema
+    properties = schema.get("properties")
+    properties = properties if isinstance(properties, dict) else {}
+    required = schema.get("required")
+    missing: set[str] = set()
+    for name in required if isinstance(required, list) else ():
+        if name not in arguments:
+            continue
+        param = properties.get(name)
+        enum = param.get("enum") if isinstance(param, dict) else None
+        allowed = set(known) | words(" ".join(map(str, enum))) if enum else set(known)
+        for text in _strings(arguments[name]):
+            called = {m.lower() for m in _CALLED.findall(text)}
+            missing |= {w for w in words(text) - allowed - called if any(c.isalpha() for c in w)}
+        missing |= {
+            format(n, "g") for n in _numbers(arguments[name]) if not _number_grounded(n, allowed)
+        }
+    return missing
 
 
 def _current_prompt(messages: Sequence[Message]) -> Sequence[Message]:
@@ -334,26 +392,25 @@ def _answer_json(text: str, answer: str) -> str:
 
 REQUEST_CHARS = 300
 """The user's request is restated after tool results, cut to this many characters."""
-AFTER_RESULTS = (
-    'My request was: "{request}". Answer it now from these results. Only if a part of it '
-    "has no result yet, call the tool for that part."
-)
+AFTER_RESULTS = 'My request was: "{request}". Answer every part of it from these results.'
 
 
 def results_turn(results: Sequence[str], request: str) -> str:
-    """The user turn that hands tool results back: each result in `<tool_response>` tags (as
-    the Qwen chat template does), then the request restated with the instruction to answer
-    from the results (R-11.2; measured in docs/local-model.md).
+    """The user turn that hands one round's tool results back: the results, a blank line
+    apart, in one `<tool_response>` block (the Qwen chat template's tags; one block, because
+    the 0.5B answers by copying the last block), then the request restated with the
+    instruction to answer from them (R-11.2; measured in docs/local-model.md).
 
     Args:
-        results: Each result's text, already naming its call.
+        results: Each result's text, in the order of the calls.
         request: The text of the user message the calls serve ("" leaves the restatement
             out).
     """
-    blocks = [f"<tool_response>\n{text}\n</tool_response>" for text in results]
+    body = "\n\n".join(results)
+    turn = f"<tool_response>\n{body}\n</tool_response>"
     if request.strip():
-        blocks.append(AFTER_RESULTS.format(request=_cut(request, REQUEST_CHARS)))
-    return "\n".join(blocks)
+        turn += "\n" + AFTER_RESULTS.format(request=_cut(request, REQUEST_CHARS))
+    return turn
 
 
 def chat_messages(
@@ -364,13 +421,12 @@ def chat_messages(
     Earlier replies are shown as the JSON the model produces (a call, a list of calls, or the
     answer object named `answer`), so the model keeps to its format and a turn's prefix stays
     identical across turns (R-11.5). The tool results of one round are one user turn
-    (`results_turn`: each result names its call, then the request is restated). Images are
+    (`results_turn`: one block of results, then the request restated). Images are
     replaced by a note (the models read text only); thinking is left out. With `system`
     empty, earlier answers are plain text.
     """
     out: list[dict[str, str]] = [{"role": "system", "content": system}] if system else []
     as_json = bool(answer)
-    names: dict[str, ToolCall] = {}
     request = ""
     pending: list[str] = []
 
@@ -384,10 +440,6 @@ def chat_messages(
             text = _content_text(message.content) or "(no output)"
             if message.is_error:
                 text = f"Error: {text}"
-            call = names.get(message.tool_call_id)
-            if call is not None:
-                args = json.dumps(call.arguments, ensure_ascii=False)
-                text = f"{call.name}({args}) returned:\n{text}"
             pending.append(text)
             continue
         flush()
@@ -399,7 +451,6 @@ def chat_messages(
                 b.text for b in message.content if isinstance(b, TextContent) and b.text
             )
             if message.tool_calls:
-                names.update((call.id, call) for call in message.tool_calls)
                 content = _calls_json(message.tool_calls)
             elif text and as_json:
                 content = _answer_json(text, answer)

@@ -10,7 +10,8 @@ the same reply, is never emitted (R-11.2). Without tools it is plain streamed te
 
 Bounded (R-11.3): every generation has a token cap (`max_tokens`, else the model's) and a
 wall-clock deadline (`$YIEMAGENT_LOCAL_DEADLINE_S`, default `DEADLINE_S`); a reply cut by
-either, or one caught repeating itself, ends with "length" (or "error" when nothing came at
+either, or one caught repeating itself or writing a call longer than `MAX_ITEM_CHARS`,
+ends with "length" (or "error" when nothing came at
 all). Abort stops generation (the chunk callback tells llama.cpp to stop) and ends with
 "aborted". Never raises: every failure ends the stream with an `error` event.
 """
@@ -31,9 +32,9 @@ from yiemagent.ai.local.prompt import (
     answer_name,
     answered_calls,
     chat_messages,
+    conversation_words,
     more_calls_grammar,
     reply_schema,
-    results_words,
     system_prompt,
     tool_rounds,
 )
@@ -60,6 +61,9 @@ REPEAT_WINDOW = 240
 """A reply whose last `REPEAT_WINDOW` characters are one short piece (≤ 1/4 of the window)
 over and over is stopped as runaway ("length")."""
 
+MAX_ITEM_CHARS = 4000
+"""A call (one item of a reply) longer than this is stopped as runaway ("length"): the 0.5B
+can write an arithmetic expression that never ends (`10 + 20 * 3 / 4 - 5 + 6 * 7 ...`)."""
 _tasks: set[asyncio.Task[None]] = set()
 _DONE = object()
 _ABORTED = object()
@@ -155,7 +159,7 @@ async def _generate_reply(
     # Lone surrogates (a file name decoded with surrogateescape) cannot reach the runtime.
     chat = sanitize_surrogates(chat_messages(system, messages, answer))
     answered = answered_calls(messages) if tools else set()
-    known = results_words(messages) if tools else None
+    known = conversation_words(messages) if tools else None
     request: dict[str, Any] = {
         "messages": chat,
         "stream": True,
@@ -179,7 +183,7 @@ async def _generate_reply(
         if outcome is not None:
             logger.info("local model repeated answered calls of %s; asking again", outcome.repeated)
             dropped |= outcome.repeated
-        decoder = ReplyDecoder(builder, tools, answered, known) if tools else None
+        decoder = ReplyDecoder(builder, tools, answered, known, output_tools) if tools else None
         if tools:
             schema = reply_schema(tools, drop=dropped, answer=not output_tools)
             request["response_format"] = {
@@ -307,8 +311,8 @@ async def _stream_chunks(
                         decoder.feed(delta)
                 if choice.get("finish_reason"):
                     outcome.finish_reason = choice["finish_reason"]
-            if runaway(text):
-                logger.info("local model repeats itself; reply stopped")
+            if runaway(text) or (decoder is not None and decoder.open_chars > MAX_ITEM_CHARS):
+                logger.info("local model repeats itself or writes a runaway call; stopped")
                 outcome.finish_reason = "length"
                 break
     finally:

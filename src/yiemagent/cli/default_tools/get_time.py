@@ -80,8 +80,8 @@ def resolve_zone(place: str) -> str:
         zone = _zones_by_key().get(place.strip().lower())
     if zone is None:
         raise ValueError(
-            f"Unknown place {place!r}: give a city such as Tokyo or an IANA time zone "
-            "such as Europe/Paris"
+            # No example city here: the embedded model copies examples into its next call.
+            f"Unknown place {place!r}: give the name of a city or an IANA time zone (Area/City)"
         )
     return zone
 
