@@ -731,7 +731,7 @@ def test_ungrounded_words_are_exactly_the_unknown_lettered_ones(
         execute=lambda *a: "unused",
     )
     known = words(" ".join(parts))
-    assert not ungrounded(tool, {"a": " ".join(reversed(parts)), "b": [parts[0], 3]}, known)
+    assert not ungrounded(tool, {"a": " ".join(reversed(parts)), "b": [parts[0], True]}, known)
     expected = {w for w in words(extra) - known if any(c.isalpha() for c in w)}
     called = {w.lower() for w in re.findall(r"([^\W_]+)\s*\(", extra)}
     assert ungrounded(tool, {"a": extra, "b": []}, known) == expected - called
@@ -745,14 +745,21 @@ def test_grounding_accepts_enum_values_computed_numbers_and_function_names() -> 
         description="t",
         input_schema={
             "type": "object",
-            "properties": {"x": {"type": "string", "enum": ["medium", "large"]}, "e": {}},
-            "required": ["x", "e"],
+            "properties": {
+                "x": {"type": "string", "enum": ["medium", "large"]},
+                "e": {},
+                "n": {"type": "array"},
+            },
+            "required": ["x", "e", "n"],
         },
         execute=lambda *a: "unused",
     )
     known = words("What is 15% of 240, as a medium? And the square root of 2?")
-    assert not ungrounded(tool, {"x": "medium", "e": "0.15 * 240 + sqrt(2)"}, known)
-    assert ungrounded(tool, {"x": "large", "e": "path/to/your/file.txt"}, known) == {
+    assert not ungrounded(
+        tool, {"x": "medium", "e": "0.15 * 240 + sqrt(2)", "n": [0.15, 240, 2.0]}, known
+    )
+    assert ungrounded(tool, {"x": "medium", "e": "", "n": [240, 1.615]}, known) == {"1.615"}
+    assert ungrounded(tool, {"x": "large", "e": "path/to/your/file.txt", "n": []}, known) == {
         "path",
         "to",
         "your",
