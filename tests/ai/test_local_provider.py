@@ -5,7 +5,6 @@ guard, abort and errors in milliseconds. The real model runs in test_local_model
 from __future__ import annotations
 
 import json
-import re
 import subprocess
 import sys
 import threading
@@ -41,8 +40,6 @@ from yiemagent.ai.local.prompt import (
     render_tool,
     reply_schema,
     system_prompt,
-    ungrounded,
-    words,
 )
 
 MODEL = get_model("local/qwen2.5-coder-0.5b")
@@ -710,62 +707,6 @@ async def test_a_call_after_results_with_words_from_nowhere_is_dropped(
         "calculator",
         "answer",
     ]
-
-
-@given(
-    st.lists(st.text(min_size=1, max_size=12), min_size=1, max_size=4),
-    st.text(max_size=30),
-)
-def test_ungrounded_words_are_exactly_the_unknown_lettered_ones(
-    parts: list[str], extra: str
-) -> None:
-    tool = AgentTool(
-        name="t",
-        label="t",
-        description="t",
-        input_schema={
-            "type": "object",
-            "properties": {"a": {"type": "string"}, "b": {"type": "array"}, "c": {}},
-            "required": ["a", "b"],
-        },
-        execute=lambda *a: "unused",
-    )
-    known = words(" ".join(parts))
-    assert not ungrounded(tool, {"a": " ".join(reversed(parts)), "b": [parts[0], True]}, known)
-    expected = {w for w in words(extra) - known if any(c.isalpha() for c in w)}
-    called = {w.lower() for w in re.findall(r"([^\W_]+)\s*\(", extra)}
-    assert ungrounded(tool, {"a": extra, "b": []}, known) == expected - called
-    assert not ungrounded(tool, {"a": "", "b": [], "c": extra}, known)  # optional: unchecked
-
-
-def test_grounding_accepts_enum_values_computed_numbers_and_function_names() -> None:
-    tool = AgentTool(
-        name="t",
-        label="t",
-        description="t",
-        input_schema={
-            "type": "object",
-            "properties": {
-                "x": {"type": "string", "enum": ["medium", "large"]},
-                "e": {},
-                "n": {"type": "array"},
-            },
-            "required": ["x", "e", "n"],
-        },
-        execute=lambda *a: "unused",
-    )
-    known = words("What is 15% of 240, as a medium? And the square root of 2?")
-    assert not ungrounded(
-        tool, {"x": "medium", "e": "0.15 * 240 + sqrt(2)", "n": [0.15, 240, 2.0]}, known
-    )
-    assert ungrounded(tool, {"x": "medium", "e": "", "n": [240, 1.615]}, known) == {"1.615"}
-    assert ungrounded(tool, {"x": "large", "e": "path/to/your/file.txt", "n": []}, known) == {
-        "path",
-        "to",
-        "your",
-        "file",
-        "txt",
-    }
 
 
 def test_more_calls_grammar_lists_each_offered_tool() -> None:

@@ -16,7 +16,8 @@ from collections.abc import Collection, Sequence
 from typing import Literal
 
 from yiemagent.ai.builder import MessageBuilder
-from yiemagent.ai.local.prompt import ANSWER_TEXT, answer_name, call_key, ungrounded
+from yiemagent.ai.local.grounding import Grounding, ungrounded
+from yiemagent.ai.local.prompt import ANSWER_TEXT, answer_name, call_key
 from yiemagent.ai.partial_json import parse_partial_json
 from yiemagent.types.tools import AgentTool
 
@@ -94,12 +95,11 @@ class ReplyDecoder:
     forwarded as it arrives, holding back trailing `}`/`]`/whitespace that may close the
     item. A call of a tool in `held` (tools with an answered call, and tools already called
     in this reply) is held back until complete, so a repeat of an answered call or of an
-    earlier item is dropped without having been shown. With `known` (the words of the
+    earlier item is dropped without having been shown. With `known` (the grounding of the
     user messages and results), every call of a tool not in `exempt` is held and one with
-    `prompt.ungrounded` words is dropped like a repeat (the reply is generated again without
-    that tool). A call cut off
-    by the end of generation stays open with the arguments received (the message ends with
-    it partial).
+    `grounding.ungrounded` words or numbers is dropped like a repeat (the reply is then
+    generated again without that tool). A call cut off by the end of generation stays open
+    with the arguments received (the message ends with it partial).
     """
 
     __slots__ = (
@@ -123,7 +123,7 @@ class ReplyDecoder:
         builder: MessageBuilder,
         tools: Sequence[AgentTool],
         answered: set[tuple[str, str]],
-        known: frozenset[str] | None = None,
+        known: Grounding | None = None,
         exempt: Collection[str] = (),
     ) -> None:
         self._builder = builder

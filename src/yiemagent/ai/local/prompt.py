@@ -26,7 +26,6 @@ generates again with those tools' branches dropped (`reply_schema(..., drop=...)
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Collection, Sequence
 from typing import Any
 
@@ -49,7 +48,6 @@ __all__ = [
     "answered_calls",
     "call_key",
     "chat_messages",
-    "conversation_words",
     "identity",
     "more_calls_grammar",
     "render_tool",
@@ -57,8 +55,6 @@ __all__ = [
     "results_turn",
     "system_prompt",
     "tool_rounds",
-    "ungrounded",
-    "words",
 ]
 
 ANSWER_TEXT = "text"
@@ -263,96 +259,6 @@ def answered_calls(messages: Sequence[Message]) -> set[tuple[str, str]]:
         for call in m.tool_calls
         if call.id in result_ids
     }
-
-
-_WORD = re.compile(r"[^\W_]+")
-
-
-def words(text: str) -> set[str]:
-    """The lower-cased letter/digit runs of `text` ("data/times.txt" → data, times, txt)."""
-    return set(_WORD.findall(text.lower()))
-
-
-def conversation_words(messages: Sequence[Message]) -> frozenset[str]:
-    """The words (`words`) of every user message and tool result in `messages`: what the
-    grounding guard accepts in a call's arguments."""
-    found: set[str] = set()
-    for message in messages:
-        if isinstance(message, UserMessage | ToolResultMessage):
-            found |= words(_THOUSANDS.sub("", _content_text(message.content)))
-    return frozenset(found)
-
-
-_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3})")
-
-
-def _number_grounded(value: float, known: Collection[str]) -> bool:
-    # The number as written, or as a percentage of one written (5 % → 0.05, 0.05 → 5 %).
-    for candidate in (value, value * 100, value / 100):
-        rounded = round(candidate, 9)
-        text = str(int(rounded)) if float(rounded).is_integer() else format(rounded, "g")
-        if words(text) <= set(known):
-            return True
-    return False
-
-
-def _numbers(value: Any) -> list[float]:
-    if isinstance(value, bool):
-        return []
-    if isinstance(value, int | float):
-        return [float(value)]
-    if isinstance(value, dict):
-        return [n for v in value.values() for n in _numbers(v)]
-    if isinstance(value, list):
-        return [n for v in value for n in _numbers(v)]
-    return []
-
-
-_CALLED = re.compile(r"([^\W_]+)\s*\(")
-
-
-def _strings(value: Any) -> list[str]:
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, dict):
-        return [s for v in value.values() for s in _strings(v)]
-    if isinstance(value, list):
-        return [s for v in value for s in _strings(v)]
-    return []
-
-
-def ungrounded(tool: AgentTool, arguments: dict[str, Any], known: Collection[str]) -> set[str]:
-    """The words of `arguments` that nothing the model was given backs (R-11.2's grounding
-    guard): in the tool's REQUIRED parameters, the words with a letter in their strings that
-    are in neither `known` (`conversation_words`) nor that parameter's enum, and the numbers
-    (JSON numbers, not digits inside strings) written nowhere, not even as a percentage (5 %
-    ↔ 0.05). Digits inside strings are not checked (an expression may compute 0.15 from
-    "15 %"), nor a name written as a function, `sqrt(`.
-
-    Measured on the 0.5B (docs/local-model.md): it calls an unrelated tool with made-up values
-    (BFCL irrelevance: `concert_availability(artist="The Beatles")` for a question naming no
-    artist), invents paths (`path/to/your/file.txt`) and copies example values
-    (`get_time("Tokyo")` after reading that the city is Lisbon); the calls it gets right take
-    their words from the request or a result.
-    """
-    schema = tool.input_schema
-    properties = schema.get("properties")
-    properties = properties if isinstance(properties, dict) else {}
-    required = schema.get("required")
-    missing: set[str] = set()
-    for name in required if isinstance(required, list) else ():
-        if name not in arguments:
-            continue
-        param = properties.get(name)
-        enum = param.get("enum") if isinstance(param, dict) else None
-        allowed = set(known) | words(" ".join(map(str, enum))) if enum else set(known)
-        for text in _strings(arguments[name]):
-            called = {m.lower() for m in _CALLED.findall(text)}
-            missing |= {w for w in words(text) - allowed - called if any(c.isalpha() for c in w)}
-        missing |= {
-            format(n, "g") for n in _numbers(arguments[name]) if not _number_grounded(n, allowed)
-        }
-    return missing
 
 
 def _current_prompt(messages: Sequence[Message]) -> Sequence[Message]:

@@ -28,11 +28,11 @@ from typing import Any, Literal
 
 from yiemagent.ai.builder import MessageBuilder
 from yiemagent.ai.local.decoder import ReplyDecoder
+from yiemagent.ai.local.grounding import Grounding
 from yiemagent.ai.local.prompt import (
     answer_name,
     answered_calls,
     chat_messages,
-    conversation_words,
     more_calls_grammar,
     reply_schema,
     system_prompt,
@@ -159,7 +159,7 @@ async def _generate_reply(
     # Lone surrogates (a file name decoded with surrogateescape) cannot reach the runtime.
     chat = sanitize_surrogates(chat_messages(system, messages, answer))
     answered = answered_calls(messages) if tools else set()
-    known = conversation_words(messages) if tools else None
+    known = Grounding.of(messages) if tools else None
     request: dict[str, Any] = {
         "messages": chat,
         "stream": True,
