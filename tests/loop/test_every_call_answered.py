@@ -182,11 +182,11 @@ async def test_r4_1_a_bug_in_the_schedule_still_answers_every_call(
     real = batches.create_tool_result_message
     calls_made: list[int] = []
 
-    def broken_once(finalized: Any) -> Any:
+    def broken_once(finalized: Any, *rest: Any) -> Any:
         calls_made.append(1)
         if len(calls_made) == 2:
             raise RuntimeError("bug while publishing")
-        return real(finalized)
+        return real(finalized, *rest)
 
     monkeypatch.setattr(batches, "create_tool_result_message", broken_once)
     for mode in ("sequential", "parallel"):

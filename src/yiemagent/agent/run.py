@@ -42,9 +42,10 @@ from yiemagent.types import (
     StreamFn,
     ToolApproval,
     TurnContext,
+    TurnEndEvent,
     TurnUpdate,
 )
-from yiemagent.types.callbacks import GuardedSink, guarded_sink, maybe_await
+from yiemagent.types.callbacks import EventSink, GuardedSink, guarded_sink, maybe_await
 
 if TYPE_CHECKING:
     from yiemagent.loop.convert import IncrementalConverter
@@ -106,7 +107,7 @@ class RunDriver:
         self._prepare_context = prepare_context
         self._format_messages = format_messages
         self._prepare_next_turn = prepare_next_turn
-        self._on_event = guarded_sink(on_event, "on_event")
+        self._on_event = None if on_event is None else guarded_sink(on_event, "on_event")
         self._listeners: list[tuple[Listener, GuardedSink]] = []
         self._listeners_snapshot: tuple[GuardedSink, ...] = ()
         self.running = False
@@ -271,27 +272,33 @@ class RunDriver:
         context.tools = self._state.tools
         return update
 
-    def _make_emit(
-        self, signal: AbortSignal, recorder: RunRecorder
-    ) -> Callable[[AgentEvent], Awaitable[None]]:
-        """The run's event sink: reduce into the state, then `on_event(event)`, then each
-        listener `(event, signal)`, awaited in order; a raising one is logged (R-5.1b)."""
+    def _make_emit(self, signal: AbortSignal, recorder: RunRecorder) -> EventSink:
+        """The run's event sink: reduce into the state (and the session, the queues, the
+        run's recorder), then `on_event(event)`, then each listener `(event, signal)`,
+        awaited in order; a raising one is logged (R-5.1b). It runs for every event (4 a tool
+        call, DESIGN §9): a plain call, with a coroutine only when there is someone to tell."""
+        state, queues, session = self._state, self._queues, self._session
 
-        async def emit(event: AgentEvent) -> None:
-            self._reduce(event)
-            recorder.record(event)
-            await self._on_event(event)
-            for listener in self._listeners_snapshot:
-                await listener(event, signal)
+        def emit(event: AgentEvent) -> Awaitable[None] | None:
+            if isinstance(event, MessageStartEvent):
+                queues.delivered(event.message)
+            reduce_event(state, event)
+            if isinstance(event, MessageEndEvent):
+                if session is not None:
+                    session.record(event.message)  # never raises; logs (docs/sessions.md)
+            elif isinstance(event, (TurnEndEvent, AgentEndEvent)):
+                recorder.record(event)
+            if self._on_event is None and not self._listeners_snapshot:
+                return None
+            return self._notify(event, signal)
 
         return emit
 
-    def _reduce(self, event: AgentEvent) -> None:
-        if isinstance(event, MessageStartEvent):
-            self._queues.delivered(event.message)
-        reduce_event(self._state, event)
-        if self._session is not None and isinstance(event, MessageEndEvent):
-            self._session.record(event.message)  # never raises; logs (docs/sessions.md)
+    async def _notify(self, event: AgentEvent, signal: AbortSignal) -> None:
+        if self._on_event is not None:
+            await self._on_event(event)
+        for listener in self._listeners_snapshot:
+            await listener(event, signal)
 
 
 class LoopTranscript:

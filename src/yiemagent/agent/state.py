@@ -92,11 +92,9 @@ class AgentStateView(AgentState):
 
 
 def reduce_event(state: AgentState, event: AgentEvent) -> None:
-    """Fold one event into the state (R-6.2; pi's `Agent.processEvents`)."""
-    if isinstance(event, MessageStartEvent | MessageUpdateEvent):
-        if isinstance(event.message, AssistantMessage):
-            state.streaming_message = event.message
-    elif isinstance(event, MessageEndEvent):
+    """Fold one event into the state (R-6.2; pi's `Agent.processEvents`). It runs for every
+    event (DESIGN §9): the commonest kinds are tested first, one class at a time."""
+    if isinstance(event, MessageEndEvent):
         message = event.message
         state.messages.append(message)
         if isinstance(message, AssistantMessage):
@@ -107,6 +105,9 @@ def reduce_event(state: AgentState, event: AgentEvent) -> None:
         state.pending_tool_calls = state.pending_tool_calls | {event.tool_call_id}
     elif isinstance(event, ToolExecutionEndEvent):
         state.pending_tool_calls = state.pending_tool_calls - {event.tool_call_id}
+    elif isinstance(event, (MessageStartEvent, MessageUpdateEvent)):
+        if isinstance(event.message, AssistantMessage):
+            state.streaming_message = event.message
     elif isinstance(event, AgentEndEvent):
         state.active_run = False
         state.streaming_message = None

@@ -25,6 +25,7 @@ from yiemagent.loop.pipeline import (
     finalize_executed_tool_call,
     prepare_tool_call,
 )
+from yiemagent.loop.tasks import all_done
 from yiemagent.loop.tool_results import (
     CANCELLED_TEXT,
     SKIPPED_TEXT,
@@ -172,6 +173,8 @@ class _Batch:
             executed = await execute_prepared_tool_call(
                 prepared, self.signal, self.emit, timeout_s=timeout_s
             )
+            if self.config.after_tool_call is None:  # what finalizing without a hook gives
+                return FinalizedOutcome(prepared.tool_call, executed.result, executed.is_error)
             finalized = await finalize_executed_tool_call(
                 self.context, self.assistant_message, prepared, executed, self.config, self.signal
             )
@@ -202,8 +205,7 @@ class _Batch:
         """Emit the result message of call `i` (its end event has been sent)."""
         outcome = self.outcomes[i]
         assert outcome is not None
-        message = create_tool_result_message(outcome)
-        message.timestamp = self.ended_ms[i]
+        message = create_tool_result_message(outcome, self.ended_ms[i])
         message.duration_ms = self.ended_ms[i] - self.started_ms[i]
         self.messages[i] = message
         await self.emit(MessageStartEvent(message))
@@ -273,7 +275,7 @@ async def _parallel(batch: _Batch) -> None:
             asyncio.create_task(batch.run(i, p) if limit is None else _limited(batch, i, p, limit))
             for i, p in runnable
         ]
-        await asyncio.gather(*batch.tasks)
+        await all_done(batch.tasks)
     for i in range(len(batch.calls)):
         if batch.ended[i]:
             await batch.publish(i)

@@ -8,12 +8,12 @@ caller turns into an outcome with `uncancel()`:
 - `timeout_s`: seconds the work may spend waiting (for a tool: since it started; for a model
   stream: since `arm()`, so time spent in the loop's own event handlers does not count);
 - after the run is aborted, `ABORT_GRACE_S` more seconds to return on its own, so a tool or
-  provider that ignores aborts never hangs a run. The work's signal is a `child()` of the
-  run's; the deadline listens to it and tells a run's abort (the parent is aborted) from the
-  work aborting its own signal (which starts no grace).
+  provider that ignores aborts never hangs a run. The deadline makes the work's signal, a
+  `child()` of the run's whose `on_parent_abort` starts the grace: a run's abort starts it,
+  the work aborting its own signal does not.
 
-One timer per piece of work, moved only when it fires, so arming per stream event costs an
-attribute write.
+At most one timer per piece of work (none without a timeout), moved only when it fires, so
+arming per stream event costs an attribute write; no listener of its own (DESIGN §9).
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import math
-from collections.abc import Callable
 from typing import Any, Literal
 
 from yiemagent.types import AbortSignal
@@ -45,13 +44,11 @@ class Deadline:
         "_handle",
         "_loop",
         "_reason",
-        "_remove_run",
-        "_run",
-        "_signal",
         "_task",
         "aborted_at",
         "fired",
         "grace_s",
+        "signal",
         "timeout_s",
         "waiting_since",
     )
@@ -59,9 +56,8 @@ class Deadline:
     def __init__(
         self,
         timeout_s: float | None,
-        signal: AbortSignal,
+        run: AbortSignal,
         *,
-        run: AbortSignal | None = None,
         armed: bool = True,
         reason: str | None = None,
         loop: asyncio.AbstractEventLoop | None = None,
@@ -69,8 +65,8 @@ class Deadline:
     ) -> None:
         """Args:
         timeout_s: seconds of waiting allowed; None for no limit.
-        signal: the work's own signal (a `child()` of `run`), aborted when it fires.
-        run: the run's signal; its abort starts the grace (None: no abort to wait for).
+        run: the run's signal; its abort starts the grace. The work's own signal, a
+            `child()` of it aborted when the deadline fires, is `self.signal`.
         armed: whether waiting starts now (a tool call) or at the first `arm()` (a model
             stream, whose context hooks run first).
         reason: the abort reason given to `signal` then (default: `fired`).
@@ -79,9 +75,6 @@ class Deadline:
         """
         self._loop = asyncio.get_running_loop() if loop is None else loop
         self._task = asyncio.current_task() if task is None else task
-        self._signal = signal
-        self._run = run
-        self._remove_run: Callable[[], None] | None = None
         self._reason = reason
         self.timeout_s = timeout_s
         self.grace_s = ABORT_GRACE_S
@@ -96,8 +89,8 @@ class Deadline:
         self._handle: asyncio.TimerHandle | None = None
         if timeout_s is not None:
             self._handle = self._loop.call_later(timeout_s, self._check)
-        if run is not None:
-            signal.add_listener(self._on_work_abort)
+        self.signal = run.child(on_parent_abort=self._on_run_abort)  # last: it may call it
+        """The work's signal: aborted with the run, or alone when the deadline fires."""
 
     def arm(self) -> None:
         """Waiting on the work starts now (a model stream: before each event)."""
@@ -107,18 +100,10 @@ class Deadline:
         """Not waiting on the work (a model stream: while the loop handles an event)."""
         self.waiting_since = None
 
-    def _on_work_abort(self, reason: str | None) -> None:
-        """The work's signal was aborted (on the aborting thread): by the run, by this
-        deadline, or by the work itself, whose own abort must not start the grace."""
+    def _on_run_abort(self, _reason: str | None) -> None:
+        """The run was aborted (on the aborting thread): the grace starts."""
         if self.fired is not None or self._task is None:
             return
-        run = self._run
-        if run is not None and not run.aborted:  # the work aborted itself: still watch the run
-            self._remove_run = run.add_listener(self._on_run_abort)
-            return
-        self._on_run_abort(reason)
-
-    def _on_run_abort(self, _reason: str | None) -> None:
         with contextlib.suppress(RuntimeError):  # the loop is closed
             self._loop.call_soon_threadsafe(self._start_grace)
 
@@ -159,7 +144,7 @@ class Deadline:
             return
         self._handle = None
         self.fired = why
-        self._signal.abort(self._reason or why)
+        self.signal.abort(self._reason or why)
         self._task.cancel()
 
     def _schedule(self, when: float) -> None:
@@ -173,11 +158,10 @@ class Deadline:
         return self._task.uncancel() if self._task is not None else 0
 
     def close(self) -> None:
-        """The work is over: no timer, and a late abort does nothing."""
+        """The work is over: no timer, the work's signal no longer follows the run's, and a
+        late abort does nothing."""
         if self._handle is not None:
             self._handle.cancel()
             self._handle = None
-        remove, self._remove_run = self._remove_run, None
-        if remove is not None:
-            remove()
+        self.signal.detach()
         self._task = None

@@ -81,14 +81,10 @@ async def stream_assistant_response(
     emit = guarded_sink(emit)
     if signal is None:
         signal = AbortSignal()
-    call_signal = signal.child()  # aborted by the run, or alone by the idle deadline
     deadline = Deadline(
-        config.stream_idle_timeout_s,
-        call_signal,
-        run=signal,
-        armed=False,
-        reason="the model stream went idle",
+        config.stream_idle_timeout_s, signal, armed=False, reason="the model stream went idle"
     )
+    call_signal = deadline.signal  # aborted by the run, or alone by the idle deadline
     shown = _Shown()
     chat: ChatSpan | None = None
     try:
@@ -123,7 +119,6 @@ async def stream_assistant_response(
         message = _failed_message(config, shown.partial, f"{type(exc).__name__}: {exc}")
     finally:
         deadline.close()
-        call_signal.detach()
     # empty or repeated tool-call ids are made unique before anyone sees the final
     # message, so message_end, the session store and the tool events all carry the same ids
     try:

@@ -302,13 +302,13 @@ async def execute_prepared_tool_call(
     tool = prepared.tool
     call = prepared.tool_call
     loop = asyncio.get_running_loop()
-    task = asyncio.current_task()
+    task = asyncio.current_task(loop)
     assert task is not None
     updates = ToolUpdates(loop, guarded_sink(emit), call)
     if signal is None:
         signal = AbortSignal()
-    child = signal.child()  # aborting the run aborts it; aborting it touches nothing else
-    deadline = Deadline(timeout_s, child, run=signal, loop=loop, task=task)
+    deadline = Deadline(timeout_s, signal, loop=loop, task=task)
+    child = deadline.signal  # aborting the run aborts it; aborting it touches nothing else
     outcome: ExecutedOutcome
     plain = tool.isolation == "process" or not is_async_callable(tool.execute)
     try:
@@ -342,7 +342,6 @@ async def execute_prepared_tool_call(
         outcome = ExecutedOutcome(create_error_tool_result(f"Tool {tool.name} raised {text}"), True)
     finally:
         deadline.close()
-        child.detach()
     if deadline.fired is not None:
         if task.uncancel() > 0:  # the caller was cancelled too
             updates.accepting = False
@@ -352,7 +351,8 @@ async def execute_prepared_tool_call(
         else:
             text = f"Operation aborted: tool {tool.name} did not stop within {deadline.grace_s:g} s"
         outcome = ExecutedOutcome(create_error_tool_result(text), True)
-    await updates.drain()
+    if updates.stop():
+        await updates.drain()
     return outcome
 
 

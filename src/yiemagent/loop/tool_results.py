@@ -46,11 +46,14 @@ def should_terminate(finalized: list[FinalizedOutcome]) -> bool:
     return bool(finalized) and all(f.result.terminate for f in finalized)
 
 
-def create_tool_result_message(finalized: FinalizedOutcome) -> ToolResultMessage:
+def create_tool_result_message(
+    finalized: FinalizedOutcome, timestamp: int | None = None
+) -> ToolResultMessage:
     """The transcript message for one finalized call (DESIGN R-4.11; seed 000 §11).
 
     Content is never `None`; an error result with no content gets a text saying the call
     failed (R-4.7). A text given as content (or as an item of it) becomes a `TextContent`.
+    `timestamp` (ms since the epoch) defaults to now.
     """
     result = finalized.result
     call = finalized.tool_call
@@ -59,19 +62,22 @@ def create_tool_result_message(finalized: FinalizedOutcome) -> ToolResultMessage
         content = []
     elif isinstance(content, str):
         content = [TextContent(content)]
-    elif any(isinstance(block, str) for block in content):
-        content = [TextContent(b) if isinstance(b, str) else b for b in content]
+    else:
+        for block in content:  # a loop, not any(<genexpr>): this runs for every call (§9)
+            if isinstance(block, str):
+                content = [TextContent(b) if isinstance(b, str) else b for b in content]
+                break
     if not content and finalized.is_error:
         content = [TextContent(f"Tool {call.name} failed")]
-    return ToolResultMessage(
-        tool_call_id=call.id,
-        tool_name=call.name,
-        content=content,
-        details=result.details,
-        usage=result.usage,
-        added_tool_names=result.added_tool_names,
-        is_error=finalized.is_error,
-        timestamp=now_ms(),
+    return ToolResultMessage(  # positional: a third of the keyword call's cost
+        call.id,
+        call.name,
+        content,
+        result.details,
+        result.usage,
+        result.added_tool_names,
+        finalized.is_error,
+        now_ms() if timestamp is None else timestamp,
     )
 
 

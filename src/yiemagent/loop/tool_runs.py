@@ -26,6 +26,7 @@ from yiemagent.types.signal import AbortSignal
 
 __all__ = [
     "TOOL_THREADS",
+    "ToolThreads",
     "ToolUpdates",
     "as_tool_result",
     "call_plain",
@@ -97,10 +98,16 @@ class ToolUpdates:
         event = ToolExecutionUpdateEvent(call.id, call.name, call.arguments, partial)
         self._pending.append(asyncio.ensure_future(self._emit(event), loop=self._loop))
 
-    async def drain(self) -> None:
-        """Stop accepting updates and wait until every accepted one has been emitted."""
+    def stop(self) -> bool:
+        """Stop accepting updates; returns whether accepted ones are still being emitted
+        (then `await drain()`)."""
         self.accepting = False
         self._drained = True
+        return bool(self._pending)
+
+    async def drain(self) -> None:
+        """Stop accepting updates and wait until every accepted one has been emitted."""
+        self.stop()
         for task in self._pending:
             await task
 

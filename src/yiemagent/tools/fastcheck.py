@@ -130,7 +130,10 @@ def _all_of(checks: list[Check]) -> Check:
     frozen = tuple(checks)
 
     def check(value: Any) -> bool:
-        return all(c(value) for c in frozen)
+        for c in frozen:  # noqa: SIM110 - a loop, not all(<genexpr>): it runs for every call
+            if not c(value):
+                return False
+        return True
 
     return check
 

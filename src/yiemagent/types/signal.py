@@ -20,7 +20,15 @@ class AbortSignal:
     thread that calls `abort`, once; they must not block. A listener that raises is logged.
     """
 
-    __slots__ = ("_listeners", "_lock", "_parent", "aborted", "reason")
+    __slots__ = (
+        "_follow",
+        "_listeners",
+        "_lock",
+        "_on_parent_abort",
+        "_parent",
+        "aborted",
+        "reason",
+    )
 
     def __init__(self) -> None:
         self.aborted: bool = False
@@ -28,6 +36,8 @@ class AbortSignal:
         self._lock = threading.Lock()
         self._listeners: list[Callable[[str | None], None]] = []
         self._parent: AbortSignal | None = None
+        self._follow: Callable[[str | None], None] | None = None
+        self._on_parent_abort: Callable[[str | None], None] | None = None
 
     def abort(self, reason: str | None = None) -> None:
         """Raise the flag (idempotent: a second call changes nothing) and notify listeners."""
@@ -37,7 +47,8 @@ class AbortSignal:
             self.aborted = True
             self.reason = reason
             listeners, self._listeners = self._listeners, []
-        self.detach()
+        if self._on_parent_abort is None:  # else it still follows the parent, for the hook
+            self.detach()
         for listener in listeners:  # one that raises must not keep the others from running
             try:
                 listener(reason)
@@ -58,26 +69,43 @@ class AbortSignal:
             if listener in self._listeners:  # else already called (aborted) or removed
                 self._listeners.remove(listener)
 
-    def child(self) -> AbortSignal:
+    def child(self, on_parent_abort: Callable[[str | None], None] | None = None) -> AbortSignal:
         """A signal aborted when this one is; aborting it leaves this one alone.
+
+        Args:
+            on_parent_abort: called with the reason, on the aborting thread, right after the
+                child was aborted because this signal was (also when the child had already
+                aborted itself; never for the child's own abort). A tool call's deadline
+                starts the abort grace there (DESIGN R-4.5), without a listener of its own.
 
         Call `detach()` on the child when its work is over, so a long-lived parent (a run's
         signal, across many tool calls) does not keep every child listening.
         """
         child = AbortSignal()
+        child._on_parent_abort = on_parent_abort
+        follow = child._parent_aborted
         with self._lock:
             if not self.aborted:
-                self._listeners.append(child.abort)
+                self._listeners.append(follow)
                 child._parent = self
+                child._follow = follow
                 return child
-        child.abort(self.reason)
+        follow(self.reason)
         return child
+
+    def _parent_aborted(self, reason: str | None) -> None:
+        self._parent = self._follow = None  # the parent has dropped its listeners
+        self.abort(reason)
+        hook = self._on_parent_abort
+        if hook is not None:
+            hook(reason)
 
     def detach(self) -> None:
         """Stop following the parent signal (see `child`); a no-op on a signal with none."""
         parent, self._parent = self._parent, None
-        if parent is not None:
-            parent._remove(self.abort)
+        follow, self._follow = self._follow, None
+        if parent is not None and follow is not None:
+            parent._remove(follow)
 
     async def wait(self) -> str | None:
         """Wait until aborted; returns the reason."""

@@ -1,0 +1,86 @@
+"""DESIGN R-4.5: a child signal's `on_parent_abort` hook — the one way a tool call's deadline
+hears of the run's abort (no listener of its own) — and the abort grace of a tool that had
+aborted its own signal before the run was aborted."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+import pytest
+from hypothesis import given, strategies as st
+
+import yiemagent.loop.deadline as deadline
+from tests.loop._kit import call, make_tool, run_batch, texts
+from yiemagent import AbortSignal
+
+STEPS = st.lists(st.sampled_from(["child", "parent", "detach"]), max_size=6)
+
+
+@given(STEPS)
+def test_on_parent_abort_runs_once_exactly_when_the_parent_aborts_first(steps: list[str]) -> None:
+    """Whatever the order of the child's own abort, the parent's abort and `detach()`: the
+    hook runs once, with the parent's reason, iff the parent is aborted while attached; the
+    child is aborted iff either was; the parent keeps no listener after `detach()`."""
+    parent = AbortSignal()
+    calls: list[str | None] = []
+    child = parent.child(on_parent_abort=calls.append)
+    attached, parent_aborted, child_aborted = True, False, False
+    expected: list[str | None] = []
+    for step in steps:
+        if step == "child":
+            child.abort("own")
+            child_aborted = True
+        elif step == "parent":
+            parent.abort("run")
+            if attached and not parent_aborted:
+                expected.append("run")
+            parent_aborted = True
+        else:
+            child.detach()
+            attached = False
+    assert calls == expected
+    assert child.aborted == (child_aborted or bool(expected))
+    if expected and not child_aborted:
+        assert child.reason == "run"
+    child.detach()
+    assert parent._listeners == []
+
+
+def test_a_child_of_an_aborted_parent_runs_the_hook_at_once() -> None:
+    parent = AbortSignal()
+    parent.abort("gone")
+    calls: list[str | None] = []
+    child = parent.child(on_parent_abort=calls.append)
+    assert child.aborted and child.reason == "gone" and calls == ["gone"]
+
+
+@pytest.mark.parametrize("plain", [False, True])
+async def test_r4_5_a_tool_that_aborted_its_own_signal_still_gets_the_runs_grace(
+    plain: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its own abort starts no grace; the run's abort later does (0.1 s here)."""
+    monkeypatch.setattr(deadline, "ABORT_GRACE_S", 0.1)
+    run = AbortSignal()
+
+    async def own_async(tool_call_id: str, args: Any, signal: AbortSignal, on_update: Any) -> str:
+        signal.abort("I give up on my helpers")
+        await asyncio.sleep(0.3)  # longer than the grace, far less than the run takes
+        assert not run.aborted
+        await asyncio.sleep(10)
+        return "never"
+
+    def own_plain(tool_call_id: str, args: Any, signal: AbortSignal, on_update: Any) -> str:
+        signal.abort("I give up on my helpers")
+        time.sleep(2.0)
+        return "late"
+
+    asyncio.get_running_loop().call_later(0.4, run.abort)
+    started = time.perf_counter()
+    batch, _, _ = await run_batch(
+        [make_tool("s", own_plain if plain else own_async)], call("s"), signal=run
+    )
+    elapsed = time.perf_counter() - started
+    assert texts(batch) == ["Operation aborted: tool s did not stop within 0.1 s"]
+    assert 0.45 < elapsed < 1.8  # abort at 0.4 s + 0.1 s grace; the tool wanted 2 s or more

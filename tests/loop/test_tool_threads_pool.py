@@ -1,0 +1,136 @@
+"""DESIGN R-4.2, R-4.5: the worker pool of plain tools (`tool_runs.ToolThreads`) runs every
+call exactly once, never more at once than its size (the rest wait in its backlog), hands
+each outcome to the loop that asked, and drops the outcome of a call given up on."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from typing import Any
+
+from hypothesis import given, settings, strategies as st
+
+from yiemagent.loop.tool_runs import ToolThreads
+
+CALLS = st.lists(
+    st.tuples(st.sampled_from([0.0, 0.0005, 0.002]), st.booleans(), st.booleans()),
+    min_size=1,
+    max_size=24,
+)
+
+
+class Tally:
+    """What the calls did: how often each ran, and how many ran at once at most."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.runs: dict[int, int] = {}
+        self.running = 0
+        self.most = 0
+        self.threads: set[int] = set()
+
+    def call(self, i: int, seconds: float, fail: bool) -> int:
+        with self.lock:
+            self.runs[i] = self.runs.get(i, 0) + 1
+            self.running += 1
+            self.most = max(self.most, self.running)
+            self.threads.add(threading.get_ident())
+        try:
+            time.sleep(seconds)
+            if fail:
+                raise ValueError(f"call {i} failed")
+            return i
+        finally:
+            with self.lock:
+                self.running -= 1
+
+
+async def _submit_all(
+    pool: ToolThreads, tally: Tally, calls: list[tuple[float, bool, bool]], base: int
+) -> None:
+    loop = asyncio.get_running_loop()
+    futures = [
+        pool.submit(loop, tally.call, base + i, seconds, fail)
+        for i, (seconds, fail, _) in enumerate(calls)
+    ]
+    for future, (_, _, cancel) in zip(futures, calls, strict=True):
+        if cancel:
+            future.cancel()
+    outcomes = await asyncio.gather(*futures, return_exceptions=True)
+    for i, (outcome, (_, fail, cancel)) in enumerate(zip(outcomes, calls, strict=True)):
+        if cancel:
+            assert isinstance(outcome, asyncio.CancelledError)
+        elif fail:
+            assert isinstance(outcome, ValueError) and str(outcome) == f"call {base + i} failed"
+        else:
+            assert outcome == base + i
+
+
+def _wait_all_ran(tally: Tally, count: int) -> None:
+    deadline = time.monotonic() + 20
+    while len(tally.runs) < count or tally.running:
+        assert time.monotonic() < deadline, f"{len(tally.runs)} of {count} calls ran"
+        time.sleep(0.005)
+
+
+@settings(max_examples=40, deadline=None)
+@given(CALLS, st.integers(min_value=1, max_value=4))
+def test_every_call_runs_exactly_once_within_the_pool_size(
+    calls: list[tuple[float, bool, bool]], size: int
+) -> None:
+    pool = ToolThreads(size, "test-pool")
+    tally = Tally()
+    asyncio.run(_submit_all(pool, tally, calls, 0))
+    _wait_all_ran(tally, len(calls))  # a cancelled call still runs, to its end
+    assert tally.runs == {i: 1 for i in range(len(calls))}
+    assert tally.most <= size and len(tally.threads) <= size
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.lists(CALLS, min_size=2, max_size=3), st.integers(min_value=1, max_value=3))
+def test_loops_on_several_threads_share_one_pool(
+    batches: list[list[tuple[float, bool, bool]]], size: int
+) -> None:
+    """Each loop gets its own outcomes, whichever worker ran them."""
+    pool = ToolThreads(size, "test-pool")
+    tally = Tally()
+    errors: list[BaseException] = []
+
+    def run(calls: list[tuple[float, bool, bool]], base: int) -> None:
+        try:
+            asyncio.run(_submit_all(pool, tally, calls, base))
+        except BaseException as exc:  # reported below, on the test's thread
+            errors.append(exc)
+
+    threads = [
+        threading.Thread(target=run, args=(calls, 100 * n)) for n, calls in enumerate(batches)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert not errors, errors
+    total = sum(len(calls) for calls in batches)
+    _wait_all_ran(tally, total)
+    expected = {100 * n + i: 1 for n, calls in enumerate(batches) for i in range(len(calls))}
+    assert tally.runs == expected
+    assert tally.most <= size and len(tally.threads) <= size
+
+
+def test_an_outcome_for_a_closed_loop_is_dropped() -> None:
+    """A call still running when its loop is closed: the worker drops the outcome and goes
+    on to the next call."""
+    pool = ToolThreads(1, "test-pool")
+    release = threading.Event()
+
+    async def leave_one_running() -> None:
+        pool.submit(asyncio.get_running_loop(), release.wait, 10)
+
+    asyncio.run(leave_one_running())
+    release.set()
+
+    async def next_call() -> Any:
+        return await asyncio.wait_for(pool.submit(asyncio.get_running_loop(), sum, [1, 2]), 10)
+
+    assert asyncio.run(next_call()) == 3
