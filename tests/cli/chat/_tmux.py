@@ -19,6 +19,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 FAUX_SCRIPT = HERE / "faux_chat.py"
 TOOLS = HERE / "tools"
+APPROVAL_TOOLS = HERE / "approval_tools"
 TIMEOUT_S = 60.0
 
 

@@ -10,6 +10,7 @@
 - "progress N": a call of `slow` with N steps;
 - "parallel": two `slow` calls in one message (a parallel batch);
 - "slow": a `slow` call with 40 steps of 0.25 s (steering and Ctrl-C tests);
+- "remove NAME": a call of the approval test tool `remove` (`approval_tools/remove.py`);
 - "steer ...": "Steering received: <text>" (the steering tests type it while a tool runs);
 - anything else: "You said: <text> [N messages]" (N: the messages the model was sent).
 
@@ -94,6 +95,8 @@ def _answer(context: Context) -> AssistantMessage | str:
     if lower.startswith("mcp "):  # "mcp TOOL [TEXT]": call an MCP test server's tool
         name, _, rest = text[4:].partition(" ")
         return faux_message(faux_tool_call(name, {"text": rest} if rest else {}))
+    if lower.startswith("remove "):
+        return faux_message(faux_tool_call("remove", {"name": text[len("remove ") :]}))
     if lower == "write shout":
         return faux_message(faux_tool_call("writeTool", SHOUT))
     if lower.startswith("use shout "):

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.chat._tmux import TOOLS, Pane, after
+from tests.cli.chat._tmux import APPROVAL_TOOLS, TOOLS, Pane, after
 from yiemagent.sessions import SqliteSessionStore
 from yiemagent.types import AssistantMessage, ToolResultMessage
 
@@ -319,3 +319,103 @@ def test_mcp_tools_are_offered_and_a_lost_server_is_one_line(data_dir: Path) -> 
         pane.wait(lambda s: after(s, "› hello", "Hello! I am"))
     finally:
         pane.close()
+
+
+def test_a_held_call_is_asked_yes_no_and_always(data_dir: Path, tmp_path: Path) -> None:
+    """DESIGN §14 in the chat: `Run remove(name=…)? [y/N/a(lways)]` — "y" runs the call,
+    "n" rejects it (the model sees the rejection), "a" runs it and every later call of that
+    tool for the rest of the chat without asking. Question and answer stay in the
+    scrollback; the held call is shown as waiting, not as failed."""
+    removed = tmp_path / "removed.txt"
+    removed.touch()
+    pane = Pane(
+        data_dir,
+        ["--tools", str(APPROVAL_TOOLS), "--session", "ap"],
+        env={"YIEM_TEST_REMOVED": str(removed)},
+    )
+    question = "? [y/N/a(lways)]"
+    try:
+        pane.ready()
+        pane.type("remove alpha")
+        pane.wait(f"Run remove(name=alpha){question}")
+        assert removed.read_text() == ""  # held: nothing ran before the answer
+        pane.type("y")
+        pane.wait(
+            lambda s: after(
+                s,
+                "⏸ remove(name=alpha) waiting for approval",
+                f"Run remove(name=alpha){question} yes",
+                "✓ remove(name=alpha) → removed alpha",
+                "Tool results: removed alpha",
+                "tokens:",
+            )
+        )
+        assert removed.read_text() == "alpha\n"
+
+        pane.type("remove beta")
+        pane.wait(f"Run remove(name=beta){question}")
+        pane.type("n")
+        pane.wait(
+            lambda s: after(
+                s,
+                f"Run remove(name=beta){question} no: rejected",
+                "Tool results: Tool call rejected by the user: The user said no",
+                "tokens:",
+            )
+        )
+        assert removed.read_text() == "alpha\n"
+
+        pane.type("remove gamma")
+        pane.wait(f"Run remove(name=gamma){question}")
+        pane.type("a")
+        pane.wait(
+            lambda s: after(
+                s, f"Run remove(name=gamma){question} always", "removed gamma", "tokens:"
+            )
+        )
+        pane.type("remove delta")  # approved for the rest of the chat: not asked again
+        screen = pane.wait(
+            lambda s: after(
+                s,
+                "remove(name=delta) approved (always)",
+                "Tool results: removed delta",
+                "tokens:",
+            )
+        )
+        assert f"Run remove(name=delta){question}" not in screen
+        assert screen.count(question) == 3
+        assert "error: aborted" not in screen
+        assert removed.read_text() == "alpha\ngamma\ndelta\n"
+    finally:
+        pane.close()
+    calls = _every_call_answered_once(data_dir, "ap")  # R-4.1, the rejected call too
+    assert len(calls) == 4
+
+
+def test_ctrl_c_at_an_approval_question_rejects_the_call_and_the_chat_goes_on(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    """Ctrl-C at `Run …? [y/N/a(lways)]`: the held call does not run, gets its error result
+    (R-4.1), the model is not called again, and the next message works (before the fix the
+    question's task was cancelled, the call stayed held and every later message failed with
+    "cannot start a new prompt: 1 tool call(s) await approval")."""
+    removed = tmp_path / "removed.txt"
+    removed.touch()
+    pane = Pane(
+        data_dir,
+        ["--tools", str(APPROVAL_TOOLS), "--session", "stop"],
+        env={"YIEM_TEST_REMOVED": str(removed)},
+    )
+    try:
+        pane.ready()
+        pane.type("remove eps")
+        pane.wait("Run remove(name=eps)? [y/N/a(lways)]")
+        pane.keys("C-c")
+        pane.wait(lambda s: after(s, "no: stopped (Ctrl-C)", "✗ remove(name=eps)", "⏹ aborted"))
+        pane.type("hello")
+        screen = pane.wait(lambda s: after(s, "› hello", "Hello! I am a scripted", "tokens:"))
+        assert "await approval" not in screen and "Tool results:" not in screen
+    finally:
+        pane.close()
+    assert removed.read_text() == ""
+    assert len(_every_call_answered_once(data_dir, "stop")) == 1

@@ -267,6 +267,11 @@ class ChatApp:
 
     _aborting = False
 
+    @property
+    def stopping(self) -> bool:
+        """Whether Ctrl-C stopped the current run (its questions were answered "no")."""
+        return self._aborting
+
     async def ask(self, question: Text) -> str:
         """Show `question` above the input line and return the next entered line (lowered);
         "" when the run is aborted meanwhile."""
@@ -283,11 +288,14 @@ class ChatApp:
 
     def interrupt(self) -> None:
         """Ctrl-C: answer a question "no", abort a run, clear the line, or arm the exit."""
-        if self._question is not None and not self._question.done():
+        asked = self._question is not None and not self._question.done()
+        if self._question is not None and asked:
             self._question.set_result("")
         if self.busy and self.run_task is not None:
             self._aborting = True
-            if not self.setup.agent.is_busy:  # still waiting for the model to load
+            # Still waiting for the model to load: cancel. At an approval question (the
+            # agent idle, calls held) the question's "no" ends it (`settle_pending_approvals`).
+            if not self.setup.agent.is_busy and not asked:
                 self.run_task.cancel()
             self.setup.agent.abort("interrupted by the user (Ctrl-C)")
             self.view.status = "stopping…"

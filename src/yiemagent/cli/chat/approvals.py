@@ -6,9 +6,10 @@
 - Calls held for approval (DESIGN §14: a run that ends with reason "awaiting_approval" and
   `agent.pending_approvals`): `Run tool(args)? [y/N/a(lways)]` for each, then
   `agent.approve(id)` / `agent.reject(id, reason)` and `agent.resume()`. "a" approves that
-  tool for the rest of the chat. This uses the approvals API of DESIGN §14 when the Agent
-  has it (`pending_approvals`, `approve`, `reject`); with an Agent without it there is never
-  anything pending and nothing is asked.
+  tool for the rest of the chat; Ctrl-C at the question rejects every held call and stops
+  (their error results are written, the model is not called). This uses the approvals API
+  of DESIGN §14 when the Agent has it (`pending_approvals`, `approve`, `reject`); with an
+  Agent without it there is never anything pending and nothing is asked.
 """
 
 from __future__ import annotations
@@ -54,6 +55,11 @@ class Asker(Protocol):
 
     async def ask(self, question: Text) -> str:
         """Show `question` and return the next entered line, lowered ("" when aborted)."""
+        ...
+
+    @property
+    def stopping(self) -> bool:
+        """Whether Ctrl-C stopped the current run (its questions were answered "")."""
         ...
 
 
@@ -131,16 +137,53 @@ async def settle_pending_approvals(app: Asker, agent: Any, gate: ApprovalGate) -
         for held in pending:
             call_id, tool_name, args = _held_fields(held)
             if tool_name in gate.always:
+                app.say(f"{tool_name}({short_args(args)}) approved (always)", "dim")
                 agent.approve(call_id)
                 continue
-            answer = await app.ask(approval_question(tool_name, args))
+            question = approval_question(tool_name, args)
+            answer = await app.ask(question)
+            if app.stopping:  # Ctrl-C at the question: reject what is held, and stop
+                question.append(" no: stopped (Ctrl-C)", style="red")
+                app.console.print(question)
+                await _stop_held(agent)
+                return
+            approved = answer in ("y", "yes", "a", "always")
             if answer in ("a", "always"):
                 gate.always.add(tool_name)
-            if answer in ("y", "yes", "a", "always"):
+            # The question and its answer stay in the scrollback.
+            outcome = (
+                f" always: {tool_name} runs without asking for the rest of the chat"
+                if tool_name in gate.always
+                else (" yes" if approved else " no: rejected")
+            )
+            question.append(outcome, style="green" if approved else "red")
+            app.console.print(question)
+            if approved:
                 agent.approve(call_id)
             else:
                 agent.reject(call_id, "The user said no to this call.")
         await agent.resume()
+
+
+STOPPED = "The user stopped the run (Ctrl-C) instead of answering."
+
+
+async def _stop_held(agent: Any) -> None:
+    """Reject every undecided held call and let a resume write their results (R-4.1: every
+    call answered), aborted as it starts, so the model is not called again."""
+    for held in list(agent.pending_approvals):
+        if getattr(held, "decision", None) is None:
+            agent.reject(_held_fields(held)[0], STOPPED)
+
+    def stop_at_start(event: Any, signal: AbortSignal) -> None:
+        if getattr(event, "type", None) == "agent_start":
+            signal.abort("interrupted by the user (Ctrl-C)")
+
+    unsubscribe = agent.subscribe(stop_at_start)
+    try:
+        await agent.resume()
+    finally:
+        unsubscribe()
 
 
 def _held_fields(held: Any) -> tuple[str, str, Any]:

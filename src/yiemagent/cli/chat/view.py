@@ -73,7 +73,7 @@ class ToolLine:
     args: str
     started: float = field(default_factory=time.perf_counter)
     progress: str = ""
-    state: Literal["running", "ok", "error"] = "running"
+    state: Literal["running", "ok", "error", "held"] = "running"
     result: str = ""
     ms: float = 0.0
 
@@ -87,6 +87,11 @@ class ToolLine:
             line.append(f"  {now - self.started:.1f} s", style="dim")
             if self.progress:
                 line.append(f"  {self.progress}", style="yellow")
+            return line
+        if self.state == "held":  # DESIGN §14: not run; the chat asks about it next
+            line.append("⏸ ", style="yellow")
+            line.append(self.name, style="yellow bold")
+            line.append(f"({self.args}) waiting for approval", style="yellow")
             return line
         if self.state == "ok":
             line.append("✓ ", style="green")
@@ -195,7 +200,7 @@ class LiveView:
                 self._final = event.message
                 self._show_failure(event.message)
         elif isinstance(event, TurnEndEvent):
-            self._flush_tools()
+            self._flush_tools({r.tool_call_id for r in event.tool_results})
         elif isinstance(event, AgentStartEvent):
             self.busy = True
         elif isinstance(event, AgentEndEvent):
@@ -226,10 +231,15 @@ class LiveView:
                 return line
         return None
 
-    def _flush_tools(self) -> None:
+    def _flush_tools(self, answered: set[str] | None = None) -> None:
+        """Commit the batch's status lines. A call still running at its turn's end without a
+        result among `answered` is held for approval (DESIGN §14); one with a result but no
+        end event was ended by an abort."""
         now = time.perf_counter()
         for line in self.tools:
-            if line.state == "running":  # ended by an abort without an end event
+            if line.state == "running" and answered is not None and line.call_id not in answered:
+                line.state = "held"
+            elif line.state == "running":
                 line.state, line.result, line.ms = "error", "aborted", (now - line.started) * 1000
             self._commit(line.text(now, ""))
         self.tools.clear()
