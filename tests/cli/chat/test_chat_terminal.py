@@ -255,9 +255,13 @@ def test_write_tools_shows_the_tool_asks_and_the_new_tool_works_next_turn(
         pane.wait(lambda s: after(s, "not written", "✗ writeTool", "declined", "Tool results:"))
         assert not (written / "shout.py").exists()
         pane.type("write shout")
-        pane.wait(lambda s: s.count("Write tool shout? [y/N]") == 1 and "? " in s)
+        pane.wait(lambda s: after(s, "Write tool shout? [y/N] no", "Write tool shout? [y/N]"))
         pane.type("y")
-        pane.wait(lambda s: after(s, "✓ writeTool", "Tool results:", "tokens:"))
+        pane.wait(
+            lambda s: after(
+                s, "Write tool shout? [y/N] yes", "✓ writeTool", "Tool results:", "tokens:"
+            )
+        )
         assert (written / "shout.py").is_file()
         pane.type("/tools")
         pane.wait("shout  Upper-cases a text")

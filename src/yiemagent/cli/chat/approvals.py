@@ -83,10 +83,13 @@ class ApprovalGate:
             return BeforeToolCallResult(block=True, reason=DECLINED)
         args = context.args if isinstance(context.args, dict) else {}
         show_write(app, args)
-        answer = await app.ask(
-            Text(f"Write tool {args.get('name', '?')}? [y/N]", style="bold yellow")
-        )
-        if answer in ("y", "yes"):
+        question = Text(f"Write tool {args.get('name', '?')}? [y/N]", style="bold yellow")
+        answer = await app.ask(question)
+        written = answer in ("y", "yes")
+        # The question and its answer stay in the scrollback.
+        question.append(" yes" if written else " no", style="green" if written else "red")
+        app.console.print(question)
+        if written:
             return None
         app.say("not written", "yellow")
         return BeforeToolCallResult(block=True, reason=DECLINED)
