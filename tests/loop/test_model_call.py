@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import sys
 import time
 from typing import Any
@@ -253,6 +254,39 @@ async def test_r5_8_a_slow_consumer_is_not_an_idle_provider() -> None:
         stream_fn=fm.stream_fn,
     )
     assert messages[-1].stop_reason == "stop"  # type: ignore[union-attr]
+
+
+async def test_r5_8_the_embedded_model_reading_its_prompt_is_not_an_idle_stream() -> None:
+    """The embedded model (api "local") streams nothing while it evaluates the prompt; under
+    load that took longer than the idle limit and the answer ended "sent nothing for 120 s".
+    Its runtime's deadline bounds it instead; other providers keep the limit."""
+    silent_first = FauxModel(["late answer"], delay_s=0.5)  # 0.5 s before each chunk
+    local = dataclasses.replace(silent_first.model, api="local", provider="local")
+    seen: list[StreamOptions] = []
+
+    def stream_fn(model: Model, context: Context, options: StreamOptions) -> Any:
+        seen.append(options)
+        return silent_first.stream_fn(model, context, options)
+
+    messages = await run_agent_loop(
+        [UserMessage("go")],
+        AgentContext(),
+        AgentLoopConfig(model=local, stream_idle_timeout_s=0.1),
+        None,
+        stream_fn=stream_fn,
+    )
+    assert messages[-1].stop_reason == "stop", messages[-1]  # type: ignore[union-attr]
+    assert seen[0].idle_timeout_s is None
+
+    hosted = FauxModel(["late answer"], delay_s=0.5)
+    messages = await run_agent_loop(
+        [UserMessage("go")],
+        AgentContext(),
+        AgentLoopConfig(model=hosted.model, stream_idle_timeout_s=0.1),
+        None,
+        stream_fn=hosted.stream_fn,
+    )
+    assert messages[-1].stop_reason == "error"  # type: ignore[union-attr]
 
 
 async def test_r5_9_raising_convert_to_llm_ends_the_run_with_an_error_message() -> None:

@@ -82,7 +82,7 @@ async def stream_assistant_response(
     if signal is None:
         signal = AbortSignal()
     deadline = Deadline(
-        config.stream_idle_timeout_s, signal, armed=False, reason="the model stream went idle"
+        _idle_limit_s(config), signal, armed=False, reason="the model stream went idle"
     )
     call_signal = deadline.signal  # aborted by the run, or alone by the idle deadline
     shown = _Shown()
@@ -168,7 +168,7 @@ async def _stream_options(config: AgentLoopConfig, signal: AbortSignal) -> Strea
     provider["api_key"] = api_key or config.api_key
     return StreamOptions(
         signal=signal,
-        idle_timeout_s=config.stream_idle_timeout_s,
+        idle_timeout_s=_idle_limit_s(config),
         output_schema=_native_output_schema(config),
         **provider,
     )
@@ -180,6 +180,17 @@ def _native_output_schema(config: AgentLoopConfig) -> dict[str, Any] | None:
     if spec is None or spec.resolved_mode(config.model) != "native":
         return None
     return spec.schema
+
+
+def _idle_limit_s(config: AgentLoopConfig) -> float | None:
+    """The stream idle limit of one model call (R-5.8; seconds, None: none): the config's
+    `stream_idle_timeout_s`, except for the embedded model (`api == "local"`). That one runs
+    in this process and streams nothing while it reads the prompt — on a busy machine a long
+    prompt took more than the default 120 s and the answer ended as "sent nothing" — so its
+    runtime's own deadline bounds each generation instead (`$YIEMAGENT_LOCAL_DEADLINE_S`)."""
+    if config.model.api == "local":
+        return None
+    return config.stream_idle_timeout_s
 
 
 def _default_stream_fn() -> StreamFn:

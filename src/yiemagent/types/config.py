@@ -76,6 +76,8 @@ class AgentLoopConfig(ProviderOptions):
     prepare_next_turn: Callable[[TurnContext], MaybeAwaitable[TurnUpdate | None]] | None = None
     max_turns: int | None = None
     stream_idle_timeout_s: float | None = 120.0
+    """R-5.8: a model stream silent this long ends in error (None: no limit). Not applied to
+    the embedded model (api "local"), whose own generation deadline bounds it."""
     usage_limits: UsageLimits | None = None
     """Caps on tokens, cost and tool calls for the run (DESIGN §13)."""
     tracer_provider: Any = field(default=None, repr=False)

@@ -45,15 +45,3 @@ def test_without_a_terminal_chat_says_so_in_one_line(tmp_path: Path) -> None:
     assert done.stderr.strip().splitlines() == [
         'yiem: error: yiem chat needs a terminal; for one prompt use: yiem run "..."'
     ]
-
-
-def test_the_embedded_model_gets_no_stream_idle_limit_in_the_chat() -> None:
-    """The embedded model streams nothing while it reads a long prompt; on a busy machine the
-    120 s idle limit cut the chat's first writeTool turn ("The model stream sent nothing for
-    120 s"). Its own generation deadline bounds it instead; hosted models keep 120 s."""
-    from yiemagent.ai.models import DEFAULT_MODEL, get_model
-    from yiemagent.cli.chat.setup import stream_idle_limit
-
-    assert get_model(DEFAULT_MODEL).api == "local"
-    assert stream_idle_limit(get_model(DEFAULT_MODEL)) is None
-    assert stream_idle_limit(get_model("openai/gpt-4o-mini")) == 120.0

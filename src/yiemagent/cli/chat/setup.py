@@ -42,7 +42,6 @@ __all__ = [
     "check_mcp_available",
     "data_dir",
     "last_exchange",
-    "stream_idle_limit",
 ]
 
 DATA_DIR_ENV = "YIEM_DATA_DIR"
@@ -277,21 +276,6 @@ def _compactor(model: Model, store: ToolStore, system: str) -> Compactor:
     return Compactor(model, context_window=window, reserve_tokens=reserve)
 
 
-HOSTED_IDLE_LIMIT_S = 120.0
-"""The chat's stream idle limit (s) for a model behind an HTTP API (the Agent's default)."""
-
-
-def stream_idle_limit(model: Model) -> float | None:
-    """The chat's `stream_idle_timeout_s` for `model` (seconds; None: no limit).
-
-    The embedded model streams nothing while it reads the prompt, and on a busy machine a
-    long prompt (the system prompt, every tool's schema, writeTool's) takes more than the
-    120 s idle limit: the first turn failed with "The model stream sent nothing for 120 s".
-    Its own deadline (`$YIEMAGENT_LOCAL_DEADLINE_S`, default 300 s per generation) bounds it
-    instead. The limit is chosen for the model the chat starts with (`/model` keeps it)."""
-    return None if model.api == "local" else HOSTED_IDLE_LIMIT_S
-
-
 def _make_agent(setup: ChatSetup, session_name: str) -> Agent:
     from yiemagent.agent import Agent
 
@@ -305,6 +289,5 @@ def _make_agent(setup: ChatSetup, session_name: str) -> Agent:
         transform_context=setup.compactor,
         before_tool_call=setup.gate,
         max_turns=24,
-        stream_idle_timeout_s=stream_idle_limit(setup.model),
     )
     return agent
