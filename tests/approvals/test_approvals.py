@@ -201,10 +201,19 @@ async def test_prompts_are_refused_while_calls_are_pending_and_decisions_are_che
     with pytest.raises(ApprovalPendingError, match=r"b \(c9\)") as caught:
         await agent.prompt("something else")
     assert caught.value.pending == ["c9"]
+    assert str(caught.value) == (
+        "cannot start a new prompt: 1 tool call(s) await approval: b (c9); "
+        "approve(id) or reject(id, reason) each one, then await resume()"
+    )
     with pytest.raises(ApprovalPendingError):
         agent.send("queued")
-    with pytest.raises(ApprovalPendingError):
+    with pytest.raises(ApprovalPendingError) as caught:
         await agent.resume()  # no decision yet
+    assert caught.value.pending == ["c9"]
+    assert str(caught.value) == (
+        "cannot resume: b (c9) still need a decision: approve(id) or reject(id, reason) "
+        "each one first"
+    )
     with pytest.raises(ConfigError, match="no tool call 'nope' awaits approval; pending: c9"):
         agent.approve("nope")
     assert fm.call_count == 1  # nothing reached the provider with the call unanswered

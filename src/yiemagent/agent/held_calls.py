@@ -57,24 +57,20 @@ class HeldCalls:
     def check_none_pending(self, messages: Sequence[AgentMessage], what: str) -> None:
         """Raise `ApprovalPendingError` when calls are held (a new prompt would send them to
         the provider without a result, R-4.1, R-5.10)."""
-        pending = self.pending(messages)
-        if pending:
-            raise ApprovalPendingError(
-                f"cannot {what}: {len(pending)} tool call(s) await approval: {_names(pending)}; "
-                "approve(id) or reject(id, reason) each one, then await resume()",
-                [p.tool_call_id for p in pending],
-            )
+        _refuse_if_any(
+            self.pending(messages),
+            f"cannot {what}: {{count}} tool call(s) await approval: {{names}}; approve(id) or "
+            "reject(id, reason) each one, then await resume()",
+        )
 
     def check_all_decided(self, messages: Sequence[AgentMessage]) -> None:
         """Raise `ApprovalPendingError` when a pending call has no decision yet (a resume
         would not know what to do with it, DESIGN §14)."""
-        undecided = self.undecided(messages)
-        if undecided:
-            raise ApprovalPendingError(
-                f"cannot resume: {_names(undecided)} still need a decision: approve(id) or "
-                "reject(id, reason) each one first",
-                [p.tool_call_id for p in undecided],
-            )
+        _refuse_if_any(
+            self.undecided(messages),
+            "cannot resume: {names} still need a decision: approve(id) or reject(id, reason) "
+            "each one first",
+        )
 
     # ── changing ───────────────────────────────────────────────────────────
 
@@ -137,8 +133,14 @@ class HeldCalls:
         return cls(ids, decisions)
 
 
-def _names(pending: Sequence[PendingApproval]) -> str:
-    return ", ".join(f"{p.tool_name} ({p.tool_call_id})" for p in pending)
+def _refuse_if_any(calls: Sequence[PendingApproval], text: str) -> None:
+    """Raise `ApprovalPendingError` naming `calls` when there are any; `text` may name
+    `{count}` and `{names}` (each call as "tool (id)")."""
+    if calls:
+        names = ", ".join(f"{p.tool_name} ({p.tool_call_id})" for p in calls)
+        raise ApprovalPendingError(
+            text.format(count=len(calls), names=names), [p.tool_call_id for p in calls]
+        )
 
 
 def _held(messages: Sequence[AgentMessage]) -> tuple[AssistantMessage, list[ToolCall]] | None:
