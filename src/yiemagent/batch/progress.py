@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from types import TracebackType
 from typing import TYPE_CHECKING
 
 from yiemagent.batch.results import TaskResult
@@ -86,12 +85,7 @@ class BatchProgress:
             self._draw()
         return self
 
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         if self._progress is not None:
             self._draw()
             self._progress.stop()

@@ -30,7 +30,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from os import PathLike
 from pathlib import Path
-from types import TracebackType
 from typing import Any, Literal, TypeAlias
 
 from yiemagent.errors import BatchError
@@ -247,12 +246,7 @@ class ResultsFile:
         self.open()
         return self
 
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self.close()
 
     def open(self) -> None:

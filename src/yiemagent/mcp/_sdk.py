@@ -4,7 +4,6 @@ texts, the watched read stream, paging `tools/list`, the progress adapter."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from yiemagent.errors import ConfigError
@@ -98,12 +97,7 @@ class WatchedStream:
     async def __aenter__(self) -> WatchedStream:
         return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
 
 

@@ -22,7 +22,6 @@ import os
 import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
-from types import TracebackType
 from typing import Literal
 
 from yiemagent.errors import ConfigError, SessionBusyError
@@ -359,12 +358,7 @@ class SqliteSessionStore:
     def __enter__(self) -> SqliteSessionStore:
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self.close()
 
     def __repr__(self) -> str:
