@@ -12,8 +12,9 @@ SDK, connecting or serving does (and says how to install it when it is missing).
 
 from yiemagent.errors import MCPConnectionError
 from yiemagent.mcp.client import add_server, local_tool_name
-from yiemagent.mcp.connection import MCPCallAborted, MCPCallError, MCPServer
+from yiemagent.mcp.connection import MCPServer
 from yiemagent.mcp.convert import MCPToolError
+from yiemagent.mcp.errors import MCPCallAborted, MCPCallError
 from yiemagent.mcp.serve import serve
 from yiemagent.mcp.servers import MCPServerHTTP, MCPServerStdio
 

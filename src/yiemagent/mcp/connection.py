@@ -25,10 +25,9 @@ import contextlib
 import logging
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal
 
-from yiemagent.errors import ConfigError, MCPConnectionError, YiemAgentError
+from yiemagent.errors import ConfigError, MCPConnectionError
 from yiemagent.mcp._loop_thread import LoopThread
 from yiemagent.mcp._sdk import (
     ProgressCallback,
@@ -40,6 +39,7 @@ from yiemagent.mcp._sdk import (
     progress_adapter,
     require_sdk,
 )
+from yiemagent.mcp.errors import MCPCallAborted, MCPCallError, UndeliveredCall
 from yiemagent.types.signal import AbortSignal
 
 if TYPE_CHECKING:
@@ -48,8 +48,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_CONNECT_TIMEOUT_S",
-    "MCPCallAborted",
-    "MCPCallError",
     "MCPServer",
     "ProgressCallback",
 ]
@@ -62,20 +60,6 @@ DEFAULT_CONNECT_TIMEOUT_S = 30.0
 _REFRESH_WAIT_S = 5.0  # how long a call waits for a tools/list it triggered (list_changed)
 
 ToolsListener = Callable[[Sequence["Tool"]], None]
-
-
-class MCPCallError(YiemAgentError):
-    """A `tools/call` could not be answered: the connection closed, reconnecting failed, or
-    the server answered with a protocol error. Raised by `MCPServer.call_tool`; inside a tool
-    call it becomes the call's error result (R-4.1)."""
-
-
-class _Undelivered(MCPCallError):
-    """The connection was lost before the server got the request: safe to send again."""
-
-
-class MCPCallAborted(MCPCallError):
-    """The call's signal was aborted; `notifications/cancelled` was sent to the server."""
 
 
 class MCPServer:
@@ -166,12 +150,7 @@ class MCPServer:
         await self.connect()
         return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def __aexit__(self, *exc_info: object) -> None:
         await self.close()
 
     def add_tools_listener(self, listener: ToolsListener) -> Callable[[], None]:
@@ -364,7 +343,7 @@ class MCPServer:
                 await self._ensure_up()
             try:
                 result = await self._call_once(name, arguments, on_progress)
-            except _Undelivered as exc:
+            except UndeliveredCall as exc:
                 if attempt == 2:
                     raise MCPCallError(str(exc)) from None
                 continue
@@ -400,7 +379,7 @@ class MCPServer:
             if exc.code == INVALID_REQUEST and exc.message == "Session terminated":
                 if self._wake is not None:  # the HTTP server restarted: open a new session
                     self._wake.set()
-                raise _Undelivered(self._lost(name)) from None
+                raise UndeliveredCall(self._lost(name)) from None
             if exc.code != CONNECTION_CLOSED:
                 raise MCPCallError(f"{self.label} refused the call: {exc.message}") from None
             closed = True
@@ -416,7 +395,7 @@ class MCPServer:
         if main is not None and not main.done():
             await asyncio.wait({main}, timeout=1.0)
         if self._undelivered and self._state == "down":
-            return _Undelivered(self._lost(tool))
+            return UndeliveredCall(self._lost(tool))
         return self._lost(tool)
 
     def _lost(self, tool: str) -> MCPCallError:
