@@ -20,7 +20,6 @@ from typing_extensions import TypeVar
 
 from yiemagent.agent.approvals import ApprovalMethods, HeldCalls
 from yiemagent.agent.channels import QueueMethods
-from yiemagent.agent.errors import AgentRunError, UsageLimitExceeded
 from yiemagent.agent.inputs import (
     PromptInput,
     check_options,
@@ -30,7 +29,7 @@ from yiemagent.agent.inputs import (
     to_messages,
 )
 from yiemagent.agent.llm_call import FormatMessages, LlmCall, PrepareContext
-from yiemagent.agent.output import output_reply
+from yiemagent.agent.output import run_answer
 from yiemagent.agent.owned import Closeable, OwnedResources
 from yiemagent.agent.queues import Notifier, PromptChannel, QueueMode, TurnQueues
 from yiemagent.agent.run import Listener, RunDriver
@@ -57,11 +56,6 @@ if TYPE_CHECKING:
     from yiemagent.tools import ToolStore
 
 __all__ = ["Agent"]
-
-
-PROMPT_QUEUE_SIZE = 16
-FOLLOW_UP_QUEUE_SIZE = 32
-"""Seed 000 §5: input and output channels 16, follow-up channel 32."""
 
 
 OutputT = TypeVar("OutputT", default=None)
@@ -168,9 +162,7 @@ class Agent(ApprovalMethods, QueueMethods, Generic[OutputT]):
             self._state.messages = self._session.open(given)
             self._state.on_assign = self._session.rewrite
 
-        self._queues: TurnQueues[AgentMessage] = TurnQueues(
-            steering_mode, follow_up_mode, follow_up_size=FOLLOW_UP_QUEUE_SIZE
-        )
+        self._queues: TurnQueues[AgentMessage] = TurnQueues(steering_mode, follow_up_mode)
         self._driver = RunDriver(
             self._state,
             self._queues,
@@ -186,10 +178,7 @@ class Agent(ApprovalMethods, QueueMethods, Generic[OutputT]):
         )
         self._changed = Notifier()
         self._channel: PromptChannel[list[AgentMessage], AssistantMessage] = PromptChannel(
-            self._driver.run_sent,
-            lambda: not self._driver.running,
-            self._changed,
-            size=PROMPT_QUEUE_SIZE,
+            self._driver.run_sent, lambda: not self._driver.running, self._changed
         )
 
     # ── state ──────────────────────────────────────────────────────────────
@@ -418,11 +407,8 @@ class Agent(ApprovalMethods, QueueMethods, Generic[OutputT]):
             raise AgentBusyError(
                 "cannot reset while the agent is running; abort() and await wait_for_idle() first"
             )
-        self._state.messages = []
+        self._state.clear()
         self._driver.held.clear()
-        self._state.streaming_message = None
-        self._state.pending_tool_calls = set()
-        self._state.error_message = None
         self.clear_all_queues()
 
     # ── runs ───────────────────────────────────────────────────────────────
@@ -447,16 +433,7 @@ class Agent(ApprovalMethods, QueueMethods, Generic[OutputT]):
         end = self._driver.last_end
         waiting = end is not None and end.reason == "awaiting_approval"
         self._resume_output = spec if waiting else None
-        if spec is not None:
-            reply = output_reply(answer, end)
-            if not isinstance(reply, OutputMessage):
-                raise AgentRunError(reply, new)
-            return reply
-        if answer.stop_reason == "error":  # R-6.3: an error is raised, never an empty reply
-            if self._driver.end_reason == "usage_limit":
-                raise UsageLimitExceeded(answer, new)  # DESIGN §13
-            raise AgentRunError(answer, new)
-        return answer
+        return run_answer(answer, new, end, spec)
 
     def _release(self) -> None:
         self._driver.running = False

@@ -15,12 +15,24 @@ from typing import Generic, Literal, TypeAlias, TypeVar
 
 from yiemagent.errors import AgentBusyError
 
-__all__ = ["BoundedQueue", "Notifier", "PromptChannel", "QueueMode", "TurnQueues"]
+__all__ = [
+    "FOLLOW_UP_QUEUE_SIZE",
+    "PROMPT_QUEUE_SIZE",
+    "BoundedQueue",
+    "Notifier",
+    "PromptChannel",
+    "QueueMode",
+    "TurnQueues",
+]
 
 logger = logging.getLogger("yiemagent.agent")
 
 T = TypeVar("T")
 R = TypeVar("R")
+
+PROMPT_QUEUE_SIZE = 16
+FOLLOW_UP_QUEUE_SIZE = 32
+"""Seed 000 §5: input and output channels 16, follow-up channel 32."""
 
 QueueMode: TypeAlias = Literal["one-at-a-time", "all"]
 """How many queued messages one poll takes: the oldest one, or every one."""
@@ -134,7 +146,7 @@ class PromptChannel(Generic[T, R]):
         can_start: Callable[[], bool],
         changed: Notifier,
         *,
-        size: int = 16,
+        size: int = PROMPT_QUEUE_SIZE,
     ) -> None:
         self._run_one = run_one
         self._can_start = can_start
@@ -219,7 +231,11 @@ class TurnQueues(Generic[T]):
     __slots__ = ("_taken", "follow_up_mode", "follow_ups", "steering", "steering_mode")
 
     def __init__(
-        self, steering_mode: QueueMode, follow_up_mode: QueueMode, *, follow_up_size: int = 32
+        self,
+        steering_mode: QueueMode,
+        follow_up_mode: QueueMode,
+        *,
+        follow_up_size: int = FOLLOW_UP_QUEUE_SIZE,
     ) -> None:
         self.steering_mode: QueueMode = steering_mode
         self.follow_up_mode: QueueMode = follow_up_mode

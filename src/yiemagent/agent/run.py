@@ -115,9 +115,6 @@ class RunDriver:
         self.signal: AbortSignal | None = None
         """The active run's abort signal; None when no run is active."""
         self._transcript = LoopTranscript()
-        self.end_reason: str | None = None
-        """The last run's `AgentEndEvent.reason` (None before the first, or when it failed
-        to start)."""
         self.last_end: AgentEndEvent | None = None
         """The last run's `AgentEndEvent` (None before the first, or if it never ended)."""
         self.held = HeldCalls.from_record(session.held_record if session else None)
@@ -173,7 +170,6 @@ class RunDriver:
         state.error_message = None
         state.streaming_message = None
         recorder = RunRecorder()
-        self.end_reason = None
         self.last_end = None
         try:
             model = self._resolve_model()
@@ -210,7 +206,6 @@ class RunDriver:
                     prompts, context, config, emit, signal, stream_fn, converter=converter
                 )
             answer = final_message(new, recorder, model, signal.aborted)
-            self.end_reason = recorder.end.reason if recorder.end is not None else None
             if answer.stop_reason in ("error", "aborted") and state.error_message is None:
                 state.error_message = answer.error_message  # e.g. aborted during the tools
             return answer, new

@@ -83,6 +83,14 @@ class AgentStateView(AgentState):
         for tool in new:
             self._store.register(tool)
 
+    def clear(self) -> None:
+        """Empty the transcript (through `on_assign`: the stored session too) and the run's
+        fields: no streaming message, no pending tool calls, no error (`Agent.reset`)."""
+        self.messages = []
+        self.streaming_message = None
+        self.pending_tool_calls = set()
+        self.error_message = None
+
     def __repr__(self) -> str:
         return (
             f"AgentState(model={self.model!r}, messages={len(self._messages)}, "
