@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import Any
 
@@ -162,6 +163,37 @@ async def test_r5_1b_async_emit_is_awaited_in_order() -> None:
     )
     assert order[0] == "agent_start" and order[-1] == "agent_end"
     assert order.index("turn_end") == len(order) - 2
+
+
+async def test_r5_1b_async_emit_raising_after_it_awaited_changes_nothing(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The tool-call events are handed to a sink at once and awaited only when it returns an
+    awaitable (DESIGN §9): one that raises after its first await is logged like any other."""
+    calls: list[dict[str, Any]] = []
+    fm = tool_then_answer()
+    seen: list[str] = []
+
+    async def sink(event: AgentEvent) -> None:
+        await asyncio.sleep(0)
+        seen.append(event.type)
+        if event.type.startswith(("tool_execution", "message")):
+            raise RuntimeError(f"late break on {event.type}")
+
+    context = AgentContext("sys", [], [echo_tool(calls)])
+    with caplog.at_level(logging.ERROR):
+        messages = await run_agent_loop(
+            [UserMessage("go")], context, AgentLoopConfig(model=fm.model), sink,
+            stream_fn=fm.stream_fn,
+        )  # fmt: skip
+    assert [m.role for m in messages] == ["user", "assistant", "toolResult", "assistant"]
+    assert calls == [{"text": "hi"}]
+    tool_part = seen[seen.index("tool_execution_start") : seen.index("turn_end", 3)]
+    assert [t for t in tool_part if t != "tool_execution_update"] == [
+        "tool_execution_start", "tool_execution_end", "message_start", "message_end"
+    ]  # fmt: skip
+    for kind in ("tool_execution_start", "tool_execution_end", "message_end"):
+        assert f"late break on {kind}" in caplog.text
 
 
 async def test_r5_1_two_prompts_both_announced_in_the_first_turn() -> None:

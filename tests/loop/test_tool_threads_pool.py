@@ -5,10 +5,13 @@ each outcome to the loop that asked, and drops the outcome of a call given up on
 from __future__ import annotations
 
 import asyncio
+import gc
+import os
 import threading
 import time
 from typing import Any
 
+import pytest
 from hypothesis import given, settings, strategies as st
 
 from yiemagent.loop.tool_runs import ToolThreads
@@ -134,3 +137,68 @@ def test_an_outcome_for_a_closed_loop_is_dropped() -> None:
         return await asyncio.wait_for(pool.submit(asyncio.get_running_loop(), sum, [1, 2]), 10)
 
     assert asyncio.run(next_call()) == 3
+
+
+def _open_descriptors() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="needs /proc/self/fd")
+def test_each_loop_s_inbox_is_closed_with_its_loop() -> None:
+    """Each loop that submits gets an inbox descriptor (DESIGN §9: one wake-up for the
+    outcomes that arrive together); 40 loops one after another leave none open."""
+    pool = ToolThreads(2, "test-pool")
+
+    async def some_calls() -> None:
+        loop = asyncio.get_running_loop()
+        assert await asyncio.gather(*(pool.submit(loop, sum, [i, 1]) for i in range(5))) == [
+            1, 2, 3, 4, 5
+        ]  # fmt: skip
+
+    asyncio.run(some_calls())  # the workers' own descriptors exist from here on
+    gc.collect()
+    before = _open_descriptors()
+    for _ in range(40):
+        asyncio.run(some_calls())
+    gc.collect()
+    assert _open_descriptors() <= before + 1
+
+
+class _NoReaderLoop(asyncio.SelectorEventLoop):
+    """A loop without `add_reader` (as Windows' proactor loop)."""
+
+    def add_reader(self, fd: Any, callback: Any, *args: Any) -> None:  # type: ignore[override]
+        raise NotImplementedError
+
+
+def test_a_loop_without_add_reader_gets_its_outcomes_by_call_soon_threadsafe() -> None:
+    pool = ToolThreads(3, "test-pool")
+    tally = Tally()
+    calls = [(0.0, False, False), (0.001, True, False), (0.0, False, True), (0.002, False, False)]
+    loop = _NoReaderLoop()
+    try:
+        loop.run_until_complete(_submit_all(pool, tally, calls, 0))
+    finally:
+        loop.close()
+    _wait_all_ran(tally, len(calls))
+    assert tally.runs == {i: 1 for i in range(len(calls))}
+
+
+def test_outcomes_of_many_workers_at_once_all_reach_the_loop() -> None:
+    """64 calls released together: whichever worker hands over an outcome while the loop is
+    already woken for others, every outcome is settled exactly once."""
+    pool = ToolThreads(64, "test-pool")
+    gate = threading.Barrier(64, timeout=20)
+
+    def meet(i: int) -> int:
+        gate.wait()
+        return i
+
+    async def main() -> list[Any]:
+        loop = asyncio.get_running_loop()
+        return await asyncio.wait_for(
+            asyncio.gather(*(pool.submit(loop, meet, i) for i in range(64))), 30
+        )
+
+    for _ in range(3):
+        assert asyncio.run(main()) == list(range(64))

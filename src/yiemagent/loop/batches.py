@@ -51,7 +51,7 @@ from yiemagent.types import (
     ToolExecutionStartEvent,
     ToolResultMessage,
 )
-from yiemagent.types.callbacks import Emit, EventSink, guarded_sink
+from yiemagent.types.callbacks import EventSink, GuardedSink, guarded_sink
 from yiemagent.types.messages import ensure_unique_tool_call_ids, now_ms
 from yiemagent.types.observe import RunSpan, ToolSpan
 from yiemagent.types.signal import AbortSignal
@@ -101,7 +101,7 @@ class _Batch:
         calls: Sequence[ToolCall],
         config: AgentLoopConfig,
         signal: AbortSignal | None,
-        emit: Emit,
+        emit: GuardedSink,
         meter: UsageMeter | None = None,
         trace: RunSpan | None = None,
     ) -> None:
@@ -136,7 +136,9 @@ class _Batch:
         self.started_ms[i] = now_ms()
         if self.spans is not None and self.trace is not None:
             self.spans[i] = self.trace.tool(call, self.tools.get(call.name))
-        await self.emit(ToolExecutionStartEvent(call.id, call.name, call.arguments))
+        event = ToolExecutionStartEvent(call.id, call.name, call.arguments)
+        if (w := self.emit.now(event)) is not None:
+            await w
 
     async def prepare(self, i: int) -> PreparedToolCall | ImmediateOutcome | HeldOutcome:
         if self.signal.aborted:
@@ -195,11 +197,10 @@ class _Batch:
             span = self.spans[i]
             if span is not None:
                 span.end(result, finalized.is_error)
-        await self.emit(
-            ToolExecutionEndEvent(
-                finalized.tool_call.id, finalized.tool_call.name, result, finalized.is_error
-            )
-        )
+        call = finalized.tool_call
+        event = ToolExecutionEndEvent(call.id, call.name, result, finalized.is_error)
+        if (w := self.emit.now(event)) is not None:
+            await w
 
     async def publish(self, i: int) -> None:
         """Emit the result message of call `i` (its end event has been sent)."""
@@ -208,8 +209,10 @@ class _Batch:
         message = create_tool_result_message(outcome, self.ended_ms[i])
         message.duration_ms = self.ended_ms[i] - self.started_ms[i]
         self.messages[i] = message
-        await self.emit(MessageStartEvent(message))
-        await self.emit(MessageEndEvent(message))
+        if (w := self.emit.now(MessageStartEvent(message))) is not None:
+            await w
+        if (w := self.emit.now(MessageEndEvent(message))) is not None:
+            await w
 
     async def answer_the_rest(self, text: str) -> None:
         """Give every call that lacks one an error result, with the events it has not had."""

@@ -73,6 +73,29 @@ class GuardedSink:
         except Exception:
             logger.exception("%s raised on %s; the run goes on", self._what, event.type)
 
+    def now(self, event: AgentEvent, *extra: Any) -> Awaitable[None] | None:
+        """Call the sink at once, as `__call__` does in its first step; returns what is left
+        to await (the sink's awaitable, guarded the same way), or None when the sink is
+        done. For a plain sink no coroutine is made: the loop's per-call path (4 events a
+        tool call, DESIGN §9) writes `if (w := emit.now(event)) is not None: await w`."""
+        sink = self._sink
+        if sink is None:
+            return None
+        try:
+            result = sink(event, *extra)
+        except Exception:
+            logger.exception("%s raised on %s; the run goes on", self._what, event.type)
+            return None
+        if result is not None and inspect.isawaitable(result):
+            return self._finish(result, event)
+        return None
+
+    async def _finish(self, pending: Awaitable[Any], event: AgentEvent) -> None:
+        try:
+            await pending
+        except Exception:
+            logger.exception("%s raised on %s; the run goes on", self._what, event.type)
+
 
 def guarded_sink(sink: Callable[..., Any] | None, what: str = "event sink") -> GuardedSink:
     """`sink` as a `GuardedSink` (the same object when it already is one; `None`: no events).
