@@ -21,7 +21,14 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from yiemagent.cli.options import DEFAULT_MODEL, DEFAULT_TOOLS_DIR, CliError
+from yiemagent.cli.options import (
+    DEFAULT_MODEL,
+    DEFAULT_TOOLS_DIR,
+    BaseUrlOption,
+    CliError,
+    MaxTurnsOption,
+    ToolsOption,
+)
 from yiemagent.errors import YiemAgentError
 
 if TYPE_CHECKING:
@@ -146,16 +153,12 @@ def batch(
         Path | None, typer.Option("--summary", help="Summarise a results file and exit.")
     ] = None,
     model: Annotated[str, typer.Option("--model", help="Model as provider/id.")] = DEFAULT_MODEL,
-    base_url: Annotated[
-        str | None, typer.Option("--base-url", help="OpenAI-compatible server URL.")
-    ] = None,
-    tools: Annotated[
-        Path | None, typer.Option("--tools", help="Folder of tool files (default: examples).")
-    ] = None,
+    base_url: BaseUrlOption = None,
+    tools: ToolsOption = None,
     system: Annotated[
         str, typer.Option("--system", help="System prompt.")
     ] = "You are a helpful assistant.",
-    max_turns: Annotated[int, typer.Option("--max-turns", min=1, help="Most model calls.")] = 8,
+    max_turns: MaxTurnsOption = 8,
     agent: Annotated[
         str | None,
         typer.Option("--agent", help="MODULE:FUNCTION building each task's Agent instead."),

@@ -36,7 +36,15 @@ from rich.markup import escape
 from yiemagent.cli.batch import batch as batch_command, expand_ray_flag
 from yiemagent.cli.chat import chat as chat_command
 from yiemagent.cli.mcp_cmd import mcp_app
-from yiemagent.cli.options import DEFAULT_MODEL, DEFAULT_TOOLS_DIR, EXIT_ERROR, CliError
+from yiemagent.cli.options import (
+    DEFAULT_MODEL,
+    DEFAULT_TOOLS_DIR,
+    EXIT_ERROR,
+    BaseUrlOption,
+    CliError,
+    MaxTurnsOption,
+    ToolsOption,
+)
 from yiemagent.cli.trace import start_tracing, stop_tracing, trace as trace_command
 from yiemagent.errors import ConfigError, ProviderError, ToolLoadError, YiemAgentError
 from yiemagent.types import (
@@ -211,21 +219,16 @@ async def _run_loop(
 @app.command()
 def run(
     prompt: Annotated[str, typer.Argument(help="What to ask the agent.")],
-    tools: Annotated[
-        Path | None,
-        typer.Option("--tools", help="Folder of tool files (default: the example tools)."),
-    ] = None,
+    tools: ToolsOption = None,
     model: Annotated[
         str, typer.Option("--model", help="Model as provider/id (see `yiem models`).")
     ] = DEFAULT_MODEL,
-    base_url: Annotated[
-        str | None, typer.Option("--base-url", help="OpenAI-compatible server URL.")
-    ] = None,
+    base_url: BaseUrlOption = None,
     system: Annotated[str, typer.Option("--system", help="System prompt.")] = DEFAULT_SYSTEM,
     json_output: Annotated[
         bool, typer.Option("--json", help="Print every event as a JSON line.")
     ] = False,
-    max_turns: Annotated[int, typer.Option("--max-turns", min=1, help="Most model calls.")] = 8,
+    max_turns: MaxTurnsOption = 8,
     mcp: Annotated[
         list[str] | None,
         typer.Option("--mcp", help='An MCP server to start, e.g. "python server.py" (repeatable).'),

@@ -1,18 +1,41 @@
 """What the `yiem` commands share (`run`, `chat`, `batch`): the default model and tools
-folder, and the one-line error every command ends with (DESIGN §8)."""
+folder, the options they declare alike (typer `Annotated` types), and the one-line error
+every command ends with (DESIGN §8)."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated, TypeAlias
+
+import typer
 
 from yiemagent.ai.models import DEFAULT_MODEL
 from yiemagent.errors import YiemAgentError
 
-__all__ = ["DEFAULT_MODEL", "DEFAULT_TOOLS_DIR", "EXIT_ERROR", "CliError"]
+__all__ = [
+    "DEFAULT_MODEL",
+    "DEFAULT_TOOLS_DIR",
+    "EXIT_ERROR",
+    "BaseUrlOption",
+    "CliError",
+    "MaxTurnsOption",
+    "ToolsOption",
+]
 
 DEFAULT_TOOLS_DIR = Path(__file__).resolve().parent / "default_tools"
 """The example tools `yiem` loads when `--tools` is not given."""
 EXIT_ERROR = 1
+
+ToolsOption: TypeAlias = Annotated[
+    Path | None,
+    typer.Option("--tools", help="Folder of tool files (default: the example tools)."),
+]
+BaseUrlOption: TypeAlias = Annotated[
+    str | None, typer.Option("--base-url", help="OpenAI-compatible server URL.")
+]
+MaxTurnsOption: TypeAlias = Annotated[
+    int, typer.Option("--max-turns", min=1, help="Most model calls.")
+]
 
 
 class CliError(YiemAgentError):

@@ -11,6 +11,8 @@ from typing import Annotated
 
 import typer
 
+from yiemagent.cli.options import BaseUrlOption, ToolsOption
+
 __all__ = ["chat"]
 
 
@@ -19,10 +21,7 @@ def chat(
         str | None,
         typer.Option("--model", help="Model as provider/id (default: the embedded model)."),
     ] = None,
-    tools: Annotated[
-        Path | None,
-        typer.Option("--tools", help="Folder of tool files (default: the example tools)."),
-    ] = None,
+    tools: ToolsOption = None,
     mcp: Annotated[
         list[str] | None,
         typer.Option(
@@ -41,9 +40,7 @@ def chat(
             help="Offer writeTool, writing new tools into DIR (each write asks you first).",
         ),
     ] = None,
-    base_url: Annotated[
-        str | None, typer.Option("--base-url", help="OpenAI-compatible server URL.")
-    ] = None,
+    base_url: BaseUrlOption = None,
     no_compaction: Annotated[
         bool,
         typer.Option("--no-compaction", help="Send the whole history (no summary of old turns)."),
