@@ -23,7 +23,15 @@ from dataclasses import dataclass
 
 from yiemagent.errors import SessionBusyError
 
-__all__ = ["LeaseHolder", "busy_error", "forget", "holder_is_alive", "new_holder", "this_host"]
+__all__ = [
+    "LeaseHolder",
+    "busy_error",
+    "drop",
+    "forget",
+    "holder_is_alive",
+    "new_holder",
+    "this_host",
+]
 
 _LIVE: set[str] = set()
 _LIVE_LOCK = threading.Lock()
@@ -99,6 +107,19 @@ def forget(token: str) -> None:
     """Mark a token of this process as released (no longer alive)."""
     with _LIVE_LOCK:
         _LIVE.discard(token)
+
+
+def drop(held: dict[str, LeaseHolder], session_id: str, token: str) -> None:
+    """Release `token`: forget it, and remove `held[session_id]` when `token` holds it.
+
+    `held` is a store's table of the leases taken through it (session id → holder); call
+    this under the store's lock. A token that no longer holds the session changes nothing
+    in `held`.
+    """
+    forget(token)
+    holder = held.get(session_id)
+    if holder is not None and holder.token == token:
+        del held[session_id]
 
 
 def holder_is_alive(holder: LeaseHolder) -> bool:

@@ -248,11 +248,8 @@ class SqliteSessionStore:
 
     def release(self, session_id: str, token: str) -> None:
         """Give the lease back (no-op unless `token` holds it, or the store is closed)."""
-        lease.forget(token)
         with self._lock:
-            held = self._held.get(session_id)
-            if held is not None and held.token == token:
-                del self._held[session_id]
+            lease.drop(self._held, session_id, token)
             if self._closed:
                 return
             self._conn.execute(

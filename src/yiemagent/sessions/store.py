@@ -239,11 +239,8 @@ class InMemorySessionStore:
 
     def release(self, session_id: str, token: str) -> None:
         """Give the lease back (no-op unless `token` holds it)."""
-        lease.forget(token)
         with self._lock:
-            held = self._leases.get(session_id)
-            if held is not None and held.token == token:
-                del self._leases[session_id]
+            lease.drop(self._leases, session_id, token)
 
     def load_state(self, session_id: str, key: str) -> str | None:
         """The value saved under `key` for the session, or `None` (`SessionStateStore`)."""
@@ -283,9 +280,4 @@ class InMemorySessionStore:
 
 def decode_messages(rows: Iterable[str]) -> list[AgentMessage]:
     """`decode_message` of each row, leaving out the ones that do not load."""
-    messages: list[AgentMessage] = []
-    for text in rows:
-        message = decode_message(text)
-        if message is not None:
-            messages.append(message)
-    return messages
+    return [message for text in rows if (message := decode_message(text)) is not None]
