@@ -89,12 +89,7 @@ def default_convert_to_llm(messages: Sequence[AgentMessage]) -> list[Message]:
     """
     if set(map(type, messages)) <= _LLM_TYPES:  # the usual transcript: a copy, at C speed
         return list(messages)  # type: ignore[arg-type]
-    converted: list[Message] = []
-    for message in messages:
-        llm_message = convert_message(message)
-        if llm_message is not None:
-            converted.append(llm_message)
-    return converted
+    return [m for message in messages if (m := convert_message(message)) is not None]
 
 
 class IncrementalConverter:
