@@ -6,7 +6,7 @@ marks), as `anthropic_messages` describes.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from yiemagent.ai.sanitize import image_base64
 from yiemagent.types.messages import (
@@ -19,9 +19,6 @@ from yiemagent.types.messages import (
     UserMessage,
 )
 from yiemagent.types.model import Context, Model, StreamOptions
-
-if TYPE_CHECKING:
-    pass
 
 __all__ = ["THINKING_BUDGETS", "build_request_body", "convert_messages"]
 

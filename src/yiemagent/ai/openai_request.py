@@ -9,7 +9,7 @@ import hashlib
 import json
 import logging
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from yiemagent.ai.sanitize import image_base64
 from yiemagent.types.messages import (
@@ -23,9 +23,6 @@ from yiemagent.types.messages import (
     UserMessage,
 )
 from yiemagent.types.model import Context, Model, StreamOptions
-
-if TYPE_CHECKING:
-    pass
 
 __all__ = [
     "REASONING_FIELDS",
