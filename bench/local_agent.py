@@ -39,7 +39,6 @@ from yiemagent import (
     AgentLoopConfig,
     AssistantMessage,
     ToolResultMessage,
-    ToolStore,
     UserMessage,
     agent_loop,
 )
@@ -167,12 +166,10 @@ def _expand(item: str) -> tuple[str, ...]:
 
 
 def _tools(root: Path) -> list[Any]:
-    from yiemagent.cli.main import DEFAULT_TOOLS_DIR
+    from yiemagent.cli.options import example_tools
 
     os.environ["YIEM_READ_FILE_ROOT"] = str(root)
-    store = ToolStore("bench")
-    store.load_dir(DEFAULT_TOOLS_DIR)
-    return [store.tools[name] for name in ("calculator", "get_time", "read_file")]
+    return example_tools("calculator", "get_time", "read_file")
 
 
 async def run_task(model: Any, task: dict[str, Any], tools: list[Any], system: str) -> Result:

@@ -17,10 +17,10 @@ import statistics
 import time
 from typing import Any
 
-from yiemagent import AgentContext, AgentLoopConfig, ToolStore, UserMessage, agent_loop
+from yiemagent import AgentContext, AgentLoopConfig, UserMessage, agent_loop
 from yiemagent.ai import get_model
 from yiemagent.ai.local import load_runtime, local_spec
-from yiemagent.cli.main import DEFAULT_TOOLS_DIR
+from yiemagent.cli.options import example_tools
 
 MODEL = get_model("local/qwen2.5-coder-0.5b")
 
@@ -28,12 +28,6 @@ SCENARIOS: dict[str, tuple[str, list[str]]] = {
     "text answer (no tools, 96 tokens)": ("Count from 1 to 40, separated by commas.", []),
     "tool call (calculator schema)": ("What is 17 * 23?", ["calculator"]),
 }
-
-
-def _tools(names: list[str]) -> list[Any]:
-    store = ToolStore("bench")
-    store.load_dir(DEFAULT_TOOLS_DIR)
-    return [store.tools[n] for n in names]
 
 
 async def _framework_once(prompt: str, tools: list[Any]) -> float:
@@ -77,7 +71,7 @@ def main() -> None:
     total_direct: list[float] = []
     total_framework: list[float] = []
     for name, (prompt, tool_names) in SCENARIOS.items():
-        tools = _tools(tool_names)
+        tools = example_tools(*tool_names)
         recorded.clear()
         asyncio.run(_framework_once(prompt, tools))  # warm-up; records the request
         request = recorded[-1]

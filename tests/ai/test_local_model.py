@@ -16,12 +16,11 @@ from yiemagent import (
     AgentLoopConfig,
     AssistantMessage,
     ToolResultMessage,
-    ToolStore,
     UserMessage,
     agent_loop,
 )
 from yiemagent.ai import Context, StreamOptions, get_model, stream
-from yiemagent.cli.options import DEFAULT_TOOLS_DIR
+from yiemagent.cli.options import example_tools
 
 pytestmark = [pytest.mark.local_model, pytest.mark.slow]
 
@@ -29,14 +28,8 @@ pytest.importorskip("xllamacpp")
 MODEL = get_model("local/qwen2.5-coder-0.5b")
 
 
-def _example_tools(*names: str) -> list[Any]:
-    store = ToolStore("test")
-    store.load_dir(DEFAULT_TOOLS_DIR)
-    return [store.tools[name] for name in names]
-
-
 async def _run(prompt: str, *tools: str) -> tuple[list[Any], list[Any]]:
-    context = AgentContext("You are a helpful assistant.", [], _example_tools(*tools))
+    context = AgentContext("You are a helpful assistant.", [], example_tools(*tools))
     config = AgentLoopConfig(model=MODEL, max_turns=4)
     events_stream = agent_loop([UserMessage(prompt)], context, config)
     events = [event async for event in events_stream]
@@ -112,7 +105,7 @@ async def test_the_more_calls_grammar_binds_the_real_runtime() -> None:
     from yiemagent.ai.local.prompt import more_calls_grammar
 
     runtime = load_runtime(local_spec(MODEL.id))
-    [calculator] = _example_tools("calculator")
+    [calculator] = example_tools("calculator")
     first = '{"name": "calculator", "arguments": {"expression": "1 + 1"}}'
     request = {
         "messages": [

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from yiemagent import AbortSignal, ToolStore
-from yiemagent.cli.options import DEFAULT_TOOLS_DIR
+from yiemagent.cli.options import DEFAULT_TOOLS_DIR, example_tools
 
 
 def _module(name: str) -> ModuleType:
@@ -44,6 +44,14 @@ def test_the_folder_loads_as_tool_files_and_examples_links_to_it() -> None:
     repo_examples = Path(__file__).resolve().parents[2] / "examples" / "tools"
     if repo_examples.exists():
         assert repo_examples.resolve() == DEFAULT_TOOLS_DIR
+
+
+def test_example_tools_gives_the_named_ones_in_order_and_names_a_missing_one() -> None:
+    tools = example_tools("read_file", "calculator")
+    assert [t.name for t in tools] == ["read_file", "calculator"]
+    assert tools[1].execute is not example_tools("calculator")[0].execute  # a fresh load
+    with pytest.raises(KeyError, match=r"no example tool \['nope'\]; there are \[.*'get_time'"):
+        example_tools("calculator", "nope")
 
 
 # ── calculator ───────────────────────────────────────────────────────────────

@@ -169,9 +169,7 @@ def test_closing_a_store_releases_its_leases(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("kind", ["memory", "sqlite"])
-def test_releasing_a_stale_token_leaves_the_current_holder_alone(
-    tmp_path: Path, kind: str
-) -> None:
+def test_releasing_a_stale_token_leaves_the_current_holder_alone(tmp_path: Path, kind: str) -> None:
     """`release` with a token that no longer holds the session (it was released and the
     session taken again) changes nothing; the holder's own token frees it."""
     store = InMemorySessionStore() if kind == "memory" else SqliteSessionStore(tmp_path / "s.db")

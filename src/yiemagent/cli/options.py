@@ -5,12 +5,15 @@ every command ends with (DESIGN §8)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, TypeAlias
+from typing import TYPE_CHECKING, Annotated, TypeAlias
 
 import typer
 
 from yiemagent.ai.models import DEFAULT_MODEL
 from yiemagent.errors import YiemAgentError
+
+if TYPE_CHECKING:
+    from yiemagent.types import AgentTool
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -20,6 +23,7 @@ __all__ = [
     "CliError",
     "MaxTurnsOption",
     "ToolsOption",
+    "example_tools",
 ]
 
 DEFAULT_TOOLS_DIR = Path(__file__).resolve().parent / "default_tools"
@@ -36,6 +40,23 @@ BaseUrlOption: TypeAlias = Annotated[
 MaxTurnsOption: TypeAlias = Annotated[
     int, typer.Option("--max-turns", min=1, help="Most model calls.")
 ]
+
+
+def example_tools(*names: str) -> list[AgentTool]:
+    """The example tools of `DEFAULT_TOOLS_DIR` named `names`, in that order, loaded into a
+    fresh `ToolStore` as `yiem run` loads them (for the benches and tests that drive the
+    loop with them).
+
+    Raises:
+        KeyError: a name that is not one of the example tools (the text lists them).
+    """
+    from yiemagent.tools import ToolStore
+
+    tools = ToolStore("examples").load_dir(DEFAULT_TOOLS_DIR)
+    missing = [name for name in names if name not in tools]
+    if missing:
+        raise KeyError(f"no example tool {missing}; there are {sorted(tools)}")
+    return [tools[name] for name in names]
 
 
 class CliError(YiemAgentError):
