@@ -1,5 +1,6 @@
 """The embedded model's grounding guard (DESIGN §11, R-11.2): `ungrounded` lists what a
-call holds that the user's messages and the tool results do not back."""
+call holds that the user's messages and the tool results do not back; `adds_to` (R-11.1)
+whether an extra call of a reply brings a part of the request the earlier calls leave out."""
 
 from __future__ import annotations
 
@@ -9,7 +10,19 @@ from typing import Any
 from hypothesis import given, strategies as st
 
 from yiemagent import AgentTool, TextContent, ToolResultMessage, UserMessage
-from yiemagent.ai.local.grounding import PREFIX, SHORT_WORD, Grounding, ungrounded, words
+from yiemagent.ai.local.grounding import (
+    PREFIX,
+    SHORT_WORD,
+    STRING_NUMBERS,
+    ChainStep,
+    Grounding,
+    adds_to,
+    invented_numbers,
+    mentions,
+    ungrounded,
+    vocabulary,
+    words,
+)
 
 
 def _tool(properties: dict[str, Any], required: list[str]) -> AgentTool:
@@ -77,3 +90,149 @@ def test_the_grounding_of_a_conversation_holds_user_messages_and_results() -> No
     tool = _tool({"place": {"type": "string"}}, ["place"])
     assert not ungrounded(tool, {"place": "Lisbon"}, grounding)
     assert ungrounded(tool, {"place": "Tokyo"}, grounding) == {"tokyo"}
+
+
+# ── adds_to: does an extra call bring a part of the request (R-11.1) ────────────────────
+
+TEXT = _tool({"text": {"type": "string"}}, ["text"])
+TIME_TOOL = AgentTool(
+    name="get_time",
+    label="get_time",
+    description="The current time.",
+    input_schema={"type": "object", "properties": {"place": {"type": "string"}}},
+    execute=lambda *a: "unused",
+)
+
+_VALUES = st.lists(
+    st.one_of(
+        st.integers(min_value=2, max_value=10_000).map(str),
+        st.sampled_from(["London", "Paris", "Oslo", "Maroon", "Taylor", "Swift", "apples"]),
+    ),
+    min_size=1,
+    max_size=4,
+    unique=True,
+)
+
+
+@given(_VALUES, st.randoms(use_true_random=False))
+def test_a_repeat_or_a_reshuffle_of_the_earlier_values_adds_nothing(
+    values: list[str], rnd: Any
+) -> None:
+    request = Grounding.of_text("Please do it for " + " and ".join(values))
+    shuffled = list(values)
+    rnd.shuffle(shuffled)
+    earlier = [(TEXT, {"text": " ".join(values)})]
+    assert not adds_to(TEXT, {"text": " ".join(shuffled)}, earlier, request)
+    assert not adds_to(TEXT, {"text": " ".join(values[:1])}, earlier, request)
+
+
+@given(_VALUES, _VALUES)
+def test_a_call_with_a_value_of_the_request_no_earlier_call_holds_adds_a_part(
+    first: list[str], second: list[str]
+) -> None:
+    request = Grounding.of_text(" and ".join(first + second))
+    earlier = [(TEXT, {"text": " ".join(first)})]
+    new = set(map(str.lower, second)) - set(map(str.lower, first))
+    assert adds_to(TEXT, {"text": " ".join(second)}, earlier, request) == bool(new)
+
+
+def test_values_from_nowhere_or_the_tools_own_words_add_nothing() -> None:
+    request = Grounding.of_text("What time is it in Oslo? Also 12 * 12")
+    earlier = [(TEXT, {"text": "Oslo"})]
+    assert not adds_to(TEXT, {"text": "Lisbon"}, earlier, request)  # not in the request
+    assert adds_to(TEXT, {"text": "12 * 12"}, earlier, request)
+    assert adds_to(TEXT, {"text": "time"}, earlier, request)
+    assert not adds_to(TEXT, {"text": "time"}, earlier, request, vocabulary([TIME_TOOL]))
+    assert {"get", "time", "place"} <= vocabulary([TIME_TOOL])
+
+
+# ── ChainStep: what a call after results must bring (R-11.2) ───────────────────────────
+
+CALC_TOOL = AgentTool(
+    name="calculator",
+    label="calculator",
+    description="Evaluate an arithmetic expression.",
+    input_schema={
+        "type": "object",
+        "properties": {"expression": {"type": "string"}},
+        "required": ["expression"],
+    },
+    execute=lambda *a: "unused",
+)
+FILE_TOOL = AgentTool(
+    name="read_file",
+    label="read_file",
+    description="Read a text file.",
+    input_schema={
+        "type": "object",
+        "properties": {"path": {"type": "string"}},
+        "required": ["path"],
+    },
+    execute=lambda *a: "unused",
+)
+TOOLS = [CALC_TOOL, TIME_TOOL, FILE_TOOL]
+
+
+def _after(request: str, *rounds: list[tuple[str, dict[str, Any], str]]) -> ChainStep | None:
+    from yiemagent import AssistantMessage, ToolCall
+
+    messages: list[Any] = [UserMessage(request)]
+    for n, round_ in enumerate(rounds):
+        calls = [ToolCall(id=f"c{n}{i}", name=c, arguments=a) for i, (c, a, _) in enumerate(round_)]
+        messages.append(AssistantMessage(content=list(calls), stop_reason="toolUse"))
+        for call, (_, _, result) in zip(calls, round_, strict=True):
+            error = result.startswith("Error")
+            messages.append(
+                ToolResultMessage(call.id, call.name, [TextContent(result)], is_error=error)
+            )
+    return ChainStep.after(messages, TOOLS)
+
+
+def test_after_results_only_the_tools_the_request_names_are_offered_anew() -> None:
+    step = _after(
+        "Tell me the time in Tokyo and in New York.",
+        [("get_time", {"place": "Tokyo"}, "11:31 on Tuesday in Tokyo")],
+    )
+    assert step is not None and step.unnamed(TOOLS) == {"calculator", "read_file"}
+    step = _after(
+        "expr.txt holds an expression. Read it and compute it with the calculator.",
+        [("read_file", {"path": "expr.txt"}, "3 + 4")],
+    )
+    assert step is not None and step.unnamed(TOOLS) == {"get_time"}
+    assert mentions(TIME_TOOL, Grounding.of_text("what time is it there now?"))
+    assert not mentions(CALC_TOOL, Grounding.of_text("Tell me what that is."))
+
+
+def test_a_used_tool_is_called_again_only_with_a_value_from_the_results() -> None:
+    step = _after(
+        "Read pointer.txt and follow what it says to find the code word.",
+        [("read_file", {"path": "pointer.txt"}, "The code word is in secret.txt.")],
+    )
+    assert step is not None
+    assert step.allows(FILE_TOOL, {"path": "secret.txt"})
+    assert not step.allows(FILE_TOOL, {"path": "pointer.txt"})
+    assert not step.allows(FILE_TOOL, {"path": "code.txt"})
+    assert step.allows(CALC_TOOL, {"expression": "1"})  # a new tool: offered or not by name
+    step = _after(
+        "Use the calculator to compute 17 * 23, then use it again to add 9 to that result.",
+        [("calculator", {"expression": "17 * 23"}, "17 * 23 = 391")],
+    )
+    assert step is not None and step.allows(CALC_TOOL, {"expression": "391 + 9"})
+    assert not step.allows(CALC_TOOL, {"expression": "17 * 23 + 9"})
+
+
+def test_no_rule_before_results_or_after_an_error_result() -> None:
+    assert ChainStep.after([UserMessage("What is 2 + 2?")], TOOLS) is None
+    failed = _after("Read a.txt", [("read_file", {"path": "a.txt"}, "Error: not found")])
+    assert failed is None
+
+
+@given(st.lists(st.integers(min_value=2, max_value=99_999), min_size=1, max_size=6, unique=True))
+def test_numbers_in_a_string_count_from_three_that_nothing_backs(numbers: list[int]) -> None:
+    text = " + ".join(map(str, numbers))
+    nothing = Grounding.of_text("What is the project called?")
+    invented = invented_numbers(text, nothing)
+    assert invented == ({str(n) for n in numbers} if len(numbers) >= STRING_NUMBERS else set())
+    assert not invented_numbers(text, Grounding.of_text("Add " + ", ".join(map(str, numbers))))
+    calc = _tool({"e": {"type": "string"}}, ["e"])
+    assert ungrounded(calc, {"e": text}, nothing) == invented

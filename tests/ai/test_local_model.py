@@ -94,15 +94,15 @@ async def test_abort_mid_answer_ends_aborted_quickly() -> None:
     assert final.usage.output < 200
 
 
-async def test_the_more_calls_grammar_binds_the_real_runtime() -> None:
+async def test_the_extra_call_grammar_binds_the_real_runtime() -> None:
     """llama.cpp IGNORES a grammar it cannot compile and generates unconstrained (measured:
-    a lark `<tool_call>` token rule did that silently), so the grammar of the "more calls"
+    a lark `<tool_call>` token rule did that silently), so the grammar of the extra-call
     step (R-11.1) is checked on the real runtime: asked to go on with prose, the model can
-    still only close the list or add a calculator call."""
+    still only add one calculator call."""
     import json
 
     from yiemagent.ai.local import load_runtime, local_spec
-    from yiemagent.ai.local.prompt import more_calls_grammar
+    from yiemagent.ai.local.prompt import extra_call_grammar
 
     runtime = load_runtime(local_spec(MODEL.id))
     [calculator] = example_tools("calculator")
@@ -114,10 +114,10 @@ async def test_the_more_calls_grammar_binds_the_real_runtime() -> None:
         ],
         "max_tokens": 60,
         "temperature": 0.0,
-        "grammar": more_calls_grammar([calculator]),
+        "grammar": extra_call_grammar([calculator]),
     }
     reply = runtime.chat(request)
     text = reply["choices"][0]["message"]["content"]
     text = text.removeprefix("[" + first)  # some runtimes echo the prefill
-    items = json.loads("[" + first + text)
-    assert all(item["name"] == "calculator" for item in items)
+    items = json.loads("[" + first + text + "]")
+    assert len(items) == 2 and all(item["name"] == "calculator" for item in items)

@@ -35,8 +35,8 @@ from yiemagent.ai.local.prompt import (
     answer_name,
     answered_calls,
     chat_messages,
+    extra_call_grammar,
     identity,
-    more_calls_grammar,
     render_tool,
     reply_schema,
     system_prompt,
@@ -66,8 +66,8 @@ TIME = _tool("get_time", "place")
 class FakeRuntime:
     """Replays one scripted reply per request as OpenAI chunk dicts, in `size`-char deltas.
 
-    A request with a `grammar` continues a lone call as a list (the provider's "more calls"
-    step, R-11.1): it replays the next of `more` ("]", no more calls, once they run out)."""
+    A request with a `grammar` asks for one extra call after a lone first call (R-11.1): it
+    replays the next of `more` ("]", nothing, once they run out)."""
 
     def __init__(
         self,
@@ -289,8 +289,9 @@ async def test_repeat_guard_drops_an_identical_answered_call_and_asks_again(
     final = events[-1].message
     assert (final.stop_reason, final.text, final.tool_calls) == ("stop", "It is 391.", [])
     first, second = (r["response_format"]["json_schema"]["schema"] for r in runtime.requests)
-    assert _branch_names(first) == ["calculator", "get_time", "answer"]
-    assert _branch_names(second) == ["get_time", "answer"]
+    # get_time is not offered after results: the request does not name it (ChainStep).
+    assert _branch_names(first) == ["calculator", "answer"]
+    assert _branch_names(second) == ["answer"]
     assert final.usage.output == 20  # both generations counted
 
 
@@ -325,7 +326,7 @@ async def test_a_new_call_of_an_already_used_tool_still_runs(
     assert final.stop_reason == "toolUse"
     assert final.tool_calls[0].arguments == {"expression": "391 * 17"}
     assert [e.type for e in events].count("toolcall_start") == 1
-    assert len(runtime.requests) == 2  # the call, then the "more calls" step closing the list
+    assert len(runtime.requests) == 1  # after results, no extra call is asked for
 
 
 async def test_after_its_round_budget_only_an_answer_is_offered(
@@ -347,7 +348,7 @@ async def test_after_its_round_budget_only_an_answer_is_offered(
     await _events(Context("", transcript, [CALC, TIME]))
     await _events(Context("", [*transcript, UserMessage("and 2 + 2?")], [CALC, TIME]))
     schemas = [r["response_format"]["json_schema"]["schema"] for r in runtime.requests]
-    assert _branch_names(schemas[0]) == ["calculator", "get_time", "answer"]
+    assert _branch_names(schemas[0]) == ["calculator", "answer"]  # "go" names no get_time
     assert _branch_names(schemas[1]) == ["answer"]
     assert "- calculator: The calculator tool." in runtime.requests[1]["messages"][0]["content"]
     assert _branch_names(schemas[2]) == ["calculator", "get_time", "answer"]
@@ -653,15 +654,15 @@ def test_context_overflow_error_says_how_to_raise_the_context() -> None:
     assert _chunk_error({"error": {"message": "other"}}) == "local model error: other"
 
 
-async def test_a_lone_call_is_continued_as_a_list_and_may_gain_calls(
+async def test_a_lone_call_is_continued_as_a_list_and_gains_the_other_parts_calls(
     fake: Callable[..., FakeRuntime],
 ) -> None:
-    """R-11.1: a reply of one call object is written back as `[{call}` and the model may add
-    the calls of the request's other parts; all of them are one message."""
+    """R-11.1: a first reply of one call object is written back as `[{call}` and the model
+    must write one more call; one that adds a part of the request is kept and the next is
+    asked for, until a call adds nothing. All of them are one message."""
     first = _calls(("get_time", {"place": "London"}))
-    runtime = fake(
-        [first], more=[', {"name": "calculator", "arguments": {"expression": "365*24"}}]']
-    )
+    second = ', {"name": "calculator", "arguments": {"expression": "365*24"}}'
+    runtime = fake([first], more=[second, ", " + first])
     events = await _events(Context("", [UserMessage("London time and 365*24?")], [CALC, TIME]))
     final = events[-1].message
     assert final.stop_reason == "toolUse"
@@ -669,26 +670,119 @@ async def test_a_lone_call_is_continued_as_a_list_and_may_gain_calls(
         ("get_time", {"place": "London"}),
         ("calculator", {"expression": "365*24"}),
     ]
+    assert len(runtime.requests) == 3  # the reply, the kept extra call, the repeat
     more = runtime.requests[1]
     assert more["messages"][-1] == {"role": "assistant", "content": "[" + first}
     assert "response_format" not in more and more["grammar"].startswith("%llguidance")
+    assert runtime.requests[2]["messages"][-1]["content"] == "[" + first + second
     assert [e.type for e in events].count("toolcall_end") == 2
 
 
-async def test_the_more_calls_step_drops_repeats_and_is_skipped_after_a_list(
+@pytest.mark.parametrize(
+    ("request_text", "extra"),
+    [
+        ("1+1?", ("calculator", {"expression": "1+1"})),  # a repeat
+        ("Add 2 and 3", ("calculator", {"expression": "3+2"})),  # the same values again
+        ("What time is it in Oslo?", ("calculator", {"expression": "time"})),  # a tool word
+        ("1+1?", ("calculator", {"expression": "7*9"})),  # values the request does not give
+    ],
+)
+async def test_an_extra_call_that_adds_no_part_of_the_request_is_dropped_and_ends_the_step(
+    fake: Callable[..., FakeRuntime], request_text: str, extra: tuple[str, dict[str, Any]]
+) -> None:
+    first = (
+        ("get_time", {"place": "Oslo"})
+        if "Oslo" in request_text
+        else ("calculator", {"expression": "2+3" if "2" in request_text else "1+1"})
+    )
+    runtime = fake([_calls(first)], more=[", " + _calls(extra), ", " + _calls(extra)])
+    events = await _events(Context("", [UserMessage(request_text)], [CALC, TIME]))
+    assert [(c.name, c.arguments) for c in events[-1].message.tool_calls] == [first]
+    assert len(runtime.requests) == 2
+
+
+async def test_no_extra_call_is_asked_for_after_a_list_or_after_results(
     fake: Callable[..., FakeRuntime],
 ) -> None:
-    runtime = fake(
-        [_calls(("calculator", {"expression": "1+1"}))],
-        more=[", " + _calls(("calculator", {"expression": "1+1"})) + "]"],
-    )
-    events = await _events(Context("", [UserMessage("1+1?")], [CALC]))
-    assert [c.arguments for c in events[-1].message.tool_calls] == [{"expression": "1+1"}]
+    """A reply that is already a list is the model's own batch; a call after results is a
+    chain's next step (R-11.1): neither is continued."""
     runtime = fake(
         [_calls(("calculator", {"expression": "1+1"}), ("calculator", {"expression": "2+2"}))]
     )
     await _events(Context("", [UserMessage("1+1 and 2+2?")], [CALC]))
     assert len(runtime.requests) == 1
+    runtime = fake([_calls(("get_time", {"place": "391"}))], more=[', {"x": 1}'])
+    await _events(Context("", _answered_transcript({"expression": "17 * 23"}), [CALC, TIME]))
+    assert len(runtime.requests) == 1
+
+
+async def test_after_results_a_tool_the_request_does_not_name_is_not_offered(
+    fake: Callable[..., FakeRuntime],
+) -> None:
+    """R-11.2: given the time, the 0.5B called `calculator("11:31 on Tuesday…")`; after
+    results, a tool not used yet is offered only if the request names it."""
+    call = ToolCall(id="c1", name="get_time", arguments={"place": "Tokyo"})
+    transcript = [
+        UserMessage("What time is it in Tokyo?"),
+        AssistantMessage(content=[call], stop_reason="toolUse"),
+        ToolResultMessage("c1", "get_time", [TextContent("11:31 on Tuesday in Tokyo")]),
+    ]
+    runtime = fake([_answer("It is 11:31 in Tokyo.")])
+    events = await _events(Context("", transcript, [CALC, TIME]))
+    assert events[-1].message.text == "It is 11:31 in Tokyo."
+    schema = runtime.requests[0]["response_format"]["json_schema"]["schema"]
+    assert _branch_names(schema) == ["get_time", "answer"]
+
+
+async def test_a_call_writing_numbers_from_nowhere_is_stopped_early_and_asked_again(
+    fake: Callable[..., FakeRuntime],
+) -> None:
+    """R-11.2/R-11.3: the 0.5B wrote `calculator("10 + 20 * 3 - 4 / 2 + 5 * 6 …")` for 240 s
+    before "length"; a string with three numbers nothing backs stops the generation at
+    once, and the reply is generated again without that tool."""
+    runaway = " + ".join(str(n) for n in range(10, 400))
+    runtime = fake(
+        [_calls(("calculator", {"expression": runaway})), _answer("It is called yiem.")],
+        size=4,
+        delay_s=0.002,
+    )
+    events = await _events(
+        Context("", [UserMessage("What is the project called, per README.md?")], [CALC])
+    )
+    final = events[-1].message
+    assert (final.stop_reason, final.text, final.tool_calls) == ("stop", "It is called yiem.", [])
+    assert runtime.stopped_early.wait(2)
+    assert _branch_names(runtime.requests[1]["response_format"]["json_schema"]["schema"]) == [
+        "answer"
+    ]
+
+
+async def test_after_several_results_the_answer_has_one_part_per_result(
+    fake: Callable[..., FakeRuntime],
+) -> None:
+    """R-11.2: the 0.5B reports only one of two results; after a round of n >= 2 results
+    the answer's text is a list of exactly n strings, streamed joined by newlines."""
+    calls = [
+        ToolCall(id="c1", name="get_time", arguments={"place": "London"}),
+        ToolCall(id="c2", name="calculator", arguments={"expression": "365 * 24"}),
+    ]
+    transcript = [
+        UserMessage("London time and 365 * 24?"),
+        AssistantMessage(content=list(calls), stop_reason="toolUse"),
+        ToolResultMessage("c1", "get_time", [TextContent("10:00 in London")]),
+        ToolResultMessage("c2", "calculator", [TextContent("365 * 24 = 8760")]),
+    ]
+    reply = json.dumps({"name": "answer", "text": ["It is 10:00 in London.", "It is 8760."]})
+    runtime = fake([reply])
+    events = await _events(Context("", transcript, [CALC, TIME]))
+    final = events[-1].message
+    assert (final.stop_reason, final.text) == ("stop", "It is 10:00 in London.\nIt is 8760.")
+    assert "".join(e.delta for e in events if e.type == "text_delta") == final.text
+    schema = runtime.requests[0]["response_format"]["json_schema"]["schema"]
+    text = schema["anyOf"][-1]["properties"]["text"]
+    assert text == {"type": "array", "items": {"type": "string"}, "minItems": 2, "maxItems": 2}
+    one = reply_schema([CALC, TIME], parts=1)["anyOf"][-1]["properties"]["text"]
+    assert one == {"type": "string"}
 
 
 async def test_a_call_after_results_with_words_from_nowhere_is_dropped(
@@ -709,19 +803,23 @@ async def test_a_call_after_results_with_words_from_nowhere_is_dropped(
     ]
 
 
-def test_more_calls_grammar_lists_each_offered_tool() -> None:
-    grammar = more_calls_grammar([CALC, TIME], drop={"get_time"})
-    assert grammar.startswith("%llguidance {}\n") and '"]"' in grammar
+def test_the_extra_call_grammar_is_exactly_one_more_item_of_an_offered_tool() -> None:
+    grammar = extra_call_grammar([CALC, TIME], drop={"get_time"})
+    assert grammar.startswith("%llguidance {}\n") and 'start: ", " call' in grammar
+    assert '"]"' not in grammar
     assert '"calculator"' in grammar and '"get_time"' not in grammar
-    assert more_calls_grammar([CALC], drop={"calculator"}) == '%llguidance {}\nstart: "]"\n'
 
 
 async def test_a_call_that_never_ends_is_stopped_with_length(
     fake: Callable[..., FakeRuntime],
 ) -> None:
-    """R-11.3: an argument that keeps growing without repeating (`1 + 2 + 3 + ...`) is cut
-    at `MAX_ITEM_CHARS`, not run to the token cap, and the cut call is not run."""
-    expression = " + ".join(str(i) for i in range(5000))
+    """R-11.3: an argument that keeps growing without repeating (`aaa + aab + aac + ...`)
+    is cut at `MAX_ITEM_CHARS`, not run to the token cap, and the cut call is not run.
+    (Numbers nothing backs would stop it sooner: see the test above.)"""
+    import itertools
+
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    expression = " + ".join("".join(t) for t in itertools.product(letters, repeat=3))
     runtime = fake([_calls(("calculator", {"expression": expression}))], size=40, delay_s=0.0005)
     events = await _events(Context("", [UserMessage("sum?")], [CALC]))
     final = events[-1].message

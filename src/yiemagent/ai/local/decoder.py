@@ -13,10 +13,17 @@ import logging
 import re
 import uuid
 from collections.abc import Collection, Sequence
-from typing import Literal
+from typing import Any, Literal
 
 from yiemagent.ai.builder import MessageBuilder
-from yiemagent.ai.local.grounding import Grounding, ungrounded
+from yiemagent.ai.local.grounding import (
+    ChainStep,
+    Grounding,
+    adds_to,
+    invented_numbers,
+    ungrounded,
+    vocabulary,
+)
 from yiemagent.ai.local.prompt import ANSWER_TEXT, answer_name, call_key
 from yiemagent.ai.partial_json import parse_partial_json
 from yiemagent.types.tools import AgentTool
@@ -107,15 +114,21 @@ class ReplyDecoder:
         "_answer_name",
         "_answered",
         "_builder",
+        "_calls",
+        "_chain",
         "_emitted",
         "_exempt",
+        "_extra",
         "_held",
+        "_hopeless",
         "_items",
         "_known",
         "_open",
         "_repeats",
+        "_request",
         "_sent",
         "_tools",
+        "_vocabulary",
     )
 
     def __init__(
@@ -125,6 +138,8 @@ class ReplyDecoder:
         answered: set[tuple[str, str]],
         known: Grounding | None = None,
         exempt: Collection[str] = (),
+        request: Grounding | None = None,
+        chain: ChainStep | None = None,
     ) -> None:
         self._builder = builder
         self._tools = {tool.name: tool for tool in tools}
@@ -137,11 +152,17 @@ class ReplyDecoder:
         self._held = held | {name for name, _ in answered}
         self._items = ItemScanner()
         self._emitted: set[tuple[str, str]] = set()
+        self._calls: list[tuple[AgentTool, dict[str, Any]]] = []
+        self._request = request
+        self._chain = chain
+        self._vocabulary = vocabulary(tools)
+        self._extra = False
         self._answer: str | None = None
         self._repeats: set[str] = set()
         self._open: tuple[str, int] | None = None
         """The call being streamed: its name and where its arguments start in the item."""
         self._sent = 0
+        self._hopeless: str | None = None
 
     def lone_call(self) -> str | None:
         """The raw JSON of the reply's one call when the reply was a single call object (not a
@@ -152,9 +173,21 @@ class ReplyDecoder:
 
     def resume_as_list(self, first: str) -> None:
         """Go on as if the reply had been `[` + `first` (its call already emitted): the text
-        fed next continues that list (`, {...}` items, then `]`)."""
+        fed next continues that list with extra calls (`, {...}` items). An extra call is
+        kept only if it adds a part of the request (`grounding.adds_to`, R-11.1)."""
         self._items = ItemScanner()
         self._items.feed("[" + first)
+        self._extra = True
+
+    @property
+    def raw(self) -> str:
+        """The reply's text so far (after `resume_as_list`: the open list)."""
+        return self._items.raw
+
+    @property
+    def calls(self) -> int:
+        """How many calls the reply has emitted."""
+        return len(self._emitted)
 
     @property
     def open_chars(self) -> int:
@@ -164,12 +197,32 @@ class ReplyDecoder:
             return 0
         return len(self._items.open_item)
 
+    @property
+    def hopeless(self) -> bool:
+        """Whether the call being received already holds numbers nothing backs
+        (`grounding.invented_numbers`): the provider stops generating and asks again
+        without that tool, instead of waiting for a runaway expression to end."""
+        return self._hopeless is not None
+
     def feed(self, text: str) -> None:
         for item in self._items.feed(text):
             self._complete(item)
         current = self._items.open_item
         if current:
             self._progress(current)
+            if self._open is None and self._known is not None and len(current) > 40:
+                self._check_open(current)
+
+    def _check_open(self, raw: str) -> None:
+        parsed = parse_partial_json(raw)
+        name, arguments = parsed.get("name"), parsed.get("arguments")
+        if name not in self._held or name in self._exempt or not isinstance(arguments, dict):
+            return
+        assert self._known is not None
+        strings = [v for v in arguments.values() if isinstance(v, str)]
+        if any(invented_numbers(text, self._known) for text in strings):
+            logger.info("local call %s stopped: it writes numbers nothing backs", name)
+            self._hopeless = name
 
     def _progress(self, raw: str) -> None:
         if self._open is None:
@@ -222,7 +275,23 @@ class ReplyDecoder:
                     logger.info("local call %s dropped: %s are not grounded", name, missing)
                     self._repeats.add(name)
                     return
+            if (
+                tool is not None
+                and self._chain is not None
+                and not self._chain.allows(tool, arguments)
+            ):
+                logger.info("local call %s dropped: it takes nothing from the results", name)
+                self._repeats.add(name)
+                return
             if key in self._emitted:
+                return
+            if (
+                self._extra
+                and tool is not None
+                and self._request is not None
+                and not adds_to(tool, arguments, self._calls, self._request, self._vocabulary)
+            ):
+                logger.info("local extra call %s dropped: it adds nothing to the request", name)
                 return
             self._builder.tool_call_start(_new_id(), name)
             self._builder.tool_call_delta(json.dumps(arguments, ensure_ascii=False))
@@ -234,12 +303,16 @@ class ReplyDecoder:
         self._builder.end_block()
         self._emitted.add(key)
         self._held.add(name)
+        if name in self._tools:
+            self._calls.append((self._tools[name], arguments))
 
     def _emit_answer(self, raw: str) -> None:
         parsed = parse_partial_json(raw)
         if parsed.get("name") != self._answer_name:
             return
         answer = parsed.get(ANSWER_TEXT)
+        if isinstance(answer, list):  # one part per result (`prompt.reply_schema`)
+            answer = "\n".join(part for part in answer if isinstance(part, str))
         if not isinstance(answer, str):
             return
         sent = self._answer or ""
@@ -259,6 +332,9 @@ class ReplyDecoder:
             if current:
                 self._emit_answer(current)
             return "answer", set()
+        if self._hopeless is not None:
+            self._repeats.add(self._hopeless)
+            current = ""
         if cut and current:
             if self._open is not None:
                 return "call", set()  # left open: the message ends with it partial

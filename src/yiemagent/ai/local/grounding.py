@@ -16,11 +16,12 @@ and catches 12 of 16 distinct irrelevance calls the model made.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from yiemagent.types.messages import (
+    AssistantMessage,
     ImageContent,
     Message,
     TextContent,
@@ -29,7 +30,20 @@ from yiemagent.types.messages import (
 )
 from yiemagent.types.tools import AgentTool
 
-__all__ = ["PREFIX", "SHORT_WORD", "Grounding", "ungrounded", "words"]
+__all__ = [
+    "COMMON_WORDS",
+    "PREFIX",
+    "SHORT_WORD",
+    "STRING_NUMBERS",
+    "ChainStep",
+    "Grounding",
+    "adds_to",
+    "invented_numbers",
+    "mentions",
+    "ungrounded",
+    "vocabulary",
+    "words",
+]
 
 PREFIX = 5
 """Words of at least this many letters match on their first `PREFIX` (point/points,
@@ -121,11 +135,26 @@ class Grounding:
         return False
 
 
+STRING_NUMBERS = 3
+"""A string holding this many distinct numbers that nothing backs is not grounded."""
+_IN_STRING = re.compile(r"\d+(?:\.\d+)?")
+
+
+def invented_numbers(text: str, grounding: Grounding) -> set[str]:
+    """The numbers written in `text` that `grounding` does not back, when there are
+    `STRING_NUMBERS` or more of them (else none)."""
+    found = set(_IN_STRING.findall(_THOUSANDS.sub("", text)))
+    unknown = {m for m in found if not grounding.knows_number(float(m))}
+    return unknown if len(unknown) >= STRING_NUMBERS else set()
+
+
 def ungrounded(tool: AgentTool, arguments: dict[str, Any], grounding: Grounding) -> set[str]:
     """What `arguments` hold in the tool's REQUIRED parameters that `grounding` does not
     back: words with a letter (not in the parameter's enum, and not a name written as a
-    function, `sqrt(`), and JSON numbers (digits inside strings are not checked: an
-    expression may compute 0.15 from "15 %"). Empty: the call is grounded."""
+    function, `sqrt(`), JSON numbers, and the numbers written in a string once it holds
+    `STRING_NUMBERS` or more that nothing backs (one or two may be derived: an expression
+    may compute 0.15 from "15 %"; the 0.5B model invents whole expressions,
+    `3 + 4 * 5 / 2 - 3` for a question about a README). Empty: the call is grounded."""
     schema = tool.input_schema
     properties = schema.get("properties")
     properties = properties if isinstance(properties, dict) else {}
@@ -144,10 +173,186 @@ def ungrounded(tool: AgentTool, arguments: dict[str, Any], grounding: Grounding)
                 for w in words(text) - allowed - called
                 if any(c.isalpha() for c in w) and not grounding.knows_word(w)
             }
+            missing |= invented_numbers(text, grounding)
         missing |= {
             format(n, "g") for n in _numbers(arguments[name]) if not grounding.knows_number(n)
         }
     return missing
+
+
+def adds_to(
+    tool: AgentTool,
+    arguments: dict[str, Any],
+    earlier: Sequence[tuple[AgentTool, dict[str, Any]]],
+    request: Grounding,
+    tool_words: Collection[str] = (),
+) -> bool:
+    """Whether a call written after `earlier` calls of the same reply brings a part of the
+    request they leave out (R-11.1): a word or number of `request` (the current user
+    message) in its required values that no earlier call holds and that is not one of the
+    tools' own words (`tool_words`, from `vocabulary`: "time" in "What time is it in Tokyo?"
+    names no part). A repeat, a reshuffle of the same values, or a call built from values
+    the request does not give adds nothing.
+    """
+    held = set(tool_words)
+    for earlier_tool, earlier_arguments in earlier:
+        held |= _tokens(earlier_tool, earlier_arguments)
+    return any(_in_request(token, request) for token in _tokens(tool, arguments) - held)
+
+
+COMMON_WORDS = frozenset(
+    [
+        "about",
+        "also",
+        "another",
+        "given",
+        "have",
+        "into",
+        "like",
+        "more",
+        "only",
+        "other",
+        "return",
+        "returns",
+        "some",
+        "tell",
+        "than",
+        "that",
+        "their",
+        "them",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "what",
+        "when",
+        "where",
+        "which",
+        "will",
+        "with",
+        "would",
+        "your",
+        "used",
+        "uses",
+        "using",
+        "value",
+        "values",
+    ]
+)
+"""Words of four or more letters that name no tool ("Tell me what…"): `mentions` skips them."""
+
+
+def mentions(tool: AgentTool, request: Grounding) -> bool:
+    """Whether `request` names `tool`: a word of four or more letters of its name or
+    description (not one of `COMMON_WORDS`) is in the request, or shares its first `PREFIX`
+    letters with a request word ("compute it with the calculator", "what time is it")."""
+    own = words(f"{tool.name} {tool.description}".replace("_", " ")) - COMMON_WORDS
+    return any(
+        word in request.words or (len(word) >= PREFIX and word[:PREFIX] in request.prefixes)
+        for word in own
+        if len(word) >= 4
+    )
+
+
+@dataclass(slots=True, frozen=True)
+class ChainStep:
+    """What a call after tool results must bring (R-11.2): the 0.5B model, given results,
+    often calls again with a result copied into an unrelated tool (`calculator("11:31 on
+    Tuesday…")`, `get_time("secret.txt")`). A call of a tool not yet used is offered only when
+    the request names that tool (`mentions`; the provider drops the others' branches); a
+    further call of a tool already used must carry a value of the results that neither the
+    request nor an earlier call holds (a chain's next step: `read_file("secret.txt")` after
+    reading that the word is in secret.txt, `391 + 9` after 17 * 23 = 391)."""
+
+    called: tuple[tuple[AgentTool, dict[str, Any]], ...]
+    """The calls made since the request."""
+    results: Grounding
+    """The grounding of the results since the request."""
+    known: frozenset[str]
+    """The words of the request and of the tools."""
+
+    request: Grounding
+    """The grounding of the request (the last user message)."""
+
+    @classmethod
+    def after(cls, messages: Sequence[Message], tools: Sequence[AgentTool]) -> ChainStep | None:
+        """The rule for the next reply to `messages`; None before any result since the last
+        user message, or when the last round has an error result (a retry is free)."""
+        start = next(
+            (i for i in range(len(messages) - 1, -1, -1) if isinstance(messages[i], UserMessage)),
+            -1,
+        )
+        since = messages[start + 1 :]
+        results = [m for m in since if isinstance(m, ToolResultMessage)]
+        if not results or not isinstance(since[-1], ToolResultMessage):
+            return None
+        last_round = since[
+            len(since)
+            - next(
+                (i for i, m in enumerate(reversed(since)) if not isinstance(m, ToolResultMessage)),
+                len(since),
+            ) :
+        ]
+        if any(m.is_error for m in last_round if isinstance(m, ToolResultMessage)):
+            return None
+        by_name = {tool.name: tool for tool in tools}
+        called = tuple(
+            (by_name[call.name], call.arguments)
+            for m in since
+            if isinstance(m, AssistantMessage)
+            for call in m.tool_calls
+            if call.name in by_name
+        )
+        request = Grounding.of(messages[start : start + 1]) if start >= 0 else Grounding.of([])
+        return cls(called, Grounding.of(results), request.words | vocabulary(tools), request)
+
+    def unnamed(self, tools: Sequence[AgentTool]) -> set[str]:
+        """The tools not used yet that the request does not name: not offered now."""
+        used = {tool.name for tool, _ in self.called}
+        return {t.name for t in tools if t.name not in used and not mentions(t, self.request)}
+
+    def allows(self, tool: AgentTool, arguments: dict[str, Any]) -> bool:
+        """Whether a call of `tool` with `arguments` may run now."""
+        if all(earlier.name != tool.name for earlier, _ in self.called):
+            return True
+        return adds_to(tool, arguments, self.called, self.results, self.known)
+
+
+def vocabulary(tools: Sequence[AgentTool]) -> frozenset[str]:
+    """The words of the tools' names, descriptions and parameter names (`adds_to`)."""
+    found: set[str] = set()
+    for tool in tools:
+        properties = tool.input_schema.get("properties")
+        names = " ".join(properties) if isinstance(properties, dict) else ""
+        found |= words(f"{tool.name} {tool.description} {names}".replace("_", " "))
+    return frozenset(found)
+
+
+def _tokens(tool: AgentTool, arguments: dict[str, Any]) -> set[str]:
+    # The words and numbers of the required parameters' values (all values when none is
+    # required), numbers as `format(n, "g")`.
+    required = tool.input_schema.get("required")
+    names = [n for n in required if n in arguments] if isinstance(required, list) else []
+    values = [arguments[n] for n in names] if names else list(arguments.values())
+    found: set[str] = set()
+    for value in values:
+        for text in _strings(value):
+            found |= {
+                format(float(w), "g") if w.isdigit() else w for w in words(_THOUSANDS.sub("", text))
+            }
+        found |= {format(n, "g") for n in _numbers(value)}
+    return found
+
+
+def _in_request(token: str, request: Grounding) -> bool:
+    try:
+        value = float(token)
+    except ValueError:
+        if token in request.words:
+            return True
+        return len(token) >= PREFIX and token[:PREFIX] in request.prefixes
+    return any(round(value, 2) == round(n, 2) for n in request.numbers)
 
 
 def _text(content: Sequence[TextContent | ImageContent]) -> str:

@@ -48,10 +48,12 @@ __all__ = [
     "answered_calls",
     "call_key",
     "chat_messages",
+    "current_request",
+    "extra_call_grammar",
     "identity",
-    "more_calls_grammar",
     "render_tool",
     "reply_schema",
+    "results_since_request",
     "results_turn",
     "system_prompt",
     "tool_rounds",
@@ -182,16 +184,23 @@ def _call_branch(tool: AgentTool) -> dict[str, Any]:
     }
 
 
-def _answer_branch(tools: Sequence[AgentTool]) -> dict[str, Any]:
+def _answer_branch(tools: Sequence[AgentTool], parts: int = 0) -> dict[str, Any]:
+    text: dict[str, Any] = {"type": "string"}
+    if parts >= 2:
+        text = {"type": "array", "items": text, "minItems": parts, "maxItems": parts}
     return {
         "type": "object",
-        "properties": {"name": {"const": answer_name(tools)}, ANSWER_TEXT: {"type": "string"}},
+        "properties": {"name": {"const": answer_name(tools)}, ANSWER_TEXT: text},
         "required": ["name", ANSWER_TEXT],
     }
 
 
 def reply_schema(
-    tools: Sequence[AgentTool], *, drop: Collection[str] = (), answer: bool = True
+    tools: Sequence[AgentTool],
+    *,
+    drop: Collection[str] = (),
+    answer: bool = True,
+    parts: int = 0,
 ) -> dict[str, Any]:
     """The JSON Schema of one reply: a call of a tool not in `drop`, a list of 2..`MAX_CALLS`
     such calls, or the answer.
@@ -201,6 +210,9 @@ def reply_schema(
         drop: Names of tools whose branch is left out (the repeat guard, the round budget).
         answer: Whether the free-text answer is offered (not while the output tool of a
             typed run is, DESIGN §14: the value then comes as that tool's arguments).
+        parts: With 2 or more, the answer's text is a list of exactly that many strings,
+            one per tool result since the request (joined by newlines): the 0.5B model otherwise
+            reports only one of several results (R-11.2, docs/local-model.md).
 
     Returns:
         `{"anyOf": [call branch per tool..., <list of calls>, <answer>]}`; with every tool
@@ -219,28 +231,24 @@ def reply_schema(
             }
         )
     if answer or not calls:
-        branches.append(_answer_branch(tools))
+        branches.append(_answer_branch(tools, parts))
     return {"anyOf": branches}
 
 
-def more_calls_grammar(tools: Sequence[AgentTool], *, drop: Collection[str] = ()) -> str:
-    """The llguidance grammar (llama.cpp's `grammar`, lark syntax) that continues a list of
-    calls after its first item: up to `MAX_CALLS - 1` more `, {call}` items, then `]`.
+def extra_call_grammar(tools: Sequence[AgentTool], *, drop: Collection[str] = ()) -> str:
+    """The llguidance grammar (llama.cpp's `grammar`, lark syntax) of one more list item
+    after the calls so far: exactly `, {call}` (R-11.1).
 
-    The provider writes a lone call object back as the start of a list, `[{call}`, and lets
-    the model close it or add the calls of the request's other parts (R-11.1): a small
-    model rarely opens a list itself, but adds items to one (docs/local-model.md).
+    A small model rarely opens a list itself, and after one call it closes a list with
+    p > 0.9 even when the request has several parts (docs/local-model.md). So the provider
+    writes the calls so far back as an open list and makes the model write one more call:
+    on a one-part request the model repeats a call (dropped: nothing new), on a request with
+    several parts it writes the next part's call. `extra_call` in `grounding` decides.
     """
     calls = [_call_branch(tool) for tool in tools if tool.name not in drop]
-    if not calls:
-        return '%llguidance {}\nstart: "]"\n'
     item = calls[0] if len(calls) == 1 else {"anyOf": calls}
-    more = " ".join(["more?"] * (MAX_CALLS - 1))
     return (
-        "%llguidance {}\n"
-        f'start: {more} "]"\n'
-        'more: ", " call\n'
-        f"call: %json {json.dumps(item, ensure_ascii=False)}\n"
+        f'%llguidance {{}}\nstart: ", " call\ncall: %json {json.dumps(item, ensure_ascii=False)}\n'
     )
 
 
@@ -261,11 +269,23 @@ def answered_calls(messages: Sequence[Message]) -> set[tuple[str, str]]:
     }
 
 
-def _current_prompt(messages: Sequence[Message]) -> Sequence[Message]:
-    for i in range(len(messages) - 1, -1, -1):
-        if isinstance(messages[i], UserMessage):
-            return messages[i + 1 :]
-    return messages
+def current_request(messages: Sequence[Message]) -> list[Message]:
+    """The last user message of `messages` (the request the next calls serve), as a list
+    (empty when there is none)."""
+    for message in reversed(messages):
+        if isinstance(message, UserMessage):
+            return [message]
+    return []
+
+
+def results_since_request(messages: Sequence[Message]) -> int:
+    """How many tool results follow the last user message."""
+    count = 0
+    for message in reversed(messages):
+        if isinstance(message, UserMessage):
+            break
+        count += isinstance(message, ToolResultMessage)
+    return count
 
 
 def tool_rounds(messages: Sequence[Message]) -> int:

@@ -28,13 +28,16 @@ from typing import Any, Literal
 
 from yiemagent.ai.builder import MessageBuilder
 from yiemagent.ai.local.decoder import ReplyDecoder
-from yiemagent.ai.local.grounding import Grounding
+from yiemagent.ai.local.grounding import ChainStep, Grounding
 from yiemagent.ai.local.prompt import (
+    MAX_CALLS,
     answer_name,
     answered_calls,
     chat_messages,
-    more_calls_grammar,
+    current_request,
+    extra_call_grammar,
     reply_schema,
+    results_since_request,
     system_prompt,
     tool_rounds,
 )
@@ -160,6 +163,8 @@ async def _generate_reply(
     chat = sanitize_surrogates(chat_messages(system, messages, answer))
     answered = answered_calls(messages) if tools else set()
     known = Grounding.of(messages) if tools else None
+    current = Grounding.of(current_request(messages)) if tools else None
+    chain = ChainStep.after(messages, tools) if tools else None
     request: dict[str, Any] = {
         "messages": chat,
         "stream": True,
@@ -176,6 +181,8 @@ async def _generate_reply(
     # A typed run (DESIGN §14, tool mode): its output tool is never dropped, and the free-text
     # answer is left out, so constrained decoding gives a value of the output type.
     output_tools = {t.name for t in tools if t.label == OUTPUT_TOOL_LABEL}
+    if chain is not None:
+        dropped |= chain.unnamed(tools)
     dropped -= output_tools
     deadline = time.monotonic() + limit_s
     outcome: _Outcome | None = None
@@ -183,9 +190,13 @@ async def _generate_reply(
         if outcome is not None:
             logger.info("local model repeated answered calls of %s; asking again", outcome.repeated)
             dropped |= outcome.repeated
-        decoder = ReplyDecoder(builder, tools, answered, known, output_tools) if tools else None
+        decoder = None
         if tools:
-            schema = reply_schema(tools, drop=dropped, answer=not output_tools)
+            decoder = ReplyDecoder(builder, tools, answered, known, output_tools, current, chain)
+        if tools:
+            schema = reply_schema(
+                tools, drop=dropped, answer=not output_tools, parts=results_since_request(messages)
+            )
             request["response_format"] = {
                 "type": "json_schema",
                 "json_schema": {"name": "reply", "schema": schema},
@@ -193,16 +204,26 @@ async def _generate_reply(
         outcome = await _stream_chunks(runtime, request, builder, decoder, signal, deadline)
         _add_usage(usage, outcome.usage)
     first = decoder.lone_call() if decoder is not None and outcome.kind == "call" else None
-    if first is not None and outcome.finish_reason != "length" and not output_tools:
-        # a lone call is written back as the start of a list, `[{call}`, and the
-        # model closes the list or adds the calls of the request's other parts.
+    first_round = tool_rounds(messages) == 0
+    if first is not None and first_round and outcome.finish_reason != "length" and not output_tools:
+        # a lone first call is written back as an open list, `[{call}`, and the model
+        # must write one more call; it is kept only if it adds a part of the request, and
+        # then the next one is asked for (a small model does not open a list by itself).
+        # After results, a call is a chain's next step: no extra call is asked for.
         assert decoder is not None
         decoder.resume_as_list(first)
-        more = dict(request, messages=[*chat, {"role": "assistant", "content": "[" + first}])
+        more = dict(request)
         more.pop("response_format", None)
-        more["grammar"] = more_calls_grammar(tools, drop=dropped)
-        outcome = await _stream_chunks(runtime, more, builder, decoder, signal, deadline)
-        _add_usage(usage, outcome.usage)
+        more["grammar"] = extra_call_grammar(tools, drop=dropped)
+        while decoder.calls < MAX_CALLS:
+            calls = decoder.calls
+            more["messages"] = [*chat, {"role": "assistant", "content": decoder.raw}]
+            extra = await _stream_chunks(runtime, more, builder, decoder, signal, deadline)
+            _add_usage(usage, extra.usage)
+            if extra.aborted or extra.error is not None or decoder.calls == calls:
+                if extra.aborted or extra.error is not None:
+                    outcome = extra
+                break
     builder.set_usage(usage)
     if outcome.aborted:
         builder.fail("aborted", "Request was aborted")
@@ -314,6 +335,9 @@ async def _stream_chunks(
             if runaway(text) or (decoder is not None and decoder.open_chars > MAX_ITEM_CHARS):
                 logger.info("local model repeats itself or writes a runaway call; stopped")
                 outcome.finish_reason = "length"
+                break
+            if decoder is not None and decoder.hopeless:
+                outcome.finish_reason = None  # the call is dropped and asked again
                 break
     finally:
         stop = True
