@@ -221,10 +221,12 @@ def test_a_used_tool_is_called_again_only_with_a_value_from_the_results() -> Non
     assert not step.allows(CALC_TOOL, {"expression": "17 * 23 + 9"})
 
 
-def test_no_rule_before_results_or_after_an_error_result() -> None:
+def test_no_rule_before_results_and_a_failed_tool_may_be_retried() -> None:
     assert ChainStep.after([UserMessage("What is 2 + 2?")], TOOLS) is None
     failed = _after("Read a.txt", [("read_file", {"path": "a.txt"}, "Error: not found")])
-    assert failed is None
+    assert failed is not None and failed.failed == {"read_file"}
+    assert failed.allows(FILE_TOOL, {"path": "A.txt"})
+    assert failed.unnamed(TOOLS) == {"calculator", "get_time"}
 
 
 @given(st.lists(st.integers(min_value=2, max_value=99_999), min_size=1, max_size=6, unique=True))

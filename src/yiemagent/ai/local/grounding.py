@@ -274,11 +274,13 @@ class ChainStep:
 
     request: Grounding
     """The grounding of the request (the last user message)."""
+    failed: frozenset[str] = frozenset()
+    """Tools whose last result was an error: a retry of them is free."""
 
     @classmethod
     def after(cls, messages: Sequence[Message], tools: Sequence[AgentTool]) -> ChainStep | None:
         """The rule for the next reply to `messages`; None before any result since the last
-        user message, or when the last round has an error result (a retry is free)."""
+        user message."""
         start = next(
             (i for i in range(len(messages) - 1, -1, -1) if isinstance(messages[i], UserMessage)),
             -1,
@@ -286,15 +288,6 @@ class ChainStep:
         since = messages[start + 1 :]
         results = [m for m in since if isinstance(m, ToolResultMessage)]
         if not results or not isinstance(since[-1], ToolResultMessage):
-            return None
-        last_round = since[
-            len(since)
-            - next(
-                (i for i, m in enumerate(reversed(since)) if not isinstance(m, ToolResultMessage)),
-                len(since),
-            ) :
-        ]
-        if any(m.is_error for m in last_round if isinstance(m, ToolResultMessage)):
             return None
         by_name = {tool.name: tool for tool in tools}
         called = tuple(
@@ -305,7 +298,19 @@ class ChainStep:
             if call.name in by_name
         )
         request = Grounding.of(messages[start : start + 1]) if start >= 0 else Grounding.of([])
-        return cls(called, Grounding.of(results), request.words | vocabulary(tools), request)
+        failed: set[str] = set()
+        for message in reversed(since):  # the last round's results
+            if not isinstance(message, ToolResultMessage):
+                break
+            if message.is_error:
+                failed.add(message.tool_name)
+        return cls(
+            called,
+            Grounding.of(results),
+            request.words | vocabulary(tools),
+            request,
+            frozenset(failed),
+        )
 
     def unnamed(self, tools: Sequence[AgentTool]) -> set[str]:
         """The tools not used yet that the request does not name: not offered now."""
@@ -314,7 +319,7 @@ class ChainStep:
 
     def allows(self, tool: AgentTool, arguments: dict[str, Any]) -> bool:
         """Whether a call of `tool` with `arguments` may run now."""
-        if all(earlier.name != tool.name for earlier, _ in self.called):
+        if tool.name in self.failed or all(earlier.name != tool.name for earlier, _ in self.called):
             return True
         return adds_to(tool, arguments, self.called, self.results, self.known)
 

@@ -67,6 +67,9 @@ over and over is stopped as runaway ("length")."""
 MAX_ITEM_CHARS = 4000
 """A call (one item of a reply) longer than this is stopped as runaway ("length"): the 0.5B
 can write an arithmetic expression that never ends (`10 + 20 * 3 / 4 - 5 + 6 * 7 ...`)."""
+MAX_ASKS = 2
+"""After this many replies dropped by the guards (repeats, ungrounded calls), only the answer
+is offered: each one costs a generation (R-11.3)."""
 _tasks: set[asyncio.Task[None]] = set()
 _DONE = object()
 _ABORTED = object()
@@ -186,14 +189,17 @@ async def _generate_reply(
     dropped -= output_tools
     deadline = time.monotonic() + limit_s
     outcome: _Outcome | None = None
+    asked = 0
     while outcome is None or (outcome.kind == "repeat" and outcome.finish_reason != "length"):
         if outcome is not None:
             logger.info("local model repeated answered calls of %s; asking again", outcome.repeated)
             dropped |= outcome.repeated
+            asked += 1
+            if asked >= MAX_ASKS:  # bounded (R-11.3): the answer is left
+                dropped |= {t.name for t in tools} - output_tools
         decoder = None
         if tools:
             decoder = ReplyDecoder(builder, tools, answered, known, output_tools, current, chain)
-        if tools:
             schema = reply_schema(
                 tools, drop=dropped, answer=not output_tools, parts=results_since_request(messages)
             )
