@@ -19,6 +19,7 @@ from yiemagent.ai.local.grounding import (
     adds_to,
     invented_numbers,
     mentions,
+    repair_file_names,
     ungrounded,
     vocabulary,
     words,
@@ -238,3 +239,35 @@ def test_numbers_in_a_string_count_from_three_that_nothing_backs(numbers: list[i
     assert not invented_numbers(text, Grounding.of_text("Add " + ", ".join(map(str, numbers))))
     calc = _tool({"e": {"type": "string"}}, ["e"])
     assert ungrounded(calc, {"e": text}, nothing) == invented
+
+
+# ── file names: given whole, or repaired to the one given ─────────────────────
+
+
+def test_an_invented_file_name_becomes_the_one_the_request_gives() -> None:
+    given = Grounding.of_text("What version is in pyproject.toml? Read the file.")
+    assert given.files == ("pyproject.toml",)
+    fixed = repair_file_names(FILE_TOOL, {"path": "path/to/your/file.txt"}, given, [])
+    assert fixed == {"path": "pyproject.toml"}
+    order = Grounding.of_text("Read order.txt and compute the total with the calculator.")
+    assert repair_file_names(FILE_TOOL, {"path": "read_order.txt"}, order, []) == {
+        "path": "order.txt"
+    }
+    same = {"path": "PyProject.TOML"}
+    assert repair_file_names(FILE_TOOL, same, given, []) is same  # given (ignoring case)
+
+
+def test_without_exactly_one_free_file_name_the_value_is_left() -> None:
+    two = Grounding.of_text("Compare a.txt with b.txt")
+    assert repair_file_names(FILE_TOOL, {"path": "c.txt"}, two, []) == {"path": "c.txt"}
+    assert repair_file_names(FILE_TOOL, {"path": "c.txt"}, two, ["a.txt"]) == {"path": "b.txt"}
+    none = Grounding.of_text("What does the README say?")
+    assert repair_file_names(FILE_TOOL, {"path": "README.md"}, none, []) == {"path": "README.md"}
+    words_only = {"path": "notes"}  # not a file name: left to the word check
+    assert repair_file_names(FILE_TOOL, words_only, two, []) is words_only
+
+
+@given(st.from_regex(r"[a-z]{1,8}(/[a-z]{1,8})?\.(txt|md|toml|ini|json)", fullmatch=True))
+def test_file_names_are_found_as_written(name: str) -> None:
+    assert Grounding.of_text(f"Please read {name}, then stop.").files == (name,)
+    assert Grounding.of_text(f"pi is 3.14 and e.g. {name}").files == (name,)

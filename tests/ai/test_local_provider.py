@@ -437,7 +437,7 @@ def test_runaway_is_true_only_for_a_repeated_tail(text: str) -> None:
     tail = text[-provider.REPEAT_WINDOW :]
     periodic = len(text) >= provider.REPEAT_WINDOW and any(
         all(tail[i] == tail[i % p] for i in range(len(tail)))
-        for p in range(1, provider.REPEAT_WINDOW // 4 + 1)
+        for p in range(1, provider.REPEAT_WINDOW // provider.REPEATS + 1)
     )
     assert provider.runaway(text) == periodic
 

@@ -17,10 +17,12 @@ from typing import Any, Literal
 
 from yiemagent.ai.builder import MessageBuilder
 from yiemagent.ai.local.grounding import (
+    FILE_NAME,
     ChainStep,
     Grounding,
     adds_to,
     invented_numbers,
+    repair_file_names,
     ungrounded,
     vocabulary,
 )
@@ -263,12 +265,18 @@ class ReplyDecoder:
             if streamed is not None:
                 self._builder.end_block()
             return
+        tool = self._tools.get(name)
+        known = self._known
+        if streamed is None and tool is not None and known is not None and known.files:
+            repaired = repair_file_names(tool, arguments, known, self._used_files())
+            if repaired is not arguments and name not in self._exempt:
+                logger.info("local call %s: file name in %s repaired", name, arguments)
+                arguments = repaired
         key = call_key(name, arguments)
         if streamed is None:
             if key in self._answered:
                 self._repeats.add(name)
                 return
-            tool = self._tools.get(name)
             if tool is not None and self._known is not None and name not in self._exempt:
                 missing = ungrounded(tool, arguments, self._known)
                 if missing:
@@ -305,6 +313,16 @@ class ReplyDecoder:
         self._held.add(name)
         if name in self._tools:
             self._calls.append((self._tools[name], arguments))
+
+    def _used_files(self) -> list[str]:
+        # The file names earlier calls passed: those answered and those of this reply.
+        values: list[Any] = [json.loads(arguments) for _, arguments in self._answered]
+        values += [arguments for _, arguments in self._calls]
+        found: list[str] = []
+        for value in values:
+            strings = value.values() if isinstance(value, dict) else ()
+            found += [v for v in strings if isinstance(v, str) and FILE_NAME.fullmatch(v)]
+        return found
 
     def _emit_answer(self, raw: str) -> None:
         parsed = parse_partial_json(raw)

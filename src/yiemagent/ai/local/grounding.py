@@ -32,6 +32,7 @@ from yiemagent.types.tools import AgentTool
 
 __all__ = [
     "COMMON_WORDS",
+    "FILE_NAME",
     "PREFIX",
     "SHORT_WORD",
     "STRING_NUMBERS",
@@ -40,6 +41,7 @@ __all__ = [
     "adds_to",
     "invented_numbers",
     "mentions",
+    "repair_file_names",
     "ungrounded",
     "vocabulary",
     "words",
@@ -52,6 +54,10 @@ SHORT_WORD = 3
 """Words this short are not checked (codes a model knows: NY, CA, USD)."""
 
 _WORD = re.compile(r"[^\W_]+")
+FILE_NAME = re.compile(
+    r"(?<![\w./-])(?:[\w-]+/)*(?:[\w-]+(?:\.[\w-]+)*\.[A-Za-z][A-Za-z0-9]{1,7}|\.[A-Za-z][\w-]+)(?![\w/-])"
+)
+"""A file name or relative path: `name.ext`, `dir/name.ext`, `.gitignore`."""
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3})")
 _NUMBER = re.compile(r"(-?\d+(?:\.\d+)?)\s*([a-z]+)?")
 _CALLED = re.compile(r"([^\W_]+)\s*\(")
@@ -90,6 +96,9 @@ class Grounding:
     words: frozenset[str]
     prefixes: frozenset[str]
     numbers: frozenset[float]
+    files: tuple[str, ...] = ()
+    """The file names given ("pyproject.toml", "docs/README.md", ".gitignore"), as written,
+    in order, each once."""
 
     @classmethod
     def of(cls, messages: Sequence[Message]) -> Grounding:
@@ -102,6 +111,7 @@ class Grounding:
     @classmethod
     def of_text(cls, text: str) -> Grounding:
         """The grounding of `text`."""
+        files = tuple(dict.fromkeys(m.group(0) for m in FILE_NAME.finditer(text)))
         text = _THOUSANDS.sub("", text.lower())
         found = words(text)
         numbers = {_NUMBER_WORDS[w] for w in found if w in _NUMBER_WORDS}
@@ -115,6 +125,7 @@ class Grounding:
             frozenset(found),
             frozenset(w[:PREFIX] for w in found if len(w) >= PREFIX),
             frozenset(numbers),
+            files,
         )
 
     def knows_word(self, word: str) -> bool:
@@ -358,6 +369,31 @@ def _in_request(token: str, request: Grounding) -> bool:
             return True
         return len(token) >= PREFIX and token[:PREFIX] in request.prefixes
     return any(round(value, 2) == round(n, 2) for n in request.numbers)
+
+
+def repair_file_names(
+    tool: AgentTool, arguments: dict[str, Any], grounding: Grounding, used: Collection[str]
+) -> dict[str, Any]:
+    """`arguments` with each required string that is a file name nothing gives replaced by
+    the one file name that is given and not yet `used` (R-11.2: the 0.5B writes
+    `read_file("path/to/your/file.txt")` for "What version is in pyproject.toml?", or
+    `"read_order.txt"` for "Read order.txt"). Without exactly one such name, the value is
+    left as it is (the word check then decides). File names are compared ignoring case;
+    `arguments` itself comes back when nothing changes."""
+    required = tool.input_schema.get("required")
+    given = {name.lower() for name in grounding.files}
+    taken = {name.lower() for name in used}
+    free = [name for name in grounding.files if name.lower() not in taken]
+    repaired = arguments
+    for key in required if isinstance(required, list) else ():
+        value = arguments.get(key)
+        if not isinstance(value, str) or not FILE_NAME.fullmatch(value.strip()):
+            continue
+        if value.strip().lower() in given:
+            continue
+        if len(free) == 1:
+            repaired = {**repaired, key: free[0]}
+    return repaired
 
 
 def _text(content: Sequence[TextContent | ImageContent]) -> str:

@@ -51,9 +51,9 @@ __all__ = [
     "current_request",
     "extra_call_grammar",
     "identity",
+    "last_results",
     "render_tool",
     "reply_schema",
-    "results_since_request",
     "results_turn",
     "system_prompt",
     "tool_rounds",
@@ -211,7 +211,9 @@ def reply_schema(
         answer: Whether the free-text answer is offered (not while the output tool of a
             typed run is, DESIGN §14: the value then comes as that tool's arguments).
         parts: With 2 or more, the answer's text is a list of exactly that many strings,
-            one per tool result since the request (joined by newlines): the 0.5B model otherwise
+            one per result of the last round (joined by newlines; not since the request:
+            a chain's first result is a step, and forcing a second part made the 0.5B
+            write garbage): the 0.5B model otherwise
             reports only one of several results (R-11.2, docs/local-model.md).
 
     Returns:
@@ -278,13 +280,13 @@ def current_request(messages: Sequence[Message]) -> list[Message]:
     return []
 
 
-def results_since_request(messages: Sequence[Message]) -> int:
-    """How many tool results follow the last user message."""
+def last_results(messages: Sequence[Message]) -> int:
+    """How many tool results end `messages` (the last round's; 0 when it ends otherwise)."""
     count = 0
     for message in reversed(messages):
-        if isinstance(message, UserMessage):
+        if not isinstance(message, ToolResultMessage):
             break
-        count += isinstance(message, ToolResultMessage)
+        count += 1
     return count
 
 

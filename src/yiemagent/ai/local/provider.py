@@ -36,8 +36,8 @@ from yiemagent.ai.local.prompt import (
     chat_messages,
     current_request,
     extra_call_grammar,
+    last_results,
     reply_schema,
-    results_since_request,
     system_prompt,
     tool_rounds,
 )
@@ -60,9 +60,11 @@ DEADLINE_S = 300.0
 """Seconds one generation may take, prompt included, unless `$YIEMAGENT_LOCAL_DEADLINE_S`
 says otherwise (2048 tokens at ~22 tokens/s on 2 idle cores take ~95 s; a machine shared
 with other work is several times slower)."""
-REPEAT_WINDOW = 240
-"""A reply whose last `REPEAT_WINDOW` characters are one short piece (≤ 1/4 of the window)
-over and over is stopped as runaway ("length")."""
+REPEAT_WINDOW = 480
+"""A reply whose last `REPEAT_WINDOW` characters are one piece (at most a `REPEATS`-th of
+the window) over and over is stopped as runaway ("length"): the 0.5B model loops on
+sentences of ~70 characters ("It is the only planet in our solar system that is not…")."""
+REPEATS = 3
 
 MAX_ITEM_CHARS = 4000
 """A call (one item of a reply) longer than this is stopped as runaway ("length"): the 0.5B
@@ -201,7 +203,7 @@ async def _generate_reply(
         if tools:
             decoder = ReplyDecoder(builder, tools, answered, known, output_tools, current, chain)
             schema = reply_schema(
-                tools, drop=dropped, answer=not output_tools, parts=results_since_request(messages)
+                tools, drop=dropped, answer=not output_tools, parts=last_results(messages)
             )
             request["response_format"] = {
                 "type": "json_schema",
@@ -257,12 +259,12 @@ def _add_usage(total: Usage, raw: dict[str, Any]) -> None:
 
 
 def runaway(text: str, window: int = REPEAT_WINDOW) -> bool:
-    """Whether `text` ends in one piece of at most `window // 4` characters repeated to fill
-    the last `window` characters (a small model stuck in a loop)."""
+    """Whether `text` ends in one piece of at most `window // REPEATS` characters repeated to
+    fill the last `window` characters (a small model stuck in a loop)."""
     if len(text) < window:
         return False
     tail = text[-window:]
-    return any(tail[period:] == tail[:-period] for period in range(1, window // 4 + 1))
+    return any(tail[period:] == tail[:-period] for period in range(1, window // REPEATS + 1))
 
 
 async def _stream_chunks(
@@ -348,6 +350,7 @@ async def _stream_chunks(
     finally:
         stop = True
         detach()
+    logger.debug("local reply (%s): %.500s", outcome.finish_reason, text)
     if ended:
         result = await future
         if isinstance(result, dict) and outcome.error is None:
