@@ -5,6 +5,7 @@ aborted its own signal before the run was aborted."""
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from typing import Any
 
@@ -45,7 +46,7 @@ def test_on_parent_abort_runs_once_exactly_when_the_parent_aborts_first(steps: l
     if expected and not child_aborted:
         assert child.reason == "run"
     child.detach()
-    assert parent._listeners == []
+    assert parent._listeners == [] and parent._children == {}
 
 
 def test_a_child_of_an_aborted_parent_runs_the_hook_at_once() -> None:
@@ -84,3 +85,50 @@ async def test_r4_5_a_tool_that_aborted_its_own_signal_still_gets_the_runs_grace
     elapsed = time.perf_counter() - started
     assert texts(batch) == ["Operation aborted: tool s did not stop within 0.1 s"]
     assert 0.45 < elapsed < 1.8  # abort at 0.4 s + 0.1 s grace; the tool wanted 2 s or more
+
+
+@pytest.mark.parametrize("trial", range(20))
+def test_children_attached_while_another_thread_aborts_each_hear_it_once(trial: int) -> None:
+    """A child attaches without a lock (DESIGN §9): one attaching on the loop's thread while
+    the run is aborted on another is still aborted, and its hook runs exactly once, whichever
+    side wins; children detached before the abort hear nothing."""
+    parent = AbortSignal()
+    heard: dict[int, int] = {}
+    children: list[AbortSignal] = []
+    detached: set[int] = set()
+    go = threading.Barrier(2)
+
+    def hook_for(n: int) -> Any:
+        def hook(reason: str | None) -> None:
+            assert reason == "stop"
+            heard[n] = heard.get(n, 0) + 1
+
+        return hook
+
+    def attach() -> None:
+        go.wait()
+        for n in range(3000):
+            child = parent.child(on_parent_abort=hook_for(n))
+            children.append(child)
+            if n % 3 == 0 and not parent.aborted:
+                child.detach()
+                if not child.aborted:
+                    detached.add(n)
+
+    def abort() -> None:
+        go.wait()
+        time.sleep(0.0002 * trial)
+        parent.abort("stop")
+
+    threads = [threading.Thread(target=attach), threading.Thread(target=abort)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    for n, child in enumerate(children):
+        if n in detached:
+            assert n not in heard
+        else:
+            assert child.aborted and child.reason == "stop", n
+            assert heard.get(n) == 1, n
+    assert parent._children == {}

@@ -145,6 +145,32 @@ async def test_r4_5_on_update_from_threads_is_emitted_on_the_loop_and_late_updat
     assert texts(batch) == ["returned"]
 
 
+@pytest.mark.parametrize("mode", ["sequential", "parallel"])
+async def test_r4_5_an_update_sent_just_before_a_quick_return_is_emitted_before_the_end(
+    mode: str,
+) -> None:
+    """A plain tool that sends an update and returns at once often finishes while the loop is
+    still waking its worker, and the loop then takes the outcome without waiting (DESIGN
+    §9): the update, sent on the worker, is still emitted, before the call's end event."""
+
+    def quick(tool_call_id: str, args: Any, signal: Any, on_update: Any) -> str:
+        on_update(AgentToolResult.text(f"progress {tool_call_id}"))
+        return "done"
+
+    calls = [call("q", id=f"c{i}") for i in range(40)]
+    for _ in range(5):
+        rec = Recorder()
+        batch, _, _ = await run_batch(
+            [make_tool("q", quick)], *calls, recorder=rec, tool_execution=mode
+        )
+        assert texts(batch) == ["done"] * 40
+        for c in calls:
+            mine = [e.type for e in rec.events if getattr(e, "tool_call_id", None) == c.id]
+            assert mine == [
+                "tool_execution_start", "tool_execution_update", "tool_execution_end"
+            ], (c.id, mine)  # fmt: skip
+
+
 async def test_r4_5_each_call_gets_its_own_child_signal() -> None:
     seen: dict[str, AbortSignal] = {}
 

@@ -133,7 +133,7 @@ async def test_each_tool_call_signal_is_a_child_of_the_runs() -> None:
     batch = await execute_tool_calls(context, message(call("a"), call("b")), config, run)
     assert texts(batch) == ["self-aborted", "live"]
     assert not run.aborted and seen[0] is not run and seen[1] is not run
-    assert run._listeners == []  # finished calls leave no listener on the run's signal
+    assert run._listeners == [] and run._children == {}  # finished calls leave none
 
     async def waits(tool_call_id: str, args: Any, signal: AbortSignal, on: Any) -> str:
         await signal.wait()
@@ -154,4 +154,4 @@ async def test_many_tool_calls_leave_no_listeners_on_the_run_signal() -> None:
     await run_agent_loop(
         [], context, AgentLoopConfig(model=fm.model), lambda e: None, run, fm.stream_fn
     )
-    assert run._listeners == []
+    assert run._listeners == [] and run._children == {}

@@ -57,11 +57,14 @@ async def _submit_all(
         pool.submit(loop, tally.call, base + i, seconds, fail)
         for i, (seconds, fail, _) in enumerate(calls)
     ]
-    for future, (_, _, cancel) in zip(futures, calls, strict=True):
-        if cancel:
-            future.cancel()
+    # a call the worker finished while `submit` woke it has a settled future: no cancel
+    cancelled = [
+        cancel and future.cancel() for future, (_, _, cancel) in zip(futures, calls, strict=True)
+    ]
     outcomes = await asyncio.gather(*futures, return_exceptions=True)
-    for i, (outcome, (_, fail, cancel)) in enumerate(zip(outcomes, calls, strict=True)):
+    for i, (outcome, (_, fail, _), cancel) in enumerate(
+        zip(outcomes, calls, cancelled, strict=True)
+    ):
         if cancel:
             assert isinstance(outcome, asyncio.CancelledError)
         elif fail:

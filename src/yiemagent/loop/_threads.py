@@ -17,7 +17,10 @@ The handoff is the per-call cost of such a tool, so each way is one `write()` of
   77–100 µs by `run_in_executor` on a warm thread (2-core VM, load 3);
 - a worker puts itself back on the idle list before it hands the outcome over, so the loop,
   woken, finds it idle for its next call, and the worker's last step (blocking on its
-  descriptor) lets go of the GIL right after the hand-over.
+  descriptor) lets go of the GIL right after the hand-over;
+- when the worker has finished the call before the loop looks again (it often runs the whole
+  call while the loop's `write()` is in the kernel), the loop settles the future itself
+  before `submit` returns: no hand-over and no wake-up of the loop at all (`_Call`).
 
 Workers are created on demand, up to `max_workers` running at once; an idle worker is reused
 (the most recently idle first, whose stack is warm); calls beyond `max_workers` wait in a
@@ -113,9 +116,71 @@ class _Inbox:
         _close(self._read, self._write)
 
 
-_Job = tuple["_Inbox | None", "asyncio.Future[Any]", Callable[..., Any], tuple[Any, ...]]
-"""A call: where its outcome goes (None: `call_soon_threadsafe` on the future's loop), the
-future, the function and its arguments."""
+class _Call:
+    """One call: where its outcome goes (`inbox`; None: `call_soon_threadsafe` on the
+    future's loop), its future, the function and its arguments, and its outcome.
+
+    `unclaimed` holds one token, popped (one atomic `list.pop` under the GIL) by whichever
+    side comes first: the worker when it has stored the outcome, or the submitting loop
+    right after waking the worker. A worker that finished first — it often runs the whole
+    call while the loop's `write()` is in the kernel — leaves the outcome to the loop, which
+    settles the future before `submit` returns, so the call costs no wake-up of the loop;
+    otherwise the worker hands the outcome over through the inbox."""
+
+    __slots__ = ("args", "error", "fn", "future", "inbox", "result", "unclaimed")
+
+    def __init__(
+        self,
+        inbox: _Inbox | None,
+        future: asyncio.Future[Any],
+        fn: Callable[..., Any],
+        args: tuple[Any, ...],
+    ) -> None:
+        self.inbox = inbox
+        self.future = future
+        self.fn: Callable[..., Any] | None = fn
+        self.args: tuple[Any, ...] | None = args
+        self.result: Any = None
+        self.error: BaseException | None = None
+        self.unclaimed = [True]
+
+    def run(self) -> None:
+        """On a worker: run the function and store its outcome (the tool's failure,
+        whatever it is, is its outcome: R-4.1)."""
+        fn, args = self.fn, self.args
+        self.fn = self.args = None
+        assert fn is not None and args is not None
+        try:
+            self.result = fn(*args)
+        except BaseException as exc:
+            self.error = exc
+
+    def deliver(self) -> None:
+        """On a worker, after `run`: leave the outcome to the loop if it has not looked yet,
+        else hand it over."""
+        try:
+            self.unclaimed.pop()
+            return  # the submitting loop settles the future itself
+        except IndexError:
+            pass
+        future, result, error = self.future, self.result, self.error
+        self.result = self.error = None
+        if self.inbox is not None:
+            self.inbox.put(future, result, error)
+        else:
+            with contextlib.suppress(RuntimeError):  # the loop is closed
+                future.get_loop().call_soon_threadsafe(_settle, future, result, error)
+
+    def claim(self) -> None:
+        """On the loop, right after waking the worker: settle the future now if the worker is
+        done already."""
+        try:
+            self.unclaimed.pop()
+            return  # the worker will hand the outcome over
+        except IndexError:
+            pass
+        _settle(self.future, self.result, self.error)  # no callbacks yet: nothing scheduled
+        self.result = self.error = None
 
 
 class _Worker:
@@ -123,17 +188,17 @@ class _Worker:
 
     __slots__ = ("_pool", "_read", "_write", "job")
 
-    def __init__(self, pool: ToolThreads, name: str, job: _Job) -> None:
+    def __init__(self, pool: ToolThreads, name: str, job: _Call) -> None:
         self._pool = pool
         self._read, self._write = _wake_descriptors()
-        self.job: _Job | None = job
+        self.job: _Call | None = job
         try:
             threading.Thread(target=self._run, name=name, daemon=True).start()
         except BaseException:
             self.close()
             raise
 
-    def wake(self, job: _Job) -> None:
+    def wake(self, job: _Call) -> None:
         """Hand this idle worker `job` (called by the one `submit` that took it off the
         idle list)."""
         self.job = job
@@ -144,22 +209,11 @@ class _Worker:
         while True:
             job, self.job = self.job, None
             while job is not None:
-                inbox, future, fn, args = job
-                del job
-                error: BaseException | None = None
-                result: Any = None
-                try:
-                    result = fn(*args)
-                except BaseException as exc:  # the tool's failure, whatever it is (R-4.1)
-                    error = exc
-                del fn, args
-                job = pool.next_job(self)  # before the hand-over: see the module docstring
-                if inbox is not None:
-                    inbox.put(future, result, error)
-                else:
-                    with contextlib.suppress(RuntimeError):  # the loop is closed
-                        future.get_loop().call_soon_threadsafe(_settle, future, result, error)
-                del inbox, future, result, error
+                job.run()
+                following = pool.next_job(self)  # before the hand-over: see the docstring
+                job.deliver()
+                job = following
+                del following
             os.read(read, 8)
 
     def close(self) -> None:
@@ -175,7 +229,7 @@ class ToolThreads:
         self._prefix = thread_name_prefix
         self._lock = threading.Lock()
         self._idle: list[_Worker] = []
-        self._backlog: collections.deque[_Job] = collections.deque()
+        self._backlog: collections.deque[_Call] = collections.deque()
         self._workers: list[_Worker] = []
         self._inboxes: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Inbox | None]
         self._inboxes = weakref.WeakKeyDictionary()
@@ -214,23 +268,25 @@ class ToolThreads:
             exhausted).
         """
         future = loop.create_future()
-        job: _Job = (self._inbox(loop), future, fn, args)
+        job = _Call(self._inbox(loop), future, fn, args)
         with self._lock:
             if self._idle:
                 worker = self._idle.pop()
             elif len(self._workers) < self._max_workers:
                 worker = None
             else:
+                job.unclaimed.clear()  # it waits: the worker that takes it hands it over
                 self._backlog.append(job)
                 return future
             if worker is None:  # under the lock, so the count never passes max_workers
                 name = f"{self._prefix}_{len(self._workers) + 1}"
                 self._workers.append(_Worker(self, name, job))
-                return future
-        worker.wake(job)
+        if worker is not None:
+            worker.wake(job)
+        job.claim()
         return future
 
-    def next_job(self, worker: _Worker) -> _Job | None:
+    def next_job(self, worker: _Worker) -> _Call | None:
         """On a worker that finished a call: the next waiting call, or None after it has
         been put back on the idle list."""
         with self._lock:

@@ -6,6 +6,7 @@ channel, which may be used from any thread. `pipeline.execute_prepared_tool_call
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import os
 import threading
@@ -65,16 +66,31 @@ if hasattr(os, "register_at_fork"):
 class ToolUpdates:
     """The call's `on_update`: emits `ToolExecutionUpdateEvent`s, from any thread, until
     closed (the seeds' `accepting` guard). Emissions run as tasks on the call's loop and are
-    drained before the outcome is returned."""
+    drained before the outcome is returned.
 
-    __slots__ = ("_call", "_drained", "_emit", "_loop", "_pending", "_thread", "accepting")
+    An update sent on another thread is queued, then started on the loop; `stop()` starts
+    whatever is still queued, so an update accepted before the tool returned is emitted even
+    when the loop takes a quick plain tool's outcome before the queued start has run
+    (`ToolThreads.submit` can settle it at once, DESIGN §9)."""
+
+    __slots__ = (
+        "_call",
+        "_drained",
+        "_emit",
+        "_loop",
+        "_pending",
+        "_queued",
+        "_thread",
+        "accepting",
+    )
 
     def __init__(self, loop: asyncio.AbstractEventLoop, emit: Emit, call: ToolCall) -> None:
         self._loop = loop
         self._emit = emit
         self._call = call
         self._thread = threading.get_ident()
-        self._pending: list[asyncio.Future[None]] = []
+        self._pending: list[asyncio.Future[None]] | None = None
+        self._queued: collections.deque[AgentToolResult] = collections.deque()
         self._drained = False
         self.accepting = True
 
@@ -86,29 +102,35 @@ class ToolUpdates:
         if threading.get_ident() == self._thread:
             self._start(partial)
             return
-        # FIFO with the thread's own completion callback, so an update sent before the tool
-        # returned is started before the pipeline drains. RuntimeError: the loop is closed.
-        with contextlib.suppress(RuntimeError):
-            self._loop.call_soon_threadsafe(self._start, partial)
+        self._queued.append(partial)
+        with contextlib.suppress(RuntimeError):  # the loop is closed
+            self._loop.call_soon_threadsafe(self._start_queued)
+
+    def _start_queued(self) -> None:
+        """On the loop: start the updates queued by other threads, in the order sent."""
+        queued = self._queued
+        while queued and not self._drained:  # after stop(): one that lost the race
+            self._start(queued.popleft())
 
     def _start(self, partial: AgentToolResult) -> None:
-        if self._drained:  # a thread's update that lost the race with the tool's return
-            return
         call = self._call
         event = ToolExecutionUpdateEvent(call.id, call.name, call.arguments, partial)
+        if self._pending is None:
+            self._pending = []
         self._pending.append(asyncio.ensure_future(self._emit(event), loop=self._loop))
 
     def stop(self) -> bool:
-        """Stop accepting updates; returns whether accepted ones are still being emitted
-        (then `await drain()`)."""
+        """Stop accepting updates and start those still queued; returns whether accepted
+        ones are still being emitted (then `await drain()`)."""
         self.accepting = False
+        self._start_queued()
         self._drained = True
         return bool(self._pending)
 
     async def drain(self) -> None:
         """Stop accepting updates and wait until every accepted one has been emitted."""
         self.stop()
-        for task in self._pending:
+        for task in self._pending or ():
             await task
 
 

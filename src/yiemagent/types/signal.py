@@ -21,7 +21,7 @@ class AbortSignal:
     """
 
     __slots__ = (
-        "_follow",
+        "_children",
         "_listeners",
         "_lock",
         "_on_parent_abort",
@@ -35,25 +35,39 @@ class AbortSignal:
         self.reason: str | None = None
         self._lock = threading.Lock()
         self._listeners: list[Callable[[str | None], None]] = []
+        self._children: dict[int, AbortSignal] = {}
+        """Attached children by `id()`. A child is told of this signal's abort by whoever
+        pops it: the abort, or the child itself when it saw the abort while attaching;
+        `detach()` pops it too. One atomic `dict.pop` decides, so no lock is needed and a
+        tool call attaches and detaches its signal for two dict operations (DESIGN §9)."""
         self._parent: AbortSignal | None = None
-        self._follow: Callable[[str | None], None] | None = None
         self._on_parent_abort: Callable[[str | None], None] | None = None
 
     def abort(self, reason: str | None = None) -> None:
-        """Raise the flag (idempotent: a second call changes nothing) and notify listeners."""
+        """Raise the flag (idempotent: a second call changes nothing) and notify the children,
+        then the listeners."""
         with self._lock:
             if self.aborted:
                 return
+            self.reason = reason  # before the flag: a child that sees the flag reads it
             self.aborted = True
-            self.reason = reason
             listeners, self._listeners = self._listeners, []
         if self._on_parent_abort is None:  # else it still follows the parent, for the hook
             self.detach()
-        for listener in listeners:  # one that raises must not keep the others from running
-            try:
-                listener(reason)
-            except Exception:
-                logger.exception("an abort listener raised; the other listeners still run")
+        children = self._children
+        for key in list(children):
+            child = children.pop(key, None)
+            if child is not None:
+                self._notify(child._parent_aborted, reason)
+        for listener in listeners:
+            self._notify(listener, reason)
+
+    @staticmethod
+    def _notify(listener: Callable[[str | None], None], reason: str | None) -> None:
+        try:  # one that raises must not keep the others from running
+            listener(reason)
+        except Exception:
+            logger.exception("an abort listener raised; the other listeners still run")
 
     def add_listener(self, listener: Callable[[str | None], None]) -> Callable[[], None]:
         """Call `listener(reason)` on abort (at once if already aborted); returns a remover."""
@@ -79,22 +93,20 @@ class AbortSignal:
                 starts the abort grace there (DESIGN R-4.5), without a listener of its own.
 
         Call `detach()` on the child when its work is over, so a long-lived parent (a run's
-        signal, across many tool calls) does not keep every child listening.
+        signal, across many tool calls) does not keep every child attached.
         """
         child = AbortSignal()
         child._on_parent_abort = on_parent_abort
-        follow = child._parent_aborted
-        with self._lock:
-            if not self.aborted:
-                self._listeners.append(follow)
-                child._parent = self
-                child._follow = follow
-                return child
-        follow(self.reason)
+        child._parent = self
+        key = id(child)
+        children = self._children
+        children[key] = child
+        if self.aborted and children.pop(key, None) is not None:  # the abort missed it
+            child._parent_aborted(self.reason)
         return child
 
     def _parent_aborted(self, reason: str | None) -> None:
-        self._parent = self._follow = None  # the parent has dropped its listeners
+        self._parent = None  # the parent has let go of it
         self.abort(reason)
         hook = self._on_parent_abort
         if hook is not None:
@@ -103,9 +115,8 @@ class AbortSignal:
     def detach(self) -> None:
         """Stop following the parent signal (see `child`); a no-op on a signal with none."""
         parent, self._parent = self._parent, None
-        follow, self._follow = self._follow, None
-        if parent is not None and follow is not None:
-            parent._remove(follow)
+        if parent is not None:
+            parent._children.pop(id(self), None)
 
     async def wait(self) -> str | None:
         """Wait until aborted; returns the reason."""
