@@ -41,6 +41,8 @@ from yiemagent.types import (
     OutputSpec,
     StreamFn,
     ToolApproval,
+    ToolExecutionEndEvent,
+    ToolExecutionStartEvent,
     TurnContext,
     TurnEndEvent,
     TurnUpdate,
@@ -275,14 +277,16 @@ class RunDriver:
         state, queues, session = self._state, self._queues, self._session
 
         def emit(event: AgentEvent) -> Awaitable[None] | None:
-            if isinstance(event, MessageStartEvent):
-                queues.delivered(event.message)
             reduce_event(state, event)
-            if isinstance(event, MessageEndEvent):
-                if session is not None:
-                    session.record(event.message)  # never raises; logs (docs/sessions.md)
-            elif isinstance(event, (TurnEndEvent, AgentEndEvent)):
-                recorder.record(event)
+            kind = type(event)
+            if kind is not ToolExecutionStartEvent and kind is not ToolExecutionEndEvent:
+                if isinstance(event, MessageStartEvent):
+                    queues.delivered(event.message)
+                elif isinstance(event, MessageEndEvent):
+                    if session is not None:
+                        session.record(event.message)  # never raises; logs (docs/sessions.md)
+                elif isinstance(event, (TurnEndEvent, AgentEndEvent)):
+                    recorder.record(event)
             if self._on_event is None and not self._listeners_snapshot:
                 return None
             return self._notify(event, signal)

@@ -99,26 +99,69 @@ class AgentStateView(AgentState):
         )
 
 
+def _message_end(state: AgentState, event: MessageEndEvent) -> None:
+    message = event.message
+    state.messages.append(message)
+    if isinstance(message, AssistantMessage):
+        state.streaming_message = None
+        if message.stop_reason == "error" or message.stop_reason == "aborted":
+            state.error_message = message.error_message or message.stop_reason
+
+
+def _tool_start(state: AgentState, event: ToolExecutionStartEvent) -> None:
+    pending = set(state.pending_tool_calls)  # a new set: one held by a listener stays as it was
+    pending.add(event.tool_call_id)
+    state.pending_tool_calls = pending
+
+
+def _tool_end(state: AgentState, event: ToolExecutionEndEvent) -> None:
+    pending = set(state.pending_tool_calls)
+    pending.discard(event.tool_call_id)
+    state.pending_tool_calls = pending
+
+
+def _streaming(state: AgentState, event: MessageStartEvent | MessageUpdateEvent) -> None:
+    if isinstance(event.message, AssistantMessage):
+        state.streaming_message = event.message
+
+
+def _agent_end(state: AgentState, event: AgentEndEvent) -> None:
+    state.active_run = False
+    state.streaming_message = None
+
+
+_REDUCERS: dict[type[Any], Callable[[AgentState, Any], None]] = {
+    MessageEndEvent: _message_end,
+    ToolExecutionStartEvent: _tool_start,
+    ToolExecutionEndEvent: _tool_end,
+    MessageStartEvent: _streaming,
+    MessageUpdateEvent: _streaming,
+    AgentEndEvent: _agent_end,
+}
+
+
+def _no_change(state: AgentState, event: Any) -> None:
+    return None
+
+
 def reduce_event(state: AgentState, event: AgentEvent) -> None:
     """Fold one event into the state (R-6.2; pi's `Agent.processEvents`). It runs for every
-    event (DESIGN §9): the commonest kinds are tested first, one class at a time."""
-    if isinstance(event, MessageEndEvent):
-        message = event.message
-        state.messages.append(message)
-        if isinstance(message, AssistantMessage):
-            state.streaming_message = None
-            if message.stop_reason == "error" or message.stop_reason == "aborted":
-                state.error_message = message.error_message or message.stop_reason
-    elif isinstance(event, ToolExecutionStartEvent):
-        state.pending_tool_calls = state.pending_tool_calls | {event.tool_call_id}
-    elif isinstance(event, ToolExecutionEndEvent):
-        state.pending_tool_calls = state.pending_tool_calls - {event.tool_call_id}
-    elif isinstance(event, (MessageStartEvent, MessageUpdateEvent)):
-        if isinstance(event.message, AssistantMessage):
-            state.streaming_message = event.message
-    elif isinstance(event, AgentEndEvent):
-        state.active_run = False
-        state.streaming_message = None
+    event (DESIGN §9): one dict lookup by the event's class finds what it changes; an event of
+    a subclass is looked up once by its base class and remembered."""
+    reducer = _REDUCERS.get(type(event))
+    if reducer is None:
+        reducer = _reducer_for(type(event))
+    reducer(state, event)
+
+
+def _reducer_for(kind: type[Any]) -> Callable[[AgentState, Any], None]:
+    for base, reducer in list(_REDUCERS.items()):
+        if base is not kind and issubclass(kind, base) and reducer is not _no_change:
+            break
+    else:
+        reducer = _no_change  # turn_start, tool_execution_update, ...: nothing to fold
+    _REDUCERS[kind] = reducer
+    return reducer
 
 
 class RunRecorder:

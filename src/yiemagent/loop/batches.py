@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 
 from yiemagent.loop.limits import UsageMeter
 from yiemagent.loop.pipeline import (
@@ -128,17 +128,18 @@ class _Batch:
         self.spans: list[ToolSpan | None] | None = None if trace is None else [None] * n
         """Each call's `execute_tool` span, when the run is traced (DESIGN §13)."""
 
-    # The steps every call goes through, in order.
+    # The steps every call goes through, in order. `start`, `end` and `publish` hand their
+    # events to the sink at once and return what is left to await (None: nothing), so a
+    # plain sink costs no coroutine (DESIGN §9): `if (w := batch.start(i)) is not None:
+    # await w`.
 
-    async def start(self, i: int) -> None:
+    def start(self, i: int) -> Awaitable[None] | None:
         call = self.calls[i]
         self.started[i] = True
         self.started_ms[i] = now_ms()
         if self.spans is not None and self.trace is not None:
             self.spans[i] = self.trace.tool(call, self.tools.get(call.name))
-        event = ToolExecutionStartEvent(call.id, call.name, call.arguments)
-        if (w := self.emit.now(event)) is not None:
-            await w
+        return self.emit.now(ToolExecutionStartEvent(call.id, call.name, call.arguments))
 
     async def prepare(self, i: int) -> PreparedToolCall | ImmediateOutcome | HeldOutcome:
         if self.signal.aborted:
@@ -167,7 +168,8 @@ class _Batch:
         else:
             with span.activate():
                 finalized = await self.execute(prepared)
-        await self.end(i, finalized)
+        if (w := self.end(i, finalized)) is not None:
+            await w
 
     async def execute(self, prepared: PreparedToolCall) -> FinalizedOutcome:
         timeout_s = prepared.tool.timeout_s or self.config.tool_timeout_s
@@ -186,7 +188,7 @@ class _Batch:
             finalized = FinalizedOutcome(prepared.tool_call, failed, True)
         return finalized
 
-    async def end(self, i: int, finalized: FinalizedOutcome) -> None:
+    def end(self, i: int, finalized: FinalizedOutcome) -> Awaitable[None] | None:
         self.outcomes[i] = finalized
         self.ended[i] = True
         self.ended_ms[i] = now_ms()
@@ -198,19 +200,22 @@ class _Batch:
             if span is not None:
                 span.end(result, finalized.is_error)
         call = finalized.tool_call
-        event = ToolExecutionEndEvent(call.id, call.name, result, finalized.is_error)
-        if (w := self.emit.now(event)) is not None:
-            await w
+        return self.emit.now(ToolExecutionEndEvent(call.id, call.name, result, finalized.is_error))
 
-    async def publish(self, i: int) -> None:
+    def publish(self, i: int) -> Awaitable[None] | None:
         """Emit the result message of call `i` (its end event has been sent)."""
         outcome = self.outcomes[i]
         assert outcome is not None
         message = create_tool_result_message(outcome, self.ended_ms[i])
         message.duration_ms = self.ended_ms[i] - self.started_ms[i]
         self.messages[i] = message
-        if (w := self.emit.now(MessageStartEvent(message))) is not None:
-            await w
+        first = self.emit.now(MessageStartEvent(message))
+        if first is not None:
+            return self._publish_end(first, message)
+        return self.emit.now(MessageEndEvent(message))
+
+    async def _publish_end(self, first: Awaitable[None], message: ToolResultMessage) -> None:
+        await first
         if (w := self.emit.now(MessageEndEvent(message))) is not None:
             await w
 
@@ -219,12 +224,14 @@ class _Batch:
         for task in self.tasks:
             task.cancel()
         for i, call in enumerate(self.calls):
-            if not self.started[i]:
-                await self.start(i)
+            if not self.started[i] and (w := self.start(i)) is not None:
+                await w
             if not self.ended[i]:
-                await self.end(i, FinalizedOutcome(call, create_error_tool_result(text), True))
-            if self.messages[i] is None:
-                await self.publish(i)
+                failed = FinalizedOutcome(call, create_error_tool_result(text), True)
+                if (w := self.end(i, failed)) is not None:
+                    await w
+            if self.messages[i] is None and (w := self.publish(i)) is not None:
+                await w
 
     def result(self) -> ToolCallBatch:
         messages = [m for m in self.messages if m is not None]
@@ -239,16 +246,20 @@ class _Batch:
 async def _sequential(batch: _Batch) -> None:
     """R-4.8: each call runs to its result message before the next one starts."""
     for i, call in enumerate(batch.calls):
-        await batch.start(i)
+        if (w := batch.start(i)) is not None:
+            await w
         prepared = await batch.prepare(i)
         if isinstance(prepared, HeldOutcome):
             batch.held.append(i)
             continue
         if isinstance(prepared, ImmediateOutcome):
-            await batch.end(i, FinalizedOutcome(call, prepared.result, prepared.is_error))
+            immediate = FinalizedOutcome(call, prepared.result, prepared.is_error)
+            if (w := batch.end(i, immediate)) is not None:
+                await w
         else:
             await batch.run(i, prepared)
-        await batch.publish(i)
+        if (w := batch.publish(i)) is not None:
+            await w
 
 
 async def _parallel(batch: _Batch) -> None:
@@ -256,18 +267,22 @@ async def _parallel(batch: _Batch) -> None:
     completion order), then publish the result messages in source order."""
     runnable: list[tuple[int, PreparedToolCall]] = []
     for i, call in enumerate(batch.calls):
-        await batch.start(i)
+        if (w := batch.start(i)) is not None:
+            await w
         prepared = await batch.prepare(i)
         if isinstance(prepared, HeldOutcome):
             batch.held.append(i)
         elif isinstance(prepared, ImmediateOutcome):
-            await batch.end(i, FinalizedOutcome(call, prepared.result, prepared.is_error))
+            immediate = FinalizedOutcome(call, prepared.result, prepared.is_error)
+            if (w := batch.end(i, immediate)) is not None:
+                await w
         else:
             runnable.append((i, prepared))
     if runnable and batch.signal.aborted:  # nothing starts once the run is aborted
         skipped = create_error_tool_result(SKIPPED_TEXT)
         for i, prepared in runnable:
-            await batch.end(i, FinalizedOutcome(prepared.tool_call, skipped, True))
+            if (w := batch.end(i, FinalizedOutcome(prepared.tool_call, skipped, True))) is not None:
+                await w
         runnable = []
     if len(runnable) == 1:
         await batch.run(*runnable[0])
@@ -280,8 +295,8 @@ async def _parallel(batch: _Batch) -> None:
         ]
         await all_done(batch.tasks)
     for i in range(len(batch.calls)):
-        if batch.ended[i]:
-            await batch.publish(i)
+        if batch.ended[i] and (w := batch.publish(i)) is not None:
+            await w
 
 
 async def _limited(
