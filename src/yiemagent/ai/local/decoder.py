@@ -22,6 +22,7 @@ from yiemagent.ai.local.grounding import (
     Grounding,
     adds_to,
     invented_numbers,
+    relevant,
     repair_file_names,
     ungrounded,
     vocabulary,
@@ -283,6 +284,16 @@ class ReplyDecoder:
                     logger.info("local call %s dropped: %s are not grounded", name, missing)
                     self._repeats.add(name)
                     return
+            if (
+                tool is not None
+                and self._chain is None
+                and self._request is not None
+                and name not in self._exempt
+                and not relevant(tool, arguments, self._request)
+            ):
+                logger.info("local call %s dropped: the request does not name it", name)
+                self._repeats.add(name)
+                return
             if (
                 tool is not None
                 and self._chain is not None
