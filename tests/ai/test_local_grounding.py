@@ -19,6 +19,7 @@ from yiemagent.ai.local.grounding import (
     adds_to,
     invented_numbers,
     mentions,
+    relevant,
     repair_file_names,
     ungrounded,
     vocabulary,
@@ -271,3 +272,30 @@ def test_without_exactly_one_free_file_name_the_value_is_left() -> None:
 def test_file_names_are_found_as_written(name: str) -> None:
     assert Grounding.of_text(f"Please read {name}, then stop.").files == (name,)
     assert Grounding.of_text(f"pi is 3.14 and e.g. {name}").files == (name,)
+
+
+# ── relevant: before any result, does the request name the tool ───────────────
+
+
+def test_a_tool_the_request_does_not_name_may_not_take_its_words() -> None:
+    weather = Grounding.of_text("What will the weather be in Berlin tomorrow?")
+    assert not relevant(TIME_TOOL, {"place": "Berlin"}, weather)
+    clock = Grounding.of_text("What time is it in Berlin?")
+    assert relevant(TIME_TOOL, {"place": "Berlin"}, clock)
+
+
+def test_numbers_expressions_and_given_file_names_need_no_name() -> None:
+    assert relevant(CALC_TOOL, {"expression": "17 * 23"}, Grounding.of_text("What is 17 * 23?"))
+    assert relevant(
+        CALC_TOOL, {"expression": "sqrt(2) * 10"}, Grounding.of_text("Square root of 2, x10?")
+    )
+    version = Grounding.of_text("What version is in pyproject.toml?")
+    assert relevant(FILE_TOOL, {"path": "pyproject.toml"}, version)
+    assert not relevant(FILE_TOOL, {"path": "version"}, version)
+
+
+@given(st.sampled_from(["Berlin", "Lakers", "sourdough bread", "Picasso"]))
+def test_an_unnamed_tool_with_a_word_of_the_request_is_not_relevant(value: str) -> None:
+    request = Grounding.of_text(f"Tell me something about {value}, please.")
+    assert not relevant(TIME_TOOL, {"place": value}, request)
+    assert relevant(TIME_TOOL, {"place": value}, Grounding.of_text(f"The time for {value}?"))

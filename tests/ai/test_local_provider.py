@@ -757,6 +757,21 @@ async def test_a_call_writing_numbers_from_nowhere_is_stopped_early_and_asked_ag
     ]
 
 
+async def test_a_first_call_of_a_tool_the_request_does_not_name_is_dropped(
+    fake: Callable[..., FakeRuntime],
+) -> None:
+    """R-11.2 relevance: `get_time("Berlin")` for "What will the weather be in Berlin?" is
+    grounded (Berlin is asked about) but the request names no time: dropped, asked again."""
+    runtime = fake([_calls(("get_time", {"place": "Berlin"})), _answer("I cannot tell.")])
+    events = await _events(
+        Context("", [UserMessage("What will the weather be in Berlin tomorrow?")], [CALC, TIME])
+    )
+    final = events[-1].message
+    assert (final.stop_reason, final.text, final.tool_calls) == ("stop", "I cannot tell.", [])
+    second = runtime.requests[1]["response_format"]["json_schema"]["schema"]
+    assert _branch_names(second) == ["calculator", "answer"]
+
+
 async def test_after_several_results_the_answer_has_one_part_per_result(
     fake: Callable[..., FakeRuntime],
 ) -> None:

@@ -269,8 +269,9 @@ def mentions(tool: AgentTool, request: Grounding) -> bool:
 
 def relevant(tool: AgentTool, arguments: dict[str, Any], request: Grounding) -> bool:
     """Whether a call before any result may serve `request` (R-11.2): the request names the
-    tool (`mentions`), or the call's required values hold no word, only numbers,
-    expressions (`17 * 23`, `sqrt(2) * 10`) and file names the request gives.
+    tool (`mentions`), or the call's required values (all, when none is required) hold no
+    word: only numbers, expressions (`17 * 23`, `sqrt(2) * 10`) and file names the request
+    gives.
 
     The 0.5B model calls an unrelated tool with words of the question (BFCL irrelevance:
     `get_stock_data("Lakers")` for who won a game, `get_time("Berlin")` for the weather).
@@ -279,10 +280,9 @@ def relevant(tool: AgentTool, arguments: dict[str, Any], request: Grounding) -> 
     any tool offered (docs/local-model.md)."""
     if mentions(tool, request):
         return True
-    required = tool.input_schema.get("required")
     files = {name.lower() for name in request.files}
-    for key in required if isinstance(required, list) else ():
-        for text in _strings(arguments.get(key)):
+    for value in _required_values(tool, arguments):
+        for text in _strings(value):
             if text.strip().lower() in files:
                 continue
             called = {m.lower() for m in _CALLED.findall(text)}
@@ -370,14 +370,17 @@ def vocabulary(tools: Sequence[AgentTool]) -> frozenset[str]:
     return frozenset(found)
 
 
-def _tokens(tool: AgentTool, arguments: dict[str, Any]) -> set[str]:
-    # The words and numbers of the required parameters' values (all values when none is
-    # required), numbers as `format(n, "g")`.
+def _required_values(tool: AgentTool, arguments: dict[str, Any]) -> list[Any]:
+    # The values of the required parameters (all values when none is required).
     required = tool.input_schema.get("required")
     names = [n for n in required if n in arguments] if isinstance(required, list) else []
-    values = [arguments[n] for n in names] if names else list(arguments.values())
+    return [arguments[n] for n in names] if names else list(arguments.values())
+
+
+def _tokens(tool: AgentTool, arguments: dict[str, Any]) -> set[str]:
+    # The words and numbers of the required values, numbers as `format(n, "g")`.
     found: set[str] = set()
-    for value in values:
+    for value in _required_values(tool, arguments):
         for text in _strings(value):
             found |= {
                 format(float(w), "g") if w.isdigit() else w for w in words(_THOUSANDS.sub("", text))
