@@ -701,6 +701,18 @@ async def test_an_extra_call_that_adds_no_part_of_the_request_is_dropped_and_end
     assert len(runtime.requests) == 2
 
 
+async def test_in_a_list_the_model_opened_a_call_adding_nothing_is_dropped(
+    fake: Callable[..., FakeRuntime],
+) -> None:
+    """R-11.1: BFCL simple_python_208 got the same directions twice (the second with its
+    optional list repeated); every call after a reply's first must add a part."""
+    same = {"place": "New York"}
+    runtime = fake([_calls(("get_time", same), ("get_time", {"place": "york new"}))])
+    events = await _events(Context("", [UserMessage("Time in New York?")], [CALC, TIME]))
+    assert [(c.name, c.arguments) for c in events[-1].message.tool_calls] == [("get_time", same)]
+    assert len(runtime.requests) == 1
+
+
 async def test_no_extra_call_is_asked_for_after_a_list_or_after_results(
     fake: Callable[..., FakeRuntime],
 ) -> None:

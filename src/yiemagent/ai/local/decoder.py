@@ -121,7 +121,6 @@ class ReplyDecoder:
         "_chain",
         "_emitted",
         "_exempt",
-        "_extra",
         "_held",
         "_hopeless",
         "_items",
@@ -159,7 +158,6 @@ class ReplyDecoder:
         self._request = request
         self._chain = chain
         self._vocabulary = vocabulary(tools)
-        self._extra = False
         self._answer: str | None = None
         self._repeats: set[str] = set()
         self._open: tuple[str, int] | None = None
@@ -180,7 +178,6 @@ class ReplyDecoder:
         kept only if it adds a part of the request (`grounding.adds_to`, R-11.1)."""
         self._items = ItemScanner()
         self._items.feed("[" + first)
-        self._extra = True
 
     @property
     def raw(self) -> str:
@@ -305,12 +302,14 @@ class ReplyDecoder:
             if key in self._emitted:
                 return
             if (
-                self._extra
+                self._calls
                 and tool is not None
                 and self._request is not None
                 and not adds_to(tool, arguments, self._calls, self._request, self._vocabulary)
             ):
-                logger.info("local extra call %s dropped: it adds nothing to the request", name)
+                # Every call after a reply's first must add a part of the request, in a
+                # list the model opened too (BFCL simple: the same directions twice).
+                logger.info("local call %s dropped: it adds nothing to the request", name)
                 return
             self._builder.tool_call_start(_new_id(), name)
             self._builder.tool_call_delta(json.dumps(arguments, ensure_ascii=False))

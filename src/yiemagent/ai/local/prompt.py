@@ -272,12 +272,12 @@ def answered_calls(messages: Sequence[Message]) -> set[tuple[str, str]]:
 
 
 def current_request(messages: Sequence[Message]) -> list[Message]:
-    """The last user message of `messages` (the request the next calls serve), as a list
-    (empty when there is none)."""
-    for message in reversed(messages):
-        if isinstance(message, UserMessage):
-            return [message]
-    return []
+    """The last user message of `messages` and what follows it (the request the next calls
+    serve, and its results so far); all of `messages` when no user message is in it."""
+    for i in range(len(messages) - 1, -1, -1):
+        if isinstance(messages[i], UserMessage):
+            return list(messages[i:])
+    return list(messages)
 
 
 def last_results(messages: Sequence[Message]) -> int:
