@@ -77,8 +77,10 @@ class FakeRuntime:
         delay_s: float = 0.0,
         finish: str = "stop",
         more: list[str] | None = None,
+        more_finish: str = "stop",
     ) -> None:
         self.finish = finish
+        self.more_finish = more_finish
         self.replies = list(replies)
         self.more = list(more or [])
         self.requests: list[dict[str, Any]] = []
@@ -88,8 +90,10 @@ class FakeRuntime:
 
     def chat(self, request: dict[str, Any], on_chunk: Callable[[dict[str, Any]], bool]) -> None:
         self.requests.append(json.loads(json.dumps(request)))
+        finish = self.finish
         if "grammar" in request:
             reply = self.more.pop(0) if self.more else "]"
+            finish = self.more_finish
         else:
             reply = self.replies.pop(0)
         if reply.startswith("ERROR:"):
@@ -102,7 +106,7 @@ class FakeRuntime:
             if on_chunk(delta):
                 self.stopped_early.set()
                 return
-        on_chunk({"choices": [{"index": 0, "delta": {}, "finish_reason": self.finish}]})
+        on_chunk({"choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
         usage = {
             "prompt_tokens": 100,
             "completion_tokens": 10,
@@ -711,6 +715,22 @@ async def test_in_a_list_the_model_opened_a_call_adding_nothing_is_dropped(
     events = await _events(Context("", [UserMessage("Time in New York?")], [CALC, TIME]))
     assert [(c.name, c.arguments) for c in events[-1].message.tool_calls] == [("get_time", same)]
     assert len(runtime.requests) == 1
+
+
+async def test_an_extra_call_cut_short_is_dropped_and_the_first_call_stands(
+    fake: Callable[..., FakeRuntime],
+) -> None:
+    """BFCL simple_python_220: an extra call cut at "length" came out half-written and
+    unchecked beside the first; it is dropped, the reply ends with the first call."""
+    first = ("calculator", {"expression": "200 * 0.5"})
+    cut = ', {"name": "calculator", "arguments": {"expression": "200 * 0.5 + 200 * 0.5 + '
+    fake([_calls(first)], more=[cut], more_finish="length")
+    events = await _events(Context("", [UserMessage("200 * 0.5?")], [CALC]))
+    final = events[-1].message
+    assert (final.stop_reason, [(c.name, c.arguments) for c in final.tool_calls]) == (
+        "toolUse",
+        [first],
+    )
 
 
 async def test_no_extra_call_is_asked_for_after_a_list_or_after_results(

@@ -121,6 +121,7 @@ class ReplyDecoder:
         "_chain",
         "_emitted",
         "_exempt",
+        "_extra",
         "_held",
         "_hopeless",
         "_items",
@@ -164,6 +165,7 @@ class ReplyDecoder:
         """The call being streamed: its name and where its arguments start in the item."""
         self._sent = 0
         self._hopeless: str | None = None
+        self._extra = False
 
     def lone_call(self) -> str | None:
         """The raw JSON of the reply's one call when the reply was a single call object (not a
@@ -175,9 +177,11 @@ class ReplyDecoder:
     def resume_as_list(self, first: str) -> None:
         """Go on as if the reply had been `[` + `first` (its call already emitted): the text
         fed next continues that list with extra calls (`, {...}` items). An extra call is
-        kept only if it adds a part of the request (`grounding.adds_to`, R-11.1)."""
+        kept only if it adds a part of the request (`grounding.adds_to`, R-11.1) and is
+        complete: one cut short (a token cap, a runaway) is dropped."""
         self._items = ItemScanner()
         self._items.feed("[" + first)
+        self._extra = True
 
     @property
     def raw(self) -> str:
@@ -363,6 +367,8 @@ class ReplyDecoder:
         if self._hopeless is not None:
             self._repeats.add(self._hopeless)
             current = ""
+        if self._extra:
+            current = ""  # an extra call cut short is dropped, the calls before it stand
         if cut and current:
             if self._open is not None:
                 return "call", set()  # left open: the message ends with it partial
