@@ -351,7 +351,7 @@ async def execute_prepared_tool_call(
         else:
             text = f"Operation aborted: tool {tool.name} did not stop within {deadline.grace_s:g} s"
         outcome = ExecutedOutcome(create_error_tool_result(text), True)
-    if updates.stop():
+    if updates.stop(worker=plain):
         await updates.drain()
     return outcome
 

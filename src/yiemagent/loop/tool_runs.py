@@ -68,10 +68,14 @@ class ToolUpdates:
     closed (the seeds' `accepting` guard). Emissions run as tasks on the call's loop and are
     drained before the outcome is returned.
 
-    An update sent on another thread is queued, then started on the loop; `stop()` starts
-    whatever is still queued, so an update accepted before the tool returned is emitted even
-    when the loop takes a quick plain tool's outcome before the queued start has run
-    (`ToolThreads.submit` can settle it at once, DESIGN §9)."""
+    An update sent on another thread is queued, then started on the loop. For a call run on
+    a worker thread (a plain or process tool) `stop(worker=True)` starts whatever is still
+    queued, so an update the tool sent before it returned is emitted even when the loop
+    takes the outcome before the queued start has run (`ToolThreads.submit` can settle it at
+    once, DESIGN §9); this is what the FIFO order of `call_soon_threadsafe` gave before.
+    For an async tool, an update from another thread not yet started when the tool's call
+    ends is dropped, as before.
+    """
 
     __slots__ = (
         "_call",
@@ -119,11 +123,13 @@ class ToolUpdates:
             self._pending = []
         self._pending.append(asyncio.ensure_future(self._emit(event), loop=self._loop))
 
-    def stop(self) -> bool:
-        """Stop accepting updates and start those still queued; returns whether accepted
-        ones are still being emitted (then `await drain()`)."""
+    def stop(self, worker: bool = False) -> bool:
+        """Stop accepting updates (and, for a call that ran on a worker thread, start those
+        still queued); returns whether accepted ones are still being emitted (then
+        `await drain()`)."""
         self.accepting = False
-        self._start_queued()
+        if worker:
+            self._start_queued()
         self._drained = True
         return bool(self._pending)
 
