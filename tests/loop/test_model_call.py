@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from yiemagent import (
+    AbortSignal,
     AgentContext,
     AgentEndEvent,
     AgentEvent,
@@ -31,7 +32,10 @@ from yiemagent import (
     default_convert_to_llm,
     run_agent_loop,
 )
+from yiemagent.ai import AssistantMessageEventStream
+from yiemagent.ai.builder import MessageBuilder
 from yiemagent.ai.faux import FauxModel, faux_message, faux_stall, faux_tool_call
+from yiemagent.loop.deadline import ABORT_GRACE_S
 
 SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
 
@@ -256,29 +260,96 @@ async def test_r5_8_a_slow_consumer_is_not_an_idle_provider() -> None:
     assert messages[-1].stop_reason == "stop"  # type: ignore[union-attr]
 
 
-async def test_r5_8_the_embedded_model_reading_its_prompt_is_not_an_idle_stream() -> None:
-    """The embedded model (api "local") streams nothing while it evaluates the prompt; under
-    load that took longer than the idle limit and the answer ended "sent nothing for 120 s".
-    Its runtime's deadline bounds it instead; other providers keep the limit."""
-    silent_first = FauxModel(["late answer"], delay_s=0.5)  # 0.5 s before each chunk
-    local = dataclasses.replace(silent_first.model, api="local", provider="local")
+def busy_provider(
+    silent_s: float, *, keep_alive: bool, ignore_abort: bool = False
+) -> tuple[Any, list[StreamOptions]]:
+    """A provider shaped like the embedded model: `start`, then `silent_s` without an event
+    (reading the prompt), calling `options.keep_alive()` every 20 ms if `keep_alive`, then
+    "late answer". With `ignore_abort` it goes on after an abort, keep-alives included."""
     seen: list[StreamOptions] = []
 
     def stream_fn(model: Model, context: Context, options: StreamOptions) -> Any:
         seen.append(options)
-        return silent_first.stream_fn(model, context, options)
+        stream = AssistantMessageEventStream()
+        builder = MessageBuilder(model, stream)
 
+        async def work() -> None:
+            builder.start()
+            started = time.monotonic()
+            try:
+                while time.monotonic() - started < silent_s:
+                    await asyncio.sleep(0.02)
+                    aborted = options.signal is not None and options.signal.aborted
+                    if aborted and not ignore_abort:
+                        builder.fail("aborted", "Request was aborted")
+                        return
+                    if keep_alive and options.keep_alive is not None:
+                        options.keep_alive()
+                builder.text_delta("late answer")
+                builder.done("stop")
+            except Exception as exc:  # a provider never raises: it ends the stream
+                builder.fail("error", repr(exc))
+
+        tasks.append(asyncio.get_running_loop().create_task(work()))
+        return stream
+
+    tasks: list[asyncio.Task[None]] = []
+    return stream_fn, seen
+
+
+LOCAL = dataclasses.replace(FauxModel([]).model, api="local", provider="local")
+
+
+async def test_r5_8_a_provider_busy_without_output_says_so_with_keep_alive() -> None:
+    """R-5.8, one rule for every provider: the embedded model streams nothing while it reads
+    a long prompt (under load more than 120 s: "The model stream sent nothing for 120 s").
+    A provider that calls `options.keep_alive()` while it works is not idle; the keep-alives
+    are no events: the consumer sees exactly the seeds' message events."""
+    stream_fn, seen = busy_provider(1.5, keep_alive=True)  # 3 idle limits
+    events: list[AgentEvent] = []
     messages = await run_agent_loop(
         [UserMessage("go")],
         AgentContext(),
-        AgentLoopConfig(model=local, stream_idle_timeout_s=0.1),
-        None,
+        AgentLoopConfig(model=LOCAL, stream_idle_timeout_s=0.5),
+        events.append,
         stream_fn=stream_fn,
     )
     assert messages[-1].stop_reason == "stop", messages[-1]  # type: ignore[union-attr]
-    assert seen[0].idle_timeout_s is None
+    assert seen[0].idle_timeout_s == 0.5 and seen[0].keep_alive is not None
+    updates = [e.assistant_message_event.type for e in events if e.type == "message_update"]
+    assert updates == ["text_start", "text_delta", "text_end"]
 
-    hosted = FauxModel(["late answer"], delay_s=0.5)
+    # No idle limit: no watchdog to keep alive.
+    stream_fn, seen = busy_provider(0.0, keep_alive=True)
+    await run_agent_loop(
+        [UserMessage("go")],
+        AgentContext(),
+        AgentLoopConfig(model=LOCAL, stream_idle_timeout_s=None),
+        None,
+        stream_fn=stream_fn,
+    )
+    assert seen[0].idle_timeout_s is None and seen[0].keep_alive is None
+
+
+@pytest.mark.parametrize("model", [LOCAL, FauxModel([]).model], ids=["local", "hosted"])
+async def test_r5_8_a_silent_provider_is_idle_whatever_its_api(model: Model) -> None:
+    """The same silence without keep-alives ends in error, for the embedded model too (the
+    loop used to exempt api "local" from the limit altogether)."""
+    stream_fn, _ = busy_provider(3.0, keep_alive=False)
+    started = time.monotonic()
+    messages = await run_agent_loop(
+        [UserMessage("go")],
+        AgentContext(),
+        AgentLoopConfig(model=model, stream_idle_timeout_s=0.5),
+        None,
+        stream_fn=stream_fn,
+    )
+    message = messages[-1]
+    assert isinstance(message, AssistantMessage) and message.stop_reason == "error"
+    assert message.error_message == "The model stream sent nothing for 0.5 s"
+    assert time.monotonic() - started < 2.5  # ended by the limit, not by the provider
+
+    hosted = FauxModel(["late answer"], delay_s=0.5)  # a hosted stream silent between chunks
     messages = await run_agent_loop(
         [UserMessage("go")],
         AgentContext(),
@@ -287,6 +358,25 @@ async def test_r5_8_the_embedded_model_reading_its_prompt_is_not_an_idle_stream(
         stream_fn=hosted.stream_fn,
     )
     assert messages[-1].stop_reason == "error"  # type: ignore[union-attr]
+
+
+async def test_r5_8_keep_alives_after_an_abort_do_not_hold_the_run() -> None:
+    """A provider that ignores the abort and keeps calling keep_alive is still abandoned
+    after the abort grace (R-5.7): keep-alives extend the idle limit, never the grace."""
+    stream_fn, _ = busy_provider(30.0, keep_alive=True, ignore_abort=True)
+    signal = AbortSignal()
+    asyncio.get_running_loop().call_later(0.2, signal.abort)
+    started = time.monotonic()
+    messages = await run_agent_loop(
+        [UserMessage("go")],
+        AgentContext(),
+        AgentLoopConfig(model=LOCAL, stream_idle_timeout_s=60),
+        None,
+        signal,
+        stream_fn=stream_fn,
+    )
+    assert messages[-1].stop_reason == "aborted"  # type: ignore[union-attr]
+    assert time.monotonic() - started < 0.2 + ABORT_GRACE_S + 2.0
 
 
 async def test_r5_9_raising_convert_to_llm_ends_the_run_with_an_error_message() -> None:

@@ -6,7 +6,8 @@ ends the work early by aborting the work's own signal and cancelling the task, w
 caller turns into an outcome with `uncancel()`:
 
 - `timeout_s`: seconds the work may spend waiting (for a tool: since it started; for a model
-  stream: since `arm()`, so time spent in the loop's own event handlers does not count);
+  stream: since `arm()` or the provider's last `keep_alive()`, so time spent in the loop's
+  own event handlers does not count, and a provider busy without output can say so);
 - after the run is aborted, `ABORT_GRACE_S` more seconds to return on its own, so a tool or
   provider that ignores aborts never hangs a run. The deadline makes the work's signal, a
   `child()` of the run's whose `on_parent_abort` starts the grace: a run's abort starts it,
@@ -99,6 +100,15 @@ class Deadline:
     def disarm(self) -> None:
         """Not waiting on the work (a model stream: while the loop handles an event)."""
         self.waiting_since = None
+
+    def keep_alive(self) -> None:
+        """The work says it is busy (a provider working without an event to send, R-5.8):
+        if the loop is waiting on it, the timeout counts from now. Ignored once the run is
+        aborted, so a provider that ignores an abort is still abandoned after the grace.
+        Call on the deadline's event loop thread."""
+        if self.waiting_since is None or self.timeout_s is None or self.aborted_at is not None:
+            return
+        self.waiting_since = self._loop.time()
 
     def _on_run_abort(self, _reason: str | None) -> None:
         """The run was aborted (on the aborting thread): the grace starts."""

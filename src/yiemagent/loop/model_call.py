@@ -4,7 +4,10 @@
 stream, turning provider events into `message_start` / `message_update` / `message_end`.
 It never raises: a failing hook, a provider that raises instead of ending its stream in
 error, or a provider that goes silent for `stream_idle_timeout_s` gives an assistant message
-with stop reason "error" that says why. The loop in `agent_loop` calls it once per turn.
+with stop reason "error" that says why. Silent means neither an event nor a call of the
+`StreamOptions.keep_alive` the call hands the provider (one rule for every provider: one busy
+without output, such as the embedded model reading its prompt, says so itself). The loop in
+`agent_loop` calls it once per turn.
 """
 
 from __future__ import annotations
@@ -61,7 +64,8 @@ async def stream_assistant_response(
     Emits `message_start` on the first provider event, `message_update` with the partial
     message for each later one, and `message_end` with the final message, whose empty or
     repeated tool-call ids have been made unique (R-4.1). Never raises: a failure (a hook, a
-    provider bug, R-5.9) or a stream idle for `stream_idle_timeout_s` (R-5.8) gives a message
+    provider bug, R-5.9) or a stream idle for `stream_idle_timeout_s` (R-5.8: no event and no
+    `options.keep_alive()` call from the provider for that long) gives a message
     with stop reason "error" saying why; after an abort, a provider that does not end its
     stream within `deadline.ABORT_GRACE_S` gives one with stop reason "aborted" (R-5.7).
     Does not append the message to `context` (the loop does).
@@ -82,14 +86,13 @@ async def stream_assistant_response(
     if signal is None:
         signal = AbortSignal()
     deadline = Deadline(
-        _idle_limit_s(config), signal, armed=False, reason="the model stream went idle"
+        config.stream_idle_timeout_s, signal, armed=False, reason="the model stream went idle"
     )
-    call_signal = deadline.signal  # aborted by the run, or alone by the idle deadline
     shown = _Shown()
     chat: ChatSpan | None = None
     try:
         llm_context = await _llm_context(context, config, signal, converter)
-        options = await _stream_options(config, call_signal)
+        options = await _stream_options(config, deadline)
         if trace is not None:
             chat = trace.chat(config.model, llm_context, options)
         message = await _read_stream(
@@ -159,16 +162,18 @@ async def _llm_context(
     return Context(context.system_prompt, llm_messages, list(context.tools))
 
 
-async def _stream_options(config: AgentLoopConfig, signal: AbortSignal) -> StreamOptions:
-    """The provider options of `config`; the API key is resolved per call (R-5.2)."""
+async def _stream_options(config: AgentLoopConfig, deadline: Deadline) -> StreamOptions:
+    """The provider options of `config` for one call watched by `deadline`: its signal, its
+    idle limit and its `keep_alive` (R-5.8); the API key is resolved per call (R-5.2)."""
     api_key = None
     if config.get_api_key is not None:
         api_key = await maybe_await(config.get_api_key(config.model.provider))
     provider = {name: getattr(config, name) for name in PROVIDER_OPTIONS}
     provider["api_key"] = api_key or config.api_key
     return StreamOptions(
-        signal=signal,
-        idle_timeout_s=_idle_limit_s(config),
+        signal=deadline.signal,
+        idle_timeout_s=deadline.timeout_s,
+        keep_alive=deadline.keep_alive if deadline.timeout_s is not None else None,
         output_schema=_native_output_schema(config),
         **provider,
     )
@@ -180,17 +185,6 @@ def _native_output_schema(config: AgentLoopConfig) -> dict[str, Any] | None:
     if spec is None or spec.resolved_mode(config.model) != "native":
         return None
     return spec.schema
-
-
-def _idle_limit_s(config: AgentLoopConfig) -> float | None:
-    """The stream idle limit of one model call (R-5.8; seconds, None: none): the config's
-    `stream_idle_timeout_s`, except for the embedded model (`api == "local"`). That one runs
-    in this process and streams nothing while it reads the prompt — on a busy machine a long
-    prompt took more than the default 120 s and the answer ended as "sent nothing" — so its
-    runtime's own deadline bounds each generation instead (`$YIEMAGENT_LOCAL_DEADLINE_S`)."""
-    if config.model.api == "local":
-        return None
-    return config.stream_idle_timeout_s
 
 
 def _default_stream_fn() -> StreamFn:

@@ -141,6 +141,13 @@ class StreamOptions(ProviderOptions):
     signal: AbortSignal | None = None
     idle_timeout_s: float | None = None
     """Seconds without a chunk after which the provider ends the call in error."""
+    keep_alive: Callable[[], None] | None = None
+    """The caller's idle watchdog (R-5.8): a provider that is busy without an event to send
+    (the embedded model reading a long prompt, or writing a tool call it sends only once
+    whole) calls `keep_alive()` — on the event loop's thread, as often as it makes progress —
+    and the idle time starts again. It sends nothing and changes no message: consumers see
+    only the events of seed 002 §3. None: nobody is watching. A provider that never calls it
+    (a hosted model streams its chunks) is idle when it sends nothing."""
     output_schema: Mapping[str, Any] | None = None
     """A JSON Schema (an object) the final answer's text must match, as JSON: providers with
     native structured output or constrained decoding apply it (DESIGN §14)."""

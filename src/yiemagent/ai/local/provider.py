@@ -14,6 +14,12 @@ either, or one caught repeating itself or writing a call longer than `MAX_ITEM_C
 ends with "length" (or "error" when nothing came at
 all). Abort stops generation (the chunk callback tells llama.cpp to stop) and ends with
 "aborted". Never raises: every failure ends the stream with an `error` event.
+
+Busy without output (R-5.8): llama.cpp reads the prompt in batches of `runtime.N_BATCH`
+tokens and reports each (`return_progress`); those reports, and every token of a call held
+back until it is whole, call `options.keep_alive()`, as does a timer while the model loads.
+So the caller's stream idle limit ends a call only when the runtime has stopped making
+progress, and no event is sent that a consumer would have to know.
 """
 
 from __future__ import annotations
@@ -42,14 +48,13 @@ from yiemagent.ai.local.prompt import (
     tool_rounds,
 )
 from yiemagent.ai.local.runtime import N_CTX_ENV, LocalRuntime, get_runtime
-from yiemagent.ai.local.weights import local_spec
+from yiemagent.ai.local.weights import LocalModelSpec, local_spec
 from yiemagent.ai.sanitize import sanitize_surrogates
 from yiemagent.ai.transform import transform_messages
 from yiemagent.errors import ProviderError
 from yiemagent.types.messages import Usage
 from yiemagent.types.model import AssistantMessageEventStream, Context, Model, StreamOptions
 from yiemagent.types.output import OUTPUT_TOOL_LABEL
-from yiemagent.types.signal import AbortSignal
 
 __all__ = ["DEADLINE_ENV", "DEADLINE_S", "stream_local"]
 
@@ -134,7 +139,7 @@ async def _run(
             return
         spec = local_spec(model.id)
         limit = deadline_s()
-        runtime = await get_runtime(spec)
+        runtime = await _load(spec, options)
         rounds = spec.max_tool_rounds
         await _generate_reply(runtime, builder, model, context, options, rounds, limit)
     except Exception as exc:  # the stream must end with an event, whatever happened
@@ -159,7 +164,6 @@ async def _generate_reply(
     max_tool_rounds: int,
     limit_s: float,
 ) -> None:
-    signal = options.signal
     tools = list(context.tools or [])
     messages = transform_messages(context.messages, model)
     system = system_prompt(context.system_prompt, tools, _model_label(model))
@@ -178,6 +182,7 @@ async def _generate_reply(
         # Greedy by default: reproducible tool calls from a small model.
         "temperature": 0.0 if options.temperature is None else options.temperature,
         "cache_prompt": True,  # R-11.5: reuse the KV cache of the shared prefix
+        "return_progress": True,  # a chunk per prompt batch read: options.keep_alive (R-5.8)
     }
     usage = Usage()
     # The round budget: after it only the answer is left (the tools stay in the system
@@ -209,7 +214,7 @@ async def _generate_reply(
                 "type": "json_schema",
                 "json_schema": {"name": "reply", "schema": schema},
             }
-        outcome = await _stream_chunks(runtime, request, builder, decoder, signal, deadline)
+        outcome = await _stream_chunks(runtime, request, builder, decoder, options, deadline)
         _add_usage(usage, outcome.usage)
     first = decoder.lone_call() if decoder is not None and outcome.kind == "call" else None
     first_round = tool_rounds(messages) == 0
@@ -226,7 +231,7 @@ async def _generate_reply(
         while decoder.calls < MAX_CALLS:
             calls = decoder.calls
             more["messages"] = [*chat, {"role": "assistant", "content": decoder.raw}]
-            extra = await _stream_chunks(runtime, more, builder, decoder, signal, deadline)
+            extra = await _stream_chunks(runtime, more, builder, decoder, options, deadline)
             _add_usage(usage, extra.usage)
             if extra.aborted or extra.error is not None or decoder.calls == calls:
                 if extra.aborted or extra.error is not None:
@@ -272,11 +277,14 @@ async def _stream_chunks(
     request: dict[str, Any],
     builder: MessageBuilder,
     decoder: ReplyDecoder | None,
-    signal: AbortSignal | None,
+    options: StreamOptions,
     deadline: float,
 ) -> _Outcome:
     """Generate on a worker thread; feed chunks to `decoder` (or as text) on this loop, until
-    the end, an abort, an error, the `deadline` (`time.monotonic()`) or a runaway loop."""
+    the end, an abort, an error, the `deadline` (`time.monotonic()`) or a runaway loop. Every
+    chunk (a prompt batch read, a token) calls `options.keep_alive` (R-5.8)."""
+    signal = options.signal
+    keep_alive = options.keep_alive or _nothing
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue[Any] = asyncio.Queue()
     stop = False
@@ -323,6 +331,7 @@ async def _stream_chunks(
                 break
             if chunk is _ABORTED or (signal is not None and signal.aborted):
                 break
+            keep_alive()
             error = _chunk_error(chunk)
             if error is not None:
                 outcome.error = error
@@ -360,6 +369,25 @@ async def _stream_chunks(
     if decoder is not None and not outcome.aborted and outcome.error is None:
         outcome.kind, outcome.repeated = decoder.finish(outcome.finish_reason == "length")
     return outcome
+
+
+def _nothing() -> None:
+    pass
+
+
+async def _load(spec: LocalModelSpec, options: StreamOptions) -> LocalRuntime:
+    """The runtime of `spec` (`get_runtime`); while a first call loads it, which llama.cpp
+    reports no progress of, `options.keep_alive` is called every quarter of the idle limit
+    (R-5.8): loading is bounded local work, not a silent peer."""
+    keep_alive, idle_s = options.keep_alive, options.idle_timeout_s
+    if keep_alive is None or idle_s is None:
+        return await get_runtime(spec)
+    loading = asyncio.ensure_future(get_runtime(spec))
+    while True:
+        done, _ = await asyncio.wait({loading}, timeout=idle_s / 4)
+        if done:
+            return loading.result()
+        keep_alive()
 
 
 def _chunk_error(chunk: Any) -> str | None:

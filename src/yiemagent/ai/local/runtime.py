@@ -43,6 +43,11 @@ N_CTX = 8192
 """Context tokens per loaded model unless `$YIEMAGENT_LOCAL_N_CTX` says otherwise (the KV
 cache costs ~12 KB per token on the 0.5B model, ~28 KB on the 1.5B)."""
 
+N_BATCH = 512
+"""Prompt tokens llama.cpp reads per step: its micro-batch (`n_ubatch`, 512 by default), so
+the arithmetic is the same as with the default 2048, but a request with `return_progress`
+gets a progress chunk every 512 tokens read (the provider's keep-alive, R-5.8)."""
+
 ChunkCallback = Callable[[dict[str, Any]], bool]
 """Receives each streamed chunk on the generating thread; returns True to stop generation."""
 
@@ -135,6 +140,7 @@ def load_runtime(spec: LocalModelSpec, *, progress: Progress | None = None) -> L
         params.model.path = str(path)
         params.n_ctx = _n_ctx()
         params.n_parallel = 1
+        params.n_batch = N_BATCH
         params.cpuparams.n_threads = _threads()
         params.cpuparams_batch.n_threads = _threads()
         # llama.cpp always listens; keep it local and locked with a key nobody knows.
