@@ -62,6 +62,10 @@ WRITTEN_TOOL_TIMEOUT_S = 60.0
 MAX_CODE_CHARS = 100_000
 """Most characters of code (all code parts and the schema together) one written tool may have."""
 
+# `contentMediaType` (a JSON Schema 2020-12 annotation) marks what the model composes — the
+# code, the schema, the texts — so the embedded model's grounding guard (R-11.2), which
+# checks that a call's values come from the conversation, leaves them alone.
+_CODE = "text/x-python"
 WRITE_TOOL_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
@@ -70,30 +74,43 @@ WRITE_TOOL_SCHEMA: dict[str, Any] = {
             "description": "The new tool's name: a Python identifier (letters, digits, "
             "underscores; up to 64 characters), e.g. searchWine.",
         },
-        "label": {"type": "string", "description": "A short human-readable name."},
-        "description": {"type": "string", "description": "What the tool does, for the model."},
+        "label": {
+            "type": "string",
+            "contentMediaType": "text/plain",
+            "description": "A short human-readable name.",
+        },
+        "description": {
+            "type": "string",
+            "contentMediaType": "text/plain",
+            "description": "What the tool does, for the model.",
+        },
         "inputSchema": {
             "type": "object",
+            "contentMediaType": "application/schema+json",
             "description": 'JSON Schema of the arguments object, e.g. {"type": "object", '
             '"properties": {"query": {"type": "string"}}, "required": ["query"]}.',
         },
         "executeCode": {
             "type": "string",
+            "contentMediaType": _CODE,
             "description": "Python body of execute(tool_call_id, args, signal, on_update). "
             "Read arguments from the dict `args`, return a str (or an AgentToolResult). "
             "Imports may go inside the body or in `imports`. May use `await`.",
         },
         "imports": {
             "type": "string",
+            "contentMediaType": _CODE,
             "description": "Optional import statements for the top of the file.",
         },
         "validateCode": {
             "type": "string",
+            "contentMediaType": _CODE,
             "description": "Optional body of validate_arguments(args): return None when the "
             "arguments are fine, else an error text.",
         },
         "prepareCode": {
             "type": "string",
+            "contentMediaType": _CODE,
             "description": "Optional body of prepare_arguments(args): return the arguments "
             "to validate (e.g. with renamed keys).",
         },

@@ -21,6 +21,7 @@ from yiemagent.ai.local.grounding import (
     ChainStep,
     Grounding,
     adds_to,
+    authored,
     invented_numbers,
     relevant,
     repair_file_names,
@@ -222,8 +223,11 @@ class ReplyDecoder:
         name, arguments = parsed.get("name"), parsed.get("arguments")
         if name not in self._held or name in self._exempt or not isinstance(arguments, dict):
             return
+        tool = self._tools.get(name)
+        if tool is None:
+            return
         assert self._known is not None
-        strings = [v for v in arguments.values() if isinstance(v, str)]
+        strings = [v for k, v in arguments.items() if isinstance(v, str) and not authored(tool, k)]
         if any(invented_numbers(text, self._known) for text in strings):
             logger.info("local call %s stopped: it writes numbers nothing backs", name)
             self._hopeless = name

@@ -39,6 +39,7 @@ __all__ = [
     "ChainStep",
     "Grounding",
     "adds_to",
+    "authored",
     "invented_numbers",
     "mentions",
     "relevant",
@@ -160,20 +161,32 @@ def invented_numbers(text: str, grounding: Grounding) -> set[str]:
     return unknown if len(unknown) >= STRING_NUMBERS else set()
 
 
+def authored(tool: AgentTool, parameter: str) -> bool:
+    """Whether the tool's `parameter` holds content the model composes — its schema names a
+    `contentMediaType` (JSON Schema 2020-12), e.g. code (`text/x-python`), a schema
+    (`application/schema+json`), a text (`text/plain`) — rather than a value taken from the
+    conversation. The guards do not check such a parameter (writeTool's code and schema are
+    never in the request)."""
+    properties = tool.input_schema.get("properties")
+    param = properties.get(parameter) if isinstance(properties, dict) else None
+    return isinstance(param, dict) and "contentMediaType" in param
+
+
 def ungrounded(tool: AgentTool, arguments: dict[str, Any], grounding: Grounding) -> set[str]:
     """What `arguments` hold in the tool's REQUIRED parameters that `grounding` does not
     back: words with a letter (not in the parameter's enum, and not a name written as a
     function, `sqrt(`), JSON numbers, and the numbers written in a string once it holds
     `STRING_NUMBERS` or more that nothing backs (one or two may be derived: an expression
     may compute 0.15 from "15 %"; the 0.5B model invents whole expressions,
-    `3 + 4 * 5 / 2 - 3` for a question about a README). Empty: the call is grounded."""
+    `3 + 4 * 5 / 2 - 3` for a question about a README). `authored` parameters are not
+    checked. Empty: the call is grounded."""
     schema = tool.input_schema
     properties = schema.get("properties")
     properties = properties if isinstance(properties, dict) else {}
     required = schema.get("required")
     missing: set[str] = set()
     for name in required if isinstance(required, list) else ():
-        if name not in arguments:
+        if name not in arguments or authored(tool, name):
             continue
         param = properties.get(name)
         enum = param.get("enum") if isinstance(param, dict) else None
