@@ -130,22 +130,26 @@ class Grounding:
             files,
         )
 
+    def has_word(self, word: str) -> bool:
+        """Whether `word` (lower case) is given, or shares its first `PREFIX` letters with a
+        given word."""
+        return word in self.words or (len(word) >= PREFIX and word[:PREFIX] in self.prefixes)
+
+    def has_number(self, value: float) -> bool:
+        """Whether `value` is a given number (to 2 decimals)."""
+        return any(round(value, 2) == round(n, 2) for n in self.numbers)
+
     def knows_word(self, word: str) -> bool:
-        """Whether `word` (lower case) is backed: given, sharing its first `PREFIX` letters
-        with a given word, or at most `SHORT_WORD` letters long."""
-        if len(word) <= SHORT_WORD or word in self.words:
-            return True
-        return len(word) >= PREFIX and word[:PREFIX] in self.prefixes
+        """Whether `word` (lower case) is backed: `has_word`, or at most `SHORT_WORD` letters
+        long."""
+        return len(word) <= SHORT_WORD or self.has_word(word)
 
     def knows_number(self, value: float) -> bool:
         """Whether `value` is backed: 0 or 1, or a given number (to 2 decimals), also as a
         percentage of one (5 % ↔ 0.05) or without its sign."""
         if value in (0.0, 1.0):
             return True
-        for candidate in (value, abs(value), value * 100, value / 100):
-            if any(round(candidate, 2) == round(n, 2) for n in self.numbers):
-                return True
-        return False
+        return any(self.has_number(c) for c in (value, abs(value), value * 100, value / 100))
 
 
 STRING_NUMBERS = 3
@@ -192,12 +196,7 @@ def ungrounded(tool: AgentTool, arguments: dict[str, Any], grounding: Grounding)
         enum = param.get("enum") if isinstance(param, dict) else None
         allowed = words(" ".join(map(str, enum))) if isinstance(enum, list) else set()
         for text in _strings(arguments[name]):
-            called = {m.lower() for m in _CALLED.findall(text)}
-            missing |= {
-                w
-                for w in words(text) - allowed - called
-                if any(c.isalpha() for c in w) and not grounding.knows_word(w)
-            }
+            missing |= {w for w in _lettered(text) - allowed if not grounding.knows_word(w)}
             missing |= invented_numbers(text, grounding)
         missing |= {
             format(n, "g") for n in _numbers(arguments[name]) if not grounding.knows_number(n)
@@ -273,11 +272,7 @@ def mentions(tool: AgentTool, request: Grounding) -> bool:
     description (not one of `COMMON_WORDS`) is in the request, or shares its first `PREFIX`
     letters with a request word ("compute it with the calculator", "what time is it")."""
     own = words(f"{tool.name} {tool.description}".replace("_", " ")) - COMMON_WORDS
-    return any(
-        word in request.words or (len(word) >= PREFIX and word[:PREFIX] in request.prefixes)
-        for word in own
-        if len(word) >= 4
-    )
+    return any(request.has_word(word) for word in own if len(word) >= 4)
 
 
 def relevant(tool: AgentTool, arguments: dict[str, Any], request: Grounding) -> bool:
@@ -296,12 +291,15 @@ def relevant(tool: AgentTool, arguments: dict[str, Any], request: Grounding) -> 
     files = {name.lower() for name in request.files}
     for value in _required_values(tool, arguments):
         for text in _strings(value):
-            if text.strip().lower() in files:
-                continue
-            called = {m.lower() for m in _CALLED.findall(text)}
-            if any(any(c.isalpha() for c in w) for w in words(text) - called):
+            if text.strip().lower() not in files and _lettered(text):
                 return False
     return True
+
+
+def _lettered(text: str) -> set[str]:
+    # The words of `text` with a letter, bar names written as a function (`sqrt(`).
+    called = {m.lower() for m in _CALLED.findall(text)}
+    return {w for w in words(text) - called if any(c.isalpha() for c in w)}
 
 
 @dataclass(slots=True, frozen=True)
@@ -406,10 +404,8 @@ def _in_request(token: str, request: Grounding) -> bool:
     try:
         value = float(token)
     except ValueError:
-        if token in request.words:
-            return True
-        return len(token) >= PREFIX and token[:PREFIX] in request.prefixes
-    return any(round(value, 2) == round(n, 2) for n in request.numbers)
+        return request.has_word(token)
+    return request.has_number(value)
 
 
 def repair_file_names(
