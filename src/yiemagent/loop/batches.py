@@ -25,7 +25,7 @@ from yiemagent.loop.pipeline import (
     finalize_executed_tool_call,
     prepare_tool_call,
 )
-from yiemagent.loop.tasks import all_done
+from yiemagent.loop.tasks import run_concurrently
 from yiemagent.loop.tool_results import (
     CANCELLED_TEXT,
     SKIPPED_TEXT,
@@ -264,7 +264,9 @@ async def _sequential(batch: _Batch) -> None:
 
 async def _parallel(batch: _Batch) -> None:
     """R-4.9: prepare in source order, run the prepared calls concurrently (end events in
-    completion order), then publish the result messages in source order."""
+    completion order), then publish the result messages in source order. The calls start in
+    this task; only those after the first one that waits get a Task of their own
+    (`tasks.run_concurrently`: a call that never waits costs no Task, DESIGN §9)."""
     runnable: list[tuple[int, PreparedToolCall]] = []
     for i, call in enumerate(batch.calls):
         if (w := batch.start(i)) is not None:
@@ -284,16 +286,12 @@ async def _parallel(batch: _Batch) -> None:
             if (w := batch.end(i, FinalizedOutcome(prepared.tool_call, skipped, True))) is not None:
                 await w
         runnable = []
-    if len(runnable) == 1:
-        await batch.run(*runnable[0])
-    elif runnable:
+    if runnable:
         cap = batch.config.max_parallel_tools
         limit = asyncio.Semaphore(cap) if cap is not None and cap < len(runnable) else None
-        batch.tasks = [
-            asyncio.create_task(batch.run(i, p) if limit is None else _limited(batch, i, p, limit))
-            for i, p in runnable
-        ]
-        await all_done(batch.tasks)
+        calls = (batch.run(i, p) if limit is None else _limited(batch, i, p, limit)
+                 for i, p in runnable)  # fmt: skip
+        await run_concurrently(calls, batch.tasks)
     for i in range(len(batch.calls)):
         if batch.ended[i] and (w := batch.publish(i)) is not None:
             await w
