@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 
+from tests.ai._local_kit import FakeRuntime
 from tests.ai.servers import ReplayServer
+from yiemagent.ai.local import provider
 
 
 @pytest.fixture
@@ -14,3 +17,17 @@ def server() -> Iterator[ReplayServer]:
     """A replay HTTP server on 127.0.0.1 for one test (scripted SSE streams and errors)."""
     with ReplayServer() as replay:
         yield replay
+
+
+@pytest.fixture
+def fake(monkeypatch: pytest.MonkeyPatch) -> Callable[..., FakeRuntime]:
+    def install(replies: list[str], **kwargs: Any) -> FakeRuntime:
+        runtime = FakeRuntime(replies, **kwargs)
+
+        async def get_runtime(spec: Any) -> FakeRuntime:
+            return runtime
+
+        monkeypatch.setattr(provider, "get_runtime", get_runtime)
+        return runtime
+
+    return install

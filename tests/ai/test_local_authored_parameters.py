@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from tests.ai._local_kit import is_name_probe, probe_reply
 from yiemagent import ToolStore, UserMessage
 from yiemagent.ai import Context, StreamOptions, get_model, stream
 from yiemagent.ai.local import provider
@@ -70,7 +71,10 @@ class _Runtime:
         self.replies = [reply]
 
     def chat(self, request: dict[str, Any], on_chunk: Callable[[dict[str, Any]], bool]) -> None:
-        reply = self.replies.pop(0) if self.replies and "grammar" not in request else "]"
+        if is_name_probe(request):
+            reply = probe_reply(self.replies[0] if self.replies else "")
+        else:
+            reply = self.replies.pop(0) if self.replies and "grammar" not in request else "]"
         for i in range(0, len(reply), 7):
             if on_chunk({"choices": [{"index": 0, "delta": {"content": reply[i : i + 7]}}]}):
                 return

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from tests.ai._local_kit import is_name_probe, probe_reply
 from yiemagent import AgentContext, AgentLoopConfig, AgentTool, UserMessage, run_agent_loop
 from yiemagent.ai import Context, StreamOptions, get_model, stream
 from yiemagent.ai.local import provider
@@ -50,8 +51,11 @@ class SlowRuntime:
         self.requests: list[dict[str, Any]] = []
 
     def chat(self, request: dict[str, Any], on_chunk: Callable[[dict[str, Any]], bool]) -> None:
-        self.requests.append(request)
-        reply = self.replies.pop(0) if "grammar" not in request else "]"
+        if is_name_probe(request):
+            reply = probe_reply(self.replies[0] if self.replies else "")
+        else:
+            self.requests.append(request)
+            reply = self.replies.pop(0) if "grammar" not in request else "]"
         time.sleep(self.silent_s)
         total = 512 * self.batches
         for done in range(0, total + 1, 512):

@@ -15,6 +15,16 @@ from typing import Any
 import pytest
 from hypothesis import given, strategies as st
 
+from tests.ai._local_kit import (
+    CALC,
+    MODEL,
+    TIME,
+    FakeRuntime,
+    _answer,
+    _calls,
+    _events,
+    _tool,
+)
 from yiemagent import (
     AbortSignal,
     AgentContext,
@@ -28,8 +38,8 @@ from yiemagent import (
     UserMessage,
     agent_loop,
 )
-from yiemagent.ai import Context, StreamOptions, get_model, stream
-from yiemagent.ai.local import local_spec, provider
+from yiemagent.ai import Context, StreamOptions, stream
+from yiemagent.ai.local import generation, local_spec, provider
 from yiemagent.ai.local.prompt import (
     AFTER_RESULTS,
     answer_name,
@@ -41,110 +51,6 @@ from yiemagent.ai.local.prompt import (
     reply_schema,
     system_prompt,
 )
-
-MODEL = get_model("local/qwen2.5-coder-0.5b")
-
-
-def _tool(name: str, prop: str = "expression") -> AgentTool:
-    return AgentTool(
-        name=name,
-        label=name,
-        description=f"The {name} tool.",
-        input_schema={
-            "type": "object",
-            "properties": {prop: {"type": "string", "description": "x"}},
-            "required": [prop],
-        },
-        execute=lambda *a: "unused",
-    )
-
-
-CALC = _tool("calculator")
-TIME = _tool("get_time", "place")
-
-
-class FakeRuntime:
-    """Replays one scripted reply per request as OpenAI chunk dicts, in `size`-char deltas.
-
-    A request with a `grammar` asks for one extra call after a lone first call (R-11.1): it
-    replays the next of `more` ("]", nothing, once they run out)."""
-
-    def __init__(
-        self,
-        replies: list[str],
-        *,
-        size: int = 3,
-        delay_s: float = 0.0,
-        finish: str = "stop",
-        more: list[str] | None = None,
-        more_finish: str = "stop",
-    ) -> None:
-        self.finish = finish
-        self.more_finish = more_finish
-        self.replies = list(replies)
-        self.more = list(more or [])
-        self.requests: list[dict[str, Any]] = []
-        self.size = size
-        self.delay_s = delay_s
-        self.stopped_early = threading.Event()
-
-    def chat(self, request: dict[str, Any], on_chunk: Callable[[dict[str, Any]], bool]) -> None:
-        self.requests.append(json.loads(json.dumps(request)))
-        finish = self.finish
-        if "grammar" in request:
-            reply = self.more.pop(0) if self.more else "]"
-            finish = self.more_finish
-        else:
-            reply = self.replies.pop(0)
-        if reply.startswith("ERROR:"):
-            on_chunk({"error": {"code": 500, "message": reply[6:]}})
-            return
-        for i in range(0, len(reply), self.size):
-            if self.delay_s:
-                time.sleep(self.delay_s)
-            delta = {"choices": [{"index": 0, "delta": {"content": reply[i : i + self.size]}}]}
-            if on_chunk(delta):
-                self.stopped_early.set()
-                return
-        on_chunk({"choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
-        usage = {
-            "prompt_tokens": 100,
-            "completion_tokens": 10,
-            "total_tokens": 110,
-            "prompt_tokens_details": {"cached_tokens": 40},
-        }
-        on_chunk({"choices": [], "usage": usage})
-
-
-@pytest.fixture
-def fake(monkeypatch: pytest.MonkeyPatch) -> Callable[..., FakeRuntime]:
-    def install(replies: list[str], **kwargs: Any) -> FakeRuntime:
-        runtime = FakeRuntime(replies, **kwargs)
-
-        async def get_runtime(spec: Any) -> FakeRuntime:
-            return runtime
-
-        monkeypatch.setattr(provider, "get_runtime", get_runtime)
-        return runtime
-
-    return install
-
-
-async def _events(
-    context: Context, options: StreamOptions | None = None, model: Any = MODEL
-) -> list[Any]:
-    s = stream(model, context, options)
-    return [event async for event in s]
-
-
-def _answer(text: str) -> str:
-    return json.dumps({"name": "answer", "text": text})
-
-
-def _calls(*calls: tuple[str, dict[str, Any]]) -> str:
-    """One call as an object, several as a list (the reply schema's two call forms)."""
-    items = [{"name": name, "arguments": args} for name, args in calls]
-    return json.dumps(items[0] if len(items) == 1 else items)
 
 
 async def test_answer_text_streams_as_text_deltas(fake: Callable[..., FakeRuntime]) -> None:
@@ -438,12 +344,12 @@ async def test_a_bad_deadline_setting_is_one_clear_error(
 
 @given(st.text(alphabet="ab .0", max_size=600))
 def test_runaway_is_true_only_for_a_repeated_tail(text: str) -> None:
-    tail = text[-provider.REPEAT_WINDOW :]
-    periodic = len(text) >= provider.REPEAT_WINDOW and any(
+    tail = text[-generation.REPEAT_WINDOW :]
+    periodic = len(text) >= generation.REPEAT_WINDOW and any(
         all(tail[i] == tail[i % p] for i in range(len(tail)))
-        for p in range(1, provider.REPEAT_WINDOW // provider.REPEATS + 1)
+        for p in range(1, generation.REPEAT_WINDOW // generation.REPEATS + 1)
     )
-    assert provider.runaway(text) == periodic
+    assert generation.runaway(text) == periodic
 
 
 async def test_abort_stops_generation_and_ends_aborted(fake: Callable[..., FakeRuntime]) -> None:
@@ -644,7 +550,7 @@ def test_chat_messages_render_calls_as_json_and_one_round_of_results_as_one_user
 
 def test_context_overflow_error_says_how_to_raise_the_context() -> None:
     """llama.cpp says "try increasing it"; the user must learn which setting (DESIGN §8)."""
-    from yiemagent.ai.local.provider import _chunk_error
+    from yiemagent.ai.local.generation import chunk_error as _chunk_error
 
     text = _chunk_error(
         {
@@ -873,7 +779,7 @@ async def test_a_call_that_never_ends_is_stopped_with_length(
     assert final.stop_reason == "length"
     assert runtime.stopped_early.wait(2)
     assert len(json.dumps(final.tool_calls[0].arguments if final.tool_calls else {})) < (
-        provider.MAX_ITEM_CHARS + 100
+        generation.MAX_ITEM_CHARS + 100
     )
 
 

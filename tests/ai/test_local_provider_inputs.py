@@ -6,14 +6,14 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
-from tests.ai.test_local_provider import CALC, FakeRuntime, _events, fake  # noqa: F401
+from tests.ai._local_kit import CALC, FakeRuntime, _events
 from yiemagent import TextContent, ToolCall, ToolResultMessage, UserMessage
 from yiemagent.ai import Context
 from yiemagent.types.messages import AssistantMessage
 
 
 async def test_lone_surrogates_reach_the_runtime_replaced(
-    fake: Callable[..., FakeRuntime],  # noqa: F811
+    fake: Callable[..., FakeRuntime],
 ) -> None:
     """A tool listing a file name decoded with surrogateescape: the next request must not
     fail on it (the runtime gets U+FFFD), and the transcript keeps the original."""

@@ -44,6 +44,8 @@ __all__ = [
     "AFTER_RESULTS",
     "ANSWER_TEXT",
     "MAX_CALLS",
+    "NAME_PREFIX",
+    "NO_TOOL",
     "answer_name",
     "answered_calls",
     "call_key",
@@ -52,6 +54,7 @@ __all__ = [
     "extra_call_grammar",
     "identity",
     "last_results",
+    "no_tool_turns",
     "render_tool",
     "reply_schema",
     "results_turn",
@@ -316,6 +319,23 @@ def _calls_json(calls: Sequence[ToolCall]) -> str:
 
 def _answer_json(text: str, answer: str) -> str:
     return json.dumps({"name": answer, ANSWER_TEXT: text}, ensure_ascii=False)
+
+
+NAME_PREFIX = '{"name": "'
+"""How every reply starts; the model's free choice of a name follows it."""
+NO_TOOL = 'No tool does that (there is no "{name}"). Reply to my request without a tool.'
+
+
+def no_tool_turns(name: str) -> list[dict[str, str]]:
+    """The two turns that tell the model the tool it reached for, `name`, is not there:
+    its reply as far as the name, then `NO_TOOL` (R-11.2). After them the 0.5B model says it
+    cannot do it (7 of 7 requests no tool serves, docs/local-model.md), where with only the
+    answer left it made up a forecast or said a file "has been deleted"."""
+    reply = json.dumps({"name": name}, ensure_ascii=False)
+    return [
+        {"role": "assistant", "content": reply},
+        {"role": "user", "content": NO_TOOL.format(name=name)},
+    ]
 
 
 REQUEST_CHARS = 300

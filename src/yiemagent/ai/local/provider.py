@@ -25,16 +25,15 @@ progress, and no event is sent that a consumer would have to know.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import os
 import time
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from yiemagent.ai.builder import MessageBuilder
 from yiemagent.ai.local.decoder import ReplyDecoder
-from yiemagent.ai.local.grounding import ChainStep, Grounding
+from yiemagent.ai.local.generation import Outcome, free_name, stream_chunks
+from yiemagent.ai.local.grounding import ChainStep, Grounding, unknown_tool
 from yiemagent.ai.local.prompt import (
     MAX_CALLS,
     answer_name,
@@ -43,11 +42,12 @@ from yiemagent.ai.local.prompt import (
     current_request,
     extra_call_grammar,
     last_results,
+    no_tool_turns,
     reply_schema,
     system_prompt,
     tool_rounds,
 )
-from yiemagent.ai.local.runtime import N_CTX_ENV, LocalRuntime, get_runtime
+from yiemagent.ai.local.runtime import LocalRuntime, get_runtime
 from yiemagent.ai.local.weights import LocalModelSpec, local_spec
 from yiemagent.ai.sanitize import sanitize_surrogates
 from yiemagent.ai.transform import transform_messages
@@ -65,21 +65,10 @@ DEADLINE_S = 300.0
 """Seconds one generation may take, prompt included, unless `$YIEMAGENT_LOCAL_DEADLINE_S`
 says otherwise (2048 tokens at ~22 tokens/s on 2 idle cores take ~95 s; a machine shared
 with other work is several times slower)."""
-REPEAT_WINDOW = 480
-"""A reply whose last `REPEAT_WINDOW` characters are one piece (at most a `REPEATS`-th of
-the window) over and over is stopped as runaway ("length"): the 0.5B model loops on
-sentences of ~70 characters ("It is the only planet in our solar system that is not…")."""
-REPEATS = 3
-
-MAX_ITEM_CHARS = 4000
-"""A call (one item of a reply) longer than this is stopped as runaway ("length"): the 0.5B
-can write an arithmetic expression that never ends (`10 + 20 * 3 / 4 - 5 + 6 * 7 ...`)."""
 MAX_ASKS = 2
 """After this many replies dropped by the guards (repeats, ungrounded calls), only the answer
 is offered: each one costs a generation (R-11.3)."""
 _tasks: set[asyncio.Task[None]] = set()
-_DONE = object()
-_ABORTED = object()
 
 
 def stream_local(
@@ -114,17 +103,6 @@ def deadline_s() -> float:
     if not value > 0:
         raise ProviderError(f"${DEADLINE_ENV} must be a positive number of seconds, not {raw!r}")
     return value
-
-
-@dataclass(slots=True)
-class _Outcome:
-    kind: Literal["text", "answer", "call", "repeat", "none"]
-    finish_reason: str | None = None
-    usage: dict[str, Any] = field(default_factory=dict)
-    repeated: set[str] = field(default_factory=set)
-    aborted: bool = False
-    error: str | None = None
-    received: bool = False
 
 
 async def _run(
@@ -195,7 +173,15 @@ async def _generate_reply(
         dropped |= chain.unnamed(tools)
     dropped -= output_tools
     deadline = time.monotonic() + limit_s
-    outcome: _Outcome | None = None
+    if tools and not output_tools and tool_rounds(messages) == 0 and len(dropped) < len(tools):
+        name = await free_name(runtime, request, options, deadline)
+        if name is not None and unknown_tool(name, tools, answer):
+            # R-11.2: the model reached for a tool that is not there; it is told so and
+            # answers (it says it cannot), rather than forcing its request onto a tool.
+            logger.info("local model reached for a tool that is not there: %s", name)
+            chat = request["messages"] = [*chat, *no_tool_turns(name)]
+            dropped |= {t.name for t in tools}
+    outcome: Outcome | None = None
     asked = 0
     while outcome is None or (outcome.kind == "repeat" and outcome.finish_reason != "length"):
         if outcome is not None:
@@ -214,7 +200,7 @@ async def _generate_reply(
                 "type": "json_schema",
                 "json_schema": {"name": "reply", "schema": schema},
             }
-        outcome = await _stream_chunks(runtime, request, builder, decoder, options, deadline)
+        outcome = await stream_chunks(runtime, request, builder, decoder, options, deadline)
         _add_usage(usage, outcome.usage)
     first = decoder.lone_call() if decoder is not None and outcome.kind == "call" else None
     first_round = tool_rounds(messages) == 0
@@ -231,7 +217,7 @@ async def _generate_reply(
         while decoder.calls < MAX_CALLS:
             calls = decoder.calls
             more["messages"] = [*chat, {"role": "assistant", "content": decoder.raw}]
-            extra = await _stream_chunks(runtime, more, builder, decoder, options, deadline)
+            extra = await stream_chunks(runtime, more, builder, decoder, options, deadline)
             _add_usage(usage, extra.usage)
             if extra.aborted or extra.error is not None or decoder.calls == calls:
                 if extra.aborted or extra.error is not None:
@@ -263,118 +249,6 @@ def _add_usage(total: Usage, raw: dict[str, Any]) -> None:
     total.total_tokens += prompt + output
 
 
-def runaway(text: str, window: int = REPEAT_WINDOW) -> bool:
-    """Whether `text` ends in one piece of at most `window // REPEATS` characters repeated to
-    fill the last `window` characters (a small model stuck in a loop)."""
-    if len(text) < window:
-        return False
-    tail = text[-window:]
-    return any(tail[period:] == tail[:-period] for period in range(1, window // REPEATS + 1))
-
-
-async def _stream_chunks(
-    runtime: LocalRuntime,
-    request: dict[str, Any],
-    builder: MessageBuilder,
-    decoder: ReplyDecoder | None,
-    options: StreamOptions,
-    deadline: float,
-) -> _Outcome:
-    """Generate on a worker thread; feed chunks to `decoder` (or as text) on this loop, until
-    the end, an abort, an error, the `deadline` (`time.monotonic()`) or a runaway loop. Every
-    chunk (a prompt batch read, a token) calls `options.keep_alive` (R-5.8)."""
-    signal = options.signal
-    keep_alive = options.keep_alive or _nothing
-    loop = asyncio.get_running_loop()
-    queue: asyncio.Queue[Any] = asyncio.Queue()
-    stop = False
-
-    def on_chunk(chunk: dict[str, Any]) -> bool:
-        if stop or (signal is not None and signal.aborted):
-            return True
-        try:
-            loop.call_soon_threadsafe(queue.put_nowait, chunk)
-        except RuntimeError:  # the event loop is gone
-            return True
-        return False
-
-    def work() -> Any:
-        try:
-            return runtime.chat(request, on_chunk)
-        finally:
-            with contextlib.suppress(RuntimeError):  # the event loop is gone
-                loop.call_soon_threadsafe(queue.put_nowait, _DONE)
-
-    def on_abort(reason: str | None) -> None:
-        # Wake the reader at once, not at llama.cpp's next token (slow on a busy machine).
-        with contextlib.suppress(RuntimeError):
-            loop.call_soon_threadsafe(queue.put_nowait, _ABORTED)
-
-    detach = signal.add_listener(on_abort) if signal is not None else (lambda: None)
-    future = loop.run_in_executor(None, work)
-    outcome = _Outcome(kind="text" if decoder is None else "none")
-    text = ""
-    ended = False
-    try:
-        while True:
-            remaining = deadline - time.monotonic()
-            try:
-                chunk = await asyncio.wait_for(queue.get(), max(remaining, 0.0))
-            except TimeoutError:
-                logger.info("local generation hit its deadline")
-                outcome.finish_reason = "length"
-                if not outcome.received:
-                    outcome.error = "local model error: no reply before the deadline"
-                break
-            if chunk is _DONE:
-                ended = True
-                break
-            if chunk is _ABORTED or (signal is not None and signal.aborted):
-                break
-            keep_alive()
-            error = _chunk_error(chunk)
-            if error is not None:
-                outcome.error = error
-                break
-            if usage := chunk.get("usage"):
-                outcome.usage = usage
-            for choice in chunk.get("choices") or ():
-                delta = (choice.get("delta") or {}).get("content")
-                if delta:
-                    outcome.received = True
-                    text += delta
-                    if decoder is None:
-                        builder.text_delta(delta)
-                    else:
-                        decoder.feed(delta)
-                if choice.get("finish_reason"):
-                    outcome.finish_reason = choice["finish_reason"]
-            if runaway(text) or (decoder is not None and decoder.open_chars > MAX_ITEM_CHARS):
-                logger.info("local model repeats itself or writes a runaway call; stopped")
-                outcome.finish_reason = "length"
-                break
-            if decoder is not None and decoder.hopeless:
-                outcome.finish_reason = None  # the call is dropped and asked again
-                break
-    finally:
-        stop = True
-        detach()
-    logger.debug("local reply (%s): %.500s", outcome.finish_reason, text)
-    if ended:
-        result = await future
-        if isinstance(result, dict) and outcome.error is None:
-            outcome.error = _chunk_error(result)
-    # Otherwise the worker stops at llama.cpp's next token; we do not wait for it.
-    outcome.aborted = signal is not None and signal.aborted
-    if decoder is not None and not outcome.aborted and outcome.error is None:
-        outcome.kind, outcome.repeated = decoder.finish(outcome.finish_reason == "length")
-    return outcome
-
-
-def _nothing() -> None:
-    pass
-
-
 async def _load(spec: LocalModelSpec, options: StreamOptions) -> LocalRuntime:
     """The runtime of `spec` (`get_runtime`); while a first call loads it, which llama.cpp
     reports no progress of, `options.keep_alive` is called every quarter of the idle limit
@@ -388,21 +262,3 @@ async def _load(spec: LocalModelSpec, options: StreamOptions) -> LocalRuntime:
         if done:
             return loading.result()
         keep_alive()
-
-
-def _chunk_error(chunk: Any) -> str | None:
-    if not isinstance(chunk, dict) or "error" not in chunk:
-        return None
-    error = chunk["error"]
-    message = error.get("message") if isinstance(error, dict) else error
-    if "exceeds the available context size" in str(message):
-        # llama.cpp's own advice ("try increasing it") does not say how (DESIGN §8).
-        message = (
-            f"{message}: shorten the prompt or set ${N_CTX_ENV} "
-            f"(the model allows up to {CONTEXT_LIMIT} tokens)"
-        )
-    return f"local model error: {message}"
-
-
-CONTEXT_LIMIT = 32_768
-"""The embedded Qwen2.5-Coder models' trained context (tokens)."""

@@ -1,0 +1,233 @@
+"""One generation of the embedded model on a worker thread (DESIGN §11, R-11.3, R-5.8):
+`stream_chunks` feeds llama.cpp's streamed chunks to a reply decoder (or the builder, as
+text) on the event loop, bounded by a deadline, an abort and the runaway checks;
+`free_name` reads the tool name the model writes with no grammar. The reply's policy (what
+is asked, kept or dropped) is `provider`'s."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from yiemagent.ai.builder import MessageBuilder
+from yiemagent.ai.local.decoder import ReplyDecoder
+from yiemagent.ai.local.prompt import NAME_PREFIX
+from yiemagent.ai.local.runtime import N_CTX_ENV, LocalRuntime
+from yiemagent.types.model import StreamOptions
+
+__all__ = [
+    "CONTEXT_LIMIT",
+    "MAX_ITEM_CHARS",
+    "NAME_TOKENS",
+    "REPEATS",
+    "REPEAT_WINDOW",
+    "Outcome",
+    "chunk_error",
+    "free_name",
+    "runaway",
+    "stream_chunks",
+]
+
+logger = logging.getLogger(__name__)
+
+REPEAT_WINDOW = 480
+"""A reply whose last `REPEAT_WINDOW` characters are one piece (at most a `REPEATS`-th of
+the window) over and over is stopped as runaway ("length"): the 0.5B model loops on
+sentences of ~70 characters ("It is the only planet in our solar system that is not…")."""
+REPEATS = 3
+
+MAX_ITEM_CHARS = 4000
+"""A call (one item of a reply) longer than this is stopped as runaway ("length"): the 0.5B
+can write an arithmetic expression that never ends (`10 + 20 * 3 / 4 - 5 + 6 * 7 ...`)."""
+_DONE = object()
+_ABORTED = object()
+
+
+@dataclass(slots=True)
+class Outcome:
+    """How one generation ended, and what it was (`ReplyDecoder.finish`)."""
+
+    kind: Literal["text", "answer", "call", "repeat", "none"]
+    finish_reason: str | None = None
+    usage: dict[str, Any] = field(default_factory=dict)
+    repeated: set[str] = field(default_factory=set)
+    aborted: bool = False
+    error: str | None = None
+    received: bool = False
+
+
+def runaway(text: str, window: int = REPEAT_WINDOW) -> bool:
+    """Whether `text` ends in one piece of at most `window // REPEATS` characters repeated to
+    fill the last `window` characters (a small model stuck in a loop)."""
+    if len(text) < window:
+        return False
+    tail = text[-window:]
+    return any(tail[period:] == tail[:-period] for period in range(1, window // REPEATS + 1))
+
+
+async def stream_chunks(
+    runtime: LocalRuntime,
+    request: dict[str, Any],
+    builder: MessageBuilder,
+    decoder: ReplyDecoder | None,
+    options: StreamOptions,
+    deadline: float,
+) -> Outcome:
+    """Generate on a worker thread; feed chunks to `decoder` (or as text) on this loop, until
+    the end, an abort, an error, the `deadline` (`time.monotonic()`) or a runaway loop. Every
+    chunk (a prompt batch read, a token) calls `options.keep_alive` (R-5.8)."""
+    signal = options.signal
+    keep_alive = options.keep_alive or _nothing
+    loop = asyncio.get_running_loop()
+    queue: asyncio.Queue[Any] = asyncio.Queue()
+    stop = False
+
+    def on_chunk(chunk: dict[str, Any]) -> bool:
+        if stop or (signal is not None and signal.aborted):
+            return True
+        try:
+            loop.call_soon_threadsafe(queue.put_nowait, chunk)
+        except RuntimeError:  # the event loop is gone
+            return True
+        return False
+
+    def work() -> Any:
+        try:
+            return runtime.chat(request, on_chunk)
+        finally:
+            with contextlib.suppress(RuntimeError):  # the event loop is gone
+                loop.call_soon_threadsafe(queue.put_nowait, _DONE)
+
+    def on_abort(reason: str | None) -> None:
+        # Wake the reader at once, not at llama.cpp's next token (slow on a busy machine).
+        with contextlib.suppress(RuntimeError):
+            loop.call_soon_threadsafe(queue.put_nowait, _ABORTED)
+
+    detach = signal.add_listener(on_abort) if signal is not None else (lambda: None)
+    future = loop.run_in_executor(None, work)
+    outcome = Outcome(kind="text" if decoder is None else "none")
+    text = ""
+    ended = False
+    try:
+        while True:
+            remaining = deadline - time.monotonic()
+            try:
+                chunk = await asyncio.wait_for(queue.get(), max(remaining, 0.0))
+            except TimeoutError:
+                logger.info("local generation hit its deadline")
+                outcome.finish_reason = "length"
+                if not outcome.received:
+                    outcome.error = "local model error: no reply before the deadline"
+                break
+            if chunk is _DONE:
+                ended = True
+                break
+            if chunk is _ABORTED or (signal is not None and signal.aborted):
+                break
+            keep_alive()
+            error = chunk_error(chunk)
+            if error is not None:
+                outcome.error = error
+                break
+            if usage := chunk.get("usage"):
+                outcome.usage = usage
+            for choice in chunk.get("choices") or ():
+                delta = (choice.get("delta") or {}).get("content")
+                if delta:
+                    outcome.received = True
+                    text += delta
+                    if decoder is None:
+                        builder.text_delta(delta)
+                    else:
+                        decoder.feed(delta)
+                if choice.get("finish_reason"):
+                    outcome.finish_reason = choice["finish_reason"]
+            if runaway(text) or (decoder is not None and decoder.open_chars > MAX_ITEM_CHARS):
+                logger.info("local model repeats itself or writes a runaway call; stopped")
+                outcome.finish_reason = "length"
+                break
+            if decoder is not None and decoder.hopeless:
+                outcome.finish_reason = None  # the call is dropped and asked again
+                break
+    finally:
+        stop = True
+        detach()
+    logger.debug("local reply (%s): %.500s", outcome.finish_reason, text)
+    if ended:
+        result = await future
+        if isinstance(result, dict) and outcome.error is None:
+            outcome.error = chunk_error(result)
+    # Otherwise the worker stops at llama.cpp's next token; we do not wait for it.
+    outcome.aborted = signal is not None and signal.aborted
+    if decoder is not None and not outcome.aborted and outcome.error is None:
+        outcome.kind, outcome.repeated = decoder.finish(outcome.finish_reason == "length")
+    return outcome
+
+
+def _nothing() -> None:
+    pass
+
+
+NAME_TOKENS = 24
+"""At most this many tokens are generated for `_free_name`."""
+
+
+async def free_name(
+    runtime: LocalRuntime, request: dict[str, Any], options: StreamOptions, deadline: float
+) -> str | None:
+    """The tool name the model writes after `NAME_PREFIX` with no grammar holding it to the
+    tools (at most `NAME_TOKENS` tokens; its prompt is the reply's, so the KV cache serves
+    the reply after it), or None when it writes no whole name by then, the `deadline`
+    (`time.monotonic()`) or an abort. Nothing of it reaches the caller's stream."""
+    signal = options.signal
+    keep_alive = options.keep_alive or _nothing
+    loop = asyncio.get_running_loop()
+    probe = {key: value for key, value in request.items() if key != "response_format"}
+    probe["messages"] = [*request["messages"], {"role": "assistant", "content": NAME_PREFIX}]
+    probe["max_tokens"] = NAME_TOKENS
+    text: list[str] = []
+    stop = False
+
+    def on_chunk(chunk: dict[str, Any]) -> bool:
+        with contextlib.suppress(RuntimeError):  # the event loop is gone
+            loop.call_soon_threadsafe(keep_alive)
+        for choice in chunk.get("choices") or ():
+            text.append((choice.get("delta") or {}).get("content") or "")
+        return stop or '"' in "".join(text) or (signal is not None and signal.aborted)
+
+    try:
+        result = await asyncio.wait_for(
+            loop.run_in_executor(None, runtime.chat, probe, on_chunk),
+            max(deadline - time.monotonic(), 0.0),
+        )
+    except Exception:  # a deadline or a runtime fault: the reply goes on without the name
+        logger.debug("local free name failed", exc_info=True)
+        return None
+    finally:
+        stop = True
+    written = "".join(text)
+    if chunk_error(result) is not None or '"' not in written:
+        return None
+    return written.split('"', 1)[0]
+
+
+def chunk_error(chunk: Any) -> str | None:
+    if not isinstance(chunk, dict) or "error" not in chunk:
+        return None
+    error = chunk["error"]
+    message = error.get("message") if isinstance(error, dict) else error
+    if "exceeds the available context size" in str(message):
+        # llama.cpp's own advice ("try increasing it") does not say how (DESIGN §8).
+        message = (
+            f"{message}: shorten the prompt or set ${N_CTX_ENV} "
+            f"(the model allows up to {CONTEXT_LIMIT} tokens)"
+        )
+    return f"local model error: {message}"
+
+
+CONTEXT_LIMIT = 32_768
+"""The embedded Qwen2.5-Coder models' trained context (tokens)."""
