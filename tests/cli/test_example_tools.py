@@ -69,6 +69,15 @@ def test_example_tools_gives_the_named_ones_in_order_and_names_a_missing_one() -
         ("max(1, 2, 3) * pi", format(3 * math.pi, ".12g")),
         ("1/3", "0.333333333333"),
         ("2 ** 100", str(2**100)),
+        # A number and `%` with no operand after it is a percentage; `a % b` the remainder.
+        ("15% * 240", "36"),
+        ("15 % of 240", "36"),
+        ("240 * 15%", "36"),
+        ("50%", "0.5"),
+        ("(12.5%) * 8", "1"),
+        ("7 % 3", "1"),
+        ("7 %3", "1"),
+        ("7%(3)", "1"),
     ],
 )
 def test_calculator_evaluates_arithmetic(expression: str, expected: str) -> None:

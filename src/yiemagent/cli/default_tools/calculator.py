@@ -4,6 +4,10 @@ Numbers, `+ - * / // % **`, parentheses, unary minus/plus, the constants `pi` an
 few functions (`sqrt abs round min max floor ceil log log10 exp sin cos tan`). Limits keep a
 call cheap: at most 500 characters, exponents up to 10 000 and integer results up to 10 000
 bits. Every problem is a `CalculatorError` (a `ValueError`) with a short text for the model.
+
+A number followed by `%` with no operand after it is a percentage, as people write it:
+`15% * 240`, `15% of 240` and `240 * 15%` are 36, `50%` is 0.5; `10 % 4` stays the
+remainder.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ from __future__ import annotations
 import ast
 import math
 import operator
+import re
 from collections.abc import Callable
 
 from yiemagent import AgentTool, tool
@@ -21,6 +26,9 @@ MAX_EXPONENT = 10_000
 MAX_BITS = 10_000
 
 Number = int | float
+
+_PERCENT_OF = re.compile(r"(\d+(?:\.\d+)?|\))\s*%\s*of\b", re.IGNORECASE)
+_PERCENT = re.compile(r"(\d+(?:\.\d+)?)\s*%(?!\s*[\w.(])")
 
 
 class CalculatorError(YiemAgentError, ValueError):
@@ -115,6 +123,7 @@ def evaluate(expression: str) -> Number:
             domain error; the text says which.
     """
     text = expression.strip().replace("^", "**").replace("×", "*").replace("÷", "/")
+    text = _PERCENT.sub(r"(\1 / 100)", _PERCENT_OF.sub(r"\1% *", text))
     if not text:
         raise CalculatorError("empty expression")
     if len(text) > MAX_LENGTH:
@@ -145,7 +154,7 @@ def calculator(expression: str) -> str:
 
     Args:
         expression: The arithmetic expression to evaluate: numbers, + - * / ** %,
-            parentheses, sqrt(), round(), log(), pi.
+            percentages (15% of 240), parentheses, sqrt(), round(), log(), pi.
     """
     return f"{expression.strip()} = {format_number(evaluate(expression))}"
 
