@@ -20,6 +20,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from yiemagent.ai.local.prompt import current_request, last_results
 from yiemagent.types.messages import (
     AssistantMessage,
     ImageContent,
@@ -317,13 +318,8 @@ class ChainStep:
     def after(cls, messages: Sequence[Message], tools: Sequence[AgentTool]) -> ChainStep | None:
         """The rule for the next reply to `messages`; None before any result since the last
         user message."""
-        start = next(
-            (i for i in range(len(messages) - 1, -1, -1) if isinstance(messages[i], UserMessage)),
-            -1,
-        )
-        since = messages[start + 1 :]
-        results = [m for m in since if isinstance(m, ToolResultMessage)]
-        if not results or not isinstance(since[-1], ToolResultMessage):
+        since = current_request(messages)
+        if not since or not isinstance(since[-1], ToolResultMessage):
             return None
         by_name = {tool.name: tool for tool in tools}
         called = tuple(
@@ -333,13 +329,10 @@ class ChainStep:
             for call in m.tool_calls
             if call.name in by_name
         )
-        request = Grounding.of(messages[start : start + 1]) if start >= 0 else Grounding.of([])
-        failed: set[str] = set()
-        for message in reversed(since):  # the last round's results
-            if not isinstance(message, ToolResultMessage):
-                break
-            if message.is_error:
-                failed.add(message.tool_name)
+        results = [m for m in since if isinstance(m, ToolResultMessage)]
+        request = Grounding.of(since[:1] if isinstance(since[0], UserMessage) else [])
+        last_round = results[len(results) - last_results(since) :]
+        failed = {m.tool_name for m in last_round if m.is_error}
         return cls(
             called,
             Grounding.of(results),
