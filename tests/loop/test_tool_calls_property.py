@@ -34,6 +34,12 @@ BEHAVIOURS = [
 ]
 
 
+LATE: list[threading.Thread] = []
+"""The helper threads of "late_update" tools (joined by `_check`)."""
+BATCH_DONE = threading.Event()
+"""Set once the batch has returned: a "late_update" tool's thread updates only then."""
+
+
 def build_tool(index: int, behaviour: str, plain: bool, signal: AbortSignal) -> Any:
     name = f"t{index}"
 
@@ -49,10 +55,13 @@ def build_tool(index: int, behaviour: str, plain: bool, signal: AbortSignal) -> 
             on_update(AgentToolResult.text("early"))
 
             def late() -> None:
-                time.sleep(0.01)
+                # After the call's end, whatever the load (a fixed sleep raced it).
+                BATCH_DONE.wait(10)
                 on_update(AgentToolResult.text("late"))
 
-            threading.Thread(target=late, daemon=True).start()
+            thread = threading.Thread(target=late, daemon=True)
+            LATE.append(thread)
+            thread.start()
         return f"{name} ok"
 
     def run_plain(tool_call_id: str, args: Any, s: AbortSignal, on_update: Any) -> str:
@@ -90,6 +99,8 @@ def test_r4_1_property_every_call_answered_once_in_order(
 
 
 async def _check(spec: list[tuple[str, bool]], mode: str, reuse_ids: bool) -> None:
+    BATCH_DONE.clear()
+    LATE.clear()
     signal = AbortSignal()
     tools = [build_tool(i, b, plain, signal) for i, (b, plain) in enumerate(spec) if b != "unknown"]
     calls = []
@@ -134,6 +145,9 @@ async def _check(spec: list[tuple[str, bool]], mode: str, reuse_ids: bool) -> No
         )
         for message in batch.messages[first + 1 :]:
             assert [c.text for c in message.content] == ["Tool call skipped: the run was aborted"]
-    await asyncio.sleep(0.03)  # late updates from helper threads arrive now, and are dropped
+    BATCH_DONE.set()  # late updates from helper threads arrive now, and are dropped
+    for thread in LATE:
+        thread.join(10)
+    await asyncio.sleep(0.03)  # what they handed to the event loop runs now
     updates = [e.partial_result.content[0].text for e in rec.of("tool_execution_update")]
     assert "late" not in updates
