@@ -4,11 +4,16 @@ base class, and events that change nothing leave the state as it was."""
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import replace
+from typing import Any
 
-from hypothesis import given, strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
-from yiemagent.agent.state import reduce_event
+from yiemagent import Agent, AgentTool
+from yiemagent.agent.state import AgentStateView, reduce_event
+from yiemagent.ai.faux import FauxModel, faux_message, faux_tool_call
+from yiemagent.tools import ToolStore
 from yiemagent.types import (
     AgentEndEvent,
     AgentStartEvent,
@@ -92,3 +97,61 @@ def test_messages_streaming_and_the_end_of_a_run() -> None:
     assert state.messages == [user, answer, failed] and state.error_message == "boom"
     reduce_event(state, AgentEndEvent([], "stop"))
     assert not state.active_run and state.streaming_message is None
+
+
+def _view() -> AgentStateView:
+    return AgentStateView(ToolStore())
+
+
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])  # no timing here
+@given(st.lists(st.tuples(st.booleans(), st.integers(0, 5), st.booleans()), max_size=30))
+def test_an_agents_pending_tool_calls_are_copied_only_once_read_and_never_change_when_held(
+    steps: list[tuple[bool, int, bool]],
+) -> None:
+    """The Agent's state changes its set in place while nobody has read it (DESIGN §9); a
+    set once read (by a listener, say) stays as it was read."""
+    state = _view()
+    want: set[str] = set()
+    held: list[tuple[set[str], set[str]]] = []
+    result = AgentToolResult([TextContent("ok")])
+    for start, n, read in steps:
+        tool_call_id = f"c{n}"
+        if start:
+            reduce_event(state, ToolExecutionStartEvent(tool_call_id, "t", {}))
+            want.add(tool_call_id)
+        else:
+            reduce_event(state, ToolExecutionEndEvent(tool_call_id, "t", result, False))
+            want.discard(tool_call_id)
+        if read:
+            got = state.pending_tool_calls
+            assert got == want
+            held.append((got, set(got)))
+    assert state.pending_tool_calls == want
+    for got, copy in held:
+        assert got == copy
+
+
+async def test_a_listener_holding_pending_tool_calls_during_a_parallel_batch_sees_no_change() -> (
+    None
+):
+    async def noop(tool_call_id: str, args: Any, signal: Any, on_update: Any) -> str:
+        await asyncio.sleep(0.001 * int(tool_call_id[1:]))
+        return "ok"
+
+    calls = [faux_tool_call("noop", {}, id=f"c{i}") for i in range(6)]
+    fm = FauxModel([faux_message(*calls), "done"])
+    tool = AgentTool("noop", "noop", "does nothing", {"type": "object"}, noop, parallel=True)
+    agent = Agent(model=fm.model, stream_fn=fm.stream_fn, tools=[tool])
+    held: list[tuple[str, set[str], set[str]]] = []
+
+    def listener(event: Any, signal: Any) -> None:
+        if event.type.startswith("tool_execution"):
+            pending = agent.state.pending_tool_calls
+            held.append((event.type, pending, set(pending)))
+
+    agent.subscribe(listener)
+    await agent.prompt("go")
+    assert [len(copy) for _, _, copy in held] == [1, 2, 3, 4, 5, 6, 5, 4, 3, 2, 1, 0]
+    for _, pending, copy in held:
+        assert pending == copy
+    assert agent.state.pending_tool_calls == set()

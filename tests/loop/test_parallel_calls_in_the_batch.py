@@ -15,7 +15,7 @@ from collections.abc import Coroutine
 from typing import Any
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from tests.loop._kit import MODEL, Recorder, call, make_tool, message, run_batch, texts
 from yiemagent import AbortSignal, AgentContext, AgentLoopConfig, execute_tool_calls
@@ -197,7 +197,7 @@ BEHAVIOURS = st.one_of(
 )
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(BEHAVIOURS, min_size=1, max_size=8))
 def test_run_concurrently_runs_each_coroutine_once_and_raises_the_first_failure(
     behaviours: list[tuple[str, int]],

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
@@ -25,7 +26,7 @@ from yiemagent.agent.state import (
     RunRecorder,
     final_message,
     placeholder_model,
-    reduce_event,
+    reducer_for,
 )
 from yiemagent.types import (
     AbortSignal,
@@ -41,8 +42,6 @@ from yiemagent.types import (
     OutputSpec,
     StreamFn,
     ToolApproval,
-    ToolExecutionEndEvent,
-    ToolExecutionStartEvent,
     TurnContext,
     TurnEndEvent,
     TurnUpdate,
@@ -273,20 +272,40 @@ class RunDriver:
         """The run's event sink: reduce into the state (and the session, the queues, the
         run's recorder), then `on_event(event)`, then each listener `(event, signal)`,
         awaited in order; a raising one is logged (R-5.1b). It runs for every event (4 a tool
-        call, DESIGN §9): a plain call, with a coroutine only when there is someone to tell."""
+        call, DESIGN §9): a plain call, one dict lookup by the event's class for what the run
+        does with it, and a coroutine only when there is someone to tell."""
         state, queues, session = self._state, self._queues, self._session
+        steps: dict[type[Any], Callable[[Any], None]] = {}
+
+        def step_for(kind: type[Any]) -> Callable[[Any], None]:
+            fold: Callable[[Any], None] = functools.partial(reducer_for(kind), state)
+            step = fold
+            if issubclass(kind, MessageStartEvent):
+
+                def step(event: Any) -> None:
+                    fold(event)
+                    queues.delivered(event.message)
+
+            elif issubclass(kind, MessageEndEvent) and session is not None:
+
+                def step(event: Any) -> None:
+                    fold(event)
+                    session.record(event.message)  # never raises; logs (docs/sessions.md)
+
+            elif issubclass(kind, TurnEndEvent | AgentEndEvent):
+
+                def step(event: Any) -> None:
+                    fold(event)
+                    recorder.record(event)
+
+            steps[kind] = step
+            return step
 
         def emit(event: AgentEvent) -> Awaitable[None] | None:
-            reduce_event(state, event)
-            kind = type(event)
-            if kind is not ToolExecutionStartEvent and kind is not ToolExecutionEndEvent:
-                if isinstance(event, MessageStartEvent):
-                    queues.delivered(event.message)
-                elif isinstance(event, MessageEndEvent):
-                    if session is not None:
-                        session.record(event.message)  # never raises; logs (docs/sessions.md)
-                elif isinstance(event, (TurnEndEvent, AgentEndEvent)):
-                    recorder.record(event)
+            step = steps.get(type(event))
+            if step is None:
+                step = step_for(type(event))
+            step(event)
             if self._on_event is None and not self._listeners_snapshot:
                 return None
             return self._notify(event, signal)

@@ -37,6 +37,7 @@ __all__ = [
     "final_message",
     "placeholder_model",
     "reduce_event",
+    "reducer_for",
 ]
 
 
@@ -44,7 +45,7 @@ class AgentStateView(AgentState):
     """An `Agent`'s state (R-6.2): assigning `messages` stores a copy of the list; `tools` is
     the tool store's tools in registration order, and assigning it replaces them."""
 
-    __slots__ = ("_messages", "_store", "on_assign")
+    __slots__ = ("_lent", "_messages", "_pending", "_store", "on_assign")
 
     def __init__(self, store: ToolStore) -> None:  # no super().__init__: it would set `tools`
         self._store = store
@@ -56,8 +57,24 @@ class AgentStateView(AgentState):
         self.model = None
         self.active_run = False
         self.streaming_message = None
-        self.pending_tool_calls = set()
+        self._pending: set[str] = set()
+        self._lent = False
+        """Whether `_pending` was handed out (then the next change makes a new set)."""
         self.error_message = None
+
+    @property
+    def pending_tool_calls(self) -> set[str]:
+        """The ids of the calls between their `tool_execution_start` and `_end`. A set once
+        read never changes under its reader: the next start or end makes a new one (and only
+        then, so a run nobody watches copies none, DESIGN §9). Read it on the agent's event
+        loop thread (listeners do), like `messages`, which the agent appends to in place."""
+        self._lent = True
+        return self._pending
+
+    @pending_tool_calls.setter
+    def pending_tool_calls(self, value: set[str]) -> None:
+        self._pending = value
+        self._lent = True  # the caller holds it
 
     @property
     def messages(self) -> list[AgentMessage]:
@@ -109,12 +126,22 @@ def _message_end(state: AgentState, event: MessageEndEvent) -> None:
 
 
 def _tool_start(state: AgentState, event: ToolExecutionStartEvent) -> None:
+    if isinstance(state, AgentStateView):  # copies only a set someone has read
+        if state._lent:
+            state._pending, state._lent = set(state._pending), False
+        state._pending.add(event.tool_call_id)
+        return
     pending = set(state.pending_tool_calls)  # a new set: one held by a listener stays as it was
     pending.add(event.tool_call_id)
     state.pending_tool_calls = pending
 
 
 def _tool_end(state: AgentState, event: ToolExecutionEndEvent) -> None:
+    if isinstance(state, AgentStateView):
+        if state._lent:
+            state._pending, state._lent = set(state._pending), False
+        state._pending.discard(event.tool_call_id)
+        return
     pending = set(state.pending_tool_calls)
     pending.discard(event.tool_call_id)
     state.pending_tool_calls = pending
@@ -146,20 +173,26 @@ def _no_change(state: AgentState, event: Any) -> None:
 
 def reduce_event(state: AgentState, event: AgentEvent) -> None:
     """Fold one event into the state (R-6.2; pi's `Agent.processEvents`). It runs for every
-    event (DESIGN §9): one dict lookup by the event's class finds what it changes; an event of
-    a subclass is looked up once by its base class and remembered."""
+    event (DESIGN §9): one dict lookup by the event's class finds what it changes."""
     reducer = _REDUCERS.get(type(event))
     if reducer is None:
-        reducer = _reducer_for(type(event))
+        reducer = reducer_for(type(event))
     reducer(state, event)
 
 
-def _reducer_for(kind: type[Any]) -> Callable[[AgentState, Any], None]:
-    for base, reducer in list(_REDUCERS.items()):
-        if base is not kind and issubclass(kind, base) and reducer is not _no_change:
+def reducer_for(kind: type[Any]) -> Callable[[AgentState, Any], None]:
+    """The function `reduce_event` applies to an event of class `kind`: `(state, event)`.
+    An event of a subclass is folded like its base class (looked up once, remembered);
+    events that change nothing (turn_start, tool_execution_update, ...) get a no-op."""
+    reducer = _REDUCERS.get(kind)
+    if reducer is not None:
+        return reducer
+    for base, candidate in list(_REDUCERS.items()):
+        if base is not kind and issubclass(kind, base) and candidate is not _no_change:
+            reducer = candidate
             break
     else:
-        reducer = _no_change  # turn_start, tool_execution_update, ...: nothing to fold
+        reducer = _no_change
     _REDUCERS[kind] = reducer
     return reducer
 
