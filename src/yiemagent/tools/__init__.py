@@ -9,7 +9,7 @@ from yiemagent.tools.schema import (
     validate_arguments_against_schema,
 )
 from yiemagent.tools.store import ToolStore
-from yiemagent.tools.tool_file import WRITTEN_MARK
+from yiemagent.tools.tool_file import WRITTEN_MARK, function_source
 from yiemagent.tools.write_tool import (
     MAX_CODE_CHARS,
     WRITTEN_TOOL_TIMEOUT_S,
@@ -25,6 +25,7 @@ __all__ = [
     "ToolStore",
     "WriteToolError",
     "check_schema",
+    "function_source",
     "list_tools_tool",
     "tool",
     "validate_arguments_against_schema",

@@ -6,6 +6,8 @@
 - "fail": a model error;
 - "mcp TOOL [TEXT]": a call of an MCP server's tool (`{"text": TEXT}` when given);
 - "write shout": a writeTool call writing `shout`; "use shout TEXT": a call of it;
+- "write word_count": a writeTool call whose executeCode is a whole `def execute(...)` (as the
+  1.5B model writes it); "use word_count TEXT": a call of it;
 - a summary request (the compactor's): "Summary of the earlier chat.";
 - "progress N": a call of `slow` with N steps;
 - "parallel": two `slow` calls in one message (a parallel batch);
@@ -50,6 +52,29 @@ SHOUT = {
     },
     "executeCode": "return args['text'].upper() + '!'",
 }
+WORD_COUNT = {  # the 1.5B's writeTool call in `yiem chat` (docs/chat.md), word for word
+    "name": "word_count",
+    "label": "Count the number of words in a string",
+    "description": "This tool takes a string as input and returns the number of words in it.",
+    "inputSchema": {
+        "type": "object",
+        "properties": {"text": {"type": "string"}},
+        "required": ["text"],
+    },
+    "executeCode": (
+        "def execute(tool_call_id, args, signal, on_update):\n"
+        "    text = args['text']\n"
+        "    word_count = len(text.split())\n"
+        "    return str(word_count)"
+    ),
+    "imports": "",
+    "validateCode": (
+        "def validate_arguments(args):\n"
+        "    if 'text' not in args:\n"
+        "        return 'Error: Missing argument: text'"
+    ),
+}
+WRITES = {"shout": SHOUT, "word_count": WORD_COUNT}
 
 
 def answer(context: Context) -> AssistantMessage:
@@ -97,10 +122,11 @@ def _answer(context: Context) -> AssistantMessage | str:
         return faux_message(faux_tool_call(name, {"text": rest} if rest else {}))
     if lower.startswith("remove "):
         return faux_message(faux_tool_call("remove", {"name": text[len("remove ") :]}))
-    if lower == "write shout":
-        return faux_message(faux_tool_call("writeTool", SHOUT))
-    if lower.startswith("use shout "):
-        return faux_message(faux_tool_call("shout", {"text": text[len("use shout ") :]}))
+    if lower.startswith("write ") and lower[len("write ") :] in WRITES:
+        return faux_message(faux_tool_call("writeTool", WRITES[lower[len("write ") :]]))
+    if lower.startswith("use ") and text.split(" ")[1] in WRITES:
+        _, name, rest = text.split(" ", 2)
+        return faux_message(faux_tool_call(name, {"text": rest}))
     if lower == "stream":
         return "Streaming: " + " ".join(f"word{n}" for n in range(1, 41)) + " end."
     if lower == "fail":

@@ -264,9 +264,43 @@ def test_write_tools_shows_the_tool_asks_and_the_new_tool_works_next_turn(
         )
         assert (written / "shout.py").is_file()
         pane.type("/tools")
-        pane.wait("shout  Upper-cases a text")
+        # the new tool beside the --tools folder's (they were dropped when --write-tools
+        # was given: the written folder replaced them)
+        pane.wait(lambda s: after(s, "slow  Count slowly.", "writeTool  ", "shout  Upper-cases"))
         pane.type("use shout hello there")
         pane.wait("Tool results: HELLO THERE!")
+    finally:
+        pane.close()
+
+
+def test_write_tools_a_whole_def_execute_is_shown_as_it_runs_and_works(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    """The 1.5B model's writeTool call (docs/chat.md): executeCode and validateCode are whole
+    function definitions, not bodies. The question shows the functions as the file holds them
+    (with the line calling the model's function), and the tool counts words on the next turn
+    (before: its execute returned None, so every call answered "null")."""
+    written = tmp_path / "written"
+    pane = Pane(data_dir, ["--tools", str(TOOLS), "--write-tools", str(written)])
+    try:
+        pane.ready()
+        pane.type("write word_count")
+        shown = (
+            "writeTool wants to add a tool: word_count",
+            "def execute(tool_call_id, args, signal, on_update):",
+            "    def execute(tool_call_id, args, signal, on_update):",
+            "return execute(tool_call_id=tool_call_id, args=args, signal=signal, "
+            "on_update=on_update)",
+            "def validate_arguments(args):",
+            "return validate_arguments(args=args)",
+            "Write tool word_count? [y/N]",
+        )
+        pane.wait(lambda s: after(s, *shown))
+        pane.type("y")
+        pane.wait(lambda s: after(s, "Write tool word_count? [y/N] yes", "✓ writeTool", "tokens:"))
+        pane.type("use word_count the quick brown fox jumps")
+        screen = pane.wait(lambda s: after(s, "› use word_count", "Tool results: "))
+        assert after(screen, "› use word_count", "✓ word_count", "Tool results: 5")
     finally:
         pane.close()
 

@@ -21,6 +21,7 @@ from rich.syntax import Syntax
 from rich.text import Text
 
 from yiemagent.cli.chat.view import short_args
+from yiemagent.tools import WriteToolError, function_source
 from yiemagent.types import AbortSignal, BeforeToolCallContext, BeforeToolCallResult
 
 if TYPE_CHECKING:
@@ -96,7 +97,8 @@ class ApprovalGate:
 
 
 def show_write(app: Asker, args: dict[str, Any]) -> None:
-    """Print the tool a `writeTool` call would write: name, schema and code."""
+    """Print the tool a `writeTool` call would write: name, description, schema, and each
+    code part as the function the file will hold (`function_source`)."""
     console = app.console
     head = Text("writeTool wants to add a tool: ", style="bold yellow")
     head.append(str(args.get("name", "?")), style="bold")
@@ -107,16 +109,32 @@ def show_write(app: Asker, args: dict[str, Any]) -> None:
     if len(schema) > 96:
         schema = json.dumps(args.get("inputSchema", {}), indent=2, ensure_ascii=False)
     console.print(Syntax(schema, "json", theme="ansi_dark", background_color="default"))
-    code = "\n".join(
-        part
-        for part in (
-            str(args.get("imports") or ""),
-            "def execute(tool_call_id, args, signal, on_update):",
-            _indent(str(args.get("executeCode") or "")),
-        )
-        if part
-    )
-    console.print(Syntax(code, "python", theme="ansi_dark", background_color="default"))
+    schema_value = args.get("inputSchema")
+    parts = [str(args.get("imports") or "")]
+    for part, signature in _CODE_PARTS:
+        code = str(args.get(part) or "")
+        if part != "executeCode" and not code.strip():
+            continue
+        try:  # as the file will have it (a whole function definition gets its call)
+            parts.append(
+                function_source(
+                    part,
+                    code,
+                    schema_value if isinstance(schema_value, dict) else None,
+                    str(args.get("name") or ""),
+                )
+            )
+        except WriteToolError:  # writeTool will refuse it and say why; show it as given
+            parts.append(f"def {signature}:\n{_indent(code)}")
+    code_text = "\n".join(part for part in parts if part)
+    console.print(Syntax(code_text, "python", theme="ansi_dark", background_color="default"))
+
+
+_CODE_PARTS = (
+    ("executeCode", "execute(tool_call_id, args, signal, on_update)"),
+    ("validateCode", "validate_arguments(args)"),
+    ("prepareCode", "prepare_arguments(args)"),
+)
 
 
 def _indent(code: str) -> str:

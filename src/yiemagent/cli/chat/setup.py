@@ -185,8 +185,8 @@ def _load_tools(options: ChatOptions, model: Model, notes: list[str]) -> ToolSto
     for folder in folders:
         if not folder.is_dir():
             raise ConfigError(f"{folder}: not a folder of tool files")
-        try:
-            store.reload(folder) if len(store) else store.load_dir(folder)
+        try:  # each folder adds its tools (a name in two folders is a failure, one line)
+            store.load_dir(folder)
         except ToolLoadError as exc:  # the good files are loaded: say which failed, go on
             notes.extend(
                 f"tool file {path} failed to load: {reason}" for path, reason in exc.failures
