@@ -134,7 +134,12 @@ def snapshot(store: ToolStore, folder: Path) -> tuple[list[str], dict[str, bytes
         ({"imports": "import does_not_exist_xyz"}, "ModuleNotFoundError"),
         ({"imports": "x = 1"}, "only hold import statements"),
         ({"inputSchema": {"type": "object", "required": "x"}}, "not a valid JSON Schema"),
-        ({"inputSchema": {"type": "string"}}, "must describe an object"),
+        ({"inputSchema": {"type": "string"}}, "must describe the arguments object"),
+        (  # the 0.5B's schema in yiem chat: the error shows the object it meant
+            {"inputSchema": {"type": "string", "required": ["text"]}},
+            'e.g. {"type": "object", "properties": {"text": {"type": "string"}}, '
+            '"required": \\["text"\\]}',
+        ),
         ({"inputSchema": {"type": "object", "properties": {"x": {"type": "int"}}}}, "JSON Schema"),
     ],
 )

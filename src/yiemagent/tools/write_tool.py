@@ -341,12 +341,29 @@ def _check_input_schema(schema: object) -> dict[str, Any]:
     if "type" not in schema:
         schema = {"type": "object", **schema}
     if schema.get("type") != "object":
-        raise WriteToolError('inputSchema must describe an object: {"type": "object", ...}')
+        raise WriteToolError(
+            "inputSchema must describe the arguments object, not one value: e.g. "
+            + json.dumps(_object_example(schema))
+        )
     try:
         check_schema(schema)
     except ConfigError as exc:
         raise WriteToolError(str(exc)) from None
     return schema
+
+
+def _object_example(schema: dict[str, Any]) -> dict[str, Any]:
+    """The arguments object a one-value schema probably meant, for the error text: each name
+    it lists in `required` (else "value") a property of its type."""
+    kind = schema.get("type") if isinstance(schema.get("type"), str) else "string"
+    required = schema.get("required")
+    names = [n for n in required if isinstance(n, str)] if isinstance(required, list) else []
+    names = names or ["value"]
+    return {
+        "type": "object",
+        "properties": {name: {"type": kind} for name in names},
+        "required": names,
+    }
 
 
 def _import_in_isolation(source: str, target: Path, name: str) -> tuple[AgentTool, str]:
