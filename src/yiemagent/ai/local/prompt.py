@@ -20,12 +20,15 @@ Loop guards (R-11.2): `answered_calls` collects the (name, arguments) pairs that
 a result; the provider never runs such a call again, and when a reply holds only repeats it
 generates again with those tools' branches dropped (`reply_schema(..., drop=...)`).
 `tool_rounds` counts the tool rounds since the last user message; after
-`LocalModelSpec.max_tool_rounds` only the answer is offered.
+`LocalModelSpec.max_tool_rounds` only the answer is offered. A request that writes a tool's
+name (`named_tools`: "use the word_count tool on ...") gets a call first: the answer is not
+offered until that tool's branch is dropped by a guard.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Collection, Sequence
 from typing import Any
 
@@ -54,6 +57,7 @@ __all__ = [
     "extra_call_grammar",
     "identity",
     "last_results",
+    "named_tools",
     "no_tool_turns",
     "render_tool",
     "reply_schema",
@@ -281,6 +285,26 @@ def current_request(messages: Sequence[Message]) -> list[Message]:
         if isinstance(messages[i], UserMessage):
             return list(messages[i:])
     return list(messages)
+
+
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def named_tools(tools: Sequence[AgentTool], request: Sequence[Message]) -> set[str]:
+    """The tools the user message of `request` (`current_request`) names as written: the
+    tool's name is a whole word of it, same case, and is a coined identifier no prose word
+    is — it holds `_`, a digit or a capital after its first letter (`word_count`,
+    `writeTool`, `get_time`; not `calculator`). Such a request asks for that tool (R-11.2):
+    "Use the word_count tool on: the quick brown fox" — the 1.5B otherwise answered "4"
+    itself."""
+    text = "\n".join(_content_text(m.content) for m in request if isinstance(m, UserMessage))
+    written = set(_IDENTIFIER.findall(text))
+    return {t.name for t in tools if t.name in written and _coined(t.name)}
+
+
+def _coined(name: str) -> bool:
+    inner = name.strip("_")
+    return "_" in inner or any(c.isdigit() for c in name) or any(c.isupper() for c in inner[1:])
 
 
 def last_results(messages: Sequence[Message]) -> int:

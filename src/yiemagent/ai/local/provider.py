@@ -42,6 +42,7 @@ from yiemagent.ai.local.prompt import (
     current_request,
     extra_call_grammar,
     last_results,
+    named_tools,
     no_tool_turns,
     reply_schema,
     system_prompt,
@@ -172,8 +173,15 @@ async def _generate_reply(
     if chain is not None:
         dropped |= chain.unnamed(tools)
     dropped -= output_tools
+    # a request that names a tool as written asks for it; the model is not offered
+    # the answer before a call while that tool is (the 1.5B answered a word count itself).
+    first_round = tool_rounds(messages) == 0
+    named: set[str] = set()
+    if tools and first_round and not output_tools:
+        named = named_tools(tools, current_request(messages))
     deadline = time.monotonic() + limit_s
-    if tools and not output_tools and tool_rounds(messages) == 0 and len(dropped) < len(tools):
+    # A request naming a tool needs no probe of which tool the model reaches for.
+    if tools and not output_tools and first_round and not named and len(dropped) < len(tools):
         name = await free_name(runtime, request, options, deadline)
         if name is not None and unknown_tool(name, tools, answer):
             # the model reached for a tool that is not there; it is told so and
@@ -194,7 +202,10 @@ async def _generate_reply(
         if tools:
             decoder = ReplyDecoder(builder, tools, answered, known, output_tools, current, chain)
             schema = reply_schema(
-                tools, drop=dropped, answer=not output_tools, parts=last_results(messages)
+                tools,
+                drop=dropped,
+                answer=not output_tools and not named - dropped,
+                parts=last_results(messages),
             )
             request["response_format"] = {
                 "type": "json_schema",
@@ -203,7 +214,6 @@ async def _generate_reply(
         outcome = await stream_chunks(runtime, request, builder, decoder, options, deadline)
         _add_usage(usage, outcome.usage)
     first = decoder.lone_call() if decoder is not None and outcome.kind == "call" else None
-    first_round = tool_rounds(messages) == 0
     if first is not None and first_round and outcome.finish_reason != "length" and not output_tools:
         # a lone first call is written back as an open list, `[{call}`, and the model
         # must write one more call; it is kept only if it adds a part of the request, and
