@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from tests.ai._local_kit import is_name_probe, probe_reply
 from yiemagent import AgentTool, UserMessage, tool
 from yiemagent.ai import Context, StreamOptions, get_model, stream
 from yiemagent.ai.local import provider
@@ -44,9 +45,13 @@ class _Runtime:
             "arguments": {"text": "the quick brown fox jumps"},
         }
         self.offered_answer: list[bool] = []
+        self.probes = 0
 
     def chat(self, request: dict[str, Any], on_chunk: Callable[[dict[str, Any]], bool]) -> None:
-        if "grammar" in request:  # the extra-call step: nothing more to add
+        if is_name_probe(request):  # the free-name probe: it reaches for the answer
+            self.probes += 1
+            reply = probe_reply("", "answer")
+        elif "grammar" in request:  # the extra-call step: nothing more to add
             reply = ", " + json.dumps(self.call)
         else:
             branches = request["response_format"]["json_schema"]["schema"]["anyOf"]
@@ -83,6 +88,7 @@ async def test_r11_2_a_request_naming_a_tool_gets_a_call_of_it(
     request = UserMessage("Use the word_count tool on the text: the quick brown fox jumps")
     message = await _reply(monkeypatch, runtime, [request], [calculator, word_count])
     assert runtime.offered_answer[0] is False
+    assert runtime.probes == 0  # the request says which tool: no free-name probe
     assert message.stop_reason == "toolUse"
     assert [(c.name, c.arguments) for c in message.tool_calls] == [
         ("word_count", {"text": "the quick brown fox jumps"})
