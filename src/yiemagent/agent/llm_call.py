@@ -147,11 +147,8 @@ def _replay(model: Model, parsed: ParsedResponse, stream: AssistantMessageEventS
         builder.fail("error", failure)
     elif stop == "aborted":
         builder.fail("aborted", failure)
-    elif stop == "length":
-        builder.done("length")
     else:
-        has_calls = any(part.kind == "tool_call" for part in parsed.parts)
-        builder.done("toolUse" if has_calls else "stop")
+        builder.done_by_content("length" if stop == "length" else "stop")
 
 
 def _failed(

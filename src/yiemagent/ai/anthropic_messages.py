@@ -29,25 +29,14 @@ from yiemagent.ai.anthropic_request import build_request_body
 from yiemagent.ai.builder import MessageBuilder
 from yiemagent.ai.call import (
     await_with_idle_timeout,
-    body_error_text,
-    connection_error_text,
-    plain_failure_text,
     read_sdk_stream,
     run_sdk_call,
     sdk_client,
     start_call,
 )
-from yiemagent.ai.retry import (
-    RetryDecision,
-    is_retryable_status,
-    parse_retry_after_ms,
-    transport_error_types,
-)
-from yiemagent.types.messages import (
-    ThinkingContent,
-    ToolCall,
-    Usage,
-)
+from yiemagent.ai.retry import RetryDecision
+from yiemagent.ai.sdk_failures import describe_sdk_failure, sdk_retry_decision
+from yiemagent.types.messages import ThinkingContent, Usage
 from yiemagent.types.model import AssistantMessageEventStream, Context, Model, StreamOptions
 
 if TYPE_CHECKING:
@@ -182,14 +171,7 @@ class _Assembler:
         if stop is None:
             logger.info("unknown stop_reason %r treated as stop", reason)
             stop = "stop"
-        # The stop reason follows the content (proxies get it wrong both ways): "toolUse"
-        # exactly when there is a call for the loop to run.
-        has_calls = any(isinstance(b, ToolCall) for b in self.builder.message.content)
-        if stop == "stop" and has_calls:
-            stop = "toolUse"
-        elif stop == "toolUse" and not has_calls:
-            stop = "stop"
-        self.builder.done(stop)  # type: ignore[arg-type]
+        self.builder.done_by_content(stop)  # type: ignore[arg-type]
 
 
 async def _call(
@@ -242,17 +224,12 @@ def _client(model: Model, options: StreamOptions, api_key: str) -> AsyncAnthropi
 def _classify(exc: BaseException) -> RetryDecision | None:
     import anthropic
 
-    if isinstance(exc, anthropic.APIStatusError):
-        if exc.status_code == 200:  # an `error` event inside the stream
-            kind = _error_type(exc.body)
-            retryable = kind in ("overloaded_error", "api_error", "rate_limit_error")
-            return RetryDecision(f"stream error {kind}") if retryable else None
-        if not is_retryable_status(exc.status_code):
-            return None
-        return RetryDecision(f"HTTP {exc.status_code}", parse_retry_after_ms(exc.response.headers))
-    if isinstance(exc, (anthropic.APIConnectionError, *transport_error_types())):
-        return RetryDecision("connection error", connection=True)
-    return None
+    if isinstance(exc, anthropic.APIStatusError) and exc.status_code == 200:
+        # an `error` event inside the stream
+        kind = _error_type(exc.body)
+        retryable = kind in ("overloaded_error", "api_error", "rate_limit_error")
+        return RetryDecision(f"stream error {kind}") if retryable else None
+    return sdk_retry_decision(exc, anthropic)
 
 
 def _error_type(body: object) -> str | None:
@@ -264,21 +241,4 @@ def _error_type(body: object) -> str | None:
 def _describe(exc: BaseException) -> str:
     import anthropic
 
-    if isinstance(exc, anthropic.APIStatusError):
-        detail = exc.message
-        body = exc.body
-        error = body.get("error", body) if isinstance(body, dict) else None
-        if isinstance(error, dict) and error.get("message"):
-            kind = error.get("type")
-            detail = (f"{kind}: " if kind else "") + str(error["message"])
-        else:
-            detail = body_error_text(body) or detail
-        if exc.status_code == 200:
-            return f"the server sent an error in the stream: {detail}"
-        return f"HTTP {exc.status_code} from the server: {detail}"
-    if isinstance(exc, anthropic.APIConnectionError):
-        return connection_error_text(exc)
-    plain = plain_failure_text(exc)
-    if plain is not None:
-        return plain
-    return f"{type(exc).__name__}: {exc}"
+    return describe_sdk_failure(exc, anthropic, error_type=True)

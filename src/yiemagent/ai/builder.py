@@ -183,6 +183,18 @@ class MessageBuilder:
         self._stream.push(DoneEvent(stop_reason, message))
         return message
 
+    def done_by_content(
+        self, stop_reason: Literal["stop", "length", "toolUse"]
+    ) -> AssistantMessage:
+        """`done`, with the stop reason following the content: "length" stays (a cut-off
+        call is not run, R-5.6); otherwise "toolUse" exactly when the message holds a tool
+        call, else "stop" (servers, proxies and `llm_call`s get it wrong both ways: "stop"
+        with calls, "tool_calls" with none). Returns the final message."""
+        if stop_reason != "length":
+            has_calls = any(isinstance(block, ToolCall) for block in self.message.content)
+            stop_reason = "toolUse" if has_calls else "stop"
+        return self.done(stop_reason)
+
     def fail(
         self,
         reason: Literal["error", "aborted"],

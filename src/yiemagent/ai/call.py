@@ -3,7 +3,7 @@ starts at once and returns its stream (`start_call`), never raises (`run_guarded
 key (`api_key_for_call`, scrubbed from every error text), reuses one SDK client per event loop
 (`sdk_client`), honours idle limits (R-5.8), and runs the one
 skeleton both providers share (`run_sdk_call`, `read_sdk_stream`). When to retry is
-`retry.py`'s business.
+`retry.py`'s business; what an SDK's failure means, `sdk_failures.py`'s.
 """
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import re
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Hashable
 from typing import Any, Protocol, TypeVar
@@ -38,10 +37,8 @@ __all__ = [
     "api_key_for_call",
     "apply_on_payload",
     "await_with_idle_timeout",
-    "body_error_text",
     "cached_client",
     "call_hook",
-    "connection_error_text",
     "failure_type",
     "iterate_with_idle_timeout",
     "plain_failure_text",
@@ -195,36 +192,6 @@ async def apply_on_payload(
     """The request body after `StreamOptions.on_payload` (a returned dict replaces it)."""
     replaced = await call_hook(hook, body)
     return replaced if isinstance(replaced, dict) else body
-
-
-_TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
-_TAG = re.compile(r"<[^>]+>")
-MAX_DETAIL_CHARS = 500
-"""Longest server-sent error text kept in an error message."""
-
-
-def body_error_text(body: object) -> str | None:
-    """The error text a server sent as a body that is not the API's JSON error: plain text,
-    an HTML page (its title, else its text), `{"error": "..."}` (Ollama), `{"detail": ...}`;
-    whitespace collapsed, at most `MAX_DETAIL_CHARS`. None when there is none."""
-    if isinstance(body, dict):
-        value = body.get("error")
-        if not isinstance(value, str):
-            value = body.get("detail") or body.get("message")
-        if value is None:
-            return None
-        text = value if isinstance(value, str) else str(value)
-    elif isinstance(body, str):
-        text = body
-        if "<" in text and ">" in text:
-            title = _TITLE.search(text)
-            text = title.group(1) if title else _TAG.sub(" ", text)
-    else:
-        return None
-    text = " ".join(text.split())
-    if len(text) > MAX_DETAIL_CHARS:
-        text = text[:MAX_DETAIL_CHARS] + "…"
-    return text or None
 
 
 def plain_failure_text(exc: BaseException) -> str | None:
@@ -414,11 +381,3 @@ async def read_sdk_stream(raw: Any, options: StreamOptions, on_item: Callable[[A
             on_item(item)
     finally:
         await sdk_stream.close()
-
-
-def connection_error_text(exc: BaseException) -> str:
-    """What a failed connection says: where it went, the SDK's text and the cause."""
-    cause = exc.__cause__
-    url = getattr(getattr(exc, "request", None), "url", None)
-    where = f" reaching {url}" if url else ""
-    return f"connection error{where}: {exc}" + (f" ({cause})" if cause else "")

@@ -31,9 +31,6 @@ from typing import TYPE_CHECKING, Any
 from yiemagent.ai.builder import MessageBuilder
 from yiemagent.ai.call import (
     await_with_idle_timeout,
-    body_error_text,
-    connection_error_text,
-    plain_failure_text,
     read_sdk_stream,
     run_sdk_call,
     sdk_client,
@@ -41,17 +38,9 @@ from yiemagent.ai.call import (
 )
 from yiemagent.ai.openai_request import REASONING_FIELDS, build_request_body, is_openai_proper
 from yiemagent.ai.partial_json import parse_json_object, parse_partial_json
-from yiemagent.ai.retry import (
-    RetryDecision,
-    is_retryable_status,
-    parse_retry_after_ms,
-    transport_error_types,
-)
-from yiemagent.types.messages import (
-    ThinkingContent,
-    ToolCall,
-    Usage,
-)
+from yiemagent.ai.retry import RetryDecision, is_retryable_status
+from yiemagent.ai.sdk_failures import describe_sdk_failure, sdk_retry_decision
+from yiemagent.types.messages import ThinkingContent, ToolCall, Usage
 from yiemagent.types.model import AssistantMessageEventStream, Context, Model, StreamOptions
 
 if TYPE_CHECKING:
@@ -236,14 +225,11 @@ class _Assembler:
         if reason == "error":  # OpenRouter: the upstream provider failed mid-response
             self.builder.fail("error", "the provider reported an error (finish_reason: error)")
             return
-        stop = _FINISH_REASONS.get(reason, "stop")
-        if stop == "stop" and self.calls:
-            stop = "toolUse"
-        elif stop == "toolUse" and not self.calls:
-            stop = "stop"  # "tool_calls" without any call: nothing for the loop to run
-        if reason not in _FINISH_REASONS:
-            logger.info("unknown finish_reason %r treated as %s", reason, stop)
-        self.builder.done(stop)  # type: ignore[arg-type]
+        stop = _FINISH_REASONS.get(reason)
+        if stop is None:
+            logger.info("unknown finish_reason %r treated as stop", reason)
+            stop = "stop"
+        self.builder.done_by_content(stop)  # type: ignore[arg-type]
 
 
 def _field(value: Any, name: str) -> Any:
@@ -335,13 +321,11 @@ async def _create(client: AsyncOpenAI, body: dict[str, Any], idle: float | None)
 def _classify(exc: BaseException) -> RetryDecision | None:
     import openai
 
-    if isinstance(exc, openai.APIStatusError):
-        if not is_retryable_status(exc.status_code):
-            return None
-        return RetryDecision(f"HTTP {exc.status_code}", parse_retry_after_ms(exc.response.headers))
-    if isinstance(exc, (openai.APIConnectionError, *transport_error_types())):
-        return RetryDecision("connection error", connection=True)
-    if isinstance(exc, openai.APIError) and isinstance(exc.body, dict):
+    if (
+        isinstance(exc, openai.APIError)
+        and not isinstance(exc, openai.APIStatusError | openai.APIConnectionError)
+        and isinstance(exc.body, dict)
+    ):
         # An `{"error": ...}` event in the stream (OpenRouter passes upstream failures so):
         # retried like the HTTP status it names, while nothing has been streamed.
         code = exc.body.get("code")
@@ -352,24 +336,11 @@ def _classify(exc: BaseException) -> RetryDecision | None:
             "rate_limit_error",
         ):
             return RetryDecision(f"stream error {code or kind}")
-    return None
+        return None
+    return sdk_retry_decision(exc, openai)
 
 
 def _describe(exc: BaseException) -> str:
     import openai
 
-    if isinstance(exc, openai.APIStatusError):
-        detail = exc.message
-        body = exc.body
-        error = body.get("error", body) if isinstance(body, dict) else None
-        if isinstance(error, dict) and error.get("message"):
-            detail = str(error["message"])
-        else:
-            detail = body_error_text(body) or detail
-        return f"HTTP {exc.status_code} from the server: {detail}"
-    if isinstance(exc, openai.APIConnectionError):
-        return connection_error_text(exc)
-    plain = plain_failure_text(exc)
-    if plain is not None:
-        return plain
-    return f"{type(exc).__name__}: {exc}"
+    return describe_sdk_failure(exc, openai)

@@ -1,0 +1,105 @@
+"""What a failed call of an SDK provider means (DESIGN §7, §8): whether it is retried and
+what its error message says. The `openai` and `anthropic` SDKs raise the same family of
+errors (`APIStatusError` with `status_code`, `body`, `message` and `response`;
+`APIConnectionError`), so both providers read them here, each passing its SDK module.
+When and how often a retry happens is `retry.py`'s business.
+"""
+
+from __future__ import annotations
+
+import re
+from types import ModuleType
+
+from yiemagent.ai.retry import (
+    RetryDecision,
+    is_retryable_status,
+    parse_retry_after_ms,
+    transport_error_types,
+)
+
+__all__ = [
+    "MAX_DETAIL_CHARS",
+    "body_error_text",
+    "connection_error_text",
+    "describe_sdk_failure",
+    "sdk_retry_decision",
+]
+
+
+def sdk_retry_decision(exc: BaseException, sdk: ModuleType) -> RetryDecision | None:
+    """Whether `sdk`'s failure `exc` is retried: an HTTP status error when
+    `is_retryable_status` (after the delay its `retry-after` headers ask for, ms), a lost
+    connection (the SDK's `APIConnectionError` or a transport error) always; None (not
+    retried) for anything else. A provider checks its own in-stream errors first."""
+    if isinstance(exc, sdk.APIStatusError):
+        status: int = exc.status_code
+        if not is_retryable_status(status):
+            return None
+        return RetryDecision(f"HTTP {status}", parse_retry_after_ms(exc.response.headers))
+    if isinstance(exc, (sdk.APIConnectionError, *transport_error_types())):
+        return RetryDecision("connection error", connection=True)
+    return None
+
+
+def describe_sdk_failure(exc: BaseException, sdk: ModuleType, *, error_type: bool = False) -> str:
+    """The error message of `sdk`'s failure `exc` (`run_guarded` has already handled our own
+    failures, `plain_failure_text`).
+
+    An HTTP status error says "HTTP {status} from the server: {detail}" ("the server sent an
+    error in the stream: {detail}" for status 200, an `error` event of the stream), the
+    detail being the API's `{"error": {"message"}}` (prefixed with its `type` when
+    `error_type`), else `body_error_text`, else the SDK's message. A connection error says
+    `connection_error_text`; anything else "{class}: {text}".
+    """
+    if isinstance(exc, sdk.APIStatusError):
+        body = exc.body
+        error = body.get("error", body) if isinstance(body, dict) else None
+        if isinstance(error, dict) and error.get("message"):
+            kind = error.get("type") if error_type else None
+            detail = (f"{kind}: " if kind else "") + str(error["message"])
+        else:
+            detail = body_error_text(body) or str(exc.message)
+        if exc.status_code == 200:
+            return f"the server sent an error in the stream: {detail}"
+        return f"HTTP {exc.status_code} from the server: {detail}"
+    if isinstance(exc, sdk.APIConnectionError):
+        return connection_error_text(exc)
+    return f"{type(exc).__name__}: {exc}"
+
+
+_TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
+_TAG = re.compile(r"<[^>]+>")
+MAX_DETAIL_CHARS = 500
+"""Longest server-sent error text kept in an error message."""
+
+
+def body_error_text(body: object) -> str | None:
+    """The error text a server sent as a body that is not the API's JSON error: plain text,
+    an HTML page (its title, else its text), `{"error": "..."}` (Ollama), `{"detail": ...}`;
+    whitespace collapsed, at most `MAX_DETAIL_CHARS`. None when there is none."""
+    if isinstance(body, dict):
+        value = body.get("error")
+        if not isinstance(value, str):
+            value = body.get("detail") or body.get("message")
+        if value is None:
+            return None
+        text = value if isinstance(value, str) else str(value)
+    elif isinstance(body, str):
+        text = body
+        if "<" in text and ">" in text:
+            title = _TITLE.search(text)
+            text = title.group(1) if title else _TAG.sub(" ", text)
+    else:
+        return None
+    text = " ".join(text.split())
+    if len(text) > MAX_DETAIL_CHARS:
+        text = text[:MAX_DETAIL_CHARS] + "…"
+    return text or None
+
+
+def connection_error_text(exc: BaseException) -> str:
+    """What a failed connection says: where it went, the SDK's text and the cause."""
+    cause = exc.__cause__
+    url = getattr(getattr(exc, "request", None), "url", None)
+    where = f" reaching {url}" if url else ""
+    return f"connection error{where}: {exc}" + (f" ({cause})" if cause else "")
