@@ -53,22 +53,10 @@ from collections.abc import Awaitable, Callable, Iterable, Iterator
 from dataclasses import replace
 from typing import Any, Literal, TypeAlias
 
+from yiemagent.ai import faux_script
 from yiemagent.ai.builder import MessageBuilder
-from yiemagent.ai.faux_script import (
-    FauxStall,
-    as_message,
-    faux_duplicate_id_calls,
-    faux_empty_arguments_call,
-    faux_error_mid_stream,
-    faux_malformed_tool_call,
-    faux_message,
-    faux_stall,
-    faux_text,
-    faux_text_then_tool_call,
-    faux_thinking,
-    faux_tool_call,
-    faux_truncated_tool_call,
-)
+from yiemagent.ai.faux_script import *  # noqa: F403 (the helpers, faux_script.__all__)
+from yiemagent.ai.faux_script import FauxStall, as_message
 from yiemagent.types.messages import (
     AssistantMessage,
     Cost,
@@ -80,22 +68,7 @@ from yiemagent.types.messages import (
 from yiemagent.types.model import AssistantMessageEventStream, Context, Model, StreamOptions
 from yiemagent.types.signal import AbortSignal
 
-__all__ = [
-    "FauxModel",
-    "FauxResponse",
-    "FauxStall",
-    "faux_duplicate_id_calls",
-    "faux_empty_arguments_call",
-    "faux_error_mid_stream",
-    "faux_malformed_tool_call",
-    "faux_message",
-    "faux_stall",
-    "faux_text",
-    "faux_text_then_tool_call",
-    "faux_thinking",
-    "faux_tool_call",
-    "faux_truncated_tool_call",
-]
+__all__ = ["FauxModel", "FauxResponse", *faux_script.__all__]
 
 logger = logging.getLogger(__name__)
 

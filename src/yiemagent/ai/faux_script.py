@@ -23,7 +23,6 @@ from yiemagent.types.messages import (
 
 __all__ = [
     "FauxStall",
-    "as_message",
     "faux_duplicate_id_calls",
     "faux_empty_arguments_call",
     "faux_error_mid_stream",
