@@ -10,17 +10,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from yiemagent.errors import (
-    AgentBusyError,
-    ApprovalPendingError,
-    ConfigError,
-    MessageInputError,
-    ProviderError,
-    SessionBusyError,
-    SessionCorruptError,
-    ToolLoadError,
-    YiemAgentError,
-)
+from yiemagent.errors import *  # noqa: F403
+from yiemagent.errors import __all__ as _errors_all
 from yiemagent.types import *  # noqa: F403
 from yiemagent.types import __all__ as _types_all
 
@@ -72,20 +63,7 @@ _LAZY: dict[str, str] = {
     "complete": "yiemagent.ai",
 }
 
-__all__ = [
-    "AgentBusyError",
-    "ApprovalPendingError",
-    "ConfigError",
-    "MessageInputError",
-    "ProviderError",
-    "SessionBusyError",
-    "SessionCorruptError",
-    "ToolLoadError",
-    "YiemAgentError",
-    "__version__",
-    *_types_all,
-    *_LAZY,
-]
+__all__ = ["__version__", *_errors_all, *_types_all, *_LAZY]
 
 
 def __getattr__(name: str) -> Any:

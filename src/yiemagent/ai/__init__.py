@@ -1,6 +1,8 @@
 """The provider layer (DESIGN §2.2, §7): `Model`, `get_model`, the assistant-message event
 stream, `stream`/`complete`, which call any model by dispatching on `model.api`, and
-`FallbackModel`, which tries several models in order on provider failures (§13).
+`FallbackModel`, which tries several models in order on provider failures (§13). Every
+name of `yiemagent.types.model` (the provider contract: `Model`, `Context`, `StreamOptions`,
+the event protocol and its stream) is public here too; its list is kept there.
 
 Provider modules (and their SDKs: `openai`, `anthropic`, `xllamacpp`) are imported on the
 first call that needs them, never by `import yiemagent.ai`.
@@ -14,53 +16,15 @@ import logging
 from yiemagent.ai.fallback import FallbackModel
 from yiemagent.ai.models import MODELS, calculate_cost, get_model
 from yiemagent.ai.registry import get_stream_fn, register_api
+from yiemagent.types import model as _model
 from yiemagent.types.messages import AssistantMessage
-from yiemagent.types.model import (
-    AssistantMessageEvent,
-    AssistantMessageEventStream,
-    AssistantStartEvent,
-    Context,
-    DoneEvent,
-    ErrorEvent,
-    FallbackEvent,
-    Model,
-    ModelCost,
-    StreamFn,
-    StreamOptions,
-    TextDeltaEvent,
-    TextEndEvent,
-    TextStartEvent,
-    ThinkingDeltaEvent,
-    ThinkingEndEvent,
-    ThinkingStartEvent,
-    ToolCallDeltaEvent,
-    ToolCallEndEvent,
-    ToolCallStartEvent,
-)
+from yiemagent.types.model import *  # noqa: F403 (the provider contract, re-exported whole)
+from yiemagent.types.model import AssistantMessageEventStream, Context, Model, StreamOptions
 
 __all__ = [
+    *_model.__all__,
     "MODELS",
-    "AssistantMessageEvent",
-    "AssistantMessageEventStream",
-    "AssistantStartEvent",
-    "Context",
-    "DoneEvent",
-    "ErrorEvent",
-    "FallbackEvent",
     "FallbackModel",
-    "Model",
-    "ModelCost",
-    "StreamFn",
-    "StreamOptions",
-    "TextDeltaEvent",
-    "TextEndEvent",
-    "TextStartEvent",
-    "ThinkingDeltaEvent",
-    "ThinkingEndEvent",
-    "ThinkingStartEvent",
-    "ToolCallDeltaEvent",
-    "ToolCallEndEvent",
-    "ToolCallStartEvent",
     "calculate_cost",
     "complete",
     "get_model",
