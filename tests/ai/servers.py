@@ -277,6 +277,21 @@ class ReplayServer:
         )
         self._thread.start()
 
+    def settled_request_count(self, *, timeout_s: float = 10.0, quiet_s: float = 0.5) -> int:
+        """How many requests arrived, once there is one and no new one came for `quiet_s`
+        (bounded by `timeout_s`): on a loaded machine the server thread may record a request
+        only after the client has already given up on it."""
+        deadline = time.monotonic() + timeout_s
+        count, since = len(self.requests), time.monotonic()
+        while time.monotonic() < deadline:
+            time.sleep(0.02)
+            now = len(self.requests)
+            if now != count:
+                count, since = now, time.monotonic()
+            elif count and time.monotonic() - since >= quiet_s:
+                break
+        return count
+
     @property
     def url(self) -> str:
         host, port = self._server.server_address[:2]

@@ -406,5 +406,5 @@ async def test_no_response_headers_within_the_idle_timeout_is_one_error(
     )
     assert message.stop_reason == "error"
     assert "stream idle timeout" in (message.error_message or "")
-    assert time.monotonic() - started < 3
-    assert len(server.requests) == 1
+    assert time.monotonic() - started < 8  # the reply would come after 10 s
+    assert server.settled_request_count() == 1
