@@ -131,19 +131,98 @@ async def test_r4_8_mode_choice_config_sequential_or_any_non_parallel_tool() -> 
 # ── R-4.9 parallel ───────────────────────────────────────────────────────────
 
 
+GATE_S = 10.0
+"""How long a gated tool waits for the others (a bound, never reached when the batch is right)."""
+
+
+def meeting(names: list[str], *, plain: bool) -> list[Any]:
+    """Tools that each answer "{name} done" only once all of them have started, so they can
+    all answer so only by running at once; each gives up after `GATE_S` and answers
+    "{name} ran alone". No timing: a loaded machine only makes them meet later."""
+    if plain:
+        barrier = threading.Barrier(len(names))
+
+        def plain_tool(name: str) -> Any:
+            def execute_plain(tool_call_id: str, args: Any, signal: Any, on_update: Any) -> str:
+                try:
+                    barrier.wait(timeout=GATE_S)
+                except threading.BrokenBarrierError:
+                    return f"{name} ran alone"
+                return f"{name} done"
+
+            return make_tool(name, execute_plain)
+
+        return [plain_tool(name) for name in names]
+    arrived: list[str] = []
+    everyone = asyncio.Event()
+
+    def async_tool(name: str) -> Any:
+        async def execute(tool_call_id: str, args: Any, signal: Any, on_update: Any) -> str:
+            arrived.append(name)
+            if len(arrived) == len(names):
+                everyone.set()
+            try:
+                await asyncio.wait_for(everyone.wait(), GATE_S)
+            except TimeoutError:
+                return f"{name} ran alone"
+            return f"{name} done"
+
+        return make_tool(name, execute)
+
+    return [async_tool(name) for name in names]
+
+
 @pytest.mark.parametrize("plain", [False, True])
 async def test_r4_9_parallel_tools_overlap(plain: bool) -> None:
-    tools = [sleeper(f"t{i}", 0.5, plain=plain) for i in range(4)]
-    start = time.perf_counter()
-    batch, _, _ = await run_batch(tools, *(call(f"t{i}") for i in range(4)))
-    elapsed = time.perf_counter() - start
-    assert texts(batch) == [f"t{i} done" for i in range(4)]
-    assert elapsed < 1.5  # one after another: 2 s; wide for a loaded 2-core machine
+    names = [f"t{i}" for i in range(4)]
+    batch, _, _ = await run_batch(meeting(names, plain=plain), *(call(n) for n in names))
+    assert texts(batch) == [f"{n} done" for n in names]
+
+
+def gated(name: str, gate: threading.Event, *, plain: bool = False) -> Any:
+    """A tool that answers "{name} done" once `gate` is set ("{name} gate timeout" after
+    `GATE_S`): the test decides when each call completes."""
+    if plain:
+
+        def execute_plain(tool_call_id: str, args: Any, signal: Any, on_update: Any) -> str:
+            return f"{name} done" if gate.wait(GATE_S) else f"{name} gate timeout"
+
+        return make_tool(name, execute_plain)
+
+    async def execute(tool_call_id: str, args: Any, signal: Any, on_update: Any) -> str:
+        deadline = time.monotonic() + GATE_S
+        while not gate.is_set():
+            if time.monotonic() > deadline:
+                return f"{name} gate timeout"
+            await asyncio.sleep(0.005)
+        return f"{name} done"
+
+    return make_tool(name, execute)
+
+
+class Releasing(Recorder):
+    """Records events; a call's end event opens the gate of the call meant to finish next."""
+
+    def __init__(self, next_gate: dict[str, threading.Event]) -> None:
+        super().__init__()
+        self.next_gate = next_gate
+
+    async def __call__(self, event: Any) -> None:
+        await super().__call__(event)
+        if event.type == "tool_execution_end" and event.tool_call_id in self.next_gate:
+            self.next_gate[event.tool_call_id].set()
 
 
 async def test_r4_9_end_events_in_completion_order_results_in_source_order() -> None:
-    tools = [sleeper("slow", 0.15), sleeper("fast", 0.02), sleeper("mid", 0.08, plain=True)]
-    batch, rec, _ = await run_batch(tools, call("slow"), call("fast"), call("mid"))
+    # The calls complete fast, then mid (a plain tool, on its thread), then slow: each gate
+    # opens on the end event of the call before, so a batch that held the end events back
+    # (source order) would leave slow waiting for its gate until GATE_S and fail below.
+    fast, mid, slow = threading.Event(), threading.Event(), threading.Event()
+    fast.set()
+    tools = [gated("slow", slow), gated("fast", fast), gated("mid", mid, plain=True)]
+    rec = Releasing({"id_fast": mid, "id_mid": slow})
+    batch, _, _ = await run_batch(tools, call("slow"), call("fast"), call("mid"), recorder=rec)
+    assert texts(batch) == ["slow done", "fast done", "mid done"]
     assert ids_of(rec, "tool_execution_start") == ["id_slow", "id_fast", "id_mid"]
     assert ids_of(rec, "tool_execution_end") == ["id_fast", "id_mid", "id_slow"]
     assert [m.tool_call_id for m in batch.messages] == ["id_slow", "id_fast", "id_mid"]
