@@ -37,7 +37,8 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def wait_for_port(port: int, proc: subprocess.Popen[bytes], timeout_s: float = 30.0) -> None:
+def wait_for_port(port: int, proc: subprocess.Popen[bytes], timeout_s: float = 60.0) -> None:
+    # 60 s: the SDK server imports for seconds, longer beside CPU hogs (a bound, not a budget)
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if proc.poll() is not None:

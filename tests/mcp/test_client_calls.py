@@ -59,9 +59,10 @@ async def test_progress_notifications_become_updates(server: MCPServer) -> None:
     }
 
 
-async def _until(check: Callable[[], bool], timeout_s: float = 10.0) -> None:
+async def _until(check: Callable[[], bool], timeout_s: float = 30.0) -> None:
     """The refresh after list_changed is a tools/list round trip of its own; over HTTP the
-    notification rides the standalone stream, so it may land after the call's result."""
+    notification rides the standalone stream, so it may land after the call's result (a
+    bound, wide for a loaded 2-core machine: the server is a Python subprocess)."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout_s
     while not check():

@@ -103,14 +103,16 @@ def test_a_steering_message_typed_during_a_tool_is_delivered_after_the_batch(
 
 
 def test_follow_queues_a_follow_up_for_when_the_agent_would_stop(chat: Pane) -> None:
-    chat.type("progress 6")
-    chat.wait("p step 1/6")
+    # 20 steps of 0.3 s: the follow-up must be queued while the tool still runs, which a
+    # loaded machine's tmux and prompt may take seconds to do (6 steps were not always enough).
+    chat.type("progress 20")
+    chat.wait("p step 1/20")
     chat.type("/follow and then?")
     chat.wait("queued follow-up: and then?")
     chat.wait(
         lambda s: after(
             s,
-            "Tool results: p done after 6 steps",
+            "Tool results: p done after 20 steps",
             "» follow-up delivered: and then?",
             "You said: and then?",
             "tokens:",
