@@ -7,6 +7,7 @@ import asyncio
 import email.utils
 import random
 import time
+from typing import Any
 
 import pytest
 
@@ -27,7 +28,7 @@ from yiemagent.types.messages import AssistantMessage, UserMessage
 from yiemagent.types.model import Context, Model, StreamOptions
 from yiemagent.types.signal import AbortSignal
 
-pytestmark = pytest.mark.timeout(30)
+pytestmark = pytest.mark.timeout(120)  # the first test imports the SDK: seconds of CPU under load
 
 RATE_LIMITED = {"error": {"message": "Rate limit reached", "type": "rate_limit_error"}}
 UNAVAILABLE = {"error": {"message": "Service unavailable"}}
@@ -293,6 +294,31 @@ async def test_a_describer_that_raises_still_ends_the_call() -> None:
     message = await asyncio.wait_for(stream.result(), 5)
     assert message.stop_reason == "error"
     assert message.error_message == "ValueError: the real problem"
+
+
+class _Interrupt(BaseException):
+    """Like KeyboardInterrupt or a test runner's timeout: not an `Exception`."""
+
+
+async def test_an_interrupt_inside_the_call_still_ends_the_stream_then_propagates() -> None:
+    """R-5.9: a BaseException raised inside a provider call (pytest-timeout's, while the SDK
+    was importing on a starved machine) stayed in the call's task and the stream never
+    ended: `result()` hung for ever. Now the message ends "aborted" and the exception goes
+    on (it is the task's)."""
+    from yiemagent.ai import stream
+
+    def on_payload(body: dict[str, Any]) -> None:
+        raise _Interrupt("stop")
+
+    model = Model(
+        id="m", provider="vllm", api="openai-completions", base_url="http://127.0.0.1:9/v1"
+    )
+    events = stream(
+        model, Context("sys", [UserMessage("hi")]), StreamOptions(on_payload=on_payload)
+    )
+    message = await asyncio.wait_for(events.result(), 10)
+    assert message.stop_reason == "aborted"
+    assert message.error_message == "the request was interrupted (_Interrupt)"
 
 
 async def test_a_missing_key_without_the_sdk_is_one_plain_line(

@@ -220,7 +220,9 @@ async def run_guarded(
 ) -> None:
     """Await a provider call's `work`, ending the message on any failure (providers never
     raise): an abort → "aborted"; anything else → "error" with `describe(exc)`, every secret
-    scrubbed. A cancelled task ends the message as aborted, then re-raises."""
+    scrubbed. A cancelled task ends the message as aborted, then re-raises; so does any other
+    `BaseException` (KeyboardInterrupt, SystemExit, a test runner's timeout), which would
+    otherwise stay inside the call's task and leave the stream open for ever (R-5.9)."""
     try:
         await work
     except AbortedError:
@@ -228,7 +230,10 @@ async def run_guarded(
     except asyncio.CancelledError:
         builder.fail("aborted", "the request was cancelled")
         raise
-    except Exception as exc:
+    except BaseException as exc:
+        if not isinstance(exc, Exception):
+            builder.fail("aborted", f"the request was interrupted ({type(exc).__name__})")
+            raise
         text = _describe_safely(describe, exc)
         note = retry_note(exc)
         text = scrub(f"{text}; {note}" if note else text, secrets)
