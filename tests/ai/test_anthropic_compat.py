@@ -26,7 +26,7 @@ from yiemagent.types.messages import (
 from yiemagent.types.model import Context, Model, ModelCost, StreamOptions
 from yiemagent.types.signal import AbortSignal
 
-pytestmark = pytest.mark.timeout(30)
+pytestmark = pytest.mark.timeout(120)  # the first test imports the SDK: seconds of CPU under load
 
 KEY = "sk-ant-test-0123456789abcdef"
 

@@ -30,7 +30,7 @@ from yiemagent.types.model import (
 )
 from yiemagent.types.tools import AgentTool
 
-pytestmark = pytest.mark.timeout(30)
+pytestmark = pytest.mark.timeout(120)  # the first test imports the SDK: seconds of CPU under load
 
 KEY = "sk-ant-test-0123456789abcdef"
 

@@ -24,7 +24,7 @@ from yiemagent.types.messages import (
 from yiemagent.types.model import AssistantMessageEvent, Context, Model, ModelCost, StreamOptions
 from yiemagent.types.tools import AgentTool
 
-pytestmark = pytest.mark.timeout(30)
+pytestmark = pytest.mark.timeout(120)  # the first test imports the SDK: seconds of CPU under load
 
 KEY = "sk-test-0123456789abcdefghij"
 
