@@ -190,6 +190,8 @@ class RecordedRequest:
     path: str
     headers: dict[str, str]
     body: Any
+    at: float = field(default_factory=time.monotonic)
+    """When the server had read it (`time.monotonic()`, s)."""
 
 
 class ReplayServer:
