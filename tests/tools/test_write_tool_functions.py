@@ -71,6 +71,9 @@ WHOLE_FUNCTIONS = {
         "import asyncio\n\nasync def execute(tool_call_id, args, signal, on_update):\n"
         "    await asyncio.sleep(0)\n    return str(len(args['text'].split()))"
     ),
+    "a body reading its argument by name (the 1.5B's celsius_to_fahrenheit)": (
+        "return str(len(text.split()))"
+    ),
     "keyword-only and **kwargs": (
         "def execute(*, signal, **kwargs):\n    return str(len(kwargs['text'].split()))"
     ),

@@ -181,8 +181,32 @@ def _check_body(
         call = _call(part, defined, own, input_schema or {})
         is_async = isinstance(defined, ast.AsyncFunctionDef)
         return f"{body}\n    return {'await ' if is_async else ''}{call}", is_async
-    return body, any(
-        isinstance(node, ast.Await | ast.AsyncFor | ast.AsyncWith) for node in _own_nodes(func)
+    nodes = _own_nodes(func)
+    bound = _read_arguments(nodes, own, input_schema or {})
+    return bound + body, any(
+        isinstance(node, ast.Await | ast.AsyncFor | ast.AsyncWith) for node in nodes
+    )
+
+
+def _read_arguments(nodes: list[ast.AST], own: tuple[str, ...], schema: dict[str, Any]) -> str:
+    """Lines binding the inputSchema properties a body reads by bare name (`return celsius *
+    9 / 5 + 32`, as the 1.5B wrote it) but never assigns: `celsius = args['celsius']`."""
+    properties = schema.get("properties")
+    if not isinstance(properties, dict) or "args" not in own:
+        return ""
+    required = schema.get("required")
+    required = set(required) if isinstance(required, list) else set()
+    loaded = {n.id for n in nodes if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    stored = {n.id for n in nodes if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+    for node in nodes:
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            stored |= {(a.asname or a.name).split(".")[0] for a in node.names}
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            stored.add(node.name)
+    names = [n for n in properties if n in loaded - stored - set(own) and n.isidentifier()]
+    return "".join(
+        f"    {n} = args[{n!r}]\n" if n in required else f"    {n} = args.get({n!r})\n"
+        for n in names
     )
 
 
