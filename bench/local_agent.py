@@ -206,7 +206,7 @@ async def run_task(model: Any, task: dict[str, Any], tools: list[Any], system: s
 
 async def _bench_model(model_id: str, tasks: list[dict[str, Any]], root: Path) -> list[Result]:
     from yiemagent.ai.local import load_runtime, local_spec
-    from yiemagent.cli.main import DEFAULT_SYSTEM
+    from yiemagent.cli.options import DEFAULT_SYSTEM
 
     model = get_model(model_id)
     started = time.perf_counter()
@@ -245,7 +245,7 @@ async def prompt_cache(model_id: str, root: Path, repeats: int = 3) -> None:
     """R-11.5: first-token latency of turn 1 (a fresh prefix) and turn 2 (the same
     conversation one user message later), medians over `repeats` conversations."""
     from yiemagent.ai import Context
-    from yiemagent.cli.main import DEFAULT_SYSTEM
+    from yiemagent.cli.options import DEFAULT_SYSTEM
 
     model = get_model(model_id)
     tools = _tools(root)

@@ -38,6 +38,7 @@ from yiemagent.cli.chat import chat as chat_command
 from yiemagent.cli.mcp_cmd import mcp_app
 from yiemagent.cli.options import (
     DEFAULT_MODEL,
+    DEFAULT_SYSTEM,
     DEFAULT_TOOLS_DIR,
     EXIT_ERROR,
     BaseUrlOption,
@@ -59,7 +60,6 @@ from yiemagent.types import (
 
 __all__ = ["app", "main"]
 
-DEFAULT_SYSTEM = "You are a helpful assistant."
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
 T = TypeVar("T")

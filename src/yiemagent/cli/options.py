@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_MODEL",
+    "DEFAULT_SYSTEM",
     "DEFAULT_TOOLS_DIR",
     "EXIT_ERROR",
     "BaseUrlOption",
@@ -26,6 +27,8 @@ __all__ = [
     "example_tools",
 ]
 
+DEFAULT_SYSTEM = "You are a helpful assistant."
+"""The system prompt of `yiem run` and `yiem chat` when `--system` is not given."""
 DEFAULT_TOOLS_DIR = Path(__file__).resolve().parent / "default_tools"
 """The example tools `yiem` loads when `--tools` is not given."""
 EXIT_ERROR = 1

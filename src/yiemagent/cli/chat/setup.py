@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 
+from yiemagent.cli.options import DEFAULT_SYSTEM
 from yiemagent.errors import ConfigError, ToolLoadError
 from yiemagent.types import AgentMessage, AssistantMessage, Model, UserMessage, text_of
 
@@ -46,7 +47,6 @@ __all__ = [
 
 DATA_DIR_ENV = "YIEM_DATA_DIR"
 """Overrides the user data folder (sessions and input history)."""
-DEFAULT_SYSTEM = "You are a helpful assistant."
 FAUX_SCRIPT_ENV = "YIEM_CHAT_FAUX_SCRIPT"
 """Test-only: a Python file defining `faux_model` (a `FauxModel`) to chat with."""
 
