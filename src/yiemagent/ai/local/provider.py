@@ -151,7 +151,9 @@ async def _generate_reply(
     chat = sanitize_surrogates(chat_messages(system, messages, answer))
     answered = answered_calls(messages) if tools else set()
     known = Grounding.of(messages) if tools else None
-    current = Grounding.of(current_request(messages)) if tools else None
+    request_messages = current_request(messages)
+    rounds = tool_rounds(messages)
+    current = Grounding.of(request_messages) if tools else None
     chain = ChainStep.after(messages, tools) if tools else None
     request: dict[str, Any] = {
         "messages": chat,
@@ -166,7 +168,7 @@ async def _generate_reply(
     usage = Usage()
     # The round budget: after it only the answer is left (the tools stay in the system
     # prompt, so its cached prefix is reused).
-    dropped = {t.name for t in tools} if tool_rounds(messages) >= max_tool_rounds else set()
+    dropped = {t.name for t in tools} if rounds >= max_tool_rounds else set()
     # A typed run (DESIGN §14, tool mode): its output tool is never dropped, and the free-text
     # answer is left out, so constrained decoding gives a value of the output type.
     output_tools = {t.name for t in tools if t.label == OUTPUT_TOOL_LABEL}
@@ -175,10 +177,10 @@ async def _generate_reply(
     dropped -= output_tools
     # a request that names a tool as written asks for it; the model is not offered
     # the answer before a call while that tool is (the 1.5B answered a word count itself).
-    first_round = tool_rounds(messages) == 0
+    first_round = rounds == 0
     named: set[str] = set()
     if tools and first_round and not output_tools:
-        named = named_tools(tools, current_request(messages))
+        named = named_tools(tools, request_messages)
     deadline = time.monotonic() + limit_s
     # A request naming a tool needs no probe of which tool the model reaches for.
     if tools and not output_tools and first_round and not named and len(dropped) < len(tools):
