@@ -4,7 +4,7 @@ SDK (DESIGN §7, seed 002 §3).
 `stream_anthropic_messages` returns an `AssistantMessageEventStream` at once and streams on a
 task of the running event loop; it never raises (failures end the stream with an `error`
 event, HTTP status included, API key scrubbed). Retries are ours (`retry.py`, in the call
-frame of `call.py`: 429, 5xx and 529 overloaded, `retry-after` honoured up to
+SDK call of `sdk_call.py`: 429, 5xx and 529 overloaded, `retry-after` honoured up to
 `max_retry_delay_ms`), the SDK's are off.
 
 Mapping: text, thinking (with its signature), redacted thinking (its opaque `data` kept as the
@@ -23,19 +23,14 @@ from __future__ import annotations
 import json
 import logging
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from yiemagent.ai.anthropic_request import build_request_body
-from yiemagent.ai.builder import MessageBuilder
-from yiemagent.ai.call import (
-    await_with_idle_timeout,
-    read_sdk_stream,
-    run_sdk_call,
-    sdk_client,
-    start_call,
-)
+from yiemagent.ai.builder import DoneReason, MessageBuilder
 from yiemagent.ai.retry import RetryDecision
-from yiemagent.ai.sdk_failures import describe_sdk_failure, sdk_retry_decision
+from yiemagent.ai.sdk_call import SdkApi, open_raw_stream, stream_sdk
+from yiemagent.ai.sdk_failures import sdk_retry_decision
 from yiemagent.types.messages import ThinkingContent, Usage
 from yiemagent.types.model import AssistantMessageEventStream, Context, Model, StreamOptions
 
@@ -46,7 +41,7 @@ __all__ = ["stream_anthropic_messages"]
 
 logger = logging.getLogger(__name__)
 
-_STOP_REASONS = {
+_STOP_REASONS: dict[str, DoneReason] = {
     "end_turn": "stop",
     "stop_sequence": "stop",
     "pause_turn": "stop",
@@ -71,13 +66,7 @@ def stream_anthropic_messages(
     Returns:
         The event stream; it always ends with `done` or `error`.
     """
-    opts = options or StreamOptions()
-    return start_call(
-        model,
-        lambda builder, secrets: _call(model, context, opts, builder, secrets),
-        describe=_describe,
-        name="anthropic-messages",
-    )
+    return stream_sdk(_API, model, context, options)
 
 
 # ── streaming ────────────────────────────────────────────────────────────────
@@ -88,7 +77,7 @@ class _Assembler:
     """Turns Messages API stream events into builder calls."""
 
     builder: MessageBuilder
-    usage: Usage
+    usage: Usage = field(default_factory=Usage)
     stop_reason: str | None = None
     streamed: bool = False
     ignored: set[int] = field(default_factory=set)
@@ -97,7 +86,7 @@ class _Assembler:
     """The open tool_use's `input` from its start event, as JSON, when not empty: some
     Anthropic-compatible servers send the whole input there and no `input_json_delta`."""
 
-    def on_event(self, event: Any) -> None:
+    def feed(self, event: Any) -> None:
         kind = event.type
         if kind in ("content_block_delta", "content_block_stop") and event.index in self.ignored:
             return
@@ -167,63 +156,21 @@ class _Assembler:
         if reason is None:
             self.builder.fail("error", "the stream ended without a stop reason")
             return
-        stop = _STOP_REASONS.get(reason)
-        if stop is None:
-            logger.info("unknown stop_reason %r treated as stop", reason)
-            stop = "stop"
-        self.builder.done_by_content(stop)  # type: ignore[arg-type]
+        self.builder.done_by_wire_reason(reason, _STOP_REASONS, field="stop_reason")
 
 
-async def _call(
-    model: Model,
-    context: Context,
-    options: StreamOptions,
-    builder: MessageBuilder,
-    secrets: list[str | None],
-) -> None:
-    assembler = _Assembler(builder, Usage())
-
-    async def attempt(client: AsyncAnthropic, body: dict[str, Any]) -> None:
-        core = ("model", "messages", "max_tokens", "stream")
-        rest = {k: v for k, v in body.items() if k not in core}
-        raw = await await_with_idle_timeout(
-            client.messages.with_raw_response.create(
-                model=body["model"],
-                messages=body["messages"],
-                max_tokens=body["max_tokens"],
-                stream=True,
-                extra_body=rest,
-            ),
-            options.idle_timeout_s,
-        )
-        await read_sdk_stream(raw, options, assembler.on_event)
-
-    await run_sdk_call(
-        model,
-        context,
-        options,
-        secrets,
-        env_var="ANTHROPIC_API_KEY",
-        key_required=model.base_url is None or "api.anthropic.com" in model.base_url,
-        build_body=build_request_body,
-        make_client=lambda api_key: _client(model, options, api_key),
-        assembler=assembler,
-        attempt=attempt,
-        classify=_classify,
+async def _open_stream(
+    client: AsyncAnthropic, body: dict[str, Any], idle_timeout_s: float | None
+) -> Any:
+    return await open_raw_stream(
+        client.messages.with_raw_response.create,
+        body,
+        ("model", "messages", "max_tokens"),
+        idle_timeout_s,
     )
 
 
-def _client(model: Model, options: StreamOptions, api_key: str) -> AsyncAnthropic:
-    from anthropic import AsyncAnthropic, DefaultAsyncHttpxClient
-
-    return sdk_client(
-        AsyncAnthropic, model, options, api_key, http_client_class=DefaultAsyncHttpxClient
-    )
-
-
-def _classify(exc: BaseException) -> RetryDecision | None:
-    import anthropic
-
+def _classify(exc: BaseException, anthropic: ModuleType) -> RetryDecision | None:
     if isinstance(exc, anthropic.APIStatusError) and exc.status_code == 200:
         # an `error` event inside the stream
         kind = _error_type(exc.body)
@@ -238,7 +185,15 @@ def _error_type(body: object) -> str | None:
     return str(kind) if kind else None
 
 
-def _describe(exc: BaseException) -> str:
-    import anthropic
-
-    return describe_sdk_failure(exc, anthropic, error_type=True)
+_API: SdkApi[AsyncAnthropic] = SdkApi(
+    name="anthropic-messages",
+    sdk="anthropic",
+    client_class="AsyncAnthropic",
+    env_var="ANTHROPIC_API_KEY",
+    key_required=lambda model: model.base_url is None or "api.anthropic.com" in model.base_url,
+    build_body=build_request_body,
+    assembler=_Assembler,
+    open_stream=_open_stream,
+    classify=_classify,
+    error_type=True,
+)

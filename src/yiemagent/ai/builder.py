@@ -18,6 +18,7 @@ Tool-call arguments contract (what the loop sees in the final message):
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from typing import Literal
 
 from yiemagent.ai.models import calculate_cost
@@ -47,9 +48,12 @@ from yiemagent.types.model import (
     ToolCallStartEvent,
 )
 
-__all__ = ["MessageBuilder"]
+__all__ = ["DoneReason", "MessageBuilder"]
 
 logger = logging.getLogger(__name__)
+
+DoneReason = Literal["stop", "length", "toolUse"]
+"""The stop reasons of a message that ended well (`DoneEvent.reason`)."""
 
 _Block = TextContent | ThinkingContent | ToolCall
 
@@ -177,15 +181,13 @@ class MessageBuilder:
             calculate_cost(self._model, message.usage)
         return message
 
-    def done(self, stop_reason: Literal["stop", "length", "toolUse"]) -> AssistantMessage:
+    def done(self, stop_reason: DoneReason) -> AssistantMessage:
         """Close open blocks, compute the cost, push `done`; returns the final message."""
         message = self._finish(stop_reason)
         self._stream.push(DoneEvent(stop_reason, message))
         return message
 
-    def done_by_content(
-        self, stop_reason: Literal["stop", "length", "toolUse"]
-    ) -> AssistantMessage:
+    def done_by_content(self, stop_reason: DoneReason) -> AssistantMessage:
         """`done`, with the stop reason following the content: "length" stays (a cut-off
         call is not run, R-5.6); otherwise "toolUse" exactly when the message holds a tool
         call, else "stop" (servers, proxies and `llm_call`s get it wrong both ways: "stop"
@@ -194,6 +196,18 @@ class MessageBuilder:
             has_calls = any(isinstance(block, ToolCall) for block in self.message.content)
             stop_reason = "toolUse" if has_calls else "stop"
         return self.done(stop_reason)
+
+    def done_by_wire_reason(
+        self, reason: str, table: Mapping[str, DoneReason], *, field: str
+    ) -> AssistantMessage:
+        """`done_by_content` with the stop reason `table` gives the API's own `reason` (the
+        value of its `field`, such as "finish_reason"); an unknown one is taken as "stop"
+        and logged. Returns the final message."""
+        stop = table.get(reason)
+        if stop is None:
+            logger.info("unknown %s %r treated as stop", field, reason)
+            stop = "stop"
+        return self.done_by_content(stop)
 
     def fail(
         self,

@@ -1,9 +1,9 @@
 """The frame of one provider call, shared by the HTTP providers (DESIGN §7, §8): the call
 starts at once and returns its stream (`start_call`), never raises (`run_guarded`), reads its
 key (`api_key_for_call`, scrubbed from every error text), reuses one SDK client per event loop
-(`sdk_client`), honours idle limits (R-5.8), and runs the one
-skeleton both providers share (`run_sdk_call`, `read_sdk_stream`). When to retry is
-`retry.py`'s business; what an SDK's failure means, `sdk_failures.py`'s.
+(`cached_client`), and honours idle limits (R-5.8). The streaming call both SDK providers
+share is `sdk_call.py`; when to retry is `retry.py`'s business; what an SDK's failure means,
+`sdk_failures.py`'s.
 """
 
 from __future__ import annotations
@@ -13,23 +13,20 @@ import json
 import logging
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Hashable
-from typing import Any, Protocol, TypeVar
+from typing import Any, TypeVar
 
 from yiemagent.ai.builder import MessageBuilder
 from yiemagent.ai.env_keys import NO_KEY, resolve_api_key, scrub
-from yiemagent.ai.http_guard import cut_stream_text, guarded_http_client
+from yiemagent.ai.http_guard import cut_stream_text
 from yiemagent.ai.retry import (
     AbortedError,
-    RetryDecision,
     RetryDelayTooLongError,
     retry_note,
-    run_with_retries,
     transport_error_types,
 )
-from yiemagent.ai.sanitize import sanitize_surrogates
 from yiemagent.errors import YiemAgentError
 from yiemagent.types.callbacks import maybe_await
-from yiemagent.types.model import AssistantMessageEventStream, Context, Model, StreamOptions
+from yiemagent.types.model import AssistantMessageEventStream, Model
 
 __all__ = [
     "IdleTimeoutError",
@@ -42,17 +39,13 @@ __all__ = [
     "failure_type",
     "iterate_with_idle_timeout",
     "plain_failure_text",
-    "read_sdk_stream",
     "run_guarded",
-    "run_sdk_call",
-    "sdk_client",
     "start_call",
 ]
 
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
-C = TypeVar("C")
 
 
 class IdleTimeoutError(YiemAgentError):
@@ -108,40 +101,6 @@ def cached_client(key: Hashable, factory: Callable[[], T]) -> T:
     if client is None:
         client = per_loop[key] = factory()
     return client
-
-
-def sdk_client(
-    sdk_class: Callable[..., T],
-    model: Model,
-    options: Any,
-    api_key: str,
-    *,
-    http_client_class: type[Any] | None = None,
-) -> T:
-    """The cached client of an official SDK (`AsyncOpenAI`, `AsyncAnthropic`) for this model's
-    base URL, key and headers; the SDK's own retries are off (`max_retries=0`): ours apply.
-    With `http_client_class` (the SDK's `DefaultAsyncHttpxClient`) its HTTP client runs on
-    the guarded transport (`http_guard`: streamed bytes made valid UTF-8, a cut connection
-    explained)."""
-    headers = {**(model.headers or {}), **(options.headers or {})}
-    name = getattr(sdk_class, "__name__", repr(sdk_class))
-    key = (name, model.base_url, api_key, tuple(sorted(headers.items())))
-
-    def make() -> T:
-        extra = (
-            {}
-            if http_client_class is None
-            else {"http_client": guarded_http_client(http_client_class)}
-        )
-        return sdk_class(
-            api_key=api_key,
-            base_url=model.base_url,
-            max_retries=0,
-            default_headers=headers or None,
-            **extra,
-        )
-
-    return cached_client(key, make)
 
 
 def _idle_error(idle_timeout_s: float | None) -> IdleTimeoutError:
@@ -322,67 +281,3 @@ def start_call(
     _tasks.add(task)
     task.add_done_callback(_tasks.discard)
     return stream
-
-
-# ── the skeleton both SDK providers share ───────────────────────────────────
-
-
-class StreamAssembler(Protocol):
-    """What a provider's stream assembler offers the call skeleton."""
-
-    @property
-    def streamed(self) -> bool:
-        """Whether content has reached the message (then a retry would repeat it)."""
-        ...
-
-    def finish(self) -> None:
-        """End the message after the last event (a stream that just stops)."""
-        ...
-
-
-async def run_sdk_call(
-    model: Model,
-    context: Context,
-    options: StreamOptions,
-    secrets: list[str | None],
-    *,
-    env_var: str,
-    key_required: bool,
-    build_body: Callable[[Model, Context, StreamOptions], dict[str, Any]],
-    make_client: Callable[[str], C],
-    assembler: StreamAssembler,
-    attempt: Callable[[C, dict[str, Any]], Awaitable[None]],
-    classify: Callable[[BaseException], RetryDecision | None],
-) -> None:
-    """One SDK provider call (DESIGN §7): the key (`env_var`; `key_required` for a hosted
-    API), the request body (`build_body`, then `StreamOptions.on_payload`, then surrogates
-    made safe), the cached client (`make_client(api_key)`), the attempts (`attempt(client,
-    body)`, retried as `classify` says while `assembler` has streamed nothing), and the end
-    of the message. Raises what the last attempt raised; `start_call` ends the stream."""
-    api_key = api_key_for_call(
-        model, options.api_key, secrets, required=key_required, env_var=env_var
-    )
-    body = await apply_on_payload(options.on_payload, build_body(model, context, options))
-    body = sanitize_surrogates(body)
-    client = make_client(api_key)
-    await run_with_retries(
-        lambda _n: attempt(client, body),
-        classify=classify,
-        may_retry=lambda: not assembler.streamed,
-        signal=options.signal,
-        max_retry_delay_ms=options.max_retry_delay_ms,
-    )
-    assembler.finish()
-
-
-async def read_sdk_stream(raw: Any, options: StreamOptions, on_item: Callable[[Any], None]) -> None:
-    """Read one SDK raw response: `StreamOptions.on_response` gets `{"status", "headers"}`,
-    then each streamed item goes to `on_item`, each within the idle limit (R-5.8); the SDK
-    stream is closed however this ends."""
-    await call_hook(options.on_response, {"status": raw.status_code, "headers": dict(raw.headers)})
-    sdk_stream = await maybe_await(raw.parse())
-    try:
-        async for item in iterate_with_idle_timeout(aiter(sdk_stream), options.idle_timeout_s):
-            on_item(item)
-    finally:
-        await sdk_stream.close()

@@ -6,7 +6,7 @@ SDK, for OpenAI and any OpenAI-compatible server (llama.cpp, vLLM, Ollama, OpenR
 task of the running event loop. It never raises: every failure (HTTP status, connection,
 abort, idle timeout, a hook that raised) ends the stream with an `error` event whose
 `error_message` says what happened (HTTP status included, API key scrubbed). Retries are
-ours (`retry.py`, in the call frame of `call.py`), the SDK's are off.
+ours (`retry.py`, in the SDK call of `sdk_call.py`), the SDK's are off.
 
 Decisions for compatible servers: `max_tokens` is sent only when `StreamOptions.max_tokens`
 is set (as `max_completion_tokens` to OpenAI itself, `max_tokens` elsewhere: llama.cpp, vLLM
@@ -26,20 +26,15 @@ from __future__ import annotations
 import json
 import logging
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from yiemagent.ai.builder import MessageBuilder
-from yiemagent.ai.call import (
-    await_with_idle_timeout,
-    read_sdk_stream,
-    run_sdk_call,
-    sdk_client,
-    start_call,
-)
+from yiemagent.ai.builder import DoneReason, MessageBuilder
 from yiemagent.ai.openai_request import REASONING_FIELDS, build_request_body, is_openai_proper
 from yiemagent.ai.partial_json import parse_json_object, parse_partial_json
 from yiemagent.ai.retry import RetryDecision, is_retryable_status
-from yiemagent.ai.sdk_failures import describe_sdk_failure, sdk_retry_decision
+from yiemagent.ai.sdk_call import SdkApi, open_raw_stream, stream_sdk
+from yiemagent.ai.sdk_failures import sdk_retry_decision
 from yiemagent.types.messages import ThinkingContent, ToolCall, Usage
 from yiemagent.types.model import AssistantMessageEventStream, Context, Model, StreamOptions
 
@@ -50,7 +45,7 @@ __all__ = ["stream_openai_completions"]
 
 logger = logging.getLogger(__name__)
 
-_FINISH_REASONS = {
+_FINISH_REASONS: dict[str, DoneReason] = {
     "stop": "stop",
     "length": "length",
     "tool_calls": "toolUse",
@@ -79,13 +74,7 @@ def stream_openai_completions(
     Returns:
         The event stream; it always ends with `done` or `error`.
     """
-    opts = options or StreamOptions()
-    return start_call(
-        model,
-        lambda builder, secrets: _call(model, context, opts, builder, secrets),
-        describe=_describe,
-        name="openai-completions",
-    )
+    return stream_sdk(_API, model, context, options)
 
 
 # ── streaming ────────────────────────────────────────────────────────────────
@@ -112,7 +101,7 @@ class _Assembler:
     finish_reason: str | None = None
     streamed: bool = False
 
-    def on_chunk(self, chunk: Any) -> None:
+    def feed(self, chunk: Any) -> None:
         usage = getattr(chunk, "usage", None)
         if usage is None:  # Groq sends it in `x_groq`
             usage = _field(getattr(chunk, "x_groq", None), "usage")
@@ -225,11 +214,7 @@ class _Assembler:
         if reason == "error":  # OpenRouter: the upstream provider failed mid-response
             self.builder.fail("error", "the provider reported an error (finish_reason: error)")
             return
-        stop = _FINISH_REASONS.get(reason)
-        if stop is None:
-            logger.info("unknown finish_reason %r treated as stop", reason)
-            stop = "stop"
-        self.builder.done_by_content(stop)  # type: ignore[arg-type]
+        self.builder.done_by_wire_reason(reason, _FINISH_REASONS, field="finish_reason")
 
 
 def _field(value: Any, name: str) -> Any:
@@ -251,47 +236,15 @@ def _usage(raw: Any) -> Usage:
     return usage
 
 
-async def _call(
-    model: Model,
-    context: Context,
-    options: StreamOptions,
-    builder: MessageBuilder,
-    secrets: list[str | None],
-) -> None:
-    assembler = _Assembler(builder)
-    await run_sdk_call(
-        model,
-        context,
-        options,
-        secrets,
-        env_var="OPENAI_API_KEY",
-        key_required=is_openai_proper(model),
-        build_body=build_request_body,
-        make_client=lambda api_key: _client(model, options, api_key),
-        assembler=assembler,
-        attempt=lambda client, body: _attempt(client, body, options, assembler),
-        classify=_classify,
-    )
-
-
-def _client(model: Model, options: StreamOptions, api_key: str) -> AsyncOpenAI:
-    from openai import AsyncOpenAI, DefaultAsyncHttpxClient
-
-    return sdk_client(
-        AsyncOpenAI, model, options, api_key, http_client_class=DefaultAsyncHttpxClient
-    )
-
-
-async def _attempt(
-    client: AsyncOpenAI, body: dict[str, Any], options: StreamOptions, assembler: _Assembler
-) -> None:
+async def _open_stream(
+    client: AsyncOpenAI, body: dict[str, Any], idle_timeout_s: float | None
+) -> Any:
     import openai
 
-    idle = options.idle_timeout_s
     if str(client.base_url) in _NO_STREAM_OPTIONS:
         body.pop("stream_options", None)
     try:
-        raw = await _create(client, body, idle)
+        return await _create(client, body, idle_timeout_s)
     except openai.APIStatusError as exc:
         # Strict servers (Mistral, Azure serverless, older Groq) refuse `stream_options` with
         # 400/422: send the request again without it, and leave it out for that server.
@@ -300,27 +253,19 @@ async def _attempt(
             raise
         logger.info("%s refuses stream_options; usage may be missing", client.base_url)
         _NO_STREAM_OPTIONS.add(str(client.base_url))
-        raw = await _create(client, body, idle)
-    await read_sdk_stream(raw, options, assembler.on_chunk)
+        return await _create(client, body, idle_timeout_s)
 
 
 _NO_STREAM_OPTIONS: set[str] = set()
 """Base URLs of servers that refused `stream_options`."""
 
 
-async def _create(client: AsyncOpenAI, body: dict[str, Any], idle: float | None) -> Any:
-    rest = {k: v for k, v in body.items() if k not in ("model", "messages", "stream")}
-    return await await_with_idle_timeout(
-        client.chat.completions.with_raw_response.create(
-            model=body["model"], messages=body["messages"], stream=True, extra_body=rest
-        ),
-        idle,
-    )
+async def _create(client: AsyncOpenAI, body: dict[str, Any], idle_timeout_s: float | None) -> Any:
+    create = client.chat.completions.with_raw_response.create
+    return await open_raw_stream(create, body, ("model", "messages"), idle_timeout_s)
 
 
-def _classify(exc: BaseException) -> RetryDecision | None:
-    import openai
-
+def _classify(exc: BaseException, openai: ModuleType) -> RetryDecision | None:
     if (
         isinstance(exc, openai.APIError)
         and not isinstance(exc, openai.APIStatusError | openai.APIConnectionError)
@@ -340,7 +285,14 @@ def _classify(exc: BaseException) -> RetryDecision | None:
     return sdk_retry_decision(exc, openai)
 
 
-def _describe(exc: BaseException) -> str:
-    import openai
-
-    return describe_sdk_failure(exc, openai)
+_API: SdkApi[AsyncOpenAI] = SdkApi(
+    name="openai-completions",
+    sdk="openai",
+    client_class="AsyncOpenAI",
+    env_var="OPENAI_API_KEY",
+    key_required=is_openai_proper,
+    build_body=build_request_body,
+    assembler=_Assembler,
+    open_stream=_open_stream,
+    classify=_classify,
+)
