@@ -156,3 +156,32 @@ def test_importing_the_batch_package_imports_neither_ray_nor_a_model_runtime() -
         "assert not heavy, heavy"
     )
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT, timeout=120)
+
+
+def test_run_batch_takes_run_batch_async_s_arguments_and_its_stop_event(tmp_path: Path) -> None:
+    """`run_batch` is `run_batch_async` run to the end: one parameter list, `stop` included
+    (a stop already set starts no task; the rerun then does them all)."""
+    import asyncio
+    import inspect
+
+    from yiemagent.batch import run_batch_async
+
+    assert inspect.signature(run_batch) == inspect.signature(run_batch_async)
+    assert run_batch.__name__ == "run_batch" and "blocking" in (run_batch.__doc__ or "")
+    tasks = mixed_tasks(20, "stop")
+    out = tmp_path / "results.jsonl"
+    stop = asyncio.Event()
+    stop.set()
+    report = run_batch(tasks, make_plain_agent, results=out, stop=stop)
+    assert (report.ok, report.failed, report.not_started) == (0, 0, 20)
+    assert not report.complete and result_lines(out) == []
+    again = run_batch(tasks, make_plain_agent, results=out)
+    assert again.complete and again.ok + again.failed == 20
+    assert_each_id_once(out, [t["id"] for t in tasks])
+
+
+async def test_run_batch_inside_an_event_loop_says_to_use_run_batch_async(
+    tmp_path: Path,
+) -> None:
+    with pytest.raises(RuntimeError, match="use run_batch_async"):
+        run_batch(mixed_tasks(1, "loop"), make_plain_agent, results=tmp_path / "r.jsonl")

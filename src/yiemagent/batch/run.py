@@ -9,16 +9,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import signal as os_signal
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Coroutine, Iterator
 from dataclasses import dataclass
 from os import PathLike
 from pathlib import Path
-from typing import Literal, TypeAlias
+from typing import Any, Literal, ParamSpec, TypeAlias
 
 from yiemagent.batch.execute import MakeAgent, TaskOptions, build_agent
 from yiemagent.batch.progress import BatchProgress
@@ -29,6 +30,8 @@ from yiemagent.errors import BatchError
 __all__ = ["Backend", "BatchReport", "Workers", "run_batch", "run_batch_async"]
 
 logger = logging.getLogger(__name__)
+
+P = ParamSpec("P")
 
 Backend: TypeAlias = Literal["local", "ray"]
 Workers: TypeAlias = Literal["auto", "tasks", "pool"]
@@ -116,8 +119,48 @@ async def run_batch_async(
     rerun_failed: bool = False,
     stop: asyncio.Event | None = None,
 ) -> BatchReport:
-    """`run_batch` in a running event loop (same arguments), plus `stop`: set it to stop
-    the batch cleanly (what Ctrl-C does in `run_batch`)."""
+    """Run every task not yet done in `results`, each on a fresh Agent (DESIGN §16), in the
+    running event loop; `run_batch` is the same call as a blocking function.
+
+    Each task that ends appends one JSON line to `results` at once (id, status, final
+    text, validated output, usage, cost, stop reason, error, attempts, duration; see
+    `TaskResult`). A rerun with the same file skips the ids already done ("ok", "error",
+    "timeout"); tasks recorded "interrupted" run again. Setting `stop` stops cleanly:
+    running tasks are aborted and recorded "interrupted", no new task starts.
+
+    Args:
+        tasks: a JSONL path or an iterable of `{"id", "prompt", optional "output_schema",
+            "session", "metadata"}` (or `BatchTask`s).
+        make_agent: builds a fresh Agent: `make_agent()` or `make_agent(task)`; picklable
+            for `workers="pool"` and Ray (a module-level function or class instance). With
+            `workers="auto"` it is also called once by the driver to see the model.
+        results: the results JSONL file (created; its folder must exist).
+        backend: "local" (this machine) or "ray" (the `ray` extra).
+        concurrency: tasks running at once (local tasks; Ray tasks or actors in flight).
+        timeout_s: wall-clock limit per attempt, seconds.
+        retries: further attempts for a task that failed or timed out.
+        workers: "auto", "tasks" or "pool" (see `Workers`).
+        processes: local pool size (default: measured for this machine, `docs/batch.md`).
+        address: Ray cluster address ("auto", "ray://host:10001", "host:6379"); None
+            starts a local cluster on 127.0.0.1 for the batch. Ignored when `ray.init` was
+            already called.
+        num_cpus: CPUs Ray reserves per task or actor (an actor's model uses as many
+            threads).
+        progress: draw the progress bar on stderr (default: when stderr is a terminal).
+        fsync: flush lines to disk from a background thread as they are written (group
+            commit; off: a crash of the machine, not of the process, may lose the lines
+            the OS had not written yet).
+        rerun_failed: run again the tasks recorded "error" or "timeout" (their lines are
+            removed from the file first, so each id still has one line).
+        stop: set it to stop the batch cleanly (what Ctrl-C does in `run_batch`).
+
+    Returns:
+        The run's `BatchReport`.
+
+    Raises:
+        BatchError: a malformed task or option, a results file in use or not a results
+            file, a missing backend, or a failed write (lines written stay whole).
+    """
     if concurrency < 1:
         raise BatchError(f"concurrency must be at least 1, not {concurrency}")
     if retries < 0:
@@ -223,95 +266,6 @@ async def _dispatch(
         )
 
 
-def run_batch(
-    tasks: TaskSource,
-    make_agent: MakeAgent,
-    *,
-    results: str | PathLike[str],
-    backend: Backend = "local",
-    concurrency: int = 4,
-    timeout_s: float | None = None,
-    retries: int = 1,
-    workers: Workers = "auto",
-    processes: int | None = None,
-    address: str | None = None,
-    num_cpus: float = 1.0,
-    progress: bool | None = None,
-    fsync: bool = True,
-    rerun_failed: bool = False,
-) -> BatchReport:
-    """Run every task not yet done in `results`, each on a fresh Agent (DESIGN §16).
-
-    Each task that ends appends one JSON line to `results` at once (id, status, final
-    text, validated output, usage, cost, stop reason, error, attempts, duration; see
-    `TaskResult`). A rerun with the same file skips the ids already done ("ok", "error",
-    "timeout"); tasks recorded "interrupted" run again. Ctrl-C stops cleanly: running tasks
-    are aborted and recorded "interrupted", no new task starts; a second Ctrl-C stops at
-    once (every line already written stays whole).
-
-    Args:
-        tasks: a JSONL path or an iterable of `{"id", "prompt", optional "output_schema",
-            "session", "metadata"}` (or `BatchTask`s).
-        make_agent: builds a fresh Agent: `make_agent()` or `make_agent(task)`; picklable
-            for `workers="pool"` and Ray (a module-level function or class instance). With
-            `workers="auto"` it is also called once by the driver to see the model.
-        results: the results JSONL file (created; its folder must exist).
-        backend: "local" (this machine) or "ray" (the `ray` extra).
-        concurrency: tasks running at once (local tasks; Ray tasks or actors in flight).
-        timeout_s: wall-clock limit per attempt, seconds.
-        retries: further attempts for a task that failed or timed out.
-        workers: "auto", "tasks" or "pool" (see `Workers`).
-        processes: local pool size (default: measured for this machine, `docs/batch.md`).
-        address: Ray cluster address ("auto", "ray://host:10001", "host:6379"); None
-            starts a local cluster on 127.0.0.1 for the batch. Ignored when `ray.init` was
-            already called.
-        num_cpus: CPUs Ray reserves per task or actor (an actor's model uses as many
-            threads).
-        progress: draw the progress bar on stderr (default: when stderr is a terminal).
-        fsync: flush lines to disk from a background thread as they are written (group
-            commit; off: a crash of the machine, not of the process, may lose the lines
-            the OS had not written yet).
-        rerun_failed: run again the tasks recorded "error" or "timeout" (their lines are
-            removed from the file first, so each id still has one line).
-
-    Returns:
-        The run's `BatchReport`.
-
-    Raises:
-        BatchError: a malformed task or option, a results file in use or not a results
-            file, a missing backend, or a failed write (lines written stay whole).
-        RuntimeError: called inside a running event loop (use `run_batch_async`).
-    """
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        pass
-    else:
-        raise RuntimeError("run_batch() cannot run inside an event loop; use run_batch_async()")
-    with asyncio.Runner() as runner:
-        stop = asyncio.Event()
-        with _sigint_sets(stop, runner.get_loop()):
-            return runner.run(
-                run_batch_async(
-                    tasks,
-                    make_agent,
-                    results=results,
-                    backend=backend,
-                    concurrency=concurrency,
-                    timeout_s=timeout_s,
-                    retries=retries,
-                    workers=workers,
-                    processes=processes,
-                    address=address,
-                    num_cpus=num_cpus,
-                    progress=progress,
-                    fsync=fsync,
-                    rerun_failed=rerun_failed,
-                    stop=stop,
-                )
-            )
-
-
 @contextlib.contextmanager
 def _sigint_sets(stop: asyncio.Event, loop: asyncio.AbstractEventLoop) -> Iterator[None]:
     """First Ctrl-C sets `stop`; the second raises KeyboardInterrupt as usual."""
@@ -332,3 +286,43 @@ def _sigint_sets(stop: asyncio.Event, loop: asyncio.AbstractEventLoop) -> Iterat
         yield
     finally:
         os_signal.signal(os_signal.SIGINT, previous)
+
+
+def _blocking(
+    run_async: Callable[P, Coroutine[Any, Any, BatchReport]],
+) -> Callable[P, BatchReport]:
+    """`run_async` (with its arguments, `stop` included) run to the end in a new event loop,
+    the first Ctrl-C setting its `stop` event (made when not given)."""
+
+    @functools.wraps(run_async)
+    def run(*args: P.args, **kwargs: P.kwargs) -> BatchReport:
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            pass
+        else:
+            raise RuntimeError("run_batch() cannot run inside an event loop; use run_batch_async()")
+        given = kwargs.get("stop")
+        stop = given if isinstance(given, asyncio.Event) else asyncio.Event()
+        kwargs["stop"] = stop
+        with asyncio.Runner() as runner, _sigint_sets(stop, runner.get_loop()):
+            return runner.run(run_async(*args, **kwargs))
+
+    return run
+
+
+run_batch = _blocking(run_batch_async)
+run_batch.__name__ = run_batch.__qualname__ = "run_batch"
+run_batch.__doc__ = """`run_batch_async` (the same arguments) as a blocking function.
+
+Run every task not yet done in `results`, each on a fresh Agent (DESIGN §16). Ctrl-C
+stops cleanly: running tasks are aborted and recorded "interrupted", no new task starts
+(it sets `stop`); a second Ctrl-C stops at once (every line already written stays whole).
+
+Returns:
+    The run's `BatchReport`.
+
+Raises:
+    BatchError: as `run_batch_async`.
+    RuntimeError: called inside a running event loop (use `run_batch_async`).
+"""
