@@ -114,11 +114,7 @@ async def run_agent_loop_continue(
             `agent_loop_continue`).
     """
     check_can_continue(context, config)
-    run = LoopRun.start(context, config, emit, signal, stream_fn, converter)
-    await run.emit(AgentStartEvent())
-    await run.start_turn()
-    await _run(run)
-    return run.new_messages
+    return await run_agent_loop((), context, config, emit, signal, stream_fn, converter=converter)
 
 
 def check_can_continue(context: AgentContext, config: AgentLoopConfig | None = None) -> None:
