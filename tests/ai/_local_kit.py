@@ -59,11 +59,23 @@ CALC = _tool("calculator")
 TIME = _tool("get_time", "place")
 
 
-def _replay(text: str, on_chunk: Callable[[dict[str, Any]], bool]) -> None:
-    for i in range(0, len(text), 3):
-        if on_chunk({"choices": [{"index": 0, "delta": {"content": text[i : i + 3]}}]}):
-            return
-    on_chunk({"choices": [{"index": 0, "delta": {}, "finish_reason": "length"}]})
+def _replay(
+    text: str,
+    on_chunk: Callable[[dict[str, Any]], bool],
+    *,
+    finish: str,
+    size: int = 3,
+    delay_s: float = 0.0,
+) -> bool:
+    """Send `text` as `size`-char content chunks (`delay_s` before each), then the `finish`
+    chunk; True when `on_chunk` asked to stop (then nothing more is sent)."""
+    for i in range(0, len(text), size):
+        if delay_s:
+            time.sleep(delay_s)
+        if on_chunk({"choices": [{"index": 0, "delta": {"content": text[i : i + size]}}]}):
+            return True
+    on_chunk({"choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
+    return False
 
 
 class FakeRuntime:
@@ -99,7 +111,8 @@ class FakeRuntime:
         if is_name_probe(request):
             self.probes.append(json.loads(json.dumps(request)))
             name = self.names.pop(0) if self.names else None
-            _replay(probe_reply(self.replies[0] if self.replies else "", name), on_chunk)
+            reply = probe_reply(self.replies[0] if self.replies else "", name)
+            _replay(reply, on_chunk, finish="length")
             return
         self.requests.append(json.loads(json.dumps(request)))
         finish = self.finish
@@ -111,14 +124,9 @@ class FakeRuntime:
         if reply.startswith("ERROR:"):
             on_chunk({"error": {"code": 500, "message": reply[6:]}})
             return
-        for i in range(0, len(reply), self.size):
-            if self.delay_s:
-                time.sleep(self.delay_s)
-            delta = {"choices": [{"index": 0, "delta": {"content": reply[i : i + self.size]}}]}
-            if on_chunk(delta):
-                self.stopped_early.set()
-                return
-        on_chunk({"choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
+        if _replay(reply, on_chunk, finish=finish, size=self.size, delay_s=self.delay_s):
+            self.stopped_early.set()
+            return
         usage = {
             "prompt_tokens": 100,
             "completion_tokens": 10,
