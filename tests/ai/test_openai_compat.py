@@ -152,6 +152,18 @@ async def test_openrouter_finish_reason_error_is_an_error(server: ReplayServer) 
     assert message.text == "par"
 
 
+@pytest.mark.parametrize(
+    ("reason", "stop_reason"),
+    [("EOS", "stop"), ("max_output_tokens", "length"), ("a_reason_from_the_future", "stop")],
+)
+async def test_finish_reason_spellings_and_an_unknown_one(
+    server: ReplayServer, reason: str, stop_reason: str
+) -> None:
+    message = await run(server, openai_chunks({"content": "ok"}, finish_reason=reason))
+    assert message.stop_reason == stop_reason
+    assert message.text == "ok"
+
+
 async def test_error_object_in_the_stream_ends_in_error(server: ReplayServer) -> None:
     events = [
         chunk([{"index": 0, "delta": {"content": "x"}, "finish_reason": None}]),
