@@ -331,6 +331,46 @@ async def test_a_reply_repeating_itself_is_stopped_with_length(
     assert runtime.stopped_early.wait(2)
 
 
+async def test_a_reply_going_round_in_near_repeats_is_stopped_with_length(
+    fake: Callable[..., FakeRuntime],
+) -> None:
+    """R-11.3: two sentences alternating, each time a little different, are no exact repeat
+    (`runaway`), yet the 0.5B wrote them until the deadline; they are cut off."""
+    cycle = (
+        "The weather is expected to be pleasant and sunny throughout the day, with a mild "
+        "breeze and a pleasant air. The temperature is expected to be around {n}°C, with a "
+        "mild breeze and a pleasant air. "
+    )
+    text = "Berlin is sunny today. " + "".join(cycle.format(n=20 + i) for i in range(40))
+    runtime = fake([_answer(text)], delay_s=0.001)
+    events = await _events(Context("", [UserMessage("Weather in Berlin?")], [CALC]))
+    final = events[-1].message
+    assert final.stop_reason == "length"
+    assert 300 < len(final.text) < 1000
+    assert runtime.stopped_early.wait(2)
+
+
+_WORDS = st.text(alphabet="abcdefghij", min_size=1, max_size=6)
+
+
+@given(st.lists(_WORDS, unique=True, max_size=300))
+def test_rambling_is_false_when_no_word_run_recurs(words: list[str]) -> None:
+    assert not generation.rambling(" ".join(words))
+
+
+@given(
+    st.lists(_WORDS, unique=True, min_size=generation.RAMBLE_WORDS),
+    st.lists(_WORDS, unique=True, min_size=5, max_size=generation.RAMBLE_WORDS),
+)
+def test_rambling_is_true_when_the_tail_goes_round_a_block(
+    opening: list[str], block: list[str]
+) -> None:
+    """Any opening, then one block of words over and over: caught once the repeats fill the
+    window and as many words before it."""
+    cycles = -(-2 * generation.RAMBLE_WORDS // len(block)) + 1
+    assert generation.rambling(" ".join(opening + block * cycles))
+
+
 @pytest.mark.parametrize("raw", ["0", "-1", "soon"])
 async def test_a_bad_deadline_setting_is_one_clear_error(
     fake: Callable[..., FakeRuntime], monkeypatch: pytest.MonkeyPatch, raw: str

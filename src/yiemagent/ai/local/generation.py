@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -23,11 +24,13 @@ __all__ = [
     "CONTEXT_LIMIT",
     "MAX_ITEM_CHARS",
     "NAME_TOKENS",
+    "RAMBLE_WORDS",
     "REPEATS",
     "REPEAT_WINDOW",
     "Outcome",
     "chunk_error",
     "free_name",
+    "rambling",
     "runaway",
     "stream_chunks",
 ]
@@ -39,6 +42,18 @@ REPEAT_WINDOW = 480
 the window) over and over is stopped as runaway ("length"): the 0.5B model loops on
 sentences of ~70 characters ("It is the only planet in our solar system that is not…")."""
 REPEATS = 3
+
+RAMBLE_WORDS = 48
+"""A reply whose last `RAMBLE_WORDS` words are mostly (`RAMBLE_SHARE` of their runs of
+`RAMBLE_RUN` words) runs that it already wrote before them is stopped as runaway ("length"):
+the 0.5B also goes round in near-repeats that `runaway` misses, a made-up forecast of two
+sentences alternating with small changes ("…with a mild breeze and a pleasant air. The
+temperature is expected to be around 24°C, with a mild breeze…") until the deadline."""
+RAMBLE_RUN = 5
+RAMBLE_SHARE = 0.8
+_WORD = re.compile(r"\w+")
+_RAMBLE_STEP = 64
+"""`rambling` is checked each time the reply has grown by this many characters."""
 
 MAX_ITEM_CHARS = 4000
 """A call (one item of a reply) longer than this is stopped as runaway ("length"): the 0.5B
@@ -67,6 +82,22 @@ def runaway(text: str, window: int = REPEAT_WINDOW) -> bool:
         return False
     tail = text[-window:]
     return any(tail[period:] == tail[:-period] for period in range(1, window // REPEATS + 1))
+
+
+def rambling(text: str) -> bool:
+    """Whether `text` ends in near-repeats: of the runs of `RAMBLE_RUN` words (case folded)
+    in its last `RAMBLE_WORDS` words, at least `RAMBLE_SHARE` already occur, whole, in the
+    words before them (which must be at least as many). A list or a report of several
+    results repeats its template, not most of its runs: the varying names and numbers break
+    them (eight "The time in <city> is <time> on Tuesday, 1 December 2026." share 43 %)."""
+    words = _WORD.findall(text.casefold())
+    start = len(words) - RAMBLE_WORDS
+    if start < RAMBLE_WORDS:
+        return False
+    n = RAMBLE_RUN
+    before = {tuple(words[i : i + n]) for i in range(start - n + 1)}
+    runs = [tuple(words[i : i + n]) for i in range(start, len(words) - n + 1)]
+    return sum(run in before for run in runs) >= RAMBLE_SHARE * len(runs)
 
 
 async def stream_chunks(
@@ -111,6 +142,7 @@ async def stream_chunks(
     future = loop.run_in_executor(None, work)
     outcome = Outcome(kind="text" if decoder is None else "none")
     text = ""
+    checked = 0  # how much of `text` `rambling` has seen
     ended = False
     try:
         while True:
@@ -146,7 +178,15 @@ async def stream_chunks(
                         decoder.feed(delta)
                 if choice.get("finish_reason"):
                     outcome.finish_reason = choice["finish_reason"]
-            if runaway(text) or (decoder is not None and decoder.open_chars > MAX_ITEM_CHARS):
+            rambles = False
+            if len(text) - checked >= _RAMBLE_STEP:
+                checked = len(text)
+                rambles = rambling(text)
+            if (
+                rambles
+                or runaway(text)
+                or (decoder is not None and decoder.open_chars > MAX_ITEM_CHARS)
+            ):
                 logger.info("local model repeats itself or writes a runaway call; stopped")
                 outcome.finish_reason = "length"
                 break
