@@ -17,6 +17,7 @@ from yiemagent.ai.local.grounding import (
     ChainStep,
     Grounding,
     adds_to,
+    drop_unbacked_options,
     invented_numbers,
     mentions,
     relevant,
@@ -81,6 +82,84 @@ def test_enum_values_stems_short_codes_numbers_and_function_names_are_backed() -
         "file",
     }
     assert len("path") < PREFIX  # short words match only whole
+
+
+def test_a_word_is_backed_by_its_plural_or_singular_in_s() -> None:
+    grounding = Grounding.of_text("Avoid highways and toll roads; two cats.")
+    assert grounding.knows_word("tolls") and grounding.knows_word("cat")
+    assert not grounding.knows_word("tollss") and not grounding.knows_word("dogs")
+
+
+MOVIES = AgentTool(
+    name="find_movies",
+    label="find_movies",
+    description="Movies of an actor.",
+    input_schema={
+        "type": "object",
+        "properties": {
+            "actor": {"type": "string"},
+            "year": {"type": "integer"},
+            "category": {"type": "string"},
+            "size": {"type": "string", "enum": ["small", "large"]},
+            "tags": {"type": "array", "items": {"type": "string"}},
+            "subtitles": {"type": "boolean"},
+            "note": {"type": "string", "contentMediaType": "text/plain"},
+        },
+        "required": ["actor"],
+    },
+    execute=lambda *a: "unused",
+)
+
+
+def test_optional_values_nothing_backs_are_left_out() -> None:
+    """R-11.2: the 0.5B fills optional parameters with values of its own (BFCL: `category:
+    "Drama"` for all movies of an actor); the default is what the user asked for."""
+    grounding = Grounding.of_text("Find all movies starring Leonardo DiCaprio in 2010, vegan.")
+    arguments = {
+        "actor": "Tom Cruise",  # required: the call's own check (`ungrounded`) decides
+        "year": 1999,
+        "category": "Drama",
+        "size": "large",  # the enum backs it
+        "tags": ["vegan", "Chinese", "Italian"],
+        "subtitles": True,
+        "note": "a note the model writes",
+    }
+    assert drop_unbacked_options(MOVIES, arguments, grounding) == {
+        "actor": "Tom Cruise",
+        "size": "large",
+        "tags": ["vegan"],
+        "subtitles": True,
+        "note": "a note the model writes",
+    }
+    backed = {"actor": "Leonardo DiCaprio", "year": 2010, "tags": ["Vegan"]}
+    assert drop_unbacked_options(MOVIES, backed, grounding) is backed
+    assert "tags" not in drop_unbacked_options(MOVIES, {"actor": "x", "tags": ["Drama"]}, grounding)
+
+
+@given(
+    st.text(max_size=40),
+    st.dictionaries(
+        st.sampled_from(["actor", "year", "category", "size", "tags", "subtitles"]),
+        st.one_of(
+            st.text(max_size=12),
+            st.integers(-3000, 3000),
+            st.booleans(),
+            st.lists(st.text(max_size=8), max_size=3),
+        ),
+    ),
+)
+def test_leaving_out_unbacked_options_keeps_the_rest_and_is_idempotent(
+    request: str, arguments: dict[str, Any]
+) -> None:
+    grounding = Grounding.of_text(request)
+    kept = drop_unbacked_options(MOVIES, arguments, grounding)
+    assert set(kept) <= set(arguments)
+    assert kept.get("actor") == arguments.get("actor")
+    for name, value in kept.items():
+        assert value == arguments[name] or (
+            isinstance(value, list) and all(v in arguments[name] for v in value)
+        )
+    assert drop_unbacked_options(MOVIES, kept, grounding) == kept
 
 
 def test_the_grounding_of_a_conversation_holds_user_messages_and_results() -> None:

@@ -39,7 +39,8 @@ class _Runtime:
     """A scripted model that answers whenever the reply schema lets it, else writes `call`;
     records whether each request offered the answer."""
 
-    def __init__(self, call: dict[str, Any] | None = None) -> None:
+    def __init__(self, call: dict[str, Any] | None = None, probe: str = "answer") -> None:
+        self.probe = probe
         self.call = call or {
             "name": "word_count",
             "arguments": {"text": "the quick brown fox jumps"},
@@ -48,9 +49,9 @@ class _Runtime:
         self.probes = 0
 
     def chat(self, request: dict[str, Any], on_chunk: Callable[[dict[str, Any]], bool]) -> None:
-        if is_name_probe(request):  # the free-name probe: it reaches for the answer
+        if is_name_probe(request):  # the free-name probe: it reaches for `probe`
             self.probes += 1
-            reply = probe_reply("", "answer")
+            reply = probe_reply("", self.probe)
         elif "grammar" in request:  # the extra-call step (R-11.1): nothing more to add
             reply = ", " + json.dumps(self.call)
         else:
@@ -137,6 +138,37 @@ async def test_r11_2_when_the_guard_drops_the_named_tool_s_call_the_answer_is_ba
     message = await _reply(monkeypatch, runtime, [request], [word_count])
     assert runtime.offered_answer == [False, True]
     assert message.stop_reason == "stop" and message.tool_calls == []
+
+
+async def test_r11_2_a_tool_the_model_reaches_for_and_the_request_names_is_called(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Free, the model names `word_count`, and the request names it ("words"): it may not
+    answer before calling it (the 0.5B computed factorials itself beside `math.factorial`)."""
+    runtime = _Runtime(probe="word_count")
+    request = UserMessage("How many words are in: the quick brown fox jumps")
+    message = await _reply(monkeypatch, runtime, [request], [calculator, word_count])
+    assert runtime.probes == 1 and runtime.offered_answer[0] is False
+    assert [(c.name, c.arguments) for c in message.tool_calls] == [
+        ("word_count", {"text": "the quick brown fox jumps"})
+    ]
+
+
+@pytest.mark.parametrize(
+    ("probe", "text"),
+    [
+        ("word_count", "Hi there, who are you?"),  # the request names no such tool
+        ("answer", "How many words are in: the quick brown fox jumps"),
+        ("count_words", "How many words are in: the quick brown fox jumps"),  # no tool's name
+    ],
+)
+async def test_r11_2_otherwise_the_free_name_leaves_the_answer(
+    monkeypatch: pytest.MonkeyPatch, probe: str, text: str
+) -> None:
+    runtime = _Runtime(probe=probe)
+    message = await _reply(monkeypatch, runtime, [UserMessage(text)], [calculator, word_count])
+    assert runtime.offered_answer == [True]
+    assert message.stop_reason == "stop"
 
 
 def _none(*args: Any) -> str:

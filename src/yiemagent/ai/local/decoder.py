@@ -22,6 +22,7 @@ from yiemagent.ai.local.grounding import (
     Grounding,
     adds_to,
     authored,
+    drop_unbacked_options,
     invented_numbers,
     relevant,
     repair_file_names,
@@ -132,6 +133,7 @@ class ReplyDecoder:
         "_request",
         "_sent",
         "_tools",
+        "_unfit",
         "_vocabulary",
     )
 
@@ -162,6 +164,7 @@ class ReplyDecoder:
         self._vocabulary = vocabulary(tools)
         self._answer: str | None = None
         self._repeats: set[str] = set()
+        self._unfit: set[str] = set()
         self._open: tuple[str, int] | None = None
         """The call being streamed: its name and where its arguments start in the item."""
         self._sent = 0
@@ -201,6 +204,13 @@ class ReplyDecoder:
         if self._answer is not None:
             return 0
         return len(self._items.open_item)
+
+    @property
+    def unfit(self) -> set[str]:
+        """Tools whose calls were dropped because the request does not back them: values it
+        never gives (`ungrounded`, invented numbers) or a tool it does not name (`relevant`)
+        — not repeats, nor a chain's steps."""
+        return set(self._unfit)
 
     @property
     def hopeless(self) -> bool:
@@ -278,6 +288,11 @@ class ReplyDecoder:
             if repaired is not arguments and name not in self._exempt:
                 logger.info("local call %s: file name in %s repaired", name, arguments)
                 arguments = repaired
+        if streamed is None and tool is not None and known is not None and name not in self._exempt:
+            trimmed = drop_unbacked_options(tool, arguments, known)
+            if trimmed is not arguments:
+                logger.info("local call %s: optional values nothing backs left out", name)
+                arguments = trimmed
         key = call_key(name, arguments)
         if streamed is None:
             if key in self._answered:
@@ -288,6 +303,7 @@ class ReplyDecoder:
                 if missing:
                     logger.info("local call %s dropped: %s are not grounded", name, missing)
                     self._repeats.add(name)
+                    self._unfit.add(name)
                     return
             if (
                 tool is not None
@@ -298,6 +314,7 @@ class ReplyDecoder:
             ):
                 logger.info("local call %s dropped: the request does not name it", name)
                 self._repeats.add(name)
+                self._unfit.add(name)
                 return
             if (
                 tool is not None
@@ -370,6 +387,7 @@ class ReplyDecoder:
             return "answer", set()
         if self._hopeless is not None:
             self._repeats.add(self._hopeless)
+            self._unfit.add(self._hopeless)
             current = ""
         if self._extra:
             current = ""  # an extra call cut short is dropped, the calls before it stand

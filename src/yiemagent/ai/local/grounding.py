@@ -41,6 +41,7 @@ __all__ = [
     "Grounding",
     "adds_to",
     "authored",
+    "drop_unbacked_options",
     "invented_numbers",
     "mentions",
     "relevant",
@@ -133,9 +134,14 @@ class Grounding:
         )
 
     def has_word(self, word: str) -> bool:
-        """Whether `word` (lower case) is given, or shares its first `PREFIX` letters with a
-        given word."""
-        return word in self.words or (len(word) >= PREFIX and word[:PREFIX] in self.prefixes)
+        """Whether `word` (lower case) is given, also as its plural or singular in -s
+        (toll/tolls), or shares its first `PREFIX` letters with a given word."""
+        return (
+            word in self.words
+            or (len(word) >= PREFIX and word[:PREFIX] in self.prefixes)
+            or f"{word}s" in self.words
+            or (word.endswith("s") and word[:-1] in self.words)
+        )
 
     def has_number(self, value: float) -> bool:
         """Whether `value` is a given number (to 2 decimals)."""
@@ -204,6 +210,52 @@ def ungrounded(tool: AgentTool, arguments: dict[str, Any], grounding: Grounding)
             format(n, "g") for n in _numbers(arguments[name]) if not grounding.knows_number(n)
         }
     return missing
+
+
+def _unbacked(param: Any, value: Any, grounding: Grounding) -> set[str]:
+    """The words with a letter (not in the parameter's enum, nor a `name(` function name)
+    and the numbers in `value` that `grounding` does not back."""
+    enum = param.get("enum") if isinstance(param, dict) else None
+    allowed = words(" ".join(map(str, enum))) if isinstance(enum, list) else set()
+    missing: set[str] = set()
+    for text in _strings(value):
+        missing |= {w for w in _lettered(text) - allowed if not grounding.knows_word(w)}
+        missing |= invented_numbers(text, grounding)
+    missing |= {format(n, "g") for n in _numbers(value) if not grounding.knows_number(n)}
+    return missing
+
+
+def drop_unbacked_options(
+    tool: AgentTool, arguments: dict[str, Any], grounding: Grounding
+) -> dict[str, Any]:
+    """`arguments` without the OPTIONAL values that `grounding` does not back (R-11.2): an
+    optional parameter whose value holds a word or number nothing backs (the `ungrounded`
+    tests) is left out, so the tool's default applies; in a list of strings, such items are
+    left out, and the parameter too when none is left. The 0.5B fills optional parameters
+    with values of its own (`category: "Drama"` for "all movies starring Leonardo
+    DiCaprio", `start_year: 1789` for Lincoln's presidency). Required values are the call's
+    (`ungrounded`), `authored` parameters are the model's own; `arguments` itself comes back
+    when nothing changes."""
+    schema = tool.input_schema
+    properties = schema.get("properties")
+    properties = properties if isinstance(properties, dict) else {}
+    required = schema.get("required")
+    required = set(required) if isinstance(required, list) else set()
+    kept = arguments
+    for name, value in arguments.items():
+        if name in required or authored(tool, name) or isinstance(value, bool):
+            continue
+        param = properties.get(name)
+        if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+            backed = [v for v in value if not _unbacked(param, v, grounding)]
+            if len(backed) == len(value):
+                continue
+            kept = {k: v for k, v in kept.items() if k != name}
+            if backed:
+                kept[name] = backed
+        elif _unbacked(param, value, grounding):
+            kept = {k: v for k, v in kept.items() if k != name}
+    return kept
 
 
 def adds_to(
