@@ -20,7 +20,7 @@ from tests.ai._local_kit import (
 from yiemagent import AgentTool
 from yiemagent.ai import Context
 from yiemagent.ai.local.grounding import unknown_tool
-from yiemagent.ai.local.prompt import NO_TOOL, UNFIT_TOOL
+from yiemagent.ai.local.prompt import NO_TOOL
 from yiemagent.types.messages import (
     AssistantMessage,
     Message,
@@ -93,43 +93,6 @@ def test_a_name_naming_a_tool_is_never_taken_for_a_missing_tool(parts: list[str]
 def test_two_word_names_of_no_tool_are_missing_tools() -> None:
     for name in ("order_pizza", "bitcoinPrice", "turn_off_lights", "play_songs"):
         assert unknown_tool(name, TOOLS, "answer"), name
-
-
-async def test_a_first_call_the_request_does_not_back_is_told_it_cannot(
-    fake: Callable[..., FakeRuntime],
-) -> None:
-    """R-11.2: `get_time("Atlantis")` for the weather in Berlin is dropped (nothing backs
-    "Atlantis"); the model is told that tool cannot do it, not only asked again, so it says
-    it cannot rather than making up a forecast."""
-    refusal = "I cannot tell the weather."
-    runtime = fake([_calls(("get_time", {"place": "Atlantis"})), _answer(refusal)])
-    request = "What will the weather be in Berlin tomorrow?"
-    events = await _events(Context("sys", [UserMessage(request)], TOOLS))
-    final = events[-1].message
-    assert final.stop_reason == "stop" and final.text == refusal and not final.tool_calls
-    first, second = runtime.requests
-    assert second["messages"][: len(first["messages"])] == first["messages"]
-    assert second["messages"][-2:] == [
-        {"role": "assistant", "content": '{"name": "get_time"}'},
-        {"role": "user", "content": UNFIT_TOOL.format(name="get_time")},
-    ]
-
-
-async def test_a_repeat_is_asked_again_without_the_note(fake: Callable[..., FakeRuntime]) -> None:
-    """Only calls the request does not back bring the note: a repeat of an answered call is
-    asked again as before."""
-    call = ToolCall("c1", "calculator", {"expression": "17 * 23"})
-    messages: list[Message] = [
-        UserMessage("What is 17 * 23?"),
-        AssistantMessage([call], stop_reason="toolUse"),
-        ToolResultMessage("c1", "calculator", [TextContent("17 * 23 = 391")]),
-        UserMessage("And 17 * 23 again?"),
-    ]
-    runtime = fake([_calls(("calculator", {"expression": "17 * 23"})), _answer("391")])
-    events = await _events(Context("sys", messages, TOOLS))
-    assert events[-1].message.text == "391"
-    assert len(runtime.requests) == 2
-    assert UNFIT_TOOL.format(name="calculator") not in str(runtime.requests[-1]["messages"])
 
 
 async def test_optional_values_nothing_backs_are_left_out_of_the_call(

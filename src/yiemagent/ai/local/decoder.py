@@ -133,7 +133,6 @@ class ReplyDecoder:
         "_request",
         "_sent",
         "_tools",
-        "_unfit",
         "_vocabulary",
     )
 
@@ -164,7 +163,6 @@ class ReplyDecoder:
         self._vocabulary = vocabulary(tools)
         self._answer: str | None = None
         self._repeats: set[str] = set()
-        self._unfit: set[str] = set()
         self._open: tuple[str, int] | None = None
         """The call being streamed: its name and where its arguments start in the item."""
         self._sent = 0
@@ -204,13 +202,6 @@ class ReplyDecoder:
         if self._answer is not None:
             return 0
         return len(self._items.open_item)
-
-    @property
-    def unfit(self) -> set[str]:
-        """Tools whose calls were dropped because the request does not back them: values it
-        never gives (`ungrounded`, invented numbers) or a tool it does not name (`relevant`)
-        — not repeats, nor a chain's steps."""
-        return set(self._unfit)
 
     @property
     def hopeless(self) -> bool:
@@ -303,7 +294,6 @@ class ReplyDecoder:
                 if missing:
                     logger.info("local call %s dropped: %s are not grounded", name, missing)
                     self._repeats.add(name)
-                    self._unfit.add(name)
                     return
             if (
                 tool is not None
@@ -314,7 +304,6 @@ class ReplyDecoder:
             ):
                 logger.info("local call %s dropped: the request does not name it", name)
                 self._repeats.add(name)
-                self._unfit.add(name)
                 return
             if (
                 tool is not None
@@ -387,7 +376,6 @@ class ReplyDecoder:
             return "answer", set()
         if self._hopeless is not None:
             self._repeats.add(self._hopeless)
-            self._unfit.add(self._hopeless)
             current = ""
         if self._extra:
             current = ""  # an extra call cut short is dropped, the calls before it stand

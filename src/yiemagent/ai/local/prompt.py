@@ -49,7 +49,6 @@ __all__ = [
     "MAX_CALLS",
     "NAME_PREFIX",
     "NO_TOOL",
-    "UNFIT_TOOL",
     "answer_name",
     "answered_calls",
     "call_key",
@@ -351,22 +350,15 @@ NAME_PREFIX = '{"name": "'
 NO_TOOL = 'No tool does that (there is no "{name}"). Reply to my request without a tool.'
 
 
-UNFIT_TOOL = '"{name}" cannot do that. If no other tool does what I asked, say that you cannot.'
-"""Told when the first reply's calls were all dropped because the request does not back
-them (values it never gives, a tool it does not name): the 0.5B then made up what it had
-reached for (a forecast after `read_file("data/berlin_weather.txt")`)."""
-
-
-def no_tool_turns(name: str, note: str = NO_TOOL) -> list[dict[str, str]]:
-    """The two turns that tell the model the tool it reached for, `name`, is not there
-    (`NO_TOOL`) or cannot do what was asked (`UNFIT_TOOL`): its reply as far as the name,
-    then the note (R-11.2). After `NO_TOOL` the 0.5B model says it cannot do it (7 of 7
-    requests no tool serves, docs/local-model.md), where with only the answer left it made
-    up a forecast or said a file "has been deleted"."""
+def no_tool_turns(name: str) -> list[dict[str, str]]:
+    """The two turns that tell the model the tool it reached for, `name`, is not there:
+    its reply as far as the name, then `NO_TOOL` (R-11.2). After them the 0.5B model says it
+    cannot do it (7 of 7 requests no tool serves, docs/local-model.md), where with only the
+    answer left it made up a forecast or said a file "has been deleted"."""
     reply = json.dumps({"name": name}, ensure_ascii=False)
     return [
         {"role": "assistant", "content": reply},
-        {"role": "user", "content": note.format(name=name)},
+        {"role": "user", "content": NO_TOOL.format(name=name)},
     ]
 
 

@@ -37,7 +37,6 @@ from yiemagent.ai.local.generation import Outcome, free_name, stream_chunks
 from yiemagent.ai.local.grounding import ChainStep, Grounding, mentions, unknown_tool
 from yiemagent.ai.local.prompt import (
     MAX_CALLS,
-    UNFIT_TOOL,
     answer_name,
     answered_calls,
     chat_messages,
@@ -201,17 +200,11 @@ async def _generate_reply(
             assert name is not None
             named = {name}
     outcome: Outcome | None = None
-    decoder: ReplyDecoder | None = None
     asked = 0
     while outcome is None or (outcome.kind == "repeat" and outcome.finish_reason != "length"):
         if outcome is not None:
             logger.info("local model repeated answered calls of %s; asking again", outcome.repeated)
             dropped |= outcome.repeated
-            unfit = sorted(decoder.unfit) if decoder is not None else []
-            if first_round and asked == 0 and unfit and not output_tools:
-                # the request backs none of the calls the model reached for; told
-                # so, it says it cannot rather than making up what the tool would give.
-                chat = request["messages"] = [*chat, *no_tool_turns(unfit[0], UNFIT_TOOL)]
             asked += 1
             if asked >= MAX_ASKS:  # bounded: the answer is left
                 dropped |= {t.name for t in tools} - output_tools
