@@ -95,6 +95,15 @@ def test_two_word_names_of_no_tool_are_missing_tools() -> None:
         assert unknown_tool(name, TOOLS, "answer"), name
 
 
+def test_a_name_whose_action_no_tool_has_is_a_missing_tool() -> None:
+    """`delete_file` named `read_file` by "file", so the 0.5B read the file it was asked to
+    delete: the name's first word is its action, and no tool has it."""
+    for name in ("delete_time", "deleteTime", "reset_time_zone"):
+        assert unknown_tool(name, TOOLS, "answer"), name
+    for name in ("time_zone", "get_time_zone", "calculate_area", "set_time"):
+        assert not unknown_tool(name, TOOLS, "answer"), name
+
+
 async def test_optional_values_nothing_backs_are_left_out_of_the_call(
     fake: Callable[..., FakeRuntime],
 ) -> None:

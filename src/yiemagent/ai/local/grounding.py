@@ -302,9 +302,11 @@ def unknown_tool(name: str, tools: Sequence[AgentTool], answer: str) -> bool:
     """Whether `name`, the tool name the model writes when no grammar holds it to the list
     (R-11.2), is a function name of two or more words (`order_pizza`, `bitcoinPrice`) that
     is neither the answer's nor a tool's, and names none (`mentions`, with the name's words
-    as the request: `calculate_area` names `calculator`). Then the model judged that the
-    request needs a tool that is not there. A one-word name is not taken as such: the model
-    also writes the request's subject there (`opposite`, `pyproject.toml`, `yiemagent`).
+    as the request: `calculate_area` names `calculator`) or whose first word, its action,
+    no tool's name or description has (`delete_file` beside `read_file`). Then the model
+    judged that the request needs a tool that is not there. A one-word name is not taken
+    as such: the model also writes the request's subject there (`opposite`,
+    `pyproject.toml`, `yiemagent`).
 
     Measured (docs/local-model.md): such a name came for 6 of 30 BFCL irrelevance
     questions, none of 60 simple_python and multiple ones, and none of the project's tasks
@@ -314,7 +316,15 @@ def unknown_tool(name: str, tools: Sequence[AgentTool], answer: str) -> bool:
     spelled = _CAMEL.sub(" ", name).replace("_", " ")
     if len(spelled.split()) < 2:
         return False
-    return not any(mentions(tool, Grounding.of_text(spelled)) for tool in tools)
+    if not any(mentions(tool, Grounding.of_text(spelled)) for tool in tools):
+        return True
+    # Its first word is its action: `delete_file` names `read_file` by "file", but no tool
+    # deletes (a verb of three letters or fewer, `get`/`set`, says too little).
+    verb = spelled.split()[0].lower()
+    return len(verb) > SHORT_WORD and not any(
+        Grounding.of_text(f"{tool.name} {tool.description}".replace("_", " ")).has_word(verb)
+        for tool in tools
+    )
 
 
 def relevant(tool: AgentTool, arguments: dict[str, Any], request: Grounding) -> bool:

@@ -187,6 +187,7 @@ async def _generate_reply(
     # A request naming a tool needs no probe of which tool the model reaches for.
     if tools and not output_tools and first_round and not named and len(dropped) < len(tools):
         name = await free_name(runtime, request, options, deadline)
+        logger.debug("local model reaches for %r", name)
         if name is not None and unknown_tool(name, tools, answer):
             # the model reached for a tool that is not there; it is told so and
             # answers (it says it cannot), rather than forcing its request onto a tool.
