@@ -19,7 +19,7 @@ from tests.ai._local_kit import (
 )
 from yiemagent import AgentTool
 from yiemagent.ai import Context
-from yiemagent.ai.local.grounding import unknown_tool
+from yiemagent.ai.local.grounding import Grounding, unknown_tool
 from yiemagent.ai.local.prompt import NO_TOOL
 from yiemagent.types.messages import (
     AssistantMessage,
@@ -98,10 +98,13 @@ def test_two_word_names_of_no_tool_are_missing_tools() -> None:
 def test_a_name_whose_action_no_tool_has_is_a_missing_tool() -> None:
     """`delete_file` named `read_file` by "file", so the 0.5B read the file it was asked to
     delete: the name's first word is its action, and no tool has it."""
+    request = Grounding.of_text("Delete the time zone, then reset it.")
     for name in ("delete_time", "deleteTime", "reset_time_zone"):
-        assert unknown_tool(name, TOOLS, "answer"), name
-    for name in ("time_zone", "get_time_zone", "calculate_area", "set_time"):
-        assert not unknown_tool(name, TOOLS, "answer"), name
+        assert unknown_tool(name, TOOLS, "answer", request), name
+        assert not unknown_tool(name, TOOLS, "answer"), name  # no request: names a tool
+    # A garbled tool name (`suits_search` for `lawsuits_search`): not a word of the request.
+    for name in ("time_zone", "get_time_zone", "calculate_area", "set_time", "lask_time"):
+        assert not unknown_tool(name, TOOLS, "answer", request), name
 
 
 async def test_optional_values_nothing_backs_are_left_out_of_the_call(

@@ -298,15 +298,18 @@ def mentions(tool: AgentTool, request: Grounding) -> bool:
 _CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
 
 
-def unknown_tool(name: str, tools: Sequence[AgentTool], answer: str) -> bool:
+def unknown_tool(
+    name: str, tools: Sequence[AgentTool], answer: str, request: Grounding | None = None
+) -> bool:
     """Whether `name`, the tool name the model writes when no grammar holds it to the list
     (R-11.2), is a function name of two or more words (`order_pizza`, `bitcoinPrice`) that
     is neither the answer's nor a tool's, and names none (`mentions`, with the name's words
     as the request: `calculate_area` names `calculator`) or whose first word, its action,
-    no tool's name or description has (`delete_file` beside `read_file`). Then the model
-    judged that the request needs a tool that is not there. A one-word name is not taken
-    as such: the model also writes the request's subject there (`opposite`,
-    `pyproject.toml`, `yiemagent`).
+    is a word of the `request` that no tool's name or description has (`delete_file`
+    beside `read_file` for "Delete the file notes.txt."). Then the model judged that the
+    request needs a tool that is not there. A one-word name is not taken as such: the
+    model also writes the request's subject there (`opposite`, `pyproject.toml`,
+    `yiemagent`).
 
     Measured (docs/local-model.md): such a name came for 6 of 30 BFCL irrelevance
     questions, none of 60 simple_python and multiple ones, and none of the project's tasks
@@ -318,10 +321,14 @@ def unknown_tool(name: str, tools: Sequence[AgentTool], answer: str) -> bool:
         return False
     if not any(mentions(tool, Grounding.of_text(spelled)) for tool in tools):
         return True
-    # Its first word is its action: `delete_file` names `read_file` by "file", but no tool
-    # deletes (a verb of three letters or fewer, `get`/`set`, says too little).
+    # Its first word is its action: `delete_file` names `read_file` by "file", but the
+    # request asks to delete and no tool deletes. (Only a word of the request: the model
+    # also garbles a tool's name, `suits_search` for `lawsuits_search`; a word of three
+    # letters or fewer, `get`/`set`, says too little.)
     verb = spelled.split()[0].lower()
-    return len(verb) > SHORT_WORD and not any(
+    if request is None or len(verb) <= SHORT_WORD or not request.has_word(verb):
+        return False
+    return not any(
         Grounding.of_text(f"{tool.name} {tool.description}".replace("_", " ")).has_word(verb)
         for tool in tools
     )

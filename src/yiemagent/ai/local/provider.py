@@ -188,7 +188,7 @@ async def _generate_reply(
     if tools and not output_tools and first_round and not named and len(dropped) < len(tools):
         name = await free_name(runtime, request, options, deadline)
         logger.debug("local model reaches for %r", name)
-        if name is not None and unknown_tool(name, tools, answer):
+        if name is not None and unknown_tool(name, tools, answer, current):
             # the model reached for a tool that is not there; it is told so and
             # answers (it says it cannot), rather than forcing its request onto a tool.
             logger.info("local model reached for a tool that is not there: %s", name)
