@@ -19,7 +19,8 @@ from tests.ai._local_kit import (
 )
 from yiemagent import AgentTool
 from yiemagent.ai import Context
-from yiemagent.ai.local.grounding import Grounding, unknown_tool
+from yiemagent.ai.local.choice import unknown_tool
+from yiemagent.ai.local.grounding import Grounding
 from yiemagent.ai.local.prompt import NO_TOOL
 from yiemagent.types.messages import (
     AssistantMessage,

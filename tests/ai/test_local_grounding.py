@@ -10,20 +10,16 @@ from typing import Any
 from hypothesis import given, strategies as st
 
 from yiemagent import AgentTool, TextContent, ToolResultMessage, UserMessage
+from yiemagent.ai.local.choice import ChainStep, adds_to, mentions, relevant, vocabulary
 from yiemagent.ai.local.grounding import (
     PREFIX,
     SHORT_WORD,
     STRING_NUMBERS,
-    ChainStep,
     Grounding,
-    adds_to,
     drop_unbacked_options,
     invented_numbers,
-    mentions,
-    relevant,
     repair_file_names,
     ungrounded,
-    vocabulary,
     words,
 )
 

@@ -16,18 +16,15 @@ from collections.abc import Collection, Sequence
 from typing import Any, Literal
 
 from yiemagent.ai.builder import MessageBuilder
+from yiemagent.ai.local.choice import ChainStep, adds_to, relevant, vocabulary
 from yiemagent.ai.local.grounding import (
     FILE_NAME,
-    ChainStep,
     Grounding,
-    adds_to,
     authored,
     drop_unbacked_options,
     invented_numbers,
-    relevant,
     repair_file_names,
     ungrounded,
-    vocabulary,
 )
 from yiemagent.ai.local.prompt import ANSWER_TEXT, answer_name, call_key
 from yiemagent.ai.partial_json import parse_partial_json
@@ -179,7 +176,7 @@ class ReplyDecoder:
     def resume_as_list(self, first: str) -> None:
         """Go on as if the reply had been `[` + `first` (its call already emitted): the text
         fed next continues that list with extra calls (`, {...}` items). An extra call is
-        kept only if it adds a part of the request (`grounding.adds_to`, R-11.1) and is
+        kept only if it adds a part of the request (`choice.adds_to`, R-11.1) and is
         complete: one cut short (a token cap, a runaway) is dropped."""
         self._items = ItemScanner()
         self._items.feed("[" + first)

@@ -32,9 +32,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from yiemagent.ai.builder import MessageBuilder
+from yiemagent.ai.local.choice import ChainStep, mentions, unknown_tool
 from yiemagent.ai.local.decoder import ReplyDecoder
 from yiemagent.ai.local.generation import Outcome, free_name, stream_chunks
-from yiemagent.ai.local.grounding import ChainStep, Grounding, mentions, unknown_tool
+from yiemagent.ai.local.grounding import Grounding
 from yiemagent.ai.local.prompt import (
     MAX_CALLS,
     answer_name,
@@ -263,7 +264,7 @@ def reached_for(
     name: str | None, tools: Sequence[AgentTool], dropped: set[str], request: Grounding | None
 ) -> bool:
     """Whether `name`, the tool name the model writes free (`free_name`), is an offered
-    tool (not `dropped`) that the `request` names (`grounding.mentions`)."""
+    tool (not `dropped`) that the `request` names (`choice.mentions`)."""
     if name is None or name in dropped or request is None:
         return False
     return any(tool.name == name and mentions(tool, request) for tool in tools)

@@ -1,0 +1,231 @@
+"""Which tool and which part of a request a call of the embedded model serves (DESIGN §11,
+R-11.1, R-11.2): whether the request names a tool (`mentions`, `relevant`), whether a name
+the model writes free is a tool that is not there (`unknown_tool`), whether an extra call of
+a reply brings a part the earlier calls leave out (`adds_to`), and what a call after tool
+results must bring (`ChainStep`). What the model was given, and whether a value is backed
+by it, is `grounding`'s."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from yiemagent.ai.local.grounding import (
+    SHORT_WORD,
+    THOUSANDS,
+    Grounding,
+    lettered,
+    value_numbers,
+    value_strings,
+    words,
+)
+from yiemagent.ai.local.prompt import current_request, last_results
+from yiemagent.types.messages import AssistantMessage, Message, ToolResultMessage, UserMessage
+from yiemagent.types.tools import AgentTool
+
+__all__ = [
+    "COMMON_WORDS",
+    "ChainStep",
+    "adds_to",
+    "mentions",
+    "relevant",
+    "unknown_tool",
+    "vocabulary",
+]
+
+
+def adds_to(
+    tool: AgentTool,
+    arguments: dict[str, Any],
+    earlier: Sequence[tuple[AgentTool, dict[str, Any]]],
+    request: Grounding,
+    tool_words: Collection[str] = (),
+) -> bool:
+    """Whether a call written after `earlier` calls of the same reply brings a part of the
+    request they leave out (R-11.1): a word or number of `request` (the current user
+    message) in its required values that no earlier call holds and that is not one of the
+    tools' own words (`tool_words`, from `vocabulary`: "time" in "What time is it in Tokyo?"
+    names no part). A repeat, a reshuffle of the same values, or a call built from values
+    the request does not give adds nothing.
+    """
+    held = set(tool_words)
+    for earlier_tool, earlier_arguments in earlier:
+        held |= _tokens(earlier_tool, earlier_arguments)
+    return any(_in_request(token, request) for token in _tokens(tool, arguments) - held)
+
+
+_COMMON = (
+    "about also another given have into like more only other return returns some tell "
+    "than that their them then there these they this what when where which will with "
+    "would your used uses using value values"
+)
+COMMON_WORDS = frozenset(_COMMON.split())
+"""Words of four or more letters that name no tool ("Tell me what…"): `mentions` skips them."""
+
+
+def mentions(tool: AgentTool, request: Grounding) -> bool:
+    """Whether `request` names `tool`: a word of four or more letters of its name or
+    description (not one of `COMMON_WORDS`) is in the request, or shares its first `PREFIX`
+    letters with a request word ("compute it with the calculator", "what time is it")."""
+    own = words(f"{tool.name} {tool.description}".replace("_", " ")) - COMMON_WORDS
+    return any(request.has_word(word) for word in own if len(word) >= 4)
+
+
+_CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
+
+
+def unknown_tool(
+    name: str, tools: Sequence[AgentTool], answer: str, request: Grounding | None = None
+) -> bool:
+    """Whether `name`, the tool name the model writes when no grammar holds it to the list
+    (R-11.2), is a function name of two or more words (`order_pizza`, `bitcoinPrice`) that
+    is neither the answer's nor a tool's, and names none (`mentions`, with the name's words
+    as the request: `calculate_area` names `calculator`) or whose first word, its action,
+    is a word of the `request` that no tool's name or description has (`delete_file`
+    beside `read_file` for "Delete the file notes.txt."). Then the model judged that the
+    request needs a tool that is not there. A one-word name is not taken as such: the
+    model also writes the request's subject there (`opposite`, `pyproject.toml`,
+    `yiemagent`).
+
+    Measured (docs/local-model.md): such a name came for 6 of 30 BFCL irrelevance
+    questions, none of 60 simple_python and multiple ones, and none of the project's tasks
+    a tool serves."""
+    if name == answer or not name.isidentifier() or any(tool.name == name for tool in tools):
+        return False
+    spelled = _CAMEL.sub(" ", name).replace("_", " ")
+    if len(spelled.split()) < 2:
+        return False
+    if not any(mentions(tool, Grounding.of_text(spelled)) for tool in tools):
+        return True
+    # Its first word is its action: `delete_file` names `read_file` by "file", but the
+    # request asks to delete and no tool deletes. (Only a word of the request: the model
+    # also garbles a tool's name, `suits_search` for `lawsuits_search`; a word of three
+    # letters or fewer, `get`/`set`, says too little.)
+    verb = spelled.split()[0].lower()
+    if request is None or len(verb) <= SHORT_WORD or not request.has_word(verb):
+        return False
+    return not any(
+        Grounding.of_text(f"{tool.name} {tool.description}".replace("_", " ")).has_word(verb)
+        for tool in tools
+    )
+
+
+def relevant(tool: AgentTool, arguments: dict[str, Any], request: Grounding) -> bool:
+    """Whether a call before any result may serve `request` (R-11.2): the request names the
+    tool (`mentions`), or the call's required values (all, when none is required) hold no
+    word: only numbers, expressions (`17 * 23`, `sqrt(2) * 10`) and file names the request
+    gives.
+
+    The 0.5B model calls an unrelated tool with words of the question (BFCL irrelevance:
+    `get_stock_data("Lakers")` for who won a game, `get_time("Berlin")` for the weather).
+    On BFCL's own correct answers the request names the tool in 98 % of simple_python and
+    multiple cases, 99-100 % of the parallel ones; of the irrelevance questions, 41 % name
+    any tool offered (docs/local-model.md)."""
+    if mentions(tool, request):
+        return True
+    files = {name.lower() for name in request.files}
+    for value in _required_values(tool, arguments):
+        for text in value_strings(value):
+            if text.strip().lower() not in files and lettered(text):
+                return False
+    return True
+
+
+@dataclass(slots=True, frozen=True)
+class ChainStep:
+    """What a call after tool results must bring (R-11.2): the 0.5B model, given results,
+    often calls again with a result copied into an unrelated tool (`calculator("11:31 on
+    Tuesday…")`, `get_time("secret.txt")`). A call of a tool not yet used is offered only when
+    the request names that tool (`mentions`; the provider drops the others' branches); a
+    further call of a tool already used must carry a value of the results that neither the
+    request nor an earlier call holds (a chain's next step: `read_file("secret.txt")` after
+    reading that the word is in secret.txt, `391 + 9` after 17 * 23 = 391)."""
+
+    called: tuple[tuple[AgentTool, dict[str, Any]], ...]
+    """The calls made since the request."""
+    results: Grounding
+    """The grounding of the results since the request."""
+    known: frozenset[str]
+    """The words of the request and of the tools."""
+
+    request: Grounding
+    """The grounding of the request (the last user message)."""
+    failed: frozenset[str] = frozenset()
+    """Tools whose last result was an error: a retry of them is free."""
+
+    @classmethod
+    def after(cls, messages: Sequence[Message], tools: Sequence[AgentTool]) -> ChainStep | None:
+        """The rule for the next reply to `messages`; None before any result since the last
+        user message."""
+        since = current_request(messages)
+        if not since or not isinstance(since[-1], ToolResultMessage):
+            return None
+        by_name = {tool.name: tool for tool in tools}
+        called = tuple(
+            (by_name[call.name], call.arguments)
+            for m in since
+            if isinstance(m, AssistantMessage)
+            for call in m.tool_calls
+            if call.name in by_name
+        )
+        results = [m for m in since if isinstance(m, ToolResultMessage)]
+        request = Grounding.of(since[:1] if isinstance(since[0], UserMessage) else [])
+        last_round = results[len(results) - last_results(since) :]
+        failed = {m.tool_name for m in last_round if m.is_error}
+        return cls(
+            called,
+            Grounding.of(results),
+            request.words | vocabulary(tools),
+            request,
+            frozenset(failed),
+        )
+
+    def unnamed(self, tools: Sequence[AgentTool]) -> set[str]:
+        """The tools not used yet that the request does not name: not offered now."""
+        used = {tool.name for tool, _ in self.called}
+        return {t.name for t in tools if t.name not in used and not mentions(t, self.request)}
+
+    def allows(self, tool: AgentTool, arguments: dict[str, Any]) -> bool:
+        """Whether a call of `tool` with `arguments` may run now."""
+        if tool.name in self.failed or all(earlier.name != tool.name for earlier, _ in self.called):
+            return True
+        return adds_to(tool, arguments, self.called, self.results, self.known)
+
+
+def vocabulary(tools: Sequence[AgentTool]) -> frozenset[str]:
+    """The words of the tools' names, descriptions and parameter names (`adds_to`)."""
+    found: set[str] = set()
+    for tool in tools:
+        properties = tool.input_schema.get("properties")
+        names = " ".join(properties) if isinstance(properties, dict) else ""
+        found |= words(f"{tool.name} {tool.description} {names}".replace("_", " "))
+    return frozenset(found)
+
+
+def _required_values(tool: AgentTool, arguments: dict[str, Any]) -> list[Any]:
+    # The values of the required parameters (all values when none is required).
+    required = tool.input_schema.get("required")
+    names = [n for n in required if n in arguments] if isinstance(required, list) else []
+    return [arguments[n] for n in names] if names else list(arguments.values())
+
+
+def _tokens(tool: AgentTool, arguments: dict[str, Any]) -> set[str]:
+    # The words and numbers of the required values, numbers as `format(n, "g")`.
+    found: set[str] = set()
+    for value in _required_values(tool, arguments):
+        for text in value_strings(value):
+            found |= {
+                format(float(w), "g") if w.isdigit() else w for w in words(THOUSANDS.sub("", text))
+            }
+        found |= {format(n, "g") for n in value_numbers(value)}
+    return found
+
+
+def _in_request(token: str, request: Grounding) -> bool:
+    try:
+        value = float(token)
+    except ValueError:
+        return request.has_word(token)
+    return request.has_number(value)
