@@ -2,8 +2,10 @@
 function (DESIGN R-4.2, §9: a plain tool's ≤ 40 µs includes it).
 
 Compared, interleaved round by round so load hits each alike:
-- `ToolThreads` (what plain tools use): a worker per call woken by its eventfd, outcomes
-  handed back through the loop's inbox (one eventfd, `add_reader`);
+- `ToolThreads` (what plain tools use): a worker per call woken by its eventfd, the loop's
+  thread waiting up to `QUICK_WAIT_S` for the outcome (a lock), else outcomes handed back
+  through the loop's inbox (one eventfd, `add_reader`);
+- `ToolThreads` without that wait (`wait_s=0`: always the inbox, or the early claim);
 - `ToolThreads` on a loop without `add_reader`: outcomes by `call_soon_threadsafe`
   (what it falls back to, and what it did before the inbox);
 - `run_in_executor` on a warm single-thread `ThreadPoolExecutor` (sequential only: one
@@ -25,7 +27,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from yiemagent.loop.tool_runs import ToolThreads
+from yiemagent.loop.tool_runs import QUICK_WAIT_S, ToolThreads
 
 Submit = Callable[..., "asyncio.Future[Any]"]
 WIDTH = 50
@@ -68,6 +70,9 @@ def main() -> None:
     threads = ToolThreads(256, "bench-tool")
     one, many = ThreadPoolExecutor(1), ThreadPoolExecutor(64)
 
+    def waiting(loop: asyncio.AbstractEventLoop, fn: Any, *args: Any) -> asyncio.Future[Any]:
+        return threads.submit(loop, fn, *args, wait_s=QUICK_WAIT_S)
+
     def in_one(loop: asyncio.AbstractEventLoop, fn: Any, *args: Any) -> asyncio.Future[Any]:
         return loop.run_in_executor(one, fn, *args)
 
@@ -75,6 +80,7 @@ def main() -> None:
         return loop.run_in_executor(many, fn, *args)
 
     ways: list[tuple[str, Submit, Callable[[], asyncio.AbstractEventLoop], bool]] = [
+        ("ToolThreads, wait, else inbox", waiting, asyncio.new_event_loop, True),
         ("ToolThreads, inbox (add_reader)", threads.submit, asyncio.new_event_loop, True),
         ("ToolThreads, call_soon_threadsafe", threads.submit, NoReaderLoop, True),
         ("run_in_executor, 1 warm thread", in_one, asyncio.new_event_loop, False),

@@ -49,12 +49,20 @@ class Tally:
                 self.running -= 1
 
 
+WAITS = st.sampled_from([0.0, 1e-6, 5e-5, 0.0005, 0.01])
+"""`submit`'s `wait_s`: none, shorter than any call, about as long as some, longer."""
+
+
 async def _submit_all(
-    pool: ToolThreads, tally: Tally, calls: list[tuple[float, bool, bool]], base: int
+    pool: ToolThreads,
+    tally: Tally,
+    calls: list[tuple[float, bool, bool]],
+    base: int,
+    wait_s: float = 0.0,
 ) -> None:
     loop = asyncio.get_running_loop()
     futures = [
-        pool.submit(loop, tally.call, base + i, seconds, fail)
+        pool.submit(loop, tally.call, base + i, seconds, fail, wait_s=wait_s)
         for i, (seconds, fail, _) in enumerate(calls)
     ]
     # a call the worker finished while `submit` woke it has a settled future: no cancel
@@ -80,23 +88,29 @@ def _wait_all_ran(tally: Tally, count: int) -> None:
         time.sleep(0.005)
 
 
-@settings(max_examples=40, deadline=None)
-@given(CALLS, st.integers(min_value=1, max_value=4))
+@settings(max_examples=60, deadline=None)
+@given(CALLS, st.integers(min_value=1, max_value=4), WAITS, st.booleans())
 def test_every_call_runs_exactly_once_within_the_pool_size(
-    calls: list[tuple[float, bool, bool]], size: int
+    calls: list[tuple[float, bool, bool]], size: int, wait_s: float, twice: bool
 ) -> None:
+    """Whether `submit` waits for the call or not, and however that wait ends (the call
+    done first, the wait first, or both at once)."""
     pool = ToolThreads(size, "test-pool")
     tally = Tally()
-    asyncio.run(_submit_all(pool, tally, calls, 0))
+    asyncio.run(_submit_all(pool, tally, calls, 0, wait_s))
+    if twice:  # again on warm workers, which the wait is for
+        _wait_all_ran(tally, len(calls))
+        asyncio.run(_submit_all(pool, tally, calls, len(calls), wait_s))
+        calls = calls + calls
     _wait_all_ran(tally, len(calls))  # a cancelled call still runs, to its end
     assert tally.runs == {i: 1 for i in range(len(calls))}
     assert tally.most <= size and len(tally.threads) <= size
 
 
 @settings(max_examples=15, deadline=None)
-@given(st.lists(CALLS, min_size=2, max_size=3), st.integers(min_value=1, max_value=3))
+@given(st.lists(CALLS, min_size=2, max_size=3), st.integers(min_value=1, max_value=3), WAITS)
 def test_loops_on_several_threads_share_one_pool(
-    batches: list[list[tuple[float, bool, bool]]], size: int
+    batches: list[list[tuple[float, bool, bool]]], size: int, wait_s: float
 ) -> None:
     """Each loop gets its own outcomes, whichever worker ran them."""
     pool = ToolThreads(size, "test-pool")
@@ -105,7 +119,7 @@ def test_loops_on_several_threads_share_one_pool(
 
     def run(calls: list[tuple[float, bool, bool]], base: int) -> None:
         try:
-            asyncio.run(_submit_all(pool, tally, calls, base))
+            asyncio.run(_submit_all(pool, tally, calls, base, wait_s))
         except BaseException as exc:  # reported below, on the test's thread
             errors.append(exc)
 
@@ -205,3 +219,73 @@ def test_outcomes_of_many_workers_at_once_all_reach_the_loop() -> None:
 
     for _ in range(3):
         assert asyncio.run(main()) == list(range(64))
+
+
+def _warm(pool: ToolThreads, count: int) -> None:
+    """Start `count` workers (calls that can only finish together), then let them go idle."""
+    gate = threading.Barrier(count, timeout=20)
+
+    async def meet_all() -> None:
+        loop = asyncio.get_running_loop()
+        await asyncio.gather(*(pool.submit(loop, gate.wait) for _ in range(count)))
+
+    asyncio.run(meet_all())
+
+
+def test_a_wait_settles_a_quick_call_before_submit_returns() -> None:
+    """DESIGN §9: on a warm worker, `wait_s` long enough for the call: its future is done
+    when `submit` returns (no wake-up of the loop), with the call's result or exception."""
+    pool = ToolThreads(2, "test-pool")
+    _warm(pool, 1)
+
+    def fail() -> None:
+        raise KeyError("no such thing")
+
+    async def calls() -> None:
+        loop = asyncio.get_running_loop()
+        for i in range(20):
+            future = pool.submit(loop, sum, [i, 1], wait_s=5.0)
+            assert future.done() and future.result() == i + 1
+        failed = pool.submit(loop, fail, wait_s=5.0)
+        assert failed.done() and isinstance(failed.exception(), KeyError)
+
+    asyncio.run(calls())
+
+
+def test_a_wait_holds_the_loop_no_longer_than_wait_s() -> None:
+    """R-4.2: a call slower than `wait_s` goes on on its thread while the loop goes on; its
+    outcome arrives later through the loop's inbox."""
+    pool = ToolThreads(2, "test-pool")
+    _warm(pool, 1)
+
+    async def slow_call() -> None:
+        loop = asyncio.get_running_loop()
+        began = time.monotonic()
+        future = pool.submit(loop, time.sleep, 1.0, wait_s=0.05)
+        held = time.monotonic() - began
+        assert not future.done()
+        assert held < 0.6, f"the loop was held {held:.3f} s"
+        assert await asyncio.wait_for(future, 20) is None
+
+    asyncio.run(slow_call())
+
+
+def test_after_a_wait_runs_out_the_loop_waits_no_more_until_an_outcome_arrives() -> None:
+    """R-4.2: in a burst of slow calls (a parallel batch) only the first one waits; the rest
+    start at once. Eight calls of 1 s with `wait_s` = 0.25 s: submitting all of them takes
+    about 0.25 s, not 2 s. Once an outcome has arrived, the next call waits again."""
+    pool = ToolThreads(8, "test-pool")
+    _warm(pool, 8)
+
+    async def burst() -> None:
+        loop = asyncio.get_running_loop()
+        began = time.monotonic()
+        futures = [pool.submit(loop, time.sleep, 1.0, wait_s=0.25) for _ in range(8)]
+        held = time.monotonic() - began
+        assert held < 1.0, f"submitting 8 slow calls held the loop {held:.3f} s"
+        assert not any(future.done() for future in futures)
+        assert await asyncio.wait_for(asyncio.gather(*futures), 20) == [None] * 8
+        quick = pool.submit(loop, sum, [2, 3], wait_s=5.0)
+        assert quick.done() and quick.result() == 5
+
+    asyncio.run(burst())

@@ -34,6 +34,7 @@ from typing import Any, TypeVar
 
 from yiemagent.loop.deadline import Deadline
 from yiemagent.loop.tool_runs import (
+    QUICK_WAIT_S,
     ToolUpdates,
     as_tool_result,
     call_plain,
@@ -320,7 +321,15 @@ async def execute_prepared_tool_call(
         else:
             run = contextvars.copy_context().run
             raw = await tool_threads().submit(
-                loop, run, call_plain, tool, call, prepared.args, child, updates
+                loop,
+                run,
+                call_plain,
+                tool,
+                call,
+                prepared.args,
+                child,
+                updates,
+                wait_s=QUICK_WAIT_S,
             )
             if inspect.isawaitable(raw):
                 raw = await raw

@@ -26,6 +26,7 @@ from yiemagent.types.callbacks import Emit
 from yiemagent.types.signal import AbortSignal
 
 __all__ = [
+    "QUICK_WAIT_S",
     "TOOL_THREADS",
     "ToolThreads",
     "ToolUpdates",
@@ -37,6 +38,14 @@ __all__ = [
 
 TOOL_THREADS = 256
 """Most plain-function tools running at once; threads are created on demand and reused."""
+
+QUICK_WAIT_S = 30e-6
+"""How long the loop's thread waits (blocked, GIL released) for a plain tool on a warm worker
+before it goes back to its other work (`ToolThreads.submit`'s `wait_s`; DESIGN §9, R-4.2).
+On an idle 2-core VM the worker wakes on the other CPU and a no-op's round trip through the
+loop's selector cost ~27 µs, through this wait ~20 µs (`bench/handoff.py`); a slower tool
+holds the loop at most this long (plus the kernel's timer slack, 50 µs by default), and
+only the first of a burst of slow calls does."""
 
 _TOOL_THREADS: ToolThreads | None = None
 _TOOL_THREADS_LOCK = threading.Lock()
