@@ -28,7 +28,7 @@ from yiemagent.agent.inputs import (
     prompt_messages,
     to_messages,
 )
-from yiemagent.agent.llm_call import FormatMessages, LlmCall, PrepareContext
+from yiemagent.agent.llm_call import FormatMessages, LlmCall, PrepareContext, agent_stream_fn
 from yiemagent.agent.output import run_answer
 from yiemagent.agent.owned import Closeable, OwnedResources
 from yiemagent.agent.queues import Notifier, PromptChannel, QueueMode, TurnQueues
@@ -169,10 +169,10 @@ class Agent(ApprovalMethods, QueueMethods, Generic[OutputT]):
             self._session,
             self,
             hooks=hooks,
-            stream_fn=stream_fn,
-            llm_call=llm_call,
-            prepare_context=prepare_context,
-            format_messages=format_messages,
+            stream_fn=agent_stream_fn(stream_fn, llm_call, prepare_context, format_messages),
+            placeholder=(
+                "llm_call" if llm_call is not None else None if stream_fn is None else "custom"
+            ),
             prepare_next_turn=prepare_next_turn,
             on_event=on_event,
         )

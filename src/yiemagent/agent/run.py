@@ -18,7 +18,6 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
 from yiemagent.agent.approvals import HeldCalls
-from yiemagent.agent.llm_call import FormatMessages, LlmCall, PrepareContext, agent_stream_fn
 from yiemagent.agent.queues import TurnQueues
 from yiemagent.agent.session_log import SessionLog
 from yiemagent.agent.state import (
@@ -81,6 +80,11 @@ class RunDriver:
     `running` says whether a run is active (the agent sets it when it claims a run) and
     `signal` is that run's abort signal, None between runs; listeners are delivered from a
     snapshot taken when they change, so (un)subscribing during an event is safe.
+
+    `stream_fn` is what the loop calls for the model (the Agent's `agent_stream_fn`, built
+    once: `llm_call`, `stream_fn`, `prepare_context`); `placeholder` names the stand-in
+    model of an agent given no model but an `llm_call` ("llm_call") or a `stream_fn`
+    ("custom"), None: the default model is loaded on first use.
     """
 
     def __init__(
@@ -92,9 +96,7 @@ class RunDriver:
         *,
         hooks: AgentLoopConfig,
         stream_fn: StreamFn | None,
-        llm_call: LlmCall | None,
-        prepare_context: PrepareContext | None,
-        format_messages: FormatMessages | None,
+        placeholder: str | None,
         prepare_next_turn: Callable[[TurnContext], Any] | None,
         on_event: Callable[[AgentEvent], Any] | None,
     ) -> None:
@@ -104,9 +106,7 @@ class RunDriver:
         self._options = options
         self._hooks = hooks
         self._stream_fn = stream_fn
-        self._llm_call = llm_call
-        self._prepare_context = prepare_context
-        self._format_messages = format_messages
+        self._placeholder = placeholder
         self._prepare_next_turn = prepare_next_turn
         self._on_event = None if on_event is None else guarded_sink(on_event, "on_event")
         self._listeners: list[tuple[Listener, GuardedSink]] = []
@@ -195,9 +195,7 @@ class RunDriver:
             context = AgentContext(state.system_prompt, messages, state.tools)
             converter = self._transcript.converter
             emit = self._make_emit(signal, recorder)
-            stream_fn = agent_stream_fn(
-                self._stream_fn, self._llm_call, self._prepare_context, self._format_messages
-            )
+            stream_fn = self._stream_fn
             if prompts is None:
                 new = await run_agent_loop_continue(
                     context, config, emit, signal, stream_fn, converter=converter
@@ -248,10 +246,8 @@ class RunDriver:
         model = self._state.model
         if model is not None:
             return model
-        if self._llm_call is not None:
-            return placeholder_model("llm_call")
-        if self._stream_fn is not None:
-            return placeholder_model("custom")
+        if self._placeholder is not None:
+            return placeholder_model(self._placeholder)
         from yiemagent.ai.models import DEFAULT_MODEL, get_model
 
         model = get_model(DEFAULT_MODEL)  # the embedded model, on first use (R-6.1)
