@@ -196,15 +196,7 @@ def ungrounded(tool: AgentTool, arguments: dict[str, Any], grounding: Grounding)
     for name in required if isinstance(required, list) else ():
         if name not in arguments or authored(tool, name):
             continue
-        param = properties.get(name)
-        enum = param.get("enum") if isinstance(param, dict) else None
-        allowed = words(" ".join(map(str, enum))) if isinstance(enum, list) else set()
-        for text in value_strings(arguments[name]):
-            missing |= {w for w in lettered(text) - allowed if not grounding.knows_word(w)}
-            missing |= invented_numbers(text, grounding)
-        missing |= {
-            format(n, "g") for n in value_numbers(arguments[name]) if not grounding.knows_number(n)
-        }
+        missing |= _unbacked(properties.get(name), arguments[name], grounding)
     return missing
 
 
