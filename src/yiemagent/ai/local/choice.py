@@ -30,6 +30,7 @@ __all__ = [
     "ChainStep",
     "adds_to",
     "mentions",
+    "reached_for",
     "relevant",
     "unknown_tool",
     "vocabulary",
@@ -110,6 +111,17 @@ def unknown_tool(
         Grounding.of_text(f"{tool.name} {tool.description}".replace("_", " ")).has_word(verb)
         for tool in tools
     )
+
+
+def reached_for(
+    name: str, tools: Sequence[AgentTool], dropped: Collection[str], request: Grounding | None
+) -> bool:
+    """Whether `name`, the tool name the model writes free (`generation.free_name`), is an
+    offered tool (not in `dropped`) that the `request` names (`mentions`): then the model
+    may not answer before calling it (R-11.2)."""
+    if name in dropped or request is None:
+        return False
+    return any(tool.name == name and mentions(tool, request) for tool in tools)
 
 
 def relevant(tool: AgentTool, arguments: dict[str, Any], request: Grounding) -> bool:

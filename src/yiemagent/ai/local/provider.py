@@ -28,11 +28,10 @@ import asyncio
 import logging
 import os
 import time
-from collections.abc import Sequence
 from typing import Any
 
 from yiemagent.ai.builder import MessageBuilder
-from yiemagent.ai.local.choice import ChainStep, mentions, unknown_tool
+from yiemagent.ai.local.choice import ChainStep, reached_for, unknown_tool
 from yiemagent.ai.local.decoder import ReplyDecoder
 from yiemagent.ai.local.generation import Outcome, free_name, stream_chunks
 from yiemagent.ai.local.grounding import Grounding
@@ -58,7 +57,6 @@ from yiemagent.errors import ProviderError
 from yiemagent.types.messages import Usage
 from yiemagent.types.model import AssistantMessageEventStream, Context, Model, StreamOptions
 from yiemagent.types.output import OUTPUT_TOOL_LABEL
-from yiemagent.types.tools import AgentTool
 
 __all__ = ["DEADLINE_ENV", "DEADLINE_S", "stream_local"]
 
@@ -195,11 +193,10 @@ async def _generate_reply(
             logger.info("local model reached for a tool that is not there: %s", name)
             chat = request["messages"] = [*chat, *no_tool_turns(name)]
             dropped |= {t.name for t in tools}
-        elif reached_for(name, tools, dropped, current):
+        elif name is not None and reached_for(name, tools, dropped, current):
             # R-11.2: free, the model reaches for a tool the request names; it may not
             # answer before calling it (the 0.5B wrote "120, 5040 and 3628800" itself for
             # "the factorial of 5, of 7 and of 9" beside `math.factorial`).
-            assert name is not None
             named = {name}
     outcome: Outcome | None = None
     asked = 0
@@ -258,16 +255,6 @@ async def _generate_reply(
         builder.fail("error", "the local model produced no answer and no tool call")
     else:
         builder.done("stop")
-
-
-def reached_for(
-    name: str | None, tools: Sequence[AgentTool], dropped: set[str], request: Grounding | None
-) -> bool:
-    """Whether `name`, the tool name the model writes free (`free_name`), is an offered
-    tool (not `dropped`) that the `request` names (`choice.mentions`)."""
-    if name is None or name in dropped or request is None:
-        return False
-    return any(tool.name == name and mentions(tool, request) for tool in tools)
 
 
 def _add_usage(total: Usage, raw: dict[str, Any]) -> None:
