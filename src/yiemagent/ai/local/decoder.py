@@ -271,12 +271,12 @@ class ReplyDecoder:
             return
         tool = self._tools.get(name)
         known = self._known
-        if streamed is None and tool is not None and known is not None and known.files:
-            repaired = repair_file_names(tool, arguments, known, self._used_files())
-            if repaired is not arguments and name not in self._exempt:
-                logger.info("local call %s: file name in %s repaired", name, arguments)
-                arguments = repaired
         if streamed is None and tool is not None and known is not None and name not in self._exempt:
+            if known.files:
+                repaired = repair_file_names(tool, arguments, known, self._used_files())
+                if repaired is not arguments:
+                    logger.info("local call %s: file name in %s repaired", name, arguments)
+                    arguments = repaired
             trimmed = drop_unbacked_options(tool, arguments, known)
             if trimmed is not arguments:
                 logger.info("local call %s: optional values nothing backs left out", name)
