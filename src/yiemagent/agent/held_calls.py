@@ -100,6 +100,7 @@ class HeldCalls:
         return [p for p in self.pending(messages) if p.decision is None]
 
     def clear(self) -> None:
+        """Hold nothing and forget every decision (`reset`, or a resumed run applied them)."""
         self.ids = []
         self.decisions = {}
 

@@ -20,7 +20,9 @@ logger = logging.getLogger(__name__)
 class Closeable(Protocol):
     """What an `Agent` can own: anything with an async `close()` (an MCP server)."""
 
-    async def close(self) -> None: ...
+    async def close(self) -> None:
+        """Release the resource (awaited once, when the owning agent closes)."""
+        ...
 
 
 class OwnedResources:

@@ -62,15 +62,29 @@ class RunOptions(Protocol):
     """The run options an `Agent` exposes as attributes; read when each run starts."""
 
     @property
-    def tool_execution(self) -> str: ...
+    def tool_execution(self) -> str:
+        """How a batch runs: "parallel" or "sequential" (R-4.8, R-4.9)."""
+        ...
+
     @property
-    def max_turns(self) -> int | None: ...
+    def max_turns(self) -> int | None:
+        """Model calls a run may make; None: no cap (R-5.5 "max_turns")."""
+        ...
+
     @property
-    def session_id(self) -> str | None: ...
+    def session_id(self) -> str | None:
+        """Handed to the provider with each call (`ProviderOptions.session_id`)."""
+        ...
+
     @property
-    def max_retry_delay_ms(self) -> int | None: ...
+    def max_retry_delay_ms(self) -> int | None:
+        """Longest retry wait (ms) a provider accepts (`ProviderOptions`)."""
+        ...
+
     @property
-    def output_retries(self) -> int: ...
+    def output_retries(self) -> int:
+        """Invalid outputs sent back to the model before a run ends in error (§14)."""
+        ...
 
 
 class RunDriver:

@@ -207,6 +207,7 @@ class RunRecorder:
         self.last_turn: TurnEndEvent | None = None
 
     def record(self, event: AgentEvent) -> None:
+        """Keep the run's last `turn_end` and its `agent_end`; other events pass."""
         if isinstance(event, TurnEndEvent):
             self.last_turn = event
         elif isinstance(event, AgentEndEvent):

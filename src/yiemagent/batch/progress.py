@@ -26,15 +26,19 @@ class BatchCounts:
     skipped: int = 0
     """Already done in the results file when the run started."""
     ok: int = 0
+    """Ended "ok" in this run."""
     failed: int = 0
     """Ended with status "error" or "timeout"."""
     timed_out: int = 0
     """Of `failed`, those whose last attempt timed out."""
     interrupted: int = 0
+    """Stopped by Ctrl-C / `stop`: not done, run again by a rerun."""
     running: int = 0
+    """Started and not finished yet."""
     cost_usd: float = 0.0
     """USD spent by this run."""
     started: float = field(default_factory=time.monotonic)
+    """`time.monotonic()` seconds when counting began: where `rate` starts."""
 
     @property
     def finished(self) -> int:

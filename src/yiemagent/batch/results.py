@@ -84,6 +84,7 @@ class TaskResult:
     """A short reason for grouping: "timeout", "model_error", "output_invalid",
     "max_turns", "exception", "worker_died", "interrupted"."""
     attempts: int = 1
+    """Attempts made: 1, plus the retries used after an error or a timeout."""
     duration_s: float = 0.0
     """Seconds from the first attempt's start to the last attempt's end."""
     metadata: dict[str, Any] = field(default_factory=dict)

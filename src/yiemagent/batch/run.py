@@ -53,6 +53,7 @@ class BatchReport:
     skipped_failed: int
     """Of `skipped`, those recorded "error" or "timeout" (a rerun does not retry them)."""
     ok: int
+    """Ended "ok" in this run."""
     failed: int
     """Ended "error" or "timeout" (after their retries)."""
     timed_out: int
@@ -64,8 +65,10 @@ class BatchReport:
     cost_usd: float
     """USD spent by this run."""
     duration_s: float
+    """Wall-clock seconds of the call, the results file's opening and repair included."""
     backend: Backend
     workers: Literal["tasks", "pool"]
+    """What ran the tasks ("auto" resolved: "pool" for the embedded model, else "tasks")."""
 
     @property
     def complete(self) -> bool:

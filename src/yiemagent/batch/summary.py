@@ -25,9 +25,12 @@ class BatchSummary:
     examples: dict[str, str] = field(default_factory=dict)
     """`error_kind` → the error text of its first task."""
     input_tokens: int = 0
+    """The tasks' `usage["input"]` summed (prompt tokens not read from a cache)."""
     output_tokens: int = 0
     total_tokens: int = 0
+    """The tasks' `usage["total_tokens"]` summed (cache reads and writes included)."""
     cost_usd: float = 0.0
+    """USD over every task's model calls."""
     attempts: int = 0
     """Attempts over all tasks (retries included)."""
     task_seconds: float = 0.0

@@ -150,6 +150,12 @@ class ToolUpdates:
 
 
 def as_tool_result(value: object, tool_name: str) -> AgentToolResult:
+    """What `execute` returned, as a result: an `AgentToolResult` as it is, a `str` as one
+    `TextContent` (R-4.2).
+
+    Raises:
+        TypeError: anything else (the pipeline makes it the call's error result).
+    """
     if isinstance(value, AgentToolResult):
         return value
     if isinstance(value, str):

@@ -108,6 +108,8 @@ class OtelObserver:
         self._content = capture_content
 
     def run(self, config: AgentLoopConfig, system_prompt: str) -> _RunSpan:
+        """Open the run's `invoke_agent` span (GenAI semantic conventions; the system
+        prompt only with `capture_content`); its chat and tool spans are its children."""
         model = config.model
         name = "yiemagent"
         attributes: dict[str, Any] = {

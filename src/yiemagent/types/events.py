@@ -87,10 +87,13 @@ class MessageStartEvent:
 
 @dataclass(slots=True)
 class MessageUpdateEvent:
-    """The assistant message grew; `message` is the partial message."""
+    """The assistant message grew: one provider event between `start` and `done`/`error`,
+    relayed as it came (R-5.1, R-5.2)."""
 
     message: AssistantMessage
+    """The partial message (the provider event's `partial`)."""
     assistant_message_event: AssistantMessageEvent
+    """The provider event (seed 002 §3): `text_delta`, `toolcall_end`, `fallback`, …"""
     type: Literal["message_update"] = "message_update"
 
 
@@ -104,7 +107,11 @@ class MessageEndEvent:
 
 @dataclass(slots=True)
 class ToolExecutionStartEvent:
-    """A tool call is about to be prepared and run; `args` as the model sent them."""
+    """A tool call is about to be prepared and run (R-4.8, R-4.9).
+
+    `tool_call_id` and `tool_name` are the `ToolCall`'s, in this event and in the call's
+    update and end events; `args` are its arguments as the model sent them (before
+    `prepare_arguments` and validation)."""
 
     tool_call_id: str
     tool_name: str
@@ -114,7 +121,8 @@ class ToolExecutionStartEvent:
 
 @dataclass(slots=True)
 class ToolExecutionUpdateEvent:
-    """A running tool reported a partial result through `on_update`."""
+    """A running tool reported a partial result through `on_update` (R-4.5); `args` as in
+    the start event."""
 
     tool_call_id: str
     tool_name: str
@@ -125,12 +133,14 @@ class ToolExecutionUpdateEvent:
 
 @dataclass(slots=True)
 class ToolExecutionEndEvent:
-    """A tool call has its final result."""
+    """A tool call has its final result, after `after_tool_call` (R-4.6). Every call that
+    started ends exactly once (R-4.1); in a parallel batch in completion order (R-4.9)."""
 
     tool_call_id: str
     tool_name: str
     result: AgentToolResult
     is_error: bool
+    """Whether `result` is an error result (the `ToolResultMessage`'s `is_error`)."""
     type: Literal["tool_execution_end"] = "tool_execution_end"
 
 

@@ -86,6 +86,8 @@ class ThinkingContent:
     signature: str | None = None
     """Provider signature (Anthropic); only sent back to the model that produced it."""
     redacted: bool = False
+    """The provider withheld the text (Anthropic's redacted thinking): `thinking` is empty
+    and `signature` holds the opaque data, sent back as it came."""
     type: Literal["thinking"] = "thinking"
 
 
@@ -129,8 +131,11 @@ class Usage:
     """Prompt tokens not read from the cache."""
     output: int = 0
     cache_read: int = 0
+    """Prompt tokens read from the provider's prompt cache."""
     cache_write: int = 0
+    """Prompt tokens written to the cache (Anthropic; OpenAI reports none)."""
     total_tokens: int = 0
+    """`input + output + cache_read + cache_write`, as the providers fill it."""
     cost: Cost = field(default_factory=Cost)
 
     def add(self, other: Usage) -> None:
@@ -188,6 +193,7 @@ class AssistantMessage:
     usage: Usage = field(default_factory=Usage)
     stop_reason: StopReason = "stop"
     error_message: str | None = None
+    """What went wrong, with stop reason "error" or "aborted" (and R-6.3's terminated reply)."""
     timestamp: int = field(default_factory=now_ms)
     """When the model call started (ms since the epoch)."""
     role: Literal["assistant"] = "assistant"
@@ -233,8 +239,10 @@ class BashExecutionMessage:
     command: str
     output: str
     exit_code: int | None = None
+    """None when unknown; the model is told a code other than 0."""
     cancelled: bool = False
     truncated: bool = False
+    """`output` was cut short; the model is told so."""
     timestamp: int = field(default_factory=now_ms)
     role: Literal["bashExecution"] = "bashExecution"
 
@@ -245,6 +253,7 @@ class CompactionSummaryMessage:
 
     summary: str
     tokens_before: int = 0
+    """Estimated tokens of the model's view before this compaction (set by `Compactor`)."""
     timestamp: int = field(default_factory=now_ms)
     role: Literal["compactionSummary"] = "compactionSummary"
 
@@ -265,7 +274,9 @@ class CustomMessage(Protocol):
     what the model sees of it (the default drops unknown roles)."""
 
     @property
-    def role(self) -> str: ...
+    def role(self) -> str:
+        """Its tag: a name of the application's own, not a built-in role (DESIGN §3)."""
+        ...
 
 
 Message: TypeAlias = UserMessage | AssistantMessage | ToolResultMessage

@@ -75,10 +75,15 @@ class Model:
     """
 
     id: str
+    """The provider's model id, as sent in the request (e.g. `gpt-4o-mini`)."""
     provider: str
+    """Who serves it (e.g. "openai", "anthropic", "openrouter", "local"); some request
+    details follow it, and an assistant message's thinking goes back only to the same
+    provider and model."""
     api: str
     base_url: str | None = None
     name: str = ""
+    """A human-readable name (a `FallbackModel`: its models, "a | b"); may be empty."""
     reasoning: bool = False
     """Whether the model can think before answering."""
     input: tuple[str, ...] = ("text",)
@@ -89,6 +94,8 @@ class Model:
     """Most output tokens per call."""
     cost: ModelCost = field(default_factory=ModelCost)
     headers: Mapping[str, str] | None = None
+    """HTTP headers sent with every request to this model (a call's `headers` override
+    them name by name)."""
 
 
 @dataclass(slots=True)
@@ -110,19 +117,27 @@ class ProviderOptions:
     api_key: str | None = field(default=None, repr=False)
     """Kept out of `repr`, so a logged config never shows the key."""
     temperature: float | None = None
+    """None: the provider's default (the embedded model: 0)."""
     max_tokens: int | None = None
     """Output tokens; defaults to the model's `max_tokens`."""
     reasoning: ThinkingLevel | None = None
+    """How hard a reasoning model (`Model.reasoning`) thinks; None: no thinking asked for."""
     thinking_budgets: Mapping[str, int] | None = None
     """Tokens of thinking per level, overriding the provider's defaults."""
     session_id: str | None = None
+    """Sent to OpenAI as `prompt_cache_key`, so one session's calls share a prompt cache."""
     headers: Mapping[str, str] | None = None
+    """Extra HTTP headers for the call, over the model's own."""
     metadata: Mapping[str, Any] | None = None
+    """Request metadata: OpenAI gets all of it (as strings), Anthropic only `user_id`."""
     max_retry_delay_ms: int | None = None
     """Longest wait (ms) before a retry (default 60 000); a server asking for longer ends the
     call in error. `0` means no cap."""
     cache_retention: CacheRetention | None = None
+    """Prompt caching: "none" turns it off; "long" asks for the longer retention (OpenAI
+    24 h, Anthropic 1 h); None or "short": the provider's default."""
     transport: str | None = None
+    """Seed 002's transport choice, carried to the provider; no provider reads it yet."""
     on_payload: Callable[[dict[str, Any]], Any] | None = None
     """Sees (and may replace, by returning a dict) the request body before it is sent."""
     on_response: Callable[[Any], Any] | None = None
@@ -166,6 +181,11 @@ class AssistantStartEvent:
 
 @dataclass(slots=True)
 class TextStartEvent:
+    """A text block opened, empty, at `partial.content[content_index]`.
+
+    In every event of one message, `content_index` indexes `partial.content`, and
+    `partial` is the same message object, growing (DESIGN §7)."""
+
     content_index: int
     partial: AssistantMessage
     type: Literal["text_start"] = "text_start"
@@ -173,6 +193,9 @@ class TextStartEvent:
 
 @dataclass(slots=True)
 class TextDeltaEvent:
+    """Text was appended to the block at `content_index`; `delta` is only the new text
+    (never empty)."""
+
     content_index: int
     delta: str
     partial: AssistantMessage
@@ -181,6 +204,8 @@ class TextDeltaEvent:
 
 @dataclass(slots=True)
 class TextEndEvent:
+    """The text block at `content_index` is complete; `content` is that block."""
+
     content_index: int
     content: TextContent
     partial: AssistantMessage
@@ -189,6 +214,8 @@ class TextEndEvent:
 
 @dataclass(slots=True)
 class ThinkingStartEvent:
+    """A thinking block opened, empty, at `partial.content[content_index]`."""
+
     content_index: int
     partial: AssistantMessage
     type: Literal["thinking_start"] = "thinking_start"
@@ -196,6 +223,9 @@ class ThinkingStartEvent:
 
 @dataclass(slots=True)
 class ThinkingDeltaEvent:
+    """Thinking text was appended to the block at `content_index`; `delta` is only the new
+    text (a signature fragment is added to the block without an event)."""
+
     content_index: int
     delta: str
     partial: AssistantMessage
@@ -204,6 +234,8 @@ class ThinkingDeltaEvent:
 
 @dataclass(slots=True)
 class ThinkingEndEvent:
+    """The thinking block at `content_index` is complete, with its signature."""
+
     content_index: int
     content: ThinkingContent
     partial: AssistantMessage
@@ -212,6 +244,9 @@ class ThinkingEndEvent:
 
 @dataclass(slots=True)
 class ToolCallStartEvent:
+    """A tool call opened at `partial.content[content_index]`: its id and name are known,
+    its arguments are `{}` so far."""
+
     content_index: int
     partial: AssistantMessage
     type: Literal["toolcall_start"] = "toolcall_start"
@@ -219,7 +254,8 @@ class ToolCallStartEvent:
 
 @dataclass(slots=True)
 class ToolCallDeltaEvent:
-    """More argument JSON arrived; the call in `partial` holds it parsed (always a dict)."""
+    """More argument JSON arrived: `delta` is the raw text fragment; the call in `partial`
+    holds the text so far parsed (always a dict)."""
 
     content_index: int
     delta: str
@@ -229,6 +265,10 @@ class ToolCallDeltaEvent:
 
 @dataclass(slots=True)
 class ToolCallEndEvent:
+    """The tool call at `content_index` is complete: `tool_call.arguments` is final, and
+    `tool_call.partial_json` is None, or keeps the raw text when it was not a JSON object
+    (validation then reports that text instead of running the tool, DESIGN §8)."""
+
     content_index: int
     tool_call: ToolCall
     partial: AssistantMessage

@@ -70,10 +70,14 @@ class AgentToolResult:
     """
 
     content: list[ToolResultContent] = field(default_factory=list)
+    """What the model reads (text and images)."""
     details: Any = field(default_factory=dict)
+    """Data for the application (events, the transcript); never sent to the model."""
     usage: Usage | None = None
+    """Tokens and cost (USD) the tool itself spent (a sub-agent's); run limits count it (§13)."""
     terminate: bool = False
     added_tool_names: list[str] | None = None
+    """Tools the call registered (writeTool); copied to the `ToolResultMessage`."""
 
     @classmethod
     def text(cls, text: str, **kwargs: Any) -> AgentToolResult:
@@ -167,6 +171,7 @@ class PreparedToolCall:
     tool: AgentTool
     tool_call: ToolCall
     args: dict[str, Any]
+    """Validated, then as `before_tool_call` left them (it may change them, R-4.4)."""
     kind: Literal["prepared"] = "prepared"
 
 
@@ -216,6 +221,7 @@ class ToolCallBatch:
 
     messages: list[ToolResultMessage]
     terminate: bool
+    """Every result asked to terminate and no call is held (`should_terminate`, R-4.10)."""
     held: list[ToolCall] = field(default_factory=list)
 
 
@@ -227,7 +233,9 @@ class BeforeToolCallResult:
 
     block: bool = False
     reason: str | None = None
+    """The blocked call's error text for the model; default "Tool execution was blocked"."""
     terminate: bool = False
+    """With `block`: the blocked call's result asks to terminate (R-4.10)."""
     defer: bool = False
 
 
