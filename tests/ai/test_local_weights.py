@@ -242,3 +242,31 @@ def test_install_hints_work_from_a_checkout() -> None:
     for spec in LOCAL_MODELS.values():
         assert "pip install 'yiemagent[" in spec.install_hint
         assert "pip install -e '.[" in spec.install_hint
+
+
+def test_each_catalogue_entry_is_keyed_by_its_id_and_pins_what_its_extra_installs() -> None:
+    """`local/<id>` finds the spec of that id, and the extra its install hint names installs
+    exactly its chunk packages at its pinned version (pyproject.toml): a version bumped in
+    one place only would assemble a file whose SHA-256 is refused."""
+    import re
+    import tomllib
+
+    from yiemagent.ai.local.weights import LOCAL_MODELS
+
+    root = Path(__file__).resolve().parents[2]
+    extras = tomllib.loads((root / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"
+    ]
+    assert LOCAL_MODELS
+    for key, spec in LOCAL_MODELS.items():
+        assert key == spec.id
+        assert local_spec(f"local/{key}") is spec
+        assert spec.file_name.endswith(".gguf")
+        named = re.search(r"yiemagent\[([a-z-]+)\]", spec.install_hint)
+        assert named is not None, spec.install_hint
+        pins = {
+            req.split("==")[0]: req.split("==")[1]
+            for req in extras[named.group(1)]
+            if "==" in req and not req.startswith("xllamacpp")
+        }
+        assert pins == dict.fromkeys(spec.packages, spec.version), (key, named.group(1))
