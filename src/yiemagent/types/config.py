@@ -57,13 +57,22 @@ class AgentLoopConfig(ProviderOptions):
     transform_context: (
         Callable[[list[AgentMessage], AbortSignal], MaybeAwaitable[list[AgentMessage]]] | None
     ) = None
+    """`(messages, signal) -> messages` before each model call, ahead of `convert_to_llm`
+    (R-5.2), e.g. a `Compactor`: it gets a copy of the transcript's list and returns the
+    model's view."""
     get_api_key: Callable[[str], MaybeAwaitable[str | None]] | None = None
     """Called per model call with the provider name; wins over `api_key`."""
     get_steering_messages: Callable[[], MaybeAwaitable[Sequence[AgentMessage]]] | None = None
+    """Polled at the start and after each turn; what it returns opens the next turn (R-5.4)."""
     get_follow_up_messages: Callable[[], MaybeAwaitable[Sequence[AgentMessage]]] | None = None
+    """Polled only when the run would otherwise end; messages continue it (R-5.4)."""
     tool_execution: ToolExecutionMode = "parallel"
+    """"parallel" runs a batch concurrently only when every called tool has `parallel=True`
+    (R-4.9); else, and with "sequential", one call after another (R-4.8)."""
     max_parallel_tools: int | None = None
+    """Most calls of a parallel batch running at once; None: no cap (R-4.9)."""
     tool_timeout_s: float | None = None
+    """Seconds per tool call for tools without their own `timeout_s`; None: none (R-4.5)."""
     before_tool_call: (
         Callable[[BeforeToolCallContext, AbortSignal], MaybeAwaitable[BeforeToolCallResult | None]]
         | None
@@ -73,8 +82,11 @@ class AgentLoopConfig(ProviderOptions):
         | None
     ) = None
     should_stop_after_turn: Callable[[TurnContext], MaybeAwaitable[bool]] | None = None
+    """True after a turn ends the run ("should_stop"), before the queues are polled (R-5.4)."""
     prepare_next_turn: Callable[[TurnContext], MaybeAwaitable[TurnUpdate | None]] | None = None
+    """Before each next turn: a `TurnUpdate` replaces the context, model or reasoning."""
     max_turns: int | None = None
+    """Model calls per run; a run that would go on after that many ends "max_turns" (R-5.5)."""
     stream_idle_timeout_s: float | None = 120.0
     """R-5.8: a model stream silent this long ends in error (None: no limit). Not applied to
     the embedded model (api "local"), whose own generation deadline bounds it."""
@@ -124,6 +136,10 @@ class AgentState:
     tools: list[AgentTool] = field(default_factory=list)
     messages: list[AgentMessage] = field(default_factory=list)
     active_run: bool = False
+    """A run is active: from its start to its `agent_end`."""
     streaming_message: AssistantMessage | None = None
+    """The assistant message being streamed, from its `message_start` to its `message_end`."""
     pending_tool_calls: set[str] = field(default_factory=set)
+    """Ids of the tool calls started (`tool_execution_start`) and not ended yet."""
     error_message: str | None = None
+    """Why the current or last run's model call failed or was aborted; None when it did not."""

@@ -50,6 +50,7 @@ class AfterToolCallContext:
     tool_call: ToolCall
     args: dict[str, Any]
     result: AgentToolResult
+    """What `execute` produced (an error result when it raised or timed out)."""
     is_error: bool
     context: AgentContext
 
@@ -59,9 +60,12 @@ class TurnContext:
     """Given to `should_stop_after_turn` and `prepare_next_turn` after each turn (R-5.4)."""
 
     message: AssistantMessage
+    """The turn's assistant message."""
     tool_results: list[ToolResultMessage]
+    """Its tool calls' results, in source order."""
     context: AgentContext
     new_messages: list[AgentMessage]
+    """Every message the run has added so far, its prompts first."""
 
 
 @dataclass(slots=True)
