@@ -133,8 +133,9 @@ class ToolExecutionUpdateEvent:
 
 @dataclass(slots=True)
 class ToolExecutionEndEvent:
-    """A tool call has its final result, after `after_tool_call` (R-4.6). Every call that
-    started ends exactly once (R-4.1); in a parallel batch in completion order (R-4.9)."""
+    """A tool call has its final result (a call that ran: after `after_tool_call`, R-4.6).
+    Every call that started ends exactly once (R-4.1); in a parallel batch in completion
+    order (R-4.9)."""
 
     tool_call_id: str
     tool_name: str

@@ -125,11 +125,11 @@ class ProviderOptions:
     thinking_budgets: Mapping[str, int] | None = None
     """Tokens of thinking per level, overriding the provider's defaults."""
     session_id: str | None = None
-    """Sent to OpenAI as `prompt_cache_key`, so one session's calls share a prompt cache."""
+    """OpenAI's `prompt_cache_key` (unless `cache_retention="none"`): one prompt cache."""
     headers: Mapping[str, str] | None = None
     """Extra HTTP headers for the call, over the model's own."""
     metadata: Mapping[str, Any] | None = None
-    """Request metadata: OpenAI gets all of it (as strings), Anthropic only `user_id`."""
+    """Request metadata: OpenAI itself gets all of it (as strings), Anthropic `user_id`."""
     max_retry_delay_ms: int | None = None
     """Longest wait (ms) before a retry (default 60 000); a server asking for longer ends the
     call in error. `0` means no cap."""
@@ -234,7 +234,7 @@ class ThinkingDeltaEvent:
 
 @dataclass(slots=True)
 class ThinkingEndEvent:
-    """The thinking block at `content_index` is complete, with its signature."""
+    """The thinking block at `content_index` is complete (its signature, if any, too)."""
 
     content_index: int
     content: ThinkingContent
