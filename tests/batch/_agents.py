@@ -9,7 +9,8 @@ fresh Agent on the faux model whose behaviour comes from the task's metadata.
 - "raise": make_agent raises;
 - "json": answers `metadata["answer"]` (text) for the output-schema tests;
 - "die_once": the first attempt on the machine (a marker file `metadata["marker"]`) kills
-  its own process (os._exit), later ones answer.
+  its own process (os._exit), later ones answer;
+- "die": every attempt kills its own process (exit code 17).
 `metadata["delay_s"]` slows the answer's streaming; `metadata["log"]` names a file each
 attempt appends "<id> <pid>" to (one write of one line).
 """
@@ -52,6 +53,8 @@ def make_faux_agent(task: BatchTask) -> Agent:
     delay = float(task.metadata.get("delay_s", 0.0))
     if kind == "raise":
         raise RuntimeError(f"cannot build an agent for {task.id}")
+    if kind == "die":
+        os._exit(17)
     if kind == "die_once":
         marker = task.metadata["marker"]
         if not os.path.exists(marker):

@@ -12,6 +12,7 @@ import pytest
 from tests.batch._agents import make_faux_agent
 from tests.batch._kit import assert_each_id_once
 from yiemagent.batch import BatchError, run_batch
+from yiemagent.batch.execute import WORKER_DEATH_RETRIES
 
 
 def test_pool_spreads_tasks_and_reruns_the_task_of_a_dead_worker(tmp_path: Path) -> None:
@@ -36,6 +37,26 @@ def test_pool_spreads_tasks_and_reruns_the_task_of_a_dead_worker(tmp_path: Path)
     retried = [line.split()[1] for line in log.read_text().splitlines() if line.startswith("p7 ")]
     assert retried[0] == dead_pid and retried[1] != dead_pid
     assert json.loads(out.read_text().splitlines()[0])["status"] == "ok"
+
+
+def test_a_task_that_kills_every_worker_is_recorded_worker_died_once(tmp_path: Path) -> None:
+    """Each death runs the task again on a fresh worker, `WORKER_DEATH_RETRIES` times; then
+    its one line says so (status "error", kind "worker_died", the exit code, every attempt
+    counted) and the other tasks are unaffected."""
+    tasks = [
+        {"id": "dies", "prompt": "p", "metadata": {"kind": "die", "mark": 1}},
+        {"id": "fine", "prompt": "p", "metadata": {"kind": "ok"}},
+    ]
+    out = tmp_path / "r.jsonl"
+    report = run_batch(tasks, make_faux_agent, results=out, workers="pool", processes=1)
+    assert (report.ok, report.failed, report.interrupted) == (1, 1, 0), report
+    lines = {line["id"]: line for line in assert_each_id_once(out, ["dies", "fine"])}
+    died = lines["dies"]
+    assert (died["status"], died["error_kind"]) == ("error", "worker_died"), died
+    assert died["attempts"] == 1 + WORKER_DEATH_RETRIES
+    assert "exit code 17" in died["error"]
+    assert died["metadata"] == {"kind": "die", "mark": 1}
+    assert lines["fine"]["status"] == "ok"
 
 
 def test_an_unpicklable_make_agent_is_one_clear_error(tmp_path: Path) -> None:

@@ -36,6 +36,7 @@ __all__ = [
     "build_agent",
     "check_output",
     "run_task",
+    "unfinished_result",
 ]
 
 logger = logging.getLogger(__name__)
@@ -65,6 +66,36 @@ class TaskOptions:
     """Wall-clock limit of one attempt, seconds; None: no limit."""
     retries: int = 1
     """Attempts after the first for a task that failed or timed out."""
+
+    def backstop_s(self, slack_s: float) -> float | None:
+        """How long a backend waits for a task's result before it gives up on the worker
+        running it (a model that does not respond to an abort), seconds: every attempt's
+        `timeout_s` and `RUN_END_GRACE_S`, plus the backend's `slack_s`; None without a
+        timeout (a task then runs as long as it takes)."""
+        if self.timeout_s is None:
+            return None
+        return (self.timeout_s + RUN_END_GRACE_S + slack_s) * (self.retries + 1)
+
+
+def unfinished_result(task: BatchTask, kind: str, error: str, attempts: int) -> TaskResult:
+    """The result of a task a backend got no result for (DESIGN §16): kind "interrupted"
+    gives status "interrupted" (not done: a rerun runs it again), any other kind
+    ("worker_died", "timeout", "exception") status "error" with that `error_kind`.
+
+    Args:
+        task: The task; its id and metadata are copied.
+        kind: The `error_kind`.
+        error: The one-line `error` text.
+        attempts: Tries so far, each worker death included (at least 1 is recorded).
+    """
+    return TaskResult(
+        id=task.id,
+        status="interrupted" if kind == "interrupted" else "error",
+        error=error,
+        error_kind=kind,
+        attempts=max(1, attempts),
+        metadata=task.metadata,
+    )
 
 
 @dataclass(slots=True)

@@ -34,6 +34,7 @@ from yiemagent.batch.execute import (
     TaskOptions,
     build_agent,
     run_task,
+    unfinished_result,
 )
 from yiemagent.batch.local import ResultSink
 from yiemagent.batch.results import TaskResult
@@ -46,6 +47,9 @@ logger = logging.getLogger(__name__)
 
 _START_TIMEOUT_S = 300.0
 """Seconds a worker may take to start and load its model."""
+_BACKSTOP_SLACK_S = 5.0
+"""Seconds past a task's own limits (`TaskOptions.backstop_s`) before a silent worker is
+killed."""
 
 
 WORKER_THREADS = 1
@@ -212,18 +216,10 @@ class _Worker:
 async def _start(make_agent: MakeAgent, threads: int) -> _Worker:
     worker = _Worker(make_agent, threads)
     if not await worker.ready():
-        code = worker.process.exitcode
         await worker.close()
+        code = worker.process.exitcode  # known once `close` has joined the process
         raise BatchError(f"a batch worker process failed to start (exit code {code})")
     return worker
-
-
-def _backstop_s(options: TaskOptions) -> float | None:
-    """How long the driver waits for a result before it kills the worker (a model that does
-    not respond to abort), seconds; None without a timeout."""
-    if options.timeout_s is None:
-        return None
-    return (options.timeout_s + RUN_END_GRACE_S + 5.0) * (options.retries + 1)
 
 
 async def _run_one(
@@ -234,9 +230,10 @@ async def _run_one(
         return None
     reply = asyncio.ensure_future(worker.receive())
     stopped = asyncio.ensure_future(stop.wait())
+    backstop = options.backstop_s(_BACKSTOP_SLACK_S)
     try:
         done, _ = await asyncio.wait(
-            {reply, stopped}, timeout=_backstop_s(options), return_when="FIRST_COMPLETED"
+            {reply, stopped}, timeout=backstop, return_when="FIRST_COMPLETED"
         )
         if reply not in done:
             if stopped in done:
@@ -288,14 +285,17 @@ async def run_in_pool(
                     result.attempts += deaths[task.id]
                     sink.finished(result)
                     continue
-                code = worker.process.exitcode
                 deaths[task.id] += 1
                 await worker.close()
+                code = worker.process.exitcode  # known once `close` has joined the process
                 if stop.is_set():
-                    sink.finished(_died(task, deaths[task.id], code, "interrupted"))
+                    sink.finished(
+                        unfinished_result(task, "interrupted", "interrupted", deaths[task.id])
+                    )
                     return
                 if deaths[task.id] > WORKER_DEATH_RETRIES:
-                    sink.finished(_died(task, deaths[task.id], code, "error"))
+                    error = f"the worker process died while running the task (exit code {code})"
+                    sink.finished(unfinished_result(task, "worker_died", error, deaths[task.id]))
                 else:
                     logger.warning(
                         "task %s: worker died (exit %s); running it again", task.id, code
@@ -312,17 +312,3 @@ async def run_in_pool(
         for job in slots:
             job.cancel()
         await asyncio.gather(*slots, return_exceptions=True)
-
-
-def _died(task: BatchTask, deaths: int, code: int | None, status: str) -> TaskResult:
-    interrupted = status == "interrupted"
-    return TaskResult(
-        id=task.id,
-        status="interrupted" if interrupted else "error",
-        error="interrupted"
-        if interrupted
-        else f"the worker process died while running the task (exit code {code})",
-        error_kind="interrupted" if interrupted else "worker_died",
-        attempts=deaths,
-        metadata=task.metadata,
-    )

@@ -30,6 +30,7 @@ from yiemagent.batch.execute import (
     MakeAgent,
     TaskOptions,
     run_task,
+    unfinished_result,
 )
 from yiemagent.batch.local import ResultSink
 from yiemagent.batch.results import TaskResult
@@ -42,6 +43,9 @@ logger = logging.getLogger(__name__)
 
 _LOCAL_ONLY_ENV = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
 """Set to 0 before Ray is imported, a cluster started for the batch binds to 127.0.0.1."""
+_BACKSTOP_SLACK_S = 10.0
+"""Seconds past a task's own limits (`TaskOptions.backstop_s`) before a Ray task that sent
+no result is cancelled."""
 
 
 def _import_ray(address: str | None) -> Any:
@@ -118,23 +122,6 @@ def _is_system_failure(ray: Any, exc: BaseException) -> bool:
     return isinstance(exc, errors.RayError)
 
 
-def _failed(task: BatchTask, kind: str, error: str, attempts: int) -> TaskResult:
-    return TaskResult(
-        id=task.id,
-        status="interrupted" if kind == "interrupted" else "error",
-        error=error,
-        error_kind=kind,
-        attempts=max(1, attempts),
-        metadata=task.metadata,
-    )
-
-
-def _backstop_s(options: TaskOptions) -> float | None:
-    if options.timeout_s is None:
-        return None
-    return (options.timeout_s + RUN_END_GRACE_S + 10.0) * (options.retries + 1)
-
-
 async def run_on_ray(
     pending: Sequence[BatchTask],
     make_agent: MakeAgent,
@@ -199,7 +186,7 @@ async def _drive(
     started: set[str] = set()
     flights: dict[asyncio.Future[Any], _InFlight] = {}
     stopped = asyncio.ensure_future(stop.wait())
-    backstop = _backstop_s(options)
+    backstop = options.backstop_s(_BACKSTOP_SLACK_S)
 
     def submit(task: BatchTask) -> None:
         actor = idle.popleft() if pool else None
@@ -254,14 +241,14 @@ def _settle(
                 queue.appendleft(task)
                 return
             error = f"the worker died while running the task: {type(exc).__name__}"
-            sink.finished(_failed(task, "worker_died", error, deaths[task.id]))
+            sink.finished(unfinished_result(task, "worker_died", error, deaths[task.id]))
             return
         if isinstance(exc, ray.exceptions.TaskCancelledError):  # the backstop cancelled it
             error = "no result in time; the Ray task was cancelled"
-            sink.finished(_failed(task, "timeout", error, deaths[task.id] + 1))
+            sink.finished(unfinished_result(task, "timeout", error, deaths[task.id] + 1))
             return
         text = " ".join(str(getattr(exc, "cause", None) or exc).split())[:500]
-        sink.finished(_failed(task, "exception", f"the Ray task raised: {text}", 1))
+        sink.finished(unfinished_result(task, "exception", f"the Ray task raised: {text}", 1))
         return
     result = TaskResult.from_json(raw)
     result.attempts += deaths[task.id]
@@ -288,6 +275,6 @@ async def _interrupt(
         await asyncio.wait(set(flights), timeout=RUN_END_GRACE_S)
     for flight in flights.values():
         sink.finished(
-            _failed(flight.task, "interrupted", "interrupted", deaths[flight.task.id] + 1)
+            unfinished_result(flight.task, "interrupted", "interrupted", deaths[flight.task.id] + 1)
         )
     flights.clear()
