@@ -49,10 +49,13 @@ class Bar:
 
     kind: Literal["model", "tool"]
     id: str
+    """A tool call's id; `model-<turn index>` for a model call."""
     label: str
+    """The model's id, or the tool's name."""
     start_ms: int
     end_ms: int
     is_error: bool = False
+    """The model call ended in error or aborted, or the tool result is an error."""
     details: dict[str, Any] = field(default_factory=dict)
     """What a click shows: arguments, result, tokens, cost, error, …"""
 
@@ -62,6 +65,7 @@ class Turn:
     """One model call and the tool calls it asked for."""
 
     index: int
+    """1 for the first turn."""
     prompt: str = ""
     """Text of the user messages that opened it (the prompt, steering, follow-ups)."""
     bars: list[Bar] = field(default_factory=list)

@@ -131,7 +131,9 @@ class AgentTool:
 
     name: str
     label: str
+    """A human-readable name (`listTools` shows it beside the name)."""
     description: str
+    """What the model reads to decide when and how to call the tool."""
     input_schema: dict[str, Any]
     execute: ToolExecute
     prepare_arguments: PrepareArguments | None = None
