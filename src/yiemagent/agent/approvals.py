@@ -14,7 +14,6 @@ error result saying the session was interrupted), never to a second execution.
 
 from __future__ import annotations
 
-import logging
 from typing import TYPE_CHECKING
 
 from yiemagent.types import AgentMessage, PendingApproval, ToolApproval
@@ -25,8 +24,6 @@ if TYPE_CHECKING:
 from yiemagent.agent.held_calls import HeldCalls
 
 __all__ = ["ApprovalMethods", "HeldCalls"]
-
-logger = logging.getLogger(__name__)
 
 
 class ApprovalMethods:

@@ -11,7 +11,6 @@ first call that needs them, never by `import yiemagent.ai`.
 from __future__ import annotations
 
 import inspect
-import logging
 
 from yiemagent.ai.fallback import FallbackModel
 from yiemagent.ai.models import MODELS, calculate_cost, get_model
@@ -31,8 +30,6 @@ __all__ = [
     "register_api",
     "stream",
 ]
-
-logger = logging.getLogger(__name__)
 
 
 def stream(

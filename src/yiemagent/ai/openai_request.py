@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import logging
 import re
 from typing import Any
 
@@ -33,8 +32,6 @@ __all__ = [
     "mistral_tool_call_id",
     "openai_tool_call_id",
 ]
-
-logger = logging.getLogger(__name__)
 
 REASONING_FIELDS = ("reasoning_content", "reasoning", "reasoning_text")
 """The delta fields compatible servers stream thinking in; sent back in the same one."""

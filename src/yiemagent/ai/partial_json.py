@@ -8,15 +8,12 @@ incomplete trailing string is kept as far as it arrived.
 
 from __future__ import annotations
 
-import logging
 import re
 from typing import Any
 
 import jiter
 
 __all__ = ["parse_partial_json"]
-
-logger = logging.getLogger(__name__)
 
 
 def parse_partial_json(text: str) -> dict[str, Any]:

@@ -11,14 +11,11 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
-import logging
 import threading
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
 __all__ = ["LoopThread"]
-
-logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
