@@ -124,6 +124,25 @@ async def test_native_mode_valid_invalid_fixed_and_exhausted(case: Case) -> None
     assert fm.call_count == 2
 
 
+@pytest.mark.parametrize("mode", ["native", "tool"])
+async def test_each_call_hands_the_provider_the_schema_only_in_native_mode(mode: str) -> None:
+    """Native mode asks the provider to constrain the answer (`StreamOptions.output_schema`,
+    e.g. OpenAI's `response_format`); tool mode offers the output tool and no schema."""
+    spec = OutputSpec(Person, mode=mode)  # type: ignore[arg-type]
+    reply = '{"name": "Ann", "age": 31}'
+    fm = FauxModel([reply if mode == "native" else tool_reply({"name": "Ann", "age": 31})])
+    seen: list[Any] = []
+
+    def stream_fn(model: Any, context: Any, options: Any) -> Any:
+        seen.append(options.output_schema)
+        return fm.stream_fn(model, context, options)
+
+    agent: Agent[Any] = Agent(model=fm.model, stream_fn=stream_fn)
+    answer = await agent.prompt("extract it", output_type=spec)
+    assert answer.output == Person(name="Ann", age=31)
+    assert seen == [spec.schema if mode == "native" else None]
+
+
 async def test_tool_mode_text_answer_is_asked_again_then_accepted_as_json() -> None:
     """A model that answers in prose instead of calling final_result is told to call it."""
     fm = FauxModel(["Ann is 31.", '{"name": "Ann", "age": 31}'])

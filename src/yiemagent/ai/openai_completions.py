@@ -82,7 +82,6 @@ def stream_openai_completions(
 
 @dataclass(slots=True)
 class _Call:
-    content_index: int
     call: ToolCall
     raw: str = ""
 
@@ -182,7 +181,7 @@ class _Assembler:
             self.builder.end_block()  # close the previous call before opening this one
             self.builder.tool_call_start(delta.id or "", name)
             content = self.builder.message.content
-            entry = _Call(len(content) - 1, content[-1])  # type: ignore[arg-type]
+            entry = _Call(content[-1])  # type: ignore[arg-type]
             self.calls[key] = entry
             if wire is not None:
                 self.keys[wire] = key

@@ -62,7 +62,6 @@ class EventPrinter:
         self._out = out or sys.stdout
         self._err = err or Console(stderr=True, highlight=False, soft_wrap=True)
         self._started: dict[str, float] = {}
-        self._args: dict[str, Any] = {}
         self._line_open = False
         self._t0 = time.perf_counter()
         self.final: AssistantMessage | None = None

@@ -16,7 +16,7 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 from yiemagent.loop.convert import IncrementalConverter, default_convert_to_llm
 from yiemagent.loop.deadline import Deadline
@@ -170,21 +170,14 @@ async def _stream_options(config: AgentLoopConfig, deadline: Deadline) -> Stream
         api_key = await maybe_await(config.get_api_key(config.model.provider))
     provider = {name: getattr(config, name) for name in PROVIDER_OPTIONS}
     provider["api_key"] = api_key or config.api_key
+    spec = config.output_type
     return StreamOptions(
         signal=deadline.signal,
         idle_timeout_s=deadline.timeout_s,
         keep_alive=deadline.keep_alive if deadline.timeout_s is not None else None,
-        output_schema=_native_output_schema(config),
+        output_schema=None if spec is None else spec.native_schema(config.model),
         **provider,
     )
-
-
-def _native_output_schema(config: AgentLoopConfig) -> dict[str, Any] | None:
-    """The output schema for the provider, when the run's output type is in native mode."""
-    spec = config.output_type
-    if spec is None or spec.resolved_mode(config.model) != "native":
-        return None
-    return spec.schema
 
 
 def _default_stream_fn() -> StreamFn:

@@ -13,7 +13,6 @@ the problems. After `retries` invalid outputs the run ends in error saying why.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -59,14 +58,13 @@ class OutputRun:
     """One run's output type (DESIGN §14): the output tool, the accepted value, the count
     of invalid outputs so far. Used on the run's event loop thread only."""
 
-    __slots__ = ("_candidates", "failures", "last_problem", "retries", "spec", "tool", "value")
+    __slots__ = ("_candidates", "failures", "retries", "spec", "tool", "value")
 
     def __init__(self, spec: OutputSpec[Any], retries: int) -> None:
         self.spec = spec
         self.retries = retries
         self.failures = 0
         """Invalid outputs so far."""
-        self.last_problem = ""
         self.value: Any = None
         """The validated value, once accepted (`None` before)."""
         self._candidates: dict[str, Any] = {}
@@ -99,10 +97,6 @@ class OutputRun:
                     f"name; rename the tool or pass OutputSpec(T, name=...)"
                 )
         context.tools = [*context.tools, self.tool]
-
-    def native_schema(self, model: Model) -> Mapping[str, Any] | None:
-        """The schema for the provider's native structured output (native mode), else None."""
-        return self.spec.schema if self.spec.resolved_mode(model) == "native" else None
 
     # ── the output tool ────────────────────────────────────────────────────
 
@@ -146,7 +140,6 @@ class OutputRun:
 
     def _invalid(self, problem: str, retry: str | None) -> OutputVerdict:
         self.failures += 1
-        self.last_problem = problem
         logger.info("invalid output %d of %d allowed: %s", self.failures, self.retries, problem)
         if self.failures > self.retries:
             return OutputFailed(

@@ -375,7 +375,3 @@ def _row(message: AgentMessage) -> tuple[str, str, int] | None:
     if not isinstance(timestamp, int):
         timestamp = now_ms()
     return str(getattr(message, "role", "")), data, timestamp
-
-
-def _lease_row(holder: lease.LeaseHolder) -> tuple[str, str, int, str]:
-    return holder.token, holder.host, holder.pid, holder.started

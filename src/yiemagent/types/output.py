@@ -153,6 +153,11 @@ class OutputSpec(Generic[T]):
             return self.mode
         return "tool"
 
+    def native_schema(self, model: Model | None) -> Mapping[str, Any] | None:
+        """The schema a call to `model` hands the provider (`StreamOptions.output_schema`)
+        in native mode; None in tool mode (the output tool carries it then)."""
+        return self.schema if self.resolved_mode(model) == "native" else None
+
     def validate(self, data: Any) -> T:
         """The typed value from the model's object (`{"result": v}` when wrapped).
 
