@@ -125,26 +125,24 @@ def _message_end(state: AgentState, event: MessageEndEvent) -> None:
             state.error_message = message.error_message or message.stop_reason
 
 
-def _tool_start(state: AgentState, event: ToolExecutionStartEvent) -> None:
-    if isinstance(state, AgentStateView):  # copies only a set someone has read
-        if state._lent:
-            state._pending, state._lent = set(state._pending), False
-        state._pending.add(event.tool_call_id)
-        return
-    pending = set(state.pending_tool_calls)  # a new set: one held by a listener stays as it was
-    pending.add(event.tool_call_id)
-    state.pending_tool_calls = pending
-
-
-def _tool_end(state: AgentState, event: ToolExecutionEndEvent) -> None:
+def _pending_to_change(state: AgentState) -> set[str]:
+    """The pending-call set to change in place: never one a reader holds, which stays as
+    it was. An `AgentStateView` copies only a set someone has read; a plain `AgentState`
+    gets a new set each time."""
     if isinstance(state, AgentStateView):
         if state._lent:
             state._pending, state._lent = set(state._pending), False
-        state._pending.discard(event.tool_call_id)
-        return
-    pending = set(state.pending_tool_calls)
-    pending.discard(event.tool_call_id)
-    state.pending_tool_calls = pending
+        return state._pending
+    pending = state.pending_tool_calls = set(state.pending_tool_calls)
+    return pending
+
+
+def _tool_start(state: AgentState, event: ToolExecutionStartEvent) -> None:
+    _pending_to_change(state).add(event.tool_call_id)
+
+
+def _tool_end(state: AgentState, event: ToolExecutionEndEvent) -> None:
+    _pending_to_change(state).discard(event.tool_call_id)
 
 
 def _streaming(state: AgentState, event: MessageStartEvent | MessageUpdateEvent) -> None:
