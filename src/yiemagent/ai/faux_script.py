@@ -107,15 +107,20 @@ def faux_message(
     )
 
 
-def faux_malformed_tool_call(name: str, raw_json: str, id: str | None = None) -> AssistantMessage:
-    """A call whose argument text `raw_json` is not a JSON object (stop reason "toolUse")."""
-    call = ToolCall(
+def _streamed_call(name: str, raw: str, id: str | None) -> ToolCall:
+    """A call whose streamed argument text `raw` did not parse as a JSON object, as a
+    provider leaves it: `arguments` the best partial parse, `partial_json` the text."""
+    return ToolCall(
         id=_new_id() if id is None else id,
         name=name,
-        arguments=parse_partial_json(raw_json),
-        partial_json=raw_json,
+        arguments=parse_partial_json(raw),
+        partial_json=raw,
     )
-    return faux_message(call)
+
+
+def faux_malformed_tool_call(name: str, raw_json: str, id: str | None = None) -> AssistantMessage:
+    """A call whose argument text `raw_json` is not a JSON object (stop reason "toolUse")."""
+    return faux_message(_streamed_call(name, raw_json, id))
 
 
 def faux_empty_arguments_call(name: str, id: str | None = None) -> AssistantMessage:
@@ -145,13 +150,7 @@ def faux_truncated_tool_call(
     "length" (the output token limit hit mid-call, R-5.6)."""
     raw = json.dumps(arguments)
     cut = raw[: max(1, min(len(raw) - 1, int(len(raw) * keep)))]
-    call = ToolCall(
-        id=_new_id() if id is None else id,
-        name=name,
-        arguments=parse_partial_json(cut),
-        partial_json=cut,
-    )
-    return faux_message(call, stop_reason="length")
+    return faux_message(_streamed_call(name, cut, id), stop_reason="length")
 
 
 def faux_stall(after_chunks: int = 1, response: AssistantMessage | str | None = None) -> FauxStall:
