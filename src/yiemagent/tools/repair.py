@@ -16,7 +16,7 @@ import json
 import math
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal, TypeAlias
 
 __all__ = ["allows_null", "repair_value"]
 
@@ -57,11 +57,11 @@ def repair_value(value: Any, schema: Any, root: Mapping[str, Any], depth: int = 
             types = _branch_types(branches, root)
         value = _coerce_string(value, types)
     if isinstance(value, dict):
-        target = schema if _is_object_schema(schema) else _pick(branches, root, "object")
+        target = schema if _describes(schema, "object") else _pick(branches, root, "object")
         if target is not None:
             value = _repair_object(value, target, root, depth)
     elif isinstance(value, list):
-        target = schema if _is_array_schema(schema) else _pick(branches, root, "array")
+        target = schema if _describes(schema, "array") else _pick(branches, root, "array")
         if target is not None:
             value = _repair_array(value, target, root, depth)
     return value
@@ -204,30 +204,31 @@ def _branch_types(branches: list[Any], root: Mapping[str, Any]) -> frozenset[str
     return frozenset(found)
 
 
-def _pick(branches: list[Any], root: Mapping[str, Any], kind: str) -> dict[str, Any] | None:
+_Container: TypeAlias = Literal["object", "array"]
+_SHAPE_KEYWORDS: dict[str, tuple[str, str]] = {
+    "object": ("properties", "additionalProperties"),
+    "array": ("items", "prefixItems"),
+}
+
+
+def _pick(branches: list[Any], root: Mapping[str, Any], kind: _Container) -> dict[str, Any] | None:
     """The first union branch describing an object (or array), resolved."""
     for branch in branches:
         if isinstance(branch, dict):
             resolved = _resolve(branch, root)
-            if (kind == "object" and _is_object_schema(resolved)) or (
-                kind == "array" and _is_array_schema(resolved)
-            ):
+            if _describes(resolved, kind):
                 return resolved
     return None
 
 
-def _is_object_schema(schema: Mapping[str, Any]) -> bool:
+def _describes(schema: Mapping[str, Any], kind: _Container) -> bool:
+    """Whether `schema` describes a `kind` value: its `type` includes it, or, with no
+    `type`, it has that kind's keywords (an object's properties, an array's items)."""
     types = _types(schema)
     if types is not None:
-        return "object" in types
-    return "properties" in schema or "additionalProperties" in schema
-
-
-def _is_array_schema(schema: Mapping[str, Any]) -> bool:
-    types = _types(schema)
-    if types is not None:
-        return "array" in types
-    return "items" in schema or "prefixItems" in schema
+        return kind in types
+    first, second = _SHAPE_KEYWORDS[kind]
+    return first in schema or second in schema
 
 
 def _list(value: Any) -> list[Any]:
