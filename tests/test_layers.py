@@ -15,6 +15,7 @@ SRC = Path(yiemagent.__file__).parent
 
 LAYERS: dict[str, int] = {
     "errors": 0,
+    "files": 0,
     "types": 1,
     "ai": 2,
     "tools": 3,

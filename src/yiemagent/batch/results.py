@@ -23,7 +23,6 @@ import contextlib
 import json
 import logging
 import os
-import tempfile
 import threading
 import time
 from collections.abc import Mapping
@@ -33,6 +32,7 @@ from pathlib import Path
 from typing import Any, Literal, TypeAlias
 
 from yiemagent.errors import BatchError
+from yiemagent.files import write_atomically
 
 __all__ = [
     "DONE_STATUSES",
@@ -261,7 +261,7 @@ class ResultsFile:
                 data = handle.read()
             parsed = _parse(data, self.path, keep_failed=not self.rerun_failed)
             if parsed.repaired:
-                self._rewrite(parsed.lines)
+                write_atomically(self.path, b"".join(parsed.lines))
                 os.close(fd)  # the lock was on the replaced file; lock the new one
                 fd = self._open_locked()
         except BaseException:
@@ -290,20 +290,6 @@ class ResultsFile:
                 "or use another --out path"
             ) from None
         return fd
-
-    def _rewrite(self, lines: list[bytes]) -> None:
-        handle, temp = tempfile.mkstemp(dir=self.path.parent, prefix=f".{self.path.name}.")
-        try:
-            with os.fdopen(handle, "wb") as out:
-                out.writelines(lines)
-                out.flush()
-                os.fsync(out.fileno())
-            os.replace(temp, self.path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(temp)
-            raise
-        _fsync_dir(self.path.parent)
 
     def append(self, result: TaskResult) -> None:
         """Write `result` as one line, at once (one `write`; the background thread then
@@ -379,12 +365,3 @@ class _Syncer:
         self._thread.join()
         with contextlib.suppress(OSError):
             os.fsync(self._fd)
-
-
-def _fsync_dir(folder: Path) -> None:
-    with contextlib.suppress(OSError):  # not every platform lets a folder be fsynced
-        fd = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)

@@ -17,6 +17,7 @@ from typing import Annotated, Any
 import typer
 
 from yiemagent.errors import ConfigError
+from yiemagent.files import write_atomically
 
 __all__ = ["default_session_db", "start_tracing", "stop_tracing", "trace"]
 
@@ -85,12 +86,9 @@ def trace(
     else:
         timeline = _session_timeline(source, db or default_session_db())
     page = timeline_html(timeline)
-    tmp = html_out.with_name(f".{html_out.name}.tmp")
     try:
-        tmp.write_text(page, encoding="utf-8")
-        os.replace(tmp, html_out)  # a crash leaves the old page or the new one, never half
+        write_atomically(html_out, page.encode("utf-8"))  # the old page or the new, never half
     except OSError as exc:
-        tmp.unlink(missing_ok=True)
         raise ConfigError(f"cannot write {html_out}: {exc.strerror or exc}") from exc
     turns = len(timeline.turns)
     bars = sum(len(turn.bars) for turn in timeline.turns)

@@ -22,15 +22,14 @@ import itertools
 import json
 import keyword
 import logging
-import os
 import sys
-import tempfile
 import threading
 import types
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from yiemagent.errors import ConfigError
+from yiemagent.files import write_atomically
 from yiemagent.tools.builtin import LIST_TOOLS_NAME
 from yiemagent.tools.schema import check_schema
 from yiemagent.tools.store import is_tool_file
@@ -225,7 +224,7 @@ def _write(
     try:
         root.mkdir(parents=True, exist_ok=True)
         previous = target.read_bytes() if target.exists() else None
-        _atomic_write(target, source.encode("utf-8"))
+        write_atomically(target, source.encode("utf-8"))
     except OSError as exc:
         sys.modules.pop(module_name, None)
         raise WriteToolError(f"could not write {target}: {exc}") from None
@@ -392,27 +391,12 @@ def _import_in_isolation(source: str, target: Path, name: str) -> tuple[AgentToo
 # ── files ────────────────────────────────────────────────────────────────
 
 
-def _atomic_write(target: Path, data: bytes) -> None:
-    """Write `data` to a hidden temporary file beside `target`, then rename it over `target`."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.stem}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-
-
 def _restore(target: Path, previous: bytes | None) -> None:
     if previous is None:
         with contextlib.suppress(OSError):
             target.unlink()
     else:
-        _atomic_write(target, previous)
+        write_atomically(target, previous)
 
 
 def _text(args: dict[str, Any], key: str) -> str:

@@ -27,6 +27,7 @@ from pathlib import Path
 
 from yiemagent.ai.models import DEFAULT_MODEL
 from yiemagent.errors import ProviderError
+from yiemagent.files import write_atomically
 
 __all__ = [
     "DEFAULT_LOCAL_MODEL",
@@ -212,10 +213,7 @@ def _marker_matches(target: Path, sha256: str) -> bool:
 def _write_marker(target: Path, sha256: str) -> None:
     st = target.stat()
     marker = {"sha256": sha256, "size": st.st_size, "mtime_ns": st.st_mtime_ns}
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".marker-", suffix=".tmp")
-    with os.fdopen(fd, "w", encoding="utf-8") as out:
-        json.dump(marker, out)
-    os.replace(tmp, _marker_path(target))
+    write_atomically(_marker_path(target), json.dumps(marker).encode("utf-8"))
 
 
 def _hash_file(path: Path) -> str:

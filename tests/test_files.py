@@ -1,0 +1,106 @@
+"""`yiemagent.files.write_atomically`, the one way a file yiemagent owns is replaced (DESIGN
+§8: a crash at any moment leaves the old file or the new one, never half): the new bytes
+replace the old, a failure leaves the old file and no temporary file, and a process SIGKILLed
+at random moments while it rewrites a file leaves one of the two whole versions."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import sys
+import textwrap
+from asyncio.subprocess import PIPE
+from pathlib import Path
+
+import pytest
+
+from yiemagent.files import write_atomically
+
+OLD = b"old " * 50_000
+NEW = b"new " * 60_000
+
+
+def test_it_creates_then_replaces_and_leaves_only_the_file(tmp_path: Path) -> None:
+    target = tmp_path / "state.json"
+    write_atomically(target, OLD)
+    assert target.read_bytes() == OLD
+    write_atomically(target, NEW)
+    assert target.read_bytes() == NEW
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["state.json"]
+
+
+def test_a_failed_rename_leaves_the_old_file_and_no_temporary_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target = tmp_path / "tool.py"
+    target.write_bytes(OLD)
+
+    def refuse(src: object, dst: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", refuse)
+    with pytest.raises(OSError, match="No space left"):
+        write_atomically(target, NEW)
+    assert target.read_bytes() == OLD
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["tool.py"]
+
+
+def test_a_missing_folder_is_an_oserror_and_writes_nothing(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError):
+        write_atomically(tmp_path / "nowhere" / "page.html", NEW)
+    assert list(tmp_path.iterdir()) == []
+
+
+CHILD = textwrap.dedent(
+    """
+    import sys
+    from pathlib import Path
+    from yiemagent.files import write_atomically
+
+    target = Path(sys.argv[1])
+    versions = (b"old " * 50_000, b"new " * 60_000)
+    print("READY", flush=True)
+    n = 0
+    while True:  # rewrite the file, alternating the two versions, until killed
+        write_atomically(target, versions[n % 2])
+        n += 1
+    """
+)
+
+
+@pytest.mark.timeout(300)
+async def test_sigkill_while_rewriting_leaves_the_old_or_the_new_file(tmp_path: Path) -> None:
+    target = tmp_path / "results.jsonl"
+    target.write_bytes(OLD)
+    script = tmp_path.parent / f"{tmp_path.name}-child.py"
+    script.write_text(CHILD)
+    rng = random.Random(8)
+    seen: set[bytes] = set()
+    for _trial in range(12):
+        child = await asyncio.create_subprocess_exec(
+            sys.executable, str(script), str(target), stdout=PIPE, stderr=PIPE
+        )
+        try:
+            assert child.stdout is not None and child.stderr is not None
+            line = await asyncio.wait_for(child.stdout.readline(), timeout=60)
+            if not line.startswith(b"READY"):
+                pytest.fail(f"the child did not start: {(await child.stderr.read()).decode()}")
+            await asyncio.sleep(rng.uniform(0.0, 0.1))
+            child.kill()  # SIGKILL: mid-write, no cleanup
+        finally:
+            if child.returncode is None:
+                child.kill()
+            await asyncio.wait_for(child.wait(), timeout=10)
+        seen.add(_whole_version(target))
+    assert seen, "no trial ran"
+
+
+def _whole_version(target: Path) -> bytes:
+    """The file's bytes, which must be one of the two versions; a temporary file a kill left
+    behind (between its creation and the rename) is removed: it is never the file."""
+    data = target.read_bytes()
+    assert data in (OLD, NEW), f"a part: {len(data)} bytes"
+    for stray in target.parent.glob(f".{target.name}.*.tmp"):
+        stray.unlink()
+    return data
