@@ -10,7 +10,14 @@ from typing import Any
 from hypothesis import given, strategies as st
 
 from yiemagent import AgentTool, TextContent, ToolResultMessage, UserMessage
-from yiemagent.ai.local.choice import ChainStep, adds_to, mentions, relevant, vocabulary
+from yiemagent.ai.local.choice import (
+    ChainStep,
+    adds_to,
+    mentions,
+    relevant,
+    spells,
+    vocabulary,
+)
 from yiemagent.ai.local.grounding import (
     PREFIX,
     SHORT_WORD,
@@ -18,6 +25,7 @@ from yiemagent.ai.local.grounding import (
     Grounding,
     drop_unbacked_options,
     invented_numbers,
+    listed_choices,
     repair_file_names,
     ungrounded,
     words,
@@ -223,6 +231,102 @@ def test_values_from_nowhere_or_the_tools_own_words_add_nothing() -> None:
     assert {"get", "time", "place"} <= vocabulary([TIME_TOOL])
 
 
+def _named_with(name: str, properties: dict[str, Any], required: list[str]) -> AgentTool:
+    return AgentTool(
+        name=name,
+        label=name,
+        description="A tool.",
+        input_schema={"type": "object", "properties": properties, "required": required},
+        execute=lambda *a: "unused",
+    )
+
+
+RESISTANCE = _tool(
+    {"length": {"type": "number"}, "material": {"type": "string"}, "unit": {"type": "string"}},
+    ["length"],
+)
+
+
+def test_an_optional_value_that_changes_an_earlier_calls_adds_a_part() -> None:
+    """R-11.1: "resistivity of copper and aluminum" — the second call differs only in an
+    optional value; a value the earlier call left out is a refinement, not a part."""
+    request = Grounding.of_text("A 5 m wire of copper and aluminum, in ohms")
+    earlier = [(RESISTANCE, {"length": 5, "material": "copper"})]
+    assert adds_to(RESISTANCE, {"length": 5, "material": "aluminum"}, earlier, request)
+    assert not adds_to(RESISTANCE, {"length": 5, "material": "copper"}, earlier, request)
+    # left out before: a refinement of the same call
+    assert not adds_to(
+        RESISTANCE, {"length": 5, "material": "copper", "unit": "ohms"}, earlier, request
+    )
+    # changed, but to a value the request does not give
+    assert not adds_to(RESISTANCE, {"length": 5, "material": "silver"}, earlier, request)
+    # changed back to a value an earlier call already holds
+    both = [*earlier, (RESISTANCE, {"length": 5, "material": "aluminum"})]
+    assert not adds_to(RESISTANCE, {"length": 5, "material": "aluminum"}, both, request)
+
+
+def test_a_call_of_another_tool_the_request_names_adds_a_part_with_the_same_values() -> None:
+    """R-11.1: "final velocity … Also, compute the total distance" — the second call has the
+    first one's values; its tool's name holds a word of the request the first tool's lacks."""
+    velocity, distance, report = (
+        _named_with(name, {"speed": {"type": "number"}}, ["speed"])
+        for name in (
+            "kinematics_final_velocity",
+            "kinematics_distance_traveled",
+            "kinematicsReport",
+        )
+    )
+    request = Grounding.of_text("Final velocity at a speed of 20. Also the total distance.")
+    earlier = [(velocity, {"speed": 20})]
+    assert adds_to(distance, {"speed": 20}, earlier, request)
+    # "kinematics" is the first tool's word too; "report" is not in the request
+    assert not adds_to(report, {"speed": 20}, earlier, request)
+    # the same tool again with the same values is still a repeat
+    assert not adds_to(velocity, {"speed": 20}, earlier, request)
+    assert not adds_to(distance, {"speed": 20}, [*earlier, (distance, {"speed": 20})], request)
+
+
+@given(_VALUES, _VALUES)
+def test_changed_optional_values_add_exactly_the_request_s_new_words(
+    first: list[str], second: list[str]
+) -> None:
+    request = Grounding.of_text(" and ".join(first + second))
+    earlier = [(RESISTANCE, {"length": 1, "material": " ".join(first)})]
+    new = set(map(str.lower, second)) - set(map(str.lower, first)) - {"1"}
+    changed = " ".join(second) != " ".join(first)
+    got = adds_to(RESISTANCE, {"length": 1, "material": " ".join(second)}, earlier, request)
+    assert got == (changed and bool(new))
+
+
+def test_a_description_s_listed_choices_back_a_value() -> None:
+    """R-11.2: a description that lists the values (quoted or slashed) makes them the
+    tool's own words, like an enum (`type: "country"` for "the population of the USA")."""
+    assert listed_choices("Specify whether the area is city/state/country.") == {
+        "city",
+        "state",
+        "country",
+    }
+    assert listed_choices("Units, 'metric' or 'imperial'. Default 'metric'.") == {
+        "metric",
+        "imperial",
+    }
+    assert listed_choices("Name of the city, state, or country.") == set()
+    assert listed_choices("The user's name and the owner's") == set()
+    area = _tool(
+        {
+            "area": {"type": "string"},
+            "type": {"type": "string", "description": "Whether the area is city/state/country."},
+            "name": {"type": "string", "description": "Name of the city, state, or country."},
+        },
+        ["area", "type", "name"],
+    )
+    request = Grounding.of_text("the population of the USA")
+    assert ungrounded(area, {"area": "USA", "type": "country", "name": "USA"}, request) == set()
+    assert ungrounded(area, {"area": "USA", "type": "USA", "name": "country"}, request) == {
+        "country"
+    }
+
+
 # ── ChainStep: what a call after results must bring (R-11.2) ───────────────────────────
 
 CALC_TOOL = AgentTool(
@@ -374,3 +478,18 @@ def test_an_unnamed_tool_with_a_word_of_the_request_is_not_relevant(value: str) 
     request = Grounding.of_text(f"Tell me something about {value}, please.")
     assert not relevant(TIME_TOOL, {"place": value}, request)
     assert relevant(TIME_TOOL, {"place": value}, Grounding.of_text(f"The time for {value}?"))
+
+
+def _named(name: str) -> AgentTool:
+    return _named_with(name, {}, [])
+
+
+def test_a_request_that_spells_out_a_tool_s_name_asks_for_it() -> None:
+    """R-11.2: every word of four or more letters of the name, two or more of them."""
+    request = Grounding.of_text("What is the official crime rate of violent crime in SF?")
+    assert spells(_named("get_crime_rate"), request)
+    assert spells(_named("getCrimeRate"), request)
+    assert not spells(_named("get_crime_statistics"), request)  # one word is missing
+    assert not spells(_named("crime"), request)  # one word says too little
+    assert not spells(_named("get_rate"), request)  # "get" is too short to count
+    assert spells(_named("calculate_probability"), Grounding.of_text("Calculate the probabilities"))

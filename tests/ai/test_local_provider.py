@@ -482,8 +482,35 @@ def test_reply_schema_offers_a_call_a_list_of_calls_or_the_answer() -> None:
         "type": "object",
         "properties": {"name": {"const": "answer"}, "text": {"type": "string"}},
         "required": ["name", "text"],
+        "additionalProperties": False,
     }
     assert reply_schema([CALC], drop={"calculator"}) == {"anyOf": [answer]}
+
+
+def test_reply_schema_admits_only_the_keys_a_tool_lists() -> None:
+    """R-11.1: JSON Schema admits any other key by default; the 0.5B then wrote a key
+    (`"atm_pressure': 1}}] ```json {"…`) that ran to the token cap. A tool that lists its
+    parameters gets only those; one that admits others (or lists none) keeps its word."""
+    import jsonschema
+
+    schema = reply_schema([CALC, TIME])
+    ok = {"name": "calculator", "arguments": {"expression": "1 + 1"}}
+    jsonschema.validate(ok, schema)
+    for bad in (
+        {"name": "calculator", "arguments": {"expression": "1", "atm_pressure': 1}}]": 1}},
+        {"name": "calculator", "arguments": {"expression": "1"}, "note": "x"},
+        {"name": "answer", "text": "hi", "extra": 1},
+    ):
+        assert not jsonschema.Draft202012Validator(schema).is_valid(bad), bad
+    open_tool = AgentTool(
+        name="anything",
+        label="anything",
+        description="Takes any keys.",
+        input_schema={"type": "object", "properties": {"a": {}}, "additionalProperties": True},
+        execute=lambda *a: "unused",
+    )
+    free = {"name": "anything", "arguments": {"a": 1, "b": 2}}
+    jsonschema.validate(free, reply_schema([open_tool]))
 
 
 def test_identical_answered_call_removes_its_branch() -> None:

@@ -40,6 +40,7 @@ __all__ = [
     "drop_unbacked_options",
     "invented_numbers",
     "lettered",
+    "listed_choices",
     "repair_file_names",
     "ungrounded",
     "value_numbers",
@@ -180,6 +181,23 @@ def authored(tool: AgentTool, parameter: str) -> bool:
     return isinstance(param, dict) and "contentMediaType" in param
 
 
+_QUOTED = re.compile(r"""(?<![\w'"])['"`]([^'"`\n]{1,40})['"`](?![\w'"])""")
+_SLASHED = re.compile(r"[^\W_]+(?:\s*[/|]\s*[^\W_]+)+")
+
+
+def listed_choices(description: str) -> set[str]:
+    """The words of the values a parameter's description lists as its choices, when its
+    schema has no enum: quoted (`'metric' or 'imperial'`) or slashed (`city/state/country`,
+    `asc|desc`). Such a value is the tool's own word, not one the model invented
+    (`type: "country"` for "the population … of the USA")."""
+    found: set[str] = set()
+    for match in _QUOTED.finditer(description):
+        found |= words(match.group(1))
+    for match in _SLASHED.finditer(description):
+        found |= words(match.group(0))
+    return found
+
+
 def ungrounded(tool: AgentTool, arguments: dict[str, Any], grounding: Grounding) -> set[str]:
     """What `arguments` hold in the tool's REQUIRED parameters that `grounding` does not
     back: words with a letter (not in the parameter's enum, and not a name written as a
@@ -201,10 +219,13 @@ def ungrounded(tool: AgentTool, arguments: dict[str, Any], grounding: Grounding)
 
 
 def _unbacked(param: Any, value: Any, grounding: Grounding) -> set[str]:
-    """The words with a letter (not in the parameter's enum, nor a `name(` function name)
-    and the numbers in `value` that `grounding` does not back."""
+    """The words with a letter (not in the parameter's enum or the choices its description
+    lists, nor a `name(` function name) and the numbers in `value` that `grounding` does
+    not back."""
     enum = param.get("enum") if isinstance(param, dict) else None
     allowed = words(" ".join(map(str, enum))) if isinstance(enum, list) else set()
+    if isinstance(param, dict) and isinstance(param.get("description"), str):
+        allowed |= listed_choices(param["description"])
     missing: set[str] = set()
     for text in value_strings(value):
         missing |= {w for w in lettered(text) - allowed if not grounding.knows_word(w)}

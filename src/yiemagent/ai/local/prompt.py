@@ -177,9 +177,14 @@ def system_prompt(base: str, tools: Sequence[AgentTool], model_name: str = "") -
 
 
 def _arguments_schema(tool: AgentTool) -> dict[str, Any]:
-    # Descriptions and titles only cost grammar size; the prompt already has them.
+    # Descriptions and titles only cost grammar size; the prompt already has them. A tool
+    # that lists its parameters and says nothing of others gets only those: JSON Schema
+    # allows any other key by default, and the 0.5B then wrote a key that ran to the token
+    # cap (`"atm_pressure': 1}}] ```json {"…`).
     schema = {k: v for k, v in tool.input_schema.items() if k not in ("title", "description")}
     schema.setdefault("type", "object")
+    if isinstance(schema.get("properties"), dict):
+        schema.setdefault("additionalProperties", False)
     return schema
 
 
@@ -188,6 +193,7 @@ def _call_branch(tool: AgentTool) -> dict[str, Any]:
         "type": "object",
         "properties": {"name": {"const": tool.name}, "arguments": _arguments_schema(tool)},
         "required": ["name", "arguments"],
+        "additionalProperties": False,
     }
 
 
@@ -199,6 +205,7 @@ def _answer_branch(tools: Sequence[AgentTool], parts: int = 0) -> dict[str, Any]
         "type": "object",
         "properties": {"name": {"const": answer_name(tools)}, ANSWER_TEXT: text},
         "required": ["name", ANSWER_TEXT],
+        "additionalProperties": False,
     }
 
 

@@ -31,7 +31,7 @@ import time
 from typing import Any
 
 from yiemagent.ai.builder import MessageBuilder
-from yiemagent.ai.local.choice import ChainStep, reached_for, unknown_tool
+from yiemagent.ai.local.choice import ChainStep, reached_for, spells, unknown_tool
 from yiemagent.ai.local.decoder import ReplyDecoder
 from yiemagent.ai.local.generation import Outcome, free_name, stream_chunks
 from yiemagent.ai.local.grounding import Grounding
@@ -176,12 +176,15 @@ async def _generate_reply(
     if chain is not None:
         dropped |= chain.unnamed(tools)
     dropped -= output_tools
-    # a request that names a tool as written asks for it; the model is not offered
-    # the answer before a call while that tool is (the 1.5B answered a word count itself).
+    # a request that names a tool as written, or spells out its name's words, asks
+    # for it; the model is not offered the answer before a call while that tool is (the
+    # 1.5B answered a word count itself; the 0.5B made up a crime rate).
     first_round = rounds == 0
     named: set[str] = set()
     if tools and first_round and not output_tools:
         named = named_tools(tools, request_messages)
+        assert current is not None
+        named |= {t.name for t in tools if spells(t, current)}
     deadline = time.monotonic() + limit_s
     # A request naming a tool needs no probe of which tool the model reaches for.
     if tools and not output_tools and first_round and not named and len(dropped) < len(tools):
