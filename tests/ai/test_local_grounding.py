@@ -260,6 +260,12 @@ def test_an_optional_value_that_changes_an_earlier_calls_adds_a_part() -> None:
     )
     # changed, but to a value the request does not give
     assert not adds_to(RESISTANCE, {"length": 5, "material": "silver"}, earlier, request)
+    # a value an earlier call holds in another parameter is no new part (BFCL multiple_6:
+    # `magnetic_field(I=1, r=0.01)` after `capacitance(A=10, d=0.01, K=1.0)`)
+    other = _tool({"current": {"type": "number"}, "r": {"type": "number"}}, ["current", "r"])
+    assert not adds_to(
+        other, {"current": 5, "r": 0}, [(RESISTANCE, {"length": 0, "unit": "5 m"})], request
+    )
     # changed back to a value an earlier call already holds
     both = [*earlier, (RESISTANCE, {"length": 5, "material": "aluminum"})]
     assert not adds_to(RESISTANCE, {"length": 5, "material": "aluminum"}, both, request)

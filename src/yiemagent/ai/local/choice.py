@@ -47,7 +47,8 @@ def adds_to(
 ) -> bool:
     """Whether a call written after `earlier` calls of the same reply brings a part of the
     request they leave out (R-11.1): a word or number of `request` (the current user
-    message) that no earlier call holds and that is not one of the tools' own words
+    message) that no earlier call holds in any of its values and that is not one of the
+    tools' own words
     (`tool_words`, from `vocabulary`: "time" in "What time is it in Tokyo?" names no part),
     in its required values or in an optional value that changes an earlier call's value of
     that parameter ("resistivity of copper and aluminum": `resistivity: "aluminum"` after
@@ -65,14 +66,12 @@ def adds_to(
         if any(request.has_word(word) for word in named):
             return True
     held = set(tool_words)
-    held_all = set(tool_words)
     for earlier_tool, earlier_arguments in earlier:
-        held |= _tokens(earlier_tool, earlier_arguments)
-        held_all |= _tokens(earlier_tool, earlier_arguments, every=True)
-    new = _tokens(tool, arguments) - held
+        held |= _tokens(earlier_tool, earlier_arguments, every=True)
+    new = _tokens(tool, arguments)
     for name in _changed_options(tool, arguments, earlier):
-        new |= _tokens(tool, {name: arguments[name]}, every=True) - held_all
-    return any(_in_request(token, request) for token in new)
+        new |= _tokens(tool, {name: arguments[name]}, every=True)
+    return any(_in_request(token, request) for token in new - held)
 
 
 def _changed_options(
