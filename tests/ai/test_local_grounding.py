@@ -316,8 +316,14 @@ def test_a_description_s_listed_choices_back_a_value() -> None:
         "metric",
         "imperial",
     }
+    assert listed_choices("Order, 'asc', 'desc' or 'none'.") == {"asc", "desc", "none"}
+    assert listed_choices('Sort "asc" | "desc"') == {"asc", "desc"}
     assert listed_choices("Name of the city, state, or country.") == set()
     assert listed_choices("The user's name and the owner's") == set()
+    # examples are not choices: the model copies them into stray calls
+    assert listed_choices("A city name, e.g. 'Tokyo'.") == set()
+    assert listed_choices("Cities such as 'Tokyo', 'Paris'.") == set()
+    assert listed_choices('JSON like {"type": "object", "properties": {}}') == set()
     area = _tool(
         {
             "area": {"type": "string"},

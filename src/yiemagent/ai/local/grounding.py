@@ -181,18 +181,31 @@ def authored(tool: AgentTool, parameter: str) -> bool:
     return isinstance(param, dict) and "contentMediaType" in param
 
 
-_QUOTED = re.compile(r"""(?<![\w'"])['"`]([^'"`\n]{1,40})['"`](?![\w'"])""")
+_QUOTED = re.compile(r"""(?<![\w'"])(['"`])([^'"`\n]{1,40})\1(?![\w'"])""")
+_CHOICE_GAP = re.compile(r"\s*(?:,|,?\s*or|\||/)\s*")
 _SLASHED = re.compile(r"[^\W_]+(?:\s*[/|]\s*[^\W_]+)+")
 
 
 def listed_choices(description: str) -> set[str]:
     """The words of the values a parameter's description lists as its choices, when its
-    schema has no enum: quoted (`'metric' or 'imperial'`) or slashed (`city/state/country`,
-    `asc|desc`). Such a value is the tool's own word, not one the model invented
-    (`type: "country"` for "the population … of the USA")."""
+    schema has no enum: quoted alternatives (`'metric' or 'imperial'`, `"asc" | "desc"`,
+    `'a', 'b' or 'c'`) or slashed words (`city/state/country`). Such a value is the
+    tool's own word, not one the model invented (`type: "country"` for "the population …
+    of the USA"). A lone quoted value, or quoted values in a comma list or in code, are
+    examples, not choices: the 0.5B copies examples into stray calls."""
     found: set[str] = set()
-    for match in _QUOTED.finditer(description):
-        found |= words(match.group(1))
+    quoted = list(_QUOTED.finditer(description))
+    run: list[str] = []
+    alternative = False
+    for i, match in enumerate(quoted):
+        run.append(match.group(2))
+        gap = description[match.end() : quoted[i + 1].start()] if i + 1 < len(quoted) else ""
+        joined = i + 1 < len(quoted) and _CHOICE_GAP.fullmatch(gap) is not None
+        alternative = alternative or (joined and gap.strip() != ",")
+        if not joined:
+            if len(run) >= 2 and alternative:
+                found |= words(" ".join(run))
+            run, alternative = [], False
     for match in _SLASHED.finditer(description):
         found |= words(match.group(0))
     return found
