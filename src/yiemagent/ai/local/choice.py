@@ -21,7 +21,7 @@ from yiemagent.ai.local.grounding import (
     value_strings,
     words,
 )
-from yiemagent.ai.local.prompt import current_request, last_results
+from yiemagent.ai.local.prompt import coined, current_request, last_results
 from yiemagent.types.messages import AssistantMessage, Message, ToolResultMessage, UserMessage
 from yiemagent.types.tools import AgentTool
 
@@ -115,18 +115,27 @@ def _name_words(name: str) -> set[str]:
     return {w for w in words(spelled) - COMMON_WORDS if len(w) >= 4}
 
 
-def spells(tool: AgentTool, request: Grounding) -> bool:
-    """Whether `request` spells out the tool's name: its name has two or more words of
-    four or more letters (not `COMMON_WORDS`; `find_recipe`, `get_crime_rate`,
+def spells(tool: AgentTool, text: str) -> bool:
+    """Whether the request `text` spells out the tool's name in prose: its name has two or
+    more words of four or more letters (not `COMMON_WORDS`; `find_recipe`, `get_crime_rate`,
     `calculate_probability`) and each is a word of the request ("Find me a vegan brownie
-    recipe…"). Such a request asks for the tool (R-11.2): the 0.5B answered "the crime
-    rate … is 1.2 million crimes per day" itself.
+    recipe…"), not counting the identifiers it writes (`word_counter`: a name written as
+    such is `prompt.named_tools`' to judge). Such a request asks for the tool (R-11.2): the
+    0.5B answered "the crime rate … is 1.2 million crimes per day" itself.
 
     Measured on BFCL (docs/local-model.md): 2 of 240 irrelevance questions spell a tool's
     name; of the 0.5B's answers without a call where a call was due (session 5, n = 100
     in each of four categories), 7 of 23 did."""
     own = _name_words(tool.name)
-    return len(own) >= 2 and all(request.has_word(word) for word in own)
+    if len(own) < 2:
+        return False
+    prose = Grounding.of_text(
+        " ".join(w for w in text.split() if not coined(w.strip(_PUNCTUATION)))
+    )
+    return all(prose.has_word(word) for word in own)
+
+
+_PUNCTUATION = "\"'`.,;:!?()[]{}<>"
 
 
 _CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")

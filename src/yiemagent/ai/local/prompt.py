@@ -53,6 +53,7 @@ __all__ = [
     "answered_calls",
     "call_key",
     "chat_messages",
+    "coined",
     "current_request",
     "extra_call_grammar",
     "identity",
@@ -61,6 +62,7 @@ __all__ = [
     "no_tool_turns",
     "render_tool",
     "reply_schema",
+    "request_text",
     "results_turn",
     "system_prompt",
     "tool_rounds",
@@ -304,12 +306,18 @@ def named_tools(tools: Sequence[AgentTool], request: Sequence[Message]) -> set[s
     `writeTool`, `get_time`; not `calculator`). Such a request asks for that tool (R-11.2):
     "Use the word_count tool on: the quick brown fox" — the 1.5B otherwise answered "4"
     itself."""
-    text = "\n".join(_content_text(m.content) for m in request if isinstance(m, UserMessage))
-    written = set(_IDENTIFIER.findall(text))
-    return {t.name for t in tools if t.name in written and _coined(t.name)}
+    written = set(_IDENTIFIER.findall(request_text(request)))
+    return {t.name for t in tools if t.name in written and coined(t.name)}
 
 
-def _coined(name: str) -> bool:
+def request_text(request: Sequence[Message]) -> str:
+    """The text of the user messages of `request` (`current_request`), one a line."""
+    return "\n".join(_content_text(m.content) for m in request if isinstance(m, UserMessage))
+
+
+def coined(name: str) -> bool:
+    """Whether `name` is a coined identifier no prose word is: it holds `_`, a digit or a
+    capital after its first letter (`word_count`, `writeTool`, `get_time`)."""
     inner = name.strip("_")
     return "_" in inner or any(c.isdigit() for c in name) or any(c.isupper() for c in inner[1:])
 

@@ -46,6 +46,7 @@ from yiemagent.ai.local.prompt import (
     named_tools,
     no_tool_turns,
     reply_schema,
+    request_text,
     system_prompt,
     tool_rounds,
 )
@@ -183,8 +184,8 @@ async def _generate_reply(
     named: set[str] = set()
     if tools and first_round and not output_tools:
         named = named_tools(tools, request_messages)
-        assert current is not None
-        named |= {t.name for t in tools if spells(t, current)}
+        text = request_text(request_messages)
+        named |= {t.name for t in tools if spells(t, text)}
     deadline = time.monotonic() + limit_s
     # A request naming a tool needs no probe of which tool the model reaches for.
     if tools and not output_tools and first_round and not named and len(dropped) < len(tools):
