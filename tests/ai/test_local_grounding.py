@@ -290,6 +290,17 @@ def test_a_call_of_another_tool_the_request_names_adds_a_part_with_the_same_valu
     # the same tool again with the same values is still a repeat
     assert not adds_to(velocity, {"speed": 20}, earlier, request)
     assert not adds_to(distance, {"speed": 20}, [*earlier, (distance, {"speed": 20})], request)
+    # a value that is only the tools' own word is a placeholder, not a part (a chain's next
+    # step written beside the first: get_time("city") beside read_file("city.txt"))
+    place = _named_with("get_time", {"place": {"type": "string"}}, ["place"])
+    reader = _named_with("read_file", {"path": {"type": "string"}}, ["path"])
+    chain = Grounding.of_text("city.txt names a city. What time is it there?")
+    words_of_tools = vocabulary([place, reader]) | {"city"}
+    assert not adds_to(
+        place, {"place": "city"}, [(reader, {"path": "city.txt"})], chain, words_of_tools
+    )
+    both = Grounding.of_text("Read city.txt, and what time is it in Oslo?")
+    assert adds_to(place, {"place": "Oslo"}, [(reader, {"path": "city.txt"})], both, words_of_tools)
 
 
 @given(_VALUES, _VALUES)

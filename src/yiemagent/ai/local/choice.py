@@ -55,11 +55,17 @@ def adds_to(
     `"copper"`). A call of a tool no earlier call used also adds one when a word of its
     name that the earlier tools' names lack is a word of the request ("final velocity …
     Also, compute the total distance": `distance_traveled` after `final_velocity`, with
-    the same values). A repeat, a reshuffle of the same values, an optional value an earlier
+    the same values), if its required values hold a word or number of the request that is
+    not a tool's own word (`get_time(place="city")` beside `read_file("city.txt")` for
+    "city.txt names a city. What time is it there?" is a chain's next step written with a
+    placeholder). A repeat, a reshuffle of the same values, an optional value an earlier
     call left out (a refinement of that call, not a new part), or a call built from values
     the request does not give adds nothing.
     """
-    if all(earlier_tool.name != tool.name for earlier_tool, _ in earlier):
+    own = _tokens(tool, arguments) - set(tool_words)
+    if any(_in_request(token, request) for token in own) and all(
+        earlier_tool.name != tool.name for earlier_tool, _ in earlier
+    ):
         named = _name_words(tool.name)
         for earlier_tool, _ in earlier:
             named -= _name_words(earlier_tool.name)
