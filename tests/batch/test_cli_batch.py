@@ -76,6 +76,11 @@ def test_batch_then_summary(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
             "--tools nodir: not a folder",
         ),
         (["batch", "t.jsonl", "--out", "r.jsonl", "--model", "nope/x"], "nope"),
+        (
+            ["batch", "t.jsonl", "--out", "r.jsonl", "--base-url", "http://127.0.0.1:1/v1"],
+            "--base-url is for a server; local/qwen2.5-coder-0.5b runs in-process. Use --model "
+            "openai-compatible/<model id> with --base-url",
+        ),
         (["batch", "t.jsonl", "--out", "r.jsonl", "--concurrency", "0"], "concurrency"),
     ],
 )

@@ -45,7 +45,7 @@ def setup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path, 
     fm = FauxModel(
         [faux_message(faux_tool_call("delete_file", {"path": str(victim)}, id="d1")), "Done."]
     )
-    monkeypatch.setattr(cli_main_module, "_resolve_model", lambda spec, base_url: fm.model)
+    monkeypatch.setattr(cli_main_module, "resolve_model", lambda spec, base_url: fm.model)
     return tools, victim, fm
 
 
@@ -120,7 +120,7 @@ def test_output_schema_prints_the_validated_json(
             faux_message(faux_tool_call("final_result", {"legs": 8})),
         ]
     )
-    monkeypatch.setattr(cli_main_module, "_resolve_model", lambda spec, base_url: fm.model)
+    monkeypatch.setattr(cli_main_module, "resolve_model", lambda spec, base_url: fm.model)
     code = main(["run", "How many legs?", "--output-schema", str(schema)])
     out, err = capsys.readouterr()
     assert code == 0, err
@@ -151,7 +151,7 @@ def test_output_never_valid_is_one_error_line_exit_1(
     schema.write_text('{"type": "integer"}')
     bad: Any = faux_message(faux_tool_call("final_result", {"result": "x"}))
     fm = FauxModel([bad, bad, bad])
-    monkeypatch.setattr(cli_main_module, "_resolve_model", lambda spec, base_url: fm.model)
+    monkeypatch.setattr(cli_main_module, "resolve_model", lambda spec, base_url: fm.model)
     code = main(["run", "n?", "--output-schema", str(schema)])
     out, err = capsys.readouterr()
     assert code == 1 and out == ""

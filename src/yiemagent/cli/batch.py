@@ -28,6 +28,7 @@ from yiemagent.cli.options import (
     CliError,
     MaxTurnsOption,
     ToolsOption,
+    resolve_model,
 )
 from yiemagent.errors import YiemAgentError
 
@@ -125,18 +126,6 @@ def _import_factory(spec: str) -> Any:
     return factory
 
 
-def _check_model(spec: str, base_url: str | None) -> None:
-    from yiemagent.ai.models import get_model
-
-    model = get_model(spec, base_url=base_url)
-    if model.api == "local":
-        if base_url is not None:
-            raise _cli_error(f"--base-url is for a server; {spec} runs in-process")
-        from yiemagent.ai.local.weights import chunk_files, local_spec
-
-        chunk_files(local_spec(model.id))  # fails now, with the install command
-
-
 def _print_summary(path: Path) -> None:
     from yiemagent.batch import summarize_results
 
@@ -202,7 +191,7 @@ def batch(
         folder = tools or DEFAULT_TOOLS_DIR
         if not folder.is_dir():
             raise _cli_error(f"--tools {folder}: not a folder")
-        _check_model(model, base_url)
+        resolve_model(model, base_url)  # a bad model fails now, before any task runs
         make_agent = CliAgentFactory(model, base_url, str(folder.resolve()), system, max_turns)
     report = run_batch(
         tasks,

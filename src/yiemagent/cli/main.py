@@ -45,6 +45,7 @@ from yiemagent.cli.options import (
     CliError,
     MaxTurnsOption,
     ToolsOption,
+    resolve_model,
 )
 from yiemagent.cli.trace import start_tracing, stop_tracing, trace as trace_command
 from yiemagent.errors import ConfigError, ProviderError, ToolLoadError, YiemAgentError
@@ -77,22 +78,6 @@ def _one_line(exc: BaseException) -> str:
         failures = "; ".join(f"{path}: {reason}" for path, reason in exc.failures)
         return f"tool files failed to load: {failures}"
     return " ".join(str(exc).split()) or type(exc).__name__
-
-
-def _resolve_model(spec: str, base_url: str | None) -> Model:
-    from yiemagent.ai.models import get_model
-
-    if base_url is not None and spec.partition("/")[0] == "local":
-        raise CliError(
-            f"--base-url is for a server; {spec} runs in-process. "
-            "Use --model openai-compatible/<model id> with --base-url"
-        )
-    model = get_model(spec, base_url=base_url)
-    if model.api == "local":
-        from yiemagent.ai.local.weights import chunk_files, local_spec
-
-        chunk_files(local_spec(model.id))  # fails early, with the install command
-    return model
 
 
 def _interruptible(load: Callable[[], T]) -> T:
@@ -266,7 +251,7 @@ def run(
     printer = JsonPrinter(out) if json_output else EventPrinter(out=out, err=err)
     # stdout is the answer (or the JSON lines): whatever tool files print goes to stderr.
     with contextlib.redirect_stdout(sys.stderr):
-        resolved = _resolve_model(model, base_url)
+        resolved = resolve_model(model, base_url)
         context = _load_tools(tools, resolved)
         context.system_prompt = system
         limits = None if max_cost is None else UsageLimits(max_cost_usd=max_cost)

@@ -1,6 +1,6 @@
 """What the `yiem` commands share (`run`, `chat`, `batch`): the default model and tools
-folder, the options they declare alike (typer `Annotated` types), and the one-line error
-every command ends with (DESIGN §8)."""
+folder, the options they declare alike (typer `Annotated` types), how `--model` and
+`--base-url` name a model, and the one-line error every command ends with (DESIGN §8)."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING, Annotated, TypeAlias
 
 import typer
 
-from yiemagent.ai.models import DEFAULT_MODEL
+from yiemagent.ai.models import DEFAULT_MODEL, get_model
 from yiemagent.errors import YiemAgentError
 
 if TYPE_CHECKING:
-    from yiemagent.types import AgentTool
+    from yiemagent.types import AgentTool, Model
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -25,6 +25,7 @@ __all__ = [
     "MaxTurnsOption",
     "ToolsOption",
     "example_tools",
+    "resolve_model",
 ]
 
 DEFAULT_SYSTEM = "You are a helpful assistant."
@@ -68,3 +69,25 @@ class CliError(YiemAgentError):
     def __init__(self, message: str, code: int = EXIT_ERROR) -> None:
         super().__init__(message)
         self.code = code
+
+
+def resolve_model(spec: str, base_url: str | None) -> Model:
+    """The model `--model spec` names (with `--base-url`, a server's), checked before any
+    work starts: an embedded model must have its chunk packages installed.
+
+    Raises:
+        CliError: `--base-url` given for an embedded (`local/...`) model.
+        ProviderError: an unknown model or a bad URL (`get_model`), or an embedded model
+            whose packages are missing (the text gives the install command).
+    """
+    if base_url is not None and spec.partition("/")[0] == "local":
+        raise CliError(
+            f"--base-url is for a server; {spec} runs in-process. "
+            "Use --model openai-compatible/<model id> with --base-url"
+        )
+    model = get_model(spec, base_url=base_url)
+    if model.api == "local":
+        from yiemagent.ai.local.weights import chunk_files, local_spec
+
+        chunk_files(local_spec(model.id))  # fails early, with the install command
+    return model

@@ -70,14 +70,10 @@ def _model(app: ChatHost, arg: str) -> None:
     if not arg:
         app.say(f"model: {app.setup.model_label}; /model PROVIDER/ID switches (see yiem models)")
         return
-    from yiemagent.ai.models import get_model
+    from yiemagent.cli.options import resolve_model
 
     try:
-        model = get_model(arg, base_url=app.setup.options.base_url)
-        if model.api == "local":
-            from yiemagent.ai.local.weights import chunk_files, local_spec
-
-            chunk_files(local_spec(model.id))
+        model = resolve_model(arg, app.setup.options.base_url)
     except Exception as exc:
         app.say(f"error: {' '.join(str(exc).split())}", "red")
         return

@@ -158,19 +158,9 @@ def _resolve_model(options: ChatOptions) -> tuple[Model, Any]:
         if faux is None:
             raise ConfigError(f"${FAUX_SCRIPT_ENV} {script}: defines no faux_model")
         return faux.model, faux
-    from yiemagent.ai.models import get_model
+    from yiemagent.cli.options import resolve_model
 
-    if options.base_url is not None and options.model.partition("/")[0] == "local":
-        raise ConfigError(
-            f"--base-url is for a server; {options.model} runs in-process. "
-            "Use --model openai-compatible/<model id> with --base-url"
-        )
-    model = get_model(options.model, base_url=options.base_url)
-    if model.api == "local":
-        from yiemagent.ai.local.weights import chunk_files, local_spec
-
-        chunk_files(local_spec(model.id))  # fails early, with the install command
-    return model, None
+    return resolve_model(options.model, options.base_url), None
 
 
 def _load_tools(options: ChatOptions, model: Model, notes: list[str]) -> ToolStore:
