@@ -289,3 +289,39 @@ def test_after_a_wait_runs_out_the_loop_waits_no_more_until_an_outcome_arrives()
         assert quick.done() and quick.result() == 5
 
     asyncio.run(burst())
+
+
+def _limit_of_descriptors() -> int:
+    import resource
+
+    return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+
+
+@pytest.mark.skipif(os.name != "posix", reason="select's FD_SETSIZE limit is POSIX's")
+def test_a_loop_whose_descriptors_are_past_select_s_limit_still_gets_every_outcome() -> None:
+    """In a process with more than FD_SETSIZE (1024) descriptors open, the loop's inbox gets
+    numbers `select` refuses: the wait for a call and the inbox must not depend on `select`
+    (a `select`-based wait failed here with "filedescriptor out of range in select()")."""
+    if _limit_of_descriptors() < 1300:
+        pytest.skip("the descriptor limit is below 1300")
+    pool = ToolThreads(2, "test-pool")
+    _warm(pool, 1)
+    fillers = []
+    try:
+        while not fillers or fillers[-1] < 1100:  # the loop's inbox comes after these
+            fillers.append(os.open(os.devnull, os.O_RDONLY))
+
+        tally = Tally()
+
+        async def calls() -> list[Any]:
+            loop = asyncio.get_running_loop()
+            outcomes = []
+            for i in range(10):  # one at a time: each call is still running when it waits
+                future = pool.submit(loop, tally.call, i, 0.002, False, wait_s=0.5)
+                outcomes.append(await asyncio.wait_for(future, 20))
+            return outcomes
+
+        assert asyncio.run(calls()) == list(range(10))
+    finally:
+        for fd in fillers:
+            os.close(fd)

@@ -281,6 +281,7 @@ async def execute_prepared_tool_call(
     emit: EventSink | None = None,
     *,
     timeout_s: float | None = None,
+    quick_wait: bool = True,
 ) -> ExecutedOutcome:
     """Run the tool with its validated arguments (DESIGN R-4.5; seed 000 §8.2).
 
@@ -294,6 +295,10 @@ async def execute_prepared_tool_call(
         emit: where `ToolExecutionUpdateEvent`s go, plain or async (its exceptions are
             logged, R-5.1b); None: nowhere.
         timeout_s: seconds the call may take; `None` for no limit.
+        quick_wait: whether the loop's thread may wait (GIL released) up to
+            `tool_runs.QUICK_WAIT_S` for a plain tool on a warm worker thread, so a quick
+            one's result is taken without a round trip through the loop (DESIGN §9); a
+            parallel batch passes False, so that meanwhile the loop starts its next call.
 
     Returns:
         The tool's result, or an error result with the exception's text, "Tool x timed out
@@ -329,9 +334,10 @@ async def execute_prepared_tool_call(
                 prepared.args,
                 child,
                 updates,
-                wait_s=QUICK_WAIT_S,
+                wait_s=QUICK_WAIT_S if quick_wait else 0.0,
             )
-            if inspect.isawaitable(raw):
+            kind = type(raw)  # the usual results first: isawaitable is an ABC check
+            if kind is not str and kind is not AgentToolResult and inspect.isawaitable(raw):
                 raw = await raw
         outcome = ExecutedOutcome(as_tool_result(raw, tool.name), False)
     except asyncio.CancelledError as exc:
