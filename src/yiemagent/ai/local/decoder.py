@@ -208,6 +208,8 @@ class ReplyDecoder:
         return self._hopeless is not None
 
     def feed(self, text: str) -> None:
+        """Take the next text delta of the reply: emit the answer's text as it grows, open
+        and stream a call whose name is complete, and judge each item once it is whole."""
         for item in self._items.feed(text):
             self._complete(item)
         current = self._items.open_item

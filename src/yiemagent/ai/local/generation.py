@@ -256,6 +256,9 @@ async def free_name(
 
 
 def chunk_error(chunk: Any) -> str | None:
+    """The runtime's error message in a streamed chunk or final response (`{"error": …}`,
+    a dict with a `message` or the text itself), as "local model error: …"; None when the
+    chunk holds no error."""
     if not isinstance(chunk, dict) or "error" not in chunk:
         return None
     error = chunk["error"]

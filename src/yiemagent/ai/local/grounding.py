@@ -281,7 +281,8 @@ def drop_unbacked_options(
 
 
 def lettered(text: str) -> set[str]:
-    # The words of `text` with a letter, bar names written as a function (`sqrt(`).
+    """The words of `text` (lower case) that hold a letter, bar names written as a
+    function (`sqrt(` in `sqrt(2) * 10`): the words the grounding guard checks."""
     called = {m.lower() for m in _CALLED.findall(text)}
     return {w for w in words(text) - called if any(c.isalpha() for c in w)}
 
@@ -316,6 +317,8 @@ def _text(content: Sequence[TextContent | ImageContent]) -> str:
 
 
 def value_strings(value: Any) -> list[str]:
+    """Every string in a JSON argument value, nested lists and objects included (object
+    values, not keys), in order."""
     if isinstance(value, str):
         return [value]
     if isinstance(value, dict):
@@ -326,6 +329,8 @@ def value_strings(value: Any) -> list[str]:
 
 
 def value_numbers(value: Any) -> list[float]:
+    """Every JSON number in an argument value as a float, nested lists and objects included;
+    booleans are not numbers."""
     if isinstance(value, bool):
         return []
     if isinstance(value, int | float):
