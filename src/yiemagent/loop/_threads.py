@@ -17,7 +17,9 @@ The handoff is the per-call cost of such a tool, so each way is one `write()` of
   77–100 µs by `run_in_executor` on a warm thread (2-core VM, load 3);
 - a worker puts itself back on the idle list before it hands the outcome over, so the loop,
   woken, finds it idle for its next call, and the worker's last step (blocking on its
-  descriptor) lets go of the GIL right after the hand-over;
+  descriptor) lets go of the GIL right after the hand-over; a loop's thread that waits for
+  the call (below) is woken first, since it cannot run before the worker lets go of the
+  GIL: the worker goes back on the idle list while that thread's CPU wakes up;
 - when the worker has finished the call before the loop looks again (it often runs the whole
   call while the loop's `write()` is in the kernel), the loop settles the future itself
   before `submit` returns: no hand-over and no wake-up of the loop at all (`_Call`);
@@ -188,20 +190,22 @@ class _Call:
         except BaseException as exc:
             self.error = exc
 
-    def deliver(self) -> None:
-        """On a worker, after `run`: leave the outcome to the loop if it has not looked yet,
-        else hand it over."""
+    def leave(self) -> bool:
+        """On a worker, after `run`: leave the outcome to the loop if it has not looked yet
+        (True; a loop waiting for it is woken), else False: `hand_over` it."""
         try:
             self.unclaimed.pop()
         except IndexError:
-            pass
-        else:
-            if self.waited:  # then `inbox` is set
-                try:  # (not contextlib.suppress: ~0.4 µs more on the way back)
-                    self.inbox.ready.release()  # type: ignore[union-attr]
-                except RuntimeError:  # released already: by a stale wake-up (see `wait`)
-                    return
-            return  # the submitting loop settles the future itself
+            return False
+        if self.waited:  # then `inbox` is set
+            try:  # (not contextlib.suppress: ~0.4 µs more on the way back)
+                self.inbox.ready.release()  # type: ignore[union-attr]
+            except RuntimeError:  # released already: by a stale wake-up (see `wait`)
+                return True
+        return True  # the submitting loop settles the future itself
+
+    def hand_over(self) -> None:
+        """On a worker, after `leave` said False: give the outcome to the loop."""
         future, result, error = self.future, self.result, self.error
         self.result = self.error = None
         if self.inbox is not None:
@@ -252,8 +256,11 @@ class _Worker:
             job, self.job = self.job, None
             while job is not None:
                 job.run()
+                if job.leave():  # the loop, woken, waits for the GIL until this thread blocks
+                    job = pool.next_job(self)
+                    continue
                 following = pool.next_job(self)  # before the hand-over: see the docstring
-                job.deliver()
+                job.hand_over()
                 job = following
                 del following
             os.read(read, 8)
