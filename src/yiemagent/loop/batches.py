@@ -85,7 +85,6 @@ class _Batch:
         "messages",
         "meter",
         "outcomes",
-        "quick_wait",
         "signal",
         "spans",
         "started",
@@ -118,9 +117,6 @@ class _Batch:
         self.ended = [False] * n
         self.outcomes: list[FinalizedOutcome | None] = [None] * n
         self.messages: list[ToolResultMessage | None] = [None] * n
-        self.quick_wait = True
-        """Whether the loop may wait for a quick plain tool (False while a parallel batch
-        starts several calls: `execute_prepared_tool_call`'s `quick_wait`)."""
         self.held: list[int] = []
         """Calls held for approval (DESIGN §14): no end event, no result message."""
         self.tasks: list[asyncio.Task[None]] = []
@@ -179,7 +175,7 @@ class _Batch:
         timeout_s = prepared.tool.timeout_s or self.config.tool_timeout_s
         try:
             executed = await execute_prepared_tool_call(
-                prepared, self.signal, self.emit, timeout_s=timeout_s, quick_wait=self.quick_wait
+                prepared, self.signal, self.emit, timeout_s=timeout_s
             )
             if self.config.after_tool_call is None:  # what finalizing without a hook gives
                 return FinalizedOutcome(prepared.tool_call, executed.result, executed.is_error)
@@ -291,7 +287,6 @@ async def _parallel(batch: _Batch) -> None:
                 await w
         runnable = []
     if runnable:
-        batch.quick_wait = len(runnable) == 1  # else the loop starts the next call meanwhile
         cap = batch.config.max_parallel_tools
         limit = asyncio.Semaphore(cap) if cap is not None and cap < len(runnable) else None
         calls = (batch.run(i, p) if limit is None else _limited(batch, i, p, limit)

@@ -281,7 +281,6 @@ async def execute_prepared_tool_call(
     emit: EventSink | None = None,
     *,
     timeout_s: float | None = None,
-    quick_wait: bool = True,
 ) -> ExecutedOutcome:
     """Run the tool with its validated arguments (DESIGN R-4.5; seed 000 §8.2).
 
@@ -295,10 +294,6 @@ async def execute_prepared_tool_call(
         emit: where `ToolExecutionUpdateEvent`s go, plain or async (its exceptions are
             logged, R-5.1b); None: nowhere.
         timeout_s: seconds the call may take; `None` for no limit.
-        quick_wait: whether the loop's thread may wait (GIL released) up to
-            `tool_runs.QUICK_WAIT_S` for a plain tool on a warm worker thread, so a quick
-            one's result is taken without a round trip through the loop (DESIGN §9); a
-            parallel batch passes False, so that meanwhile the loop starts its next call.
 
     Returns:
         The tool's result, or an error result with the exception's text, "Tool x timed out
@@ -334,7 +329,7 @@ async def execute_prepared_tool_call(
                 prepared.args,
                 child,
                 updates,
-                wait_s=QUICK_WAIT_S if quick_wait else 0.0,
+                wait_s=QUICK_WAIT_S,
             )
             kind = type(raw)  # the usual results first: isawaitable is an ABC check
             if kind is not str and kind is not AgentToolResult and inspect.isawaitable(raw):
