@@ -287,6 +287,13 @@ def test_a_call_of_another_tool_the_request_names_adds_a_part_with_the_same_valu
     assert adds_to(distance, {"speed": 20}, earlier, request)
     # "kinematics" is the first tool's word too; "report" is not in the request
     assert not adds_to(report, {"speed": 20}, earlier, request)
+    # a word the first tool's own vocabulary has names no new part (BFCL multiple_4:
+    # `calculate_final_speed` after `calculate_displacement(initial_speed=20, …)`)
+    displacement = _named_with("calculate_displacement", {"initial_speed": {"type": "number"}}, [])
+    final_speed = _named_with("calculate_final_speed", {"initial_speed": {"type": "number"}}, [])
+    moving = Grounding.of_text("The displacement of a car at an initial speed of 20 m/s")
+    first = [(displacement, {"initial_speed": 20})]
+    assert not adds_to(final_speed, {"initial_speed": 20}, first, moving)
     # the same tool again with the same values is still a repeat
     assert not adds_to(velocity, {"speed": 20}, earlier, request)
     assert not adds_to(distance, {"speed": 20}, [*earlier, (distance, {"speed": 20})], request)

@@ -53,7 +53,9 @@ def adds_to(
     in its required values or in an optional value that changes an earlier call's value of
     that parameter ("resistivity of copper and aluminum": `resistivity: "aluminum"` after
     `"copper"`). A call of a tool no earlier call used also adds one when a word of its
-    name that the earlier tools' names lack is a word of the request ("final velocity …
+    name that the earlier tools' names, descriptions and parameter names lack (`vocabulary`:
+    "speed" names no new part beside a tool taking `initial_speed`) is a word of the
+    request ("final velocity …
     Also, compute the total distance": `distance_traveled` after `final_velocity`, with
     the same values), if its required values hold a word or number of the request that is
     not a tool's own word (`get_time(place="city")` beside `read_file("city.txt")` for
@@ -66,9 +68,7 @@ def adds_to(
     if any(_in_request(token, request) for token in own) and all(
         earlier_tool.name != tool.name for earlier_tool, _ in earlier
     ):
-        named = _name_words(tool.name)
-        for earlier_tool, _ in earlier:
-            named -= _name_words(earlier_tool.name)
+        named = _name_words(tool.name) - vocabulary([earlier_tool for earlier_tool, _ in earlier])
         if any(request.has_word(word) for word in named):
             return True
     held = set(tool_words)
