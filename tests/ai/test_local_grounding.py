@@ -341,6 +341,8 @@ def test_a_description_s_listed_choices_back_a_value() -> None:
     # examples are not choices: the model copies them into stray calls
     assert listed_choices("A city name, e.g. 'Tokyo'.") == set()
     assert listed_choices("Cities such as 'Tokyo', 'Paris'.") == set()
+    assert listed_choices("The field, such as 'Physics' or 'Chemistry'.") == set()
+    assert listed_choices("A unit, e.g. 'm' or 'km' or 'mi'.") == set()
     assert listed_choices('JSON like {"type": "object", "properties": {}}') == set()
     area = _tool(
         {

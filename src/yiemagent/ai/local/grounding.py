@@ -183,6 +183,9 @@ def authored(tool: AgentTool, parameter: str) -> bool:
 
 _QUOTED = re.compile(r"""(?<![\w'"])(['"`])([^'"`\n]{1,40})\1(?![\w'"])""")
 _CHOICE_GAP = re.compile(r"\s*(?:,|,?\s*or|\||/)\s*")
+_EXAMPLES = re.compile(
+    r"(?:e\.\s?g\.?|for example|for instance|such as|like)[\s:,]*$", re.IGNORECASE
+)
 _SLASHED = re.compile(r"[^\W_]+(?:\s*[/|]\s*[^\W_]+)+")
 
 
@@ -191,19 +194,24 @@ def listed_choices(description: str) -> set[str]:
     schema has no enum: quoted alternatives (`'metric' or 'imperial'`, `"asc" | "desc"`,
     `'a', 'b' or 'c'`) or slashed words (`city/state/country`). Such a value is the
     tool's own word, not one the model invented (`type: "country"` for "the population …
-    of the USA"). A lone quoted value, or quoted values in a comma list or in code, are
-    examples, not choices: the 0.5B copies examples into stray calls."""
+    of the USA"). A lone quoted value, quoted values in a comma list or in code, and
+    values after "such as", "e.g.", "for example" or "like" are examples, not choices: the
+    0.5B copies examples into stray calls (and kept `category: "Physics"` for "Einstein's
+    contribution to science" from "such as 'Physics' or 'Chemistry'")."""
     found: set[str] = set()
     quoted = list(_QUOTED.finditer(description))
     run: list[str] = []
     alternative = False
+    examples = False
     for i, match in enumerate(quoted):
+        if not run:
+            examples = _EXAMPLES.search(description[: match.start()]) is not None
         run.append(match.group(2))
         gap = description[match.end() : quoted[i + 1].start()] if i + 1 < len(quoted) else ""
         joined = i + 1 < len(quoted) and _CHOICE_GAP.fullmatch(gap) is not None
         alternative = alternative or (joined and gap.strip() != ",")
         if not joined:
-            if len(run) >= 2 and alternative:
+            if len(run) >= 2 and alternative and not examples:
                 found |= words(" ".join(run))
             run, alternative = [], False
     for match in _SLASHED.finditer(description):
