@@ -14,6 +14,7 @@ from yiemagent.ai.local.choice import (
     ChainStep,
     adds_to,
     mentions,
+    prose,
     relevant,
     spells,
     vocabulary,
@@ -518,14 +519,14 @@ def _named(name: str) -> AgentTool:
 
 def test_a_request_that_spells_out_a_tool_s_name_asks_for_it() -> None:
     """R-11.2: every word of four or more letters of the name, two or more of them."""
-    request = "What is the official crime rate of violent crime in SF?"
+    request = prose("What is the official crime rate of violent crime in SF?")
     assert spells(_named("get_crime_rate"), request)
     assert spells(_named("getCrimeRate"), request)
     assert not spells(_named("get_crime_statistics"), request)  # one word is missing
     assert not spells(_named("crime"), request)  # one word says too little
     assert not spells(_named("get_rate"), request)  # "get" is too short to count
-    assert spells(_named("calculate_probability"), "Calculate the probabilities")
+    assert spells(_named("calculate_probability"), prose("Calculate the probabilities"))
     # an identifier the request writes is not prose ("Is word_counter a good name?")
-    assert not spells(_named("word_count"), "Is word_counter a good name?")
-    assert not spells(_named("word_count"), "Use the Word_Count tool")
-    assert spells(_named("word_count"), "Count the words, please.")
+    assert not spells(_named("word_count"), prose("Is word_counter a good name?"))
+    assert not spells(_named("word_count"), prose("Use the Word_Count tool"))
+    assert spells(_named("word_count"), prose("Count the words, please."))

@@ -30,6 +30,7 @@ __all__ = [
     "ChainStep",
     "adds_to",
     "mentions",
+    "prose",
     "reached_for",
     "relevant",
     "spells",
@@ -64,8 +65,8 @@ def adds_to(
     call left out (a refinement of that call, not a new part), or a call built from values
     the request does not give adds nothing.
     """
-    own = _tokens(tool, arguments) - set(tool_words)
-    if any(_in_request(token, request) for token in own) and all(
+    new = _tokens(tool, arguments)
+    if any(_in_request(token, request) for token in new - set(tool_words)) and all(
         earlier_tool.name != tool.name for earlier_tool, _ in earlier
     ):
         named = _name_words(tool.name) - vocabulary([earlier_tool for earlier_tool, _ in earlier])
@@ -74,7 +75,6 @@ def adds_to(
     held = set(tool_words)
     for earlier_tool, earlier_arguments in earlier:
         held |= _tokens(earlier_tool, earlier_arguments, every=True)
-    new = _tokens(tool, arguments)
     for name in _changed_options(tool, arguments, earlier):
         new |= _tokens(tool, {name: arguments[name]}, every=True)
     return any(_in_request(token, request) for token in new - held)
@@ -121,27 +121,28 @@ def _name_words(name: str) -> set[str]:
     return {w for w in words(spelled) - COMMON_WORDS if len(w) >= 4}
 
 
-def spells(tool: AgentTool, text: str) -> bool:
-    """Whether the request `text` spells out the tool's name in prose: its name has two or
-    more words of four or more letters (not `COMMON_WORDS`; `find_recipe`, `get_crime_rate`,
+_PUNCTUATION = "\"'`.,;:!?()[]{}<>"
+
+
+def prose(text: str) -> Grounding:
+    """The grounding of the request `text` without the identifiers it writes
+    (`word_counter`, `Word_Count`: a name written as such is `prompt.named_tools`' to
+    judge); what `spells` reads."""
+    return Grounding.of_text(" ".join(w for w in text.split() if not coined(w.strip(_PUNCTUATION))))
+
+
+def spells(tool: AgentTool, request: Grounding) -> bool:
+    """Whether the request's `prose` spells out the tool's name: its name has two or more
+    words of four or more letters (not `COMMON_WORDS`; `find_recipe`, `get_crime_rate`,
     `calculate_probability`) and each is a word of the request ("Find me a vegan brownie
-    recipe…"), not counting the identifiers it writes (`word_counter`: a name written as
-    such is `prompt.named_tools`' to judge). Such a request asks for the tool (R-11.2): the
-    0.5B answered "the crime rate … is 1.2 million crimes per day" itself.
+    recipe…"). Such a request asks for the tool (R-11.2): the 0.5B answered "the crime
+    rate … is 1.2 million crimes per day" itself.
 
     Measured on BFCL (docs/local-model.md): 2 of 240 irrelevance questions spell a tool's
     name; of the 0.5B's answers without a call where a call was due (session 5, n = 100
     in each of four categories), 7 of 23 did."""
     own = _name_words(tool.name)
-    if len(own) < 2:
-        return False
-    prose = Grounding.of_text(
-        " ".join(w for w in text.split() if not coined(w.strip(_PUNCTUATION)))
-    )
-    return all(prose.has_word(word) for word in own)
-
-
-_PUNCTUATION = "\"'`.,;:!?()[]{}<>"
+    return len(own) >= 2 and all(request.has_word(word) for word in own)
 
 
 _CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")

@@ -31,7 +31,7 @@ import time
 from typing import Any
 
 from yiemagent.ai.builder import MessageBuilder
-from yiemagent.ai.local.choice import ChainStep, reached_for, spells, unknown_tool
+from yiemagent.ai.local.choice import ChainStep, prose, reached_for, spells, unknown_tool
 from yiemagent.ai.local.decoder import ReplyDecoder
 from yiemagent.ai.local.generation import Outcome, free_name, stream_chunks
 from yiemagent.ai.local.grounding import Grounding
@@ -184,8 +184,8 @@ async def _generate_reply(
     named: set[str] = set()
     if tools and first_round and not output_tools:
         named = named_tools(tools, request_messages)
-        text = request_text(request_messages)
-        named |= {t.name for t in tools if spells(t, text)}
+        spelled = prose(request_text(request_messages))  # read once for every tool
+        named |= {t.name for t in tools if spells(t, spelled)}
     deadline = time.monotonic() + limit_s
     # A request naming a tool needs no probe of which tool the model reaches for.
     if tools and not output_tools and first_round and not named and len(dropped) < len(tools):
