@@ -27,6 +27,7 @@ from yiemagent.ai.local.grounding import (
     drop_unbacked_options,
     invented_numbers,
     listed_choices,
+    percent_as_fraction,
     repair_file_names,
     ungrounded,
     words,
@@ -165,6 +166,58 @@ def test_leaving_out_unbacked_options_keeps_the_rest_and_is_idempotent(
             isinstance(value, list) and all(v in arguments[name] for v in value)
         )
     assert drop_unbacked_options(MOVIES, kept, grounding) == kept
+
+
+RATES = _tool(
+    {
+        "interest_rate": {"type": "number", "description": "The interest rate per period."},
+        "tax": {"type": "number", "description": "The tax as a decimal (5% is 0.05)."},
+        "yield": {"type": "number", "description": "The yearly yield as a percentage."},
+        "discount": {"type": "integer", "description": "The discount."},
+        "years": {"type": "number", "description": "The number of years."},
+    },
+    ["interest_rate"],
+)
+
+
+def test_a_percentage_the_user_wrote_becomes_a_fraction_where_a_number_is_taken() -> None:
+    """R-11.2: the 0.5B copies "5%" as 5 (BFCL parallel_14: `interest_rate: 5`); a float
+    rate wants 0.05, unless its description asks for a percentage; integers keep it."""
+    grounding = Grounding.of_text("A rate of 5%, tax 7.5 percent, yield 4%, 10% off, for 3 years.")
+    assert grounding.percents == {5.0, 7.5, 4.0, 10.0}
+    arguments = {"interest_rate": 5, "tax": 7.5, "yield": 4, "discount": 10, "years": 3}
+    assert percent_as_fraction(RATES, arguments, grounding) == {
+        "interest_rate": 0.05,
+        "tax": 0.075,
+        "yield": 4,
+        "discount": 10,
+        "years": 3,
+    }
+    as_given = {"interest_rate": 0.05, "years": 3}
+    assert percent_as_fraction(RATES, as_given, grounding) is as_given
+    no_percent = Grounding.of_text("A rate of 5 for 3 years.")
+    assert percent_as_fraction(RATES, {"interest_rate": 5}, no_percent) == {"interest_rate": 5}
+
+
+@given(
+    st.lists(st.integers(1, 99), max_size=3),
+    st.dictionaries(
+        st.sampled_from(["interest_rate", "tax", "yield", "discount", "years"]),
+        st.one_of(st.integers(0, 120), st.booleans(), st.text(max_size=4)),
+    ),
+)
+def test_only_number_values_written_as_percentages_change(
+    percents: list[int], arguments: dict[str, Any]
+) -> None:
+    grounding = Grounding.of_text(" and ".join(f"{p}%" for p in percents))
+    fixed = percent_as_fraction(RATES, arguments, grounding)
+    assert set(fixed) == set(arguments)
+    for name, value in fixed.items():
+        before = arguments[name]
+        if value != before or type(value) is not type(before):
+            assert name in ("interest_rate", "tax", "years")
+            assert before in percents and not isinstance(before, bool)
+            assert value == before / 100
 
 
 def test_the_grounding_of_a_conversation_holds_user_messages_and_results() -> None:
@@ -309,6 +362,62 @@ def test_a_call_of_another_tool_the_request_names_adds_a_part_with_the_same_valu
     )
     both = Grounding.of_text("Read city.txt, and what time is it in Oslo?")
     assert adds_to(place, {"place": "Oslo"}, [(reader, {"path": "city.txt"})], both, words_of_tools)
+
+
+RANKING = _tool({"team": {"type": "string"}, "season": {"type": "integer"}}, ["team", "season"])
+
+
+def test_a_new_combination_of_values_the_request_lists_adds_a_part() -> None:
+    """R-11.1: "Lakers and Bulls in seasons 2018 and 2020" asks for the four combinations
+    (BFCL parallel_46 stopped after two); paired values, or lists paired "respectively",
+    do not multiply."""
+    listed = Grounding.of_text(
+        "The winning percentage of Lakers and Bulls in seasons 2018 and 2020"
+    )
+    two = [
+        (RANKING, {"team": "Lakers", "season": 2018}),
+        (RANKING, {"team": "Bulls", "season": 2020}),
+    ]
+    assert adds_to(RANKING, {"team": "Lakers", "season": 2020}, two, listed)
+    three = [*two, (RANKING, {"team": "Lakers", "season": 2020})]
+    assert adds_to(RANKING, {"team": "Bulls", "season": 2018}, three, listed)
+    assert not adds_to(RANKING, {"team": "Bulls", "season": 2020}, three, listed)  # a repeat
+    paired = Grounding.of_text("The Lakers in season 2018 and the Bulls in season 2020")
+    assert not adds_to(RANKING, {"team": "Lakers", "season": 2020}, two, paired)
+    respectively = Grounding.of_text("Lakers and Bulls in 2018 and 2020 respectively")
+    assert not adds_to(RANKING, {"team": "Lakers", "season": 2020}, two, respectively)
+    # one earlier call: nothing to recombine
+    assert not adds_to(RANKING, {"team": "Lakers", "season": 2018}, two[:1], listed)
+
+
+_NAMES = st.lists(
+    st.sampled_from(["Lakers", "Bulls", "Celtics", "Heat", "Oslo", "Paris"]),
+    min_size=2,
+    max_size=3,
+    unique=True,
+)
+
+
+@given(_NAMES, st.lists(st.integers(1990, 2030), min_size=2, max_size=3, unique=True), st.data())
+def test_recombining_listed_values_yields_exactly_the_product(
+    teams: list[str], years: list[int], data: st.DataObject
+) -> None:
+    """R-11.1: starting from any two calls that differ in both values, every other
+    combination of the listed values is accepted once, and nothing outside the product."""
+    request = Grounding.of_text(f"{', '.join(teams)} and more in {' or '.join(map(str, years))}")
+    product = [{"team": t, "season": y} for t in teams for y in years]
+    order = data.draw(st.permutations(product))
+    first = order[0]
+    second = next(c for c in order if c["team"] != first["team"] and c["season"] != first["season"])
+    made = [(RANKING, first), (RANKING, second)]
+    for call in order:
+        if any(call == values for _, values in made):
+            assert not adds_to(RANKING, call, made, request)
+            continue
+        assert adds_to(RANKING, call, made, request)
+        made.append((RANKING, call))
+    assert len(made) == len(product)
+    assert not adds_to(RANKING, {"team": teams[0], "season": 1989}, made, request)
 
 
 @given(_VALUES, _VALUES)

@@ -16,7 +16,9 @@ from yiemagent.ai.local.grounding import (
     SHORT_WORD,
     THOUSANDS,
     Grounding,
+    coordinated,
     lettered,
+    listed_choices,
     value_numbers,
     value_strings,
     words,
@@ -32,6 +34,7 @@ __all__ = [
     "mentions",
     "prose",
     "reached_for",
+    "recombines",
     "relevant",
     "spells",
     "unknown_tool",
@@ -61,10 +64,15 @@ def adds_to(
     the same values), if its required values hold a word or number of the request that is
     not a tool's own word (`get_time(place="city")` beside `read_file("city.txt")` for
     "city.txt names a city. What time is it there?" is a chain's next step written with a
-    placeholder). A repeat, a reshuffle of the same values, an optional value an earlier
-    call left out (a refinement of that call, not a new part), or a call built from values
-    the request does not give adds nothing.
+    placeholder). A new combination of the values earlier calls of the tool used adds a
+    part when the request lists the values it swaps (`recombines`: "the winning percentage
+    of Lakers and Bulls in seasons 2018 and 2020" asks for four calls). A repeat, a
+    reshuffle of the same values, an optional value an earlier call left out (a refinement
+    of that call, not a new part), or a call built from values the request does not give
+    adds nothing.
     """
+    if recombines(tool, arguments, earlier, request):
+        return True
     new = _tokens(tool, arguments)
     if any(_in_request(token, request) for token in new - set(tool_words)) and all(
         earlier_tool.name != tool.name for earlier_tool, _ in earlier
@@ -72,12 +80,77 @@ def adds_to(
         named = _name_words(tool.name) - vocabulary([earlier_tool for earlier_tool, _ in earlier])
         if any(request.has_word(word) for word in named):
             return True
-    held = set(tool_words)
+    held = set(tool_words) - _chosen(tool, arguments)
     for earlier_tool, earlier_arguments in earlier:
         held |= _tokens(earlier_tool, earlier_arguments, every=True)
     for name in _changed_options(tool, arguments, earlier):
         new |= _tokens(tool, {name: arguments[name]}, every=True)
     return any(_in_request(token, request) for token in new - held)
+
+
+def recombines(
+    tool: AgentTool,
+    arguments: dict[str, Any],
+    earlier: Sequence[tuple[AgentTool, dict[str, Any]]],
+    request: Grounding,
+) -> bool:
+    """Whether a call is a new combination of values that earlier calls of the reply used
+    (two or more earlier calls; each value one an earlier call gave the same parameter),
+    where the request writes each value it swaps with an earlier call of the same tool
+    in one list (`grounding.coordinated`). "Lakers and Bulls in seasons 2018 and 2020"
+    after (Lakers, 2018) and (Bulls, 2020) asks for (Lakers, 2020) and (Bulls, 2018) too;
+    "the weight of Neutron and Proton … the diameter of a Proton and Neutron" after
+    `diameter(Proton)` asks for `diameter(Neutron)` (R-11.1). "Taylor Swift for 20 minutes
+    and Maroon 5 for 15 minutes" pairs its values: (Taylor Swift, 15) swaps 20 for 15, which
+    the request does not list together, so it is no part; nor do lists the request pairs
+    "respectively". The same keys as each earlier call of the tool, no repeat.
+
+    Measured on BFCL's ground truth (docs/local-model.md, "Session 7")."""
+    same = [values for other, values in earlier if other.name == tool.name]
+    if len(earlier) < 2 or not same or any(values == arguments for values in same):
+        return False
+    if request.has_word("respectively") or any(set(values) != set(arguments) for values in same):
+        return False  # lists paired item by item; a call with other keys
+    used: dict[str, list[Any]] = {}
+    for _, values in earlier:
+        for name, value in values.items():
+            used.setdefault(name, []).append(value)
+    if any(value not in used.get(name, ()) for name, value in arguments.items()):
+        return False  # a new value: not a recombination (the other rules judge it)
+    for values in same:
+        for name, value in arguments.items():
+            apart = [v for key, vs in used.items() if key != name for v in vs]
+            if values[name] != value and not coordinated(
+                value, values[name], used[name], request, apart
+            ):
+                return False
+    return True
+
+
+def _chosen(tool: AgentTool, arguments: dict[str, Any]) -> set[str]:
+    # The words of `arguments` that are choices their parameter offers (its enum, or the
+    # values its description lists): "length" for `property` of a tool that gets a
+    # rectangle's 'length' or 'width' is the tool's own word, and still a part the request
+    # asks for ("the length and the width").
+    properties = tool.input_schema.get("properties")
+    if not isinstance(properties, dict):
+        return set()
+    found: set[str] = set()
+    for name, value in arguments.items():
+        param = properties.get(name)
+        if not isinstance(param, dict):
+            continue
+        enum = param.get("enum")
+        items = param.get("items")
+        if not isinstance(enum, list) and isinstance(items, dict):
+            enum = items.get("enum")
+        offered = (
+            words(" ".join(str(v) for v in enum))
+            if isinstance(enum, list)
+            else listed_choices(str(param.get("description") or ""))
+        )
+        found |= offered & {w for text in value_strings(value) for w in words(text)}
+    return found
 
 
 def _changed_options(

@@ -23,6 +23,7 @@ from yiemagent.ai.local.grounding import (
     authored,
     drop_unbacked_options,
     invented_numbers,
+    percent_as_fraction,
     repair_file_names,
     ungrounded,
 )
@@ -283,6 +284,10 @@ class ReplyDecoder:
             if trimmed is not arguments:
                 logger.info("local call %s: optional values nothing backs left out", name)
                 arguments = trimmed
+            fractions = percent_as_fraction(tool, arguments, known)
+            if fractions is not arguments:
+                logger.info("local call %s: percentages given as fractions", name)
+                arguments = fractions
         key = call_key(name, arguments)
         if streamed is None:
             if key in self._answered:
