@@ -111,6 +111,8 @@ def format_openai_messages(context: AgentContext | Context) -> dict[str, Any]:
         {"name", "description", "parameters"}}`. `tools` may be empty: leave it out of the
         request then (OpenAI rejects an empty list).
     """
+    from yiemagent.ai.openai_request import openai_tool  # loaded on first use, not by the import
+
     messages: list[dict[str, Any]] = []
     if context.system_prompt:
         messages.append(
@@ -123,17 +125,7 @@ def format_openai_messages(context: AgentContext | Context) -> dict[str, Any]:
             messages.append(_assistant_to_openai(message))
         elif isinstance(message, ToolResultMessage):
             messages.extend(_tool_result_to_openai(message))
-    tools = [
-        {
-            "type": "function",
-            "function": {
-                "name": tool.name,
-                "description": tool.description,
-                "parameters": tool.input_schema,
-            },
-        }
-        for tool in context.tools or []
-    ]
+    tools = [openai_tool(tool) for tool in context.tools or []]
     return {"messages": messages, "tools": tools}
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from yiemagent.ai.sanitize import image_base64
 from yiemagent.types.messages import (
@@ -23,6 +23,9 @@ from yiemagent.types.messages import (
 )
 from yiemagent.types.model import Context, Model, StreamOptions
 
+if TYPE_CHECKING:
+    from yiemagent.types.tools import AgentTool
+
 __all__ = [
     "REASONING_FIELDS",
     "build_request_body",
@@ -30,6 +33,7 @@ __all__ = [
     "is_mistral",
     "is_openai_proper",
     "mistral_tool_call_id",
+    "openai_tool",
     "openai_tool_call_id",
 ]
 
@@ -172,6 +176,19 @@ def _assistant(message: AssistantMessage, model: Model) -> list[dict[str, Any]]:
     return [out]
 
 
+def openai_tool(tool: AgentTool) -> dict[str, Any]:
+    """`tool` as a Chat Completions function tool: `{"type": "function", "function": {"name",
+    "description", "parameters"}}` (the request body's and `format_openai_messages`'s)."""
+    return {
+        "type": "function",
+        "function": {
+            "name": tool.name,
+            "description": tool.description,
+            "parameters": tool.input_schema,
+        },
+    }
+
+
 def build_request_body(model: Model, context: Context, options: StreamOptions) -> dict[str, Any]:
     """The JSON body of the streaming Chat Completions request (before `on_payload`)."""
     proper = is_openai_proper(model)
@@ -182,17 +199,7 @@ def build_request_body(model: Model, context: Context, options: StreamOptions) -
         "stream_options": {"include_usage": True},
     }
     if context.tools:
-        body["tools"] = [
-            {
-                "type": "function",
-                "function": {
-                    "name": tool.name,
-                    "description": tool.description,
-                    "parameters": tool.input_schema,
-                },
-            }
-            for tool in context.tools
-        ]
+        body["tools"] = [openai_tool(tool) for tool in context.tools]
     if options.output_schema is not None:  # native structured output (DESIGN §14)
         body["response_format"] = {
             "type": "json_schema",
