@@ -7,11 +7,23 @@ pre-built messages (one `done` event each), so what is timed is the framework. T
 (time at N = 50 − time at N = 1) / (20 × 49), the median over many runs, for async and plain
 no-op tools in sequential and parallel mode, through the loop and through the Agent.
 
+The floor (printed under the table): a plain call hands the call to a worker thread and back,
+so it costs at least one round trip of two Python threads. The bare round trip (two threads
+ping-ponging two `threading.Lock`s, no framework) is measured after each pair of plain runs,
+under the same load, and each plain row is shown again as its cost above that floor. How to
+read it: DESIGN §9's 40 µs for a plain call assumes a machine whose round trip is well under
+40 µs (on an idle 2-core VM whose CPUs sleep between wake-ups it was 67 µs: no handoff can
+meet 40 µs there); what the framework controls is the cost above the floor, to be compared
+with the async rows. The floor is measured in both clocks and subtracted in the rows' clock:
+with `--clock cpu` rows and floor are the CPU both threads spend (system calls, context
+switches), and the wait for a sleeping CPU to wake is in neither, so the cpu floor can be
+small where the wall floor is large; the wall floor, printed beside it, shows that wait.
+
 Then: the same through `run_agent_loop` on the streaming `FauxModel` (one batch of N calls,
 so streaming the calls is included), and the cost of one `isolation="process"` call on a
 warm worker process (docs/tools.md "Stoppable tools"), against a plain thread call.
 
-Usage: `.venv/bin/python bench/overhead.py [--runs 30]`
+Usage: `.venv/bin/python bench/overhead.py [--runs 30] [--quick] [--clock cpu]`
 """
 
 from __future__ import annotations
@@ -20,6 +32,7 @@ import argparse
 import asyncio
 import gc
 import statistics
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -50,6 +63,36 @@ machine for paired before/after runs, but blind to thread wake-up latency)."""
 WIDE, NARROW = 50, 1
 BUDGET_US = {"async": 20.0, "plain": 40.0}
 """DESIGN §9, µs per call through `run_agent_loop` and through `Agent.prompt`."""
+ROUND_TRIPS = 1000
+"""Round trips per floor sample (one sample after each pair of plain runs)."""
+
+
+def floor_us(round_trips: int = ROUND_TRIPS) -> tuple[float, float]:
+    """The machine's floor for a plain call: µs per round trip of two Python threads, each
+    releasing the other's `threading.Lock` and blocking on its own (no framework: what any
+    loop → worker → loop handoff costs at least), in wall time and in CPU time (both
+    threads)."""
+    mine, theirs = threading.Lock(), threading.Lock()
+    mine.acquire()
+    theirs.acquire()
+
+    def partner() -> None:
+        for _ in range(round_trips + 50):
+            theirs.acquire()
+            mine.release()
+
+    thread = threading.Thread(target=partner, daemon=True)
+    thread.start()
+    for _ in range(50):  # warm up: the partner has started and blocked once
+        theirs.release()
+        mine.acquire()
+    wall, cpu = time.perf_counter(), time.process_time()
+    for _ in range(round_trips):
+        theirs.release()
+        mine.acquire()
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    thread.join()
+    return wall / round_trips * 1e6, cpu / round_trips * 1e6
 
 
 async def noop_async(tool_call_id: str, args: Any, signal: Any, on_update: Any) -> str:
@@ -127,7 +170,15 @@ async def check_answers(tool: AgentTool) -> None:
         raise SystemExit(f"the {tool.isolation} tool did not answer ok: {sorted(texts)}")
 
 
-async def per_call_us(path: Callable[..., Any], runs: int, kind: str, mode: str) -> float:
+async def per_call_us(
+    path: Callable[..., Any],
+    runs: int,
+    kind: str,
+    mode: str,
+    floors: list[tuple[float, float]] | None = None,
+) -> float:
+    """The median µs per call; `floors`: a `floor_us` sample is appended after each pair of
+    runs (so the floor sees the same load as the runs)."""
     tool = make_tool(kind)
     for _ in range(3):  # warm up: imports, validators, worker threads
         await path(WIDE, tool, mode)
@@ -138,6 +189,8 @@ async def per_call_us(path: Callable[..., Any], runs: int, kind: str, mode: str)
         wide = await path(WIDE, tool, mode)
         narrow = await path(NARROW, tool, mode)
         samples.append((wide - narrow) / (TURNS * (WIDE - NARROW)) * 1e6)
+        if floors is not None:
+            floors.append(floor_us())
     return statistics.median(samples)
 
 
@@ -164,6 +217,27 @@ async def faux_us(runs: int, kind: str, mode: str, calls: int = 50) -> float:
     )
 
 
+def print_floor(rows: list[tuple[str, str, float, float, float, float]], clock: str) -> None:
+    """The plain rows again, beside the machine's floor and as their cost above it (the
+    floor in the rows' clock)."""
+    print("floor: a plain call needs at least one round trip of two Python threads; the bare "
+          "one\n  (two threading.Locks ping-ponged, no framework) is measured between that "
+          "row's runs\n  (median, wall and cpu time). The 40 µs budget assumes a machine "
+          "whose round trip is\n  well under 40 µs; the framework's part is the cost above "
+          "the floor (compare: async rows).")  # fmt: skip
+    if clock == "cpu":
+        print(
+            "  cpu time: the CPU both threads spend; waiting for a sleeping CPU to wake is\n"
+            "  in neither the cpu floor nor the rows: the wall floor shows what it costs."
+        )
+    print(f"  {'tool':8} {'mode':10} {'floor wall':>10} {'floor cpu':>10} {'loop − floor':>13} "
+          f"{'Agent − floor':>14}  ({clock} time)")  # fmt: skip
+    for kind, mode, wall, cpu, loop_us, agent_us in rows:
+        floor = cpu if clock == "cpu" else wall
+        print(f"  {kind:8} {mode:10} {wall:10.1f} {cpu:10.1f} {loop_us - floor:13.1f} "
+              f"{agent_us - floor:14.1f}")  # fmt: skip
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=30, help="runs per figure")
@@ -184,10 +258,12 @@ async def main() -> None:
     print("budget: async ≤ 20 µs, plain ≤ 40 µs through both, Agent ≤ 1.3 × loop (DESIGN §9)")
     print(f"  {'tool':8} {'mode':10} {'run_agent_loop':>15} {'Agent.prompt':>13} {'ratio':>6} "
           f"{'budget':>7}  met")  # fmt: skip
+    above: list[tuple[str, str, float, float, float, float]] = []
     for kind in kinds:
         for mode in modes:
-            loop_us = await per_call_us(loop_run, ns.runs, kind, mode)
-            agent_us = await per_call_us(agent_run, ns.runs, kind, mode)
+            floors: list[tuple[float, float]] | None = [] if kind == "plain" else None
+            loop_us = await per_call_us(loop_run, ns.runs, kind, mode, floors)
+            agent_us = await per_call_us(agent_run, ns.runs, kind, mode, floors)
             budget = BUDGET_US.get(kind)
             ratio = agent_us / loop_us
             met = "-" if budget is None else (
@@ -195,6 +271,12 @@ async def main() -> None:
             )  # fmt: skip
             print(f"  {kind:8} {mode:10} {loop_us:15.1f} {agent_us:13.1f} {ratio:6.2f} "
                   f"{budget or 0:7.0f}  {met}")  # fmt: skip
+            if floors:
+                wall = statistics.median(f[0] for f in floors)
+                cpu = statistics.median(f[1] for f in floors)
+                above.append((kind, mode, wall, cpu, loop_us, agent_us))
+    if above:
+        print_floor(above, ns.clock)
     if ns.quick:
         return
     print("streaming FauxModel (one batch of 50 calls), run_agent_loop; budget ≤ 30 µs")
