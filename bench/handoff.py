@@ -9,7 +9,12 @@ Compared, interleaved round by round so load hits each alike:
 - `ToolThreads` on a loop without `add_reader`: outcomes by `call_soon_threadsafe`
   (what it falls back to, and what it did before the inbox);
 - `run_in_executor` on a warm single-thread `ThreadPoolExecutor` (sequential only: one
-  thread cannot keep R-4.2 for parallel calls) and on one of 64 threads.
+  thread cannot keep R-4.2 for parallel calls) and on one of 64 threads;
+- the floor: the bare round trip of two Python threads ping-ponging two `threading.Lock`s,
+  no event loop (`bench/overhead.py`'s floor). Where the woken thread wakes its own CPU (an
+  idle machine) no handoff goes under it; where both share a busy CPU `ToolThreads` can (the
+  worker often runs the call while the loop's `write()` is in the kernel, and the loop
+  takes the outcome without being woken).
 
 `seq`: one call at a time; `par`: 50 calls submitted together, then awaited. Figures are µs
 per call, the median of `--rounds`, wall and process CPU time (all threads).
@@ -26,6 +31,8 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
+
+from overhead import floor_us  # type: ignore[import-not-found]
 
 from yiemagent.loop.tool_runs import QUICK_WAIT_S, ToolThreads
 
@@ -99,6 +106,7 @@ def main() -> None:
                     figures.setdefault((name, mode), []).append(figure)
             finally:
                 loop.close()
+        figures.setdefault(("floor: two threads, two Locks", "seq"), []).append(floor_us(ns.calls))
     print(f"loop → thread → loop, no-op, µs per call, median of {ns.rounds} rounds")
     print(f"  {'handoff':36} {'mode':4} {'wall':>7} {'cpu':>7}")
     for (name, mode), samples in figures.items():

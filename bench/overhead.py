@@ -8,14 +8,16 @@ pre-built messages (one `done` event each), so what is timed is the framework. T
 no-op tools in sequential and parallel mode, through the loop and through the Agent.
 
 The floor (printed under the table): a plain call hands the call to a worker thread and back,
-so it costs at least one round trip of two Python threads. The bare round trip (two threads
-ping-ponging two `threading.Lock`s, no framework) is measured after each pair of plain runs,
-under the same load, and each plain row is shown again as its cost above that floor. How to
-read it: DESIGN §9's 40 µs for a plain call assumes a machine whose round trip is well under
-40 µs (on an idle 2-core VM whose CPUs sleep between wake-ups it was 67 µs: no handoff can
-meet 40 µs there); what the framework controls is the cost above the floor, to be compared
-with the async rows. The floor is measured in both clocks and subtracted in the rows' clock:
-with `--clock cpu` rows and floor are the CPU both threads spend (system calls, context
+so where the woken thread has to wake its own CPU (an idle machine) it costs at least one
+round trip of two Python threads (on a busy CPU shared by both, the handoff can come in
+under it: `bench/handoff.py`). The bare round trip (two threads ping-ponging two
+`threading.Lock`s, no framework) is measured after each pair of plain runs, under the same
+load, and each plain row is shown again as its cost above that floor. How to read it:
+DESIGN §9's 40 µs for a plain call assumes a machine whose round trip is well under 40 µs
+(on the idle 2-core VM of issue 12, whose idle vCPUs halt, it was 67 µs: no handoff can meet
+40 µs there); what the framework controls is the cost above the floor, to be compared with
+the async rows. The floor is measured in both clocks and subtracted in the rows' clock: with
+`--clock cpu` rows and floor are the CPU both threads spend (system calls, context
 switches), and the wait for a sleeping CPU to wake is in neither, so the cpu floor can be
 small where the wall floor is large; the wall floor, printed beside it, shows that wait.
 
@@ -220,11 +222,11 @@ async def faux_us(runs: int, kind: str, mode: str, calls: int = 50) -> float:
 def print_floor(rows: list[tuple[str, str, float, float, float, float]], clock: str) -> None:
     """The plain rows again, beside the machine's floor and as their cost above it (the
     floor in the rows' clock)."""
-    print("floor: a plain call needs at least one round trip of two Python threads; the bare "
-          "one\n  (two threading.Locks ping-ponged, no framework) is measured between that "
-          "row's runs\n  (median, wall and cpu time). The 40 µs budget assumes a machine "
-          "whose round trip is\n  well under 40 µs; the framework's part is the cost above "
-          "the floor (compare: async rows).")  # fmt: skip
+    print("floor: on an idle machine a plain call needs at least one round trip of two Python\n"
+          "  threads; the bare one (two threading.Locks ping-ponged, no framework) is measured\n"
+          "  between that row's runs (median, wall and cpu time). The 40 µs budget assumes a\n"
+          "  machine whose round trip is well under 40 µs; the framework's part is the cost\n"
+          "  above the floor (compare it with the async rows).")  # fmt: skip
     if clock == "cpu":
         print(
             "  cpu time: the CPU both threads spend; waiting for a sleeping CPU to wake is\n"
