@@ -18,8 +18,9 @@ DESIGN §9's 40 µs for a plain call assumes a machine whose round trip is well 
 40 µs there); what the framework controls is the cost above the floor, to be compared with
 the async rows. The floor is measured in both clocks and subtracted in the rows' clock: with
 `--clock cpu` rows and floor are the CPU both threads spend (system calls, context
-switches), and the wait for a sleeping CPU to wake is in neither, so the cpu floor can be
-small where the wall floor is large; the wall floor, printed beside it, shows that wait.
+switches), and the time a thread sleeps while its CPU wakes is in neither (on a VM the
+exits around a wake-up may still be CPU time); the wall floor, printed beside it, shows the
+whole wait.
 
 Then: the same through `run_agent_loop` on the streaming `FauxModel` (one batch of N calls,
 so streaming the calls is included), and the cost of one `isolation="process"` call on a
@@ -229,8 +230,8 @@ def print_floor(rows: list[tuple[str, str, float, float, float, float]], clock: 
           "  above the floor (compare it with the async rows).")  # fmt: skip
     if clock == "cpu":
         print(
-            "  cpu time: the CPU both threads spend; waiting for a sleeping CPU to wake is\n"
-            "  in neither the cpu floor nor the rows: the wall floor shows what it costs."
+            "  cpu time: the CPU both threads spend; the time a thread sleeps while its CPU\n"
+            "  wakes is in neither the cpu floor nor the rows: the wall floor shows it."
         )
     print(f"  {'tool':8} {'mode':10} {'floor wall':>10} {'floor cpu':>10} {'loop − floor':>13} "
           f"{'Agent − floor':>14}  ({clock} time)")  # fmt: skip
