@@ -68,6 +68,8 @@ BUDGET_US = {"async": 20.0, "plain": 40.0}
 """DESIGN §9, µs per call through `run_agent_loop` and through `Agent.prompt`."""
 ROUND_TRIPS = 1000
 """Round trips per floor sample (one sample after each pair of plain runs)."""
+Floors = list[tuple[float, float]]
+"""`floor_us` samples: (wall, cpu) µs per round trip."""
 
 
 def floor_us(round_trips: int = ROUND_TRIPS) -> tuple[float, float]:
@@ -178,7 +180,7 @@ async def per_call_us(
     runs: int,
     kind: str,
     mode: str,
-    floors: list[tuple[float, float]] | None = None,
+    floors: Floors | None = None,
 ) -> float:
     """The median µs per call; `floors`: a `floor_us` sample is appended after each pair of
     runs (so the floor sees the same load as the runs)."""
@@ -220,9 +222,10 @@ async def faux_us(runs: int, kind: str, mode: str, calls: int = 50) -> float:
     )
 
 
-def print_floor(rows: list[tuple[str, str, float, float, float, float]], clock: str) -> None:
+def print_floor(rows: list[tuple[str, str, Floors, float, float]], clock: str) -> None:
     """The plain rows again, beside the machine's floor and as their cost above it (the
-    floor in the rows' clock)."""
+    floor in the rows' clock, its samples' range beside it); a floor whose samples differ
+    more than twofold is marked."""
     print("floor: on an idle machine a plain call needs at least one round trip of two Python\n"
           "  threads; the bare one (two threading.Locks ping-ponged, no framework) is measured\n"
           "  between that row's runs (median, wall and cpu time). The 40 µs budget assumes a\n"
@@ -233,12 +236,23 @@ def print_floor(rows: list[tuple[str, str, float, float, float, float]], clock: 
             "  cpu time: the CPU both threads spend; the time a thread sleeps while its CPU\n"
             "  wakes is in neither the cpu floor nor the rows: the wall floor shows it."
         )
-    print(f"  {'tool':8} {'mode':10} {'floor wall':>10} {'floor cpu':>10} {'loop − floor':>13} "
-          f"{'Agent − floor':>14}  ({clock} time)")  # fmt: skip
-    for kind, mode, wall, cpu, loop_us, agent_us in rows:
-        floor = cpu if clock == "cpu" else wall
-        print(f"  {kind:8} {mode:10} {wall:10.1f} {cpu:10.1f} {loop_us - floor:13.1f} "
-              f"{agent_us - floor:14.1f}")  # fmt: skip
+    print(f"  {'tool':8} {'mode':10} {'floor wall':>10} {'floor cpu':>10} {'range':>13} "
+          f"{'loop − floor':>13} {'Agent − floor':>14}  ({clock} time)")  # fmt: skip
+    unsteady = False
+    for kind, mode, floors, loop_us, agent_us in rows:
+        wall = statistics.median(f[0] for f in floors)
+        cpu = statistics.median(f[1] for f in floors)
+        mine = [f[1] if clock == "cpu" else f[0] for f in floors]
+        floor, low, high = (cpu if clock == "cpu" else wall), min(mine), max(mine)
+        mark = " *" if high > 2 * low else ""
+        unsteady = unsteady or bool(mark)
+        span = f"{low:.1f}–{high:.1f}"
+        print(f"  {kind:8} {mode:10} {wall:10.1f} {cpu:10.1f} {span:>13} {loop_us - floor:13.1f} "
+              f"{agent_us - floor:14.1f}{mark}")  # fmt: skip
+    if unsteady:
+        print("  * the floor's samples differ more than twofold: the machine changed state\n"
+              "    between runs (a CPU falling idle or busy), so the row and its floor may not\n"
+              "    match; compare in interleaved pairs.")  # fmt: skip
 
 
 async def main() -> None:
@@ -261,10 +275,10 @@ async def main() -> None:
     print("budget: async ≤ 20 µs, plain ≤ 40 µs through both, Agent ≤ 1.3 × loop (DESIGN §9)")
     print(f"  {'tool':8} {'mode':10} {'run_agent_loop':>15} {'Agent.prompt':>13} {'ratio':>6} "
           f"{'budget':>7}  met")  # fmt: skip
-    above: list[tuple[str, str, float, float, float, float]] = []
+    above: list[tuple[str, str, Floors, float, float]] = []
     for kind in kinds:
         for mode in modes:
-            floors: list[tuple[float, float]] | None = [] if kind == "plain" else None
+            floors: Floors | None = [] if kind == "plain" else None
             loop_us = await per_call_us(loop_run, ns.runs, kind, mode, floors)
             agent_us = await per_call_us(agent_run, ns.runs, kind, mode, floors)
             budget = BUDGET_US.get(kind)
@@ -275,9 +289,7 @@ async def main() -> None:
             print(f"  {kind:8} {mode:10} {loop_us:15.1f} {agent_us:13.1f} {ratio:6.2f} "
                   f"{budget or 0:7.0f}  {met}")  # fmt: skip
             if floors:
-                wall = statistics.median(f[0] for f in floors)
-                cpu = statistics.median(f[1] for f in floors)
-                above.append((kind, mode, wall, cpu, loop_us, agent_us))
+                above.append((kind, mode, floors, loop_us, agent_us))
     if above:
         print_floor(above, ns.clock)
     if ns.quick:
