@@ -263,7 +263,7 @@ async def main() -> None:
     parser.add_argument(
         "--quick",
         action="store_true",
-        help="only the pre-built-message table (for paired before/after runs)",
+        help="only the pre-built-message table and its floor (for paired before/after runs)",
     )
     parser.add_argument("--clock", choices=("wall", "cpu"), default="wall", help="what is timed")
     ns = parser.parse_args()
