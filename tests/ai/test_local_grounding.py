@@ -27,11 +27,10 @@ from yiemagent.ai.local.grounding import (
     drop_unbacked_options,
     invented_numbers,
     listed_choices,
-    percent_as_fraction,
-    repair_file_names,
     ungrounded,
     words,
 )
+from yiemagent.ai.local.repair import percent_as_fraction, repair_file_names
 
 
 def _tool(properties: dict[str, Any], required: list[str]) -> AgentTool:

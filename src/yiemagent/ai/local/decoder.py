@@ -23,11 +23,10 @@ from yiemagent.ai.local.grounding import (
     authored,
     drop_unbacked_options,
     invented_numbers,
-    percent_as_fraction,
-    repair_file_names,
     ungrounded,
 )
 from yiemagent.ai.local.prompt import ANSWER_TEXT, answer_name, call_key
+from yiemagent.ai.local.repair import percent_as_fraction, repair_file_names
 from yiemagent.ai.partial_json import parse_partial_json
 from yiemagent.types.tools import AgentTool
 
