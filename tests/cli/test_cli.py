@@ -88,6 +88,30 @@ def test_models_lists_the_catalogue_and_local_status(capsys: pytest.CaptureFixtu
     assert "openai/gpt-4o-mini" in rows and "anthropic/claude-sonnet-4-5" in rows
     local = rows["local/qwen2.5-coder-0.5b"]
     assert "(default)" in local and "installed" in local
+    assert local.split()[3] == "free"
+
+
+def test_models_says_unknown_not_free_for_a_hosted_model_without_a_price(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without `genai-prices` (the demo's install) a hosted model has no known price; a new
+    user read "free" beside gpt-4o."""
+    import dataclasses
+
+    from yiemagent.ai import models as catalogue
+    from yiemagent.types.model import ModelCost
+
+    unpriced = {
+        name: dataclasses.replace(m, cost=ModelCost()) if m.api != "local" else m
+        for name, m in catalogue.MODELS.items()
+    }
+    monkeypatch.setattr(catalogue, "MODELS", unpriced)
+    code, out, _ = _run(capsys, "models")
+    assert code == 0
+    rows = {line.split()[0]: line.split() for line in out.splitlines() if line.strip()}
+    assert rows["openai/gpt-4o-mini"][3] == "unknown"
+    assert rows["anthropic/claude-sonnet-4-5"][3] == "unknown"
+    assert rows["local/qwen2.5-coder-0.5b"][3] == "free"
 
 
 @pytest.fixture

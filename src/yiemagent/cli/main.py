@@ -309,7 +309,10 @@ def models() -> None:
 
     rows = [("model", "api", "context", "USD/M in,out", "status")]
     for name, m in MODELS.items():
-        price = f"{m.cost.input:g},{m.cost.output:g}" if m.cost.input or m.cost.output else "free"
+        if m.cost.input or m.cost.output:
+            price = f"{m.cost.input:g},{m.cost.output:g}"
+        else:  # runs here at no charge; a hosted model without a known price is not free
+            price = "free" if m.api in ("local", "faux") else "unknown"
         status = ""
         if m.api == "local":
             spec = LOCAL_MODELS.get(m.id)
