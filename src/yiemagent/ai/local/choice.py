@@ -16,9 +16,9 @@ from yiemagent.ai.local.grounding import (
     SHORT_WORD,
     THOUSANDS,
     Grounding,
+    choice_words,
     coordinated,
     lettered,
-    listed_choices,
     value_numbers,
     value_strings,
     words,
@@ -128,10 +128,10 @@ def recombines(
 
 
 def _chosen(tool: AgentTool, arguments: dict[str, Any]) -> set[str]:
-    # The words of `arguments` that are choices their parameter offers (its enum, or the
-    # values its description lists): "length" for `property` of a tool that gets a
-    # rectangle's 'length' or 'width' is the tool's own word, and still a part the request
-    # asks for ("the length and the width").
+    # The words of `arguments` that are choices their parameter offers (`choice_words` of
+    # it, or of its items): "length" for `property` of a tool that gets a rectangle's
+    # 'length' or 'width' is the tool's own word, and still a part the request asks for
+    # ("the length and the width").
     properties = tool.input_schema.get("properties")
     if not isinstance(properties, dict):
         return set()
@@ -140,15 +140,7 @@ def _chosen(tool: AgentTool, arguments: dict[str, Any]) -> set[str]:
         param = properties.get(name)
         if not isinstance(param, dict):
             continue
-        enum = param.get("enum")
-        items = param.get("items")
-        if not isinstance(enum, list) and isinstance(items, dict):
-            enum = items.get("enum")
-        offered = (
-            words(" ".join(str(v) for v in enum))
-            if isinstance(enum, list)
-            else listed_choices(str(param.get("description") or ""))
-        )
+        offered = choice_words(param) | choice_words(param.get("items"))
         found |= offered & {w for text in value_strings(value) for w in words(text)}
     return found
 

@@ -37,6 +37,7 @@ __all__ = [
     "THOUSANDS",
     "Grounding",
     "authored",
+    "choice_words",
     "coordinated",
     "drop_unbacked_options",
     "invented_numbers",
@@ -227,6 +228,18 @@ def listed_choices(description: str) -> set[str]:
     return found
 
 
+def choice_words(param: Any) -> set[str]:
+    """The words of the values a parameter schema offers as its choices: its `enum`, and the
+    values its description lists (`listed_choices`). Empty for anything but a dict."""
+    if not isinstance(param, dict):
+        return set()
+    enum = param.get("enum")
+    found = words(" ".join(map(str, enum))) if isinstance(enum, list) else set()
+    if isinstance(param.get("description"), str):
+        found |= listed_choices(param["description"])
+    return found
+
+
 def ungrounded(tool: AgentTool, arguments: dict[str, Any], grounding: Grounding) -> set[str]:
     """What `arguments` hold in the tool's REQUIRED parameters that `grounding` does not
     back: words with a letter (not in the parameter's enum, and not a name written as a
@@ -251,10 +264,7 @@ def _unbacked(param: Any, value: Any, grounding: Grounding) -> set[str]:
     """The words with a letter (not in the parameter's enum or the choices its description
     lists, nor a `name(` function name) and the numbers in `value` that `grounding` does
     not back."""
-    enum = param.get("enum") if isinstance(param, dict) else None
-    allowed = words(" ".join(map(str, enum))) if isinstance(enum, list) else set()
-    if isinstance(param, dict) and isinstance(param.get("description"), str):
-        allowed |= listed_choices(param["description"])
+    allowed = choice_words(param)
     missing: set[str] = set()
     for text in value_strings(value):
         missing |= {w for w in lettered(text) - allowed if not grounding.knows_word(w)}
