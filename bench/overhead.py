@@ -46,9 +46,7 @@ from yiemagent import (
     AgentLoopConfig,
     AgentTool,
     AssistantMessage,
-    AssistantMessageEventStream,
     Context,
-    DoneEvent,
     Model,
     StreamOptions,
     TextContent,
@@ -57,6 +55,7 @@ from yiemagent import (
     run_agent_loop,
 )
 from yiemagent.ai.faux import FauxModel, faux_message, faux_text, faux_tool_call
+from yiemagent.types import AssistantMessageEventStream, DoneEvent
 
 SCHEMA: dict[str, Any] = {"type": "object", "properties": {"x": {"type": "integer"}}}
 TURNS = 20

@@ -1,83 +1,24 @@
 """yiemagent: an agent core for LLM agents that call tools.
 
-Public names are re-exported here and loaded on first use, so `import yiemagent` stays fast
-and imports no provider SDK and no model runtime (DESIGN §2, §9). Users never import private
-modules.
+This module is the public list: the user's concepts (the `Agent`, tools and tool stores,
+messages and content, events, models, errors, session stores, limits, batches) and the seeds'
+public functions. Helpers and constants stay in their packages (`yiemagent.types.text_of`,
+`yiemagent.tools.TOOL_NAME_PATTERN`, ...).
+
+The list is written once, as the `TYPE_CHECKING` imports below: type checkers and readers see
+plain imports, and at run time `__getattr__` reads the same block to load a name from its
+package on first use (the mechanism of scientific-python's `lazy_loader.attach_stub`). So
+`import yiemagent` imports nothing else, no provider SDK and no model runtime (DESIGN §22).
 """
 
 from __future__ import annotations
 
+import ast
 import importlib
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from yiemagent.errors import *  # noqa: F403
-from yiemagent.errors import __all__ as _errors_all
-from yiemagent.types import *  # noqa: F403
-from yiemagent.types import __all__ as _types_all
-
 __version__ = "0.1.0"
-
-# name -> module that defines it; loaded on first attribute access.
-_LAZY: dict[str, str] = {
-    # tools layer (DESIGN §2.3)
-    "tool": "yiemagent.tools",
-    "ToolStore": "yiemagent.tools",
-    "list_tools_tool": "yiemagent.tools",
-    "write_tool_tool": "yiemagent.tools",
-    "validate_arguments_against_schema": "yiemagent.tools",
-    # loop layer (DESIGN §2.4)
-    "agent_loop": "yiemagent.loop",
-    "agent_loop_continue": "yiemagent.loop",
-    "run_agent_loop": "yiemagent.loop",
-    "run_agent_loop_continue": "yiemagent.loop",
-    "stream_assistant_response": "yiemagent.loop",
-    "default_convert_to_llm": "yiemagent.loop",
-    "prepare_tool_call": "yiemagent.loop",
-    "prepare_tool_call_arguments": "yiemagent.loop",
-    "validate_tool_arguments": "yiemagent.loop",
-    "execute_prepared_tool_call": "yiemagent.loop",
-    "finalize_executed_tool_call": "yiemagent.loop",
-    "execute_tool_calls": "yiemagent.loop",
-    "execute_tool_calls_sequential": "yiemagent.loop",
-    "execute_tool_calls_parallel": "yiemagent.loop",
-    "create_tool_result_message": "yiemagent.loop",
-    "create_error_tool_result": "yiemagent.loop",
-    "should_terminate": "yiemagent.loop",
-    # agent (DESIGN §2.5)
-    "Agent": "yiemagent.agent",
-    "AgentRunError": "yiemagent.agent",
-    "UsageLimitExceeded": "yiemagent.agent",
-    "format_openai_messages": "yiemagent.agent",
-    "user_message_from_openai": "yiemagent.agent",
-    # sessions (DESIGN §2.6, §10)
-    "SessionStore": "yiemagent.sessions",
-    "SqliteSessionStore": "yiemagent.sessions",
-    "InMemorySessionStore": "yiemagent.sessions",
-    # batches (DESIGN §16)
-    "run_batch": "yiemagent.batch",
-    "run_batch_async": "yiemagent.batch",
-    # providers (DESIGN §7)
-    "get_model": "yiemagent.ai",
-    "FallbackModel": "yiemagent.ai",
-    "stream": "yiemagent.ai",
-    "complete": "yiemagent.ai",
-}
-
-__all__ = ["__version__", *_errors_all, *_types_all, *_LAZY]
-
-
-def __getattr__(name: str) -> Any:
-    module_name = _LAZY.get(name)
-    if module_name is None:
-        raise AttributeError(f"module 'yiemagent' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module_name), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
-
 
 if TYPE_CHECKING:
     from yiemagent.agent import (
@@ -94,6 +35,19 @@ if TYPE_CHECKING:
         stream as stream,
     )
     from yiemagent.batch import run_batch as run_batch, run_batch_async as run_batch_async
+    from yiemagent.errors import (
+        AgentBusyError as AgentBusyError,
+        ApprovalPendingError as ApprovalPendingError,
+        BatchError as BatchError,
+        ConfigError as ConfigError,
+        MCPConnectionError as MCPConnectionError,
+        MessageInputError as MessageInputError,
+        ProviderError as ProviderError,
+        SessionBusyError as SessionBusyError,
+        SessionCorruptError as SessionCorruptError,
+        ToolLoadError as ToolLoadError,
+        YiemAgentError as YiemAgentError,
+    )
     from yiemagent.loop import (
         agent_loop as agent_loop,
         agent_loop_continue as agent_loop_continue,
@@ -125,3 +79,95 @@ if TYPE_CHECKING:
         validate_arguments_against_schema as validate_arguments_against_schema,
         write_tool_tool as write_tool_tool,
     )
+    from yiemagent.types import (
+        AbortSignal as AbortSignal,
+        AfterToolCallContext as AfterToolCallContext,
+        AfterToolCallResult as AfterToolCallResult,
+        AgentContext as AgentContext,
+        AgentEndEvent as AgentEndEvent,
+        AgentEndReason as AgentEndReason,
+        AgentEvent as AgentEvent,
+        AgentLoopConfig as AgentLoopConfig,
+        AgentMessage as AgentMessage,
+        AgentStartEvent as AgentStartEvent,
+        AgentState as AgentState,
+        AgentTool as AgentTool,
+        AgentToolResult as AgentToolResult,
+        AssistantMessage as AssistantMessage,
+        BashExecutionMessage as BashExecutionMessage,
+        BeforeToolCallContext as BeforeToolCallContext,
+        BeforeToolCallResult as BeforeToolCallResult,
+        BranchSummaryMessage as BranchSummaryMessage,
+        CompactionSummaryMessage as CompactionSummaryMessage,
+        Context as Context,
+        Cost as Cost,
+        EventStream as EventStream,
+        ExecutedOutcome as ExecutedOutcome,
+        FinalizedOutcome as FinalizedOutcome,
+        ImageContent as ImageContent,
+        ImmediateOutcome as ImmediateOutcome,
+        Message as Message,
+        MessageEndEvent as MessageEndEvent,
+        MessageStartEvent as MessageStartEvent,
+        MessageUpdateEvent as MessageUpdateEvent,
+        Model as Model,
+        PendingApproval as PendingApproval,
+        PreparedToolCall as PreparedToolCall,
+        StopReason as StopReason,
+        StreamOptions as StreamOptions,
+        TextContent as TextContent,
+        ThinkingContent as ThinkingContent,
+        ToolApproval as ToolApproval,
+        ToolCall as ToolCall,
+        ToolCallBatch as ToolCallBatch,
+        ToolExecutionEndEvent as ToolExecutionEndEvent,
+        ToolExecutionMode as ToolExecutionMode,
+        ToolExecutionStartEvent as ToolExecutionStartEvent,
+        ToolExecutionUpdateEvent as ToolExecutionUpdateEvent,
+        ToolResultMessage as ToolResultMessage,
+        TurnContext as TurnContext,
+        TurnEndEvent as TurnEndEvent,
+        TurnStartEvent as TurnStartEvent,
+        TurnUpdate as TurnUpdate,
+        Usage as Usage,
+        UsageLimits as UsageLimits,
+        UserMessage as UserMessage,
+        event_to_dict as event_to_dict,
+        message_from_dict as message_from_dict,
+        message_to_dict as message_to_dict,
+        messages_from_json as messages_from_json,
+        messages_to_json as messages_to_json,
+    )
+
+
+def _exports() -> dict[str, str]:
+    """Public name -> the package it is loaded from, read from the `TYPE_CHECKING` block above."""
+    tree = ast.parse(Path(__file__).read_text(encoding="utf-8"))
+    block = next(
+        node
+        for node in tree.body
+        if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING"
+    )
+    return {
+        alias.asname or alias.name: node.module
+        for node in block.body
+        if isinstance(node, ast.ImportFrom) and node.module
+        for alias in node.names
+    }
+
+
+_EXPORTS = _exports()
+__all__ = ["__version__", *sorted(_EXPORTS)]
+
+
+def __getattr__(name: str) -> Any:
+    module_name = _EXPORTS.get(name)
+    if module_name is None:
+        raise AttributeError(f"module 'yiemagent' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module_name), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -5,8 +5,9 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from yiemagent import Agent, AgentEvent, AgentTool, UserMessage, text_of
+from yiemagent import Agent, AgentEvent, AgentTool, UserMessage
 from yiemagent.ai.faux import FauxModel
+from yiemagent.types import text_of
 
 SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
 

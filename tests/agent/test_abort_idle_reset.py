@@ -9,9 +9,10 @@ from typing import Any
 
 import pytest
 
-from yiemagent import AbortSignal, Agent, AgentBusyError, ToolResultMessage, text_of
+from yiemagent import AbortSignal, Agent, AgentBusyError, ToolResultMessage
 from yiemagent.agent import AgentRunError
 from yiemagent.ai.faux import FauxModel, faux_message, faux_tool_call
+from yiemagent.types import text_of
 
 from ._kit import EventWaiter, faux_agent, make_tool, user_texts
 

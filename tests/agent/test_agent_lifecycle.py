@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 
 from tests.agent._kit import EventWaiter, faux_agent, make_tool, user_texts
-from yiemagent import AgentBusyError, AssistantMessage, UserMessage, text_of
+from yiemagent import AgentBusyError, AssistantMessage, UserMessage
 from yiemagent.agent import AgentRunError
 from yiemagent.ai.faux import FauxModel, faux_message, faux_stall, faux_text, faux_tool_call
-from yiemagent.types import ImageContent
+from yiemagent.types import ImageContent, text_of
 
 
 async def until_aborted(tool_call_id: str, args: Any, signal: Any, on_update: Any) -> str:

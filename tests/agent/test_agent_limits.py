@@ -9,8 +9,9 @@ from typing import Any
 
 import pytest
 
-from yiemagent import Agent, AgentRunError, AgentTool, ConfigError, ToolResultMessage, text_of
+from yiemagent import Agent, AgentRunError, AgentTool, ConfigError, ToolResultMessage
 from yiemagent.ai.faux import FauxModel, faux_message, faux_stall, faux_tool_call
+from yiemagent.types import text_of
 
 SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
 

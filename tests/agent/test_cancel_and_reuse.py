@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 
 from tests.agent._kit import faux_agent, make_tool
-from yiemagent import AssistantMessage, ToolResultMessage, UserMessage, text_of
+from yiemagent import AssistantMessage, ToolResultMessage, UserMessage
 from yiemagent.ai.faux import FauxModel, faux_message, faux_text, faux_tool_call
+from yiemagent.types import text_of
 
 
 async def slow(tool_call_id: str, args: Any, signal: Any, on_update: Any) -> str:

@@ -22,11 +22,11 @@ from yiemagent import (
     ToolResultMessage,
     ToolStore,
     UserMessage,
-    text_of,
 )
 from yiemagent.agent import AgentRunError
 from yiemagent.ai.faux import FauxModel, faux_message, faux_text, faux_tool_call
 from yiemagent.tools import list_tools_tool, write_tool_tool
+from yiemagent.types import text_of
 
 from ._kit import EventWaiter, faux_agent, make_tool, user_texts
 

@@ -22,11 +22,11 @@ from yiemagent import (
     ToolResultMessage,
     UserMessage,
     format_openai_messages,
-    text_of,
     tool,
     user_message_from_openai,
 )
 from yiemagent.agent import AgentRunError
+from yiemagent.types import text_of
 
 from ._kit import EventWaiter
 

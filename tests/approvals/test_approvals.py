@@ -18,10 +18,10 @@ from yiemagent import (
     InMemorySessionStore,
     ToolResultMessage,
     ToolStore,
-    text_of,
     tool,
 )
 from yiemagent.ai.faux import FauxModel, faux_message, faux_tool_call
+from yiemagent.types import text_of
 
 from ._kit import recording_tool, transcript_problems
 

@@ -12,10 +12,11 @@ from typing import Any
 
 import pytest
 
-from yiemagent import ToolResultMessage, text_of
+from yiemagent import ToolResultMessage
 from yiemagent.ai.faux import FauxModel, faux_message, faux_tool_call
 from yiemagent.cli.approvals import NO_TERMINAL_REASON
 from yiemagent.cli.main import main
+from yiemagent.types import text_of
 
 cli_main_module = importlib.import_module("yiemagent.cli.main")
 cli_approvals_module = importlib.import_module("yiemagent.cli.approvals")

@@ -10,9 +10,10 @@ import time
 
 import pytest
 
-from yiemagent import Agent, text_of
+from yiemagent import Agent
 from yiemagent.ai.models import get_model
 from yiemagent.compaction import CompactionInfo, Compactor, estimate_tokens
+from yiemagent.types import text_of
 
 pytestmark = [pytest.mark.local_model, pytest.mark.slow, pytest.mark.timeout(3600)]
 

@@ -28,10 +28,10 @@ from yiemagent import (
     BeforeToolCallResult,
     TextContent,
     ToolCall,
-    ensure_unique_tool_call_ids,
     execute_tool_calls,
 )
 from yiemagent.loop import fail_tool_calls
+from yiemagent.types import ensure_unique_tool_call_ids
 
 SCHEMA = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
 

@@ -15,7 +15,6 @@ from yiemagent import (
     AgentLoopConfig,
     AgentTool,
     AssistantMessage,
-    AssistantMessageEventStream,
     Model,
     ToolResultMessage,
     UserMessage,
@@ -29,6 +28,7 @@ from yiemagent.ai.faux import (
     faux_tool_call,
     faux_truncated_tool_call,
 )
+from yiemagent.types import AssistantMessageEventStream
 
 SCHEMA: dict[str, Any] = {"type": "object", "properties": {"n": {"type": "integer"}}}
 

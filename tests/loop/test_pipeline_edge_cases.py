@@ -28,9 +28,9 @@ from yiemagent import (
     UserMessage,
     agent_loop,
     run_agent_loop,
-    text_of,
 )
 from yiemagent.ai.faux import FauxModel, faux_message, faux_text, faux_tool_call
+from yiemagent.types import text_of
 
 SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
 

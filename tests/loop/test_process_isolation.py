@@ -18,9 +18,9 @@ from yiemagent import (
     ConfigError,
     ToolExecutionUpdateEvent,
     ToolResultMessage,
-    text_of,
 )
 from yiemagent.ai.faux import FauxModel, faux_message, faux_tool_call
+from yiemagent.types import text_of
 
 SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
 

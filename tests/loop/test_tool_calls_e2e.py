@@ -18,7 +18,6 @@ from yiemagent import (
     ToolResultMessage,
     UserMessage,
     agent_loop,
-    text_of,
 )
 from yiemagent.ai.faux import (
     FauxModel,
@@ -28,6 +27,7 @@ from yiemagent.ai.faux import (
     faux_tool_call,
     faux_truncated_tool_call,
 )
+from yiemagent.types import text_of
 
 
 async def run(

@@ -14,10 +14,10 @@ from yiemagent import (
     TurnUpdate,
     UserMessage,
     agent_loop,
-    text_of,
 )
 from yiemagent.ai.faux import FauxModel, faux_message, faux_tool_call
 from yiemagent.tools import ToolStore, write_tool_tool
+from yiemagent.types import text_of
 
 ADD_SPEC: dict[str, Any] = {
     "name": "addNumbers",

@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 from pydantic import BaseModel
 
-from yiemagent import Agent, OutputMessage
+from yiemagent import Agent
+from yiemagent.types import OutputMessage
 
 pytestmark = [pytest.mark.local_model, pytest.mark.timeout(900)]
 

@@ -16,13 +16,11 @@ from yiemagent import (
     AgentRunError,
     AgentTool,
     ConfigError,
-    OutputMessage,
-    OutputSpec,
     ToolResultMessage,
     UserMessage,
-    text_of,
 )
 from yiemagent.ai.faux import FauxModel, faux_message, faux_tool_call
+from yiemagent.types import OutputMessage, OutputSpec, text_of
 
 from ._kit import CASES, Case, Person
 

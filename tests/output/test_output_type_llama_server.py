@@ -17,8 +17,15 @@ from typing import Any
 import pytest
 
 from tests.ai.servers import LlamaServer, smollm2_path, start_llama_server
-from yiemagent import Agent, AgentRunError, OutputSpec, UserMessage, text_of
-from yiemagent.types import AssistantMessageEventStream, Context, Model, StreamOptions
+from yiemagent import Agent, AgentRunError, UserMessage
+from yiemagent.types import (
+    AssistantMessageEventStream,
+    Context,
+    Model,
+    OutputSpec,
+    StreamOptions,
+    text_of,
+)
 
 from ._kit import CASES, Case
 

@@ -25,7 +25,6 @@ from yiemagent import (
     TextContent,
     ToolResultMessage,
     UserMessage,
-    text_of,
 )
 from yiemagent.ai.faux import (
     FauxModel,
@@ -34,6 +33,7 @@ from yiemagent.ai.faux import (
     faux_tool_call,
 )
 from yiemagent.sessions import InMemorySessionStore, SessionStore, SqliteSessionStore
+from yiemagent.types import text_of
 
 SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
 

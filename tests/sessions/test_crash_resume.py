@@ -13,9 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from yiemagent import Agent, AgentTool, ToolResultMessage, text_of
+from yiemagent import Agent, AgentTool, ToolResultMessage
 from yiemagent.ai.faux import FauxModel
 from yiemagent.sessions import SqliteSessionStore
+from yiemagent.types import text_of
 
 CHILD = textwrap.dedent(
     """

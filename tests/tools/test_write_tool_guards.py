@@ -17,12 +17,12 @@ from yiemagent import (
     AgentTool,
     ToolResultMessage,
     ToolStore,
-    text_of,
     validate_arguments_against_schema,
     write_tool_tool,
 )
 from yiemagent.ai.faux import FauxModel, faux_message, faux_tool_call
 from yiemagent.tools import MAX_CODE_CHARS, WRITTEN_MARK, WriteToolError
+from yiemagent.types import text_of
 
 from ._kit import run_tool
 

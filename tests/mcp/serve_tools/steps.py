@@ -1,6 +1,7 @@
 """Tool file served in the tests: reports progress through `on_update`."""
 
-from yiemagent import AgentTool, AgentToolResult, OnUpdate, tool
+from yiemagent import AgentTool, AgentToolResult, tool
+from yiemagent.types import OnUpdate
 
 
 @tool
