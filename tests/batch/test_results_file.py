@@ -96,3 +96,47 @@ def test_a_file_cut_at_any_byte_reopens_with_the_whole_lines_and_no_partial_line
     assert data.endswith(b"\n")
     assert [json.loads(x)["id"] for x in data.splitlines()] == [*kept, "new"]
     path.unlink()
+
+
+def test_a_writer_that_locks_a_file_already_replaced_by_a_repair_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Driver B opens the results file and is descheduled before it locks it; meanwhile
+    driver A repairs the file (renames a clean copy over it) and locks the new one. B's
+    lock is then on a file that is no longer the results file: B must not run."""
+    import fcntl
+    import threading
+
+    path = tmp_path / "r.jsonl"
+    path.write_bytes(_line("a") + b'{"id": "b", "sta')  # a torn last line: A repairs it
+    real_flock = fcntl.flock
+    b_opened, b_may_lock = threading.Event(), threading.Event()
+    b_thread: list[threading.Thread] = []
+
+    def flock(fd: int, operation: int) -> None:
+        if threading.current_thread() in b_thread and not b_opened.is_set():
+            b_opened.set()  # B has opened the old file and is "descheduled" here
+            assert b_may_lock.wait(10)
+        real_flock(fd, operation)
+
+    monkeypatch.setattr(fcntl, "flock", flock)
+    outcome: list[BaseException | None] = []
+
+    def driver_b() -> None:
+        try:
+            ResultsFile(path).open()
+        except BaseException as exc:
+            outcome.append(exc)
+        else:
+            outcome.append(None)
+
+    b_thread.append(threading.Thread(target=driver_b))
+    b_thread[0].start()
+    assert b_opened.wait(10)
+    with ResultsFile(path) as a:  # A repairs (rename) and locks the new file
+        assert set(a.done) == {"a"}
+        b_may_lock.set()
+        b_thread[0].join(10)
+        assert len(outcome) == 1
+        assert isinstance(outcome[0], BatchError), "B holds a lock on the replaced file"
+        assert "in use by another running batch" in str(outcome[0])

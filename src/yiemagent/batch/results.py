@@ -2,7 +2,9 @@
 
 Invariants (what "exactly once" means here, `docs/batch.md`):
 - one writer: the driver holds an exclusive lock (`flock`) on the file while a batch runs,
-  so a second batch on the same file stops with a clear error instead of interleaving;
+  so a second batch on the same file stops with a clear error instead of interleaving; a
+  lock is kept only once the locked file is the one at the path (a repair renames a new
+  file over it), so a rename cannot split the lock between two drivers;
 - each line is written by one `write` of the whole line and its newline on a descriptor
   opened with `O_APPEND` before the driver goes on: a crash of the driver at any moment
   leaves every finished line intact (the kernel has it) and at most a torn last line;
@@ -273,6 +275,17 @@ class ResultsFile:
             self._syncer = _Syncer(fd)
 
     def _open_locked(self) -> int:
+        """Open and lock the file at `self.path`. A repair renames a new file over the
+        path, so a lock taken on a file that is no longer at the path (another driver
+        repaired it between our open and our lock) is dropped and taken again on the file
+        now there: the lock is always on the results file itself."""
+        while True:
+            fd = self._open_lock_once()
+            if fd is None:
+                continue
+            return fd
+
+    def _open_lock_once(self) -> int | None:
         try:
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
         except OSError as exc:
@@ -289,6 +302,15 @@ class ResultsFile:
                 f"results file {self.path} is in use by another running batch; wait for it "
                 "or use another --out path"
             ) from None
+        held = os.fstat(fd)
+        try:
+            current = os.stat(self.path)
+        except FileNotFoundError:  # renamed away and not yet replaced: open it again
+            os.close(fd)
+            return None
+        if (held.st_dev, held.st_ino) != (current.st_dev, current.st_ino):
+            os.close(fd)
+            return None
         return fd
 
     def append(self, result: TaskResult) -> None:
