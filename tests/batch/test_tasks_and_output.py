@@ -115,3 +115,31 @@ def test_bad_options_are_one_clear_error(tmp_path: Path) -> None:
     ]:
         with pytest.raises(BatchError, match=message):
             run_batch([{"id": 1, "prompt": "p"}], make_faux_agent, results=tmp_path / "r", **kwargs)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("task", "message"),
+    [
+        (BatchTask(1, ""), "task #0: task '1': 'prompt' must be a non-empty string"),  # type: ignore[arg-type]
+        (BatchTask(" ", "hi"), "task #0: 'id' is empty"),
+        (BatchTask("x", "hi", metadata=[1]), "'metadata' must be an object"),  # type: ignore[arg-type]
+        (BatchTask("x", "hi", output_schema={"type": 5}), "'output_schema' is not valid"),
+    ],
+)
+def test_a_bad_batch_task_object_is_refused_as_a_bad_line_is(
+    tmp_path: Path, task: BatchTask, message: str
+) -> None:
+    out = tmp_path / "r.jsonl"
+    with pytest.raises(BatchError) as caught:
+        run_batch([task], make_faux_agent, results=out, progress=False)
+    assert message in str(caught.value)
+    assert not out.exists() or out.read_bytes() == b""
+
+
+def test_a_batch_task_with_an_integer_id_is_recorded_under_its_string_id(tmp_path: Path) -> None:
+    out = tmp_path / "r.jsonl"
+    report = run_batch([BatchTask(1, "hi")], make_faux_agent, results=out, progress=False)  # type: ignore[arg-type]
+    assert report.ok == 1
+    assert [line["id"] for line in result_lines(out)] == ["1"]
+    again = run_batch([BatchTask(1, "hi")], make_faux_agent, results=out, progress=False)  # type: ignore[arg-type]
+    assert again.skipped == 1

@@ -50,13 +50,20 @@ class BatchTask:
 
     @classmethod
     def from_json(cls, raw: Any) -> BatchTask:
-        """Check and build a task from a JSON object.
+        """Check and build a task from a JSON object (or check a `BatchTask`: the same
+        checks, an integer id made a string).
 
         Raises:
             ValueError: `raw` is not a task; the message names the field and what is wrong.
         """
-        if isinstance(raw, BatchTask):
-            return raw
+        if isinstance(raw, BatchTask):  # built in Python: checked as a line would be
+            raw = {
+                "id": raw.id,
+                "prompt": raw.prompt,
+                "output_schema": raw.output_schema,
+                "session": raw.session,
+                "metadata": raw.metadata,
+            }
         if not isinstance(raw, Mapping):
             raise ValueError(f"a task is a JSON object, not {type(raw).__name__}")
         unknown = sorted(set(raw) - _KEYS)
