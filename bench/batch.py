@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from yiemagent import Agent
-from yiemagent.ai.faux import FauxModel
+from yiemagent.ai.providers.faux import FauxModel
 from yiemagent.batch import BatchTask, run_batch
 
 PROMPTS = [
@@ -95,8 +95,8 @@ def bench_faux(count: int) -> None:
 
 
 def bench_embedded(count: int, configs: list[str]) -> None:
-    from yiemagent.ai.local.runtime import load_runtime
-    from yiemagent.ai.local.weights import DEFAULT_LOCAL_MODEL, local_spec
+    from yiemagent.ai.providers.local.runtime import load_runtime
+    from yiemagent.ai.providers.local.weights import DEFAULT_LOCAL_MODEL, local_spec
 
     cpus = os.cpu_count() or 1
     print(f"embedded model, {cpus} CPUs, {count} short prompts:")

@@ -301,7 +301,7 @@ def _print_table(model_id: str, outcomes: Iterable[Outcome], categories: Sequenc
 
 
 async def _main(args: argparse.Namespace) -> None:
-    from yiemagent.ai.local import load_runtime, local_spec
+    from yiemagent.ai.providers.local import load_runtime, local_spec
 
     model = get_model(args.model)
     categories = args.categories.split(",") if args.categories else list(CATEGORIES)

@@ -205,7 +205,7 @@ async def run_task(model: Any, task: dict[str, Any], tools: list[Any], system: s
 
 
 async def _bench_model(model_id: str, tasks: list[dict[str, Any]], root: Path) -> list[Result]:
-    from yiemagent.ai.local import load_runtime, local_spec
+    from yiemagent.ai.providers.local import load_runtime, local_spec
     from yiemagent.cli.options import DEFAULT_SYSTEM
 
     model = get_model(model_id)
@@ -285,7 +285,7 @@ def main() -> None:
     parser.add_argument("--cache", action="store_true", help="only measure the prompt cache")
     args = parser.parse_args()
 
-    from yiemagent.ai.local import LOCAL_MODELS, is_installed
+    from yiemagent.ai.providers.local import LOCAL_MODELS, is_installed
 
     data = json.loads(TASKS_FILE.read_text(encoding="utf-8"))
     tasks: list[dict[str, Any]] = data["tasks"]

@@ -19,7 +19,7 @@ from typing import Any
 
 from yiemagent import AgentContext, AgentLoopConfig, UserMessage, agent_loop
 from yiemagent.ai import get_model
-from yiemagent.ai.local import load_runtime, local_spec
+from yiemagent.ai.providers.local import load_runtime, local_spec
 from yiemagent.cli.options import example_tools
 
 MODEL = get_model("local/qwen2.5-coder-0.5b")

@@ -28,7 +28,7 @@ from pathlib import Path
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
 from yiemagent import AbortSignal, AgentContext, AgentEvent, AgentLoopConfig, execute_tool_calls
-from yiemagent.ai.faux import FauxModel, faux_message, faux_tool_call
+from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
 from yiemagent.mcp import MCPServerStdio, add_server
 from yiemagent.tools import ToolStore
 

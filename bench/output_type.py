@@ -28,7 +28,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from yiemagent import Agent, AgentTool
-from yiemagent.ai.faux import FauxModel, faux_message, faux_tool_call
+from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
 from yiemagent.types import OutputSpec
 
 ANSWER = {"name": "Ann", "age": 31}

@@ -26,7 +26,7 @@ from yiemagent import (
     UserMessage,
     run_agent_loop,
 )
-from yiemagent.ai.faux import FauxModel, faux_message, faux_tool_call
+from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
 
 WAIT_S = 0.1
 SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}

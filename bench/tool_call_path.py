@@ -22,7 +22,7 @@ from typing import Any
 
 import yiemagent
 from yiemagent import Agent, tool
-from yiemagent.ai.faux import FauxModel, faux_message, faux_tool_call
+from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
 
 ROOT = Path(yiemagent.__file__).resolve().parent
 

@@ -28,7 +28,7 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
 
 from yiemagent import AgentContext, AgentLoopConfig, AgentTool, UserMessage, run_agent_loop
-from yiemagent.ai.faux import FauxModel, faux_message, faux_text, faux_tool_call
+from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_text, faux_tool_call
 
 SCHEMA: dict[str, Any] = {"type": "object", "properties": {"x": {"type": "integer"}}}
 

@@ -47,7 +47,7 @@ from yiemagent import (
     UserMessage,
     run_agent_loop,
 )
-from yiemagent.ai.faux import FauxModel, faux_message, faux_text, faux_tool_call
+from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_text, faux_tool_call
 
 BUDGET = 1.2
 SIZES = (10, 10_000)

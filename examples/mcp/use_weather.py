@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from yiemagent import AbortSignal, Agent, AgentEvent, TextContent, ToolExecutionUpdateEvent
-from yiemagent.ai.faux import FauxModel, faux_message, faux_tool_call
+from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
 from yiemagent.mcp import MCPServerStdio, add_server
 
 SERVER = Path(__file__).with_name("weather_server.py")

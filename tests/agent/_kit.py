@@ -6,7 +6,7 @@ import asyncio
 from typing import Any
 
 from yiemagent import Agent, AgentEvent, AgentTool, UserMessage
-from yiemagent.ai.faux import FauxModel
+from yiemagent.ai.providers.faux import FauxModel
 from yiemagent.types import text_of
 
 SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}

@@ -11,7 +11,7 @@ import pytest
 
 from yiemagent import AbortSignal, Agent, AgentBusyError, ToolResultMessage
 from yiemagent.agent import AgentRunError
-from yiemagent.ai.faux import FauxModel, faux_message, faux_tool_call
+from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
 from yiemagent.types import text_of
 
 from ._kit import EventWaiter, faux_agent, make_tool, user_texts

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 import yiemagent.loop.convert as convert
 from yiemagent import Agent, AgentMessage, AssistantMessage, TextContent, UserMessage
-from yiemagent.ai.faux import FauxModel
+from yiemagent.ai.providers.faux import FauxModel
 
 
 def history(size: int) -> list[AgentMessage]:

@@ -11,7 +11,13 @@ import pytest
 from tests.agent._kit import EventWaiter, faux_agent, make_tool, user_texts
 from yiemagent import AgentBusyError, AssistantMessage, UserMessage
 from yiemagent.agent import AgentRunError
-from yiemagent.ai.faux import FauxModel, faux_message, faux_stall, faux_text, faux_tool_call
+from yiemagent.ai.providers.faux import (
+    FauxModel,
+    faux_message,
+    faux_stall,
+    faux_text,
+    faux_tool_call,
+)
 from yiemagent.types import ImageContent, text_of
 
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from yiemagent import Agent, AgentRunError, AgentTool, ConfigError, ToolResultMessage
-from yiemagent.ai.faux import FauxModel, faux_message, faux_stall, faux_tool_call
+from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_stall, faux_tool_call
 from yiemagent.types import text_of
 
 SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}

@@ -10,7 +10,7 @@ import pytest
 
 from tests.agent._kit import faux_agent, make_tool
 from yiemagent import AssistantMessage, ToolResultMessage, UserMessage
-from yiemagent.ai.faux import FauxModel, faux_message, faux_text, faux_tool_call
+from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_text, faux_tool_call
 from yiemagent.types import text_of
 
 

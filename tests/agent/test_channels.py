@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from yiemagent import AgentBusyError, UserMessage
-from yiemagent.ai.faux import FauxModel, faux_message, faux_tool_call
+from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
 
 from ._kit import EventWaiter, faux_agent, make_tool, user_texts
 

@@ -24,7 +24,7 @@ from yiemagent import (
     UserMessage,
 )
 from yiemagent.agent import AgentRunError
-from yiemagent.ai.faux import FauxModel, faux_message, faux_text, faux_tool_call
+from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_text, faux_tool_call
 from yiemagent.tools import list_tools_tool, write_tool_tool
 from yiemagent.types import text_of
 

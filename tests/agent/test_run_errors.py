@@ -18,7 +18,7 @@ from yiemagent import (
     YiemAgentError,
     get_model,
 )
-from yiemagent.ai.faux import FauxModel, faux_message, faux_text, faux_tool_call
+from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_text, faux_tool_call
 
 
 async def test_a_failed_prompt_raises_with_the_message_and_the_runs_messages() -> None:

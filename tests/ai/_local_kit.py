@@ -14,7 +14,7 @@ from typing import Any
 
 from yiemagent import AgentTool
 from yiemagent.ai import Context, StreamOptions, get_model, stream
-from yiemagent.ai.local.prompt import NAME_PREFIX
+from yiemagent.ai.providers.local.prompt import NAME_PREFIX
 
 
 def is_name_probe(request: dict[str, Any]) -> bool:

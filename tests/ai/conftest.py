@@ -9,7 +9,7 @@ import pytest
 
 from tests.ai._local_kit import FakeRuntime
 from tests.ai.servers import ReplayServer
-from yiemagent.ai.local import provider
+from yiemagent.ai.providers.local import provider
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from tests.ai.servers import ReplayServer, Reply, sse_reply
-from yiemagent.ai.anthropic_messages import stream_anthropic_messages
+from yiemagent.ai.providers.anthropic_messages import stream_anthropic_messages
 from yiemagent.types.messages import (
     AssistantMessage,
     ImageContent,

@@ -12,7 +12,7 @@ import pytest
 
 from yiemagent import AbortSignal, AssistantMessage, Cost, Usage, UserMessage
 from yiemagent.ai import AssistantMessageEvent, Context, StreamOptions, complete, stream
-from yiemagent.ai.faux import (
+from yiemagent.ai.providers.faux import (
     FauxModel,
     faux_duplicate_id_calls,
     faux_empty_arguments_call,

@@ -20,7 +20,8 @@ def run(code: str) -> str:
 
 def test_import_loads_no_provider_sdk() -> None:
     code = (
-        "import sys, json, yiemagent, yiemagent.ai, yiemagent.ai.faux, yiemagent.ai.transform;"
+        "import sys, json, yiemagent, yiemagent.ai, yiemagent.ai.providers.faux,"
+        " yiemagent.ai.transform;"
         f"print(json.dumps([m for m in {HEAVY!r} if m in sys.modules]))"
     )
     assert json.loads(run(code)) == []
@@ -30,7 +31,7 @@ def test_ai_stream_dispatch_imports_nothing_heavy_for_faux() -> None:
     code = (
         "import asyncio, sys, json\n"
         "from yiemagent.ai import Context, complete\n"
-        "from yiemagent.ai.faux import FauxModel\n"
+        "from yiemagent.ai.providers.faux import FauxModel\n"
         "fm = FauxModel(['hi'])\n"
         "message = asyncio.run(complete(fm.model, Context()))\n"
         f"print(json.dumps([message.text, [m for m in {HEAVY!r} if m in sys.modules]]))"

@@ -16,8 +16,8 @@ import pytest
 from tests.ai._local_kit import is_name_probe, probe_reply
 from yiemagent import ToolStore, UserMessage
 from yiemagent.ai import Context, StreamOptions, get_model, stream
-from yiemagent.ai.local import provider
-from yiemagent.ai.local.grounding import Grounding, authored, ungrounded
+from yiemagent.ai.providers.local import provider
+from yiemagent.ai.providers.local.grounding import Grounding, authored, ungrounded
 from yiemagent.tools.write_tool import write_tool_tool
 
 MODEL = get_model("local/qwen2.5-coder-1.5b")

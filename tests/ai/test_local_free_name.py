@@ -19,9 +19,9 @@ from tests.ai._local_kit import (
 )
 from yiemagent import AgentTool
 from yiemagent.ai import Context
-from yiemagent.ai.local.choice import unknown_tool
-from yiemagent.ai.local.grounding import Grounding
-from yiemagent.ai.local.prompt import NO_TOOL
+from yiemagent.ai.providers.local.choice import unknown_tool
+from yiemagent.ai.providers.local.grounding import Grounding
+from yiemagent.ai.providers.local.prompt import NO_TOOL
 from yiemagent.types.messages import (
     AssistantMessage,
     Message,

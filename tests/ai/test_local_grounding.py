@@ -10,7 +10,7 @@ from typing import Any
 from hypothesis import given, strategies as st
 
 from yiemagent import AgentTool, TextContent, ToolResultMessage, UserMessage
-from yiemagent.ai.local.choice import (
+from yiemagent.ai.providers.local.choice import (
     ChainStep,
     adds_to,
     mentions,
@@ -19,7 +19,7 @@ from yiemagent.ai.local.choice import (
     spells,
     vocabulary,
 )
-from yiemagent.ai.local.grounding import (
+from yiemagent.ai.providers.local.grounding import (
     PREFIX,
     SHORT_WORD,
     STRING_NUMBERS,
@@ -30,7 +30,7 @@ from yiemagent.ai.local.grounding import (
     ungrounded,
     words,
 )
-from yiemagent.ai.local.repair import percent_as_fraction, repair_file_names
+from yiemagent.ai.providers.local.repair import percent_as_fraction, repair_file_names
 
 
 def _tool(properties: dict[str, Any], required: list[str]) -> AgentTool:

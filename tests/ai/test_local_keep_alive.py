@@ -16,7 +16,7 @@ import pytest
 from tests.ai._local_kit import is_name_probe, probe_reply
 from yiemagent import AgentContext, AgentLoopConfig, AgentTool, UserMessage, run_agent_loop
 from yiemagent.ai import Context, StreamOptions, get_model, stream
-from yiemagent.ai.local import provider
+from yiemagent.ai.providers.local import provider
 
 MODEL = get_model("local/qwen2.5-coder-0.5b")
 CALC = AgentTool(

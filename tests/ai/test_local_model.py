@@ -62,7 +62,7 @@ async def test_calculator_gives_391() -> None:
 
 
 async def test_without_tools_text_streams_and_the_runtime_is_reused() -> None:
-    from yiemagent.ai.local import load_runtime, local_spec
+    from yiemagent.ai.providers.local import load_runtime, local_spec
 
     runtime = load_runtime(local_spec(MODEL.id))
     started = time.perf_counter()
@@ -101,8 +101,8 @@ async def test_the_extra_call_grammar_binds_the_real_runtime() -> None:
     still only add one calculator call."""
     import json
 
-    from yiemagent.ai.local import load_runtime, local_spec
-    from yiemagent.ai.local.prompt import extra_call_grammar
+    from yiemagent.ai.providers.local import load_runtime, local_spec
+    from yiemagent.ai.providers.local.prompt import extra_call_grammar
 
     runtime = load_runtime(local_spec(MODEL.id))
     [calculator] = example_tools("calculator")

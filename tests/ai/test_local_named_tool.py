@@ -16,8 +16,8 @@ from hypothesis import given, settings, strategies as st
 from tests.ai._local_kit import is_name_probe, probe_reply
 from yiemagent import AgentTool, UserMessage, tool
 from yiemagent.ai import Context, StreamOptions, get_model, stream
-from yiemagent.ai.local import provider
-from yiemagent.ai.local.prompt import named_tools
+from yiemagent.ai.providers.local import provider
+from yiemagent.ai.providers.local.prompt import named_tools
 from yiemagent.types import AssistantMessage, TextContent, ToolCall, ToolResultMessage
 
 MODEL = get_model("local/qwen2.5-coder-1.5b")

@@ -39,8 +39,8 @@ from yiemagent import (
     agent_loop,
 )
 from yiemagent.ai import Context, StreamOptions, stream
-from yiemagent.ai.local import generation, local_spec, provider
-from yiemagent.ai.local.prompt import (
+from yiemagent.ai.providers.local import generation, local_spec, provider
+from yiemagent.ai.providers.local.prompt import (
     AFTER_RESULTS,
     answer_name,
     answered_calls,
@@ -461,7 +461,9 @@ async def test_load_failure_never_raises(monkeypatch: pytest.MonkeyPatch) -> Non
 
 def test_importing_the_local_provider_loads_no_runtime() -> None:
     """DESIGN §2: xllamacpp is imported on first use only."""
-    code = "import sys, yiemagent.ai.local, yiemagent.cli; print('xllamacpp' in sys.modules)"
+    code = (
+        "import sys, yiemagent.ai.providers.local, yiemagent.cli; print('xllamacpp' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 
@@ -617,7 +619,7 @@ def test_chat_messages_render_calls_as_json_and_one_round_of_results_as_one_user
 
 def test_context_overflow_error_says_how_to_raise_the_context() -> None:
     """llama.cpp says "try increasing it"; the user must learn which setting (DESIGN §8)."""
-    from yiemagent.ai.local.generation import chunk_error as _chunk_error
+    from yiemagent.ai.providers.local.generation import chunk_error as _chunk_error
 
     text = _chunk_error(
         {

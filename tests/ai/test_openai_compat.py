@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from tests.ai.servers import ReplayServer, Reply, json_reply, openai_chunks, sse_reply
-from yiemagent.ai.openai_completions import stream_openai_completions
+from yiemagent.ai.providers.openai_completions import stream_openai_completions
 from yiemagent.types.messages import (
     AssistantMessage,
     ImageContent,

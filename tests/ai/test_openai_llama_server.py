@@ -12,7 +12,7 @@ from collections.abc import Iterator
 import pytest
 
 from tests.ai.servers import LlamaServer, smollm2_path, start_llama_server
-from yiemagent.ai.openai_completions import stream_openai_completions
+from yiemagent.ai.providers.openai_completions import stream_openai_completions
 from yiemagent.types.messages import AssistantMessage, ToolCall, UserMessage
 from yiemagent.types.model import (
     AssistantMessageEvent,

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from tests.ai.servers import ReplayServer, openai_chunks, sse_reply
-from yiemagent.ai.openai_completions import stream_openai_completions
+from yiemagent.ai.providers.openai_completions import stream_openai_completions
 from yiemagent.types.messages import UserMessage
 from yiemagent.types.model import Context, Model, StreamOptions
 

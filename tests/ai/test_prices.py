@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from yiemagent.ai import MODELS, calculate_cost, get_model
-from yiemagent.ai.prices import lookup_price
+from yiemagent.ai._prices import lookup_price
 from yiemagent.types import Usage
 
 

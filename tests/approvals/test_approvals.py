@@ -20,7 +20,7 @@ from yiemagent import (
     ToolStore,
     tool,
 )
-from yiemagent.ai.faux import FauxModel, faux_message, faux_tool_call
+from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
 from yiemagent.types import text_of
 
 from ._kit import recording_tool, transcript_problems

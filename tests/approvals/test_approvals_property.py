@@ -11,7 +11,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from yiemagent import Agent, AgentEndEvent, AgentTool, InMemorySessionStore, ToolResultMessage
-from yiemagent.ai.faux import FauxModel, faux_message, faux_tool_call
+from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
 
 from ._kit import transcript_problems
 

@@ -22,7 +22,7 @@ from collections import Counter
 from typing import Any
 
 from yiemagent import Agent
-from yiemagent.ai.faux import FauxModel, faux_message, faux_text
+from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_text
 from yiemagent.batch import BatchTask
 from yiemagent.types import Cost, Usage
 
@@ -83,8 +83,8 @@ def make_plain_agent() -> Agent:
 def make_embedded_agent(task: BatchTask) -> Agent:
     """An Agent on the embedded model (no tools); logs "<id> <pid> loaded=<bool>", where
     loaded says the process had the model loaded before this task's Agent was built."""
-    from yiemagent.ai.local.runtime import loaded_runtime
-    from yiemagent.ai.local.weights import DEFAULT_LOCAL_MODEL, local_spec
+    from yiemagent.ai.providers.local.runtime import loaded_runtime
+    from yiemagent.ai.providers.local.weights import DEFAULT_LOCAL_MODEL, local_spec
 
     log = task.metadata.get("log")
     if log:

@@ -217,7 +217,7 @@ def _embedded_model_installed() -> bool:
 
     if importlib.util.find_spec("xllamacpp") is None:
         return False
-    from yiemagent.ai.local.weights import is_installed, local_spec
+    from yiemagent.ai.providers.local.weights import is_installed, local_spec
 
     return is_installed(local_spec("qwen2.5-coder-0.5b"))
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from yiemagent.ai.faux import FauxModel, faux_message, faux_tool_call
+from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
 from yiemagent.cli.main import main
 
 cli_main_module = importlib.import_module("yiemagent.cli.main")
@@ -65,8 +65,8 @@ def test_broken_tool_file_is_one_line_naming_the_file(
 def test_uninstalled_larger_model_says_how_to_install(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    pytest.importorskip("yiemagent.ai.local")
-    from yiemagent.ai.local import LOCAL_MODELS, is_installed
+    pytest.importorskip("yiemagent.ai.providers.local")
+    from yiemagent.ai.providers.local import LOCAL_MODELS, is_installed
 
     if is_installed(LOCAL_MODELS["qwen2.5-coder-1.5b"]):
         pytest.skip("the 1.5B model is installed here")
@@ -280,7 +280,7 @@ def test_an_answer_the_locale_cannot_encode_is_escaped_not_lost(tmp_path: Path) 
     script.write_text(
         "import sys\n"
         "import yiemagent.cli.main as m\n"
-        "from yiemagent.ai.faux import FauxModel\n"
+        "from yiemagent.ai.providers.faux import FauxModel\n"
         "fm = FauxModel(['\\u304a\\u306f\\u3088\\u3046 \\u2192 ok'], model_id='cli-loc')\n"
         "m.resolve_model = lambda spec, base_url: fm.model\n"
         "m.main(sys.argv[1:])\n",
@@ -329,7 +329,7 @@ def test_ctrl_c_while_the_embedded_model_loads_exits_130_at_once(tmp_path: Path)
     script = tmp_path / "slow_load.py"
     script.write_text(
         "import sys, time\n"
-        "import yiemagent.ai.local.runtime as rt\n"
+        "import yiemagent.ai.providers.local.runtime as rt\n"
         "import yiemagent.cli.main as m\n"
         "from yiemagent.ai.models import get_model\n"
         "def slow(spec, progress=None):\n"

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from yiemagent import ToolResultMessage
-from yiemagent.ai.faux import FauxModel, faux_message, faux_tool_call
+from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
 from yiemagent.cli.approvals import NO_TERMINAL_REASON
 from yiemagent.cli.main import main
 from yiemagent.types import text_of

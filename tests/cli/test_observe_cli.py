@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from yiemagent.ai.faux import FauxModel, faux_message, faux_tool_call
+from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
 from yiemagent.cli.main import main
 from yiemagent.types import Cost, Usage
 

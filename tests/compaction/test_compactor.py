@@ -11,7 +11,7 @@ from typing import Any
 from hypothesis import given, settings, strategies as st
 
 from yiemagent import Agent, InMemorySessionStore, tool
-from yiemagent.ai.faux import FauxModel, faux_message, faux_tool_call
+from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
 from yiemagent.compaction import CompactionInfo, Compactor, estimate_tokens
 from yiemagent.compaction.compactor import SUMMARY_SYSTEM_PROMPT
 from yiemagent.types import (

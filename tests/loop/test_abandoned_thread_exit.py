@@ -12,7 +12,7 @@ SCRIPT = textwrap.dedent(
     """
     import asyncio, time
     from yiemagent import AgentContext, AgentLoopConfig, AgentTool, UserMessage, run_agent_loop
-    from yiemagent.ai.faux import FauxModel, faux_message, faux_tool_call
+    from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
 
     def hang(tool_call_id, args, signal, on_update):
         time.sleep(60)  # ignores its signal

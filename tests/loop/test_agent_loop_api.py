@@ -24,7 +24,7 @@ from yiemagent import (
     run_agent_loop_continue,
     stream_assistant_response,
 )
-from yiemagent.ai.faux import FauxModel, faux_message, faux_tool_call
+from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
 
 
 async def test_agent_loop_continue_emits_no_prompt_events() -> None:

@@ -26,7 +26,7 @@ from yiemagent import (
     default_convert_to_llm,
     run_agent_loop,
 )
-from yiemagent.ai.faux import FauxModel, faux_message
+from yiemagent.ai.providers.faux import FauxModel, faux_message
 
 
 class Note:

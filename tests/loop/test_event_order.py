@@ -18,7 +18,7 @@ from yiemagent import (
     agent_loop,
     run_agent_loop,
 )
-from yiemagent.ai.faux import FauxModel, faux_message, faux_text, faux_tool_call
+from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_text, faux_tool_call
 
 SCHEMA = {"type": "object", "properties": {"text": {"type": "string"}}}
 

@@ -20,7 +20,7 @@ from yiemagent import (
     UserMessage,
     run_agent_loop,
 )
-from yiemagent.ai.faux import (
+from yiemagent.ai.providers.faux import (
     FauxModel,
     faux_duplicate_id_calls,
     faux_message,

@@ -14,7 +14,11 @@ from yiemagent import (
     UserMessage,
     run_agent_loop,
 )
-from yiemagent.ai.faux import FauxModel, faux_empty_arguments_call, faux_malformed_tool_call
+from yiemagent.ai.providers.faux import (
+    FauxModel,
+    faux_empty_arguments_call,
+    faux_malformed_tool_call,
+)
 
 
 def _recording_tool(calls: list[dict[str, Any]]) -> AgentTool:
@@ -72,7 +76,7 @@ async def test_empty_argument_text_is_treated_as_an_empty_object() -> None:
 
 
 async def test_well_formed_call_runs() -> None:
-    from yiemagent.ai.faux import faux_message, faux_tool_call
+    from yiemagent.ai.providers.faux import faux_message, faux_tool_call
 
     calls: list[dict[str, Any]] = []
     message = faux_message(faux_tool_call("read", {"path": "a.txt", "limit": "5"}))

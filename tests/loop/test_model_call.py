@@ -34,7 +34,7 @@ from yiemagent import (
 )
 from yiemagent.ai import AssistantMessageEventStream
 from yiemagent.ai.builder import MessageBuilder
-from yiemagent.ai.faux import FauxModel, faux_message, faux_stall, faux_tool_call
+from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_stall, faux_tool_call
 from yiemagent.loop.deadline import ABORT_GRACE_S
 
 SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}

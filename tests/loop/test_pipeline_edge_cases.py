@@ -29,7 +29,7 @@ from yiemagent import (
     agent_loop,
     run_agent_loop,
 )
-from yiemagent.ai.faux import FauxModel, faux_message, faux_text, faux_tool_call
+from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_text, faux_tool_call
 from yiemagent.types import text_of
 
 SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
@@ -440,7 +440,7 @@ def test_r4_1_keyboard_interrupt_in_an_async_tool_still_answers_every_call() -> 
 
 async def test_r4_1_repeated_ids_are_unique_already_in_message_end() -> None:
     """A UI or a session log keyed on `message_end` sees the same ids as the tool events."""
-    from yiemagent.ai.faux import faux_duplicate_id_calls
+    from yiemagent.ai.providers.faux import faux_duplicate_id_calls
 
     fm = FauxModel([faux_duplicate_id_calls("t", [{}, {}], id=""), "done"])
     context = AgentContext("sys", [], [make_tool("t", quick)])

@@ -27,7 +27,7 @@ from yiemagent import (
     run_agent_loop,
     stream_assistant_response,
 )
-from yiemagent.ai.faux import FauxModel, faux_message, faux_tool_call
+from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
 from yiemagent.loop import fail_tool_calls
 
 

@@ -19,7 +19,7 @@ from yiemagent import (
     UserMessage,
     agent_loop,
 )
-from yiemagent.ai.faux import (
+from yiemagent.ai.providers.faux import (
     FauxModel,
     faux_duplicate_id_calls,
     faux_malformed_tool_call,

@@ -83,7 +83,7 @@ FORK_SCRIPT = textwrap.dedent(
     """
     import asyncio, os, threading
     from yiemagent import AgentContext, AgentLoopConfig, AgentTool, UserMessage, run_agent_loop
-    from yiemagent.ai.faux import FauxModel, faux_message, faux_tool_call
+    from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
 
     def where(tool_call_id, args, signal, on_update):
         return f"{os.getpid()} {threading.current_thread().name}"

@@ -20,7 +20,7 @@ from yiemagent import (
     agent_loop,
     run_agent_loop,
 )
-from yiemagent.ai.faux import FauxModel, faux_message, faux_tool_call
+from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
 
 SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
 

@@ -26,7 +26,7 @@ from yiemagent import (
     UserMessage,
     run_agent_loop,
 )
-from yiemagent.ai.faux import FauxModel, faux_message, faux_text, faux_tool_call
+from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_text, faux_tool_call
 from yiemagent.types import Cost, Usage
 
 SCHEMA: dict[str, Any] = {"type": "object", "properties": {"n": {"type": "integer"}}}

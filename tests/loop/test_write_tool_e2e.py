@@ -15,7 +15,7 @@ from yiemagent import (
     UserMessage,
     agent_loop,
 )
-from yiemagent.ai.faux import FauxModel, faux_message, faux_tool_call
+from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
 from yiemagent.tools import ToolStore, write_tool_tool
 from yiemagent.types import text_of
 

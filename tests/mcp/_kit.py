@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from yiemagent.ai.faux import FauxModel, faux_message, faux_tool_call
+from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
 from yiemagent.loop import execute_tool_calls
 from yiemagent.tools import ToolStore
 from yiemagent.types import (

@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from tests.mcp._kit import text
 from tests.mcp.conftest import SERVE_TOOLS, stdio_server, wait_for_file
 from yiemagent import Agent, ToolExecutionEndEvent, ToolResultMessage
-from yiemagent.ai.faux import FauxModel, faux_message, faux_tool_call
+from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
 from yiemagent.mcp import MCPServerStdio, add_server
 
 pytestmark = pytest.mark.timeout(180)
@@ -135,7 +135,7 @@ def test_r4_1_a_parallel_mcp_batch_is_answered_once_when_the_server_is_killed(
 def _embedded_model_installed() -> bool:
     if importlib.util.find_spec("xllamacpp") is None:
         return False
-    from yiemagent.ai.local.weights import is_installed, local_spec
+    from yiemagent.ai.providers.local.weights import is_installed, local_spec
 
     return is_installed(local_spec("qwen2.5-coder-0.5b"))
 

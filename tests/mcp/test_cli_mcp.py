@@ -12,7 +12,7 @@ import sys
 import pytest
 
 from tests.mcp.conftest import SERVER, HttpTestServer
-from yiemagent.ai.faux import FauxModel, faux_message, faux_tool_call
+from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
 from yiemagent.cli.main import main
 
 cli_main_module = importlib.import_module("yiemagent.cli.main")

@@ -128,7 +128,7 @@ async def test_list_changed_adds_and_removes_tools(server: MCPServer) -> None:
 
 async def _run_with_tools(tools: list, name: str):  # type: ignore[no-untyped-def, type-arg]
     from tests.mcp._kit import MODEL
-    from yiemagent.ai.faux import faux_message, faux_tool_call
+    from yiemagent.ai.providers.faux import faux_message, faux_tool_call
     from yiemagent.loop import execute_tool_calls
     from yiemagent.types import AgentContext, AgentLoopConfig
 

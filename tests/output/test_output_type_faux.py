@@ -19,7 +19,7 @@ from yiemagent import (
     ToolResultMessage,
     UserMessage,
 )
-from yiemagent.ai.faux import FauxModel, faux_message, faux_tool_call
+from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
 from yiemagent.types import OutputMessage, OutputSpec, text_of
 
 from ._kit import CASES, Case, Person

@@ -26,7 +26,7 @@ from yiemagent import (
     ToolResultMessage,
     UserMessage,
 )
-from yiemagent.ai.faux import (
+from yiemagent.ai.providers.faux import (
     FauxModel,
     faux_duplicate_id_calls,
     faux_message,

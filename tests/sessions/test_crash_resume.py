@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from yiemagent import Agent, AgentTool, ToolResultMessage
-from yiemagent.ai.faux import FauxModel
+from yiemagent.ai.providers.faux import FauxModel
 from yiemagent.sessions import SqliteSessionStore
 from yiemagent.types import text_of
 
@@ -22,7 +22,7 @@ CHILD = textwrap.dedent(
     """
     import asyncio, sys, time
     from yiemagent import Agent, AgentTool
-    from yiemagent.ai.faux import FauxModel, faux_message, faux_text, faux_tool_call
+    from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_text, faux_tool_call
     from yiemagent.sessions import SqliteSessionStore
 
     SCHEMA = {"type": "object", "properties": {}}

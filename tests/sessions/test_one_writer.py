@@ -25,7 +25,7 @@ from yiemagent import (
     TextContent,
     UserMessage,
 )
-from yiemagent.ai.faux import FauxModel, faux_message, faux_tool_call
+from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
 from yiemagent.loop import transcript_problems
 from yiemagent.sessions import InMemorySessionStore, SqliteSessionStore
 from yiemagent.sessions.lease import process_start_time
@@ -36,7 +36,7 @@ WRITER = textwrap.dedent(
     """
     import asyncio, sys
     from yiemagent import Agent, AgentTool, SessionBusyError
-    from yiemagent.ai.faux import FauxModel, faux_message, faux_tool_call
+    from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
     from yiemagent.sessions import SqliteSessionStore
 
     SCHEMA = {"type": "object", "properties": {}}

@@ -28,7 +28,7 @@ from yiemagent import (
     UserMessage,
     run_agent_loop,
 )
-from yiemagent.ai.faux import FauxModel, faux_message, faux_tool_call
+from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
 from yiemagent.telemetry import instrument, uninstrument
 from yiemagent.types import Usage
 

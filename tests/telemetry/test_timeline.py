@@ -26,7 +26,7 @@ from yiemagent import (
     event_to_dict,
     run_agent_loop,
 )
-from yiemagent.ai.faux import FauxModel, faux_message, faux_text, faux_tool_call
+from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_text, faux_tool_call
 from yiemagent.cli.main import main
 from yiemagent.telemetry import timeline_from_event_lines
 from yiemagent.types import Usage

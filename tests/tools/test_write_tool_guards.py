@@ -20,7 +20,7 @@ from yiemagent import (
     validate_arguments_against_schema,
     write_tool_tool,
 )
-from yiemagent.ai.faux import FauxModel, faux_message, faux_tool_call
+from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
 from yiemagent.tools import MAX_CODE_CHARS, WRITTEN_MARK, WriteToolError
 from yiemagent.types import text_of
 

@@ -15,7 +15,7 @@ from yiemagent import (
     execute_tool_calls,
     write_tool_tool,
 )
-from yiemagent.ai.faux import FauxModel, faux_message, faux_tool_call
+from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
 
 WRITE = {
     "name": "double",

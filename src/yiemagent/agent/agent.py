@@ -132,7 +132,7 @@ class Agent(ApprovalMethods, QueueMethods, Generic[OutputT]):
         options = dict(locals())
         check_options(options)
         if isinstance(model, list | tuple):
-            from yiemagent.ai.fallback import FallbackModel
+            from yiemagent.ai.providers.fallback import FallbackModel
 
             model = FallbackModel(model)
         self._output: OutputSpec[Any] | None = output_spec(output_type)

@@ -111,7 +111,9 @@ def format_openai_messages(context: AgentContext | Context) -> dict[str, Any]:
         {"name", "description", "parameters"}}`. `tools` may be empty: leave it out of the
         request then (OpenAI rejects an empty list).
     """
-    from yiemagent.ai.openai_request import openai_tool  # loaded on first use, not by the import
+    from yiemagent.ai.providers._openai_request import (
+        openai_tool,  # loaded on first use, not by the import
+    )
 
     messages: list[dict[str, Any]] = []
     if context.system_prompt:

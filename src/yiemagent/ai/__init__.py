@@ -4,6 +4,10 @@ stream, `stream`/`complete`, which call any model by dispatching on `model.api`,
 name of `yiemagent.types.model` (the provider contract: `Model`, `Context`, `StreamOptions`,
 the event protocol and its stream) is public here too; its list is kept there.
 
+Public beside this list: the `providers` package (one module per wire API, the embedded
+model, faux, fallback), `builder` (`MessageBuilder`, for writing a provider) and `transform`
+(`transform_messages`, the transcript repair every provider applies). The frame (`registry`,
+`models`, `retry`) is used through the names above; modules starting with `_` are private.
 Provider modules (and their SDKs: `openai`, `anthropic`, `xllamacpp`) are imported on the
 first call that needs them, never by `import yiemagent.ai`.
 """
@@ -12,8 +16,8 @@ from __future__ import annotations
 
 import inspect
 
-from yiemagent.ai.fallback import FallbackModel
 from yiemagent.ai.models import MODELS, calculate_cost, get_model
+from yiemagent.ai.providers.fallback import FallbackModel
 from yiemagent.ai.registry import get_stream_fn, register_api
 from yiemagent.types import model as _model
 from yiemagent.types.messages import AssistantMessage

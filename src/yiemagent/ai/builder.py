@@ -21,8 +21,8 @@ import logging
 from collections.abc import Mapping
 from typing import Literal
 
+from yiemagent.ai._partial_json import parse_json_object, parse_partial_json
 from yiemagent.ai.models import calculate_cost
-from yiemagent.ai.partial_json import parse_json_object, parse_partial_json
 from yiemagent.types.messages import (
     AssistantMessage,
     StopReason,

@@ -1,6 +1,6 @@
 """The built-in model catalogue, `get_model` and `calculate_cost` (DESIGN §7).
 
-Prices are USD per million tokens from the `genai-prices` database (`yiemagent.ai.prices`,
+Prices are USD per million tokens from the `genai-prices` database (`yiemagent.ai._prices`,
 loaded the first time a hosted model is looked up; check them before relying on them for
 billing). `get_model("provider/id")` looks a model up; any OpenAI-compatible server
 (llama.cpp, vLLM, Ollama, OpenRouter…) is reached with
@@ -65,7 +65,7 @@ def _entry(
 
 
 _CATALOGUE: tuple[Model, ...] = (
-    # OpenAI (prices: genai-prices, yiemagent.ai.prices)
+    # OpenAI (prices: genai-prices, yiemagent.ai._prices)
     _entry(_OPENAI, "gpt-4o", context_window=128_000, max_tokens=16_384),
     _entry(_OPENAI, "gpt-4o-mini", context_window=128_000, max_tokens=16_384),
     _entry(_OPENAI, "gpt-4.1", context_window=1_047_576, max_tokens=32_768),
@@ -100,7 +100,7 @@ _CATALOGUE: tuple[Model, ...] = (
 
 
 class _Catalogue(Mapping[str, Model]):
-    """The catalogue, read-only; a hosted model gets its price (`yiemagent.ai.prices`) the
+    """The catalogue, read-only; a hosted model gets its price (`yiemagent.ai._prices`) the
     first time it is looked up, so the price database loads only when a model is used."""
 
     __slots__ = ("_models", "_priced")
@@ -115,7 +115,7 @@ class _Catalogue(Mapping[str, Model]):
             return priced
         model = self._models[key]
         if model.api != "local":
-            from yiemagent.ai.prices import lookup_price
+            from yiemagent.ai._prices import lookup_price
 
             price = lookup_price(model.provider, model.id)
             if price is not None:

@@ -12,11 +12,17 @@ from yiemagent.types.model import StreamFn
 __all__ = ["get_stream_fn", "register_api", "registered_apis"]
 
 _BUILTIN: Final[dict[str, tuple[str, str]]] = {
-    "openai-completions": ("yiemagent.ai.openai_completions", "stream_openai_completions"),
-    "anthropic-messages": ("yiemagent.ai.anthropic_messages", "stream_anthropic_messages"),
-    "local": ("yiemagent.ai.local", "stream_local"),
-    "faux": ("yiemagent.ai.faux", "stream_faux"),
-    "fallback": ("yiemagent.ai.fallback", "stream_fallback"),
+    "openai-completions": (
+        "yiemagent.ai.providers.openai_completions",
+        "stream_openai_completions",
+    ),
+    "anthropic-messages": (
+        "yiemagent.ai.providers.anthropic_messages",
+        "stream_anthropic_messages",
+    ),
+    "local": ("yiemagent.ai.providers.local", "stream_local"),
+    "faux": ("yiemagent.ai.providers.faux", "stream_faux"),
+    "fallback": ("yiemagent.ai.providers.fallback", "stream_fallback"),
 }
 
 _REGISTERED: dict[str, StreamFn] = {}

@@ -26,7 +26,7 @@ from collections.abc import Iterator, Sequence
 from multiprocessing.connection import Connection
 from typing import Any
 
-from yiemagent.ai.local.runtime import THREADS_ENV
+from yiemagent.ai.providers.local.runtime import THREADS_ENV
 from yiemagent.batch.execute import (
     RUN_END_GRACE_S,
     WORKER_DEATH_RETRIES,
@@ -83,8 +83,8 @@ async def preload_model(make_agent: MakeAgent) -> float | None:
     """Load the embedded model that `make_agent`'s agents use, once per process, before
     the first task; returns its load time (s), or None (not the embedded model, or the load
     failed: each task then reports the error)."""
-    from yiemagent.ai.local.runtime import get_runtime
-    from yiemagent.ai.local.weights import DEFAULT_LOCAL_MODEL, local_spec
+    from yiemagent.ai.providers.local.runtime import get_runtime
+    from yiemagent.ai.providers.local.weights import DEFAULT_LOCAL_MODEL, local_spec
 
     try:
         agent = await build_agent(make_agent, BatchTask("__preload__", "preload"))

@@ -87,7 +87,7 @@ class _BatchActor:
     """Holds one embedded model (loaded in `__init__`) and runs one task at a time."""
 
     def __init__(self, make_agent: MakeAgent, threads: int) -> None:
-        from yiemagent.ai.local.runtime import THREADS_ENV
+        from yiemagent.ai.providers.local.runtime import THREADS_ENV
         from yiemagent.batch.pool import preload_model
 
         os.environ.setdefault(THREADS_ENV, str(threads))

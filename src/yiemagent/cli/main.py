@@ -116,8 +116,8 @@ def _load_local(model: Model, err: Console) -> None:
     only llama.cpp's load, which cannot be interrupted, runs on a worker thread."""
     from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn
 
-    from yiemagent.ai.local.runtime import load_runtime, loaded_runtime
-    from yiemagent.ai.local.weights import ensure_model_file, local_spec
+    from yiemagent.ai.providers.local.runtime import load_runtime, loaded_runtime
+    from yiemagent.ai.providers.local.weights import ensure_model_file, local_spec
 
     spec = local_spec(model.id)
     if loaded_runtime(spec) is not None:
@@ -304,8 +304,8 @@ app.command("trace")(trace_command)  # `yiem trace`: yiemagent/cli/trace.py (DES
 @app.command()
 def models() -> None:
     """List the model catalogue and which embedded models are installed."""
-    from yiemagent.ai.local.weights import LOCAL_MODELS, is_installed
     from yiemagent.ai.models import MODELS
+    from yiemagent.ai.providers.local.weights import LOCAL_MODELS, is_installed
 
     rows = [("model", "api", "context", "USD/M in,out", "status")]
     for name, m in MODELS.items():

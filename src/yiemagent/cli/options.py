@@ -87,7 +87,7 @@ def resolve_model(spec: str, base_url: str | None) -> Model:
         )
     model = get_model(spec, base_url=base_url)
     if model.api == "local":
-        from yiemagent.ai.local.weights import chunk_files, local_spec
+        from yiemagent.ai.providers.local.weights import chunk_files, local_spec
 
         chunk_files(local_spec(model.id))  # fails early, with the install command
     return model

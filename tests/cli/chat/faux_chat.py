@@ -25,7 +25,7 @@ from __future__ import annotations
 import dataclasses
 import os
 
-from yiemagent.ai.faux import FauxModel, faux_message, faux_tool_call
+from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
 from yiemagent.types import (
     AssistantMessage,
     Context,

@@ -17,8 +17,8 @@ async def load_model(app: ChatHost) -> None:
     model = app.setup.agent.state.model or app.setup.model
     if model.api != "local":
         return
-    from yiemagent.ai.local.runtime import load_runtime, loaded_runtime
-    from yiemagent.ai.local.weights import ensure_model_file, local_spec
+    from yiemagent.ai.providers.local.runtime import load_runtime, loaded_runtime
+    from yiemagent.ai.providers.local.weights import ensure_model_file, local_spec
 
     spec = local_spec(model.id)
     if loaded_runtime(spec) is not None:

@@ -6,7 +6,7 @@ one session per chat name) and `chat_history` (the input lines, for the up arrow
 chats).
 
 Test-only: `$YIEM_CHAT_FAUX_SCRIPT` names a Python file that defines `faux_model`, a
-`yiemagent.ai.faux.FauxModel`; the chat then talks to that scripted model instead of
+`yiemagent.ai.providers.faux.FauxModel`; the chat then talks to that scripted model instead of
 `--model` (the tmux tests in tests/cli/chat/ use it). Never set it outside tests.
 """
 
@@ -243,7 +243,7 @@ def context_window(model: Model) -> int:
     (`$YIEMAGENT_LOCAL_N_CTX`, default 8,192), which is smaller than the model's own."""
     if model.api != "local":
         return model.context_window
-    from yiemagent.ai.local.runtime import N_CTX, N_CTX_ENV
+    from yiemagent.ai.providers.local.runtime import N_CTX, N_CTX_ENV
 
     try:
         runtime = int(os.environ.get(N_CTX_ENV) or N_CTX)

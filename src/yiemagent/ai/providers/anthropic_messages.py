@@ -26,11 +26,11 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from yiemagent.ai.anthropic_request import build_request_body
 from yiemagent.ai.builder import DoneReason, MessageBuilder
+from yiemagent.ai.providers._anthropic_request import build_request_body
+from yiemagent.ai.providers._sdk_call import SdkApi, open_raw_stream, stream_sdk
+from yiemagent.ai.providers._sdk_failures import sdk_retry_decision
 from yiemagent.ai.retry import RetryDecision
-from yiemagent.ai.sdk_call import SdkApi, open_raw_stream, stream_sdk
-from yiemagent.ai.sdk_failures import sdk_retry_decision
 from yiemagent.types.messages import ThinkingContent, Usage
 from yiemagent.types.model import AssistantMessageEventStream, Context, Model, StreamOptions
 

@@ -19,7 +19,7 @@ abort of `options.signal` during a sleep, between chunks or while a response fun
 ends the message with an `error` event, reason and stop reason "aborted". Use a delay to test
 aborts mid-stream.
 
-Helpers (defined in `faux_script`, import them from here): `faux_text(text)`,
+Helpers (defined in `_faux_script`, import them from here): `faux_text(text)`,
 `faux_thinking(text, signature=None)`, `faux_tool_call(name, arguments, id=None)` (unique
 id when `None`),
 `faux_message(*content, stop_reason=None, usage=None)` (default stop reason "toolUse" when it
@@ -53,10 +53,22 @@ from collections.abc import Awaitable, Callable, Iterable, Iterator
 from dataclasses import replace
 from typing import Any, Literal, TypeAlias
 
-from yiemagent.ai import faux_script
 from yiemagent.ai.builder import MessageBuilder
-from yiemagent.ai.faux_script import *  # noqa: F403 (the helpers, faux_script.__all__)
-from yiemagent.ai.faux_script import FauxStall, as_message
+from yiemagent.ai.providers._faux_script import (
+    FauxStall,
+    as_message,
+    faux_duplicate_id_calls,
+    faux_empty_arguments_call,
+    faux_error_mid_stream,
+    faux_malformed_tool_call,
+    faux_message,
+    faux_stall,
+    faux_text,
+    faux_text_then_tool_call,
+    faux_thinking,
+    faux_tool_call,
+    faux_truncated_tool_call,
+)
 from yiemagent.types.messages import (
     AssistantMessage,
     Cost,
@@ -68,7 +80,22 @@ from yiemagent.types.messages import (
 from yiemagent.types.model import AssistantMessageEventStream, Context, Model, StreamOptions
 from yiemagent.types.signal import AbortSignal
 
-__all__ = ["FauxModel", "FauxResponse", *faux_script.__all__]
+__all__ = [
+    "FauxModel",
+    "FauxResponse",
+    "FauxStall",
+    "faux_duplicate_id_calls",
+    "faux_empty_arguments_call",
+    "faux_error_mid_stream",
+    "faux_malformed_tool_call",
+    "faux_message",
+    "faux_stall",
+    "faux_text",
+    "faux_text_then_tool_call",
+    "faux_thinking",
+    "faux_tool_call",
+    "faux_truncated_tool_call",
+]
 
 logger = logging.getLogger(__name__)
 

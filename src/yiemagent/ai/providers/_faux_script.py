@@ -1,5 +1,5 @@
 """Building faux responses: `faux_text`, `faux_thinking`, `faux_tool_call`, `faux_message`
-and the fault presets (DESIGN §7, §8). Re-exported by `yiemagent.ai.faux`, whose docstring
+and the fault presets (DESIGN §7, §8). Re-exported by `yiemagent.ai.providers.faux`, whose docstring
 describes each; import them from there."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from yiemagent.ai.partial_json import parse_partial_json
+from yiemagent.ai._partial_json import parse_partial_json
 from yiemagent.types.messages import (
     AssistantContent,
     AssistantMessage,

@@ -10,7 +10,7 @@ import json
 import re
 from typing import TYPE_CHECKING, Any
 
-from yiemagent.ai.sanitize import image_base64
+from yiemagent.ai.providers._sanitize import image_base64
 from yiemagent.types.messages import (
     AssistantMessage,
     ImageContent,

@@ -15,9 +15,10 @@ import uuid
 from collections.abc import Collection, Sequence
 from typing import Any, Literal
 
+from yiemagent.ai._partial_json import parse_partial_json
 from yiemagent.ai.builder import MessageBuilder
-from yiemagent.ai.local.choice import ChainStep, adds_to, relevant, vocabulary
-from yiemagent.ai.local.grounding import (
+from yiemagent.ai.providers.local.choice import ChainStep, adds_to, relevant, vocabulary
+from yiemagent.ai.providers.local.grounding import (
     FILE_NAME,
     Grounding,
     authored,
@@ -25,9 +26,8 @@ from yiemagent.ai.local.grounding import (
     invented_numbers,
     ungrounded,
 )
-from yiemagent.ai.local.prompt import ANSWER_TEXT, answer_name, call_key
-from yiemagent.ai.local.repair import percent_as_fraction, repair_file_names
-from yiemagent.ai.partial_json import parse_partial_json
+from yiemagent.ai.providers.local.prompt import ANSWER_TEXT, answer_name, call_key
+from yiemagent.ai.providers.local.repair import percent_as_fraction, repair_file_names
 from yiemagent.types.tools import AgentTool
 
 __all__ = ["ItemScanner", "ReplyDecoder", "ReplyKind"]

@@ -16,8 +16,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Hasha
 from typing import Any, TypeVar
 
 from yiemagent.ai.builder import MessageBuilder
-from yiemagent.ai.env_keys import NO_KEY, resolve_api_key, scrub
-from yiemagent.ai.http_guard import cut_stream_text
+from yiemagent.ai.providers._env_keys import NO_KEY, resolve_api_key, scrub
+from yiemagent.ai.providers._http_guard import cut_stream_text
 from yiemagent.ai.retry import (
     AbortedError,
     RetryDelayTooLongError,

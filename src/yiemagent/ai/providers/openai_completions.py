@@ -29,12 +29,16 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
+from yiemagent.ai._partial_json import parse_json_object, parse_partial_json
 from yiemagent.ai.builder import DoneReason, MessageBuilder
-from yiemagent.ai.openai_request import REASONING_FIELDS, build_request_body, is_openai_proper
-from yiemagent.ai.partial_json import parse_json_object, parse_partial_json
+from yiemagent.ai.providers._openai_request import (
+    REASONING_FIELDS,
+    build_request_body,
+    is_openai_proper,
+)
+from yiemagent.ai.providers._sdk_call import SdkApi, open_raw_stream, stream_sdk
+from yiemagent.ai.providers._sdk_failures import sdk_retry_decision
 from yiemagent.ai.retry import RetryDecision, is_retryable_status
-from yiemagent.ai.sdk_call import SdkApi, open_raw_stream, stream_sdk
-from yiemagent.ai.sdk_failures import sdk_retry_decision
 from yiemagent.types.messages import ThinkingContent, ToolCall, Usage
 from yiemagent.types.model import AssistantMessageEventStream, Context, Model, StreamOptions
 

@@ -8,9 +8,14 @@ this package does not import `xllamacpp`; the first call does.
 
 from __future__ import annotations
 
-from yiemagent.ai.local.provider import stream_local
-from yiemagent.ai.local.runtime import LocalRuntime, get_runtime, load_runtime, loaded_runtime
-from yiemagent.ai.local.weights import (
+from yiemagent.ai.providers.local.provider import stream_local
+from yiemagent.ai.providers.local.runtime import (
+    LocalRuntime,
+    get_runtime,
+    load_runtime,
+    loaded_runtime,
+)
+from yiemagent.ai.providers.local.weights import (
     DEFAULT_LOCAL_MODEL,
     LOCAL_MODELS,
     LocalModelSpec,

@@ -20,7 +20,7 @@ from types import ModuleType
 from typing import Any, Generic, Protocol, TypeVar
 
 from yiemagent.ai.builder import MessageBuilder
-from yiemagent.ai.call import (
+from yiemagent.ai.providers._call import (
     api_key_for_call,
     apply_on_payload,
     await_with_idle_timeout,
@@ -29,10 +29,10 @@ from yiemagent.ai.call import (
     iterate_with_idle_timeout,
     start_call,
 )
-from yiemagent.ai.http_guard import guarded_http_client
+from yiemagent.ai.providers._http_guard import guarded_http_client
+from yiemagent.ai.providers._sanitize import sanitize_surrogates
+from yiemagent.ai.providers._sdk_failures import describe_sdk_failure
 from yiemagent.ai.retry import RetryDecision, run_with_retries
-from yiemagent.ai.sanitize import sanitize_surrogates
-from yiemagent.ai.sdk_failures import describe_sdk_failure
 from yiemagent.types.callbacks import maybe_await
 from yiemagent.types.model import AssistantMessageEventStream, Context, Model, StreamOptions
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from yiemagent.ai.local.weights import LocalModelSpec, Progress, ensure_model_file
+from yiemagent.ai.providers.local.weights import LocalModelSpec, Progress, ensure_model_file
 from yiemagent.errors import ProviderError
 
 __all__ = [

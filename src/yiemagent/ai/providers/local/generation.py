@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from yiemagent.ai.builder import MessageBuilder
-from yiemagent.ai.local.decoder import ReplyDecoder
-from yiemagent.ai.local.prompt import NAME_PREFIX
-from yiemagent.ai.local.runtime import N_CTX_ENV, LocalRuntime
+from yiemagent.ai.providers.local.decoder import ReplyDecoder
+from yiemagent.ai.providers.local.prompt import NAME_PREFIX
+from yiemagent.ai.providers.local.runtime import N_CTX_ENV, LocalRuntime
 from yiemagent.types.model import StreamOptions
 
 __all__ = [

@@ -12,7 +12,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from yiemagent.ai.local.grounding import (
+from yiemagent.ai.providers.local.grounding import (
     SHORT_WORD,
     THOUSANDS,
     Grounding,
@@ -23,7 +23,7 @@ from yiemagent.ai.local.grounding import (
     value_strings,
     words,
 )
-from yiemagent.ai.local.prompt import coined, current_request, last_results
+from yiemagent.ai.providers.local.prompt import coined, current_request, last_results
 from yiemagent.types.messages import AssistantMessage, Message, ToolResultMessage, UserMessage
 from yiemagent.types.tools import AgentTool
 

@@ -31,11 +31,12 @@ import time
 from typing import Any
 
 from yiemagent.ai.builder import MessageBuilder
-from yiemagent.ai.local.choice import ChainStep, prose, reached_for, spells, unknown_tool
-from yiemagent.ai.local.decoder import ReplyDecoder
-from yiemagent.ai.local.generation import Outcome, free_name, stream_chunks
-from yiemagent.ai.local.grounding import Grounding
-from yiemagent.ai.local.prompt import (
+from yiemagent.ai.providers._sanitize import sanitize_surrogates
+from yiemagent.ai.providers.local.choice import ChainStep, prose, reached_for, spells, unknown_tool
+from yiemagent.ai.providers.local.decoder import ReplyDecoder
+from yiemagent.ai.providers.local.generation import Outcome, free_name, stream_chunks
+from yiemagent.ai.providers.local.grounding import Grounding
+from yiemagent.ai.providers.local.prompt import (
     MAX_CALLS,
     answer_name,
     answered_calls,
@@ -50,9 +51,8 @@ from yiemagent.ai.local.prompt import (
     system_prompt,
     tool_rounds,
 )
-from yiemagent.ai.local.runtime import LocalRuntime, get_runtime
-from yiemagent.ai.local.weights import LocalModelSpec, local_spec
-from yiemagent.ai.sanitize import sanitize_surrogates
+from yiemagent.ai.providers.local.runtime import LocalRuntime, get_runtime
+from yiemagent.ai.providers.local.weights import LocalModelSpec, local_spec
 from yiemagent.ai.transform import transform_messages
 from yiemagent.errors import ProviderError
 from yiemagent.types.messages import Usage

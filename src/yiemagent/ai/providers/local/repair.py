@@ -12,7 +12,7 @@ import re
 from collections.abc import Collection
 from typing import Any
 
-from yiemagent.ai.local.grounding import FILE_NAME, Grounding
+from yiemagent.ai.providers.local.grounding import FILE_NAME, Grounding
 from yiemagent.types.tools import AgentTool
 
 __all__ = ["percent_as_fraction", "repair_file_names"]
