@@ -10,7 +10,9 @@ fresh Agent on the faux model whose behaviour comes from the task's metadata.
 - "json": answers `metadata["answer"]` (text) for the output-schema tests;
 - "die_once": the first attempt on the machine (a marker file `metadata["marker"]`) kills
   its own process (os._exit), later ones answer;
-- "die": every attempt kills its own process (exit code 17).
+- "die": every attempt kills its own process (exit code 17);
+- "held": calls the tool `remove`, which requires approval and appends its path (the id) to
+  the file `metadata["ran"]` when it runs; then answers "removed".
 `metadata["delay_s"]` slows the answer's streaming; `metadata["log"]` names a file each
 attempt appends "<id> <pid>" to (one write of one line).
 """
@@ -21,8 +23,8 @@ import os
 from collections import Counter
 from typing import Any
 
-from yiemagent import Agent
-from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_text
+from yiemagent import Agent, tool
+from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_text, faux_tool_call
 from yiemagent.batch import BatchTask
 from yiemagent.types import Cost, Usage
 
@@ -43,6 +45,19 @@ def _log(task: BatchTask) -> None:
 
 def _answer(text: str) -> Any:
     return faux_message(faux_text(text), usage=ANSWER_USAGE)
+
+
+def _remove_tool(task: BatchTask) -> Any:
+    ran = task.metadata["ran"]
+
+    @tool(requires_approval=True)
+    def remove(path: str) -> str:
+        """Remove a file."""
+        with open(ran, "a") as handle:
+            handle.write(path + "\n")
+        return f"removed {path}"
+
+    return remove
 
 
 def make_faux_agent(task: BatchTask) -> Agent:
@@ -66,6 +81,10 @@ def make_faux_agent(task: BatchTask) -> Agent:
     elif kind == "slow":
         response = "x" * 1000
         delay = max(delay, 0.04)  # 250 chunks of 4 characters: ~10 s
+    elif kind == "held":  # calls `remove`, which needs approval; then answers
+        response = [faux_message(faux_tool_call("remove", {"path": task.id})), _answer("removed")]
+        fm = FauxModel(response, delay_s=delay)
+        return Agent(model=fm.model, stream_fn=fm.stream_fn, tools=[_remove_tool(task)])
     elif kind == "json":
         response = _answer(str(task.metadata["answer"]))
     else:

@@ -66,6 +66,9 @@ class TaskOptions:
     """Wall-clock limit of one attempt, seconds; None: no limit."""
     retries: int = 1
     """Attempts after the first for a task that failed or timed out."""
+    approve: bool = False
+    """Approve every tool call held for approval (DESIGN §14) and resume, as `yiem run
+    --yes` does; False: the task ends "held" (not done: a rerun runs it again)."""
 
     def backstop_s(self, slack_s: float) -> float | None:
         """How long a backend waits for a task's result before it gives up on the worker
@@ -203,7 +206,7 @@ async def _wait_run(
 async def _attempt(
     task: BatchTask,
     make_agent: MakeAgent,
-    timeout_s: float | None,
+    options: TaskOptions,
     stop: asyncio.Event | None,
     tally: _Tally,
 ) -> _Outcome:
@@ -226,11 +229,40 @@ async def _attempt(
 
     agent.subscribe(listen)
     try:
-        return await _prompt(task, agent, timeout_s, stop, end)
+        return await _prompt(task, agent, options.timeout_s, stop, end, options.approve)
     finally:
         # gives back a session's writer lease, so the next attempt may open the session
         with contextlib.suppress(Exception):
             await asyncio.wait_for(agent.close(), RUN_END_GRACE_S)
+
+
+async def _run_approving(
+    agent: Agent, prompt: str, approve: bool, end: dict[str, str]
+) -> AssistantMessage:
+    """`agent.prompt(prompt)`; with `approve`, each time the run stops on held calls they
+    are approved and the run resumed (`end["reason"]` is the last run's end reason)."""
+    reply: AssistantMessage = await agent.prompt(prompt)
+    while approve and end.get("reason") == "awaiting_approval" and agent.pending_approvals:
+        for pending in agent.pending_approvals:
+            agent.approve(pending.tool_call_id)
+        reply = await agent.resume()
+    return reply
+
+
+def _held(agent: Agent, reply: AssistantMessage, end_reason: str | None) -> _Outcome:
+    calls = ", ".join(
+        f"{p.tool_name}({json.dumps(p.arguments, ensure_ascii=False)})"
+        for p in agent.pending_approvals
+    )
+    return _Outcome(
+        "held",
+        text=reply.text or None,
+        stop_reason=reply.stop_reason,
+        end_reason=end_reason,
+        error=f"held for approval, not run: {calls}; approve with yiem batch --yes "
+        "(run_batch(approve=True)) and run the batch again",
+        error_kind="awaiting_approval",
+    )
 
 
 async def _prompt(
@@ -239,10 +271,11 @@ async def _prompt(
     timeout_s: float | None,
     stop: asyncio.Event | None,
     end: dict[str, str],
+    approve: bool,
 ) -> _Outcome:
     from yiemagent.types import AssistantMessage
 
-    run = asyncio.ensure_future(agent.prompt(task.prompt))
+    run = asyncio.ensure_future(_run_approving(agent, task.prompt, approve, end))
     cut = await _wait_run(run, stop, timeout_s)
     if cut is not None:
         agent.abort("timed out" if cut == "timeout" else "interrupted")
@@ -270,6 +303,8 @@ async def _prompt(
         return _failed_reply(exc.message, end.get("reason"))
     except Exception as exc:
         return _Outcome("error", error=f"the run raised {_describe(exc)}", error_kind="exception")
+    if end.get("reason") == "awaiting_approval":
+        return _held(agent, reply, end.get("reason"))
     return _judge(task, reply, end.get("reason"))
 
 
@@ -315,12 +350,13 @@ async def run_task(
     Args:
         task: The task.
         make_agent: Builds the Agent of each attempt.
-        options: timeout per attempt (s) and retries.
+        options: timeout per attempt (s), retries, and whether held calls are approved.
         stop: When set, the running attempt is aborted and the task ends "interrupted".
 
     Returns:
         The task's result (never raises for a task problem: make_agent raising, a model
-        error, a timeout, an invalid output all become a result with `error`).
+        error, a timeout, an invalid output, calls held for approval all become a result
+        with `error`).
     """
     started = time.monotonic()
     tally = _Tally()
@@ -330,8 +366,8 @@ async def run_task(
         if stop is not None and stop.is_set():
             break
         attempts += 1
-        outcome = await _attempt(task, make_agent, options.timeout_s, stop, tally)
-        if outcome.status in ("ok", "interrupted"):
+        outcome = await _attempt(task, make_agent, options, stop, tally)
+        if outcome.status in ("ok", "held", "interrupted"):
             break
         logger.info("task %s attempt %d: %s: %s", task.id, attempts, outcome.status, outcome.error)
     return TaskResult(

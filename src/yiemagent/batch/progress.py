@@ -31,6 +31,8 @@ class BatchCounts:
     """Ended with status "error" or "timeout"."""
     timed_out: int = 0
     """Of `failed`, those whose last attempt timed out."""
+    held: int = 0
+    """Stopped on tool calls held for approval: not done, run again by a rerun."""
     interrupted: int = 0
     """Stopped by Ctrl-C / `stop`: not done, run again by a rerun."""
     running: int = 0
@@ -42,8 +44,8 @@ class BatchCounts:
 
     @property
     def finished(self) -> int:
-        """Tasks this run finished (ok or failed)."""
-        return self.ok + self.failed
+        """Tasks this run finished (ok, failed or held)."""
+        return self.ok + self.failed + self.held
 
     @property
     def rate(self) -> float:
@@ -109,6 +111,8 @@ class BatchProgress:
             counts.ok += 1
         elif result.status == "interrupted":
             counts.interrupted += 1
+        elif result.status == "held":
+            counts.held += 1
         else:
             counts.failed += 1
             counts.timed_out += result.status == "timeout"

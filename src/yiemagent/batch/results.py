@@ -13,7 +13,7 @@ Invariants (what "exactly once" means here, `docs/batch.md`):
   the previous one ran), and once more on close; so the event loop never waits on the disk
   and a machine crash loses at most the lines of the last few milliseconds;
 - on open, a torn last line is dropped (its task runs again) and the lines of tasks
-  recorded `interrupted` (not done; with `rerun_failed` also "error" and "timeout") are
+  recorded `held` or `interrupted` (not done; with `rerun_failed` also "error" and "timeout") are
   removed, by writing the repaired file beside the old one and renaming it over it (old or
   new, never half); so each id has at most one line, and an "ok" line is never rewritten
   or repeated.
@@ -46,12 +46,14 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-TaskStatus: TypeAlias = Literal["ok", "error", "timeout", "interrupted"]
+TaskStatus: TypeAlias = Literal["ok", "error", "timeout", "held", "interrupted"]
 """`ok`: answered (and the output matched its schema); `error`: failed after every attempt;
-`timeout`: the last attempt hit `timeout_s`; `interrupted`: stopped by Ctrl-C, not done."""
+`timeout`: the last attempt hit `timeout_s`; `held`: the run stopped on tool calls held for
+approval (DESIGN §14), which did not run: not done; `interrupted`: stopped by Ctrl-C, not
+done."""
 
 DONE_STATUSES: frozenset[str] = frozenset({"ok", "error", "timeout"})
-"""Statuses a rerun skips. `interrupted` tasks run again."""
+"""Statuses a rerun skips. `held` and `interrupted` tasks run again."""
 
 _USAGE_KEYS = ("input", "output", "cache_read", "cache_write", "total_tokens")
 
@@ -84,7 +86,7 @@ class TaskResult:
     """What went wrong, one line; None when `status == "ok"`."""
     error_kind: str | None = None
     """A short reason for grouping: "timeout", "model_error", "output_invalid",
-    "max_turns", "exception", "worker_died", "interrupted"."""
+    "max_turns", "exception", "worker_died", "awaiting_approval", "interrupted"."""
     attempts: int = 1
     """Attempts made: 1, plus the retries used after an error or a timeout."""
     duration_s: float = 0.0
@@ -128,7 +130,7 @@ class TaskResult:
         if not isinstance(raw, Mapping) or not isinstance(raw.get("id"), str):
             raise ValueError("not a result object (no string 'id')")
         status = raw.get("status")
-        if status not in ("ok", "error", "timeout", "interrupted"):
+        if status not in ("ok", "error", "timeout", "held", "interrupted"):
             raise ValueError(f"unknown status {status!r}")
         return cls(
             id=raw["id"],

@@ -58,6 +58,9 @@ class BatchReport:
     """Ended "error" or "timeout" (after their retries)."""
     timed_out: int
     """Of `failed`, those whose last attempt timed out."""
+    held: int
+    """Stopped on tool calls held for approval, which did not run (without `approve`):
+    recorded "held", not done, run again by a rerun."""
     interrupted: int
     """Stopped by Ctrl-C / `stop`: recorded as not done, run again by a rerun."""
     not_started: int
@@ -120,6 +123,7 @@ async def run_batch_async(
     progress: bool | None = None,
     fsync: bool = True,
     rerun_failed: bool = False,
+    approve: bool = False,
     stop: asyncio.Event | None = None,
 ) -> BatchReport:
     """Run every task not yet done in `results`, each on a fresh Agent (DESIGN §16), in the
@@ -128,7 +132,7 @@ async def run_batch_async(
     Each task that ends appends one JSON line to `results` at once (id, status, final
     text, validated output, usage, cost, stop reason, error, attempts, duration; see
     `TaskResult`). A rerun with the same file skips the ids already done ("ok", "error",
-    "timeout"); tasks recorded "interrupted" run again. Setting `stop` stops cleanly:
+    "timeout"); tasks recorded "held" or "interrupted" run again. Setting `stop` stops cleanly:
     running tasks are aborted and recorded "interrupted", no new task starts.
 
     Args:
@@ -155,6 +159,9 @@ async def run_batch_async(
             the OS had not written yet).
         rerun_failed: run again the tasks recorded "error" or "timeout" (their lines are
             removed from the file first, so each id still has one line).
+        approve: approve every tool call held for approval (DESIGN §14) and resume the
+            run (`yiem batch --yes`); False: a task whose run stops on held calls is
+            recorded "held" (they did not run) and runs again on a rerun.
         stop: set it to stop the batch cleanly (what Ctrl-C does in `run_batch`).
 
     Returns:
@@ -176,7 +183,7 @@ async def run_batch_async(
         raise BatchError(f"workers must be 'auto', 'tasks' or 'pool', not {workers!r}")
     task_list = load_tasks(tasks)
     stop = stop or asyncio.Event()
-    options = TaskOptions(timeout_s=timeout_s, retries=retries)
+    options = TaskOptions(timeout_s=timeout_s, retries=retries, approve=approve)
     started = time.monotonic()
     with ResultsFile(results, fsync=fsync, rerun_failed=rerun_failed) as file:
         pending = [task for task in task_list if task.id not in file.done]
@@ -212,6 +219,7 @@ async def run_batch_async(
         ok=counts.ok,
         failed=counts.failed,
         timed_out=counts.timed_out,
+        held=counts.held,
         interrupted=counts.interrupted,
         not_started=len(pending) - counts.finished - counts.interrupted,
         cost_usd=counts.cost_usd,

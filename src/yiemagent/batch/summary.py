@@ -19,7 +19,7 @@ class BatchSummary:
     tasks: int = 0
     """Ids in the file."""
     by_status: dict[str, int] = field(default_factory=dict)
-    """"ok", "error", "timeout", "interrupted" → count."""
+    """"ok", "error", "timeout", "held", "interrupted" → count."""
     failures: dict[str, int] = field(default_factory=dict)
     """`error_kind` → count, over the tasks that did not end "ok", most frequent first."""
     examples: dict[str, str] = field(default_factory=dict)
@@ -27,6 +27,10 @@ class BatchSummary:
     input_tokens: int = 0
     """The tasks' `usage["input"]` summed (prompt tokens not read from a cache)."""
     output_tokens: int = 0
+    cache_read_tokens: int = 0
+    """The tasks' `usage["cache_read"]` summed (prompt tokens read from a cache)."""
+    cache_write_tokens: int = 0
+    """The tasks' `usage["cache_write"]` summed (prompt tokens written to a cache)."""
     total_tokens: int = 0
     """The tasks' `usage["total_tokens"]` summed (cache reads and writes included)."""
     cost_usd: float = 0.0
@@ -45,7 +49,9 @@ class BatchSummary:
             for kind, count in self.failures.items():
                 out.append(f"  {kind}: {count}  e.g. {self.examples.get(kind, '')}")
         out.append(
-            f"tokens: {self.total_tokens} (input {self.input_tokens}, output {self.output_tokens})"
+            f"tokens: {self.total_tokens} (input {self.input_tokens}, output "
+            f"{self.output_tokens}, cache read {self.cache_read_tokens}, cache write "
+            f"{self.cache_write_tokens})"
         )
         out.append(f"cost: ${self.cost_usd:.6f}")
         out.append(f"attempts: {self.attempts}; task time: {self.task_seconds:.1f} s")
@@ -70,6 +76,8 @@ def summarize_results(path: str | PathLike[str]) -> BatchSummary:
             summary.examples.setdefault(kind, (result.error or "")[:160])
         summary.input_tokens += result.usage.get("input", 0)
         summary.output_tokens += result.usage.get("output", 0)
+        summary.cache_read_tokens += result.usage.get("cache_read", 0)
+        summary.cache_write_tokens += result.usage.get("cache_write", 0)
         summary.total_tokens += result.usage.get("total_tokens", 0)
         summary.cost_usd += result.cost_usd
         summary.attempts += result.attempts

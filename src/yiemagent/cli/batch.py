@@ -2,12 +2,13 @@
 
     yiem batch tasks.jsonl --out results.jsonl [--model …] [--tools DIR] [--concurrency N]
         [--ray [ADDRESS]] [--retries N] [--timeout S] [--agent MODULE:FUNCTION]
-        [--workers auto|tasks|pool] [--num-cpus N] [--rerun-failed]
+        [--workers auto|tasks|pool] [--num-cpus N] [--rerun-failed] [--yes]
     yiem batch --summary results.jsonl
 
-Exit status: 0 every task is done and ok; 1 some task failed (its line says why) or a bad
-input (one line on stderr); 130 interrupted (Ctrl-C: running tasks are recorded
-"interrupted" and run again by the same command). See `docs/batch.md`.
+Exit status: 0 every task is done and ok; 1 some task failed (its line says why), was held
+for approval (`--yes` approves held tool calls), or a bad input (one line on stderr); 130
+interrupted (Ctrl-C: running tasks are recorded "interrupted" and run again by the same
+command). See `docs/batch.md`.
 """
 
 from __future__ import annotations
@@ -171,6 +172,10 @@ def batch(
     timeout: Annotated[
         float | None, typer.Option("--timeout", min=0.001, help="Seconds per attempt.")
     ] = None,
+    yes: Annotated[
+        bool,
+        typer.Option("--yes", help="Approve tool calls held for approval (else: 'held')."),
+    ] = False,
 ) -> None:
     """Run an agent over a task list; each finished task is one line of --out."""
     if summary is not None:
@@ -205,11 +210,13 @@ def batch(
         workers=workers,  # type: ignore[arg-type]
         rerun_failed=rerun_failed,
         num_cpus=num_cpus,
+        approve=yes,
     )
     print(
         f"{report.total} tasks: {report.skipped + report.ok + report.failed} done "
         f"({report.skipped} before this run, {report.ok} ok, {report.failed} failed of which "
-        f"{report.timed_out} timed out), {report.interrupted} interrupted, "
+        f"{report.timed_out} timed out), {report.held} held for approval, "
+        f"{report.interrupted} interrupted, "
         f"{report.not_started} not started; ${report.cost_usd:.4f}; results in {out}"
     )
     if report.interrupted or report.not_started:
@@ -217,3 +224,8 @@ def batch(
     failed = report.failed + report.skipped_failed
     if failed:
         raise _cli_error(f"{failed} task(s) failed; see yiem batch --summary {out}")
+    if report.held:
+        raise _cli_error(
+            f"{report.held} task(s) held for approval, their tool calls not run; run the "
+            "same command with --yes to approve them"
+        )
