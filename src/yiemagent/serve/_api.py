@@ -1,0 +1,303 @@
+"""The server's own HTTP API: runs and their event streams, steering, sessions, approvals.
+
+Every body and answer is JSON; an error is `{"error": text}` with its status (400 bad input,
+404 unknown run or session, 409 the session is busy or calls await approval). The event
+stream of a run is server-sent events, one per `AgentEvent` (`wire_event`), numbered from 1
+in `id:`; a client that reconnects with `Last-Event-ID: n` (or `?after=n`) gets the events
+after n, and the stream ends after `agent_end`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Callable
+from typing import TYPE_CHECKING, Any
+
+from sse_starlette import EventSourceResponse, ServerSentEvent
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.routing import Route
+
+from yiemagent.errors import ConfigError
+from yiemagent.serve._runs import Busy, Run, RunHub
+from yiemagent.types import ImageContent, message_from_dict, message_to_dict
+
+if TYPE_CHECKING:
+    from yiemagent.agent import Agent
+    from yiemagent.sessions import SessionStore
+
+__all__ = ["Api", "BadRequest", "error", "read_json", "sse_ping_s"]
+
+sse_ping_s = 15.0
+"""Seconds between keep-alive comments on an idle event stream."""
+
+
+class BadRequest(Exception):
+    """A request the server cannot take (HTTP 400); the text says what is wrong."""
+
+
+def error(status: int, text: str) -> JSONResponse:
+    """The JSON error answer."""
+    return JSONResponse({"error": text}, status_code=status)
+
+
+async def read_json(request: Request) -> dict[str, Any]:
+    """The request's JSON object.
+
+    Raises:
+        BadRequest: the body is not a JSON object.
+    """
+    try:
+        data = json.loads(await request.body() or b"{}")
+    except ValueError as exc:
+        raise BadRequest(f"the body is not JSON: {exc}") from exc
+    if not isinstance(data, dict):
+        raise BadRequest("the body must be a JSON object")
+    return data
+
+
+def _text(data: dict[str, Any], key: str) -> str:
+    value = data.get(key)
+    if not isinstance(value, str) or not value.strip():
+        raise BadRequest(f'"{key}" must be a non-empty string')
+    return value
+
+
+def _images(data: dict[str, Any]) -> list[ImageContent] | None:
+    raw = data.get("images")
+    if raw is None:
+        return None
+    if not isinstance(raw, list) or not all(
+        isinstance(i, dict) and isinstance(i.get("data"), str) for i in raw
+    ):
+        raise BadRequest('"images" must be a list of {"data": base64, "mime_type": type}')
+    return [ImageContent(i["data"], str(i.get("mime_type") or "image/png")) for i in raw]
+
+
+def approvals_of(agent: Agent[Any]) -> list[dict[str, Any]]:
+    """The agent's held tool calls as JSON."""
+    return [
+        {
+            "tool_call_id": p.tool_call_id,
+            "tool_name": p.tool_name,
+            "arguments": p.arguments,
+            "decision": None
+            if p.decision is None
+            else {"approve": p.decision.approved, "reason": p.decision.reason},
+        }
+        for p in agent.pending_approvals
+    ]
+
+
+def refuse_undecided(agent: Agent[Any]) -> None:
+    """`check` for a new prompt: refuse while tool calls await a decision or a resume."""
+    if agent.pending_approvals:
+        raise Busy(
+            "tool calls await approval: decide each (POST .../approvals/{call_id}), then "
+            "POST .../resume"
+        )
+
+
+def refuse_undecided_resume(agent: Agent[Any]) -> None:
+    """`check` for a resume: every held call needs its decision first."""
+    undecided = [p.tool_call_id for p in agent.pending_approvals if p.decision is None]
+    if undecided:
+        raise Busy(f"tool calls without a decision: {', '.join(undecided)}")
+
+
+def accepted(run: Run) -> JSONResponse:
+    """The 202 answer that starts a run."""
+    return JSONResponse(
+        {
+            "run_id": run.id,
+            "session_id": run.session_id,
+            "events_url": f"/v1/runs/{run.id}/events",
+        },
+        status_code=202,
+    )
+
+
+class Api:
+    """The routes of the API (see the module docstring), over one `RunHub` and the store."""
+
+    def __init__(self, hub: RunHub, store: SessionStore) -> None:
+        self.hub = hub
+        self.store = store
+
+    def routes(self) -> list[Route]:
+        """The Starlette routes."""
+        return [
+            Route("/healthz", self.healthz),
+            Route("/v1/sessions", self.list_sessions),
+            Route("/v1/sessions/{sid}", self.get_session, methods=["GET"]),
+            Route("/v1/sessions/{sid}", self.delete_session, methods=["DELETE"]),
+            Route("/v1/sessions/{sid}/runs", self.start_run, methods=["POST"]),
+            Route("/v1/sessions/{sid}/approvals", self.list_approvals),
+            Route("/v1/sessions/{sid}/approvals/{call_id}", self.decide, methods=["POST"]),
+            Route("/v1/sessions/{sid}/resume", self.resume, methods=["POST"]),
+            Route("/v1/sessions/{sid}/timeline", self.timeline),
+            Route("/v1/runs/{rid}", self.get_run),
+            Route("/v1/runs/{rid}/events", self.events),
+            Route("/v1/runs/{rid}/steer", self.steer, methods=["POST"]),
+            Route("/v1/runs/{rid}/follow_up", self.follow_up, methods=["POST"]),
+            Route("/v1/runs/{rid}/abort", self.abort, methods=["POST"]),
+        ]
+
+    async def healthz(self, request: Request) -> Response:
+        return JSONResponse({"ok": True})
+
+    # ── runs ──────────────────────────────────────────────────────────────
+
+    async def start_run(self, request: Request) -> Response:
+        sid = request.path_params["sid"]
+        data = await read_json(request)
+        text, images = _text(data, "input"), _images(data)
+        run = await self.hub.start(
+            sid, lambda agent: agent.prompt(text, images), check=refuse_undecided
+        )
+        return accepted(run)
+
+    def _run(self, request: Request) -> Run:
+        run = self.hub.run(request.path_params["rid"])
+        if run is None:
+            raise LookupError(f"no run {request.path_params['rid']!r} on this server")
+        return run
+
+    async def get_run(self, request: Request) -> Response:
+        return JSONResponse(self._run(request).summary())
+
+    async def events(self, request: Request) -> Response:
+        run = self._run(request)
+        after = request.headers.get("last-event-id") or request.query_params.get("after") or "0"
+        if not after.isdigit():
+            raise BadRequest(f"Last-Event-ID must be an event number, not {after!r}")
+
+        async def stream() -> AsyncIterator[ServerSentEvent]:
+            async for number in run.follow(int(after)):
+                yield ServerSentEvent(run.texts[number - 1], id=str(number))
+
+        return EventSourceResponse(stream(), ping=sse_ping_s)
+
+    async def _control(self, request: Request, act: Callable[[Agent[Any], str], None]) -> Response:
+        run = self._run(request)
+        data = await read_json(request)
+        text = _text(data, "text")
+        if run.agent is None or run.ended:
+            raise Busy(f"run {run.id} has ended; start a new run on its session")
+        act(run.agent, text)
+        return JSONResponse({"ok": True, "run_id": run.id})
+
+    async def steer(self, request: Request) -> Response:
+        return await self._control(request, lambda agent, text: agent.steer(text))
+
+    async def follow_up(self, request: Request) -> Response:
+        return await self._control(request, lambda agent, text: agent.follow_up(text))
+
+    async def abort(self, request: Request) -> Response:
+        run = self._run(request)
+        if run.agent is not None and not run.ended:
+            run.agent.abort("aborted by the client")
+        return JSONResponse({"ok": True, "run_id": run.id, "ended": run.ended})
+
+    # ── sessions ──────────────────────────────────────────────────────────
+
+    async def list_sessions(self, request: Request) -> Response:
+        ids = await asyncio.to_thread(self.store.list_sessions)
+        shown = list(reversed(ids))[:100]
+        titles = await asyncio.to_thread(lambda: [self._title(sid) for sid in shown])
+        sessions = []
+        for sid, title in zip(shown, titles, strict=True):
+            active = self.hub.active(sid)
+            sessions.append({"session_id": sid, "title": title, "active_run": active and active.id})
+        return JSONResponse({"sessions": sessions, "total": len(ids)})
+
+    def _title(self, sid: str) -> str:
+        for message in self.store.load(sid):
+            if getattr(message, "role", None) == "user":
+                content = getattr(message, "content", "")
+                text = (
+                    content
+                    if isinstance(content, str)
+                    else " ".join(getattr(block, "text", "") for block in content)
+                )
+                return " ".join(text.split())[:80]
+        return ""
+
+    async def get_session(self, request: Request) -> Response:
+        sid = request.path_params["sid"]
+        messages = await asyncio.to_thread(self.store.load, sid)
+        active = self.hub.active(sid)
+        if not messages and active is None:
+            raise LookupError(f"no session {sid!r}")
+        return JSONResponse(
+            {
+                "session_id": sid,
+                "messages": [message_to_dict(m) for m in messages],
+                "active_run": active.summary() if active is not None else None,
+            }
+        )
+
+    async def delete_session(self, request: Request) -> Response:
+        sid = request.path_params["sid"]
+        await self.hub.with_agent(sid, lambda agent: agent.reset())
+        return JSONResponse({"ok": True, "session_id": sid})
+
+    async def timeline(self, request: Request) -> Response:
+        """The `yiem trace` page of the session (`?run=ID`: of one run of it)."""
+        from yiemagent.telemetry import build_timeline, timeline_html
+
+        sid = request.path_params["sid"]
+        rid = request.query_params.get("run")
+        reason = None
+        if rid:
+            run = self.hub.run(rid)
+            if run is None or run.session_id != sid:
+                raise LookupError(f"no run {rid!r} of session {sid!r} on this server")
+            messages = [
+                message_from_dict(e["message"])
+                for e in run.events
+                if e.get("type") == "message_end" and isinstance(e.get("message"), dict)
+            ]
+            reason, title = run.end_reason, f"run {rid[:8]} of {sid}"
+        else:
+            messages, title = await asyncio.to_thread(self.store.load, sid), f"session {sid}"
+        return HTMLResponse(timeline_html(build_timeline(messages, title=title, end_reason=reason)))
+
+    # ── approvals ─────────────────────────────────────────────────────────
+
+    async def list_approvals(self, request: Request) -> Response:
+        sid = request.path_params["sid"]
+        active = self.hub.active(sid)
+        if active is not None and not active.ended:  # nothing is held while a run goes
+            return JSONResponse({"session_id": sid, "approvals": []})
+        found = await self.hub.with_agent(sid, approvals_of)
+        return JSONResponse({"session_id": sid, "approvals": found})
+
+    async def decide(self, request: Request) -> Response:
+        sid, call_id = request.path_params["sid"], request.path_params["call_id"]
+        data = await read_json(request)
+        approve = data.get("approve")
+        if not isinstance(approve, bool):
+            raise BadRequest('"approve" must be true or false')
+        reason = data.get("reason")
+        if reason is not None and not isinstance(reason, str):
+            raise BadRequest('"reason" must be a string')
+
+        def decide(agent: Agent[Any]) -> list[dict[str, Any]]:
+            try:
+                if approve:
+                    agent.approve(call_id)
+                else:
+                    agent.reject(call_id, reason)
+            except ConfigError as exc:
+                raise LookupError(str(exc)) from exc
+            return approvals_of(agent)
+
+        found = await self.hub.with_agent(sid, decide)
+        return JSONResponse({"session_id": sid, "approvals": found})
+
+    async def resume(self, request: Request) -> Response:
+        sid = request.path_params["sid"]
+        run = await self.hub.start(sid, lambda agent: agent.resume(), check=refuse_undecided_resume)
+        return accepted(run)

@@ -1,0 +1,113 @@
+"""`create_app`: the ASGI application of `yiem serve`, on Starlette."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator, Sequence
+from typing import TYPE_CHECKING
+
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.cors import CORSMiddleware
+from starlette.requests import Request
+from starlette.responses import Response
+
+from yiemagent.errors import AgentBusyError, ConfigError, SessionBusyError
+from yiemagent.serve._api import Api, BadRequest, error
+from yiemagent.serve._guard import Guard
+from yiemagent.serve._runs import Busy, MakeAgent, RunHub
+
+if TYPE_CHECKING:
+    from yiemagent.sessions import SessionStore
+
+__all__ = ["DEFAULT_MAX_BODY_BYTES", "create_app"]
+
+DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024
+"""The largest request body accepted unless `create_app(max_body_bytes=...)` says otherwise:
+room for a few images in a prompt."""
+
+
+async def _busy(request: Request, exc: Exception) -> Response:
+    return error(409, str(exc))
+
+
+async def _bad(request: Request, exc: Exception) -> Response:
+    return error(400, str(exc))
+
+
+async def _missing(request: Request, exc: Exception) -> Response:
+    return error(404, str(exc.args[0]) if exc.args else "not found")
+
+
+def create_app(
+    make_agent: MakeAgent,
+    *,
+    session_store: SessionStore,
+    token: str | None = None,
+    cors: str | Sequence[str] | None = None,
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    keep_runs: int = 256,
+) -> Starlette:
+    """The ASGI app that serves agents over HTTP (see `docs/serve.md`).
+
+    Args:
+        make_agent: `make_agent(session_id) -> Agent` (plain or async): the agent of a
+            session, built on `session_store` (`Agent(session_store=session_store,
+            session_id=session_id, ...)`). Called for each run, and for each approval read
+            or decision between runs; the server closes the agent when it is done, so the
+            session's writer lease is free between runs.
+        session_store: where sessions are listed and read from (any `SessionStore`).
+        token: when set, every route but `GET /healthz` and the page needs
+            `Authorization: Bearer <token>`.
+        cors: an origin (or several) whose pages may call the API; none by default.
+        max_body_bytes: larger request bodies get 413.
+        keep_runs: finished runs whose event streams stay readable.
+
+    Returns:
+        A Starlette application; serve it with Uvicorn. Its lifespan aborts the runs still
+        going when the server stops.
+
+    Raises:
+        ConfigError: `session_store` is not a store, or `max_body_bytes` is not positive.
+    """
+    if not callable(getattr(session_store, "list_sessions", None)):
+        raise ConfigError(
+            "session_store must be a SessionStore (for example "
+            "yiemagent.sessions.SqliteSessionStore(path))"
+        )
+    if max_body_bytes <= 0:
+        raise ConfigError(f"max_body_bytes must be positive, not {max_body_bytes}")
+    hub = RunHub(make_agent, keep_runs=keep_runs)
+    api = Api(hub, session_store)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        yield
+        await hub.close()
+
+    middleware = []
+    if cors:
+        origins = [cors] if isinstance(cors, str) else list(cors)
+        middleware.append(
+            Middleware(
+                CORSMiddleware,
+                allow_origins=origins,
+                allow_methods=["GET", "POST", "DELETE"],
+                allow_headers=["authorization", "content-type", "last-event-id"],
+            )
+        )
+    middleware.append(Middleware(Guard, token=token, max_body_bytes=max_body_bytes))
+    app = Starlette(
+        routes=api.routes(),
+        middleware=middleware,
+        exception_handlers={
+            Busy: _busy,
+            SessionBusyError: _busy,
+            AgentBusyError: _busy,
+            BadRequest: _bad,
+            LookupError: _missing,
+        },
+        lifespan=lifespan,
+    )
+    app.state.hub = hub
+    return app

@@ -1,0 +1,128 @@
+"""What stands in front of every route: the bearer token and the request body cap.
+
+`Guard` is an ASGI middleware. With a token, every request but `GET /healthz` and the page
+itself (`GET /`, which holds no data and asks for the token) needs `Authorization: Bearer
+<token>`, else 401. A request body larger than the cap is refused with 413 before any route
+sees it: the body is read here, up to the cap, and handed on whole.
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+import json
+from typing import Any
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+__all__ = ["OPEN_PATHS", "Guard", "is_loopback"]
+
+OPEN_PATHS = frozenset({"/healthz", "/", "/favicon.ico"})
+"""Served without the token: the health check and the page (which asks for the token)."""
+
+
+def is_loopback(host: str) -> bool:
+    """Whether binding `host` serves only this machine (127.0.0.0/8, ::1, "localhost")."""
+    if host.strip("[]").lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+async def _reply(send: Send, status: int, text: str, headers: list[tuple[bytes, bytes]]) -> None:
+    body = json.dumps({"error": text}).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                *headers,
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+class Guard:
+    """The token check and the body cap (see the module docstring).
+
+    Args:
+        app: the application behind the guard.
+        token: the bearer token, or None for none (loopback only, checked by the CLI).
+        max_body_bytes: the largest request body accepted.
+    """
+
+    def __init__(self, app: ASGIApp, *, token: str | None, max_body_bytes: int) -> None:
+        self.app = app
+        self.token = token.encode() if token else None
+        self.max_body_bytes = max_body_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        if self.token is not None and not self._allowed(scope):
+            await _reply(
+                send,
+                401,
+                "missing or wrong token: send Authorization: Bearer <token>",
+                [(b"www-authenticate", b"Bearer")],
+            )
+            return
+        if scope["method"] in ("GET", "HEAD", "OPTIONS"):
+            await self.app(scope, receive, send)
+            return
+        body = await self._read_body(scope, receive)
+        if body is None:
+            await _reply(send, 413, f"request body over {self.max_body_bytes} bytes", [])
+            return
+        await self.app(scope, _replay(body, receive), send)
+
+    def _allowed(self, scope: Scope) -> bool:
+        if scope["path"] in OPEN_PATHS and scope["method"] in ("GET", "HEAD"):
+            return True
+        for name, value in scope["headers"]:
+            if name == b"authorization":
+                scheme, _, given = value.partition(b" ")
+                assert self.token is not None
+                return scheme.lower() == b"bearer" and hmac.compare_digest(
+                    given.strip(), self.token
+                )
+        return False
+
+    async def _read_body(self, scope: Scope, receive: Receive) -> bytes | None:
+        for name, value in scope["headers"]:
+            if name == b"content-length" and value.isdigit() and int(value) > self.max_body_bytes:
+                return None
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                break
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.max_body_bytes:
+                return None
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                break
+        return b"".join(chunks)
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    sent = False
+
+    async def replay() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            message: dict[str, Any] = {"type": "http.request", "body": body, "more_body": False}
+            return message
+        return await receive()  # then the disconnect, when it comes
+
+    return replay

@@ -1,0 +1,271 @@
+"""Runs as the server keeps them: one writer per session, each run's events numbered and
+kept for the clients that watch it, whether or not anyone does.
+
+A `RunHub` builds the session's `Agent` with the application's `make_agent(session_id)` for
+each run (and for each approval read or decision between runs) and closes it when the run
+ends, so the session's writer lease is held only while a run is active and another replica
+on the same store can take the next one. A run is an asyncio task of the server's loop: a
+client that disconnects leaves it going, and its events stay readable (`Run.follow`) until
+the run is evicted, the oldest finished runs first, beyond `keep_runs`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import logging
+import time
+import uuid
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import TYPE_CHECKING, Any, TypeAlias
+
+from yiemagent.errors import SessionBusyError
+from yiemagent.types import AgentEvent, event_to_dict
+
+if TYPE_CHECKING:
+    from yiemagent.agent import Agent
+
+__all__ = ["Busy", "MakeAgent", "Run", "RunHub", "wire_event"]
+
+logger = logging.getLogger(__name__)
+
+MakeAgent: TypeAlias = Callable[[str], "Agent[Any] | Awaitable[Agent[Any]]"]
+"""`make_agent(session_id)`: the application's agent for a session, built on the app's
+session store (plain or async)."""
+
+
+class Busy(Exception):
+    """The session cannot take this now (HTTP 409); the text says why and what to do."""
+
+
+def wire_event(event: AgentEvent) -> dict[str, Any]:
+    """`event_to_dict(event)` as the server sends it. A `message_update` carries its partial
+    message once, in `message`: the provider event's `partial` is that same message, so it
+    is left out of `assistant_message_event`."""
+    data = event_to_dict(event)
+    if data.get("type") == "message_update":
+        inner = data.get("assistant_message_event")
+        if isinstance(inner, dict):
+            inner.pop("partial", None)
+    return data
+
+
+class Run:
+    """One run of a session's agent: its events in order, numbered from 1.
+
+    Invariants: events are only added by the run's own agent (its subscriber) on the
+    server's loop; the last one is always an `agent_end` (a synthetic one, reason "error",
+    when the run failed before its loop could end it); `done` is set once the agent is
+    closed and the session free again.
+    """
+
+    def __init__(self, run_id: str, session_id: str, agent: Agent[Any]) -> None:
+        self.id = run_id
+        self.session_id = session_id
+        self.agent: Agent[Any] | None = agent
+        """The run's agent until the run is done (steer, follow-up, abort go to it)."""
+        self.events: list[dict[str, Any]] = []
+        self.texts: list[str] = []
+        """Each event as JSON text, as it goes on the wire."""
+        self.ended = False
+        """The `agent_end` event is in `events`."""
+        self.done = False
+        self.created_ms = int(time.time() * 1000)
+        self.task: asyncio.Task[None] | None = None
+        self._tick = asyncio.Event()
+
+    @property
+    def end_reason(self) -> str | None:
+        """`agent_end`'s reason once the run has ended."""
+        return self.events[-1].get("reason") if self.ended else None
+
+    def add(self, data: dict[str, Any]) -> None:
+        """Append one event (JSON-ready) and wake the clients waiting for it."""
+        if self.ended:
+            return
+        self.events.append(data)
+        self.texts.append(json.dumps(data, ensure_ascii=False, separators=(",", ":")))
+        self.ended = data.get("type") == "agent_end"
+        self._wake()
+
+    def _wake(self) -> None:
+        tick, self._tick = self._tick, asyncio.Event()
+        tick.set()
+
+    async def listen(self, event: AgentEvent, _signal: object = None) -> None:
+        """The agent subscriber: every event of the run, in order."""
+        self.add(wire_event(event))
+
+    async def follow(self, after: int = 0) -> AsyncIterator[int]:
+        """The numbers of the events after `after` (1-based), as they come, through the
+        `agent_end`; waits for new ones. Read each as `events[n - 1]` / `texts[n - 1]`."""
+        seen = max(0, after)
+        while True:
+            tick = self._tick
+            while seen < len(self.events):
+                seen += 1
+                yield seen
+            if self.ended:
+                return
+            await tick.wait()
+
+    async def finished(self) -> None:
+        """Wait until the run is done (its agent closed)."""
+        if self.task is not None and not self.done:
+            await asyncio.shield(self.task)
+
+    def summary(self) -> dict[str, Any]:
+        """What `GET /v1/sessions/{sid}` says about the run."""
+        return {
+            "run_id": self.id,
+            "session_id": self.session_id,
+            "events": len(self.events),
+            "ended": self.ended,
+            "end_reason": self.end_reason,
+            "created_ms": self.created_ms,
+        }
+
+
+class _Slot:
+    __slots__ = ("lock", "run")
+
+    def __init__(self) -> None:
+        self.lock = asyncio.Lock()
+        self.run: Run | None = None
+
+
+class RunHub:
+    """The server's runs and the one-writer rule for its sessions.
+
+    Args:
+        make_agent: builds a session's agent (plain or async); called once per run and per
+            approval read or decision outside a run.
+        keep_runs: finished runs whose events stay readable (the oldest go first).
+    """
+
+    def __init__(self, make_agent: MakeAgent, *, keep_runs: int = 256) -> None:
+        self._make_agent = make_agent
+        self._keep = keep_runs
+        self._slots: dict[str, _Slot] = {}
+        self._runs: OrderedDict[str, Run] = OrderedDict()
+
+    def run(self, run_id: str) -> Run | None:
+        """The run with this id, if this server still keeps it."""
+        return self._runs.get(run_id)
+
+    def active(self, session_id: str) -> Run | None:
+        """The session's run on this server that is not done yet, if any."""
+        slot = self._slots.get(session_id)
+        return slot.run if slot is not None and slot.run is not None and not slot.run.done else None
+
+    async def _make(self, session_id: str) -> Agent[Any]:
+        try:
+            made = self._make_agent(session_id)
+            return await made if inspect.isawaitable(made) else made
+        except SessionBusyError as exc:
+            raise Busy(str(exc)) from exc
+
+    async def _wait_free(self, slot: _Slot, session_id: str) -> None:
+        current = slot.run
+        if current is None or current.done:
+            return
+        if not current.ended:
+            raise Busy(
+                f"session {session_id!r} already has a run ({current.id}); steer it, "
+                f"follow up, abort it, or wait for its agent_end"
+            )
+        await current.finished()  # ended: its agent is closing, the session is free at once
+
+    async def start(
+        self,
+        session_id: str,
+        call: Callable[[Agent[Any]], Awaitable[Any]],
+        *,
+        check: Callable[[Agent[Any]], None] | None = None,
+    ) -> Run:
+        """Start a run: build the session's agent, `check(agent)` (raise `Busy` to refuse;
+        the agent is closed), then run `call(agent)` as a task.
+
+        Raises:
+            Busy: the session has a run here, or another writer holds it.
+        """
+        slot = self._slots.setdefault(session_id, _Slot())
+        async with slot.lock:
+            await self._wait_free(slot, session_id)
+            agent = await self._make(session_id)
+            try:
+                if check is not None:
+                    check(agent)
+            except BaseException:
+                await agent.close()
+                raise
+            run = Run(uuid.uuid4().hex, session_id, agent)
+            agent.subscribe(run.listen)
+            run.task = asyncio.create_task(self._drive(run, agent, call), name=f"run-{run.id}")
+            slot.run = run
+            self._remember(run)
+            return run
+
+    async def with_agent(self, session_id: str, use: Callable[[Agent[Any]], Any]) -> Any:
+        """`use(agent)` on the session's agent between runs (approvals), then close it.
+
+        Raises:
+            Busy: a run is active on the session, or another writer holds it.
+        """
+        slot = self._slots.setdefault(session_id, _Slot())
+        async with slot.lock:
+            await self._wait_free(slot, session_id)
+            agent = await self._make(session_id)
+            try:
+                return use(agent)
+            finally:
+                await agent.close()
+
+    async def _drive(
+        self, run: Run, agent: Agent[Any], call: Callable[[Agent[Any]], Awaitable[Any]]
+    ) -> None:
+        error: BaseException | None = None
+        try:
+            await call(agent)
+        except Exception as exc:  # AgentRunError and its kin: the events already say it
+            error = exc
+            logger.debug("run %s ended with %s: %s", run.id, type(exc).__name__, exc)
+        except asyncio.CancelledError as exc:  # the server is shutting down
+            error = exc
+            agent.abort("the server is shutting down")
+        finally:
+            try:
+                await agent.close()
+            except Exception:
+                logger.exception("closing the agent of run %s failed", run.id)
+            if not run.ended:
+                text = str(error) if error is not None else "the run ended without agent_end"
+                run.add({"type": "agent_end", "reason": "error", "messages": [], "error": text})
+            run.agent = None
+            run.done = True
+            run._wake()
+            self._evict()
+
+    def _remember(self, run: Run) -> None:
+        self._runs[run.id] = run
+        self._evict()
+
+    def _evict(self) -> None:
+        finished = [rid for rid, run in self._runs.items() if run.done]
+        for rid in finished[: max(0, len(self._runs) - self._keep)]:
+            del self._runs[rid]
+
+    async def close(self, grace_s: float = 5.0) -> None:
+        """Abort every active run and wait up to `grace_s` seconds for them to end."""
+        tasks = []
+        for run in self._runs.values():
+            if run.agent is not None:
+                run.agent.abort("the server is shutting down")
+            if run.task is not None and not run.task.done():
+                tasks.append(run.task)
+        if tasks:
+            _, pending = await asyncio.wait(tasks, timeout=grace_s)
+            for task in pending:
+                task.cancel()

@@ -1,0 +1,252 @@
+"""The HTTP API of `yiem serve` (DESIGN §18) through a real Uvicorn server on 127.0.0.1:
+runs and their numbered, resumable event streams, the one-writer rule (409), steering,
+follow-ups and abort, sessions, approvals and resume, the token and the body cap."""
+
+from __future__ import annotations
+
+import socket
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx2 as httpx
+import pytest
+
+from tests.serve._kit import Tools, faux_server, run_events, start_run, wait_done
+from yiemagent.sessions import InMemorySessionStore, SqliteSessionStore
+from yiemagent.types import AssistantMessage, ToolResultMessage
+
+pytestmark = pytest.mark.timeout(120)
+
+
+def types(events: list[tuple[int, dict[str, Any]]]) -> list[str]:
+    return [data["type"] for _, data in events]
+
+
+def test_a_run_streams_every_event_numbered_and_is_stored(tmp_path: Path) -> None:
+    with (
+        SqliteSessionStore(tmp_path / "s.db") as store,
+        faux_server(store) as (url, _),
+        httpx.Client(base_url=url) as client,
+    ):
+        assert client.get("/healthz").json() == {"ok": True}
+        run_id = start_run(client, "trip", "weather Oslo Lima")
+        events = run_events(client, run_id)
+        assert [number for number, _ in events] == list(range(1, len(events) + 1))
+        kinds = types(events)
+        assert kinds[0] == "agent_start" and kinds[-1] == "agent_end"
+        assert kinds.count("tool_execution_start") == 2
+        assert kinds.count("tool_execution_update") == 2
+        assert events[-1][1]["reason"] == "stop"
+        update = next(d for _, d in events if d["type"] == "message_update")
+        assert "partial" not in update["assistant_message_event"]
+        assert update["message"]["role"] == "assistant"
+        final = events[-1][1]["messages"][-1]
+        assert final["content"][0]["text"] == "Done: sunny in Oslo; sunny in Lima"
+
+        assert client.get(f"/v1/runs/{run_id}").json()["end_reason"] == "stop"
+        listed = client.get("/v1/sessions").json()["sessions"]
+        assert listed == [{"session_id": "trip", "title": "weather Oslo Lima", "active_run": None}]
+        session = client.get("/v1/sessions/trip").json()
+        roles = [m["role"] for m in session["messages"]]
+        assert roles == ["user", "assistant", "toolResult", "toolResult", "assistant"]
+        page = client.get("/v1/sessions/trip/timeline")
+        assert page.status_code == 200 and "yiem trace: session trip" in page.text
+        one = client.get(f"/v1/sessions/trip/timeline?run={run_id}")
+        assert one.status_code == 200 and '"end_reason": "stop"' in one.text
+
+        # the next run continues the stored session
+        second = start_run(client, "trip", "thanks")
+        assert run_events(client, second)[-1][1]["messages"][-1]["content"][0]["text"] == (
+            "echo: thanks"
+        )
+    with SqliteSessionStore(tmp_path / "s.db") as store:
+        assert len(store.load("trip")) == 7
+
+
+def test_the_stream_resumes_after_last_event_id() -> None:
+    store = InMemorySessionStore()
+    with faux_server(store, delay_s=0.01) as (url, _), httpx.Client(base_url=url) as client:
+        run_id = start_run(client, "s", "weather Oslo Lima Rome")
+        first: list[tuple[int, dict[str, Any]]] = []
+        with client.stream("GET", f"/v1/runs/{run_id}/events") as response:
+            from tests.serve._kit import sse
+
+            for event_id, data in sse(response):
+                first.append((int(event_id or 0), data))
+                if len(first) == 5:
+                    break  # the client goes away mid-run
+        rest = run_events(client, run_id, after=5)
+        whole = run_events(client, run_id)
+        assert [n for n, _ in rest] == list(range(6, len(whole) + 1))
+        assert first + rest == whole
+        assert rest[-1][1]["type"] == "agent_end"
+        # ?after= for clients that cannot set the header; beyond the end: nothing but the end
+        assert client.get(f"/v1/runs/{run_id}/events?after={len(whole)}").text.strip() == ""
+        bad = client.get(f"/v1/runs/{run_id}/events", headers={"Last-Event-ID": "x"})
+        assert bad.status_code == 400
+
+
+def test_a_second_run_on_a_busy_session_is_409() -> None:
+    store = InMemorySessionStore()
+    with faux_server(store, Tools(delay_s=1.0)) as (url, _), httpx.Client(base_url=url) as client:
+        run_id = start_run(client, "s", "weather Oslo")
+        busy = client.post("/v1/sessions/s/runs", json={"input": "again"})
+        assert busy.status_code == 409
+        assert run_id in busy.json()["error"]
+        assert client.post("/v1/sessions/other/runs", json={"input": "hi"}).status_code == 202
+        assert client.get("/v1/sessions/s/approvals").json()["approvals"] == []
+        assert client.delete("/v1/sessions/s").status_code == 409
+        run_events(client, run_id)  # to the agent_end: the session is free at once
+        assert client.post("/v1/sessions/s/runs", json={"input": "again"}).status_code == 202
+
+
+def test_steer_follow_up_and_abort() -> None:
+    store = InMemorySessionStore()
+    tools = Tools(delay_s=0.8)
+    with faux_server(store, tools) as (url, _), httpx.Client(base_url=url) as client:
+        run_id = start_run(client, "s", "weather Oslo")
+        time.sleep(0.3)  # the tool is running
+        assert client.post(f"/v1/runs/{run_id}/steer", json={"text": "and Paris?"}).is_success
+        assert client.post(f"/v1/runs/{run_id}/follow_up", json={"text": "bye"}).is_success
+        events = run_events(client, run_id)
+        answers = [
+            d["message"]["content"][0]["text"]
+            for _, d in events
+            if d["type"] == "message_end"
+            and d["message"]["role"] == "assistant"
+            and d["message"]["content"]
+            and d["message"]["content"][0]["type"] == "text"
+        ]
+        assert answers == ["echo: and Paris?", "echo: bye"]
+        late = client.post(f"/v1/runs/{run_id}/steer", json={"text": "late"})
+        assert late.status_code == 409
+        assert client.post(f"/v1/runs/{run_id}/steer", json={}).status_code == 400
+
+        stopped = start_run(client, "s", "weather Rome")
+        time.sleep(0.3)
+        assert client.post(f"/v1/runs/{stopped}/abort").json()["ok"] is True
+        end = run_events(client, stopped)[-1][1]
+        assert end["type"] == "agent_end" and end["reason"] == "aborted"
+    messages = store.load("s")
+    calls = [c.id for m in messages if isinstance(m, AssistantMessage) for c in m.tool_calls]
+    results = [m.tool_call_id for m in messages if isinstance(m, ToolResultMessage)]
+    assert sorted(calls) == sorted(results)  # every call answered, the aborted one too
+
+
+def test_approve_reject_and_resume() -> None:
+    store = InMemorySessionStore()
+    with faux_server(store) as (url, tools), httpx.Client(base_url=url) as client:
+        run_id = start_run(client, "s", "launch Apollo")
+        assert run_events(client, run_id)[-1][1]["reason"] == "awaiting_approval"
+        held = client.get("/v1/sessions/s/approvals").json()["approvals"]
+        assert [(a["tool_name"], a["arguments"], a["decision"]) for a in held] == [
+            ("launch", {"city": "Apollo"}, None)
+        ]
+        call_id = held[0]["tool_call_id"]
+        refused = client.post("/v1/sessions/s/runs", json={"input": "something else"})
+        assert refused.status_code == 409 and "approval" in refused.json()["error"]
+        assert client.post("/v1/sessions/s/resume").status_code == 409  # no decision yet
+        assert (
+            client.post("/v1/sessions/s/approvals/nope", json={"approve": True}).status_code == 404
+        )
+        assert client.post(f"/v1/sessions/s/approvals/{call_id}", json={}).status_code == 400
+        decided = client.post(f"/v1/sessions/s/approvals/{call_id}", json={"approve": True})
+        assert decided.json()["approvals"][0]["decision"] == {"approve": True, "reason": None}
+        assert tools.launched == []
+        resumed = client.post("/v1/sessions/s/resume")
+        assert resumed.status_code == 202
+        end = run_events(client, resumed.json()["run_id"])[-1][1]
+        assert end["reason"] == "stop"
+        assert end["messages"][-1]["content"][0]["text"] == "Done: launched Apollo"
+        assert tools.launched == ["Apollo"]
+
+        second = start_run(client, "s", "launch Zond")
+        run_events(client, second)
+        call_id = client.get("/v1/sessions/s/approvals").json()["approvals"][0]["tool_call_id"]
+        body = {"approve": False, "reason": "not today"}
+        assert client.post(f"/v1/sessions/s/approvals/{call_id}", json=body).is_success
+        end = run_events(client, client.post("/v1/sessions/s/resume").json()["run_id"])[-1][1]
+        assert "not today" in end["messages"][-1]["content"][0]["text"]
+        assert tools.launched == ["Apollo"]
+
+
+def test_a_client_that_disconnects_leaves_the_run_going(tmp_path: Path) -> None:
+    with SqliteSessionStore(tmp_path / "s.db") as store:
+        with faux_server(store, Tools(delay_s=0.5)) as (url, _), httpx.Client(base_url=url) as c:
+            run_id = start_run(c, "s", "weather Oslo")
+            with c.stream("GET", f"/v1/runs/{run_id}/events") as response:
+                for line in response.iter_lines():
+                    if line.startswith("id: 3"):
+                        break  # hang up while the tool runs
+            assert c.get(f"/v1/runs/{run_id}").json()["ended"] is False
+            # a run nobody watches still finishes and is stored
+            unwatched = start_run(c, "t", "weather Lima")
+            assert wait_done(c, run_id)["end_reason"] == "stop"
+            assert wait_done(c, unwatched)["end_reason"] == "stop"
+            events = run_events(c, run_id, after=3)  # and its stream is still there
+            assert events[0][0] == 4 and events[-1][1]["type"] == "agent_end"
+        last = store.load("s")[-1]
+        assert isinstance(last, AssistantMessage) and last.text == "Done: sunny in Oslo"
+        last = store.load("t")[-1]
+        assert isinstance(last, AssistantMessage) and last.text == "Done: sunny in Lima"
+
+
+def test_the_token_guards_every_route_but_health() -> None:
+    store = InMemorySessionStore()
+    with faux_server(store, token="s3cret") as (url, _):
+        with httpx.Client(base_url=url) as anonymous:
+            assert anonymous.get("/healthz").status_code == 200
+            for method, path in [
+                ("GET", "/v1/sessions"),
+                ("POST", "/v1/sessions/s/runs"),
+                ("GET", "/v1/runs/x/events"),
+                ("GET", "/v1/sessions/s/approvals"),
+                ("DELETE", "/v1/sessions/s"),
+            ]:
+                response = anonymous.request(method, path, json={"input": "hi"})
+                assert response.status_code == 401, path
+                assert response.headers["www-authenticate"] == "Bearer"
+            wrong = anonymous.get("/v1/sessions", headers={"Authorization": "Bearer nope"})
+            assert wrong.status_code == 401
+        auth = {"Authorization": "Bearer s3cret"}
+        with httpx.Client(base_url=url, headers=auth) as client:
+            assert client.get("/v1/sessions").status_code == 200
+            run_id = start_run(client, "s", "hello")
+            assert run_events(client, run_id)[-1][1]["type"] == "agent_end"
+
+
+def test_bodies_over_the_cap_are_413_and_bad_input_is_400() -> None:
+    store = InMemorySessionStore()
+    with faux_server(store, max_body_bytes=2000) as (url, _), httpx.Client(base_url=url) as client:
+        big = client.post("/v1/sessions/s/runs", json={"input": "x" * 5000})
+        assert big.status_code == 413
+        assert client.post("/v1/sessions/s/runs", json={"input": "x" * 100}).status_code == 202
+        assert client.post("/v1/sessions/s/runs", content=b"{not json").status_code == 400
+        assert client.post("/v1/sessions/s2/runs", json={"input": ""}).status_code == 400
+        assert (
+            client.post("/v1/sessions/s2/runs", json={"input": "a", "images": 3}).status_code == 400
+        )
+        assert client.get("/v1/runs/nope/events").status_code == 404
+        assert client.get("/v1/sessions/nope").status_code == 404
+        assert store.load("s2") == []
+        host, port = url.removeprefix("http://").split(":")
+        # a chunked body (no Content-Length) is counted as it arrives
+        with socket.create_connection((host, int(port))) as raw:
+            chunk = b"x" * 1500
+            raw.sendall(
+                b"POST /v1/sessions/s3/runs HTTP/1.1\r\nHost: x\r\n"
+                b"Transfer-Encoding: chunked\r\nContent-Type: application/json\r\n\r\n"
+                + b"%x\r\n%s\r\n" % (len(chunk), chunk) * 2
+                + b"0\r\n\r\n"
+            )
+            assert raw.recv(200).startswith(b"HTTP/1.1 413")
+
+
+def test_delete_clears_a_session() -> None:
+    store = InMemorySessionStore()
+    with faux_server(store) as (url, _), httpx.Client(base_url=url) as client:
+        run_events(client, start_run(client, "gone", "hello"))
+        assert client.delete("/v1/sessions/gone").json() == {"ok": True, "session_id": "gone"}
+        assert client.get("/v1/sessions/gone").status_code == 404
+        assert store.load("gone") == []
