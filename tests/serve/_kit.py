@@ -18,7 +18,7 @@ import httpx2 as httpx
 import uvicorn
 
 from yiemagent import Agent, AgentTool, AssistantMessage, Context
-from yiemagent.ai.faux import FauxModel, faux_message, faux_text, faux_tool_call
+from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_text, faux_tool_call
 from yiemagent.serve import create_app
 from yiemagent.sessions import SessionStore
 
