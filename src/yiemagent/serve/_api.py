@@ -91,7 +91,7 @@ def approvals_of(agent: Agent[Any]) -> list[dict[str, Any]]:
 
 
 def refuse_undecided(agent: Agent[Any]) -> None:
-    """`check` for a new prompt: refuse while tool calls await a decision or a resume."""
+    """`prepare` for a new prompt: refuse while tool calls await a decision or a resume."""
     if agent.pending_approvals:
         raise Busy(
             "tool calls await approval: decide each (POST .../approvals/{call_id}), then "
@@ -100,7 +100,7 @@ def refuse_undecided(agent: Agent[Any]) -> None:
 
 
 def refuse_undecided_resume(agent: Agent[Any]) -> None:
-    """`check` for a resume: every held call needs its decision first."""
+    """`prepare` for a resume: every held call needs its decision first."""
     undecided = [p.tool_call_id for p in agent.pending_approvals if p.decision is None]
     if undecided:
         raise Busy(f"tool calls without a decision: {', '.join(undecided)}")
@@ -154,7 +154,7 @@ class Api:
         data = await read_json(request)
         text, images = _text(data, "input"), _images(data)
         run = await self.hub.start(
-            sid, lambda agent: agent.prompt(text, images), check=refuse_undecided
+            sid, lambda agent: agent.prompt(text, images), prepare=refuse_undecided
         )
         return accepted(run)
 
@@ -299,5 +299,7 @@ class Api:
 
     async def resume(self, request: Request) -> Response:
         sid = request.path_params["sid"]
-        run = await self.hub.start(sid, lambda agent: agent.resume(), check=refuse_undecided_resume)
+        run = await self.hub.start(
+            sid, lambda agent: agent.resume(), prepare=refuse_undecided_resume
+        )
         return accepted(run)

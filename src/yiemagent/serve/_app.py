@@ -77,8 +77,13 @@ def create_app(
         )
     if max_body_bytes <= 0:
         raise ConfigError(f"max_body_bytes must be positive, not {max_body_bytes}")
+    from yiemagent.serve._agui import agui_routes
+    from yiemagent.serve._openai import openai_routes
+    from yiemagent.serve._vercel import vercel_routes
+
     hub = RunHub(make_agent, keep_runs=keep_runs)
     api = Api(hub, session_store)
+    routes = [*api.routes(), *openai_routes(hub), *agui_routes(hub), *vercel_routes(hub)]
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -98,7 +103,7 @@ def create_app(
         )
     middleware.append(Middleware(Guard, token=token, max_body_bytes=max_body_bytes))
     app = Starlette(
-        routes=api.routes(),
+        routes=routes,
         middleware=middleware,
         exception_handlers={
             Busy: _busy,

@@ -183,10 +183,11 @@ class RunHub:
         session_id: str,
         call: Callable[[Agent[Any]], Awaitable[Any]],
         *,
-        check: Callable[[Agent[Any]], None] | None = None,
+        prepare: Callable[[Agent[Any]], None] | None = None,
     ) -> Run:
-        """Start a run: build the session's agent, `check(agent)` (raise `Busy` to refuse;
-        the agent is closed), then run `call(agent)` as a task.
+        """Start a run: build the session's agent, `prepare(agent)` (checks, approval
+        decisions, a history to seed; raise `Busy` or `BadRequest` to refuse, and the agent
+        is closed), then run `call(agent)` as a task.
 
         Raises:
             Busy: the session has a run here, or another writer holds it.
@@ -196,8 +197,8 @@ class RunHub:
             await self._wait_free(slot, session_id)
             agent = await self._make(session_id)
             try:
-                if check is not None:
-                    check(agent)
+                if prepare is not None:
+                    prepare(agent)
             except BaseException:
                 await agent.close()
                 raise

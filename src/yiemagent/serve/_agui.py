@@ -1,0 +1,252 @@
+"""`POST /ag-ui`: the AG-UI protocol. A `RunAgentInput` in, AG-UI events out over SSE,
+each built as the `ag-ui-protocol` package's model and written by its `EventEncoder`.
+
+The thread is the session (`threadId`). The run's events become `RUN_STARTED`, text
+messages (`TEXT_MESSAGE_START/CONTENT/END`), tool calls (`TOOL_CALL_START/ARGS/END`, then
+`TOOL_CALL_RESULT` when the tool has answered here), progress as `CUSTOM` "tool_progress",
+and `RUN_FINISHED` (outcome success, cancelled after an abort, or interrupt with one
+interrupt per tool call held for approval) or `RUN_ERROR`. The next input answers the
+interrupts in `resume`: status "resolved" approves unless the payload is `false` or
+`{"approve": false, "reason"?}`; "cancelled" rejects.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+from ag_ui import core as agui
+from ag_ui.encoder import EventEncoder
+from pydantic import ValidationError
+from sse_starlette import EventSourceResponse
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from yiemagent.serve._api import BadRequest, read_json, sse_ping_s
+from yiemagent.serve._protocols import (
+    Conversation,
+    call_at,
+    held_calls,
+    run_events,
+    start_conversation,
+    tool_result_text,
+)
+from yiemagent.serve._runs import Run, RunHub
+from yiemagent.types import ImageContent, ToolApproval
+
+__all__ = ["agui_routes"]
+
+
+def _text_of(content: Any) -> tuple[str, list[ImageContent]]:
+    if isinstance(content, str):
+        return content, []
+    texts: list[str] = []
+    images: list[ImageContent] = []
+    for part in content or []:
+        if isinstance(part, agui.TextPart):
+            texts.append(part.text)
+        elif isinstance(part, agui.ImagePart) and isinstance(part.source, agui.DataSource):
+            images.append(ImageContent(part.source.value, part.source.mime_type))
+    return "".join(texts), images
+
+
+def _decision(entry: agui.ResumeEntry) -> ToolApproval:
+    if entry.status == "cancelled":
+        return ToolApproval(False, "cancelled by the user")
+    payload = entry.payload
+    if payload is False:
+        return ToolApproval(False)
+    if isinstance(payload, dict):
+        approve = payload.get("approve", payload.get("approved", True))
+        reason = payload.get("reason")
+        return ToolApproval(bool(approve), reason if isinstance(reason, str) else None)
+    return ToolApproval(True)
+
+
+def conversation_of(data: agui.RunAgentInput) -> Conversation:
+    """The conversation a `RunAgentInput` asks for (its messages, or its resume entries)."""
+    conversation = Conversation()
+    if data.resume:
+        conversation.decisions = {e.interrupt_id: _decision(e) for e in data.resume}
+        return conversation
+    for message in data.messages:
+        if isinstance(message, agui.UserMessage):
+            text, images = _text_of(message.content)
+            conversation.add("user", text, images)
+        elif isinstance(message, agui.AssistantMessage):
+            conversation.add("assistant", message.content or "")
+        elif isinstance(message, agui.SystemMessage | agui.DeveloperMessage):
+            conversation.add("system", _text_of(message.content)[0])
+    return conversation
+
+
+class Translator:
+    """The run's events (dicts) to AG-UI events, in order (see the module docstring)."""
+
+    def __init__(self, thread_id: str, run_id: str, run: Run) -> None:
+        self.thread_id = thread_id
+        self.run_id = run_id
+        self.run = run
+        self.message_id = ""
+        self.messages = 0
+        self.text_open = False
+        self.calls_open: set[str] = set()
+        self.calls_started: set[str] = set()
+
+    def start(self) -> list[agui.BaseEvent]:
+        return [agui.RunStartedEvent(thread_id=self.thread_id, run_id=self.run_id)]
+
+    def feed(self, event: dict[str, Any]) -> list[agui.BaseEvent]:
+        kind = event.get("type")
+        message = event.get("message") or {}
+        if kind == "message_start" and message.get("role") == "assistant":
+            self.messages += 1
+            self.message_id = f"{self.run.id}-{self.messages}"
+            return []
+        if kind == "message_update":
+            return self._update(event.get("assistant_message_event") or {}, message)
+        if kind == "message_end" and message.get("role") == "assistant":
+            return self._close(message)
+        if kind == "tool_execution_update":
+            value = {
+                "tool_call_id": event.get("tool_call_id"),
+                "text": tool_result_text(event.get("partial_result") or {}),
+            }
+            return [agui.CustomEvent(name="tool_progress", value=value)]
+        if kind == "tool_execution_end":
+            text = tool_result_text(event.get("result") or {}) or "(no text)"
+            return [
+                agui.ToolCallResultEvent(
+                    message_id=f"result-{event.get('tool_call_id')}",
+                    tool_call_id=str(event.get("tool_call_id")),
+                    content=text,
+                    role="tool",
+                )
+            ]
+        if kind == "agent_end":
+            return self._end(event)
+        return []
+
+    def _update(self, inner: dict[str, Any], partial: dict[str, Any]) -> list[agui.BaseEvent]:
+        kind = inner.get("type")
+        out: list[agui.BaseEvent] = []
+        if kind == "text_delta" and inner.get("delta"):
+            if not self.text_open:
+                self.text_open = True
+                out.append(agui.TextMessageStartEvent(message_id=self.message_id, role="assistant"))
+            out.append(
+                agui.TextMessageContentEvent(message_id=self.message_id, delta=inner["delta"])
+            )
+        elif kind in ("toolcall_start", "toolcall_delta", "toolcall_end"):
+            call = call_at(inner, partial)
+            if call is None:
+                return out
+            out.extend(self._call_start(call))
+            if kind == "toolcall_delta" and inner.get("delta"):
+                out.append(agui.ToolCallArgsEvent(tool_call_id=call["id"], delta=inner["delta"]))
+            elif kind == "toolcall_end":
+                out.extend(self._call_end(call))
+        return out
+
+    def _call_start(self, call: dict[str, Any]) -> list[agui.BaseEvent]:
+        if call["id"] in self.calls_started:
+            return []
+        self.calls_started.add(call["id"])
+        self.calls_open.add(call["id"])
+        return [
+            agui.ToolCallStartEvent(
+                tool_call_id=call["id"],
+                tool_call_name=call.get("name", ""),
+                parent_message_id=self.message_id,
+            )
+        ]
+
+    def _call_end(self, call: dict[str, Any]) -> list[agui.BaseEvent]:
+        if call["id"] not in self.calls_open:
+            return []
+        self.calls_open.discard(call["id"])
+        return [agui.ToolCallEndEvent(tool_call_id=call["id"])]
+
+    def _close(self, message: dict[str, Any]) -> list[agui.BaseEvent]:
+        out: list[agui.BaseEvent] = []
+        if self.text_open:
+            self.text_open = False
+            out.append(agui.TextMessageEndEvent(message_id=self.message_id))
+        for block in message.get("content", []):
+            if block.get("type") != "toolCall" or not block.get("id"):
+                continue
+            fresh = block["id"] not in self.calls_started
+            out.extend(self._call_start(block))
+            if fresh:  # no streamed arguments: all of them at once
+                args = json.dumps(block.get("arguments") or {}, ensure_ascii=False)
+                out.append(agui.ToolCallArgsEvent(tool_call_id=block["id"], delta=args))
+            out.extend(self._call_end(block))
+        return out
+
+    def _end(self, event: dict[str, Any]) -> list[agui.BaseEvent]:
+        reason = event.get("reason")
+        if reason == "error":
+            text = event.get("error") or _error_message(event) or "the run failed"
+            return [agui.RunErrorEvent(message=str(text), code="run_failed")]
+        outcome: Any = agui.RunFinishedSuccessOutcome()
+        if reason == "aborted":
+            outcome = agui.RunFinishedCancelledOutcome()
+        elif reason == "awaiting_approval":
+            interrupts = [
+                agui.Interrupt(
+                    id=call["id"],
+                    reason="tool_approval",
+                    tool_call_id=call["id"],
+                    message=f"Run {call.get('name')} with "
+                    f"{json.dumps(call.get('arguments') or {}, ensure_ascii=False)}?",
+                )
+                for call in held_calls(self.run.events)
+            ]
+            if interrupts:
+                outcome = agui.RunFinishedInterruptOutcome(interrupts=interrupts)
+        return [
+            agui.RunFinishedEvent(thread_id=self.thread_id, run_id=self.run_id, outcome=outcome)
+        ]
+
+
+def _error_message(event: dict[str, Any]) -> str | None:
+    for message in reversed(event.get("messages", [])):
+        if message.get("role") == "assistant" and message.get("error_message"):
+            return str(message["error_message"])
+    return None
+
+
+async def _handle(hub: RunHub, request: Request) -> Response:
+    data = await read_json(request)
+    try:
+        run_input = agui.RunAgentInput.model_validate(data)
+    except ValidationError as exc:
+        raise BadRequest(f"not an AG-UI RunAgentInput: {exc}") from exc
+    run = await start_conversation(hub, run_input.thread_id, conversation_of(run_input))
+    translator = Translator(run_input.thread_id, run_input.run_id, run)
+    encoder = EventEncoder(accept=request.headers.get("accept", ""))
+
+    async def stream() -> AsyncIterator[bytes]:
+        now = int(time.time() * 1000)
+        for out in translator.start():
+            out.timestamp = now
+            yield encoder.encode(out).encode()
+        async for event in run_events(run):
+            for out in translator.feed(event):
+                yield encoder.encode(out).encode()
+
+    return EventSourceResponse(
+        stream(), ping=sse_ping_s, headers={"X-Session-Id": run.session_id, "X-Run-Id": run.id}
+    )
+
+
+def agui_routes(hub: RunHub) -> list[Route]:
+    """`POST /ag-ui`."""
+
+    async def endpoint(request: Request) -> Response:
+        return await _handle(hub, request)
+
+    return [Route("/ag-ui", endpoint, methods=["POST"])]

@@ -1,0 +1,221 @@
+"""`POST /v1/chat/completions` and `GET /v1/models`: the agent as an OpenAI chat model.
+
+Any OpenAI client (streamed or not) talks to the agent as to a model: the request's messages
+are a conversation (`_protocols`), the agent's tools run here, and the answer is the texts of
+the run's assistant messages. Each request is a run of its own session: the one the
+`X-Session-Id` header names (continued), else a new one; every answer carries the session
+in `X-Session-Id`, so a client may continue it. The request's `tools` are ignored. A run that
+ends with tool calls held for approval answers with a text naming them; decide them through
+`/v1/sessions/{sid}/approvals`.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+
+from sse_starlette import EventSourceResponse
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from yiemagent.agent import user_message_from_openai
+from yiemagent.serve._api import BadRequest, read_json, sse_ping_s
+from yiemagent.serve._protocols import (
+    Conversation,
+    final_texts,
+    held_calls,
+    run_events,
+    sse_data,
+    start_conversation,
+)
+from yiemagent.serve._runs import RunHub
+from yiemagent.types import ImageContent
+
+__all__ = ["openai_routes"]
+
+MODEL_ID = "yiem-agent"
+"""The model id `GET /v1/models` lists; a request may name any model."""
+
+
+def _conversation(data: dict[str, Any]) -> Conversation:
+    messages = data.get("messages")
+    if not isinstance(messages, list) or not messages:
+        raise BadRequest('"messages" must be a non-empty list of chat messages')
+    conversation = Conversation()
+    for message in messages:
+        if not isinstance(message, dict) or not isinstance(message.get("role"), str):
+            raise BadRequest("each message must be an object with a role")
+        role = message["role"]
+        if role == "user":
+            try:
+                user = user_message_from_openai(message)
+            except (TypeError, ValueError) as exc:
+                raise BadRequest(f"a user message is not valid: {exc}") from exc
+            content = user.content if isinstance(user.content, list) else []
+            text = "".join(getattr(b, "text", "") for b in content)
+            images = [b for b in content if isinstance(b, ImageContent)]
+            conversation.add("user", text, images)
+        else:
+            conversation.add(role, _text(message.get("content")))
+    return conversation
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(p.get("text", "") for p in content if isinstance(p, dict))
+    return ""
+
+
+def _usage(end: dict[str, Any]) -> dict[str, int]:
+    prompt = completion = 0
+    for message in end.get("messages", []):
+        usage = message.get("usage") if message.get("role") == "assistant" else None
+        if usage:
+            prompt += usage.get("input", 0) + usage.get("cache_read", 0)
+            completion += usage.get("output", 0)
+    return {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+    }
+
+
+def _held_note(events: list[dict[str, Any]], session_id: str) -> str:
+    calls = ", ".join(f"{c['name']}({c['id']})" for c in held_calls(events))
+    return (
+        f"Tool calls await approval: {calls}. Decide them at "
+        f"/v1/sessions/{session_id}/approvals, then POST /v1/sessions/{session_id}/resume."
+    )
+
+
+class _Completions:
+    def __init__(self, hub: RunHub) -> None:
+        self.hub = hub
+
+    async def models(self, request: Request) -> Response:
+        created = int(time.time())
+        model = {"id": MODEL_ID, "object": "model", "created": created, "owned_by": "yiemagent"}
+        return JSONResponse({"object": "list", "data": [model]})
+
+    async def complete(self, request: Request) -> Response:
+        data = await read_json(request)
+        conversation = _conversation(data)
+        session_id = request.headers.get("x-session-id") or f"chat-{uuid.uuid4().hex[:16]}"
+        run = await start_conversation(self.hub, session_id, conversation)
+        reply_id = f"chatcmpl-{run.id}"
+        model = str(data.get("model") or MODEL_ID)
+        headers = {"X-Session-Id": session_id, "X-Run-Id": run.id}
+        if data.get("stream"):
+            options = data.get("stream_options") or {}
+            usage = isinstance(options, dict) and bool(options.get("include_usage"))
+            chunks = self._chunks(run, reply_id, model, session_id, usage)
+            return EventSourceResponse(chunks, ping=sse_ping_s, headers=headers)
+        end: dict[str, Any] = {}
+        async for event in run_events(run):
+            end = event
+        reason = end.get("reason")
+        if reason == "error":
+            text = _error_text(end)
+            return JSONResponse(
+                {"error": {"message": text, "type": "server_error", "code": "run_failed"}},
+                status_code=500,
+                headers=headers,
+            )
+        content = final_texts(end)
+        if reason == "awaiting_approval":
+            content = "\n\n".join(filter(None, [content, _held_note(run.events, session_id)]))
+        choice = {
+            "index": 0,
+            "message": {"role": "assistant", "content": content},
+            "finish_reason": "length" if reason in ("max_turns", "usage_limit") else "stop",
+            "logprobs": None,
+        }
+        body = {
+            "id": reply_id,
+            "object": "chat.completion",
+            "created": run.created_ms // 1000,
+            "model": model,
+            "choices": [choice],
+            "usage": _usage(end),
+        }
+        return JSONResponse(body, headers=headers)
+
+    async def _chunks(
+        self, run: Any, reply_id: str, model: str, session_id: str, with_usage: bool
+    ) -> AsyncIterator[bytes]:
+        created = run.created_ms // 1000
+
+        def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
+            choice = {"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}
+            return sse_data(
+                {
+                    "id": reply_id,
+                    "object": "chat.completion.chunk",
+                    "created": created,
+                    "model": model,
+                    "choices": [choice],
+                }
+            )
+
+        yield chunk({"role": "assistant", "content": ""})
+        said = False  # some text was sent: a later message's text opens a new paragraph
+        fresh = True  # no text yet in the current assistant message
+        end: dict[str, Any] = {}
+        async for event in run_events(run):
+            kind = event.get("type")
+            if kind == "message_start" and (event.get("message") or {}).get("role") == "assistant":
+                fresh = True
+            elif kind == "message_update":
+                inner = event.get("assistant_message_event") or {}
+                if inner.get("type") == "text_delta" and inner.get("delta"):
+                    text = inner["delta"]
+                    if fresh and said:
+                        text = "\n\n" + text
+                    fresh, said = False, True
+                    yield chunk({"content": text})
+            elif kind == "agent_end":
+                end = event
+        reason = end.get("reason")
+        if reason == "error":
+            error = {"message": _error_text(end), "type": "server_error", "code": "run_failed"}
+            yield sse_data({"error": error})
+            return
+        if reason == "awaiting_approval":
+            yield chunk({"content": ("\n\n" if said else "") + _held_note(run.events, session_id)})
+        finish = "length" if reason in ("max_turns", "usage_limit") else "stop"
+        yield chunk({}, finish)
+        if with_usage:
+            yield sse_data(
+                {
+                    "id": reply_id,
+                    "object": "chat.completion.chunk",
+                    "created": created,
+                    "model": model,
+                    "choices": [],
+                    "usage": _usage(end),
+                }
+            )
+        yield sse_data("[DONE]")
+
+
+def _error_text(end: dict[str, Any]) -> str:
+    if end.get("error"):
+        return str(end["error"])
+    for message in reversed(end.get("messages", [])):
+        if message.get("role") == "assistant" and message.get("error_message"):
+            return str(message["error_message"])
+    return "the run failed"
+
+
+def openai_routes(hub: RunHub) -> list[Route]:
+    """`POST /v1/chat/completions` and `GET /v1/models`."""
+    completions = _Completions(hub)
+    return [
+        Route("/v1/chat/completions", completions.complete, methods=["POST"]),
+        Route("/v1/models", completions.models),
+    ]

@@ -1,0 +1,175 @@
+"""What the protocol endpoints share (`/v1/chat/completions`, `/ag-ui`, `/api/chat`): a
+conversation as such a client sends it, turned into a run of the session's agent.
+
+These clients send the whole conversation with each request. The server's stored session is
+the truth: the earlier messages seed a session only while it is empty, and the request's
+last user message is the prompt. Earlier user and assistant texts are kept; the client's
+own tool calls and results are not (the agent's tools run here). A request that answers
+held tool calls (approvals) decides them and resumes the run instead.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from yiemagent.serve._api import BadRequest, refuse_undecided, refuse_undecided_resume
+from yiemagent.serve._runs import Run, RunHub
+from yiemagent.types import (
+    AgentMessage,
+    AssistantMessage,
+    ImageContent,
+    TextContent,
+    ToolApproval,
+    UserMessage,
+)
+
+if TYPE_CHECKING:
+    from yiemagent.agent import Agent
+
+__all__ = [
+    "Conversation",
+    "call_at",
+    "final_texts",
+    "held_calls",
+    "run_events",
+    "sse_data",
+    "start_conversation",
+    "tool_result_text",
+]
+
+
+@dataclass
+class Conversation:
+    """A client's request, read: the prompt, the earlier messages, extra system text, or
+    the decisions on held tool calls (then no prompt)."""
+
+    prompt: UserMessage | None = None
+    history: list[AgentMessage] = field(default_factory=list)
+    system: list[str] = field(default_factory=list)
+    decisions: dict[str, ToolApproval] = field(default_factory=dict)
+
+    def add(self, role: str, text: str, images: Sequence[ImageContent] = ()) -> None:
+        """Add one message of the request, in order; the last user message is the prompt."""
+        if role in ("system", "developer"):
+            if text.strip():
+                self.system.append(text)
+            return
+        if self.prompt is not None:
+            self.history.append(self.prompt)
+            self.prompt = None
+        if role == "user":
+            content: list[Any] = [TextContent(text)] if text else []
+            self.prompt = UserMessage([*content, *images])
+        elif role == "assistant" and text:
+            self.history.append(AssistantMessage([TextContent(text)]))
+
+    def check(self) -> None:
+        """Raises `BadRequest` unless the request asks something (a prompt or decisions)."""
+        if not self.decisions and (self.prompt is None or not self.prompt.content):
+            raise BadRequest("the last message must be a user message with some content")
+
+
+async def start_conversation(hub: RunHub, session_id: str, conversation: Conversation) -> Run:
+    """Start the run `conversation` asks for on the session (see the module docstring).
+
+    Raises:
+        Busy: the session has a run, held calls await decisions, or another writer holds it.
+        BadRequest: the request asks nothing, or decides a call that is not held.
+    """
+    conversation.check()
+
+    def prepare(agent: Agent[Any]) -> None:
+        if conversation.system:
+            agent.state.system_prompt = "\n\n".join(
+                [agent.state.system_prompt, *conversation.system]
+            )
+        if conversation.decisions:
+            held = {p.tool_call_id for p in agent.pending_approvals}
+            for call_id, decision in conversation.decisions.items():
+                if call_id not in held:
+                    raise BadRequest(f"no tool call {call_id!r} awaits approval")
+                if decision.approved:
+                    agent.approve(call_id)
+                else:
+                    agent.reject(call_id, decision.reason)
+            refuse_undecided_resume(agent)
+            return
+        refuse_undecided(agent)
+        if conversation.history and not agent.state.messages:
+            agent.state.messages = conversation.history
+
+    if conversation.decisions:
+        return await hub.start(session_id, lambda agent: agent.resume(), prepare=prepare)
+    prompt = conversation.prompt
+    assert prompt is not None  # check() said so
+    return await hub.start(session_id, lambda agent: agent.prompt(prompt), prepare=prepare)
+
+
+async def run_events(run: Run) -> Any:
+    """The run's events (dicts), from the first, as they come, through `agent_end`."""
+    async for number in run.follow():
+        yield run.events[number - 1]
+
+
+def held_calls(events: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The tool calls of the run's last assistant message that have no result: the calls
+    held for approval when the run ended "awaiting_approval" (`{"id", "name", "arguments"}`)."""
+    answered: set[str] = set()
+    for event in reversed(events):
+        if event.get("type") != "message_end":
+            continue
+        message = event.get("message") or {}
+        if message.get("role") == "toolResult":
+            answered.add(str(message.get("tool_call_id")))
+        elif message.get("role") == "assistant":
+            calls = [b for b in message.get("content", []) if b.get("type") == "toolCall"]
+            return [c for c in calls if c.get("id") not in answered]
+    return []
+
+
+def call_at(inner: dict[str, Any], partial: dict[str, Any]) -> dict[str, Any] | None:
+    """The tool call a provider `toolcall_*` event is about: its block in the partial
+    message (`message_update.message`), or the event's own `tool_call`."""
+    call = inner.get("tool_call")
+    if isinstance(call, dict) and call.get("id"):
+        return call
+    index = inner.get("content_index")
+    content = partial.get("content") or []
+    if isinstance(index, int) and 0 <= index < len(content):
+        block = content[index]
+        if isinstance(block, dict) and block.get("type") == "toolCall" and block.get("id"):
+            return block
+    return None
+
+
+def final_texts(end: dict[str, Any]) -> str:
+    """The texts of the run's assistant messages (`agent_end.messages`), one paragraph each."""
+    return "\n\n".join(text for text in _assistant_texts(end) if text)
+
+
+def _assistant_texts(end: dict[str, Any]) -> Iterator[str]:
+    for message in end.get("messages", []):
+        if message.get("role") == "assistant":
+            yield "".join(
+                b.get("text", "") for b in message.get("content", []) if b.get("type") == "text"
+            )
+
+
+def tool_result_text(result: dict[str, Any]) -> str:
+    """An `AgentToolResult` (as a dict) as one text: its text blocks, images named."""
+    parts = []
+    for block in result.get("content", []):
+        if block.get("type") == "text":
+            parts.append(block.get("text", ""))
+        elif block.get("type") == "image":
+            parts.append(f"[image {block.get('mime_type', '')}]")
+    return "\n".join(parts)
+
+
+def sse_data(data: Any) -> bytes:
+    """One server-sent event carrying `data` as JSON (or a plain string as is)."""
+    text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
+    return f"data: {text}\n\n".encode()

@@ -1,0 +1,235 @@
+"""`POST /api/chat`: the Vercel AI SDK's UI message stream protocol (`useChat`'s default
+transport): UI messages in, UI message chunks out as server-sent events, header
+`x-vercel-ai-ui-message-stream: v1`, ending with `data: [DONE]`.
+
+The chat `id` is the session. One assistant message per run: `start`, then per model call
+`start-step` … `finish-step`, text as `text-start/-delta/-end`, tool calls as
+`tool-input-start/-delta/-available` and, once run here, `tool-output-available` (or
+`tool-output-error`); a call held for approval sends `tool-approval-request` (its approval
+id is the tool call id), and the next request answers it with the tool part's
+`approval: {id, approved, reason}` (state "approval-responded"). Then `finish` (or `abort`
+after an abort, `error` when the run failed).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+from sse_starlette import EventSourceResponse
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from yiemagent.serve._api import BadRequest, read_json, sse_ping_s
+from yiemagent.serve._protocols import (
+    Conversation,
+    call_at,
+    held_calls,
+    run_events,
+    sse_data,
+    start_conversation,
+    tool_result_text,
+)
+from yiemagent.serve._runs import Run, RunHub
+from yiemagent.types import ImageContent, ToolApproval
+
+__all__ = ["vercel_routes"]
+
+HEADERS = {"x-vercel-ai-ui-message-stream": "v1", "x-accel-buffering": "no"}
+
+
+def _image(part: dict[str, Any]) -> ImageContent | None:
+    url = part.get("url")
+    media = str(part.get("mediaType") or "")
+    if not (isinstance(url, str) and url.startswith("data:") and media.startswith("image/")):
+        return None
+    _, _, data = url.partition(",")
+    return ImageContent(data, media)
+
+
+def conversation_of(data: dict[str, Any]) -> Conversation:
+    """The conversation of a `useChat` request (its UI messages)."""
+    messages = data.get("messages")
+    if not isinstance(messages, list) or not messages:
+        raise BadRequest('"messages" must be a non-empty list of UI messages')
+    conversation = Conversation()
+    for message in messages:
+        if not isinstance(message, dict) or not isinstance(message.get("parts"), list):
+            raise BadRequest("each UI message needs a role and a list of parts")
+        parts = [p for p in message["parts"] if isinstance(p, dict)]
+        text = "".join(p.get("text", "") for p in parts if p.get("type") == "text")
+        images = [i for p in parts if p.get("type") == "file" and (i := _image(p)) is not None]
+        conversation.add(str(message.get("role")), text, images)
+    last = messages[-1]
+    if last.get("role") == "assistant":
+        for part in last["parts"]:
+            approval = part.get("approval") if isinstance(part, dict) else None
+            if part.get("state") == "approval-responded" and isinstance(approval, dict):
+                call_id = str(part.get("toolCallId") or approval.get("id"))
+                reason = approval.get("reason")
+                conversation.decisions[call_id] = ToolApproval(
+                    bool(approval.get("approved")), reason if isinstance(reason, str) else None
+                )
+    return conversation
+
+
+class Translator:
+    """The run's events (dicts) to UI message chunks, in order (see the module docstring)."""
+
+    def __init__(self, run: Run, message_id: str) -> None:
+        self.run = run
+        self.message_id = message_id
+        self.messages = 0
+        self.text_id: str | None = None
+        self.calls_started: set[str] = set()
+        self.calls_ready: set[str] = set()
+        self.step_open = False
+
+    def feed(self, event: dict[str, Any]) -> list[dict[str, Any]]:
+        kind = event.get("type")
+        message = event.get("message") or {}
+        if kind == "agent_start":
+            return [{"type": "start", "messageId": self.message_id}]
+        if kind == "message_start" and message.get("role") == "assistant":
+            self.messages += 1
+            self.step_open = True
+            return [{"type": "start-step"}]
+        if kind == "message_update":
+            return self._update(event.get("assistant_message_event") or {}, message)
+        if kind == "message_end" and message.get("role") == "assistant":
+            return self._close(message)
+        if kind == "tool_execution_end":
+            call_id = str(event.get("tool_call_id"))
+            text = tool_result_text(event.get("result") or {})
+            if event.get("is_error"):
+                return [{"type": "tool-output-error", "toolCallId": call_id, "errorText": text}]
+            return [{"type": "tool-output-available", "toolCallId": call_id, "output": text}]
+        if kind == "turn_end" and self.step_open:
+            self.step_open = False
+            return [{"type": "finish-step"}]
+        if kind == "agent_end":
+            return self._end(event)
+        return []
+
+    def _update(self, inner: dict[str, Any], partial: dict[str, Any]) -> list[dict[str, Any]]:
+        kind = inner.get("type")
+        out: list[dict[str, Any]] = []
+        if kind == "text_delta" and inner.get("delta"):
+            if self.text_id is None:
+                self.text_id = f"text-{self.run.id}-{self.messages}"
+                out.append({"type": "text-start", "id": self.text_id})
+            out.append({"type": "text-delta", "id": self.text_id, "delta": inner["delta"]})
+        elif kind in ("toolcall_start", "toolcall_delta", "toolcall_end"):
+            call = call_at(inner, partial)
+            if call is None:
+                return out
+            out.extend(self._call_start(call))
+            if kind == "toolcall_delta" and inner.get("delta"):
+                out.append(
+                    {
+                        "type": "tool-input-delta",
+                        "toolCallId": call["id"],
+                        "inputTextDelta": inner["delta"],
+                    }
+                )
+        return out
+
+    def _call_start(self, call: dict[str, Any]) -> list[dict[str, Any]]:
+        if call["id"] in self.calls_started:
+            return []
+        self.calls_started.add(call["id"])
+        return [
+            {"type": "tool-input-start", "toolCallId": call["id"], "toolName": call.get("name", "")}
+        ]
+
+    def _close(self, message: dict[str, Any]) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        if self.text_id is not None:
+            out.append({"type": "text-end", "id": self.text_id})
+            self.text_id = None
+        for block in message.get("content", []):
+            if block.get("type") != "toolCall" or not block.get("id"):
+                continue
+            out.extend(self._call_start(block))
+            if block["id"] not in self.calls_ready:
+                self.calls_ready.add(block["id"])
+                out.append(
+                    {
+                        "type": "tool-input-available",
+                        "toolCallId": block["id"],
+                        "toolName": block.get("name", ""),
+                        "input": block.get("arguments") or {},
+                    }
+                )
+        return out
+
+    def _end(self, event: dict[str, Any]) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        reason = event.get("reason")
+        if reason == "awaiting_approval":
+            for call in held_calls(self.run.events):
+                out.append(
+                    {
+                        "type": "tool-approval-request",
+                        "approvalId": call["id"],
+                        "toolCallId": call["id"],
+                    }
+                )
+        if self.step_open:
+            self.step_open = False
+            out.append({"type": "finish-step"})
+        if reason == "error":
+            text = event.get("error") or _error_message(event) or "the run failed"
+            out.append({"type": "error", "errorText": str(text)})
+            return out
+        if reason == "aborted":
+            out.append({"type": "abort"})
+            return out
+        finish = {
+            "stop": "stop",
+            "terminate": "stop",
+            "max_turns": "length",
+            "usage_limit": "length",
+            "awaiting_approval": "tool-calls",
+        }.get(str(reason), "other")
+        out.append({"type": "finish", "finishReason": finish})
+        return out
+
+
+def _error_message(event: dict[str, Any]) -> str | None:
+    for message in reversed(event.get("messages", [])):
+        if message.get("role") == "assistant" and message.get("error_message"):
+            return str(message["error_message"])
+    return None
+
+
+async def _handle(hub: RunHub, request: Request) -> Response:
+    data = await read_json(request)
+    chat_id = data.get("id")
+    if not isinstance(chat_id, str) or not chat_id:
+        raise BadRequest('"id" (the chat id) must be a non-empty string')
+    conversation = conversation_of(data)
+    run = await start_conversation(hub, chat_id, conversation)
+    # answering approvals continues the client's last (assistant) message
+    last = data["messages"][-1].get("id") if conversation.decisions else None
+    translator = Translator(run, str(last or f"msg-{run.id}"))
+
+    async def stream() -> AsyncIterator[bytes]:
+        async for event in run_events(run):
+            for chunk in translator.feed(event):
+                yield sse_data(json.dumps(chunk, ensure_ascii=False))
+        yield sse_data("[DONE]")
+
+    headers = {**HEADERS, "X-Session-Id": run.session_id, "X-Run-Id": run.id}
+    return EventSourceResponse(stream(), ping=sse_ping_s, headers=headers)
+
+
+def vercel_routes(hub: RunHub) -> list[Route]:
+    """`POST /api/chat`."""
+
+    async def endpoint(request: Request) -> Response:
+        return await _handle(hub, request)
+
+    return [Route("/api/chat", endpoint, methods=["POST"])]

@@ -1,0 +1,328 @@
+"""The protocols front ends speak (DESIGN §18), through a real Uvicorn server: the official
+`openai` client against `/v1/chat/completions` (streamed and not), AG-UI events checked
+against the `ag-ui-protocol` package's models, and the Vercel AI SDK UI message stream
+checked against the chunk shapes of the AI SDK's `uiMessageChunkSchema`."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Any
+
+import httpx2 as httpx
+import pytest
+from ag_ui import core as agui
+from openai import APIError, OpenAI
+from pydantic import TypeAdapter
+
+from tests.serve._kit import faux_server, sse
+from yiemagent.sessions import InMemorySessionStore
+from yiemagent.types import AssistantMessage, UserMessage
+
+pytestmark = pytest.mark.timeout(120)
+
+
+# ── OpenAI Chat Completions ─────────────────────────────────────────────────
+
+
+def test_the_openai_client_uses_the_agent_as_a_model() -> None:
+    store = InMemorySessionStore()
+    with faux_server(store, token="t0k") as (url, _):
+        client = OpenAI(base_url=f"{url}/v1", api_key="t0k", max_retries=0)
+        assert [m.id for m in client.models.list()] == ["yiem-agent"]
+        raw = client.chat.completions.with_raw_response.create(
+            model="yiem-agent", messages=[{"role": "user", "content": "weather Oslo Lima"}]
+        )
+        reply = raw.parse()
+        assert reply.choices[0].message.content == "Done: sunny in Oslo; sunny in Lima"
+        assert reply.choices[0].finish_reason == "stop"
+        assert reply.object == "chat.completion" and reply.model == "yiem-agent"
+        session = raw.headers["x-session-id"]
+        assert [m.role for m in store.load(session)] == [
+            "user",
+            "assistant",
+            "toolResult",
+            "toolResult",
+            "assistant",
+        ]
+        # the session continues under its header; the server's transcript is the truth
+        again = client.chat.completions.create(
+            model="any",
+            messages=[{"role": "user", "content": "thanks"}],
+            extra_headers={"X-Session-Id": session},
+        )
+        assert again.choices[0].message.content == "echo: thanks"
+        assert len(store.load(session)) == 7
+
+        denied = OpenAI(base_url=f"{url}/v1", api_key="wrong", max_retries=0)
+        with pytest.raises(APIError) as caught:
+            denied.chat.completions.create(model="m", messages=[{"role": "user", "content": "x"}])
+        assert getattr(caught.value, "status_code", None) == 401
+
+
+def test_streamed_completions_and_a_seeded_history() -> None:
+    store = InMemorySessionStore()
+    with faux_server(store) as (url, _):
+        client = OpenAI(base_url=f"{url}/v1", api_key="none", max_retries=0)
+        stream = client.chat.completions.create(
+            model="yiem-agent",
+            messages=[
+                {"role": "system", "content": "Be brief."},
+                {"role": "user", "content": "hi"},
+                {"role": "assistant", "content": "hello"},
+                {"role": "user", "content": [{"type": "text", "text": "weather Rome"}]},
+            ],
+            stream=True,
+            stream_options={"include_usage": True},
+        )
+        chunks = list(stream)
+        text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+        assert text == "Done: sunny in Rome"
+        assert chunks[0].choices[0].delta.role == "assistant"
+        finishes = [c.choices[0].finish_reason for c in chunks if c.choices]
+        assert finishes[-1] == "stop" and finishes.count("stop") == 1
+        assert chunks[-1].choices == [] and chunks[-1].usage is not None
+        assert len({c.id for c in chunks}) == 1
+        (session,) = store.list_sessions()
+        stored = store.load(session)
+        assert isinstance(stored[0], UserMessage) and isinstance(stored[1], AssistantMessage)
+        assert stored[1].text == "hello" and len(stored) == 6
+
+        with pytest.raises(APIError):  # the last message must be the user's
+            client.chat.completions.create(
+                model="m", messages=[{"role": "assistant", "content": "x"}]
+            )
+
+
+def test_a_held_call_is_named_in_the_answer() -> None:
+    store = InMemorySessionStore()
+    with faux_server(store) as (url, tools):
+        client = OpenAI(base_url=f"{url}/v1", api_key="none", max_retries=0)
+        raw = client.chat.completions.with_raw_response.create(
+            model="m", messages=[{"role": "user", "content": "launch Soyuz"}]
+        )
+        content = raw.parse().choices[0].message.content or ""
+        session = raw.headers["x-session-id"]
+        assert "await approval: launch(" in content and f"/v1/sessions/{session}/" in content
+        assert tools.launched == []
+
+
+# ── AG-UI ───────────────────────────────────────────────────────────────────
+
+EVENT = TypeAdapter(agui.Event)
+
+
+def agui_run(client: httpx.Client, run_input: agui.RunAgentInput) -> list[Any]:
+    body = run_input.model_dump(mode="json", by_alias=True, exclude_none=True)
+    with client.stream("POST", "/ag-ui", json=body) as response:
+        assert response.status_code == 200, response.read()
+        assert response.headers["content-type"].startswith("text/event-stream")
+        return [EVENT.validate_python(data) for _, data in sse(response)]
+
+
+def check_agui_order(events: list[Any]) -> None:
+    """The protocol's ordering rules: the run opens and closes once; a text message is
+    start, content…, end; a tool call is start, args…, end, then at most one result."""
+    kinds = [e.type.value for e in events]
+    assert kinds[0] == "RUN_STARTED" and kinds.count("RUN_STARTED") == 1
+    assert kinds[-1] in ("RUN_FINISHED", "RUN_ERROR")
+    open_text: set[str] = set()
+    calls: dict[str, str] = {}
+    for event in events[1:-1]:
+        kind = event.type.value
+        if kind == "TEXT_MESSAGE_START":
+            assert event.message_id not in open_text
+            open_text.add(event.message_id)
+        elif kind == "TEXT_MESSAGE_CONTENT":
+            assert event.message_id in open_text and event.delta
+        elif kind == "TEXT_MESSAGE_END":
+            open_text.remove(event.message_id)
+        elif kind == "TOOL_CALL_START":
+            assert event.tool_call_id not in calls
+            calls[event.tool_call_id] = "open"
+        elif kind == "TOOL_CALL_ARGS":
+            assert calls[event.tool_call_id] == "open"
+        elif kind == "TOOL_CALL_END":
+            assert calls[event.tool_call_id] == "open"
+            calls[event.tool_call_id] = "ended"
+        elif kind == "TOOL_CALL_RESULT":
+            assert calls.get(event.tool_call_id, "ended") == "ended"
+            calls[event.tool_call_id] = "answered"
+    assert not open_text
+    assert all(state != "open" for state in calls.values())
+
+
+def test_agui_events_follow_the_protocol() -> None:
+    store = InMemorySessionStore()
+    with faux_server(store) as (url, _), httpx.Client(base_url=url) as client:
+        run_input = agui.RunAgentInput(
+            thread_id="thread-1",
+            run_id="run-1",
+            messages=[agui.UserMessage(id="u1", content="weather Oslo Lima")],
+            tools=[],
+            context=[],
+            state={},
+            forwarded_props={},
+        )
+        events = agui_run(client, run_input)
+        check_agui_order(events)
+        assert (events[0].thread_id, events[0].run_id) == ("thread-1", "run-1")
+        starts = [e for e in events if isinstance(e, agui.ToolCallStartEvent)]
+        assert [s.tool_call_name for s in starts] == ["weather", "weather"]
+        args = "".join(e.delta for e in events if isinstance(e, agui.ToolCallArgsEvent))
+        assert '"city":"Oslo"' in args.replace(" ", "")
+        results = [e.content for e in events if isinstance(e, agui.ToolCallResultEvent)]
+        assert sorted(results) == ["sunny in Lima", "sunny in Oslo"]
+        assert any(isinstance(e, agui.CustomEvent) and e.name == "tool_progress" for e in events)
+        text = "".join(e.delta for e in events if isinstance(e, agui.TextMessageContentEvent))
+        assert text == "Done: sunny in Oslo; sunny in Lima"
+        finished = events[-1]
+        assert isinstance(finished, agui.RunFinishedEvent) and finished.run_id == "run-1"
+        assert finished.outcome is None or finished.outcome.type == "success"
+        assert len(store.load("thread-1")) == 5
+
+
+def test_agui_interrupts_for_approval_and_resumes() -> None:
+    store = InMemorySessionStore()
+    with faux_server(store) as (url, tools), httpx.Client(base_url=url) as client:
+        first = agui_run(
+            client,
+            agui.RunAgentInput(
+                thread_id="t",
+                run_id="r1",
+                messages=[agui.UserMessage(id="u1", content="launch Vostok")],
+            ),
+        )
+        check_agui_order(first)
+        outcome = first[-1].outcome
+        assert isinstance(outcome, agui.RunFinishedInterruptOutcome)
+        (interrupt,) = outcome.interrupts
+        assert interrupt.reason == "tool_approval" and "launch" in (interrupt.message or "")
+        assert tools.launched == []
+        resumed = agui_run(
+            client,
+            agui.RunAgentInput(
+                thread_id="t",
+                run_id="r2",
+                messages=[],
+                resume=[
+                    agui.ResumeEntry(
+                        interrupt_id=interrupt.id, status="resolved", payload={"approve": True}
+                    )
+                ],
+            ),
+        )
+        check_agui_order(resumed)
+        assert [e.content for e in resumed if isinstance(e, agui.ToolCallResultEvent)] == [
+            "launched Vostok"
+        ]
+        assert tools.launched == ["Vostok"]
+        assert resumed[-1].outcome is None or resumed[-1].outcome.type == "success"
+
+        bad = client.post("/ag-ui", json={"threadId": "t"})
+        assert bad.status_code == 400 and "RunAgentInput" in bad.json()["error"]
+
+
+# ── Vercel AI SDK UI message stream ─────────────────────────────────────────
+
+CHUNKS: dict[str, tuple[set[str], set[str]]] = {
+    # type: (required keys, optional keys), from the AI SDK's uiMessageChunkSchema
+    # (packages/ai/src/ui-message-stream/ui-message-chunks.ts; every object is strict)
+    "start": (set(), {"messageId", "messageMetadata"}),
+    "finish": (set(), {"finishReason", "messageMetadata"}),
+    "start-step": (set(), set()),
+    "finish-step": (set(), set()),
+    "abort": (set(), set()),
+    "error": ({"errorText"}, set()),
+    "text-start": ({"id"}, {"providerMetadata"}),
+    "text-delta": ({"id", "delta"}, {"providerMetadata"}),
+    "text-end": ({"id"}, {"providerMetadata"}),
+    "tool-input-start": ({"toolCallId", "toolName"}, {"providerExecuted", "dynamic", "title"}),
+    "tool-input-delta": ({"toolCallId", "inputTextDelta"}, set()),
+    "tool-input-available": (
+        {"toolCallId", "toolName", "input"},
+        {"providerExecuted", "providerMetadata", "dynamic", "title"},
+    ),
+    "tool-approval-request": ({"approvalId", "toolCallId"}, set()),
+    "tool-output-available": (
+        {"toolCallId", "output"},
+        {"providerExecuted", "dynamic", "preliminary"},
+    ),
+    "tool-output-error": ({"toolCallId", "errorText"}, {"providerExecuted", "dynamic"}),
+}
+FINISH_REASONS = {"stop", "length", "content-filter", "tool-calls", "error", "other", "unknown"}
+
+
+def ui_chat(client: httpx.Client, body: dict[str, Any]) -> list[dict[str, Any]]:
+    with client.stream("POST", "/api/chat", json=body) as response:
+        assert response.status_code == 200, response.read()
+        assert response.headers["x-vercel-ai-ui-message-stream"] == "v1"
+        items = [data for _, data in sse(response)]
+    assert items[-1] == "[DONE]"
+    chunks: list[dict[str, Any]] = items[:-1]
+    for chunk in chunks:
+        required, optional = CHUNKS[chunk["type"]]
+        keys = set(chunk) - {"type"}
+        assert required <= keys <= required | optional, chunk
+    finish = [c for c in chunks if c["type"] == "finish"]
+    assert all(c.get("finishReason", "stop") in FINISH_REASONS for c in finish)
+    return chunks
+
+
+def user(text: str) -> dict[str, Any]:
+    return {"id": uuid.uuid4().hex, "role": "user", "parts": [{"type": "text", "text": text}]}
+
+
+def test_the_ui_message_stream() -> None:
+    store = InMemorySessionStore()
+    with faux_server(store) as (url, tools), httpx.Client(base_url=url) as client:
+        chunks = ui_chat(client, {"id": "chat-1", "messages": [user("weather Oslo")]})
+        kinds = [c["type"] for c in chunks]
+        assert kinds[0] == "start" and kinds[-1] == "finish"
+        assert kinds.count("start-step") == kinds.count("finish-step") == 2
+        order = [k for k in kinds if k not in ("tool-input-delta", "text-delta")]
+        assert order == [
+            "start",
+            "start-step",
+            "tool-input-start",
+            "tool-input-available",
+            "tool-output-available",
+            "finish-step",
+            "start-step",
+            "text-start",
+            "text-end",
+            "finish-step",
+            "finish",
+        ]
+        ready = next(c for c in chunks if c["type"] == "tool-input-available")
+        assert ready["toolName"] == "weather" and ready["input"] == {"city": "Oslo"}
+        deltas = "".join(c["inputTextDelta"] for c in chunks if c["type"] == "tool-input-delta")
+        assert json.loads(deltas) == {"city": "Oslo"}
+        text = "".join(c["delta"] for c in chunks if c["type"] == "text-delta")
+        assert text == "Done: sunny in Oslo"
+
+        held = ui_chat(client, {"id": "chat-2", "messages": [user("launch Mir")]})
+        request = next(c for c in held if c["type"] == "tool-approval-request")
+        assert held[-1] == {"type": "finish", "finishReason": "tool-calls"}
+        call_id = request["toolCallId"]
+        answer = {
+            "id": "a1",
+            "role": "assistant",
+            "parts": [
+                {
+                    "type": "tool-launch",
+                    "toolCallId": call_id,
+                    "state": "approval-responded",
+                    "input": {"city": "Mir"},
+                    "approval": {"id": request["approvalId"], "approved": True},
+                }
+            ],
+        }
+        resumed = ui_chat(client, {"id": "chat-2", "messages": [user("launch Mir"), answer]})
+        assert resumed[0] == {"type": "start", "messageId": "a1"}  # the same message goes on
+        outputs = [c for c in resumed if c["type"] == "tool-output-available"]
+        assert outputs == [
+            {"type": "tool-output-available", "toolCallId": call_id, "output": "launched Mir"}
+        ]
+        assert tools.launched == ["Mir"]
+        assert resumed[-1]["type"] == "finish"
