@@ -86,11 +86,10 @@ async def test_r6_1_seed_16_weather_example_through_llm_call() -> None:
 
     assert answer.text == "The weather in Tokyo is sunny, 22°C."
     first, second = llm.received
-    system = {
-        "role": "system",
-        "content": [{"type": "text", "text": "You are a helpful assistant."}],
-    }
-    user = {"role": "user", "content": [{"type": "text", "text": "What's the weather in Tokyo?"}]}
+    # The seed's example writes content as lists of text parts; the one format of the
+    # provider and `format_openai_messages` sends a string, which every server accepts.
+    system = {"role": "system", "content": "You are a helpful assistant."}
+    user = {"role": "user", "content": "What's the weather in Tokyo?"}
     assert first["messages"] == [system, user]
     assert first["tools"] == [
         {
@@ -241,8 +240,8 @@ async def test_r6_1_async_llm_call_text_answer_and_prepare_context() -> None:
     assert answer.text == "plain text"
     (formatted,) = seen
     assert formatted["messages"] == [
-        {"role": "system", "content": [{"type": "text", "text": "prepared prompt"}]},
-        {"role": "user", "content": [{"type": "text", "text": "new"}]},
+        {"role": "system", "content": "prepared prompt"},
+        {"role": "user", "content": "new"},
     ]
     assert formatted["tools"] == []
 
@@ -319,7 +318,7 @@ def test_r6_1_format_openai_messages_covers_every_role() -> None:
         [],
     )
     messages = format_openai_messages(context)["messages"]
-    assert messages[0] == {"role": "system", "content": [{"type": "text", "text": "sys"}]}
+    assert messages[0] == {"role": "system", "content": "sys"}
     assert messages[1]["content"][1] == {
         "type": "image_url",
         "image_url": {"url": "data:image/png;base64,aGk="},

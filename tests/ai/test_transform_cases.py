@@ -14,7 +14,7 @@ from yiemagent import (
     UserMessage,
 )
 from yiemagent.ai import Model
-from yiemagent.ai.providers._openai_request import openai_tool_call_id
+from yiemagent.ai.providers.openai_completions import openai_tool_call_id
 from yiemagent.ai.transform import NO_RESULT_TEXT, anthropic_tool_call_id, transform_messages
 
 CLAUDE = Model(id="claude-sonnet-4", provider="anthropic", api="anthropic-messages")

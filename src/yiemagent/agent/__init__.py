@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from yiemagent.agent.agent import Agent
 from yiemagent.agent.errors import AgentRunError, UsageLimitExceeded
-from yiemagent.agent.openai_format import format_openai_messages, user_message_from_openai
+from yiemagent.agent.openai_format import format_openai_messages
+from yiemagent.ai.openai_wire import user_message_from_openai
 
 __all__ = [
     "Agent",

@@ -69,7 +69,7 @@ def to_messages(value: Any, *, what: str) -> list[AgentMessage]:
     Raises:
         MessageInputError: not a list of messages (also a `ValueError`).
     """
-    from yiemagent.agent.openai_format import user_message_from_openai
+    from yiemagent.ai.openai_wire import user_message_from_openai
 
     return to_messages_of(value, what=what, from_dict=user_message_from_openai)
 

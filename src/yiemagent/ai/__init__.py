@@ -5,11 +5,12 @@ name of `yiemagent.types.model` (the provider contract: `Model`, `Context`, `Str
 the event protocol and its stream) is public here too; its list is kept there.
 
 Public beside this list: the `providers` package (one module per wire API, the embedded
-model, faux, fallback), `builder` (`MessageBuilder`, for writing a provider) and `transform`
-(`transform_messages`, the transcript repair every provider applies). The frame (`registry`,
-`models`, `retry`) is used through the names above; modules starting with `_` are private.
-Provider modules (and their SDKs: `openai`, `anthropic`, `xllamacpp`) are imported on the
-first call that needs them, never by `import yiemagent.ai`.
+model, faux, fallback), `builder` (`MessageBuilder`, for writing a provider), `transform`
+(`transform_messages`, the transcript repair every provider applies) and `openai_wire` (the
+OpenAI Chat Completions format both ways, also behind `format_openai_messages`). The frame
+(`registry`, `models`, `retry`) is used through the names above; modules starting with `_`
+are private. Provider modules (and their SDKs: `openai`, `anthropic`, `xllamacpp`) are
+imported on the first call that needs them, never by `import yiemagent.ai`.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from yiemagent.ai.providers._sanitize import image_base64
+from yiemagent.ai._sanitize import image_base64
 from yiemagent.types.messages import (
     AssistantMessage,
     ImageContent,

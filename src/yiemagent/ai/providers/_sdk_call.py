@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, Generic, Protocol, TypeVar
 
+from yiemagent.ai._sanitize import sanitize_surrogates
 from yiemagent.ai.builder import MessageBuilder
 from yiemagent.ai.providers._call import (
     api_key_for_call,
@@ -30,7 +31,6 @@ from yiemagent.ai.providers._call import (
     start_call,
 )
 from yiemagent.ai.providers._http_guard import guarded_http_client
-from yiemagent.ai.providers._sanitize import sanitize_surrogates
 from yiemagent.ai.providers._sdk_failures import describe_sdk_failure
 from yiemagent.ai.retry import RetryDecision, run_with_retries
 from yiemagent.types.callbacks import maybe_await

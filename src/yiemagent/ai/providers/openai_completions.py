@@ -23,46 +23,43 @@ not sent. `on_payload(body)` may return a new body; `on_response` gets
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
+import re
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from yiemagent.ai._partial_json import parse_json_object, parse_partial_json
-from yiemagent.ai.builder import DoneReason, MessageBuilder
-from yiemagent.ai.providers._openai_request import (
+from yiemagent.ai.builder import MessageBuilder
+from yiemagent.ai.openai_wire import (
+    FINISH_REASONS,
     REASONING_FIELDS,
-    build_request_body,
+    is_mistral,
     is_openai_proper,
+    messages_to_openai,
+    openai_tool,
+    usage_from_openai,
 )
 from yiemagent.ai.providers._sdk_call import SdkApi, open_raw_stream, stream_sdk
 from yiemagent.ai.providers._sdk_failures import sdk_retry_decision
 from yiemagent.ai.retry import RetryDecision, is_retryable_status
-from yiemagent.types.messages import ThinkingContent, ToolCall, Usage
+from yiemagent.ai.transform import transform_messages
+from yiemagent.types.messages import ThinkingContent, ToolCall
 from yiemagent.types.model import AssistantMessageEventStream, Context, Model, StreamOptions
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
 
-__all__ = ["stream_openai_completions"]
+__all__ = [
+    "build_request_body",
+    "mistral_tool_call_id",
+    "openai_tool_call_id",
+    "stream_openai_completions",
+]
 
 logger = logging.getLogger(__name__)
-
-_FINISH_REASONS: dict[str, DoneReason] = {
-    "stop": "stop",
-    "length": "length",
-    "tool_calls": "toolUse",
-    "function_call": "toolUse",
-    # Spellings of compatible servers and proxies (compared in lower case).
-    "tool_call": "toolUse",
-    "tool_use": "toolUse",
-    "end_turn": "stop",
-    "stop_sequence": "stop",
-    "eos": "stop",
-    "max_tokens": "length",
-    "max_output_tokens": "length",
-}
 
 
 def stream_openai_completions(
@@ -79,6 +76,68 @@ def stream_openai_completions(
         The event stream; it always ends with `done` or `error`.
     """
     return stream_sdk(_API, model, context, options)
+
+
+# ── the request ──────────────────────────────────────────────────────────────
+
+_ID_OK = re.compile(r"^[A-Za-z0-9_-]{1,40}$")
+
+
+def openai_tool_call_id(tool_call_id: str) -> str:
+    """A tool-call id OpenAI accepts (≤ 40 of `[A-Za-z0-9_-]`), stable for a given input."""
+    if _ID_OK.match(tool_call_id):
+        return tool_call_id
+    clean = re.sub(r"[^A-Za-z0-9_-]", "_", tool_call_id)
+    if 0 < len(clean) <= 40:
+        return clean
+    return "call_" + hashlib.sha256(tool_call_id.encode(errors="replace")).hexdigest()[:32]
+
+
+_MISTRAL_ID_OK = re.compile(r"^[A-Za-z0-9]{9}$")
+
+
+def mistral_tool_call_id(tool_call_id: str) -> str:
+    """A tool-call id Mistral accepts (exactly 9 of `[A-Za-z0-9]`), stable for a given input."""
+    if _MISTRAL_ID_OK.match(tool_call_id):
+        return tool_call_id
+    return hashlib.sha256(tool_call_id.encode(errors="replace")).hexdigest()[:9]
+
+
+def build_request_body(model: Model, context: Context, options: StreamOptions) -> dict[str, Any]:
+    """The JSON body of the streaming Chat Completions request (before `on_payload`)."""
+    proper = is_openai_proper(model)
+    normalize = mistral_tool_call_id if is_mistral(model) else openai_tool_call_id
+    messages = transform_messages(context.messages, model, normalize_tool_call_id=normalize)
+    body: dict[str, Any] = {
+        "model": model.id,
+        "messages": messages_to_openai(messages, system_prompt=context.system_prompt, model=model),
+        "stream": True,
+        "stream_options": {"include_usage": True},
+    }
+    if context.tools:
+        body["tools"] = [openai_tool(tool) for tool in context.tools]
+    if options.output_schema is not None:  # native structured output (DESIGN §14)
+        body["response_format"] = {
+            "type": "json_schema",
+            "json_schema": {"name": "final_result", "schema": dict(options.output_schema)},
+        }
+    if options.temperature is not None:
+        body["temperature"] = options.temperature
+    if options.max_tokens is not None:
+        body["max_completion_tokens" if proper else "max_tokens"] = options.max_tokens
+    if options.reasoning and str(options.reasoning) != "off" and model.reasoning:  # "off": None
+        if model.provider == "openrouter" or "openrouter.ai" in (model.base_url or ""):
+            body["reasoning"] = {"effort": options.reasoning}
+        else:
+            body["reasoning_effort"] = options.reasoning
+    if proper and options.cache_retention != "none":
+        if options.session_id:
+            body["prompt_cache_key"] = options.session_id
+        if options.cache_retention == "long":
+            body["prompt_cache_retention"] = "24h"
+    if proper and options.metadata:
+        body["metadata"] = {str(k): str(v) for k, v in options.metadata.items()}
+    return body
 
 
 # ── streaming ────────────────────────────────────────────────────────────────
@@ -109,7 +168,7 @@ class _Assembler:
         if usage is None:  # Groq sends it in `x_groq`
             usage = _field(getattr(chunk, "x_groq", None), "usage")
         if usage is not None:
-            self.builder.set_usage(_usage(usage))
+            self.builder.set_usage(usage_from_openai(usage))
         for choice in chunk.choices or ():
             if choice.index:  # only the first choice (n=1); others would interleave
                 continue
@@ -217,7 +276,7 @@ class _Assembler:
         if reason == "error":  # OpenRouter: the upstream provider failed mid-response
             self.builder.fail("error", "the provider reported an error (finish_reason: error)")
             return
-        self.builder.done_by_wire_reason(reason, _FINISH_REASONS, field="finish_reason")
+        self.builder.done_by_wire_reason(reason, FINISH_REASONS, field="finish_reason")
 
 
 def _field(value: Any, name: str) -> Any:
@@ -225,18 +284,6 @@ def _field(value: Any, name: str) -> Any:
     if isinstance(value, dict):
         return value.get(name)
     return getattr(value, name, None)
-
-
-def _usage(raw: Any) -> Usage:
-    prompt = _field(raw, "prompt_tokens") or 0
-    cached = _field(_field(raw, "prompt_tokens_details"), "cached_tokens") or 0
-    if not cached:  # DeepSeek reports cache hits in its own field
-        cached = _field(raw, "prompt_cache_hit_tokens") or 0
-    cached = min(cached, prompt)
-    output = _field(raw, "completion_tokens") or 0
-    usage = Usage(input=max(0, prompt - cached), output=output, cache_read=cached)
-    usage.total_tokens = usage.input + usage.output + usage.cache_read
-    return usage
 
 
 async def _open_stream(

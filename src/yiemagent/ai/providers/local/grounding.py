@@ -21,11 +21,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from yiemagent.types.messages import (
-    ImageContent,
     Message,
-    TextContent,
     ToolResultMessage,
     UserMessage,
+    text_of,
 )
 from yiemagent.types.tools import AgentTool
 
@@ -113,7 +112,7 @@ class Grounding:
     def of(cls, messages: Sequence[Message]) -> Grounding:
         """The grounding of every user message and tool result in `messages`."""
         texts = [
-            _text(m.content) for m in messages if isinstance(m, UserMessage | ToolResultMessage)
+            text_of(m.content) for m in messages if isinstance(m, UserMessage | ToolResultMessage)
         ]
         return cls.of_text("\n".join(texts))
 
@@ -370,10 +369,6 @@ def lettered(text: str) -> set[str]:
     function (`sqrt(` in `sqrt(2) * 10`): the words the grounding guard checks."""
     called = {m.lower() for m in _CALLED.findall(text)}
     return {w for w in words(text) - called if any(c.isalpha() for c in w)}
-
-
-def _text(content: Sequence[TextContent | ImageContent]) -> str:
-    return "\n".join(block.text for block in content if isinstance(block, TextContent))
 
 
 def value_strings(value: Any) -> list[str]:

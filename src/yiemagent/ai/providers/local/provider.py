@@ -30,8 +30,9 @@ import os
 import time
 from typing import Any
 
+from yiemagent.ai._sanitize import sanitize_surrogates
 from yiemagent.ai.builder import MessageBuilder
-from yiemagent.ai.providers._sanitize import sanitize_surrogates
+from yiemagent.ai.openai_wire import usage_from_openai
 from yiemagent.ai.providers.local.choice import ChainStep, prose, reached_for, spells, unknown_tool
 from yiemagent.ai.providers.local.decoder import ReplyDecoder
 from yiemagent.ai.providers.local.generation import Outcome, free_name, stream_chunks
@@ -225,7 +226,7 @@ async def _generate_reply(
                 "json_schema": {"name": "reply", "schema": schema},
             }
         outcome = await stream_chunks(runtime, request, builder, decoder, options, deadline)
-        _add_usage(usage, outcome.usage)
+        usage.add(usage_from_openai(outcome.usage))
     first = decoder.lone_call() if decoder is not None and outcome.kind == "call" else None
     if first is not None and first_round and outcome.finish_reason != "length" and not output_tools:
         # a lone first call is written back as an open list, `[{call}`, and the model
@@ -241,7 +242,7 @@ async def _generate_reply(
             calls = decoder.calls
             more["messages"] = [*chat, {"role": "assistant", "content": decoder.raw}]
             extra = await stream_chunks(runtime, more, builder, decoder, options, deadline)
-            _add_usage(usage, extra.usage)
+            usage.add(usage_from_openai(extra.usage))
             if extra.aborted or extra.error is not None or decoder.calls == calls:
                 if extra.aborted or extra.error is not None:
                     outcome = extra
@@ -259,17 +260,6 @@ async def _generate_reply(
         builder.fail("error", "the local model produced no answer and no tool call")
     else:
         builder.done("stop")
-
-
-def _add_usage(total: Usage, raw: dict[str, Any]) -> None:
-    prompt = int(raw.get("prompt_tokens") or 0)
-    details = raw.get("prompt_tokens_details") or {}
-    cached = int(details.get("cached_tokens") or 0) if isinstance(details, dict) else 0
-    output = int(raw.get("completion_tokens") or 0)
-    total.input += prompt - cached
-    total.cache_read += cached
-    total.output += output
-    total.total_tokens += prompt + output
 
 
 async def _load(spec: LocalModelSpec, options: StreamOptions) -> LocalRuntime:

@@ -1,0 +1,321 @@
+"""The OpenAI Chat Completions wire format, both ways (DESIGN §22): messages, tools, usage and
+finish reasons. The `openai-completions` provider builds its requests with it, the embedded
+model reads its runtime's usage with it, and the Agent's `llm_call` path formats its context
+(`format_openai_messages`) and reads the answer with it, so every one of them sends and reads
+the same dicts.
+
+To the wire: `messages_to_openai` (the transcript, system prompt first), `openai_tool`.
+From the wire: `user_message_from_openai`, `usage_from_openai`, `FINISH_REASONS`.
+
+The shape is the one every compatible server accepts: `content` is a string unless a user
+message carries images (then a list of `text` and `image_url` parts); an assistant message's
+text blocks are joined by a newline (`content` None when it only calls tools) and one with
+neither text nor calls is left out; a tool result whose text is blank says "(error)", "(see
+attached image)" or "(no output)"; the images of tool results follow, after the last result
+of the batch (nothing may come between an assistant message and its tool messages), as a user
+message "Images returned by the tool call {id}:" (the id tells apart two calls of one tool).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Final
+
+from yiemagent.ai._sanitize import image_base64
+from yiemagent.types.messages import (
+    AssistantMessage,
+    ImageContent,
+    Message,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+    ToolResultMessage,
+    Usage,
+    UserMessage,
+)
+
+if TYPE_CHECKING:
+    from yiemagent.ai.builder import DoneReason
+    from yiemagent.types.model import Model
+    from yiemagent.types.tools import AgentTool
+
+__all__ = [
+    "FINISH_REASONS",
+    "REASONING_FIELDS",
+    "is_mistral",
+    "is_openai_proper",
+    "messages_to_openai",
+    "openai_tool",
+    "usage_from_openai",
+    "user_message_from_openai",
+]
+
+REASONING_FIELDS: Final = ("reasoning_content", "reasoning", "reasoning_text")
+"""The fields compatible servers put thinking in; a model's own thinking goes back in the same
+one (its name is the thinking block's signature)."""
+
+FINISH_REASONS: Final[Mapping[str, DoneReason]] = {
+    "stop": "stop",
+    "length": "length",
+    "tool_calls": "toolUse",
+    "function_call": "toolUse",
+    # Spellings of compatible servers and proxies (compared in lower case).
+    "tool_call": "toolUse",
+    "tool_use": "toolUse",
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "eos": "stop",
+    "max_tokens": "length",
+    "max_output_tokens": "length",
+}
+"""A `finish_reason` (lower case) → the stop reason of a message that ended normally;
+"content_filter" and "error" end it as a failure, which the reader says in its own words."""
+
+_IMAGE_OMITTED = "(image omitted: this model reads no images)"
+
+
+def is_openai_proper(model: Model) -> bool:
+    """Whether `model` is OpenAI's own (provider "openai", also behind a proxy base URL)
+    rather than a compatible server."""
+    return model.provider == "openai"
+
+
+def is_mistral(model: Model) -> bool:
+    """Whether `model` is served by Mistral's API (its own rules for ids and tool messages)."""
+    return model.provider == "mistral" or "mistral.ai" in (model.base_url or "")
+
+
+# ── to the wire ─────────────────────────────────────────────────────────────
+
+
+def messages_to_openai(
+    messages: Sequence[Message], *, system_prompt: str = "", model: Model | None = None
+) -> list[dict[str, Any]]:
+    """The Chat Completions `messages` for a transcript (already repaired for the model, see
+    `transform_messages`), the system prompt first.
+
+    Args:
+        messages: User, assistant and tool-result messages; others are left out.
+        system_prompt: Sent first when not empty.
+        model: The model the request goes to, for what depends on it: OpenAI's reasoning
+            models take the system prompt as a `developer` message; a model without image
+            input gets a note in place of each image; Mistral wants the tool's name on a tool
+            message; a model's own thinking goes back in its reasoning field. None: the plain
+            format (`system` role, images sent, no thinking).
+
+    Returns:
+        The message dicts, ready for the request body.
+    """
+    out: list[dict[str, Any]] = []
+    if system_prompt:
+        developer = model is not None and is_openai_proper(model) and model.reasoning
+        out.append({"role": "developer" if developer else "system", "content": system_prompt})
+    images_ok = model is None or "image" in model.input
+    held: list[dict[str, Any]] = []  # image messages of tool results, after all the results
+    for message in messages:
+        if isinstance(message, ToolResultMessage):
+            tool_message, *images = _tool_result(message, model, images_ok)
+            out.append(tool_message)
+            held.extend(images)
+            continue
+        out.extend(held)
+        held.clear()
+        if isinstance(message, UserMessage):
+            out.append({"role": "user", "content": _user_content(message.content, images_ok)})
+        elif isinstance(message, AssistantMessage):
+            out.extend(_assistant(message, model))
+    out.extend(held)
+    return out
+
+
+def _tool_result(
+    message: ToolResultMessage, model: Model | None, images_ok: bool
+) -> list[dict[str, Any]]:
+    text = "\n".join(b.text for b in message.content if isinstance(b, TextContent))
+    images = [b for b in message.content if isinstance(b, ImageContent)]
+    if images and not images_ok:
+        text = (text + "\n" if text.strip() else "") + _IMAGE_OMITTED
+    if not text.strip():  # servers reject blank content: a placeholder keeps the pair
+        text = "(error)" if message.is_error else "(see attached image)" if images else ""
+    tool_message: dict[str, Any] = {
+        "role": "tool",
+        "tool_call_id": message.tool_call_id,
+        "content": text or "(no output)",
+    }
+    if model is not None and is_mistral(model):
+        tool_message["name"] = message.tool_name
+    if not (images and images_ok):
+        return [tool_message]
+    # Tool messages cannot carry images: they follow in a user message.
+    note = TextContent(f"Images returned by the tool call {message.tool_call_id}:")
+    return [tool_message, {"role": "user", "content": _user_content([note, *images], True)}]
+
+
+def _user_content(
+    blocks: Sequence[TextContent | ImageContent], images_ok: bool
+) -> str | list[dict[str, Any]]:
+    if all(isinstance(b, TextContent) for b in blocks):
+        return "\n".join(b.text for b in blocks if isinstance(b, TextContent))
+    parts: list[dict[str, Any]] = []
+    for block in blocks:
+        if isinstance(block, TextContent):
+            parts.append({"type": "text", "text": block.text})
+        elif images_ok:
+            data, mime_type = image_base64(block.data, block.mime_type)
+            url = f"data:{mime_type};base64,{data}"
+            parts.append({"type": "image_url", "image_url": {"url": url}})
+        else:
+            parts.append({"type": "text", "text": _IMAGE_OMITTED})
+    return parts
+
+
+def _assistant(message: AssistantMessage, model: Model | None) -> list[dict[str, Any]]:
+    # Blocks apart (text around a call, another model's thinking turned into text) are
+    # joined by a newline so that their words do not run together.
+    text = "\n".join(b.text for b in message.content if isinstance(b, TextContent) and b.text)
+    out: dict[str, Any] = {"role": "assistant", "content": text if text.strip() else None}
+    same_model = (
+        model is not None and message.provider == model.provider and message.model == model.id
+    )
+    thinking = [b for b in message.content if isinstance(b, ThinkingContent) and not b.redacted]
+    if same_model and thinking:
+        field_name = thinking[0].signature
+        if field_name in REASONING_FIELDS:
+            out[field_name] = "\n".join(b.thinking for b in thinking)
+    calls = [b for b in message.content if isinstance(b, ToolCall)]
+    if calls:
+        out["tool_calls"] = [
+            {
+                "id": call.id,
+                "type": "function",
+                "function": {
+                    "name": call.name,
+                    "arguments": json.dumps(
+                        call.arguments if isinstance(call.arguments, dict) else {}
+                    ),
+                },
+            }
+            for call in calls
+        ]
+    if out["content"] is None and not calls:
+        return []  # providers reject an assistant message with neither
+    return [out]
+
+
+def openai_tool(tool: AgentTool) -> dict[str, Any]:
+    """`tool` as a Chat Completions function tool: `{"type": "function", "function": {"name",
+    "description", "parameters"}}`."""
+    return {
+        "type": "function",
+        "function": {
+            "name": tool.name,
+            "description": tool.description,
+            "parameters": tool.input_schema,
+        },
+    }
+
+
+# ── from the wire ───────────────────────────────────────────────────────────
+
+
+def _field(value: Any, name: str) -> Any:
+    """`value[name]` of a dict, else the attribute (None when missing)."""
+    if isinstance(value, Mapping):
+        return value.get(name)
+    return getattr(value, name, None)
+
+
+def _count(value: Any) -> int:
+    """A token count as sent (an int, a numeric string, None); 0 for anything else or < 0."""
+    try:
+        return max(0, int(value or 0))
+    except (TypeError, ValueError):
+        return 0
+
+
+def usage_from_openai(raw: Any) -> Usage:
+    """The `Usage` of a Chat Completions `usage` object (a dict or the SDK's model).
+
+    Prompt tokens read from the cache (`prompt_tokens_details.cached_tokens`, or DeepSeek's
+    `prompt_cache_hit_tokens`) count as `cache_read`, the rest as `input`; `completion_tokens`
+    as `output` (the Responses API's `input_tokens`/`output_tokens` are read too). Negative
+    or missing counts are 0, and the cached count never exceeds the prompt. `total_tokens` is
+    the sum, as for every provider; cost is left to the caller (it knows the price).
+    """
+    prompt = _count(_field(raw, "prompt_tokens") or _field(raw, "input_tokens"))
+    cached = _count(_field(_field(raw, "prompt_tokens_details"), "cached_tokens"))
+    if not cached:
+        cached = _count(_field(raw, "prompt_cache_hit_tokens"))
+    cached = min(cached, prompt)
+    output = _count(_field(raw, "completion_tokens") or _field(raw, "output_tokens"))
+    return Usage(
+        input=prompt - cached, output=output, cache_read=cached, total_tokens=prompt + output
+    )
+
+
+def user_message_from_openai(message: Mapping[str, Any]) -> UserMessage:
+    """An OpenAI chat user message as a `UserMessage` (the seeds' OpenAiToUserMessage).
+
+    Args:
+        message: `{"role": "user", "content": str | [parts]}`; parts are `{"type": "text",
+            "text"}`, `{"type": "image_url", "image_url": {"url": "data:<mime>;base64,..."}}`
+            (or the URL string directly) and `{"type": "image", "data", "mime_type"}`.
+            `role` may be left out.
+
+    Returns:
+        The user message, timestamped now.
+
+    Raises:
+        ValueError: another role, content that is neither a string nor a list of parts, an
+            unknown part type, or an image that is not a base64 data URL.
+    """
+    if not isinstance(message, Mapping):
+        raise ValueError(f"expected an OpenAI message dict, got {type(message).__name__}")
+    role = message.get("role", "user")
+    if role != "user":
+        raise ValueError(f"expected a message with role 'user', got role {role!r}")
+    content = message.get("content")
+    if isinstance(content, str):
+        return UserMessage(content)
+    if not isinstance(content, list):
+        raise ValueError(
+            "a user message's content must be a string or a list of text/image_url parts, "
+            f"got {type(content).__name__}"
+        )
+    blocks: list[TextContent | ImageContent] = []
+    for part in content:
+        kind = part.get("type") if isinstance(part, Mapping) else None
+        if kind == "text" and isinstance(part.get("text"), str):
+            blocks.append(TextContent(part["text"]))
+        elif kind == "image_url":
+            image_url = part.get("image_url")
+            url = image_url.get("url") if isinstance(image_url, Mapping) else image_url
+            if not isinstance(url, str):
+                raise ValueError("an image_url part needs image_url.url (a data: URL)")
+            blocks.append(_image_from_url(url))
+        elif kind == "image" and isinstance(part.get("data"), str):
+            mime = part.get("mime_type") or part.get("mimeType") or "image/png"
+            blocks.append(ImageContent(data=part["data"], mime_type=mime))
+        else:
+            raise ValueError(
+                f"unknown user content part {part!r}: use {{'type': 'text', 'text': ...}} or "
+                "{'type': 'image_url', 'image_url': {'url': 'data:...'}}"
+            )
+    return UserMessage(blocks)
+
+
+def _image_from_url(url: str) -> ImageContent:
+    if not url.startswith("data:") or ";base64," not in url:
+        raise ValueError(
+            f"image_url {url[:60]!r} is not a base64 data: URL; download the image and pass "
+            "it as data:<mime>;base64,<data> or as ImageContent"
+        )
+    header, data = url[len("data:") :].split(";base64,", 1)
+    try:
+        base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError) as exc:
+        raise ValueError(f"image_url holds invalid base64 data: {exc}") from exc
+    return ImageContent(data=data, mime_type=header or "image/png")
