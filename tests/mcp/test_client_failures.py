@@ -152,3 +152,31 @@ async def test_killing_the_process_from_outside_is_noticed_while_idle(markers: P
             await asyncio.sleep(0.02)
         [result] = await run_calls(store, ("echo", {"text": "reconnected"}))
         assert text(result) == "reconnected"
+
+
+async def test_a_frozen_http_server_fails_the_call_within_timeout_s_as_silent(
+    http_server: HttpTestServer,
+) -> None:
+    """SIGSTOP the server mid-call: it neither answers nor closes. The call fails once the
+    server has been silent for the client's `timeout_s`, saying it went silent (not that
+    it closed the connection); after SIGCONT the next call works."""
+    server = http_server.client(connect_timeout_s=15, timeout_s=2.0)
+    assert http_server.proc is not None
+    async with server:
+        store = ToolStore("frozen")
+        await add_server(store, server)
+        batch = asyncio.ensure_future(run_calls(store, ("sleep", {"seconds": 1, "tag": "frozen"})))
+        await wait_for_file(http_server.markers / "frozen.started")
+        http_server.proc.send_signal(os_signal.SIGSTOP)
+        try:
+            started = time.monotonic()
+            [frozen] = await asyncio.wait_for(batch, 60)
+            waited = time.monotonic() - started
+        finally:
+            http_server.proc.send_signal(os_signal.SIGCONT)
+        assert frozen.is_error
+        assert waited < 30  # 2 s of silence, with a wide margin for a loaded machine
+        assert "silent" in text(frozen) and "2 s" in text(frozen), text(frozen)
+        assert "closed the connection while" not in text(frozen)
+        [back] = await asyncio.wait_for(run_calls(store, ("echo", {"text": "back"})), 60)
+        assert text(back) == "back"

@@ -12,7 +12,10 @@ Failures never hang (DESIGN §12):
   running"), and the server is marked down;
 - the next call reconnects once (shared by the calls that arrive together); if that fails,
   the call fails with the reason;
-- `initialize` and the first `tools/list` must finish within `connect_timeout_s`.
+- `initialize` and the first `tools/list` must finish within `connect_timeout_s`;
+- a server that goes silent mid-call (frozen, neither answering nor closing) fails the call
+  once it has sent nothing for the transport's silence bound (`MCPServerHTTP.timeout_s`),
+  saying it went silent.
 
 The SDK (`mcp`, the `mcp` extra) is imported only when a connection opens.
 """
@@ -91,6 +94,9 @@ class MCPServer:
         self._refreshing: asyncio.Task[None] | None = None
         self._in_flight: set[asyncio.Task[Any]] = set()
         self._undelivered = False
+        self._silences = 0
+        """Reads the transport gave up on because the server sent nothing for
+        `_silence_s` (counted by a transport that watches for it)."""
         self._tools: list[Tool] = []
         self._listeners: list[ToolsListener] = []
 
@@ -107,6 +113,12 @@ class MCPServer:
     def _transport(self) -> contextlib.AbstractAsyncContextManager[tuple[Any, Any]]:
         """The SDK transport: an async context manager yielding (read, write) streams."""
         raise NotImplementedError
+
+    @property
+    def _silence_s(self) -> float | None:
+        """Seconds of silence after which the transport gives up on a reply (None: it
+        waits as long as the connection lives)."""
+        return None
 
     # ── public lifetime ────────────────────────────────────────────────────
 
@@ -367,6 +379,7 @@ class MCPServer:
         assert task is not None
         self._in_flight.add(task)
         progress = progress_adapter(on_progress) if on_progress is not None else None
+        silences = self._silences
         closed = False
         try:
             return await session.call_tool(name, arguments, progress_callback=progress)
@@ -386,14 +399,21 @@ class MCPServer:
         finally:
             self._in_flight.discard(task)
         assert closed
-        raise await self._settle_lost(name)
+        raise await self._settle_lost(name, silent=self._silences != silences)
 
-    async def _settle_lost(self, tool: str) -> MCPCallError:
+    async def _settle_lost(self, tool: str, *, silent: bool) -> MCPCallError:
         """After CONNECTION_CLOSED: give the session a moment to wind down, so the error can
-        say why and whether the request was delivered."""
+        say why and whether the request was delivered. `silent`: the transport gave up
+        because the server sent nothing for `_silence_s` (it got the request)."""
         main = self._main
         if main is not None and not main.done():
             await asyncio.wait({main}, timeout=1.0)
+        if silent and self._state != "closed":
+            return MCPCallError(
+                f'{self.label} went silent while "{tool}" was running: nothing came for '
+                f"{self._silence_s:g} s (its timeout_s); it neither answered nor closed "
+                "the connection"
+            )
         if self._undelivered and self._state == "down":
             return UndeliveredCall(self._lost(tool))
         return self._lost(tool)

@@ -8,12 +8,15 @@ import contextlib
 import os
 import shlex
 import sys
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from yiemagent.errors import ConfigError
 from yiemagent.mcp.connection import DEFAULT_CONNECT_TIMEOUT_S, MCPServer
+
+if TYPE_CHECKING:
+    import httpx2
 
 __all__ = ["MCPServerHTTP", "MCPServerStdio"]
 
@@ -98,7 +101,11 @@ class MCPServerHTTP(MCPServer):
         headers: sent with every request (e.g. an `Authorization` header).
         name: defaults to the URL's host and port.
         connect_timeout_s: seconds for `initialize` and the first `tools/list`.
-        timeout_s: the HTTP client's connect/write timeout (reads may stream longer).
+        timeout_s: the longest the server may stay silent, seconds: connecting, sending a
+            request, and waiting for the next bytes of a reply (a progress notification
+            counts). A call whose server sends nothing for that long fails, saying the
+            server went silent. A slow tool that sends no progress needs a larger value.
+            The stream on which an idle server may send notifications has no bound.
 
     Raises:
         ConfigError: a URL that is not http(s).
@@ -127,15 +134,66 @@ class MCPServerHTTP(MCPServer):
     def _end_reason(self) -> str:
         return "the HTTP server went away"
 
+    @property
+    def _silence_s(self) -> float:
+        return self.timeout_s
+
+    def _heard_silence(self) -> None:
+        self._silences += 1
+
     @contextlib.asynccontextmanager
     async def _transport(self) -> AsyncIterator[tuple[Any, Any]]:
         import httpx2
         from mcp.client.streamable_http import streamable_http_client
 
-        # Reads may stream for long (progress of a slow tool); the SDK's default is 300 s.
-        timeout = httpx2.Timeout(self.timeout_s, read=300.0)
+        watch = _make_silence_watch(httpx2.AsyncHTTPTransport(), self._heard_silence)
         async with (
-            httpx2.AsyncClient(headers=self.headers, timeout=timeout) as client,
+            httpx2.AsyncClient(
+                headers=self.headers, timeout=httpx2.Timeout(self.timeout_s), transport=watch
+            ) as client,
             streamable_http_client(self.url, http_client=client) as streams,
         ):
             yield streams
+
+
+def _make_silence_watch(inner: httpx2.AsyncBaseTransport, on_silence: Callable[[], None]) -> Any:
+    """An httpx transport around `inner` that reports each read timeout to `on_silence`
+    (the SDK turns it into a plain "stream ended", so the error could not say why) and
+    lifts the read bound of GET requests: the SDK's listening stream, idle while the
+    server has nothing to announce."""
+    import httpx2
+
+    class SilenceWatch(httpx2.AsyncBaseTransport):
+        async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+            if request.method == "GET":
+                request.extensions = {
+                    **request.extensions,
+                    "timeout": {**request.extensions.get("timeout", {}), "read": None},
+                }
+            try:
+                response = await inner.handle_async_request(request)
+            except httpx2.ReadTimeout:
+                on_silence()
+                raise
+            response.stream = WatchedBody(response.stream)
+            return response
+
+        async def aclose(self) -> None:
+            await inner.aclose()
+
+    class WatchedBody(httpx2.AsyncByteStream):
+        def __init__(self, body: Any) -> None:
+            self._body = body
+
+        async def __aiter__(self) -> AsyncIterator[bytes]:
+            try:
+                async for chunk in self._body:
+                    yield chunk
+            except httpx2.ReadTimeout:
+                on_silence()
+                raise
+
+        async def aclose(self) -> None:
+            await self._body.aclose()
+
+    return SilenceWatch()
