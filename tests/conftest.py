@@ -2,15 +2,38 @@
 fail a test for generating slowly, since on a loaded 2-core machine one example may take
 longer than hypothesis's 200 ms default. Time budgets are `bench/`'s business (DESIGN §9);
 a test's own `@settings` still sets its example count. `HYPOTHESIS_PROFILE=default` restores
-hypothesis's defaults."""
+hypothesis's defaults. The `postgres_server` / `postgres_dsn` fixtures give a real PostgreSQL
+server (started once per run) and a fresh database per test."""
 
 from __future__ import annotations
 
 import os
+import uuid
+from collections.abc import Iterator
 
+import pytest
 from hypothesis import HealthCheck, settings
+
+from tests._postgres import PostgresServer, start_postgres
 
 settings.register_profile(
     "loaded-machine", deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "loaded-machine"))
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresServer]:
+    """A PostgreSQL server from Debian's package on 127.0.0.1 for the whole run
+    (tests/_postgres.py), stopped and deleted at the end."""
+    server = start_postgres()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def postgres_dsn(postgres_server: PostgresServer) -> str:
+    """The DSN of a new, empty database on the test server, one per test."""
+    return postgres_server.create_database(f"t_{uuid.uuid4().hex[:16]}")

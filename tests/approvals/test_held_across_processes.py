@@ -1,7 +1,7 @@
 """A held tool call survives SIGKILL of its process: a second process opening the same
-SQLite session sees the same pending call, approves it and resumes; the call runs once and
-the model gets every result (DESIGN §14, R-4.1, R-5.10). Decisions are stored too: one
-process may approve and another resume."""
+session (SQLite or PostgreSQL) sees the same pending call, approves it and resumes; the call
+runs once and the model gets every result (DESIGN §14, R-4.1, R-5.10). Decisions are stored
+too: one process may approve and another resume."""
 
 from __future__ import annotations
 
@@ -14,12 +14,14 @@ from pathlib import Path
 
 import pytest
 
-CHILD = textwrap.dedent(
+from tests.sessions._backends import OPEN_SPEC, make_backend
+from tests.sessions.test_store_contract import acquire_within
+
+CHILD = OPEN_SPEC + textwrap.dedent(
     """
     import asyncio, json, sys, time
     from yiemagent import Agent, AgentTool, ToolResultMessage
     from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
-    from yiemagent.sessions import SqliteSessionStore
 
     db, role, runs = sys.argv[1], sys.argv[2], sys.argv[3]
     SCHEMA = {"type": "object", "properties": {"n": {"type": "integer"}}}
@@ -41,7 +43,7 @@ CHILD = textwrap.dedent(
     fm = FauxModel(responses)
     agent = Agent(model=fm.model, stream_fn=fm.stream_fn,
                   tools=[make("a"), make("b", True), make("c")],
-                  session_store=SqliteSessionStore(db), session_id="held")
+                  session_store=open_store(db), session_id="held")
 
     async def main():
         pending = [(p.tool_call_id, p.tool_name, p.arguments) for p in agent.pending_approvals]
@@ -88,15 +90,21 @@ async def run_child(script: Path, *args: str, kill_after: bytes | None = None) -
 
 
 @pytest.mark.timeout(180)
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
 @pytest.mark.parametrize("flow", ["one process approves and resumes", "approve, then resume"])
 async def test_held_call_survives_sigkill_and_is_resumed_elsewhere(
-    tmp_path: Path, flow: str
+    tmp_path: Path, flow: str, kind: str, request: pytest.FixtureRequest
 ) -> None:
-    db, runs, script = tmp_path / "s.db", tmp_path / "runs.txt", tmp_path / "child.py"
+    dsn = request.getfixturevalue("postgres_dsn") if kind == "postgres" else None
+    backend = make_backend(kind, tmp_path, dsn)
+    db, runs, script = backend.spec, tmp_path / "runs.txt", tmp_path / "child.py"
     script.write_text(CHILD)
     first = await run_child(script, str(db), "first", str(runs), kill_after=b"HELD")
     assert first.split(None, 1) == ["HELD", '["c2"]\n']
     assert sorted(runs.read_text().split()) == ["c1", "c3"]
+    store = backend.open()  # the killed holder's end is noticed (PostgreSQL: a moment later)
+    store.release("held", await acquire_within(store, "held", 15.0))
+    store.close()
 
     if flow == "approve, then resume":
         decided = await run_child(script, str(db), "approve", str(runs))

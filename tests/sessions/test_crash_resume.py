@@ -1,11 +1,11 @@
 """A process killed mid-run (SIGKILL, no cleanup) loses none of the messages that entered its
 transcript, and a new Agent on the same file and session id resumes it with a transcript the
-provider accepts: the tool call that was running gets an error result (DESIGN §10, R-4.1)."""
+provider accepts: the tool call that was running gets an error result (DESIGN §10, R-4.1).
+Run on SQLite and on PostgreSQL (DESIGN §18)."""
 
 from __future__ import annotations
 
 import asyncio
-import sqlite3
 import sys
 import textwrap
 from asyncio.subprocess import PIPE
@@ -13,17 +13,17 @@ from pathlib import Path
 
 import pytest
 
+from tests.sessions._backends import OPEN_SPEC, Backend
+from tests.sessions.test_store_contract import acquire_within
 from yiemagent import Agent, AgentTool, ToolResultMessage
 from yiemagent.ai.providers.faux import FauxModel
-from yiemagent.sessions import SqliteSessionStore
 from yiemagent.types import text_of
 
-CHILD = textwrap.dedent(
+CHILD = OPEN_SPEC + textwrap.dedent(
     """
     import asyncio, sys, time
     from yiemagent import Agent, AgentTool
     from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_text, faux_tool_call
-    from yiemagent.sessions import SqliteSessionStore
 
     SCHEMA = {"type": "object", "properties": {}}
 
@@ -48,7 +48,7 @@ CHILD = textwrap.dedent(
             AgentTool("slow", "slow", "slow", SCHEMA, slow),
         ],
         tool_execution="sequential",
-        session_store=SqliteSessionStore(sys.argv[1]),
+        session_store=open_store(sys.argv[1]),
         session_id="crashy",
     )
     asyncio.run(agent.prompt("do both"))
@@ -59,12 +59,13 @@ SCHEMA = {"type": "object", "properties": {}}
 
 
 @pytest.mark.timeout(60)
-async def test_killed_process_mid_tool_is_resumed_by_a_new_agent(tmp_path: Path) -> None:
-    db = tmp_path / "sessions.db"
+async def test_killed_process_mid_tool_is_resumed_by_a_new_agent(
+    tmp_path: Path, shared_backend: Backend
+) -> None:
     script = tmp_path / "child.py"
     script.write_text(CHILD)
     child = await asyncio.create_subprocess_exec(
-        sys.executable, str(script), str(db), stdout=PIPE, stderr=PIPE
+        sys.executable, str(script), shared_backend.spec, stdout=PIPE, stderr=PIPE
     )
     try:
         assert child.stdout is not None and child.stderr is not None
@@ -79,13 +80,9 @@ async def test_killed_process_mid_tool_is_resumed_by_a_new_agent(tmp_path: Path)
         await asyncio.wait_for(child.wait(), timeout=10)
     assert child.returncode != 0
 
-    with sqlite3.connect(db) as conn:  # what the dead process committed, message by message
-        stored = conn.execute(
-            "SELECT seq, role FROM messages WHERE session_id = 'crashy' ORDER BY seq"
-        ).fetchall()
-    assert stored == [(1, "user"), (2, "assistant"), (3, "toolResult")]
-
-    store = SqliteSessionStore(db)
+    store = shared_backend.open()  # what the dead process committed, message by message
+    assert [m.role for m in store.load("crashy")] == ["user", "assistant", "toolResult"]
+    store.release("crashy", await acquire_within(store, "crashy", 15.0))
     fm = FauxModel(["recovered"])
     agent = Agent(
         model=fm.model,

@@ -1,5 +1,5 @@
-"""A session rewrite is one transaction (DESIGN §10; issue 12 item 1): a process SIGKILLed at a
-random moment while it rewrites a 2,000-message `SqliteSessionStore` session (an undo,
+"""A session rewrite is one transaction (DESIGN §10, §18; issue 12 item 1): a process SIGKILLed at
+a random moment while it rewrites a 2,000-message session in SQLite or PostgreSQL (an undo,
 `agent.state.messages = transcript[:-2]`, and back) leaves the old transcript or the new one,
 never a part; no message is lost; the next Agent takes the dead writer's lease over."""
 
@@ -14,21 +14,21 @@ from pathlib import Path
 
 import pytest
 
+from tests.sessions._backends import OPEN_SPEC, Backend
+from tests.sessions.test_store_contract import acquire_within
 from yiemagent import Agent, AssistantMessage, TextContent, UserMessage
-from yiemagent.sessions import SqliteSessionStore
 
 MESSAGES = 2000
 TRIALS = 20
 
-CHILD = textwrap.dedent(
+CHILD = OPEN_SPEC + textwrap.dedent(
     """
     import sys
     from yiemagent import Agent
-    from yiemagent.sessions import SqliteSessionStore
 
     agent = Agent(
         llm_call=lambda formatted: {"role": "assistant", "content": "unused"},
-        session_store=SqliteSessionStore(sys.argv[1]),
+        session_store=open_store(sys.argv[1]),
         session_id="long",
     )
     full = list(agent.state.messages)
@@ -51,18 +51,20 @@ def transcript() -> list[UserMessage | AssistantMessage]:
 
 
 @pytest.mark.timeout(300)
-async def test_sigkill_during_rewrites_leaves_old_or_new_transcript(tmp_path: Path) -> None:
-    db = tmp_path / "sessions.db"
+async def test_sigkill_during_rewrites_leaves_old_or_new_transcript(
+    tmp_path: Path, shared_backend: Backend
+) -> None:
     full = transcript()
-    with SqliteSessionStore(db) as store:
-        store.replace("long", full)
+    store = shared_backend.open()
+    store.replace("long", full)
+    store.close()
     script = tmp_path / "child.py"
     script.write_text(CHILD)
     rng = random.Random(12)
     outcomes: list[int] = []
     for _trial in range(TRIALS):
         child = await asyncio.create_subprocess_exec(
-            sys.executable, str(script), str(db), stdout=PIPE, stderr=PIPE
+            sys.executable, str(script), shared_backend.spec, stdout=PIPE, stderr=PIPE
         )
         try:
             assert child.stdout is not None and child.stderr is not None
@@ -76,11 +78,13 @@ async def test_sigkill_during_rewrites_leaves_old_or_new_transcript(tmp_path: Pa
             if child.returncode is None:
                 child.kill()
             await asyncio.wait_for(child.wait(), timeout=10)
-        store = SqliteSessionStore(db)
+        store = shared_backend.open()
         stored = store.load("long")
         assert stored in (full, full[:-2]), f"a part: {len(stored)} messages"
         outcomes.append(len(stored))
         # the dead writer's lease is taken over; the next trial starts from the full transcript
+        # (PostgreSQL notices the death when it reads the closed socket, a moment later)
+        store.release("long", await acquire_within(store, "long", 15.0))
         agent = Agent(llm_call=lambda f: {}, session_store=store, session_id="long")
         agent.state.messages = full
         await agent.close()

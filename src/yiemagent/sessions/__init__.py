@@ -3,10 +3,13 @@ writes every message of its transcript to the store as it enters the transcript 
 again on the same store and id, resumes from it (also after a crash).
 
 `SessionStore` is the contract; `SqliteSessionStore(path)` keeps sessions in one SQLite file,
-one row per message; `InMemorySessionStore()` keeps them in memory (tests, ephemeral use).
+one row per message; `PostgresSessionStore(dsn)` keeps them in PostgreSQL, shared by several
+processes or hosts (extra `postgres`); `InMemorySessionStore()` keeps them in memory (tests,
+ephemeral use).
 See `docs/sessions.md`.
 """
 
+from yiemagent.sessions.postgres import PostgresSessionStore as PostgresSessionStore
 from yiemagent.sessions.sqlite import SqliteSessionStore as SqliteSessionStore
 from yiemagent.sessions.store import (
     PERSISTED_TYPES as PERSISTED_TYPES,
@@ -20,6 +23,7 @@ from yiemagent.sessions.store import (
 __all__ = [
     "PERSISTED_TYPES",
     "InMemorySessionStore",
+    "PostgresSessionStore",
     "SessionStateStore",
     "SessionStore",
     "SqliteSessionStore",

@@ -26,7 +26,7 @@ from typing import Literal
 
 from yiemagent.errors import ConfigError, SessionBusyError
 from yiemagent.sessions import lease
-from yiemagent.sessions.store import decode_messages, encode_message
+from yiemagent.sessions.store import decode_messages, message_row
 from yiemagent.types import AgentMessage, now_ms
 
 __all__ = ["SqliteSessionStore"]
@@ -161,7 +161,7 @@ class SqliteSessionStore:
             sqlite3.Error: the write failed (disk full, locked longer than `timeout_s`, ...);
                 RuntimeError: the store is closed.
         """
-        row = _row(message)
+        row = message_row(message)
         if row is None:
             return
         with self._lock:
@@ -184,7 +184,7 @@ class SqliteSessionStore:
             sqlite3.Error: the write failed (nothing changed); RuntimeError: the store is
                 closed.
         """
-        rows = [row for row in map(_row, messages) if row is not None]
+        rows = [row for row in map(message_row, messages) if row is not None]
         with self._lock:
             self._check_open()
             with self._transaction():
@@ -364,14 +364,3 @@ class SqliteSessionStore:
     def _check_open(self) -> None:
         if self._closed:
             raise RuntimeError(f"the session store {self.path!r} is closed")
-
-
-def _row(message: AgentMessage) -> tuple[str, str, int] | None:
-    """(role, data, timestamp) of a message row, or None when it cannot be encoded."""
-    data = encode_message(message)
-    if data is None:
-        return None
-    timestamp = getattr(message, "timestamp", None)
-    if not isinstance(timestamp, int):
-        timestamp = now_ms()
-    return str(getattr(message, "role", "")), data, timestamp

@@ -29,6 +29,7 @@ from yiemagent.types import (
     UserMessage,
     message_from_dict,
     message_to_dict,
+    now_ms,
 )
 
 __all__ = [
@@ -39,6 +40,7 @@ __all__ = [
     "decode_message",
     "decode_messages",
     "encode_message",
+    "message_row",
 ]
 
 logger = logging.getLogger(__name__)
@@ -156,6 +158,18 @@ def encode_message(message: AgentMessage) -> str | None:
         )
         data = message_to_dict(_with_details(message, repr(message.details)[:_MAX_DETAILS_REPR]))
         return _dumps(data)
+
+
+def message_row(message: AgentMessage) -> tuple[str, str, int] | None:
+    """(role, JSON text, timestamp in ms) of a stored message row, or `None` when the message
+    cannot be encoded (`encode_message`). A message without an integer timestamp gets now."""
+    data = encode_message(message)
+    if data is None:
+        return None
+    timestamp = getattr(message, "timestamp", None)
+    if not isinstance(timestamp, int):
+        timestamp = now_ms()
+    return str(getattr(message, "role", "")), data, timestamp
 
 
 def decode_message(text: str) -> AgentMessage | None:

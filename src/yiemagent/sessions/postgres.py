@@ -1,0 +1,365 @@
+"""`PostgresSessionStore`: transcripts in PostgreSQL, shared by several processes or hosts
+(DESIGN §18, scale-out). The same contract as `SqliteSessionStore` (`yiemagent.sessions.store`).
+
+Tables, in a schema of their own (default `yiemagent`): `messages(id, session_id, seq, role,
+data, timestamp)` with one row per message (`data` the message's JSON text, exactly as
+SQLite keeps it), `session_state(session_id, key, value)` for the tool calls held for
+approval, `leases(session_id, token, host, pid, started, acquired_ms)` for each session's one
+writer, and `meta(key, value)` with the schema version.
+
+Every write is one transaction that first takes a transaction-scoped advisory lock on the
+session, so writes of one session are serialised across connections: the lease check, the
+next `seq` and the row are decided together, and a crash at any moment (of the client or the
+server) leaves the transaction committed or not at all. `append` commits before it returns.
+
+Leases: the holder's own connection holds a session-level advisory lock named after the
+lease token for as long as it holds the lease. PostgreSQL drops that lock when the
+connection ends, so a holder in another process, on this host or another, is alive exactly
+while its connection is (a SIGKILLed replica's connection closes at once; one cut off by the
+network ends when TCP keepalive gives up). Holders in this process are judged as every store
+judges them (`yiemagent.sessions.lease`). A connection pooler must therefore keep sessions
+(PgBouncer's session mode), not transactions.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+from yiemagent.errors import ConfigError, SessionBusyError
+from yiemagent.sessions import lease
+from yiemagent.sessions._postgres_sql import Statements, token_key
+from yiemagent.sessions.store import decode_messages, message_row
+from yiemagent.types import AgentMessage, now_ms
+
+if TYPE_CHECKING:
+    import psycopg
+
+__all__ = ["PostgresSessionStore"]
+
+SCHEMA_VERSION = 1
+INSTALL_HINT = (
+    "PostgresSessionStore needs psycopg 3: pip install 'yiemagent[postgres]' "
+    "(from a checkout: .venv/bin/pip install -e '.[postgres]')"
+)
+
+
+class PostgresSessionStore:
+    """A `SessionStore` (and `SessionStateStore`) in a PostgreSQL database, via psycopg 3.
+
+    One connection per store, guarded by a lock, so the agent's event loop thread, tool
+    threads and the caller may all use it; each call is a short statement or transaction.
+    Any number of stores, processes and hosts may share the database; each session has one
+    writer at a time (`acquire`; an `Agent` takes it). The tables are created on first use.
+    A connection that broke (the server restarted) is opened again on the next call; the
+    call that met the break raises.
+
+    Args:
+        dsn: a libpq connection string or URI, e.g. `"postgresql://user:pw@db:5432/app"`.
+        schema: the PostgreSQL schema that holds the tables (created if missing).
+        connect_timeout_s: how long to wait for the server when connecting, in seconds.
+
+    Raises:
+        ConfigError: psycopg is not installed, the server cannot be reached or refuses the
+            login, or the tables were written by a newer yiemagent (the reason is given).
+    """
+
+    def __init__(self, dsn: str, *, schema: str = "yiemagent", connect_timeout_s: float = 10.0):
+        try:
+            import psycopg
+        except ImportError as exc:
+            raise ConfigError(INSTALL_HINT) from exc
+        self._psycopg = psycopg
+        self.dsn = dsn
+        """The connection string, as given (its password is hidden in `repr`)."""
+        self.schema = schema
+        """The schema holding the tables."""
+        self._connect_timeout_s = connect_timeout_s
+        self._sql = Statements(schema)
+        self._lock = threading.Lock()
+        self._held: dict[str, lease.LeaseHolder] = {}
+        self._locked_tokens: set[str] = set()  # token locks held by this store's connection
+        self._closed = False
+        self._conn = self._connect()
+        try:
+            self._setup()
+        except BaseException:
+            self._conn.close()
+            raise
+
+    def _connect(self) -> psycopg.Connection[Any]:
+        import psycopg
+
+        try:
+            return psycopg.connect(
+                self.dsn, autocommit=True, connect_timeout=max(1, round(self._connect_timeout_s))
+            )
+        except psycopg.Error as exc:
+            raise ConfigError(f"cannot connect to the session database {self!r}: {exc}") from exc
+
+    def _setup(self) -> None:
+        sql, conn = self._sql, self._conn
+        try:
+            with conn.transaction():
+                conn.execute(sql.setup_lock)  # concurrent CREATE IF NOT EXISTS can clash
+                for statement in sql.create:
+                    conn.execute(statement)
+                row = conn.execute(sql.get_version).fetchone()
+                version = int(row[0]) if row else 0
+                if version > SCHEMA_VERSION:
+                    raise ConfigError(
+                        f"the tables in schema {self.schema!r} of {self!r} were written by a "
+                        f"newer yiemagent (schema {version}, this one reads {SCHEMA_VERSION}); "
+                        "upgrade yiemagent or use another schema"
+                    )
+                if version < SCHEMA_VERSION:
+                    conn.execute(sql.set_version, (str(SCHEMA_VERSION),))
+        except self._psycopg.Error as exc:
+            raise ConfigError(f"{self!r} cannot be used as a session database: {exc}") from exc
+
+    # ── SessionStore ───────────────────────────────────────────────────────
+
+    def load(self, session_id: str) -> list[AgentMessage]:
+        """The session's messages in append order (`[]` for an unknown id); rows that do not
+        decode are skipped with a warning.
+
+        Raises:
+            psycopg.Error: the database cannot be read; RuntimeError: the store is closed.
+        """
+        with self._lock:
+            rows = self._open().execute(self._sql.load, (session_id,)).fetchall()
+        return decode_messages(row[0] for row in rows)
+
+    def append(self, session_id: str, message: AgentMessage) -> None:
+        """Write one message as the session's next row, committed before returning. A message
+        that cannot be encoded (an application's own type) is skipped with a warning.
+
+        Raises:
+            SessionBusyError: another live holder has the session's lease (nothing written).
+            psycopg.Error: the write failed; RuntimeError: the store is closed.
+        """
+        row = message_row(message)
+        if row is None:
+            return
+        with self._lock, self._write(session_id) as conn:
+            role, data, timestamp = row
+            conn.execute(
+                self._sql.append, {"sid": session_id, "role": role, "data": data, "ts": timestamp}
+            )
+
+    def replace(self, session_id: str, messages: Sequence[AgentMessage]) -> None:
+        """Make `messages` the session's whole transcript, in one transaction: after a crash at
+        any moment the session holds the old transcript or the new one, never a mix or a
+        part. Messages that cannot be encoded are skipped (with a warning), as in `append`.
+
+        Raises:
+            SessionBusyError: another live holder has the session's lease (nothing changed).
+            psycopg.Error: the write failed (nothing changed); RuntimeError: the store is
+                closed.
+        """
+        rows = [row for row in map(message_row, messages) if row is not None]
+        with self._lock, self._write(session_id) as conn:
+            conn.execute(self._sql.delete_messages, (session_id,))
+            with conn.cursor() as cursor:
+                cursor.executemany(
+                    self._sql.insert_message,
+                    [(session_id, seq, *row) for seq, row in enumerate(rows, 1)],
+                )
+
+    def clear(self, session_id: str) -> None:
+        """Delete the session's rows and saved values (one committed transaction).
+
+        Raises:
+            SessionBusyError: another live holder has the session's lease (nothing changed).
+            psycopg.Error: the write failed; RuntimeError: the store is closed.
+        """
+        with self._lock, self._write(session_id) as conn:
+            conn.execute(self._sql.delete_messages, (session_id,))
+            conn.execute(self._sql.delete_state, (session_id,))
+
+    def list_sessions(self) -> list[str]:
+        """Ids of the sessions with at least one row, in the order they were first written."""
+        with self._lock:
+            rows = self._open().execute(self._sql.list_sessions).fetchall()
+        return [str(row[0]) for row in rows]
+
+    # ── SessionStateStore ──────────────────────────────────────────────────
+
+    def load_state(self, session_id: str, key: str) -> str | None:
+        """The value saved under `key` for the session, or `None`.
+
+        Raises:
+            psycopg.Error: the database cannot be read; RuntimeError: the store is closed.
+        """
+        with self._lock:
+            row = self._open().execute(self._sql.load_state, (session_id, key)).fetchone()
+        return None if row is None else str(row[0])
+
+    def save_state(self, session_id: str, key: str, value: str | None) -> None:
+        """Save `value` under `key` (`None` deletes it), committed before returning.
+
+        Raises:
+            SessionBusyError: another live holder has the session's lease (nothing changed).
+            psycopg.Error: the write failed; RuntimeError: the store is closed.
+        """
+        with self._lock, self._write(session_id) as conn:
+            if value is None:
+                conn.execute(self._sql.delete_state_key, (session_id, key))
+            else:
+                conn.execute(self._sql.save_state, (session_id, key, value))
+
+    # ── the writer lease (yiemagent.sessions.lease) ────────────────────────
+
+    def acquire(self, session_id: str) -> str:
+        """Become the session's one writer; returns the lease token (for `release`).
+
+        A lease whose holder is gone (its process killed, its connection closed, its agent
+        collected) is taken over. Acquiring a session this store already holds raises too:
+        one writer is one `Agent`.
+
+        Raises:
+            SessionBusyError: a live holder has the session; the text names it.
+            psycopg.Error: the database failed; RuntimeError: the store is closed.
+        """
+        holder = lease.new_holder()
+        try:
+            with self._lock:
+                conn = self._open()
+                try:
+                    with self._transaction(conn, session_id, None):
+                        conn.execute(self._sql.lock_token, token_key(holder.token))
+                        self._locked_tokens.add(holder.token)
+                        conn.execute(
+                            self._sql.put_lease,
+                            (
+                                session_id,
+                                holder.token,
+                                holder.host,
+                                holder.pid,
+                                holder.started,
+                                now_ms(),
+                            ),
+                        )
+                except BaseException:
+                    self._unlock_token(holder.token)  # session-level: a rollback keeps it
+                    raise
+                self._held[session_id] = holder
+        except BaseException:
+            lease.forget(holder.token)
+            raise
+        return holder.token
+
+    def release(self, session_id: str, token: str) -> None:
+        """Give the lease back (no-op unless `token` holds it, or the store is closed)."""
+        with self._lock:
+            lease.drop(self._held, session_id, token)
+            if self._closed:
+                return
+            with contextlib.suppress(self._psycopg.Error):
+                self._open().execute(self._sql.delete_lease, (session_id, token))
+            self._unlock_token(token)
+
+    def force_release(self, session_id: str) -> None:
+        """Remove the session's lease whoever holds it, for a holder known to be gone whose
+        connection the server still keeps open. The old holder's next write is refused."""
+        with self._lock:
+            self._open().execute(self._sql.delete_leases, (session_id,))
+
+    def close(self) -> None:
+        """Release the leases this store holds and close the connection (idempotent); the
+        store is unusable afterwards."""
+        with self._lock:
+            if self._closed:
+                return
+            for session_id, holder in list(self._held.items()):
+                lease.forget(holder.token)
+                with contextlib.suppress(self._psycopg.Error):
+                    self._conn.execute(self._sql.delete_lease, (session_id, holder.token))
+            self._held.clear()
+            self._locked_tokens.clear()  # the server drops them with the connection
+            self._closed = True
+            self._conn.close()
+
+    def __enter__(self) -> PostgresSessionStore:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"PostgresSessionStore({_without_password(self.dsn)!r})"
+
+    # ── internals (call with self._lock held) ──────────────────────────────
+
+    def _open(self) -> psycopg.Connection[Any]:
+        """The connection, opened again if it broke (its token locks taken again)."""
+        if self._closed:
+            raise RuntimeError(f"the session store {self!r} is closed")
+        if self._conn.closed:
+            self._conn = self._connect()
+            for token in self._locked_tokens:
+                self._conn.execute(self._sql.lock_token, token_key(token))
+        return self._conn
+
+    @contextlib.contextmanager
+    def _write(self, session_id: str) -> Iterator[psycopg.Connection[Any]]:
+        conn = self._open()
+        held = self._held.get(session_id)
+        with self._transaction(conn, session_id, None if held is None else held.token):
+            yield conn
+
+    @contextlib.contextmanager
+    def _transaction(
+        self, conn: psycopg.Connection[Any], session_id: str, token: str | None
+    ) -> Iterator[None]:
+        """A transaction holding the session's write lock, after checking that no live holder
+        other than `token` has the session (a dead holder's lease is deleted)."""
+        with conn.transaction():
+            conn.execute(self._sql.lock_session, (session_id,))
+            row = conn.execute(self._sql.other_lease, (session_id, token)).fetchone()
+            if row is not None:
+                other = lease.LeaseHolder(str(row[0]), str(row[1]), int(row[2]), str(row[3]))
+                if self._alive(conn, other):
+                    raise _busy(session_id, other)
+                conn.execute(self._sql.delete_lease, (session_id, other.token))
+            yield
+
+    def _alive(self, conn: psycopg.Connection[Any], holder: lease.LeaseHolder) -> bool:
+        if holder.host == lease.this_host() and holder.pid == os.getpid():
+            return lease.holder_is_alive(holder)  # this process: is its agent still there?
+        row = conn.execute(self._sql.probe_token, token_key(holder.token)).fetchone()
+        return not (row is not None and row[0])  # got its lock: the connection is gone
+
+    def _unlock_token(self, token: str) -> None:
+        if token in self._locked_tokens:
+            self._locked_tokens.discard(token)
+            if not self._conn.closed:
+                with contextlib.suppress(self._psycopg.Error):
+                    self._conn.execute(self._sql.unlock_token, token_key(token))
+
+
+def _busy(session_id: str, holder: lease.LeaseHolder) -> SessionBusyError:
+    if holder.host == lease.this_host():
+        return lease.busy_error(session_id, holder)
+    return SessionBusyError(
+        f"session {session_id!r} is being written by {holder.describe()}, whose connection to "
+        "the database is open; one writer per session: close that Agent or stop that process "
+        "(or call store.force_release(session_id) if it is known to be gone), or use another "
+        "session_id"
+    )
+
+
+def _without_password(dsn: str) -> str:
+    """`dsn` with any password replaced by `***` (for messages and `repr`)."""
+    try:
+        from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+        params = conninfo_to_dict(dsn)
+    except Exception:
+        return "<unparsable dsn>"
+    if "password" in params:
+        params["password"] = "***"
+    return make_conninfo("", **params)

@@ -1,0 +1,122 @@
+"""What only `PostgresSessionStore` does (DESIGN §18): a lease holder on another host is alive
+exactly while its database connection is, the tables live in a schema of their own, a broken
+connection is opened again, and bad configuration is one clear `ConfigError`. The contract it
+shares with the other stores is tests/sessions/test_store_contract.py."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import textwrap
+from asyncio.subprocess import PIPE
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from tests._postgres import PostgresServer
+from tests.sessions.test_store_contract import acquire_within
+from yiemagent import ConfigError, SessionBusyError, UserMessage
+from yiemagent.sessions import PostgresSessionStore
+
+REMOTE = textwrap.dedent(
+    """
+    import sys, time
+    from yiemagent.sessions import PostgresSessionStore, lease
+    lease.this_host = lambda: "elsewhere.example"  # a replica on another machine
+    store = PostgresSessionStore(sys.argv[1])
+    store.acquire("s")
+    print("HOLDING", flush=True)
+    time.sleep(120)
+    """
+)
+
+
+@pytest.mark.timeout(120)
+async def test_a_holder_on_another_host_is_alive_while_its_connection_is(
+    postgres_dsn: str, tmp_path: Path
+) -> None:
+    """Its pid cannot be checked from here; its connection to the database can."""
+    script = tmp_path / "remote.py"
+    script.write_text(REMOTE)
+    child = await asyncio.create_subprocess_exec(
+        sys.executable, str(script), postgres_dsn, stdout=PIPE, stderr=PIPE
+    )
+    store = PostgresSessionStore(postgres_dsn)
+    try:
+        assert child.stdout is not None and child.stderr is not None
+        line = await asyncio.wait_for(child.stdout.readline(), 60)
+        if line.strip() != b"HOLDING":
+            pytest.fail(f"the remote holder did not start: {(await child.stderr.read()).decode()}")
+        with pytest.raises(SessionBusyError, match=r"elsewhere\.example, whose connection"):
+            store.acquire("s")
+        with pytest.raises(SessionBusyError):
+            store.append("s", UserMessage("refused"))
+        child.kill()  # the remote replica dies: the server ends its connection and lock
+        await asyncio.wait_for(child.wait(), 10)
+        token = await acquire_within(store, "s", 15.0)
+        store.append("s", UserMessage("taken over"))
+        assert len(store.load("s")) == 1
+        store.release("s", token)
+    finally:
+        if child.returncode is None:
+            child.kill()
+            await child.wait()
+        store.close()
+
+
+def test_force_release_frees_a_session_whatever_holds_it(postgres_dsn: str) -> None:
+    holder, other = PostgresSessionStore(postgres_dsn), PostgresSessionStore(postgres_dsn)
+    holder.acquire("s")
+    other.force_release("s")
+    other.acquire("s")
+    with pytest.raises(SessionBusyError):  # the old holder's next write is refused
+        holder.append("s", UserMessage("late"))
+    holder.close()
+    other.close()
+
+
+def test_schemas_keep_stores_apart(postgres_dsn: str) -> None:
+    with (
+        PostgresSessionStore(postgres_dsn) as a,
+        PostgresSessionStore(postgres_dsn, schema="Other App") as b,
+    ):
+        a.append("s", UserMessage("in a"))
+        assert b.load("s") == [] and b.list_sessions() == []
+        b.acquire("s")  # leases are per schema too
+        a.acquire("s")
+
+
+def test_a_broken_connection_is_opened_again_and_keeps_the_lease(postgres_dsn: str) -> None:
+    store = PostgresSessionStore(postgres_dsn)
+    store.acquire("s")
+    store.append("s", UserMessage("before"))
+    with psycopg.connect(postgres_dsn, autocommit=True) as admin:  # as a server restart would
+        admin.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
+    with pytest.raises(psycopg.OperationalError):
+        store.load("s")  # the call that meets the break raises
+    store.append("s", UserMessage("after"))  # the next one reconnects
+    assert [m.content[0].text for m in store.load("s")] == ["before", "after"]  # type: ignore[union-attr]
+    with PostgresSessionStore(postgres_dsn) as other, pytest.raises(SessionBusyError):
+        other.acquire("s")  # the lease's lock was taken again on the new connection
+    store.close()
+
+
+def test_bad_configuration_is_one_clear_config_error(
+    postgres_server: PostgresServer, postgres_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    nowhere = f"postgresql://yiem:secret@127.0.0.1:{postgres_server.port}/no_such_db"
+    with pytest.raises(ConfigError, match="cannot connect") as caught:
+        PostgresSessionStore(nowhere, connect_timeout_s=5)
+    assert "secret" not in str(caught.value) and "***" in str(caught.value)
+    PostgresSessionStore(postgres_dsn).close()
+    with psycopg.connect(postgres_dsn, autocommit=True) as conn:
+        conn.execute("UPDATE yiemagent.meta SET value = '99'")
+    with pytest.raises(ConfigError, match="newer yiemagent"):
+        PostgresSessionStore(postgres_dsn)
+    monkeypatch.setitem(sys.modules, "psycopg", None)
+    with pytest.raises(ConfigError, match=r"pip install 'yiemagent\[postgres\]'"):
+        PostgresSessionStore(postgres_dsn)
