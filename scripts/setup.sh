@@ -26,7 +26,7 @@ echo "Installing yiemagent and its dependencies into .venv (first time: a few mi
 case "$what" in
   demo) .venv/bin/python -m pip install --disable-pip-version-check -e ".[local]" >&2 ;;
   test|bench)
-    .venv/bin/python -m pip install --disable-pip-version-check -e ".[local,openai,anthropic,ray,mcp,otel,serve,postgres,dev]" >&2
+    .venv/bin/python -m pip install --disable-pip-version-check -e ".[local,openai,anthropic,ray,mcp,otel,serve,postgres,evals,dev]" >&2
     # Debian's Chromium: the timeline page test drives it with Playwright (no browser download).
     if ! command -v chromium >/dev/null 2>&1; then
       if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then

@@ -28,6 +28,7 @@ LAYERS: dict[str, int] = {
     "batch": 6,
     "(root)": 7,  # yiemagent/__init__.py: the re-exports of every layer's public names
     "serve": 7,  # `yiem serve` (DESIGN §18): serves agents and shows telemetry's timeline
+    "evals": 7,  # runs on the batch engine and draws the telemetry timeline
     "cli": 8,
 }
 """Rank of each package (docs/architecture.md, "Layers"): an import must go to a lower rank.

@@ -69,6 +69,9 @@ class TaskOptions:
     approve: bool = False
     """Approve every tool call held for approval (DESIGN §14) and resume, as `yiem run
     --yes` does; False: the task ends "held" (not done: a rerun runs it again)."""
+    keep_messages: bool = False
+    """Put the last attempt's messages in the result (`TaskResult.messages`): what the run
+    did, for checks that look at its tool calls (`yiemagent.evals`) and its timeline."""
 
     def backstop_s(self, slack_s: float) -> float | None:
         """How long a backend waits for a task's result before it gives up on the worker
@@ -124,6 +127,7 @@ class _Outcome:
     end_reason: str | None = None
     error: str | None = None
     error_kind: str | None = None
+    messages: list[dict[str, Any]] | None = None
 
 
 def _takes_task(make_agent: Callable[..., Any]) -> bool:
@@ -220,16 +224,22 @@ async def _attempt(
             "error", error=f"make_agent raised {_describe(exc)}", error_kind="exception"
         )
     end: dict[str, str] = {}
+    kept: list[dict[str, Any]] = []
 
     def listen(event: AgentEvent, _signal: Any) -> None:
-        if event.type == "message_end" and isinstance(event.message, AssistantMessage):
-            tally.add(event.message)
+        if event.type == "message_end":
+            if isinstance(event.message, AssistantMessage):
+                tally.add(event.message)
+            if options.keep_messages:
+                _keep(kept, event.message)
         elif event.type == "agent_end":
             end["reason"] = event.reason
 
     agent.subscribe(listen)
     try:
-        return await _prompt(task, agent, options.timeout_s, stop, end, options.approve)
+        outcome = await _prompt(task, agent, options.timeout_s, stop, end, options.approve)
+        outcome.messages = kept if options.keep_messages else None
+        return outcome
     finally:
         # gives back a session's writer lease, so the next attempt may open the session
         with contextlib.suppress(Exception):
@@ -263,6 +273,15 @@ def _held(agent: Agent, reply: AssistantMessage, end_reason: str | None) -> _Out
         "(run_batch(approve=True)) and run the batch again",
         error_kind="awaiting_approval",
     )
+
+
+def _keep(kept: list[dict[str, Any]], message: Any) -> None:
+    from yiemagent.types.messages import message_to_dict
+
+    try:
+        kept.append(message_to_dict(message))
+    except Exception:  # an application's own message type: not kept
+        logger.debug("a %s message was not kept", type(message).__name__)
 
 
 async def _prompt(
@@ -384,4 +403,5 @@ async def run_task(
         attempts=max(attempts, 1),
         duration_s=time.monotonic() - started,
         metadata=task.metadata,
+        messages=outcome.messages,
     )

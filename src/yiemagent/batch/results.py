@@ -95,6 +95,9 @@ class TaskResult:
     """The task's metadata, copied."""
     finished_at_ms: int = field(default_factory=lambda: int(time.time() * 1000))
     """When the result was made, ms since the epoch (UTC)."""
+    messages: list[dict[str, Any]] | None = None
+    """The last attempt's messages (`message_to_dict` each), prompt first, when the batch
+    keeps them (`keep_messages=True`); None otherwise, and then left out of the line."""
 
     @property
     def done(self) -> bool:
@@ -103,7 +106,7 @@ class TaskResult:
 
     def to_json(self) -> dict[str, Any]:
         """The result line as a JSON object."""
-        return {
+        data: dict[str, Any] = {
             "id": self.id,
             "status": self.status,
             "text": self.text,
@@ -119,6 +122,9 @@ class TaskResult:
             "metadata": self.metadata,
             "finished_at_ms": self.finished_at_ms,
         }
+        if self.messages is not None:
+            data["messages"] = self.messages
+        return data
 
     @classmethod
     def from_json(cls, raw: Any) -> TaskResult:
@@ -147,6 +153,7 @@ class TaskResult:
             duration_s=float(raw.get("duration_s") or 0.0),
             metadata=dict(raw.get("metadata") or {}),
             finished_at_ms=int(raw.get("finished_at_ms") or 0),
+            messages=list(raw["messages"]) if isinstance(raw.get("messages"), list) else None,
         )
 
     def encode(self) -> bytes:

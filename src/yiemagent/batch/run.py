@@ -124,6 +124,7 @@ async def run_batch_async(
     fsync: bool = True,
     rerun_failed: bool = False,
     approve: bool = False,
+    keep_messages: bool = False,
     stop: asyncio.Event | None = None,
 ) -> BatchReport:
     """Run every task not yet done in `results`, each on a fresh Agent (DESIGN §16), in the
@@ -162,6 +163,7 @@ async def run_batch_async(
         approve: approve every tool call held for approval (DESIGN §14) and resume the
             run (`yiem batch --yes`); False: a task whose run stops on held calls is
             recorded "held" (they did not run) and runs again on a rerun.
+        keep_messages: write each task's messages in its result line (`messages`).
         stop: set it to stop the batch cleanly (what Ctrl-C does in `run_batch`).
 
     Returns:
@@ -183,7 +185,9 @@ async def run_batch_async(
         raise BatchError(f"workers must be 'auto', 'tasks' or 'pool', not {workers!r}")
     task_list = load_tasks(tasks)
     stop = stop or asyncio.Event()
-    options = TaskOptions(timeout_s=timeout_s, retries=retries, approve=approve)
+    options = TaskOptions(
+        timeout_s=timeout_s, retries=retries, approve=approve, keep_messages=keep_messages
+    )
     started = time.monotonic()
     with ResultsFile(results, fsync=fsync, rerun_failed=rerun_failed) as file:
         pending = [task for task in task_list if task.id not in file.done]

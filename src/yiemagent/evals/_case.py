@@ -1,0 +1,154 @@
+"""A `Case` (what to ask, and the checks its answer must pass), what a check looks at
+(`EvalRun`, one run of one case) and what it says (`CheckResult`). Plain data: the runs come
+back from the batch engine as result lines."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TypeAlias
+
+from yiemagent.errors import ConfigError
+from yiemagent.types.messages import (
+    AgentMessage,
+    AssistantMessage,
+    ToolCall,
+    ToolResultMessage,
+    message_from_dict,
+)
+
+if TYPE_CHECKING:
+    from yiemagent.batch import TaskResult
+
+__all__ = ["Case", "Check", "CheckResult", "DatasetError", "EvalRun", "check_name"]
+
+
+CheckReturn: TypeAlias = "bool | CheckResult"
+Check: TypeAlias = "Callable[[EvalRun], CheckReturn | Awaitable[CheckReturn]]"
+"""A check: any function of an `EvalRun` returning a bool or a `CheckResult` (plain or
+async). Its name in the report is its `name` attribute, else its `__name__`."""
+
+
+class DatasetError(ConfigError):
+    """A dataset is not usable: a file that cannot be read or parsed, a case without a
+    required field, an unknown check or bad check arguments. The text names the file, the
+    case and the field."""
+
+
+@dataclass(slots=True)
+class Case:
+    """One thing to ask the agent, and the checks its answer must pass."""
+
+    name: str
+    """Unique in its dataset; names the case in reports and comparisons."""
+    input: str
+    """The prompt."""
+    checks: Sequence[Check] = ()
+    expected: Any = None
+    """The reference answer: `contains()`, `equals()` and `output_is()` without an
+    argument compare with it, and `judge` shows it to the grader."""
+    metadata: dict[str, Any] = field(default_factory=dict)
+    """Free data; `make_agent(task)` sees it in `task.metadata`."""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name.strip():
+            raise DatasetError(f"a case needs a name, not {self.name!r}")
+        if not isinstance(self.input, str) or not self.input.strip():
+            raise DatasetError(f"case {self.name!r}: input must be a non-empty text")
+        self.checks = tuple(self.checks)
+        for check in self.checks:
+            if not callable(check):
+                raise DatasetError(f"case {self.name!r}: {check!r} is not a check")
+
+
+@dataclass(slots=True, frozen=True)
+class CheckResult:
+    """A check's verdict on one run."""
+
+    passed: bool
+    reason: str = ""
+    """Why it failed (or what it saw), one line; may be empty when it passed."""
+
+
+@dataclass(slots=True)
+class EvalRun:
+    """One run of one case, as the checks see it."""
+
+    case: Case
+    repeat: int
+    """0 for the first run of the case, 1 for the second, …"""
+    status: str
+    """The batch status: "ok", "error" (the run failed), "timeout" or "interrupted"."""
+    text: str = ""
+    """The final answer's text ("" when the run gave none)."""
+    output: Any = None
+    """The answer parsed as JSON when the case asked for a schema (`output_is`), else None."""
+    messages: list[AgentMessage] = field(default_factory=list)
+    """The run's messages, the prompt first."""
+    tokens: int = 0
+    """Tokens over every model call of the run (input, output and cache)."""
+    cost_usd: float = 0.0
+    seconds: float = 0.0
+    """Wall-clock seconds of the run."""
+    error: str | None = None
+    """What went wrong when `status` is not "ok"."""
+    end_reason: str | None = None
+    """The run's `agent_end` reason ("stop", "max_turns", "error", …)."""
+
+    @property
+    def tool_calls(self) -> list[ToolCall]:
+        """Every tool call the model made, in order."""
+        return [
+            call
+            for message in self.messages
+            if isinstance(message, AssistantMessage)
+            for call in message.tool_calls
+        ]
+
+    @property
+    def tool_results(self) -> list[ToolResultMessage]:
+        """Every tool result of the run, in order."""
+        return [m for m in self.messages if isinstance(m, ToolResultMessage)]
+
+    @property
+    def turns(self) -> int:
+        """Model calls the run made (one assistant message each)."""
+        return sum(isinstance(m, AssistantMessage) for m in self.messages)
+
+    @classmethod
+    def from_result(cls, case: Case, repeat: int, result: TaskResult) -> EvalRun:
+        """The run a batch result line describes (its `messages` kept by the batch)."""
+        messages: list[AgentMessage] = []
+        for raw in result.messages or ():
+            try:
+                messages.append(message_from_dict(raw))
+            except ValueError:  # an application's own message type
+                continue
+        return cls(
+            case=case,
+            repeat=repeat,
+            status=result.status,
+            text=result.text or "" if result.status == "ok" else "",
+            output=result.output,
+            messages=messages,
+            tokens=int(result.usage.get("total_tokens") or 0),
+            cost_usd=result.cost_usd,
+            seconds=result.duration_s,
+            error=result.error,
+            end_reason=result.end_reason,
+        )
+
+
+def check_name(check: Check) -> str:
+    """The name a check is reported under."""
+    name = getattr(check, "name", None)
+    if isinstance(name, str) and name:
+        return name
+    return str(getattr(check, "__name__", type(check).__name__))
+
+
+def describe_args(args: Sequence[Any], kwargs: Mapping[str, Any]) -> str:
+    """`(a, key=value)` as a check's name shows its arguments, cut short."""
+    parts = [repr(a) for a in args] + [f"{k}={v!r}" for k, v in kwargs.items()]
+    text = ", ".join(parts)
+    return text if len(text) <= 60 else text[:59] + "…"

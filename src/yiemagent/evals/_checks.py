@@ -1,0 +1,429 @@
+"""The built-in checks: each is a small callable object with a `name`, called with an
+`EvalRun` and returning a `CheckResult` whose reason says what it saw. Text checks read the
+final answer; tool checks read the run's tool calls; `max_turns` and `max_cost` its totals.
+`judge` (an LLM grading the answer) lives in `_judge`."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from yiemagent.errors import ConfigError
+from yiemagent.evals._case import CheckResult, EvalRun, describe_args
+
+__all__ = [
+    "contains",
+    "equals",
+    "matches",
+    "max_cost",
+    "max_tool_calls",
+    "max_turns",
+    "no_tool_called",
+    "not_contains",
+    "output_is",
+    "tool_called",
+]
+
+_NUMBER = re.compile(r"\d+(\.\d+)?")
+
+
+def _found(text: str, needle: str, case_sensitive: bool) -> bool:
+    """Whether `needle` is in `text`; a needle that is a number only as a whole number: "36"
+    is not in "360", "136" or "36.5" but is in "= 36" and "36.0"; "1048576" is in
+    "1,048,576"; "14.14" is in "14.1421" (decimals may go on)."""
+    if not case_sensitive:
+        text, needle = text.lower(), needle.lower()
+    if not _NUMBER.fullmatch(needle):
+        return needle in text
+    text = re.sub(r"(?<=\d),(?=\d{3})", "", text)
+    after = "" if "." in needle else r"(?!\d|\.\d*[1-9])"
+    return re.search(rf"(?<![\d.]){re.escape(needle)}{after}", text) is not None
+
+
+def _texts(value: Any, what: str) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if (
+        isinstance(value, Sequence)
+        and value
+        and all(isinstance(v, str | int | float) for v in value)
+    ):
+        return [str(v) for v in value]
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return [str(value)]
+    raise ConfigError(f"{what} takes a text or a list of texts, not {value!r}")
+
+
+def _expected(run: EvalRun, given: Any, check: str) -> Any:
+    if given is not None:
+        return given
+    if run.case.expected is None:
+        raise ConfigError(f"{check} has no argument and the case has no 'expected'")
+    return run.case.expected
+
+
+@dataclass(frozen=True, slots=True)
+class _Contains:
+    """The answer contains `text` (a list: every text; with `any_of`: at least one),
+    ignoring case unless `case_sensitive`. A text that is a number matches only a whole
+    number ("36" is not in "360"). No `text`: the case's `expected`."""
+
+    text: str | Sequence[str] | None = None
+    any_of: bool = False
+    case_sensitive: bool = False
+
+    def __post_init__(self) -> None:
+        if self.text is not None:
+            _texts(self.text, "contains")
+
+    @property
+    def name(self) -> str:
+        return f"contains({describe_args([self.text] if self.text is not None else [], {})})"
+
+    def __call__(self, run: EvalRun) -> CheckResult:
+        wanted = _texts(_expected(run, self.text, "contains"), "contains")
+        hits = [t for t in wanted if _found(run.text, t, self.case_sensitive)]
+        if self.any_of:
+            if hits:
+                return CheckResult(True, f"answer has {hits[0]!r}")
+            return CheckResult(False, f"answer has none of {wanted} ({_quote(run.text)})")
+        missing = [t for t in wanted if t not in hits]
+        if missing:
+            return CheckResult(False, f"answer lacks {missing[0]!r} ({_quote(run.text)})")
+        return CheckResult(True)
+
+
+@dataclass(frozen=True, slots=True)
+class _NotContains:
+    """The answer contains none of `text` (a text or a list), ignoring case unless
+    `case_sensitive`; numbers as in `contains`."""
+
+    text: str | Sequence[str]
+    case_sensitive: bool = False
+
+    def __post_init__(self) -> None:
+        _texts(self.text, "not_contains")
+
+    @property
+    def name(self) -> str:
+        return f"not_contains({describe_args([self.text], {})})"
+
+    def __call__(self, run: EvalRun) -> CheckResult:
+        for item in _texts(self.text, "not_contains"):
+            if _found(run.text, item, self.case_sensitive):
+                return CheckResult(False, f"answer has {item!r} ({_quote(run.text)})")
+        return CheckResult(True)
+
+
+@dataclass(frozen=True, slots=True)
+class _Equals:
+    """The answer equals `value`: the validated output when the run has one, else the
+    answer's text with surrounding white space removed. No `value`: the case's `expected`."""
+
+    value: Any = None
+
+    @property
+    def name(self) -> str:
+        return f"equals({describe_args([self.value] if self.value is not None else [], {})})"
+
+    def __call__(self, run: EvalRun) -> CheckResult:
+        wanted = _expected(run, self.value, "equals")
+        if run.output is not None and not isinstance(wanted, str):
+            got: Any = run.output
+        else:
+            got = run.text.strip()
+            wanted = str(wanted).strip()
+        if got == wanted:
+            return CheckResult(True)
+        return CheckResult(False, f"got {_quote(got)}, expected {_quote(wanted)}")
+
+
+@dataclass(frozen=True, slots=True)
+class _Matches:
+    """The answer matches the regular expression `regex` somewhere (`re.search`),
+    ignoring case unless `case_sensitive`."""
+
+    regex: str
+    case_sensitive: bool = False
+
+    def __post_init__(self) -> None:
+        try:
+            re.compile(self.regex)
+        except (re.error, TypeError) as exc:
+            raise ConfigError(
+                f"matches: {self.regex!r} is not a regular expression: {exc}"
+            ) from None
+
+    @property
+    def name(self) -> str:
+        return f"matches({self.regex!r})"
+
+    def __call__(self, run: EvalRun) -> CheckResult:
+        flags = 0 if self.case_sensitive else re.IGNORECASE
+        found = re.search(self.regex, run.text, flags)
+        if found is None:
+            return CheckResult(False, f"no match for {self.regex!r} in {_quote(run.text)}")
+        return CheckResult(True, f"matched {found.group(0)!r}")
+
+
+def _subset(want: Any, got: Any, substring: bool) -> bool:
+    if isinstance(want, Mapping):
+        return isinstance(got, Mapping) and all(
+            key in got and _subset(value, got[key], substring) for key, value in want.items()
+        )
+    if substring and isinstance(want, str):
+        return want.lower() in str(got).lower()
+    return bool(want == got)
+
+
+@dataclass(frozen=True, slots=True)
+class _ToolCalled:
+    """The model called tool `name` at least once (`times`: exactly that often) with
+    arguments holding `args` (a subset: each key given, nested objects likewise). With
+    `substring`, a text value matches when it appears in the call's value, ignoring case."""
+
+    tool: str
+    args: Mapping[str, Any] | None = None
+    times: int | None = None
+    substring: bool = False
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.tool, str) or not self.tool:
+            raise ConfigError(f"tool_called needs a tool name, not {self.tool!r}")
+        if self.args is not None and not isinstance(self.args, Mapping):
+            raise ConfigError(f"tool_called: args must be an object, not {self.args!r}")
+
+    @property
+    def name(self) -> str:
+        extra = {"args": dict(self.args)} if self.args else {}
+        return f"tool_called({describe_args([self.tool], extra)})"
+
+    def __call__(self, run: EvalRun) -> CheckResult:
+        named = [c for c in run.tool_calls if c.name == self.tool]
+        hits = [c for c in named if _subset(self.args or {}, c.arguments, self.substring)]
+        if self.times is not None and len(hits) != self.times:
+            return CheckResult(False, f"{len(hits)} matching calls, expected {self.times}")
+        if hits:
+            return CheckResult(True, f"called {self.tool}({_args(hits[0].arguments)})")
+        if named:
+            seen = "; ".join(_args(c.arguments) for c in named)
+            return CheckResult(False, f"{self.tool} called with other arguments: {seen}")
+        made = ", ".join(c.name for c in run.tool_calls) or "no tool"
+        return CheckResult(False, f"{self.tool} not called (called: {made})")
+
+
+@dataclass(frozen=True, slots=True)
+class _NoToolCalled:
+    """The model called no tool at all; with `tool` (a name or a list), none of those."""
+
+    tool: str | Sequence[str] | None = None
+
+    @property
+    def name(self) -> str:
+        return f"no_tool_called({describe_args([self.tool] if self.tool else [], {})})"
+
+    def __call__(self, run: EvalRun) -> CheckResult:
+        names = None if self.tool is None else set(_texts(self.tool, "no_tool_called"))
+        made = [c.name for c in run.tool_calls if names is None or c.name in names]
+        if made:
+            return CheckResult(False, f"called {', '.join(made)}")
+        return CheckResult(True)
+
+
+@dataclass(frozen=True, slots=True)
+class _MaxToolCalls:
+    """The model made at most `n` tool calls."""
+
+    n: int
+
+    def __post_init__(self) -> None:
+        if isinstance(self.n, bool) or not isinstance(self.n, int) or self.n < 0:
+            raise ConfigError(f"needs a whole number of 0 or more, not {self.n!r}")
+
+    @property
+    def name(self) -> str:
+        return f"max_tool_calls({self.n})"
+
+    def __call__(self, run: EvalRun) -> CheckResult:
+        made = len(run.tool_calls)
+        return CheckResult(made <= self.n, f"{made} tool calls (at most {self.n})")
+
+
+def _is_schema(value: Any) -> bool:
+    keys = {"type", "properties", "$schema", "items", "enum", "anyOf", "oneOf", "allOf"}
+    return isinstance(value, Mapping) and bool(keys & set(value))
+
+
+@dataclass(frozen=True, slots=True)
+class _OutputIs:
+    """The answer is a JSON value equal to `value`, or, when `value` is a JSON Schema (an
+    object with `type`, `properties`, …), one that validates against it. The value is the
+    run's validated output when it has one, else its answer text parsed as JSON. No
+    `value`: the case's `expected`."""
+
+    value: Any = None
+
+    @property
+    def name(self) -> str:
+        shown = "schema" if _is_schema(self.value) else describe_args([self.value], {})
+        return f"output_is({shown if self.value is not None else ''})"
+
+    def __call__(self, run: EvalRun) -> CheckResult:
+        from yiemagent.batch import check_output
+
+        wanted = _expected(run, self.value, "output_is")
+        if _is_schema(wanted):
+            text = json.dumps(run.output) if run.output is not None else run.text
+            try:
+                check_output(text, dict(wanted))
+            except ValueError as exc:
+                return CheckResult(False, str(exc))
+            return CheckResult(True)
+        got = run.output
+        if got is None:
+            try:
+                got = check_output(run.text, {})
+            except ValueError as exc:
+                return CheckResult(False, str(exc))
+        if got == wanted:
+            return CheckResult(True)
+        return CheckResult(False, f"got {_quote(got)}, expected {_quote(wanted)}")
+
+
+@dataclass(frozen=True, slots=True)
+class _MaxTurns:
+    """The run made at most `n` model calls."""
+
+    n: int
+
+    def __post_init__(self) -> None:
+        if isinstance(self.n, bool) or not isinstance(self.n, int) or self.n < 0:
+            raise ConfigError(f"needs a whole number of 0 or more, not {self.n!r}")
+
+    @property
+    def name(self) -> str:
+        return f"max_turns({self.n})"
+
+    def __call__(self, run: EvalRun) -> CheckResult:
+        return CheckResult(run.turns <= self.n, f"{run.turns} turns (at most {self.n})")
+
+
+@dataclass(frozen=True, slots=True)
+class _MaxCost:
+    """The run cost at most `usd` US dollars (every model call, at the model's prices)."""
+
+    usd: float
+
+    def __post_init__(self) -> None:
+        bad = isinstance(self.usd, bool) or not isinstance(self.usd, int | float)
+        if bad or self.usd < 0:
+            raise ConfigError(f"needs US dollars, 0 or more, not {self.usd!r}")
+
+    @property
+    def name(self) -> str:
+        return f"max_cost({self.usd:g})"
+
+    def __call__(self, run: EvalRun) -> CheckResult:
+        return CheckResult(run.cost_usd <= self.usd, f"${run.cost_usd:.6f} (at most ${self.usd:g})")
+
+
+def _args(arguments: Mapping[str, Any]) -> str:
+    text = json.dumps(arguments, ensure_ascii=False, default=str)
+    return text if len(text) <= 80 else text[:79] + "…"
+
+
+def _quote(value: Any) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, default=str)
+    text = " ".join(text.split())
+    return repr(text if len(text) <= 120 else text[:119] + "…")
+
+
+# ── the public checks: functions, as they read in code and in datasets ──────
+
+
+def contains(
+    text: str | Sequence[str] | None = None, *, any_of: bool = False, case_sensitive: bool = False
+) -> _Contains:
+    """The answer contains `text` (a list: every text; `any_of`: at least one), ignoring
+    case unless `case_sensitive`. A text that is a number matches only a whole number ("36"
+    is not in "360"; "1048576" is in "1,048,576"). No `text`: the case's `expected`.
+
+    Raises:
+        ConfigError: `text` is not a text or a list of texts.
+    """
+    return _Contains(text, any_of, case_sensitive)
+
+
+def not_contains(text: str | Sequence[str], *, case_sensitive: bool = False) -> _NotContains:
+    """The answer contains none of `text` (a text or a list); matching as in `contains`.
+
+    Raises:
+        ConfigError: `text` is not a text or a list of texts.
+    """
+    return _NotContains(text, case_sensitive)
+
+
+def equals(value: Any = None) -> _Equals:
+    """The answer equals `value`: the run's validated output when it has one and `value` is
+    not a text, else the answer's text, white space around it removed. No `value`: the
+    case's `expected`."""
+    return _Equals(value)
+
+
+def matches(regex: str, *, case_sensitive: bool = False) -> _Matches:
+    """The answer matches the regular expression `regex` somewhere (`re.search`), ignoring
+    case unless `case_sensitive`.
+
+    Raises:
+        ConfigError: `regex` does not compile.
+    """
+    return _Matches(regex, case_sensitive)
+
+
+def tool_called(
+    name: str,
+    args: Mapping[str, Any] | None = None,
+    *,
+    times: int | None = None,
+    substring: bool = False,
+) -> _ToolCalled:
+    """The model called tool `name` at least once (`times`: exactly that often) with
+    arguments holding `args` (a subset: the keys given, nested objects likewise, other keys
+    free). With `substring`, a text value matches when it appears in the call's value,
+    ignoring case ("tokyo" matches "Tokyo, Japan").
+
+    Raises:
+        ConfigError: no tool name, or `args` that is not an object.
+    """
+    return _ToolCalled(name, args, times, substring)
+
+
+def no_tool_called(name: str | Sequence[str] | None = None) -> _NoToolCalled:
+    """The model called no tool; with `name` (a tool name or a list), none of those."""
+    return _NoToolCalled(name)
+
+
+def max_tool_calls(n: int) -> _MaxToolCalls:
+    """The model made at most `n` tool calls."""
+    return _MaxToolCalls(n)
+
+
+def output_is(value_or_schema: Any = None) -> _OutputIs:
+    """The answer is a JSON value equal to `value_or_schema`, or, when that is a JSON Schema
+    (an object with `type`, `properties`, `$schema`, …), one valid against it. The value read
+    is the run's validated output when it has one, else its answer parsed as JSON (a ```json
+    fence allowed). No argument: the case's `expected`."""
+    return _OutputIs(value_or_schema)
+
+
+def max_turns(n: int) -> _MaxTurns:
+    """The run made at most `n` model calls."""
+    return _MaxTurns(n)
+
+
+def max_cost(usd: float) -> _MaxCost:
+    """The run cost at most `usd` US dollars (every model call, at the model's prices)."""
+    return _MaxCost(usd)

@@ -1,0 +1,259 @@
+"""`Case` and `Dataset`: what an eval runs, built in code or read from a YAML or JSONL file.
+
+A file holds cases: YAML `cases:` (a list), or JSONL with one case object a line. Each case
+has `name`, `input`, optional `expected`, `metadata` and `checks`; a check item is a check
+name (`no_tool_called`), `{name: argument}` (`contains: "391"`, `contains: [a, b]`), or
+`{name: {keyword: value}}` when every key is one of the check's parameters
+(`tool_called: {name: get_time, args: {place: Tokyo}}`). A name `FILE.py:FUNCTION` (the
+file relative to the dataset's folder) or `MODULE:FUNCTION` is a plain function check; with
+an argument, the function is called with it and returns the check. A YAML file may also give
+`workdir:`, the folder (relative to it) its cases' tools work in.
+
+Every problem raises one `DatasetError` naming the file, the case and the field.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import inspect
+import json
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from os import PathLike
+from pathlib import Path
+from typing import Any
+
+from yiemagent.errors import ConfigError
+from yiemagent.evals._case import Case, Check, DatasetError
+from yiemagent.evals._checks import (
+    contains,
+    equals,
+    matches,
+    max_cost,
+    max_tool_calls,
+    max_turns,
+    no_tool_called,
+    not_contains,
+    output_is,
+    tool_called,
+)
+from yiemagent.evals._judge import judge
+
+__all__ = ["CHECKS", "Dataset"]
+
+CHECKS: dict[str, Callable[..., Check]] = {
+    "contains": contains,
+    "not_contains": not_contains,
+    "equals": equals,
+    "matches": matches,
+    "tool_called": tool_called,
+    "no_tool_called": no_tool_called,
+    "max_tool_calls": max_tool_calls,
+    "output_is": output_is,
+    "max_turns": max_turns,
+    "max_cost": max_cost,
+    "judge": judge,
+}
+"""The checks a dataset file may name."""
+
+_CASE_KEYS = ("name", "input", "expected", "metadata", "checks")
+_TOP_KEYS = ("cases", "workdir")
+
+
+@dataclass(slots=True)
+class Dataset:
+    """Cases in order, their names unique."""
+
+    cases: list[Case]
+    source: Path | None = None
+    """The file it was read from, if any."""
+    workdir: Path | None = None
+    """The folder its cases' tools work in (`yiem eval` roots the example `read_file`
+    there), if the file gave one; absolute."""
+
+    def __init__(
+        self,
+        cases: Iterable[Case],
+        *,
+        source: Path | None = None,
+        workdir: Path | None = None,
+    ) -> None:
+        self.cases = list(cases)
+        self.source = source
+        self.workdir = workdir
+        seen: set[str] = set()
+        where = f"{source}: " if source else ""
+        for case in self.cases:
+            if not isinstance(case, Case):
+                raise DatasetError(f"{where}{case!r} is not a Case")
+            if case.name in seen:
+                raise DatasetError(f"{where}case {case.name!r}: name: used by another case")
+            seen.add(case.name)
+        if not self.cases:
+            raise DatasetError(f"{where}cases: the dataset has no cases")
+
+    def __len__(self) -> int:
+        return len(self.cases)
+
+    @classmethod
+    def load(cls, path: str | PathLike[str]) -> Dataset:
+        """Read a dataset file: YAML (`.yaml`, `.yml`) or JSONL (any other name).
+
+        Raises:
+            DatasetError: the file cannot be read, is not valid YAML/JSON, or a case is
+                malformed; the text names the file, the case and the field.
+        """
+        file = Path(path)
+        try:
+            text = file.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            reason = getattr(exc, "strerror", None) or exc
+            raise DatasetError(f"{file}: cannot read it: {reason}") from None
+        if file.suffix.lower() in (".yaml", ".yml"):
+            raw_cases, workdir = _yaml_cases(file, text)
+        else:
+            raw_cases, workdir = _jsonl_cases(file, text), None
+        cases = [_case(file, index, raw) for index, raw in raw_cases]
+        return cls(cases, source=file, workdir=workdir)
+
+
+def _yaml_cases(file: Path, text: str) -> tuple[list[tuple[str, Any]], Path | None]:
+    try:
+        import yaml
+    except ImportError:
+        raise DatasetError(
+            f"{file}: reading YAML needs pyyaml: pip install 'yiemagent[evals]'"
+        ) from None
+
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise DatasetError(f"{file}: not valid YAML{where}: {problem}") from None
+    if not isinstance(data, Mapping) or "cases" not in data:
+        raise DatasetError(f"{file}: cases: missing (the file must hold a top-level 'cases:' list)")
+    unknown = [str(key) for key in data if key not in _TOP_KEYS]
+    if unknown:
+        raise DatasetError(f"{file}: {unknown[0]}: unknown key (known: {', '.join(_TOP_KEYS)})")
+    if not isinstance(data["cases"], list):
+        raise DatasetError(f"{file}: cases: must be a list of cases")
+    workdir = None
+    if data.get("workdir") is not None:
+        workdir = (file.parent / str(data["workdir"])).resolve()
+        if not workdir.is_dir():
+            raise DatasetError(f"{file}: workdir: {workdir} is not a folder")
+    return [(f"#{i + 1}", raw) for i, raw in enumerate(data["cases"])], workdir
+
+
+def _jsonl_cases(file: Path, text: str) -> list[tuple[str, Any]]:
+    cases: list[tuple[str, Any]] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            cases.append((f"on line {number}", json.loads(line)))
+        except json.JSONDecodeError as exc:
+            raise DatasetError(f"{file}: line {number}: not JSON ({exc.msg})") from None
+    return cases
+
+
+def _case(file: Path, index: str, raw: Any) -> Case:
+    if not isinstance(raw, Mapping):
+        raise DatasetError(f"{file}: case {index}: must be an object with name and input")
+    name = raw.get("name")
+    label = f"case {name!r}" if isinstance(name, str) and name else f"case {index}"
+    where = f"{file}: {label}"
+    for key in ("name", "input"):
+        if key not in raw:
+            raise DatasetError(f"{where}: {key}: missing")
+    unknown = [str(key) for key in raw if key not in _CASE_KEYS]
+    if unknown:
+        raise DatasetError(f"{where}: {unknown[0]}: unknown field (known: {', '.join(_CASE_KEYS)})")
+    if not isinstance(name, str) or not name.strip():
+        raise DatasetError(f"{where}: name: must be a non-empty text")
+    if not isinstance(raw["input"], str) or not raw["input"].strip():
+        raise DatasetError(f"{where}: input: must be a non-empty text")
+    metadata = raw.get("metadata") or {}
+    if not isinstance(metadata, Mapping):
+        raise DatasetError(f"{where}: metadata: must be an object")
+    items = raw.get("checks") or []
+    if not isinstance(items, list):
+        raise DatasetError(f"{where}: checks: must be a list")
+    checks = [_check(file, f"{where}: checks[{i}]", item) for i, item in enumerate(items)]
+    return Case(name, raw["input"], checks, raw.get("expected"), dict(metadata))
+
+
+def _check(file: Path, where: str, item: Any) -> Check:
+    if isinstance(item, str):
+        name, argument, given = item, None, False
+    elif isinstance(item, Mapping) and len(item) == 1:
+        name, argument = next(iter(item.items()))
+        given = argument is not None  # `- no_tool_called:` in YAML has a null argument
+    else:
+        raise DatasetError(f"{where}: a check is a name or {{name: argument}}, not {item!r}")
+    if not isinstance(name, str):
+        raise DatasetError(f"{where}: {name!r} is not a check name")
+    factory: Callable[..., Any] | None = (
+        _function_check(file, where, name) if ":" in name else CHECKS.get(name)
+    )
+    if factory is None:
+        raise DatasetError(f"{where}: unknown check {name!r} (known: {', '.join(CHECKS)})")
+    if ":" in name and not given:
+        return factory
+    try:
+        if not given:
+            made = factory()
+        elif isinstance(argument, Mapping) and _all_parameters(factory, argument):
+            made = factory(**argument)
+        else:
+            made = factory(argument)
+    except ConfigError as exc:
+        raise DatasetError(f"{where}: {name}: {exc}") from None
+    except TypeError as exc:
+        raise DatasetError(f"{where}: {name}: {_signature_problem(exc)}") from None
+    if not callable(made):
+        raise DatasetError(f"{where}: {name} did not give a check (got {made!r})")
+    check: Check = made
+    return check
+
+
+def _all_parameters(factory: Callable[..., Any], argument: Mapping[Any, Any]) -> bool:
+    try:
+        names = set(inspect.signature(factory).parameters)
+    except (TypeError, ValueError):
+        return False
+    return bool(argument) and all(isinstance(k, str) and k in names for k in argument)
+
+
+def _signature_problem(exc: TypeError) -> str:
+    text = str(exc)
+    return text.split("() ", 1)[1] if "() " in text else text
+
+
+def _function_check(file: Path, where: str, name: str) -> Callable[..., Any]:
+    target, _, attribute = name.rpartition(":")
+    try:
+        if target.endswith(".py"):
+            module = _module_from_file(file.parent / target)
+        else:
+            module = importlib.import_module(target)
+    except Exception as exc:
+        raise DatasetError(f"{where}: cannot import {target}: {exc}") from None
+    function = getattr(module, attribute, None)
+    if not callable(function):
+        raise DatasetError(f"{where}: {target} has no function {attribute!r}")
+    found: Callable[..., Any] = function
+    return found
+
+
+def _module_from_file(path: Path) -> Any:
+    name = f"yiem_eval_checks_{abs(hash(str(path.resolve())))}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"{path} is not a Python file")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

@@ -1,0 +1,159 @@
+"""`run_eval`: every case of a dataset, `repeat` times, on the batch engine (each run on a
+fresh Agent, locally or on Ray), then every check on every run, in the driver."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import tempfile
+from collections.abc import Sequence
+from os import PathLike
+from pathlib import Path
+from typing import Any, Literal
+
+from yiemagent.batch import MakeAgent, TaskResult, read_results, run_batch_async
+from yiemagent.errors import ConfigError
+from yiemagent.evals._case import Case, Check, CheckResult, EvalRun, check_name
+from yiemagent.evals._dataset import Dataset
+from yiemagent.evals._outcomes import CaseReport, CheckOutcome, RunReport
+from yiemagent.evals._report import EvalReport
+from yiemagent.types.callbacks import maybe_await
+
+__all__ = ["run_eval", "task_id"]
+
+logger = logging.getLogger(__name__)
+
+
+def task_id(case: Case, repeat: int, repeats: int) -> str:
+    """The batch task id of run `repeat` (0-based) of `case`: its name, `#n` added when
+    the case runs more than once."""
+    return case.name if repeats == 1 else f"{case.name}#{repeat + 1}"
+
+
+async def run_eval(
+    dataset: Dataset | Sequence[Case],
+    make_agent: MakeAgent,
+    *,
+    repeat: int = 1,
+    concurrency: int = 4,
+    backend: Literal["local", "ray"] = "local",
+    address: str | None = None,
+    timeout_s: float | None = None,
+    results: str | PathLike[str] | None = None,
+    progress: bool | None = None,
+    workers: Literal["auto", "tasks", "pool"] = "auto",
+    num_cpus: float = 1.0,
+) -> EvalReport:
+    """Run each case `repeat` times and check every run.
+
+    The runs go through `yiemagent.batch.run_batch_async` (one fresh Agent each, no retries:
+    a failed run is a failed run); the checks run here, in this process, `concurrency` at a
+    time (a `judge` calls a model).
+
+    Args:
+        dataset: The cases (a `Dataset` or a list of `Case`s).
+        make_agent: Builds a fresh Agent: `make_agent()` or `make_agent(task)`, the task's
+            `metadata` holding the case's metadata plus "case" and "repeat". Picklable for
+            worker processes and Ray (see `yiemagent.batch.MakeAgent`).
+        repeat: Runs per case (k of pass@k).
+        concurrency: Runs (and checks) at once.
+        backend: "local" or "ray" (the `ray` extra).
+        address: The Ray cluster's address (None: a local cluster for the eval).
+        timeout_s: Wall-clock limit per run, seconds (a run over it fails).
+        results: Keep the batch's results file here (a rerun with the same file skips the
+            runs already done); None: a temporary file.
+        progress: Draw the batch's progress bar on stderr (default: on a terminal).
+        workers: As `run_batch_async` ("pool": a worker process or Ray actor per model).
+        num_cpus: CPUs Ray reserves per task or actor.
+
+    Returns:
+        The `EvalReport`.
+
+    Raises:
+        ConfigError: `repeat` below 1, or an empty dataset.
+        BatchError: as `run_batch_async` (a bad option, a results file in use).
+    """
+    if repeat < 1:
+        raise ConfigError(f"repeat must be at least 1, not {repeat}")
+    data = dataset if isinstance(dataset, Dataset) else Dataset(dataset)
+    runs: dict[str, tuple[Case, int]] = {}
+    tasks: list[dict[str, Any]] = []
+    for case in data.cases:
+        for index in range(repeat):
+            tid = task_id(case, index, repeat)
+            runs[tid] = (case, index)
+            metadata = {**case.metadata, "case": case.name, "repeat": index}
+            tasks.append({"id": tid, "prompt": case.input, "metadata": metadata})
+    with tempfile.TemporaryDirectory(prefix="yiem-eval-") as scratch:
+        path = Path(results) if results is not None else Path(scratch) / "results.jsonl"
+        await run_batch_async(
+            tasks,
+            make_agent,
+            results=path,
+            backend=backend,
+            address=address,
+            concurrency=concurrency,
+            timeout_s=timeout_s,
+            retries=0,
+            workers=workers,
+            num_cpus=num_cpus,
+            progress=progress,
+            keep_messages=True,
+        )
+        found = {r.id: r for r in read_results(path) if r.id in runs}
+    gate = asyncio.Semaphore(concurrency)
+
+    async def check_run(tid: str) -> RunReport:
+        case, index = runs[tid]
+        async with gate:
+            return await _check_run(case, index, found.get(tid))
+
+    reports = await asyncio.gather(*(check_run(tid) for tid in runs))
+    by_case: dict[str, list[RunReport]] = {}
+    for tid, report in zip(runs, reports, strict=True):
+        by_case.setdefault(runs[tid][0].name, []).append(report)
+    cases = [
+        CaseReport.from_runs(case.name, by_case[case.name], input=case.input) for case in data.cases
+    ]
+    return EvalReport(cases, repeat=repeat)
+
+
+async def _check_run(case: Case, index: int, result: TaskResult | None) -> RunReport:
+    if result is None:  # the batch was stopped before this run ended
+        outcome = CheckOutcome("run", False, "not run: the eval was interrupted")
+        return RunReport(index, False, [outcome], status="interrupted", error="not run")
+    run = EvalRun.from_result(case, index, result)
+    outcomes: list[CheckOutcome] = []
+    if run.status != "ok":
+        outcomes.append(CheckOutcome("run", False, f"{run.status}: {run.error or 'no answer'}"))
+    for check in case.checks:
+        outcomes.append(await _apply(check, run))
+    return RunReport(
+        repeat=index,
+        passed=all(o.passed for o in outcomes),
+        checks=outcomes,
+        text=run.text,
+        tokens=run.tokens,
+        cost_usd=run.cost_usd,
+        seconds=run.seconds,
+        status=run.status,
+        error=run.error,
+        end_reason=run.end_reason,
+        messages=run.messages,
+    )
+
+
+async def _apply(check: Check, run: EvalRun) -> CheckOutcome:
+    name = check_name(check)
+    try:
+        verdict = await maybe_await(check(run))
+    except Exception as exc:  # a broken check fails, and says why; the eval goes on
+        logger.info("check %s raised %r", name, exc)
+        return CheckOutcome(name, False, f"the check raised {type(exc).__name__}: {exc}")
+    if isinstance(verdict, CheckResult):
+        return CheckOutcome(name, verdict.passed, verdict.reason)
+    if isinstance(verdict, bool):
+        return CheckOutcome(name, verdict, "")
+    return CheckOutcome(
+        name, False, f"the check returned {type(verdict).__name__}, not a bool or CheckResult"
+    )

@@ -1,0 +1,90 @@
+"""`judge(rubric, model=None)`: a model grades an answer pass or fail against a rubric and
+says why, constrained to a small JSON verdict (the Agent's structured output: the embedded
+model by constrained decoding, a hosted one by its output tool)."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from yiemagent.errors import ConfigError
+from yiemagent.evals._case import CheckResult, EvalRun
+
+if TYPE_CHECKING:
+    from yiemagent.types import Model
+
+__all__ = ["JUDGE_SYSTEM", "VERDICT_SCHEMA", "judge"]
+
+logger = logging.getLogger(__name__)
+
+VERDICT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "reason": {"type": "string", "description": "One sentence: why it passes or fails."},
+        "passed": {"type": "boolean", "description": "Whether the answer meets the rubric."},
+    },
+    "required": ["reason", "passed"],
+    "additionalProperties": False,
+}
+"""What the judge must answer: the reason first, so the verdict follows from it."""
+
+JUDGE_SYSTEM = (
+    "You grade an assistant's answer against a rubric. Read the question, the reference "
+    "answer if there is one, and the answer. Give a short reason, then passed: true only "
+    "when the answer meets the rubric."
+)
+
+_ANSWER_CHARS = 6000
+
+
+@dataclass(frozen=True, slots=True)
+class _Judge:
+    rubric: str
+    model: Model | str | None = None
+
+    @property
+    def name(self) -> str:
+        shown = self.rubric if len(self.rubric) <= 50 else self.rubric[:49] + "…"
+        return f"judge({shown!r})"
+
+    def prompt(self, run: EvalRun) -> str:
+        """The grading request for `run`."""
+        parts = [f"Rubric: {self.rubric}", f"Question: {run.case.input}"]
+        if run.case.expected is not None:
+            parts.append(f"Reference answer: {run.case.expected}")
+        answer = run.text if len(run.text) <= _ANSWER_CHARS else run.text[:_ANSWER_CHARS] + "…"
+        parts.append(f"Answer: {answer or '(no answer)'}")
+        return "\n\n".join(parts)
+
+    async def __call__(self, run: EvalRun) -> CheckResult:
+        from yiemagent.agent import Agent
+        from yiemagent.ai import get_model
+
+        model = get_model(self.model) if isinstance(self.model, str) else self.model
+        agent = Agent(JUDGE_SYSTEM, model=model, max_turns=4)
+        try:
+            reply = await agent.prompt(self.prompt(run), output_type=VERDICT_SCHEMA)
+        except Exception as exc:  # a judge that fails fails the check, with its reason
+            logger.info("judge failed: %r", exc)
+            return CheckResult(False, f"the judge failed: {' '.join(str(exc).split())}")
+        verdict = reply.output or {}
+        reason = " ".join(str(verdict.get("reason", "")).split())
+        return CheckResult(bool(verdict.get("passed")), f"judge: {reason}")
+
+
+def judge(rubric: str, model: Model | str | None = None) -> _Judge:
+    """An LLM grades the answer against `rubric`, pass or fail with a reason. It sees the
+    case's input, its `expected` (as a reference) when given, and the answer.
+
+    Args:
+        rubric: What a passing answer does, in plain words.
+        model: The grading model: a `Model`, a "provider/id" name, or None for the
+            embedded model.
+
+    Raises:
+        ConfigError: an empty rubric.
+    """
+    if not isinstance(rubric, str) or not rubric.strip():
+        raise ConfigError("judge needs a rubric: what a passing answer does")
+    return _Judge(rubric, model)

@@ -1,0 +1,152 @@
+"""What one case's runs came to: each check's verdict with its reason (`CheckOutcome`),
+each run (`RunReport`), the case over its runs (`CaseReport`) with pass@k and pass^k.
+
+pass@k is the chance that at least one of k runs drawn from a case's n runs passes, pass^k
+that all k pass; both are the unbiased estimators from the n runs with c passing:
+pass@k = 1 - C(n-c, k) / C(n, k) (Chen et al. 2021, "Evaluating Large Language Models
+Trained on Code") and pass^k = C(c, k) / C(n, k) (Yao et al. 2024, τ-bench).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from math import comb
+from typing import Any
+
+from yiemagent.types.messages import AgentMessage
+
+__all__ = ["CaseReport", "CheckOutcome", "RunReport", "pass_all_k", "pass_at_k"]
+
+
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """The unbiased pass@k estimate from `n` runs of which `c` passed.
+
+    Raises:
+        ValueError: not 0 <= c <= n and 1 <= k <= n.
+    """
+    _check_counts(n, c, k)
+    total = comb(n, k)
+    return (total - comb(n - c, k)) / total  # integers until the one division
+
+
+def pass_all_k(n: int, c: int, k: int) -> float:
+    """The unbiased pass^k estimate (all of k runs pass) from `n` runs, `c` passed.
+
+    Raises:
+        ValueError: not 0 <= c <= n and 1 <= k <= n.
+    """
+    _check_counts(n, c, k)
+    return comb(c, k) / comb(n, k)
+
+
+def _check_counts(n: int, c: int, k: int) -> None:
+    if not (0 <= c <= n and 1 <= k <= n):
+        raise ValueError(f"need 0 <= c <= n and 1 <= k <= n, got n={n}, c={c}, k={k}")
+
+
+@dataclass(slots=True, frozen=True)
+class CheckOutcome:
+    """One check's verdict (on one run, or over a case's runs)."""
+
+    name: str
+    passed: bool
+    reason: str = ""
+
+
+@dataclass(slots=True)
+class RunReport:
+    """One run of a case."""
+
+    repeat: int
+    passed: bool
+    checks: list[CheckOutcome]
+    text: str = ""
+    tokens: int = 0
+    cost_usd: float = 0.0
+    seconds: float = 0.0
+    status: str = "ok"
+    error: str | None = None
+    end_reason: str | None = None
+    messages: list[AgentMessage] = field(default_factory=list)
+    """The run's messages (its timeline); not in the JSON form."""
+
+
+@dataclass(slots=True)
+class CaseReport:
+    """One case over its runs. It passes when every run passed."""
+
+    name: str
+    passed: bool
+    checks: list[CheckOutcome]
+    """Each check over the runs: passed when it passed in every run; the reason is the
+    first failing run's (with how many runs failed it), else the first run's."""
+    runs: list[RunReport]
+    pass_at_k: dict[int, float]
+    """pass@k for k = 1 … len(runs)."""
+    pass_all_k: dict[int, float]
+    """pass^k for k = 1 … len(runs)."""
+    tokens: int = 0
+    cost_usd: float = 0.0
+    seconds: float = 0.0
+    """Sums over the runs."""
+    input: str = ""
+
+    @classmethod
+    def from_runs(cls, name: str, runs: Sequence[RunReport], *, input: str = "") -> CaseReport:
+        """The case's report from its runs (at least one)."""
+        n = len(runs)
+        c = sum(run.passed for run in runs)
+        return cls(
+            name=name,
+            passed=c == n,
+            checks=_merge_checks(runs),
+            runs=list(runs),
+            pass_at_k={k: pass_at_k(n, c, k) for k in range(1, n + 1)},
+            pass_all_k={k: pass_all_k(n, c, k) for k in range(1, n + 1)},
+            tokens=sum(run.tokens for run in runs),
+            cost_usd=sum(run.cost_usd for run in runs),
+            seconds=sum(run.seconds for run in runs),
+            input=input,
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """The case's object in `EvalReport.to_json()`."""
+        return {
+            "name": self.name,
+            "passed": self.passed,
+            "checks": [
+                {"name": c.name, "passed": c.passed, "reason": c.reason} for c in self.checks
+            ],
+            "runs": len(self.runs),
+            "pass_at_k": {str(k): round(v, 6) for k, v in self.pass_at_k.items()},
+            "pass_all_k": {str(k): round(v, 6) for k, v in self.pass_all_k.items()},
+            "tokens": self.tokens,
+            "cost_usd": self.cost_usd,
+            "seconds": round(self.seconds, 3),
+        }
+
+
+def _merge_checks(runs: Sequence[RunReport]) -> list[CheckOutcome]:
+    names: list[str] = []
+    by_name: dict[str, list[CheckOutcome]] = {}
+    for run in runs:
+        for outcome in run.checks:
+            if outcome.name not in by_name:
+                names.append(outcome.name)
+            by_name.setdefault(outcome.name, []).append(outcome)
+    if "run" in by_name:  # a failed run first, however many runs failed
+        names.remove("run")
+        names.insert(0, "run")
+    merged: list[CheckOutcome] = []
+    for name in names:
+        seen = by_name[name]
+        failed = [o for o in seen if not o.passed]
+        if not failed:
+            merged.append(CheckOutcome(name, True, seen[0].reason))
+        elif len(runs) == 1:
+            merged.append(failed[0])
+        else:
+            reason = f"failed {len(failed)}/{len(runs)} runs: {failed[0].reason}"
+            merged.append(CheckOutcome(name, False, reason))
+    return merged

@@ -1,0 +1,5 @@
+"""The `cluster` fixture (a Ray head on 127.0.0.1, one per test module) for the Ray tests."""
+
+from tests.batch._ray import cluster
+
+__all__ = ["cluster"]

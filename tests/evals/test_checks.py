@@ -1,0 +1,166 @@
+"""Each built-in check of DESIGN §19 on hand-built runs: what passes, what fails, and the
+reason it gives."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from yiemagent.errors import ConfigError
+from yiemagent.evals import (
+    Case,
+    CheckResult,
+    EvalRun,
+    contains,
+    equals,
+    matches,
+    max_cost,
+    max_tool_calls,
+    max_turns,
+    no_tool_called,
+    not_contains,
+    output_is,
+    tool_called,
+)
+from yiemagent.types import AssistantMessage, TextContent, ToolCall, ToolResultMessage, UserMessage
+
+
+def run_of(
+    text: str,
+    calls: list[tuple[str, dict[str, Any]]] = (),  # type: ignore[assignment]
+    *,
+    expected: Any = None,
+    output: Any = None,
+    cost: float = 0.0,
+) -> EvalRun:
+    """A run that made `calls` (one turn) and answered `text` (a second turn)."""
+    messages: list[Any] = [UserMessage("q")]
+    if calls:
+        tool_calls = [ToolCall(f"c{i}", name, args) for i, (name, args) in enumerate(calls)]
+        messages.append(AssistantMessage(list(tool_calls), stop_reason="toolUse"))
+        messages += [ToolResultMessage(c.id, c.name, [TextContent("r")]) for c in tool_calls]
+    messages.append(AssistantMessage([TextContent(text)]))
+    case = Case("c", "q", expected=expected)
+    return EvalRun(case, 0, "ok", text, output, messages, cost_usd=cost)
+
+
+def verdict(check: Any, run: EvalRun) -> CheckResult:
+    result = check(run)
+    assert isinstance(result, CheckResult)
+    return result
+
+
+def test_contains_ignores_case_and_needs_every_text() -> None:
+    assert verdict(contains("paris"), run_of("It is Paris.")).passed
+    assert verdict(contains(["paris", "france"]), run_of("Paris, France")).passed
+    failed = verdict(contains(["paris", "rome"]), run_of("Paris, France"))
+    assert not failed.passed and "lacks 'rome'" in failed.reason
+    assert not verdict(contains("Paris", case_sensitive=True), run_of("paris")).passed
+
+
+def test_contains_any_of_and_expected() -> None:
+    assert verdict(contains(["x", "paris"], any_of=True), run_of("paris")).passed
+    failed = verdict(contains(["x", "y"], any_of=True), run_of("paris"))
+    assert not failed.passed and "none of" in failed.reason
+    assert verdict(contains(), run_of("It is 391.", expected="391")).passed
+    assert not verdict(contains(), run_of("It is 392.", expected="391")).passed
+
+
+@pytest.mark.parametrize(
+    ("needle", "text", "found"),
+    [
+        ("36", "15% of 240 is 36.", True),
+        ("36", "= 36.0", True),
+        ("36", "360", False),
+        ("36", "136", False),
+        ("36", "36.5", False),
+        ("1048576", "1,048,576", True),
+        ("14.14", "about 14.1421", True),
+    ],
+)
+def test_contains_reads_a_number_as_a_whole_number(needle: str, text: str, found: bool) -> None:
+    assert verdict(contains(needle), run_of(text)).passed is found
+
+
+def test_not_contains() -> None:
+    assert verdict(not_contains(["openai", "gpt-"]), run_of("I am yiem.")).passed
+    failed = verdict(not_contains(["openai"]), run_of("Made by OpenAI"))
+    assert not failed.passed and "openai" in failed.reason
+
+
+def test_equals_text_output_and_expected() -> None:
+    assert verdict(equals("391"), run_of("  391\n")).passed
+    failed = verdict(equals("391"), run_of("391."))
+    assert not failed.passed and "expected '391'" in failed.reason
+    assert verdict(equals({"a": 1}), run_of("{}", output={"a": 1})).passed
+    assert not verdict(equals({"a": 1}), run_of("{}", output={"a": 2})).passed
+    assert verdict(equals(), run_of("yes", expected="yes")).passed
+
+
+def test_matches() -> None:
+    assert verdict(matches(r"\b\d{2}:\d{2}\b"), run_of("It is 09:41 now")).passed
+    assert not verdict(matches(r"^\d+$"), run_of("It is 9")).passed
+    with pytest.raises(ConfigError, match="not a regular expression"):
+        matches("(")
+
+
+def test_tool_called_with_an_argument_subset() -> None:
+    run = run_of("ok", [("get_time", {"place": "Tokyo, Japan", "format": "24h"})])
+    assert verdict(tool_called("get_time"), run).passed
+    assert verdict(tool_called("get_time", {"format": "24h"}), run).passed
+    other = verdict(tool_called("get_time", {"place": "tokyo"}), run)
+    assert not other.passed and "other arguments" in other.reason
+    assert verdict(tool_called("get_time", {"place": "tokyo"}, substring=True), run).passed
+    missing = verdict(tool_called("calculator"), run)
+    assert not missing.passed and "not called (called: get_time)" in missing.reason
+    nested = run_of("ok", [("f", {"a": {"b": 1, "c": 2}})])
+    assert verdict(tool_called("f", {"a": {"b": 1}}), nested).passed
+    assert not verdict(tool_called("f", {"a": {"b": 2}}), nested).passed
+
+
+def test_tool_called_times() -> None:
+    run = run_of("ok", [("calculator", {"e": "1"}), ("calculator", {"e": "2"})])
+    assert verdict(tool_called("calculator", times=2), run).passed
+    assert not verdict(tool_called("calculator", times=1), run).passed
+
+
+def test_no_tool_called_and_max_tool_calls() -> None:
+    assert verdict(no_tool_called(), run_of("hi")).passed
+    run = run_of("ok", [("calculator", {}), ("read_file", {})])
+    failed = verdict(no_tool_called(), run)
+    assert not failed.passed and "calculator, read_file" in failed.reason
+    assert verdict(no_tool_called(["get_time"]), run).passed
+    assert not verdict(no_tool_called("read_file"), run).passed
+    assert verdict(max_tool_calls(2), run).passed
+    assert not verdict(max_tool_calls(1), run).passed
+
+
+def test_output_is_value_and_schema() -> None:
+    schema = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+    assert verdict(output_is(schema), run_of('{"n": 3}')).passed
+    assert verdict(output_is(schema), run_of('```json\n{"n": 3}\n```')).passed
+    bad = verdict(output_is(schema), run_of('{"n": "three"}'))
+    assert not bad.passed and "at n" in bad.reason
+    assert not verdict(output_is(schema), run_of("three")).passed
+    assert verdict(output_is([1, 2]), run_of("[1, 2]")).passed
+    assert not verdict(output_is([1, 2]), run_of("[2, 1]")).passed
+    assert verdict(output_is(), run_of("", output={"n": 3}, expected={"n": 3})).passed
+
+
+def test_max_turns_and_max_cost() -> None:
+    two_turns = run_of("ok", [("calculator", {})], cost=0.002)
+    assert verdict(max_turns(2), two_turns).passed
+    failed = verdict(max_turns(1), two_turns)
+    assert not failed.passed and failed.reason == "2 turns (at most 1)"
+    assert verdict(max_cost(0.002), two_turns).passed
+    assert not verdict(max_cost(0.001), two_turns).passed
+    with pytest.raises(ConfigError):
+        max_turns(-1)
+    with pytest.raises(ConfigError):
+        max_cost("a lot")  # type: ignore[arg-type]
+
+
+def test_a_check_without_its_argument_needs_the_cases_expected() -> None:
+    with pytest.raises(ConfigError, match="no 'expected'"):
+        contains()(run_of("x"))

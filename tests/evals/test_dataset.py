@@ -1,0 +1,152 @@
+"""`Dataset.load` (DESIGN §19): YAML and JSONL cases with every check form, plain function
+checks from a file beside the dataset, and one clear error naming the file, the case and
+the field for each kind of bad dataset."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from yiemagent.evals import Case, Dataset, DatasetError, EvalRun, check_name
+
+GOOD = """\
+workdir: files
+cases:
+  - name: multiply
+    input: What is 17 * 23?
+    expected: "391"
+    metadata: {kind: one tool}
+    checks:
+      - contains
+      - tool_called: calculator
+      - tool_called: {name: calculator, args: {expression: "17 * 23"}, substring: true}
+      - max_turns: 3
+      - no_tool_called: [get_time]
+  - name: capital
+    input: What is the capital of France?
+    checks:
+      - contains: {text: [paris, Paris], any_of: true}
+      - no_tool_called
+      - output_is: {type: string}
+      - judge: The answer names Paris.
+      - checks.py:short
+      - checks.py:longer_than: 3
+"""
+
+CHECKS_PY = """\
+def short(run):
+    return len(run.text) < 100
+
+def longer_than(n):
+    def check(run):
+        return len(run.text) > n
+    return check
+"""
+
+
+def write(folder: Path, name: str, text: str) -> Path:
+    path = folder / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_a_yaml_dataset_with_every_check_form(tmp_path: Path) -> None:
+    (tmp_path / "files").mkdir()
+    write(tmp_path, "checks.py", CHECKS_PY)
+    data = Dataset.load(write(tmp_path, "d.yaml", GOOD))
+    assert [c.name for c in data.cases] == ["multiply", "capital"]
+    assert data.workdir == (tmp_path / "files").resolve()
+    multiply, capital = data.cases
+    assert multiply.expected == "391" and multiply.metadata == {"kind": "one tool"}
+    names = [check_name(c) for c in multiply.checks]
+    assert names == [
+        "contains()",
+        "tool_called('calculator')",
+        "tool_called('calculator', args={'expression': '17 * 23'})",
+        "max_turns(3)",
+        "no_tool_called(['get_time'])",
+    ]
+    assert [check_name(c) for c in capital.checks][-3:] == [
+        "judge('The answer names Paris.')",
+        "short",
+        "check",
+    ]
+    run = EvalRun(capital, 0, "ok", "Paris")
+    assert capital.checks[-2](run) is True and capital.checks[-1](run) is True
+    assert capital.checks[-1](EvalRun(capital, 0, "ok", "Rome")) is True
+    assert capital.checks[-1](EvalRun(capital, 0, "ok", "No")) is False
+
+
+def test_a_jsonl_dataset(tmp_path: Path) -> None:
+    lines = [
+        {"name": "a", "input": "Hi", "checks": ["no_tool_called", {"contains": "hello"}]},
+        {"name": "b", "input": "2+2?", "expected": "4", "checks": [{"equals": None}]},
+    ]
+    path = write(tmp_path, "d.jsonl", "\n".join(json.dumps(x) for x in lines) + "\n\n")
+    data = Dataset.load(path)
+    assert [(c.name, len(c.checks)) for c in data.cases] == [("a", 2), ("b", 1)]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "cases:\n  - name: a\n    input: hi\n    checks: [contain: x]\n",
+            "d.yaml: case 'a': checks[0]: unknown check 'contain' (known: contains,",
+        ),
+        ("cases:\n  - name: a\n    checks: []\n", "d.yaml: case 'a': input: missing"),
+        ("cases:\n  - input: hi\n", "d.yaml: case #1: name: missing"),
+        (
+            "cases:\n  - name: a\n    input: hi\n  - name: b\n   input: x\n",
+            "d.yaml: not valid YAML at line 5",
+        ),
+        (
+            "cases: [{name: a, input: hi, checks: [max_turns: many]}]\n",
+            "d.yaml: case 'a': checks[0]: max_turns: needs a whole number",
+        ),
+        (
+            "cases: [{name: a, input: hi, checks: [tool_called]}]\n",
+            "d.yaml: case 'a': checks[0]: tool_called: missing 1 required positional argument",
+        ),
+        (
+            "cases: [{name: a, input: hi, checks: [matches: '(']}]\n",
+            "d.yaml: case 'a': checks[0]: matches: matches: '(' is not a regular expression",
+        ),
+        ("cases: [{name: a, input: hi, chekcs: []}]\n", "d.yaml: case 'a': chekcs: unknown field"),
+        (
+            "cases: [{name: a, input: hi}, {name: a, input: ho}]\n",
+            "d.yaml: case 'a': name: used by another case",
+        ),
+        (
+            "cases: [{name: a, input: hi, checks: [nowhere.py:f]}]\n",
+            "d.yaml: case 'a': checks[0]: cannot import nowhere.py",
+        ),
+        ("tests: []\n", "d.yaml: cases: missing"),
+        ("cases: []\n", "d.yaml: cases: the dataset has no cases"),
+    ],
+)
+def test_a_bad_dataset_is_one_error_naming_file_case_and_field(
+    tmp_path: Path, text: str, message: str
+) -> None:
+    with pytest.raises(DatasetError) as caught:
+        Dataset.load(write(tmp_path, "d.yaml", text))
+    shown = str(caught.value)
+    assert "\n" not in shown
+    assert shown.startswith(str(tmp_path)) and message in shown, shown
+
+
+def test_bad_jsonl_and_a_missing_file(tmp_path: Path) -> None:
+    path = write(tmp_path, "d.jsonl", '{"name": "a", "input": "hi"}\n{"name": "b",\n')
+    with pytest.raises(DatasetError, match=r"d\.jsonl: line 2: not JSON"):
+        Dataset.load(path)
+    with pytest.raises(DatasetError, match=r"nothere\.yaml: cannot read it"):
+        Dataset.load(tmp_path / "nothere.yaml")
+
+
+def test_cases_in_code_are_checked_too() -> None:
+    with pytest.raises(DatasetError, match="input must be a non-empty text"):
+        Case("a", "")
+    with pytest.raises(DatasetError, match="is not a check"):
+        Case("a", "hi", checks=["contains"])  # type: ignore[list-item]

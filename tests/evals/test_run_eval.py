@@ -1,0 +1,201 @@
+"""`run_eval` end to end on the batch engine (DESIGN §19): faux-model agents with a real
+tool, repeats with pass@k and pass^k, the JSON form, `compare` against a baseline, the
+HTML report with each run's timeline, plain function checks and `judge`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.evals._agents import USAGE, make_agent
+from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
+from yiemagent.evals import (
+    Case,
+    CheckResult,
+    Dataset,
+    EvalReport,
+    EvalRun,
+    contains,
+    judge,
+    max_turns,
+    no_tool_called,
+    run_eval,
+    tool_called,
+)
+
+
+def cases() -> list[Case]:
+    return [
+        Case(
+            "multiply",
+            "What is 17 * 23?",
+            [contains("391"), tool_called("calculator", {"expression": "17 * 23"}), max_turns(2)],
+            metadata={"script": "calc", "expression": "17 * 23"},
+        ),
+        Case(
+            "capital",
+            "Capital of France?",
+            [contains("paris"), no_tool_called()],
+            metadata={"script": "say", "text": "Paris."},
+        ),
+        Case("flaky", "Say hi", [contains("hi")], metadata={"script": "flaky", "text": "hi"}),
+        Case("broken", "Say hi", [no_tool_called()], metadata={"script": "fail"}),
+    ]
+
+
+async def test_each_case_and_check_with_its_reason_tokens_and_cost() -> None:
+    report = await run_eval(Dataset(cases()), make_agent, concurrency=2)
+    by_name = {case.name: case for case in report.cases}
+    assert (report.passed, report.failed) == (3, 1)
+    multiply = by_name["multiply"]
+    assert multiply.passed and [c.passed for c in multiply.checks] == [True, True, True]
+    assert multiply.checks[1].reason == 'called calculator({"expression": "17 * 23"})'
+    assert multiply.runs[0].text == "The answer is 391."
+    assert multiply.tokens == 2 * USAGE.total_tokens
+    assert multiply.cost_usd == pytest.approx(0.002)
+    broken = by_name["broken"]
+    assert not broken.passed
+    assert broken.checks[0].name == "run" and "boom" in broken.checks[0].reason
+    assert broken.checks[1].passed  # it called no tool: true, but the run failed
+
+
+async def test_repeats_give_pass_at_k_and_pass_all_k() -> None:
+    report = await run_eval(cases(), make_agent, repeat=3)
+    flaky = next(case for case in report.cases if case.name == "flaky")
+    assert [run.passed for run in flaky.runs] == [True, False, True]
+    assert not flaky.passed
+    assert flaky.pass_at_k == pytest.approx({1: 2 / 3, 2: 1.0, 3: 1.0})
+    assert flaky.pass_all_k == pytest.approx({1: 2 / 3, 2: 1 / 3, 3: 0.0})
+    assert flaky.checks[0].name == "run"
+    assert flaky.checks[0].reason == "failed 1/3 runs: error: boom"
+    assert flaky.checks[1].reason.startswith("failed 1/3 runs: answer lacks 'hi'")
+    assert report.mean_pass_at_k(3) == pytest.approx(3 / 4)
+
+
+async def test_the_json_form_has_the_design_shape_and_reads_back() -> None:
+    report = await run_eval(cases()[:2], make_agent, repeat=2)
+    data = json.loads(json.dumps(report.to_json()))
+    assert set(data) == {"passed", "failed", "cases"}
+    assert (data["passed"], data["failed"]) == (2, 0)
+    case = data["cases"][0]
+    assert set(case) == {
+        "name", "passed", "checks", "runs", "pass_at_k", "pass_all_k", "tokens", "cost_usd",
+        "seconds",
+    }  # fmt: skip
+    assert set(case["checks"][0]) == {"name", "passed", "reason"}
+    assert case["runs"] == 2 and case["pass_at_k"] == {"1": 1.0, "2": 1.0}
+    again = EvalReport.from_json(data)
+    assert [(c.name, c.passed) for c in again.cases] == [("multiply", True), ("capital", True)]
+
+
+async def test_compare_lists_regressions_and_fixes(tmp_path: Path) -> None:
+    old = await run_eval(cases(), make_agent)
+    baseline = tmp_path / "old.json"
+    baseline.write_text(json.dumps(old.to_json()))
+    changed = cases()
+    changed[0].checks = (contains("392"),)  # an expected answer changed on purpose
+    changed[3].metadata["script"] = "say"  # the broken case now answers
+    new = await run_eval(changed, make_agent)
+    comparison = new.compare(baseline)
+    assert comparison.regressions == ["multiply"] and comparison.fixes == ["broken"]
+    assert new.compare(old).regressions == ["multiply"]
+    assert new.compare(old.to_json()).fixes == ["broken"]
+    assert old.compare(old).regressions == [] and old.compare(old).fixes == []
+
+
+async def test_plain_functions_are_checks_and_a_raising_check_fails_with_its_reason() -> None:
+    def short(run: EvalRun) -> bool:
+        return len(run.text) < 10
+
+    async def used_calculator(run: EvalRun) -> CheckResult:
+        names = [call.name for call in run.tool_calls]
+        return CheckResult("calculator" in names, f"calls: {names}")
+
+    def broken(run: EvalRun) -> bool:
+        raise RuntimeError("no idea")
+
+    case = Case(
+        "multiply",
+        "What is 17 * 23?",
+        [short, used_calculator, broken],
+        metadata={"script": "calc", "expression": "17 * 23"},
+    )
+    (result,) = (await run_eval([case], make_agent)).cases
+    assert [(c.name, c.passed, c.reason) for c in result.checks] == [
+        ("short", False, ""),
+        ("used_calculator", True, "calls: ['calculator']"),
+        ("broken", False, "the check raised RuntimeError: no idea"),
+    ]
+
+
+async def test_judge_grades_with_a_verdict_and_a_reason() -> None:
+    verdicts = FauxModel(
+        [
+            faux_message(
+                faux_tool_call("final_result", {"reason": "It names Paris.", "passed": True})
+            ),
+            faux_message(
+                faux_tool_call("final_result", {"reason": "Rome is wrong.", "passed": False})
+            ),
+        ]
+    )
+    case = Case(
+        "capital",
+        "Capital of France?",
+        [judge("The answer names Paris.", model=verdicts.model)],
+        expected="Paris",
+        metadata={"script": "say", "text": "Paris."},
+    )
+    run = EvalRun(case, 0, "ok", "Paris.")
+    first = await case.checks[0](run)  # type: ignore[misc]
+    assert first == CheckResult(True, "judge: It names Paris.")
+    second = await case.checks[0](EvalRun(case, 0, "ok", "Rome."))  # type: ignore[misc]
+    assert second == CheckResult(False, "judge: Rome is wrong.")
+    asked = verdicts.contexts[0].messages[0].content[0].text  # type: ignore[union-attr]
+    assert "Rubric: The answer names Paris." in asked
+    assert "Reference answer: Paris" in asked and "Answer: Paris." in asked
+    failed = await case.checks[0](run)  # type: ignore[misc]
+    assert not failed.passed and failed.reason.startswith("the judge failed: ")
+
+
+async def test_the_html_report_shows_checks_and_links_each_runs_timeline(tmp_path: Path) -> None:
+    report = await run_eval(cases(), make_agent, repeat=2)
+    page = report.to_html(tmp_path / "report.html")
+    text = page.read_text()
+    assert "2/4 cases passed" in text  # flaky and broken fail
+    assert '<tr class="case pass" data-case="multiply">' in text
+    assert '<tr class="case fail" data-case="flaky">' in text
+    assert "failed 1/2 runs: error: boom" in text
+    links = [line.split('href="')[1].split('"')[0] for line in text.split("<a ")[1:]]
+    assert len(links) == 8
+    for link in links:
+        timeline = (tmp_path / link).read_text()
+        assert "yiem trace:" in timeline
+    assert "tool_called(&#x27;calculator&#x27;" in text
+    assert "called calculator(" in text and "pass@2" in text
+
+
+@pytest.mark.slow
+def test_a_dataset_runs_on_a_ray_cluster(cluster: str, tmp_path: Path) -> None:
+    import asyncio
+
+    report = asyncio.run(
+        run_eval(
+            cases(),
+            make_agent,
+            repeat=2,
+            backend="ray",
+            address=cluster,
+            results=tmp_path / "runs.jsonl",
+        )
+    )
+    by_name = {case.name: case for case in report.cases}
+    assert by_name["multiply"].passed, by_name["multiply"].checks
+    assert by_name["capital"].passed
+    assert by_name["multiply"].runs[0].text == "The answer is 391."
+    assert [run.passed for run in by_name["flaky"].runs] == [True, False]
+    assert not by_name["broken"].passed
+    lines = (tmp_path / "runs.jsonl").read_text().splitlines()
+    assert len(lines) == 8 and all('"messages"' in line for line in lines)
