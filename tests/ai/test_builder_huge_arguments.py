@@ -36,7 +36,7 @@ def test_huge_argument_in_small_fragments_is_parsed_in_linear_time() -> None:
 def test_nan_and_infinity_are_not_json() -> None:
     """Python's json accepts NaN; resent to a strict API it would fail every later request.
     Arguments holding it are malformed JSON (the tool pipeline reports it to the model)."""
-    from yiemagent.ai._partial_json import parse_json_object, parse_partial_json
+    from yiemagent.ai.builder import parse_json_object, parse_partial_json
 
     assert parse_json_object('{"x": NaN}') is None
     assert parse_json_object('{"x": -Infinity}') is None

@@ -8,7 +8,7 @@ from typing import Any
 
 from hypothesis import given, settings, strategies as st
 
-from yiemagent.ai._partial_json import parse_json_object, parse_partial_json
+from yiemagent.ai.builder import parse_json_object, parse_partial_json
 
 json_values = st.recursive(
     st.none()

@@ -13,15 +13,21 @@ Tool-call arguments contract (what the loop sees in the final message):
   `arguments` is the best partial parse (a dict, possibly `{}`) and `partial_json` keeps the
   raw text received, so the tool pipeline can report "arguments are not valid JSON" with the
   text the model sent.
+
+The partial parse is `jiter`'s partial mode (native code); an incomplete trailing string is
+kept as far as it arrived. `parse_partial_json` and `parse_json_object` are the two readings
+of argument text, also used by providers that assemble calls themselves.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Mapping
-from typing import Literal
+from typing import Any, Literal
 
-from yiemagent.ai._partial_json import parse_json_object, parse_partial_json
+import jiter
+
 from yiemagent.ai.models import calculate_cost
 from yiemagent.types.messages import (
     AssistantMessage,
@@ -48,7 +54,7 @@ from yiemagent.types.model import (
     ToolCallStartEvent,
 )
 
-__all__ = ["DoneReason", "MessageBuilder"]
+__all__ = ["DoneReason", "MessageBuilder", "parse_json_object", "parse_partial_json"]
 
 logger = logging.getLogger(__name__)
 
@@ -222,3 +228,70 @@ class MessageBuilder:
         message.error_message = error_message or reason
         self._stream.push(ErrorEvent(reason, message, error_type=error_type))
         return message
+
+
+# ── argument text ────────────────────────────────────────────────────────────
+
+
+def parse_partial_json(text: str) -> dict[str, Any]:
+    """Parse a possibly incomplete JSON object.
+
+    Args:
+        text: JSON text, complete or cut off anywhere (a prefix of a JSON object).
+
+    Returns:
+        The object parsed so far (incomplete strings kept as received, incomplete numbers and
+        literals left out). `{}` for empty text, a non-object value, or text that is not JSON
+        at all. Never raises.
+    """
+    if not text:
+        return {}
+    data = text.encode(errors="replace")  # a lone surrogate becomes "?"
+    try:
+        value = jiter.from_json(data, partial_mode="trailing-strings", allow_inf_nan=False)
+    except ValueError as exc:
+        # Garbage after a good start (`{"a": 1, oops`): keep what came before the bad token.
+        end = _error_offset(data, str(exc))
+        if end <= 0:
+            return {}
+        try:
+            value = jiter.from_json(
+                data[:end], partial_mode="trailing-strings", allow_inf_nan=False
+            )
+        except ValueError:
+            return {}
+    return value if isinstance(value, dict) else {}
+
+
+_POSITION = re.compile(r"at line (\d+) column (\d+)$")
+
+
+def _error_offset(data: bytes, error: str) -> int:
+    """The byte offset of a jiter error ("... at line L column C", C counted in bytes)."""
+    match = _POSITION.search(error)
+    if match is None:
+        return 0
+    line, column = int(match[1]), int(match[2])
+    start = 0
+    for _ in range(line - 1):
+        start = data.find(b"\n", start) + 1
+        if start == 0:
+            return 0
+    return min(len(data), start + column - 1)
+
+
+def parse_json_object(text: str) -> dict[str, Any] | None:
+    """Parse complete JSON text that must be an object; `None` when it is not (never raises).
+
+    An object encoded twice (a JSON string holding the object's JSON text, as some models
+    served over OpenAI-compatible APIs send their arguments) counts as the object.
+    """
+    if not text:
+        return None
+    try:
+        value = jiter.from_json(text.encode(errors="replace"), allow_inf_nan=False)
+        if isinstance(value, str) and value.lstrip().startswith("{"):
+            value = jiter.from_json(value.encode(errors="replace"), allow_inf_nan=False)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None

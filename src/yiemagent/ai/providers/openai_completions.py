@@ -31,8 +31,7 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from yiemagent.ai._partial_json import parse_json_object, parse_partial_json
-from yiemagent.ai.builder import MessageBuilder
+from yiemagent.ai.builder import MessageBuilder, parse_json_object, parse_partial_json
 from yiemagent.ai.openai_wire import (
     FINISH_REASONS,
     REASONING_FIELDS,

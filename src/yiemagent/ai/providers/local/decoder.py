@@ -15,8 +15,7 @@ import uuid
 from collections.abc import Collection, Sequence
 from typing import Any, Literal
 
-from yiemagent.ai._partial_json import parse_partial_json
-from yiemagent.ai.builder import MessageBuilder
+from yiemagent.ai.builder import MessageBuilder, parse_partial_json
 from yiemagent.ai.providers.local.choice import ChainStep, adds_to, relevant, vocabulary
 from yiemagent.ai.providers.local.grounding import (
     FILE_NAME,
