@@ -34,7 +34,7 @@ from typing import Any
 
 from overhead import floor_us  # type: ignore[import-not-found]
 
-from yiemagent.loop.tool_runs import QUICK_WAIT_S, ToolThreads
+from yiemagent.loop._execution import QUICK_WAIT_S, ToolThreads
 
 Submit = Callable[..., "asyncio.Future[Any]"]
 WIDTH = 50

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-import yiemagent.loop.convert as convert
+import yiemagent.loop._agent_loop as convert
 from yiemagent import Agent, AgentMessage, AssistantMessage, TextContent, UserMessage
 from yiemagent.ai.providers.faux import FauxModel
 

@@ -147,10 +147,10 @@ def test_agent_loop_outside_an_event_loop_says_what_to_do() -> None:
 
 
 def test_agent_loop_is_the_function_whatever_was_imported_first() -> None:
-    """`agent_loop` is also the name of its submodule; importing that first must not make
-    the public name the module (a fresh interpreter, so import order is the one shown)."""
+    """Importing the loop's private module first must not make the public name anything but
+    the function (a fresh interpreter, so import order is the one shown)."""
     code = (
-        "from yiemagent.loop.agent_loop import run_agent_loop\n"
+        "from yiemagent.loop._agent_loop import run_agent_loop\n"
         "import inspect, yiemagent, yiemagent.loop\n"
         "from yiemagent import agent_loop\n"
         "assert inspect.isfunction(agent_loop), agent_loop\n"

@@ -10,7 +10,7 @@ import random
 
 from hypothesis import given, settings, strategies as st
 
-from yiemagent.loop.tasks import all_done
+from yiemagent.loop._tool_calls import all_done
 
 OUTCOMES = st.sampled_from(["ok", "raise", "cancel"])
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-import yiemagent.loop.batches as batches
+import yiemagent.loop._tool_calls as batches
 from tests.loop._kit import (
     MODEL,
     Recorder,

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-import yiemagent.loop.deadline as deadline
+import yiemagent.loop._execution as deadline
 from tests.loop._kit import Recorder, call, make_tool, result_text, run_batch, texts
 from yiemagent import (
     AbortSignal,

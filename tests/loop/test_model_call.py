@@ -35,7 +35,7 @@ from yiemagent import (
 from yiemagent.ai import AssistantMessageEventStream
 from yiemagent.ai.builder import MessageBuilder
 from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_stall, faux_tool_call
-from yiemagent.loop.deadline import ABORT_GRACE_S
+from yiemagent.loop import ABORT_GRACE_S
 
 SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
 
@@ -417,7 +417,7 @@ async def test_r5_9_a_batch_that_raises_leaves_no_call_unanswered(
 
     # Fault injection: the pipeline never raises, so make it.
     monkeypatch.setattr(
-        sys.modules["yiemagent.loop.turn_tools"], "execute_tool_calls", broken_batch
+        sys.modules["yiemagent.loop._agent_loop"], "execute_tool_calls", broken_batch
     )
     fm = FauxModel([faux_message(faux_tool_call("noop"), faux_tool_call("noop")), "never"])
     events, context = await run(fm, AgentLoopConfig(model=fm.model), [noop_tool()])

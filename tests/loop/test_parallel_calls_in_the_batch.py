@@ -17,10 +17,10 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
+import yiemagent.loop._execution as deadline
 from tests.loop._kit import MODEL, Recorder, call, make_tool, message, run_batch, texts
 from yiemagent import AbortSignal, AgentContext, AgentLoopConfig, execute_tool_calls
-from yiemagent.loop import deadline
-from yiemagent.loop.tasks import run_concurrently
+from yiemagent.loop._tool_calls import run_concurrently
 
 WHO: contextvars.ContextVar[str] = contextvars.ContextVar("who", default="nobody")
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings, strategies as st
 
-import yiemagent.loop.deadline as deadline
+import yiemagent.loop._execution as deadline
 from tests.loop._kit import Recorder, call, make_tool, run_batch
 from yiemagent import (
     AbortSignal,

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from yiemagent.loop.tool_runs import ToolThreads
+from yiemagent.loop._execution import ToolThreads
 
 CALLS = st.lists(
     st.tuples(st.sampled_from([0.0, 0.0005, 0.002]), st.booleans(), st.booleans()),

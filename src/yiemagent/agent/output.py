@@ -3,7 +3,7 @@ R-6.3, §13, §14; `docs/output.md`).
 
 Without an output type the answer is the run's final assistant message, and a run that
 ended in error raises `AgentRunError` (never an empty reply). With one, the loop validates
-the output (`yiemagent.loop.output`) and puts the value on the run's `AgentEndEvent`; here it
+the output (`yiemagent.loop._output_type`) and puts the value on the run's `AgentEndEvent`; here it
 becomes an `OutputMessage` (the final assistant message's fields and `output`), or
 `AgentRunError` saying why the run has no value.
 """

@@ -48,7 +48,7 @@ from yiemagent.types import (
 from yiemagent.types.callbacks import EventSink, GuardedSink, guarded_sink, maybe_await
 
 if TYPE_CHECKING:
-    from yiemagent.loop.convert import IncrementalConverter
+    from yiemagent.loop import IncrementalConverter
 
 __all__ = ["Listener", "RunDriver", "RunOptions"]
 
@@ -354,7 +354,7 @@ class LoopTranscript:
     def for_run(self, messages: list[AgentMessage]) -> list[AgentMessage]:
         """The list to give the loop as `context.messages` for the next run."""
         if self.converter is None:
-            from yiemagent.loop.convert import IncrementalConverter
+            from yiemagent.loop import IncrementalConverter
 
             self.converter = IncrementalConverter()
         copy = self._copy

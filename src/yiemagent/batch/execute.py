@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 from yiemagent.agent import AgentRunError
 from yiemagent.batch.results import TaskResult, TaskStatus
 from yiemagent.batch.tasks import BatchTask
-from yiemagent.loop.deadline import ABORT_GRACE_S
+from yiemagent.loop import ABORT_GRACE_S
 from yiemagent.types.callbacks import maybe_await
 from yiemagent.types.messages import Usage
 

@@ -1,0 +1,1059 @@
+"""The agent loop: turns of one model call and its tool calls, with events (DESIGN §5).
+
+Read top to bottom, the functions follow a run in the order it happens: the entry points
+(`agent_loop` and `agent_loop_continue` start a run and return its event stream;
+`run_agent_loop` and `run_agent_loop_continue` run it, sending each event to a sink), the
+state a run's turns share (`LoopRun`), the turns (steering polled before each, follow-ups
+when the agent would otherwise stop, the hooks between turns), one model call
+(`stream_assistant_response`: transform the transcript, convert it for the model, stream the
+answer), the transcript as the model sees it (`default_convert_to_llm`), the turn's tool
+calls (one batch, `_tool_calls.execute_tool_calls`), and what happens when something raises:
+the run ends with an error message, `turn_end` and `agent_end`, never with an exception into
+the event consumer, and every tool call left open gets its result.
+
+A run appends to `context.messages` in place and returns the messages it added. It never
+copies the history: a turn costs the same at 10 messages and at 10 000.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import logging
+import sys
+from collections.abc import AsyncIterator, Callable, Coroutine, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from yiemagent.errors import ConfigError
+from yiemagent.loop._execution import Deadline
+from yiemagent.loop._output_type import OutputFailed, OutputRun
+from yiemagent.loop._tool_calls import (
+    CANCELLED_TEXT,
+    execute_tool_calls,
+    fail_tool_calls,
+    held_tool_calls,
+    interrupted_text,
+)
+from yiemagent.loop._usage_limits import UsageMeter, limit_text
+from yiemagent.types import (
+    AbortSignal,
+    AgentContext,
+    AgentEndEvent,
+    AgentEndReason,
+    AgentEvent,
+    AgentLoopConfig,
+    AgentMessage,
+    AgentStartEvent,
+    AssistantMessage,
+    AssistantMessageEvent,
+    AssistantMessageEventStream,
+    BashExecutionMessage,
+    BranchSummaryMessage,
+    CompactionSummaryMessage,
+    Context,
+    DoneEvent,
+    ErrorEvent,
+    EventStream,
+    Message,
+    MessageEndEvent,
+    MessageStartEvent,
+    MessageUpdateEvent,
+    StreamFn,
+    StreamOptions,
+    ToolCall,
+    ToolCallBatch,
+    ToolResultMessage,
+    TurnContext,
+    TurnEndEvent,
+    TurnStartEvent,
+    Usage,
+    UserMessage,
+    now_ms,
+)
+from yiemagent.types.callbacks import Emit, EventSink, guarded_sink, maybe_await
+from yiemagent.types.messages import ensure_unique_tool_call_ids, to_messages
+from yiemagent.types.model import PROVIDER_OPTIONS
+from yiemagent.types.observe import ChatSpan, RunSpan, run_observer
+
+__all__ = [
+    "BRANCH_SUMMARY_PREFIX",
+    "BRANCH_SUMMARY_SUFFIX",
+    "COMPACTION_SUMMARY_PREFIX",
+    "COMPACTION_SUMMARY_SUFFIX",
+    "TRUNCATED_CALL_TEXT",
+    "IncrementalConverter",
+    "LoopRun",
+    "agent_loop",
+    "agent_loop_continue",
+    "answer_held_calls",
+    "as_prompts",
+    "assistant_message",
+    "bash_execution_to_text",
+    "check_can_continue",
+    "convert_message",
+    "decided_held_calls",
+    "default_convert_to_llm",
+    "run_agent_loop",
+    "run_agent_loop_continue",
+    "run_tool_calls",
+    "stream_assistant_response",
+]
+
+logger = logging.getLogger(__name__)
+
+
+# ── entry points ────────────────────────────────────────────────────────────
+
+
+_tasks: set[asyncio.Task[None]] = set()  # keeps running loops referenced until they end
+
+
+def agent_loop(
+    prompts: Sequence[AgentMessage],
+    context: AgentContext,
+    config: AgentLoopConfig,
+    signal: AbortSignal | None = None,
+    stream_fn: StreamFn | None = None,
+) -> EventStream[AgentEvent, list[AgentMessage]]:
+    """Start a run with new prompts; returns at once the stream of its events (seed 002
+    agentLoop).
+
+    Must be called from a running event loop; the run is a task on it. The stream always ends
+    with an `AgentEndEvent` (R-5.9); `await stream.result()` gives the messages the run added.
+    """
+    prompts = as_prompts(prompts)  # a bad prompt raises here, not inside the task
+    stream = _create_agent_stream()
+    _start(stream, run_agent_loop(prompts, context, config, _pusher(stream), signal, stream_fn))
+    return stream
+
+
+def agent_loop_continue(
+    context: AgentContext,
+    config: AgentLoopConfig,
+    signal: AbortSignal | None = None,
+    stream_fn: StreamFn | None = None,
+) -> EventStream[AgentEvent, list[AgentMessage]]:
+    """Continue from the transcript without a new prompt (retries, tool results already in).
+
+    Raises:
+        ConfigError: the transcript is empty or ends with an assistant message.
+    """
+    check_can_continue(context, config)
+    stream = _create_agent_stream()
+    _start(stream, run_agent_loop_continue(context, config, _pusher(stream), signal, stream_fn))
+    return stream
+
+
+async def run_agent_loop(
+    prompts: Sequence[AgentMessage],
+    context: AgentContext,
+    config: AgentLoopConfig,
+    emit: EventSink,
+    signal: AbortSignal | None = None,
+    stream_fn: StreamFn | None = None,
+    *,
+    converter: IncrementalConverter | None = None,
+) -> list[AgentMessage]:
+    """Run to the end with new prompts, sending each event to `emit` (plain or async; its
+    exceptions are logged and ignored, R-5.1b). Never raises for what happens inside the run
+    (R-5.9). Returns the messages the run added, prompts first. A prompt given as a text
+    (or one message) is taken as a list of one user message (or that message).
+
+    `converter`: an `IncrementalConverter` kept by a caller that runs the loop again and
+    again on one growing `context.messages` list (the `Agent`), so a run converts only the
+    messages added since the last one (DESIGN §9); default: a new one per run."""
+    prompts = as_prompts(prompts)
+    run = LoopRun.start(context, config, emit, signal, stream_fn, converter)
+    run.new_messages.extend(prompts)
+    context.messages.extend(prompts)
+    await run.emit(AgentStartEvent())
+    await run.start_turn()
+    for prompt in prompts:
+        await run.emit_message(prompt)
+    await _run(run)
+    return run.new_messages
+
+
+async def run_agent_loop_continue(
+    context: AgentContext,
+    config: AgentLoopConfig,
+    emit: EventSink,
+    signal: AbortSignal | None = None,
+    stream_fn: StreamFn | None = None,
+    *,
+    converter: IncrementalConverter | None = None,
+) -> list[AgentMessage]:
+    """`run_agent_loop` without prompts: continue from the transcript (no prompt events);
+    `converter` as there.
+
+    When the transcript's last assistant message has held tool calls (DESIGN §14) with
+    decisions in `config.approvals`, the approved ones run and the rejected ones get their
+    error result first, as the first turn; calls still without a decision end the run
+    with reason "awaiting_approval" before any model call.
+
+    Raises:
+        ConfigError: the transcript is empty or ends with an assistant message (see
+            `agent_loop_continue`).
+    """
+    check_can_continue(context, config)
+    return await run_agent_loop((), context, config, emit, signal, stream_fn, converter=converter)
+
+
+def check_can_continue(context: AgentContext, config: AgentLoopConfig | None = None) -> None:
+    """Raise `ConfigError` unless the run can continue from `context`: the transcript is
+    not empty and does not end with an assistant message, unless that message has held
+    tool calls with decisions in `config.approvals` (DESIGN §14)."""
+    if not context.messages:
+        raise ConfigError("Cannot continue: no messages in context")
+    role = getattr(context.messages[-1], "role", None)
+    if role == "assistant" and not decided_held_calls(context, config):
+        raise ConfigError(
+            "Cannot continue from message role: assistant (add a user message or tool results)"
+        )
+
+
+def as_prompts(value: Any) -> list[AgentMessage]:
+    """Prompts or a queue hook's answer as a list: one message, one text (a user message) or
+    one dict is taken as a list of it, never iterated into characters; then the one message
+    coercion (`to_messages`).
+
+    Raises:
+        MessageInputError: `value` or one of its items is not a message.
+    """
+    if not value:
+        return []
+    if isinstance(value, str | Mapping) or hasattr(value, "role"):
+        value = [value]
+    return to_messages(value, what="prompts")
+
+
+def _create_agent_stream() -> EventStream[AgentEvent, list[AgentMessage]]:
+    return EventStream(
+        lambda event: event.type == "agent_end",
+        lambda event: event.messages if isinstance(event, AgentEndEvent) else [],
+    )
+
+
+def _pusher(stream: EventStream[AgentEvent, list[AgentMessage]]) -> EventSink:
+    return stream.push
+
+
+def _start(
+    stream: EventStream[AgentEvent, list[AgentMessage]],
+    run: Coroutine[Any, Any, list[AgentMessage]],
+) -> None:
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        run.close()
+        raise RuntimeError(
+            "agent_loop needs a running event loop: call it from async code "
+            "(or use Agent.prompt_sync from plain code)"
+        ) from None
+
+    async def drive() -> None:
+        messages: list[AgentMessage] = []
+        try:
+            messages = await run
+        finally:
+            stream.end(messages)  # a no-op after agent_end; ends it on cancellation
+
+    task = loop.create_task(drive())
+    _tasks.add(task)
+    task.add_done_callback(_tasks.discard)
+
+
+# ── the run's state ─────────────────────────────────────────────────────────
+
+
+@dataclass(slots=True)
+class LoopRun:
+    """One run's state: what its turns share (internal to `loop/`, not re-exported). Used
+    on the run's task only."""
+
+    context: AgentContext
+    config: AgentLoopConfig
+    emit: Emit
+    signal: AbortSignal
+    stream_fn: StreamFn | None
+    new_messages: list[AgentMessage] = field(default_factory=list)
+    convert: IncrementalConverter = field(default_factory=lambda: IncrementalConverter())
+    model_calls: int = 0
+    in_turn: bool = False
+    unanswered: list[ToolCall] = field(default_factory=list)
+    """Tool calls of the last assistant message still without results (R-4.1)."""
+    turn_message: AssistantMessage | None = None
+    """The assistant message of the current turn, once the model call has ended."""
+    meter: UsageMeter | None = None
+    """What the run has spent, when it has `UsageLimits` (DESIGN §13)."""
+    trace: RunSpan | None = None
+    """The run's `invoke_agent` span, when it is traced (DESIGN §13)."""
+    held: list[ToolCall] = field(default_factory=list)
+    """Tool calls of the last batch held for approval (DESIGN §14)."""
+    output: OutputRun | None = None
+    """The run's output type, when it has one (DESIGN §14)."""
+
+    def __post_init__(self) -> None:
+        spec = self.config.output_type
+        if spec is not None:
+            self.output = OutputRun(spec, self.config.output_retries)
+
+    def append(self, message: AgentMessage) -> None:
+        """Add `message` to the transcript and to the run's new messages."""
+        self.context.messages.append(message)
+        self.new_messages.append(message)
+
+    @classmethod
+    def start(
+        cls,
+        context: AgentContext,
+        config: AgentLoopConfig,
+        emit: EventSink,
+        signal: AbortSignal | None,
+        stream_fn: StreamFn | None,
+        converter: IncrementalConverter | None,
+    ) -> LoopRun:
+        """A new run (`signal=None`: no abort; `emit` plain or async, guarded), its span and
+        usage meter started (DESIGN §13); `converter` as in `run_agent_loop`."""
+        run = cls(context, config, guarded_sink(emit), signal or AbortSignal(), stream_fn)
+        if converter is not None:
+            run.convert = converter
+        run.observe()
+        return run
+
+    def observe(self) -> None:
+        """Start the run's span and usage meter (DESIGN §13); nothing when neither is asked."""
+        if self.config.usage_limits is not None:
+            self.meter = UsageMeter(self.config.usage_limits)
+        observer = run_observer(self.config)
+        if observer is not None:
+            try:
+                self.trace = observer.run(self.config, self.context.system_prompt)
+            except Exception:
+                logger.exception("could not start the run's span; the run goes on untraced")
+
+    async def start_turn(self) -> None:
+        """`turn_start` (R-5.4)."""
+        self.in_turn = True
+        self.turn_message = None
+        await self.emit(TurnStartEvent())
+
+    async def emit_message(self, message: AgentMessage) -> None:
+        """`message_start` and `message_end` of a message that is not streamed."""
+        await self.emit(MessageStartEvent(message))
+        await self.emit(MessageEndEvent(message))
+
+    async def end_turn(
+        self, message: AssistantMessage, tool_results: list[ToolResultMessage]
+    ) -> None:
+        """`turn_end` (R-5.4)."""
+        self.in_turn = False
+        await self.emit(TurnEndEvent(message, tool_results))
+
+
+# ── the run and its turns ───────────────────────────────────────────────────
+
+
+async def _run(run: LoopRun) -> None:
+    """Run the turns, then `agent_end`; whatever raises becomes an error message (R-5.9).
+    A traced run's work happens in its span's context, and the span ends after `agent_end`
+    on every path."""
+    reason: AgentEndReason = "error"
+    trace = run.trace
+    scope = trace.activate() if trace is not None else contextlib.nullcontext()
+    try:
+        with scope:
+            reason = await _run_turns(run)
+    except Exception as exc:  # R-5.9: the run ends, it never raises into the consumer
+        logger.exception("agent loop failed")
+        try:
+            await _fail_run(run, exc)
+        except Exception:
+            logger.exception("could not report the failure as a message")
+    except BaseException as exc:  # cancelled, Ctrl-C, sys.exit: close the turn, then go on
+        reason = "aborted"
+        if isinstance(exc, GeneratorExit):  # the coroutine is being closed: no more awaits
+            raise
+        try:
+            await _end_cancelled_turn(run, exc)
+        except Exception:
+            logger.exception("could not close the turn of a cancelled run")
+        raise
+    finally:
+        output = run.output.value if run.output is not None and reason == "stop" else None
+        await run.emit(AgentEndEvent(run.new_messages, reason, output))
+        if trace is not None:
+            _end_trace(trace, run, reason)
+
+
+async def _run_turns(run: LoopRun) -> AgentEndReason:
+    """Seed 002 runLoop as DESIGN R-5.4 orders it; returns why the run ended (R-5.5).
+
+    The first turn has started already. Steering is polled at the start and after each turn;
+    follow-ups only when the agent would otherwise stop.
+    """
+    turn: TurnContext | None = None
+    if run.config.approvals and (decided := decided_held_calls(run.context, run.config)):
+        turn = await answer_held_calls(run, *decided)
+        if run.held:
+            return "awaiting_approval"
+        if run.signal.aborted:
+            return "aborted"
+    pending = await _poll(run.config.get_steering_messages)
+    reason: AgentEndReason = "stop"
+    while True:
+        has_more_tool_calls = True
+        while has_more_tool_calls or pending:
+            if turn is not None:
+                await _prepare_next_turn(run, turn)
+                await run.start_turn()
+            for message in pending:
+                await run.emit_message(message)
+                run.append(message)
+            pending = []
+
+            meter = run.meter
+            if meter is not None and (limit := meter.refused or meter.reached()) is not None:
+                await run.end_turn(await _limit_message(run, limit), [])
+                return "usage_limit"
+            message = await _call_model(run)
+            tool_results, terminate = await run_tool_calls(run, message)
+            failed = message.stop_reason == "error" or message.stop_reason == "aborted"
+            if meter is not None and not failed:
+                limit = meter.refused or (meter.reached() if tool_results else None)
+                if limit is not None and not terminate:
+                    await _limit_message(run, limit)
+                    await run.end_turn(message, tool_results)
+                    return "usage_limit"
+            await run.end_turn(message, tool_results)
+            if message.stop_reason == "error" or message.stop_reason == "aborted":
+                return message.stop_reason
+            if run.held:
+                return "awaiting_approval"
+            has_more_tool_calls = bool(tool_results) and not terminate
+            reason = "terminate" if terminate else "stop"
+            retry: list[AgentMessage] = []
+            if run.output is not None:
+                verdict = run.output.check(message, tool_results, run.config.model)
+                if verdict is True:
+                    return "stop"
+                if isinstance(verdict, OutputFailed):
+                    await _fail_output(run, verdict.text)
+                    return "error"
+                if isinstance(verdict, UserMessage):
+                    retry = [verdict]
+                    has_more_tool_calls = True
+
+            turn = TurnContext(message, tool_results, run.context, run.new_messages)
+            if await _should_stop_after_turn(run, turn):
+                return "should_stop"
+            if run.signal.aborted:
+                return "aborted"
+            max_turns = run.config.max_turns
+            if max_turns is not None and run.model_calls >= max_turns:
+                return "max_turns" if has_more_tool_calls else reason
+            pending = [*retry, *await _poll(run.config.get_steering_messages)]
+
+        pending = await _poll(run.config.get_follow_up_messages)
+        if not pending:
+            return reason
+
+
+async def _poll(
+    get_messages: Callable[[], Any] | None,
+) -> list[AgentMessage]:
+    """The messages a steering or follow-up queue hands over now (none when no hook).
+
+    A hook returning one message, or a text, is taken as a list of it (a text as a user
+    message), never iterated into characters."""
+    if get_messages is None:
+        return []
+    return as_prompts(await maybe_await(get_messages()))
+
+
+async def _prepare_next_turn(run: LoopRun, turn: TurnContext) -> None:
+    """R-5.4: `prepare_next_turn` may replace the context, the model or the reasoning level."""
+    hook = run.config.prepare_next_turn
+    if hook is None:
+        return
+    update = await maybe_await(hook(turn))
+    if update is None:
+        return
+    if update.context is not None:
+        run.context = update.context
+    changes: dict[str, Any] = {}
+    if update.model is not None:
+        changes["model"] = update.model
+    if update.reasoning is not None:
+        changes["reasoning"] = update.reasoning
+    if changes:
+        run.config = dataclasses.replace(run.config, **changes)
+
+
+async def _limit_message(run: LoopRun, limit: str) -> AssistantMessage:
+    """DESIGN §13: the message that ends a run at a usage limit (stop reason "error")."""
+    message = assistant_message(run.config, "error", limit_text(limit))
+    await run.emit_message(message)
+    run.append(message)
+    return message
+
+
+async def _call_model(run: LoopRun) -> AssistantMessage:
+    """The turn's assistant message, appended to the transcript. Once the run is aborted no
+    model is called: the message says so (R-5.7)."""
+    if run.signal.aborted:
+        message = assistant_message(run.config, "aborted", "The run was aborted")
+        await run.emit_message(message)
+    else:
+        if run.output is not None:
+            run.output.offer(run.context, run.config.model)
+        run.model_calls += 1
+        message = await stream_assistant_response(
+            run.context,
+            run.config,
+            run.signal,
+            run.emit,
+            run.stream_fn,
+            converter=run.convert,
+            trace=run.trace,
+        )
+        if run.meter is not None:
+            run.meter.add(message.usage)
+    run.append(message)
+    run.turn_message = message
+    return message
+
+
+async def _should_stop_after_turn(run: LoopRun, turn: TurnContext) -> bool:
+    hook = run.config.should_stop_after_turn
+    return hook is not None and bool(await maybe_await(hook(turn)))
+
+
+# ── one model call ──────────────────────────────────────────────────────────
+
+
+async def stream_assistant_response(
+    context: AgentContext,
+    config: AgentLoopConfig,
+    signal: AbortSignal | None = None,
+    emit: EventSink | None = None,
+    stream_fn: StreamFn | None = None,
+    *,
+    converter: IncrementalConverter | None = None,
+    trace: RunSpan | None = None,
+) -> AssistantMessage:
+    """One model call (R-5.2): transform and convert the transcript, stream the answer.
+
+    Emits `message_start` on the first provider event, `message_update` with the partial
+    message for each later one, and `message_end` with the final message, whose empty or
+    repeated tool-call ids have been made unique (R-4.1). Never raises: a failure (a hook, a
+    provider bug, R-5.9) or a stream idle for `stream_idle_timeout_s` (R-5.8: no event and no
+    `options.keep_alive()` call from the provider for that long) gives a message
+    with stop reason "error" saying why; after an abort, a provider that does not end its
+    stream within `deadline.ABORT_GRACE_S` gives one with stop reason "aborted" (R-5.7).
+    Does not append the message to `context` (the loop does).
+
+    Args:
+        context: the transcript and tools.
+        config: the model, the hooks and the provider options.
+        signal: the run's signal; None: no abort.
+        emit: the event sink, plain or async (its exceptions are logged, R-5.1b); None: none.
+        stream_fn: the provider stream function; default `yiemagent.ai.stream`.
+        converter: the run's incremental `convert_to_llm` (the loop's); None: convert the
+            whole transcript.
+        trace: the run's span (DESIGN §13): the call gets a `chat` span; None: untraced.
+
+    The final message's `duration_ms` is set (ms since its `timestamp`).
+    """
+    emit = guarded_sink(emit)
+    if signal is None:
+        signal = AbortSignal()
+    deadline = Deadline(
+        config.stream_idle_timeout_s, signal, armed=False, reason="the model stream went idle"
+    )
+    shown = _Shown()
+    chat: ChatSpan | None = None
+    try:
+        llm_context = await _llm_context(context, config, signal, converter)
+        options = await _stream_options(config, deadline)
+        if trace is not None:
+            chat = trace.chat(config.model, llm_context, options)
+        message = await _read_stream(
+            stream_fn or _default_stream_fn(),
+            config,
+            llm_context,
+            options,
+            emit,
+            deadline,
+            shown,
+            chat,
+        )
+    except asyncio.CancelledError:
+        fired = deadline.fired
+        if fired is None or deadline.uncancel() > 0:
+            if chat is not None:  # the run's task was cancelled: the span still ends
+                text = "The run's task was cancelled"
+                chat.end(_failed_message(config, shown.partial, text, "aborted"), "cancelled")
+            raise
+        if fired == "aborted" or signal.aborted:
+            message = _failed_message(config, shown.partial, "The run was aborted", "aborted")
+        else:
+            text = f"The model stream sent nothing for {deadline.timeout_s:g} s"
+            message = _failed_message(config, shown.partial, text)
+    except Exception as exc:
+        logger.exception("model call failed")
+        message = _failed_message(config, shown.partial, f"{type(exc).__name__}: {exc}")
+    finally:
+        deadline.close()
+    # R-4.1: empty or repeated tool-call ids are made unique before anyone sees the final
+    # message, so message_end, the session store and the tool events all carry the same ids
+    try:
+        ensure_unique_tool_call_ids(message)
+    except Exception:  # a malformed message: the batch answers what it can (R-4.1)
+        logger.exception("could not check the tool-call ids of the model's message")
+    if message.duration_ms is None:
+        message.duration_ms = max(0, now_ms() - message.timestamp)
+    if chat is not None:
+        chat.end(message, shown.error_type)
+    if shown.partial is None:
+        await emit(MessageStartEvent(message))
+    await emit(MessageEndEvent(message))
+    return message
+
+
+async def _llm_context(
+    context: AgentContext,
+    config: AgentLoopConfig,
+    signal: AbortSignal,
+    convert: IncrementalConverter | None,
+) -> Context:
+    """R-5.2: `transform_context`, then `convert_to_llm`, as the provider's `Context`."""
+    messages = context.messages
+    if config.transform_context is not None:
+        # a copy: a transform that prunes or appends in place must not edit the transcript
+        messages = await maybe_await(config.transform_context(list(messages), signal))
+        if messages is None:
+            raise TypeError("transform_context returned None; return the list of messages")
+    llm_messages: list[Message]
+    if config.convert_to_llm is None or config.convert_to_llm is default_convert_to_llm:
+        llm_messages = convert(messages) if convert else default_convert_to_llm(messages)
+    else:
+        converted = await maybe_await(config.convert_to_llm(messages))
+        if converted is None:
+            raise TypeError("convert_to_llm returned None; return the list of messages")
+        llm_messages = list(converted)
+    return Context(context.system_prompt, llm_messages, list(context.tools))
+
+
+async def _stream_options(config: AgentLoopConfig, deadline: Deadline) -> StreamOptions:
+    """The provider options of `config` for one call watched by `deadline`: its signal, its
+    idle limit and its `keep_alive` (R-5.8); the API key is resolved per call (R-5.2)."""
+    api_key = None
+    if config.get_api_key is not None:
+        api_key = await maybe_await(config.get_api_key(config.model.provider))
+    provider = {name: getattr(config, name) for name in PROVIDER_OPTIONS}
+    provider["api_key"] = api_key or config.api_key
+    spec = config.output_type
+    return StreamOptions(
+        signal=deadline.signal,
+        idle_timeout_s=deadline.timeout_s,
+        keep_alive=deadline.keep_alive if deadline.timeout_s is not None else None,
+        output_schema=None if spec is None else spec.native_schema(config.model),
+        **provider,
+    )
+
+
+def _default_stream_fn() -> StreamFn:
+    from yiemagent.ai import stream
+
+    return stream
+
+
+@dataclass(slots=True)
+class _Shown:
+    partial: AssistantMessage | None = None
+    """The partial message announced by `message_start`, once the provider has started."""
+    error_type: str | None = None
+    """The provider's failure class when the call ended in error (`ErrorEvent`)."""
+
+
+async def _read_stream(
+    stream_fn: StreamFn,
+    config: AgentLoopConfig,
+    llm_context: Context,
+    options: StreamOptions,
+    emit: Emit,
+    deadline: Deadline,
+    shown: _Shown,
+    chat: ChatSpan | None,
+) -> AssistantMessage:
+    """Call the provider and turn its events into message events; returns the final message.
+    The provider call starts inside the chat span's context, so its HTTP spans nest in it."""
+    deadline.arm()
+    response: AssistantMessageEventStream
+    if chat is None:
+        response = await maybe_await(stream_fn(config.model, llm_context, options))
+    else:
+        with chat.activate():
+            response = await maybe_await(stream_fn(config.model, llm_context, options))
+    events = aiter(response)
+    while True:
+        deadline.arm()
+        try:
+            event: AssistantMessageEvent = await anext(events)
+        except StopAsyncIteration:
+            break
+        deadline.disarm()
+        if isinstance(event, DoneEvent):
+            await _close(events)
+            return event.message
+        if isinstance(event, ErrorEvent):
+            await _close(events)
+            shown.error_type = event.error_type
+            return event.error
+        if shown.partial is None:
+            shown.partial = event.partial
+            await emit(MessageStartEvent(event.partial))
+        if event.type != "start":
+            await emit(MessageUpdateEvent(event.partial, event))
+    deadline.disarm()
+    return await response.result()
+
+
+async def _close(events: AsyncIterator[AssistantMessageEvent]) -> None:
+    """Close the event iterator now: left open, an async generator is finalised later through
+    a round trip of the event loop (and its self-pipe), which costs more than the turn."""
+    aclose = getattr(events, "aclose", None)
+    if aclose is not None:
+        await aclose()
+
+
+def _failed_message(
+    config: AgentLoopConfig,
+    partial: AssistantMessage | None,
+    error_message: str,
+    stop_reason: Literal["error", "aborted"] = "error",
+) -> AssistantMessage:
+    """An error message keeping what had arrived; a new object, since the provider may still
+    touch its partial after an abort."""
+    message = assistant_message(config, stop_reason, error_message)
+    if partial is not None:
+        message.content = list(partial.content)
+        message.usage = partial.usage
+        message.timestamp = partial.timestamp
+    return message
+
+
+def assistant_message(
+    config: AgentLoopConfig, stop_reason: Literal["error", "aborted"], error_message: str
+) -> AssistantMessage:
+    """An empty assistant message of `config.model` that ended with `stop_reason`."""
+    model = config.model
+    return AssistantMessage(
+        api=model.api,
+        provider=model.provider,
+        model=model.id,
+        usage=Usage(),
+        stop_reason=stop_reason,
+        error_message=error_message,
+    )
+
+
+# ── the transcript as the model sees it ─────────────────────────────────────
+
+
+COMPACTION_SUMMARY_PREFIX = (
+    "The conversation history before this point was compacted into the following summary:"
+    "\n\n<summary>\n"
+)
+
+
+COMPACTION_SUMMARY_SUFFIX = "\n</summary>"
+
+
+BRANCH_SUMMARY_PREFIX = (
+    "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n"
+)
+
+
+BRANCH_SUMMARY_SUFFIX = "</summary>"
+
+
+_PASS_THROUGH = frozenset({"user", "assistant", "toolResult"})
+
+
+_LLM_TYPES = frozenset({UserMessage, AssistantMessage, ToolResultMessage})
+
+
+def bash_execution_to_text(message: BashExecutionMessage) -> str:
+    """A shell run as the user text the model reads: the command, its output in a fence, and
+    the exit code when it is not 0 (or that it was cancelled)."""
+    text = f"Ran `{message.command}`\n"
+    text += f"```\n{message.output}\n```" if message.output else "(no output)"
+    if message.cancelled:
+        text += "\n\n(command cancelled)"
+    elif message.exit_code is not None and message.exit_code != 0:
+        text += f"\n\nCommand exited with code {message.exit_code}"
+    if message.truncated:
+        text += "\n\n[Output truncated]"
+    return text
+
+
+def convert_message(message: AgentMessage) -> Message | None:
+    """One transcript message as a model sees it, or `None` when the model does not see it."""
+    role = getattr(message, "role", None)
+    if role in _PASS_THROUGH:
+        return message  # type: ignore[return-value]
+    if isinstance(message, BashExecutionMessage):
+        return UserMessage(bash_execution_to_text(message), timestamp=message.timestamp)
+    if isinstance(message, CompactionSummaryMessage):
+        text = COMPACTION_SUMMARY_PREFIX + message.summary + COMPACTION_SUMMARY_SUFFIX
+        return UserMessage(text, timestamp=message.timestamp)
+    if isinstance(message, BranchSummaryMessage):
+        text = BRANCH_SUMMARY_PREFIX + message.summary + BRANCH_SUMMARY_SUFFIX
+        return UserMessage(text, timestamp=message.timestamp)
+    return None
+
+
+def default_convert_to_llm(messages: Sequence[AgentMessage]) -> list[Message]:
+    """The transcript as the model sees it (DESIGN R-5.2); never mutates `messages`.
+
+    Args:
+        messages: the transcript, oldest first.
+
+    Returns:
+        A new list: user/assistant/toolResult messages (the same objects), bash runs and
+        summaries as new `UserMessage`s, other roles left out. Linear in `len(messages)`.
+    """
+    if set(map(type, messages)) <= _LLM_TYPES:  # the usual transcript: a copy, at C speed
+        return list(messages)  # type: ignore[arg-type]
+    return [m for message in messages if (m := convert_message(message)) is not None]
+
+
+class IncrementalConverter:
+    """`default_convert_to_llm` for a transcript that only grows: each call converts only the
+    messages appended since the previous call, so a turn's cost does not grow with the
+    history (DESIGN §9).
+
+    Invariants: between calls, the messages already seen are not replaced in place (a
+    different list, a shorter list, or another object at the first or the last position
+    seen makes it convert everything again; a hook that edits the middle of the transcript
+    must assign a new list, e.g. `prepare_next_turn` returning a new `AgentContext`).
+    A list it returned is never changed once anyone else holds a reference to it: it appends
+    in place only while it alone references the list, and copies it first otherwise
+    (copy-on-write by reference count), so a provider that keeps its context keeps a
+    faithful snapshot. One instance serves one transcript list, over one run or many (the
+    `Agent` keeps one across its runs); not thread-safe.
+    """
+
+    __slots__ = ("_converted", "_first", "_last", "_seen", "_source")
+
+    def __init__(self) -> None:
+        self._source: list[AgentMessage] | None = None
+        self._seen = 0
+        self._first: AgentMessage | None = None
+        self._last: AgentMessage | None = None
+        self._converted: list[Message] = []
+
+    def __call__(self, messages: list[AgentMessage]) -> list[Message]:
+        """The converted transcript (see the class invariants)."""
+        seen = self._seen
+        if (
+            messages is not self._source
+            or len(messages) < seen
+            or (seen and (messages[seen - 1] is not self._last or messages[0] is not self._first))
+        ):
+            self._source, self._converted = messages, default_convert_to_llm(messages)
+            self._seen = len(messages)
+            self._first = messages[0] if messages else None
+            self._last = messages[-1] if messages else None
+            return self._converted
+        if seen < len(messages):
+            # Referenced only by this attribute and the call's argument: no one kept it.
+            if sys.getrefcount(self._converted) > 2:
+                self._converted = self._converted[:]
+            converted = self._converted
+            for index in range(seen, len(messages)):
+                llm_message = convert_message(messages[index])
+                if llm_message is not None:
+                    converted.append(llm_message)
+            self._seen = len(messages)
+            self._first = messages[0]
+            self._last = messages[-1]
+        return self._converted
+
+
+# ── a turn's tool calls ─────────────────────────────────────────────────────
+
+
+TRUNCATED_CALL_TEXT = (
+    "not executed: the response hit the output token limit; "
+    "re-issue the call with complete arguments"
+)
+"""DESIGN R-5.6: the result of each tool call in a message cut off by the token limit."""
+
+
+async def run_tool_calls(
+    run: LoopRun, message: AssistantMessage
+) -> tuple[list[ToolResultMessage], bool]:
+    """R-5.3: run the message's tool calls as a batch and append their results. A message cut
+    off by the token limit (R-5.6) or ended by error/abort (R-5.7) runs none: each call gets an
+    error result (R-4.1). Returns the results and whether the batch terminates (R-4.10)."""
+    calls = message.tool_calls  # ids already unique: the model call saw to it (R-4.1)
+    if not calls:
+        return [], False
+    run.unanswered = calls
+    if message.stop_reason == "length":
+        batch = await fail_tool_calls(calls, TRUNCATED_CALL_TEXT, run.emit)
+    elif message.stop_reason == "error" or message.stop_reason == "aborted":
+        batch = await fail_tool_calls(calls, _unfinished_call_text(message), run.emit)
+    else:
+        batch = await _execute(run, message, meter=run.meter, trace=run.trace)
+    _record(run, batch)
+    run.held = batch.held
+    return batch.messages, batch.terminate
+
+
+def decided_held_calls(
+    context: AgentContext, config: AgentLoopConfig | None
+) -> tuple[AssistantMessage, list[ToolCall], list[ToolCall]] | None:
+    """The last assistant message, its held calls that have a decision in
+    `config.approvals`, and those that still have none; None when no held call is decided."""
+    approvals = config.approvals if config is not None else None
+    held = held_tool_calls(context.messages) if approvals else None
+    if held is None or approvals is None:
+        return None
+    message, calls = held
+    decided = [call for call in calls if call.id in approvals]
+    if not decided:
+        return None
+    return message, decided, [call for call in calls if call.id not in approvals]
+
+
+async def answer_held_calls(
+    run: LoopRun, message: AssistantMessage, decided: list[ToolCall], undecided: list[ToolCall]
+) -> TurnContext:
+    """The first turn of a resumed run: the decided held calls run as one batch (approved
+    ones through the whole pipeline, rejected ones answered with the reason), then
+    `turn_end` for the assistant message they belong to."""
+    run.turn_message = message
+    run.unanswered = decided
+    batch = await _execute(run, message, only=decided)
+    _record(run, batch)
+    run.held = [*undecided, *batch.held]
+    await run.end_turn(message, batch.messages)
+    return TurnContext(message, batch.messages, run.context, run.new_messages)
+
+
+async def _execute(
+    run: LoopRun,
+    message: AssistantMessage,
+    *,
+    meter: UsageMeter | None = None,
+    trace: RunSpan | None = None,
+    only: list[ToolCall] | None = None,
+) -> ToolCallBatch:
+    """`execute_tool_calls` for the run. Cancelled or interrupted meanwhile, the results
+    every call got are appended before the exception goes on (R-4.1)."""
+    answered: list[ToolResultMessage] = []
+    try:
+        return await execute_tool_calls(
+            run.context,
+            message,
+            run.config,
+            run.signal,
+            run.emit,
+            answered=answered,
+            meter=meter,
+            trace=trace,
+            only=only,
+        )
+    except BaseException:
+        if answered:
+            _record(run, ToolCallBatch(answered, False))
+        raise
+
+
+def _record(run: LoopRun, batch: ToolCallBatch) -> None:
+    for result in batch.messages:
+        run.append(result)
+    run.unanswered = []
+
+
+def _unfinished_call_text(message: AssistantMessage) -> str:
+    if message.stop_reason == "aborted":
+        return "not executed: the run was aborted"
+    return f"not executed: the model's response ended in an error: {message.error_message}"
+
+
+# ── when something raises ───────────────────────────────────────────────────
+
+
+async def _end_cancelled_turn(run: LoopRun, exc: BaseException) -> None:
+    """The run's task was cancelled (e.g. `asyncio.wait_for` around it) or a
+    `KeyboardInterrupt`/`SystemExit` is going through it: answer the tool calls left open
+    (R-4.1), end the model call cut short with an "aborted" message, and emit `turn_end`, as
+    an abort does; the caller emits `agent_end` and re-raises."""
+    if not run.in_turn:
+        return
+    cancelled = isinstance(exc, asyncio.CancelledError)
+    message = run.turn_message
+    if message is None:  # cancelled during the model call
+        why = "cancelled" if cancelled else f"interrupted ({type(exc).__name__})"
+        message = assistant_message(run.config, "aborted", f"The run's task was {why}")
+        await run.emit_message(message)
+        run.append(message)
+    if run.unanswered:
+        text = CANCELLED_TEXT if cancelled else interrupted_text(exc)
+        batch = await fail_tool_calls(run.unanswered, text, run.emit)
+        for result in batch.messages:
+            run.append(result)
+        run.unanswered = []
+    calls = {call.id for call in message.tool_calls}
+    results = [
+        m for m in run.new_messages if isinstance(m, ToolResultMessage) and m.tool_call_id in calls
+    ]
+    await run.end_turn(message, results)
+
+
+async def _fail_output(run: LoopRun, text: str) -> None:
+    """DESIGN §14: the output retries are used up; an error message says why, in a turn of
+    its own (no model call)."""
+    await run.start_turn()
+    message = assistant_message(run.config, "error", text)
+    await run.emit_message(message)
+    run.append(message)
+    await run.end_turn(message, [])
+
+
+async def _fail_run(run: LoopRun, exc: Exception) -> None:
+    """R-5.9: answer any tool calls left open (R-4.1), then an error assistant message and
+    `turn_end`; the caller emits `agent_end`."""
+    text = f"{type(exc).__name__}: {exc}"
+    if not run.in_turn:
+        await run.start_turn()
+    results: list[ToolResultMessage] = []
+    if run.unanswered:
+        try:
+            batch = await fail_tool_calls(run.unanswered, f"not executed: {text}", run.emit)
+            results = batch.messages
+        except Exception:
+            logger.exception("could not answer the open tool calls")
+        for result in results:
+            run.append(result)
+        run.unanswered = []
+    message = assistant_message(run.config, "error", text)
+    await run.emit_message(message)
+    run.append(message)
+    await run.end_turn(message, results)
+
+
+def _end_trace(trace: RunSpan, run: LoopRun, reason: str) -> None:
+    last = next((m for m in reversed(run.new_messages) if isinstance(m, AssistantMessage)), None)
+    error = last.error_message if last is not None else None
+    try:
+        trace.end(reason, run.new_messages, error)
+    except Exception:
+        logger.exception("could not end the run's span")

@@ -1,0 +1,1013 @@
+"""Tool calls: the batches and the per-call pipeline, prepare → execute → finalize
+(DESIGN §4).
+
+A batch runs the tool calls of one assistant message, sequentially or in parallel; both
+schedules run the same steps for each call — start event, prepare, execute + finalize, end
+event, result message events — and differ only in when. `_Batch` records how far each call
+got, so that whatever happens (an abort, a bug here) every call ends with exactly one start
+event, one end event and one result message, in source order. The per-call steps return an
+outcome instead of raising, so every call has one result for the model: `prepare_tool_call`
+(find the tool, prepare and validate the arguments, ask `before_tool_call`),
+`execute_prepared_tool_call` (run the tool's code through `_execution`),
+`finalize_executed_tool_call` (`after_tool_call`). Then what a batch leaves in the
+transcript: the result messages, whether the batch terminates the run, calls answered
+without running (a cut-off or failed model answer, an abort, a cancelled task) and the
+calls still without a result (held for approval).
+
+Abort (our choice where pi leaves it to the tool): when the run's signal is aborted while a
+tool runs, the tool's own signal (a `child()` of the run's) is aborted at once and the
+pipeline waits up to `_execution.ABORT_GRACE_S` for the tool to return. A tool that returns
+in time has its result used (it decides what an abort means for it); one that does not is
+abandoned with the error result "Operation aborted: tool x did not stop within N s" (an
+async tool is cancelled, a thread is left to finish and its late result discarded). An
+abort never hangs the run on a tool.
+
+The seeds' signatures: `signal=None` means no abort, and `emit` may be a plain or an async
+function (or None: no events); its exceptions are logged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import inspect
+import logging
+from collections.abc import Awaitable, Coroutine, Generator, Iterable, Mapping, Sequence
+from typing import Any, TypeVar
+
+from yiemagent.loop._execution import (
+    QUICK_WAIT_S,
+    Deadline,
+    ToolUpdates,
+    as_tool_result,
+    call_plain,
+    run_in_process,
+    tool_threads,
+)
+from yiemagent.loop._usage_limits import UsageMeter
+from yiemagent.tools.schema import ToolArgumentsError, validate_arguments_against_schema
+from yiemagent.types import (
+    AfterToolCallContext,
+    AfterToolCallResult,
+    AgentContext,
+    AgentLoopConfig,
+    AgentMessage,
+    AgentTool,
+    AgentToolResult,
+    AssistantMessage,
+    BeforeToolCallContext,
+    BeforeToolCallResult,
+    ExecutedOutcome,
+    FinalizedOutcome,
+    HeldOutcome,
+    ImmediateOutcome,
+    MessageEndEvent,
+    MessageStartEvent,
+    PreparedToolCall,
+    TextContent,
+    ToolApproval,
+    ToolCall,
+    ToolCallBatch,
+    ToolExecutionEndEvent,
+    ToolExecutionStartEvent,
+    ToolResultMessage,
+)
+from yiemagent.types.callbacks import (
+    EventSink,
+    GuardedSink,
+    guarded_sink,
+    is_async_callable,
+    maybe_await,
+)
+from yiemagent.types.messages import ensure_unique_tool_call_ids, now_ms, trailing_tool_turn
+from yiemagent.types.observe import RunSpan, ToolSpan
+from yiemagent.types.signal import AbortSignal
+
+__all__ = [
+    "CANCELLED_TEXT",
+    "REJECTED_TEXT",
+    "SKIPPED_TEXT",
+    "all_done",
+    "create_error_tool_result",
+    "create_tool_result_message",
+    "exception_text",
+    "execute_prepared_tool_call",
+    "execute_tool_calls",
+    "execute_tool_calls_parallel",
+    "execute_tool_calls_sequential",
+    "fail_tool_calls",
+    "finalize_executed_tool_call",
+    "held_tool_calls",
+    "interrupted_text",
+    "prepare_tool_call",
+    "prepare_tool_call_arguments",
+    "run_concurrently",
+    "should_terminate",
+    "validate_tool_arguments",
+]
+
+logger = logging.getLogger(__name__)
+
+
+_INTERNAL_ERROR = "Tool call failed: internal error: "
+
+
+REJECTED_TEXT = "Tool call rejected by the user"
+"""The result of a held call a person rejected without a reason (DESIGN §14)."""
+
+
+SKIPPED_TEXT = "Tool call skipped: the run was aborted"
+
+
+CANCELLED_TEXT = "Tool call cancelled: the run's task was cancelled"
+
+
+_HookResult = TypeVar("_HookResult", BeforeToolCallResult, AfterToolCallResult)
+
+
+# ── batches ──────────────────────────────────────────────────────────────────
+
+
+async def execute_tool_calls(
+    context: AgentContext,
+    assistant_message: AssistantMessage,
+    config: AgentLoopConfig,
+    signal: AbortSignal | None = None,
+    emit: EventSink | None = None,
+    *,
+    answered: list[ToolResultMessage] | None = None,
+    meter: UsageMeter | None = None,
+    trace: RunSpan | None = None,
+    only: Sequence[ToolCall] | None = None,
+) -> ToolCallBatch:
+    """Run the tool calls of `assistant_message` as one batch (seed 000 §9, seed 004).
+
+    Empty or repeated tool-call ids are first made unique in the message itself (R-4.1).
+    The batch runs in parallel when `config.tool_execution == "parallel"` and every called
+    tool that exists has `parallel=True` (DESIGN §1), else sequentially.
+
+    Args:
+        context: the run's context (its tools, and what the hooks see).
+        assistant_message: the message whose tool calls run.
+        config: tool execution mode, cap, timeout and hooks.
+        signal: the run's signal; None: no abort.
+        emit: the event sink, plain or async; None: no events.
+        answered: when given and the calling task is cancelled, receives every result
+            message (one per call) before the `CancelledError` goes on (the loop puts them
+            in the transcript).
+        meter: the run's usage meter (the loop's, DESIGN §13): each call is checked against
+            its limits before it runs; None: no limits.
+        trace: the run's span (the loop's, DESIGN §13): each call gets an `execute_tool`
+            span; None: untraced.
+        only: run just these calls of the message (held calls that now have a decision,
+            DESIGN §14).
+
+    Returns:
+        One result message per tool call, in source order, and whether to terminate
+        (R-4.10). Never raises, except `CancelledError` when the calling task is
+        cancelled, after every call has had its events and an error result.
+    """
+    sink = guarded_sink(emit)
+    try:
+        ensure_unique_tool_call_ids(assistant_message)
+        calls = assistant_message.tool_calls if only is None else list(only)
+        batch = _Batch(context, assistant_message, calls, config, signal, sink, meter, trace)
+    except Exception as exc:  # a malformed message or context: still answer what we can
+        logger.exception("could not set up the tool-call batch")
+        calls = [b for b in assistant_message.content if isinstance(b, ToolCall)]
+        return await fail_tool_calls(calls, f"{_INTERNAL_ERROR}{exception_text(exc)}", sink)
+    if not calls:
+        return ToolCallBatch([], False)
+    parallel = config.tool_execution == "parallel" and all(
+        tool.parallel for call in calls if (tool := batch.tools.get(call.name)) is not None
+    )
+    return await _guarded(batch, parallel, answered)
+
+
+async def execute_tool_calls_sequential(
+    context: AgentContext,
+    assistant_message: AssistantMessage,
+    tool_calls: Sequence[ToolCall],
+    config: AgentLoopConfig,
+    signal: AbortSignal | None = None,
+    emit: EventSink | None = None,
+) -> ToolCallBatch:
+    """Run `tool_calls` one after another (DESIGN R-4.8). Never raises for a tool problem.
+
+    For each call: start event, prepare, execute, finalize, end event, result message events.
+    Once the signal is aborted every remaining call gets start/end events and the error
+    result "Tool call skipped: the run was aborted". `signal` and `emit` as in
+    `execute_tool_calls`.
+    """
+    batch = _Batch(context, assistant_message, tool_calls, config, signal, guarded_sink(emit))
+    return await _guarded(batch, parallel=False)
+
+
+async def execute_tool_calls_parallel(
+    context: AgentContext,
+    assistant_message: AssistantMessage,
+    tool_calls: Sequence[ToolCall],
+    config: AgentLoopConfig,
+    signal: AbortSignal | None = None,
+    emit: EventSink | None = None,
+) -> ToolCallBatch:
+    """Run `tool_calls` concurrently (DESIGN R-4.9). Never raises for a tool problem.
+
+    Preparation runs in source order (start event, prepare; an immediate outcome emits its
+    end event at once). The prepared calls then run concurrently, at most
+    `config.max_parallel_tools` at a time, each emitting its end event when it finishes.
+    Result messages are emitted, and returned, in source order once all are done. Calls not
+    yet running when the run is aborted are skipped. `signal` and `emit` as in
+    `execute_tool_calls`.
+    """
+    batch = _Batch(context, assistant_message, tool_calls, config, signal, guarded_sink(emit))
+    return await _guarded(batch, parallel=True)
+
+
+async def _guarded(
+    batch: _Batch, parallel: bool, answered: list[ToolResultMessage] | None = None
+) -> ToolCallBatch:
+    """Run a schedule; if anything in it raises, the calls without a result get one (R-4.1).
+
+    Cancelled (or a `KeyboardInterrupt`/`SystemExit` going by), it answers them too, puts
+    every result in `answered` and re-raises the very exception it got (`asyncio.timeout`
+    and `TaskGroup` recognise only the `CancelledError` they caused)."""
+    try:
+        await (_parallel(batch) if parallel else _sequential(batch))
+        if batch.held and batch.signal.aborted:  # an aborted run leaves nothing held
+            await batch.answer_the_rest(SKIPPED_TEXT)
+    except Exception as exc:
+        logger.exception("tool-call batch failed; answering the remaining calls")
+        await batch.answer_the_rest(f"{_INTERNAL_ERROR}{exception_text(exc)}")
+    except BaseException as exc:  # cancelled, or KeyboardInterrupt/SystemExit passing through
+        for task in batch.tasks:
+            task.cancel()
+        if isinstance(exc, GeneratorExit):  # the coroutine is being closed: no more awaits
+            raise
+        text = CANCELLED_TEXT if isinstance(exc, asyncio.CancelledError) else interrupted_text(exc)
+        try:  # the exception is delivered; emitting the missing events can go on
+            await batch.answer_the_rest(text)
+        except Exception:
+            logger.exception("could not answer the tool calls of a cancelled batch")
+        if answered is not None:
+            answered.extend(batch.result().messages)
+        raise
+    return batch.result()
+
+
+# ── schedules ────────────────────────────────────────────────────────────────
+
+
+async def _sequential(batch: _Batch) -> None:
+    """R-4.8: each call runs to its result message before the next one starts."""
+    for i, call in enumerate(batch.calls):
+        if (w := batch.start(i)) is not None:
+            await w
+        prepared = await batch.prepare(i)
+        if isinstance(prepared, HeldOutcome):
+            batch.held.append(i)
+            continue
+        if isinstance(prepared, ImmediateOutcome):
+            immediate = FinalizedOutcome(call, prepared.result, prepared.is_error)
+            if (w := batch.end(i, immediate)) is not None:
+                await w
+        else:
+            await batch.run(i, prepared)
+        if (w := batch.publish(i)) is not None:
+            await w
+
+
+async def _parallel(batch: _Batch) -> None:
+    """R-4.9: prepare in source order, run the prepared calls concurrently (end events in
+    completion order), then publish the result messages in source order. The calls start in
+    this task; only those after the first one that waits get a Task of their own
+    (`tasks.run_concurrently`: a call that never waits costs no Task, DESIGN §9)."""
+    runnable: list[tuple[int, PreparedToolCall]] = []
+    for i, call in enumerate(batch.calls):
+        if (w := batch.start(i)) is not None:
+            await w
+        prepared = await batch.prepare(i)
+        if isinstance(prepared, HeldOutcome):
+            batch.held.append(i)
+        elif isinstance(prepared, ImmediateOutcome):
+            immediate = FinalizedOutcome(call, prepared.result, prepared.is_error)
+            if (w := batch.end(i, immediate)) is not None:
+                await w
+        else:
+            runnable.append((i, prepared))
+    if runnable and batch.signal.aborted:  # nothing starts once the run is aborted
+        skipped = create_error_tool_result(SKIPPED_TEXT)
+        for i, prepared in runnable:
+            if (w := batch.end(i, FinalizedOutcome(prepared.tool_call, skipped, True))) is not None:
+                await w
+        runnable = []
+    if runnable:
+        cap = batch.config.max_parallel_tools
+        limit = asyncio.Semaphore(cap) if cap is not None and cap < len(runnable) else None
+        calls = (batch.run(i, p) if limit is None else _limited(batch, i, p, limit)
+                 for i, p in runnable)  # fmt: skip
+        await run_concurrently(calls, batch.tasks)
+    for i in range(len(batch.calls)):
+        if batch.ended[i] and (w := batch.publish(i)) is not None:
+            await w
+
+
+async def _limited(
+    batch: _Batch, i: int, prepared: PreparedToolCall, limit: asyncio.Semaphore
+) -> None:
+    async with limit:
+        await batch.run(i, prepared)
+
+
+async def run_concurrently(
+    coroutines: Iterable[Coroutine[Any, Any, None]], tasks: list[asyncio.Task[None]]
+) -> None:
+    """Run `coroutines` concurrently until each is done (R-4.9); none waits on another.
+
+    Each coroutine runs in its own copy of the current context, as a Task's would. They are
+    started in order in the calling task; the first one that waits (awaits something not yet
+    done) stays in the calling task, which drives it to the end, and each one after it gets
+    its own Task, appended to `tasks` at once (so a caller that is cancelled can cancel
+    them). The coroutine the calling task drives sees it as `asyncio.current_task()`, and its
+    cancellation, like a call of a sequential batch.
+
+    Args:
+        coroutines: the calls, created lazily (those after a failure are never created).
+        tasks: receives the Tasks made; the caller's list, usually empty.
+
+    Raises:
+        Whatever a coroutine raises, as soon as the calling task sees it (a Task's failure
+        once the calling task waits for the Tasks): `asyncio.gather`'s rule; the Tasks still
+        running go on (the caller cancels them).
+    """
+    held: _Drive | None = None
+    loop: asyncio.AbstractEventLoop | None = None
+    for coroutine in coroutines:
+        if held is not None:
+            tasks.append(loop.create_task(coroutine) if loop else asyncio.create_task(coroutine))
+            continue
+        context = contextvars.copy_context()
+        try:
+            waiting_on = context.run(coroutine.send, None)
+        except StopIteration:
+            continue  # done without waiting: no Task
+        held = _Drive(coroutine, context, waiting_on)
+        loop = asyncio.get_running_loop()
+    if held is not None:
+        await held
+    if tasks:
+        await all_done(tasks)
+
+
+class _Drive:
+    """Awaiting it drives a started coroutine to its end in the awaiting task: what it waits
+    on is handed up to the task, what the task sends or throws in is handed down, each step
+    in the coroutine's own context (what a native `await` does, plus the context)."""
+
+    __slots__ = ("_context", "_coroutine", "_waiting_on")
+
+    def __init__(
+        self, coroutine: Coroutine[Any, Any, None], context: contextvars.Context, waiting_on: Any
+    ) -> None:
+        self._coroutine = coroutine
+        self._context = context
+        self._waiting_on = waiting_on
+
+    def __await__(self) -> Generator[Any, Any, None]:
+        coroutine, run, waiting_on = self._coroutine, self._context.run, self._waiting_on
+        self._waiting_on = None
+        while True:
+            try:
+                sent = yield waiting_on
+            except GeneratorExit:  # the awaiting coroutine is being closed
+                run(coroutine.close)
+                raise
+            except BaseException as exc:  # cancelled (or a bad yield): the coroutine decides
+                try:
+                    waiting_on = run(coroutine.throw, exc)
+                except StopIteration:
+                    return
+            else:
+                try:
+                    waiting_on = run(coroutine.send, sent)
+                except StopIteration:
+                    return
+
+
+async def all_done(tasks: list[asyncio.Task[None]]) -> None:
+    """Wait until every task is done; the first that raised (or was cancelled) raises here,
+    as `asyncio.gather` would, the others going on. One future and a done-callback per task
+    (about 1 µs a task less than `gather` here, DESIGN §9). No tasks: done at once."""
+    if not tasks:
+        return
+    done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    left = len(tasks)
+
+    def finished(task: asyncio.Task[None]) -> None:
+        nonlocal left
+        left -= 1
+        if done.done():
+            return
+        if task.cancelled():
+            done.set_exception(asyncio.CancelledError())
+        elif (error := task.exception()) is not None:
+            done.set_exception(error)
+        elif left == 0:
+            done.set_result(None)
+
+    for task in tasks:
+        task.add_done_callback(finished)
+    await done
+
+
+# ── one batch in flight ──────────────────────────────────────────────────────
+
+
+class _Batch:
+    """One batch in flight: the calls, the run's pieces, and each call's progress."""
+
+    __slots__ = (
+        "assistant_message",
+        "calls",
+        "config",
+        "context",
+        "emit",
+        "ended",
+        "ended_ms",
+        "held",
+        "messages",
+        "meter",
+        "outcomes",
+        "signal",
+        "spans",
+        "started",
+        "started_ms",
+        "tasks",
+        "tools",
+        "trace",
+    )
+
+    def __init__(
+        self,
+        context: AgentContext,
+        assistant_message: AssistantMessage,
+        calls: Sequence[ToolCall],
+        config: AgentLoopConfig,
+        signal: AbortSignal | None,
+        emit: GuardedSink,
+        meter: UsageMeter | None = None,
+        trace: RunSpan | None = None,
+    ) -> None:
+        self.context = context
+        self.assistant_message = assistant_message
+        self.calls = calls
+        self.config = config
+        self.signal = AbortSignal() if signal is None else signal
+        self.emit = emit
+        self.tools: dict[str, AgentTool] = {tool.name: tool for tool in context.tools}
+        n = len(calls)
+        self.started = [False] * n
+        self.ended = [False] * n
+        self.outcomes: list[FinalizedOutcome | None] = [None] * n
+        self.messages: list[ToolResultMessage | None] = [None] * n
+        self.held: list[int] = []
+        """Calls held for approval (DESIGN §14): no end event, no result message."""
+        self.tasks: list[asyncio.Task[None]] = []
+        self.started_ms = [0] * n
+        self.ended_ms = [0] * n
+        self.meter = meter
+        """The run's spending, when it has `UsageLimits` (DESIGN §13)."""
+        self.trace = trace
+        self.spans: list[ToolSpan | None] | None = None if trace is None else [None] * n
+        """Each call's `execute_tool` span, when the run is traced (DESIGN §13)."""
+
+    # The steps every call goes through, in order. `start`, `end` and `publish` hand their
+    # events to the sink at once and return what is left to await (None: nothing), so a
+    # plain sink costs no coroutine (DESIGN §9): `if (w := batch.start(i)) is not None:
+    # await w`.
+
+    def start(self, i: int) -> Awaitable[None] | None:
+        call = self.calls[i]
+        self.started[i] = True
+        self.started_ms[i] = now_ms()
+        if self.spans is not None and self.trace is not None:
+            self.spans[i] = self.trace.tool(call, self.tools.get(call.name))
+        return self.emit.now(ToolExecutionStartEvent(call.id, call.name, call.arguments))
+
+    async def prepare(self, i: int) -> PreparedToolCall | ImmediateOutcome | HeldOutcome:
+        if self.signal.aborted:
+            return ImmediateOutcome(create_error_tool_result(SKIPPED_TEXT), True)
+        prepared = await prepare_tool_call(
+            self.context,
+            self.assistant_message,
+            self.calls[i],
+            self.config,
+            self.signal,
+            tools=self.tools,
+        )
+        if self.meter is not None and isinstance(prepared, PreparedToolCall):
+            refused = self.meter.refuse_tool_call()  # a limit reached mid-batch (§13)
+            if refused is not None:
+                return ImmediateOutcome(create_error_tool_result(refused), True)
+        return prepared
+
+    async def run(self, i: int, prepared: PreparedToolCall) -> None:
+        """Execute, finalize and end one prepared call; a bug here fails only this call.
+        A traced call runs inside its span's context, so spans the tool opens are its
+        children (DESIGN §13)."""
+        span = self.spans[i] if self.spans is not None else None
+        if span is None:
+            finalized = await self.execute(prepared)
+        else:
+            with span.activate():
+                finalized = await self.execute(prepared)
+        if (w := self.end(i, finalized)) is not None:
+            await w
+
+    async def execute(self, prepared: PreparedToolCall) -> FinalizedOutcome:
+        timeout_s = prepared.tool.timeout_s or self.config.tool_timeout_s
+        try:
+            executed = await execute_prepared_tool_call(
+                prepared, self.signal, self.emit, timeout_s=timeout_s
+            )
+            if self.config.after_tool_call is None:  # what finalizing without a hook gives
+                return FinalizedOutcome(prepared.tool_call, executed.result, executed.is_error)
+            finalized = await finalize_executed_tool_call(
+                self.context, self.assistant_message, prepared, executed, self.config, self.signal
+            )
+        except Exception as exc:
+            logger.exception("tool call %s failed inside the pipeline", prepared.tool_call.id)
+            failed = create_error_tool_result(f"{_INTERNAL_ERROR}{exception_text(exc)}")
+            finalized = FinalizedOutcome(prepared.tool_call, failed, True)
+        return finalized
+
+    def end(self, i: int, finalized: FinalizedOutcome) -> Awaitable[None] | None:
+        self.outcomes[i] = finalized
+        self.ended[i] = True
+        self.ended_ms[i] = now_ms()
+        result = finalized.result
+        if self.meter is not None:
+            self.meter.add_result(result)
+        if self.spans is not None:
+            span = self.spans[i]
+            if span is not None:
+                span.end(result, finalized.is_error)
+        call = finalized.tool_call
+        return self.emit.now(ToolExecutionEndEvent(call.id, call.name, result, finalized.is_error))
+
+    def publish(self, i: int) -> Awaitable[None] | None:
+        """Emit the result message of call `i` (its end event has been sent)."""
+        outcome = self.outcomes[i]
+        assert outcome is not None
+        message = create_tool_result_message(outcome, self.ended_ms[i])
+        message.duration_ms = self.ended_ms[i] - self.started_ms[i]
+        self.messages[i] = message
+        first = self.emit.now(MessageStartEvent(message))
+        if first is not None:
+            return self._publish_end(first, message)
+        return self.emit.now(MessageEndEvent(message))
+
+    async def _publish_end(self, first: Awaitable[None], message: ToolResultMessage) -> None:
+        await first
+        if (w := self.emit.now(MessageEndEvent(message))) is not None:
+            await w
+
+    async def answer_the_rest(self, text: str) -> None:
+        """Give every call that lacks one an error result, with the events it has not had."""
+        for task in self.tasks:
+            task.cancel()
+        for i, call in enumerate(self.calls):
+            if not self.started[i] and (w := self.start(i)) is not None:
+                await w
+            if not self.ended[i]:
+                failed = FinalizedOutcome(call, create_error_tool_result(text), True)
+                if (w := self.end(i, failed)) is not None:
+                    await w
+            if self.messages[i] is None and (w := self.publish(i)) is not None:
+                await w
+
+    def result(self) -> ToolCallBatch:
+        messages = [m for m in self.messages if m is not None]
+        finalized = [f for f in self.outcomes if f is not None]
+        held = [self.calls[i] for i in self.held if self.messages[i] is None]
+        return ToolCallBatch(messages, should_terminate(finalized) and not held, held)
+
+
+# ── prepare ──────────────────────────────────────────────────────────────────
+
+
+async def prepare_tool_call(
+    context: AgentContext,
+    assistant_message: AssistantMessage,
+    tool_call: ToolCall,
+    config: AgentLoopConfig,
+    signal: AbortSignal | None = None,
+    *,
+    tools: Mapping[str, AgentTool] | None = None,
+) -> PreparedToolCall | ImmediateOutcome | HeldOutcome:
+    """Resolve the tool, prepare and validate the arguments, ask `before_tool_call` (R-4.4).
+
+    Seed 000 §8.1, seed 004 prepareToolCall.
+
+    Args:
+        context: the run's context; the tool is looked up in `context.tools`.
+        assistant_message: the message holding `tool_call` (given to the hook).
+        tool_call: the call to prepare.
+        config: `before_tool_call` comes from here.
+        signal: the run's signal, given to the hook; None: no abort.
+        tools: `context.tools` indexed by name, when the caller has built it once for a
+            whole batch (else it is built here).
+
+    Returns:
+        The `PreparedToolCall` to execute, or an `ImmediateOutcome` holding an error result
+        (unknown tool, invalid arguments, blocked, aborted, a hook that raised, a call a
+        person rejected: its reason), or a `HeldOutcome` for a call that needs a person's
+        approval (the tool's `requires_approval`, or the hook's `defer=True`) and has no
+        decision in `config.approvals` (DESIGN §14). Never raises.
+    """
+    if signal is None:
+        signal = AbortSignal()
+    if tools is None:
+        tools = {tool.name: tool for tool in context.tools}
+    approval = config.approvals.get(tool_call.id) if config.approvals else None
+    if approval is not None and not approval.approved:
+        return ImmediateOutcome(create_error_tool_result(rejected_text(approval)), True)
+    tool = tools.get(tool_call.name)
+    if tool is None:
+        return _not_found(tool_call.name, tools)
+    approved = approval is not None
+    try:
+        args = validate_tool_arguments(tool, prepare_tool_call_arguments(tool, tool_call))
+        if not approved and _requires_approval(tool, args):
+            return HeldOutcome(tool_call, args)
+        hook = config.before_tool_call
+        if hook is not None:
+            hook_context = BeforeToolCallContext(
+                assistant_message, tool_call, args, context, approved
+            )
+            before = _hook_result(
+                await maybe_await(hook(hook_context, signal)), BeforeToolCallResult, "before"
+            )
+            args = hook_context.args  # changed in place, or replaced: the tool gets it
+            if signal.aborted:
+                return ImmediateOutcome(create_error_tool_result("Operation aborted"), True)
+            if before is not None and before.block:
+                result = create_error_tool_result(before.reason or "Tool execution was blocked")
+                result.terminate = before.terminate
+                return ImmediateOutcome(result, True)
+            if before is not None and before.defer and not approved:
+                return HeldOutcome(tool_call, args)
+        return PreparedToolCall(tool, tool_call, args)
+    except Exception as exc:
+        return ImmediateOutcome(create_error_tool_result(exception_text(exc)), True)
+
+
+def prepare_tool_call_arguments(tool: AgentTool, tool_call: ToolCall) -> Any:
+    """The call's arguments after the tool's `prepare_arguments` hook, if it has one.
+
+    A finished call still carrying `partial_json` is one whose argument text never parsed as
+    a JSON object (providers keep the raw text there and only a best-effort prefix in
+    `arguments`): the raw text goes on, so validation reports it instead of running the tool
+    on a fragment (DESIGN §8, malformed tool-call JSON).
+    """
+    raw: Any = tool_call.arguments if tool_call.partial_json is None else tool_call.partial_json
+    if tool.prepare_arguments is None:
+        return raw
+    return tool.prepare_arguments(raw)
+
+
+def validate_tool_arguments(tool: AgentTool, args: Any) -> dict[str, Any]:
+    """Repair and validate `args` against the tool's schema, then run its own check (R-4.4).
+
+    Returns:
+        The validated arguments: a new dict whose nested objects and arrays are new too, so
+        a hook or tool changing them leaves the call in the transcript as the model sent it
+        (pi clones them as well).
+
+    Raises:
+        ToolArgumentsError: invalid arguments; the text is what the model reads.
+    """
+    validated = validate_arguments_against_schema(tool.input_schema, args, tool_name=tool.name)
+    for key, value in validated.items():
+        if isinstance(value, dict | list):
+            validated[key] = _copy_json(value)
+        elif type(value) is float and value.is_integer():  # JSON Schema's integer 3.0
+            validated[key] = _as_declared_int(tool.input_schema, key, value)
+    if tool.validate_arguments is not None:
+        problem = tool.validate_arguments(validated)
+        if problem:
+            raise ToolArgumentsError(tool.name, [("root", str(problem))], args)
+    return validated
+
+
+def _hook_result(value: object, cls: type[_HookResult], which: str) -> _HookResult | None:
+    """A hook's answer: `None`, the result class, or a mapping of its fields (the seeds' and
+    pi's plain-object shape, `isError` spelled either way).
+
+    Raises:
+        TypeError: anything else, or a mapping with an unknown field (the text names the hook).
+    """
+    if value is None or isinstance(value, cls):
+        return value
+    if isinstance(value, Mapping):
+        fields = {("is_error" if k == "isError" else k): v for k, v in value.items()}
+        try:
+            return cls(**fields)
+        except TypeError as exc:
+            raise TypeError(f"{which}_tool_call returned {value!r}: {exc}") from None
+    raise TypeError(
+        f"{which}_tool_call returned {type(value).__name__}; expected {cls.__name__} or None"
+    )
+
+
+def _as_declared_int(schema: Mapping[str, Any], key: str, value: float) -> float | int:
+    """`value` as an `int` when the schema declares the top-level property `key` an integer
+    (JSON Schema accepts 3.0 there; a Python tool expects 3)."""
+    properties = schema.get("properties")
+    declared = properties.get(key) if isinstance(properties, Mapping) else None
+    if isinstance(declared, Mapping) and declared.get("type") == "integer":
+        return int(value)
+    return value
+
+
+def _copy_json(value: Any) -> Any:
+    """A copy of JSON-shaped data: every dict and list new, other values shared."""
+    if isinstance(value, dict):
+        return {key: _copy_json(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_copy_json(item) for item in value]
+    return value
+
+
+def _not_found(name: str, tools: Mapping[str, AgentTool]) -> ImmediateOutcome:
+    available = ", ".join(tools) or "none"
+    text = f'Tool "{name}" not found. Available tools: {available}'
+    return ImmediateOutcome(create_error_tool_result(text), True)
+
+
+def _requires_approval(tool: AgentTool, args: dict[str, Any]) -> bool:
+    """The tool's `requires_approval`: a bool, or its function of the validated arguments
+    (which may raise: the call then gets the error result, R-4.4)."""
+    needs = tool.requires_approval
+    if isinstance(needs, bool):
+        return needs
+    return bool(needs(args))
+
+
+def rejected_text(approval: ToolApproval) -> str:
+    """The error result of a rejected held call: the reason, said as a rejection."""
+    reason = (approval.reason or "").strip()
+    return f"{REJECTED_TEXT}: {reason}" if reason else REJECTED_TEXT
+
+
+# ── execute ──────────────────────────────────────────────────────────────────
+
+
+async def execute_prepared_tool_call(
+    prepared: PreparedToolCall,
+    signal: AbortSignal | None = None,
+    emit: EventSink | None = None,
+    *,
+    timeout_s: float | None = None,
+) -> ExecutedOutcome:
+    """Run the tool with its validated arguments (DESIGN R-4.5; seed 000 §8.2).
+
+    A plain `execute` runs on a worker thread, an async one in the calling task. The tool
+    gets its own child of `signal` and an `on_update` callback (safe from any thread; calls
+    after the tool returned are ignored; accepted updates are emitted before this returns).
+
+    Args:
+        prepared: the call from `prepare_tool_call`.
+        signal: the run's signal (the tool gets a `child()` of it); None: no abort.
+        emit: where `ToolExecutionUpdateEvent`s go, plain or async (its exceptions are
+            logged, R-5.1b); None: nowhere.
+        timeout_s: seconds the call may take; `None` for no limit.
+
+    Returns:
+        The tool's result, or an error result with the exception's text, "Tool x timed out
+        after N s", or "Operation aborted: ..." (see the module docstring). Never raises,
+        except `CancelledError` when the calling task itself is cancelled.
+    """
+    tool = prepared.tool
+    call = prepared.tool_call
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task(loop)
+    assert task is not None
+    updates = ToolUpdates(loop, guarded_sink(emit), call)
+    if signal is None:
+        signal = AbortSignal()
+    deadline = Deadline(timeout_s, signal, loop=loop, task=task)
+    child = deadline.signal  # R-4.5: aborting the run aborts it; aborting it touches nothing else
+    outcome: ExecutedOutcome
+    plain = tool.isolation == "process" or not is_async_callable(tool.execute)
+    try:
+        raw: Any
+        if tool.isolation == "process":
+            raw = await run_in_process(loop, prepared, child, updates)
+        elif not plain:
+            raw = await tool.execute(call.id, prepared.args, child, updates)  # type: ignore[misc]
+        else:
+            run = contextvars.copy_context().run
+            raw = await tool_threads().submit(
+                loop,
+                run,
+                call_plain,
+                tool,
+                call,
+                prepared.args,
+                child,
+                updates,
+                wait_s=QUICK_WAIT_S,
+            )
+            kind = type(raw)  # the usual results first: isawaitable is an ABC check
+            if kind is not str and kind is not AgentToolResult and inspect.isawaitable(raw):
+                raw = await raw
+        outcome = ExecutedOutcome(as_tool_result(raw, tool.name), False)
+    except asyncio.CancelledError as exc:
+        if deadline.fired is None and task.cancelling():
+            updates.accepting = False
+            raise  # the caller was cancelled
+        outcome = ExecutedOutcome(create_error_tool_result(exception_text(exc)), True)
+    except Exception as exc:
+        outcome = ExecutedOutcome(create_error_tool_result(exception_text(exc)), True)
+    except BaseException as exc:
+        # SystemExit (a wrapped CLI's sys.exit, argparse), GeneratorExit, ... raised by the
+        # tool are the tool's failure, not the program's (R-4.1). A KeyboardInterrupt on the
+        # loop's thread may be a real Ctrl-C and goes on; on a worker thread it cannot be.
+        if isinstance(exc, KeyboardInterrupt) and not plain:
+            raise
+        text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        outcome = ExecutedOutcome(create_error_tool_result(f"Tool {tool.name} raised {text}"), True)
+    finally:
+        deadline.close()
+    if deadline.fired is not None:
+        if task.uncancel() > 0:  # the caller was cancelled too
+            updates.accepting = False
+            raise asyncio.CancelledError
+        if deadline.fired == "timeout":
+            text = f"Tool {tool.name} timed out after {timeout_s:g} s"
+        else:
+            text = f"Operation aborted: tool {tool.name} did not stop within {deadline.grace_s:g} s"
+        outcome = ExecutedOutcome(create_error_tool_result(text), True)
+    if updates.stop(worker=plain):
+        await updates.drain()
+    return outcome
+
+
+# ── finalize ─────────────────────────────────────────────────────────────────
+
+
+async def finalize_executed_tool_call(
+    context: AgentContext,
+    assistant_message: AssistantMessage,
+    prepared: PreparedToolCall,
+    executed: ExecutedOutcome,
+    config: AgentLoopConfig,
+    signal: AbortSignal | None = None,
+) -> FinalizedOutcome:
+    """Apply `after_tool_call` (DESIGN R-4.6; seed 000 §8.3).
+
+    Each non-`None` field of the hook's `AfterToolCallResult` replaces that field of the
+    result (`is_error` included); the tool's result object is not mutated. The hook raising
+    gives an error result with its text. `signal` (None: no abort) is given to the hook.
+    Never raises.
+    """
+    if signal is None:
+        signal = AbortSignal()
+    result = executed.result
+    is_error = executed.is_error
+    hook = config.after_tool_call
+    if hook is not None:
+        try:
+            after = _hook_result(
+                await maybe_await(
+                    hook(
+                        AfterToolCallContext(
+                            assistant_message,
+                            prepared.tool_call,
+                            prepared.args,
+                            result,
+                            is_error,
+                            context,
+                        ),
+                        signal,
+                    )
+                ),
+                AfterToolCallResult,
+                "after",
+            )
+            if after is not None:
+                result = AgentToolResult(
+                    content=result.content if after.content is None else _content(after.content),
+                    details=after.details if after.details is not None else result.details,
+                    usage=after.usage if after.usage is not None else result.usage,
+                    terminate=after.terminate if after.terminate is not None else result.terminate,
+                    added_tool_names=result.added_tool_names,
+                )
+                if after.is_error is not None:
+                    is_error = after.is_error
+        except Exception as exc:
+            result = create_error_tool_result(exception_text(exc))
+            is_error = True
+    return FinalizedOutcome(prepared.tool_call, result, is_error)
+
+
+def _content(content: Any) -> list[Any]:
+    """A hook's replacement content as a new list; a text is one `TextContent`."""
+    return [TextContent(content)] if isinstance(content, str) else list(content)
+
+
+# ── results ──────────────────────────────────────────────────────────────────
+
+
+def create_tool_result_message(
+    finalized: FinalizedOutcome, timestamp: int | None = None
+) -> ToolResultMessage:
+    """The transcript message for one finalized call (DESIGN R-4.11; seed 000 §11).
+
+    Content is never `None`; an error result with no content gets a text saying the call
+    failed (R-4.7). A text given as content (or as an item of it) becomes a `TextContent`.
+    `timestamp` (ms since the epoch) defaults to now.
+    """
+    result = finalized.result
+    call = finalized.tool_call
+    content = result.content
+    if content is None:
+        content = []
+    elif isinstance(content, str):
+        content = [TextContent(content)]
+    else:
+        for block in content:  # a loop, not any(<genexpr>): this runs for every call (§9)
+            if isinstance(block, str):
+                content = [TextContent(b) if isinstance(b, str) else b for b in content]
+                break
+    if not content and finalized.is_error:
+        content = [TextContent(f"Tool {call.name} failed")]
+    return ToolResultMessage(  # positional: a third of the keyword call's cost
+        call.id,
+        call.name,
+        content,
+        result.details,
+        result.usage,
+        result.added_tool_names,
+        finalized.is_error,
+        now_ms() if timestamp is None else timestamp,
+    )
+
+
+def should_terminate(finalized: list[FinalizedOutcome]) -> bool:
+    """True only when the batch is non-empty and every result asks to terminate (R-4.10)."""
+    return bool(finalized) and all(f.result.terminate for f in finalized)
+
+
+def create_error_tool_result(text: str) -> AgentToolResult:
+    """An error result: one `TextContent` holding `text` (DESIGN R-4.7; seed 004).
+
+    An empty `text` becomes "Tool call failed", since providers reject empty content.
+    """
+    return AgentToolResult([TextContent(text or "Tool call failed")], {})
+
+
+def exception_text(exc: BaseException) -> str:
+    """What the model reads about an exception: its text, else its class name (never empty)."""
+    return str(exc) or type(exc).__name__
+
+
+async def fail_tool_calls(
+    tool_calls: Sequence[ToolCall], text: str, emit: EventSink | None = None
+) -> ToolCallBatch:
+    """Answer every call with the error result `text` without running it (R-4.1, R-5.6, R-5.7).
+
+    Each call gets its start and end events and its result message events, in order.
+    """
+    emit = guarded_sink(emit)
+    messages: list[ToolResultMessage] = []
+    for call in tool_calls:
+        result = create_error_tool_result(text)
+        await emit(ToolExecutionStartEvent(call.id, call.name, call.arguments))
+        await emit(ToolExecutionEndEvent(call.id, call.name, result, True))
+        message = create_tool_result_message(FinalizedOutcome(call, result, True))
+        await emit(MessageStartEvent(message))
+        await emit(MessageEndEvent(message))
+        messages.append(message)
+    return ToolCallBatch(messages, False)
+
+
+def interrupted_text(exc: BaseException) -> str:
+    """The result of a call cut short by a `KeyboardInterrupt`, `SystemExit`, ... going by."""
+    return f"Tool call interrupted: {type(exc).__name__}"
+
+
+def held_tool_calls(
+    messages: Sequence[AgentMessage],
+) -> tuple[AssistantMessage, list[ToolCall]] | None:
+    """The last assistant message and its tool calls that have no result yet, when only tool
+    results follow it (the calls a run held for approval, DESIGN §14); else None."""
+    turn = trailing_tool_turn(messages)
+    if turn is None:
+        return None
+    message, answered = turn
+    if message.stop_reason in ("error", "aborted", "length"):
+        return None
+    calls = [call for call in message.tool_calls if call.id not in answered]
+    return (message, calls) if calls else None
