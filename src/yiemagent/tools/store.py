@@ -6,7 +6,6 @@ contract).
 
 from __future__ import annotations
 
-import importlib.util
 import itertools
 import logging
 import re
@@ -17,13 +16,17 @@ from pathlib import Path
 from types import MappingProxyType, ModuleType
 
 from yiemagent.errors import ConfigError, ToolLoadError
+from yiemagent.tools._tool_files import FolderImports, ToolFileError, import_tool_file
 from yiemagent.tools.builtin import LIST_TOOLS_NAME, list_tools_tool
 from yiemagent.tools.schema import check_schema
 from yiemagent.types.tools import AgentTool, check_tool_name
 
-__all__ = ["ToolStore", "is_tool_file", "load_tool_module"]
+__all__ = ["LOAD_TIMEOUT_S", "ToolStore", "is_tool_file"]
 
 logger = logging.getLogger(__name__)
+
+LOAD_TIMEOUT_S = 30.0
+"""Seconds a tool file may take to import and build its tool in `load_dir` (default)."""
 
 _store_ids = itertools.count(1)
 _module_ids = itertools.count(1)
@@ -125,70 +128,93 @@ class ToolStore:
                 _forget_modules(names)
             self._modules = {}
 
-    def load_dir(self, path: str | Path) -> Mapping[str, AgentTool]:
+    def load_dir(
+        self, path: str | Path, *, timeout_s: float = LOAD_TIMEOUT_S
+    ) -> Mapping[str, AgentTool]:
         """Load every tool file of a folder, then register `listTools` (DESIGN R-4.13).
 
         Files: `*.py` in alphabetical order, skipping `__init__.py`, names starting with `_`
         and names containing "registry". Each is imported as its own module (unique per store
         and load, so top-level names never collide) and must define `get_tool() -> AgentTool`.
+        Tool files may import the folder's helper modules by name (`from _helpers import x`:
+        `_helpers.py` or a package `_helpers/` beside them), seen by this load's tools only.
 
         Args:
             path: the folder.
+            timeout_s: seconds each file may take to import and build its tool; a file that
+                takes longer (it blocks at import) is a failure, left running on a
+                background thread.
 
         Returns:
             `tools` after loading.
 
         Raises:
             ToolLoadError: after registering every good file, listing `(path, reason)` for each
-                file that failed to import, lacks `get_tool`, returned something other than an
-                `AgentTool`, or duplicates a name.
+                file that failed to import (anything it raised, `KeyboardInterrupt` and
+                `SystemExit` included), took longer than `timeout_s`, lacks `get_tool`,
+                returned something other than an `AgentTool`, or duplicates a name.
             ConfigError: `path` is not a folder.
         """
         with self._lock:
-            tools, modules, failures = self._load(path, dict(self._tools))
+            tools, modules, failures = self._load(path, dict(self._tools), timeout_s)
             self._commit(tools, modules, keep=True)
         return self._finish(failures)
 
-    def reload(self, path: str | Path) -> Mapping[str, AgentTool]:
+    def reload(
+        self, path: str | Path, *, timeout_s: float = LOAD_TIMEOUT_S
+    ) -> Mapping[str, AgentTool]:
         """`clear()` then `load_dir(path)` as one swap: readers never see a half-loaded store.
 
         On broken files the good ones (and `listTools`) are in the store and `ToolLoadError` is
         raised; if `path` is not a folder the store is unchanged.
         """
         with self._lock:
-            tools, modules, failures = self._load(path, {})
+            tools, modules, failures = self._load(path, {}, timeout_s)
             self._commit(tools, modules, keep=False)
         return self._finish(failures)
 
     # ── internals ────────────────────────────────────────────────────────
 
     def _load(
-        self, path: str | Path, tools: dict[str, AgentTool]
+        self, path: str | Path, tools: dict[str, AgentTool], timeout_s: float
     ) -> tuple[dict[str, AgentTool], dict[str, list[str]], list[tuple[str, str]]]:
+        if not timeout_s > 0:
+            raise ConfigError(f"timeout_s must be > 0 seconds, not {timeout_s!r}")
         folder = Path(path)
         if not folder.is_dir():
             raise ConfigError(f"tool folder {str(folder)!r} does not exist or is not a folder")
         modules: dict[str, list[str]] = {}
         failures: list[tuple[str, str]] = []
         origin: dict[str, str] = {}
+        load = next(_module_ids)
+        imports = FolderImports(folder, f"_yiemagent_tool_{self._id}_{load}")
         for file in sorted(p for p in folder.iterdir() if is_tool_file(p)):
             try:
-                module = load_tool_module(file, store_name=self.name, store_id=self._id)
-            except Exception as exc:
-                failures.append((str(file), f"import failed: {_describe(exc)}"))
+                module, tool = import_tool_file(
+                    file,
+                    _module_name(self.name, self._id, file),
+                    imports,
+                    _tool_from_module,
+                    timeout_s=timeout_s,
+                )
+            except ToolFileError as exc:
+                failures.append((str(file), str(exc)))
                 continue
-            try:
-                tool = _tool_from_module(module)
-                if tool.name in tools:
-                    where = origin.get(tool.name, "registered before")
-                    raise ConfigError(f"duplicate tool name {tool.name!r} ({where})")
-            except Exception as exc:
-                failures.append((str(file), _describe(exc)))
+            if tool.name in tools:
+                where = origin.get(tool.name, "registered before")
+                failures.append((str(file), f"duplicate tool name {tool.name!r} ({where})"))
                 _forget_modules([module.__name__])
                 continue
             tools[tool.name] = tool
             origin[tool.name] = f"already defined by {file.name}"
             modules[tool.name] = [module.__name__]
+        helpers = imports.module_names()
+        if helpers:  # shared by this load's tools: forgotten with the first of them
+            first = next((name for name in modules), None)
+            if first is None:
+                _forget_modules(helpers)
+            else:
+                modules[first] = [*modules[first], *helpers]
         if LIST_TOOLS_NAME not in tools:
             tools[LIST_TOOLS_NAME] = list_tools_tool(self)
         return tools, modules, failures
@@ -222,32 +248,9 @@ def is_tool_file(path: Path) -> bool:
     return name.endswith(".py") and not name.startswith("_") and "registry" not in name.lower()
 
 
-def load_tool_module(path: Path, *, store_name: str, store_id: int) -> ModuleType:
-    """Import one tool file as a fresh module with a unique name (R-4.13; seed 000 §4).
-
-    The module is in `sys.modules` while it runs (dataclasses and pickling need that) and stays
-    there while its tool is registered.
-
-    Raises:
-        Exception: whatever importing the file raised (`SyntaxError`, `ImportError`, ...);
-            `SystemExit` from the file is turned into a `RuntimeError`.
-    """
+def _module_name(store_name: str, store_id: int, path: Path) -> str:
     slug = re.sub(r"\W", "_", f"{store_name}_{path.stem}")
-    module_name = f"_yiemagent_tool_{store_id}_{next(_module_ids)}_{slug}"
-    spec = importlib.util.spec_from_file_location(module_name, path)
-    if spec is None or spec.loader is None:
-        raise ImportError(f"cannot import {path}")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[module_name] = module
-    try:
-        spec.loader.exec_module(module)
-    except SystemExit as exc:
-        sys.modules.pop(module_name, None)
-        raise RuntimeError(f"the file called sys.exit({exc.code!r})") from None
-    except BaseException:
-        sys.modules.pop(module_name, None)
-        raise
-    return module
+    return f"_yiemagent_tool_{store_id}_{next(_module_ids)}_{slug}"
 
 
 def _tool_from_module(module: ModuleType) -> AgentTool:
@@ -256,8 +259,8 @@ def _tool_from_module(module: ModuleType) -> AgentTool:
         raise ConfigError("defines no get_tool() function")
     try:
         tool = get_tool()
-    except Exception as exc:
-        raise ConfigError(f"get_tool() raised {_describe(exc)}") from exc
+    except BaseException as exc:  # KeyboardInterrupt and SystemExit too: the file's failure
+        raise ConfigError(f"get_tool() raised {_describe(exc)}") from None
     if not isinstance(tool, AgentTool):
         raise ConfigError(f"get_tool() returned {type(tool).__name__}, not an AgentTool")
     _check_tool(tool)
