@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from yiemagent.batch import BatchTask
     from yiemagent.types import AgentTool
 
-__all__ = ["CliAgentFactory", "batch", "expand_ray_flag"]
+__all__ = ["CliAgentFactory", "batch", "expand_ray_flag", "import_factory"]
 
 LOCAL_RAY = "local"
 """`--ray` without an address: a Ray cluster started on this machine for the batch."""
@@ -113,7 +113,12 @@ class CliAgentFactory:
         )
 
 
-def _import_factory(spec: str) -> Any:
+def import_factory(spec: str) -> Any:
+    """The function `--agent MODULE:FUNCTION` names (`yiem batch`, `yiem eval`).
+
+    Raises:
+        CliError: not MODULE:FUNCTION, the module does not import, or has no such function.
+    """
     module_name, _, attribute = spec.partition(":")
     if not module_name or not attribute:
         raise _cli_error(f"--agent {spec}: give MODULE:FUNCTION, e.g. myagents:make_agent")
@@ -191,7 +196,7 @@ def batch(
         raise _cli_error(f"--workers must be auto, tasks or pool, not {workers!r}", 2)
 
     if agent is not None:
-        make_agent = _import_factory(agent)
+        make_agent = import_factory(agent)
     else:
         folder = tools or DEFAULT_TOOLS_DIR
         if not folder.is_dir():

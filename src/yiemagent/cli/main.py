@@ -35,6 +35,7 @@ from rich.markup import escape
 
 from yiemagent.cli.batch import batch as batch_command, expand_ray_flag
 from yiemagent.cli.chat import chat as chat_command
+from yiemagent.cli.eval_cmd import eval_command
 from yiemagent.cli.mcp_cmd import mcp_app
 from yiemagent.cli.options import (
     DEFAULT_MODEL,
@@ -299,6 +300,7 @@ app.command("chat")(chat_command)  # `yiem chat`: yiemagent/cli/chat/ (DESIGN §
 app.command("batch")(batch_command)  # `yiem batch`: yiemagent/cli/batch.py (DESIGN §16)
 app.add_typer(mcp_app, name="mcp")  # `yiem mcp list|serve`: yiemagent/cli/mcp_cmd.py (§12)
 app.command("trace")(trace_command)  # `yiem trace`: yiemagent/cli/trace.py (DESIGN §13)
+app.command("eval")(eval_command)  # `yiem eval`: yiemagent/cli/eval_cmd.py (DESIGN §19)
 
 
 @app.command()

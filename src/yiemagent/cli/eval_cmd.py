@@ -1,0 +1,219 @@
+"""`yiem eval`: run an agent over an eval dataset and print a table (DESIGN §19).
+
+    yiem eval evals/local_agent.yaml [--model M] [--tools DIR] [--repeat K]
+        [--baseline OLD.json] [--json OUT] [--html OUT] [--ray [--address A]]
+        [--agent MODULE:FUNCTION] [--concurrency N] [--timeout S]
+
+Each case runs on a fresh Agent (the `yiem run` agent: the example tools or `--tools`, on
+`--model`; or the `--agent` factory's), through the batch engine, with a progress bar on a
+terminal; then a table gives each case's verdict, the first failing check and its reason,
+tokens, cost and seconds (with `--repeat`: pass@1, pass@k and pass^k). A dataset's
+`workdir:` is where the example `read_file` tool reads. Exit status: 0 every case passed
+and nothing regressed against `--baseline`; 1 a case failed or regressed, or a bad input
+(one line on stderr). See `docs/evals.md`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from yiemagent.cli.batch import CliAgentFactory, import_factory
+from yiemagent.cli.options import (
+    DEFAULT_MODEL,
+    DEFAULT_SYSTEM,
+    DEFAULT_TOOLS_DIR,
+    BaseUrlOption,
+    CliError,
+    MaxTurnsOption,
+    ToolsOption,
+    resolve_model,
+)
+from yiemagent.files import write_atomically
+
+if TYPE_CHECKING:
+    from yiemagent.agent import Agent
+    from yiemagent.batch import BatchTask
+    from yiemagent.evals import CaseReport, Comparison, EvalReport
+
+__all__ = ["EvalAgentFactory", "eval_command"]
+
+READ_FILE_ROOT_ENV = "YIEM_READ_FILE_ROOT"
+"""Where the example `read_file` tool reads (`yiemagent/cli/default_tools/read_file.py`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class EvalAgentFactory:
+    """`make_agent` of `yiem eval`: the `yiem batch` agent, its example `read_file` rooted
+    in the dataset's `workdir` when it has one (picklable, for worker processes and Ray)."""
+
+    agent: CliAgentFactory
+    workdir: str | None = None
+
+    def __call__(self, task: BatchTask) -> Agent:
+        if self.workdir is not None:
+            os.environ[READ_FILE_ROOT_ENV] = self.workdir
+        return self.agent(task)
+
+
+def _reason(case: CaseReport) -> str:
+    failing = next((c for c in case.checks if not c.passed), None)
+    if failing is None:
+        return ""
+    text = f"{failing.name}: {failing.reason}" if failing.reason else failing.name
+    return text if len(text) <= 90 else text[:89] + "…"
+
+
+def _table(report: EvalReport, comparison: Comparison | None) -> Any:
+    from rich.table import Table
+
+    k = report.repeat
+    table = Table(title=None, show_lines=False, pad_edge=False)
+    table.add_column("case", overflow="fold")
+    table.add_column("result")
+    table.add_column("checks", justify="right")
+    table.add_column("tokens", justify="right")
+    table.add_column("cost $", justify="right")
+    table.add_column("s", justify="right")
+    if k > 1:
+        table.add_column("pass@1", justify="right")
+        table.add_column(f"pass@{k}", justify="right")
+        table.add_column(f"pass^{k}", justify="right")
+    table.add_column("why (the first failing check)", overflow="fold", min_width=30)
+    regressed = set(comparison.regressions) if comparison else set()
+    fixed = set(comparison.fixes) if comparison else set()
+    for case in report.cases:
+        result = "[green]PASS[/]" if case.passed else "[red]FAIL[/]"
+        if case.name in regressed:
+            result += " [red]regressed[/]"
+        elif case.name in fixed:
+            result += " [green]fixed[/]"
+        passed = sum(c.passed for c in case.checks)
+        row = [
+            case.name,
+            result,
+            f"{passed}/{len(case.checks)}",
+            str(case.tokens),
+            f"{case.cost_usd:.4f}",
+            f"{case.seconds:.1f}",
+        ]
+        if k > 1:
+            row += [
+                f"{case.pass_at_k[1]:.2f}",
+                f"{case.pass_at_k[k]:.2f}",
+                f"{case.pass_all_k[k]:.2f}",
+            ]
+        table.add_row(*row, _escape(_reason(case)))
+    return table
+
+
+def _escape(text: str) -> str:
+    from rich.markup import escape
+
+    return escape(text)
+
+
+def _summary(report: EvalReport, comparison: Comparison | None, baseline: Path | None) -> str:
+    k = report.repeat
+    line = (
+        f"{report.passed}/{len(report.cases)} cases passed, {report.failed} failed; "
+        f"{report.tokens} tokens, ${report.cost_usd:.4f}, "
+        f"{sum(c.seconds for c in report.cases):.1f} s of runs"
+    )
+    if k > 1:
+        line += (
+            f"; mean pass@1 {report.mean_pass_at_k(1):.2f}, pass@{k} "
+            f"{report.mean_pass_at_k(k):.2f}, pass^{k} {report.mean_pass_all_k(k):.2f}"
+        )
+    if comparison is not None:
+        regressions = ", ".join(comparison.regressions) or "none"
+        fixes = ", ".join(comparison.fixes) or "none"
+        line += f"\nagainst {baseline}: regressions: {regressions}; fixes: {fixes}"
+    return line
+
+
+def eval_command(
+    dataset: Annotated[Path, typer.Argument(help="The dataset: YAML or JSONL cases.")],
+    agent: Annotated[
+        str | None,
+        typer.Option("--agent", help="MODULE:FUNCTION building each run's Agent instead."),
+    ] = None,
+    model: Annotated[str, typer.Option("--model", help="Model as provider/id.")] = DEFAULT_MODEL,
+    base_url: BaseUrlOption = None,
+    tools: ToolsOption = None,
+    system: Annotated[str, typer.Option("--system", help="System prompt.")] = DEFAULT_SYSTEM,
+    max_turns: MaxTurnsOption = 8,
+    repeat: Annotated[int, typer.Option("--repeat", min=1, help="Runs per case (k).")] = 1,
+    baseline: Annotated[
+        Path | None, typer.Option("--baseline", help="An earlier --json report to compare.")
+    ] = None,
+    json_out: Annotated[
+        Path | None, typer.Option("--json", help="Write the report as JSON here.")
+    ] = None,
+    html_out: Annotated[
+        Path | None, typer.Option("--html", help="Write the report as an HTML page here.")
+    ] = None,
+    ray: Annotated[bool, typer.Option("--ray", help="Run on Ray (a local cluster).")] = False,
+    address: Annotated[
+        str | None, typer.Option("--address", help="With --ray: the cluster's address.")
+    ] = None,
+    concurrency: Annotated[int, typer.Option("--concurrency", min=1, help="Runs at once.")] = 4,
+    timeout: Annotated[
+        float | None, typer.Option("--timeout", min=0.001, help="Seconds per run.")
+    ] = None,
+) -> None:
+    """Run an agent over an eval dataset; exit 1 when a case fails or regresses."""
+    from rich.console import Console
+
+    from yiemagent.evals import Dataset, EvalReport, run_eval
+
+    data = Dataset.load(dataset)  # a bad dataset: one DatasetError line, nothing run
+    old = EvalReport.load(baseline) if baseline is not None else None
+    if address is not None and not ray:
+        raise CliError("--address names a Ray cluster; give it with --ray", 2)
+    if agent is not None:
+        make_agent: Any = import_factory(agent)
+    else:
+        folder = tools or DEFAULT_TOOLS_DIR
+        if not folder.is_dir():
+            raise CliError(f"--tools {folder}: not a folder")
+        resolve_model(model, base_url)  # a bad model fails now, before any case runs
+        base = CliAgentFactory(model, base_url, str(folder.resolve()), system, max_turns)
+        root = str(data.workdir) if data.workdir is not None else None
+        make_agent = EvalAgentFactory(base, root)
+    report = asyncio.run(
+        run_eval(
+            data,
+            make_agent,
+            repeat=repeat,
+            concurrency=concurrency,
+            backend="ray" if ray else "local",
+            address=address,
+            timeout_s=timeout,
+        )
+    )
+    comparison = report.compare(old) if old is not None else None
+    tty = sys.stdout.isatty()
+    console = Console(highlight=False, width=None if tty else 160)
+    console.print(_table(report, comparison))
+    console.print(_summary(report, comparison, baseline), soft_wrap=True)
+    if json_out is not None:
+        text = json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n"
+        write_atomically(json_out, text.encode("utf-8"))
+        console.print(f"wrote {json_out}")
+    if html_out is not None:
+        report.to_html(html_out)
+        console.print(f"wrote {html_out} (each run's timeline in {html_out.stem}.runs/)")
+    regressions = len(comparison.regressions) if comparison is not None else 0
+    if report.failed or regressions:
+        raise CliError(
+            f"{report.failed} of {len(report.cases)} cases failed"
+            + (f", {regressions} regressed against {baseline}" if regressions else "")
+        )

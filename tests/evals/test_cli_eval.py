@@ -1,0 +1,122 @@
+"""`yiem eval` (DESIGN §19): the table, the JSON and HTML reports, the exit status on a
+failed case and on a regression against a baseline, and one line for a bad dataset."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from yiemagent.cli.main import main
+
+ROOT = Path(__file__).resolve().parents[2]
+AGENT = "tests.evals._agents:make_agent"
+
+DATASET = """\
+cases:
+  - name: multiply
+    input: What is 17 * 23?
+    metadata: {script: calc, expression: "17 * 23"}
+    checks:
+      - contains: "391"
+      - tool_called: {name: calculator, args: {expression: "17 * 23"}}
+      - max_turns: 2
+  - name: capital
+    input: Capital of France?
+    metadata: {script: say, text: Paris.}
+    checks: [{contains: paris}, no_tool_called]
+"""
+
+
+def dataset(tmp_path: Path, text: str = DATASET) -> Path:
+    path = tmp_path / "d.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_a_passing_dataset_prints_the_table_and_writes_both_reports(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out, page = tmp_path / "r.json", tmp_path / "r.html"
+    code = main(["eval", str(dataset(tmp_path)), "--agent", AGENT, "--json", str(out),
+                 "--html", str(page)])  # fmt: skip
+    shown = capsys.readouterr()
+    assert code == 0, shown.err
+    table = shown.out
+    assert "multiply" in table and "capital" in table and table.count("PASS") == 2
+    assert "2/2 cases passed, 0 failed; 45 tokens, $0.0030" in table
+    report = json.loads(out.read_text())
+    assert (report["passed"], report["failed"]) == (2, 0)
+    assert [c["name"] for c in report["cases"]] == ["multiply", "capital"]
+    html = page.read_text()
+    assert 'data-case="multiply"' in html and "r.runs/001-multiply-run1.html" in html
+    assert (tmp_path / "r.runs" / "001-multiply-run1.html").is_file()
+
+
+def test_a_failed_case_exits_1_and_says_why(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    changed = DATASET.replace('contains: "391"', 'contains: "392"')
+    code = main(["eval", str(dataset(tmp_path, changed)), "--agent", AGENT])
+    shown = capsys.readouterr()
+    assert code == 1
+    assert "FAIL" in shown.out and "answer lacks '392'" in shown.out
+    assert shown.err.strip() == "yiem: error: 1 of 2 cases failed"
+
+
+def test_repeat_shows_pass_at_k_and_a_baseline_lists_the_regression(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    old = tmp_path / "old.json"
+    assert main(["eval", str(dataset(tmp_path)), "--agent", AGENT, "--json", str(old)]) == 0
+    capsys.readouterr()
+    changed = DATASET.replace('contains: "391"', 'contains: "392"')
+    code = main(["eval", str(dataset(tmp_path, changed)), "--agent", AGENT, "--repeat", "3",
+                 "--baseline", str(old)])  # fmt: skip
+    shown = capsys.readouterr()
+    assert code == 1
+    assert "pass@3" in shown.out and "pass^3" in shown.out and "regressed" in shown.out
+    assert f"against {old}: regressions: multiply; fixes: none" in shown.out
+    assert "mean pass@1 0.50, pass@3 0.50, pass^3 0.50" in shown.out
+    assert shown.err.strip() == f"yiem: error: 1 of 2 cases failed, 1 regressed against {old}"
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        ("cases:\n - name: a\n   input: x\n  - oops\n", "d.yaml: not valid YAML at line 4"),
+        (
+            "cases:\n  - name: a\n    input: x\n    checks: [contain: x]\n",
+            "d.yaml: case 'a': checks[0]: unknown check 'contain'",
+        ),
+        ("cases:\n  - name: a\n", "d.yaml: case 'a': input: missing"),
+    ],
+)
+def test_a_bad_dataset_is_one_line_and_a_non_zero_exit(
+    tmp_path: Path, text: str, line: str
+) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "yiemagent.cli.main", "eval", str(dataset(tmp_path, text))],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
+    assert done.returncode != 0
+    assert done.stdout == ""
+    assert len(done.stderr.splitlines()) == 1, done.stderr
+    assert done.stderr.startswith(f"yiem: error: {tmp_path}/") and line in done.stderr
+
+
+def test_a_bad_baseline_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    old = tmp_path / "old.json"
+    old.write_text('{"cases": 3}')
+    code = main(["eval", str(dataset(tmp_path)), "--agent", AGENT, "--baseline", str(old)])
+    assert code == 1
+    assert (
+        capsys.readouterr().err.strip()
+        == f"yiem: error: {old}: not an eval report (no 'cases' list)"
+    )
