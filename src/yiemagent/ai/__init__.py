@@ -1,6 +1,6 @@
-"""The provider layer (DESIGN §2.2, §7): `Model`, `get_model`, the assistant-message event
+"""The provider layer (DESIGN §7): `Model`, `get_model`, the assistant-message event
 stream, `stream`/`complete`, which call any model by dispatching on `model.api`, and
-`FallbackModel`, which tries several models in order on provider failures (§13). Every
+`FallbackModel`, which tries several models in order on provider failures. Every
 name of `yiemagent.types.model` (the provider contract: `Model`, `Context`, `StreamOptions`,
 the event protocol and its stream) is public here too; its list is kept there.
 
@@ -49,7 +49,7 @@ def stream(
         options: API key, temperature, max tokens, abort signal, … (`StreamOptions`).
 
     Returns:
-        The provider's `AssistantMessageEventStream` (seed 002 §3 events; ends with `done` or
+        The provider's `AssistantMessageEventStream` (its events end with `done` or
         `error`, never raises while streaming).
 
     Raises:

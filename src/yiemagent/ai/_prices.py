@@ -1,11 +1,11 @@
-"""Model prices from a maintained database: the `genai-prices` package (DESIGN §7, §13).
+"""Model prices from a maintained database: the `genai-prices` package (DESIGN §13).
 
 The built-in catalogue names the models (ids, APIs, context windows); what they cost comes
 from `genai-prices` (Pydantic's price data for hundreds of models and providers, updated
 with each release), looked up by provider and model id the first time a catalogue model is
-used. The package is imported only then: importing it and loading its data costs about
-0.2–0.5 s once per process (measured, see the issue 14 note), too much for
-`import yiemagent`. Its bundled snapshot is used as is; nothing is fetched over the network.
+used. The package is imported only then: importing it and loading its data takes a
+noticeable part of a second once per process, too much for `import yiemagent`. Its bundled
+snapshot is used as is; nothing is fetched over the network.
 
 Prices are the base rate per million tokens; a model with tiered prices (more per token
 above a long prompt, e.g. 200 000 tokens) is charged its first tier. Without the package

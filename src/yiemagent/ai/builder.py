@@ -1,5 +1,5 @@
 """`MessageBuilder`: the one place that grows a partial `AssistantMessage` and pushes the
-matching events of the provider event stream (DESIGN §7, seed 002 §3).
+matching events of the provider event stream (DESIGN §7).
 
 Every provider (and the faux one) drives a builder: `start()`, then deltas of text, thinking
 and tool calls, then `done(stop_reason)` or `fail(reason, error_message)`. Events carry the
@@ -195,7 +195,7 @@ class MessageBuilder:
 
     def done_by_content(self, stop_reason: DoneReason) -> AssistantMessage:
         """`done`, with the stop reason following the content: "length" stays (a cut-off
-        call is not run, R-5.6); otherwise "toolUse" exactly when the message holds a tool
+        call is not run); otherwise "toolUse" exactly when the message holds a tool
         call, else "stop" (servers, proxies and `llm_call`s get it wrong both ways: "stop"
         with calls, "tool_calls" with none). Returns the final message."""
         if stop_reason != "length":

@@ -18,8 +18,8 @@ from yiemagent.types.messages import Cost, Usage
 from yiemagent.types.model import Model
 
 DEFAULT_MODEL = "local/qwen2.5-coder-0.5b"
-"""The model an `Agent` given no model, `stream_fn` or `llm_call` runs (R-6.1), and `yiem`'s
-default `--model`: the embedded one (DESIGN §7)."""
+"""The model an `Agent` given no model, `stream_fn` or `llm_call` runs, and `yiem`'s
+default `--model`: the embedded one."""
 
 __all__ = ["DEFAULT_MODEL", "MODELS", "calculate_cost", "get_model"]
 
@@ -83,7 +83,7 @@ _CATALOGUE: tuple[Model, ...] = (
     _entry(_ANTHROPIC, "claude-opus-4-0", max_tokens=32_000),
     _entry(_ANTHROPIC, "claude-haiku-4-5", max_tokens=64_000),
     _entry(_ANTHROPIC, "claude-3-5-haiku-latest", max_tokens=8_192, reasoning=False),
-    # The embedded runtime (LOCAL-MODEL.md): in-process, free.
+    # The embedded runtime (docs/local-model.md): in-process, free.
     _entry(
         _LOCAL,
         "qwen2.5-coder-0.5b",

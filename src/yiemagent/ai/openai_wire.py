@@ -1,4 +1,4 @@
-"""The OpenAI Chat Completions wire format, both ways (DESIGN §22): messages, tools, usage and
+"""The OpenAI Chat Completions wire format, both ways (DESIGN §7): messages, tools, usage and
 finish reasons. The `openai-completions` provider builds its requests with it, the embedded
 model reads its runtime's usage with it, and the Agent's `llm_call` path formats its context
 (`format_openai_messages`) and reads the answer with it, so every one of them sends and reads

@@ -1,4 +1,4 @@
-"""Transcript repair before a provider call (DESIGN R-5.10, R-4.1).
+"""Transcript repair before a provider call (DESIGN R-5.10).
 
 `transform_messages(messages, model, normalize_tool_call_id=...)` returns the messages a
 provider can accept:
@@ -124,7 +124,7 @@ def transform_messages(
     *,
     normalize_tool_call_id: Callable[[str], str] | None = None,
 ) -> list[Message]:
-    """Repair a transcript for `model` (DESIGN R-5.10; the rules are in the module docstring).
+    """Repair a transcript for `model` (the rules are in the module docstring).
 
     Args:
         messages: The LLM messages (after `convert_to_llm`), oldest first; not mutated.

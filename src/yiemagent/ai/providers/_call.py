@@ -1,7 +1,7 @@
-"""The frame of one provider call, shared by the HTTP providers (DESIGN §7, §8): the call
+"""The frame of one provider call, shared by the HTTP providers (DESIGN §7): the call
 starts at once and returns its stream (`start_call`), never raises (`run_guarded`), reads its
 key (`api_key_for_call`, scrubbed from every error text), reuses one SDK client per event loop
-(`cached_client`), and honours idle limits (R-5.8). The streaming call both SDK providers
+(`cached_client`), and honours idle limits. The streaming call both SDK providers
 share is `sdk_call.py`; when to retry is `retry.py`'s business; what an SDK's failure means,
 `sdk_failures.py`'s.
 """
@@ -49,7 +49,7 @@ T = TypeVar("T")
 
 
 class IdleTimeoutError(YiemAgentError):
-    """No chunk arrived for the idle timeout (DESIGN R-5.8)."""
+    """No chunk arrived for the idle timeout (`StreamOptions.idle_timeout_s`)."""
 
 
 class SetupError(YiemAgentError):
@@ -92,9 +92,9 @@ _clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[Hashable, An
 def cached_client(key: Hashable, factory: Callable[[], T]) -> T:
     """The SDK client for `key` on the running event loop, made by `factory` on first use.
 
-    Building an SDK client costs ~20 ms (its HTTP client and TLS context), too much per turn;
-    its connection pool belongs to one event loop, so clients are kept per loop and dropped
-    with it (DESIGN R-6.7: a new `asyncio.run` gets new clients).
+    Building an SDK client (its HTTP client and TLS context) is too slow to repeat every
+    turn; its connection pool belongs to one event loop, so clients are kept per loop and
+    dropped with it (a new `asyncio.run` gets new clients).
     """
     per_loop = _clients.setdefault(asyncio.get_running_loop(), {})
     client = per_loop.get(key)
@@ -181,7 +181,7 @@ async def run_guarded(
     raise): an abort → "aborted"; anything else → "error" with `describe(exc)`, every secret
     scrubbed. A cancelled task ends the message as aborted, then re-raises; so does any other
     `BaseException` (KeyboardInterrupt, SystemExit, a test runner's timeout), which would
-    otherwise stay inside the call's task and leave the stream open for ever (R-5.9)."""
+    otherwise stay inside the call's task and leave the stream open for ever."""
     try:
         await work
     except AbortedError:
@@ -201,7 +201,7 @@ async def run_guarded(
 
 
 def failure_type(exc: BaseException) -> str | None:
-    """The failure's class for `ErrorEvent.error_type` (DESIGN §13): the HTTP status of an
+    """The failure's class for `ErrorEvent.error_type`: the HTTP status of an
     SDK status error (`"503"`), `"connection"`, `"timeout"`, `"retry_delay"`,
     `"no_api_key"`; None for anything else (a bug, a malformed response)."""
     status = getattr(exc, "status_code", None)
@@ -223,9 +223,9 @@ def failure_type(exc: BaseException) -> str | None:
 
 def _describe_safely(describe: Callable[[BaseException], str], exc: Exception) -> str:
     """`describe(exc)`, or a plain text when the describer fails too: it must never keep the
-    message from ending (the stream would then wait for the idle watchdog, DESIGN §8)."""
+    message from ending (the stream would then wait for the idle watchdog)."""
     if isinstance(exc, ModuleNotFoundError) and exc.name in ("openai", "anthropic"):
-        # The SDKs are imported at the first call (DESIGN §2): a missing extra shows here,
+        # The SDKs are imported at the first call: a missing extra shows here,
         # and the describer, which imports the SDK too, would fail the same way.
         return (
             f"the {exc.name} SDK is not installed: pip install 'yiemagent[{exc.name}]' "

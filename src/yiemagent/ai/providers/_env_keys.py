@@ -1,7 +1,7 @@
-"""API keys from the environment, and scrubbing them out of any text (DESIGN §7, §8).
+"""API keys from the environment, and scrubbing them out of any text (DESIGN §8).
 
-A key is looked up per call (DESIGN R-5.2: `StreamOptions.api_key` first, then the
-provider's environment variable). Keys never appear in events, logs or error texts:
+A key is looked up per call (`StreamOptions.api_key` first, then the provider's
+environment variable). Keys never appear in events, logs or error texts:
 every error message a provider builds goes through `scrub`.
 """
 

@@ -1,5 +1,5 @@
 """The HTTP transport under both SDK clients: streamed bytes made valid UTF-8, and a cut
-stream explained (DESIGN §7, §8; issue 12 item 5).
+stream explained (DESIGN §8).
 
 - **Invalid UTF-8.** The SDKs decode each SSE line strictly, so one bad byte from a server
   (a proxy that cut a character in two, a buggy upstream) failed the whole message with

@@ -1,4 +1,4 @@
-"""The one streaming call both SDK providers make (DESIGN §7, seed 002 §3).
+"""The one streaming call both SDK providers make (DESIGN §7).
 
 `anthropic-messages` and `openai-completions` differ only in what an `SdkApi` holds: the SDK
 and its client class, the key's variable, the request body, how the raw stream is opened,
@@ -6,9 +6,9 @@ how its items become builder calls (the assembler) and which in-stream errors ar
 `stream_sdk` does the rest, the same for both: start the call (`call.start_call`: the stream
 returns at once and always ends), resolve the key, build the body (`on_payload`, surrogates
 made safe), reuse the cached client, run the attempts with retries (`retry.py`) while
-nothing has been streamed, read the stream within the idle limit (R-5.8), end the message,
+nothing has been streamed, read the stream within the idle limit, end the message,
 and describe a failure (`sdk_failures.py`). The SDK is imported at the first call, never
-before (DESIGN §2).
+before (`import yiemagent` loads no SDK).
 """
 
 from __future__ import annotations
@@ -197,7 +197,7 @@ async def open_raw_stream(
 
 async def _read_stream(raw: Any, options: StreamOptions, feed: Callable[[Any], None]) -> None:
     """Read one SDK raw response: `StreamOptions.on_response` gets `{"status", "headers"}`,
-    then each streamed item goes to `feed`, each within the idle limit (R-5.8); the SDK
+    then each streamed item goes to `feed`, each within the idle limit; the SDK
     stream is closed however this ends."""
     await call_hook(options.on_response, {"status": raw.status_code, "headers": dict(raw.headers)})
     sdk_stream = await maybe_await(raw.parse())

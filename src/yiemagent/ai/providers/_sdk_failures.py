@@ -1,4 +1,4 @@
-"""What a failed call of an SDK provider means (DESIGN §7, §8): whether it is retried and
+"""What a failed call of an SDK provider means (DESIGN §8): whether it is retried and
 what its error message says. The `openai` and `anthropic` SDKs raise the same family of
 errors (`APIStatusError` with `status_code`, `body`, `message` and `response`;
 `APIConnectionError`), so both providers read them here, each passing its SDK module.

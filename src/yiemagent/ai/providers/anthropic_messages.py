@@ -1,5 +1,5 @@
 """The `anthropic-messages` provider: the streaming Messages API over the official `anthropic`
-SDK (DESIGN §7, seed 002 §3).
+SDK (DESIGN §7).
 
 `stream_anthropic_messages` returns an `AssistantMessageEventStream` at once and streams on a
 task of the running event loop; it never raises (failures end the stream with an `error`
@@ -68,7 +68,7 @@ def stream_anthropic_messages(
     Args:
         model: `base_url` selects the server (None: Anthropic); `max_tokens` the default
             output limit (the API requires one).
-        context: System prompt, messages (repaired with `transform_messages`, R-5.10, tool-call
+        context: System prompt, messages (repaired with `transform_messages`, tool-call
             ids normalised with `anthropic_tool_call_id`), tools.
         options: Per-call options (see the module docstring).
 
@@ -102,7 +102,7 @@ def _cache_control(options: StreamOptions) -> dict[str, str] | None:
 
 
 def convert_messages(model: Model, context: Context) -> list[dict[str, Any]]:
-    """The Messages API `messages` (R-5.10 repair; consecutive tool results share one user
+    """The Messages API `messages` (the transcript repaired; consecutive tool results share one user
     message, as the API requires)."""
     from yiemagent.ai.transform import anthropic_tool_call_id, transform_messages
 

@@ -62,7 +62,7 @@ def falls_through(event: ErrorEvent) -> bool:
 
 @dataclass(slots=True, frozen=True, init=False)
 class FallbackModel(Model):
-    """Models tried in order on provider failures (DESIGN §13); a `Model` itself.
+    """Models tried in order on provider failures; a `Model` itself.
 
     Its `id`, `provider`, context window and prices are the first model's (so spans and
     limits name what was asked for); `api` is "fallback"; `models` the models in order.
@@ -206,7 +206,7 @@ async def _relay(
         logger.exception("FallbackModel relay failed")
         _fail(out, fallback, f"{type(exc).__name__}: {exc}", started)
     finally:
-        if not out.done:  # cancelled: the stream still ends (DESIGN R-5.9)
+        if not out.done:  # cancelled: the stream still ends
             _fail(out, fallback, "the request was cancelled", started, "aborted")
 
 

@@ -1,6 +1,6 @@
 """The `openai-completions` provider: streaming Chat Completions over the official `openai`
 SDK, for OpenAI and any OpenAI-compatible server (llama.cpp, vLLM, Ollama, OpenRouter…)
-(DESIGN §7, seed 002 §3).
+(DESIGN §7).
 
 `stream_openai_completions` returns an `AssistantMessageEventStream` at once and streams on a
 task of the running event loop. It never raises: every failure (HTTP status, connection,
@@ -68,7 +68,7 @@ def stream_openai_completions(
 
     Args:
         model: `base_url` selects the server (None: OpenAI); `provider` the API key variable.
-        context: System prompt, messages (repaired with `transform_messages`, R-5.10), tools.
+        context: System prompt, messages (repaired with `transform_messages`), tools.
         options: Per-call options; see the module docstring for how each is sent.
 
     Returns:
@@ -115,7 +115,7 @@ def build_request_body(model: Model, context: Context, options: StreamOptions) -
     }
     if context.tools:
         body["tools"] = [openai_tool(tool) for tool in context.tools]
-    if options.output_schema is not None:  # native structured output (DESIGN §14)
+    if options.output_schema is not None:  # native structured output
         body["response_format"] = {
             "type": "json_schema",
             "json_schema": {"name": "final_result", "schema": dict(options.output_schema)},
@@ -150,7 +150,7 @@ class _Call:
 
 @dataclass(slots=True)
 class _Assembler:
-    """Turns chunks into builder calls; tool calls are assembled by `index` (R-4.1: parallel
+    """Turns chunks into builder calls; tool calls are assembled by `index` (parallel
     calls are never cross-wired, even when later chunks carry only the index)."""
 
     builder: MessageBuilder

@@ -1,5 +1,5 @@
 """What the embedded model sees: chat messages, the tool prompt and the reply schema
-(DESIGN §7, §11; LOCAL-MODEL.md "Tool calling with these models").
+(DESIGN §7, §11; docs/local-model.md "How the small model calls tools").
 
 The small Qwen models do not emit native tool calls, so tool use is JSON-schema-constrained
 generation. A reply is one call `{"name": <tool>, "arguments": {...}}` (one branch per tool,
@@ -261,7 +261,8 @@ def extra_call_grammar(tools: Sequence[AgentTool], *, drop: Collection[str] = ()
     p > 0.9 even when the request has several parts (docs/local-model.md). So the provider
     writes the calls so far back as an open list and makes the model write one more call:
     on a one-part request the model repeats a call (dropped: nothing new), on a request with
-    several parts it writes the next part's call. `extra_call` in `grounding` decides.
+    several parts it writes the next part's call. The decoder keeps a call only when
+    `choice.adds_to` finds that it adds a part of the request.
     """
     calls = [_call_branch(tool) for tool in tools if tool.name not in drop]
     item = calls[0] if len(calls) == 1 else {"anyOf": calls}

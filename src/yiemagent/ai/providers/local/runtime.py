@@ -1,5 +1,5 @@
 """The in-process llama.cpp runtime (`xllamacpp`): one loaded model per process and model
-file, shared by every call (DESIGN §7, LOCAL-MODEL.md "Runtime").
+file, shared by every call (DESIGN §7, docs/local-model.md "The runtime").
 
 `xllamacpp.Server` loads the model and always opens llama.cpp's HTTP listener; we bind it to
 127.0.0.1 and protect it with a random API key nobody knows, so only in-process calls reach

