@@ -35,6 +35,7 @@ LAYERS: dict[str, int] = {
 """Rank of each package (docs/architecture.md, "Layers"): an import must go to a lower rank.
 A package not listed is an integration (rank 6, DESIGN §2 layer 6)."""
 
+
 def module_name(path: Path) -> str:
     parts = path.relative_to(SRC.parent).with_suffix("").parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)

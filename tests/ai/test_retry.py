@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from tests.ai.servers import ReplayServer, json_reply, openai_chunks, sse_reply
-from yiemagent.ai.providers._env_keys import get_env_api_key, resolve_api_key, scrub
+from yiemagent.ai.providers._sdk_call import get_env_api_key, resolve_api_key, scrub
 from yiemagent.ai.providers.anthropic_messages import stream_anthropic_messages
 from yiemagent.ai.providers.openai_completions import stream_openai_completions
 from yiemagent.ai.retry import (
@@ -264,7 +264,7 @@ def test_scrub() -> None:
 async def test_a_missing_sdk_ends_the_call_at_once_with_the_install_command() -> None:
     """Without the extra, the SDK import failed in the call *and* in the error describer, so
     the stream never ended: 120 s to the idle watchdog, then a traceback (DESIGN §8)."""
-    from yiemagent.ai.providers._call import start_call
+    from yiemagent.ai.providers._sdk_call import start_call
 
     model = Model(id="m", provider="openai", api="openai-completions", base_url="http://x")
 
@@ -281,7 +281,7 @@ async def test_a_missing_sdk_ends_the_call_at_once_with_the_install_command() ->
 
 
 async def test_a_describer_that_raises_still_ends_the_call() -> None:
-    from yiemagent.ai.providers._call import start_call
+    from yiemagent.ai.providers._sdk_call import start_call
 
     model = Model(id="m", provider="openai", api="openai-completions", base_url="http://x")
 

@@ -7,7 +7,7 @@ exponential backoff with jitter, or after the delay the server asks for in `retr
 `retry-after`, but only while nothing has been streamed yet (a retry would duplicate content)
 and never for longer than `max_retry_delay_ms`: a server asking for more ends the call at once
 with a clear error (`RetryDelayTooLongError`). An abort is honoured while waiting and while
-streaming (`run_abortable`). The frame around the attempts is `call.py`.
+streaming (`run_abortable`). The frame around the attempts is `providers/_sdk_call.py`.
 """
 
 from __future__ import annotations

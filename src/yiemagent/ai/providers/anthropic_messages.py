@@ -3,8 +3,8 @@ SDK (DESIGN §7).
 
 `stream_anthropic_messages` returns an `AssistantMessageEventStream` at once and streams on a
 task of the running event loop; it never raises (failures end the stream with an `error`
-event, HTTP status included, API key scrubbed). Retries are ours (`retry.py`, in the call
-SDK call of `sdk_call.py`: 429, 5xx and 529 overloaded, `retry-after` honoured up to
+event, HTTP status included, API key scrubbed). Retries are ours (`retry.py`, in the SDK
+call of `_sdk_call.py`: 429, 5xx and 529 overloaded, `retry-after` honoured up to
 `max_retry_delay_ms`), the SDK's are off.
 
 Mapping: text, thinking (with its signature), redacted thinking (its opaque `data` kept as the

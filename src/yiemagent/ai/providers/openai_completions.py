@@ -6,7 +6,7 @@ SDK, for OpenAI and any OpenAI-compatible server (llama.cpp, vLLM, Ollama, OpenR
 task of the running event loop. It never raises: every failure (HTTP status, connection,
 abort, idle timeout, a hook that raised) ends the stream with an `error` event whose
 `error_message` says what happened (HTTP status included, API key scrubbed). Retries are
-ours (`retry.py`, in the SDK call of `sdk_call.py`), the SDK's are off.
+ours (`retry.py`, in the SDK call of `_sdk_call.py`), the SDK's are off.
 
 Decisions for compatible servers: `max_tokens` is sent only when `StreamOptions.max_tokens`
 is set (as `max_completion_tokens` to OpenAI itself, `max_tokens` elsewhere: llama.cpp, vLLM
