@@ -79,11 +79,18 @@ def create_app(
         raise ConfigError(f"max_body_bytes must be positive, not {max_body_bytes}")
     from yiemagent.serve._agui import agui_routes
     from yiemagent.serve._openai import openai_routes
+    from yiemagent.serve._page import page_routes
     from yiemagent.serve._vercel import vercel_routes
 
     hub = RunHub(make_agent, keep_runs=keep_runs)
     api = Api(hub, session_store)
-    routes = [*api.routes(), *openai_routes(hub), *agui_routes(hub), *vercel_routes(hub)]
+    routes = [
+        *api.routes(),
+        *openai_routes(hub),
+        *agui_routes(hub),
+        *vercel_routes(hub),
+        *page_routes(),
+    ]
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:

@@ -1,0 +1,106 @@
+"""The page at `/` (DESIGN §18) in headless Chromium against a real Uvicorn server of faux
+agents: streamed answers, tool calls live with their progress and result, steering by
+typing while the agent works, the stop button, approve for a held call, the session list,
+the run timeline, and the token asked once. (`test_page_embedded.py` drives it on the
+embedded model.)"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.serve._browser import ask, browser_page, shoot
+from tests.serve._kit import Tools, faux_server
+from yiemagent.sessions import InMemorySessionStore
+from yiemagent.types import ToolResultMessage, UserMessage
+
+pytestmark = pytest.mark.timeout(180)
+
+
+def drive(url: str, tmp_path: Path, store: InMemorySessionStore, tools: Tools) -> None:
+    with browser_page(tmp_path / "profile") as page:
+        page.goto(url)
+        page.wait_for_selector("text=What can I do for you?")
+        ask(page, "weather Oslo Lima")
+        running = page.locator(".tool.running")
+        running.first.wait_for()
+        assert page.locator("#stop").is_visible()
+        assert "looking up" in page.locator(".tool .progress").first.inner_text()
+        shoot(page, tmp_path, "faux-running")
+        ask(page, "and Paris?")  # typed while it works: steers the run
+        page.wait_for_selector(".user .tag:text('steered')")
+        page.wait_for_selector(".assistant:has-text('echo: and Paris?')")
+        page.wait_for_selector("#state:text('idle')")
+        tools_done = page.locator(".tool.ok")
+        assert tools_done.count() == 2
+        assert "sunny in Oslo" in tools_done.first.inner_text()
+        assert page.locator(".tool.ok .time").first.inner_text().endswith(" s")
+        (sid,) = store.list_sessions()
+        stored = store.load(sid)
+        assert [m.content[0].text for m in stored if isinstance(m, UserMessage)] == [  # type: ignore[union-attr]
+            "weather Oslo Lima",
+            "and Paris?",
+        ]
+
+        ask(page, "weather Rome")  # stop it while the tool runs
+        page.locator(".tool.running").first.wait_for()
+        page.click("#stop")
+        page.wait_for_selector(".note:text('Stopped.')")
+        last = store.load(sid)[-1]  # the stopped call is answered (R-4.1)
+        assert isinstance(last, ToolResultMessage) and last.is_error
+
+        ask(page, "launch Apollo")
+        approve = page.locator(".tool.held .approve button.primary")
+        approve.wait_for()
+        assert page.locator(".tool.held .time").inner_text() == "waiting for you"
+        assert tools.launched == []
+        shoot(page, tmp_path, "faux-held")
+        approve.click()
+        page.wait_for_selector(".assistant:has-text('Done: launched Apollo')")
+        assert tools.launched == ["Apollo"]
+        page.wait_for_selector("#state:text('idle')")
+
+        page.click("#show-timeline")
+        frame = page.frame_locator("#timeline-frame")
+        frame.locator(".bar.tool").first.wait_for()
+        assert "tool launch" in frame.locator("#chart").inner_text()
+        page.click("#timeline-session")
+        page.frame_locator("#timeline-frame").locator(
+            ".bar.tool[data-name='weather']"
+        ).first.wait_for()
+        shoot(page, tmp_path, "faux-timeline")
+        page.click("#close-timeline")
+
+        page.click("#new")  # a new chat, then back to the first from the list
+        page.wait_for_selector("text=What can I do for you?")
+        page.click(f".session[data-sid='{sid}']")
+        page.wait_for_selector(".assistant:has-text('Done: launched Apollo')")
+        assert page.locator(".tool").count() == 4
+
+
+async def test_the_page_drives_runs(tmp_path: Path) -> None:
+    store = InMemorySessionStore()
+    with faux_server(store, Tools(delay_s=1.5), delay_s=0.02) as (url, tools):
+        await asyncio.to_thread(drive, url, tmp_path, store, tools)
+
+
+def login(url: str, tmp_path: Path) -> list[Any]:
+    with browser_page(tmp_path / "profile") as page:
+        page.goto(url)
+        page.fill("#token", "s3cret")  # asked at once: the page's first API call got 401
+        page.click("#login button")
+        ask(page, "hello there")
+        page.wait_for_selector(".assistant:has-text('echo: hello there')")
+        page.reload()  # kept in the browser: not asked again
+        page.wait_for_selector(".session")
+        assert not page.locator("#login").is_visible()
+        return [page.locator(".session").count()]
+
+
+async def test_the_page_asks_for_the_token_once(tmp_path: Path) -> None:
+    store = InMemorySessionStore()
+    with faux_server(store, token="s3cret") as (url, _):
+        assert await asyncio.to_thread(login, url, tmp_path) == [1]
