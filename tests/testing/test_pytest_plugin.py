@@ -1,0 +1,69 @@
+"""The `yiem_cassette` fixture and `--cassette-mode once|new|none` (DESIGN §19), run in a
+pytest of their own on a test file that talks to a faux model through an Agent."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow  # each test runs pytest itself, several times
+
+TEST_FILE = """
+from yiemagent import Agent
+from yiemagent.ai.providers.faux import FauxModel
+
+
+def test_talk(yiem_cassette):
+    fm = FauxModel(["Hello there."])
+    agent = Agent(model=yiem_cassette(fm.model))
+    assert agent.prompt_sync("Hi").text == "Hello there."
+    mode = "recorded" if yiem_cassette.recording else "replayed"
+    print(f"[{mode}, {fm.call_count} model calls]")
+"""
+
+
+def run_pytest(folder: Path, *options: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "yiemagent.testing.pytest_plugin",
+         "-p", "no:cacheprovider", "-q", "-s", "test_talk.py", *options],
+        capture_output=True,
+        text=True,
+        cwd=folder,
+        timeout=300,
+    )  # fmt: skip
+
+
+def test_once_records_then_replays_new_records_again_none_only_replays(tmp_path: Path) -> None:
+    (tmp_path / "test_talk.py").write_text(TEST_FILE, encoding="utf-8")
+    cassette = tmp_path / "cassettes" / "test_talk" / "test_talk.jsonl"
+
+    first = run_pytest(tmp_path)
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert "[recorded, 1 model calls]" in first.stdout
+    assert len(cassette.read_text().splitlines()) == 1
+
+    second = run_pytest(tmp_path, "--cassette-mode", "once")
+    assert second.returncode == 0 and "[replayed, 0 model calls]" in second.stdout
+
+    offline = run_pytest(tmp_path, "--cassette-mode", "none")
+    assert offline.returncode == 0 and "[replayed, 0 model calls]" in offline.stdout
+
+    again = run_pytest(tmp_path, "--cassette-mode", "new")
+    assert again.returncode == 0 and "[recorded, 1 model calls]" in again.stdout
+    assert len(cassette.read_text().splitlines()) == 1  # replaced, not appended to
+
+    cassette.unlink()
+    missing = run_pytest(tmp_path, "--cassette-mode", "none")
+    assert missing.returncode == 1
+    assert f"no cassette {cassette} (--cassette-mode none only replays)" in missing.stdout
+    assert not cassette.exists()
+
+
+def test_the_mode_is_checked(tmp_path: Path) -> None:
+    (tmp_path / "test_talk.py").write_text(TEST_FILE, encoding="utf-8")
+    done = run_pytest(tmp_path, "--cassette-mode", "always")
+    assert done.returncode == 4
+    assert "argument --cassette-mode: invalid choice: 'always'" in done.stderr
