@@ -1,0 +1,426 @@
+"""Tool calls that a model writes as text, recovered while the text streams (DESIGN §21).
+
+Small models served by llama.cpp, vLLM or Ollama often answer a tool request with the call
+written into the content instead of the API's `tool_calls`. `TextToolCallParser` reads the
+streamed content and splits it into text and calls as it arrives, in these forms:
+
+- Qwen / Hermes tags: `<tool_call>{"name": "f", "arguments": {...}}</tool_call>` (several
+  JSON objects in one tag, or several tags; a missing closing tag at the end is forgiven);
+- Llama 3 JSON: a reply line that is `{"name": "f", "parameters": {...}}` (also after
+  `<|python_tag|>`), and the same with "arguments" (Qwen's bare JSON);
+- Mistral: `[TOOL_CALLS] [{"name": "f", "arguments": {...}}, ...]` and the newer
+  `[TOOL_CALLS]f[ARGS]{...}` (with an optional `[CALL_ID]id`);
+- fenced JSON: a ```` ``` ```` / ```` ```json ```` block holding one call or a list of calls.
+
+Text before, between and after calls stays text. A bare or fenced JSON object becomes a call
+only when it has the shape of one (a string "name" and an object of arguments, nothing
+else) and, when the tool names are known, names a tool; a code block or JSON that is not a
+call is given back as text, unchanged. A tagged call ("<tool_call>", "[TOOL_CALLS]") is a
+call whatever it names; tagged text that cannot be read as a call is given back as text.
+
+The result does not depend on how the text is cut into chunks: feeding it piece by piece
+gives the same pieces (adjacent texts joined) as feeding it whole. Text is held back only
+while it may still turn out to be a call (a marker's first characters, a JSON object that
+has not closed yet), so prose streams at once.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Collection
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from yiemagent.ai._partial_json import parse_json_object
+
+__all__ = ["TextPiece", "TextToolCallParser", "ToolCallPiece", "join_text"]
+
+
+@dataclass(frozen=True, slots=True)
+class TextPiece:
+    """Text of the reply (not a call)."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallPiece:
+    """One call written as text."""
+
+    name: str
+    arguments: str
+    """The arguments as JSON text (normally an object; the raw text written when it could
+    not be read, so the tool pipeline can tell the model what was wrong)."""
+
+
+Piece = TextPiece | ToolCallPiece
+
+_TAG_OPEN, _TAG_CLOSE = "<tool_call>", "</tool_call>"
+_MISTRAL = "[TOOL_CALLS]"
+_PYTHON_TAG = "<|python_tag|>"
+_FENCE = "```"
+_MARKERS = (_TAG_OPEN, _MISTRAL, _PYTHON_TAG, _FENCE)
+_JSON_FENCES = {"", "json", "json5", "jsonc", "tool_call", "tool_calls", "tool_code"}
+_CALL_KEYS = {"name", "arguments", "parameters", "type", "id"}
+_MAX_NAME = 200
+"""Characters a `[TOOL_CALLS]name[CALL_ID]id` head may take before its `[ARGS]`."""
+
+_Mode = Literal["text", "bare", "tag", "mistral", "fence_head", "fence_json", "fence_text"]
+
+
+def join_text(pieces: list[Piece]) -> list[Piece]:
+    """`pieces` with adjacent texts joined and empty texts dropped."""
+    out: list[Piece] = []
+    for piece in pieces:
+        if isinstance(piece, TextPiece):
+            if not piece.text:
+                continue
+            if out and isinstance(out[-1], TextPiece):
+                out[-1] = TextPiece(out[-1].text + piece.text)
+                continue
+        out.append(piece)
+    return out
+
+
+class TextToolCallParser:
+    """Splits streamed reply text into `TextPiece`s and `ToolCallPiece`s.
+
+    Single consumer: call `feed` with each text delta, then `finish` once; each returns the
+    pieces completed by that call, in order.
+    """
+
+    __slots__ = ("_blank", "_buf", "_mode", "_names", "_scan", "_start")
+
+    def __init__(self, tool_names: Collection[str] | None = None) -> None:
+        """Args:
+        tool_names: The tools offered; a bare or fenced JSON object becomes a call only
+            when it names one of them (None: any name).
+        """
+        self._names = frozenset(tool_names) if tool_names is not None else None
+        self._buf = ""
+        """Text received and not yet given out."""
+        self._mode: _Mode = "text"
+        self._blank = True
+        """Whether the text given out so far ends on a line that is empty or blank."""
+        self._scan = _JsonScan()
+        self._start = 0
+        """In "bare"/"mistral"/"fence_json" modes: where the held construct's body begins."""
+
+    def feed(self, text: str) -> list[Piece]:
+        """Take the next delta of the reply's text; returns the pieces it completes."""
+        self._buf += text
+        out: list[Piece] = []
+        self._run(out, final=False)
+        return join_text(out)
+
+    def finish(self) -> list[Piece]:
+        """The reply has ended: returns the remaining pieces (held text given out, an
+        unclosed tag read as far as it goes)."""
+        out: list[Piece] = []
+        self._run(out, final=True)
+        return join_text(out)
+
+    # ── the state machine ────────────────────────────────────────────────────
+
+    def _run(self, out: list[Piece], *, final: bool) -> None:
+        while True:
+            step = getattr(self, "_" + self._mode)
+            if not step(out, final):
+                return
+
+    def _emit_text(self, out: list[Piece], text: str) -> None:
+        if not text:
+            return
+        out.append(TextPiece(text))
+        if "\n" in text:
+            self._blank = not text.rsplit("\n", 1)[1].strip()
+        else:
+            self._blank = self._blank and not text.strip()
+
+    def _emit_calls(self, out: list[Piece], calls: list[ToolCallPiece]) -> None:
+        out.extend(calls)
+        self._blank = True
+
+    def _text(self, out: list[Piece], final: bool) -> bool:
+        buf = self._buf
+        at, marker = self._next_marker(buf)
+        if marker is None:
+            keep = 0 if final else _partial_marker(buf)
+            self._emit_text(out, buf[: len(buf) - keep])
+            self._buf = buf[len(buf) - keep :]
+            return False
+        self._emit_text(out, buf[:at])
+        if marker == "{":
+            self._buf = buf[at:]
+            self._mode, self._scan = "bare", _JsonScan()
+        elif marker == _PYTHON_TAG:
+            self._buf = buf[at + len(marker) :]
+            self._blank = True
+        elif marker == _TAG_OPEN:
+            self._buf = buf[at:]
+            self._mode = "tag"
+        elif marker == _MISTRAL:
+            self._buf = buf[at:]
+            self._mode, self._scan, self._start = "mistral", _JsonScan(), len(marker)
+        else:
+            self._buf = buf[at:]
+            self._mode = "fence_head"
+        return True
+
+    def _next_marker(self, buf: str) -> tuple[int, str | None]:
+        """The first marker in `buf`: a tag, a fence, or a `{` opening a line."""
+        best, found = len(buf), None
+        for marker in _MARKERS:
+            at = buf.find(marker, 0, best + len(marker) - 1)
+            if 0 <= at < best:
+                best, found = at, marker
+        at = buf.find("{", 0, best)
+        while at >= 0:
+            line = buf[:at].rsplit("\n", 1)
+            if not line[-1].strip() and (len(line) == 2 or self._blank):
+                return at, "{"
+            at = buf.find("{", at + 1, best)
+        return best, found
+
+    def _bare(self, out: list[Piece], final: bool) -> bool:
+        buf = self._buf
+        body = buf[1:].lstrip()
+        if not body and not final:
+            return False
+        if not body.startswith('"'):  # `{x}`, `{ }` and such: prose, not JSON
+            self._emit_text(out, "{")
+            self._buf, self._mode = buf[1:], "text"
+            return True
+        end = self._scan.advance(buf)
+        if end is None:
+            if not final:
+                return False
+            end = len(buf)
+        calls = _read_calls(buf[:end], self._names, tagged=False)
+        if calls:
+            self._emit_calls(out, calls)
+        else:
+            self._emit_text(out, buf[:end])
+        self._buf, self._mode = buf[end:], "text"
+        return True
+
+    def _tag(self, out: list[Piece], final: bool) -> bool:
+        buf = self._buf
+        close = buf.find(_TAG_CLOSE, len(_TAG_OPEN))
+        if close < 0 and not final:
+            return False
+        end = len(buf) if close < 0 else close + len(_TAG_CLOSE)
+        inner = buf[len(_TAG_OPEN) : close if close >= 0 else len(buf)]
+        calls = _read_calls(inner, None, tagged=True)
+        if calls:
+            self._emit_calls(out, calls)
+        else:
+            self._emit_text(out, buf[:end])
+        self._buf, self._mode = buf[end:], "text"
+        return True
+
+    def _mistral(self, out: list[Piece], final: bool) -> bool:
+        buf = self._buf
+        rest = buf[len(_MISTRAL) :]
+        body = rest.lstrip()
+        if not body and not final:
+            return False
+        if body[:1] in ("[", "{"):  # `[TOOL_CALLS] [{...}, ...]`
+            start = len(buf) - len(body)
+            end = self._scan.advance(buf, start)
+            if end is None and not final:
+                return False
+            end = len(buf) if end is None else end
+            calls = _read_calls(buf[start:end], None, tagged=True)
+        else:  # `[TOOL_CALLS]name[CALL_ID]id[ARGS]{...}`
+            newline = buf.find("\n", len(_MISTRAL))
+            limit = len(_MISTRAL) + _MAX_NAME if newline < 0 else newline
+            args = buf.find("[ARGS]", len(_MISTRAL), limit + len("[ARGS]") - 1)
+            if args < 0:
+                if not final and newline < 0 and len(buf) < limit + len("[ARGS]"):
+                    return False
+                end, calls = len(_MISTRAL), []
+            else:
+                name = buf[len(_MISTRAL) : args].split("[CALL_ID]", 1)[0].strip()
+                start = args + len("[ARGS]")
+                end_or_none = self._scan.advance(buf, start)
+                if end_or_none is None and not final:
+                    return False
+                end = len(buf) if end_or_none is None else end_or_none
+                arguments = buf[start:end].strip()
+                calls = [ToolCallPiece(name, arguments or "{}")] if _is_name(name) else []
+        if calls:
+            self._emit_calls(out, calls)
+        else:
+            self._emit_text(out, buf[:end])
+        self._buf, self._mode = buf[end:], "text"
+        return True
+
+    def _fence_head(self, out: list[Piece], final: bool) -> bool:
+        buf = self._buf
+        newline = buf.find("\n", len(_FENCE))
+        if newline < 0:
+            if not final:
+                return False
+            self._emit_text(out, buf)
+            self._buf, self._mode = "", "text"
+            return False
+        info = buf[len(_FENCE) : newline].strip().lower()
+        if info in _JSON_FENCES:
+            self._mode, self._start = "fence_json", newline + 1
+        else:
+            self._emit_text(out, buf[: newline + 1])
+            self._buf, self._mode = buf[newline + 1 :], "fence_text"
+        return True
+
+    def _fence_json(self, out: list[Piece], final: bool) -> bool:
+        buf = self._buf
+        body = buf[self._start :]
+        first = body.lstrip()[:1]
+        if first and first not in "{[":  # code, not a call: stream it as text
+            self._emit_text(out, buf[: self._start])
+            self._buf, self._mode = body, "fence_text"
+            return True
+        close = body.find(_FENCE)
+        if close < 0 and not final:
+            return False
+        end = len(buf) if close < 0 else self._start + close + len(_FENCE)
+        calls = _read_calls(body if close < 0 else body[:close], self._names, tagged=False)
+        if calls:
+            self._emit_calls(out, calls)
+        else:
+            self._emit_text(out, buf[:end])
+        self._buf, self._mode = buf[end:], "text"
+        return True
+
+    def _fence_text(self, out: list[Piece], final: bool) -> bool:
+        buf = self._buf
+        close = buf.find(_FENCE)
+        if close < 0:
+            keep = 0 if final else len(buf) - len(buf.rstrip("`"))
+            self._emit_text(out, buf[: len(buf) - keep])
+            self._buf = buf[len(buf) - keep :]
+            return False
+        self._emit_text(out, buf[: close + len(_FENCE)])
+        self._buf, self._mode = buf[close + len(_FENCE) :], "text"
+        return True
+
+
+def _partial_marker(buf: str) -> int:
+    """The length of the longest end of `buf` that may be the start of a marker."""
+    for size in range(min(len(buf), max(map(len, _MARKERS)) - 1), 0, -1):
+        tail = buf[-size:]
+        if any(marker.startswith(tail) for marker in _MARKERS):
+            return size
+    return 0
+
+
+def _is_name(name: str) -> bool:
+    return bool(name) and len(name) <= 128 and not any(c.isspace() for c in name)
+
+
+def _read_calls(text: str, names: frozenset[str] | None, *, tagged: bool) -> list[ToolCallPiece]:
+    """The calls `text` holds (JSON objects one after another, or lists of them); [] when it
+    is anything else. Untagged text must hold calls only, each shaped as one and naming a
+    known tool; tagged text may hold a call whose arguments cannot be read."""
+    decoder = json.JSONDecoder()
+    values: list[Any] = []
+    at, size = 0, len(text)
+    while True:
+        while at < size and (text[at].isspace() or text[at] in ",;"):
+            at += 1
+        if at >= size:
+            break
+        try:
+            value, at = decoder.raw_decode(text, at)
+        except ValueError:
+            return _unreadable_call(text[at:]) if tagged and not values else []
+        values.extend(value if isinstance(value, list) else [value])
+    calls = [_call(value, names, tagged=tagged) for value in values]
+    if not calls or any(call is None for call in calls):
+        return []
+    return [call for call in calls if call is not None]
+
+
+def _call(value: Any, names: frozenset[str] | None, *, tagged: bool) -> ToolCallPiece | None:
+    if not isinstance(value, dict):
+        return None
+    if isinstance(value.get("function"), dict):  # `{"type": "function", "function": {...}}`
+        value = value["function"]
+    name = value.get("name")
+    if not isinstance(name, str) or not _is_name(name):
+        return None
+    if not tagged and (not set(value) <= _CALL_KEYS or (names is not None and name not in names)):
+        return None
+    arguments = value.get("arguments", value.get("parameters", {}))
+    if arguments is None:
+        arguments = {}
+    if isinstance(arguments, str):
+        parsed = parse_json_object(arguments) if arguments.strip() else {}
+        if parsed is None:
+            return ToolCallPiece(name, arguments) if tagged else None
+        arguments = parsed
+    if not isinstance(arguments, dict):
+        return ToolCallPiece(name, json.dumps(arguments)) if tagged else None
+    return ToolCallPiece(name, json.dumps(arguments, ensure_ascii=False))
+
+
+def _unreadable_call(text: str) -> list[ToolCallPiece]:
+    """A tagged call whose JSON is broken: the name, when it can be read, with the raw text
+    as its arguments (the tool pipeline then tells the model what it sent)."""
+    from yiemagent.ai._partial_json import parse_partial_json
+
+    partial = parse_partial_json(text.strip())
+    name = partial.get("name")
+    if not isinstance(name, str) or not _is_name(name):
+        return []
+    raw = text.strip()
+    for key in ('"arguments"', '"parameters"'):
+        at = raw.find(key)
+        if at >= 0:
+            colon = raw.find(":", at + len(key))
+            if colon >= 0:
+                raw = raw[colon + 1 :].strip().removesuffix("}").strip()
+                break
+    return [ToolCallPiece(name, raw)]
+
+
+class _JsonScan:
+    """Finds where a JSON object or array ends, reading only the new text on each call."""
+
+    __slots__ = ("_depth", "_escape", "_pos", "_string")
+
+    def __init__(self) -> None:
+        self._pos = -1
+        self._depth = 0
+        self._string = False
+        self._escape = False
+
+    def advance(self, buf: str, start: int = 0) -> int | None:
+        """The index just after the value opening at `buf[start]` ends, or None while it
+        is still open (`buf` only grows between calls)."""
+        if self._pos < 0:
+            self._pos = start
+        at, depth, string, escape = self._pos, self._depth, self._string, self._escape
+        end = None
+        while at < len(buf):
+            char = buf[at]
+            at += 1
+            if string:
+                if escape:
+                    escape = False
+                elif char == "\\":
+                    escape = True
+                elif char == '"':
+                    string = False
+            elif char == '"':
+                string = True
+            elif char in "{[":
+                depth += 1
+            elif char in "}]":
+                depth -= 1
+                if depth <= 0:
+                    end = at
+                    break
+        self._pos, self._depth, self._string, self._escape = at, depth, string, escape
+        return end

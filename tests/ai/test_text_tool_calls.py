@@ -1,0 +1,225 @@
+"""Tool calls written as text (DESIGN §21): each format, text around calls kept, and the
+parse independent of how the stream is chunked (hypothesis)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from hypothesis import given, settings, strategies as st
+
+from yiemagent.ai.providers._text_tool_calls import (
+    TextPiece,
+    TextToolCallParser,
+    ToolCallPiece,
+    join_text,
+)
+
+Pieces = list[TextPiece | ToolCallPiece]
+
+
+def parse(text: str, names: list[str] | None = None) -> Pieces:
+    parser = TextToolCallParser(names)
+    return join_text([*parser.feed(text), *parser.finish()])
+
+
+def parse_chunked(chunks: list[str], names: list[str] | None = None) -> Pieces:
+    parser = TextToolCallParser(names)
+    out: Pieces = []
+    for chunk in chunks:
+        out.extend(parser.feed(chunk))
+    out.extend(parser.finish())
+    return join_text(out)
+
+
+def call(name: str, **arguments: Any) -> ToolCallPiece:
+    return ToolCallPiece(name, json.dumps(arguments))
+
+
+def test_hermes_tags_with_text_around() -> None:
+    text = (
+        "Let me check.\n<tool_call>\n"
+        '{"name": "get_time", "arguments": {"place": "London"}}\n</tool_call>\n'
+        '<tool_call>{"name": "calculator", "arguments": {"expression": "365 * 24"}}'
+        "</tool_call> Done."
+    )
+    assert parse(text) == [
+        TextPiece("Let me check.\n"),
+        call("get_time", place="London"),
+        TextPiece("\n"),
+        call("calculator", expression="365 * 24"),
+        TextPiece(" Done."),
+    ]
+
+
+def test_hermes_tag_left_open_at_the_end_and_two_objects_in_one_tag() -> None:
+    text = '<tool_call>\n{"name": "a", "arguments": {}}\n{"name": "b", "arguments": {"x": 1}}'
+    assert parse(text) == [call("a"), call("b", x=1)]
+
+
+def test_llama3_json_reply_and_python_tag() -> None:
+    assert parse('{"name": "get_time", "parameters": {"place": "Paris"}}', ["get_time"]) == [
+        call("get_time", place="Paris")
+    ]
+    assert parse('<|python_tag|>{"name": "f", "parameters": {"a": 1}}') == [call("f", a=1)]
+
+
+def test_mistral_list_and_args_forms() -> None:
+    text = '[TOOL_CALLS] [{"name": "f", "arguments": {"a": 1}}, {"name": "g", "arguments": {}}]'
+    assert parse(text) == [call("f", a=1), call("g")]
+    assert parse('[TOOL_CALLS]f[ARGS]{"a": 2}[TOOL_CALLS]g[CALL_ID]abc123def[ARGS]{}') == [
+        call("f", a=2),
+        call("g"),
+    ]
+
+
+def test_fenced_json_call_and_a_code_block_that_is_not_one() -> None:
+    text = 'Sure:\n```json\n{"name": "f", "arguments": {"a": [1, 2]}}\n```\nok'
+    assert parse(text, ["f"]) == [TextPiece("Sure:\n"), call("f", a=[1, 2]), TextPiece("\nok")]
+    code = 'Here:\n```python\nprint({"name": "f", "arguments": {}})\n```\n'
+    assert parse(code, ["f"]) == [TextPiece(code)]
+    data = '```json\n{"name": "Ada", "age": 36}\n```'
+    assert parse(data, ["f"]) == [TextPiece(data)]
+
+
+def test_json_that_is_not_a_call_stays_text() -> None:
+    for text in (
+        'The answer is {"name": "f", "arguments": {}} inline.',  # not at a line start
+        '{"name": "unknown_tool", "arguments": {}}',  # names no tool
+        '{"city": "Paris"}',
+        "{x} and { } are sets",
+        '{"name": "f", "arguments": {"a": 1}',  # never closed
+    ):
+        assert parse(text, ["f"]) == [TextPiece(text)], text
+
+
+def test_a_broken_tagged_call_keeps_its_name_and_raw_arguments() -> None:
+    [piece] = parse('<tool_call>{"name": "f", "arguments": {"a": 1,}}</tool_call>')
+    assert isinstance(piece, ToolCallPiece) and piece.name == "f"
+    assert piece.arguments.startswith('{"a": 1,')  # the pipeline reports it to the model
+
+
+def test_arguments_given_as_a_json_string_and_openai_shape() -> None:
+    text = '<tool_call>{"name": "f", "arguments": "{\\"a\\": 1}"}</tool_call>'
+    assert parse(text) == [call("f", a=1)]
+    shaped = '<tool_call>{"type": "function", "function": {"name": "f", "arguments": {}}}'
+    assert parse(shaped) == [call("f")]
+
+
+# ── properties ──────────────────────────────────────────────────────────────
+
+_CALLS = [
+    '<tool_call>{"name": "f", "arguments": {"a": "x}{"}}</tool_call>',
+    '{"name": "f", "parameters": {"a": 1}}',
+    '```json\n{"name": "g", "arguments": {}}\n```',
+    '[TOOL_CALLS] [{"name": "f", "arguments": {"b": "\\""}}]',
+    '[TOOL_CALLS]g[ARGS]{"c": [1, {"d": 2}]}',
+    "<|python_tag|>",
+]
+_FRAGMENTS = [
+    *_CALLS,
+    "\n",
+    " ",
+    "word",
+    "{",
+    "}",
+    '"',
+    "`",
+    "```",
+    "```py\n",
+    "<",
+    "<tool_",
+    "</tool_call>",
+    "[TOOL",
+    "[ARGS]",
+    '{"name": "f"',
+    ', "arguments": {}}',
+    "é€",
+]
+
+
+@st.composite
+def text_and_chunks(draw: st.DrawFn) -> tuple[str, list[str]]:
+    text = "".join(draw(st.lists(st.sampled_from(_FRAGMENTS), max_size=12)))
+    cuts = sorted(draw(st.lists(st.integers(0, len(text)), max_size=8)))
+    chunks, last = [], 0
+    for cut in [*cuts, len(text)]:
+        chunks.append(text[last:cut])
+        last = cut
+    return text, chunks
+
+
+@settings(max_examples=400, deadline=None)
+@given(text_and_chunks(), st.sampled_from([None, ["f", "g"], ["g"]]))
+def test_any_chunking_gives_the_same_pieces_as_one_chunk(
+    case: tuple[str, list[str]], names: list[str] | None
+) -> None:
+    text, chunks = case
+    assert parse_chunked(chunks, names) == parse(text, names)
+
+
+@settings(max_examples=300, deadline=None)
+@given(text_and_chunks())
+def test_text_without_calls_comes_back_unchanged(case: tuple[str, list[str]]) -> None:
+    """With no tool known, untagged JSON is never a call; the tags are left out here, so
+    every character must come back as text, in order."""
+    text = case[0]
+    for tagged in ("<tool_call>", "[TOOL_CALLS]", "<|python_tag|>"):
+        text = text.replace(tagged, "")
+    half = len(text) // 2
+    pieces = parse_chunked([text[:half], text[half:]], [])
+    assert all(isinstance(p, TextPiece) for p in pieces)
+    assert "".join(p.text for p in pieces if isinstance(p, TextPiece)) == text
+
+
+_PROSE = st.text(st.sampled_from("ab .,!?\n"), max_size=12)
+_ARGS = st.dictionaries(
+    st.sampled_from(["a", "b", "path"]),
+    st.one_of(st.integers(-5, 5), st.text(st.sampled_from('xy"}{ \\<>`'), max_size=6)),
+    max_size=3,
+)
+
+
+@st.composite
+def calls_in_prose(draw: st.DrawFn) -> tuple[str, Pieces]:
+    """A reply of prose and calls in every format, and the pieces it must give."""
+    text = ""
+    expected: Pieces = []
+    for _ in range(draw(st.integers(1, 4))):
+        prose = draw(_PROSE)
+        name = draw(st.sampled_from(["f", "g"]))
+        arguments = draw(_ARGS)
+        args = json.dumps(arguments)
+        form = draw(st.sampled_from(["tag", "bare", "fence", "mistral", "mistral_args"]))
+        if form in ("bare", "fence") and prose and not prose.endswith("\n"):
+            prose += "\n"  # untagged JSON is a call only at the start of a line
+        written = {
+            "tag": f'<tool_call>\n{{"name": "{name}", "arguments": {args}}}\n</tool_call>',
+            "bare": f'{{"name": "{name}", "parameters": {args}}}',
+            "fence": f'```json\n{{"name": "{name}", "arguments": {args}}}\n```',
+            "mistral": f'[TOOL_CALLS] [{{"name": "{name}", "arguments": {args}}}]',
+            "mistral_args": f"[TOOL_CALLS]{name}[ARGS]{args}",
+        }[form]
+        text += prose + written
+        expected += [TextPiece(prose), ToolCallPiece(name, args)]
+    tail = draw(_PROSE)
+    tail = "\n" + tail if tail else ""
+    return text + tail, join_text([*expected, TextPiece(tail)])
+
+
+@settings(max_examples=300, deadline=None)
+@given(calls_in_prose(), st.data())
+def test_calls_in_every_format_are_found_whatever_the_chunks(
+    case: tuple[str, Pieces], data: st.DataObject
+) -> None:
+    text, expected = case
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(text)), max_size=10)))
+    chunks = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True)]
+    got = parse_chunked(chunks, ["f", "g"])
+    normalised: Pieces = [
+        ToolCallPiece(p.name, json.dumps(json.loads(p.arguments)))
+        if isinstance(p, ToolCallPiece)
+        else p
+        for p in got
+    ]
+    assert normalised == expected
