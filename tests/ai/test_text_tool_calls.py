@@ -8,7 +8,7 @@ from typing import Any
 
 from hypothesis import given, settings, strategies as st
 
-from yiemagent.ai.providers._text_tool_calls import (
+from yiemagent.ai._text_tool_calls import (
     TextPiece,
     TextToolCallParser,
     ToolCallPiece,

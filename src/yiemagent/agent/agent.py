@@ -35,11 +35,13 @@ from yiemagent.agent.queues import Notifier, PromptChannel, QueueMode, TurnQueue
 from yiemagent.agent.run import Listener, RunDriver
 from yiemagent.agent.session_log import SessionLog
 from yiemagent.agent.state import AgentStateView, placeholder_model
+from yiemagent.ai.attachments import AttachmentSource, load_attachments, warn_unreadable
 from yiemagent.errors import AgentBusyError, ApprovalPendingError, ConfigError
 from yiemagent.types import (
     AgentEvent,
     AgentMessage,
     AssistantMessage,
+    DocumentContent,
     ImageContent,
     Model,
     OutputMessage,
@@ -145,6 +147,7 @@ class Agent(ApprovalMethods, QueueMethods, Generic[OutputT]):
         self._state = AgentStateView(self.tool_store)
         self._state.system_prompt = system_prompt
         self._state.model = model  # type: ignore[assignment]
+        self._custom_model = llm_call is not None or stream_fn is not None
         try:
             self._state.messages = to_messages(messages or [], what="messages")
         except ValueError as exc:
@@ -230,6 +233,7 @@ class Agent(ApprovalMethods, QueueMethods, Generic[OutputT]):
         input: PromptInput,
         images: Sequence[ImageContent] | None = None,
         *,
+        attachments: Iterable[AttachmentSource | ImageContent | DocumentContent] | None = None,
         output_type: type[R] | OutputSpec[R],
     ) -> OutputMessage[R]: ...
     @overload
@@ -238,6 +242,7 @@ class Agent(ApprovalMethods, QueueMethods, Generic[OutputT]):
         input: PromptInput,
         images: Sequence[ImageContent] | None = None,
         *,
+        attachments: Iterable[AttachmentSource | ImageContent | DocumentContent] | None = None,
         output_type: Mapping[str, Any],
     ) -> OutputMessage[dict[str, Any]]: ...
     @overload
@@ -246,6 +251,7 @@ class Agent(ApprovalMethods, QueueMethods, Generic[OutputT]):
         input: PromptInput,
         images: Sequence[ImageContent] | None = None,
         *,
+        attachments: Iterable[AttachmentSource | ImageContent | DocumentContent] | None = None,
         output_type: None = None,
     ) -> AssistantMessage: ...
     @overload
@@ -254,6 +260,7 @@ class Agent(ApprovalMethods, QueueMethods, Generic[OutputT]):
         input: PromptInput,
         images: Sequence[ImageContent] | None = None,
         *,
+        attachments: Iterable[AttachmentSource | ImageContent | DocumentContent] | None = None,
         output_type: None = None,
     ) -> OutputMessage[OutputT]: ...
     async def prompt(
@@ -261,6 +268,7 @@ class Agent(ApprovalMethods, QueueMethods, Generic[OutputT]):
         input: PromptInput,
         images: Sequence[ImageContent] | None = None,
         *,
+        attachments: Iterable[AttachmentSource | ImageContent | DocumentContent] | None = None,
         output_type: Any = None,
     ) -> Any:
         """Run one prompt to the end and return the final assistant message (R-6.3).
@@ -268,6 +276,8 @@ class Agent(ApprovalMethods, QueueMethods, Generic[OutputT]):
         Args:
             input: a text, a message (an OpenAI user dict is converted), or a list of them.
             images: images added to a text prompt.
+            attachments: images and PDFs added to a text prompt: paths, bytes or blocks
+                (`yiemagent.ai.attachments`; a model that cannot read them is warned of).
             output_type: this run's output type, instead of the agent's (DESIGN §14).
 
         Returns:
@@ -286,10 +296,14 @@ class Agent(ApprovalMethods, QueueMethods, Generic[OutputT]):
                 retries ran out, an error, an abort, `max_turns`); the text says why.
             AgentBusyError: a run is active or sent prompts are waiting.
             ApprovalPendingError: tool calls await approval (decide them, then `resume()`).
+            AttachmentError: a bad attachment (nothing is sent).
             TypeError, ValueError: an input that is not a prompt.
         """
         spec = output_spec(output_type) or self._output
-        prompts = prompt_messages(input, images)
+        blocks = load_attachments(attachments or ())
+        prompts = prompt_messages(input, [*(images or ()), *blocks])
+        if blocks and not (self._custom_model and self._state.model is None):
+            warn_unreadable(self._state.model, blocks)
         self._driver.held.check_none_pending(self._state.messages, "start a new prompt")
         self._claim()
         return await self._run_claimed(prompts, spec)
@@ -336,6 +350,7 @@ class Agent(ApprovalMethods, QueueMethods, Generic[OutputT]):
         input: PromptInput,
         images: Sequence[ImageContent] | None = None,
         *,
+        attachments: Iterable[AttachmentSource | ImageContent | DocumentContent] | None = None,
         output_type: Any = None,
     ) -> Any:
         """`prompt` from plain synchronous code (a script, a REPL): runs its own event loop
@@ -347,7 +362,9 @@ class Agent(ApprovalMethods, QueueMethods, Generic[OutputT]):
         try:
             asyncio.get_running_loop()
         except RuntimeError:
-            return asyncio.run(self.prompt(input, images, output_type=output_type))
+            return asyncio.run(
+                self.prompt(input, images, attachments=attachments, output_type=output_type)
+            )
         raise RuntimeError(
             "prompt_sync() cannot run inside a running event loop; use `await agent.prompt(...)`"
         )

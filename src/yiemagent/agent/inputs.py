@@ -15,6 +15,7 @@ from yiemagent.types import (
     AgentLoopConfig,
     AgentMessage,
     AgentTool,
+    DocumentContent,
     ImageContent,
     Model,
     TextContent,
@@ -179,9 +180,11 @@ def check_options(options: Mapping[str, Any]) -> None:
         raise ConfigError("messages must be a list of messages")
 
 
-def prompt_messages(input: Any, images: Sequence[ImageContent] | None) -> list[AgentMessage]:
-    """A prompt as messages: a text (with `images`), a message, an OpenAI user dict, or a
-    list of messages/dicts.
+def prompt_messages(
+    input: Any, images: Sequence[ImageContent | DocumentContent] | None
+) -> list[AgentMessage]:
+    """A prompt as messages: a text (with `images`: images and documents), a message, an
+    OpenAI user dict, or a list of messages/dicts.
 
     Raises:
         ValueError: not a prompt (an empty list included), or `images` with something other
@@ -189,7 +192,7 @@ def prompt_messages(input: Any, images: Sequence[ImageContent] | None) -> list[A
     """
     if isinstance(input, str):
         for image in images or []:
-            if not isinstance(image, ImageContent):
+            if not isinstance(image, ImageContent | DocumentContent):
                 raise ValueError(f"images must be ImageContent, not {type(image).__name__}")
         return [UserMessage([TextContent(input), *(images or [])])]
     if images:

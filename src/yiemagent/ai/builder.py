@@ -23,11 +23,13 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Mapping
+import uuid
+from collections.abc import Collection, Mapping
 from typing import Any, Literal
 
 import jiter
 
+from yiemagent.ai._text_tool_calls import TextPiece, TextToolCallParser, ToolCallPiece
 from yiemagent.ai.models import calculate_cost
 from yiemagent.types.messages import (
     AssistantMessage,
@@ -75,7 +77,16 @@ class MessageBuilder:
     `done` or `fail` the stream has ended and further calls are ignored by the stream.
     """
 
-    __slots__ = ("_block", "_index", "_model", "_parsed", "_raw", "_stream", "message")
+    __slots__ = (
+        "_block",
+        "_index",
+        "_model",
+        "_parsed",
+        "_raw",
+        "_stream",
+        "_text_calls",
+        "message",
+    )
 
     def __init__(self, model: Model, stream: AssistantMessageEventStream) -> None:
         self._model = model
@@ -84,6 +95,7 @@ class MessageBuilder:
         self._index = -1
         self._raw = ""
         self._parsed = 0
+        self._text_calls: TextToolCallParser | None = None
         self.message = AssistantMessage(api=model.api, provider=model.provider, model=model.id)
         """The partial message; final once `done`/`fail` has been called."""
 
@@ -99,8 +111,34 @@ class MessageBuilder:
         self._index = len(self.message.content) - 1
         return self._index
 
+    def recover_text_tool_calls(self, tool_names: Collection[str] | None) -> None:
+        """From now on, read tool calls the model writes into its text (DESIGN §21): text
+        deltas go through a `TextToolCallParser`, its calls become tool-call blocks (with
+        new ids) as soon as each is complete, the rest stays text.
+
+        Args:
+            tool_names: The tools offered (untagged JSON must name one); None: any name.
+        """
+        self._text_calls = TextToolCallParser(tool_names)
+
     def text_delta(self, text: str) -> None:
-        """Append text, opening a text block when the open block is not one."""
+        """Append text, opening a text block when the open block is not one (with
+        `recover_text_tool_calls`: the text's tool calls become tool-call blocks)."""
+        if self._text_calls is None:
+            self._append_text(text)
+            return
+        self._put_pieces(self._text_calls.feed(text))
+
+    def _put_pieces(self, pieces: list[TextPiece | ToolCallPiece]) -> None:
+        for piece in pieces:
+            if isinstance(piece, TextPiece):
+                self._append_text(piece.text)
+            else:
+                self.tool_call_start(f"call_{uuid.uuid4().hex[:24]}", piece.name)
+                self.tool_call_delta(piece.arguments)
+                self.end_block()
+
+    def _append_text(self, text: str) -> None:
         block = self._block
         if not isinstance(block, TextContent):
             block = TextContent("")
@@ -178,7 +216,13 @@ class MessageBuilder:
         """Replace the message's usage (token counts; cost is computed at the end)."""
         self.message.usage = usage
 
+    def _flush_text_calls(self) -> None:
+        if self._text_calls is not None:
+            parser, self._text_calls = self._text_calls, None
+            self._put_pieces(parser.finish())
+
     def _finish(self, stop_reason: StopReason) -> AssistantMessage:
+        self._flush_text_calls()
         self.end_block()
         message = self.message
         message.stop_reason = stop_reason
@@ -198,6 +242,7 @@ class MessageBuilder:
         call is not run); otherwise "toolUse" exactly when the message holds a tool
         call, else "stop" (servers, proxies and `llm_call`s get it wrong both ways: "stop"
         with calls, "tool_calls" with none). Returns the final message."""
+        self._flush_text_calls()
         if stop_reason != "length":
             has_calls = any(isinstance(block, ToolCall) for block in self.message.content)
             stop_reason = "toolUse" if has_calls else "stop"

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import replace
-from typing import Final
+from typing import Final, Literal
 
 from yiemagent.errors import ProviderError
 from yiemagent.types.messages import Cost, Usage
@@ -21,15 +21,22 @@ DEFAULT_MODEL = "local/qwen2.5-coder-0.5b"
 """The model an `Agent` given no model, `stream_fn` or `llm_call` runs, and `yiem`'s
 default `--model`: the embedded one."""
 
-__all__ = ["DEFAULT_MODEL", "MODELS", "calculate_cost", "get_model"]
+__all__ = [
+    "DEFAULT_MODEL",
+    "MODELS",
+    "OLLAMA_URL",
+    "ToolCallMode",
+    "calculate_cost",
+    "get_model",
+]
 
 _OPENAI_URL: Final = "https://api.openai.com/v1"
 _ANTHROPIC_URL: Final = "https://api.anthropic.com"
-_TEXT_IMAGE: Final = ("text", "image")
+_TEXT_IMAGE_PDF: Final = ("text", "image", "pdf")
 
 
 _OPENAI: Final = Model(
-    id="", provider="openai", api="openai-completions", base_url=_OPENAI_URL, input=_TEXT_IMAGE
+    id="", provider="openai", api="openai-completions", base_url=_OPENAI_URL, input=_TEXT_IMAGE_PDF
 )
 _ANTHROPIC: Final = Model(
     id="",
@@ -37,7 +44,7 @@ _ANTHROPIC: Final = Model(
     api="anthropic-messages",
     base_url=_ANTHROPIC_URL,
     reasoning=True,
-    input=_TEXT_IMAGE,
+    input=_TEXT_IMAGE_PDF,
     context_window=200_000,
 )
 _LOCAL: Final = Model(id="", provider="local", api="local", max_tokens=2048)
@@ -139,23 +146,45 @@ price in USD per million tokens from `genai-prices`)."""
 OPENAI_COMPATIBLE: Final = "openai-compatible"
 
 
-def get_model(name: str, *, base_url: str | None = None) -> Model:
+OLLAMA_URL: Final = "http://127.0.0.1:11434/v1"
+"""Where `ollama/<model>` is served unless `base_url` says otherwise (Ollama's default)."""
+
+ToolCallMode = Literal["native", "text", "schema"]
+_TOOL_CALL_APIS: Final[dict[str, str]] = {
+    "native": "openai-completions",
+    "text": "openai-text-calls",
+    "schema": "openai-reply-schema",
+}
+
+
+def get_model(
+    name: str, *, base_url: str | None = None, tool_calls: ToolCallMode | None = None
+) -> Model:
     """Look a model up by "provider/id".
 
     Args:
         name: "provider/id" from `MODELS` (e.g. "openai/gpt-4o", "anthropic/claude-sonnet-4-5",
-            "local/qwen2.5-coder-0.5b"), a bare id when exactly one provider has it, or
-            "openai-compatible/<id>" for any OpenAI-compatible server (needs `base_url`).
+            "local/qwen2.5-coder-0.5b"), a bare id when exactly one provider has it,
+            "openai-responses/<id>" for an OpenAI model over the Responses API,
+            "ollama/<id>" for a model Ollama serves (at `OLLAMA_URL` unless `base_url`
+            says otherwise), or "openai-compatible/<id>" for any OpenAI-compatible server
+            (needs `base_url`).
         base_url: Server URL overriding the catalogue's (e.g. a proxy); required for
             "openai-compatible/…".
+        tool_calls: How a local server's model calls tools (only with
+            "openai-compatible/…" and "ollama/…"): "native" (the API's `tool_calls`; the
+            default for "openai-compatible/…"), "text" (also the calls it writes as text,
+            read while streaming; the default for "ollama/…"), "schema" (the embedded
+            model's JSON reply schema and rules, for servers that take `response_format`).
 
     Returns:
         The `Model` (a new one carrying `base_url` when given).
 
     Raises:
         ProviderError: unknown model (the message lists the known ones),
-            "openai-compatible/…" without `base_url`, a `base_url` that is not http(s), or
-            a `base_url` for an embedded model.
+            "openai-compatible/…" without `base_url`, a `base_url` that is not http(s),
+            a `base_url` for an embedded model, or `tool_calls` for a hosted model or with
+            an unknown value.
     """
     provider, sep, model_id = name.partition("/")
     if base_url is not None and not base_url.startswith(("http://", "https://")):
@@ -163,27 +192,45 @@ def get_model(name: str, *, base_url: str | None = None) -> Model:
             f"base_url {base_url!r} is not an http:// or https:// URL "
             '(e.g. base_url="http://127.0.0.1:8080/v1")'
         )
-    if sep and provider == OPENAI_COMPATIBLE:
+    if tool_calls is not None and tool_calls not in _TOOL_CALL_APIS:
+        raise ProviderError(
+            f"tool_calls must be one of {', '.join(_TOOL_CALL_APIS)}, not {tool_calls!r}"
+        )
+    if sep and provider in (OPENAI_COMPATIBLE, "ollama"):
         if not model_id:
-            raise ProviderError('"openai-compatible/<model id>" needs a model id after the "/"')
+            raise ProviderError(f'"{provider}/<model id>" needs a model id after the "/"')
+        if provider == "ollama":
+            base_url = base_url or OLLAMA_URL
         if not base_url:
             raise ProviderError(
                 f"{name!r} needs base_url, the server's OpenAI API root "
                 '(e.g. base_url="http://127.0.0.1:8080/v1")'
             )
+        mode = tool_calls or ("text" if provider == "ollama" else "native")
         return Model(
             id=model_id,
-            provider=OPENAI_COMPATIBLE,
-            api="openai-completions",
+            provider=provider,
+            api=_TOOL_CALL_APIS[mode],
             base_url=base_url,
             name=model_id,
         )
+    if tool_calls is not None:
+        raise ProviderError(
+            f"tool_calls is for local servers (openai-compatible/..., ollama/...), not {name!r}"
+        )
+    if sep and provider == "openai-responses" and model_id:
+        known = MODELS.get(f"openai/{model_id}")
+        responses = replace(
+            known or replace(_OPENAI, id=model_id, name=model_id), api="openai-responses"
+        )
+        return responses if base_url is None else replace(responses, base_url=base_url)
     model = MODELS.get(name) if sep else _by_bare_id(name)
     if model is None:
-        known = ", ".join(MODELS)
+        known_names = ", ".join(MODELS)
         raise ProviderError(
-            f"unknown model {name!r}. Known models: {known}; or use "
-            '"openai-compatible/<model id>" with base_url for any OpenAI-compatible server'
+            f"unknown model {name!r}. Known models: {known_names}; or use "
+            '"openai-compatible/<model id>" with base_url for any OpenAI-compatible server, '
+            '"ollama/<model id>", or "openai-responses/<model id>"'
         )
     if base_url is not None and model.api == "local":
         raise ProviderError(

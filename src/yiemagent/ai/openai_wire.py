@@ -25,8 +25,10 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from yiemagent.ai._sanitize import image_base64
+from yiemagent.ai.attachments import attachment_stand_in
 from yiemagent.types.messages import (
     AssistantMessage,
+    DocumentContent,
     ImageContent,
     Message,
     TextContent,
@@ -74,8 +76,6 @@ FINISH_REASONS: Final[Mapping[str, DoneReason]] = {
 """A `finish_reason` (lower case) → the stop reason of a message that ended normally;
 "content_filter" and "error" end it as a failure, which the reader says in its own words."""
 
-_IMAGE_OMITTED = "(image omitted: this model reads no images)"
-
 
 def is_openai_proper(model: Model) -> bool:
     """Whether `model` is OpenAI's own (provider "openai", also behind a proxy base URL)
@@ -114,6 +114,7 @@ def messages_to_openai(
         developer = model is not None and is_openai_proper(model) and model.reasoning
         out.append({"role": "developer" if developer else "system", "content": system_prompt})
     images_ok = model is None or "image" in model.input
+    pdfs_ok = model is None or "pdf" in model.input
     held: list[dict[str, Any]] = []  # image messages of tool results, after all the results
     for message in messages:
         if isinstance(message, ToolResultMessage):
@@ -124,7 +125,8 @@ def messages_to_openai(
         out.extend(held)
         held.clear()
         if isinstance(message, UserMessage):
-            out.append({"role": "user", "content": _user_content(message.content, images_ok)})
+            content = _user_content(message.content, images_ok, pdfs_ok)
+            out.append({"role": "user", "content": content})
         elif isinstance(message, AssistantMessage):
             out.extend(_assistant(message, model))
     out.extend(held)
@@ -137,7 +139,7 @@ def _tool_result(
     text = "\n".join(b.text for b in message.content if isinstance(b, TextContent))
     images = [b for b in message.content if isinstance(b, ImageContent)]
     if images and not images_ok:
-        text = (text + "\n" if text.strip() else "") + _IMAGE_OMITTED
+        text = (text + "\n" if text.strip() else "") + attachment_stand_in(images[0])
     if not text.strip():  # servers reject blank content: a placeholder keeps the pair
         text = "(error)" if message.is_error else "(see attached image)" if images else ""
     tool_message: dict[str, Any] = {
@@ -155,20 +157,30 @@ def _tool_result(
 
 
 def _user_content(
-    blocks: Sequence[TextContent | ImageContent], images_ok: bool
+    blocks: Sequence[TextContent | ImageContent | DocumentContent],
+    images_ok: bool,
+    pdfs_ok: bool = False,
 ) -> str | list[dict[str, Any]]:
+    """Text, `image_url` parts (base64 data URLs) and `file` parts (a PDF as a data URL);
+    a model that cannot read one gets its text stand-in."""
     if all(isinstance(b, TextContent) for b in blocks):
         return "\n".join(b.text for b in blocks if isinstance(b, TextContent))
     parts: list[dict[str, Any]] = []
     for block in blocks:
         if isinstance(block, TextContent):
             parts.append({"type": "text", "text": block.text})
-        elif images_ok:
+        elif isinstance(block, ImageContent) and images_ok:
             data, mime_type = image_base64(block.data, block.mime_type)
             url = f"data:{mime_type};base64,{data}"
             parts.append({"type": "image_url", "image_url": {"url": url}})
+        elif isinstance(block, DocumentContent) and pdfs_ok:
+            file = {
+                "filename": block.name or "document.pdf",
+                "file_data": f"data:{block.mime_type};base64,{block.data}",
+            }
+            parts.append({"type": "file", "file": file})
         else:
-            parts.append({"type": "text", "text": _IMAGE_OMITTED})
+            parts.append({"type": "text", "text": attachment_stand_in(block)})
     return parts
 
 
@@ -285,7 +297,7 @@ def user_message_from_openai(message: Mapping[str, Any]) -> UserMessage:
             "a user message's content must be a string or a list of text/image_url parts, "
             f"got {type(content).__name__}"
         )
-    blocks: list[TextContent | ImageContent] = []
+    blocks: list[TextContent | ImageContent | DocumentContent] = []
     for part in content:
         kind = part.get("type") if isinstance(part, Mapping) else None
         if kind == "text" and isinstance(part.get("text"), str):

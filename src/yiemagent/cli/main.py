@@ -45,6 +45,7 @@ from yiemagent.cli.options import (
     BaseUrlOption,
     CliError,
     MaxTurnsOption,
+    ToolCallsOption,
     ToolsOption,
     resolve_model,
 )
@@ -55,7 +56,10 @@ from yiemagent.types import (
     AgentContext,
     AgentEvent,
     AgentLoopConfig,
+    DocumentContent,
+    ImageContent,
     Model,
+    TextContent,
     UsageLimits,
     UserMessage,
 )
@@ -144,6 +148,27 @@ def _load_local(model: Model, err: Console) -> None:
     err.print(f"[dim]{escape(spec.name)} loaded in {runtime.load_s:.1f} s[/]")
 
 
+def _load_attachments(
+    paths: list[Path], model: Model, err: Console
+) -> list[ImageContent | DocumentContent]:
+    """The `--attach` files as content blocks, checked before anything is sent; a model that
+    cannot read them gets a one-line warning on stderr (and a text stand-in for each).
+
+    Raises:
+        CliError: a file is missing, too large, or neither an image nor a PDF.
+    """
+    from yiemagent.ai.attachments import AttachmentError, attachment_warning, load_attachments
+
+    try:
+        blocks = load_attachments(paths)
+    except AttachmentError as exc:
+        raise CliError(f"--attach {exc}") from None
+    warning = attachment_warning(model, blocks)
+    if warning:
+        err.print(f"[yellow]warning:[/] {escape(warning)}")
+    return blocks
+
+
 def _load_tools(directory: Path | None, model: Model) -> AgentContext:
     from yiemagent.tools import ToolStore
 
@@ -160,7 +185,7 @@ def _load_tools(directory: Path | None, model: Model) -> AgentContext:
 
 
 async def _run_loop(
-    prompt: str,
+    prompt: UserMessage,
     context: AgentContext,
     config: AgentLoopConfig,
     on_event: Callable[[AgentEvent], None],
@@ -183,7 +208,7 @@ async def _run_loop(
     with contextlib.suppress(NotImplementedError, RuntimeError):
         loop.add_signal_handler(os_signal.SIGINT, on_sigint)
     try:
-        stream = agent_loop([UserMessage(prompt)], context, config, abort)
+        stream = agent_loop([prompt], context, config, abort)
         while True:
             reason, output = "stop", None
             async for event in stream:
@@ -210,6 +235,15 @@ def run(
         str, typer.Option("--model", help="Model as provider/id (see `yiem models`).")
     ] = DEFAULT_MODEL,
     base_url: BaseUrlOption = None,
+    tool_calls: ToolCallsOption = None,
+    attach: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--attach",
+            help="An image (PNG, JPEG, GIF, WebP; up to 20 MB) or PDF (up to 32 MB) to give "
+            "the model with the prompt (repeatable).",
+        ),
+    ] = None,
     system: Annotated[str, typer.Option("--system", help="System prompt.")] = DEFAULT_SYSTEM,
     json_output: Annotated[
         bool, typer.Option("--json", help="Print every event as a JSON line.")
@@ -252,7 +286,8 @@ def run(
     printer = JsonPrinter(out) if json_output else EventPrinter(out=out, err=err)
     # stdout is the answer (or the JSON lines): whatever tool files print goes to stderr.
     with contextlib.redirect_stdout(sys.stderr):
-        resolved = resolve_model(model, base_url)
+        resolved = resolve_model(model, base_url, tool_calls)
+        attachments = _load_attachments(attach or [], resolved, err)
         context = _load_tools(tools, resolved)
         context.system_prompt = system
         limits = None if max_cost is None else UsageLimits(max_cost_usd=max_cost)
@@ -272,7 +307,11 @@ def run(
         try:
             if resolved.api == "local":
                 _load_local(resolved, err)
-            reason, output = asyncio.run(_run_loop(prompt, context, config, printer, yes))
+            reason, output = asyncio.run(
+                _run_loop(
+                    UserMessage([TextContent(prompt), *attachments]), context, config, printer, yes
+                )
+            )
         finally:
             if close_mcp is not None:
                 close_mcp()

@@ -5,11 +5,11 @@ folder, the options they declare alike (typer `Annotated` types), how `--model` 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, TypeAlias
+from typing import TYPE_CHECKING, Annotated, TypeAlias, cast
 
 import typer
 
-from yiemagent.ai.models import DEFAULT_MODEL, get_model
+from yiemagent.ai.models import DEFAULT_MODEL, ToolCallMode, get_model
 from yiemagent.errors import YiemAgentError
 
 if TYPE_CHECKING:
@@ -23,6 +23,7 @@ __all__ = [
     "BaseUrlOption",
     "CliError",
     "MaxTurnsOption",
+    "ToolCallsOption",
     "ToolsOption",
     "example_tools",
     "resolve_model",
@@ -40,6 +41,14 @@ ToolsOption: TypeAlias = Annotated[
 ]
 BaseUrlOption: TypeAlias = Annotated[
     str | None, typer.Option("--base-url", help="OpenAI-compatible server URL.")
+]
+ToolCallsOption: TypeAlias = Annotated[
+    str | None,
+    typer.Option(
+        "--tool-calls",
+        help="How a local server's model calls tools: native, text (calls written as "
+        "text are read too), schema (the embedded model's reply schema).",
+    ),
 ]
 MaxTurnsOption: TypeAlias = Annotated[
     int, typer.Option("--max-turns", min=1, help="Most model calls.")
@@ -71,7 +80,7 @@ class CliError(YiemAgentError):
         self.code = code
 
 
-def resolve_model(spec: str, base_url: str | None) -> Model:
+def resolve_model(spec: str, base_url: str | None, tool_calls: str | None = None) -> Model:
     """The model `--model spec` names (with `--base-url`, a server's), checked before any
     work starts: an embedded model must have its chunk packages installed.
 
@@ -85,7 +94,8 @@ def resolve_model(spec: str, base_url: str | None) -> Model:
             f"--base-url is for a server; {spec} runs in-process. "
             "Use --model openai-compatible/<model id> with --base-url"
         )
-    model = get_model(spec, base_url=base_url)
+    # get_model checks the value and says which ones there are.
+    model = get_model(spec, base_url=base_url, tool_calls=cast("ToolCallMode | None", tool_calls))
     if model.api == "local":
         from yiemagent.ai.providers.local.weights import chunk_files, local_spec
 

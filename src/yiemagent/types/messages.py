@@ -28,6 +28,7 @@ __all__ = [
     "CompactionSummaryMessage",
     "Cost",
     "CustomMessage",
+    "DocumentContent",
     "ImageContent",
     "Message",
     "StopReason",
@@ -79,6 +80,18 @@ class ImageContent:
 
 
 @dataclass(slots=True)
+class DocumentContent:
+    """A document (a PDF), base64-encoded; read by models whose `Model.input` has "pdf"."""
+
+    data: str
+    """Base64 of the file's bytes, without a `data:` prefix."""
+    mime_type: str = "application/pdf"
+    name: str | None = None
+    """The file name it came from, when known (some APIs want one with the data)."""
+    type: Literal["document"] = "document"
+
+
+@dataclass(slots=True)
 class ThinkingContent:
     """Reasoning the model showed before answering."""
 
@@ -105,7 +118,7 @@ class ToolCall:
 
 
 # Plain unions: pydantic (imported lazily, only to (de)serialise) tells them apart by the tag.
-UserContent: TypeAlias = TextContent | ImageContent
+UserContent: TypeAlias = TextContent | ImageContent | DocumentContent
 ToolResultContent: TypeAlias = TextContent | ImageContent
 AssistantContent: TypeAlias = TextContent | ThinkingContent | ToolCall
 

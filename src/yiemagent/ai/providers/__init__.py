@@ -4,6 +4,8 @@ fallback chain (DESIGN §7). `yiemagent.ai.stream` reaches each through the regi
 
 - `openai_completions`: `stream_openai_completions` (OpenAI Chat Completions and compatible
   servers, over the `openai` SDK);
+- `openai_responses`: `stream_openai_responses` (OpenAI's Responses API, the `openai` SDK);
+- `local_server`: `stream_text_calls` (a local server whose model writes tool calls as text);
 - `anthropic_messages`: `stream_anthropic_messages` (the `anthropic` SDK);
 - `local`: the embedded model (`stream_local`, `LOCAL_MODELS`, `load_runtime`, …);
 - `faux`: `FauxModel` and the scripted responses the tests queue;
@@ -16,4 +18,12 @@ its modules, so no SDK and no model runtime is loaded before a call needs it.
 
 from __future__ import annotations
 
-__all__ = ["anthropic_messages", "fallback", "faux", "local", "openai_completions"]
+__all__ = [
+    "anthropic_messages",
+    "fallback",
+    "faux",
+    "local",
+    "local_server",
+    "openai_completions",
+    "openai_responses",
+]

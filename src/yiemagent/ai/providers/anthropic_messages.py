@@ -27,12 +27,14 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from yiemagent.ai._sanitize import image_base64
+from yiemagent.ai.attachments import attachment_stand_in
 from yiemagent.ai.builder import DoneReason, MessageBuilder
 from yiemagent.ai.providers._sdk_call import SdkApi, open_raw_stream, stream_sdk
 from yiemagent.ai.providers._sdk_failures import sdk_retry_decision
 from yiemagent.ai.retry import RetryDecision
 from yiemagent.types.messages import (
     AssistantMessage,
+    DocumentContent,
     ImageContent,
     TextContent,
     ThinkingContent,
@@ -89,8 +91,6 @@ THINKING_BUDGETS: dict[str, int] = {
 }
 """Default thinking budget (tokens) per reasoning level."""
 
-_IMAGE_OMITTED = "(image omitted: this model reads no images)"
-
 
 def _cache_control(options: StreamOptions) -> dict[str, str] | None:
     retention = options.cache_retention or "short"
@@ -112,7 +112,7 @@ def convert_messages(model: Model, context: Context) -> list[dict[str, Any]]:
         context.messages, model, normalize_tool_call_id=anthropic_tool_call_id
     ):
         if isinstance(message, UserMessage):
-            blocks = _blocks(message.content, images_ok)
+            blocks = _blocks(message.content, images_ok, "pdf" in model.input)
             if blocks:
                 out.append({"role": "user", "content": blocks})
         elif isinstance(message, AssistantMessage):
@@ -139,9 +139,9 @@ def convert_messages(model: Model, context: Context) -> list[dict[str, Any]]:
     return out
 
 
-def _blocks(content: list[Any], images_ok: bool) -> list[dict[str, Any]]:
-    """Text and image blocks; the API rejects empty or whitespace-only text, and a model
-    that reads no images gets a note in place of each image."""
+def _blocks(content: list[Any], images_ok: bool, pdfs_ok: bool = False) -> list[dict[str, Any]]:
+    """Text, image and document (PDF) blocks; the API rejects empty or whitespace-only
+    text, and a model that reads no images or PDFs gets a note in place of each."""
     blocks: list[dict[str, Any]] = []
     for block in content:
         if isinstance(block, TextContent):
@@ -153,7 +153,16 @@ def _blocks(content: list[Any], images_ok: bool) -> list[dict[str, Any]]:
                 source = {"type": "base64", "media_type": mime_type, "data": data}
                 blocks.append({"type": "image", "source": source})
             else:
-                blocks.append({"type": "text", "text": _IMAGE_OMITTED})
+                blocks.append({"type": "text", "text": attachment_stand_in(block)})
+        elif isinstance(block, DocumentContent):
+            if pdfs_ok:
+                source = {"type": "base64", "media_type": block.mime_type, "data": block.data}
+                document: dict[str, Any] = {"type": "document", "source": source}
+                if block.name:
+                    document["title"] = block.name
+                blocks.append(document)
+            else:
+                blocks.append({"type": "text", "text": attachment_stand_in(block)})
     return blocks
 
 
@@ -206,6 +215,8 @@ def build_request_body(model: Model, context: Context, options: StreamOptions) -
             {"name": t.name, "description": t.description, "input_schema": t.input_schema}
             for t in context.tools
         ]
+        if cache:  # the last tool's mark caches every tool definition
+            body["tools"][-1]["cache_control"] = cache
     else:
         used = _tool_names_in(body["messages"])
         if used:

@@ -52,6 +52,7 @@ if TYPE_CHECKING:
     from openai import AsyncOpenAI
 
 __all__ = [
+    "CHAT_COMPLETIONS",
     "build_request_body",
     "mistral_tool_call_id",
     "openai_tool_call_id",
@@ -74,7 +75,7 @@ def stream_openai_completions(
     Returns:
         The event stream; it always ends with `done` or `error`.
     """
-    return stream_sdk(_API, model, context, options)
+    return stream_sdk(CHAT_COMPLETIONS, model, context, options)
 
 
 # ── the request ──────────────────────────────────────────────────────────────
@@ -334,7 +335,7 @@ def _classify(exc: BaseException, openai: ModuleType) -> RetryDecision | None:
     return sdk_retry_decision(exc, openai)
 
 
-_API: SdkApi[AsyncOpenAI] = SdkApi(
+CHAT_COMPLETIONS: SdkApi[AsyncOpenAI] = SdkApi(
     name="openai-completions",
     sdk="openai",
     client_class="AsyncOpenAI",
@@ -345,3 +346,4 @@ _API: SdkApi[AsyncOpenAI] = SdkApi(
     open_stream=_open_stream,
     classify=_classify,
 )
+"""The Chat Completions call as `stream_sdk` makes it; local servers' variants replace parts."""

@@ -1,14 +1,16 @@
 """The embedded model: llama.cpp in-process (`xllamacpp`) running a GGUF file assembled from
 PyPI chunk packages and checked against a pinned SHA-256 (DESIGN §7, docs/local-model.md).
 
-`stream_local` is the provider for `api="local"` models; `LOCAL_MODELS` lists the embedded
-models; `load_runtime` loads one ahead of time (the CLI does, to show progress). Importing
-this package does not import `xllamacpp`; the first call does.
+`stream_local` is the provider for `api="local"` models, `stream_local_server` the same
+pipeline for a model a llama.cpp-compatible server serves (`api="openai-reply-schema"`);
+`LOCAL_MODELS` lists the embedded models; `load_runtime` loads one ahead of time (the CLI
+does, to show progress). Importing this package does not import `xllamacpp`; the first call
+does.
 """
 
 from __future__ import annotations
 
-from yiemagent.ai.providers.local.provider import stream_local
+from yiemagent.ai.providers.local.provider import stream_local, stream_local_server
 from yiemagent.ai.providers.local.runtime import (
     LocalRuntime,
     get_runtime,
@@ -36,4 +38,5 @@ __all__ = [
     "loaded_runtime",
     "local_spec",
     "stream_local",
+    "stream_local_server",
 ]

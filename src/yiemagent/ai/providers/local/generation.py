@@ -17,7 +17,7 @@ from typing import Any, Literal
 from yiemagent.ai.builder import MessageBuilder
 from yiemagent.ai.providers.local.decoder import ReplyDecoder
 from yiemagent.ai.providers.local.prompt import NAME_PREFIX
-from yiemagent.ai.providers.local.runtime import N_CTX_ENV, LocalRuntime
+from yiemagent.ai.providers.local.runtime import N_CTX_ENV, ChatRuntime
 from yiemagent.types.model import StreamOptions
 
 __all__ = [
@@ -101,7 +101,7 @@ def rambling(text: str) -> bool:
 
 
 async def stream_chunks(
-    runtime: LocalRuntime,
+    runtime: ChatRuntime,
     request: dict[str, Any],
     builder: MessageBuilder,
     decoder: ReplyDecoder | None,
@@ -217,7 +217,7 @@ NAME_TOKENS = 24
 
 
 async def free_name(
-    runtime: LocalRuntime, request: dict[str, Any], options: StreamOptions, deadline: float
+    runtime: ChatRuntime, request: dict[str, Any], options: StreamOptions, deadline: float
 ) -> str | None:
     """The tool name the model writes after `NAME_PREFIX` with no grammar holding it to the
     tools (at most `NAME_TOKENS` tokens; its prompt is the reply's, so the KV cache serves

@@ -32,8 +32,10 @@ import re
 from collections.abc import Collection, Sequence
 from typing import Any
 
+from yiemagent.ai.attachments import attachment_stand_in
 from yiemagent.types.messages import (
     AssistantMessage,
+    DocumentContent,
     ImageContent,
     Message,
     TextContent,
@@ -345,9 +347,11 @@ def tool_rounds(messages: Sequence[Message]) -> int:
     return rounds
 
 
-def _content_text(content: Sequence[TextContent | ImageContent]) -> str:
+def _content_text(content: Sequence[TextContent | ImageContent | DocumentContent]) -> str:
+    """The text of `content`; the model reads no images or PDFs: a short note stands in."""
     parts = [
-        block.text if isinstance(block, TextContent) else "[image omitted]" for block in content
+        block.text if isinstance(block, TextContent) else attachment_stand_in(block)
+        for block in content
     ]
     return "\n".join(parts)
 

@@ -52,7 +52,7 @@ from yiemagent.ai.providers.local.prompt import (
     system_prompt,
     tool_rounds,
 )
-from yiemagent.ai.providers.local.runtime import LocalRuntime, get_runtime
+from yiemagent.ai.providers.local.runtime import ChatRuntime, LocalRuntime, get_runtime
 from yiemagent.ai.providers.local.weights import LocalModelSpec, local_spec
 from yiemagent.ai.transform import transform_messages
 from yiemagent.errors import ProviderError
@@ -60,7 +60,13 @@ from yiemagent.types.messages import Usage
 from yiemagent.types.model import AssistantMessageEventStream, Context, Model, StreamOptions
 from yiemagent.types.output import OUTPUT_TOOL_LABEL
 
-__all__ = ["DEADLINE_ENV", "DEADLINE_S", "stream_local"]
+__all__ = [
+    "DEADLINE_ENV",
+    "DEADLINE_S",
+    "SERVER_TOOL_ROUNDS",
+    "stream_local",
+    "stream_local_server",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -82,10 +88,41 @@ def stream_local(
 
     Must be called with a running event loop; returns at once and works in a task.
     """
+    return _start(model, context, options or StreamOptions(), None)
+
+
+def stream_local_server(
+    model: Model, context: Context, options: StreamOptions | None = None
+) -> AssistantMessageEventStream:
+    """Stream one answer of a model a llama.cpp-compatible server serves (`model.base_url`,
+    `model.id`), driven as the embedded model is: the same reply schema, rules and guards
+    (the "openai-reply-schema" `StreamFn`; DESIGN §21). The key is `options.api_key`, else
+    the provider's environment variable, else none.
+
+    Must be called with a running event loop; returns at once and works in a task.
+    """
+    from yiemagent.ai.providers._sdk_call import NO_KEY, resolve_api_key
+    from yiemagent.ai.providers.local.server import ServerRuntime
+
+    opts = options or StreamOptions()
+    key = resolve_api_key(model.provider, opts.api_key) or NO_KEY
+    runtime = _servers.get((model.base_url, model.id, key))
+    if runtime is None:
+        runtime = ServerRuntime(model.base_url or "", model.id, api_key=key)
+        _servers[(model.base_url, model.id, key)] = runtime
+    return _start(model, context, opts, runtime)
+
+
+_servers: dict[tuple[str | None, str, str], ChatRuntime] = {}
+SERVER_TOOL_ROUNDS = 4
+"""A server's model gets the embedded 0.5B model's round budget (R-11.2)."""
+
+
+def _start(
+    model: Model, context: Context, options: StreamOptions, runtime: ChatRuntime | None
+) -> AssistantMessageEventStream:
     stream = AssistantMessageEventStream()
-    task = asyncio.get_running_loop().create_task(
-        _run(model, context, options or StreamOptions(), stream)
-    )
+    task = asyncio.get_running_loop().create_task(_run(model, context, options, stream, runtime))
     _tasks.add(task)
     task.add_done_callback(_tasks.discard)
     return stream
@@ -110,7 +147,11 @@ def deadline_s() -> float:
 
 
 async def _run(
-    model: Model, context: Context, options: StreamOptions, stream: AssistantMessageEventStream
+    model: Model,
+    context: Context,
+    options: StreamOptions,
+    stream: AssistantMessageEventStream,
+    server: ChatRuntime | None,
 ) -> None:
     builder = MessageBuilder(model, stream)
     builder.start()
@@ -119,10 +160,13 @@ async def _run(
         if signal is not None and signal.aborted:
             builder.fail("aborted", "Request was aborted")
             return
-        spec = local_spec(model.id)
         limit = deadline_s()
-        runtime = await _load(spec, options)
-        rounds = spec.max_tool_rounds
+        runtime: ChatRuntime
+        if server is None:
+            spec = local_spec(model.id)
+            runtime, rounds = await _load(spec, options), spec.max_tool_rounds
+        else:
+            runtime, rounds = server, SERVER_TOOL_ROUNDS
         await _generate_reply(runtime, builder, model, context, options, rounds, limit)
     except Exception as exc:  # the stream must end with an event, whatever happened
         logger.debug("local provider failed", exc_info=True)
@@ -138,7 +182,7 @@ def _model_label(model: Model) -> str:
 
 
 async def _generate_reply(
-    runtime: LocalRuntime,
+    runtime: ChatRuntime,
     builder: MessageBuilder,
     model: Model,
     context: Context,

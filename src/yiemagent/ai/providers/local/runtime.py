@@ -20,13 +20,14 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from yiemagent.ai.providers.local.weights import LocalModelSpec, Progress, ensure_model_file
 from yiemagent.errors import ProviderError
 
 __all__ = [
     "THREADS_ENV",
+    "ChatRuntime",
     "LocalRuntime",
     "get_runtime",
     "load_runtime",
@@ -50,6 +51,16 @@ gets a progress chunk every 512 tokens read (the provider's keep-alive, R-5.8)."
 
 ChunkCallback = Callable[[dict[str, Any]], bool]
 """Receives each streamed chunk on the generating thread; returns True to stop generation."""
+
+
+class ChatRuntime(Protocol):
+    """What generates a reply: the in-process `LocalRuntime`, or a llama.cpp-compatible HTTP
+    server (`ServerRuntime`)."""
+
+    def chat(self, request: dict[str, Any], on_chunk: ChunkCallback | None = None) -> Any:
+        """Run one chat completion, blocking: chunk dicts go to `on_chunk` (True from it
+        stops generation); returns the response dict, or `{"error": ...}`."""
+        ...
 
 
 @dataclass(slots=True)

@@ -27,11 +27,10 @@ has not closed yet), so prose streams at once.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any, Literal
-
-from yiemagent.ai._partial_json import parse_json_object
 
 __all__ = ["TextPiece", "TextToolCallParser", "ToolCallPiece", "join_text"]
 
@@ -62,6 +61,7 @@ _FENCE = "```"
 _MARKERS = (_TAG_OPEN, _MISTRAL, _PYTHON_TAG, _FENCE)
 _JSON_FENCES = {"", "json", "json5", "jsonc", "tool_call", "tool_calls", "tool_code"}
 _CALL_KEYS = {"name", "arguments", "parameters", "type", "id"}
+_NAME = re.compile(r'^\{\s*"name"\s*:\s*"([^"\\]+)"')
 _MAX_NAME = 200
 """Characters a `[TOOL_CALLS]name[CALL_ID]id` head may take before its `[ARGS]`."""
 
@@ -356,7 +356,7 @@ def _call(value: Any, names: frozenset[str] | None, *, tagged: bool) -> ToolCall
     if arguments is None:
         arguments = {}
     if isinstance(arguments, str):
-        parsed = parse_json_object(arguments) if arguments.strip() else {}
+        parsed = _json_object(arguments) if arguments.strip() else {}
         if parsed is None:
             return ToolCallPiece(name, arguments) if tagged else None
         arguments = parsed
@@ -365,16 +365,22 @@ def _call(value: Any, names: frozenset[str] | None, *, tagged: bool) -> ToolCall
     return ToolCallPiece(name, json.dumps(arguments, ensure_ascii=False))
 
 
+def _json_object(text: str) -> dict[str, Any] | None:
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
 def _unreadable_call(text: str) -> list[ToolCallPiece]:
     """A tagged call whose JSON is broken: the name, when it can be read, with the raw text
     as its arguments (the tool pipeline then tells the model what it sent)."""
-    from yiemagent.ai._partial_json import parse_partial_json
-
-    partial = parse_partial_json(text.strip())
-    name = partial.get("name")
-    if not isinstance(name, str) or not _is_name(name):
-        return []
     raw = text.strip()
+    found = _NAME.search(raw)
+    if found is None or not _is_name(found[1]):
+        return []
+    name = found[1]
     for key in ('"arguments"', '"parameters"'):
         at = raw.find(key)
         if at >= 0:

@@ -1,0 +1,209 @@
+"""Images and PDFs attached to a prompt (DESIGN §21): `Agent.prompt(..., attachments=[...])`
+and `yiem run --attach FILE`.
+
+`load_attachment` turns a path or the bytes of a file into a content block: an
+`ImageContent` (PNG, JPEG, GIF, WebP) or a `DocumentContent` (PDF). The type comes from the
+file's first bytes, never from its name: a PDF named `photo.png` is a PDF, a text file named
+`scan.pdf` is refused. The five signatures are the formats every supported API reads, so
+they are checked here rather than through a MIME library.
+
+Limits, checked before the file is read whole and before anything is sent: an image at most
+`MAX_IMAGE_BYTES` (20 MB, OpenAI's limit per image), a PDF at most `MAX_PDF_BYTES` (32 MB,
+Anthropic's limit per request). A bad attachment raises `AttachmentError`, whose text is one
+line naming the file and what is wrong.
+
+`attachment_warning(model, blocks)` is the one-line warning for a model that cannot read
+what is attached (the embedded model reads neither): providers give such a model a short
+text stand-in for each block instead.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import warnings
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import TypeAlias
+
+from yiemagent.errors import YiemAgentError
+from yiemagent.types.messages import DocumentContent, ImageContent
+from yiemagent.types.model import Model
+
+__all__ = [
+    "MAX_IMAGE_BYTES",
+    "MAX_PDF_BYTES",
+    "AttachmentError",
+    "AttachmentSource",
+    "AttachmentWarning",
+    "attachment_stand_in",
+    "attachment_warning",
+    "load_attachment",
+    "load_attachments",
+    "sniff_mime_type",
+    "warn_unreadable",
+]
+
+MAX_IMAGE_BYTES = 20 * 1024 * 1024
+"""Largest image accepted (bytes)."""
+MAX_PDF_BYTES = 32 * 1024 * 1024
+"""Largest PDF accepted (bytes)."""
+
+AttachmentSource: TypeAlias = str | os.PathLike[str] | bytes | bytearray | memoryview
+"""A file path, or the file's bytes."""
+
+_HEAD = 16
+"""Bytes read to tell the type."""
+
+
+class AttachmentError(YiemAgentError, ValueError):
+    """An attachment cannot be used: missing or unreadable file, too large, or neither an
+    image nor a PDF. Raised before anything is sent; the text is one line."""
+
+
+class AttachmentWarning(UserWarning):
+    """The model cannot read an attachment it was given (it gets a text stand-in)."""
+
+
+def sniff_mime_type(head: bytes) -> str | None:
+    """The MIME type the first bytes of a file show: "image/png", "image/jpeg",
+    "image/gif", "image/webp", "application/pdf", or None for anything else."""
+    if head.startswith(b"\x89PNG\r\n\x1a\n"):
+        return "image/png"
+    if head.startswith(b"\xff\xd8\xff"):
+        return "image/jpeg"
+    if head.startswith((b"GIF87a", b"GIF89a")):
+        return "image/gif"
+    if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
+        return "image/webp"
+    if head.startswith(b"%PDF-"):
+        return "application/pdf"
+    return None
+
+
+def _limit(mime_type: str) -> int:
+    return MAX_PDF_BYTES if mime_type == "application/pdf" else MAX_IMAGE_BYTES
+
+
+def _mb(size: int) -> str:
+    return f"{size / 1024 / 1024:.1f} MB"
+
+
+def load_attachment(
+    source: AttachmentSource, *, name: str | None = None
+) -> ImageContent | DocumentContent:
+    """Read one attachment.
+
+    Args:
+        source: A path (str or `os.PathLike`) or the file's bytes.
+        name: What to call it in messages (default: the path; "attachment" for bytes).
+
+    Returns:
+        `ImageContent` for an image, `DocumentContent` (with the file name) for a PDF.
+
+    Raises:
+        AttachmentError: the file is missing, unreadable or a folder; it is larger than its
+            limit (`MAX_IMAGE_BYTES`, `MAX_PDF_BYTES`; checked before reading it whole); or
+            its content is neither a PNG, JPEG, GIF or WebP image nor a PDF.
+    """
+    if isinstance(source, bytes | bytearray | memoryview):
+        data = bytes(source)
+        label = name or "attachment"
+        mime_type = _checked_type(label, data[:_HEAD], len(data))
+    else:
+        path = Path(source)
+        label = name or str(path)
+        try:
+            with path.open("rb") as file:
+                size = os.fstat(file.fileno()).st_size
+                mime_type = _checked_type(label, file.read(_HEAD), size)
+                file.seek(0)
+                data = file.read(_limit(mime_type) + 1)
+        except FileNotFoundError:
+            raise AttachmentError(f"{label}: no such file") from None
+        except IsADirectoryError:
+            raise AttachmentError(f"{label}: is a folder, not a file") from None
+        except OSError as exc:
+            raise AttachmentError(f"{label}: cannot be read ({exc.strerror or exc})") from None
+        if len(data) > _limit(mime_type):  # it grew while being read
+            raise AttachmentError(f"{label}: larger than {_mb(_limit(mime_type))}")
+    encoded = base64.b64encode(data).decode("ascii")
+    if mime_type == "application/pdf":
+        return DocumentContent(encoded, mime_type, name=Path(label).name)
+    return ImageContent(encoded, mime_type)
+
+
+def _checked_type(label: str, head: bytes, size: int) -> str:
+    mime_type = sniff_mime_type(head)
+    if mime_type is None:
+        what = (
+            "the file is empty"
+            if size == 0
+            else "neither an image (PNG, JPEG, GIF, WebP) nor a PDF"
+        )
+        raise AttachmentError(f"{label}: {what}; only images and PDFs can be attached")
+    limit = _limit(mime_type)
+    if size > limit:
+        article = "a PDF" if mime_type == "application/pdf" else "an image"
+        raise AttachmentError(
+            f"{label}: {_mb(size)}, larger than the {_mb(limit)} {article} may be"
+        )
+    return mime_type
+
+
+def load_attachments(
+    sources: Iterable[AttachmentSource | ImageContent | DocumentContent],
+) -> list[ImageContent | DocumentContent]:
+    """Each of `sources` read with `load_attachment` (blocks are kept as they are).
+
+    Raises:
+        AttachmentError: as `load_attachment`, for the first bad one (none is half-read).
+    """
+    out: list[ImageContent | DocumentContent] = []
+    for source in sources:
+        if isinstance(source, ImageContent | DocumentContent):
+            out.append(source)
+        elif isinstance(source, str | os.PathLike | bytes | bytearray | memoryview):
+            out.append(load_attachment(source))
+        else:
+            raise AttachmentError(
+                f"an attachment is a file path or the file's bytes, not {type(source).__name__}"
+            )
+    return out
+
+
+def _kind(block: ImageContent | DocumentContent) -> str:
+    return "image" if isinstance(block, ImageContent) else "pdf"
+
+
+def attachment_stand_in(block: ImageContent | DocumentContent) -> str:
+    """The short text a model that cannot read `block` gets in its place."""
+    if isinstance(block, ImageContent):
+        return "[image omitted: this model cannot see images]"
+    named = f" {block.name}" if block.name else ""
+    return f"[PDF{named} omitted: this model cannot read PDFs]"
+
+
+def warn_unreadable(model: Model | None, blocks: Sequence[ImageContent | DocumentContent]) -> None:
+    """Warn (`AttachmentWarning`, at the caller's caller) when `model` (None: the default,
+    embedded one) cannot read some of `blocks`."""
+    if model is None:
+        from yiemagent.ai.models import DEFAULT_MODEL, get_model
+
+        model = get_model(DEFAULT_MODEL)
+    warning = attachment_warning(model, blocks)
+    if warning:
+        warnings.warn(warning, AttachmentWarning, stacklevel=3)
+
+
+def attachment_warning(
+    model: Model, blocks: Sequence[ImageContent | DocumentContent]
+) -> str | None:
+    """One line for the user when `model` cannot read some of `blocks` (None when it reads
+    them all): it gets a text stand-in for each instead."""
+    missing = sorted({_kind(b) for b in blocks} - set(model.input))
+    if not missing:
+        return None
+    words = " or ".join("images" if kind == "image" else "PDFs" for kind in missing)
+    name = f"{model.provider}/{model.id}" if model.provider else model.id
+    return f"{name} cannot read {words}: it gets a short note in place of each attachment"

@@ -1,0 +1,340 @@
+"""The `openai-responses` provider: OpenAI's Responses API, streamed over the official
+`openai` SDK (DESIGN §21, seed 002 §3).
+
+`stream_openai_responses` returns an `AssistantMessageEventStream` at once and never raises;
+failures end it with an `error` event (HTTP status included, key scrubbed); retries are
+ours (`_sdk_call`), as for the other SDK providers.
+
+Requests are stateless: `store` is false, and a reasoning model's reasoning items come back
+with their `encrypted_content` (`include: ["reasoning.encrypted_content"]`). Each reasoning
+item becomes a `ThinkingContent` (its summary as the text) whose `signature` holds the whole
+item as received, as JSON; on the next turn the same model gets the item back exactly so,
+before the function calls it led to (without it the API answers 404 for an item it did not
+store, or reasons from nothing). Messages: user text as `input_text`, images as
+`input_image` (data URLs), PDFs as `input_file` (`file_data`); assistant text as an
+assistant message, tool calls as `function_call` items (`call_id` = `ToolCall.id`), tool
+results as `function_call_output` (with images, as a list of `input_text` and
+`input_image`). A model that reads no images or PDFs gets the attachments' text stand-ins.
+
+Stream events: output text and refusal deltas → text; `function_call` items and their
+argument deltas → tool calls; reasoning summary (or reasoning text) deltas → thinking;
+`response.completed` → usage (cached input tokens as cache reads) and the stop reason
+("toolUse" when a call was made); `response.incomplete` → "length" (or an error for a
+content filter); `response.failed` and `error` events → an error.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from yiemagent.ai._sanitize import image_base64
+from yiemagent.ai.attachments import attachment_stand_in
+from yiemagent.ai.builder import MessageBuilder
+from yiemagent.ai.openai_wire import is_openai_proper
+from yiemagent.ai.providers._sdk_call import SdkApi, open_raw_stream, stream_sdk
+from yiemagent.ai.providers._sdk_failures import sdk_retry_decision
+from yiemagent.ai.providers.openai_completions import openai_tool_call_id
+from yiemagent.ai.transform import transform_messages
+from yiemagent.types.messages import (
+    AssistantMessage,
+    DocumentContent,
+    ImageContent,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+    ToolResultMessage,
+    Usage,
+    UserMessage,
+)
+from yiemagent.types.model import AssistantMessageEventStream, Context, Model, StreamOptions
+
+if TYPE_CHECKING:
+    from openai import AsyncOpenAI
+
+__all__ = ["RESPONSES", "build_request_body", "convert_input", "stream_openai_responses"]
+
+logger = logging.getLogger(__name__)
+
+
+def stream_openai_responses(
+    model: Model, context: Context, options: StreamOptions | None = None
+) -> AssistantMessageEventStream:
+    """Stream one Responses API call (the `openai-responses` `StreamFn`).
+
+    Args:
+        model: `base_url` selects the server (OpenAI's by default); `reasoning` whether
+            reasoning items are asked for.
+        context: System prompt (`instructions`), messages (repaired with
+            `transform_messages`, R-5.10), tools (function tools).
+        options: `reasoning` (effort), `max_tokens` (`max_output_tokens`), `temperature`,
+            `session_id` (`prompt_cache_key`), `cache_retention`, `metadata`, …
+
+    Returns:
+        The event stream; it always ends with `done` or `error`.
+    """
+    return stream_sdk(RESPONSES, model, context, options)
+
+
+# ── request ──────────────────────────────────────────────────────────────────
+
+
+def convert_input(model: Model, context: Context) -> list[dict[str, Any]]:
+    """The `input` items for `context.messages` (see the module docstring)."""
+    images_ok, pdfs_ok = "image" in model.input, "pdf" in model.input
+    items: list[dict[str, Any]] = []
+    messages = transform_messages(
+        context.messages, model, normalize_tool_call_id=openai_tool_call_id
+    )
+    for message in messages:
+        if isinstance(message, UserMessage):
+            content = [_input_part(b, images_ok, pdfs_ok) for b in message.content]
+            items.append({"role": "user", "content": content})
+        elif isinstance(message, AssistantMessage):
+            items.extend(_assistant_items(message, model))
+        elif isinstance(message, ToolResultMessage):
+            items.append(_tool_output(message, images_ok))
+    return items
+
+
+def _input_part(
+    block: TextContent | ImageContent | DocumentContent, images_ok: bool, pdfs_ok: bool
+) -> dict[str, Any]:
+    if isinstance(block, TextContent):
+        return {"type": "input_text", "text": block.text}
+    if isinstance(block, ImageContent) and images_ok:
+        data, mime_type = image_base64(block.data, block.mime_type)
+        return {"type": "input_image", "image_url": f"data:{mime_type};base64,{data}"}
+    if isinstance(block, DocumentContent) and pdfs_ok:
+        return {
+            "type": "input_file",
+            "filename": block.name or "document.pdf",
+            "file_data": f"data:{block.mime_type};base64,{block.data}",
+        }
+    return {"type": "input_text", "text": attachment_stand_in(block)}
+
+
+def _assistant_items(message: AssistantMessage, model: Model) -> list[dict[str, Any]]:
+    same_model = message.api == model.api and message.model == model.id
+    items: list[dict[str, Any]] = []
+    for block in message.content:
+        if isinstance(block, TextContent):
+            if block.text.strip():
+                items.append({"role": "assistant", "content": block.text})
+        elif isinstance(block, ThinkingContent):
+            item = _reasoning_item(block.signature) if same_model else None
+            if item is not None:
+                items.append(item)  # exactly as received
+        else:
+            arguments = block.arguments if isinstance(block.arguments, dict) else {}
+            items.append(
+                {
+                    "type": "function_call",
+                    "call_id": block.id,
+                    "name": block.name,
+                    "arguments": json.dumps(arguments, ensure_ascii=False),
+                }
+            )
+    return items
+
+
+def _reasoning_item(signature: str | None) -> dict[str, Any] | None:
+    """The reasoning item a thinking block's signature holds, or None."""
+    if not signature or not signature.startswith("{"):
+        return None
+    try:
+        item = json.loads(signature)
+    except ValueError:
+        return None
+    return item if isinstance(item, dict) and item.get("type") == "reasoning" else None
+
+
+def _tool_output(message: ToolResultMessage, images_ok: bool) -> dict[str, Any]:
+    texts = [b.text for b in message.content if isinstance(b, TextContent) and b.text.strip()]
+    images = [b for b in message.content if isinstance(b, ImageContent)]
+    output: str | list[dict[str, Any]]
+    if images and images_ok:
+        output = [{"type": "input_text", "text": text} for text in texts]
+        output += [_input_part(image, True, False) for image in images]
+    else:
+        text = "\n".join(texts + [attachment_stand_in(image) for image in images])
+        output = text or ("(error)" if message.is_error else "(no output)")
+    return {"type": "function_call_output", "call_id": message.tool_call_id, "output": output}
+
+
+def build_request_body(model: Model, context: Context, options: StreamOptions) -> dict[str, Any]:
+    """The JSON body of the streaming Responses request (before `on_payload`)."""
+    body: dict[str, Any] = {
+        "model": model.id,
+        "input": convert_input(model, context),
+        "stream": True,
+        "store": False,
+    }
+    if context.system_prompt:
+        body["instructions"] = context.system_prompt
+    if context.tools:
+        body["tools"] = [
+            {
+                "type": "function",
+                "name": tool.name,
+                "description": tool.description,
+                "parameters": tool.input_schema,
+                "strict": False,
+            }
+            for tool in context.tools
+        ]
+    if options.output_schema is not None:  # native structured output (DESIGN §14)
+        schema = dict(options.output_schema)
+        body["text"] = {"format": {"type": "json_schema", "name": "final_result", "schema": schema}}
+    if options.max_tokens is not None:
+        body["max_output_tokens"] = options.max_tokens
+    thinking = bool(options.reasoning and str(options.reasoning) != "off")
+    if model.reasoning:
+        body["include"] = ["reasoning.encrypted_content"]
+        if thinking:
+            body["reasoning"] = {"effort": options.reasoning, "summary": "auto"}
+    if options.temperature is not None and not model.reasoning:
+        body["temperature"] = options.temperature  # reasoning models refuse it
+    proper = is_openai_proper(model)
+    if proper and options.cache_retention != "none":
+        if options.session_id:
+            body["prompt_cache_key"] = options.session_id
+        if options.cache_retention == "long":
+            body["prompt_cache_retention"] = "24h"
+    if proper and options.metadata:
+        body["metadata"] = {str(k): str(v) for k, v in options.metadata.items()}
+    return body
+
+
+# ── streaming ────────────────────────────────────────────────────────────────
+
+
+@dataclass(slots=True)
+class _Assembler:
+    """Turns Responses stream events into builder calls."""
+
+    builder: MessageBuilder
+    streamed: bool = False
+    status: str | None = None
+    incomplete: str | None = None
+    failure: str | None = None
+    calls: dict[str, ToolCall] = field(default_factory=dict)
+    """Open function-call items by item id."""
+    arguments_seen: set[str] = field(default_factory=set)
+    """Items whose arguments arrived as deltas."""
+    thinking: dict[str, ThinkingContent] = field(default_factory=dict)
+    """Reasoning items by id."""
+    summary_parts: dict[str, int] = field(default_factory=dict)
+
+    def feed(self, event: Any) -> None:
+        kind = getattr(event, "type", "")
+        if kind == "response.output_item.added":
+            self._item_added(event.item)
+        elif kind in ("response.output_text.delta", "response.refusal.delta"):
+            self.streamed = True
+            self.builder.text_delta(event.delta)
+        elif kind == "response.function_call_arguments.delta":
+            if event.item_id in self.calls and event.delta:
+                self.arguments_seen.add(event.item_id)
+                self.builder.tool_call_delta(event.delta)
+        elif kind == "response.reasoning_summary_part.added":
+            count = self.summary_parts.get(event.item_id, 0)
+            self.summary_parts[event.item_id] = count + 1
+            if count and event.item_id in self.thinking:
+                self.builder.thinking_delta("\n\n")
+        elif kind in ("response.reasoning_summary_text.delta", "response.reasoning_text.delta"):
+            if event.item_id in self.thinking and event.delta:
+                self.builder.thinking_delta(event.delta)
+        elif kind == "response.output_item.done":
+            self._item_done(event.item)
+        elif kind in ("response.completed", "response.incomplete", "response.failed"):
+            self._ended(event.response)
+        elif kind == "error":
+            self.failure = f"{getattr(event, 'code', None) or 'error'}: {event.message}"
+
+    def _item_added(self, item: Any) -> None:
+        if item.type == "function_call":
+            self.streamed = True
+            self.builder.tool_call_start(item.call_id or "", item.name or "")
+            block = self.builder.message.content[-1]
+            assert isinstance(block, ToolCall)
+            self.calls[item.id or item.call_id] = block
+        elif item.type == "reasoning":
+            self.streamed = True
+            self.builder.thinking_delta("")
+            block = self.builder.message.content[-1]
+            assert isinstance(block, ThinkingContent)
+            self.thinking[item.id] = block
+        elif item.type == "message":
+            self.streamed = True
+            self.builder.end_block()
+        else:
+            logger.debug("ignored output item of type %r", item.type)
+
+    def _item_done(self, item: Any) -> None:
+        key = item.id or getattr(item, "call_id", None)
+        if item.type == "function_call" and key in self.calls:
+            if key not in self.arguments_seen and item.arguments:
+                self.builder.tool_call_delta(item.arguments)
+            self.builder.end_block()
+        elif item.type == "reasoning" and item.id in self.thinking:
+            block = self.thinking[item.id]
+            # The item exactly as received (summary, encrypted_content): sent back as is.
+            block.signature = json.dumps(item.model_dump(mode="json", exclude_none=True))
+            if not block.thinking:  # no summary streamed: take it from the item
+                block.thinking = "\n\n".join(part.text for part in item.summary or ())
+            self.builder.end_block()
+
+    def _ended(self, response: Any) -> None:
+        self.status = response.status
+        details = getattr(response, "incomplete_details", None)
+        self.incomplete = getattr(details, "reason", None)
+        error = getattr(response, "error", None)
+        if error is not None:
+            self.failure = f"{error.code}: {error.message}"
+        usage = getattr(response, "usage", None)
+        if usage is not None:
+            cached = getattr(usage.input_tokens_details, "cached_tokens", 0) or 0
+            result = Usage(
+                input=max(0, usage.input_tokens - cached),
+                output=usage.output_tokens,
+                cache_read=cached,
+            )
+            result.total_tokens = result.input + result.output + result.cache_read
+            self.builder.set_usage(result)
+
+    def finish(self) -> None:
+        if self.failure is not None or self.status == "failed":
+            self.builder.fail("error", self.failure or "the response failed")
+        elif self.status == "incomplete":
+            if self.incomplete == "content_filter":
+                self.builder.fail("error", "the provider's content filter stopped the response")
+            else:
+                self.builder.done("length")
+        elif self.status is None:
+            self.builder.fail("error", "the stream ended before the response was complete")
+        else:
+            self.builder.done_by_content("stop")
+
+
+async def _open_stream(
+    client: AsyncOpenAI, body: dict[str, Any], idle_timeout_s: float | None
+) -> Any:
+    create = client.responses.with_raw_response.create
+    return await open_raw_stream(create, body, ("model", "input"), idle_timeout_s)
+
+
+RESPONSES: SdkApi[AsyncOpenAI] = SdkApi(
+    name="openai-responses",
+    sdk="openai",
+    client_class="AsyncOpenAI",
+    env_var="OPENAI_API_KEY",
+    key_required=is_openai_proper,
+    build_body=build_request_body,
+    assembler=_Assembler,
+    open_stream=_open_stream,
+    classify=lambda exc, openai: sdk_retry_decision(exc, openai),
+)
+"""The Responses API call as `stream_sdk` makes it."""
