@@ -57,11 +57,10 @@ def _wait_port(port: int, process: subprocess.Popen[bytes], timeout_s: float) ->
     raise AssertionError("the Ray head did not start in time")
 
 
-@pytest.fixture(scope="module")
-def cluster() -> Iterator[str]:
-    """The address of a 2-CPU Ray cluster on 127.0.0.1, stopped (its process group) after."""
-    saved = {key: os.environ.get(key) for key in CLUSTER_ENV}
-    os.environ.update(CLUSTER_ENV)  # the driver (this process) must agree on 127.0.0.1
+@contextlib.contextmanager
+def ray_head(env: dict[str, str], cwd: Path) -> Iterator[str]:
+    """`ray start --head --block` on 127.0.0.1 (2 CPUs) with exactly `env`; yields its
+    address and stops its process group after."""
     port = _free_port()
     temp = tempfile.mkdtemp(prefix="yray")  # short: Ray's socket paths have a length limit
     head = subprocess.Popen(
@@ -81,8 +80,8 @@ def cluster() -> Iterator[str]:
             "--temp-dir",
             temp,
         ],
-        env={**os.environ, **CLUSTER_ENV, "PYTHONPATH": python_path()},
-        cwd=ROOT,
+        env=env,
+        cwd=cwd,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         start_new_session=True,
@@ -99,6 +98,17 @@ def cluster() -> Iterator[str]:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(with_group, signal.SIGKILL)  # what --block's cleanup left behind
         head.wait(30)
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[str]:
+    """The address of a 2-CPU Ray cluster on 127.0.0.1, stopped (its process group) after."""
+    saved = {key: os.environ.get(key) for key in CLUSTER_ENV}
+    os.environ.update(CLUSTER_ENV)  # the driver (this process) must agree on 127.0.0.1
+    try:
+        with ray_head({**os.environ, **CLUSTER_ENV, "PYTHONPATH": python_path()}, ROOT) as address:
+            yield address
+    finally:
         for key, value in saved.items():
             if value is None:
                 os.environ.pop(key, None)

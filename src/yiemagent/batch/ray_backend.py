@@ -42,14 +42,51 @@ __all__ = ["run_on_ray"]
 logger = logging.getLogger(__name__)
 
 _LOCAL_ONLY_ENV = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
-"""Set to 0 before Ray is imported, a cluster started for the batch binds to 127.0.0.1."""
+"""Set to 0 before Ray is imported, Ray keeps 127.0.0.1 as this node's address instead of
+rewriting it to the machine's public one: a cluster started for the batch binds to it, and a
+driver reaches a head started with `--node-ip-address=127.0.0.1` (it hung, rewritten)."""
 _BACKSTOP_SLACK_S = 10.0
 """Seconds past a task's own limits (`TaskOptions.backstop_s`) before a Ray task that sent
 no result is cancelled."""
 
 
+def _is_loopback(address: str) -> bool:
+    """Whether a Ray address ("host:port", "ray://host:port") names this machine's
+    loopback interface."""
+    import ipaddress
+
+    host = address.removeprefix("ray://").rsplit(":", 1)[0].strip("[]")
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _on_this_machine(address: str | None) -> bool:
+    return address is None or address == "auto" or _is_loopback(address)
+
+
+def _workers_path() -> str:
+    """The folders this driver imports from that an installed package does not bring: its
+    `PYTHONPATH`, its script's or working folder, `--agent`'s folder. Workers of a cluster
+    on this machine get them as their `PYTHONPATH`, so they import the same yiemagent and
+    the same `make_agent` module (they do not inherit the driver's environment)."""
+    installed = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
+    folders: list[str] = []
+    for entry in sys.path:
+        folder = os.path.realpath(entry or os.getcwd())
+        if not os.path.isdir(folder) or folder in folders:
+            continue
+        if any(folder == root or folder.startswith(root + os.sep) for root in installed):
+            continue
+        folders.append(folder)
+    return os.pathsep.join(folders)
+
+
 def _import_ray(address: str | None) -> Any:
-    if address is None and "ray" not in sys.modules:
+    if "ray" not in sys.modules and (address is None or _is_loopback(address)):
         os.environ.setdefault(_LOCAL_ONLY_ENV, "0")
     try:
         import ray
@@ -64,11 +101,15 @@ def _connect(ray: Any, address: str | None, num_cpus: float) -> bool:
     """Connect (or start a local cluster); True when this call did, so it disconnects."""
     if ray.is_initialized():
         return False
+    options: dict[str, Any] = {"log_to_driver": False}
+    path = _workers_path() if _on_this_machine(address) else ""
+    if path:
+        options["runtime_env"] = {"env_vars": {"PYTHONPATH": path}}
     try:
         if address is None:
-            ray.init(include_dashboard=False, log_to_driver=False)
+            ray.init(include_dashboard=False, **options)
         else:
-            ray.init(address=address, log_to_driver=False)
+            ray.init(address=address, **options)
     except Exception as exc:
         where = "a local Ray cluster" if address is None else f"the Ray cluster at {address}"
         raise BatchError(f"cannot connect to {where}: {' '.join(str(exc).split())}") from None

@@ -13,9 +13,12 @@ command). See `docs/batch.md`.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib
-from collections.abc import Sequence
+import os
+import sys
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -122,6 +125,8 @@ def import_factory(spec: str) -> Any:
     module_name, _, attribute = spec.partition(":")
     if not module_name or not attribute:
         raise _cli_error(f"--agent {spec}: give MODULE:FUNCTION, e.g. myagents:make_agent")
+    if "" not in sys.path and os.getcwd() not in sys.path:  # as `python -m`: the module
+        sys.path.insert(0, os.getcwd())  # of the folder the command runs in
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
@@ -130,6 +135,23 @@ def import_factory(spec: str) -> Any:
     if not callable(factory):
         raise _cli_error(f"--agent {spec}: {module_name} has no function {attribute}")
     return factory
+
+
+@contextlib.contextmanager
+def _stdout_to_stderr() -> Iterator[None]:
+    """Send whatever is written to stdout to stderr instead, at the descriptor level, so
+    that Ray's notices and warnings (some with colour codes), and those of the processes
+    it starts (which inherit the descriptor), stay out of `yiem batch`'s output."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    os.dup2(2, 1)
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
 
 
 def _print_summary(path: Path) -> None:
@@ -203,20 +225,21 @@ def batch(
             raise _cli_error(f"--tools {folder}: not a folder")
         resolve_model(model, base_url)  # a bad model fails now, before any task runs
         make_agent = CliAgentFactory(model, base_url, str(folder.resolve()), system, max_turns)
-    report = run_batch(
-        tasks,
-        make_agent,
-        results=out,
-        backend="local" if ray is None else "ray",
-        address=None if ray in (None, LOCAL_RAY) else ray,
-        concurrency=concurrency,
-        timeout_s=timeout,
-        retries=retries,
-        workers=workers,  # type: ignore[arg-type]
-        rerun_failed=rerun_failed,
-        num_cpus=num_cpus,
-        approve=yes,
-    )
+    with _stdout_to_stderr() if ray is not None else contextlib.nullcontext():
+        report = run_batch(
+            tasks,
+            make_agent,
+            results=out,
+            backend="local" if ray is None else "ray",
+            address=None if ray in (None, LOCAL_RAY) else ray,
+            concurrency=concurrency,
+            timeout_s=timeout,
+            retries=retries,
+            workers=workers,  # type: ignore[arg-type]
+            rerun_failed=rerun_failed,
+            num_cpus=num_cpus,
+            approve=yes,
+        )
     print(
         f"{report.total} tasks: {report.skipped + report.ok + report.failed} done "
         f"({report.skipped} before this run, {report.ok} ok, {report.failed} failed of which "
