@@ -199,7 +199,7 @@ def _parse_message_dict(data: Mapping[str, Any], parsed: ParsedResponse) -> None
 
 
 def parse_llm_response(response: Any) -> ParsedResponse:
-    """Normalise what `llm_call` returned (DESIGN R-6.1, seed 000 §7).
+    """Normalise what `llm_call` returned (the answer shapes the seeds allow).
 
     Accepted: an `AssistantMessage` (its content may hold the seed's dict blocks); an OpenAI
     chat message dict (`content` str/list/None, `tool_calls`); a whole chat completion
