@@ -117,11 +117,13 @@ async def test_the_provider_sends_what_format_openai_messages_gives(server: Repl
 
 
 def test_a_text_only_model_gets_a_note_for_each_image() -> None:
+    from yiemagent.ai.attachments import attachment_stand_in
     from yiemagent.ai.openai_wire import messages_to_openai
 
     text_only = Model(id="m", provider="vllm", api="openai-completions")
     messages = messages_to_openai(_transcript().messages, model=text_only)
-    omitted = "(image omitted: this model reads no images)"
+    omitted = attachment_stand_in(PNG)
+    assert "image omitted" in omitted
     assert messages[3] == {"role": "tool", "tool_call_id": "c2", "content": omitted}
     assert [m["role"] for m in messages].count("user") == 2  # no message for the images
     assert messages[-1]["content"][1] == {"type": "text", "text": omitted}
