@@ -11,8 +11,9 @@ fallback chain (DESIGN §7). `yiemagent.ai.stream` reaches each through the regi
 - `faux`: `FauxModel` and the scripted responses the tests queue;
 - `fallback`: `FallbackModel` (also exported by `yiemagent.ai`).
 
-The modules starting with `_` are the providers' plumbing (the SDK call, its failures and
-HTTP transport, API keys, request building): private. Importing this package imports none of
+The modules starting with `_` are the SDK providers' plumbing, private: the SDK call with
+its frame and API keys (`_sdk_call`), what an SDK failure means (`_sdk_failures`), the HTTP
+transport (`_http_guard`). Importing this package imports none of
 its modules, so no SDK and no model runtime is loaded before a call needs it.
 """
 
