@@ -399,3 +399,52 @@ async def test_blocks_we_do_not_map_are_skipped_with_their_deltas(server: Replay
     _, message = await collect(claude(server), hello())
     assert message.stop_reason == "stop", message.error_message
     assert message.content == [TextContent("Hello there.")]
+
+
+async def test_an_agent_round_trip_sends_thinking_back_unchanged_with_cache_marks(
+    server: ReplayServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """DESIGN §21 end to end through an Agent and the catalogue model: the streamed thinking
+    and redacted thinking go back byte for byte with their signatures, before the tool call
+    they led to; the second request keeps the three cache breakpoints, the latest turn's
+    on the tool result; cache reads and writes are priced at the catalogue's rates."""
+    from yiemagent import Agent
+    from yiemagent.ai import get_model
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    server.enqueue(sse_reply("anthropic_thinking_tool_use.sse"))
+    server.enqueue(sse_reply("anthropic_text.sse"))
+    weather = replace(TOOL, name="get_weather", execute=lambda *_: "sunny, 18 C")
+    model = get_model("anthropic/claude-sonnet-4-5", base_url=server.url)
+    agent = Agent(system_prompt="Be brief.", model=model, tools=[weather])
+    answer = await agent.prompt("Weather in San Francisco?")
+    assert answer.text == "Hello there."
+
+    first, second = (request.body for request in server.requests)
+    assistant = second["messages"][1]["content"]
+    assert assistant[:2] == [
+        {
+            "type": "thinking",
+            "thinking": "I should check the weather.",
+            "signature": "EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds",
+        },
+        {
+            "type": "redacted_thinking",
+            "data": "EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qpP",
+        },
+    ]
+    assert [b["type"] for b in assistant[2:]] == ["text", "tool_use"]
+    mark = {"type": "ephemeral"}
+    for body in (first, second):
+        assert body["system"][0]["cache_control"] == mark
+        assert body["tools"][-1]["cache_control"] == mark
+        assert body["messages"][-1]["content"][-1]["cache_control"] == mark
+    assert second["messages"][-1]["content"][-1]["type"] == "tool_result"
+
+    call_message = agent.state.messages[1]
+    assert isinstance(call_message, AssistantMessage)
+    usage = call_message.usage
+    price = model.cost
+    assert price.cache_read > 0 and price.cache_write > price.input  # writes cost more
+    assert usage.cost.cache_read == pytest.approx(3000 * price.cache_read / 1e6)
+    assert usage.cost.cache_write == pytest.approx(1200 * price.cache_write / 1e6)

@@ -11,7 +11,9 @@ so the server's chat template shows them, and calls the server parses itself arr
 Qwen/Hermes wording, with the transcript's calls and results written as `<tool_call>` and
 `<tool_response>` text; that server is remembered, so later calls go so at once.
 
-`ollama/<model>` and `get_model(..., tool_calls="text")` select it (`ai.models`).
+The request asks for `return_progress` (llama.cpp streams a chunk per prompt batch read, so
+a long prompt on a slow machine does not look like an idle stream; other servers ignore
+it). `ollama/<model>` and `get_model(..., tool_calls="text")` select it (`ai.models`).
 """
 
 from __future__ import annotations
@@ -77,9 +79,21 @@ def stream_text_calls(
         return CHAT_COMPLETIONS.assembler(builder)
 
     api: SdkApi[AsyncOpenAI] = dataclasses.replace(
-        CHAT_COMPLETIONS, name="openai-text-calls", assembler=assembler, open_stream=_open_stream
+        CHAT_COMPLETIONS,
+        name="openai-text-calls",
+        build_body=_build_body,
+        assembler=assembler,
+        open_stream=_open_stream,
     )
     return stream_sdk(api, model, context, options)
+
+
+def _build_body(model: Model, context: Context, options: StreamOptions) -> dict[str, Any]:
+    body = CHAT_COMPLETIONS.build_body(model, context, options)
+    # llama.cpp then streams a chunk per prompt batch it reads (others ignore the field): a
+    # long prompt on a slow machine is progress, not an idle stream (R-5.8).
+    body["return_progress"] = True
+    return body
 
 
 async def _open_stream(

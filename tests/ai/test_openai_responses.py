@@ -1,0 +1,254 @@
+"""The `openai-responses` provider (DESIGN §21) through the official `openai` SDK against a
+replay server on 127.0.0.1 that records each request: streamed text and function calls,
+reasoning items kept and sent back exactly as received with `store=False`, usage and cost,
+stop reasons and failures."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.ai.servers import ReplayServer, json_reply, sse_reply
+from tests.ai.test_attachments import responses_done, responses_sse
+from yiemagent import Agent, tool
+from yiemagent.ai import Context, StreamOptions, complete, get_model, stream
+from yiemagent.types.messages import (
+    Message,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+)
+from yiemagent.types.model import Model
+
+pytestmark = pytest.mark.timeout(120)
+
+KEY = "sk-test-0123456789abcdef"
+REASONING_ITEM = {
+    "type": "reasoning",
+    "id": "rs_0a1b2c",
+    "summary": [{"type": "summary_text", "text": "The user wants Oslo's time."}],
+    "encrypted_content": "gAAAAABo-opaque-ENCRYPTED==",
+}
+
+
+def gpt(server: ReplayServer, name: str = "gpt-5-mini") -> Model:
+    return get_model(f"openai-responses/{name}", base_url=server.url + "/v1")
+
+
+def a_call_with_reasoning() -> list[str]:
+    """Turn 1: a reasoning item (summary streamed), then a function call streamed in
+    argument fragments; usage with cached input."""
+    call_item = {
+        "type": "function_call",
+        "id": "fc_1",
+        "call_id": "call_oslo",
+        "name": "get_time",
+        "arguments": "",
+        "status": "in_progress",
+    }
+    started = {**REASONING_ITEM, "summary": []}
+    return responses_sse(
+        {"type": "response.created", "response": {"id": "resp_1", "status": "in_progress"}},
+        {"type": "response.output_item.added", "output_index": 0, "item": started},
+        {"type": "response.reasoning_summary_part.added", "item_id": "rs_0a1b2c"},
+        {
+            "type": "response.reasoning_summary_text.delta",
+            "item_id": "rs_0a1b2c",
+            "delta": "The user wants ",
+        },
+        {
+            "type": "response.reasoning_summary_text.delta",
+            "item_id": "rs_0a1b2c",
+            "delta": "Oslo's time.",
+        },
+        {"type": "response.output_item.done", "output_index": 0, "item": REASONING_ITEM},
+        {"type": "response.output_item.added", "output_index": 1, "item": call_item},
+        {"type": "response.function_call_arguments.delta", "item_id": "fc_1", "delta": '{"pla'},
+        {
+            "type": "response.function_call_arguments.delta",
+            "item_id": "fc_1",
+            "delta": 'ce": "Oslo"}',
+        },
+        {
+            "type": "response.output_item.done",
+            "output_index": 1,
+            "item": {**call_item, "arguments": '{"place": "Oslo"}', "status": "completed"},
+        },
+        responses_done(input_tokens=1000, cached=600, output_tokens=50),
+    )
+
+
+def an_answer(text: str = "It is noon in Oslo.") -> list[str]:
+    return responses_sse(
+        {
+            "type": "response.output_item.added",
+            "output_index": 0,
+            "item": {"type": "message", "id": "msg_1", "role": "assistant", "content": []},
+        },
+        {"type": "response.output_text.delta", "item_id": "msg_1", "delta": text[:6]},
+        {"type": "response.output_text.delta", "item_id": "msg_1", "delta": text[6:]},
+        responses_done(),
+    )
+
+
+async def test_function_call_reasoning_usage_and_cost(server: ReplayServer) -> None:
+    server.replies.put(sse_reply(a_call_with_reasoning()))
+    model = gpt(server)
+    assert model.cost.cache_read > 0  # priced from the openai catalogue entry
+    events = stream(
+        model,
+        Context("Be brief.", [UserMessage("Time in Oslo?")], [GET_TIME]),
+        StreamOptions(api_key=KEY, reasoning="low"),
+    )
+    kinds = [event.type async for event in events]
+    message = await events.result()
+    assert message.stop_reason == "toolUse", message.error_message
+    thinking, call = message.content
+    assert (
+        isinstance(thinking, ThinkingContent) and thinking.thinking == "The user wants Oslo's time."
+    )
+    assert json.loads(thinking.signature or "") == REASONING_ITEM  # the item, as received
+    assert (
+        isinstance(call, ToolCall)
+        and call.id == "call_oslo"
+        and call.arguments == {"place": "Oslo"}
+    )
+    assert kinds.count("toolcall_delta") == 2 and kinds[-1] == "done"
+    usage = message.usage
+    assert (usage.input, usage.cache_read, usage.output) == (400, 600, 50)
+    cost = usage.cost
+    assert cost.cache_read == pytest.approx(600 * model.cost.cache_read / 1e6)
+    assert cost.total == pytest.approx(cost.input + cost.output + cost.cache_read)
+
+    body = server.requests[0].body
+    assert server.requests[0].path == "/v1/responses"
+    assert body["store"] is False and body["include"] == ["reasoning.encrypted_content"]
+    assert body["reasoning"] == {"effort": "low", "summary": "auto"}
+    assert body["instructions"] == "Be brief."
+    assert body["tools"][0]["type"] == "function" and body["tools"][0]["name"] == "get_time"
+    assert body["input"] == [
+        {"role": "user", "content": [{"type": "input_text", "text": "Time in Oslo?"}]}
+    ]
+
+
+@tool
+def get_time(place: str) -> str:
+    """The current time in a place.
+
+    Args:
+        place: A city.
+    """
+    return f"12:00 in {place}"
+
+
+GET_TIME = get_time
+
+
+async def test_reasoning_items_go_back_exactly_with_store_false(
+    server: ReplayServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """openai-agents #2265: with store=False a reasoning item must come back with its
+    encrypted content, or the API answers 404 for an item it never stored. Through an
+    Agent: the call runs, and the next request holds the item as received, then the call,
+    then its output."""
+    server.replies.put(sse_reply(a_call_with_reasoning()))
+    server.replies.put(sse_reply(an_answer()))
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    agent = Agent(model=gpt(server), tools=[get_time])
+    answer = await agent.prompt("Time in Oslo?")
+    assert answer.text == "It is noon in Oslo."
+    second = server.requests[1].body
+    assert second["store"] is False
+    _, reasoning, call, output = second["input"]
+    assert reasoning == REASONING_ITEM
+    assert call == {
+        "type": "function_call",
+        "call_id": "call_oslo",
+        "name": "get_time",
+        "arguments": '{"place": "Oslo"}',
+    }
+    assert output == {
+        "type": "function_call_output",
+        "call_id": "call_oslo",
+        "output": "12:00 in Oslo",
+    }
+
+
+async def test_another_models_reasoning_is_not_sent(server: ReplayServer) -> None:
+    server.replies.put(sse_reply(a_call_with_reasoning()))
+    first = await complete(
+        gpt(server), Context("", [UserMessage("Oslo?")], [GET_TIME]), StreamOptions(api_key=KEY)
+    )
+    server.replies.put(sse_reply(an_answer()))
+    history: list[Message] = [
+        UserMessage("Oslo?"),
+        first,
+        ToolResultMessage("call_oslo", "get_time", [TextContent("12:00")]),
+    ]
+    await complete(
+        gpt(server, "gpt-5"), Context("", history, [GET_TIME]), StreamOptions(api_key=KEY)
+    )
+    items = server.requests[1].body["input"]
+    # transform_messages turns another model's thinking into text: no reasoning item
+    assert [item.get("type") for item in items] == [
+        None,
+        None,
+        "function_call",
+        "function_call_output",
+    ]
+    assert items[1] == {"role": "assistant", "content": "The user wants Oslo's time."}
+
+
+@pytest.mark.parametrize(
+    ("status", "reason", "stop_reason"),
+    [
+        ("incomplete", "max_output_tokens", "length"),
+        ("incomplete", "content_filter", "error"),
+        ("failed", None, "error"),
+    ],
+)
+async def test_incomplete_and_failed_responses(
+    server: ReplayServer, status: str, reason: str | None, stop_reason: str
+) -> None:
+    done = responses_done(status)
+    if reason:
+        done["response"]["incomplete_details"] = {"reason": reason}
+    if status == "failed":
+        done["response"]["error"] = {"code": "server_error", "message": "boom"}
+    server.replies.put(
+        sse_reply(
+            responses_sse(
+                {"type": "response.output_text.delta", "item_id": "m", "delta": "par"}, done
+            )
+        )
+    )
+    message = await complete(
+        gpt(server), Context("", [UserMessage("hi")]), StreamOptions(api_key=KEY)
+    )
+    assert message.stop_reason == stop_reason
+    if status == "failed":
+        assert message.error_message == "server_error: boom"
+
+
+async def test_http_400_is_one_clear_error_and_the_key_is_scrubbed(server: ReplayServer) -> None:
+    server.replies.put(
+        json_reply(
+            400, {"error": {"message": f"bad input for key {KEY}", "type": "invalid_request_error"}}
+        )
+    )
+    message = await complete(
+        gpt(server), Context("", [UserMessage("hi")]), StreamOptions(api_key=KEY)
+    )
+    assert message.stop_reason == "error"
+    assert "400" in (message.error_message or "") and KEY not in (message.error_message or "")
+
+
+async def test_no_key_for_openai_is_one_clear_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    message = await complete(
+        get_model("openai-responses/gpt-4o-mini"), Context("", [UserMessage("hi")])
+    )
+    assert message.stop_reason == "error" and "OPENAI_API_KEY" in (message.error_message or "")
