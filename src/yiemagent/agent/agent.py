@@ -300,7 +300,7 @@ class Agent(ApprovalMethods, QueueMethods, Generic[OutputT]):
             TypeError, ValueError: an input that is not a prompt.
         """
         spec = output_spec(output_type) or self._output
-        blocks = load_attachments(attachments or ())
+        blocks = load_attachments(attachments) if attachments else []
         prompts = prompt_messages(input, [*(images or ()), *blocks])
         if blocks and not (self._custom_model and self._state.model is None):
             warn_unreadable(self._state.model, blocks)
