@@ -24,6 +24,11 @@ if TYPE_CHECKING:
     from yiemagent.agent import (
         Agent as Agent,
         AgentRunError as AgentRunError,
+        Guardrail as Guardrail,
+        GuardrailContext as GuardrailContext,
+        GuardrailResult as GuardrailResult,
+        GuardrailTripped as GuardrailTripped,
+        Handoff as Handoff,
         UsageLimitExceeded as UsageLimitExceeded,
         format_openai_messages as format_openai_messages,
         user_message_from_openai as user_message_from_openai,
@@ -72,6 +77,7 @@ if TYPE_CHECKING:
         SessionStore as SessionStore,
         SqliteSessionStore as SqliteSessionStore,
     )
+    from yiemagent.teams import load_agent as load_agent
     from yiemagent.tools import (
         ToolStore as ToolStore,
         list_tools_tool as list_tools_tool,
@@ -111,6 +117,7 @@ if TYPE_CHECKING:
         MessageStartEvent as MessageStartEvent,
         MessageUpdateEvent as MessageUpdateEvent,
         Model as Model,
+        NestedAgentEvent as NestedAgentEvent,
         PendingApproval as PendingApproval,
         PreparedToolCall as PreparedToolCall,
         StopReason as StopReason,
@@ -120,6 +127,7 @@ if TYPE_CHECKING:
         ToolApproval as ToolApproval,
         ToolCall as ToolCall,
         ToolCallBatch as ToolCallBatch,
+        ToolCallFailed as ToolCallFailed,
         ToolExecutionEndEvent as ToolExecutionEndEvent,
         ToolExecutionMode as ToolExecutionMode,
         ToolExecutionStartEvent as ToolExecutionStartEvent,

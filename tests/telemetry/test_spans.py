@@ -303,7 +303,7 @@ async def test_agent_tracer_provider(exporter: tuple[TracerProvider, InMemorySpa
         f"chat {fm.model.id}",
         f"chat {fm.model.id}",
         "execute_tool a",
-        "invoke_agent yiemagent",
+        "invoke_agent assistant",
     ]
 
 

@@ -18,8 +18,12 @@ from typing import TYPE_CHECKING, Any, Generic, overload
 
 from typing_extensions import TypeVar
 
+from yiemagent.agent._as_tool import agent_as_tool
+from yiemagent.agent._guardrails import Guardrail
+from yiemagent.agent._team import DEFAULT_MAX_HANDOFFS, Handoff, TeamConfig
 from yiemagent.agent.approvals import ApprovalMethods, HeldCalls
 from yiemagent.agent.channels import QueueMethods
+from yiemagent.agent.errors import GuardrailTripped
 from yiemagent.agent.inputs import (
     PromptInput,
     check_options,
@@ -130,9 +134,22 @@ class Agent(ApprovalMethods, QueueMethods, Generic[OutputT]):
         trace_content: bool = False,
         output_type: type[OutputT] | OutputSpec[OutputT] | Mapping[str, Any] | None = None,
         output_retries: int = DEFAULT_OUTPUT_RETRIES,
+        name: str = "assistant",
+        description: str | None = None,
+        handoffs: Iterable[Agent[Any] | Handoff] | None = None,
+        input_guardrails: Iterable[Guardrail] | None = None,
+        output_guardrails: Iterable[Guardrail] | None = None,
+        max_handoffs: int = DEFAULT_MAX_HANDOFFS,
     ) -> None:
         options = dict(locals())
+        del options["self"]
         check_options(options)
+        self._config = options
+        team = TeamConfig.of(options, Agent)  # DESIGN §17, docs/teams.md
+        self.name, self.description = team.name, team.description
+        self.handoffs, self.max_handoffs = team.handoffs, team.max_handoffs
+        self.input_guardrails = team.input_guardrails
+        self.output_guardrails = team.output_guardrails
         if isinstance(model, list | tuple):
             from yiemagent.ai.providers.fallback import FallbackModel
 
@@ -146,6 +163,7 @@ class Agent(ApprovalMethods, QueueMethods, Generic[OutputT]):
         self._owned = OwnedResources()
         self._state = AgentStateView(self.tool_store)
         self._state.system_prompt = system_prompt
+        self._state.active_agent = name
         self._state.model = model  # type: ignore[assignment]
         self._custom_model = llm_call is not None or stream_fn is not None
         try:
@@ -428,6 +446,8 @@ class Agent(ApprovalMethods, QueueMethods, Generic[OutputT]):
         self._driver.held.clear()
         self.clear_all_queues()
 
+    as_tool = agent_as_tool  # DESIGN §17: this agent as another agent's tool
+
     # ── runs ───────────────────────────────────────────────────────────────
 
     def _claim(self) -> None:
@@ -448,6 +468,9 @@ class Agent(ApprovalMethods, QueueMethods, Generic[OutputT]):
         finally:
             self._release()
         end = self._driver.last_end
+        trip = self._driver.last_trip
+        if trip is not None:
+            raise GuardrailTripped(answer, new, trip.kind, trip.guardrail, trip.message)
         waiting = end is not None and end.reason == "awaiting_approval"
         self._resume_output = spec if waiting else None
         return run_answer(answer, new, end, spec)

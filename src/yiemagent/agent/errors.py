@@ -1,4 +1,5 @@
-"""What `Agent.prompt` and `Agent.resume` raise when a run ends in error (DESIGN R-6.3, §13)."""
+"""What `Agent.prompt` and `Agent.resume` raise when a run ends in error (DESIGN R-6.3, §13,
+§17)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from collections.abc import Sequence
 from yiemagent.errors import YiemAgentError
 from yiemagent.types import AgentMessage, AssistantMessage
 
-__all__ = ["AgentRunError", "UsageLimitExceeded"]
+__all__ = ["AgentRunError", "GuardrailTripped", "UsageLimitExceeded"]
 
 
 class AgentRunError(YiemAgentError):
@@ -33,3 +34,29 @@ class UsageLimitExceeded(AgentRunError):
     """A run started by `Agent.prompt` or `Agent.resume` was stopped by its `UsageLimits`
     (`AgentEndEvent.reason` "usage_limit", DESIGN §13); the text names the limit and the
     amount used, and every tool call of the run has its result (R-4.1)."""
+
+
+class GuardrailTripped(AgentRunError):
+    """A guardrail stopped a run started by `Agent.prompt` or `Agent.resume`
+    (`AgentEndEvent.reason` "guardrail", DESIGN §17). The tripped answer is not returned
+    and not in the transcript (the run's last message is an error message saying what
+    tripped); every tool call has its result.
+
+    Attributes:
+        kind: "input" or "output".
+        guardrail: the guardrail's name (its function's `__name__`).
+        reason: the guardrail's message (its error text when it raised).
+    """
+
+    def __init__(
+        self,
+        message: AssistantMessage,
+        new_messages: Sequence[AgentMessage],
+        kind: str,
+        guardrail: str,
+        reason: str,
+    ) -> None:
+        super().__init__(message, new_messages)
+        self.kind = kind
+        self.guardrail = guardrail
+        self.reason = reason

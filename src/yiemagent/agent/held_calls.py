@@ -2,34 +2,58 @@
 
 `HeldCalls` is the in-memory and stored (JSON) form; `approvals.py` builds the Agent's
 approval API on it and `session_log.py` reads it when a session is opened, so both import
-it from here (no cycle between them).
+it from here (no cycle between them). A held call of an `Agent.as_tool` tool may stand for
+a sub-agent's run that is itself held (DESIGN §17): its `NestedHold` (the sub-run's
+transcript and its own `HeldCalls`) is kept here, and the pending list shows the sub-run's
+calls in its place, with their `agent_path`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from yiemagent.errors import ApprovalPendingError, ConfigError
 from yiemagent.types import AgentMessage, AssistantMessage, PendingApproval, ToolApproval, ToolCall
+from yiemagent.types.messages import message_from_dict, message_to_dict
 
-__all__ = ["HeldCalls"]
+__all__ = ["HeldCalls", "NestedHold"]
 
 logger = logging.getLogger(__name__)
 
 
-class HeldCalls:
-    """Held tool-call ids in call order, and their decisions. Event-loop thread only."""
+@dataclass(slots=True)
+class NestedHold:
+    """A sub-agent's run held for approval inside one of the parent's tool calls."""
 
-    __slots__ = ("decisions", "ids")
+    agent_path: tuple[str, ...]
+    """The agents' names from the outermost down to the sub-agent."""
+    messages: list[AgentMessage]
+    """The sub-run's transcript, ending with its held calls."""
+    held: HeldCalls
+    """The sub-run's held calls and the decisions on them."""
+
+
+class HeldCalls:
+    """Held tool-call ids in call order, and their decisions. Event-loop thread only.
+
+    `nested` maps the id of a held call that runs a sub-agent to that sub-run's hold."""
+
+    __slots__ = ("decisions", "ids", "nested")
 
     def __init__(
-        self, ids: Sequence[str] = (), decisions: Mapping[str, ToolApproval] | None = None
+        self,
+        ids: Sequence[str] = (),
+        decisions: Mapping[str, ToolApproval] | None = None,
+        nested: Mapping[str, NestedHold] | None = None,
     ) -> None:
         self.ids: list[str] = list(ids)
         self.decisions: dict[str, ToolApproval] = dict(decisions or {})
+        self.nested: dict[str, NestedHold] = dict(nested or {})
 
     # ── reading ────────────────────────────────────────────────────────────
 
@@ -42,17 +66,22 @@ class HeldCalls:
             return []
         message, calls = held
         wanted = set(self.ids)
-        return [
-            PendingApproval(
-                call.id,
-                call.name,
-                dict(call.arguments) if isinstance(call.arguments, dict) else {},
-                message,
-                self.decisions.get(call.id),
+        pending: list[PendingApproval] = []
+        for call in calls:
+            if call.id not in wanted:
+                continue
+            sub = self.nested.get(call.id)
+            if sub is not None:  # the sub-run's own held calls stand in for this one
+                pending.extend(
+                    p if p.agent_path else dataclasses.replace(p, agent_path=sub.agent_path)
+                    for p in sub.held.pending(sub.messages)
+                )
+                continue
+            arguments = dict(call.arguments) if isinstance(call.arguments, dict) else {}
+            pending.append(
+                PendingApproval(call.id, call.name, arguments, message, self.decisions.get(call.id))
             )
-            for call in calls
-            if call.id in wanted
-        ]
+        return pending
 
     def check_none_pending(self, messages: Sequence[AgentMessage], what: str) -> None:
         """Raise `ApprovalPendingError` when calls are held (a new prompt would send them to
@@ -74,12 +103,16 @@ class HeldCalls:
 
     # ── changing ───────────────────────────────────────────────────────────
 
-    def hold(self, messages: Sequence[AgentMessage]) -> None:
+    def hold(
+        self, messages: Sequence[AgentMessage], nested: Mapping[str, NestedHold] | None = None
+    ) -> None:
         """After a run ended "awaiting_approval": every call of the last assistant message
-        without a result is held (decisions taken before are dropped)."""
+        without a result is held (decisions taken before are dropped); `nested`: the holds
+        of the sub-agents some of those calls ran."""
         held = _held(messages)
         self.ids = [] if held is None else [call.id for call in held[1]]
         self.decisions = {}
+        self.nested = {k: v for k, v in (nested or {}).items() if k in self.ids}
 
     def decide(
         self, messages: Sequence[AgentMessage], call_id: str, decision: ToolApproval
@@ -93,7 +126,19 @@ class HeldCalls:
         if call_id not in pending:
             listed = ", ".join(sorted(pending)) or "none"
             raise ConfigError(f"no tool call {call_id!r} awaits approval; pending: {listed}")
+        for sub in self.nested.values():
+            if any(p.tool_call_id == call_id for p in sub.held.pending(sub.messages)):
+                sub.held.decide(sub.messages, call_id, decision)
+                return
         self.decisions[call_id] = decision
+
+    def resume_decisions(self) -> dict[str, ToolApproval]:
+        """The decisions a resumed run applies: the agent's own, and an approval for each
+        call whose sub-agent is held (running it again continues the sub-run)."""
+        decisions = dict(self.decisions)
+        for call_id in self.nested:
+            decisions[call_id] = ToolApproval(True)
+        return decisions
 
     def undecided(self, messages: Sequence[AgentMessage]) -> list[PendingApproval]:
         """The pending calls that have no decision yet."""
@@ -103,6 +148,7 @@ class HeldCalls:
         """Hold nothing and forget every decision (`reset`, or a resumed run applied them)."""
         self.ids = []
         self.decisions = {}
+        self.nested = {}
 
     # ── the stored record ──────────────────────────────────────────────────
 
@@ -110,11 +156,24 @@ class HeldCalls:
         """The record as JSON (`None` when nothing is held)."""
         if not self.ids:
             return None
+        return json.dumps(self._data())
+
+    def _data(self) -> dict[str, Any]:
         decisions = {
             call_id: {"approved": d.approved, "reason": d.reason}
             for call_id, d in self.decisions.items()
         }
-        return json.dumps({"version": 1, "held": self.ids, "decisions": decisions})
+        data: dict[str, Any] = {"version": 1, "held": self.ids, "decisions": decisions}
+        if self.nested:
+            data["nested"] = {
+                call_id: {
+                    "agent_path": list(sub.agent_path),
+                    "messages": [message_to_dict(m) for m in sub.messages],
+                    "held": sub.held._data(),
+                }
+                for call_id, sub in self.nested.items()
+            }
+        return data
 
     @classmethod
     def from_record(cls, text: str | None) -> HeldCalls:
@@ -122,16 +181,27 @@ class HeldCalls:
         if not text:
             return cls()
         try:
-            data: Any = json.loads(text)
-            ids = [str(i) for i in data["held"]]
-            decisions = {
-                str(k): ToolApproval(bool(v["approved"]), v.get("reason"))
-                for k, v in dict(data.get("decisions") or {}).items()
-            }
+            return cls._from_data(json.loads(text))
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             logger.warning("ignoring an unreadable record of held tool calls: %s", exc)
             return cls()
-        return cls(ids, decisions)
+
+    @classmethod
+    def _from_data(cls, data: Any) -> HeldCalls:
+        ids = [str(i) for i in data["held"]]
+        decisions = {
+            str(k): ToolApproval(bool(v["approved"]), v.get("reason"))
+            for k, v in dict(data.get("decisions") or {}).items()
+        }
+        nested = {
+            str(k): NestedHold(
+                tuple(str(name) for name in v["agent_path"]),
+                [message_from_dict(m) for m in v["messages"]],
+                cls._from_data(v["held"]),
+            )
+            for k, v in dict(data.get("nested") or {}).items()
+        }
+        return cls(ids, decisions, nested)
 
 
 def _refuse_if_any(calls: Sequence[PendingApproval], text: str) -> None:

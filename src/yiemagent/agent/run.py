@@ -17,7 +17,10 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
+from yiemagent.agent._guardrails import Trip
+from yiemagent.agent._team import TeamRun
 from yiemagent.agent.approvals import HeldCalls
+from yiemagent.agent.held_calls import NestedHold
 from yiemagent.agent.queues import TurnQueues
 from yiemagent.agent.session_log import SessionLog
 from yiemagent.agent.state import (
@@ -119,8 +122,9 @@ class RunDriver:
         self._session = session
         self._options = options
         self._hooks = hooks
-        self._stream_fn = stream_fn
-        self._placeholder = placeholder
+        self.stream_fn = stream_fn
+        """The agent's model call (None: the provider dispatch)."""
+        self.placeholder = placeholder
         self._prepare_next_turn = prepare_next_turn
         self._on_event = None if on_event is None else guarded_sink(on_event, "on_event")
         self._listeners: list[tuple[Listener, GuardedSink]] = []
@@ -134,6 +138,10 @@ class RunDriver:
         """The last run's `AgentEndEvent` (None before the first, or if it never ended)."""
         self.held = HeldCalls.from_record(session.held_record if session else None)
         """Tool calls held for approval, and the decisions on them (DESIGN §14)."""
+        self.last_trip: Trip | None = None
+        """The guardrail that stopped the last run, if one did (DESIGN §17)."""
+        self._team: TeamRun | None = None
+        self._resumes: dict[str, NestedHold] = {}
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         """Add `listener` after the others; returns the function that removes it."""
@@ -186,8 +194,17 @@ class RunDriver:
         state.streaming_message = None
         recorder = RunRecorder()
         self.last_end = None
+        self.last_trip = None
+        resumes, self._resumes = self._resumes, {}
+        team = self._team = TeamRun(
+            self._options,
+            state.messages,
+            signal,
+            output=output,
+            resumes=resumes,
+        )
         try:
-            model = self._resolve_model()
+            model = team.model()
             options = self._options
             config = dataclasses.replace(
                 self._hooks,
@@ -204,20 +221,23 @@ class RunDriver:
                 output_type=output,
                 output_retries=options.output_retries,
                 approvals=approvals,
+                agent_name=team.active.name,
             )
             messages = self._transcript.for_run(state.messages)
-            context = AgentContext(state.system_prompt, messages, state.tools)
+            context = AgentContext(team.system_prompt(), messages, team.tools())
             converter = self._transcript.converter
-            emit = self._make_emit(signal, recorder)
-            stream_fn = self._stream_fn
-            if prompts is None:
-                new = await run_agent_loop_continue(
-                    context, config, emit, signal, stream_fn, converter=converter
-                )
-            else:
-                new = await run_agent_loop(
-                    prompts, context, config, emit, signal, stream_fn, converter=converter
-                )
+            emit = team.wrap(self._make_emit(signal, recorder))
+            stream_fn = team.stream_fn(self.stream_fn)
+            limits, tracer = config.usage_limits, config.tracer_provider
+            async with team.running(emit, prompts, limits=limits, tracer_provider=tracer):
+                if prompts is None:
+                    new = await run_agent_loop_continue(
+                        context, config, emit, signal, stream_fn, converter=converter
+                    )
+                else:
+                    new = await run_agent_loop(
+                        prompts, context, config, emit, signal, stream_fn, converter=converter
+                    )
             answer = final_message(new, recorder, model, signal.aborted)
             if answer.stop_reason in ("error", "aborted") and state.error_message is None:
                 state.error_message = answer.error_message  # e.g. aborted during the tools
@@ -227,7 +247,10 @@ class RunDriver:
             raise
         finally:
             self.last_end = recorder.end
-            self._after_run(recorder.end, approvals)
+            self.last_trip = team.guards.trip
+            state.active_agent = team.finish()
+            self._team = None
+            self._after_run(recorder.end, approvals, team)
             self._queues.restore()
             self.signal = None
             state.active_run = False
@@ -235,12 +258,15 @@ class RunDriver:
             state.pending_tool_calls = set()
 
     def _after_run(
-        self, end: AgentEndEvent | None, approvals: Mapping[str, ToolApproval] | None
+        self,
+        end: AgentEndEvent | None,
+        approvals: Mapping[str, ToolApproval] | None,
+        team: TeamRun,
     ) -> None:
         """Hold the calls of a run that ended awaiting approval (stored with the session);
         forget the decisions a resumed run has applied."""
         if end is not None and end.reason == "awaiting_approval":
-            self.held.hold(self._state.messages)
+            self.held.hold(self._state.messages, team.holds)
         elif approvals:
             self.held.clear()
         else:
@@ -251,17 +277,19 @@ class RunDriver:
     def start_resume(self) -> dict[str, ToolApproval]:
         """The decisions for a resumed run; the stored record is deleted first, so a crash
         during the run never runs an approved call twice (at most once, DESIGN §14)."""
-        decisions = dict(self.held.decisions)
+        decisions = self.held.resume_decisions()
+        self._resumes = dict(self.held.nested)
         if self._session is not None:
             self._session.save_held(None)
         return decisions
 
-    def _resolve_model(self) -> Model:
+    def resolve_model(self) -> Model:
+        """The agent's model; the embedded one is loaded on first use (R-6.1)."""
         model = self._state.model
         if model is not None:
             return model
-        if self._placeholder is not None:
-            return placeholder_model(self._placeholder)
+        if self.placeholder is not None:
+            return placeholder_model(self.placeholder)
         from yiemagent.ai.models import DEFAULT_MODEL, get_model
 
         model = get_model(DEFAULT_MODEL)  # the embedded model, on first use (R-6.1)
@@ -275,7 +303,14 @@ class RunDriver:
         if self._prepare_next_turn is not None:
             update = await maybe_await(self._prepare_next_turn(turn))
         context = update.context if update is not None and update.context else turn.context
-        context.tools = self._state.tools
+        team = self._team
+        if team is None:
+            context.tools = self._state.tools
+            return update
+        context.tools = team.tools()
+        model = team.apply_handoff(context)  # DESIGN §17: the target speaks from here on
+        if model is not None:
+            update = dataclasses.replace(update or TurnUpdate(), model=model)
         return update
 
     def _make_emit(self, signal: AbortSignal, recorder: RunRecorder) -> EventSink:

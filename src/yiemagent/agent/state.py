@@ -61,6 +61,7 @@ class AgentStateView(AgentState):
         self._lent = False
         """Whether `_pending` was handed out (then the next change makes a new set)."""
         self.error_message = None
+        self.active_agent = None
 
     @property
     def pending_tool_calls(self) -> set[str]:

@@ -82,6 +82,7 @@ from yiemagent.types.callbacks import (
 from yiemagent.types.messages import ensure_unique_tool_call_ids, now_ms, trailing_tool_turn
 from yiemagent.types.observe import RunSpan, ToolSpan
 from yiemagent.types.signal import AbortSignal
+from yiemagent.types.tools import HeldToolResult, ToolCallFailed
 
 __all__ = [
     "CANCELLED_TEXT",
@@ -273,6 +274,8 @@ async def _sequential(batch: _Batch) -> None:
                 await w
         else:
             await batch.run(i, prepared)
+            if not batch.ended[i]:  # held inside the tool
+                continue
         if (w := batch.publish(i)) is not None:
             await w
 
@@ -521,6 +524,9 @@ class _Batch:
         else:
             with span.activate():
                 finalized = await self.execute(prepared)
+        if type(finalized.result) is HeldToolResult:  # held inside the tool (a sub-agent)
+            self.held.append(i)
+            return
         if (w := self.end(i, finalized)) is not None:
             await w
 
@@ -530,7 +536,7 @@ class _Batch:
             executed = await execute_prepared_tool_call(
                 prepared, self.signal, self.emit, timeout_s=timeout_s
             )
-            if self.config.after_tool_call is None:  # what finalizing without a hook gives
+            if self.config.after_tool_call is None or type(executed.result) is HeldToolResult:
                 return FinalizedOutcome(prepared.tool_call, executed.result, executed.is_error)
             finalized = await finalize_executed_tool_call(
                 self.context, self.assistant_message, prepared, executed, self.config, self.signal
@@ -829,7 +835,10 @@ async def execute_prepared_tool_call(
             raise  # the caller was cancelled
         outcome = ExecutedOutcome(create_error_tool_result(exception_text(exc)), True)
     except Exception as exc:
-        outcome = ExecutedOutcome(create_error_tool_result(exception_text(exc)), True)
+        failed = create_error_tool_result(exception_text(exc))
+        if isinstance(exc, ToolCallFailed):  # what the call spent stays on its result
+            failed.usage, failed.details = exc.usage, exc.details
+        outcome = ExecutedOutcome(failed, True)
     except BaseException as exc:
         # SystemExit (a wrapped CLI's sys.exit, argparse), GeneratorExit, ... raised by the
         # tool are the tool's failure, not the program's. A KeyboardInterrupt on the

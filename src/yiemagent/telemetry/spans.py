@@ -111,7 +111,7 @@ class OtelObserver:
         """Open the run's `invoke_agent` span (GenAI semantic conventions; the system
         prompt only with `capture_content`); its chat and tool spans are its children."""
         model = config.model
-        name = "yiemagent"
+        name = config.agent_name or "yiemagent"
         attributes: dict[str, Any] = {
             "gen_ai.operation.name": "invoke_agent",
             "gen_ai.provider.name": model.provider,

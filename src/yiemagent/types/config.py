@@ -102,6 +102,8 @@ class AgentLoopConfig(ProviderOptions):
     """The run ends when the model returns a valid value of this type (DESIGN §14)."""
     output_retries: int = DEFAULT_OUTPUT_RETRIES
     """Invalid outputs sent back to the model (with the errors) before the run ends in error."""
+    agent_name: str | None = None
+    """The name of the agent the run speaks for (spans and events name it, DESIGN §17)."""
     approvals: Mapping[str, ToolApproval] | None = None
     """Decisions on held tool calls, by tool-call id: a run continuing from a transcript
     whose last assistant message has held calls runs the approved ones and answers the
@@ -142,4 +144,6 @@ class AgentState:
     pending_tool_calls: set[str] = field(default_factory=set)
     """Ids of the tool calls started (`tool_execution_start`) and not ended yet."""
     error_message: str | None = None
+    active_agent: str | None = None
+    """The name of the agent that answers the next prompt (after a handoff, DESIGN §17)."""
     """Why the current or last run's model call failed or was aborted; None when it did not."""

@@ -21,6 +21,7 @@ __all__ = [
     "MessageEndEvent",
     "MessageStartEvent",
     "MessageUpdateEvent",
+    "NestedAgentEvent",
     "ToolExecutionEndEvent",
     "ToolExecutionStartEvent",
     "ToolExecutionUpdateEvent",
@@ -38,9 +39,10 @@ AgentEndReason: TypeAlias = Literal[
     "aborted",
     "usage_limit",
     "awaiting_approval",
+    "guardrail",
 ]
 """Why a run ended (DESIGN R-5.5; "usage_limit": a `UsageLimits` cap was reached, §13;
-"awaiting_approval": tool calls are held, §14)."""
+"awaiting_approval": tool calls are held, §14; "guardrail": a guardrail tripped, §17)."""
 
 
 @dataclass(slots=True)
@@ -145,6 +147,20 @@ class ToolExecutionEndEvent:
     type: Literal["tool_execution_end"] = "tool_execution_end"
 
 
+@dataclass(slots=True)
+class NestedAgentEvent:
+    """An event of a sub-agent's run (an `Agent.as_tool` call, DESIGN §17), relayed into
+    the parent's events as it happens. Events of deeper levels arrive as they are, each
+    once, with their own path."""
+
+    agent_path: tuple[str, ...]
+    """The agents' names from the outermost agent down to the one that emitted `event`."""
+    tool_call_id: str
+    """The id of the tool call (in the agent one level up) that runs this sub-agent."""
+    event: AgentEvent
+    type: Literal["nested_agent"] = "nested_agent"
+
+
 AgentEvent: TypeAlias = (
     AgentStartEvent
     | AgentEndEvent
@@ -156,6 +172,7 @@ AgentEvent: TypeAlias = (
     | ToolExecutionStartEvent
     | ToolExecutionUpdateEvent
     | ToolExecutionEndEvent
+    | NestedAgentEvent
 )
 
 

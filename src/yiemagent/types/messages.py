@@ -212,6 +212,8 @@ class AssistantMessage:
     role: Literal["assistant"] = "assistant"
     duration_ms: int | None = None
     """How long the model call took (ms), set by the loop; None when unknown."""
+    agent: str | None = None
+    """The name of the agent that wrote it (an `Agent` sets it; DESIGN §17), else None."""
 
     @property
     def tool_calls(self) -> list[ToolCall]:

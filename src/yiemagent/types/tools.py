@@ -10,7 +10,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
-from yiemagent.errors import ConfigError
+from yiemagent.errors import ConfigError, YiemAgentError
 from yiemagent.types.messages import (
     AssistantMessage,
     ImageContent,
@@ -31,6 +31,7 @@ __all__ = [
     "ExecutedOutcome",
     "FinalizedOutcome",
     "HeldOutcome",
+    "HeldToolResult",
     "ImmediateOutcome",
     "OnUpdate",
     "PendingApproval",
@@ -39,6 +40,7 @@ __all__ = [
     "RequiresApproval",
     "ToolApproval",
     "ToolCallBatch",
+    "ToolCallFailed",
     "ToolExecute",
     "ValidateArguments",
     "check_tool_name",
@@ -83,6 +85,25 @@ class AgentToolResult:
     def text(cls, text: str, **kwargs: Any) -> AgentToolResult:
         """A result holding one `TextContent`."""
         return cls([TextContent(text)], **kwargs)
+
+
+@dataclass(slots=True)
+class HeldToolResult(AgentToolResult):
+    """What a tool returns when its work waits for a person's decision inside it (a
+    sub-agent's call held for approval, DESIGN §17): the batch holds the call as if it
+    were held before running; it gets its result when the run is resumed and the tool,
+    run again, finishes. `content` says what waits (never shown to the model)."""
+
+
+class ToolCallFailed(YiemAgentError):
+    """Raised by a tool to fail its call (an error result with this text) while still
+    reporting what the call spent: `usage` (a failed sub-agent's tokens, which run limits
+    count, DESIGN §13, §17) and `details` go on the error result."""
+
+    def __init__(self, text: str, *, usage: Usage | None = None, details: Any = None) -> None:
+        super().__init__(text)
+        self.usage = usage
+        self.details = {} if details is None else details
 
 
 OnUpdate: TypeAlias = Callable[[AgentToolResult], None]
@@ -276,3 +297,6 @@ class PendingApproval:
     arguments: dict[str, Any]
     assistant_message: AssistantMessage
     decision: ToolApproval | None = None
+    agent_path: tuple[str, ...] = ()
+    """For a call held inside a sub-agent (`Agent.as_tool`, DESIGN §17): the agents' names
+    from the outermost down to the one that made the call; empty for the agent's own."""

@@ -1,0 +1,223 @@
+"""`Agent.as_tool`: an agent called as a tool by another agent (DESIGN §17; `docs/teams.md`).
+
+Each call runs a fresh copy of the agent's configuration (its own transcript and queues,
+no session store), so parallel calls share nothing. While the sub-run goes, its events
+reach the parent run's sink as `NestedAgentEvent`s (deeper levels pass through as they
+are); the parent's abort aborts it; its usage limits are its own capped by what the
+parent's limits leave. It answers with the sub-run's final text (or its output as JSON)
+and its total usage; a sub-run that fails is an error result naming the agent, with its
+usage. A sub-run that ends awaiting approval holds the parent's call (`HeldToolResult`)
+and leaves its transcript with the parent's run (`RunFrame.holds`); the parent's resume
+runs the call again, which continues that sub-run with the decisions taken.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from yiemagent.agent._team import AgentLike, RunFrame, current_frame, transcript_usage
+from yiemagent.agent.errors import AgentRunError
+from yiemagent.agent.held_calls import NestedHold
+from yiemagent.errors import ConfigError
+from yiemagent.types import (
+    AbortSignal,
+    AgentEvent,
+    AgentTool,
+    AgentToolResult,
+    NestedAgentEvent,
+    TextContent,
+    ToolCallFailed,
+    Usage,
+    UsageLimits,
+    check_tool_name,
+)
+from yiemagent.types.tools import HeldToolResult
+
+__all__ = ["agent_as_tool", "fresh_copy"]
+
+_INPUT_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "input": {
+            "type": "string",
+            "description": "What to ask: the whole task, with everything needed to do it.",
+        }
+    },
+    "required": ["input"],
+}
+
+
+def agent_as_tool(
+    agent: AgentLike,
+    name: str | None = None,
+    description: str | None = None,
+    *,
+    output: str = "text",
+) -> AgentTool:
+    """`Agent.as_tool`: this agent as a tool another agent calls with `{"input": "..."}`.
+
+    Each call runs a fresh copy of this agent's configuration (parallel calls share
+    nothing) and answers with its final text (`output="output"`: its validated output as
+    JSON). Its events reach the calling agent's listeners as `NestedAgentEvent`s, its usage
+    counts in the caller's totals and limits, the caller's abort aborts it, its held
+    approvals are the caller's (`pending_approvals` with their `agent_path`), and a failure
+    is an error result naming the agent. See `docs/teams.md`.
+
+    Args:
+        name: the tool's name (default the agent's name).
+        description: what the model reads (default the agent's `description`).
+        output: "text" or "output".
+
+    Raises:
+        ConfigError: an invalid tool name, an unknown `output`, or `output="output"` for an
+            agent without an output type.
+    """
+    if output not in ("text", "output"):
+        raise ConfigError(f"as_tool(output=...) must be 'text' or 'output', not {output!r}")
+    if output == "output" and agent._output is None:
+        raise ConfigError(
+            f"as_tool(output='output') needs an output type: Agent(name={agent.name!r}, "
+            "output_type=...)"
+        )
+    tool_name = check_tool_name(name or agent.name)
+    text = description or agent.description or f"Ask the agent {agent.name!r}."
+
+    async def execute(
+        tool_call_id: str, args: dict[str, Any], signal: AbortSignal, on_update: Any
+    ) -> AgentToolResult:
+        return await _call(agent, tool_call_id, str(args["input"]), signal, output)
+
+    return AgentTool(
+        name=tool_name,
+        label=agent.name,
+        description=text,
+        input_schema=_INPUT_SCHEMA,
+        execute=execute,
+        parallel=True,
+    )
+
+
+async def _call(
+    agent: AgentLike, call_id: str, text: str, signal: AbortSignal, output: str
+) -> AgentToolResult:
+    frame = current_frame.get()
+    path = (*(frame.path if frame is not None else ()), agent.name)
+    resume = frame.resumes.pop(call_id, None) if frame is not None else None
+    sub = fresh_copy(
+        agent,
+        messages=resume.messages if resume is not None else None,
+        usage_limits=_budget(agent._config.get("usage_limits"), frame),
+        tracer_provider=frame.tracer_provider if frame is not None else None,
+    )
+    if resume is not None:
+        sub._driver.held = resume.held
+    if frame is not None:
+        sub.subscribe(_forward(frame.emit, path, call_id))
+    stop = signal.add_listener(lambda reason: sub.abort(reason or "the parent run was aborted"))
+    details = {"agent": agent.name, "agent_path": list(path)}
+    try:
+        reply = await (sub.resume() if resume is not None else sub.prompt(text))
+    except AgentRunError as exc:  # GuardrailTripped and UsageLimitExceeded too
+        usage = transcript_usage(sub.state.messages)
+        text = f"agent {agent.name!r} failed: {exc}"
+        raise ToolCallFailed(text, usage=usage, details=details) from exc
+    finally:
+        stop()
+    usage = transcript_usage(sub.state.messages)
+    end = sub._driver.last_end
+    if end is not None and end.reason == "awaiting_approval":
+        if frame is None:
+            raise ToolCallFailed(
+                f"agent {agent.name!r} holds a tool call for approval, but runs outside an "
+                "Agent's run that could hold it",
+                usage=usage,
+                details=details,
+            )
+        frame.holds[call_id] = NestedHold(path, list(sub.state.messages), sub._driver.held)
+        return HeldToolResult([TextContent(f"waiting for approval inside agent {agent.name}")])
+    if reply.stop_reason == "aborted":
+        raise ToolCallFailed(f"agent {agent.name!r} was aborted", usage=usage, details=details)
+    if output == "output":
+        answer = json.dumps(agent._output.to_json(reply.output), ensure_ascii=False)
+    else:
+        answer = reply.text or f"(agent {agent.name} gave an empty answer)"
+    return AgentToolResult([TextContent(answer)], details=details, usage=usage)
+
+
+def _forward(
+    emit: Callable[[AgentEvent], Awaitable[None] | None], path: tuple[str, ...], call_id: str
+) -> Callable[[AgentEvent, AbortSignal], Awaitable[None]]:
+    """The sub-agent's listener that relays its events into the parent run's sink."""
+
+    async def forward(event: AgentEvent, signal: AbortSignal) -> None:
+        if not isinstance(event, NestedAgentEvent):  # a deeper level's passes as it is
+            event = NestedAgentEvent(path, call_id, event)
+        if (w := emit(event)) is not None:
+            await w
+
+    return forward
+
+
+def _budget(own: UsageLimits | None, frame: RunFrame | None) -> UsageLimits | None:
+    """The sub-run's limits: its own, each capped by what the parent run's limits leave."""
+    parent = frame.limits if frame is not None else None
+    if parent is None:
+        return own
+    spent: Usage = frame.spent()  # type: ignore[union-attr]
+    used_in = spent.input + spent.cache_read + spent.cache_write
+    left = {
+        "max_input_tokens": _left(parent.max_input_tokens, used_in),
+        "max_output_tokens": _left(parent.max_output_tokens, spent.output),
+        "max_total_tokens": _left(parent.max_total_tokens, used_in + spent.output),
+        "max_cost_usd": _left(parent.max_cost_usd, spent.cost.total),
+    }
+    mine = own or UsageLimits()
+    capped = {k: _least(getattr(mine, k), v) for k, v in left.items()}
+    return UsageLimits(**capped, max_tool_calls=mine.max_tool_calls)
+
+
+def _left(cap: Any, used: Any) -> Any:
+    return None if cap is None else max(0, cap - used)
+
+
+def _least(a: Any, b: Any) -> Any:
+    if a is None:
+        return b
+    return a if b is None else min(a, b)
+
+
+def fresh_copy(
+    agent: AgentLike,
+    *,
+    messages: list[Any] | None = None,
+    usage_limits: UsageLimits | None = None,
+    tracer_provider: Any = None,
+) -> AgentLike:
+    """A new `Agent` with `agent`'s configuration as it is now (its tools, model, prompt,
+    team), its own state, no session store and no `on_event`."""
+    options = dict(agent._config)
+    model = agent.state.model
+    if model is None and agent._driver.placeholder is None:
+        model = agent._driver.resolve_model()  # the embedded model: loaded once, shared
+    options.update(
+        system_prompt=agent.state.system_prompt,
+        model=model,
+        tools=agent.tool_store,
+        tool_store=None,
+        messages=messages,
+        session_store=None,
+        session_id=None,
+        on_event=None,
+        usage_limits=usage_limits,
+        name=agent.name,
+        description=agent.description,
+        handoffs=agent.handoffs,
+        input_guardrails=agent.input_guardrails,
+        output_guardrails=agent.output_guardrails,
+        max_handoffs=agent.max_handoffs,
+    )
+    if options.get("tracer_provider") is None:
+        options["tracer_provider"] = tracer_provider
+    return type(agent)(**options)

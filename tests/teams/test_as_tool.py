@@ -1,0 +1,275 @@
+"""`Agent.as_tool` (DESIGN §17): a sub-agent's run as one tool call of its parent — its
+answer, its events nested live in the parent's, parallel calls that share nothing, usage
+and limits that add up, abort, and failures that name the agent."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import pytest
+
+from yiemagent import (
+    AbortSignal,
+    Agent,
+    AgentEvent,
+    AssistantMessage,
+    ConfigError,
+    NestedAgentEvent,
+    ToolResultMessage,
+    UsageLimitExceeded,
+    UsageLimits,
+    UserMessage,
+    event_to_dict,
+)
+from yiemagent.ai.faux import FauxModel, faux_message, faux_tool_call
+from yiemagent.types import Context, Usage
+
+from ..approvals._kit import transcript_problems
+from ._kit import answer, calls, scripted, slow_tool
+
+
+def record(agent: Agent[Any]) -> list[AgentEvent]:
+    events: list[AgentEvent] = []
+    agent.subscribe(lambda event, signal: events.append(event))
+    return events
+
+
+async def test_the_answer_is_the_sub_runs_text_and_its_events_nest_in_order() -> None:
+    researcher, _ = scripted("researcher", ["Paris is the capital."])
+    lead, fm = scripted(
+        "lead", [calls(("researcher", {"input": "capital of France?"})), "It is Paris."]
+    )
+    lead.tool_store.register(researcher.as_tool(description="Looks facts up."))
+    events = record(lead)
+
+    reply = await lead.prompt("What is the capital of France?")
+
+    assert reply.text == "It is Paris." and reply.agent == "lead"
+    result = lead.state.messages[2]
+    assert isinstance(result, ToolResultMessage) and not result.is_error
+    assert result.content[0].text == "Paris is the capital."  # type: ignore[union-attr]
+    assert result.details == {"agent": "researcher", "agent_path": ["lead", "researcher"]}
+    assert fm.contexts[0].tools[0].description == "Looks facts up."
+    call_id = result.tool_call_id
+    kinds = [e.type for e in events]
+    start = kinds.index("tool_execution_start")
+    end = kinds.index("tool_execution_end")
+    nested = [e for e in events if isinstance(e, NestedAgentEvent)]
+    assert all(start < events.index(e) < end for e in nested)  # live, inside the call
+    assert {(e.agent_path, e.tool_call_id) for e in nested} == {(("lead", "researcher"), call_id)}
+    inner = [e.event.type for e in nested]
+    assert inner[:4] == ["agent_start", "turn_start", "message_start", "message_end"]
+    assert inner[-3:] == ["message_end", "turn_end", "agent_end"]
+    sub_answer = [e.event for e in nested if e.event.type == "message_end"][-1]
+    assert sub_answer.message.agent == "researcher"  # type: ignore[union-attr]
+    assert json.dumps(event_to_dict(nested[0]))  # JSON-ready like every event
+
+
+async def test_two_parallel_calls_overlap_and_neither_sees_the_others_messages() -> None:
+    log: list[tuple[str, str, float]] = []
+
+    def respond(context: Context) -> AssistantMessage:
+        last = context.messages[-1]
+        if isinstance(last, UserMessage):
+            return faux_message(faux_tool_call("lookup", {"n": 1}))
+        question = next(m for m in context.messages if isinstance(m, UserMessage))
+        return faux_message(f"answer to {question.content[0].text}")  # type: ignore[union-attr]
+
+    sub_fm = FauxModel([respond] * 4)
+    researcher = Agent(
+        "You research.", sub_fm.model, stream_fn=sub_fm.stream_fn, name="researcher",
+        tools=[slow_tool("lookup", log, delay_s=0.4)],
+    )  # fmt: skip
+    lead, _ = scripted(
+        "lead",
+        [
+            calls(("researcher", {"input": "q-one"}), ("researcher", {"input": "q-two"})),
+            "both done",
+        ],
+        tools=[researcher.as_tool()],
+    )
+
+    await lead.prompt("ask twice")
+
+    starts = [t for _, what, t in log if what == "start"]
+    ends = [t for _, what, t in log if what == "end"]
+    assert len(starts) == 2 and max(starts) < min(ends)  # the two slow tools overlapped
+    results = [m for m in lead.state.messages if isinstance(m, ToolResultMessage)]
+    assert sorted(r.content[0].text for r in results) == [  # type: ignore[union-attr]
+        "answer to q-one",
+        "answer to q-two",
+    ]
+    for context in sub_fm.contexts:  # each sub-run saw only its own question and calls
+        asked = [m.content[0].text for m in context.messages if isinstance(m, UserMessage)]  # type: ignore[union-attr]
+        assert len(asked) == 1
+        own_calls = {
+            c.id for m in context.messages if isinstance(m, AssistantMessage) for c in m.tool_calls
+        }
+        assert all(
+            m.tool_call_id in own_calls
+            for m in context.messages
+            if isinstance(m, ToolResultMessage)
+        )
+    assert researcher.state.messages == []  # the configuration's own agent ran nothing
+
+
+async def test_a_failing_sub_run_is_an_error_result_naming_the_agent() -> None:
+    broken, _ = scripted("broken", [])  # no responses: its first model call fails
+    lead, _ = scripted(
+        "lead", [calls(("broken", {"input": "help"})), "I will answer myself."],
+        tools=[broken.as_tool()],
+    )  # fmt: skip
+
+    reply = await lead.prompt("go")
+
+    assert reply.text == "I will answer myself."
+    result = lead.state.messages[2]
+    assert isinstance(result, ToolResultMessage) and result.is_error
+    assert result.content[0].text.startswith("agent 'broken' failed: ")  # type: ignore[union-attr]
+
+
+async def test_usage_goes_to_the_result_and_a_limit_only_the_sum_exceeds_ends_the_run() -> None:
+    # each alone stays under 1000 tokens; the parent and its sub-run together do not
+    researcher, _ = scripted("researcher", [answer("found", Usage(input=600, output=100))])
+    lead, _ = scripted(
+        "lead",
+        [calls(("researcher", {"input": "x"}), usage=Usage(input=300, output=50)), "never"],
+        tools=[researcher.as_tool()],
+        usage_limits=UsageLimits(max_total_tokens=1000),
+    )
+    events = record(lead)
+
+    with pytest.raises(UsageLimitExceeded, match="max_total_tokens=1000 \\(used 1050 tokens"):
+        await lead.prompt("go")
+
+    result = next(m for m in lead.state.messages if isinstance(m, ToolResultMessage))
+    assert result.usage is not None and (result.usage.input, result.usage.output) == (600, 100)
+    assert events[-1].type == "agent_end" and events[-1].reason == "usage_limit"
+    assert transcript_problems(lead.state.messages) == []
+
+
+async def test_the_sub_run_gets_only_what_the_parents_limits_leave() -> None:
+    researcher, sub_fm = scripted(
+        "researcher",
+        [calls(("lookup", {"n": 1}), usage=Usage(input=300)), "never reached"],
+        tools=[slow_tool("lookup", [], delay_s=0)],
+    )
+    lead, _ = scripted(
+        "lead",
+        [calls(("researcher", {"input": "x"}), usage=Usage(input=500)), "never"],
+        tools=[researcher.as_tool()],
+        usage_limits=UsageLimits(max_input_tokens=700),
+    )
+
+    with pytest.raises(UsageLimitExceeded):
+        await lead.prompt("go")
+
+    result = next(m for m in lead.state.messages if isinstance(m, ToolResultMessage))
+    assert result.is_error and "max_input_tokens=200 (used 300" in result.content[0].text  # type: ignore[union-attr]
+    assert sub_fm.call_count == 1  # its budget (700 - 500) was gone after one model call
+
+
+@pytest.mark.timeout(60)
+async def test_an_abort_during_a_sub_runs_tool_returns_fast_with_every_call_answered() -> None:
+    started = asyncio.Event()
+
+    async def stuck(call_id: str, args: dict[str, Any], signal: AbortSignal, on_update: Any) -> str:
+        started.set()
+        await asyncio.sleep(60)  # ignores the abort: the pipeline abandons it after its grace
+        return "never"
+
+    from yiemagent import AgentTool
+
+    researcher, _ = scripted(
+        "researcher",
+        [calls(("stuck", {"n": 1}))],
+        tools=[AgentTool("stuck", "stuck", "hangs", {"type": "object"}, stuck)],
+    )
+    lead, _ = scripted(
+        "lead", [calls(("researcher", {"input": "x"}))], tools=[researcher.as_tool()]
+    )
+    events = record(lead)
+
+    task = asyncio.create_task(lead.prompt("go"))
+    await asyncio.wait_for(started.wait(), 30)
+    loop = asyncio.get_running_loop()
+    t0 = loop.time()
+    lead.abort()
+    reply = await asyncio.wait_for(task, 30)
+    elapsed = loop.time() - t0
+
+    assert elapsed < 2.0, elapsed
+    assert reply.stop_reason == "aborted"
+    assert transcript_problems(lead.state.messages) == []
+    result = next(m for m in lead.state.messages if isinstance(m, ToolResultMessage))
+    assert result.is_error
+    nested = [e.event for e in events if isinstance(e, NestedAgentEvent)]
+    started_ids = [e.tool_call_id for e in nested if e.type == "tool_execution_start"]
+    ended_ids = [e.tool_call_id for e in nested if e.type == "tool_execution_end"]
+    sub_results = [
+        e.message
+        for e in nested
+        if e.type == "message_end" and isinstance(e.message, ToolResultMessage)
+    ]
+    assert started_ids and started_ids == ended_ids
+    assert [r.tool_call_id for r in sub_results] == started_ids  # the sub-run answered its call
+    assert nested[-1].type == "agent_end"
+
+
+async def test_events_of_deeper_levels_carry_the_whole_path() -> None:
+    inner, _ = scripted("inner", ["deep answer"])
+    mid, _ = scripted(
+        "mid", [calls(("inner", {"input": "go deeper"})), "mid answer"], tools=[inner.as_tool()]
+    )
+    lead, _ = scripted(
+        "lead", [calls(("mid", {"input": "go"})), "top answer"], tools=[mid.as_tool()]
+    )
+    events = record(lead)
+
+    assert (await lead.prompt("start")).text == "top answer"
+
+    nested = [e for e in events if isinstance(e, NestedAgentEvent)]
+    paths = {e.agent_path for e in nested}
+    assert paths == {("lead", "mid"), ("lead", "mid", "inner")}
+    assert all(not isinstance(e.event, NestedAgentEvent) for e in nested)
+    mid_call = next(
+        e.event.tool_call_id
+        for e in nested
+        if e.agent_path == ("lead", "mid") and e.event.type == "tool_execution_start"
+    )
+    assert {e.tool_call_id for e in nested if e.agent_path[-1] == "inner"} == {mid_call}
+    inner_end = [i for i, e in enumerate(nested) if e.agent_path[-1] == "inner"][-1]
+    mid_tool_end = next(
+        i for i, e in enumerate(nested)
+        if e.agent_path == ("lead", "mid") and e.event.type == "tool_execution_end"
+    )  # fmt: skip
+    assert inner_end < mid_tool_end  # in the order they happened
+
+
+async def test_output_mode_answers_with_the_validated_output_as_json() -> None:
+    schema = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+    finder, _ = scripted("finder", ['{"city": "Paris"}'], output_type=schema)
+    lead, _ = scripted(
+        "lead", [calls(("find", {"input": "where?"})), "done"],
+        tools=[finder.as_tool("find", output="output")],
+    )  # fmt: skip
+
+    await lead.prompt("go")
+
+    result = lead.state.messages[2]
+    assert isinstance(result, ToolResultMessage) and not result.is_error
+    assert json.loads(result.content[0].text) == {"city": "Paris"}  # type: ignore[union-attr]
+
+
+def test_bad_names_and_options_are_config_errors() -> None:
+    with pytest.raises(ConfigError, match="invalid agent name 'two words'"):
+        Agent(name="two words")
+    plain, _ = scripted("plain", [])
+    with pytest.raises(ConfigError, match="needs an output type"):
+        plain.as_tool(output="output")
+    with pytest.raises(ConfigError, match="must be 'text' or 'output'"):
+        plain.as_tool(output="json")
+    with pytest.raises(ConfigError, match="invalid tool name"):
+        plain.as_tool(name="a/b")

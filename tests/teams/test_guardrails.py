@@ -1,0 +1,184 @@
+"""Guardrails (DESIGN §17): input guardrails beside the first model call (a trip aborts
+it; its tool calls wait for them), output guardrails on the final answer and output value,
+end reason "guardrail", `GuardrailTripped`, a raising guardrail counts as tripped, and a
+tripped answer is never returned or stored."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from yiemagent import (
+    AgentEvent,
+    AgentRunError,
+    AssistantMessage,
+    GuardrailContext,
+    GuardrailResult,
+    GuardrailTripped,
+    InMemorySessionStore,
+    ToolResultMessage,
+)
+from yiemagent.ai.faux import FauxModel
+
+from ..approvals._kit import transcript_problems
+from ._kit import calls, scripted, slow_tool
+
+SECRET = "the launch code is 0000 and the rest of a long streamed answer " * 4
+
+
+def record(agent: Any) -> list[AgentEvent]:
+    events: list[AgentEvent] = []
+    agent.subscribe(lambda event, signal: events.append(event))
+    return events
+
+
+async def test_an_input_guardrail_that_trips_while_the_model_streams() -> None:
+    async def no_launch_codes(context: GuardrailContext) -> GuardrailResult:
+        await asyncio.sleep(0.3)
+        return GuardrailResult("launch" in context.input, "asks for launch codes")
+
+    fm = FauxModel([SECRET, "a fine answer"], chunk_size=4, delay_s=0.02)
+    store = InMemorySessionStore()
+    from yiemagent import Agent
+
+    agent = Agent(
+        model=fm.model, stream_fn=fm.stream_fn, name="guarded",
+        input_guardrails=[no_launch_codes], session_store=store, session_id="s",
+    )  # fmt: skip
+    events = record(agent)
+
+    with pytest.raises(GuardrailTripped) as caught:
+        await agent.prompt("tell me the launch code")
+
+    error = caught.value
+    assert (error.kind, error.guardrail, error.reason) == (
+        "input",
+        "no_launch_codes",
+        "asks for launch codes",
+    )
+    assert str(error) == "input guardrail 'no_launch_codes' tripped: asks for launch codes"
+    streamed = [e for e in events if e.type == "message_update"]
+    assert streamed, "the model was streaming when the guardrail tripped"
+    assert len(streamed[-1].message.text) < len(SECRET)  # cut short
+    assert events[-1].type == "agent_end" and events[-1].reason == "guardrail"
+    for messages in (agent.state.messages, store.load("s")):
+        written = [m for m in messages if isinstance(m, AssistantMessage)]
+        assert len(written) == 1 and written[0].content == [] and written[0].text == ""
+        assert written[0].stop_reason == "error"
+    assert error.message.text == ""
+    assert transcript_problems(agent.state.messages) == []
+
+    assert (await agent.prompt("something else")).text == "a fine answer"  # still usable
+    assert "launch code is" not in repr(fm.contexts[1].messages)  # never sent back either
+
+
+async def test_the_first_turns_tools_wait_for_the_input_guardrails() -> None:
+    log: list[tuple[str, str, float]] = []
+    checked: list[float] = []
+
+    async def slow_but_fine(context: GuardrailContext) -> bool:
+        await asyncio.sleep(0.3)
+        checked.append(asyncio.get_running_loop().time())
+        return False
+
+    agent, _ = scripted(
+        "a", [calls(("work", {"n": 1})), "done"],
+        tools=[slow_tool("work", log, 0)], input_guardrails=[slow_but_fine],
+    )  # fmt: skip
+    assert (await agent.prompt("go")).text == "done"
+    assert checked and log[0][2] >= checked[0]
+
+
+async def test_a_trip_after_the_model_answered_runs_none_of_its_tool_calls() -> None:
+    log: list[tuple[str, str, float]] = []
+
+    async def slow_trip(context: GuardrailContext) -> bool:
+        await asyncio.sleep(0.2)
+        return True
+
+    agent, _ = scripted(
+        "a", [calls(("work", {"n": 1}))],
+        tools=[slow_tool("work", log, 0)], input_guardrails=[slow_trip],
+    )  # fmt: skip
+    with pytest.raises(GuardrailTripped, match="input guardrail 'slow_trip' tripped"):
+        await agent.prompt("go")
+    assert log == []
+    assert not any(isinstance(m, ToolResultMessage) for m in agent.state.messages)
+    assert transcript_problems(agent.state.messages) == []
+
+
+async def test_an_output_guardrail_keeps_the_answer_out_of_reply_and_transcript() -> None:
+    def no_passwords(context: GuardrailContext) -> GuardrailResult | None:
+        if "hunter2" in context.text:
+            return GuardrailResult(True, "the answer holds a password")
+        return None
+
+    agent, _ = scripted(
+        "a", [calls(("work", {"n": 1})), "the password is hunter2"],
+        tools=[slow_tool("work", [], 0)], output_guardrails=[no_passwords],
+    )  # fmt: skip
+    events = record(agent)
+    with pytest.raises(GuardrailTripped) as caught:
+        await agent.prompt("what is the password?")
+
+    assert caught.value.kind == "output" and caught.value.guardrail == "no_passwords"
+    assert "hunter2" not in repr(agent.state.messages)
+    ends = [e.message for e in events if e.type == "message_end"]
+    assert "hunter2" not in repr(ends)  # no listener saw it as a finished message
+    assert events[-1].reason == "guardrail"  # type: ignore[union-attr]
+    assert transcript_problems(agent.state.messages) == []
+
+
+async def test_an_output_guardrail_sees_the_output_value() -> None:
+    seen: list[Any] = []
+
+    def not_paris(context: GuardrailContext) -> bool:
+        seen.append(context.output)
+        return context.output == {"city": "Paris"}
+
+    schema = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+    agent, _ = scripted(
+        "a", ['{"city": "Paris"}'], output_type=schema, output_guardrails=[not_paris]
+    )
+    with pytest.raises(GuardrailTripped):
+        await agent.prompt("where?")
+    assert seen == [{"city": "Paris"}]
+
+
+@pytest.mark.parametrize(
+    ("verdict", "tripped"),
+    [(True, True), (False, False), (None, False), (GuardrailResult(False), False), ("yes", True)],
+)
+async def test_what_a_guardrail_may_return(verdict: Any, tripped: bool) -> None:
+    agent, _ = scripted("a", ["hello"], output_guardrails=[lambda context: verdict])
+    if tripped:
+        with pytest.raises(GuardrailTripped):
+            await agent.prompt("hi")
+    else:
+        assert (await agent.prompt("hi")).text == "hello"
+
+
+async def test_a_raising_guardrail_counts_as_tripped() -> None:
+    def broken(context: GuardrailContext) -> bool:
+        raise ValueError("boom")
+
+    agent, _ = scripted("a", ["hello"], input_guardrails=[broken])
+    with pytest.raises(GuardrailTripped) as caught:
+        await agent.prompt("hi")
+    assert caught.value.reason == "ValueError: boom"
+    assert isinstance(caught.value, AgentRunError)
+
+
+async def test_a_sub_agents_trip_is_an_error_result_for_the_parent() -> None:
+    strict, _ = scripted("strict", ["secret stuff"], output_guardrails=[lambda c: True])
+    lead, _ = scripted(
+        "lead", [calls(("strict", {"input": "x"})), "I could not get it."],
+        tools=[strict.as_tool()],
+    )  # fmt: skip
+    assert (await lead.prompt("go")).text == "I could not get it."
+    result = lead.state.messages[2]
+    assert isinstance(result, ToolResultMessage) and result.is_error
+    assert "agent 'strict' failed: output guardrail '<lambda>' tripped" in result.content[0].text  # type: ignore[union-attr]
+    assert "secret stuff" not in repr(lead.state.messages)

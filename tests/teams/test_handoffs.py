@@ -1,0 +1,122 @@
+"""Handoffs (DESIGN §17): `transfer_to_<name>` tools, the batch's other calls still
+answered, the run going on in the target's configuration on the same transcript, the
+speaker recorded on each message and in `state.active_agent`, `input_filter`, and
+`max_handoffs` bounding a chain."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from yiemagent import (
+    AssistantMessage,
+    ConfigError,
+    Handoff,
+    ToolResultMessage,
+)
+from yiemagent.ai.faux import faux_message, faux_tool_call
+from yiemagent.types import Context
+
+from ..approvals._kit import transcript_problems
+from ._kit import calls, scripted, slow_tool
+
+
+async def test_the_run_continues_in_the_targets_configuration() -> None:
+    log: list[tuple[str, str, float]] = []
+    billing, billing_fm = scripted(
+        "billing",
+        ["Your invoice is paid.", "Anything else?"],
+        tools=[slow_tool("invoices", log, 0)],
+    )
+    router, router_fm = scripted(
+        "router",
+        [calls(("note", {"n": 1}), ("transfer_to_billing", {"reason": "an invoice question"}))],
+        tools=[slow_tool("note", log, 0.05)],
+        handoffs=[Handoff(billing, description="Invoices and payments.")],
+    )
+
+    reply = await router.prompt("Is my invoice paid?")
+
+    assert reply.text == "Your invoice is paid." and reply.agent == "billing"
+    offered = {t.name: t for t in router_fm.contexts[0].tools}
+    assert set(offered) == {"note", "transfer_to_billing"}
+    assert "Invoices and payments." in offered["transfer_to_billing"].description
+    assert "reason" in offered["transfer_to_billing"].input_schema["properties"]
+    results = [m for m in router.state.messages if isinstance(m, ToolResultMessage)]
+    assert [(r.tool_name, r.is_error) for r in results] == [
+        ("note", False),  # the batch's other call ran and was answered
+        ("transfer_to_billing", False),
+    ]
+    seen = billing_fm.contexts[0]
+    assert seen.system_prompt == "You are billing."
+    assert [t.name for t in seen.tools] == ["invoices"]
+    assert any(isinstance(m, ToolResultMessage) for m in seen.messages)  # the same transcript
+    speakers = [m.agent for m in router.state.messages if isinstance(m, AssistantMessage)]
+    assert speakers == ["router", "billing"]
+    assert router.state.active_agent == "billing"
+    assert transcript_problems(router.state.messages) == []
+
+    again = await router.prompt("Thanks")  # the next prompt is billing's
+    assert again.text == "Anything else?" and again.agent == "billing"
+    assert router_fm.call_count == 1 and billing_fm.call_count == 2
+
+
+async def test_input_filter_trims_what_the_target_sees() -> None:
+    target, target_fm = scripted("target", ["hello from target"])
+    entry, _ = scripted(
+        "entry",
+        ["first answer", calls(("transfer_to_target", {}))],
+        handoffs=[Handoff(target, input_filter=lambda messages: messages[-2:])],
+    )
+    await entry.prompt("one")
+    await entry.prompt("two")
+
+    assert [type(m).__name__ for m in target_fm.contexts[0].messages] == [
+        "AssistantMessage",
+        "ToolResultMessage",
+    ]
+    assert len(entry.state.messages) == 6  # the agent's transcript keeps everything
+
+
+async def test_a_chain_a_b_a_is_bounded_by_max_handoffs() -> None:
+    refused: list[str] = []
+
+    def respond(other: str) -> Any:
+        def next_message(context: Context) -> AssistantMessage:
+            last = context.messages[-1]
+            if isinstance(last, ToolResultMessage) and last.is_error:
+                refused.append(last.content[0].text)  # type: ignore[union-attr]
+                return faux_message("I will answer myself.")
+            return faux_message(faux_tool_call(f"transfer_to_{other}", {}))
+
+        return next_message
+
+    a, _ = scripted("A", [respond("B")] * 20)
+    b, _ = scripted("B", [respond("A")] * 20, handoffs=[a])
+    a.handoffs = [Handoff(b)]  # a cycle: built after both agents exist
+
+    reply = await a.prompt("go")
+
+    transfers = [m for m in a.state.messages if isinstance(m, ToolResultMessage) and not m.is_error]
+    assert len(transfers) == 10  # the default max_handoffs
+    assert len(refused) == 1 and "max_handoffs=10 reached" in refused[0]
+    assert reply.text == "I will answer myself."
+    assert reply.agent == "A"  # ten handoffs: A→B→…→A
+    assert transcript_problems(a.state.messages) == []
+
+    a.max_handoffs = 1
+    a.state.active_agent = "A"
+    refused.clear()
+    await a.prompt("again")
+    assert len(refused) == 1 and "max_handoffs=1 reached" in refused[0]
+
+
+def test_bad_handoffs_are_config_errors() -> None:
+    one, _ = scripted("one", [])
+    with pytest.raises(ConfigError, match="give Agents or Handoff"):
+        scripted("x", [], handoffs=["one"])
+    with pytest.raises(ConfigError, match="names the agent 'one' twice"):
+        scripted("x", [], handoffs=[one, Handoff(one)])
+    with pytest.raises(ConfigError, match="max_handoffs must be"):
+        scripted("x", [], max_handoffs=-1)
