@@ -59,7 +59,7 @@ def test_otel_prints_the_spans(
     assert main(["run", "What is 17 * 23?", "--otel"]) == 0
     out, err = capsys.readouterr()
     assert out == "The answer is 391.\n"  # spans never mix into the answer
-    for name in ("invoke_agent assistant", "chat cli-otel", "execute_tool calculator"):
+    for name in ("invoke_agent yiemagent", "chat cli-otel", "execute_tool calculator"):
         assert f'"name": "{name}"' in err
     assert '"gen_ai.tool.name": "calculator"' in err
 

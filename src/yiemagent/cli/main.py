@@ -49,6 +49,7 @@ from yiemagent.cli.options import (
     ToolsOption,
     resolve_model,
 )
+from yiemagent.cli.teams import AgentOption, run_agent_file
 from yiemagent.cli.trace import start_tracing, stop_tracing, trace as trace_command
 from yiemagent.errors import ConfigError, ProviderError, ToolLoadError, YiemAgentError
 from yiemagent.types import (
@@ -270,6 +271,7 @@ def run(
         Path | None,
         typer.Option("--output-schema", help="JSON Schema file; print the validated JSON."),
     ] = None,
+    agent: AgentOption = None,
 ) -> None:
     """Run one prompt: stream the answer, show each tool call, print the usage."""
     from yiemagent.cli.render import EventPrinter, JsonPrinter
@@ -284,6 +286,18 @@ def run(
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     out = sys.stdout if output_schema is None else sys.stderr  # stdout: the JSON value only
     printer = JsonPrinter(out) if json_output else EventPrinter(out=out, err=err)
+    if agent is not None:  # an agent file (DESIGN §17): cli/teams.py runs it
+        flags = {"--tools": tools, "--mcp": mcp or mcp_url, "--max-cost": max_cost,
+                 "--output-schema": output_schema, "--otel": otel, "--attach": attach,
+                 "--system": system != DEFAULT_SYSTEM}  # fmt: skip
+        with contextlib.redirect_stdout(sys.stderr):
+            resolved = resolve_model(model, base_url, tool_calls)
+            reason = run_agent_file(
+                agent, prompt, resolved, printer, yes=yes, max_turns=max_turns, flags=flags,
+                load_model=lambda m: _load_local(m, err),
+            )  # fmt: skip
+        _finish(reason, None, printer, max_turns, None)
+        return
     # stdout is the answer (or the JSON lines): whatever tool files print goes to stderr.
     with contextlib.redirect_stdout(sys.stderr):
         resolved = resolve_model(model, base_url, tool_calls)
@@ -316,6 +330,13 @@ def run(
             if close_mcp is not None:
                 close_mcp()
             stop_tracing(tracing)
+    _finish(reason, output, printer, max_turns, output_schema)
+
+
+def _finish(
+    reason: str, output: Any, printer: Any, max_turns: int, output_schema: Path | None
+) -> None:
+    """How `yiem run` ends: the JSON output, or one error line and a non-zero exit."""
     if reason == "aborted":
         raise CliError("interrupted", EXIT_INTERRUPTED)
     if reason == "max_turns":  # the loop ends so only while tool calls are still pending
@@ -328,6 +349,9 @@ def run(
     if reason == "usage_limit":
         detail = final.error_message if final is not None else "usage limit reached"
         raise CliError(f"the run was stopped: {detail}; raise it with --max-cost")
+    if reason == "guardrail":
+        detail = final.error_message if final is not None else "a guardrail tripped"
+        raise CliError(f"the run was stopped: {detail}")
     if reason == "error" or (final is not None and final.stop_reason == "error"):
         detail = final.error_message if final is not None else None
         raise CliError(f"the run failed: {detail or 'unknown error'}")

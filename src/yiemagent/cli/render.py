@@ -16,9 +16,12 @@ from yiemagent.types import (
     AgentEvent,
     AssistantMessage,
     MessageEndEvent,
+    MessageStartEvent,
     MessageUpdateEvent,
+    NestedAgentEvent,
     ToolExecutionEndEvent,
     ToolExecutionStartEvent,
+    ToolResultMessage,
     Usage,
     event_to_dict,
     text_of,
@@ -36,11 +39,13 @@ def one_line(text: str, limit: int = _RESULT_CHARS) -> str:
 
 
 def total_usage(messages: list[Any]) -> Usage:
-    """The summed usage of the assistant messages in `messages`."""
+    """The summed usage of the assistant messages in `messages` and of their tool results
+    (what sub-agents spent, DESIGN §17)."""
     total = Usage()
     for message in messages:
-        if isinstance(message, AssistantMessage):
-            total.add(message.usage)
+        usage = message.usage if isinstance(message, AssistantMessage | ToolResultMessage) else None
+        if usage is not None:
+            total.add(usage)
     return total
 
 
@@ -58,7 +63,12 @@ class EventPrinter:
     """Human output for one run: text deltas as they come, one line per tool call start and
     end (name, arguments, result or error, duration in ms), the usage at the end."""
 
-    def __init__(self, out: IO[str] | None = None, err: Console | None = None) -> None:
+    def __init__(
+        self, out: IO[str] | None = None, err: Console | None = None, *, hold_text: bool = False
+    ) -> None:
+        self.hold_text = hold_text
+        """Print an answer only once its message has ended (guardrails may still stop it,
+        DESIGN §17), instead of as it streams."""
         self._out = out or sys.stdout
         self._err = err or Console(stderr=True, highlight=False, soft_wrap=True)
         self._started: dict[str, float] = {}
@@ -66,6 +76,7 @@ class EventPrinter:
         self._t0 = time.perf_counter()
         self.final: AssistantMessage | None = None
         self.end: AgentEndEvent | None = None
+        self._speaker: str | None = None
 
     def _break_line(self) -> None:
         if self._line_open:
@@ -76,7 +87,7 @@ class EventPrinter:
     def __call__(self, event: AgentEvent) -> None:
         if isinstance(event, MessageUpdateEvent):
             inner = event.assistant_message_event
-            if inner.type == "text_delta":
+            if inner.type == "text_delta" and not self.hold_text:
                 self._out.write(inner.delta)
                 self._out.flush()
                 self._line_open = not inner.delta.endswith("\n")
@@ -97,8 +108,25 @@ class EventPrinter:
             name = escape(event.tool_name)
             head = f"[red]✗ {name} error:[/]" if event.is_error else f"[green]← {name}:[/]"
             self._err.print(f"{head} {text} [dim]({ms:.0f} ms)[/]")
+        elif isinstance(event, NestedAgentEvent):  # a sub-agent at work (DESIGN §17)
+            from yiemagent.cli.teams import nested_line
+
+            if (line := nested_line(event)) is not None:
+                self._break_line()
+                self._err.print(line)
+        elif isinstance(event, MessageStartEvent) and isinstance(event.message, AssistantMessage):
+            speaker = event.message.agent
+            if self._speaker is not None and speaker != self._speaker:  # after a handoff
+                self._break_line()
+                self._err.print(f"[magenta]⇢ {escape(str(speaker))} answers[/]")
+            self._speaker = speaker
         elif isinstance(event, MessageEndEvent) and isinstance(event.message, AssistantMessage):
             self.final = event.message
+            if self.hold_text and event.message.stop_reason not in ("error", "aborted"):
+                text = event.message.text
+                self._out.write(text)
+                self._out.flush()
+                self._line_open = bool(text) and not text.endswith("\n")
         elif isinstance(event, AgentEndEvent):
             self.end = event
             self._break_line()

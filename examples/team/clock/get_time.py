@@ -1,0 +1,1 @@
+../../tools/get_time.py

@@ -1,0 +1,234 @@
+"""Teams of agents on the command line (DESIGN §17; `docs/teams.md`).
+
+`--agent FILE[:NAME]` (`AgentOption`) loads an agent file for `yiem run`, `chat` and
+`batch` (`agent_from_option`); `run_agent` runs one prompt on it with `yiem run`'s
+approvals and Ctrl-C; `nested_lines` and `speaker_line` say what a sub-agent does and who
+speaks after a handoff, for the terminal printers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal as os_signal
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, TypeAlias
+
+import typer
+
+from yiemagent.types import (
+    AgentEndEvent,
+    AgentEvent,
+    Model,
+    NestedAgentEvent,
+    PendingApproval,
+    ToolApproval,
+    ToolExecutionEndEvent,
+    ToolExecutionStartEvent,
+    text_of,
+)
+
+if TYPE_CHECKING:
+    from yiemagent.agent import Agent
+
+__all__ = [
+    "AgentOption",
+    "agent_from_option",
+    "ask_pending",
+    "has_guardrails",
+    "nested_line",
+    "run_agent",
+    "run_agent_file",
+    "split_agent_option",
+]
+
+AgentOption: TypeAlias = Annotated[
+    str | None,
+    typer.Option("--agent", help="An agent file (TOML) as FILE or FILE:NAME; see docs/teams.md."),
+]
+
+EXIT_INTERRUPTED = 130
+
+
+def split_agent_option(spec: str) -> tuple[Path, str | None]:
+    """`FILE[:NAME]` as the file and the agent's name (a Windows drive's colon stays)."""
+    path, sep, name = spec.rpartition(":")
+    if sep and path and name and "/" not in name and "\\" not in name and len(path) > 1:
+        return Path(path), name
+    return Path(spec), None
+
+
+def run_agent_file(
+    spec: str,
+    prompt: str,
+    model: Model,
+    printer: Callable[[AgentEvent], None],
+    *,
+    yes: bool,
+    max_turns: int,
+    flags: dict[str, Any],
+    load_model: Callable[[Model], None],
+) -> str:
+    """`yiem run --agent FILE[:NAME] PROMPT`: load the file (agents without a model get
+    `model`), run the prompt, return the end reason (`yiem run` says the rest).
+
+    Raises:
+        CliError: another option that the agent file sets (`flags`: option -> value).
+        ConfigError: a bad agent file.
+    """
+    from yiemagent.cli.options import CliError
+    from yiemagent.cli.render import EventPrinter
+
+    given = [flag for flag, value in flags.items() if value]
+    if given:
+        raise CliError(f"{given[0]} does not go with --agent: set it in the agent file")
+    agent = agent_from_option(spec, model)
+    agent.max_turns = agent.max_turns or max_turns
+    if isinstance(printer, EventPrinter):
+        printer.hold_text = has_guardrails(agent)  # never show an answer before it passed
+    if agent.state.model is not None and agent.state.model.api == "local":
+        load_model(agent.state.model)
+    return asyncio.run(run_agent(prompt, agent, printer, yes))
+
+
+def agent_from_option(spec: str, model: Model | None) -> Agent[Any]:
+    """The agent of `--agent FILE[:NAME]`; agents the file gives no model get `model`.
+
+    Raises:
+        ConfigError: a bad file (one line naming the file, table and key).
+    """
+    from yiemagent.teams import load_agent
+
+    path, name = split_agent_option(spec)
+    return load_agent(path, name, model=model)
+
+
+def has_guardrails(agent: Agent[Any]) -> bool:
+    """Whether `agent` or an agent its handoffs reach has guardrails (the terminal then
+    shows an answer only once it has passed them)."""
+    seen = [agent]
+    for member in seen:
+        if member.input_guardrails or member.output_guardrails:
+            return True
+        seen.extend(h.agent for h in member.handoffs if all(h.agent is not s for s in seen))
+    return False
+
+
+def nested_line(event: NestedAgentEvent) -> str | None:
+    """The rich markup line for a sub-agent's tool call or tripped guardrail, indented by
+    its depth and naming the agent; None for its other events."""
+    inner = event.event
+    indent = "  " * (len(event.agent_path) - 1)
+    who = f"[magenta]{'›'.join(event.agent_path[1:])}[/]"
+    from rich.markup import escape
+
+    if isinstance(inner, ToolExecutionStartEvent):
+        args = json.dumps(inner.args, ensure_ascii=False, default=str)
+        return f"{indent}{who} [cyan]→ {escape(inner.tool_name)}[/] {escape(_short(args))}"
+    if isinstance(inner, ToolExecutionEndEvent):
+        text = escape(_short(text_of(inner.result.content) or "(no output)"))
+        name = escape(inner.tool_name)
+        head = f"[red]✗ {name} error:[/]" if inner.is_error else f"[green]← {name}:[/]"
+        return f"{indent}{who} {head} {text}"
+    if isinstance(inner, AgentEndEvent) and inner.reason == "guardrail":
+        last = next(
+            (m for m in reversed(inner.messages) if getattr(m, "role", "") == "assistant"), None
+        )
+        why = getattr(last, "error_message", None) or "a guardrail tripped"
+        return f"{indent}{who} [red]✗ stopped: {escape(why)}[/]"
+    return None
+
+
+def _short(text: str, limit: int = 160) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def ask_pending(
+    pending: list[PendingApproval],
+    *,
+    yes: bool,
+    ask: Callable[[str], str] | None = None,
+    say: Callable[[str], None] | None = None,
+) -> dict[str, ToolApproval]:
+    """A decision for each pending approval (sub-agents' calls name their agent), asked on
+    the terminal as `yiem run` does (see `cli.approvals.ask_approvals`)."""
+    from yiemagent.cli.approvals import NO_TERMINAL_REASON
+
+    say = say or (lambda text: print(text, file=sys.stderr, flush=True))
+    if ask is None and not yes and sys.stdin is not None and sys.stdin.isatty():
+        ask = input
+    decisions: dict[str, ToolApproval] = {}
+    for item in pending:
+        where = f" (in {'›'.join(item.agent_path[1:])})" if item.agent_path else ""
+        shown = f"{item.tool_name}({json.dumps(item.arguments, ensure_ascii=False)}){where}"
+        if yes:
+            decisions[item.tool_call_id] = ToolApproval(True)
+            say(f"approved (--yes): {shown}")
+        elif ask is None:
+            decisions[item.tool_call_id] = ToolApproval(False, NO_TERMINAL_REASON)
+            say(f"rejected: {shown}: {NO_TERMINAL_REASON}")
+        else:
+            try:
+                answer = ask(f"Run {shown}? [y/N] ")
+            except EOFError:
+                answer = ""
+            approved = answer.strip().lower() in ("y", "yes")
+            reason = None if approved else "the user said no"
+            decisions[item.tool_call_id] = ToolApproval(approved, reason)
+    return decisions
+
+
+async def run_agent(
+    prompt: str, agent: Agent[Any], on_event: Callable[[AgentEvent], None], yes: bool
+) -> str:
+    """Run `prompt` on `agent`, sending each event to `on_event` and asking for held calls
+    between runs; Ctrl-C aborts the run (a second one exits at once). Returns the end
+    reason of the last run ("aborted" when interrupted)."""
+    from yiemagent.agent import AgentRunError
+
+    loop = asyncio.get_running_loop()
+    interrupted = False
+    ends: list[str] = []
+
+    def on_sigint() -> None:
+        nonlocal interrupted
+        if interrupted:
+            sys.stderr.write("yiem: interrupted\n")
+            os._exit(EXIT_INTERRUPTED)
+        interrupted = True
+        agent.abort("interrupted")
+
+    def listen(event: AgentEvent, signal: Any) -> None:
+        on_event(event)
+        if isinstance(event, AgentEndEvent):
+            ends.append(event.reason)
+
+    unsubscribe = agent.subscribe(listen)
+    with contextlib.suppress(NotImplementedError, RuntimeError):
+        loop.add_signal_handler(os_signal.SIGINT, on_sigint)
+    try:
+        with contextlib.suppress(AgentRunError):  # the printer has shown why
+            await agent.prompt(prompt)
+        while agent.pending_approvals and not interrupted:
+            pending = agent.pending_approvals
+            decisions = await asyncio.to_thread(ask_pending, pending, yes=yes)
+            for call_id, decision in decisions.items():
+                if decision.approved:
+                    agent.approve(call_id)
+                else:
+                    agent.reject(call_id, decision.reason)
+            with contextlib.suppress(AgentRunError):
+                await agent.resume()
+    finally:
+        unsubscribe()
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.remove_signal_handler(os_signal.SIGINT)
+        await agent.close()
+    if interrupted:
+        return "aborted"
+    return ends[-1] if ends else "error"

@@ -1,0 +1,305 @@
+"""Agent files: a team of agents described in TOML (DESIGN §17; `docs/teams.md`).
+
+    [agents.router]
+    description = "Sends each question to the right specialist."
+    system_prompt = "..."
+    handoffs = ["billing", "support"]
+
+    [agents.billing]
+    model = "openai/gpt-4o-mini"   # default: the embedded model
+    tools = ["tools"]              # tool folders, relative to this file
+
+Each `[agents.NAME]` table is one `Agent` named NAME; the first table is the entry agent
+unless `name` picks another. Names in `handoffs` and `as_tools` refer to other tables of
+the file, so agents may hand over to each other in a cycle. Every problem is one
+`ConfigError` whose text names the file, the table and the key.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import json
+import shlex
+import sys
+import threading
+import tomllib
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from yiemagent.agent import Agent, Handoff
+from yiemagent.errors import ConfigError, YiemAgentError
+from yiemagent.types import Model, UsageLimits
+
+__all__ = ["AGENT_KEYS", "load_agent"]
+
+AGENT_KEYS = (
+    "description",
+    "system_prompt",
+    "model",
+    "tools",
+    "mcp",
+    "handoffs",
+    "as_tools",
+    "output_schema",
+    "input_guardrails",
+    "output_guardrails",
+    "max_turns",
+    "max_handoffs",
+    "usage_limits",
+)
+"""The keys an `[agents.NAME]` table may hold."""
+
+
+class _Problem(Exception):
+    """A bad value: the caller adds where it was."""
+
+
+def load_agent(
+    path: str | Path, name: str | None = None, *, model: Model | None = None
+) -> Agent[Any]:
+    """The entry agent of the agent file at `path`, with every agent it names built.
+
+    Args:
+        path: a TOML file with `[agents.NAME]` tables (keys: `AGENT_KEYS`).
+        name: the entry agent's table name; default the file's first agent.
+        model: the model of agents whose table names none (default: the embedded one).
+
+    Returns:
+        The entry `Agent`; the others are reachable through its handoffs and tools.
+        MCP servers named in the file are connected and owned by their agent (closed by
+        `await agent.close()`).
+
+    Raises:
+        ConfigError: the file is missing or not TOML, or a table or key is wrong; the
+            message names the file, the table and the key.
+    """
+    file = Path(path)
+    try:
+        data = tomllib.loads(file.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"{file}: cannot read the agent file: {exc.strerror or exc}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{file}: not valid TOML: {exc}") from None
+    extra = sorted(set(data) - {"agents"})
+    if extra:
+        raise ConfigError(f"{file}: unknown table or key {extra[0]!r}; put agents in [agents.NAME]")
+    tables = data.get("agents")
+    if not isinstance(tables, dict) or not tables:
+        raise ConfigError(f"{file}: no agents: add an [agents.NAME] table")
+    if name is not None and name not in tables:
+        raise ConfigError(f"{file}: no agent {name!r}; the file has {', '.join(tables)}")
+    agents: dict[str, Agent[Any]] = {}
+    for table, spec in tables.items():
+        where = f"{file}: [agents.{table}]"
+        if not isinstance(spec, dict):
+            raise ConfigError(f"{where}: must be a table of keys")
+        for key in spec:
+            if key not in AGENT_KEYS:
+                raise ConfigError(
+                    f"{where} {key}: unknown key; the keys are {', '.join(AGENT_KEYS)}"
+                )
+        agents[table] = _build(file, table, spec, model)
+    for table, spec in tables.items():
+        _link(file, table, spec, agents)
+    return agents[name if name is not None else next(iter(tables))]
+
+
+def _build(file: Path, table: str, spec: Mapping[str, Any], default: Model | None) -> Agent[Any]:
+    def get(key: str, parse: Callable[[Any], Any], fallback: Any = None) -> Any:
+        if key not in spec:
+            return fallback
+        try:
+            return parse(spec[key])
+        except _Problem as exc:
+            raise ConfigError(f"{file}: [agents.{table}] {key}: {exc}") from None
+        except ConfigError as exc:
+            raise ConfigError(f"{file}: [agents.{table}] {key}: {exc}") from None
+
+    base = file.parent
+    model = get("model", _model, default)
+    try:
+        agent: Agent[Any] = Agent(
+            get("system_prompt", _text, "You are a helpful assistant."),
+            model,
+            name=table,
+            description=get("description", _text),
+            tools=get("tools", lambda v: _tools(base, v, model)),
+            output_type=get("output_schema", lambda v: _schema(base, v)),
+            input_guardrails=get("input_guardrails", lambda v: _guardrails(base, v)),
+            output_guardrails=get("output_guardrails", lambda v: _guardrails(base, v)),
+            max_turns=get("max_turns", _count),
+            max_handoffs=get("max_handoffs", _count, 10),
+            usage_limits=get("usage_limits", _limits),
+        )
+    except ConfigError as exc:
+        if str(exc).startswith(str(file)):
+            raise
+        raise ConfigError(f"{file}: [agents.{table}]: {exc}") from None
+    servers = get("mcp", _servers)
+    if servers:
+        try:
+            _connect(agent, servers)
+        except Exception as exc:
+            raise ConfigError(f"{file}: [agents.{table}] mcp: {exc}") from None
+    return agent
+
+
+def _link(file: Path, table: str, spec: Mapping[str, Any], agents: dict[str, Agent[Any]]) -> None:
+    """Resolve `handoffs` and `as_tools`, now that every agent of the file exists."""
+    agent = agents[table]
+    for key in ("handoffs", "as_tools"):
+        names = spec.get(key, [])
+        where = f"{file}: [agents.{table}] {key}"
+        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+            raise ConfigError(f"{where}: must be a list of agent names")
+        for other in names:
+            if other not in agents:
+                raise ConfigError(f"{where}: no agent {other!r} in the file")
+            if other == table:
+                raise ConfigError(f"{where}: an agent cannot name itself")
+        try:
+            if key == "handoffs":
+                agent.handoffs = [Handoff(agents[n]) for n in names]
+            else:
+                for other in names:
+                    agent.tool_store.register(agents[other].as_tool())
+        except ConfigError as exc:
+            raise ConfigError(f"{where}: {exc}") from None
+
+
+# ── values ─────────────────────────────────────────────────────────────────
+
+
+def _text(value: Any) -> str:
+    if not isinstance(value, str):
+        raise _Problem(f"must be a string, not {type(value).__name__}")
+    return value
+
+
+def _count(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise _Problem(f"must be a whole number >= 0, not {value!r}")
+    return value
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise _Problem("must be a string or a list of strings")
+    return value
+
+
+def _model(value: Any) -> Model:
+    from yiemagent.ai.models import get_model
+
+    try:
+        return get_model(_text(value))
+    except (YiemAgentError, KeyError, ValueError) as exc:
+        raise _Problem(" ".join(str(exc).strip("'\"").split())) from None
+
+
+def _tools(base: Path, value: Any, model: Model | None) -> Any:
+    from yiemagent.tools import ToolStore
+
+    store = ToolStore("agent-file")
+    for folder in _strings(value):
+        directory = base / folder
+        if not directory.is_dir():
+            raise _Problem(f"{directory} is not a folder")
+        try:
+            store.load_dir(directory)
+        except Exception as exc:
+            raise _Problem(f"{directory}: {exc}") from None
+    if model is None or model.api == "local":
+        # The small embedded model calls the listTools meta-tool instead of the right
+        # tool (as `yiem run` found); it gets the tools alone.
+        store.unregister("listTools")
+    return store
+
+
+def _schema(base: Path, value: Any) -> dict[str, Any]:
+    if isinstance(value, str):
+        try:
+            value = json.loads((base / value).read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise _Problem(f"cannot read a JSON Schema from {base / value}: {exc}") from None
+    if not isinstance(value, dict):
+        raise _Problem("must be a JSON Schema (a table) or the path of a JSON file")
+    return value
+
+
+def _guardrails(base: Path, value: Any) -> list[Any]:
+    found = []
+    for ref in _strings(value):
+        module_name, _, attr = ref.partition(":")
+        if not module_name or not attr:
+            raise _Problem(f"{ref!r} must be 'module:function'")
+        if str(base) not in sys.path:
+            sys.path.insert(0, str(base))  # modules beside the file import as they are
+        try:
+            function = getattr(importlib.import_module(module_name), attr)
+        except ImportError as exc:
+            raise _Problem(f"cannot import {module_name!r}: {exc}") from None
+        except AttributeError:
+            raise _Problem(f"{module_name!r} has no {attr!r}") from None
+        if not callable(function):
+            raise _Problem(f"{ref!r} is not a function")
+        found.append(function)
+    return found
+
+
+def _limits(value: Any) -> UsageLimits:
+    if not isinstance(value, dict):
+        raise _Problem("must be a table, e.g. { max_total_tokens = 20000 }")
+    try:
+        return UsageLimits(**value)
+    except TypeError as exc:
+        raise _Problem(f"unknown limit: {exc}") from None
+
+
+def _servers(value: Any) -> list[Any]:
+    from yiemagent.mcp import MCPServerHTTP, MCPServerStdio
+
+    servers: list[Any] = []
+    for item in _strings(value):
+        if item.startswith(("http://", "https://")):
+            servers.append(MCPServerHTTP(item))
+        elif shlex.split(item):
+            servers.append(MCPServerStdio(item))
+        else:
+            raise _Problem("an empty server command")
+    return servers
+
+
+def _connect(agent: Agent[Any], servers: list[Any]) -> None:
+    """Connect `servers` into the agent's tool store (their connections run on threads of
+    their own) and make the agent own them; from a running event loop, on a helper thread."""
+    from yiemagent.mcp import add_server
+
+    async def connect() -> None:
+        for server in servers:
+            await add_server(agent.tool_store, server)
+
+    failure: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            asyncio.run(connect())
+        except BaseException as exc:
+            failure.append(exc)
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        work()
+    else:
+        thread = threading.Thread(target=work, name="yiem-agent-file-mcp", daemon=True)
+        thread.start()
+        thread.join()
+    for server in servers:
+        agent.own(server)
+    if failure:
+        raise failure[0]

@@ -1,0 +1,217 @@
+"""Agent files (DESIGN §17): `load_agent` builds a team from `[agents.NAME]` tables; a bad
+file is one `ConfigError` naming the table and the key, and one line with exit 1 in the
+CLI (`yiem run --agent FILE[:NAME]`)."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import yiemagent.cli.main as cli_main_module
+from yiemagent import ConfigError, GuardrailTripped, load_agent
+from yiemagent.ai.faux import FauxModel, faux_message, faux_tool_call
+from yiemagent.cli.main import main
+
+TOOL = textwrap.dedent(
+    """
+    from yiemagent import tool
+
+    @tool
+    def add(a: int, b: int) -> str:
+        \"\"\"Add two numbers.
+
+        Args:
+            a: the first.
+            b: the second.
+        \"\"\"
+        return str(a + b)
+
+    def get_tool():
+        return add
+    """
+)
+
+GUARDS = textwrap.dedent(
+    """
+    def no_secrets(context):
+        return "secret" in context.input
+    """
+)
+
+TEAM = textwrap.dedent(
+    """
+    [agents.router]
+    description = "Routes."
+    system_prompt = "Route every question."
+    handoffs = ["math", "writer"]
+    input_guardrails = ["team_guards:no_secrets"]
+    max_handoffs = 3
+
+    [agents.math]
+    description = "Adds numbers."
+    system_prompt = "Add."
+    tools = ["tools"]
+    as_tools = ["writer"]
+    max_turns = 4
+    usage_limits = { max_total_tokens = 5000, max_cost_usd = 0.5 }
+
+    [agents.writer]
+    description = "Writes."
+    handoffs = ["router"]
+    output_schema = { type = "object", properties = { text = { type = "string" } } }
+    """
+)
+
+
+def write_team(tmp_path: Path, text: str = TEAM) -> Path:
+    (tmp_path / "tools").mkdir(exist_ok=True)
+    (tmp_path / "tools" / "add.py").write_text(TOOL)
+    (tmp_path / "team_guards.py").write_text(GUARDS)
+    path = tmp_path / "team.toml"
+    path.write_text(text)
+    return path
+
+
+async def test_load_agent_builds_the_team_and_it_runs(tmp_path: Path) -> None:
+    fm = FauxModel(
+        [
+            faux_message(faux_tool_call("transfer_to_math", {"reason": "sums"})),
+            faux_message(faux_tool_call("add", {"a": 2, "b": 3})),
+            "2 + 3 = 5",
+        ]
+    )
+    router = load_agent(write_team(tmp_path), model=fm.model)
+
+    assert router.name == "router" and router.description == "Routes."
+    assert [h.agent.name for h in router.handoffs] == ["math", "writer"]
+    assert [g.__name__ for g in router.input_guardrails] == ["no_secrets"]
+    assert router.max_handoffs == 3
+    math = router.handoffs[0].agent
+    assert set(math.tool_store.tools) == {"add", "listTools", "writer"}
+    assert math.max_turns == 4
+    assert math._config["usage_limits"].max_total_tokens == 5000
+    writer = router.handoffs[1].agent
+    assert writer.handoffs[0].agent is router  # a cycle, by name
+    assert writer._output is not None
+
+    reply = await router.prompt("What is 2 + 3?")
+
+    assert reply.text == "2 + 3 = 5" and reply.agent == "math"
+    assert fm.contexts[1].system_prompt == "Add."
+    router.state.active_agent = "router"  # the prompt's agent runs its input guardrails
+    with pytest.raises(GuardrailTripped, match="no_secrets"):
+        await router.prompt("tell me a secret")
+
+
+def test_name_picks_the_entry_agent(tmp_path: Path) -> None:
+    path = write_team(tmp_path)
+    assert load_agent(path, "writer").name == "writer"
+    with pytest.raises(ConfigError, match="no agent 'nobody'; the file has router, math, writer"):
+        load_agent(path, "nobody")
+
+
+BAD = {
+    "an unknown key": (
+        'temprature = 0.2\nsystem_prompt = "x"',
+        "[agents.router] temprature: unknown key; the keys are description, system_prompt",
+    ),
+    "a handoff to nobody": ('handoffs = ["nobody"]', "[agents.router] handoffs: no agent 'nobody'"),
+    "a count as text": ('max_turns = "3"', "[agents.router] max_turns: must be a whole number"),
+    "a guardrail that does not import": (
+        'output_guardrails = ["no_such_module:f"]',
+        "[agents.router] output_guardrails: cannot import 'no_such_module'",
+    ),
+    "a guardrail that is not module:function": (
+        'input_guardrails = ["just_a_name"]',
+        "[agents.router] input_guardrails: 'just_a_name' must be 'module:function'",
+    ),
+    "an unknown model": ('model = "nowhere/none"', "[agents.router] model: "),
+    "an unknown limit": (
+        "usage_limits = { max_tokens = 3 }",
+        "[agents.router] usage_limits: unknown limit",
+    ),
+    "a missing tool folder": ('tools = ["absent"]', "[agents.router] tools: "),
+    "a bad name": None,
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD))
+def test_a_bad_file_is_one_error_naming_table_and_key(tmp_path: Path, case: str) -> None:
+    if BAD[case] is None:
+        path = write_team(tmp_path, '[agents."two words"]\nsystem_prompt = "x"\n')
+        expected = "[agents.two words]: invalid agent name 'two words'"
+    else:
+        body, expected = BAD[case]  # type: ignore[misc]
+        path = write_team(tmp_path, f"[agents.router]\n{body}\n")
+    with pytest.raises(ConfigError) as caught:
+        load_agent(path)
+    text = str(caught.value)
+    assert text.startswith(f"{path}: ") and expected in text, text
+    assert "\n" not in text
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("[agents.a\n", "not valid TOML"),
+        ("[other]\nx = 1\n", "unknown table or key 'other'"),
+        ("", "no agents: add an [agents.NAME] table"),
+        ("[agents]\na = 1\n", "[agents.a]: must be a table of keys"),
+    ],
+)
+def test_a_bad_file_layout_is_one_error(tmp_path: Path, text: str, expected: str) -> None:
+    path = tmp_path / "team.toml"
+    path.write_text(text)
+    with pytest.raises(ConfigError, match=expected.replace("[", "\\[").replace(".", "\\.")):
+        load_agent(path)
+
+
+def test_the_cli_says_one_line_and_exits_1_for_a_bad_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write_team(tmp_path, '[agents.router]\nhandoffs = ["ghost"]\n')
+    assert main(["run", "--agent", f"{path}:router", "hi"]) == 1
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.strip().splitlines() == [
+        f"yiem: error: {path}: [agents.router] handoffs: no agent 'ghost' in the file"
+    ]
+    assert main(["run", "--agent", str(path), "--tools", str(tmp_path), "hi"]) == 1
+    assert "--tools does not go with --agent" in capsys.readouterr().err
+
+
+def test_yiem_run_shows_the_handoff_and_nested_agents(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fm = FauxModel(
+        [
+            faux_message(faux_tool_call("transfer_to_math", {})),
+            faux_message(faux_tool_call("writer", {"input": "say 5"})),
+            '{"text": "five"}',
+            "It is five.",
+        ],
+        model_id="team-cli",
+    )
+    monkeypatch.setattr(cli_main_module, "resolve_model", lambda spec, base_url: fm.model)
+    path = write_team(tmp_path)
+    assert main(["run", "--agent", str(path), "What is 2 + 3?"]) == 0
+    out, err = capsys.readouterr()
+    assert out == "It is five.\n"
+    assert "→ transfer_to_math" in err
+    assert "⇢ math answers" in err
+    assert "→ writer" in err and '← writer: {"text": "five"}' in err
+
+
+def test_yiem_run_names_a_tripped_guardrail(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fm = FauxModel(["never shown"], model_id="team-guard")
+    monkeypatch.setattr(cli_main_module, "resolve_model", lambda spec, base_url: fm.model)
+    assert main(["run", "--agent", str(write_team(tmp_path)), "a secret please"]) == 1
+    out, err = capsys.readouterr()
+    assert "never shown" not in out
+    assert err.strip().splitlines()[-1] == (
+        "yiem: error: the run was stopped: input guardrail 'no_secrets' tripped"
+    )
