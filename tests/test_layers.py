@@ -14,7 +14,7 @@ import yiemagent
 
 SRC = Path(yiemagent.__file__).parent
 
-LAYERS: dict[str, int] = {
+LAYERS: dict[str, float] = {
     "errors": 0,
     "files": 0,
     "types": 1,
@@ -27,6 +27,7 @@ LAYERS: dict[str, int] = {
     "mcp": 6,
     "telemetry": 6,
     "batch": 6,
+    "teams": 6.5,  # agent files: build Agents with tools and MCP servers (DESIGN §17)
     "(root)": 7,  # yiemagent/__init__.py: the re-exports of every layer's public names
     "serve": 7,  # `yiem serve` (DESIGN §18): serves agents and shows telemetry's timeline
     "evals": 7,  # runs on the batch engine and draws the telemetry timeline
