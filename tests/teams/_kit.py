@@ -7,7 +7,7 @@ import asyncio
 from typing import Any
 
 from yiemagent import Agent, AgentTool, AssistantMessage
-from yiemagent.ai.faux import FauxModel, faux_message, faux_tool_call
+from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
 from yiemagent.types import Usage
 
 SCHEMA: dict[str, Any] = {"type": "object", "properties": {"n": {"type": "integer"}}}

@@ -11,7 +11,7 @@ import pytest
 
 import yiemagent.cli.main as cli_main_module
 from yiemagent import ConfigError, GuardrailTripped, load_agent
-from yiemagent.ai.faux import FauxModel, faux_message, faux_tool_call
+from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
 from yiemagent.cli.main import main
 
 TOOL = textwrap.dedent(
@@ -194,7 +194,7 @@ def test_yiem_run_shows_the_handoff_and_nested_agents(
         ],
         model_id="team-cli",
     )
-    monkeypatch.setattr(cli_main_module, "resolve_model", lambda spec, base_url: fm.model)
+    monkeypatch.setattr(cli_main_module, "resolve_model", lambda spec, base_url, *rest: fm.model)
     path = write_team(tmp_path)
     assert main(["run", "--agent", str(path), "What is 2 + 3?"]) == 0
     out, err = capsys.readouterr()
@@ -208,7 +208,7 @@ def test_yiem_run_names_a_tripped_guardrail(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     fm = FauxModel(["never shown"], model_id="team-guard")
-    monkeypatch.setattr(cli_main_module, "resolve_model", lambda spec, base_url: fm.model)
+    monkeypatch.setattr(cli_main_module, "resolve_model", lambda spec, base_url, *rest: fm.model)
     assert main(["run", "--agent", str(write_team(tmp_path)), "a secret please"]) == 1
     out, err = capsys.readouterr()
     assert "never shown" not in out

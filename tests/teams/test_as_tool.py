@@ -23,7 +23,7 @@ from yiemagent import (
     UserMessage,
     event_to_dict,
 )
-from yiemagent.ai.faux import FauxModel, faux_message, faux_tool_call
+from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
 from yiemagent.types import Context, Usage
 
 from ..approvals._kit import transcript_problems

@@ -20,7 +20,7 @@ from yiemagent import (
     InMemorySessionStore,
     ToolResultMessage,
 )
-from yiemagent.ai.faux import FauxModel
+from yiemagent.ai.providers.faux import FauxModel
 
 from ..approvals._kit import transcript_problems
 from ._kit import calls, scripted, slow_tool

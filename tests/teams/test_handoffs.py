@@ -15,7 +15,7 @@ from yiemagent import (
     Handoff,
     ToolResultMessage,
 )
-from yiemagent.ai.faux import faux_message, faux_tool_call
+from yiemagent.ai.providers.faux import faux_message, faux_tool_call
 from yiemagent.types import Context
 
 from ..approvals._kit import transcript_problems

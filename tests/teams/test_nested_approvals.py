@@ -86,7 +86,7 @@ CHILD = textwrap.dedent(
     """
     import asyncio, json, sys, time
     from yiemagent import Agent, AgentTool
-    from yiemagent.ai.faux import FauxModel, faux_message, faux_tool_call
+    from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
     from yiemagent.sessions import SqliteSessionStore
 
     db, role, runs = sys.argv[1], sys.argv[2], sys.argv[3]

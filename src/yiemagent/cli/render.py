@@ -27,7 +27,7 @@ from yiemagent.types import (
     text_of,
 )
 
-__all__ = ["EventPrinter", "JsonPrinter", "one_line", "total_usage", "usage_line"]
+__all__ = ["EventPrinter", "JsonPrinter", "nested_line", "one_line", "total_usage", "usage_line"]
 
 _RESULT_CHARS = 200
 
@@ -57,6 +57,29 @@ def usage_line(usage: Usage, elapsed_s: float) -> str:
         parts.append(f"${usage.cost.total:.4f}")
     parts.append(f"{elapsed_s:.2f} s")
     return " · ".join(parts)
+
+
+def nested_line(event: NestedAgentEvent) -> str | None:
+    """The rich markup line for a sub-agent's tool call or tripped guardrail, indented by
+    its depth and naming the agent; None for its other events."""
+    inner = event.event
+    indent = "  " * (len(event.agent_path) - 1)
+    who = f"[magenta]{'›'.join(event.agent_path[1:])}[/]"
+    if isinstance(inner, ToolExecutionStartEvent):
+        args = json.dumps(inner.args, ensure_ascii=False, default=str)
+        return f"{indent}{who} [cyan]→ {escape(inner.tool_name)}[/] {escape(one_line(args))}"
+    if isinstance(inner, ToolExecutionEndEvent):
+        text = escape(one_line(text_of(inner.result.content) or "(no output)"))
+        name = escape(inner.tool_name)
+        head = f"[red]✗ {name} error:[/]" if inner.is_error else f"[green]← {name}:[/]"
+        return f"{indent}{who} {head} {text}"
+    if isinstance(inner, AgentEndEvent) and inner.reason == "guardrail":
+        last = next(
+            (m for m in reversed(inner.messages) if getattr(m, "role", "") == "assistant"), None
+        )
+        why = getattr(last, "error_message", None) or "a guardrail tripped"
+        return f"{indent}{who} [red]✗ stopped: {escape(why)}[/]"
+    return None
 
 
 class EventPrinter:
@@ -109,8 +132,6 @@ class EventPrinter:
             head = f"[red]✗ {name} error:[/]" if event.is_error else f"[green]← {name}:[/]"
             self._err.print(f"{head} {text} [dim]({ms:.0f} ms)[/]")
         elif isinstance(event, NestedAgentEvent):  # a sub-agent at work (DESIGN §17)
-            from yiemagent.cli.teams import nested_line
-
             if (line := nested_line(event)) is not None:
                 self._break_line()
                 self._err.print(line)

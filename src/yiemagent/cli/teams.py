@@ -2,8 +2,7 @@
 
 `--agent FILE[:NAME]` (`AgentOption`) loads an agent file for `yiem run`, `chat` and
 `batch` (`agent_from_option`); `run_agent` runs one prompt on it with `yiem run`'s
-approvals and Ctrl-C; `nested_lines` and `speaker_line` say what a sub-agent does and who
-speaks after a handoff, for the terminal printers.
+approvals and Ctrl-C (`render.nested_line` shows what sub-agents do).
 """
 
 from __future__ import annotations
@@ -24,12 +23,8 @@ from yiemagent.types import (
     AgentEndEvent,
     AgentEvent,
     Model,
-    NestedAgentEvent,
     PendingApproval,
     ToolApproval,
-    ToolExecutionEndEvent,
-    ToolExecutionStartEvent,
-    text_of,
 )
 
 if TYPE_CHECKING:
@@ -40,7 +35,6 @@ __all__ = [
     "agent_from_option",
     "ask_pending",
     "has_guardrails",
-    "nested_line",
     "run_agent",
     "run_agent_file",
     "split_agent_option",
@@ -116,36 +110,6 @@ def has_guardrails(agent: Agent[Any]) -> bool:
             return True
         seen.extend(h.agent for h in member.handoffs if all(h.agent is not s for s in seen))
     return False
-
-
-def nested_line(event: NestedAgentEvent) -> str | None:
-    """The rich markup line for a sub-agent's tool call or tripped guardrail, indented by
-    its depth and naming the agent; None for its other events."""
-    inner = event.event
-    indent = "  " * (len(event.agent_path) - 1)
-    who = f"[magenta]{'›'.join(event.agent_path[1:])}[/]"
-    from rich.markup import escape
-
-    if isinstance(inner, ToolExecutionStartEvent):
-        args = json.dumps(inner.args, ensure_ascii=False, default=str)
-        return f"{indent}{who} [cyan]→ {escape(inner.tool_name)}[/] {escape(_short(args))}"
-    if isinstance(inner, ToolExecutionEndEvent):
-        text = escape(_short(text_of(inner.result.content) or "(no output)"))
-        name = escape(inner.tool_name)
-        head = f"[red]✗ {name} error:[/]" if inner.is_error else f"[green]← {name}:[/]"
-        return f"{indent}{who} {head} {text}"
-    if isinstance(inner, AgentEndEvent) and inner.reason == "guardrail":
-        last = next(
-            (m for m in reversed(inner.messages) if getattr(m, "role", "") == "assistant"), None
-        )
-        why = getattr(last, "error_message", None) or "a guardrail tripped"
-        return f"{indent}{who} [red]✗ stopped: {escape(why)}[/]"
-    return None
-
-
-def _short(text: str, limit: int = 160) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 def ask_pending(
