@@ -158,3 +158,25 @@ class _Object:
     def __init__(self, fields: dict[str, Any]) -> None:
         for name, value in fields.items():
             setattr(self, name, _Object(value) if isinstance(value, dict) else value)
+
+
+@pytest.mark.parametrize("api", ["openai-completions", "openai-responses"])
+def test_both_openai_apis_send_openais_own_fields_only_to_openai(api: str) -> None:
+    from yiemagent.ai.providers import openai_completions, openai_responses
+
+    build = (
+        openai_completions if api == "openai-completions" else openai_responses
+    ).build_request_body
+    context = Context("", [UserMessage("hi")])
+    options = StreamOptions(session_id="s1", cache_retention="long", metadata={"n": 1})
+    openai = build(Model(id="gpt-x", provider="openai", api=api), context, options)
+    assert openai["prompt_cache_key"] == "s1" and openai["prompt_cache_retention"] == "24h"
+    assert openai["metadata"] == {"n": "1"}
+    none = build(
+        Model(id="gpt-x", provider="openai", api=api),
+        context,
+        StreamOptions(session_id="s1", cache_retention="none"),
+    )
+    assert "prompt_cache_key" not in none and "metadata" not in none
+    other = build(Model(id="m", provider="vllm", api=api), context, options)
+    assert not {"prompt_cache_key", "prompt_cache_retention", "metadata"} & other.keys()

@@ -41,7 +41,7 @@ from yiemagent.types.messages import (
 
 if TYPE_CHECKING:
     from yiemagent.ai.builder import DoneReason
-    from yiemagent.types.model import Model
+    from yiemagent.types.model import Model, StreamOptions
     from yiemagent.types.tools import AgentTool
 
 __all__ = [
@@ -50,6 +50,7 @@ __all__ = [
     "is_mistral",
     "is_openai_proper",
     "messages_to_openai",
+    "openai_only_fields",
     "openai_tool",
     "usage_from_openai",
     "user_message_from_openai",
@@ -81,6 +82,24 @@ def is_openai_proper(model: Model) -> bool:
     """Whether `model` is OpenAI's own (provider "openai", also behind a proxy base URL)
     rather than a compatible server."""
     return model.provider == "openai"
+
+
+def openai_only_fields(model: Model, options: StreamOptions) -> dict[str, Any]:
+    """The request fields only OpenAI itself takes, the same in Chat Completions and the
+    Responses API: `prompt_cache_key` (the session id; none with `cache_retention="none"`),
+    `prompt_cache_retention="24h"` (`cache_retention="long"`) and `metadata` (as strings).
+    Empty for any other server."""
+    if not is_openai_proper(model):
+        return {}
+    fields: dict[str, Any] = {}
+    if options.cache_retention != "none":
+        if options.session_id:
+            fields["prompt_cache_key"] = options.session_id
+        if options.cache_retention == "long":
+            fields["prompt_cache_retention"] = "24h"
+    if options.metadata:
+        fields["metadata"] = {str(k): str(v) for k, v in options.metadata.items()}
+    return fields
 
 
 def is_mistral(model: Model) -> bool:

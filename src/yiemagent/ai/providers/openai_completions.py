@@ -38,6 +38,7 @@ from yiemagent.ai.openai_wire import (
     is_mistral,
     is_openai_proper,
     messages_to_openai,
+    openai_only_fields,
     openai_tool,
     usage_from_openai,
 )
@@ -130,13 +131,7 @@ def build_request_body(model: Model, context: Context, options: StreamOptions) -
             body["reasoning"] = {"effort": options.reasoning}
         else:
             body["reasoning_effort"] = options.reasoning
-    if proper and options.cache_retention != "none":
-        if options.session_id:
-            body["prompt_cache_key"] = options.session_id
-        if options.cache_retention == "long":
-            body["prompt_cache_retention"] = "24h"
-    if proper and options.metadata:
-        body["metadata"] = {str(k): str(v) for k, v in options.metadata.items()}
+    body.update(openai_only_fields(model, options))
     return body
 
 

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 from yiemagent.ai._sanitize import image_base64
 from yiemagent.ai.attachments import attachment_stand_in
 from yiemagent.ai.builder import MessageBuilder
-from yiemagent.ai.openai_wire import is_openai_proper
+from yiemagent.ai.openai_wire import is_openai_proper, openai_only_fields
 from yiemagent.ai.providers._sdk_call import SdkApi, open_raw_stream, stream_sdk
 from yiemagent.ai.providers._sdk_failures import sdk_retry_decision
 from yiemagent.ai.providers.openai_completions import openai_tool_call_id
@@ -197,14 +197,7 @@ def build_request_body(model: Model, context: Context, options: StreamOptions) -
             body["reasoning"] = {"effort": options.reasoning, "summary": "auto"}
     if options.temperature is not None and not model.reasoning:
         body["temperature"] = options.temperature  # reasoning models refuse it
-    proper = is_openai_proper(model)
-    if proper and options.cache_retention != "none":
-        if options.session_id:
-            body["prompt_cache_key"] = options.session_id
-        if options.cache_retention == "long":
-            body["prompt_cache_retention"] = "24h"
-    if proper and options.metadata:
-        body["metadata"] = {str(k): str(v) for k, v in options.metadata.items()}
+    body.update(openai_only_fields(model, options))
     return body
 
 
