@@ -20,7 +20,44 @@ __all__ = [
     "SessionCorruptError",
     "ToolLoadError",
     "YiemAgentError",
+    "install_hint",
 ]
+
+
+def install_hint(extra: str) -> str:
+    """How to install one of yiemagent's extras, as an error message says it.
+
+    yiemagent is not on PyPI: run from a checkout (an editable install, or `src` on the
+    path), the command is the checkout's own pip with `-e` (`.venv/bin/pip install -e
+    '.[mcp]'`, paths shown relative to the working folder when they are inside it);
+    otherwise `pip install 'yiemagent[mcp]'`.
+
+    Args:
+        extra: the extra's name in pyproject.toml, e.g. "mcp", "ray", "openai".
+    """
+    import os
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    try:
+        checkout = 'name = "yiemagent"' in (root / "pyproject.toml").read_text(encoding="utf-8")
+    except OSError:
+        checkout = False
+    if not checkout:
+        return f"pip install 'yiemagent[{extra}]'"
+
+    def shown(path: Path) -> str:
+        try:
+            relative = os.path.relpath(path)
+        except ValueError:  # another drive (Windows)
+            return str(path)
+        return str(path) if relative.startswith("..") else relative
+
+    pip = Path(sys.executable).parent / "pip"
+    where = shown(root)
+    target = "." if where == "." else where
+    return f"{shown(pip)} install -e '{target}[{extra}]'"
 
 
 class YiemAgentError(Exception):

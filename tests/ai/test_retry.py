@@ -277,7 +277,7 @@ async def test_a_missing_sdk_ends_the_call_at_once_with_the_install_command() ->
     stream = start_call(model, work, describe=describe, name="openai-completions")
     message = await asyncio.wait_for(stream.result(), 5)
     assert message.stop_reason == "error"
-    assert "pip install 'yiemagent[openai]'" in (message.error_message or "")
+    assert "pip install -e '.[openai]'" in (message.error_message or "")  # from the checkout
 
 
 async def test_a_describer_that_raises_still_ends_the_call() -> None:

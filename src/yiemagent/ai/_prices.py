@@ -9,8 +9,8 @@ snapshot is used as is; nothing is fetched over the network.
 
 Prices are the base rate per million tokens; a model with tiered prices (more per token
 above a long prompt, e.g. 200 000 tokens) is charged its first tier. Without the package
-(it comes with the `openai` and `anthropic` extras) hosted models get no price, and a
-warning says how to install it.
+(it comes with the `openai` and `anthropic` extras) hosted models get no price; what needs
+one (`yiem run --max-cost`, `yiem models`) says so.
 """
 
 from __future__ import annotations
@@ -27,9 +27,6 @@ __all__ = ["lookup_price"]
 
 logger = logging.getLogger(__name__)
 
-_warned = False
-
-
 def _number(value: Any) -> float:
     """A price field: a `Decimal`, tiered prices (their base), or None (0)."""
     if value is None:
@@ -43,17 +40,11 @@ def _number(value: Any) -> float:
 @cache
 def lookup_price(provider: str, model_id: str) -> ModelCost | None:
     """The price of `provider`/`model_id` in USD per million tokens, or None when the
-    database does not know it (or `genai-prices` is not installed: warned once)."""
-    global _warned
+    database does not know it (or `genai-prices` is not installed)."""
     try:
         from genai_prices import data_snapshot
-    except ModuleNotFoundError:
-        if not _warned:
-            _warned = True
-            logger.warning(
-                "no prices for hosted models: pip install genai-prices "
-                "(it comes with yiemagent[openai] and yiemagent[anthropic])"
-            )
+    except ModuleNotFoundError:  # said where a price is needed (`yiem run --max-cost`)
+        logger.debug("no price for %s/%s: genai-prices is not installed", provider, model_id)
         return None
     try:
         _, info = data_snapshot.get_snapshot().find_provider_model(model_id, None, provider, None)

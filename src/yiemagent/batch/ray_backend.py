@@ -35,7 +35,7 @@ from yiemagent.batch.execute import (
 from yiemagent.batch.local import ResultSink
 from yiemagent.batch.results import TaskResult
 from yiemagent.batch.tasks import BatchTask
-from yiemagent.errors import BatchError
+from yiemagent.errors import BatchError, install_hint
 
 __all__ = ["run_on_ray"]
 
@@ -92,7 +92,7 @@ def _import_ray(address: str | None) -> Any:
         import ray
     except ImportError:
         raise BatchError(
-            "the Ray backend needs the 'ray' extra: pip install 'yiemagent[ray]'"
+            f"the Ray backend needs the 'ray' extra: {install_hint('ray')}"
         ) from None
     return ray
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import importlib
+import logging
 import os
 import sys
 from collections.abc import Iterator, Sequence
@@ -32,6 +33,7 @@ from yiemagent.cli.options import (
     CliError,
     MaxTurnsOption,
     ToolsOption,
+    load_tool_folder,
     resolve_model,
 )
 from yiemagent.errors import YiemAgentError
@@ -42,6 +44,8 @@ if TYPE_CHECKING:
     from yiemagent.types import AgentTool
 
 __all__ = ["CliAgentFactory", "batch", "expand_ray_flag", "import_factory"]
+
+logger = logging.getLogger(__name__)
 
 LOCAL_RAY = "local"
 """`--ray` without an address: a Ray cluster started on this machine for the batch."""
@@ -84,7 +88,7 @@ def _tools_from(folder: str, drop_list_tools: bool) -> tuple[AgentTool, ...]:
     from yiemagent.tools import ToolStore
 
     store = ToolStore("batch")
-    store.load_dir(folder)
+    load_tool_folder(store, Path(folder), logger.warning)  # once per process
     if drop_list_tools:  # as `yiem run`: the small embedded model misuses the meta-tool
         store.unregister("listTools")
     return tuple(store.tools.values())

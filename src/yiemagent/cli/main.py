@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import inspect
 import json
 import os
 import signal as os_signal
@@ -47,6 +48,7 @@ from yiemagent.cli.options import (
     MaxTurnsOption,
     ToolCallsOption,
     ToolsOption,
+    load_tool_folder,
     resolve_model,
 )
 from yiemagent.cli.teams import AgentOption, run_agent_file
@@ -170,14 +172,15 @@ def _load_attachments(
     return blocks
 
 
-def _load_tools(directory: Path | None, model: Model) -> AgentContext:
+def _load_tools(directory: Path | None, model: Model, err: Console) -> AgentContext:
     from yiemagent.tools import ToolStore
 
-    folder = directory or DEFAULT_TOOLS_DIR
-    if not folder.is_dir():
-        raise CliError(f"--tools {folder}: not a folder")
     store = ToolStore("cli")
-    store.load_dir(folder)
+    load_tool_folder(
+        store,
+        directory or DEFAULT_TOOLS_DIR,
+        lambda text: err.print(f"[yellow]warning:[/] {escape(text)}"),
+    )
     if model.api == "local":
         # The small embedded model calls the listTools meta-tool instead of answering or
         # using the right tool (measured: 2 of 10 prompts go wrong with it offered).
@@ -226,6 +229,11 @@ async def _run_loop(
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.remove_signal_handler(os_signal.SIGINT)
     return ("aborted" if abort.aborted else reason), output
+
+
+def _priced(model: Model) -> bool:
+    """Whether `model` has a price, or needs none (it runs here)."""
+    return model.api in ("local", "faux") or bool(model.cost.input or model.cost.output)
 
 
 @app.command()
@@ -302,9 +310,15 @@ def run(
     with contextlib.redirect_stdout(sys.stderr):
         resolved = resolve_model(model, base_url, tool_calls)
         attachments = _load_attachments(attach or [], resolved, err)
-        context = _load_tools(tools, resolved)
+        context = _load_tools(tools, resolved, err)
         context.system_prompt = system
         limits = None if max_cost is None else UsageLimits(max_cost_usd=max_cost)
+        if limits is not None and not _priced(resolved):
+            err.print(
+                f"yiem: warning: no price is known for {resolved.provider}/{resolved.id}, so "
+                "--max-cost counts its calls as free (prices come from genai-prices: "
+                f"{Path(sys.executable).parent / 'pip'} install genai-prices)"
+            )
         tracing = start_tracing() if otel else None
         config = AgentLoopConfig(
             model=resolved, max_turns=max_turns, usage_limits=limits, tracer_provider=tracing
@@ -364,6 +378,42 @@ app.command("batch")(batch_command)  # `yiem batch`: yiemagent/cli/batch.py (DES
 app.add_typer(mcp_app, name="mcp")  # `yiem mcp list|serve`: yiemagent/cli/mcp_cmd.py (§12)
 app.command("trace")(trace_command)  # `yiem trace`: yiemagent/cli/trace.py (DESIGN §13)
 app.command("eval")(eval_command)  # `yiem eval`: yiemagent/cli/eval_cmd.py (DESIGN §19)
+
+
+def _unwrapped(doc: str) -> str:
+    """A docstring as help text: the lines of each paragraph joined, so the terminal wraps
+    them where it needs to instead of at the source's line breaks."""
+    paragraphs = inspect.cleandoc(doc).split("\n\n")
+    return "\n\n".join(" ".join(p.split()) for p in paragraphs)
+
+
+def _help_from_docstrings(typer_app: typer.Typer) -> None:
+    for info in typer_app.registered_commands:
+        if info.help is None and info.callback is not None and info.callback.__doc__:
+            info.help = _unwrapped(info.callback.__doc__)
+    for group in typer_app.registered_groups:
+        if group.typer_instance is not None:
+            _help_from_docstrings(group.typer_instance)
+
+
+def _no_type_for_flags() -> None:
+    """Show a flag as `--json`, not `--json <bool>`: typer's rich help gives every option
+    its type, a flag's too, though a flag takes no value."""
+    from typer.core import TyperOption
+
+    shown = getattr(TyperOption, "display_type_rich", None)
+    if shown is None or getattr(shown, "_yiem_flags", False):
+        return
+
+    def display_type_rich(self: TyperOption, ctx: Any) -> str | None:
+        return None if getattr(self, "is_flag", False) else shown(self, ctx)
+
+    display_type_rich._yiem_flags = True  # type: ignore[attr-defined]
+    TyperOption.display_type_rich = display_type_rich  # type: ignore[method-assign]
+
+
+_help_from_docstrings(app)
+_no_type_for_flags()
 
 
 @app.command()

@@ -13,6 +13,9 @@ from yiemagent.ai.models import DEFAULT_MODEL, ToolCallMode, get_model
 from yiemagent.errors import YiemAgentError
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from yiemagent.tools import ToolStore
     from yiemagent.types import AgentTool, Model
 
 __all__ = [
@@ -26,6 +29,7 @@ __all__ = [
     "ToolCallsOption",
     "ToolsOption",
     "example_tools",
+    "load_tool_folder",
     "resolve_model",
 ]
 
@@ -70,6 +74,33 @@ def example_tools(*names: str) -> list[AgentTool]:
     if missing:
         raise KeyError(f"no example tool {missing}; there are {sorted(tools)}")
     return [tools[name] for name in names]
+
+
+def load_tool_folder(store: ToolStore, folder: Path, warn: Callable[[str], None]) -> None:
+    """Load the tool files of `folder` into `store` as the commands do: the good ones load,
+    each broken one is a warning (with how to keep a helper module out of the tools).
+
+    Raises:
+        CliError: `folder` is not a folder, or it has tool files and none of them loaded.
+    """
+    from yiemagent.errors import ToolLoadError
+    from yiemagent.tools.builtin import LIST_TOOLS_NAME
+
+    if not folder.is_dir():
+        raise CliError(f"--tools {folder}: not a folder")
+    try:
+        store.load_dir(folder)
+    except ToolLoadError as exc:
+        if not [name for name in store.tools if name != LIST_TOOLS_NAME]:
+            failures = "; ".join(f"{path}: {reason}" for path, reason in exc.failures)
+            raise CliError(f"no tool file of {folder} loaded: {failures}") from None
+        for path, reason in exc.failures:
+            warn(f"tool file {path} not loaded: {reason}")
+        warn(
+            "the other tools are loaded; a helper module that is not a tool keeps out of "
+            "the tools with a name starting with _ (e.g. _helpers.py, imported as "
+            "`from _helpers import ...`)"
+        )
 
 
 class CliError(YiemAgentError):

@@ -160,7 +160,13 @@ class EventPrinter:
 
 
 class JsonPrinter:
-    """`--json`: every event as one JSON line on stdout (`event_to_dict`)."""
+    """`--json`: every event as one JSON line on stdout (`event_to_dict`).
+
+    A `message_update` line carries only its `assistant_message_event` without the partial
+    message (no `message`, no `partial`): each update of a streamed reply would repeat the
+    whole reply so far. The partial message is rebuilt from the `message_start` line and the
+    deltas (`text_delta`, `thinking_delta`, `toolcall_delta`, each with its
+    `content_index`); `message_end` has the whole message."""
 
     def __init__(self, out: IO[str] | None = None) -> None:
         self._out = out or sys.stdout
@@ -171,7 +177,13 @@ class JsonPrinter:
         self._ascii = encoding != "utf8"
 
     def __call__(self, event: AgentEvent) -> None:
-        self._out.write(json.dumps(event_to_dict(event), ensure_ascii=self._ascii) + "\n")
+        line = event_to_dict(event)
+        if isinstance(event, MessageUpdateEvent):
+            line.pop("message", None)
+            inner = line.get("assistant_message_event")
+            if isinstance(inner, dict):
+                inner.pop("partial", None)
+        self._out.write(json.dumps(line, ensure_ascii=self._ascii) + "\n")
         self._out.flush()
         if isinstance(event, MessageEndEvent) and isinstance(event.message, AssistantMessage):
             self.final = event.message

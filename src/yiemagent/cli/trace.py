@@ -41,6 +41,17 @@ def _is_sqlite(path: Path) -> bool:
         return False
 
 
+def _looks_like_a_file(source: str) -> bool:
+    """A path, not a session id: it names a folder or ends in a file suffix (.jsonl)."""
+    return os.sep in source or "/" in source or Path(source).suffix.lower() in (
+        ".jsonl",
+        ".json",
+        ".log",
+        ".txt",
+        ".ndjson",
+    )
+
+
 def _session_timeline(session_id: str, db: Path) -> Any:
     from yiemagent.sessions import SqliteSessionStore
     from yiemagent.telemetry import build_timeline
@@ -83,6 +94,11 @@ def trace(
         timeline = load_timeline(source)
     elif path.is_file():
         raise ConfigError(f"{source} is a session database: give the session id and --db {source}")
+    elif _looks_like_a_file(source):
+        raise ConfigError(
+            f"{source}: the file does not exist (give a yiem run --json log, or a stored "
+            "session's id)"
+        )
     else:
         timeline = _session_timeline(source, db or default_session_db())
     page = timeline_html(timeline)

@@ -24,7 +24,7 @@ from os import PathLike
 from pathlib import Path
 from typing import Any
 
-from yiemagent.errors import ConfigError
+from yiemagent.errors import ConfigError, install_hint
 from yiemagent.evals._case import Case, Check, DatasetError
 from yiemagent.evals._checks import (
     contains,
@@ -123,7 +123,7 @@ def _yaml_cases(file: Path, text: str) -> tuple[list[tuple[str, Any]], Path | No
         import yaml
     except ImportError:
         raise DatasetError(
-            f"{file}: reading YAML needs pyyaml: pip install 'yiemagent[evals]'"
+            f"{file}: reading YAML needs pyyaml: {install_hint('evals')}"
         ) from None
 
     try:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from yiemagent.errors import ConfigError
+from yiemagent.errors import ConfigError, install_hint
 
 if TYPE_CHECKING:
     from mcp import ClientSession
@@ -39,7 +39,7 @@ def require_sdk() -> None:
         import mcp  # noqa: F401
     except ImportError as exc:
         raise ConfigError(
-            "MCP support needs the official MCP SDK: pip install 'yiemagent[mcp]'"
+            f"MCP support needs the official MCP SDK: {install_hint('mcp')}"
         ) from exc
 
 

@@ -29,7 +29,7 @@ import threading
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from yiemagent.errors import ConfigError, SessionBusyError
+from yiemagent.errors import ConfigError, SessionBusyError, install_hint
 from yiemagent.sessions import lease
 from yiemagent.sessions._postgres_sql import Statements, token_key
 from yiemagent.sessions.store import decode_messages, message_row
@@ -41,10 +41,6 @@ if TYPE_CHECKING:
 __all__ = ["PostgresSessionStore"]
 
 SCHEMA_VERSION = 1
-INSTALL_HINT = (
-    "PostgresSessionStore needs psycopg 3: pip install 'yiemagent[postgres]' "
-    "(from a checkout: .venv/bin/pip install -e '.[postgres]')"
-)
 
 
 class PostgresSessionStore:
@@ -71,7 +67,9 @@ class PostgresSessionStore:
         try:
             import psycopg
         except ImportError as exc:
-            raise ConfigError(INSTALL_HINT) from exc
+            raise ConfigError(
+                f"PostgresSessionStore needs psycopg 3: {install_hint('postgres')}"
+            ) from exc
         self._psycopg = psycopg
         self.dsn = dsn
         """The connection string, as given (its password is hidden in `repr`)."""

@@ -23,7 +23,7 @@ import os
 import sys
 from typing import Any
 
-from yiemagent.errors import ConfigError
+from yiemagent.errors import ConfigError, install_hint
 from yiemagent.telemetry.timeline import (
     Bar,
     Timeline,
@@ -55,7 +55,7 @@ def _spans() -> Any:
     except ModuleNotFoundError as exc:
         if exc.name and exc.name.startswith("opentelemetry"):
             raise ConfigError(
-                "tracing needs OpenTelemetry: pip install 'yiemagent[otel]' "
+                f"tracing needs OpenTelemetry: {install_hint('otel')} "
                 "(and opentelemetry-sdk to record the spans)"
             ) from exc
         raise

@@ -28,6 +28,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, TypeVar
 
+from yiemagent.errors import ConfigError
+
 __all__ = ["FolderImports", "ToolFileError", "import_tool_file"]
 
 T = TypeVar("T")
@@ -187,7 +189,7 @@ def _exec(path: Path, module_name: str, imports: FolderImports) -> ModuleType:
 
 
 def _describe(exc: BaseException) -> str:
-    if isinstance(exc, ToolFileError):
+    if isinstance(exc, ToolFileError | ConfigError):
         return str(exc)
     if isinstance(exc, SyntaxError):
         return f"SyntaxError: {exc.msg} (line {exc.lineno})"

@@ -55,7 +55,7 @@ from yiemagent.ai.retry import (
     run_with_retries,
     transport_error_types,
 )
-from yiemagent.errors import YiemAgentError
+from yiemagent.errors import YiemAgentError, install_hint
 from yiemagent.types.callbacks import maybe_await
 from yiemagent.types.model import AssistantMessageEventStream, Context, Model, StreamOptions
 
@@ -434,8 +434,7 @@ def _describe_safely(describe: Callable[[BaseException], str], exc: Exception) -
         # The SDKs are imported at the first call: a missing extra shows here,
         # and the describer, which imports the SDK too, would fail the same way.
         return (
-            f"the {exc.name} SDK is not installed: pip install 'yiemagent[{exc.name}]' "
-            f"(from a checkout: .venv/bin/pip install -e '.[{exc.name}]')"
+            f"the {exc.name} SDK is not installed: {install_hint(exc.name)}"
         )
     plain = plain_failure_text(exc)
     if plain is not None:

@@ -47,7 +47,7 @@ def chat(
     ] = False,
 ) -> None:
     """Chat with an agent in the terminal: streamed answers, live tool calls, steering while
-    it works (Enter), /follow, Ctrl-C to stop a run, stored sessions (DESIGN §15)."""
+    it works (Enter), /follow, Ctrl-C to stop a run, stored sessions (--session)."""
     import sys
 
     from yiemagent.cli.chat.setup import ChatOptions, build_setup

