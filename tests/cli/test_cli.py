@@ -124,7 +124,9 @@ def faux_calculator(monkeypatch: pytest.MonkeyPatch) -> FauxModel:
         ],
         model_id="cli-faux",
     )
-    monkeypatch.setattr(cli_main_module, "resolve_model", lambda spec, base_url: fm.model)
+    monkeypatch.setattr(
+        cli_main_module, "resolve_model", lambda spec, base_url, tool_calls=None: fm.model
+    )
     return fm
 
 
@@ -160,7 +162,9 @@ def test_provider_failure_is_one_line_and_exit_1(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     fm = FauxModel([], model_id="cli-faux-empty")
-    monkeypatch.setattr(cli_main_module, "resolve_model", lambda spec, base_url: fm.model)
+    monkeypatch.setattr(
+        cli_main_module, "resolve_model", lambda spec, base_url, tool_calls=None: fm.model
+    )
     code, _, err = _run(capsys, "run", "hi")
     assert code == 1
     assert "No more faux responses queued" in err.strip().splitlines()[-1]
@@ -233,7 +237,9 @@ def test_a_failed_run_prints_only_the_error_line(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     fm = FauxModel([], model_id="cli-faux-empty")
-    monkeypatch.setattr(cli_main_module, "resolve_model", lambda spec, base_url: fm.model)
+    monkeypatch.setattr(
+        cli_main_module, "resolve_model", lambda spec, base_url, tool_calls=None: fm.model
+    )
     code, _, err = _run(capsys, "run", "hi")
     assert code == 1
     assert "No more faux responses queued" in _one_error_line(err)
@@ -266,7 +272,9 @@ def test_tool_lines_are_not_wrapped_when_stderr_is_not_a_terminal(
         ],
         model_id="cli-faux-long",
     )
-    monkeypatch.setattr(cli_main_module, "resolve_model", lambda spec, base_url: fm.model)
+    monkeypatch.setattr(
+        cli_main_module, "resolve_model", lambda spec, base_url, tool_calls=None: fm.model
+    )
     monkeypatch.setenv("COLUMNS", "80")
     code, _, err = _run(capsys, "run", "sum")
     assert code == 0
@@ -282,7 +290,7 @@ def test_an_answer_the_locale_cannot_encode_is_escaped_not_lost(tmp_path: Path) 
         "import yiemagent.cli.main as m\n"
         "from yiemagent.ai.providers.faux import FauxModel\n"
         "fm = FauxModel(['\\u304a\\u306f\\u3088\\u3046 \\u2192 ok'], model_id='cli-loc')\n"
-        "m.resolve_model = lambda spec, base_url: fm.model\n"
+        "m.resolve_model = lambda spec, base_url, tool_calls=None: fm.model\n"
         "m.main(sys.argv[1:])\n",
         encoding="utf-8",
     )
@@ -315,7 +323,7 @@ def test_an_answer_the_locale_cannot_encode_is_escaped_not_lost(tmp_path: Path) 
 def test_ctrl_c_before_the_run_starts_exits_130_not_0(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def interrupted(spec: str, base_url: str | None) -> None:
+    def interrupted(spec: str, base_url: str | None, tool_calls: str | None = None) -> None:
         raise KeyboardInterrupt
 
     monkeypatch.setattr(cli_main_module, "resolve_model", interrupted)
@@ -337,7 +345,7 @@ def test_ctrl_c_while_the_embedded_model_loads_exits_130_at_once(tmp_path: Path)
         "    time.sleep(60)\n"
         "rt.load_runtime = slow\n"
         "rt.loaded_runtime = lambda spec: None\n"
-        "m.resolve_model = lambda spec, base_url: get_model('local/qwen2.5-coder-0.5b')\n"
+        "m.resolve_model = lambda *args: get_model('local/qwen2.5-coder-0.5b')\n"
         "sys.exit(m.main(sys.argv[1:]))\n",
         encoding="utf-8",
     )
@@ -390,7 +398,9 @@ def test_the_turn_limit_message_counts_in_plain_english(
         [faux_message(faux_tool_call("calculator", {"expression": f"{i} + 1"})) for i in range(3)],
         model_id="cli-faux-loop",
     )
-    monkeypatch.setattr(cli_main_module, "resolve_model", lambda spec, base_url: fm.model)
+    monkeypatch.setattr(
+        cli_main_module, "resolve_model", lambda spec, base_url, tool_calls=None: fm.model
+    )
     code, _, err = _run(capsys, "run", "count", "--max-turns", "3")
     assert code == 1
     assert "after 3 model calls without an answer" in err.strip().splitlines()[-1]
@@ -461,7 +471,9 @@ def test_what_a_tool_prints_does_not_break_the_answer_or_the_json_lines(
         fm = FauxModel(
             [faux_message(faux_tool_call("shout", {"text": "hi"})), "HI"], model_id="cli-noisy"
         )
-        monkeypatch.setattr(cli_main_module, "resolve_model", lambda spec, base_url, m=fm: m.model)
+        monkeypatch.setattr(
+            cli_main_module, "resolve_model", lambda spec, base_url, tool_calls=None, m=fm: m.model
+        )
         code, out, err = _run(capsys, "run", "shout hi", "--tools", str(tmp_path), *extra)
         assert code == 0
         assert "noisy tool file imported" in err and "DEBUG: shouting hi" in err

@@ -46,7 +46,9 @@ def setup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path, 
     fm = FauxModel(
         [faux_message(faux_tool_call("delete_file", {"path": str(victim)}, id="d1")), "Done."]
     )
-    monkeypatch.setattr(cli_main_module, "resolve_model", lambda spec, base_url: fm.model)
+    monkeypatch.setattr(
+        cli_main_module, "resolve_model", lambda spec, base_url, tool_calls=None: fm.model
+    )
     return tools, victim, fm
 
 
@@ -121,7 +123,9 @@ def test_output_schema_prints_the_validated_json(
             faux_message(faux_tool_call("final_result", {"legs": 8})),
         ]
     )
-    monkeypatch.setattr(cli_main_module, "resolve_model", lambda spec, base_url: fm.model)
+    monkeypatch.setattr(
+        cli_main_module, "resolve_model", lambda spec, base_url, tool_calls=None: fm.model
+    )
     code = main(["run", "How many legs?", "--output-schema", str(schema)])
     out, err = capsys.readouterr()
     assert code == 0, err
@@ -152,7 +156,9 @@ def test_output_never_valid_is_one_error_line_exit_1(
     schema.write_text('{"type": "integer"}')
     bad: Any = faux_message(faux_tool_call("final_result", {"result": "x"}))
     fm = FauxModel([bad, bad, bad])
-    monkeypatch.setattr(cli_main_module, "resolve_model", lambda spec, base_url: fm.model)
+    monkeypatch.setattr(
+        cli_main_module, "resolve_model", lambda spec, base_url, tool_calls=None: fm.model
+    )
     code = main(["run", "n?", "--output-schema", str(schema)])
     out, err = capsys.readouterr()
     assert code == 1 and out == ""

@@ -17,7 +17,9 @@ cli_main_module = importlib.import_module("yiemagent.cli.main")
 
 
 def use_faux(monkeypatch: pytest.MonkeyPatch, fm: FauxModel) -> None:
-    monkeypatch.setattr(cli_main_module, "resolve_model", lambda spec, base_url: fm.model)
+    monkeypatch.setattr(
+        cli_main_module, "resolve_model", lambda spec, base_url, tool_calls=None: fm.model
+    )
 
 
 def calculator_then_answer(model_id: str, cost: float = 0.0) -> FauxModel:

@@ -24,7 +24,9 @@ SERVER_COMMAND = f"{sys.executable} {SERVER}"
 
 def _faux(monkeypatch: pytest.MonkeyPatch, *responses: object) -> FauxModel:
     fm = FauxModel(list(responses), model_id="cli-mcp-faux")  # type: ignore[arg-type]
-    monkeypatch.setattr(cli_main_module, "resolve_model", lambda spec, base_url: fm.model)
+    monkeypatch.setattr(
+        cli_main_module, "resolve_model", lambda spec, base_url, tool_calls=None: fm.model
+    )
     return fm
 
 
