@@ -11,7 +11,7 @@ from jsonschema import Draft202012Validator
 
 from yiemagent import ConfigError, validate_arguments_against_schema
 from yiemagent.tools import ToolArgumentsError, check_schema
-from yiemagent.tools.fastcheck import compile_fast
+from yiemagent.tools.schema import compile_fast
 
 ORDER = {
     "type": "object",

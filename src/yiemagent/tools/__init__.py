@@ -1,5 +1,10 @@
-"""The tools layer: schema validation and repair, `@tool`, `ToolStore`, tool files, and the
-built-in `listTools` and `writeTool` (DESIGN §2.3, §4)."""
+"""The tools layer: schema validation and coercion, `@tool`, `ToolStore`, tool files, and the
+built-in `listTools` and `writeTool` (DESIGN §4).
+
+Modules: `schema` (validating arguments: a compiled fast check, then `jsonschema`), `coerce`
+(the coercions of what a model sends), `decorator` (`@tool`), `store` (`ToolStore`),
+`tool_file` (loading tool files), `builtin` (`listTools`), `write_tool` (`writeTool`).
+"""
 
 from yiemagent.tools.builtin import list_tools_tool
 from yiemagent.tools.decorator import tool

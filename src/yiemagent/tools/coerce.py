@@ -1,7 +1,7 @@
-"""The usual repairs of LLM-sent tool arguments, guided by the tool's JSON Schema (DESIGN R-4.4).
+"""Coercing what a model sends as tool arguments to the tool's JSON Schema (DESIGN §4).
 
 Small models often send `"3"` for an integer, `"true"` for a boolean, `null` for an optional
-property they mean to leave out, or a nested object as a JSON string. `repair_value` walks the
+property they mean to leave out, or a nested object as a JSON string. `coerce_value` walks the
 arguments beside the schema and fixes exactly those, returning new containers (the input is never
 mutated). It never raises: anything it cannot repair is left for validation to report.
 
@@ -18,7 +18,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, Literal, TypeAlias
 
-__all__ = ["allows_null", "repair_value"]
+__all__ = ["allows_null", "coerce_value"]
 
 _MAX_DEPTH = 64
 """Deeper values are left as they are (validation still checks them)."""
@@ -30,8 +30,8 @@ _NUMBER_RE = re.compile(r"\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*")
 _NULL_WORDS = frozenset({"null", "none", ""})
 
 
-def repair_value(value: Any, schema: Any, root: Mapping[str, Any], depth: int = 0) -> Any:
-    """Return `value` with the R-4.4 repairs applied where `schema` asks for them.
+def coerce_value(value: Any, schema: Any, root: Mapping[str, Any], depth: int = 0) -> Any:
+    """Return `value` with the coercions applied where `schema` asks for them.
 
     Args:
         value: a JSON-like value (dict, list, str, int, float, bool, None).
@@ -49,7 +49,7 @@ def repair_value(value: Any, schema: Any, root: Mapping[str, Any], depth: int = 
         return value
     schema = _resolve(schema, root)
     for sub in _list(schema.get("allOf")):
-        value = repair_value(value, sub, root, depth + 1)
+        value = coerce_value(value, sub, root, depth + 1)
     types = _types(schema)
     branches = _list(schema.get("anyOf")) + _list(schema.get("oneOf"))
     if isinstance(value, str):
@@ -109,7 +109,7 @@ def _repair_object(
         elif item is None and key not in required_names and not allows_null(sub, root):
             continue  # an optional property sent as null: the model meant "leave it out"
         else:
-            out[key] = repair_value(item, sub, root, depth + 1)
+            out[key] = coerce_value(item, sub, root, depth + 1)
     return out
 
 
@@ -121,7 +121,7 @@ def _repair_array(
     out: list[Any] = []
     for index, item in enumerate(value):
         sub = prefix[index] if index < len(prefix) else items
-        out.append(repair_value(item, sub, root, depth + 1))
+        out.append(coerce_value(item, sub, root, depth + 1))
     return out
 
 
