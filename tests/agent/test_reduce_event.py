@@ -11,7 +11,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from yiemagent import Agent, AgentTool
-from yiemagent.agent.state import AgentStateView, reduce_event
+from yiemagent.agent._run import AgentStateView, reduce_event
 from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
 from yiemagent.tools import ToolStore
 from yiemagent.types import (

@@ -217,7 +217,7 @@ async def test_store_that_never_recovers_does_not_break_runs(
     assert answer.text == "still fine"
     assert len(agent.state.messages) == 4
     assert [m.role for m in store.load("s")] == ["user"]
-    levels = [r.levelname for r in caplog.records if r.name == "yiemagent.agent.session_log"]
+    levels = [r.levelname for r in caplog.records if r.name == "yiemagent.agent._session_log"]
     assert levels == ["ERROR", "WARNING", "WARNING"]  # one traceback, then short warnings
 
 

@@ -1,20 +1,22 @@
-"""The stateful `Agent` (DESIGN §2.5, R-6; the seeds' `yiemAgent`).
+"""The stateful `Agent` (DESIGN §6; the seeds' `yiemAgent`).
 
-Public: `Agent`; the team pieces of DESIGN §17 (`Handoff`, `Guardrail`, `GuardrailContext`,
+Public: `Agent`; the team pieces (`Handoff`, `Guardrail`, `GuardrailContext`,
 `GuardrailResult`, `GuardrailTripped`); `AgentRunError`, what `prompt`/`resume` raise when a
-run ends in error (`UsageLimitExceeded` when its usage limits stopped it) (R-6.3); the OpenAI
-chat format in both directions, `format_openai_messages` and `user_message_from_openai`.
-Everything else in this package (the run driver, the state reducer, input coercion, the
-queues, the session log, the `llm_call` adapter, teams) is how the `Agent` works, not API;
-replace behaviour through the `Agent`'s constructor hooks instead.
+run ends in error (`UsageLimitExceeded` when its usage limits stopped it); the OpenAI chat
+format in both directions, `format_openai_messages` and `user_message_from_openai`. The other
+modules are private: `agent` (the `Agent`, its inputs and answers), `_run` (the run driver,
+the state reducer, the queues and channel, the errors), `_team` (handoffs, guardrails, the
+calls held for approval), `_as_tool` (an agent as another's tool), `_session_log` (the
+persisted session), `_llm_call` (the seeds' `llm_call` as a provider stream),
+`openai_format` (the OpenAI chat format). Replace behaviour through the `Agent`'s
+constructor hooks instead.
 """
 
 from __future__ import annotations
 
-from yiemagent.agent._guardrails import Guardrail, GuardrailContext, GuardrailResult
-from yiemagent.agent._team import Handoff
+from yiemagent.agent._run import AgentRunError, GuardrailTripped, UsageLimitExceeded
+from yiemagent.agent._team import Guardrail, GuardrailContext, GuardrailResult, Handoff
 from yiemagent.agent.agent import Agent
-from yiemagent.agent.errors import AgentRunError, GuardrailTripped, UsageLimitExceeded
 from yiemagent.agent.openai_format import format_openai_messages
 from yiemagent.ai.openai_wire import user_message_from_openai
 

@@ -17,9 +17,8 @@ import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from yiemagent.agent._team import AgentLike, RunFrame, current_frame, transcript_usage
-from yiemagent.agent.errors import AgentRunError
-from yiemagent.agent.held_calls import NestedHold
+from yiemagent.agent._run import AgentRunError
+from yiemagent.agent._team import AgentLike, NestedHold, RunFrame, current_frame, transcript_usage
 from yiemagent.errors import ConfigError
 from yiemagent.types import (
     AbortSignal,

@@ -1,5 +1,7 @@
-"""One run of an `Agent` in a team: who speaks, handoffs, guardrails, and the frame that
-sub-agents read (DESIGN §17; `docs/teams.md`).
+"""What a run of an `Agent` hands over or holds back (DESIGN §17; `docs/teams.md`,
+`docs/approvals.md`): handoffs between the agents of a team, the frame a sub-agent run as a
+tool reads, guardrails, and the tool calls held for approval — one module, since a held call
+of an `Agent.as_tool` tool may stand for a sub-agent's run that is itself held.
 
 `TeamRun` is made by the run driver for each run. It knows the agent that answers (the
 entry agent, or the one a handoff made active), offers that agent's `transfer_to_<name>`
@@ -9,22 +11,43 @@ beside the first model call, output ones on the final answer) and keeps a trippe
 out of the transcript. `RunFrame`, in a context variable while the run goes, is what an
 `Agent.as_tool` call inside the run reads: where its sub-agent's events go, the path of
 names, the usage budget left, and the held sub-runs to continue.
+
+Guardrails: a guardrail is a function `(GuardrailContext) -> GuardrailResult | bool | None`,
+plain or async: `True` (or a result with `tripped=True`) trips it, `False`/`None` lets the run
+go on, and one that raises counts as tripped with its error as the message. Plain guardrails
+run on a worker thread, so a slow check never holds up the model call it runs beside.
+`check_guardrails` runs a list of them at once and answers with the first trip in list
+order. `RunGuards` applies them to one run: input guardrails beside the first model call
+(its `message_end` waits for them; a trip aborts the call at once), output guardrails on a
+message that would be the final answer, and a tripped message emptied into an error message
+before anyone sees it end, so it is never returned or stored as the answer.
+
+Held calls: `HeldCalls` remembers which tool calls of the transcript's last assistant
+message a run held, and the decision taken on each; it is stored as JSON with the session.
+A held sub-agent run is a `NestedHold` (the sub-run's transcript and its own `HeldCalls`),
+and the pending list shows the sub-run's calls in its place, with their `agent_path`.
+Crash rule (at most once): the stored record is deleted when a resume starts, before an
+approved call runs; a process killed during that run leaves the call to the session repair
+(an error result saying the session was interrupted), never to a second execution.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import dataclasses
+import json
+import logging
 import re
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any, TypeAlias
+from typing import Any, Literal, TypeAlias
 
-from yiemagent.agent._guardrails import Guardrail, RunGuards, check_guardrail_list
-from yiemagent.agent.held_calls import NestedHold
-from yiemagent.errors import ConfigError
+from yiemagent.errors import ApprovalPendingError, ConfigError
 from yiemagent.types import (
+    AbortSignal,
     AgentContext,
     AgentEndEvent,
     AgentEvent,
@@ -35,28 +58,58 @@ from yiemagent.types import (
     MessageStartEvent,
     Model,
     OutputSpec,
+    PendingApproval,
     StreamFn,
+    TextContent,
+    ToolApproval,
+    ToolCall,
     ToolResultMessage,
     Usage,
     UsageLimits,
+    UserMessage,
 )
-from yiemagent.types.callbacks import maybe_await
+from yiemagent.types.callbacks import is_async_callable, maybe_await
+from yiemagent.types.messages import message_from_dict, message_to_dict
+from yiemagent.types.output import OUTPUT_TOOL_NAME
+
+__all__ = [
+    "DEFAULT_MAX_HANDOFFS",
+    "Guardrail",
+    "GuardrailContext",
+    "GuardrailResult",
+    "Handoff",
+    "HeldCalls",
+    "NestedHold",
+    "RunFrame",
+    "RunGuards",
+    "TeamConfig",
+    "TeamRun",
+    "Trip",
+    "check_agent_name",
+    "check_guardrail_list",
+    "check_guardrails",
+    "current_frame",
+    "guardrail_name",
+    "transcript_usage",
+]
+
+logger = logging.getLogger(__name__)
+
 
 AgentLike: TypeAlias = Any
 """An `Agent` (typed loosely: this module sits below `agent.py`, which imports it)."""
 
-__all__ = [
-    "Handoff",
-    "RunFrame",
-    "TeamConfig",
-    "TeamRun",
-    "check_agent_name",
-    "current_frame",
-    "transcript_usage",
-]
 
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,52}$")
+
+
 DEFAULT_MAX_HANDOFFS = 10
+
+
+current_frame: ContextVar[RunFrame | None] = ContextVar("yiemagent_run_frame", default=None)
+
+
+# ── handoffs and the team's run ──────────────────────────────────────────────
 
 
 def check_agent_name(name: object) -> str:
@@ -158,9 +211,6 @@ class RunFrame:
     resumes: dict[str, NestedHold] = field(default_factory=dict)
     """Held sub-runs to continue (a resumed run), by call id; taken when continued."""
     tracer_provider: Any = None
-
-
-current_frame: ContextVar[RunFrame | None] = ContextVar("yiemagent_run_frame", default=None)
 
 
 def transcript_usage(messages: Sequence[AgentMessage]) -> Usage:
@@ -390,3 +440,412 @@ def _span_event(source: str, target: str, reason: str) -> None:
             {"yiemagent.handoff.from": source, "yiemagent.handoff.to": target,
              "yiemagent.handoff.reason": reason},
         )  # fmt: skip
+
+
+# ── guardrails ───────────────────────────────────────────────────────────────
+
+
+@dataclass(slots=True)
+class GuardrailResult:
+    """A guardrail's verdict: `tripped` stops the run; `message` says why (shown to the
+    user, never to the model)."""
+
+    tripped: bool
+    message: str = ""
+
+
+@dataclass(slots=True)
+class GuardrailContext:
+    """What a guardrail sees.
+
+    For input guardrails `input` is the prompt's text and `text`/`output` are empty; for
+    output guardrails `text` is the final answer's text and `output` the validated output
+    value (None without an output type). `messages` is the transcript so far (read it,
+    do not change it)."""
+
+    kind: Literal["input", "output"]
+    agent: str
+    """The name of the agent the run speaks for."""
+    input: str = ""
+    text: str = ""
+    output: Any = None
+    messages: list[AgentMessage] = field(default_factory=list)
+
+
+Guardrail: TypeAlias = Callable[
+    [GuardrailContext],
+    "GuardrailResult | bool | Awaitable[GuardrailResult | bool | None] | None",
+]
+"""A guardrail function, plain or async."""
+
+
+@dataclass(slots=True)
+class Trip:
+    """A tripped guardrail: which kind, its name, and its message."""
+
+    kind: Literal["input", "output"]
+    guardrail: str
+    message: str
+
+    def text(self) -> str:
+        """The run's error text: `input guardrail 'name' tripped: message`."""
+        why = f": {self.message}" if self.message else ""
+        return f"{self.kind} guardrail {self.guardrail!r} tripped{why}"
+
+
+def guardrail_name(guardrail: Callable[..., Any]) -> str:
+    """The name a guardrail is reported by: its `__name__`, else its class's."""
+    return str(getattr(guardrail, "__name__", None) or type(guardrail).__name__)
+
+
+def check_guardrail_list(value: Any, what: str) -> list[Guardrail]:
+    """`value` (None or an iterable of callables) as a list.
+
+    Raises:
+        ConfigError: something in it is not callable (`what` names the option).
+    """
+    if value is None:
+        return []
+    if callable(value) or isinstance(value, str | bytes):
+        raise ConfigError(f"{what} must be a list of guardrail functions, not {value!r}")
+    guards = list(value)
+    for guard in guards:
+        if not callable(guard):
+            raise ConfigError(f"{what} holds {guard!r}, which is not a function")
+    return guards
+
+
+async def check_guardrails(
+    guardrails: Sequence[Guardrail], context: GuardrailContext
+) -> Trip | None:
+    """Run `guardrails` concurrently on `context`; the first trip in list order, or None."""
+    if not guardrails:
+        return None
+    verdicts = await asyncio.gather(*(_verdict(g, context) for g in guardrails))
+    for guard, (tripped, message) in zip(guardrails, verdicts, strict=True):
+        if tripped:
+            return Trip(context.kind, guardrail_name(guard), message)
+    return None
+
+
+async def _verdict(guardrail: Guardrail, context: GuardrailContext) -> tuple[bool, str]:
+    try:
+        if is_async_callable(guardrail):
+            value = await guardrail(context)  # type: ignore[misc]
+        else:
+            value = await asyncio.to_thread(guardrail, context)
+            if isinstance(value, Awaitable):
+                value = await value
+    except Exception as exc:  # a guardrail that raises counts as tripped
+        return True, f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    if value is None:
+        return False, ""
+    if isinstance(value, GuardrailResult):
+        return bool(value.tripped), value.message
+    if isinstance(value, bool):
+        return value, ""
+    return True, f"returned {type(value).__name__}, not a GuardrailResult, bool or None"
+
+
+class RunGuards:
+    """One run's guardrails (event loop thread only); `trip` is the one that stopped it."""
+
+    __slots__ = ("_input", "_messages", "_output", "_signal", "trip")
+
+    def __init__(
+        self, signal: AbortSignal, messages: list[AgentMessage], output: OutputSpec[Any] | None
+    ) -> None:
+        self._signal = signal
+        self._messages = messages
+        self._output = output
+        self._input: asyncio.Task[Trip | None] | None = None
+        self.trip: Trip | None = None
+
+    def start_input(
+        self, guards: Sequence[Guardrail], agent: str, prompts: Sequence[AgentMessage]
+    ) -> None:
+        """Start the input guardrails on `prompts` (a trip aborts the run's signal)."""
+        if not guards:
+            return
+        context = GuardrailContext(
+            "input", agent, input=_prompt_text(prompts), messages=self._messages
+        )
+        self._input = asyncio.create_task(check_guardrails(guards, context))
+        self._input.add_done_callback(self._input_checked)
+
+    def _input_checked(self, task: asyncio.Task[Trip | None]) -> None:
+        if task.cancelled() or task.exception() is not None:
+            return
+        trip = task.result()
+        if trip is not None and self.trip is None:
+            self.trip = trip
+            self._signal.abort(trip.text())
+
+    def stop(self) -> None:
+        """The run is over: cancel input guardrails still running."""
+        if self._input is not None and not self._input.done():
+            self._input.cancel()
+
+    def must_check(self, message: AssistantMessage, output_guards: Sequence[Guardrail]) -> bool:
+        """Whether `message_end` of `message` must wait for `checked`."""
+        if self.trip is not None or self._input is not None:
+            return True
+        return bool(output_guards) and self._is_answer(message)
+
+    async def checked(
+        self,
+        event: MessageEndEvent,
+        inner: Callable[[AgentEvent], Awaitable[None] | None],
+        speaker: Any,
+    ) -> None:
+        """Pass `event` to `inner` once the guardrails are done with its message: the input
+        ones (first message), the speaker's output ones (a final answer). A tripped message
+        loses its content and becomes an error message saying what tripped."""
+        message = event.message
+        assert isinstance(message, AssistantMessage)
+        task, self._input = self._input, None
+        if task is not None:
+            with contextlib.suppress(Exception):  # failed: nothing tripped (raises are trips)
+                await asyncio.shield(task)
+        guards = speaker.output_guardrails
+        if self.trip is None and guards and self._is_answer(message):
+            context = GuardrailContext(
+                "output",
+                speaker.name,
+                text=message.text,
+                output=self._output_value(message),
+                messages=self._messages,
+            )
+            self.trip = await check_guardrails(guards, context)
+        if self.trip is not None:  # never shown, returned or stored as the answer
+            message.content = []
+            message.stop_reason = "error"
+            message.error_message = self.trip.text()
+        if (w := inner(event)) is not None:
+            await w
+
+    def _is_answer(self, message: AssistantMessage) -> bool:
+        """Whether `message` would be the run's final answer (text, or the output tool)."""
+        calls = message.tool_calls
+        if not calls:
+            return message.stop_reason == "stop"
+        return self._output is not None and all(c.name == OUTPUT_TOOL_NAME for c in calls)
+
+    def _output_value(self, message: AssistantMessage) -> Any:
+        spec = self._output
+        if spec is None:
+            return None
+        try:
+            calls = message.tool_calls
+            return spec.validate(calls[0].arguments) if calls else spec.validate_text(message.text)
+        except Exception:  # not a valid value: the loop asks the model again
+            return None
+
+
+def _prompt_text(prompts: Sequence[AgentMessage]) -> str:
+    parts: list[str] = []
+    for message in prompts:
+        if isinstance(message, UserMessage):
+            content = message.content
+            if isinstance(content, str):
+                parts.append(content)
+            else:
+                parts.extend(b.text for b in content if isinstance(b, TextContent))
+    return "\n".join(parts)
+
+
+# ── tool calls held for approval ─────────────────────────────────────────────
+
+
+@dataclass(slots=True)
+class NestedHold:
+    """A sub-agent's run held for approval inside one of the parent's tool calls."""
+
+    agent_path: tuple[str, ...]
+    """The agents' names from the outermost down to the sub-agent."""
+    messages: list[AgentMessage]
+    """The sub-run's transcript, ending with its held calls."""
+    held: HeldCalls
+    """The sub-run's held calls and the decisions on them."""
+
+
+class HeldCalls:
+    """Held tool-call ids in call order, and their decisions. Event-loop thread only.
+
+    `nested` maps the id of a held call that runs a sub-agent to that sub-run's hold."""
+
+    __slots__ = ("decisions", "ids", "nested")
+
+    def __init__(
+        self,
+        ids: Sequence[str] = (),
+        decisions: Mapping[str, ToolApproval] | None = None,
+        nested: Mapping[str, NestedHold] | None = None,
+    ) -> None:
+        self.ids: list[str] = list(ids)
+        self.decisions: dict[str, ToolApproval] = dict(decisions or {})
+        self.nested: dict[str, NestedHold] = dict(nested or {})
+
+    # ── reading ────────────────────────────────────────────────────────────
+
+    def pending(self, messages: Sequence[AgentMessage]) -> list[PendingApproval]:
+        """The held calls still without a result, in call order, with their decisions."""
+        if not self.ids:
+            return []
+        held = _held(messages)
+        if held is None:
+            return []
+        message, calls = held
+        wanted = set(self.ids)
+        pending: list[PendingApproval] = []
+        for call in calls:
+            if call.id not in wanted:
+                continue
+            sub = self.nested.get(call.id)
+            if sub is not None:  # the sub-run's own held calls stand in for this one
+                pending.extend(
+                    p if p.agent_path else dataclasses.replace(p, agent_path=sub.agent_path)
+                    for p in sub.held.pending(sub.messages)
+                )
+                continue
+            arguments = dict(call.arguments) if isinstance(call.arguments, dict) else {}
+            pending.append(
+                PendingApproval(call.id, call.name, arguments, message, self.decisions.get(call.id))
+            )
+        return pending
+
+    def check_none_pending(self, messages: Sequence[AgentMessage], what: str) -> None:
+        """Raise `ApprovalPendingError` when calls are held (a new prompt would send them to
+        the provider without a result, R-4.1, R-5.10)."""
+        _refuse_if_any(
+            self.pending(messages),
+            f"cannot {what}: {{count}} tool call(s) await approval: {{names}}; approve(id) or "
+            "reject(id, reason) each one, then await resume()",
+        )
+
+    def check_all_decided(self, messages: Sequence[AgentMessage]) -> None:
+        """Raise `ApprovalPendingError` when a pending call has no decision yet (a resume
+        would not know what to do with it, DESIGN §14)."""
+        _refuse_if_any(
+            self.undecided(messages),
+            "cannot resume: {names} still need a decision: approve(id) or reject(id, reason) "
+            "each one first",
+        )
+
+    # ── changing ───────────────────────────────────────────────────────────
+
+    def hold(
+        self, messages: Sequence[AgentMessage], nested: Mapping[str, NestedHold] | None = None
+    ) -> None:
+        """After a run ended "awaiting_approval": every call of the last assistant message
+        without a result is held (decisions taken before are dropped); `nested`: the holds
+        of the sub-agents some of those calls ran."""
+        held = _held(messages)
+        self.ids = [] if held is None else [call.id for call in held[1]]
+        self.decisions = {}
+        self.nested = {k: v for k, v in (nested or {}).items() if k in self.ids}
+
+    def decide(
+        self, messages: Sequence[AgentMessage], call_id: str, decision: ToolApproval
+    ) -> None:
+        """Record a decision on one pending call.
+
+        Raises:
+            ConfigError: `call_id` is not a pending call (the text lists the pending ones).
+        """
+        pending = {p.tool_call_id for p in self.pending(messages)}
+        if call_id not in pending:
+            listed = ", ".join(sorted(pending)) or "none"
+            raise ConfigError(f"no tool call {call_id!r} awaits approval; pending: {listed}")
+        for sub in self.nested.values():
+            if any(p.tool_call_id == call_id for p in sub.held.pending(sub.messages)):
+                sub.held.decide(sub.messages, call_id, decision)
+                return
+        self.decisions[call_id] = decision
+
+    def resume_decisions(self) -> dict[str, ToolApproval]:
+        """The decisions a resumed run applies: the agent's own, and an approval for each
+        call whose sub-agent is held (running it again continues the sub-run)."""
+        decisions = dict(self.decisions)
+        for call_id in self.nested:
+            decisions[call_id] = ToolApproval(True)
+        return decisions
+
+    def undecided(self, messages: Sequence[AgentMessage]) -> list[PendingApproval]:
+        """The pending calls that have no decision yet."""
+        return [p for p in self.pending(messages) if p.decision is None]
+
+    def clear(self) -> None:
+        """Hold nothing and forget every decision (`reset`, or a resumed run applied them)."""
+        self.ids = []
+        self.decisions = {}
+        self.nested = {}
+
+    # ── the stored record ──────────────────────────────────────────────────
+
+    def to_record(self) -> str | None:
+        """The record as JSON (`None` when nothing is held)."""
+        if not self.ids:
+            return None
+        return json.dumps(self._data())
+
+    def _data(self) -> dict[str, Any]:
+        decisions = {
+            call_id: {"approved": d.approved, "reason": d.reason}
+            for call_id, d in self.decisions.items()
+        }
+        data: dict[str, Any] = {"version": 1, "held": self.ids, "decisions": decisions}
+        if self.nested:
+            data["nested"] = {
+                call_id: {
+                    "agent_path": list(sub.agent_path),
+                    "messages": [message_to_dict(m) for m in sub.messages],
+                    "held": sub.held._data(),
+                }
+                for call_id, sub in self.nested.items()
+            }
+        return data
+
+    @classmethod
+    def from_record(cls, text: str | None) -> HeldCalls:
+        """The record `to_record` wrote; an unreadable one is logged and ignored."""
+        if not text:
+            return cls()
+        try:
+            return cls._from_data(json.loads(text))
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            logger.warning("ignoring an unreadable record of held tool calls: %s", exc)
+            return cls()
+
+    @classmethod
+    def _from_data(cls, data: Any) -> HeldCalls:
+        ids = [str(i) for i in data["held"]]
+        decisions = {
+            str(k): ToolApproval(bool(v["approved"]), v.get("reason"))
+            for k, v in dict(data.get("decisions") or {}).items()
+        }
+        nested = {
+            str(k): NestedHold(
+                tuple(str(name) for name in v["agent_path"]),
+                [message_from_dict(m) for m in v["messages"]],
+                cls._from_data(v["held"]),
+            )
+            for k, v in dict(data.get("nested") or {}).items()
+        }
+        return cls(ids, decisions, nested)
+
+
+def _refuse_if_any(calls: Sequence[PendingApproval], text: str) -> None:
+    """Raise `ApprovalPendingError` naming `calls` when there are any; `text` may name
+    `{count}` and `{names}` (each call as "tool (id)")."""
+    if calls:
+        names = ", ".join(f"{p.tool_name} ({p.tool_call_id})" for p in calls)
+        raise ApprovalPendingError(
+            text.format(count=len(calls), names=names), [p.tool_call_id for p in calls]
+        )
+
+
+def _held(messages: Sequence[AgentMessage]) -> tuple[AssistantMessage, list[ToolCall]] | None:
+    from yiemagent.loop import held_tool_calls
+
+    return held_tool_calls(messages)

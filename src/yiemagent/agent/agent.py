@@ -1,48 +1,51 @@
-"""The stateful `Agent` (the seeds' `yiemAgent`; DESIGN R-6, seed 000 §1 Step 2.5, §5, §6, §10).
+"""The stateful `Agent`, the seeds' `yiemAgent` (DESIGN §6).
 
 An `Agent` owns a transcript, a `ToolStore` and its queues, and drives the loop
 (`yiemagent.loop.run_agent_loop`) one run at a time. Its state is reduced from the run's
 events, as pi's `Agent` does. Runs execute in the task that awaits them (`prompt`, `resume`)
 or in one worker task that exists only while sent prompts are waiting (`send`); an idle agent
-holds no task and no loop-bound object (R-6.7). Each run is driven by the agent's
-`RunDriver` (`yiemagent.agent.run`); this module keeps the public API and the rule of one run
-at a time.
+holds no task and no loop-bound object, so two `asyncio.run` calls in a row work. Each run is
+driven by the agent's `RunDriver` (`_run`); this module holds the public API, the rule of one
+run at a time, the checks of the constructor's and the prompts' arguments, and the shape of a
+run's answer.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import logging
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Generic, overload
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeAlias, overload
 
 from typing_extensions import TypeVar
 
 from yiemagent.agent._as_tool import agent_as_tool
-from yiemagent.agent._guardrails import Guardrail
-from yiemagent.agent._team import DEFAULT_MAX_HANDOFFS, Handoff, TeamConfig
-from yiemagent.agent.approvals import ApprovalMethods, HeldCalls
-from yiemagent.agent.channels import QueueMethods
-from yiemagent.agent.errors import GuardrailTripped
-from yiemagent.agent.inputs import (
-    PromptInput,
-    check_options,
-    loop_hooks,
-    make_store,
-    prompt_messages,
+from yiemagent.agent._llm_call import FormatMessages, LlmCall, PrepareContext, agent_stream_fn
+from yiemagent.agent._run import (
+    AgentRunError,
+    AgentStateView,
+    GuardrailTripped,
+    Listener,
+    Notifier,
+    PromptChannel,
+    QueueMode,
+    RunDriver,
+    TurnQueues,
+    UsageLimitExceeded,
+    placeholder_model,
     to_messages,
+    to_tool_list,
 )
-from yiemagent.agent.llm_call import FormatMessages, LlmCall, PrepareContext, agent_stream_fn
-from yiemagent.agent.output import run_answer
-from yiemagent.agent.owned import Closeable, OwnedResources
-from yiemagent.agent.queues import Notifier, PromptChannel, QueueMode, TurnQueues
-from yiemagent.agent.run import Listener, RunDriver
-from yiemagent.agent.session_log import SessionLog
-from yiemagent.agent.state import AgentStateView, placeholder_model
+from yiemagent.agent._session_log import SessionLog
+from yiemagent.agent._team import DEFAULT_MAX_HANDOFFS, Guardrail, Handoff, HeldCalls, TeamConfig
 from yiemagent.ai.attachments import AttachmentSource, load_attachments, warn_unreadable
 from yiemagent.errors import AgentBusyError, ApprovalPendingError, ConfigError
 from yiemagent.types import (
+    AgentEndEvent,
     AgentEvent,
+    AgentLoopConfig,
     AgentMessage,
     AssistantMessage,
     DocumentContent,
@@ -50,10 +53,13 @@ from yiemagent.types import (
     Model,
     OutputMessage,
     OutputSpec,
+    PendingApproval,
     StreamFn,
+    TextContent,
     ToolApproval,
     TurnContext,
     UsageLimits,
+    UserMessage,
 )
 from yiemagent.types.output import DEFAULT_OUTPUT_RETRIES, output_spec
 
@@ -63,10 +69,15 @@ if TYPE_CHECKING:
 
 __all__ = ["Agent"]
 
+logger = logging.getLogger("yiemagent.agent")
+
 
 OutputT = TypeVar("OutputT", default=None)
 """The agent's output type (`None`: the agent answers in text)."""
 R = TypeVar("R")
+
+PromptInput: TypeAlias = "str | AgentMessage | Mapping[str, Any] | Sequence[Any]"
+"""A prompt: a text, a message, an OpenAI user dict, or a list of messages for one run."""
 
 _BUSY = (
     "the agent is already running; use steer() or follow_up() to add to the current run, "
@@ -74,7 +85,7 @@ _BUSY = (
 )
 
 
-class Agent(ApprovalMethods, QueueMethods, Generic[OutputT]):
+class Agent(Generic[OutputT]):
     """A stateful agent: a transcript, a tool store, queues, and one run at a time (R-6).
 
     `Agent(output_type=T)` is an `Agent[T]`: each `prompt` returns an `OutputMessage[T]`
@@ -408,6 +419,112 @@ class Agent(ApprovalMethods, QueueMethods, Generic[OutputT]):
         """
         self._owned.add(resource)
 
+    # ── queues and channels ────────────────────────────────────────────────
+
+    @property
+    def steering_mode(self) -> QueueMode:
+        """How many steering messages a turn takes: "one-at-a-time" or "all"."""
+        return self._queues.steering_mode
+
+    @steering_mode.setter
+    def steering_mode(self, mode: QueueMode) -> None:
+        check_queue_mode("steering_mode", mode)
+        self._queues.steering_mode = mode
+
+    @property
+    def follow_up_mode(self) -> QueueMode:
+        """How many follow-ups a turn takes: "one-at-a-time" or "all"."""
+        return self._queues.follow_up_mode
+
+    @follow_up_mode.setter
+    def follow_up_mode(self, mode: QueueMode) -> None:
+        check_queue_mode("follow_up_mode", mode)
+        self._queues.follow_up_mode = mode
+
+    def send(self, message: PromptInput) -> None:
+        """Queue a prompt (a text, a message, an OpenAI user dict, or a list of messages for one
+        run); it runs when the agent is idle, after the prompts sent before it.
+        Its final message comes from `take_response()` (R-6.4). Without a running event loop
+        the prompt waits for the next `take_response`/`wait_for_idle`/`close`.
+
+        Raises:
+            AgentBusyError: 16 prompts are already waiting, or the agent is closed.
+            ApprovalPendingError: tool calls await approval.
+        """
+        self._driver.held.check_none_pending(self._state.messages, "send a prompt")
+        self._channel.put(prompt_messages(message, None))
+
+    async def take_response(self) -> AssistantMessage:
+        """The final message of the next sent prompt's run, in send order (R-6.4); waits for
+        it. `prompt()` returns its own answer and puts nothing here.
+
+        Raises:
+            AgentBusyError: the agent is closed and no response is left.
+        """
+        return await self._channel.take()
+
+    def steer(self, message: PromptInput) -> None:
+        """Queue a message delivered at the next turn boundary of the current (or next) run."""
+        for item in prompt_messages(message, None):
+            self._queues.steering.put(item)
+
+    def follow_up(self, message: PromptInput) -> None:
+        """Queue a message delivered when the run would otherwise stop.
+
+        Raises:
+            AgentBusyError: 32 follow-ups are already waiting.
+        """
+        for item in prompt_messages(message, None):
+            self._queues.follow_ups.put(item)
+
+    def clear_steering_queue(self) -> None:
+        """Drop the queued steering messages."""
+        self._queues.steering.clear()
+
+    def clear_follow_up_queue(self) -> None:
+        """Drop the queued follow-up messages."""
+        self._queues.follow_ups.clear()
+
+    def clear_all_queues(self) -> None:
+        """Drop queued steering and follow-up messages (sent prompts stay queued)."""
+        self._queues.clear()
+
+    def has_queued_messages(self) -> bool:
+        """Whether steering, follow-up or sent prompts are waiting."""
+        return bool(self._queues or self._channel.inbox)
+
+    # ── approvals ──────────────────────────────────────────────────────────
+
+    @property
+    def pending_approvals(self) -> list[PendingApproval]:
+        """The tool calls held for approval, in call order (id, tool name, arguments, the
+        assistant message, the decision so far); empty when none is held."""
+        held, messages, _ = self._held_state()
+        return held.pending(messages)
+
+    def approve(self, call_id: str) -> None:
+        """Approve a held call: `resume()` runs it (validation, hooks and timeout apply).
+        The decision is stored with the session, if any.
+
+        Raises:
+            ConfigError: no pending call has this id. AgentBusyError: a run is active.
+        """
+        self._decide(call_id, ToolApproval(True))
+
+    def reject(self, call_id: str, reason: str | None = None) -> None:
+        """Reject a held call: `resume()` gives it an error result carrying `reason`.
+
+        Raises:
+            ConfigError: no pending call has this id. AgentBusyError: a run is active.
+        """
+        self._decide(call_id, ToolApproval(False, reason))
+
+    def _decide(self, call_id: str, decision: ToolApproval) -> None:
+        held, messages, session = self._held_state(deciding=True)
+        held.decide(messages, call_id, decision)
+        if session is not None:
+            session.save_held(held.to_record())
+
     # ── control ────────────────────────────────────────────────────────────
 
     def abort(self, reason: str | None = None) -> None:
@@ -479,3 +596,275 @@ class Agent(ApprovalMethods, QueueMethods, Generic[OutputT]):
         self._driver.running = False
         self._changed.notify()
         self._channel.start()  # prompts sent during the run start now
+
+
+# ── the Agent's inputs ───────────────────────────────────────────────────────
+
+
+_CALLABLES = (
+    "stream_fn",
+    "llm_call",
+    "on_event",
+    "prepare_context",
+    "format_messages",
+    "convert_to_llm",
+    "transform_context",
+    "before_tool_call",
+    "after_tool_call",
+    "prepare_next_turn",
+    "should_stop_after_turn",
+)
+
+
+_QUEUE_MODES = ("one-at-a-time", "all")
+
+
+def check_queue_mode(name: str, mode: object) -> None:
+    """Raise `ConfigError` unless `mode` is a `QueueMode` ("one-at-a-time" or "all");
+    `name` is the option's name in the message."""
+    if mode not in _QUEUE_MODES:
+        raise ConfigError(f"{name} must be 'one-at-a-time' or 'all', not {mode!r}")
+
+
+_LOOP_OPTIONS = (
+    "convert_to_llm",
+    "transform_context",
+    "before_tool_call",
+    "after_tool_call",
+    "should_stop_after_turn",
+    "tool_timeout_s",
+    "stream_idle_timeout_s",
+    "max_parallel_tools",
+    "usage_limits",
+    "tracer_provider",
+    "trace_content",
+)
+"""The constructor's arguments the loop takes as they are (`AgentLoopConfig` fields)."""
+
+
+def loop_hooks(options: Mapping[str, Any], placeholder: Model) -> AgentLoopConfig:
+    """The `Agent` constructor's hooks and bounds as an `AgentLoopConfig` (R-6.1), with
+    `placeholder` as its model: each run's config names the model the run uses."""
+    return AgentLoopConfig(model=placeholder, **{name: options[name] for name in _LOOP_OPTIONS})
+
+
+def check_options(options: Mapping[str, Any]) -> None:
+    """Check the `Agent` constructor's arguments (R-6.1).
+
+    Raises:
+        ConfigError: the first invalid argument, saying what to pass instead.
+    """
+    if not isinstance(options["system_prompt"], str):
+        raise ConfigError("system_prompt must be a str")
+    model = options["model"]
+    if isinstance(model, list | tuple) and model and all(isinstance(m, Model) for m in model):
+        pass  # a FallbackModel of them (DESIGN §13)
+    elif model is not None and not isinstance(model, Model):
+        raise ConfigError(
+            f"model must be a Model (for example get_model('openai/gpt-4o-mini')), a list of "
+            f"them tried in order, or None for the embedded model, not {type(model).__name__}"
+        )
+    for name in _CALLABLES:
+        value = options[name]
+        if value is not None and not callable(value):
+            raise ConfigError(f"{name} must be a function, not {type(value).__name__}")
+    if options["tool_execution"] not in ("parallel", "sequential"):
+        raise ConfigError(
+            f"tool_execution must be 'parallel' or 'sequential', not {options['tool_execution']!r}"
+        )
+    for name in ("steering_mode", "follow_up_mode"):
+        check_queue_mode(name, options[name])
+    if options["stream_fn"] is not None and options["llm_call"] is not None:
+        raise ConfigError("pass either stream_fn or llm_call, not both")
+    if options["format_messages"] is not None and options["llm_call"] is None:
+        raise ConfigError("format_messages only applies with llm_call; pass llm_call too")
+    retries = options.get("output_retries", 0)
+    if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
+        raise ConfigError(f"output_retries must be a whole number >= 0, not {retries!r}")
+    max_turns = options["max_turns"]
+    if max_turns is not None and (
+        isinstance(max_turns, bool) or not isinstance(max_turns, int) or max_turns < 1
+    ):
+        raise ConfigError(f"max_turns must be a whole number >= 1 or None, not {max_turns!r}")
+    delay = options["max_retry_delay_ms"]
+    if delay is not None and (isinstance(delay, bool) or not isinstance(delay, int) or delay < 0):
+        raise ConfigError(f"max_retry_delay_ms must be a whole number >= 0 or None, not {delay!r}")
+    session_id = options["session_id"]
+    if session_id is not None and not isinstance(session_id, str):
+        raise ConfigError(f"session_id must be a str or None, not {type(session_id).__name__}")
+    messages = options["messages"]
+    if messages is not None and (
+        isinstance(messages, str | bytes | Mapping) or not isinstance(messages, Iterable)
+    ):
+        raise ConfigError("messages must be a list of messages")
+
+
+def prompt_messages(
+    input: Any, images: Sequence[ImageContent | DocumentContent] | None
+) -> list[AgentMessage]:
+    """A prompt as messages: a text (with `images`: images and documents), a message, an
+    OpenAI user dict, or a list of messages/dicts.
+
+    Raises:
+        ValueError: not a prompt (an empty list included), or `images` with something other
+            than a text.
+    """
+    if isinstance(input, str):
+        for image in images or []:
+            if not isinstance(image, ImageContent | DocumentContent):
+                raise ValueError(f"images must be ImageContent, not {type(image).__name__}")
+        return [UserMessage([TextContent(input), *(images or [])])]
+    if images:
+        raise ValueError("images go with a text prompt; put them in the message's content")
+    single = isinstance(input, Mapping) or hasattr(input, "role")
+    messages = to_messages([input] if single else input, what="prompt")
+    if not messages:
+        raise ValueError("a prompt needs at least one message; use resume() to continue")
+    return messages
+
+
+def make_store(tools: Any, tool_store: Any) -> ToolStore:
+    """The agent's `ToolStore` (R-4.12, seed 000 Step 2.5).
+
+    `tool_store` is used as it is (tools registered in it later show on the next turn).
+    `tools` — a `ToolStore`, a mapping or a list — is copied into the store (a new one when no
+    `tool_store`), as R-6.1 says: two agents built from one `ToolStore` never see each other's
+    registrations (R-4.12). A copied `listTools` is rebound to the new store. Give the store a
+    `writeTool` writes into as `tool_store` (seed 000 Step 2.5's `_tool_store`).
+
+    Raises:
+        ConfigError: `tool_store` is not a `ToolStore`, or a tool in `tools` conflicts with a
+            different tool of the same name in `tool_store`.
+    """
+    from yiemagent.tools import ToolStore, list_tools_tool
+
+    if tool_store is not None and not isinstance(tool_store, ToolStore):
+        raise ConfigError(f"tool_store must be a ToolStore, not {type(tool_store).__name__}")
+    if tool_store is not None:
+        store = tool_store
+    else:
+        store = ToolStore(tools.name if isinstance(tools, ToolStore) else "agent")
+    wants_list_tools = False
+    for tool in to_tool_list(tools):
+        if tool.name == "listTools":  # bound to its own store: rebound below
+            wants_list_tools = True
+            continue
+        existing = store.tools.get(tool.name)
+        if existing is tool:
+            continue
+        if existing is not None and tool_store is None:
+            raise ConfigError(
+                f"two different tools named {tool.name!r} in tools: tool names must be "
+                "unique; rename one (@tool(name=...)) or drop it"
+            )
+        if existing is not None:
+            raise ConfigError(
+                f"tool {tool.name!r} is in both tools and tool_store with different "
+                "definitions; pass it in one of them"
+            )
+        store.register(tool)
+    if wants_list_tools and "listTools" not in store:
+        store.register(list_tools_tool(store))
+    return store
+
+
+# ── a run's answer ───────────────────────────────────────────────────────────
+
+
+def run_answer(
+    answer: AssistantMessage,
+    new_messages: Sequence[AgentMessage],
+    end: AgentEndEvent | None,
+    output: OutputSpec[Any] | None,
+) -> AssistantMessage | OutputMessage[Any]:
+    """The answer of a finished run (R-6.3).
+
+    Args:
+        answer: the run's final assistant message (`RunDriver.run`).
+        new_messages: the messages the run added, for the error.
+        end: the run's `AgentEndEvent` (None if it never ended).
+        output: the run's output type, if any (DESIGN §14).
+
+    Returns:
+        `answer` (an aborted run's "aborted" message included); with an output type, the
+        `OutputMessage` of `output_reply`.
+
+    Raises:
+        UsageLimitExceeded: the run's `usage_limits` stopped it (DESIGN §13).
+        AgentRunError: the run ended in error, or (with an output type) without a valid
+            value.
+    """
+    if output is not None:
+        reply = output_reply(answer, end)
+        if not isinstance(reply, OutputMessage):
+            raise AgentRunError(reply, new_messages)
+        return reply
+    if answer.stop_reason == "error":  # an error is raised, never an empty reply
+        if end is not None and end.reason == "usage_limit":
+            raise UsageLimitExceeded(answer, new_messages)
+        raise AgentRunError(answer, new_messages)
+    return answer
+
+
+def output_reply(
+    answer: AssistantMessage, end: AgentEndEvent | None
+) -> OutputMessage[Any] | AssistantMessage:
+    """The answer of a run with an output type.
+
+    Returns:
+        An `OutputMessage` with the validated `output` (reason "stop"), or with `output`
+        `None` when the run waits for approvals (reason "awaiting_approval"). Else the
+        error message for `AgentRunError`: its text names the problem (the last validation
+        errors after the retries, the error, the abort, max_turns).
+    """
+    fields = {f.name: getattr(answer, f.name) for f in dataclasses.fields(AssistantMessage)}
+    if end is not None and end.reason in ("stop", "awaiting_approval"):
+        output = end.output if end.reason == "stop" else None
+        return OutputMessage(**fields, output=output)
+    reason = end.reason if end is not None else "error"
+    if answer.stop_reason == "error" and answer.error_message:
+        text = answer.error_message
+    else:
+        detail = f": {answer.error_message}" if answer.error_message else ""
+        text = f"the run ended ({reason}{detail}) before the model gave a valid output"
+    return dataclasses.replace(answer, stop_reason="error", error_message=text)
+
+
+# ── what an Agent owns ───────────────────────────────────────────────────────
+
+
+class Closeable(Protocol):
+    """What an `Agent` can own: anything with an async `close()` (an MCP server)."""
+
+    async def close(self) -> None:
+        """Release the resource (awaited once, when the owning agent closes)."""
+        ...
+
+
+class OwnedResources:
+    """The resources an agent owns, in the order it took them (each once)."""
+
+    __slots__ = ("_items",)
+
+    def __init__(self) -> None:
+        self._items: list[Closeable] = []
+
+    def add(self, resource: Closeable) -> None:
+        """Own `resource` (a second `add` of the same one is a no-op).
+
+        Raises:
+            ConfigError: `resource` has no `close()`.
+        """
+        if not callable(getattr(resource, "close", None)):
+            raise ConfigError(f"own() needs an object with an async close(), not {resource!r}")
+        if resource not in self._items:
+            self._items.append(resource)
+
+    async def close_all(self) -> None:
+        """Close every resource, last owned first; a failing `close()` is logged."""
+        while self._items:
+            resource = self._items.pop()
+            try:
+                await resource.close()
+            except Exception:
+                logger.exception("closing %r failed; the agent is closed anyway", resource)

@@ -242,7 +242,7 @@ def _release_quietly(release: Callable[[str, str], None], session_id: str, token
 
 
 def _held_ids(record: str | None) -> set[str]:
-    from yiemagent.agent.held_calls import HeldCalls
+    from yiemagent.agent._team import HeldCalls
 
     return set(HeldCalls.from_record(record).ids)
 

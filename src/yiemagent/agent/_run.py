@@ -1,0 +1,1031 @@
+"""How an `Agent` runs (DESIGN §6): the run driver, the state it reduces each run's events
+into, the queues and the prompt channel, and the tool calls held for approval.
+
+`RunDriver` holds what every run of one agent shares (the model call, the hooks, `on_event`
+and the listeners) and `run` drives the loop once: it resolves the model, builds the loop
+config, reduces each event into the state (and the session) before `on_event` and the
+listeners see it, and answers with the run's final message; `run_sent` runs a prompt from
+the agent's channel. The `Agent` keeps the rule of one run at a time (it sets `running` when
+it claims a run); the driver trusts it.
+
+`AgentStateView` is an `AgentState` whose `messages` copy on assignment and whose `tools`
+mirror the agent's `ToolStore`; `reduce_event` folds events into it, as pi's `Agent` does;
+`RunRecorder` and `final_message` build a run's answer.
+
+The queues: nothing here is bound to an event loop. Queues are plain deques (appending from
+any thread is safe), and `Notifier` creates a future on the running loop only while someone
+waits, so an idle `Agent` can be used from one `asyncio.run` and then from the next.
+`PromptChannel` is the seeds' input and output channels (`send` / `take_response`);
+`TurnQueues` the steering and follow-up queues a run polls.
+
+And what a run that ends in error raises from `Agent.prompt` and `Agent.resume`:
+`AgentRunError`, `UsageLimitExceeded`, `GuardrailTripped`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import functools
+import logging
+from collections import deque
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeAlias, TypeVar
+
+from yiemagent.agent._session_log import SessionLog
+from yiemagent.agent._team import HeldCalls, NestedHold, TeamRun, Trip
+from yiemagent.errors import AgentBusyError, ConfigError, YiemAgentError
+from yiemagent.types import (
+    AbortSignal,
+    AgentContext,
+    AgentEndEvent,
+    AgentEvent,
+    AgentLoopConfig,
+    AgentMessage,
+    AgentState,
+    AgentTool,
+    AssistantMessage,
+    MessageEndEvent,
+    MessageStartEvent,
+    MessageUpdateEvent,
+    Model,
+    OutputSpec,
+    StreamFn,
+    TextContent,
+    ToolApproval,
+    ToolExecutionEndEvent,
+    ToolExecutionStartEvent,
+    TurnContext,
+    TurnEndEvent,
+    TurnUpdate,
+)
+from yiemagent.types.callbacks import EventSink, GuardedSink, guarded_sink, maybe_await
+from yiemagent.types.messages import to_messages as to_messages_of
+
+if TYPE_CHECKING:
+    from yiemagent.loop import IncrementalConverter
+    from yiemagent.tools import ToolStore
+
+__all__ = [
+    "FOLLOW_UP_QUEUE_SIZE",
+    "PROMPT_QUEUE_SIZE",
+    "AgentRunError",
+    "AgentStateView",
+    "BoundedQueue",
+    "GuardrailTripped",
+    "Listener",
+    "Notifier",
+    "PromptChannel",
+    "QueueMode",
+    "RunDriver",
+    "RunOptions",
+    "RunRecorder",
+    "TurnQueues",
+    "UsageLimitExceeded",
+    "final_message",
+    "placeholder_model",
+    "reduce_event",
+    "reducer_for",
+    "to_messages",
+    "to_tool_list",
+]
+
+logger = logging.getLogger("yiemagent.agent")
+
+
+Listener: TypeAlias = Callable[[AgentEvent, AbortSignal], "Awaitable[None] | None"]
+"""`subscribe` listeners: `(event, signal)`, plain or async (awaited in order)."""
+
+
+T = TypeVar("T")
+
+
+R = TypeVar("R")
+
+
+PROMPT_QUEUE_SIZE = 16
+
+
+FOLLOW_UP_QUEUE_SIZE = 32
+"""Seed 000 §5: input and output channels 16, follow-up channel 32."""
+
+
+QueueMode: TypeAlias = Literal["one-at-a-time", "all"]
+"""How many queued messages one poll takes: the oldest one, or every one."""
+
+
+# ── the run ──────────────────────────────────────────────────────────────────
+
+
+class RunOptions(Protocol):
+    """The run options an `Agent` exposes as attributes; read when each run starts."""
+
+    @property
+    def tool_execution(self) -> str:
+        """How a batch runs: "parallel" or "sequential" (R-4.8, R-4.9)."""
+        ...
+
+    @property
+    def max_turns(self) -> int | None:
+        """Model calls a run may make; None: no cap (R-5.5 "max_turns")."""
+        ...
+
+    @property
+    def session_id(self) -> str | None:
+        """Handed to the provider with each call (`ProviderOptions.session_id`)."""
+        ...
+
+    @property
+    def max_retry_delay_ms(self) -> int | None:
+        """Longest retry wait (ms) a provider accepts (`ProviderOptions`)."""
+        ...
+
+    @property
+    def output_retries(self) -> int:
+        """Invalid outputs sent back to the model before a run ends in error (§14)."""
+        ...
+
+
+class RunDriver:
+    """Runs the loop for one `Agent`, one run at a time, on the event loop thread.
+
+    Invariants: one driver per agent, sharing the agent's state, queues and session;
+    `running` says whether a run is active (the agent sets it when it claims a run) and
+    `signal` is that run's abort signal, None between runs; listeners are delivered from a
+    snapshot taken when they change, so (un)subscribing during an event is safe.
+
+    `stream_fn` is what the loop calls for the model (the Agent's `agent_stream_fn`, built
+    once: `llm_call`, `stream_fn`, `prepare_context`); `placeholder` names the stand-in
+    model of an agent given no model but an `llm_call` ("llm_call") or a `stream_fn`
+    ("custom"), None: the default model is loaded on first use.
+    """
+
+    def __init__(
+        self,
+        state: AgentStateView,
+        queues: TurnQueues[AgentMessage],
+        session: SessionLog | None,
+        options: RunOptions,
+        *,
+        hooks: AgentLoopConfig,
+        stream_fn: StreamFn | None,
+        placeholder: str | None,
+        prepare_next_turn: Callable[[TurnContext], Any] | None,
+        on_event: Callable[[AgentEvent], Any] | None,
+    ) -> None:
+        self._state = state
+        self._queues = queues
+        self._session = session
+        self._options = options
+        self._hooks = hooks
+        self.stream_fn = stream_fn
+        """The agent's model call (None: the provider dispatch)."""
+        self.placeholder = placeholder
+        self._prepare_next_turn = prepare_next_turn
+        self._on_event = None if on_event is None else guarded_sink(on_event, "on_event")
+        self._listeners: list[tuple[Listener, GuardedSink]] = []
+        self._listeners_snapshot: tuple[GuardedSink, ...] = ()
+        self.running = False
+        """Whether a run is active (or claimed and about to start)."""
+        self.signal: AbortSignal | None = None
+        """The active run's abort signal; None when no run is active."""
+        self._transcript = LoopTranscript()
+        self.last_end: AgentEndEvent | None = None
+        """The last run's `AgentEndEvent` (None before the first, or if it never ended)."""
+        self.held = HeldCalls.from_record(session.held_record if session else None)
+        """Tool calls held for approval, and the decisions on them (DESIGN §14)."""
+        self.last_trip: Trip | None = None
+        """The guardrail that stopped the last run, if one did (DESIGN §17)."""
+        self._team: TeamRun | None = None
+        self._resumes: dict[str, NestedHold] = {}
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        """Add `listener` after the others; returns the function that removes it."""
+        entry = (listener, guarded_sink(listener, "agent listener"))
+        self._listeners.append(entry)
+        self._listeners_snapshot = tuple(guarded for _, guarded in self._listeners)
+
+        def unsubscribe() -> None:
+            if entry in self._listeners:
+                self._listeners.remove(entry)
+                self._listeners_snapshot = tuple(guarded for _, guarded in self._listeners)
+
+        return unsubscribe
+
+    async def run_sent(self, prompts: list[AgentMessage]) -> AssistantMessage:
+        """Run a sent prompt (R-6.4); a failure before the run starts becomes its answer,
+        and so do tool calls held for approval (the prompt is not run, DESIGN §14)."""
+        self.running = True
+        try:
+            self.held.check_none_pending(self._state.messages, "run a sent prompt")
+            answer, _ = await self.run(prompts)
+            return answer
+        except Exception as exc:  # a setup failure, e.g. the embedded model is missing
+            logger.exception("a sent prompt failed before its run started")
+            return AssistantMessage(stop_reason="error", error_message=str(exc))
+        finally:
+            self.running = False
+
+    async def run(
+        self,
+        prompts: list[AgentMessage] | None,
+        *,
+        output: OutputSpec[Any] | None = None,
+        approvals: Mapping[str, ToolApproval] | None = None,
+    ) -> tuple[AssistantMessage, list[AgentMessage]]:
+        """Run the loop once: from `prompts`, or continuing the transcript when None.
+        `output`: the run's output type; `approvals`: decisions on held tool calls (DESIGN
+        §14). The run's `AgentEndEvent` is `last_end` afterwards.
+
+        Returns:
+            The run's answer (`final_message`, R-6.3) and the messages the run added.
+        """
+        from yiemagent.loop import run_agent_loop, run_agent_loop_continue
+
+        signal = AbortSignal()
+        self.signal = signal
+        state = self._state
+        state.active_run = True
+        state.error_message = None
+        state.streaming_message = None
+        recorder = RunRecorder()
+        self.last_end = None
+        self.last_trip = None
+        resumes, self._resumes = self._resumes, {}
+        team = self._team = TeamRun(
+            self._options,
+            state.messages,
+            signal,
+            output=output,
+            resumes=resumes,
+        )
+        try:
+            model = team.model()
+            options = self._options
+            config = dataclasses.replace(
+                self._hooks,
+                model=model,
+                get_steering_messages=self._queues.poll_steering,
+                get_follow_up_messages=self._queues.poll_follow_ups,
+                tool_execution=(
+                    "sequential" if options.tool_execution == "sequential" else "parallel"
+                ),
+                prepare_next_turn=self._next_turn,
+                max_turns=options.max_turns,
+                session_id=options.session_id,
+                max_retry_delay_ms=options.max_retry_delay_ms,
+                output_type=output,
+                output_retries=options.output_retries,
+                approvals=approvals,
+                agent_name=team.active.name,
+            )
+            messages = self._transcript.for_run(state.messages)
+            context = AgentContext(team.system_prompt(), messages, team.tools())
+            converter = self._transcript.converter
+            emit = team.wrap(self._make_emit(signal, recorder))
+            stream_fn = team.stream_fn(self.stream_fn)
+            limits, tracer = config.usage_limits, config.tracer_provider
+            async with team.running(emit, prompts, limits=limits, tracer_provider=tracer):
+                if prompts is None:
+                    new = await run_agent_loop_continue(
+                        context, config, emit, signal, stream_fn, converter=converter
+                    )
+                else:
+                    new = await run_agent_loop(
+                        prompts, context, config, emit, signal, stream_fn, converter=converter
+                    )
+            answer = final_message(new, recorder, model, signal.aborted)
+            if answer.stop_reason in ("error", "aborted") and state.error_message is None:
+                state.error_message = answer.error_message  # e.g. aborted during the tools
+            return answer, new
+        except asyncio.CancelledError:
+            signal.abort("the run's task was cancelled")
+            raise
+        finally:
+            self.last_end = recorder.end
+            self.last_trip = team.guards.trip
+            state.active_agent = team.finish()
+            self._team = None
+            self._after_run(recorder.end, approvals, team)
+            self._queues.restore()
+            self.signal = None
+            state.active_run = False
+            state.streaming_message = None
+            state.pending_tool_calls = set()
+
+    def _after_run(
+        self,
+        end: AgentEndEvent | None,
+        approvals: Mapping[str, ToolApproval] | None,
+        team: TeamRun,
+    ) -> None:
+        """Hold the calls of a run that ended awaiting approval (stored with the session);
+        forget the decisions a resumed run has applied."""
+        if end is not None and end.reason == "awaiting_approval":
+            self.held.hold(self._state.messages, team.holds)
+        elif approvals:
+            self.held.clear()
+        else:
+            return
+        if self._session is not None:
+            self._session.save_held(self.held.to_record())
+
+    def start_resume(self) -> dict[str, ToolApproval]:
+        """The decisions for a resumed run; the stored record is deleted first, so a crash
+        during the run never runs an approved call twice (at most once, DESIGN §14)."""
+        decisions = self.held.resume_decisions()
+        self._resumes = dict(self.held.nested)
+        if self._session is not None:
+            self._session.save_held(None)
+        return decisions
+
+    def resolve_model(self) -> Model:
+        """The agent's model; the embedded one is loaded on first use (R-6.1)."""
+        model = self._state.model
+        if model is not None:
+            return model
+        if self.placeholder is not None:
+            return placeholder_model(self.placeholder)
+        from yiemagent.ai.models import DEFAULT_MODEL, get_model
+
+        model = get_model(DEFAULT_MODEL)  # the embedded model, on first use (R-6.1)
+        self._state.model = model
+        return model
+
+    async def _next_turn(self, turn: TurnContext) -> TurnUpdate | None:
+        """The loop's `prepare_next_turn`: the user's hook, then the tools rebuilt from the
+        store (a tool registered during the turn is offered now)."""
+        update = None
+        if self._prepare_next_turn is not None:
+            update = await maybe_await(self._prepare_next_turn(turn))
+        context = update.context if update is not None and update.context else turn.context
+        team = self._team
+        if team is None:
+            context.tools = self._state.tools
+            return update
+        context.tools = team.tools()
+        model = team.apply_handoff(context)  # DESIGN §17: the target speaks from here on
+        if model is not None:
+            update = dataclasses.replace(update or TurnUpdate(), model=model)
+        return update
+
+    def _make_emit(self, signal: AbortSignal, recorder: RunRecorder) -> EventSink:
+        """The run's event sink: reduce into the state (and the session, the queues, the
+        run's recorder), then `on_event(event)`, then each listener `(event, signal)`,
+        awaited in order; a raising one is logged (R-5.1b). It runs for every event (4 a tool
+        call, DESIGN §9): a plain call, one dict lookup by the event's class for what the run
+        does with it, and a coroutine only when there is someone to tell."""
+        state, queues, session = self._state, self._queues, self._session
+        steps: dict[type[Any], Callable[[Any], None]] = {}
+
+        def step_for(kind: type[Any]) -> Callable[[Any], None]:
+            fold: Callable[[Any], None] = functools.partial(reducer_for(kind), state)
+            step = fold
+            if issubclass(kind, MessageStartEvent):
+
+                def step(event: Any) -> None:
+                    fold(event)
+                    queues.delivered(event.message)
+
+            elif issubclass(kind, MessageEndEvent) and session is not None:
+
+                def step(event: Any) -> None:
+                    fold(event)
+                    session.record(event.message)  # never raises; logs (docs/sessions.md)
+
+            elif issubclass(kind, TurnEndEvent | AgentEndEvent):
+
+                def step(event: Any) -> None:
+                    fold(event)
+                    recorder.record(event)
+
+            steps[kind] = step
+            return step
+
+        def emit(event: AgentEvent) -> Awaitable[None] | None:
+            step = steps.get(type(event))
+            if step is None:
+                step = step_for(type(event))
+            step(event)
+            if self._on_event is None and not self._listeners_snapshot:
+                return None
+            return self._notify(event, signal)
+
+        return emit
+
+    async def _notify(self, event: AgentEvent, signal: AbortSignal) -> None:
+        if self._on_event is not None:
+            await self._on_event(event)
+        for listener in self._listeners_snapshot:
+            await listener(event, signal)
+
+
+class LoopTranscript:
+    """The loop's copy of the agent's transcript, kept from run to run (DESIGN §9: a turn's
+    cost does not grow with the history).
+
+    The loop appends each message to its `context.messages` while the reducer appends the
+    same message to `state.messages`, so after a run both lists hold the same objects. The
+    next run reuses the loop's list — no O(history) copy — and the same
+    `IncrementalConverter`, which then converts only the new messages. The reuse holds
+    while `state.messages` is the same list, of the same length, with the same first and last
+    message; otherwise (an assignment, an append by hand, an aborted run that left the lists
+    apart) the list is copied afresh. Like `IncrementalConverter`, an edit of the middle of
+    `state.messages` in place is not seen: assign a new list to change the middle.
+    """
+
+    __slots__ = ("_copy", "_of", "converter")
+
+    def __init__(self) -> None:
+        self._copy: list[AgentMessage] = []
+        self._of: list[AgentMessage] | None = None
+        self.converter: IncrementalConverter | None = None
+        """Shared by every run of the agent (made at the first run: the loop loads lazily)."""
+
+    def for_run(self, messages: list[AgentMessage]) -> list[AgentMessage]:
+        """The list to give the loop as `context.messages` for the next run."""
+        if self.converter is None:
+            from yiemagent.loop import IncrementalConverter
+
+            self.converter = IncrementalConverter()
+        copy = self._copy
+        if (
+            messages is self._of
+            and len(copy) == len(messages)
+            and (not copy or (copy[0] is messages[0] and copy[-1] is messages[-1]))
+        ):
+            return copy
+        self._copy = list(messages)
+        self._of = messages
+        return self._copy
+
+
+# ── what a run that ends in error raises ─────────────────────────────────────
+
+
+class AgentRunError(YiemAgentError):
+    """A run started by `Agent.prompt` or `Agent.resume` ended in error (DESIGN R-6.3).
+
+    The run is over and the agent is usable again (R-6.6); the run's messages are in its
+    transcript as with any run. An aborted run does not raise (it returns its "aborted"
+    message), and `send` / `take_response` hand back the error message instead.
+
+    Attributes:
+        message: the run's final assistant message (stop reason "error"); its
+            `error_message` is this exception's text.
+        new_messages: the messages the run added, prompts first.
+    """
+
+    def __init__(self, message: AssistantMessage, new_messages: Sequence[AgentMessage]) -> None:
+        self.message = message
+        self.new_messages: list[AgentMessage] = list(new_messages)
+        super().__init__(message.error_message or "the run ended in an error")
+
+
+class UsageLimitExceeded(AgentRunError):
+    """A run started by `Agent.prompt` or `Agent.resume` was stopped by its `UsageLimits`
+    (`AgentEndEvent.reason` "usage_limit", DESIGN §13); the text names the limit and the
+    amount used, and every tool call of the run has its result (R-4.1)."""
+
+
+class GuardrailTripped(AgentRunError):
+    """A guardrail stopped a run started by `Agent.prompt` or `Agent.resume`
+    (`AgentEndEvent.reason` "guardrail", DESIGN §17). The tripped answer is not returned
+    and not in the transcript (the run's last message is an error message saying what
+    tripped); every tool call has its result.
+
+    Attributes:
+        kind: "input" or "output".
+        guardrail: the guardrail's name (its function's `__name__`).
+        reason: the guardrail's message (its error text when it raised).
+    """
+
+    def __init__(
+        self,
+        message: AssistantMessage,
+        new_messages: Sequence[AgentMessage],
+        kind: str,
+        guardrail: str,
+        reason: str,
+    ) -> None:
+        super().__init__(message, new_messages)
+        self.kind = kind
+        self.guardrail = guardrail
+        self.reason = reason
+
+
+# ── the state ────────────────────────────────────────────────────────────────
+
+
+class AgentStateView(AgentState):
+    """An `Agent`'s state (R-6.2): assigning `messages` stores a copy of the list; `tools` is
+    the tool store's tools in registration order, and assigning it replaces them."""
+
+    __slots__ = ("_lent", "_messages", "_pending", "_store", "on_assign")
+
+    def __init__(self, store: ToolStore) -> None:  # no super().__init__: it would set `tools`
+        self._store = store
+        self._messages: list[AgentMessage] = []
+        self.on_assign: Callable[[list[AgentMessage]], None] | None = None
+        """Called with the new list before an assignment to `messages` takes effect (the
+        agent's session rewrites the stored transcript); if it raises, nothing changes."""
+        self.system_prompt = ""
+        self.model = None
+        self.active_run = False
+        self.streaming_message = None
+        self._pending: set[str] = set()
+        self._lent = False
+        """Whether `_pending` was handed out (then the next change makes a new set)."""
+        self.error_message = None
+        self.active_agent = None
+
+    @property
+    def pending_tool_calls(self) -> set[str]:
+        """The ids of the calls between their `tool_execution_start` and `_end`. A set once
+        read never changes under its reader: the next start or end makes a new one (and only
+        then, so a run nobody watches copies none, DESIGN §9). Read it on the agent's event
+        loop thread (listeners do), like `messages`, which the agent appends to in place."""
+        self._lent = True
+        return self._pending
+
+    @pending_tool_calls.setter
+    def pending_tool_calls(self, value: set[str]) -> None:
+        self._pending = value
+        self._lent = True  # the caller holds it
+
+    @property
+    def messages(self) -> list[AgentMessage]:
+        """The transcript (the agent appends each message at its `message_end`)."""
+        return self._messages
+
+    @messages.setter
+    def messages(self, value: Iterable[AgentMessage]) -> None:
+        messages = to_messages(value, what="state.messages")
+        if self.on_assign is not None:
+            self.on_assign(messages)
+        self._messages = messages
+
+    @property
+    def tools(self) -> list[AgentTool]:
+        """The tools offered on the next turn (a new list each time)."""
+        return list(self._store.tools.values())
+
+    @tools.setter
+    def tools(self, value: Any) -> None:
+        new = to_tool_list(value)
+        self._store.clear()
+        for tool in new:
+            self._store.register(tool)
+
+    def clear(self) -> None:
+        """Empty the transcript (through `on_assign`: the stored session too) and the run's
+        fields: no streaming message, no pending tool calls, no error (`Agent.reset`)."""
+        self.messages = []
+        self.streaming_message = None
+        self.pending_tool_calls = set()
+        self.error_message = None
+
+    def __repr__(self) -> str:
+        return (
+            f"AgentState(model={self.model!r}, messages={len(self._messages)}, "
+            f"tools={[t.name for t in self.tools]}, active_run={self.active_run}, "
+            f"error_message={self.error_message!r})"
+        )
+
+
+def to_messages(value: Any, *, what: str) -> list[AgentMessage]:
+    """`yiemagent.types.to_messages` with OpenAI user dicts read by `user_message_from_openai`.
+
+    Raises:
+        MessageInputError: not a list of messages (also a `ValueError`).
+    """
+    from yiemagent.ai.openai_wire import user_message_from_openai
+
+    return to_messages_of(value, what=what, from_dict=user_message_from_openai)
+
+
+def to_tool_list(tools: Any) -> list[AgentTool]:
+    """The tools of a `ToolStore`, a name → tool mapping or an iterable of tools.
+
+    Raises:
+        ConfigError: something that is not an `AgentTool`, or a mapping key that is not the
+            tool's name.
+    """
+    if tools is None:
+        return []
+    if hasattr(tools, "tools") and isinstance(tools.tools, Mapping):
+        tools = tools.tools
+    if isinstance(tools, Mapping):
+        for key, tool in tools.items():
+            if isinstance(tool, AgentTool) and key != tool.name:
+                raise ConfigError(
+                    f"tools[{key!r}] is the tool {tool.name!r}; key each tool by its own name"
+                )
+        tools = tools.values()
+    if isinstance(tools, str | bytes) or not isinstance(tools, Iterable):
+        raise ConfigError(
+            f"tools must be a ToolStore, a dict of tools or a list of tools, not "
+            f"{type(tools).__name__}"
+        )
+    result = list(tools)
+    for tool in result:
+        if not isinstance(tool, AgentTool):
+            raise ConfigError(
+                f"tools holds {tool!r}, not an AgentTool; build tools with @tool or AgentTool(...)"
+            )
+    return result
+
+
+def _message_end(state: AgentState, event: MessageEndEvent) -> None:
+    message = event.message
+    state.messages.append(message)
+    if isinstance(message, AssistantMessage):
+        state.streaming_message = None
+        if message.stop_reason == "error" or message.stop_reason == "aborted":
+            state.error_message = message.error_message or message.stop_reason
+
+
+def _pending_to_change(state: AgentState) -> set[str]:
+    """The pending-call set to change in place: never one a reader holds, which stays as
+    it was. An `AgentStateView` copies only a set someone has read; a plain `AgentState`
+    gets a new set each time."""
+    if isinstance(state, AgentStateView):
+        if state._lent:
+            state._pending, state._lent = set(state._pending), False
+        return state._pending
+    pending = state.pending_tool_calls = set(state.pending_tool_calls)
+    return pending
+
+
+def _tool_start(state: AgentState, event: ToolExecutionStartEvent) -> None:
+    _pending_to_change(state).add(event.tool_call_id)
+
+
+def _tool_end(state: AgentState, event: ToolExecutionEndEvent) -> None:
+    _pending_to_change(state).discard(event.tool_call_id)
+
+
+def _streaming(state: AgentState, event: MessageStartEvent | MessageUpdateEvent) -> None:
+    if isinstance(event.message, AssistantMessage):
+        state.streaming_message = event.message
+
+
+def _agent_end(state: AgentState, event: AgentEndEvent) -> None:
+    state.active_run = False
+    state.streaming_message = None
+
+
+_REDUCERS: dict[type[Any], Callable[[AgentState, Any], None]] = {
+    MessageEndEvent: _message_end,
+    ToolExecutionStartEvent: _tool_start,
+    ToolExecutionEndEvent: _tool_end,
+    MessageStartEvent: _streaming,
+    MessageUpdateEvent: _streaming,
+    AgentEndEvent: _agent_end,
+}
+
+
+def _no_change(state: AgentState, event: Any) -> None:
+    return None
+
+
+def reduce_event(state: AgentState, event: AgentEvent) -> None:
+    """Fold one event into the state (R-6.2; pi's `Agent.processEvents`). It runs for every
+    event (DESIGN §9): one dict lookup by the event's class finds what it changes."""
+    reducer = _REDUCERS.get(type(event))
+    if reducer is None:
+        reducer = reducer_for(type(event))
+    reducer(state, event)
+
+
+def reducer_for(kind: type[Any]) -> Callable[[AgentState, Any], None]:
+    """The function `reduce_event` applies to an event of class `kind`: `(state, event)`.
+    An event of a subclass is folded like its base class (looked up once, remembered);
+    events that change nothing (turn_start, tool_execution_update, ...) get a no-op."""
+    reducer = _REDUCERS.get(kind)
+    if reducer is not None:
+        return reducer
+    for base, candidate in list(_REDUCERS.items()):
+        if base is not kind and issubclass(kind, base) and candidate is not _no_change:
+            reducer = candidate
+            break
+    else:
+        reducer = _no_change
+    _REDUCERS[kind] = reducer
+    return reducer
+
+
+class RunRecorder:
+    """What the Agent needs from a run's events to build its answer."""
+
+    __slots__ = ("end", "last_turn")
+
+    def __init__(self) -> None:
+        self.end: AgentEndEvent | None = None
+        self.last_turn: TurnEndEvent | None = None
+
+    def record(self, event: AgentEvent) -> None:
+        """Keep the run's last `turn_end` and its `agent_end`; other events pass."""
+        if isinstance(event, TurnEndEvent):
+            self.last_turn = event
+        elif isinstance(event, AgentEndEvent):
+            self.end = event
+
+
+def final_message(
+    new: Sequence[AgentMessage], recorder: RunRecorder, model: Model, aborted: bool
+) -> AssistantMessage:
+    """A run's answer (R-6.3): after a terminating batch the "tool_use_terminated" summary of
+    its results (seed 000 §10), else the run's last assistant message; a run aborted after
+    that message answers with a new, empty "aborted" message (not in the history)."""
+    turn = recorder.last_turn
+    if recorder.end is not None and recorder.end.reason == "terminate" and turn is not None:
+        content: list[Any] = [TextContent("Tool execution completed.")]
+        for result in turn.tool_results:
+            content.extend(b for b in result.content if isinstance(b, TextContent))
+        failed = any(result.is_error for result in turn.tool_results)
+        return AssistantMessage(
+            content=content,
+            api=turn.message.api,
+            provider=turn.message.provider,
+            model=turn.message.model,
+            usage=turn.message.usage,
+            stop_reason="tool_use_terminated",
+            error_message="One or more tool calls failed" if failed else None,
+        )
+    last = next((m for m in reversed(new) if isinstance(m, AssistantMessage)), None)
+    ended_by_abort = recorder.end is not None and recorder.end.reason == "aborted"
+    if last is not None and (last.stop_reason == "aborted" or not ended_by_abort):
+        return last
+    if last is not None:  # aborted between turns (e.g. during the tools): say so
+        return AssistantMessage(
+            api=last.api,
+            provider=last.provider,
+            model=last.model,
+            stop_reason="aborted",
+            error_message="The run was aborted",
+        )
+    return AssistantMessage(
+        api=model.api,
+        provider=model.provider,
+        model=model.id,
+        stop_reason="aborted" if aborted else "error",
+        error_message="The run ended before the model answered",
+    )
+
+
+def placeholder_model(kind: str) -> Model:
+    """The `Model` of a run through `llm_call` or a custom `stream_fn` given no model."""
+    return Model(id=kind, provider=kind, api=kind, name=kind)
+
+
+# ── queues and the prompt channel ────────────────────────────────────────────
+
+
+class BoundedQueue(Generic[T]):
+    """A FIFO with an optional bound; `put` on a full queue raises `AgentBusyError`.
+
+    Messages a run took but never delivered go back with `restore_front`, ahead of anything
+    queued since, and may exceed the bound for that moment (nothing is ever dropped).
+    """
+
+    __slots__ = ("_hint", "_items", "maxsize", "name")
+
+    def __init__(self, name: str, maxsize: int | None = None, *, hint: str = "") -> None:
+        self.name = name
+        self.maxsize = maxsize
+        self._hint = hint
+        self._items: deque[T] = deque()
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __bool__(self) -> bool:
+        return bool(self._items)
+
+    @property
+    def full(self) -> bool:
+        """Whether `put` would raise."""
+        return self.maxsize is not None and len(self._items) >= self.maxsize
+
+    def put(self, item: T) -> None:
+        """Append `item`.
+
+        Raises:
+            AgentBusyError: the queue holds `maxsize` items already.
+        """
+        if self.full:
+            raise AgentBusyError(
+                f"the {self.name} queue is full ({self.maxsize} waiting); {self._hint}".rstrip("; ")
+            )
+        self._items.append(item)
+
+    def take(self, mode: QueueMode) -> list[T]:
+        """Remove and return the oldest item ("one-at-a-time") or all of them ("all")."""
+        if not self._items:
+            return []
+        if mode == "all":
+            items = list(self._items)
+            self._items.clear()
+            return items
+        return [self._items.popleft()]
+
+    def pop(self) -> T:
+        """Remove and return the oldest item (the queue must not be empty)."""
+        return self._items.popleft()
+
+    def restore_front(self, items: Iterable[T]) -> None:
+        """Put `items` back at the front, in their order."""
+        self._items.extendleft(reversed(list(items)))
+
+    def clear(self) -> None:
+        """Drop every item."""
+        self._items.clear()
+
+
+class Notifier:
+    """Wake every waiter when something changed; waiters re-check their own condition.
+
+    `wait()` creates its future on the loop that awaits it, so the notifier belongs to no loop.
+    `notify()` must be called on the thread of the waiting loop (the Agent's run code does).
+    """
+
+    __slots__ = ("_waiters",)
+
+    def __init__(self) -> None:
+        self._waiters: list[asyncio.Future[None]] = []
+
+    async def wait(self) -> None:
+        """Wait until the next `notify()`."""
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiters.append(future)
+        try:
+            await future
+        finally:
+            if future in self._waiters:
+                self._waiters.remove(future)
+
+    def notify(self) -> None:
+        """Wake all current waiters (waiters of a closed loop are dropped)."""
+        waiters, self._waiters = self._waiters, []
+        for future in waiters:
+            if not future.done() and not future.get_loop().is_closed():
+                future.set_result(None)
+
+
+class PromptChannel(Generic[T, R]):
+    """Seed 000 §5's input and output channels (DESIGN R-6.4).
+
+    Sent prompts (`inbox`, bound 16) run one at a time, in order, through `run_one` in a
+    worker task that exists only while prompts wait; each run's answer goes to `outbox`
+    (bound 16), read in order by `take`. With 16 answers untaken the next run waits. The
+    worker starts when `can_start()` allows it (no other run active) and a loop is running.
+    """
+
+    __slots__ = ("_can_start", "_changed", "_run_one", "_worker", "closed", "inbox", "outbox")
+
+    def __init__(
+        self,
+        run_one: Callable[[T], Awaitable[R]],
+        can_start: Callable[[], bool],
+        changed: Notifier,
+        *,
+        size: int = PROMPT_QUEUE_SIZE,
+    ) -> None:
+        self._run_one = run_one
+        self._can_start = can_start
+        self._changed = changed
+        self._worker: asyncio.Task[None] | None = None
+        self.closed = False
+        self.inbox: BoundedQueue[T] = BoundedQueue(
+            "prompt", size, hint="take responses or await wait_for_idle() first"
+        )
+        self.outbox: BoundedQueue[R] = BoundedQueue("response", size)
+
+    @property
+    def busy(self) -> bool:
+        """Whether the worker is alive (running a prompt or waiting to)."""
+        worker = self._worker
+        if worker is None:
+            return False
+        if worker.done() or worker.get_loop().is_closed():
+            self._worker = None  # its loop went away with the task unfinished
+            return False
+        return True
+
+    def put(self, item: T) -> None:
+        """Queue a prompt and start the worker when possible.
+
+        Raises:
+            AgentBusyError: closed, or `size` prompts are waiting.
+        """
+        if self.closed:
+            raise AgentBusyError("the agent is closed; create a new Agent")
+        self.inbox.put(item)
+        self.start()
+
+    def start(self) -> None:
+        """Start the worker if prompts wait, no run is active, and a loop is running."""
+        if not self.inbox or self.busy or not self._can_start():
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return  # no loop yet: the next take/wait starts it
+        self._worker = loop.create_task(self._drain())
+
+    async def take(self) -> R:
+        """The oldest answer; waits for it.
+
+        Raises:
+            AgentBusyError: closed with nothing left to answer.
+        """
+        while not self.outbox:
+            self.start()
+            if self.closed and not self.inbox and not self.busy:
+                raise AgentBusyError("the agent is closed and no response is left")
+            await self._changed.wait()
+        answer = self.outbox.pop()
+        self._changed.notify()
+        return answer
+
+    async def _drain(self) -> None:
+        try:
+            while self.inbox:
+                while self.outbox.full:
+                    await self._changed.wait()
+                answer = await self._run_one(self.inbox.pop())
+                self.outbox.put(answer)
+                self._changed.notify()
+        finally:
+            self._worker = None
+            self._changed.notify()
+
+
+class TurnQueues(Generic[T]):
+    """The steering queue (unbounded) and the follow-up queue (bound 32) a run polls
+    (DESIGN R-6.4, R-6.5).
+
+    Each poll takes one message ("one-at-a-time") or all of them ("all") and remembers them
+    until `delivered(message)` (the run emitted its `message_start`); `restore()` at the end
+    of the run puts the ones never delivered back at the front of their queue, in order, so
+    each is delivered exactly once. Appending is safe from any thread.
+    """
+
+    __slots__ = ("_taken", "follow_up_mode", "follow_ups", "steering", "steering_mode")
+
+    def __init__(
+        self,
+        steering_mode: QueueMode,
+        follow_up_mode: QueueMode,
+        *,
+        follow_up_size: int = FOLLOW_UP_QUEUE_SIZE,
+    ) -> None:
+        self.steering_mode: QueueMode = steering_mode
+        self.follow_up_mode: QueueMode = follow_up_mode
+        self.steering: BoundedQueue[T] = BoundedQueue("steering")
+        self.follow_ups: BoundedQueue[T] = BoundedQueue(
+            "follow-up", follow_up_size, hint="wait for the run to take some first"
+        )
+        self._taken: list[tuple[BoundedQueue[T], T]] = []
+
+    def __bool__(self) -> bool:
+        return bool(self.steering or self.follow_ups)
+
+    def poll_steering(self) -> list[T]:
+        """The loop's `get_steering_messages`."""
+        return self._take(self.steering, self.steering_mode)
+
+    def poll_follow_ups(self) -> list[T]:
+        """The loop's `get_follow_up_messages`."""
+        return self._take(self.follow_ups, self.follow_up_mode)
+
+    def poll_to_resume(self) -> list[T]:
+        """What starts a resume from a transcript that ends with an assistant message: the
+        steering messages when any wait, else the follow-ups (polled, so a run that never
+        starts gives them back); empty when both queues are."""
+        return self.poll_steering() if self.steering else self.poll_follow_ups()
+
+    def _take(self, queue: BoundedQueue[T], mode: QueueMode) -> list[T]:
+        taken = queue.take(mode)
+        self._taken.extend((queue, item) for item in taken)
+        return taken
+
+    def delivered(self, item: object) -> None:
+        """`item` reached the transcript (its `message_start`)."""
+        if self._taken:
+            self._taken = [pair for pair in self._taken if pair[1] is not item]
+
+    def restore(self) -> None:
+        """Put what was taken but never delivered back at the front of its queue."""
+        left, self._taken = self._taken, []
+        for queue in (self.steering, self.follow_ups):
+            mine = [item for owner, item in left if owner is queue]
+            if mine:
+                logger.info("returning %d undelivered %s message(s)", len(mine), queue.name)
+                queue.restore_front(mine)
+
+    def clear(self) -> None:
+        """Drop every queued message."""
+        self.steering.clear()
+        self.follow_ups.clear()
