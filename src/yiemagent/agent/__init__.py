@@ -1,6 +1,7 @@
 """The stateful `Agent` (DESIGN §6; the seeds' `yiemAgent`).
 
-Public: `Agent`; the team pieces (`Handoff`, `Guardrail`, `GuardrailContext`,
+Public: `Agent`; the team pieces (`Handoff` and the input filter `remove_handoff_turns`,
+`Guardrail`, `GuardrailContext`,
 `GuardrailResult`, `GuardrailTripped`); `AgentRunError`, what `prompt`/`resume` raise when a
 run ends in error (`UsageLimitExceeded` when its usage limits stopped it); the OpenAI chat
 format in both directions, `format_openai_messages` and `user_message_from_openai`. The other
@@ -15,7 +16,13 @@ constructor hooks instead.
 from __future__ import annotations
 
 from yiemagent.agent._run import AgentRunError, GuardrailTripped, UsageLimitExceeded
-from yiemagent.agent._team import Guardrail, GuardrailContext, GuardrailResult, Handoff
+from yiemagent.agent._team import (
+    Guardrail,
+    GuardrailContext,
+    GuardrailResult,
+    Handoff,
+    remove_handoff_turns,
+)
 from yiemagent.agent.agent import Agent
 from yiemagent.agent.openai_format import format_openai_messages
 from yiemagent.ai.openai_wire import user_message_from_openai
@@ -30,5 +37,6 @@ __all__ = [
     "Handoff",
     "UsageLimitExceeded",
     "format_openai_messages",
+    "remove_handoff_turns",
     "user_message_from_openai",
 ]

@@ -147,14 +147,14 @@ async def _call(
 
 def _forward(
     emit: Callable[[AgentEvent], Awaitable[None] | None], path: tuple[str, ...], call_id: str
-) -> Callable[[AgentEvent, AbortSignal], Awaitable[None]]:
-    """The sub-agent's listener that relays its events into the parent run's sink."""
+) -> Callable[[AgentEvent, AbortSignal], Awaitable[None] | None]:
+    """The sub-agent's listener that relays its events into the parent run's sink (a plain
+    function: a coroutine only when the parent's sink has something to await)."""
 
-    async def forward(event: AgentEvent, signal: AbortSignal) -> None:
+    def forward(event: AgentEvent, signal: AbortSignal) -> Awaitable[None] | None:
         if not isinstance(event, NestedAgentEvent):  # a deeper level's passes as it is
             event = NestedAgentEvent(path, call_id, event)
-        if (w := emit(event)) is not None:
-            await w
+        return emit(event)
 
     return forward
 
@@ -194,8 +194,8 @@ def fresh_copy(
     usage_limits: UsageLimits | None = None,
     tracer_provider: Any = None,
 ) -> AgentLike:
-    """A new `Agent` with `agent`'s configuration as it is now (its tools, model, prompt,
-    team), its own state, no session store and no `on_event`."""
+    """A new `Agent` with `agent`'s configuration as it is now (its tool store, model,
+    prompt, team), its own state, no session store and no `on_event`."""
     options = dict(agent._config)
     model = agent.state.model
     if model is None and agent._driver.placeholder is None:
@@ -203,8 +203,9 @@ def fresh_copy(
     options.update(
         system_prompt=agent.state.system_prompt,
         model=model,
-        tools=agent.tool_store,
-        tool_store=None,
+        tools=None,
+        tool_store=agent.tool_store,  # shared, not copied: tools are definitions, and a
+        # copy would check every schema again on each call
         messages=messages,
         session_store=None,
         session_id=None,

@@ -1,5 +1,5 @@
 """How an `Agent` runs (DESIGN §6): the run driver, the state it reduces each run's events
-into, the queues and the prompt channel, and the tool calls held for approval.
+into, the queues and the prompt channel, and the errors a failed run raises.
 
 `RunDriver` holds what every run of one agent shares (the model call, the hooks, `on_event`
 and the listeners) and `run` drives the loop once: it resolves the model, builds the loop
@@ -331,12 +331,13 @@ class RunDriver:
             self._session.save_held(self.held.to_record())
 
     def start_resume(self) -> dict[str, ToolApproval]:
-        """The decisions for a resumed run; the stored record is deleted first, so a crash
-        during the run never runs an approved call twice (at most once, DESIGN §14)."""
+        """The decisions for a resumed run. The stored record becomes a `resuming` one
+        first: a crash during the run never runs an approved call twice (at most once), and
+        a rejected call still gets its rejection (DESIGN §14)."""
         decisions = self.held.resume_decisions()
         self._resumes = dict(self.held.nested)
         if self._session is not None:
-            self._session.save_held(None)
+            self._session.save_held(self.held.resuming_record())
         return decisions
 
     def resolve_model(self) -> Model:

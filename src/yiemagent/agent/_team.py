@@ -26,9 +26,10 @@ Held calls: `HeldCalls` remembers which tool calls of the transcript's last assi
 message a run held, and the decision taken on each; it is stored as JSON with the session.
 A held sub-agent run is a `NestedHold` (the sub-run's transcript and its own `HeldCalls`),
 and the pending list shows the sub-run's calls in its place, with their `agent_path`.
-Crash rule (at most once): the stored record is deleted when a resume starts, before an
-approved call runs; a process killed during that run leaves the call to the session repair
-(an error result saying the session was interrupted), never to a second execution.
+Crash rule (at most once): when a resume starts, before an approved call runs, the stored
+record becomes a `resuming` one holding the decisions it applies; a process killed during
+that run leaves each call without a result to the session repair (its rejection, or an error
+result saying the session was interrupted), never to a second execution.
 """
 
 from __future__ import annotations
@@ -88,8 +89,10 @@ __all__ = [
     "check_agent_name",
     "check_guardrail_list",
     "check_guardrails",
+    "check_reason",
     "current_frame",
     "guardrail_name",
+    "remove_handoff_turns",
     "transcript_usage",
 ]
 
@@ -139,6 +142,24 @@ class Handoff:
     def tool_name(self) -> str:
         """`transfer_to_<name>`."""
         return f"transfer_to_{self.agent.name}"
+
+
+def remove_handoff_turns(messages: list[AgentMessage]) -> list[AgentMessage]:
+    """A `Handoff.input_filter`: `messages` without the turns that only handed over (an
+    assistant message whose calls are all `transfer_to_*`, and their results), so the target
+    sees the conversation as if the question had come to it first."""
+    dropped: set[str] = set()
+    kept: list[AgentMessage] = []
+    for message in messages:
+        if isinstance(message, AssistantMessage):
+            calls = message.tool_calls
+            if calls and not message.text and all(c.name.startswith("transfer_to_") for c in calls):
+                dropped.update(c.id for c in calls)
+                continue
+        if isinstance(message, ToolResultMessage) and message.tool_call_id in dropped:
+            continue
+        kept.append(message)
+    return kept
 
 
 def as_handoffs(items: Any, agent_class: type[Any]) -> list[Handoff]:
@@ -669,28 +690,54 @@ class NestedHold:
     """The sub-run's held calls and the decisions on them."""
 
 
+def check_reason(reason: object) -> str | None:
+    """A rejection's reason, checked before anything is recorded: None or text that can be
+    stored (UTF-8: no lone surrogate).
+
+    Raises:
+        ConfigError: anything else; the text says what was given.
+    """
+    if reason is None:
+        return None
+    if not isinstance(reason, str):
+        raise ConfigError(f"reject(): reason must be a string or None, not {type(reason).__name__}")
+    try:
+        reason.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ConfigError(
+            f"reject(): reason is not valid text (character {exc.start} cannot be stored)"
+        ) from None
+    return reason
+
+
 class HeldCalls:
     """Held tool-call ids in call order, and their decisions. Event-loop thread only.
 
-    `nested` maps the id of a held call that runs a sub-agent to that sub-run's hold."""
+    `nested` maps the id of a held call that runs a sub-agent to that sub-run's hold.
+    `resuming`: read from the record a resume stores when it starts (`resuming_record`):
+    the decisions were applied, so nothing is pending; a session opened after a crash
+    answers the calls still without a result from it (`decided_result`)."""
 
-    __slots__ = ("decisions", "ids", "nested")
+    __slots__ = ("decisions", "ids", "nested", "resuming")
 
     def __init__(
         self,
         ids: Sequence[str] = (),
         decisions: Mapping[str, ToolApproval] | None = None,
         nested: Mapping[str, NestedHold] | None = None,
+        *,
+        resuming: bool = False,
     ) -> None:
         self.ids: list[str] = list(ids)
         self.decisions: dict[str, ToolApproval] = dict(decisions or {})
         self.nested: dict[str, NestedHold] = dict(nested or {})
+        self.resuming = resuming
 
     # ── reading ────────────────────────────────────────────────────────────
 
     def pending(self, messages: Sequence[AgentMessage]) -> list[PendingApproval]:
         """The held calls still without a result, in call order, with their decisions."""
-        if not self.ids:
+        if not self.ids or self.resuming:
             return []
         held = _held(messages)
         if held is None:
@@ -789,6 +836,32 @@ class HeldCalls:
             return None
         return json.dumps(self._data())
 
+    def resuming_record(self) -> str | None:
+        """The record a resume stores as it starts, instead of deleting the held calls: the
+        decisions it applies, marked `resuming` (`None` when nothing is held). After a crash
+        during the resume, it still decides each call left without a result: a rejected
+        call gets its rejection, an approved one is never run again (at most once)."""
+        if not self.ids:
+            return None
+        decisions = {
+            call_id: {"approved": d.approved, "reason": d.reason}
+            for call_id, d in self.resume_decisions().items()
+        }
+        return json.dumps(
+            {"version": 1, "held": self.ids, "decisions": decisions, "resuming": True}
+        )
+
+    def decided_result(self, interrupted: ToolResultMessage) -> ToolResultMessage:
+        """The result of a call a crashed resume left without one: its rejection when it
+        was rejected, else `interrupted` (the "No result: ..." repair)."""
+        from yiemagent.loop._tool_calls import rejected_text
+
+        decision = self.decisions.get(interrupted.tool_call_id)
+        if decision is None or decision.approved:
+            return interrupted
+        text = rejected_text(decision)
+        return dataclasses.replace(interrupted, content=[TextContent(text)], is_error=True)
+
     def _data(self) -> dict[str, Any]:
         decisions = {
             call_id: {"approved": d.approved, "reason": d.reason}
@@ -832,7 +905,7 @@ class HeldCalls:
             )
             for k, v in dict(data.get("nested") or {}).items()
         }
-        return cls(ids, decisions, nested)
+        return cls(ids, decisions, nested, resuming=bool(data.get("resuming")))
 
 
 def _refuse_if_any(calls: Sequence[PendingApproval], text: str) -> None:

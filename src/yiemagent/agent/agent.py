@@ -39,7 +39,14 @@ from yiemagent.agent._run import (
     to_tool_list,
 )
 from yiemagent.agent._session_log import SessionLog
-from yiemagent.agent._team import DEFAULT_MAX_HANDOFFS, Guardrail, Handoff, HeldCalls, TeamConfig
+from yiemagent.agent._team import (
+    DEFAULT_MAX_HANDOFFS,
+    Guardrail,
+    Handoff,
+    HeldCalls,
+    TeamConfig,
+    check_reason,
+)
 from yiemagent.ai.attachments import AttachmentSource, load_attachments, warn_unreadable
 from yiemagent.errors import AgentBusyError, ApprovalPendingError, ConfigError
 from yiemagent.types import (
@@ -48,6 +55,7 @@ from yiemagent.types import (
     AgentLoopConfig,
     AgentMessage,
     AssistantMessage,
+    CacheRetention,
     DocumentContent,
     ImageContent,
     Model,
@@ -105,7 +113,8 @@ class Agent(Generic[OutputT]):
     no `timeout_s`; `None`: no bound — a plain-function tool on a thread cannot be stopped
     at that bound, only abandoned; use `isolation="process"` for that), `stream_idle_timeout_s`
     (seconds a provider stream may stay silent, default 120, R-5.8) and `max_parallel_tools`
-    (most tool calls running at once in a parallel batch, R-4.9).
+    (most tool calls running at once in a parallel batch, R-4.9), `cache_retention`
+    (prompt caching: "short", the default, "long" or "none"; DESIGN §21).
 
     Raises:
         ConfigError: an invalid argument; the message says what to change.
@@ -138,6 +147,7 @@ class Agent(Generic[OutputT]):
         max_retry_delay_ms: int | None = None,
         tool_timeout_s: float | None = None,
         stream_idle_timeout_s: float | None = 120.0,
+        cache_retention: CacheRetention | None = None,
         max_parallel_tools: int | None = None,
         session_store: SessionStore | None = None,
         usage_limits: UsageLimits | None = None,
@@ -515,9 +525,11 @@ class Agent(Generic[OutputT]):
         """Reject a held call: `resume()` gives it an error result carrying `reason`.
 
         Raises:
-            ConfigError: no pending call has this id. AgentBusyError: a run is active.
+            ConfigError: `reason` is neither None nor text that can be stored, or no
+                pending call has this id; nothing is recorded. AgentBusyError: a run is
+                active.
         """
-        self._decide(call_id, ToolApproval(False, reason))
+        self._decide(call_id, ToolApproval(False, check_reason(reason)))
 
     def _decide(self, call_id: str, decision: ToolApproval) -> None:
         held, messages, session = self._held_state(deciding=True)
@@ -634,6 +646,7 @@ _LOOP_OPTIONS = (
     "should_stop_after_turn",
     "tool_timeout_s",
     "stream_idle_timeout_s",
+    "cache_retention",
     "max_parallel_tools",
     "usage_limits",
     "tracer_provider",
@@ -668,6 +681,11 @@ def check_options(options: Mapping[str, Any]) -> None:
         value = options[name]
         if value is not None and not callable(value):
             raise ConfigError(f"{name} must be a function, not {type(value).__name__}")
+    if options["cache_retention"] not in (None, "none", "short", "long"):
+        raise ConfigError(
+            "cache_retention must be 'short', 'long', 'none' or None, "
+            f"not {options['cache_retention']!r}"
+        )
     if options["tool_execution"] not in ("parallel", "sequential"):
         raise ConfigError(
             f"tool_execution must be 'parallel' or 'sequential', not {options['tool_execution']!r}"
