@@ -13,7 +13,7 @@ starts with) and reported separately as the per-run cost.
 `FauxModel` records every context it receives (`fm.contexts`, for tests); a real provider
 keeps nothing. The bench clears that record after each call, since a kept context makes
 the loop copy its converted transcript on the next turn (copy-on-write, see
-`loop/convert.py`), which is the faux's test instrumentation, not the loop's cost.
+`loop/_agent_loop.py`), which is the faux's test instrumentation, not the loop's cost.
 
 The same through the `Agent` (issue 12 item 6): one `Agent(messages=history)` answering
 `turns` prompts, each `await agent.prompt(...)` timed; the median over the prompts after the

@@ -1,5 +1,5 @@
 """The `Agent`'s model calls: `prepare_context` and the seeds' `llm_call` as a `StreamFn`
-(DESIGN R-6.1, seed 000 §6 Steps 2-4, §14).
+(DESIGN §6).
 
 `llm_call_stream_fn` wraps a plain (non-streaming) `llm_call` as a provider stream function,
 so a run through `llm_call` shares the whole loop (events, hooks, parallel tools);
@@ -42,11 +42,11 @@ __all__ = [
 logger = logging.getLogger("yiemagent.agent")
 
 LlmCall: TypeAlias = Callable[[dict[str, Any]], Any]
-"""`llm_call(formatted) -> AssistantMessage | dict` (plain or async): seed 000 §14 llmCall."""
+"""`llm_call(formatted) -> AssistantMessage | dict` (plain or async): the seeds' llmCall."""
 PrepareContext: TypeAlias = Callable[[AgentState], "AgentContext | Awaitable[AgentContext]"]
-"""`prepare_context(state) -> AgentContext` before each model call (seed 000 §14)."""
+"""`prepare_context(state) -> AgentContext` before each model call."""
 FormatMessages: TypeAlias = Callable[[AgentContext], "dict[str, Any] | Awaitable[dict[str, Any]]"]
-"""`format_messages(context) -> dict` handed to `llm_call` (seed 000 §14 formatMsgForLLM)."""
+"""`format_messages(context) -> dict` handed to `llm_call`."""
 AsyncStreamFn: TypeAlias = Callable[
     [Model, Context, StreamOptions | None], Awaitable[AssistantMessageEventStream]
 ]
@@ -55,7 +55,7 @@ AsyncStreamFn: TypeAlias = Callable[
 async def prepared_context(
     prepare_context: PrepareContext | None, model: Model, context: Context
 ) -> Context:
-    """Apply `prepare_context` to a provider context (seed 000 §6 Step 2).
+    """Apply `prepare_context` to a provider context.
 
     The hook receives an `AgentState` snapshot of what the model is about to see (the
     messages after `convert_to_llm`, this turn's tools) and returns the `AgentContext` to
@@ -189,15 +189,15 @@ def llm_call_stream_fn(
     prepare_context: PrepareContext | None = None,
     format_messages: FormatMessages | None = None,
 ) -> AsyncStreamFn:
-    """A `StreamFn` that answers through a non-streaming `llm_call` (DESIGN R-6.1).
+    """A `StreamFn` that answers through a non-streaming `llm_call`.
 
-    Per model call: the provider transcript repair (R-5.10), `prepare_context(state)`,
+    Per model call: the provider transcript repair, `prepare_context(state)`,
     `format_messages(context)` (default `format_openai_messages`), `llm_call(formatted)` (an
     async one is awaited, a plain one runs on a worker thread), then its answer (any shape
     `parse_llm_response` accepts) replayed through `MessageBuilder` as text/thinking/tool-call
     events. String tool-call arguments go through the builder like streamed ones: valid JSON
     gives that object; otherwise the raw text stays in the call's `partial_json` and the tool
-    pipeline answers the model "arguments are not valid JSON" with that text (R-4.4).
+    pipeline answers the model "arguments are not valid JSON" with that text.
 
     Never raises: a failure of any step ends the stream with stop reason "error" and the
     exception text; an abort of the run ends it with "aborted" at once.
@@ -222,7 +222,7 @@ def llm_call_stream_fn(
             if not answered:
                 return _failed(model, "aborted", "Operation aborted")
             parsed = parse_llm_response(response)
-        except Exception as exc:  # a provider never raises (DESIGN §7)
+        except Exception as exc:  # a provider never raises
             logger.warning("llm_call failed: %s: %s", type(exc).__name__, exc)
             return _failed(model, "error", f"llm_call failed: {type(exc).__name__}: {exc}")
         stream = AssistantMessageEventStream()

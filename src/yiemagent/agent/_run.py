@@ -67,25 +67,18 @@ if TYPE_CHECKING:
     from yiemagent.tools import ToolStore
 
 __all__ = [
-    "FOLLOW_UP_QUEUE_SIZE",
-    "PROMPT_QUEUE_SIZE",
     "AgentRunError",
     "AgentStateView",
-    "BoundedQueue",
     "GuardrailTripped",
     "Listener",
     "Notifier",
     "PromptChannel",
     "QueueMode",
     "RunDriver",
-    "RunOptions",
-    "RunRecorder",
     "TurnQueues",
     "UsageLimitExceeded",
-    "final_message",
     "placeholder_model",
     "reduce_event",
-    "reducer_for",
     "to_messages",
     "to_tool_list",
 ]
@@ -107,7 +100,7 @@ PROMPT_QUEUE_SIZE = 16
 
 
 FOLLOW_UP_QUEUE_SIZE = 32
-"""Seed 000 §5: input and output channels 16, follow-up channel 32."""
+"""Input and output channels 16, follow-up channel 32."""
 
 
 QueueMode: TypeAlias = Literal["one-at-a-time", "all"]
@@ -122,12 +115,12 @@ class RunOptions(Protocol):
 
     @property
     def tool_execution(self) -> str:
-        """How a batch runs: "parallel" or "sequential" (R-4.8, R-4.9)."""
+        """How a batch runs: "parallel" or "sequential"."""
         ...
 
     @property
     def max_turns(self) -> int | None:
-        """Model calls a run may make; None: no cap (R-5.5 "max_turns")."""
+        """Model calls a run may make; None: no cap (the run ends "max_turns")."""
         ...
 
     @property
@@ -142,7 +135,7 @@ class RunOptions(Protocol):
 
     @property
     def output_retries(self) -> int:
-        """Invalid outputs sent back to the model before a run ends in error (§14)."""
+        """Invalid outputs sent back to the model before a run ends in error."""
         ...
 
 
@@ -193,9 +186,9 @@ class RunDriver:
         self.last_end: AgentEndEvent | None = None
         """The last run's `AgentEndEvent` (None before the first, or if it never ended)."""
         self.held = HeldCalls.from_record(session.held_record if session else None)
-        """Tool calls held for approval, and the decisions on them (DESIGN §14)."""
+        """Tool calls held for approval, and the decisions on them."""
         self.last_trip: Trip | None = None
-        """The guardrail that stopped the last run, if one did (DESIGN §17)."""
+        """The guardrail that stopped the last run, if one did."""
         self._team: TeamRun | None = None
         self._resumes: dict[str, NestedHold] = {}
 
@@ -213,8 +206,8 @@ class RunDriver:
         return unsubscribe
 
     async def run_sent(self, prompts: list[AgentMessage]) -> AssistantMessage:
-        """Run a sent prompt (R-6.4); a failure before the run starts becomes its answer,
-        and so do tool calls held for approval (the prompt is not run, DESIGN §14)."""
+        """Run a sent prompt; a failure before the run starts becomes its answer,
+        and so do tool calls held for approval (the prompt is not run)."""
         self.running = True
         try:
             self.held.check_none_pending(self._state.messages, "run a sent prompt")
@@ -234,11 +227,11 @@ class RunDriver:
         approvals: Mapping[str, ToolApproval] | None = None,
     ) -> tuple[AssistantMessage, list[AgentMessage]]:
         """Run the loop once: from `prompts`, or continuing the transcript when None.
-        `output`: the run's output type; `approvals`: decisions on held tool calls (DESIGN
-        §14). The run's `AgentEndEvent` is `last_end` afterwards.
+        `output`: the run's output type; `approvals`: decisions on held tool calls. The run's
+        `AgentEndEvent` is `last_end` afterwards.
 
         Returns:
-            The run's answer (`final_message`, R-6.3) and the messages the run added.
+            The run's answer (`final_message`) and the messages the run added.
         """
         from yiemagent.loop import run_agent_loop, run_agent_loop_continue
 
@@ -333,7 +326,7 @@ class RunDriver:
     def start_resume(self) -> dict[str, ToolApproval]:
         """The decisions for a resumed run. The stored record becomes a `resuming` one
         first: a crash during the run never runs an approved call twice (at most once), and
-        a rejected call still gets its rejection (DESIGN §14)."""
+        a rejected call still gets its rejection."""
         decisions = self.held.resume_decisions()
         self._resumes = dict(self.held.nested)
         if self._session is not None:
@@ -341,7 +334,7 @@ class RunDriver:
         return decisions
 
     def resolve_model(self) -> Model:
-        """The agent's model; the embedded one is loaded on first use (R-6.1)."""
+        """The agent's model; the embedded one is loaded on first use."""
         model = self._state.model
         if model is not None:
             return model
@@ -349,7 +342,7 @@ class RunDriver:
             return placeholder_model(self.placeholder)
         from yiemagent.ai.models import DEFAULT_MODEL, get_model
 
-        model = get_model(DEFAULT_MODEL)  # the embedded model, on first use (R-6.1)
+        model = get_model(DEFAULT_MODEL)  # the embedded model, on first use
         self._state.model = model
         return model
 
@@ -365,7 +358,7 @@ class RunDriver:
             context.tools = self._state.tools
             return update
         context.tools = team.tools()
-        model = team.apply_handoff(context)  # DESIGN §17: the target speaks from here on
+        model = team.apply_handoff(context)  # the target speaks from here on
         if model is not None:
             update = dataclasses.replace(update or TurnUpdate(), model=model)
         return update
@@ -373,8 +366,8 @@ class RunDriver:
     def _make_emit(self, signal: AbortSignal, recorder: RunRecorder) -> EventSink:
         """The run's event sink: reduce into the state (and the session, the queues, the
         run's recorder), then `on_event(event)`, then each listener `(event, signal)`,
-        awaited in order; a raising one is logged (R-5.1b). It runs for every event (4 a tool
-        call, DESIGN §9): a plain call, one dict lookup by the event's class for what the run
+        awaited in order; a raising one is logged. It runs for every event (4 a tool
+        call): a plain call, one dict lookup by the event's class for what the run
         does with it, and a coroutine only when there is someone to tell."""
         state, queues, session = self._state, self._queues, self._session
         steps: dict[type[Any], Callable[[Any], None]] = {}
@@ -422,8 +415,8 @@ class RunDriver:
 
 
 class LoopTranscript:
-    """The loop's copy of the agent's transcript, kept from run to run (DESIGN §9: a turn's
-    cost does not grow with the history).
+    """The loop's copy of the agent's transcript, kept from run to run, so a
+    turn's cost does not grow with the history.
 
     The loop appends each message to its `context.messages` while the reducer appends the
     same message to `state.messages`, so after a run both lists hold the same objects. The
@@ -465,9 +458,9 @@ class LoopTranscript:
 
 
 class AgentRunError(YiemAgentError):
-    """A run started by `Agent.prompt` or `Agent.resume` ended in error (DESIGN R-6.3).
+    """A run started by `Agent.prompt` or `Agent.resume` ended in error.
 
-    The run is over and the agent is usable again (R-6.6); the run's messages are in its
+    The run is over and the agent is usable again; the run's messages are in its
     transcript as with any run. An aborted run does not raise (it returns its "aborted"
     message), and `send` / `take_response` hand back the error message instead.
 
@@ -485,13 +478,13 @@ class AgentRunError(YiemAgentError):
 
 class UsageLimitExceeded(AgentRunError):
     """A run started by `Agent.prompt` or `Agent.resume` was stopped by its `UsageLimits`
-    (`AgentEndEvent.reason` "usage_limit", DESIGN §13); the text names the limit and the
-    amount used, and every tool call of the run has its result (R-4.1)."""
+    (`AgentEndEvent.reason` "usage_limit"); the text names the limit and the
+    amount used, and every tool call of the run has its result."""
 
 
 class GuardrailTripped(AgentRunError):
     """A guardrail stopped a run started by `Agent.prompt` or `Agent.resume`
-    (`AgentEndEvent.reason` "guardrail", DESIGN §17). The tripped answer is not returned
+    (`AgentEndEvent.reason` "guardrail"). The tripped answer is not returned
     and not in the transcript (the run's last message is an error message saying what
     tripped); every tool call has its result.
 
@@ -519,7 +512,7 @@ class GuardrailTripped(AgentRunError):
 
 
 class AgentStateView(AgentState):
-    """An `Agent`'s state (R-6.2): assigning `messages` stores a copy of the list; `tools` is
+    """An `Agent`'s state: assigning `messages` stores a copy of the list; `tools` is
     the tool store's tools in registration order, and assigning it replaces them."""
 
     __slots__ = ("_lent", "_messages", "_pending", "_store", "on_assign")
@@ -544,7 +537,7 @@ class AgentStateView(AgentState):
     def pending_tool_calls(self) -> set[str]:
         """The ids of the calls between their `tool_execution_start` and `_end`. A set once
         read never changes under its reader: the next start or end makes a new one (and only
-        then, so a run nobody watches copies none, DESIGN §9). Read it on the agent's event
+        then, so a run nobody watches copies none). Read it on the agent's event
         loop thread (listeners do), like `messages`, which the agent appends to in place."""
         self._lent = True
         return self._pending
@@ -691,8 +684,8 @@ def _no_change(state: AgentState, event: Any) -> None:
 
 
 def reduce_event(state: AgentState, event: AgentEvent) -> None:
-    """Fold one event into the state (R-6.2; pi's `Agent.processEvents`). It runs for every
-    event (DESIGN §9): one dict lookup by the event's class finds what it changes."""
+    """Fold one event into the state (pi's `Agent.processEvents`). It runs for every
+    event: one dict lookup by the event's class finds what it changes."""
     reducer = _REDUCERS.get(type(event))
     if reducer is None:
         reducer = reducer_for(type(event))
@@ -736,8 +729,8 @@ class RunRecorder:
 def final_message(
     new: Sequence[AgentMessage], recorder: RunRecorder, model: Model, aborted: bool
 ) -> AssistantMessage:
-    """A run's answer (R-6.3): after a terminating batch the "tool_use_terminated" summary of
-    its results (seed 000 §10), else the run's last assistant message; a run aborted after
+    """A run's answer: after a terminating batch the "tool_use_terminated" summary of
+    its results, else the run's last assistant message; a run aborted after
     that message answers with a new, empty "aborted" message (not in the history)."""
     turn = recorder.last_turn
     if recorder.end is not None and recorder.end.reason == "terminate" and turn is not None:
@@ -875,7 +868,7 @@ class Notifier:
 
 
 class PromptChannel(Generic[T, R]):
-    """Seed 000 §5's input and output channels (DESIGN R-6.4).
+    """The seeds' input and output channels.
 
     Sent prompts (`inbox`, bound 16) run one at a time, in order, through `run_one` in a
     worker task that exists only while prompts wait; each run's answer goes to `outbox`
@@ -964,8 +957,8 @@ class PromptChannel(Generic[T, R]):
 
 
 class TurnQueues(Generic[T]):
-    """The steering queue (unbounded) and the follow-up queue (bound 32) a run polls
-    (DESIGN R-6.4, R-6.5).
+    """The steering queue (unbounded) and the follow-up queue (bound 32) a run polls.
+
 
     Each poll takes one message ("one-at-a-time") or all of them ("all") and remembers them
     until `delivered(message)` (the run emitted its `message_start`); `restore()` at the end

@@ -5,14 +5,15 @@ contract, used by duck typing: the agent layer does not import the sessions laye
 time). It takes the session's writer lease when the agent is built (one writer per session:
 a second one gets `SessionBusyError`), loads the transcript (refusing an interleaved one with
 `SessionCorruptError`, and repairing the tail a crash left: a tool call without a result gets
-an error result, R-4.1), appends each message that enters the transcript, rewrites the
+an error result), appends each message that enters the transcript, rewrites the
 session in one transaction (`store.replace`) when the transcript is replaced or reset, and
 gives the lease back when the agent is closed or collected.
 
-Failure policy: during a run a store failure is logged and the run goes on (R-5.1b spirit);
-the messages that failed are retried, in order, before the next message is written, so the
-stored transcript heals when the store recovers. Operations the user calls outside a run
-(construction, `reset()`, assigning `state.messages`) raise, so nothing is lost silently.
+Failure policy: during a run a store failure is logged and the run goes on (as a failing
+listener's does); the messages that failed are retried, in order, before the next message is
+written, so the stored transcript heals when the store recovers. Operations the user calls
+outside a run (construction, `reset()`, assigning `state.messages`) raise, so nothing is lost
+silently.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ if TYPE_CHECKING:
 __all__ = ["HELD_KEY", "INTERRUPTED_CALL_TEXT", "SessionLog", "check_session_store"]
 
 HELD_KEY = "held_tool_calls"
-"""The session-state key of the record of tool calls held for approval (DESIGN §14)."""
+"""The session-state key of the record of tool calls held for approval."""
 
 logger = logging.getLogger(__name__)
 
@@ -80,7 +81,7 @@ class SessionLog:
         self._release: Callable[[], None] | None = None
         """Gives the writer lease back (a `weakref.finalize`, so a collected agent does too)."""
         self.held_record: str | None = None
-        """The stored record of tool calls held for approval, read by `open` (DESIGN §14)."""
+        """The stored record of tool calls held for approval, read by `open`."""
 
     def release(self) -> None:
         """Give the session's writer lease back (idempotent); the agent writes no more."""
@@ -104,10 +105,10 @@ class SessionLog:
     def open(self, given: Sequence[AgentMessage] | None) -> list[AgentMessage]:
         """The agent's initial transcript.
 
-        `given is None`: the stored transcript, with an error result added (and stored) for
-        each tool call of the last assistant message that has none (a crash during the
-        tools), except the calls the stored record holds for approval (`held_record`,
-        DESIGN §14). Otherwise the session must be empty and `given` is stored.
+        `given is None`: the stored transcript, with an error result added (and stored) for each
+        tool call of the last assistant message that has none (a crash during the tools), except
+        the calls the stored record holds for approval (`held_record`). Otherwise the session
+        must be empty and `given` is stored.
 
         Raises:
             SessionBusyError: another writer (another Agent, here or in another process)
@@ -253,7 +254,7 @@ def _release_quietly(release: Callable[[str, str], None], session_id: str, token
 def persisted_form(message: AgentMessage) -> AgentMessage:
     """The message as it is stored: an assistant message whose tool-call ids are empty or
     repeated is stored with the unique ids the loop gives them right after `message_end`
-    (R-4.1; `ensure_unique_tool_call_ids` is deterministic), so its results pair after a
+    (`ensure_unique_tool_call_ids` is deterministic), so its results pair after a
     resume. The live message is not changed."""
     if not isinstance(message, AssistantMessage):
         return message
@@ -261,7 +262,7 @@ def persisted_form(message: AgentMessage) -> AgentMessage:
 
 
 def with_unique_call_ids(message: AssistantMessage) -> AssistantMessage:
-    """`message`, or a copy with the ids `ensure_unique_tool_call_ids` gives (R-4.1)."""
+    """`message`, or a copy with the ids `ensure_unique_tool_call_ids` gives."""
     ids = [block.id for block in message.content if isinstance(block, ToolCall)]
     if all(ids) and len(set(ids)) == len(ids):
         return message
@@ -275,7 +276,7 @@ def with_unique_call_ids(message: AssistantMessage) -> AssistantMessage:
 
 def unanswered_tool_results(messages: Sequence[AgentMessage]) -> list[ToolResultMessage]:
     """Error results for the tool calls of the transcript's last assistant message that have
-    no result, in call order (R-4.1): a process that stopped during the tools left them."""
+    no result, in call order: a process that stopped during the tools left them."""
     turn = trailing_tool_turn(messages)
     if turn is None:
         return []

@@ -82,16 +82,11 @@ __all__ = [
     "HeldCalls",
     "NestedHold",
     "RunFrame",
-    "RunGuards",
     "TeamConfig",
     "TeamRun",
     "Trip",
-    "check_agent_name",
-    "check_guardrail_list",
-    "check_guardrails",
     "check_reason",
     "current_frame",
-    "guardrail_name",
     "remove_handoff_turns",
     "transcript_usage",
 ]
@@ -184,7 +179,7 @@ def as_handoffs(items: Any, agent_class: type[Any]) -> list[Handoff]:
 
 @dataclass(slots=True)
 class TeamConfig:
-    """An `Agent`'s team options, checked (DESIGN §17)."""
+    """An `Agent`'s team options, checked."""
 
     name: str
     description: str | None
@@ -763,7 +758,7 @@ class HeldCalls:
 
     def check_none_pending(self, messages: Sequence[AgentMessage], what: str) -> None:
         """Raise `ApprovalPendingError` when calls are held (a new prompt would send them to
-        the provider without a result, R-4.1, R-5.10)."""
+        the provider without a result)."""
         _refuse_if_any(
             self.pending(messages),
             f"cannot {what}: {{count}} tool call(s) await approval: {{names}}; approve(id) or "
@@ -772,7 +767,7 @@ class HeldCalls:
 
     def check_all_decided(self, messages: Sequence[AgentMessage]) -> None:
         """Raise `ApprovalPendingError` when a pending call has no decision yet (a resume
-        would not know what to do with it, DESIGN §14)."""
+        would not know what to do with it)."""
         _refuse_if_any(
             self.undecided(messages),
             "cannot resume: {names} still need a decision: approve(id) or reject(id, reason) "

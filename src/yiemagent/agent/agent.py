@@ -94,10 +94,10 @@ _BUSY = (
 
 
 class Agent(Generic[OutputT]):
-    """A stateful agent: a transcript, a tool store, queues, and one run at a time (R-6).
+    """A stateful agent: a transcript, a tool store, queues, and one run at a time.
 
     `Agent(output_type=T)` is an `Agent[T]`: each `prompt` returns an `OutputMessage[T]`
-    whose `output` is the validated value (DESIGN §14, `docs/output.md`); tools with
+    whose `output` is the validated value (`docs/output.md`); tools with
     `requires_approval` hold their calls for `approve`/`reject` and `resume`
     (`docs/approvals.md`).
 
@@ -108,13 +108,13 @@ class Agent(Generic[OutputT]):
     the event loop thread; `steer`, `follow_up` and `abort` may be called from any thread
     (for example from a plain tool on its worker thread).
 
-    See `docs/agent.md`. Arguments as DESIGN R-6.1; hooks may be plain or async. Also, as in
-    `AgentLoopConfig`: `tool_timeout_s` (seconds one tool call may take when the tool sets
-    no `timeout_s`; `None`: no bound — a plain-function tool on a thread cannot be stopped
-    at that bound, only abandoned; use `isolation="process"` for that), `stream_idle_timeout_s`
-    (seconds a provider stream may stay silent, default 120, R-5.8) and `max_parallel_tools`
-    (most tool calls running at once in a parallel batch, R-4.9), `cache_retention`
-    (prompt caching: "short", the default, "long" or "none"; DESIGN §21).
+    See `docs/agent.md`. Arguments as `docs/agent.md` lists them; hooks may be plain or async.
+    Also, as in `AgentLoopConfig`: `tool_timeout_s` (seconds one tool call may take when the
+    tool sets no `timeout_s`; `None`: no bound — a plain-function tool on a thread cannot be
+    stopped at that bound, only abandoned; use `isolation="process"` for that),
+    `stream_idle_timeout_s` (seconds a provider stream may stay silent, default 120) and
+    `max_parallel_tools` (most tool calls running at once in a parallel batch),
+    `cache_retention` (prompt caching: "short", the default, "long" or "none").
 
     Raises:
         ConfigError: an invalid argument; the message says what to change.
@@ -166,7 +166,7 @@ class Agent(Generic[OutputT]):
         del options["self"]
         check_options(options)
         self._config = options
-        team = TeamConfig.of(options, Agent)  # DESIGN §17, docs/teams.md
+        team = TeamConfig.of(options, Agent)  # docs/teams.md
         self.name, self.description = team.name, team.description
         self.handoffs, self.max_handoffs = team.handoffs, team.max_handoffs
         self.input_guardrails = team.input_guardrails
@@ -177,10 +177,10 @@ class Agent(Generic[OutputT]):
             model = FallbackModel(model)
         self._output: OutputSpec[Any] | None = output_spec(output_type)
         self.output_retries = output_retries
-        """Invalid outputs sent back to the model before a run ends in error (DESIGN §14)."""
+        """Invalid outputs sent back to the model before a run ends in error."""
         self._resume_output: OutputSpec[Any] | None = None
         self.tool_store: ToolStore = make_store(tools, tool_store)
-        """The agent's own tool store (R-4.12); register tools here at any time."""
+        """The agent's own tool store; register tools here at any time."""
         self._owned = OwnedResources()
         self._state = AgentStateView(self.tool_store)
         self._state.system_prompt = system_prompt
@@ -227,13 +227,13 @@ class Agent(Generic[OutputT]):
 
     @property
     def state(self) -> AgentStateView:
-        """The agent's state (R-6.2), reduced from events. Assigning `messages` or `tools`
+        """The agent's state, reduced from events. Assigning `messages` or `tools`
         copies; `tools` mirrors `tool_store`."""
         return self._state
 
     @property
     def session_store(self) -> SessionStore | None:
-        """Where the transcript is persisted message by message (DESIGN §10), or None; set
+        """Where the transcript is persisted message by message, or None; set
         at construction (see `docs/sessions.md`)."""
         return self._session.store if self._session is not None else None
 
@@ -310,18 +310,18 @@ class Agent(Generic[OutputT]):
         attachments: Iterable[AttachmentSource | ImageContent | DocumentContent] | None = None,
         output_type: Any = None,
     ) -> Any:
-        """Run one prompt to the end and return the final assistant message (R-6.3).
+        """Run one prompt to the end and return the final assistant message.
 
         Args:
             input: a text, a message (an OpenAI user dict is converted), or a list of them.
             images: images added to a text prompt.
             attachments: images and PDFs added to a text prompt: paths, bytes or blocks
                 (`yiemagent.ai.attachments`; a model that cannot read them is warned of).
-            output_type: this run's output type, instead of the agent's (DESIGN §14).
+            output_type: this run's output type, instead of the agent's.
 
         Returns:
-            The run's last assistant message; after a terminating batch (R-4.10) the
-            "tool_use_terminated" summary of the tool results (seed 000 §10, not added to
+            The run's last assistant message; after a terminating batch the
+            "tool_use_terminated" summary of the tool results (the seeds' shape, not added to
             the history). An aborted run returns its "aborted" message.
             With an output type: an `OutputMessage` whose `output` is the validated value
             (`None` while tool calls await approval: the run ended "awaiting_approval").
@@ -329,8 +329,8 @@ class Agent(Generic[OutputT]):
         Raises:
             AgentRunError: the run ended in error (a provider failure, a missing API key, a
                 hook that raised); `.message` is the error message, `.new_messages` the
-                run's messages. The agent stays usable (R-6.6). `UsageLimitExceeded` (a
-                subclass) when its `usage_limits` stopped it (DESIGN §13).
+                run's messages. The agent stays usable. `UsageLimitExceeded` (a
+                subclass) when its `usage_limits` stopped it.
                 With an output type, also when the run ended without a valid value (the
                 retries ran out, an error, an abort, `max_turns`); the text says why.
             AgentBusyError: a run is active or sent prompts are waiting.
@@ -350,7 +350,7 @@ class Agent(Generic[OutputT]):
     async def resume(self) -> Any:
         """Continue from the transcript without a new prompt (seeds' agentLoopContinue).
 
-        With tool calls held for approval (DESIGN §14) the approved ones run and the
+        With tool calls held for approval the approved ones run and the
         rejected ones get their error result, then the run continues; the answer is shaped
         as the held prompt's (an `OutputMessage` when it had an output type). When the
         transcript ends with an assistant message, queued steering (else follow-up)
@@ -392,8 +392,8 @@ class Agent(Generic[OutputT]):
         attachments: Iterable[AttachmentSource | ImageContent | DocumentContent] | None = None,
         output_type: Any = None,
     ) -> Any:
-        """`prompt` from plain synchronous code (a script, a REPL): runs its own event loop
-        (R-6.7). `output_type` as in `prompt`.
+        """`prompt` from plain synchronous code (a script, a REPL): runs its own event loop.
+        `output_type` as in `prompt`.
 
         Raises:
             RuntimeError: called from a running event loop; use `await agent.prompt(...)`.
@@ -409,7 +409,7 @@ class Agent(Generic[OutputT]):
         )
 
     async def close(self) -> None:
-        """Refuse new prompts, finish the queued ones, then return (R-6.4). Responses stay
+        """Refuse new prompts, finish the queued ones, then return. Responses stay
         takeable; with 16 untaken, this waits until some are taken. With a `session_store`,
         the session's writer lease is then given back (another Agent may open it). Then
         what the agent `own`s (MCP servers) is closed."""
@@ -422,7 +422,7 @@ class Agent(Generic[OutputT]):
     def own(self, resource: Closeable) -> None:
         """Make `resource` (anything with an async `close()`, such as an MCP server from
         `yiemagent.mcp.add_server(agent, server)`) the agent's: `close()` closes it after
-        the queued work, last owned first (DESIGN §12).
+        the queued work, last owned first.
 
         Raises:
             ConfigError: `resource` has no `close()`.
@@ -454,7 +454,7 @@ class Agent(Generic[OutputT]):
     def send(self, message: PromptInput) -> None:
         """Queue a prompt (a text, a message, an OpenAI user dict, or a list of messages for one
         run); it runs when the agent is idle, after the prompts sent before it.
-        Its final message comes from `take_response()` (R-6.4). Without a running event loop
+        Its final message comes from `take_response()`. Without a running event loop
         the prompt waits for the next `take_response`/`wait_for_idle`/`close`.
 
         Raises:
@@ -465,7 +465,7 @@ class Agent(Generic[OutputT]):
         self._channel.put(prompt_messages(message, None))
 
     async def take_response(self) -> AssistantMessage:
-        """The final message of the next sent prompt's run, in send order (R-6.4); waits for
+        """The final message of the next sent prompt's run, in send order; waits for
         it. `prompt()` returns its own answer and puts nothing here.
 
         Raises:
@@ -541,7 +541,7 @@ class Agent(Generic[OutputT]):
 
     def abort(self, reason: str | None = None) -> None:
         """Abort the active run (no-op when idle; any thread). Messages a run took from a
-        queue but did not deliver go back to the front of their queue (R-6.5)."""
+        queue but did not deliver go back to the front of their queue."""
         if self._driver.signal is not None:
             self._driver.signal.abort(reason or "aborted by the user")
 
@@ -554,7 +554,7 @@ class Agent(Generic[OutputT]):
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         """Call `listener(event, signal)` for every event, after the state is updated; async
         listeners are awaited, all in subscription order. A listener that raises is logged
-        and the run goes on (R-5.1b). Returns the function that unsubscribes it."""
+        and the run goes on. Returns the function that unsubscribes it."""
         if not callable(listener):
             raise ConfigError("subscribe() needs a callable listener(event, signal)")
         return self._driver.subscribe(listener)
@@ -575,7 +575,7 @@ class Agent(Generic[OutputT]):
         self._driver.held.clear()
         self.clear_all_queues()
 
-    as_tool = agent_as_tool  # DESIGN §17: this agent as another agent's tool
+    as_tool = agent_as_tool  # this agent as another agent's tool
 
     # ── runs ───────────────────────────────────────────────────────────────
 
@@ -656,13 +656,13 @@ _LOOP_OPTIONS = (
 
 
 def loop_hooks(options: Mapping[str, Any], placeholder: Model) -> AgentLoopConfig:
-    """The `Agent` constructor's hooks and bounds as an `AgentLoopConfig` (R-6.1), with
+    """The `Agent` constructor's hooks and bounds as an `AgentLoopConfig`, with
     `placeholder` as its model: each run's config names the model the run uses."""
     return AgentLoopConfig(model=placeholder, **{name: options[name] for name in _LOOP_OPTIONS})
 
 
 def check_options(options: Mapping[str, Any]) -> None:
-    """Check the `Agent` constructor's arguments (R-6.1).
+    """Check the `Agent` constructor's arguments.
 
     Raises:
         ConfigError: the first invalid argument, saying what to pass instead.
@@ -671,7 +671,7 @@ def check_options(options: Mapping[str, Any]) -> None:
         raise ConfigError("system_prompt must be a str")
     model = options["model"]
     if isinstance(model, list | tuple) and model and all(isinstance(m, Model) for m in model):
-        pass  # a FallbackModel of them (DESIGN §13)
+        pass  # a FallbackModel of them
     elif model is not None and not isinstance(model, Model):
         raise ConfigError(
             f"model must be a Model (for example get_model('openai/gpt-4o-mini')), a list of "
@@ -742,13 +742,13 @@ def prompt_messages(
 
 
 def make_store(tools: Any, tool_store: Any) -> ToolStore:
-    """The agent's `ToolStore` (R-4.12, seed 000 Step 2.5).
+    """The agent's `ToolStore`.
 
     `tool_store` is used as it is (tools registered in it later show on the next turn).
     `tools` — a `ToolStore`, a mapping or a list — is copied into the store (a new one when no
-    `tool_store`), as R-6.1 says: two agents built from one `ToolStore` never see each other's
-    registrations (R-4.12). A copied `listTools` is rebound to the new store. Give the store a
-    `writeTool` writes into as `tool_store` (seed 000 Step 2.5's `_tool_store`).
+    `tool_store`), so two agents built from one `ToolStore` never see each other's
+    registrations. A copied `listTools` is rebound to the new store. Give the store a
+    `writeTool` writes into as `tool_store` (the seeds' `_tool_store`).
 
     Raises:
         ConfigError: `tool_store` is not a `ToolStore`, or a tool in `tools` conflicts with a
@@ -795,20 +795,20 @@ def run_answer(
     end: AgentEndEvent | None,
     output: OutputSpec[Any] | None,
 ) -> AssistantMessage | OutputMessage[Any]:
-    """The answer of a finished run (R-6.3).
+    """The answer of a finished run.
 
     Args:
         answer: the run's final assistant message (`RunDriver.run`).
         new_messages: the messages the run added, for the error.
         end: the run's `AgentEndEvent` (None if it never ended).
-        output: the run's output type, if any (DESIGN §14).
+        output: the run's output type, if any.
 
     Returns:
         `answer` (an aborted run's "aborted" message included); with an output type, the
         `OutputMessage` of `output_reply`.
 
     Raises:
-        UsageLimitExceeded: the run's `usage_limits` stopped it (DESIGN §13).
+        UsageLimitExceeded: the run's `usage_limits` stopped it.
         AgentRunError: the run ended in error, or (with an output type) without a valid
             value.
     """

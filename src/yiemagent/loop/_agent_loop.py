@@ -78,26 +78,13 @@ from yiemagent.types.model import PROVIDER_OPTIONS
 from yiemagent.types.observe import ChatSpan, RunSpan, run_observer
 
 __all__ = [
-    "BRANCH_SUMMARY_PREFIX",
-    "BRANCH_SUMMARY_SUFFIX",
-    "COMPACTION_SUMMARY_PREFIX",
-    "COMPACTION_SUMMARY_SUFFIX",
-    "TRUNCATED_CALL_TEXT",
     "IncrementalConverter",
-    "LoopRun",
     "agent_loop",
     "agent_loop_continue",
-    "answer_held_calls",
-    "as_prompts",
     "assistant_message",
-    "bash_execution_to_text",
-    "check_can_continue",
-    "convert_message",
-    "decided_held_calls",
     "default_convert_to_llm",
     "run_agent_loop",
     "run_agent_loop_continue",
-    "run_tool_calls",
     "stream_assistant_response",
 ]
 
@@ -117,11 +104,11 @@ def agent_loop(
     signal: AbortSignal | None = None,
     stream_fn: StreamFn | None = None,
 ) -> EventStream[AgentEvent, list[AgentMessage]]:
-    """Start a run with new prompts; returns at once the stream of its events (seed 002
+    """Start a run with new prompts; returns at once the stream of its events (the seeds'
     agentLoop).
 
     Must be called from a running event loop; the run is a task on it. The stream always ends
-    with an `AgentEndEvent` (R-5.9); `await stream.result()` gives the messages the run added.
+    with an `AgentEndEvent`; `await stream.result()` gives the messages the run added.
     """
     prompts = as_prompts(prompts)  # a bad prompt raises here, not inside the task
     stream = _create_agent_stream()
@@ -157,13 +144,13 @@ async def run_agent_loop(
     converter: IncrementalConverter | None = None,
 ) -> list[AgentMessage]:
     """Run to the end with new prompts, sending each event to `emit` (plain or async; its
-    exceptions are logged and ignored, R-5.1b). Never raises for what happens inside the run
-    (R-5.9). Returns the messages the run added, prompts first. A prompt given as a text
+    exceptions are logged and ignored). Never raises for what happens inside the run.
+    Returns the messages the run added, prompts first. A prompt given as a text
     (or one message) is taken as a list of one user message (or that message).
 
     `converter`: an `IncrementalConverter` kept by a caller that runs the loop again and
     again on one growing `context.messages` list (the `Agent`), so a run converts only the
-    messages added since the last one (DESIGN §9); default: a new one per run."""
+    messages added since the last one; default: a new one per run."""
     prompts = as_prompts(prompts)
     run = LoopRun.start(context, config, emit, signal, stream_fn, converter)
     run.new_messages.extend(prompts)
@@ -188,7 +175,7 @@ async def run_agent_loop_continue(
     """`run_agent_loop` without prompts: continue from the transcript (no prompt events);
     `converter` as there.
 
-    When the transcript's last assistant message has held tool calls (DESIGN §14) with
+    When the transcript's last assistant message has held tool calls with
     decisions in `config.approvals`, the approved ones run and the rejected ones get their
     error result first, as the first turn; calls still without a decision end the run
     with reason "awaiting_approval" before any model call.
@@ -204,7 +191,7 @@ async def run_agent_loop_continue(
 def check_can_continue(context: AgentContext, config: AgentLoopConfig | None = None) -> None:
     """Raise `ConfigError` unless the run can continue from `context`: the transcript is
     not empty and does not end with an assistant message, unless that message has held
-    tool calls with decisions in `config.approvals` (DESIGN §14)."""
+    tool calls with decisions in `config.approvals`."""
     if not context.messages:
         raise ConfigError("Cannot continue: no messages in context")
     role = getattr(context.messages[-1], "role", None)
@@ -283,17 +270,17 @@ class LoopRun:
     model_calls: int = 0
     in_turn: bool = False
     unanswered: list[ToolCall] = field(default_factory=list)
-    """Tool calls of the last assistant message still without results (R-4.1)."""
+    """Tool calls of the last assistant message still without results."""
     turn_message: AssistantMessage | None = None
     """The assistant message of the current turn, once the model call has ended."""
     meter: UsageMeter | None = None
-    """What the run has spent, when it has `UsageLimits` (DESIGN §13)."""
+    """What the run has spent, when it has `UsageLimits`."""
     trace: RunSpan | None = None
-    """The run's `invoke_agent` span, when it is traced (DESIGN §13)."""
+    """The run's `invoke_agent` span, when it is traced."""
     held: list[ToolCall] = field(default_factory=list)
-    """Tool calls of the last batch held for approval (DESIGN §14)."""
+    """Tool calls of the last batch held for approval."""
     output: OutputRun | None = None
-    """The run's output type, when it has one (DESIGN §14)."""
+    """The run's output type, when it has one."""
 
     def __post_init__(self) -> None:
         spec = self.config.output_type
@@ -316,7 +303,7 @@ class LoopRun:
         converter: IncrementalConverter | None,
     ) -> LoopRun:
         """A new run (`signal=None`: no abort; `emit` plain or async, guarded), its span and
-        usage meter started (DESIGN §13); `converter` as in `run_agent_loop`."""
+        usage meter started; `converter` as in `run_agent_loop`."""
         run = cls(context, config, guarded_sink(emit), signal or AbortSignal(), stream_fn)
         if converter is not None:
             run.convert = converter
@@ -324,7 +311,7 @@ class LoopRun:
         return run
 
     def observe(self) -> None:
-        """Start the run's span and usage meter (DESIGN §13); nothing when neither is asked."""
+        """Start the run's span and usage meter; nothing when neither is asked."""
         if self.config.usage_limits is not None:
             self.meter = UsageMeter(self.config.usage_limits)
         observer = run_observer(self.config)
@@ -335,7 +322,7 @@ class LoopRun:
                 logger.exception("could not start the run's span; the run goes on untraced")
 
     async def start_turn(self) -> None:
-        """`turn_start` (R-5.4)."""
+        """`turn_start`."""
         self.in_turn = True
         self.turn_message = None
         await self.emit(TurnStartEvent())
@@ -348,7 +335,7 @@ class LoopRun:
     async def end_turn(
         self, message: AssistantMessage, tool_results: list[ToolResultMessage]
     ) -> None:
-        """`turn_end` (R-5.4)."""
+        """`turn_end`."""
         self.in_turn = False
         await self.emit(TurnEndEvent(message, tool_results))
 
@@ -357,7 +344,7 @@ class LoopRun:
 
 
 async def _run(run: LoopRun) -> None:
-    """Run the turns, then `agent_end`; whatever raises becomes an error message (R-5.9).
+    """Run the turns, then `agent_end`; whatever raises becomes an error message.
     A traced run's work happens in its span's context, and the span ends after `agent_end`
     on every path."""
     reason: AgentEndReason = "error"
@@ -366,7 +353,7 @@ async def _run(run: LoopRun) -> None:
     try:
         with scope:
             reason = await _run_turns(run)
-    except Exception as exc:  # R-5.9: the run ends, it never raises into the consumer
+    except Exception as exc:  # the run ends, it never raises into the consumer
         logger.exception("agent loop failed")
         try:
             await _fail_run(run, exc)
@@ -389,7 +376,7 @@ async def _run(run: LoopRun) -> None:
 
 
 async def _run_turns(run: LoopRun) -> AgentEndReason:
-    """Seed 002 runLoop as DESIGN R-5.4 orders it; returns why the run ended (R-5.5).
+    """The turns of a run (the seeds' runLoop); returns why the run ended.
 
     The first turn has started already. Steering is polled at the start and after each turn;
     follow-ups only when the agent would otherwise stop.
@@ -474,7 +461,7 @@ async def _poll(
 
 
 async def _prepare_next_turn(run: LoopRun, turn: TurnContext) -> None:
-    """R-5.4: `prepare_next_turn` may replace the context, the model or the reasoning level."""
+    """`prepare_next_turn` may replace the context, the model or the reasoning level."""
     hook = run.config.prepare_next_turn
     if hook is None:
         return
@@ -493,7 +480,7 @@ async def _prepare_next_turn(run: LoopRun, turn: TurnContext) -> None:
 
 
 async def _limit_message(run: LoopRun, limit: str) -> AssistantMessage:
-    """DESIGN §13: the message that ends a run at a usage limit (stop reason "error")."""
+    """The message that ends a run at a usage limit (stop reason "error")."""
     message = assistant_message(run.config, "error", limit_text(limit))
     await run.emit_message(message)
     run.append(message)
@@ -502,7 +489,7 @@ async def _limit_message(run: LoopRun, limit: str) -> AssistantMessage:
 
 async def _call_model(run: LoopRun) -> AssistantMessage:
     """The turn's assistant message, appended to the transcript. Once the run is aborted no
-    model is called: the message says so (R-5.7)."""
+    model is called: the message says so."""
     if run.signal.aborted:
         message = assistant_message(run.config, "aborted", "The run was aborted")
         await run.emit_message(message)
@@ -544,26 +531,26 @@ async def stream_assistant_response(
     converter: IncrementalConverter | None = None,
     trace: RunSpan | None = None,
 ) -> AssistantMessage:
-    """One model call (R-5.2): transform and convert the transcript, stream the answer.
+    """One model call: transform and convert the transcript, stream the answer.
 
     Emits `message_start` on the first provider event, `message_update` with the partial
     message for each later one, and `message_end` with the final message, whose empty or
-    repeated tool-call ids have been made unique (R-4.1). Never raises: a failure (a hook, a
-    provider bug, R-5.9) or a stream idle for `stream_idle_timeout_s` (R-5.8: no event and no
+    repeated tool-call ids have been made unique. Never raises: a failure (a hook, a
+    provider bug) or a stream idle for `stream_idle_timeout_s` (no event and no
     `options.keep_alive()` call from the provider for that long) gives a message
     with stop reason "error" saying why; after an abort, a provider that does not end its
-    stream within `deadline.ABORT_GRACE_S` gives one with stop reason "aborted" (R-5.7).
+    stream within `ABORT_GRACE_S` gives one with stop reason "aborted".
     Does not append the message to `context` (the loop does).
 
     Args:
         context: the transcript and tools.
         config: the model, the hooks and the provider options.
         signal: the run's signal; None: no abort.
-        emit: the event sink, plain or async (its exceptions are logged, R-5.1b); None: none.
+        emit: the event sink, plain or async (its exceptions are logged); None: none.
         stream_fn: the provider stream function; default `yiemagent.ai.stream`.
         converter: the run's incremental `convert_to_llm` (the loop's); None: convert the
             whole transcript.
-        trace: the run's span (DESIGN §13): the call gets a `chat` span; None: untraced.
+        trace: the run's span: the call gets a `chat` span; None: untraced.
 
     The final message's `duration_ms` is set (ms since its `timestamp`).
     """
@@ -607,11 +594,11 @@ async def stream_assistant_response(
         message = _failed_message(config, shown.partial, f"{type(exc).__name__}: {exc}")
     finally:
         deadline.close()
-    # R-4.1: empty or repeated tool-call ids are made unique before anyone sees the final
+    # empty or repeated tool-call ids are made unique before anyone sees the final
     # message, so message_end, the session store and the tool events all carry the same ids
     try:
         ensure_unique_tool_call_ids(message)
-    except Exception:  # a malformed message: the batch answers what it can (R-4.1)
+    except Exception:  # a malformed message: the batch answers what it can
         logger.exception("could not check the tool-call ids of the model's message")
     if message.duration_ms is None:
         message.duration_ms = max(0, now_ms() - message.timestamp)
@@ -629,7 +616,7 @@ async def _llm_context(
     signal: AbortSignal,
     convert: IncrementalConverter | None,
 ) -> Context:
-    """R-5.2: `transform_context`, then `convert_to_llm`, as the provider's `Context`."""
+    """`transform_context`, then `convert_to_llm`, as the provider's `Context`."""
     messages = context.messages
     if config.transform_context is not None:
         # a copy: a transform that prunes or appends in place must not edit the transcript
@@ -649,7 +636,7 @@ async def _llm_context(
 
 async def _stream_options(config: AgentLoopConfig, deadline: Deadline) -> StreamOptions:
     """The provider options of `config` for one call watched by `deadline`: its signal, its
-    idle limit and its `keep_alive` (R-5.8); the API key is resolved per call (R-5.2)."""
+    idle limit and its `keep_alive`; the API key is resolved per call."""
     api_key = None
     if config.get_api_key is not None:
         api_key = await maybe_await(config.get_api_key(config.model.provider))
@@ -818,7 +805,7 @@ def convert_message(message: AgentMessage) -> Message | None:
 
 
 def default_convert_to_llm(messages: Sequence[AgentMessage]) -> list[Message]:
-    """The transcript as the model sees it (DESIGN R-5.2); never mutates `messages`.
+    """The transcript as the model sees it; never mutates `messages`.
 
     Args:
         messages: the transcript, oldest first.
@@ -835,7 +822,7 @@ def default_convert_to_llm(messages: Sequence[AgentMessage]) -> list[Message]:
 class IncrementalConverter:
     """`default_convert_to_llm` for a transcript that only grows: each call converts only the
     messages appended since the previous call, so a turn's cost does not grow with the
-    history (DESIGN §9).
+    history.
 
     Invariants: between calls, the messages already seen are not replaced in place (a
     different list, a shorter list, or another object at the first or the last position
@@ -892,16 +879,16 @@ TRUNCATED_CALL_TEXT = (
     "not executed: the response hit the output token limit; "
     "re-issue the call with complete arguments"
 )
-"""DESIGN R-5.6: the result of each tool call in a message cut off by the token limit."""
+"""The result of each tool call in a message cut off by the token limit."""
 
 
 async def run_tool_calls(
     run: LoopRun, message: AssistantMessage
 ) -> tuple[list[ToolResultMessage], bool]:
-    """R-5.3: run the message's tool calls as a batch and append their results. A message cut
-    off by the token limit (R-5.6) or ended by error/abort (R-5.7) runs none: each call gets an
-    error result (R-4.1). Returns the results and whether the batch terminates (R-4.10)."""
-    calls = message.tool_calls  # ids already unique: the model call saw to it (R-4.1)
+    """Run the message's tool calls as a batch and append their results. A message cut
+    off by the token limit or ended by error/abort runs none: each call gets an
+    error result. Returns the results and whether the batch terminates."""
+    calls = message.tool_calls  # ids already unique: the model call saw to it
     if not calls:
         return [], False
     run.unanswered = calls
@@ -956,7 +943,7 @@ async def _execute(
     only: list[ToolCall] | None = None,
 ) -> ToolCallBatch:
     """`execute_tool_calls` for the run. Cancelled or interrupted meanwhile, the results
-    every call got are appended before the exception goes on (R-4.1)."""
+    every call got are appended before the exception goes on."""
     answered: list[ToolResultMessage] = []
     try:
         return await execute_tool_calls(
@@ -993,8 +980,8 @@ def _unfinished_call_text(message: AssistantMessage) -> str:
 
 async def _end_cancelled_turn(run: LoopRun, exc: BaseException) -> None:
     """The run's task was cancelled (e.g. `asyncio.wait_for` around it) or a
-    `KeyboardInterrupt`/`SystemExit` is going through it: answer the tool calls left open
-    (R-4.1), end the model call cut short with an "aborted" message, and emit `turn_end`, as
+    `KeyboardInterrupt`/`SystemExit` is going through it: answer the tool calls left open,
+    end the model call cut short with an "aborted" message, and emit `turn_end`, as
     an abort does; the caller emits `agent_end` and re-raises."""
     if not run.in_turn:
         return
@@ -1019,7 +1006,7 @@ async def _end_cancelled_turn(run: LoopRun, exc: BaseException) -> None:
 
 
 async def _fail_output(run: LoopRun, text: str) -> None:
-    """DESIGN §14: the output retries are used up; an error message says why, in a turn of
+    """The output retries are used up; an error message says why, in a turn of
     its own (no model call)."""
     await run.start_turn()
     message = assistant_message(run.config, "error", text)
@@ -1029,7 +1016,7 @@ async def _fail_output(run: LoopRun, text: str) -> None:
 
 
 async def _fail_run(run: LoopRun, exc: Exception) -> None:
-    """R-5.9: answer any tool calls left open (R-4.1), then an error assistant message and
+    """Answer any tool calls left open, then an error assistant message and
     `turn_end`; the caller emits `agent_end`."""
     text = f"{type(exc).__name__}: {exc}"
     if not run.in_turn:

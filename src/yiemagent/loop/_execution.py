@@ -98,16 +98,12 @@ from yiemagent.types.callbacks import Emit
 
 __all__ = [
     "ABORT_GRACE_S",
-    "IDLE_WORKERS",
     "QUICK_WAIT_S",
-    "TOOL_THREADS",
     "Deadline",
-    "ProcessCall",
     "ToolThreads",
     "ToolUpdates",
     "as_tool_result",
     "call_plain",
-    "process_target",
     "run_in_process",
     "tool_threads",
 ]
@@ -119,11 +115,10 @@ TOOL_THREADS = 256
 
 QUICK_WAIT_S = 30e-6
 """How long the loop's thread waits (blocked, GIL released) for a plain tool on a warm worker
-before it goes back to its other work (`ToolThreads.submit`'s `wait_s`; DESIGN §9, R-4.2).
-On an idle 2-core VM the worker wakes on the other CPU and a no-op's round trip through the
-loop's selector cost ~27 µs, through this wait ~20 µs (`bench/handoff.py`); a slower tool
-holds the loop at most this long (plus the kernel's timer slack, 50 µs by default), and
-only the first of a burst of slow calls does."""
+before it goes back to its other work (`ToolThreads.submit`'s `wait_s`). On an idle machine
+the worker wakes on the other CPU, and this wait is quicker than a round trip through the
+loop's selector; a slower tool holds the loop at most this long (plus the kernel's timer
+slack), and only the first of a burst of slow calls does."""
 
 
 IDLE_WORKERS = 8
@@ -199,7 +194,7 @@ class ToolUpdates:
     a worker thread (a plain or process tool) `stop(worker=True)` starts whatever is still
     queued, so an update the tool sent before it returned is emitted even when the loop
     takes the outcome before the queued start has run (`ToolThreads.submit` can settle it at
-    once, DESIGN §9); this is what the FIFO order of `call_soon_threadsafe` gave before.
+    once); this is what the FIFO order of `call_soon_threadsafe` gave before.
     For an async tool, an update from another thread not yet started when the tool's call
     ends is dropped, as before.
     """
@@ -228,7 +223,7 @@ class ToolUpdates:
     def __call__(self, partial: AgentToolResult) -> None:
         if not self.accepting:
             return
-        if isinstance(partial, str):  # as a returned text (R-4.2): one TextContent
+        if isinstance(partial, str):  # as a returned text: one TextContent
             partial = AgentToolResult([TextContent(partial)])
         if threading.get_ident() == self._thread:
             self._start(partial)
@@ -269,7 +264,7 @@ class ToolUpdates:
 
 def as_tool_result(value: object, tool_name: str) -> AgentToolResult:
     """What `execute` returned, as a result: an `AgentToolResult` as it is, a `str` as one
-    `TextContent` (R-4.2).
+    `TextContent`.
 
     Raises:
         TypeError: anything else (the pipeline makes it the call's error result).
@@ -497,7 +492,7 @@ class _Call:
 
     def run(self) -> None:
         """On a worker: run the function and store its outcome (the tool's failure,
-        whatever it is, is its outcome: R-4.1)."""
+        whatever it is, is its outcome: every call gets its result)."""
         fn, args = self.fn, self.args
         self.fn = self.args = None
         assert fn is not None and args is not None
@@ -514,7 +509,7 @@ class _Call:
         except IndexError:
             return False
         if self.waited:  # then `inbox` is set
-            try:  # (not contextlib.suppress: ~0.4 µs more on the way back)
+            try:  # not contextlib.suppress, which costs more on the way back
                 self.inbox.ready.release()  # type: ignore[union-attr]
             except RuntimeError:  # released already: by a stale wake-up (see `wait`)
                 return True
@@ -837,7 +832,7 @@ class Deadline:
         self.waiting_since = None
 
     def keep_alive(self) -> None:
-        """The work says it is busy (a provider working without an event to send, R-5.8):
+        """The work says it is busy (a provider working without an event to send):
         if the loop is waiting on it, the timeout counts from now. Ignored once the run is
         aborted, so a provider that ignores an abort is still abandoned after the grace.
         Call on the deadline's event loop thread."""

@@ -55,7 +55,7 @@ it; `OutputFailed`: end the run in error; `None`: nothing to decide (tool calls 
 
 
 class OutputRun:
-    """One run's output type (DESIGN §14): the output tool, the accepted value, the count
+    """One run's output type: the output tool, the accepted value, the count
     of invalid outputs so far. Used on the run's event loop thread only."""
 
     __slots__ = ("_candidates", "failures", "retries", "spec", "tool", "value")

@@ -113,7 +113,7 @@ def main() -> None:
                 value = asyncio.run(_await(value))
             frame: tuple[str, Any] = ("ok", value)
             pickle.dumps(value)
-        except Exception as exc:  # the tool's failure, reported as its result
+        except Exception as exc:  # the tool's failure, reported as its result
             frame = ("error", str(exc) or type(exc).__name__)
         except BaseException as exc:  # SystemExit, KeyboardInterrupt: still the tool's
             text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__

@@ -86,12 +86,10 @@ from yiemagent.types.tools import HeldToolResult, ToolCallFailed
 
 __all__ = [
     "CANCELLED_TEXT",
-    "REJECTED_TEXT",
     "SKIPPED_TEXT",
     "all_done",
     "create_error_tool_result",
     "create_tool_result_message",
-    "exception_text",
     "execute_prepared_tool_call",
     "execute_tool_calls",
     "execute_tool_calls_parallel",
@@ -114,7 +112,7 @@ _INTERNAL_ERROR = "Tool call failed: internal error: "
 
 
 REJECTED_TEXT = "Tool call rejected by the user"
-"""The result of a held call a person rejected without a reason (DESIGN §14)."""
+"""The result of a held call a person rejected without a reason."""
 
 
 SKIPPED_TEXT = "Tool call skipped: the run was aborted"
@@ -141,11 +139,11 @@ async def execute_tool_calls(
     trace: RunSpan | None = None,
     only: Sequence[ToolCall] | None = None,
 ) -> ToolCallBatch:
-    """Run the tool calls of `assistant_message` as one batch (seed 000 §9, seed 004).
+    """Run the tool calls of `assistant_message` as one batch.
 
-    Empty or repeated tool-call ids are first made unique in the message itself (R-4.1).
+    Empty or repeated tool-call ids are first made unique in the message itself.
     The batch runs in parallel when `config.tool_execution == "parallel"` and every called
-    tool that exists has `parallel=True` (DESIGN §1), else sequentially.
+    tool that exists has `parallel=True`, else sequentially.
 
     Args:
         context: the run's context (its tools, and what the hooks see).
@@ -156,16 +154,15 @@ async def execute_tool_calls(
         answered: when given and the calling task is cancelled, receives every result
             message (one per call) before the `CancelledError` goes on (the loop puts them
             in the transcript).
-        meter: the run's usage meter (the loop's, DESIGN §13): each call is checked against
+        meter: the run's usage meter (the loop's): each call is checked against
             its limits before it runs; None: no limits.
-        trace: the run's span (the loop's, DESIGN §13): each call gets an `execute_tool`
+        trace: the run's span (the loop's): each call gets an `execute_tool`
             span; None: untraced.
-        only: run just these calls of the message (held calls that now have a decision,
-            DESIGN §14).
+        only: run just these calls of the message (held calls that now have a decision).
 
     Returns:
-        One result message per tool call, in source order, and whether to terminate
-        (R-4.10). Never raises, except `CancelledError` when the calling task is
+        One result message per tool call, in source order, and whether to terminate.
+        Never raises, except `CancelledError` when the calling task is
         cancelled, after every call has had its events and an error result.
     """
     sink = guarded_sink(emit)
@@ -193,7 +190,7 @@ async def execute_tool_calls_sequential(
     signal: AbortSignal | None = None,
     emit: EventSink | None = None,
 ) -> ToolCallBatch:
-    """Run `tool_calls` one after another (DESIGN R-4.8). Never raises for a tool problem.
+    """Run `tool_calls` one after another. Never raises for a tool problem.
 
     For each call: start event, prepare, execute, finalize, end event, result message events.
     Once the signal is aborted every remaining call gets start/end events and the error
@@ -212,7 +209,7 @@ async def execute_tool_calls_parallel(
     signal: AbortSignal | None = None,
     emit: EventSink | None = None,
 ) -> ToolCallBatch:
-    """Run `tool_calls` concurrently (DESIGN R-4.9). Never raises for a tool problem.
+    """Run `tool_calls` concurrently. Never raises for a tool problem.
 
     Preparation runs in source order (start event, prepare; an immediate outcome emits its
     end event at once). The prepared calls then run concurrently, at most
@@ -228,7 +225,7 @@ async def execute_tool_calls_parallel(
 async def _guarded(
     batch: _Batch, parallel: bool, answered: list[ToolResultMessage] | None = None
 ) -> ToolCallBatch:
-    """Run a schedule; if anything in it raises, the calls without a result get one (R-4.1).
+    """Run a schedule; if anything in it raises, the calls without a result get one.
 
     Cancelled (or a `KeyboardInterrupt`/`SystemExit` going by), it answers them too, puts
     every result in `answered` and re-raises the very exception it got (`asyncio.timeout`
@@ -260,7 +257,7 @@ async def _guarded(
 
 
 async def _sequential(batch: _Batch) -> None:
-    """R-4.8: each call runs to its result message before the next one starts."""
+    """Each call runs to its result message before the next one starts."""
     for i, call in enumerate(batch.calls):
         if (w := batch.start(i)) is not None:
             await w
@@ -281,10 +278,10 @@ async def _sequential(batch: _Batch) -> None:
 
 
 async def _parallel(batch: _Batch) -> None:
-    """R-4.9: prepare in source order, run the prepared calls concurrently (end events in
+    """Prepare in source order, run the prepared calls concurrently (end events in
     completion order), then publish the result messages in source order. The calls start in
     this task; only those after the first one that waits get a Task of their own
-    (`tasks.run_concurrently`: a call that never waits costs no Task, DESIGN §9)."""
+    (`run_concurrently`: a call that never waits costs no Task)."""
     runnable: list[tuple[int, PreparedToolCall]] = []
     for i, call in enumerate(batch.calls):
         if (w := batch.start(i)) is not None:
@@ -325,7 +322,7 @@ async def _limited(
 async def run_concurrently(
     coroutines: Iterable[Coroutine[Any, Any, None]], tasks: list[asyncio.Task[None]]
 ) -> None:
-    """Run `coroutines` concurrently until each is done (R-4.9); none waits on another.
+    """Run `coroutines` concurrently until each is done; none waits on another.
 
     Each coroutine runs in its own copy of the current context, as a Task's would. They are
     started in order in the calling task; the first one that waits (awaits something not yet
@@ -400,7 +397,7 @@ class _Drive:
 async def all_done(tasks: list[asyncio.Task[None]]) -> None:
     """Wait until every task is done; the first that raised (or was cancelled) raises here,
     as `asyncio.gather` would, the others going on. One future and a done-callback per task
-    (about 1 µs a task less than `gather` here, DESIGN §9). No tasks: done at once."""
+    (cheaper than `gather`). No tasks: done at once."""
     if not tasks:
         return
     done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
@@ -474,19 +471,19 @@ class _Batch:
         self.outcomes: list[FinalizedOutcome | None] = [None] * n
         self.messages: list[ToolResultMessage | None] = [None] * n
         self.held: list[int] = []
-        """Calls held for approval (DESIGN §14): no end event, no result message."""
+        """Calls held for approval: no end event, no result message."""
         self.tasks: list[asyncio.Task[None]] = []
         self.started_ms = [0] * n
         self.ended_ms = [0] * n
         self.meter = meter
-        """The run's spending, when it has `UsageLimits` (DESIGN §13)."""
+        """The run's spending, when it has `UsageLimits`."""
         self.trace = trace
         self.spans: list[ToolSpan | None] | None = None if trace is None else [None] * n
-        """Each call's `execute_tool` span, when the run is traced (DESIGN §13)."""
+        """Each call's `execute_tool` span, when the run is traced."""
 
     # The steps every call goes through, in order. `start`, `end` and `publish` hand their
     # events to the sink at once and return what is left to await (None: nothing), so a
-    # plain sink costs no coroutine (DESIGN §9): `if (w := batch.start(i)) is not None:
+    # plain sink costs no coroutine: `if (w := batch.start(i)) is not None:
     # await w`.
 
     def start(self, i: int) -> Awaitable[None] | None:
@@ -509,7 +506,7 @@ class _Batch:
             tools=self.tools,
         )
         if self.meter is not None and isinstance(prepared, PreparedToolCall):
-            refused = self.meter.refuse_tool_call()  # a limit reached mid-batch (§13)
+            refused = self.meter.refuse_tool_call()  # a limit reached mid-batch
             if refused is not None:
                 return ImmediateOutcome(create_error_tool_result(refused), True)
         return prepared
@@ -517,7 +514,7 @@ class _Batch:
     async def run(self, i: int, prepared: PreparedToolCall) -> None:
         """Execute, finalize and end one prepared call; a bug here fails only this call.
         A traced call runs inside its span's context, so spans the tool opens are its
-        children (DESIGN §13)."""
+        children."""
         span = self.spans[i] if self.spans is not None else None
         if span is None:
             finalized = await self.execute(prepared)
@@ -611,9 +608,7 @@ async def prepare_tool_call(
     *,
     tools: Mapping[str, AgentTool] | None = None,
 ) -> PreparedToolCall | ImmediateOutcome | HeldOutcome:
-    """Resolve the tool, prepare and validate the arguments, ask `before_tool_call` (R-4.4).
-
-    Seed 000 §8.1, seed 004 prepareToolCall.
+    """Resolve the tool, prepare and validate the arguments, ask `before_tool_call`.
 
     Args:
         context: the run's context; the tool is looked up in `context.tools`.
@@ -629,7 +624,7 @@ async def prepare_tool_call(
         (unknown tool, invalid arguments, blocked, aborted, a hook that raised, a call a
         person rejected: its reason), or a `HeldOutcome` for a call that needs a person's
         approval (the tool's `requires_approval`, or the hook's `defer=True`) and has no
-        decision in `config.approvals` (DESIGN §14). Never raises.
+        decision in `config.approvals`. Never raises.
     """
     if signal is None:
         signal = AbortSignal()
@@ -674,7 +669,7 @@ def prepare_tool_call_arguments(tool: AgentTool, tool_call: ToolCall) -> Any:
     A finished call still carrying `partial_json` is one whose argument text never parsed as
     a JSON object (providers keep the raw text there and only a best-effort prefix in
     `arguments`): the raw text goes on, so validation reports it instead of running the tool
-    on a fragment (DESIGN §8, malformed tool-call JSON).
+    on a fragment (malformed tool-call JSON is bad input the model can correct).
     """
     raw: Any = tool_call.arguments if tool_call.partial_json is None else tool_call.partial_json
     if tool.prepare_arguments is None:
@@ -683,7 +678,7 @@ def prepare_tool_call_arguments(tool: AgentTool, tool_call: ToolCall) -> Any:
 
 
 def validate_tool_arguments(tool: AgentTool, args: Any) -> dict[str, Any]:
-    """Repair and validate `args` against the tool's schema, then run its own check (R-4.4).
+    """Repair and validate `args` against the tool's schema, then run its own check.
 
     Returns:
         The validated arguments: a new dict whose nested objects and arrays are new too, so
@@ -753,7 +748,7 @@ def _not_found(name: str, tools: Mapping[str, AgentTool]) -> ImmediateOutcome:
 
 def _requires_approval(tool: AgentTool, args: dict[str, Any]) -> bool:
     """The tool's `requires_approval`: a bool, or its function of the validated arguments
-    (which may raise: the call then gets the error result, R-4.4)."""
+    (which may raise: the call then gets the error result)."""
     needs = tool.requires_approval
     if isinstance(needs, bool):
         return needs
@@ -776,7 +771,7 @@ async def execute_prepared_tool_call(
     *,
     timeout_s: float | None = None,
 ) -> ExecutedOutcome:
-    """Run the tool with its validated arguments (DESIGN R-4.5; seed 000 §8.2).
+    """Run the tool with its validated arguments.
 
     A plain `execute` runs on a worker thread, an async one in the calling task. The tool
     gets its own child of `signal` and an `on_update` callback (safe from any thread; calls
@@ -786,7 +781,7 @@ async def execute_prepared_tool_call(
         prepared: the call from `prepare_tool_call`.
         signal: the run's signal (the tool gets a `child()` of it); None: no abort.
         emit: where `ToolExecutionUpdateEvent`s go, plain or async (its exceptions are
-            logged, R-5.1b); None: nowhere.
+            logged); None: nowhere.
         timeout_s: seconds the call may take; `None` for no limit.
 
     Returns:
@@ -803,7 +798,7 @@ async def execute_prepared_tool_call(
     if signal is None:
         signal = AbortSignal()
     deadline = Deadline(timeout_s, signal, loop=loop, task=task)
-    child = deadline.signal  # R-4.5: aborting the run aborts it; aborting it touches nothing else
+    child = deadline.signal  # aborting the run aborts it; aborting it touches nothing else
     outcome: ExecutedOutcome
     plain = tool.isolation == "process" or not is_async_callable(tool.execute)
     try:
@@ -841,7 +836,7 @@ async def execute_prepared_tool_call(
         outcome = ExecutedOutcome(failed, True)
     except BaseException as exc:
         # SystemExit (a wrapped CLI's sys.exit, argparse), GeneratorExit, ... raised by the
-        # tool are the tool's failure, not the program's (R-4.1). A KeyboardInterrupt on the
+        # tool are the tool's failure, not the program's. A KeyboardInterrupt on the
         # loop's thread may be a real Ctrl-C and goes on; on a worker thread it cannot be.
         if isinstance(exc, KeyboardInterrupt) and not plain:
             raise
@@ -874,7 +869,7 @@ async def finalize_executed_tool_call(
     config: AgentLoopConfig,
     signal: AbortSignal | None = None,
 ) -> FinalizedOutcome:
-    """Apply `after_tool_call` (DESIGN R-4.6; seed 000 §8.3).
+    """Apply `after_tool_call`.
 
     Each non-`None` field of the hook's `AfterToolCallResult` replaces that field of the
     result (`is_error` included); the tool's result object is not mutated. The hook raising
@@ -932,10 +927,10 @@ def _content(content: Any) -> list[Any]:
 def create_tool_result_message(
     finalized: FinalizedOutcome, timestamp: int | None = None
 ) -> ToolResultMessage:
-    """The transcript message for one finalized call (DESIGN R-4.11; seed 000 §11).
+    """The transcript message for one finalized call.
 
     Content is never `None`; an error result with no content gets a text saying the call
-    failed (R-4.7). A text given as content (or as an item of it) becomes a `TextContent`.
+    failed. A text given as content (or as an item of it) becomes a `TextContent`.
     `timestamp` (ms since the epoch) defaults to now.
     """
     result = finalized.result
@@ -946,7 +941,7 @@ def create_tool_result_message(
     elif isinstance(content, str):
         content = [TextContent(content)]
     else:
-        for block in content:  # a loop, not any(<genexpr>): this runs for every call (§9)
+        for block in content:  # a loop, not any(<genexpr>): this runs for every call
             if isinstance(block, str):
                 content = [TextContent(b) if isinstance(b, str) else b for b in content]
                 break
@@ -965,12 +960,12 @@ def create_tool_result_message(
 
 
 def should_terminate(finalized: list[FinalizedOutcome]) -> bool:
-    """True only when the batch is non-empty and every result asks to terminate (R-4.10)."""
+    """True only when the batch is non-empty and every result asks to terminate."""
     return bool(finalized) and all(f.result.terminate for f in finalized)
 
 
 def create_error_tool_result(text: str) -> AgentToolResult:
-    """An error result: one `TextContent` holding `text` (DESIGN R-4.7; seed 004).
+    """An error result: one `TextContent` holding `text`.
 
     An empty `text` becomes "Tool call failed", since providers reject empty content.
     """
@@ -985,7 +980,7 @@ def exception_text(exc: BaseException) -> str:
 async def fail_tool_calls(
     tool_calls: Sequence[ToolCall], text: str, emit: EventSink | None = None
 ) -> ToolCallBatch:
-    """Answer every call with the error result `text` without running it (R-4.1, R-5.6, R-5.7).
+    """Answer every call with the error result `text` without running it.
 
     Each call gets its start and end events and its result message events, in order.
     """
@@ -1011,7 +1006,7 @@ def held_tool_calls(
     messages: Sequence[AgentMessage],
 ) -> tuple[AssistantMessage, list[ToolCall]] | None:
     """The last assistant message and its tool calls that have no result yet, when only tool
-    results follow it (the calls a run held for approval, DESIGN §14); else None."""
+    results follow it (the calls a run held for approval); else None."""
     turn = trailing_tool_turn(messages)
     if turn is None:
         return None
