@@ -120,3 +120,18 @@ def test_a_bad_baseline_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixtur
         capsys.readouterr().err.strip()
         == f"yiem: error: {old}: not an eval report (no 'cases' list)"
     )
+
+
+def test_results_keeps_the_runs_and_the_same_command_checks_them_again(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    runs = tmp_path / "runs.jsonl"
+    assert main(["eval", str(dataset(tmp_path)), "--agent", AGENT, "--results", str(runs)]) == 0
+    before = runs.read_text()
+    assert len(before.splitlines()) == 2
+    capsys.readouterr()
+    changed = DATASET.replace('contains: "391"', 'contains: "392"')
+    code = main(["eval", str(dataset(tmp_path, changed)), "--agent", AGENT, "--results",
+                 str(runs)])  # fmt: skip
+    assert code == 1 and "answer lacks '392'" in capsys.readouterr().out
+    assert runs.read_text() == before  # no run again: the same runs, checked again

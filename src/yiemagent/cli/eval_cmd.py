@@ -2,12 +2,14 @@
 
     yiem eval evals/local_agent.yaml [--model M] [--tools DIR] [--repeat K]
         [--baseline OLD.json] [--json OUT] [--html OUT] [--ray [--address A]]
-        [--agent MODULE:FUNCTION] [--concurrency N] [--timeout S]
+        [--agent MODULE:FUNCTION] [--concurrency N] [--timeout S] [--results RUNS.jsonl]
 
 Each case runs on a fresh Agent (the `yiem run` agent: the example tools or `--tools`, on
 `--model`; or the `--agent` factory's), through the batch engine, with a progress bar on a
 terminal; then a table gives each case's verdict, the first failing check and its reason,
-tokens, cost and seconds (with `--repeat`: pass@1, pass@k and pass^k). A dataset's
+tokens, cost and seconds (with `--repeat`: pass@1, pass@k and pass^k). `--results` keeps
+the runs (the batch's results file): the same command again runs only what is missing, and
+checks every run again (a changed dataset or `--baseline` needs no rerun). A dataset's
 `workdir:` is where the example `read_file` tool reads. Exit status: 0 every case passed
 and nothing regressed against `--baseline`; 1 a case failed or regressed, or a bad input
 (one line on stderr). See `docs/evals.md`.
@@ -168,6 +170,10 @@ def eval_command(
     timeout: Annotated[
         float | None, typer.Option("--timeout", min=0.001, help="Seconds per run.")
     ] = None,
+    results: Annotated[
+        Path | None,
+        typer.Option("--results", help="Keep the runs here; the same command again resumes."),
+    ] = None,
 ) -> None:
     """Run an agent over an eval dataset; exit 1 when a case fails or regresses."""
     from rich.console import Console
@@ -197,6 +203,7 @@ def eval_command(
             backend="ray" if ray else "local",
             address=address,
             timeout_s=timeout,
+            results=results,
         )
     )
     comparison = report.compare(old) if old is not None else None
