@@ -55,26 +55,33 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def test_yiem_serve_serves_the_page_and_the_api(tmp_path: Path) -> None:
+def start_serve(*options: str) -> tuple[subprocess.Popen[str], str, str]:
+    """`yiem serve OPTIONS --port P` as a process (no API keys in its environment); returns
+    it, its URL and its banner line once /healthz answers."""
     port = free_port()
-    db = tmp_path / "sessions.db"
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-    command = [sys.executable, "-m", "yiemagent.cli.main", "serve", "--port", str(port)]
-    command += ["--model", "openai/gpt-4o-mini", "--sessions", str(db), "--token", "t"]
+    command = [sys.executable, "-m", "yiemagent.cli.main", "serve", "--port", str(port), *options]
     server = subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True)
+    assert server.stderr is not None
+    banner = server.stderr.readline()
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            if httpx.get(f"{url}/healthz").status_code == 200:
+                return server, url, banner
+        except httpx.TransportError:
+            assert server.poll() is None and time.monotonic() < deadline, banner
+            time.sleep(0.1)
+
+
+def test_yiem_serve_serves_the_page_and_the_api(tmp_path: Path) -> None:
+    db = tmp_path / "sessions.db"
+    server, url, banner = start_serve(
+        "--model", "openai/gpt-4o-mini", "--sessions", str(db), "--token", "t"
+    )
     try:
-        assert server.stderr is not None
-        banner = server.stderr.readline()
-        assert f"http://127.0.0.1:{port}/" in banner and "token required" in banner
-        url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                if httpx.get(f"{url}/healthz").status_code == 200:
-                    break
-            except httpx.TransportError:
-                assert time.monotonic() < deadline
-                time.sleep(0.1)
+        assert f"{url}/" in banner and "token required" in banner
         page = httpx.get(url)
         assert page.status_code == 200 and "<title>yiem</title>" in page.text
         assert httpx.get(f"{url}/v1/sessions").status_code == 401
@@ -87,6 +94,7 @@ def test_yiem_serve_serves_the_page_and_the_api(tmp_path: Path) -> None:
             assert client.get("/v1/sessions").json()["sessions"][0]["session_id"] == "cli"
         server.send_signal(signal.SIGINT)  # Ctrl-C: runs aborted, the store closed
         assert server.wait(30) == 130
+        assert server.stderr is not None
         rest = server.stderr.read().strip()
         assert rest == "yiem: interrupted", rest
     finally:
@@ -95,3 +103,30 @@ def test_yiem_serve_serves_the_page_and_the_api(tmp_path: Path) -> None:
             server.wait()
     with SqliteSessionStore(db) as store:
         assert store.list_sessions() == ["cli"]
+
+
+def test_yiem_serve_an_agent_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    team = tmp_path / "team.toml"
+    team.write_text(
+        '[agents.triage]\nsystem_prompt = "Route."\nhandoffs = ["helper"]\n'
+        '[agents.helper]\nsystem_prompt = "Help."\nmodel = "openai/gpt-4o-mini"\n'
+    )
+    err = one_line_error(capsys, ["serve", "--agent", f"{team}:nobody"])
+    assert "no agent 'nobody'" in err
+    err = one_line_error(capsys, ["serve", "--agent", str(team), "--tools", str(tmp_path)])
+    assert "--tools does not go with --agent" in err
+    db = tmp_path / "sessions.db"
+    server, url, banner = start_serve("--agent", f"{team}:helper", "--sessions", str(db))
+    try:
+        assert "agent file" in banner
+        with httpx.Client(base_url=url) as client:
+            run = client.post("/v1/sessions/s1/runs", json={"input": "hello"})
+            end = run_events(client, run.json()["run_id"])[-1][1]
+            assert end["reason"] == "error"
+            assert end["messages"][-1]["agent"] == "helper"  # the file's agent answered
+            assert end["messages"][-1]["model"] == "gpt-4o-mini"
+    finally:
+        server.kill()
+        server.wait()
+    with SqliteSessionStore(db) as store:
+        assert store.load("s1")[0].role == "user"

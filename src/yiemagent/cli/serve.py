@@ -4,6 +4,7 @@
     yiem serve                                   # then open http://127.0.0.1:8000/
     yiem serve --tools ./my_tools --model openai/gpt-4o-mini
     yiem serve --host 0.0.0.0 --token "$TOKEN" --sessions postgresql://db/app
+    yiem serve --agent team.toml:support          # an agent file (docs/teams.md)
 
 Sessions live in the user data folder's `sessions.db` (the one `yiem chat` and `yiem trace`
 use) unless `--sessions` names another SQLite file or a `postgresql://` URL. It binds
@@ -31,6 +32,7 @@ from yiemagent.cli.options import (
     ToolsOption,
     resolve_model,
 )
+from yiemagent.cli.teams import AgentOption, split_agent_option
 from yiemagent.cli.trace import default_session_db
 
 if TYPE_CHECKING:
@@ -99,7 +101,33 @@ def _load_embedded(model: Model) -> None:
         load_runtime(spec)
 
 
+def _agent_file(
+    spec: str, model: Model, tools: Path | None, system: str
+) -> tuple[Path, str | None]:
+    """Check `--agent FILE[:NAME]` by loading it once; returns the file and the name.
+
+    Raises:
+        CliError: `--tools` or `--system` given too (the file sets them).
+        ConfigError: a bad agent file (one line naming the table and key).
+    """
+    import asyncio
+
+    from yiemagent.teams import load_agent
+
+    if tools is not None or system != DEFAULT_SYSTEM:
+        flag = "--tools" if tools is not None else "--system"
+        raise CliError(f"{flag} does not go with --agent: set it in the agent file")
+    path, name = split_agent_option(spec)
+    agent = load_agent(path, name, model=model)
+    entry_model = agent.state.model
+    asyncio.run(agent.close())  # its MCP servers: each session's agent opens its own
+    if entry_model is not None and entry_model.api == "local":
+        _load_embedded(entry_model)
+    return path, name
+
+
 def serve(
+    agent: AgentOption = None,
     tools: ToolsOption = None,
     model: Annotated[
         str, typer.Option("--model", help="Model as provider/id (see `yiem models`).")
@@ -141,11 +169,21 @@ def serve(
             "or bind 127.0.0.1"
         )
     resolved = resolve_model(model, base_url)
-    agent_tools = _tools(tools, resolved)
+    team = _agent_file(agent, resolved, tools, system) if agent else None
+    agent_tools = [] if team else _tools(tools, resolved)
     sock = _listen(host, port)
     store = open_store(sessions)
 
     def make_agent(session_id: str) -> Agent[Any]:
+        if team is not None:
+            from yiemagent.teams import load_agent
+
+            path, name = team
+            entry = load_agent(
+                path, name, model=resolved, session_store=store, session_id=session_id
+            )
+            entry.max_turns = entry.max_turns or max_turns
+            return entry
         return Agent(
             system_prompt=system,
             model=resolved,
@@ -156,13 +194,14 @@ def serve(
         )
 
     try:
-        if resolved.api == "local":
+        if resolved.api == "local" and team is None:
             _load_embedded(resolved)
         app = create_app(make_agent, session_store=store, token=token, cors=cors or None)
         shown = f"[{host}]" if ":" in host else host
         print(
             f"yiem serve: http://{shown}:{sock.getsockname()[1]}/ "
-            f"(model {resolved.provider}/{resolved.id}, {len(agent_tools)} tools"
+            f"({f'agent file {agent}' if team else f'{len(agent_tools)} tools'}, "
+            f"model {resolved.provider}/{resolved.id}"
             f"{', token required' if token else ''})",
             file=sys.stderr,
             flush=True,

@@ -26,11 +26,14 @@ import threading
 import tomllib
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from yiemagent.agent import Agent, Handoff
 from yiemagent.errors import ConfigError, YiemAgentError
 from yiemagent.types import Model, UsageLimits
+
+if TYPE_CHECKING:
+    from yiemagent.sessions import SessionStore
 
 __all__ = ["AGENT_KEYS", "load_agent"]
 
@@ -57,7 +60,12 @@ class _Problem(Exception):
 
 
 def load_agent(
-    path: str | Path, name: str | None = None, *, model: Model | None = None
+    path: str | Path,
+    name: str | None = None,
+    *,
+    model: Model | None = None,
+    session_store: SessionStore | None = None,
+    session_id: str | None = None,
 ) -> Agent[Any]:
     """The entry agent of the agent file at `path`, with every agent it names built.
 
@@ -65,6 +73,8 @@ def load_agent(
         path: a TOML file with `[agents.NAME]` tables (keys: `AGENT_KEYS`).
         name: the entry agent's table name; default the file's first agent.
         model: the model of agents whose table names none (default: the embedded one).
+        session_store, session_id: the entry agent's stored session (as in `Agent`), so
+            a server can build a session's agent from the file (`yiem serve --agent`).
 
     Returns:
         The entry `Agent`; the others are reachable through its handoffs and tools.
@@ -91,6 +101,7 @@ def load_agent(
     if name is not None and name not in tables:
         raise ConfigError(f"{file}: no agent {name!r}; the file has {', '.join(tables)}")
     agents: dict[str, Agent[Any]] = {}
+    entry = name if name is not None else next(iter(tables))
     for table, spec in tables.items():
         where = f"{file}: [agents.{table}]"
         if not isinstance(spec, dict):
@@ -100,13 +111,20 @@ def load_agent(
                 raise ConfigError(
                     f"{where} {key}: unknown key; the keys are {', '.join(AGENT_KEYS)}"
                 )
-        agents[table] = _build(file, table, spec, model)
+        session = {"session_store": session_store, "session_id": session_id}
+        agents[table] = _build(file, table, spec, model, session if table == entry else {})
     for table, spec in tables.items():
         _link(file, table, spec, agents)
-    return agents[name if name is not None else next(iter(tables))]
+    return agents[entry]
 
 
-def _build(file: Path, table: str, spec: Mapping[str, Any], default: Model | None) -> Agent[Any]:
+def _build(
+    file: Path,
+    table: str,
+    spec: Mapping[str, Any],
+    default: Model | None,
+    session: Mapping[str, Any],
+) -> Agent[Any]:
     def get(key: str, parse: Callable[[Any], Any], fallback: Any = None) -> Any:
         if key not in spec:
             return fallback
@@ -132,6 +150,7 @@ def _build(file: Path, table: str, spec: Mapping[str, Any], default: Model | Non
             max_turns=get("max_turns", _count),
             max_handoffs=get("max_handoffs", _count, 10),
             usage_limits=get("usage_limits", _limits),
+            **session,
         )
     except ConfigError as exc:
         if str(exc).startswith(str(file)):
