@@ -43,12 +43,17 @@ def _is_sqlite(path: Path) -> bool:
 
 def _looks_like_a_file(source: str) -> bool:
     """A path, not a session id: it names a folder or ends in a file suffix (.jsonl)."""
-    return os.sep in source or "/" in source or Path(source).suffix.lower() in (
-        ".jsonl",
-        ".json",
-        ".log",
-        ".txt",
-        ".ndjson",
+    return (
+        os.sep in source
+        or "/" in source
+        or Path(source).suffix.lower()
+        in (
+            ".jsonl",
+            ".json",
+            ".log",
+            ".txt",
+            ".ndjson",
+        )
     )
 
 
