@@ -45,6 +45,7 @@ from yiemagent.types import (
     AgentEvent,
     AgentMessage,
     AssistantMessage,
+    CacheRetention,
     DocumentContent,
     ImageContent,
     Model,
@@ -94,7 +95,8 @@ class Agent(ApprovalMethods, QueueMethods, Generic[OutputT]):
     no `timeout_s`; `None`: no bound — a plain-function tool on a thread cannot be stopped
     at that bound, only abandoned; use `isolation="process"` for that), `stream_idle_timeout_s`
     (seconds a provider stream may stay silent, default 120, R-5.8) and `max_parallel_tools`
-    (most tool calls running at once in a parallel batch, R-4.9).
+    (most tool calls running at once in a parallel batch, R-4.9), `cache_retention`
+    (prompt caching: "short", the default, "long" or "none"; DESIGN §21).
 
     Raises:
         ConfigError: an invalid argument; the message says what to change.
@@ -127,6 +129,7 @@ class Agent(ApprovalMethods, QueueMethods, Generic[OutputT]):
         max_retry_delay_ms: int | None = None,
         tool_timeout_s: float | None = None,
         stream_idle_timeout_s: float | None = 120.0,
+        cache_retention: CacheRetention | None = None,
         max_parallel_tools: int | None = None,
         session_store: SessionStore | None = None,
         usage_limits: UsageLimits | None = None,

@@ -115,6 +115,7 @@ _LOOP_OPTIONS = (
     "should_stop_after_turn",
     "tool_timeout_s",
     "stream_idle_timeout_s",
+    "cache_retention",
     "max_parallel_tools",
     "usage_limits",
     "tracer_provider",
@@ -149,6 +150,11 @@ def check_options(options: Mapping[str, Any]) -> None:
         value = options[name]
         if value is not None and not callable(value):
             raise ConfigError(f"{name} must be a function, not {type(value).__name__}")
+    if options["cache_retention"] not in (None, "none", "short", "long"):
+        raise ConfigError(
+            "cache_retention must be 'short', 'long', 'none' or None, "
+            f"not {options['cache_retention']!r}"
+        )
     if options["tool_execution"] not in ("parallel", "sequential"):
         raise ConfigError(
             f"tool_execution must be 'parallel' or 'sequential', not {options['tool_execution']!r}"
