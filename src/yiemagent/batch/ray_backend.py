@@ -91,9 +91,7 @@ def _import_ray(address: str | None) -> Any:
     try:
         import ray
     except ImportError:
-        raise BatchError(
-            f"the Ray backend needs the 'ray' extra: {install_hint('ray')}"
-        ) from None
+        raise BatchError(f"the Ray backend needs the 'ray' extra: {install_hint('ray')}") from None
     return ray
 
 

@@ -243,6 +243,7 @@ def batch(
             rerun_failed=rerun_failed,
             num_cpus=num_cpus,
             approve=yes,
+            progress=True if sys.stderr.isatty() else "lines",
         )
     print(
         f"{report.total} tasks: {report.skipped + report.ok + report.failed} done "
