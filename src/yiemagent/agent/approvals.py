@@ -21,7 +21,7 @@ from yiemagent.types import AgentMessage, PendingApproval, ToolApproval
 if TYPE_CHECKING:
     from yiemagent.agent.session_log import SessionLog
 
-from yiemagent.agent.held_calls import HeldCalls
+from yiemagent.agent.held_calls import HeldCalls, check_reason
 
 __all__ = ["ApprovalMethods", "HeldCalls"]
 
@@ -57,9 +57,11 @@ class ApprovalMethods:
         """Reject a held call: `resume()` gives it an error result carrying `reason`.
 
         Raises:
-            ConfigError: no pending call has this id. AgentBusyError: a run is active.
+            ConfigError: `reason` is neither None nor text that can be stored, or no
+                pending call has this id; nothing is recorded. AgentBusyError: a run is
+                active.
         """
-        self._decide(call_id, ToolApproval(False, reason))
+        self._decide(call_id, ToolApproval(False, check_reason(reason)))
 
     def _decide(self, call_id: str, decision: ToolApproval) -> None:
         held, messages, session = self._held_state(deciding=True)

@@ -21,7 +21,7 @@ from yiemagent.errors import ApprovalPendingError, ConfigError
 from yiemagent.types import AgentMessage, AssistantMessage, PendingApproval, ToolApproval, ToolCall
 from yiemagent.types.messages import message_from_dict, message_to_dict
 
-__all__ = ["HeldCalls", "NestedHold"]
+__all__ = ["HeldCalls", "NestedHold", "check_reason"]
 
 logger = logging.getLogger(__name__)
 
@@ -36,6 +36,26 @@ class NestedHold:
     """The sub-run's transcript, ending with its held calls."""
     held: HeldCalls
     """The sub-run's held calls and the decisions on them."""
+
+
+def check_reason(reason: object) -> str | None:
+    """A rejection's reason, checked before anything is recorded: None or text that can be
+    stored (UTF-8: no lone surrogate).
+
+    Raises:
+        ConfigError: anything else; the text says what was given.
+    """
+    if reason is None:
+        return None
+    if not isinstance(reason, str):
+        raise ConfigError(f"reject(): reason must be a string or None, not {type(reason).__name__}")
+    try:
+        reason.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ConfigError(
+            f"reject(): reason is not valid text (character {exc.start} cannot be stored)"
+        ) from None
+    return reason
 
 
 class HeldCalls:
