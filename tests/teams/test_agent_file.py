@@ -35,6 +35,8 @@ TOOL = textwrap.dedent(
 
 GUARDS = textwrap.dedent(
     """
+    from yiemagent.agent import remove_handoff_turns as drop
+
     def no_secrets(context):
         return "secret" in context.input
     """
@@ -59,7 +61,9 @@ TEAM = textwrap.dedent(
 
     [agents.writer]
     description = "Writes."
-    handoffs = ["router"]
+    handoffs = [
+        { agent = "router", description = "Back to routing.", input_filter = "team_guards:drop" },
+    ]
     output_schema = { type = "object", properties = { text = { type = "string" } } }
     """
 )
@@ -94,6 +98,8 @@ async def test_load_agent_builds_the_team_and_it_runs(tmp_path: Path) -> None:
     assert math._config["usage_limits"].max_total_tokens == 5000
     writer = router.handoffs[1].agent
     assert writer.handoffs[0].agent is router  # a cycle, by name
+    assert writer.handoffs[0].description == "Back to routing."
+    assert writer.handoffs[0].input_filter.__name__ == "remove_handoff_turns"
     assert writer._output is not None
 
     reply = await router.prompt("What is 2 + 3?")
@@ -133,6 +139,10 @@ BAD = {
         "[agents.router] usage_limits: unknown limit",
     ),
     "a missing tool folder": ('tools = ["absent"]', "[agents.router] tools: "),
+    "a handoff table with an unknown key": (
+        'handoffs = [{ agent = "router", filter = "x:y" }]',
+        "[agents.router] handoffs: unknown key 'filter'",
+    ),
     "a bad name": None,
 }
 

@@ -52,6 +52,7 @@ __all__ = [
     "TeamRun",
     "check_agent_name",
     "current_frame",
+    "remove_handoff_turns",
     "transcript_usage",
 ]
 
@@ -86,6 +87,24 @@ class Handoff:
     def tool_name(self) -> str:
         """`transfer_to_<name>`."""
         return f"transfer_to_{self.agent.name}"
+
+
+def remove_handoff_turns(messages: list[AgentMessage]) -> list[AgentMessage]:
+    """A `Handoff.input_filter`: `messages` without the turns that only handed over (an
+    assistant message whose calls are all `transfer_to_*`, and their results), so the target
+    sees the conversation as if the question had come to it first."""
+    dropped: set[str] = set()
+    kept: list[AgentMessage] = []
+    for message in messages:
+        if isinstance(message, AssistantMessage):
+            calls = message.tool_calls
+            if calls and not message.text and all(c.name.startswith("transfer_to_") for c in calls):
+                dropped.update(c.id for c in calls)
+                continue
+        if isinstance(message, ToolResultMessage) and message.tool_call_id in dropped:
+            continue
+        kept.append(message)
+    return kept
 
 
 def as_handoffs(items: Any, agent_class: type[Any]) -> list[Handoff]:

@@ -168,11 +168,17 @@ def _build(
 def _link(file: Path, table: str, spec: Mapping[str, Any], agents: dict[str, Agent[Any]]) -> None:
     """Resolve `handoffs` and `as_tools`, now that every agent of the file exists."""
     agent = agents[table]
+    base = file.parent
     for key in ("handoffs", "as_tools"):
-        names = spec.get(key, [])
         where = f"{file}: [agents.{table}] {key}"
-        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        items = spec.get(key, [])
+        if not isinstance(items, list):
             raise ConfigError(f"{where}: must be a list of agent names")
+        try:
+            handoffs = [_handoff(base, item, key) for item in items]
+        except _Problem as exc:
+            raise ConfigError(f"{where}: {exc}") from None
+        names = [name for name, _, _ in handoffs]
         for other in names:
             if other not in agents:
                 raise ConfigError(f"{where}: no agent {other!r} in the file")
@@ -180,7 +186,7 @@ def _link(file: Path, table: str, spec: Mapping[str, Any], agents: dict[str, Age
                 raise ConfigError(f"{where}: an agent cannot name itself")
         try:
             if key == "handoffs":
-                agent.handoffs = [Handoff(agents[n]) for n in names]
+                agent.handoffs = [Handoff(agents[n], d, f) for n, d, f in handoffs]
             else:
                 for other in names:
                     agent.tool_store.register(agents[other].as_tool())
@@ -189,6 +195,25 @@ def _link(file: Path, table: str, spec: Mapping[str, Any], agents: dict[str, Age
 
 
 # ── values ─────────────────────────────────────────────────────────────────
+
+
+def _handoff(base: Path, item: Any, key: str) -> tuple[str, str | None, Any]:
+    """A `handoffs` item: a name, or (handoffs only) a table `{ agent = NAME,
+    description = ..., input_filter = "module:function" }`."""
+    if isinstance(item, str):
+        return item, None, None
+    if key != "handoffs" or not isinstance(item, dict):
+        raise _Problem("must be a list of agent names")
+    unknown = sorted(set(item) - {"agent", "description", "input_filter"})
+    if unknown:
+        raise _Problem(
+            f"unknown key {unknown[0]!r}; a handoff has agent, description, input_filter"
+        )
+    if not isinstance(item.get("agent"), str):
+        raise _Problem("a handoff table needs agent = NAME")
+    description = _text(item["description"]) if "description" in item else None
+    found = _guardrails(base, item["input_filter"]) if "input_filter" in item else [None]
+    return item["agent"], description, found[0]
 
 
 def _text(value: Any) -> str:
@@ -251,6 +276,7 @@ def _schema(base: Path, value: Any) -> dict[str, Any]:
 
 
 def _guardrails(base: Path, value: Any) -> list[Any]:
+    """Each `module:function` of `value` (guardrails, input filters), imported."""
     found = []
     for ref in _strings(value):
         module_name, _, attr = ref.partition(":")
