@@ -225,3 +225,32 @@ def test_yiem_run_names_a_tripped_guardrail(
     assert err.strip().splitlines()[-1] == (
         "yiem: error: the run was stopped: input guardrail 'no_secrets' tripped"
     )
+
+
+def test_yiem_batch_builds_each_tasks_agent_from_the_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import pickle
+
+    from yiemagent.batch import BatchTask
+    from yiemagent.cli.teams import AgentFileFactory
+
+    path = write_team(tmp_path)
+    factory = pickle.loads(pickle.dumps(AgentFileFactory(f"{path}:math", "openai/gpt-4o-mini")))
+    first, second = factory(BatchTask("a", "x", session="s1")), factory(BatchTask("b", "y"))
+    assert (first.name, first.session_id, first.max_turns) == ("math", "s1", 4)
+    assert first is not second and first.tool_store is not second.tool_store
+    assert first.state.model is not None and first.state.model.id == "gpt-4o-mini"
+
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text('{"id": "a", "prompt": "x"}\n')
+    (tmp_path / "bad").mkdir()
+    bad = write_team(tmp_path / "bad", "[agents.a]\nmodel = 3\n")
+    code = main(["batch", str(tasks), "--out", str(tmp_path / "r.jsonl"), "--agent", str(bad)])
+    assert code == 1
+    assert (
+        capsys.readouterr()
+        .err.strip()
+        .splitlines()[-1]
+        .endswith("[agents.a] model: must be a string, not int")
+    )

@@ -195,8 +195,8 @@ def fresh_copy(
     usage_limits: UsageLimits | None = None,
     tracer_provider: Any = None,
 ) -> AgentLike:
-    """A new `Agent` with `agent`'s configuration as it is now (its tools, model, prompt,
-    team), its own state, no session store and no `on_event`."""
+    """A new `Agent` with `agent`'s configuration as it is now (its tool store, model,
+    prompt, team), its own state, no session store and no `on_event`."""
     options = dict(agent._config)
     model = agent.state.model
     if model is None and agent._driver.placeholder is None:
@@ -204,8 +204,9 @@ def fresh_copy(
     options.update(
         system_prompt=agent.state.system_prompt,
         model=model,
-        tools=agent.tool_store,
-        tool_store=None,
+        tools=None,
+        tool_store=agent.tool_store,  # shared, not copied: tools are definitions, and a
+        # copy would check every schema again on each call
         messages=messages,
         session_store=None,
         session_id=None,

@@ -27,6 +27,7 @@ __all__ = ["lookup_price"]
 
 logger = logging.getLogger(__name__)
 
+
 def _number(value: Any) -> float:
     """A price field: a `Decimal`, tiered prices (their base), or None (0)."""
     if value is None:

@@ -122,9 +122,7 @@ def _yaml_cases(file: Path, text: str) -> tuple[list[tuple[str, Any]], Path | No
     try:
         import yaml
     except ImportError:
-        raise DatasetError(
-            f"{file}: reading YAML needs pyyaml: {install_hint('evals')}"
-        ) from None
+        raise DatasetError(f"{file}: reading YAML needs pyyaml: {install_hint('evals')}") from None
 
     try:
         data = yaml.safe_load(text)

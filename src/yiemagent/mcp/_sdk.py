@@ -38,9 +38,7 @@ def require_sdk() -> None:
     try:
         import mcp  # noqa: F401
     except ImportError as exc:
-        raise ConfigError(
-            f"MCP support needs the official MCP SDK: {install_hint('mcp')}"
-        ) from exc
+        raise ConfigError(f"MCP support needs the official MCP SDK: {install_hint('mcp')}") from exc
 
 
 def leaf(exc: BaseException) -> BaseException:

@@ -26,14 +26,11 @@ import threading
 import tomllib
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from yiemagent.agent import Agent, Handoff
 from yiemagent.errors import ConfigError, YiemAgentError
 from yiemagent.types import Model, UsageLimits
-
-if TYPE_CHECKING:
-    from yiemagent.sessions import SessionStore
 
 __all__ = ["AGENT_KEYS", "load_agent"]
 
@@ -60,12 +57,7 @@ class _Problem(Exception):
 
 
 def load_agent(
-    path: str | Path,
-    name: str | None = None,
-    *,
-    model: Model | None = None,
-    session_store: SessionStore | None = None,
-    session_id: str | None = None,
+    path: str | Path, name: str | None = None, *, model: Model | None = None, **options: Any
 ) -> Agent[Any]:
     """The entry agent of the agent file at `path`, with every agent it names built.
 
@@ -73,8 +65,9 @@ def load_agent(
         path: a TOML file with `[agents.NAME]` tables (keys: `AGENT_KEYS`).
         name: the entry agent's table name; default the file's first agent.
         model: the model of agents whose table names none (default: the embedded one).
-        session_store, session_id: the entry agent's stored session (as in `Agent`), so
-            a server can build a session's agent from the file (`yiem serve --agent`).
+        options: further `Agent` arguments for the entry agent only (its `session_store`
+            and `session_id`, so a server or a chat builds a session's agent from the file;
+            hooks); they win over the file's keys.
 
     Returns:
         The entry `Agent`; the others are reachable through its handoffs and tools.
@@ -100,8 +93,8 @@ def load_agent(
         raise ConfigError(f"{file}: no agents: add an [agents.NAME] table")
     if name is not None and name not in tables:
         raise ConfigError(f"{file}: no agent {name!r}; the file has {', '.join(tables)}")
-    agents: dict[str, Agent[Any]] = {}
     entry = name if name is not None else next(iter(tables))
+    agents: dict[str, Agent[Any]] = {}
     for table, spec in tables.items():
         where = f"{file}: [agents.{table}]"
         if not isinstance(spec, dict):
@@ -111,8 +104,7 @@ def load_agent(
                 raise ConfigError(
                     f"{where} {key}: unknown key; the keys are {', '.join(AGENT_KEYS)}"
                 )
-        session = {"session_store": session_store, "session_id": session_id}
-        agents[table] = _build(file, table, spec, model, session if table == entry else {})
+        agents[table] = _build(file, table, spec, model, options if table == entry else {})
     for table, spec in tables.items():
         _link(file, table, spec, agents)
     return agents[entry]
@@ -123,7 +115,7 @@ def _build(
     table: str,
     spec: Mapping[str, Any],
     default: Model | None,
-    session: Mapping[str, Any],
+    extra: Mapping[str, Any],
 ) -> Agent[Any]:
     def get(key: str, parse: Callable[[Any], Any], fallback: Any = None) -> Any:
         if key not in spec:
@@ -137,21 +129,21 @@ def _build(
 
     base = file.parent
     model = get("model", _model, default)
+    arguments: dict[str, Any] = {
+        "system_prompt": get("system_prompt", _text, "You are a helpful assistant."),
+        "model": model,
+        "name": table,
+        "description": get("description", _text),
+        "tools": get("tools", lambda v: _tools(base, v, model)),
+        "output_type": get("output_schema", lambda v: _schema(base, v)),
+        "input_guardrails": get("input_guardrails", lambda v: _guardrails(base, v)),
+        "output_guardrails": get("output_guardrails", lambda v: _guardrails(base, v)),
+        "max_turns": get("max_turns", _count),
+        "max_handoffs": get("max_handoffs", _count, 10),
+        "usage_limits": get("usage_limits", _limits),
+    }
     try:
-        agent: Agent[Any] = Agent(
-            get("system_prompt", _text, "You are a helpful assistant."),
-            model,
-            name=table,
-            description=get("description", _text),
-            tools=get("tools", lambda v: _tools(base, v, model)),
-            output_type=get("output_schema", lambda v: _schema(base, v)),
-            input_guardrails=get("input_guardrails", lambda v: _guardrails(base, v)),
-            output_guardrails=get("output_guardrails", lambda v: _guardrails(base, v)),
-            max_turns=get("max_turns", _count),
-            max_handoffs=get("max_handoffs", _count, 10),
-            usage_limits=get("usage_limits", _limits),
-            **session,
-        )
+        agent: Agent[Any] = Agent(**{**arguments, **extra})
     except ConfigError as exc:
         if str(exc).startswith(str(file)):
             raise

@@ -433,9 +433,7 @@ def _describe_safely(describe: Callable[[BaseException], str], exc: Exception) -
     if isinstance(exc, ModuleNotFoundError) and exc.name in ("openai", "anthropic"):
         # The SDKs are imported at the first call: a missing extra shows here,
         # and the describer, which imports the SDK too, would fail the same way.
-        return (
-            f"the {exc.name} SDK is not installed: {install_hint(exc.name)}"
-        )
+        return f"the {exc.name} SDK is not installed: {install_hint(exc.name)}"
     plain = plain_failure_text(exc)
     if plain is not None:
         # Our own errors need no SDK: the describer imports it first, so a missing key
