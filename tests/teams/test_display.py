@@ -76,3 +76,38 @@ def test_yiem_chat_agent_builds_the_files_agent_on_the_session(
         assert setup.store is agent.tool_store and "add" in setup.store.tools
     finally:
         setup.sessions.close()
+
+
+def test_the_trace_page_gives_each_sub_agent_a_lane(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import yiemagent.cli.main as cli_main_module
+    from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
+    from yiemagent.cli.main import main
+    from yiemagent.telemetry.timeline import timeline_from_event_lines, timeline_html
+
+    fm = FauxModel(
+        [
+            faux_message(faux_tool_call("transfer_to_math", {})),
+            faux_message(faux_tool_call("writer", {"input": "say 5"}, id="w1")),
+            '{"text": "five"}',
+            "It is five.",
+        ],
+        model_id="team-trace",
+    )
+    monkeypatch.setattr(cli_main_module, "resolve_model", lambda spec, base_url, *rest: fm.model)
+    assert main(["run", "--json", "--agent", str(write_team(tmp_path)), "2 + 3?"]) == 0
+    timeline = timeline_from_event_lines(capsys.readouterr().out.splitlines())
+
+    bars = [bar for turn in timeline.turns for bar in turn.bars]
+    at = next(i for i, bar in enumerate(bars) if bar.id == "w1")
+    assert bars[at + 1].lane == "writer" and bars[at + 1].kind == "model"  # under its call
+    assert [b.lane for b in bars].count("writer") == 1
+    assert [b.details.get("agent") for b in bars if b.kind == "model" and not b.lane] == [
+        "router",
+        "math",
+        "math",
+    ]
+    assert timeline.summary["model calls"] == 4
+    page = timeline_html(timeline)
+    assert '"lane": "writer"' in page and "row lane" in page
