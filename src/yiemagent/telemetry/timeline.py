@@ -156,6 +156,11 @@ def build_timeline(
                 details["error"] = message.error_message
             if message.agent:
                 details["agent"] = message.agent
+            steps = message.details.get("local_rules")
+            if steps:  # what the embedded provider's rules repaired or dropped
+                details["rules"] = "; ".join(
+                    f"{s.get('rule')} {s.get('action')}: {s.get('what')}" for s in steps
+                )
             failed = message.stop_reason in ("error", "aborted")
             if pending and not failed:
                 gone = pending.pop(0)
