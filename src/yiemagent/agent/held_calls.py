@@ -18,7 +18,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from yiemagent.errors import ApprovalPendingError, ConfigError
-from yiemagent.types import AgentMessage, AssistantMessage, PendingApproval, ToolApproval, ToolCall
+from yiemagent.types import (
+    AgentMessage,
+    AssistantMessage,
+    PendingApproval,
+    TextContent,
+    ToolApproval,
+    ToolCall,
+    ToolResultMessage,
+)
 from yiemagent.types.messages import message_from_dict, message_to_dict
 
 __all__ = ["HeldCalls", "NestedHold", "check_reason"]
@@ -61,25 +69,31 @@ def check_reason(reason: object) -> str | None:
 class HeldCalls:
     """Held tool-call ids in call order, and their decisions. Event-loop thread only.
 
-    `nested` maps the id of a held call that runs a sub-agent to that sub-run's hold."""
+    `nested` maps the id of a held call that runs a sub-agent to that sub-run's hold.
+    `resuming`: read from the record a resume stores when it starts (`resuming_record`):
+    the decisions were applied, so nothing is pending; a session opened after a crash
+    answers the calls still without a result from it (`decided_result`)."""
 
-    __slots__ = ("decisions", "ids", "nested")
+    __slots__ = ("decisions", "ids", "nested", "resuming")
 
     def __init__(
         self,
         ids: Sequence[str] = (),
         decisions: Mapping[str, ToolApproval] | None = None,
         nested: Mapping[str, NestedHold] | None = None,
+        *,
+        resuming: bool = False,
     ) -> None:
         self.ids: list[str] = list(ids)
         self.decisions: dict[str, ToolApproval] = dict(decisions or {})
         self.nested: dict[str, NestedHold] = dict(nested or {})
+        self.resuming = resuming
 
     # ── reading ────────────────────────────────────────────────────────────
 
     def pending(self, messages: Sequence[AgentMessage]) -> list[PendingApproval]:
         """The held calls still without a result, in call order, with their decisions."""
-        if not self.ids:
+        if not self.ids or self.resuming:
             return []
         held = _held(messages)
         if held is None:
@@ -178,6 +192,32 @@ class HeldCalls:
             return None
         return json.dumps(self._data())
 
+    def resuming_record(self) -> str | None:
+        """The record a resume stores as it starts, instead of deleting the held calls: the
+        decisions it applies, marked `resuming` (`None` when nothing is held). After a crash
+        during the resume, it still decides each call left without a result: a rejected
+        call gets its rejection, an approved one is never run again (at most once)."""
+        if not self.ids:
+            return None
+        decisions = {
+            call_id: {"approved": d.approved, "reason": d.reason}
+            for call_id, d in self.resume_decisions().items()
+        }
+        return json.dumps(
+            {"version": 1, "held": self.ids, "decisions": decisions, "resuming": True}
+        )
+
+    def decided_result(self, interrupted: ToolResultMessage) -> ToolResultMessage:
+        """The result of a call a crashed resume left without one: its rejection when it
+        was rejected, else `interrupted` (the "No result: ..." repair)."""
+        from yiemagent.loop._tool_calls import rejected_text
+
+        decision = self.decisions.get(interrupted.tool_call_id)
+        if decision is None or decision.approved:
+            return interrupted
+        text = rejected_text(decision)
+        return dataclasses.replace(interrupted, content=[TextContent(text)], is_error=True)
+
     def _data(self) -> dict[str, Any]:
         decisions = {
             call_id: {"approved": d.approved, "reason": d.reason}
@@ -221,7 +261,7 @@ class HeldCalls:
             )
             for k, v in dict(data.get("nested") or {}).items()
         }
-        return cls(ids, decisions, nested)
+        return cls(ids, decisions, nested, resuming=bool(data.get("resuming")))
 
 
 def _refuse_if_any(calls: Sequence[PendingApproval], text: str) -> None:

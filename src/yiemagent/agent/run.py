@@ -275,12 +275,13 @@ class RunDriver:
             self._session.save_held(self.held.to_record())
 
     def start_resume(self) -> dict[str, ToolApproval]:
-        """The decisions for a resumed run; the stored record is deleted first, so a crash
-        during the run never runs an approved call twice (at most once, DESIGN §14)."""
+        """The decisions for a resumed run. The stored record becomes a `resuming` one
+        first: a crash during the run never runs an approved call twice (at most once), and
+        a rejected call still gets its rejection (DESIGN §14)."""
         decisions = self.held.resume_decisions()
         self._resumes = dict(self.held.nested)
         if self._session is not None:
-            self._session.save_held(None)
+            self._session.save_held(self.held.resuming_record())
         return decisions
 
     def resolve_model(self) -> Model:

@@ -23,6 +23,7 @@ import weakref
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
+from yiemagent.agent.held_calls import HeldCalls
 from yiemagent.errors import ConfigError, SessionBusyError, SessionCorruptError
 from yiemagent.types import (
     AgentMessage,
@@ -144,10 +145,16 @@ class SessionLog:
                 f"session {self.session_id!r} already holds {len(stored)} messages; pass "
                 "messages=None to resume it, or use another session_id"
             )
+        resumed = None
         if given is None:
             self.held_record = self._load_held()
-            held = _held_ids(self.held_record)
-            repaired = [m for m in unanswered_tool_results(stored) if m.tool_call_id not in held]
+            record = HeldCalls.from_record(self.held_record)
+            unanswered = unanswered_tool_results(stored)
+            if record.resuming:  # a resume was cut: its decisions answer what it left
+                resumed, self.held_record = record, None
+                repaired = [record.decided_result(m) for m in unanswered]
+            else:
+                repaired = [m for m in unanswered if m.tool_call_id not in set(record.ids)]
             messages = [*stored, *repaired]
         else:
             messages = list(given)
@@ -156,6 +163,8 @@ class SessionLog:
                 self.rewrite(messages)  # one transaction, as every change of the transcript
         except Exception as exc:
             raise ConfigError(f"cannot write session {self.session_id!r}: {exc}") from exc
+        if resumed is not None:  # after the results are stored: a crash here repeats none
+            self.save_held(None)
         return messages
 
     def _load_held(self) -> str | None:
@@ -239,12 +248,6 @@ def _release_quietly(release: Callable[[str, str], None], session_id: str, token
         release(session_id, token)
     except Exception:  # a closed or broken store: its lease dies with the process anyway
         logger.debug("session %r: releasing the writer lease failed", session_id, exc_info=True)
-
-
-def _held_ids(record: str | None) -> set[str]:
-    from yiemagent.agent.held_calls import HeldCalls
-
-    return set(HeldCalls.from_record(record).ids)
 
 
 def persisted_form(message: AgentMessage) -> AgentMessage:
