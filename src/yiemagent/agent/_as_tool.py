@@ -148,14 +148,14 @@ async def _call(
 
 def _forward(
     emit: Callable[[AgentEvent], Awaitable[None] | None], path: tuple[str, ...], call_id: str
-) -> Callable[[AgentEvent, AbortSignal], Awaitable[None]]:
-    """The sub-agent's listener that relays its events into the parent run's sink."""
+) -> Callable[[AgentEvent, AbortSignal], Awaitable[None] | None]:
+    """The sub-agent's listener that relays its events into the parent run's sink (a plain
+    function: a coroutine only when the parent's sink has something to await)."""
 
-    async def forward(event: AgentEvent, signal: AbortSignal) -> None:
+    def forward(event: AgentEvent, signal: AbortSignal) -> Awaitable[None] | None:
         if not isinstance(event, NestedAgentEvent):  # a deeper level's passes as it is
             event = NestedAgentEvent(path, call_id, event)
-        if (w := emit(event)) is not None:
-            await w
+        return emit(event)
 
     return forward
 
