@@ -1,20 +1,17 @@
 """Bench: the embedded model as an agent on the project's own task set (DESIGN §11).
 
-`bench/local_agent_tasks.json` holds the tasks (six kinds: one tool, two independent calls,
-a two-step chain, a question about a file's content, chat that needs no tool, a request no
-tool serves) and the files they read. Each task runs through `agent_loop` with the bundled
-example tools (`calculator`, `get_time`, `read_file` rooted in a temporary folder holding the
-task files) and the CLI's default system prompt, as `yiem run` would, and passes when
-
-- the calls made cover the task's expected calls (tool name, and arguments containing the
-  given text, case-insensitive), no more than `max_calls` calls were made, and no tool outside
-  the expected ones was called (`"calls": []` means: no call at all);
-- the final answer contains every `answer_all` text, at least one `answer_any` text, none of
-  `answer_none` (case-insensitive; `$REFUSAL` stands for the usual ways to say "I can't"),
-  and for `time_of` places the HH:MM (or 12-hour h:MM) that `get_time` returned.
+The tasks are the eval dataset `evals/local_agent.yaml` (six kinds: one tool, two
+independent calls, a two-step chain, a question about a file's content, chat that needs no
+tool, a request no tool serves; its files in `evals/local_agent/`), run through the evals
+API (`yiemagent.evals.run_eval`, one task at a time in this process) with the agent `yiem
+eval` builds: the example tools (`calculator`, `get_time`, `read_file` rooted in the
+dataset's files), the CLI's default system prompt, at most 6 turns. A task passes when
+every check of its case passes (the tools it must and must not call, how many calls, what
+the answer must and must not say, the time `get_time` returned).
 
 Prints one line per task, then the pass rate per kind, overall, and the median seconds per
-task (model loaded first), for each installed local model (or `--model`).
+task (model loaded first), for each installed local model (or `--model`). `yiem eval
+evals/local_agent.yaml` runs the same dataset with a table and an HTML report.
 
     .venv/bin/python bench/local_agent.py [--model local/qwen2.5-coder-0.5b] [--only ID,...]
 """
@@ -25,42 +22,17 @@ import argparse
 import asyncio
 import json
 import os
-import re
 import statistics
 import sys
-import tempfile
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from yiemagent import (
-    AgentContext,
-    AgentLoopConfig,
-    AssistantMessage,
-    ToolResultMessage,
-    UserMessage,
-    agent_loop,
-)
+from yiemagent import AssistantMessage, UserMessage
 from yiemagent.ai import get_model
+from yiemagent.evals import CaseReport, Dataset, EvalReport, run_eval
 
-TASKS_FILE = Path(__file__).with_name("local_agent_tasks.json")
-REFUSAL = (
-    "can't",
-    "cannot",
-    "can not",
-    "unable",
-    "not able",
-    "don't have",
-    "do not have",
-    "no tool",
-    "not possible",
-    "sorry",
-    "not available",
-    "i'm not",
-    "i am not",
-    "unfortunately",
-)
+DATASET = Path(__file__).resolve().parents[1] / "evals" / "local_agent.yaml"
 KINDS = (
     "one tool",
     "two independent calls",
@@ -69,100 +41,44 @@ KINDS = (
     "chat, no tool",
     "no tool serves",
 )
-_HHMM = re.compile(r"\b(\d\d):(\d\d) on\b")
 
 
-@dataclass(slots=True)
-class Result:
-    task: dict[str, Any]
-    passed: bool
-    why: str
-    seconds: float
-    calls: list[tuple[str, dict[str, Any]]]
-    answer: str
+def _line(case: CaseReport) -> str:
+    run = case.runs[0]
+    calls = "; ".join(
+        f"{call.name}({json.dumps(call.arguments, ensure_ascii=False)})"
+        for message in run.messages
+        if isinstance(message, AssistantMessage)
+        for call in message.tool_calls
+    )
+    answer = " ".join(run.text.split())
+    failing = next((c for c in case.checks if not c.passed), None)
+    why = f"{failing.name}: {failing.reason}" if failing else ""
+    return (
+        f"{'ok ' if case.passed else 'BAD'} {case.name:<22} {case.seconds:5.1f}s  "
+        f"calls: {calls[:110] or '-'}\n      answer: {answer[:150]!r}"
+        + (f"\n      why: {why}" if why else "")
+    )
 
 
-def _times(text: str) -> list[str]:
-    """Ways an answer may write the HH:MM at the start of a get_time result."""
-    match = _HHMM.search(text)
-    if match is None:
-        return []
-    hour, minute = int(match.group(1)), match.group(2)
-    twelve = hour % 12 or 12
-    return [f"{hour:02d}:{minute}", f"{hour}:{minute}", f"{twelve}:{minute}"]
+async def _bench_model(model_id: str, dataset: Dataset) -> EvalReport:
+    from yiemagent.ai.providers.local import load_runtime, local_spec
+    from yiemagent.cli.batch import CliAgentFactory
+    from yiemagent.cli.eval_cmd import EvalAgentFactory
+    from yiemagent.cli.options import DEFAULT_SYSTEM, DEFAULT_TOOLS_DIR
 
-
-def _matches(call: tuple[str, dict[str, Any]], expected: dict[str, Any]) -> bool:
-    name, args = call
-    if name != expected["tool"]:
-        return False
-    for key, text in (expected.get("args_contain") or {}).items():
-        if str(text).lower() not in str(args.get(key, "")).lower():
-            return False
-    return True
-
-
-def check(
-    task: dict[str, Any],
-    calls: list[tuple[str, dict[str, Any]]],
-    results: list[tuple[str, dict[str, Any], str]],
-    answer: str,
-) -> tuple[bool, str]:
-    """Whether a run of `task` passed, and why not."""
-    expected: list[dict[str, Any]] = task["calls"]
-    if len(calls) > task["max_calls"]:
-        return False, f"{len(calls)} calls (at most {task['max_calls']})"
-    allowed = {e["tool"] for e in expected}
-    stray = [name for name, _ in calls if name not in allowed]
-    if stray:
-        return False, f"called {', '.join(stray)}"
-    unmatched = list(calls)
-    for want in expected:
-        hit = next((c for c in unmatched if _matches(c, want)), None)
-        if hit is None:
-            if task.get("calls_may_merge") and any(_matches(c, want) for c in calls):
-                continue
-            return False, f"no {want['tool']} call matching {want.get('args_contain') or {}}"
-        unmatched.remove(hit)
-    text = answer.lower()
-    for item in task.get("answer_all", ()):
-        if not _contains(text, item):
-            return False, f"answer lacks {item!r}"
-    any_of = [a for item in task.get("answer_any", ()) for a in _expand(item)]
-    if any_of and not any(_contains(text, a) for a in any_of):
-        return False, f"answer has none of {task['answer_any']}"
-    for item in task.get("answer_none", ()):
-        if item.lower() in text:
-            return False, f"answer has {item!r}"
-    for place in task.get("time_of", ()):
-        shown = [
-            output
-            for name, args, output in results
-            if name == "get_time" and place in str(args.get("place", "")).lower()
-        ]
-        forms = [form for output in shown for form in _times(output)]
-        if not forms:
-            return False, f"no get_time result for {place}"
-        if not any(form in answer for form in forms):
-            return False, f"answer lacks the {place} time {forms[0]}"
-    if len(answer.strip()) < task.get("min_answer_chars", 1):
-        return False, "empty answer"
-    return True, ""
-
-
-def _contains(text: str, item: str) -> bool:
-    """Whether lower-cased `text` holds `item`; a number only as a whole number ("36" is not
-    in "360", "136" or "36.5", but is in "= 36" and "36.0"; "14.14" is in "14.1421")."""
-    item = item.lower()
-    if not re.fullmatch(r"\d+(\.\d+)?", item):
-        return item in text
-    text = re.sub(r"(?<=\d),(?=\d{3})", "", text)  # 1,048,576
-    after = "" if "." in item else r"(?!\d|\.\d*[1-9])"  # 14.14 may go on: 14.1421…
-    return re.search(rf"(?<![\d.]){re.escape(item)}{after}", text) is not None
-
-
-def _expand(item: str) -> tuple[str, ...]:
-    return REFUSAL if item == "$REFUSAL" else (item,)
+    model = get_model(model_id)
+    started = time.perf_counter()
+    await asyncio.to_thread(load_runtime, local_spec(model.id))
+    print(f"\n{model.id}: loaded in {time.perf_counter() - started:.1f} s", flush=True)
+    agent = CliAgentFactory(model_id, None, str(DEFAULT_TOOLS_DIR), DEFAULT_SYSTEM, 6)
+    workdir = str(dataset.workdir) if dataset.workdir else None
+    report = await run_eval(
+        dataset, EvalAgentFactory(agent, workdir), concurrency=1, workers="tasks"
+    )
+    for case in report.cases:
+        print(_line(case), flush=True)
+    return report
 
 
 def _tools(root: Path) -> list[Any]:
@@ -170,63 +86,6 @@ def _tools(root: Path) -> list[Any]:
 
     os.environ["YIEM_READ_FILE_ROOT"] = str(root)
     return example_tools("calculator", "get_time", "read_file")
-
-
-async def run_task(model: Any, task: dict[str, Any], tools: list[Any], system: str) -> Result:
-    """Run one task through `agent_loop` and check it."""
-    context = AgentContext(system, [], tools)
-    # The provider bounds each generation itself (R-11.3); a busy machine is slow to start.
-    config = AgentLoopConfig(model=model, max_turns=6, stream_idle_timeout_s=None)
-    started = time.perf_counter()
-    events = agent_loop([UserMessage(task["prompt"])], context, config)
-    async for _ in events:
-        pass
-    messages = await events.result()
-    seconds = time.perf_counter() - started
-    calls: list[tuple[str, dict[str, Any]]] = []
-    by_id: dict[str, tuple[str, dict[str, Any]]] = {}
-    results: list[tuple[str, dict[str, Any], str]] = []
-    answer = ""
-    for message in messages:
-        if isinstance(message, AssistantMessage):
-            for call in message.tool_calls:
-                calls.append((call.name, dict(call.arguments)))
-                by_id[call.id] = (call.name, dict(call.arguments))
-            if message.stop_reason == "stop":
-                answer = message.text
-            elif message.stop_reason in ("error", "length", "aborted"):
-                answer = ""
-        elif isinstance(message, ToolResultMessage):
-            name, args = by_id.get(message.tool_call_id, (message.tool_name, {}))
-            text = "".join(getattr(block, "text", "") for block in message.content)
-            results.append((name, args, text))
-    passed, why = check(task, calls, results, answer)
-    return Result(task, passed, why, seconds, calls, answer)
-
-
-async def _bench_model(model_id: str, tasks: list[dict[str, Any]], root: Path) -> list[Result]:
-    from yiemagent.ai.providers.local import load_runtime, local_spec
-    from yiemagent.cli.options import DEFAULT_SYSTEM
-
-    model = get_model(model_id)
-    started = time.perf_counter()
-    await asyncio.to_thread(load_runtime, local_spec(model.id))
-    print(f"\n{model.id}: loaded in {time.perf_counter() - started:.1f} s", flush=True)
-    tools = _tools(root)
-    results: list[Result] = []
-    for task in tasks:
-        result = await run_task(model, task, tools, DEFAULT_SYSTEM)
-        results.append(result)
-        mark = "ok " if result.passed else "BAD"
-        calls = "; ".join(f"{n}({json.dumps(a, ensure_ascii=False)})" for n, a in result.calls)
-        answer = " ".join(result.answer.split())
-        print(
-            f"{mark} {task['id']:<22} {result.seconds:5.1f}s  calls: {calls[:110] or '-'}"
-            f"\n      answer: {answer[:150]!r}"
-            + (f"\n      why: {result.why}" if result.why else ""),
-            flush=True,
-        )
-    return results
 
 
 async def _first_token_s(model: Any, context: Any) -> tuple[float, Any]:
@@ -265,17 +124,18 @@ async def prompt_cache(model_id: str, root: Path, repeats: int = 3) -> None:
     print(f"first-token latency: turn 1 {m1:.2f} s, turn 2 {m2:.2f} s (ratio {m2 / m1:.2f})")
 
 
-def _report(model_id: str, results: list[Result]) -> None:
+def _report(model_id: str, dataset: Dataset, report: EvalReport) -> None:
+    kinds = {case.name: case.metadata.get("kind", "") for case in dataset.cases}
     print(f"\n{model_id}")
     print(f"{'kind':<24} {'passed':>8} {'rate':>6}")
     for kind in KINDS:
-        rows = [r for r in results if r.task["kind"] == kind]
+        rows = [c for c in report.cases if kinds[c.name] == kind]
         if rows:
-            passed = sum(r.passed for r in rows)
+            passed = sum(c.passed for c in rows)
             print(f"{kind:<24} {passed:>3}/{len(rows):<4} {passed / len(rows) * 100:>5.0f}%")
-    passed = sum(r.passed for r in results)
-    print(f"{'overall':<24} {passed:>3}/{len(results):<4} {passed / len(results) * 100:>5.0f}%")
-    print(f"median per task: {statistics.median(r.seconds for r in results):.2f} s")
+    passed, total = report.passed, len(report.cases)
+    print(f"{'overall':<24} {passed:>3}/{total:<4} {passed / total * 100:>5.0f}%")
+    print(f"median per task: {statistics.median(c.seconds for c in report.cases):.2f} s")
 
 
 def main() -> None:
@@ -287,27 +147,23 @@ def main() -> None:
 
     from yiemagent.ai.providers.local import LOCAL_MODELS, is_installed
 
-    data = json.loads(TASKS_FILE.read_text(encoding="utf-8"))
-    tasks: list[dict[str, Any]] = data["tasks"]
+    dataset = Dataset.load(DATASET)
     if args.only:
         wanted = set(args.only.split(","))
-        tasks = [t for t in tasks if t["id"] in wanted or t["kind"] in wanted]
+        cases = [c for c in dataset.cases if c.name in wanted or c.metadata.get("kind") in wanted]
+        dataset = Dataset(cases, source=dataset.source, workdir=dataset.workdir)
     if args.model:
         model_ids = [args.model]
     else:
         model_ids = [f"local/{s.id}" for s in LOCAL_MODELS.values() if is_installed(s)]
     if not model_ids:
         sys.exit("no local model installed: bash scripts/setup.sh demo")
-    with tempfile.TemporaryDirectory(prefix="yiem-bench-") as folder:
-        root = Path(folder)
-        for name, text in data["files"].items():
-            (root / name).write_text(text, encoding="utf-8")
-        for model_id in model_ids:
-            if args.cache:
-                asyncio.run(prompt_cache(model_id, root))
-                continue
-            results = asyncio.run(_bench_model(model_id, tasks, root))
-            _report(model_id, results)
+    for model_id in model_ids:
+        if args.cache:
+            asyncio.run(prompt_cache(model_id, dataset.workdir or DATASET.parent))
+            continue
+        report = asyncio.run(_bench_model(model_id, dataset))
+        _report(model_id, dataset, report)
 
 
 if __name__ == "__main__":

@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh test
-echo "== ruff" && .venv/bin/ruff check src tests bench examples
-echo "== ruff format" && .venv/bin/ruff format --check src tests bench examples
+echo "== ruff" && .venv/bin/ruff check src tests bench examples evals
+echo "== ruff format" && .venv/bin/ruff format --check src tests bench examples evals
 echo "== mypy" && .venv/bin/mypy
 echo "== pytest" && .venv/bin/pytest "$@"

@@ -124,6 +124,9 @@ def _serve_llama(port: int, api_key: str | None, model_path: str, jinja: bool) -
     params = xllamacpp.CommonParams()
     params.model.path = model_path or str(smollm2_path())
     params.n_ctx = 8192 if model_path else 4096  # two slots share it
+    # A progress chunk per 128 prompt tokens read (return_progress): on a loaded machine a
+    # long prompt then does not look like an idle stream.
+    params.n_batch = 128
     params.n_parallel = 2
     params.hostnames = ["127.0.0.1"]
     params.port = port

@@ -448,3 +448,24 @@ async def test_an_agent_round_trip_sends_thinking_back_unchanged_with_cache_mark
     assert price.cache_read > 0 and price.cache_write > price.input  # writes cost more
     assert usage.cost.cache_read == pytest.approx(3000 * price.cache_read / 1e6)
     assert usage.cost.cache_write == pytest.approx(1200 * price.cache_write / 1e6)
+
+
+async def test_agent_cache_retention_reaches_the_request(
+    server: ReplayServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`Agent(cache_retention=...)` (DESIGN §21): "none" sends no breakpoint, "long" the
+    1 h one; anything else is refused at construction."""
+    from yiemagent import Agent, ConfigError
+    from yiemagent.ai import get_model
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    model = get_model("anthropic/claude-sonnet-4-5", base_url=server.url)
+    for retention, mark in (("none", None), ("long", {"type": "ephemeral", "ttl": "1h"})):
+        server.enqueue(sse_reply("anthropic_text.sse"))
+        agent = Agent(model=model, cache_retention=retention)  # type: ignore[arg-type]
+        await agent.prompt("hi")
+        body = server.requests[-1].body
+        assert body["system"][0].get("cache_control") == mark
+        assert body["messages"][-1]["content"][-1].get("cache_control") == mark
+    with pytest.raises(ConfigError, match="cache_retention"):
+        Agent(model=model, cache_retention="forever")  # type: ignore[arg-type]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from typing import Any, TypeVar, cast
 
 import pytest
@@ -163,3 +164,23 @@ async def test_calls_become_events_while_the_text_still_streams(server: ReplaySe
     assert after == "\nOne moment."
     # the request offered the tools as usual
     assert server.requests[0].body["tools"][0]["function"]["name"] == "get_time"
+
+
+async def test_chunks_without_events_keep_the_stream_alive(server: ReplayServer) -> None:
+    """A call held back while it arrives, after prompt-progress chunks with no content,
+    takes longer than the idle limit in all but sends a chunk well within it: the run goes
+    on (R-5.8 counts what the server sends, not only the message's events)."""
+    call_text = '{"name": "get_time", "arguments": {"place": "Oslo"}}'
+    progress = [{"role": "assistant", "content": None}] * 3
+    pieces = [{"content": call_text[i : i + 10]} for i in range(0, len(call_text), 10)]
+    server.replies.put(sse_reply(openai_chunks(*progress, *pieces), delay_s=0.3))
+    server.replies.put(sse_reply(openai_chunks({"content": "It is noon in Oslo."})))
+    model = get_model("openai-compatible/m", base_url=server.url + "/v1", tool_calls="text")
+    time_tool = replace(TIME, execute=lambda *_: "12:00")
+    agent = Agent(model=model, tools=[time_tool], stream_idle_timeout_s=1.0)
+    answer = await agent.prompt("What time is it in Oslo?")
+    assert answer.text == "It is noon in Oslo."
+    [call] = [
+        c for m in agent.state.messages if isinstance(m, AssistantMessage) for c in m.tool_calls
+    ]
+    assert call.arguments == {"place": "Oslo"}

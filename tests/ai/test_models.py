@@ -85,3 +85,36 @@ def test_a_base_url_that_is_not_http_is_refused_at_once(url: str) -> None:
 def test_a_base_url_for_the_embedded_model_is_refused_not_ignored() -> None:
     with pytest.raises(ProviderError, match="in-process and takes no base_url"):
         get_model("local/qwen2.5-coder-0.5b", base_url="http://127.0.0.1:8080/v1")
+
+
+def test_local_server_models_and_their_tool_call_modes() -> None:
+    """DESIGN §21: `ollama/<id>` at Ollama's default URL with text tool calls;
+    `openai-compatible/<id>` native unless `tool_calls` says text or schema;
+    `openai-responses/<id>` the catalogue's OpenAI model on the Responses API."""
+    ollama = get_model("ollama/qwen2.5:0.5b")
+    assert (ollama.provider, ollama.api, ollama.base_url, ollama.id) == (
+        "ollama",
+        "openai-text-calls",
+        "http://127.0.0.1:11434/v1",
+        "qwen2.5:0.5b",
+    )
+    assert get_model("ollama/q", base_url="http://h:1/v1").base_url == "http://h:1/v1"
+    url = "http://127.0.0.1:8080/v1"
+    apis = [
+        get_model("openai-compatible/q", base_url=url, tool_calls=mode).api
+        for mode in (None, "native", "text", "schema")
+    ]
+    assert apis == [
+        "openai-completions",
+        "openai-completions",
+        "openai-text-calls",
+        "openai-reply-schema",
+    ]
+    with pytest.raises(ProviderError, match="tool_calls must be one of native, text, schema"):
+        get_model("openai-compatible/q", base_url=url, tool_calls="json")  # type: ignore[arg-type]
+    with pytest.raises(ProviderError, match="tool_calls is for local servers"):
+        get_model("openai/gpt-4o-mini", tool_calls="text")
+    responses = get_model("openai-responses/gpt-4o-mini")
+    assert responses.api == "openai-responses" and responses.provider == "openai"
+    assert responses.cost == get_model("openai/gpt-4o-mini").cost
+    assert "pdf" in responses.input and "pdf" not in get_model("local/qwen2.5-coder-0.5b").input

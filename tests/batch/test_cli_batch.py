@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -182,3 +183,22 @@ def test_ctrl_c_records_running_tasks_as_interrupted_and_the_same_command_finish
     final = assert_each_id_once(out, [t["id"] for t in tasks])
     assert all(line["status"] == "ok" for line in final)
     assert json.loads(out.read_bytes().splitlines()[0])["id"] in done_before
+
+
+def test_batch_without_a_terminal_prints_plain_progress_lines(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    tasks = write_tasks(
+        tmp_path / "tasks.jsonl", [{"id": f"p{i}", "prompt": "p"} for i in range(20)]
+    )
+    out = tmp_path / "results.jsonl"
+    code, stdout, err = _run(capsys, "batch", str(tasks), "--out", str(out), "--agent", AGENT)
+    assert code == 0, err
+    lines = [line for line in err.splitlines() if line.startswith("batch: ")]
+    assert lines[0] == "batch: 20 to run (0 done before)"
+    assert len(lines) >= 3  # a line for each tenth that ended, at most 10 and the last
+    assert re.match(
+        r"batch: 20/20 done \(20 ok, 0 failed\), 0 running, [\d.]+/s, ETA 0:00, \$0\.0200$",
+        lines[-1],
+    ), lines[-1]
+    assert "\x1b" not in err

@@ -120,3 +120,53 @@ def test_a_bad_baseline_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixtur
         capsys.readouterr().err.strip()
         == f"yiem: error: {old}: not an eval report (no 'cases' list)"
     )
+
+
+def test_results_keeps_the_runs_and_the_same_command_checks_them_again(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    runs = tmp_path / "runs.jsonl"
+    assert main(["eval", str(dataset(tmp_path)), "--agent", AGENT, "--results", str(runs)]) == 0
+    before = runs.read_text()
+    assert len(before.splitlines()) == 2
+    capsys.readouterr()
+    changed = DATASET.replace('contains: "391"', 'contains: "392"')
+    code = main(["eval", str(dataset(tmp_path, changed)), "--agent", AGENT, "--results",
+                 str(runs)])  # fmt: skip
+    assert code == 1 and "answer lacks '392'" in capsys.readouterr().out
+    assert runs.read_text() == before  # no run again: the same runs, checked again
+
+
+AGENT_FILE = """\
+[agents.helper]
+system_prompt = "Answer in one word."
+"""
+
+
+def test_an_agent_file_answers_through_a_real_openai_compatible_server(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.ai.servers import ReplayServer, openai_chunks, sse_reply
+
+    agents = tmp_path / "team.toml"
+    agents.write_text(AGENT_FILE, encoding="utf-8")
+    case = "  - name: capital\n    input: Capital of France?\n    checks: [{contains: paris}]\n"
+    data = dataset(tmp_path, "cases:\n" + case)
+    with ReplayServer() as server:
+        server.replies.put(sse_reply(openai_chunks({"content": "Paris"})))
+        model = ["--model", "openai-compatible/m", "--base-url", server.url]
+        code = main(["eval", str(data), "--agent", f"{agents}:helper", *model])
+        asked = [r.body for r in server.requests if r.method == "POST"]
+    shown = capsys.readouterr()
+    assert code == 0, shown.err
+    assert "1/1 cases passed" in shown.out
+    assert asked[-1]["messages"][0] == {"role": "system", "content": "Answer in one word."}
+
+
+def test_a_bad_agent_file_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    agents = tmp_path / "team.toml"
+    agents.write_text("[agents.helper]\nsystem_prmpt = 'x'\n", encoding="utf-8")
+    code = main(["eval", str(dataset(tmp_path)), "--agent", str(agents)])
+    err = capsys.readouterr().err.strip()
+    assert code == 1 and len(err.splitlines()) == 1
+    assert err.startswith(f"yiem: error: {agents}: [agents.helper]") and "system_prmpt" in err

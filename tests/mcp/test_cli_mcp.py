@@ -120,3 +120,57 @@ def test_mcp_usage_errors_are_one_line(
     code, _, err = _run(capsys, *argv)
     assert code != 0
     assert expected in _error_line(err)
+
+
+def test_an_mcp_server_serving_the_default_tools_replaces_them_with_a_notice(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`yiem run --mcp "yiem mcp serve --tools <the default tools>"`: every served tool
+    clashes with a default one; the server's tools replace them, and the run says so."""
+    from yiemagent.cli.options import DEFAULT_TOOLS_DIR
+
+    fm = _faux(
+        monkeypatch,
+        faux_message(faux_tool_call("calculator", {"expression": "6 * 7"})),
+        "It is 42.",
+    )
+    served = f"{sys.executable} -m yiemagent.cli.main mcp serve --tools {DEFAULT_TOOLS_DIR}"
+    code, out, err = _run(capsys, "run", "What is 6 * 7?", "--mcp", served)
+    assert code == 0, err
+    assert out == "It is 42.\n"
+    assert "tool 'calculator' replaces the tool of that name from the tools folder" in err
+    assert "← calculator: 6 * 7 = 42" in err
+    offered = [t.name for t in fm.contexts[0].tools or []]
+    assert sorted(offered) == ["calculator", "get_time", "listTools", "read_file"]
+    [calculator] = [t for t in fm.contexts[0].tools or [] if t.name == "calculator"]
+    assert "MCP" in repr(calculator.execute) or "mcp" in calculator.execute.__module__
+
+
+def test_the_documented_weather_example_runs_as_written(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/mcp.md: `yiem run "Weather in Lisbon tomorrow?" --mcp "python
+    examples/mcp/weather_server.py"` from the checkout: `python` is yiem's own (the one on
+    PATH may lack the SDK), and a city the server does not know lists the ones it knows."""
+    from pathlib import Path
+
+    monkeypatch.chdir(Path(__file__).resolve().parents[2])
+    fm = _faux(
+        monkeypatch,
+        faux_message(faux_tool_call("forecast", {"city": "Lisboa"})),
+        faux_message(faux_tool_call("forecast", {"city": "Lisbon"})),
+        "Sunny, 19 °C.",
+    )
+    code, out, err = _run(
+        capsys,
+        "run",
+        "Weather in Lisbon tomorrow?",
+        "--mcp",
+        "python examples/mcp/weather_server.py",
+    )
+    assert code == 0, err
+    assert out == "Sunny, 19 °C.\n"
+    assert "no forecast for 'Lisboa'; the cities I know are Oslo, Lisbon, Tokyo" in err
+    assert '← forecast: { "city": "Lisbon", "sky": "sun", "celsius": 19 }' in err
+    [forecast] = [t for t in fm.contexts[0].tools or [] if t.name == "forecast"]
+    assert "Oslo, Lisbon, Tokyo" in forecast.description

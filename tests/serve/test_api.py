@@ -89,7 +89,8 @@ def test_the_stream_resumes_after_last_event_id() -> None:
 
 def test_a_second_run_on_a_busy_session_is_409() -> None:
     store = InMemorySessionStore()
-    with faux_server(store, Tools(delay_s=1.0)) as (url, _), httpx.Client(base_url=url) as client:
+    # the tool takes 5 s: room for the checks below on a loaded machine
+    with faux_server(store, Tools(delay_s=5.0)) as (url, _), httpx.Client(base_url=url) as client:
         run_id = start_run(client, "s", "weather Oslo")
         busy = client.post("/v1/sessions/s/runs", json={"input": "again"})
         assert busy.status_code == 409
@@ -173,7 +174,7 @@ def test_approve_reject_and_resume() -> None:
 
 def test_a_client_that_disconnects_leaves_the_run_going(tmp_path: Path) -> None:
     with SqliteSessionStore(tmp_path / "s.db") as store:
-        with faux_server(store, Tools(delay_s=0.5)) as (url, _), httpx.Client(base_url=url) as c:
+        with faux_server(store, Tools(delay_s=3.0)) as (url, _), httpx.Client(base_url=url) as c:
             run_id = start_run(c, "s", "weather Oslo")
             with c.stream("GET", f"/v1/runs/{run_id}/events") as response:
                 for line in response.iter_lines():

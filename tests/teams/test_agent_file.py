@@ -35,6 +35,8 @@ TOOL = textwrap.dedent(
 
 GUARDS = textwrap.dedent(
     """
+    from yiemagent.agent import remove_handoff_turns as drop
+
     def no_secrets(context):
         return "secret" in context.input
     """
@@ -59,7 +61,9 @@ TEAM = textwrap.dedent(
 
     [agents.writer]
     description = "Writes."
-    handoffs = ["router"]
+    handoffs = [
+        { agent = "router", description = "Back to routing.", input_filter = "team_guards:drop" },
+    ]
     output_schema = { type = "object", properties = { text = { type = "string" } } }
     """
 )
@@ -94,6 +98,8 @@ async def test_load_agent_builds_the_team_and_it_runs(tmp_path: Path) -> None:
     assert math._config["usage_limits"].max_total_tokens == 5000
     writer = router.handoffs[1].agent
     assert writer.handoffs[0].agent is router  # a cycle, by name
+    assert writer.handoffs[0].description == "Back to routing."
+    assert writer.handoffs[0].input_filter.__name__ == "remove_handoff_turns"
     assert writer._output is not None
 
     reply = await router.prompt("What is 2 + 3?")
@@ -133,6 +139,10 @@ BAD = {
         "[agents.router] usage_limits: unknown limit",
     ),
     "a missing tool folder": ('tools = ["absent"]', "[agents.router] tools: "),
+    "a handoff table with an unknown key": (
+        'handoffs = [{ agent = "router", filter = "x:y" }]',
+        "[agents.router] handoffs: unknown key 'filter'",
+    ),
     "a bad name": None,
 }
 
@@ -214,4 +224,33 @@ def test_yiem_run_names_a_tripped_guardrail(
     assert "never shown" not in out
     assert err.strip().splitlines()[-1] == (
         "yiem: error: the run was stopped: input guardrail 'no_secrets' tripped"
+    )
+
+
+def test_yiem_batch_builds_each_tasks_agent_from_the_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import pickle
+
+    from yiemagent.batch import BatchTask
+    from yiemagent.cli.teams import AgentFileFactory
+
+    path = write_team(tmp_path)
+    factory = pickle.loads(pickle.dumps(AgentFileFactory(f"{path}:math", "openai/gpt-4o-mini")))
+    first, second = factory(BatchTask("a", "x", session="s1")), factory(BatchTask("b", "y"))
+    assert (first.name, first.session_id, first.max_turns) == ("math", "s1", 4)
+    assert first is not second and first.tool_store is not second.tool_store
+    assert first.state.model is not None and first.state.model.id == "gpt-4o-mini"
+
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text('{"id": "a", "prompt": "x"}\n')
+    (tmp_path / "bad").mkdir()
+    bad = write_team(tmp_path / "bad", "[agents.a]\nmodel = 3\n")
+    code = main(["batch", str(tasks), "--out", str(tmp_path / "r.jsonl"), "--agent", str(bad)])
+    assert code == 1
+    assert (
+        capsys.readouterr()
+        .err.strip()
+        .splitlines()[-1]
+        .endswith("[agents.a] model: must be a string, not int")
     )

@@ -15,6 +15,7 @@ from yiemagent import (
     Handoff,
     ToolResultMessage,
 )
+from yiemagent.agent import remove_handoff_turns
 from yiemagent.ai.providers.faux import faux_message, faux_tool_call
 from yiemagent.types import Context
 
@@ -120,3 +121,16 @@ def test_bad_handoffs_are_config_errors() -> None:
         scripted("x", [], handoffs=[one, Handoff(one)])
     with pytest.raises(ConfigError, match="max_handoffs must be"):
         scripted("x", [], max_handoffs=-1)
+
+
+async def test_remove_handoff_turns_lets_the_target_read_the_question_first() -> None:
+    target, target_fm = scripted("target", ["the target's answer"])
+    entry, _ = scripted(
+        "entry",
+        [calls(("transfer_to_target", {"reason": "its field"}))],
+        handoffs=[Handoff(target, input_filter=remove_handoff_turns)],
+    )
+    assert (await entry.prompt("a question")).text == "the target's answer"
+    seen = target_fm.contexts[0].messages
+    assert [type(m).__name__ for m in seen] == ["UserMessage"]
+    assert len(entry.state.messages) == 4  # the transcript keeps the hand-over turn

@@ -1,20 +1,20 @@
-"""Live progress of a batch on stderr (rich): done, failed, running, rate, ETA, cost so far
-(DESIGN §16). Only drawn on a terminal unless asked; the counts are kept either way and
-make the batch's `BatchReport`.
+"""Progress of a batch on stderr: done, failed, running, rate, ETA, cost so far (DESIGN
+§16); a live bar (rich) on a terminal, plain lines now and then otherwise (`yiem batch`).
+The counts are kept either way and make the batch's `BatchReport`.
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal, TypeAlias
 
 from yiemagent.batch.results import TaskResult
 
 if TYPE_CHECKING:
     from rich.progress import Progress, TaskID
 
-__all__ = ["BatchCounts", "BatchProgress"]
+__all__ = ["BatchCounts", "BatchProgress", "ProgressMode"]
 
 
 @dataclass(slots=True)
@@ -60,18 +60,34 @@ class BatchCounts:
         return left / self.rate if self.rate > 0 else None
 
 
-class BatchProgress:
-    """Counts results as they come and draws them when `show` is true (a context manager;
-    every method runs on the driver's thread)."""
+ProgressMode: TypeAlias = "bool | Literal['lines']"
+"""True: a live bar (a terminal); "lines": a plain line on stderr now and then (a log file,
+a CI job); False: nothing."""
 
-    def __init__(self, total: int, skipped: int, *, show: bool) -> None:
+_LINE_EVERY_S = 30.0
+"""Seconds after which "lines" mode writes a line even when no tenth of the batch ended."""
+
+
+class BatchProgress:
+    """Counts results as they come and shows them (a context manager; every method runs on
+    the driver's thread): a live bar when `show` is True; with `show="lines"` one plain
+    line on stderr each time another tenth of the batch ends (each task for a batch under
+    ten), at least every 30 s while tasks end, and at the end."""
+
+    def __init__(self, total: int, skipped: int, *, show: ProgressMode) -> None:
         self.counts = BatchCounts(total=total, skipped=skipped)
         self._progress: Progress | None = None
         self._task: TaskID | None = None
         self._show = show
+        self._lines = show == "lines"
+        self._last_line = time.monotonic()
+        self._last_step = -1
 
     def __enter__(self) -> BatchProgress:
-        if self._show:
+        if self._lines:
+            pending = self.counts.total - self.counts.skipped
+            self._line(f"{pending} to run ({self.counts.skipped} done before)")
+        elif self._show:
             from rich.console import Console
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
@@ -92,6 +108,8 @@ class BatchProgress:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
+        if self._lines:
+            self._line(self._status())
         if self._progress is not None:
             self._draw()
             self._progress.stop()
@@ -116,9 +134,38 @@ class BatchProgress:
         else:
             counts.failed += 1
             counts.timed_out += result.status == "timeout"
+        if self._lines:
+            self._maybe_line()
         self._draw()
 
+    def _line(self, text: str) -> None:
+        import sys
+
+        print(f"batch: {text}", file=sys.stderr, flush=True)
+        self._last_line = time.monotonic()
+
+    def _status(self) -> str:
+        counts = self.counts
+        done = counts.skipped + counts.finished
+        held = f", {counts.held} held" if counts.held else ""
+        stopped = f", {counts.interrupted} interrupted" if counts.interrupted else ""
+        return (
+            f"{done}/{counts.total} done ({counts.ok} ok, {counts.failed} failed{held}"
+            f"{stopped}), {counts.running} running, {counts.rate:.2f}/s, "
+            f"ETA {_duration(counts.eta_s)}, ${counts.cost_usd:.4f}"
+        )
+
+    def _maybe_line(self) -> None:
+        counts = self.counts
+        pending = max(1, counts.total - counts.skipped)
+        step = (counts.finished + counts.interrupted) * min(10, pending) // pending
+        if step > self._last_step or time.monotonic() - self._last_line >= _LINE_EVERY_S:
+            self._last_step = step
+            self._line(self._status())
+
     def _draw(self) -> None:
+        if self._lines:
+            return
         if self._progress is None or self._task is None:
             return
         counts = self.counts

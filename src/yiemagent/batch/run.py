@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Literal, ParamSpec, TypeAlias
 
 from yiemagent.batch.execute import MakeAgent, TaskOptions, build_agent
-from yiemagent.batch.progress import BatchProgress
+from yiemagent.batch.progress import BatchProgress, ProgressMode
 from yiemagent.batch.results import ResultsFile, TaskResult
 from yiemagent.batch.tasks import BatchTask, TaskSource, load_tasks
 from yiemagent.errors import BatchError
@@ -120,7 +120,7 @@ async def run_batch_async(
     processes: int | None = None,
     address: str | None = None,
     num_cpus: float = 1.0,
-    progress: bool | None = None,
+    progress: ProgressMode | None = None,
     fsync: bool = True,
     rerun_failed: bool = False,
     approve: bool = False,
@@ -154,7 +154,9 @@ async def run_batch_async(
             already called.
         num_cpus: CPUs Ray reserves per task or actor (an actor's model uses as many
             threads).
-        progress: draw the progress bar on stderr (default: when stderr is a terminal).
+        progress: True: a live bar on stderr; "lines": a plain line on stderr now and
+            then (each tenth of the batch, at least every 30 s); False: nothing (default:
+            the bar when stderr is a terminal, else nothing).
         fsync: flush lines to disk from a background thread as they are written (group
             commit; off: a crash of the machine, not of the process, may lose the lines
             the OS had not written yet).

@@ -36,6 +36,7 @@ from yiemagent.cli.options import (
     load_tool_folder,
     resolve_model,
 )
+from yiemagent.cli.teams import AgentFileFactory, split_agent_option
 from yiemagent.errors import YiemAgentError
 
 if TYPE_CHECKING:
@@ -182,7 +183,11 @@ def batch(
     max_turns: MaxTurnsOption = 8,
     agent: Annotated[
         str | None,
-        typer.Option("--agent", help="MODULE:FUNCTION building each task's Agent instead."),
+        typer.Option(
+            "--agent",
+            help="An agent file FILE.toml[:NAME] (docs/teams.md), or MODULE:FUNCTION building "
+            "each task's Agent.",
+        ),
     ] = None,
     concurrency: Annotated[int, typer.Option("--concurrency", min=1, help="Tasks at once.")] = 4,
     ray: Annotated[
@@ -221,7 +226,14 @@ def batch(
     if workers not in ("auto", "tasks", "pool"):
         raise _cli_error(f"--workers must be auto, tasks or pool, not {workers!r}", 2)
 
-    if agent is not None:
+    make_agent: Any
+    if agent is not None and split_agent_option(agent)[0].suffix == ".toml":
+        from yiemagent.teams import load_agent
+
+        path, name = split_agent_option(agent)
+        load_agent(path, name, model=resolve_model(model, base_url))  # a bad file fails now
+        make_agent = AgentFileFactory(agent, model, base_url, max_turns)
+    elif agent is not None:
         make_agent = import_factory(agent)
     else:
         folder = tools or DEFAULT_TOOLS_DIR
@@ -243,6 +255,7 @@ def batch(
             rerun_failed=rerun_failed,
             num_cpus=num_cpus,
             approve=yes,
+            progress=True if sys.stderr.isatty() else "lines",
         )
     print(
         f"{report.total} tasks: {report.skipped + report.ok + report.failed} done "

@@ -2,12 +2,16 @@
 
     yiem eval evals/local_agent.yaml [--model M] [--tools DIR] [--repeat K]
         [--baseline OLD.json] [--json OUT] [--html OUT] [--ray [--address A]]
-        [--agent MODULE:FUNCTION] [--concurrency N] [--timeout S]
+        [--agent FILE[:NAME] | MODULE:FUNCTION] [--concurrency N] [--timeout S]
+        [--results RUNS.jsonl]
 
 Each case runs on a fresh Agent (the `yiem run` agent: the example tools or `--tools`, on
-`--model`; or the `--agent` factory's), through the batch engine, with a progress bar on a
+`--model`; or the `--agent` file's, `yiemagent.load_agent`; or a `MODULE:FUNCTION`
+factory's), through the batch engine, with a progress bar on a
 terminal; then a table gives each case's verdict, the first failing check and its reason,
-tokens, cost and seconds (with `--repeat`: pass@1, pass@k and pass^k). A dataset's
+tokens, cost and seconds (with `--repeat`: pass@1, pass@k and pass^k). `--results` keeps
+the runs (the batch's results file): the same command again runs only what is missing, and
+checks every run again (a changed dataset or `--baseline` needs no rerun). A dataset's
 `workdir:` is where the example `read_file` tool reads. Exit status: 0 every case passed
 and nothing regressed against `--baseline`; 1 a case failed or regressed, or a bad input
 (one line on stderr). See `docs/evals.md`.
@@ -43,7 +47,7 @@ if TYPE_CHECKING:
     from yiemagent.batch import BatchTask
     from yiemagent.evals import CaseReport, Comparison, EvalReport
 
-__all__ = ["EvalAgentFactory", "eval_command"]
+__all__ = ["AgentFileFactory", "EvalAgentFactory", "eval_command"]
 
 READ_FILE_ROOT_ENV = "YIEM_READ_FILE_ROOT"
 """Where the example `read_file` tool reads (`yiemagent/cli/default_tools/read_file.py`)."""
@@ -61,6 +65,42 @@ class EvalAgentFactory:
         if self.workdir is not None:
             os.environ[READ_FILE_ROOT_ENV] = self.workdir
         return self.agent(task)
+
+
+@dataclass(frozen=True, slots=True)
+class AgentFileFactory:
+    """`make_agent` of `yiem eval --agent FILE[:NAME]`: the file's agent, built afresh for
+    each run (agents the file gives no model get `model`, "provider/id")."""
+
+    spec: str
+    model: str = DEFAULT_MODEL
+    base_url: str | None = None
+    workdir: str | None = None
+
+    def __call__(self, task: BatchTask) -> Agent:
+        from yiemagent.ai.models import get_model
+        from yiemagent.cli.teams import agent_from_option
+
+        if self.workdir is not None:
+            os.environ[READ_FILE_ROOT_ENV] = self.workdir
+        made: Agent = agent_from_option(self.spec, get_model(self.model, base_url=self.base_url))
+        return made
+
+
+def _agent_factory(spec: str, model: str, base_url: str | None, workdir: str | None) -> Any:
+    """`--agent`: an agent file (`FILE[:NAME]`, checked now by building its agent once) or
+    a `MODULE:FUNCTION` factory."""
+    from yiemagent.cli.teams import agent_from_option, split_agent_option
+
+    path, _ = split_agent_option(spec)
+    if not path.is_file():
+        return import_factory(spec)
+    resolve_model(model, base_url)
+    from yiemagent.ai.models import get_model
+
+    agent = agent_from_option(spec, get_model(model, base_url=base_url))  # a bad file: one line
+    asyncio.run(agent.close())
+    return AgentFileFactory(spec, model, base_url, workdir)
 
 
 def _reason(case: CaseReport) -> str:
@@ -143,7 +183,9 @@ def eval_command(
     dataset: Annotated[Path, typer.Argument(help="The dataset: YAML or JSONL cases.")],
     agent: Annotated[
         str | None,
-        typer.Option("--agent", help="MODULE:FUNCTION building each run's Agent instead."),
+        typer.Option(
+            "--agent", help="An agent file (FILE[:NAME]) or a MODULE:FUNCTION building agents."
+        ),
     ] = None,
     model: Annotated[str, typer.Option("--model", help="Model as provider/id.")] = DEFAULT_MODEL,
     base_url: BaseUrlOption = None,
@@ -168,6 +210,10 @@ def eval_command(
     timeout: Annotated[
         float | None, typer.Option("--timeout", min=0.001, help="Seconds per run.")
     ] = None,
+    results: Annotated[
+        Path | None,
+        typer.Option("--results", help="Keep the runs here; the same command again resumes."),
+    ] = None,
 ) -> None:
     """Run an agent over an eval dataset; exit 1 when a case fails or regresses."""
     from rich.console import Console
@@ -178,15 +224,15 @@ def eval_command(
     old = EvalReport.load(baseline) if baseline is not None else None
     if address is not None and not ray:
         raise CliError("--address names a Ray cluster; give it with --ray", 2)
+    root = str(data.workdir) if data.workdir is not None else None
     if agent is not None:
-        make_agent: Any = import_factory(agent)
+        make_agent: Any = _agent_factory(agent, model, base_url, root)
     else:
         folder = tools or DEFAULT_TOOLS_DIR
         if not folder.is_dir():
             raise CliError(f"--tools {folder}: not a folder")
         resolve_model(model, base_url)  # a bad model fails now, before any case runs
         base = CliAgentFactory(model, base_url, str(folder.resolve()), system, max_turns)
-        root = str(data.workdir) if data.workdir is not None else None
         make_agent = EvalAgentFactory(base, root)
     report = asyncio.run(
         run_eval(
@@ -197,6 +243,7 @@ def eval_command(
             backend="ray" if ray else "local",
             address=address,
             timeout_s=timeout,
+            results=results,
         )
     )
     comparison = report.compare(old) if old is not None else None

@@ -7,6 +7,7 @@
     yiem chat                 (interactive; see yiemagent/cli/chat/)
     yiem run "..." --mcp "python server.py"     # plus an MCP server's tools
     yiem mcp serve --tools ./my_tools           # tool files as an MCP server
+    yiem serve                                  # the chat page and API on 127.0.0.1:8000
 
 Default tools are the example tool files shipped inside the package
 (`yiemagent/cli/default_tools/`: `get_time`, `calculator`, `read_file`; `examples/tools` in
@@ -51,6 +52,7 @@ from yiemagent.cli.options import (
     load_tool_folder,
     resolve_model,
 )
+from yiemagent.cli.serve import serve as serve_command
 from yiemagent.cli.teams import AgentOption, run_agent_file
 from yiemagent.cli.trace import start_tracing, stop_tracing, trace as trace_command
 from yiemagent.errors import ConfigError, ProviderError, ToolLoadError, YiemAgentError
@@ -378,6 +380,7 @@ app.command("batch")(batch_command)  # `yiem batch`: yiemagent/cli/batch.py (DES
 app.add_typer(mcp_app, name="mcp")  # `yiem mcp list|serve`: yiemagent/cli/mcp_cmd.py (§12)
 app.command("trace")(trace_command)  # `yiem trace`: yiemagent/cli/trace.py (DESIGN §13)
 app.command("eval")(eval_command)  # `yiem eval`: yiemagent/cli/eval_cmd.py (DESIGN §19)
+app.command("serve")(serve_command)  # `yiem serve`: yiemagent/cli/serve.py (DESIGN §18)
 
 
 def _unwrapped(doc: str) -> str:

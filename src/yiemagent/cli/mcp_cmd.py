@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+import shlex
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -41,7 +43,13 @@ def _servers(commands: Sequence[str], urls: Sequence[str]) -> list[MCPServer]:
     for command in commands:
         if not command.strip():
             raise ConfigError('--mcp needs a command, e.g. --mcp "python server.py"')
-        servers.append(MCPServerStdio(command))
+        program, *args = shlex.split(command)
+        name = " ".join([os.path.basename(program), *(os.path.basename(a) for a in args[:1])])
+        if program in ("python", "python3"):
+            # the Python running yiem: it has the MCP SDK (the `mcp` extra), which the
+            # `python` on PATH (the system's, another venv's) often lacks
+            program = sys.executable
+        servers.append(MCPServerStdio(program, args, name=name))
     servers.extend(MCPServerHTTP(url) for url in urls)
     return servers
 
@@ -53,9 +61,18 @@ async def _close_all(servers: Sequence[MCPServer]) -> None:
 
 
 def attach_servers(
-    context: AgentContext, commands: Sequence[str], urls: Sequence[str]
+    context: AgentContext,
+    commands: Sequence[str],
+    urls: Sequence[str],
+    notice: Callable[[str], None] | None = None,
 ) -> Callable[[], None]:
     """Connect each `--mcp` command and `--mcp-url`, and add their tools to `context.tools`.
+
+    A command starting with `python` (or `python3`) runs on the Python that runs yiem,
+    which has the MCP SDK. A server's tool named like one of the `--tools` folder's
+    replaces it (asking for a
+    server is asking for its tools), and `notice` says so; two servers with a tool of the
+    same name are a clash.
 
     The connections live on their own threads, so they serve the run's event loop later.
 
@@ -63,20 +80,32 @@ def attach_servers(
         A function that closes every connection (call it when the run is over).
 
     Raises:
-        ConfigError: the `mcp` extra is missing, an empty command, or a tool name clash.
+        ConfigError: the `mcp` extra is missing, an empty command, or two servers share a
+            tool name.
         MCPConnectionError: a server did not start or answer; the others are closed.
     """
-    from yiemagent.mcp import add_server
+    from yiemagent.mcp import add_server, local_tool_name
     from yiemagent.tools import ToolStore
 
     servers = _servers(commands, urls)
     store = ToolStore("cli")
     for tool in context.tools:
         store.register(tool)
+    folder_tools = set(store.tools)
+    say = notice or (lambda text: print(text, file=sys.stderr))
 
     async def connect() -> None:
         try:
             for server in servers:
+                await server.connect()
+                for remote in server.tools:
+                    name = local_tool_name(remote.name, None)
+                    if name in folder_tools and store.unregister(name) is not None:
+                        folder_tools.discard(name)
+                        say(
+                            f"note: {server.label}'s tool {name!r} replaces the tool of "
+                            "that name from the tools folder"
+                        )
                 await add_server(store, server)
         except BaseException:
             await _close_all(servers)

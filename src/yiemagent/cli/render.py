@@ -27,9 +27,19 @@ from yiemagent.types import (
     text_of,
 )
 
-__all__ = ["EventPrinter", "JsonPrinter", "nested_line", "one_line", "total_usage", "usage_line"]
+__all__ = [
+    "GUARDRAIL_TEXTS",
+    "EventPrinter",
+    "JsonPrinter",
+    "nested_line",
+    "one_line",
+    "total_usage",
+    "usage_line",
+]
 
 _RESULT_CHARS = 200
+GUARDRAIL_TEXTS = ("input guardrail ", "output guardrail ")
+"""How the error text of a run a guardrail stopped begins (DESIGN §17)."""
 
 
 def one_line(text: str, limit: int = _RESULT_CHARS) -> str:

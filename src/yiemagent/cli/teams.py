@@ -14,6 +14,7 @@ import os
 import signal as os_signal
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeAlias
 
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
     from yiemagent.agent import Agent
 
 __all__ = [
+    "AgentFileFactory",
     "AgentOption",
     "agent_from_option",
     "ask_pending",
@@ -46,6 +48,26 @@ AgentOption: TypeAlias = Annotated[
 ]
 
 EXIT_INTERRUPTED = 130
+
+
+@dataclass(frozen=True, slots=True)
+class AgentFileFactory:
+    """`make_agent` of `yiem batch --agent FILE.toml[:NAME]`: each task's Agent loaded from
+    the file (picklable, so worker processes and Ray workers load their own); agents the
+    file gives no model get `model` (provider/id)."""
+
+    spec: str
+    model: str
+    base_url: str | None = None
+    max_turns: int = 8
+
+    def __call__(self, task: Any) -> Agent[Any]:
+        from yiemagent.ai.models import get_model
+
+        agent = agent_from_option(self.spec, get_model(self.model, base_url=self.base_url))
+        agent.max_turns = agent.max_turns or self.max_turns
+        agent.session_id = task.session
+        return agent
 
 
 def split_agent_option(spec: str) -> tuple[Path, str | None]:
@@ -89,8 +111,9 @@ def run_agent_file(
     return asyncio.run(run_agent(prompt, agent, printer, yes))
 
 
-def agent_from_option(spec: str, model: Model | None) -> Agent[Any]:
-    """The agent of `--agent FILE[:NAME]`; agents the file gives no model get `model`.
+def agent_from_option(spec: str, model: Model | None, **options: Any) -> Agent[Any]:
+    """The agent of `--agent FILE[:NAME]`; agents the file gives no model get `model`;
+    `options` are further `Agent` arguments for the entry agent (`load_agent`).
 
     Raises:
         ConfigError: a bad file (one line naming the file, table and key).
@@ -98,7 +121,7 @@ def agent_from_option(spec: str, model: Model | None) -> Agent[Any]:
     from yiemagent.teams import load_agent
 
     path, name = split_agent_option(spec)
-    return load_agent(path, name, model=model)
+    return load_agent(path, name, model=model, **options)
 
 
 def has_guardrails(agent: Agent[Any]) -> bool:

@@ -30,7 +30,7 @@ from yiemagent.serve._protocols import (
     Conversation,
     call_at,
     held_calls,
-    run_events,
+    run_batches,
     start_conversation,
     tool_result_text,
 )
@@ -231,12 +231,13 @@ async def _handle(hub: RunHub, request: Request) -> Response:
 
     async def stream() -> AsyncIterator[bytes]:
         now = int(time.time() * 1000)
-        for out in translator.start():
-            out.timestamp = now
-            yield encoder.encode(out).encode()
-        async for event in run_events(run):
-            for out in translator.feed(event):
-                yield encoder.encode(out).encode()
+        for first in translator.start():
+            first.timestamp = now
+            yield encoder.encode(first).encode()
+        async for batch in run_batches(run):
+            out = [encoder.encode(e) for event in batch for e in translator.feed(event)]
+            if out:
+                yield "".join(out).encode()
 
     return EventSourceResponse(
         stream(), ping=sse_ping_s, headers={"X-Session-Id": run.session_id, "X-Run-Id": run.id}

@@ -14,7 +14,7 @@ import json
 from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
 
-from sse_starlette import EventSourceResponse, ServerSentEvent
+from sse_starlette import EventSourceResponse
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
@@ -173,9 +173,11 @@ class Api:
         if not after.isdigit():
             raise BadRequest(f"Last-Event-ID must be an event number, not {after!r}")
 
-        async def stream() -> AsyncIterator[ServerSentEvent]:
-            async for number in run.follow(int(after)):
-                yield ServerSentEvent(run.texts[number - 1], id=str(number))
+        async def stream() -> AsyncIterator[bytes]:
+            async for batch in run.follow(int(after)):
+                yield "".join(
+                    f"id: {n}\r\ndata: {run.texts[n - 1]}\r\n\r\n" for n in batch
+                ).encode()
 
         return EventSourceResponse(stream(), ping=sse_ping_s)
 

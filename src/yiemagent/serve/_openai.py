@@ -27,7 +27,7 @@ from yiemagent.serve._protocols import (
     Conversation,
     final_texts,
     held_calls,
-    run_events,
+    run_batches,
     sse_data,
     start_conversation,
 )
@@ -116,8 +116,8 @@ class _Completions:
             chunks = self._chunks(run, reply_id, model, session_id, usage)
             return EventSourceResponse(chunks, ping=sse_ping_s, headers=headers)
         end: dict[str, Any] = {}
-        async for event in run_events(run):
-            end = event
+        async for batch in run_batches(run):
+            end = batch[-1]
         reason = end.get("reason")
         if reason == "error":
             text = _error_text(end)
@@ -166,20 +166,25 @@ class _Completions:
         said = False  # some text was sent: a later message's text opens a new paragraph
         fresh = True  # no text yet in the current assistant message
         end: dict[str, Any] = {}
-        async for event in run_events(run):
-            kind = event.get("type")
-            if kind == "message_start" and (event.get("message") or {}).get("role") == "assistant":
-                fresh = True
-            elif kind == "message_update":
-                inner = event.get("assistant_message_event") or {}
-                if inner.get("type") == "text_delta" and inner.get("delta"):
-                    text = inner["delta"]
-                    if fresh and said:
-                        text = "\n\n" + text
-                    fresh, said = False, True
-                    yield chunk({"content": text})
-            elif kind == "agent_end":
-                end = event
+        async for batch in run_batches(run):
+            out: list[bytes] = []
+            for event in batch:
+                kind = event.get("type")
+                message = event.get("message") or {}
+                if kind == "message_start" and message.get("role") == "assistant":
+                    fresh = True
+                elif kind == "message_update":
+                    inner = event.get("assistant_message_event") or {}
+                    if inner.get("type") == "text_delta" and inner.get("delta"):
+                        text = inner["delta"]
+                        if fresh and said:
+                            text = "\n\n" + text
+                        fresh, said = False, True
+                        out.append(chunk({"content": text}))
+                elif kind == "agent_end":
+                    end = event
+            if out:
+                yield b"".join(out)
         reason = end.get("reason")
         if reason == "error":
             error = {"message": _error_text(end), "type": "server_error", "code": "run_failed"}

@@ -11,7 +11,7 @@ held tool calls (approvals) decides them and resumes the run instead.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -34,7 +34,7 @@ __all__ = [
     "call_at",
     "final_texts",
     "held_calls",
-    "run_events",
+    "run_batches",
     "sse_data",
     "start_conversation",
     "tool_result_text",
@@ -108,10 +108,11 @@ async def start_conversation(hub: RunHub, session_id: str, conversation: Convers
     return await hub.start(session_id, lambda agent: agent.prompt(prompt), prepare=prepare)
 
 
-async def run_events(run: Run) -> Any:
-    """The run's events (dicts), from the first, as they come, through `agent_end`."""
-    async for number in run.follow():
-        yield run.events[number - 1]
+async def run_batches(run: Run) -> AsyncIterator[list[dict[str, Any]]]:
+    """The run's events (dicts), from the first through `agent_end`, in the batches
+    `Run.follow` gives (a stream writes each batch at once)."""
+    async for batch in run.follow():
+        yield [run.event(n) for n in batch]
 
 
 def held_calls(events: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:

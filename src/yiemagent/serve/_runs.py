@@ -21,13 +21,15 @@ from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeAlias
 
+from pydantic_core import to_json
+
 from yiemagent.errors import SessionBusyError
-from yiemagent.types import AgentEvent, event_to_dict
+from yiemagent.types import AgentEvent
 
 if TYPE_CHECKING:
     from yiemagent.agent import Agent
 
-__all__ = ["Busy", "MakeAgent", "Run", "RunHub", "wire_event"]
+__all__ = ["Busy", "MakeAgent", "Run", "RunHub", "wire_json"]
 
 logger = logging.getLogger(__name__)
 
@@ -40,16 +42,15 @@ class Busy(Exception):
     """The session cannot take this now (HTTP 409); the text says why and what to do."""
 
 
-def wire_event(event: AgentEvent) -> dict[str, Any]:
-    """`event_to_dict(event)` as the server sends it. A `message_update` carries its partial
-    message once, in `message`: the provider event's `partial` is that same message, so it
-    is left out of `assistant_message_event`."""
-    data = event_to_dict(event)
-    if data.get("type") == "message_update":
-        inner = data.get("assistant_message_event")
-        if isinstance(inner, dict):
-            inner.pop("partial", None)
-    return data
+_UPDATE_EXCLUDE = {"assistant_message_event": {"partial"}}
+
+
+def wire_json(event: AgentEvent) -> str:
+    """`event_to_dict(event)` as JSON text, as the server sends it (one serialisation, in
+    pydantic-core). A `message_update` carries its partial message once, in `message`: the
+    provider event's `partial` is that same message, so it is left out."""
+    exclude = _UPDATE_EXCLUDE if event.type == "message_update" else None
+    return to_json(event, exclude=exclude, fallback=str).decode()
 
 
 class Run:
@@ -66,9 +67,9 @@ class Run:
         self.session_id = session_id
         self.agent: Agent[Any] | None = agent
         """The run's agent until the run is done (steer, follow-up, abort go to it)."""
-        self.events: list[dict[str, Any]] = []
         self.texts: list[str] = []
         """Each event as JSON text, as it goes on the wire."""
+        self._parsed: list[dict[str, Any] | None] = []
         self.ended = False
         """The `agent_end` event is in `events`."""
         self.done = False
@@ -79,15 +80,30 @@ class Run:
     @property
     def end_reason(self) -> str | None:
         """`agent_end`'s reason once the run has ended."""
-        return self.events[-1].get("reason") if self.ended else None
+        return self.event(len(self.texts)).get("reason") if self.ended else None
+
+    def event(self, number: int) -> dict[str, Any]:
+        """Event `number` (from 1) as JSON-ready data (parsed from its text on first use)."""
+        data = self._parsed[number - 1]
+        if data is None:
+            data = self._parsed[number - 1] = json.loads(self.texts[number - 1])
+        return data
+
+    @property
+    def events(self) -> list[dict[str, Any]]:
+        """Every event so far, as JSON-ready data."""
+        return [self.event(n) for n in range(1, len(self.texts) + 1)]
 
     def add(self, data: dict[str, Any]) -> None:
-        """Append one event (JSON-ready) and wake the clients waiting for it."""
+        """Append one event given as JSON-ready data (the server's own `agent_end`)."""
+        self._append(json.dumps(data, ensure_ascii=False, separators=(",", ":")), data)
+
+    def _append(self, text: str, data: dict[str, Any] | None, ended: bool = False) -> None:
         if self.ended:
             return
-        self.events.append(data)
-        self.texts.append(json.dumps(data, ensure_ascii=False, separators=(",", ":")))
-        self.ended = data.get("type") == "agent_end"
+        self.texts.append(text)
+        self._parsed.append(data)
+        self.ended = ended or (data is not None and data.get("type") == "agent_end")
         self._wake()
 
     def _wake(self) -> None:
@@ -96,20 +112,24 @@ class Run:
 
     async def listen(self, event: AgentEvent, _signal: object = None) -> None:
         """The agent subscriber: every event of the run, in order."""
-        self.add(wire_event(event))
+        self._append(wire_json(event), None, event.type == "agent_end")
 
-    async def follow(self, after: int = 0) -> AsyncIterator[int]:
-        """The numbers of the events after `after` (1-based), as they come, through the
-        `agent_end`; waits for new ones. Read each as `events[n - 1]` / `texts[n - 1]`."""
+    async def follow(self, after: int = 0) -> AsyncIterator[range]:
+        """The numbers of the events after `after` (1-based) through the `agent_end`, in
+        batches: each batch is every event there is when the reader comes back (so a
+        stream sends them in one write); waits for new ones. Read each as `event(n)` or
+        `texts[n - 1]`."""
         seen = max(0, after)
         while True:
             tick = self._tick
-            while seen < len(self.events):
-                seen += 1
-                yield seen
-            if self.ended:
+            if seen < len(self.texts):
+                batch = range(seen + 1, len(self.texts) + 1)
+                seen = len(self.texts)
+                yield batch
+            if self.ended and seen >= len(self.texts):
                 return
-            await tick.wait()
+            if seen >= len(self.texts):
+                await tick.wait()
 
     async def finished(self) -> None:
         """Wait until the run is done (its agent closed)."""
@@ -121,7 +141,7 @@ class Run:
         return {
             "run_id": self.id,
             "session_id": self.session_id,
-            "events": len(self.events),
+            "events": len(self.texts),
             "ended": self.ended,
             "end_reason": self.end_reason,
             "created_ms": self.created_ms,

@@ -13,7 +13,6 @@ after an abort, `error` when the run failed).
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -27,7 +26,7 @@ from yiemagent.serve._protocols import (
     Conversation,
     call_at,
     held_calls,
-    run_events,
+    run_batches,
     sse_data,
     start_conversation,
     tool_result_text,
@@ -217,9 +216,10 @@ async def _handle(hub: RunHub, request: Request) -> Response:
     translator = Translator(run, str(last or f"msg-{run.id}"))
 
     async def stream() -> AsyncIterator[bytes]:
-        async for event in run_events(run):
-            for chunk in translator.feed(event):
-                yield sse_data(json.dumps(chunk, ensure_ascii=False))
+        async for batch in run_batches(run):
+            out = [sse_data(chunk) for event in batch for chunk in translator.feed(event)]
+            if out:
+                yield b"".join(out)
         yield sse_data("[DONE]")
 
     headers = {**HEADERS, "X-Session-Id": run.session_id, "X-Run-Id": run.id}

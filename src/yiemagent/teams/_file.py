@@ -57,7 +57,7 @@ class _Problem(Exception):
 
 
 def load_agent(
-    path: str | Path, name: str | None = None, *, model: Model | None = None
+    path: str | Path, name: str | None = None, *, model: Model | None = None, **options: Any
 ) -> Agent[Any]:
     """The entry agent of the agent file at `path`, with every agent it names built.
 
@@ -65,6 +65,9 @@ def load_agent(
         path: a TOML file with `[agents.NAME]` tables (keys: `AGENT_KEYS`).
         name: the entry agent's table name; default the file's first agent.
         model: the model of agents whose table names none (default: the embedded one).
+        options: further `Agent` arguments for the entry agent only (its `session_store`
+            and `session_id`, so a server or a chat builds a session's agent from the file;
+            hooks); they win over the file's keys.
 
     Returns:
         The entry `Agent`; the others are reachable through its handoffs and tools.
@@ -90,6 +93,7 @@ def load_agent(
         raise ConfigError(f"{file}: no agents: add an [agents.NAME] table")
     if name is not None and name not in tables:
         raise ConfigError(f"{file}: no agent {name!r}; the file has {', '.join(tables)}")
+    entry = name if name is not None else next(iter(tables))
     agents: dict[str, Agent[Any]] = {}
     for table, spec in tables.items():
         where = f"{file}: [agents.{table}]"
@@ -100,13 +104,19 @@ def load_agent(
                 raise ConfigError(
                     f"{where} {key}: unknown key; the keys are {', '.join(AGENT_KEYS)}"
                 )
-        agents[table] = _build(file, table, spec, model)
+        agents[table] = _build(file, table, spec, model, options if table == entry else {})
     for table, spec in tables.items():
         _link(file, table, spec, agents)
-    return agents[name if name is not None else next(iter(tables))]
+    return agents[entry]
 
 
-def _build(file: Path, table: str, spec: Mapping[str, Any], default: Model | None) -> Agent[Any]:
+def _build(
+    file: Path,
+    table: str,
+    spec: Mapping[str, Any],
+    default: Model | None,
+    extra: Mapping[str, Any],
+) -> Agent[Any]:
     def get(key: str, parse: Callable[[Any], Any], fallback: Any = None) -> Any:
         if key not in spec:
             return fallback
@@ -119,20 +129,21 @@ def _build(file: Path, table: str, spec: Mapping[str, Any], default: Model | Non
 
     base = file.parent
     model = get("model", _model, default)
+    arguments: dict[str, Any] = {
+        "system_prompt": get("system_prompt", _text, "You are a helpful assistant."),
+        "model": model,
+        "name": table,
+        "description": get("description", _text),
+        "tools": get("tools", lambda v: _tools(base, v, model)),
+        "output_type": get("output_schema", lambda v: _schema(base, v)),
+        "input_guardrails": get("input_guardrails", lambda v: _guardrails(base, v)),
+        "output_guardrails": get("output_guardrails", lambda v: _guardrails(base, v)),
+        "max_turns": get("max_turns", _count),
+        "max_handoffs": get("max_handoffs", _count, 10),
+        "usage_limits": get("usage_limits", _limits),
+    }
     try:
-        agent: Agent[Any] = Agent(
-            get("system_prompt", _text, "You are a helpful assistant."),
-            model,
-            name=table,
-            description=get("description", _text),
-            tools=get("tools", lambda v: _tools(base, v, model)),
-            output_type=get("output_schema", lambda v: _schema(base, v)),
-            input_guardrails=get("input_guardrails", lambda v: _guardrails(base, v)),
-            output_guardrails=get("output_guardrails", lambda v: _guardrails(base, v)),
-            max_turns=get("max_turns", _count),
-            max_handoffs=get("max_handoffs", _count, 10),
-            usage_limits=get("usage_limits", _limits),
-        )
+        agent: Agent[Any] = Agent(**{**arguments, **extra})
     except ConfigError as exc:
         if str(exc).startswith(str(file)):
             raise
@@ -149,11 +160,17 @@ def _build(file: Path, table: str, spec: Mapping[str, Any], default: Model | Non
 def _link(file: Path, table: str, spec: Mapping[str, Any], agents: dict[str, Agent[Any]]) -> None:
     """Resolve `handoffs` and `as_tools`, now that every agent of the file exists."""
     agent = agents[table]
+    base = file.parent
     for key in ("handoffs", "as_tools"):
-        names = spec.get(key, [])
         where = f"{file}: [agents.{table}] {key}"
-        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        items = spec.get(key, [])
+        if not isinstance(items, list):
             raise ConfigError(f"{where}: must be a list of agent names")
+        try:
+            handoffs = [_handoff(base, item, key) for item in items]
+        except _Problem as exc:
+            raise ConfigError(f"{where}: {exc}") from None
+        names = [name for name, _, _ in handoffs]
         for other in names:
             if other not in agents:
                 raise ConfigError(f"{where}: no agent {other!r} in the file")
@@ -161,7 +178,7 @@ def _link(file: Path, table: str, spec: Mapping[str, Any], agents: dict[str, Age
                 raise ConfigError(f"{where}: an agent cannot name itself")
         try:
             if key == "handoffs":
-                agent.handoffs = [Handoff(agents[n]) for n in names]
+                agent.handoffs = [Handoff(agents[n], d, f) for n, d, f in handoffs]
             else:
                 for other in names:
                     agent.tool_store.register(agents[other].as_tool())
@@ -170,6 +187,25 @@ def _link(file: Path, table: str, spec: Mapping[str, Any], agents: dict[str, Age
 
 
 # ── values ─────────────────────────────────────────────────────────────────
+
+
+def _handoff(base: Path, item: Any, key: str) -> tuple[str, str | None, Any]:
+    """A `handoffs` item: a name, or (handoffs only) a table `{ agent = NAME,
+    description = ..., input_filter = "module:function" }`."""
+    if isinstance(item, str):
+        return item, None, None
+    if key != "handoffs" or not isinstance(item, dict):
+        raise _Problem("must be a list of agent names")
+    unknown = sorted(set(item) - {"agent", "description", "input_filter"})
+    if unknown:
+        raise _Problem(
+            f"unknown key {unknown[0]!r}; a handoff has agent, description, input_filter"
+        )
+    if not isinstance(item.get("agent"), str):
+        raise _Problem("a handoff table needs agent = NAME")
+    description = _text(item["description"]) if "description" in item else None
+    found = _guardrails(base, item["input_filter"]) if "input_filter" in item else [None]
+    return item["agent"], description, found[0]
 
 
 def _text(value: Any) -> str:
@@ -232,6 +268,7 @@ def _schema(base: Path, value: Any) -> dict[str, Any]:
 
 
 def _guardrails(base: Path, value: Any) -> list[Any]:
+    """Each `module:function` of `value` (guardrails, input filters), imported."""
     found = []
     for ref in _strings(value):
         module_name, _, attr = ref.partition(":")

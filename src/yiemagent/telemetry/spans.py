@@ -237,6 +237,9 @@ class _ChatSpan(_OpenSpan):
         span.set_attribute("gen_ai.response.finish_reasons", [_FINISH.get(reason, reason)])
         if self._content:
             span.set_attribute("gen_ai.output.messages", _json([_message(message)]))
+        steps = message.details.get("local_rules")
+        if steps:  # what the embedded provider's rules repaired or dropped
+            span.set_attribute("yiemagent.local_rules", _json(steps))
         if reason in ("error", "aborted"):
             span.set_attribute("error.type", error_type or reason)
             span.set_status(Status(StatusCode.ERROR, message.error_message or reason))

@@ -6,7 +6,9 @@ event log give the same page: an assistant message's model call runs from its `t
 for `duration_ms`; a tool result's call ends at its `timestamp` and lasted `duration_ms`
 (both ms, set by the loop). A message stored before those fields existed gets a zero-length
 bar (at its model call's end for a tool result). A `yiem run --json` log adds the run's end
-reason and each `fallback` (a model that failed before another answered).
+reason and each `fallback` (a model that failed before another answered), and each
+sub-agent's calls (its `nested_agent` events) in a lane of its own under the call that ran
+it.
 """
 
 from __future__ import annotations
@@ -58,6 +60,9 @@ class Bar:
     """The model call ended in error or aborted, or the tool result is an error."""
     details: dict[str, Any] = field(default_factory=dict)
     """What a click shows: arguments, result, tokens, cost, error, …"""
+    lane: str = ""
+    """The sub-agent whose call this is, as its path below the run's agent ("researcher",
+    "mid › inner", DESIGN §17); empty for the run's own agent."""
 
 
 @dataclass(slots=True)
@@ -149,6 +154,13 @@ def build_timeline(
                 details["tool calls"] = ", ".join(c.name for c in message.tool_calls)
             if message.error_message:
                 details["error"] = message.error_message
+            if message.agent:
+                details["agent"] = message.agent
+            steps = message.details.get("local_rules")
+            if steps:  # what the embedded provider's rules repaired or dropped
+                details["rules"] = "; ".join(
+                    f"{s.get('rule')} {s.get('action')}: {s.get('what')}" for s in steps
+                )
             failed = message.stop_reason in ("error", "aborted")
             if pending and not failed:
                 gone = pending.pop(0)
@@ -215,6 +227,8 @@ def timeline_from_event_lines(lines: Iterable[str], *, title: str = "run") -> Ti
     fallbacks: list[dict[str, Any]] = []
     reason: str | None = None
     seen = 0
+    nested: dict[tuple[tuple[str, ...], str], list[AgentMessage]] = {}
+    """A sub-agent's messages, by its path and the id of the call that ran it."""
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
@@ -237,10 +251,41 @@ def timeline_from_event_lines(lines: Iterable[str], *, title: str = "run") -> Ti
                 fallbacks.append(inner)
         elif kind == "agent_end":
             reason = event.get("reason")
+        elif kind == "nested_agent":
+            inner = event.get("event") or {}
+            if inner.get("type") == "message_end" and isinstance(inner.get("message"), dict):
+                key = (tuple(event.get("agent_path") or ()), str(event.get("tool_call_id")))
+                try:
+                    nested.setdefault(key, []).append(message_from_dict(inner["message"]))
+                except ValueError:
+                    continue
     if not messages:
         what = "no lines" if not seen else f"{seen} lines but no message_end event"
         raise ConfigError(f"not a yiem run --json event log: {what}")
-    return build_timeline(messages, title=title, end_reason=reason, fallbacks=fallbacks)
+    timeline = build_timeline(messages, title=title, end_reason=reason, fallbacks=fallbacks)
+    _add_lanes(timeline, nested)
+    return timeline
+
+
+def _add_lanes(
+    timeline: Timeline, nested: dict[tuple[tuple[str, ...], str], list[AgentMessage]]
+) -> None:
+    """Put each sub-agent's model and tool calls right after the call that ran it, in a
+    lane of its own (outer agents first, so a deeper one finds its parent's bar)."""
+    for (path, call_id), sub_messages in sorted(nested.items(), key=lambda item: len(item[0][0])):
+        lane = " › ".join(path[1:]) or "sub-agent"
+        bars = [bar for turn in build_timeline(sub_messages).turns for bar in turn.bars]
+        for bar in bars:
+            bar.lane = lane
+            bar.id = f"{call_id}/{bar.id}"
+        for turn in timeline.turns:
+            at = next((i for i, b in enumerate(turn.bars) if b.id == call_id), None)
+            if at is not None:
+                turn.bars[at + 1 : at + 1] = bars
+                break
+    every = [bar for turn in timeline.turns for bar in turn.bars]
+    timeline.summary["model calls"] = sum(b.kind == "model" for b in every)
+    timeline.summary["tool calls"] = sum(b.kind == "tool" for b in every)
 
 
 def load_timeline(path: str) -> Timeline:
@@ -299,6 +344,8 @@ _PAGE = """<!doctype html>
   box-sizing:border-box;font-size:11px;color:#fff;padding:0 4px;overflow:hidden;
   white-space:nowrap}
  .bar.model{background:#0969da}.bar.tool{background:#1a7f37}
+ .bar.lane.model{background:#8250df}.bar.lane.tool{background:#9a6700}
+ .row.lane .name{padding-left:22px;color:#8250df}
  .bar.error{background:#cf222e}
  .bar.selected{outline:2px solid #fb8500;outline-offset:1px}
  #tip{position:fixed;pointer-events:none;background:#1d232b;color:#fff;font-size:12px;
@@ -351,14 +398,17 @@ tokens and errors.</p><dl id="details"></dl></aside></main>
    if (turn.prompt) h.appendChild(el('span', 'prompt', '— ' + turn.prompt.slice(0, 200)));
    box.appendChild(h);
    for (const bar of turn.bars) {
-     const row = el('div', 'row');
-     row.appendChild(el('div', 'name', (bar.kind === 'model' ? 'model ' : 'tool ') + bar.label));
+     const row = el('div', bar.lane ? 'row lane' : 'row');
+     row.appendChild(el('div', 'name', (bar.lane ? bar.lane + ' › ' : '') +
+       (bar.kind === 'model' ? 'model ' : 'tool ') + bar.label));
      const track = el('div', 'track');
-     const node = el('div', 'bar ' + bar.kind + (bar.is_error ? ' error' : ''),
+     const node = el('div', 'bar ' + bar.kind + (bar.lane ? ' lane' : '') +
+       (bar.is_error ? ' error' : ''),
        (bar.end_ms - bar.start_ms) + ' ms');
      node.style.left = pct(bar.start_ms) + '%';
      node.style.width = Math.max(0, pct(bar.end_ms) - pct(bar.start_ms)) + '%';
      node.dataset.kind = bar.kind; node.dataset.id = bar.id; node.dataset.name = bar.label;
+     node.dataset.lane = bar.lane;
      node.dataset.start = bar.start_ms; node.dataset.end = bar.end_ms;
      node.addEventListener('click', () => show(bar, node));
      node.addEventListener('mousemove', ev => {

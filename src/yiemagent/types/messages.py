@@ -214,6 +214,10 @@ class AssistantMessage:
     """How long the model call took (ms), set by the loop; None when unknown."""
     agent: str | None = None
     """The name of the agent that wrote it (an `Agent` sets it; DESIGN §17), else None."""
+    details: dict[str, Any] = field(default_factory=dict)
+    """What the provider did beyond the model's text, for the application and the trace;
+    never sent to a model (the embedded provider: `"local_rules"`, each step its rules
+    took: `{"rule", "action", "what"}`)."""
 
     @property
     def tool_calls(self) -> list[ToolCall]:

@@ -240,13 +240,18 @@ async def open_raw_stream(
 
 async def _read_stream(raw: Any, options: StreamOptions, feed: Callable[[Any], None]) -> None:
     """Read one SDK raw response: `StreamOptions.on_response` gets `{"status", "headers"}`,
-    then each streamed item goes to `feed`, each within the idle limit; the SDK
+    then each streamed item goes to `feed`, each within the idle limit, and calls
+    `options.keep_alive` (an item is progress even when it adds nothing to the message: a
+    llama.cpp prompt-progress chunk, text held back while it may be a tool call); the SDK
     stream is closed however this ends."""
     await call_hook(options.on_response, {"status": raw.status_code, "headers": dict(raw.headers)})
     sdk_stream = await maybe_await(raw.parse())
+    keep_alive = options.keep_alive
     try:
         async for item in iterate_with_idle_timeout(aiter(sdk_stream), options.idle_timeout_s):
             feed(item)
+            if keep_alive is not None:
+                keep_alive()
     finally:
         await sdk_stream.close()
 

@@ -35,6 +35,7 @@ from rich.console import Console
 from rich.text import Text
 
 from yiemagent.cli.chat.view import LiveView
+from yiemagent.cli.teams import has_guardrails
 from yiemagent.errors import AgentBusyError
 from yiemagent.types import AgentMessage, AssistantMessage, UserMessage
 
@@ -91,6 +92,7 @@ class ChatApp:
         self.setup = setup
         self.console: Console = Console(file=io.StringIO())  # replaced in run()
         self.view = LiveView(self._commit, self._invalidate)
+        self.view.hold_text = has_guardrails(setup.agent)
         self.run_task: asyncio.Task[None] | None = None
         self.ready: asyncio.Task[None] | None = None
         self._question: asyncio.Future[str] | None = None

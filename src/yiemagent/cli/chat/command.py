@@ -45,6 +45,10 @@ def chat(
         bool,
         typer.Option("--no-compaction", help="Send the whole history (no summary of old turns)."),
     ] = False,
+    agent: Annotated[
+        str | None,
+        typer.Option("--agent", help="An agent file (TOML) as FILE or FILE:NAME (docs/teams.md)."),
+    ] = None,
 ) -> None:
     """Chat with an agent in the terminal: streamed answers, live tool calls, steering while
     it works (Enter), /follow, Ctrl-C to stop a run, stored sessions (--session)."""
@@ -65,6 +69,7 @@ def chat(
         mcp=list(mcp or []),
         base_url=base_url,
         compaction=not no_compaction,
+        agent=agent,
     )
     setup = build_setup(options)
     from yiemagent.cli.chat.app import run_chat

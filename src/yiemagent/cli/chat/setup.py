@@ -79,6 +79,8 @@ class ChatOptions:
     mcp: list[str] = field(default_factory=list)
     base_url: str | None = None
     compaction: bool = True
+    agent: str | None = None
+    """`--agent FILE[:NAME]`: the chat's agent from an agent file (DESIGN §17)."""
 
 
 @dataclass(slots=True)
@@ -270,6 +272,20 @@ def _make_agent(setup: ChatSetup, session_name: str) -> Agent:
     from yiemagent.agent import Agent
 
     options = setup.options
+    if options.agent is not None:  # an agent file: its entry agent, on the chat's session
+        from yiemagent.cli.teams import agent_from_option
+
+        team = agent_from_option(
+            options.agent,
+            setup.model,
+            session_store=setup.sessions,
+            session_id=session_name,
+            transform_context=setup.compactor,
+            before_tool_call=setup.gate,
+        )
+        team.max_turns = team.max_turns or 24
+        setup.store = team.tool_store  # /tools lists the entry agent's tools
+        return team
     agent = Agent(
         options.system or DEFAULT_SYSTEM,
         setup.model,

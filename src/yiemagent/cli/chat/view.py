@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 from rich.text import Text
 
-from yiemagent.cli.render import one_line, total_usage, usage_line
+from yiemagent.cli.render import GUARDRAIL_TEXTS, nested_line, one_line, total_usage, usage_line
 from yiemagent.types import (
     AgentEndEvent,
     AgentEvent,
@@ -33,6 +33,7 @@ from yiemagent.types import (
     MessageEndEvent,
     MessageStartEvent,
     MessageUpdateEvent,
+    NestedAgentEvent,
     ToolExecutionEndEvent,
     ToolExecutionStartEvent,
     ToolExecutionUpdateEvent,
@@ -133,6 +134,10 @@ class LiveView:
         self.tools: list[ToolLine] = []
         self.queued: list[Queued] = []
         self.busy = False
+        self._speaker: str | None = None
+        self.hold_text = False
+        """Show an answer once its message has ended, not as it streams (the agent has
+        guardrails that may still stop it, DESIGN §17)."""
         self.status = ""
         """What the spinner line says (e.g. loading the model), when not empty."""
         self.notice: Text | None = None
@@ -170,7 +175,7 @@ class LiveView:
         """Reduce one agent event (an `Agent.subscribe` listener's body)."""
         if isinstance(event, MessageUpdateEvent):
             inner = event.assistant_message_event
-            if inner.type == "text_delta":
+            if inner.type == "text_delta" and not self.hold_text:
                 self._stream(inner.delta, "")
             elif inner.type == "thinking_delta":
                 self._stream(inner.delta, "dim italic")
@@ -192,10 +197,22 @@ class LiveView:
                 line.state = "error" if event.is_error else "ok"
                 shown = text_of(event.result.content) or "(no output)"
                 line.result = one_line(shown, _RESULT_CHARS)
+        elif isinstance(event, NestedAgentEvent):  # a sub-agent at work (DESIGN §17)
+            if (relayed := nested_line(event)) is not None:
+                self._end_line()
+                self._commit(Text.from_markup(relayed))
         elif isinstance(event, MessageStartEvent):
             self._delivered(event.message)
+            if isinstance(event.message, AssistantMessage):
+                speaker = event.message.agent
+                if self._speaker is not None and speaker != self._speaker:  # a handoff
+                    self._end_line()
+                    self._commit(Text(f"⇢ {speaker} answers", style="magenta"))
+                self._speaker = speaker
         elif isinstance(event, MessageEndEvent):
             if isinstance(event.message, AssistantMessage):
+                if self.hold_text and event.message.stop_reason not in ("error", "aborted"):
+                    self._stream(event.message.text, "")
                 self._end_line()
                 self._final = event.message
                 self._show_failure(event.message)
@@ -255,7 +272,10 @@ class LiveView:
                 return
 
     def _show_failure(self, message: AssistantMessage) -> None:
-        if message.stop_reason == "error":
+        error = message.error_message or ""
+        if message.stop_reason == "error" and error.startswith(GUARDRAIL_TEXTS):
+            self._commit(Text(f"✗ stopped: {one_line(error, 300)}", style="red"))
+        elif message.stop_reason == "error":
             detail = one_line(message.error_message or "unknown error", 300)
             self._commit(Text(f"✗ model error: {detail}", style="red"))
         elif message.stop_reason == "aborted":

@@ -3,14 +3,17 @@ PyPI chunk packages and checked against a pinned SHA-256 (DESIGN §7, docs/local
 
 `stream_local` is the provider for `api="local"` models, `stream_local_server` the same
 pipeline for a model a llama.cpp-compatible server serves (`api="openai-reply-schema"`);
-`LOCAL_MODELS` lists the embedded models; `load_runtime` loads one ahead of time (the CLI
+`LOCAL_MODELS` lists the embedded models; `local_model` drives one with a chosen
+`LocalPolicy` (the rules, `rules`) and tool format; `load_runtime` loads one ahead of time (the CLI
 does, to show progress). Importing this package does not import `xllamacpp`; the first call
 does.
 """
 
 from __future__ import annotations
 
+from yiemagent.ai.providers.local.model import LocalModel, ToolFormat, local_model
 from yiemagent.ai.providers.local.provider import stream_local, stream_local_server
+from yiemagent.ai.providers.local.rules import DEFAULT_POLICY, LocalPolicy
 from yiemagent.ai.providers.local.runtime import (
     LocalRuntime,
     get_runtime,
@@ -28,14 +31,19 @@ from yiemagent.ai.providers.local.weights import (
 
 __all__ = [
     "DEFAULT_LOCAL_MODEL",
+    "DEFAULT_POLICY",
     "LOCAL_MODELS",
+    "LocalModel",
     "LocalModelSpec",
+    "LocalPolicy",
     "LocalRuntime",
+    "ToolFormat",
     "ensure_model_file",
     "get_runtime",
     "is_installed",
     "load_runtime",
     "loaded_runtime",
+    "local_model",
     "local_spec",
     "stream_local",
     "stream_local_server",

@@ -16,17 +16,8 @@ from collections.abc import Collection, Sequence
 from typing import Any, Literal
 
 from yiemagent.ai.builder import MessageBuilder, parse_partial_json
-from yiemagent.ai.providers.local.choice import ChainStep, adds_to, relevant, vocabulary
-from yiemagent.ai.providers.local.grounding import (
-    FILE_NAME,
-    Grounding,
-    authored,
-    drop_unbacked_options,
-    invented_numbers,
-    ungrounded,
-)
 from yiemagent.ai.providers.local.prompt import ANSWER_TEXT, answer_name, call_key
-from yiemagent.ai.providers.local.repair import percent_as_fraction, repair_file_names
+from yiemagent.ai.providers.local.rules.contract import CallRule, CallScene, Repaired, RuleNote
 from yiemagent.types.tools import AgentTool
 
 __all__ = ["ItemScanner", "ReplyDecoder", "ReplyKind"]
@@ -96,67 +87,68 @@ class ItemScanner:
 
 
 class ReplyDecoder:
-    """Turns the streamed JSON reply into builder calls.
+    """Turns the streamed JSON reply into builder calls, judging each call by the policy's
+    call rules (`rules.CallRule`).
 
     The answer's `text` is emitted as text deltas as it grows. A call is opened as soon as
     its name is complete (the `"arguments"` key follows it) and its argument text is
     forwarded as it arrives, holding back trailing `}`/`]`/whitespace that may close the
-    item. A call of a tool in `held` (tools with an answered call, and tools already called
-    in this reply) is held back until complete, so a repeat of an answered call or of an
-    earlier item is dropped without having been shown. With `known` (the grounding of the
-    user messages and results), every call of a tool not in `exempt` is held and one with
-    `grounding.ungrounded` words or numbers is dropped like a repeat (the reply is then
-    generated again without that tool). A call cut off by the end of generation stays open
-    with the arguments received (the message ends with it partial).
+    item. With call rules, a call is held back until complete and judged whole: the rules
+    repair its arguments or drop it (a drop that asks again makes the reply, when it has no
+    other call, a "repeat": the provider generates it again without that tool). Calls of a
+    typed run's output tool (`exempt`) stream, and only the rules that judge output tools
+    see them once a call of that tool was answered or is in this reply. Every step of a
+    rule is in `notes`. A call cut off by the end of generation stays open with the
+    arguments received (the message ends with it partial).
     """
 
     __slots__ = (
         "_answer",
         "_answer_name",
-        "_answered",
         "_builder",
-        "_calls",
-        "_chain",
-        "_emitted",
         "_exempt",
         "_extra",
         "_held",
         "_hopeless",
         "_items",
-        "_known",
         "_open",
         "_repeats",
-        "_request",
+        "_rules",
+        "_scene",
         "_sent",
         "_tools",
-        "_vocabulary",
+        "notes",
     )
 
     def __init__(
         self,
         builder: MessageBuilder,
         tools: Sequence[AgentTool],
-        answered: set[tuple[str, str]],
-        known: Grounding | None = None,
+        *,
+        scene: CallScene,
+        rules: Sequence[CallRule] = (),
         exempt: Collection[str] = (),
-        request: Grounding | None = None,
-        chain: ChainStep | None = None,
     ) -> None:
+        """Args:
+        builder: Receives the message's events.
+        tools: The tools offered.
+        scene: What the rules read (the reply's emitted calls are added to it).
+        rules: The call rules, in order; none: every call streams as written.
+        exempt: A typed run's output tools (DESIGN §14).
+        """
         self._builder = builder
         self._tools = {tool.name: tool for tool in tools}
         self._answer_name = answer_name(tools)
-        self._answered = answered
-        self._known = known
+        self._scene = scene
+        self._rules = tuple(rules)
         self._exempt = set(exempt)
-        # With the grounding guard on, every call is checked whole before it is emitted.
-        held = set(self._tools) - self._exempt if known is not None else set()
-        self._held = held | {name for name, _ in answered}
+        # With call rules, every call (and a call of an answered tool) is judged whole
+        # before it is emitted.
+        self._held: set[str] = set()
+        if self._rules:
+            self._held = set(self._tools) - self._exempt
+            self._held |= {name for name, _ in scene.answered}
         self._items = ItemScanner()
-        self._emitted: set[tuple[str, str]] = set()
-        self._calls: list[tuple[AgentTool, dict[str, Any]]] = []
-        self._request = request
-        self._chain = chain
-        self._vocabulary = vocabulary(tools)
         self._answer: str | None = None
         self._repeats: set[str] = set()
         self._open: tuple[str, int] | None = None
@@ -164,11 +156,13 @@ class ReplyDecoder:
         self._sent = 0
         self._hopeless: str | None = None
         self._extra = False
+        self.notes: list[RuleNote] = []
+        """What the rules did to this reply's calls, in order."""
 
     def lone_call(self) -> str | None:
         """The raw JSON of the reply's one call when the reply was a single call object (not a
         list), else None: the provider may then ask for more calls (`resume_as_list`)."""
-        if self._items.list_reply or self._answer is not None or len(self._emitted) != 1:
+        if self._items.list_reply or self._answer is not None or len(self._scene.emitted) != 1:
             return None
         return self._items.raw.strip()
 
@@ -189,7 +183,7 @@ class ReplyDecoder:
     @property
     def calls(self) -> int:
         """How many calls the reply has emitted."""
-        return len(self._emitted)
+        return len(self._scene.emitted)
 
     @property
     def open_chars(self) -> int:
@@ -214,7 +208,7 @@ class ReplyDecoder:
         current = self._items.open_item
         if current:
             self._progress(current)
-            if self._open is None and self._known is not None and len(current) > 40:
+            if self._open is None and self._rules and len(current) > 40:
                 self._check_open(current)
 
     def _check_open(self, raw: str) -> None:
@@ -225,11 +219,13 @@ class ReplyDecoder:
         tool = self._tools.get(name)
         if tool is None:
             return
-        assert self._known is not None
-        strings = [v for k, v in arguments.items() if isinstance(v, str) and not authored(tool, k)]
-        if any(invented_numbers(text, self._known) for text in strings):
-            logger.info("local call %s stopped: it writes numbers nothing backs", name)
-            self._hopeless = name
+        for rule in self._rules:
+            why = rule.stops(tool, arguments, self._scene)
+            if why is not None:
+                logger.info("local call %s stopped by %s: %s", name, rule.name, why)
+                self.notes.append(RuleNote(rule.name, "stopped", why))
+                self._hopeless = name
+                return
 
     def _progress(self, raw: str) -> None:
         if self._open is None:
@@ -271,62 +267,12 @@ class ReplyDecoder:
                 self._builder.end_block()
             return
         tool = self._tools.get(name)
-        known = self._known
-        if streamed is None and tool is not None and known is not None and name not in self._exempt:
-            if known.files:
-                repaired = repair_file_names(tool, arguments, known, self._used_files())
-                if repaired is not arguments:
-                    logger.info("local call %s: file name in %s repaired", name, arguments)
-                    arguments = repaired
-            trimmed = drop_unbacked_options(tool, arguments, known)
-            if trimmed is not arguments:
-                logger.info("local call %s: optional values nothing backs left out", name)
-                arguments = trimmed
-            fractions = percent_as_fraction(tool, arguments, known)
-            if fractions is not arguments:
-                logger.info("local call %s: percentages given as fractions", name)
-                arguments = fractions
-        key = call_key(name, arguments)
         if streamed is None:
-            if key in self._answered:
-                self._repeats.add(name)
-                return
-            if tool is not None and self._known is not None and name not in self._exempt:
-                missing = ungrounded(tool, arguments, self._known)
-                if missing:
-                    logger.info("local call %s dropped: %s are not grounded", name, missing)
-                    self._repeats.add(name)
+            if tool is not None:
+                judged = self._judge(tool, arguments)
+                if judged is None:
                     return
-            if (
-                tool is not None
-                and self._chain is None
-                and self._request is not None
-                and name not in self._exempt
-                and not relevant(tool, arguments, self._request)
-            ):
-                logger.info("local call %s dropped: the request does not name it", name)
-                self._repeats.add(name)
-                return
-            if (
-                tool is not None
-                and self._chain is not None
-                and not self._chain.allows(tool, arguments)
-            ):
-                logger.info("local call %s dropped: it takes nothing from the results", name)
-                self._repeats.add(name)
-                return
-            if key in self._emitted:
-                return
-            if (
-                self._calls
-                and tool is not None
-                and self._request is not None
-                and not adds_to(tool, arguments, self._calls, self._request, self._vocabulary)
-            ):
-                # Every call after a reply's first must add a part of the request, in a
-                # list the model opened too (BFCL simple: the same directions twice).
-                logger.info("local call %s dropped: it adds nothing to the request", name)
-                return
+                arguments = judged
             self._builder.tool_call_start(_new_id(), name)
             self._builder.tool_call_delta(json.dumps(arguments, ensure_ascii=False))
         else:
@@ -335,20 +281,32 @@ class ReplyDecoder:
             if len(args) > self._sent:
                 self._builder.tool_call_delta(args[self._sent :])
         self._builder.end_block()
-        self._emitted.add(key)
-        self._held.add(name)
-        if name in self._tools:
-            self._calls.append((self._tools[name], arguments))
+        self._scene.emitted.add(call_key(name, arguments))
+        if self._rules:
+            self._held.add(name)
+        if tool is not None:
+            self._scene.calls.append((tool, arguments))
 
-    def _used_files(self) -> list[str]:
-        # The file names earlier calls passed: those answered and those of this reply.
-        values: list[Any] = [json.loads(arguments) for _, arguments in self._answered]
-        values += [arguments for _, arguments in self._calls]
-        found: list[str] = []
-        for value in values:
-            strings = value.values() if isinstance(value, dict) else ()
-            found += [v for v in strings if isinstance(v, str) and FILE_NAME.fullmatch(v)]
-        return found
+    def _judge(self, tool: AgentTool, arguments: dict[str, Any]) -> dict[str, Any] | None:
+        """The call's arguments after the call rules, or None when one drops it."""
+        exempt = tool.name in self._exempt
+        for rule in self._rules:
+            if exempt and not rule.output_tools:
+                continue
+            verdict = rule.judge(tool, arguments, self._scene)
+            if verdict is None:
+                continue
+            if isinstance(verdict, Repaired):
+                logger.info("local call %s repaired by %s", tool.name, rule.name)
+                self.notes.append(RuleNote(rule.name, "repaired", verdict.what))
+                arguments = verdict.arguments
+                continue
+            logger.info("local call %s dropped by %s: %s", tool.name, rule.name, verdict.what)
+            self.notes.append(RuleNote(rule.name, "dropped", verdict.what))
+            if verdict.ask_again:
+                self._repeats.add(tool.name)
+            return None
+        return arguments
 
     def _emit_answer(self, raw: str) -> None:
         parsed = parse_partial_json(raw)
@@ -390,7 +348,7 @@ class ReplyDecoder:
                 self._builder.tool_call_start(_new_id(), parsed["name"])
                 self._builder.tool_call_delta(current[match.end() :].rstrip(_CLOSERS))
                 return "call", set()
-        if self._emitted:
+        if self._scene.emitted:
             return "call", set()
         if self._repeats:
             return "repeat", set(self._repeats)

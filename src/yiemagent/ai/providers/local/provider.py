@@ -33,10 +33,11 @@ from typing import Any
 from yiemagent.ai._sanitize import sanitize_surrogates
 from yiemagent.ai.builder import MessageBuilder
 from yiemagent.ai.openai_wire import usage_from_openai
-from yiemagent.ai.providers.local.choice import ChainStep, prose, reached_for, spells, unknown_tool
+from yiemagent.ai.providers.local.choice import ChainStep, vocabulary
 from yiemagent.ai.providers.local.decoder import ReplyDecoder
 from yiemagent.ai.providers.local.generation import Outcome, free_name, stream_chunks
 from yiemagent.ai.providers.local.grounding import Grounding
+from yiemagent.ai.providers.local.model import policy_of
 from yiemagent.ai.providers.local.prompt import (
     MAX_CALLS,
     answer_name,
@@ -44,14 +45,11 @@ from yiemagent.ai.providers.local.prompt import (
     chat_messages,
     current_request,
     extra_call_grammar,
-    last_results,
-    named_tools,
-    no_tool_turns,
     reply_schema,
-    request_text,
     system_prompt,
     tool_rounds,
 )
+from yiemagent.ai.providers.local.rules import DETAILS_KEY, CallScene, Offer, RuleNote, Turn
 from yiemagent.ai.providers.local.runtime import ChatRuntime, LocalRuntime, get_runtime
 from yiemagent.ai.providers.local.weights import LocalModelSpec, local_spec
 from yiemagent.ai.transform import transform_messages
@@ -196,12 +194,6 @@ async def _generate_reply(
     answer = answer_name(tools) if tools else ""
     # Lone surrogates (a file name decoded with surrogateescape) cannot reach the runtime.
     chat = sanitize_surrogates(chat_messages(system, messages, answer))
-    answered = answered_calls(messages) if tools else set()
-    known = Grounding.of(messages) if tools else None
-    request_messages = current_request(messages)
-    rounds = tool_rounds(messages)
-    current = Grounding.of(request_messages) if tools else None
-    chain = ChainStep.after(messages, tools) if tools else None
     request: dict[str, Any] = {
         "messages": chat,
         "stream": True,
@@ -212,86 +204,112 @@ async def _generate_reply(
         "cache_prompt": True,  # R-11.5: reuse the KV cache of the shared prefix
         "return_progress": True,  # a chunk per prompt batch read: options.keep_alive (R-5.8)
     }
-    usage = Usage()
-    # The round budget: after it only the answer is left (the tools stay in the system
-    # prompt, so its cached prefix is reused).
-    dropped = {t.name for t in tools} if rounds >= max_tool_rounds else set()
-    # A typed run (DESIGN §14, tool mode): its output tool is never dropped, and the free-text
-    # answer is left out, so constrained decoding gives a value of the output type.
-    output_tools = {t.name for t in tools if t.label == OUTPUT_TOOL_LABEL}
-    if chain is not None:
-        dropped |= chain.unnamed(tools)
-    dropped -= output_tools
-    # R-11.2: a request that names a tool as written, or spells out its name's words, asks
-    # for it; the model is not offered the answer before a call while that tool is (the
-    # 1.5B answered a word count itself; the 0.5B made up a crime rate).
-    first_round = rounds == 0
-    named: set[str] = set()
-    if tools and first_round and not output_tools:
-        named = named_tools(tools, request_messages)
-        spelled = prose(request_text(request_messages))  # read once for every tool
-        named |= {t.name for t in tools if spells(t, spelled)}
     deadline = time.monotonic() + limit_s
-    # A request naming a tool needs no probe of which tool the model reaches for.
-    if tools and not output_tools and first_round and not named and len(dropped) < len(tools):
-        name = await free_name(runtime, request, options, deadline)
-        logger.debug("local model reaches for %r", name)
-        if name is not None and unknown_tool(name, tools, answer, current):
-            # R-11.2: the model reached for a tool that is not there; it is told so and
-            # answers (it says it cannot), rather than forcing its request onto a tool.
-            logger.info("local model reached for a tool that is not there: %s", name)
-            chat = request["messages"] = [*chat, *no_tool_turns(name)]
-            dropped |= {t.name for t in tools}
-        elif name is not None and reached_for(name, tools, dropped, current):
-            # R-11.2: free, the model reaches for a tool the request names; it may not
-            # answer before calling it (the 0.5B wrote "120, 5040 and 3628800" itself for
-            # "the factorial of 5, of 7 and of 9" beside `math.factorial`).
-            named = {name}
+    if not tools:
+        text = await stream_chunks(runtime, request, builder, None, options, deadline)
+        usage = Usage()
+        usage.add(usage_from_openai(text.usage))
+        builder.set_usage(usage)
+        _end(builder, text)
+        return
+    policy = policy_of(model)
+    request_messages = current_request(messages)
+    # A typed run (DESIGN §14, tool mode): its output tool is never withheld, and the
+    # free-text answer is left out, so constrained decoding gives a value of the output type.
+    output_tools = frozenset(t.name for t in tools if t.label == OUTPUT_TOOL_LABEL)
+    probed: list[str | None] = []
+
+    async def probe() -> str | None:
+        if not probed:
+            probed.append(await free_name(runtime, request, options, deadline))
+            logger.debug("local model reaches for %r", probed[0])
+        return probed[0]
+
+    turn = Turn(
+        tools=tools,
+        messages=messages,
+        request=Grounding.of(request_messages),
+        request_messages=request_messages,
+        rounds=tool_rounds(messages),
+        max_tool_rounds=max_tool_rounds,
+        chain=ChainStep.after(messages, tools),
+        output_tools=output_tools,
+        answer=answer,
+        probe=probe,
+    )
+    offer = Offer(chat=chat)
+    for rule in policy.offer_rules:
+        await rule.shape(turn, offer)
+    offer.dropped -= output_tools
+    chat = request["messages"] = offer.chat
+    notes = offer.notes
+    scene = CallScene(
+        tools={tool.name: tool for tool in tools},
+        known=Grounding.of(messages),
+        request=turn.request,
+        answered=answered_calls(messages),
+        chain=turn.chain,
+        vocabulary=vocabulary(tools),
+    )
+    usage = Usage()
+    dropped = offer.dropped
     outcome: Outcome | None = None
+    decoder: ReplyDecoder | None = None
     asked = 0
     while outcome is None or (outcome.kind == "repeat" and outcome.finish_reason != "length"):
         if outcome is not None:
-            logger.info("local model repeated answered calls of %s; asking again", outcome.repeated)
+            # The call rules dropped every call of the reply: asked again without those tools.
+            logger.info("local calls of %s dropped; asking again", outcome.repeated)
             dropped |= outcome.repeated
             asked += 1
             if asked >= MAX_ASKS:  # bounded (R-11.3): the answer is left
                 dropped |= {t.name for t in tools} - output_tools
-        decoder = None
-        if tools:
-            decoder = ReplyDecoder(builder, tools, answered, known, output_tools, current, chain)
-            schema = reply_schema(
-                tools,
-                drop=dropped,
-                answer=not output_tools and not named - dropped,
-                parts=last_results(messages),
-            )
-            request["response_format"] = {
-                "type": "json_schema",
-                "json_schema": {"name": "reply", "schema": schema},
-            }
+        scene.emitted, scene.calls = set(), []
+        decoder = ReplyDecoder(
+            builder, tools, scene=scene, rules=policy.call_rules, exempt=output_tools
+        )
+        schema = reply_schema(
+            tools,
+            drop=dropped,
+            answer=not output_tools and not offer.named - dropped,
+            parts=offer.parts,
+        )
+        request["response_format"] = {
+            "type": "json_schema",
+            "json_schema": {"name": "reply", "schema": schema},
+        }
         outcome = await stream_chunks(runtime, request, builder, decoder, options, deadline)
+        notes += decoder.notes
         usage.add(usage_from_openai(outcome.usage))
-    first = decoder.lone_call() if decoder is not None and outcome.kind == "call" else None
-    if first is not None and first_round and outcome.finish_reason != "length" and not output_tools:
-        # R-11.1: a lone first call is written back as an open list, `[{call}`, and the model
-        # must write one more call; it is kept only if it adds a part of the request, and
-        # then the next one is asked for (a small model does not open a list by itself).
-        # After results, a call is a chain's next step: no extra call is asked for.
-        assert decoder is not None
+    assert decoder is not None
+    first = decoder.lone_call() if outcome.kind == "call" else None
+    if first is not None and offer.extra_call and outcome.finish_reason != "length":
+        # R-11.1 (`rules.ExtraCall`): a lone first call is written back as an open list,
+        # `[{call}`, and the model must write one more call; the call rules judge it.
         decoder.resume_as_list(first)
         more = dict(request)
         more.pop("response_format", None)
         more["grammar"] = extra_call_grammar(tools, drop=dropped)
         while decoder.calls < MAX_CALLS:
             calls = decoder.calls
+            notes.append(RuleNote("extra_call", "asked", f"call {calls + 1} of the reply"))
             more["messages"] = [*chat, {"role": "assistant", "content": decoder.raw}]
+            seen = len(decoder.notes)
             extra = await stream_chunks(runtime, more, builder, decoder, options, deadline)
+            notes += decoder.notes[seen:]
             usage.add(usage_from_openai(extra.usage))
             if extra.aborted or extra.error is not None or decoder.calls == calls:
                 if extra.aborted or extra.error is not None:
                     outcome = extra
                 break
+    if notes:
+        builder.message.details[DETAILS_KEY] = [note.as_dict() for note in notes]
     builder.set_usage(usage)
+    _end(builder, outcome)
+
+
+def _end(builder: MessageBuilder, outcome: Outcome) -> None:
+    """End the message as `outcome` says."""
     if outcome.aborted:
         builder.fail("aborted", "Request was aborted")
     elif outcome.error is not None:

@@ -6,6 +6,13 @@ file, shared by every call (DESIGN §7, docs/local-model.md "The runtime").
 the model. Loading blocks (1-6 s) and must run on a worker thread (`get_runtime` does that).
 Generation (`LocalRuntime.chat`) blocks too; the provider runs it on a worker thread and
 receives the OpenAI chunk dicts through a callback on that thread.
+
+Several sessions at once (DESIGN §18): the model has `$YIEMAGENT_LOCAL_SLOTS` parallel slots
+(llama.cpp's `n_parallel`, continuous batching): concurrent requests are decoded together,
+one batch per step, instead of queueing behind each other. Each slot has its own context of
+`$YIEMAGENT_LOCAL_N_CTX` tokens and its own KV cache; llama.cpp gives a request the idle slot
+whose cached prompt shares the most with it, so a session's next turn finds its own prefix
+(R-11.5) while other sessions use the other slots.
 """
 
 from __future__ import annotations
@@ -26,6 +33,7 @@ from yiemagent.ai.providers.local.weights import LocalModelSpec, Progress, ensur
 from yiemagent.errors import ProviderError, install_hint
 
 __all__ = [
+    "SLOTS_ENV",
     "THREADS_ENV",
     "ChatRuntime",
     "LocalRuntime",
@@ -40,8 +48,15 @@ logger = logging.getLogger(__name__)
 
 N_CTX_ENV = "YIEMAGENT_LOCAL_N_CTX"
 N_CTX = 8192
-"""Context tokens per loaded model unless `$YIEMAGENT_LOCAL_N_CTX` says otherwise (the KV
-cache costs ~12 KB per token on the 0.5B model, ~28 KB on the 1.5B)."""
+"""Context tokens per slot (one request's prompt and reply) unless `$YIEMAGENT_LOCAL_N_CTX`
+says otherwise. The KV cache costs ~12 KB per token on the 0.5B model, ~28 KB on the 1.5B,
+for every slot."""
+
+SLOTS_ENV = "YIEMAGENT_LOCAL_SLOTS"
+SLOTS = 4
+"""Requests one loaded model decodes at once unless `$YIEMAGENT_LOCAL_SLOTS` says otherwise
+(1: one after another). Each slot holds `N_CTX` tokens of KV cache (4 × 8192 × 12 KB ≈ 384 MB
+on the 0.5B model)."""
 
 N_BATCH = 512
 """Prompt tokens llama.cpp reads per step: its micro-batch (`n_ubatch`, 512 by default), so
@@ -64,8 +79,9 @@ class ChatRuntime(Protocol):
 
 @dataclass(slots=True)
 class LocalRuntime:
-    """A loaded embedded model. `chat` may be called from any thread; llama.cpp queues
-    concurrent requests (one slot: they run one after another)."""
+    """A loaded embedded model. `chat` may be called from any thread; concurrent requests are
+    decoded together in llama.cpp's parallel slots (`slots` of them; more wait for a free
+    one)."""
 
     spec: LocalModelSpec
     path: Path
@@ -73,6 +89,10 @@ class LocalRuntime:
     """The `xllamacpp.Server`."""
     load_s: float
     """Seconds the model took to load (assembly excluded)."""
+    slots: int = 1
+    """Requests decoded at once (llama.cpp's `n_parallel`)."""
+    n_ctx: int = N_CTX
+    """Context tokens of each slot."""
 
     def chat(self, request: dict[str, Any], on_chunk: ChunkCallback | None = None) -> Any:
         """Run one chat completion, blocking. With `on_chunk`, `request["stream"]` must be
@@ -107,6 +127,17 @@ def _n_ctx() -> int:
         raise ProviderError(f"${N_CTX_ENV} must be a whole number of tokens, not {raw!r}") from None
     if value < 512:
         raise ProviderError(f"${N_CTX_ENV} must be at least 512 tokens, not {value}")
+    return value
+
+
+def _slots() -> int:
+    raw = os.environ.get(SLOTS_ENV, "")
+    try:
+        value = int(raw) if raw else SLOTS
+    except ValueError:
+        raise ProviderError(f"${SLOTS_ENV} must be a whole number of slots, not {raw!r}") from None
+    if not 1 <= value <= 64:
+        raise ProviderError(f"${SLOTS_ENV} must be between 1 and 64, not {value}")
     return value
 
 
@@ -149,8 +180,12 @@ def load_runtime(spec: LocalModelSpec, *, progress: Progress | None = None) -> L
         started = time.perf_counter()
         params = xllamacpp.CommonParams()
         params.model.path = str(path)
-        params.n_ctx = _n_ctx()
-        params.n_parallel = 1
+        n_ctx, slots = _n_ctx(), _slots()
+        # Without a unified KV cache llama.cpp splits n_ctx evenly: each slot gets n_ctx.
+        params.n_ctx = n_ctx * slots
+        params.n_parallel = slots
+        params.kv_unified = False
+        params.cont_batching = True
         params.n_batch = N_BATCH
         params.cpuparams.n_threads = _threads()
         params.cpuparams_batch.n_threads = _threads()
@@ -165,8 +200,17 @@ def load_runtime(spec: LocalModelSpec, *, progress: Progress | None = None) -> L
         except Exception as exc:
             raise ProviderError(f"local model {spec.id!r} failed to load: {exc}") from exc
         load_s = time.perf_counter() - started
-        logger.info("loaded %s in %.2f s from %s", spec.name, load_s, path)
-        runtime = LocalRuntime(spec=spec, path=path, server=server, load_s=load_s)
+        logger.info(
+            "loaded %s in %.2f s from %s (%d slots of %d tokens)",
+            spec.name,
+            load_s,
+            path,
+            slots,
+            n_ctx,
+        )
+        runtime = LocalRuntime(
+            spec=spec, path=path, server=server, load_s=load_s, slots=slots, n_ctx=n_ctx
+        )
         _runtimes[spec.id] = runtime
         return runtime
 

@@ -1,0 +1,90 @@
+"""`local_model`: a model driven by the embedded provider's pipeline with a chosen policy
+and tool format (DESIGN §20). A plain `Model` gets the defaults (`policy_of`,
+`tool_format_of`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Final, Literal
+
+from yiemagent.ai.models import ToolCallMode, get_model
+from yiemagent.ai.providers.local.rules import DEFAULT_POLICY, LocalPolicy
+from yiemagent.errors import ProviderError
+from yiemagent.types.model import Model
+
+__all__ = [
+    "TOOL_FORMATS",
+    "LocalModel",
+    "ToolFormat",
+    "local_model",
+    "policy_of",
+    "tool_format_of",
+]
+
+ToolFormat = Literal["json", "native"]
+"""How the model writes tool calls: "json", a reply constrained to one call, a list of
+calls or the answer object; "native", the model's own chat-template format (Qwen's
+`<tool_call>` blocks, their JSON held to the tools' schemas, free text free)."""
+TOOL_FORMATS: Final = ("json", "native")
+
+
+@dataclass(slots=True, frozen=True)
+class LocalModel(Model):
+    """A `Model` with the embedded provider's policy and tool format."""
+
+    policy: LocalPolicy | None = None
+    """The rules it runs; None: `DEFAULT_POLICY`."""
+    tool_format: ToolFormat = "json"
+
+
+def local_model(
+    name: str = "local/qwen2.5-coder-0.5b",
+    *,
+    policy: LocalPolicy | None = None,
+    without: tuple[str, ...] = (),
+    tool_format: ToolFormat = "json",
+    base_url: str | None = None,
+    tool_calls: ToolCallMode | None = None,
+) -> LocalModel:
+    """The model `name` (`get_model`) driven with `policy` and `tool_format`.
+
+    Args:
+        name: An embedded model ("local/qwen2.5-coder-0.5b"), or a server's with
+            `tool_calls="schema"` ("openai-compatible/<id>" with `base_url`).
+        policy: The rules to run (None: `DEFAULT_POLICY`; `LocalPolicy(())`: plain
+            constrained decoding).
+        without: Names of rules of the policy switched off (`LocalPolicy.without`).
+        tool_format: "json" (the reply schema) or "native" (the model's own
+            `<tool_call>` blocks, held to the tools' schemas by a grammar).
+        base_url, tool_calls: As for `get_model`.
+
+    Raises:
+        ProviderError: an unknown model or rule name, a model the embedded provider does
+            not drive, or an unknown `tool_format`.
+    """
+    model = get_model(name, base_url=base_url, tool_calls=tool_calls)
+    if model.api not in ("local", "openai-reply-schema"):
+        raise ProviderError(
+            f"{name!r} is not driven by the embedded provider: use an embedded model or "
+            'a server with tool_calls="schema"'
+        )
+    if tool_format not in TOOL_FORMATS:
+        raise ProviderError(
+            f"tool_format must be one of {', '.join(TOOL_FORMATS)}, not {tool_format!r}"
+        )
+    chosen = (policy or DEFAULT_POLICY).without(*without) if without else policy
+    same = {f.name: getattr(model, f.name) for f in fields(Model)}
+    return LocalModel(**same, policy=chosen, tool_format=tool_format)
+
+
+def policy_of(model: Model) -> LocalPolicy:
+    """The policy `model` is driven with: its own, else `DEFAULT_POLICY`."""
+    if isinstance(model, LocalModel) and model.policy is not None:
+        return model.policy
+    return DEFAULT_POLICY
+
+
+def tool_format_of(model: Model) -> ToolFormat:
+    """The tool format `model` is driven with ("json" unless a `LocalModel` says
+    otherwise)."""
+    return model.tool_format if isinstance(model, LocalModel) else "json"

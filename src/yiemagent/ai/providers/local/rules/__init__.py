@@ -1,0 +1,99 @@
+"""The embedded model's rules as one pipeline (DESIGN §20): `OfferRule`s shape what the
+model is offered for a reply, `CallRule`s repair or drop what it wrote, and a `LocalPolicy`
+orders them. `DEFAULT_POLICY` is what the embedded provider runs unless told otherwise
+(`get_model("local/...", policy=...)`); `LocalPolicy(())` is plain constrained decoding.
+Every step a rule takes is recorded in the assistant message's `details["local_rules"]`.
+
+Switch a rule off by name: `DEFAULT_POLICY.without("relevant")`.
+"""
+
+from __future__ import annotations
+
+from yiemagent.ai.providers.local.rules.calls import (
+    AddsPart,
+    AnsweredRepeat,
+    ChainStepRule,
+    FileNames,
+    Grounded,
+    PercentAsFraction,
+    Relevant,
+    SameCall,
+    UnbackedOptions,
+)
+from yiemagent.ai.providers.local.rules.contract import (
+    CallRule,
+    CallScene,
+    Dropped,
+    LocalPolicy,
+    Offer,
+    OfferRule,
+    Repaired,
+    RuleAction,
+    RuleNote,
+    Turn,
+)
+from yiemagent.ai.providers.local.rules.offers import (
+    AnswerParts,
+    ChainUnnamed,
+    ExtraCall,
+    NamedTool,
+    ReachedFor,
+    RoundBudget,
+    UnknownTool,
+)
+
+__all__ = [
+    "DEFAULT_POLICY",
+    "DETAILS_KEY",
+    "AddsPart",
+    "AnswerParts",
+    "AnsweredRepeat",
+    "CallRule",
+    "CallScene",
+    "ChainStepRule",
+    "ChainUnnamed",
+    "Dropped",
+    "ExtraCall",
+    "FileNames",
+    "Grounded",
+    "LocalPolicy",
+    "NamedTool",
+    "Offer",
+    "OfferRule",
+    "PercentAsFraction",
+    "ReachedFor",
+    "Relevant",
+    "Repaired",
+    "RoundBudget",
+    "RuleAction",
+    "RuleNote",
+    "SameCall",
+    "Turn",
+    "UnbackedOptions",
+    "UnknownTool",
+]
+
+DETAILS_KEY = "local_rules"
+"""The key of the assistant message's `details` that lists the rules' steps."""
+
+DEFAULT_POLICY = LocalPolicy(
+    (
+        RoundBudget(),
+        ChainUnnamed(),
+        NamedTool(),
+        UnknownTool(),
+        ReachedFor(),
+        AnswerParts(),
+        ExtraCall(),
+        FileNames(),
+        UnbackedOptions(),
+        PercentAsFraction(),
+        AnsweredRepeat(),
+        Grounded(),
+        Relevant(),
+        ChainStepRule(),
+        SameCall(),
+        AddsPart(),
+    )
+)
+"""The embedded provider's rules, in order: offer rules, then call rules."""

@@ -1,0 +1,237 @@
+"""The call rules of the embedded model (`CallRule`): what is repaired or dropped in a call
+the model wrote, before it is emitted. Each judges one whole call; the decoder runs them in
+the policy's order (R-11.1, R-11.2)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from yiemagent.ai.providers.local.choice import adds_to, relevant
+from yiemagent.ai.providers.local.grounding import (
+    authored,
+    drop_unbacked_options,
+    invented_numbers,
+    ungrounded,
+)
+from yiemagent.ai.providers.local.prompt import call_key
+from yiemagent.ai.providers.local.repair import percent_as_fraction, repair_file_names
+from yiemagent.ai.providers.local.rules.contract import CallRule, CallScene, Dropped, Repaired
+from yiemagent.types.tools import AgentTool
+
+__all__ = [
+    "AddsPart",
+    "AnsweredRepeat",
+    "ChainStepRule",
+    "FileNames",
+    "Grounded",
+    "PercentAsFraction",
+    "Relevant",
+    "SameCall",
+    "UnbackedOptions",
+]
+
+_WHAT_CHARS = 200
+
+
+def show(name: str, arguments: Any) -> str:
+    """A call as a note shows it: `name {"arg": ...}`, cut to a few hundred characters."""
+    text = f"{name} {json.dumps(arguments, ensure_ascii=False)}"
+    return text if len(text) <= _WHAT_CHARS else text[: _WHAT_CHARS - 1] + "…"
+
+
+class FileNames(CallRule):
+    """Puts the file name the user gave for a file name nobody gave.
+
+    A small model fills a path parameter with a placeholder or a variant of the name:
+    for "Summarise notes.md", `read_file {"path": "path/to/notes.md"}` (bad) is repaired to
+    `read_file {"path": "notes.md"}` (good). Only a required string that is a file name
+    nothing gives, and only when exactly one given file name is not used yet by an earlier
+    call (`repair.repair_file_names`); otherwise the call is left to `grounded`.
+    """
+
+    name = "file_names"
+
+    def judge(
+        self, tool: AgentTool, arguments: dict[str, Any], scene: CallScene
+    ) -> Repaired | Dropped | None:
+        if not scene.known.files:
+            return None
+        repaired = repair_file_names(tool, arguments, scene.known, scene.used_files())
+        if repaired is arguments:
+            return None
+        return Repaired(repaired, f"{show(tool.name, arguments)} → {json.dumps(repaired)}")
+
+
+class UnbackedOptions(CallRule):
+    """Leaves out optional values that nothing the model was given backs, so the tool's
+    default applies.
+
+    A small model fills optional parameters with values of its own: for "Find hotels in
+    Lyon", `find_hotels {"city": "Lyon", "stars": 5}` (bad: no one asked for five stars)
+    becomes `find_hotels {"city": "Lyon"}` (good). A value is backed as `grounded` says
+    (`grounding.drop_unbacked_options`); required and `authored` values are not touched.
+    """
+
+    name = "unbacked_options"
+
+    def judge(
+        self, tool: AgentTool, arguments: dict[str, Any], scene: CallScene
+    ) -> Repaired | Dropped | None:
+        trimmed = drop_unbacked_options(tool, arguments, scene.known)
+        if trimmed is arguments:
+            return None
+        left_out = sorted(
+            set(arguments) - set(trimmed) | {k for k in trimmed if trimmed[k] != arguments.get(k)}
+        )
+        return Repaired(trimmed, f"{show(tool.name, arguments)}: left out {', '.join(left_out)}")
+
+
+class PercentAsFraction(CallRule):
+    """Gives a percentage the user wrote as the fraction a `number` parameter takes.
+
+    For "a loan at 4% a year", `loan_payment {"rate": 4}` (bad: a rate of 400 %) becomes
+    `loan_payment {"rate": 0.04}` (good). Not for `integer` parameters, nor when the
+    parameter's description asks for a percentage (`repair.percent_as_fraction`).
+    """
+
+    name = "percent_fraction"
+
+    def judge(
+        self, tool: AgentTool, arguments: dict[str, Any], scene: CallScene
+    ) -> Repaired | Dropped | None:
+        fixed = percent_as_fraction(tool, arguments, scene.known)
+        if fixed is arguments:
+            return None
+        return Repaired(fixed, f"{show(tool.name, arguments)} → {json.dumps(fixed)}")
+
+
+class AnsweredRepeat(CallRule):
+    """Drops a call identical to one already answered in the conversation; the reply is
+    asked again without that tool (R-11.2: no loop of the same call).
+
+    After `get_weather {"city": "Oslo"}` returned its result, the same call again (bad) is
+    dropped; `get_weather {"city": "Bergen"}` (good) runs.
+    """
+
+    name = "answered_repeat"
+    output_tools = True
+
+    def judge(
+        self, tool: AgentTool, arguments: dict[str, Any], scene: CallScene
+    ) -> Repaired | Dropped | None:
+        if call_key(tool.name, arguments) not in scene.answered:
+            return None
+        return Dropped(f"{show(tool.name, arguments)}: already answered")
+
+
+class Grounded(CallRule):
+    """Drops a call whose required values hold a word or a number that nothing the model
+    was given backs; the reply is asked again without that tool (R-11.2).
+
+    For "What is the weather like?", `get_weather {"city": "Paris"}` (bad: no one named
+    Paris) is dropped; for "What is the weather in Paris?" it runs (good). What backs a
+    value is `grounding.ungrounded`'s (given words and their forms, numbers with their
+    units and scales, a parameter's listed choices); `authored` parameters (code, an
+    expression the model writes) are not checked. A call still being written is stopped
+    as soon as a string holds several numbers nothing backs (`stops`): a made-up
+    expression can run to the token cap.
+    """
+
+    name = "grounded"
+
+    def judge(
+        self, tool: AgentTool, arguments: dict[str, Any], scene: CallScene
+    ) -> Repaired | Dropped | None:
+        missing = ungrounded(tool, arguments, scene.known)
+        if not missing:
+            return None
+        return Dropped(f"{show(tool.name, arguments)}: nothing gives {', '.join(sorted(missing))}")
+
+    def stops(self, tool: AgentTool, arguments: dict[str, Any], scene: CallScene) -> str | None:
+        strings = [v for k, v in arguments.items() if isinstance(v, str) and not authored(tool, k)]
+        if any(invented_numbers(text, scene.known) for text in strings):
+            return f"{tool.name}: writes numbers nothing gives"
+        return None
+
+
+class Relevant(CallRule):
+    """Drops a first-round call of a tool the request does not name when the call carries
+    words; the reply is asked again without that tool (R-11.2).
+
+    For "Who wrote Hamlet?" with a `get_time` tool, `get_time {"place": "Hamlet"}` (bad)
+    is dropped; for "What time is it in Oslo?" `get_time {"place": "Oslo"}` runs (good: the
+    request names the tool's words). A call whose values are only numbers, expressions or
+    given file names needs no naming (`choice.relevant`). Not after tool results
+    (`chain_step` judges those).
+    """
+
+    name = "relevant"
+
+    def judge(
+        self, tool: AgentTool, arguments: dict[str, Any], scene: CallScene
+    ) -> Repaired | Dropped | None:
+        if scene.chain is not None or relevant(tool, arguments, scene.request):
+            return None
+        return Dropped(f"{show(tool.name, arguments)}: the request does not name it")
+
+
+class ChainStepRule(CallRule):
+    """After tool results, drops a further call of a used tool that takes nothing new from
+    the results; the reply is asked again without that tool (R-11.2).
+
+    After `read_file {"path": "a.txt"}` returned "see b.txt", `read_file {"path": "b.txt"}`
+    (good: the chain's next step) runs, and `calculator {"expression": "see b.txt"}` (bad:
+    a result copied into an unrelated tool) is dropped (`choice.ChainStep.allows`).
+    """
+
+    name = "chain_step"
+    output_tools = True
+
+    def judge(
+        self, tool: AgentTool, arguments: dict[str, Any], scene: CallScene
+    ) -> Repaired | Dropped | None:
+        if scene.chain is None or scene.chain.allows(tool, arguments):
+            return None
+        return Dropped(f"{show(tool.name, arguments)}: takes nothing from the results")
+
+
+class SameCall(CallRule):
+    """Leaves out a call the same reply already holds.
+
+    `[get_time {"place": "Oslo"}, get_time {"place": "Oslo"}]` (bad) emits one call (good).
+    """
+
+    name = "same_call"
+    output_tools = True
+
+    def judge(
+        self, tool: AgentTool, arguments: dict[str, Any], scene: CallScene
+    ) -> Repaired | Dropped | None:
+        if call_key(tool.name, arguments) not in scene.emitted:
+            return None
+        return Dropped(f"{show(tool.name, arguments)}: already in this reply", ask_again=False)
+
+
+class AddsPart(CallRule):
+    """Leaves out a call after a reply's first that adds no part of the request (R-11.1).
+
+    For "Time in Oslo and in Lima", `get_time {"place": "Lima"}` after the Oslo call adds a
+    part (good); for "Time in Oslo", `get_time {"place": "Oslo, Norway"}` after it adds
+    nothing (bad) and ends the reply's calls. A part is a word or number of the request no
+    earlier call holds, or a tool the request names that no earlier call used
+    (`choice.adds_to`).
+    """
+
+    name = "adds_part"
+    output_tools = True
+
+    def judge(
+        self, tool: AgentTool, arguments: dict[str, Any], scene: CallScene
+    ) -> Repaired | Dropped | None:
+        if not scene.calls or adds_to(
+            tool, arguments, scene.calls, scene.request, scene.vocabulary
+        ):
+            return None
+        what = f"{show(tool.name, arguments)}: adds no part of the request"
+        return Dropped(what, ask_again=False)

@@ -1,0 +1,165 @@
+"""The offer rules of the embedded model (`OfferRule`): what the model is offered for one
+reply — which tools the reply grammar holds, whether it may answer, what the prompt adds,
+whether a lone call is continued as a list (R-11.1, R-11.2)."""
+
+from __future__ import annotations
+
+from yiemagent.ai.providers.local.choice import prose, reached_for, spells, unknown_tool
+from yiemagent.ai.providers.local.prompt import (
+    last_results,
+    named_tools,
+    no_tool_turns,
+    request_text,
+)
+from yiemagent.ai.providers.local.rules.contract import Offer, OfferRule, Turn
+
+__all__ = [
+    "AnswerParts",
+    "ChainUnnamed",
+    "ExtraCall",
+    "NamedTool",
+    "ReachedFor",
+    "RoundBudget",
+    "UnknownTool",
+]
+
+
+class RoundBudget(OfferRule):
+    """After the model's round budget of tool rounds since the request, only the answer is
+    offered (R-11.2: a small model otherwise calls on and on).
+
+    With a budget of 4, a fifth `search {"q": ...}` after four rounds (bad) cannot be
+    written; the model answers from the results (good). The tools stay in the system
+    prompt, so its cached prefix is reused.
+    """
+
+    name = "round_budget"
+
+    async def shape(self, turn: Turn, offer: Offer) -> None:
+        if turn.rounds >= turn.max_tool_rounds:
+            offer.dropped |= {t.name for t in turn.tools}
+            offer.note(self.name, "withheld", f"every tool after {turn.rounds} rounds")
+
+
+class ChainUnnamed(OfferRule):
+    """After tool results, a tool not used yet is offered only when the request names it.
+
+    For "Read a.txt" after `read_file` returned, `get_time` (bad: a result copied into an
+    unrelated tool) is not offered; `read_file` (good: a chain's next step) still is
+    (`choice.ChainStep.unnamed`).
+    """
+
+    name = "chain_unnamed"
+
+    async def shape(self, turn: Turn, offer: Offer) -> None:
+        if turn.chain is None:
+            return
+        unnamed = turn.chain.unnamed(turn.tools)
+        if unnamed - offer.dropped:
+            offer.note(self.name, "withheld", ", ".join(sorted(unnamed - offer.dropped)))
+        offer.dropped |= unnamed
+
+
+class NamedTool(OfferRule):
+    """A first-round request that names a tool as written (`word_count`) or spells out its
+    name's words ("count the words") gets no answer offered while that tool is: the model
+    calls it instead of answering itself (R-11.2).
+
+    "Use word_count on: a b c" answered "3" (bad) becomes `word_count {"text": "a b c"}`
+    (good). Not in a typed run, whose output tool is the answer.
+    """
+
+    name = "named_tool"
+
+    async def shape(self, turn: Turn, offer: Offer) -> None:
+        if not turn.tools or not turn.first_round or turn.output_tools:
+            return
+        named = named_tools(turn.tools, turn.request_messages)
+        spelled = prose(request_text(turn.request_messages))  # read once for every tool
+        named |= {t.name for t in turn.tools if spells(t, spelled)}
+        if named:
+            offer.named |= named
+            offer.note(self.name, "required", ", ".join(sorted(named)))
+
+
+def _probes(turn: Turn, offer: Offer) -> bool:
+    # The free-name probe serves a first round with tools to choose from and none named.
+    return (
+        bool(turn.tools)
+        and not turn.output_tools
+        and turn.first_round
+        and not offer.named
+        and len(offer.dropped) < len(turn.tools)
+    )
+
+
+class UnknownTool(OfferRule):
+    """When the model, with no grammar holding it, reaches for a function that is not among
+    the tools, it is told so and answers (R-11.2: a request no tool serves is declined,
+    not forced onto a tool that is there).
+
+    For "Book a flight to Rome" with only `get_time`, the free name `book_flight` is not a
+    tool: instead of `get_time {"place": "Rome"}` (bad), the model is told "No tool does
+    that" and says it cannot (good). Only a name of two or more words that names no tool
+    (`choice.unknown_tool`).
+    """
+
+    name = "unknown_tool"
+
+    async def shape(self, turn: Turn, offer: Offer) -> None:
+        if not _probes(turn, offer):
+            return
+        name = await turn.probe()
+        if name is not None and unknown_tool(name, turn.tools, turn.answer, turn.request):
+            offer.chat = [*offer.chat, *no_tool_turns(name)]
+            offer.dropped |= {t.name for t in turn.tools}
+            offer.note(self.name, "told", f"there is no {name}")
+
+
+class ReachedFor(OfferRule):
+    """When the model, with no grammar holding it, reaches for an offered tool that the
+    request names, the answer is not offered: the model calls it (R-11.2).
+
+    For "Convert 20 euros to dollars" beside `convert_currency`, "About 21.6 dollars."
+    (bad: a made-up rate) becomes `convert_currency {...}` (good) (`choice.reached_for`).
+    """
+
+    name = "reached_for"
+
+    async def shape(self, turn: Turn, offer: Offer) -> None:
+        if not _probes(turn, offer):
+            return
+        name = await turn.probe()
+        if name is not None and reached_for(name, turn.tools, offer.dropped, turn.request):
+            offer.named = {name}
+            offer.note(self.name, "required", name)
+
+
+class AnswerParts(OfferRule):
+    """After a round of several results, the answer is a list of one string per result,
+    so a small model reports each one, not only the last.
+
+    After `get_time` for Oslo and for Lima, "It is 14:02 in Lima." (bad) becomes
+    "It is 20:02 in Oslo.\\nIt is 14:02 in Lima." (good) (`prompt.reply_schema`'s parts).
+    """
+
+    name = "answer_parts"
+
+    async def shape(self, turn: Turn, offer: Offer) -> None:
+        offer.parts = last_results(turn.messages)
+
+
+class ExtraCall(OfferRule):
+    """A lone first call is continued as an open list, `[{call}`, and the model must write
+    one more call (R-11.1); `adds_part` keeps it only if it adds a part of the request,
+    and then the next one is asked for. A small model rarely opens a list by itself.
+
+    For "The time in Oslo and in Lima", the lone `get_time {"place": "Oslo"}` (bad: one
+    part left out) is followed by `get_time {"place": "Lima"}` (good). Only in the first
+    round (after results a call is a chain's next step) and not in a typed run.
+    """
+
+    name = "extra_call"
+
+    async def shape(self, turn: Turn, offer: Offer) -> None:
+        offer.extra_call = turn.first_round and not turn.output_tools

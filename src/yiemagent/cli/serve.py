@@ -1,0 +1,216 @@
+"""`yiem serve`: agents behind the chat page, the HTTP API and the protocols front ends speak
+(DESIGN §18; `docs/serve.md`).
+
+    yiem serve                                   # then open http://127.0.0.1:8000/
+    yiem serve --tools ./my_tools --model openai/gpt-4o-mini
+    yiem serve --host 0.0.0.0 --token "$TOKEN" --sessions postgresql://db/app
+    yiem serve --agent team.toml:support          # an agent file (docs/teams.md)
+
+Sessions live in the user data folder's `sessions.db` (the one `yiem chat` and `yiem trace`
+use) unless `--sessions` names another SQLite file or a `postgresql://` URL. It binds
+127.0.0.1 unless told otherwise, and refuses a host other machines can reach without a
+token. Every problem before serving is one line (DESIGN §8).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from yiemagent.cli.options import (
+    DEFAULT_MODEL,
+    DEFAULT_SYSTEM,
+    DEFAULT_TOOLS_DIR,
+    BaseUrlOption,
+    CliError,
+    MaxTurnsOption,
+    ToolsOption,
+    resolve_model,
+)
+from yiemagent.cli.teams import AgentOption, split_agent_option
+from yiemagent.cli.trace import default_session_db
+
+if TYPE_CHECKING:
+    from yiemagent.sessions import SessionStore
+    from yiemagent.types import AgentTool, Model
+
+__all__ = ["open_store", "serve"]
+
+
+def open_store(where: str | None) -> SessionStore:
+    """The session store `--sessions` names: a `postgresql://` URL, a SQLite file, or (None)
+    the user data folder's `sessions.db`.
+
+    Raises:
+        CliError: the file's folder cannot be made, or the store does not open.
+    """
+    from yiemagent.errors import ConfigError
+
+    try:
+        if where and where.startswith(("postgresql://", "postgres://")):
+            from yiemagent.sessions import PostgresSessionStore
+
+            return PostgresSessionStore(where)
+        from yiemagent.sessions import SqliteSessionStore
+
+        path = Path(where) if where else default_session_db()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return SqliteSessionStore(path)
+    except (ConfigError, OSError) as exc:
+        raise CliError(f"--sessions {where or ''}: {exc}".replace(": :", ":")) from exc
+
+
+def _tools(folder: Path | None, model: Model) -> list[AgentTool]:
+    from yiemagent.tools import ToolStore
+
+    folder = folder or DEFAULT_TOOLS_DIR
+    if not folder.is_dir():
+        raise CliError(f"--tools {folder}: not a folder")
+    store = ToolStore("serve")
+    store.load_dir(folder)
+    if model.api == "local":  # as `yiem run`: the small model calls it instead of answering
+        store.unregister("listTools")
+    return list(store.tools.values())
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host.strip("[]"), port))
+    except OSError as exc:
+        sock.close()
+        raise CliError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc
+    return sock
+
+
+def _load_embedded(model: Model) -> None:
+    from yiemagent.ai.providers.local.runtime import load_runtime, loaded_runtime
+    from yiemagent.ai.providers.local.weights import ensure_model_file, local_spec
+
+    spec = local_spec(model.id)
+    if loaded_runtime(spec) is None:
+        print(f"yiem serve: loading {spec.name}…", file=sys.stderr, flush=True)
+        ensure_model_file(spec)
+        load_runtime(spec)
+
+
+def _agent_file(
+    spec: str, model: Model, tools: Path | None, system: str
+) -> tuple[Path, str | None]:
+    """Check `--agent FILE[:NAME]` by loading it once; returns the file and the name.
+
+    Raises:
+        CliError: `--tools` or `--system` given too (the file sets them).
+        ConfigError: a bad agent file (one line naming the table and key).
+    """
+    import asyncio
+
+    from yiemagent.teams import load_agent
+
+    if tools is not None or system != DEFAULT_SYSTEM:
+        flag = "--tools" if tools is not None else "--system"
+        raise CliError(f"{flag} does not go with --agent: set it in the agent file")
+    path, name = split_agent_option(spec)
+    agent = load_agent(path, name, model=model)
+    entry_model = agent.state.model
+    asyncio.run(agent.close())  # its MCP servers: each session's agent opens its own
+    if entry_model is not None and entry_model.api == "local":
+        _load_embedded(entry_model)
+    return path, name
+
+
+def serve(
+    agent: AgentOption = None,
+    tools: ToolsOption = None,
+    model: Annotated[
+        str, typer.Option("--model", help="Model as provider/id (see `yiem models`).")
+    ] = DEFAULT_MODEL,
+    base_url: BaseUrlOption = None,
+    system: Annotated[str, typer.Option("--system", help="System prompt.")] = DEFAULT_SYSTEM,
+    max_turns: MaxTurnsOption = 8,
+    host: Annotated[
+        str, typer.Option("--host", help="Address to bind (127.0.0.1: this machine only).")
+    ] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", min=0, max=65535, help="Port.")] = 8000,
+    token: Annotated[
+        str | None,
+        typer.Option(
+            "--token", envvar="YIEM_TOKEN", help="Bearer token every route but /healthz needs."
+        ),
+    ] = None,
+    sessions: Annotated[
+        str | None,
+        typer.Option(
+            "--sessions", help="SQLite file or postgresql:// URL (default: the user data one)."
+        ),
+    ] = None,
+    cors: Annotated[
+        list[str] | None,
+        typer.Option("--cors", help="An origin whose pages may call the API (repeatable)."),
+    ] = None,
+) -> None:
+    """Serve agents: the chat page at /, the HTTP API, OpenAI Chat Completions, AG-UI and
+    the Vercel AI SDK stream; sessions are stored and shared."""
+    import uvicorn
+
+    from yiemagent import Agent
+    from yiemagent.serve import create_app, is_loopback
+
+    if not is_loopback(host) and not token:
+        raise CliError(
+            f"--host {host} lets other machines connect: give a --token (or YIEM_TOKEN), "
+            "or bind 127.0.0.1"
+        )
+    resolved = resolve_model(model, base_url)
+    team = _agent_file(agent, resolved, tools, system) if agent else None
+    agent_tools = [] if team else _tools(tools, resolved)
+    sock = _listen(host, port)
+    store = open_store(sessions)
+
+    def make_agent(session_id: str) -> Agent[Any]:
+        if team is not None:
+            from yiemagent.teams import load_agent
+
+            path, name = team
+            entry = load_agent(
+                path, name, model=resolved, session_store=store, session_id=session_id
+            )
+            entry.max_turns = entry.max_turns or max_turns
+            return entry
+        return Agent(
+            system_prompt=system,
+            model=resolved,
+            tools=agent_tools,
+            max_turns=max_turns,
+            session_store=store,
+            session_id=session_id,
+        )
+
+    try:
+        if resolved.api == "local" and team is None:
+            _load_embedded(resolved)
+        app = create_app(make_agent, session_store=store, token=token, cors=cors or None)
+        shown = f"[{host}]" if ":" in host else host
+        print(
+            f"yiem serve: http://{shown}:{sock.getsockname()[1]}/ "
+            f"({f'agent file {agent}' if team else f'{len(agent_tools)} tools'}, "
+            f"model {resolved.provider}/{resolved.id}"
+            f"{', token required' if token else ''})",
+            file=sys.stderr,
+            flush=True,
+        )
+        config = uvicorn.Config(
+            app, log_level="warning", lifespan="on", timeout_graceful_shutdown=5
+        )
+        uvicorn.Server(config).run(sockets=[sock])
+    finally:
+        sock.close()
+        with contextlib.suppress(Exception):
+            store.close()

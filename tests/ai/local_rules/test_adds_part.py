@@ -1,0 +1,45 @@
+"""`adds_part`: a call after a reply's first is kept only if it adds a part of the
+request."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from tests.ai._local_kit import FakeRuntime
+from tests.ai.local_rules._kit import GET_TIME, conversation, notes, reply, run, scene
+from yiemagent.ai.providers.local.rules import DEFAULT_POLICY, AddsPart, Dropped
+
+
+def test_a_second_place_adds_a_part_and_a_reworded_one_does_not() -> None:
+    at = scene(conversation("Time in Oslo and in Lima?"), [GET_TIME])
+    at.calls.append((GET_TIME, {"place": "Oslo"}))
+    assert AddsPart().judge(GET_TIME, {"place": "Lima"}, at) is None
+    one = scene(conversation("Time in Oslo?"), [GET_TIME])
+    one.calls.append((GET_TIME, {"place": "Oslo"}))
+    verdict = AddsPart().judge(GET_TIME, {"place": "OSLO"}, one)
+    assert isinstance(verdict, Dropped) and not verdict.ask_again
+
+
+async def test_the_extra_call_is_asked_for_and_judged(fake: Callable[..., FakeRuntime]) -> None:
+    messages = conversation("Time in Oslo and in Lima?")
+    runtime = fake(
+        [reply(("get_time", {"place": "Oslo"}))],
+        more=[', {"name": "get_time", "arguments": {"place": "Lima"}}', "]"],
+    )
+    both = await run(messages, [GET_TIME])
+    assert [c.arguments["place"] for c in both.tool_calls] == ["Oslo", "Lima"]
+    assert "grammar" in runtime.requests[-1]
+    one = conversation("Time in Oslo?")
+    fake(
+        [reply(("get_time", {"place": "Oslo"}))],
+        more=[', {"name": "get_time", "arguments": {"place": "OSLO"}}'],
+    )
+    kept = await run(one, [GET_TIME])
+    assert [c.arguments["place"] for c in kept.tool_calls] == ["Oslo"]
+    assert [n["action"] for n in notes(kept, "adds_part")] == ["dropped"]
+    fake(
+        [reply(("get_time", {"place": "Oslo"}))],
+        more=[', {"name": "get_time", "arguments": {"place": "OSLO"}}', "]"],
+    )
+    off = await run(one, [GET_TIME], DEFAULT_POLICY.without("adds_part"))
+    assert [c.arguments["place"] for c in off.tool_calls] == ["Oslo", "OSLO"]

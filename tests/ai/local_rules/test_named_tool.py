@@ -1,0 +1,40 @@
+"""`named_tool`: a request that names a tool gets no answer offered while the tool is."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from tests.ai._local_kit import FakeRuntime
+from tests.ai.local_rules._kit import conversation, offer, reply, run, tool, turn
+from yiemagent.ai.providers.local.rules import DEFAULT_POLICY, NamedTool
+
+WORD_COUNT = tool("word_count", {"text": {"type": "string"}})
+
+
+async def test_a_tool_named_as_written_or_spelled_out_is_required() -> None:
+    for request in ("Use word_count on: a b c", "Count the words in: a b c"):
+        shaped = offer()
+        await NamedTool().shape(turn(conversation(request), [WORD_COUNT]), shaped)
+        assert shaped.named == {"word_count"}, request
+    plain = offer()
+    await NamedTool().shape(turn(conversation("How are you?"), [WORD_COUNT]), plain)
+    assert plain.named == set()
+
+
+def _answer_offered(request: dict[str, object]) -> bool:
+    schema = request["response_format"]["json_schema"]["schema"]  # type: ignore[index]
+    return any(
+        b.get("properties", {}).get("name", {}).get("const") == "answer" for b in schema["anyOf"]
+    )
+
+
+async def test_the_answer_is_offered_again_without_the_rule(
+    fake: Callable[..., FakeRuntime],
+) -> None:
+    messages = conversation("Use word_count on: a b c")
+    runtime = fake([reply(("word_count", {"text": "a b c"}))])
+    await run(messages, [WORD_COUNT])
+    assert not _answer_offered(runtime.requests[0])
+    runtime = fake([reply(("word_count", {"text": "a b c"}))])
+    await run(messages, [WORD_COUNT], DEFAULT_POLICY.without("named_tool", "reached_for"))
+    assert _answer_offered(runtime.requests[0])

@@ -1,0 +1,132 @@
+"""`yiem serve` (DESIGN §18): refuses to serve other machines without a token, reports bad
+options in one line, and serves the page and the API from a real process."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx2 as httpx
+import pytest
+
+from tests.serve._kit import run_events
+from yiemagent.cli.main import main
+from yiemagent.sessions import SqliteSessionStore
+
+pytestmark = pytest.mark.timeout(120)
+
+
+def one_line_error(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
+    assert main(argv) == 1
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1, err
+    return err
+
+
+def test_bad_options_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    err = one_line_error(capsys, ["serve", "--host", "0.0.0.0", "--model", "openai/gpt-4o-mini"])
+    assert "--token" in err and "127.0.0.1" in err
+    err = one_line_error(
+        capsys, ["serve", "--tools", str(tmp_path / "none"), "--model", "openai/gpt-4o-mini"]
+    )
+    assert "not a folder" in err
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = str(taken.getsockname()[1])
+        err = one_line_error(capsys, ["serve", "--port", port, "--model", "openai/gpt-4o-mini"])
+        assert f"cannot listen on 127.0.0.1:{port}" in err
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        dead = free.getsockname()[1]  # nothing listens there once closed
+    argv = ["serve", "--port", "0", "--model", "openai/gpt-4o-mini"]
+    err = one_line_error(capsys, [*argv, "--sessions", f"postgresql://127.0.0.1:{dead}/x"])
+    assert err.startswith("yiem: error: --sessions postgresql://")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def start_serve(*options: str) -> tuple[subprocess.Popen[str], str, str]:
+    """`yiem serve OPTIONS --port P` as a process (no API keys in its environment); returns
+    it, its URL and its banner line once /healthz answers."""
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    command = [sys.executable, "-m", "yiemagent.cli.main", "serve", "--port", str(port), *options]
+    server = subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True)
+    assert server.stderr is not None
+    banner = server.stderr.readline()
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            if httpx.get(f"{url}/healthz").status_code == 200:
+                return server, url, banner
+        except httpx.TransportError:
+            assert server.poll() is None and time.monotonic() < deadline, banner
+            time.sleep(0.1)
+
+
+def test_yiem_serve_serves_the_page_and_the_api(tmp_path: Path) -> None:
+    db = tmp_path / "sessions.db"
+    server, url, banner = start_serve(
+        "--model", "openai/gpt-4o-mini", "--sessions", str(db), "--token", "t"
+    )
+    try:
+        assert f"{url}/" in banner and "token required" in banner
+        page = httpx.get(url)
+        assert page.status_code == 200 and "<title>yiem</title>" in page.text
+        assert httpx.get(f"{url}/v1/sessions").status_code == 401
+        with httpx.Client(base_url=url, headers={"Authorization": "Bearer t"}) as client:
+            run = client.post("/v1/sessions/cli/runs", json={"input": "hello"})
+            assert run.status_code == 202
+            end = run_events(client, run.json()["run_id"])[-1][1]
+            assert end["type"] == "agent_end" and end["reason"] == "error"
+            assert "API key" in end["messages"][-1]["error_message"]
+            assert client.get("/v1/sessions").json()["sessions"][0]["session_id"] == "cli"
+        server.send_signal(signal.SIGINT)  # Ctrl-C: runs aborted, the store closed
+        assert server.wait(30) == 130
+        assert server.stderr is not None
+        rest = server.stderr.read().strip()
+        assert rest == "yiem: interrupted", rest
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+    with SqliteSessionStore(db) as store:
+        assert store.list_sessions() == ["cli"]
+
+
+def test_yiem_serve_an_agent_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    team = tmp_path / "team.toml"
+    team.write_text(
+        '[agents.triage]\nsystem_prompt = "Route."\nhandoffs = ["helper"]\n'
+        '[agents.helper]\nsystem_prompt = "Help."\nmodel = "openai/gpt-4o-mini"\n'
+    )
+    err = one_line_error(capsys, ["serve", "--agent", f"{team}:nobody"])
+    assert "no agent 'nobody'" in err
+    err = one_line_error(capsys, ["serve", "--agent", str(team), "--tools", str(tmp_path)])
+    assert "--tools does not go with --agent" in err
+    db = tmp_path / "sessions.db"
+    server, url, banner = start_serve("--agent", f"{team}:helper", "--sessions", str(db))
+    try:
+        assert "agent file" in banner
+        with httpx.Client(base_url=url) as client:
+            run = client.post("/v1/sessions/s1/runs", json={"input": "hello"})
+            end = run_events(client, run.json()["run_id"])[-1][1]
+            assert end["reason"] == "error"
+            assert end["messages"][-1]["agent"] == "helper"  # the file's agent answered
+            assert end["messages"][-1]["model"] == "gpt-4o-mini"
+    finally:
+        server.kill()
+        server.wait()
+    with SqliteSessionStore(db) as store:
+        assert store.load("s1")[0].role == "user"

@@ -1,0 +1,113 @@
+"""What the terminal shows of a team (DESIGN §17): the chat's view gives a sub-agent's tool
+calls as indented lines with its name, says who answers after a handoff and what tripped;
+`yiem chat --agent` builds its agent from the file on the chat's session store."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from rich.text import Text
+
+from yiemagent import GuardrailTripped, Handoff
+from yiemagent.cli.chat.view import LiveView
+from yiemagent.cli.teams import has_guardrails
+
+from ._kit import calls, scripted, slow_tool
+from .test_agent_file import write_team
+
+
+def watch(agent: Any) -> list[str]:
+    lines: list[Text] = []
+    view = LiveView(lines.append, lambda: None)
+    view.hold_text = has_guardrails(agent)  # as the chat app sets it
+    agent.subscribe(lambda event, signal: view(event))
+    return lines  # type: ignore[return-value]
+
+
+async def test_the_chat_view_shows_sub_agents_and_handoffs() -> None:
+    researcher, _ = scripted(
+        "researcher", [calls(("lookup", {"n": 1})), "found it"], tools=[slow_tool("lookup", [], 0)]
+    )
+    writer, _ = scripted("writer", ["Here it is."])
+    lead, _ = scripted(
+        "lead",
+        [calls(("researcher", {"input": "look"})), calls(("transfer_to_writer", {}))],
+        tools=[researcher.as_tool()],
+        handoffs=[Handoff(writer)],
+    )
+    lines = watch(lead)
+
+    await lead.prompt("go")
+
+    text = [str(line) for line in lines]
+    assert any(t.startswith("  researcher → lookup") for t in text), text
+    assert any(t.startswith("  researcher ← lookup: lookup done") for t in text), text
+    assert "⇢ writer answers" in text
+    assert "Here it is." in text
+
+
+async def test_the_chat_view_says_what_tripped() -> None:
+    agent, _ = scripted("a", ["hidden"], output_guardrails=[lambda context: True])
+    lines = watch(agent)
+    with pytest.raises(GuardrailTripped):
+        await agent.prompt("hi")
+    text = [str(line) for line in lines]
+    assert "✗ stopped: output guardrail '<lambda>' tripped" in text
+    assert not any("hidden" in t for t in text)
+
+
+def test_yiem_chat_agent_builds_the_files_agent_on_the_session(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.cli.chat._tmux import FAUX_SCRIPT
+    from yiemagent.cli.chat.setup import ChatOptions, build_setup
+
+    monkeypatch.setenv("YIEM_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("YIEM_CHAT_FAUX_SCRIPT", str(FAUX_SCRIPT))
+    path = write_team(tmp_path)
+    setup = build_setup(ChatOptions(model="faux", agent=f"{path}:math"))
+    try:
+        agent = setup.agent
+        assert agent.name == "math"
+        assert agent.session_store is setup.sessions
+        assert agent.session_id == setup.session_name
+        assert setup.store is agent.tool_store and "add" in setup.store.tools
+    finally:
+        setup.sessions.close()
+
+
+def test_the_trace_page_gives_each_sub_agent_a_lane(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import yiemagent.cli.main as cli_main_module
+    from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
+    from yiemagent.cli.main import main
+    from yiemagent.telemetry.timeline import timeline_from_event_lines, timeline_html
+
+    fm = FauxModel(
+        [
+            faux_message(faux_tool_call("transfer_to_math", {})),
+            faux_message(faux_tool_call("writer", {"input": "say 5"}, id="w1")),
+            '{"text": "five"}',
+            "It is five.",
+        ],
+        model_id="team-trace",
+    )
+    monkeypatch.setattr(cli_main_module, "resolve_model", lambda spec, base_url, *rest: fm.model)
+    assert main(["run", "--json", "--agent", str(write_team(tmp_path)), "2 + 3?"]) == 0
+    timeline = timeline_from_event_lines(capsys.readouterr().out.splitlines())
+
+    bars = [bar for turn in timeline.turns for bar in turn.bars]
+    at = next(i for i, bar in enumerate(bars) if bar.id == "w1")
+    assert bars[at + 1].lane == "writer" and bars[at + 1].kind == "model"  # under its call
+    assert [b.lane for b in bars].count("writer") == 1
+    assert [b.details.get("agent") for b in bars if b.kind == "model" and not b.lane] == [
+        "router",
+        "math",
+        "math",
+    ]
+    assert timeline.summary["model calls"] == 4
+    page = timeline_html(timeline)
+    assert '"lane": "writer"' in page and "row lane" in page
