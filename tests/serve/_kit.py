@@ -39,7 +39,8 @@ def _text(message: Any) -> str:
 def brain(context: Context) -> AssistantMessage:
     """The faux model's reply to any transcript. To a user message "weather CITY …" it
     calls `weather` for each city; "launch X" calls `launch` (held for approval); "many N"
-    calls `weather` N times in one reply; anything else is echoed. After tool results it
+    calls `weather` N times in one reply; "delegate …" asks the `helper` sub-agent "…";
+    anything else is echoed. After tool results it
     answers with their texts."""
     last = context.messages[-1]
     if getattr(last, "role", None) == "toolResult":
@@ -55,6 +56,8 @@ def brain(context: Context) -> AssistantMessage:
     if words and words[0] == "many":
         cities = [f"c{i}" for i in range(int(words[1]))]
         return faux_message(*(faux_tool_call("weather", {"city": c}) for c in cities))
+    if words and words[0] == "delegate":
+        return faux_message(faux_tool_call("helper", {"input": " ".join(words[1:])}))
     if words and words[0] == "launch":
         return faux_message(faux_tool_call("launch", {"city": words[1]}))
     return faux_message(faux_text("echo: " + " ".join(words)))
