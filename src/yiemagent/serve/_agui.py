@@ -30,6 +30,7 @@ from yiemagent.serve._protocols import (
     Conversation,
     call_at,
     held_calls,
+    message_text,
     run_batches,
     start_conversation,
     tool_result_text,
@@ -172,6 +173,11 @@ class Translator:
 
     def _close(self, message: dict[str, Any]) -> list[agui.BaseEvent]:
         out: list[agui.BaseEvent] = []
+        text = message_text(message)
+        if not self.text_open and text:  # not streamed (guardrails held it): all at once
+            out.append(agui.TextMessageStartEvent(message_id=self.message_id, role="assistant"))
+            out.append(agui.TextMessageContentEvent(message_id=self.message_id, delta=text))
+            self.text_open = True
         if self.text_open:
             self.text_open = False
             out.append(agui.TextMessageEndEvent(message_id=self.message_id))

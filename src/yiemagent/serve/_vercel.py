@@ -26,6 +26,7 @@ from yiemagent.serve._protocols import (
     Conversation,
     call_at,
     held_calls,
+    message_text,
     run_batches,
     sse_data,
     start_conversation,
@@ -145,6 +146,11 @@ class Translator:
 
     def _close(self, message: dict[str, Any]) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
+        text = message_text(message)
+        if self.text_id is None and text:  # not streamed (guardrails held it): all at once
+            self.text_id = f"text-{self.run.id}-{self.messages}"
+            out.append({"type": "text-start", "id": self.text_id})
+            out.append({"type": "text-delta", "id": self.text_id, "delta": text})
         if self.text_id is not None:
             out.append({"type": "text-end", "id": self.text_id})
             self.text_id = None
