@@ -19,8 +19,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from yiemagent.ai.providers.local.prompt import (
-    _call_branch,
-    _content_text,
+    call_branch,
+    content_text,
     identity,
 )
 from yiemagent.types.messages import (
@@ -83,12 +83,12 @@ def native_messages(system: str, messages: Sequence[Message]) -> list[dict[str, 
 
     for message in messages:
         if isinstance(message, ToolResultMessage):
-            text = _content_text(message.content) or "(no output)"
+            text = content_text(message.content) or "(no output)"
             pending.append(f"Error: {text}" if message.is_error else text)
             continue
         flush()
         if isinstance(message, UserMessage):
-            out.append({"role": "user", "content": _content_text(message.content)})
+            out.append({"role": "user", "content": content_text(message.content)})
         elif isinstance(message, AssistantMessage):
             parts = [b.text for b in message.content if isinstance(b, TextContent) and b.text]
             parts += [_call_block(call.name, call.arguments) for call in message.tool_calls]
@@ -104,7 +104,7 @@ def native_grammar(tools: Sequence[AgentTool]) -> str:
     arguments held to the tool's input schema)."""
     if not tools:
         return "%llguidance {}\nstart: TEXT\nTEXT: /[^<](.|\\n)*/\n"
-    calls = [_call_branch(tool) for tool in tools]
+    calls = [call_branch(tool) for tool in tools]
     item = calls[0] if len(calls) == 1 else {"anyOf": calls}
     return (
         "%llguidance {}\n"

@@ -53,9 +53,11 @@ __all__ = [
     "NO_TOOL",
     "answer_name",
     "answered_calls",
+    "call_branch",
     "call_key",
     "chat_messages",
     "coined",
+    "content_text",
     "current_request",
     "extra_call_grammar",
     "identity",
@@ -192,7 +194,7 @@ def _arguments_schema(tool: AgentTool) -> dict[str, Any]:
     return schema
 
 
-def _call_branch(tool: AgentTool) -> dict[str, Any]:
+def call_branch(tool: AgentTool) -> dict[str, Any]:
     return {
         "type": "object",
         "properties": {"name": {"const": tool.name}, "arguments": _arguments_schema(tool)},
@@ -239,7 +241,7 @@ def reply_schema(
         dropped, only the answer branch remains. Further answer kinds go beside
         `_answer_branch` here.
     """
-    calls = [_call_branch(tool) for tool in tools if tool.name not in drop]
+    calls = [call_branch(tool) for tool in tools if tool.name not in drop]
     branches: list[dict[str, Any]] = list(calls)
     if calls:
         branches.append(
@@ -266,7 +268,7 @@ def extra_call_grammar(tools: Sequence[AgentTool], *, drop: Collection[str] = ()
     several parts it writes the next part's call. The decoder keeps a call only when
     `choice.adds_to` finds that it adds a part of the request.
     """
-    calls = [_call_branch(tool) for tool in tools if tool.name not in drop]
+    calls = [call_branch(tool) for tool in tools if tool.name not in drop]
     item = calls[0] if len(calls) == 1 else {"anyOf": calls}
     return (
         f'%llguidance {{}}\nstart: ", " call\ncall: %json {json.dumps(item, ensure_ascii=False)}\n'
@@ -315,7 +317,7 @@ def named_tools(tools: Sequence[AgentTool], request: Sequence[Message]) -> set[s
 
 def request_text(request: Sequence[Message]) -> str:
     """The text of the user messages of `request` (`current_request`), one a line."""
-    return "\n".join(_content_text(m.content) for m in request if isinstance(m, UserMessage))
+    return "\n".join(content_text(m.content) for m in request if isinstance(m, UserMessage))
 
 
 def coined(name: str) -> bool:
@@ -347,7 +349,7 @@ def tool_rounds(messages: Sequence[Message]) -> int:
     return rounds
 
 
-def _content_text(content: Sequence[TextContent | ImageContent | DocumentContent]) -> str:
+def content_text(content: Sequence[TextContent | ImageContent | DocumentContent]) -> str:
     """The text of `content`; the model reads no images or PDFs: a short note stands in."""
     parts = [
         block.text if isinstance(block, TextContent) else attachment_stand_in(block)
@@ -429,14 +431,14 @@ def chat_messages(
 
     for message in messages:
         if isinstance(message, ToolResultMessage):
-            text = _content_text(message.content) or "(no output)"
+            text = content_text(message.content) or "(no output)"
             if message.is_error:
                 text = f"Error: {text}"
             pending.append(text)
             continue
         flush()
         if isinstance(message, UserMessage):
-            request = _content_text(message.content)
+            request = content_text(message.content)
             out.append({"role": "user", "content": request})
         elif isinstance(message, AssistantMessage):
             text = "\n".join(
