@@ -6,10 +6,9 @@ generation. A reply is one call `{"name": <tool>, "arguments": {...}}` (one bran
 its arguments constrained by the tool's input schema), a list of several calls
 `[{"name": ..., "arguments": ...}, ...]` (one batch, R-11.1), or the answer
 `{"name": "answer", "text": "..."}`. A call and the answer both start with `{"name": "`, so
-the model decides between a tool and the answer on the name itself (measured on the 0.5B
-model: 10/10 right against 4-7/10 with a separate `{"answer": ...}` key). Making every reply a
-list, answer included, was measured worse: the 0.5B model then answered arithmetic and file
-questions itself (0/2 calls where the object form made 2/2; docs/local-model.md).
+the model decides between a tool and the answer on the name itself (measured better than a
+separate `{"answer": ...}` key, and better than making every reply a list;
+docs/local-model.md).
 `reply_schema` is the one place that builds the reply's schema.
 
 The system prompt starts with the assistant's identity (R-11.4) and lists each tool with its
@@ -262,7 +261,7 @@ def extra_call_grammar(tools: Sequence[AgentTool], *, drop: Collection[str] = ()
     after the calls so far: exactly `, {call}` (R-11.1).
 
     A small model rarely opens a list itself, and after one call it closes a list with
-    p > 0.9 even when the request has several parts (docs/local-model.md). So the provider
+    high probability even when the request has several parts (docs/local-model.md). So the provider
     writes the calls so far back as an open list and makes the model write one more call:
     on a one-part request the model repeats a call (dropped: nothing new), on a request with
     several parts it writes the next part's call. The decoder keeps a call only when
@@ -375,7 +374,7 @@ NO_TOOL = 'No tool does that (there is no "{name}"). Reply to my request without
 def no_tool_turns(name: str) -> list[dict[str, str]]:
     """The two turns that tell the model the tool it reached for, `name`, is not there:
     its reply as far as the name, then `NO_TOOL` (R-11.2). After them the 0.5B model says it
-    cannot do it (7 of 7 requests no tool serves, docs/local-model.md), where with only the
+    cannot do it (docs/local-model.md), where with only the
     answer left it made up a forecast or said a file "has been deleted"."""
     reply = json.dumps({"name": name}, ensure_ascii=False)
     return [
