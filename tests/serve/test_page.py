@@ -48,6 +48,11 @@ def drive(url: str, tmp_path: Path, store: InMemorySessionStore, tools: Tools) -
             "and Paris?",
         ]
 
+        ask(page, "think deeply")  # thinking, folded above the answer
+        page.wait_for_selector(".assistant:has-text('thought: deeply')")
+        page.locator(".thinking summary").last.click()
+        assert page.locator(".thinking .thought").last.inner_text() == "pondering deeply"
+
         ask(page, "weather Rome")  # stop it while the tool runs
         page.locator(".tool.running").first.wait_for()
         page.click("#stop")
@@ -82,6 +87,7 @@ def drive(url: str, tmp_path: Path, store: InMemorySessionStore, tools: Tools) -
         page.click(f".session[data-sid='{sid}']")
         page.wait_for_selector(".assistant:has-text('Done: launched Apollo')")
         assert page.locator(".tool").count() == 4
+        assert page.locator(".thinking .thought").count() == 1  # from the stored message
 
 
 async def test_the_page_drives_runs(tmp_path: Path) -> None:

@@ -183,6 +183,27 @@ def test_agui_events_follow_the_protocol() -> None:
         assert len(store.load("thread-1")) == 5
 
 
+def test_agui_reasoning_events() -> None:
+    store = InMemorySessionStore()
+    with faux_server(store) as (url, _), httpx.Client(base_url=url) as client:
+        events = agui_run(
+            client,
+            agui.RunAgentInput(
+                thread_id="t", run_id="r", messages=[agui.UserMessage(id="u", content="think hard")]
+            ),
+        )
+        check_agui_order(events)
+        kinds = [e.type.value for e in events if e.type.value.startswith("REASONING")]
+        assert kinds[:2] == ["REASONING_START", "REASONING_MESSAGE_START"]
+        assert kinds[-2:] == ["REASONING_MESSAGE_END", "REASONING_END"]
+        thought = "".join(
+            e.delta for e in events if isinstance(e, agui.ReasoningMessageContentEvent)
+        )
+        assert thought == "pondering hard"
+        text = "".join(e.delta for e in events if isinstance(e, agui.TextMessageContentEvent))
+        assert text == "thought: hard"
+
+
 def test_agui_interrupts_for_approval_and_resumes() -> None:
     store = InMemorySessionStore()
     with faux_server(store) as (url, tools), httpx.Client(base_url=url) as client:
@@ -238,6 +259,9 @@ CHUNKS: dict[str, tuple[set[str], set[str]]] = {
     "text-start": ({"id"}, {"providerMetadata"}),
     "text-delta": ({"id", "delta"}, {"providerMetadata"}),
     "text-end": ({"id"}, {"providerMetadata"}),
+    "reasoning-start": ({"id"}, {"providerMetadata"}),
+    "reasoning-delta": ({"id", "delta"}, {"providerMetadata"}),
+    "reasoning-end": ({"id"}, {"providerMetadata"}),
     "tool-input-start": ({"toolCallId", "toolName"}, {"providerExecuted", "dynamic", "title"}),
     "tool-input-delta": ({"toolCallId", "inputTextDelta"}, set()),
     "tool-input-available": (
@@ -302,6 +326,11 @@ def test_the_ui_message_stream() -> None:
         text = "".join(c["delta"] for c in chunks if c["type"] == "text-delta")
         assert text == "Done: sunny in Oslo"
 
+        thinking = ui_chat(client, {"id": "chat-3", "messages": [user("think twice")]})
+        kinds = [c["type"] for c in thinking if c["type"] not in ("reasoning-delta", "text-delta")]
+        assert kinds[2:6] == ["reasoning-start", "reasoning-end", "text-start", "text-end"]
+        said = "".join(c["delta"] for c in thinking if c["type"] == "reasoning-delta")
+        assert said == "pondering twice"
         held = ui_chat(client, {"id": "chat-2", "messages": [user("launch Mir")]})
         request = next(c for c in held if c["type"] == "tool-approval-request")
         assert held[-1] == {"type": "finish", "finishReason": "tool-calls"}
