@@ -16,12 +16,22 @@ replaced by a table saying "names are not underscored" (names are already mapped
 `irrelevance` passes when the reply holds no tool call (BFCL's `is_empty_output` rule).
 A reply that ends in "length" or "error" counts as no call (as a reply BFCL cannot decode).
 
-    .venv/bin/python bench/bfcl.py --n 20                # 20 cases per category
-    .venv/bin/python bench/bfcl.py --n 100 --out /tmp/bfcl.jsonl
+    .venv/bin/python bench/bfcl.py --n 20                # 20 dev and 20 held per category
+    .venv/bin/python bench/bfcl.py --split held --n 0 --out /tmp/bfcl.jsonl
+    .venv/bin/python bench/bfcl.py --split held --n 0 --without relevant --without grounded
+    .venv/bin/python bench/bfcl.py --split held --tool-format native --n 20
     .venv/bin/python bench/bfcl.py --categories parallel --n 10 --model local/qwen2.5-coder-1.5b
 
-`--n` picks a deterministic, evenly spread sample of each category (ids in file order);
-`--n 0` runs the whole category. Prints accuracy per category and the unweighted mean.
+The method (DESIGN §20, docs/local-model.md): each category is split by the number at the
+end of its case ids: even numbers are `dev`, odd are `held`. Rules are developed on `dev`
+only and judged on `held`: a rule stays when `--without RULE` lowers `held`. With no
+`--split`, both halves run and both tables are printed. `--without RULE` (repeatable)
+switches one of the embedded provider's rules off, `--plain` runs none (plain constrained
+decoding), `--tool-format native` drives the model with its own `<tool_call>` blocks.
+
+`--n` picks a deterministic, evenly spread sample of each category's half (ids in file
+order); `--n 0` runs the whole half. Prints accuracy per category and the unweighted mean,
+and how often each rule acted (from the replies' `details["local_rules"]`).
 """
 
 from __future__ import annotations
@@ -36,6 +46,7 @@ import statistics
 import sys
 import time
 import types
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
@@ -43,6 +54,8 @@ from typing import Any
 
 from yiemagent import AgentTool, UserMessage
 from yiemagent.ai import Context, StreamOptions, complete, get_model
+from yiemagent.errors import YiemAgentError
+from yiemagent.types.model import Model
 
 CATEGORIES = ("simple_python", "multiple", "parallel", "parallel_multiple", "irrelevance")
 PYTHON_HINT = " Note that the provided function is in Python 3 syntax."
@@ -192,6 +205,18 @@ def load_cases(category: str) -> list[Case]:
     ]
 
 
+SPLITS = ("dev", "held")
+
+
+def split_of(case_id: str) -> str:
+    """ "dev" for an even case number (the number ending the id: `simple_python_12`), "held"
+    for an odd one."""
+    number = case_id.rsplit("_", 1)[-1]
+    if not number.isdigit():
+        raise ValueError(f"case id {case_id!r} does not end in a number")
+    return "dev" if int(number) % 2 == 0 else "held"
+
+
 def sample(cases: Sequence[Case], n: int) -> list[Case]:
     """`n` cases spread evenly over `cases` (all of them when `n` is 0 or too large)."""
     if n <= 0 or n >= len(cases):
@@ -248,6 +273,8 @@ class Outcome:
     error: str
     text: str = ""
     usage: dict[str, int] = field(default_factory=dict)
+    rules: list[dict[str, str]] = field(default_factory=list)
+    """What the embedded provider's rules did (`details["local_rules"]`)."""
 
 
 async def run_case(model: Any, case: Case, max_tokens: int) -> Outcome:
@@ -273,7 +300,8 @@ async def run_case(model: Any, case: Case, max_tokens: int) -> Outcome:
     usage = {"input": reply.usage.input, "cache": reply.usage.cache_read, "out": reply.usage.output}
     if reply.stop_reason in ("error", "aborted"):
         why = f"{reply.stop_reason}: {reply.error_message}; {why}"
-    return Outcome(case, calls, reply.stop_reason, seconds, passed, why, reply.text, usage)
+    rules = list(reply.details.get("local_rules", []))
+    return Outcome(case, calls, reply.stop_reason, seconds, passed, why, reply.text, usage, rules)
 
 
 def _print_table(model_id: str, outcomes: Iterable[Outcome], categories: Sequence[str]) -> float:
@@ -297,54 +325,91 @@ def _print_table(model_id: str, outcomes: Iterable[Outcome], categories: Sequenc
         )
     mean = statistics.mean(accuracies) if accuracies else 0.0
     print(f"{'unweighted mean':<19} {'':>4} {mean * 100:>8.1f}%")
+    acted: Counter[str] = Counter()
+    for rows in by_category.values():
+        for row in rows:
+            acted.update(f"{n['rule']} {n['action']}" for n in row.rules)
+    if acted:
+        print("rules acted: " + ", ".join(f"{k} ×{v}" for k, v in sorted(acted.items())))
     return mean
 
 
 async def _main(args: argparse.Namespace) -> None:
-    from yiemagent.ai.providers.local import load_runtime, local_spec
+    from yiemagent.ai.providers.local import LocalPolicy, load_runtime, local_model, local_spec
 
-    model = get_model(args.model)
+    model: Model
+    try:
+        if args.without or args.plain or args.tool_format != "json":
+            policy = LocalPolicy(()) if args.plain else None
+            model = local_model(
+                args.model,
+                policy=policy,
+                without=tuple(args.without),
+                tool_format=args.tool_format,
+            )
+        else:
+            model = get_model(args.model)
+    except YiemAgentError as exc:
+        sys.exit(str(exc))
     categories = args.categories.split(",") if args.categories else list(CATEGORIES)
     for category in categories:
         if category not in CATEGORIES:
             sys.exit(f"unknown category {category!r}; known: {', '.join(CATEGORIES)}")
+    splits = [args.split] if args.split else list(SPLITS)
+    label = model.id + "".join(f" without {name}" for name in args.without)
+    label += " (no rules)" if args.plain else ""
+    label += f" [{args.tool_format}]"
     if model.api == "local":
         started = time.perf_counter()
         await asyncio.to_thread(load_runtime, local_spec(model.id))
         print(f"{model.id}: loaded in {time.perf_counter() - started:.1f} s", flush=True)
     out = open(args.out, "a", encoding="utf-8") if args.out else None  # noqa: SIM115, ASYNC230
-    outcomes: list[Outcome] = []
+    outcomes: dict[str, list[Outcome]] = {split: [] for split in splits}
     try:
         for category in categories:
-            for case in sample(load_cases(category), args.n):
-                outcome = await run_case(model, case, args.max_tokens)
-                outcomes.append(outcome)
-                mark = "ok " if outcome.passed else "BAD"
-                print(
-                    f"{mark} {case.id:<24} {outcome.seconds:6.1f}s {outcome.stop_reason:<7} "
-                    f"{json.dumps(outcome.calls, ensure_ascii=False)[:150]}"
-                    + ("" if outcome.passed else f"  | {outcome.error[:150]}"),
-                    flush=True,
-                )
-                if out is not None:
-                    record = {
-                        "model": model.id,
-                        "id": case.id,
-                        "category": category,
-                        "passed": outcome.passed,
-                        "seconds": round(outcome.seconds, 3),
-                        "stop_reason": outcome.stop_reason,
-                        "calls": outcome.calls,
-                        "text": outcome.text[:500],
-                        "error": outcome.error[:500],
-                        "usage": outcome.usage,
-                    }
-                    out.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
-                    out.flush()
+            cases = load_cases(category)
+            for split in splits:
+                half = [case for case in cases if split_of(case.id) == split]
+                for case in sample(half, args.n):
+                    outcome = await run_case(model, case, args.max_tokens)
+                    outcomes[split].append(outcome)
+                    _report(outcome)
+                    if out is not None:
+                        out.write(_record(label, split, outcome) + "\n")
+                        out.flush()
     finally:
         if out is not None:
             out.close()
-        _print_table(model.id, outcomes, categories)
+        for split in splits:
+            _print_table(f"{label} — {split}", outcomes[split], categories)
+
+
+def _report(outcome: Outcome) -> None:
+    mark = "ok " if outcome.passed else "BAD"
+    print(
+        f"{mark} {outcome.case.id:<24} {outcome.seconds:6.1f}s {outcome.stop_reason:<7} "
+        f"{json.dumps(outcome.calls, ensure_ascii=False)[:150]}"
+        + ("" if outcome.passed else f"  | {outcome.error[:150]}"),
+        flush=True,
+    )
+
+
+def _record(label: str, split: str, outcome: Outcome) -> str:
+    record = {
+        "model": label,
+        "split": split,
+        "id": outcome.case.id,
+        "category": outcome.case.category,
+        "passed": outcome.passed,
+        "seconds": round(outcome.seconds, 3),
+        "stop_reason": outcome.stop_reason,
+        "calls": outcome.calls,
+        "text": outcome.text[:500],
+        "error": outcome.error[:500],
+        "usage": outcome.usage,
+        "rules": outcome.rules,
+    }
+    return json.dumps(record, ensure_ascii=False, default=str)
 
 
 def main() -> None:
@@ -354,6 +419,16 @@ def main() -> None:
     parser.add_argument("--model", default="local/qwen2.5-coder-0.5b")
     parser.add_argument("--max-tokens", type=int, default=512)
     parser.add_argument("--out", default="", help="append one JSON line per case to this file")
+    parser.add_argument("--split", choices=SPLITS, help="dev (even case numbers) or held (odd)")
+    parser.add_argument(
+        "--without",
+        action="append",
+        default=[],
+        metavar="RULE",
+        help="switch one of the embedded provider's rules off (repeatable)",
+    )
+    parser.add_argument("--plain", action="store_true", help="no rules: constrained decoding")
+    parser.add_argument("--tool-format", choices=("json", "native"), default="json")
     asyncio.run(_main(parser.parse_args()))
 
 

@@ -18,7 +18,13 @@ import httpx2 as httpx
 import uvicorn
 
 from yiemagent import Agent, AgentTool, AssistantMessage, Context
-from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_text, faux_tool_call
+from yiemagent.ai.providers.faux import (
+    FauxModel,
+    faux_message,
+    faux_text,
+    faux_thinking,
+    faux_tool_call,
+)
 from yiemagent.serve import create_app
 from yiemagent.sessions import SessionStore
 
@@ -39,8 +45,9 @@ def _text(message: Any) -> str:
 def brain(context: Context) -> AssistantMessage:
     """The faux model's reply to any transcript. To a user message "weather CITY …" it
     calls `weather` for each city; "launch X" calls `launch` (held for approval); "many N"
-    calls `weather` N times in one reply; anything else is echoed. After tool results it
-    answers with their texts."""
+    calls `weather` N times in one reply; "delegate …" asks the `helper` sub-agent "…";
+    "think …" thinks, then answers; anything else is echoed. After tool results it answers
+    with their texts."""
     last = context.messages[-1]
     if getattr(last, "role", None) == "toolResult":
         results = []
@@ -55,6 +62,11 @@ def brain(context: Context) -> AssistantMessage:
     if words and words[0] == "many":
         cities = [f"c{i}" for i in range(int(words[1]))]
         return faux_message(*(faux_tool_call("weather", {"city": c}) for c in cities))
+    if words and words[0] == "think":
+        rest = " ".join(words[1:])
+        return faux_message(faux_thinking(f"pondering {rest}"), faux_text(f"thought: {rest}"))
+    if words and words[0] == "delegate":
+        return faux_message(faux_tool_call("helper", {"input": " ".join(words[1:])}))
     if words and words[0] == "launch":
         return faux_message(faux_tool_call("launch", {"city": words[1]}))
     return faux_message(faux_text("echo: " + " ".join(words)))

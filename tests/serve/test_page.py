@@ -13,7 +13,10 @@ from typing import Any
 import pytest
 
 from tests.serve._browser import ask, browser_page, shoot
-from tests.serve._kit import Tools, faux_server
+from tests.serve._kit import Tools, brain, faux_server, serving
+from yiemagent import Agent
+from yiemagent.ai.providers.faux import FauxModel
+from yiemagent.serve import create_app
 from yiemagent.sessions import InMemorySessionStore
 from yiemagent.types import ToolResultMessage, UserMessage
 
@@ -44,6 +47,11 @@ def drive(url: str, tmp_path: Path, store: InMemorySessionStore, tools: Tools) -
             "weather Oslo Lima",
             "and Paris?",
         ]
+
+        ask(page, "think deeply")  # thinking, folded above the answer
+        page.wait_for_selector(".assistant:has-text('thought: deeply')")
+        page.locator(".thinking summary").last.click()
+        assert page.locator(".thinking .thought").last.inner_text() == "pondering deeply"
 
         ask(page, "weather Rome")  # stop it while the tool runs
         page.locator(".tool.running").first.wait_for()
@@ -79,6 +87,7 @@ def drive(url: str, tmp_path: Path, store: InMemorySessionStore, tools: Tools) -
         page.click(f".session[data-sid='{sid}']")
         page.wait_for_selector(".assistant:has-text('Done: launched Apollo')")
         assert page.locator(".tool").count() == 4
+        assert page.locator(".thinking .thought").count() == 1  # from the stored message
 
 
 async def test_the_page_drives_runs(tmp_path: Path) -> None:
@@ -104,3 +113,37 @@ async def test_the_page_asks_for_the_token_once(tmp_path: Path) -> None:
     store = InMemorySessionStore()
     with faux_server(store, token="s3cret") as (url, _):
         assert await asyncio.to_thread(login, url, tmp_path) == [1]
+
+
+def nested(url: str, tmp_path: Path) -> None:
+    with browser_page(tmp_path / "profile") as page:
+        page.goto(url)
+        ask(page, "delegate weather Oslo")
+        card = page.locator(".tool[data-name='helper']")
+        inner = card.locator(".nest .tool[data-name='weather']")
+        inner.wait_for()  # the sub-agent's own tool call, inside the call that runs it
+        page.wait_for_selector(".assistant:has-text('Done: Done: sunny in Oslo')")
+        assert "sunny in Oslo" in inner.inner_text()
+        assert "helper Done: sunny in Oslo" in card.locator(".nest .subtext").inner_text()
+        assert page.locator("#msgs > .tool").count() == 1  # not beside it
+        shoot(page, tmp_path, "faux-nested")
+
+
+async def test_a_sub_agent_shows_inside_its_call(tmp_path: Path) -> None:
+    store = InMemorySessionStore()
+    fm = FauxModel([brain] * 1000, delay_s=0.01)
+    tools = Tools(delay_s=0.3)
+
+    def make_agent(session_id: str) -> Agent[Any]:
+        helper = Agent(name="helper", model=fm.model, stream_fn=fm.stream_fn, tools=tools.all())
+        return Agent(
+            name="main",
+            model=fm.model,
+            stream_fn=fm.stream_fn,
+            tools=[helper.as_tool(description="asks the helper")],
+            session_store=store,
+            session_id=session_id,
+        )
+
+    with serving(create_app(make_agent, session_store=store)) as url:
+        await asyncio.to_thread(nested, url, tmp_path)

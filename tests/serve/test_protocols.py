@@ -5,6 +5,7 @@ checked against the chunk shapes of the AI SDK's `uiMessageChunkSchema`."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import uuid
 from typing import Any
@@ -182,6 +183,27 @@ def test_agui_events_follow_the_protocol() -> None:
         assert len(store.load("thread-1")) == 5
 
 
+def test_agui_reasoning_events() -> None:
+    store = InMemorySessionStore()
+    with faux_server(store) as (url, _), httpx.Client(base_url=url) as client:
+        events = agui_run(
+            client,
+            agui.RunAgentInput(
+                thread_id="t", run_id="r", messages=[agui.UserMessage(id="u", content="think hard")]
+            ),
+        )
+        check_agui_order(events)
+        kinds = [e.type.value for e in events if e.type.value.startswith("REASONING")]
+        assert kinds[:2] == ["REASONING_START", "REASONING_MESSAGE_START"]
+        assert kinds[-2:] == ["REASONING_MESSAGE_END", "REASONING_END"]
+        thought = "".join(
+            e.delta for e in events if isinstance(e, agui.ReasoningMessageContentEvent)
+        )
+        assert thought == "pondering hard"
+        text = "".join(e.delta for e in events if isinstance(e, agui.TextMessageContentEvent))
+        assert text == "thought: hard"
+
+
 def test_agui_interrupts_for_approval_and_resumes() -> None:
     store = InMemorySessionStore()
     with faux_server(store) as (url, tools), httpx.Client(base_url=url) as client:
@@ -237,6 +259,9 @@ CHUNKS: dict[str, tuple[set[str], set[str]]] = {
     "text-start": ({"id"}, {"providerMetadata"}),
     "text-delta": ({"id", "delta"}, {"providerMetadata"}),
     "text-end": ({"id"}, {"providerMetadata"}),
+    "reasoning-start": ({"id"}, {"providerMetadata"}),
+    "reasoning-delta": ({"id", "delta"}, {"providerMetadata"}),
+    "reasoning-end": ({"id"}, {"providerMetadata"}),
     "tool-input-start": ({"toolCallId", "toolName"}, {"providerExecuted", "dynamic", "title"}),
     "tool-input-delta": ({"toolCallId", "inputTextDelta"}, set()),
     "tool-input-available": (
@@ -301,6 +326,11 @@ def test_the_ui_message_stream() -> None:
         text = "".join(c["delta"] for c in chunks if c["type"] == "text-delta")
         assert text == "Done: sunny in Oslo"
 
+        thinking = ui_chat(client, {"id": "chat-3", "messages": [user("think twice")]})
+        kinds = [c["type"] for c in thinking if c["type"] not in ("reasoning-delta", "text-delta")]
+        assert kinds[2:6] == ["reasoning-start", "reasoning-end", "text-start", "text-end"]
+        said = "".join(c["delta"] for c in thinking if c["type"] == "reasoning-delta")
+        assert said == "pondering twice"
         held = ui_chat(client, {"id": "chat-2", "messages": [user("launch Mir")]})
         request = next(c for c in held if c["type"] == "tool-approval-request")
         assert held[-1] == {"type": "finish", "finishReason": "tool-calls"}
@@ -326,3 +356,67 @@ def test_the_ui_message_stream() -> None:
         ]
         assert tools.launched == ["Mir"]
         assert resumed[-1]["type"] == "finish"
+
+
+# ── output guardrails: no answer is shown before they pass it ───────────────
+
+
+def no_secrets(context: Any) -> bool:
+    return "secret" in context.text  # tripped
+
+
+async def test_a_guarded_answer_is_never_streamed() -> None:
+    from tests.serve._kit import Tools, brain, run_events, serving, start_run
+    from yiemagent import Agent
+    from yiemagent.ai.providers.faux import FauxModel
+    from yiemagent.serve import create_app
+
+    store = InMemorySessionStore()
+    fm = FauxModel([brain] * 1000, chunk_size=2)
+
+    def make_agent(session_id: str) -> Any:
+        return Agent(
+            model=fm.model,
+            stream_fn=fm.stream_fn,
+            tools=Tools().all(),
+            output_guardrails=[no_secrets],
+            session_store=store,
+            session_id=session_id,
+        )
+
+    def drive(url: str) -> None:
+        with httpx.Client(base_url=url) as client:
+            events = run_events(client, start_run(client, "g", "the secret word"))
+            assert "echo: the secret" not in json.dumps(events)  # the tripped answer
+            assert all(d["type"] != "message_update" for _, d in events)
+            end = events[-1][1]
+            assert (
+                end["reason"] == "guardrail"
+                and "no_secrets" in end["messages"][-1]["error_message"]
+            )
+            fine = run_events(client, start_run(client, "g", "weather Oslo"))
+            assert fine[-1][1]["messages"][-1]["content"][0]["text"] == "Done: sunny in Oslo"
+
+            openai = OpenAI(base_url=f"{url}/v1", api_key="none", max_retries=0)
+            chunks = list(
+                openai.chat.completions.create(
+                    model="m", messages=[{"role": "user", "content": "hello"}], stream=True
+                )
+            )
+            text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+            assert text == "echo: hello"  # whole, once the guardrail passed it
+            body = {
+                "threadId": "t",
+                "runId": "r",
+                "messages": [{"id": "u", "role": "user", "content": "hi"}],
+            }
+            with client.stream("POST", "/ag-ui", json=body) as response:
+                agui_events = [EVENT.validate_python(d) for _, d in sse(response)]
+            check_agui_order(agui_events)
+            said = [e.delta for e in agui_events if isinstance(e, agui.TextMessageContentEvent)]
+            assert said == ["echo: hi"]
+            chunks_ui = ui_chat(client, {"id": "v", "messages": [user("hey")]})
+            assert [c["delta"] for c in chunks_ui if c["type"] == "text-delta"] == ["echo: hey"]
+
+    with serving(create_app(make_agent, session_store=store)) as url:
+        await asyncio.to_thread(drive, url)

@@ -1,6 +1,6 @@
-"""Two server replicas on one PostgreSQL (DESIGN §18, scale-out): each a separate process
-serving `create_app` through Uvicorn on 127.0.0.1 with agents on the faux model and a
-`PostgresSessionStore` on the same database. A run held for approval on the first replica
+"""Two `yiem serve --sessions postgresql://…` replicas on one PostgreSQL (DESIGN §18,
+scale-out): each a separate process serving on 127.0.0.1 with agents on a faux model and
+tools from a `--tools` folder. A run held for approval on the first replica
 is approved and resumed through the second (the held tool runs once); the first replica
 SIGKILLed while a slow tool runs, the session continues on the second with every tool call
 answered. Tool runs are counted in a file both replicas append to."""
@@ -8,6 +8,8 @@ answered. Tool runs are counted in a file both replicas append to."""
 from __future__ import annotations
 
 import contextlib
+import os
+import socket
 import subprocess
 import sys
 import textwrap
@@ -22,17 +24,11 @@ import pytest
 from yiemagent.loop import transcript_problems
 from yiemagent.types import message_from_dict, text_of
 
-REPLICA = textwrap.dedent(
+BRAIN = textwrap.dedent(
     """
-    import asyncio, socket, sys
-    import uvicorn
-    from yiemagent import Agent, AgentTool
+    import sys
+    import yiemagent.cli.serve as serve
     from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_text, faux_tool_call
-    from yiemagent.serve import create_app
-    from yiemagent.sessions import PostgresSessionStore
-
-    dsn, runs = sys.argv[1], sys.argv[2]
-    SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}}}
 
     def text(message):
         content = getattr(message, "content", "")
@@ -56,62 +52,77 @@ REPLICA = textwrap.dedent(
             return faux_message(faux_tool_call("launch", {"city": words[1]}))
         return faux_message(*(faux_tool_call("weather", {"city": c}) for c in words[1:]))
 
-    def record(line):
-        with open(runs, "a") as f:
-            f.write(line + "\\n")
-
-    async def weather(call_id, args, signal, on_update):
-        record(f"weather {args['city']} {call_id}")
-        if args["city"] == "slow":
-            await asyncio.sleep(600)
-        return f"sunny in {args['city']}"
-
-    async def launch(call_id, args, signal, on_update):
-        record(f"launch {args['city']} {call_id}")
-        return f"launched {args['city']}"
-
-    tools = [
-        AgentTool("weather", "Weather", "the weather", SCHEMA, weather, parallel=True),
-        AgentTool("launch", "Launch", "launch", SCHEMA, launch, requires_approval=True),
-    ]
     fm = FauxModel([brain] * 10_000)
-    store = PostgresSessionStore(dsn)
-
-    def make_agent(session_id):
-        return Agent(model=fm.model, stream_fn=fm.stream_fn, tools=tools,
-                     session_store=store, session_id=session_id)
-
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    print("PORT", sock.getsockname()[1], flush=True)
-    app = create_app(make_agent, session_store=store)
-    uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])
+    serve.resolve_model = lambda spec, base_url, tool_calls=None: fm.model
+    from yiemagent.cli.main import main
+    sys.exit(main(sys.argv[1:]))
     """
 )
+"""`yiem serve` itself (the CLI's `main`), with the model it resolves replaced by a faux
+model whose replies depend on the transcript."""
+
+TOOL = textwrap.dedent(
+    """
+    import asyncio, os
+    from yiemagent import AgentTool
+
+    SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}}}
+
+    async def execute(call_id, args, signal, on_update):
+        with open(os.environ["YIEM_TEST_RUNS"], "a") as f:
+            f.write(f"{NAME} {args['city']} {call_id}\\n")
+        if args["city"] == "slow":
+            await asyncio.sleep(600)
+        return f"{VERB} {args['city']}"
+
+    def get_tool():
+        return AgentTool(NAME, NAME, NAME, SCHEMA, execute, parallel=True,
+                         requires_approval=NAME == "launch")
+    """
+)
+"""A tool file (the `--tools` folder) that writes each run to `$YIEM_TEST_RUNS`."""
+
+
+def setup(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """The wrapper script, the tools folder and the runs file of the replicas."""
+    script, tools, runs = tmp_path / "yiem_faux.py", tmp_path / "tools", tmp_path / "runs.txt"
+    script.write_text(BRAIN)
+    tools.mkdir()
+    for name, verb in (("weather", "sunny in"), ("launch", "launched")):
+        head = f"NAME = {name!r}\nVERB = {verb!r}\n"
+        (tools / f"{name}.py").write_text(head + TOOL)
+    return script, tools, runs
 
 
 @contextlib.contextmanager
-def replica(script: Path, dsn: str, runs: Path) -> Iterator[tuple[subprocess.Popen[str], str]]:
-    """A replica process; yields (process, base URL) once it answers `/healthz`."""
+def replica(
+    script: Path, tools: Path, dsn: str, runs: Path
+) -> Iterator[tuple[subprocess.Popen[str], str]]:
+    """`yiem serve --tools TOOLS --sessions DSN --port P` as a process; yields (process, URL)
+    once it answers `/healthz`."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    argv = ["serve", "--tools", str(tools), "--sessions", dsn, "--port", str(port)]
     proc = subprocess.Popen(
-        [sys.executable, str(script), dsn, str(runs)],
-        stdout=subprocess.PIPE,
+        [sys.executable, str(script), *argv, "--model", "faux/brain"],
+        env={**os.environ, "YIEM_TEST_RUNS": str(runs)},
         stderr=subprocess.PIPE,
         text=True,
     )
     try:
-        assert proc.stdout is not None and proc.stderr is not None
-        line = proc.stdout.readline()
-        if not line.startswith("PORT"):
-            pytest.fail(f"the replica did not start: {proc.stderr.read()[-3000:]}")
-        url = f"http://127.0.0.1:{line.split()[1]}"
+        assert proc.stderr is not None
+        banner = proc.stderr.readline()
+        if not banner.startswith("yiem serve: http://127.0.0.1:"):
+            pytest.fail(f"yiem serve did not start: {banner}{proc.stderr.read()[-3000:]}")
+        url = f"http://127.0.0.1:{port}"
         deadline = time.monotonic() + 60
         while True:
             with contextlib.suppress(httpx.HTTPError):
                 if httpx.get(f"{url}/healthz", timeout=5).status_code == 200:
                     break
             assert proc.poll() is None, proc.stderr.read()[-3000:]
-            assert time.monotonic() < deadline, "the replica did not answer /healthz"
+            assert time.monotonic() < deadline, "yiem serve did not answer /healthz"
             time.sleep(0.1)
         yield proc, url
     finally:
@@ -161,11 +172,10 @@ def ran(runs: Path) -> list[str]:
 def test_a_held_run_is_approved_and_resumed_through_another_replica(
     postgres_dsn: str, tmp_path: Path
 ) -> None:
-    script, runs = tmp_path / "replica.py", tmp_path / "runs.txt"
-    script.write_text(REPLICA)
+    script, tools, runs = setup(tmp_path)
     with (
-        replica(script, postgres_dsn, runs) as (_, first_url),
-        replica(script, postgres_dsn, runs) as (_, second_url),
+        replica(script, tools, postgres_dsn, runs) as (_, first_url),
+        replica(script, tools, postgres_dsn, runs) as (_, second_url),
         httpx.Client(base_url=first_url, timeout=30) as first,
         httpx.Client(base_url=second_url, timeout=30) as second,
     ):
@@ -197,11 +207,10 @@ def test_a_held_run_is_approved_and_resumed_through_another_replica(
 
 @pytest.mark.timeout(300)
 def test_a_killed_replica_s_session_goes_on_on_another(postgres_dsn: str, tmp_path: Path) -> None:
-    script, runs = tmp_path / "replica.py", tmp_path / "runs.txt"
-    script.write_text(REPLICA)
+    script, tools, runs = setup(tmp_path)
     with (
-        replica(script, postgres_dsn, runs) as (first_proc, first_url),
-        replica(script, postgres_dsn, runs) as (_, second_url),
+        replica(script, tools, postgres_dsn, runs) as (first_proc, first_url),
+        replica(script, tools, postgres_dsn, runs) as (_, second_url),
         httpx.Client(base_url=first_url, timeout=30) as first,
         httpx.Client(base_url=second_url, timeout=30) as second,
     ):

@@ -118,5 +118,5 @@ def test_bad_configuration_is_one_clear_config_error(
     with pytest.raises(ConfigError, match="newer yiemagent"):
         PostgresSessionStore(postgres_dsn)
     monkeypatch.setitem(sys.modules, "psycopg", None)
-    with pytest.raises(ConfigError, match=r"pip install 'yiemagent\[postgres\]'"):
+    with pytest.raises(ConfigError, match=r"needs psycopg 3: .*pip install .*\[postgres\]"):
         PostgresSessionStore(postgres_dsn)

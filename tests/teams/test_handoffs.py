@@ -134,3 +134,15 @@ async def test_remove_handoff_turns_lets_the_target_read_the_question_first() ->
     seen = target_fm.contexts[0].messages
     assert [type(m).__name__ for m in seen] == ["UserMessage"]
     assert len(entry.state.messages) == 4  # the transcript keeps the hand-over turn
+
+
+async def test_reset_gives_the_conversation_back_to_the_entry_agent() -> None:
+    target, _ = scripted("target", ["from target"])
+    entry, _ = scripted(
+        "entry", [calls(("transfer_to_target", {})), "from entry"], handoffs=[target]
+    )
+    await entry.prompt("one")
+    assert entry.state.active_agent == "target"
+    entry.reset()
+    assert entry.state.active_agent == "entry"
+    assert (await entry.prompt("two")).agent == "entry"

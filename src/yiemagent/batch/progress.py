@@ -82,6 +82,7 @@ class BatchProgress:
         self._lines = show == "lines"
         self._last_line = time.monotonic()
         self._last_step = -1
+        self._said: tuple[int, ...] = ()
 
     def __enter__(self) -> BatchProgress:
         if self._lines:
@@ -108,7 +109,7 @@ class BatchProgress:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
-        if self._lines:
+        if self._lines and self._said != self._counted():
             self._line(self._status())
         if self._progress is not None:
             self._draw()
@@ -143,6 +144,11 @@ class BatchProgress:
 
         print(f"batch: {text}", file=sys.stderr, flush=True)
         self._last_line = time.monotonic()
+        self._said = self._counted()
+
+    def _counted(self) -> tuple[int, ...]:
+        counts = self.counts
+        return (counts.ok, counts.failed, counts.held, counts.interrupted, counts.running)
 
     def _status(self) -> str:
         counts = self.counts

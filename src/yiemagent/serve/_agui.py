@@ -3,7 +3,8 @@ each built as the `ag-ui-protocol` package's model and written by its `EventEnco
 
 The thread is the session (`threadId`). The run's events become `RUN_STARTED`, text
 messages (`TEXT_MESSAGE_START/CONTENT/END`), tool calls (`TOOL_CALL_START/ARGS/END`, then
-`TOOL_CALL_RESULT` when the tool has answered here), progress as `CUSTOM` "tool_progress",
+`TOOL_CALL_RESULT` when the tool has answered here), thinking as `REASONING_*` events,
+progress as `CUSTOM` "tool_progress",
 and `RUN_FINISHED` (outcome success, cancelled after an abort, or interrupt with one
 interrupt per tool call held for approval) or `RUN_ERROR`. The next input answers the
 interrupts in `resume`: status "resolved" approves unless the payload is `false` or
@@ -30,6 +31,7 @@ from yiemagent.serve._protocols import (
     Conversation,
     call_at,
     held_calls,
+    message_text,
     run_batches,
     start_conversation,
     tool_result_text,
@@ -93,6 +95,8 @@ class Translator:
         self.message_id = ""
         self.messages = 0
         self.text_open = False
+        self.reasoning: str | None = None
+        """The id of the open reasoning message (a thinking block being streamed)."""
         self.calls_open: set[str] = set()
         self.calls_started: set[str] = set()
 
@@ -140,6 +144,21 @@ class Translator:
             out.append(
                 agui.TextMessageContentEvent(message_id=self.message_id, delta=inner["delta"])
             )
+        elif kind in ("thinking_start", "thinking_delta"):
+            if self.reasoning is None:
+                self.reasoning = f"{self.message_id}-r{inner.get('content_index', 0)}"
+                out.append(agui.ReasoningStartEvent(message_id=self.reasoning))
+                out.append(
+                    agui.ReasoningMessageStartEvent(message_id=self.reasoning, role="reasoning")
+                )
+            if kind == "thinking_delta" and inner.get("delta"):
+                out.append(
+                    agui.ReasoningMessageContentEvent(
+                        message_id=self.reasoning, delta=inner["delta"]
+                    )
+                )
+        elif kind == "thinking_end":
+            out.extend(self._end_reasoning())
         elif kind in ("toolcall_start", "toolcall_delta", "toolcall_end"):
             call = call_at(inner, partial)
             if call is None:
@@ -150,6 +169,15 @@ class Translator:
             elif kind == "toolcall_end":
                 out.extend(self._call_end(call))
         return out
+
+    def _end_reasoning(self) -> list[agui.BaseEvent]:
+        if self.reasoning is None:
+            return []
+        done, self.reasoning = self.reasoning, None
+        return [
+            agui.ReasoningMessageEndEvent(message_id=done),
+            agui.ReasoningEndEvent(message_id=done),
+        ]
 
     def _call_start(self, call: dict[str, Any]) -> list[agui.BaseEvent]:
         if call["id"] in self.calls_started:
@@ -171,7 +199,12 @@ class Translator:
         return [agui.ToolCallEndEvent(tool_call_id=call["id"])]
 
     def _close(self, message: dict[str, Any]) -> list[agui.BaseEvent]:
-        out: list[agui.BaseEvent] = []
+        out: list[agui.BaseEvent] = self._end_reasoning()
+        text = message_text(message)
+        if not self.text_open and text:  # not streamed (guardrails held it): all at once
+            out.append(agui.TextMessageStartEvent(message_id=self.message_id, role="assistant"))
+            out.append(agui.TextMessageContentEvent(message_id=self.message_id, delta=text))
+            self.text_open = True
         if self.text_open:
             self.text_open = False
             out.append(agui.TextMessageEndEvent(message_id=self.message_id))

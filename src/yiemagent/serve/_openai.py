@@ -27,6 +27,7 @@ from yiemagent.serve._protocols import (
     Conversation,
     final_texts,
     held_calls,
+    message_text,
     run_batches,
     sse_data,
     start_conversation,
@@ -173,10 +174,14 @@ class _Completions:
                 message = event.get("message") or {}
                 if kind == "message_start" and message.get("role") == "assistant":
                     fresh = True
-                elif kind == "message_update":
+                elif kind in ("message_update", "message_end"):
                     inner = event.get("assistant_message_event") or {}
-                    if inner.get("type") == "text_delta" and inner.get("delta"):
-                        text = inner["delta"]
+                    text = ""
+                    if inner.get("type") == "text_delta":
+                        text = inner.get("delta") or ""
+                    elif kind == "message_end" and fresh and message.get("role") == "assistant":
+                        text = message_text(message)  # not streamed (guardrails held it)
+                    if text:
                         if fresh and said:
                             text = "\n\n" + text
                         fresh, said = False, True

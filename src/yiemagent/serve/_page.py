@@ -3,7 +3,8 @@ inline CSS and script, nothing fetched from another host, no build step).
 
 The page holds no data: it reads everything through the API with the token it asks for
 once (kept in the browser's local storage). It streams answers, shows each tool call live
-(arguments, progress, result, time), steers the run with what is typed while it works,
+(arguments, progress, result, time; a sub-agent's steps inside the call that runs it),
+steers the run with what is typed while it works,
 stops it, approves or rejects held calls, lists the sessions, and shows a run's `yiem trace`
 timeline.
 """

@@ -34,6 +34,7 @@ __all__ = [
     "call_at",
     "final_texts",
     "held_calls",
+    "message_text",
     "run_batches",
     "sse_data",
     "start_conversation",
@@ -151,12 +152,17 @@ def final_texts(end: dict[str, Any]) -> str:
     return "\n\n".join(text for text in _assistant_texts(end) if text)
 
 
+def message_text(message: dict[str, Any]) -> str:
+    """The text blocks of a message (as a dict), joined."""
+    return "".join(
+        b.get("text", "") for b in message.get("content", []) or [] if b.get("type") == "text"
+    )
+
+
 def _assistant_texts(end: dict[str, Any]) -> Iterator[str]:
     for message in end.get("messages", []):
         if message.get("role") == "assistant":
-            yield "".join(
-                b.get("text", "") for b in message.get("content", []) if b.get("type") == "text"
-            )
+            yield message_text(message)
 
 
 def tool_result_text(result: dict[str, Any]) -> str:

@@ -29,7 +29,7 @@ from yiemagent.types import AgentEvent
 if TYPE_CHECKING:
     from yiemagent.agent import Agent
 
-__all__ = ["Busy", "MakeAgent", "Run", "RunHub", "wire_json"]
+__all__ = ["Busy", "MakeAgent", "Run", "RunHub", "guarded", "wire_json"]
 
 logger = logging.getLogger(__name__)
 
@@ -53,6 +53,18 @@ def wire_json(event: AgentEvent) -> str:
     return to_json(event, exclude=exclude, fallback=str).decode()
 
 
+def guarded(agent: Agent[Any]) -> bool:
+    """Whether `agent`, or an agent its handoffs reach, has output guardrails."""
+    seen = [agent]
+    for member in seen:
+        if getattr(member, "output_guardrails", None):
+            return True
+        for handoff in getattr(member, "handoffs", ()):
+            if all(handoff.agent is not other for other in seen):
+                seen.append(handoff.agent)
+    return False
+
+
 class Run:
     """One run of a session's agent: its events in order, numbered from 1.
 
@@ -62,7 +74,9 @@ class Run:
     closed and the session free again.
     """
 
-    def __init__(self, run_id: str, session_id: str, agent: Agent[Any]) -> None:
+    def __init__(
+        self, run_id: str, session_id: str, agent: Agent[Any], *, hold_text: bool = False
+    ) -> None:
         self.id = run_id
         self.session_id = session_id
         self.agent: Agent[Any] | None = agent
@@ -73,6 +87,11 @@ class Run:
         self.ended = False
         """The `agent_end` event is in `events`."""
         self.done = False
+        self.hold_text = hold_text
+        """The agent has output guardrails: its `message_update` events are not passed on,
+        and an assistant `message_start` comes without its content, so no client sees an
+        answer before the guardrails passed it (DESIGN §17); each message arrives whole in
+        its `message_end`."""
         self.created_ms = int(time.time() * 1000)
         self.task: asyncio.Task[None] | None = None
         self._tick = asyncio.Event()
@@ -111,7 +130,13 @@ class Run:
         tick.set()
 
     async def listen(self, event: AgentEvent, _signal: object = None) -> None:
-        """The agent subscriber: every event of the run, in order."""
+        """The agent subscriber: every event of the run, in order (but see `hold_text`)."""
+        if self.hold_text and event.type == "message_update":
+            return
+        if self.hold_text and event.type == "message_start" and event.message.role == "assistant":
+            held = to_json(event, exclude={"message": {"content"}}, fallback=str).decode()
+            self._append(held, None)
+            return
         self._append(wire_json(event), None, event.type == "agent_end")
 
     async def follow(self, after: int = 0) -> AsyncIterator[range]:
@@ -144,6 +169,7 @@ class Run:
             "events": len(self.texts),
             "ended": self.ended,
             "end_reason": self.end_reason,
+            "hold_text": self.hold_text,
             "created_ms": self.created_ms,
         }
 
@@ -222,7 +248,7 @@ class RunHub:
             except BaseException:
                 await agent.close()
                 raise
-            run = Run(uuid.uuid4().hex, session_id, agent)
+            run = Run(uuid.uuid4().hex, session_id, agent, hold_text=guarded(agent))
             agent.subscribe(run.listen)
             run.task = asyncio.create_task(self._drive(run, agent, call), name=f"run-{run.id}")
             slot.run = run

@@ -3,7 +3,8 @@ transport): UI messages in, UI message chunks out as server-sent events, header
 `x-vercel-ai-ui-message-stream: v1`, ending with `data: [DONE]`.
 
 The chat `id` is the session. One assistant message per run: `start`, then per model call
-`start-step` … `finish-step`, text as `text-start/-delta/-end`, tool calls as
+`start-step` … `finish-step`, text as `text-start/-delta/-end`, thinking as
+`reasoning-start/-delta/-end`, tool calls as
 `tool-input-start/-delta/-available` and, once run here, `tool-output-available` (or
 `tool-output-error`); a call held for approval sends `tool-approval-request` (its approval
 id is the tool call id), and the next request answers it with the tool part's
@@ -26,6 +27,7 @@ from yiemagent.serve._protocols import (
     Conversation,
     call_at,
     held_calls,
+    message_text,
     run_batches,
     sse_data,
     start_conversation,
@@ -82,6 +84,7 @@ class Translator:
         self.message_id = message_id
         self.messages = 0
         self.text_id: str | None = None
+        self.reasoning_id: str | None = None
         self.calls_started: set[str] = set()
         self.calls_ready: set[str] = set()
         self.step_open = False
@@ -120,6 +123,16 @@ class Translator:
                 self.text_id = f"text-{self.run.id}-{self.messages}"
                 out.append({"type": "text-start", "id": self.text_id})
             out.append({"type": "text-delta", "id": self.text_id, "delta": inner["delta"]})
+        elif kind in ("thinking_start", "thinking_delta"):
+            if self.reasoning_id is None:
+                self.reasoning_id = f"reasoning-{self.run.id}-{self.messages}"
+                out.append({"type": "reasoning-start", "id": self.reasoning_id})
+            if kind == "thinking_delta" and inner.get("delta"):
+                out.append(
+                    {"type": "reasoning-delta", "id": self.reasoning_id, "delta": inner["delta"]}
+                )
+        elif kind == "thinking_end":
+            out.extend(self._end_reasoning())
         elif kind in ("toolcall_start", "toolcall_delta", "toolcall_end"):
             call = call_at(inner, partial)
             if call is None:
@@ -135,6 +148,12 @@ class Translator:
                 )
         return out
 
+    def _end_reasoning(self) -> list[dict[str, Any]]:
+        if self.reasoning_id is None:
+            return []
+        done, self.reasoning_id = self.reasoning_id, None
+        return [{"type": "reasoning-end", "id": done}]
+
     def _call_start(self, call: dict[str, Any]) -> list[dict[str, Any]]:
         if call["id"] in self.calls_started:
             return []
@@ -144,7 +163,12 @@ class Translator:
         ]
 
     def _close(self, message: dict[str, Any]) -> list[dict[str, Any]]:
-        out: list[dict[str, Any]] = []
+        out: list[dict[str, Any]] = self._end_reasoning()
+        text = message_text(message)
+        if self.text_id is None and text:  # not streamed (guardrails held it): all at once
+            self.text_id = f"text-{self.run.id}-{self.messages}"
+            out.append({"type": "text-start", "id": self.text_id})
+            out.append({"type": "text-delta", "id": self.text_id, "delta": text})
         if self.text_id is not None:
             out.append({"type": "text-end", "id": self.text_id})
             self.text_id = None

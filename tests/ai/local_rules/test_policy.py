@@ -3,6 +3,7 @@ name, and every step of a rule is in the message's details."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 
 import pytest
@@ -93,3 +94,14 @@ def test_the_trace_shows_what_the_rules_did() -> None:
     timeline = build_timeline([UserMessage("Who wrote Hamlet?"), message])
     shown = timeline.turns[0].bars[0].details["rules"]
     assert shown == 'relevant dropped: get_time {"place": "Hamlet"}'
+
+
+def test_yiem_run_json_lines_carry_the_rules_steps() -> None:
+    """`yiem run --json` prints `event_to_dict` of each event: the message's details too."""
+    from yiemagent.types.events import MessageEndEvent, event_to_dict
+    from yiemagent.types.messages import TextContent
+
+    step = {"rule": "grounded", "action": "dropped", "what": 'get_weather {"city": "Paris"}'}
+    message = AssistantMessage(content=[TextContent("Which city?")], details={DETAILS_KEY: [step]})
+    line = json.loads(json.dumps(event_to_dict(MessageEndEvent(message))))
+    assert line["message"]["details"] == {DETAILS_KEY: [step]}

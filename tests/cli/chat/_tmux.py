@@ -95,6 +95,15 @@ class Pane:
         screen = self.wait("__EXIT=", timeout)
         return int(screen.split("__EXIT=")[1].split("__")[0])
 
+    def chat_pid(self) -> int:
+        """The pid of the `yiem chat` process (the pane's shell runs it as its child)."""
+        shell = int(self._tmux("list-panes", "-t", "chat", "-F", "#{pane_pid}").split()[0])
+        children = subprocess.run(
+            ["pgrep", "-P", str(shell)], capture_output=True, text=True, timeout=30
+        ).stdout.split()
+        assert len(children) == 1, children
+        return int(children[0])
+
     def close(self) -> None:
         """Stop the tmux server (and the chat, if still running)."""
         subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True, timeout=30)

@@ -459,3 +459,80 @@ def test_ctrl_c_at_an_approval_question_rejects_the_call_and_the_chat_goes_on(
         pane.close()
     assert removed.read_text() == ""
     assert len(_every_call_answered_once(data_dir, "stop")) == 1
+
+
+def test_a_chat_killed_at_an_approval_question_asks_it_again_when_resumed(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    """Issue 30: `kill -9` the chat while it asks `Run remove(...)? [y/N/a]`, then start it
+    again on the same session. It says calls wait, asks the question again, and an answer
+    resumes the run (before the fix it never asked again, and every prompt failed with the
+    Python API's advice "approve(id) or reject(id, reason) ... await resume()")."""
+    import os
+    import signal
+
+    removed = tmp_path / "removed.txt"
+    removed.touch()
+    args = ["--tools", str(APPROVAL_TOOLS), "--session", "killed"]
+    env = {"YIEM_TEST_REMOVED": str(removed)}
+    question = "Run remove(name=zeta)? [y/N/a(lways)]"
+    first = Pane(data_dir, args, env=env)
+    try:
+        first.ready()
+        first.type("remove zeta")
+        first.wait(question)
+        os.kill(first.chat_pid(), signal.SIGKILL)
+        assert first.exit_code() == 137
+    finally:
+        first.close()
+    assert removed.read_text() == ""
+    second = Pane(data_dir, args, env=env)
+    try:
+        second.wait(
+            lambda s: after(
+                s, "this session has 1 tool call(s) waiting for your approval", question
+            )
+        )
+        second.type("y")
+        second.wait(lambda s: after(s, f"{question} yes", "Tool results: removed zeta", "tokens:"))
+        assert removed.read_text() == "zeta\n"
+        second.type("/approvals")
+        second.wait(lambda s: after(s, "› /approvals", "no tool call waits for approval"))
+        second.type("hello")
+        screen = second.wait(lambda s: after(s, "› hello", "Hello! I am a scripted", "tokens:"))
+        assert "approve(id)" not in screen and "resume()" not in screen
+    finally:
+        second.close()
+    assert len(_every_call_answered_once(data_dir, "killed")) == 1
+
+
+def test_a_long_tool_result_wraps_at_spaces_and_commands_are_echoed(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    """Issue 30 papercuts: the result line of a call wider than the terminal is wrapped
+    between words (the terminal's own wrapping cut words in two; `capture-pane -J` joins
+    such lines back into one wider than the pane), and a typed /command is echoed, so its
+    output has a heading."""
+    removed = tmp_path / "removed.txt"
+    removed.touch()
+    name = "the quick brown fox jumps over the lazy dog by the river bank"
+    pane = Pane(
+        data_dir,
+        ["--tools", str(APPROVAL_TOOLS), "--session", "wrap"],
+        env={"YIEM_TEST_REMOVED": str(removed)},
+        width=60,
+    )
+    try:
+        pane.ready()
+        pane.type(f"remove {name}")
+        pane.wait("[y/N/a(lways)]")
+        pane.type("y")
+        screen = pane.wait(lambda s: after(s, "✓ remove(", "Tool results: removed", "tokens:"))
+        result = screen[screen.index("✓ remove(") :].split("Tool results:")[0]
+        lines = result.splitlines()
+        assert len(lines) > 1 and all(len(line) <= 60 for line in lines), lines
+        assert f"→ removed {name} (" in " ".join(" ".join(lines).split())
+        pane.type("/tools")
+        pane.wait(lambda s: after(s, "› /tools", "remove"))
+    finally:
+        pane.close()

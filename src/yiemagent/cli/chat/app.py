@@ -36,8 +36,8 @@ from rich.text import Text
 
 from yiemagent.cli.chat.view import LiveView
 from yiemagent.cli.teams import has_guardrails
-from yiemagent.errors import AgentBusyError
-from yiemagent.types import AgentMessage, AssistantMessage, UserMessage
+from yiemagent.errors import AgentBusyError, ApprovalPendingError
+from yiemagent.types import AgentMessage, AssistantMessage, PendingApproval, UserMessage
 
 if TYPE_CHECKING:
     from yiemagent.cli.chat.setup import ChatSetup
@@ -171,7 +171,11 @@ class ChatApp:
     # ── output ─────────────────────────────────────────────────────────────
 
     def _commit(self, line: Text) -> None:
-        self.console.print(line)
+        # Wrapped at spaces to the terminal's width (a long tool result or answer does not
+        # break mid-word as the terminal's own wrapping does).
+        # The console writes to prompt_toolkit's stdout proxy, which has no size: take the
+        # terminal's at each line (it may have been resized).
+        self.console.print(line, soft_wrap=False, width=_terminal_columns())
 
     def say(self, text: str, style: str = "dim") -> None:
         """Print one line above the prompt."""
@@ -194,6 +198,7 @@ class ChatApp:
         if not text:
             return
         if is_command(text):
+            self.console.print(Text(f"› {text}", style="bold"))  # its output has a heading
             dispatch(self, text)
         elif self.busy:
             self.steer(text)
@@ -225,9 +230,36 @@ class ChatApp:
         self.view.queue(message, "follow-up")
 
     def start(self, text: str) -> None:
-        """Start a run for `text` (the caller checked no run is active)."""
+        """Start a run for `text` (the caller checked no run is active); tool calls still
+        held for approval are asked about first."""
         self.console.print(Text(f"› {text}", style="bold"))
+        if self.pending_approvals():
+            self.say("first, the tool calls that wait for your approval:", "yellow")
+            self.begin(self._settle_then_prompt(UserMessage(text)))
+            return
         self.begin(self._prompt(UserMessage(text)))
+
+    def pending_approvals(self) -> list[PendingApproval]:
+        """The agent's tool calls held for approval (DESIGN §14)."""
+        return list(getattr(self.setup.agent, "pending_approvals", None) or [])
+
+    def ask_held(self) -> None:
+        """Ask about the held tool calls now (idle only): at the start of a resumed session
+        that holds some (a chat killed at the question), and for `/approvals`."""
+        self.begin(self._after_ready())
+
+    async def _after_ready(self) -> None:
+        if self.ready is not None:
+            await asyncio.shield(self.ready)
+
+    async def _settle_then_prompt(self, message: AgentMessage) -> AssistantMessage | None:
+        from yiemagent.cli.chat.approvals import settle_pending_approvals
+
+        await self._after_ready()
+        await settle_pending_approvals(self, self.setup.agent, self.setup.gate)
+        if self._aborting:
+            return None
+        return await self.setup.agent.prompt(message)
 
     def begin(self, work: Awaitable[AssistantMessage | None]) -> None:
         """Run `work` (a prompt or a resume) as the one run task."""
@@ -252,6 +284,12 @@ class ChatApp:
                 await agent.resume()
         except asyncio.CancelledError:
             self.say("⏹ cancelled before it started", "yellow")
+        except ApprovalPendingError as exc:  # said in the chat's words, not the API's
+            count = len(exc.pending) if exc.pending else 1
+            self.say(
+                f"{count} tool call(s) wait for your approval: /approvals asks about them",
+                "yellow",
+            )
         except Exception as exc:  # a run that failed: one line, the chat goes on (§8)
             message = getattr(exc, "message", None)
             if not isinstance(message, AssistantMessage):  # not already shown by the view
@@ -399,6 +437,13 @@ class ChatApp:
                     lambda event, _signal: self.view(event)
                 )
                 self.ready = asyncio.get_running_loop().create_task(self._start(load_model))
+                held = self.pending_approvals()
+                if held:  # e.g. the last chat was killed at the question: ask it again
+                    self.say(
+                        f"this session has {len(held)} tool call(s) waiting for your approval",
+                        "yellow",
+                    )
+                    self.ask_held()
                 ticker = asyncio.get_running_loop().create_task(self._tick())
                 try:
                     code = await self.app.run_async()
@@ -432,6 +477,18 @@ class ChatApp:
 
         await close_mcp_servers(self)
         await self.setup.close()
+
+
+def _terminal_columns() -> int:
+    """The real terminal's width (not `$COLUMNS`, which a parent process may have left)."""
+    for stream in (sys.__stdout__, sys.__stderr__):
+        if stream is None:
+            continue
+        try:
+            return os.get_terminal_size(stream.fileno()).columns or 80
+        except (AttributeError, OSError, ValueError):
+            continue
+    return 80
 
 
 def run_chat(setup: ChatSetup) -> int:

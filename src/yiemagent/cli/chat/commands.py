@@ -200,6 +200,22 @@ def _undo(app: ChatHost, arg: str) -> None:
     app.say(f"undone: › {one_line(text, 80)} ({len(messages) - cut} messages removed)")
 
 
+def _approvals(app: ChatHost, arg: str) -> None:
+    if not _idle_only(app, "approvals"):
+        return
+    held = app.pending_approvals()
+    if not held:
+        app.say("no tool call waits for approval")
+        return
+    from yiemagent.cli.chat.view import short_args
+
+    for call in held:
+        line = Text(f"  {call.tool_name}({short_args(call.arguments)})", style="bold")
+        line.append(f"  {call.tool_call_id}", style="dim")
+        app.console.print(line)
+    app.ask_held()
+
+
 def _exit(app: ChatHost, arg: str) -> None:
     app.exit()
 
@@ -214,6 +230,7 @@ COMMANDS: dict[str, tuple[Handler, str]] = {
     "sessions": (_sessions, "the stored sessions"),
     "new": (_new, "[NAME]: start a new session (or open NAME)"),
     "undo": (_undo, "remove the last exchange"),
+    "approvals": (_approvals, "the tool calls waiting for your approval; asks about them"),
     "clear": (_clear, "clear the screen (the conversation stays)"),
     "exit": (_exit, "leave (as Ctrl-D)"),
 }

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
     from yiemagent.cli.chat.setup import ChatSetup
     from yiemagent.cli.chat.view import LiveView
-    from yiemagent.types import AssistantMessage
+    from yiemagent.types import AssistantMessage, PendingApproval
 
 __all__ = ["ChatHost"]
 
@@ -62,6 +62,14 @@ class ChatHost(Protocol):
 
     def begin(self, work: Awaitable[AssistantMessage | None]) -> None:
         """Run `work` (a prompt or a resume) as the one run task."""
+        ...
+
+    def pending_approvals(self) -> list[PendingApproval]:
+        """The agent's tool calls held for approval."""
+        ...
+
+    def ask_held(self) -> None:
+        """Ask about the held tool calls now, then resume (idle only)."""
         ...
 
     async def replace_agent(self, session_name: str) -> None:

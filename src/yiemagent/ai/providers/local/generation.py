@@ -89,7 +89,7 @@ def rambling(text: str) -> bool:
     in its last `RAMBLE_WORDS` words, at least `RAMBLE_SHARE` already occur, whole, in the
     words before them (which must be at least as many). A list or a report of several
     results repeats its template, not most of its runs: the varying names and numbers break
-    them (eight "The time in <city> is <time> on Tuesday, 1 December 2026." share 43 %)."""
+    them."""
     words = _WORD.findall(text.casefold())
     start = len(words) - RAMBLE_WORDS
     if start < RAMBLE_WORDS:

@@ -1,16 +1,13 @@
 """The grounding guard of the embedded model (DESIGN §11, R-11.2): is a call backed by what
 the model was given?
 
-The 0.5B model calls an unrelated tool with made-up values (BFCL irrelevance:
-`concert_availability(artist="The Beatles")` for a question naming no artist), invents paths
+A small model calls an unrelated tool with made-up values
+(`find_concert(artist="Some Band")` for a question naming no artist), invents paths
 (`path/to/your/file.txt`) and copies example values into stray calls (`get_time("Tokyo")`
 after reading that the city is Lisbon). The calls it gets right take their words and numbers
 from the user's messages and the tool results. `ungrounded` lists what a call holds that
-nothing backs; the provider drops such a call and generates the reply again without that tool.
-
-Measured against BFCL's own ground-truth calls (docs/local-model.md): the guard flags 8 % of
-correct simple_python calls and 7 % of multiple (exact word matching flagged 21 % and 20 %),
-and catches 12 of 16 distinct irrelevance calls the model made.
+nothing backs; the `grounded` rule drops such a call and the reply is generated again
+without that tool. (Measured: docs/local-model.md.)
 """
 
 from __future__ import annotations
@@ -320,7 +317,7 @@ def coordinated(
     apart: Collection[Any] = (),
 ) -> bool:
     """Whether the text of `grounding` writes the values `first` and `second` in one list
-    ("Lakers and Bulls", "10, 20 and 30 years", "'Civil' and 'Criminal'"): between them only
+    ("tea and coffee", "10, 20 and 30 years", "'red' and 'blue'"): between them only
     separators (commas, "and", "or", "&", "/"), quotes, `siblings` (values of the same
     parameter the reply uses, "San Francisco, California") and other items of one to three
     words between separators ("1990, 1991 or 1992"). "Taylor Swift for 20 minutes and

@@ -6,10 +6,9 @@ generation. A reply is one call `{"name": <tool>, "arguments": {...}}` (one bran
 its arguments constrained by the tool's input schema), a list of several calls
 `[{"name": ..., "arguments": ...}, ...]` (one batch, R-11.1), or the answer
 `{"name": "answer", "text": "..."}`. A call and the answer both start with `{"name": "`, so
-the model decides between a tool and the answer on the name itself (measured on the 0.5B
-model: 10/10 right against 4-7/10 with a separate `{"answer": ...}` key). Making every reply a
-list, answer included, was measured worse: the 0.5B model then answered arithmetic and file
-questions itself (0/2 calls where the object form made 2/2; docs/local-model.md).
+the model decides between a tool and the answer on the name itself (measured better than a
+separate `{"answer": ...}` key, and better than making every reply a list;
+docs/local-model.md).
 `reply_schema` is the one place that builds the reply's schema.
 
 The system prompt starts with the assistant's identity (R-11.4) and lists each tool with its
@@ -53,9 +52,11 @@ __all__ = [
     "NO_TOOL",
     "answer_name",
     "answered_calls",
+    "call_branch",
     "call_key",
     "chat_messages",
     "coined",
+    "content_text",
     "current_request",
     "extra_call_grammar",
     "identity",
@@ -192,7 +193,7 @@ def _arguments_schema(tool: AgentTool) -> dict[str, Any]:
     return schema
 
 
-def _call_branch(tool: AgentTool) -> dict[str, Any]:
+def call_branch(tool: AgentTool) -> dict[str, Any]:
     return {
         "type": "object",
         "properties": {"name": {"const": tool.name}, "arguments": _arguments_schema(tool)},
@@ -239,7 +240,7 @@ def reply_schema(
         dropped, only the answer branch remains. Further answer kinds go beside
         `_answer_branch` here.
     """
-    calls = [_call_branch(tool) for tool in tools if tool.name not in drop]
+    calls = [call_branch(tool) for tool in tools if tool.name not in drop]
     branches: list[dict[str, Any]] = list(calls)
     if calls:
         branches.append(
@@ -260,13 +261,13 @@ def extra_call_grammar(tools: Sequence[AgentTool], *, drop: Collection[str] = ()
     after the calls so far: exactly `, {call}` (R-11.1).
 
     A small model rarely opens a list itself, and after one call it closes a list with
-    p > 0.9 even when the request has several parts (docs/local-model.md). So the provider
+    high probability even when the request has several parts (docs/local-model.md). So the provider
     writes the calls so far back as an open list and makes the model write one more call:
     on a one-part request the model repeats a call (dropped: nothing new), on a request with
     several parts it writes the next part's call. The decoder keeps a call only when
     `choice.adds_to` finds that it adds a part of the request.
     """
-    calls = [_call_branch(tool) for tool in tools if tool.name not in drop]
+    calls = [call_branch(tool) for tool in tools if tool.name not in drop]
     item = calls[0] if len(calls) == 1 else {"anyOf": calls}
     return (
         f'%llguidance {{}}\nstart: ", " call\ncall: %json {json.dumps(item, ensure_ascii=False)}\n'
@@ -315,7 +316,7 @@ def named_tools(tools: Sequence[AgentTool], request: Sequence[Message]) -> set[s
 
 def request_text(request: Sequence[Message]) -> str:
     """The text of the user messages of `request` (`current_request`), one a line."""
-    return "\n".join(_content_text(m.content) for m in request if isinstance(m, UserMessage))
+    return "\n".join(content_text(m.content) for m in request if isinstance(m, UserMessage))
 
 
 def coined(name: str) -> bool:
@@ -347,7 +348,7 @@ def tool_rounds(messages: Sequence[Message]) -> int:
     return rounds
 
 
-def _content_text(content: Sequence[TextContent | ImageContent | DocumentContent]) -> str:
+def content_text(content: Sequence[TextContent | ImageContent | DocumentContent]) -> str:
     """The text of `content`; the model reads no images or PDFs: a short note stands in."""
     parts = [
         block.text if isinstance(block, TextContent) else attachment_stand_in(block)
@@ -373,7 +374,7 @@ NO_TOOL = 'No tool does that (there is no "{name}"). Reply to my request without
 def no_tool_turns(name: str) -> list[dict[str, str]]:
     """The two turns that tell the model the tool it reached for, `name`, is not there:
     its reply as far as the name, then `NO_TOOL` (R-11.2). After them the 0.5B model says it
-    cannot do it (7 of 7 requests no tool serves, docs/local-model.md), where with only the
+    cannot do it (docs/local-model.md), where with only the
     answer left it made up a forecast or said a file "has been deleted"."""
     reply = json.dumps({"name": name}, ensure_ascii=False)
     return [
@@ -429,14 +430,14 @@ def chat_messages(
 
     for message in messages:
         if isinstance(message, ToolResultMessage):
-            text = _content_text(message.content) or "(no output)"
+            text = content_text(message.content) or "(no output)"
             if message.is_error:
                 text = f"Error: {text}"
             pending.append(text)
             continue
         flush()
         if isinstance(message, UserMessage):
-            request = _content_text(message.content)
+            request = content_text(message.content)
             out.append({"role": "user", "content": request})
         elif isinstance(message, AssistantMessage):
             text = "\n".join(

@@ -37,7 +37,12 @@ from yiemagent.ai.providers.local.choice import ChainStep, vocabulary
 from yiemagent.ai.providers.local.decoder import ReplyDecoder
 from yiemagent.ai.providers.local.generation import Outcome, free_name, stream_chunks
 from yiemagent.ai.providers.local.grounding import Grounding
-from yiemagent.ai.providers.local.model import policy_of
+from yiemagent.ai.providers.local.model import policy_of, tool_format_of
+from yiemagent.ai.providers.local.native import (
+    native_grammar,
+    native_messages,
+    native_system_prompt,
+)
 from yiemagent.ai.providers.local.prompt import (
     MAX_CALLS,
     answer_name,
@@ -190,6 +195,9 @@ async def _generate_reply(
 ) -> None:
     tools = list(context.tools or [])
     messages = transform_messages(context.messages, model)
+    if tools and tool_format_of(model) == "native":
+        await _generate_native(runtime, builder, model, context, options, max_tool_rounds, limit_s)
+        return
     system = system_prompt(context.system_prompt, tools, _model_label(model))
     answer = answer_name(tools) if tools else ""
     # Lone surrogates (a file name decoded with surrogateescape) cannot reach the runtime.
@@ -305,6 +313,48 @@ async def _generate_reply(
     if notes:
         builder.message.details[DETAILS_KEY] = [note.as_dict() for note in notes]
     builder.set_usage(usage)
+    _end(builder, outcome)
+
+
+async def _generate_native(
+    runtime: ChatRuntime,
+    builder: MessageBuilder,
+    model: Model,
+    context: Context,
+    options: StreamOptions,
+    max_tool_rounds: int,
+    limit_s: float,
+) -> None:
+    """One reply in the model's own tool format (`native`): the template's tool prompt,
+    the `<tool_call>` grammar, and the calls read from the text as it streams. Of the
+    policy's rules only `round_budget` applies (after it, the grammar admits text only);
+    the call rules judge the JSON reply's items and do not run here."""
+    tools = list(context.tools or [])
+    messages = transform_messages(context.messages, model)
+    system = native_system_prompt(context.system_prompt, tools, _model_label(model))
+    spent = "round_budget" in policy_of(model).names and tool_rounds(messages) >= max_tool_rounds
+    request: dict[str, Any] = {
+        "messages": sanitize_surrogates(native_messages(system, messages)),
+        "stream": True,
+        "stream_options": {"include_usage": True},
+        "max_tokens": options.max_tokens or model.max_tokens,
+        "temperature": 0.0 if options.temperature is None else options.temperature,
+        "cache_prompt": True,
+        "return_progress": True,
+        "grammar": native_grammar([] if spent else tools),
+    }
+    builder.recover_text_tool_calls([tool.name for tool in tools])
+    deadline = time.monotonic() + limit_s
+    outcome = await stream_chunks(runtime, request, builder, None, options, deadline)
+    usage = Usage()
+    usage.add(usage_from_openai(outcome.usage))
+    builder.set_usage(usage)
+    if builder.message.tool_calls:
+        outcome.kind = "call"
+    if spent:
+        builder.message.details[DETAILS_KEY] = [
+            RuleNote("round_budget", "withheld", "every tool").as_dict()
+        ]
     _end(builder, outcome)
 
 

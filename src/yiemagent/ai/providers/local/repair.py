@@ -54,11 +54,9 @@ def percent_as_fraction(
     percentage ("an interest rate of 5%": 5) given as the fraction it stands for (0.05),
     unless the parameter's description asks for a percentage ("as a percentage", without
     "decimal" or "fraction"). The 0.5B copies "5%" as 5; code that takes a rate as a float
-    expects 0.05. Counted on BFCL's ground truth (all simple_python, multiple, parallel and
-    parallel_multiple answers whose question writes a percentage, the model's 5 for 5%
-    simulated; docs/local-model.md): 89 values right after this repair, 7 wrong; integer
-    parameters always want the percentage and are left alone. `arguments` itself comes
-    back when nothing changes (R-11.2)."""
+    expects 0.05 (measured: docs/local-model.md). Integer parameters always want the
+    percentage and are left alone. `arguments` itself comes back when nothing changes
+    (R-11.2)."""
     if not grounding.percents:
         return arguments
     properties = tool.input_schema.get("properties")

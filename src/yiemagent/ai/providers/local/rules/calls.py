@@ -180,9 +180,11 @@ class ChainStepRule(CallRule):
     """After tool results, drops a further call of a used tool that takes nothing new from
     the results; the reply is asked again without that tool (R-11.2).
 
-    After `read_file {"path": "a.txt"}` returned "see b.txt", `read_file {"path": "b.txt"}`
-    (good: the chain's next step) runs, and `calculator {"expression": "see b.txt"}` (bad:
-    a result copied into an unrelated tool) is dropped (`choice.ChainStep.allows`).
+    After `read_file {"path": "a.txt"}` returned "the answer is in b.txt",
+    `read_file {"path": "b.txt"}` (good: the chain's next step) runs, and
+    `read_file {"path": "a.txt, again"}` (bad: nothing the results gave) is dropped
+    (`choice.ChainStep.allows`). A tool not used yet, or one whose last result was an
+    error, is not judged here (`chain_unnamed` decides whether it is offered).
     """
 
     name = "chain_step"
