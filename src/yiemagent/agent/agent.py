@@ -572,7 +572,7 @@ class Agent(Generic[OutputT]):
                 "cannot reset while the agent is running; abort() and await wait_for_idle() first"
             )
         self._state.clear()
-        self._state.active_agent = self.name  # the entry agent answers again (DESIGN §17)
+        self._state.active_agent = self.name  # the entry agent answers again
         self._driver.held.clear()
         self.clear_all_queues()
 
