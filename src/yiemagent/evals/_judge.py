@@ -21,13 +21,18 @@ logger = logging.getLogger(__name__)
 VERDICT_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "reason": {"type": "string", "description": "One sentence: why it passes or fails."},
+        "reason": {
+            "type": "string",
+            "maxLength": 200,
+            "description": "One sentence: why it passes or fails.",
+        },
         "passed": {"type": "boolean", "description": "Whether the answer meets the rubric."},
     },
     "required": ["reason", "passed"],
     "additionalProperties": False,
 }
-"""What the judge must answer: the reason first, so the verdict follows from it."""
+"""What the judge must answer: the reason first, so the verdict follows from it; a short
+one, so a small model cannot run into its output limit before the verdict."""
 
 JUDGE_SYSTEM = (
     "You grade an assistant's answer against a rubric. Read the question, the reference "
