@@ -179,6 +179,8 @@ def test_state_values_sit_beside_a_session(store: SessionStore) -> None:
     store.save_state("s", "held", '{"calls": 2}')  # overwritten, not added
     store.save_state("s", "other", "x")
     store.save_state("t", "held", "t's")
+    store.save_state("t", "nul", "a\x00b")  # any string, NUL included (PostgreSQL text has none)
+    assert store.load_state("t", "nul") == "a\x00b"
     assert store.load_state("s", "held") == '{"calls": 2}'
     assert store.load_state("t", "held") == "t's"
     assert store.list_sessions() == []  # values alone do not make a session

@@ -52,7 +52,7 @@ class Statements:
             ),
             q(
                 "CREATE TABLE IF NOT EXISTS {s}.session_state ("
-                " session_id TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL,"
+                " session_id TEXT NOT NULL, key TEXT NOT NULL, value BYTEA NOT NULL,"
                 " PRIMARY KEY (session_id, key))"
             ),
             q(

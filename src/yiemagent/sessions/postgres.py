@@ -4,8 +4,10 @@
 Tables, in a schema of their own (default `yiemagent`): `messages(id, session_id, seq, role,
 data, timestamp)` with one row per message (`data` the message's JSON text, exactly as
 SQLite keeps it), `session_state(session_id, key, value)` for the tool calls held for
-approval, `leases(session_id, token, host, pid, started, acquired_ms)` for each session's one
-writer, and `meta(key, value)` with the schema version.
+approval (`value` as UTF-8 bytes, so any string fits, NUL characters included; a session id
+or key cannot hold NUL in PostgreSQL), `leases(session_id, token, host, pid, started,
+acquired_ms)` for each session's one writer, and `meta(key, value)` with the schema
+version.
 
 Every write is one transaction that first takes a transaction-scoped advisory lock on the
 session, so writes of one session are serialised across connections: the lease check, the
@@ -194,7 +196,7 @@ class PostgresSessionStore:
         """
         with self._lock:
             row = self._open().execute(self._sql.load_state, (session_id, key)).fetchone()
-        return None if row is None else str(row[0])
+        return None if row is None else bytes(row[0]).decode("utf-8")
 
     def save_state(self, session_id: str, key: str, value: str | None) -> None:
         """Save `value` under `key` (`None` deletes it), committed before returning.
@@ -207,7 +209,8 @@ class PostgresSessionStore:
             if value is None:
                 conn.execute(self._sql.delete_state_key, (session_id, key))
             else:
-                conn.execute(self._sql.save_state, (session_id, key, value))
+                # bytes: a PostgreSQL text value cannot hold NUL characters; a value can
+                conn.execute(self._sql.save_state, (session_id, key, value.encode("utf-8")))
 
     # ── the writer lease (yiemagent.sessions.lease) ────────────────────────
 
