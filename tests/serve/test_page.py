@@ -92,7 +92,8 @@ def drive(url: str, tmp_path: Path, store: InMemorySessionStore, tools: Tools) -
 
 async def test_the_page_drives_runs(tmp_path: Path) -> None:
     store = InMemorySessionStore()
-    with faux_server(store, Tools(delay_s=1.5), delay_s=0.02) as (url, tools):
+    # tools of 4 s: the steer is typed while one runs, also on a loaded machine
+    with faux_server(store, Tools(delay_s=4.0), delay_s=0.02) as (url, tools):
         await asyncio.to_thread(drive, url, tmp_path, store, tools)
 
 

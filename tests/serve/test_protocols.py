@@ -204,6 +204,57 @@ def test_agui_reasoning_events() -> None:
         assert text == "thought: hard"
 
 
+async def test_agui_sub_agents() -> None:
+    from tests.serve._kit import Tools, brain, serving
+    from yiemagent import Agent
+    from yiemagent.ai.providers.faux import FauxModel
+    from yiemagent.serve import create_app
+
+    store = InMemorySessionStore()
+    fm = FauxModel([brain] * 100)
+
+    def make_agent(session_id: str) -> Any:
+        helper = Agent(name="helper", model=fm.model, stream_fn=fm.stream_fn, tools=Tools().all())
+        return Agent(
+            model=fm.model,
+            stream_fn=fm.stream_fn,
+            tools=[helper.as_tool()],
+            session_store=store,
+            session_id=session_id,
+        )
+
+    def drive(url: str) -> list[Any]:
+        with httpx.Client(base_url=url) as client:
+            run_input = agui.RunAgentInput(
+                thread_id="t",
+                run_id="r",
+                messages=[agui.UserMessage(id="u", content="delegate weather Oslo")],
+            )
+            return agui_run(client, run_input)
+
+    with serving(create_app(make_agent, session_store=store)) as url:
+        events = await asyncio.to_thread(drive, url)
+    check_agui_order(events)
+    started = [e for e in events if isinstance(e, agui.SubagentStartedEvent)]
+    assert [(s.name, s.parent_tool_call_id) for s in started] == [
+        ("helper", started[0].subagent_run_id)
+    ]
+    sub_run = started[0].subagent_run_id
+    calls = [e for e in events if isinstance(e, agui.ToolCallStartEvent)]
+    assert [(c.tool_call_name, c.subagent_run_id) for c in calls] == [
+        ("helper", None),
+        ("weather", sub_run),
+    ]
+    inner_text = "".join(
+        e.delta for e in events if isinstance(e, agui.TextMessageContentEvent) and e.subagent_run_id
+    )
+    assert inner_text == "Done: sunny in Oslo"
+    finished = [e for e in events if isinstance(e, agui.SubagentFinishedEvent)]
+    assert [f.subagent_run_id for f in finished] == [sub_run]
+    assert events.index(finished[0]) < len(events) - 1  # before the run's own end
+    assert isinstance(events[-1], agui.RunFinishedEvent)
+
+
 def test_agui_interrupts_for_approval_and_resumes() -> None:
     store = InMemorySessionStore()
     with faux_server(store) as (url, tools), httpx.Client(base_url=url) as client:

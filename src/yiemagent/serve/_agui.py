@@ -3,7 +3,9 @@ each built as the `ag-ui-protocol` package's model and written by its `EventEnco
 
 The thread is the session (`threadId`). The run's events become `RUN_STARTED`, text
 messages (`TEXT_MESSAGE_START/CONTENT/END`), tool calls (`TOOL_CALL_START/ARGS/END`, then
-`TOOL_CALL_RESULT` when the tool has answered here), thinking as `REASONING_*` events,
+`TOOL_CALL_RESULT` when the tool has answered here), thinking as `REASONING_*` events, a
+sub-agent's (an agent called as a tool) between `SUBAGENT_STARTED` and `SUBAGENT_FINISHED`
+with its `subagentRunId` (the id of the call that runs it),
 progress as `CUSTOM` "tool_progress",
 and `RUN_FINISHED` (outcome success, cancelled after an abort, or interrupt with one
 interrupt per tool call held for approval) or `RUN_ERROR`. The next input answers the
@@ -88,10 +90,18 @@ def conversation_of(data: agui.RunAgentInput) -> Conversation:
 class Translator:
     """The run's events (dicts) to AG-UI events, in order (see the module docstring)."""
 
-    def __init__(self, thread_id: str, run_id: str, run: Run) -> None:
+    def __init__(
+        self, thread_id: str, run_id: str, run: Run, *, prefix: str = "", owners: Any = None
+    ) -> None:
         self.thread_id = thread_id
         self.run_id = run_id
         self.run = run
+        self.prefix = prefix or run.id
+        """Message ids are `<prefix>-<n>` (a sub-agent's own prefix keeps them apart)."""
+        self.owners: dict[str, str | None] = {} if owners is None else owners
+        """Tool call id -> the sub-agent run it belongs to (None: the top run)."""
+        self.subs: dict[str, Translator] = {}
+        self.sub_run: str | None = None
         self.message_id = ""
         self.messages = 0
         self.text_open = False
@@ -108,7 +118,12 @@ class Translator:
         message = event.get("message") or {}
         if kind == "message_start" and message.get("role") == "assistant":
             self.messages += 1
-            self.message_id = f"{self.run.id}-{self.messages}"
+            self.message_id = f"{self.prefix}-{self.messages}"
+            return []
+        if kind == "nested_agent":
+            return self._nested(event)
+        if kind == "tool_execution_start":
+            self.owners[str(event.get("tool_call_id"))] = self.sub_run
             return []
         if kind == "message_update":
             return self._update(event.get("assistant_message_event") or {}, message)
@@ -133,6 +148,39 @@ class Translator:
         if kind == "agent_end":
             return self._end(event)
         return []
+
+    def _nested(self, event: dict[str, Any]) -> list[agui.BaseEvent]:
+        """A sub-agent's event (an agent called as a tool): `SUBAGENT_STARTED` at its first,
+        its events attributed by `subagentRunId` (the id of the tool call that runs it), and
+        `SUBAGENT_FINISHED` or `SUBAGENT_ERROR` instead of a run's end."""
+        sub_run = str(event.get("tool_call_id"))
+        out: list[agui.BaseEvent] = []
+        sub = self.subs.get(sub_run)
+        if sub is None:
+            sub = Translator(
+                self.thread_id, self.run_id, self.run, prefix=f"{sub_run}", owners=self.owners
+            )
+            sub.sub_run = sub_run
+            self.subs[sub_run] = sub
+            path = event.get("agent_path") or ["agent"]
+            out.append(
+                agui.SubagentStartedEvent(
+                    subagent_run_id=sub_run,
+                    name=str(path[-1]),
+                    parent_tool_call_id=sub_run,
+                    parent_subagent_run_id=self.owners.get(sub_run),
+                )
+            )
+        for made in sub.feed(event.get("event") or {}):
+            if isinstance(made, agui.RunErrorEvent):
+                out.append(agui.SubagentErrorEvent(subagent_run_id=sub_run, message=made.message))
+            elif isinstance(made, agui.RunFinishedEvent):
+                out.append(agui.SubagentFinishedEvent(subagent_run_id=sub_run))
+            else:
+                if "subagent_run_id" in type(made).model_fields:
+                    setattr(made, "subagent_run_id", sub_run)  # noqa: B010 (not on BaseEvent)
+                out.append(made)
+        return out
 
     def _update(self, inner: dict[str, Any], partial: dict[str, Any]) -> list[agui.BaseEvent]:
         kind = inner.get("type")
