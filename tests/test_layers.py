@@ -1,12 +1,13 @@
-"""The import rule of docs/architecture.md (DESIGN §2, §10), checked on the source: every
+"""The import rule of docs/architecture.md (DESIGN §2), checked on the source: every
 `yiemagent` import — top-level, function-local and `TYPE_CHECKING` ones — goes from a layer to
 a lower one (or stays inside its package), the module graph has no cycle, no module imports
-another module's `_private` name. Modules are split by concept, not by size (DESIGN §22), so
+another module's `_private` name. Modules are split by concept, not by size, so
 there is no cap on their length."""
 
 from __future__ import annotations
 
 import ast
+import re
 from collections import defaultdict
 from pathlib import Path
 
@@ -27,9 +28,9 @@ LAYERS: dict[str, float] = {
     "mcp": 6,
     "telemetry": 6,
     "batch": 6,
-    "teams": 6.5,  # agent files: build Agents with tools and MCP servers (DESIGN §17)
+    "teams": 6.5,  # agent files: build Agents with tools and MCP servers
     "(root)": 7,  # yiemagent/__init__.py: the re-exports of every layer's public names
-    "serve": 7,  # `yiem serve` (DESIGN §18): serves agents and shows telemetry's timeline
+    "serve": 7,  # `yiem serve`: serves agents and shows telemetry's timeline
     "evals": 7,  # runs on the batch engine and draws the telemetry timeline
     "cli": 8,
 }
@@ -124,16 +125,62 @@ def test_no_module_imports_another_modules_private_name() -> None:
     assert not wrong, "\n".join(wrong)
 
 
-def test_every_cited_rule_has_a_heading_in_the_architecture_doc() -> None:
-    """docs/architecture.md states every `R-x.y` the code and the tests cite."""
-    import re
+REFERENCE = re.compile(
+    r"\bR-\d+\.\d+b?|\bDESIGN §\d+(?:\.\d+)?|§\d+(?:\.\d+)?|\bseed 00\d(?: §\d+(?:\.\d+)?)?",
+    re.IGNORECASE,
+)
+"""A rule (`R-4.1`), a design section (`DESIGN §17`, or a bare `§17` after one) or a seed
+section (`seed 000 §8.1`)."""
 
-    root = SRC.parent.parent
-    doc = root / "docs" / "architecture.md"
+
+def architecture_headings() -> tuple[set[str], dict[str, str]]:
+    """The rules and design sections docs/architecture.md states under a heading of their
+    own, and the text of each seed's section there."""
+    doc = SRC.parent.parent / "docs" / "architecture.md"
     assert doc.is_file(), f"{doc} is missing (the tests run on the repository's checkout)"
-    headings = set(re.findall(r"^### (R-\d+\.\d+b?)\b", doc.read_text(encoding="utf-8"), re.M))
-    cited: set[str] = set()
+    text = doc.read_text(encoding="utf-8")
+    headings = set(re.findall(r"^### (R-\d+\.\d+b?|§\d+)\b", text, re.M))
+    seeds = dict(re.findall(r"^### Seed (00\d)\b[^\n]*\n(.*?)(?=^##|\Z)", text, re.M | re.S))
+    return headings, seeds
+
+
+def resolves(reference: str, headings: set[str], seeds: dict[str, str]) -> bool:
+    seed = re.match(r"seed (00\d)(?: (§[\d.]+))?", reference, re.IGNORECASE)
+    if seed:
+        number, section = seed.groups()
+        return number in seeds and (section is None or section in seeds[number])
+    if reference.startswith("R-"):
+        return reference in headings
+    return "§" + reference.split("§")[1].split(".")[0] in headings
+
+
+def test_every_reference_resolves_in_the_architecture_doc() -> None:
+    """Every rule, design section or seed section the code and the tests cite is stated in
+    docs/architecture.md, so a reader with only the repository can follow it."""
+    headings, seeds = architecture_headings()
+    root = SRC.parent.parent
+    unresolved: list[str] = []
     for folder in ("src", "tests"):
-        for path in (root / folder).rglob("*.py"):
-            cited |= set(re.findall(r"\bR-\d+\.\d+b?", path.read_text(encoding="utf-8")))
-    assert cited - headings == set(), f"rules cited but not stated: {sorted(cited - headings)}"
+        for path in sorted((root / folder).rglob("*.py")):
+            for match in REFERENCE.finditer(path.read_text(encoding="utf-8")):
+                if not resolves(match.group(0), headings, seeds):
+                    unresolved.append(f"{path.relative_to(root)}: {match.group(0)}")
+    assert not unresolved, "references docs/architecture.md does not state:\n" + "\n".join(
+        unresolved
+    )
+
+
+def test_a_module_cites_at_most_one_reference_in_its_docstring() -> None:
+    """A module may name its rule or section once, in its docstring; the rest of it says in
+    words what the code does and why."""
+    wrong: list[str] = []
+    for path in source_files():
+        text = path.read_text(encoding="utf-8")
+        found = list(REFERENCE.finditer(text))
+        if not found:
+            continue
+        docstring = ast.get_docstring(ast.parse(text), clean=False) or ""
+        if len(found) > 1 or found[0].group(0) not in docstring:
+            cited = ", ".join(m.group(0) for m in found)
+            wrong.append(f"{path.relative_to(SRC)}: {cited}")
+    assert not wrong, "more than one reference, or one outside the docstring:\n" + "\n".join(wrong)

@@ -1,7 +1,7 @@
 """The exceptions yiemagent raises: one per intent, each saying when it is raised.
 
 Tool problems never raise (DESIGN R-4.1: they become tool results); these are for
-configuration mistakes and misuse of the API (DESIGN §8).
+configuration mistakes and misuse of the API.
 """
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ class MessageInputError(YiemAgentError, TypeError, ValueError):
 
 
 class ToolLoadError(YiemAgentError):
-    """One or more tool files failed to load (DESIGN R-4.13).
+    """One or more tool files failed to load.
 
     Raised by `ToolStore.load_dir` after every good file was loaded and registered.
     `failures` holds `(path, reason)` for each failing file, in file order.
@@ -89,7 +89,7 @@ class ToolLoadError(YiemAgentError):
 
 
 class AgentBusyError(YiemAgentError, RuntimeError):
-    """The agent is running and cannot take this call (DESIGN R-6.3, R-6.4, R-6.5)."""
+    """The agent is running and cannot take this call."""
 
 
 class ProviderError(YiemAgentError):
@@ -126,20 +126,20 @@ class SessionCorruptError(YiemAgentError, ValueError):
 
 
 class BatchError(YiemAgentError, ValueError):
-    """A batch cannot start or go on (DESIGN §16): a malformed task line, a repeated id, a
+    """A batch cannot start or go on: a malformed task line, a repeated id, a
     results file that is not a results file or is in use by another batch, a backend that
     is not installed. Raised before any task runs, or when the results file cannot be
     written; the message says what to change."""
 
 
 class MCPConnectionError(YiemAgentError):
-    """An MCP server could not be reached (DESIGN §12): its command did not start, it did
+    """An MCP server could not be reached: its command did not start, it did
     not answer `initialize` in time, or it is not connected. Raised by `MCPServer.connect`
     and `yiemagent.mcp.add_server`; a call that fails becomes an error tool result instead."""
 
 
 class ApprovalPendingError(YiemAgentError, RuntimeError):
-    """Tool calls are held for approval (DESIGN §14): decide each one with `approve` or
+    """Tool calls are held for approval: decide each one with `approve` or
     `reject`, then `await resume()`, before a new prompt. `pending` lists the call ids."""
 
     def __init__(self, text: str, pending: Sequence[str]) -> None:

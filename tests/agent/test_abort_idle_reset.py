@@ -42,7 +42,7 @@ async def test_r6_5_abort_ends_the_run_and_queued_messages_survive_once_in_order
     assert fm.call_count == 1
     assert agent.has_queued_messages()
     results = [m for m in agent.state.messages if isinstance(m, ToolResultMessage)]
-    assert len(results) == 1  # the aborted call still has its one result
+    assert len(results) == 1  # the aborted call still has its one result
 
     answer = await agent.prompt("next")
     assert answer.text == "r3"

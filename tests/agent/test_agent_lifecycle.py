@@ -128,7 +128,7 @@ async def test_pi_session_id_reaches_stream_fn_and_the_setter_applies_next_run()
     assert seen == ["session-abc", "session-def"]
 
 
-# ── state after each kind of end ───────────────────────────────────
+# ── state after each kind of end ───────────────────────────────────
 
 
 async def test_r6_2_state_after_stop() -> None:
@@ -221,7 +221,7 @@ async def test_r6_2_state_after_terminate() -> None:
     assert agent.state.error_message is None
 
 
-# ── events a subscriber sees ───────────────────────────────────────
+# ── events a subscriber sees ───────────────────────────────────────
 
 
 async def test_r5_1_subscriber_sees_the_loop_order_for_a_tool_run() -> None:
@@ -277,7 +277,7 @@ async def test_r6_2_active_run_is_true_at_agent_start_and_false_after() -> None:
     assert agent.state.active_run is False
 
 
-# ── input forms ────────────────────────────────────────────────────
+# ── input forms ────────────────────────────────────────────────────
 
 
 async def test_r6_3_prompt_with_images() -> None:
@@ -312,7 +312,7 @@ async def test_r6_3_an_empty_list_is_refused_and_the_agent_stays_idle() -> None:
     assert agent.state.messages == [] and fm.contexts == []
 
 
-# ── channels under abort ────────────────────────────────────
+# ── channels under abort ────────────────────────────────────
 
 
 async def test_r6_5_abort_a_sent_prompt_then_take_response_gets_the_aborted_answer() -> None:

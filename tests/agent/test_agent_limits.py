@@ -36,7 +36,7 @@ async def test_stream_idle_timeout_s_ends_a_silent_stream() -> None:
     fm = FauxModel([faux_stall(1)])
     agent = Agent(model=fm.model, stream_fn=fm.stream_fn, stream_idle_timeout_s=0.2)
     started = time.monotonic()
-    with pytest.raises(AgentRunError) as caught:  # a run ending in error raises
+    with pytest.raises(AgentRunError) as caught:  # a run ending in error raises
         await agent.prompt("go")
     assert caught.value.message.error_message == "The model stream sent nothing for 0.2 s"
     assert time.monotonic() - started < 10

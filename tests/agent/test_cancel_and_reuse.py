@@ -1,4 +1,4 @@
-"""Agent cases from other frameworks' bug reports (DESIGN R-4.1, R-6.2, R-6.5, R-6.6): a
+"""Agent cases from other frameworks' bug reports (DESIGN R-4.1): a
 prompt cancelled by `asyncio.wait_for`, state after aborts, agent reuse."""
 
 from __future__ import annotations

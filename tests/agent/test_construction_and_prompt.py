@@ -319,7 +319,7 @@ async def test_r6_3_resume_continues_from_the_transcript() -> None:
 
 def test_two_different_tools_with_one_name_in_tools_name_the_real_problem() -> None:
     """Both in the `tools` list (no tool_store given): the message must not talk about a
-    tool_store the user never passed (DESIGN §8: a message that says what to change)."""
+    tool_store the user never passed (a message that says what to change)."""
     from yiemagent import AgentTool, ConfigError
 
     def make(text: str) -> AgentTool:
@@ -339,7 +339,7 @@ def test_two_different_tools_with_one_name_in_tools_name_the_real_problem() -> N
 
 
 def test_r6_1_a_tool_store_given_as_tools_is_copied_r4_12() -> None:
-    """R-6.1: `tools` is copied, also when it is a ToolStore; R-4.12: registering in one
+    """`tools` is copied, also when it is a ToolStore; R-4.12: registering in one
     agent's store never shows in another's, nor in the store the agents were built from."""
     source = ToolStore("shared")
     source.register(make_tool("a", lambda *args: "ok"))

@@ -49,5 +49,5 @@ def test_r6_1_default_agent_runs_offline_on_the_embedded_model_twice() -> None:
         c.id for m in agent.state.messages if isinstance(m, AssistantMessage) for c in m.tool_calls
     ]
     results = [m.tool_call_id for m in agent.state.messages if isinstance(m, ToolResultMessage)]
-    assert results == calls  # each call answered once, in order
+    assert results == calls  # each call answered once, in order
     assert not agent.is_busy

@@ -1,5 +1,5 @@
 """DESIGN R-6.2: `reduce_event` folds each event into the agent's state. It finds what an
-event changes by the event's class (DESIGN §9); an event of a subclass is folded like its
+event changes by the event's class; an event of a subclass is folded like its
 base class, and events that change nothing leave the state as it was."""
 
 from __future__ import annotations
@@ -108,7 +108,7 @@ def _view() -> AgentStateView:
 def test_an_agents_pending_tool_calls_are_copied_only_once_read_and_never_change_when_held(
     steps: list[tuple[bool, int, bool]],
 ) -> None:
-    """The Agent's state changes its set in place while nobody has read it (DESIGN §9); a
+    """The Agent's state changes its set in place while nobody has read it; a
     set once read (by a listener, say) stays as it was read."""
     state = _view()
     want: set[str] = set()

@@ -35,7 +35,7 @@ async def test_a_failed_prompt_raises_with_the_message_and_the_runs_messages() -
     assert agent.state.messages == error.new_messages  # in the transcript as with any run
     assert agent.state.error_message == error.message.error_message
     assert not agent.is_busy
-    reply = await agent.prompt("again")  # usable
+    reply = await agent.prompt("again")  # usable
     assert reply.text == "fine"
     assert agent.state.error_message is None
 
@@ -83,7 +83,7 @@ async def test_an_aborted_run_returns_its_message() -> None:
     reply = await task
     assert isinstance(reply, AssistantMessage) and reply.stop_reason == "aborted"
     results = [m for m in agent.state.messages if isinstance(m, ToolResultMessage)]
-    assert len(results) == 1 and results[0].is_error  # the call is answered
+    assert len(results) == 1 and results[0].is_error  # the call is answered
 
 
 async def test_send_and_take_response_hand_back_the_error_message() -> None:

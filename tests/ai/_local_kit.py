@@ -1,4 +1,4 @@
-"""Helpers of the embedded-model provider tests (DESIGN §7, §11): `FakeRuntime`, a scripted
+"""Helpers of the embedded-model provider tests (DESIGN §7): `FakeRuntime`, a scripted
 stand-in for llama.cpp (the `fake` fixture of conftest installs it), two tools, and the
 reply texts the model writes. The provider first asks for the tool name the model writes
 with no grammar (`generation.free_name`); the fake answers that probe from its next
@@ -81,7 +81,7 @@ def _replay(
 class FakeRuntime:
     """Replays one scripted reply per request as OpenAI chunk dicts, in `size`-char deltas.
 
-    A request with a `grammar` asks for one extra call after a lone first call (R-11.1): it
+    A request with a `grammar` asks for one extra call after a lone first call: it
     replays the next of `more` ("]", nothing, once they run out). The free-name probe is
     answered from `names`, else from the next reply (`_local_kit.probe_reply`)."""
 

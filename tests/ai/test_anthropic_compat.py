@@ -1,7 +1,7 @@
 """anthropic-messages against stream shapes and transcripts from other frameworks' bug reports
 and tests (pi-mono packages/ai, litellm, langchain): Anthropic-compatible proxies, empty
 tool input, stop reasons, usage and cost with cache reads/writes, request bodies the API
-would refuse (DESIGN §7, §8, R-5.10)."""
+would refuse (DESIGN §7)."""
 
 from __future__ import annotations
 
@@ -269,7 +269,7 @@ async def test_ids_from_other_providers_are_made_valid_and_stay_paired(
     server: ReplayServer,
 ) -> None:
     """OpenAI Responses ids (`call_x|fc_...` with `+/=`, 400+ characters) and ids that
-    collide once normalised (R-5.10)."""
+    collide once normalised."""
     long_id = "call_abc|fc_" + "x+/=" * 120
     messages = [
         UserMessage("go"),

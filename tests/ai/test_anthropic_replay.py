@@ -67,7 +67,7 @@ def hello() -> Context:
 
 
 async def test_thinking_redacted_text_and_tool_use(server: ReplayServer) -> None:
-    """seed 002 §3: thinking with its signature, redacted thinking, text, a tool call whose
+    """Thinking with its signature, redacted thinking, text, a tool call whose
     arguments stream as partial JSON (always a dict in the partial), usage with cache reads
     and writes, stop reason tool_use → toolUse."""
     server.enqueue(sse_reply("anthropic_thinking_tool_use.sse"))
@@ -141,8 +141,8 @@ async def test_signed_thinking_goes_back_only_to_the_same_model(server: ReplaySe
 
 
 async def test_request_body_tools_results_images_and_ids(server: ReplayServer) -> None:
-    """Tool results of one turn share one user message; ids are normalised for Anthropic
-    (R-5.10); images go as base64 sources; the key goes in x-api-key."""
+    """Tool results of one turn share one user message; ids are normalised for Anthropic;
+    images go as base64 sources; the key goes in x-api-key."""
     server.enqueue(sse_reply("anthropic_text.sse"))
     calls = [
         ToolCall(id="call|1/a", name="lookup", arguments={"q": "x"}),
@@ -212,7 +212,7 @@ async def test_request_body_tools_results_images_and_ids(server: ReplayServer) -
 async def test_cache_breakpoints_on_system_tools_and_the_latest_turn(
     server: ReplayServer, retention: CacheRetention | None, expected: dict[str, str] | None
 ) -> None:
-    """DESIGN §21: three breakpoints (the API allows four): the last tool (caching every
+    """Three breakpoints (the API allows four): the last tool (caching every
     definition), the system prompt, the last block of the latest user turn; none with
     "none"."""
     server.enqueue(sse_reply("anthropic_text.sse"))
@@ -453,7 +453,7 @@ async def test_an_agent_round_trip_sends_thinking_back_unchanged_with_cache_mark
 async def test_agent_cache_retention_reaches_the_request(
     server: ReplayServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """`Agent(cache_retention=...)` (DESIGN §21): "none" sends no breakpoint, "long" the
+    """`Agent(cache_retention=...)`: "none" sends no breakpoint, "long" the
     1 h one; anything else is refused at construction."""
     from yiemagent import Agent, ConfigError
     from yiemagent.ai import get_model

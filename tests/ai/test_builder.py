@@ -1,5 +1,5 @@
 """`MessageBuilder` grows the partial assistant message and pushes the matching events
-(DESIGN §7, seed 002 §3); its tool-call arguments contract."""
+(DESIGN §7); its tool-call arguments contract."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The faux provider replays scripted responses through the provider event protocol
-(DESIGN §7, seed 002 §3): event order, chunking, always-dict tool arguments, aborts, delays,
+(DESIGN §7): event order, chunking, always-dict tool arguments, aborts, delays,
 the exhausted queue, scripted errors, usage, and the fault presets."""
 
 from __future__ import annotations
@@ -214,7 +214,7 @@ async def test_stream_and_complete_dispatch_to_the_faux_model() -> None:
     assert message.text == "via complete"
 
 
-# ── fault presets (DESIGN §7, §8) ──────────────────────────────────────────
+# ── fault presets ──────────────────────────────────────────
 
 
 async def test_preset_malformed_json_keeps_raw_text_and_a_dict() -> None:

@@ -1,4 +1,4 @@
-"""`import yiemagent` imports no provider SDK or model runtime (DESIGN §2, §9); provider
+"""`import yiemagent` imports no provider SDK or model runtime (DESIGN §2); provider
 modules load on first use. The 150 ms import budget is a figure `bench/import_time.py` prints,
 never a unit-test assertion (a busy machine must not fail the suite)."""
 

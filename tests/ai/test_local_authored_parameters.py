@@ -1,4 +1,4 @@
-"""R-11.2 and writeTool (DESIGN §11, R-4.15): the embedded model's grounding guard checks
+"""R-11.2 and writeTool: the embedded model's grounding guard checks
 that a call's values come from the conversation; what the model composes — writeTool's code,
 schema and texts, marked with a JSON Schema `contentMediaType` — is not such a value. Before,
 the guard dropped every writeTool call of the 1.5B ("{'args', 'object', 'signal', ...} are

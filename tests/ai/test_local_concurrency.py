@@ -1,6 +1,6 @@
 """The embedded model serves several sessions at once (DESIGN §18): two sessions' replies are
 decoded in llama.cpp's parallel slots at the same time, not one after the other, and each
-session's next turn still reads its earlier prompt from its slot's cache (R-11.5). On the
+session's next turn still reads its earlier prompt from its slot's cache. On the
 real Qwen2.5-Coder-0.5B; the checks are orderings and token counts, not durations."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The free-name step of the embedded model (R-11.2, DESIGN §11): before a request's first
+"""The free-name step of the embedded model (R-11.2): before a request's first
 reply the provider reads the tool name the model writes with no grammar; a function name of
 two or more words that is no tool's and names none means the model reached for a tool that
 is not there, and it is told so and answers."""
@@ -111,7 +111,7 @@ def test_a_name_whose_action_no_tool_has_is_a_missing_tool() -> None:
 async def test_optional_values_nothing_backs_are_left_out_of_the_call(
     fake: Callable[..., FakeRuntime],
 ) -> None:
-    """R-11.2: an optional value of the model's own (`units: "kelvin"`) is left out, so
+    """An optional value of the model's own (`units: "kelvin"`) is left out, so
     the tool's default applies; the rest of the call runs."""
     tool = AgentTool(
         name="get_temperature",

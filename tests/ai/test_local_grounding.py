@@ -1,5 +1,5 @@
-"""The embedded model's grounding guard (DESIGN §11, R-11.2): `ungrounded` lists what a
-call holds that the user's messages and the tool results do not back; `adds_to` (R-11.1)
+"""The embedded model's grounding guard (DESIGN §11): `ungrounded` lists what a
+call holds that the user's messages and the tool results do not back; `adds_to`
 whether an extra call of a reply brings a part of the request the earlier calls leave out."""
 
 from __future__ import annotations
@@ -117,7 +117,7 @@ MOVIES = AgentTool(
 
 
 def test_optional_values_nothing_backs_are_left_out() -> None:
-    """R-11.2: the 0.5B fills optional parameters with values of its own (BFCL: `category:
+    """The 0.5B fills optional parameters with values of its own (BFCL: `category:
     "Drama"` for all movies of an actor); the default is what the user asked for."""
     grounding = Grounding.of_text("Find all movies starring Leonardo DiCaprio in 2010, vegan.")
     arguments = {
@@ -180,7 +180,7 @@ RATES = _tool(
 
 
 def test_a_percentage_the_user_wrote_becomes_a_fraction_where_a_number_is_taken() -> None:
-    """R-11.2: the 0.5B copies "5%" as 5 (BFCL parallel_14: `interest_rate: 5`); a float
+    """The 0.5B copies "5%" as 5 (BFCL parallel_14: `interest_rate: 5`); a float
     rate wants 0.05, unless its description asks for a percentage; integers keep it."""
     grounding = Grounding.of_text("A rate of 5%, tax 7.5 percent, yield 4%, 10% off, for 3 years.")
     assert grounding.percents == {5.0, 7.5, 4.0, 10.0}
@@ -230,7 +230,7 @@ def test_the_grounding_of_a_conversation_holds_user_messages_and_results() -> No
     assert ungrounded(tool, {"place": "Tokyo"}, grounding) == {"tokyo"}
 
 
-# ── adds_to: does an extra call bring a part of the request (R-11.1) ────────────────────
+# ── adds_to: does an extra call bring a part of the request ────────────────────
 
 TEXT = _tool({"text": {"type": "string"}}, ["text"])
 TIME_TOOL = AgentTool(
@@ -301,7 +301,7 @@ RESISTANCE = _tool(
 
 
 def test_an_optional_value_that_changes_an_earlier_calls_adds_a_part() -> None:
-    """R-11.1: "resistivity of copper and aluminum" — the second call differs only in an
+    """ "resistivity of copper and aluminum" — the second call differs only in an
     optional value; a value the earlier call left out is a refinement, not a part."""
     request = Grounding.of_text("A 5 m wire of copper and aluminum, in ohms")
     earlier = [(RESISTANCE, {"length": 5, "material": "copper"})]
@@ -325,7 +325,7 @@ def test_an_optional_value_that_changes_an_earlier_calls_adds_a_part() -> None:
 
 
 def test_a_call_of_another_tool_the_request_names_adds_a_part_with_the_same_values() -> None:
-    """R-11.1: "final velocity … Also, compute the total distance" — the second call has the
+    """ "final velocity … Also, compute the total distance" — the second call has the
     first one's values; its tool's name holds a word of the request the first tool's lacks."""
     velocity, distance, report = (
         _named_with(name, {"speed": {"type": "number"}}, ["speed"])
@@ -367,7 +367,7 @@ RANKING = _tool({"team": {"type": "string"}, "season": {"type": "integer"}}, ["t
 
 
 def test_a_new_combination_of_values_the_request_lists_adds_a_part() -> None:
-    """R-11.1: "Lakers and Bulls in seasons 2018 and 2020" asks for the four combinations
+    """ "Lakers and Bulls in seasons 2018 and 2020" asks for the four combinations
     (BFCL parallel_46 stopped after two); paired values, or lists paired "respectively",
     do not multiply."""
     listed = Grounding.of_text(
@@ -401,7 +401,7 @@ _NAMES = st.lists(
 def test_recombining_listed_values_yields_exactly_the_product(
     teams: list[str], years: list[int], data: st.DataObject
 ) -> None:
-    """R-11.1: starting from any two calls that differ in both values, every other
+    """Starting from any two calls that differ in both values, every other
     combination of the listed values is accepted once, and nothing outside the product."""
     request = Grounding.of_text(f"{', '.join(teams)} and more in {' or '.join(map(str, years))}")
     product = [{"team": t, "season": y} for t in teams for y in years]
@@ -432,7 +432,7 @@ def test_changed_optional_values_add_exactly_the_request_s_new_words(
 
 
 def test_a_description_s_listed_choices_back_a_value() -> None:
-    """R-11.2: a description that lists the values (quoted or slashed) makes them the
+    """A description that lists the values (quoted or slashed) makes them the
     tool's own words, like an enum (`type: "country"` for "the population of the USA")."""
     assert listed_choices("Specify whether the area is city/state/country.") == {
         "city",
@@ -468,7 +468,7 @@ def test_a_description_s_listed_choices_back_a_value() -> None:
     }
 
 
-# ── ChainStep: what a call after results must bring (R-11.2) ───────────────────────────
+# ── ChainStep: what a call after results must bring ───────────────────────────
 
 CALC_TOOL = AgentTool(
     name="calculator",
@@ -562,7 +562,7 @@ def test_numbers_in_a_string_count_from_three_that_nothing_backs(numbers: list[i
     assert ungrounded(calc, {"e": text}, nothing) == invented
 
 
-# ── file names: given whole, or repaired to the one given (R-11.2) ─────────────────────
+# ── file names: given whole, or repaired to the one given ─────────────────────
 
 
 def test_an_invented_file_name_becomes_the_one_the_request_gives() -> None:
@@ -594,7 +594,7 @@ def test_file_names_are_found_as_written(name: str) -> None:
     assert Grounding.of_text(f"pi is 3.14 and e.g. {name}").files == (name,)
 
 
-# ── relevant: before any result, does the request name the tool (R-11.2) ───────────────
+# ── relevant: before any result, does the request name the tool ───────────────
 
 
 def test_a_tool_the_request_does_not_name_may_not_take_its_words() -> None:
@@ -626,7 +626,7 @@ def _named(name: str) -> AgentTool:
 
 
 def test_a_request_that_spells_out_a_tool_s_name_asks_for_it() -> None:
-    """R-11.2: every word of four or more letters of the name, two or more of them."""
+    """Every word of four or more letters of the name, two or more of them."""
     request = prose("What is the official crime rate of violent crime in SF?")
     assert spells(_named("get_crime_rate"), request)
     assert spells(_named("getCrimeRate"), request)

@@ -97,7 +97,7 @@ async def test_abort_mid_answer_ends_aborted_quickly() -> None:
 async def test_the_extra_call_grammar_binds_the_real_runtime() -> None:
     """llama.cpp IGNORES a grammar it cannot compile and generates unconstrained (measured:
     a lark `<tool_call>` token rule did that silently), so the grammar of the extra-call
-    step (R-11.1) is checked on the real runtime: asked to go on with prose, the model can
+    step is checked on the real runtime: asked to go on with prose, the model can
     still only add one calculator call."""
     import json
 

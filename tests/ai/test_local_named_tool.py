@@ -1,4 +1,4 @@
-"""R-11.2 (DESIGN §11): a request that names a tool as written ("Use the word_count tool on the
+"""R-11.2: a request that names a tool as written ("Use the word_count tool on the
 text: ...") asks for that tool. In `yiem chat --write-tools` the 1.5B wrote word_count, then
 answered "4" (and, on another run, "contains 5 words") itself instead of calling it. The
 embedded model is now not offered the answer before a call while the named tool is; once a
@@ -52,7 +52,7 @@ class _Runtime:
         if is_name_probe(request):  # the free-name probe: it reaches for `probe`
             self.probes += 1
             reply = probe_reply("", self.probe)
-        elif "grammar" in request:  # the extra-call step (R-11.1): nothing more to add
+        elif "grammar" in request:  # the extra-call step: nothing more to add
             reply = ", " + json.dumps(self.call)
         else:
             branches = request["response_format"]["json_schema"]["schema"]["anyOf"]

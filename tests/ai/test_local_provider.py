@@ -67,7 +67,7 @@ async def test_answer_text_streams_as_text_deltas(fake: Callable[..., FakeRuntim
     request = runtime.requests[0]
     assert request["response_format"]["type"] == "json_schema"
     assert request["cache_prompt"] is True  # R-11.5
-    assert request["max_tokens"] == MODEL.max_tokens  # R-11.3: always a token cap
+    assert request["max_tokens"] == MODEL.max_tokens  # always a token cap
 
 
 async def test_a_call_streams_toolcall_events_and_ends_with_tool_use(
@@ -77,7 +77,7 @@ async def test_a_call_streams_toolcall_events_and_ends_with_tool_use(
     events = await _events(Context("", [UserMessage("17*23?")], [CALC, TIME]))
     kinds = [e.type for e in events]
     assert kinds[0] == "start" and kinds[1] == "toolcall_start"
-    # Each call is checked whole by the grounding guard before it is emitted (R-11.2).
+    # Each call is checked whole by the grounding guard before it is emitted.
     assert kinds.count("toolcall_delta") >= 1 and kinds[-2:] == ["toolcall_end", "done"]
     final = events[-1].message
     assert final.stop_reason == "toolUse"
@@ -93,7 +93,7 @@ async def test_a_call_streams_toolcall_events_and_ends_with_tool_use(
 async def test_several_calls_in_one_reply_are_one_message(
     fake: Callable[..., FakeRuntime],
 ) -> None:
-    """R-11.1: "the time in London and 365 * 24" gets both calls in one reply."""
+    """ "the time in London and 365 * 24" gets both calls in one reply."""
     fake(
         [
             _calls(
@@ -185,7 +185,7 @@ def _branch_names(schema: dict[str, Any]) -> list[str]:
 async def test_repeat_guard_drops_an_identical_answered_call_and_asks_again(
     fake: Callable[..., FakeRuntime],
 ) -> None:
-    """R-11.2: the 0.5B model repeats the call it just got a result for (LOCAL-MODEL.md):
+    """The 0.5B model repeats the call it just got a result for (LOCAL-MODEL.md):
     the repeat is never shown, and the second request offers no branch for that tool."""
     runtime = fake(
         [
@@ -242,7 +242,7 @@ async def test_a_new_call_of_an_already_used_tool_still_runs(
 async def test_after_its_round_budget_only_an_answer_is_offered(
     fake: Callable[..., FakeRuntime],
 ) -> None:
-    """The round budget (R-11.2): tool rounds since the user spoke up to
+    """The round budget: tool rounds since the user spoke up to
     `max_tool_rounds` keep every tool (a two-step chain needs two); after it only the answer
     is left, and a new user message resets the count."""
     budget = local_spec(MODEL.id).max_tool_rounds
@@ -278,7 +278,7 @@ async def test_without_tools_the_reply_is_plain_streamed_text(
 async def test_the_system_prompt_names_the_assistant_and_the_model(
     fake: Callable[..., FakeRuntime],
 ) -> None:
-    """R-11.4: with or without tools, the model is told who it is and what runs it."""
+    """With or without tools, the model is told who it is and what runs it."""
     runtime = fake([_answer("I am yiem."), "I am yiem."])
     await _events(Context("You are a helpful assistant.", [UserMessage("who are you?")], [CALC]))
     await _events(Context("", [UserMessage("who are you?")]))
@@ -292,7 +292,7 @@ async def test_the_system_prompt_names_the_assistant_and_the_model(
 async def test_a_generation_past_its_deadline_ends_with_length(
     fake: Callable[..., FakeRuntime], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """R-11.3: a reply still streaming at the deadline is stopped and ends "length",
+    """A reply still streaming at the deadline is stopped and ends "length",
     keeping what came; llama.cpp is told to stop."""
     monkeypatch.setenv(provider.DEADLINE_ENV, "0.5")
     runtime = fake([_answer(" ".join(f"w{i}" for i in range(2000)))], delay_s=0.01)
@@ -308,7 +308,7 @@ async def test_a_generation_past_its_deadline_ends_with_length(
 async def test_a_runtime_silent_past_the_deadline_ends_with_an_error(
     fake: Callable[..., FakeRuntime], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """R-11.3: no chunk at all (a stuck prompt evaluation) never hangs the caller."""
+    """No chunk at all (a stuck prompt evaluation) never hangs the caller."""
     monkeypatch.setenv(provider.DEADLINE_ENV, "0.3")
     fake([_answer("late")], delay_s=3.0, size=100)
     started = time.monotonic()
@@ -321,7 +321,7 @@ async def test_a_runtime_silent_past_the_deadline_ends_with_an_error(
 async def test_a_reply_repeating_itself_is_stopped_with_length(
     fake: Callable[..., FakeRuntime],
 ) -> None:
-    """R-11.3: a small model looping on one phrase is cut off, not run to the token cap."""
+    """A small model looping on one phrase is cut off, not run to the token cap."""
     # A small delay per chunk: the fake must still be streaming when the provider stops it.
     runtime = fake([_answer("It is 9720" + ".0" * 3000)], delay_s=0.002)
     events = await _events(Context("", [UserMessage("365*24?")], [CALC]))
@@ -334,7 +334,7 @@ async def test_a_reply_repeating_itself_is_stopped_with_length(
 async def test_a_reply_going_round_in_near_repeats_is_stopped_with_length(
     fake: Callable[..., FakeRuntime],
 ) -> None:
-    """R-11.3: two sentences alternating, each time a little different, are no exact repeat
+    """Two sentences alternating, each time a little different, are no exact repeat
     (`runaway`), yet the 0.5B wrote them until the deadline; they are cut off."""
     cycle = (
         "The weather is expected to be pleasant and sunny throughout the day, with a mild "
@@ -425,7 +425,7 @@ async def test_abort_ends_the_stream_without_waiting_for_the_next_token(
 async def test_a_call_cut_off_by_the_token_limit_ends_with_length(
     fake: Callable[..., FakeRuntime],
 ) -> None:
-    """R-5.6: the loop must not run a call whose arguments were cut off."""
+    """The loop must not run a call whose arguments were cut off."""
     fake(['{"name": "calculator", "arguments": {"expression": "17 *'], finish="length")
     events = await _events(Context("", [UserMessage("17*23?")], [CALC]))
     final = events[-1].message
@@ -460,7 +460,7 @@ async def test_load_failure_never_raises(monkeypatch: pytest.MonkeyPatch) -> Non
 
 
 def test_importing_the_local_provider_loads_no_runtime() -> None:
-    """DESIGN §2: xllamacpp is imported on first use only."""
+    """Xllamacpp is imported on first use only."""
     code = (
         "import sys, yiemagent.ai.providers.local, yiemagent.cli; print('xllamacpp' in sys.modules)"
     )
@@ -472,7 +472,7 @@ def test_importing_the_local_provider_loads_no_runtime() -> None:
 
 
 def test_reply_schema_offers_a_call_a_list_of_calls_or_the_answer() -> None:
-    """R-11.1: one branch per tool constrained by its input schema, a list of 2..MAX_CALLS
+    """One branch per tool constrained by its input schema, a list of 2..MAX_CALLS
     such calls, and the answer."""
     calc, time_, calls, answer = reply_schema([CALC, TIME])["anyOf"]
     assert calc["properties"]["name"] == {"const": "calculator"}
@@ -490,7 +490,7 @@ def test_reply_schema_offers_a_call_a_list_of_calls_or_the_answer() -> None:
 
 
 def test_reply_schema_admits_only_the_keys_a_tool_lists() -> None:
-    """R-11.1: JSON Schema admits any other key by default; the 0.5B then wrote a key
+    """JSON Schema admits any other key by default; the 0.5B then wrote a key
     (`"atm_pressure': 1}}] ```json {"…`) that ran to the token cap. A tool that lists its
     parameters gets only those; one that admits others (or lists none) keeps its word."""
     import jsonschema
@@ -594,7 +594,7 @@ def test_long_descriptions_are_cut_to_the_prompt_budget() -> None:
 def test_chat_messages_render_calls_as_json_and_one_round_of_results_as_one_user_turn() -> None:
     """The Qwen template's tags: one round's results in one `<tool_response>` block in a user
     turn (the 0.5B answers by copying the last block), then the request restated with the
-    instruction to answer from them (R-11.2)."""
+    instruction to answer from them."""
     transcript = _answered_transcript({"expression": "17 * 23"})
     transcript.append(ToolResultMessage("x", "calculator", [TextContent("boom")], is_error=True))
     transcript.append(AssistantMessage(content=[TextContent("It is 391.")]))
@@ -618,7 +618,7 @@ def test_chat_messages_render_calls_as_json_and_one_round_of_results_as_one_user
 
 
 def test_context_overflow_error_says_how_to_raise_the_context() -> None:
-    """llama.cpp says "try increasing it"; the user must learn which setting (DESIGN §8)."""
+    """llama.cpp says "try increasing it"; the user must learn which setting."""
     from yiemagent.ai.providers.local.generation import chunk_error as _chunk_error
 
     text = _chunk_error(
@@ -636,7 +636,7 @@ def test_context_overflow_error_says_how_to_raise_the_context() -> None:
 async def test_a_lone_call_is_continued_as_a_list_and_gains_the_other_parts_calls(
     fake: Callable[..., FakeRuntime],
 ) -> None:
-    """R-11.1: a first reply of one call object is written back as `[{call}` and the model
+    """A first reply of one call object is written back as `[{call}` and the model
     must write one more call; one that adds a part of the request is kept and the next is
     asked for, until a call adds nothing. All of them are one message."""
     first = _calls(("get_time", {"place": "London"}))
@@ -683,7 +683,7 @@ async def test_an_extra_call_that_adds_no_part_of_the_request_is_dropped_and_end
 async def test_in_a_list_the_model_opened_a_call_adding_nothing_is_dropped(
     fake: Callable[..., FakeRuntime],
 ) -> None:
-    """R-11.1: BFCL simple_python_208 got the same directions twice (the second with its
+    """BFCL simple_python_208 got the same directions twice (the second with its
     optional list repeated); every call after a reply's first must add a part."""
     same = {"place": "New York"}
     runtime = fake([_calls(("get_time", same), ("get_time", {"place": "york new"}))])
@@ -712,7 +712,7 @@ async def test_no_extra_call_is_asked_for_after_a_list_or_after_results(
     fake: Callable[..., FakeRuntime],
 ) -> None:
     """A reply that is already a list is the model's own batch; a call after results is a
-    chain's next step (R-11.1): neither is continued."""
+    chain's next step: neither is continued."""
     runtime = fake(
         [_calls(("calculator", {"expression": "1+1"}), ("calculator", {"expression": "2+2"}))]
     )
@@ -726,7 +726,7 @@ async def test_no_extra_call_is_asked_for_after_a_list_or_after_results(
 async def test_after_results_a_tool_the_request_does_not_name_is_not_offered(
     fake: Callable[..., FakeRuntime],
 ) -> None:
-    """R-11.2: given the time, the 0.5B called `calculator("11:31 on Tuesday…")`; after
+    """Given the time, the 0.5B called `calculator("11:31 on Tuesday…")`; after
     results, a tool not used yet is offered only if the request names it."""
     call = ToolCall(id="c1", name="get_time", arguments={"place": "Tokyo"})
     transcript = [
@@ -782,7 +782,7 @@ async def test_a_first_call_of_a_tool_the_request_does_not_name_is_dropped(
 async def test_after_several_results_the_answer_has_one_part_per_result(
     fake: Callable[..., FakeRuntime],
 ) -> None:
-    """R-11.2: the 0.5B reports only one of two results; after a round of n >= 2 results
+    """The 0.5B reports only one of two results; after a round of n >= 2 results
     the answer's text is a list of exactly n strings, streamed joined by newlines."""
     calls = [
         ToolCall(id="c1", name="get_time", arguments={"place": "London"}),
@@ -835,7 +835,7 @@ def test_the_extra_call_grammar_is_exactly_one_more_item_of_an_offered_tool() ->
 async def test_a_call_that_never_ends_is_stopped_with_length(
     fake: Callable[..., FakeRuntime],
 ) -> None:
-    """R-11.3: an argument that keeps growing without repeating (`aaa + aab + aac + ...`)
+    """An argument that keeps growing without repeating (`aaa + aab + aac + ...`)
     is cut at `MAX_ITEM_CHARS`, not run to the token cap, and the cut call is not run.
     (Numbers nothing backs would stop it sooner: see the test above.)"""
     import itertools

@@ -1,5 +1,5 @@
 """The embedded-model provider on inputs from other frameworks' bug reports, with the fake
-runtime of test_local_provider (DESIGN §7, §8)."""
+runtime of test_local_provider (DESIGN §7)."""
 
 from __future__ import annotations
 

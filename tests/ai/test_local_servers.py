@@ -169,7 +169,7 @@ async def test_calls_become_events_while_the_text_still_streams(server: ReplaySe
 async def test_chunks_without_events_keep_the_stream_alive(server: ReplayServer) -> None:
     """A call held back while it arrives, after prompt-progress chunks with no content,
     takes longer than the idle limit in all but sends a chunk well within it: the run goes
-    on (R-5.8 counts what the server sends, not only the message's events)."""
+    on (counts what the server sends, not only the message's events)."""
     call_text = '{"name": "get_time", "arguments": {"place": "Oslo"}}'
     progress = [{"role": "assistant", "content": None}] * 3
     pieces = [{"content": call_text[i : i + 10]} for i in range(0, len(call_text), 10)]

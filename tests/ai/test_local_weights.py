@@ -236,7 +236,7 @@ def _fields(spec: LocalModelSpec) -> dict[str, object]:
 
 def test_install_hints_work_from_a_checkout() -> None:
     """yiemagent is not on PyPI: `pip install 'yiemagent[...]'` alone fails for a user of a
-    checkout, so the hint also gives the editable form (DESIGN §8: says what to do)."""
+    checkout, so the hint also gives the editable form (says what to do)."""
     from yiemagent.ai.providers.local.weights import LOCAL_MODELS
 
     for spec in LOCAL_MODELS.values():  # the tests run in the checkout's root

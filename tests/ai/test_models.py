@@ -77,7 +77,7 @@ def test_calculate_cost_fills_usage_cost() -> None:
 
 @pytest.mark.parametrize("url", ["notaurl", "ftp://host/v1", "127.0.0.1:8080/v1", ""])
 def test_a_base_url_that_is_not_http_is_refused_at_once(url: str) -> None:
-    """Not at the first request, as 'Request URL is missing a protocol' (DESIGN §8)."""
+    """Not at the first request, as 'Request URL is missing a protocol'."""
     with pytest.raises(ProviderError, match="not an http:// or https:// URL"):
         get_model("openai-compatible/x", base_url=url)
 
@@ -88,7 +88,7 @@ def test_a_base_url_for_the_embedded_model_is_refused_not_ignored() -> None:
 
 
 def test_local_server_models_and_their_tool_call_modes() -> None:
-    """DESIGN §21: `ollama/<id>` at Ollama's default URL with text tool calls;
+    """`ollama/<id>` at Ollama's default URL with text tool calls;
     `openai-compatible/<id>` native unless `tool_calls` says text or schema;
     `openai-responses/<id>` the catalogue's OpenAI model on the Responses API."""
     ollama = get_model("ollama/qwen2.5:0.5b")

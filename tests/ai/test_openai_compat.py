@@ -1,7 +1,7 @@
 """openai-completions against stream shapes and transcripts from other frameworks' bug reports
 and tests (pi-mono packages/ai, litellm, vercel ai sdk, openai-agents): buggy compatible
 servers (Ollama, vLLM, llama.cpp, Gemini's and OpenRouter's OpenAI endpoints), usage
-variants, and request bodies a server would refuse (DESIGN §7, §8, R-4.1, R-5.10)."""
+variants, and request bodies a server would refuse (DESIGN §7)."""
 
 from __future__ import annotations
 
@@ -76,7 +76,7 @@ async def test_calls_sharing_one_index_with_different_ids_stay_separate(
     server: ReplayServer,
 ) -> None:
     """Gemini's and some Ollama versions' OpenAI endpoints give every parallel call index 0:
-    a new id with a name is a new call, not more arguments for the first (R-4.1)."""
+    a new id with a name is a new call, not more arguments for the first."""
     message = await run(
         server,
         openai_chunks(
@@ -431,7 +431,7 @@ async def test_finish_reason_spellings_of_other_servers(
     server: ReplayServer, finish_reason: str, stop_reason: str
 ) -> None:
     """Proxies in front of Anthropic/Gemini pass their own spellings through; a call cut by
-    "max_tokens" must not run with half its arguments (R-5.6)."""
+    "max_tokens" must not run with half its arguments."""
     message = await run(
         server, openai_chunks(call(0, "a", "f", '{"x": "ab'), finish_reason=finish_reason)
     )
@@ -498,7 +498,7 @@ async def test_mistral_gets_nine_character_ids_and_named_tool_messages(
 ) -> None:
     """Mistral refuses ids that are not 9 characters of [a-zA-Z0-9] and wants the tool name
     on tool messages (pi-mono normalizeMistralToolId); calls and results stay paired, also
-    when ids collide once normalised (R-5.10)."""
+    when ids collide once normalised."""
     ids = ["toolu_01A09q90qw90lq917835lq9", "call|1", "abcdefghi", "abcdefghi"]
     messages: list[Any] = [
         UserMessage("go"),
@@ -566,7 +566,7 @@ async def test_error_bodies_that_are_not_openai_json_are_reported(
     server: ReplayServer, content_type: str, body: bytes, expected: str
 ) -> None:
     """Ollama answers a missing model with a plain-text 404 or `{"error": "..."}`, proxies
-    with HTML pages: the message says what the server said, briefly (§8)."""
+    with HTML pages: the message says what the server said, briefly."""
     server.enqueue(Reply(status=404, headers={"content-type": content_type}, body=body))
     message = await run(server, [])
     assert message.stop_reason == "error"

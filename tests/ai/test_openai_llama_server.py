@@ -59,7 +59,7 @@ async def collect(
 
 
 async def test_streamed_text_usage_and_cost(llama: LlamaServer) -> None:
-    """seed 002 §3: start, text_start, text_delta*, text_end, done; usage from the last chunk."""
+    """Start, text_start, text_delta*, text_end, done; usage from the last chunk."""
     model = smol(llama, cost=ModelCost(input=1.0, output=2.0, cache_read=0.5))
     context = Context("Answer briefly.", [UserMessage("Say hello.")])
     events, message = await collect(
@@ -132,7 +132,7 @@ async def test_already_aborted_signal_sends_nothing(llama: LlamaServer) -> None:
 
 
 async def test_wrong_api_key_is_http_401_error_without_the_key(llama: LlamaServer) -> None:
-    """DESIGN §8: a provider 4xx ends the stream with stop reason "error" and a clear text."""
+    """A provider 4xx ends the stream with stop reason "error" and a clear text."""
     wrong = "sk-wrong-" + secrets.token_hex(16)
     events, message = await collect(
         smol(llama), Context("", [UserMessage("hi")]), StreamOptions(api_key=wrong)
@@ -201,7 +201,7 @@ def few_shot(
 
 async def test_real_server_streams_parallel_tool_calls_by_index(llama: LlamaServer) -> None:
     """llama.cpp (Hermes `<tool_call>` template) streams two calls whose later chunks carry
-    only the index; they are assembled by index, never cross-wired (R-4.1)."""
+    only the index; they are assembled by index, never cross-wired."""
     model = smol(llama)
     history = few_shot(
         model,
@@ -243,7 +243,7 @@ async def test_real_server_streams_parallel_tool_calls_by_index(llama: LlamaServ
 @pytest.mark.slow
 @pytest.mark.timeout(400)
 async def test_agent_loop_runs_a_real_tool_call_and_answers(llama: LlamaServer) -> None:
-    """End to end (R-5.1, R-5.3): the loop streams a real tool call from llama.cpp through
+    """End to end: the loop streams a real tool call from llama.cpp through
     this provider, runs the tool, sends its result back and gets a text answer."""
     from yiemagent import AgentContext, AgentLoopConfig, agent_loop
 
@@ -286,7 +286,7 @@ async def test_agent_loop_runs_a_real_tool_call_and_answers(llama: LlamaServer) 
 
 
 async def test_prompt_longer_than_the_context_is_a_clear_http_400(llama: LlamaServer) -> None:
-    """DESIGN §8: the server's 4xx text reaches `error_message`; no retry for a 4xx."""
+    """The server's 4xx text reaches `error_message`; no retry for a 4xx."""
     huge = "word " * 5000  # > the 2048-token slot context
     events, message = await collect(
         smol(llama), Context("", [UserMessage(huge)]), StreamOptions(api_key=llama.api_key)

@@ -1,5 +1,5 @@
 """The openai-completions provider through the real `openai` SDK against a local replay server
-serving recorded Chat Completions SSE streams (DESIGN §7, §8, seed 002 §3, R-4.1, R-5.8)."""
+serving recorded Chat Completions SSE streams (DESIGN §7)."""
 
 from __future__ import annotations
 
@@ -60,7 +60,7 @@ def tool(name: str) -> AgentTool:
 async def test_interleaved_parallel_tool_calls_are_assembled_by_index(
     server: ReplayServer,
 ) -> None:
-    """R-4.1: later chunks carry only the index and switch back and forth between calls;
+    """Later chunks carry only the index and switch back and forth between calls;
     each call gets exactly its own arguments, id and name."""
     server.enqueue(sse_reply("openai_parallel_tool_calls_interleaved.sse"))
     model = compat(server, cost=ModelCost(input=2.0, output=8.0, cache_read=1.0))
@@ -248,7 +248,7 @@ async def test_on_payload_replaces_the_body_and_on_response_sees_the_status(
 
 
 async def test_http_400_is_an_error_event_with_status_and_no_retry(server: ReplayServer) -> None:
-    """DESIGN §8: a provider 4xx → stop reason "error", a clear text; 4xx is not retried."""
+    """A provider 4xx → stop reason "error", a clear text; 4xx is not retried."""
     server.enqueue(json_reply(400, {"error": {"message": "messages: field required"}}))
     events, message = await collect(compat(server), hello())
     assert [e.type for e in events] == ["start", "error"]
@@ -357,7 +357,7 @@ def test_called_without_a_running_loop_ends_the_stream() -> None:
 
 
 def test_clients_are_not_tied_to_one_event_loop(server: ReplayServer) -> None:
-    """DESIGN R-6.7: SDK clients are reused per event loop; a second `asyncio.run` works."""
+    """SDK clients are reused per event loop; a second `asyncio.run` works."""
     for text in ("one", "two"):
         server.enqueue(sse_reply(openai_chunks({"content": text})))
         _, message = asyncio.run(collect(compat(server), hello()))
@@ -366,8 +366,8 @@ def test_clients_are_not_tied_to_one_event_loop(server: ReplayServer) -> None:
 
 async def test_images_in_tool_results_and_for_text_only_models(server: ReplayServer) -> None:
     """Tool messages cannot carry images: they follow in a user message; a text-only model
-    gets a placeholder instead of the image. Ids OpenAI would refuse are normalised
-    (R-5.10), the same way for the call and its result."""
+    gets a placeholder instead of the image. Ids OpenAI would refuse are normalised,
+    the same way for the call and its result."""
     long_id = "toolu_" + "x" * 60
     call = ToolCall(id=long_id, name="shot", arguments={})
     transcript = [
@@ -398,7 +398,7 @@ async def test_images_in_tool_results_and_for_text_only_models(server: ReplaySer
 async def test_no_response_headers_within_the_idle_timeout_is_one_error(
     server: ReplayServer,
 ) -> None:
-    """R-5.8: waiting for the response counts as idle; it is not retried."""
+    """Waiting for the response counts as idle; it is not retried."""
     server.enqueue(sse_reply(openai_chunks({"content": "late"}), wait_s=10))
     started = time.monotonic()
     _, message = await collect(

@@ -1,4 +1,4 @@
-"""Property (R-4.1, seed 002 §3): however a server splits and interleaves the argument
+"""Property (R-4.1): however a server splits and interleaves the argument
 fragments of parallel tool calls (later chunks carrying only the index), each call is
 assembled with exactly its own id, name and arguments — through the real `openai` SDK."""
 

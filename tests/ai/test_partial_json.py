@@ -1,5 +1,5 @@
 """Streaming tool-call arguments are parsed with jiter's partial mode and are always a dict
-(DESIGN §7, seed 002 §3)."""
+(DESIGN §7)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Prices come from the `genai-prices` database, loaded on first use (DESIGN §7, §13), and
-OpenTelemetry is imported only when tracing is enabled (DESIGN §9, §13)."""
+"""Prices come from the `genai-prices` database, loaded on first use (DESIGN §7), and
+OpenTelemetry is imported only when tracing is enabled."""
 
 from __future__ import annotations
 

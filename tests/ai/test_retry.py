@@ -1,5 +1,5 @@
 """Retries shared by the HTTP providers (DESIGN §7: retries on 429/5xx honour
-`max_retry_delay_ms`; abort honoured while waiting), key lookup and scrubbing (DESIGN §8)."""
+`max_retry_delay_ms`; abort honoured while waiting), key lookup and scrubbing."""
 
 from __future__ import annotations
 
@@ -263,7 +263,7 @@ def test_scrub() -> None:
 
 async def test_a_missing_sdk_ends_the_call_at_once_with_the_install_command() -> None:
     """Without the extra, the SDK import failed in the call *and* in the error describer, so
-    the stream never ended: 120 s to the idle watchdog, then a traceback (DESIGN §8)."""
+    the stream never ended: 120 s to the idle watchdog, then a traceback."""
     from yiemagent.ai.providers._sdk_call import start_call
 
     model = Model(id="m", provider="openai", api="openai-completions", base_url="http://x")
@@ -302,7 +302,7 @@ class _Interrupt(BaseException):
 
 
 async def test_an_interrupt_inside_the_call_still_ends_the_stream_then_propagates() -> None:
-    """R-5.9: a BaseException raised inside a provider call (pytest-timeout's, while the SDK
+    """A BaseException raised inside a provider call (pytest-timeout's, while the SDK
     was importing on a starved machine) stayed in the call's task and the stream never
     ended: `result()` hung for ever. Now the message ends "aborted" and the exception goes
     on (it is the task's)."""

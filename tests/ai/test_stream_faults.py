@@ -103,7 +103,7 @@ async def test_a_reset_mid_stream_says_what_happened(server: ReplayServer, api: 
     server.enqueue(Reply(events=events, delay_s=0.05, reset=True))
     message = await answer(api, server)
     assert message.stop_reason == "error"
-    assert ERROR_TYPES[-1] == "connection"  # a fallback model moves on (DESIGN §13)
+    assert ERROR_TYPES[-1] == "connection"  # a fallback model moves on
     path = "/v1/chat/completions" if api == "openai" else "/v1/messages"
     assert message.error_message == (
         "connection error: the server closed the connection mid-stream after "

@@ -1,4 +1,4 @@
-"""Transcript repair before a provider call (DESIGN R-5.10, R-4.1): one fixture per failure
+"""Transcript repair before a provider call (DESIGN R-5.10): one fixture per failure
 kind, plus the no-mutation and linear-cost guarantees."""
 
 from __future__ import annotations
@@ -222,7 +222,7 @@ def test_input_is_never_mutated() -> None:
 
 
 def test_cost_is_linear_in_history_length() -> None:
-    """R-5.10: no deep copy; 20x the history costs about 20x, not 400x."""
+    """No deep copy; 20x the history costs about 20x, not 400x."""
 
     def history(turns: int) -> list[Message]:
         out: list[Message] = []

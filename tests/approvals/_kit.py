@@ -1,5 +1,5 @@
 """Helpers for the approval tests: tools that record their runs, and a check that a
-provider transcript pairs every tool call with exactly one result (R-4.1, R-5.10)."""
+provider transcript pairs every tool call with exactly one result (R-4.1)."""
 
 from __future__ import annotations
 

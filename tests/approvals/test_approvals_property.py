@@ -1,4 +1,4 @@
-"""Property (DESIGN §14, R-4.1, R-5.10): whatever calls are held, approved or rejected, in
+"""Property (DESIGN §14): whatever calls are held, approved or rejected, in
 parallel or sequential batches, every tool call ends with exactly one result, each approved
 or unheld call runs exactly once, each rejected or held-then-rejected call never runs, and
 every transcript the provider receives pairs each call with one result."""

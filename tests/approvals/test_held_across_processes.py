@@ -1,6 +1,6 @@
 """A held tool call survives SIGKILL of its process: a second process opening the same
 session (SQLite or PostgreSQL) sees the same pending call, approves it and resumes; the call
-runs once and the model gets every result (DESIGN §14, R-4.1, R-5.10). Decisions are stored
+runs once and the model gets every result (DESIGN §14). Decisions are stored
 too: one process may approve and another resume."""
 
 from __future__ import annotations

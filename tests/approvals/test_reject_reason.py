@@ -1,4 +1,4 @@
-"""`reject(id, reason)` checks `reason` before it records anything (DESIGN §14, §8): a
+"""`reject(id, reason)` checks `reason` before it records anything (DESIGN §14): a
 reason that is not text (a dict) or that cannot be stored (a lone surrogate) raises
 `ConfigError`, and neither memory nor the stored record changes; a valid decision then
 works as usual."""

@@ -1,4 +1,4 @@
-"""`yiem batch` (DESIGN §16, §8): runs a task file into a results file, `--summary` prints
+"""`yiem batch` (DESIGN §16): runs a task file into a results file, `--summary` prints
 counts, failures by reason, tokens and cost; bad input is one line and a non-zero exit;
 Ctrl-C records the running tasks as interrupted and exits 130, and the same command then
 finishes the batch."""
@@ -192,7 +192,7 @@ def test_batch_without_a_terminal_prints_plain_progress_lines(
         tmp_path / "tasks.jsonl", [{"id": f"p{i}", "prompt": "p"} for i in range(20)]
     )
     out = tmp_path / "results.jsonl"
-    code, stdout, err = _run(capsys, "batch", str(tasks), "--out", str(out), "--agent", AGENT)
+    code, _stdout, err = _run(capsys, "batch", str(tasks), "--out", str(out), "--agent", AGENT)
     assert code == 0, err
     lines = [line for line in err.splitlines() if line.startswith("batch: ")]
     assert lines[0] == "batch: 20 to run (0 done before)"

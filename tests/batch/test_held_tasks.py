@@ -1,4 +1,4 @@
-"""A batch task whose run stops on tool calls held for approval (DESIGN §14, §16): recorded
+"""A batch task whose run stops on tool calls held for approval (DESIGN §14): recorded
 "held", counted apart, not done (a rerun runs it again); `approve=True` (`yiem batch --yes`)
 approves the held calls and the task ends "ok" with the tool run once."""
 

@@ -1,4 +1,4 @@
-"""The results file (DESIGN §16, §8): one whole line per task, a torn last line repaired on
+"""The results file (DESIGN §16): one whole line per task, a torn last line repaired on
 open, interrupted lines replaced by the rerun's, one writer at a time, and a file that is
 not a results file refused with a clear message instead of being overwritten."""
 

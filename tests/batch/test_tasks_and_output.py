@@ -1,4 +1,4 @@
-"""Task lists (DESIGN §16, §8): every task is checked before anything runs, a bad line is
+"""Task lists (DESIGN §16): every task is checked before anything runs, a bad line is
 named with its line number; an `output_schema` makes the answer parsed and validated."""
 
 from __future__ import annotations

@@ -220,7 +220,7 @@ def test_ctrl_c_aborts_cleanly_with_exit_130(tmp_path: Path) -> None:
     assert "Traceback" not in err
 
 
-# ── a new user's stumbles (DESIGN §8: one clear line, non-zero, nothing lost) ─────────────
+# ── a new user's stumbles (one clear line, non-zero, nothing lost) ─────────────
 
 
 def test_no_arguments_shows_help_without_an_empty_error_line(

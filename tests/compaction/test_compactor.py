@@ -41,7 +41,7 @@ def lookup(key: str) -> str:
 
 
 def _pairs_ok(messages: list[Any]) -> None:
-    """Every tool call is followed by exactly its results; no orphan result (R-4.1)."""
+    """Every tool call is followed by exactly its results; no orphan result."""
     open_ids: list[str] = []
     for message in messages:
         if isinstance(message, AssistantMessage):

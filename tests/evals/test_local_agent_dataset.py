@@ -1,5 +1,5 @@
-"""`evals/local_agent.yaml`, the project's own task set for the embedded model (DESIGN §11,
-§19): it loads, its files are where its workdir says, and its `time_of` check passes only
+"""`evals/local_agent.yaml`, the project's own task set for the embedded model (DESIGN §11): it
+loads, its files are where its workdir says, and its `time_of` check passes only
 an answer that gives the time `get_time` returned."""
 
 from __future__ import annotations

@@ -101,7 +101,7 @@ async def test_r4_5_a_tool_that_aborted_its_own_signal_still_gets_the_runs_grace
 
 @pytest.mark.parametrize("trial", range(20))
 def test_children_attached_while_another_thread_aborts_each_hear_it_once(trial: int) -> None:
-    """A child attaches without a lock (DESIGN §9): one attaching on the loop's thread while
+    """A child attaches without a lock: one attaching on the loop's thread while
     the run is aborted on another is still aborted, and its hook runs exactly once, whichever
     side wins; children detached before the abort hear nothing."""
     parent = AbortSignal()

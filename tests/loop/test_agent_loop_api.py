@@ -1,5 +1,5 @@
 """The loop's entry points (DESIGN §3): continuing a transcript, the one-call helper, and the
-event stream's guarantees (R-5.1, R-5.9)."""
+event stream's guarantees."""
 
 from __future__ import annotations
 

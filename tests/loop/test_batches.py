@@ -1,5 +1,5 @@
-"""DESIGN R-4.8 (sequential batch), R-4.9 (parallel batch) and the choice between them
-(DESIGN §1); seed 000 §9, seed 004. Timing is the point here, so real sleeps are used."""
+"""DESIGN R-4.8 (sequential batch), R-4.9 (parallel batch) and the choice between them;
+seed 000 §9, seed 004. Timing is the point here, so real sleeps are used."""
 
 from __future__ import annotations
 

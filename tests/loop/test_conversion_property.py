@@ -1,6 +1,6 @@
 """DESIGN R-5.2 (property): whatever the transcript and however it grows, each model call
 receives exactly `default_convert_to_llm` of the transcript at that moment, and what a
-provider received earlier never changes afterwards (the loop converts incrementally, §9)."""
+provider received earlier never changes afterwards (the loop converts incrementally)."""
 
 from __future__ import annotations
 

@@ -169,7 +169,7 @@ async def test_r5_1b_async_emit_raising_after_it_awaited_changes_nothing(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     """The tool-call events are handed to a sink at once and awaited only when it returns an
-    awaitable (DESIGN §9): one that raises after its first await is logged like any other."""
+    awaitable: one that raises after its first await is logged like any other."""
     calls: list[dict[str, Any]] = []
     fm = tool_then_answer()
     seen: list[str] = []

@@ -1,5 +1,5 @@
 """DESIGN R-4.5: execute — threads for plain tools, results, exceptions, on_update from any
-thread, child signals, timeouts, abort while running (seed 000 §8.2, seed 004)."""
+thread, child signals, timeouts, abort while running."""
 
 from __future__ import annotations
 
@@ -150,8 +150,8 @@ async def test_r4_5_an_update_sent_just_before_a_quick_return_is_emitted_before_
     mode: str,
 ) -> None:
     """A plain tool that sends an update and returns at once often finishes while the loop is
-    still waking its worker, and the loop then takes the outcome without waiting (DESIGN
-    §9): the update, sent on the worker, is still emitted, before the call's end event."""
+    still waking its worker, and the loop then takes the outcome without waiting: the update, sent
+    on the worker, is still emitted, before the call's end event."""
 
     def quick(tool_call_id: str, args: Any, signal: Any, on_update: Any) -> str:
         on_update(AgentToolResult.text(f"progress {tool_call_id}"))

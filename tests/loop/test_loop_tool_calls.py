@@ -1,5 +1,5 @@
 """DESIGN R-5.3, R-5.6, R-5.7: tool calls inside the loop, truncated and failed messages,
-aborts mid-stream and at a turn boundary (every call answered, R-4.1)."""
+aborts mid-stream and at a turn boundary (every call answered)."""
 
 from __future__ import annotations
 
@@ -78,7 +78,7 @@ def end_reason(events: list[AgentEvent]) -> str:
 
 
 def assert_every_call_answered(context: AgentContext) -> None:
-    """R-4.1: each call of each assistant message has exactly one result, in order."""
+    """Each call of each assistant message has exactly one result, in order."""
     answered = [m.tool_call_id for m in results(context)]
     asked = [
         c.id for m in context.messages if isinstance(m, AssistantMessage) for c in m.tool_calls

@@ -61,7 +61,7 @@ async def run(
 
 
 def assert_failed_run(events: list[AgentEvent], context: AgentContext, text: str) -> None:
-    """R-5.9: an error assistant message with the text, turn_end, agent_end reason error."""
+    """An error assistant message with the text, turn_end, agent_end reason error."""
     end = events[-1]
     assert isinstance(end, AgentEndEvent) and end.reason == "error"
     assert [e.type for e in events[-4:]] == [
@@ -158,7 +158,7 @@ async def test_r5_2_provider_sees_the_converted_transcript_at_every_call() -> No
 
 async def test_every_provider_option_of_the_config_reaches_the_call() -> None:
     """`AgentLoopConfig` is a `ProviderOptions`: each of its provider fields arrives in the
-    call's `StreamOptions` as it is, none copied by hand (DESIGN §10)."""
+    call's `StreamOptions` as it is, none copied by hand."""
     import dataclasses
 
     from yiemagent.types import ProviderOptions
@@ -362,7 +362,7 @@ async def test_r5_8_a_silent_provider_is_idle_whatever_its_api(model: Model) -> 
 
 async def test_r5_8_keep_alives_after_an_abort_do_not_hold_the_run() -> None:
     """A provider that ignores the abort and keeps calling keep_alive is still abandoned
-    after the abort grace (R-5.7): keep-alives extend the idle limit, never the grace."""
+    after the abort grace: keep-alives extend the idle limit, never the grace."""
     stream_fn, _ = busy_provider(30.0, keep_alive=True, ignore_abort=True)
     signal = AbortSignal()
     asyncio.get_running_loop().call_later(0.2, signal.abort)

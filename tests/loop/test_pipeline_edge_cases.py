@@ -1,6 +1,6 @@
 """Cases from other agent frameworks' bug reports and test suites, through the public API:
 a cancelled run task, tools raising `BaseException`s, hooks replacing arguments, partial
-terminate (DESIGN R-4.1, R-4.4, R-4.10, R-5.1)."""
+terminate (DESIGN R-4.1)."""
 
 from __future__ import annotations
 
@@ -388,7 +388,7 @@ async def test_r5_1_prompts_that_are_not_messages_raise_at_the_call() -> None:
     for bad in (42, [object()], [{"role": "system", "content": "x"}]):
         with pytest.raises(MessageInputError, match="message") as raised:
             agent_loop(bad, AgentContext(), config, None, fm.stream_fn)  # type: ignore[arg-type]
-        assert isinstance(raised.value, TypeError)  # as before the one coercion (DESIGN §10)
+        assert isinstance(raised.value, TypeError)  # as before the one coercion
 
 
 async def test_r4_1_asyncio_timeout_around_a_run_still_raises_timeout_error() -> None:

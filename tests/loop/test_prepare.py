@@ -1,5 +1,5 @@
 """DESIGN R-4.4: prepare — lookup, prepare_arguments, schema validation, validate_arguments,
-before_tool_call (seed 000 §8.1, seed 004 prepareToolCall)."""
+before_tool_call (prepareToolCall)."""
 
 from __future__ import annotations
 
@@ -116,7 +116,7 @@ async def test_r4_4_async_before_hook_blocks_with_reason_and_terminate() -> None
     assert ran == []
     assert texts(batch) == ["not on Sundays"]
     assert batch.messages[0].is_error
-    assert batch.terminate  # the block carried terminate (R-4.10)
+    assert batch.terminate  # the block carried terminate
     assert rec.of("tool_execution_end")[0].result.terminate
 
 

@@ -1,6 +1,6 @@
 """DESIGN §10: the seeds' lower-layer functions take the seeds' argument shapes — `signal=None`
 means "no abort" and `emit` may be a plain function — and each tool call's signal is a
-`child()` of the run's (R-4.5)."""
+`child()` of the run's."""
 
 from __future__ import annotations
 

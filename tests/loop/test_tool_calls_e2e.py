@@ -1,6 +1,6 @@
 """The tool pipeline through the whole loop (`agent_loop` + the faux model): event order
-(R-5.1), parallel timing (R-4.9), abort while a tool runs (R-4.5, R-5.7), and the faux fault
-presets that reach the pipeline (R-4.1, R-4.4, R-5.6)."""
+(R-5.1), parallel timing, abort while a tool runs, and the faux fault
+presets that reach the pipeline."""
 
 from __future__ import annotations
 

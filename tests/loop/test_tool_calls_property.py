@@ -137,7 +137,7 @@ async def _check(spec: list[tuple[str, bool]], mode: str, reuse_ids: bool) -> No
         if behaviour in ("raise", "block", "timeout", "unknown", "bad_args", "abort_in_hook"):
             assert message.is_error
     aborts = [i for i, (b, _) in enumerate(spec) if b in ("abort", "abort_in_hook")]
-    if aborts and mode == "sequential":  # nothing runs after the abort
+    if aborts and mode == "sequential":  # nothing runs after the abort
         first = aborts[0]
         text = "".join(c.text for c in batch.messages[first].content)
         assert text == (

@@ -162,7 +162,7 @@ def _open_descriptors() -> int:
 
 @pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="needs /proc/self/fd")
 def test_each_loop_s_inbox_is_closed_with_its_loop() -> None:
-    """Each loop that submits gets an inbox descriptor (DESIGN §9: one wake-up for the
+    """Each loop that submits gets an inbox descriptor (one wake-up for the
     outcomes that arrive together); 40 loops one after another leave none open."""
     pool = ToolThreads(2, "test-pool")
 
@@ -233,7 +233,7 @@ def _warm(pool: ToolThreads, count: int) -> None:
 
 
 def test_a_wait_settles_a_quick_call_before_submit_returns() -> None:
-    """DESIGN §9: on a warm worker, `wait_s` long enough for the call: its future is done
+    """On a warm worker, `wait_s` long enough for the call: its future is done
     when `submit` returns (no wake-up of the loop), with the call's result or exception."""
     pool = ToolThreads(2, "test-pool")
     _warm(pool, 1)
@@ -253,7 +253,7 @@ def test_a_wait_settles_a_quick_call_before_submit_returns() -> None:
 
 
 def test_a_wait_holds_the_loop_no_longer_than_wait_s() -> None:
-    """R-4.2: a call slower than `wait_s` goes on on its thread while the loop goes on; its
+    """A call slower than `wait_s` goes on on its thread while the loop goes on; its
     outcome arrives later through the loop's inbox."""
     pool = ToolThreads(2, "test-pool")
     _warm(pool, 1)
@@ -271,7 +271,7 @@ def test_a_wait_holds_the_loop_no_longer_than_wait_s() -> None:
 
 
 def test_after_a_wait_runs_out_the_loop_waits_no_more_until_an_outcome_arrives() -> None:
-    """R-4.2: in a burst of slow calls (a parallel batch) only the first one waits; the rest
+    """In a burst of slow calls (a parallel batch) only the first one waits; the rest
     start at once. Eight calls of 1 s with `wait_s` = 0.25 s: submitting all of them takes
     about 0.25 s, not 2 s. Once an outcome has arrived, the next call waits again."""
     pool = ToolThreads(8, "test-pool")

@@ -1,6 +1,6 @@
 """`UsageLimits` (DESIGN §13): each limit reached mid-batch and before a model call ends the
 run with reason "usage_limit" and a message naming the limit and the amount used, with every
-tool call answered (R-4.1)."""
+tool call answered."""
 
 from __future__ import annotations
 
@@ -71,7 +71,7 @@ def assert_stopped_by_limit(
     assert last.error_message is not None and last.error_message.startswith("usage limit reached")
     assert text in last.error_message
     assert events[-2].type == "turn_end"
-    # R-4.1: every tool call has exactly one result, in order
+    # every tool call has exactly one result, in order
     asked = [
         c.id for m in context.messages if isinstance(m, AssistantMessage) for c in m.tool_calls
     ]

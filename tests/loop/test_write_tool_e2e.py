@@ -1,5 +1,5 @@
 """End to end through `agent_loop` and the faux model: a model writes a tool with `writeTool`
-and calls it on the very next turn (DESIGN R-4.15, R-5.4, R-4.1; seed 000 §15)."""
+and calls it on the very next turn (DESIGN R-4.15)."""
 
 from __future__ import annotations
 

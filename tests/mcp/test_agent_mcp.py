@@ -1,8 +1,8 @@
 """DESIGN §12 through the `Agent`: the faux model (and, marked `local_model`, the embedded
 model) calls MCP tools end to end; the Agent owns the connection and `close()` closes it;
-`prompt_sync` works because the connection is not tied to a run's event loop (R-6.7); a
+`prompt_sync` works because the connection is not tied to a run's event loop; a
 tool added by the server is offered on the next turn; and every call of a parallel batch is
-answered exactly once when the server process is killed mid-batch (R-4.1)."""
+answered exactly once when the server process is killed mid-batch."""
 
 from __future__ import annotations
 

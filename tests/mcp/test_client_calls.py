@@ -1,6 +1,6 @@
 """DESIGN §12, client side: progress becomes `on_update`, an abort sends
-`notifications/cancelled` and answers "aborted", a timeout applies as to any tool (R-4.5),
-`tools/list_changed` refreshes the store, and names are prefixed, valid (R-4.2) and never
+`notifications/cancelled` and answers "aborted", a timeout applies as to any tool,
+`tools/list_changed` refreshes the store, and names are prefixed, valid and never
 clash silently. Real subprocess servers, stdio and streamable HTTP."""
 
 from __future__ import annotations

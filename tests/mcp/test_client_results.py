@@ -3,7 +3,7 @@ become (text, image, embedded resource, structured content, isError, no content)
 and streamable HTTP, against the SDK test server running as a real subprocess.
 
 The connection is opened by one `asyncio.run` and used by others: it lives on its own
-thread, not on the caller's event loop (R-6.7)."""
+thread, not on the caller's event loop."""
 
 from __future__ import annotations
 
@@ -70,7 +70,7 @@ async def test_image_content_becomes_an_image_block(store: ToolStore) -> None:
 
 
 async def test_structured_content_goes_to_details(store: ToolStore) -> None:
-    [result] = await run_calls(store, ("add", {"a": 2, "b": "40"}))  # "40" coerced (R-4.4)
+    [result] = await run_calls(store, ("add", {"a": 2, "b": "40"}))  # "40" coerced
     assert not result.is_error
     assert result.details == {"sum": 42}
     assert '"sum": 42' in text(result)

@@ -1,6 +1,6 @@
 """DESIGN §12, server side: a `ToolStore` served as an MCP server, used by the official
 SDK's own client: `tools/list`, `tools/call` through the pipeline (validation error as a
-tool error, R-4.4; hooks, R-4.4/R-4.6; timeouts, R-4.5), progress from `on_update`, and
+tool error, R-4.4; hooks, R-4.4/R-4.6; timeouts), progress from `on_update`, and
 cancellation aborting the tool's signal. `yiem mcp serve` runs as a real subprocess over
 stdio and streamable HTTP; `serve()` also runs in-process with hooks."""
 

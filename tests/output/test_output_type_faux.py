@@ -61,7 +61,7 @@ async def test_tool_mode_valid_first_try(case: Case) -> None:
     assert offered[0].input_schema == OutputSpec(case.type_).schema
     end = agent.ends[-1]  # type: ignore[attr-defined]
     assert end.reason == "stop" and end.output == case.expected
-    # the call is answered in the transcript, so the next prompt is valid
+    # the call is answered in the transcript, so the next prompt is valid
     result = agent.state.messages[-1]
     assert isinstance(result, ToolResultMessage) and not result.is_error
 
@@ -89,7 +89,7 @@ async def test_tool_mode_invalid_until_the_retries_run_out(case: Case) -> None:
     assert "no valid" in text and "after 2 retries" in text and case.problem in text
     assert caught.value.message.stop_reason == "error"
     assert agent.ends[-1].reason == "error"  # type: ignore[attr-defined]
-    # the agent stays usable
+    # the agent stays usable
     fm2_reply = FauxModel(["plain answer"])
     agent2 = agent_for(fm2_reply)
     assert (await agent2.prompt("hi")).text == "plain answer"

@@ -57,7 +57,7 @@ def drive(url: str, tmp_path: Path, store: InMemorySessionStore, tools: Tools) -
         page.locator(".tool.running").first.wait_for()
         page.click("#stop")
         page.wait_for_selector(".note:text('Stopped.')")
-        last = store.load(sid)[-1]  # the stopped call is answered
+        last = store.load(sid)[-1]  # the stopped call is answered
         assert isinstance(last, ToolResultMessage) and last.is_error
 
         ask(page, "launch Apollo")

@@ -1,5 +1,5 @@
-"""`Agent(session_store=..., session_id=...)` end to end on the faux provider (DESIGN §10,
-R-6.1, R-6.2): the transcript is stored message by message at each `message_end`, a new agent
+"""`Agent(session_store=..., session_id=...)` end to end on the faux provider (DESIGN §10): the
+transcript is stored message by message at each `message_end`, a new agent
 on the same file and id resumes it, `reset()` clears it, store failures never break a run."""
 
 from __future__ import annotations

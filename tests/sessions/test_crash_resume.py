@@ -1,7 +1,7 @@
 """A process killed mid-run (SIGKILL, no cleanup) loses none of the messages that entered its
 transcript, and a new Agent on the same file and session id resumes it with a transcript the
-provider accepts: the tool call that was running gets an error result (DESIGN §10, R-4.1).
-Run on SQLite and on PostgreSQL (DESIGN §18)."""
+provider accepts: the tool call that was running gets an error result (DESIGN §10).
+Run on SQLite and on PostgreSQL."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Hypothesis: any transcript of the DESIGN §3 message types survives the SQLite store
-unchanged, in order, and sessions written interleaved stay apart (DESIGN §10)."""
+unchanged, in order, and sessions written interleaved stay apart."""
 
 from __future__ import annotations
 

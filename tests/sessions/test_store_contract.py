@@ -1,4 +1,4 @@
-"""The session store contract (DESIGN §10, §14, §18), one suite run against every store: in
+"""The session store contract (DESIGN §10), one suite run against every store: in
 memory, SQLite and PostgreSQL (a real server the tests start, tests/_postgres.py). Messages
 round-trip and keep their order, sessions are isolated, `replace` swaps a whole transcript,
 state values sit beside a session, one writer holds a session at a time and a dead one's

@@ -1,4 +1,4 @@
-"""`transcript_problems` (DESIGN R-4.1, §10): every transcript the loop writes — any mix of
+"""`transcript_problems` (DESIGN R-4.1): every transcript the loop writes — any mix of
 turns, tool calls, errors, and a tail cut by a crash during the tools — has no problem; a
 foreign row inside a tool batch, a lost result, or a repeated result is always found."""
 

@@ -1,4 +1,4 @@
-"""Agent files, any content (DESIGN §8, §17): `load_agent` builds the agents or raises one
+"""Agent files, any content (DESIGN §8): `load_agent` builds the agents or raises one
 `ConfigError` whose one line names the file and the table; nothing else escapes."""
 
 from __future__ import annotations

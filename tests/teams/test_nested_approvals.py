@@ -1,4 +1,4 @@
-"""A sub-agent's call held for approval (DESIGN §14, §17): it holds the parent's call, is
+"""A sub-agent's call held for approval (DESIGN §14): it holds the parent's call, is
 listed in the parent's `pending_approvals` with its `agent_path`, and the parent's
 approve/reject and `resume()` continue the sub-run — also in another process after the
 first one was killed, where the approved tool runs exactly once."""

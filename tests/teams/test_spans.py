@@ -1,4 +1,4 @@
-"""A team's spans (DESIGN §13, §17): each agent's run is `invoke_agent {name}`, a
+"""A team's spans (DESIGN §13): each agent's run is `invoke_agent {name}`, a
 sub-agent's nested under the parent's `execute_tool` span of the call that ran it (also when
 only the parent has a tracer provider), and a handoff is a span event."""
 

@@ -166,7 +166,7 @@ def test_r4_13_loading_twice_reports_duplicates(tmp_path: Path) -> None:
 
 
 def test_r4_13_a_broken_link_is_reported_not_skipped(tmp_path: Path) -> None:
-    """DESIGN §8: a `*.py` that cannot be read (a link to nothing) is a reported failure."""
+    """A `*.py` that cannot be read (a link to nothing) is a reported failure."""
     (tmp_path / "good.py").write_text(good("one", "1"))
     (tmp_path / "gone.py").symlink_to(tmp_path / "does_not_exist.py")
     store = ToolStore()

@@ -1,4 +1,4 @@
-"""Loading a tool folder at its edges (DESIGN R-4.13, §8): a file that blocks at import or
+"""Loading a tool folder at its edges (DESIGN R-4.13): a file that blocks at import or
 raises KeyboardInterrupt is a load error naming the file, within a bound; tool files share
 helper modules of their own folder (`from _helpers import ...`) without leaking them to
 other folders, stores, or the rest of the program."""

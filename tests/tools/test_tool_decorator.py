@@ -178,7 +178,7 @@ class Thing:
 
 def test_a_parameter_type_without_schema_is_named_on_one_line() -> None:
     """pydantic's error runs on for lines about arbitrary_types_allowed; the user needs the
-    parameter to change (DESIGN §8)."""
+    parameter to change."""
 
     def weird(count: int, thing: Thing) -> str:
         """Weird.

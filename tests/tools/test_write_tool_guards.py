@@ -126,7 +126,7 @@ async def test_names_load_dir_would_skip_are_refused(
     loaded: ToolStore, folder: Path, name: str
 ) -> None:
     before = snapshot(folder, loaded)
-    await refused(loaded.tools["writeTool"], request(name=name), "R-4.13")
+    await refused(loaded.tools["writeTool"], request(name=name), "load_dir skips files")
     assert snapshot(folder, loaded) == before
 
 

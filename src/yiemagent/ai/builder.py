@@ -112,7 +112,7 @@ class MessageBuilder:
         return self._index
 
     def recover_text_tool_calls(self, tool_names: Collection[str] | None) -> None:
-        """From now on, read tool calls the model writes into its text (DESIGN §21): text
+        """From now on, read tool calls the model writes into its text: text
         deltas go through a `TextToolCallParser`, its calls become tool-call blocks (with
         new ids) as soon as each is complete, the rest stays text.
 

@@ -54,8 +54,8 @@ the task's: it does not use up `retries`), on a fresh worker."""
 
 RUN_END_GRACE_S = 4 * ABORT_GRACE_S
 """Seconds an aborted Agent run gets to end by itself before the batch cancels its task. The
-loop ends a running tool or stream `ABORT_GRACE_S` after an abort (its one deadline helper,
-R-4.5, R-5.7) and then answers every call (R-4.1); this is the batch's backstop above it."""
+loop ends a running tool or stream `ABORT_GRACE_S` after an abort (its one deadline helper) and
+then answers every call; this is the batch's backstop above it."""
 
 
 @dataclass(slots=True, frozen=True)
@@ -67,7 +67,7 @@ class TaskOptions:
     retries: int = 1
     """Attempts after the first for a task that failed or timed out."""
     approve: bool = False
-    """Approve every tool call held for approval (DESIGN §14) and resume, as `yiem run
+    """Approve every tool call held for approval and resume, as `yiem run
     --yes` does; False: the task ends "held" (not done: a rerun runs it again)."""
     keep_messages: bool = False
     """Put the last attempt's messages in the result (`TaskResult.messages`): what the run
@@ -84,7 +84,7 @@ class TaskOptions:
 
 
 def unfinished_result(task: BatchTask, kind: str, error: str, attempts: int) -> TaskResult:
-    """The result of a task a backend got no result for (DESIGN §16): kind "interrupted"
+    """The result of a task a backend got no result for: kind "interrupted"
     gives status "interrupted" (not done: a rerun runs it again), any other kind
     ("worker_died", "timeout", "exception") status "error" with that `error_kind`.
 
@@ -318,7 +318,7 @@ async def _prompt(
         )
     try:
         reply = run.result()
-    except AgentRunError as exc:  # the run ended in error (R-6.3)
+    except AgentRunError as exc:  # the run ended in error
         return _failed_reply(exc.message, end.get("reason"))
     except Exception as exc:
         return _Outcome("error", error=f"the run raised {_describe(exc)}", error_kind="exception")

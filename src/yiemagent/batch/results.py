@@ -49,7 +49,7 @@ logger = logging.getLogger(__name__)
 TaskStatus: TypeAlias = Literal["ok", "error", "timeout", "held", "interrupted"]
 """`ok`: answered (and the output matched its schema); `error`: failed after every attempt;
 `timeout`: the last attempt hit `timeout_s`; `held`: the run stopped on tool calls held for
-approval (DESIGN §14), which did not run: not done; `interrupted`: stopped by Ctrl-C, not
+approval, which did not run: not done; `interrupted`: stopped by Ctrl-C, not
 done."""
 
 DONE_STATUSES: frozenset[str] = frozenset({"ok", "error", "timeout"})
@@ -79,9 +79,9 @@ class TaskResult:
     cost_usd: float = 0.0
     """USD over every model call of every attempt (the model's prices)."""
     stop_reason: str | None = None
-    """The final assistant message's stop reason (R-5.5 / seed 002 §3)."""
+    """The final assistant message's stop reason."""
     end_reason: str | None = None
-    """The run's `agent_end` reason (R-5.5), e.g. "stop", "max_turns", "aborted"."""
+    """The run's `agent_end` reason, e.g. "stop", "max_turns", "aborted"."""
     error: str | None = None
     """What went wrong, one line; None when `status == "ok"`."""
     error_kind: str | None = None

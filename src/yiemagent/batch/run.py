@@ -127,7 +127,7 @@ async def run_batch_async(
     keep_messages: bool = False,
     stop: asyncio.Event | None = None,
 ) -> BatchReport:
-    """Run every task not yet done in `results`, each on a fresh Agent (DESIGN §16), in the
+    """Run every task not yet done in `results`, each on a fresh Agent, in the
     running event loop; `run_batch` is the same call as a blocking function.
 
     Each task that ends appends one JSON line to `results` at once (id, status, final
@@ -162,7 +162,7 @@ async def run_batch_async(
             the OS had not written yet).
         rerun_failed: run again the tasks recorded "error" or "timeout" (their lines are
             removed from the file first, so each id still has one line).
-        approve: approve every tool call held for approval (DESIGN §14) and resume the
+        approve: approve every tool call held for approval and resume the
             run (`yiem batch --yes`); False: a task whose run stops on held calls is
             recorded "held" (they did not run) and runs again on a rerun.
         keep_messages: write each task's messages in its result line (`messages`).
@@ -332,7 +332,7 @@ run_batch = _blocking(run_batch_async)
 run_batch.__name__ = run_batch.__qualname__ = "run_batch"
 run_batch.__doc__ = """`run_batch_async` (the same arguments) as a blocking function.
 
-Run every task not yet done in `results`, each on a fresh Agent (DESIGN §16). Ctrl-C
+Run every task not yet done in `results`, each on a fresh Agent. Ctrl-C
 stops cleanly: running tasks are aborted and recorded "interrupted", no new task starts
 (it sets `stop`); a second Ctrl-C stops at once (every line already written stays whole).
 

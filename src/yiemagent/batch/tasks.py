@@ -2,8 +2,8 @@
 
 A task is `{"id", "prompt", optional "output_schema", "session", "metadata"}`, given as a
 mapping, a `BatchTask`, or one line of a JSONL file. Every task is checked before anything
-runs, so a bad line stops the batch at once with its line number and nothing is lost
-(DESIGN §8).
+runs, so a bad line stops the batch at once with its line number and nothing is lost.
+
 """
 
 from __future__ import annotations

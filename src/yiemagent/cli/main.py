@@ -92,7 +92,7 @@ def _one_line(exc: BaseException) -> str:
 
 def _interruptible(load: Callable[[], T]) -> T:
     """Run `load` (the embedded model's load, seconds inside llama.cpp) on a worker thread so
-    that Ctrl-C ends the command at once with 130 instead of after the load (DESIGN §8)."""
+    that Ctrl-C ends the command at once with 130 instead of after the load."""
     box: dict[str, Any] = {}
 
     def work() -> None:
@@ -197,7 +197,7 @@ async def _run_loop(
     on_event: Callable[[AgentEvent], None],
     yes: bool = False,
 ) -> tuple[str, Any]:
-    """Run one prompt, asking for each held tool call (DESIGN §14); returns the run's end
+    """Run one prompt, asking for each held tool call; returns the run's end
     reason and its output (with an output type)."""
     from yiemagent.cli.approvals import ask_approvals
     from yiemagent.loop import agent_loop, agent_loop_continue
@@ -296,7 +296,7 @@ def run(
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     out = sys.stdout if output_schema is None else sys.stderr  # stdout: the JSON value only
     printer = JsonPrinter(out) if json_output else EventPrinter(out=out, err=err)
-    if agent is not None:  # an agent file (DESIGN §17): cli/teams.py runs it
+    if agent is not None:  # an agent file: cli/teams.py runs it
         flags = {"--tools": tools, "--mcp": mcp or mcp_url, "--max-cost": max_cost,
                  "--output-schema": output_schema, "--otel": otel, "--attach": attach,
                  "--system": system != DEFAULT_SYSTEM}  # fmt: skip
@@ -375,12 +375,12 @@ def _finish(
         print(json.dumps(output, ensure_ascii=False), flush=True)
 
 
-app.command("chat")(chat_command)  # `yiem chat`: yiemagent/cli/chat/ (DESIGN §15)
-app.command("batch")(batch_command)  # `yiem batch`: yiemagent/cli/batch.py (DESIGN §16)
-app.add_typer(mcp_app, name="mcp")  # `yiem mcp list|serve`: yiemagent/cli/mcp_cmd.py (§12)
-app.command("trace")(trace_command)  # `yiem trace`: yiemagent/cli/trace.py (DESIGN §13)
-app.command("eval")(eval_command)  # `yiem eval`: yiemagent/cli/eval_cmd.py (DESIGN §19)
-app.command("serve")(serve_command)  # `yiem serve`: yiemagent/cli/serve.py (DESIGN §18)
+app.command("chat")(chat_command)  # `yiem chat`: yiemagent/cli/chat/
+app.command("batch")(batch_command)  # `yiem batch`: yiemagent/cli/batch.py
+app.add_typer(mcp_app, name="mcp")  # `yiem mcp list|serve`: yiemagent/cli/mcp_cmd.py
+app.command("trace")(trace_command)  # `yiem trace`: yiemagent/cli/trace.py
+app.command("eval")(eval_command)  # `yiem eval`: yiemagent/cli/eval_cmd.py
+app.command("serve")(serve_command)  # `yiem serve`: yiemagent/cli/serve.py
 
 
 def _unwrapped(doc: str) -> str:
@@ -449,7 +449,7 @@ def models() -> None:
 
 def _escape_what_the_locale_cannot_encode() -> None:
     """Under a non-UTF-8 locale (LC_ALL=C), write characters stdout cannot encode as
-    backslash escapes, as Python does for stderr, instead of failing the run (DESIGN §8)."""
+    backslash escapes, as Python does for stderr, instead of failing the run."""
     encoding = (getattr(sys.stdout, "encoding", None) or "utf-8").lower().replace("-", "")
     if encoding != "utf8":
         with contextlib.suppress(AttributeError, ValueError):

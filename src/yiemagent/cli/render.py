@@ -39,7 +39,7 @@ __all__ = [
 
 _RESULT_CHARS = 200
 GUARDRAIL_TEXTS = ("input guardrail ", "output guardrail ")
-"""How the error text of a run a guardrail stopped begins (DESIGN §17)."""
+"""How the error text of a run a guardrail stopped begins."""
 
 
 def one_line(text: str, limit: int = _RESULT_CHARS) -> str:
@@ -50,7 +50,7 @@ def one_line(text: str, limit: int = _RESULT_CHARS) -> str:
 
 def total_usage(messages: list[Any]) -> Usage:
     """The summed usage of the assistant messages in `messages` and of their tool results
-    (what sub-agents spent, DESIGN §17)."""
+    (what sub-agents spent)."""
     total = Usage()
     for message in messages:
         usage = message.usage if isinstance(message, AssistantMessage | ToolResultMessage) else None
@@ -100,8 +100,8 @@ class EventPrinter:
         self, out: IO[str] | None = None, err: Console | None = None, *, hold_text: bool = False
     ) -> None:
         self.hold_text = hold_text
-        """Print an answer only once its message has ended (guardrails may still stop it,
-        DESIGN §17), instead of as it streams."""
+        """Print an answer only once its message has ended (guardrails may still stop it), instead
+        of as it streams."""
         self._out = out or sys.stdout
         self._err = err or Console(stderr=True, highlight=False, soft_wrap=True)
         self._started: dict[str, float] = {}
@@ -124,7 +124,7 @@ class EventPrinter:
                 self._out.write(inner.delta)
                 self._out.flush()
                 self._line_open = not inner.delta.endswith("\n")
-            elif inner.type == "fallback":  # FallbackModel moved on (DESIGN §13)
+            elif inner.type == "fallback":  # FallbackModel moved on
                 self._break_line()
                 who = escape(f"{inner.failed_provider}/{inner.failed_model}")
                 why = escape(one_line(inner.error_message))
@@ -141,7 +141,7 @@ class EventPrinter:
             name = escape(event.tool_name)
             head = f"[red]✗ {name} error:[/]" if event.is_error else f"[green]← {name}:[/]"
             self._err.print(f"{head} {text} [dim]({ms:.0f} ms)[/]")
-        elif isinstance(event, NestedAgentEvent):  # a sub-agent at work (DESIGN §17)
+        elif isinstance(event, NestedAgentEvent):  # a sub-agent at work
             if (line := nested_line(event)) is not None:
                 self._break_line()
                 self._err.print(line)
@@ -164,7 +164,7 @@ class EventPrinter:
             usage = total_usage(event.messages)
             failed = self.final is None or self.final.stop_reason in ("error", "aborted")
             if failed and not (usage.input or usage.output or usage.cache_read):
-                return  # nothing was spent: the error line is all there is to say (§8)
+                return  # nothing was spent: the error line is all there is to say
             elapsed = time.perf_counter() - self._t0
             self._err.print(f"[dim]{escape(usage_line(usage, elapsed))}[/]")
 

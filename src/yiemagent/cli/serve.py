@@ -9,7 +9,7 @@
 Sessions live in the user data folder's `sessions.db` (the one `yiem chat` and `yiem trace`
 use) unless `--sessions` names another SQLite file or a `postgresql://` URL. It binds
 127.0.0.1 unless told otherwise, and refuses a host other machines can reach without a
-token. Every problem before serving is one line (DESIGN §8).
+token. Every problem before serving is one line.
 """
 
 from __future__ import annotations

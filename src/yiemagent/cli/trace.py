@@ -4,7 +4,7 @@
 The source is a `yiem run --json` event log (a file of JSON lines) or the id of a stored
 session in a session database (`--db`, default `sessions.db` in the user data folder:
 `$YIEM_DATA_DIR`, else `$XDG_DATA_HOME/yiemagent`, else `~/.local/share/yiemagent`, the
-folder `yiem chat` keeps its sessions in). Every problem is one line (DESIGN §8).
+folder `yiem chat` keeps its sessions in). Every problem is one line.
 """
 
 from __future__ import annotations

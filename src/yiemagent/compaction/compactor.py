@@ -1,13 +1,13 @@
 """`Compactor`: a `transform_context` that keeps a conversation inside the model's context
-window (DESIGN §15 "Compaction"; seed 002 `CompactionSummaryMessage`).
+window (DESIGN §15).
 
-Before each model call the loop hands the transform the whole transcript (R-5.2). While its
+Before each model call the loop hands the transform the whole transcript. While its
 estimated size stays under `context_window - reserve_tokens`, it is returned as is. Past
 that, the older turns are replaced by one `CompactionSummaryMessage` whose text the model
 writes (given the previous summary, if any, and the turns being folded in), and the most
 recent `keep_recent_tokens` of the transcript follow it unchanged. The cut is never between
-an assistant message and its tool results, so calls and results stay in pairs (R-4.1,
-R-5.10). Only the model's view changes: the agent's transcript (and a stored session) keeps
+an assistant message and its tool results, so calls and results stay in pairs. Only the model's
+view changes: the agent's transcript (and a stored session) keeps
 every message.
 
 The summary is remembered (keyed by the conversation's first message and the last message it

@@ -1,4 +1,4 @@
-"""The loop layer: the agent loop, tool-call batches and the per-call pipeline (DESIGN §4, §5).
+"""The loop layer: the agent loop, tool-call batches and the per-call pipeline (DESIGN §4).
 
 Public (and re-exported by `yiemagent`): the seeds' loop functions `agent_loop`,
 `agent_loop_continue`, `run_agent_loop`, `run_agent_loop_continue`,

@@ -1,4 +1,4 @@
-"""Checking that a transcript pairs every tool call with its result (DESIGN R-4.1, §10).
+"""Checking that a transcript pairs every tool call with its result (DESIGN R-4.1).
 
 The loop writes a transcript in one shape: an assistant message with tool calls is followed
 by exactly one result per call (in call order, nothing between them but other results and

@@ -2,7 +2,7 @@
 
 An MCP client session is bound to the event loop that opened it (anyio streams, a
 subprocess, an HTTP client). Runs are not: `Agent.prompt_sync` and the CLI start a fresh
-loop per call (R-6.7). So each connection runs on a loop of its own and every caller, on any
+loop per call. So each connection runs on a loop of its own and every caller, on any
 loop or thread, hands it coroutines with `submit`.
 """
 

@@ -57,7 +57,7 @@ class WatchedStream:
     """The transport's read stream, reporting its end (EOF or closed) once to `on_end`.
 
     This is how a dead server process or a vanished HTTP server is noticed while no call
-    is waiting (DESIGN §12: the next call reconnects instead of failing).
+    is waiting (the next call reconnects instead of failing).
     """
 
     def __init__(self, inner: Any, on_end: Callable[[], None]) -> None:

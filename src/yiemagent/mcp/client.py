@@ -1,8 +1,8 @@
 """`add_server`: an MCP server's tools as `AgentTool`s in a `ToolStore` (DESIGN §12).
 
 Each MCP tool keeps its name (with `prefix` if given; characters a provider rejects become
-`_`, R-4.2), its description and its input schema as given. A call runs the pipeline as any
-tool does (validation, hooks, timeout: R-4.4 to R-4.7), then is one `tools/call`:
+`_`), its description and its input schema as given. A call runs the pipeline as any
+tool does (validation, hooks, timeout), then is one `tools/call`:
 progress notifications become `on_update`, an abort sends `notifications/cancelled`, and
 the answer is converted by `convert.result_from_mcp`.
 
@@ -48,7 +48,7 @@ class _Owner(Protocol):
 
 
 def local_tool_name(name: str, prefix: str | None) -> str:
-    """The store name of MCP tool `name`: `prefix_name`, valid per R-4.2.
+    """The store name of MCP tool `name`: `prefix_name`, a valid tool name.
 
     Characters outside `[A-Za-z0-9_-]` become `_`; a name longer than 64 characters is cut
     and ends with 8 hex digits of its hash, so distinct long names stay distinct.
@@ -204,7 +204,7 @@ def _same(a: AgentTool, b: AgentTool) -> bool:
 
 
 def _executor(source: MCPToolSource, remote_name: str, local_name: str) -> ToolExecute:
-    """The tool's `execute`: one `tools/call` of `remote_name` (DESIGN §12). It carries
+    """The tool's `execute`: one `tools/call` of `remote_name`. It carries
     `mcp_source = (source, remote_name)`, which clash messages read."""
     server = source.server
 
@@ -213,7 +213,7 @@ def _executor(source: MCPToolSource, remote_name: str, local_name: str) -> ToolE
     ) -> AgentToolResult:
         if not source.offers(local_name):
             available = ", ".join(source.store.tools) or "none"
-            raise LookupError(  # the pipeline makes it the call's error result (R-4.1)
+            raise LookupError(  # the pipeline makes it the call's error result
                 f'Tool "{local_name}" not found: {server.label} no longer offers it. '
                 f"Available tools: {available}"
             )
@@ -243,14 +243,14 @@ async def add_server(
     parallel: bool = True,
     timeout_s: float | None = None,
 ) -> list[str]:
-    """Connect `server` (if needed) and register its tools in a store (DESIGN §12).
+    """Connect `server` (if needed) and register its tools in a store.
 
     Args:
         target: a `ToolStore`, or an `Agent`: its `tool_store` gets the tools and the agent
             owns the server, closing it in `Agent.close()`.
         server: an `MCPServerStdio` or `MCPServerHTTP`.
         prefix: registered names become `prefix_name` (avoids clashes between servers).
-        parallel: whether the tools may run beside others in a parallel batch (R-4.9); an
+        parallel: whether the tools may run beside others in a parallel batch; an
             MCP server answers concurrent requests, so the default is True.
         timeout_s: each call's timeout (`AgentTool.timeout_s`); default: the run's
             `tool_timeout_s`.

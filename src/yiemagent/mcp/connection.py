@@ -3,10 +3,10 @@
 
 Each server object owns at most one connection, which lives on its own event loop thread
 (`LoopThread`), so it survives the caller's loop: `asyncio.run(add_server(...))` followed by
-`agent.prompt_sync(...)` works (R-6.7). Callers on any loop or thread reach it through
+`agent.prompt_sync(...)` works. Callers on any loop or thread reach it through
 `call_tool`, `refresh_tools` and `close`.
 
-Failures never hang (DESIGN §12):
+Failures never hang:
 - the server process dies or the HTTP server goes away: the transport's end is noticed at
   once, every call in flight gets `MCPCallError` ("closed the connection while ... was
   running"), and the server is marked down;
@@ -66,7 +66,7 @@ ToolsListener = Callable[[Sequence["Tool"]], None]
 
 
 class MCPServer:
-    """One MCP server and the lifetime of the connection to it (DESIGN §12).
+    """One MCP server and the lifetime of the connection to it.
 
     Use `async with server:` (or `await server.connect()` ... `await server.close()`), or
     hand it to `add_server(agent, server)` so that `Agent.close()` closes it. `connect` and

@@ -1,4 +1,4 @@
-"""MCP results ↔ yiemagent tool results (DESIGN §12, R-4.7).
+"""MCP results ↔ yiemagent tool results (DESIGN §12).
 
 Client side (`result_from_mcp`): text and image blocks map one to one; an embedded resource
 becomes its text (or an image, for an image blob); audio, binary blobs and resource links
@@ -70,7 +70,7 @@ def content_from_mcp(block: ContentBlock) -> TextContent | ImageContent:
 
 
 def result_from_mcp(result: CallToolResult, tool_name: str) -> AgentToolResult:
-    """A `CallToolResult` as an `AgentToolResult` (DESIGN §12).
+    """A `CallToolResult` as an `AgentToolResult`.
 
     Args:
         result: what the server answered.

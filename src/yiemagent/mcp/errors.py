@@ -12,7 +12,7 @@ __all__ = ["MCPCallAborted", "MCPCallError", "UndeliveredCall"]
 class MCPCallError(YiemAgentError):
     """A `tools/call` could not be answered: the connection closed, reconnecting failed, or
     the server answered with a protocol error. Raised by `MCPServer.call_tool`; inside a tool
-    call it becomes the call's error result (R-4.1)."""
+    call it becomes the call's error result."""
 
 
 class UndeliveredCall(MCPCallError):

@@ -4,10 +4,10 @@
 are listed. `tools/call` runs the same per-call pipeline as a run's tool call
 (`execute_tool_calls_sequential` with one call): lookup, argument repair and JSON-Schema
 validation, `before_tool_call`, the tool's timeout (or `tool_timeout_s`), `after_tool_call`
-(R-4.4 to R-4.7). Every problem is an `isError` result, never a protocol error, so the
+(to finalize). Every problem is an `isError` result, never a protocol error, so the
 client's model can correct itself. `on_update` partials become `notifications/progress`
 (when the client asked for progress). `notifications/cancelled` aborts the call's signal;
-the tool gets the pipeline's abort grace, then is abandoned (R-4.5).
+the tool gets the pipeline's abort grace, then is abandoned.
 """
 
 from __future__ import annotations
@@ -87,7 +87,7 @@ def _server(store: ToolStore, config: AgentLoopConfig, name: str) -> Server[Any]
             return await asyncio.shield(run)
         except asyncio.CancelledError:
             # notifications/cancelled (or the connection closed): the tool's signal is
-            # aborted and the pipeline winds it down in the background (R-4.5).
+            # aborted and the pipeline winds it down in the background.
             signal.abort("cancelled by the MCP client")
             raise
 
@@ -154,7 +154,7 @@ async def serve(
         port: the HTTP port; 0 picks a free one (passed to `on_ready`).
         name: the server name reported in `initialize`.
         path: the HTTP endpoint path.
-        before_tool_call, after_tool_call: the pipeline's hooks (R-4.4, R-4.6).
+        before_tool_call, after_tool_call: the pipeline's hooks.
         tool_timeout_s: seconds a call may take when its tool sets no `timeout_s`.
         on_ready: called with "stdio" or the endpoint URL once the server listens.
 

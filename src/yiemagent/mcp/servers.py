@@ -22,7 +22,7 @@ __all__ = ["MCPServerHTTP", "MCPServerStdio"]
 
 
 class MCPServerStdio(MCPServer):
-    """An MCP server started as a subprocess, spoken to over its stdin/stdout (DESIGN §12).
+    """An MCP server started as a subprocess, spoken to over its stdin/stdout.
 
     The process gets the SDK's safe default environment (HOME, PATH, ...) plus `env`; its
     stderr goes to `stderr` (default: ours). Closing stops it (stdin closed, then SIGTERM,
@@ -94,7 +94,7 @@ def _errlog(wanted: TextIO | None) -> TextIO:
 
 
 class MCPServerHTTP(MCPServer):
-    """An MCP server reached over streamable HTTP at `url` (DESIGN §12).
+    """An MCP server reached over streamable HTTP at `url`.
 
     Args:
         url: the endpoint, e.g. `http://127.0.0.1:8000/mcp`.

@@ -90,7 +90,7 @@ class Run:
         self.hold_text = hold_text
         """The agent has output guardrails: its `message_update` events are not passed on,
         and an assistant `message_start` comes without its content, so no client sees an
-        answer before the guardrails passed it (DESIGN §17); each message arrives whole in
+        answer before the guardrails passed it; each message arrives whole in
         its `message_end`."""
         self.created_ms = int(time.time() * 1000)
         self.task: asyncio.Task[None] | None = None

@@ -3,8 +3,8 @@
 Table `messages(session_id, seq, role, data, timestamp)`: `seq` counts from 1 within a
 session, `data` is the message's JSON (`yiemagent.types.message_to_dict`), `timestamp` the
 message's own timestamp (ms since the epoch, UTC). Table `session_state(session_id, key,
-value)` keeps small named values beside a session (the tool calls held for approval,
-DESIGN §14); `clear` deletes both in one transaction. The database runs in WAL mode and every
+value)` keeps small named values beside a session (the tool calls held for approval); `clear`
+deletes both in one transaction. The database runs in WAL mode and every
 `append` is one statement in its own committed transaction, so each message is on disk when
 `append` returns and survives a crash of the process (with `synchronous="FULL"` also a power
 loss, at the cost of an fsync per message). `replace` (a rewrite of the whole transcript) is

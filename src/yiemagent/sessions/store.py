@@ -1,4 +1,4 @@
-"""The session store contract and the message codec (DESIGN §2.6, §10: sessions persisted
+"""The session store contract and the message codec (DESIGN §10: sessions persisted
 message by message and resumed after a crash).
 
 A `SessionStore` keeps transcripts keyed by session id, one message at a time, in the order
@@ -53,7 +53,7 @@ PERSISTED_TYPES: tuple[type[Any], ...] = (
     CompactionSummaryMessage,
     BranchSummaryMessage,
 )
-"""The message classes a store can persist: the ones `message_to_dict` knows (DESIGN §3).
+"""The message classes a store can persist: the ones `message_to_dict` knows.
 An application's own custom message types are skipped (with a warning)."""
 
 _MAX_DETAILS_REPR = 2000
@@ -61,7 +61,7 @@ _MAX_DETAILS_REPR = 2000
 
 @runtime_checkable
 class SessionStore(Protocol):
-    """Where an `Agent` persists its transcript, message by message (DESIGN §10).
+    """Where an `Agent` persists its transcript, message by message.
 
     Contract: `append` makes the message durable before it returns (a crash of the process
     afterwards does not lose it) and keeps the order of appends within a session; `replace`
@@ -113,7 +113,7 @@ class SessionStore(Protocol):
 @runtime_checkable
 class SessionStateStore(Protocol):
     """A `SessionStore` that also keeps small named values beside a session's messages (the
-    tool calls held for approval, DESIGN §14). Optional: an agent on a store without these
+    tool calls held for approval). Optional: an agent on a store without these
     methods keeps held calls in memory only (logged).
 
     Contract: `save_state` is durable when it returns; `clear(session_id)` deletes the
@@ -134,7 +134,7 @@ def encode_message(message: AgentMessage) -> str | None:
     persisted: an application's own message type (not in `PERSISTED_TYPES`), logged as a
     warning. A tool result whose `details` are not JSON-serialisable is kept, with `details`
     replaced by `{"unserializable": repr(details)}` (truncated), so its tool call stays
-    answered after a resume (R-4.1).
+    answered after a resume.
     """
     if not isinstance(message, PERSISTED_TYPES):
         logger.warning(

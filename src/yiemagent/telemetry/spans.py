@@ -264,7 +264,7 @@ class _ToolSpan(_OpenSpan):
 
 def tool_error_type(text: str) -> str:
     """A low-cardinality class of a failed tool call, from its error result text (the
-    pipeline's own texts, DESIGN R-4.4 … R-4.8)."""
+    pipeline's own texts)."""
     if text.startswith("Tool ") and " not found" in text:
         return "tool_not_found"
     if "timed out after" in text:

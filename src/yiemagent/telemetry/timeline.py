@@ -62,7 +62,7 @@ class Bar:
     """What a click shows: arguments, result, tokens, cost, error, …"""
     lane: str = ""
     """The sub-agent whose call this is, as its path below the run's agent ("researcher",
-    "mid › inner", DESIGN §17); empty for the run's own agent."""
+    "mid › inner"); empty for the run's own agent."""
 
 
 @dataclass(slots=True)

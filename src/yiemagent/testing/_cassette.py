@@ -359,7 +359,7 @@ def stream_replay(
 
     Raises:
         CassetteMismatch: the request differs from the recorded one, or none is left (the
-            loop ends the run in error with this text, DESIGN R-5.9).
+            loop ends the run in error with this text).
     """
     if not isinstance(model, ReplayModel) or model.tape is None:
         out = AssistantMessageEventStream()

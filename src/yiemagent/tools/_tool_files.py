@@ -1,4 +1,4 @@
-"""Importing the files of one tool folder (DESIGN R-4.13, §8): each tool file as a private
+"""Importing the files of one tool folder (DESIGN R-4.13): each tool file as a private
 module, the helper modules of its folder visible to it alone, and the import bounded in
 time, every failure of a file a reason naming what it did.
 

@@ -1,4 +1,4 @@
-"""The built-in `listTools` tool (DESIGN R-4.14; seed 000 §1 step 1, §15)."""
+"""The built-in `listTools` tool (DESIGN R-4.14)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ class _Listable(Protocol):
 
 
 def list_tools_tool(store: _Listable) -> AgentTool:
-    """A `listTools` tool bound to `store`: lists its tools at call time (DESIGN R-4.14).
+    """A `listTools` tool bound to `store`: lists its tools at call time.
 
     The text is `Available tools (N):` then `- name: label — description`, one a line (the
     description on one line). `details` holds `{"count": N, "names": [...]}`. It also lets the

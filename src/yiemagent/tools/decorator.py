@@ -10,7 +10,7 @@ out of the schema.
 The generated `execute(tool_call_id, args, signal, on_update)` converts the (already
 schema-validated) arguments with the pydantic model, so a parameter typed as a model or a
 dataclass receives an instance, then calls the function with keyword arguments. It is async when
-the function is, plain otherwise (the pipeline runs plain tools on a worker thread, R-4.2).
+the function is, plain otherwise (the pipeline runs plain tools on a worker thread).
 Return values: an `AgentToolResult` as is, a `str` as is (the pipeline wraps it), anything else
 JSON-dumped into one text content.
 """
@@ -92,19 +92,19 @@ def tool(
     timeout_s: float | None = None,
     requires_approval: RequiresApproval = False,
 ) -> AgentTool | Callable[[Callable[..., Any]], AgentTool]:
-    """Turn a typed function (plain or async) into an `AgentTool` (DESIGN R-4.3).
+    """Turn a typed function (plain or async) into an `AgentTool`.
 
     Use as `@tool` or `@tool(name=..., label=..., parallel=..., timeout_s=...)`.
 
     Args:
         fn: the function; its parameters become the tool's arguments.
-        name: the tool name (default: the function's name); must match R-4.2.
+        name: the tool name (default: the function's name); 1 to 64 of `A-Za-z0-9_-`.
         label: a human-readable name (default: from the name, "get_time" → "Get time").
         description: the text the model sees (default: the docstring without its sections).
-        parallel: may run beside other tools in a parallel batch (R-4.9).
-        timeout_s: bound on one call, in seconds (R-4.5).
+        parallel: may run beside other tools in a parallel batch.
+        timeout_s: bound on one call, in seconds.
         requires_approval: `True`, or a function of the validated arguments returning a
-            bool: hold each call until a person approves or rejects it (DESIGN §14).
+            bool: hold each call until a person approves or rejects it.
 
     Returns:
         The `AgentTool` (or, without `fn`, a decorator producing it).
@@ -204,7 +204,7 @@ def _arguments_model(
         hints = typing.get_type_hints(func, include_extras=True)
     except Exception as exc:
         hints = _parameter_hints(func, tool_name, exc)
-    import pydantic  # lazily: `import yiemagent.tools` stays light (DESIGN §2)
+    import pydantic  # lazily: `import yiemagent.tools` stays light
     import pydantic_core
 
     fields: dict[str, Any] = {}
@@ -221,7 +221,7 @@ def _arguments_model(
         model.model_json_schema()
     except (pydantic.PydanticUserError, pydantic_core.SchemaError, TypeError, NameError) as exc:
         # pydantic's text runs on for lines of advice about its own config; keep the first
-        # line and name the parameter to change (DESIGN §8).
+        # line and name the parameter to change.
         reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         reason = reason.split(" Set `arbitrary_types_allowed", 1)[0]  # not the tool's to set
         culprit = ""

@@ -1,7 +1,7 @@
-"""`ToolStore`: one agent's tools, and loading tool files from a folder (DESIGN R-4.12, R-4.13).
+"""`ToolStore`: one agent's tools, and loading tool files from a folder (DESIGN R-4.12).
 
-Seed 000 §4 (toolStore, loadTools, registerTool, getTools, clearTools) and §17 (tool file
-contract).
+The seeds' toolStore, loadTools, registerTool, getTools and clearTools, and the tool file
+contract (a file's `get_tool()` returns its tool).
 """
 
 from __future__ import annotations
@@ -33,11 +33,11 @@ _module_ids = itertools.count(1)
 
 
 class ToolStore:
-    """The tools of one agent, by name, in registration order (DESIGN R-4.12; seed 000 §4).
+    """The tools of one agent, by name, in registration order.
 
     Invariants: one store per agent (registering in one never shows in another); names are
     unique (`register` of an existing name raises unless `replace=True`); every tool in it has
-    a valid name (R-4.2) and a valid JSON Schema.
+    a valid name and a valid JSON Schema.
 
     Threads: a store may be changed (by `writeTool`, on a worker thread) while a run reads it.
     Every change builds a new dict and swaps it in under a lock, so `tools` is a consistent
@@ -82,7 +82,7 @@ class ToolStore:
     def register(
         self, tool: AgentTool, *, replace: bool = False, module: str | None = None
     ) -> AgentTool:
-        """Add `tool` (seed 000 §4 registerTool); with `replace=True` an existing one is replaced
+        """Add `tool` (registerTool); with `replace=True` an existing one is replaced
         in place (keeping its position).
 
         `module` names the module in `sys.modules` the tool came from (a tool file; `writeTool`
@@ -93,7 +93,7 @@ class ToolStore:
             `tool`.
 
         Raises:
-            ConfigError: not an `AgentTool`, an invalid name (R-4.2) or input schema, or the name
+            ConfigError: not an `AgentTool`, an invalid name or input schema, or the name
                 is taken and `replace` is False.
         """
         _check_tool(tool)
@@ -121,7 +121,7 @@ class ToolStore:
         return removed
 
     def clear(self) -> None:
-        """Remove every tool (seed 000 §4 clearTools); other stores are untouched."""
+        """Remove every tool (clearTools); other stores are untouched."""
         with self._lock:
             self._tools = {}
             for names in self._modules.values():
@@ -131,7 +131,7 @@ class ToolStore:
     def load_dir(
         self, path: str | Path, *, timeout_s: float = LOAD_TIMEOUT_S
     ) -> Mapping[str, AgentTool]:
-        """Load every tool file of a folder, then register `listTools` (DESIGN R-4.13).
+        """Load every tool file of a folder, then register `listTools`.
 
         Files: `*.py` in alphabetical order, skipping `__init__.py`, names starting with `_`
         and names containing "registry". Each is imported as its own module (unique per store
@@ -239,10 +239,10 @@ class ToolStore:
 
 
 def is_tool_file(path: Path) -> bool:
-    """Whether `load_dir` loads this file (R-4.13): `*.py`, not `_*`, no "registry" in the name.
+    """Whether `load_dir` loads this file: `*.py`, not `_*`, no "registry" in the name.
 
     A `*.py` that is not a readable regular file (a broken link, a folder) is still taken, so
-    that its failure is reported rather than skipped in silence (DESIGN §8).
+    that its failure is reported rather than skipped in silence.
     """
     name = path.name
     return name.endswith(".py") and not name.startswith("_") and "registry" not in name.lower()

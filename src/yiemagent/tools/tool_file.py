@@ -1,5 +1,5 @@
-"""Rendering a tool file from the code parts `writeTool` receives (DESIGN R-4.15; seed 000 §15,
-§17 tool file contract).
+"""Rendering a tool file from the code parts `writeTool` receives (DESIGN R-4.15),
+following the tool file contract.
 
 `render_tool_file` wraps the model's code bodies into a module whose `get_tool()` returns an
 `AgentTool`; each part is parsed on its own first, so a syntax error names the part and its line.
@@ -8,7 +8,7 @@ A code part is the body of its function (`execute(tool_call_id, args, signal, on
 `validate_arguments(args)`, `prepare_arguments(args)`). Models often write the whole function
 instead (`def execute(tool_call_id, args, signal, on_update): ...`, or `def word_count(text):
 ...`): a part that only defines functions (besides imports and a docstring) is kept as written
-and the body calls the one it means (`function_source`; seed 000 §15).
+and the body calls the one it means (`function_source`).
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ def render_tool_file(
     timeout_s: float | None = None,
     isolation: str = "thread",
 ) -> str:
-    """The text of a tool file (seed 000 §17 contract: `get_tool() -> AgentTool`), starting
+    """The text of a tool file (contract: `get_tool() -> AgentTool`), starting
     with `WRITTEN_MARK`; `timeout_s` and `isolation` go into its `AgentTool`.
 
     A code part that is one or more whole function definitions is called (module docstring;
@@ -63,7 +63,7 @@ def render_tool_file(
     execute_body, is_async = _check_body("executeCode", execute_code, input_schema, name)
     parts = [
         WRITTEN_MARK.rstrip("\n"),
-        f'"""Tool {name!r}, written by writeTool (DESIGN R-4.15). Seed 000 §17 contract."""',
+        f'"""Tool {name!r}, written by writeTool; get_tool() returns it."""',
         "",
         "import json",
         "from typing import Any",

@@ -1,5 +1,5 @@
 """The built-in `writeTool`: the model writes a new tool file, usable on its very next turn
-(DESIGN R-4.15; seed 000 §15 self-modifying tools, §17 tool file contract).
+(DESIGN R-4.15): the seeds' self-modifying tools.
 
 Security: `writeTool` runs model-written Python with this process's rights (the new file's
 imports run in this process when it is written; its body runs in a worker process by
@@ -7,7 +7,7 @@ default, `isolation="process"`, killed at the tool's timeout, `WRITTEN_TOOL_TIME
 is never registered unless asked for. It overwrites only files it wrote itself
 (`WRITTEN_MARK` on their first line), never a user's tool or any other file, and refuses
 names that would shadow an importable module (`json.py` beside a script shadows the standard
-library), names that `load_dir` would skip (R-4.13), and code over `MAX_CODE_CHARS`. Offer
+library), names that `load_dir` would skip, and code over `MAX_CODE_CHARS`. Offer
 it only to models and users you trust, or gate it with `AgentLoopConfig.before_tool_call` —
 e.g. show the code to a person and return `BeforeToolCallResult(block=True, reason=...)`
 unless they approve — and run the agent in a sandbox (container, separate user) when the
@@ -62,7 +62,7 @@ MAX_CODE_CHARS = 100_000
 """Most characters of code (all code parts and the schema together) one written tool may have."""
 
 # `contentMediaType` (a JSON Schema 2020-12 annotation) marks what the model composes — the
-# code, the schema, the texts — so the embedded model's grounding guard (R-11.2), which
+# code, the schema, the texts — so the embedded model's grounding guard, which
 # checks that a call's values come from the conversation, leaves them alone.
 _CODE = "text/x-python"
 WRITE_TOOL_SCHEMA: dict[str, Any] = {
@@ -135,8 +135,8 @@ def write_tool_tool(
 ) -> AgentTool:
     """A `writeTool` that writes tool files into `directory` and registers them in `store`.
 
-    Each call: checks the name (R-4.2, a Python identifier, not a keyword, not a built-in,
-    not starting with `_` nor containing "registry" (R-4.13 would skip the file), not the
+    Each call: checks the name (a Python identifier, not a keyword, not a built-in,
+    not starting with `_` nor containing "registry" (would skip the file), not the
     name of an importable module), caps the code at `MAX_CODE_CHARS`, refuses an existing
     tool or file unless `overwrite` — and even then overwrites only a file that `writeTool`
     wrote (`WRITTEN_MARK`) whose tool, if registered, came from that file — checks
@@ -265,7 +265,7 @@ def _check_name(name: object) -> str:
     if not is_tool_file(Path(f"{name}.py")):
         raise WriteToolError(
             f"invalid tool name {name!r}: load_dir skips files starting with '_' or "
-            "containing 'registry' (R-4.13), so the tool would vanish on the next load; "
+            "containing 'registry', so the tool would vanish on the next load; "
             "choose another name"
         )
     return name

@@ -1,5 +1,5 @@
 """The bottom layer: content blocks, messages, tools, contexts, outcomes, events, the loop's
-configuration, `AbortSignal` and `EventStream` (DESIGN §2, §3). Imports nothing above it."""
+configuration, `AbortSignal` and `EventStream` (DESIGN §2). Imports nothing above it."""
 
 from yiemagent.types.config import (
     AgentLoopConfig as AgentLoopConfig,

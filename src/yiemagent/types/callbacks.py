@@ -1,5 +1,4 @@
-"""Calling user callbacks that may be plain or async, and the guarded event sink (DESIGN §3,
-R-5.1b).
+"""Calling user callbacks that may be plain or async, and the guarded event sink (DESIGN §3).
 
 Every hook, listener and `emit` the user passes may be a plain or an async function. This
 module is the one place that decides how such a callback is called: `maybe_await` for a value
@@ -52,7 +51,7 @@ def is_async_callable(fn: object) -> bool:
 
 class GuardedSink:
     """An event sink that awaits `sink(event, *extra)` when it is async and logs, with the
-    event type, what it raises instead of letting it change the run (DESIGN R-5.1b). The
+    event type, what it raises instead of letting it change the run. The
     loop's `emit`, the Agent's `on_event` and each `subscribe` listener (which also gets the
     run's signal) are GuardedSinks."""
 
@@ -77,7 +76,7 @@ class GuardedSink:
         """Call the sink at once, as `__call__` does in its first step; returns what is left
         to await (the sink's awaitable, guarded the same way), or None when the sink is
         done. For a plain sink no coroutine is made: the loop's per-call path (4 events a
-        tool call, DESIGN §9) writes `if (w := emit.now(event)) is not None: await w`."""
+        tool call) writes `if (w := emit.now(event)) is not None: await w`."""
         sink = self._sink
         if sink is None:
             return None

@@ -1,4 +1,4 @@
-"""`AgentLoopConfig` and `AgentState` (DESIGN §3, R-6.2, seed 002 §AgentLoopConfig)."""
+"""`AgentLoopConfig` and `AgentState` (DESIGN §3)."""
 
 from __future__ import annotations
 
@@ -41,7 +41,7 @@ ToolExecutionMode: TypeAlias = Literal["parallel", "sequential"]
 
 @dataclass(slots=True, kw_only=True)
 class AgentLoopConfig(ProviderOptions):
-    """How a run behaves: the model, the hooks and the provider options (seed 002).
+    """How a run behaves: the model, the hooks and the provider options.
 
     Hooks may be plain or async functions. The provider options (`api_key`, `temperature` …
     `on_response`) are the `ProviderOptions` fields, declared once and copied into each
@@ -57,22 +57,22 @@ class AgentLoopConfig(ProviderOptions):
     transform_context: (
         Callable[[list[AgentMessage], AbortSignal], MaybeAwaitable[list[AgentMessage]]] | None
     ) = None
-    """`(messages, signal) -> messages` before each model call, ahead of `convert_to_llm`
-    (R-5.2), e.g. a `Compactor`: it gets a copy of the transcript's list and returns the
+    """`(messages, signal) -> messages` before each model call, ahead of `convert_to_llm`,
+    e.g. a `Compactor`: it gets a copy of the transcript's list and returns the
     model's view."""
     get_api_key: Callable[[str], MaybeAwaitable[str | None]] | None = None
     """Called per model call with the provider name; wins over `api_key`."""
     get_steering_messages: Callable[[], MaybeAwaitable[Sequence[AgentMessage]]] | None = None
-    """Polled at the start and after each turn; what it returns opens the next turn (R-5.4)."""
+    """Polled at the start and after each turn; what it returns opens the next turn."""
     get_follow_up_messages: Callable[[], MaybeAwaitable[Sequence[AgentMessage]]] | None = None
-    """Polled only when the run would otherwise end; messages continue it (R-5.4)."""
+    """Polled only when the run would otherwise end; messages continue it."""
     tool_execution: ToolExecutionMode = "parallel"
-    """"parallel" runs a batch concurrently only when every called tool has `parallel=True`
-    (R-4.9); else, and with "sequential", one call after another (R-4.8)."""
+    """"parallel" runs a batch concurrently only when every called tool has `parallel=True`;
+    else, and with "sequential", one call after another."""
     max_parallel_tools: int | None = None
-    """Most calls of a parallel batch running at once; None: no cap (R-4.9)."""
+    """Most calls of a parallel batch running at once; None: no cap."""
     tool_timeout_s: float | None = None
-    """Seconds per tool call for tools without their own `timeout_s`; None: none (R-4.5)."""
+    """Seconds per tool call for tools without their own `timeout_s`; None: none."""
     before_tool_call: (
         Callable[[BeforeToolCallContext, AbortSignal], MaybeAwaitable[BeforeToolCallResult | None]]
         | None
@@ -82,32 +82,32 @@ class AgentLoopConfig(ProviderOptions):
         | None
     ) = None
     should_stop_after_turn: Callable[[TurnContext], MaybeAwaitable[bool]] | None = None
-    """True after a turn ends the run ("should_stop"), before the queues are polled (R-5.4)."""
+    """True after a turn ends the run ("should_stop"), before the queues are polled."""
     prepare_next_turn: Callable[[TurnContext], MaybeAwaitable[TurnUpdate | None]] | None = None
     """Before each next turn: a `TurnUpdate` replaces the context, model or reasoning."""
     max_turns: int | None = None
-    """Model calls per run; a run that would go on after that many ends "max_turns" (R-5.5)."""
+    """Model calls per run; a run that would go on after that many ends "max_turns"."""
     stream_idle_timeout_s: float | None = 120.0
-    """R-5.8: a model stream silent this long ends in error (None: no limit). Not applied to
+    """A model stream silent this long ends in error (None: no limit). Not applied to
     the embedded model (api "local"), whose own generation deadline bounds it."""
     usage_limits: UsageLimits | None = None
-    """Caps on tokens, cost and tool calls for the run (DESIGN §13)."""
+    """Caps on tokens, cost and tool calls for the run."""
     tracer_provider: Any = field(default=None, repr=False)
-    """An OpenTelemetry `TracerProvider`: spans for this run (DESIGN §13, the `otel` extra);
+    """An OpenTelemetry `TracerProvider`: spans for this run (the `otel` extra);
     None: only what `yiemagent.telemetry.instrument()` set up, else nothing."""
     trace_content: bool = False
     """Record messages, tool arguments and results in the spans (off: they may hold
     personal data)."""
     output_type: OutputSpec[Any] | None = None
-    """The run ends when the model returns a valid value of this type (DESIGN §14)."""
+    """The run ends when the model returns a valid value of this type."""
     output_retries: int = DEFAULT_OUTPUT_RETRIES
     """Invalid outputs sent back to the model (with the errors) before the run ends in error."""
     agent_name: str | None = None
-    """The name of the agent the run speaks for (spans and events name it, DESIGN §17)."""
+    """The name of the agent the run speaks for (spans and events name it)."""
     approvals: Mapping[str, ToolApproval] | None = None
     """Decisions on held tool calls, by tool-call id: a run continuing from a transcript
     whose last assistant message has held calls runs the approved ones and answers the
-    rejected ones (DESIGN §14)."""
+    rejected ones."""
 
     def __post_init__(self) -> None:
         if self.usage_limits is not None and not isinstance(self.usage_limits, UsageLimits):
@@ -131,7 +131,7 @@ class AgentLoopConfig(ProviderOptions):
 
 @dataclass(slots=True)
 class AgentState:
-    """What an `Agent` knows, reduced from its events (DESIGN R-6.2)."""
+    """What an `Agent` knows, reduced from its events."""
 
     system_prompt: str = ""
     model: Model | None = None
@@ -145,5 +145,5 @@ class AgentState:
     """Ids of the tool calls started (`tool_execution_start`) and not ended yet."""
     error_message: str | None = None
     active_agent: str | None = None
-    """The name of the agent that answers the next prompt (after a handoff, DESIGN §17)."""
+    """The name of the agent that answers the next prompt (after a handoff)."""
     """Why the current or last run's model call failed or was aborted; None when it did not."""

@@ -1,4 +1,4 @@
-"""Contexts handed to the loop's hooks (DESIGN §3, seed 002 §Helper Types)."""
+"""Contexts handed to the loop's hooks (DESIGN §3)."""
 
 from __future__ import annotations
 
@@ -32,8 +32,8 @@ class AgentContext:
 
 @dataclass(slots=True)
 class BeforeToolCallContext:
-    """Given to `before_tool_call`; the hook may change `args` in place (DESIGN R-4.4).
-    `approved` is true when a person approved this held call (DESIGN §14)."""
+    """Given to `before_tool_call`; the hook may change `args` in place.
+    `approved` is true when a person approved this held call."""
 
     assistant_message: AssistantMessage
     tool_call: ToolCall
@@ -44,7 +44,7 @@ class BeforeToolCallContext:
 
 @dataclass(slots=True)
 class AfterToolCallContext:
-    """Given to `after_tool_call` (DESIGN R-4.6)."""
+    """Given to `after_tool_call`."""
 
     assistant_message: AssistantMessage
     tool_call: ToolCall
@@ -57,7 +57,7 @@ class AfterToolCallContext:
 
 @dataclass(slots=True)
 class TurnContext:
-    """Given to `should_stop_after_turn` and `prepare_next_turn` after each turn (R-5.4)."""
+    """Given to `should_stop_after_turn` and `prepare_next_turn` after each turn."""
 
     message: AssistantMessage
     """The turn's assistant message."""

@@ -1,4 +1,4 @@
-"""Agent events: everything a run does, in order (DESIGN §3, R-5.1, seed 002 §Event Emission).
+"""Agent events: everything a run does, in order (DESIGN R-5.1).
 
 Each event is a slotted dataclass with a literal `type`. `event_to_dict` makes any event
 JSON-ready, so a run can be logged, replayed or shown elsewhere.
@@ -41,8 +41,8 @@ AgentEndReason: TypeAlias = Literal[
     "awaiting_approval",
     "guardrail",
 ]
-"""Why a run ended (DESIGN R-5.5; "usage_limit": a `UsageLimits` cap was reached, §13;
-"awaiting_approval": tool calls are held, §14; "guardrail": a guardrail tripped, §17)."""
+"""Why a run ended ("usage_limit": a `UsageLimits` cap was reached;
+"awaiting_approval": tool calls are held; "guardrail": a guardrail tripped)."""
 
 
 @dataclass(slots=True)
@@ -55,7 +55,7 @@ class AgentStartEvent:
 @dataclass(slots=True)
 class AgentEndEvent:
     """A run has ended; `messages` are the messages it added, `reason` why it ended, and
-    `output` the validated value when the run had an output type (DESIGN §14)."""
+    `output` the validated value when the run had an output type."""
 
     messages: list[AgentMessage] = field(default_factory=list)
     reason: AgentEndReason = "stop"
@@ -90,12 +90,12 @@ class MessageStartEvent:
 @dataclass(slots=True)
 class MessageUpdateEvent:
     """The assistant message grew: one provider event between `start` and `done`/`error`,
-    relayed as it came (R-5.1, R-5.2)."""
+    relayed as it came."""
 
     message: AssistantMessage
     """The partial message (the provider event's `partial`)."""
     assistant_message_event: AssistantMessageEvent
-    """The provider event (seed 002 §3): `text_delta`, `toolcall_end`, `fallback`, …"""
+    """The provider event: `text_delta`, `toolcall_end`, `fallback`, …"""
     type: Literal["message_update"] = "message_update"
 
 
@@ -109,7 +109,7 @@ class MessageEndEvent:
 
 @dataclass(slots=True)
 class ToolExecutionStartEvent:
-    """A tool call is about to be prepared and run (R-4.8, R-4.9).
+    """A tool call is about to be prepared and run.
 
     `tool_call_id` and `tool_name` are the `ToolCall`'s, in this event and in the call's
     update and end events; `args` are its arguments as the model sent them (before
@@ -123,7 +123,7 @@ class ToolExecutionStartEvent:
 
 @dataclass(slots=True)
 class ToolExecutionUpdateEvent:
-    """A running tool reported a partial result through `on_update` (R-4.5); `args` as in
+    """A running tool reported a partial result through `on_update`; `args` as in
     the start event."""
 
     tool_call_id: str
@@ -135,9 +135,9 @@ class ToolExecutionUpdateEvent:
 
 @dataclass(slots=True)
 class ToolExecutionEndEvent:
-    """A tool call has its final result (a call that ran: after `after_tool_call`, R-4.6).
-    Every call that started ends exactly once (R-4.1); in a parallel batch in completion
-    order (R-4.9)."""
+    """A tool call has its final result (a call that ran: after `after_tool_call`).
+    Every call that started ends exactly once; in a parallel batch in completion
+    order."""
 
     tool_call_id: str
     tool_name: str
@@ -149,7 +149,7 @@ class ToolExecutionEndEvent:
 
 @dataclass(slots=True)
 class NestedAgentEvent:
-    """An event of a sub-agent's run (an `Agent.as_tool` call, DESIGN §17), relayed into
+    """An event of a sub-agent's run (an `Agent.as_tool` call), relayed into
     the parent's events as it happens. Events of deeper levels arrive as they are, each
     once, with their own path."""
 

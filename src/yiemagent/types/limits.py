@@ -14,7 +14,7 @@ class UsageLimits:
     """Most tokens, USD and tool calls one run may use; None means no cap.
 
     The loop checks them before each model call and before each tool call (so a limit
-    reached mid-batch skips the calls after it, each answered with an error result, R-4.1)
+    reached mid-batch skips the calls after it, each answered with an error result)
     and after each batch. A limit is reached once the run has used that much: a model call
     already under way finishes (its usage may go past the cap), then the run ends with
     `AgentEndEvent.reason == "usage_limit"` and an assistant message (stop reason "error")

@@ -1,4 +1,4 @@
-"""Content blocks, messages and usage: the transcript's vocabulary (DESIGN §3, seed 002 §Types).
+"""Content blocks, messages and usage: the transcript's vocabulary (DESIGN §3).
 
 Every block and message is a slotted dataclass with a literal tag (`type` on content blocks,
 `role` on messages), so a transcript round-trips through JSON with `messages_to_json` /
@@ -173,7 +173,7 @@ StopReason: TypeAlias = Literal[
     "stop", "length", "toolUse", "error", "aborted", "tool_use_terminated"
 ]
 """Why an assistant message ended. `tool_use_terminated` only appears in the message an Agent
-returns when a batch terminated the run (seed 000 §10); it is never sent to a model."""
+returns when a batch terminated the run; it is never sent to a model."""
 
 
 @dataclass(slots=True, init=False)
@@ -206,14 +206,15 @@ class AssistantMessage:
     usage: Usage = field(default_factory=Usage)
     stop_reason: StopReason = "stop"
     error_message: str | None = None
-    """What went wrong, with stop reason "error" or "aborted" (and R-6.3's terminated reply)."""
+    """What went wrong, with stop reason "error" or "aborted" (and the reply of a terminated
+    batch)."""
     timestamp: int = field(default_factory=now_ms)
     """When the model call started (ms since the epoch)."""
     role: Literal["assistant"] = "assistant"
     duration_ms: int | None = None
     """How long the model call took (ms), set by the loop; None when unknown."""
     agent: str | None = None
-    """The name of the agent that wrote it (an `Agent` sets it; DESIGN §17), else None."""
+    """The name of the agent that wrote it (an `Agent` sets it), else None."""
     details: dict[str, Any] = field(default_factory=dict)
     """What the provider did beyond the model's text, for the application and the trace;
     never sent to a model (the embedded provider: `"local_rules"`, each step its rules
@@ -232,7 +233,7 @@ class AssistantMessage:
 
 @dataclass(slots=True)
 class ToolResultMessage:
-    """The result of one tool call (DESIGN R-4.11); role "toolResult"."""
+    """The result of one tool call; role "toolResult"."""
 
     tool_call_id: str
     tool_name: str
@@ -253,7 +254,7 @@ class ToolResultMessage:
 
 @dataclass(slots=True)
 class BashExecutionMessage:
-    """A shell command the user ran, shown to the model as user text (seed 002)."""
+    """A shell command the user ran, shown to the model as user text."""
 
     command: str
     output: str
@@ -294,7 +295,7 @@ class CustomMessage(Protocol):
 
     @property
     def role(self) -> str:
-        """Its tag: a name of the application's own, not a built-in role (DESIGN §3)."""
+        """Its tag: a name of the application's own, not a built-in role."""
         ...
 
 
@@ -316,7 +317,7 @@ AgentMessage: TypeAlias = (
 @cache
 def _adapters() -> tuple[TypeAdapter[Any], TypeAdapter[Any]]:
     # Built on first use: pydantic costs ~150 ms to import and compile, `import yiemagent`
-    # must not pay it (DESIGN §9).
+    # must not pay it.
     from typing import Annotated
 
     from pydantic import Field, TypeAdapter
@@ -370,7 +371,7 @@ def text_of(content: list[Any]) -> str:
 
 
 def ensure_unique_tool_call_ids(message: AssistantMessage) -> None:
-    """Rewrite empty or repeated tool-call ids of `message` in place (DESIGN R-4.1).
+    """Rewrite empty or repeated tool-call ids of `message` in place.
 
     An empty id becomes `call_<n>` (n = the call's 1-based position); a repeated id becomes
     `<id>_2`, `<id>_3`, …; each new id is checked against every id in the message. The loop
@@ -403,8 +404,8 @@ def trailing_tool_turn(
     messages: Sequence[AgentMessage],
 ) -> tuple[AssistantMessage, set[str]] | None:
     """The transcript's last assistant message when only tool results follow it, and the
-    tool-call ids those results answer (R-4.1); None when another message follows it or
-    there is none. What the session repair and the held calls (DESIGN §14) both read."""
+    tool-call ids those results answer; None when another message follows it or
+    there is none. What the session repair and the held calls both read."""
     answered: set[str] = set()
     for message in reversed(messages):
         if isinstance(message, ToolResultMessage):
@@ -430,7 +431,7 @@ def to_messages(
     what: str = "messages",
     from_dict: Callable[[Mapping[str, Any]], AgentMessage] | None = None,
 ) -> list[AgentMessage]:
-    """A new list of messages: the one coercion of messages given by a user (DESIGN §3).
+    """A new list of messages: the one coercion of messages given by a user.
 
     Args:
         value: an iterable whose items are messages (any object with a `str` `role`, custom

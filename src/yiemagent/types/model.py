@@ -1,5 +1,5 @@
 """What a provider needs: the `Model`, the LLM `Context`, `StreamOptions`, and the
-assistant-message event protocol with its stream (DESIGN §7, seed 002 §3).
+assistant-message event protocol with its stream (DESIGN §7).
 
 These live in the bottom layer so that the loop's configuration can name them; the
 providers themselves are in `yiemagent.ai`, which re-exports these names.
@@ -110,7 +110,7 @@ class Context:
 
 @dataclass(slots=True, kw_only=True)
 class ProviderOptions:
-    """The options a model call hands the provider as they are (seed 002 AgentLoopConfig's
+    """The options a model call hands the provider as they are (AgentLoopConfig's
     provider part): declared once, here, and shared by `StreamOptions` (one call) and
     `AgentLoopConfig` (a run, copied into each of its calls' `StreamOptions`)."""
 
@@ -137,7 +137,7 @@ class ProviderOptions:
     """Prompt caching: "none" turns it off; "long" asks for the longer retention (OpenAI
     24 h, Anthropic 1 h); None or "short": the provider's default."""
     transport: str | None = None
-    """Seed 002's transport choice, carried to the provider; no provider reads it yet."""
+    """The seeds' transport choice, carried to the provider; no provider reads it yet."""
     on_payload: Callable[[dict[str, Any]], Any] | None = None
     """Sees (and may replace, by returning a dict) the request body before it is sent."""
     on_response: Callable[[Any], Any] | None = None
@@ -157,15 +157,15 @@ class StreamOptions(ProviderOptions):
     idle_timeout_s: float | None = None
     """Seconds without a chunk after which the provider ends the call in error."""
     keep_alive: Callable[[], None] | None = None
-    """The caller's idle watchdog (R-5.8): a provider that is busy without an event to send
+    """The caller's idle watchdog: a provider that is busy without an event to send
     (the embedded model reading a long prompt, or writing a tool call it sends only once
     whole) calls `keep_alive()` — on the event loop's thread, as often as it makes progress —
     and the idle time starts again. It sends nothing and changes no message: consumers see
-    only the events of seed 002 §3. None: nobody is watching. A provider that never calls it
+    only the provider events. None: nobody is watching. A provider that never calls it
     (a hosted model streams its chunks) is idle when it sends nothing."""
     output_schema: Mapping[str, Any] | None = None
     """A JSON Schema (an object) the final answer's text must match, as JSON: providers with
-    native structured output or constrained decoding apply it (DESIGN §14)."""
+    native structured output or constrained decoding apply it."""
 
 
 # ── the assistant-message event protocol ───────────────────────────────────
@@ -184,7 +184,7 @@ class TextStartEvent:
     """A text block opened, empty, at `partial.content[content_index]`.
 
     In every event of one message, `content_index` indexes `partial.content`, and
-    `partial` is the same message object, growing (DESIGN §7)."""
+    `partial` is the same message object, growing."""
 
     content_index: int
     partial: AssistantMessage
@@ -267,7 +267,7 @@ class ToolCallDeltaEvent:
 class ToolCallEndEvent:
     """The tool call at `content_index` is complete: `tool_call.arguments` is final, and
     `tool_call.partial_json` is None, or keeps the raw text when it was not a JSON object
-    (validation then reports that text instead of running the tool, DESIGN §8)."""
+    (validation then reports that text instead of running the tool)."""
 
     content_index: int
     tool_call: ToolCall
@@ -294,14 +294,14 @@ class ErrorEvent:
     error_type: str | None = None
     """A low-cardinality class of the failure when the provider knows it: the HTTP status
     (`"500"`, `"429"`, `"401"`), `"connection"`, `"timeout"`, `"retry_delay"` (the server
-    asked to wait too long), `"no_api_key"`; `None` otherwise. `FallbackModel` reads it
-    (DESIGN §13)."""
+    asked to wait too long), `"no_api_key"`; `None` otherwise. `FallbackModel` reads it.
+    """
 
 
 @dataclass(slots=True)
 class FallbackEvent:
     """A `FallbackModel` moved on: `failed_model` failed before streaming any content, and
-    `partial` is now the message of the next model (DESIGN §13)."""
+    `partial` is now the message of the next model."""
 
     failed_provider: str
     failed_model: str

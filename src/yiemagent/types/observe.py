@@ -5,7 +5,7 @@ The loop asks `run_observer(config)` once per run; `None` (the default: no
 `tracer_provider` and nothing `instrument()`-ed) means no hook is called at all, so an
 untraced run pays one attribute read per model call and per tool call. A `tracer_provider`
 on the config is turned into an observer by `yiemagent.telemetry`, loaded by name on first
-use (like a provider module, DESIGN §2) only then.
+use (like a provider module) only then.
 
 Span lifetimes: a `RunSpan` from `agent_start` to `agent_end` (ended on every path, also a
 cancelled run); a `ChatSpan` per model call from the request to the final message; a

@@ -47,13 +47,13 @@ T = TypeVar("T")
 OutputMode: TypeAlias = Literal["auto", "tool", "native"]
 
 OUTPUT_TOOL_NAME = "final_result"
-"""The output tool's default name (DESIGN §14)."""
+"""The output tool's default name."""
 
 RESULT_KEY = "result"
 """The property that holds a value whose own schema is not an object."""
 
 DEFAULT_OUTPUT_RETRIES = 2
-"""Invalid outputs sent back to the model before the run ends in error (DESIGN §14)."""
+"""Invalid outputs sent back to the model before the run ends in error."""
 
 _MAX_ERRORS = 12
 _MAX_INPUT_CHARS = 120
@@ -77,11 +77,11 @@ class OutputValidationError(YiemAgentError, ValueError):
 
 OUTPUT_TOOL_LABEL = "Final result"
 """The label of the output tool offered in tool mode; a provider that constrains its replies
-(the embedded model) leaves out its free-text answer while that tool is offered (DESIGN §14)."""
+(the embedded model) leaves out its free-text answer while that tool is offered."""
 
 
 class OutputSpec(Generic[T]):
-    """A run's output type: its schema for the model and its validator (DESIGN §14).
+    """A run's output type: its schema for the model and its validator.
 
     Args:
         type_: a pydantic model, dataclass, TypedDict, plain type (`int`, `list[str]`, ...),
@@ -216,9 +216,9 @@ class OutputSpec(Generic[T]):
 
 @dataclass(slots=True)
 class OutputMessage(AssistantMessage, Generic[T]):
-    """A run's answer with its validated output (DESIGN §14): the final assistant message's
+    """A run's answer with its validated output: the final assistant message's
     fields, and `output`, the value of the output type (`None` only while the run waits
-    for an approval, DESIGN §14)."""
+    for an approval)."""
 
     output: T | None = None
 

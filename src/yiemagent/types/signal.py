@@ -15,7 +15,7 @@ logger = logging.getLogger(__name__)
 class AbortSignal:
     """A one-way abort flag that can be raised from any thread and awaited from any event loop.
 
-    A run owns one signal; each tool call gets a `child()` (DESIGN R-4.5): aborting the
+    A run owns one signal; each tool call gets a `child()`: aborting the
     parent aborts every child, aborting a child touches nothing else. Listeners run on the
     thread that calls `abort`, once; they must not block. A listener that raises is logged.
     """
@@ -39,7 +39,7 @@ class AbortSignal:
         """Attached children by `id()`. A child is told of this signal's abort by whoever
         pops it: the abort, or the child itself when it saw the abort while attaching;
         `detach()` pops it too. One atomic `dict.pop` decides, so no lock is needed and a
-        tool call attaches and detaches its signal for two dict operations (DESIGN §9)."""
+        tool call attaches and detaches its signal for two dict operations."""
         self._parent: AbortSignal | None = None
         self._on_parent_abort: Callable[[str | None], None] | None = None
 
@@ -90,7 +90,7 @@ class AbortSignal:
             on_parent_abort: called with the reason, on the aborting thread, right after the
                 child was aborted because this signal was (also when the child had already
                 aborted itself; never for the child's own abort). A tool call's deadline
-                starts the abort grace there (DESIGN R-4.5), without a listener of its own.
+                starts the abort grace there, without a listener of its own.
 
         Call `detach()` on the child when its work is over, so a long-lived parent (a run's
         signal, across many tool calls) does not keep every child attached.

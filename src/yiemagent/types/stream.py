@@ -22,7 +22,7 @@ class EventStream(Generic[E, R]):
     awaits `result()`. Events are buffered, never dropped; iterating after the end replays
     nothing. It is bound to the event loop of its first waiter and must be pushed to from
     that loop's thread. Invariant: whatever happens inside the producer, the stream ends;
-    producers guarantee it with `try/finally` (DESIGN R-5.9).
+    producers guarantee it with `try/finally`.
     """
 
     __slots__ = ("_buffer", "_done", "_extract", "_is_final", "_result", "_result_value", "_waiter")

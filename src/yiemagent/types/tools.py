@@ -1,7 +1,4 @@
-"""Tool definitions, tool results and the per-call pipeline's outcomes.
-
-DESIGN §4; seed 000 §3, §8.
-"""
+"""Tool definitions, tool results and the per-call pipeline's outcomes (DESIGN §4)."""
 
 from __future__ import annotations
 
@@ -47,11 +44,11 @@ __all__ = [
 ]
 
 TOOL_NAME_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
-"""DESIGN R-4.2: what every provider accepts as a tool name."""
+"""What every provider accepts as a tool name."""
 
 
 def check_tool_name(name: object) -> str:
-    """Return `name` if it is a valid tool name (DESIGN R-4.2).
+    """Return `name` if it is a valid tool name.
 
     Raises:
         ConfigError: not a string of 1-64 characters from `[A-Za-z0-9_-]`.
@@ -65,10 +62,10 @@ def check_tool_name(name: object) -> str:
 
 @dataclass(slots=True)
 class AgentToolResult:
-    """What a tool returns (seed 000 §3 agentToolResult); also a partial result in `on_update`.
+    """What a tool returns (agentToolResult); also a partial result in `on_update`.
 
-    `terminate=True` on every result of a batch skips the automatic next model call
-    (DESIGN R-4.10).
+    `terminate=True` on every result of a batch skips the automatic next model call.
+
     """
 
     content: list[ToolResultContent] = field(default_factory=list)
@@ -76,7 +73,7 @@ class AgentToolResult:
     details: Any = field(default_factory=dict)
     """Data for the application (events, the transcript); never sent to the model."""
     usage: Usage | None = None
-    """Tokens and cost (USD) the tool itself spent (a sub-agent's); run limits count it (§13)."""
+    """Tokens and cost (USD) the tool itself spent (a sub-agent's); run limits count it."""
     terminate: bool = False
     added_tool_names: list[str] | None = None
     """Tools the call registered (writeTool); copied to the `ToolResultMessage`."""
@@ -90,7 +87,7 @@ class AgentToolResult:
 @dataclass(slots=True)
 class HeldToolResult(AgentToolResult):
     """What a tool returns when its work waits for a person's decision inside it (a
-    sub-agent's call held for approval, DESIGN §17): the batch holds the call as if it
+    sub-agent's call held for approval): the batch holds the call as if it
     were held before running; it gets its result when the run is resumed and the tool,
     run again, finishes. `content` says what waits (never shown to the model)."""
 
@@ -98,7 +95,7 @@ class HeldToolResult(AgentToolResult):
 class ToolCallFailed(YiemAgentError):
     """Raised by a tool to fail its call (an error result with this text) while still
     reporting what the call spent: `usage` (a failed sub-agent's tokens, which run limits
-    count, DESIGN §13, §17) and `details` go on the error result."""
+    count) and `details` go on the error result."""
 
     def __init__(self, text: str, *, usage: Usage | None = None, details: Any = None) -> None:
         super().__init__(text)
@@ -107,34 +104,34 @@ class ToolCallFailed(YiemAgentError):
 
 
 OnUpdate: TypeAlias = Callable[[AgentToolResult], None]
-"""Receives a partial result while a tool runs; safe to call from any thread (DESIGN R-4.5)."""
+"""Receives a partial result while a tool runs; safe to call from any thread."""
 
 ToolReturn: TypeAlias = AgentToolResult | str
 ToolExecute: TypeAlias = Callable[
     [str, dict[str, Any], AbortSignal, OnUpdate], ToolReturn | Awaitable[ToolReturn]
 ]
-"""`execute(tool_call_id, args, signal, on_update)`, plain or async (DESIGN R-4.2)."""
+"""`execute(tool_call_id, args, signal, on_update)`, plain or async."""
 
 PrepareArguments: TypeAlias = Callable[[Any], Any]
-"""Turns raw arguments into what the schema expects, before validation (DESIGN R-4.4)."""
+"""Turns raw arguments into what the schema expects, before validation."""
 
 ValidateArguments: TypeAlias = Callable[[dict[str, Any]], "str | None"]
 """The tool's own check after JSON-Schema validation: `None` or an error text."""
 
 RequiresApproval: TypeAlias = "bool | Callable[[dict[str, Any]], bool]"
 """`True`, or a function of the validated arguments that says whether a person must approve
-this call before it runs (DESIGN §14)."""
+this call before it runs."""
 
 
 @dataclass(slots=True)
 class AgentTool:
-    """A tool the model can call (seed 000 §3 agentTool; DESIGN R-4.2).
+    """A tool the model can call (agentTool).
 
     `input_schema` is a JSON Schema (2020-12) for the arguments object. `parallel=True`
-    lets the tool run beside others in a parallel batch (DESIGN R-4.9). `timeout_s` bounds
+    lets the tool run beside others in a parallel batch. `timeout_s` bounds
     one call (seconds). `requires_approval` (`True`, or a function of the validated
     arguments returning a bool) holds each call until a person approves or rejects it
-    (DESIGN §14, `docs/approvals.md`).
+    (`docs/approvals.md`).
 
     `isolation`: where `execute` runs. "thread" (default): an async function in the run's
     task (cancelled at a timeout or abort), a plain function on a worker thread — **a plain
@@ -184,7 +181,7 @@ class AgentTool:
             )
 
 
-# ── pipeline outcomes (seed 004) ──────────────────────────────────────────
+# ── pipeline outcomes ──────────────────────────────────────────
 
 
 @dataclass(slots=True)
@@ -194,7 +191,7 @@ class PreparedToolCall:
     tool: AgentTool
     tool_call: ToolCall
     args: dict[str, Any]
-    """Validated, then as `before_tool_call` left them (it may change them, R-4.4)."""
+    """Validated, then as `before_tool_call` left them (it may change them)."""
     kind: Literal["prepared"] = "prepared"
 
 
@@ -209,8 +206,8 @@ class ImmediateOutcome:
 
 @dataclass(slots=True)
 class HeldOutcome:
-    """A call held for a person's approval: it does not run, and has no result yet
-    (DESIGN §14). `args` are the validated arguments."""
+    """A call held for a person's approval: it does not run, and has no result yet.
+    `args` are the validated arguments."""
 
     tool_call: ToolCall
     args: dict[str, Any]
@@ -236,36 +233,35 @@ class FinalizedOutcome:
 
 @dataclass(slots=True)
 class ToolCallBatch:
-    """The results of one assistant message's tool calls, in source order (DESIGN R-4.1).
+    """The results of one assistant message's tool calls, in source order.
 
-    `held` lists the calls held for approval (DESIGN §14): they have no result in
+    `held` lists the calls held for approval: they have no result in
     `messages`; each gets one when it is approved and run, or rejected.
     """
 
     messages: list[ToolResultMessage]
     terminate: bool
-    """Every result asked to terminate and no call is held (`should_terminate`, R-4.10)."""
+    """Every result asked to terminate and no call is held (`should_terminate`)."""
     held: list[ToolCall] = field(default_factory=list)
 
 
 @dataclass(slots=True)
 class BeforeToolCallResult:
     """What `before_tool_call` may return: block the call, with a reason, and terminate;
-    or `defer=True`: hold the call for a person's approval without running it (DESIGN
-    §14; ignored for a call that has been approved, `BeforeToolCallContext.approved`)."""
+    or `defer=True`: hold the call for a person's approval without running it (ignored for a call
+    that has been approved, `BeforeToolCallContext.approved`)."""
 
     block: bool = False
     reason: str | None = None
     """The blocked call's error text for the model; default "Tool execution was blocked"."""
     terminate: bool = False
-    """With `block`: the blocked call's result asks to terminate (R-4.10)."""
+    """With `block`: the blocked call's result asks to terminate."""
     defer: bool = False
 
 
 @dataclass(slots=True)
 class AfterToolCallResult:
-    """What `after_tool_call` may return: each non-`None` field replaces the result's
-    (DESIGN R-4.6)."""
+    """What `after_tool_call` may return: each non-`None` field replaces the result's."""
 
     content: list[TextContent | ImageContent] | None = None
     details: Any = None
@@ -274,13 +270,13 @@ class AfterToolCallResult:
     terminate: bool | None = None
 
 
-# ── approvals (DESIGN §14) ───────────────────────────────────────────────
+# ── approvals ───────────────────────────────────────────────
 
 
 @dataclass(slots=True)
 class ToolApproval:
     """A person's decision on a held tool call: approved, or rejected with a reason the
-    model reads (DESIGN §14)."""
+    model reads."""
 
     approved: bool
     reason: str | None = None
@@ -288,7 +284,7 @@ class ToolApproval:
 
 @dataclass(slots=True)
 class PendingApproval:
-    """A tool call held for approval (DESIGN §14): its id, tool, arguments as the model
+    """A tool call held for approval: its id, tool, arguments as the model
     sent them, the assistant message it came from, and the decision taken so far (`None`:
     none yet)."""
 
@@ -298,5 +294,5 @@ class PendingApproval:
     assistant_message: AssistantMessage
     decision: ToolApproval | None = None
     agent_path: tuple[str, ...] = ()
-    """For a call held inside a sub-agent (`Agent.as_tool`, DESIGN §17): the agents' names
+    """For a call held inside a sub-agent (`Agent.as_tool`): the agents' names
     from the outermost down to the one that made the call; empty for the agent's own."""

@@ -329,7 +329,7 @@ def test_a_broken_tool_file_is_one_line_and_the_other_tools_load(
 def test_a_full_follow_up_queue_is_one_line_and_the_chat_goes_on(chat: Pane) -> None:
     chat.type("slow")
     chat.wait("s step 1/40")
-    for n in range(33):  # the follow-up queue holds 32 (seed 000 §5)
+    for n in range(33):  # the follow-up queue holds 32
         chat.type(f"/follow f{n}")
     chat.wait(
         lambda s: (
@@ -435,8 +435,8 @@ def test_a_held_call_is_asked_yes_no_and_always(data_dir: Path, tmp_path: Path) 
 def test_ctrl_c_at_an_approval_question_rejects_the_call_and_the_chat_goes_on(
     data_dir: Path, tmp_path: Path
 ) -> None:
-    """Ctrl-C at `Run …? [y/N/a(lways)]`: the held call does not run, gets its error result
-    (R-4.1), the model is not called again, and the next message works (before the fix the
+    """Ctrl-C at `Run …? [y/N/a(lways)]`: the held call does not run, gets its error result,
+    the model is not called again, and the next message works (before the fix the
     question's task was cancelled, the call stayed held and every later message failed with
     "cannot start a new prompt: 1 tool call(s) await approval")."""
     removed = tmp_path / "removed.txt"

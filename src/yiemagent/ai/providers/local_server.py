@@ -91,7 +91,7 @@ def stream_text_calls(
 def _build_body(model: Model, context: Context, options: StreamOptions) -> dict[str, Any]:
     body = CHAT_COMPLETIONS.build_body(model, context, options)
     # llama.cpp then streams a chunk per prompt batch it reads (others ignore the field): a
-    # long prompt on a slow machine is progress, not an idle stream.
+    # long prompt on a slow machine is progress, not an idle stream.
     body["return_progress"] = True
     return body
 

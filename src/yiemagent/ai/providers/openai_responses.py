@@ -1,5 +1,5 @@
 """The `openai-responses` provider: OpenAI's Responses API, streamed over the official
-`openai` SDK (DESIGN §21, seed 002 §3).
+`openai` SDK (DESIGN §21).
 
 `stream_openai_responses` returns an `AssistantMessageEventStream` at once and never raises;
 failures end it with an `error` event (HTTP status included, key scrubbed); retries are
@@ -68,7 +68,7 @@ def stream_openai_responses(
         model: `base_url` selects the server (OpenAI's by default); `reasoning` whether
             reasoning items are asked for.
         context: System prompt (`instructions`), messages (repaired with
-            `transform_messages`, R-5.10), tools (function tools).
+            `transform_messages`), tools (function tools).
         options: `reasoning` (effort), `max_tokens` (`max_output_tokens`), `temperature`,
             `session_id` (`prompt_cache_key`), `cache_retention`, `metadata`, …
 
@@ -185,7 +185,7 @@ def build_request_body(model: Model, context: Context, options: StreamOptions) -
             }
             for tool in context.tools
         ]
-    if options.output_schema is not None:  # native structured output (DESIGN §14)
+    if options.output_schema is not None:  # native structured output
         schema = dict(options.output_schema)
         body["text"] = {"format": {"type": "json_schema", "name": "final_result", "schema": schema}}
     if options.max_tokens is not None:

@@ -3,8 +3,8 @@ while the agent runs, rich prints the finished output above it.
 
 One asyncio loop runs both. The input line never goes away: Enter at the idle prompt starts
 a run (`Agent.prompt`) in a task; Enter while that task runs queues a steering message
-(`Agent.steer`, delivered at the next turn boundary, R-5.4). Ctrl-C during a run aborts it
-(`Agent.abort`: every tool call is still answered, R-4.1); at the idle prompt Ctrl-C clears
+(`Agent.steer`, delivered at the next turn boundary). Ctrl-C during a run aborts it
+(`Agent.abort`: every tool call is still answered); at the idle prompt Ctrl-C clears
 the line, and Ctrl-C on an empty line twice in a row, or Ctrl-D on an empty line, exits.
 Questions (approvals, writeTool) take the next Enter as their answer.
 """
@@ -66,7 +66,7 @@ def _patched_stdout() -> Iterator[None]:
 
 
 class _OneLineLogs(logging.Handler):
-    """Library warnings as one dim line above the prompt, never a traceback (DESIGN §8)."""
+    """Library warnings as one dim line above the prompt, never a traceback."""
 
     def __init__(self, app: ChatApp) -> None:
         super().__init__(logging.WARNING)
@@ -240,7 +240,7 @@ class ChatApp:
         self.begin(self._prompt(UserMessage(text)))
 
     def pending_approvals(self) -> list[PendingApproval]:
-        """The agent's tool calls held for approval (DESIGN §14)."""
+        """The agent's tool calls held for approval."""
         return list(getattr(self.setup.agent, "pending_approvals", None) or [])
 
     def ask_held(self) -> None:
@@ -290,7 +290,7 @@ class ChatApp:
                 f"{count} tool call(s) wait for your approval: /approvals asks about them",
                 "yellow",
             )
-        except Exception as exc:  # a run that failed: one line, the chat goes on (§8)
+        except Exception as exc:  # a run that failed: one line, the chat goes on
             message = getattr(exc, "message", None)
             if not isinstance(message, AssistantMessage):  # not already shown by the view
                 self.say(f"error: {' '.join(str(exc).split()) or type(exc).__name__}", "red")

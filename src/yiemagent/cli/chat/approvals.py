@@ -1,14 +1,14 @@
-"""Questions the chat asks before a tool call runs (DESIGN §14, §15; R-4.15).
+"""Questions the chat asks before a tool call runs (DESIGN §14).
 
 - `writeTool` (`--write-tools DIR`): the new tool's name, argument schema and code are shown,
   and the write happens only after a "y". Anything else blocks the call; the model gets the
   error result "the user declined ...".
-- Calls held for approval (DESIGN §14: a run that ends with reason "awaiting_approval" and
+- Calls held for approval (a run that ends with reason "awaiting_approval" and
   `agent.pending_approvals`): `Run tool(args)? [y/N/a(lways)]` for each, then
   `agent.approve(id)` / `agent.reject(id, reason)` and `agent.resume()`. "a" approves that
   tool for the rest of the chat; Ctrl-C at the question rejects every held call and stops
   (their error results are written, the model is not called). This uses the approvals API
-  of DESIGN §14 when the Agent has it (`pending_approvals`, `approve`, `reject`); with an
+  of approvals when the Agent has it (`pending_approvals`, `approve`, `reject`); with an
   Agent without it there is never anything pending and nothing is asked.
 """
 
@@ -142,7 +142,7 @@ def _indent(code: str) -> str:
 
 
 async def settle_pending_approvals(app: Asker, agent: Any, gate: ApprovalGate) -> None:
-    """Ask about each call the last run held (DESIGN §14), then resume; repeat while runs
+    """Ask about each call the last run held, then resume; repeat while runs
     end holding calls. A no-op for an Agent without the approvals API.
 
     Args:
@@ -190,7 +190,7 @@ STOPPED = "The user stopped the run (Ctrl-C) instead of answering."
 
 
 async def _stop_held(agent: Any) -> None:
-    """Reject every undecided held call and let a resume write their results (R-4.1: every
+    """Reject every undecided held call and let a resume write their results (every
     call answered), aborted as it starts, so the model is not called again."""
     for held in list(agent.pending_approvals):
         if getattr(held, "decision", None) is None:

@@ -3,7 +3,7 @@ running chat (DESIGN §15).
 
 `app.ChatApp` is the one implementation; the helpers name this protocol instead of the app
 class, so none of them imports `app.py` (which imports each of them) and `yiem chat`'s
-modules form no import circle (DESIGN §2).
+modules form no import circle.
 """
 
 from __future__ import annotations

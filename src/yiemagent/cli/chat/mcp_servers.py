@@ -1,9 +1,9 @@
-"""`yiem chat --mcp "command args"`: tools from MCP servers (DESIGN §12, §15).
+"""`yiem chat --mcp "command args"`: tools from MCP servers (DESIGN §12).
 
 Each server is started and listed into the chat's tool store when the chat starts (after the
 input line is up, so a slow server does not hold the prompt). A server that fails to start,
 or dies later, is one line; the chat goes on with the other tools (a call to a dead
-server's tool gets an error result, DESIGN §12). Uses `yiemagent.mcp` (`MCPServerStdio`,
+server's tool gets an error result). Uses `yiemagent.mcp` (`MCPServerStdio`,
 `add_server`, `MCPServer.close`); without that package the option is refused in one line.
 """
 

@@ -80,7 +80,7 @@ class ChatOptions:
     base_url: str | None = None
     compaction: bool = True
     agent: str | None = None
-    """`--agent FILE[:NAME]`: the chat's agent from an agent file (DESIGN §17)."""
+    """`--agent FILE[:NAME]`: the chat's agent from an agent file."""
 
 
 @dataclass(slots=True)

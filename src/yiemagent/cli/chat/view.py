@@ -89,7 +89,7 @@ class ToolLine:
             if self.progress:
                 line.append(f"  {self.progress}", style="yellow")
             return line
-        if self.state == "held":  # DESIGN §14: not run; the chat asks about it next
+        if self.state == "held":  # not run; the chat asks about it next
             line.append("⏸ ", style="yellow")
             line.append(self.name, style="yellow bold")
             line.append(f"({self.args}) waiting for approval", style="yellow")
@@ -137,7 +137,7 @@ class LiveView:
         self._speaker: str | None = None
         self.hold_text = False
         """Show an answer once its message has ended, not as it streams (the agent has
-        guardrails that may still stop it, DESIGN §17)."""
+        guardrails that may still stop it)."""
         self.status = ""
         """What the spinner line says (e.g. loading the model), when not empty."""
         self.notice: Text | None = None
@@ -197,7 +197,7 @@ class LiveView:
                 line.state = "error" if event.is_error else "ok"
                 shown = text_of(event.result.content) or "(no output)"
                 line.result = one_line(shown, _RESULT_CHARS)
-        elif isinstance(event, NestedAgentEvent):  # a sub-agent at work (DESIGN §17)
+        elif isinstance(event, NestedAgentEvent):  # a sub-agent at work
             if (relayed := nested_line(event)) is not None:
                 self._end_line()
                 self._commit(Text.from_markup(relayed))
@@ -250,7 +250,7 @@ class LiveView:
 
     def _flush_tools(self, answered: set[str] | None = None) -> None:
         """Commit the batch's status lines. A call still running at its turn's end without a
-        result among `answered` is held for approval (DESIGN §14); one with a result but no
+        result among `answered` is held for approval; one with a result but no
         end event was ended by an abort."""
         now = time.perf_counter()
         for line in self.tools:

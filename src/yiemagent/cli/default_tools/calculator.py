@@ -160,5 +160,5 @@ def calculator(expression: str) -> str:
 
 
 def get_tool() -> AgentTool:
-    """The `calculator` tool (DESIGN R-4.13 tool file)."""
+    """The `calculator` tool (tool file)."""
     return calculator

@@ -107,5 +107,5 @@ def get_time(place: str) -> str:
 
 
 def get_tool() -> AgentTool:
-    """The `get_time` tool (DESIGN R-4.13 tool file)."""
+    """The `get_time` tool (tool file)."""
     return get_time

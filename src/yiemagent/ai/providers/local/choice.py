@@ -1,5 +1,5 @@
-"""Which tool and which part of a request a call of the embedded model serves (DESIGN §11,
-R-11.1, R-11.2): whether the request names a tool (`mentions`, `relevant`), whether a name
+"""Which tool and which part of a request a call of the embedded model serves (DESIGN §11): whether
+the request names a tool (`mentions`, `relevant`), whether a name
 the model writes free is a tool that is not there (`unknown_tool`), whether an extra call of
 a reply brings a part the earlier calls leave out (`adds_to`), and what a call after tool
 results must bring (`ChainStep`). What the model was given, and whether a value is backed
@@ -50,7 +50,7 @@ def adds_to(
     tool_words: Collection[str] = (),
 ) -> bool:
     """Whether a call written after `earlier` calls of the same reply brings a part of the
-    request they leave out (R-11.1): a word or number of `request` (the current user
+    request they leave out: a word or number of `request` (the current user
     message) that no earlier call holds in any of its values and that is not one of the
     tools' own words
     (`tool_words`, from `vocabulary`: "time" in "What time is it in Tokyo?" names no part),
@@ -98,8 +98,8 @@ def recombines(
     (two or more earlier calls; each value one an earlier call gave the same parameter),
     where the request writes each value it swaps with an earlier call of the same tool
     in one list (`grounding.coordinated`). "The price of tea and coffee in 2019 and 2021"
-    after (tea, 2019) and (coffee, 2021) asks for (tea, 2021) and (coffee, 2019) too
-    (R-11.1). "Song A for 20 minutes and song B for 15 minutes" pairs its values: (A, 15)
+    after (tea, 2019) and (coffee, 2021) asks for (tea, 2021) and (coffee, 2019) too.
+    "Song A for 20 minutes and song B for 15 minutes" pairs its values: (A, 15)
     swaps 20 for 15, which the request does not list together, so it is no part; nor do
     lists the request pairs "respectively". The same keys as each earlier call of the
     tool, no repeat. (Measured: docs/local-model.md.)"""
@@ -197,7 +197,7 @@ def spells(tool: AgentTool, request: Grounding) -> bool:
     """Whether the request's `prose` spells out the tool's name: its name has two or more
     words of four or more letters (not `COMMON_WORDS`; `find_recipe`, `count_words`) and
     each is a word of the request ("Find me a recipe for soup"). Such a request asks for
-    the tool (R-11.2): a small model otherwise answers with a made-up value itself.
+    the tool: a small model otherwise answers with a made-up value itself.
     (Measured: docs/local-model.md.)"""
     own = _name_words(tool.name)
     return len(own) >= 2 and all(request.has_word(word) for word in own)
@@ -209,8 +209,8 @@ _CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
 def unknown_tool(
     name: str, tools: Sequence[AgentTool], answer: str, request: Grounding | None = None
 ) -> bool:
-    """Whether `name`, the tool name the model writes when no grammar holds it to the list
-    (R-11.2), is a function name of two or more words (`order_pizza`, `bitcoinPrice`) that
+    """Whether `name`, the tool name the model writes when no grammar holds it to the list,
+    is a function name of two or more words (`order_pizza`, `bitcoinPrice`) that
     is neither the answer's nor a tool's, and names none (`mentions`, with the name's words
     as the request: `calculate_area` names `calculator`) or whose first word, its action,
     is a word of the `request` that no tool's name or description has (`delete_file`
@@ -243,14 +243,14 @@ def reached_for(
 ) -> bool:
     """Whether `name`, the tool name the model writes free (`generation.free_name`), is an
     offered tool (not in `dropped`) that the `request` names (`mentions`): then the model
-    may not answer before calling it (R-11.2)."""
+    may not answer before calling it."""
     if name in dropped or request is None:
         return False
     return any(tool.name == name and mentions(tool, request) for tool in tools)
 
 
 def relevant(tool: AgentTool, arguments: dict[str, Any], request: Grounding) -> bool:
-    """Whether a call before any result may serve `request` (R-11.2): the request names the
+    """Whether a call before any result may serve `request`: the request names the
     tool (`mentions`), or the call's required values (all, when none is required) hold no
     word: only numbers, expressions (`17 * 23`, `sqrt(2) * 10`) and file names the request
     gives.
@@ -269,7 +269,7 @@ def relevant(tool: AgentTool, arguments: dict[str, Any], request: Grounding) -> 
 
 @dataclass(slots=True, frozen=True)
 class ChainStep:
-    """What a call after tool results must bring (R-11.2): the 0.5B model, given results,
+    """What a call after tool results must bring: the 0.5B model, given results,
     often calls again with a result copied into an unrelated tool (`calculator("11:31 on
     Tuesday…")`, `get_time("secret.txt")`). A call of a tool not yet used is offered only when
     the request names that tool (`mentions`; the provider drops the others' branches); a

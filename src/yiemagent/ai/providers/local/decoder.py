@@ -1,4 +1,4 @@
-"""The streamed reply parser of the embedded model (DESIGN §11, R-11.1, R-11.2): splits the
+"""The streamed reply parser of the embedded model (DESIGN §11): splits the
 constrained JSON reply (one call, a list of calls, or the answer object; see `prompt`) into
 builder events as it arrives.
 
@@ -134,7 +134,7 @@ class ReplyDecoder:
         tools: The tools offered.
         scene: What the rules read (the reply's emitted calls are added to it).
         rules: The call rules, in order; none: every call streams as written.
-        exempt: A typed run's output tools (DESIGN §14).
+        exempt: A typed run's output tools.
         """
         self._builder = builder
         self._tools = {tool.name: tool for tool in tools}
@@ -169,7 +169,7 @@ class ReplyDecoder:
     def resume_as_list(self, first: str) -> None:
         """Go on as if the reply had been `[` + `first` (its call already emitted): the text
         fed next continues that list with extra calls (`, {...}` items). An extra call is
-        kept only if it adds a part of the request (`choice.adds_to`, R-11.1) and is
+        kept only if it adds a part of the request (`choice.adds_to`) and is
         complete: one cut short (a token cap, a runaway) is dropped."""
         self._items = ItemScanner()
         self._items.feed("[" + first)

@@ -1,4 +1,4 @@
-"""One generation of the embedded model on a worker thread (DESIGN §11, R-11.3, R-5.8):
+"""One generation of the embedded model on a worker thread (DESIGN §11):
 `stream_chunks` feeds llama.cpp's streamed chunks to a reply decoder (or the builder, as
 text) on the event loop, bounded by a deadline, an abort and the runaway checks;
 `free_name` reads the tool name the model writes with no grammar. The reply's policy (what
@@ -110,7 +110,7 @@ async def stream_chunks(
 ) -> Outcome:
     """Generate on a worker thread; feed chunks to `decoder` (or as text) on this loop, until
     the end, an abort, an error, the `deadline` (`time.monotonic()`) or a runaway loop. Every
-    chunk (a prompt batch read, a token) calls `options.keep_alive` (R-5.8)."""
+    chunk (a prompt batch read, a token) calls `options.keep_alive`."""
     signal = options.signal
     keep_alive = options.keep_alive or _nothing
     loop = asyncio.get_running_loop()
@@ -264,7 +264,7 @@ def chunk_error(chunk: Any) -> str | None:
     error = chunk["error"]
     message = error.get("message") if isinstance(error, dict) else error
     if "exceeds the available context size" in str(message):
-        # llama.cpp's own advice ("try increasing it") does not say how (DESIGN §8).
+        # llama.cpp's own advice ("try increasing it") does not say how.
         message = (
             f"{message}: shorten the prompt or set ${N_CTX_ENV} "
             f"(the model allows up to {CONTEXT_LIMIT} tokens)"

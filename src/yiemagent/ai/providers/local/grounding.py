@@ -1,4 +1,4 @@
-"""The grounding guard of the embedded model (DESIGN §11, R-11.2): is a call backed by what
+"""The grounding guard of the embedded model (DESIGN §11): is a call backed by what
 the model was given?
 
 A small model calls an unrelated tool with made-up values
@@ -272,7 +272,7 @@ def _unbacked(param: Any, value: Any, grounding: Grounding) -> set[str]:
 def drop_unbacked_options(
     tool: AgentTool, arguments: dict[str, Any], grounding: Grounding
 ) -> dict[str, Any]:
-    """`arguments` without the OPTIONAL values that `grounding` does not back (R-11.2): an
+    """`arguments` without the OPTIONAL values that `grounding` does not back: an
     optional parameter whose value holds a word or number nothing backs (the `ungrounded`
     tests) is left out, so the tool's default applies; in a list of strings, such items are
     left out, and the parameter too when none is left. The 0.5B fills optional parameters

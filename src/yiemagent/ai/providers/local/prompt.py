@@ -1,21 +1,21 @@
 """What the embedded model sees: chat messages, the tool prompt and the reply schema
-(DESIGN §7, §11; docs/local-model.md "How the small model calls tools").
+(DESIGN §11; docs/local-model.md "How the small model calls tools").
 
 The small Qwen models do not emit native tool calls, so tool use is JSON-schema-constrained
 generation. A reply is one call `{"name": <tool>, "arguments": {...}}` (one branch per tool,
 its arguments constrained by the tool's input schema), a list of several calls
-`[{"name": ..., "arguments": ...}, ...]` (one batch, R-11.1), or the answer
+`[{"name": ..., "arguments": ...}, ...]` (one batch), or the answer
 `{"name": "answer", "text": "..."}`. A call and the answer both start with `{"name": "`, so
 the model decides between a tool and the answer on the name itself (measured better than a
 separate `{"answer": ...}` key, and better than making every reply a list;
 docs/local-model.md).
 `reply_schema` is the one place that builds the reply's schema.
 
-The system prompt starts with the assistant's identity (R-11.4) and lists each tool with its
+The system prompt starts with the assistant's identity and lists each tool with its
 parameters: name, type, required or optional, enum, default and a description cut to a
 budget (prompt tokens cost ~12 ms each on 2 cores; see docs/local-model.md for the figures).
 
-Loop guards (R-11.2): `answered_calls` collects the (name, arguments) pairs that already have
+Loop guards: `answered_calls` collects the (name, arguments) pairs that already have
 a result; the provider never runs such a call again, and when a reply holds only repeats it
 generates again with those tools' branches dropped (`reply_schema(..., drop=...)`).
 `tool_rounds` counts the tool rounds since the last user message; after
@@ -103,7 +103,7 @@ def answer_name(tools: Sequence[AgentTool]) -> str:
 
 
 def identity(model_name: str) -> str:
-    """The identity line that starts every system prompt of the embedded model (R-11.4)."""
+    """The identity line that starts every system prompt of the embedded model."""
     return (
         f"You are yiem, an assistant made with yiemagent. You run on {model_name}, a model "
         "by the Qwen team, on this computer, offline."
@@ -228,12 +228,12 @@ def reply_schema(
         tools: The tools offered, in order.
         drop: Names of tools whose branch is left out (the repeat guard, the round budget).
         answer: Whether the free-text answer is offered (not while the output tool of a
-            typed run is, DESIGN §14: the value then comes as that tool's arguments).
+            typed run is: the value then comes as that tool's arguments).
         parts: With 2 or more, the answer's text is a list of exactly that many strings,
             one per result of the last round (joined by newlines; not since the request:
             a chain's first result is a step, and forcing a second part made the 0.5B
             write garbage): the 0.5B model otherwise
-            reports only one of several results (R-11.2, docs/local-model.md).
+            reports only one of several results (docs/local-model.md).
 
     Returns:
         `{"anyOf": [call branch per tool..., <list of calls>, <answer>]}`; with every tool
@@ -258,7 +258,7 @@ def reply_schema(
 
 def extra_call_grammar(tools: Sequence[AgentTool], *, drop: Collection[str] = ()) -> str:
     """The llguidance grammar (llama.cpp's `grammar`, lark syntax) of one more list item
-    after the calls so far: exactly `, {call}` (R-11.1).
+    after the calls so far: exactly `, {call}`.
 
     A small model rarely opens a list itself, and after one call it closes a list with
     high probability even when the request has several parts (docs/local-model.md). So the provider
@@ -307,7 +307,7 @@ def named_tools(tools: Sequence[AgentTool], request: Sequence[Message]) -> set[s
     """The tools the user message of `request` (`current_request`) names as written: the
     tool's name is a whole word of it, same case, and is a coined identifier no prose word
     is — it holds `_`, a digit or a capital after its first letter (`word_count`,
-    `writeTool`, `get_time`; not `calculator`). Such a request asks for that tool (R-11.2):
+    `writeTool`, `get_time`; not `calculator`). Such a request asks for that tool:
     "Use the word_count tool on: the quick brown fox" — the 1.5B otherwise answered "4"
     itself."""
     written = set(_IDENTIFIER.findall(request_text(request)))
@@ -373,7 +373,7 @@ NO_TOOL = 'No tool does that (there is no "{name}"). Reply to my request without
 
 def no_tool_turns(name: str) -> list[dict[str, str]]:
     """The two turns that tell the model the tool it reached for, `name`, is not there:
-    its reply as far as the name, then `NO_TOOL` (R-11.2). After them the 0.5B model says it
+    its reply as far as the name, then `NO_TOOL`. After them the 0.5B model says it
     cannot do it (docs/local-model.md), where with only the
     answer left it made up a forecast or said a file "has been deleted"."""
     reply = json.dumps({"name": name}, ensure_ascii=False)
@@ -392,7 +392,7 @@ def results_turn(results: Sequence[str], request: str) -> str:
     """The user turn that hands one round's tool results back: the results, a blank line
     apart, in one `<tool_response>` block (the Qwen chat template's tags; one block, because
     the 0.5B answers by copying the last block), then the request restated with the
-    instruction to answer from them (R-11.2; measured in docs/local-model.md).
+    instruction to answer from them (measured in docs/local-model.md).
 
     Args:
         results: Each result's text, in the order of the calls.
@@ -413,7 +413,7 @@ def chat_messages(
 
     Earlier replies are shown as the JSON the model produces (a call, a list of calls, or the
     answer object named `answer`), so the model keeps to its format and a turn's prefix stays
-    identical across turns (R-11.5). The tool results of one round are one user turn
+    identical across turns. The tool results of one round are one user turn
     (`results_turn`: one block of results, then the request restated). Images are
     replaced by a note (the models read text only); thinking is left out. With `system`
     empty, earlier answers are plain text.

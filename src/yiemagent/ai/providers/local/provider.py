@@ -1,21 +1,21 @@
-"""`stream_local`: the embedded model as a provider (DESIGN §7, §11, seed 002 §3).
+"""`stream_local`: the embedded model as a provider (DESIGN §7).
 
 One call: load the runtime (cached per process, on a worker thread), render the context to
 chat messages, generate on a worker thread and turn the streamed chunks into builder events
 on the event loop. With tools, the reply is JSON-schema-constrained (see `prompt`): a growing
 answer streams as text deltas; each call (one, or several in a list) is emitted as toolcall_*
 events once complete, and a reply with calls ends with stop reason "toolUse" (several calls in
-one reply are one batch, R-11.1). A call identical to one already answered, or repeated in
-the same reply, is never emitted (R-11.2). Without tools it is plain streamed text.
+one reply are one batch). A call identical to one already answered, or repeated in
+the same reply, is never emitted. Without tools it is plain streamed text.
 
-Bounded (R-11.3): every generation has a token cap (`max_tokens`, else the model's) and a
+Bounded: every generation has a token cap (`max_tokens`, else the model's) and a
 wall-clock deadline (`$YIEMAGENT_LOCAL_DEADLINE_S`, default `DEADLINE_S`); a reply cut by
 either, or one caught repeating itself or writing a call longer than `MAX_ITEM_CHARS`,
 ends with "length" (or "error" when nothing came at
 all). Abort stops generation (the chunk callback tells llama.cpp to stop) and ends with
 "aborted". Never raises: every failure ends the stream with an `error` event.
 
-Busy without output (R-5.8): llama.cpp reads the prompt in batches of `runtime.N_BATCH`
+Busy without output: llama.cpp reads the prompt in batches of `runtime.N_BATCH`
 tokens and reports each (`return_progress`); those reports, and every token of a call held
 back until it is whole, call `options.keep_alive()`, as does a timer while the model loads.
 So the caller's stream idle limit ends a call only when the runtime has stopped making
@@ -80,7 +80,7 @@ says otherwise (2048 tokens at ~22 tokens/s on 2 idle cores take ~95 s; a machin
 with other work is several times slower)."""
 MAX_ASKS = 2
 """After this many replies dropped by the guards (repeats, ungrounded calls), only the answer
-is offered: each one costs a generation (R-11.3)."""
+is offered: each one costs a generation."""
 _tasks: set[asyncio.Task[None]] = set()
 
 
@@ -99,7 +99,7 @@ def stream_local_server(
 ) -> AssistantMessageEventStream:
     """Stream one answer of a model a llama.cpp-compatible server serves (`model.base_url`,
     `model.id`), driven as the embedded model is: the same reply schema, rules and guards
-    (the "openai-reply-schema" `StreamFn`; DESIGN §21). The key is `options.api_key`, else
+    (the "openai-reply-schema" `StreamFn`). The key is `options.api_key`, else
     the provider's environment variable, else none.
 
     Must be called with a running event loop; returns at once and works in a task.
@@ -118,7 +118,7 @@ def stream_local_server(
 
 _servers: dict[tuple[str | None, str, str], ChatRuntime] = {}
 SERVER_TOOL_ROUNDS = 4
-"""A server's model gets the embedded 0.5B model's round budget (R-11.2)."""
+"""A server's model gets the embedded 0.5B model's round budget."""
 
 
 def _start(
@@ -209,8 +209,8 @@ async def _generate_reply(
         "max_tokens": options.max_tokens or model.max_tokens,
         # Greedy by default: reproducible tool calls from a small model.
         "temperature": 0.0 if options.temperature is None else options.temperature,
-        "cache_prompt": True,  # R-11.5: reuse the KV cache of the shared prefix
-        "return_progress": True,  # a chunk per prompt batch read: options.keep_alive (R-5.8)
+        "cache_prompt": True,  # reuse the KV cache of the shared prefix
+        "return_progress": True,  # a chunk per prompt batch read: options.keep_alive
     }
     deadline = time.monotonic() + limit_s
     if not tools:
@@ -222,7 +222,7 @@ async def _generate_reply(
         return
     policy = policy_of(model)
     request_messages = current_request(messages)
-    # A typed run (DESIGN §14, tool mode): its output tool is never withheld, and the
+    # A typed run (tool mode): its output tool is never withheld, and the
     # free-text answer is left out, so constrained decoding gives a value of the output type.
     output_tools = frozenset(t.name for t in tools if t.label == OUTPUT_TOOL_LABEL)
     probed: list[str | None] = []
@@ -270,7 +270,7 @@ async def _generate_reply(
             logger.info("local calls of %s dropped; asking again", outcome.repeated)
             dropped |= outcome.repeated
             asked += 1
-            if asked >= MAX_ASKS:  # bounded (R-11.3): the answer is left
+            if asked >= MAX_ASKS:  # bounded: the answer is left
                 dropped |= {t.name for t in tools} - output_tools
         scene.emitted, scene.calls = set(), []
         decoder = ReplyDecoder(
@@ -292,7 +292,7 @@ async def _generate_reply(
     assert decoder is not None
     first = decoder.lone_call() if outcome.kind == "call" else None
     if first is not None and offer.extra_call and outcome.finish_reason != "length":
-        # R-11.1 (`rules.ExtraCall`): a lone first call is written back as an open list,
+        # `rules.ExtraCall`: a lone first call is written back as an open list,
         # `[{call}`, and the model must write one more call; the call rules judge it.
         decoder.resume_as_list(first)
         more = dict(request)
@@ -365,7 +365,7 @@ def _end(builder: MessageBuilder, outcome: Outcome) -> None:
     elif outcome.error is not None:
         builder.fail("error", outcome.error)
     elif outcome.finish_reason == "length":
-        builder.done("length")  # a cut-off call is not run (R-5.6)
+        builder.done("length")  # a cut-off call is not run
     elif outcome.kind == "call":
         builder.done("toolUse")
     elif outcome.kind in ("none", "repeat"):
@@ -376,8 +376,8 @@ def _end(builder: MessageBuilder, outcome: Outcome) -> None:
 
 async def _load(spec: LocalModelSpec, options: StreamOptions) -> LocalRuntime:
     """The runtime of `spec` (`get_runtime`); while a first call loads it, which llama.cpp
-    reports no progress of, `options.keep_alive` is called every quarter of the idle limit
-    (R-5.8): loading is bounded local work, not a silent peer."""
+    reports no progress of, `options.keep_alive` is called every quarter of the idle limit:
+    loading is bounded local work, not a silent peer."""
     keep_alive, idle_s = options.keep_alive, options.idle_timeout_s
     if keep_alive is None or idle_s is None:
         return await get_runtime(spec)

@@ -1,5 +1,5 @@
-"""Repairs of a call's values before the embedded model's reply emits it (DESIGN §11,
-R-11.2): what the 0.5B model writes in a form its tool does not take, put right from what
+"""Repairs of a call's values before the embedded model's reply emits it (DESIGN §11): what the
+0.5B model writes in a form its tool does not take, put right from what
 the user wrote. `repair_file_names` puts the file name the request gives for an invented
 path; `percent_as_fraction` gives a percentage the user wrote as the fraction a number
 parameter takes. (Leaving out optional values nothing backs is `grounding`'s
@@ -22,7 +22,7 @@ def repair_file_names(
     tool: AgentTool, arguments: dict[str, Any], grounding: Grounding, used: Collection[str]
 ) -> dict[str, Any]:
     """`arguments` with each required string that is a file name nothing gives replaced by
-    the one file name that is given and not yet `used` (R-11.2: the 0.5B writes
+    the one file name that is given and not yet `used` (the 0.5B writes
     `read_file("path/to/your/file.txt")` for "What version is in pyproject.toml?", or
     `"read_order.txt"` for "Read order.txt"). Without exactly one such name, the value is
     left as it is (the word check then decides). File names are compared ignoring case;
@@ -55,8 +55,8 @@ def percent_as_fraction(
     unless the parameter's description asks for a percentage ("as a percentage", without
     "decimal" or "fraction"). The 0.5B copies "5%" as 5; code that takes a rate as a float
     expects 0.05 (measured: docs/local-model.md). Integer parameters always want the
-    percentage and are left alone. `arguments` itself comes back when nothing changes
-    (R-11.2)."""
+    percentage and are left alone. `arguments` itself comes back when nothing changes.
+    """
     if not grounding.percents:
         return arguments
     properties = tool.input_schema.get("properties")

@@ -7,12 +7,12 @@ the model. Loading blocks (1-6 s) and must run on a worker thread (`get_runtime`
 Generation (`LocalRuntime.chat`) blocks too; the provider runs it on a worker thread and
 receives the OpenAI chunk dicts through a callback on that thread.
 
-Several sessions at once (DESIGN §18): the model has `$YIEMAGENT_LOCAL_SLOTS` parallel slots
+Several sessions at once: the model has `$YIEMAGENT_LOCAL_SLOTS` parallel slots
 (llama.cpp's `n_parallel`, continuous batching): concurrent requests are decoded together,
 one batch per step, instead of queueing behind each other. Each slot has its own context of
 `$YIEMAGENT_LOCAL_N_CTX` tokens and its own KV cache; llama.cpp gives a request the idle slot
 whose cached prompt shares the most with it, so a session's next turn finds its own prefix
-(R-11.5) while other sessions use the other slots.
+while other sessions use the other slots.
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ on the 0.5B model)."""
 N_BATCH = 512
 """Prompt tokens llama.cpp reads per step: its micro-batch (`n_ubatch`, 512 by default), so
 the arithmetic is the same as with the default 2048, but a request with `return_progress`
-gets a progress chunk every 512 tokens read (the provider's keep-alive, R-5.8)."""
+gets a progress chunk every 512 tokens read (the provider's keep-alive)."""
 
 ChunkCallback = Callable[[dict[str, Any]], bool]
 """Receives each streamed chunk on the generating thread; returns True to stop generation."""

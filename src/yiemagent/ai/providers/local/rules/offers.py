@@ -1,6 +1,6 @@
 """The offer rules of the embedded model (`OfferRule`): what the model is offered for one
 reply — which tools the reply grammar holds, whether it may answer, what the prompt adds,
-whether a lone call is continued as a list (R-11.1, R-11.2)."""
+whether a lone call is continued as a list (R-11.1)."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ __all__ = [
 
 class RoundBudget(OfferRule):
     """After the model's round budget of tool rounds since the request, only the answer is
-    offered (R-11.2: a small model otherwise calls on and on).
+    offered (a small model otherwise calls on and on).
 
     With a budget of 4, a fifth `search {"q": ...}` after four rounds (bad) cannot be
     written; the model answers from the results (good). The tools stay in the system
@@ -63,7 +63,7 @@ class ChainUnnamed(OfferRule):
 class NamedTool(OfferRule):
     """A first-round request that names a tool as written (`word_count`) or spells out its
     name's words ("count the words") gets no answer offered while that tool is: the model
-    calls it instead of answering itself (R-11.2).
+    calls it instead of answering itself.
 
     "Use word_count on: a b c" answered "3" (bad) becomes `word_count {"text": "a b c"}`
     (good). Not in a typed run, whose output tool is the answer.
@@ -95,7 +95,7 @@ def _probes(turn: Turn, offer: Offer) -> bool:
 
 class UnknownTool(OfferRule):
     """When the model, with no grammar holding it, reaches for a function that is not among
-    the tools, it is told so and answers (R-11.2: a request no tool serves is declined,
+    the tools, it is told so and answers (a request no tool serves is declined,
     not forced onto a tool that is there).
 
     For "Book a flight to Rome" with only `get_time`, the free name `book_flight` is not a
@@ -118,7 +118,7 @@ class UnknownTool(OfferRule):
 
 class ReachedFor(OfferRule):
     """When the model, with no grammar holding it, reaches for an offered tool that the
-    request names, the answer is not offered: the model calls it (R-11.2).
+    request names, the answer is not offered: the model calls it.
 
     For "Convert 20 euros to dollars" beside `convert_currency`, "About 21.6 dollars."
     (bad: a made-up rate) becomes `convert_currency {...}` (good) (`choice.reached_for`).
@@ -151,7 +151,7 @@ class AnswerParts(OfferRule):
 
 class ExtraCall(OfferRule):
     """A lone first call is continued as an open list, `[{call}`, and the model must write
-    one more call (R-11.1); `adds_part` keeps it only if it adds a part of the request,
+    one more call; `adds_part` keeps it only if it adds a part of the request,
     and then the next one is asked for. A small model rarely opens a list by itself.
 
     For "The time in Oslo and in Lima", the lone `get_time {"place": "Oslo"}` (bad: one
