@@ -82,6 +82,12 @@ def test_fenced_json_call_and_a_code_block_that_is_not_one() -> None:
     assert parse(data, ["f"]) == [TextPiece(data)]
 
 
+def test_a_fence_inside_a_fenced_calls_string_value_does_not_close_it() -> None:
+    """Only a ``` that opens a line closes the block (found by the chunking property)."""
+    text = '```json\n{"name": "f", "arguments": {"a": "x```y"}}\n```'
+    assert parse(text, ["f"]) == [call("f", a="x```y")]
+
+
 def test_json_that_is_not_a_call_stays_text() -> None:
     for text in (
         'The answer is {"name": "f", "arguments": {}} inline.',  # not at a line start

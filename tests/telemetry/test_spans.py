@@ -131,10 +131,9 @@ async def test_parallel_batch_of_three_tools(
         return s.end_time
 
     # timing: the first chat ends before any tool starts; the three tools all start before
-    # any ends (they ran at once, ~0.3 s, not 0.75 s); the second chat starts after them
+    # any ends (they ran at once); the second chat starts after them
     assert end(chats[0]) <= min(start(s) for s in tools_done)
     assert max(start(s) for s in tools_done) < min(end(s) for s in tools_done)
-    assert (max(end(s) for s in tools_done) - min(start(s) for s in tools_done)) / 1e9 < 0.7
     assert max(end(s) for s in tools_done) <= start(chats[1])
     assert end(names["execute_tool b"]) < end(names["execute_tool a"])  # completion order
     assert start(agent) <= start(chats[0]) and end(chats[1]) <= end(agent)

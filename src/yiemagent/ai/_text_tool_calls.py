@@ -281,10 +281,11 @@ class TextToolCallParser:
             self._emit_text(out, buf[: self._start])
             self._buf, self._mode = body, "fence_text"
             return True
-        close = body.find(_FENCE)
+        # The closing fence opens a line: a ``` inside a JSON string value does not close it.
+        close = body.find("\n" + _FENCE)
         if close < 0 and not final:
             return False
-        end = len(buf) if close < 0 else self._start + close + len(_FENCE)
+        end = len(buf) if close < 0 else self._start + close + 1 + len(_FENCE)
         calls = _read_calls(body if close < 0 else body[:close], self._names, tagged=False)
         if calls:
             self._emit_calls(out, calls)
