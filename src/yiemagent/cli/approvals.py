@@ -43,25 +43,40 @@ def ask_approvals(
     held = held_tool_calls(context.messages)
     if held is None:
         return {}
+    shown = [
+        (call.id, f"{call.name}({json.dumps(call.arguments, ensure_ascii=False)})")
+        for call in held[1]
+    ]
+    return decide(shown, yes=yes, ask=ask, say=say)
+
+
+def decide(
+    shown: list[tuple[str, str]],
+    *,
+    yes: bool,
+    ask: Callable[[str], str] | None = None,
+    say: Callable[[str], None] | None = None,
+) -> dict[str, ToolApproval]:
+    """A decision for each held call, given as (tool-call id, how the call is shown), asked
+    on the terminal one after another (arguments as for `ask_approvals`)."""
     say = say or (lambda text: print(text, file=sys.stderr, flush=True))
     if ask is None and not yes and sys.stdin is not None and sys.stdin.isatty():
         ask = input
     decisions: dict[str, ToolApproval] = {}
-    for call in held[1]:
-        shown = f"{call.name}({json.dumps(call.arguments, ensure_ascii=False)})"
+    for call_id, call in shown:
         if yes:
-            decisions[call.id] = ToolApproval(True)
-            say(f"approved (--yes): {shown}")
+            decisions[call_id] = ToolApproval(True)
+            say(f"approved (--yes): {call}")
         elif ask is None:
-            decisions[call.id] = ToolApproval(False, NO_TERMINAL_REASON)
-            say(f"rejected: {shown}: {NO_TERMINAL_REASON}")
+            decisions[call_id] = ToolApproval(False, NO_TERMINAL_REASON)
+            say(f"rejected: {call}: {NO_TERMINAL_REASON}")
         else:
             try:
-                answer = ask(f"Run {shown}? [y/N] ")
+                answer = ask(f"Run {call}? [y/N] ")
             except EOFError:
                 answer = ""
             approved = answer.strip().lower() in ("y", "yes")
-            decisions[call.id] = ToolApproval(approved, None if approved else "the user said no")
+            decisions[call_id] = ToolApproval(approved, None if approved else "the user said no")
     return decisions
 
 

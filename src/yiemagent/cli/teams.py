@@ -144,30 +144,14 @@ def ask_pending(
 ) -> dict[str, ToolApproval]:
     """A decision for each pending approval (sub-agents' calls name their agent), asked on
     the terminal as `yiem run` does (see `cli.approvals.ask_approvals`)."""
-    from yiemagent.cli.approvals import NO_TERMINAL_REASON
+    from yiemagent.cli.approvals import decide
 
-    say = say or (lambda text: print(text, file=sys.stderr, flush=True))
-    if ask is None and not yes and sys.stdin is not None and sys.stdin.isatty():
-        ask = input
-    decisions: dict[str, ToolApproval] = {}
+    shown = []
     for item in pending:
         where = f" (in {'›'.join(item.agent_path[1:])})" if item.agent_path else ""
-        shown = f"{item.tool_name}({json.dumps(item.arguments, ensure_ascii=False)}){where}"
-        if yes:
-            decisions[item.tool_call_id] = ToolApproval(True)
-            say(f"approved (--yes): {shown}")
-        elif ask is None:
-            decisions[item.tool_call_id] = ToolApproval(False, NO_TERMINAL_REASON)
-            say(f"rejected: {shown}: {NO_TERMINAL_REASON}")
-        else:
-            try:
-                answer = ask(f"Run {shown}? [y/N] ")
-            except EOFError:
-                answer = ""
-            approved = answer.strip().lower() in ("y", "yes")
-            reason = None if approved else "the user said no"
-            decisions[item.tool_call_id] = ToolApproval(approved, reason)
-    return decisions
+        call = f"{item.tool_name}({json.dumps(item.arguments, ensure_ascii=False)}){where}"
+        shown.append((item.tool_call_id, call))
+    return decide(shown, yes=yes, ask=ask, say=say)
 
 
 async def run_agent(
