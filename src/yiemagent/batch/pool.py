@@ -1,6 +1,6 @@
-"""The local backend's process pool, for the embedded model (DESIGN §16): one llama.cpp
-instance serves one generation at a time, so tasks run side by side only in separate
-processes. Each worker process loads the model once (before its first task) and runs one
+"""The local backend's process pool, for the embedded model (DESIGN §16): each worker process
+loads its own llama.cpp instance, so a batch's tasks do not share one process's model. Each
+worker process loads the model once (before its first task) and runs one
 task at a time; the driver hands out tasks and alone writes the results file.
 
 Protocol over one pipe per worker: the worker sends ("ready", load_s) once, then
