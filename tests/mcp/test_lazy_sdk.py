@@ -6,7 +6,12 @@ from __future__ import annotations
 import subprocess
 import sys
 
+from yiemagent.errors import install_hint
+
 BLOCK_MCP = "import sys; sys.modules['mcp'] = None\n"  # `import mcp` now raises ImportError
+NEEDS_MCP = f"MCP support needs the official MCP SDK: {install_hint('mcp')}"
+"""The child runs from the same folder with the same Python, so it gives the same hint: in
+a checkout `.venv/bin/pip install -e '.[mcp]'`, else `pip install 'yiemagent[mcp]'`."""
 
 
 def _python(code: str) -> subprocess.CompletedProcess[str]:
@@ -39,10 +44,7 @@ def test_without_the_extra_add_server_says_how_to_install_it() -> None:
         "        print(exc)\n"
     )
     assert done.returncode == 0, done.stderr
-    assert (
-        done.stdout.splitlines()
-        == ["MCP support needs the official MCP SDK: pip install 'yiemagent[mcp]'"] * 2
-    )
+    assert done.stdout.splitlines() == [NEEDS_MCP] * 2
 
 
 def test_without_the_extra_the_cli_prints_one_line() -> None:
@@ -51,6 +53,4 @@ def test_without_the_extra_the_cli_prints_one_line() -> None:
         "sys.exit(main(['mcp', 'list', 'python server.py']))"
     )
     assert done.returncode == 1
-    assert done.stderr.strip() == (
-        "yiem: error: MCP support needs the official MCP SDK: pip install 'yiemagent[mcp]'"
-    )
+    assert done.stderr.strip() == f"yiem: error: {NEEDS_MCP}"
