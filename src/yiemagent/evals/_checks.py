@@ -233,6 +233,12 @@ class _NoToolCalled:
         return CheckResult(True)
 
 
+def _check_count(n: object) -> None:
+    """Raise `ConfigError` unless `n` is a whole number of 0 or more (a bound of a check)."""
+    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+        raise ConfigError(f"needs a whole number of 0 or more, not {n!r}")
+
+
 @dataclass(frozen=True, slots=True)
 class _MaxToolCalls:
     """The model made at most `n` tool calls."""
@@ -240,8 +246,7 @@ class _MaxToolCalls:
     n: int
 
     def __post_init__(self) -> None:
-        if isinstance(self.n, bool) or not isinstance(self.n, int) or self.n < 0:
-            raise ConfigError(f"needs a whole number of 0 or more, not {self.n!r}")
+        _check_count(self.n)
 
     @property
     def name(self) -> str:
@@ -300,8 +305,7 @@ class _MaxTurns:
     n: int
 
     def __post_init__(self) -> None:
-        if isinstance(self.n, bool) or not isinstance(self.n, int) or self.n < 0:
-            raise ConfigError(f"needs a whole number of 0 or more, not {self.n!r}")
+        _check_count(self.n)
 
     @property
     def name(self) -> str:
