@@ -269,3 +269,15 @@ def test_each_catalogue_entry_is_keyed_by_its_id_and_pins_what_its_extra_install
             if "==" in req and not req.startswith("xllamacpp")
         }
         assert pins == dict.fromkeys(spec.packages, spec.version), (key, named.group(1))
+
+
+def test_the_runtime_yiem_models_install_asks_for_is_the_one_the_local_extra_pins() -> None:
+    import tomllib
+
+    from yiemagent.ai.providers.local.runtime import RUNTIME_REQUIREMENT
+
+    root = Path(__file__).resolve().parents[2]
+    extras = tomllib.loads((root / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"
+    ]
+    assert RUNTIME_REQUIREMENT in extras["local"]

@@ -4,6 +4,7 @@
     yiem run "What time is it in Tokyo?" --json
     yiem run "Summarise README.md" --tools ./my_tools --model openai/gpt-4o-mini
     yiem models
+    yiem models install local/qwen2.5-coder-1.5b
     yiem chat                 (interactive; see yiemagent/cli/chat/)
     yiem run "..." --mcp "python server.py"     # plus an MCP server's tools
     yiem mcp serve --tools ./my_tools           # tool files as an MCP server
@@ -39,6 +40,7 @@ from yiemagent.cli.batch import batch as batch_command, expand_ray_flag
 from yiemagent.cli.chat import chat as chat_command
 from yiemagent.cli.eval_cmd import eval_command
 from yiemagent.cli.mcp_cmd import mcp_app
+from yiemagent.cli.models_cmd import models_app
 from yiemagent.cli.options import (
     DEFAULT_MODEL,
     DEFAULT_SYSTEM,
@@ -378,6 +380,7 @@ def _finish(
 app.command("chat")(chat_command)  # `yiem chat`: yiemagent/cli/chat/
 app.command("batch")(batch_command)  # `yiem batch`: yiemagent/cli/batch.py
 app.add_typer(mcp_app, name="mcp")  # `yiem mcp list|serve`: yiemagent/cli/mcp_cmd.py
+app.add_typer(models_app, name="models")  # `yiem models [install]`: yiemagent/cli/models_cmd.py
 app.command("trace")(trace_command)  # `yiem trace`: yiemagent/cli/trace.py
 app.command("eval")(eval_command)  # `yiem eval`: yiemagent/cli/eval_cmd.py
 app.command("serve")(serve_command)  # `yiem serve`: yiemagent/cli/serve.py
@@ -417,34 +420,6 @@ def _no_type_for_flags() -> None:
 
 _help_from_docstrings(app)
 _no_type_for_flags()
-
-
-@app.command()
-def models() -> None:
-    """List the model catalogue and which embedded models are installed."""
-    from yiemagent.ai.models import MODELS
-    from yiemagent.ai.providers.local.weights import LOCAL_MODELS, is_installed
-
-    rows = [("model", "api", "context", "USD/M in,out", "status")]
-    for name, m in MODELS.items():
-        if m.cost.input or m.cost.output:
-            price = f"{m.cost.input:g},{m.cost.output:g}"
-        else:  # runs here at no charge; a hosted model without a known price is not free
-            price = "free" if m.api in ("local", "faux") else "unknown"
-        status = ""
-        if m.api == "local":
-            spec = LOCAL_MODELS.get(m.id)
-            status = "installed" if spec is not None and is_installed(spec) else "not installed"
-            if name == DEFAULT_MODEL:
-                status += " (default)"
-        rows.append((name, m.api, f"{m.context_window:,}", price, status))
-    widths = [max(len(row[i]) for row in rows) for i in range(4)]
-    for row in rows:
-        cells = [cell.ljust(width) for cell, width in zip(row, widths, strict=False)]
-        print("  ".join([*cells, row[4]]).rstrip())
-    for spec in LOCAL_MODELS.values():
-        if not is_installed(spec):
-            print(f"to install local/{spec.id}: {spec.install_hint}")
 
 
 def _escape_what_the_locale_cannot_encode() -> None:

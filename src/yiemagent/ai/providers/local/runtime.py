@@ -33,6 +33,7 @@ from yiemagent.ai.providers.local.weights import LocalModelSpec, Progress, ensur
 from yiemagent.errors import ProviderError, install_hint
 
 __all__ = [
+    "RUNTIME_REQUIREMENT",
     "SLOTS_ENV",
     "THREADS_ENV",
     "ChatRuntime",
@@ -45,6 +46,9 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
+
+RUNTIME_REQUIREMENT = "xllamacpp==2026.10.11549"
+"""The runtime the `local` extra pins (pyproject.toml), as `yiem models install` asks pip."""
 
 N_CTX_ENV = "YIEMAGENT_LOCAL_N_CTX"
 N_CTX = 8192
