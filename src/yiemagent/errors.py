@@ -7,6 +7,10 @@ configuration mistakes and misuse of the API.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 __all__ = [
     "AgentBusyError",
@@ -21,7 +25,31 @@ __all__ = [
     "ToolLoadError",
     "YiemAgentError",
     "install_hint",
+    "yiem_command",
 ]
+
+
+def _shown(path: Path) -> str:
+    """`path` as a user in the working folder types it: relative when it is inside."""
+    import os
+
+    try:
+        relative = os.path.relpath(path)
+    except ValueError:  # another drive (Windows)
+        return str(path)
+    return str(path) if relative.startswith("..") else relative
+
+
+def _checkout_root() -> Path | None:
+    """The checkout yiemagent runs from (its root `Path`), or None for an installed package."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    try:
+        checkout = 'name = "yiemagent"' in (root / "pyproject.toml").read_text(encoding="utf-8")
+    except OSError:
+        checkout = False
+    return root if checkout else None
 
 
 def install_hint(extra: str) -> str:
@@ -35,29 +63,28 @@ def install_hint(extra: str) -> str:
     Args:
         extra: the extra's name in pyproject.toml, e.g. "mcp", "ray", "openai".
     """
-    import os
     import sys
     from pathlib import Path
 
-    root = Path(__file__).resolve().parents[2]
-    try:
-        checkout = 'name = "yiemagent"' in (root / "pyproject.toml").read_text(encoding="utf-8")
-    except OSError:
-        checkout = False
-    if not checkout:
+    root = _checkout_root()
+    if root is None:
         return f"pip install 'yiemagent[{extra}]'"
-
-    def shown(path: Path) -> str:
-        try:
-            relative = os.path.relpath(path)
-        except ValueError:  # another drive (Windows)
-            return str(path)
-        return str(path) if relative.startswith("..") else relative
-
     pip = Path(sys.executable).parent / "pip"
-    where = shown(root)
+    where = _shown(root)
     target = "." if where == "." else where
-    return f"{shown(pip)} install -e '{target}[{extra}]'"
+    return f"{_shown(pip)} install -e '{target}[{extra}]'"
+
+
+def yiem_command() -> str:
+    """The `yiem` command as a user types it: the script beside this interpreter from a
+    checkout (`.venv/bin/yiem`, relative to the working folder when inside it), else `yiem`."""
+    import sys
+    from pathlib import Path
+
+    script = Path(sys.executable).parent / "yiem"
+    if _checkout_root() is None or not script.exists():
+        return "yiem"
+    return _shown(script)
 
 
 class YiemAgentError(Exception):

@@ -241,6 +241,7 @@ def test_install_hints_work_from_a_checkout() -> None:
 
     for spec in LOCAL_MODELS.values():  # the tests run in the checkout's root
         assert "pip install -e '.[local" in spec.install_hint, spec.install_hint
+        assert f"yiem models install local/{spec.id} " in spec.install_hint, spec.install_hint
 
 
 def test_each_catalogue_entry_is_keyed_by_its_id_and_pins_what_its_extra_installs() -> None:

