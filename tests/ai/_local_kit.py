@@ -14,21 +14,25 @@ from typing import Any
 
 from yiemagent import AgentTool
 from yiemagent.ai import Context, StreamOptions, get_model, stream
+from yiemagent.ai.providers.local.native import NATIVE_NAME_PREFIX
 from yiemagent.ai.providers.local.prompt import NAME_PREFIX
 
 
 def is_name_probe(request: dict[str, Any]) -> bool:
-    """Whether `request` is the provider's free-name probe (it ends in `NAME_PREFIX`)."""
+    """Whether `request` is the provider's free-name probe (it ends in `NAME_PREFIX`, or
+    `NATIVE_NAME_PREFIX` in the model's own format)."""
     last = (request.get("messages") or [{}])[-1]
-    return bool(last.get("role") == "assistant" and last.get("content") == NAME_PREFIX)
+    prefixes = (NAME_PREFIX, NATIVE_NAME_PREFIX)
+    return bool(last.get("role") == "assistant" and last.get("content") in prefixes)
 
 
 def probe_reply(next_reply: str, name: str | None = None) -> str:
     """What the model writes after `NAME_PREFIX`: `name` if given, else the name of the
-    scripted reply's (first) item, else nothing (no whole name)."""
+    scripted reply's (first) item or `<tool_call>` block, else nothing (no whole name)."""
     if name is None:
+        block = next_reply.removeprefix("<tool_call>").split("</tool_call>", 1)[0]
         try:
-            item = json.loads(next_reply)
+            item = json.loads(block)
         except ValueError:
             return ""
         item = item[0] if isinstance(item, list) and item else item
@@ -81,9 +85,10 @@ def _replay(
 class FakeRuntime:
     """Replays one scripted reply per request as OpenAI chunk dicts, in `size`-char deltas.
 
-    A request with a `grammar` asks for one extra call after a lone first call: it
-    replays the next of `more` ("]", nothing, once they run out). The free-name probe is
-    answered from `names`, else from the next reply (`_local_kit.probe_reply`)."""
+    A request with a `grammar` asks for one extra call after a lone first call, or is a
+    reply in the model's own format: it replays the next of `more` ("]", nothing, once
+    they run out). The free-name probe is answered from `names`, else from the next reply
+    (`_local_kit.probe_reply`)."""
 
     def __init__(
         self,
@@ -111,7 +116,11 @@ class FakeRuntime:
         if is_name_probe(request):
             self.probes.append(json.loads(json.dumps(request)))
             name = self.names.pop(0) if self.names else None
-            reply = probe_reply(self.replies[0] if self.replies else "", name)
+            # The model's own format's replies come from `more` (their requests hold a grammar).
+            script = (
+                self.more if request["messages"][-1]["content"] != NAME_PREFIX else self.replies
+            )
+            reply = probe_reply(script[0] if script else "", name)
             _replay(reply, on_chunk, finish="length")
             return
         self.requests.append(json.loads(json.dumps(request)))

@@ -1,30 +1,63 @@
 """The embedded model in its own tool format (`tool_format="native"`, DESIGN §20): Qwen's
-`<tool_call>` blocks held to the tools' schemas by a grammar, free text left free. The
-prompt and grammar are checked with the scripted runtime; the real 0.5B writes a call in
-its own format (marker local_model). ("Say hello." with a calculator offered got a
-calculator call from the 0.5B in this format: no rule guards it yet, docs/local-model.md.)"""
+`<tool_call>` blocks held to the tools' schemas by a grammar, free text left free, and the
+same policy as the JSON reply: call rules judge each whole block (kept, repaired, dropped
+and asked again without the tool), offer rules shape the grammar. Checked with the
+scripted runtime; the real 0.5B writes a call in its own format (marker local_model)."""
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 from tests.ai._local_kit import FakeRuntime
-from yiemagent import AssistantMessage, UserMessage
+from tests.ai.local_rules._kit import (
+    GET_TIME,
+    GET_WEATHER,
+    READ_FILE,
+    conversation,
+    notes,
+    tool,
+)
+from yiemagent import AgentTool, AssistantMessage, UserMessage
 from yiemagent.ai import Context, stream
 from yiemagent.ai.providers.local import local_model
-from yiemagent.ai.providers.local.native import native_messages
+from yiemagent.ai.providers.local.native import NATIVE_NAME_PREFIX, native_messages
+from yiemagent.ai.providers.local.prompt import NO_TOOL
+from yiemagent.ai.providers.local.rules import DETAILS_KEY, LocalPolicy
 from yiemagent.cli.options import example_tools
-from yiemagent.types.messages import TextContent, ToolCall, ToolResultMessage
+from yiemagent.types.messages import Message, TextContent, ToolCall, ToolResultMessage
 
 NATIVE = local_model(tool_format="native")
 
 
 async def _message(context: Context) -> AssistantMessage:
     return await stream(NATIVE, context).result()
+
+
+async def _run(
+    messages: list[Message], tools: list[AgentTool], policy: LocalPolicy | None = None
+) -> AssistantMessage:
+    model = local_model(policy=policy, tool_format="native")
+    return await stream(model, Context("", messages, tools)).result()
+
+
+def _blocks(*calls: tuple[str, dict[str, Any]]) -> str:
+    """A reply of one `<tool_call>` block a call, a line apart."""
+    return "\n".join(
+        f"<tool_call>\n{json.dumps({'name': name, 'arguments': args})}\n</tool_call>"
+        for name, args in calls
+    )
+
+
+def _offered(request: dict[str, Any]) -> tuple[list[str], bool]:
+    """The tools a request's grammar holds, and whether it admits free text."""
+    grammar = request["grammar"]
+    start = grammar.split("start: ", 1)[1].split("\n", 1)[0]
+    return sorted(set(re.findall(r'"const": "(\w+)"', grammar))), "TEXT" in start
 
 
 async def test_a_tool_call_block_becomes_a_call_and_ends_with_tool_use(
@@ -43,7 +76,9 @@ async def test_a_tool_call_block_becomes_a_call_and_ends_with_tool_use(
     assert "response_format" not in request and "<tool_call>" in request["grammar"]
     system = request["messages"][0]["content"]
     assert "<tools>" in system and '"name": "calculator"' in system
-    assert runtime.probes == []  # no free-name probe: the native format runs no offer rules
+    # The free-name probe writes after the start of a block, with no grammar.
+    [probe] = runtime.probes
+    assert probe["messages"][-1]["content"] == NATIVE_NAME_PREFIX and "grammar" not in probe
 
 
 async def test_free_text_stays_text(fake: Callable[..., FakeRuntime]) -> None:
@@ -68,6 +103,138 @@ def test_earlier_calls_and_results_are_framed_as_the_template_does() -> None:
     body = chat[2]["content"].removeprefix("<tool_call>\n").removesuffix("\n</tool_call>")
     assert json.loads(body) == {"name": "get_time", "arguments": {"place": "Oslo"}}
     assert chat[3]["content"] == "<tool_response>\n14:02\n</tool_response>"
+
+
+async def test_a_call_a_rule_drops_is_not_emitted_and_asked_again_without_its_tool(
+    fake: Callable[..., FakeRuntime],
+) -> None:
+    """`relevant` drops a call of a tool the request does not name: the reply is generated
+    again with that tool out of the grammar (still in the system prompt, for the cache)."""
+    runtime = fake([], more=[_blocks(("get_time", {"place": "Hamlet"})), "Shakespeare."])
+    message = await _run(conversation("Who wrote Hamlet?"), [GET_TIME, GET_WEATHER])
+    assert (message.stop_reason, message.text, message.tool_calls) == ("stop", "Shakespeare.", [])
+    [step] = notes(message, "relevant")
+    assert step["action"] == "dropped" and "Hamlet" in step["what"]
+    first, again = runtime.requests
+    assert _offered(first) == (["get_time", "get_weather"], True)
+    assert _offered(again) == (["get_weather"], True)
+    assert again["messages"] == first["messages"]
+
+
+async def test_a_repaired_call_is_emitted_repaired(fake: Callable[..., FakeRuntime]) -> None:
+    fake([], more=[_blocks(("read_file", {"path": "path/to/notes.md"}))])
+    message = await _run(conversation("Summarise notes.md"), [READ_FILE])
+    assert message.stop_reason == "toolUse"
+    assert [c.arguments for c in message.tool_calls] == [{"path": "notes.md"}]
+    [step] = notes(message, "file_names")
+    assert step["action"] == "repaired" and "path/to/notes.md" in step["what"]
+
+
+async def test_a_call_written_with_made_up_numbers_is_stopped_and_asked_again(
+    fake: Callable[..., FakeRuntime],
+) -> None:
+    """`grounded.stops` ends a block while it is written; the reply is asked again without
+    that tool, so only the answer is left."""
+    note = tool("write_note", {"text": {"type": "string"}})
+    runaway = _blocks(("write_note", {"text": "at 10 20 30 45 50 65 70 85 90 " * 20}))
+    runtime = fake([], more=[runaway, "About what?"])
+    message = await _run(conversation("Write a note about the meeting."), [note])
+    assert (message.text, message.tool_calls) == ("About what?", [])
+    # "stopped" (not "dropped"): judged while written, not once the block was whole.
+    assert [n["action"] for n in notes(message, "grounded")] == ["stopped"]
+    assert _offered(runtime.requests[1]) == ([], True)
+
+
+async def test_every_call_dropped_twice_leaves_the_answer_only(
+    fake: Callable[..., FakeRuntime],
+) -> None:
+    """The JSON reply's bound: after two replies whose calls were dropped, only text."""
+    runtime = fake(
+        [],
+        more=[
+            _blocks(("get_time", {"place": "Hamlet"})),
+            _blocks(("get_weather", {"city": "Hamlet"})),
+            "Shakespeare.",
+        ],
+    )
+    message = await _run(conversation("Who wrote Hamlet?"), [GET_TIME, GET_WEATHER])
+    assert (message.text, message.tool_calls) == ("Shakespeare.", [])
+    assert [_offered(r) for r in runtime.requests] == [
+        (["get_time", "get_weather"], True),
+        (["get_weather"], True),
+        ([], True),
+    ]
+    assert [n["rule"] for n in message.details[DETAILS_KEY]] == ["relevant", "relevant"]
+
+
+async def test_a_block_the_reply_already_holds_is_left_out(
+    fake: Callable[..., FakeRuntime],
+) -> None:
+    """`same_call` leaves the second of two identical blocks out (not asked again), and
+    the line between the blocks is no text."""
+    call = ("get_time", {"place": "Oslo"})
+    runtime = fake([], more=[_blocks(call, call)])
+    message = await _run(conversation("What time is it in Oslo?"), [GET_TIME])
+    assert [c.arguments for c in message.tool_calls] == [{"place": "Oslo"}]
+    assert [b.type for b in message.content] == ["toolCall"]
+    assert [n["action"] for n in notes(message, "same_call")] == ["dropped"]
+    assert len(runtime.requests) == 1
+
+
+async def test_withheld_tools_leave_the_grammar_and_stay_in_the_prompt(
+    fake: Callable[..., FakeRuntime],
+) -> None:
+    """After a result, `chain_unnamed` withholds a tool the request does not name."""
+    messages = conversation("Read a.txt", ("read_file", {"path": "a.txt"}, "hello"))
+    runtime = fake([], more=["It says hello."])
+    message = await _run(messages, [READ_FILE, GET_TIME])
+    assert message.text == "It says hello."
+    [request] = runtime.requests
+    assert _offered(request) == (["read_file"], True)
+    assert '"name": "get_time"' in request["messages"][0]["content"]
+    assert [n["action"] for n in notes(message, "chain_unnamed")] == ["withheld"]
+
+
+async def test_a_tool_the_request_names_leaves_no_free_text(
+    fake: Callable[..., FakeRuntime],
+) -> None:
+    runtime = fake([], more=[_blocks(("get_time", {"place": "Oslo"}))])
+    message = await _run(conversation("Use get_time for Oslo."), [GET_TIME, GET_WEATHER])
+    assert [c.name for c in message.tool_calls] == ["get_time"]
+    assert _offered(runtime.requests[0]) == (["get_time", "get_weather"], False)
+    assert [n["action"] for n in notes(message, "named_tool")] == ["required"]
+
+
+async def test_a_function_that_is_not_there_is_told_in_the_models_own_format(
+    fake: Callable[..., FakeRuntime],
+) -> None:
+    runtime = fake([], more=["I cannot book flights."], names=["book_flight"])
+    message = await _run(conversation("Book a flight to Rome."), [GET_TIME])
+    assert message.text == "I cannot book flights."
+    [request] = runtime.requests
+    told, said = request["messages"][-2:]
+    assert told == {
+        "role": "assistant",
+        "content": '<tool_call>\n{"name": "book_flight"}\n</tool_call>',
+    }
+    assert said == {"role": "user", "content": NO_TOOL.format(name="book_flight")}
+    assert _offered(request) == ([], True)
+    assert [n["action"] for n in notes(message, "unknown_tool")] == ["told"]
+
+
+async def test_the_empty_policy_is_plain_native_decoding(
+    fake: Callable[..., FakeRuntime],
+) -> None:
+    """No probe, every tool and free text offered, every block emitted as written (and
+    the line between two blocks is no text block)."""
+    call = ("get_time", {"place": "Hamlet"})
+    runtime = fake([], more=[_blocks(call, call)])
+    message = await _run(conversation("Who wrote Hamlet?"), [GET_TIME, GET_WEATHER], LocalPolicy())
+    assert [c.arguments for c in message.tool_calls] == [{"place": "Hamlet"}] * 2
+    assert [b.type for b in message.content] == ["toolCall", "toolCall"]
+    assert (len(runtime.requests), runtime.probes) == (1, [])
+    assert _offered(runtime.requests[0]) == (["get_time", "get_weather"], True)
+    assert DETAILS_KEY not in message.details
 
 
 @pytest.mark.local_model

@@ -120,6 +120,12 @@ class TextToolCallParser:
         self._run(out, final=True)
         return join_text(out)
 
+    @property
+    def open_tag(self) -> str | None:
+        """The text after the opening `<tool_call>` of a tag still open (a call being
+        written), or None when no tag is open."""
+        return self._buf[len(_TAG_OPEN) :] if self._mode == "tag" else None
+
     # ── the state machine ────────────────────────────────────────────────────
 
     def _run(self, out: list[Piece], *, final: bool) -> None:

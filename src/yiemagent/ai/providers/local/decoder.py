@@ -4,6 +4,8 @@ builder events as it arrives.
 
 `ReplyDecoder.feed` takes each text delta; `ReplyDecoder.finish` flushes and says what the
 reply was. `ItemScanner` finds the top-level items (the object itself, or each list element).
+`CallGate` runs the policy's call rules on each whole call and emits those kept; the
+native format's decoder (`native.NativeDecoder`) shares it, and both are a `Decoder`.
 """
 
 from __future__ import annotations
@@ -13,14 +15,14 @@ import logging
 import re
 import uuid
 from collections.abc import Collection, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from yiemagent.ai.builder import MessageBuilder, parse_partial_json
 from yiemagent.ai.providers.local.prompt import ANSWER_TEXT, answer_name, call_key
 from yiemagent.ai.providers.local.rules.contract import CallRule, CallScene, Repaired, RuleNote
 from yiemagent.types.tools import AgentTool
 
-__all__ = ["ItemScanner", "ReplyDecoder", "ReplyKind"]
+__all__ = ["CallGate", "Decoder", "ItemScanner", "ReplyDecoder", "ReplyKind", "new_call_id"]
 
 logger = logging.getLogger(__name__)
 
@@ -30,6 +32,165 @@ _CLOSERS = "}] \t\r\n"
 ReplyKind = Literal["answer", "call", "repeat", "none"]
 """What a reply was: the answer, one or more new calls, only repeats of answered calls, or
 nothing usable."""
+
+
+class Decoder(Protocol):
+    """What `generation.stream_chunks` feeds a reply's text to, in either tool format."""
+
+    notes: list[RuleNote]
+    """What the call rules did to the reply's calls, in order."""
+
+    def feed(self, text: str) -> None:
+        """Take the next text delta of the reply."""
+
+    def finish(self, cut: bool) -> tuple[ReplyKind, set[str]]:
+        """Flush what is left (`cut`: generation ended early); returns the reply's kind
+        and, for a "repeat", the tools whose calls were dropped to be asked again."""
+
+    @property
+    def open_chars(self) -> int:
+        """Characters of the call still being received (0 when none is)."""
+
+    @property
+    def hopeless(self) -> bool:
+        """Whether a call rule stopped the call being received (`CallRule.stops`)."""
+
+
+class CallGate:
+    """The call rules of one reply (`rules.CallRule`): judges each whole call (keep,
+    repair, drop), stops a call still being written that cannot end well, emits the calls
+    kept and records them in the scene.
+
+    Calls of a typed run's output tool (`exempt`) are seen only by the rules that judge
+    output tools (`CallRule.output_tools`). Every step of a rule is in `notes`; the tools of
+    calls dropped to be asked again are in `repeats`.
+    """
+
+    __slots__ = (
+        "_builder",
+        "_exempt",
+        "_rules",
+        "held",
+        "hopeless",
+        "notes",
+        "repeats",
+        "scene",
+        "tools",
+    )
+
+    def __init__(
+        self,
+        builder: MessageBuilder,
+        tools: Sequence[AgentTool],
+        *,
+        scene: CallScene,
+        rules: Sequence[CallRule] = (),
+        exempt: Collection[str] = (),
+    ) -> None:
+        """Args:
+        builder: Receives the emitted calls.
+        tools: The tools offered.
+        scene: What the rules read (the reply's emitted calls are added to it).
+        rules: The call rules, in order; none: every call is kept as written.
+        exempt: A typed run's output tools.
+        """
+        self._builder = builder
+        self.tools = {tool.name: tool for tool in tools}
+        """The tools offered, by name."""
+        self._rules = tuple(rules)
+        self._exempt = set(exempt)
+        self.scene = scene
+        self.held: set[str] = set()
+        """Tools whose calls are judged whole before they are emitted: with call rules,
+        every tool but the exempt ones, and any tool a call of which was answered or is in
+        this reply."""
+        if self._rules:
+            self.held = set(self.tools) - self._exempt
+            self.held |= {name for name, _ in scene.answered}
+        self.hopeless: str | None = None
+        """The tool of the call a rule stopped while it was written."""
+        self.repeats: set[str] = set()
+        self.notes: list[RuleNote] = []
+
+    @property
+    def active(self) -> bool:
+        """Whether there are call rules at all."""
+        return bool(self._rules)
+
+    def check_open(self, raw: str) -> None:
+        """Ask the rules whether the call being written (`raw`, its partial JSON
+        `{"name": ..., "arguments": ...}`) can end well; the first that says no makes the
+        gate `hopeless`."""
+        parsed = parse_partial_json(raw)
+        name, arguments = parsed.get("name"), parsed.get("arguments")
+        if name not in self.held or name in self._exempt or not isinstance(arguments, dict):
+            return
+        tool = self.tools.get(name)
+        if tool is None:
+            return
+        for rule in self._rules:
+            why = rule.stops(tool, arguments, self.scene)
+            if why is not None:
+                logger.info("local call %s stopped by %s: %s", name, rule.name, why)
+                self.notes.append(RuleNote(rule.name, "stopped", why))
+                self.hopeless = name
+                return
+
+    def judge(self, tool: AgentTool, arguments: dict[str, Any]) -> dict[str, Any] | None:
+        """The call's arguments after the call rules, or None when one drops it."""
+        exempt = tool.name in self._exempt
+        for rule in self._rules:
+            if exempt and not rule.output_tools:
+                continue
+            verdict = rule.judge(tool, arguments, self.scene)
+            if verdict is None:
+                continue
+            if isinstance(verdict, Repaired):
+                logger.info("local call %s repaired by %s", tool.name, rule.name)
+                self.notes.append(RuleNote(rule.name, "repaired", verdict.what))
+                arguments = verdict.arguments
+                continue
+            logger.info("local call %s dropped by %s: %s", tool.name, rule.name, verdict.what)
+            self.notes.append(RuleNote(rule.name, "dropped", verdict.what))
+            if verdict.ask_again:
+                self.repeats.add(tool.name)
+            return None
+        return arguments
+
+    def emit(self, name: str, arguments: dict[str, Any]) -> None:
+        """Judge a whole call of `name` (one of no tool offered is emitted as written) and
+        emit it unless a rule drops it."""
+        tool = self.tools.get(name)
+        if tool is not None:
+            judged = self.judge(tool, arguments)
+            if judged is None:
+                return
+            arguments = judged
+        self._builder.tool_call_start(new_call_id(), name)
+        self._builder.tool_call_delta(json.dumps(arguments, ensure_ascii=False))
+        self._builder.end_block()
+        self.record(name, arguments)
+
+    def record(self, name: str, arguments: dict[str, Any]) -> None:
+        """Add an emitted call to the scene (what the rules read of the reply so far)."""
+        self.scene.emitted.add(call_key(name, arguments))
+        if self._rules:
+            self.held.add(name)
+        tool = self.tools.get(name)
+        if tool is not None:
+            self.scene.calls.append((tool, arguments))
+
+    def outcome(self) -> tuple[ReplyKind, set[str]]:
+        """What a reply with no answer was: "call" when it emitted a call, "repeat" (with
+        the tools to ask again without) when rules dropped or stopped its calls, else
+        "none"."""
+        if self.hopeless is not None:
+            self.repeats.add(self.hopeless)
+        if self.scene.emitted:
+            return "call", set()
+        if self.repeats:
+            return "repeat", set(self.repeats)
+        return "none", set()
 
 
 class ItemScanner:
@@ -88,7 +249,7 @@ class ItemScanner:
 
 class ReplyDecoder:
     """Turns the streamed JSON reply into builder calls, judging each call by the policy's
-    call rules (`rules.CallRule`).
+    call rules (`CallGate`).
 
     The answer's `text` is emitted as text deltas as it grows. A call is opened as soon as
     its name is complete (the `"arguments"` key follows it) and its argument text is
@@ -106,57 +267,33 @@ class ReplyDecoder:
         "_answer",
         "_answer_name",
         "_builder",
-        "_exempt",
         "_extra",
-        "_held",
-        "_hopeless",
+        "_gate",
         "_items",
         "_open",
-        "_repeats",
-        "_rules",
         "_scene",
         "_sent",
         "_tools",
         "notes",
     )
 
-    def __init__(
-        self,
-        builder: MessageBuilder,
-        tools: Sequence[AgentTool],
-        *,
-        scene: CallScene,
-        rules: Sequence[CallRule] = (),
-        exempt: Collection[str] = (),
-    ) -> None:
+    def __init__(self, builder: MessageBuilder, gate: CallGate) -> None:
         """Args:
         builder: Receives the message's events.
-        tools: The tools offered.
-        scene: What the rules read (the reply's emitted calls are added to it).
-        rules: The call rules, in order; none: every call streams as written.
-        exempt: A typed run's output tools.
+        gate: The reply's call rules (and the tools offered, the scene).
         """
         self._builder = builder
-        self._tools = {tool.name: tool for tool in tools}
-        self._answer_name = answer_name(tools)
-        self._scene = scene
-        self._rules = tuple(rules)
-        self._exempt = set(exempt)
-        # With call rules, every call (and a call of an answered tool) is judged whole
-        # before it is emitted.
-        self._held: set[str] = set()
-        if self._rules:
-            self._held = set(self._tools) - self._exempt
-            self._held |= {name for name, _ in scene.answered}
+        self._tools = gate.tools
+        self._answer_name = answer_name(list(gate.tools.values()))
+        self._scene = gate.scene
+        self._gate = gate
         self._items = ItemScanner()
         self._answer: str | None = None
-        self._repeats: set[str] = set()
         self._open: tuple[str, int] | None = None
         """The call being streamed: its name and where its arguments start in the item."""
         self._sent = 0
-        self._hopeless: str | None = None
         self._extra = False
-        self.notes: list[RuleNote] = []
+        self.notes = self._gate.notes
         """What the rules did to this reply's calls, in order."""
 
     def lone_call(self) -> str | None:
@@ -195,10 +332,10 @@ class ReplyDecoder:
 
     @property
     def hopeless(self) -> bool:
-        """Whether the call being received already holds numbers nothing backs
-        (`grounding.invented_numbers`): the provider stops generating and asks again
-        without that tool, instead of waiting for a runaway expression to end."""
-        return self._hopeless is not None
+        """Whether a rule stopped the call being received (`CallRule.stops`, e.g. numbers
+        nothing backs): the provider stops generating and asks again without that tool,
+        instead of waiting for a runaway expression to end."""
+        return self._gate.hopeless is not None
 
     def feed(self, text: str) -> None:
         """Take the next text delta of the reply: emit the answer's text as it grows, open
@@ -208,24 +345,8 @@ class ReplyDecoder:
         current = self._items.open_item
         if current:
             self._progress(current)
-            if self._open is None and self._rules and len(current) > 40:
-                self._check_open(current)
-
-    def _check_open(self, raw: str) -> None:
-        parsed = parse_partial_json(raw)
-        name, arguments = parsed.get("name"), parsed.get("arguments")
-        if name not in self._held or name in self._exempt or not isinstance(arguments, dict):
-            return
-        tool = self._tools.get(name)
-        if tool is None:
-            return
-        for rule in self._rules:
-            why = rule.stops(tool, arguments, self._scene)
-            if why is not None:
-                logger.info("local call %s stopped by %s: %s", name, rule.name, why)
-                self.notes.append(RuleNote(rule.name, "stopped", why))
-                self._hopeless = name
-                return
+            if self._open is None and self._gate.active and len(current) > 40:
+                self._gate.check_open(current)
 
     def _progress(self, raw: str) -> None:
         if self._open is None:
@@ -235,11 +356,11 @@ class ReplyDecoder:
                 self._emit_answer(raw)
                 return
             match = _ARGUMENTS.search(raw)
-            if match is None or name not in self._tools or name in self._held:
+            if match is None or name not in self._tools or name in self._gate.held:
                 return
             self._open = (name, match.end())
             self._sent = 0
-            self._builder.tool_call_start(_new_id(), name)
+            self._builder.tool_call_start(new_call_id(), name)
         args = raw[self._open[1] :]
         end = len(args.rstrip(_CLOSERS))
         if end > self._sent:
@@ -266,47 +387,15 @@ class ReplyDecoder:
             if streamed is not None:
                 self._builder.end_block()
             return
-        tool = self._tools.get(name)
         if streamed is None:
-            if tool is not None:
-                judged = self._judge(tool, arguments)
-                if judged is None:
-                    return
-                arguments = judged
-            self._builder.tool_call_start(_new_id(), name)
-            self._builder.tool_call_delta(json.dumps(arguments, ensure_ascii=False))
-        else:
-            args = raw[streamed[1] :].rstrip()
-            args = args[:-1].rstrip() if args.endswith("}") else args  # the item's own brace
-            if len(args) > self._sent:
-                self._builder.tool_call_delta(args[self._sent :])
+            self._gate.emit(name, arguments)
+            return
+        args = raw[streamed[1] :].rstrip()
+        args = args[:-1].rstrip() if args.endswith("}") else args  # the item's own brace
+        if len(args) > self._sent:
+            self._builder.tool_call_delta(args[self._sent :])
         self._builder.end_block()
-        self._scene.emitted.add(call_key(name, arguments))
-        if self._rules:
-            self._held.add(name)
-        if tool is not None:
-            self._scene.calls.append((tool, arguments))
-
-    def _judge(self, tool: AgentTool, arguments: dict[str, Any]) -> dict[str, Any] | None:
-        """The call's arguments after the call rules, or None when one drops it."""
-        exempt = tool.name in self._exempt
-        for rule in self._rules:
-            if exempt and not rule.output_tools:
-                continue
-            verdict = rule.judge(tool, arguments, self._scene)
-            if verdict is None:
-                continue
-            if isinstance(verdict, Repaired):
-                logger.info("local call %s repaired by %s", tool.name, rule.name)
-                self.notes.append(RuleNote(rule.name, "repaired", verdict.what))
-                arguments = verdict.arguments
-                continue
-            logger.info("local call %s dropped by %s: %s", tool.name, rule.name, verdict.what)
-            self.notes.append(RuleNote(rule.name, "dropped", verdict.what))
-            if verdict.ask_again:
-                self._repeats.add(tool.name)
-            return None
-        return arguments
+        self._gate.record(name, arguments)
 
     def _emit_answer(self, raw: str) -> None:
         parsed = parse_partial_json(raw)
@@ -328,32 +417,28 @@ class ReplyDecoder:
 
     def finish(self, cut: bool) -> tuple[ReplyKind, set[str]]:
         """Flush what is left (`cut`: generation ended early); returns the reply's kind and,
-        when it held only repeats of answered calls, their tool names."""
+        when it held only calls dropped to be asked again, their tool names."""
         current = self._items.open_item
         if self._answer is not None:
             if current:
                 self._emit_answer(current)
             return "answer", set()
-        if self._hopeless is not None:
-            self._repeats.add(self._hopeless)
+        if self._gate.hopeless is not None or self._extra:
+            # A stopped call is asked again; an extra call cut short is dropped, the calls
+            # before it stand.
             current = ""
-        if self._extra:
-            current = ""  # an extra call cut short is dropped, the calls before it stand
         if cut and current:
             if self._open is not None:
                 return "call", set()  # left open: the message ends with it partial
             parsed = parse_partial_json(current)
             match = _ARGUMENTS.search(current)
             if isinstance(parsed.get("name"), str) and match is not None:
-                self._builder.tool_call_start(_new_id(), parsed["name"])
+                self._builder.tool_call_start(new_call_id(), parsed["name"])
                 self._builder.tool_call_delta(current[match.end() :].rstrip(_CLOSERS))
                 return "call", set()
-        if self._scene.emitted:
-            return "call", set()
-        if self._repeats:
-            return "repeat", set(self._repeats)
-        return "none", set()
+        return self._gate.outcome()
 
 
-def _new_id() -> str:
+def new_call_id() -> str:
+    """A fresh id for a tool call the model wrote."""
     return f"call_{uuid.uuid4().hex[:16]}"

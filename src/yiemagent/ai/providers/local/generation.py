@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from yiemagent.ai.builder import MessageBuilder
-from yiemagent.ai.providers.local.decoder import ReplyDecoder
+from yiemagent.ai.providers.local.decoder import Decoder
 from yiemagent.ai.providers.local.prompt import NAME_PREFIX
 from yiemagent.ai.providers.local.runtime import N_CTX_ENV, ChatRuntime
 from yiemagent.types.model import StreamOptions
@@ -104,7 +104,7 @@ async def stream_chunks(
     runtime: ChatRuntime,
     request: dict[str, Any],
     builder: MessageBuilder,
-    decoder: ReplyDecoder | None,
+    decoder: Decoder | None,
     options: StreamOptions,
     deadline: float,
 ) -> Outcome:
@@ -217,17 +217,23 @@ NAME_TOKENS = 24
 
 
 async def free_name(
-    runtime: ChatRuntime, request: dict[str, Any], options: StreamOptions, deadline: float
+    runtime: ChatRuntime,
+    request: dict[str, Any],
+    options: StreamOptions,
+    deadline: float,
+    *,
+    prefix: str = NAME_PREFIX,
 ) -> str | None:
-    """The tool name the model writes after `NAME_PREFIX` with no grammar holding it to the
+    """The tool name the model writes after `prefix` (how a call starts in its reply
+    format: `NAME_PREFIX`, or `native.NATIVE_NAME_PREFIX`) with no grammar holding it to the
     tools (at most `NAME_TOKENS` tokens; its prompt is the reply's, so the KV cache serves
     the reply after it), or None when it writes no whole name by then, the `deadline`
     (`time.monotonic()`) or an abort. Nothing of it reaches the caller's stream."""
     signal = options.signal
     keep_alive = options.keep_alive or _nothing
     loop = asyncio.get_running_loop()
-    probe = {key: value for key, value in request.items() if key != "response_format"}
-    probe["messages"] = [*request["messages"], {"role": "assistant", "content": NAME_PREFIX}]
+    probe = {k: v for k, v in request.items() if k not in ("response_format", "grammar")}
+    probe["messages"] = [*request["messages"], {"role": "assistant", "content": prefix}]
     probe["max_tokens"] = NAME_TOKENS
     text: list[str] = []
     stop = False

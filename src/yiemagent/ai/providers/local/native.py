@@ -8,17 +8,24 @@ calls are shown as `<tool_call>` blocks, results as `<tool_response>` blocks in 
 turn. The grammar (`native_grammar`, llguidance's lark syntax as llama.cpp's `grammar`)
 admits either free text that does not begin with `<`, or one or more
 `<tool_call>\\n{"name": ..., "arguments": ...}\\n</tool_call>` blocks, each JSON held to
-one tool's schema. The reply is read by the shared text-call parser
-(`yiemagent.ai._text_tool_calls`, through `MessageBuilder.recover_text_tool_calls`).
+one tool's schema; while the answer is not offered, only blocks.
+
+`NativeDecoder` reads the reply with the shared text-call parser
+(`yiemagent.ai._text_tool_calls`) and runs the policy's call rules on each whole block,
+as the JSON reply's decoder does (`decoder.CallGate`).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
+from yiemagent.ai._text_tool_calls import TextPiece, TextToolCallParser, ToolCallPiece
+from yiemagent.ai.builder import MessageBuilder, parse_json_object
+from yiemagent.ai.providers.local.decoder import CallGate, ReplyKind, new_call_id
 from yiemagent.ai.providers.local.prompt import (
+    NO_TOOL,
     call_branch,
     content_text,
     identity,
@@ -32,8 +39,16 @@ from yiemagent.types.messages import (
 )
 from yiemagent.types.tools import AgentTool
 
-__all__ = ["native_grammar", "native_messages", "native_system_prompt"]
+__all__ = [
+    "NATIVE_NAME_PREFIX",
+    "NativeDecoder",
+    "native_grammar",
+    "native_messages",
+    "native_no_tool_turns",
+    "native_system_prompt",
+]
 
+_TAG_OPEN, _TAG_CLOSE = "<tool_call>", "</tool_call>"
 _TOOLS_HEAD = (
     "# Tools\n\nYou may call one or more functions to assist with the user query.\n\n"
     "You are provided with function signatures within <tools></tools> XML tags:\n<tools>"
@@ -63,9 +78,8 @@ def native_system_prompt(base: str, tools: Sequence[AgentTool], model_name: str 
     return f"{head}\n\n{section}" if head else section
 
 
-def _call_block(name: str, arguments: Any) -> str:
-    body = json.dumps({"name": name, "arguments": arguments}, ensure_ascii=False)
-    return f"<tool_call>\n{body}\n</tool_call>"
+def _call_block(call: dict[str, Any]) -> str:
+    return f"{_TAG_OPEN}\n{json.dumps(call, ensure_ascii=False)}\n{_TAG_CLOSE}"
 
 
 def native_messages(system: str, messages: Sequence[Message]) -> list[dict[str, str]]:
@@ -91,26 +105,135 @@ def native_messages(system: str, messages: Sequence[Message]) -> list[dict[str, 
             out.append({"role": "user", "content": content_text(message.content)})
         elif isinstance(message, AssistantMessage):
             parts = [b.text for b in message.content if isinstance(b, TextContent) and b.text]
-            parts += [_call_block(call.name, call.arguments) for call in message.tool_calls]
+            parts += [
+                _call_block({"name": call.name, "arguments": call.arguments})
+                for call in message.tool_calls
+            ]
             if parts:
                 out.append({"role": "assistant", "content": "\n".join(parts)})
     flush()
     return out
 
 
-def native_grammar(tools: Sequence[AgentTool]) -> str:
+def native_grammar(
+    tools: Sequence[AgentTool], *, drop: Collection[str] = (), answer: bool = True
+) -> str:
     """The llguidance grammar of one reply: free text not beginning with `<`, or one or
     more `<tool_call>` blocks, one a line, each holding a call of one of `tools` (its
-    arguments held to the tool's input schema)."""
-    if not tools:
+    arguments held to the tool's input schema).
+
+    Args:
+        tools: The tools offered, in order.
+        drop: Names of tools left out of the grammar (they stay in the system prompt, so
+            its cached prefix is reused).
+        answer: Whether free text is admitted (False: only blocks, while a tool the
+            request asks for, or a typed run's output tool, is offered). With every tool
+            dropped, free text is admitted whatever `answer` says.
+    """
+    calls = [call_branch(tool) for tool in tools if tool.name not in drop]
+    if not calls:
         return "%llguidance {}\nstart: TEXT\nTEXT: /[^<](.|\\n)*/\n"
-    calls = [call_branch(tool) for tool in tools]
     item = calls[0] if len(calls) == 1 else {"anyOf": calls}
     return (
         "%llguidance {}\n"
-        "start: TEXT | calls\n"
+        f"start: {'TEXT | calls' if answer else 'calls'}\n"
         'calls: call ("\\n" call)*\n'
         'call: "<tool_call>\\n" body "\\n</tool_call>"\n'
         f"body: %json {json.dumps(item, ensure_ascii=False)}\n"
         "TEXT: /[^<](.|\\n)*/\n"
     )
+
+
+NATIVE_NAME_PREFIX = _TAG_OPEN + '\n{"name": "'
+"""How a call block starts: the free-name probe (`generation.free_name`) writes after it."""
+
+
+def native_no_tool_turns(name: str) -> list[dict[str, str]]:
+    """The two turns that tell the model the tool it reached for, `name`, is not there, in
+    its own format: its block as far as the name, then `prompt.NO_TOOL`."""
+    return [
+        {"role": "assistant", "content": _call_block({"name": name})},
+        {"role": "user", "content": NO_TOOL.format(name=name)},
+    ]
+
+
+class NativeDecoder:
+    """Turns a streamed reply in the model's own format into builder events (a
+    `decoder.Decoder`): text as text deltas, each whole `<tool_call>` block judged by the
+    policy's call rules (`decoder.CallGate`: kept, repaired or dropped) before its call is
+    emitted.
+
+    Blocks are never streamed: a call is emitted once its block has closed. While a block
+    is open its partial JSON is shown to the rules' `stops`. Blank text (the line between
+    two blocks, a newline before the first) is held back and given out only when more text
+    follows. A reply whose calls were all dropped to be asked again, with no text, is a
+    "repeat"; its text, if it wrote any, is the answer. A block cut off by the end of
+    generation is emitted as far as it was read (the message ends with it partial).
+    """
+
+    __slots__ = ("_blank", "_builder", "_gate", "_parser", "_text", "notes")
+
+    def __init__(self, builder: MessageBuilder, gate: CallGate) -> None:
+        """Args:
+        builder: Receives the message's events.
+        gate: The reply's call rules (and the tools offered, the scene).
+        """
+        self._builder = builder
+        self._gate = gate
+        self._parser = TextToolCallParser(list(gate.tools))
+        self._blank = ""
+        """Blank text held back."""
+        self._text = False
+        """Whether text other than blanks was given out."""
+        self.notes = self._gate.notes
+
+    @property
+    def open_chars(self) -> int:
+        """Characters of the block still being received (0 when none is open)."""
+        return len(self._parser.open_tag or "")
+
+    @property
+    def hopeless(self) -> bool:
+        """Whether a rule stopped the block being received (`CallRule.stops`)."""
+        return self._gate.hopeless is not None
+
+    def feed(self, text: str) -> None:
+        """Take the next text delta: give out text, judge and emit each block that closes,
+        and show the open block's partial call to the rules."""
+        self._put(self._parser.feed(text), judge=True)
+        body = self._parser.open_tag
+        if body is not None and len(body) > 40 and self._gate.active:
+            self._gate.check_open(body.strip())
+
+    def _put(self, pieces: list[TextPiece | ToolCallPiece], *, judge: bool) -> None:
+        for piece in pieces:
+            if isinstance(piece, TextPiece):
+                self._put_text(piece.text)
+                continue
+            self._blank = ""
+            arguments = parse_json_object(piece.arguments)
+            if judge and arguments is not None:
+                self._gate.emit(piece.name, arguments)
+                continue
+            # Unreadable, or cut off by the end of generation: as far as it was read.
+            self._builder.tool_call_start(new_call_id(), piece.name)
+            self._builder.tool_call_delta(piece.arguments)
+            self._builder.end_block()
+
+    def _put_text(self, text: str) -> None:
+        if not text.strip():
+            self._blank += text
+            return
+        self._builder.text_delta(self._blank + text)
+        self._blank, self._text = "", True
+
+    def finish(self, cut: bool) -> tuple[ReplyKind, set[str]]:
+        """Flush what is left (`cut`: generation ended early); returns the reply's kind and,
+        when its calls were all dropped to be asked again (and it wrote no text), their
+        tool names."""
+        if self._gate.hopeless is None:
+            self._put(self._parser.finish(), judge=not cut)
+        kind, repeats = self._gate.outcome()
+        if kind != "call" and self._text:
+            return "answer", set()
+        return kind, repeats

@@ -5,8 +5,11 @@ chat messages, generate on a worker thread and turn the streamed chunks into bui
 on the event loop. With tools, the reply is JSON-schema-constrained (see `prompt`): a growing
 answer streams as text deltas; each call (one, or several in a list) is emitted as toolcall_*
 events once complete, and a reply with calls ends with stop reason "toolUse" (several calls in
-one reply are one batch). A call identical to one already answered, or repeated in
-the same reply, is never emitted. Without tools it is plain streamed text.
+one reply are one batch). In the model's own format (`tool_format="native"`, see `native`)
+the reply is free text or `<tool_call>` blocks instead. Either way the model's policy
+(`rules.LocalPolicy`) runs: its offer rules shape what the reply's grammar offers, its call
+rules judge each whole call before it is emitted, and a reply whose calls they all drop is
+generated again without those tools. Without tools it is plain streamed text.
 
 Bounded: every generation has a token cap (`max_tokens`, else the model's) and a
 wall-clock deadline (`$YIEMAGENT_LOCAL_DEADLINE_S`, default `DEADLINE_S`); a reply cut by
@@ -34,17 +37,20 @@ from yiemagent.ai._sanitize import sanitize_surrogates
 from yiemagent.ai.builder import MessageBuilder
 from yiemagent.ai.openai_wire import usage_from_openai
 from yiemagent.ai.providers.local.choice import ChainStep, vocabulary
-from yiemagent.ai.providers.local.decoder import ReplyDecoder
+from yiemagent.ai.providers.local.decoder import CallGate, Decoder, ReplyDecoder
 from yiemagent.ai.providers.local.generation import Outcome, free_name, stream_chunks
 from yiemagent.ai.providers.local.grounding import Grounding
 from yiemagent.ai.providers.local.model import policy_of, tool_format_of
 from yiemagent.ai.providers.local.native import (
+    NATIVE_NAME_PREFIX,
+    NativeDecoder,
     native_grammar,
     native_messages,
     native_system_prompt,
 )
 from yiemagent.ai.providers.local.prompt import (
     MAX_CALLS,
+    NAME_PREFIX,
     answer_name,
     answered_calls,
     chat_messages,
@@ -195,15 +201,16 @@ async def _generate_reply(
 ) -> None:
     tools = list(context.tools or [])
     messages = transform_messages(context.messages, model)
-    if tools and tool_format_of(model) == "native":
-        await _generate_native(runtime, builder, model, context, options, max_tool_rounds, limit_s)
-        return
-    system = system_prompt(context.system_prompt, tools, _model_label(model))
+    native = bool(tools) and tool_format_of(model) == "native"
+    label = _model_label(model)
     answer = answer_name(tools) if tools else ""
-    # Lone surrogates (a file name decoded with surrogateescape) cannot reach the runtime.
-    chat = sanitize_surrogates(chat_messages(system, messages, answer))
+    if native:
+        chat = native_messages(native_system_prompt(context.system_prompt, tools, label), messages)
+    else:
+        chat = chat_messages(system_prompt(context.system_prompt, tools, label), messages, answer)
     request: dict[str, Any] = {
-        "messages": chat,
+        # Lone surrogates (a file name decoded with surrogateescape) cannot reach the runtime.
+        "messages": sanitize_surrogates(chat),
         "stream": True,
         "stream_options": {"include_usage": True},
         "max_tokens": options.max_tokens or model.max_tokens,
@@ -229,8 +236,10 @@ async def _generate_reply(
 
     async def probe() -> str | None:
         if not probed:
-            probed.append(await free_name(runtime, request, options, deadline))
-            logger.debug("local model reaches for %r", probed[0])
+            prefix = NATIVE_NAME_PREFIX if native else NAME_PREFIX
+            name = await free_name(runtime, request, options, deadline, prefix=prefix)
+            probed.append(name)
+            logger.debug("local model reaches for %r", name)
         return probed[0]
 
     turn = Turn(
@@ -244,8 +253,9 @@ async def _generate_reply(
         output_tools=output_tools,
         answer=answer,
         probe=probe,
+        native=native,
     )
-    offer = Offer(chat=chat)
+    offer = Offer(chat=request["messages"])
     for rule in policy.offer_rules:
         await rule.shape(turn, offer)
     offer.dropped -= output_tools
@@ -262,7 +272,7 @@ async def _generate_reply(
     usage = Usage()
     dropped = offer.dropped
     outcome: Outcome | None = None
-    decoder: ReplyDecoder | None = None
+    decoder: Decoder | None = None
     asked = 0
     while outcome is None or (outcome.kind == "repeat" and outcome.finish_reason != "length"):
         if outcome is not None:
@@ -273,27 +283,30 @@ async def _generate_reply(
             if asked >= MAX_ASKS:  # bounded: the answer is left
                 dropped |= {t.name for t in tools} - output_tools
         scene.emitted, scene.calls = set(), []
-        decoder = ReplyDecoder(
-            builder, tools, scene=scene, rules=policy.call_rules, exempt=output_tools
-        )
-        schema = reply_schema(
-            tools,
-            drop=dropped,
-            answer=not output_tools and not offer.named - dropped,
-            parts=offer.parts,
-        )
-        request["response_format"] = {
-            "type": "json_schema",
-            "json_schema": {"name": "reply", "schema": schema},
-        }
+        answers = not output_tools and not offer.named - dropped
+        gate = CallGate(builder, tools, scene=scene, rules=policy.call_rules, exempt=output_tools)
+        decoder = NativeDecoder(builder, gate) if native else ReplyDecoder(builder, gate)
+        if native:
+            request["grammar"] = native_grammar(tools, drop=dropped, answer=answers)
+        else:
+            schema = reply_schema(tools, drop=dropped, answer=answers, parts=offer.parts)
+            request["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": "reply", "schema": schema},
+            }
         outcome = await stream_chunks(runtime, request, builder, decoder, options, deadline)
         notes += decoder.notes
         usage.add(usage_from_openai(outcome.usage))
-    assert decoder is not None
-    first = decoder.lone_call() if outcome.kind == "call" else None
-    if first is not None and offer.extra_call and outcome.finish_reason != "length":
-        # `rules.ExtraCall`: a lone first call is written back as an open list,
-        # `[{call}`, and the model must write one more call; the call rules judge it.
+    # `rules.ExtraCall`: a lone first call of the JSON reply is written back as an open
+    # list, `[{call}`, and the model must write one more call; the call rules judge it. (In
+    # its own format the model writes several blocks itself.)
+    if (
+        isinstance(decoder, ReplyDecoder)
+        and offer.extra_call
+        and outcome.kind == "call"
+        and outcome.finish_reason != "length"
+        and (first := decoder.lone_call()) is not None
+    ):
         decoder.resume_as_list(first)
         more = dict(request)
         more.pop("response_format", None)
@@ -313,48 +326,6 @@ async def _generate_reply(
     if notes:
         builder.message.details[DETAILS_KEY] = [note.as_dict() for note in notes]
     builder.set_usage(usage)
-    _end(builder, outcome)
-
-
-async def _generate_native(
-    runtime: ChatRuntime,
-    builder: MessageBuilder,
-    model: Model,
-    context: Context,
-    options: StreamOptions,
-    max_tool_rounds: int,
-    limit_s: float,
-) -> None:
-    """One reply in the model's own tool format (`native`): the template's tool prompt,
-    the `<tool_call>` grammar, and the calls read from the text as it streams. Of the
-    policy's rules only `round_budget` applies (after it, the grammar admits text only);
-    the call rules judge the JSON reply's items and do not run here."""
-    tools = list(context.tools or [])
-    messages = transform_messages(context.messages, model)
-    system = native_system_prompt(context.system_prompt, tools, _model_label(model))
-    spent = "round_budget" in policy_of(model).names and tool_rounds(messages) >= max_tool_rounds
-    request: dict[str, Any] = {
-        "messages": sanitize_surrogates(native_messages(system, messages)),
-        "stream": True,
-        "stream_options": {"include_usage": True},
-        "max_tokens": options.max_tokens or model.max_tokens,
-        "temperature": 0.0 if options.temperature is None else options.temperature,
-        "cache_prompt": True,
-        "return_progress": True,
-        "grammar": native_grammar([] if spent else tools),
-    }
-    builder.recover_text_tool_calls([tool.name for tool in tools])
-    deadline = time.monotonic() + limit_s
-    outcome = await stream_chunks(runtime, request, builder, None, options, deadline)
-    usage = Usage()
-    usage.add(usage_from_openai(outcome.usage))
-    builder.set_usage(usage)
-    if builder.message.tool_calls:
-        outcome.kind = "call"
-    if spent:
-        builder.message.details[DETAILS_KEY] = [
-            RuleNote("round_budget", "withheld", "every tool").as_dict()
-        ]
     _end(builder, outcome)
 
 

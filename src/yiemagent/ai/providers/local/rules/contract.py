@@ -83,6 +83,9 @@ class Turn:
     probe: Callable[[], Awaitable[str | None]]
     """The tool name the model writes with no grammar (`generation.free_name`), generated
     at most once per turn, whichever rule asks first; None when it writes none."""
+    native: bool = False
+    """Whether the model writes in its own format (`<tool_call>` blocks, `native`) rather
+    than the JSON reply: what a rule adds to the prompt is framed that way."""
 
     @property
     def first_round(self) -> bool:

@@ -5,6 +5,7 @@ whether a lone call is continued as a list (R-11.1)."""
 from __future__ import annotations
 
 from yiemagent.ai.providers.local.choice import prose, reached_for, spells, unknown_tool
+from yiemagent.ai.providers.local.native import native_no_tool_turns
 from yiemagent.ai.providers.local.prompt import (
     last_results,
     named_tools,
@@ -111,7 +112,8 @@ class UnknownTool(OfferRule):
             return
         name = await turn.probe()
         if name is not None and unknown_tool(name, turn.tools, turn.answer, turn.request):
-            offer.chat = [*offer.chat, *no_tool_turns(name)]
+            told = native_no_tool_turns(name) if turn.native else no_tool_turns(name)
+            offer.chat = [*offer.chat, *told]
             offer.dropped |= {t.name for t in turn.tools}
             offer.note(self.name, "told", f"there is no {name}")
 
