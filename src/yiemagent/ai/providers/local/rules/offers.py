@@ -143,6 +143,7 @@ class AnswerParts(OfferRule):
 
     After `get_time` for Oslo and for Lima, "It is 14:02 in Lima." (bad) becomes
     "It is 20:02 in Oslo.\\nIt is 14:02 in Lima." (good) (`prompt.reply_schema`'s parts).
+    The JSON reply only: in its own format the model's answer is free text.
     """
 
     name = "answer_parts"
@@ -158,7 +159,8 @@ class ExtraCall(OfferRule):
 
     For "The time in Oslo and in Lima", the lone `get_time {"place": "Oslo"}` (bad: one
     part left out) is followed by `get_time {"place": "Lima"}` (good). Only in the first
-    round (after results a call is a chain's next step) and not in a typed run.
+    round (after results a call is a chain's next step), not in a typed run, and only for
+    the JSON reply (in its own format the model writes several blocks itself).
     """
 
     name = "extra_call"
