@@ -6,30 +6,43 @@ scripted runtime; the real 0.5B writes a call in its own format (marker local_mo
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from tests.ai._local_kit import FakeRuntime
 from tests.ai.local_rules._kit import (
     GET_TIME,
     GET_WEATHER,
     READ_FILE,
+    TEXT,
     conversation,
     notes,
+    scene,
     tool,
 )
 from yiemagent import AgentTool, AssistantMessage, UserMessage
 from yiemagent.ai import Context, stream
+from yiemagent.ai.builder import MessageBuilder
 from yiemagent.ai.providers.local import local_model
-from yiemagent.ai.providers.local.native import NATIVE_NAME_PREFIX, native_messages
+from yiemagent.ai.providers.local.decoder import CallGate
+from yiemagent.ai.providers.local.native import (
+    NATIVE_NAME_PREFIX,
+    NativeDecoder,
+    native_messages,
+)
 from yiemagent.ai.providers.local.prompt import NO_TOOL
-from yiemagent.ai.providers.local.rules import DETAILS_KEY, LocalPolicy
+from yiemagent.ai.providers.local.rules import DEFAULT_POLICY, DETAILS_KEY, LocalPolicy
 from yiemagent.cli.options import example_tools
 from yiemagent.types.messages import Message, TextContent, ToolCall, ToolResultMessage
+from yiemagent.types.model import AssistantMessageEventStream
+from yiemagent.types.output import OUTPUT_TOOL_LABEL
 
 NATIVE = local_model(tool_format="native")
 
@@ -235,6 +248,51 @@ async def test_the_empty_policy_is_plain_native_decoding(
     assert (len(runtime.requests), runtime.probes) == (1, [])
     assert _offered(runtime.requests[0]) == (["get_time", "get_weather"], True)
     assert DETAILS_KEY not in message.details
+
+
+async def test_a_typed_runs_output_tool_leaves_no_free_text(
+    fake: Callable[..., FakeRuntime],
+) -> None:
+    """As in the JSON reply, a typed run's value comes as its output tool's call."""
+    output = replace(tool("final_result", {"city": TEXT}), label=OUTPUT_TOOL_LABEL)
+    runtime = fake([], more=[_blocks(("final_result", {"city": "Oslo"}))])
+    message = await _run(conversation("Which city is the capital of Norway?"), [output])
+    assert [c.arguments for c in message.tool_calls] == [{"city": "Oslo"}]
+    assert _offered(runtime.requests[0]) == (["final_result"], False)
+
+
+_PLACES = ("Oslo", "Lima", "Hamlet", "Oslo")
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    picks=st.lists(st.integers(0, len(_PLACES) - 1), min_size=1, max_size=4),
+    text=st.sampled_from(["", "Let me look.\n"]),
+    cuts=st.lists(st.integers(1, 400), max_size=12),
+)
+def test_what_the_decoder_emits_does_not_depend_on_the_chunks(
+    picks: list[int], text: str, cuts: list[int]
+) -> None:
+    """The same reply, whole or cut anywhere into deltas, gives the same calls, text,
+    rule steps and kind, with every call rule on (some calls dropped, repeats left out)."""
+    reply = text + _blocks(*[("get_time", {"place": _PLACES[i]}) for i in picks])
+    bounds = sorted({0, len(reply), *(c for c in cuts if c < len(reply))})
+    chunks = [reply[a:b] for a, b in itertools.pairwise(bounds)]
+    assert _decode([reply]) == _decode(chunks)
+
+
+def _decode(chunks: list[str]) -> tuple[Any, ...]:
+    messages = conversation("What time is it in Oslo and in Lima?")
+    builder = MessageBuilder(NATIVE, AssistantMessageEventStream())
+    rules = DEFAULT_POLICY.call_rules
+    decoder = NativeDecoder(
+        builder, CallGate(builder, [GET_TIME], scene=scene(messages, [GET_TIME]), rules=rules)
+    )
+    for chunk in chunks:
+        decoder.feed(chunk)
+    kind = decoder.finish(cut=False)
+    calls = [c.arguments for c in builder.message.tool_calls]
+    return calls, builder.message.text, [n.as_dict() for n in decoder.notes], kind
 
 
 @pytest.mark.local_model

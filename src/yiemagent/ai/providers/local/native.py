@@ -164,11 +164,12 @@ class NativeDecoder:
     emitted.
 
     Blocks are never streamed: a call is emitted once its block has closed. While a block
-    is open its partial JSON is shown to the rules' `stops`. Blank text (the line between
-    two blocks, a newline before the first) is held back and given out only when more text
-    follows. A reply whose calls were all dropped to be asked again, with no text, is a
-    "repeat"; its text, if it wrote any, is the answer. A block cut off by the end of
-    generation is emitted as far as it was read (the message ends with it partial).
+    is open its partial JSON is shown to the rules' `stops`. Blank text at the end of the
+    text so far (the line between two blocks, before the first, at the end) is held back
+    and given out only when more text follows. A reply whose calls were all dropped to be
+    asked again, with no text, is a "repeat"; its text, if it wrote any, is the answer. A
+    block cut off by the end of generation is emitted as far as it was read (the message
+    ends with it partial).
     """
 
     __slots__ = ("_blank", "_builder", "_gate", "_parser", "_text", "notes")
@@ -221,11 +222,12 @@ class NativeDecoder:
             self._builder.end_block()
 
     def _put_text(self, text: str) -> None:
-        if not text.strip():
-            self._blank += text
-            return
-        self._builder.text_delta(self._blank + text)
-        self._blank, self._text = "", True
+        text = self._blank + text
+        body = text.rstrip()
+        self._blank = text[len(body) :]
+        if body:
+            self._builder.text_delta(body)
+            self._text = True
 
     def finish(self, cut: bool) -> tuple[ReplyKind, set[str]]:
         """Flush what is left (`cut`: generation ended early); returns the reply's kind and,
