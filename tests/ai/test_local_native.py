@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
+import llguidance
 import pytest
 from hypothesis import given, settings, strategies as st
 
@@ -35,6 +36,7 @@ from yiemagent.ai.providers.local.decoder import CallGate
 from yiemagent.ai.providers.local.native import (
     NATIVE_NAME_PREFIX,
     NativeDecoder,
+    native_grammar,
     native_messages,
 )
 from yiemagent.ai.providers.local.prompt import NO_TOOL
@@ -259,6 +261,30 @@ async def test_a_typed_runs_output_tool_leaves_no_free_text(
     message = await _run(conversation("Which city is the capital of Norway?"), [output])
     assert [c.arguments for c in message.tool_calls] == [{"city": "Oslo"}]
     assert _offered(runtime.requests[0]) == (["final_result"], False)
+
+
+def _admits(grammar: str, text: str) -> bool:
+    """Whether llguidance, the engine llama.cpp runs these grammars with, accepts `text`
+    whole (bytes as tokens, no model)."""
+    tokenizer = llguidance.LLTokenizer("byte")
+    matcher = llguidance.LLMatcher(tokenizer, llguidance.grammar_from("lark", grammar), log_level=0)
+    assert not matcher.is_error(), matcher.get_error()
+    matcher.consume_tokens(tokenizer.tokenize_str(text))
+    return not matcher.is_error() and matcher.is_accepting()
+
+
+def test_the_grammar_holds_blocks_to_the_tools_offered_and_text_to_the_offer() -> None:
+    time_block = _blocks(("get_time", {"place": "Oslo"}))
+    weather_block = _blocks(("get_weather", {"city": "Oslo"}))
+    wrong_key = _blocks(("get_time", {"city": "Oslo"}))
+    tools = [GET_TIME, GET_WEATHER]
+    free = native_grammar(tools, drop={"get_weather"})
+    assert _admits(free, "It is late.") and _admits(free, f"{time_block}\n{time_block}")
+    assert not _admits(free, weather_block) and not _admits(free, wrong_key)
+    named = native_grammar(tools, drop={"get_weather"}, answer=False)
+    assert _admits(named, time_block) and not _admits(named, "It is late.")
+    withheld = native_grammar(tools, drop={"get_time", "get_weather"}, answer=False)
+    assert _admits(withheld, "It is late.") and not _admits(withheld, time_block)
 
 
 _PLACES = ("Oslo", "Lima", "Hamlet", "Oslo")
