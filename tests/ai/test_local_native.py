@@ -220,6 +220,18 @@ async def test_a_tool_the_request_names_leaves_no_free_text(
     assert [n["action"] for n in notes(message, "named_tool")] == ["required"]
 
 
+async def test_a_tool_the_model_reaches_for_in_its_own_format_leaves_no_free_text(
+    fake: Callable[..., FakeRuntime],
+) -> None:
+    """`reached_for`: the probe, written after the start of a block, names a tool the
+    request names; the reply must call a tool."""
+    runtime = fake([], more=[_blocks(("get_weather", {"city": "Oslo"}))])
+    message = await _run(conversation("Is the weather in Oslo nice?"), [GET_TIME, GET_WEATHER])
+    assert [c.name for c in message.tool_calls] == ["get_weather"]
+    assert _offered(runtime.requests[0]) == (["get_time", "get_weather"], False)
+    assert [n["what"] for n in notes(message, "reached_for")] == ["get_weather"]
+
+
 async def test_a_function_that_is_not_there_is_told_in_the_models_own_format(
     fake: Callable[..., FakeRuntime],
 ) -> None:
