@@ -184,12 +184,11 @@ class CallGate:
         """What a reply with no answer was: "call" when it emitted a call, "repeat" (with
         the tools to ask again without) when rules dropped or stopped its calls, else
         "none"."""
-        if self.hopeless is not None:
-            self.repeats.add(self.hopeless)
+        repeats = self.repeats | ({self.hopeless} if self.hopeless is not None else set())
         if self.scene.emitted:
             return "call", set()
-        if self.repeats:
-            return "repeat", set(self.repeats)
+        if repeats:
+            return "repeat", repeats
         return "none", set()
 
 
