@@ -299,6 +299,27 @@ def test_the_grammar_holds_blocks_to_the_tools_offered_and_text_to_the_offer() -
     assert _admits(withheld, "It is late.") and not _admits(withheld, time_block)
 
 
+def test_a_call_in_any_framing_is_held_to_the_schemas_and_read_as_a_call() -> None:
+    """A small model opens a call with a markdown fence or bare JSON more often than with
+    the template's tag: the grammar holds the JSON inside each framing to the tools'
+    schemas (free text may not begin like a call), and the decoder reads each as calls."""
+    oslo, lima = ({"name": "get_time", "arguments": {"place": p}} for p in ("Oslo", "Lima"))
+    grammar = native_grammar([GET_TIME])
+    framings = {
+        f"```json\n{json.dumps(oslo)}\n```": [oslo],
+        f"```\n{json.dumps(oslo, indent=2)}\n```": [oslo],
+        f"```json\n{json.dumps([oslo, lima])}\n```": [oslo, lima],
+        f"{json.dumps(oslo)}\n{json.dumps(lima)}": [oslo, lima],
+    }
+    for reply, calls in framings.items():
+        assert _admits(grammar, reply), reply
+        assert _decode([reply])[0] == [c["arguments"] for c in calls]
+    not_held = '```json\n{"name": "get_time", "arguments": {"place": 3 * 60}}\n```'
+    assert not _admits(grammar, not_held)
+    assert not _admits(grammar, '{"name": "get_time", "arguments": {"city": "Oslo"}}')
+    assert _admits(grammar, "```python\nprint(17 * 23)\n```") and _admits(grammar, "`x` is 3.")
+
+
 _PLACES = ("Oslo", "Lima", "Hamlet", "Oslo")
 
 

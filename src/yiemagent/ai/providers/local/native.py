@@ -6,9 +6,10 @@ The system prompt lists the tools as the template does (`<tools>` with one JSON 
 signature a line, then the instruction to answer calls in `<tool_call>` blocks); earlier
 calls are shown as `<tool_call>` blocks, results as `<tool_response>` blocks in a user
 turn. The grammar (`native_grammar`, llguidance's lark syntax as llama.cpp's `grammar`)
-admits either free text that does not begin with `<`, or one or more
-`<tool_call>\\n{"name": ..., "arguments": ...}\\n</tool_call>` blocks, each JSON held to
-one tool's schema; while the answer is not offered, only blocks.
+admits either free text that does not begin like a call, or one or more calls
+(`<tool_call>\\n{"name": ..., "arguments": ...}\\n</tool_call>` blocks, or the same JSON
+fenced or bare), each held to one tool's schema; while the answer is not offered, only
+calls.
 
 `NativeDecoder` reads the reply with the shared text-call parser
 (`yiemagent.ai._text_tool_calls`) and runs the policy's call rules on each whole block,
@@ -58,6 +59,14 @@ _TOOLS_TAIL = (
     "arguments within <tool_call></tool_call> XML tags:\n<tool_call>\n"
     '{"name": <function-name>, "arguments": <args-json-object>}\n</tool_call>'
 )
+
+
+_TEXT = r"/(?:[^<`{\[]|`[^`]|``[^`]|```(?:[^j\s]|j[^s]|js[^o]|jso[^n]|json\S))(.|\n)*/"
+"""Free text: anything that does not open a call. A reply that begins like a call (`<`,
+`{`, `[`, or a fence with no language or `json`) is a call, held to the tools' schemas;
+a fence of another language (```` ```python ````) is text."""
+MAX_LIST_CALLS = 8
+"""Calls in one fenced list, as in the JSON reply's list form."""
 
 
 def _signature(tool: AgentTool) -> str:
@@ -118,9 +127,12 @@ def native_messages(system: str, messages: Sequence[Message]) -> list[dict[str, 
 def native_grammar(
     tools: Sequence[AgentTool], *, drop: Collection[str] = (), answer: bool = True
 ) -> str:
-    """The llguidance grammar of one reply: free text not beginning with `<`, or one or
-    more `<tool_call>` blocks, one a line, each holding a call of one of `tools` (its
-    arguments held to the tool's input schema).
+    """The llguidance grammar of one reply: free text that does not begin like a call, or
+    one or more calls, each held to the input schema of one of `tools`, in whichever
+    framing the model opens it with: a `<tool_call>` block as the template asks, a fenced
+    JSON object or list (```` ```json ````), or a bare JSON object, one after another on
+    their own lines. Small models trained on markdown open a call with a fence far more
+    often than with the template's tag; left to free text, that JSON was held to nothing.
 
     Args:
         tools: The tools offered, in order.
@@ -132,15 +144,20 @@ def native_grammar(
     """
     calls = [call_branch(tool) for tool in tools if tool.name not in drop]
     if not calls:
-        return "%llguidance {}\nstart: TEXT\nTEXT: /[^<](.|\\n)*/\n"
+        return f"%llguidance {{}}\nstart: TEXT\nTEXT: {_TEXT}\n"
     item = calls[0] if len(calls) == 1 else {"anyOf": calls}
+    items = {"type": "array", "items": item, "minItems": 1, "maxItems": MAX_LIST_CALLS}
     return (
         "%llguidance {}\n"
         f"start: {'TEXT | calls' if answer else 'calls'}\n"
-        'calls: call ("\\n" call)*\n'
-        'call: "<tool_call>\\n" body "\\n</tool_call>"\n'
+        "calls: block (SEP block)*\n"
+        'block: "<tool_call>\\n" body "\\n</tool_call>" '
+        '| FENCE (body | list) "\\n```" | body\n'
         f"body: %json {json.dumps(item, ensure_ascii=False)}\n"
-        "TEXT: /[^<](.|\\n)*/\n"
+        f"list: %json {json.dumps(items, ensure_ascii=False)}\n"
+        "FENCE: /```(json)?\\n/\n"  # one lexeme: the longest match beats free text
+        "SEP: /\\n+/\n"
+        f"TEXT: {_TEXT}\n"
     )
 
 
