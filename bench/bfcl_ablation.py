@@ -13,6 +13,11 @@ per rule (a rule that acts on every case costs a full run; one that never acts c
     .venv/bin/python bench/bfcl_ablation.py /tmp/held.jsonl --rules relevant,grounded
     .venv/bin/python bench/bfcl_ablation.py /tmp/held.jsonl --from /tmp/ablation.jsonl
 
+One rule needs no run: without `extra_call`, a reply ends with the call or calls the
+model wrote itself, which are the same with the rule on (the grammar is the same up to
+them; the rule only asks for more after a lone call). Its outcome is the recorded calls up
+to the first one the rule asked for, scored again.
+
 `--from` reads outcomes of earlier ablation runs (their `--out`) instead of running those
 cases again. Prints, per rule, the cases it acted on and each category's accuracy with it and
 without it, and the mean's change; a rule "pays" when switching it off lowers the mean.
@@ -61,6 +66,24 @@ def accuracy(records: list[dict[str, Any]], swapped: dict[str, bool]) -> dict[st
     for record in records:
         by_category[record["category"]].append(swapped.get(record["id"], record["passed"]))
     return {c: 100 * sum(p) / len(p) for c, p in by_category.items()}
+
+
+DERIVED = "extra_call"
+"""The rule whose outcomes are derived from the recorded run instead of run again."""
+
+
+def without_extra_call(records: list[dict[str, Any]], ids: list[str]) -> dict[str, bool]:
+    """Whether each case of `ids` passes with the calls written before the first call
+    `extra_call` asked for."""
+    cases = {case.id: case for category in bfcl.CATEGORIES for case in bfcl.load_cases(category)}
+    by_id = {r["id"]: r for r in records}
+    passed: dict[str, bool] = {}
+    for case_id in ids:
+        record = by_id[case_id]
+        asked = next(n for n in record["rules"] if n["rule"] == DERIVED)
+        written = int(asked["what"].split()[1]) - 1  # "call 2 of the reply": one written
+        passed[case_id] = bfcl.score(cases[case_id], record["calls"][:written])[0]
+    return passed
 
 
 async def _rerun(
@@ -112,6 +135,8 @@ async def _main(args: argparse.Namespace) -> None:
         for rule in sorted(rules, key=lambda r: len(acted_on(records, r))):
             ids = acted_on(records, rule)
             swapped = {i: earlier[(rule, i)] for i in ids if (rule, i) in earlier}
+            if rule == DERIVED:
+                swapped = without_extra_call(records, ids)
             todo = [i for i in ids if i not in swapped]
             if todo and not args.dry_run:
                 if not loaded:
