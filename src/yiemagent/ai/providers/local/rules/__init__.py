@@ -2,7 +2,8 @@
 model is offered for a reply, `CallRule`s repair or drop what it wrote, and a `LocalPolicy`
 orders them. `DEFAULT_POLICY` is what the embedded provider runs unless told otherwise
 (`local_model("local/...", policy=...)` chooses another); `LocalPolicy(())` is plain
-constrained decoding. Every step a rule takes is recorded in the assistant message's `details["local_rules"]`.
+constrained decoding. Every step a rule takes is recorded in the assistant message's
+`details["local_rules"]`.
 
 Switch a rule off by name: `DEFAULT_POLICY.without("relevant")`.
 """
