@@ -26,6 +26,7 @@ from yiemagent.ai._text_tool_calls import TextPiece, TextToolCallParser, ToolCal
 from yiemagent.ai.builder import MessageBuilder, parse_json_object
 from yiemagent.ai.providers.local.decoder import CallGate, ReplyKind, new_call_id
 from yiemagent.ai.providers.local.prompt import (
+    MAX_CALLS,
     NO_TOOL,
     call_branch,
     content_text,
@@ -65,8 +66,6 @@ _TEXT = r"/(?:[^<`{\[]|`[^`]|``[^`]|```(?:[^j\s]|j[^s]|js[^o]|jso[^n]|json\S))(.
 """Free text: anything that does not open a call. A reply that begins like a call (`<`,
 `{`, `[`, or a fence with no language or `json`) is a call, held to the tools' schemas;
 a fence of another language (```` ```python ````) is text."""
-MAX_LIST_CALLS = 8
-"""Calls in one fenced list, as in the JSON reply's list form."""
 
 
 def _signature(tool: AgentTool) -> str:
@@ -146,7 +145,7 @@ def native_grammar(
     if not calls:
         return f"%llguidance {{}}\nstart: TEXT\nTEXT: {_TEXT}\n"
     item = calls[0] if len(calls) == 1 else {"anyOf": calls}
-    items = {"type": "array", "items": item, "minItems": 1, "maxItems": MAX_LIST_CALLS}
+    items = {"type": "array", "items": item, "minItems": 1, "maxItems": MAX_CALLS}
     return (
         "%llguidance {}\n"
         f"start: {'TEXT | calls' if answer else 'calls'}\n"
