@@ -72,10 +72,11 @@ DERIVED = "extra_call"
 """The rule whose outcomes are derived from the recorded run instead of run again."""
 
 
-def without_extra_call(records: list[dict[str, Any]], ids: list[str]) -> dict[str, bool]:
+def without_extra_call(
+    records: list[dict[str, Any]], ids: list[str], cases: dict[str, Any]
+) -> dict[str, bool]:
     """Whether each case of `ids` passes with the calls written before the first call
     `extra_call` asked for."""
-    cases = {case.id: case for category in bfcl.CATEGORIES for case in bfcl.load_cases(category)}
     by_id = {r["id"]: r for r in records}
     passed: dict[str, bool] = {}
     for case_id in ids:
@@ -87,12 +88,11 @@ def without_extra_call(records: list[dict[str, Any]], ids: list[str]) -> dict[st
 
 
 async def _rerun(
-    model_name: str, tool_format: str, rule: str, ids: list[str], out: Any
+    model_name: str, tool_format: str, rule: str, ids: list[str], cases: dict[str, Any], out: Any
 ) -> dict[str, bool]:
     from yiemagent.ai.providers.local import local_model
 
     model = local_model(model_name, without=(rule,), tool_format=tool_format)  # type: ignore[arg-type]
-    cases = {case.id: case for category in bfcl.CATEGORIES for case in bfcl.load_cases(category)}
     passed: dict[str, bool] = {}
     for case_id in ids:
         outcome = await bfcl.run_case(model, cases[case_id], 512)
@@ -126,6 +126,7 @@ async def _main(args: argparse.Namespace) -> None:
     if unknown:
         sys.exit(f"unknown rules {unknown}; the rules are: {', '.join(DEFAULT_POLICY.names)}")
     earlier = _earlier(args.from_ or [])
+    cases = {case.id: case for category in bfcl.CATEGORIES for case in bfcl.load_cases(category)}
     categories = sorted({r["category"] for r in records}, key=bfcl.CATEGORIES.index)
     with_rules = accuracy(records, {})
     rows: list[tuple[str, int, dict[str, float]]] = []
@@ -136,7 +137,7 @@ async def _main(args: argparse.Namespace) -> None:
             ids = acted_on(records, rule)
             swapped = {i: earlier[(rule, i)] for i in ids if (rule, i) in earlier}
             if rule == DERIVED:
-                swapped = without_extra_call(records, ids)
+                swapped = without_extra_call(records, ids, cases)
             todo = [i for i in ids if i not in swapped]
             if todo and not args.dry_run:
                 if not loaded:
@@ -144,7 +145,7 @@ async def _main(args: argparse.Namespace) -> None:
                     loaded = True
                 print(f"-- without {rule}: {len(todo)} cases to run", flush=True)
                 started = time.perf_counter()
-                swapped |= await _rerun(args.model, args.tool_format, rule, todo, out)
+                swapped |= await _rerun(args.model, args.tool_format, rule, todo, cases, out)
                 print(f"-- without {rule}: {time.perf_counter() - started:.0f} s", flush=True)
             if len(swapped) < len(ids):
                 print(f"-- without {rule}: {len(ids) - len(swapped)} cases not run", flush=True)
