@@ -98,13 +98,14 @@ class FakeRuntime:
         delay_s: float = 0.0,
         finish: str = "stop",
         more: list[str] | None = None,
-        more_finish: str = "stop",
+        more_finish: str | list[str] = "stop",
         names: list[str] | None = None,
     ) -> None:
         self.names = list(names or [])
         self.probes: list[dict[str, Any]] = []
         self.finish = finish
         self.more_finish = more_finish
+        """The finish reason of every `more` reply, or one each, in order."""
         self.replies = list(replies)
         self.more = list(more or [])
         self.requests: list[dict[str, Any]] = []
@@ -127,7 +128,9 @@ class FakeRuntime:
         finish = self.finish
         if "grammar" in request:
             reply = self.more.pop(0) if self.more else "]"
-            finish = self.more_finish
+            finish = (
+                self.more_finish if isinstance(self.more_finish, str) else self.more_finish.pop(0)
+            )
         else:
             reply = self.replies.pop(0)
         if reply.startswith("ERROR:"):

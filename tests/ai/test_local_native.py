@@ -36,6 +36,7 @@ from yiemagent.ai.providers.local.decoder import CallGate
 from yiemagent.ai.providers.local.native import (
     NATIVE_NAME_PREFIX,
     NativeDecoder,
+    native_extra_grammar,
     native_grammar,
     native_messages,
 )
@@ -87,7 +88,7 @@ async def test_a_tool_call_block_becomes_a_call_and_ends_with_tool_use(
     assert [(c.name, c.arguments) for c in message.tool_calls] == [
         ("calculator", {"expression": "6 * 7"})
     ]
-    [request] = runtime.requests
+    request = runtime.requests[0]  # then one more block is asked for (`extra_call`)
     assert "response_format" not in request and "<tool_call>" in request["grammar"]
     system = request["messages"][0]["content"]
     assert "<tools>" in system and '"name": "calculator"' in system
@@ -193,6 +194,67 @@ async def test_a_block_the_reply_already_holds_is_left_out(
     assert [c.arguments for c in message.tool_calls] == [{"place": "Oslo"}]
     assert [b.type for b in message.content] == ["toolCall"]
     assert [n["action"] for n in notes(message, "same_call")] == ["dropped"]
+    assert len(runtime.requests) == 1
+
+
+async def test_a_lone_block_is_written_back_and_one_more_block_asked_for(
+    fake: Callable[..., FakeRuntime],
+) -> None:
+    """`extra_call` in the model's own format: the lone first block is written back as the
+    template frames several calls, the next block's tag opened, and the grammar holds the
+    model to one call and the closing tag; a call that adds a part is kept and the next is
+    asked for, one that adds nothing ends the reply's calls."""
+    oslo, lima = ("get_time", {"place": "Oslo"}), ("get_time", {"place": "Lima"})
+    lima_body = json.dumps({"name": "get_time", "arguments": lima[1]}) + "\n</tool_call>"
+    oslo_body = json.dumps({"name": "get_time", "arguments": {"place": "Oslo."}})
+    runtime = fake([], more=[_blocks(oslo), lima_body, oslo_body + "\n</tool_call>"])
+    message = await _run(conversation("The time in Oslo and in Lima?"), [GET_TIME, GET_WEATHER])
+    assert message.stop_reason == "toolUse"
+    assert [(c.name, c.arguments) for c in message.tool_calls] == [oslo, lima]
+    first, second, third = runtime.requests
+    assert second["messages"][:-1] == first["messages"]
+    assert second["messages"][-1] == {
+        "role": "assistant",
+        "content": _blocks(oslo) + "\n<tool_call>\n",
+    }
+    assert third["messages"][-1]["content"] == _blocks(oslo, lima) + "\n<tool_call>\n"
+    assert second["grammar"] == native_extra_grammar([GET_TIME, GET_WEATHER])
+    assert [n["action"] for n in notes(message, "extra_call")] == ["asked", "asked"]
+    assert [n["action"] for n in notes(message, "adds_part")] == ["dropped"]
+
+
+async def test_an_extra_block_cut_short_is_dropped_and_the_first_call_stands(
+    fake: Callable[..., FakeRuntime],
+) -> None:
+    oslo = ("get_time", {"place": "Oslo"})
+    cut = '{"name": "get_time", "arguments": {"place": "Li'
+    fake([], more=[_blocks(oslo), cut], more_finish=["stop", "length"])
+    message = await _run(conversation("The time in Oslo and in Lima?"), [GET_TIME])
+    assert (message.stop_reason, [(c.name, c.arguments) for c in message.tool_calls]) == (
+        "toolUse",
+        [oslo],
+    )
+
+
+def test_the_extra_block_grammar_is_one_call_and_the_closing_tag() -> None:
+    grammar = native_extra_grammar([GET_TIME, GET_WEATHER], drop={"get_weather"})
+    call = json.dumps({"name": "get_time", "arguments": {"place": "Lima"}})
+    assert _admits(grammar, call + "\n</tool_call>")
+    assert not _admits(grammar, call)  # the block must close
+    assert not _admits(grammar, call + "\n</tool_call>\n<tool_call>")  # one block only
+    weather = json.dumps({"name": "get_weather", "arguments": {"city": "Lima"}})
+    assert not _admits(grammar, weather + "\n</tool_call>")  # a tool left out
+
+
+async def test_no_extra_block_is_asked_for_after_several_or_with_text(
+    fake: Callable[..., FakeRuntime],
+) -> None:
+    oslo, lima = ("get_time", {"place": "Oslo"}), ("get_time", {"place": "Lima"})
+    runtime = fake([], more=[_blocks(oslo, lima)])
+    await _run(conversation("The time in Oslo and in Lima?"), [GET_TIME])
+    assert len(runtime.requests) == 1
+    runtime = fake([], more=["Let me check.\n" + _blocks(oslo)])
+    await _run(conversation("The time in Oslo and in Lima?"), [GET_TIME])
     assert len(runtime.requests) == 1
 
 

@@ -44,6 +44,7 @@ from yiemagent.types.tools import AgentTool
 __all__ = [
     "NATIVE_NAME_PREFIX",
     "NativeDecoder",
+    "native_extra_grammar",
     "native_grammar",
     "native_messages",
     "native_no_tool_turns",
@@ -160,6 +161,19 @@ def native_grammar(
     )
 
 
+def native_extra_grammar(tools: Sequence[AgentTool], *, drop: Collection[str] = ()) -> str:
+    """The llguidance grammar of one more block after the reply's calls so far, whose
+    opening tag the provider has written: exactly a call held to one tool's schema and the
+    closing tag (`rules.ExtraCall` in the model's own format)."""
+    calls = [call_branch(tool) for tool in tools if tool.name not in drop]
+    item = calls[0] if len(calls) == 1 else {"anyOf": calls}
+    return (
+        "%llguidance {}\n"
+        'start: body "\\n</tool_call>"\n'
+        f"body: %json {json.dumps(item, ensure_ascii=False)}\n"
+    )
+
+
 NATIVE_NAME_PREFIX = _TAG_OPEN + '\n{"name": "'
 """How a call block starts: the free-name probe (`generation.free_name`) writes after it."""
 
@@ -188,7 +202,17 @@ class NativeDecoder:
     ends with it partial).
     """
 
-    __slots__ = ("_blank", "_builder", "_gate", "_parser", "_text", "notes")
+    __slots__ = (
+        "_blank",
+        "_blocks",
+        "_builder",
+        "_extra",
+        "_gate",
+        "_parser",
+        "_text",
+        "notes",
+        "raw",
+    )
 
     def __init__(self, builder: MessageBuilder, gate: CallGate) -> None:
         """Args:
@@ -202,7 +226,43 @@ class NativeDecoder:
         """Blank text held back."""
         self._text = False
         """Whether text other than blanks was given out."""
+        self._extra = False
+        self._blocks = 0
+        """How many calls the model wrote (kept or not)."""
+        self.raw = ""
+        """The reply's text so far (after `resume_with_block`: its calls as tagged
+        blocks)."""
         self.notes = self._gate.notes
+
+    @property
+    def calls(self) -> int:
+        """How many calls the reply has emitted."""
+        return len(self._gate.scene.emitted)
+
+    def lone_call(self) -> dict[str, Any] | None:
+        """The reply's one call (`name`, `arguments` as emitted) when it wrote exactly one
+        call and no text, else None (several are the model's own batch): the provider may
+        then ask for more calls (`resume_with_block`)."""
+        if self._text or self._blocks != 1 or len(self._gate.scene.calls) != 1:
+            return None
+        tool, arguments = self._gate.scene.calls[0]
+        return {"name": tool.name, "arguments": arguments}
+
+    def resume_with_block(self, first: dict[str, Any]) -> None:
+        """Go on as if the reply had been `first`'s block (its call already emitted), in
+        the framing the template teaches for several calls; the provider then asks for one
+        more block at a time (`open_block`). Each extra call is judged by the call rules as
+        its block closes (`adds_part` keeps it only if it adds a part of the request); one
+        cut short is dropped, the calls before it stand."""
+        self.raw = _call_block(first)
+        self._extra = True
+
+    def open_block(self) -> None:
+        """Write the next block's opening tag after the reply so far: the text fed next is
+        that block's call and closing tag."""
+        self._parser = TextToolCallParser(list(self._gate.tools))
+        self._parser.feed(_TAG_OPEN + "\n")
+        self.raw += f"\n{_TAG_OPEN}\n"
 
     @property
     def open_chars(self) -> int:
@@ -217,6 +277,9 @@ class NativeDecoder:
     def feed(self, text: str) -> None:
         """Take the next text delta: give out text, judge and emit each block that closes,
         and show the open block's partial call to the rules."""
+        self.raw += text
+        if self._extra and self._parser.open_tag is None:
+            return  # the extra block has closed: what follows is not a call
         self._put(self._parser.feed(text), judge=True)
         body = self._parser.open_tag
         if body is not None and len(body) > 40 and self._gate.active:
@@ -224,10 +287,13 @@ class NativeDecoder:
 
     def _put(self, pieces: list[TextPiece | ToolCallPiece], *, judge: bool) -> None:
         for piece in pieces:
+            if self._extra and not (judge and isinstance(piece, ToolCallPiece)):
+                continue  # an extra block is a whole call or nothing: the calls before stand
             if isinstance(piece, TextPiece):
                 self._put_text(piece.text)
                 continue
             self._blank = ""
+            self._blocks += 1
             arguments = parse_json_object(piece.arguments)
             if judge and arguments is not None:
                 self._gate.emit(piece.name, arguments)
@@ -249,7 +315,7 @@ class NativeDecoder:
         """Flush what is left (`cut`: generation ended early); returns the reply's kind and,
         when its calls were all dropped to be asked again (and it wrote no text), their
         tool names."""
-        if self._gate.hopeless is None:
+        if self._gate.hopeless is None and not (self._extra and cut):
             self._put(self._parser.finish(), judge=not cut)
         kind, repeats = self._gate.outcome()
         if kind != "call" and self._text:

@@ -44,6 +44,7 @@ from yiemagent.ai.providers.local.model import policy_of, tool_format_of
 from yiemagent.ai.providers.local.native import (
     NATIVE_NAME_PREFIX,
     NativeDecoder,
+    native_extra_grammar,
     native_grammar,
     native_messages,
     native_system_prompt,
@@ -297,32 +298,34 @@ async def _generate_reply(
         outcome = await stream_chunks(runtime, request, builder, decoder, options, deadline)
         notes += decoder.notes
         usage.add(usage_from_openai(outcome.usage))
-    # `rules.ExtraCall`: a lone first call of the JSON reply is written back as an open
-    # list, `[{call}`, and the model must write one more call; the call rules judge it. (In
-    # its own format the model writes several blocks itself.)
-    if (
-        isinstance(decoder, ReplyDecoder)
-        and offer.extra_call
-        and outcome.kind == "call"
-        and outcome.finish_reason != "length"
-        and (first := decoder.lone_call()) is not None
-    ):
-        decoder.resume_as_list(first)
-        more = dict(request)
-        more.pop("response_format", None)
-        more["grammar"] = extra_call_grammar(tools, drop=dropped)
-        while decoder.calls < MAX_CALLS:
-            calls = decoder.calls
-            notes.append(RuleNote("extra_call", "asked", f"call {calls + 1} of the reply"))
-            more["messages"] = [*chat, {"role": "assistant", "content": decoder.raw}]
-            seen = len(decoder.notes)
-            extra = await stream_chunks(runtime, more, builder, decoder, options, deadline)
-            notes += decoder.notes[seen:]
-            usage.add(usage_from_openai(extra.usage))
-            if extra.aborted or extra.error is not None or decoder.calls == calls:
-                if extra.aborted or extra.error is not None:
-                    outcome = extra
-                break
+    # `rules.ExtraCall`: a lone first call is written back as the start of several (an
+    # open JSON list, `[{call}`, or its `<tool_call>` block in the model's own format), and
+    # the model must write one more call at a time; the call rules judge each.
+    more: dict[str, Any] = dict(request)
+    more.pop("response_format", None)
+    extra: ReplyDecoder | NativeDecoder | None = None
+    if offer.extra_call and outcome.kind == "call" and outcome.finish_reason != "length":
+        if isinstance(decoder, NativeDecoder) and (block := decoder.lone_call()) is not None:
+            decoder.resume_with_block(block)
+            more["grammar"], extra = native_extra_grammar(tools, drop=dropped), decoder
+        elif isinstance(decoder, ReplyDecoder) and (item := decoder.lone_call()) is not None:
+            decoder.resume_as_list(item)
+            more["grammar"], extra = extra_call_grammar(tools, drop=dropped), decoder
+    while extra is not None and extra.calls < MAX_CALLS:
+        calls = extra.calls
+        notes.append(RuleNote("extra_call", "asked", f"call {calls + 1} of the reply"))
+        if isinstance(extra, NativeDecoder):
+            extra.open_block()
+        more["messages"] = [*chat, {"role": "assistant", "content": extra.raw}]
+        seen = len(extra.notes)
+        more_outcome = await stream_chunks(runtime, more, builder, extra, options, deadline)
+        notes += extra.notes[seen:]
+        usage.add(usage_from_openai(more_outcome.usage))
+        if more_outcome.aborted or more_outcome.error is not None:
+            outcome = more_outcome
+            break
+        if extra.calls == calls:
+            break
     if notes:
         builder.message.details[DETAILS_KEY] = [note.as_dict() for note in notes]
     builder.set_usage(usage)

@@ -159,8 +159,9 @@ class ExtraCall(OfferRule):
 
     For "The time in Oslo and in Lima", the lone `get_time {"place": "Oslo"}` (bad: one
     part left out) is followed by `get_time {"place": "Lima"}` (good). Only in the first
-    round (after results a call is a chain's next step), not in a typed run, and only for
-    the JSON reply (in its own format the model writes several blocks itself).
+    round (after results a call is a chain's next step), not in a typed run. In the model's
+    own format the lone call is written back as its `<tool_call>` block and one more block
+    is asked for: left to itself, the 0.5B closed the reply after one block.
     """
 
     name = "extra_call"
