@@ -40,7 +40,7 @@ from yiemagent.ai.providers.local.native import (
     native_grammar,
     native_messages,
 )
-from yiemagent.ai.providers.local.prompt import NO_TOOL
+from yiemagent.ai.providers.local.prompt import MAX_CALLS, NO_TOOL
 from yiemagent.ai.providers.local.rules import DEFAULT_POLICY, DETAILS_KEY, LocalPolicy
 from yiemagent.cli.options import example_tools
 from yiemagent.types.messages import Message, TextContent, ToolCall, ToolResultMessage
@@ -380,6 +380,45 @@ def test_a_call_in_any_framing_is_held_to_the_schemas_and_read_as_a_call() -> No
     assert not _admits(grammar, not_held)
     assert not _admits(grammar, '{"name": "get_time", "arguments": {"city": "Oslo"}}')
     assert _admits(grammar, "```python\nprint(17 * 23)\n```") and _admits(grammar, "`x` is 3.")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '```jsonrpc\n{\n  "name": "get_time",\n  "arguments": {"place": "Oslo"}\n}\n```',
+        '\n{"name": "get_time", "arguments": {"place": "Oslo"}}',
+        "Sure: get_time('Oslo') gives the time.",
+        "I will call\nget_weather (city='Oslo').",
+        "Here it is: <tool_call> get_time </tool_call>",
+    ],
+)
+def test_free_text_holds_no_call_written_out(text: str) -> None:
+    """A call written as text is run by nobody: free text may not begin like a call
+    after blanks, nor hold a call's tag, a `"name":` key or an offered tool's name
+    followed by `(` anywhere."""
+    assert not _admits(native_grammar([GET_TIME, GET_WEATHER]), text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The get_time tool tells the time; it is 14:02 in Oslo.",
+        "Use my_get_time(x) in your own code.",  # not an offered tool
+        "```python\nprint(17 * 23)\n```",
+        "  Leading blanks are fine.",
+        "Names: (a) Oslo, (b) Lima.",
+    ],
+)
+def test_other_free_text_stays_free(text: str) -> None:
+    assert _admits(native_grammar([GET_TIME, GET_WEATHER]), text)
+
+
+def test_a_reply_holds_at_most_max_calls_blocks() -> None:
+    """A model repeating a call is stopped by the grammar, not by the token limit."""
+    block = _blocks(("get_time", {"place": "Oslo"}))
+    grammar = native_grammar([GET_TIME])
+    assert _admits(grammar, "\n".join([block] * MAX_CALLS))
+    assert not _admits(grammar, "\n".join([block] * (MAX_CALLS + 1)))
 
 
 _PLACES = ("Oslo", "Lima", "Hamlet", "Oslo")

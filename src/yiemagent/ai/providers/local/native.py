@@ -19,6 +19,7 @@ as the JSON reply's decoder does (`decoder.CallGate`).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Collection, Sequence
 from typing import Any
 
@@ -63,10 +64,24 @@ _TOOLS_TAIL = (
 )
 
 
-_TEXT = r"/(?:[^<`{\[]|`[^`]|``[^`]|```(?:[^j\s]|j[^s]|js[^o]|jso[^n]|json\S))(.|\n)*/"
-"""Free text: anything that does not open a call. A reply that begins like a call (`<`,
-`{`, `[`, or a fence with no language or `json`) is a call, held to the tools' schemas;
-a fence of another language (```` ```python ````) is text."""
+_TEXT_START = r"/\s*(?:[^<`{\[\s]|`[^`]|``[^`]|```(?:[^j\s]|j[^s]|js[^o]|jso[^n]|json\S))(.|\n)*/"
+"""Free text's start: anything that does not open a call. A reply that begins (after
+blanks) like a call (`<`, `{`, `[`, or a fence with no language or `json`) is a call, held
+to the tools' schemas; a fence of another language (```` ```python ````) is text."""
+
+
+def _text_lexeme(tools: Sequence[AgentTool]) -> str:
+    """The lexeme of free text: it does not begin like a call (`_TEXT_START`), and nowhere
+    holds one written out: a `<tool_call>` tag, a `"name":` key or, when `tools` are
+    given, a tool's name followed by `(` (`find_provider('Berkeley')`). A call written as
+    text is run by nobody; the grammar leaves the model a real call, held to the schemas,
+    or other words (llguidance's `&` and `~` on lexemes)."""
+    anything = r"(?:.|\n)*"
+    written = [rf'{anything}(?:<tool_call>|"name"\s*:){anything}']
+    names = sorted({re.escape(tool.name) for tool in tools}, key=len, reverse=True)
+    if names:
+        written.append(rf"(?:{anything}[^\w.])?(?:{'|'.join(names)})\s*\({anything}")
+    return f"{_TEXT_START} & ~/{'|'.join(written)}/"
 
 
 def _signature(tool: AgentTool) -> str:
@@ -131,8 +146,10 @@ def native_grammar(
     one or more calls, each held to the input schema of one of `tools`, in whichever
     framing the model opens it with: a `<tool_call>` block as the template asks, a fenced
     JSON object or list (```` ```json ````), or a bare JSON object, one after another on
-    their own lines. Small models trained on markdown open a call with a fence far more
-    often than with the template's tag; left to free text, that JSON was held to nothing.
+    their own lines, at most `prompt.MAX_CALLS` of them (a model repeating a call is
+    stopped there, not at the token limit). Small models trained on markdown open a call
+    with a fence far more often than with the template's tag; left to free text, that JSON
+    was held to nothing.
 
     Args:
         tools: The tools offered, in order.
@@ -144,20 +161,20 @@ def native_grammar(
     """
     calls = [call_branch(tool) for tool in tools if tool.name not in drop]
     if not calls:
-        return f"%llguidance {{}}\nstart: TEXT\nTEXT: {_TEXT}\n"
+        return f"%llguidance {{}}\nstart: TEXT\nTEXT: {_text_lexeme(tools)}\n"
     item = calls[0] if len(calls) == 1 else {"anyOf": calls}
     items = {"type": "array", "items": item, "minItems": 1, "maxItems": MAX_CALLS}
     return (
         "%llguidance {}\n"
         f"start: {'TEXT | calls' if answer else 'calls'}\n"
-        "calls: block (SEP block)*\n"
+        f"calls: block (SEP block){{0,{MAX_CALLS - 1}}}\n"
         'block: "<tool_call>\\n" body "\\n</tool_call>" '
         '| FENCE (body | list) "\\n```" | body\n'
         f"body: %json {json.dumps(item, ensure_ascii=False)}\n"
         f"list: %json {json.dumps(items, ensure_ascii=False)}\n"
         "FENCE: /```(json)?\\n/\n"  # one lexeme: the longest match beats free text
         "SEP: /\\n+/\n"
-        f"TEXT: {_TEXT}\n"
+        f"TEXT: {_text_lexeme(tools)}\n"
     )
 
 
