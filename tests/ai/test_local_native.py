@@ -31,8 +31,10 @@ from tests.ai.local_rules._kit import (
 from yiemagent import AgentTool, AssistantMessage, UserMessage
 from yiemagent.ai import Context, stream
 from yiemagent.ai.builder import MessageBuilder
+from yiemagent.ai.models import get_model
 from yiemagent.ai.providers.local import local_model
 from yiemagent.ai.providers.local.decoder import CallGate
+from yiemagent.ai.providers.local.model import TOOL_FORMAT_ENV
 from yiemagent.ai.providers.local.native import (
     NATIVE_NAME_PREFIX,
     NativeDecoder,
@@ -95,6 +97,23 @@ async def test_a_tool_call_block_becomes_a_call_and_ends_with_tool_use(
     # The free-name probe writes after the start of a block, with no grammar.
     [probe] = runtime.probes
     assert probe["messages"][-1]["content"] == NATIVE_NAME_PREFIX and "grammar" not in probe
+
+
+async def test_the_environment_names_the_format_of_a_model_that_does_not_choose(
+    fake: Callable[..., FakeRuntime], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`$YIEMAGENT_LOCAL_TOOL_FORMAT` drives `yiem run` and the benches' plain models in
+    either format; a value that names none fails the request with one message."""
+    context = Context("", [UserMessage("Hi")], example_tools("calculator"))
+    plain = get_model("local/qwen2.5-coder-0.5b")
+    monkeypatch.setenv(TOOL_FORMAT_ENV, "native")
+    runtime = fake([], more=["Hello!"])
+    assert (await stream(plain, context).result()).text == "Hello!"
+    assert "<tool_call>" in runtime.requests[0]["grammar"]
+    monkeypatch.setenv(TOOL_FORMAT_ENV, "xml")
+    failed = await stream(plain, context).result()
+    assert failed.stop_reason == "error"
+    assert failed.error_message == (f"${TOOL_FORMAT_ENV} must be one of json, native, not 'xml'")
 
 
 async def test_free_text_stays_text(fake: Callable[..., FakeRuntime]) -> None:

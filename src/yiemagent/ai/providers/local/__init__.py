@@ -11,7 +11,12 @@ does.
 
 from __future__ import annotations
 
-from yiemagent.ai.providers.local.model import LocalModel, ToolFormat, local_model
+from yiemagent.ai.providers.local.model import (
+    TOOL_FORMAT_ENV,
+    LocalModel,
+    ToolFormat,
+    local_model,
+)
 from yiemagent.ai.providers.local.provider import stream_local, stream_local_server
 from yiemagent.ai.providers.local.rules import DEFAULT_POLICY, LocalPolicy
 from yiemagent.ai.providers.local.runtime import (
@@ -33,6 +38,7 @@ __all__ = [
     "DEFAULT_LOCAL_MODEL",
     "DEFAULT_POLICY",
     "LOCAL_MODELS",
+    "TOOL_FORMAT_ENV",
     "LocalModel",
     "LocalModelSpec",
     "LocalPolicy",

@@ -4,6 +4,7 @@ and tool format (DESIGN §20). A plain `Model` gets the defaults (`policy_of`,
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, fields
 from typing import Final, Literal
 
@@ -14,6 +15,7 @@ from yiemagent.types.model import Model
 
 __all__ = [
     "TOOL_FORMATS",
+    "TOOL_FORMAT_ENV",
     "LocalModel",
     "ToolFormat",
     "local_model",
@@ -26,6 +28,9 @@ ToolFormat = Literal["json", "native"]
 calls or the answer object; "native", the model's own chat-template format (Qwen's
 `<tool_call>` blocks, their JSON held to the tools' schemas, free text free)."""
 TOOL_FORMATS: Final = ("json", "native")
+TOOL_FORMAT_ENV: Final = "YIEMAGENT_LOCAL_TOOL_FORMAT"
+"""Names the tool format of a model that does not choose one (`yiem run`, `yiem chat`,
+the benches); unset or empty: "json"."""
 
 
 @dataclass(slots=True, frozen=True)
@@ -85,6 +90,19 @@ def policy_of(model: Model) -> LocalPolicy:
 
 
 def tool_format_of(model: Model) -> ToolFormat:
-    """The tool format `model` is driven with ("json" unless a `LocalModel` says
-    otherwise)."""
-    return model.tool_format if isinstance(model, LocalModel) else "json"
+    """The tool format `model` is driven with: a `LocalModel`'s own, else
+    `$YIEMAGENT_LOCAL_TOOL_FORMAT`, else "json".
+
+    Raises:
+        ProviderError: the variable names no format.
+    """
+    if isinstance(model, LocalModel):
+        return model.tool_format
+    raw = os.environ.get(TOOL_FORMAT_ENV, "").strip() or "json"
+    if raw == "native":
+        return "native"
+    if raw != "json":
+        raise ProviderError(
+            f"${TOOL_FORMAT_ENV} must be one of {', '.join(TOOL_FORMATS)}, not {raw!r}"
+        )
+    return "json"
