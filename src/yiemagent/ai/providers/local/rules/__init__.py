@@ -34,6 +34,7 @@ from yiemagent.ai.providers.local.rules.contract import (
     Turn,
 )
 from yiemagent.ai.providers.local.rules.offers import (
+    AnswerApart,
     AnswerParts,
     ChainUnnamed,
     ExtraCall,
@@ -47,6 +48,7 @@ __all__ = [
     "DEFAULT_POLICY",
     "DETAILS_KEY",
     "AddsPart",
+    "AnswerApart",
     "AnswerParts",
     "AnsweredRepeat",
     "CallRule",
@@ -85,6 +87,7 @@ DEFAULT_POLICY = LocalPolicy(
         UnknownTool(),
         ReachedFor(),
         AnswerParts(),
+        AnswerApart(),
         ExtraCall(),
         FileNames(),
         UnbackedOptions(),
