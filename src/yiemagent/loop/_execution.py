@@ -73,6 +73,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import contextvars
 import inspect
 import math
 import os
@@ -562,7 +563,9 @@ class _Inbox:
         """Whether `submit` may wait for a call: False from a wait that ran out until an
         outcome comes back (read and written on the loop's thread only)."""
         try:
-            loop.add_reader(self._read, self._drain)
+            # The reader's handle lives as long as the loop: made in an empty context, it
+            # keeps nothing of the first run's (a team run and its agents).
+            contextvars.Context().run(loop.add_reader, self._read, self._drain)
         except BaseException:
             self.close()
             raise
@@ -819,7 +822,11 @@ class Deadline:
             self.waiting_since = self._loop.time() if timeout_s is not None else -math.inf
         self._handle: asyncio.TimerHandle | None = None
         if timeout_s is not None:
-            self._handle = self._loop.call_later(timeout_s, self._check)
+            # A cancelled timer stays in the loop's heap until its time: it must not keep
+            # a copy of the run's context (and what its variables hold) until then.
+            self._handle = self._loop.call_later(
+                timeout_s, self._check, context=contextvars.Context()
+            )
         self.signal = run.child(on_parent_abort=self._on_run_abort)  # last: it may call it
         """The work's signal: aborted with the run, or alone when the deadline fires."""
 
@@ -890,7 +897,7 @@ class Deadline:
     def _schedule(self, when: float) -> None:
         if self._handle is not None:
             self._handle.cancel()
-        self._handle = self._loop.call_at(when, self._check)
+        self._handle = self._loop.call_at(when, self._check, context=contextvars.Context())
 
     def uncancel(self) -> int:
         """Withdraw the deadline's cancellation of the task; returns the cancellations still
