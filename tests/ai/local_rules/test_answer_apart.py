@@ -6,7 +6,6 @@ from collections.abc import Callable
 
 from tests.ai._local_kit import FakeRuntime
 from tests.ai.local_rules._kit import (
-    CALCULATOR,
     GET_TIME,
     READ_FILE,
     answer,
@@ -100,21 +99,3 @@ async def test_only_after_one_result_and_not_before_any() -> None:
     await AnswerApart().shape(turn(two, [GET_TIME]), several)
     assert several.answer_apart is False
     assert AnswerParts.name == "answer_parts"
-
-
-async def test_an_answer_after_steering_answers_every_part_from_every_result(
-    fake: Callable[..., FakeRuntime],
-) -> None:
-    """A message that steered the run while it worked is open too: the answer apart sees
-    both requests and both results, not only the last."""
-    steered = [
-        *conversation("What time is it in Oslo?", ("get_time", {"place": "Oslo"}, "14:02")),
-        *conversation("Also, what is 365 * 24?", ("calculator", {"expression": "365*24"}, "8760")),
-    ]
-    runtime = fake([answer("8760")], apart=["It is 14:02 in Oslo; 365 * 24 is 8760."])
-    message = await run(steered, [GET_TIME, CALCULATOR])
-    assert message.text == "It is 14:02 in Oslo; 365 * 24 is 8760."
-    assert runtime.requests[1]["messages"][1]["content"] == (
-        "<tool_response>\n14:02\n\n8760\n</tool_response>\n"
-        "What time is it in Oslo?\nAlso, what is 365 * 24?"
-    )

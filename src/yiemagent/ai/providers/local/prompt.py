@@ -410,40 +410,32 @@ def results_turn(results: Sequence[str], request: str) -> str:
 def answer_messages(system: str, messages: Sequence[Message]) -> list[dict[str, str]]:
     """The chat of an answer written apart from the tools (`rules.AnswerApart`).
 
-    What is open is everything since the last answer: one request, or a request and the
-    messages that steered it while it ran ("Also, what is 365 * 24?"); the answer must
-    answer all of it, from every result since.
-
     Args:
         system: The system prompt, without tools (`system_prompt(base, [])`).
-        messages: The conversation.
+        messages: The conversation; its last user message is the request.
 
     Returns:
         `system`, the earlier turns as plain text (user messages and the answers'
-        text; calls and their results left out), then one user turn: the open messages'
-        results in one `<tool_response>` block (errors prefixed "Error: "), then the
-        open user messages, a line each.
+        text; calls and their results left out), then one user turn: the results since
+        the request in one `<tool_response>` block (errors prefixed "Error: "), then the
+        request itself.
     """
     out: list[dict[str, str]] = [{"role": "system", "content": system}] if system else []
-    start = 0
-    for i, message in enumerate(messages):
-        if isinstance(message, AssistantMessage) and not message.tool_calls and message.text:
-            start = i + 1
-    for message in messages[:start]:
+    current = current_request(messages)
+    for message in messages[: len(messages) - len(current)]:
         if isinstance(message, UserMessage):
             out.append({"role": "user", "content": content_text(message.content)})
         elif isinstance(message, AssistantMessage) and not message.tool_calls and message.text:
             out.append({"role": "assistant", "content": message.text})
-    results: list[str] = []
-    asked: list[str] = []
-    for message in messages[start:]:
-        if isinstance(message, ToolResultMessage):
-            text = content_text(message.content) or "(no output)"
-            results.append(f"Error: {text}" if message.is_error else text)
-        elif isinstance(message, UserMessage):
-            asked.append(content_text(message.content))
+    results = [
+        f"Error: {text}" if message.is_error else text
+        for message in current
+        if isinstance(message, ToolResultMessage)
+        for text in [content_text(message.content) or "(no output)"]
+    ]
+    request = content_text(current[0].content) if isinstance(current[0], UserMessage) else ""
     block = "<tool_response>\n" + "\n\n".join(results) + "\n</tool_response>\n"
-    out.append({"role": "user", "content": (block if results else "") + "\n".join(asked)})
+    out.append({"role": "user", "content": (block if results else "") + request})
     return out
 
 
