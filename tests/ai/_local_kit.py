@@ -82,25 +82,6 @@ def _replay(
     return False
 
 
-def _is_apart(request: dict[str, Any]) -> bool:
-    """Whether `request` asks for an answer written apart from the tools: no reply format,
-    and its last turn holds the results."""
-    last = request["messages"][-1]["content"]
-    return "response_format" not in request and last.startswith("<tool_response>")
-
-
-def _answer_text(reply: str) -> str | None:
-    """The text of a reply that is the answer object, else None."""
-    try:
-        item = json.loads(reply)
-    except ValueError:
-        return None
-    text = item.get("text") if isinstance(item, dict) else None
-    if isinstance(text, list):
-        text = "\n".join(str(part) for part in text)
-    return text if isinstance(text, str) else None
-
-
 class FakeRuntime:
     """Replays one scripted reply per request as OpenAI chunk dicts, in `size`-char deltas.
 
@@ -118,7 +99,6 @@ class FakeRuntime:
         finish: str = "stop",
         more: list[str] | None = None,
         more_finish: str | list[str] = "stop",
-        apart: list[str] | None = None,
         names: list[str] | None = None,
     ) -> None:
         self.names = list(names or [])
@@ -132,10 +112,6 @@ class FakeRuntime:
         self.size = size
         self.delay_s = delay_s
         self.stopped_early = threading.Event()
-        self.held: str | None = None
-        """The text of the last reply if it was the answer: the answer written apart from
-        the tools next (`rules.AnswerApart`) is the next of `apart`, else this."""
-        self.apart = list(apart or [])
 
     def chat(self, request: dict[str, Any], on_chunk: Callable[[dict[str, Any]], bool]) -> None:
         if is_name_probe(request):
@@ -155,13 +131,8 @@ class FakeRuntime:
             finish = (
                 self.more_finish if isinstance(self.more_finish, str) else self.more_finish.pop(0)
             )
-        elif _is_apart(request) and (self.apart or self.held is not None):
-            # The answer written apart from the tools (`rules.AnswerApart`), after the
-            # provider stopped a reply that turned out to be the answer.
-            reply = self.apart.pop(0) if self.apart else str(self.held)
         else:
             reply = self.replies.pop(0)
-            self.held = _answer_text(reply) if "response_format" in request else None
         if reply.startswith("ERROR:"):
             on_chunk({"error": {"code": 500, "message": reply[6:]}})
             return

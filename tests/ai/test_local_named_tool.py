@@ -54,8 +54,6 @@ class _Runtime:
             reply = probe_reply("", self.probe)
         elif "grammar" in request:  # the extra-call step: nothing more to add
             reply = ", " + json.dumps(self.call)
-        elif "response_format" not in request:  # the answer written apart (`answer_apart`)
-            reply = "It has 4 words."
         else:
             branches = request["response_format"]["json_schema"]["schema"]["anyOf"]
             answer = any("text" in b.get("properties", {}) for b in branches)

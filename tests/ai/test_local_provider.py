@@ -198,11 +198,7 @@ async def test_repeat_guard_drops_an_identical_answered_call_and_asks_again(
     assert not [e for e in events if e.type.startswith("toolcall")]
     final = events[-1].message
     assert (final.stop_reason, final.text, final.tool_calls) == ("stop", "It is 391.", [])
-    first, second = (
-        r["response_format"]["json_schema"]["schema"]
-        for r in runtime.requests
-        if "response_format" in r  # not the answer written apart (`answer_apart`)
-    )
+    first, second = (r["response_format"]["json_schema"]["schema"] for r in runtime.requests)
     # get_time is not offered after results: the request does not name it (ChainStep).
     assert _branch_names(first) == ["calculator", "answer"]
     assert _branch_names(second) == ["answer"]
@@ -261,11 +257,10 @@ async def test_after_its_round_budget_only_an_answer_is_offered(
             await _events(Context("", list(transcript), [CALC, TIME]))
     await _events(Context("", transcript, [CALC, TIME]))
     await _events(Context("", [*transcript, UserMessage("and 2 + 2?")], [CALC, TIME]))
-    replies = [r for r in runtime.requests if "response_format" in r]  # not `answer_apart`'s
-    schemas = [r["response_format"]["json_schema"]["schema"] for r in replies]
+    schemas = [r["response_format"]["json_schema"]["schema"] for r in runtime.requests]
     assert _branch_names(schemas[0]) == ["calculator", "answer"]  # "go" names no get_time
     assert _branch_names(schemas[1]) == ["answer"]
-    assert "- calculator: The calculator tool." in replies[1]["messages"][0]["content"]
+    assert "- calculator: The calculator tool." in runtime.requests[1]["messages"][0]["content"]
     assert _branch_names(schemas[2]) == ["calculator", "get_time", "answer"]
 
 

@@ -268,7 +268,6 @@ class ReplyDecoder:
         "_builder",
         "_extra",
         "_gate",
-        "_hold_answer",
         "_items",
         "_open",
         "_scene",
@@ -277,18 +276,12 @@ class ReplyDecoder:
         "notes",
     )
 
-    def __init__(
-        self, builder: MessageBuilder, gate: CallGate, *, hold_answer: bool = False
-    ) -> None:
+    def __init__(self, builder: MessageBuilder, gate: CallGate) -> None:
         """Args:
         builder: Receives the message's events.
         gate: The reply's call rules (and the tools offered, the scene).
-        hold_answer: Emit none of an answer: once the reply turns out to be the answer,
-            generation stops (`hopeless`) and `finish` says "answer"; the provider writes
-            the answer apart (`rules.AnswerApart`).
         """
         self._builder = builder
-        self._hold_answer = hold_answer
         self._tools = gate.tools
         self._answer_name = answer_name(list(gate.tools.values()))
         self._scene = gate.scene
@@ -340,9 +333,8 @@ class ReplyDecoder:
     def hopeless(self) -> bool:
         """Whether a rule stopped the call being received (`CallRule.stops`, e.g. numbers
         nothing backs): the provider stops generating and asks again without that tool,
-        instead of waiting for a runaway expression to end. With `hold_answer`, also
-        whether the reply turned out to be the answer."""
-        return self._gate.hopeless is not None or (self._hold_answer and self._answer is not None)
+        instead of waiting for a runaway expression to end."""
+        return self._gate.hopeless is not None
 
     def feed(self, text: str) -> None:
         """Take the next text delta of the reply: emit the answer's text as it grows, open
@@ -407,9 +399,6 @@ class ReplyDecoder:
     def _emit_answer(self, raw: str) -> None:
         parsed = parse_partial_json(raw)
         if parsed.get("name") != self._answer_name:
-            return
-        if self._hold_answer:
-            self._answer = ""
             return
         answer = parsed.get(ANSWER_TEXT)
         if isinstance(answer, list):  # one part per result (`prompt.reply_schema`)

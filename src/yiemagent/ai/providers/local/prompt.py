@@ -50,7 +50,6 @@ __all__ = [
     "MAX_CALLS",
     "NAME_PREFIX",
     "NO_TOOL",
-    "answer_messages",
     "answer_name",
     "answered_calls",
     "call_branch",
@@ -405,38 +404,6 @@ def results_turn(results: Sequence[str], request: str) -> str:
     if request.strip():
         turn += "\n" + AFTER_RESULTS.format(request=_cut(request, REQUEST_CHARS))
     return turn
-
-
-def answer_messages(system: str, messages: Sequence[Message]) -> list[dict[str, str]]:
-    """The chat of an answer written apart from the tools (`rules.AnswerApart`).
-
-    Args:
-        system: The system prompt, without tools (`system_prompt(base, [])`).
-        messages: The conversation; its last user message is the request.
-
-    Returns:
-        `system`, the earlier turns as plain text (user messages and the answers'
-        text; calls and their results left out), then one user turn: the results since
-        the request in one `<tool_response>` block (errors prefixed "Error: "), then the
-        request itself.
-    """
-    out: list[dict[str, str]] = [{"role": "system", "content": system}] if system else []
-    current = current_request(messages)
-    for message in messages[: len(messages) - len(current)]:
-        if isinstance(message, UserMessage):
-            out.append({"role": "user", "content": content_text(message.content)})
-        elif isinstance(message, AssistantMessage) and not message.tool_calls and message.text:
-            out.append({"role": "assistant", "content": message.text})
-    results = [
-        f"Error: {text}" if message.is_error else text
-        for message in current
-        if isinstance(message, ToolResultMessage)
-        for text in [content_text(message.content) or "(no output)"]
-    ]
-    request = content_text(current[0].content) if isinstance(current[0], UserMessage) else ""
-    block = "<tool_response>\n" + "\n\n".join(results) + "\n</tool_response>\n"
-    out.append({"role": "user", "content": (block if results else "") + request})
-    return out
 
 
 def chat_messages(

@@ -52,7 +52,6 @@ from yiemagent.ai.providers.local.native import (
 from yiemagent.ai.providers.local.prompt import (
     MAX_CALLS,
     NAME_PREFIX,
-    answer_messages,
     answer_name,
     answered_calls,
     chat_messages,
@@ -287,11 +286,7 @@ async def _generate_reply(
         scene.emitted, scene.calls = set(), []
         answers = not output_tools and not offer.named - dropped
         gate = CallGate(builder, tools, scene=scene, rules=policy.call_rules, exempt=output_tools)
-        decoder = (
-            NativeDecoder(builder, gate)
-            if native
-            else ReplyDecoder(builder, gate, hold_answer=offer.answer_apart)
-        )
+        decoder = NativeDecoder(builder, gate) if native else ReplyDecoder(builder, gate)
         if native:
             request["grammar"] = native_grammar(tools, drop=dropped, answer=answers)
         else:
@@ -331,15 +326,6 @@ async def _generate_reply(
             break
         if extra.calls == calls:
             break
-    # `rules.AnswerApart`: the reply turned out to be the answer, held back; the model
-    # writes it again from a chat without the tools.
-    if offer.answer_apart and outcome.kind == "answer" and not outcome.aborted:
-        notes.append(RuleNote("answer_apart", "asked", "the answer, without the tools"))
-        apart = {k: v for k, v in request.items() if k not in ("response_format", "grammar")}
-        system = system_prompt(context.system_prompt, [], label)
-        apart["messages"] = sanitize_surrogates(answer_messages(system, messages))
-        outcome = await stream_chunks(runtime, apart, builder, None, options, deadline)
-        usage.add(usage_from_openai(outcome.usage))
     if notes:
         builder.message.details[DETAILS_KEY] = [note.as_dict() for note in notes]
     builder.set_usage(usage)

@@ -34,7 +34,6 @@ from yiemagent.ai.providers.local.rules.contract import (
     Turn,
 )
 from yiemagent.ai.providers.local.rules.offers import (
-    AnswerApart,
     AnswerParts,
     ChainUnnamed,
     ExtraCall,
@@ -48,7 +47,6 @@ __all__ = [
     "DEFAULT_POLICY",
     "DETAILS_KEY",
     "AddsPart",
-    "AnswerApart",
     "AnswerParts",
     "AnsweredRepeat",
     "CallRule",
@@ -87,7 +85,6 @@ DEFAULT_POLICY = LocalPolicy(
         UnknownTool(),
         ReachedFor(),
         AnswerParts(),
-        AnswerApart(),
         ExtraCall(),
         FileNames(),
         UnbackedOptions(),

@@ -107,9 +107,6 @@ class Offer:
     """With 2 or more, the answer is a list of that many strings (`prompt.reply_schema`)."""
     extra_call: bool = False
     """Whether a lone first call is continued as a list and one more call asked for."""
-    answer_apart: bool = False
-    """Whether a reply that is the answer is written again apart from the tools: the
-    system prompt without them, the results before the request (`rules.AnswerApart`)."""
     notes: list[RuleNote] = field(default_factory=list)
 
     def note(self, rule: str, action: RuleAction, what: str) -> None:

@@ -168,24 +168,3 @@ class ExtraCall(OfferRule):
 
     async def shape(self, turn: Turn, offer: Offer) -> None:
         offer.extra_call = turn.first_round and not turn.output_tools
-
-
-class AnswerApart(OfferRule):
-    """After results, the answer is written apart from the tools: once the reply turns out
-    to be the answer, it is stopped, and the model writes the answer again from a chat
-    with no tools in the system prompt and the request's results, in one
-    `<tool_response>` block, just before the request.
-
-    With the tools and the reply format in view, the 0.5B answered a question about a
-    file it had read by describing the tools: "To read notes.md, you can use the
-    `read_file` tool." (bad); apart from them, from the same results, it answers from
-    the file's content (good). Not after a round of several results (`answer_parts`
-    gives each its part), not in a typed run, and only for the JSON reply.
-    """
-
-    name = "answer_apart"
-
-    async def shape(self, turn: Turn, offer: Offer) -> None:
-        offer.answer_apart = (
-            not turn.first_round and not turn.output_tools and not turn.native and offer.parts < 2
-        )
