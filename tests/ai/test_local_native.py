@@ -401,35 +401,13 @@ def test_a_call_in_any_framing_is_held_to_the_schemas_and_read_as_a_call() -> No
     assert _admits(grammar, "```python\nprint(17 * 23)\n```") and _admits(grammar, "`x` is 3.")
 
 
-@pytest.mark.parametrize(
-    "text",
-    [
-        '```jsonrpc\n{\n  "name": "get_time",\n  "arguments": {"place": "Oslo"}\n}\n```',
-        '\n{"name": "get_time", "arguments": {"place": "Oslo"}}',
-        "Sure: get_time('Oslo') gives the time.",
-        "I will call\nget_weather (city='Oslo').",
-        "Here it is: <tool_call> get_time </tool_call>",
-    ],
-)
-def test_free_text_holds_no_call_written_out(text: str) -> None:
-    """A call written as text is run by nobody: free text may not begin like a call
-    after blanks, nor hold a call's tag, a `"name":` key or an offered tool's name
-    followed by `(` anywhere."""
-    assert not _admits(native_grammar([GET_TIME, GET_WEATHER]), text)
-
-
-@pytest.mark.parametrize(
-    "text",
-    [
-        "The get_time tool tells the time; it is 14:02 in Oslo.",
-        "Use my_get_time(x) in your own code.",  # not an offered tool
-        "```python\nprint(17 * 23)\n```",
-        "  Leading blanks are fine.",
-        "Names: (a) Oslo, (b) Lima.",
-    ],
-)
-def test_other_free_text_stays_free(text: str) -> None:
-    assert _admits(native_grammar([GET_TIME, GET_WEATHER]), text)
+def test_free_text_does_not_begin_like_a_call_even_after_blanks() -> None:
+    """A newline and then a call's JSON is a call, held to the schemas, not text (the
+    0.5B wrote one so in its own format); other text with blanks before it is free."""
+    grammar = native_grammar([GET_TIME, GET_WEATHER])
+    assert not _admits(grammar, '\n{"name": "get_time", "arguments": {"place": 3}}')
+    assert _admits(grammar, "\n\n  It is 14:02 in Oslo.")
+    assert _admits(grammar, "Names: (a) Oslo, (b) Lima.")
 
 
 def test_a_reply_holds_at_most_max_calls_blocks() -> None:

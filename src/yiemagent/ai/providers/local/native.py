@@ -19,7 +19,6 @@ as the JSON reply's decoder does (`decoder.CallGate`).
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Collection, Sequence
 from typing import Any
 
@@ -64,24 +63,15 @@ _TOOLS_TAIL = (
 )
 
 
-_TEXT_START = r"/\s*(?:[^<`{\[\s]|`[^`]|``[^`]|```(?:[^j\s]|j[^s]|js[^o]|jso[^n]|json\S))(.|\n)*/"
-"""Free text's start: anything that does not open a call. A reply that begins (after
-blanks) like a call (`<`, `{`, `[`, or a fence with no language or `json`) is a call, held
-to the tools' schemas; a fence of another language (```` ```python ````) is text."""
+_TEXT = r"/\s*(?:[^<`{\[\s]|`[^`]|``[^`]|```(?:[^j\s]|j[^s]|js[^o]|jso[^n]|json\S))(.|\n)*/"
+"""Free text: anything that does not open a call. A reply that begins (after blanks) like
+a call (`<`, `{`, `[`, or a fence with no language or `json`) is a call, held to the
+tools' schemas; a fence of another language (```` ```python ````) is text.
 
-
-def _text_lexeme(tools: Sequence[AgentTool]) -> str:
-    """The lexeme of free text: it does not begin like a call (`_TEXT_START`), and nowhere
-    holds one written out: a `<tool_call>` tag, a `"name":` key or, when `tools` are
-    given, a tool's name followed by `(` (`find_provider('Berkeley')`). A call written as
-    text is run by nobody; the grammar leaves the model a real call, held to the schemas,
-    or other words (llguidance's `&` and `~` on lexemes)."""
-    anything = r"(?:.|\n)*"
-    written = [rf'{anything}(?:<tool_call>|"name"\s*:){anything}']
-    names = sorted({re.escape(tool.name) for tool in tools}, key=len, reverse=True)
-    if names:
-        written.append(rf"(?:{anything}[^\w.])?(?:{'|'.join(names)})\s*\({anything}")
-    return f"{_TEXT_START} & ~/{'|'.join(written)}/"
+Text that holds a call further on (`"name":`, a tool's name and `(`) was excluded too,
+with llguidance's `&` and `~` on this lexeme; on BFCL `held` that lexeme overran
+llguidance's lexer ("too many expressions constructed") and stalled a reply to the case
+limit, and the 0.5B wrote around it (`"name" "get_time"`), so it was taken out."""
 
 
 def _signature(tool: AgentTool) -> str:
@@ -161,7 +151,7 @@ def native_grammar(
     """
     calls = [call_branch(tool) for tool in tools if tool.name not in drop]
     if not calls:
-        return f"%llguidance {{}}\nstart: TEXT\nTEXT: {_text_lexeme(tools)}\n"
+        return f"%llguidance {{}}\nstart: TEXT\nTEXT: {_TEXT}\n"
     item = calls[0] if len(calls) == 1 else {"anyOf": calls}
     items = {"type": "array", "items": item, "minItems": 1, "maxItems": MAX_CALLS}
     return (
@@ -174,7 +164,7 @@ def native_grammar(
         f"list: %json {json.dumps(items, ensure_ascii=False)}\n"
         "FENCE: /```(json)?\\n/\n"  # one lexeme: the longest match beats free text
         "SEP: /\\n+/\n"
-        f"TEXT: {_text_lexeme(tools)}\n"
+        f"TEXT: {_TEXT}\n"
     )
 
 
