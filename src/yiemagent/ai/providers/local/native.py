@@ -31,6 +31,7 @@ from yiemagent.ai.providers.local.prompt import (
     call_branch,
     content_text,
     identity,
+    one_call,
 )
 from yiemagent.types.messages import (
     AssistantMessage,
@@ -152,7 +153,7 @@ def native_grammar(
     calls = [call_branch(tool) for tool in tools if tool.name not in drop]
     if not calls:
         return f"%llguidance {{}}\nstart: TEXT\nTEXT: {_TEXT}\n"
-    item = calls[0] if len(calls) == 1 else {"anyOf": calls}
+    item = one_call(calls)
     items = {"type": "array", "items": item, "minItems": 1, "maxItems": MAX_CALLS}
     return (
         "%llguidance {}\n"
@@ -172,8 +173,7 @@ def native_extra_grammar(tools: Sequence[AgentTool], *, drop: Collection[str] = 
     """The llguidance grammar of one more block after the reply's calls so far, whose
     opening tag the provider has written: exactly a call held to one tool's schema and the
     closing tag (`rules.ExtraCall` in the model's own format)."""
-    calls = [call_branch(tool) for tool in tools if tool.name not in drop]
-    item = calls[0] if len(calls) == 1 else {"anyOf": calls}
+    item = one_call([call_branch(tool) for tool in tools if tool.name not in drop])
     return (
         "%llguidance {}\n"
         'start: body "\\n</tool_call>"\n'

@@ -63,6 +63,7 @@ __all__ = [
     "last_results",
     "named_tools",
     "no_tool_turns",
+    "one_call",
     "render_tool",
     "reply_schema",
     "request_text",
@@ -202,6 +203,12 @@ def call_branch(tool: AgentTool) -> dict[str, Any]:
     }
 
 
+def one_call(calls: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The schema of one call of any of `calls` (`call_branch`es, at least one): the one
+    branch itself, or their `anyOf`."""
+    return calls[0] if len(calls) == 1 else {"anyOf": list(calls)}
+
+
 def _answer_branch(tools: Sequence[AgentTool], parts: int = 0) -> dict[str, Any]:
     text: dict[str, Any] = {"type": "string"}
     if parts >= 2:
@@ -246,7 +253,7 @@ def reply_schema(
         branches.append(
             {
                 "type": "array",
-                "items": calls[0] if len(calls) == 1 else {"anyOf": calls},
+                "items": one_call(calls),
                 "minItems": 2,
                 "maxItems": MAX_CALLS,
             }
@@ -267,8 +274,7 @@ def extra_call_grammar(tools: Sequence[AgentTool], *, drop: Collection[str] = ()
     several parts it writes the next part's call. The decoder keeps a call only when
     `choice.adds_to` finds that it adds a part of the request.
     """
-    calls = [call_branch(tool) for tool in tools if tool.name not in drop]
-    item = calls[0] if len(calls) == 1 else {"anyOf": calls}
+    item = one_call([call_branch(tool) for tool in tools if tool.name not in drop])
     return (
         f'%llguidance {{}}\nstart: ", " call\ncall: %json {json.dumps(item, ensure_ascii=False)}\n'
     )
