@@ -14,6 +14,7 @@ task (model loaded first), for each installed local model (or `--model`). `yiem 
 evals/local_agent.yaml` runs the same dataset with a table and an HTML report.
 
     .venv/bin/python bench/local_agent.py [--model local/qwen2.5-coder-0.5b] [--only ID,...]
+    .venv/bin/python bench/local_agent.py --without unknown_tool   # one rule switched off
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import os
 import statistics
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -61,7 +63,25 @@ def _line(case: CaseReport) -> str:
     )
 
 
-async def _bench_model(model_id: str, dataset: Dataset) -> EvalReport:
+@dataclass(frozen=True, slots=True)
+class _Without:
+    """The CLI's agent, its model driven without the rules `without` (`local_model`)."""
+
+    make: Any
+    model_id: str
+    without: tuple[str, ...]
+
+    def __call__(self, task: Any) -> Any:
+        from yiemagent.ai.providers.local import local_model
+
+        agent = self.make(task)
+        agent.state.model = local_model(self.model_id, without=self.without)
+        return agent
+
+
+async def _bench_model(
+    model_id: str, dataset: Dataset, without: tuple[str, ...] = ()
+) -> EvalReport:
     from yiemagent.ai.providers.local import load_runtime, local_spec
     from yiemagent.cli.batch import CliAgentFactory
     from yiemagent.cli.eval_cmd import EvalAgentFactory
@@ -71,7 +91,9 @@ async def _bench_model(model_id: str, dataset: Dataset) -> EvalReport:
     started = time.perf_counter()
     await asyncio.to_thread(load_runtime, local_spec(model.id))
     print(f"\n{model.id}: loaded in {time.perf_counter() - started:.1f} s", flush=True)
-    agent = CliAgentFactory(model_id, None, str(DEFAULT_TOOLS_DIR), DEFAULT_SYSTEM, 6)
+    agent: Any = CliAgentFactory(model_id, None, str(DEFAULT_TOOLS_DIR), DEFAULT_SYSTEM, 6)
+    if without:
+        agent = _Without(agent, model_id, without)
     workdir = str(dataset.workdir) if dataset.workdir else None
     report = await run_eval(
         dataset, EvalAgentFactory(agent, workdir), concurrency=1, workers="tasks"
@@ -143,6 +165,13 @@ def main() -> None:
     parser.add_argument("--model", default="", help="one model (default: every installed one)")
     parser.add_argument("--only", default="", help="comma-separated task ids or kinds")
     parser.add_argument("--cache", action="store_true", help="only measure the prompt cache")
+    parser.add_argument(
+        "--without",
+        action="append",
+        default=[],
+        metavar="RULE",
+        help="switch one of the embedded provider's rules off (repeatable)",
+    )
     args = parser.parse_args()
 
     from yiemagent.ai.providers.local import LOCAL_MODELS, is_installed
@@ -162,8 +191,8 @@ def main() -> None:
         if args.cache:
             asyncio.run(prompt_cache(model_id, dataset.workdir or DATASET.parent))
             continue
-        report = asyncio.run(_bench_model(model_id, dataset))
-        _report(model_id, dataset, report)
+        report = asyncio.run(_bench_model(model_id, dataset, tuple(args.without)))
+        _report(model_id + "".join(f" without {r}" for r in args.without), dataset, report)
 
 
 if __name__ == "__main__":
