@@ -140,20 +140,6 @@ async def test_r11_2_when_the_guard_drops_the_named_tool_s_call_the_answer_is_ba
     assert message.stop_reason == "stop" and message.tool_calls == []
 
 
-async def test_r11_2_a_tool_the_model_reaches_for_and_the_request_names_is_called(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """Free, the model names `word_count`, and the request names it ("words"): it may not
-    answer before calling it (the 0.5B computed factorials itself beside `math.factorial`)."""
-    runtime = _Runtime(probe="word_count")
-    request = UserMessage("How many words are in: the quick brown fox jumps")
-    message = await _reply(monkeypatch, runtime, [request], [calculator, word_count])
-    assert runtime.probes == 1 and runtime.offered_answer[0] is False
-    assert [(c.name, c.arguments) for c in message.tool_calls] == [
-        ("word_count", {"text": "the quick brown fox jumps"})
-    ]
-
-
 @pytest.mark.parametrize(
     ("probe", "text"),
     [

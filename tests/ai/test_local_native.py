@@ -205,14 +205,14 @@ async def test_every_call_dropped_twice_leaves_the_answer_only(
 async def test_a_block_the_reply_already_holds_is_left_out(
     fake: Callable[..., FakeRuntime],
 ) -> None:
-    """`same_call` leaves the second of two identical blocks out (not asked again), and
+    """`adds_part` leaves the second of two identical blocks out (not asked again), and
     the line between the blocks is no text."""
     call = ("get_time", {"place": "Oslo"})
     runtime = fake([], more=[_blocks(call, call)])
     message = await _run(conversation("What time is it in Oslo?"), [GET_TIME])
     assert [c.arguments for c in message.tool_calls] == [{"place": "Oslo"}]
     assert [b.type for b in message.content] == ["toolCall"]
-    assert [n["action"] for n in notes(message, "same_call")] == ["dropped"]
+    assert [n["action"] for n in notes(message, "adds_part")] == ["dropped"]
     assert len(runtime.requests) == 1
 
 
@@ -299,18 +299,6 @@ async def test_a_tool_the_request_names_leaves_no_free_text(
     assert [c.name for c in message.tool_calls] == ["get_time"]
     assert _offered(runtime.requests[0]) == (["get_time", "get_weather"], False)
     assert [n["action"] for n in notes(message, "named_tool")] == ["required"]
-
-
-async def test_a_tool_the_model_reaches_for_in_its_own_format_leaves_no_free_text(
-    fake: Callable[..., FakeRuntime],
-) -> None:
-    """`reached_for`: the probe, written after the start of a block, names a tool the
-    request names; the reply must call a tool."""
-    runtime = fake([], more=[_blocks(("get_weather", {"city": "Oslo"}))])
-    message = await _run(conversation("Is the weather in Oslo nice?"), [GET_TIME, GET_WEATHER])
-    assert [c.name for c in message.tool_calls] == ["get_weather"]
-    assert _offered(runtime.requests[0]) == (["get_time", "get_weather"], False)
-    assert [n["what"] for n in notes(message, "reached_for")] == ["get_weather"]
 
 
 async def test_a_function_that_is_not_there_is_told_in_the_models_own_format(

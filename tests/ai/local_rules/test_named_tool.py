@@ -36,5 +36,5 @@ async def test_the_answer_is_offered_again_without_the_rule(
     await run(messages, [WORD_COUNT])
     assert not _answer_offered(runtime.requests[0])
     runtime = fake([reply(("word_count", {"text": "a b c"}))])
-    await run(messages, [WORD_COUNT], DEFAULT_POLICY.without("named_tool", "reached_for"))
+    await run(messages, [WORD_COUNT], DEFAULT_POLICY.without("named_tool"))
     assert _answer_offered(runtime.requests[0])

@@ -23,8 +23,8 @@ from yiemagent.ai.providers.local.model import policy_of
 from yiemagent.ai.providers.local.rules import (
     DEFAULT_POLICY,
     DETAILS_KEY,
+    AddsPart,
     LocalPolicy,
-    SameCall,
 )
 from yiemagent.errors import ProviderError
 from yiemagent.types.messages import AssistantMessage, message_from_dict, message_to_dict
@@ -71,8 +71,8 @@ def test_without_switches_rules_off_by_name_and_rejects_unknown_names() -> None:
     assert set(DEFAULT_POLICY.names) - set(fewer.names) == {"relevant", "grounded"}
     with pytest.raises(ProviderError, match=r"no local rule named 'relevance'.*relevant"):
         DEFAULT_POLICY.without("relevance")
-    with pytest.raises(ProviderError, match="twice: same_call"):
-        LocalPolicy([SameCall(), SameCall()])
+    with pytest.raises(ProviderError, match="twice: adds_part"):
+        LocalPolicy([AddsPart(), AddsPart()])
 
 
 def test_a_policy_is_for_models_the_embedded_provider_drives() -> None:

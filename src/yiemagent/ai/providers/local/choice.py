@@ -33,7 +33,6 @@ __all__ = [
     "adds_to",
     "mentions",
     "prose",
-    "reached_for",
     "recombines",
     "relevant",
     "spells",
@@ -236,17 +235,6 @@ def unknown_tool(
         Grounding.of_text(f"{tool.name} {tool.description}".replace("_", " ")).has_word(verb)
         for tool in tools
     )
-
-
-def reached_for(
-    name: str, tools: Sequence[AgentTool], dropped: Collection[str], request: Grounding | None
-) -> bool:
-    """Whether `name`, the tool name the model writes free (`generation.free_name`), is an
-    offered tool (not in `dropped`) that the `request` names (`mentions`): then the model
-    may not answer before calling it."""
-    if name in dropped or request is None:
-        return False
-    return any(tool.name == name and mentions(tool, request) for tool in tools)
 
 
 def relevant(tool: AgentTool, arguments: dict[str, Any], request: Grounding) -> bool:

@@ -18,7 +18,6 @@ from yiemagent.ai.providers.local.rules.calls import (
     Grounded,
     PercentAsFraction,
     Relevant,
-    SameCall,
     UnbackedOptions,
 )
 from yiemagent.ai.providers.local.rules.contract import (
@@ -38,7 +37,6 @@ from yiemagent.ai.providers.local.rules.offers import (
     ChainUnnamed,
     ExtraCall,
     NamedTool,
-    ReachedFor,
     RoundBudget,
     UnknownTool,
 )
@@ -62,13 +60,11 @@ __all__ = [
     "Offer",
     "OfferRule",
     "PercentAsFraction",
-    "ReachedFor",
     "Relevant",
     "Repaired",
     "RoundBudget",
     "RuleAction",
     "RuleNote",
-    "SameCall",
     "Turn",
     "UnbackedOptions",
     "UnknownTool",
@@ -83,7 +79,6 @@ DEFAULT_POLICY = LocalPolicy(
         ChainUnnamed(),
         NamedTool(),
         UnknownTool(),
-        ReachedFor(),
         AnswerParts(),
         ExtraCall(),
         FileNames(),
@@ -93,7 +88,6 @@ DEFAULT_POLICY = LocalPolicy(
         Grounded(),
         Relevant(),
         ChainStepRule(),
-        SameCall(),
         AddsPart(),
     )
 )

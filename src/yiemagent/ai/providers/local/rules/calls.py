@@ -27,7 +27,6 @@ __all__ = [
     "Grounded",
     "PercentAsFraction",
     "Relevant",
-    "SameCall",
     "UnbackedOptions",
 ]
 
@@ -196,23 +195,6 @@ class ChainStepRule(CallRule):
         if scene.chain is None or scene.chain.allows(tool, arguments):
             return None
         return Dropped(f"{show(tool.name, arguments)}: takes nothing from the results")
-
-
-class SameCall(CallRule):
-    """Leaves out a call the same reply already holds.
-
-    `[get_time {"place": "Oslo"}, get_time {"place": "Oslo"}]` (bad) emits one call (good).
-    """
-
-    name = "same_call"
-    output_tools = True
-
-    def judge(
-        self, tool: AgentTool, arguments: dict[str, Any], scene: CallScene
-    ) -> Repaired | Dropped | None:
-        if call_key(tool.name, arguments) not in scene.emitted:
-            return None
-        return Dropped(f"{show(tool.name, arguments)}: already in this reply", ask_again=False)
 
 
 class AddsPart(CallRule):

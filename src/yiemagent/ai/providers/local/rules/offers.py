@@ -4,7 +4,7 @@ whether a lone call is continued as a list (R-11.1)."""
 
 from __future__ import annotations
 
-from yiemagent.ai.providers.local.choice import prose, reached_for, spells, unknown_tool
+from yiemagent.ai.providers.local.choice import prose, spells, unknown_tool
 from yiemagent.ai.providers.local.native import native_no_tool_turns
 from yiemagent.ai.providers.local.prompt import (
     last_results,
@@ -19,7 +19,6 @@ __all__ = [
     "ChainUnnamed",
     "ExtraCall",
     "NamedTool",
-    "ReachedFor",
     "RoundBudget",
     "UnknownTool",
 ]
@@ -116,25 +115,6 @@ class UnknownTool(OfferRule):
             offer.chat = [*offer.chat, *told]
             offer.dropped |= {t.name for t in turn.tools}
             offer.note(self.name, "told", f"there is no {name}")
-
-
-class ReachedFor(OfferRule):
-    """When the model, with no grammar holding it, reaches for an offered tool that the
-    request names, the answer is not offered: the model calls it.
-
-    For "Convert 20 euros to dollars" beside `convert_currency`, "About 21.6 dollars."
-    (bad: a made-up rate) becomes `convert_currency {...}` (good) (`choice.reached_for`).
-    """
-
-    name = "reached_for"
-
-    async def shape(self, turn: Turn, offer: Offer) -> None:
-        if not _probes(turn, offer):
-            return
-        name = await turn.probe()
-        if name is not None and reached_for(name, turn.tools, offer.dropped, turn.request):
-            offer.named = {name}
-            offer.note(self.name, "required", name)
 
 
 class AnswerParts(OfferRule):
