@@ -204,7 +204,7 @@ class AddsPart(CallRule):
     part (good); for "Time in Oslo", `get_time {"place": "Oslo, Norway"}` after it adds
     nothing (bad) and ends the reply's calls. A part is a word or number of the request no
     earlier call holds, or a tool the request names that no earlier call used
-    (`choice.adds_to`).
+    (`choice.adds_to`); a call the reply already holds adds none and is left out.
     """
 
     name = "adds_part"
