@@ -4,6 +4,7 @@ whether an extra call of a reply brings a part of the request the earlier calls 
 
 from __future__ import annotations
 
+import itertools
 import re
 from typing import Any
 
@@ -24,6 +25,7 @@ from yiemagent.ai.providers.local.grounding import (
     SHORT_WORD,
     STRING_NUMBERS,
     Grounding,
+    coordinated,
     drop_unbacked_options,
     invented_numbers,
     listed_choices,
@@ -180,7 +182,7 @@ RATES = _tool(
 
 
 def test_a_percentage_the_user_wrote_becomes_a_fraction_where_a_number_is_taken() -> None:
-    """The 0.5B copies "5%" as 5 (BFCL parallel_14: `interest_rate: 5`); a float
+    """The 0.5B copies "5%" as 5 (`interest_rate: 5`); a float
     rate wants 0.05, unless its description asks for a percentage; integers keep it."""
     grounding = Grounding.of_text("A rate of 5%, tax 7.5 percent, yield 4%, 10% off, for 3 years.")
     assert grounding.percents == {5.0, 7.5, 4.0, 10.0}
@@ -313,8 +315,8 @@ def test_an_optional_value_that_changes_an_earlier_calls_adds_a_part() -> None:
     )
     # changed, but to a value the request does not give
     assert not adds_to(RESISTANCE, {"length": 5, "material": "silver"}, earlier, request)
-    # a value an earlier call holds in another parameter is no new part (BFCL multiple_6:
-    # `magnetic_field(I=1, r=0.01)` after `capacitance(A=10, d=0.01, K=1.0)`)
+    # a value an earlier call holds in another parameter is no new part
+    # (`magnetic_field(I=1, r=0.01)` after `capacitance(A=10, d=0.01, K=1.0)`)
     other = _tool({"current": {"type": "number"}, "r": {"type": "number"}}, ["current", "r"])
     assert not adds_to(
         other, {"current": 5, "r": 0}, [(RESISTANCE, {"length": 0, "unit": "5 m"})], request
@@ -340,8 +342,8 @@ def test_a_call_of_another_tool_the_request_names_adds_a_part_with_the_same_valu
     assert adds_to(distance, {"speed": 20}, earlier, request)
     # "kinematics" is the first tool's word too; "report" is not in the request
     assert not adds_to(report, {"speed": 20}, earlier, request)
-    # a word the first tool's own vocabulary has names no new part (BFCL multiple_4:
-    # `calculate_final_speed` after `calculate_displacement(initial_speed=20, …)`)
+    # a word the first tool's own vocabulary has names no new part
+    # (`calculate_final_speed` after `calculate_displacement(initial_speed=20, …)`)
     displacement = _named_with("calculate_displacement", {"initial_speed": {"type": "number"}}, [])
     final_speed = _named_with("calculate_final_speed", {"initial_speed": {"type": "number"}}, [])
     moving = Grounding.of_text("The displacement of a car at an initial speed of 20 m/s")
@@ -368,7 +370,7 @@ RANKING = _tool({"team": {"type": "string"}, "season": {"type": "integer"}}, ["t
 
 def test_a_new_combination_of_values_the_request_lists_adds_a_part() -> None:
     """ "Lakers and Bulls in seasons 2018 and 2020" asks for the four combinations
-    (BFCL parallel_46 stopped after two); paired values, or lists paired "respectively",
+    (the 0.5B stopped after two); paired values, or lists paired "respectively",
     do not multiply."""
     listed = Grounding.of_text(
         "The winning percentage of Lakers and Bulls in seasons 2018 and 2020"
@@ -387,6 +389,26 @@ def test_a_new_combination_of_values_the_request_lists_adds_a_part() -> None:
     assert not adds_to(RANKING, {"team": "Lakers", "season": 2020}, two, respectively)
     # one earlier call: nothing to recombine
     assert not adds_to(RANKING, {"team": "Lakers", "season": 2018}, two[:1], listed)
+
+
+def test_every_two_items_of_a_quoted_list_are_in_one_list() -> None:
+    """Items quoted one by one ("the 'open', 'close', 'high', and 'low' prices") are one
+    list, also two that other items stand between; a word after the list is not in it."""
+    request = Grounding.of_text("The 'Open', 'Close', 'High', and 'Low' prices of tea")
+    items = ["Open", "Close", "High", "Low"]
+    for first, second in itertools.combinations(items, 2):
+        assert coordinated(first, second, items, request)
+    assert not coordinated("Open", "tea", items, request)
+    stock = _tool({"company": {"type": "string"}, "kind": {"type": "string"}}, ["company", "kind"])
+    listed = Grounding.of_text("The 'open', 'close' and 'high' prices of tea and coffee")
+    made = [
+        (stock, {"company": "tea", "kind": "open"}),
+        (stock, {"company": "coffee", "kind": "open"}),
+        (stock, {"company": "tea", "kind": "close"}),
+        (stock, {"company": "coffee", "kind": "close"}),
+        (stock, {"company": "tea", "kind": "high"}),
+    ]
+    assert adds_to(stock, {"company": "coffee", "kind": "high"}, made, listed)
 
 
 _NAMES = st.lists(

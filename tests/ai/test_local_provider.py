@@ -683,7 +683,7 @@ async def test_an_extra_call_that_adds_no_part_of_the_request_is_dropped_and_end
 async def test_in_a_list_the_model_opened_a_call_adding_nothing_is_dropped(
     fake: Callable[..., FakeRuntime],
 ) -> None:
-    """BFCL simple_python_208 got the same directions twice (the second with its
+    """The 0.5B wrote the same directions twice (the second with its
     optional list repeated); every call after a reply's first must add a part."""
     same = {"place": "New York"}
     runtime = fake([_calls(("get_time", same), ("get_time", {"place": "york new"}))])
@@ -695,7 +695,7 @@ async def test_in_a_list_the_model_opened_a_call_adding_nothing_is_dropped(
 async def test_an_extra_call_cut_short_is_dropped_and_the_first_call_stands(
     fake: Callable[..., FakeRuntime],
 ) -> None:
-    """BFCL simple_python_220: an extra call cut at "length" came out half-written and
+    """An extra call cut at "length" came out half-written and
     unchecked beside the first; it is dropped, the reply ends with the first call."""
     first = ("calculator", {"expression": "200 * 0.5"})
     cut = ', {"name": "calculator", "arguments": {"expression": "200 * 0.5 + 200 * 0.5 + '

@@ -341,9 +341,13 @@ def coordinated(
                 continue
             for other in others:
                 between = _whole(other).sub(" ", between)
+            between = _EMPTY_QUOTES.sub(" ", between)  # 'a', 'b' and 'c' without 'b'
             if between.strip() and _LIST_BETWEEN.fullmatch(between.strip(" ")):
                 return True
     return False
+
+
+_EMPTY_QUOTES = re.compile(r"""(['"`])\s*\1""")
 
 
 def _written(value: Any) -> str | None:
