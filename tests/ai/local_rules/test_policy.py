@@ -78,7 +78,7 @@ def test_without_switches_rules_off_by_name_and_rejects_unknown_names() -> None:
 def test_a_policy_is_for_models_the_embedded_provider_drives() -> None:
     assert local_model(policy=LocalPolicy()).policy == LocalPolicy()
     assert "relevant" not in policy_of(local_model(without=("relevant",))).names
-    assert policy_of(get_model("local/qwen2.5-coder-0.5b")) is DEFAULT_POLICY
+    assert policy_of(get_model("local/qwen2.5-coder-1.5b")) is DEFAULT_POLICY
     with pytest.raises(ProviderError, match="not driven by the embedded provider"):
         local_model("openai/gpt-4o-mini")
     with pytest.raises(ProviderError, match="tool_format must be one of json, native"):
@@ -105,3 +105,16 @@ def test_yiem_run_json_lines_carry_the_rules_steps() -> None:
     message = AssistantMessage(content=[TextContent("Which city?")], details={DETAILS_KEY: [step]})
     line = json.loads(json.dumps(event_to_dict(MessageEndEvent(message))))
     assert line["message"]["details"] == {DETAILS_KEY: [step]}
+
+
+def test_each_embedded_model_runs_its_own_default_policy() -> None:
+    """A model's spec turns rules off for it (`LocalModelSpec.rules_off`); `without`
+    starts from that default, and a chosen policy is kept as it is."""
+    small = policy_of(get_model("local/qwen2.5-coder-0.5b")).names
+    large = policy_of(get_model("local/qwen2.5-coder-1.5b")).names
+    assert set(large) - set(small) == {"named_unused", "file_as_value"}
+    trimmed = local_model("local/qwen2.5-coder-0.5b", without=("relevant",)).policy
+    assert trimmed is not None
+    assert set(trimmed.names) == set(small) - {"relevant"}
+    chosen = local_model("local/qwen2.5-coder-0.5b", policy=DEFAULT_POLICY).policy
+    assert chosen is DEFAULT_POLICY

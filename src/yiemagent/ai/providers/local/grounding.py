@@ -39,6 +39,8 @@ __all__ = [
     "invented_numbers",
     "lettered",
     "listed_choices",
+    "reads_files",
+    "takes_files",
     "ungrounded",
     "value_numbers",
     "value_strings",
@@ -184,6 +186,29 @@ def authored(tool: AgentTool, parameter: str) -> bool:
     properties = tool.input_schema.get("properties")
     param = properties.get(parameter) if isinstance(properties, dict) else None
     return isinstance(param, dict) and "contentMediaType" in param
+
+
+_FILE_WORDS = ("file", "path", "folder", "directory")
+_CAMEL_SPLIT = re.compile(r"(?<=[a-z])(?=[A-Z])")
+
+
+def takes_files(tool: AgentTool, parameter: str) -> bool:
+    """Whether the tool's `parameter` takes a file name: its name or its description has a
+    word beginning with "file", "path", "folder" or "directory" (`path`, `filename`, "The
+    file to read"). A file name in any other parameter (a city, an expression) stands for
+    the file's content, which only a call that reads the file can give."""
+    properties = tool.input_schema.get("properties")
+    param = properties.get(parameter) if isinstance(properties, dict) else None
+    description = param.get("description", "") if isinstance(param, dict) else ""
+    text = f"{parameter.replace('_', ' ')} {description if isinstance(description, str) else ''}"
+    return any(word.startswith(_FILE_WORDS) for word in words(_CAMEL_SPLIT.sub(" ", text)))
+
+
+def reads_files(tool: AgentTool) -> bool:
+    """Whether a REQUIRED parameter of the tool `takes_files` (`read_file`'s `path`)."""
+    required = tool.input_schema.get("required")
+    names = required if isinstance(required, list) else []
+    return any(isinstance(name, str) and takes_files(tool, name) for name in names)
 
 
 _QUOTED = re.compile(r"""(?<![\w'"])(['"`])([^'"`\n]{1,40})\1(?![\w'"])""")

@@ -10,6 +10,7 @@ from typing import Final, Literal
 
 from yiemagent.ai.models import ToolCallMode, get_model
 from yiemagent.ai.providers.local.rules import DEFAULT_POLICY, LocalPolicy
+from yiemagent.ai.providers.local.weights import local_spec
 from yiemagent.errors import ProviderError
 from yiemagent.types.model import Model
 
@@ -38,7 +39,7 @@ class LocalModel(Model):
     """A `Model` with the embedded provider's policy and tool format."""
 
     policy: LocalPolicy | None = None
-    """The rules it runs; None: `DEFAULT_POLICY`."""
+    """The rules it runs; None: the model's default (`policy_of`)."""
     tool_format: ToolFormat = "json"
 
 
@@ -56,8 +57,8 @@ def local_model(
     Args:
         name: An embedded model ("local/qwen2.5-coder-0.5b"), or a server's with
             `tool_calls="schema"` ("openai-compatible/<id>" with `base_url`).
-        policy: The rules to run (None: `DEFAULT_POLICY`; `LocalPolicy(())`: plain
-            constrained decoding).
+        policy: The rules to run (None: the model's default, `policy_of`;
+            `LocalPolicy(())`: plain constrained decoding).
         without: Names of rules of the policy switched off (`LocalPolicy.without`).
         tool_format: "json" (the reply schema) or "native" (the model's own
             `<tool_call>` blocks, held to the tools' schemas by a grammar).
@@ -77,16 +78,24 @@ def local_model(
         raise ProviderError(
             f"tool_format must be one of {', '.join(TOOL_FORMATS)}, not {tool_format!r}"
         )
-    chosen = (policy or DEFAULT_POLICY).without(*without) if without else policy
+    chosen = (policy or _default_policy(model)).without(*without) if without else policy
     same = {f.name: getattr(model, f.name) for f in fields(Model)}
     return LocalModel(**same, policy=chosen, tool_format=tool_format)
 
 
 def policy_of(model: Model) -> LocalPolicy:
-    """The policy `model` is driven with: its own, else `DEFAULT_POLICY`."""
+    """The policy `model` is driven with: its own, else its default: `DEFAULT_POLICY`
+    without the rules an embedded model's spec turns off (`LocalModelSpec.rules_off`)."""
     if isinstance(model, LocalModel) and model.policy is not None:
         return model.policy
-    return DEFAULT_POLICY
+    return _default_policy(model)
+
+
+def _default_policy(model: Model) -> LocalPolicy:
+    if model.api != "local":
+        return DEFAULT_POLICY
+    off = local_spec(model.id).rules_off
+    return DEFAULT_POLICY.without(*off) if off else DEFAULT_POLICY
 
 
 def tool_format_of(model: Model) -> ToolFormat:

@@ -9,10 +9,14 @@ from typing import Any
 
 from yiemagent.ai.providers.local.choice import adds_to, relevant
 from yiemagent.ai.providers.local.grounding import (
+    FILE_NAME,
     authored,
     drop_unbacked_options,
     invented_numbers,
+    reads_files,
+    takes_files,
     ungrounded,
+    value_strings,
 )
 from yiemagent.ai.providers.local.prompt import call_key
 from yiemagent.ai.providers.local.repair import percent_as_fraction, repair_file_names
@@ -23,6 +27,7 @@ __all__ = [
     "AddsPart",
     "AnsweredRepeat",
     "ChainStepRule",
+    "FileAsValue",
     "FileNames",
     "Grounded",
     "PercentAsFraction",
@@ -60,6 +65,35 @@ class FileNames(CallRule):
         if repaired is arguments:
             return None
         return Repaired(repaired, f"{show(tool.name, arguments)} → {json.dumps(repaired)}")
+
+
+class FileAsValue(CallRule):
+    """Drops a call that puts a file name the conversation gives into a parameter that
+    does not take files; the reply is asked again without that tool.
+
+    For "where.txt names a city. What time is it there?", `get_time {"place": "where.txt"}`
+    (bad: the file's name for its content) is dropped, and the model, asked again, writes
+    `read_file {"path": "where.txt"}` (good). Which parameters take files:
+    `grounding.takes_files`; only while a tool `reads_files` (else a name like "site.com"
+    is no file).
+    """
+
+    name = "file_as_value"
+
+    def judge(
+        self, tool: AgentTool, arguments: dict[str, Any], scene: CallScene
+    ) -> Repaired | Dropped | None:
+        files = {name.lower() for name in scene.known.files}
+        if not files or not any(reads_files(t) for t in scene.tools.values()):
+            return None  # without a tool that reads files, "site.com" is not one
+        for name, value in arguments.items():
+            if takes_files(tool, name) or authored(tool, name):
+                continue
+            for text in value_strings(value):
+                named = {m.group(0).lower() for m in FILE_NAME.finditer(text)} & files
+                if named:
+                    return Dropped(f"{show(tool.name, arguments)}: {min(named)} is a file")
+        return None
 
 
 class UnbackedOptions(CallRule):

@@ -4,7 +4,7 @@ whether a lone call is continued as a list (R-11.1)."""
 
 from __future__ import annotations
 
-from yiemagent.ai.providers.local.choice import prose, spells, unknown_tool
+from yiemagent.ai.providers.local.choice import mentions, prose, spells, unknown_tool
 from yiemagent.ai.providers.local.native import native_no_tool_turns
 from yiemagent.ai.providers.local.prompt import (
     last_results,
@@ -19,6 +19,7 @@ __all__ = [
     "ChainUnnamed",
     "ExtraCall",
     "NamedTool",
+    "NamedUnused",
     "RoundBudget",
     "UnknownTool",
 ]
@@ -58,6 +59,34 @@ class ChainUnnamed(OfferRule):
         if unnamed - offer.dropped:
             offer.note(self.name, "withheld", ", ".join(sorted(unnamed - offer.dropped)))
         offer.dropped |= unnamed
+
+
+class NamedUnused(OfferRule):
+    """After tool results, a tool the request names that no call since the request used
+    gets the answer withheld while it is offered: the model takes that step instead of
+    answering its part from its own head.
+
+    For "where.txt names a city. What time is it there?" after `read_file` returned
+    "Nairobi", "It is 12:34 in Nairobi." (bad: made up) becomes `get_time {"place":
+    "Nairobi"}` (good). Naming is `choice.mentions`; the round budget still ends the steps.
+    """
+
+    name = "named_unused"
+
+    async def shape(self, turn: Turn, offer: Offer) -> None:
+        if turn.chain is None or turn.output_tools:
+            return
+        used = {tool.name for tool, _ in turn.chain.called}
+        named = {
+            tool.name
+            for tool in turn.tools
+            if tool.name not in used
+            and tool.name not in offer.dropped
+            and mentions(tool, turn.chain.request)
+        }
+        if named - offer.named:
+            offer.named |= named
+            offer.note(self.name, "required", ", ".join(sorted(named)))
 
 
 class NamedTool(OfferRule):

@@ -1,0 +1,56 @@
+"""`named_unused`: after results, a tool the request names and no call used is taken,
+not answered for."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from tests.ai._local_kit import FakeRuntime
+from tests.ai.local_rules._kit import (
+    CALCULATOR,
+    GET_TIME,
+    READ_FILE,
+    answer,
+    conversation,
+    notes,
+    offer,
+    reply,
+    run,
+    turn,
+)
+from yiemagent.ai.providers.local.rules import DEFAULT_POLICY, NamedUnused
+
+TOOLS = [CALCULATOR, GET_TIME, READ_FILE]
+REQUEST = "where.txt names a city. What time is it there?"
+READ = ("read_file", {"path": "where.txt"}, "Nairobi")
+
+
+async def test_a_named_tool_not_used_yet_is_required_after_results() -> None:
+    shaped = offer()
+    await NamedUnused().shape(turn(conversation(REQUEST, READ), TOOLS), shaped)
+    assert shaped.named == {"get_time"}
+    # once used, or before any result, nothing is required
+    done = conversation(REQUEST, READ, ("get_time", {"place": "Nairobi"}, "05:53"))
+    for messages in (done, conversation(REQUEST)):
+        plain = offer()
+        await NamedUnused().shape(turn(messages, TOOLS), plain)
+        assert plain.named == set()
+    # a request that names no other tool
+    read_only = offer()
+    await NamedUnused().shape(turn(conversation("Show me where.txt", READ), TOOLS), read_only)
+    assert read_only.named == set()
+
+
+async def test_the_next_step_is_taken_instead_of_a_made_up_answer(
+    fake: Callable[..., FakeRuntime],
+) -> None:
+    messages = conversation(REQUEST, READ)
+    fake([reply(("get_time", {"place": "Nairobi"}))])
+    message = await run(messages, TOOLS)
+    assert [(c.name, c.arguments) for c in message.tool_calls] == [
+        ("get_time", {"place": "Nairobi"})
+    ]
+    assert [n["action"] for n in notes(message, "named_unused")] == ["required"]
+    fake([answer("It is noon in Nairobi.")])
+    off = await run(messages, TOOLS, DEFAULT_POLICY.without("named_unused"))
+    assert off.text == "It is noon in Nairobi."
