@@ -8,7 +8,7 @@ import itertools
 import re
 from typing import Any
 
-from hypothesis import given, strategies as st
+from hypothesis import example, given, strategies as st
 
 from yiemagent import AgentTool, TextContent, ToolResultMessage, UserMessage
 from yiemagent.ai.providers.local.choice import (
@@ -52,18 +52,22 @@ TOOL = _tool({"a": {"type": "string"}, "b": {"type": "array"}, "c": {}}, ["a", "
     st.lists(st.text(min_size=1, max_size=12), min_size=1, max_size=4),
     st.text(max_size=30),
 )
+@example(["0"], "2:3:4")  # three numbers nothing backs
 def test_ungrounded_words_are_the_unbacked_lettered_ones(parts: list[str], extra: str) -> None:
+    """What `ungrounded` lists of a required string: its unbacked lettered words, and its
+    numbers when `STRING_NUMBERS` or more of them are unbacked ("2:3:4")."""
     grounding = Grounding.of_text(" ".join(parts))
     assert not ungrounded(TOOL, {"a": " ".join(reversed(parts)), "b": [parts[0], True]}, grounding)
     called = {w.lower() for w in re.findall(r"([^\W_]+)\s*\(", extra)}
-    expected = {
+    unbacked = {
         w
         for w in words(extra) - called
         if any(c.isalpha() for c in w) and not grounding.knows_word(w)
     }
+    expected = unbacked | invented_numbers(extra, grounding)
     assert ungrounded(TOOL, {"a": extra, "b": []}, grounding) == expected
     assert not ungrounded(TOOL, {"a": "", "b": [], "c": extra}, grounding)  # optional: unchecked
-    for word in expected:
+    for word in unbacked:
         assert len(word) > SHORT_WORD and word not in grounding.words
 
 
