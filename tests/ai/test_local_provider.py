@@ -608,7 +608,7 @@ def test_chat_messages_render_calls_as_json_and_one_round_of_results_as_one_user
         {
             "role": "user",
             "content": "<tool_response>\n17 * 23 = 391\n\nError: boom\n</tool_response>\n"
-            + AFTER_RESULTS.format(request="What is 17 * 23?"),
+            + AFTER_RESULTS,
         },
         {"role": "assistant", "content": '{"name": "answer", "text": "It is 391."}'},
     ]

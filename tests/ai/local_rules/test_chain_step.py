@@ -20,6 +20,22 @@ def test_the_next_step_runs_and_a_call_taking_nothing_new_is_dropped() -> None:
     assert isinstance(ChainStepRule().judge(READ_FILE, {"path": "a.txt, again"}, at), Dropped)
 
 
+def test_a_reader_follows_only_a_file_the_results_name() -> None:
+    # "Bring the blue folder." names no file: neither a phrase made into a path nor a
+    # folder is read next, while a file the result writes is.
+    notes_read = conversation(
+        "Read notes.txt", ("read_file", {"path": "notes.txt"}, "Bring the blue folder to dist/.")
+    )
+    at = scene(notes_read, [READ_FILE])
+    for path in ("blue_folder", "dist/", "blue_folder.txt"):
+        assert isinstance(ChainStepRule().judge(READ_FILE, {"path": path}, at), Dropped)
+    pointer = scene(
+        conversation("Read a.txt", ("read_file", {"path": "a.txt"}, "See docs/B.md.")),
+        [READ_FILE],
+    )
+    assert ChainStepRule().judge(READ_FILE, {"path": "docs/b.md"}, pointer) is None
+
+
 def test_before_any_result_it_says_nothing() -> None:
     at = scene(conversation("Read a.txt"), [READ_FILE])
     assert ChainStepRule().judge(READ_FILE, {"path": "anything"}, at) is None

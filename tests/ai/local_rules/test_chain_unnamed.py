@@ -3,7 +3,7 @@ names it."""
 
 from __future__ import annotations
 
-from tests.ai.local_rules._kit import GET_TIME, READ_FILE, conversation, offer, turn
+from tests.ai.local_rules._kit import GET_TIME, GET_WEATHER, READ_FILE, conversation, offer, turn
 from yiemagent.ai.providers.local.rules import ChainUnnamed
 
 
@@ -22,3 +22,15 @@ async def test_a_named_tool_stays_and_before_results_nothing_is_withheld() -> No
     first = offer()
     await ChainUnnamed().shape(turn(conversation("Read a.txt"), [READ_FILE, GET_TIME]), first)
     assert first.dropped == set()
+
+
+async def test_a_file_name_the_request_gives_names_the_tools_that_read_files() -> None:
+    # "where.txt names a city" says neither "read" nor "file": after a first call that took
+    # the file's name for a city, the reader is still offered; the clock is not.
+    failed = conversation(
+        "where.txt names a city. What is the weather there?",
+        ("get_weather", {"city": "where.txt"}, "Unknown city 'where.txt'"),
+    )
+    shaped = offer()
+    await ChainUnnamed().shape(turn(failed, [READ_FILE, GET_TIME, GET_WEATHER]), shaped)
+    assert shaped.dropped == {"get_time"}

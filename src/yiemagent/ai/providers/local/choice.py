@@ -19,6 +19,8 @@ from yiemagent.ai.providers.local.grounding import (
     choice_words,
     coordinated,
     lettered,
+    reads_files,
+    takes_files,
     value_numbers,
     value_strings,
     words,
@@ -305,15 +307,35 @@ class ChainStep:
         )
 
     def unnamed(self, tools: Sequence[AgentTool]) -> set[str]:
-        """The tools not used yet that the request does not name: not offered now."""
+        """The tools not used yet that the request does not name: not offered now. A file
+        name the request gives names the tools that read files ("where.txt names a city"
+        asks for `read_file` though it says neither "read" nor "file")."""
         used = {tool.name for tool, _ in self.called}
-        return {t.name for t in tools if t.name not in used and not mentions(t, self.request)}
+        return {
+            t.name
+            for t in tools
+            if t.name not in used
+            and not mentions(t, self.request)
+            and not (self.request.files and reads_files(t))
+        }
 
     def allows(self, tool: AgentTool, arguments: dict[str, Any]) -> bool:
         """Whether a call of `tool` with `arguments` may run now."""
         if tool.name in self.failed or all(earlier.name != tool.name for earlier, _ in self.called):
             return True
+        if reads_files(tool) and not self._names_files(tool, arguments):
+            return False
         return adds_to(tool, arguments, self.called, self.results, self.known)
+
+    def _names_files(self, tool: AgentTool, arguments: dict[str, Any]) -> bool:
+        # A reader called again follows a file a result names ("It is in secret.txt"), not
+        # a folder or a phrase made into a path ("dist/", "blue_folder").
+        named = {name.lower() for name in self.results.files}
+        return all(
+            isinstance(value, str) and value.lower() in named
+            for parameter, value in arguments.items()
+            if takes_files(tool, parameter)
+        )
 
 
 def vocabulary(tools: Sequence[AgentTool]) -> frozenset[str]:

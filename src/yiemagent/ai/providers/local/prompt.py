@@ -389,27 +389,25 @@ def no_tool_turns(name: str) -> list[dict[str, str]]:
     ]
 
 
-REQUEST_CHARS = 300
-"""The user's request is restated after tool results, cut to this many characters."""
-AFTER_RESULTS = 'My request was: "{request}". Answer every part of it from these results.'
+AFTER_RESULTS = (
+    "Those are the results of the calls you made for my request. "
+    "Answer it now, using only these results."
+)
 
 
-def results_turn(results: Sequence[str], request: str) -> str:
+def results_turn(results: Sequence[str]) -> str:
     """The user turn that hands one round's tool results back: the results, a blank line
     apart, in one `<tool_response>` block (the Qwen chat template's tags; one block, because
-    the 0.5B answers by copying the last block), then the request restated with the
-    instruction to answer from them (measured in docs/local-model.md).
+    the 0.5B answers by copying the last block), then `AFTER_RESULTS`.
+
+    The request is not restated: quoted after the results, "Read notes.md and tell me the
+    title." was copied as the answer or read again (measured in docs/local-model.md).
 
     Args:
         results: Each result's text, in the order of the calls.
-        request: The text of the user message the calls serve ("" leaves the restatement
-            out).
     """
     body = "\n\n".join(results)
-    turn = f"<tool_response>\n{body}\n</tool_response>"
-    if request.strip():
-        turn += "\n" + AFTER_RESULTS.format(request=_cut(request, REQUEST_CHARS))
-    return turn
+    return f"<tool_response>\n{body}\n</tool_response>\n{AFTER_RESULTS}"
 
 
 def chat_messages(
@@ -420,18 +418,17 @@ def chat_messages(
     Earlier replies are shown as the JSON the model produces (a call, a list of calls, or the
     answer object named `answer`), so the model keeps to its format and a turn's prefix stays
     identical across turns. The tool results of one round are one user turn
-    (`results_turn`: one block of results, then the request restated). Images are
+    (`results_turn`: one block of results, then `AFTER_RESULTS`). Images are
     replaced by a note (the models read text only); thinking is left out. With `system`
     empty, earlier answers are plain text.
     """
     out: list[dict[str, str]] = [{"role": "system", "content": system}] if system else []
     as_json = bool(answer)
-    request = ""
     pending: list[str] = []
 
     def flush() -> None:
         if pending:
-            out.append({"role": "user", "content": results_turn(pending, request)})
+            out.append({"role": "user", "content": results_turn(pending)})
             pending.clear()
 
     for message in messages:
@@ -443,8 +440,7 @@ def chat_messages(
             continue
         flush()
         if isinstance(message, UserMessage):
-            request = content_text(message.content)
-            out.append({"role": "user", "content": request})
+            out.append({"role": "user", "content": content_text(message.content)})
         elif isinstance(message, AssistantMessage):
             text = "\n".join(
                 b.text for b in message.content if isinstance(b, TextContent) and b.text

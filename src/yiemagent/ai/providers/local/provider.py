@@ -281,7 +281,10 @@ async def _generate_reply(
             logger.info("local calls of %s dropped; asking again", outcome.repeated)
             dropped |= outcome.repeated
             asked += 1
-            if asked >= MAX_ASKS:  # bounded: the answer is left
+            named = offer.named - dropped
+            if asked == MAX_ASKS and named:  # the tools the request asks for, once more
+                dropped |= {t.name for t in tools} - named - output_tools
+            elif asked >= MAX_ASKS:  # bounded: the answer is left
                 dropped |= {t.name for t in tools} - output_tools
         scene.emitted, scene.calls = set(), []
         answers = not output_tools and not offer.named - dropped

@@ -5,6 +5,7 @@ whether a lone call is continued as a list (R-11.1)."""
 from __future__ import annotations
 
 from yiemagent.ai.providers.local.choice import mentions, prose, spells, unknown_tool
+from yiemagent.ai.providers.local.grounding import reads_files
 from yiemagent.ai.providers.local.native import native_no_tool_turns
 from yiemagent.ai.providers.local.prompt import (
     last_results,
@@ -18,6 +19,7 @@ __all__ = [
     "AnswerParts",
     "ChainUnnamed",
     "ExtraCall",
+    "GivenFile",
     "NamedTool",
     "NamedUnused",
     "RoundBudget",
@@ -144,6 +146,30 @@ class UnknownTool(OfferRule):
             offer.chat = [*offer.chat, *told]
             offer.dropped |= {t.name for t in turn.tools}
             offer.note(self.name, "told", f"there is no {name}")
+
+
+class GivenFile(OfferRule):
+    """A first-round request that gives a file name gets no answer offered while a tool
+    that reads files is: the model reads the file instead of answering about it from its
+    own head.
+
+    For "Open config.yaml and tell me the port.", "The port is 5000." (bad: made up) becomes
+    `read_file {"path": "config.yaml"}` (good). After `unknown_tool`, so a request no tool
+    serves ("Delete notes.txt.") is still declined; which tools read files:
+    `grounding.reads_files`.
+    """
+
+    name = "given_file"
+
+    async def shape(self, turn: Turn, offer: Offer) -> None:
+        if not turn.first_round or turn.output_tools or not turn.request.files:
+            return
+        readers = {
+            tool.name for tool in turn.tools if tool.name not in offer.dropped and reads_files(tool)
+        }
+        if readers - offer.named:
+            offer.named |= readers
+            offer.note(self.name, "required", ", ".join(sorted(readers)))
 
 
 class AnswerParts(OfferRule):
