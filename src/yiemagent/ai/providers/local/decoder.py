@@ -268,6 +268,7 @@ class ReplyDecoder:
         "_builder",
         "_extra",
         "_gate",
+        "_held",
         "_items",
         "_open",
         "_scene",
@@ -276,10 +277,11 @@ class ReplyDecoder:
         "notes",
     )
 
-    def __init__(self, builder: MessageBuilder, gate: CallGate) -> None:
+    def __init__(self, builder: MessageBuilder, gate: CallGate, *, hold: bool = False) -> None:
         """Args:
         builder: Receives the message's events.
         gate: The reply's call rules (and the tools offered, the scene).
+        hold: Keep the answer back until `release` (the provider may refuse it whole).
         """
         self._builder = builder
         self._tools = gate.tools
@@ -288,6 +290,7 @@ class ReplyDecoder:
         self._gate = gate
         self._items = ItemScanner()
         self._answer: str | None = None
+        self._held = hold
         self._open: tuple[str, int] | None = None
         """The call being streamed: its name and where its arguments start in the item."""
         self._sent = 0
@@ -411,8 +414,20 @@ class ReplyDecoder:
         # A half-received escape can make the partial string differ from the last one;
         # emit only when it extends what was already sent.
         if len(answer) > len(sent) and answer.startswith(sent):
-            self._builder.text_delta(answer[len(sent) :])
+            if not self._held:
+                self._builder.text_delta(answer[len(sent) :])
             self._answer = answer
+
+    @property
+    def answer(self) -> str | None:
+        """The answer's text so far; None when the reply is not an answer."""
+        return self._answer
+
+    def release(self) -> None:
+        """Emit an answer held back (`hold`) whole; later text streams as it comes."""
+        if self._held and self._answer:
+            self._builder.text_delta(self._answer)
+        self._held = False
 
     def finish(self, cut: bool) -> tuple[ReplyKind, set[str]]:
         """Flush what is left (`cut`: generation ended early); returns the reply's kind and,

@@ -41,6 +41,7 @@ __all__ = [
     "listed_choices",
     "reads_files",
     "takes_files",
+    "unbacked_numbers",
     "ungrounded",
     "value_numbers",
     "value_strings",
@@ -169,11 +170,17 @@ STRING_NUMBERS = 3
 _IN_STRING = re.compile(r"\d+(?:\.\d+)?")
 
 
-def invented_numbers(text: str, grounding: Grounding) -> set[str]:
-    """The numbers written in `text` that `grounding` does not back, when there are
-    `STRING_NUMBERS` or more of them (else none)."""
+def unbacked_numbers(text: str, grounding: Grounding) -> set[str]:
+    """The numbers written in `text` ("14", "2.5"; thousands separators read) that
+    `grounding` does not back (`Grounding.knows_number`)."""
     found = set(_IN_STRING.findall(THOUSANDS.sub("", text)))
-    unknown = {m for m in found if not grounding.knows_number(float(m))}
+    return {m for m in found if not grounding.knows_number(float(m))}
+
+
+def invented_numbers(text: str, grounding: Grounding) -> set[str]:
+    """`unbacked_numbers` of `text`, when there are `STRING_NUMBERS` or more of them (else
+    none)."""
+    unknown = unbacked_numbers(text, grounding)
     return unknown if len(unknown) >= STRING_NUMBERS else set()
 
 

@@ -39,7 +39,7 @@ from yiemagent.ai.openai_wire import usage_from_openai
 from yiemagent.ai.providers.local.choice import ChainStep, vocabulary
 from yiemagent.ai.providers.local.decoder import CallGate, Decoder, ReplyDecoder
 from yiemagent.ai.providers.local.generation import Outcome, free_name, stream_chunks
-from yiemagent.ai.providers.local.grounding import Grounding
+from yiemagent.ai.providers.local.grounding import Grounding, unbacked_numbers
 from yiemagent.ai.providers.local.model import policy_of, tool_format_of
 from yiemagent.ai.providers.local.native import (
     NATIVE_NAME_PREFIX,
@@ -275,6 +275,7 @@ async def _generate_reply(
     outcome: Outcome | None = None
     decoder: Decoder | None = None
     asked = 0
+    check_answer = offer.check_answer  # `rules.UnbackedAnswer`: refused at most once
     while outcome is None or (outcome.kind == "repeat" and outcome.finish_reason != "length"):
         if outcome is not None:
             # The call rules dropped every call of the reply: asked again without those tools.
@@ -289,7 +290,8 @@ async def _generate_reply(
         scene.emitted, scene.calls = set(), []
         answers = not output_tools and not offer.named - dropped
         gate = CallGate(builder, tools, scene=scene, rules=policy.call_rules, exempt=output_tools)
-        decoder = NativeDecoder(builder, gate) if native else ReplyDecoder(builder, gate)
+        hold = check_answer and answers
+        decoder = NativeDecoder(builder, gate) if native else ReplyDecoder(builder, gate, hold=hold)
         if native:
             request["grammar"] = native_grammar(tools, drop=dropped, answer=answers)
         else:
@@ -301,6 +303,18 @@ async def _generate_reply(
         outcome = await stream_chunks(runtime, request, builder, decoder, options, deadline)
         notes += decoder.notes
         usage.add(usage_from_openai(outcome.usage))
+        if hold and isinstance(decoder, ReplyDecoder) and outcome.kind == "answer":
+            check_answer = False
+            made_up = unbacked_numbers(decoder.answer or "", scene.known)
+            callable_ = {t.name for t in tools} - dropped - output_tools
+            whole = outcome.finish_reason != "length" and outcome.error is None
+            if made_up and callable_ and whole and not outcome.aborted:
+                what = f"a call, not an answer stating {', '.join(sorted(made_up))}"
+                notes.append(RuleNote("unbacked_answer", "required", what))
+                offer.named |= callable_
+                outcome = None
+                continue
+            decoder.release()
     # `rules.ExtraCall`: a lone first call is written back as the start of several (an
     # open JSON list, `[{call}`, or its `<tool_call>` block in the model's own format), and
     # the model must write one more call at a time; the call rules judge each.

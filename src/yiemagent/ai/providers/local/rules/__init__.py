@@ -41,6 +41,7 @@ from yiemagent.ai.providers.local.rules.offers import (
     NamedTool,
     NamedUnused,
     RoundBudget,
+    UnbackedAnswer,
     UnknownTool,
 )
 
@@ -72,6 +73,7 @@ __all__ = [
     "RuleAction",
     "RuleNote",
     "Turn",
+    "UnbackedAnswer",
     "UnbackedOptions",
     "UnknownTool",
 ]
@@ -87,6 +89,7 @@ DEFAULT_POLICY = LocalPolicy(
         NamedTool(),
         UnknownTool(),
         GivenFile(),
+        UnbackedAnswer(),
         AnswerParts(),
         ExtraCall(),
         FileNames(),

@@ -107,6 +107,9 @@ class Offer:
     """With 2 or more, the answer is a list of that many strings (`prompt.reply_schema`)."""
     extra_call: bool = False
     """Whether a lone first call is continued as a list and one more call asked for."""
+    check_answer: bool = False
+    """Whether an answer is held back until whole and, when it states a number nothing the
+    model was given backs, refused once for a call of a tool still offered."""
     notes: list[RuleNote] = field(default_factory=list)
 
     def note(self, rule: str, action: RuleAction, what: str) -> None:

@@ -23,6 +23,7 @@ __all__ = [
     "NamedTool",
     "NamedUnused",
     "RoundBudget",
+    "UnbackedAnswer",
     "UnknownTool",
 ]
 
@@ -170,6 +171,29 @@ class GivenFile(OfferRule):
         if readers - offer.named:
             offer.named |= readers
             offer.note(self.name, "required", ", ".join(sorted(readers)))
+
+
+class UnbackedAnswer(OfferRule):
+    """A first-round answer to a request that gives a number is held back until whole; when
+    it states a number nothing given backs, it is refused once and the model asked for a
+    call of a tool still offered (whose call the call rules then judge as any other).
+
+    For "How many hours are in 4 days?" beside a calculator, "4 days have 48 hours." (bad:
+    worked out in its head, and wrong) becomes `calculator {"expression": "4 * 24"}`
+    (good). "Which year did the war end?" gives no number and is left alone; an answer
+    whose numbers the request gives ("40 pages a day") is let through. The JSON reply only
+    (in its own format the model's text streams as it comes).
+    """
+
+    name = "unbacked_answer"
+
+    async def shape(self, turn: Turn, offer: Offer) -> None:
+        offer.check_answer = (
+            turn.first_round
+            and not turn.output_tools
+            and not turn.native
+            and bool(turn.request.numbers)
+        )
 
 
 class AnswerParts(OfferRule):
