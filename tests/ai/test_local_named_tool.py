@@ -110,7 +110,8 @@ async def test_r11_2_other_requests_keep_the_answer(
 ) -> None:
     runtime = _Runtime()
     message = await _reply(monkeypatch, runtime, [UserMessage(text)], [calculator, word_count])
-    assert runtime.offered_answer == [True]
+    # The first reply may answer (a made-up number is then refused: `unbacked_answer`).
+    assert runtime.offered_answer[0] is True
     assert message.stop_reason == "stop"
 
 
@@ -153,7 +154,8 @@ async def test_r11_2_otherwise_the_free_name_leaves_the_answer(
 ) -> None:
     runtime = _Runtime(probe=probe)
     message = await _reply(monkeypatch, runtime, [UserMessage(text)], [calculator, word_count])
-    assert runtime.offered_answer == [True]
+    # The first reply may answer (a made-up number is then refused: `unbacked_answer`).
+    assert runtime.offered_answer[0] is True
     assert message.stop_reason == "stop"
 
 
