@@ -19,6 +19,9 @@ from tests.ai.local_rules._kit import (
     run,
     turn,
 )
+from yiemagent.ai import Context, stream
+from yiemagent.ai.providers.local import local_model
+from yiemagent.ai.providers.local.decoder import HOLD_CHARS
 from yiemagent.ai.providers.local.grounding import Grounding, unbacked_numbers
 from yiemagent.ai.providers.local.rules import DEFAULT_POLICY, UnbackedAnswer
 
@@ -93,3 +96,27 @@ def test_numbers_the_request_writes_are_backed(values: list[int]) -> None:
     assert unbacked_numbers(" ".join(str(v) for v in values), request) == set()
     fresh = max(values) * 1000 + 7  # neither a given number nor a percentage of one
     assert unbacked_numbers(f"so {fresh}", request) == {str(fresh)}
+
+
+async def test_a_long_answer_streams_and_is_not_refused(
+    fake: Callable[..., FakeRuntime],
+) -> None:
+    # A story for "Write 3 lines about the sea" holds numbers of its own; past HOLD_CHARS
+    # it streams as it is written instead of waiting for its end.
+    story = " ".join(
+        f"At {hour} the {what} came in over the {where}."
+        for hour, what, where in zip(
+            range(5, 13),
+            ("tide", "fog", "gulls", "boats", "light", "wind", "rain", "swell"),
+            ("rocks", "harbour", "pier", "sand", "dunes", "wall", "bay", "reef"),
+            strict=True,
+        )
+    )
+    fake([answer(story)], names=["answer"], size=8)
+    events = stream(local_model(), Context("", conversation("Write 3 lines about the sea."), TOOLS))
+    deltas = [e async for e in events if e.type == "text_delta"]
+    message = await events.result()
+    assert len(story) > HOLD_CHARS
+    assert len(deltas) > 1  # streamed, not one held block
+    assert message.text == story
+    assert notes(message, "unbacked_answer") == []

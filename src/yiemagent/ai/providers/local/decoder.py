@@ -22,7 +22,15 @@ from yiemagent.ai.providers.local.prompt import ANSWER_TEXT, answer_name, call_k
 from yiemagent.ai.providers.local.rules.contract import CallRule, CallScene, Repaired, RuleNote
 from yiemagent.types.tools import AgentTool
 
-__all__ = ["CallGate", "Decoder", "ItemScanner", "ReplyDecoder", "ReplyKind", "new_call_id"]
+__all__ = [
+    "HOLD_CHARS",
+    "CallGate",
+    "Decoder",
+    "ItemScanner",
+    "ReplyDecoder",
+    "ReplyKind",
+    "new_call_id",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -246,6 +254,12 @@ class ItemScanner:
         return self.raw[self._start :] if self._start >= 0 else ""
 
 
+HOLD_CHARS = 240
+"""An answer held back (`ReplyDecoder(hold=True)`) streams once it is longer than this: the
+made-up answers the provider refuses are a sentence ("3 weeks have 14 days."), and a long
+answer (a story) should not wait for its end to appear."""
+
+
 class ReplyDecoder:
     """Turns the streamed JSON reply into builder calls, judging each call by the policy's
     call rules (`CallGate`).
@@ -414,14 +428,21 @@ class ReplyDecoder:
         # A half-received escape can make the partial string differ from the last one;
         # emit only when it extends what was already sent.
         if len(answer) > len(sent) and answer.startswith(sent):
-            if not self._held:
-                self._builder.text_delta(answer[len(sent) :])
             self._answer = answer
+            if self._held and len(answer) > HOLD_CHARS:
+                self.release()  # a long answer streams: a made-up number is a short one
+            elif not self._held:
+                self._builder.text_delta(answer[len(sent) :])
 
     @property
     def answer(self) -> str | None:
         """The answer's text so far; None when the reply is not an answer."""
         return self._answer
+
+    @property
+    def holding(self) -> bool:
+        """Whether the answer is still held back (`hold`, and no longer than `HOLD_CHARS`)."""
+        return self._held
 
     def release(self) -> None:
         """Emit an answer held back (`hold`) whole; later text streams as it comes."""

@@ -303,7 +303,7 @@ async def _generate_reply(
         outcome = await stream_chunks(runtime, request, builder, decoder, options, deadline)
         notes += decoder.notes
         usage.add(usage_from_openai(outcome.usage))
-        if hold and isinstance(decoder, ReplyDecoder) and outcome.kind == "answer":
+        if isinstance(decoder, ReplyDecoder) and decoder.holding and outcome.kind == "answer":
             check_answer = False
             made_up = unbacked_numbers(decoder.answer or "", scene.known)
             callable_ = {t.name for t in tools} - dropped - output_tools
