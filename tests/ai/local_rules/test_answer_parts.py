@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.ai.local_rules._kit import GET_TIME, offer, turn
+from tests.ai.local_rules._kit import CALCULATOR, GET_TIME, offer, turn
 from yiemagent.ai.providers.local.rules import AnswerParts
 from yiemagent.types.messages import (
     AssistantMessage,
@@ -27,3 +27,27 @@ async def test_two_results_ask_for_two_parts_and_one_for_none() -> None:
     await AnswerParts().shape(turn(_one_round("Oslo", "Lima"), [GET_TIME]), two)
     await AnswerParts().shape(turn(_one_round("Oslo"), [GET_TIME]), one)
     assert (two.parts, one.parts) == (2, 1)
+
+
+def _steered(*, answered: bool) -> list[Message]:
+    # The time asked, its result, then "Also, what is 365 * 24?" steered in while the model
+    # worked (or asked after the answer), and the calculator's result.
+    first = _one_round("London")
+    if answered:
+        first.append(AssistantMessage(content=[TextContent("It is 1:00 in London.")]))
+    calc = ToolCall(id="c", name="calculator", arguments={"expression": "365 * 24"})
+    return [
+        *first,
+        UserMessage("Also, what is 365 * 24?"),
+        AssistantMessage(content=[calc]),
+        ToolResultMessage("c", "calculator", [TextContent("8760")]),
+    ]
+
+
+async def test_a_steered_message_adds_the_unreported_results_before_it() -> None:
+    steered, follow_up, first_round = offer(), offer(), offer()
+    await AnswerParts().shape(turn(_steered(answered=False), [GET_TIME, CALCULATOR]), steered)
+    await AnswerParts().shape(turn(_steered(answered=True), [GET_TIME, CALCULATOR]), follow_up)
+    before_calls = _steered(answered=False)[:-2]  # the steer, no call of it yet
+    await AnswerParts().shape(turn(before_calls, [GET_TIME, CALCULATOR]), first_round)
+    assert (steered.parts, follow_up.parts, first_round.parts) == (2, 1, 0)

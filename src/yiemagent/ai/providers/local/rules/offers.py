@@ -198,17 +198,25 @@ class UnbackedAnswer(OfferRule):
 
 class AnswerParts(OfferRule):
     """After a round of several results, the answer is a list of one string per result,
-    so a small model reports each one, not only the last.
+    so a small model reports each one, not only the last. A message steered in while
+    tools ran adds to a request not yet answered: the results of the round before it
+    count too.
 
     After `get_time` for Oslo and for Lima, "It is 14:02 in Lima." (bad) becomes
-    "It is 20:02 in Oslo.\\nIt is 14:02 in Lima." (good) (`prompt.reply_schema`'s parts).
-    The JSON reply only: in its own format the model's answer is free text.
+    "It is 20:02 in Oslo.\\nIt is 14:02 in Lima." (good) (`prompt.reply_schema`'s parts);
+    asked the time in London, then steered "Also, what is 365 * 24?", "8760" (bad)
+    becomes "It is 09:20 in London.\\n8760" (good). The JSON reply only: in its own
+    format the model's answer is free text.
     """
 
     name = "answer_parts"
 
     async def shape(self, turn: Turn, offer: Offer) -> None:
-        offer.parts = last_results(turn.messages)
+        parts = last_results(turn.messages)
+        before = turn.messages[: len(turn.messages) - len(turn.request_messages)]
+        if parts and turn.request_messages:
+            parts += last_results(before)  # steered in after results no answer reported
+        offer.parts = parts
 
 
 class ExtraCall(OfferRule):
