@@ -863,3 +863,34 @@ async def test_a_first_call_with_made_up_values_is_dropped_for_the_answer(
     assert (final.stop_reason, final.text) == ("stop", "I cannot book tables.")
     second = runtime.requests[1]["response_format"]["json_schema"]["schema"]
     assert _branch_names(second) == ["calculator", "answer"]
+
+
+def test_a_steered_message_carries_the_unreported_results_into_the_next_block() -> None:
+    """Asked the time, then steered "Also, 365 * 24?" while it ran: the block after the
+    calculator holds both results (the 0.5B answers from the last block); after an answer,
+    a follow-up's block holds only its own."""
+
+    def rounds(answered: bool) -> list[Any]:
+        time_call = ToolCall(id="t", name="get_time", arguments={"place": "London"})
+        calc = ToolCall(id="c", name="calculator", arguments={"expression": "365 * 24"})
+        first: list[Any] = [
+            UserMessage("What time is it in London?"),
+            AssistantMessage(content=[time_call]),
+            ToolResultMessage("t", "get_time", [TextContent("09:20 in London")]),
+        ]
+        if answered:
+            first.append(AssistantMessage(content=[TextContent("It is 09:20.")]))
+        return [
+            *first,
+            UserMessage("Also, what is 365 * 24?"),
+            AssistantMessage(content=[calc]),
+            ToolResultMessage("c", "calculator", [TextContent("8760")]),
+        ]
+
+    steered = chat_messages("S", rounds(answered=False))
+    assert steered[-1]["content"].startswith(
+        "<tool_response>\n09:20 in London\n\n8760\n</tool_response>"
+    )
+    assert steered[3]["content"].startswith("<tool_response>\n09:20 in London\n</tool")
+    follow_up = chat_messages("S", rounds(answered=True))
+    assert follow_up[-1]["content"].startswith("<tool_response>\n8760\n</tool_response>")

@@ -418,18 +418,24 @@ def chat_messages(
     Earlier replies are shown as the JSON the model produces (a call, a list of calls, or the
     answer object named `answer`), so the model keeps to its format and a turn's prefix stays
     identical across turns. The tool results of one round are one user turn
-    (`results_turn`: one block of results, then `AFTER_RESULTS`). Images are
+    (`results_turn`: one block of results, then `AFTER_RESULTS`). A user message steered in
+    right after results that no answer reported carries them into the next round's block:
+    the 0.5B answers from the last block, and the request it is answering still wants them
+    ("What time is it in London?", then "Also, what is 365 * 24?"). Images are
     replaced by a note (the models read text only); thinking is left out. With `system`
     empty, earlier answers are plain text.
     """
     out: list[dict[str, str]] = [{"role": "system", "content": system}] if system else []
     as_json = bool(answer)
     pending: list[str] = []
+    shown: list[str] = []  # the last block's results, until an answer reports them
+    carried: list[str] = []  # the results a steered message carries to the next block
 
     def flush() -> None:
         if pending:
-            out.append({"role": "user", "content": results_turn(pending)})
-            pending.clear()
+            block = [*carried, *pending]
+            out.append({"role": "user", "content": results_turn(block)})
+            shown[:], pending[:], carried[:] = pending, [], []
 
     for message in messages:
         if isinstance(message, ToolResultMessage):
@@ -438,13 +444,18 @@ def chat_messages(
                 text = f"Error: {text}"
             pending.append(text)
             continue
+        steered = bool(pending)
         flush()
         if isinstance(message, UserMessage):
+            carried[:] = shown if steered else []
             out.append({"role": "user", "content": content_text(message.content)})
         elif isinstance(message, AssistantMessage):
             text = "\n".join(
                 b.text for b in message.content if isinstance(b, TextContent) and b.text
             )
+            if not message.tool_calls:
+                shown.clear()  # reported (or given up on): nothing to carry
+                carried.clear()
             if message.tool_calls:
                 content = _calls_json(message.tool_calls)
             elif text and as_json:
