@@ -453,15 +453,12 @@ def chat_messages(
             text = "\n".join(
                 b.text for b in message.content if isinstance(b, TextContent) and b.text
             )
-            if not message.tool_calls:
-                shown.clear()  # reported (or given up on): nothing to carry
-                carried.clear()
             if message.tool_calls:
                 content = _calls_json(message.tool_calls)
-            elif text and as_json:
-                content = _answer_json(text, answer)
             else:
-                content = text
+                shown.clear()  # reported (or given up on): nothing to carry
+                carried.clear()
+                content = _answer_json(text, answer) if text and as_json else text
             if content:
                 out.append({"role": "assistant", "content": content})
     flush()

@@ -204,18 +204,19 @@ class AnswerParts(OfferRule):
 
     After `get_time` for Oslo and for Lima, "It is 14:02 in Lima." (bad) becomes
     "It is 20:02 in Oslo.\\nIt is 14:02 in Lima." (good) (`prompt.reply_schema`'s parts);
-    asked the time in London, then steered "Also, what is 365 * 24?", "8760" (bad)
-    becomes "It is 09:20 in London.\\n8760" (good). The JSON reply only: in its own
-    format the model's answer is free text.
+    asked the time in London, then steered "Also, what is 365 * 24?", the 1.5B's "8760"
+    (bad) becomes "The time in London is 09:20 ….\\n365 * 24 equals 8760" (good; the 0.5B
+    still leaves the time out). The results carried are those `prompt.chat_messages`
+    puts in the same block. The JSON reply only: in its own format the model's answer is
+    free text.
     """
 
     name = "answer_parts"
 
     async def shape(self, turn: Turn, offer: Offer) -> None:
         parts = last_results(turn.messages)
-        before = turn.messages[: len(turn.messages) - len(turn.request_messages)]
-        if parts and turn.request_messages:
-            parts += last_results(before)  # steered in after results no answer reported
+        if parts:  # a steer right after results no answer reported: those count too
+            parts += last_results(turn.messages[: -len(turn.request_messages)])
         offer.parts = parts
 
 
