@@ -29,6 +29,7 @@ from yiemagent.ai.providers.local.grounding import (
     drop_unbacked_options,
     invented_numbers,
     listed_choices,
+    unbacked_numbers,
     ungrounded,
     words,
 )
@@ -586,6 +587,28 @@ def test_numbers_in_a_string_count_from_three_that_nothing_backs(numbers: list[i
     assert not invented_numbers(text, Grounding.of_text("Add " + ", ".join(map(str, numbers))))
     calc = _tool({"e": {"type": "string"}}, ["e"])
     assert ungrounded(calc, {"e": text}, nothing) == invented
+
+
+@given(
+    st.integers(min_value=2, max_value=9_999),
+    st.lists(st.integers(min_value=2, max_value=99_999), min_size=3, max_size=6, unique=True),
+)
+def test_a_string_that_works_on_a_given_number_may_bring_constants(
+    given_number: int, constants: list[int]
+) -> None:
+    """A computation on a given number brings the constants it needs: `(100 - 32) * 5 / 9`
+    for "Convert 100 Fahrenheit to Celsius." is grounded by its 100; the same constants
+    with nothing given are invented."""
+    constants = [n for n in constants if n != given_number]
+    request = Grounding.of_text(f"Convert {given_number} Fahrenheit to Celsius.")
+    text = " * ".join(map(str, [given_number, *constants]))
+    assert not invented_numbers(text, request)
+    alone = " * ".join(map(str, constants))
+    unbacked = unbacked_numbers(alone, request)
+    assert invented_numbers(alone, request) == (unbacked if len(unbacked) >= STRING_NUMBERS else set())
+    calc = _tool({"e": {"type": "string"}}, ["e"])
+    assert not ungrounded(calc, {"e": "(100 - 32) * 5 / 9"}, Grounding.of_text("Convert 100 F."))
+    assert ungrounded(calc, {"e": "3 + 4 * 5 / 2 - 3"}, Grounding.of_text("Read README.md."))
 
 
 # ── file names: given whole, or repaired to the one given ─────────────────────

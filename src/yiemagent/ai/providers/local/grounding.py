@@ -178,10 +178,20 @@ def unbacked_numbers(text: str, grounding: Grounding) -> set[str]:
 
 
 def invented_numbers(text: str, grounding: Grounding) -> set[str]:
-    """`unbacked_numbers` of `text`, when there are `STRING_NUMBERS` or more of them (else
-    none)."""
+    """`unbacked_numbers` of `text`, when there are `STRING_NUMBERS` or more of them and
+    `text` takes no number from what was given (else none).
+
+    A string that works on a given number brings the constants its computation needs:
+    `(100 - 32) * 5 / 9` for "Convert 100 Fahrenheit to Celsius." holds 32, 5 and 9, which
+    nobody wrote, and is grounded by its 100; `3 + 4 * 5 / 2 - 3` for a question about a
+    README takes nothing given and is invented."""
     unknown = unbacked_numbers(text, grounding)
-    return unknown if len(unknown) >= STRING_NUMBERS else set()
+    if len(unknown) < STRING_NUMBERS:
+        return set()
+    found = _IN_STRING.findall(THOUSANDS.sub("", text))
+    if any(grounding.has_number(float(m)) for m in found):
+        return set()
+    return unknown
 
 
 def authored(tool: AgentTool, parameter: str) -> bool:
