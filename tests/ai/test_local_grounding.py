@@ -605,7 +605,8 @@ def test_a_string_that_works_on_a_given_number_may_bring_constants(
     assert not invented_numbers(text, request)
     alone = " * ".join(map(str, constants))
     unbacked = unbacked_numbers(alone, request)
-    assert invented_numbers(alone, request) == (unbacked if len(unbacked) >= STRING_NUMBERS else set())
+    expected = unbacked if len(unbacked) >= STRING_NUMBERS else set()
+    assert invented_numbers(alone, request) == expected
     calc = _tool({"e": {"type": "string"}}, ["e"])
     assert not ungrounded(calc, {"e": "(100 - 32) * 5 / 9"}, Grounding.of_text("Convert 100 F."))
     assert ungrounded(calc, {"e": "3 + 4 * 5 / 2 - 3"}, Grounding.of_text("Read README.md."))
@@ -641,6 +642,23 @@ def test_without_exactly_one_free_file_name_the_value_is_left() -> None:
 def test_file_names_are_found_as_written(name: str) -> None:
     assert Grounding.of_text(f"Please read {name}, then stop.").files == (name,)
     assert Grounding.of_text(f"pi is 3.14 and e.g. {name}").files == (name,)
+
+
+@given(
+    st.from_regex(r"[a-z]{1,10}", fullmatch=True),
+    st.sampled_from(["com", "org", "net", "edu", "gov", "io"]),
+    st.booleans(),
+)
+def test_web_and_mail_addresses_are_no_file_names(name: str, suffix: str, www: bool) -> None:
+    """`www.python.org`, `example.com` and `bob@example.com` are addresses, not files to
+    read; a file name beside them is still found."""
+    host = f"{'www.' if www else ''}{name}.{suffix}"
+    assert Grounding.of_text(f"What is on {host} today?").files == ()
+    assert Grounding.of_text(f"Mail bob@{host} the notes.txt").files == ("notes.txt",)
+    assert Grounding.of_text(f"Read {name}.{suffix}.txt").files == (f"{name}.{suffix}.txt",)
+    # An address is no given file: a call carrying it must be named by the request.
+    asked = Grounding.of_text(f"What is on {host}?")
+    assert not relevant(TIME_TOOL, {"place": host}, asked)
 
 
 # ── relevant: before any result, does the request name the tool ───────────────

@@ -55,10 +55,17 @@ SHORT_WORD = 3
 """Words this short are not checked (codes a model knows: NY, CA, USD)."""
 
 _WORD = re.compile(r"[^\W_]+")
+_WEB_SUFFIX = r"(?:com|org|net|edu|gov|io)(?![\w-])"
 FILE_NAME = re.compile(
-    r"(?<![\w./-])(?:[\w-]+/)*(?:[\w-]+(?:\.[\w-]+)*\.[A-Za-z][A-Za-z0-9]{1,7}|\.[A-Za-z][\w-]+)(?![\w/-])"
+    r"(?<![\w./@-])(?!www\.)(?:[\w-]+/)*"
+    rf"(?:[\w-]+(?:\.[\w-]+)*\.(?!{_WEB_SUFFIX})[A-Za-z][A-Za-z0-9]{{1,7}}|\.[A-Za-z][\w-]+)"
+    r"(?![\w/-])"
 )
-"""A file name or relative path: `name.ext`, `dir/name.ext`, `.gitignore`."""
+"""A file name or relative path: `name.ext`, `dir/name.ext`, `.gitignore`. Not a web or
+mail address: `www.python.org`, `example.com` (a name ending in a generic web domain:
+.com, .org, .net, .edu, .gov, .io), `bob@example.com`, nor a part of `https://…`. Such
+an address is no file to read (the 0.5B called `get_time {"place": "www.python.org"}`,
+which passed as a given file name)."""
 THOUSANDS = re.compile(r"(?<=\d),(?=\d{3})")
 """A thousands separator between digits (12,000)."""
 _NUMBER = re.compile(r"(-?\d+(?:\.\d+)?)\s*([a-z]+)?")
