@@ -2,7 +2,9 @@
 fail a test for generating slowly, since on a loaded 2-core machine one example may take
 longer than hypothesis's 200 ms default. Time budgets are `bench/`'s business (DESIGN §9);
 a test's own `@settings` still sets its example count. `HYPOTHESIS_PROFILE=default` restores
-hypothesis's defaults. The `postgres_server` / `postgres_dsn` fixtures give a real PostgreSQL
+hypothesis's defaults; `HYPOTHESIS_PROFILE=ci` (what `.ci/run` sets) also derandomizes, so
+a landing is judged on the same examples every time, while a local run keeps exploring
+new ones. The `postgres_server` / `postgres_dsn` fixtures give a real PostgreSQL
 server (started once per run) and a fresh database per test."""
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from tests._postgres import PostgresServer, start_postgres
 settings.register_profile(
     "loaded-machine", deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
+settings.register_profile("ci", settings.get_profile("loaded-machine"), derandomize=True)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "loaded-machine"))
 
 
