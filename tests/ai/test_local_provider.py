@@ -783,7 +783,8 @@ async def test_after_several_results_the_answer_has_one_part_per_result(
     fake: Callable[..., FakeRuntime],
 ) -> None:
     """The 0.5B reports only one of two results; after a round of n >= 2 results
-    the answer's text is a list of exactly n strings, streamed joined by newlines."""
+    the answer's text is one string per result, under a label naming its call, streamed
+    joined by newlines."""
     calls = [
         ToolCall(id="c1", name="get_time", arguments={"place": "London"}),
         ToolCall(id="c2", name="calculator", arguments={"expression": "365 * 24"}),
@@ -794,7 +795,9 @@ async def test_after_several_results_the_answer_has_one_part_per_result(
         ToolResultMessage("c1", "get_time", [TextContent("10:00 in London")]),
         ToolResultMessage("c2", "calculator", [TextContent("365 * 24 = 8760")]),
     ]
-    reply = json.dumps({"name": "answer", "text": ["It is 10:00 in London.", "It is 8760."]})
+    labels = ["get_time(London)", "calculator(365 * 24)"]
+    parts = dict(zip(labels, ["It is 10:00 in London.", "It is 8760."], strict=True))
+    reply = json.dumps({"name": "answer", "text": parts})
     runtime = fake([reply])
     events = await _events(Context("", transcript, [CALC, TIME]))
     final = events[-1].message
@@ -802,8 +805,13 @@ async def test_after_several_results_the_answer_has_one_part_per_result(
     assert "".join(e.delta for e in events if e.type == "text_delta") == final.text
     schema = runtime.requests[0]["response_format"]["json_schema"]["schema"]
     text = schema["anyOf"][-1]["properties"]["text"]
-    assert text == {"type": "array", "items": {"type": "string"}, "minItems": 2, "maxItems": 2}
-    one = reply_schema([CALC, TIME], parts=1)["anyOf"][-1]["properties"]["text"]
+    assert text == {
+        "type": "object",
+        "properties": {label: {"type": "string"} for label in labels},
+        "required": labels,
+        "additionalProperties": False,
+    }
+    one = reply_schema([CALC, TIME], parts=labels[:1])["anyOf"][-1]["properties"]["text"]
     assert one == {"type": "string"}
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from tests.ai.local_rules._kit import CALCULATOR, GET_TIME, offer, turn
+from yiemagent.ai.providers.local.prompt import result_labels
 from yiemagent.ai.providers.local.rules import AnswerParts
 from yiemagent.types.messages import (
     AssistantMessage,
@@ -26,7 +27,8 @@ async def test_two_results_ask_for_two_parts_and_one_for_none() -> None:
     two, one = offer(), offer()
     await AnswerParts().shape(turn(_one_round("Oslo", "Lima"), [GET_TIME]), two)
     await AnswerParts().shape(turn(_one_round("Oslo"), [GET_TIME]), one)
-    assert (two.parts, one.parts) == (2, 1)
+    assert two.parts == ("get_time(Oslo)", "get_time(Lima)")
+    assert one.parts == ("get_time(Oslo)",)
 
 
 def _steered(*, answered: bool) -> list[Message]:
@@ -50,4 +52,19 @@ async def test_a_steered_message_adds_the_unreported_results_before_it() -> None
     await AnswerParts().shape(turn(_steered(answered=True), [GET_TIME, CALCULATOR]), follow_up)
     before_calls = _steered(answered=False)[:-2]  # the steer, no call of it yet
     await AnswerParts().shape(turn(before_calls, [GET_TIME, CALCULATOR]), first_round)
-    assert (steered.parts, follow_up.parts, first_round.parts) == (2, 1, 0)
+    assert steered.parts == ("get_time(London)", "calculator(365 * 24)")
+    assert (follow_up.parts, first_round.parts) == (("calculator(365 * 24)",), ())
+
+
+def test_each_result_is_labelled_by_its_call_and_repeats_are_told_apart() -> None:
+    calls = [
+        ToolCall(id="a", name="get_time", arguments={"place": "Oslo"}),
+        ToolCall(id="b", name="get_time", arguments={"place": "Oslo"}),
+        ToolCall(id="c", name="convert", arguments={"value": 3, "units": ["m", "ft"]}),
+    ]
+    results = [ToolResultMessage(c.id, c.name, [TextContent("x")]) for c in calls]
+    messages: list[Message] = [UserMessage("?"), AssistantMessage(content=list(calls))]
+    labels = result_labels([*messages, *results], results)
+    assert labels == ("get_time(Oslo)", "get_time(Oslo) #2", 'convert(3, ["m", "ft"])')
+    stray = ToolResultMessage("z", "read_file", [TextContent("x")])  # its call is not there
+    assert result_labels(messages, [stray]) == ("read_file()",)

@@ -418,8 +418,8 @@ class ReplyDecoder:
         if parsed.get("name") != self._answer_name:
             return
         answer = parsed.get(ANSWER_TEXT)
-        if isinstance(answer, list):  # one part per result (`prompt.reply_schema`)
-            answer = "\n".join(part for part in answer if isinstance(part, str))
+        if isinstance(answer, dict):  # one part per result (`prompt.reply_schema`)
+            answer = "\n".join(part for part in answer.values() if isinstance(part, str))
         if not isinstance(answer, str):
             return
         sent = self._answer or ""

@@ -67,6 +67,7 @@ __all__ = [
     "render_tool",
     "reply_schema",
     "request_text",
+    "result_labels",
     "results_turn",
     "system_prompt",
     "tool_rounds",
@@ -209,10 +210,15 @@ def one_call(calls: Sequence[dict[str, Any]]) -> dict[str, Any]:
     return calls[0] if len(calls) == 1 else {"anyOf": list(calls)}
 
 
-def _answer_branch(tools: Sequence[AgentTool], parts: int = 0) -> dict[str, Any]:
+def _answer_branch(tools: Sequence[AgentTool], parts: Sequence[str] = ()) -> dict[str, Any]:
     text: dict[str, Any] = {"type": "string"}
-    if parts >= 2:
-        text = {"type": "array", "items": text, "minItems": parts, "maxItems": parts}
+    if len(parts) >= 2:
+        text = {
+            "type": "object",
+            "properties": {label: {"type": "string"} for label in parts},
+            "required": list(parts),
+            "additionalProperties": False,
+        }
     return {
         "type": "object",
         "properties": {"name": {"const": answer_name(tools)}, ANSWER_TEXT: text},
@@ -226,7 +232,7 @@ def reply_schema(
     *,
     drop: Collection[str] = (),
     answer: bool = True,
-    parts: int = 0,
+    parts: Sequence[str] = (),
 ) -> dict[str, Any]:
     """The JSON Schema of one reply: a call of a tool not in `drop`, a list of 2..`MAX_CALLS`
     such calls, or the answer.
@@ -236,11 +242,12 @@ def reply_schema(
         drop: Names of tools whose branch is left out (the repeat guard, the round budget).
         answer: Whether the free-text answer is offered (not while the output tool of a
             typed run is: the value then comes as that tool's arguments).
-        parts: With 2 or more, the answer's text is a list of exactly that many strings,
-            one per result of the last round (joined by newlines; not since the request:
-            a chain's first result is a step, and forcing a second part made the 0.5B
-            write garbage): the 0.5B model otherwise
-            reports only one of several results (docs/local-model.md).
+        parts: With 2 or more labels (`result_labels`), the answer's text is an object of
+            one string per label, in order: one per result of the last round (joined by
+            newlines; not since the request: a chain's first result is a step, and forcing
+            a second part made the 0.5B write garbage). The 0.5B model otherwise reports
+            only one of several results, and given a plain list of strings it reported
+            one result twice (docs/local-model.md).
 
     Returns:
         `{"anyOf": [call branch per tool..., <list of calls>, <answer>]}`; with every tool
@@ -283,6 +290,37 @@ def extra_call_grammar(tools: Sequence[AgentTool], *, drop: Collection[str] = ()
 def call_key(name: str, arguments: Any) -> tuple[str, str]:
     """A hashable identity of a call: its name and canonical JSON arguments."""
     return name, json.dumps(arguments, sort_keys=True, separators=(",", ":"), default=str)
+
+
+LABEL_CHARS = 60
+"""A result's label (`result_labels`) is cut to this many characters."""
+
+
+def result_labels(
+    messages: Sequence[Message], results: Sequence[ToolResultMessage]
+) -> tuple[str, ...]:
+    """A label for each of `results` naming the call that gave it, as the model wrote it:
+    `get_time(London)`, `calculator(365 * 24)` (values joined by ", ", cut to
+    `LABEL_CHARS`); a label met again gets " #2", " #3". The calls are looked up in the
+    assistant messages of `messages` by id; a result whose call is not there is labelled
+    by its tool's name."""
+    calls = {
+        call.id: call
+        for m in messages
+        if isinstance(m, AssistantMessage)
+        for call in m.tool_calls
+    }
+    labels: list[str] = []
+    for result in results:
+        call = calls.get(result.tool_call_id)
+        values = [
+            v if isinstance(v, str) else json.dumps(v, ensure_ascii=False, default=str)
+            for v in (call.arguments.values() if call is not None else ())
+        ]
+        label = _cut(f"{result.tool_name}({', '.join(values)})", LABEL_CHARS)
+        seen = sum(1 for known in labels if known == label or known.startswith(label + " #"))
+        labels.append(f"{label} #{seen + 1}" if seen else label)
+    return tuple(labels)
 
 
 def answered_calls(messages: Sequence[Message]) -> set[tuple[str, str]]:

@@ -103,8 +103,9 @@ class Offer:
     """Tools whose branch the reply grammar leaves out."""
     named: set[str] = field(default_factory=set)
     """Tools the request asks for: while one of them is offered, the answer is not."""
-    parts: int = 0
-    """With 2 or more, the answer is a list of that many strings (`prompt.reply_schema`)."""
+    parts: tuple[str, ...] = ()
+    """A label per result the answer reports; with 2 or more, the answer is one string per
+    label (`prompt.reply_schema`)."""
     extra_call: bool = False
     """Whether a lone first call is continued as a list and one more call asked for."""
     check_answer: bool = False

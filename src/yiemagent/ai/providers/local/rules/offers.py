@@ -12,8 +12,10 @@ from yiemagent.ai.providers.local.prompt import (
     named_tools,
     no_tool_turns,
     request_text,
+    result_labels,
 )
 from yiemagent.ai.providers.local.rules.contract import Offer, OfferRule, Turn
+from yiemagent.types.messages import ToolResultMessage
 
 __all__ = [
     "AnswerParts",
@@ -197,27 +199,33 @@ class UnbackedAnswer(OfferRule):
 
 
 class AnswerParts(OfferRule):
-    """After a round of several results, the answer is a list of one string per result,
-    so a small model reports each one, not only the last. A message steered in while
-    tools ran adds to a request not yet answered: the results of the round before it
-    count too.
+    """After a round of several results, the answer has one string per result, each under
+    a label naming the call that gave it (`get_time(Oslo)`), so a small model reports
+    each one, not only the last. A message steered in while tools ran adds to a request
+    not yet answered: the results of the round before it count too.
 
     After `get_time` for Oslo and for Lima, "It is 14:02 in Lima." (bad) becomes
-    "It is 20:02 in Oslo.\\nIt is 14:02 in Lima." (good) (`prompt.reply_schema`'s parts);
-    asked the time in London, then steered "Also, what is 365 * 24?", the 1.5B's "8760"
-    (bad) becomes "The time in London is 09:20 ….\\n365 * 24 equals 8760" (good; the 0.5B
-    still leaves the time out). The results carried are those `prompt.chat_messages`
-    puts in the same block. The JSON reply only: in its own format the model's answer is
-    free text.
+    "It is 20:02 in Oslo.\nIt is 14:02 in Lima." (good) (`prompt.reply_schema`'s parts);
+    asked the time in London, then steered "Also, what is 365 * 24?", the 0.5B's
+    "8760\n365 * 24" (bad: a plain list of two strings, and it wrote the sum twice)
+    becomes "09:20 on Friday … in London …\n8760" (good). The results carried are those
+    `prompt.chat_messages` puts in the same block. The JSON reply only: in its own format
+    the model's answer is free text.
     """
 
     name = "answer_parts"
 
     async def shape(self, turn: Turn, offer: Offer) -> None:
-        parts = last_results(turn.messages)
-        if parts:  # a steer right after results no answer reported: those count too
-            parts += last_results(turn.messages[: -len(turn.request_messages)])
-        offer.parts = parts
+        count = last_results(turn.messages)
+        if not count:
+            offer.parts = ()
+            return
+        before = turn.messages[: -len(turn.request_messages)]
+        carried = last_results(before)  # a steer right after results no answer reported
+        results = [*before[len(before) - carried :], *turn.messages[-count:]]
+        offer.parts = result_labels(
+            turn.messages, [m for m in results if isinstance(m, ToolResultMessage)]
+        )
 
 
 class ExtraCall(OfferRule):
