@@ -137,7 +137,9 @@ async def test_r11_2_when_the_guard_drops_the_named_tool_s_call_the_answer_is_ba
     runtime = _Runtime({"name": "word_count", "arguments": {"text": "lorem ipsum dolor"}})
     request = UserMessage("Use the word_count tool on the text: the quick brown fox jumps")
     message = await _reply(monkeypatch, runtime, [request], [word_count])
-    assert runtime.offered_answer == [False, True]
+    # Its answer "It has 4 words." states a count nothing gave: told once that no tool
+    # gives that (`unbacked_answer`), it answers again, and that answer stands.
+    assert runtime.offered_answer == [False, True, True]
     assert message.stop_reason == "stop" and message.tool_calls == []
 
 

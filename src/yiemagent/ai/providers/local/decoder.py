@@ -14,7 +14,7 @@ import json
 import logging
 import re
 import uuid
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any, Literal, Protocol
 
 from yiemagent.ai.builder import MessageBuilder, parse_partial_json
@@ -255,9 +255,10 @@ class ItemScanner:
 
 
 HOLD_CHARS = 240
-"""An answer held back (`ReplyDecoder(hold=True)`) streams once it is longer than this: the
-made-up answers the provider refuses are a sentence ("3 weeks have 14 days."), and a long
-answer (a story) should not wait for its end to appear."""
+"""An answer held back (`ReplyDecoder(hold=True)`) is judged and, when let through, streams
+once it is longer than this: the made-up answers the provider refuses state their figure
+early ("3 weeks have 14 days.", "…sunny, with a temperature of 24°C…"), and a long answer
+(a story) should not wait for its end to appear."""
 
 
 class ReplyDecoder:
@@ -284,18 +285,30 @@ class ReplyDecoder:
         "_gate",
         "_held",
         "_items",
+        "_judge",
         "_open",
+        "_refused",
         "_scene",
         "_sent",
         "_tools",
         "notes",
     )
 
-    def __init__(self, builder: MessageBuilder, gate: CallGate, *, hold: bool = False) -> None:
+    def __init__(
+        self,
+        builder: MessageBuilder,
+        gate: CallGate,
+        *,
+        hold: bool = False,
+        judge: Callable[[str], bool] | None = None,
+    ) -> None:
         """Args:
         builder: Receives the message's events.
         gate: The reply's call rules (and the tools offered, the scene).
         hold: Keep the answer back until `release` (the provider may refuse it whole).
+        judge: With `hold`, asked of a held answer that grows past `HOLD_CHARS`: True
+            refuses it (`refused`; it stays held and generation may stop), False lets it
+            stream from there.
         """
         self._builder = builder
         self._tools = gate.tools
@@ -305,6 +318,8 @@ class ReplyDecoder:
         self._items = ItemScanner()
         self._answer: str | None = None
         self._held = hold
+        self._judge = judge
+        self._refused = False
         self._open: tuple[str, int] | None = None
         """The call being streamed: its name and where its arguments start in the item."""
         self._sent = 0
@@ -351,7 +366,12 @@ class ReplyDecoder:
         """Whether a rule stopped the call being received (`CallRule.stops`, e.g. numbers
         nothing backs): the provider stops generating and asks again without that tool,
         instead of waiting for a runaway expression to end."""
-        return self._gate.hopeless is not None
+        return self._gate.hopeless is not None or self._refused
+
+    @property
+    def refused(self) -> bool:
+        """Whether `judge` refused the held answer before it was whole."""
+        return self._refused
 
     def feed(self, text: str) -> None:
         """Take the next text delta of the reply: emit the answer's text as it grows, open
@@ -429,8 +449,11 @@ class ReplyDecoder:
         # emit only when it extends what was already sent.
         if len(answer) > len(sent) and answer.startswith(sent):
             self._answer = answer
-            if self._held and len(answer) > HOLD_CHARS:
-                self.release()  # a long answer streams: a made-up number is a short one
+            if self._held and len(answer) > HOLD_CHARS and not self._refused:
+                if self._judge is not None and self._judge(answer):
+                    self._refused = True  # judged on what it has said so far
+                else:
+                    self.release()  # a long answer streams from here
             elif not self._held:
                 self._builder.text_delta(answer[len(sent) :])
 

@@ -49,6 +49,7 @@ __all__ = [
     "ANSWER_TEXT",
     "MAX_CALLS",
     "NAME_PREFIX",
+    "NOT_GIVEN",
     "NO_TOOL",
     "answer_name",
     "answered_calls",
@@ -63,6 +64,7 @@ __all__ = [
     "last_results",
     "named_tools",
     "no_tool_turns",
+    "not_given_turns",
     "one_call",
     "render_tool",
     "reply_schema",
@@ -305,10 +307,7 @@ def result_labels(
     assistant messages of `messages` by id; a result whose call is not there is labelled
     by its tool's name."""
     calls = {
-        call.id: call
-        for m in messages
-        if isinstance(m, AssistantMessage)
-        for call in m.tool_calls
+        call.id: call for m in messages if isinstance(m, AssistantMessage) for call in m.tool_calls
     }
     labels: list[str] = []
     for result in results:
@@ -424,6 +423,24 @@ def no_tool_turns(name: str) -> list[dict[str, str]]:
     return [
         {"role": "assistant", "content": reply},
         {"role": "user", "content": NO_TOOL.format(name=name)},
+    ]
+
+
+NOT_GIVEN = (
+    "None of the tools gives that, so you cannot know it. Reply to my request again, "
+    "without making anything up."
+)
+
+
+def not_given_turns(text: str, answer: str = "answer") -> list[dict[str, str]]:
+    """The two turns that refuse a made-up answer after the tool the model reached for was
+    dropped: its answer `text` as it replied (`answer`: the answer item's name), then
+    `NOT_GIVEN`. "What will the weather be in
+    Berlin tomorrow?" got "…sunny, with a temperature of 24°C…" once `get_time` was
+    dropped; told, the model says it cannot tell (docs/local-model.md)."""
+    return [
+        {"role": "assistant", "content": _answer_json(text, answer)},
+        {"role": "user", "content": NOT_GIVEN},
     ]
 
 

@@ -57,7 +57,9 @@ from yiemagent.ai.providers.local.prompt import (
     chat_messages,
     current_request,
     extra_call_grammar,
+    not_given_turns,
     reply_schema,
+    request_text,
     system_prompt,
     tool_rounds,
 )
@@ -275,7 +277,17 @@ async def _generate_reply(
     outcome: Outcome | None = None
     decoder: Decoder | None = None
     asked = 0
-    check_answer = offer.check_answer  # `rules.UnbackedAnswer`: refused at most once
+    # `rules.UnbackedAnswer`: an answer stating a number nothing given backs is refused for
+    # a call at most once (`check_answer`); after a call was dropped, it is told at most
+    # once that no tool gives that (`check_dropped`). The system prompt and the model's
+    # own name ("Qwen2.5-Coder-0.5B") count as given, not the tools' descriptions (the
+    # 0.5B copied "240" from the calculator's into a made-up temperature).
+    check_answer, check_dropped = offer.check_answer, offer.check_dropped
+    given = Grounding.of_text(f"{label}\n{context.system_prompt}\n{request_text(messages)}")
+
+    def made_up(text: str) -> set[str]:
+        return unbacked_numbers(text, scene.known) & unbacked_numbers(text, given)
+
     while outcome is None or (outcome.kind == "repeat" and outcome.finish_reason != "length"):
         if outcome is not None:
             # The call rules dropped every call of the reply: asked again without those tools.
@@ -290,8 +302,18 @@ async def _generate_reply(
         scene.emitted, scene.calls = set(), []
         answers = not output_tools and not offer.named - dropped
         gate = CallGate(builder, tools, scene=scene, rules=policy.call_rules, exempt=output_tools)
-        hold = check_answer and answers
-        decoder = NativeDecoder(builder, gate) if native else ReplyDecoder(builder, gate, hold=hold)
+        callable_ = {t.name for t in tools} - dropped - output_tools
+        refuse_for_call = check_answer and bool(callable_)
+        tell_no_tool = check_dropped and asked > 0
+        hold = (check_answer or tell_no_tool) and answers
+        # Past `HOLD_CHARS` an answer is judged only after a drop: a long answer otherwise
+        # streams (a story's numbers are its own).
+        judge = (lambda text: bool(made_up(text))) if tell_no_tool else None
+        decoder = (
+            NativeDecoder(builder, gate)
+            if native
+            else ReplyDecoder(builder, gate, hold=hold, judge=judge)
+        )
         if native:
             request["grammar"] = native_grammar(tools, drop=dropped, answer=answers)
         else:
@@ -305,15 +327,24 @@ async def _generate_reply(
         usage.add(usage_from_openai(outcome.usage))
         if isinstance(decoder, ReplyDecoder) and decoder.holding and outcome.kind == "answer":
             check_answer = False
-            made_up = unbacked_numbers(decoder.answer or "", scene.known)
-            callable_ = {t.name for t in tools} - dropped - output_tools
-            whole = outcome.finish_reason != "length" and outcome.error is None
-            if made_up and callable_ and whole and not outcome.aborted:
-                what = f"a call, not an answer stating {', '.join(sorted(made_up))}"
-                notes.append(RuleNote("unbacked_answer", "required", what))
-                offer.named |= callable_
-                outcome = None
-                continue
+            figures = made_up(decoder.answer or "")
+            whole = outcome.finish_reason != "length" or decoder.refused
+            if figures and whole and outcome.error is None and not outcome.aborted:
+                stated = ", ".join(sorted(figures))
+                if refuse_for_call:
+                    what = f"a call, not an answer stating {stated}"
+                    notes.append(RuleNote("unbacked_answer", "required", what))
+                    offer.named |= callable_
+                    outcome = None
+                    continue
+                if tell_no_tool:  # the tool it reached for was dropped: nothing gives that
+                    check_dropped = False
+                    notes.append(RuleNote("unbacked_answer", "told", f"no tool gives {stated}"))
+                    told = not_given_turns(decoder.answer or "", answer)
+                    chat = request["messages"] = [*chat, *told]
+                    dropped |= {t.name for t in tools} - output_tools
+                    outcome = None
+                    continue
             decoder.release()
     # `rules.ExtraCall`: a lone first call is written back as the start of several (an
     # open JSON list, `[{call}`, or its `<tool_call>` block in the model's own format), and

@@ -111,6 +111,10 @@ class Offer:
     check_answer: bool = False
     """Whether an answer is held back until whole and, when it states a number nothing the
     model was given backs, refused once for a call of a tool still offered."""
+    check_dropped: bool = False
+    """Whether an answer after a dropped call is held back and, when it states a number
+    nothing the model was given backs, refused once: the model is told no tool gives that
+    (`prompt.not_given_turns`) and only the answer is offered."""
     notes: list[RuleNote] = field(default_factory=list)
 
     def note(self, rule: str, action: RuleAction, what: str) -> None:

@@ -176,26 +176,30 @@ class GivenFile(OfferRule):
 
 
 class UnbackedAnswer(OfferRule):
-    """A first-round answer to a request that gives a number is held back until whole; when
-    it states a number nothing given backs, it is refused once and the model asked for a
-    call of a tool still offered (whose call the call rules then judge as any other).
+    """A first-round answer that states a number nothing the model was given backs is not
+    let through as it is:
+    - to a request that gives a number, the answer is held back until whole (or
+      `decoder.HOLD_CHARS` long) and refused once for a call of a tool still offered
+      (whose call the call rules then judge as any other);
+    - after a call the model wrote was dropped (the tool it reached for does not serve),
+      the answer is held back too, and refused once: the model is told that no tool gives
+      that (`prompt.not_given_turns`) and only the answer is offered.
 
     For "How many hours are in 4 days?" beside a calculator, "4 days have 48 hours." (bad:
     worked out in its head, and wrong) becomes `calculator {"expression": "4 * 24"}`
-    (good). "Which year did the war end?" gives no number and is left alone; an answer
-    whose numbers the request gives ("40 pages a day") is let through. The JSON reply only
-    (in its own format the model's text streams as it comes).
+    (good). For "What will the weather be in Berlin tomorrow?" with `get_time` dropped,
+    "…sunny, with a temperature of 24°C…" (bad: made up) becomes a reply that it cannot
+    tell (good). "Which year did the war end?" with no call dropped is left alone; an
+    answer whose numbers the request or the system prompt give ("40 pages a day") is let
+    through. The JSON reply only (in its own format the model's text streams as it comes).
     """
 
     name = "unbacked_answer"
 
     async def shape(self, turn: Turn, offer: Offer) -> None:
-        offer.check_answer = (
-            turn.first_round
-            and not turn.output_tools
-            and not turn.native
-            and bool(turn.request.numbers)
-        )
+        first = turn.first_round and not turn.output_tools and not turn.native
+        offer.check_answer = first and bool(turn.request.numbers)
+        offer.check_dropped = first
 
 
 class AnswerParts(OfferRule):
