@@ -177,11 +177,15 @@ STRING_NUMBERS = 3
 _IN_STRING = re.compile(r"\d+(?:\.\d+)?")
 
 
+def _string_numbers(text: str) -> set[str]:
+    """The numbers written in `text` ("14", "2.5"; thousands separators read)."""
+    return set(_IN_STRING.findall(THOUSANDS.sub("", text)))
+
+
 def unbacked_numbers(text: str, grounding: Grounding) -> set[str]:
     """The numbers written in `text` ("14", "2.5"; thousands separators read) that
     `grounding` does not back (`Grounding.knows_number`)."""
-    found = set(_IN_STRING.findall(THOUSANDS.sub("", text)))
-    return {m for m in found if not grounding.knows_number(float(m))}
+    return {m for m in _string_numbers(text) if not grounding.knows_number(float(m))}
 
 
 def invented_numbers(text: str, grounding: Grounding) -> set[str]:
@@ -195,8 +199,7 @@ def invented_numbers(text: str, grounding: Grounding) -> set[str]:
     unknown = unbacked_numbers(text, grounding)
     if len(unknown) < STRING_NUMBERS:
         return set()
-    found = _IN_STRING.findall(THOUSANDS.sub("", text))
-    if any(grounding.has_number(float(m)) for m in found):
+    if any(grounding.has_number(float(m)) for m in _string_numbers(text)):
         return set()
     return unknown
 

@@ -59,7 +59,6 @@ from yiemagent.ai.providers.local.prompt import (
     extra_call_grammar,
     not_given_turns,
     reply_schema,
-    request_text,
     system_prompt,
     tool_rounds,
 )
@@ -279,14 +278,15 @@ async def _generate_reply(
     asked = 0
     # `rules.UnbackedAnswer`: an answer stating a number nothing given backs is refused for
     # a call at most once (`check_answer`); after a call was dropped, it is told at most
-    # once that no tool gives that (`check_dropped`). The system prompt and the model's
-    # own name ("Qwen2.5-Coder-0.5B") count as given, not the tools' descriptions (the
-    # 0.5B copied "240" from the calculator's into a made-up temperature).
+    # once that no tool gives that (`check_dropped`). Besides the conversation
+    # (`scene.known`), the system prompt and the model's own name ("Qwen2.5-Coder-0.5B")
+    # count as given, not the tools' descriptions (the 0.5B copied "240" from the
+    # calculator's into a made-up temperature).
     check_answer, check_dropped = offer.check_answer, offer.check_dropped
-    given = Grounding.of_text(f"{label}\n{context.system_prompt}\n{request_text(messages)}")
+    prompted = Grounding.of_text(f"{label}\n{context.system_prompt}")
 
     def made_up(text: str) -> set[str]:
-        return unbacked_numbers(text, scene.known) & unbacked_numbers(text, given)
+        return unbacked_numbers(text, scene.known) & unbacked_numbers(text, prompted)
 
     while outcome is None or (outcome.kind == "repeat" and outcome.finish_reason != "length"):
         if outcome is not None:
