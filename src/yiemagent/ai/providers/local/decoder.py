@@ -364,8 +364,9 @@ class ReplyDecoder:
     @property
     def hopeless(self) -> bool:
         """Whether a rule stopped the call being received (`CallRule.stops`, e.g. numbers
-        nothing backs): the provider stops generating and asks again without that tool,
-        instead of waiting for a runaway expression to end."""
+        nothing backs), or `judge` refused the held answer (`refused`): the provider stops
+        generating instead of waiting for a runaway expression or a made-up answer to
+        end, and asks again."""
         return self._gate.hopeless is not None or self._refused
 
     @property

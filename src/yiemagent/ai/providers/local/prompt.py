@@ -435,9 +435,9 @@ NOT_GIVEN = (
 def not_given_turns(text: str, answer: str = "answer") -> list[dict[str, str]]:
     """The two turns that refuse a made-up answer after the tool the model reached for was
     dropped: its answer `text` as it replied (`answer`: the answer item's name), then
-    `NOT_GIVEN`. "What will the weather be in
-    Berlin tomorrow?" got "…sunny, with a temperature of 24°C…" once `get_time` was
-    dropped; told, the model says it cannot tell (docs/local-model.md)."""
+    `NOT_GIVEN`. "What will the weather be in Berlin tomorrow?" got "…sunny, with a
+    temperature of 24°C…" once `get_time` was dropped; told, the model says it cannot
+    tell (docs/local-model.md)."""
     return [
         {"role": "assistant", "content": _answer_json(text, answer)},
         {"role": "user", "content": NOT_GIVEN},

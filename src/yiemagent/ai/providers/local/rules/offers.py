@@ -209,10 +209,10 @@ class AnswerParts(OfferRule):
     not yet answered: the results of the round before it count too.
 
     After `get_time` for Oslo and for Lima, "It is 14:02 in Lima." (bad) becomes
-    "It is 20:02 in Oslo.\nIt is 14:02 in Lima." (good) (`prompt.reply_schema`'s parts);
+    "It is 20:02 in Oslo.\\nIt is 14:02 in Lima." (good) (`prompt.reply_schema`'s parts);
     asked the time in London, then steered "Also, what is 365 * 24?", the 0.5B's
-    "8760\n365 * 24" (bad: a plain list of two strings, and it wrote the sum twice)
-    becomes "09:20 on Friday … in London …\n8760" (good). The results carried are those
+    "8760\\n365 * 24" (bad: a plain list of two strings, and it wrote the sum twice)
+    becomes "09:20 on Friday … in London …\\n8760" (good). The results carried are those
     `prompt.chat_messages` puts in the same block. The JSON reply only: in its own format
     the model's answer is free text.
     """
