@@ -78,6 +78,13 @@ def test_example_tools_gives_the_named_ones_in_order_and_names_a_missing_one() -
         ("7 % 3", "1"),
         ("7 %3", "1"),
         ("7%(3)", "1"),
+        # Added or taken away, a percentage is one of the value before it.
+        ("150 + 10%", "165"),
+        ("80 - 25%", "60"),
+        ("150 + 10% of 200", "170"),
+        ("(2 + 3) * 2 + 10%", "11"),
+        ("150 + 0.1", "150.1"),
+        ("150 + 10 % 4", "152"),
     ],
 )
 def test_calculator_evaluates_arithmetic(expression: str, expected: str) -> None:

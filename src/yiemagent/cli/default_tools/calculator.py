@@ -7,7 +7,9 @@ bits. Every problem is a `CalculatorError` (a `ValueError`) with a short text fo
 
 A number followed by `%` with no operand after it is a percentage, as people write it:
 `15% * 240`, `15% of 240` and `240 * 15%` are 36, `50%` is 0.5; `10 % 4` stays the
-remainder.
+remainder. A percentage added to or taken from a value is a percentage of that value, as
+pocket and phone calculators read it: `150 + 10%` is 165 and `80 - 25%` is 60, not 150.1
+and 79.75.
 """
 
 from __future__ import annotations
@@ -29,6 +31,9 @@ Number = int | float
 
 _PERCENT_OF = re.compile(r"(\d+(?:\.\d+)?|\))\s*%\s*of\b", re.IGNORECASE)
 _PERCENT = re.compile(r"(\d+(?:\.\d+)?)\s*%(?!\s*[\w.(])")
+# A percentage becomes a call of this name (no constant's or function's), so that `+` and
+# `-` can tell `150 + 10%` from `150 + 0.1`.
+_PERCENT_CALL = "__percent__"
 
 
 class CalculatorError(YiemAgentError, ValueError):
@@ -99,6 +104,9 @@ def _eval(node: ast.AST) -> Number:
         return -value if isinstance(node.op, ast.USub) else value
     if isinstance(node, ast.BinOp):
         left, right = _eval(node.left), _eval(node.right)
+        if isinstance(node.op, ast.Add | ast.Sub) and _is_percentage(node.right):
+            right = left * right
+
         if isinstance(node.op, ast.Pow):
             return _check(_power(left, right))
         function = _BINARY.get(type(node.op))
@@ -107,12 +115,25 @@ def _eval(node: ast.AST) -> Number:
         return _check(function(left, right))
     if isinstance(node, ast.Name) and node.id in _CONSTANTS:
         return _CONSTANTS[node.id]
+    if _is_percentage(node):
+        assert isinstance(node, ast.Call)  # for mypy: `_is_percentage` checked it
+        return _check(_eval(node.args[0]) / 100)
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and not node.keywords:
         function = _FUNCTIONS.get(node.func.id)
         if function is None:
             raise CalculatorError(f"unknown function {node.func.id!r}")
         return _check(function(*(_eval(arg) for arg in node.args)))
     raise CalculatorError(f"not allowed in an expression: {type(node).__name__}")
+
+
+def _is_percentage(node: ast.AST) -> bool:
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == _PERCENT_CALL
+        and len(node.args) == 1
+        and not node.keywords
+    )
 
 
 def evaluate(expression: str) -> Number:
@@ -123,7 +144,7 @@ def evaluate(expression: str) -> Number:
             domain error; the text says which.
     """
     text = expression.strip().replace("^", "**").replace("×", "*").replace("÷", "/")
-    text = _PERCENT.sub(r"(\1 / 100)", _PERCENT_OF.sub(r"\1% *", text))
+    text = _PERCENT.sub(rf"{_PERCENT_CALL}(\1)", _PERCENT_OF.sub(r"\1% *", text))
     if not text:
         raise CalculatorError("empty expression")
     if len(text) > MAX_LENGTH:
