@@ -6,7 +6,7 @@ call cheap: at most 500 characters, exponents up to 10 000 and integer results u
 bits. Every problem is a `CalculatorError` (a `ValueError`) with a short text for the model.
 
 A number followed by `%` with no operand after it is a percentage, as people write it:
-`15% * 240`, `15% of 240` and `240 * 15%` are 36, `50%` is 0.5; `10 % 4` stays the
+`12% * 50`, `12% of 50` and `50 * 12%` are 6, `50%` is 0.5; `10 % 4` stays the
 remainder. A percentage added to or taken from a value is a percentage of that value, as
 pocket and phone calculators read it: `150 + 10%` is 165 and `80 - 25%` is 60, not 150.1
 and 79.75.
@@ -175,7 +175,7 @@ def calculator(expression: str) -> str:
 
     Args:
         expression: The arithmetic expression to evaluate: numbers, + - * / ** %,
-            percentages (15% of 240), parentheses, sqrt(), round(), log(), pi.
+            parentheses, sqrt(), round(), log(), pi.
     """
     return f"{expression.strip()} = {format_number(evaluate(expression))}"
 
