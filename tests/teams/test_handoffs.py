@@ -13,7 +13,9 @@ from yiemagent import (
     AssistantMessage,
     ConfigError,
     Handoff,
+    TextContent,
     ToolResultMessage,
+    UserMessage,
 )
 from yiemagent.agent import remove_handoff_turns
 from yiemagent.ai.providers.faux import faux_message, faux_tool_call
@@ -146,3 +148,59 @@ async def test_reset_gives_the_conversation_back_to_the_entry_agent() -> None:
     entry.reset()
     assert entry.state.active_agent == "entry"
     assert (await entry.prompt("two")).agent == "entry"
+
+
+async def test_a_reopened_session_is_answered_by_the_agent_handed_to(tmp_path: Any) -> None:
+    from yiemagent.sessions import SqliteSessionStore
+
+    store = SqliteSessionStore(tmp_path / "sessions.db")
+    billing, _ = scripted("billing", ["Your invoice is paid."])
+    router, _ = scripted(
+        "router",
+        [calls(("transfer_to_billing", {}))],
+        handoffs=[billing],
+        session_store=store,
+        session_id="s",
+    )
+    await router.prompt("Is my invoice paid?")
+    await router.close()
+
+    billing2, billing2_fm = scripted("billing", ["Anything else?"])
+    router2, router2_fm = scripted(
+        "router", ["router again"], handoffs=[billing2], session_store=store, session_id="s"
+    )
+    assert router2.state.active_agent == "billing"
+    reply = await router2.prompt("Thanks")
+    assert reply.agent == "billing" and reply.text == "Anything else?"
+    assert router2_fm.call_count == 0 and billing2_fm.call_count == 1
+    await router2.close()
+
+
+async def test_a_transcript_ending_in_a_transfer_is_the_targets() -> None:
+    # The run stopped after the transfer's result, before the target spoke (an abort, a
+    # turn limit): the target answers next, as `state.active_agent` said in that process.
+    target, target_fm = scripted("target", ["from target"])
+    user = UserMessage("one")
+    transfer = calls(("transfer_to_target", {}))
+    transfer.agent = "entry"
+    done = ToolResultMessage(
+        transfer.tool_calls[0].id, "transfer_to_target", [TextContent("Transferred")]
+    )
+    refused = calls(("transfer_to_target", {}))
+    refused.agent = "entry"
+    error = ToolResultMessage(
+        refused.tool_calls[0].id, "transfer_to_target", [TextContent("refused")], is_error=True
+    )
+
+    handed, _ = scripted("entry", [], handoffs=[target], messages=[user, transfer, done])
+    assert handed.state.active_agent == "target"
+    assert (await handed.prompt("two")).text == "from target"
+    kept, _ = scripted("entry", [], handoffs=[target], messages=[user, refused, error])
+    assert kept.state.active_agent == "entry"  # a refused transfer hands nothing over
+    stranger = faux_message("hi")
+    stranger.agent = "someone else"  # renamed, or another team's transcript
+    assert (
+        scripted("entry", [], handoffs=[target], messages=[user, stranger])[0].state.active_agent
+        == "entry"
+    )
+    assert target_fm.call_count == 1

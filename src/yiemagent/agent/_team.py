@@ -426,6 +426,37 @@ class TeamRun:
         return emit
 
 
+def speaking_agent(entry: AgentLike, messages: Sequence[AgentMessage]) -> str:
+    """The name of the agent that answers the prompt after `messages`, read from the
+    transcript alone, so that a session reopened in another process (or a transcript
+    given back to a new `Agent`) goes on with the agent a handoff made active.
+
+    That is the target of a transfer the last assistant message asked for and that
+    succeeded (the run stopped before the target spoke), else the writer of the last
+    assistant message (`AssistantMessage.agent`). A name `entry` does not reach (a renamed
+    agent, another team's transcript), or no assistant message, gives `entry`'s name."""
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if not isinstance(message, AssistantMessage):
+            continue
+        done = {
+            m.tool_call_id
+            for m in messages[index + 1 :]
+            if isinstance(m, ToolResultMessage) and not m.is_error
+        }
+        transfers = {handoff.tool_name: handoff.agent for handoff in _handoffs_of(entry)}
+        handed = [
+            transfers[c.name] for c in message.tool_calls if c.id in done and c.name in transfers
+        ]
+        speaker = handed[0] if handed else _find(entry, message.agent)
+        return str((speaker or entry).name)
+    return str(entry.name)
+
+
+def _handoffs_of(entry: AgentLike) -> list[Handoff]:
+    return [handoff for agent in _reachable(entry) for handoff in agent.handoffs]
+
+
 def _find(entry: AgentLike, name: str | None) -> AgentLike | None:
     if name is None:
         return None

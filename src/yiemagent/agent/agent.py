@@ -46,6 +46,7 @@ from yiemagent.agent._team import (
     HeldCalls,
     TeamConfig,
     check_reason,
+    speaking_agent,
 )
 from yiemagent.ai.attachments import AttachmentSource, load_attachments, warn_unreadable
 from yiemagent.errors import AgentBusyError, ApprovalPendingError, ConfigError
@@ -203,6 +204,8 @@ class Agent(Generic[OutputT]):
             given = None if messages is None else self._state.messages
             self._state.messages = self._session.open(given)
             self._state.on_assign = self._session.rewrite
+        # After a handoff, the agent handed to answers on (also in a reopened session).
+        self._state.active_agent = speaking_agent(self, self._state.messages)
 
         self._queues: TurnQueues[AgentMessage] = TurnQueues(steering_mode, follow_up_mode)
         self._driver = RunDriver(
