@@ -280,8 +280,8 @@ async def _generate_reply(
     # a call at most once (`check_answer`); after a call was dropped, it is told at most
     # once that no tool gives that (`check_dropped`). Besides the conversation
     # (`scene.known`), the system prompt and the model's own name ("Qwen2.5-Coder-0.5B")
-    # count as given, not the tools' descriptions (the 0.5B copied "240" from the
-    # calculator's into a made-up temperature).
+    # count as given, not the tools' descriptions (the 0.5B copies a description's example
+    # value into a made-up figure: "240 degrees" from an old calculator example).
     check_answer, check_dropped = offer.check_answer, offer.check_dropped
     prompted = Grounding.of_text(f"{label}\n{context.system_prompt}")
 
