@@ -147,6 +147,15 @@ class TextToolCallParser:
         out.extend(calls)
         self._blank = True
 
+    def _settle(self, out: list[Piece], calls: list[ToolCallPiece], buf: str, end: int) -> bool:
+        # A read block ends: its calls, or its text when it held none; then text again.
+        if calls:
+            self._emit_calls(out, calls)
+        else:
+            self._emit_text(out, buf[:end])
+        self._buf, self._mode = buf[end:], "text"
+        return True
+
     def _text(self, out: list[Piece], final: bool) -> bool:
         buf = self._buf
         at, marker = self._next_marker(buf)
@@ -203,12 +212,7 @@ class TextToolCallParser:
                 return False
             end = len(buf)
         calls = _read_calls(buf[:end], self._names, tagged=False)
-        if calls:
-            self._emit_calls(out, calls)
-        else:
-            self._emit_text(out, buf[:end])
-        self._buf, self._mode = buf[end:], "text"
-        return True
+        return self._settle(out, calls, buf, end)
 
     def _tag(self, out: list[Piece], final: bool) -> bool:
         buf = self._buf
@@ -218,12 +222,7 @@ class TextToolCallParser:
         end = len(buf) if close < 0 else close + len(_TAG_CLOSE)
         inner = buf[len(_TAG_OPEN) : close if close >= 0 else len(buf)]
         calls = _read_calls(inner, None, tagged=True)
-        if calls:
-            self._emit_calls(out, calls)
-        else:
-            self._emit_text(out, buf[:end])
-        self._buf, self._mode = buf[end:], "text"
-        return True
+        return self._settle(out, calls, buf, end)
 
     def _mistral(self, out: list[Piece], final: bool) -> bool:
         buf = self._buf
@@ -255,12 +254,7 @@ class TextToolCallParser:
                 end = len(buf) if end_or_none is None else end_or_none
                 arguments = buf[start:end].strip()
                 calls = [ToolCallPiece(name, arguments or "{}")] if _is_name(name) else []
-        if calls:
-            self._emit_calls(out, calls)
-        else:
-            self._emit_text(out, buf[:end])
-        self._buf, self._mode = buf[end:], "text"
-        return True
+        return self._settle(out, calls, buf, end)
 
     def _fence_head(self, out: list[Piece], final: bool) -> bool:
         buf = self._buf
@@ -293,12 +287,7 @@ class TextToolCallParser:
             return False
         end = len(buf) if close < 0 else self._start + close + 1 + len(_FENCE)
         calls = _read_calls(body if close < 0 else body[:close], self._names, tagged=False)
-        if calls:
-            self._emit_calls(out, calls)
-        else:
-            self._emit_text(out, buf[:end])
-        self._buf, self._mode = buf[end:], "text"
-        return True
+        return self._settle(out, calls, buf, end)
 
     def _fence_text(self, out: list[Piece], final: bool) -> bool:
         buf = self._buf
