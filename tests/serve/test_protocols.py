@@ -272,6 +272,18 @@ def test_agui_interrupts_for_approval_and_resumes() -> None:
         (interrupt,) = outcome.interrupts
         assert interrupt.reason == "tool_approval" and "launch" in (interrupt.message or "")
         assert tools.launched == []
+        for payload in ("false", {"approve": "false"}, 0, "no", ["no"]):  # no boolean: refused
+            fuzzy = agui.RunAgentInput(
+                thread_id="t",
+                run_id="r-bad",
+                messages=[],
+                resume=[
+                    agui.ResumeEntry(interrupt_id=interrupt.id, status="resolved", payload=payload)
+                ],
+            )
+            refused = client.post("/ag-ui", content=fuzzy.model_dump_json(by_alias=True))
+            assert refused.status_code == 400 and "must be true" in refused.json()["error"]
+        assert tools.launched == []
         resumed = agui_run(
             client,
             agui.RunAgentInput(
@@ -399,6 +411,14 @@ def test_the_ui_message_stream() -> None:
                 }
             ],
         }
+        fuzzy = json.loads(json.dumps(answer))
+        fuzzy["parts"][0]["approval"]["approved"] = "false"  # no boolean: refused, not run
+        refused = client.post("/api/chat", json={"id": "chat-2", "messages": [fuzzy]})
+        assert refused.status_code == 400 and "must be true" in refused.json()["error"]
+        nameless = {"id": "m", "role": "user", "parts": [{"type": "text", "text": None}]}
+        refused = client.post("/api/chat", json={"id": "chat-4", "messages": [nameless]})
+        assert refused.status_code == 400 and "must be a string" in refused.json()["error"]
+        assert tools.launched == []
         resumed = ui_chat(client, {"id": "chat-2", "messages": [user("launch Mir"), answer]})
         assert resumed[0] == {"type": "start", "messageId": "a1"}  # the same message goes on
         outputs = [c for c in resumed if c["type"] == "tool-output-available"]

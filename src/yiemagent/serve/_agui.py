@@ -58,16 +58,30 @@ def _text_of(content: Any) -> tuple[str, list[ImageContent]]:
 
 
 def _decision(entry: agui.ResumeEntry) -> ToolApproval:
+    """A resume entry's decision: "cancelled" rejects; "resolved" approves unless its payload
+    is `false` or `{"approve": false, "reason"?}` (`"approved"` also read).
+
+    Raises:
+        BadRequest: a payload or an `approve` that is no boolean (`"false"`, `0`, `"no"`):
+            read as truthy it would run a call the user meant to reject.
+    """
     if entry.status == "cancelled":
         return ToolApproval(False, "cancelled by the user")
     payload = entry.payload
-    if payload is False:
-        return ToolApproval(False)
-    if isinstance(payload, dict):
-        approve = payload.get("approve", payload.get("approved", True))
-        reason = payload.get("reason")
-        return ToolApproval(bool(approve), reason if isinstance(reason, str) else None)
-    return ToolApproval(True)
+    if payload is None or isinstance(payload, bool):
+        return ToolApproval(payload is not False)
+    if not isinstance(payload, dict):
+        raise BadRequest(
+            f"resume {entry.interrupt_id!r}: the payload must be true, false or an object "
+            f'{{"approve": bool, "reason"?}}, not {payload!r}'
+        )
+    approve = payload.get("approve", payload.get("approved", True))
+    if not isinstance(approve, bool):
+        raise BadRequest(
+            f'resume {entry.interrupt_id!r}: "approve" must be true or false, not {approve!r}'
+        )
+    reason = payload.get("reason")
+    return ToolApproval(approve, reason if isinstance(reason, str) else None)
 
 
 def conversation_of(data: agui.RunAgentInput) -> Conversation:

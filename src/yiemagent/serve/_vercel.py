@@ -60,7 +60,10 @@ def conversation_of(data: dict[str, Any]) -> Conversation:
         if not isinstance(message, dict) or not isinstance(message.get("parts"), list):
             raise BadRequest("each UI message needs a role and a list of parts")
         parts = [p for p in message["parts"] if isinstance(p, dict)]
-        text = "".join(p.get("text", "") for p in parts if p.get("type") == "text")
+        texts = [p.get("text", "") for p in parts if p.get("type") == "text"]
+        if not all(isinstance(t, str) for t in texts):
+            raise BadRequest('a "text" part\'s "text" must be a string')
+        text = "".join(texts)
         images = [i for p in parts if p.get("type") == "file" and (i := _image(p)) is not None]
         conversation.add(str(message.get("role")), text, images)
     last = messages[-1]
@@ -69,9 +72,14 @@ def conversation_of(data: dict[str, Any]) -> Conversation:
             approval = part.get("approval") if isinstance(part, dict) else None
             if part.get("state") == "approval-responded" and isinstance(approval, dict):
                 call_id = str(part.get("toolCallId") or approval.get("id"))
-                reason = approval.get("reason")
+                approved, reason = approval.get("approved"), approval.get("reason")
+                if not isinstance(approved, bool):  # "false" read as truthy would run the call
+                    raise BadRequest(
+                        f'approval of {call_id!r}: "approved" must be true or false, '
+                        f"not {approved!r}"
+                    )
                 conversation.decisions[call_id] = ToolApproval(
-                    bool(approval.get("approved")), reason if isinstance(reason, str) else None
+                    approved, reason if isinstance(reason, str) else None
                 )
     return conversation
 
