@@ -5,7 +5,10 @@ default) keeps these reproducible."""
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -59,6 +62,20 @@ async def test_calculator_gives_391() -> None:
     final = messages[-1]
     assert isinstance(final, AssistantMessage) and "391" in final.text
     assert final.usage.output > 0 and final.usage.input + final.usage.cache_read > 0
+
+
+def test_the_readmes_python_quickstart_prints_391() -> None:
+    """The README's first Python block, run as a user pastes it. The 0.5B once fed the
+    `multiply` result back into `multiply` (391 * 23, …) until the round budget and the
+    block printed 4757297."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    found = re.search(r"## Quickstart: the Python API\n\n```python\n(.*?)```", readme, re.S)
+    assert found is not None, "the README lost its Python quickstart"
+    ran = subprocess.run(
+        [sys.executable, "-c", found.group(1)], capture_output=True, text=True, timeout=600
+    )
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    assert ran.stdout.strip().splitlines()[-1] == "391"
 
 
 async def test_without_tools_text_streams_and_the_runtime_is_reused() -> None:

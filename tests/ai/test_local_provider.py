@@ -212,7 +212,7 @@ async def test_a_repeat_beside_a_new_call_only_the_new_call_runs(
         [
             _calls(
                 ("calculator", {"expression": "17 * 23"}),
-                ("calculator", {"expression": "391 + 23"}),
+                ("calculator", {"expression": "391 + 9"}),
             )
         ]
     )
@@ -220,21 +220,22 @@ async def test_a_repeat_beside_a_new_call_only_the_new_call_runs(
     events = await _events(context)
     final = events[-1].message
     assert final.stop_reason == "toolUse"
-    assert [c.arguments for c in final.tool_calls] == [{"expression": "391 + 23"}]
+    assert [c.arguments for c in final.tool_calls] == [{"expression": "391 + 9"}]
     assert len(runtime.requests) == 1
 
 
 async def test_a_new_call_of_an_already_used_tool_still_runs(
     fake: Callable[..., FakeRuntime],
 ) -> None:
-    """A two-step chain: the second call of the same tool uses the first result (its words
-    come from the request and the result, so the grounding guard lets it through)."""
-    runtime = fake([_calls(("calculator", {"expression": "391 * 17"}))])
+    """A two-step chain: the second call of the same tool uses the first result and a
+    number no call used (`391 * 17`, the result fed back into the first call, is
+    `chain_step`'s to drop)."""
+    runtime = fake([_calls(("calculator", {"expression": "391 * 4"}))])
     context = Context("", _answered_transcript({"expression": "17 * 23"}), [CALC])
     events = await _events(context)
     final = events[-1].message
     assert final.stop_reason == "toolUse"
-    assert final.tool_calls[0].arguments == {"expression": "391 * 17"}
+    assert final.tool_calls[0].arguments == {"expression": "391 * 4"}
     assert [e.type for e in events].count("toolcall_start") == 1
     assert len(runtime.requests) == 1  # after results, no extra call is asked for
 

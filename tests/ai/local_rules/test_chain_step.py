@@ -1,12 +1,22 @@
 """`chain_step`: after results, a further call of a used tool must take something new from
-them."""
+them, and a computation may not feed its result back into an earlier call of its tool."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
 from tests.ai._local_kit import FakeRuntime
-from tests.ai.local_rules._kit import READ_FILE, answer, conversation, notes, reply, run, scene
+from tests.ai.local_rules._kit import (
+    CALCULATOR,
+    READ_FILE,
+    answer,
+    conversation,
+    notes,
+    reply,
+    run,
+    scene,
+    tool,
+)
 from yiemagent.ai.providers.local.rules import DEFAULT_POLICY, ChainStepRule, Dropped
 
 _READ = conversation(
@@ -34,6 +44,36 @@ def test_a_reader_follows_only_a_file_the_results_name() -> None:
         [READ_FILE],
     )
     assert ChainStepRule().judge(READ_FILE, {"path": "docs/b.md"}, pointer) is None
+
+
+_NUMBER = {"type": "integer", "description": "x"}
+TIMES = tool("times", {"a": _NUMBER, "b": _NUMBER})
+
+
+def test_a_result_fed_back_into_its_own_call_is_dropped() -> None:
+    # times(14, 6) gave 84: times(84, 6) and times(84, 84) repeat the computation on its
+    # own result (the small model goes on until the round budget); times(84, 5) brings
+    # the request's 5 and runs.
+    asked = conversation("Work out 14 times 6, then times 5.", ("times", {"a": 14, "b": 6}, "84"))
+    at = scene(asked, [TIMES])
+    for again in ({"a": 84, "b": 6}, {"a": 84, "b": 84}, {"a": 6, "b": 84}):
+        assert isinstance(ChainStepRule().judge(TIMES, again, at), Dropped), again
+    assert ChainStepRule().judge(TIMES, {"a": 84, "b": 5}, at) is None
+
+
+def test_an_expression_on_its_own_result_is_dropped_and_a_new_step_runs() -> None:
+    # The calculator repeats the expression in its result; its numbers are still the
+    # earlier call's, not new ones.
+    asked = conversation(
+        "What is 30% of 70, plus 4?", ("calculator", {"expression": "30% * 70"}, "30% * 70 = 21")
+    )
+    at = scene(asked, [CALCULATOR])
+    for again in ("21 * 70", "21 / 30", "21 * 21"):
+        judged = ChainStepRule().judge(CALCULATOR, {"expression": again}, at)
+        assert isinstance(judged, Dropped), again
+    assert ChainStepRule().judge(CALCULATOR, {"expression": "21 + 4"}, at) is None
+    halved = ChainStepRule().judge(CALCULATOR, {"expression": "21 / 2"}, at)
+    assert halved is None  # a number no call held: a step the request may ask in words
 
 
 def test_before_any_result_it_says_nothing() -> None:

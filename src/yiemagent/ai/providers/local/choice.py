@@ -325,7 +325,28 @@ class ChainStep:
             return True
         if reads_files(tool) and not self._names_files(tool, arguments):
             return False
-        return adds_to(tool, arguments, self.called, self.results, self.known)
+        return adds_to(tool, arguments, self.called, self.results, self.known) and not (
+            self._iterates(tool, arguments)
+        )
+
+    def _iterates(self, tool: AgentTool, arguments: dict[str, Any]) -> bool:
+        """Whether a computation feeds a result back into an earlier call of its tool: its
+        values are numbers only, and those that are no new value of the results (one no
+        call held) are all values of one earlier call of the tool. `multiply(391, 23)`
+        after `multiply(17, 23)` gave 391, `102 * 850` after `12% * 850 = 102`: the 0.5B
+        goes on multiplying until the round budget ends it. `391 + 9` after `17 * 23`
+        brings the request's 9 and runs."""
+        tokens = _tokens(tool, arguments)
+        if not tokens or not all(_is_number(token) for token in tokens):
+            return False
+        earlier = [
+            _tokens(used, used_arguments, every=True)
+            for used, used_arguments in self.called
+            if used.name == tool.name
+        ]
+        held = set().union(*earlier)
+        others = {t for t in tokens if t in held or not self.results.has_number(float(t))}
+        return any(others <= values for values in earlier)
 
     def _names_files(self, tool: AgentTool, arguments: dict[str, Any]) -> bool:
         # A reader called again follows a file a result names ("It is in secret.txt"), not
@@ -366,6 +387,14 @@ def _tokens(tool: AgentTool, arguments: dict[str, Any], *, every: bool = False) 
             }
         found |= {format(n, "g") for n in value_numbers(value)}
     return found
+
+
+def _is_number(token: str) -> bool:
+    try:
+        float(token)
+    except ValueError:
+        return False
+    return True
 
 
 def _in_request(token: str, request: Grounding) -> bool:

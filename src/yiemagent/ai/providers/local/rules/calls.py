@@ -216,8 +216,11 @@ class ChainStepRule(CallRule):
     After `read_file {"path": "a.txt"}` returned "the answer is in b.txt",
     `read_file {"path": "b.txt"}` (good: the chain's next step) runs, and
     `read_file {"path": "a.txt, again"}` (bad: nothing the results gave) is dropped
-    (`choice.ChainStep.allows`). A tool not used yet, or one whose last result was an
-    error, is not judged here (`chain_unnamed` decides whether it is offered).
+    (`choice.ChainStep.allows`). So is a computation fed its own result: after
+    `multiply {"a": 17, "b": 23}` returned 391, `multiply {"a": 391, "b": 23}` (bad: the
+    first call again, on its result) is dropped and `add {"a": 391, "b": 9}` runs. A tool
+    not used yet, or one whose last result was an error, is not judged here
+    (`chain_unnamed` decides whether it is offered).
     """
 
     name = "chain_step"
