@@ -34,6 +34,7 @@ from yiemagent.cli.options import (
 )
 from yiemagent.cli.teams import AgentOption, split_agent_option
 from yiemagent.cli.trace import default_session_db
+from yiemagent.errors import install_hint
 
 if TYPE_CHECKING:
     from yiemagent.sessions import SessionStore
@@ -158,10 +159,16 @@ def serve(
 ) -> None:
     """Serve agents: the chat page at /, the HTTP API, OpenAI Chat Completions, AG-UI and
     the Vercel AI SDK stream; sessions are stored and shared."""
-    import uvicorn
+    try:
+        import uvicorn
 
+        from yiemagent.serve import create_app, is_loopback
+    except ImportError as exc:  # the demo's environment has the `local` extra only
+        raise CliError(
+            f"yiem serve needs the web server libraries ({exc.name} is missing): "
+            f"{install_hint('serve')}"
+        ) from None
     from yiemagent import Agent
-    from yiemagent.serve import create_app, is_loopback
 
     if not is_loopback(host) and not token:
         raise CliError(
