@@ -83,6 +83,11 @@ def test_batch_then_summary(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
             "openai-compatible/<model id> with --base-url",
         ),
         (["batch", "t.jsonl", "--out", "r.jsonl", "--concurrency", "0"], "concurrency"),
+        (
+            ["batch", "t.jsonl", "--out", "no/r.jsonl"],
+            "cannot write no/r.jsonl (--out): folder no does not exist",
+        ),
+        (["batch", "t.jsonl", "--out", "."], "cannot write . (--out): it is a folder"),
     ],
 )
 def test_bad_input_is_one_line_and_a_non_zero_exit(

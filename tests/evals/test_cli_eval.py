@@ -111,6 +111,26 @@ def test_a_bad_dataset_is_one_line_and_a_non_zero_exit(
     assert done.stderr.startswith(f"yiem: error: {tmp_path}/") and line in done.stderr
 
 
+@pytest.mark.parametrize(
+    ("flag", "target", "why"),
+    [
+        ("--json", "no/r.json", "folder {tmp}/no does not exist"),
+        ("--html", ".", "it is a folder"),
+        ("--results", "no/runs.jsonl", "folder {tmp}/no does not exist"),
+    ],
+)
+def test_an_unwritable_output_path_is_one_line_before_any_case_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], flag: str, target: str, why: str
+) -> None:
+    path = tmp_path / target
+    code = main(["eval", str(dataset(tmp_path)), "--agent", AGENT, flag, str(path)])
+    shown = capsys.readouterr()
+    assert code == 1
+    assert shown.out == ""  # no table: no case ran
+    reason = why.format(tmp=tmp_path)
+    assert shown.err.strip() == f"yiem: error: cannot write {path} ({flag}): {reason}"
+
+
 def test_a_bad_baseline_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     old = tmp_path / "old.json"
     old.write_text('{"cases": 3}')

@@ -33,6 +33,7 @@ from yiemagent.cli.options import (
     CliError,
     MaxTurnsOption,
     ToolsOption,
+    check_output_path,
     load_tool_folder,
     resolve_model,
 )
@@ -221,6 +222,7 @@ def batch(
         return
     if tasks is None or out is None:
         raise _cli_error("give the tasks file and --out: yiem batch tasks.jsonl --out r.jsonl", 2)
+    check_output_path(out, "--out")
     from yiemagent.batch import run_batch
 
     if workers not in ("auto", "tasks", "pool"):

@@ -38,11 +38,14 @@ from yiemagent.cli.options import (
     CliError,
     MaxTurnsOption,
     ToolsOption,
+    check_output_path,
     resolve_model,
 )
 from yiemagent.files import write_atomically
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from yiemagent.agent import Agent
     from yiemagent.batch import BatchTask
     from yiemagent.evals import CaseReport, Comparison, EvalReport
@@ -179,6 +182,19 @@ def _summary(report: EvalReport, comparison: Comparison | None, baseline: Path |
     return line
 
 
+def _write(path: Path, write: Callable[[], object]) -> None:
+    """Run `write`, a report's writer; a disk that fails it (full, turned read-only since
+    `check_output_path`) is one line naming `path`, not the writer's temporary file.
+
+    Raises:
+        CliError: `write` raised an `OSError`.
+    """
+    try:
+        write()
+    except OSError as exc:
+        raise CliError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
 def eval_command(
     dataset: Annotated[Path, typer.Argument(help="The dataset: YAML or JSONL cases.")],
     agent: Annotated[
@@ -224,6 +240,9 @@ def eval_command(
     old = EvalReport.load(baseline) if baseline is not None else None
     if address is not None and not ray:
         raise CliError("--address names a Ray cluster; give it with --ray", 2)
+    for path, flag in ((json_out, "--json"), (html_out, "--html"), (results, "--results")):
+        if path is not None:
+            check_output_path(path, flag)  # now, not after every case has run
     root = str(data.workdir) if data.workdir is not None else None
     if agent is not None:
         make_agent: Any = _agent_factory(agent, model, base_url, root)
@@ -253,10 +272,10 @@ def eval_command(
     console.print(_summary(report, comparison, baseline), soft_wrap=True)
     if json_out is not None:
         text = json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n"
-        write_atomically(json_out, text.encode("utf-8"))
+        _write(json_out, lambda: write_atomically(json_out, text.encode("utf-8")))
         console.print(f"wrote {json_out}")
     if html_out is not None:
-        report.to_html(html_out)
+        _write(html_out, lambda: report.to_html(html_out))
         console.print(f"wrote {html_out} (each run's timeline in {html_out.stem}.runs/)")
     regressions = len(comparison.regressions) if comparison is not None else 0
     if report.failed or regressions:

@@ -28,6 +28,7 @@ __all__ = [
     "MaxTurnsOption",
     "ToolCallsOption",
     "ToolsOption",
+    "check_output_path",
     "example_tools",
     "load_tool_folder",
     "resolve_model",
@@ -109,6 +110,28 @@ class CliError(YiemAgentError):
     def __init__(self, message: str, code: int = EXIT_ERROR) -> None:
         super().__init__(message)
         self.code = code
+
+
+def check_output_path(path: Path, flag: str) -> None:
+    """Refuse an output file the command could not write, before any work starts (a
+    command that ran every case first would lose the runs to a typo in the path).
+
+    Args:
+        path: The file an option names (created or replaced when the work is done).
+        flag: The option, e.g. "--json", for the message.
+
+    Raises:
+        CliError: `path` is a folder, or its folder does not exist or is not writable.
+    """
+    import os
+
+    folder = path.parent
+    if path.is_dir():
+        raise CliError(f"cannot write {path} ({flag}): it is a folder")
+    if not folder.is_dir():
+        raise CliError(f"cannot write {path} ({flag}): folder {folder} does not exist")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise CliError(f"cannot write {path} ({flag}): folder {folder} is not writable")
 
 
 def resolve_model(spec: str, base_url: str | None, tool_calls: str | None = None) -> Model:
