@@ -123,6 +123,15 @@ def test_a_jsonl_dataset(tmp_path: Path) -> None:
             "cases: [{name: a, input: hi, checks: [nowhere.py:f]}]\n",
             "d.yaml: case 'a': checks[0]: cannot import nowhere.py",
         ),
+        (
+            "cases: [{name: a, input: hi, checks: [contains: x, output_is: {type: nonsense}]}]\n",
+            "d.yaml: case 'a': checks[1]: output_is: the schema is not a valid JSON Schema: "
+            "$.type: 'nonsense' is not valid",
+        ),
+        (
+            "cases: [{name: a, input: hi, expected: {type: 3}, checks: [output_is]}]\n",
+            "d.yaml: case 'a': checks[0]: output_is: expected: the schema is not a valid",
+        ),
         ("tests: []\n", "d.yaml: cases: missing"),
         ("cases: []\n", "d.yaml: cases: the dataset has no cases"),
     ],

@@ -262,6 +262,23 @@ def _is_schema(value: Any) -> bool:
     return isinstance(value, Mapping) and bool(keys & set(value))
 
 
+def check_output_is_value(value: Any) -> None:
+    """Refuse a value `output_is` would read as a JSON Schema but that is not a valid one
+    (`{type: nonsense}`), so that a dataset fails when it loads, not every run later with
+    "the answer is not JSON".
+
+    Args:
+        value: The check's argument, or the case's `expected` it compares with.
+
+    Raises:
+        ConfigError: `value` looks like a schema and the meta-schema rejects it.
+    """
+    if _is_schema(value):
+        from yiemagent.tools import check_schema
+
+        check_schema(dict(value), what="the schema")
+
+
 @dataclass(frozen=True, slots=True)
 class _OutputIs:
     """The answer is a JSON value equal to `value`, or, when `value` is a JSON Schema (an
@@ -270,6 +287,9 @@ class _OutputIs:
     `value`: the case's `expected`."""
 
     value: Any = None
+
+    def __post_init__(self) -> None:
+        check_output_is_value(self.value)
 
     @property
     def name(self) -> str:
@@ -419,7 +439,11 @@ def output_is(value_or_schema: Any = None) -> _OutputIs:
     """The answer is a JSON value equal to `value_or_schema`, or, when that is a JSON Schema
     (an object with `type`, `properties`, `$schema`, …), one valid against it. The value read
     is the run's validated output when it has one, else its answer parsed as JSON (a ```json
-    fence allowed). No argument: the case's `expected`."""
+    fence allowed). No argument: the case's `expected`.
+
+    Raises:
+        ConfigError: `value_or_schema` looks like a JSON Schema but is not a valid one.
+    """
     return _OutputIs(value_or_schema)
 
 

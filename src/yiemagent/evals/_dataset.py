@@ -27,6 +27,7 @@ from typing import Any
 from yiemagent.errors import ConfigError, install_hint
 from yiemagent.evals._case import Case, Check, DatasetError
 from yiemagent.evals._checks import (
+    check_output_is_value,
     contains,
     equals,
     matches,
@@ -181,6 +182,12 @@ def _case(file: Path, index: str, raw: Any) -> Case:
     if not isinstance(items, list):
         raise DatasetError(f"{where}: checks: must be a list")
     checks = [_check(file, f"{where}: checks[{i}]", item) for i, item in enumerate(items)]
+    for i, item in enumerate(items):
+        if item in ("output_is", {"output_is": None}):  # it compares with expected
+            try:
+                check_output_is_value(raw.get("expected"))
+            except ConfigError as exc:
+                raise DatasetError(f"{where}: checks[{i}]: output_is: expected: {exc}") from None
     return Case(name, raw["input"], checks, raw.get("expected"), dict(metadata))
 
 
