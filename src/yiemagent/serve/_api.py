@@ -287,13 +287,17 @@ class Api:
             raise BadRequest('"reason" must be a string')
 
         def decide(agent: Agent[Any]) -> list[dict[str, Any]]:
+            pending = sorted(p.tool_call_id for p in agent.pending_approvals)
+            if call_id not in pending:
+                listed = ", ".join(pending) or "none"
+                raise LookupError(f"no tool call {call_id!r} awaits approval; pending: {listed}")
             try:
                 if approve:
                     agent.approve(call_id)
                 else:
                     agent.reject(call_id, reason)
-            except ConfigError as exc:
-                raise LookupError(str(exc)) from exc
+            except ConfigError as exc:  # the call is there: the input is what is wrong
+                raise BadRequest(str(exc)) from exc
             return approvals_of(agent)
 
         found = await self.hub.with_agent(sid, decide)
