@@ -174,3 +174,23 @@ def test_the_documented_weather_example_runs_as_written(
     assert '← forecast: { "city": "Lisbon", "sky": "sun", "celsius": 19 }' in err
     [forecast] = [t for t in fm.contexts[0].tools or [] if t.name == "forecast"]
     assert "Oslo, Lisbon, Tokyo" in forecast.description
+
+
+def test_a_server_that_prints_a_banner_is_one_line_not_a_traceback() -> None:
+    # Servers often print a start-up line to stdout; the SDK logged it with its traceback
+    # and Python's last-resort handler printed three screens of it.
+    import subprocess
+
+    banner = f"sh -c 'echo Server starting...; exec {SERVER_COMMAND}'"
+    ran = subprocess.run(
+        [sys.executable, "-m", "yiemagent.cli.main", "mcp", "list", banner],
+        capture_output=True,
+        text=True,
+        timeout=90,
+    )
+    assert ran.returncode == 0, ran.stderr
+    assert "add" in ran.stdout
+    assert "Traceback" not in ran.stderr and "pydantic" not in ran.stderr, ran.stderr
+    said, listed = ran.stderr.strip().splitlines()
+    assert "not JSON-RPC ('Server starting...')" in said and "stderr" in said
+    assert listed.endswith('tools from MCP server "sh -c"')

@@ -3,6 +3,7 @@ texts, the watched read stream, paging `tools/list`, the progress adapter."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -39,12 +40,36 @@ def require_sdk() -> None:
         import mcp  # noqa: F401
     except ImportError as exc:
         raise ConfigError(f"MCP support needs the official MCP SDK: {install_hint('mcp')}") from exc
+    # The client SDK logs what it cannot read with its traceback; with no logging set up,
+    # Python's last-resort handler printed that into the terminal (a server's start-up
+    # banner on stdout gave three screens). The connection reports it in one line; an
+    # application that sets up logging still gets the SDK's records.
+    client_logger = logging.getLogger("mcp.client")
+    if not client_logger.handlers:
+        client_logger.addHandler(logging.NullHandler())
 
 
 def leaf(exc: BaseException) -> BaseException:
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
     return exc
+
+
+def unreadable_line(exc: BaseException) -> str:
+    """What a server wrote that the SDK could not read as JSON-RPC, as one short line: the
+    line (or the JSON value it held) when the SDK's error, a pydantic `ValidationError`,
+    holds it, else `describe(exc)`."""
+    errors = getattr(exc, "errors", None)
+    try:
+        line = errors()[0]["input"] if callable(errors) else None
+    except (Exception, IndexError):
+        line = None
+    if line is None:
+        return describe(exc)
+    if isinstance(line, bytes):
+        line = line.decode("utf-8", "replace")
+    text = line if isinstance(line, str) else repr(line)  # JSON, but no message (`1`)
+    return repr(text if len(text) <= 120 else text[:117] + "...")
 
 
 def describe(exc: BaseException) -> str:

@@ -41,6 +41,7 @@ from yiemagent.mcp._sdk import (
     package_version,
     progress_adapter,
     require_sdk,
+    unreadable_line,
 )
 from yiemagent.mcp.errors import MCPCallAborted, MCPCallError, UndeliveredCall
 from yiemagent.types.signal import AbortSignal
@@ -432,7 +433,12 @@ class MCPServer:
         if isinstance(message, ToolListChangedNotification):
             self._refreshing = asyncio.ensure_future(self._refresh_after_change())
         elif isinstance(message, Exception):
-            logger.warning("MCP server %s sent something unreadable: %s", self.name, message)
+            logger.warning(
+                "MCP server %s wrote a line that is not JSON-RPC (%s); a server writes its "
+                "logs to stderr, not stdout",
+                self.name,
+                unreadable_line(message),
+            )
 
     async def _refresh_after_change(self) -> None:
         try:
