@@ -16,9 +16,9 @@ from ag_ui import core as agui
 from openai import APIError, OpenAI
 from pydantic import TypeAdapter
 
-from tests.serve._kit import faux_server, sse
+from tests.serve._kit import faux_server, run_events, sse
 from yiemagent.sessions import InMemorySessionStore
-from yiemagent.types import AssistantMessage, UserMessage
+from yiemagent.types import AssistantMessage, ImageContent, UserMessage
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -427,6 +427,58 @@ def test_the_ui_message_stream() -> None:
         ]
         assert tools.launched == ["Mir"]
         assert resumed[-1]["type"] == "finish"
+
+
+# ── images: every front end checks one alike ────────────────────────────────
+
+
+def test_an_image_that_is_not_base64_is_a_400_on_every_route_and_nothing_is_stored() -> None:
+    store = InMemorySessionStore()
+    bad, png = "!!!", "data:image/png;base64,iVBORw0KGgo="
+    with faux_server(store) as (url, _), httpx.Client(base_url=url) as client:
+        native = {"input": "x", "images": [{"data": bad, "mime_type": "image/png"}]}
+        openai_parts = [
+            {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{bad}"}},
+            {"type": "image", "data": bad, "mime_type": "image/png"},
+        ]
+        file_parts = [
+            {"type": "file", "mediaType": "image/png", "url": f"data:image/png;base64,{bad}"},
+            {"type": "file", "mediaType": "image/png", "url": bad},
+        ]
+        image = agui.ImagePart(source=agui.DataSource(value=bad, mime_type="image/png"))
+        agui_input = agui.RunAgentInput(
+            thread_id="ag",
+            run_id="r",
+            messages=[agui.UserMessage(id="u", content=[agui.TextPart(text="x"), image])],
+            tools=[],
+            context=[],
+            state={},
+            forwarded_props={},
+        )
+        requests = [
+            ("/v1/sessions/native/runs", native),
+            *(
+                ("/v1/chat/completions", {"messages": [{"role": "user", "content": [part]}]})
+                for part in openai_parts
+            ),
+            *(
+                ("/api/chat", {"id": "ui", "messages": [{"id": "m", "role": "user", "parts": [p]}]})
+                for p in file_parts
+            ),
+            ("/ag-ui", agui_input.model_dump(mode="json", by_alias=True, exclude_none=True)),
+        ]
+        for path, body in requests:
+            refused = client.post(path, json=body)
+            assert refused.status_code == 400, (path, refused.text)
+            assert "base64" in refused.json()["error"], (path, refused.text)
+        assert store.list_sessions() == []
+        good = {"input": "x", "images": [{"data": png, "mime_type": "image/jpeg"}]}
+        started = client.post("/v1/sessions/native/runs", json=good)
+        assert started.status_code == 202
+        run_events(client, started.json()["run_id"])
+        stored = store.load("native")[0]
+        assert isinstance(stored, UserMessage) and not isinstance(stored.content, str)
+        assert stored.content[1] == ImageContent("iVBORw0KGgo=", "image/png")  # the URL's type
 
 
 # ── output guardrails: no answer is shown before they pass it ───────────────

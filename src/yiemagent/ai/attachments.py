@@ -12,6 +12,9 @@ Limits, checked before the file is read whole and before anything is sent: an im
 Anthropic's limit per request). A bad attachment raises `AttachmentError`, whose text is one
 line naming the file and what is wrong.
 
+`image_from_base64` checks an image handed over as text (an HTTP body of `yiem serve`, an
+OpenAI `image_url` data URL) before it is stored: base64 that does not decode is refused.
+
 `attachment_warning(model, blocks)` is the one-line warning for a model that cannot read
 what is attached (the embedded model reads neither): providers give such a model a short
 text stand-in for each block instead.
@@ -20,6 +23,7 @@ text stand-in for each block instead.
 from __future__ import annotations
 
 import base64
+import binascii
 import os
 import warnings
 from collections.abc import Iterable, Sequence
@@ -38,6 +42,7 @@ __all__ = [
     "AttachmentWarning",
     "attachment_stand_in",
     "attachment_warning",
+    "image_from_base64",
     "load_attachment",
     "load_attachments",
     "sniff_mime_type",
@@ -149,6 +154,33 @@ def _checked_type(label: str, head: bytes, size: int) -> str:
             f"{label}: {_mb(size)}, larger than the {_mb(limit)} {article} may be"
         )
     return mime_type
+
+
+def image_from_base64(data: str, mime_type: str = "image/png") -> ImageContent:
+    """An image handed over as text, checked before anything stores or sends it.
+
+    Args:
+        data: The image as base64, or as a whole data URL (`data:image/png;base64,...`, as
+            web UIs hand them over), whose own type then wins over `mime_type`.
+        mime_type: The image's type when `data` does not say it.
+
+    Returns:
+        The `ImageContent`, its `data` the base64 alone.
+
+    Raises:
+        AttachmentError: `data` is empty or not valid base64 (a stored image that does not
+            decode would fail every later request of its session).
+    """
+    from yiemagent.ai._sanitize import image_base64
+
+    encoded, mime_type = image_base64(data, mime_type)
+    if not encoded:
+        raise AttachmentError("an image needs its data (base64), not an empty text")
+    try:
+        base64.b64decode(encoded, validate=True)
+    except (binascii.Error, ValueError) as exc:
+        raise AttachmentError(f"image data is invalid base64: {exc}") from None
+    return ImageContent(data=encoded, mime_type=mime_type)
 
 
 def load_attachments(

@@ -18,14 +18,12 @@ message "Images returned by the tool call {id}:" (the id tells apart two calls o
 
 from __future__ import annotations
 
-import base64
-import binascii
 import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from yiemagent.ai._sanitize import image_base64
-from yiemagent.ai.attachments import attachment_stand_in
+from yiemagent.ai.attachments import attachment_stand_in, image_from_base64
 from yiemagent.types.messages import (
     AssistantMessage,
     DocumentContent,
@@ -329,7 +327,7 @@ def user_message_from_openai(message: Mapping[str, Any]) -> UserMessage:
             blocks.append(_image_from_url(url))
         elif kind == "image" and isinstance(part.get("data"), str):
             mime = part.get("mime_type") or part.get("mimeType") or "image/png"
-            blocks.append(ImageContent(data=part["data"], mime_type=mime))
+            blocks.append(image_from_base64(part["data"], str(mime)))
         else:
             raise ValueError(
                 f"unknown user content part {part!r}: use {{'type': 'text', 'text': ...}} or "
@@ -345,8 +343,4 @@ def _image_from_url(url: str) -> ImageContent:
             "it as data:<mime>;base64,<data> or as ImageContent"
         )
     header, data = url[len("data:") :].split(";base64,", 1)
-    try:
-        base64.b64decode(data, validate=True)
-    except (binascii.Error, ValueError) as exc:
-        raise ValueError(f"image_url holds invalid base64 data: {exc}") from exc
-    return ImageContent(data=data, mime_type=header or "image/png")
+    return image_from_base64(data, header or "image/png")

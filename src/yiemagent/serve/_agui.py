@@ -28,7 +28,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from yiemagent.serve._api import BadRequest, read_json, sse_ping_s
+from yiemagent.serve._api import BadRequest, checked_image, read_json, sse_ping_s
 from yiemagent.serve._protocols import (
     Conversation,
     call_at,
@@ -53,7 +53,7 @@ def _text_of(content: Any) -> tuple[str, list[ImageContent]]:
         if isinstance(part, agui.TextPart):
             texts.append(part.text)
         elif isinstance(part, agui.ImagePart) and isinstance(part.source, agui.DataSource):
-            images.append(ImageContent(part.source.value, part.source.mime_type))
+            images.append(checked_image(part.source.value, part.source.mime_type))
     return "".join(texts), images
 
 

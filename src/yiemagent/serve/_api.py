@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from yiemagent.agent import Agent
     from yiemagent.sessions import SessionStore
 
-__all__ = ["Api", "BadRequest", "error", "read_json", "sse_ping_s"]
+__all__ = ["Api", "BadRequest", "checked_image", "error", "read_json", "sse_ping_s"]
 
 sse_ping_s = 15.0
 """Seconds between keep-alive comments on an idle event stream."""
@@ -72,7 +72,22 @@ def _images(data: dict[str, Any]) -> list[ImageContent] | None:
         isinstance(i, dict) and isinstance(i.get("data"), str) for i in raw
     ):
         raise BadRequest('"images" must be a list of {"data": base64, "mime_type": type}')
-    return [ImageContent(i["data"], str(i.get("mime_type") or "image/png")) for i in raw]
+    return [checked_image(i["data"], str(i.get("mime_type") or "image/png")) for i in raw]
+
+
+def checked_image(data: str, mime_type: str) -> ImageContent:
+    """An image of a request body (`yiemagent.ai.attachments.image_from_base64`): base64 or
+    a data URL, checked before the run stores it with the session.
+
+    Raises:
+        BadRequest: the data is empty or not valid base64.
+    """
+    from yiemagent.ai.attachments import AttachmentError, image_from_base64
+
+    try:
+        return image_from_base64(data, mime_type)
+    except AttachmentError as exc:
+        raise BadRequest(str(exc)) from None
 
 
 def approvals_of(agent: Agent[Any]) -> list[dict[str, Any]]:

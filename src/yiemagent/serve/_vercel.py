@@ -22,7 +22,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from yiemagent.serve._api import BadRequest, read_json, sse_ping_s
+from yiemagent.serve._api import BadRequest, checked_image, read_json, sse_ping_s
 from yiemagent.serve._protocols import (
     Conversation,
     call_at,
@@ -42,12 +42,21 @@ HEADERS = {"x-vercel-ai-ui-message-stream": "v1", "x-accel-buffering": "no"}
 
 
 def _image(part: dict[str, Any]) -> ImageContent | None:
+    """A `file` part's image, checked as the native API checks one; None for a file that is
+    no image (the agent is not given it).
+
+    Raises:
+        BadRequest: an image whose `url` is not a base64 data URL, or does not decode.
+    """
     url = part.get("url")
     media = str(part.get("mediaType") or "")
-    if not (isinstance(url, str) and url.startswith("data:") and media.startswith("image/")):
+    if not media.startswith("image/"):
         return None
-    _, _, data = url.partition(",")
-    return ImageContent(data, media)
+    if not (isinstance(url, str) and url.startswith("data:") and ";base64," in url):
+        raise BadRequest(
+            f'an image "file" part needs its "url" as a base64 data: URL, not {str(url)[:60]!r}'
+        )
+    return checked_image(url, media)
 
 
 def conversation_of(data: dict[str, Any]) -> Conversation:
