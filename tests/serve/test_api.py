@@ -14,7 +14,7 @@ import pytest
 
 from tests.serve._kit import Tools, faux_server, run_events, start_run, wait_done
 from yiemagent.sessions import InMemorySessionStore, SqliteSessionStore
-from yiemagent.types import AssistantMessage, ToolResultMessage
+from yiemagent.types import AssistantMessage, ToolResultMessage, UserMessage
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -178,6 +178,25 @@ def test_approve_reject_and_resume() -> None:
         end = run_events(client, client.post("/v1/sessions/s/resume").json()["run_id"])[-1][1]
         assert "not today" in end["messages"][-1]["content"][0]["text"]
         assert tools.launched == ["Apollo"]
+
+
+def test_resume_with_nothing_to_resume_starts_no_run() -> None:
+    store = InMemorySessionStore()
+    with faux_server(store) as (url, _), httpx.Client(base_url=url) as client:
+        unknown = client.post("/v1/sessions/nobody/resume")
+        assert unknown.status_code == 404 and unknown.json() == {"error": "no session 'nobody'"}
+        assert store.list_sessions() == []
+        run_events(client, start_run(client, "s", "hello"))
+        before = store.load("s")
+        answered = client.post("/v1/sessions/s/resume")
+        assert answered.status_code == 409
+        assert answered.json()["error"].startswith("nothing to resume: no tool call is held")
+        assert client.get("/v1/sessions/s").json()["active_run"] is None
+        assert store.load("s") == before
+        store.append("cut", UserMessage("weather Oslo"))  # a run that died after the prompt
+        resumed = client.post("/v1/sessions/cut/resume")
+        assert resumed.status_code == 202
+        assert run_events(client, resumed.json()["run_id"])[-1][1]["reason"] == "stop"
 
 
 def test_a_client_that_disconnects_leaves_the_run_going(tmp_path: Path) -> None:

@@ -121,6 +121,27 @@ def refuse_undecided_resume(agent: Agent[Any]) -> None:
         raise Busy(f"tool calls without a decision: {', '.join(undecided)}")
 
 
+def refuse_nothing_to_resume(agent: Agent[Any]) -> None:
+    """`prepare` for `POST .../resume`: refuse up front what the run would only fail on.
+
+    Raises:
+        LookupError: the session holds no message (404, as `GET` answers).
+        Busy: a held call has no decision yet, or none is held and the transcript ends with
+            the agent's answer (nothing to continue from: a new run takes a prompt).
+    """
+    if agent.pending_approvals:
+        refuse_undecided_resume(agent)
+        return
+    messages = agent.state.messages
+    if not messages:
+        raise LookupError(f"no session {agent.session_id!r}")
+    if getattr(messages[-1], "role", None) == "assistant":
+        raise Busy(
+            "nothing to resume: no tool call is held for approval and the session ends with "
+            "the agent's answer; start a run (POST .../runs) instead"
+        )
+
+
 def accepted(run: Run) -> JSONResponse:
     """The 202 answer that starts a run."""
     return JSONResponse(
@@ -321,6 +342,6 @@ class Api:
     async def resume(self, request: Request) -> Response:
         sid = request.path_params["sid"]
         run = await self.hub.start(
-            sid, lambda agent: agent.resume(), prepare=refuse_undecided_resume
+            sid, lambda agent: agent.resume(), prepare=refuse_nothing_to_resume
         )
         return accepted(run)
