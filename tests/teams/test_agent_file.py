@@ -125,6 +125,9 @@ BAD = {
     ),
     "a handoff to nobody": ('handoffs = ["nobody"]', "[agents.router] handoffs: no agent 'nobody'"),
     "a count as text": ('max_turns = "3"', "[agents.router] max_turns: must be a whole number"),
+    "no turns": ("max_turns = 0", "[agents.router] max_turns: must be a whole number >= 1, not 0"),
+    "fewer than no turns": ("max_turns = -3", "max_turns: must be a whole number >= 1, not -3"),
+    "fewer than no handoffs": ("max_handoffs = -1", "max_handoffs: must be a whole number >= 0"),
     "a guardrail that does not import": (
         'output_guardrails = ["no_such_module:f"]',
         "[agents.router] output_guardrails: cannot import 'no_such_module'",

@@ -138,7 +138,7 @@ def _build(
         "output_type": get("output_schema", lambda v: _schema(base, v)),
         "input_guardrails": get("input_guardrails", lambda v: _guardrails(base, v)),
         "output_guardrails": get("output_guardrails", lambda v: _guardrails(base, v)),
-        "max_turns": get("max_turns", _count),
+        "max_turns": get("max_turns", lambda v: _count(v, 1)),
         "max_handoffs": get("max_handoffs", _count, 10),
         "usage_limits": get("usage_limits", _limits),
     }
@@ -214,9 +214,11 @@ def _text(value: Any) -> str:
     return value
 
 
-def _count(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise _Problem(f"must be a whole number >= 0, not {value!r}")
+def _count(value: Any, least: int = 0) -> int:
+    """A whole number of at least `least` (the Agent's own bound, so that the file's
+    message states the rule the Agent would apply)."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < least:
+        raise _Problem(f"must be a whole number >= {least}, not {value!r}")
     return value
 
 
