@@ -156,7 +156,12 @@ class BatchError(YiemAgentError, ValueError):
     """A batch cannot start or go on: a malformed task line, a repeated id, a
     results file that is not a results file or is in use by another batch, a backend that
     is not installed. Raised before any task runs, or when the results file cannot be
-    written; the message says what to change."""
+    written; the message says what to change. `results_file` is the results file's path
+    when the problem is that file (a command then names the option that gave it)."""
+
+    def __init__(self, message: str, *, results_file: str | None = None) -> None:
+        super().__init__(message)
+        self.results_file = results_file
 
 
 class MCPConnectionError(YiemAgentError):

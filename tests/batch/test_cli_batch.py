@@ -108,6 +108,32 @@ def test_bad_input_is_one_line_and_a_non_zero_exit(
     assert not (tmp_path / "r.jsonl").exists() or (tmp_path / "r.jsonl").read_bytes() == b""
 
 
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["batch", "--summary", "g.jsonl"],
+        ["batch", "t.jsonl", "--out", "g.jsonl", "--agent", AGENT],
+    ],
+)
+def test_a_results_file_that_is_not_one_names_the_option_that_gave_it(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    argv: list[str],
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "t.jsonl").write_text('{"id": 1, "prompt": "p"}\n')
+    (tmp_path / "g.jsonl").write_text("garbage\n")
+    code, out, err = _run(capsys, *argv)
+    flag = argv[argv.index("g.jsonl") - 1]
+    assert code == 1 and out == ""
+    assert err.strip() == (
+        f"yiem: error: {flag}: g.jsonl line 1 is not a result line (Expecting value: line 1 "
+        "column 1 (char 0)); is it the results file of a batch?"
+    )
+    assert (tmp_path / "g.jsonl").read_text() == "garbage\n"
+
+
 def test_bare_ray_flag_gets_the_local_cluster_and_an_address_is_kept() -> None:
     assert expand_ray_flag(["batch", "t.jsonl", "--ray"]) == ["batch", "t.jsonl", "--ray", "local"]
     assert expand_ray_flag(["batch", "--ray", "t.jsonl", "--out", "r"]) == [

@@ -131,6 +131,20 @@ def test_an_unwritable_output_path_is_one_line_before_any_case_runs(
     assert shown.err.strip() == f"yiem: error: cannot write {path} ({flag}): {reason}"
 
 
+def test_a_results_file_that_is_not_one_names_results(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    runs = tmp_path / "runs.jsonl"
+    runs.write_text("garbage\n")
+    code = main(["eval", str(dataset(tmp_path)), "--agent", AGENT, "--results", str(runs)])
+    shown = capsys.readouterr()
+    assert code == 1 and shown.out == ""
+    assert shown.err.strip() == (
+        f"yiem: error: --results: {runs} line 1 is not a result line (Expecting value: line 1 "
+        "column 1 (char 0)); is it the results file of a batch?"
+    )
+
+
 def test_a_bad_baseline_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     old = tmp_path / "old.json"
     old.write_text('{"cases": 3}')

@@ -185,7 +185,8 @@ def _parse(data: bytes, path: Path, *, keep_failed: bool = True) -> _Parsed:
         except (ValueError, UnicodeDecodeError) as exc:
             raise BatchError(
                 f"{path} line {number} is not a result line ({exc}); is it the results "
-                "file of a batch? Use another --out path"
+                "file of a batch?",
+                results_file=str(path),
             ) from None
     if torn_tail.strip():
         try:
@@ -215,9 +216,13 @@ def read_results(path: str | PathLike[str]) -> list[TaskResult]:
     try:
         data = target.read_bytes()
     except FileNotFoundError:
-        raise BatchError(f"results file {target} does not exist") from None
+        raise BatchError(
+            f"results file {target} does not exist", results_file=str(target)
+        ) from None
     except OSError as exc:
-        raise BatchError(f"results file {target} cannot be read: {exc}") from None
+        raise BatchError(
+            f"results file {target} cannot be read: {exc}", results_file=str(target)
+        ) from None
     parsed = _parse(data, target)
     done = {r.id for r in parsed.results}
     interrupted: dict[str, TaskResult] = {}
@@ -265,7 +270,10 @@ class ResultsFile:
         """Lock the file (creating it), drop a torn last line and interrupted lines, and
         load `done`."""
         if not self.path.parent.is_dir():
-            raise BatchError(f"--out {self.path}: folder {self.path.parent} does not exist")
+            raise BatchError(
+                f"results file {self.path}: folder {self.path.parent} does not exist",
+                results_file=str(self.path),
+            )
         fd = self._open_locked()
         try:
             with os.fdopen(os.dup(fd), "rb") as handle:
@@ -298,7 +306,9 @@ class ResultsFile:
         try:
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
         except OSError as exc:
-            raise BatchError(f"results file {self.path} cannot be opened: {exc}") from None
+            raise BatchError(
+                f"results file {self.path} cannot be opened: {exc}", results_file=str(self.path)
+            ) from None
         try:
             import fcntl
         except ImportError:  # no flock (Windows): one writer is then the user's promise
@@ -309,7 +319,8 @@ class ResultsFile:
             os.close(fd)
             raise BatchError(
                 f"results file {self.path} is in use by another running batch; wait for it "
-                "or use another --out path"
+                "or use another results file",
+                results_file=str(self.path),
             ) from None
         held = os.fstat(fd)
         try:

@@ -36,6 +36,7 @@ from yiemagent.cli.options import (
     check_output_path,
     load_tool_folder,
     resolve_model,
+    results_file_option,
 )
 from yiemagent.cli.teams import AgentFileFactory, split_agent_option
 from yiemagent.errors import YiemAgentError
@@ -218,7 +219,8 @@ def batch(
     if summary is not None:
         if tasks is not None or out is not None:
             raise _cli_error("--summary reads a results file; give it alone", 2)
-        _print_summary(summary)
+        with results_file_option(summary, "--summary"):
+            _print_summary(summary)
         return
     if tasks is None or out is None:
         raise _cli_error("give the tasks file and --out: yiem batch tasks.jsonl --out r.jsonl", 2)
@@ -243,7 +245,10 @@ def batch(
             raise _cli_error(f"--tools {folder}: not a folder")
         resolve_model(model, base_url)  # a bad model fails now, before any task runs
         make_agent = CliAgentFactory(model, base_url, str(folder.resolve()), system, max_turns)
-    with _stdout_to_stderr() if ray is not None else contextlib.nullcontext():
+    with (
+        _stdout_to_stderr() if ray is not None else contextlib.nullcontext(),
+        results_file_option(out, "--out"),
+    ):
         report = run_batch(
             tasks,
             make_agent,

@@ -40,6 +40,7 @@ from yiemagent.cli.options import (
     ToolsOption,
     check_output_path,
     resolve_model,
+    results_file_option,
 )
 from yiemagent.files import write_atomically
 
@@ -253,18 +254,19 @@ def eval_command(
         resolve_model(model, base_url)  # a bad model fails now, before any case runs
         base = CliAgentFactory(model, base_url, str(folder.resolve()), system, max_turns)
         make_agent = EvalAgentFactory(base, root)
-    report = asyncio.run(
-        run_eval(
-            data,
-            make_agent,
-            repeat=repeat,
-            concurrency=concurrency,
-            backend="ray" if ray else "local",
-            address=address,
-            timeout_s=timeout,
-            results=results,
+    with results_file_option(results, "--results"):
+        report = asyncio.run(
+            run_eval(
+                data,
+                make_agent,
+                repeat=repeat,
+                concurrency=concurrency,
+                backend="ray" if ray else "local",
+                address=address,
+                timeout_s=timeout,
+                results=results,
+            )
         )
-    )
     comparison = report.compare(old) if old is not None else None
     tty = sys.stdout.isatty()
     console = Console(highlight=False, width=None if tty else 160)

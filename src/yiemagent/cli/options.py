@@ -4,16 +4,17 @@ folder, the options they declare alike (typer `Annotated` types), how `--model` 
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, TypeAlias, cast
 
 import typer
 
 from yiemagent.ai.models import DEFAULT_MODEL, ToolCallMode, get_model
-from yiemagent.errors import YiemAgentError
+from yiemagent.errors import BatchError, YiemAgentError
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
 
     from yiemagent.tools import ToolStore
     from yiemagent.types import AgentTool, Model
@@ -32,6 +33,7 @@ __all__ = [
     "example_tools",
     "load_tool_folder",
     "resolve_model",
+    "results_file_option",
 ]
 
 DEFAULT_SYSTEM = "You are a helpful assistant."
@@ -132,6 +134,27 @@ def check_output_path(path: Path, flag: str) -> None:
         raise CliError(f"cannot write {path} ({flag}): folder {folder} does not exist")
     if not os.access(folder, os.W_OK | os.X_OK):
         raise CliError(f"cannot write {path} ({flag}): folder {folder} is not writable")
+
+
+@contextlib.contextmanager
+def results_file_option(path: Path | None, flag: str) -> Iterator[None]:
+    """Within it, a `BatchError` about the results file at `path` names the option that
+    gave it ("--summary: ..."): the batch engine knows a results file, not which option
+    of which command named it.
+
+    Args:
+        path: The results file the option names (None: the option was not given).
+        flag: The option, e.g. "--out".
+
+    Raises:
+        CliError: a `BatchError` whose `results_file` is `path`; other errors pass as they are.
+    """
+    try:
+        yield
+    except BatchError as exc:
+        if path is None or exc.results_file != str(path):
+            raise
+        raise CliError(f"{flag}: {exc}") from None
 
 
 def resolve_model(spec: str, base_url: str | None, tool_calls: str | None = None) -> Model:
