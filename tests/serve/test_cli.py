@@ -47,6 +47,28 @@ def test_bad_options_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[
     argv = ["serve", "--port", "0", "--model", "openai/gpt-4o-mini"]
     err = one_line_error(capsys, [*argv, "--sessions", f"postgresql://127.0.0.1:{dead}/x"])
     assert err.startswith("yiem: error: --sessions postgresql://")
+    for origin in ("notanorigin", "http://localhost:3000/"):
+        err = one_line_error(capsys, [*argv, "--cors", "http://ok:1", "--cors", origin])
+        assert err == (
+            f"yiem: error: --cors {origin!r} is not an origin: give scheme://host[:port] with "
+            "no path (e.g. http://localhost:3000), or *"
+        )
+
+
+def test_create_app_takes_only_origins() -> None:
+    from yiemagent import Agent
+    from yiemagent.errors import ConfigError
+    from yiemagent.serve import create_app
+    from yiemagent.sessions import InMemorySessionStore
+
+    def make_agent(session_id: str) -> Agent:
+        return Agent(session_store=store, session_id=session_id)
+
+    store = InMemorySessionStore()
+    for good in ("*", "http://localhost:3000", "https://[::1]:8443", ["app://x", "*"]):
+        create_app(make_agent, session_store=store, cors=good)
+    with pytest.raises(ConfigError, match=r"^cors: 'localhost:3000' is not an origin"):
+        create_app(make_agent, session_store=store, cors=["localhost:3000"])
 
 
 def free_port() -> int:

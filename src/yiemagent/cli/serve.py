@@ -34,7 +34,7 @@ from yiemagent.cli.options import (
 )
 from yiemagent.cli.teams import AgentOption, split_agent_option
 from yiemagent.cli.trace import default_session_db
-from yiemagent.errors import install_hint
+from yiemagent.errors import ConfigError, install_hint
 
 if TYPE_CHECKING:
     from yiemagent.sessions import SessionStore
@@ -50,8 +50,6 @@ def open_store(where: str | None) -> SessionStore:
     Raises:
         CliError: the file's folder cannot be made, or the store does not open.
     """
-    from yiemagent.errors import ConfigError
-
     try:
         if where and where.startswith(("postgresql://", "postgres://")):
             from yiemagent.sessions import PostgresSessionStore
@@ -162,7 +160,7 @@ def serve(
     try:
         import uvicorn
 
-        from yiemagent.serve import create_app, is_loopback
+        from yiemagent.serve import check_origin, create_app, is_loopback
     except ImportError as exc:  # the demo's environment has the `local` extra only
         raise CliError(
             f"yiem serve needs the web server libraries ({exc.name} is missing): "
@@ -175,6 +173,11 @@ def serve(
             f"--host {host} lets other machines connect: give a --token (or YIEM_TOKEN), "
             "or bind 127.0.0.1"
         )
+    for origin in cors or ():
+        try:
+            check_origin(origin)  # now, not after the model has loaded
+        except ConfigError as exc:
+            raise CliError(f"--cors {exc}") from None
     resolved = resolve_model(model, base_url)
     team = _agent_file(agent, resolved, tools, system) if agent else None
     agent_tools = [] if team else _tools(tools, resolved)

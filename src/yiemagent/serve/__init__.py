@@ -3,10 +3,11 @@ page (DESIGN §18; `docs/serve.md`). Extra `serve` (Starlette, Uvicorn, sse-star
 ag-ui-protocol); `import yiemagent` never imports it.
 
 Public: `create_app(make_agent, *, session_store, token=None, cors=None)`, the ASGI app to
-serve with Uvicorn, and `is_loopback(host)`, the check that a host serves only this machine.
+serve with Uvicorn, `is_loopback(host)`, the check that a host serves only this machine, and
+`check_origin(origin)`, the check that a `cors` value is an origin a browser can send.
 """
 
 from yiemagent.serve._app import DEFAULT_MAX_BODY_BYTES as DEFAULT_MAX_BODY_BYTES, create_app
-from yiemagent.serve._guard import is_loopback as is_loopback
+from yiemagent.serve._guard import check_origin as check_origin, is_loopback as is_loopback
 
-__all__ = ["DEFAULT_MAX_BODY_BYTES", "create_app", "is_loopback"]
+__all__ = ["DEFAULT_MAX_BODY_BYTES", "check_origin", "create_app", "is_loopback"]

@@ -14,7 +14,7 @@ from starlette.responses import Response
 
 from yiemagent.errors import AgentBusyError, ConfigError, SessionBusyError
 from yiemagent.serve._api import Api, BadRequest, error
-from yiemagent.serve._guard import Guard
+from yiemagent.serve._guard import Guard, check_origin
 from yiemagent.serve._runs import Busy, MakeAgent, RunHub
 
 if TYPE_CHECKING:
@@ -59,7 +59,8 @@ def create_app(
         session_store: where sessions are listed and read from (any `SessionStore`).
         token: when set, every route but `GET /healthz` and the page needs
             `Authorization: Bearer <token>`.
-        cors: an origin (or several) whose pages may call the API; none by default.
+        cors: an origin (or several) whose pages may call the API, each
+            `scheme://host[:port]` or `*`; none by default.
         max_body_bytes: larger request bodies get 413.
         keep_runs: finished runs whose event streams stay readable.
 
@@ -68,7 +69,8 @@ def create_app(
         going when the server stops.
 
     Raises:
-        ConfigError: `session_store` is not a store, or `max_body_bytes` is not positive.
+        ConfigError: `session_store` is not a store, `max_body_bytes` is not positive, or
+            a `cors` value is not an origin (`check_origin`).
     """
     if not callable(getattr(session_store, "list_sessions", None)):
         raise ConfigError(
@@ -77,6 +79,12 @@ def create_app(
         )
     if max_body_bytes <= 0:
         raise ConfigError(f"max_body_bytes must be positive, not {max_body_bytes}")
+    origins = [cors] if isinstance(cors, str) else list(cors or ())
+    for origin in origins:
+        try:
+            check_origin(origin)
+        except ConfigError as exc:
+            raise ConfigError(f"cors: {exc}") from None
     from yiemagent.serve._agui import agui_routes
     from yiemagent.serve._openai import openai_routes
     from yiemagent.serve._page import page_routes
@@ -98,8 +106,7 @@ def create_app(
         await hub.close()
 
     middleware = []
-    if cors:
-        origins = [cors] if isinstance(cors, str) else list(cors)
+    if origins:
         middleware.append(
             Middleware(
                 CORSMiddleware,

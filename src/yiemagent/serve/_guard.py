@@ -1,4 +1,5 @@
-"""What stands in front of every route: the bearer token and the request body cap.
+"""What stands in front of every route: the bearer token, the request body cap, and the
+origins CORS lets in (`check_origin`).
 
 `Guard` is an ASGI middleware. With a token, every request but `GET /healthz` and the page
 itself (`GET /`, which holds no data and asks for the token) needs `Authorization: Bearer
@@ -11,11 +12,14 @@ from __future__ import annotations
 import hmac
 import ipaddress
 import json
+import re
 from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-__all__ = ["OPEN_PATHS", "Guard", "is_loopback"]
+from yiemagent.errors import ConfigError
+
+__all__ = ["OPEN_PATHS", "Guard", "check_origin", "is_loopback"]
 
 OPEN_PATHS = frozenset({"/healthz", "/", "/favicon.ico"})
 """Served without the token: the health check and the page (which asks for the token)."""
@@ -29,6 +33,33 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host.strip("[]")).is_loopback
     except ValueError:
         return False
+
+
+_ORIGIN = re.compile(r"[a-z][a-z0-9+.-]*://(\[[0-9a-fA-F:.]+\]|[^\s/?#@:\[\]]+)(:(\d{1,5}))?")
+"""`scheme://host[:port]`: a lowercase scheme, a host name or a bracketed IPv6 address."""
+
+
+def check_origin(origin: str) -> str:
+    """Check a CORS origin before the server takes it: the browser sends `Origin` as
+    `scheme://host[:port]` and CORS compares it as text, so anything else (a bare host, a
+    trailing `/` or path) would never match and the pages it meant would be refused silently.
+
+    Args:
+        origin: `scheme://host[:port]`, or `*` (any page).
+
+    Returns:
+        `origin`, unchanged.
+
+    Raises:
+        ConfigError: not `*` and not `scheme://host[:port]`; the text says what to give.
+    """
+    found = _ORIGIN.fullmatch(origin)
+    if origin != "*" and (found is None or int(found.group(3) or 0) > 65535):
+        raise ConfigError(
+            f"{origin!r} is not an origin: give scheme://host[:port] with no path "
+            "(e.g. http://localhost:3000), or *"
+        )
+    return origin
 
 
 async def _reply(send: Send, status: int, text: str, headers: list[tuple[bytes, bytes]]) -> None:
