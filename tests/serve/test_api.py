@@ -271,10 +271,20 @@ def test_bodies_over_the_cap_are_413_and_bad_input_is_400() -> None:
             assert raw.recv(200).startswith(b"HTTP/1.1 413")
 
 
-def test_delete_clears_a_session() -> None:
+def test_delete_clears_a_session(tmp_path: Path) -> None:
     store = InMemorySessionStore()
     with faux_server(store) as (url, _), httpx.Client(base_url=url) as client:
         run_events(client, start_run(client, "gone", "hello"))
         assert client.delete("/v1/sessions/gone").json() == {"ok": True, "session_id": "gone"}
         assert client.get("/v1/sessions/gone").status_code == 404
         assert store.load("gone") == []
+    with (
+        SqliteSessionStore(tmp_path / "s.db") as held,
+        faux_server(held) as (url, _),
+        httpx.Client(base_url=url) as client,
+    ):
+        run_events(client, start_run(client, "s", "launch Apollo"))  # held for approval
+        assert held.load_state("s", "held_tool_calls") is not None
+        assert client.delete("/v1/sessions/s").status_code == 200
+        assert held.load("s") == [] and held.load_state("s", "held_tool_calls") is None
+        assert client.get("/v1/sessions/s/approvals").json()["approvals"] == []

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from tests.sessions._backends import Backend
 from yiemagent import (
     Agent,
     AgentEvent,
@@ -142,6 +143,25 @@ async def test_reset_clears_the_stored_session(tmp_path: Path) -> None:
     assert store.list_sessions() == []
     await agent.prompt("b")
     assert [text_of(m.content) for m in store.load("s")] == ["b", "two"]  # type: ignore[union-attr]
+    store.close()
+
+
+async def test_reset_leaves_no_held_tool_calls_behind(backend: Backend) -> None:
+    store = backend.open()
+    guarded = AgentTool(
+        "guarded", "guarded", "asks", SCHEMA, lambda *_: "ran", requires_approval=True
+    )
+    fm = FauxModel([faux_message(faux_tool_call("guarded", {}, id="c1"))])
+    agent = Agent(
+        model=fm.model, stream_fn=fm.stream_fn, tools=[guarded], session_store=store, session_id="s"
+    )
+    await agent.prompt("go")
+    assert [p.tool_call_id for p in agent.pending_approvals] == ["c1"]
+    assert store.load_state("s", "held_tool_calls") is not None  # type: ignore[attr-defined]
+    agent.reset()
+    assert store.load("s") == [] and agent.pending_approvals == []
+    assert store.load_state("s", "held_tool_calls") is None  # type: ignore[attr-defined]
+    await agent.close()
     store.close()
 
 

@@ -6,7 +6,8 @@ time). It takes the session's writer lease when the agent is built (one writer p
 a second one gets `SessionBusyError`), loads the transcript (refusing an interleaved one with
 `SessionCorruptError`, and repairing the tail a crash left: a tool call without a result gets
 an error result), appends each message that enters the transcript, rewrites the
-session in one transaction (`store.replace`) when the transcript is replaced or reset, and
+session in one transaction (`store.replace`) when the transcript is replaced, clears it
+(`store.clear`: the messages and the held-calls record) when it is emptied or reset, and
 gives the lease back when the agent is closed or collected.
 
 Failure policy: during a run a store failure is logged and the run goes on (as a failing
@@ -229,13 +230,17 @@ class SessionLog:
 
         One transaction (`store.replace`): a crash at any moment leaves the old transcript or
         the new one. A store without `replace` gets `clear` then appends (not crash-safe).
+        No messages: `store.clear`, which also deletes the session's saved values, so no
+        record of held tool calls outlives the transcript that held them.
 
         Raises:
             Exception: whatever the store raises (the caller's state is left unchanged).
         """
         stored = [persisted_form(message) for message in messages]
         replace = getattr(self.store, "replace", None)
-        if callable(replace):
+        if not stored:
+            self.store.clear(self.session_id)
+        elif callable(replace):
             replace(self.session_id, stored)
         else:
             self.store.clear(self.session_id)
