@@ -3,7 +3,15 @@ names it."""
 
 from __future__ import annotations
 
-from tests.ai.local_rules._kit import GET_TIME, GET_WEATHER, READ_FILE, conversation, offer, turn
+from tests.ai.local_rules._kit import (
+    GET_TIME,
+    GET_WEATHER,
+    READ_FILE,
+    conversation,
+    offer,
+    tool,
+    turn,
+)
 from yiemagent.ai.providers.local.rules import ChainUnnamed
 
 
@@ -34,3 +42,18 @@ async def test_a_file_name_the_request_gives_names_the_tools_that_read_files() -
     shaped = offer()
     await ChainUnnamed().shape(turn(failed, [READ_FILE, GET_TIME, GET_WEATHER]), shaped)
     assert shaped.dropped == {"get_time"}
+
+
+async def test_a_tool_named_by_one_short_word_is_named_by_that_word() -> None:
+    # "then add 6" names the tool `add`, though its name has fewer than four letters.
+    number = {"type": "integer", "description": "x"}
+    times = tool("times", {"a": number, "b": number})
+    add = tool("add", {"a": number, "b": number})
+    then_add = conversation("Work out 6 times 7, then add 6.", ("times", {"a": 6, "b": 7}, "42"))
+    shaped = offer()
+    await ChainUnnamed().shape(turn(then_add, [times, add, GET_WEATHER]), shaped)
+    assert shaped.dropped == {"get_weather"}
+    plus = conversation("Work out 6 times 7 and 6 more.", ("times", {"a": 6, "b": 7}, "42"))
+    shaped = offer()
+    await ChainUnnamed().shape(turn(plus, [times, add, GET_WEATHER]), shaped)
+    assert shaped.dropped == {"add", "get_weather"}

@@ -173,7 +173,11 @@ COMMON_WORDS = frozenset(_COMMON.split())
 def mentions(tool: AgentTool, request: Grounding) -> bool:
     """Whether `request` names `tool`: a word of four or more letters of its name or
     description (not one of `COMMON_WORDS`) is in the request, or shares its first `PREFIX`
-    letters with a request word ("compute it with the calculator", "what time is it")."""
+    letters with a request word ("compute it with the calculator", "what time is it"), or
+    the tool's whole name is one short word the request writes (`add` for "then add 6").
+    """
+    if tool.name.isalpha() and request.has_word(tool.name.lower()):
+        return True
     own = words(f"{tool.name} {tool.description}".replace("_", " ")) - COMMON_WORDS
     return any(request.has_word(word) for word in own if len(word) >= 4)
 
