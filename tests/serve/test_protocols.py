@@ -283,6 +283,21 @@ def test_agui_interrupts_for_approval_and_resumes() -> None:
             )
             refused = client.post("/ag-ui", content=fuzzy.model_dump_json(by_alias=True))
             assert refused.status_code == 400 and "must be true" in refused.json()["error"]
+        rejected = agui.RunAgentInput(
+            thread_id="t",
+            run_id="r-bad",
+            messages=[],
+            resume=[
+                agui.ResumeEntry(
+                    interrupt_id=interrupt.id,
+                    status="resolved",
+                    payload={"approve": False, "reason": "LONE"},
+                )
+            ],
+        )
+        body = rejected.model_dump_json(by_alias=True).replace('"LONE"', '"bad \\ud800"')
+        refused = client.post("/ag-ui", content=body)
+        assert refused.status_code == 400 and "not valid text" in refused.json()["error"]
         assert tools.launched == []
         resumed = agui_run(
             client,
@@ -415,6 +430,11 @@ def test_the_ui_message_stream() -> None:
         fuzzy["parts"][0]["approval"]["approved"] = "false"  # no boolean: refused, not run
         refused = client.post("/api/chat", json={"id": "chat-2", "messages": [fuzzy]})
         assert refused.status_code == 400 and "must be true" in refused.json()["error"]
+        lone = json.dumps({"id": "chat-2", "messages": [answer]}).replace(
+            '"approved": true', '"approved": false, "reason": "bad \\ud800"'
+        )
+        refused = client.post("/api/chat", content=lone)
+        assert refused.status_code == 400 and "not valid text" in refused.json()["error"]
         nameless = {"id": "m", "role": "user", "parts": [{"type": "text", "text": None}]}
         refused = client.post("/api/chat", json={"id": "chat-4", "messages": [nameless]})
         assert refused.status_code == 400 and "must be a string" in refused.json()["error"]

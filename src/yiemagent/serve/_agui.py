@@ -28,7 +28,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from yiemagent.serve._api import BadRequest, checked_image, read_json, sse_ping_s
+from yiemagent.serve._api import BadRequest, checked_image, checked_reason, read_json, sse_ping_s
 from yiemagent.serve._protocols import (
     Conversation,
     call_at,
@@ -81,7 +81,7 @@ def _decision(entry: agui.ResumeEntry) -> ToolApproval:
             f'resume {entry.interrupt_id!r}: "approve" must be true or false, not {approve!r}'
         )
     reason = payload.get("reason")
-    return ToolApproval(approve, reason if isinstance(reason, str) else None)
+    return ToolApproval(approve, checked_reason(reason))
 
 
 def conversation_of(data: agui.RunAgentInput) -> Conversation:

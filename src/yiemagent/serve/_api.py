@@ -75,6 +75,25 @@ def _images(data: dict[str, Any]) -> list[ImageContent] | None:
     return [checked_image(i["data"], str(i.get("mime_type") or "image/png")) for i in raw]
 
 
+def checked_reason(reason: object) -> str | None:
+    """A rejection's reason from a request body: its text, or None when it gives none (or no
+    text). Checked while the request is read, before any decision is recorded, so that a
+    request deciding several calls applies all of them or none.
+
+    Raises:
+        BadRequest: text that cannot be stored (a lone surrogate, `"\\ud800"` in JSON).
+    """
+    if not isinstance(reason, str):
+        return None
+    try:
+        reason.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise BadRequest(
+            f"the reason is not valid text (character {exc.start} cannot be stored)"
+        ) from None
+    return reason
+
+
 def checked_image(data: str, mime_type: str) -> ImageContent:
     """An image of a request body (`yiemagent.ai.attachments.image_from_base64`): base64 or
     a data URL, checked before the run stores it with the session.

@@ -22,7 +22,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from yiemagent.serve._api import BadRequest, checked_image, read_json, sse_ping_s
+from yiemagent.serve._api import BadRequest, checked_image, checked_reason, read_json, sse_ping_s
 from yiemagent.serve._protocols import (
     Conversation,
     call_at,
@@ -87,9 +87,7 @@ def conversation_of(data: dict[str, Any]) -> Conversation:
                         f'approval of {call_id!r}: "approved" must be true or false, '
                         f"not {approved!r}"
                     )
-                conversation.decisions[call_id] = ToolApproval(
-                    approved, reason if isinstance(reason, str) else None
-                )
+                conversation.decisions[call_id] = ToolApproval(approved, checked_reason(reason))
     return conversation
 
 
