@@ -18,7 +18,7 @@ from pydantic import TypeAdapter
 
 from tests.serve._kit import faux_server, run_events, sse
 from yiemagent.sessions import InMemorySessionStore
-from yiemagent.types import AssistantMessage, ImageContent, UserMessage
+from yiemagent.types import AssistantMessage, DocumentContent, ImageContent, UserMessage
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -499,6 +499,29 @@ def test_an_image_that_is_not_base64_is_a_400_on_every_route_and_nothing_is_stor
         stored = store.load("native")[0]
         assert isinstance(stored, UserMessage) and not isinstance(stored.content, str)
         assert stored.content[1] == ImageContent("iVBORw0KGgo=", "image/png")  # the URL's type
+
+
+def test_a_ui_file_part_is_an_image_or_a_pdf_never_dropped() -> None:
+    # A file of another type was dropped without a word: the model answered as if nothing
+    # had been attached.
+    store = InMemorySessionStore()
+    pdf = "data:application/pdf;base64,JVBERi0xLjQK"
+    with faux_server(store) as (url, _), httpx.Client(base_url=url) as client:
+        csv = {"type": "file", "mediaType": "text/csv", "url": "data:text/csv;base64,YSxi"}
+        ask = {"id": "csv", "role": "user", "parts": [{"type": "text", "text": "sum it"}, csv]}
+        refused = client.post("/api/chat", json={"id": "csv", "messages": [ask]})
+        assert refused.status_code == 400 and "images and PDFs" in refused.json()["error"]
+        broken = {**csv, "mediaType": "application/pdf", "url": "data:application/pdf;base64,!"}
+        ask["parts"] = [{"type": "text", "text": "read it"}, broken]
+        refused = client.post("/api/chat", json={"id": "pdf", "messages": [ask]})
+        assert refused.status_code == 400 and "base64" in refused.json()["error"]
+        assert store.list_sessions() == []
+        paper = {"type": "file", "mediaType": "application/pdf", "url": pdf, "filename": "a.pdf"}
+        ask["parts"] = [{"type": "text", "text": "weather Oslo"}, paper]
+        ui_chat(client, {"id": "pdf", "messages": [ask]})
+        stored = store.load("pdf")[0]
+        assert isinstance(stored, UserMessage) and not isinstance(stored.content, str)
+        assert stored.content[1] == DocumentContent("JVBERi0xLjQK", "application/pdf", "a.pdf")
 
 
 # ── output guardrails: no answer is shown before they pass it ───────────────

@@ -20,6 +20,7 @@ from yiemagent.serve._runs import Run, RunHub
 from yiemagent.types import (
     AgentMessage,
     AssistantMessage,
+    DocumentContent,
     ImageContent,
     TextContent,
     ToolApproval,
@@ -52,8 +53,11 @@ class Conversation:
     system: list[str] = field(default_factory=list)
     decisions: dict[str, ToolApproval] = field(default_factory=dict)
 
-    def add(self, role: str, text: str, images: Sequence[ImageContent] = ()) -> None:
-        """Add one message of the request, in order; the last user message is the prompt."""
+    def add(
+        self, role: str, text: str, attached: Sequence[ImageContent | DocumentContent] = ()
+    ) -> None:
+        """Add one message of the request, in order; the last user message is the prompt
+        (its text, then what it `attached`)."""
         if role in ("system", "developer"):
             if text.strip():
                 self.system.append(text)
@@ -63,7 +67,7 @@ class Conversation:
             self.prompt = None
         if role == "user":
             content: list[Any] = [TextContent(text)] if text else []
-            self.prompt = UserMessage([*content, *images])
+            self.prompt = UserMessage([*content, *attached])
         elif role == "assistant" and text:
             self.history.append(AssistantMessage([TextContent(text)]))
 

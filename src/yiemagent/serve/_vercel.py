@@ -14,6 +14,8 @@ after an abort, `error` when the run failed).
 
 from __future__ import annotations
 
+import base64
+import binascii
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -34,29 +36,41 @@ from yiemagent.serve._protocols import (
     tool_result_text,
 )
 from yiemagent.serve._runs import Run, RunHub
-from yiemagent.types import ImageContent, ToolApproval
+from yiemagent.types import DocumentContent, ImageContent, ToolApproval
 
 __all__ = ["vercel_routes"]
 
 HEADERS = {"x-vercel-ai-ui-message-stream": "v1", "x-accel-buffering": "no"}
 
 
-def _image(part: dict[str, Any]) -> ImageContent | None:
-    """A `file` part's image, checked as the native API checks one; None for a file that is
-    no image (the agent is not given it).
+def _attachment(part: dict[str, Any]) -> ImageContent | DocumentContent:
+    """A `file` part as the agent takes it: an image, checked as the native API checks
+    one, or a PDF (read by models whose input has "pdf"; others get a stand-in text).
 
     Raises:
-        BadRequest: an image whose `url` is not a base64 data URL, or does not decode.
+        BadRequest: a file of another type (dropping it, the model would answer as if
+            nothing were attached), or one whose `url` is not a base64 data URL, or does
+            not decode.
     """
     url = part.get("url")
     media = str(part.get("mediaType") or "")
-    if not media.startswith("image/"):
-        return None
+    if not media.startswith("image/") and media != "application/pdf":
+        raise BadRequest(
+            f'a "file" part of type {media or "(none)"!r}: the agent takes images and PDFs'
+        )
     if not (isinstance(url, str) and url.startswith("data:") and ";base64," in url):
         raise BadRequest(
-            f'an image "file" part needs its "url" as a base64 data: URL, not {str(url)[:60]!r}'
+            f'a "file" part needs its "url" as a base64 data: URL, not {str(url)[:60]!r}'
         )
-    return checked_image(url, media)
+    if media.startswith("image/"):
+        return checked_image(url, media)
+    encoded = url.split(";base64,", 1)[1]
+    try:
+        base64.b64decode(encoded, validate=True)
+    except (binascii.Error, ValueError) as exc:
+        raise BadRequest(f"PDF data is invalid base64: {exc}") from None
+    name = part.get("filename")
+    return DocumentContent(encoded, media, name if isinstance(name, str) else None)
 
 
 def conversation_of(data: dict[str, Any]) -> Conversation:
@@ -73,8 +87,8 @@ def conversation_of(data: dict[str, Any]) -> Conversation:
         if not all(isinstance(t, str) for t in texts):
             raise BadRequest('a "text" part\'s "text" must be a string')
         text = "".join(texts)
-        images = [i for p in parts if p.get("type") == "file" and (i := _image(p)) is not None]
-        conversation.add(str(message.get("role")), text, images)
+        attached = [_attachment(p) for p in parts if p.get("type") == "file"]
+        conversation.add(str(message.get("role")), text, attached)
     last = messages[-1]
     if last.get("role") == "assistant":
         for part in last["parts"]:
