@@ -336,10 +336,11 @@ class ChainStep:
     def _iterates(self, tool: AgentTool, arguments: dict[str, Any]) -> bool:
         """Whether a computation feeds a result back into an earlier call of its tool: its
         values are numbers only, and those that are no new value of the results (one no
-        call held) are all values of one earlier call of the tool. `multiply(391, 23)`
-        after `multiply(17, 23)` gave 391, `102 * 850` after `12% * 850 = 102`: the 0.5B
-        goes on multiplying until the round budget ends it. `391 + 9` after `17 * 23`
-        brings the request's 9 and runs."""
+        call held) are all values of one earlier call of the tool, or there are none
+        (`225 * 225` after `15 * 15` gave 225). `multiply(391, 23)` after `multiply(17,
+        23)` gave 391, `102 * 850` after `12% * 850 = 102`: the 0.5B goes on multiplying
+        until the round budget ends it. `391 + 9` after `17 * 23` brings the request's 9
+        and runs."""
         tokens = _tokens(tool, arguments)
         if not tokens or not all(_is_number(token) for token in tokens):
             return False
