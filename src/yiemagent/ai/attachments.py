@@ -12,8 +12,9 @@ Limits, checked before the file is read whole and before anything is sent: an im
 Anthropic's limit per request). A bad attachment raises `AttachmentError`, whose text is one
 line naming the file and what is wrong.
 
-`image_from_base64` checks an image handed over as text (an HTTP body of `yiem serve`, an
-OpenAI `image_url` data URL) before it is stored: base64 that does not decode is refused.
+`image_from_base64` and `document_from_base64` check an image or a PDF handed over as text
+(an HTTP body of `yiem serve`, an OpenAI `image_url` data URL) before it is stored: base64
+that does not decode is refused.
 
 `attachment_warning(model, blocks)` is the one-line warning for a model that cannot read
 what is attached (the embedded model reads neither): providers give such a model a short
@@ -42,6 +43,7 @@ __all__ = [
     "AttachmentWarning",
     "attachment_stand_in",
     "attachment_warning",
+    "document_from_base64",
     "image_from_base64",
     "load_attachment",
     "load_attachments",
@@ -171,16 +173,34 @@ def image_from_base64(data: str, mime_type: str = "image/png") -> ImageContent:
         AttachmentError: `data` is empty or not valid base64 (a stored image that does not
             decode would fail every later request of its session).
     """
+    encoded, mime_type = _base64_payload(data, mime_type, "image")
+    return ImageContent(data=encoded, mime_type=mime_type)
+
+
+def document_from_base64(data: str, name: str | None = None) -> DocumentContent:
+    """A PDF handed over as text (base64, or a `data:application/pdf;base64,...` URL),
+    checked as `image_from_base64` checks an image.
+
+    Raises:
+        AttachmentError: `data` is empty or not valid base64.
+    """
+    encoded, mime_type = _base64_payload(data, "application/pdf", "PDF")
+    return DocumentContent(encoded, mime_type, name)
+
+
+def _base64_payload(data: str, mime_type: str, what: str) -> tuple[str, str]:
+    # The base64 of `data` (a data URL's own type winning) once it decodes.
     from yiemagent.ai._sanitize import image_base64
 
     encoded, mime_type = image_base64(data, mime_type)
     if not encoded:
-        raise AttachmentError("an image needs its data (base64), not an empty text")
+        article = "an" if what[0] in "aeiou" else "a"
+        raise AttachmentError(f"{article} {what} needs its data (base64), not an empty text")
     try:
         base64.b64decode(encoded, validate=True)
     except (binascii.Error, ValueError) as exc:
-        raise AttachmentError(f"image data is invalid base64: {exc}") from None
-    return ImageContent(data=encoded, mime_type=mime_type)
+        raise AttachmentError(f"{what} data is invalid base64: {exc}") from None
+    return encoded, mime_type
 
 
 def load_attachments(

@@ -14,8 +14,6 @@ after an abort, `error` when the run failed).
 
 from __future__ import annotations
 
-import base64
-import binascii
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -64,13 +62,13 @@ def _attachment(part: dict[str, Any]) -> ImageContent | DocumentContent:
         )
     if media.startswith("image/"):
         return checked_image(url, media)
-    encoded = url.split(";base64,", 1)[1]
-    try:
-        base64.b64decode(encoded, validate=True)
-    except (binascii.Error, ValueError) as exc:
-        raise BadRequest(f"PDF data is invalid base64: {exc}") from None
+    from yiemagent.ai.attachments import AttachmentError, document_from_base64
+
     name = part.get("filename")
-    return DocumentContent(encoded, media, name if isinstance(name, str) else None)
+    try:
+        return document_from_base64(url, name if isinstance(name, str) else None)
+    except AttachmentError as exc:
+        raise BadRequest(str(exc)) from None
 
 
 def conversation_of(data: dict[str, Any]) -> Conversation:
