@@ -62,7 +62,7 @@ def unreadable_line(exc: BaseException) -> str:
     errors = getattr(exc, "errors", None)
     try:
         line = errors()[0]["input"] if callable(errors) else None
-    except (Exception, IndexError):
+    except Exception:  # no such error, or not shaped so
         line = None
     if line is None:
         return describe(exc)

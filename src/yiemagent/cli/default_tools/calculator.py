@@ -106,7 +106,6 @@ def _eval(node: ast.AST) -> Number:
         left, right = _eval(node.left), _eval(node.right)
         if isinstance(node.op, ast.Add | ast.Sub) and _is_percentage(node.right):
             right = left * right
-
         if isinstance(node.op, ast.Pow):
             return _check(_power(left, right))
         function = _BINARY.get(type(node.op))
