@@ -279,6 +279,34 @@ async def test_r4_9_max_parallel_tools_caps_concurrency(plain: bool) -> None:
     assert texts(batch) == ["t0", "t1", "t2", "t3"]
 
 
+async def test_r4_9_a_call_waiting_for_a_parallel_slot_is_skipped_after_an_abort() -> None:
+    """With `max_parallel_tools`, a call whose slot frees up after the run was aborted is
+    skipped, never started: it would run its work (a sub-agent's whole run) for nothing."""
+    signal = AbortSignal()
+    ran: list[str] = []
+
+    async def execute(tool_call_id: str, args: Any, s: AbortSignal, on_update: Any) -> str:
+        ran.append(tool_call_id)
+        if tool_call_id == "first":
+            signal.abort("stop")
+            await asyncio.sleep(0.05)  # ignores the abort, finishes within the grace
+        return "ran"
+
+    tools = [make_tool("t", execute)]
+    batch, rec, _ = await run_batch(
+        tools,
+        call("t", id="first"),
+        call("t", id="second"),
+        call("t", id="third"),
+        signal=signal,
+        max_parallel_tools=1,
+    )
+    assert ran == ["first"]
+    assert texts(batch) == ["ran", SKIPPED_TEXT, SKIPPED_TEXT]
+    assert [m.is_error for m in batch.messages] == [False, True, True]
+    assert [e.tool_call_id for e in rec.of("tool_execution_end")] == ["first", "second", "third"]
+
+
 async def test_r4_9_abort_during_preparation_runs_nothing_and_skips_the_rest() -> None:
     signal = AbortSignal()
     ran: list[str] = []

@@ -17,11 +17,14 @@ from yiemagent import (
     AssistantMessage,
     ConfigError,
     NestedAgentEvent,
+    PreparedToolCall,
+    ToolCall,
     ToolResultMessage,
     UsageLimitExceeded,
     UsageLimits,
     UserMessage,
     event_to_dict,
+    execute_prepared_tool_call,
 )
 from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
 from yiemagent.types import Context, Usage
@@ -216,6 +219,23 @@ async def test_an_abort_during_a_sub_runs_tool_returns_fast_with_every_call_answ
     assert started_ids and started_ids == ended_ids
     assert [r.tool_call_id for r in sub_results] == started_ids  # the sub-run answered its call
     assert nested[-1].type == "agent_end"
+
+
+async def test_a_call_whose_signal_is_already_aborted_starts_no_sub_run() -> None:
+    """`abort()` of an idle agent does nothing, so a sub-run started after the parent's
+    abort would run to its end: the call is refused before the sub-agent starts."""
+    researcher, fm = scripted("researcher", [answer("found")])
+    tool = researcher.as_tool()
+    signal = AbortSignal()
+    signal.abort("the user stopped")
+    call = ToolCall("c1", "researcher", {"input": "x"})
+
+    outcome = await execute_prepared_tool_call(PreparedToolCall(tool, call, {"input": "x"}), signal)
+
+    assert fm.call_count == 0
+    assert outcome.is_error
+    assert outcome.result.content[0].text == "agent 'researcher' was aborted"  # type: ignore[union-attr]
+    assert outcome.result.details == {"agent": "researcher", "agent_path": ["researcher"]}
 
 
 async def test_events_of_deeper_levels_carry_the_whole_path() -> None:

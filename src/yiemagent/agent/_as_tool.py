@@ -103,6 +103,9 @@ async def _call(
 ) -> AgentToolResult:
     frame = current_frame.get()
     path = (*(frame.path if frame is not None else ()), agent.name)
+    if signal.aborted:  # an idle agent ignores abort(): the sub-run must not start at all
+        details = {"agent": agent.name, "agent_path": list(path)}
+        raise ToolCallFailed(f"agent {agent.name!r} was aborted", usage=Usage(), details=details)
     resume = frame.resumes.pop(call_id, None) if frame is not None else None
     sub = fresh_copy(
         agent,

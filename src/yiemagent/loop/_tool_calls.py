@@ -315,7 +315,14 @@ async def _parallel(batch: _Batch) -> None:
 async def _limited(
     batch: _Batch, i: int, prepared: PreparedToolCall, limit: asyncio.Semaphore
 ) -> None:
+    """`batch.run` once a slot of `max_parallel_tools` is free; a call whose slot comes
+    after the run was aborted is skipped, not started."""
     async with limit:
+        if batch.signal.aborted:
+            skipped = create_error_tool_result(SKIPPED_TEXT)
+            if (w := batch.end(i, FinalizedOutcome(prepared.tool_call, skipped, True))) is not None:
+                await w
+            return
         await batch.run(i, prepared)
 
 
