@@ -297,7 +297,7 @@ def test_agui_interrupts_for_approval_and_resumes() -> None:
         )
         body = rejected.model_dump_json(by_alias=True).replace('"LONE"', '"bad \\ud800"')
         refused = client.post("/ag-ui", content=body)
-        assert refused.status_code == 400 and "not valid text" in refused.json()["error"]
+        assert refused.status_code == 400 and "lone surrogates" in refused.json()["error"]
         assert tools.launched == []
         resumed = agui_run(
             client,
@@ -434,7 +434,7 @@ def test_the_ui_message_stream() -> None:
             '"approved": true', '"approved": false, "reason": "bad \\ud800"'
         )
         refused = client.post("/api/chat", content=lone)
-        assert refused.status_code == 400 and "not valid text" in refused.json()["error"]
+        assert refused.status_code == 400 and "lone surrogates" in refused.json()["error"]
         nameless = {"id": "m", "role": "user", "parts": [{"type": "text", "text": None}]}
         refused = client.post("/api/chat", json={"id": "chat-4", "messages": [nameless]})
         assert refused.status_code == 400 and "must be a string" in refused.json()["error"]

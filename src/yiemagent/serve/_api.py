@@ -10,10 +10,10 @@ after n, and the stream ends after `agent_end`.
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
 
+from pydantic_core import from_json
 from sse_starlette import EventSourceResponse
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
@@ -43,15 +43,21 @@ def error(status: int, text: str) -> JSONResponse:
 
 
 async def read_json(request: Request) -> dict[str, Any]:
-    """The request's JSON object.
+    """The request's JSON object (an empty body reads as `{}`), parsed strictly by
+    pydantic-core: every string in it is text that can be stored and sent on (a lone
+    surrogate escape such as `"\\ud800"` is refused), `NaN` and `Infinity` are refused, and
+    nesting is capped (200 levels), so a hostile body costs no recursion.
 
     Raises:
-        BadRequest: the body is not a JSON object.
+        BadRequest: the body is not such a JSON object; the text says where it fails.
     """
     try:
-        data = json.loads(await request.body() or b"{}")
+        data = from_json(await request.body() or b"{}", allow_inf_nan=False)
     except ValueError as exc:
-        raise BadRequest(f"the body is not JSON: {exc}") from exc
+        raise BadRequest(
+            f"the body is not JSON (UTF-8 text, no lone surrogates, no NaN, at most 200 levels "
+            f"deep): {exc}"
+        ) from exc
     if not isinstance(data, dict):
         raise BadRequest("the body must be a JSON object")
     return data
@@ -76,22 +82,9 @@ def _images(data: dict[str, Any]) -> list[ImageContent] | None:
 
 
 def checked_reason(reason: object) -> str | None:
-    """A rejection's reason from a request body: its text, or None when it gives none (or no
-    text). Checked while the request is read, before any decision is recorded, so that a
-    request deciding several calls applies all of them or none.
-
-    Raises:
-        BadRequest: text that cannot be stored (a lone surrogate, `"\\ud800"` in JSON).
-    """
-    if not isinstance(reason, str):
-        return None
-    try:
-        reason.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise BadRequest(
-            f"the reason is not valid text (character {exc.start} cannot be stored)"
-        ) from None
-    return reason
+    """A rejection's reason from a request body (`read_json`): its text, or None when it
+    gives none (or no text)."""
+    return reason if isinstance(reason, str) else None
 
 
 def checked_image(data: str, mime_type: str) -> ImageContent:

@@ -60,16 +60,28 @@ def _conversation(data: dict[str, Any]) -> Conversation:
             images = [b for b in content if isinstance(b, ImageContent)]
             conversation.add("user", text, images)
         else:
-            conversation.add(role, _text(message.get("content")))
+            conversation.add(role, _text(message.get("content"), role))
     return conversation
 
 
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(p.get("text", "") for p in content if isinstance(p, dict))
-    return ""
+def _text(content: Any, role: str) -> str:
+    """The text of a message that is not the user's: a string, or the `text` of its parts
+    (parts of other types, such as a refusal, are left out); no content is "".
+
+    Raises:
+        BadRequest: the content is neither, or a part's `text` is not a string.
+    """
+    if content is None or isinstance(content, str):
+        return content or ""
+    if not isinstance(content, list):
+        raise BadRequest(
+            f"a {role} message's content must be a string or a list of parts, "
+            f"not {type(content).__name__}"
+        )
+    texts = [p.get("text", "") for p in content if isinstance(p, dict)]
+    if not all(isinstance(text, str) for text in texts):
+        raise BadRequest(f'a {role} message\'s text part must hold a string "text"')
+    return "".join(texts)
 
 
 def _usage(end: dict[str, Any]) -> dict[str, int]:

@@ -1,0 +1,131 @@
+"""Request bodies a hostile or careless client sends to `yiem serve` (DESIGN §8, §18), through
+a real Uvicorn server on 127.0.0.1: whatever the body, every route answers 2xx or 4xx, never
+a 500 or a broken stream, and a run it starts is stored whole."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx2 as httpx
+import pytest
+from hypothesis import HealthCheck, example, given, settings, strategies as st
+
+from tests.serve._kit import faux_server, run_events
+from yiemagent.sessions import SqliteSessionStore
+from yiemagent.types import AgentMessage, AssistantMessage
+
+pytestmark = pytest.mark.timeout(300)
+
+LONE = "bad \ud800 text"
+"""A lone surrogate: valid as a JSON escape (`\\ud800`), not storable as UTF-8 text."""
+
+
+def bodies(text: Any, sid: str) -> list[tuple[str, dict[str, Any]]]:
+    """One request per route that starts a run, each carrying `text` where its prompt goes."""
+    return [
+        (f"/v1/sessions/{sid}/runs", {"input": text}),
+        ("/v1/chat/completions", {"messages": [{"role": "user", "content": text}]}),
+        ("/api/chat", {"id": sid, "messages": [{"id": "m", "role": "user", "parts": [
+            {"type": "text", "text": text}
+        ]}]}),
+        ("/ag-ui", {
+            "threadId": sid, "runId": "r", "state": {}, "tools": [], "context": [],
+            "forwardedProps": {}, "messages": [{"id": "u", "role": "user", "content": text}],
+        }),
+    ]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[httpx.Client, Path]]:
+    path = tmp_path_factory.mktemp("bad") / "s.db"
+    with (
+        SqliteSessionStore(path) as store,
+        faux_server(store) as (url, _),
+        httpx.Client(base_url=url, timeout=60) as client,
+    ):
+        yield client, path
+
+
+def post(client: httpx.Client, path: str, body: Any) -> httpx.Response:
+    """POST `body` as JSON text with surrogates escaped (`json.dumps`' default)."""
+    return client.post(path, content=json.dumps(body), headers={"content-type": "application/json"})
+
+
+def stored(path: Path, sid: str) -> list[AgentMessage]:
+    with SqliteSessionStore(path) as store:
+        return store.load(sid)
+
+
+def test_text_that_cannot_be_stored_is_a_400_on_every_route(
+    server: tuple[httpx.Client, Path],
+) -> None:
+    client, path = server
+    for route, body in bodies(LONE, "lone"):
+        refused = post(client, route, body)
+        assert refused.status_code == 400, (route, refused.text)
+        assert "lone surrogates" in refused.json()["error"], (route, refused.text)
+    assert stored(path, "lone") == []
+    assert client.post("/v1/sessions/s/runs", content=b'{"input": NaN}').status_code == 400
+
+
+def test_a_body_nested_too_deep_is_a_400_on_every_route(
+    server: tuple[httpx.Client, Path],
+) -> None:
+    client, _ = server
+    deep = "[" * 50_000 + "]" * 50_000
+    for route, _body in bodies("x", "deep"):
+        for body in (deep, '{"input": ' + deep + "}"):
+            refused = client.post(route, content=body)
+            assert refused.status_code == 400, (route, refused.text)
+            assert "recursion" in refused.json()["error"], (route, refused.text)
+
+
+def json_values(leaves: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    return st.recursive(
+        leaves,
+        lambda inner: (
+            st.lists(inner, max_size=3)
+            | st.dictionaries(
+                st.sampled_from(["type", "text", "role", "content", "x"]), inner, max_size=3
+            )
+        ),
+        max_leaves=8,
+    )
+
+
+TEXTS = st.text(max_size=12) | st.text(max_size=4).map(lambda t: t + "\ud800")
+LEAVES = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | TEXTS
+PARTS = st.lists(st.fixed_dictionaries({"type": st.just("text"), "text": json_values(LEAVES)}))
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))
+@example(value=[{"type": "text", "text": 5}], role="system", which=1)
+@example(value=7, role="assistant", which=1)
+@given(
+    value=json_values(LEAVES) | PARTS,
+    role=st.sampled_from(["user", "system", "developer", "assistant", "tool"]),
+    which=st.integers(0, 3),
+)
+def test_any_json_in_the_prompt_is_answered_never_a_500(
+    server: tuple[httpx.Client, Path], value: Any, role: str, which: int
+) -> None:
+    client, path = server
+    sid = uuid.uuid4().hex
+    route, body = bodies(value, sid)[which]
+    if route == "/v1/chat/completions":
+        body["messages"] = [{"role": role, "content": value}, {"role": "user", "content": "hi"}]
+        body["stream"] = which % 2 == 0
+    answer = post(client, route, body)
+    assert answer.status_code < 500, (route, body, answer.text)
+    if answer.status_code == 202:
+        events = run_events(client, answer.json()["run_id"])
+        assert events[-1][1]["type"] == "agent_end" and events[-1][1]["reason"] == "stop"
+    if answer.status_code < 300:
+        assert "Internal Server Error" not in answer.text
+        messages = stored(path, answer.headers.get("x-session-id", sid))
+        assert messages and isinstance(messages[-1], AssistantMessage), (route, body, messages)
+        assert messages[-1].stop_reason == "stop", (route, body, messages)
