@@ -6,21 +6,24 @@ with the difference, and through an Agent the run ends in error carrying it."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import secrets
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from tests.ai.servers import smollm2_path, start_llama_server
 from yiemagent import Agent
 from yiemagent.agent import AgentRunError
-from yiemagent.ai import Context, stream
+from yiemagent.ai import Context, complete, stream
 from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
+from yiemagent.evals import Case, contains, run_eval
 from yiemagent.testing import CassetteMismatch, record, replay
 from yiemagent.tools import tool
-from yiemagent.types import Model, UserMessage, message_to_dict
+from yiemagent.types import AssistantMessage, Model, UserMessage, message_to_dict
 
 
 def _shape(event: Any) -> tuple[Any, ...]:
@@ -154,3 +157,67 @@ async def test_secrets_in_the_options_and_the_environment_never_reach_the_casset
     await converse(record(fm.model, cassette), [f"remember {token}"])
     text = cassette.read_text()
     assert token not in text and text.count("<redacted>") == 3  # prompt, delta, message
+
+
+def _doubling(context: Context) -> AssistantMessage:
+    """A faux answer for any order of calls: `double` the prompt's number, then say it."""
+    last = context.messages[-1]
+    if isinstance(last, UserMessage):
+        n = int(str(last.content[0].text).split()[-1])  # type: ignore[union-attr]
+        return faux_message(faux_tool_call("double", {"n": n}))
+    return faux_message(f"It is {last.content[0].text}.")  # type: ignore[union-attr]
+
+
+async def test_concurrent_eval_cases_replay_whatever_order_their_calls_come_in(
+    tmp_path: Path,
+) -> None:
+    """Cases recorded six at a time interleave their calls in the cassette; replayed two at
+    a time they come in another order, and each still finds its own recordings."""
+    cassette = tmp_path / "eval.jsonl"
+    fm = FauxModel([_doubling] * 12)
+    recording = record(fm.model, cassette)
+    cases = [Case(f"c{i}", f"double {i}", checks=[contains(f"It is {2 * i}.")]) for i in range(6)]
+
+    live = await run_eval(
+        cases, lambda: Agent("x", model=recording, tools=[double]), concurrency=6, progress=False
+    )
+    assert live.to_json()["passed"] == 6
+
+    replaying = replay(cassette)
+    again = await run_eval(
+        cases, lambda: Agent("x", model=replaying, tools=[double]), concurrency=2, progress=False
+    )
+    assert again.to_json()["passed"] == 6, [c["checks"] for c in again.to_json()["cases"]]
+    assert fm.call_count == 12  # replay made no call
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(order=st.permutations(range(5)))
+def test_each_recording_answers_exactly_once_in_any_order(
+    tmp_path_factory: pytest.TempPathFactory, order: list[int]
+) -> None:
+    """Independent requests replayed in any order each get their own answer, each
+    recording serves once, and one request more is a mismatch."""
+    cassette = tmp_path_factory.mktemp("tape") / "c.jsonl"
+    prompts = [f"say {i}" for i in range(5)]
+    fm = FauxModel([f"answer {i}" for i in range(5)] + ["again 0"])
+
+    async def ask(model: Model, prompt: str) -> str:
+        reply = await complete(model, Context("x", [UserMessage(prompt)], None))
+        return reply.text if reply.stop_reason == "stop" else str(reply.error_message)
+
+    async def scenario() -> None:
+        recording = record(fm.model, cassette)
+        for prompt in prompts:
+            await ask(recording, prompt)
+        await ask(recording, prompts[0])  # the same request twice: answered in recorded order
+        replaying = replay(cassette)
+        answers = await asyncio.gather(*(ask(replaying, prompts[i]) for i in order))
+        assert answers == [f"answer {i}" for i in order]
+        assert await ask(replaying, prompts[0]) == "again 0"
+        with pytest.raises(CassetteMismatch, match="request 7 has no recording"):
+            await ask(replaying, prompts[1])
+
+    asyncio.run(scenario())

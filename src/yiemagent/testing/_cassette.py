@@ -1,6 +1,7 @@
 """Recorded model calls: `record(model, path)` wraps a model and appends each request with
 its streamed answer to a JSONL cassette; `replay(path)` answers from the cassette, offline,
-in order, and raises `CassetteMismatch` when a request differs from the recorded one.
+each request with the first unused recording of an equal request (so concurrent runs replay
+in any order), and raises `CassetteMismatch` when no recording is left for a request.
 
 A cassette line is `{"request", "events", "message"}`:
 - `request`: what the provider was asked, normalised so that the same conversation gives
@@ -303,27 +304,62 @@ def record(model: Model, path: str | PathLike[str]) -> Model:
 
 @dataclass(slots=True, eq=False)
 class _Tape:
+    """A cassette's recordings and which of them have answered (thread-safe).
+
+    A request takes the first recording not used yet whose request equals it: one run
+    replays in recorded order, and runs that went concurrently (eval cases, batch tasks)
+    find their own recordings whatever order their requests come in now."""
+
     path: str
     entries: list[dict[str, Any]]
-    position: int = 0
+    used: list[bool] = dataclasses.field(default_factory=list)
+    served: int = 0
     lock: threading.Lock = dataclasses.field(default_factory=threading.Lock)
 
     def next(self, request: dict[str, Any]) -> dict[str, Any]:
+        """The recording that answers `request`.
+
+        Raises:
+            CassetteMismatch: no recording left whose request equals it; the text shows
+                the difference from the unused recording closest to it.
+        """
         with self.lock:
-            number = self.position + 1
-            if self.position >= len(self.entries):
+            if not self.used:
+                self.used = [False] * len(self.entries)
+            number = self.served + 1
+            unused = [i for i, done in enumerate(self.used) if not done]
+            for index in unused:
+                if self.entries[index]["request"] == request:
+                    self.used[index] = True
+                    self.served += 1
+                    return self.entries[index]
+            if not unused:
                 raise CassetteMismatch(
                     f"request {number} has no recording: {self.path} holds "
                     f"{len(self.entries)} requests\n" + _diff({}, request)
                 )
-            entry = self.entries[self.position]
-            if entry["request"] != request:
-                raise CassetteMismatch(
-                    f"request {number} differs from the one recorded in {self.path} "
-                    "(- recorded, + sent):\n" + _diff(entry["request"], request)
-                )
-            self.position += 1
-            return entry
+            closest = max(unused, key=lambda i: _shared_messages(self.entries[i], request))
+            raise CassetteMismatch(
+                f"request {number} differs from the one recorded in {self.path} (the "
+                f"closest unused recording, number {closest + 1}; - recorded, + sent):\n"
+                + _diff(self.entries[closest]["request"], request)
+            )
+
+
+def _shared_messages(entry: Mapping[str, Any], request: Mapping[str, Any]) -> tuple[bool, int]:
+    """How close a recording is to `request`: the same model, system prompt and tools
+    first, then the number of leading messages they share."""
+    recorded = entry["request"]
+    same_frame = all(
+        recorded.get(key) == request.get(key) for key in ("model", "system_prompt", "tools")
+    )
+    shared = 0
+    pairs = zip(recorded.get("messages") or (), request.get("messages") or (), strict=False)
+    for old, new in pairs:
+        if old != new:
+            break
+        shared += 1
+    return same_frame, shared
 
 
 def _diff(recorded: Any, sent: Any, limit: int = 60) -> str:
@@ -355,11 +391,11 @@ class ReplayModel(Model):
 def stream_replay(
     model: Model, context: Context, options: StreamOptions | None = None
 ) -> AssistantMessageEventStream:
-    """The "cassette-replay" provider: the next recorded answer, when the request matches.
+    """The "cassette-replay" provider: the first unused recorded answer to an equal request.
 
     Raises:
-        CassetteMismatch: the request differs from the recorded one, or none is left (the
-            loop ends the run in error with this text).
+        CassetteMismatch: no unused recording of an equal request is left (the loop ends
+            the run in error with this text).
     """
     if not isinstance(model, ReplayModel) or model.tape is None:
         out = AssistantMessageEventStream()
@@ -435,9 +471,9 @@ def _apply(
 
 
 def replay(path: str | PathLike[str]) -> Model:
-    """A model that answers each call with the next recorded answer of the cassette at
-    `path`, offline, after checking that the call's normalised request equals the recorded
-    one (else `CassetteMismatch`, showing the difference).
+    """A model that answers each call from the cassette at `path`, offline: with the first
+    recording not used yet whose request equals the call's normalised request (else
+    `CassetteMismatch`, showing the difference from the closest unused recording).
 
     Raises:
         ConfigError: the cassette cannot be read or a line is not a recording.
