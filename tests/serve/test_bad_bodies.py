@@ -14,7 +14,7 @@ import httpx2 as httpx
 import pytest
 from hypothesis import HealthCheck, example, given, settings, strategies as st
 
-from tests.serve._kit import faux_server, run_events
+from tests.serve._kit import faux_server, run_events, sse
 from yiemagent.sessions import SqliteSessionStore
 from yiemagent.types import AgentMessage, AssistantMessage
 
@@ -129,3 +129,32 @@ def test_any_json_in_the_prompt_is_answered_never_a_500(
         messages = stored(path, answer.headers.get("x-session-id", sid))
         assert messages and isinstance(messages[-1], AssistantMessage), (route, body, messages)
         assert messages[-1].stop_reason == "stop", (route, body, messages)
+
+
+@pytest.fixture(scope="module")
+def ended_run(server: tuple[httpx.Client, Path]) -> tuple[str, list[tuple[int, dict[str, Any]]]]:
+    client, _ = server
+    started = post(client, "/v1/sessions/numbered/runs", {"input": "weather Oslo"})
+    run_id: str = started.json()["run_id"]
+    return run_id, run_events(client, run_id)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@example(after="²")
+@example(after="٣")
+@given(after=st.text(max_size=4) | st.integers(0, 40).map(str))
+def test_any_event_number_is_a_400_or_the_events_after_it(
+    server: tuple[httpx.Client, Path],
+    ended_run: tuple[str, list[tuple[int, dict[str, Any]]]],
+    after: str,
+) -> None:
+    client, _ = server
+    run_id, whole = ended_run
+    with client.stream("GET", f"/v1/runs/{run_id}/events", params={"after": after}) as answer:
+        if answer.status_code == 400:
+            assert "event number" in answer.read().decode()
+            return
+        assert answer.status_code == 200
+        events = [(int(i or 0), d) for i, d in sse(answer)]
+    assert after == "" or (after.isascii() and after.isdigit()), after
+    assert events == whole[int(after or 0) :]

@@ -218,11 +218,12 @@ class Api:
     async def events(self, request: Request) -> Response:
         run = self._run(request)
         after = request.headers.get("last-event-id") or request.query_params.get("after") or "0"
-        if not after.isdigit():
+        if not (after.isascii() and after.isdigit()):  # "²" is a digit int() refuses
             raise BadRequest(f"Last-Event-ID must be an event number, not {after!r}")
+        seen = int(after)
 
         async def stream() -> AsyncIterator[bytes]:
-            async for batch in run.follow(int(after)):
+            async for batch in run.follow(seen):
                 yield "".join(
                     f"id: {n}\r\ndata: {run.texts[n - 1]}\r\n\r\n" for n in batch
                 ).encode()
