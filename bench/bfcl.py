@@ -21,6 +21,7 @@ A reply that ends in "length" or "error" counts as no call (as a reply BFCL cann
     .venv/bin/python bench/bfcl.py --split held --n 0 --without relevant --without grounded
     .venv/bin/python bench/bfcl.py --split held --tool-format native --n 20
     .venv/bin/python bench/bfcl.py --categories parallel --n 10 --model local/qwen2.5-coder-1.5b
+    .venv/bin/python bench/bfcl.py --categories multiple --ids multiple_3,multiple_5
 
 The method (DESIGN §20, docs/local-model.md): each category is split by the number at the
 end of its case ids: even numbers are `dev`, odd are `held`. Rules are developed on `dev`
@@ -356,6 +357,7 @@ async def _main(args: argparse.Namespace) -> None:
         if category not in CATEGORIES:
             sys.exit(f"unknown category {category!r}; known: {', '.join(CATEGORIES)}")
     splits = [args.split] if args.split else list(SPLITS)
+    ids = set(filter(None, args.ids.split(",")))
     label = model.id + "".join(f" without {name}" for name in args.without)
     label += " (no rules)" if args.plain else ""
     label += f" [{args.tool_format}]"
@@ -370,7 +372,8 @@ async def _main(args: argparse.Namespace) -> None:
             cases = load_cases(category)
             for split in splits:
                 half = [case for case in cases if split_of(case.id) == split]
-                for case in sample(half, args.n):
+                chosen = [c for c in half if c.id in ids] if ids else sample(half, args.n)
+                for case in chosen:
                     outcome = await run_case(model, case, args.max_tokens)
                     outcomes[split].append(outcome)
                     _report(outcome)
@@ -416,6 +419,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=20, help="cases per category (0: all)")
     parser.add_argument("--categories", default="", help="comma-separated (default: all five)")
+    parser.add_argument(
+        "--ids", default="", help="comma-separated case ids: only these run (overrides --n)"
+    )
     parser.add_argument("--model", default="local/qwen2.5-coder-0.5b")
     parser.add_argument("--max-tokens", type=int, default=512)
     parser.add_argument("--out", default="", help="append one JSON line per case to this file")

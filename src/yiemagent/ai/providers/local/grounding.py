@@ -308,11 +308,11 @@ def ungrounded(tool: AgentTool, arguments: dict[str, Any], grounding: Grounding)
     return missing
 
 
-def _unbacked(param: Any, value: Any, grounding: Grounding) -> set[str]:
-    """The words with a letter (not in the parameter's enum or the choices its description
-    lists, nor a `name(` function name) and the numbers in `value` that `grounding` does
-    not back."""
-    allowed = choice_words(param)
+def _unbacked(param: Any, value: Any, grounding: Grounding, *, choices: bool = True) -> set[str]:
+    """The words with a letter (not a `name(` function name, and with `choices` not in the
+    parameter's enum or the choices its description lists) and the numbers in `value` that
+    `grounding` does not back."""
+    allowed = choice_words(param) if choices else set()
     missing: set[str] = set()
     for text in value_strings(value):
         missing |= {w for w in lettered(text) - allowed if not grounding.knows_word(w)}
@@ -329,9 +329,12 @@ def drop_unbacked_options(
     tests) is left out, so the tool's default applies; in a list of strings, such items are
     left out, and the parameter too when none is left. The 0.5B fills optional parameters
     with values of its own (`category: "Drama"` for "all movies starring Leonardo
-    DiCaprio", `start_year: 1789` for Lincoln's presidency). Required values are the call's
-    (`ungrounded`), `authored` parameters are the model's own; `arguments` itself comes back
-    when nothing changes."""
+    DiCaprio", `start_year: 1789` for Lincoln's presidency), the parameter's own choices
+    too (`units: "metric"` for "What is the weather in Oslo?"): where a required value must
+    be one of the choices, an optional one the request does not write is the model's pick,
+    and the tool's default is its author's. Required values are the call's (`ungrounded`),
+    `authored` parameters are the model's own; `arguments` itself comes back when nothing
+    changes."""
     schema = tool.input_schema
     properties = schema.get("properties")
     properties = properties if isinstance(properties, dict) else {}
@@ -343,13 +346,13 @@ def drop_unbacked_options(
             continue
         param = properties.get(name)
         if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
-            backed = [v for v in value if not _unbacked(param, v, grounding)]
+            backed = [v for v in value if not _unbacked(param, v, grounding, choices=False)]
             if len(backed) == len(value):
                 continue
             kept = {k: v for k, v in kept.items() if k != name}
             if backed:
                 kept[name] = backed
-        elif _unbacked(param, value, grounding):
+        elif _unbacked(param, value, grounding, choices=False):
             kept = {k: v for k, v in kept.items() if k != name}
     return kept
 
