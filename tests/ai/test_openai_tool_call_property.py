@@ -87,3 +87,61 @@ def test_parallel_tool_calls_never_cross_wire(
         (f"call_{i}", f"tool_{i}", args) for i, args in enumerate(calls)
     ]
     assert all(c.partial_json is None for c in message.tool_calls)
+
+
+@st.composite
+def named_in_pieces(draw: st.DrawFn) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(the calls, the deltas) where each call's name comes as a server sends it: once, in
+    pieces over its first fragments (Gemini's compatible API), or restated whole on every
+    fragment (MiniMax on NVIDIA NIM); calls follow one another."""
+    calls = draw(st.lists(arguments, min_size=1, max_size=3))
+    deltas: list[dict[str, Any]] = []
+    for index, args in enumerate(calls):
+        name = f"tool_{index}"
+        text = json.dumps(args)
+        cuts = sorted(draw(st.sets(st.integers(1, len(text) - 1), max_size=4)))
+        pieces = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True)]
+        style = draw(st.sampled_from(["once", "pieces", "restated"]))
+        if style == "pieces":
+            name_cuts = sorted(draw(st.sets(st.integers(1, len(name) - 1), max_size=3)))
+            names = [
+                name[a:b] for a, b in zip([0, *name_cuts], [*name_cuts, len(name)], strict=True)
+            ]
+            pieces = [""] * (len(names) - 1) + pieces  # the name first, then the arguments
+        else:
+            names = [name] * (len(pieces) if style == "restated" else 1)
+        for k, piece in enumerate(pieces):
+            function = {"arguments": piece}
+            if k < len(names):
+                function["name"] = names[k]
+            delta: dict[str, Any] = {"index": index, "function": function}
+            if k == 0:
+                delta.update(id=f"call_{index}", type="function")
+            deltas.append(delta)
+    return calls, deltas
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(case=named_in_pieces())
+def test_a_name_sent_in_pieces_or_restated_is_the_whole_name_once(
+    server: ReplayServer, case: tuple[list[dict[str, Any]], list[dict[str, Any]]]
+) -> None:
+    calls, deltas = case
+    server.enqueue(
+        sse_reply(openai_chunks(*({"tool_calls": [d]} for d in deltas), finish_reason="tool_calls"))
+    )
+    model = Model(id="m", provider="vllm", api="openai-completions", base_url=server.url + "/v1")
+
+    async def run() -> Any:
+        stream = stream_openai_completions(
+            model, Context("", [UserMessage("go")]), StreamOptions(api_key="k-1234")
+        )
+        return await stream.result()
+
+    message = asyncio.run(run())
+    assert message.stop_reason == "toolUse", message.error_message
+    assert [(c.id, c.name, c.arguments) for c in message.tool_calls] == [
+        (f"call_{i}", f"tool_{i}", args) for i, args in enumerate(calls)
+    ]

@@ -247,8 +247,8 @@ class _Assembler:
         else:
             if delta.id and not entry.call.id:
                 entry.call.id = delta.id
-            if name and not entry.call.name:
-                entry.call.name = name
+            if name:
+                entry.call.name = _fold_name(entry.call.name, name)
         if not fragment:
             return
         entry.raw += fragment
@@ -272,6 +272,18 @@ class _Assembler:
             self.builder.fail("error", "the provider reported an error (finish_reason: error)")
             return
         self.builder.done_by_wire_reason(reason, FINISH_REASONS, field="finish_reason")
+
+
+def _fold_name(name: str, fragment: str) -> str:
+    """A tool call's name after one more `function.name` of its deltas. Servers send it
+    once (OpenAI), restate it whole on every fragment (MiniMax on NVIDIA NIM), restate a
+    growing prefix, or send it in pieces like the arguments (Gemini's compatible API): a
+    restated name is kept, a longer restatement replaces it, and a piece is appended."""
+    if fragment == name:
+        return name
+    if fragment.startswith(name):
+        return fragment
+    return name + fragment
 
 
 def _field(value: Any, name: str) -> Any:
