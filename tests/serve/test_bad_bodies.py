@@ -9,13 +9,14 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import httpx2 as httpx
 import pytest
 from hypothesis import HealthCheck, example, given, settings, strategies as st
 
 from tests.serve._kit import faux_server, run_events, sse
-from yiemagent.sessions import SqliteSessionStore
+from yiemagent.sessions import PostgresSessionStore, SqliteSessionStore
 from yiemagent.types import AgentMessage, AssistantMessage
 
 pytestmark = pytest.mark.timeout(300)
@@ -158,3 +159,41 @@ def test_any_event_number_is_a_400_or_the_events_after_it(
         events = [(int(i or 0), d) for i, d in sse(answer)]
     assert after == "" or (after.isascii() and after.isdigit()), after
     assert events == whole[int(after or 0) :]
+
+
+def test_a_session_id_that_is_not_one_is_a_400_everywhere_and_nothing_runs(
+    postgres_dsn: str,
+) -> None:
+    with (
+        PostgresSessionStore(postgres_dsn) as store,
+        faux_server(store) as (url, _),
+        httpx.Client(base_url=url) as client,
+    ):
+        for sid in ["a\x00b", "a\nb", "tab\there"]:
+            quoted = quote(sid, safe="")
+            for method, path, body in [
+                ("POST", f"/v1/sessions/{quoted}/runs", {"input": "hi"}),
+                ("GET", f"/v1/sessions/{quoted}", None),
+                ("DELETE", f"/v1/sessions/{quoted}", None),
+                ("GET", f"/v1/sessions/{quoted}/approvals", None),
+                ("POST", f"/v1/sessions/{quoted}/approvals/c", {"approve": True}),
+                ("POST", f"/v1/sessions/{quoted}/resume", None),
+                ("GET", f"/v1/sessions/{quoted}/timeline", None),
+                *(("POST", route, body) for route, body in bodies("hi", sid)[2:]),
+            ]:
+                answer = client.request(method, path, json=body)
+                assert answer.status_code == 400, (sid, path, answer.text)
+                assert "control characters" in answer.json()["error"], (sid, path, answer.text)
+        assert store.list_sessions() == []
+
+
+def test_a_chat_id_beyond_latin_1_comes_back_percent_encoded(
+    server: tuple[httpx.Client, Path],
+) -> None:
+    client, path = server
+    for route, body in bodies("hi", "日本 chat")[2:]:
+        answer = post(client, route, body)
+        assert answer.status_code == 200, (route, answer.text)
+        assert answer.headers["x-session-id"] == "%E6%97%A5%E6%9C%AC%20chat"
+        assert "RUN_FINISHED" in answer.text or '"finish"' in answer.text
+    assert len(stored(path, "日本 chat")) == 4  # two runs, each a prompt and its answer

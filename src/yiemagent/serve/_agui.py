@@ -28,7 +28,14 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from yiemagent.serve._api import BadRequest, checked_image, checked_reason, read_json, sse_ping_s
+from yiemagent.serve._api import (
+    BadRequest,
+    checked_image,
+    checked_reason,
+    read_json,
+    session_header,
+    sse_ping_s,
+)
 from yiemagent.serve._protocols import (
     Conversation,
     call_at,
@@ -335,7 +342,9 @@ async def _handle(hub: RunHub, request: Request) -> Response:
                 yield "".join(out).encode()
 
     return EventSourceResponse(
-        stream(), ping=sse_ping_s, headers={"X-Session-Id": run.session_id, "X-Run-Id": run.id}
+        stream(),
+        ping=sse_ping_s,
+        headers={"X-Session-Id": session_header(run.session_id), "X-Run-Id": run.id},
     )
 
 

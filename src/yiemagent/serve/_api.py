@@ -10,8 +10,10 @@ after n, and the stream ends after `agent_end`.
 from __future__ import annotations
 
 import asyncio
+import unicodedata
 from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
 
 from pydantic_core import from_json
 from sse_starlette import EventSourceResponse
@@ -27,7 +29,16 @@ if TYPE_CHECKING:
     from yiemagent.agent import Agent
     from yiemagent.sessions import SessionStore
 
-__all__ = ["Api", "BadRequest", "checked_image", "error", "read_json", "sse_ping_s"]
+__all__ = [
+    "Api",
+    "BadRequest",
+    "checked_image",
+    "checked_session_id",
+    "error",
+    "read_json",
+    "session_header",
+    "sse_ping_s",
+]
 
 sse_ping_s = 15.0
 """Seconds between keep-alive comments on an idle event stream."""
@@ -61,6 +72,38 @@ async def read_json(request: Request) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise BadRequest("the body must be a JSON object")
     return data
+
+
+def checked_session_id(session_id: str) -> str:
+    """A session id from a request (a path, a header, a body), checked before any store sees
+    it: some stores cannot hold every character (PostgreSQL text holds no NUL), and an id
+    goes back to the client in the `X-Session-Id` header.
+
+    Returns:
+        `session_id`, unchanged.
+
+    Raises:
+        BadRequest: the id is empty or holds a control character (NUL, a line break, ...).
+    """
+    if not session_id or any(unicodedata.category(c) == "Cc" for c in session_id):
+        raise BadRequest(
+            f"a session id must be non-empty text without control characters, not {session_id!r}"
+        )
+    return session_id
+
+
+def session_header(session_id: str) -> str:
+    """`session_id` as the value of an `X-Session-Id` header: as is where HTTP can carry it
+    (Latin-1, as a header the client sent arrives), else percent-encoded UTF-8."""
+    try:
+        session_id.encode("latin-1")
+    except UnicodeEncodeError:
+        return quote(session_id, safe="".join(map(chr, range(0x21, 0x7F))).replace("%", ""))
+    return session_id
+
+
+def _sid(request: Request) -> str:
+    return checked_session_id(request.path_params["sid"])
 
 
 def _text(data: dict[str, Any], key: str) -> str:
@@ -198,7 +241,7 @@ class Api:
     # ── runs ──────────────────────────────────────────────────────────────
 
     async def start_run(self, request: Request) -> Response:
-        sid = request.path_params["sid"]
+        sid = _sid(request)
         data = await read_json(request)
         text, images = _text(data, "input"), _images(data)
         run = await self.hub.start(
@@ -276,7 +319,7 @@ class Api:
         return ""
 
     async def get_session(self, request: Request) -> Response:
-        sid = request.path_params["sid"]
+        sid = _sid(request)
         messages = await asyncio.to_thread(self.store.load, sid)
         active = self.hub.active(sid)
         if not messages and active is None:
@@ -290,7 +333,7 @@ class Api:
         )
 
     async def delete_session(self, request: Request) -> Response:
-        sid = request.path_params["sid"]
+        sid = _sid(request)
         await self.hub.with_agent(sid, lambda agent: agent.reset())
         return JSONResponse({"ok": True, "session_id": sid})
 
@@ -298,7 +341,7 @@ class Api:
         """The `yiem trace` page of the session (`?run=ID`: of one run of it)."""
         from yiemagent.telemetry import build_timeline, timeline_html
 
-        sid = request.path_params["sid"]
+        sid = _sid(request)
         rid = request.query_params.get("run")
         reason = None
         if rid:
@@ -318,7 +361,7 @@ class Api:
     # ── approvals ─────────────────────────────────────────────────────────
 
     async def list_approvals(self, request: Request) -> Response:
-        sid = request.path_params["sid"]
+        sid = _sid(request)
         active = self.hub.active(sid)
         if active is not None and not active.ended:  # nothing is held while a run goes
             return JSONResponse({"session_id": sid, "approvals": []})
@@ -326,7 +369,7 @@ class Api:
         return JSONResponse({"session_id": sid, "approvals": found})
 
     async def decide(self, request: Request) -> Response:
-        sid, call_id = request.path_params["sid"], request.path_params["call_id"]
+        sid, call_id = _sid(request), request.path_params["call_id"]
         data = await read_json(request)
         approve = data.get("approve")
         if not isinstance(approve, bool):
@@ -353,7 +396,7 @@ class Api:
         return JSONResponse({"session_id": sid, "approvals": found})
 
     async def resume(self, request: Request) -> Response:
-        sid = request.path_params["sid"]
+        sid = _sid(request)
         run = await self.hub.start(
             sid, lambda agent: agent.resume(), prepare=refuse_nothing_to_resume
         )

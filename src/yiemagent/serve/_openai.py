@@ -22,7 +22,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from yiemagent.agent import user_message_from_openai
-from yiemagent.serve._api import BadRequest, read_json, sse_ping_s
+from yiemagent.serve._api import BadRequest, read_json, session_header, sse_ping_s
 from yiemagent.serve._protocols import (
     Conversation,
     final_texts,
@@ -122,7 +122,7 @@ class _Completions:
         run = await start_conversation(self.hub, session_id, conversation)
         reply_id = f"chatcmpl-{run.id}"
         model = str(data.get("model") or MODEL_ID)
-        headers = {"X-Session-Id": session_id, "X-Run-Id": run.id}
+        headers = {"X-Session-Id": session_header(session_id), "X-Run-Id": run.id}
         if data.get("stream"):
             options = data.get("stream_options") or {}
             usage = isinstance(options, dict) and bool(options.get("include_usage"))

@@ -15,7 +15,12 @@ from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from yiemagent.serve._api import BadRequest, refuse_undecided, refuse_undecided_resume
+from yiemagent.serve._api import (
+    BadRequest,
+    checked_session_id,
+    refuse_undecided,
+    refuse_undecided_resume,
+)
 from yiemagent.serve._runs import Run, RunHub
 from yiemagent.types import (
     AgentMessage,
@@ -82,8 +87,10 @@ async def start_conversation(hub: RunHub, session_id: str, conversation: Convers
 
     Raises:
         Busy: the session has a run, held calls await decisions, or another writer holds it.
-        BadRequest: the request asks nothing, or decides a call that is not held.
+        BadRequest: the request asks nothing, decides a call that is not held, or names a
+            session id that is not one (`checked_session_id`).
     """
+    checked_session_id(session_id)
     conversation.check()
 
     def prepare(agent: Agent[Any]) -> None:

@@ -22,7 +22,14 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from yiemagent.serve._api import BadRequest, checked_image, checked_reason, read_json, sse_ping_s
+from yiemagent.serve._api import (
+    BadRequest,
+    checked_image,
+    checked_reason,
+    read_json,
+    session_header,
+    sse_ping_s,
+)
 from yiemagent.serve._protocols import (
     Conversation,
     call_at,
@@ -273,7 +280,7 @@ async def _handle(hub: RunHub, request: Request) -> Response:
                 yield b"".join(out)
         yield sse_data("[DONE]")
 
-    headers = {**HEADERS, "X-Session-Id": run.session_id, "X-Run-Id": run.id}
+    headers = {**HEADERS, "X-Session-Id": session_header(run.session_id), "X-Run-Id": run.id}
     return EventSourceResponse(stream(), ping=sse_ping_s, headers=headers)
 
 
