@@ -9,6 +9,7 @@ import json
 from typing import Any
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from yiemagent import (
     AbortSignal,
@@ -175,6 +176,40 @@ async def test_the_sub_run_gets_only_what_the_parents_limits_leave() -> None:
 
 
 @pytest.mark.timeout(60)
+async def test_parallel_sub_runs_share_the_parents_budget_as_they_spend_it() -> None:
+    """Two sub-runs started together each saw the parent's whole remaining budget, so
+    together they could spend twice it: each now sees the other's spending live."""
+
+    def researcher_turn(context: Context) -> AssistantMessage:
+        return calls(("lookup", {"n": 1}), usage=Usage(input=300))  # it never stops itself
+
+    researcher, sub_fm = scripted(
+        "researcher", [researcher_turn] * 20, tools=[slow_tool("lookup", [], delay_s=0.05)]
+    )
+    both = calls(("researcher", {"input": "a"}), ("researcher", {"input": "b"}))
+    both.usage = Usage(input=100)
+    lead, _ = scripted(
+        "lead",
+        [both, "never"],
+        tools=[researcher.as_tool()],
+        usage_limits=UsageLimits(max_input_tokens=1100),
+    )
+
+    with pytest.raises(UsageLimitExceeded):
+        await lead.prompt("go")
+
+    # 100 + 2 x 300 = 700, then 1300 stops both after two calls each; each alone with the
+    # 1000 left at its start would have made four calls.
+    assert sub_fm.call_count == 4
+    results = [m for m in lead.state.messages if isinstance(m, ToolResultMessage)]
+    assert len(results) == 2 and all(r.is_error for r in results)
+    for result in results:
+        assert result.usage is not None and result.usage.input == 600
+        text = result.content[0].text  # type: ignore[union-attr]
+        assert "max_input_tokens=1100 (used 1300 input tokens)" in text
+    assert transcript_problems(lead.state.messages) == []
+
+
 async def test_an_abort_during_a_sub_runs_tool_returns_fast_with_every_call_answered() -> None:
     started = asyncio.Event()
 
@@ -293,3 +328,43 @@ def test_bad_names_and_options_are_config_errors() -> None:
         plain.as_tool(output="json")
     with pytest.raises(ConfigError, match="invalid tool name"):
         plain.as_tool(name="a/b")
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    lead_in=st.integers(1, 500),
+    mid_in=st.lists(st.integers(1, 500), min_size=2, max_size=2),
+    leaf_in=st.lists(st.integers(1, 500), min_size=1, max_size=4),
+)
+def test_each_token_of_nested_runs_counts_once_in_the_outermost_limit(
+    lead_in: int, mid_in: list[int], leaf_in: list[int]
+) -> None:
+    """lead -> mid -> leaf, limits on the lead only: spending counted live at every level
+    and again from each result's usage is never counted twice. The lead's cap is the exact
+    total, so it is reached only after the last call, and says the total."""
+    total = lead_in + sum(mid_in) + sum(leaf_in)
+
+    async def scenario() -> None:
+        leaf_script: list[Any] = [calls(("lookup", {"n": 1}), usage=Usage(input=n))
+                                  for n in leaf_in[:-1]]  # fmt: skip
+        leaf_script.append(answer("leaf done", Usage(input=leaf_in[-1])))
+        leaf, _ = scripted("leaf", leaf_script, tools=[slow_tool("lookup", [], delay_s=0)])
+        mid, _ = scripted(
+            "mid",
+            [calls(("leaf", {"input": "x"}), usage=Usage(input=mid_in[0])),
+             answer("mid done", Usage(input=mid_in[1]))],
+            tools=[leaf.as_tool()],
+        )  # fmt: skip
+        lead, _ = scripted(
+            "lead",
+            [calls(("mid", {"input": "x"}), usage=Usage(input=lead_in)), "never"],
+            tools=[mid.as_tool()],
+            usage_limits=UsageLimits(max_input_tokens=total),
+        )
+        with pytest.raises(UsageLimitExceeded) as caught:
+            await lead.prompt("go")
+        assert f"max_input_tokens={total} (used {total} input tokens)" in str(caught.value)
+        result = next(m for m in lead.state.messages if isinstance(m, ToolResultMessage))
+        assert not result.is_error and result.content[0].text == "mid done"  # type: ignore[union-attr]
+
+    asyncio.run(scenario())

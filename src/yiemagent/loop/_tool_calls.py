@@ -44,7 +44,7 @@ from yiemagent.loop._execution import (
     run_in_process,
     tool_threads,
 )
-from yiemagent.loop._usage_limits import UsageMeter
+from yiemagent.loop._usage_limits import CallUsage, UsageMeter, current_call_usage
 from yiemagent.tools.schema import ToolArgumentsError, validate_arguments_against_schema
 from yiemagent.types import (
     AfterToolCallContext,
@@ -442,6 +442,7 @@ class _Batch:
         "ended",
         "ended_ms",
         "held",
+        "live",
         "messages",
         "meter",
         "outcomes",
@@ -484,6 +485,8 @@ class _Batch:
         self.ended_ms = [0] * n
         self.meter = meter
         """The run's spending, when it has `UsageLimits`."""
+        self.live: dict[int, CallUsage] = {}
+        """With a meter: what runs nested in each running call have spent so far."""
         self.trace = trace
         self.spans: list[ToolSpan | None] | None = None if trace is None else [None] * n
         """Each call's `execute_tool` span, when the run is traced."""
@@ -523,11 +526,18 @@ class _Batch:
         A traced call runs inside its span's context, so spans the tool opens are its
         children."""
         span = self.spans[i] if self.spans is not None else None
-        if span is None:
-            finalized = await self.execute(prepared)
-        else:
-            with span.activate():
+        token = None
+        if self.meter is not None:  # a sub-run inside the call counts here as it spends
+            token = current_call_usage.set(self.live.setdefault(i, self.meter.start_call()))
+        try:
+            if span is None:
                 finalized = await self.execute(prepared)
+            else:
+                with span.activate():
+                    finalized = await self.execute(prepared)
+        finally:
+            if token is not None:
+                current_call_usage.reset(token)
         if type(finalized.result) is HeldToolResult:  # held inside the tool (a sub-agent)
             self.held.append(i)
             return
@@ -557,7 +567,7 @@ class _Batch:
         self.ended_ms[i] = now_ms()
         result = finalized.result
         if self.meter is not None:
-            self.meter.add_result(result)
+            self.meter.add_result(result, self.live.pop(i, None))
         if self.spans is not None:
             span = self.spans[i]
             if span is not None:

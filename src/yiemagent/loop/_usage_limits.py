@@ -6,13 +6,22 @@ cost) is asked before each model call and after each batch, `refuse_tool_call()`
 tool call runs; `refused` remembers the first call a limit refused. Each gives None or the
 text that names the limit and the amount used. The tool-call cap never stops a model call:
 the run ends for it only once a call over the cap was refused.
+
+Nested runs (a sub-agent run by a tool call) share their enclosing runs' budgets live: while
+a call runs, its `CallUsage` is current (a context variable), a meter made inside the call
+adds everything it counts to it, and the enclosing meter counts what its running calls have
+spent so far, so parallel sub-runs see each other's spending, not only the budget left when
+they started. A nested meter's `reached()` also asks the enclosing one. When the call ends,
+its result's usage replaces what was counted live (never counted twice).
 """
 
 from __future__ import annotations
 
+from contextvars import ContextVar
+
 from yiemagent.types import AgentToolResult, Usage, UsageLimits
 
-__all__ = ["UsageMeter", "limit_text"]
+__all__ = ["CallUsage", "UsageMeter", "current_call_usage", "limit_text"]
 
 
 def limit_text(what: str) -> str:
@@ -20,10 +29,51 @@ def limit_text(what: str) -> str:
     return f"usage limit reached: {what}"
 
 
-class UsageMeter:
-    """A run's spending so far: tokens (input includes cache reads and writes), USD, calls."""
+class CallUsage:
+    """What the runs nested in one tool call have spent so far, counted live in the meter of
+    the run that made the call (`UsageMeter.start_call`); ignored once the call has ended."""
 
-    __slots__ = ("cost_usd", "input_tokens", "limits", "output_tokens", "refused", "tool_calls")
+    __slots__ = ("cost_usd", "ended", "input_tokens", "meter", "output_tokens")
+
+    def __init__(self, meter: UsageMeter) -> None:
+        self.meter = meter
+        self.input_tokens = 0
+        self.output_tokens = 0
+        self.cost_usd = 0.0
+        self.ended = False
+
+    def add(self, input_tokens: int, output_tokens: int, cost_usd: float) -> None:
+        """Count spending of a run nested in the call (and pass it further out)."""
+        if self.ended:  # a straggler after the call's end (a tool abandoned on a thread)
+            return
+        self.input_tokens += input_tokens
+        self.output_tokens += output_tokens
+        self.cost_usd += cost_usd
+        self.meter.add_running(input_tokens, output_tokens, cost_usd)
+
+
+current_call_usage: ContextVar[CallUsage | None] = ContextVar("yiemagent_call_usage", default=None)
+"""The tool call running in this context, when its run has a meter."""
+
+
+class UsageMeter:
+    """A run's spending so far: tokens (input includes cache reads and writes), USD, calls.
+
+    Made inside a tool call of a run that has a meter (`current_call_usage`), it is that
+    call's nested run: what it counts is counted live in the enclosing meter too, and the
+    enclosing run's limits apply to it as well.
+    """
+
+    __slots__ = (
+        "cost_usd",
+        "input_tokens",
+        "limits",
+        "outer",
+        "output_tokens",
+        "refused",
+        "running",
+        "tool_calls",
+    )
 
     def __init__(self, limits: UsageLimits) -> None:
         self.limits = limits
@@ -33,34 +83,79 @@ class UsageMeter:
         self.output_tokens = 0
         self.cost_usd = 0.0
         self.tool_calls = 0
+        self.running = [0, 0, 0.0]
+        """What the run's calls still running have spent (input, output, USD)."""
+        self.outer = current_call_usage.get()
+        """The enclosing run's call this run is nested in, if any."""
 
     def add(self, usage: Usage | None) -> None:
         """Count one model call's (or tool result's) usage."""
         if usage is None:
             return
-        self.input_tokens += usage.input + usage.cache_read + usage.cache_write
+        self._count(usage.input + usage.cache_read + usage.cache_write, usage.output,
+                    usage.cost.total)  # fmt: skip
+
+    def _count(self, input_tokens: int, output_tokens: int, cost_usd: float) -> None:
+        self.input_tokens += input_tokens
+        self.output_tokens += output_tokens
+        self.cost_usd += cost_usd
+        if self.outer is not None:
+            self.outer.add(input_tokens, output_tokens, cost_usd)
+
+    def add_running(self, input_tokens: int, output_tokens: int, cost_usd: float) -> None:
+        """Count spending of a call still running (`CallUsage.add`), and pass it further out."""
+        running = self.running
+        running[0] += input_tokens
+        running[1] += output_tokens
+        running[2] += cost_usd
+        if self.outer is not None:
+            self.outer.add(input_tokens, output_tokens, cost_usd)
+
+    def start_call(self) -> CallUsage:
+        """A tool call of this run starts: what runs nested in it spend is counted live."""
+        return CallUsage(self)
+
+    def add_result(self, result: AgentToolResult, call: CallUsage | None = None) -> None:
+        """Count the usage a tool reported in its result (a sub-agent's tokens); `call`, the
+        call's live count, is replaced by it."""
+        if call is None or call.ended:
+            self.add(result.usage)
+            return
+        call.ended = True
+        running = self.running
+        running[0] -= call.input_tokens
+        running[1] -= call.output_tokens
+        running[2] -= call.cost_usd
+        usage = result.usage or Usage()
+        input_tokens = usage.input + usage.cache_read + usage.cache_write
+        self.input_tokens += input_tokens
         self.output_tokens += usage.output
         self.cost_usd += usage.cost.total
-
-    def add_result(self, result: AgentToolResult) -> None:
-        """Count the usage a tool reported in its result (a sub-agent's tokens)."""
-        self.add(result.usage)
+        if self.outer is not None:  # only what was not passed out live already
+            self.outer.add(input_tokens - call.input_tokens, usage.output - call.output_tokens,
+                           usage.cost.total - call.cost_usd)  # fmt: skip
 
     def reached(self) -> str | None:
-        """The limit on tokens or cost the run has reached, described; None if none."""
+        """The limit on tokens or cost the run (or a run it is nested in) has reached,
+        described; None if none."""
         limits = self.limits
-        total = self.input_tokens + self.output_tokens
+        input_tokens = self.input_tokens + self.running[0]
+        output_tokens = self.output_tokens + self.running[1]
+        cost_usd = self.cost_usd + self.running[2]
+        total = input_tokens + output_tokens
         checks = (
-            ("max_input_tokens", limits.max_input_tokens, self.input_tokens, "input tokens"),
-            ("max_output_tokens", limits.max_output_tokens, self.output_tokens, "output tokens"),
+            ("max_input_tokens", limits.max_input_tokens, input_tokens, "input tokens"),
+            ("max_output_tokens", limits.max_output_tokens, output_tokens, "output tokens"),
             ("max_total_tokens", limits.max_total_tokens, total, "tokens"),
         )
         for name, cap, used, unit in checks:
             if cap is not None and used >= cap:
                 return f"{name}={cap} (used {used} {unit})"
         cap_usd = limits.max_cost_usd
-        if cap_usd is not None and self.cost_usd > 0 and self.cost_usd >= cap_usd:
-            return f"max_cost_usd={cap_usd:g} (used ${self.cost_usd:.6f})"
+        if cap_usd is not None and cost_usd > 0 and cost_usd >= cap_usd:
+            return f"max_cost_usd={cap_usd:g} (used ${cost_usd:.6f})"
+        if self.outer is not None:
+            return self.outer.meter.reached()
         return None
 
     def refuse_tool_call(self) -> str | None:
