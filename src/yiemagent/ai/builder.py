@@ -56,7 +56,13 @@ from yiemagent.types.model import (
     ToolCallStartEvent,
 )
 
-__all__ = ["DoneReason", "MessageBuilder", "parse_json_object", "parse_partial_json"]
+__all__ = [
+    "DoneReason",
+    "MessageBuilder",
+    "complete_arguments",
+    "parse_json_object",
+    "parse_partial_json",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -98,6 +104,11 @@ class MessageBuilder:
         self._text_calls: TextToolCallParser | None = None
         self.message = AssistantMessage(api=model.api, provider=model.provider, model=model.id)
         """The partial message; final once `done`/`fail` has been called."""
+
+    @property
+    def open_block(self) -> _Block | None:
+        """The block the next delta of its kind goes to; None when none is open."""
+        return self._block
 
     def start(self) -> None:
         """Push the `start` event (call once, first)."""
@@ -276,6 +287,16 @@ class MessageBuilder:
 
 
 # ── argument text ────────────────────────────────────────────────────────────
+
+
+def complete_arguments(call: ToolCall, raw: str) -> None:
+    """Set the arguments of a tool call that is not the open block (a late fragment of a
+    call already closed, or of one of several calls a server streams at once) from all of
+    its argument text `raw`: the object when `raw` is one (`partial_json` None), else what
+    parses so far (`partial_json` keeps `raw`). No event is pushed."""
+    parsed = parse_json_object(raw)
+    call.arguments = parsed if parsed is not None else parse_partial_json(raw)
+    call.partial_json = None if parsed is not None else raw
 
 
 def parse_partial_json(text: str) -> dict[str, Any]:

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from yiemagent.ai.builder import MessageBuilder, parse_json_object, parse_partial_json
+from yiemagent.ai.builder import MessageBuilder, complete_arguments
 from yiemagent.ai.openai_wire import (
     FINISH_REASONS,
     REASONING_FIELDS,
@@ -255,9 +255,7 @@ class _Assembler:
         if key == self.current:
             self.builder.tool_call_delta(fragment)
         else:  # a late fragment of a call already closed: complete it in place
-            parsed = parse_json_object(entry.raw)
-            entry.call.arguments = parsed if parsed is not None else parse_partial_json(entry.raw)
-            entry.call.partial_json = None if parsed is not None else entry.raw
+            complete_arguments(entry.call, entry.raw)
 
     def finish(self) -> None:
         reason = self.finish_reason

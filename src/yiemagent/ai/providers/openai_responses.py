@@ -17,7 +17,8 @@ results as `function_call_output` (with images, as a list of `input_text` and
 `input_image`). A model that reads no images or PDFs gets the attachments' text stand-ins.
 
 Stream events: output text and refusal deltas → text; `function_call` items and their
-argument deltas → tool calls; reasoning summary (or reasoning text) deltas → thinking;
+argument deltas → tool calls (deltas routed by item: some servers stream several calls at
+once; a final item's whole arguments win); reasoning summary (or reasoning text) deltas → thinking;
 `response.completed` → usage (cached input tokens as cache reads) and the stop reason
 ("toolUse" when a call was made); `response.incomplete` → "length" (or an error for a
 content filter); `response.failed` and `error` events → an error.
@@ -32,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from yiemagent.ai._sanitize import image_base64
 from yiemagent.ai.attachments import attachment_stand_in
-from yiemagent.ai.builder import MessageBuilder
+from yiemagent.ai.builder import MessageBuilder, complete_arguments
 from yiemagent.ai.openai_wire import is_openai_proper, openai_only_fields
 from yiemagent.ai.providers._sdk_call import SdkApi, open_raw_stream, stream_sdk
 from yiemagent.ai.providers._sdk_failures import sdk_retry_decision
@@ -214,9 +215,9 @@ class _Assembler:
     incomplete: str | None = None
     failure: str | None = None
     calls: dict[str, ToolCall] = field(default_factory=dict)
-    """Open function-call items by item id."""
-    arguments_seen: set[str] = field(default_factory=set)
-    """Items whose arguments arrived as deltas."""
+    """Function-call items by item id."""
+    raw: dict[str, str] = field(default_factory=dict)
+    """The argument text each function-call item has received, by item id."""
     thinking: dict[str, ThinkingContent] = field(default_factory=dict)
     """Reasoning items by id."""
     summary_parts: dict[str, int] = field(default_factory=dict)
@@ -229,9 +230,7 @@ class _Assembler:
             self.streamed = True
             self.builder.text_delta(event.delta)
         elif kind == "response.function_call_arguments.delta":
-            if event.item_id in self.calls and event.delta:
-                self.arguments_seen.add(event.item_id)
-                self.builder.tool_call_delta(event.delta)
+            self._arguments(event.item_id, event.delta)
         elif kind == "response.reasoning_summary_part.added":
             count = self.summary_parts.get(event.item_id, 0)
             self.summary_parts[event.item_id] = count + 1
@@ -253,7 +252,9 @@ class _Assembler:
             self.builder.tool_call_start(item.call_id or "", item.name or "")
             block = self.builder.message.content[-1]
             assert isinstance(block, ToolCall)
-            self.calls[item.id or item.call_id] = block
+            key = item.id or item.call_id
+            self.calls[key] = block
+            self.raw[key] = ""
         elif item.type == "reasoning":
             self.streamed = True
             self.builder.thinking_delta("")
@@ -266,12 +267,29 @@ class _Assembler:
         else:
             logger.debug("ignored output item of type %r", item.type)
 
+    def _arguments(self, key: str, delta: str) -> None:
+        """An argument delta, routed by its item: servers may stream several calls at once
+        (every call opened before any is closed, deltas interleaved)."""
+        call = self.calls.get(key)
+        if call is None or not delta:
+            return
+        self.raw[key] += delta
+        if self.builder.open_block is call:
+            self.builder.tool_call_delta(delta)
+        else:
+            complete_arguments(call, self.raw[key])
+
     def _item_done(self, item: Any) -> None:
         key = item.id or getattr(item, "call_id", None)
         if item.type == "function_call" and key in self.calls:
-            if key not in self.arguments_seen and item.arguments:
-                self.builder.tool_call_delta(item.arguments)
-            self.builder.end_block()
+            call = self.calls[key]
+            whole = item.arguments or ""
+            if not self.raw[key] and whole:  # no deltas: the arguments come whole here
+                self._arguments(key, whole)
+            if self.builder.open_block is call:
+                self.builder.end_block()
+            if whole and whole != self.raw[key]:  # the final item's arguments win
+                complete_arguments(call, whole)
         elif item.type == "reasoning" and item.id in self.thinking:
             block = self.thinking[item.id]
             # The item exactly as received (summary, encrypted_content): sent back as is.
