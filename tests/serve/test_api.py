@@ -14,7 +14,7 @@ import pytest
 
 from tests.serve._kit import Tools, faux_server, run_events, start_run, wait_done
 from yiemagent.sessions import InMemorySessionStore, SqliteSessionStore
-from yiemagent.types import AssistantMessage, ToolResultMessage, UserMessage
+from yiemagent.types import AssistantMessage, TextContent, ToolResultMessage, UserMessage
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -283,3 +283,32 @@ def test_delete_clears_a_session(tmp_path: Path) -> None:
         assert client.delete("/v1/sessions/s").status_code == 200
         assert held.load("s") == [] and held.load_state("s", "held_tool_calls") is None
         assert client.get("/v1/sessions/s/approvals").json()["approvals"] == []
+
+
+def test_an_interleaved_session_is_a_409_that_names_it_and_delete_clears_it(
+    tmp_path: Path,
+) -> None:
+    with SqliteSessionStore(tmp_path / "s.db") as store:  # two writers left it so
+        store.append("mixed", UserMessage("hi"))
+        store.append("mixed", ToolResultMessage("zz", "weather", [TextContent("stray")]))
+        store.append("mixed", AssistantMessage([TextContent("hello")]))
+    with (
+        SqliteSessionStore(tmp_path / "s.db") as store,
+        faux_server(store) as (url, _),
+        httpx.Client(base_url=url) as client,
+    ):
+        chat = {"messages": [{"role": "user", "content": "hi"}]}
+        for answer in [
+            client.post("/v1/sessions/mixed/runs", json={"input": "hi"}),
+            client.post("/v1/sessions/mixed/resume"),
+            client.get("/v1/sessions/mixed/approvals"),
+            client.post("/v1/chat/completions", json=chat, headers={"X-Session-Id": "mixed"}),
+        ]:
+            assert answer.status_code == 409, answer.text
+            assert "interleaved transcript" in answer.json()["error"], answer.text
+        assert len(client.get("/v1/sessions/mixed").json()["messages"]) == 3  # still readable
+        assert len(store.load("mixed")) == 3  # nothing changed
+        assert client.delete("/v1/sessions/mixed").status_code == 200
+        assert store.load("mixed") == []
+        run_events(client, start_run(client, "mixed", "hello again"))
+        assert [m.role for m in store.load("mixed")] == ["user", "assistant"]

@@ -1,7 +1,8 @@
 """The server's own HTTP API: runs and their event streams, steering, sessions, approvals.
 
 Every body and answer is JSON; an error is `{"error": text}` with its status (400 bad input,
-404 unknown run or session, 409 the session is busy or calls await approval). The event
+404 unknown run or session, 409 the session is busy, calls await approval, or its stored
+transcript is interleaved and no agent opens it: `DELETE` clears it). The event
 stream of a run is server-sent events, one per `AgentEvent` (`wire_event`), numbered from 1
 in `id:`; a client that reconnects with `Last-Event-ID: n` (or `?after=n`) gets the events
 after n, and the stream ends after `agent_end`.
@@ -21,7 +22,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
-from yiemagent.errors import ConfigError
+from yiemagent.errors import ConfigError, SessionCorruptError
 from yiemagent.serve._runs import Busy, Run, RunHub
 from yiemagent.types import ImageContent, message_from_dict, message_to_dict
 
@@ -334,7 +335,10 @@ class Api:
 
     async def delete_session(self, request: Request) -> Response:
         sid = _sid(request)
-        await self.hub.with_agent(sid, lambda agent: agent.reset())
+        try:
+            await self.hub.with_agent(sid, lambda agent: agent.reset())
+        except SessionCorruptError:  # no agent opens it; the store's fenced clear still can
+            await asyncio.to_thread(self.store.clear, sid)
         return JSONResponse({"ok": True, "session_id": sid})
 
     async def timeline(self, request: Request) -> Response:

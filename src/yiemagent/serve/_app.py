@@ -12,7 +12,7 @@ from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import Response
 
-from yiemagent.errors import AgentBusyError, ConfigError, SessionBusyError
+from yiemagent.errors import AgentBusyError, ConfigError, SessionBusyError, SessionCorruptError
 from yiemagent.serve._api import Api, BadRequest, error
 from yiemagent.serve._guard import Guard, check_origin
 from yiemagent.serve._runs import Busy, MakeAgent, RunHub
@@ -123,6 +123,7 @@ def create_app(
             Busy: _busy,
             SessionBusyError: _busy,
             AgentBusyError: _busy,
+            SessionCorruptError: _busy,
             BadRequest: _bad,
             LookupError: _missing,
         },
