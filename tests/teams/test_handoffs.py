@@ -204,3 +204,54 @@ async def test_a_transcript_ending_in_a_transfer_is_the_targets() -> None:
         == "entry"
     )
     assert target_fm.call_count == 1
+
+
+@pytest.mark.parametrize("reopened", [False, True])
+async def test_an_approved_call_held_beside_a_transfer_runs_with_its_agents_tools(
+    tmp_path: Any, reopened: bool
+) -> None:
+    """[pay (held for approval), transfer_to_billing] in one message: the transfer made
+    billing the speaker, and the resume ran the approved call with billing's tools, where
+    "pay" is not: the payment the user approved never happened ("Tool "pay" not found")."""
+    from yiemagent.sessions import SqliteSessionStore
+
+    from ..approvals._kit import recording_tool
+
+    store = SqliteSessionStore(tmp_path / "sessions.db")
+    ran: list[str] = []
+
+    def make(router_script: list[Any], billing_text: str) -> tuple[Any, Any, Any]:
+        billing, billing_fm = scripted("billing", [billing_text])
+        router, router_fm = scripted(
+            "router",
+            router_script,
+            tools=[recording_tool("pay", ran, requires_approval=True)],
+            handoffs=[billing],
+            session_store=store,
+            session_id="s",
+        )
+        return router, router_fm, billing_fm
+
+    script = [calls(("pay", {"n": 5}), ("transfer_to_billing", {}))]
+    router, _, billing_fm = make(script, "Paid, thank you.")
+    await router.prompt("Pay my invoice, then let billing confirm.")
+    [held] = router.pending_approvals
+    assert held.tool_name == "pay" and router.state.active_agent == "billing"
+    if reopened:  # another process approves and resumes
+        await router.close()
+        router, _, billing_fm = make([], "Paid, thank you.")
+        assert router.state.active_agent == "billing"
+    router.approve(held.tool_call_id)
+
+    reply = await router.resume()
+
+    assert ran == [held.tool_call_id]  # the approved call ran, once
+    result = next(
+        m for m in router.state.messages
+        if isinstance(m, ToolResultMessage) and m.tool_call_id == held.tool_call_id
+    )  # fmt: skip
+    assert not result.is_error, result.content
+    assert reply.agent == "billing" and router.state.active_agent == "billing"
+    assert billing_fm.call_count == 1
+    assert transcript_problems(router.state.messages) == []
+    await router.close()

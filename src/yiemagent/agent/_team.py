@@ -261,11 +261,33 @@ class TeamRun:
         self._output = output
         self.handoffs = 0
         self.pending: Handoff | None = None
+        self._held_turn(messages)
         self.guards = RunGuards(signal, messages, output)
         self.frame: RunFrame | None = None
         self._resumes = resumes
         self._holds: dict[str, NestedHold] = {}
         self._team = len(_reachable(entry)) > 1
+
+    def _held_turn(self, messages: Sequence[AgentMessage]) -> None:
+        """When the transcript ends with calls held for approval, their batch is finished by
+        the agent that made them (its tools run the approved calls), and a transfer that
+        succeeded in that batch takes effect after it, at the next turn."""
+        held = _held(messages)
+        if held is None:
+            return
+        message, _ = held
+        writer = _find(self.entry, message.agent)
+        if writer is None or writer is self.active:
+            return
+        after = messages[max(i for i, m in enumerate(messages) if m is message) + 1 :]
+        answered = {
+            m.tool_call_id for m in after if isinstance(m, ToolResultMessage) and not m.is_error
+        }
+        transfers = {h.tool_name: h for h in writer.handoffs}
+        done = [transfers[c.name] for c in message.tool_calls
+                if c.id in answered and c.name in transfers]  # fmt: skip
+        self.active = writer
+        self.pending = done[0] if done else None
 
     @property
     def holds(self) -> dict[str, NestedHold]:
