@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from yiemagent.ai._sanitize import image_base64
 from yiemagent.ai.attachments import attachment_stand_in
-from yiemagent.ai.builder import DoneReason, MessageBuilder
+from yiemagent.ai.builder import DoneReason, MessageBuilder, complete_arguments
 from yiemagent.ai.providers._sdk_call import SdkApi, open_raw_stream, stream_sdk
 from yiemagent.ai.providers._sdk_failures import sdk_retry_decision
 from yiemagent.ai.retry import RetryDecision
@@ -288,7 +288,10 @@ def _open_tool_turn_without_thinking(messages: list[dict[str, Any]]) -> bool:
 
 @dataclass(slots=True)
 class _Assembler:
-    """Turns Messages API stream events into builder calls."""
+    """Turns Messages API stream events into builder calls. Events are routed by their
+    block's `index`: the open block streams through the builder, and a block a later start
+    already closed (a proxy that opens every tool_use block before closing any) is completed
+    in place."""
 
     builder: MessageBuilder
     usage: Usage = field(default_factory=Usage)
@@ -296,9 +299,14 @@ class _Assembler:
     streamed: bool = False
     ignored: set[int] = field(default_factory=set)
     """Indexes of blocks we do not map (server tools, results): their deltas are skipped."""
-    start_input: str | None = None
-    """The open tool_use's `input` from its start event, as JSON, when not empty: some
-    Anthropic-compatible servers send the whole input there and no `input_json_delta`."""
+    blocks: dict[int, TextContent | ThinkingContent | ToolCall] = field(default_factory=dict)
+    """The mapped blocks by index."""
+    raw: dict[int, str] = field(default_factory=dict)
+    """The input JSON each tool_use block has received, by index."""
+    start_input: dict[int, str] = field(default_factory=dict)
+    """A tool_use's `input` from its start event, as JSON, when not empty, until a delta
+    comes: some Anthropic-compatible servers send the whole input there and no
+    `input_json_delta`."""
 
     def feed(self, event: Any) -> None:
         kind = event.type
@@ -307,45 +315,80 @@ class _Assembler:
         if kind == "message_start":
             self._usage(event.message.usage)
         elif kind == "content_block_start":
-            self.streamed = True
-            block = event.content_block
-            if block.type == "text":
-                self.builder.text_delta(block.text or "")
-            elif block.type == "thinking":
-                self.builder.thinking_delta(block.thinking or "", block.signature or None)
-            elif block.type == "redacted_thinking":
-                self.builder.thinking_delta("", block.data)
-                last = self.builder.message.content[-1]
-                assert isinstance(last, ThinkingContent)
-                last.redacted = True
-            elif block.type == "tool_use":
-                self.builder.tool_call_start(block.id, block.name)
-                given = getattr(block, "input", None)
-                self.start_input = json.dumps(given) if isinstance(given, dict) and given else None
-            else:
-                logger.debug("ignored content block of type %r", block.type)
-                self.ignored.add(event.index)
+            self._start(event.index, event.content_block)
         elif kind == "content_block_delta":
-            delta = event.delta
-            if delta.type == "text_delta":
-                self.builder.text_delta(delta.text)
-            elif delta.type == "thinking_delta":
-                self.builder.thinking_delta(delta.thinking)
-            elif delta.type == "signature_delta":
-                self.builder.thinking_delta("", delta.signature)
-            elif delta.type == "input_json_delta":
-                if delta.partial_json:
-                    self.start_input = None  # the streamed input wins
-                self.builder.tool_call_delta(delta.partial_json)
+            block = self.blocks.get(event.index)
+            if block is None or block is self.builder.open_block:
+                self._delta(event.index, event.delta)
+            else:
+                self._late_delta(event.index, block, event.delta)
         elif kind == "content_block_stop":
-            if self.start_input is not None:
-                self.builder.tool_call_delta(self.start_input)
-                self.start_input = None
-            self.builder.end_block()
+            block = self.blocks.get(event.index)
+            given = self.start_input.pop(event.index, None)
+            if block is None or block is self.builder.open_block:
+                if given is not None:
+                    self.builder.tool_call_delta(given)
+                self.builder.end_block()
+            elif given is not None and isinstance(block, ToolCall):
+                complete_arguments(block, given)
         elif kind == "message_delta":
             if event.delta.stop_reason:
                 self.stop_reason = event.delta.stop_reason
             self._usage(event.usage)
+
+    def _start(self, index: int, block: Any) -> None:
+        self.streamed = True
+        if block.type == "text":
+            self.builder.text_delta(block.text or "")
+        elif block.type == "thinking":
+            self.builder.thinking_delta(block.thinking or "", block.signature or None)
+        elif block.type == "redacted_thinking":
+            self.builder.thinking_delta("", block.data)
+            last = self.builder.message.content[-1]
+            assert isinstance(last, ThinkingContent)
+            last.redacted = True
+        elif block.type == "tool_use":
+            self.builder.tool_call_start(block.id, block.name)
+            given = getattr(block, "input", None)
+            self.raw[index] = ""
+            if isinstance(given, dict) and given:
+                self.start_input[index] = json.dumps(given)
+        else:
+            logger.debug("ignored content block of type %r", block.type)
+            self.ignored.add(index)
+            return
+        self.blocks[index] = self.builder.message.content[-1]
+
+    def _delta(self, index: int, delta: Any) -> None:
+        """A delta of the open block (or of a block never started)."""
+        if delta.type == "text_delta":
+            self.builder.text_delta(delta.text)
+        elif delta.type == "thinking_delta":
+            self.builder.thinking_delta(delta.thinking)
+        elif delta.type == "signature_delta":
+            self.builder.thinking_delta("", delta.signature)
+        elif delta.type == "input_json_delta":
+            if delta.partial_json:
+                self.start_input.pop(index, None)  # the streamed input wins
+                self.raw[index] = self.raw.get(index, "") + delta.partial_json
+            self.builder.tool_call_delta(delta.partial_json)
+
+    def _late_delta(
+        self, index: int, block: TextContent | ThinkingContent | ToolCall, delta: Any
+    ) -> None:
+        """A delta of a block that is no longer open: completed in place, without events."""
+        if delta.type == "text_delta" and isinstance(block, TextContent):
+            block.text += delta.text
+        elif delta.type == "thinking_delta" and isinstance(block, ThinkingContent):
+            block.thinking += delta.thinking
+        elif delta.type == "signature_delta" and isinstance(block, ThinkingContent):
+            block.signature = (block.signature or "") + delta.signature
+        elif (
+            delta.type == "input_json_delta" and isinstance(block, ToolCall) and delta.partial_json
+        ):
+            self.start_input.pop(index, None)
+            self.raw[index] += delta.partial_json
+            complete_arguments(block, self.raw[index])
 
     def _usage(self, raw: Any) -> None:
         usage = self.usage
