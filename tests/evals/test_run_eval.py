@@ -5,6 +5,7 @@ HTML report with each run's timeline, plain function checks and `judge`."""
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 
 import pytest
@@ -128,6 +129,24 @@ async def test_plain_functions_are_checks_and_a_raising_check_fails_with_its_rea
         ("used_calculator", True, "calls: ['calculator']"),
         ("broken", False, "the check raised RuntimeError: no idea"),
     ]
+
+
+async def test_plain_checks_run_concurrently_and_never_hold_up_the_event_loop() -> None:
+    """A plain check that takes a while (running a test suite on the answer) ran on the
+    event loop: the checks ran one at a time whatever `concurrency` said. Four checks that
+    can only pass together now do."""
+    barrier = threading.Barrier(4)
+
+    def meets_the_others(run: EvalRun) -> CheckResult:
+        barrier.wait(timeout=10)
+        return CheckResult(True, "met")
+
+    dataset = [
+        Case(f"case{i}", "Say hi", [meets_the_others], metadata={"script": "say", "text": "hi"})
+        for i in range(4)
+    ]
+    report = await run_eval(dataset, make_agent, concurrency=4)
+    assert report.passed == 4, [c.checks[0].reason for c in report.cases]
 
 
 async def test_judge_grades_with_a_verdict_and_a_reason() -> None:

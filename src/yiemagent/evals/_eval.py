@@ -17,7 +17,7 @@ from yiemagent.evals._case import Case, Check, CheckResult, EvalRun, check_name
 from yiemagent.evals._dataset import Dataset
 from yiemagent.evals._outcomes import CaseReport, CheckOutcome, RunReport
 from yiemagent.evals._report import EvalReport
-from yiemagent.types.callbacks import maybe_await
+from yiemagent.types.callbacks import is_async_callable, maybe_await
 
 __all__ = ["run_eval", "task_id"]
 
@@ -48,7 +48,7 @@ async def run_eval(
 
     The runs go through `yiemagent.batch.run_batch_async` (one fresh Agent each, no retries:
     a failed run is a failed run); the checks run here, in this process, `concurrency` at a
-    time (a `judge` calls a model).
+    time (a `judge` calls a model; plain function checks run on worker threads).
 
     Args:
         dataset: The cases (a `Dataset` or a list of `Case`s).
@@ -144,9 +144,14 @@ async def _check_run(case: Case, index: int, result: TaskResult | None) -> RunRe
 
 
 async def _apply(check: Check, run: EvalRun) -> CheckOutcome:
+    """One check's outcome on one run; a plain check runs on a worker thread, so a slow one
+    (a test suite run on the answer) holds up neither the event loop nor the other checks."""
     name = check_name(check)
     try:
-        verdict = await maybe_await(check(run))
+        if is_async_callable(check):
+            verdict = await check(run)  # type: ignore[misc]
+        else:
+            verdict = await maybe_await(await asyncio.to_thread(check, run))
     except Exception as exc:  # a broken check fails, and says why; the eval goes on
         logger.info("check %s raised %r", name, exc)
         return CheckOutcome(name, False, f"the check raised {type(exc).__name__}: {exc}")
