@@ -22,7 +22,13 @@ from typing import Any
 import anyio
 from mcp.server.mcpserver import Context, Image, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import EmbeddedResource, TextContent, TextResourceContents
+from mcp.types import (
+    BlobResourceContents,
+    EmbeddedResource,
+    ImageContent,
+    TextContent,
+    TextResourceContents,
+)
 
 # A 1x1 transparent PNG.
 PNG = base64.b64decode(
@@ -56,6 +62,17 @@ def image() -> Image:
 @server.tool(description="Add two numbers; the result is structured content.")
 def add(a: int, b: int) -> dict[str, int]:
     return {"sum": a + b}
+
+
+@server.tool(description="Return images whose data is not base64.", structured_output=False)
+def broken_image() -> list[Any]:
+    return [
+        ImageContent(type="image", data="not base64!", mime_type="image/png"),
+        EmbeddedResource(
+            type="resource",
+            resource=BlobResourceContents(uri="file:///a.png", mime_type="image/png", blob="%%"),
+        ),
+    ]
 
 
 @server.tool(description="Return an embedded text resource.")

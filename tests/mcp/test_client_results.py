@@ -69,6 +69,14 @@ async def test_image_content_becomes_an_image_block(store: ToolStore) -> None:
     assert base64.b64decode(block.data).startswith(b"\x89PNG")
 
 
+async def test_an_image_that_is_not_base64_becomes_a_text_naming_it(store: ToolStore) -> None:
+    [result] = await run_calls(store, ("broken_image", {}))
+    assert not result.is_error
+    texts = [block.text for block in result.content if isinstance(block, TextContent)]
+    assert len(texts) == len(result.content) == 2, result.content
+    assert all(t.startswith("[image image/png left out: ") and "base64" in t for t in texts)
+
+
 async def test_structured_content_goes_to_details(store: ToolStore) -> None:
     [result] = await run_calls(store, ("add", {"a": 2, "b": "40"}))  # "40" coerced
     assert not result.is_error
