@@ -77,6 +77,23 @@ async def test_r4_6_after_hook_raising_gives_an_error_result_with_its_text() -> 
     assert rec.of("tool_execution_end")[0].is_error
 
 
+async def test_r4_6_a_raising_after_hook_keeps_what_the_call_spent() -> None:
+    """The tool's usage (a sub-agent's tokens) stays on the error result: the run's usage
+    totals and limits must still count what the call spent."""
+    spent = Usage(input=700, output=20)
+
+    async def execute(tool_call_id: str, args: Any, signal: Any, on_update: Any) -> AgentToolResult:
+        return AgentToolResult([TextContent("done")], usage=spent)
+
+    def after(ctx: AfterToolCallContext, signal: AbortSignal) -> None:
+        raise RuntimeError("hook broke")
+
+    batch, _, _ = await run_batch([make_tool("t", execute)], call("t"), after_tool_call=after)
+    [message] = batch.messages
+    assert message.is_error and texts(batch) == ["hook broke"]
+    assert message.usage == spent
+
+
 async def test_r4_6_after_hook_is_not_called_for_immediate_outcomes() -> None:
     calls: list[str] = []
     batch, _, _ = await run_batch(

@@ -890,8 +890,8 @@ async def finalize_executed_tool_call(
 
     Each non-`None` field of the hook's `AfterToolCallResult` replaces that field of the
     result (`is_error` included); the tool's result object is not mutated. The hook raising
-    gives an error result with its text. `signal` (None: no abort) is given to the hook.
-    Never raises.
+    gives an error result with its text and the tool's usage. `signal` (None: no abort) is
+    given to the hook. Never raises.
     """
     if signal is None:
         signal = AbortSignal()
@@ -928,7 +928,9 @@ async def finalize_executed_tool_call(
                 if after.is_error is not None:
                     is_error = after.is_error
         except Exception as exc:
+            spent = result.usage  # what the call spent (a sub-agent's tokens) still counts
             result = create_error_tool_result(exception_text(exc))
+            result.usage = spent
             is_error = True
     return FinalizedOutcome(prepared.tool_call, result, is_error)
 
