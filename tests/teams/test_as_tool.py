@@ -210,6 +210,34 @@ async def test_parallel_sub_runs_share_the_parents_budget_as_they_spend_it() -> 
     assert transcript_problems(lead.state.messages) == []
 
 
+async def test_a_sub_run_cut_off_by_its_timeout_still_counts_in_the_parents_limits() -> None:
+    """A call that timed out answers without usage; what its sub-run had spent by then
+    (seen live) still counts, so the parent stops at its limit instead of going on."""
+    researcher, _ = scripted(
+        "researcher",
+        [calls(("lookup", {"n": 1}), usage=Usage(input=850)), "never"],
+        tools=[slow_tool("lookup", [], delay_s=30)],
+    )
+    lead, lead_fm = scripted(
+        "lead",
+        [
+            calls(("researcher", {"input": "x"}), usage=Usage(input=100)),
+            calls(("note", {"n": 1}), usage=Usage(input=100)),
+            "went on",
+        ],
+        tools=[researcher.as_tool(), slow_tool("note", [], delay_s=0)],
+        usage_limits=UsageLimits(max_input_tokens=1000),
+        tool_timeout_s=0.5,
+    )
+
+    with pytest.raises(UsageLimitExceeded, match=r"max_input_tokens=1000 \(used 1050"):
+        await lead.prompt("go")
+
+    result = next(m for m in lead.state.messages if isinstance(m, ToolResultMessage))
+    assert result.is_error and "timed out" in result.content[0].text  # type: ignore[union-attr]
+    assert lead_fm.call_count == 2
+
+
 async def test_an_abort_during_a_sub_runs_tool_returns_fast_with_every_call_answered() -> None:
     started = asyncio.Event()
 

@@ -12,7 +12,8 @@ a call runs, its `CallUsage` is current (a context variable), a meter made insid
 adds everything it counts to it, and the enclosing meter counts what its running calls have
 spent so far, so parallel sub-runs see each other's spending, not only the budget left when
 they started. A nested meter's `reached()` also asks the enclosing one. When the call ends,
-its result's usage replaces what was counted live (never counted twice).
+its result's usage replaces what was counted live (never counted twice); a result
+without usage (a call cut off by its timeout or an abort) keeps the live count.
 """
 
 from __future__ import annotations
@@ -117,7 +118,8 @@ class UsageMeter:
 
     def add_result(self, result: AgentToolResult, call: CallUsage | None = None) -> None:
         """Count the usage a tool reported in its result (a sub-agent's tokens); `call`, the
-        call's live count, is replaced by it."""
+        call's live count, is replaced by it. A result without usage (a call cut off by
+        its timeout or an abort) keeps what was counted live."""
         if call is None or call.ended:
             self.add(result.usage)
             return
@@ -126,14 +128,18 @@ class UsageMeter:
         running[0] -= call.input_tokens
         running[1] -= call.output_tokens
         running[2] -= call.cost_usd
-        usage = result.usage or Usage()
-        input_tokens = usage.input + usage.cache_read + usage.cache_write
-        self.input_tokens += input_tokens
-        self.output_tokens += usage.output
-        self.cost_usd += usage.cost.total
+        usage = result.usage
+        if usage is None:
+            spent = (call.input_tokens, call.output_tokens, call.cost_usd)
+        else:
+            spent = (usage.input + usage.cache_read + usage.cache_write, usage.output,
+                     usage.cost.total)  # fmt: skip
+        self.input_tokens += spent[0]
+        self.output_tokens += spent[1]
+        self.cost_usd += spent[2]
         if self.outer is not None:  # only what was not passed out live already
-            self.outer.add(input_tokens - call.input_tokens, usage.output - call.output_tokens,
-                           usage.cost.total - call.cost_usd)  # fmt: skip
+            self.outer.add(spent[0] - call.input_tokens, spent[1] - call.output_tokens,
+                           spent[2] - call.cost_usd)  # fmt: skip
 
     def reached(self) -> str | None:
         """The limit on tokens or cost the run (or a run it is nested in) has reached,
