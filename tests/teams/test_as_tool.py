@@ -346,6 +346,23 @@ async def test_output_mode_answers_with_the_validated_output_as_json() -> None:
     assert json.loads(result.content[0].text) == {"city": "Paris"}  # type: ignore[union-attr]
 
 
+async def test_text_mode_answers_with_the_output_when_the_sub_run_wrote_no_text() -> None:
+    """An agent with an output type answers through its output tool, with no text: the
+    default `as_tool()` told the parent "(agent finder gave an empty answer)" and threw the
+    validated value away."""
+    schema = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+    finder, _ = scripted("finder", [calls(("final_result", {"city": "Oslo"}))], output_type=schema)
+    lead, _ = scripted(
+        "lead", [calls(("finder", {"input": "where?"})), "done"], tools=[finder.as_tool()]
+    )
+
+    await lead.prompt("go")
+
+    result = lead.state.messages[2]
+    assert isinstance(result, ToolResultMessage) and not result.is_error
+    assert json.loads(result.content[0].text) == {"city": "Oslo"}  # type: ignore[union-attr]
+
+
 def test_bad_names_and_options_are_config_errors() -> None:
     with pytest.raises(ConfigError, match="invalid agent name 'two words'"):
         Agent(name="two words")

@@ -58,11 +58,12 @@ def agent_as_tool(
     """`Agent.as_tool`: this agent as a tool another agent calls with `{"input": "..."}`.
 
     Each call runs a fresh copy of this agent's configuration (parallel calls share
-    nothing) and answers with its final text (`output="output"`: its validated output as
-    JSON). Its events reach the calling agent's listeners as `NestedAgentEvent`s, its usage
-    counts in the caller's totals and limits, the caller's abort aborts it, its held
-    approvals are the caller's (`pending_approvals` with their `agent_path`), and a failure
-    is an error result naming the agent. See `docs/teams.md`.
+    nothing) and answers with its final text (`output="output"`, or a run that ended with
+    a validated output and no text: that output as JSON). Its events reach the calling
+    agent's listeners as `NestedAgentEvent`s, its usage counts in the caller's totals and
+    limits, the caller's abort aborts it, its held approvals are the caller's
+    (`pending_approvals` with their `agent_path`), and a failure is an error result naming
+    the agent. See `docs/teams.md`.
 
     Args:
         name: the tool's name (default the agent's name).
@@ -141,8 +142,10 @@ async def _call(
         return HeldToolResult([TextContent(f"waiting for approval inside agent {agent.name}")])
     if reply.stop_reason == "aborted":
         raise ToolCallFailed(f"agent {agent.name!r} was aborted", usage=usage, details=details)
-    if output == "output":
-        answer = json.dumps(agent._output.to_json(reply.output), ensure_ascii=False)
+    value = getattr(reply, "output", None)
+    if output == "output" or (not reply.text and value is not None and agent._output is not None):
+        # an agent with an output type answers through its output tool, with no text
+        answer = json.dumps(agent._output.to_json(value), ensure_ascii=False)
     else:
         answer = reply.text or f"(agent {agent.name} gave an empty answer)"
     return AgentToolResult([TextContent(answer)], details=details, usage=usage)
