@@ -227,6 +227,15 @@ async def test_store_failure_is_logged_the_run_goes_on_and_the_session_heals(
     assert [m.role for m in store.load("s")] == ["user", "assistant", "toolResult", "assistant"]
 
 
+async def test_the_last_message_of_a_run_that_failed_is_stored_when_the_agent_closes() -> None:
+    store = FlakyStore(failing={4})  # the run's final answer
+    agent = faux_agent(FauxModel(tool_then_answer("the end")), store, session_id="s")
+    await agent.prompt("hi")
+    assert [m.role for m in store.load("s")] == ["user", "assistant", "toolResult"]
+    await agent.close()
+    assert store.load("s") == agent.state.messages
+
+
 async def test_store_that_never_recovers_does_not_break_runs(
     caplog: pytest.LogCaptureFixture,
 ) -> None:

@@ -1,7 +1,8 @@
 """What only `PostgresSessionStore` does (DESIGN §18): a lease holder on another host is alive
 exactly while its database connection is, the tables live in a schema of their own, a broken
-connection is opened again, and bad configuration is one clear `ConfigError`. The contract it
-shares with the other stores is tests/sessions/test_store_contract.py."""
+connection is opened again (an append cut after its commit is stored once), and bad
+configuration is one clear `ConfigError`. The contract it shares with the other stores is
+tests/sessions/test_store_contract.py."""
 
 from __future__ import annotations
 
@@ -15,8 +16,10 @@ import psycopg
 import pytest
 
 from tests._postgres import PostgresServer
+from tests.sessions._cut_proxy import CutProxy
 from tests.sessions.test_store_contract import acquire_within
-from yiemagent import ConfigError, SessionBusyError, UserMessage
+from yiemagent import Agent, AgentTool, ConfigError, SessionBusyError, UserMessage
+from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
 from yiemagent.sessions import PostgresSessionStore
 
 REMOTE = textwrap.dedent(
@@ -120,3 +123,37 @@ def test_bad_configuration_is_one_clear_config_error(
     monkeypatch.setitem(sys.modules, "psycopg", None)
     with pytest.raises(ConfigError, match=r"needs psycopg 3: .*pip install .*\[postgres\]"):
         PostgresSessionStore(postgres_dsn)
+
+
+@pytest.mark.timeout(120)
+async def test_an_append_cut_after_its_commit_is_stored_once(postgres_dsn: str) -> None:
+    """The connection breaks after the server committed an append and before the client
+    heard so: the agent retries that message, and the session still holds it once."""
+    port = int(postgres_dsn.rsplit(":", 1)[1].split("/")[0])
+    proxy = CutProxy(port)
+    schema = {"type": "object", "properties": {}}
+    tool = AgentTool("t", "t", "a tool", schema, lambda *_: "ran")
+    fm = FauxModel([faux_message(faux_tool_call("t", {}, id="c1")), "done", "second"])
+    try:
+        store = PostgresSessionStore(proxy.dsn(postgres_dsn))
+        agent = Agent(
+            model=fm.model, stream_fn=fm.stream_fn, tools=[tool], session_store=store,
+            session_id="cut",
+        )  # fmt: skip
+        proxy.arm(b'"toolCall"')  # the assistant message that calls the tool
+        await agent.prompt("go")
+        await agent.prompt("again")
+        await agent.close()
+        assert proxy.cuts == 1
+        stored = store.load("cut")
+        assert [m.role for m in stored] == [
+            "user", "assistant", "toolResult", "assistant", "user", "assistant",
+        ]  # fmt: skip
+        assert stored == agent.state.messages
+        reopened = Agent(model=fm.model, stream_fn=fm.stream_fn, session_store=store,
+                         session_id="cut")  # fmt: skip
+        assert len(reopened.state.messages) == 6
+        await reopened.close()
+        store.close()
+    finally:
+        proxy.close()

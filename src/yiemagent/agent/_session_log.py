@@ -20,6 +20,7 @@ silently.
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
 import weakref
 from collections.abc import Callable, Sequence
@@ -33,6 +34,7 @@ from yiemagent.types import (
     TextContent,
     ToolCall,
     ToolResultMessage,
+    message_to_dict,
 )
 from yiemagent.types.messages import trailing_tool_turn
 
@@ -202,13 +204,47 @@ class SessionLog:
 
     def record(self, message: AgentMessage) -> None:
         """Append one message that entered the transcript; never raises (failures are
-        logged and the message is retried before the next one)."""
-        queue = [*self._pending, message] if self._pending else [message]
+        logged and the message is retried before the next one, or by `flush`)."""
+        self._write([*self._pending, message])
+
+    def flush(self) -> bool:
+        """Retry the messages whose append failed (the agent calls it when it closes, so
+        the last message of a run is not left behind); never raises.
+
+        Returns:
+            Whether nothing is left unstored (failures are logged).
+        """
+        if self._pending:
+            self._write(list(self._pending))
+            if self._pending:
+                logger.error(
+                    "session %r: %d messages could not be stored and are lost for the session",
+                    self.session_id,
+                    len(self._pending),
+                )
+        return not self._pending
+
+    def _write(self, queue: list[AgentMessage]) -> None:
+        """Append `queue` in order. Its head is a failed append when `_pending` is not
+        empty: an append can raise after its write committed (a connection that broke
+        before the reply), so the head is left out when the store already ends with it;
+        appending it again would store it twice (a tool call twice: a session no agent
+        opens)."""
+        retrying = bool(self._pending)
+        try:
+            if retrying and _same_message(self._stored_tail(), persisted_form(queue[0])):
+                queue = queue[1:]
+        except Exception:
+            logger.warning(
+                "session %r: the store still fails; %d messages wait", self.session_id, len(queue)
+            )
+            self._pending = queue
+            return
         for index, item in enumerate(queue):
             try:
                 self.store.append(self.session_id, persisted_form(item))
             except Exception:
-                if not self._pending:
+                if not retrying:
                     logger.exception(
                         "session %r: storing the %s message failed; the run goes on and the "
                         "message is retried with the next one",
@@ -224,6 +260,10 @@ class SessionLog:
                 self._pending = queue[index:]
                 return
         self._pending = []
+
+    def _stored_tail(self) -> AgentMessage | None:
+        stored = self.store.load(self.session_id)
+        return stored[-1] if stored else None
 
     def rewrite(self, messages: Sequence[AgentMessage]) -> None:
         """Replace the stored transcript with `messages` (`reset()`, `state.messages = ...`).
@@ -247,6 +287,21 @@ class SessionLog:
             for message in stored:
                 self.store.append(self.session_id, message)
         self._pending = []
+
+
+def _same_message(stored: AgentMessage | None, message: AgentMessage) -> bool:
+    """Whether `stored` (read back from the store) is `message`, compared as the JSON the
+    stores keep (`message_to_dict`)."""
+    if stored is None:
+        return False
+    try:
+        return _json(stored) == _json(message)
+    except (TypeError, ValueError):
+        return False
+
+
+def _json(message: AgentMessage) -> str:
+    return json.dumps(message_to_dict(message), sort_keys=True, ensure_ascii=False, default=repr)
 
 
 def _release_quietly(release: Callable[[str, str], None], session_id: str, token: str) -> None:

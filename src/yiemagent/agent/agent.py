@@ -414,11 +414,13 @@ class Agent(Generic[OutputT]):
     async def close(self) -> None:
         """Refuse new prompts, finish the queued ones, then return. Responses stay
         takeable; with 16 untaken, this waits until some are taken. With a `session_store`,
-        the session's writer lease is then given back (another Agent may open it). Then
+        messages whose append failed are tried once more, then the session's writer lease
+        is given back (another Agent may open it). Then
         what the agent `own`s (MCP servers) is closed."""
         self._channel.closed = True
         await self.wait_for_idle()
         if self._session is not None:  # one writer per session: the next Agent may open it
+            self._session.flush()
             self._session.release()
         await self._owned.close_all()
 
