@@ -6,7 +6,8 @@ Agent with a real `calculator` tool whose script comes from the case's metadata.
   <result>." from the tool's result;
 - "say": answers `metadata["text"]` without a tool;
 - "fail": the model call ends in error;
-- "flaky": fails on odd repeats (`metadata["repeat"]` 0, 2, … answer), says `text` otherwise.
+- "flaky": fails on odd repeats (`metadata["repeat"]` 0, 2, … answer), says `text` otherwise;
+- "team": asks a sub-agent (`Agent.as_tool`) that says `text`, then says what it heard.
 Every answer costs 10 input and 5 output tokens, $0.001.
 """
 
@@ -51,6 +52,12 @@ def make_agent(task: BatchTask) -> Agent:
         responses: list[Any] = [faux_message(call, usage=USAGE), _from_result]
     elif script == "fail" or (script == "flaky" and meta["repeat"] % 2 == 1):
         responses = [faux_message(faux_text(""), stop_reason="error", error_message="boom")]
+    elif script == "team":
+        sub_fm = FauxModel([faux_message(faux_text(str(meta["text"])), usage=USAGE)])
+        helper = Agent(model=sub_fm.model, stream_fn=sub_fm.stream_fn, name="helper")
+        ask = faux_message(faux_tool_call("helper", {"input": "say it"}), usage=USAGE)
+        fm = FauxModel([ask, _from_result])
+        return Agent(model=fm.model, stream_fn=fm.stream_fn, tools=[helper.as_tool()])
     else:
         responses = [faux_message(faux_text(str(meta.get("text", ""))), usage=USAGE)]
     fm = FauxModel(responses)

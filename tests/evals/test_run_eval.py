@@ -20,6 +20,7 @@ from yiemagent.evals import (
     EvalRun,
     contains,
     judge,
+    max_cost,
     max_turns,
     no_tool_called,
     run_eval,
@@ -147,6 +148,23 @@ async def test_plain_checks_run_concurrently_and_never_hold_up_the_event_loop() 
     ]
     report = await run_eval(dataset, make_agent, concurrency=4)
     assert report.passed == 4, [c.checks[0].reason for c in report.cases]
+
+
+async def test_a_teams_tokens_and_cost_include_its_sub_agents() -> None:
+    """A sub-agent's usage is on its tool result: the run's tokens and cost (and so
+    `max_cost`) counted only the lead's own model calls."""
+    case = Case(
+        "team",
+        "Ask the helper",
+        [contains("hello"), max_cost(0.0025)],
+        metadata={"script": "team", "text": "hello"},
+    )
+    report = await run_eval([case], make_agent)
+    [team] = report.cases
+    assert team.runs[0].text == "The answer is hello."
+    assert team.tokens == 3 * USAGE.total_tokens  # two lead calls and the helper's
+    assert team.cost_usd == pytest.approx(0.003)
+    assert not team.passed and not team.checks[1].passed  # $0.003 is over the cap
 
 
 async def test_judge_grades_with_a_verdict_and_a_reason() -> None:

@@ -26,7 +26,7 @@ from yiemagent.types.messages import Usage
 
 if TYPE_CHECKING:
     from yiemagent.agent import Agent
-    from yiemagent.types import AgentEvent, AssistantMessage
+    from yiemagent.types import AgentEvent, AssistantMessage, ToolResultMessage
 
 __all__ = [
     "RUN_END_GRACE_S",
@@ -106,12 +106,14 @@ def unfinished_result(task: BatchTask, kind: str, error: str, attempts: int) -> 
 
 @dataclass(slots=True)
 class _Tally:
-    """The usage of every model call of a task's attempts."""
+    """The usage of every model call of a task's attempts, and of the tool results that
+    report some (a sub-agent's run, `Agent.as_tool`)."""
 
     usage: Usage = field(default_factory=Usage)
 
-    def add(self, message: AssistantMessage) -> None:
-        self.usage.add(message.usage)
+    def add(self, message: AssistantMessage | ToolResultMessage) -> None:
+        if message.usage is not None:
+            self.usage.add(message.usage)
 
     def token_counts(self) -> dict[str, int]:
         """`TaskResult.usage`: the counts in tokens (the cost is `cost_usd`)."""
@@ -214,7 +216,7 @@ async def _attempt(
     stop: asyncio.Event | None,
     tally: _Tally,
 ) -> _Outcome:
-    from yiemagent.types import AssistantMessage
+    from yiemagent.types import AssistantMessage, ToolResultMessage
 
     try:
         agent = await build_agent(make_agent, task)
@@ -228,7 +230,7 @@ async def _attempt(
 
     def listen(event: AgentEvent, _signal: Any) -> None:
         if event.type == "message_end":
-            if isinstance(event.message, AssistantMessage):
+            if isinstance(event.message, AssistantMessage | ToolResultMessage):
                 tally.add(event.message)
             if options.keep_messages:
                 _keep(kept, event.message)
