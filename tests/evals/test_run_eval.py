@@ -167,6 +167,24 @@ async def test_a_teams_tokens_and_cost_include_its_sub_agents() -> None:
     assert not team.passed and not team.checks[1].passed  # $0.003 is over the cap
 
 
+async def test_two_checks_of_one_name_are_reported_apart() -> None:
+    """Checks were merged over the runs by name: two lambdas became one check, so the one
+    that failed hid the other, and over two runs it was "failed 2/2 runs" though each
+    check had failed in one run only."""
+    case = Case(
+        "twins",
+        "Say hi",
+        [lambda run: run.repeat == 0, lambda run: run.repeat == 1],
+        metadata={"script": "say", "text": "hi"},
+    )
+    report = await run_eval([case], make_agent, repeat=2)
+    [twins] = report.cases
+    assert [c.name for c in twins.checks] == ["<lambda>", "<lambda>"]
+    assert [c.passed for c in twins.checks] == [False, False]
+    assert all(c.reason.startswith("failed 1/2 runs") for c in twins.checks)
+    assert [[c.passed for c in run.checks] for run in twins.runs] == [[True, False], [False, True]]
+
+
 async def test_judge_grades_with_a_verdict_and_a_reason() -> None:
     verdicts = FauxModel(
         [

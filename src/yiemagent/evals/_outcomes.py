@@ -128,25 +128,22 @@ class CaseReport:
 
 
 def _merge_checks(runs: Sequence[RunReport]) -> list[CheckOutcome]:
-    names: list[str] = []
-    by_name: dict[str, list[CheckOutcome]] = {}
-    for run in runs:
-        for outcome in run.checks:
-            if outcome.name not in by_name:
-                names.append(outcome.name)
-            by_name.setdefault(outcome.name, []).append(outcome)
-    if "run" in by_name:  # a failed run first, however many runs failed
-        names.remove("run")
-        names.insert(0, "run")
-    merged: list[CheckOutcome] = []
-    for name in names:
-        seen = by_name[name]
-        failed = [o for o in seen if not o.passed]
-        if not failed:
-            merged.append(CheckOutcome(name, True, seen[0].reason))
-        elif len(runs) == 1:
-            merged.append(failed[0])
-        else:
-            reason = f"failed {len(failed)}/{len(runs)} runs: {failed[0].reason}"
-            merged.append(CheckOutcome(name, False, reason))
+    """The case's checks over its runs: a failed run ("run") first, then each check by its
+    place in the case, so two checks of one name (two lambdas) stay two."""
+    failures = [run.checks[0] for run in runs if run.status != "ok" and run.checks]
+    per_run = [run.checks[1:] if run.status != "ok" else run.checks for run in runs]
+    merged = [_merged("run", failures, len(runs))] if failures else []
+    for place in range(max((len(checks) for checks in per_run), default=0)):
+        seen = [checks[place] for checks in per_run if place < len(checks)]
+        merged.append(_merged(seen[0].name, seen, len(runs)))
     return merged
+
+
+def _merged(name: str, seen: Sequence[CheckOutcome], runs: int) -> CheckOutcome:
+    """One check over `runs` runs from its outcomes `seen`: passed when none failed."""
+    failed = [o for o in seen if not o.passed]
+    if not failed:
+        return CheckOutcome(name, True, seen[0].reason)
+    if runs == 1:
+        return failed[0]
+    return CheckOutcome(name, False, f"failed {len(failed)}/{runs} runs: {failed[0].reason}")
