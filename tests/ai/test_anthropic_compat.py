@@ -181,6 +181,24 @@ async def test_usage_with_cache_reads_and_writes_and_a_null_input_in_message_del
     assert u.cost.total == pytest.approx((40 * 3 + 30 * 15 + 1000 * 0.3 + 200 * 3.75) / 1e6)
 
 
+async def test_one_hour_cache_writes_are_priced_at_their_own_rate(server: ReplayServer) -> None:
+    """With `cache_retention="long"` the API writes the cache for an hour, at twice the
+    input price (a 5-minute write is 1.25 times it, the catalogue's cache_write price):
+    those writes were all priced as 5-minute ones."""
+    start = {
+        "input_tokens": 40,
+        "output_tokens": 1,
+        "cache_creation_input_tokens": 1200,
+        "cache_creation": {"ephemeral_1h_input_tokens": 1000, "ephemeral_5m_input_tokens": 200},
+    }
+    price = ModelCost(input=3.0, output=15.0, cache_read=0.3, cache_write=3.75)
+    message = await run(server, sse(*text_blocks(), start_usage=start), cost=price)
+    u = message.usage
+    assert u.cache_write == 1200
+    assert u.cost.cache_write == pytest.approx((1000 * 6.0 + 200 * 3.75) / 1e6)
+    assert u.cost.total == pytest.approx((40 * 3 + 5 * 15 + 1000 * 6.0 + 200 * 3.75) / 1e6)
+
+
 async def test_unknown_events_and_deltas_are_ignored(server: ReplayServer) -> None:
     blocks = [
         ("content_block_start", {"index": 0, "content_block": {"type": "text", "text": ""}}),

@@ -24,7 +24,7 @@ from __future__ import annotations
 import logging
 import re
 import uuid
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Any, Literal
 
 import jiter
@@ -33,6 +33,7 @@ from yiemagent.ai._text_tool_calls import TextPiece, TextToolCallParser, ToolCal
 from yiemagent.ai.models import calculate_cost
 from yiemagent.types.messages import (
     AssistantMessage,
+    Cost,
     StopReason,
     TextContent,
     ThinkingContent,
@@ -45,6 +46,7 @@ from yiemagent.types.model import (
     DoneEvent,
     ErrorEvent,
     Model,
+    ModelCost,
     TextDeltaEvent,
     TextEndEvent,
     TextStartEvent,
@@ -92,6 +94,7 @@ class MessageBuilder:
         "_stream",
         "_text_calls",
         "message",
+        "reprice",
     )
 
     def __init__(self, model: Model, stream: AssistantMessageEventStream) -> None:
@@ -104,6 +107,10 @@ class MessageBuilder:
         self._text_calls: TextToolCallParser | None = None
         self.message = AssistantMessage(api=model.api, provider=model.provider, model=model.id)
         """The partial message; final once `done`/`fail` has been called."""
+        self.reprice: Callable[[Cost, ModelCost], None] | None = None
+        """Set by a provider whose API charges some tokens at a rate the model's prices do
+        not hold (Anthropic's one-hour cache writes): called with the message's cost, once
+        computed from the prices, and the prices; it changes the cost in place."""
 
     @property
     def open_block(self) -> _Block | None:
@@ -240,6 +247,8 @@ class MessageBuilder:
         price = self._model.cost
         if price.input or price.output or price.cache_read or price.cache_write:
             calculate_cost(self._model, message.usage)
+            if self.reprice is not None:
+                self.reprice(message.usage.cost, price)
         return message
 
     def done(self, stop_reason: DoneReason) -> AssistantMessage:

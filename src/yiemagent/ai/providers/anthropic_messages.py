@@ -9,7 +9,7 @@ call of `_sdk_call.py`: 429, 5xx and 529 overloaded, `retry-after` honoured up t
 
 Mapping: text, thinking (with its signature), redacted thinking (its opaque `data` kept as the
 signature, `redacted=True`), tool_use with streamed `input_json_delta` arguments; usage with
-cache reads and writes; stop reasons end_turn/stop_sequence/pause_turn → stop, max_tokens and
+cache reads and writes (one-hour writes priced at twice the input price); stop reasons end_turn/stop_sequence/pause_turn → stop, max_tokens and
 model_context_window_exceeded → length, tool_use → toolUse, refusal → error. Prompt caching
 (`cache_retention`: "none"; "short" (the default) → `cache_control` ephemeral; "long" → ttl
 1h) marks the system prompt and the last user message. Thinking is enabled for reasoning
@@ -34,6 +34,7 @@ from yiemagent.ai.providers._sdk_failures import sdk_retry_decision
 from yiemagent.ai.retry import RetryDecision
 from yiemagent.types.messages import (
     AssistantMessage,
+    Cost,
     DocumentContent,
     ImageContent,
     TextContent,
@@ -43,7 +44,13 @@ from yiemagent.types.messages import (
     Usage,
     UserMessage,
 )
-from yiemagent.types.model import AssistantMessageEventStream, Context, Model, StreamOptions
+from yiemagent.types.model import (
+    AssistantMessageEventStream,
+    Context,
+    Model,
+    ModelCost,
+    StreamOptions,
+)
 
 if TYPE_CHECKING:
     from anthropic import AsyncAnthropic
@@ -81,6 +88,9 @@ def stream_anthropic_messages(
 
 
 # ── the request ──────────────────────────────────────────────────────────────
+
+_LONG_WRITE_FACTOR = 2.0
+"""A one-hour cache write costs this many times the input price (a five-minute one 1.25)."""
 
 THINKING_BUDGETS: dict[str, int] = {
     "minimal": 1024,
@@ -303,6 +313,8 @@ class _Assembler:
     """The mapped blocks by index."""
     raw: dict[int, str] = field(default_factory=dict)
     """The input JSON each tool_use block has received, by index."""
+    long_writes: int = 0
+    """Cache writes kept for an hour (`cache_retention="long"`), priced apart."""
     start_input: dict[int, str] = field(default_factory=dict)
     """A tool_use's `input` from its start event, as JSON, when not empty, until a delta
     comes: some Anthropic-compatible servers send the whole input there and no
@@ -402,8 +414,19 @@ class _Assembler:
             usage.cache_read = raw.cache_read_input_tokens
         if getattr(raw, "cache_creation_input_tokens", None) is not None:
             usage.cache_write = raw.cache_creation_input_tokens
+        long = getattr(getattr(raw, "cache_creation", None), "ephemeral_1h_input_tokens", None)
+        if isinstance(long, int) and long > 0:
+            self.long_writes = long
+            self.builder.reprice = self._reprice
         usage.total_tokens = usage.input + usage.output + usage.cache_read + usage.cache_write
         self.builder.set_usage(usage)
+
+    def _reprice(self, cost: Cost, price: ModelCost) -> None:
+        """One-hour cache writes cost twice the input price; the model's `cache_write`
+        price (what the cost holds for them now) is the five-minute one."""
+        extra = self.long_writes * (_LONG_WRITE_FACTOR * price.input - price.cache_write) / 1e6
+        cost.cache_write += extra
+        cost.total += extra
 
     def finish(self) -> None:
         reason = self.stop_reason
