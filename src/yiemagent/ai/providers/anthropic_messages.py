@@ -9,8 +9,9 @@ call of `_sdk_call.py`: 429, 5xx and 529 overloaded, `retry-after` honoured up t
 
 Mapping: text, thinking (with its signature), redacted thinking (its opaque `data` kept as the
 signature, `redacted=True`), tool_use with streamed `input_json_delta` arguments; usage with
-cache reads and writes (one-hour writes priced at twice the input price); stop reasons end_turn/stop_sequence/pause_turn → stop, max_tokens and
-model_context_window_exceeded → length, tool_use → toolUse, refusal → error. Prompt caching
+cache reads and writes (one-hour writes priced at twice the input price); stop reasons
+end_turn/stop_sequence/pause_turn → stop, max_tokens and model_context_window_exceeded →
+length, tool_use → toolUse, refusal → error. Prompt caching
 (`cache_retention`: "none"; "short" (the default) → `cache_control` ephemeral; "long" → ttl
 1h) marks the system prompt and the last user message. Thinking is enabled for reasoning
 models when `StreamOptions.reasoning` is set, with a budget from `thinking_budgets` or
