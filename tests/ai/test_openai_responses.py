@@ -6,6 +6,7 @@ stop reasons and failures."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
@@ -231,6 +232,54 @@ async def test_incomplete_and_failed_responses(
     assert message.stop_reason == stop_reason
     if status == "failed":
         assert message.error_message == "server_error: boom"
+
+
+def _failed(code: str) -> dict[str, Any]:
+    done = responses_done("failed")
+    done["response"]["error"] = {"code": code, "message": "An error occurred, retry"}
+    return done
+
+
+async def test_a_transient_failure_before_any_output_is_retried(server: ReplayServer) -> None:
+    """`response.failed` with `server_error` (the API's 500 inside a 200 stream) before
+    anything was streamed was the call's end; it is retried like a 500, and a request
+    error is not."""
+    created = {"type": "response.created", "response": {"id": "resp_0", "status": "in_progress"}}
+    server.replies.put(sse_reply(responses_sse(created, _failed("server_error"))))
+    server.replies.put(sse_reply(an_answer("Retried fine.")))
+    message = await complete(
+        gpt(server),
+        Context("", [UserMessage("hi")]),
+        StreamOptions(api_key=KEY, max_retry_delay_ms=50),
+    )
+    assert message.stop_reason == "stop" and message.text == "Retried fine."
+    assert len(server.requests) == 2
+
+    server.replies.put(sse_reply(responses_sse(created, _failed("invalid_prompt"))))
+    message = await complete(
+        gpt(server), Context("", [UserMessage("hi")]), StreamOptions(api_key=KEY)
+    )
+    assert message.stop_reason == "error" and message.error_message == (
+        "invalid_prompt: An error occurred, retry"
+    )
+    assert len(server.requests) == 3
+
+
+async def test_a_transient_failure_that_lasts_names_its_status_for_fallback(
+    server: ReplayServer,
+) -> None:
+    for _ in range(4):
+        server.replies.put(sse_reply(responses_sse(_failed("server_error"))))
+    events = stream(
+        gpt(server),
+        Context("", [UserMessage("hi")]),
+        StreamOptions(api_key=KEY, max_retry_delay_ms=20),
+    )
+    kinds = [event async for event in events]
+    message = await events.result()
+    assert message.stop_reason == "error"
+    assert (message.error_message or "").startswith("server_error: An error occurred, retry")
+    assert kinds[-1].type == "error" and kinds[-1].error_type == "500"  # type: ignore[union-attr]
 
 
 async def test_http_400_is_one_clear_error_and_the_key_is_scrubbed(server: ReplayServer) -> None:

@@ -66,6 +66,7 @@ __all__ = [
     "SdkApi",
     "SetupError",
     "StreamAssembler",
+    "StreamFailed",
     "api_key_for_call",
     "failure_type",
     "get_env_api_key",
@@ -267,6 +268,17 @@ class SetupError(YiemAgentError):
     """A problem found before any request was sent (no API key)."""
 
 
+class StreamFailed(YiemAgentError):
+    """An API's failure event inside a stream (the Responses API's `response.failed`),
+    raised by an assembler only while nothing has been streamed, so the call is retried
+    like the HTTP status it stands for (`status_code`, which also gives its
+    `ErrorEvent.error_type`). The text is the API's "code: message"."""
+
+    def __init__(self, text: str, status_code: int) -> None:
+        super().__init__(text)
+        self.status_code = status_code
+
+
 def api_key_for_call(
     model: Model,
     explicit: str | None,
@@ -366,7 +378,7 @@ async def apply_on_payload(
 
 def plain_failure_text(exc: BaseException) -> str | None:
     """The error text of a failure that is not the SDK's own, None for others."""
-    if isinstance(exc, SetupError | IdleTimeoutError | RetryDelayTooLongError):
+    if isinstance(exc, SetupError | IdleTimeoutError | RetryDelayTooLongError | StreamFailed):
         return str(exc)
     cut = cut_stream_text(exc)
     if cut is None and exc.__cause__ is not None:  # the SDK wrapped the transport's error

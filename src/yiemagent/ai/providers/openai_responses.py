@@ -21,7 +21,8 @@ argument deltas → tool calls (deltas routed by item: some servers stream sever
 once; a final item's whole arguments win); reasoning summary (or reasoning text) deltas → thinking;
 `response.completed` → usage (cached input tokens as cache reads) and the stop reason
 ("toolUse" when a call was made); `response.incomplete` → "length" (or an error for a
-content filter); `response.failed` and `error` events → an error.
+content filter); `response.failed` and `error` events → an error (a transient one — `server_error`,
+`rate_limit_exceeded`, … — before any output is retried like the HTTP status it stands for).
 """
 
 from __future__ import annotations
@@ -29,15 +30,17 @@ from __future__ import annotations
 import json
 import logging
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from yiemagent.ai._sanitize import image_base64
 from yiemagent.ai.attachments import attachment_stand_in
 from yiemagent.ai.builder import MessageBuilder, complete_arguments
 from yiemagent.ai.openai_wire import is_openai_proper, openai_only_fields
-from yiemagent.ai.providers._sdk_call import SdkApi, open_raw_stream, stream_sdk
+from yiemagent.ai.providers._sdk_call import SdkApi, StreamFailed, open_raw_stream, stream_sdk
 from yiemagent.ai.providers._sdk_failures import sdk_retry_decision
 from yiemagent.ai.providers.openai_completions import openai_tool_call_id
+from yiemagent.ai.retry import RetryDecision
 from yiemagent.ai.transform import transform_messages
 from yiemagent.types.messages import (
     AssistantMessage,
@@ -244,7 +247,7 @@ class _Assembler:
         elif kind in ("response.completed", "response.incomplete", "response.failed"):
             self._ended(event.response)
         elif kind == "error":
-            self.failure = f"{getattr(event, 'code', None) or 'error'}: {event.message}"
+            self._failed(getattr(event, "code", None), event.message)
 
     def _item_added(self, item: Any) -> None:
         if item.type == "function_call":
@@ -298,13 +301,22 @@ class _Assembler:
                 block.thinking = "\n\n".join(part.text for part in item.summary or ())
             self.builder.end_block()
 
+    def _failed(self, code: str | None, message: str) -> None:
+        """A failure the API reported in the stream: retried while nothing has been
+        streamed when it is a transient one (`StreamFailed`), else the message's error."""
+        status = _TRANSIENT.get(str(code))
+        text = f"{code or 'error'}: {message}"
+        if status is not None and not self.streamed:
+            raise StreamFailed(text, status)
+        self.failure = text
+
     def _ended(self, response: Any) -> None:
+        error = getattr(response, "error", None)
+        if error is not None:
+            self._failed(error.code, error.message)
         self.status = response.status
         details = getattr(response, "incomplete_details", None)
         self.incomplete = getattr(details, "reason", None)
-        error = getattr(response, "error", None)
-        if error is not None:
-            self.failure = f"{error.code}: {error.message}"
         usage = getattr(response, "usage", None)
         if usage is not None:
             cached = getattr(usage.input_tokens_details, "cached_tokens", 0) or 0
@@ -337,6 +349,23 @@ async def _open_stream(
     return await open_raw_stream(create, body, ("model", "input"), idle_timeout_s)
 
 
+_TRANSIENT: dict[str, int] = {
+    "server_error": 500,
+    "internal_error": 500,
+    "server_overloaded": 503,
+    "overloaded_error": 503,
+    "rate_limit_exceeded": 429,
+}
+"""Failure codes of the stream that are the server's trouble, not the request's, and the
+HTTP status each stands for."""
+
+
+def _classify(exc: BaseException, openai: ModuleType) -> RetryDecision | None:
+    if isinstance(exc, StreamFailed):
+        return RetryDecision(f"stream error {exc.status_code}")
+    return sdk_retry_decision(exc, openai)
+
+
 RESPONSES: SdkApi[AsyncOpenAI] = SdkApi(
     name="openai-responses",
     sdk="openai",
@@ -346,6 +375,6 @@ RESPONSES: SdkApi[AsyncOpenAI] = SdkApi(
     build_body=build_request_body,
     assembler=_Assembler,
     open_stream=_open_stream,
-    classify=lambda exc, openai: sdk_retry_decision(exc, openai),
+    classify=_classify,
 )
 """The Responses API call as `stream_sdk` makes it."""
