@@ -221,3 +221,14 @@ def test_each_recording_answers_exactly_once_in_any_order(
             await ask(replaying, prompts[1])
 
     asyncio.run(scenario())
+
+
+async def test_a_recorded_model_that_cannot_start_ends_the_call_with_its_error(
+    tmp_path: Path,
+) -> None:
+    """The recording's relay died with the inner provider's exception and left the stream
+    open: the run waited for the idle timeout (120 s) and then blamed a silent model."""
+    broken = record(Model(id="x", provider="p", api="no-such-api"), tmp_path / "c.jsonl")
+    agent = Agent("x", model=broken)
+    with pytest.raises(AgentRunError, match="ProviderError: unknown model api 'no-such-api'"):
+        await asyncio.wait_for(agent.prompt("hi"), 10)

@@ -263,18 +263,22 @@ async def _relay(
     out: AssistantMessageEventStream,
 ) -> None:
     assert model.inner is not None
-    inner = get_stream_fn(model.inner.api)(model.inner, context, options)
-    if inspect.isawaitable(inner):
-        inner = await inner
     events: list[dict[str, Any]] = []
-    secrets = _secrets(options, model.inner)
-    async for event in inner:
-        events.append(_event_to_dict(event))
-        if isinstance(event, DoneEvent | ErrorEvent):
-            # written before the caller sees the end, so a replay right after finds it
-            final = event.message if isinstance(event, DoneEvent) else event.error
-            await _write(model.path, request, events, final, secrets)
-        out.push(event)
+    try:
+        inner = get_stream_fn(model.inner.api)(model.inner, context, options)
+        if inspect.isawaitable(inner):
+            inner = await inner
+        secrets = _secrets(options, model.inner)
+        async for event in inner:
+            events.append(_event_to_dict(event))
+            if isinstance(event, DoneEvent | ErrorEvent):
+                # written before the caller sees the end, so a replay right after finds it
+                final = event.message if isinstance(event, DoneEvent) else event.error
+                await _write(model.path, request, events, final, secrets)
+            out.push(event)
+    except Exception as exc:  # the stream must end (providers never raise), saying why
+        logger.warning("recording a call to %s failed: %r", model.id, exc)
+        _fail(out, model, f"{type(exc).__name__}: {exc}", started=bool(events))
 
 
 async def _write(
@@ -498,9 +502,13 @@ def replay(path: str | PathLike[str]) -> Model:
     return ReplayModel(_Tape(str(file), entries))
 
 
-def _fail(out: AssistantMessageEventStream, model: Model, text: str) -> None:
+def _fail(
+    out: AssistantMessageEventStream, model: Model, text: str, *, started: bool = False
+) -> None:
+    """End `out` with an error saying `text` (after a `start` event unless `started`)."""
     builder = MessageBuilder(model, out)
-    builder.start()
+    if not started:
+        builder.start()
     builder.fail("error", text)
 
 
