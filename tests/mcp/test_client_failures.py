@@ -77,6 +77,21 @@ async def test_a_server_that_never_answers_initialize_times_out() -> None:
     await server.close()
 
 
+async def test_close_does_not_wait_out_a_connect_that_hangs() -> None:
+    """A user who gives up on a server that never answers (closing the agent, Ctrl-D in
+    the chat) is not held for the whole connect timeout."""
+    server = MCPServerStdio(
+        sys.executable, [SERVER, "--never-answer"], name="mute", connect_timeout_s=60
+    )
+    connecting = asyncio.ensure_future(add_server(ToolStore("mute"), server))
+    await asyncio.sleep(1.0)
+    started = time.monotonic()
+    await asyncio.wait_for(server.close(), 30)
+    assert time.monotonic() - started < 10
+    with pytest.raises(MCPConnectionError, match=r'MCP server "mute" was closed while connecting'):
+        await asyncio.wait_for(connecting, 10)
+
+
 async def test_a_command_that_does_not_exist_is_a_clear_error() -> None:
     server = MCPServerStdio("/nonexistent/mcp-server", name="ghost")
     with pytest.raises(MCPConnectionError, match=r'MCP server "ghost": cannot start'):

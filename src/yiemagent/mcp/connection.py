@@ -12,7 +12,8 @@ Failures never hang:
   running"), and the server is marked down;
 - the next call reconnects once (shared by the calls that arrive together); if that fails,
   the call fails with the reason;
-- `initialize` and the first `tools/list` must finish within `connect_timeout_s`;
+- `initialize` and the first `tools/list` must finish within `connect_timeout_s`, and
+  `close` stops a connect still waiting for them at once;
 - a server that goes silent mid-call (frozen, neither answering nor closing) fails the call
   once it has sent nothing for the transport's silence bound (`MCPServerHTTP.timeout_s`),
   saying it went silent.
@@ -308,6 +309,8 @@ class MCPServer:
         except BaseException as exc:
             if not ready.done():
                 error = exc if isinstance(exc, MCPConnectionError) else None
+                if isinstance(exc, asyncio.CancelledError):  # `close` stopped the connect
+                    error = MCPConnectionError(f"{self.label} was closed while connecting")
                 ready.set_exception(error or MCPConnectionError(f"{self.label}: {describe(exc)}"))
             elif not isinstance(exc, asyncio.CancelledError):
                 reason = describe(exc)
@@ -340,6 +343,8 @@ class MCPServer:
         if self._wake is not None:
             self._wake.set()
         if self._main is not None:
+            if self._session is None:  # still connecting: `wake` cannot stop initialize
+                self._main.cancel()
             with contextlib.suppress(BaseException):
                 await self._main
         self._fail_in_flight()
