@@ -232,3 +232,30 @@ async def test_a_recorded_model_that_cannot_start_ends_the_call_with_its_error(
     agent = Agent("x", model=broken)
     with pytest.raises(AgentRunError, match="ProviderError: unknown model api 'no-such-api'"):
         await asyncio.wait_for(agent.prompt("hi"), 10)
+
+
+async def test_an_inner_stream_that_ends_without_done_is_recorded_with_its_result(
+    tmp_path: Path,
+) -> None:
+    """A provider that ends its stream with its result but no `done` event: the recording
+    ends with that result (and keeps it), instead of never ending."""
+    from yiemagent.ai import register_api
+    from yiemagent.ai.builder import MessageBuilder
+    from yiemagent.types.model import AssistantMessageEventStream
+
+    def quiet(model: Model, context: Context, options: Any = None) -> AssistantMessageEventStream:
+        out = AssistantMessageEventStream()
+        builder = MessageBuilder(model, out)
+        builder.start()
+        builder.text_delta("quietly done")
+        builder.end_block()
+        out.end(builder.message)
+        return out
+
+    register_api("ends-quietly", quiet)
+    cassette = tmp_path / "c.jsonl"
+    recording = record(Model(id="q", provider="p", api="ends-quietly"), cassette)
+    reply = await asyncio.wait_for(Agent("x", model=recording).prompt("hi"), 10)
+    assert reply.text == "quietly done"
+    again = await asyncio.wait_for(Agent("x", model=replay(cassette)).prompt("hi"), 10)
+    assert again.text == "quietly done"

@@ -276,9 +276,22 @@ async def _relay(
                 final = event.message if isinstance(event, DoneEvent) else event.error
                 await _write(model.path, request, events, final, secrets)
             out.push(event)
+        if not out.done:  # the inner stream ended without done/error: its result ends ours
+            final = await inner.result()
+            end: DoneEvent | ErrorEvent
+            if final.stop_reason == "error" or final.stop_reason == "aborted":
+                end = ErrorEvent(final.stop_reason, final)
+            else:
+                end = DoneEvent(final.stop_reason, final)  # type: ignore[arg-type]
+            events.append(_event_to_dict(end))
+            await _write(model.path, request, events, final, secrets)
+            out.push(end)
     except Exception as exc:  # the stream must end (providers never raise), saying why
         logger.warning("recording a call to %s failed: %r", model.id, exc)
         _fail(out, model, f"{type(exc).__name__}: {exc}", started=bool(events))
+    finally:
+        if not out.done:  # cancelled: the stream still ends
+            _fail(out, model, "the recorded call was cancelled", started=bool(events))
 
 
 async def _write(
