@@ -259,3 +259,18 @@ async def test_an_inner_stream_that_ends_without_done_is_recorded_with_its_resul
     assert reply.text == "quietly done"
     again = await asyncio.wait_for(Agent("x", model=replay(cassette)).prompt("hi"), 10)
     assert again.text == "quietly done"
+
+
+async def test_a_recording_cut_short_ends_the_call_with_an_error(tmp_path: Path) -> None:
+    """A cassette line whose events lost their end (cut, or edited by hand) replayed into
+    a stream that never ended: the run waited for the idle timeout."""
+    cassette = tmp_path / "c.jsonl"
+    fm = FauxModel(["Hello there."])
+    await converse(record(fm.model, cassette), ["Hi"])
+    entry = json.loads(cassette.read_text())
+    entry["events"] = [e for e in entry["events"] if e["type"] not in ("done", "error")]
+    cassette.write_text(json.dumps(entry) + "\n")
+
+    agent = Agent("Answer in one short sentence.", model=replay(cassette))
+    with pytest.raises(AgentRunError, match="the recorded answer has no end"):
+        await asyncio.wait_for(agent.prompt("Hi"), 10)

@@ -431,8 +431,14 @@ def _play(entry: Mapping[str, Any], options: StreamOptions | None) -> AssistantM
         builder.start()
         builder.fail("aborted", "The run was aborted")
         return out
-    for event in entry["events"]:
-        _apply(builder, out, event, final)
+    try:
+        for event in entry["events"]:
+            _apply(builder, out, event, final)
+    except (KeyError, TypeError, ValueError, RuntimeError) as exc:  # an edited cassette line
+        if not out.done:
+            builder.fail("error", f"the recorded answer cannot be replayed: {exc!r}")
+    if not out.done:
+        builder.fail("error", "the recorded answer has no end (a cut or edited cassette line)")
     return out
 
 
