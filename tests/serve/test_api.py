@@ -12,7 +12,16 @@ from typing import Any
 import httpx2 as httpx
 import pytest
 
-from tests.serve._kit import Tools, faux_server, run_events, start_run, wait_done
+from tests.serve._kit import (
+    Tools,
+    faux_agents,
+    faux_server,
+    run_events,
+    serving,
+    start_run,
+    wait_done,
+)
+from yiemagent.serve import create_app
 from yiemagent.sessions import InMemorySessionStore, SqliteSessionStore
 from yiemagent.types import AssistantMessage, TextContent, ToolResultMessage, UserMessage
 
@@ -312,3 +321,18 @@ def test_an_interleaved_session_is_a_409_that_names_it_and_delete_clears_it(
         assert store.load("mixed") == []
         run_events(client, start_run(client, "mixed", "hello again"))
         assert [m.role for m in store.load("mixed")] == ["user", "assistant"]
+
+
+def test_sessions_that_are_done_leave_nothing_behind_in_the_server() -> None:
+    """A long-lived server keeps no per-session state for sessions it is not running: each
+    `/v1/chat/completions` request without `X-Session-Id` is a session of its own."""
+    store = InMemorySessionStore()
+    app = create_app(faux_agents(store, Tools()), session_store=store)
+    with serving(app) as url, httpx.Client(base_url=url) as client:
+        chat = {"messages": [{"role": "user", "content": "hi"}]}
+        for n in range(20):
+            assert client.post("/v1/chat/completions", json=chat).status_code == 200
+            assert client.get(f"/v1/sessions/nobody-{n}/approvals").status_code == 200
+        run_events(client, start_run(client, "kept", "launch Apollo"))  # held for approval
+        wait_done(client, start_run(client, "busy", "hello"))
+    assert app.state.hub._slots == {}

@@ -12,6 +12,7 @@ the run is evicted, the oldest finished runs first, beyond `keep_runs`.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import json
 import logging
@@ -175,11 +176,15 @@ class Run:
 
 
 class _Slot:
-    __slots__ = ("lock", "run")
+    """A session's place in the hub: its lock, its latest run, and how many requests hold
+    or wait for the lock (a slot nobody uses and no run needs is dropped)."""
+
+    __slots__ = ("lock", "run", "users")
 
     def __init__(self) -> None:
         self.lock = asyncio.Lock()
         self.run: Run | None = None
+        self.users = 0
 
 
 class RunHub:
@@ -238,8 +243,7 @@ class RunHub:
         Raises:
             Busy: the session has a run here, or another writer holds it.
         """
-        slot = self._slots.setdefault(session_id, _Slot())
-        async with slot.lock:
+        async with self._hold(session_id) as slot:
             await self._wait_free(slot, session_id)
             agent = await self._make(session_id)
             try:
@@ -261,14 +265,32 @@ class RunHub:
         Raises:
             Busy: a run is active on the session, or another writer holds it.
         """
-        slot = self._slots.setdefault(session_id, _Slot())
-        async with slot.lock:
+        async with self._hold(session_id) as slot:
             await self._wait_free(slot, session_id)
             agent = await self._make(session_id)
             try:
                 return use(agent)
             finally:
                 await agent.close()
+
+    @contextlib.asynccontextmanager
+    async def _hold(self, session_id: str) -> AsyncIterator[_Slot]:
+        """The session's slot, its lock held; the slot is dropped afterwards when nobody
+        else uses it and no run of it is still going (so one-off sessions, such as each
+        `/v1/chat/completions` request's own, do not pile up for the server's lifetime)."""
+        slot = self._slots.setdefault(session_id, _Slot())
+        slot.users += 1
+        try:
+            async with slot.lock:
+                yield slot
+        finally:
+            slot.users -= 1
+            self._drop_idle(session_id)
+
+    def _drop_idle(self, session_id: str) -> None:
+        slot = self._slots.get(session_id)
+        if slot is not None and slot.users == 0 and (slot.run is None or slot.run.done):
+            del self._slots[session_id]
 
     async def _drive(
         self, run: Run, agent: Agent[Any], call: Callable[[Agent[Any]], Awaitable[Any]]
@@ -294,6 +316,7 @@ class RunHub:
             run.done = True
             run._wake()
             self._evict()
+            self._drop_idle(run.session_id)
 
     def _remember(self, run: Run) -> None:
         self._runs[run.id] = run
