@@ -59,6 +59,13 @@ def test_blank_lines_are_skipped_and_ints_become_string_ids(tmp_path: Path) -> N
     assert BatchTask.from_json(load_tasks(path)[0].to_json()) == load_tasks(path)[0]
 
 
+def test_a_tasks_file_saved_with_a_byte_order_mark(tmp_path: Path) -> None:
+    """Windows editors start a UTF-8 file with a BOM: line 1 was not JSON."""
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + b'{"id": "a", "prompt": "p"}\n')
+    assert load_tasks(path) == [BatchTask("a", "p")]
+
+
 def test_check_output_parses_fenced_json_and_names_the_failing_field() -> None:
     assert check_output('```json\n{"city": "Oslo", "temp": 3}\n```', SCHEMA) == {
         "city": "Oslo",

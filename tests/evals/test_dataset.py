@@ -89,6 +89,13 @@ def test_a_jsonl_dataset(tmp_path: Path) -> None:
     assert [(c.name, len(c.checks)) for c in data.cases] == [("a", 2), ("b", 1)]
 
 
+def test_a_jsonl_dataset_saved_with_a_byte_order_mark(tmp_path: Path) -> None:
+    """Windows editors start a UTF-8 file with a BOM: line 1 was "not JSON"."""
+    path = tmp_path / "d.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + json.dumps({"name": "a", "input": "Hi"}).encode() + b"\n")
+    assert [c.name for c in Dataset.load(path).cases] == ["a"]
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [

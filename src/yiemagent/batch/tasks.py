@@ -133,7 +133,7 @@ def load_tasks(source: TaskSource) -> list[BatchTask]:
 
 def _from_file(path: Path) -> Iterator[tuple[str, str, BatchTask]]:
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")  # a BOM (Windows editors) is no line
     except FileNotFoundError:
         raise BatchError(f"tasks file {path} does not exist") from None
     except (OSError, UnicodeDecodeError) as exc:

@@ -107,7 +107,7 @@ class Dataset:
         """
         file = Path(path)
         try:
-            text = file.read_text(encoding="utf-8")
+            text = file.read_text(encoding="utf-8-sig")  # a BOM (Windows editors) is no case
         except (OSError, UnicodeDecodeError) as exc:
             reason = getattr(exc, "strerror", None) or exc
             raise DatasetError(f"{file}: cannot read it: {reason}") from None
