@@ -118,6 +118,14 @@ def test_name_picks_the_entry_agent(tmp_path: Path) -> None:
         load_agent(path, "nobody")
 
 
+def test_a_file_saved_with_a_byte_order_mark(tmp_path: Path) -> None:
+    """Windows editors start a UTF-8 file with a BOM: it was "not valid TOML"."""
+    path = tmp_path / "team.toml"
+    text = '[agents.main]\nsystem_prompt = "hi"\nmodel = "openai/gpt-4o-mini"\n'
+    path.write_bytes(b"\xef\xbb\xbf" + text.encode())
+    assert load_agent(path).name == "main"
+
+
 BAD = {
     "an unknown key": (
         'temprature = 0.2\nsystem_prompt = "x"',

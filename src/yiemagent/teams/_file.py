@@ -80,7 +80,7 @@ def load_agent(
     """
     file = Path(path)
     try:
-        data = tomllib.loads(file.read_text(encoding="utf-8"))
+        data = tomllib.loads(file.read_text(encoding="utf-8-sig"))  # a BOM is no statement
     except OSError as exc:
         raise ConfigError(f"{file}: cannot read the agent file: {exc.strerror or exc}") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
