@@ -182,3 +182,32 @@ async def test_a_sub_agents_trip_is_an_error_result_for_the_parent() -> None:
     assert isinstance(result, ToolResultMessage) and result.is_error
     assert "agent 'strict' failed: output guardrail '<lambda>' tripped" in result.content[0].text  # type: ignore[union-attr]
     assert "secret stuff" not in repr(lead.state.messages)
+
+
+@pytest.mark.parametrize("kind", ["input", "output"])
+async def test_an_abort_while_a_guardrail_still_checks_ends_the_run_at_once(kind: str) -> None:
+    """The answer's `message_end` waited for a slow guardrail whatever the run's signal
+    said: `abort()` did nothing until the guardrail had finished (30 s here). The run now
+    ends at once, and the answer no guardrail cleared is kept out of the transcript."""
+    checking = asyncio.Event()
+
+    async def slow(context: Any) -> bool:
+        checking.set()
+        await asyncio.sleep(30)
+        return False
+
+    guards: dict[str, Any] = {f"{kind}_guardrails": [slow]}
+    agent, _ = scripted("a", [calls(("lookup", {"n": 1})), "the answer"],
+                        tools=[slow_tool("lookup", [], delay_s=0)], **guards)  # fmt: skip
+    task = asyncio.create_task(agent.prompt("hi"))
+    await asyncio.wait_for(checking.wait(), 10)
+    await asyncio.sleep(0.2)  # the model has answered; its message_end waits
+    agent.abort()
+
+    reply = await asyncio.wait_for(task, 5)
+
+    assert reply.stop_reason == "aborted"
+    last = agent.state.messages[-1]
+    assert isinstance(last, AssistantMessage) and last.content == []
+    assert last.stop_reason == "aborted"
+    assert transcript_problems(agent.state.messages) == []

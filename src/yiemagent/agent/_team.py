@@ -20,7 +20,8 @@ run on a worker thread, so a slow check never holds up the model call it runs be
 order. `RunGuards` applies them to one run: input guardrails beside the first model call
 (its `message_end` waits for them; a trip aborts the call at once), output guardrails on a
 message that would be the final answer, and a tripped message emptied into an error message
-before anyone sees it end, so it is never returned or stored as the answer.
+before anyone sees it end, so it is never returned or stored as the answer (an abort stops
+the wait, and the unchecked message is emptied as aborted).
 
 Held calls: `HeldCalls` remembers which tool calls of the transcript's last assistant
 message a run held, and the decision taken on each; it is stored as JSON with the session.
@@ -673,11 +674,11 @@ class RunGuards:
         message = event.message
         assert isinstance(message, AssistantMessage)
         task, self._input = self._input, None
+        checked = True
         if task is not None:
-            with contextlib.suppress(Exception):  # failed: nothing tripped (raises are trips)
-                await asyncio.shield(task)
+            checked, _ = await self._unless_aborted(asyncio.shield(task))
         guards = speaker.output_guardrails
-        if self.trip is None and guards and self._is_answer(message):
+        if checked and self.trip is None and guards and self._is_answer(message):
             context = GuardrailContext(
                 "output",
                 speaker.name,
@@ -685,13 +686,35 @@ class RunGuards:
                 output=self._output_value(message),
                 messages=self._messages,
             )
-            self.trip = await check_guardrails(guards, context)
+            checked, trip = await self._unless_aborted(check_guardrails(guards, context))
+            self.trip = self.trip or trip
         if self.trip is not None:  # never shown, returned or stored as the answer
             message.content = []
             message.stop_reason = "error"
             message.error_message = self.trip.text()
+        elif not checked:  # aborted before its guardrails spoke: not an answer either
+            message.content = []
+            message.stop_reason = "aborted"
+            message.error_message = "the run was aborted before its guardrails checked the answer"
         if (w := inner(event)) is not None:
             await w
+
+    async def _unless_aborted(self, work: Awaitable[Trip | None]) -> tuple[bool, Trip | None]:
+        """`(True, what work gave)` once `work` is done (a failure gives None: raising
+        guardrails are trips already), or `(False, None)` when the run is aborted first
+        (a trip aborts it too: then `trip` is set)."""
+        job = asyncio.ensure_future(work)
+        aborted = asyncio.ensure_future(self._signal.wait())
+        try:
+            await asyncio.wait((job, aborted), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            aborted.cancel()
+        if not job.done():
+            job.cancel()  # the output guardrails; the input ones are shielded (`stop` ends them)
+            return self.trip is not None, None
+        if job.cancelled() or job.exception() is not None:
+            return True, None
+        return True, job.result()
 
     def _is_answer(self, message: AssistantMessage) -> bool:
         """Whether `message` would be the run's final answer (text, or the output tool)."""
