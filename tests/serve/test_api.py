@@ -21,6 +21,8 @@ from tests.serve._kit import (
     start_run,
     wait_done,
 )
+from yiemagent import Agent
+from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_text
 from yiemagent.serve import create_app
 from yiemagent.sessions import InMemorySessionStore, SqliteSessionStore
 from yiemagent.types import AssistantMessage, TextContent, ToolResultMessage, UserMessage
@@ -47,9 +49,12 @@ def test_a_run_streams_every_event_numbered_and_is_stored(tmp_path: Path) -> Non
         assert kinds.count("tool_execution_start") == 2
         assert kinds.count("tool_execution_update") == 2
         assert events[-1][1]["reason"] == "stop"
-        update = next(d for _, d in events if d["type"] == "message_update")
-        assert "partial" not in update["assistant_message_event"]
-        assert update["message"]["role"] == "assistant"
+        updates = [d for _, d in events if d["type"] == "message_update"]
+        assert all(set(d) == {"type", "assistant_message_event"} for d in updates)
+        assert all("partial" not in d["assistant_message_event"] for d in updates)
+        starts = [d["assistant_message_event"] for d in updates]
+        starts = [e["tool_call"] for e in starts if e["type"] == "toolcall_start"]
+        assert [(c["type"], c["name"]) for c in starts] == [("toolCall", "weather")] * 2
         final = events[-1][1]["messages"][-1]
         assert final["content"][0]["text"] == "Done: sunny in Oslo; sunny in Lima"
 
@@ -336,3 +341,32 @@ def test_sessions_that_are_done_leave_nothing_behind_in_the_server() -> None:
         run_events(client, start_run(client, "kept", "launch Apollo"))  # held for approval
         wait_done(client, start_run(client, "busy", "hello"))
     assert app.state.hub._slots == {}
+
+
+def test_a_long_streamed_answer_costs_events_in_proportion_to_its_length() -> None:
+    """Each update of a streamed reply carries its delta, not the reply so far: a 20 kB
+    answer in 4-character chunks was 100 MB of events, kept in memory and sent to each
+    reader."""
+    store = InMemorySessionStore()
+    answer = "word " * 4000
+    fm = FauxModel([answer, faux_message(faux_text("x"))] * 2, chunk_size=4)
+
+    def make_agent(session_id: str) -> Agent[Any]:
+        return Agent(model=fm.model, stream_fn=fm.stream_fn, session_store=store,
+                     session_id=session_id)  # fmt: skip
+
+    with (
+        serving(create_app(make_agent, session_store=store)) as url,
+        httpx.Client(base_url=url) as client,
+    ):
+        run_id = start_run(client, "long", "tell me everything")
+        with client.stream("GET", f"/v1/runs/{run_id}/events") as response:
+            size = sum(len(chunk) for chunk in response.iter_bytes())
+        deltas = "".join(
+            d["assistant_message_event"]["delta"]
+            for _, d in run_events(client, run_id)
+            if d["type"] == "message_update"
+            and d["assistant_message_event"]["type"] == "text_delta"
+        )
+    assert deltas == answer
+    assert size < 100 * len(answer)  # about 80 bytes of event per 4-character delta

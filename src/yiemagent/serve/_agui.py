@@ -147,7 +147,7 @@ class Translator:
             self.owners[str(event.get("tool_call_id"))] = self.sub_run
             return []
         if kind == "message_update":
-            return self._update(event.get("assistant_message_event") or {}, message)
+            return self._update(event.get("assistant_message_event") or {})
         if kind == "message_end" and message.get("role") == "assistant":
             return self._close(message)
         if kind == "tool_execution_update":
@@ -203,7 +203,7 @@ class Translator:
                 out.append(made)
         return out
 
-    def _update(self, inner: dict[str, Any], partial: dict[str, Any]) -> list[agui.BaseEvent]:
+    def _update(self, inner: dict[str, Any]) -> list[agui.BaseEvent]:
         kind = inner.get("type")
         out: list[agui.BaseEvent] = []
         if kind == "text_delta" and inner.get("delta"):
@@ -229,7 +229,7 @@ class Translator:
         elif kind == "thinking_end":
             out.extend(self._end_reasoning())
         elif kind in ("toolcall_start", "toolcall_delta", "toolcall_end"):
-            call = call_at(inner, partial)
+            call = call_at(inner)
             if call is None:
                 return out
             out.extend(self._call_start(call))

@@ -143,19 +143,12 @@ def held_calls(events: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     return []
 
 
-def call_at(inner: dict[str, Any], partial: dict[str, Any]) -> dict[str, Any] | None:
-    """The tool call a provider `toolcall_*` event is about: its block in the partial
-    message (`message_update.message`), or the event's own `tool_call`."""
+def call_at(inner: dict[str, Any]) -> dict[str, Any] | None:
+    """The tool call a provider `toolcall_*` event is about: its `tool_call` (on the wire,
+    a `toolcall_start` or `toolcall_delta` names its call there; `toolcall_end` holds it
+    whole)."""
     call = inner.get("tool_call")
-    if isinstance(call, dict) and call.get("id"):
-        return call
-    index = inner.get("content_index")
-    content = partial.get("content") or []
-    if isinstance(index, int) and 0 <= index < len(content):
-        block = content[index]
-        if isinstance(block, dict) and block.get("type") == "toolCall" and block.get("id"):
-            return block
-    return None
+    return call if isinstance(call, dict) and call.get("id") else None
 
 
 def final_texts(end: dict[str, Any]) -> str:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import inspect
 import json
 import logging
@@ -22,10 +23,16 @@ from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from pydantic_core import to_json
+from pydantic_core import to_json, to_jsonable_python
 
 from yiemagent.errors import SessionBusyError
-from yiemagent.types import AgentEvent
+from yiemagent.types import (
+    AgentEvent,
+    AssistantMessageEvent,
+    MessageUpdateEvent,
+    NestedAgentEvent,
+    ToolCall,
+)
 
 if TYPE_CHECKING:
     from yiemagent.agent import Agent
@@ -43,15 +50,39 @@ class Busy(Exception):
     """The session cannot take this now (HTTP 409); the text says why and what to do."""
 
 
-_UPDATE_EXCLUDE = {"assistant_message_event": {"partial"}}
-
-
 def wire_json(event: AgentEvent) -> str:
     """`event_to_dict(event)` as JSON text, as the server sends it (one serialisation, in
-    pydantic-core). A `message_update` carries its partial message once, in `message`: the
-    provider event's `partial` is that same message, so it is left out."""
-    exclude = _UPDATE_EXCLUDE if event.type == "message_update" else None
-    return to_json(event, exclude=exclude, fallback=str).decode()
+    pydantic-core), with a `message_update` (also inside a `nested_agent`) in the form of
+    `yiem run --json`: its provider event without the partial message, since each update
+    of a streamed reply would repeat the whole reply so far (a 20 kB answer was 100 MB of
+    events, held in memory and sent to every reader). A `toolcall_start` or
+    `toolcall_delta` names its call in `tool_call` (`{"type", "id", "name"}`);
+    `message_start` and `message_end` carry the message whole."""
+    return to_json(_wire(event), fallback=str).decode()
+
+
+def _wire(event: AgentEvent) -> Any:
+    if isinstance(event, MessageUpdateEvent):
+        update = event.assistant_message_event
+        inner: dict[str, Any] = to_jsonable_python(update, exclude={"partial"}, fallback=str)
+        call = _streaming_call(update)
+        if call is not None:
+            inner["tool_call"] = {"type": "toolCall", "id": call.id, "name": call.name}
+        return {"assistant_message_event": inner, "type": event.type}
+    if isinstance(event, NestedAgentEvent) and isinstance(event.event, MessageUpdateEvent):
+        return dataclasses.replace(event, event=_wire(event.event))
+    return event
+
+
+def _streaming_call(update: AssistantMessageEvent) -> ToolCall | None:
+    """The tool call a `toolcall_start` / `toolcall_delta` is about (its block in the
+    partial message)."""
+    if update.type not in ("toolcall_start", "toolcall_delta"):
+        return None
+    content = update.partial.content
+    index = update.content_index
+    block = content[index] if isinstance(content, list) and 0 <= index < len(content) else None
+    return block if isinstance(block, ToolCall) else None
 
 
 def guarded(agent: Agent[Any]) -> bool:

@@ -133,7 +133,7 @@ class Translator:
             self.step_open = True
             return [{"type": "start-step"}]
         if kind == "message_update":
-            return self._update(event.get("assistant_message_event") or {}, message)
+            return self._update(event.get("assistant_message_event") or {})
         if kind == "message_end" and message.get("role") == "assistant":
             return self._close(message)
         if kind == "tool_execution_end":
@@ -149,7 +149,7 @@ class Translator:
             return self._end(event)
         return []
 
-    def _update(self, inner: dict[str, Any], partial: dict[str, Any]) -> list[dict[str, Any]]:
+    def _update(self, inner: dict[str, Any]) -> list[dict[str, Any]]:
         kind = inner.get("type")
         out: list[dict[str, Any]] = []
         if kind == "text_delta" and inner.get("delta"):
@@ -168,7 +168,7 @@ class Translator:
         elif kind == "thinking_end":
             out.extend(self._end_reasoning())
         elif kind in ("toolcall_start", "toolcall_delta", "toolcall_end"):
-            call = call_at(inner, partial)
+            call = call_at(inner)
             if call is None:
                 return out
             out.extend(self._call_start(call))
