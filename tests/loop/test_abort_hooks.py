@@ -13,8 +13,19 @@ import pytest
 from hypothesis import given, strategies as st
 
 import yiemagent.loop._execution as deadline
+from tests.approvals._kit import transcript_problems
 from tests.loop._kit import call, make_tool, run_batch, texts
-from yiemagent import AbortSignal
+from yiemagent import (
+    AbortSignal,
+    AgentContext,
+    AgentEndEvent,
+    AgentLoopConfig,
+    AssistantMessage,
+    ToolResultMessage,
+    UserMessage,
+    agent_loop,
+)
+from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
 
 STEPS = st.lists(st.sampled_from(["child", "parent", "detach"]), max_size=6)
 
@@ -144,3 +155,50 @@ def test_children_attached_while_another_thread_aborts_each_hear_it_once(trial: 
             assert child.aborted and child.reason == "stop", n
             assert heard.get(n) == 1, n
     assert parent._children == {}
+
+
+@pytest.mark.parametrize("hook", ["before_tool_call", "after_tool_call", "transform_context"])
+async def test_a_hook_that_ignores_the_abort_is_abandoned_after_the_grace(
+    hook: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An async hook that ignored the run's abort held the run until it returned (30 s
+    here); like a tool or a provider, it now gets the grace (0.1 s), then its call is
+    answered "Operation aborted" (a context hook: the model call ends aborted)."""
+    monkeypatch.setattr(deadline, "ABORT_GRACE_S", 0.1)
+    signal = AbortSignal()
+    started = asyncio.Event()
+
+    async def stuck(*args: Any) -> Any:
+        if hook != "transform_context" or len(args[0]) > 2:  # the turn after the tool's
+            started.set()
+            await asyncio.sleep(30)
+        return args[0] if hook == "transform_context" else None
+
+    fm = FauxModel([faux_message(faux_tool_call("t", {})), "never"])
+    context = AgentContext("sys", [], [make_tool("t")])
+    config = AgentLoopConfig(model=fm.model, **{hook: stuck})
+
+    async def abort_once_stuck() -> None:
+        await asyncio.wait_for(started.wait(), 10)
+        signal.abort("stop")
+
+    aborter = asyncio.create_task(abort_once_stuck())
+    stream = agent_loop([UserMessage("go")], context, config, signal, fm.stream_fn)
+    events = await asyncio.wait_for(_all(stream), 10)
+    await aborter
+
+    end = events[-1]
+    assert isinstance(end, AgentEndEvent) and end.reason == "aborted"
+    assert transcript_problems(context.messages) == []
+    results = [m for m in context.messages if isinstance(m, ToolResultMessage)]
+    assert len(results) == 1
+    if hook == "transform_context":
+        last = context.messages[-1]
+        assert isinstance(last, AssistantMessage) and last.stop_reason == "aborted"
+    else:
+        text = results[0].content[0].text  # type: ignore[union-attr]
+        assert text == f"Operation aborted: {hook} did not stop within 0.1 s"
+
+
+async def _all(stream: Any) -> list[Any]:
+    return [event async for event in stream]

@@ -563,6 +563,7 @@ async def stream_assistant_response(
     shown = _Shown()
     chat: ChatSpan | None = None
     try:
+        deadline.arm_for_abort()  # hooks ignoring an abort are abandoned after its grace
         llm_context = await _llm_context(context, config, signal, converter)
         options = await _stream_options(config, deadline)
         if trace is not None:

@@ -81,10 +81,10 @@ import subprocess
 import sys
 import threading
 import weakref
-from collections.abc import Callable
-from typing import Any, Literal
+from collections.abc import Awaitable, Callable
+from typing import Any, Literal, TypeVar
 
-from yiemagent.errors import ConfigError
+from yiemagent.errors import ConfigError, YiemAgentError
 from yiemagent.loop._process_worker import read_frame, write_frame
 from yiemagent.types import (
     AbortSignal,
@@ -101,14 +101,18 @@ __all__ = [
     "ABORT_GRACE_S",
     "QUICK_WAIT_S",
     "Deadline",
+    "HookAbandoned",
     "ToolThreads",
     "ToolUpdates",
     "as_tool_result",
     "call_plain",
     "run_in_process",
     "tool_threads",
+    "within_abort_grace",
 ]
 
+
+T = TypeVar("T")
 
 TOOL_THREADS = 256
 """Most plain-function tools running at once; threads are created on demand and reused."""
@@ -616,6 +620,36 @@ def _settle(future: asyncio.Future[Any], result: Any, error: BaseException | Non
         future.set_exception(error)
 
 
+class HookAbandoned(YiemAgentError):
+    """A hook (`before_tool_call`, `after_tool_call`) still running `ABORT_GRACE_S` after the
+    run was aborted: it is cancelled, and its call gets this error's text as its result."""
+
+
+async def within_abort_grace(value: T | Awaitable[T], signal: AbortSignal, what: str) -> T:
+    """`value`, awaited when a hook returned an awaitable; once `signal` is aborted the
+    hook has `ABORT_GRACE_S` more seconds, then it is cancelled, so a hook that ignores
+    the abort never hangs a run.
+
+    Raises:
+        HookAbandoned: the hook outlived the grace ("Operation aborted: <what> did not stop
+            within N s").
+        CancelledError: the calling task itself was cancelled.
+    """
+    if not inspect.isawaitable(value):
+        return value
+    deadline = Deadline(None, signal)
+    try:
+        return await value
+    except asyncio.CancelledError:
+        if deadline.fired is None or deadline.uncancel() > 0:
+            raise
+        raise HookAbandoned(
+            f"Operation aborted: {what} did not stop within {deadline.grace_s:g} s"
+        ) from None
+    finally:
+        deadline.close()
+
+
 def _wake_descriptors() -> tuple[int, int]:
     """A (read, write) pair for waking a thread or a loop: one eventfd, else a pipe."""
     if hasattr(os, "eventfd"):  # Linux: one descriptor
@@ -775,6 +809,7 @@ class Deadline:
     """
 
     __slots__ = (
+        "_abort_only",
         "_handle",
         "_loop",
         "_reason",
@@ -820,6 +855,7 @@ class Deadline:
         an abort's grace can end the work then, counted from the abort."""
         if armed:
             self.waiting_since = self._loop.time() if timeout_s is not None else -math.inf
+        self._abort_only = False
         self._handle: asyncio.TimerHandle | None = None
         if timeout_s is not None:
             # A cancelled timer stays in the loop's heap until its time: it must not keep
@@ -833,6 +869,15 @@ class Deadline:
     def arm(self) -> None:
         """Waiting on the work starts now (a model stream: before each event)."""
         self.waiting_since = self._loop.time()
+        self._abort_only = False
+
+    def arm_for_abort(self) -> None:
+        """Waiting on code whose time the timeout does not count (a model call's context
+        hooks): only an abort's grace can end it; `arm()` ends this."""
+        self.waiting_since = -math.inf
+        self._abort_only = True
+        if self.aborted_at is not None:  # aborted already: the grace runs from the abort
+            self._check()
 
     def disarm(self) -> None:
         """Not waiting on the work (a model stream: while the loop handles an event)."""
@@ -865,7 +910,7 @@ class Deadline:
         if since is None:
             return None
         due: tuple[float, Literal["timeout", "aborted"]] | None = None
-        if self.timeout_s is not None:
+        if self.timeout_s is not None and not self._abort_only:
             due = (since + self.timeout_s, "timeout")
         if self.aborted_at is not None:
             grace = max(since, self.aborted_at) + self.grace_s
@@ -880,7 +925,7 @@ class Deadline:
         due = self._due()
         if due is None:  # not waiting now: look again one limit later
             limits = [self.grace_s] if self.aborted_at is not None else []
-            if self.timeout_s is not None:
+            if self.timeout_s is not None and not self._abort_only:
                 limits.append(self.timeout_s)
             if limits:
                 self._schedule(now + min(limits))

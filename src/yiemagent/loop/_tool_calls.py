@@ -43,6 +43,7 @@ from yiemagent.loop._execution import (
     call_plain,
     run_in_process,
     tool_threads,
+    within_abort_grace,
 )
 from yiemagent.loop._usage_limits import CallUsage, UsageMeter, current_call_usage
 from yiemagent.tools.schema import ToolArgumentsError, validate_arguments_against_schema
@@ -77,7 +78,6 @@ from yiemagent.types.callbacks import (
     GuardedSink,
     guarded_sink,
     is_async_callable,
-    maybe_await,
 )
 from yiemagent.types.messages import ensure_unique_tool_call_ids, now_ms, trailing_tool_turn
 from yiemagent.types.observe import RunSpan, ToolSpan
@@ -663,9 +663,8 @@ async def prepare_tool_call(
             hook_context = BeforeToolCallContext(
                 assistant_message, tool_call, args, context, approved
             )
-            before = _hook_result(
-                await maybe_await(hook(hook_context, signal)), BeforeToolCallResult, "before"
-            )
+            value = await within_abort_grace(hook(hook_context, signal), signal, "before_tool_call")
+            before = _hook_result(value, BeforeToolCallResult, "before")
             args = hook_context.args  # changed in place, or replaced: the tool gets it
             if signal.aborted:
                 return ImmediateOutcome(create_error_tool_result("Operation aborted"), True)
@@ -900,23 +899,11 @@ async def finalize_executed_tool_call(
     hook = config.after_tool_call
     if hook is not None:
         try:
-            after = _hook_result(
-                await maybe_await(
-                    hook(
-                        AfterToolCallContext(
-                            assistant_message,
-                            prepared.tool_call,
-                            prepared.args,
-                            result,
-                            is_error,
-                            context,
-                        ),
-                        signal,
-                    )
-                ),
-                AfterToolCallResult,
-                "after",
+            hook_context = AfterToolCallContext(
+                assistant_message, prepared.tool_call, prepared.args, result, is_error, context
             )
+            value = await within_abort_grace(hook(hook_context, signal), signal, "after_tool_call")
+            after = _hook_result(value, AfterToolCallResult, "after")
             if after is not None:
                 result = AgentToolResult(
                     content=result.content if after.content is None else _content(after.content),
