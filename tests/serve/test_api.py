@@ -253,6 +253,44 @@ def test_the_token_guards_every_route_but_health() -> None:
             assert run_events(client, run_id)[-1][1]["type"] == "agent_end"
 
 
+def test_without_a_token_pages_of_other_sites_cannot_drive_the_server() -> None:
+    """DNS rebinding (another site's name resolving to 127.0.0.1: the request says that
+    name in `Host`) and cross-site requests a browser sends without asking CORS (a form, a
+    `no-cors` fetch with a text/plain body) reach a loopback server with no token."""
+    store = InMemorySessionStore()
+    body = b'{"input": "hello"}'
+    plain = {"content-type": "text/plain"}
+    with (
+        faux_server(store, cors="http://localhost:3000") as (url, _),
+        httpx.Client(base_url=url) as client,
+    ):
+        port = url.rsplit(":", 1)[1]
+        for method, path in [("GET", "/v1/sessions"), ("POST", "/v1/sessions/s/runs")]:
+            for host in [f"attacker.example:{port}", "[nonsense", ""]:
+                rebound = client.request(method, path, content=body, headers={"host": host})
+                assert rebound.status_code == 421, (host, rebound.text)
+                assert "no token" in rebound.json()["error"]
+            origin = {"origin": "http://attacker.example", **plain}
+            forged = client.request(method, path, content=body, headers=origin)
+            assert forged.status_code == 403 and "no token" in forged.json()["error"]
+        assert store.list_sessions() == []
+        for host in [f"localhost:{port}", f"127.0.0.1:{port}"]:
+            own = {"host": host, "origin": f"http://{host}", **plain}
+            run_events(client, client.post("/v1/sessions/own/runs", content=body,
+                                            headers=own).json()["run_id"])  # fmt: skip
+        allowed = {"origin": "http://localhost:3000", **plain}
+        assert client.post("/v1/sessions/cors/runs", content=body, headers=allowed).is_success
+        assert client.get("/healthz", headers={"host": "10.0.0.7"}).status_code == 200
+    with (
+        faux_server(store, allowed_hosts=["agents.internal"]) as (url, _),
+        httpx.Client(base_url=url) as client,
+    ):
+        assert client.get("/v1/sessions", headers={"host": "agents.internal"}).is_success
+    with faux_server(store, token="t") as (url, _), httpx.Client(base_url=url) as client:
+        behind = {"host": "agents.example", "authorization": "Bearer t"}
+        assert client.get("/v1/sessions", headers=behind).is_success  # the token guards
+
+
 def test_bodies_over_the_cap_are_413_and_bad_input_is_400() -> None:
     store = InMemorySessionStore()
     with faux_server(store, max_body_bytes=2000) as (url, _), httpx.Client(base_url=url) as client:
@@ -272,7 +310,7 @@ def test_bodies_over_the_cap_are_413_and_bad_input_is_400() -> None:
         with socket.create_connection((host, int(port))) as raw:
             chunk = b"x" * 1500
             raw.sendall(
-                b"POST /v1/sessions/s3/runs HTTP/1.1\r\nHost: x\r\n"
+                b"POST /v1/sessions/s3/runs HTTP/1.1\r\nHost: 127.0.0.1\r\n"
                 b"Transfer-Encoding: chunked\r\nContent-Type: application/json\r\n\r\n"
                 + b"%x\r\n%s\r\n" % (len(chunk), chunk) * 2
                 + b"0\r\n\r\n"

@@ -47,6 +47,7 @@ def create_app(
     cors: str | Sequence[str] | None = None,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     keep_runs: int = 256,
+    allowed_hosts: Sequence[str] = (),
 ) -> Starlette:
     """The ASGI app that serves agents over HTTP (see `docs/serve.md`).
 
@@ -58,9 +59,14 @@ def create_app(
             session's writer lease is free between runs.
         session_store: where sessions are listed and read from (any `SessionStore`).
         token: when set, every route but `GET /healthz` and the page needs
-            `Authorization: Bearer <token>`.
+            `Authorization: Bearer <token>`. Without one, only requests addressed to a
+            loopback name or address (or to `allowed_hosts`) are answered (else 421), and
+            a browser's request from a page of another origin than the server's own or a
+            `cors` one is refused (403): either could come from any site the user visits.
         cors: an origin (or several) whose pages may call the API, each
             `scheme://host[:port]` or `*`; none by default.
+        allowed_hosts: names besides loopback ones that requests may be addressed to
+            when there is no token (the server behind a proxy that keeps the `Host`).
         max_body_bytes: larger request bodies get 413.
         keep_runs: finished runs whose event streams stay readable.
 
@@ -115,7 +121,15 @@ def create_app(
                 allow_headers=["authorization", "content-type", "last-event-id"],
             )
         )
-    middleware.append(Middleware(Guard, token=token, max_body_bytes=max_body_bytes))
+    middleware.append(
+        Middleware(
+            Guard,
+            token=token,
+            max_body_bytes=max_body_bytes,
+            cors=origins,
+            allowed_hosts=allowed_hosts,
+        )
+    )
     app = Starlette(
         routes=routes,
         middleware=middleware,

@@ -3,8 +3,15 @@ origins CORS lets in (`check_origin`).
 
 `Guard` is an ASGI middleware. With a token, every request but `GET /healthz` and the page
 itself (`GET /`, which holds no data and asks for the token) needs `Authorization: Bearer
-<token>`, else 401. A request body larger than the cap is refused with 413 before any route
-sees it: the body is read here, up to the cap, and handed on whole.
+<token>`, else 401. Without a token the server trusts whoever reaches it, which is this
+machine (it binds a loopback address) but also any web page the user opens: so a request
+must be addressed to this machine (its `Host` a loopback name or address, or one of
+`allowed_hosts`), else 421 — a page of another site whose name was rebound to 127.0.0.1
+(DNS rebinding) sends its own name — and a request a browser sends from a page of another
+origin (its `Origin` neither the server's own nor a CORS origin) is refused with 403, since
+a form or a `no-cors` fetch would start runs without asking CORS. A request body larger
+than the cap is refused with 413 before any route sees it: the body is read here, up to the
+cap, and handed on whole.
 """
 
 from __future__ import annotations
@@ -13,7 +20,9 @@ import hmac
 import ipaddress
 import json
 import re
+from collections.abc import Sequence
 from typing import Any
+from urllib.parse import urlsplit
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -79,23 +88,43 @@ async def _reply(send: Send, status: int, text: str, headers: list[tuple[bytes, 
 
 
 class Guard:
-    """The token check and the body cap (see the module docstring).
+    """The token check, the host and origin checks without a token, and the body cap (see
+    the module docstring).
 
     Args:
         app: the application behind the guard.
         token: the bearer token, or None for none (loopback only, checked by the CLI).
         max_body_bytes: the largest request body accepted.
+        cors: the origins CORS lets in (`*`: any); a browser's request from one of them is
+            not refused for its origin.
+        allowed_hosts: host names a request may be addressed to besides loopback ones,
+            when there is no token (a name the server is reached by through a proxy).
     """
 
-    def __init__(self, app: ASGIApp, *, token: str | None, max_body_bytes: int) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        token: str | None,
+        max_body_bytes: int,
+        cors: Sequence[str] = (),
+        allowed_hosts: Sequence[str] = (),
+    ) -> None:
         self.app = app
         self.token = token.encode() if token else None
         self.max_body_bytes = max_body_bytes
+        self.cors = frozenset(cors)
+        self.allowed_hosts = frozenset(host.lower() for host in allowed_hosts)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        if self.token is None and scope["path"] != "/healthz":
+            refusal = self._stranger(scope)
+            if refusal is not None:
+                await _reply(send, *refusal, [])
+                return
         if self.token is not None and not self._allowed(scope):
             await _reply(
                 send,
@@ -112,6 +141,29 @@ class Guard:
             await _reply(send, 413, f"request body over {self.max_body_bytes} bytes", [])
             return
         await self.app(scope, _replay(body, receive), send)
+
+    def _stranger(self, scope: Scope) -> tuple[int, str] | None:
+        """(status, text) refusing a request that may come from another site's page, or
+        None (see the module docstring)."""
+        headers = dict(scope["headers"])
+        host = headers.get(b"host", b"").decode("latin-1").lower()
+        name = _netloc_part(host, "hostname")
+        if not (name and (is_loopback(name) or name in self.allowed_hosts)):
+            return 421, (
+                f"this server has no token and answers only requests addressed to this "
+                f"machine, not to {host!r}: give it a --token (or allowed_hosts) to serve "
+                "other names"
+            )
+        origin = headers.get(b"origin")
+        if origin is None or "*" in self.cors:
+            return None
+        seen = origin.decode("latin-1")
+        if seen in self.cors or _netloc_part(seen.lower(), "netloc", whole=True) == host:
+            return None
+        return 403, (
+            f"a page of {seen!r} may not call this server: it has no token; give it a "
+            "--token, or --cors for that origin"
+        )
 
     def _allowed(self, scope: Scope) -> bool:
         if scope["path"] in OPEN_PATHS and scope["method"] in ("GET", "HEAD"):
@@ -143,6 +195,15 @@ class Guard:
             if not message.get("more_body", False):
                 break
         return b"".join(chunks)
+
+
+def _netloc_part(text: str, part: str, *, whole: bool = False) -> str:
+    """`part` ("hostname" or "netloc") of a `Host` value (`whole`: of a whole URL such as
+    an `Origin`), or "" where it does not parse."""
+    try:
+        return str(getattr(urlsplit(text if whole else f"//{text}"), part) or "")
+    except ValueError:  # "[not-ipv6"
+        return ""
 
 
 def _replay(body: bytes, receive: Receive) -> Receive:
