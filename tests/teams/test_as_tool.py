@@ -238,6 +238,34 @@ async def test_a_sub_run_cut_off_by_its_timeout_still_counts_in_the_parents_limi
     assert lead_fm.call_count == 2
 
 
+async def test_the_parents_tool_call_cap_counts_the_sub_runs_calls() -> None:
+    """`max_tool_calls` capped only the parent's own calls: a sub-agent ran as many as it
+    liked. The sub-run's calls now count against it, live."""
+    log: list[tuple[str, str, float]] = []
+
+    def researcher_turn(context: Context) -> AssistantMessage:
+        return calls(("lookup", {"n": 1}))  # it never stops itself
+
+    researcher, _ = scripted(
+        "researcher", [researcher_turn] * 10, tools=[slow_tool("lookup", log, delay_s=0)]
+    )
+    lead, _ = scripted(
+        "lead",
+        [calls(("researcher", {"input": "x"})), "done"],
+        tools=[researcher.as_tool()],
+        usage_limits=UsageLimits(max_tool_calls=3),
+    )
+
+    reply = await lead.prompt("go")
+
+    assert [what for _, what, _ in log].count("start") == 2  # 1 for the lead, 2 inside
+    result = next(m for m in lead.state.messages if isinstance(m, ToolResultMessage))
+    text = result.content[0].text  # type: ignore[union-attr]
+    assert result.is_error and "max_tool_calls=3 (used 3 tool calls)" in text
+    assert reply.text == "done"  # the cap stops tool calls, not the lead's answer
+    assert transcript_problems(lead.state.messages) == []
+
+
 async def test_an_abort_during_a_sub_runs_tool_returns_fast_with_every_call_answered() -> None:
     started = asyncio.Event()
 
@@ -385,9 +413,10 @@ def test_each_token_of_nested_runs_counts_once_in_the_outermost_limit(
     lead_in: int, mid_in: list[int], leaf_in: list[int]
 ) -> None:
     """lead -> mid -> leaf, limits on the lead only: spending counted live at every level
-    and again from each result's usage is never counted twice. The lead's cap is the exact
-    total, so it is reached only after the last call, and says the total."""
+    and again from each result's usage is never counted twice. The lead's caps are the
+    exact totals (tokens, tool calls), so they are reached only after the last call."""
     total = lead_in + sum(mid_in) + sum(leaf_in)
+    calls_made = 2 + len(leaf_in) - 1  # lead -> mid, mid -> leaf, the leaf's lookups
 
     async def scenario() -> None:
         leaf_script: list[Any] = [calls(("lookup", {"n": 1}), usage=Usage(input=n))
@@ -404,7 +433,7 @@ def test_each_token_of_nested_runs_counts_once_in_the_outermost_limit(
             "lead",
             [calls(("mid", {"input": "x"}), usage=Usage(input=lead_in)), "never"],
             tools=[mid.as_tool()],
-            usage_limits=UsageLimits(max_input_tokens=total),
+            usage_limits=UsageLimits(max_input_tokens=total, max_tool_calls=calls_made),
         )
         with pytest.raises(UsageLimitExceeded) as caught:
             await lead.prompt("go")

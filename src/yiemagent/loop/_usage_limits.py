@@ -10,10 +10,11 @@ the run ends for it only once a call over the cap was refused.
 Nested runs (a sub-agent run by a tool call) share their enclosing runs' budgets live: while
 a call runs, its `CallUsage` is current (a context variable), a meter made inside the call
 adds everything it counts to it, and the enclosing meter counts what its running calls have
-spent so far, so parallel sub-runs see each other's spending, not only the budget left when
-they started. A nested meter's `reached()` also asks the enclosing one. When the call ends,
-its result's usage replaces what was counted live (never counted twice); a result
-without usage (a call cut off by its timeout or an abort) keeps the live count.
+spent so far (tokens, USD and tool calls), so parallel sub-runs see each other's spending,
+not only the budget left when they started. A nested meter's `reached()` and tool-call cap
+also ask the enclosing one. When the call ends, its result's usage replaces what was counted
+live (never counted twice); a result without usage (a call cut off by its timeout or an
+abort) keeps the live count; the nested tool calls stay counted.
 """
 
 from __future__ import annotations
@@ -34,13 +35,14 @@ class CallUsage:
     """What the runs nested in one tool call have spent so far, counted live in the meter of
     the run that made the call (`UsageMeter.start_call`); ignored once the call has ended."""
 
-    __slots__ = ("cost_usd", "ended", "input_tokens", "meter", "output_tokens")
+    __slots__ = ("cost_usd", "ended", "input_tokens", "meter", "output_tokens", "tool_calls")
 
     def __init__(self, meter: UsageMeter) -> None:
         self.meter = meter
         self.input_tokens = 0
         self.output_tokens = 0
         self.cost_usd = 0.0
+        self.tool_calls = 0
         self.ended = False
 
     def add(self, input_tokens: int, output_tokens: int, cost_usd: float) -> None:
@@ -51,6 +53,16 @@ class CallUsage:
         self.output_tokens += output_tokens
         self.cost_usd += cost_usd
         self.meter.add_running(input_tokens, output_tokens, cost_usd)
+
+    def add_call(self) -> None:
+        """Count a tool call a run nested in the call has run (and pass it further out)."""
+        if self.ended:
+            return
+        self.tool_calls += 1
+        meter = self.meter
+        meter.running_calls += 1
+        if meter.outer is not None:
+            meter.outer.add_call()
 
 
 current_call_usage: ContextVar[CallUsage | None] = ContextVar("yiemagent_call_usage", default=None)
@@ -73,6 +85,7 @@ class UsageMeter:
         "output_tokens",
         "refused",
         "running",
+        "running_calls",
         "tool_calls",
     )
 
@@ -86,6 +99,8 @@ class UsageMeter:
         self.tool_calls = 0
         self.running = [0, 0, 0.0]
         """What the run's calls still running have spent (input, output, USD)."""
+        self.running_calls = 0
+        """The tool calls the runs nested in its running calls have run."""
         self.outer = current_call_usage.get()
         """The enclosing run's call this run is nested in, if any."""
 
@@ -128,6 +143,8 @@ class UsageMeter:
         running[0] -= call.input_tokens
         running[1] -= call.output_tokens
         running[2] -= call.cost_usd
+        self.running_calls -= call.tool_calls
+        self.tool_calls += call.tool_calls  # they ran: they stay counted
         usage = result.usage
         if usage is None:
             spent = (call.input_tokens, call.output_tokens, call.cost_usd)
@@ -165,14 +182,22 @@ class UsageMeter:
         return None
 
     def refuse_tool_call(self) -> str | None:
-        """None and the call is counted, or the error result text of a call not run."""
-        reached = self.reached()
-        cap = self.limits.max_tool_calls
-        if reached is None and cap is not None and self.tool_calls >= cap:
-            reached = f"max_tool_calls={cap} (used {self.tool_calls} tool calls)"
+        """None and the call is counted (here and in the runs it is nested in), or the
+        error result text of a call not run."""
+        reached = self.reached() or self._calls_reached()
         if reached is not None:
             if self.refused is None:
                 self.refused = reached
             return f"not executed: {limit_text(reached)}"
         self.tool_calls += 1
+        if self.outer is not None:
+            self.outer.add_call()
         return None
+
+    def _calls_reached(self) -> str | None:
+        """The tool-call cap reached here or in a run this one is nested in, described."""
+        cap = self.limits.max_tool_calls
+        used = self.tool_calls + self.running_calls
+        if cap is not None and used >= cap:
+            return f"max_tool_calls={cap} (used {used} tool calls)"
+        return self.outer.meter._calls_reached() if self.outer is not None else None

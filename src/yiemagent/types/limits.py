@@ -36,7 +36,8 @@ class UsageLimits:
     """Cost in USD, from the models' prices (free calls never reach it: `0` allows only
     free models)."""
     max_tool_calls: int | None = None
-    """Tool calls run (calls refused by a limit are not counted)."""
+    """Tool calls run, those of sub-agents run as tools included (calls refused by a limit
+    are not counted)."""
 
     def __post_init__(self) -> None:
         for f in fields(self):
