@@ -97,6 +97,16 @@ def empty() -> list[TextContent]:
     return []
 
 
+@server.tool(description="Return `size` characters of text in two blocks, then an image.")
+def huge(size: int) -> list[Any]:
+    half = "x" * (size // 2)
+    return [
+        TextContent(type="text", text=half),
+        TextContent(type="text", text=half),
+        ImageContent(type="image", data=base64.b64encode(PNG).decode(), mime_type="image/png"),
+    ]
+
+
 @server.tool(description="Report `steps` progress notifications, then answer done.")
 async def progress(steps: int, ctx: Context) -> str:
     for i in range(1, steps + 1):

@@ -10,12 +10,15 @@ from __future__ import annotations
 import asyncio
 import base64
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from tests.mcp._kit import run_calls, text
 from tests.mcp.conftest import HttpTestServer, stdio_server
+from yiemagent import ConfigError
 from yiemagent.mcp import add_server
+from yiemagent.mcp.client import DEFAULT_MAX_RESULT_CHARS
 from yiemagent.tools import ToolStore
 from yiemagent.types import ImageContent, TextContent
 
@@ -75,6 +78,36 @@ async def test_an_image_that_is_not_base64_becomes_a_text_naming_it(store: ToolS
     texts = [block.text for block in result.content if isinstance(block, TextContent)]
     assert len(texts) == len(result.content) == 2, result.content
     assert all(t.startswith("[image image/png left out: ") and "base64" in t for t in texts)
+
+
+async def test_a_huge_output_is_cut_with_a_note_saying_how_much_there_was(
+    store: ToolStore,
+) -> None:
+    """A result carried by every later model call of the session must fit a model's
+    context: 3 MB of text would make each of them fail."""
+    [result] = await run_calls(store, ("huge", {"size": 3_000_000}))
+    assert not result.is_error
+    texts = [b.text for b in result.content if isinstance(b, TextContent)]
+    assert sum(len(t) for t in texts) < DEFAULT_MAX_RESULT_CHARS + 200
+    assert texts[-1].endswith(
+        "[output cut: the tool returned 3,000,000 characters of text; the first 100,000 are shown]"
+    )
+    assert isinstance(result.content[-1], ImageContent)  # what is not text stays
+    [small] = await run_calls(store, ("huge", {"size": 1000}))
+    assert [len(b.text) for b in small.content if isinstance(b, TextContent)] == [500, 500]
+
+
+async def test_max_result_chars_is_the_callers(markers: Path) -> None:
+    async with stdio_server(markers) as server:
+        whole, tiny = ToolStore("whole"), ToolStore("tiny")
+        await add_server(whole, server, max_result_chars=None)
+        await add_server(tiny, server, max_result_chars=10)
+        [kept] = await run_calls(whole, ("huge", {"size": 300_000}))
+        assert sum(len(b.text) for b in kept.content if isinstance(b, TextContent)) == 300_000
+        [cut] = await run_calls(tiny, ("huge", {"size": 300_000}))
+        assert text(cut).startswith("xxxxxxxxxx\n[output cut: the tool returned 300,000")
+        with pytest.raises(ConfigError, match="max_result_chars"):
+            await add_server(ToolStore("zero"), server, max_result_chars=0)
 
 
 async def test_structured_content_goes_to_details(store: ToolStore) -> None:

@@ -4,7 +4,7 @@ Each MCP tool keeps its name (with `prefix` if given; characters a provider reje
 `_`), its description and its input schema as given. A call runs the pipeline as any
 tool does (validation, hooks, timeout), then is one `tools/call`:
 progress notifications become `on_update`, an abort sends `notifications/cancelled`, and
-the answer is converted by `convert.result_from_mcp`.
+the answer is converted by `convert.result_from_mcp` (its text cut at `max_result_chars`).
 
 `notifications/tools/list_changed` refreshes the store: new tools are registered (offered on
 the next turn), changed ones replaced, removed ones unregistered; a call to a removed tool
@@ -32,11 +32,15 @@ from yiemagent.types.signal import AbortSignal
 if TYPE_CHECKING:
     from mcp.types import Tool
 
-__all__ = ["MCPToolSource", "add_server", "local_tool_name"]
+__all__ = ["DEFAULT_MAX_RESULT_CHARS", "MCPToolSource", "add_server", "local_tool_name"]
 
 logger = logging.getLogger(__name__)
 
 _INVALID = re.compile(r"[^A-Za-z0-9_-]")
+
+DEFAULT_MAX_RESULT_CHARS = 100_000
+"""The most characters of text an MCP call's result keeps unless `add_server` says
+otherwise: about 25,000 tokens, room for a long page or file in any hosted model's context."""
 
 
 class _Owner(Protocol):
@@ -89,12 +93,14 @@ class MCPToolSource:
         *,
         parallel: bool,
         timeout_s: float | None,
+        max_result_chars: int | None = None,
     ) -> None:
         self.store = store
         self.server = server
         self.prefix = prefix
         self.parallel = parallel
         self.timeout_s = timeout_s
+        self.max_result_chars = max_result_chars
         self._lock = threading.Lock()
         self._tools: dict[str, AgentTool] = {}  # local name -> the AgentTool we registered
         self.remove_listener = lambda: None
@@ -229,7 +235,7 @@ def _executor(source: MCPToolSource, remote_name: str, local_name: str) -> ToolE
             on_update(AgentToolResult([TextContent(text)], details))
 
         result = await server.call_tool(remote_name, args, signal=signal, on_progress=on_progress)
-        return result_from_mcp(result, remote_name)
+        return result_from_mcp(result, remote_name, max_chars=source.max_result_chars)
 
     execute.mcp_source = (source, remote_name)  # type: ignore[attr-defined]
     return execute
@@ -242,6 +248,7 @@ async def add_server(
     *,
     parallel: bool = True,
     timeout_s: float | None = None,
+    max_result_chars: int | None = DEFAULT_MAX_RESULT_CHARS,
 ) -> list[str]:
     """Connect `server` (if needed) and register its tools in a store.
 
@@ -254,25 +261,38 @@ async def add_server(
             MCP server answers concurrent requests, so the default is True.
         timeout_s: each call's timeout (`AgentTool.timeout_s`); default: the run's
             `tool_timeout_s`.
+        max_result_chars: the most characters of text a call's result keeps; the rest is
+            cut, with a note saying how much there was (None: no limit). A result larger
+            than the model's context would fail every later model call of the session.
 
     Returns:
         The registered tool names, in the server's order.
 
     Raises:
-        ConfigError: the `mcp` extra is missing, `prefix` is invalid, or a tool name is
-            already in the store (the text names both sources; nothing is registered).
+        ConfigError: the `mcp` extra is missing, `prefix` or `max_result_chars` is
+            invalid, or a tool name is already in the store (the text names both sources;
+            nothing is registered).
         MCPConnectionError: the server could not be started or did not answer in time.
     """
     if prefix is not None and (not prefix or _INVALID.search(prefix)):
         raise ConfigError(
             f"prefix must be 1+ characters from A-Z, a-z, 0-9, '_', '-', not {prefix!r}"
         )
+    if max_result_chars is not None and max_result_chars < 1:
+        raise ConfigError(f"max_result_chars must be >= 1 or None, not {max_result_chars!r}")
     owner = None if isinstance(target, ToolStore) else target
     store = target if isinstance(target, ToolStore) else target.tool_store
     if not isinstance(store, ToolStore):
         raise ConfigError(f"add_server needs a ToolStore or an Agent, got {type(target).__name__}")
     await server.connect()
-    source = MCPToolSource(store, server, prefix, parallel=parallel, timeout_s=timeout_s)
+    source = MCPToolSource(
+        store,
+        server,
+        prefix,
+        parallel=parallel,
+        timeout_s=timeout_s,
+        max_result_chars=max_result_chars,
+    )
     names = source.register(server.tools)
     source.remove_listener = server.add_tools_listener(source.sync)
     if owner is not None:

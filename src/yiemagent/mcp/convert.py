@@ -4,8 +4,9 @@ Client side (`result_from_mcp`): text and image blocks map one to one (an image 
 is not base64 becomes a text naming it); an embedded resource
 becomes its text (or an image, for an image blob); audio, binary blobs and resource links
 become a one-line text naming them. Structured content goes to `details`, and also as JSON
-text when there is no other content. `isError` raises `MCPToolError`, which the pipeline
-turns into the call's error result. A result is never empty.
+text when there is no other content. Text beyond `max_chars` is cut, with a note. `isError`
+raises `MCPToolError`, which the pipeline turns into the call's error result. A result is
+never empty.
 
 Server side (`result_to_mcp`): a `ToolResultMessage` becomes a `CallToolResult`: text and
 image blocks, `details` as `structuredContent` when it is a JSON object, `isError` from
@@ -82,12 +83,18 @@ def content_from_mcp(block: ContentBlock) -> TextContent | ImageContent:
     return TextContent(f"[unsupported MCP content {kind}]")
 
 
-def result_from_mcp(result: CallToolResult, tool_name: str) -> AgentToolResult:
+def result_from_mcp(
+    result: CallToolResult, tool_name: str, *, max_chars: int | None = None
+) -> AgentToolResult:
     """A `CallToolResult` as an `AgentToolResult`.
 
     Args:
         result: what the server answered.
         tool_name: the tool's name, for the texts of empty results.
+        max_chars: the most characters of text the result keeps (None: all). Text beyond
+            it is cut and a note says how much there was: every later model call of the
+            run and the session carries the result, so one that does not fit the model's
+            context would make each of them fail.
 
     Returns:
         Content blocks in the server's order; `details` is the structured content (a dict,
@@ -108,7 +115,38 @@ def result_from_mcp(result: CallToolResult, tool_name: str) -> AgentToolResult:
             content = [TextContent(json.dumps(structured, ensure_ascii=False, default=str))]
     if not content:
         content = [TextContent(f"(MCP tool {tool_name} returned no content)")]
+    if max_chars is not None:
+        content = _cut(content, max_chars)
     return AgentToolResult(content, details)
+
+
+def _cut(
+    content: list[TextContent | ImageContent], max_chars: int
+) -> list[TextContent | ImageContent]:
+    """`content` with at most `max_chars` characters of text; the last text kept ends with
+    a note saying how much there was."""
+    total = sum(len(b.text) for b in content if isinstance(b, TextContent))
+    if total <= max_chars:
+        return content
+    kept: list[TextContent | ImageContent] = []
+    room = max_chars
+    for block in content:
+        if isinstance(block, TextContent):
+            if room <= 0:
+                continue
+            block = TextContent(block.text[:room])
+            room -= len(block.text)
+        kept.append(block)
+    note = (
+        f"\n[output cut: the tool returned {total:,} characters of text; the first "
+        f"{max_chars:,} are shown]"
+    )
+    for index in reversed(range(len(kept))):
+        block = kept[index]
+        if isinstance(block, TextContent):
+            kept[index] = TextContent(block.text + note)
+            break
+    return kept
 
 
 def result_to_mcp(message: ToolResultMessage) -> CallToolResult:

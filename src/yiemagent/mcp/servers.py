@@ -93,6 +93,10 @@ def _errlog(wanted: TextIO | None) -> TextIO:
     return open(os.devnull, "w")  # lives as long as the process
 
 
+DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024
+"""The largest message an `MCPServerHTTP` may send unless told otherwise, bytes."""
+
+
 class MCPServerHTTP(MCPServer):
     """An MCP server reached over streamable HTTP at `url`.
 
@@ -106,9 +110,13 @@ class MCPServerHTTP(MCPServer):
             counts). A call whose server sends nothing for that long fails, saying the
             server went silent. A slow tool that sends no progress needs a larger value.
             The stream on which an idle server may send notifications has no bound.
+        max_message_bytes: the largest message the server may send (a tool's result, as
+            one server-sent event), bytes; a larger one ends the connection. The MCP SDK's
+            own bound, 1 MiB, failed every call whose result was larger (a long page, a
+            file); `add_server(max_result_chars=...)` bounds what the model then gets.
 
     Raises:
-        ConfigError: a URL that is not http(s).
+        ConfigError: a URL that is not http(s), or `max_message_bytes` < 1.
     """
 
     def __init__(
@@ -119,15 +127,19 @@ class MCPServerHTTP(MCPServer):
         name: str | None = None,
         connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S,
         timeout_s: float = 30.0,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
     ) -> None:
         from urllib.parse import urlsplit
 
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.netloc:
             raise ConfigError(f"MCP server URL must be http(s)://host[:port]/path, not {url!r}")
+        if max_message_bytes < 1:
+            raise ConfigError(f"max_message_bytes must be >= 1, not {max_message_bytes!r}")
         self.url = url
         self.headers = dict(headers) if headers is not None else None
         self.timeout_s = timeout_s
+        self.max_message_bytes = max_message_bytes
         super().__init__(name=name or parts.netloc, connect_timeout_s=connect_timeout_s)
 
     @property
@@ -151,7 +163,9 @@ class MCPServerHTTP(MCPServer):
             httpx2.AsyncClient(
                 headers=self.headers, timeout=httpx2.Timeout(self.timeout_s), transport=watch
             ) as client,
-            streamable_http_client(self.url, http_client=client) as streams,
+            streamable_http_client(
+                self.url, http_client=client, max_sse_event_size=self.max_message_bytes
+            ) as streams,
         ):
             yield streams
 
