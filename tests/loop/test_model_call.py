@@ -442,3 +442,21 @@ async def test_r5_9_run_agent_loop_does_not_raise() -> None:
     )
     assert messages[-1].stop_reason == "error"  # type: ignore[union-attr]
     assert "transform bug" in (messages[-1].error_message or "")  # type: ignore[union-attr]
+
+
+async def test_r5_8_a_slow_context_hook_does_not_switch_the_idle_watchdog_off() -> None:
+    """A `transform_context` slower than the idle limit (its time does not count) must
+    leave the watchdog running for the stream after it: a stalled stream still ends."""
+
+    async def slow_transform(messages: list[AgentMessage], signal: Any) -> list[AgentMessage]:
+        await asyncio.sleep(0.6)  # two idle limits
+        return messages
+
+    fm = FauxModel([faux_stall(after_chunks=1)])
+    config = AgentLoopConfig(
+        model=fm.model, transform_context=slow_transform, stream_idle_timeout_s=0.3
+    )
+    _, context = await asyncio.wait_for(run(fm, config), 10)
+    last = context.messages[-1]
+    assert isinstance(last, AssistantMessage) and last.stop_reason == "error"
+    assert last.error_message == "The model stream sent nothing for 0.3 s"

@@ -923,9 +923,9 @@ class Deadline:
             return
         now = self._loop.time()
         due = self._due()
-        if due is None:  # not waiting now: look again one limit later
+        if due is None:  # not waiting now (or on hooks only): look again one limit later
             limits = [self.grace_s] if self.aborted_at is not None else []
-            if self.timeout_s is not None and not self._abort_only:
+            if self.timeout_s is not None:
                 limits.append(self.timeout_s)
             if limits:
                 self._schedule(now + min(limits))
