@@ -266,6 +266,38 @@ async def test_the_parents_tool_call_cap_counts_the_sub_runs_calls() -> None:
     assert transcript_problems(lead.state.messages) == []
 
 
+async def test_a_run_that_outlives_the_call_it_started_in_has_its_own_limits_only() -> None:
+    """A tool that starts another agent's run in the background (`send`) and returns: once
+    the call is over, that run is no longer held to the caller's limits (here already
+    reached by the caller's own spending)."""
+    log: list[tuple[str, str, float]] = []
+    bg_fm = FauxModel([calls(("note", {"n": 1}), usage=Usage(input=5)), "noted"], delay_s=0.05)
+    background = Agent(
+        "bg",
+        bg_fm.model,
+        stream_fn=bg_fm.stream_fn,
+        tools=[slow_tool("note", log, delay_s=0)],
+        usage_limits=UsageLimits(max_input_tokens=10_000),
+    )
+
+    async def kick(call_id: str, args: dict[str, Any], signal: Any, on_update: Any) -> str:
+        background.send("take a note")
+        return "started"
+
+    from yiemagent import AgentTool
+
+    lead, _ = scripted(
+        "lead",
+        [calls(("kick", {}), usage=Usage(input=50)), answer("done", Usage(input=60))],
+        tools=[AgentTool("kick", "kick", "starts it", {"type": "object"}, kick)],
+        usage_limits=UsageLimits(max_input_tokens=100),
+    )
+    assert (await lead.prompt("go")).text == "done"  # 110 tokens: the lead's limit is reached
+
+    assert (await asyncio.wait_for(background.take_response(), 10)).text == "noted"
+    assert [what for _, what, _ in log] == ["start", "end"]  # its call was not refused
+
+
 async def test_an_abort_during_a_sub_runs_tool_returns_fast_with_every_call_answered() -> None:
     started = asyncio.Event()
 

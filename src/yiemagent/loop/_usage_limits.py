@@ -177,8 +177,9 @@ class UsageMeter:
         cap_usd = limits.max_cost_usd
         if cap_usd is not None and cost_usd > 0 and cost_usd >= cap_usd:
             return f"max_cost_usd={cap_usd:g} (used ${cost_usd:.6f})"
-        if self.outer is not None:
-            return self.outer.meter.reached()
+        outer = self.outer
+        if outer is not None and not outer.ended:  # a run outliving its call is on its own
+            return outer.meter.reached()
         return None
 
     def refuse_tool_call(self) -> str | None:
@@ -200,4 +201,5 @@ class UsageMeter:
         used = self.tool_calls + self.running_calls
         if cap is not None and used >= cap:
             return f"max_tool_calls={cap} (used {used} tool calls)"
-        return self.outer.meter._calls_reached() if self.outer is not None else None
+        outer = self.outer
+        return outer.meter._calls_reached() if outer is not None and not outer.ended else None
