@@ -10,6 +10,7 @@ import asyncio
 import sys
 import textwrap
 from asyncio.subprocess import PIPE
+from collections.abc import Callable
 from pathlib import Path
 
 import psycopg
@@ -99,12 +100,47 @@ def test_a_broken_connection_is_opened_again_and_keeps_the_lease(postgres_dsn: s
             "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
             "WHERE datname = current_database() AND pid <> pg_backend_pid()"
         )
-    with pytest.raises(psycopg.OperationalError):
-        store.load("s")  # the call that meets the break raises
-    store.append("s", UserMessage("after"))  # the next one reconnects
+    assert len(store.load("s")) == 1  # the call that meets the break reconnects
+    store.append("s", UserMessage("after"))
     assert [m.content[0].text for m in store.load("s")] == ["before", "after"]  # type: ignore[union-attr]
     with PostgresSessionStore(postgres_dsn) as other, pytest.raises(SessionBusyError):
         other.acquire("s")  # the lease's lock was taken again on the new connection
+    store.close()
+
+
+@pytest.mark.timeout(120)
+def test_every_call_that_meets_a_broken_idle_connection_goes_through(postgres_dsn: str) -> None:
+    """A server restart (or a proxy dropping idle connections) breaks the store's idle
+    connection; the next call of any kind reconnects and succeeds, so a `yiem serve`
+    replica does not answer its first request after a restart with a 500."""
+
+    def restart() -> None:
+        with psycopg.connect(postgres_dsn, autocommit=True) as admin:
+            admin.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            )
+
+    store = PostgresSessionStore(postgres_dsn)
+    calls: list[Callable[[], object]] = [
+        lambda: store.acquire("s"),
+        lambda: store.append("s", UserMessage("one")),
+        lambda: store.replace("s", [UserMessage("two"), UserMessage("three")]),
+        lambda: store.save_state("s", "k", "v"),
+        lambda: store.load_state("s", "k"),
+        lambda: store.list_sessions(),
+        lambda: store.load("s"),
+        lambda: store.append("t", UserMessage("other")),
+        lambda: store.clear("t"),
+    ]
+    for call in calls:
+        restart()
+        call()
+    assert [m.content[0].text for m in store.load("s")] == ["two", "three"]  # type: ignore[union-attr]
+    assert store.load_state("s", "k") == "v" and store.list_sessions() == ["s"]
+    restart()
+    with PostgresSessionStore(postgres_dsn) as other, pytest.raises(SessionBusyError):
+        other.acquire("s")  # still held, by the lock taken again on reconnecting
     store.close()
 
 

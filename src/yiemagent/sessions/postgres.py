@@ -28,8 +28,8 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
-from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from yiemagent.errors import ConfigError, SessionBusyError, install_hint
 from yiemagent.sessions import lease
@@ -44,6 +44,8 @@ __all__ = ["PostgresSessionStore"]
 
 SCHEMA_VERSION = 1
 
+_T = TypeVar("_T")
+
 
 class PostgresSessionStore:
     """A `SessionStore` (and `SessionStateStore`) in a PostgreSQL database, via psycopg 3.
@@ -52,8 +54,11 @@ class PostgresSessionStore:
     threads and the caller may all use it; each call is a short statement or transaction.
     Any number of stores, processes and hosts may share the database; each session has one
     writer at a time (`acquire`; an `Agent` takes it). The tables are created on first use.
-    A connection that broke (the server restarted) is opened again on the next call; the
-    call that met the break raises.
+    A connection that broke (the server restarted, a proxy dropped it while idle) is opened
+    again by the call that meets the break, which then runs once more: a read, or a write
+    whose transaction the break ended before its COMMIT was sent. Only a break during a
+    COMMIT is raised, since the write may have been made (an `Agent` checks before it
+    writes that message again).
 
     Args:
         dsn: a libpq connection string or URI, e.g. `"postgresql://user:pw@db:5432/app"`.
@@ -130,7 +135,7 @@ class PostgresSessionStore:
             psycopg.Error: the database cannot be read; RuntimeError: the store is closed.
         """
         with self._lock:
-            rows = self._open().execute(self._sql.load, (session_id,)).fetchall()
+            rows = self._again(lambda conn: conn.execute(self._sql.load, (session_id,)).fetchall())
         return decode_messages(row[0] for row in rows)
 
     def append(self, session_id: str, message: AgentMessage) -> None:
@@ -144,11 +149,14 @@ class PostgresSessionStore:
         row = message_row(message)
         if row is None:
             return
-        with self._lock, self._write(session_id) as conn:
-            role, data, timestamp = row
-            conn.execute(
-                self._sql.append, {"sid": session_id, "role": role, "data": data, "ts": timestamp}
-            )
+        role, data, timestamp = row
+        values = {"sid": session_id, "role": role, "data": data, "ts": timestamp}
+
+        def write(conn: psycopg.Connection[Any]) -> None:
+            conn.execute(self._sql.append, values)
+
+        with self._lock:
+            self._write(session_id, write, self._token(session_id))
 
     def replace(self, session_id: str, messages: Sequence[AgentMessage]) -> None:
         """Make `messages` the session's whole transcript, in one transaction: after a crash at
@@ -161,13 +169,15 @@ class PostgresSessionStore:
                 closed.
         """
         rows = [row for row in map(message_row, messages) if row is not None]
-        with self._lock, self._write(session_id) as conn:
+        numbered = [(session_id, seq, *row) for seq, row in enumerate(rows, 1)]
+
+        def write(conn: psycopg.Connection[Any]) -> None:
             conn.execute(self._sql.delete_messages, (session_id,))
             with conn.cursor() as cursor:
-                cursor.executemany(
-                    self._sql.insert_message,
-                    [(session_id, seq, *row) for seq, row in enumerate(rows, 1)],
-                )
+                cursor.executemany(self._sql.insert_message, numbered)
+
+        with self._lock:
+            self._write(session_id, write, self._token(session_id))
 
     def clear(self, session_id: str) -> None:
         """Delete the session's rows and saved values (one committed transaction).
@@ -176,14 +186,18 @@ class PostgresSessionStore:
             SessionBusyError: another live holder has the session's lease (nothing changed).
             psycopg.Error: the write failed; RuntimeError: the store is closed.
         """
-        with self._lock, self._write(session_id) as conn:
+
+        def write(conn: psycopg.Connection[Any]) -> None:
             conn.execute(self._sql.delete_messages, (session_id,))
             conn.execute(self._sql.delete_state, (session_id,))
+
+        with self._lock:
+            self._write(session_id, write, self._token(session_id))
 
     def list_sessions(self) -> list[str]:
         """Ids of the sessions with at least one row, in the order they were first written."""
         with self._lock:
-            rows = self._open().execute(self._sql.list_sessions).fetchall()
+            rows = self._again(lambda conn: conn.execute(self._sql.list_sessions).fetchall())
         return [str(row[0]) for row in rows]
 
     # ── SessionStateStore ──────────────────────────────────────────────────
@@ -195,7 +209,9 @@ class PostgresSessionStore:
             psycopg.Error: the database cannot be read; RuntimeError: the store is closed.
         """
         with self._lock:
-            row = self._open().execute(self._sql.load_state, (session_id, key)).fetchone()
+            row = self._again(
+                lambda conn: conn.execute(self._sql.load_state, (session_id, key)).fetchone()
+            )
         return None if row is None else bytes(row[0]).decode("utf-8")
 
     def save_state(self, session_id: str, key: str, value: str | None) -> None:
@@ -205,12 +221,16 @@ class PostgresSessionStore:
             SessionBusyError: another live holder has the session's lease (nothing changed).
             psycopg.Error: the write failed; RuntimeError: the store is closed.
         """
-        with self._lock, self._write(session_id) as conn:
+
+        def write(conn: psycopg.Connection[Any]) -> None:
             if value is None:
                 conn.execute(self._sql.delete_state_key, (session_id, key))
             else:
                 # bytes: a PostgreSQL text value cannot hold NUL characters; a value can
                 conn.execute(self._sql.save_state, (session_id, key, value.encode("utf-8")))
+
+        with self._lock:
+            self._write(session_id, write, self._token(session_id))
 
     # ── the writer lease (yiemagent.sessions.lease) ────────────────────────
 
@@ -226,24 +246,18 @@ class PostgresSessionStore:
             psycopg.Error: the database failed; RuntimeError: the store is closed.
         """
         holder = lease.new_holder()
+        values = (session_id, holder.token, holder.host, holder.pid, holder.started, now_ms())
+
+        def write(conn: psycopg.Connection[Any]) -> None:
+            if holder.token not in self._locked_tokens:  # a reconnect takes it again itself
+                conn.execute(self._sql.lock_token, token_key(holder.token))
+                self._locked_tokens.add(holder.token)
+            conn.execute(self._sql.put_lease, values)
+
         try:
             with self._lock:
-                conn = self._open()
                 try:
-                    with self._transaction(conn, session_id, None):
-                        conn.execute(self._sql.lock_token, token_key(holder.token))
-                        self._locked_tokens.add(holder.token)
-                        conn.execute(
-                            self._sql.put_lease,
-                            (
-                                session_id,
-                                holder.token,
-                                holder.host,
-                                holder.pid,
-                                holder.started,
-                                now_ms(),
-                            ),
-                        )
+                    self._write(session_id, write, None)
                 except BaseException:
                     self._unlock_token(holder.token)  # session-level: a rollback keeps it
                     raise
@@ -305,12 +319,42 @@ class PostgresSessionStore:
                 self._conn.execute(self._sql.lock_token, token_key(token))
         return self._conn
 
-    @contextlib.contextmanager
-    def _write(self, session_id: str) -> Iterator[psycopg.Connection[Any]]:
-        conn = self._open()
+    def _token(self, session_id: str) -> str | None:
         held = self._held.get(session_id)
-        with self._transaction(conn, session_id, None if held is None else held.token):
-            yield conn
+        return None if held is None else held.token
+
+    def _again(self, call: Callable[[psycopg.Connection[Any]], _T]) -> _T:
+        """`call(connection)`, made once more on a new connection when the first one
+        turns out to be broken (`_open` reconnects)."""
+        conn = self._open()
+        try:
+            return call(conn)
+        except self._psycopg.OperationalError:
+            if not conn.closed:
+                raise
+        return call(self._open())
+
+    def _write(
+        self,
+        session_id: str,
+        body: Callable[[psycopg.Connection[Any]], object],
+        token: str | None,
+    ) -> None:
+        """`body(connection)` in one transaction that holds the session's write lock and
+        checks its lease (`token`: the holder allowed besides dead ones). When the
+        connection breaks before the COMMIT is sent, the transaction is gone and is made
+        again on a new connection, once; a break during the COMMIT raises."""
+        for attempt in (1, 2):
+            conn = self._open()
+            committing = False
+            try:
+                with self._transaction(conn, session_id, token):
+                    body(conn)
+                    committing = True  # the block's end sends the COMMIT
+                return
+            except self._psycopg.OperationalError:
+                if committing or attempt == 2 or not conn.closed:
+                    raise
 
     @contextlib.contextmanager
     def _transaction(
