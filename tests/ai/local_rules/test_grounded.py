@@ -36,6 +36,17 @@ def test_a_string_of_made_up_numbers_stops_the_call_while_it_is_written() -> Non
     assert Grounded().stops(CALCULATOR, {"expression": "1"}, at) is None
 
 
+def test_a_factor_run_on_to_dozens_of_digits_is_stopped_and_dropped() -> None:
+    # "50 * 1000…0" for an exchange rate the model does not know: one number, made up.
+    at = scene(conversation("How much is 50 pounds in yen?"), [CALCULATOR])
+    runaway = {"expression": "50 * 1" + "0" * 40}
+    assert Grounded().stops(CALCULATOR, runaway, at) is not None
+    assert isinstance(Grounded().judge(CALCULATOR, runaway, at), Dropped)
+    assert Grounded().stops(CALCULATOR, {"expression": "50 * 1" + "0" * 12}, at) is None
+    given = scene(conversation("What is 1" + "0" * 40 + " * 2?"), [CALCULATOR])
+    assert Grounded().judge(CALCULATOR, {"expression": "1" + "0" * 40 + " * 2"}, given) is None
+
+
 async def test_through_the_provider_with_and_without_the_rule(
     fake: Callable[..., FakeRuntime],
 ) -> None:

@@ -188,15 +188,23 @@ def unbacked_numbers(text: str, grounding: Grounding) -> set[str]:
     return {m for m in _string_numbers(text) if not grounding.knows_number(float(m))}
 
 
+RUNAWAY_DIGITS = 30
+"""A number written with more digits than this that nothing backs is invented outright: the
+0.5B can run a factor on to hundreds of zeros (`50 * 1000…0` for a rate it does not know)."""
+
+
 def invented_numbers(text: str, grounding: Grounding) -> set[str]:
-    """`unbacked_numbers` of `text`, when there are `STRING_NUMBERS` or more of them and
-    `text` takes no number from what was given (else none).
+    """`unbacked_numbers` of `text`, when one has more than `RUNAWAY_DIGITS` digits, or
+    there are `STRING_NUMBERS` or more of them and `text` takes no number from what was
+    given (else none).
 
     A string that works on a given number brings the constants its computation needs:
     `(100 - 32) * 5 / 9` for "Convert 100 Fahrenheit to Celsius." holds 32, 5 and 9, which
     nobody wrote, and is grounded by its 100; `3 + 4 * 5 / 2 - 3` for a question about a
     README takes nothing given and is invented."""
     unknown = unbacked_numbers(text, grounding)
+    if any(sum(c.isdigit() for c in m) > RUNAWAY_DIGITS for m in unknown):
+        return unknown
     if len(unknown) < STRING_NUMBERS:
         return set()
     if any(grounding.has_number(float(m)) for m in _string_numbers(text)):
