@@ -18,7 +18,7 @@ from collections.abc import Callable, Collection, Sequence
 from typing import Any, Literal, Protocol
 
 from yiemagent.ai.builder import MessageBuilder, parse_partial_json
-from yiemagent.ai.providers.local.prompt import ANSWER_TEXT, answer_name, call_key
+from yiemagent.ai.providers.local.prompt import ANSWER_TEXT, answer_name, call_key, copies
 from yiemagent.ai.providers.local.rules.contract import CallRule, CallScene, Repaired, RuleNote
 from yiemagent.types.tools import AgentTool
 
@@ -281,15 +281,18 @@ class ReplyDecoder:
         "_answer",
         "_answer_name",
         "_builder",
+        "_copied",
         "_extra",
         "_gate",
         "_held",
         "_items",
         "_judge",
         "_open",
+        "_own",
         "_refused",
         "_scene",
         "_sent",
+        "_shown",
         "_tools",
         "notes",
     )
@@ -301,6 +304,7 @@ class ReplyDecoder:
         *,
         hold: bool = False,
         judge: Callable[[str], bool] | None = None,
+        own: str | None = None,
     ) -> None:
         """Args:
         builder: Receives the message's events.
@@ -309,6 +313,9 @@ class ReplyDecoder:
         judge: With `hold`, asked of a held answer that grows past `HOLD_CHARS`: True
             refuses it (`refused`; it stays held and generation may stop), False lets it
             stream from there.
+        own: An instruction of the provider's that the answer must not copy
+            (`prompt.copies`): an answer that starts as it does is not shown until it
+            differs, and one that copies it is stopped (`copied`).
         """
         self._builder = builder
         self._tools = gate.tools
@@ -320,6 +327,10 @@ class ReplyDecoder:
         self._held = hold
         self._judge = judge
         self._refused = False
+        self._own = own
+        self._copied = False
+        self._shown = 0
+        """How much of the answer was emitted as text."""
         self._open: tuple[str, int] | None = None
         """The call being streamed: its name and where its arguments start in the item."""
         self._sent = 0
@@ -367,7 +378,12 @@ class ReplyDecoder:
         nothing backs), or `judge` refused the held answer (`refused`): the provider stops
         generating instead of waiting for a runaway expression or a made-up answer to
         end, and asks again."""
-        return self._gate.hopeless is not None or self._refused
+        return self._gate.hopeless is not None or self._refused or self._copied
+
+    @property
+    def copied(self) -> bool:
+        """Whether the answer copies the provider's instruction `own` (nothing of it shown)."""
+        return self._copied
 
     @property
     def refused(self) -> bool:
@@ -443,20 +459,35 @@ class ReplyDecoder:
             answer = "\n".join(part for part in answer.values() if isinstance(part, str))
         if not isinstance(answer, str):
             return
-        sent = self._answer or ""
+        known = self._answer or ""
         if self._answer is None:
             self._answer = ""
         # A half-received escape can make the partial string differ from the last one;
-        # emit only when it extends what was already sent.
-        if len(answer) > len(sent) and answer.startswith(sent):
-            self._answer = answer
-            if self._held and len(answer) > HOLD_CHARS and not self._refused:
-                if self._judge is not None and self._judge(answer):
-                    self._refused = True  # judged on what it has said so far
-                else:
-                    self.release()  # a long answer streams from here
-            elif not self._held:
-                self._builder.text_delta(answer[len(sent) :])
+        # take it only when it extends what was already received.
+        if len(answer) <= len(known) or not answer.startswith(known) or self._copied:
+            return
+        self._answer = answer
+        if self._own is not None:
+            verdict = copies(answer, self._own)
+            if verdict is None:  # it may still turn into a copy: nothing shown yet
+                return
+            self._copied = verdict
+            if verdict:
+                return
+            self._own = None
+        if self._held and len(answer) > HOLD_CHARS and not self._refused:
+            if self._judge is not None and self._judge(answer):
+                self._refused = True  # judged on what it has said so far
+            else:
+                self.release()  # a long answer streams from here
+        elif not self._held:
+            self._show()
+
+    def _show(self) -> None:
+        answer = self._answer or ""
+        if len(answer) > self._shown:
+            self._builder.text_delta(answer[self._shown :])
+            self._shown = len(answer)
 
     @property
     def answer(self) -> str | None:
@@ -469,10 +500,11 @@ class ReplyDecoder:
         return self._held
 
     def release(self) -> None:
-        """Emit an answer held back (`hold`) whole; later text streams as it comes."""
-        if self._held and self._answer:
-            self._builder.text_delta(self._answer)
+        """Emit an answer held back (`hold`) whole; later text streams as it comes. An
+        answer that copies `own`, or may still turn into a copy, is not emitted."""
         self._held = False
+        if self._own is None and not self._copied:
+            self._show()
 
     def finish(self, cut: bool) -> tuple[ReplyKind, set[str]]:
         """Flush what is left (`cut`: generation ended early); returns the reply's kind and,
@@ -481,6 +513,10 @@ class ReplyDecoder:
         if self._answer is not None:
             if current:
                 self._emit_answer(current)
+            if self._own is not None and not self._copied:  # it ended before it could copy
+                self._own = None
+                if not self._held:
+                    self._show()
             return "answer", set()
         if self._gate.hopeless is not None or self._extra:
             # A stopped call is asked again; an extra call cut short is dropped, the calls

@@ -379,6 +379,17 @@ def last_results(messages: Sequence[Message]) -> int:
     return count
 
 
+def results_text(messages: Sequence[Message]) -> str:
+    """The text of the tool results that end `messages` (the last round's), a blank line
+    apart, as `results_turn` shows them to the model."""
+    count = last_results(messages)
+    results = [m for m in messages[len(messages) - count :] if isinstance(m, ToolResultMessage)]
+    texts = [content_text(m.content) or "(no output)" for m in results]
+    return "\n\n".join(
+        f"Error: {text}" if m.is_error else text for m, text in zip(results, texts, strict=True)
+    )
+
+
 def tool_rounds(messages: Sequence[Message]) -> int:
     """Assistant messages with tool calls after the last user message (the current prompt's
     tool rounds so far)."""
@@ -448,6 +459,29 @@ AFTER_RESULTS = (
     "Those are the results of the calls you made for my request. "
     "Answer it now, using only these results."
 )
+
+
+COPY_WORDS = 6
+"""How many first words of an answer `copies` compares with an instruction."""
+_ANSWER_WORD = re.compile(r"[a-z0-9']+")
+
+
+def copies(answer: str, instruction: str = AFTER_RESULTS) -> bool | None:
+    """Whether `answer` copies `instruction` (one of the provider's own turns): its first
+    `COPY_WORDS` words (lower-cased) match the instruction's at all but one place ("These
+    are the results of the calls…" copies `AFTER_RESULTS`). None while the answer has fewer
+    whole words and they match so far (it may still turn into a copy); False once it
+    cannot. An answer that ends before `COPY_WORDS` words is not a copy."""
+    said = _ANSWER_WORD.findall(answer.lower())
+    own = _ANSWER_WORD.findall(instruction.lower())[:COPY_WORDS]
+    growing = bool(said) and (answer[-1].isalnum() or answer[-1] == "'")
+    whole = said[:-1] if growing else said
+    misses = sum(a != b for a, b in zip(whole, own, strict=False))
+    if growing and len(said) <= len(own) and not own[len(said) - 1].startswith(said[-1]):
+        misses += 1
+    if misses > 1:
+        return False
+    return True if len(whole) >= len(own) else None
 
 
 def results_turn(results: Sequence[str]) -> str:

@@ -50,6 +50,7 @@ from yiemagent.ai.providers.local.native import (
     native_system_prompt,
 )
 from yiemagent.ai.providers.local.prompt import (
+    AFTER_RESULTS,
     MAX_CALLS,
     NAME_PREFIX,
     answer_name,
@@ -59,6 +60,7 @@ from yiemagent.ai.providers.local.prompt import (
     extra_call_grammar,
     not_given_turns,
     reply_schema,
+    results_text,
     system_prompt,
     tool_rounds,
 )
@@ -309,10 +311,11 @@ async def _generate_reply(
         # Past `HOLD_CHARS` an answer is judged only after a drop: a long answer otherwise
         # streams (a story's numbers are its own).
         judge = (lambda text: bool(made_up(text))) if tell_no_tool else None
+        own = AFTER_RESULTS if offer.no_echo else None
         decoder = (
             NativeDecoder(builder, gate)
             if native
-            else ReplyDecoder(builder, gate, hold=hold, judge=judge)
+            else ReplyDecoder(builder, gate, hold=hold, judge=judge, own=own)
         )
         if native:
             request["grammar"] = native_grammar(tools, drop=dropped, answer=answers)
@@ -325,6 +328,17 @@ async def _generate_reply(
         outcome = await stream_chunks(runtime, request, builder, decoder, options, deadline)
         notes += decoder.notes
         usage.add(usage_from_openai(outcome.usage))
+        if isinstance(decoder, ReplyDecoder) and decoder.copied:
+            # `rules.ResultsEcho`: asked again once with the copy's first word barred
+            # (llama.cpp's `logit_bias` by text); a second copy is replaced by the results.
+            if "logit_bias" not in request:
+                first = (decoder.answer or "").split(maxsplit=1)[0]
+                notes.append(RuleNote("results_echo", "stopped", f"an answer copying {first!r}…"))
+                request["logit_bias"] = [[first, False]]
+                outcome = None
+                continue
+            notes.append(RuleNote("results_echo", "repaired", "the results given as the answer"))
+            builder.text_delta(results_text(messages))
         if isinstance(decoder, ReplyDecoder) and decoder.holding and outcome.kind == "answer":
             check_answer = False
             figures = made_up(decoder.answer or "")

@@ -115,6 +115,9 @@ class Offer:
     """Whether an answer after a dropped call is held back and, when it states a number
     nothing the model was given backs, refused once: the model is told no tool gives that
     (`prompt.not_given_turns`) and only the answer is offered."""
+    no_echo: bool = False
+    """Whether an answer that copies `prompt.AFTER_RESULTS` is stopped and asked again with
+    its first word barred, and a second copy replaced by the round's results."""
     notes: list[RuleNote] = field(default_factory=list)
 
     def note(self, rule: str, action: RuleAction, what: str) -> None:

@@ -24,6 +24,7 @@ __all__ = [
     "GivenFile",
     "NamedTool",
     "NamedUnused",
+    "ResultsEcho",
     "RoundBudget",
     "UnbackedAnswer",
     "UnknownTool",
@@ -230,6 +231,25 @@ class AnswerParts(OfferRule):
         offer.parts = result_labels(
             turn.messages, [m for m in results if isinstance(m, ToolResultMessage)]
         )
+
+
+class ResultsEcho(OfferRule):
+    """After results, an answer that copies the words handing them back
+    (`prompt.AFTER_RESULTS`) is stopped before any of it shows, and asked again with its
+    first word barred; a second copy gives way to the results themselves.
+
+    After `calculator {"expression": "5 * 2.2"}` returned "5 * 2.2 = 11", the 0.5B
+    answered "Those are the results of the calls you made for my request. Answer it now,
+    …" (bad: our instruction, shown as the answer); asked again without "Those", it
+    reports the result (good). An answer is held back only while its first words match
+    the instruction's (`prompt.copies`). The JSON reply only, when the prompt ends with a
+    round's results.
+    """
+
+    name = "results_echo"
+
+    async def shape(self, turn: Turn, offer: Offer) -> None:
+        offer.no_echo = not turn.native and last_results(turn.messages) > 0
 
 
 class ExtraCall(OfferRule):
