@@ -408,3 +408,32 @@ def test_a_long_streamed_answer_costs_events_in_proportion_to_its_length() -> No
         )
     assert deltas == answer
     assert size < 100 * len(answer)  # about 80 bytes of event per 4-character delta
+
+
+def test_a_failure_of_the_server_is_a_json_500_and_the_connection_stays_usable(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    store = InMemorySessionStore()
+    made = faux_agents(store, Tools())
+
+    def make_agent(session_id: str) -> Agent[Any]:
+        if session_id == "broken":
+            raise RuntimeError("the agent factory broke")
+        return made(session_id)
+
+    with (
+        serving(create_app(make_agent, session_store=store)) as url,
+        httpx.Client(base_url=url) as client,
+    ):
+        chat = {"messages": [{"role": "user", "content": "hi"}]}
+        for answer in [
+            client.post("/v1/sessions/broken/runs", json={"input": "hi"}),
+            client.post("/v1/chat/completions", json=chat, headers={"X-Session-Id": "broken"}),
+            client.get("/v1/sessions/broken/approvals"),
+        ]:  # on one keep-alive connection: each request after a failure is answered
+            assert answer.status_code == 500, answer.text
+            assert answer.json() == {
+                "error": "the server failed: RuntimeError: the agent factory broke"
+            }
+        run_events(client, start_run(client, "fine", "hello"))
+    assert "the agent factory broke" in caplog.text  # with its traceback, in the log

@@ -14,7 +14,7 @@ from starlette.responses import Response
 
 from yiemagent.errors import AgentBusyError, ConfigError, SessionBusyError, SessionCorruptError
 from yiemagent.serve._api import Api, BadRequest, error
-from yiemagent.serve._guard import Guard, check_origin
+from yiemagent.serve._guard import Failures, Guard, check_origin
 from yiemagent.serve._runs import Busy, MakeAgent, RunHub
 
 if TYPE_CHECKING:
@@ -130,6 +130,7 @@ def create_app(
             allowed_hosts=allowed_hosts,
         )
     )
+    middleware.append(Middleware(Failures))
     app = Starlette(
         routes=routes,
         middleware=middleware,

@@ -1,5 +1,6 @@
-"""What stands in front of every route: the bearer token, the request body cap, and the
-origins CORS lets in (`check_origin`).
+"""What stands in front of every route: the bearer token, the request body cap, the
+origins CORS lets in (`check_origin`), and `Failures`, which answers a route's unexpected
+error as JSON.
 
 `Guard` is an ASGI middleware. With a token, every request but `GET /healthz` and the page
 itself (`GET /`, which holds no data and asks for the token) needs `Authorization: Bearer
@@ -19,6 +20,7 @@ from __future__ import annotations
 import hmac
 import ipaddress
 import json
+import logging
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -28,7 +30,9 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from yiemagent.errors import ConfigError
 
-__all__ = ["OPEN_PATHS", "Guard", "check_origin", "is_loopback"]
+__all__ = ["OPEN_PATHS", "Failures", "Guard", "check_origin", "is_loopback"]
+
+logger = logging.getLogger(__name__)
 
 OPEN_PATHS = frozenset({"/healthz", "/", "/favicon.ico"})
 """Served without the token: the health check and the page (which asks for the token)."""
@@ -195,6 +199,35 @@ class Guard:
             if not message.get("more_body", False):
                 break
         return b"".join(chunks)
+
+
+class Failures:
+    """Answers a route's unexpected exception with 500 `{"error": text}` (the traceback
+    goes to the log) while no response has started. Starlette's own answer was plain text,
+    and the exception it then raised on made Uvicorn drop the connection, so a keep-alive
+    client's next request failed too."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def watch(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, receive, watch)
+        except Exception as exc:
+            if started:
+                raise
+            logger.exception("%s %s failed", scope["method"], scope["path"])
+            await _reply(send, 500, f"the server failed: {type(exc).__name__}: {exc}", [])
 
 
 def _netloc_part(text: str, part: str, *, whole: bool = False) -> str:
