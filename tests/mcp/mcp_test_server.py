@@ -144,6 +144,13 @@ async def remove_tool(name: str, ctx: Context) -> str:
     return f"removed {name}"
 
 
+@server.tool(description="Announce a change of the tool list `times` times.")
+async def announce(times: int, ctx: Context) -> str:
+    for _ in range(times):
+        await ctx.session.send_tool_list_changed()
+    return f"announced {times} times"
+
+
 @server.tool(description="Kill the server process at once (exit code 3).")
 def crash() -> str:
     sys.stdout.flush()

@@ -126,6 +126,24 @@ async def test_list_changed_adds_and_removes_tools(server: MCPServer) -> None:
     assert text(results).startswith('Tool "fresh" not found')
 
 
+async def test_many_changes_announced_at_once_are_not_listed_once_each(
+    server: MCPServer,
+) -> None:
+    """A server that announces 200 changes in a row gets the refresh under way and one more
+    `tools/list` for all that came meanwhile, not 200 concurrent ones."""
+    store = await _store(server)
+    listings: list[int] = []
+    remove = server.add_tools_listener(lambda tools: listings.append(len(tools)))
+    try:
+        [result] = await run_calls(store, ("announce", {"times": 200}))
+        assert text(result) == "announced 200 times"
+        await _until(lambda: len(listings) >= 1)
+        await asyncio.sleep(1.0)  # any listing still to come
+        assert 1 <= len(listings) < 100, len(listings)
+    finally:
+        remove()
+
+
 async def _run_with_tools(tools: list, name: str):  # type: ignore[no-untyped-def, type-arg]
     from tests.mcp._kit import MODEL
     from yiemagent.ai.providers.faux import faux_message, faux_tool_call

@@ -94,6 +94,8 @@ class MCPServer:
         self._main: asyncio.Task[None] | None = None
         self._reconnect: asyncio.Lock | None = None
         self._refreshing: asyncio.Task[None] | None = None
+        self._stale = False
+        """A `tools/list_changed` came while a refresh was under way."""
         self._in_flight: set[asyncio.Task[Any]] = set()
         self._undelivered = False
         self._silences = 0
@@ -436,7 +438,10 @@ class MCPServer:
         from mcp.types import ToolListChangedNotification
 
         if isinstance(message, ToolListChangedNotification):
-            self._refreshing = asyncio.ensure_future(self._refresh_after_change())
+            if self._refreshing is not None and not self._refreshing.done():
+                self._stale = True  # the refresh under way lists once more when it is done
+            else:
+                self._refreshing = asyncio.ensure_future(self._refresh_after_change())
         elif isinstance(message, Exception):
             logger.warning(
                 "MCP server %s wrote a line that is not JSON-RPC (%s); a server writes its "
@@ -446,10 +451,16 @@ class MCPServer:
             )
 
     async def _refresh_after_change(self) -> None:
-        try:
-            await self._refresh()
-        except Exception as exc:  # the store keeps the last listing; the next change retries
-            logger.warning("%s: refreshing the tools failed: %s", self.label, describe(exc))
+        """List the tools after `tools/list_changed`; the changes announced meanwhile are
+        covered by one more listing, not one each (a server may announce many at once)."""
+        self._stale = True
+        while self._stale:
+            self._stale = False
+            try:
+                await self._refresh()
+            except Exception as exc:  # the store keeps the last listing; the next change retries
+                logger.warning("%s: refreshing the tools failed: %s", self.label, describe(exc))
+                return
 
     async def _refresh(self) -> None:
         if self._state == "down":
