@@ -437,3 +437,41 @@ def test_a_failure_of_the_server_is_a_json_500_and_the_connection_stays_usable(
             }
         run_events(client, start_run(client, "fine", "hello"))
     assert "the agent factory broke" in caplog.text  # with its traceback, in the log
+
+
+class CountingStore(SqliteSessionStore):
+    """A real SQLite store that counts the transcripts read."""
+
+    loads = 0
+
+    def load(self, session_id: str) -> list[Any]:
+        self.loads += 1
+        return super().load(session_id)
+
+
+def test_listing_sessions_reads_each_transcript_once_not_at_every_listing(
+    tmp_path: Path,
+) -> None:
+    """The page lists the sessions after every run; a title is the session's first user
+    message, and reading it read the whole transcript, of each of 100 sessions, each time."""
+    with (
+        CountingStore(tmp_path / "s.db") as store,
+        faux_server(store) as (url, _),
+        httpx.Client(base_url=url) as client,
+    ):
+        for n in range(3):
+            run_events(client, start_run(client, f"s{n}", f"question {n}"))
+        before = store.loads
+        first = client.get("/v1/sessions").json()
+        assert [s["title"] for s in first["sessions"]] == ["question 2", "question 1", "question 0"]
+        assert store.loads - before == 3
+        run_events(client, start_run(client, "s1", "more"))
+        before = store.loads
+        assert client.get("/v1/sessions").json() == first
+        assert store.loads == before  # nothing read again
+        assert client.delete("/v1/sessions/s1").is_success
+        run_events(client, start_run(client, "s1", "a new start"))
+        titles = {
+            s["session_id"]: s["title"] for s in client.get("/v1/sessions").json()["sessions"]
+        }
+        assert titles["s1"] == "a new start"

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import unicodedata
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
@@ -43,6 +44,9 @@ __all__ = [
 
 sse_ping_s = 15.0
 """Seconds between keep-alive comments on an idle event stream."""
+
+_TITLES_KEPT = 4096
+"""Session titles `GET /v1/sessions` remembers."""
 
 
 class BadRequest(Exception):
@@ -216,6 +220,9 @@ class Api:
     def __init__(self, hub: RunHub, store: SessionStore) -> None:
         self.hub = hub
         self.store = store
+        self._titles: OrderedDict[str, str] = OrderedDict()
+        """Session id -> title (`GET /v1/sessions`): reading a title reads the whole
+        transcript, and the page lists the sessions after every run."""
 
     def routes(self) -> list[Route]:
         """The Starlette routes."""
@@ -300,12 +307,25 @@ class Api:
     async def list_sessions(self, request: Request) -> Response:
         ids = await asyncio.to_thread(self.store.list_sessions)
         shown = list(reversed(ids))[:100]
-        titles = await asyncio.to_thread(lambda: [self._title(sid) for sid in shown])
+        missing = [sid for sid in shown if sid not in self._titles]
+        found = await asyncio.to_thread(lambda: {sid: self._title(sid) for sid in missing})
+        self._remember_titles(found)
         sessions = []
-        for sid, title in zip(shown, titles, strict=True):
+        for sid in shown:
             active = self.hub.active(sid)
+            title = self._titles.get(sid) or found.get(sid, "")
             sessions.append({"session_id": sid, "title": title, "active_run": active and active.id})
         return JSONResponse({"sessions": sessions, "total": len(ids)})
+
+    def _remember_titles(self, found: dict[str, str]) -> None:
+        """Keep the titles found (the first user message of a session does not change while
+        it only grows), up to `_TITLES_KEPT`, the oldest found going first; on the event
+        loop thread."""
+        for sid, title in found.items():
+            if title:
+                self._titles[sid] = title
+        while len(self._titles) > _TITLES_KEPT:
+            self._titles.popitem(last=False)
 
     def _title(self, sid: str) -> str:
         for message in self.store.load(sid):
@@ -335,6 +355,7 @@ class Api:
 
     async def delete_session(self, request: Request) -> Response:
         sid = _sid(request)
+        self._titles.pop(sid, None)
         try:
             await self.hub.with_agent(sid, lambda agent: agent.reset())
         except SessionCorruptError:  # no agent opens it; the store's fenced clear still can
