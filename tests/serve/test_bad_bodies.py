@@ -197,3 +197,17 @@ def test_a_chat_id_beyond_latin_1_comes_back_percent_encoded(
         assert answer.headers["x-session-id"] == "%E6%97%A5%E6%9C%AC%20chat"
         assert "RUN_FINISHED" in answer.text or '"finish"' in answer.text
     assert len(stored(path, "日本 chat")) == 4  # two runs, each a prompt and its answer
+
+
+def test_a_stream_flag_that_is_no_boolean_is_a_400_not_a_stream(
+    server: tuple[httpx.Client, Path],
+) -> None:
+    client, _ = server
+    chat = {"messages": [{"role": "user", "content": "hi"}]}
+    for flag in ["false", 0, "no", []]:
+        answer = post(client, "/v1/chat/completions", {**chat, "stream": flag})
+        assert answer.status_code == 400, (flag, answer.text)
+        assert '"stream" must be true or false' in answer.json()["error"]
+    for flag in [False, None]:
+        answer = post(client, "/v1/chat/completions", {**chat, "stream": flag})
+        assert answer.json()["object"] == "chat.completion"

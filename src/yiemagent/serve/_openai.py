@@ -117,13 +117,16 @@ class _Completions:
 
     async def complete(self, request: Request) -> Response:
         data = await read_json(request)
+        stream = data.get("stream")
+        if stream is not None and not isinstance(stream, bool):  # "false" is truthy
+            raise BadRequest(f'"stream" must be true or false, not {stream!r}')
         conversation = _conversation(data)
         session_id = request.headers.get("x-session-id") or f"chat-{uuid.uuid4().hex[:16]}"
         run = await start_conversation(self.hub, session_id, conversation)
         reply_id = f"chatcmpl-{run.id}"
         model = str(data.get("model") or MODEL_ID)
         headers = {"X-Session-Id": session_header(session_id), "X-Run-Id": run.id}
-        if data.get("stream"):
+        if stream:
             options = data.get("stream_options") or {}
             usage = isinstance(options, dict) and bool(options.get("include_usage"))
             chunks = self._chunks(run, reply_id, model, session_id, usage)
