@@ -193,3 +193,24 @@ async def test_an_append_cut_after_its_commit_is_stored_once(postgres_dsn: str) 
         store.close()
     finally:
         proxy.close()
+
+
+async def test_a_saved_value_that_is_not_text_does_not_lock_the_session_out(
+    postgres_dsn: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Bytes another program wrote where the held-calls record goes (not UTF-8) made the
+    session impossible to open: building its Agent raised."""
+    store = PostgresSessionStore(postgres_dsn)
+    store.append("s", UserMessage("hi"))
+    with psycopg.connect(postgres_dsn, autocommit=True) as admin:
+        admin.execute(
+            "INSERT INTO yiemagent.session_state VALUES ('s', 'held_tool_calls', %s)",
+            (b"\xff\xfe\x00garbage",),
+        )
+    fm = FauxModel(["hello again"])
+    agent = Agent(model=fm.model, stream_fn=fm.stream_fn, session_store=store, session_id="s")
+    assert agent.pending_approvals == []
+    assert (await agent.prompt("again")).content[0].text == "hello again"  # type: ignore[union-attr]
+    await agent.close()
+    assert "not UTF-8 text" in caplog.text
+    store.close()

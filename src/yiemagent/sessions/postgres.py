@@ -26,6 +26,7 @@ judges them (`yiemagent.sessions.lease`). A connection pooler must therefore kee
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -41,6 +42,8 @@ if TYPE_CHECKING:
     import psycopg
 
 __all__ = ["PostgresSessionStore"]
+
+logger = logging.getLogger(__name__)
 
 SCHEMA_VERSION = 1
 
@@ -203,7 +206,9 @@ class PostgresSessionStore:
     # ── SessionStateStore ──────────────────────────────────────────────────
 
     def load_state(self, session_id: str, key: str) -> str | None:
-        """The value saved under `key` for the session, or `None`.
+        """The value saved under `key` for the session, or `None`. Stored bytes that are not
+        UTF-8 (written by something else) are read with replacement characters, logged,
+        so the session still opens (an unreadable record of held calls is ignored).
 
         Raises:
             psycopg.Error: the database cannot be read; RuntimeError: the store is closed.
@@ -212,7 +217,20 @@ class PostgresSessionStore:
             row = self._again(
                 lambda conn: conn.execute(self._sql.load_state, (session_id, key)).fetchone()
             )
-        return None if row is None else bytes(row[0]).decode("utf-8")
+        if row is None:
+            return None
+        raw = bytes(row[0])
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError:  # not written by save_state: read what can be read
+            logger.warning(
+                "session store: the saved %r of session %r is not UTF-8 text (%d bytes); "
+                "read with replacement characters",
+                key,
+                session_id,
+                len(raw),
+            )
+            return raw.decode("utf-8", "replace")
 
     def save_state(self, session_id: str, key: str, value: str | None) -> None:
         """Save `value` under `key` (`None` deletes it), committed before returning.
