@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from tests.sessions.test_store_contract import every_message_type
-from yiemagent import ConfigError, TextContent, UserMessage
+from yiemagent import Agent, ConfigError, TextContent, UserMessage
+from yiemagent.ai.providers.faux import FauxModel
 from yiemagent.sessions import SqliteSessionStore
 
 # ── SQLite specifics ────────────────────────────────────────────────────────
@@ -79,6 +80,32 @@ def test_sqlite_row_that_does_not_decode_is_skipped(
             loaded = store.load("s")
     assert [m.content[0].text for m in loaded] == ["one", "three"]  # type: ignore[union-attr]
     assert "does not load" in caplog.text
+
+
+async def test_sqlite_bytes_that_are_not_utf8_do_not_lock_a_session_out(tmp_path: Path) -> None:
+    """SQLite keeps any bytes written as TEXT, and sqlite3 raised on each that is not UTF-8:
+    one such row (or held-calls record, or session id) made every read of the session
+    fail, and with it every Agent built on it and every listing of the sessions."""
+    path = tmp_path / "s.db"
+    mangled = '{"role":"user","timestamp":1,"content":[{"type":"text","text":"t\xffo"}]}'
+    with SqliteSessionStore(path) as store:
+        store.append("s", UserMessage("one"))
+        with sqlite3.connect(path) as conn:
+            for row in [
+                "('s', 2, 'user', CAST(X'7B22726F6C65223AFF7D' AS TEXT), 0)",  # {"role":\xff}
+                f"('s', 3, 'user', CAST(X'{mangled.encode('latin-1').hex()}' AS TEXT), 0)",
+                "(CAST(X'61FF' AS TEXT), 1, 'user', '{}', 0)",  # a session id
+            ]:
+                conn.execute(f"INSERT INTO messages VALUES {row}")
+            conn.execute(
+                "INSERT INTO session_state VALUES ('s', 'held_tool_calls', CAST(X'FFFE' AS TEXT))"
+            )
+        fm = FauxModel(["fine"])
+        agent = Agent(model=fm.model, stream_fn=fm.stream_fn, session_store=store, session_id="s")
+        assert [m.content[0].text for m in agent.state.messages] == ["one", "t\ufffdo"]  # type: ignore[union-attr]
+        assert (await agent.prompt("again")).content[0].text == "fine"  # type: ignore[union-attr]
+        await agent.close()
+        assert store.list_sessions() == ["s", "a\ufffd"]
 
 
 def test_sqlite_bad_file_and_newer_schema_are_config_errors(tmp_path: Path) -> None:

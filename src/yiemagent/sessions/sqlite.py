@@ -148,9 +148,10 @@ class SqliteSessionStore:
         with self._lock:
             self._check_open()
             rows = self._conn.execute(
-                "SELECT data FROM messages WHERE session_id = ? ORDER BY seq", (session_id,)
+                "SELECT CAST(data AS BLOB) FROM messages WHERE session_id = ? ORDER BY seq",
+                (session_id,),
             ).fetchall()
-        return decode_messages(row[0] for row in rows)
+        return decode_messages(_text(row[0]) for row in rows)
 
     def append(self, session_id: str, message: AgentMessage) -> None:
         """Write one message as the session's next row, committed before returning. A message
@@ -290,10 +291,10 @@ class SqliteSessionStore:
         with self._lock:
             self._check_open()
             row = self._conn.execute(
-                "SELECT value FROM session_state WHERE session_id = ? AND key = ?",
+                "SELECT CAST(value AS BLOB) FROM session_state WHERE session_id = ? AND key = ?",
                 (session_id, key),
             ).fetchone()
-        return None if row is None else str(row[0])
+        return None if row is None else _text(row[0])
 
     def save_state(self, session_id: str, key: str, value: str | None) -> None:
         """Save `value` under `key` (`None` deletes it), committed before returning.
@@ -331,9 +332,10 @@ class SqliteSessionStore:
         with self._lock:
             self._check_open()
             rows = self._conn.execute(
-                "SELECT session_id FROM messages GROUP BY session_id ORDER BY MIN(rowid)"
+                "SELECT CAST(session_id AS BLOB) FROM messages GROUP BY session_id "
+                "ORDER BY MIN(rowid)"
             ).fetchall()
-        return [row[0] for row in rows]
+        return [_text(row[0]) for row in rows]
 
     def close(self) -> None:
         """Release the leases this store holds and close the connection (idempotent); the
@@ -364,3 +366,11 @@ class SqliteSessionStore:
     def _check_open(self) -> None:
         if self._closed:
             raise RuntimeError(f"the session store {self.path!r} is closed")
+
+
+def _text(value: bytes) -> str:
+    """A stored text read as bytes (`CAST(... AS BLOB)`): SQLite keeps whatever bytes were
+    written, and sqlite3 raises on a TEXT value that is not UTF-8, which made every read of
+    the session fail; here such bytes become replacement characters (a message that then
+    does not parse is skipped, as any row that does not decode)."""
+    return value.decode("utf-8", "replace")
