@@ -177,6 +177,9 @@ if __name__ == "__main__":
     _start_checks()
     if sys.argv[1:] == ["--never-answer"]:
         time.sleep(120)  # reads nothing, answers nothing: initialize never completes
+    elif sys.argv[1:] == ["--stderr-banner"]:  # as many servers log their start
+        print("BANNER: the test server logs on stderr", file=sys.stderr, flush=True)
+        server.run()
     elif len(sys.argv) == 3 and sys.argv[1] == "--http":
         server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
     else:

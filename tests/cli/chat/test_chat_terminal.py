@@ -361,6 +361,22 @@ def test_mcp_tools_are_offered_and_a_lost_server_is_one_line(data_dir: Path) -> 
         pane.close()
 
 
+def test_an_mcp_server_s_stderr_goes_to_a_log_not_onto_the_screen(data_dir: Path) -> None:
+    server = Path(__file__).resolve().parents[2] / "mcp" / "mcp_test_server.py"
+    command = f"{sys.executable} {server} --stderr-banner"
+    pane = Pane(data_dir, ["--tools", str(TOOLS), "--mcp", command])
+    try:
+        pane.ready()
+        screen = pane.wait(lambda s: "MCP server" in s and "(echo, " in s)
+        assert f"log: {data_dir / 'mcp.log'}" in " ".join(screen.split())
+        pane.type("mcp echo hi there")
+        screen = pane.wait(lambda s: after(s, "✓ echo(text=hi there) → hi there", "tokens:"))
+        assert "BANNER" not in screen
+        assert "BANNER: the test server logs on stderr" in (data_dir / "mcp.log").read_text()
+    finally:
+        pane.close()
+
+
 def test_a_held_call_is_asked_yes_no_and_always(data_dir: Path, tmp_path: Path) -> None:
     """DESIGN §14 in the chat: `Run remove(name=…)? [y/N/a(lways)]` — "y" runs the call,
     "n" rejects it (the model sees the rejection), "a" runs it and every later call of that

@@ -3,7 +3,9 @@
 Each server is started and listed into the chat's tool store when the chat starts (after the
 input line is up, so a slow server does not hold the prompt). A server that fails to start,
 or dies later, is one line; the chat goes on with the other tools (a call to a dead
-server's tool gets an error result). Uses `yiemagent.mcp` (`MCPServerStdio`,
+server's tool gets an error result). The servers' stderr goes to `mcp.log` in the user data
+folder, not to the terminal, where each log line of a server landed in the middle of the
+chat's screen. Uses `yiemagent.mcp` (`MCPServerStdio`,
 `add_server`, `MCPServer.close`); without that package the option is refused in one line.
 """
 
@@ -11,7 +13,8 @@ from __future__ import annotations
 
 import contextlib
 import importlib
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
     from yiemagent.cli.chat.host import ChatHost
@@ -23,14 +26,22 @@ def _mcp() -> Any:
     return importlib.import_module("yiemagent.mcp")
 
 
+def _open_log(path: Path) -> TextIO:
+    """The servers' log, appended to, a line at a time (a local file: opening it is quick)."""
+    return path.open("a", buffering=1, encoding="utf-8")
+
+
 async def start_mcp_servers(app: ChatHost) -> None:
     """Connect each `--mcp` server and register its tools; failures are one line each."""
     specs = app.setup.options.mcp
     if not specs:
         return
     mcp = _mcp()
+    log_path = app.setup.history_path.parent / "mcp.log"
+    if app.setup.mcp_log is None:
+        app.setup.mcp_log = _open_log(log_path)
     for spec in specs:
-        server = mcp.MCPServerStdio(spec)
+        server = mcp.MCPServerStdio(spec, stderr=app.setup.mcp_log)
         try:
             names = await mcp.add_server(app.setup.store, server)
         except Exception as exc:
@@ -39,7 +50,7 @@ async def start_mcp_servers(app: ChatHost) -> None:
                 await server.close()
             continue
         app.setup.mcp_servers.append(server)
-        app.say(f"MCP server {spec!r}: {len(names)} tools ({', '.join(names)})")
+        app.say(f"MCP server {spec!r}: {len(names)} tools ({', '.join(names)}); log: {log_path}")
 
 
 async def close_mcp_servers(app: ChatHost) -> None:
@@ -48,3 +59,6 @@ async def close_mcp_servers(app: ChatHost) -> None:
         with contextlib.suppress(Exception):
             await server.close()
     app.setup.mcp_servers.clear()
+    if app.setup.mcp_log is not None:
+        app.setup.mcp_log.close()
+        app.setup.mcp_log = None

@@ -103,6 +103,8 @@ class ChatSetup:
     resumed: list[AgentMessage] = field(default_factory=list)
     mcp_servers: list[Any] = field(default_factory=list)
     """The `--mcp` servers connected (closed when the chat ends)."""
+    mcp_log: Any = None
+    """The file the `--mcp` servers' stderr goes to, while they run."""
 
     @property
     def model_label(self) -> str:
