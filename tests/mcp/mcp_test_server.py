@@ -3,6 +3,8 @@
     python mcp_test_server.py                 # stdio
     python mcp_test_server.py --http PORT     # streamable HTTP on 127.0.0.1:PORT/mcp
     python mcp_test_server.py --never-answer  # starts, never answers initialize
+    python mcp_test_server.py --slow-start S  # answers after S seconds
+    python mcp_test_server.py --stderr-banner # logs a line on stderr first
 
 Tools: text, an image, structured content, an embedded resource, `isError`, no content,
 progress, a sleep that records its cancellation, tool-list changes, and a crash. With
@@ -177,6 +179,9 @@ if __name__ == "__main__":
     _start_checks()
     if sys.argv[1:] == ["--never-answer"]:
         time.sleep(120)  # reads nothing, answers nothing: initialize never completes
+    elif len(sys.argv) == 3 and sys.argv[1] == "--slow-start":  # an npx download, say
+        time.sleep(float(sys.argv[2]))
+        server.run()
     elif sys.argv[1:] == ["--stderr-banner"]:  # as many servers log their start
         print("BANNER: the test server logs on stderr", file=sys.stderr, flush=True)
         server.run()

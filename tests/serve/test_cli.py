@@ -3,11 +3,13 @@ options in one line, and serves the page and the API from a real process."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -152,3 +154,34 @@ def test_yiem_serve_an_agent_file(tmp_path: Path, capsys: pytest.CaptureFixture[
         server.wait()
     with SqliteSessionStore(db) as store:
         assert store.load("s1")[0].role == "user"
+
+
+def test_an_agent_file_s_mcp_servers_start_without_holding_the_server(tmp_path: Path) -> None:
+    """Each run builds the session's agent from the file, which starts its MCP servers;
+    that ran on the server's event loop, so every client waited for the servers to start
+    (a few seconds for an npx server) at every run and every approval read."""
+    mcp = Path(__file__).resolve().parents[1] / "mcp" / "mcp_test_server.py"
+    team = tmp_path / "team.toml"
+    team.write_text(
+        f'[agents.helper]\nsystem_prompt = "Help."\nmodel = "openai/gpt-4o-mini"\n'
+        f"mcp = [{json.dumps(f'{sys.executable} {mcp} --slow-start 6')}]\n"
+    )
+    server, url, _ = start_serve("--agent", str(team), "--sessions", str(tmp_path / "s.db"))
+    try:
+        with httpx.Client(base_url=url, timeout=60) as client:
+            started: list[int] = []
+            worker = threading.Thread(
+                target=lambda: started.append(
+                    client.post("/v1/sessions/s1/runs", json={"input": "hi"}).status_code
+                )
+            )
+            worker.start()
+            time.sleep(1.0)  # the run is starting its MCP server
+            before = time.monotonic()
+            assert httpx.get(f"{url}/healthz", timeout=60).status_code == 200
+            assert time.monotonic() - before < 3.0  # not the server's 6 s start
+            worker.join(60)
+            assert started == [202]
+    finally:
+        server.kill()
+        server.wait()

@@ -14,6 +14,7 @@ token. Every problem before serving is one line.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import socket
 import sys
@@ -184,16 +185,18 @@ def serve(
     sock = _listen(host, port)
     store = open_store(sessions)
 
-    def make_agent(session_id: str) -> Agent[Any]:
-        if team is not None:
-            from yiemagent.teams import load_agent
+    def load_entry(session_id: str) -> Agent[Any]:
+        from yiemagent.teams import load_agent
 
-            path, name = team
-            entry = load_agent(
-                path, name, model=resolved, session_store=store, session_id=session_id
-            )
-            entry.max_turns = entry.max_turns or max_turns
-            return entry
+        assert team is not None
+        path, name = team
+        entry = load_agent(path, name, model=resolved, session_store=store, session_id=session_id)
+        entry.max_turns = entry.max_turns or max_turns
+        return entry
+
+    async def make_agent(session_id: str) -> Agent[Any]:
+        if team is not None:  # its MCP servers start and list their tools: off the loop
+            return await asyncio.to_thread(load_entry, session_id)
         return Agent(
             system_prompt=system,
             model=resolved,
