@@ -89,6 +89,16 @@ def test_run_with_a_server_that_does_not_start_is_one_error_line(
     assert 'MCP server "server --flag": cannot start' in _error_line(err)
 
 
+def test_a_command_with_an_unclosed_quote_is_one_line_naming_the_option(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _faux(monkeypatch, "unused")
+    code, _, err = _run(capsys, "run", "hi", "--mcp", '"python server.py')
+    assert code == 1
+    line = _error_line(err)
+    assert "--mcp '\"python server.py'" in line and "No closing quotation" in line
+
+
 def test_mcp_list_prints_each_tool_on_a_line(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = _run(capsys, "mcp", "list", SERVER_COMMAND)
     assert code == 0, err

@@ -115,6 +115,8 @@ def test_bad_configuration_is_refused_at_construction() -> None:
         MCPServerHTTP("ftp://example.org/mcp")
     with pytest.raises(ConfigError, match="connect_timeout_s"):
         MCPServerStdio("python", connect_timeout_s=0)
+    with pytest.raises(ConfigError, match=r"cannot split the command .*No closing quotation"):
+        MCPServerStdio('"python server.py')
     with pytest.raises(ConfigError, match="max_message_bytes"):
         MCPServerHTTP("http://127.0.0.1:1/mcp", max_message_bytes=0)
 

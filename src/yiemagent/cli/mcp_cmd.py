@@ -43,7 +43,10 @@ def _servers(commands: Sequence[str], urls: Sequence[str]) -> list[MCPServer]:
     for command in commands:
         if not command.strip():
             raise ConfigError('--mcp needs a command, e.g. --mcp "python server.py"')
-        program, *args = shlex.split(command)
+        try:
+            program, *args = shlex.split(command)
+        except ValueError as exc:  # an unclosed quote
+            raise ConfigError(f"--mcp {command!r}: cannot split it into words: {exc}") from None
         name = " ".join([os.path.basename(program), *(os.path.basename(a) for a in args[:1])])
         if program in ("python", "python3"):
             # the Python running yiem: it has the MCP SDK (the `mcp` extra), which the

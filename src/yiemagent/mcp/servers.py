@@ -39,7 +39,8 @@ class MCPServerStdio(MCPServer):
         stderr: where the server's stderr goes (a file with a descriptor).
 
     Raises:
-        ConfigError: an empty command.
+        ConfigError: an empty command, or a command line that does not split (an unclosed
+            quote).
     """
 
     def __init__(
@@ -54,7 +55,10 @@ class MCPServerStdio(MCPServer):
         stderr: TextIO | None = None,
     ) -> None:
         if not args and " " in command.strip():
-            command, *rest = shlex.split(command)
+            try:
+                command, *rest = shlex.split(command)
+            except ValueError as exc:  # an unclosed quote
+                raise ConfigError(f"cannot split the command {command!r}: {exc}") from None
             args = rest
         if not command.strip():
             raise ConfigError("MCPServerStdio needs a command, e.g. 'python server.py'")

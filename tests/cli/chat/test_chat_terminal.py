@@ -377,6 +377,18 @@ def test_an_mcp_server_s_stderr_goes_to_a_log_not_onto_the_screen(data_dir: Path
         pane.close()
 
 
+def test_an_mcp_command_that_does_not_split_is_one_line_at_start(data_dir: Path) -> None:
+    pane = Pane(data_dir, ["--tools", str(TOOLS), "--mcp", '"python server.py'])
+    try:
+        pane.ready()
+        screen = pane.wait(lambda s: "failed: cannot split the command" in s)
+        assert "No closing quotation" in " ".join(screen.split())
+        pane.type("hello")  # the first prompt is answered, not the failure shown late
+        pane.wait(lambda s: after(s, "› hello", "Hello! I am"))
+    finally:
+        pane.close()
+
+
 def test_a_held_call_is_asked_yes_no_and_always(data_dir: Path, tmp_path: Path) -> None:
     """DESIGN §14 in the chat: `Run remove(name=…)? [y/N/a(lways)]` — "y" runs the call,
     "n" rejects it (the model sees the rejection), "a" runs it and every later call of that

@@ -41,13 +41,15 @@ async def start_mcp_servers(app: ChatHost) -> None:
     if app.setup.mcp_log is None:
         app.setup.mcp_log = _open_log(log_path)
     for spec in specs:
-        server = mcp.MCPServerStdio(spec, stderr=app.setup.mcp_log)
+        server = None
         try:
+            server = mcp.MCPServerStdio(spec, stderr=app.setup.mcp_log)
             names = await mcp.add_server(app.setup.store, server)
         except Exception as exc:
             app.say(f"MCP server {spec!r} failed: {' '.join(str(exc).split())}", "red")
-            with contextlib.suppress(Exception):
-                await server.close()
+            if server is not None:
+                with contextlib.suppress(Exception):
+                    await server.close()
             continue
         app.setup.mcp_servers.append(server)
         app.say(f"MCP server {spec!r}: {len(names)} tools ({', '.join(names)}); log: {log_path}")
