@@ -154,6 +154,10 @@ BAD = {
         'handoffs = [{ agent = "router", filter = "x:y" }]',
         "[agents.router] handoffs: unknown key 'filter'",
     ),
+    "an MCP command with an unclosed quote": (
+        'mcp = ["\\"python server.py"]',
+        "[agents.router] mcp: cannot split the command '\"python server.py': No closing quotation",
+    ),
     "a bad name": None,
 }
 

@@ -20,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import importlib
 import json
-import shlex
 import sys
 import threading
 import tomllib
@@ -306,8 +305,8 @@ def _servers(value: Any) -> list[Any]:
     for item in _strings(value):
         if item.startswith(("http://", "https://")):
             servers.append(MCPServerHTTP(item))
-        elif shlex.split(item):
-            servers.append(MCPServerStdio(item))
+        elif item.strip():
+            servers.append(MCPServerStdio(item))  # a ConfigError for an unclosed quote
         else:
             raise _Problem("an empty server command")
     return servers
