@@ -155,18 +155,6 @@ def test_calculator_never_raises_anything_but_a_clean_error(expression: str) -> 
 NOON_UTC = datetime(2026, 1, 15, 12, 0, tzinfo=UTC)
 
 
-def test_the_embedded_model_reaching_for_a_converter_finds_the_calculator() -> None:
-    # The 0.5B, asked to convert units, reaches for `convert_…` names; the calculator's
-    # description says it converts, so that is not taken for a missing tool (the model
-    # said "I cannot do it." to "Convert 100 Fahrenheit to Celsius.").
-    from yiemagent.ai.providers.local.choice import unknown_tool
-
-    tools = example_tools("calculator", "get_time", "read_file")
-    for name in ("convert_temperature", "convert_kg_to_pounds", "unit_conversion"):
-        assert not unknown_tool(name, tools, "answer")
-    assert unknown_tool("send_email", tools, "answer")
-
-
 @pytest.mark.parametrize(
     ("place", "expected"),
     [

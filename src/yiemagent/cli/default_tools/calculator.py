@@ -170,7 +170,7 @@ def format_number(value: Number) -> str:
 
 @tool(parallel=True)
 def calculator(expression: str) -> str:
-    """Evaluate an arithmetic expression, such as a sum, a percentage or a unit conversion.
+    """Evaluate an arithmetic expression.
 
     Args:
         expression: The arithmetic expression to evaluate: numbers, + - * / ** %,
