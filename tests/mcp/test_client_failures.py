@@ -108,6 +108,25 @@ async def test_an_http_server_that_is_not_there_is_a_clear_error() -> None:
     await server.close()
 
 
+async def test_python_in_a_command_is_the_python_running_us(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The README's `MCPServerStdio("python my_server.py")` from a venv that is not
+    # activated: the `python` on PATH lacks the MCP SDK. Here it cannot even start.
+    fake = tmp_path / "python"
+    fake.write_text("#!/bin/sh\necho 'not this python' >&2\nexit 3\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
+    server = MCPServerStdio(f"python {SERVER}", name="test")
+    assert server.command == sys.executable
+    store = ToolStore("py")
+    await add_server(store, server)
+    try:
+        assert store.get("echo") is not None
+    finally:
+        await server.close()
+
+
 def test_bad_configuration_is_refused_at_construction() -> None:
     with pytest.raises(ConfigError, match="needs a command"):
         MCPServerStdio("  ")

@@ -48,10 +48,6 @@ def _servers(commands: Sequence[str], urls: Sequence[str]) -> list[MCPServer]:
         except ValueError as exc:  # an unclosed quote
             raise ConfigError(f"--mcp {command!r}: cannot split it into words: {exc}") from None
         name = " ".join([os.path.basename(program), *(os.path.basename(a) for a in args[:1])])
-        if program in ("python", "python3"):
-            # the Python running yiem: it has the MCP SDK (the `mcp` extra), which the
-            # `python` on PATH (the system's, another venv's) often lacks
-            program = sys.executable
         servers.append(MCPServerStdio(program, args, name=name))
     servers.extend(MCPServerHTTP(url) for url in urls)
     return servers

@@ -30,7 +30,9 @@ class MCPServerStdio(MCPServer):
 
     Args:
         command: the program, or a whole command line when `args` is empty and it holds a
-            space (split with `shlex`).
+            space (split with `shlex`). `python` or `python3` is the Python running this
+            process (`sys.executable`): it has the MCP SDK, which the `python` on PATH
+            (the system's, another venv's) often lacks; give a path to choose another.
         args: its arguments.
         env: extra environment variables.
         cwd: its working folder.
@@ -62,12 +64,12 @@ class MCPServerStdio(MCPServer):
             args = rest
         if not command.strip():
             raise ConfigError("MCPServerStdio needs a command, e.g. 'python server.py'")
-        self.command = command
+        default = " ".join([os.path.basename(command), *(os.path.basename(a) for a in args[:1])])
+        self.command = sys.executable if command in ("python", "python3") else command
         self.args = list(args)
         self.env = dict(env) if env is not None else None
         self.cwd = cwd
         self.stderr = stderr
-        default = " ".join([os.path.basename(command), *(os.path.basename(a) for a in args[:1])])
         super().__init__(name=name or default, connect_timeout_s=connect_timeout_s)
 
     @property
