@@ -264,6 +264,23 @@ def test_base_url_with_the_embedded_model_is_refused(capsys: pytest.CaptureFixtu
     assert "--base-url" in line and "openai-compatible/" in line
 
 
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--model", "openai-compatible/m"], "needs --base-url"),
+        (["--model", "openai-compatible/m", "--base-url", "127.0.0.1:8080"], "not an http://"),
+    ],
+)
+def test_a_server_model_s_url_problems_name_the_option(
+    capsys: pytest.CaptureFixture[str], args: list[str], says: str
+) -> None:
+    code, _, err = _run(capsys, "run", "hi", *args)
+    assert code == 1
+    line = _one_error_line(err)
+    assert says in line and "--base-url http://127.0.0.1:8080/v1" in line
+    assert "base_url=" not in line
+
+
 def test_tool_lines_are_not_wrapped_when_stderr_is_not_a_terminal(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -162,14 +162,27 @@ def resolve_model(spec: str, base_url: str | None, tool_calls: str | None = None
     work starts: an embedded model must have its chunk packages installed.
 
     Raises:
-        CliError: `--base-url` given for an embedded (`local/...`) model.
+        CliError: `--base-url` given for an embedded (`local/...`) model, missing for an
+            `openai-compatible/...` one, or not an http(s) URL.
         ProviderError: an unknown model or a bad URL (`get_model`), or an embedded model
             whose packages are missing (the text gives the install command).
     """
-    if base_url is not None and spec.partition("/")[0] == "local":
+    provider, _, model_id = spec.partition("/")
+    if base_url is not None and provider == "local":
         raise CliError(
             f"--base-url is for a server; {spec} runs in-process. "
             "Use --model openai-compatible/<model id> with --base-url"
+        )
+    # get_model's messages name its Python argument; a CLI user gives an option.
+    if provider == "openai-compatible" and model_id and base_url is None:
+        raise CliError(
+            f"{spec} needs --base-url, the server's OpenAI API root "
+            "(e.g. --base-url http://127.0.0.1:8080/v1)"
+        )
+    if base_url is not None and not base_url.startswith(("http://", "https://")):
+        raise CliError(
+            f"--base-url {base_url!r} is not an http:// or https:// URL "
+            "(e.g. --base-url http://127.0.0.1:8080/v1)"
         )
     # get_model checks the value and says which ones there are.
     model = get_model(spec, base_url=base_url, tool_calls=cast("ToolCallMode | None", tool_calls))
