@@ -222,6 +222,31 @@ def test_ctrl_c_aborts_cleanly_with_exit_130(tmp_path: Path) -> None:
     assert "Traceback" not in err
 
 
+@pytest.mark.local_model
+@pytest.mark.slow
+def test_sigterm_winds_the_run_down_with_exit_143(tmp_path: Path) -> None:
+    # A supervisor's or `timeout`'s SIGTERM used to cut the answer mid-line, silently.
+    proc = subprocess.Popen(
+        [*YIEM, "run", "Write a long story about a lighthouse keeper.", "--tools", str(tmp_path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=_env(),
+    )
+    try:
+        assert proc.stdout is not None
+        first = proc.stdout.read(1)  # the answer has started streaming
+        assert first
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 143, err
+    assert err.strip().splitlines()[-1] == "yiem: terminated"
+    assert "Traceback" not in err
+
+
 # ── a new user's stumbles (one clear line, non-zero, nothing lost) ─────────────
 
 

@@ -75,6 +75,8 @@ __all__ = ["app", "main"]
 
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143
+"""`yiem run` stopped by SIGTERM (128 + 15), after the run wound down as for Ctrl-C."""
 T = TypeVar("T")
 
 app = typer.Typer(
@@ -207,14 +209,17 @@ async def _run_loop(
     abort = AbortSignal()
     loop = asyncio.get_running_loop()
 
-    def on_sigint() -> None:
-        if abort.aborted:  # a second Ctrl-C: do not wait for the run to wind down
-            sys.stderr.write("yiem: interrupted\n")
-            os._exit(EXIT_INTERRUPTED)
-        abort.abort("interrupted")
+    def on_signal(why: str) -> None:
+        if abort.aborted:  # a second signal: do not wait for the run to wind down
+            sys.stderr.write(f"yiem: {why}\n")
+            os._exit(EXIT_INTERRUPTED if why == "interrupted" else EXIT_TERMINATED)
+        abort.abort(why)
 
+    # SIGTERM (a supervisor, `timeout`, `kill`) winds the run down as Ctrl-C does: the
+    # answer's line is ended and the reason said, instead of a cut line and silence.
     with contextlib.suppress(NotImplementedError, RuntimeError):
-        loop.add_signal_handler(os_signal.SIGINT, on_sigint)
+        loop.add_signal_handler(os_signal.SIGINT, on_signal, "interrupted")
+        loop.add_signal_handler(os_signal.SIGTERM, on_signal, "terminated")
     try:
         stream = agent_loop([prompt], context, config, abort)
         while True:
@@ -232,7 +237,10 @@ async def _run_loop(
     finally:
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.remove_signal_handler(os_signal.SIGINT)
-    return ("aborted" if abort.aborted else reason), output
+            loop.remove_signal_handler(os_signal.SIGTERM)
+    if abort.aborted:
+        reason = "terminated" if abort.reason == "terminated" else "aborted"
+    return reason, output
 
 
 def _priced(model: Model) -> bool:
@@ -357,6 +365,8 @@ def _finish(
     """How `yiem run` ends: the JSON output, or one error line and a non-zero exit."""
     if reason == "aborted":
         raise CliError("interrupted", EXIT_INTERRUPTED)
+    if reason == "terminated":
+        raise CliError("terminated", EXIT_TERMINATED)
     if reason == "max_turns":  # the loop ends so only while tool calls are still pending
         calls = "1 model call" if max_turns == 1 else f"{max_turns} model calls"
         raise CliError(
@@ -447,7 +457,7 @@ def main(argv: list[str] | None = None) -> int:
                 err.print("yiem: interrupted", soft_wrap=True)
     except CliError as exc:
         code = exc.code
-        prefix = "" if code == EXIT_INTERRUPTED else "error: "
+        prefix = "" if code in (EXIT_INTERRUPTED, EXIT_TERMINATED) else "error: "
         err.print(f"yiem: {prefix}{escape(_one_line(exc))}", soft_wrap=True)
     except (ProviderError, ToolLoadError, ConfigError, YiemAgentError, OSError) as exc:
         code = EXIT_ERROR
