@@ -198,7 +198,18 @@ def test_yiem_run_calculator_on_the_embedded_model() -> None:
 
 @pytest.mark.local_model
 @pytest.mark.slow
-def test_ctrl_c_aborts_cleanly_with_exit_130(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("sent", "code", "said"),
+    [
+        (signal.SIGINT, 130, "yiem: interrupted"),
+        # a supervisor's or `timeout`'s SIGTERM used to cut the answer mid-line, silently
+        (signal.SIGTERM, 143, "yiem: terminated"),
+    ],
+    ids=["ctrl-c", "sigterm"],
+)
+def test_a_signal_winds_the_run_down_cleanly(
+    tmp_path: Path, sent: signal.Signals, code: int, said: str
+) -> None:
     proc = subprocess.Popen(
         [*YIEM, "run", "Write a long story about a lighthouse keeper.", "--tools", str(tmp_path)],
         stdout=subprocess.PIPE,
@@ -210,40 +221,15 @@ def test_ctrl_c_aborts_cleanly_with_exit_130(tmp_path: Path) -> None:
         assert proc.stdout is not None
         first = proc.stdout.read(1)  # the answer has started streaming
         assert first
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(sent)
         started = time.monotonic()
         _, err = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
             proc.kill()
-    assert proc.returncode == 130, err
+    assert proc.returncode == code, err
     assert time.monotonic() - started < 30
-    assert err.strip().splitlines()[-1] == "yiem: interrupted"
-    assert "Traceback" not in err
-
-
-@pytest.mark.local_model
-@pytest.mark.slow
-def test_sigterm_winds_the_run_down_with_exit_143(tmp_path: Path) -> None:
-    # A supervisor's or `timeout`'s SIGTERM used to cut the answer mid-line, silently.
-    proc = subprocess.Popen(
-        [*YIEM, "run", "Write a long story about a lighthouse keeper.", "--tools", str(tmp_path)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=_env(),
-    )
-    try:
-        assert proc.stdout is not None
-        first = proc.stdout.read(1)  # the answer has started streaming
-        assert first
-        proc.send_signal(signal.SIGTERM)
-        _, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == 143, err
-    assert err.strip().splitlines()[-1] == "yiem: terminated"
+    assert err.strip().splitlines()[-1] == said
     assert "Traceback" not in err
 
 
