@@ -382,12 +382,15 @@ def last_results(messages: Sequence[Message]) -> int:
 def results_text(messages: Sequence[Message]) -> str:
     """The text of the tool results that end `messages` (the last round's), a blank line
     apart, as `results_turn` shows them to the model."""
-    count = last_results(messages)
-    results = [m for m in messages[len(messages) - count :] if isinstance(m, ToolResultMessage)]
-    texts = [content_text(m.content) or "(no output)" for m in results]
-    return "\n\n".join(
-        f"Error: {text}" if m.is_error else text for m, text in zip(results, texts, strict=True)
-    )
+    last = messages[len(messages) - last_results(messages) :]
+    return "\n\n".join(result_text(m) for m in last if isinstance(m, ToolResultMessage))
+
+
+def result_text(message: ToolResultMessage) -> str:
+    """One tool result as the model reads it: its text ("(no output)" when empty),
+    "Error: " before it when the call failed."""
+    text = content_text(message.content) or "(no output)"
+    return f"Error: {text}" if message.is_error else text
 
 
 def tool_rounds(messages: Sequence[Message]) -> int:
@@ -528,10 +531,7 @@ def chat_messages(
 
     for message in messages:
         if isinstance(message, ToolResultMessage):
-            text = content_text(message.content) or "(no output)"
-            if message.is_error:
-                text = f"Error: {text}"
-            pending.append(text)
+            pending.append(result_text(message))
             continue
         steered = bool(pending)
         flush()
