@@ -14,7 +14,9 @@ line naming the file and what is wrong.
 
 `image_from_base64` and `document_from_base64` check an image or a PDF handed over as text
 (an HTTP body of `yiem serve`, an OpenAI `image_url` data URL) before it is stored: base64
-that does not decode is refused.
+that does not decode is refused. `image_or_note` is the same check for an image a tool
+returned: one that does not decode becomes a text naming it (the loop applies it to every
+tool result, whatever the tool's source).
 
 `attachment_warning(model, blocks)` is the one-line warning for a model that cannot read
 what is attached (the embedded model reads neither): providers give such a model a short
@@ -32,7 +34,7 @@ from pathlib import Path
 from typing import TypeAlias
 
 from yiemagent.errors import YiemAgentError
-from yiemagent.types.messages import DocumentContent, ImageContent
+from yiemagent.types.messages import DocumentContent, ImageContent, TextContent
 from yiemagent.types.model import Model
 
 __all__ = [
@@ -45,6 +47,7 @@ __all__ = [
     "attachment_warning",
     "document_from_base64",
     "image_from_base64",
+    "image_or_note",
     "load_attachment",
     "load_attachments",
     "sniff_mime_type",
@@ -175,6 +178,24 @@ def image_from_base64(data: str, mime_type: str = "image/png") -> ImageContent:
     """
     encoded, mime_type = _base64_payload(data, mime_type, "image")
     return ImageContent(data=encoded, mime_type=mime_type)
+
+
+def image_or_note(data: str, mime_type: str) -> ImageContent | TextContent:
+    """An image a tool returned, or a one-line text naming it when its data is not base64.
+
+    Args:
+        data: The image as base64 (or a data URL, as `image_from_base64` takes it).
+        mime_type: The image's type.
+
+    Returns:
+        The checked `ImageContent` (its `data` the base64 alone), or a `TextContent` saying
+        the image was left out and why: a stored image that does not decode would make every
+        later request of the session fail.
+    """
+    try:
+        return image_from_base64(data, mime_type)
+    except AttachmentError as exc:
+        return TextContent(f"[image {mime_type} left out: {exc}]")
 
 
 def document_from_base64(data: str, name: str | None = None) -> DocumentContent:

@@ -61,6 +61,7 @@ from yiemagent.types import (
     ExecutedOutcome,
     FinalizedOutcome,
     HeldOutcome,
+    ImageContent,
     ImmediateOutcome,
     MessageEndEvent,
     MessageStartEvent,
@@ -936,8 +937,10 @@ def create_tool_result_message(
     """The transcript message for one finalized call.
 
     Content is never `None`; an error result with no content gets a text saying the call
-    failed. A text given as content (or as an item of it) becomes a `TextContent`.
-    `timestamp` (ms since the epoch) defaults to now.
+    failed. A text given as content (or as an item of it) becomes a `TextContent`. An
+    image whose data is not base64 becomes a text naming it (`image_or_note`), whatever
+    the tool's source: stored as is, it would make every later model call of the session
+    fail. `timestamp` (ms since the epoch) defaults to now.
     """
     result = finalized.result
     call = finalized.tool_call
@@ -948,8 +951,8 @@ def create_tool_result_message(
         content = [TextContent(content)]
     else:
         for block in content:  # a loop, not any(<genexpr>): this runs for every call
-            if isinstance(block, str):
-                content = [TextContent(b) if isinstance(b, str) else b for b in content]
+            if isinstance(block, str | ImageContent):
+                content = [_checked_block(b) for b in content]
                 break
     if not content and finalized.is_error:
         content = [TextContent(f"Tool {call.name} failed")]
@@ -963,6 +966,17 @@ def create_tool_result_message(
         finalized.is_error,
         now_ms() if timestamp is None else timestamp,
     )
+
+
+def _checked_block(block: Any) -> Any:
+    """A result block as the transcript keeps it: a text as `TextContent`, an image checked."""
+    if isinstance(block, str):
+        return TextContent(block)
+    if isinstance(block, ImageContent):
+        from yiemagent.ai.attachments import image_or_note  # only results with an image
+
+        return image_or_note(block.data, block.mime_type)
+    return block
 
 
 def should_terminate(finalized: list[FinalizedOutcome]) -> bool:

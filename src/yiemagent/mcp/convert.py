@@ -1,8 +1,8 @@
 """MCP results ↔ yiemagent tool results (DESIGN §12).
 
-Client side (`result_from_mcp`): text and image blocks map one to one (an image whose data
-is not base64 becomes a text naming it); an embedded resource
-becomes its text (or an image, for an image blob); audio, binary blobs and resource links
+Client side (`result_from_mcp`): text and image blocks map one to one (the loop turns an
+image whose data is not base64 into a text naming it, as for every tool); an embedded
+resource becomes its text (or an image, for an image blob); audio, binary blobs and resource links
 become a one-line text naming them. Structured content goes to `details`, and also as JSON
 text when there is no other content. Text beyond `max_chars` is cut, with a note. `isError`
 raises `MCPToolError`, which the pipeline turns into the call's error result. A result is
@@ -46,26 +46,15 @@ def _blob_size(data: str) -> str:
     return f"{n} bytes"
 
 
-def _image(data: str, mime_type: str) -> TextContent | ImageContent:
-    """An image a server sent, or a text naming it when its data is not base64: a stored
-    image that does not decode would make every later request of the session fail."""
-    from yiemagent.ai.attachments import AttachmentError, image_from_base64
-
-    try:
-        return image_from_base64(data, mime_type)
-    except AttachmentError as exc:
-        return TextContent(f"[image {mime_type} left out: {exc}]")
-
-
 def content_from_mcp(block: ContentBlock) -> TextContent | ImageContent:
-    """One MCP content block as a yiemagent content block; an image whose data is not
-    base64 becomes a text that names it."""
+    """One MCP content block as a yiemagent content block (an image is checked by the
+    loop, as every tool's is)."""
     from mcp import types
 
     if isinstance(block, types.TextContent):
         return TextContent(block.text)
     if isinstance(block, types.ImageContent):
-        return _image(block.data, block.mime_type)
+        return ImageContent(block.data, block.mime_type)
     if isinstance(block, types.AudioContent):
         return TextContent(f"[audio {block.mime_type}, {_blob_size(block.data)}]")
     if isinstance(block, types.EmbeddedResource):
@@ -74,7 +63,7 @@ def content_from_mcp(block: ContentBlock) -> TextContent | ImageContent:
         if isinstance(resource, types.TextResourceContents):
             return TextContent(f"[resource {resource.uri}]\n{resource.text}")
         if mime.startswith("image/"):
-            return _image(resource.blob, mime)
+            return ImageContent(resource.blob, mime)
         return TextContent(f"[resource {resource.uri}: {mime}, {_blob_size(resource.blob)}]")
     if isinstance(block, types.ResourceLink):
         described = f" — {block.description}" if block.description else ""
