@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from tests.ai._local_kit import FakeRuntime
-from tests.ai.local_rules._kit import GET_TIME, conversation, notes, reply, run, scene
+from tests.ai.local_rules._kit import GET_TIME, conversation, notes, reply, run, scene, tool
 from yiemagent.ai.providers.local.rules import DEFAULT_POLICY, AddsPart, Dropped
 
 
@@ -18,6 +18,19 @@ def test_a_second_place_adds_a_part_and_a_reworded_one_does_not() -> None:
     one.calls.append((GET_TIME, {"place": "Oslo"}))
     verdict = AddsPart().judge(GET_TIME, {"place": "OSLO"}, one)
     assert isinstance(verdict, Dropped) and not verdict.ask_again
+
+
+def test_a_number_the_description_also_holds_is_still_a_part() -> None:
+    # The tool's own words name no part ("square" here), but its numbers are not words of
+    # it: "…(API version 4)" must not make the user's 4 no part of the request.
+    square = tool("square", {"side": {"type": "integer", "description": "x"}})
+    square.description = "Squares a side length (API version 4, dates as in ISO 8601)."
+    at = scene(conversation("Square 7, then 4, then 8601."), [square])
+    at.calls.append((square, {"side": 7}))
+    assert AddsPart().judge(square, {"side": 4}, at) is None
+    assert AddsPart().judge(square, {"side": 8601}, at) is None
+    verdict = AddsPart().judge(square, {"side": 7}, at)
+    assert isinstance(verdict, Dropped)
 
 
 async def test_the_extra_call_is_asked_for_and_judged(fake: Callable[..., FakeRuntime]) -> None:

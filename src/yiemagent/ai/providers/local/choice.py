@@ -365,13 +365,15 @@ class ChainStep:
 
 
 def vocabulary(tools: Sequence[AgentTool]) -> frozenset[str]:
-    """The words of the tools' names, descriptions and parameter names (`adds_to`)."""
+    """The words of the tools' names, descriptions and parameter names (`adds_to`), without
+    numbers: a number the user writes is a part of the request even when a description
+    holds it too ("… in Python 3 syntax." must not make "the factorial of 3" no part)."""
     found: set[str] = set()
     for tool in tools:
         properties = tool.input_schema.get("properties")
         names = " ".join(properties) if isinstance(properties, dict) else ""
         found |= words(f"{tool.name} {tool.description} {names}".replace("_", " "))
-    return frozenset(found)
+    return frozenset(word for word in found if not _is_number(word))
 
 
 def _required_values(tool: AgentTool, arguments: dict[str, Any]) -> list[Any]:
