@@ -1,5 +1,6 @@
 """Helpers around the MCP SDK for the client side (DESIGN §12): the import check, error
-texts, the watched read stream, paging `tools/list`, the progress adapter."""
+texts, the watched streams between the session and its transport, paging `tools/list`,
+the progress adapter."""
 
 from __future__ import annotations
 
@@ -15,15 +16,20 @@ if TYPE_CHECKING:
     from mcp.types import Tool
 
 __all__ = [
+    "Ledger",
     "ProgressCallback",
+    "RecordingStream",
     "WatchedStream",
     "describe",
+    "first_problem",
     "leaf",
     "list_all_tools",
     "package_version",
     "progress_adapter",
     "require_sdk",
 ]
+
+logger = logging.getLogger(__name__)
 
 ProgressCallback = Callable[[float, "float | None", "str | None"], None]
 """`(progress, total, message)` from `notifications/progress`; called on the connection's
@@ -78,16 +84,94 @@ def describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
-class WatchedStream:
-    """The transport's read stream, reporting its end (EOF or closed) once to `on_end`.
+def _request_key(request_id: int | str) -> int | str:
+    """The id as the SDK correlates it: "7" and 7 are one request."""
+    if isinstance(request_id, str):
+        try:
+            return int(request_id)
+        except ValueError:
+            pass
+    return request_id
 
-    This is how a dead server process or a vanished HTTP server is noticed while no call
-    is waiting (the next call reconnects instead of failing).
+
+class Ledger:
+    """The requests a session sent that still wait for an answer, by id.
+
+    Written by `RecordingStream` and read by `WatchedStream`, both on the connection's
+    event loop.
     """
 
-    def __init__(self, inner: Any, on_end: Callable[[], None]) -> None:
+    def __init__(self) -> None:
+        self.pending: dict[int | str, str] = {}
+        """id -> what the request is, for error texts ('the call to "x"')."""
+
+    def sent(self, request_id: int | str, method: str, params: object) -> None:
+        name = params.get("name") if isinstance(params, dict) else None
+        what = f'the call to "{name}"' if method == "tools/call" else f"the {method} request"
+        self.pending[_request_key(request_id)] = what
+
+    def settle(self, request_id: int | str) -> str | None:
+        """Forget a request that was answered or cancelled; returns what it was (None:
+        not pending)."""
+        return self.pending.pop(_request_key(request_id), None)
+
+
+class RecordingStream:
+    """The transport's write stream, noting in a `Ledger` each request sent and each
+    `notifications/cancelled`."""
+
+    def __init__(self, inner: Any, ledger: Ledger) -> None:
+        self._inner = inner
+        self._ledger = ledger
+
+    async def send(self, item: Any) -> None:
+        from mcp_types import JSONRPCNotification, JSONRPCRequest
+
+        message = getattr(item, "message", None)
+        if isinstance(message, JSONRPCRequest):
+            self._ledger.sent(message.id, message.method, message.params)
+        elif isinstance(message, JSONRPCNotification) and message.method == (
+            "notifications/cancelled"
+        ):
+            request_id = (message.params or {}).get("requestId")
+            if isinstance(request_id, int | str):
+                self._ledger.settle(request_id)
+        await self._inner.send(item)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> RecordingStream:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+
+class WatchedStream:
+    """The transport's read stream, reporting its end (EOF or closed) once to `on_end`,
+    and standing between a broken server and the session: a `tools/list` answer loses the
+    tools the SDK would refuse (an input schema that is no object schema, say), each named
+    in a warning, instead of the whole answer being refused and the server lost.
+
+    The end report is how a dead server process or a vanished HTTP server is noticed while
+    no call is waiting (the next call reconnects instead of failing).
+    """
+
+    def __init__(
+        self,
+        inner: Any,
+        on_end: Callable[[], None],
+        *,
+        ledger: Ledger,
+        label: str,
+    ) -> None:
         self._inner = inner
         self._on_end = on_end
+        self._ledger = ledger
+        self._label = label
+        self.protocol_version: Callable[[], str | None] = lambda: None
+        """The session's negotiated version, set once the session exists."""
 
     @property
     def last_context(self) -> Any:
@@ -97,10 +181,49 @@ class WatchedStream:
         import anyio
 
         try:
-            return await self._inner.receive()
+            item = await self._inner.receive()
         except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
             self._on_end()
             raise
+        return self._check(item)
+
+    def _check(self, item: Any) -> Any:
+        from mcp_types import JSONRPCResponse
+
+        message = getattr(item, "message", None)
+        if (
+            isinstance(message, JSONRPCResponse)
+            and self._ledger.settle(message.id) == "the tools/list request"
+        ):
+            message.result = self._usable_tools(message.result)
+        return item
+
+    def _usable_tools(self, result: dict[str, Any]) -> dict[str, Any]:
+        """`result` without the tools the SDK would refuse, each left out with a warning."""
+        from mcp_types import methods
+        from pydantic import ValidationError
+
+        tools = result.get("tools")
+        if not isinstance(tools, list):
+            return result  # not a listing at all: the SDK says so
+        version = self.protocol_version() or "2025-11-25"  # the SDK's own fallback
+        kept: list[Any] = []
+        for tool in tools:
+            try:
+                methods.validate_server_result("tools/list", version, {"tools": [tool]})
+            except ValidationError as exc:
+                name = tool.get("name") if isinstance(tool, dict) else None
+                logger.warning(
+                    "%s: leaving out its tool %s: %s",
+                    self._label,
+                    repr(name) if isinstance(name, str) else "without a name",
+                    first_problem(exc, skip=2),  # past ("tools", 0)
+                )
+                continue
+            except (KeyError, ValueError):
+                pass  # a version or method the SDK does not check: nor do we
+            kept.append(tool)
+        return {**result, "tools": kept}
 
     def __aiter__(self) -> WatchedStream:
         return self
@@ -122,6 +245,16 @@ class WatchedStream:
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
+
+
+def first_problem(exc: Any, *, skip: int = 0) -> str:
+    """`field: problem` of a pydantic `ValidationError`'s first error, and how many more;
+    `skip` leaves out the first parts of the field's path."""
+    errors = exc.errors()
+    first = errors[0]
+    where = ".".join(str(part) for part in first["loc"][skip:])
+    more = f" (and {len(errors) - 1} more problems)" if len(errors) > 1 else ""
+    return f"{where}: {first['msg']}{more}" if where else f"{first['msg']}{more}"
 
 
 async def list_all_tools(session: ClientSession) -> list[Tool]:

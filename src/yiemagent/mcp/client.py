@@ -111,15 +111,23 @@ class MCPToolSource:
         return list(self._tools)
 
     def build(self, tools: Sequence[Tool]) -> dict[str, AgentTool]:
-        """AgentTools for the server's tools; a tool with an unusable schema is left out."""
+        """AgentTools for the server's tools; a tool with an unusable schema is left out,
+        with a warning (the SDK's listing has left out those it would refuse)."""
         built: dict[str, AgentTool] = {}
         for remote in tools:
             name = local_tool_name(remote.name, self.prefix)
             schema = dict(remote.input_schema or {"type": "object"})
             try:
-                check_schema(schema, what=f"input schema of MCP tool {remote.name!r}")
+                check_schema(schema, what="its input schema")
+                if schema.get("type", "object") != "object":
+                    raise ConfigError(
+                        f"its input schema is of type {schema['type']!r}, not 'object': "
+                        "a tool's arguments are an object"
+                    )
             except ConfigError as exc:
-                logger.warning("MCP server %s: skipping tool: %s", self.server.name, exc)
+                logger.warning(
+                    "%s: leaving out its tool %r: %s", self.server.label, remote.name, exc
+                )
                 continue
             if name in built:
                 logger.warning(

@@ -34,7 +34,9 @@ from typing import TYPE_CHECKING, Any, Literal
 from yiemagent.errors import ConfigError, MCPConnectionError
 from yiemagent.mcp._loop_thread import LoopThread
 from yiemagent.mcp._sdk import (
+    Ledger,
     ProgressCallback,
+    RecordingStream,
     WatchedStream,
     describe,
     leaf,
@@ -285,14 +287,17 @@ class MCPServer:
                     raise MCPConnectionError(
                         f"{self.label}: cannot start: {describe(exc)}"
                     ) from exc
+                ledger = Ledger()
+                watched = WatchedStream(read, wake.set, ledger=ledger, label=self.label)
                 session = await stack.enter_async_context(
                     ClientSession(
-                        WatchedStream(read, wake.set),
-                        write,
+                        watched,
+                        RecordingStream(write, ledger),
                         message_handler=self._on_message,
                         client_info=Implementation(name="yiemagent", version=package_version()),
                     )
                 )
+                watched.protocol_version = lambda: session.protocol_version
                 try:
                     with anyio.fail_after(self.connect_timeout_s):
                         await session.initialize()
