@@ -586,3 +586,42 @@ async def test_a_guarded_answer_is_never_streamed() -> None:
 
     with serving(create_app(make_agent, session_store=store)) as url:
         await asyncio.to_thread(drive, url)
+
+
+def test_completions_usage_counts_the_sub_agents_tokens() -> None:
+    """The usage of a reply is every model call's, the sub-agent's (on its tool result)
+    included, each counted once."""
+    from tests.serve._kit import Tools, brain, serving
+    from yiemagent import Agent
+    from yiemagent.ai.providers.faux import FauxModel
+    from yiemagent.serve import create_app
+    from yiemagent.types import Context, Usage
+
+    store = InMemorySessionStore()
+
+    def costly(context: Context) -> AssistantMessage:
+        message = brain(context)
+        message.usage = Usage(input=10, output=3)
+        return message
+
+    fm = FauxModel([costly] * 100)
+
+    def make_agent(session_id: str) -> Any:
+        helper = Agent(name="helper", model=fm.model, stream_fn=fm.stream_fn, tools=Tools().all())
+        return Agent(
+            model=fm.model,
+            stream_fn=fm.stream_fn,
+            tools=[helper.as_tool()],
+            session_store=store,
+            session_id=session_id,
+        )
+
+    with serving(create_app(make_agent, session_store=store)) as url:
+        client = OpenAI(base_url=f"{url}/v1", api_key="none", max_retries=0)
+        reply = client.chat.completions.create(
+            model="yiem-agent", messages=[{"role": "user", "content": "delegate weather Oslo"}]
+        )
+    # two model calls of the parent, two of the helper
+    assert fm.call_count == 4
+    assert reply.usage is not None
+    assert (reply.usage.prompt_tokens, reply.usage.completion_tokens) == (40, 12)

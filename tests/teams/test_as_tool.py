@@ -211,8 +211,9 @@ async def test_parallel_sub_runs_share_the_parents_budget_as_they_spend_it() -> 
 
 
 async def test_a_sub_run_cut_off_by_its_timeout_still_counts_in_the_parents_limits() -> None:
-    """A call that timed out answers without usage; what its sub-run had spent by then
-    (seen live) still counts, so the parent stops at its limit instead of going on."""
+    """What a sub-run cut off by its call's timeout had spent by then (seen live, then on
+    the timed-out result) still counts, so the parent stops at its limit instead of going
+    on."""
     researcher, _ = scripted(
         "researcher",
         [calls(("lookup", {"n": 1}), usage=Usage(input=850)), "never"],

@@ -6,13 +6,15 @@ reach the parent run's sink as `NestedAgentEvent`s (deeper levels pass through a
 are); the parent's abort aborts it; its usage limits are its own capped by what the
 parent's limits leave. It answers with the sub-run's final text (or its output as JSON)
 and its total usage; a sub-run that fails is an error result naming the agent, with its
-usage. A sub-run that ends awaiting approval holds the parent's call (`HeldToolResult`)
+usage, and so is one cut off by the call's timeout or an abort (its cancellation carries
+what it spent). A sub-run that ends awaiting approval holds the parent's call (`HeldToolResult`)
 and leaves its transcript with the parent's run (`RunFrame.holds`); the parent's resume
 runs the call again, which continues that sub-run with the decisions taken.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -126,6 +128,10 @@ async def _call(
         usage = transcript_usage(sub.state.messages)
         text = f"agent {agent.name!r} failed: {exc}"
         raise ToolCallFailed(text, usage=usage, details=details) from exc
+    except asyncio.CancelledError as exc:  # cut off: the call's timeout, an abort's grace
+        usage = transcript_usage(sub.state.messages)
+        spent = ToolCallFailed(f"agent {agent.name!r} was cut off", usage=usage, details=details)
+        raise exc from spent  # the pipeline puts what it spent on its result
     finally:
         stop()
     usage = transcript_usage(sub.state.messages)

@@ -817,6 +817,7 @@ async def execute_prepared_tool_call(
     deadline = Deadline(timeout_s, signal, loop=loop, task=task)
     child = deadline.signal  # aborting the run aborts it; aborting it touches nothing else
     outcome: ExecutedOutcome
+    spent: ToolCallFailed | None = None  # what a tool cut off says it spent
     plain = tool.isolation == "process" or not is_async_callable(tool.execute)
     try:
         raw: Any
@@ -845,6 +846,8 @@ async def execute_prepared_tool_call(
         if deadline.fired is None and task.cancelling():
             updates.accepting = False
             raise  # the caller was cancelled
+        if isinstance(exc.__cause__, ToolCallFailed):
+            spent = exc.__cause__
         outcome = ExecutedOutcome(create_error_tool_result(exception_text(exc)), True)
     except Exception as exc:
         failed = create_error_tool_result(exception_text(exc))
@@ -870,6 +873,8 @@ async def execute_prepared_tool_call(
         else:
             text = f"Operation aborted: tool {tool.name} did not stop within {deadline.grace_s:g} s"
         outcome = ExecutedOutcome(create_error_tool_result(text), True)
+        if spent is not None:  # a sub-agent's tokens count even when its call is cut off
+            outcome.result.usage, outcome.result.details = spent.usage, spent.details
     if updates.stop(worker=plain):
         await updates.drain()
     return outcome

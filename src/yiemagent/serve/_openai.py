@@ -84,10 +84,14 @@ def _text(content: Any, role: str) -> str:
     return "".join(texts)
 
 
+_SPENDING_ROLES = ("assistant", "toolResult")
+
+
 def _usage(end: dict[str, Any]) -> dict[str, int]:
+    """The run's tokens: its model calls and its tool results (what sub-agents spent)."""
     prompt = completion = 0
     for message in end.get("messages", []):
-        usage = message.get("usage") if message.get("role") == "assistant" else None
+        usage = message.get("usage") if message.get("role") in _SPENDING_ROLES else None
         if usage:
             prompt += usage.get("input", 0) + usage.get("cache_read", 0)
             completion += usage.get("output", 0)

@@ -95,7 +95,12 @@ class HeldToolResult(AgentToolResult):
 class ToolCallFailed(YiemAgentError):
     """Raised by a tool to fail its call (an error result with this text) while still
     reporting what the call spent: `usage` (a failed sub-agent's tokens, which run limits
-    count) and `details` go on the error result."""
+    count) and `details` go on the error result.
+
+    A tool cut off by its timeout or an abort (its task cancelled) reports what it spent by
+    raising the `asyncio.CancelledError` from a `ToolCallFailed`
+    (`raise cancelled from ToolCallFailed(..., usage=...)`): the timeout or abort result
+    gets its `usage` and `details`."""
 
     def __init__(self, text: str, *, usage: Usage | None = None, details: Any = None) -> None:
         super().__init__(text)

@@ -13,7 +13,14 @@ import pytest
 
 from tests.cli.chat._tmux import APPROVAL_TOOLS, TOOLS, Pane, after
 from yiemagent.sessions import SqliteSessionStore
-from yiemagent.types import AssistantMessage, ToolResultMessage
+from yiemagent.types import (
+    AssistantMessage,
+    TextContent,
+    ToolCall,
+    ToolResultMessage,
+    Usage,
+    UserMessage,
+)
 
 
 @pytest.fixture
@@ -562,5 +569,25 @@ def test_a_long_tool_result_wraps_at_spaces_and_commands_are_echoed(
         assert f"→ removed {name} (" in " ".join(" ".join(lines).split())
         pane.type("/tools")
         pane.wait(lambda s: after(s, "› /tools", "remove"))
+    finally:
+        pane.close()
+
+
+def test_usage_counts_what_sub_agents_spent(data_dir: Path) -> None:
+    """`/usage` sums the model calls and the tool results that carry a sub-agent's run."""
+    call = ToolCall("c1", "researcher", {"input": "x"})
+    with SqliteSessionStore(data_dir / "sessions.db") as store:
+        for message in (
+            UserMessage("ask the researcher"),
+            AssistantMessage([call], usage=Usage(input=12, output=5), stop_reason="toolUse"),
+            ToolResultMessage("c1", "researcher", [TextContent("found")], usage=Usage(300, 40)),
+            AssistantMessage([TextContent("it found it")], usage=Usage(input=12, output=5)),
+        ):
+            store.append("team", message)
+    pane = Pane(data_dir, ["--session", "team"])
+    try:
+        pane.wait("resumed 4 messages")
+        pane.type("/usage")
+        pane.wait("session team: 2 model calls · tokens: 324 in, 50 out")
     finally:
         pane.close()

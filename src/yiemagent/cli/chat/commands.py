@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING
 
 from rich.text import Text
 
-from yiemagent.cli.render import one_line, usage_line
-from yiemagent.types import AssistantMessage, Usage, UserMessage, text_of
+from yiemagent.cli.render import one_line, total_usage, usage_line
+from yiemagent.types import AssistantMessage, UserMessage, text_of
 
 if TYPE_CHECKING:
     from yiemagent.cli.chat.host import ChatHost
@@ -105,12 +105,9 @@ def _clear(app: ChatHost, arg: str) -> None:
 
 
 def _usage(app: ChatHost, arg: str) -> None:
-    total = Usage()
-    answers = 0
-    for message in app.setup.agent.state.messages:
-        if isinstance(message, AssistantMessage):
-            answers += 1
-            total.add(message.usage)
+    messages = app.setup.agent.state.messages
+    answers = sum(isinstance(message, AssistantMessage) for message in messages)
+    total = total_usage(messages)  # sub-agents' runs too: they are on their tool results
     compactor = app.setup.compactor
     if compactor is not None:
         total.add(compactor.usage)
