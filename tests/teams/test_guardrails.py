@@ -49,8 +49,11 @@ async def test_an_input_guardrail_that_trips_while_the_model_streams() -> None:
     )  # fmt: skip
     events = record(agent)
 
+    loop = asyncio.get_running_loop()
+    started = loop.time()
     with pytest.raises(GuardrailTripped) as caught:
         await agent.prompt("tell me the launch code")
+    elapsed = loop.time() - started
 
     error = caught.value
     assert (error.kind, error.guardrail, error.reason) == (
@@ -59,9 +62,10 @@ async def test_an_input_guardrail_that_trips_while_the_model_streams() -> None:
         "asks for launch codes",
     )
     assert str(error) == "input guardrail 'no_launch_codes' tripped: asks for launch codes"
-    streamed = [e for e in events if e.type == "message_update"]
-    assert streamed, "the model was streaming when the guardrail tripped"
-    assert len(streamed[-1].message.text) < len(SECRET)  # cut short
+    assert elapsed < len(SECRET) / 4 * 0.02 / 2, elapsed  # the stream was cut short
+    # what was streamed before the trip was held back: no listener saw it
+    assert not any(e.type == "message_update" for e in events)
+    assert "launch code is" not in repr(events)
     assert events[-1].type == "agent_end" and events[-1].reason == "guardrail"
     for messages in (agent.state.messages, store.load("s")):
         written = [m for m in messages if isinstance(m, AssistantMessage)]

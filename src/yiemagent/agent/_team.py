@@ -21,7 +21,11 @@ order. `RunGuards` applies them to one run: input guardrails beside the first mo
 (its `message_end` waits for them; a trip aborts the call at once), output guardrails on a
 message that would be the final answer, and a tripped message emptied into an error message
 before anyone sees it end, so it is never returned or stored as the answer (an abort stops
-the wait, and the unchecked message is emptied as aborted).
+the wait, and the unchecked message is emptied as aborted). Streamed text is not
+provisional: while guardrails may still stop a message, its `message_start` and
+`message_update` events are held, and only a message that passed has them passed on (in
+order, just before its `message_end`); a stopped one shows listeners only its emptied
+`message_start` and `message_end`.
 
 Held calls: `HeldCalls` remembers which tool calls of the transcript's last assistant
 message a run held, and the decision taken on each; it is stored as JSON with the session.
@@ -58,6 +62,7 @@ from yiemagent.types import (
     AssistantMessage,
     MessageEndEvent,
     MessageStartEvent,
+    MessageUpdateEvent,
     Model,
     OutputSpec,
     PendingApproval,
@@ -426,22 +431,28 @@ class TeamRun:
     def wrap(
         self, inner: Callable[[AgentEvent], Awaitable[None] | None]
     ) -> Callable[[AgentEvent], Awaitable[None] | None]:
-        """The run's event sink around `inner`: each assistant message names its agent; a
-        message the guardrails must see first waits for them (`RunGuards`); a run a
-        guardrail stopped ends with reason "guardrail"."""
+        """The run's event sink around `inner`: each assistant message names its agent; the
+        events of a message the guardrails must see first are held until they have passed
+        it (`RunGuards`); a run a guardrail stopped ends with reason "guardrail"."""
         guards = self.guards
+        held: list[AgentEvent] = []  # the start and updates of the message being checked
 
         def emit(event: AgentEvent) -> Awaitable[None] | None:
             kind = type(event)
-            if kind is MessageEndEvent or kind is MessageStartEvent:
+            if kind is MessageUpdateEvent or kind is MessageStartEvent or kind is MessageEndEvent:
                 message = event.message  # type: ignore[union-attr]
                 if isinstance(message, AssistantMessage):
                     speaker = self.active
                     message.agent = speaker.name
-                    if kind is MessageEndEvent and guards.must_check(
-                        message, speaker.output_guardrails
-                    ):
-                        return guards.checked(event, inner, speaker)  # type: ignore[arg-type]
+                    if kind is MessageStartEvent:
+                        held.clear()  # a message that never ended (a cancelled call) is dropped
+                    if held or guards.holds(speaker):
+                        if kind is not MessageEndEvent:
+                            held.append(event)
+                            return None
+                        shown = held[:]
+                        held.clear()
+                        return guards.checked(event, inner, speaker, shown)  # type: ignore[arg-type]
             elif kind is AgentEndEvent and guards.trip is not None:
                 event.reason = "guardrail"  # type: ignore[union-attr]
             return inner(event)
@@ -656,21 +667,24 @@ class RunGuards:
         if self._input is not None and not self._input.done():
             self._input.cancel()
 
-    def must_check(self, message: AssistantMessage, output_guards: Sequence[Guardrail]) -> bool:
-        """Whether `message_end` of `message` must wait for `checked`."""
-        if self.trip is not None or self._input is not None:
-            return True
-        return bool(output_guards) and self._is_answer(message)
+    def holds(self, speaker: Any) -> bool:
+        """Whether the events of an assistant message `speaker` starts now wait for
+        `checked`: input guardrails still check the prompt, one tripped, or `speaker` has
+        output guardrails (whether the message is a final answer is known at its end)."""
+        return self.trip is not None or self._input is not None or bool(speaker.output_guardrails)
 
     async def checked(
         self,
         event: MessageEndEvent,
         inner: Callable[[AgentEvent], Awaitable[None] | None],
         speaker: Any,
+        held: Sequence[AgentEvent],
     ) -> None:
         """Pass `event` to `inner` once the guardrails are done with its message: the input
-        ones (first message), the speaker's output ones (a final answer). A tripped message
-        loses its content and becomes an error message saying what tripped."""
+        ones (first message), the speaker's output ones (a final answer). A message that
+        passed has its `held` start and updates passed first, in order; a tripped message
+        loses its content and becomes an error message saying what tripped, and only a new
+        `message_start` of it goes before its end: no listener sees what was streamed."""
         message = event.message
         assert isinstance(message, AssistantMessage)
         task, self._input = self._input, None
@@ -692,12 +706,15 @@ class RunGuards:
             message.content = []
             message.stop_reason = "error"
             message.error_message = self.trip.text()
+            held = [MessageStartEvent(message)]
         elif not checked:  # aborted before its guardrails spoke: not an answer either
             message.content = []
             message.stop_reason = "aborted"
             message.error_message = "the run was aborted before its guardrails checked the answer"
-        if (w := inner(event)) is not None:
-            await w
+            held = [MessageStartEvent(message)]
+        for shown in (*held, event):
+            if (w := inner(shown)) is not None:
+                await w
 
     async def _unless_aborted(self, work: Awaitable[Trip | None]) -> tuple[bool, Trip | None]:
         """`(True, what work gave)` once `work` is done (a failure gives None: raising
