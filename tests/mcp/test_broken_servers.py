@@ -1,16 +1,22 @@
 """DESIGN §8 and §12 against a server that breaks the protocol (`mcp_odd_server.py`, the
 SDK's server with what it writes broken on the way out, run as a real subprocess): a tool
-whose schema is unusable is left out with one warning and the server's other tools work."""
+whose schema is unusable is left out with one warning and the server's other tools work;
+an answer the client cannot match to its request ends the call with a clear error instead
+of leaving it waiting forever."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import re
 import sys
+import time
 
 import pytest
 
 from tests.mcp._kit import run_calls, text
 from tests.mcp.conftest import HERE
+from yiemagent.errors import MCPConnectionError
 from yiemagent.mcp import MCPServerStdio, add_server
 from yiemagent.tools import ToolStore
 
@@ -45,3 +51,38 @@ async def test_a_tool_with_a_broken_schema_is_left_out_and_the_others_work(
         [said] = [w for w in warnings if repr(tool) in w]
         assert said.startswith('MCP server "odd": leaving out its tool')
         assert problem in said
+
+
+@pytest.mark.parametrize(
+    ("answer", "error"),
+    [
+        ("stray", r"answered with id '\d+-stray', which matches no request it was sent; "),
+        ("no_id", r"sent an error without a request id \(lost track of the request\); "),
+        ("garbled", r'answered the call to "echo" with a message that is not JSON-RPC: '),
+        ("bad_result", r'answered "echo" with a result that is no CallToolResult: content: '),
+    ],
+)
+async def test_an_answer_that_matches_no_request_ends_the_call(answer: str, error: str) -> None:
+    """The SDK drops an answer whose id matches no request, and only logs one it cannot
+    read: the call waited forever. It ends at once, and the connection serves on."""
+    async with odd_server() as server:
+        store = ToolStore("odd")
+        await add_server(store, server)
+        [broken] = await asyncio.wait_for(run_calls(store, ("echo", {"text": answer})), 30)
+        assert broken.is_error
+        assert re.search('MCP server "odd" ' + error, text(broken)), text(broken)
+        [echoed] = await run_calls(store, ("echo", {"text": "still here"}))
+        assert text(echoed) == "still here"
+
+
+async def test_listing_the_tools_again_ends_when_the_server_does_not_answer() -> None:
+    server = MCPServerStdio(sys.executable, [ODD_SERVER], name="odd", connect_timeout_s=2)
+    async with server:
+        store = ToolStore("odd")
+        await add_server(store, server)
+        await run_calls(store, ("echo", {"text": "mute_lists"}))
+        started = time.monotonic()
+        with pytest.raises(MCPConnectionError, match=r"did not answer tools/list within 2 s"):
+            await asyncio.wait_for(server.refresh_tools(), 30)
+        assert time.monotonic() - started < 10
+        assert list(store.tools) == ["echo"]

@@ -4,7 +4,9 @@ the progress adapter."""
 
 from __future__ import annotations
 
+import json
 import logging
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -16,6 +18,7 @@ if TYPE_CHECKING:
     from mcp.types import Tool
 
 __all__ = [
+    "PROTOCOL_ERROR",
     "Ledger",
     "ProgressCallback",
     "RecordingStream",
@@ -30,6 +33,12 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
+
+PROTOCOL_ERROR = "yiemagent: protocol"
+"""The `data` of the JSON-RPC errors `WatchedStream` makes up for a request whose answer a
+server broke; their message is the whole text for the caller."""
+
+_DONE_KEPT = 4096  # ids of settled requests remembered, so a late answer is not a stray one
 
 ProgressCallback = Callable[[float, "float | None", "str | None"], None]
 """`(progress, total, message)` from `notifications/progress`; called on the connection's
@@ -95,7 +104,8 @@ def _request_key(request_id: int | str) -> int | str:
 
 
 class Ledger:
-    """The requests a session sent that still wait for an answer, by id.
+    """The requests a session sent that still wait for an answer, by id, and the ids of
+    the last ones answered or given up (a late answer to those is no stray one).
 
     Written by `RecordingStream` and read by `WatchedStream`, both on the connection's
     event loop.
@@ -104,6 +114,7 @@ class Ledger:
     def __init__(self) -> None:
         self.pending: dict[int | str, str] = {}
         """id -> what the request is, for error texts ('the call to "x"')."""
+        self._done: OrderedDict[int | str, None] = OrderedDict()
 
     def sent(self, request_id: int | str, method: str, params: object) -> None:
         name = params.get("name") if isinstance(params, dict) else None
@@ -113,7 +124,19 @@ class Ledger:
     def settle(self, request_id: int | str) -> str | None:
         """Forget a request that was answered or cancelled; returns what it was (None:
         not pending)."""
-        return self.pending.pop(_request_key(request_id), None)
+        key = _request_key(request_id)
+        what = self.pending.pop(key, None)
+        self._done[key] = None
+        while len(self._done) > _DONE_KEPT:
+            self._done.popitem(last=False)
+        return what
+
+    def pending_now(self, request_id: int | str) -> bool:
+        return _request_key(request_id) in self.pending
+
+    def known(self, request_id: int | str) -> bool:
+        key = _request_key(request_id)
+        return key in self.pending or key in self._done
 
 
 class RecordingStream:
@@ -150,9 +173,15 @@ class RecordingStream:
 
 class WatchedStream:
     """The transport's read stream, reporting its end (EOF or closed) once to `on_end`,
-    and standing between a broken server and the session: a `tools/list` answer loses the
-    tools the SDK would refuse (an input schema that is no object schema, say), each named
-    in a warning, instead of the whole answer being refused and the server lost.
+    and standing between a broken server and the session:
+
+    - a `tools/list` answer loses the tools the SDK would refuse (an input schema that is
+      no object schema, say), each named in a warning, instead of the whole answer being
+      refused and the server lost;
+    - an answer that matches no pending request by its id (or an error with a null id),
+      and an answer to a pending request that is not JSON-RPC, end the requests they may
+      have been meant for with a JSON-RPC error (`data` `PROTOCOL_ERROR`) saying so: the
+      SDK drops the first and logs the second, and those requests waited forever.
 
     The end report is how a dead server process or a vanished HTTP server is noticed while
     no call is waiting (the next call reconnects instead of failing).
@@ -170,6 +199,7 @@ class WatchedStream:
         self._on_end = on_end
         self._ledger = ledger
         self._label = label
+        self._made_up: list[Any] = []
         self.protocol_version: Callable[[], str | None] = lambda: None
         """The session's negotiated version, set once the session exists."""
 
@@ -180,6 +210,8 @@ class WatchedStream:
     async def receive(self) -> Any:
         import anyio
 
+        if self._made_up:
+            return self._made_up.pop(0)
         try:
             item = await self._inner.receive()
         except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
@@ -188,15 +220,52 @@ class WatchedStream:
         return self._check(item)
 
     def _check(self, item: Any) -> Any:
-        from mcp_types import JSONRPCResponse
+        from mcp_types import JSONRPCError, JSONRPCResponse
 
+        if isinstance(item, Exception):
+            return self._unreadable(item)
         message = getattr(item, "message", None)
-        if (
-            isinstance(message, JSONRPCResponse)
-            and self._ledger.settle(message.id) == "the tools/list request"
-        ):
-            message.result = self._usable_tools(message.result)
-        return item
+        if not isinstance(message, JSONRPCResponse | JSONRPCError):
+            return item
+        if message.id is not None and self._ledger.known(message.id):
+            what = self._ledger.settle(message.id)
+            if what == "the tools/list request" and isinstance(message, JSONRPCResponse):
+                message.result = self._usable_tools(message.result)
+            return item
+        if isinstance(message, JSONRPCError):
+            problem = f"sent an error without a request id ({message.error.message})"
+        else:
+            problem = f"answered with id {message.id!r}, which matches no request it was sent"
+        logger.warning("%s %s", self._label, problem)
+        self._made_up = [
+            self._error(request_id, f"{problem}; {what} may never get its answer, so it ended")
+            for request_id, what in list(self._ledger.pending.items())
+        ]
+        for request_id in list(self._ledger.pending):
+            self._ledger.settle(request_id)
+        return self._made_up.pop(0) if self._made_up else item
+
+    def _unreadable(self, exc: Exception) -> Any:
+        """A line the SDK could not read: an answer to a pending request ends it."""
+        value = _value_of(exc)
+        request_id = value.get("id") if isinstance(value, dict) else None
+        if not isinstance(request_id, int | str) or not self._ledger.pending_now(request_id):
+            return exc
+        what = self._ledger.settle(request_id)
+        text = json.dumps(value, ensure_ascii=False, default=str)
+        text = text if len(text) <= 120 else text[:117] + "..."
+        return self._error(
+            request_id, f"answered {what} with a message that is not JSON-RPC: {text}"
+        )
+
+    def _error(self, request_id: int | str, problem: str) -> Any:
+        from mcp.shared.message import SessionMessage
+        from mcp_types import INTERNAL_ERROR, ErrorData, JSONRPCError
+
+        error = ErrorData(
+            code=INTERNAL_ERROR, message=f"{self._label} {problem}", data=PROTOCOL_ERROR
+        )
+        return SessionMessage(JSONRPCError(jsonrpc="2.0", id=request_id, error=error))
 
     def _usable_tools(self, result: dict[str, Any]) -> dict[str, Any]:
         """`result` without the tools the SDK would refuse, each left out with a warning."""
@@ -245,6 +314,22 @@ class WatchedStream:
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
+
+
+def _value_of(exc: BaseException) -> object:
+    """The JSON value in a message the SDK's reader could not read as JSON-RPC (its
+    pydantic `ValidationError` holds it, or the line), or None."""
+    errors = getattr(exc, "errors", None)
+    try:
+        value = errors()[0]["input"] if callable(errors) else None
+    except Exception:  # no such error, or not shaped so
+        return None
+    if isinstance(value, bytes | str):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return None
+    return value
 
 
 def first_problem(exc: Any, *, skip: int = 0) -> str:

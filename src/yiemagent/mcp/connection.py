@@ -16,7 +16,10 @@ Failures never hang:
   `close` stops a connect still waiting for them at once;
 - a server that goes silent mid-call (frozen, neither answering nor closing) fails the call
   once it has sent nothing for the transport's silence bound (`MCPServerHTTP.timeout_s`),
-  saying it went silent.
+  saying it went silent;
+- an answer that matches no pending request (or an error with a null id), or one that is
+  not JSON-RPC, ends the requests it may have been meant for, saying so (`WatchedStream`);
+- listing the tools again must finish within `connect_timeout_s`.
 
 The SDK (`mcp`, the `mcp` extra) is imported only when a connection opens.
 """
@@ -34,11 +37,13 @@ from typing import TYPE_CHECKING, Any, Literal
 from yiemagent.errors import ConfigError, MCPConnectionError
 from yiemagent.mcp._loop_thread import LoopThread
 from yiemagent.mcp._sdk import (
+    PROTOCOL_ERROR,
     Ledger,
     ProgressCallback,
     RecordingStream,
     WatchedStream,
     describe,
+    first_problem,
     leaf,
     list_all_tools,
     package_version,
@@ -181,7 +186,8 @@ class MCPServer:
         """List the server's tools again (all pages) and tell the listeners.
 
         Raises:
-            MCPConnectionError: not connected and reconnecting failed.
+            MCPConnectionError: not connected and reconnecting failed, or the server did
+                not answer within `connect_timeout_s`.
         """
         thread = self._connected_thread()
         await asyncio.wrap_future(thread.submit(self._refresh()))
@@ -209,7 +215,9 @@ class MCPServer:
         Raises:
             MCPCallAborted: `signal` was aborted.
             MCPCallError: the connection closed during the call, reconnecting failed, the
-                server was closed, or the server answered with a JSON-RPC error.
+                server was closed, answered with a JSON-RPC error, or broke the protocol
+                (an answer that matches no request, is not JSON-RPC, or is no
+                `CallToolResult`).
         """
         try:
             thread = self._connected_thread()
@@ -385,6 +393,7 @@ class MCPServer:
     ) -> CallToolResult:
         from mcp import MCPError
         from mcp.types import CONNECTION_CLOSED, INVALID_REQUEST
+        from pydantic import ValidationError
 
         session = self._session
         assert session is not None
@@ -406,9 +415,16 @@ class MCPServer:
                 if self._wake is not None:  # the HTTP server restarted: open a new session
                     self._wake.set()
                 raise UndeliveredCall(self._lost(name)) from None
+            if exc.data == PROTOCOL_ERROR:  # the server broke the protocol (`WatchedStream`)
+                raise MCPCallError(exc.message) from None
             if exc.code != CONNECTION_CLOSED:
                 raise MCPCallError(f"{self.label} refused the call: {exc.message}") from None
             closed = True
+        except ValidationError as exc:
+            raise MCPCallError(
+                f'{self.label} answered "{name}" with a result that is no CallToolResult: '
+                f"{first_problem(exc)}"
+            ) from None
         finally:
             self._in_flight.discard(task)
         assert closed
@@ -468,12 +484,21 @@ class MCPServer:
                 return
 
     async def _refresh(self) -> None:
+        import anyio
+
         if self._state == "down":
             await self._ensure_up()
         session = self._session
         if session is None:
             raise MCPConnectionError(f"{self.label} is not connected")
-        self._tools = await list_all_tools(session)
+        try:
+            with anyio.fail_after(self.connect_timeout_s):
+                tools = await list_all_tools(session)
+        except TimeoutError:  # else a refresh waited forever, and so did the ones after it
+            raise MCPConnectionError(
+                f"{self.label} did not answer tools/list within {self.connect_timeout_s:g} s"
+            ) from None
+        self._tools = tools
         self._tell_listeners()
 
     def _tell_listeners(self) -> None:
