@@ -281,6 +281,8 @@ class LoopRun:
     """Tool calls of the last batch held for approval."""
     output: OutputRun | None = None
     """The run's output type, when it has one."""
+    cut_off: int = 0
+    """Model calls in a row cut off by the output token limit in the middle of a tool call."""
 
     def __post_init__(self) -> None:
         spec = self.config.output_type
@@ -406,6 +408,8 @@ async def _run_turns(run: LoopRun) -> AgentEndReason:
                 await run.end_turn(await _limit_message(run, limit), [])
                 return "usage_limit"
             message = await _call_model(run)
+            cut_off = message.stop_reason == "length" and bool(message.tool_calls)
+            run.cut_off = run.cut_off + 1 if cut_off else 0
             tool_results, terminate = await run_tool_calls(run, message)
             failed = message.stop_reason == "error" or message.stop_reason == "aborted"
             if meter is not None and not failed:
@@ -417,6 +421,9 @@ async def _run_turns(run: LoopRun) -> AgentEndReason:
             await run.end_turn(message, tool_results)
             if message.stop_reason == "error" or message.stop_reason == "aborted":
                 return message.stop_reason
+            if run.cut_off >= MAX_CUT_OFF_CALLS:  # asking again would not end, max_turns or not
+                await _error_turn(run, CUT_OFF_TEXT.format(n=run.cut_off))
+                return "error"
             if run.held:
                 return "awaiting_approval"
             has_more_tool_calls = bool(tool_results) and not terminate
@@ -427,7 +434,7 @@ async def _run_turns(run: LoopRun) -> AgentEndReason:
                 if verdict is True:
                     return "stop"
                 if isinstance(verdict, OutputFailed):
-                    await _fail_output(run, verdict.text)
+                    await _error_turn(run, verdict.text)
                     return "error"
                 if isinstance(verdict, UserMessage):
                     retry = [verdict]
@@ -883,6 +890,18 @@ TRUNCATED_CALL_TEXT = (
 """The result of each tool call in a message cut off by the token limit."""
 
 
+MAX_CUT_OFF_CALLS = 3
+"""Model calls in a row cut off in the middle of a tool call before the run ends in error:
+each is asked again (R-5.6), but a model that always writes past its cap would be asked
+forever."""
+
+
+CUT_OFF_TEXT = (
+    "the model hit its output token limit in the middle of a tool call {n} times in a row; "
+    "raise max_tokens or ask for a smaller result"
+)
+
+
 async def run_tool_calls(
     run: LoopRun, message: AssistantMessage
 ) -> tuple[list[ToolResultMessage], bool]:
@@ -1006,9 +1025,9 @@ async def _end_cancelled_turn(run: LoopRun, exc: BaseException) -> None:
     await run.end_turn(message, results)
 
 
-async def _fail_output(run: LoopRun, text: str) -> None:
-    """The output retries are used up; an error message says why, in a turn of
-    its own (no model call)."""
+async def _error_turn(run: LoopRun, text: str) -> None:
+    """The run cannot go on (the output retries are used up, the model is cut off again and
+    again); an error message says why, in a turn of its own (no model call)."""
     await run.start_turn()
     message = assistant_message(run.config, "error", text)
     await run.emit_message(message)
