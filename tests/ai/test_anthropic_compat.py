@@ -140,7 +140,6 @@ async def test_streamed_input_wins_over_a_start_input(server: ReplayServer) -> N
 @pytest.mark.parametrize(
     ("reason", "stop_reason"),
     [
-        ("pause_turn", "stop"),
         ("model_context_window_exceeded", "length"),
         ("refusal", "error"),
         ("a_reason_from_the_future", "stop"),  # unknown: taken as "stop"

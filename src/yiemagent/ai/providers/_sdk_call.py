@@ -14,8 +14,9 @@ same for both:
   event loop (`cached_client`), on the guarded HTTP transport (`_http_guard`);
 - attempts are retried (`retry.run_with_retries`) while nothing has been streamed; what an
   SDK's failure means is `_sdk_failures`'s business;
-- the stream is read within the idle limit (`StreamOptions.idle_timeout_s`), then the
-  message is ended.
+- the stream is read within the idle limit (`StreamOptions.idle_timeout_s`); an API whose
+  response may ask for another request to go on (`SdkApi.continuation`) gets it, streamed
+  into the same message; then the message is ended.
 
 The SDK is imported at the first call, never before (`import yiemagent` loads no SDK).
 """
@@ -129,6 +130,9 @@ class SdkApi(Generic[C]):
     `sdk_failures.sdk_retry_decision`, after the API's own in-stream errors)."""
     error_type: bool = False
     """Whether failure texts start with the API's error type ("overloaded_error: …")."""
+    continuation: Callable[[StreamAssembler, dict[str, Any]], dict[str, Any] | None] | None = None
+    """`(assembler, body)` after a response → the body of one more request whose response
+    goes on in the same message (Anthropic's `pause_turn`), or None: the message is done."""
 
 
 def stream_sdk(
@@ -178,13 +182,18 @@ async def _run(
         raw = await api.open_stream(client, body, options.idle_timeout_s)
         await _read_stream(raw, options, assembler.feed)
 
-    await run_with_retries(
-        attempt,
-        classify=lambda exc: api.classify(exc, sdk),
-        may_retry=lambda: not assembler.streamed,
-        signal=options.signal,
-        max_retry_delay_ms=options.max_retry_delay_ms,
-    )
+    while True:
+        await run_with_retries(
+            attempt,
+            classify=lambda exc: api.classify(exc, sdk),
+            may_retry=lambda: not assembler.streamed,
+            signal=options.signal,
+            max_retry_delay_ms=options.max_retry_delay_ms,
+        )
+        more = api.continuation(assembler, body) if api.continuation is not None else None
+        if more is None:
+            break
+        body = more
     assembler.finish()
 
 

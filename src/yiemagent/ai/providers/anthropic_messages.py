@@ -10,13 +10,18 @@ call of `_sdk_call.py`: 429, 5xx and 529 overloaded, `retry-after` honoured up t
 Mapping: text, thinking (with its signature), redacted thinking (its opaque `data` kept as the
 signature, `redacted=True`), tool_use with streamed `input_json_delta` arguments; usage with
 cache reads and writes (one-hour writes priced at twice the input price); stop reasons
-end_turn/stop_sequence/pause_turn → stop, max_tokens and model_context_window_exceeded →
-length, tool_use → toolUse, refusal → error. Prompt caching
+end_turn/stop_sequence → stop, max_tokens and model_context_window_exceeded →
+length, tool_use → toolUse, refusal → error. `pause_turn` (the API paused a long turn of its
+server tools) is not a stop: as Anthropic's docs ask, the response's content goes back as it
+was sent (server tool calls and results, citations and all), as the last assistant message
+of one more request whose response continues the same message, usage summed; a turn paused
+`MAX_PAUSES` times in a row ends in error. Prompt caching
 (`cache_retention`: "none"; "short" (the default) → `cache_control` ephemeral; "long" → ttl
 1h) marks the system prompt and the last user message. Thinking is enabled for reasoning
 models when `StreamOptions.reasoning` is set, with a budget from `thinking_budgets` or
 `THINKING_BUDGETS`; it is sent back only to the model that produced it, with its signature.
-Content blocks of other kinds (server tools) are skipped with their deltas.
+Content blocks of other kinds (server tools) are left out of the message, but kept as sent
+for a `pause_turn`.
 """
 
 from __future__ import annotations
@@ -30,7 +35,12 @@ from typing import TYPE_CHECKING, Any
 from yiemagent.ai._sanitize import image_base64
 from yiemagent.ai.attachments import attachment_stand_in
 from yiemagent.ai.builder import DoneReason, MessageBuilder, complete_arguments
-from yiemagent.ai.providers._sdk_call import SdkApi, open_raw_stream, stream_sdk
+from yiemagent.ai.providers._sdk_call import (
+    SdkApi,
+    StreamAssembler,
+    open_raw_stream,
+    stream_sdk,
+)
 from yiemagent.ai.providers._sdk_failures import sdk_retry_decision
 from yiemagent.ai.retry import RetryDecision
 from yiemagent.types.messages import (
@@ -63,11 +73,14 @@ logger = logging.getLogger(__name__)
 _STOP_REASONS: dict[str, DoneReason] = {
     "end_turn": "stop",
     "stop_sequence": "stop",
-    "pause_turn": "stop",
     "max_tokens": "length",
     "model_context_window_exceeded": "length",
     "tool_use": "toolUse",
 }
+
+
+MAX_PAUSES = 10
+"""Requests a turn the API paused (`pause_turn`) is continued with, at most."""
 
 
 def stream_anthropic_messages(
@@ -320,9 +333,25 @@ class _Assembler:
     """A tool_use's `input` from its start event, as JSON, when not empty, until a delta
     comes: some Anthropic-compatible servers send the whole input there and no
     `input_json_delta`."""
+    wire: dict[int, dict[str, Any]] = field(default_factory=dict)
+    """This response's content blocks as the API sent them, by index, for a `pause_turn`."""
+    wire_parts: dict[tuple[int, str], list[str]] = field(default_factory=dict)
+    """The streamed pieces of those blocks' fields ("text", "thinking", "signature",
+    "input" JSON), by (index, field)."""
+    paused: list[dict[str, Any]] = field(default_factory=list)
+    """The content of the responses paused so far, as sent: one assistant turn."""
+    messages: list[dict[str, Any]] | None = None
+    """The request's messages before the first pause."""
+    before: Usage = field(default_factory=Usage)
+    """The usage of the paused responses (this one's is `usage`)."""
+    pauses: int = 0
 
     def feed(self, event: Any) -> None:
         kind = event.type
+        if kind == "content_block_start":
+            self.wire[event.index] = event.content_block.model_dump(mode="json", exclude_unset=True)
+        elif kind == "content_block_delta":
+            self._wire_delta(event.index, event.delta)
         if kind in ("content_block_delta", "content_block_stop") and event.index in self.ignored:
             return
         if kind == "message_start":
@@ -403,6 +432,56 @@ class _Assembler:
             self.raw[index] += delta.partial_json
             complete_arguments(block, self.raw[index])
 
+    def _wire_delta(self, index: int, delta: Any) -> None:
+        kind = delta.type
+        if kind == "citations_delta":
+            block = self.wire.get(index)
+            if block is not None:
+                cited = delta.citation.model_dump(mode="json", exclude_unset=True)
+                block["citations"] = [*(block.get("citations") or []), cited]
+            return
+        name = _WIRE_FIELDS.get(kind)
+        if name is not None:
+            self.wire_parts.setdefault((index, name), []).append(getattr(delta, _DELTA[name]))
+
+    def _wire_content(self) -> list[dict[str, Any]]:
+        """This response's content as the API sent it, its streamed fields whole."""
+        for (index, name), parts in self.wire_parts.items():
+            block = self.wire.get(index)
+            if block is None:
+                continue
+            value = "".join(parts)
+            if name == "input":
+                if value:
+                    try:
+                        block["input"] = json.loads(value)
+                    except ValueError:
+                        logger.warning("a paused turn's tool input is not JSON: %.80s", value)
+            else:
+                block[name] = (block.get(name) or "") + value
+        return [self.wire[index] for index in sorted(self.wire)]
+
+    def continuation(self, body: dict[str, Any]) -> dict[str, Any] | None:
+        """After a response: the body that continues a turn the API paused (`pause_turn`):
+        the request's messages and one assistant message holding what every paused
+        response sent, as it was sent; None when the turn is over, or paused `MAX_PAUSES`
+        times already (`finish` then says so)."""
+        if self.stop_reason != "pause_turn" or self.pauses >= MAX_PAUSES:
+            return None
+        self.pauses += 1
+        self.paused.extend(self._wire_content())
+        if self.messages is None:
+            self.messages = body["messages"]
+        turn = {"role": "assistant", "content": list(self.paused)}
+        self.before.add(self.usage)
+        self.usage = Usage()
+        self.stop_reason = None
+        self.streamed = False  # the next request may be retried until it streams
+        for by_index in (self.ignored, self.blocks, self.raw, self.start_input, self.wire):
+            by_index.clear()  # the next response numbers its blocks from 0
+        self.wire_parts.clear()
+        return {**body, "messages": [*self.messages, turn]}
+
     def _usage(self, raw: Any) -> None:
         usage = self.usage
         if raw is None:
@@ -420,6 +499,11 @@ class _Assembler:
             self.long_writes = long
             self.builder.reprice = self._reprice
         usage.total_tokens = usage.input + usage.output + usage.cache_read + usage.cache_write
+        if self.pauses:  # the paused responses' usage too
+            total = Usage()
+            total.add(self.before)
+            total.add(usage)
+            usage = total
         self.builder.set_usage(usage)
 
     def _reprice(self, cost: Cost, price: ModelCost) -> None:
@@ -437,7 +521,31 @@ class _Assembler:
         if reason is None:
             self.builder.fail("error", "the stream ended without a stop reason")
             return
+        if reason == "pause_turn":
+            self.builder.fail(
+                "error",
+                f"the API paused the turn (stop reason: pause_turn) {self.pauses + 1} times; "
+                "its server tools did not finish",
+            )
+            return
         self.builder.done_by_wire_reason(reason, _STOP_REASONS, field="stop_reason")
+
+
+_WIRE_FIELDS = {
+    "text_delta": "text",
+    "thinking_delta": "thinking",
+    "signature_delta": "signature",
+    "input_json_delta": "input",
+}
+"""The block field each delta kind streams."""
+
+_DELTA = {"text": "text", "thinking": "thinking", "signature": "signature", "input": "partial_json"}
+"""The delta's attribute holding each field's piece."""
+
+
+def _continuation(assembler: StreamAssembler, body: dict[str, Any]) -> dict[str, Any] | None:
+    assert isinstance(assembler, _Assembler)
+    return assembler.continuation(body)
 
 
 async def _open_stream(
@@ -477,4 +585,5 @@ _API: SdkApi[AsyncAnthropic] = SdkApi(
     open_stream=_open_stream,
     classify=_classify,
     error_type=True,
+    continuation=_continuation,
 )
