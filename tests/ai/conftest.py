@@ -19,6 +19,15 @@ def server() -> Iterator[ReplayServer]:
         yield replay
 
 
+@pytest.fixture(scope="module")
+def stream_server() -> Iterator[ReplayServer]:
+    """One replay server for every example of a module's property tests
+    (`tests/ai/_stream_kit.py`): starting one per hypothesis example would cost more than
+    the example."""
+    with ReplayServer() as replay:
+        yield replay
+
+
 @pytest.fixture
 def fake(monkeypatch: pytest.MonkeyPatch) -> Callable[..., FakeRuntime]:
     def install(replies: list[str], **kwargs: Any) -> FakeRuntime:
