@@ -79,12 +79,16 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def start_serve(*options: str) -> tuple[subprocess.Popen[str], str, str]:
+def start_serve(
+    *options: str, script: Path | None = None
+) -> tuple[subprocess.Popen[str], str, str]:
     """`yiem serve OPTIONS --port P` as a process (no API keys in its environment); returns
-    it, its URL and its banner line once /healthz answers."""
+    it, its URL and its banner line once /healthz answers. `script` runs in place of
+    `yiem` (one that sets a faux model, then calls the CLI's `main`)."""
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-    command = [sys.executable, "-m", "yiemagent.cli.main", "serve", "--port", str(port), *options]
+    yiem = [str(script)] if script is not None else ["-m", "yiemagent.cli.main"]
+    command = [sys.executable, *yiem, "serve", "--port", str(port), *options]
     server = subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True)
     assert server.stderr is not None
     banner = server.stderr.readline()
@@ -185,3 +189,65 @@ def test_an_agent_file_s_mcp_servers_start_without_holding_the_server(tmp_path: 
     finally:
         server.kill()
         server.wait()
+
+
+FAUX_SERVE = """\
+import sys
+
+import yiemagent.cli.serve as serve
+from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
+from yiemagent.cli.main import main
+
+replies = []
+for word in ("one", "two", "three"):
+    replies += [faux_message(faux_tool_call("echo", {"text": word})), f"echoed {word}"]
+faux = FauxModel(replies, model_id="serve-faux")
+serve.resolve_model = lambda spec, base_url, tool_calls=None: faux.model
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_an_agent_file_s_mcp_servers_start_once_and_stop_with_the_server(tmp_path: Path) -> None:
+    """The file's MCP servers were started for every run (and approval) and stopped after
+    it: seconds per run for a server fetched by npx, and a server's state lost between
+    runs. They start once, serve every session's runs, and stop when the server does."""
+    mcp = Path(__file__).resolve().parents[1] / "mcp" / "mcp_test_server.py"
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    # MCP_TEST_START_ONCE: a second start of the server exits at once
+    command = (
+        f"env MCP_TEST_MARKERS={markers} MCP_TEST_START_ONCE={tmp_path / 'once'} "
+        f"{sys.executable} {mcp}"
+    )
+    team = tmp_path / "team.toml"
+    team.write_text(f'[agents.helper]\nsystem_prompt = "Help."\nmcp = [{json.dumps(command)}]\n')
+    script = tmp_path / "serve_faux.py"
+    script.write_text(FAUX_SERVE)
+    server, url, _ = start_serve(
+        "--agent", str(team), "--sessions", str(tmp_path / "s.db"), script=script
+    )
+    try:
+        with httpx.Client(base_url=url, timeout=60) as client:
+            for session, word in [("s1", "one"), ("s2", "two"), ("s1", "three")]:
+                run = client.post(f"/v1/sessions/{session}/runs", json={"input": word})
+                assert run.status_code == 202, run.text
+                events = [event for _, event in run_events(client, run.json()["run_id"])]
+                [ended] = [e for e in events if e["type"] == "tool_execution_end"]
+                assert not ended["is_error"], ended
+                assert ended["result"]["content"] == [{"type": "text", "text": word}]
+                assert events[-1]["type"] == "agent_end", events[-1]
+        mcp_pid = int((markers / "pid").read_text())
+        server.send_signal(signal.SIGINT)
+        assert server.wait(30) == 130
+        deadline = time.monotonic() + 15
+        while True:  # the MCP server stopped with yiem serve
+            try:
+                os.kill(mcp_pid, 0)
+            except ProcessLookupError:
+                break
+            assert time.monotonic() < deadline, "the MCP server outlived yiem serve"
+            time.sleep(0.1)
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()

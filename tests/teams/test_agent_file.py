@@ -4,6 +4,8 @@ CLI (`yiem run --agent FILE[:NAME]`)."""
 
 from __future__ import annotations
 
+import json
+import sys
 import textwrap
 from pathlib import Path
 
@@ -13,6 +15,7 @@ import yiemagent.cli.main as cli_main_module
 from yiemagent import ConfigError, GuardrailTripped, load_agent
 from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
 from yiemagent.cli.main import main
+from yiemagent.teams import AgentFile
 
 TOOL = textwrap.dedent(
     """
@@ -269,3 +272,23 @@ def test_yiem_batch_builds_each_tasks_agent_from_the_file(
         .splitlines()[-1]
         .endswith("[agents.a] model: must be a string, not int")
     )
+
+
+async def test_an_agent_file_builds_agents_on_mcp_servers_started_once(tmp_path: Path) -> None:
+    """`AgentFile` (what `yiem serve` builds each run's agent with): every build gets the
+    tools of one running server, closing a built agent leaves it running, and closing the
+    file stops it. The server refuses a second start (MCP_TEST_START_ONCE)."""
+    pytest.importorskip("mcp", reason="the mcp extra is not installed")
+    from tests.mcp._kit import run_calls, text
+    from tests.mcp.conftest import SERVER
+
+    command = f"env MCP_TEST_START_ONCE={tmp_path / 'once'} {sys.executable} {SERVER}"
+    path = write_team(tmp_path, f"[agents.helper]\nmcp = [{json.dumps(command)}]\n")
+    async with AgentFile(path) as team:
+        for word in ("one", "two", "three"):
+            agent = team.build()
+            [result] = await run_calls(agent.tool_store, ("echo", {"text": word}))
+            assert not result.is_error and text(result) == word, text(result)
+            await agent.close()
+    [after] = await run_calls(agent.tool_store, ("echo", {"text": "gone"}))
+    assert after.is_error and "is not connected" in text(after), text(after)

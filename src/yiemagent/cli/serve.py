@@ -39,6 +39,7 @@ from yiemagent.errors import ConfigError, install_hint
 
 if TYPE_CHECKING:
     from yiemagent.sessions import SessionStore
+    from yiemagent.teams import AgentFile
     from yiemagent.types import AgentTool, Model
 
 __all__ = ["open_store", "serve"]
@@ -101,29 +102,38 @@ def _load_embedded(model: Model) -> None:
         load_runtime(spec)
 
 
-def _agent_file(
-    spec: str, model: Model, tools: Path | None, system: str
-) -> tuple[Path, str | None]:
-    """Check `--agent FILE[:NAME]` by loading it once; returns the file and the name.
+def _agent_file(spec: str, model: Model, tools: Path | None, system: str) -> AgentFile:
+    """`--agent FILE[:NAME]`, built once now: a bad file fails before serving, and its MCP
+    servers start now, once for the server's lifetime (the caller closes them).
 
     Raises:
         CliError: `--tools` or `--system` given too (the file sets them).
         ConfigError: a bad agent file (one line naming the table and key).
     """
-    import asyncio
-
-    from yiemagent.teams import load_agent
+    from yiemagent.teams import AgentFile
 
     if tools is not None or system != DEFAULT_SYSTEM:
         flag = "--tools" if tools is not None else "--system"
         raise CliError(f"{flag} does not go with --agent: set it in the agent file")
     path, name = split_agent_option(spec)
-    agent = load_agent(path, name, model=model)
-    entry_model = agent.state.model
-    asyncio.run(agent.close())  # its MCP servers: each session's agent opens its own
-    if entry_model is not None and entry_model.api == "local":
-        _load_embedded(entry_model)
-    return path, name
+    team = AgentFile(path, name, model=model)
+    try:
+        agent = team.build()
+        entry_model = agent.state.model
+        asyncio.run(agent.close())  # the MCP servers are the file's, not this agent's
+        if entry_model is not None and entry_model.api == "local":
+            _load_embedded(entry_model)
+    except BaseException:
+        asyncio.run(team.close())
+        raise
+    return team
+
+
+def _close(team: AgentFile | None) -> None:
+    """Stop the agent file's MCP servers, started once for the server's lifetime."""
+    if team is not None:
+        with contextlib.suppress(Exception):
+            asyncio.run(team.close())
 
 
 def serve(
@@ -182,20 +192,21 @@ def serve(
     resolved = resolve_model(model, base_url)
     team = _agent_file(agent, resolved, tools, system) if agent else None
     agent_tools = [] if team else _tools(tools, resolved)
-    sock = _listen(host, port)
-    store = open_store(sessions)
+    try:
+        sock = _listen(host, port)
+        store = open_store(sessions)
+    except BaseException:
+        _close(team)
+        raise
 
     def load_entry(session_id: str) -> Agent[Any]:
-        from yiemagent.teams import load_agent
-
         assert team is not None
-        path, name = team
-        entry = load_agent(path, name, model=resolved, session_store=store, session_id=session_id)
+        entry = team.build(session_store=store, session_id=session_id)
         entry.max_turns = entry.max_turns or max_turns
         return entry
 
     async def make_agent(session_id: str) -> Agent[Any]:
-        if team is not None:  # its MCP servers start and list their tools: off the loop
+        if team is not None:  # it reads tool folders (and restarts a server that failed)
             return await asyncio.to_thread(load_entry, session_id)
         return Agent(
             system_prompt=system,
@@ -227,3 +238,4 @@ def serve(
         sock.close()
         with contextlib.suppress(Exception):
             store.close()
+        _close(team)

@@ -13,6 +13,10 @@ Each `[agents.NAME]` table is one `Agent` named NAME; the first table is the ent
 unless `name` picks another. Names in `handoffs` and `as_tools` refer to other tables of
 the file, so agents may hand over to each other in a cycle. Every problem is one
 `ConfigError` whose text names the file, the table and the key.
+
+`load_agent` builds the team once, and each agent owns the MCP servers its table names.
+`AgentFile` builds it as often as asked (`yiem serve`: a session's agent for each run) with
+the MCP servers started once and shared by all the builds, until `AgentFile.close()`.
 """
 
 from __future__ import annotations
@@ -23,15 +27,19 @@ import json
 import sys
 import threading
 import tomllib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from yiemagent.agent import Agent, Handoff
 from yiemagent.errors import ConfigError, YiemAgentError
 from yiemagent.types import Model, UsageLimits
 
-__all__ = ["AGENT_KEYS", "load_agent"]
+if TYPE_CHECKING:
+    from yiemagent.mcp import MCPServer
+    from yiemagent.tools import ToolStore
+
+__all__ = ["AGENT_KEYS", "AgentFile", "load_agent"]
 
 AGENT_KEYS = (
     "description",
@@ -77,6 +85,113 @@ def load_agent(
         ConfigError: the file is missing or not TOML, or a table or key is wrong; the
             message names the file, the table and the key.
     """
+    file, tables, entry = _read(path, name)
+    return _team(file, tables, entry, model, options, None)
+
+
+class AgentFile:
+    """An agent file read once, whose entry agent is built again for each use, with the
+    MCP servers of its tables started once and shared by every agent built.
+
+    `yiem serve --agent FILE` builds a session's agent for each run (and approval); with
+    `load_agent` each build started the file's MCP servers anew, and closing the agent
+    stopped them. Here the first `build` starts them and lists their tools, every build
+    gets those tools (as they are then: a tool a server adds later reaches the builds
+    after it), and `close()` stops them. Closing a built agent leaves them running.
+
+    `build` may be called from any thread; the first builds wait for the servers to start.
+
+    Args:
+        path: the agent file (see `load_agent`).
+        name: the entry agent's table name; default the file's first agent.
+        model: the model of agents whose table names none.
+
+    Raises:
+        ConfigError: the file is missing or not TOML, or has no such agent.
+    """
+
+    def __init__(
+        self, path: str | Path, name: str | None = None, *, model: Model | None = None
+    ) -> None:
+        self._file, self._tables, self._entry = _read(path, name)
+        self._model = model
+        self._servers = _SharedServers()
+
+    def build(self, **options: Any) -> Agent[Any]:
+        """A new entry agent, as `load_agent(path, name, model=model, **options)` returns,
+        whose MCP tools call the shared servers (started by the first build).
+
+        Raises:
+            ConfigError: a table or key is wrong, or an MCP server did not start (the
+                next build tries it again).
+        """
+        return _team(self._file, self._tables, self._entry, self._model, options, self._servers)
+
+    async def close(self) -> None:
+        """Stop the MCP servers; a later `build` starts them again."""
+        await self._servers.close()
+
+    async def __aenter__(self) -> AgentFile:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+
+class _SharedServers:
+    """The MCP servers of an `AgentFile`, by table: each table's servers are connected once,
+    into a store of their own whose tools each build copies."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._stores: dict[str, ToolStore] = {}
+        self._servers: list[MCPServer] = []
+
+    def add_tools(self, agent: Agent[Any], table: str, make: Callable[[], list[Any]]) -> None:
+        """Give `agent` the tools of `table`'s servers (`make()` makes them, once).
+
+        Raises:
+            ConfigError: a tool name the agent already has.
+            Exception: what connecting raised (the servers made are closed).
+        """
+        from yiemagent.tools import ToolStore
+
+        with self._lock:  # builds on several threads start the servers once
+            store = self._stores.get(table)
+            if store is None:
+                servers = make()
+                store = ToolStore(f"{table} MCP servers")
+                try:
+                    _connect(store, servers)
+                except BaseException:
+                    _run_now(_close_all(servers))
+                    raise
+                self._servers.extend(servers)
+                self._stores[table] = store
+        for tool in store.tools.values():
+            if agent.tool_store.get(tool.name) is not None:
+                raise ConfigError(
+                    f"tool {tool.name!r} of its MCP servers is already one of the agent's tools"
+                )
+            agent.tool_store.register(tool)
+
+    async def close(self) -> None:
+        with self._lock:
+            servers, self._servers, self._stores = self._servers, [], {}
+        await _close_all(servers)
+
+
+async def _close_all(servers: list[MCPServer]) -> None:
+    for server in reversed(servers):
+        await server.close()
+
+
+def _read(path: str | Path, name: str | None) -> tuple[Path, dict[str, Any], str]:
+    """The file, its `[agents.*]` tables and the entry agent's name.
+
+    Raises:
+        ConfigError: the file is missing or not TOML, has no agents, or no agent `name`.
+    """
     file = Path(path)
     try:
         data = tomllib.loads(file.read_text(encoding="utf-8-sig"))  # a BOM is no statement
@@ -92,7 +207,18 @@ def load_agent(
         raise ConfigError(f"{file}: no agents: add an [agents.NAME] table")
     if name is not None and name not in tables:
         raise ConfigError(f"{file}: no agent {name!r}; the file has {', '.join(tables)}")
-    entry = name if name is not None else next(iter(tables))
+    return file, tables, name if name is not None else next(iter(tables))
+
+
+def _team(
+    file: Path,
+    tables: Mapping[str, Any],
+    entry: str,
+    model: Model | None,
+    options: Mapping[str, Any],
+    shared: _SharedServers | None,
+) -> Agent[Any]:
+    """Every agent of the file built and linked; returns the entry agent."""
     agents: dict[str, Agent[Any]] = {}
     for table, spec in tables.items():
         where = f"{file}: [agents.{table}]"
@@ -103,7 +229,8 @@ def load_agent(
                 raise ConfigError(
                     f"{where} {key}: unknown key; the keys are {', '.join(AGENT_KEYS)}"
                 )
-        agents[table] = _build(file, table, spec, model, options if table == entry else {})
+        extra = options if table == entry else {}
+        agents[table] = _build(file, table, spec, model, extra, shared)
     for table, spec in tables.items():
         _link(file, table, spec, agents)
     return agents[entry]
@@ -115,6 +242,7 @@ def _build(
     spec: Mapping[str, Any],
     default: Model | None,
     extra: Mapping[str, Any],
+    shared: _SharedServers | None,
 ) -> Agent[Any]:
     def get(key: str, parse: Callable[[Any], Any], fallback: Any = None) -> Any:
         if key not in spec:
@@ -147,12 +275,22 @@ def _build(
         if str(exc).startswith(str(file)):
             raise
         raise ConfigError(f"{file}: [agents.{table}]: {exc}") from None
-    servers = get("mcp", _servers)
-    if servers:
-        try:
-            _connect(agent, servers)
-        except Exception as exc:
-            raise ConfigError(f"{file}: [agents.{table}] mcp: {exc}") from None
+    if "mcp" not in spec:
+        return agent
+    try:
+        if shared is not None:
+            shared.add_tools(agent, table, lambda: get("mcp", _servers))
+        else:
+            servers = get("mcp", _servers)
+            for server in servers:
+                agent.own(server)  # closed with the agent, also when connecting failed
+            _connect(agent.tool_store, servers)
+    except ConfigError as exc:
+        if str(exc).startswith(str(file)):
+            raise
+        raise ConfigError(f"{file}: [agents.{table}] mcp: {exc}") from None
+    except Exception as exc:
+        raise ConfigError(f"{file}: [agents.{table}] mcp: {exc}") from None
     return agent
 
 
@@ -312,32 +450,34 @@ def _servers(value: Any) -> list[Any]:
     return servers
 
 
-def _connect(agent: Agent[Any], servers: list[Any]) -> None:
-    """Connect `servers` into the agent's tool store (their connections run on threads of
-    their own) and make the agent own them; from a running event loop, on a helper thread."""
+def _connect(store: ToolStore, servers: list[Any]) -> None:
+    """Connect `servers` into `store` (their connections run on threads of their own)."""
     from yiemagent.mcp import add_server
 
     async def connect() -> None:
         for server in servers:
-            await add_server(agent.tool_store, server)
+            await add_server(store, server)
 
+    _run_now(connect())
+
+
+def _run_now(work: Coroutine[Any, Any, None]) -> None:
+    """Run `work` to its end here; from a running event loop, on a helper thread."""
     failure: list[BaseException] = []
 
-    def work() -> None:
+    def run() -> None:
         try:
-            asyncio.run(connect())
+            asyncio.run(work)
         except BaseException as exc:
             failure.append(exc)
 
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        work()
+        run()
     else:
-        thread = threading.Thread(target=work, name="yiem-agent-file-mcp", daemon=True)
+        thread = threading.Thread(target=run, name="yiem-agent-file-mcp", daemon=True)
         thread.start()
         thread.join()
-    for server in servers:
-        agent.own(server)
     if failure:
         raise failure[0]
