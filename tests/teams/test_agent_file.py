@@ -5,8 +5,10 @@ CLI (`yiem run --agent FILE[:NAME]`)."""
 from __future__ import annotations
 
 import json
+import os
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -292,3 +294,28 @@ async def test_an_agent_file_builds_agents_on_mcp_servers_started_once(tmp_path:
             await agent.close()
     [after] = await run_calls(agent.tool_store, ("echo", {"text": "gone"}))
     assert after.is_error and "is not connected" in text(after), text(after)
+
+
+def test_a_file_that_fails_to_load_stops_the_mcp_servers_it_started(tmp_path: Path) -> None:
+    """A bad key in a later table, or a later server that does not start: the agents
+    built so far were dropped with their MCP servers still running."""
+    pytest.importorskip("mcp", reason="the mcp extra is not installed")
+    from tests.mcp.conftest import SERVER
+
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    command = f"env MCP_TEST_MARKERS={markers} {sys.executable} {SERVER}"
+    path = write_team(
+        tmp_path, f"[agents.a]\nmcp = [{json.dumps(command)}]\n[agents.b]\nmax_turns = 0\n"
+    )
+    with pytest.raises(ConfigError, match=r"\[agents.b\] max_turns: must be a whole number"):
+        load_agent(path)
+    pid = int((markers / "pid").read_text())
+    deadline = time.monotonic() + 15
+    while True:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            break
+        assert time.monotonic() < deadline, "the MCP server outlived the failed load"
+        time.sleep(0.1)

@@ -22,6 +22,7 @@ the MCP servers started once and shared by all the builds, until `AgentFile.clos
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
 import json
 import sys
@@ -218,22 +219,33 @@ def _team(
     options: Mapping[str, Any],
     shared: _SharedServers | None,
 ) -> Agent[Any]:
-    """Every agent of the file built and linked; returns the entry agent."""
+    """Every agent of the file built and linked; returns the entry agent. When one fails,
+    those built are closed: their MCP servers stop, the entry agent's session is free."""
     agents: dict[str, Agent[Any]] = {}
-    for table, spec in tables.items():
-        where = f"{file}: [agents.{table}]"
-        if not isinstance(spec, dict):
-            raise ConfigError(f"{where}: must be a table of keys")
-        for key in spec:
-            if key not in AGENT_KEYS:
-                raise ConfigError(
-                    f"{where} {key}: unknown key; the keys are {', '.join(AGENT_KEYS)}"
-                )
-        extra = options if table == entry else {}
-        agents[table] = _build(file, table, spec, model, extra, shared)
-    for table, spec in tables.items():
-        _link(file, table, spec, agents)
+    try:
+        for table, spec in tables.items():
+            where = f"{file}: [agents.{table}]"
+            if not isinstance(spec, dict):
+                raise ConfigError(f"{where}: must be a table of keys")
+            for key in spec:
+                if key not in AGENT_KEYS:
+                    raise ConfigError(
+                        f"{where} {key}: unknown key; the keys are {', '.join(AGENT_KEYS)}"
+                    )
+            extra = options if table == entry else {}
+            agents[table] = _build(file, table, spec, model, extra, shared)
+        for table, spec in tables.items():
+            _link(file, table, spec, agents)
+    except BaseException:
+        for built in agents.values():
+            _close_quietly(built)
+        raise
     return agents[entry]
+
+
+def _close_quietly(agent: Agent[Any]) -> None:
+    with contextlib.suppress(Exception):
+        _run_now(agent.close())
 
 
 def _build(
@@ -285,11 +297,10 @@ def _build(
             for server in servers:
                 agent.own(server)  # closed with the agent, also when connecting failed
             _connect(agent.tool_store, servers)
-    except ConfigError as exc:
-        if str(exc).startswith(str(file)):
-            raise
-        raise ConfigError(f"{file}: [agents.{table}] mcp: {exc}") from None
     except Exception as exc:
+        _close_quietly(agent)  # the servers it owns that started
+        if isinstance(exc, ConfigError) and str(exc).startswith(str(file)):
+            raise
         raise ConfigError(f"{file}: [agents.{table}] mcp: {exc}") from None
     return agent
 
