@@ -30,9 +30,10 @@ import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar, cast
 
 import typer
+import typer.core
 from rich.console import Console
 from rich.markup import escape
 
@@ -46,13 +47,16 @@ from yiemagent.cli.options import (
     DEFAULT_SYSTEM,
     DEFAULT_TOOLS_DIR,
     EXIT_ERROR,
+    EXIT_OUTPUT_CLOSED,
     BaseUrlOption,
     CliError,
     MaxTurnsOption,
+    OutputClosed,
     ToolCallsOption,
     ToolsOption,
     load_tool_folder,
     resolve_model,
+    silence_closed_output,
 )
 from yiemagent.cli.serve import serve as serve_command
 from yiemagent.cli.teams import AgentOption, run_agent_file
@@ -61,7 +65,6 @@ from yiemagent.errors import ConfigError, ProviderError, ToolLoadError, YiemAgen
 from yiemagent.types import (
     AbortSignal,
     AgentContext,
-    AgentEvent,
     AgentLoopConfig,
     DocumentContent,
     ImageContent,
@@ -79,7 +82,26 @@ EXIT_TERMINATED = 143
 """`yiem run` stopped by SIGTERM (128 + 15), after the run wound down as for Ctrl-C."""
 T = TypeVar("T")
 
+if TYPE_CHECKING:
+    from typer._click import Context  # typer's own copy of click
+
+    from yiemagent.cli.render import EventPrinter, JsonPrinter
+
+
+class _Commands(typer.core.TyperGroup):
+    """The `yiem` commands, whose output's reader may go away (`yiem models | head -1`):
+    typer met the BrokenPipeError with a bare exit 1; it is `OutputClosed` instead. (What
+    a rich `Console` prints, such as the help, ends so in rich itself: quietly, exit 1.)"""
+
+    def invoke(self, ctx: Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError:
+            raise OutputClosed from None
+
+
 app = typer.Typer(
+    cls=_Commands,
     add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
@@ -198,16 +220,18 @@ async def _run_loop(
     prompt: UserMessage,
     context: AgentContext,
     config: AgentLoopConfig,
-    on_event: Callable[[AgentEvent], None],
+    printer: EventPrinter | JsonPrinter,
     yes: bool = False,
 ) -> tuple[str, Any]:
     """Run one prompt, asking for each held tool call; returns the run's end
-    reason and its output (with an output type)."""
+    reason and its output (with an output type). When the printer's output is closed, the
+    run is aborted (its tools stop) and the reason is "output_closed"."""
     from yiemagent.cli.approvals import ask_approvals
     from yiemagent.loop import agent_loop, agent_loop_continue
 
     abort = AbortSignal()
     loop = asyncio.get_running_loop()
+    printer.on_closed = lambda: abort.abort("output closed")
 
     def on_signal(why: str) -> None:
         if abort.aborted:  # a second signal: do not wait for the run to wind down
@@ -225,7 +249,7 @@ async def _run_loop(
         while True:
             reason, output = "stop", None
             async for event in stream:
-                on_event(event)
+                printer(event)
                 if event.type == "agent_end":
                     reason, output = event.reason, event.output
             await stream.result()
@@ -238,6 +262,8 @@ async def _run_loop(
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.remove_signal_handler(os_signal.SIGINT)
             loop.remove_signal_handler(os_signal.SIGTERM)
+    if printer.closed:
+        return "output_closed", None
     if abort.aborted:
         reason = "terminated" if abort.reason == "terminated" else "aborted"
     return reason, output
@@ -294,7 +320,7 @@ def run(
     agent: AgentOption = None,
 ) -> None:
     """Run one prompt: stream the answer, show each tool call, print the usage."""
-    from yiemagent.cli.render import EventPrinter, JsonPrinter
+    from yiemagent.cli.render import EventPrinter, JsonPrinter, PipeConsole
 
     if not prompt.strip():
         raise CliError(
@@ -303,7 +329,7 @@ def run(
         )
     if sys.stdout is None:  # started with >&-: nowhere to put the answer, so do not ask
         raise CliError("standard output is closed: there is nowhere to write the answer")
-    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    err = PipeConsole(stderr=True, highlight=False, soft_wrap=True)
     out = sys.stdout if output_schema is None else sys.stderr  # stdout: the JSON value only
     printer = JsonPrinter(out) if json_output else EventPrinter(out=out, err=err)
     if agent is not None:  # an agent file: cli/teams.py runs it
@@ -363,6 +389,8 @@ def _finish(
     reason: str, output: Any, printer: Any, max_turns: int, output_schema: Path | None
 ) -> None:
     """How `yiem run` ends: the JSON output, or one error line and a non-zero exit."""
+    if reason == "output_closed":
+        raise OutputClosed
     if reason == "aborted":
         raise CliError("interrupted", EXIT_INTERRUPTED)
     if reason == "terminated":
@@ -455,6 +483,9 @@ def main(argv: list[str] | None = None) -> int:
             code = result
             if code == EXIT_INTERRUPTED:
                 err.print("yiem: interrupted", soft_wrap=True)
+    except OutputClosed as exc:  # quietly, as a tool that SIGPIPE ends
+        code = exc.code
+        silence_closed_output()
     except CliError as exc:
         code = exc.code
         prefix = "" if code in (EXIT_INTERRUPTED, EXIT_TERMINATED) else "error: "
@@ -478,6 +509,13 @@ def main(argv: list[str] | None = None) -> int:
             text += ' (a prompt that starts with "-" goes after --: yiem run -- "-5 + 3?")'
         if text:  # `yiem` alone has printed the help and raises with no message
             err.print(f"yiem: error: {escape(text)}", soft_wrap=True)
+    try:  # what is still buffered: its reader may have gone after the last write
+        sys.stdout.flush()
+    except BrokenPipeError:
+        code = code or EXIT_OUTPUT_CLOSED
+        silence_closed_output()
+    except (AttributeError, OSError, ValueError):  # no stdout (>&-), or closed
+        pass
     if argv is None:
         sys.exit(code)
     return code

@@ -5,6 +5,8 @@ folder, the options they declare alike (typer `Annotated` types), how `--model` 
 from __future__ import annotations
 
 import contextlib
+import os
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, TypeAlias, cast
 
@@ -24,9 +26,11 @@ __all__ = [
     "DEFAULT_SYSTEM",
     "DEFAULT_TOOLS_DIR",
     "EXIT_ERROR",
+    "EXIT_OUTPUT_CLOSED",
     "BaseUrlOption",
     "CliError",
     "MaxTurnsOption",
+    "OutputClosed",
     "ToolCallsOption",
     "ToolsOption",
     "check_output_path",
@@ -34,6 +38,7 @@ __all__ = [
     "load_tool_folder",
     "resolve_model",
     "results_file_option",
+    "silence_closed_output",
 ]
 
 DEFAULT_SYSTEM = "You are a helpful assistant."
@@ -41,6 +46,9 @@ DEFAULT_SYSTEM = "You are a helpful assistant."
 DEFAULT_TOOLS_DIR = Path(__file__).resolve().parent / "default_tools"
 """The example tools `yiem` loads when `--tools` is not given."""
 EXIT_ERROR = 1
+EXIT_OUTPUT_CLOSED = 141
+"""The reader of stdout went away (`yiem run --json ... | head -1`): 128 + SIGPIPE (13),
+what the shell reports for `cat`, `grep` or `git log` in its place."""
 
 ToolsOption: TypeAlias = Annotated[
     Path | None,
@@ -112,6 +120,36 @@ class CliError(YiemAgentError):
     def __init__(self, message: str, code: int = EXIT_ERROR) -> None:
         super().__init__(message)
         self.code = code
+
+
+class OutputClosed(CliError):
+    """The reader of the output went away; the command stops without a word (its reader is
+    gone, and a message on stderr is noise in the pipeline)."""
+
+    def __init__(self) -> None:
+        super().__init__("the output was closed", EXIT_OUTPUT_CLOSED)
+
+
+def silence_closed_output() -> None:
+    """Point stdout and stderr, where their reader has gone, at /dev/null: what is still
+    buffered or written while winding down then goes nowhere, instead of failing again or
+    making Python print "Exception ignored ... BrokenPipeError" at exit."""
+    import select
+
+    for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
+        try:
+            fd = stream.fileno()  # type: ignore[union-attr]
+            poller = select.poll()
+            poller.register(fd, 0)  # POLLERR comes by itself: a pipe with no reader
+            if not any(flags & select.POLLERR for _, flags in poller.poll(0)):
+                continue
+            devnull = os.open(os.devnull, os.O_WRONLY)
+        except (AttributeError, OSError, ValueError):  # no descriptor (a test's capture)
+            continue
+        try:
+            os.dup2(devnull, fd)
+        finally:
+            os.close(devnull)
 
 
 def check_output_path(path: Path, flag: str) -> None:

@@ -1,16 +1,21 @@
 """Showing a run in the terminal: the answer streams to stdout; tool calls, errors and the
-usage line go to stderr, so `yiem run ... > answer.txt` keeps only the answer (DESIGN §8)."""
+usage line go to stderr, so `yiem run ... > answer.txt` keeps only the answer (DESIGN §8).
+
+When the reader of the output goes away (`yiem run ... | head -1`), a printer stops
+writing, marks itself `closed` and calls its `on_closed` (the command aborts the run)."""
 
 from __future__ import annotations
 
 import json
 import sys
 import time
+from collections.abc import Callable
 from typing import IO, Any
 
 from rich.console import Console
 from rich.markup import escape
 
+from yiemagent.cli.options import silence_closed_output
 from yiemagent.types import (
     AgentEndEvent,
     AgentEvent,
@@ -31,6 +36,7 @@ __all__ = [
     "GUARDRAIL_TEXTS",
     "EventPrinter",
     "JsonPrinter",
+    "PipeConsole",
     "nested_line",
     "one_line",
     "total_usage",
@@ -92,7 +98,40 @@ def nested_line(event: NestedAgentEvent) -> str | None:
     return None
 
 
-class EventPrinter:
+class PipeConsole(Console):
+    """A rich `Console` that lets a `BrokenPipeError` through to the printer, where rich's
+    own ends the process with exit 1 (after pointing stdout at /dev/null, whichever of
+    stdout and stderr broke)."""
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        raise BrokenPipeError
+
+
+class _Printer:
+    """What both printers share: they stop at the first write whose reader has gone."""
+
+    closed = False
+    """The reader of the output went away; later events are not shown."""
+    on_closed: Callable[[], None] | None = None
+    """Called once when the printer finds its output closed (to abort the run)."""
+
+    def __call__(self, event: AgentEvent) -> None:
+        if self.closed:
+            return
+        try:
+            self._show(event)
+        except BrokenPipeError:
+            self.closed = True
+            silence_closed_output()
+            if self.on_closed is not None:
+                self.on_closed()
+
+    def _show(self, event: AgentEvent) -> None:
+        raise NotImplementedError
+
+
+class EventPrinter(_Printer):
     """Human output for one run: text deltas as they come, one line per tool call start and
     end (name, arguments, result or error, duration in ms), the usage at the end."""
 
@@ -103,7 +142,7 @@ class EventPrinter:
         """Print an answer only once its message has ended (guardrails may still stop it), instead
         of as it streams."""
         self._out = out or sys.stdout
-        self._err = err or Console(stderr=True, highlight=False, soft_wrap=True)
+        self._err = err or PipeConsole(stderr=True, highlight=False, soft_wrap=True)
         self._started: dict[str, float] = {}
         self._line_open = False
         self._t0 = time.perf_counter()
@@ -117,7 +156,7 @@ class EventPrinter:
             self._out.flush()
             self._line_open = False
 
-    def __call__(self, event: AgentEvent) -> None:
+    def _show(self, event: AgentEvent) -> None:
         if isinstance(event, MessageUpdateEvent):
             inner = event.assistant_message_event
             if inner.type == "text_delta" and not self.hold_text:
@@ -169,7 +208,7 @@ class EventPrinter:
             self._err.print(f"[dim]{escape(usage_line(usage, elapsed))}[/]")
 
 
-class JsonPrinter:
+class JsonPrinter(_Printer):
     """`--json`: every event as one JSON line on stdout (`event_to_dict`).
 
     A `message_update` line carries only its `assistant_message_event` without the partial
@@ -186,7 +225,7 @@ class JsonPrinter:
         # Under a non-UTF-8 locale, \u escapes keep every line valid JSON and lose nothing.
         self._ascii = encoding != "utf8"
 
-    def __call__(self, event: AgentEvent) -> None:
+    def _show(self, event: AgentEvent) -> None:
         line = event_to_dict(event)
         if isinstance(event, MessageUpdateEvent):
             line.pop("message", None)

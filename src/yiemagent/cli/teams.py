@@ -30,6 +30,7 @@ from yiemagent.types import (
 
 if TYPE_CHECKING:
     from yiemagent.agent import Agent
+    from yiemagent.cli.render import EventPrinter, JsonPrinter
 
 __all__ = [
     "AgentFileFactory",
@@ -82,7 +83,7 @@ def run_agent_file(
     spec: str,
     prompt: str,
     model: Model,
-    printer: Callable[[AgentEvent], None],
+    printer: EventPrinter | JsonPrinter,
     *,
     yes: bool,
     max_turns: int,
@@ -90,7 +91,8 @@ def run_agent_file(
     load_model: Callable[[Model], None],
 ) -> str:
     """`yiem run --agent FILE[:NAME] PROMPT`: load the file (agents without a model get
-    `model`), run the prompt, return the end reason (`yiem run` says the rest).
+    `model`), run the prompt, return the end reason (`yiem run` says the rest;
+    "output_closed" when the printer's reader went away, which aborts the run).
 
     Raises:
         CliError: another option that the agent file sets (`flags`: option -> value).
@@ -108,7 +110,9 @@ def run_agent_file(
         printer.hold_text = has_guardrails(agent)  # never show an answer before it passed
     if agent.state.model is not None and agent.state.model.api == "local":
         load_model(agent.state.model)
-    return asyncio.run(run_agent(prompt, agent, printer, yes))
+    printer.on_closed = lambda: agent.abort("output closed")
+    reason = asyncio.run(run_agent(prompt, agent, printer, yes))
+    return "output_closed" if printer.closed else reason
 
 
 def agent_from_option(spec: str, model: Model | None, **options: Any) -> Agent[Any]:
