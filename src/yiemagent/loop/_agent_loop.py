@@ -892,7 +892,7 @@ TRUNCATED_CALL_TEXT = (
 
 MAX_CUT_OFF_CALLS = 3
 """Model calls in a row cut off in the middle of a tool call before the run ends in error:
-each is asked again (R-5.6), but a model that always writes past its cap would be asked
+each is asked again, but a model that always writes past its cap would be asked
 forever."""
 
 
