@@ -233,3 +233,39 @@ def test_batch_without_a_terminal_prints_plain_progress_lines(
         lines[-1],
     ), lines[-1]
     assert "\x1b" not in err
+
+
+def _mcp_servers_of_ours() -> list[int]:
+    """The pids of this process's children running the MCP test server."""
+    found = []
+    for status in Path("/proc").glob("[0-9]*/status"):
+        try:
+            fields = dict(line.split(":\t", 1) for line in status.read_text().splitlines())
+            command = (status.parent / "cmdline").read_bytes()
+        except (OSError, ValueError):
+            continue  # gone meanwhile
+        ours = int(fields["PPid"]) == os.getpid() and not fields["State"].startswith("Z")
+        if ours and b"mcp_test_server.py" in command:
+            found.append(int(status.parent.name))
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc")
+def test_an_agent_file_checked_at_start_leaves_no_mcp_server_running(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`yiem batch --agent FILE` builds the file's agent at start (so that a bad file fails
+    at once) and to choose its workers (does it use the embedded model?); those agents
+    were never closed, and their MCP servers ran on for the whole batch."""
+    pytest.importorskip("mcp", reason="the mcp extra is not installed")
+    from tests.mcp.conftest import SERVER
+
+    team = tmp_path / "team.toml"
+    command = json.dumps(f"{sys.executable} {SERVER}")
+    team.write_text(f'[agents.a]\nmodel = "openai/gpt-4o-mini"\nmcp = [{command}]\n')
+    tasks = write_tasks(tmp_path / "tasks.jsonl", [{"id": "t1", "prompt": "hi"}])
+    out = tmp_path / "results.jsonl"
+    assert _mcp_servers_of_ours() == []
+    _run(capsys, "batch", str(tasks), "--out", str(out), "--agent", str(team))
+    assert result_lines(out)[0]["id"] == "t1"  # the batch ran
+    assert _mcp_servers_of_ours() == []

@@ -89,6 +89,8 @@ async def preload_model(make_agent: MakeAgent) -> float | None:
     try:
         agent = await build_agent(make_agent, BatchTask("__preload__", "preload"))
         model = agent.state.model
+        with contextlib.suppress(Exception):  # its MCP servers, a session's lease
+            await agent.close()
         if model is not None and model.api != "local":
             return None
         runtime = await get_runtime(local_spec(model.id if model else DEFAULT_LOCAL_MODEL))

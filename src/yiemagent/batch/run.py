@@ -104,6 +104,8 @@ async def _uses_embedded_model(make_agent: MakeAgent, task: BatchTask) -> bool:
         logger.warning("make_agent failed while choosing workers: %r", exc)
         return False
     model = agent.state.model
+    with contextlib.suppress(Exception):  # its MCP servers, a session's lease
+        await agent.close()
     return model is None or model.api == "local"
 
 

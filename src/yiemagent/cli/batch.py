@@ -232,10 +232,13 @@ def batch(
 
     make_agent: Any
     if agent is not None and split_agent_option(agent)[0].suffix == ".toml":
+        import asyncio
+
         from yiemagent.teams import load_agent
 
         path, name = split_agent_option(agent)
-        load_agent(path, name, model=resolve_model(model, base_url))  # a bad file fails now
+        checked = load_agent(path, name, model=resolve_model(model, base_url))  # fails now
+        asyncio.run(checked.close())  # its MCP servers: each task's agent starts its own
         make_agent = AgentFileFactory(agent, model, base_url, max_turns)
     elif agent is not None:
         make_agent = import_factory(agent)
