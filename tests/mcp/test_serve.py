@@ -20,7 +20,7 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
 from tests.mcp.conftest import SERVE_TOOLS, free_port, wait_for_file, wait_for_port
-from yiemagent import BeforeToolCallResult, tool
+from yiemagent import AgentTool, AgentToolResult, BeforeToolCallResult, TextContent, tool
 from yiemagent.mcp import serve
 from yiemagent.tools import ToolStore
 
@@ -185,3 +185,46 @@ async def test_serve_in_process_applies_hooks_and_timeouts() -> None:
         server.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await server
+
+
+async def test_a_tool_mcp_cannot_carry_is_left_out_not_the_whole_list(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """One tool whose input schema is not of type object made the SDK refuse the whole
+    `tools/list` answer: no client could use any tool of the store."""
+
+    @tool
+    def echo(text: str) -> str:
+        """Say it back."""
+        return text
+
+    async def run(call_id: str, args: Any, signal: Any, on_update: Any) -> AgentToolResult:
+        return AgentToolResult([TextContent("ran")], {})
+
+    store = ToolStore("odd")
+    store.register(echo)
+    store.register(AgentTool("anything", "anything", "No type.", {}, run))
+    store.register(AgentTool("word", "word", "A string.", {"type": "string"}, run))
+    ready: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+    server = asyncio.ensure_future(serve(store, "http", port=0, on_ready=ready.set_result))
+    try:
+        url = await asyncio.wait_for(ready, 30)
+        async with (
+            streamable_http_client(url) as (read, write),
+            ClientSession(read, write) as client,
+        ):
+            await client.initialize()
+            for _ in range(2):
+                listed = await client.list_tools()
+                assert [t.name for t in listed.tools] == ["echo", "anything"]
+            assert listed.tools[1].input_schema == {"type": "object"}
+            assert _text(await client.call_tool("anything", {})) == "ran"
+    finally:
+        server.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await server
+    [warning] = [r.getMessage() for r in caplog.records if "word" in r.getMessage()]
+    assert warning == (
+        "not serving tool 'word': its input_schema is of type 'string', and an MCP tool's "
+        "arguments are an object"
+    )

@@ -7,7 +7,9 @@ validation, `before_tool_call`, the tool's timeout (or `tool_timeout_s`), `after
 (to finalize). Every problem is an `isError` result, never a protocol error, so the
 client's model can correct itself. `on_update` partials become `notifications/progress`
 (when the client asked for progress). `notifications/cancelled` aborts the call's signal;
-the tool gets the pipeline's abort grace, then is abandoned.
+the tool gets the pipeline's abort grace, then is abandoned. A tool whose input schema is
+of a type other than object is not listed (MCP cannot carry it), with one warning; one that
+names no type is listed as an object.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import asyncio
 import contextlib
 import logging
 import socket
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
 from yiemagent.errors import ConfigError
@@ -59,24 +61,47 @@ AfterHook = Callable[
 _NO_MODEL = Model(id="none", provider="mcp-serve", api="none")
 
 
+def _object_schema(schema: Mapping[str, Any]) -> dict[str, Any] | None:
+    """`schema` as MCP carries an input schema, whose type must be "object": one that
+    names no type gets it (a tool's arguments are an object anyway); one of another type
+    gives None. The SDK refused the whole `tools/list` answer for one such tool."""
+    kind = schema.get("type", "object")
+    if kind != "object":
+        return None
+    return {**schema, "type": "object"}
+
+
 def _server(store: ToolStore, config: AgentLoopConfig, name: str) -> Server[Any]:
     from mcp import types
     from mcp.server import Server
 
+    left_out: set[str] = set()  # warned about once
+
     async def list_tools(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> ListToolsResult:
-        return types.ListToolsResult(
-            tools=[
+        listed = []
+        for tool in store.tools.values():
+            schema = _object_schema(tool.input_schema)
+            if schema is None:
+                if tool.name not in left_out:
+                    left_out.add(tool.name)
+                    logger.warning(
+                        "not serving tool %r: its input_schema is of type %r, and an MCP "
+                        "tool's arguments are an object",
+                        tool.name,
+                        tool.input_schema.get("type"),
+                    )
+                continue
+            listed.append(
                 types.Tool(
                     name=tool.name,
                     title=tool.label if tool.label != tool.name else None,
                     description=tool.description,
-                    input_schema=tool.input_schema,
+                    input_schema=schema,
                 )
-                for tool in store.tools.values()
-            ]
-        )
+            )
+        return types.ListToolsResult(tools=listed)
 
     async def call_tool(
         ctx: ServerRequestContext[Any], params: CallToolRequestParams
