@@ -7,8 +7,9 @@ writes is changed on the way out, as a broken server would write it:
 
 - `tools/list` lists `echo` (sound) beside tools whose schemas are broken: an input schema
   that is a string (`schema_string`), of type string (`schema_not_object`), against the
-  meta-schema (`schema_invalid`), or missing (`schema_missing`), and an output schema that
-  is not a schema (`output_schema_invalid`);
+  meta-schema (`schema_invalid`, `schema_bad_property`), or missing (`schema_missing`), and
+  an output schema that is not a schema (`output_schema_invalid`,
+  `output_schema_bad_property`);
 - the answer to `echo` of `"stray"` carries an id that matches no request, that of
   `"garbled"` a result that is not an object, that of `"no_id"` an error with `"id": null`,
   and that of `"bad_result"` an object that is no `CallToolResult`;
@@ -44,7 +45,13 @@ async def list_tools(
 ) -> types.ListToolsResult:
     if muted:
         await anyio.sleep_forever()
-    names = ["echo", *BROKEN_INPUT, "schema_missing", "output_schema_invalid"]
+    names = [
+        "echo",
+        *BROKEN_INPUT,
+        "schema_missing",
+        "output_schema_invalid",
+        "output_schema_bad_property",
+    ]
     return types.ListToolsResult(
         tools=[types.Tool(name=name, description=f"{name}.", input_schema=OBJECT) for name in names]
     )
@@ -73,6 +80,8 @@ def _break(message: Any) -> Any:
             del tool["inputSchema"]
         elif name == "output_schema_invalid":
             tool["outputSchema"] = {"type": "nothing"}
+        elif name == "output_schema_bad_property":
+            tool["outputSchema"] = {"type": "object", "properties": {"text": {"type": 5}}}
     content = result.get("content") or [{}]
     said = content[0].get("text")
     if said == "stray":

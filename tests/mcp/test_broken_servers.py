@@ -47,6 +47,7 @@ async def test_a_tool_with_a_broken_schema_is_left_out_and_the_others_work(
         ("schema_bad_property", "is not a valid JSON Schema: $.properties.text.type"),
         ("schema_missing", "inputSchema: Field required"),
         ("output_schema_invalid", "outputSchema.type: Input should be 'object'"),
+        ("output_schema_bad_property", "its output schema is not a valid JSON Schema: $.prop"),
     ]:
         [said] = [w for w in warnings if repr(tool) in w]
         assert said.startswith('MCP server "odd": leaving out its tool')

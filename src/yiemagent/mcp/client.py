@@ -119,6 +119,8 @@ class MCPToolSource:
             schema = dict(remote.input_schema or {"type": "object"})
             try:
                 check_schema(schema, what="its input schema")
+                if remote.output_schema is not None:  # else each call fails on it in the SDK
+                    check_schema(dict(remote.output_schema), what="its output schema")
                 if schema.get("type", "object") != "object":
                     raise ConfigError(
                         f"its input schema is of type {schema['type']!r}, not 'object': "
