@@ -5,7 +5,10 @@ capture-pane."""
 
 from __future__ import annotations
 
+import json
+import os
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -591,3 +594,40 @@ def test_usage_counts_what_sub_agents_spent(data_dir: Path) -> None:
         pane.wait("session team: 2 model calls · tokens: 324 in, 50 out")
     finally:
         pane.close()
+
+
+def test_an_agent_file_s_mcp_servers_start_once_for_the_chat(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    """`/new` built the new session's agent from the file again, restarting its MCP
+    servers (seconds for npx; a server that starts once failed the switch). They start
+    once for the chat, serve every session, and stop when it ends."""
+    server = Path(__file__).resolve().parents[2] / "mcp" / "mcp_test_server.py"
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    command = (  # MCP_TEST_START_ONCE: a second start of the server exits at once
+        f"env MCP_TEST_MARKERS={markers} MCP_TEST_START_ONCE={tmp_path / 'once'} "
+        f"{sys.executable} {server}"
+    )
+    team = tmp_path / "team.toml"
+    team.write_text(f'[agents.helper]\nsystem_prompt = "Help."\nmcp = [{json.dumps(command)}]\n')
+    pane = Pane(data_dir, ["--agent", str(team)])
+    try:
+        pane.ready()
+        pane.type("/new second")
+        pane.wait("new session second")
+        pane.type("mcp echo hi there")
+        pane.wait(lambda s: after(s, "✓ echo(text=hi there) → hi there", "tokens:"))
+        mcp_pid = int((markers / "pid").read_text())
+        pane.keys("C-d")
+        assert pane.exit_code() == 0
+    finally:
+        pane.close()
+    deadline = time.monotonic() + 15
+    while True:  # the MCP server stopped with the chat
+        try:
+            os.kill(mcp_pid, 0)
+        except ProcessLookupError:
+            break
+        assert time.monotonic() < deadline, "the MCP server outlived the chat"
+        time.sleep(0.1)

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from yiemagent.cli.chat.approvals import ApprovalGate
     from yiemagent.compaction import Compactor
     from yiemagent.sessions import SqliteSessionStore
+    from yiemagent.teams import AgentFile
     from yiemagent.tools import ToolStore
 
 __all__ = [
@@ -105,6 +106,9 @@ class ChatSetup:
     """The `--mcp` servers connected (closed when the chat ends)."""
     mcp_log: Any = None
     """The file the `--mcp` servers' stderr goes to, while they run."""
+    agent_file: AgentFile | None = None
+    """`--agent FILE`: each session's agent is built from it, on MCP servers started once
+    for the chat (a session switch does not restart them)."""
 
     @property
     def model_label(self) -> str:
@@ -138,6 +142,9 @@ class ChatSetup:
         """Close the agent (giving its session's writer lease back) and the store."""
         with contextlib.suppress(Exception):
             await self.agent.close()
+        if self.agent_file is not None:  # its MCP servers
+            with contextlib.suppress(Exception):
+                await self.agent_file.close()
         with contextlib.suppress(Exception):
             self.sessions.close()
 
@@ -237,6 +244,11 @@ def build_setup(options: ChatOptions) -> ChatSetup:
     try:
         setup.new_agent(name)
     except Exception:
+        if setup.agent_file is not None:  # the MCP servers it started
+            import asyncio
+
+            with contextlib.suppress(Exception):
+                asyncio.run(setup.agent_file.close())
         sessions.close()
         raise
     return setup
@@ -275,11 +287,13 @@ def _make_agent(setup: ChatSetup, session_name: str) -> Agent:
 
     options = setup.options
     if options.agent is not None:  # an agent file: its entry agent, on the chat's session
-        from yiemagent.cli.teams import agent_from_option
+        if setup.agent_file is None:
+            from yiemagent.cli.teams import split_agent_option
+            from yiemagent.teams import AgentFile
 
-        team = agent_from_option(
-            options.agent,
-            setup.model,
+            path, name = split_agent_option(options.agent)
+            setup.agent_file = AgentFile(path, name, model=setup.model)
+        team = setup.agent_file.build(
             session_store=setup.sessions,
             session_id=session_name,
             transform_context=setup.compactor,
