@@ -239,6 +239,9 @@ def test_an_agent_file_s_mcp_servers_start_once_and_stop_with_the_server(tmp_pat
         mcp_pid = int((markers / "pid").read_text())
         server.send_signal(signal.SIGINT)
         assert server.wait(30) == 130
+        assert server.stderr is not None
+        rest = server.stderr.read().strip()
+        assert rest == "yiem: interrupted", rest
         deadline = time.monotonic() + 15
         while True:  # the MCP server stopped with yiem serve
             try:
