@@ -178,10 +178,11 @@ class WatchedStream:
     - a `tools/list` answer loses the tools the SDK would refuse (an input schema that is
       no object schema, say), each named in a warning, instead of the whole answer being
       refused and the server lost;
-    - an answer that matches no pending request by its id (or an error with a null id),
-      and an answer to a pending request that is not JSON-RPC, end the requests they may
-      have been meant for with a JSON-RPC error (`data` `PROTOCOL_ERROR`) saying so: the
-      SDK drops the first and logs the second, and those requests waited forever.
+    - an answer whose id matches no request sent (or an error with a null id), and an
+      answer to a pending request that is not JSON-RPC, end the requests they may have
+      been meant for with a JSON-RPC error (`data` `PROTOCOL_ERROR`) saying so: the SDK
+      drops the first and logs the second, and those requests waited forever. A late
+      answer, to a request answered or given up, goes through (the SDK drops it).
 
     The end report is how a dead server process or a vanished HTTP server is noticed while
     no call is waiting (the next call reconnects instead of failing).
