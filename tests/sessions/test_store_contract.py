@@ -141,6 +141,22 @@ def test_tool_result_with_unserialisable_details_keeps_its_pairing(
     assert "not JSON-serialisable" in caplog.text
 
 
+def test_text_with_lone_surrogates_is_stored_as_it_was(store: SessionStore) -> None:
+    # A file name decoded with surrogateescape, an emoji cut in half: Python strings hold
+    # them, UTF-8 cannot, and SQLite and PostgreSQL take UTF-8 text.
+    odd = "caf\udce9 and half an emoji \ud83d"
+    messages: list[AgentMessage] = [
+        UserMessage(odd),
+        AssistantMessage([ToolCall("c1", "read", {"path": odd})], stop_reason="toolUse"),
+        ToolResultMessage("c1", "read", [TextContent(odd)], details={"path": odd}),
+    ]
+    for message in messages:
+        store.append("s", message)
+    assert store.load("s") == messages
+    store.replace("s", messages[:1])
+    assert store.load("s") == messages[:1]
+
+
 def test_closed_store_refuses_use(store: SessionStore) -> None:
     store.close()
     store.close()  # idempotent

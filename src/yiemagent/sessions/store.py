@@ -183,7 +183,15 @@ def decode_message(text: str) -> AgentMessage | None:
 
 
 def _dumps(data: dict[str, Any]) -> str:
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            # Lone surrogates (surrogateescape file names, an emoji cut in half): the stores
+            # take UTF-8 text, which has none; as \u escapes they load back as they were.
+            return json.dumps(data, separators=(",", ":"))
+    return text
 
 
 def _with_details(message: ToolResultMessage, text: str) -> ToolResultMessage:
