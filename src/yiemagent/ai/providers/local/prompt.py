@@ -70,6 +70,7 @@ __all__ = [
     "reply_schema",
     "request_text",
     "result_labels",
+    "result_text",
     "results_turn",
     "system_prompt",
     "tool_rounds",

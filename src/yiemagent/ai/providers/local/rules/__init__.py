@@ -38,6 +38,7 @@ from yiemagent.ai.providers.local.rules.offers import (
     ChainUnnamed,
     ExtraCall,
     GivenFile,
+    LongResults,
     NamedTool,
     NamedUnused,
     ResultsEcho,
@@ -63,6 +64,7 @@ __all__ = [
     "GivenFile",
     "Grounded",
     "LocalPolicy",
+    "LongResults",
     "NamedTool",
     "NamedUnused",
     "Offer",
@@ -85,6 +87,7 @@ DETAILS_KEY = "local_rules"
 
 DEFAULT_POLICY = LocalPolicy(
     (
+        LongResults(),
         RoundBudget(),
         ChainUnnamed(),
         NamedUnused(),

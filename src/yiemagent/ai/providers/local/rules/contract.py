@@ -37,10 +37,13 @@ __all__ = [
     "Turn",
 ]
 
-RuleAction = Literal["repaired", "dropped", "stopped", "withheld", "required", "told", "asked"]
+RuleAction = Literal[
+    "repaired", "dropped", "stopped", "withheld", "required", "told", "asked", "shortened"
+]
 """What a rule did: a call's arguments "repaired", a call "dropped", a call "stopped" while
 it was written, tools "withheld" from the offer, a call "required" (the answer not offered),
-the model "told" something in the prompt, or one more call "asked" for."""
+the model "told" something in the prompt, one more call "asked" for, or a long tool result
+"shortened" to what the model reads of it."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,23 +5,27 @@ whether a lone call is continued as a list (R-11.1)."""
 from __future__ import annotations
 
 from yiemagent.ai.providers.local.choice import mentions, prose, spells, unknown_tool
+from yiemagent.ai.providers.local.excerpt import excerpt
 from yiemagent.ai.providers.local.grounding import reads_files
 from yiemagent.ai.providers.local.native import native_no_tool_turns
 from yiemagent.ai.providers.local.prompt import (
+    content_text,
     last_results,
     named_tools,
     no_tool_turns,
     request_text,
     result_labels,
+    result_text,
 )
 from yiemagent.ai.providers.local.rules.contract import Offer, OfferRule, Turn
-from yiemagent.types.messages import ToolResultMessage
+from yiemagent.types.messages import ToolResultMessage, UserMessage
 
 __all__ = [
     "AnswerParts",
     "ChainUnnamed",
     "ExtraCall",
     "GivenFile",
+    "LongResults",
     "NamedTool",
     "NamedUnused",
     "ResultsEcho",
@@ -29,6 +33,45 @@ __all__ = [
     "UnbackedAnswer",
     "UnknownTool",
 ]
+
+
+class LongResults(OfferRule):
+    """A tool result longer than `excerpt.LONG_RESULT` characters is shown as its excerpt
+    for the request it answers: its opening lines and the lines about that request
+    (`excerpt.excerpt`).
+
+    For "Read h11.md and tell me the name of the project." the 0.5B, given the whole 7 KB
+    README, answered "I cannot do it." (bad); given its title and the lines about a
+    project's name, it answers "h11" (good). Each long result of the conversation is
+    shortened for the user message before it, so the prompt's earlier turns stay the same
+    from one reply to the next (its cached prefix is reused). The tool result messages
+    themselves are unchanged: only what the model reads is shortened.
+    """
+
+    name = "long_results"
+
+    async def shape(self, turn: Turn, offer: Offer) -> None:
+        request = ""
+        current = {id(m) for m in turn.request_messages}
+        for message in turn.messages:
+            if isinstance(message, UserMessage):
+                request = content_text(message.content)
+                continue
+            if not isinstance(message, ToolResultMessage):
+                continue
+            text = result_text(message)
+            short = excerpt(text, request)
+            if short == text:
+                continue
+            shown = False
+            for entry in offer.chat:
+                content = entry.get("content")
+                if entry.get("role") == "user" and isinstance(content, str) and text in content:
+                    entry["content"] = content.replace(text, short)
+                    shown = True
+            if shown and id(message) in current:
+                what = f"{message.tool_name} result: {len(text)} → {len(short)} characters"
+                offer.note(self.name, "shortened", what)
 
 
 class RoundBudget(OfferRule):
