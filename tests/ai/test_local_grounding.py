@@ -638,6 +638,7 @@ def test_without_exactly_one_free_file_name_the_value_is_left() -> None:
 
 
 @given(st.from_regex(r"[a-z]{1,8}(/[a-z]{1,8})?\.(txt|md|toml|ini|json)", fullmatch=True))
+@example("www.txt")
 def test_file_names_are_found_as_written(name: str) -> None:
     assert Grounding.of_text(f"Please read {name}, then stop.").files == (name,)
     assert Grounding.of_text(f"pi is 3.14 and e.g. {name}").files == (name,)
@@ -648,6 +649,7 @@ def test_file_names_are_found_as_written(name: str) -> None:
     st.sampled_from(["com", "org", "net", "edu", "gov", "io"]),
     st.booleans(),
 )
+@example("www", "com", False)
 def test_web_and_mail_addresses_are_no_file_names(name: str, suffix: str, www: bool) -> None:
     """`www.python.org`, `example.com` and `bob@example.com` are addresses, not files to
     read; a file name beside them is still found."""

@@ -56,14 +56,16 @@ SHORT_WORD = 3
 
 _WORD = re.compile(r"[^\W_]+")
 _WEB_SUFFIX = r"(?:com|org|net|edu|gov|io)(?![\w-])"
+_HOST = r"(?:[\w-]+\.)+(?:com|org|net|edu|gov|io)(?![\w-]|\.[A-Za-z])"
 FILE_NAME = re.compile(
-    r"(?<![\w./@-])(?!www\.)(?:[\w-]+/)*"
+    rf"(?<![\w./@-])(?!{_HOST})(?:[\w-]+/)*"
     rf"(?:[\w-]+(?:\.[\w-]+)*\.(?!{_WEB_SUFFIX})[A-Za-z][A-Za-z0-9]{{1,7}}|\.[A-Za-z][\w-]+)"
     r"(?![\w/-])"
 )
-"""A file name or relative path: `name.ext`, `dir/name.ext`, `.gitignore`. Not a web or
-mail address: `www.python.org`, `example.com` (a name ending in a generic web domain:
-.com, .org, .net, .edu, .gov, .io), `bob@example.com`, nor a part of `https://…`. Such
+"""A file name or relative path: `name.ext`, `dir/name.ext`, `.gitignore`, `www.txt`. Not
+a web or mail address: `www.python.org`, `example.com` (a dotted name ending in a generic
+web domain: .com, .org, .net, .edu, .gov, .io), `bob@example.com`, nor a part of
+`https://…`. Such
 an address is no file to read (the 0.5B called `get_time {"place": "www.python.org"}`,
 which passed as a given file name)."""
 THOUSANDS = re.compile(r"(?<=\d),(?=\d{3})")
