@@ -27,7 +27,7 @@ from yiemagent import (
     event_to_dict,
     execute_prepared_tool_call,
 )
-from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
+from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_text, faux_tool_call
 from yiemagent.types import Context, Usage
 
 from ..approvals._kit import transcript_problems
@@ -422,6 +422,31 @@ async def test_text_mode_answers_with_the_output_when_the_sub_run_wrote_no_text(
     result = lead.state.messages[2]
     assert isinstance(result, ToolResultMessage) and not result.is_error
     assert json.loads(result.content[0].text) == {"city": "Oslo"}  # type: ignore[union-attr]
+
+
+async def test_a_sub_run_stopped_by_its_max_turns_is_an_error_naming_the_limit() -> None:
+    """A sub-agent that still calls tools when its `max_turns` runs out has not answered:
+    the parent was told "(agent looper gave an empty answer)", not an error, and took it
+    for the sub-agent's finished work."""
+    looper, fm = scripted(
+        "looper",
+        [faux_message(faux_text("checking"), faux_tool_call("lookup", {"n": 1}))] * 5,
+        tools=[slow_tool("lookup", [], delay_s=0)],
+        max_turns=2,
+    )
+    lead, _ = scripted(
+        "lead", [calls(("looper", {"input": "go"})), "done"], tools=[looper.as_tool()]
+    )
+
+    assert (await lead.prompt("go")).text == "done"
+
+    result = lead.state.messages[2]
+    assert isinstance(result, ToolResultMessage) and result.is_error
+    assert result.content[0].text.startswith(  # type: ignore[union-attr]
+        "agent 'looper' stopped at its max_turns (2) before it answered"
+    )
+    assert fm.call_count == 2
+    assert transcript_problems(lead.state.messages) == []
 
 
 def test_bad_names_and_options_are_config_errors() -> None:

@@ -7,7 +7,8 @@ are); the parent's abort aborts it; its usage limits are its own capped by what 
 parent's limits leave. It answers with the sub-run's final text (or its output as JSON)
 and its total usage; a sub-run that fails is an error result naming the agent, with its
 usage, and so is one cut off by the call's timeout or an abort (its cancellation carries
-what it spent). A sub-run that ends awaiting approval holds the parent's call (`HeldToolResult`)
+what it spent), and so is one stopped by its `max_turns` while it still called tools. A
+sub-run that ends awaiting approval holds the parent's call (`HeldToolResult`)
 and leaves its transcript with the parent's run (`RunFrame.holds`); the parent's resume
 runs the call again, which continues that sub-run with the decisions taken.
 """
@@ -148,6 +149,12 @@ async def _call(
         return HeldToolResult([TextContent(f"waiting for approval inside agent {agent.name}")])
     if reply.stop_reason == "aborted":
         raise ToolCallFailed(f"agent {agent.name!r} was aborted", usage=usage, details=details)
+    if end is not None and end.reason == "max_turns":  # still calling tools: no answer yet
+        raise ToolCallFailed(
+            f"agent {agent.name!r} stopped at its max_turns ({sub.max_turns}) before it answered",
+            usage=usage,
+            details=details,
+        )
     value = getattr(reply, "output", None)
     if output == "output" or (not reply.text and value is not None and agent._output is not None):
         # an agent with an output type answers through its output tool, with no text
