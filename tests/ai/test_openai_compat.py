@@ -651,3 +651,45 @@ async def test_an_empty_chunk_after_a_complete_call_adds_nothing(server: ReplayS
         ),
     )
     assert calls_of(message) == [("call_1", "f", {"x": 1})]
+
+
+@pytest.mark.parametrize(
+    "fragments",
+    [
+        ['{"city":', '{"city": "Ber', '{"city": "Berlin"}'],  # the whole text so far each time
+        ['{"city": ', '"Berlin"}', '{"city": "Berlin"}'],  # pieces, then the object again
+        ['{"city": "Berlin"}', '{"city": "Berlin"}'],  # whole with the id, then again
+    ],
+    ids=["cumulative", "pieces_then_whole", "whole_twice"],
+)
+async def test_arguments_resent_whole_are_not_appended_twice(
+    server: ReplayServer, fragments: list[str]
+) -> None:
+    """NousResearch/hermes-agent#35718, anomalyco/opencode#17339: DeepSeek, Qianfan, GLM and
+    Mistral resend a call's argument text so far (or the whole object at the end) instead of
+    the next piece; appended, it became `{...}{...}`, which no tool can take."""
+    first, *rest = fragments
+    message = await run(
+        server,
+        openai_chunks(
+            call(0, "a", "weather", first),
+            *(call(0, None, None, fragment) for fragment in rest),
+            finish_reason="tool_calls",
+        ),
+    )
+    assert calls_of(message) == [("a", "weather", {"city": "Berlin"})]
+    assert message.tool_calls[0].partial_json is None
+
+
+async def test_a_piece_that_merely_starts_like_the_text_so_far_is_appended(
+    server: ReplayServer,
+) -> None:
+    """Only a fragment holding all of the text so far is a resend: `{"a":{"b":1}}` streamed
+    as `{"a":` then `{"b":1}}` is two pieces."""
+    message = await run(
+        server,
+        openai_chunks(
+            call(0, "a", "f", '{"a":'), call(0, None, None, '{"b":1}}'), finish_reason="tool_calls"
+        ),
+    )
+    assert calls_of(message) == [("a", "f", {"a": {"b": 1}})]

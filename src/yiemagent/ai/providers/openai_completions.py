@@ -249,6 +249,7 @@ class _Assembler:
                 entry.call.id = delta.id
             if name:
                 entry.call.name = _fold_name(entry.call.name, name)
+        fragment = _new_part(entry.raw, fragment)
         if not fragment:
             return
         entry.raw += fragment
@@ -270,6 +271,17 @@ class _Assembler:
             self.builder.fail("error", "the provider reported an error (finish_reason: error)")
             return
         self.builder.done_by_wire_reason(reason, FINISH_REASONS, field="finish_reason")
+
+
+def _new_part(raw: str, fragment: str) -> str:
+    """What `fragment` adds to a call's argument text `raw`. Servers send the next piece
+    (OpenAI), but some resend all the text so far in every chunk (DeepSeek, Qianfan) or the
+    whole object once more at the end (Mistral, GLM): a fragment holding all of `raw` adds
+    only what follows it. (A piece that repeats all the text so far would have to open a
+    nested object restating every key before it.)"""
+    if raw and fragment.startswith(raw):
+        return fragment[len(raw) :]
+    return fragment
 
 
 def _fold_name(name: str, fragment: str) -> str:
