@@ -83,6 +83,18 @@ def test_r4_12_register_checks_name_and_schema() -> None:
     assert len(store) == 0
 
 
+@pytest.mark.parametrize("kind", ["string", "array", ["string", "null"]])
+def test_register_refuses_a_schema_no_arguments_object_can_meet(kind: object) -> None:
+    # A call's arguments are one JSON object; OpenAI-style APIs refuse every request
+    # that lists a tool whose parameters are of another type.
+    store = ToolStore()
+    with pytest.raises(ConfigError, match=r'must describe the arguments object .*"type": '):
+        store.register(make_tool("bad", schema={"type": kind}))
+    store.register(make_tool("untyped", schema={}))
+    store.register(make_tool("nullable", schema={"type": ["object", "null"]}))
+    assert list(store) == ["untyped", "nullable"]
+
+
 def test_r4_15_register_with_its_module_drops_the_module_when_the_tool_goes() -> None:
     """The public way a tool file's loader (writeTool) hands the store its module."""
     import sys

@@ -7,6 +7,7 @@ contract (a file's `get_tool()` returns its tool).
 from __future__ import annotations
 
 import itertools
+import json
 import logging
 import re
 import sys
@@ -271,7 +272,16 @@ def _check_tool(tool: object) -> None:
     if not isinstance(tool, AgentTool):
         raise ConfigError(f"expected an AgentTool, got {type(tool).__name__}")
     check_tool_name(tool.name)
-    check_schema(tool.input_schema, what=f"input_schema of tool {tool.name!r}")
+    what = f"input_schema of tool {tool.name!r}"
+    check_schema(tool.input_schema, what=what)
+    kind = tool.input_schema.get("type", "object")
+    if kind != "object" and not (isinstance(kind, list) and "object" in kind):
+        # A call's arguments are one JSON object on every provider's wire; a schema of
+        # another type could never be met, and OpenAI-style APIs refuse the whole request.
+        raise ConfigError(
+            f"{what} must describe the arguments object (\"type\": \"object\"), "
+            f"got \"type\": {json.dumps(kind)}"
+        )
 
 
 def _forget_modules(names: list[str]) -> None:
