@@ -279,8 +279,8 @@ def _check_tool(tool: object) -> None:
         # A call's arguments are one JSON object on every provider's wire; a schema of
         # another type could never be met, and OpenAI-style APIs refuse the whole request.
         raise ConfigError(
-            f"{what} must describe the arguments object (\"type\": \"object\"), "
-            f"got \"type\": {json.dumps(kind)}"
+            f'{what} must describe the arguments object ("type": "object"), '
+            f'got "type": {json.dumps(kind)}'
         )
 
 
