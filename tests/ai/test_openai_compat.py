@@ -693,3 +693,27 @@ async def test_a_piece_that_merely_starts_like_the_text_so_far_is_appended(
         ),
     )
     assert calls_of(message) == [("a", "f", {"a": {"b": 1}})]
+
+
+@pytest.mark.parametrize("schema", [{"type": "object"}, {}], ids=["object", "empty"])
+async def test_a_tool_without_parameters_is_sent_with_empty_properties(
+    server: ReplayServer, schema: dict[str, Any]
+) -> None:
+    """langchain-ai/langchain-mcp-adapters#137, mark3labs/mcphost#88: MCP servers list a tool
+    without parameters as `{"type": "object"}`, which OpenAI refuses ("object schema missing
+    properties") and with it the whole request."""
+    from yiemagent import AgentTool
+    from yiemagent.ai.providers.openai_responses import build_request_body as responses_body
+
+    def execute(call_id: str, args: dict[str, Any], signal: Any, on_update: Any) -> str:
+        return "ok"
+
+    now = AgentTool("now", "now", "The time.", schema, execute)
+    context = Context("", [UserMessage("hi")], [now])
+    await run(server, openai_chunks({"content": "hi"}), context)
+
+    [sent] = server.requests[0].body["tools"]
+    assert sent["function"]["parameters"] == {"type": "object", "properties": {}}
+    [item] = responses_body(compat(server), context, StreamOptions())["tools"]
+    assert item["parameters"] == {"type": "object", "properties": {}}
+    assert now.input_schema == schema  # the tool's own schema is left as it is

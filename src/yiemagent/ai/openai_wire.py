@@ -45,6 +45,7 @@ if TYPE_CHECKING:
 __all__ = [
     "FINISH_REASONS",
     "REASONING_FIELDS",
+    "function_parameters",
     "is_mistral",
     "is_openai_proper",
     "messages_to_openai",
@@ -242,9 +243,19 @@ def openai_tool(tool: AgentTool) -> dict[str, Any]:
         "function": {
             "name": tool.name,
             "description": tool.description,
-            "parameters": tool.input_schema,
+            "parameters": function_parameters(tool.input_schema),
         },
     }
+
+
+def function_parameters(schema: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A tool's input schema as OpenAI takes a function's `parameters`: a schema with no
+    `properties` (`{"type": "object"}`, how MCP servers list a tool without parameters, or
+    `{}`) gets empty ones and the object type, which OpenAI requires ("object schema missing
+    properties" refuses the whole request). Others are returned as they are."""
+    if "properties" in schema or schema.get("type", "object") != "object":
+        return schema
+    return {**schema, "type": "object", "properties": {}}
 
 
 # ── from the wire ───────────────────────────────────────────────────────────

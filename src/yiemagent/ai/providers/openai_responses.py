@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 from yiemagent.ai._sanitize import image_base64
 from yiemagent.ai.attachments import attachment_stand_in
 from yiemagent.ai.builder import MessageBuilder, complete_arguments
-from yiemagent.ai.openai_wire import is_openai_proper, openai_only_fields
+from yiemagent.ai.openai_wire import function_parameters, is_openai_proper, openai_only_fields
 from yiemagent.ai.providers._sdk_call import SdkApi, StreamFailed, open_raw_stream, stream_sdk
 from yiemagent.ai.providers._sdk_failures import sdk_retry_decision
 from yiemagent.ai.providers.openai_completions import openai_tool_call_id
@@ -184,7 +184,7 @@ def build_request_body(model: Model, context: Context, options: StreamOptions) -
                 "type": "function",
                 "name": tool.name,
                 "description": tool.description,
-                "parameters": tool.input_schema,
+                "parameters": function_parameters(tool.input_schema),
                 "strict": False,
             }
             for tool in context.tools
