@@ -195,3 +195,59 @@ def test_a_parameter_type_without_schema_is_named_on_one_line() -> None:
     assert "\n" not in message
     assert "parameter 'thing'" in message and "Thing" in message
     assert "arbitrary_types_allowed" not in message
+
+
+def _search(query: str, *, limit: int = 10) -> str:
+    return query
+
+
+@pytest.mark.parametrize(
+    "doc",
+    [
+        """Search the catalog.
+
+        Args:
+            query: What to search for.
+
+        Keyword Args:
+            limit: Max number of results
+                to return.
+        """,
+        """Search the catalog.
+
+        Parameters
+        ----------
+        query : str
+            What to search for.
+
+        Other Parameters
+        ----------------
+        limit : int, optional
+            Max number of results
+            to return.
+
+        Returns
+        -------
+        str
+        """,
+        """Search the catalog.
+
+        :param query: What to search for.
+        :param int limit: Max number of results
+            to return.
+        :returns: the hits.
+        """,
+    ],
+    ids=["google_keyword_args", "numpy", "sphinx"],
+)
+def test_parameter_descriptions_of_other_docstring_styles(doc: str) -> None:
+    """openai/openai-agents-python#4985 (a `Keyword Args:` section was lost),
+    run-llama/llama_index#22687 (NumPy parameters dropped): the Google `Keyword Args:`
+    heading ran on into the description before it, and NumPy and Sphinx parameters reached
+    the model only as raw text in the tool's description."""
+    _search.__doc__ = doc
+    built = tool(_search)
+    props = built.input_schema["properties"]
+    assert props["query"]["description"] == "What to search for."
+    assert props["limit"]["description"] == "Max number of results to return."
+    assert built.description == "Search the catalog."

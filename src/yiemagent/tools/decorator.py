@@ -2,8 +2,9 @@
 
 The JSON Schema comes from the type hints through a pydantic model built from the signature
 (parameters with defaults are not required; `Annotated[T, Field(description=...)]` is honoured),
-property descriptions from the Google-style docstring's `Args:` section, the tool description
-from the docstring's summary and body, the label from the name (`get_time` → "Get time").
+property descriptions from the docstring's parameters (Google `Args:` and `Keyword Args:`,
+NumPy `Parameters` and `Other Parameters`, Sphinx `:param x:`), the tool description from
+the docstring's summary and body, the label from the name (`get_time` → "Get time").
 Parameters named `tool_call_id`, `signal` and `on_update` are injected by the pipeline and left
 out of the schema.
 
@@ -43,11 +44,28 @@ __all__ = ["INJECTED_PARAMETERS", "clean_schema", "parse_docstring", "tool"]
 INJECTED_PARAMETERS = frozenset({"tool_call_id", "signal", "on_update"})
 """Parameters the pipeline fills in; never part of the schema."""
 
-_SECTION_RE = re.compile(
-    r"^(Args|Arguments|Parameters|Params|Returns|Return|Yields|Raises|Examples?|Notes?|"
-    r"Attributes|Warnings?|See Also|References|Todo):\s*$"
+_SECTIONS = (
+    r"Args|Arguments|Parameters|Params|Keyword Args|Keyword Arguments|Other Parameters|"
+    r"Returns|Return|Yields|Receives|Raises|Examples?|Notes?|Attributes|Methods|Warnings?|"
+    r"See Also|References|Todo"
+)
+_SECTION_RE = re.compile(rf"^({_SECTIONS}):\s*$")
+"""A Google section heading (`Args:`)."""
+_NUMPY_SECTION_RE = re.compile(rf"^({_SECTIONS})$")
+"""A NumPy section heading, underlined with dashes on the next line."""
+_UNDERLINE_RE = re.compile(r"^-{3,}$")
+_PARAMETER_SECTIONS = frozenset(
+    {"Args", "Arguments", "Parameters", "Params", "Keyword Args", "Keyword Arguments"}
+    | {"Other Parameters"}
 )
 _ARG_RE = re.compile(r"^\*{0,2}(\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$")
+_NUMPY_ARG_RE = re.compile(r"^\*{0,2}(\w+)\s*(?::.*)?$")
+"""A NumPy parameter line: `name : type` (its description is on the lines below)."""
+_SPHINX_PARAM_RE = re.compile(
+    r"^:(?:param|parameter|arg|argument|key|keyword)\s+(?:[^:]*\s)?\*{0,2}(\w+)\s*:\s*(.*)$"
+)
+_SPHINX_FIELD_RE = re.compile(r"^:\w[^:]*:")
+"""Any Sphinx field (`:returns:`, `:type x:`, `:raises E:`)."""
 
 _SCHEMA_MAPS = ("properties", "$defs", "definitions", "patternProperties", "dependentSchemas")
 _SCHEMA_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
@@ -306,35 +324,62 @@ def to_tool_return(value: object) -> AgentToolResult | str:
 
 
 def parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
-    """Split a Google-style docstring into the description and the `Args:` descriptions.
+    """Split a docstring into the description and the parameters' descriptions.
+
+    Parameters are read from Google sections (`Args:`, `Keyword Args:`, `Other
+    Parameters:`...), NumPy sections (`Parameters` underlined with dashes) and Sphinx fields
+    (`:param x:`, `:param int x:`); continuation lines of a parameter are joined with spaces.
 
     Returns:
         `(description, {parameter: description})`; the description is the text before the
-        first section header, continuation lines of an argument are joined with spaces.
+        first section heading or Sphinx field.
     """
     description: list[str] = []
     args: dict[str, str] = {}
     section: str | None = None
+    numpy = False  # the section is NumPy's: parameter lines at the heading's indent
     current: str | None = None
     arg_indent = -1
-    for line in doc.splitlines():
+    lines = doc.splitlines()
+    for number, line in enumerate(lines):
         stripped = line.strip()
-        header = _SECTION_RE.match(stripped)
-        if header and len(line) - len(line.lstrip()) == 0:
-            section = header.group(1)
-            current, arg_indent = None, -1
+        indent = len(line) - len(line.lstrip())
+        following = lines[number + 1].strip() if number + 1 < len(lines) else ""
+        if indent == 0 and _UNDERLINE_RE.match(stripped) and section is not None and numpy:
+            continue  # the underline of the heading just read
+        heading = _SECTION_RE.match(stripped) if indent == 0 else None
+        if heading is None and indent == 0 and _UNDERLINE_RE.match(following):
+            heading = _NUMPY_SECTION_RE.match(stripped)
+            numpy = heading is not None
+        elif heading is not None:
+            numpy = False
+        if heading is not None:
+            section, current, arg_indent = heading.group(1), None, -1
+            continue
+        field = _SPHINX_FIELD_RE.match(stripped) if indent == 0 else None
+        if field is not None:
+            section, numpy, current = "sphinx", False, None
+            param = _SPHINX_PARAM_RE.match(stripped)
+            if param is not None:
+                current = param.group(1)
+                args[current] = param.group(2).strip()
             continue
         if section is None:
             description.append(line)
             continue
-        if section not in ("Args", "Arguments", "Parameters", "Params") or not stripped:
+        if not stripped:
             continue
-        indent = len(line) - len(line.lstrip())
-        match = _ARG_RE.match(stripped)
+        if section == "sphinx":
+            if current is not None and indent > 0:
+                args[current] = f"{args[current]} {stripped}".strip()
+            continue
+        if section not in _PARAMETER_SECTIONS:
+            continue
+        match = (_NUMPY_ARG_RE if numpy else _ARG_RE).match(stripped)
         if match and (arg_indent < 0 or indent <= arg_indent):
             arg_indent = indent
             current = match.group(1)
-            args[current] = match.group(2).strip()
+            args[current] = "" if numpy else match.group(2).strip()
         elif current is not None:
             args[current] = f"{args[current]} {stripped}".strip()
     return "\n".join(description).strip(), args
