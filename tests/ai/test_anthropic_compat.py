@@ -180,6 +180,26 @@ async def test_usage_with_cache_reads_and_writes_and_a_null_input_in_message_del
     assert u.cost.total == pytest.approx((40 * 3 + 30 * 15 + 1000 * 0.3 + 200 * 3.75) / 1e6)
 
 
+@pytest.mark.parametrize(
+    ("start", "delta"),
+    [
+        ({"input_tokens": 40, "output_tokens": 1}, {"input_tokens": 0, "output_tokens": 30}),
+        ({"input_tokens": 0, "output_tokens": 0}, {"input_tokens": 40, "output_tokens": 30}),
+    ],
+    ids=["zero_in_message_delta", "zero_in_message_start"],
+)
+async def test_a_zero_input_count_does_not_replace_the_real_one(
+    server: ReplayServer, start: dict[str, Any], delta: dict[str, Any]
+) -> None:
+    """envoyproxy/ai-gateway#1631, sgl-project/sglang#20678: Anthropic-compatible servers
+    send `input_tokens: 0` in message_delta (or in message_start, with the real count only
+    at the end). The counts are cumulative, so a 0 after the real count is no news; taken
+    as it came, the turn cost no input and `UsageLimits` never saw its prompt."""
+    message = await run(server, sse(*text_blocks(), start_usage=start, delta_usage=delta))
+    assert (message.usage.input, message.usage.output) == (40, 30)
+    assert message.usage.total_tokens == 70
+
+
 async def test_one_hour_cache_writes_are_priced_at_their_own_rate(server: ReplayServer) -> None:
     """With `cache_retention="long"` the API writes the cache for an hour, at twice the
     input price (a 5-minute write is 1.25 times it, the catalogue's cache_write price):

@@ -486,14 +486,15 @@ class _Assembler:
         usage = self.usage
         if raw is None:
             return
-        if getattr(raw, "input_tokens", None) is not None:
-            usage.input = raw.input_tokens
-        if getattr(raw, "output_tokens", None) is not None:
-            usage.output = raw.output_tokens
-        if getattr(raw, "cache_read_input_tokens", None) is not None:
-            usage.cache_read = raw.cache_read_input_tokens
-        if getattr(raw, "cache_creation_input_tokens", None) is not None:
-            usage.cache_write = raw.cache_creation_input_tokens
+        # The counts are cumulative: message_delta repeats or raises message_start's. Some
+        # compatible servers send 0 in one of the two (sglang, gateways); a count never
+        # falls, so a smaller one is no news.
+        usage.input = max(usage.input, getattr(raw, "input_tokens", None) or 0)
+        usage.output = max(usage.output, getattr(raw, "output_tokens", None) or 0)
+        usage.cache_read = max(usage.cache_read, getattr(raw, "cache_read_input_tokens", None) or 0)
+        usage.cache_write = max(
+            usage.cache_write, getattr(raw, "cache_creation_input_tokens", None) or 0
+        )
         long = getattr(getattr(raw, "cache_creation", None), "ephemeral_1h_input_tokens", None)
         if isinstance(long, int) and long > 0:
             self.long_writes = long
