@@ -452,6 +452,71 @@ def test_the_ui_message_stream() -> None:
 # ── images: every front end checks one alike ────────────────────────────────
 
 
+def test_calls_sharing_an_id_stream_as_calls_of_their_own() -> None:
+    """ag-ui-protocol/ag-ui#1016, pydantic/pydantic-ai#2301: a model gave two parallel calls
+    one id; the loop gives the second its own id at `message_end`, but while streaming both
+    went out under the first's: its arguments arrived after that call's end (AG-UI
+    TOOL_CALL_ARGS after TOOL_CALL_END), and then again under its new id."""
+    from tests.serve._kit import Tools, brain, serving
+    from yiemagent import Agent
+    from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
+    from yiemagent.serve import create_app
+    from yiemagent.types import Context
+
+    def twins(context: Context) -> AssistantMessage:
+        if context.messages[-1].role != "user":
+            return brain(context)
+        calls = [faux_tool_call("weather", {"city": c}, id="dup") for c in ("Oslo", "Lima")]
+        return faux_message(*calls)
+
+    store = InMemorySessionStore()
+    fm = FauxModel([twins] * 10, chunk_size=8)
+    tools = Tools().all()
+
+    def make_agent(session_id: str) -> Any:
+        return Agent(
+            model=fm.model, stream_fn=fm.stream_fn, tools=tools, session_store=store,
+            session_id=session_id,
+        )  # fmt: skip
+
+    app = create_app(make_agent, session_store=store)
+    with serving(app) as url, httpx.Client(base_url=url) as client:
+        events = agui_run(
+            client,
+            agui.RunAgentInput(
+                thread_id="t",
+                run_id="r",
+                messages=[agui.UserMessage(id="u", content="go")],
+                tools=[],
+                context=[],
+                state={},
+                forwarded_props={},
+            ),
+        )
+        chunks = ui_chat(client, {"id": "ui", "messages": [user("go")]})
+
+    check_agui_order(events)
+    args: dict[str, str] = {}
+    for event in events:
+        if isinstance(event, agui.ToolCallArgsEvent):
+            args[event.tool_call_id] = args.get(event.tool_call_id, "") + event.delta
+    assert {k: json.loads(v) for k, v in args.items()} == {
+        "dup": {"city": "Oslo"},
+        "dup_2": {"city": "Lima"},
+    }
+    results = {e.tool_call_id: e.content for e in events if isinstance(e, agui.ToolCallResultEvent)}
+    assert results == {"dup": "sunny in Oslo", "dup_2": "sunny in Lima"}
+    deltas: dict[str, str] = {}
+    for chunk in chunks:
+        if chunk["type"] == "tool-input-delta":
+            deltas[chunk["toolCallId"]] = (
+                deltas.get(chunk["toolCallId"], "") + chunk["inputTextDelta"]
+            )
+    assert all(json.loads(text) for text in deltas.values())  # never two calls' text in one
+    inputs = {c["toolCallId"]: c["input"] for c in chunks if c["type"] == "tool-input-available"}
+    assert inputs == {"dup": {"city": "Oslo"}, "dup_2": {"city": "Lima"}}
+
+
 def test_an_image_that_is_not_base64_is_a_400_on_every_route_and_nothing_is_stored() -> None:
     store = InMemorySessionStore()
     bad, png = "!!!", "data:image/png;base64,iVBORw0KGgo="

@@ -56,7 +56,8 @@ def wire_json(event: AgentEvent) -> str:
     `yiem run --json`: its provider event without the partial message, since each update
     of a streamed reply would repeat the whole reply so far (a 20 kB answer was 100 MB of
     events, held in memory and sent to every reader). A `toolcall_start` or
-    `toolcall_delta` names its call in `tool_call` (`{"type", "id", "name"}`);
+    `toolcall_delta` names its call in `tool_call` (`{"type", "id", "name"}`; a call that
+    repeats an earlier call's id goes with an empty one until `message_end` gives its own);
     `message_start` and `message_end` carry the message whole."""
     return to_json(_wire(event), fallback=str).decode()
 
@@ -68,6 +69,10 @@ def _wire(event: AgentEvent) -> Any:
         call = _streaming_call(update)
         if call is not None:
             inner["tool_call"] = {"type": "toolCall", "id": call.id, "name": call.name}
+        if isinstance(inner.get("tool_call"), dict) and _repeats_an_id(update):
+            # The loop gives it an id of its own at message_end; until then it streams as a
+            # call whose id is not known yet, not as more of the call whose id it repeats.
+            inner["tool_call"]["id"] = ""
         return {"assistant_message_event": inner, "type": event.type}
     if isinstance(event, NestedAgentEvent) and isinstance(event.event, MessageUpdateEvent):
         return dataclasses.replace(event, event=_wire(event.event))
@@ -83,6 +88,18 @@ def _streaming_call(update: AssistantMessageEvent) -> ToolCall | None:
     index = update.content_index
     block = content[index] if isinstance(content, list) and 0 <= index < len(content) else None
     return block if isinstance(block, ToolCall) else None
+
+
+def _repeats_an_id(update: AssistantMessageEvent) -> bool:
+    """Whether the tool call of a `toolcall_*` event has the id of an earlier call of its
+    message (a model that gives parallel calls one id)."""
+    content = getattr(update, "partial", None)
+    index = getattr(update, "content_index", -1)
+    blocks = content.content if content is not None else []
+    if not 0 <= index < len(blocks) or not isinstance(blocks[index], ToolCall):
+        return False
+    own = blocks[index].id
+    return bool(own) and any(isinstance(b, ToolCall) and b.id == own for b in blocks[:index])
 
 
 def guarded(agent: Agent[Any]) -> bool:
