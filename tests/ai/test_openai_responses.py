@@ -203,6 +203,35 @@ async def test_another_models_reasoning_is_not_sent(server: ReplayServer) -> Non
     assert items[1] == {"role": "assistant", "content": "The user wants Oslo's time."}
 
 
+async def test_reasoning_with_no_output_after_it_is_not_sent_back(server: ReplayServer) -> None:
+    """openai/openai-agents-js#326 and #929: a reasoning item must be followed by the output
+    it led to. A turn cut off while reasoning (max_output_tokens) or ending in blank text
+    left one alone, and every later request was refused: "Item 'rs_...' of type
+    'reasoning' was provided without its required following item"."""
+    from yiemagent.ai.providers.openai_responses import build_request_body
+    from yiemagent.types.messages import AssistantMessage
+
+    model = gpt(server)
+    seen = {"api": model.api, "provider": model.provider, "model": model.id}
+
+    def thought(n: int) -> ThinkingContent:
+        return ThinkingContent("", signature=json.dumps({**REASONING_ITEM, "id": f"rs_{n}"}))
+
+    history: list[Message] = [
+        UserMessage("q"),
+        AssistantMessage([thought(1)], stop_reason="length", **seen),
+        UserMessage("go on"),
+        AssistantMessage([thought(2), TextContent(" \n")], **seen),
+        UserMessage("and?"),
+        AssistantMessage([thought(3), TextContent("Yes.")], **seen),
+        UserMessage("thanks"),
+    ]
+    body = build_request_body(model, Context("", history), StreamOptions())
+    kinds = [item.get("type") or item["role"] for item in body["input"]]
+    assert kinds == ["user", "user", "user", "reasoning", "assistant", "user"]
+    assert body["input"][3]["id"] == "rs_3"
+
+
 @pytest.mark.parametrize(
     ("status", "reason", "stop_reason"),
     [

@@ -141,6 +141,10 @@ def _assistant_items(message: AssistantMessage, model: Model) -> list[dict[str, 
                     "arguments": json.dumps(arguments, ensure_ascii=False),
                 }
             )
+    # A reasoning item must be followed by the output it led to; one left alone (a turn cut
+    # off while reasoning, or ending in blank text) makes the API refuse the request.
+    while items and items[-1].get("type") == "reasoning":
+        items.pop()
     return items
 
 
