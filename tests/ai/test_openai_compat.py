@@ -528,6 +528,36 @@ async def test_mistral_gets_nine_character_ids_and_named_tool_messages(
     assert results == [(i, f"t{n}", str(n)) for n, i in enumerate(call_ids)]
 
 
+async def test_mistral_gets_an_assistant_turn_between_tool_results_and_a_user_message(
+    server: ReplayServer,
+) -> None:
+    """zed-industries/zed#37021, NousResearch/hermes-agent#20154: Mistral refuses "Unexpected
+    role 'user' after role 'tool'". A steering message, a prompt after a run that ended on
+    its tool results (terminate, a limit, an abort) and a tool's images all put a user
+    message right after the results; other servers take it as it is."""
+    messages: list[Any] = [
+        UserMessage("go"),
+        AssistantMessage([ToolCall("abcdefghi", "f", {})], stop_reason="toolUse"),
+        ToolResultMessage("abcdefghi", "f", [TextContent("r")]),
+        UserMessage("also this"),
+    ]
+    for provider in ("mistral", "vllm"):
+        model = Model(
+            id="mistral-large-latest",
+            provider=provider,
+            api="openai-completions",
+            base_url=server.url + "/v1",
+        )
+        server.enqueue(sse_reply(openai_chunks({"content": "ok"})))
+        stream = stream_openai_completions(model, Context("", messages), StreamOptions(api_key=KEY))
+        assert (await stream.result()).stop_reason == "stop"
+    mistral, other = ([m["role"] for m in request.body["messages"]] for request in server.requests)
+    assert mistral == ["user", "assistant", "tool", "assistant", "user"]
+    assert other == ["user", "assistant", "tool", "user"]
+    bridge = server.requests[0].body["messages"][3]
+    assert isinstance(bridge["content"], str) and bridge["content"].strip()
+
+
 @pytest.mark.parametrize(
     ("retention", "key", "retained"),
     [(None, "s-1", None), ("short", "s-1", None), ("long", "s-1", "24h"), ("none", None, None)],

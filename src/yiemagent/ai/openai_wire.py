@@ -121,7 +121,8 @@ def messages_to_openai(
         model: The model the request goes to, for what depends on it: OpenAI's reasoning
             models take the system prompt as a `developer` message; a model without image
             input gets a note in place of each image; Mistral wants the tool's name on a tool
-            message; a model's own thinking goes back in its reasoning field. None: the plain
+            message and an assistant message between tool results and a user message; a
+            model's own thinking goes back in its reasoning field. None: the plain
             format (`system` role, images sent, no thinking).
 
     Returns:
@@ -148,7 +149,25 @@ def messages_to_openai(
         elif isinstance(message, AssistantMessage):
             out.extend(_assistant(message, model))
     out.extend(held)
+    if model is not None and is_mistral(model):
+        out = _bridge_tool_results(out)
     return out
+
+
+_MISTRAL_BRIDGE: Final = "I have the tool results."
+"""What the assistant says between tool results and a user message, for Mistral."""
+
+
+def _bridge_tool_results(out: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`out` with an assistant message wherever a user message follows a tool message:
+    Mistral refuses "Unexpected role 'user' after role 'tool'" (a steering message, a prompt
+    after a run that ended on its tool results, and a tool's images all come so)."""
+    bridged: list[dict[str, Any]] = []
+    for message in out:
+        if message["role"] == "user" and bridged and bridged[-1]["role"] == "tool":
+            bridged.append({"role": "assistant", "content": _MISTRAL_BRIDGE})
+        bridged.append(message)
+    return bridged
 
 
 def _tool_result(
