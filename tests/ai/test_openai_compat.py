@@ -747,3 +747,43 @@ async def test_a_tool_without_parameters_is_sent_with_empty_properties(
     [item] = responses_body(compat(server), context, StreamOptions())["tools"]
     assert item["parameters"] == {"type": "object", "properties": {}}
     assert now.input_schema == schema  # the tool's own schema is left as it is
+
+
+def test_deepseek_thinking_gets_reasoning_content_on_every_assistant_message() -> None:
+    """continuedev/continue#11285, openai/openai-agents-python#2155: DeepSeek in thinking
+    mode refuses an assistant message without `reasoning_content` ("Missing
+    `reasoning_content` field in the assistant message at message index 2"). One written
+    by another model (a handoff, a fallback, a seeded transcript) has none of its own."""
+    from yiemagent.ai.providers.openai_completions import build_request_body
+
+    deepseek = Model(
+        id="deepseek-reasoner",
+        provider="deepseek",
+        api="openai-completions",
+        base_url="https://api.deepseek.com/v1",
+    )
+    history: list[Any] = [
+        UserMessage("go"),
+        AssistantMessage(
+            [TextContent("checking"), ToolCall("c1", "f", {})],
+            stop_reason="toolUse",
+            api="openai-completions",
+            provider="openai",
+            model="gpt-4o",
+        ),
+        ToolResultMessage("c1", "f", [TextContent("r")]),
+        AssistantMessage(
+            [ThinkingContent("hmm", signature="reasoning_content"), ToolCall("c2", "f", {})],
+            stop_reason="toolUse",
+            api="openai-completions",
+            provider="deepseek",
+            model="deepseek-reasoner",
+        ),
+        ToolResultMessage("c2", "f", [TextContent("r")]),
+    ]
+    sent = build_request_body(deepseek, Context("", history), StreamOptions())["messages"]
+    assistants = [m for m in sent if m["role"] == "assistant"]
+    assert [m.get("reasoning_content") for m in assistants] == ["", "hmm"]
+    other = Model(id="gpt-4o", provider="openai", api="openai-completions")
+    sent = build_request_body(other, Context("", history), StreamOptions())["messages"]
+    assert all("reasoning_content" not in m for m in sent)

@@ -106,6 +106,12 @@ def is_mistral(model: Model) -> bool:
     return model.provider == "mistral" or "mistral.ai" in (model.base_url or "")
 
 
+def _deepseek_thinking(model: Model) -> bool:
+    """Whether `model` is DeepSeek's API in thinking mode (a reasoner, or reasoning on)."""
+    deepseek = model.provider == "deepseek" or "deepseek.com" in (model.base_url or "")
+    return deepseek and (model.reasoning or "reasoner" in model.id)
+
+
 # ── to the wire ─────────────────────────────────────────────────────────────
 
 
@@ -121,8 +127,9 @@ def messages_to_openai(
         model: The model the request goes to, for what depends on it: OpenAI's reasoning
             models take the system prompt as a `developer` message; a model without image
             input gets a note in place of each image; Mistral wants the tool's name on a tool
-            message and an assistant message between tool results and a user message; a
-            model's own thinking goes back in its reasoning field. None: the plain
+            message and an assistant message between tool results and a user message; DeepSeek
+            thinking wants `reasoning_content` on every assistant message; a model's own
+            thinking goes back in its reasoning field. None: the plain
             format (`system` role, images sent, no thinking).
 
     Returns:
@@ -234,6 +241,10 @@ def _assistant(message: AssistantMessage, model: Model | None) -> list[dict[str,
         field_name = thinking[0].signature
         if field_name in REASONING_FIELDS:
             out[field_name] = "\n".join(b.thinking for b in thinking)
+    if model is not None and _deepseek_thinking(model):
+        # DeepSeek in thinking mode refuses an assistant message without the field ("Missing
+        # `reasoning_content` field"); one another model wrote has no thinking of its own.
+        out.setdefault("reasoning_content", "")
     calls = [b for b in message.content if isinstance(b, ToolCall)]
     if calls:
         out["tool_calls"] = [
