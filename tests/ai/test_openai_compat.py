@@ -787,3 +787,27 @@ def test_deepseek_thinking_gets_reasoning_content_on_every_assistant_message() -
     other = Model(id="gpt-4o", provider="openai", api="openai-completions")
     sent = build_request_body(other, Context("", history), StreamOptions())["messages"]
     assert all("reasoning_content" not in m for m in sent)
+
+
+async def test_gemini_thought_signatures_go_back_with_their_calls(server: ReplayServer) -> None:
+    """AstrBotDevs/AstrBot#9217, NousResearch/hermes-agent#15054: Gemini 3 over its
+    OpenAI-compatible API sends a call's `extra_content.google.thought_signature` and
+    refuses the next request without it ("Function call is missing a thought_signature in
+    functionCall parts"); another model never gets it."""
+    signed = call(0, "a", "f", '{"x": 1}')
+    signed["tool_calls"][0]["extra_content"] = {"google": {"thought_signature": "c2lnbmVk"}}
+    gemini = compat(server)
+    message = await run(server, openai_chunks(signed, finish_reason="tool_calls"))
+    assert message.tool_calls[0].thought_signature == "c2lnbmVk"
+
+    history = [UserMessage("go"), message, ToolResultMessage("a", "f", [TextContent("r")])]
+    other_model = Model(
+        id="other", provider="vllm", api="openai-completions", base_url=server.url + "/v1"
+    )
+    for model in (gemini, other_model):
+        server.enqueue(sse_reply(openai_chunks({"content": "ok"})))
+        stream = stream_openai_completions(model, Context("", history), StreamOptions(api_key=KEY))
+        assert (await stream.result()).stop_reason == "stop"
+    same, other = (request.body["messages"][1]["tool_calls"][0] for request in server.requests[1:])
+    assert same["extra_content"] == {"google": {"thought_signature": "c2lnbmVk"}}
+    assert "extra_content" not in other

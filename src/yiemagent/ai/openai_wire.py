@@ -106,6 +106,20 @@ def is_mistral(model: Model) -> bool:
     return model.provider == "mistral" or "mistral.ai" in (model.base_url or "")
 
 
+def _tool_call(call: ToolCall, same_model: bool) -> dict[str, Any]:
+    wire: dict[str, Any] = {
+        "id": call.id,
+        "type": "function",
+        "function": {
+            "name": call.name,
+            "arguments": json.dumps(call.arguments if isinstance(call.arguments, dict) else {}),
+        },
+    }
+    if same_model and call.thought_signature:  # Gemini refuses its call back without it
+        wire["extra_content"] = {"google": {"thought_signature": call.thought_signature}}
+    return wire
+
+
 def _deepseek_thinking(model: Model) -> bool:
     """Whether `model` is DeepSeek's API in thinking mode (a reasoner, or reasoning on)."""
     deepseek = model.provider == "deepseek" or "deepseek.com" in (model.base_url or "")
@@ -129,7 +143,8 @@ def messages_to_openai(
             input gets a note in place of each image; Mistral wants the tool's name on a tool
             message and an assistant message between tool results and a user message; DeepSeek
             thinking wants `reasoning_content` on every assistant message; a model's own
-            thinking goes back in its reasoning field. None: the plain
+            thinking goes back in its reasoning field, and Gemini's thought signatures with
+            their calls. None: the plain
             format (`system` role, images sent, no thinking).
 
     Returns:
@@ -247,19 +262,7 @@ def _assistant(message: AssistantMessage, model: Model | None) -> list[dict[str,
         out.setdefault("reasoning_content", "")
     calls = [b for b in message.content if isinstance(b, ToolCall)]
     if calls:
-        out["tool_calls"] = [
-            {
-                "id": call.id,
-                "type": "function",
-                "function": {
-                    "name": call.name,
-                    "arguments": json.dumps(
-                        call.arguments if isinstance(call.arguments, dict) else {}
-                    ),
-                },
-            }
-            for call in calls
-        ]
+        out["tool_calls"] = [_tool_call(call, same_model) for call in calls]
     if out["content"] is None and not calls:
         return []  # providers reject an assistant message with neither
     return [out]

@@ -114,6 +114,9 @@ class ToolCall:
     """Parsed arguments; always a dict, also while streaming (parsed from partial JSON)."""
     partial_json: str | None = None
     """The raw argument text as streamed, while the call is still arriving."""
+    thought_signature: str | None = None
+    """Gemini's opaque signature of the thinking behind the call (pi's `thoughtSignature`),
+    sent back with the call to the model that made it, which refuses the call without it."""
     type: Literal["toolCall"] = "toolCall"
 
 

@@ -249,6 +249,9 @@ class _Assembler:
                 entry.call.id = delta.id
             if name:
                 entry.call.name = _fold_name(entry.call.name, name)
+        signature = _field(_field(_field(delta, "extra_content"), "google"), "thought_signature")
+        if isinstance(signature, str) and signature:  # Gemini: sent back with the call
+            entry.call.thought_signature = signature
         fragment = _new_part(entry.raw, fragment)
         if not fragment:
             return
