@@ -811,3 +811,30 @@ async def test_gemini_thought_signatures_go_back_with_their_calls(server: Replay
     same, other = (request.body["messages"][1]["tool_calls"][0] for request in server.requests[1:])
     assert same["extra_content"] == {"google": {"thought_signature": "c2lnbmVk"}}
     assert "extra_content" not in other
+
+
+def test_kimis_own_tool_call_ids_go_back_as_they_came() -> None:
+    """MoonshotAI/kimi-code#2503, exo-explore/exo#2281: Kimi K2 reads its own calls' ids
+    (`functions.<name>:<n>`) back from the history; rewritten to `functions_get_weather_0`,
+    the model no longer recognises its call and breaks the next one. OpenAI itself still
+    gets ids of its own alphabet."""
+    from yiemagent.ai.providers.openai_completions import build_request_body
+
+    native = "functions.get_weather:0"
+    history: list[Any] = [
+        UserMessage("go"),
+        AssistantMessage([ToolCall(native, "get_weather", {})], stop_reason="toolUse"),
+        ToolResultMessage(native, "get_weather", [TextContent("r")]),
+    ]
+
+    def ids(model: Model) -> list[str]:
+        sent = build_request_body(model, Context("", history), StreamOptions())["messages"]
+        return [sent[1]["tool_calls"][0]["id"], sent[2]["tool_call_id"]]
+
+    kimi = Model(
+        id="kimi-k2", provider="moonshot", api="openai-completions",
+        base_url="https://api.moonshot.ai/v1",
+    )  # fmt: skip
+    assert ids(kimi) == [native, native]
+    openai = Model(id="gpt-4o", provider="openai", api="openai-completions")
+    assert ids(openai) == ["functions_get_weather_0"] * 2

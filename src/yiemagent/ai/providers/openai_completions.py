@@ -94,6 +94,16 @@ def openai_tool_call_id(tool_call_id: str) -> str:
     return "call_" + hashlib.sha256(tool_call_id.encode(errors="replace")).hexdigest()[:32]
 
 
+_KIMI_ID = re.compile(r"^functions\.[A-Za-z0-9_-]+:\d+$")
+
+
+def _compatible_tool_call_id(tool_call_id: str) -> str:
+    """A tool-call id for a compatible server: as `openai_tool_call_id`, but Kimi's own
+    ids (`functions.<name>:<n>`) go back as they came: Kimi K2 reads them from the
+    history, and one rewritten is a call it does not recognise."""
+    return tool_call_id if _KIMI_ID.match(tool_call_id) else openai_tool_call_id(tool_call_id)
+
+
 _MISTRAL_ID_OK = re.compile(r"^[A-Za-z0-9]{9}$")
 
 
@@ -107,7 +117,13 @@ def mistral_tool_call_id(tool_call_id: str) -> str:
 def build_request_body(model: Model, context: Context, options: StreamOptions) -> dict[str, Any]:
     """The JSON body of the streaming Chat Completions request (before `on_payload`)."""
     proper = is_openai_proper(model)
-    normalize = mistral_tool_call_id if is_mistral(model) else openai_tool_call_id
+    normalize = (
+        mistral_tool_call_id
+        if is_mistral(model)
+        else openai_tool_call_id
+        if proper
+        else _compatible_tool_call_id
+    )
     messages = transform_messages(context.messages, model, normalize_tool_call_id=normalize)
     body: dict[str, Any] = {
         "model": model.id,
