@@ -463,6 +463,26 @@ async def test_tool_history_without_tools_declares_them_and_forbids_calls(
     assert "tools" not in plain and "tool_choice" not in plain
 
 
+async def test_a_tool_schema_without_a_type_is_sent_as_an_object(server: ReplayServer) -> None:
+    """A tool that takes any arguments (`{}`, which a `ToolStore` accepts) or an MCP schema
+    without `type`: the API refuses the whole request unless `input_schema` says
+    `"type": "object"` ("tools.0.custom.input_schema.type: Field required")."""
+    from yiemagent import AgentTool
+
+    def execute(call_id: str, args: dict[str, Any], signal: Any, on_update: Any) -> str:
+        return "ok"
+
+    schema: dict[str, Any] = {"properties": {"q": {"type": "string"}}}
+    tools = [
+        AgentTool("any", "any", "Anything.", {}, execute),
+        AgentTool("q", "q", "Q.", schema, execute),
+    ]
+    await run(server, sse(*text_blocks()), Context("", [UserMessage("hi")], tools))
+    sent = [t["input_schema"] for t in server.requests[0].body["tools"]]
+    assert sent == [{"type": "object"}, {"type": "object", **schema}]
+    assert tools[0].input_schema == {}  # the tool's own schema is left as it is
+
+
 async def test_an_html_error_page_is_reported_by_its_title(server: ReplayServer) -> None:
     page = b"<html><head><title>403 Forbidden</title></head><body>" + b"y" * 5000 + b"</body>"
     server.enqueue(Reply(status=403, headers={"content-type": "text/html"}, body=page))

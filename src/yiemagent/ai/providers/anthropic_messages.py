@@ -236,7 +236,14 @@ def build_request_body(model: Model, context: Context, options: StreamOptions) -
                 break
     if context.tools:
         body["tools"] = [
-            {"name": t.name, "description": t.description, "input_schema": t.input_schema}
+            {
+                "name": t.name,
+                "description": t.description,
+                # The API refuses a schema without "type" (a tool taking any arguments: {}).
+                "input_schema": t.input_schema
+                if "type" in t.input_schema
+                else {"type": "object", **t.input_schema},
+            }
             for t in context.tools
         ]
         if cache:  # the last tool's mark caches every tool definition
