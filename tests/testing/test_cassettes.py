@@ -117,6 +117,9 @@ async def test_a_conversation_with_tool_calls_replays_the_same(tmp_path: Path) -
     second = lines[1]["request"]["messages"]
     assert second[1]["content"][0]["id"] == "call_1" and second[2]["tool_call_id"] == "call_1"
     assert all("timestamp" not in m and "usage" not in m for m in second)
+    # A call without a thought signature records as it did before ToolCall had one, so
+    # cassettes recorded then still replay.
+    assert "thought_signature" not in second[1]["content"][0]
 
 
 async def test_a_different_request_raises_cassette_mismatch_with_the_difference(

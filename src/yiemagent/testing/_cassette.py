@@ -103,8 +103,8 @@ def _renumber(value: Any, ids: dict[str, str]) -> Any:
     if isinstance(value, dict):
         out: dict[str, Any] = {}
         for key, item in value.items():
-            if key in _DROPPED_KEYS:
-                continue
+            if key in _DROPPED_KEYS or (key == "thought_signature" and item is None):
+                continue  # (no signature: recorded as before ToolCall had the field)
             if key in ("tool_call_id",) or (key == "id" and value.get("type") == "toolCall"):
                 item = ids.setdefault(str(item), f"call_{len(ids) + 1}")
             out[key] = _renumber(item, ids)
