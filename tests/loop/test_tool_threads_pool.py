@@ -230,6 +230,13 @@ def _warm(pool: ToolThreads, count: int) -> None:
         await asyncio.gather(*(pool.submit(loop, gate.wait) for _ in range(count)))
 
     asyncio.run(meet_all())
+    # A worker rejoins the idle list just after handing its outcome over; on a loaded
+    # machine that can come after the loop went on, and a call finding no idle worker
+    # starts a new one instead of waiting on a warm one.
+    deadline = time.monotonic() + 20
+    while len(pool._idle) < count and time.monotonic() < deadline:
+        time.sleep(0.001)
+    assert len(pool._idle) >= count
 
 
 def test_a_wait_settles_a_quick_call_before_submit_returns() -> None:
