@@ -4,8 +4,8 @@ the request, in their order, with "…" where lines were left out.
 Given a whole 7 KB README, the 0.5B answered "What is the name of the project?" with "I
 cannot do it." or a line from the middle; given its first lines and the lines that share a
 word with the request, it names the project (measured in docs/local-model.md, "Long
-results"). Lines that are only markup (badges, images, HTML tags, link targets, rules)
-neither open an excerpt nor count as being about anything.
+results; numbers in a tool's description"). Lines that are only markup (badges, images,
+HTML tags, link targets, rules) neither open an excerpt nor count as being about anything.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import re
 
 from yiemagent.ai.providers.local.grounding import FILE_NAME, PREFIX, words
 
-__all__ = ["EXCERPT_CHARS", "HEAD_LINES", "LONG_RESULT", "about", "excerpt"]
+__all__ = ["EXCERPT_CHARS", "GAP", "HEAD_LINES", "LONG_RESULT", "about", "excerpt"]
 
 LONG_RESULT = 3000
 """A tool result longer than this (characters) is shown as its excerpt."""
