@@ -15,6 +15,7 @@ evals/local_agent.yaml` runs the same dataset with a table and an HTML report.
 
     .venv/bin/python bench/local_agent.py [--model local/qwen2.5-coder-0.5b] [--only ID,...]
     .venv/bin/python bench/local_agent.py --without unknown_tool   # one rule switched off
+    .venv/bin/python bench/local_agent.py --every-rule   # with rules the model's spec turns off
 """
 
 from __future__ import annotations
@@ -64,23 +65,27 @@ def _line(case: CaseReport) -> str:
 
 
 @dataclass(frozen=True, slots=True)
-class _Without:
-    """The CLI's agent, its model driven without the rules `without` (`local_model`)."""
+class _Rules:
+    """The CLI's agent, its model driven with other rules (`local_model`): without the rules
+    `without`, starting from every rule of `DEFAULT_POLICY` when `every_rule` (the rules the
+    model's spec turns off included), else from the model's own default."""
 
     make: Any
     model_id: str
     without: tuple[str, ...]
+    every_rule: bool
 
     def __call__(self, task: Any) -> Any:
-        from yiemagent.ai.providers.local import local_model
+        from yiemagent.ai.providers.local import DEFAULT_POLICY, local_model
 
         agent = self.make(task)
-        agent.state.model = local_model(self.model_id, without=self.without)
+        policy = DEFAULT_POLICY if self.every_rule else None
+        agent.state.model = local_model(self.model_id, policy=policy, without=self.without)
         return agent
 
 
 async def _bench_model(
-    model_id: str, dataset: Dataset, without: tuple[str, ...] = ()
+    model_id: str, dataset: Dataset, without: tuple[str, ...] = (), every_rule: bool = False
 ) -> EvalReport:
     from yiemagent.ai.providers.local import load_runtime, local_spec
     from yiemagent.cli.batch import CliAgentFactory
@@ -92,8 +97,8 @@ async def _bench_model(
     await asyncio.to_thread(load_runtime, local_spec(model.id))
     print(f"\n{model.id}: loaded in {time.perf_counter() - started:.1f} s", flush=True)
     agent: Any = CliAgentFactory(model_id, None, str(DEFAULT_TOOLS_DIR), DEFAULT_SYSTEM, 6)
-    if without:
-        agent = _Without(agent, model_id, without)
+    if without or every_rule:
+        agent = _Rules(agent, model_id, without, every_rule)
     workdir = str(dataset.workdir) if dataset.workdir else None
     report = await run_eval(
         dataset, EvalAgentFactory(agent, workdir), concurrency=1, workers="tasks"
@@ -172,6 +177,11 @@ def main() -> None:
         metavar="RULE",
         help="switch one of the embedded provider's rules off (repeatable)",
     )
+    parser.add_argument(
+        "--every-rule",
+        action="store_true",
+        help="start from every rule, the ones the model's spec turns off included",
+    )
     args = parser.parse_args()
 
     from yiemagent.ai.providers.local import LOCAL_MODELS, is_installed
@@ -191,8 +201,9 @@ def main() -> None:
         if args.cache:
             asyncio.run(prompt_cache(model_id, dataset.workdir or DATASET.parent))
             continue
-        report = asyncio.run(_bench_model(model_id, dataset, tuple(args.without)))
-        _report(model_id + "".join(f" without {r}" for r in args.without), dataset, report)
+        report = asyncio.run(_bench_model(model_id, dataset, tuple(args.without), args.every_rule))
+        label = model_id + (" with every rule" if args.every_rule else "")
+        _report(label + "".join(f" without {r}" for r in args.without), dataset, report)
 
 
 if __name__ == "__main__":
