@@ -93,6 +93,24 @@ async def test_attempts_run_out(server: ReplayServer) -> None:
     assert len(server.requests) == 4
 
 
+async def test_429_for_an_exhausted_quota_is_not_retried(server: ReplayServer) -> None:
+    # OpenAI answers a spent quota with 429 too; waiting does not refill it
+    # (https://github.com/langchain-ai/langchainjs/issues/1929).
+    quota = {
+        "error": {
+            "message": "You exceeded your current quota, please check your plan and billing.",
+            "type": "insufficient_quota",
+            "code": "insufficient_quota",
+        }
+    }
+    server.enqueue(*[json_reply(429, quota) for _ in range(4)])
+    message = await ask(server)
+    assert message.stop_reason == "error"
+    assert "HTTP 429" in (message.error_message or "")
+    assert "exceeded your current quota" in (message.error_message or "")
+    assert len(server.requests) == 1
+
+
 async def test_abort_while_waiting_to_retry(server: ReplayServer) -> None:
     server.enqueue(json_reply(429, RATE_LIMITED, headers={"retry-after": "30"}))
     signal = AbortSignal()

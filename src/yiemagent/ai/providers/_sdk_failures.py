@@ -30,15 +30,32 @@ def sdk_retry_decision(exc: BaseException, sdk: ModuleType) -> RetryDecision | N
     """Whether `sdk`'s failure `exc` is retried: an HTTP status error when
     `is_retryable_status` (after the delay its `retry-after` headers ask for, ms), a lost
     connection (the SDK's `APIConnectionError` or a transport error) always; None (not
-    retried) for anything else. A provider checks its own in-stream errors first."""
+    retried) for anything else. A 429 for a spent quota or credit (`insufficient_quota`)
+    is not retried: waiting does not refill it. A provider checks its own in-stream errors
+    first."""
     if isinstance(exc, sdk.APIStatusError):
         status: int = exc.status_code
-        if not is_retryable_status(status):
+        if not is_retryable_status(status) or _quota_spent(exc.body):
             return None
         return RetryDecision(f"HTTP {status}", parse_retry_after_ms(exc.response.headers))
     if isinstance(exc, (sdk.APIConnectionError, *transport_error_types())):
         return RetryDecision("connection error", connection=True)
     return None
+
+
+_QUOTA_SPENT = frozenset({"insufficient_quota"})
+"""Error `code`s and `type`s that say the account's quota or credit is spent (OpenAI's,
+sent with HTTP 429), not that requests came too fast."""
+
+
+def _quota_spent(body: object) -> bool:
+    error = body.get("error", body) if isinstance(body, dict) else None
+    if not isinstance(error, dict):
+        return False
+    return any(
+        isinstance(value, str) and value in _QUOTA_SPENT
+        for value in (error.get("code"), error.get("type"))
+    )
 
 
 def describe_sdk_failure(exc: BaseException, sdk: ModuleType, *, error_type: bool = False) -> str:
