@@ -279,6 +279,16 @@ async def test_whitespace_only_user_text_blocks_are_not_sent(server: ReplayServe
     assert [b["text"] for b in user["content"]] == ["real"]
 
 
+@pytest.mark.parametrize("system_prompt", ["\n", "  \t "])
+async def test_a_whitespace_only_system_prompt_is_not_sent(
+    server: ReplayServer, system_prompt: str
+) -> None:
+    """home-assistant/core #175637: "system: text content blocks must contain non-whitespace
+    text" refuses the request, and every later one of the conversation."""
+    await run(server, sse(*text_blocks()), Context(system_prompt, [UserMessage("hi")]))
+    assert "system" not in server.requests[0].body
+
+
 async def test_images_for_a_text_only_model_become_a_note(server: ReplayServer) -> None:
     image = ImageContent("aGk=", "image/png")
     messages = tool_turn([TextContent("shot:"), image])

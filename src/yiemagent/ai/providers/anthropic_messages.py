@@ -224,7 +224,7 @@ def build_request_body(model: Model, context: Context, options: StreamOptions) -
         "max_tokens": max_tokens,
         "stream": True,
     }
-    if context.system_prompt:
+    if context.system_prompt.strip():  # the API refuses a whitespace-only text block
         system: dict[str, Any] = {"type": "text", "text": context.system_prompt}
         if cache:
             system["cache_control"] = cache
