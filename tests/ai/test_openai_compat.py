@@ -242,6 +242,22 @@ async def test_cached_prompt_tokens_are_cache_reads_priced_as_such(
     assert u.cost.total == pytest.approx((20 * 1.0 + 5 * 2.0 + 80 * 0.5) / 1e6)
 
 
+async def test_thinking_counted_only_in_the_total_is_output(server: ReplayServer) -> None:
+    # Gemini's OpenAI endpoint leaves its thinking tokens out of completion_tokens but counts
+    # them in total_tokens, and bills them as output
+    # (https://github.com/Clarifai/clarifai-python/pull/978).
+    usage = {"prompt_tokens": 20, "completion_tokens": 424, "total_tokens": 1016}
+    events = [
+        chunk([{"index": 0, "delta": {"content": "x"}, "finish_reason": "stop"}]),
+        chunk([], usage=usage),
+        "data: [DONE]",
+    ]
+    message = await run(server, events, cost=ModelCost(input=1.0, output=2.0))
+    u = message.usage
+    assert (u.input, u.output, u.total_tokens) == (20, 996, 1016)
+    assert u.cost.total == pytest.approx((20 * 1.0 + 996 * 2.0) / 1e6)
+
+
 # ── request bodies servers would refuse ─────────────────────────────────────
 
 

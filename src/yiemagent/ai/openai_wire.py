@@ -314,9 +314,11 @@ def usage_from_openai(raw: Any) -> Usage:
 
     Prompt tokens read from the cache (`prompt_tokens_details.cached_tokens`, or DeepSeek's
     `prompt_cache_hit_tokens`) count as `cache_read`, the rest as `input`; `completion_tokens`
-    as `output` (the Responses API's `input_tokens`/`output_tokens` are read too). Negative
-    or missing counts are 0, and the cached count never exceeds the prompt. `total_tokens` is
-    the sum, as for every provider; cost is left to the caller (it knows the price).
+    as `output` (the Responses API's `input_tokens`/`output_tokens` are read too), or the
+    server's `total_tokens` less the prompt when that is more: Gemini's OpenAI endpoint counts
+    its (billed) thinking tokens only in the total. Negative or missing counts are 0, and the
+    cached count never exceeds the prompt. `total_tokens` is the sum, as for every provider;
+    cost is left to the caller (it knows the price).
     """
     prompt = _count(_field(raw, "prompt_tokens") or _field(raw, "input_tokens"))
     cached = _count(_field(_field(raw, "prompt_tokens_details"), "cached_tokens"))
@@ -324,6 +326,7 @@ def usage_from_openai(raw: Any) -> Usage:
         cached = _count(_field(raw, "prompt_cache_hit_tokens"))
     cached = min(cached, prompt)
     output = _count(_field(raw, "completion_tokens") or _field(raw, "output_tokens"))
+    output = max(output, _count(_field(raw, "total_tokens")) - prompt)
     return Usage(
         input=prompt - cached, output=output, cache_read=cached, total_tokens=prompt + output
     )
