@@ -295,6 +295,19 @@ async def test_whitespace_only_assistant_text_is_not_sent(server: ReplayServer) 
     assert sent[2]["content"] is None and sent[2]["tool_calls"][0]["id"] == "c1"
 
 
+async def test_non_ascii_arguments_in_history_go_back_as_written(server: ReplayServer) -> None:
+    """langchain #37686 and agno #9485: JSON's \\uXXXX escapes of CJK text cost several times
+    the tokens, and small models read them as code or copy them back."""
+    messages = [
+        UserMessage("北京天气"),
+        AssistantMessage([ToolCall("c1", "weather", {"city": "北京"})], stop_reason="toolUse"),
+        ToolResultMessage("c1", "weather", [TextContent("晴")]),
+    ]
+    await run(server, openai_chunks({"content": "ok"}), Context("", messages))
+    sent = server.requests[0].body["messages"][1]["tool_calls"][0]["function"]["arguments"]
+    assert sent == '{"city": "北京"}'
+
+
 async def test_tool_call_without_arguments_in_history_goes_as_an_empty_object(
     server: ReplayServer,
 ) -> None:

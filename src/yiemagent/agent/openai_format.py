@@ -115,7 +115,7 @@ def _arguments_json(arguments: Any) -> str:
         return "{}"
     if isinstance(arguments, str):
         return arguments
-    return json.dumps(arguments, default=str)
+    return json.dumps(arguments, default=str, ensure_ascii=False)
 
 
 def _tool_call_part(data: Mapping[str, Any]) -> _Part:

@@ -112,7 +112,9 @@ def _tool_call(call: ToolCall, same_model: bool) -> dict[str, Any]:
         "type": "function",
         "function": {
             "name": call.name,
-            "arguments": json.dumps(call.arguments if isinstance(call.arguments, dict) else {}),
+            "arguments": json.dumps(
+                call.arguments if isinstance(call.arguments, dict) else {}, ensure_ascii=False
+            ),
         },
     }
     if same_model and call.thought_signature:  # Gemini refuses its call back without it

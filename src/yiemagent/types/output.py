@@ -211,7 +211,7 @@ class OutputSpec(Generic[T]):
 
     def schema_text(self) -> str:
         """The schema as compact JSON (for prompts and error messages)."""
-        return json.dumps(self.schema, separators=(",", ":"))
+        return json.dumps(self.schema, separators=(",", ":"), ensure_ascii=False)
 
 
 @dataclass(slots=True)

@@ -160,5 +160,5 @@ def _call_text(call: dict[str, Any]) -> str:
         arguments = json.loads(function.get("arguments") or "{}")
     except ValueError:
         arguments = function.get("arguments")
-    written = json.dumps({"name": function.get("name"), "arguments": arguments})
+    written = json.dumps({"name": function.get("name"), "arguments": arguments}, ensure_ascii=False)
     return f"<tool_call>\n{written}\n</tool_call>"
