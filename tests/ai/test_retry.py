@@ -111,6 +111,42 @@ async def test_429_for_an_exhausted_quota_is_not_retried(server: ReplayServer) -
     assert len(server.requests) == 1
 
 
+async def test_groq_tool_use_failed_is_sampled_again(server: ReplayServer) -> None:
+    # Groq answers 400 when it cannot parse the call its model wrote; the next sample
+    # usually parses (https://github.com/pydantic/pydantic-ai/pull/2774).
+    failed = {
+        "error": {
+            "message": "Failed to call a function. Please adjust your prompt. "
+            "See 'failed_generation' for more details.",
+            "type": "invalid_request_error",
+            "code": "tool_use_failed",
+            "failed_generation": '<function=read={"path": "a.txt"}</function>',
+        }
+    }
+    server.enqueue(json_reply(400, failed), sse_reply(openai_chunks({"content": "fine"})))
+    message = await ask(server)
+    assert message.stop_reason == "stop" and message.text == "fine"
+    assert len(server.requests) == 2
+
+
+async def test_groq_tool_use_failed_every_time_says_what_the_model_wrote(
+    server: ReplayServer,
+) -> None:
+    failed = {
+        "error": {
+            "message": "Failed to call a function.",
+            "code": "tool_use_failed",
+            "failed_generation": 'web_search{"query": "x"}</function>',
+        }
+    }
+    server.enqueue(*[json_reply(400, failed) for _ in range(4)])
+    message = await ask(server, max_retry_delay_ms=1)
+    assert message.stop_reason == "error"
+    text = message.error_message or ""
+    assert "HTTP 400" in text and 'web_search{"query": "x"}</function>' in text
+    assert len(server.requests) == 4
+
+
 async def test_abort_while_waiting_to_retry(server: ReplayServer) -> None:
     server.enqueue(json_reply(429, RATE_LIMITED, headers={"retry-after": "30"}))
     signal = AbortSignal()

@@ -65,8 +65,9 @@ def describe_sdk_failure(exc: BaseException, sdk: ModuleType, *, error_type: boo
     An HTTP status error says "HTTP {status} from the server: {detail}" ("the server sent an
     error in the stream: {detail}" for status 200, an `error` event of the stream), the
     detail being the API's `{"error": {"message"}}` (prefixed with its `type` when
-    `error_type`), else `body_error_text`, else the SDK's message. A connection error says
-    `connection_error_text`; anything else "{class}: {text}".
+    `error_type`, followed by the call the model wrote when the API could not parse it:
+    Groq's `failed_generation`), else `body_error_text`, else the SDK's message. A
+    connection error says `connection_error_text`; anything else "{class}: {text}".
     """
     if isinstance(exc, sdk.APIStatusError):
         body = exc.body
@@ -74,6 +75,9 @@ def describe_sdk_failure(exc: BaseException, sdk: ModuleType, *, error_type: boo
         if isinstance(error, dict) and error.get("message"):
             kind = error.get("type") if error_type else None
             detail = (f"{kind}: " if kind else "") + str(error["message"])
+            written = error.get("failed_generation")  # Groq: the call it could not parse
+            if isinstance(written, str) and written.strip():
+                detail += f" The model wrote: {written[:MAX_DETAIL_CHARS]}"
         else:
             detail = body_error_text(body) or str(exc.message)
         if exc.status_code == 200:

@@ -368,7 +368,20 @@ def _classify(exc: BaseException, openai: ModuleType) -> RetryDecision | None:
         ):
             return RetryDecision(f"stream error {code or kind}")
         return None
+    if isinstance(exc, openai.APIStatusError) and _tool_use_failed(exc):
+        return RetryDecision("HTTP 400 tool_use_failed")
     return sdk_retry_decision(exc, openai)
+
+
+def _tool_use_failed(exc: Any) -> bool:
+    """Groq's 400 for a tool call its model wrote but it could not parse: the request is
+    fine, and the next sample of the model usually parses."""
+    error = exc.body.get("error", exc.body) if isinstance(exc.body, dict) else None
+    return (
+        exc.status_code == 400
+        and isinstance(error, dict)
+        and error.get("code") == "tool_use_failed"
+    )
 
 
 CHAT_COMPLETIONS: SdkApi[AsyncOpenAI] = SdkApi(
