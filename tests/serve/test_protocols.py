@@ -690,3 +690,37 @@ def test_completions_usage_counts_the_sub_agents_tokens() -> None:
     assert fm.call_count == 4
     assert reply.usage is not None
     assert (reply.usage.prompt_tokens, reply.usage.completion_tokens) == (40, 12)
+
+
+def test_completions_usage_counts_cache_writes_as_prompt_tokens() -> None:
+    """genkit #5412: Anthropic's `input_tokens` leaves out the tokens read from and written
+    to its cache; all three are the prompt, and OpenAI's `prompt_tokens` holds all of it."""
+    from tests.serve._kit import brain, serving
+    from yiemagent import Agent
+    from yiemagent.ai.providers.faux import FauxModel
+    from yiemagent.serve import create_app
+    from yiemagent.types import Context, Usage
+
+    store = InMemorySessionStore()
+
+    def cached(context: Context) -> AssistantMessage:
+        message = brain(context)
+        message.usage = Usage(input=7, output=3, cache_read=0, cache_write=9000)
+        return message
+
+    fm = FauxModel([cached] * 10)
+
+    def make_agent(session_id: str) -> Any:
+        return Agent(
+            model=fm.model, stream_fn=fm.stream_fn, session_store=store, session_id=session_id
+        )
+
+    with serving(create_app(make_agent, session_store=store)) as url:
+        client = OpenAI(base_url=f"{url}/v1", api_key="none", max_retries=0)
+        reply = client.chat.completions.create(
+            model="yiem-agent", messages=[{"role": "user", "content": "hello"}]
+        )
+    assert fm.call_count == 1
+    assert reply.usage is not None
+    assert (reply.usage.prompt_tokens, reply.usage.completion_tokens) == (9007, 3)
+    assert reply.usage.total_tokens == 9010

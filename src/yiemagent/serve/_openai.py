@@ -88,12 +88,13 @@ _SPENDING_ROLES = ("assistant", "toolResult")
 
 
 def _usage(end: dict[str, Any]) -> dict[str, int]:
-    """The run's tokens: its model calls and its tool results (what sub-agents spent)."""
+    """The run's tokens: its model calls and its tool results (what sub-agents spent). The
+    prompt is every input token, read from a cache, written to it or neither."""
     prompt = completion = 0
     for message in end.get("messages", []):
         usage = message.get("usage") if message.get("role") in _SPENDING_ROLES else None
         if usage:
-            prompt += usage.get("input", 0) + usage.get("cache_read", 0)
+            prompt += sum(usage.get(key, 0) for key in ("input", "cache_read", "cache_write"))
             completion += usage.get("output", 0)
     return {
         "prompt_tokens": prompt,
