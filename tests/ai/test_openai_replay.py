@@ -4,7 +4,6 @@ serving recorded Chat Completions SSE streams (DESIGN §7)."""
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from typing import Any
 
@@ -199,7 +198,7 @@ async def test_request_body_shape(server: ReplayServer) -> None:
                 {
                     "id": "call_1",
                     "type": "function",
-                    "function": {"name": "lookup", "arguments": json.dumps({"x": "é"})},
+                    "function": {"name": "lookup", "arguments": '{"x": "é"}'},
                 }
             ],
         },
