@@ -842,6 +842,49 @@ async def test_gemini_thought_signatures_go_back_with_their_calls(server: Replay
     assert "extra_content" not in other
 
 
+async def test_openrouter_reasoning_details_go_back_with_their_calls(
+    server: ReplayServer,
+) -> None:
+    """microsoft/agent-framework#2947, LibreChat-AI/agents#37: through OpenRouter, Gemini 3's
+    thought signature comes as an encrypted `reasoning_details` entry naming its call, and
+    the next request is refused without it ("Gemini models require OpenRouter reasoning
+    details to be preserved in each request"); another model never gets it."""
+    detail = {
+        "type": "reasoning.encrypted",
+        "data": "c2lnbmVk",
+        "id": "a",
+        "format": "google-gemini-v1",
+        "index": 0,
+    }
+    events = openai_chunks(
+        {
+            "reasoning": "Let me look.",
+            "reasoning_details": [
+                {**detail, "type": "reasoning.text", "text": "Let me look.", "data": None}
+            ],
+        },
+        call(0, "a", "f", '{"x": 1}'),
+        {"reasoning_details": [detail]},
+        finish_reason="tool_calls",
+    )
+    gemini = compat(server)
+    message = await run(server, events)
+    assert calls_of(message) == [("a", "f", {"x": 1})]
+
+    history = [UserMessage("go"), message, ToolResultMessage("a", "f", [TextContent("r")])]
+    other_model = Model(
+        id="other", provider="vllm", api="openai-completions", base_url=server.url + "/v1"
+    )
+    for model in (gemini, other_model):
+        server.enqueue(sse_reply(openai_chunks({"content": "ok"})))
+        stream = stream_openai_completions(model, Context("", history), StreamOptions(api_key=KEY))
+        assert (await stream.result()).stop_reason == "stop"
+    same, other = (request.body["messages"][1] for request in server.requests[1:])
+    assert same["reasoning_details"] == [detail]
+    assert "extra_content" not in same["tool_calls"][0]
+    assert "reasoning_details" not in other
+
+
 def test_kimis_own_tool_call_ids_go_back_as_they_came() -> None:
     """MoonshotAI/kimi-code#2503, exo-explore/exo#2281: Kimi K2 reads its own calls' ids
     (`functions.<name>:<n>`) back from the history; rewritten to `functions_get_weather_0`,

@@ -117,9 +117,23 @@ def _tool_call(call: ToolCall, same_model: bool) -> dict[str, Any]:
             ),
         },
     }
-    if same_model and call.thought_signature:  # Gemini refuses its call back without it
-        wire["extra_content"] = {"google": {"thought_signature": call.thought_signature}}
+    signature = call.thought_signature
+    if same_model and signature and _reasoning_detail(signature) is None:
+        # Gemini refuses its call back without it
+        wire["extra_content"] = {"google": {"thought_signature": signature}}
     return wire
+
+
+def _reasoning_detail(signature: str | None) -> dict[str, Any] | None:
+    """A call's thought signature when it is an OpenRouter `reasoning_details` entry (JSON
+    of an object; Gemini's own signatures are base64), else None."""
+    if not signature or not signature.startswith("{"):
+        return None
+    try:
+        value = json.loads(signature)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
 
 
 def _deepseek_thinking(model: Model) -> bool:
@@ -146,7 +160,7 @@ def messages_to_openai(
             message and an assistant message between tool results and a user message; DeepSeek
             thinking wants `reasoning_content` on every assistant message; a model's own
             thinking goes back in its reasoning field, and Gemini's thought signatures with
-            their calls. None: the plain
+            their calls (in `reasoning_details` through OpenRouter). None: the plain
             format (`system` role, images sent, no thinking).
 
     Returns:
@@ -265,6 +279,9 @@ def _assistant(message: AssistantMessage, model: Model | None) -> list[dict[str,
     calls = [b for b in message.content if isinstance(b, ToolCall)]
     if calls:
         out["tool_calls"] = [_tool_call(call, same_model) for call in calls]
+        details = [_reasoning_detail(call.thought_signature) for call in calls]
+        if same_model and any(details):  # OpenRouter refuses Gemini's calls without them
+            out["reasoning_details"] = [detail for detail in details if detail]
     if out["content"] is None and not calls:
         return []  # providers reject an assistant message with neither
     return [out]

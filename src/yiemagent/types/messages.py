@@ -116,7 +116,8 @@ class ToolCall:
     """The raw argument text as streamed, while the call is still arriving."""
     thought_signature: str | None = None
     """Gemini's opaque signature of the thinking behind the call (pi's `thoughtSignature`),
-    sent back with the call to the model that made it, which refuses the call without it."""
+    sent back with the call to the model that made it, which refuses the call without it;
+    through OpenRouter, the JSON of its `reasoning_details` entry for the call."""
     type: Literal["toolCall"] = "toolCall"
 
 

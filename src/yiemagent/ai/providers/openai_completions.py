@@ -14,7 +14,8 @@ and Ollama read that one, and vLLM rejects a value larger than the context);
 `prompt_cache_key` (the session id; none with `cache_retention="none"`),
 `prompt_cache_retention="24h"` (`cache_retention="long"`), `metadata` and the `developer`
 role go to OpenAI only; reasoning effort
-goes as `reasoning_effort` (OpenRouter: `reasoning.effort`). Thinking received in a
+goes as `reasoning_effort` (OpenRouter: `reasoning.effort`; its encrypted
+`reasoning_details` entry for a call goes back with the call). Thinking received in a
 `reasoning_content`/`reasoning`/`reasoning_text` delta field is stored with that field name as
 its signature and sent back in the same field to the same model; other models' thinking is
 not sent. `on_payload(body)` may return a new body; `on_response` gets
@@ -173,6 +174,8 @@ class _Assembler:
     current: int | None = None
     finish_reason: str | None = None
     streamed: bool = False
+    signatures: dict[str, str] = field(default_factory=dict)
+    """Call id → the encrypted `reasoning_details` entry naming it, as JSON (OpenRouter)."""
 
     def feed(self, chunk: Any) -> None:
         usage = getattr(chunk, "usage", None)
@@ -206,6 +209,8 @@ class _Assembler:
             for tool_delta in delta.tool_calls or ():
                 self.streamed = True
                 self._tool_delta(tool_delta)
+            for detail in _field(delta, "reasoning_details") or ():
+                self._reasoning_detail(detail)
 
     def _content_parts(self, parts: list[Any]) -> None:
         """`content` given as a list of parts: `{"type": "text", "text"}` and
@@ -277,7 +282,20 @@ class _Assembler:
         else:  # a late fragment of a call already closed: complete it in place
             complete_arguments(entry.call, entry.raw)
 
+    def _reasoning_detail(self, detail: Any) -> None:
+        """OpenRouter's `reasoning_details`: an encrypted entry naming a call (Gemini's
+        thought signature) goes back with that call, which the model refuses without it."""
+        if not isinstance(detail, dict) or detail.get("type") != "reasoning.encrypted":
+            return
+        call_id, data = detail.get("id"), detail.get("data")
+        if isinstance(call_id, str) and call_id and data:
+            self.signatures[call_id] = json.dumps(detail, ensure_ascii=False)
+
     def finish(self) -> None:
+        for entry in self.calls.values():
+            signature = self.signatures.get(entry.call.id)
+            if signature is not None:
+                entry.call.thought_signature = signature
         reason = self.finish_reason
         if reason is None:
             self.builder.fail("error", "the stream ended without a finish reason (cut off?)")
