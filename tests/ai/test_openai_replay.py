@@ -229,6 +229,23 @@ async def test_openai_itself_gets_max_completion_tokens_and_prompt_cache_key(
     assert body["metadata"] == {"n": "1"}
 
 
+async def test_openais_reasoning_models_get_no_temperature(server: ReplayServer) -> None:
+    """LibreChat #10737: o3 and gpt-5 refuse a temperature ("Unsupported value: 'temperature'
+    does not support 0 with this model"), and compaction asks for 0; other models keep it."""
+    models = [
+        Model(id="gpt-5-mini", provider="openai", api="openai-completions", base_url=server.url,
+              reasoning=True),
+        Model(id="gpt-4o", provider="openai", api="openai-completions", base_url=server.url),
+        compat(server, reasoning=True),
+    ]  # fmt: skip
+    for model in models:
+        server.enqueue(sse_reply(openai_chunks({"content": "ok"})))
+        _, message = await collect(model, hello(), StreamOptions(api_key=KEY, temperature=0))
+        assert message.stop_reason == "stop"
+    sent = [request.body.get("temperature") for request in server.requests]
+    assert sent == [None, 0, 0]
+
+
 async def test_on_payload_replaces_the_body_and_on_response_sees_the_status(
     server: ReplayServer,
 ) -> None:

@@ -8,7 +8,8 @@ abort, idle timeout, a hook that raised) ends the stream with an `error` event w
 `error_message` says what happened (HTTP status included, API key scrubbed). Retries are
 ours (`retry.py`, in the SDK call of `_sdk_call.py`), the SDK's are off.
 
-Decisions for compatible servers: `max_tokens` is sent only when `StreamOptions.max_tokens`
+Decisions for compatible servers: `temperature` goes to every model but OpenAI's reasoning
+ones (o3, gpt-5: they refuse it); `max_tokens` is sent only when `StreamOptions.max_tokens`
 is set (as `max_completion_tokens` to OpenAI itself, `max_tokens` elsewhere: llama.cpp, vLLM
 and Ollama read that one, and vLLM rejects a value larger than the context);
 `prompt_cache_key` (the session id; none with `cache_retention="none"`),
@@ -139,8 +140,8 @@ def build_request_body(model: Model, context: Context, options: StreamOptions) -
             "type": "json_schema",
             "json_schema": {"name": "final_result", "schema": dict(options.output_schema)},
         }
-    if options.temperature is not None:
-        body["temperature"] = options.temperature
+    if options.temperature is not None and not (proper and model.reasoning):
+        body["temperature"] = options.temperature  # OpenAI's reasoning models refuse it
     if options.max_tokens is not None:
         body["max_completion_tokens" if proper else "max_tokens"] = options.max_tokens
     if options.reasoning and str(options.reasoning) != "off" and model.reasoning:  # "off": None
