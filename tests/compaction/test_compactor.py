@@ -204,3 +204,27 @@ async def test_any_conversation_keeps_each_call_with_its_result_exactly_once(
         assert view == messages
     llm: list[Message] = [m for m in view if not isinstance(m, CompactionSummaryMessage)]
     assert estimate_tokens(llm) <= estimate_tokens(messages)
+
+
+async def test_a_chinese_conversation_is_compacted_before_it_overflows_the_window() -> None:
+    """pi #2562, openclaw #70052: tokenizers spend about a token on each CJK character, not a
+    quarter of one, so counted at 4 characters a token a Chinese conversation overflowed the
+    window long before compaction began."""
+    sentence = "我们明天在北京的会议室讨论新产品的价格和发布时间"  # 24 characters
+
+    def answer(context: Context) -> AssistantMessage:
+        if context.system_prompt == SUMMARY_SYSTEM_PROMPT:
+            return faux_message("摘要：用户问了会议的事。")
+        return faux_message(sentence * 2)
+
+    fm = FauxModel([answer] * 100, model_id="compaction-cjk")
+    model = dataclasses.replace(fm.model, context_window=WINDOW)
+    compactor = Compactor(model, stream_fn=fm.stream_fn)
+    agent = Agent(model=model, stream_fn=fm.stream_fn, transform_context=compactor)
+    for _ in range(12):
+        reply = await agent.prompt(sentence * 2)
+        assert reply.stop_reason == "stop"
+    assert compactor.compactions >= 1
+    answered = [c for c in fm.contexts if c.system_prompt != SUMMARY_SYSTEM_PROMPT]
+    for context in answered:  # at about a token a character, each view fits the window
+        assert sum(len(text_of(m.content)) for m in context.messages) < WINDOW  # type: ignore[union-attr]

@@ -16,7 +16,9 @@ folds the previous summary and the next turns into a new one. When the model can
 summary (an error, an empty answer), the older turns are still dropped and a plain note says
 how many, so the conversation keeps going.
 
-Sizes are estimates in tokens: 4 characters a token, plus a few tokens per message.
+Sizes are estimates in tokens: 4 characters a token, a CJK character (Chinese, Japanese,
+Korean, full-width forms) a token of its own as tokenizers spend on it, plus a few tokens per
+message.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import inspect
 import json
 import logging
 import math
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -60,6 +63,12 @@ SUMMARY_SYSTEM_PROMPT = (
     "Plain text, no preamble."
 )
 _CHARS_PER_TOKEN = 4
+_WIDE = re.compile(
+    "[\u1100-\u115f\u2e80-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f"
+    "\uff00-\uff60\uffe0-\uffe6\U00020000-\U0003fffd]"
+)
+"""CJK characters (Hangul, CJK ideographs and punctuation, kana, full-width forms): about a
+token each, where other text takes four characters to a token."""
 _MESSAGE_TOKENS = 4
 _IMAGE_TOKENS = 1200
 _ITEM_CHARS = 1200
@@ -69,9 +78,16 @@ _SUMMARY_WRAPPER_CHARS = 140
 
 
 def estimate_tokens(messages: Sequence[AgentMessage]) -> int:
-    """Estimated tokens of `messages` as a model sees them (4 characters a token, 4 tokens
-    a message, 1,200 an image)."""
+    """Estimated tokens of `messages` as a model sees them (4 characters a token, a CJK
+    character a token, 4 tokens a message, 1,200 an image)."""
     return sum(_message_tokens(message) for message in messages)
+
+
+def _chars(text: str) -> int:
+    """`text`'s length in quarter tokens: a character each, a CJK character four."""
+    if text.isascii():
+        return len(text)
+    return len(text) + (_CHARS_PER_TOKEN - 1) * len(_WIDE.findall(text))
 
 
 def _message_tokens(message: AgentMessage) -> int:
@@ -79,17 +95,18 @@ def _message_tokens(message: AgentMessage) -> int:
     images = 0
     for block in _blocks(message):
         if isinstance(block, TextContent):
-            chars += len(block.text)
+            chars += _chars(block.text)
         elif isinstance(block, ThinkingContent):
-            chars += len(block.thinking)
+            chars += _chars(block.thinking)
         elif isinstance(block, ToolCall):
-            chars += len(block.name) + len(json.dumps(block.arguments, default=str))
+            arguments = json.dumps(block.arguments, default=str, ensure_ascii=False)
+            chars += len(block.name) + _chars(arguments)
         elif isinstance(block, ImageContent):
             images += 1
     if isinstance(message, (CompactionSummaryMessage, BranchSummaryMessage)):
-        chars += len(message.summary) + _SUMMARY_WRAPPER_CHARS
+        chars += _chars(message.summary) + _SUMMARY_WRAPPER_CHARS
     elif isinstance(message, BashExecutionMessage):
-        chars += len(message.command) + len(message.output)
+        chars += _chars(message.command) + _chars(message.output)
     return math.ceil(chars / _CHARS_PER_TOKEN) + _MESSAGE_TOKENS + images * _IMAGE_TOKENS
 
 
