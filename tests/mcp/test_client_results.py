@@ -128,6 +128,16 @@ async def test_is_error_becomes_an_error_result_with_the_servers_text(store: Too
     assert "disk on fire" in text(result)
 
 
+async def test_a_huge_error_is_cut_like_a_huge_output(store: ToolStore) -> None:
+    """mezmo/aura #247: a failing server's stack trace or error dump is carried by every
+    later model call as much as an output is; it was left whole."""
+    [result] = await run_calls(store, ("fail", {"message": "trace line\n" * 300_000}))
+    assert result.is_error
+    assert len(text(result)) < DEFAULT_MAX_RESULT_CHARS + 200
+    assert text(result).startswith("Error executing tool fail: trace line\ntrace line")
+    assert text(result).endswith("characters of text; the first 100,000 are shown]")
+
+
 async def test_no_content_still_gives_a_non_empty_result(store: ToolStore) -> None:
     [result] = await run_calls(store, ("empty", {}))
     assert not result.is_error

@@ -4,9 +4,9 @@ Client side (`result_from_mcp`): text and image blocks map one to one (the loop 
 image whose data is not base64 into a text naming it, as for every tool); an embedded
 resource becomes its text (or an image, for an image blob); audio, binary blobs and resource links
 become a one-line text naming them. Structured content goes to `details`, and also as JSON
-text when there is no other content. Text beyond `max_chars` is cut, with a note. `isError`
-raises `MCPToolError`, which the pipeline turns into the call's error result. A result is
-never empty.
+text when there is no other content. Text beyond `max_chars` is cut, with a note, also an
+error's. `isError` raises `MCPToolError`, which the pipeline turns into the call's error
+result. A result is never empty.
 
 Server side (`result_to_mcp`): a `ToolResultMessage` becomes a `CallToolResult`: text and
 image blocks, `details` as `structuredContent` when it is a JSON object, `isError` from
@@ -80,10 +80,10 @@ def result_from_mcp(
     Args:
         result: what the server answered.
         tool_name: the tool's name, for the texts of empty results.
-        max_chars: the most characters of text the result keeps (None: all). Text beyond
-            it is cut and a note says how much there was: every later model call of the
-            run and the session carries the result, so one that does not fit the model's
-            context would make each of them fail.
+        max_chars: the most characters of text the result, or the error, keeps (None:
+            all). Text beyond it is cut and a note says how much there was: every later
+            model call of the run and the session carries the result, so one that does not
+            fit the model's context would make each of them fail.
 
     Returns:
         Content blocks in the server's order; `details` is the structured content (a dict,
@@ -96,6 +96,9 @@ def result_from_mcp(
     structured = result.structured_content
     if result.is_error:
         text = "\n".join(b.text for b in content if isinstance(b, TextContent)).strip()
+        if max_chars is not None:  # an error is carried along as much as an output
+            [cut] = _cut([TextContent(text)], max_chars)
+            text = cut.text if isinstance(cut, TextContent) else text
         raise MCPToolError(text or f"MCP tool {tool_name} failed without saying why")
     details: Any = {}
     if structured is not None:
