@@ -818,6 +818,46 @@ def test_deepseek_thinking_gets_reasoning_content_on_every_assistant_message() -
     assert all("reasoning_content" not in m for m in sent)
 
 
+async def test_kimi_gets_reasoning_content_on_its_tool_call_messages(server: ReplayServer) -> None:
+    """continuedev/continue#11600, mastra-ai/mastra#12592: Kimi K2.5 thinks by default and
+    then refuses a tool-call message without `reasoning_content` ("thinking is enabled but
+    reasoning_content is missing in assistant tool call message at index 2"): one it wrote
+    without thinking, or one another model wrote, has none."""
+    kimi = Model(
+        id="kimi-k2.5", provider="moonshot", api="openai-completions", base_url=server.url + "/v1"
+    )
+    server.enqueue(sse_reply(openai_chunks(call(0, "c1", "f", "{}"), finish_reason="tool_calls")))
+    stream = stream_openai_completions(
+        kimi, Context("", [UserMessage("go")]), StreamOptions(api_key=KEY)
+    )
+    unthinking = await stream.result()
+    assert unthinking.tool_calls and not any(
+        isinstance(b, ThinkingContent) for b in unthinking.content
+    )
+    history: list[Any] = [
+        UserMessage("go"),
+        unthinking,
+        ToolResultMessage("c1", "f", [TextContent("r")]),
+        AssistantMessage(
+            [ToolCall("c2", "f", {})], stop_reason="toolUse", provider="openai", model="gpt-4o"
+        ),
+        ToolResultMessage("c2", "f", [TextContent("r")]),
+        AssistantMessage(
+            [ThinkingContent("hmm", signature="reasoning_content"), ToolCall("c3", "f", {})],
+            stop_reason="toolUse",
+            api="openai-completions",
+            provider="moonshot",
+            model="kimi-k2.5",
+        ),
+        ToolResultMessage("c3", "f", [TextContent("r")]),
+    ]
+    server.enqueue(sse_reply(openai_chunks({"content": "ok"})))
+    stream = stream_openai_completions(kimi, Context("", history), StreamOptions(api_key=KEY))
+    assert (await stream.result()).stop_reason == "stop"
+    sent = [m for m in server.requests[1].body["messages"] if m["role"] == "assistant"]
+    assert [m.get("reasoning_content") for m in sent] == ["", "", "hmm"]
+
+
 async def test_gemini_thought_signatures_go_back_with_their_calls(server: ReplayServer) -> None:
     """AstrBotDevs/AstrBot#9217, NousResearch/hermes-agent#15054: Gemini 3 over its
     OpenAI-compatible API sends a call's `extra_content.google.thought_signature` and

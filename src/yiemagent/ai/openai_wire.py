@@ -136,10 +136,15 @@ def _reasoning_detail(signature: str | None) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
-def _deepseek_thinking(model: Model) -> bool:
-    """Whether `model` is DeepSeek's API in thinking mode (a reasoner, or reasoning on)."""
-    deepseek = model.provider == "deepseek" or "deepseek.com" in (model.base_url or "")
-    return deepseek and (model.reasoning or "reasoner" in model.id)
+def _needs_reasoning_content(model: Model) -> bool:
+    """Whether `model`'s API refuses an assistant message without `reasoning_content`:
+    DeepSeek's in thinking mode (a reasoner, or reasoning on), and Moonshot's, whose Kimi
+    models think by default."""
+    url = model.base_url or ""
+    deepseek = model.provider == "deepseek" or "deepseek.com" in url
+    if deepseek:
+        return model.reasoning or "reasoner" in model.id
+    return model.provider in ("moonshot", "moonshotai") or "moonshot." in url
 
 
 # ── to the wire ─────────────────────────────────────────────────────────────
@@ -158,7 +163,7 @@ def messages_to_openai(
             models take the system prompt as a `developer` message; a model without image
             input gets a note in place of each image; Mistral wants the tool's name on a tool
             message and an assistant message between tool results and a user message; DeepSeek
-            thinking wants `reasoning_content` on every assistant message; a model's own
+            thinking and Kimi want `reasoning_content` on every assistant message; a model's own
             thinking goes back in its reasoning field, and Gemini's thought signatures with
             their calls (in `reasoning_details` through OpenRouter). None: the plain
             format (`system` role, images sent, no thinking).
@@ -272,9 +277,10 @@ def _assistant(message: AssistantMessage, model: Model | None) -> list[dict[str,
         field_name = thinking[0].signature
         if field_name in REASONING_FIELDS:
             out[field_name] = "\n".join(b.thinking for b in thinking)
-    if model is not None and _deepseek_thinking(model):
-        # DeepSeek in thinking mode refuses an assistant message without the field ("Missing
-        # `reasoning_content` field"); one another model wrote has no thinking of its own.
+    if model is not None and _needs_reasoning_content(model):
+        # DeepSeek in thinking mode and Kimi refuse an assistant message without the field
+        # ("Missing `reasoning_content` field", "thinking is enabled but reasoning_content is
+        # missing"); one another model wrote, or one without thinking, has none.
         out.setdefault("reasoning_content", "")
     calls = [b for b in message.content if isinstance(b, ToolCall)]
     if calls:
