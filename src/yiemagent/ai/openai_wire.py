@@ -51,6 +51,7 @@ __all__ = [
     "messages_to_openai",
     "openai_only_fields",
     "openai_tool",
+    "signature_object",
     "usage_from_openai",
     "user_message_from_openai",
 ]
@@ -118,15 +119,16 @@ def _tool_call(call: ToolCall, same_model: bool) -> dict[str, Any]:
         },
     }
     signature = call.thought_signature
-    if same_model and signature and _reasoning_detail(signature) is None:
+    if same_model and signature and signature_object(signature) is None:
         # Gemini refuses its call back without it
         wire["extra_content"] = {"google": {"thought_signature": signature}}
     return wire
 
 
-def _reasoning_detail(signature: str | None) -> dict[str, Any] | None:
-    """A call's thought signature when it is an OpenRouter `reasoning_details` entry (JSON
-    of an object; Gemini's own signatures are base64), else None."""
+def signature_object(signature: str | None) -> dict[str, Any] | None:
+    """The JSON object a signature holds (an OpenRouter `reasoning_details` entry on a call,
+    a Responses reasoning item on a thinking block), else None: Gemini's own signatures
+    are base64, a thinking block's may name a field (`reasoning_content`)."""
     if not signature or not signature.startswith("{"):
         return None
     try:
@@ -285,7 +287,7 @@ def _assistant(message: AssistantMessage, model: Model | None) -> list[dict[str,
     calls = [b for b in message.content if isinstance(b, ToolCall)]
     if calls:
         out["tool_calls"] = [_tool_call(call, same_model) for call in calls]
-        details = [_reasoning_detail(call.thought_signature) for call in calls]
+        details = [signature_object(call.thought_signature) for call in calls]
         if same_model and any(details):  # OpenRouter refuses Gemini's calls without them
             out["reasoning_details"] = [detail for detail in details if detail]
     if out["content"] is None and not calls:

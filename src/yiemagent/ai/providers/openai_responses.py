@@ -36,7 +36,12 @@ from typing import TYPE_CHECKING, Any
 from yiemagent.ai._sanitize import image_base64
 from yiemagent.ai.attachments import attachment_stand_in
 from yiemagent.ai.builder import MessageBuilder, complete_arguments
-from yiemagent.ai.openai_wire import function_parameters, is_openai_proper, openai_only_fields
+from yiemagent.ai.openai_wire import (
+    function_parameters,
+    is_openai_proper,
+    openai_only_fields,
+    signature_object,
+)
 from yiemagent.ai.providers._sdk_call import SdkApi, StreamFailed, open_raw_stream, stream_sdk
 from yiemagent.ai.providers._sdk_failures import sdk_retry_decision
 from yiemagent.ai.providers.openai_completions import openai_tool_call_id
@@ -150,13 +155,8 @@ def _assistant_items(message: AssistantMessage, model: Model) -> list[dict[str, 
 
 def _reasoning_item(signature: str | None) -> dict[str, Any] | None:
     """The reasoning item a thinking block's signature holds, or None."""
-    if not signature or not signature.startswith("{"):
-        return None
-    try:
-        item = json.loads(signature)
-    except ValueError:
-        return None
-    return item if isinstance(item, dict) and item.get("type") == "reasoning" else None
+    item = signature_object(signature)
+    return item if item is not None and item.get("type") == "reasoning" else None
 
 
 def _tool_output(message: ToolResultMessage, images_ok: bool) -> dict[str, Any]:
