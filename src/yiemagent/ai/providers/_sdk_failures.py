@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from types import ModuleType
+from typing import Any
 
 from yiemagent.ai.retry import (
     RetryDecision,
@@ -19,6 +20,7 @@ from yiemagent.ai.retry import (
 
 __all__ = [
     "MAX_DETAIL_CHARS",
+    "api_error",
     "body_error_text",
     "connection_error_text",
     "describe_sdk_failure",
@@ -48,9 +50,18 @@ _QUOTA_SPENT = frozenset({"insufficient_quota"})
 sent with HTTP 429), not that requests came too fast."""
 
 
-def _quota_spent(body: object) -> bool:
+def api_error(body: object) -> dict[str, Any] | None:
+    """The API's error object in a failure's `body`: the object under `error`
+    (`{"error": {"type", "message", "code"}}`), or the body itself when it has no `error`
+    (a stream's `error` event is the object); None when the body is no object or its
+    `error` is not one (Ollama's `{"error": "text"}`: `body_error_text`)."""
     error = body.get("error", body) if isinstance(body, dict) else None
-    if not isinstance(error, dict):
+    return error if isinstance(error, dict) else None
+
+
+def _quota_spent(body: object) -> bool:
+    error = api_error(body)
+    if error is None:
         return False
     return any(
         isinstance(value, str) and value in _QUOTA_SPENT
@@ -71,8 +82,8 @@ def describe_sdk_failure(exc: BaseException, sdk: ModuleType, *, error_type: boo
     """
     if isinstance(exc, sdk.APIStatusError):
         body = exc.body
-        error = body.get("error", body) if isinstance(body, dict) else None
-        if isinstance(error, dict) and error.get("message"):
+        error = api_error(body)
+        if error is not None and error.get("message"):
             kind = error.get("type") if error_type else None
             detail = (f"{kind}: " if kind else "") + str(error["message"])
             written = error.get("failed_generation")  # Groq: the call it could not parse

@@ -41,7 +41,7 @@ from yiemagent.ai.providers._sdk_call import (
     open_raw_stream,
     stream_sdk,
 )
-from yiemagent.ai.providers._sdk_failures import sdk_retry_decision
+from yiemagent.ai.providers._sdk_failures import api_error, sdk_retry_decision
 from yiemagent.ai.retry import RetryDecision
 from yiemagent.types.messages import (
     AssistantMessage,
@@ -577,8 +577,8 @@ def _classify(exc: BaseException, anthropic: ModuleType) -> RetryDecision | None
 
 
 def _error_type(body: object) -> str | None:
-    error = body.get("error", body) if isinstance(body, dict) else None
-    kind = error.get("type") if isinstance(error, dict) else None
+    error = api_error(body)
+    kind = error.get("type") if error is not None else None
     return str(kind) if kind else None
 
 

@@ -45,7 +45,7 @@ from yiemagent.ai.openai_wire import (
     usage_from_openai,
 )
 from yiemagent.ai.providers._sdk_call import SdkApi, open_raw_stream, stream_sdk
-from yiemagent.ai.providers._sdk_failures import sdk_retry_decision
+from yiemagent.ai.providers._sdk_failures import api_error, sdk_retry_decision
 from yiemagent.ai.retry import RetryDecision, is_retryable_status
 from yiemagent.ai.transform import transform_messages
 from yiemagent.types.messages import ThinkingContent, ToolCall
@@ -395,12 +395,8 @@ def _classify(exc: BaseException, openai: ModuleType) -> RetryDecision | None:
 def _tool_use_failed(exc: Any) -> bool:
     """Groq's 400 for a tool call its model wrote but it could not parse: the request is
     fine, and the next sample of the model usually parses."""
-    error = exc.body.get("error", exc.body) if isinstance(exc.body, dict) else None
-    return (
-        exc.status_code == 400
-        and isinstance(error, dict)
-        and error.get("code") == "tool_use_failed"
-    )
+    error = api_error(exc.body)
+    return exc.status_code == 400 and error is not None and error.get("code") == "tool_use_failed"
 
 
 CHAT_COMPLETIONS: SdkApi[AsyncOpenAI] = SdkApi(
