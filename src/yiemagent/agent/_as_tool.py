@@ -184,7 +184,7 @@ def _budget(own: UsageLimits | None, frame: RunFrame | None) -> UsageLimits | No
     if parent is None:
         return own
     spent: Usage = frame.spent()  # type: ignore[union-attr]
-    used_in = spent.input + spent.cache_read + spent.cache_write
+    used_in = spent.prompt_tokens
     left = {
         "max_input_tokens": _left(parent.max_input_tokens, used_in),
         "max_output_tokens": _left(parent.max_output_tokens, spent.output),

@@ -68,8 +68,7 @@ def total_usage(messages: list[Any]) -> Usage:
 def usage_line(usage: Usage, elapsed_s: float) -> str:
     """E.g. "tokens: 180 in (64 cached), 25 out · $0.0003 · 3.41 s" (cost only when > 0)."""
     cached = f" ({usage.cache_read} cached)" if usage.cache_read else ""
-    prompt = usage.input + usage.cache_read + usage.cache_write
-    parts = [f"tokens: {prompt} in{cached}, {usage.output} out"]
+    parts = [f"tokens: {usage.prompt_tokens} in{cached}, {usage.output} out"]
     if usage.cost.total > 0:
         parts.append(f"${usage.cost.total:.4f}")
     parts.append(f"{elapsed_s:.2f} s")

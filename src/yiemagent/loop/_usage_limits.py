@@ -108,8 +108,7 @@ class UsageMeter:
         """Count one model call's (or tool result's) usage."""
         if usage is None:
             return
-        self._count(usage.input + usage.cache_read + usage.cache_write, usage.output,
-                    usage.cost.total)  # fmt: skip
+        self._count(usage.prompt_tokens, usage.output, usage.cost.total)
 
     def _count(self, input_tokens: int, output_tokens: int, cost_usd: float) -> None:
         self.input_tokens += input_tokens
@@ -149,8 +148,7 @@ class UsageMeter:
         if usage is None:
             spent = (call.input_tokens, call.output_tokens, call.cost_usd)
         else:
-            spent = (usage.input + usage.cache_read + usage.cache_write, usage.output,
-                     usage.cost.total)  # fmt: skip
+            spent = (usage.prompt_tokens, usage.output, usage.cost.total)
         self.input_tokens += spent[0]
         self.output_tokens += spent[1]
         self.cost_usd += spent[2]

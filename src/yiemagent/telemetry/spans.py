@@ -195,7 +195,7 @@ class _RunSpan:
         for message in messages:
             if isinstance(message, AssistantMessage):
                 usage = message.usage
-                input_tokens += usage.input + usage.cache_read + usage.cache_write
+                input_tokens += usage.prompt_tokens
                 output_tokens += usage.output
         span.set_attribute("gen_ai.usage.input_tokens", input_tokens)
         span.set_attribute("gen_ai.usage.output_tokens", output_tokens)
@@ -227,9 +227,7 @@ class _ChatSpan(_OpenSpan):
         span = self._span
         usage = message.usage
         span.set_attribute("gen_ai.response.model", message.model)
-        span.set_attribute(
-            "gen_ai.usage.input_tokens", usage.input + usage.cache_read + usage.cache_write
-        )
+        span.set_attribute("gen_ai.usage.input_tokens", usage.prompt_tokens)
         span.set_attribute("gen_ai.usage.output_tokens", usage.output)
         if usage.cache_read:
             span.set_attribute("gen_ai.usage.cache_read.input_tokens", usage.cache_read)

@@ -134,14 +134,14 @@ def build_timeline(
             start = message.timestamp
             model_end = start + (message.duration_ms or 0)
             usage = message.usage
-            prompt_tokens = usage.input + usage.cache_read + usage.cache_write
-            tokens_in += prompt_tokens
+            tokens_in += usage.prompt_tokens
             tokens_out += usage.output
             cost += usage.cost.total
             details: dict[str, Any] = {
                 "model": f"{message.provider}/{message.model}",
                 "stop reason": message.stop_reason,
-                "tokens": f"{prompt_tokens} in ({usage.cache_read} cached), {usage.output} out",
+                "tokens": f"{usage.prompt_tokens} in ({usage.cache_read} cached), "
+                f"{usage.output} out",
                 "duration": f"{message.duration_ms or 0} ms",
             }
             if usage.cost.total:

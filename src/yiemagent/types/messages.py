@@ -155,6 +155,12 @@ class Usage:
     """`input + output + cache_read + cache_write`, as the providers fill it."""
     cost: Cost = field(default_factory=Cost)
 
+    @property
+    def prompt_tokens(self) -> int:
+        """Every prompt token: `input + cache_read + cache_write` (tokens), whether the
+        provider's cache served it, stored it or neither."""
+        return self.input + self.cache_read + self.cache_write
+
     def add(self, other: Usage) -> None:
         """Add `other`'s token counts and costs (USD) to this one, in place: the one way
         usages are summed (over a transcript, a session, a batch task)."""
