@@ -138,6 +138,67 @@ async def test_remove_handoff_turns_lets_the_target_read_the_question_first() ->
     assert len(entry.state.messages) == 4  # the transcript keeps the hand-over turn
 
 
+@pytest.mark.parametrize("reopened", [False, True])
+async def test_a_later_prompt_shows_the_target_what_its_filter_left(
+    tmp_path: Any, reopened: bool
+) -> None:
+    """openai-agents-python #2258 (fixed by its PR #2667): a follow-up after a filtered
+    handoff replayed the unfiltered history. Here the target's second prompt showed it
+    the router's `transfer_to_target` turn that `remove_handoff_turns` had taken out of
+    its first: a call of a tool it does not have, which the small model copies."""
+    from yiemagent.sessions import SqliteSessionStore
+
+    store = SqliteSessionStore(tmp_path / "sessions.db")
+
+    def team(target_script: list[Any]) -> tuple[Any, Any]:
+        target, target_fm = scripted("target", target_script)
+        entry, _ = scripted(
+            "entry",
+            [calls(("transfer_to_target", {}))],
+            handoffs=[Handoff(target, input_filter=remove_handoff_turns)],
+            session_store=store,
+            session_id="s",
+        )
+        return entry, target_fm
+
+    entry, target_fm = team(["first answer", "second answer"])
+    await entry.prompt("one")
+    if reopened:  # another process goes on with the stored session
+        await entry.close()
+        entry, target_fm = team(["second answer"])
+    assert (await entry.prompt("two")).text == "second answer"
+
+    seen = target_fm.contexts[-1].messages
+    assert [(type(m).__name__, getattr(m, "agent", None)) for m in seen] == [
+        ("UserMessage", None),
+        ("AssistantMessage", "target"),
+        ("UserMessage", None),
+    ]
+    assert len(entry.state.messages) == 6  # the transcript keeps the hand-over turn
+    await entry.close()
+
+
+async def test_a_filter_applies_to_the_view_of_the_agent_that_handed_over() -> None:
+    """A hands to B through a filter, B to C without one: C's next prompt sees what B saw
+    (A's hand-over taken out), then B's turns, as C's first turn did."""
+    c, c_fm = scripted("C", ["from C", "C again"])
+    b, _ = scripted("B", [calls(("transfer_to_C", {}))], handoffs=[c])
+    a, _ = scripted(
+        "A",
+        [calls(("transfer_to_B", {}))],
+        handoffs=[Handoff(b, input_filter=remove_handoff_turns)],
+    )
+    await a.prompt("one")
+    await a.prompt("two")
+
+    first, second = (ctx.messages for ctx in c_fm.contexts)
+    shown = ["UserMessage", "AssistantMessage", "ToolResultMessage"]
+    assert [type(m).__name__ for m in first] == shown
+    assert [type(m).__name__ for m in second] == [*shown, "AssistantMessage", "UserMessage"]
+    assert all(m.agent == "B" for m in first if isinstance(m, AssistantMessage))
+    assert transcript_problems(second) == []
+
+
 async def test_reset_gives_the_conversation_back_to_the_entry_agent() -> None:
     target, _ = scripted("target", ["from target"])
     entry, _ = scripted(

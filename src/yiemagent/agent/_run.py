@@ -273,7 +273,7 @@ class RunDriver:
                 agent_name=team.active.name,
             )
             messages = self._transcript.for_run(state.messages)
-            context = AgentContext(team.system_prompt(), messages, team.tools())
+            context = AgentContext(team.system_prompt(), team.view(messages), team.tools())
             converter = self._transcript.converter
             emit = team.wrap(self._make_emit(signal, recorder))
             stream_fn = team.stream_fn(self.stream_fn)

@@ -310,6 +310,15 @@ class TeamRun:
     def system_prompt(self) -> str:
         return str(self.active.state.system_prompt)
 
+    def view(self, messages: list[AgentMessage]) -> list[AgentMessage]:
+        """`messages` (the run's transcript) as the speaking agent's model sees them: when a
+        handoff with an `input_filter` made it speak, in this run or an earlier one, what
+        that filter left of the messages before the handoff, then every message since (a
+        new list); else `messages` itself. So a later prompt to the target shows it what
+        its first turn showed, not the turns the filter took out."""
+        seen = _handoff_view(self.entry, messages, len(messages), self.active)
+        return messages if seen is None else seen
+
     def tools(self) -> list[AgentTool]:
         """The speaking agent's tools, then its transfer tools."""
         tools: list[AgentTool] = self.active.state.tools
@@ -485,6 +494,45 @@ def speaking_agent(entry: AgentLike, messages: Sequence[AgentMessage]) -> str:
         speaker = handed[0] if handed else _find(entry, message.agent)
         return str((speaker or entry).name)
     return str(entry.name)
+
+
+def _handoff_view(
+    entry: AgentLike, messages: Sequence[AgentMessage], end: int, speaker: AgentLike
+) -> list[AgentMessage] | None:
+    """What `speaker` sees of `messages[:end]`, or None when no `input_filter` trims it.
+
+    The last successful `transfer_to_<speaker>` before `end` made it speak; its batch's
+    results end at `cut`, where the loop switched to it. The messages before `cut` are
+    what the agent that handed over saw there (the same rule, one handoff further back),
+    passed through that handoff's `input_filter`; the messages from `cut` on follow."""
+    tool_name = f"transfer_to_{speaker.name}"
+    for index in range(end - 1, -1, -1):
+        message = messages[index]
+        if not isinstance(message, AssistantMessage):
+            continue
+        ids = {c.id for c in message.tool_calls if c.name == tool_name}
+        if not ids:
+            continue
+        cut = index + 1
+        while cut < end and isinstance(messages[cut], ToolResultMessage):
+            cut += 1
+        done = any(
+            m.tool_call_id in ids and not m.is_error
+            for m in messages[index + 1 : cut]
+            if isinstance(m, ToolResultMessage)
+        )
+        writer = _find(entry, message.agent)
+        if not done or writer is None:
+            continue
+        handoff = next((h for h in writer.handoffs if h.tool_name == tool_name), None)
+        before = _handoff_view(entry, messages, index, writer)
+        if handoff is None or handoff.input_filter is None:
+            return None if before is None else [*before, *messages[index:end]]
+        seen = before if before is not None else list(messages[:index])
+        seen = list(handoff.input_filter([*seen, *messages[index:cut]]))
+        seen.extend(messages[cut:end])
+        return seen
+    return None
 
 
 def _handoffs_of(entry: AgentLike) -> list[Handoff]:
