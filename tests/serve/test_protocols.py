@@ -653,6 +653,60 @@ async def test_a_guarded_answer_is_never_streamed() -> None:
         await asyncio.to_thread(drive, url)
 
 
+async def test_a_tripped_answer_is_no_empty_success_on_any_protocol() -> None:
+    """coder/coder #26294, maximhq/bifrost #6103: a turn a filter blocked ended as a
+    normal completion with no content, which a client cannot tell from an empty answer.
+    Here a guardrail's trip was `finish_reason` "stop", AG-UI `RUN_FINISHED` success and
+    `finishReason` "other" with no text at all."""
+    from tests.serve._kit import Tools, brain, serving
+    from yiemagent import Agent
+    from yiemagent.ai.providers.faux import FauxModel
+    from yiemagent.serve import create_app
+
+    store = InMemorySessionStore()
+    fm = FauxModel([brain] * 1000, chunk_size=2)
+
+    def make_agent(session_id: str) -> Any:
+        return Agent(
+            model=fm.model,
+            stream_fn=fm.stream_fn,
+            tools=Tools().all(),
+            output_guardrails=[no_secrets],
+            session_store=store,
+            session_id=session_id,
+        )
+
+    def drive(url: str) -> None:
+        openai = OpenAI(base_url=f"{url}/v1", api_key="none", max_retries=0)
+        asked = [{"role": "user", "content": "the secret word"}]
+        reply = openai.chat.completions.create(model="m", messages=asked)
+        assert reply.choices[0].finish_reason == "content_filter"
+        assert not reply.choices[0].message.content  # the tripped answer is not in it
+        chunks = list(openai.chat.completions.create(model="m", messages=asked, stream=True))
+        finishes = [c.choices[0].finish_reason for c in chunks if c.choices]
+        assert finishes[-1] == "content_filter" and "secret" not in str(chunks)
+
+        with httpx.Client(base_url=url) as client:
+            body = {
+                "threadId": "t",
+                "runId": "r",
+                "messages": [{"id": "u", "role": "user", "content": "a secret"}],
+            }
+            with client.stream("POST", "/ag-ui", json=body) as response:
+                events = [EVENT.validate_python(d) for _, d in sse(response)]
+            check_agui_order(events)
+            end = events[-1]
+            assert isinstance(end, agui.RunErrorEvent) and end.code == "guardrail_tripped"
+            assert "no_secrets" in end.message and "echo" not in end.message
+
+            chunks_ui = ui_chat(client, {"id": "v", "messages": [user("my secret")]})
+            assert chunks_ui[-1] == {"type": "finish", "finishReason": "content-filter"}
+            assert all(c["type"] != "text-delta" for c in chunks_ui)
+
+    with serving(create_app(make_agent, session_store=store)) as url:
+        await asyncio.to_thread(drive, url)
+
+
 def test_completions_usage_counts_the_sub_agents_tokens() -> None:
     """The usage of a reply is every model call's, the sub-agent's (on its tool result)
     included, each counted once."""

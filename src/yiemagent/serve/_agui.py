@@ -8,7 +8,8 @@ sub-agent's (an agent called as a tool) between `SUBAGENT_STARTED` and `SUBAGENT
 with its `subagentRunId` (the id of the call that runs it),
 progress as `CUSTOM` "tool_progress",
 and `RUN_FINISHED` (outcome success, cancelled after an abort, or interrupt with one
-interrupt per tool call held for approval) or `RUN_ERROR`. The next input answers the
+interrupt per tool call held for approval) or `RUN_ERROR` (also when a guardrail
+stopped the run, code "guardrail_tripped"). The next input answers the
 interrupts in `resume`: status "resolved" approves unless the payload is `false` or
 `{"approve": false, "reason"?}`; "cancelled" rejects.
 """
@@ -293,6 +294,9 @@ class Translator:
         if reason == "error":
             text = event.get("error") or _error_message(event) or "the run failed"
             return [agui.RunErrorEvent(message=str(text), code="run_failed")]
+        if reason == "guardrail":  # its answer is left out: not a success with no text
+            text = _error_message(event) or "a guardrail stopped the run"
+            return [agui.RunErrorEvent(message=text, code="guardrail_tripped")]
         outcome: Any = agui.RunFinishedSuccessOutcome()
         if reason == "aborted":
             outcome = agui.RunFinishedCancelledOutcome()

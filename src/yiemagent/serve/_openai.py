@@ -153,7 +153,7 @@ class _Completions:
         choice = {
             "index": 0,
             "message": {"role": "assistant", "content": content},
-            "finish_reason": "length" if reason in ("max_turns", "usage_limit") else "stop",
+            "finish_reason": _finish_reason(reason),
             "logprobs": None,
         }
         body = {
@@ -217,8 +217,7 @@ class _Completions:
             return
         if reason == "awaiting_approval":
             yield chunk({"content": ("\n\n" if said else "") + _held_note(run.events, session_id)})
-        finish = "length" if reason in ("max_turns", "usage_limit") else "stop"
-        yield chunk({}, finish)
+        yield chunk({}, _finish_reason(reason))
         if with_usage:
             yield sse_data(
                 {
@@ -231,6 +230,15 @@ class _Completions:
                 }
             )
         yield sse_data("[DONE]")
+
+
+def _finish_reason(reason: Any) -> str:
+    """The `finish_reason` of a run that ended for `reason`: "length" at a limit,
+    "content_filter" when a guardrail stopped it (its answer is left out, so an empty
+    content is not taken for the agent's answer), else "stop"."""
+    if reason in ("max_turns", "usage_limit"):
+        return "length"
+    return "content_filter" if reason == "guardrail" else "stop"
 
 
 def _error_text(end: dict[str, Any]) -> str:

@@ -8,8 +8,9 @@ The chat `id` is the session. One assistant message per run: `start`, then per m
 `tool-input-start/-delta/-available` and, once run here, `tool-output-available` (or
 `tool-output-error`); a call held for approval sends `tool-approval-request` (its approval
 id is the tool call id), and the next request answers it with the tool part's
-`approval: {id, approved, reason}` (state "approval-responded"). Then `finish` (or `abort`
-after an abort, `error` when the run failed).
+`approval: {id, approved, reason}` (state "approval-responded"). Then `finish` (its
+`finishReason` "content-filter" when a guardrail stopped the run; or `abort` after an abort,
+`error` when the run failed).
 """
 
 from __future__ import annotations
@@ -250,6 +251,7 @@ class Translator:
             "max_turns": "length",
             "usage_limit": "length",
             "awaiting_approval": "tool-calls",
+            "guardrail": "content-filter",  # its answer is left out
         }.get(str(reason), "other")
         out.append({"type": "finish", "finishReason": finish})
         return out
