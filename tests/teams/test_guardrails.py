@@ -113,6 +113,46 @@ async def test_a_trip_after_the_model_answered_runs_none_of_its_tool_calls() -> 
     assert transcript_problems(agent.state.messages) == []
 
 
+@pytest.mark.parametrize("queue", ["steer", "follow_up"])
+async def test_a_steering_or_follow_up_message_is_checked_like_a_prompt(queue: str) -> None:
+    """tinyhumansai/openhuman #3317: steered and queued text went to the model without
+    the gate a prompt passes. Here `steer` and `follow_up` (and so the server's steer and
+    follow_up routes) reached the model, and its tool calls ran, past an input
+    guardrail that trips on them."""
+    log: list[tuple[str, str, float]] = []
+    inputs: list[str] = []
+
+    async def no_launch(context: GuardrailContext) -> GuardrailResult:
+        inputs.append(context.input)
+        await asyncio.sleep(0.05)
+        return GuardrailResult("launch" in context.input, "asks to launch")
+
+    then = [calls(("work", {"n": 2}))] if queue == "steer" else ["first", calls(("work", {"n": 2}))]
+    agent, _ = scripted(
+        "a",
+        [calls(("wait", {"n": 1})), *then, "never shown"],
+        tools=[slow_tool("wait", log, 0.3), slow_tool("work", log, 0)],
+        input_guardrails=[no_launch],
+    )
+    events = record(agent)
+    working = asyncio.Event()
+    agent.subscribe(lambda event, signal: event.type == "tool_execution_start" and working.set())
+    run = asyncio.create_task(agent.prompt("hello"))
+    await working.wait()  # the first tool runs
+    getattr(agent, queue)("now launch the rocket")
+
+    with pytest.raises(GuardrailTripped, match="input guardrail 'no_launch' tripped: asks to"):
+        await run
+
+    assert inputs == ["hello", "now launch the rocket"]
+    assert [name for name, *_ in log] == ["wait", "wait"]  # "work" never ran
+    assert events[-1].reason == "guardrail"  # type: ignore[union-attr]
+    last = agent.state.messages[-1]
+    assert isinstance(last, AssistantMessage) and last.stop_reason == "error"
+    assert not last.tool_calls
+    assert transcript_problems(agent.state.messages) == []
+
+
 async def test_an_output_guardrail_keeps_the_answer_out_of_reply_and_transcript() -> None:
     def no_passwords(context: GuardrailContext) -> GuardrailResult | None:
         if "hunter2" in context.text:

@@ -258,8 +258,8 @@ class RunDriver:
             config = dataclasses.replace(
                 self._hooks,
                 model=model,
-                get_steering_messages=self._queues.poll_steering,
-                get_follow_up_messages=self._queues.poll_follow_ups,
+                get_steering_messages=team.screened(self._queues.poll_steering),
+                get_follow_up_messages=team.screened(self._queues.poll_follow_ups),
                 tool_execution=(
                     "sequential" if options.tool_execution == "sequential" else "parallel"
                 ),

@@ -7,7 +7,8 @@ of an `Agent.as_tool` tool may stand for a sub-agent's run that is itself held.
 entry agent, or the one a handoff made active), offers that agent's `transfer_to_<name>`
 tools, switches the run to the target's system prompt, tools and model at the next turn,
 stamps each assistant message with the speaker's name, runs the guardrails (input ones
-beside the first model call, output ones on the final answer) and keeps a tripped answer
+beside the first model call and beside the call a steering or follow-up message goes to,
+output ones on the final answer) and keeps a tripped answer
 out of the transcript. `RunFrame`, in a context variable while the run goes, is what an
 `Agent.as_tool` call inside the run reads: where its sub-agent's events go, the path of
 names, the usage budget left, and the held sub-runs to continue.
@@ -396,6 +397,19 @@ class TeamRun:
             context.messages = list(handoff.input_filter(list(context.messages)))
         return self.model()
 
+    def screened(self, poll: Callable[[], list[AgentMessage]]) -> Callable[[], list[AgentMessage]]:
+        """`poll` (the steering or the follow-up queue) with what it hands over checked by
+        the speaking agent's input guardrails as a prompt is: beside the model call it goes
+        to, which waits for them and which a trip aborts."""
+
+        def screened_poll() -> list[AgentMessage]:
+            messages = poll()
+            if messages:
+                self.guards.start_input(self.active.input_guardrails, self.active.name, messages)
+            return messages
+
+        return screened_poll
+
     def finish(self) -> str:
         """After the run: the name of the agent that answers the next prompt."""
         if self.pending is not None:
@@ -693,13 +707,14 @@ class RunGuards:
     def start_input(
         self, guards: Sequence[Guardrail], agent: str, prompts: Sequence[AgentMessage]
     ) -> None:
-        """Start the input guardrails on `prompts` (a trip aborts the run's signal)."""
+        """Start the input guardrails on `prompts` (a trip aborts the run's signal); a
+        check still running goes on, and the next message waits for both."""
         if not guards:
             return
         context = GuardrailContext(
             "input", agent, input=_prompt_text(prompts), messages=self._messages
         )
-        self._input = asyncio.create_task(check_guardrails(guards, context))
+        self._input = asyncio.create_task(_after(self._input, check_guardrails(guards, context)))
         self._input.add_done_callback(self._input_checked)
 
     def _input_checked(self, task: asyncio.Task[Trip | None]) -> None:
@@ -797,6 +812,14 @@ class RunGuards:
             return spec.validate(calls[0].arguments) if calls else spec.validate_text(message.text)
         except Exception:  # not a valid value: the loop asks the model again
             return None
+
+
+async def _after(
+    earlier: asyncio.Task[Trip | None] | None, check: Awaitable[Trip | None]
+) -> Trip | None:
+    """`earlier`'s trip if it had one (its own callback acted on it), else `check`'s."""
+    first = await earlier if earlier is not None else None
+    return first if first is not None else await check
 
 
 def _prompt_text(prompts: Sequence[AgentMessage]) -> str:
