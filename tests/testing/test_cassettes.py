@@ -150,6 +150,26 @@ async def test_a_request_past_the_end_of_the_cassette_is_a_mismatch(tmp_path: Pa
         await agent.prompt("Hi again")
 
 
+async def test_a_request_made_more_often_than_recorded_says_so(tmp_path: Path) -> None:
+    """kevin1024/vcrpy #929 and #516: a request recorded once and sent twice failed with a
+    message that did not say the request was there, only used up. Here the second one was
+    "request 2 has no recording", with a diff from nothing."""
+    cassette = tmp_path / "faux.jsonl"
+    fm = FauxModel(["Hello.", "Bye."])
+    await converse(record(fm.model, cassette), ["Hi"])
+    await converse(record(fm.model, cassette), ["Bye"])
+    model = replay(cassette)
+    assert (await Agent("Answer in one short sentence.", model=model).prompt("Hi")).text
+    for tries in range(2):  # also once the other recording is used up
+        with pytest.raises(AgentRunError) as caught:
+            await Agent("Answer in one short sentence.", model=model).prompt("Hi")
+        text = str(caught.value)
+        assert f"request {2 + tries} is recorded in {cassette} (number 1)" in text
+        assert "already answered an earlier request" in text and "+++ sent" not in text
+        if not tries:
+            await Agent("Answer in one short sentence.", model=model).prompt("Bye")
+
+
 async def test_secrets_in_the_options_and_the_environment_never_reach_the_cassette(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -220,8 +240,10 @@ def test_each_recording_answers_exactly_once_in_any_order(
         answers = await asyncio.gather(*(ask(replaying, prompts[i]) for i in order))
         assert answers == [f"answer {i}" for i in order]
         assert await ask(replaying, prompts[0]) == "again 0"
+        with pytest.raises(CassetteMismatch, match=r"request 7 is recorded in .* \(number 2\)"):
+            await ask(replaying, prompts[1])  # answered already
         with pytest.raises(CassetteMismatch, match="request 7 has no recording"):
-            await ask(replaying, prompts[1])
+            await ask(replaying, "never said")
 
     asyncio.run(scenario())
 

@@ -93,7 +93,8 @@ _MIN_SECRET_CHARS = 8
 class CassetteMismatch(YiemAgentError, AssertionError):
     """A request sent to a `replay` model differs from the one recorded at its place in the
     cassette (or the cassette has no more requests); the text names the cassette and the
-    request's number and shows the difference as a unified diff (recorded, then sent)."""
+    request's number and shows the difference as a unified diff (recorded, then sent), or
+    says which equal recording already answered an earlier request."""
 
 
 # ── the request, normalised ──────────────────────────────────────────────────
@@ -337,8 +338,9 @@ class _Tape:
         """The recording that answers `request`.
 
         Raises:
-            CassetteMismatch: no recording left whose request equals it; the text shows
-                the difference from the unused recording closest to it.
+            CassetteMismatch: no recording left whose request equals it; the text names
+                the used ones that equal it, else shows the difference from the unused
+                recording closest to it.
         """
         with self.lock:
             if not self.used:
@@ -350,6 +352,16 @@ class _Tape:
                     self.used[index] = True
                     self.served += 1
                     return self.entries[index]
+            spent = [i + 1 for i, e in enumerate(self.entries) if e["request"] == request]
+            if spent:  # the same request again: say so, not "differs" from another one
+                numbers = ", ".join(map(str, spent))
+                raise CassetteMismatch(
+                    f"request {number} is recorded in {self.path} (number {numbers}), but "
+                    f"{'that recording has' if len(spent) == 1 else 'each has'} already "
+                    "answered an earlier request: a recording answers once, so the code now "
+                    "makes this call more often than when the cassette was recorded; record "
+                    "it again"
+                )
             if not unused:
                 raise CassetteMismatch(
                     f"request {number} has no recording: {self.path} holds "
