@@ -4,11 +4,13 @@ only the parent has a tracer provider), and a handoff is a span event."""
 
 from __future__ import annotations
 
+import pytest
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import StatusCode
 
-from yiemagent import Handoff
+from yiemagent import GuardrailContext, GuardrailTripped, Handoff
 
 from ._kit import calls, scripted
 
@@ -44,3 +46,31 @@ async def test_sub_agent_spans_nest_and_handoffs_are_events() -> None:
         "yiemagent.handoff.to": "writer",
         "yiemagent.handoff.reason": "prose",
     }
+
+
+@pytest.mark.parametrize("kind", ["input", "output"])
+async def test_a_run_a_guardrail_stopped_says_so_on_its_span(kind: str) -> None:
+    """mastra-ai/mastra #14038 (#12163): a run a tripwire stopped did not say why in its
+    spans. Here the span said `error` (or `aborted`) where the run's `agent_end` says
+    "guardrail"."""
+    provider = TracerProvider()
+    memory = InMemorySpanExporter()
+    provider.add_span_processor(SimpleSpanProcessor(memory))
+
+    def no_launch(context: GuardrailContext) -> bool:
+        return "launch" in (context.input if kind == "input" else context.text)
+
+    guards = {f"{kind}_guardrails": [no_launch]}
+    agent, _ = scripted("a", ["the launch code"], tracer_provider=provider, **guards)
+    ends = []
+    agent.subscribe(lambda event, signal: event.type == "agent_end" and ends.append(event))
+    with pytest.raises(GuardrailTripped):
+        await agent.prompt("launch it" if kind == "input" else "what is it?")
+
+    [run] = [s for s in memory.get_finished_spans() if s.name == "invoke_agent a"]
+    assert ends[0].reason == "guardrail"
+    assert run.attributes is not None
+    assert run.attributes["yiemagent.end_reason"] == "guardrail"
+    assert run.attributes["error.type"] == "guardrail"
+    assert run.status.status_code is StatusCode.ERROR
+    assert run.status.description == f"{kind} guardrail 'no_launch' tripped"

@@ -372,9 +372,10 @@ async def _run(run: LoopRun) -> None:
         raise
     finally:
         output = run.output.value if run.output is not None and reason == "stop" else None
-        await run.emit(AgentEndEvent(run.new_messages, reason, output))
-        if trace is not None:
-            _end_trace(trace, run, reason)
+        end = AgentEndEvent(run.new_messages, reason, output)
+        await run.emit(end)
+        if trace is not None:  # the reason as the sink left it ("guardrail" for a trip)
+            _end_trace(trace, run, end.reason)
 
 
 async def _run_turns(run: LoopRun) -> AgentEndReason:

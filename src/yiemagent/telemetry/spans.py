@@ -59,7 +59,7 @@ if TYPE_CHECKING:
 __all__ = ["OtelObserver", "tool_error_type"]
 
 _FINISH = {"stop": "stop", "length": "length", "toolUse": "tool_call", "error": "error"}
-_FAILED_RUN = ("error", "aborted", "usage_limit", "max_turns")
+_FAILED_RUN = ("error", "aborted", "usage_limit", "max_turns", "guardrail")
 
 logger = logging.getLogger(__name__)
 P = ParamSpec("P")
