@@ -352,6 +352,7 @@ CHUNKS: dict[str, tuple[set[str], set[str]]] = {
         {"providerExecuted", "dynamic", "preliminary"},
     ),
     "tool-output-error": ({"toolCallId", "errorText"}, {"providerExecuted", "dynamic"}),
+    "tool-output-denied": ({"toolCallId"}, set()),
 }
 FINISH_REASONS = {"stop", "length", "content-filter", "tool-calls", "error", "other", "unknown"}
 
@@ -447,6 +448,38 @@ def test_the_ui_message_stream() -> None:
         ]
         assert tools.launched == ["Mir"]
         assert resumed[-1]["type"] == "finish"
+
+
+def test_a_rejected_call_is_denied_not_failed_in_the_ui_message_stream() -> None:
+    """vercel/ai #17136 (fixed by its PR #17438), Agenta-AI/agenta #5381: a call the user
+    denied came back as `tool-output-error`, so `useChat` showed a refusal as the tool
+    failing, never reaching the `output-denied` state."""
+    store = InMemorySessionStore()
+    with faux_server(store) as (url, tools), httpx.Client(base_url=url) as client:
+        held = ui_chat(client, {"id": "chat-d", "messages": [user("launch Mir")]})
+        request = next(c for c in held if c["type"] == "tool-approval-request")
+        call_id = request["toolCallId"]
+        answer = {
+            "id": "a1",
+            "role": "assistant",
+            "parts": [
+                {
+                    "type": "tool-launch",
+                    "toolCallId": call_id,
+                    "state": "approval-responded",
+                    "input": {"city": "Mir"},
+                    "approval": {"id": call_id, "approved": False, "reason": "not today"},
+                }
+            ],
+        }
+        resumed = ui_chat(client, {"id": "chat-d", "messages": [user("launch Mir"), answer]})
+        results = [c for c in resumed if c["type"].startswith("tool-output")]
+        assert results == [{"type": "tool-output-denied", "toolCallId": call_id}]
+        assert tools.launched == []
+        assert resumed[-1] == {"type": "finish", "finishReason": "stop"}
+        stored = client.get("/v1/sessions/chat-d").json()["messages"]
+        rejection = next(m for m in stored if m["role"] == "toolResult")
+        assert rejection["is_error"] and "not today" in rejection["content"][0]["text"]
 
 
 # ── images: every front end checks one alike ────────────────────────────────

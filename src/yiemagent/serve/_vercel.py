@@ -8,14 +8,15 @@ The chat `id` is the session. One assistant message per run: `start`, then per m
 `tool-input-start/-delta/-available` and, once run here, `tool-output-available` (or
 `tool-output-error`); a call held for approval sends `tool-approval-request` (its approval
 id is the tool call id), and the next request answers it with the tool part's
-`approval: {id, approved, reason}` (state "approval-responded"). Then `finish` (its
+`approval: {id, approved, reason}` (state "approval-responded"; a rejected call's result is
+then `tool-output-denied`, not an error). Then `finish` (its
 `finishReason` "content-filter" when a guardrail stopped the run; or `abort` after an abort,
 `error` when the run failed).
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Collection
 from typing import Any
 
 from sse_starlette import EventSourceResponse
@@ -114,9 +115,11 @@ def conversation_of(data: dict[str, Any]) -> Conversation:
 class Translator:
     """The run's events (dicts) to UI message chunks, in order (see the module docstring)."""
 
-    def __init__(self, run: Run, message_id: str) -> None:
+    def __init__(self, run: Run, message_id: str, *, denied: Collection[str] = ()) -> None:
         self.run = run
         self.message_id = message_id
+        self.denied = frozenset(denied)
+        """The held calls this request rejects: their results are `tool-output-denied`."""
         self.messages = 0
         self.text_id: str | None = None
         self.reasoning_id: str | None = None
@@ -140,6 +143,8 @@ class Translator:
         if kind == "tool_execution_end":
             call_id = str(event.get("tool_call_id"))
             text = tool_result_text(event.get("result") or {})
+            if event.get("is_error") and call_id in self.denied:  # not a failure: the user said no
+                return [{"type": "tool-output-denied", "toolCallId": call_id}]
             if event.get("is_error"):
                 return [{"type": "tool-output-error", "toolCallId": call_id, "errorText": text}]
             return [{"type": "tool-output-available", "toolCallId": call_id, "output": text}]
@@ -273,7 +278,8 @@ async def _handle(hub: RunHub, request: Request) -> Response:
     run = await start_conversation(hub, chat_id, conversation)
     # answering approvals continues the client's last (assistant) message
     last = data["messages"][-1].get("id") if conversation.decisions else None
-    translator = Translator(run, str(last or f"msg-{run.id}"))
+    denied = [call_id for call_id, d in conversation.decisions.items() if not d.approved]
+    translator = Translator(run, str(last or f"msg-{run.id}"), denied=denied)
 
     async def stream() -> AsyncIterator[bytes]:
         async for batch in run_batches(run):
