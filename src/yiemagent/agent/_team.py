@@ -317,6 +317,8 @@ class TeamRun:
         that filter left of the messages before the handoff, then every message since (a
         new list); else `messages` itself. So a later prompt to the target shows it what
         its first turn showed, not the turns the filter took out."""
+        if not any(h.input_filter is not None for h in _handoffs_of(self.entry)):
+            return messages
         seen = _handoff_view(self.entry, messages, len(messages), self.active)
         return messages if seen is None else seen
 
