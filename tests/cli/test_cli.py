@@ -389,7 +389,10 @@ def test_ctrl_c_while_the_embedded_model_loads_exits_130_at_once(tmp_path: Path)
     )
     try:
         assert proc.stderr is not None
-        assert proc.stderr.readline().strip() == "loading"
+        line = proc.stderr.readline()
+        if "no tool file there" in line:  # the warning for the empty tools folder
+            line = proc.stderr.readline()
+        assert line.strip() == "loading"
         proc.send_signal(signal.SIGINT)
         started = time.monotonic()
         out, err = proc.communicate(timeout=30)

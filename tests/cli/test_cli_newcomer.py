@@ -150,3 +150,44 @@ def test_no_price_line_unless_a_price_is_needed(
         "0.5",
     )
     assert "no price is known for openai-compatible/m" in err
+
+
+def test_a_tools_folder_with_no_tool_file_is_one_warning_and_the_run_goes_on(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, faux_ping: FauxModel
+) -> None:
+    """`--tools DIR` where DIR holds no `*.py` that `load_dir` takes (here: a helper, a note
+    and the real tools one folder down) loaded nothing and said nothing."""
+    (tmp_path / "_helpers.py").write_text("X = 1\n")
+    (tmp_path / "notes.txt").write_text("my tools\n")
+    (tmp_path / "tools").mkdir()
+    (tmp_path / "tools" / "ping.py").write_text(GOOD_TOOL)
+    code, out, err = _run(capsys, "run", "ping it", "--tools", str(tmp_path))
+    assert code == 0, err
+    assert out  # the run went on (the faux model's answer)
+    assert err.splitlines()[0] == (
+        f"warning: --tools {tmp_path}: no tool file there (a *.py defining get_tool(); "
+        "subfolders are not read), so none is loaded"
+    )
+    assert err.count("warning") == 1
+    assert [t.name for t in faux_ping.contexts[0].tools or []] == ["listTools"]
+
+    faux_ping.add(faux_message(faux_tool_call("ping", {})), "pong")
+    code, _, err = _run(capsys, "run", "ping it", "--tools", str(tmp_path / "tools"))
+    assert code == 0 and "warning" not in err  # a folder with a tool: no word
+
+
+@pytest.mark.parametrize("command", ["batch", "eval"])
+def test_batch_and_eval_say_so_too_before_anything_runs(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, command: str
+) -> None:
+    (tmp_path / "tasks.jsonl").write_text(
+        '{"id": "1", "prompt": "p"}\n' if command == "batch" else '{"name": "a", "input": "p"}\n'
+    )
+    (tmp_path / "empty").mkdir()
+    extra = ["--out", str(tmp_path / "r.jsonl")] if command == "batch" else []
+    argv = [command, str(tmp_path / "tasks.jsonl"), *extra, "--tools", str(tmp_path / "empty")]
+    code, _, err = _run(capsys, *argv, "--model", "nope/x")
+    assert code == 1
+    warning, error = err.strip().splitlines()
+    assert warning.startswith(f"yiem: warning: --tools {tmp_path / 'empty'}: no tool file there")
+    assert error.startswith("yiem: error: ") and "nope" in error

@@ -35,6 +35,7 @@ from yiemagent.cli.options import (
     ToolsOption,
     check_output_path,
     load_tool_folder,
+    no_tool_files_note,
     resolve_model,
     results_file_option,
 )
@@ -246,6 +247,9 @@ def batch(
         folder = tools or DEFAULT_TOOLS_DIR
         if not folder.is_dir():
             raise _cli_error(f"--tools {folder}: not a folder")
+        note = no_tool_files_note(folder)
+        if note:
+            print(f"yiem: warning: {note}", file=sys.stderr)
         resolve_model(model, base_url)  # a bad model fails now, before any task runs
         make_agent = CliAgentFactory(model, base_url, str(folder.resolve()), system, max_turns)
     with (

@@ -39,6 +39,7 @@ from yiemagent.cli.options import (
     MaxTurnsOption,
     ToolsOption,
     check_output_path,
+    no_tool_files_note,
     resolve_model,
     results_file_option,
 )
@@ -251,6 +252,9 @@ def eval_command(
         folder = tools or DEFAULT_TOOLS_DIR
         if not folder.is_dir():
             raise CliError(f"--tools {folder}: not a folder")
+        note = no_tool_files_note(folder)
+        if note:
+            print(f"yiem: warning: {note}", file=sys.stderr)
         resolve_model(model, base_url)  # a bad model fails now, before any case runs
         base = CliAgentFactory(model, base_url, str(folder.resolve()), system, max_turns)
         make_agent = EvalAgentFactory(base, root)

@@ -55,6 +55,7 @@ from yiemagent.cli.options import (
     ToolCallsOption,
     ToolsOption,
     load_tool_folder,
+    no_tool_files_note,
     resolve_model,
     silence_closed_output,
 )
@@ -204,11 +205,14 @@ def _load_tools(directory: Path | None, model: Model, err: Console) -> AgentCont
     from yiemagent.tools import ToolStore
 
     store = ToolStore("cli")
-    load_tool_folder(
-        store,
-        directory or DEFAULT_TOOLS_DIR,
-        lambda text: err.print(f"[yellow]warning:[/] {escape(text)}"),
-    )
+
+    def warn(text: str) -> None:
+        err.print(f"[yellow]warning:[/] {escape(text)}")
+
+    load_tool_folder(store, directory or DEFAULT_TOOLS_DIR, warn)
+    note = no_tool_files_note(directory) if directory is not None else None
+    if note:
+        warn(note)
     if model.api == "local":
         # The small embedded model calls the listTools meta-tool instead of answering or
         # using the right tool (measured: 2 of 10 prompts go wrong with it offered).

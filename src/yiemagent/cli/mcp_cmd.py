@@ -155,11 +155,15 @@ def serve(
     ] = None,
 ) -> None:
     """Serve a folder of tool files as an MCP server (stdio unless --http)."""
+    from yiemagent.cli.options import no_tool_files_note
     from yiemagent.mcp import serve as serve_store
     from yiemagent.tools import ToolStore
 
     if not tools.is_dir():
         raise ConfigError(f"--tools {tools}: not a folder")
+    note = no_tool_files_note(tools)
+    if note:
+        print(f"yiem: warning: {note}", file=sys.stderr)
     store = ToolStore("mcp-serve")
     with contextlib.redirect_stdout(sys.stderr):  # a tool file's prints must not hit stdout
         store.load_dir(tools)

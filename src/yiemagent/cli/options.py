@@ -36,6 +36,7 @@ __all__ = [
     "check_output_path",
     "example_tools",
     "load_tool_folder",
+    "no_tool_files_note",
     "resolve_model",
     "results_file_option",
     "silence_closed_output",
@@ -112,6 +113,26 @@ def load_tool_folder(store: ToolStore, folder: Path, warn: Callable[[str], None]
             "the tools with a name starting with _ (e.g. _helpers.py, imported as "
             "`from _helpers import ...`)"
         )
+
+
+def no_tool_files_note(folder: Path) -> str | None:
+    """The warning for a `--tools` folder that holds no tool file, or None when it has one.
+
+    A folder without a `*.py` that `load_dir` takes (an empty one, one of other files, or the
+    parent of the tools' folder: it does not look into subfolders) loads nothing and fails
+    nothing; without this line the agent would run without the tools the user meant.
+    """
+    from yiemagent.tools.store import is_tool_file
+
+    try:
+        if any(is_tool_file(path) for path in folder.iterdir()):
+            return None
+    except OSError:  # an unreadable folder: load_dir says why
+        return None
+    return (
+        f"--tools {folder}: no tool file there (a *.py defining get_tool(); subfolders are "
+        "not read), so none is loaded"
+    )
 
 
 class CliError(YiemAgentError):

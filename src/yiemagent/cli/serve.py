@@ -31,6 +31,7 @@ from yiemagent.cli.options import (
     CliError,
     MaxTurnsOption,
     ToolsOption,
+    no_tool_files_note,
     resolve_model,
 )
 from yiemagent.cli.teams import AgentOption, split_agent_option
@@ -72,6 +73,9 @@ def _tools(folder: Path | None, model: Model) -> list[AgentTool]:
     folder = folder or DEFAULT_TOOLS_DIR
     if not folder.is_dir():
         raise CliError(f"--tools {folder}: not a folder")
+    note = no_tool_files_note(folder)
+    if note:
+        print(f"yiem serve: warning: {note}", file=sys.stderr)
     store = ToolStore("serve")
     store.load_dir(folder)
     if model.api == "local":  # as `yiem run`: the small model calls it instead of answering

@@ -175,7 +175,7 @@ def _resolve_model(options: ChatOptions) -> tuple[Model, Any]:
 
 
 def _load_tools(options: ChatOptions, model: Model, notes: list[str]) -> ToolStore:
-    from yiemagent.cli.options import DEFAULT_TOOLS_DIR
+    from yiemagent.cli.options import DEFAULT_TOOLS_DIR, no_tool_files_note
     from yiemagent.tools import ToolStore, write_tool_tool
 
     store = ToolStore("chat")
@@ -186,6 +186,11 @@ def _load_tools(options: ChatOptions, model: Model, notes: list[str]) -> ToolSto
     for folder in folders:
         if not folder.is_dir():
             raise ConfigError(f"{folder}: not a folder of tool files")
+        # a folder the model is to write tools into may well start empty
+        wanted = folder == options.tools and folder != options.write_tools
+        note = no_tool_files_note(folder) if wanted else None
+        if note:
+            notes.append(note)
         try:  # each folder adds its tools (a name in two folders is a failure, one line)
             store.load_dir(folder)
         except ToolLoadError as exc:  # the good files are loaded: say which failed, go on
