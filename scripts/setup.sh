@@ -6,8 +6,14 @@
 #   scripts/setup.sh bench  test, plus the BFCL data for bench/bfcl.py (bfcl-eval, no deps)
 # Re-running is cheap: nothing is installed again until pyproject.toml or this file change.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+usage="usage: scripts/setup.sh demo|test|bench"
 what="${1:-test}"
+case "$what" in
+  -h|--help) echo "$usage"; sed -n '2,6s/^# \{0,1\}//p' "$0"; exit 0 ;;
+  demo|test|bench) ;;
+  *) echo "$usage" >&2; exit 2 ;;
+esac
+cd "$(dirname "$0")/.."
 python="${PYTHON:-python3}"
 
 if ! "$python" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
@@ -61,6 +67,5 @@ case "$what" in
       .venv/bin/python -m pip install --disable-pip-version-check --no-deps "bfcl-eval==2026.3.23" >&2
     fi
     ;;
-  *) echo "usage: scripts/setup.sh demo|test|bench" >&2; exit 2 ;;
 esac
 echo "$want" > "$stamp"
