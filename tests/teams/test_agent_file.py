@@ -116,6 +116,41 @@ async def test_load_agent_builds_the_team_and_it_runs(tmp_path: Path) -> None:
         await router.prompt("tell me a secret")
 
 
+async def test_two_files_guardrails_of_one_module_name_are_their_own(tmp_path: Path) -> None:
+    """mitmproxy #2455, kubeedge/ianvs #557 (and the review of NVIDIA/NeMo-Agent-Toolkit
+    #1322): code loaded by module name from beside a file was the first such file's,
+    from `sys.modules`. Here a second team's `guards:check` was the first team's
+    guardrail: its own never ran."""
+    agents = {}
+    models = []
+    for word in ("apple", "banana"):
+        folder = tmp_path / word
+        (folder / "checks").mkdir(parents=True)
+        (folder / "checks" / "__init__.py").write_text("from .words import WORD\n")
+        (folder / "checks" / "words.py").write_text(f"WORD = {word!r}\n")
+        (folder / "guards.py").write_text(
+            f"def check(context):\n    return {word!r} in context.input\n"
+        )
+        (folder / "team.toml").write_text(
+            "[agents.a]\n"
+            f'system_prompt = "Likes no {word}."\n'
+            'input_guardrails = ["guards:check", "checks.words:missing"]\n'
+        )
+        with pytest.raises(ConfigError, match=r"'checks\.words' has no 'missing'"):
+            load_agent(folder / "team.toml", model=FauxModel(["ok"]).model)
+        text = (folder / "team.toml").read_text().replace(', "checks.words:missing"', "")
+        (folder / "team.toml").write_text(text)
+        fm = FauxModel(["ok"] * 3, model_id=f"faux-{word}")
+        agents[word] = load_agent(folder / "team.toml", model=fm.model)
+        models.append(fm)  # kept: a FauxModel answers while it lives
+
+    for word, agent in agents.items():
+        other = "banana" if word == "apple" else "apple"
+        with pytest.raises(GuardrailTripped, match="'check' tripped"):
+            await agent.prompt(f"an {word}, please")
+        assert (await agent.prompt(f"an {other}, please")).text == "ok"
+
+
 def test_name_picks_the_entry_agent(tmp_path: Path) -> None:
     path = write_team(tmp_path)
     assert load_agent(path, "writer").name == "writer"

@@ -23,13 +23,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import importlib
+import importlib.util
 import json
 import sys
 import threading
 import tomllib
 from collections.abc import Callable, Coroutine, Mapping
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from yiemagent.agent import Agent, Handoff
@@ -427,7 +430,7 @@ def _guardrails(base: Path, value: Any) -> list[Any]:
         if str(base) not in sys.path:
             sys.path.insert(0, str(base))  # modules beside the file import as they are
         try:
-            function = getattr(importlib.import_module(module_name), attr)
+            function = getattr(_import_beside(base, module_name), attr)
         except ImportError as exc:
             raise _Problem(f"cannot import {module_name!r}: {exc}") from None
         except AttributeError:
@@ -436,6 +439,42 @@ def _guardrails(base: Path, value: Any) -> list[Any]:
             raise _Problem(f"{ref!r} is not a function")
         found.append(function)
     return found
+
+
+def _import_beside(base: Path, module_name: str) -> ModuleType:
+    """The module `module_name` of an agent file in folder `base`: one beside the file (a
+    `.py` file or a package folder) is loaded from there under a name of its own, so two
+    files' `guards.py` are two modules, not the first one twice from `sys.modules`; any
+    other name is imported as usual.
+
+    Raises:
+        ImportError: it cannot be found or imported (SyntaxError and the like too).
+    """
+    top, _, rest = module_name.partition(".")
+    folder = base / top
+    path = folder / "__init__.py" if (folder / "__init__.py").is_file() else base / f"{top}.py"
+    if not path.is_file():
+        return importlib.import_module(module_name)
+    digest = hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:16]
+    unique = f"_yiemagent_agent_file_{digest}_{top}"
+    module = sys.modules.get(unique)
+    if module is None:
+        package = [str(folder)] if path.name == "__init__.py" else None
+        spec = importlib.util.spec_from_file_location(
+            unique, path, submodule_search_locations=package
+        )
+        if spec is None or spec.loader is None:
+            raise ImportError(f"cannot load {path}")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[unique] = module
+        try:
+            spec.loader.exec_module(module)
+        except BaseException as exc:
+            del sys.modules[unique]
+            if isinstance(exc, Exception) and not isinstance(exc, ImportError):
+                raise ImportError(f"{type(exc).__name__}: {exc}") from exc
+            raise
+    return importlib.import_module(f"{unique}.{rest}") if rest else module
 
 
 def _limits(value: Any) -> UsageLimits:
