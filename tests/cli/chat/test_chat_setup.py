@@ -6,8 +6,13 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from tests.cli.chat._tmux import FAUX_SCRIPT
+from yiemagent.cli.chat.setup import last_exchange, last_run_note
+from yiemagent.types import AgentMessage, AssistantMessage, TextContent, ToolCall, UserMessage
 
 
 def _python(code: str) -> str:
@@ -45,3 +50,35 @@ def test_without_a_terminal_chat_says_so_in_one_line(tmp_path: Path) -> None:
     assert done.stderr.strip().splitlines() == [
         'yiem: error: yiem chat needs a terminal; for one prompt use: yiem run "..."'
     ]
+
+
+def _assistant(stop_reason: str, error: str | None = None, calls: int = 0) -> AssistantMessage:
+    content: list[Any] = [TextContent(text="partial")]
+    content += [ToolCall(id=f"c{i}", name="t", arguments={}) for i in range(calls)]
+    return AssistantMessage(
+        content=content,
+        api="faux",
+        provider="faux",
+        model="m",
+        stop_reason=stop_reason,  # type: ignore[arg-type]
+        error_message=error,
+    )
+
+
+@pytest.mark.parametrize(
+    ("tail", "note"),
+    [
+        ([_assistant("stop")], None),
+        ([_assistant("toolUse", calls=1)], None),  # held for approval: the chat asks again
+        ([_assistant("aborted", "Request was aborted")], "⏹ the last run was aborted"),
+        ([_assistant("error", "HTTP 500: overloaded")], "✗ the last run failed: HTTP 500"),
+        ([], "⏹ the last run ended before it answered"),  # killed before the model wrote
+    ],
+)
+def test_the_last_exchange_of_a_resumed_session_says_how_its_run_ended(
+    tail: list[AgentMessage], note: str | None
+) -> None:
+    prompt = UserMessage(content=[TextContent(text="what now?")])
+    found = last_run_note([prompt, *tail])
+    assert found == note if note is None else (found or "").startswith(note), found
+    assert last_exchange([UserMessage(content="plain text"), *tail])[0] == "plain text"

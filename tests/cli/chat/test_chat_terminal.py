@@ -182,6 +182,40 @@ def test_session_resumes_in_a_second_chat_with_its_last_exchange(data_dir: Path)
         second.close()
 
 
+def test_a_session_resumed_after_an_aborted_run_says_the_run_was_aborted(
+    data_dir: Path,
+) -> None:
+    """The last exchange of a session whose run was stopped (Ctrl-C mid-tool: the transcript
+    ends with the tool's result; mid-answer: with an "aborted" message) showed only the
+    question, as if the model had said nothing."""
+    first = Pane(data_dir, ["--tools", str(TOOLS), "--session", "stopped"])
+    try:
+        first.ready()
+        first.type("slow")
+        first.wait("s step 2/40")
+        first.keys("C-c")
+        first.wait("⏹ aborted")
+        first.keys("C-d")
+        assert first.exit_code() == 0
+    finally:
+        first.close()
+    second = Pane(data_dir, ["--tools", str(TOOLS), "--session", "stopped"])
+    try:
+        screen = second.wait(
+            lambda s: after(
+                s,
+                "› slow",
+                "⏹ the last run ended before it answered (stopped, or out of turns)",
+                "/help lists the commands",
+            )
+        )
+        assert "Traceback" not in screen
+        second.type("hello again")
+        second.wait("You said: hello again")
+    finally:
+        second.close()
+
+
 def test_undo_removes_the_last_exchange_from_the_chat_and_the_store(
     chat: Pane, data_dir: Path
 ) -> None:

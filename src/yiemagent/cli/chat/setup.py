@@ -25,7 +25,14 @@ from rich.text import Text
 
 from yiemagent.cli.options import DEFAULT_SYSTEM
 from yiemagent.errors import ConfigError, ToolLoadError
-from yiemagent.types import AgentMessage, AssistantMessage, Model, UserMessage, text_of
+from yiemagent.types import (
+    AgentMessage,
+    AssistantMessage,
+    Model,
+    ToolResultMessage,
+    UserMessage,
+    text_of,
+)
 
 if TYPE_CHECKING:
     from yiemagent.agent import Agent
@@ -125,6 +132,9 @@ class ChatSetup:
             lines.append(Text(f"› {question}", style="bold"))
         if answer:
             lines.append(Text(answer))
+        note = last_run_note(self.resumed)
+        if note:
+            lines.append(Text(note, style="yellow"))
         return lines
 
     def new_agent(self, session_name: str) -> None:
@@ -156,9 +166,27 @@ def last_exchange(messages: list[AgentMessage]) -> tuple[str, str]:
         if isinstance(message, AssistantMessage) and not answer:
             answer = text_of(message.content)
         if isinstance(message, UserMessage):
-            question = text_of(message.content) if not isinstance(message.content, str) else ""
+            content = message.content
+            question = content if isinstance(content, str) else text_of(content)
             break
     return question, answer
+
+
+def last_run_note(messages: list[AgentMessage]) -> str | None:
+    """How the session's last run ended, when it ended without an answer: aborted (Ctrl-C
+    while the model wrote), failed, or stopped after its prompt or tools (Ctrl-C during a
+    tool, the turn limit, a chat that was killed); None when it answered or waits for an
+    approval."""
+    for message in reversed(messages):
+        if isinstance(message, ToolResultMessage | UserMessage):
+            return "⏹ the last run ended before it answered (stopped, or out of turns)"
+        if isinstance(message, AssistantMessage):
+            if message.stop_reason == "aborted":
+                return "⏹ the last run was aborted before it answered"
+            if message.stop_reason == "error":
+                return f"✗ the last run failed: {message.error_message or 'unknown error'}"
+            return None
+    return None
 
 
 def _resolve_model(options: ChatOptions) -> tuple[Model, Any]:
