@@ -279,6 +279,33 @@ async def test_whitespace_only_user_text_blocks_are_not_sent(server: ReplayServe
     assert [b["text"] for b in user["content"]] == ["real"]
 
 
+@pytest.mark.parametrize("text", ["  ", "\n\t", ""])
+async def test_a_whitespace_only_user_turn_is_kept_with_a_stand_in(
+    server: ReplayServer, text: str
+) -> None:
+    """A user message of only whitespace (`agent.prompt("  ")`) was dropped whole: the
+    request ended with the previous answer, which the API takes as a prefill to continue,
+    or had no message at all, which it refuses."""
+    earlier = [
+        UserMessage([TextContent("hi")]),
+        AssistantMessage(
+            content=[TextContent("hello")],
+            api="anthropic-messages",
+            provider="anthropic",
+            model="claude-test-1",
+        ),
+    ]
+    for history in ([], earlier):
+        server.requests.clear()
+        messages = [*history, UserMessage([TextContent(text)])]
+        message = await run(server, sse(*text_blocks()), Context("", messages))
+        assert message.stop_reason == "stop", message.error_message
+        sent = server.requests[0].body["messages"]
+        assert [m["role"] for m in sent] == ["user", "assistant", "user"][-len(messages) :]
+        assert sent[-1]["content"][0]["type"] == "text"
+        assert sent[-1]["content"][0]["text"] == "(empty message)"
+
+
 @pytest.mark.parametrize("system_prompt", ["\n", "  \t "])
 async def test_a_whitespace_only_system_prompt_is_not_sent(
     server: ReplayServer, system_prompt: str

@@ -103,6 +103,9 @@ def stream_anthropic_messages(
 
 # ── the request ──────────────────────────────────────────────────────────────
 
+_EMPTY = "(empty message)"
+"""The text sent for a user message of only whitespace."""
+
 _LONG_WRITE_FACTOR = 2.0
 """A one-hour cache write costs this many times the input price (a five-minute one 1.25)."""
 
@@ -136,9 +139,10 @@ def convert_messages(model: Model, context: Context) -> list[dict[str, Any]]:
         context.messages, model, normalize_tool_call_id=anthropic_tool_call_id
     ):
         if isinstance(message, UserMessage):
+            # Only whitespace (the API refuses it as text) keeps its turn with a stand-in:
+            # dropped, the request would end with the previous answer, a prefill to continue.
             blocks = _blocks(message.content, images_ok, "pdf" in model.input)
-            if blocks:
-                out.append({"role": "user", "content": blocks})
+            out.append({"role": "user", "content": blocks or [{"type": "text", "text": _EMPTY}]})
         elif isinstance(message, AssistantMessage):
             blocks = _assistant_blocks(message, model)
             if blocks:
