@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+import pytest
 from hypothesis import given, settings, strategies as st
 
 from yiemagent import Agent, InMemorySessionStore, tool
@@ -228,3 +229,33 @@ async def test_a_chinese_conversation_is_compacted_before_it_overflows_the_windo
     answered = [c for c in fm.contexts if c.system_prompt != SUMMARY_SYSTEM_PROMPT]
     for context in answered:  # at about a token a character, each view fits the window
         assert sum(len(text_of(m.content)) for m in context.messages) < WINDOW  # type: ignore[union-attr]
+
+
+async def test_what_a_summary_spends_counts_against_the_runs_usage_limits() -> None:
+    """openai/openai-agents-python #4434, cymoo/lovia #200: a compaction's model call cost
+    real tokens that never reached the run's usage budget. Here a run with
+    `max_input_tokens` went on calling tools however much its summaries spent."""
+    from yiemagent import UsageLimitExceeded, UsageLimits
+    from yiemagent.types import Usage
+
+    def costly(context: Context) -> AssistantMessage:
+        if context.system_prompt == SUMMARY_SYSTEM_PROMPT:
+            message = faux_message("SUMMARY: lookups so far.")
+            message.usage = Usage(input=4000, output=500)
+            return message
+        turn = sum(isinstance(m, ToolResultMessage) for m in context.messages)
+        message = faux_message(faux_tool_call("lookup", {"key": f"key {turn} " * 20}))
+        message.usage = Usage(input=5)
+        return message
+
+    fm = FauxModel([costly] * 400, model_id="compaction-costly")
+    model = dataclasses.replace(fm.model, context_window=WINDOW)
+    compactor = Compactor(model, stream_fn=fm.stream_fn)
+    agent = Agent(
+        model=model, stream_fn=fm.stream_fn, tools=[lookup], transform_context=compactor,
+        usage_limits=UsageLimits(max_input_tokens=3000), max_turns=60,
+    )  # fmt: skip
+    with pytest.raises(UsageLimitExceeded, match=r"max_input_tokens=3000 \(used 40"):
+        await agent.prompt("look everything up")
+    assert compactor.compactions == 1  # the first summary's tokens stop the run
+    assert compactor.usage.input == 4000

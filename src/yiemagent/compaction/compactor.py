@@ -14,7 +14,8 @@ The summary is remembered (keyed by the conversation's first message and the las
 covers), so it is written once per compaction, not once per model call; a later compaction
 folds the previous summary and the next turns into a new one. When the model cannot write a
 summary (an error, an empty answer), the older turns are still dropped and a plain note says
-how many, so the conversation keeps going.
+how many, so the conversation keeps going. What a summary costs is in `usage`, and counts
+against the `UsageLimits` of the run it is written for.
 
 Sizes are estimates in tokens: 4 characters a token, a CJK character (Chinese, Japanese,
 Korean, full-width forms) a token of its own as tokenizers spend on it, plus a few tokens per
@@ -32,6 +33,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from yiemagent.loop import count_spending
 from yiemagent.types import (
     AbortSignal,
     AgentMessage,
@@ -315,6 +317,7 @@ class Compactor:
         except Exception as exc:
             reply = AssistantMessage(stop_reason="error", error_message=str(exc))
         self.usage.add(reply.usage)
+        count_spending(reply.usage)  # against the run's usage limits, as its calls are
         text = "".join(b.text for b in reply.content if isinstance(b, TextContent)).strip()
         if reply.stop_reason in ("error", "aborted") or not text:
             reason = reply.error_message or "the model wrote no summary"

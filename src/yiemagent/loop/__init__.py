@@ -9,9 +9,10 @@ Public (and re-exported by `yiemagent`): the seeds' loop functions `agent_loop`,
 result helpers `create_tool_result_message`, `create_error_tool_result`, `should_terminate`,
 `held_tool_calls`; `default_convert_to_llm` and `IncrementalConverter` (the `converter` a
 caller running the loop again and again on one transcript passes to `run_agent_loop`);
-`transcript_problems`; `ABORT_GRACE_S`, the seconds a tool or a model stream gets to stop
-after an abort. Each function takes the seeds' arguments: `signal=None` means no abort and
-`emit` may be a plain or an async function.
+`transcript_problems`; `count_spending` (what a `transform_context` spends on a model
+call of its own, counted against the run's `UsageLimits`); `ABORT_GRACE_S`, the seconds a
+tool or a model stream gets to stop after an abort. Each function takes the seeds'
+arguments: `signal=None` means no abort and `emit` may be a plain or an async function.
 
 The modules are private: `_agent_loop` (the run, its turns, the model call, the transcript
 as the model sees it), `_tool_calls` (batches, prepare → execute → finalize, result
@@ -50,12 +51,14 @@ from yiemagent.loop._tool_calls import (
     validate_tool_arguments as validate_tool_arguments,
 )
 from yiemagent.loop._transcript import transcript_problems as transcript_problems
+from yiemagent.loop._usage_limits import count_spending as count_spending
 
 __all__ = [
     "ABORT_GRACE_S",
     "IncrementalConverter",
     "agent_loop",
     "agent_loop_continue",
+    "count_spending",
     "create_error_tool_result",
     "create_tool_result_message",
     "default_convert_to_llm",

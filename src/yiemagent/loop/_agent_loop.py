@@ -36,7 +36,7 @@ from yiemagent.loop._tool_calls import (
     held_tool_calls,
     interrupted_text,
 )
-from yiemagent.loop._usage_limits import UsageMeter, limit_text
+from yiemagent.loop._usage_limits import UsageMeter, limit_text, preparing_call
 from yiemagent.types import (
     AbortSignal,
     AgentContext,
@@ -505,15 +505,19 @@ async def _call_model(run: LoopRun) -> AssistantMessage:
         if run.output is not None:
             run.output.offer(run.context, run.config.model)
         run.model_calls += 1
-        message = await stream_assistant_response(
-            run.context,
-            run.config,
-            run.signal,
-            run.emit,
-            run.stream_fn,
-            converter=run.convert,
-            trace=run.trace,
-        )
+        preparing = preparing_call.set(run.meter)  # what its transform spends counts too
+        try:
+            message = await stream_assistant_response(
+                run.context,
+                run.config,
+                run.signal,
+                run.emit,
+                run.stream_fn,
+                converter=run.convert,
+                trace=run.trace,
+            )
+        finally:
+            preparing_call.reset(preparing)
         if run.meter is not None:
             run.meter.add(message.usage)
     run.append(message)

@@ -23,7 +23,14 @@ from contextvars import ContextVar
 
 from yiemagent.types import AgentToolResult, Usage, UsageLimits
 
-__all__ = ["CallUsage", "UsageMeter", "current_call_usage", "limit_text"]
+__all__ = [
+    "CallUsage",
+    "UsageMeter",
+    "count_spending",
+    "current_call_usage",
+    "limit_text",
+    "preparing_call",
+]
 
 
 def limit_text(what: str) -> str:
@@ -67,6 +74,19 @@ class CallUsage:
 
 current_call_usage: ContextVar[CallUsage | None] = ContextVar("yiemagent_call_usage", default=None)
 """The tool call running in this context, when its run has a meter."""
+
+preparing_call: ContextVar[UsageMeter | None] = ContextVar("yiemagent_preparing", default=None)
+"""The meter of the run whose model call is being made in this context (its
+`transform_context` runs here)."""
+
+
+def count_spending(usage: Usage | None) -> None:
+    """Count `usage` against the `UsageLimits` of the run whose model call is being made in
+    this context: what a `transform_context` spends calling a model of its own (a
+    `Compactor`'s summary). Nothing outside a model call, or for a run without limits."""
+    meter = preparing_call.get()
+    if meter is not None:
+        meter.add(usage)
 
 
 class UsageMeter:
