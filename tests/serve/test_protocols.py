@@ -740,6 +740,66 @@ async def test_a_tripped_answer_is_no_empty_success_on_any_protocol() -> None:
         await asyncio.to_thread(drive, url)
 
 
+async def test_an_output_types_value_is_the_answer_not_an_empty_one() -> None:
+    """griptape-ai/griptape #1642: structured output given through a tool came out empty
+    when streamed. Here an agent with an output type answered `/v1/chat/completions`
+    with "" (its value is the output tool's arguments, no text), streamed or not, and
+    AG-UI's `RUN_FINISHED` carried no `result`."""
+    from dataclasses import dataclass
+
+    from tests.serve._kit import serving
+    from yiemagent import Agent
+    from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
+    from yiemagent.serve import create_app
+    from yiemagent.types import Context
+    from yiemagent.types.output import OUTPUT_TOOL_NAME
+
+    @dataclass
+    class City:
+        name: str
+        population: int
+
+    def answer(context: Context) -> AssistantMessage:
+        if getattr(context.messages[-1], "role", "") == "toolResult":
+            return faux_message("unused")  # the run ends once the output is accepted
+        value = {"name": "Oslo", "population": 709_000}
+        return faux_message("Found it.", faux_tool_call(OUTPUT_TOOL_NAME, value))
+
+    store = InMemorySessionStore()
+    fm = FauxModel([answer] * 100, chunk_size=4)
+
+    def make_agent(session_id: str) -> Any:
+        return Agent(
+            model=fm.model, stream_fn=fm.stream_fn, output_type=City,
+            session_store=store, session_id=session_id,
+        )  # fmt: skip
+
+    expected = '{"name": "Oslo", "population": 709000}'
+
+    def drive(url: str) -> None:
+        openai = OpenAI(base_url=f"{url}/v1", api_key="none", max_retries=0)
+        asked = [{"role": "user", "content": "Which city?"}]
+        reply = openai.chat.completions.create(model="m", messages=asked)
+        assert reply.choices[0].message.content == f"Found it.\n\n{expected}"
+        chunks = list(openai.chat.completions.create(model="m", messages=asked, stream=True))
+        text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+        assert text == f"Found it.\n\n{expected}"
+        with httpx.Client(base_url=url) as client:
+            body = {
+                "threadId": "t",
+                "runId": "r",
+                "messages": [{"id": "u", "role": "user", "content": "Which city?"}],
+            }
+            with client.stream("POST", "/ag-ui", json=body) as response:
+                events = [EVENT.validate_python(d) for _, d in sse(response)]
+        check_agui_order(events)
+        assert isinstance(events[-1], agui.RunFinishedEvent)
+        assert events[-1].result == {"name": "Oslo", "population": 709_000}
+
+    with serving(create_app(make_agent, session_store=store)) as url:
+        await asyncio.to_thread(drive, url)
+
+
 def test_completions_usage_counts_the_sub_agents_tokens() -> None:
     """The usage of a reply is every model call's, the sub-agent's (on its tool result)
     included, each counted once."""

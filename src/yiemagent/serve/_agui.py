@@ -314,7 +314,12 @@ class Translator:
             if interrupts:
                 outcome = agui.RunFinishedInterruptOutcome(interrupts=interrupts)
         return [
-            agui.RunFinishedEvent(thread_id=self.thread_id, run_id=self.run_id, outcome=outcome)
+            agui.RunFinishedEvent(
+                thread_id=self.thread_id,
+                run_id=self.run_id,
+                outcome=outcome,
+                result=event.get("output"),  # an output type's value (None without one)
+            )
         ]
 
 

@@ -2,7 +2,8 @@
 
 Any OpenAI client (streamed or not) talks to the agent as to a model: the request's messages
 are a conversation (`_protocols`), the agent's tools run here, and the answer is the texts of
-the run's assistant messages. Each request is a run of its own session: the one the
+the run's assistant messages (then, for an agent with an output type that answered through its
+output tool, the output as JSON). Each request is a run of its own session: the one the
 `X-Session-Id` header names (continued), else a new one; every answer carries the session
 in `X-Session-Id`, so a client may continue it. The request's `tools` are ignored. A run that
 ends with tool calls held for approval answers with a text naming them; decide them through
@@ -28,6 +29,7 @@ from yiemagent.serve._protocols import (
     final_texts,
     held_calls,
     message_text,
+    output_text,
     run_batches,
     sse_data,
     start_conversation,
@@ -147,7 +149,7 @@ class _Completions:
                 status_code=500,
                 headers=headers,
             )
-        content = final_texts(end)
+        content = "\n\n".join(filter(None, [final_texts(end), output_text(end)]))
         if reason == "awaiting_approval":
             content = "\n\n".join(filter(None, [content, _held_note(run.events, session_id)]))
         choice = {
@@ -215,6 +217,10 @@ class _Completions:
             error = {"message": _error_text(end), "type": "server_error", "code": "run_failed"}
             yield sse_data({"error": error})
             return
+        output = output_text(end)
+        if output is not None:  # an output type's value, given through its tool
+            yield chunk({"content": ("\n\n" if said else "") + output})
+            said = True
         if reason == "awaiting_approval":
             yield chunk({"content": ("\n\n" if said else "") + _held_note(run.events, session_id)})
         yield chunk({}, _finish_reason(reason))

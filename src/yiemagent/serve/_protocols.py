@@ -41,6 +41,7 @@ __all__ = [
     "final_texts",
     "held_calls",
     "message_text",
+    "output_text",
     "run_batches",
     "sse_data",
     "start_conversation",
@@ -154,6 +155,19 @@ def call_at(inner: dict[str, Any]) -> dict[str, Any] | None:
 def final_texts(end: dict[str, Any]) -> str:
     """The texts of the run's assistant messages (`agent_end.messages`), one paragraph each."""
     return "\n\n".join(text for text in _assistant_texts(end) if text)
+
+
+def output_text(end: dict[str, Any]) -> str | None:
+    """The run's validated output (`agent_end.output`) as JSON text when the answer came
+    through the output tool, so no assistant text holds it; None otherwise (no output
+    type, or the final text is the JSON already)."""
+    if end.get("output") is None:
+        return None
+    for message in reversed(end.get("messages", [])):
+        if message.get("role") == "assistant":
+            calls = [b for b in message.get("content", []) if b.get("type") == "toolCall"]
+            return json.dumps(end["output"], ensure_ascii=False) if calls else None
+    return None
 
 
 def message_text(message: dict[str, Any]) -> str:
