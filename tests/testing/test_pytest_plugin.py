@@ -67,3 +67,47 @@ def test_the_mode_is_checked(tmp_path: Path) -> None:
     done = run_pytest(tmp_path, "--cassette-mode", "always")
     assert done.returncode == 4
     assert "argument --cassette-mode: invalid choice: 'always'" in done.stderr
+
+
+FLAKY_FILE = """
+import os
+
+from yiemagent import Agent
+from yiemagent.ai.providers.faux import FauxModel
+
+
+def test_talk(yiem_cassette):
+    fm = FauxModel([os.environ.get("ANSWER", "Hello there.")])
+    agent = Agent(model=yiem_cassette(fm.model))
+    text = agent.prompt_sync("Hi").text
+    assert text == "Hello there.", f"[failed on {text!r}]"
+    print(f"[{'recorded' if yiem_cassette.recording else 'replayed'}: {text}]")
+"""
+
+
+def test_a_test_that_fails_while_recording_leaves_no_cassette(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """vcr/vcr #765 (`record_on_error`): a test that failed while recording kept its
+    cassette, so every later run replayed the failure (a 429, a cut-off call) until
+    someone deleted the file. Here `once` replayed the failing answer for ever, and `new`
+    threw away a good cassette for a failed recording."""
+    (tmp_path / "test_talk.py").write_text(FLAKY_FILE, encoding="utf-8")
+    cassette = tmp_path / "cassettes" / "test_talk" / "test_talk.jsonl"
+    monkeypatch.setenv("ANSWER", "Rate limited, try later.")
+
+    failed = run_pytest(tmp_path)
+    assert failed.returncode == 1 and "[failed on 'Rate limited, try later.']" in failed.stdout
+    assert not cassette.exists() and not cassette.with_name(cassette.name + ".part").exists()
+
+    monkeypatch.setenv("ANSWER", "Hello there.")
+    passed = run_pytest(tmp_path)  # recorded afresh, not the failure replayed
+    assert passed.returncode == 0 and "[recorded: Hello there.]" in passed.stdout
+    good = cassette.read_text()
+
+    monkeypatch.setenv("ANSWER", "Rate limited, try later.")
+    failed_anew = run_pytest(tmp_path, "--cassette-mode", "new")
+    assert failed_anew.returncode == 1
+    assert cassette.read_text() == good  # the good cassette stays
+    replayed = run_pytest(tmp_path, "--cassette-mode", "none")
+    assert replayed.returncode == 0 and "[replayed: Hello there.]" in replayed.stdout

@@ -11,14 +11,18 @@ replaying it, by the mode:
 - `new`: record afresh (the old cassette is replaced);
 - `none`: replay only; a missing cassette fails the test (CI runs offline with this).
 The cassette is `cassettes/<test module>/<test name>.jsonl` beside the test file
-(`yiem_cassette.path`). Installed as the `pytest11` entry point `yiemagent`; without the
-installed package, add `pytest_plugins = ["yiemagent.testing.pytest_plugin"]` to the root
-`conftest.py`.
+(`yiem_cassette.path`). A recording is kept only when its test passed: it is written beside
+the cassette as `<name>.jsonl.part` and takes the cassette's place at the end of a test that
+passed; a test that failed leaves the cassette as it was (none, or the old one), so a
+recording cut short or holding a passing fault (a 429, a timeout) is never replayed.
+Installed as the `pytest11` entry point `yiemagent`; without the installed package, add
+`pytest_plugins = ["yiemagent.testing.pytest_plugin"]` to the root `conftest.py`.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -29,7 +33,7 @@ from yiemagent.testing._cassette import record, replay
 if TYPE_CHECKING:
     from yiemagent.types import Model
 
-__all__ = ["Cassette", "pytest_addoption", "yiem_cassette"]
+__all__ = ["Cassette", "pytest_addoption", "pytest_runtest_makereport", "yiem_cassette"]
 
 CassetteMode = Literal["once", "new", "none"]
 
@@ -53,6 +57,8 @@ class Cassette:
         self.mode = mode
         self.recording = mode == "new" or (mode == "once" and not path.exists())
         """Whether this test records (else it replays)."""
+        self.part = path.with_name(path.name + ".part")
+        """Where a recording is written until its test has passed."""
         self._started = False
 
     def __call__(self, model: Model) -> Model:
@@ -67,16 +73,42 @@ class Cassette:
             return replay(self.path)
         if not self._started:  # a fresh recording: one file per test, written from the start
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self.path.write_text("", encoding="utf-8")
+            self.part.write_text("", encoding="utf-8")
             self._started = True
-        return record(model, self.path)
+        return record(model, self.part)
+
+    def finish(self, passed: bool) -> None:
+        """After the test: a recording of a test that passed becomes the cassette; one of
+        a test that failed is dropped."""
+        if not self._started:
+            return
+        if passed:
+            self.part.replace(self.path)
+        else:
+            self.part.unlink(missing_ok=True)
+
+
+_PASSED = pytest.StashKey[bool]()
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """Note on the test whether its setup and call passed (`yiem_cassette` reads it)."""
+    report = yield
+    if report.when in ("setup", "call"):
+        item.stash[_PASSED] = item.stash.get(_PASSED, True) and report.passed
+    return report
 
 
 @pytest.fixture
-def yiem_cassette(request: pytest.FixtureRequest) -> Cassette:
+def yiem_cassette(request: pytest.FixtureRequest) -> Iterator[Cassette]:
     """Record or replay this test's model calls (see the module docstring)."""
     mode: CassetteMode = request.config.getoption("--cassette-mode")
     test_file = Path(str(request.node.path))
     name = re.sub(r"[^A-Za-z0-9_.-]+", "_", request.node.name).strip("_")
     path = test_file.parent / "cassettes" / test_file.stem / f"{name}.jsonl"
-    return Cassette(path, mode)
+    cassette = Cassette(path, mode)
+    yield cassette
+    cassette.finish(request.node.stash.get(_PASSED, False))
