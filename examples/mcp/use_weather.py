@@ -1,7 +1,9 @@
 """An Agent using the MCP server in weather_server.py (docs/mcp.md), on the faux model so it
-runs anywhere; drop `model=`/`stream_fn=` to use the embedded model instead.
+runs anywhere; drop `model=`/`stream_fn=` to use the embedded model instead. It needs the
+`mcp` extra, which the demo's environment lacks:
 
-    python examples/mcp/use_weather.py
+    .venv/bin/pip install -e '.[mcp]'
+    .venv/bin/python examples/mcp/use_weather.py
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from pathlib import Path
 
 from yiemagent import AbortSignal, Agent, AgentEvent, TextContent, ToolExecutionUpdateEvent
 from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
+from yiemagent.errors import ConfigError
 from yiemagent.mcp import MCPServerStdio, add_server
 
 SERVER = Path(__file__).with_name("weather_server.py")
@@ -23,7 +26,10 @@ def main() -> None:
     )
     agent = Agent(model=fm.model, stream_fn=fm.stream_fn)
     server = MCPServerStdio(sys.executable, [str(SERVER)], name="weather")
-    names = asyncio.run(add_server(agent, server, prefix="weather"))
+    try:
+        names = asyncio.run(add_server(agent, server, prefix="weather"))
+    except ConfigError as exc:  # no MCP SDK: the error says how to install it
+        sys.exit(str(exc))
     print("tools:", names)
 
     def show_progress(event: AgentEvent, signal: AbortSignal) -> None:
