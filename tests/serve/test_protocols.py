@@ -622,6 +622,51 @@ def test_a_ui_file_part_is_an_image_or_a_pdf_never_dropped() -> None:
         assert stored.content[1] == DocumentContent("JVBERi0xLjQK", "application/pdf", "a.pdf")
 
 
+def test_an_agui_part_is_an_image_or_a_pdf_never_dropped() -> None:
+    """ag-ui-protocol/ag-ui #2447 (and its #2795: "fail with a clear, actionable error
+    rather than silently dropping content"): a user message's document, audio or video
+    part, or an image given by URL, was left out without a word, so the model answered
+    as if nothing had been attached."""
+    store = InMemorySessionStore()
+
+    def ask(thread: str, *parts: Any) -> dict[str, Any]:
+        message = agui.UserMessage(id="u", content=[agui.TextPart(text="weather Oslo"), *parts])
+        run_input = agui.RunAgentInput(
+            thread_id=thread, run_id="r", state={}, messages=[message], tools=[],
+            context=[], forwarded_props={},
+        )  # fmt: skip
+        return run_input.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+    pdf = agui.DataSource(value="JVBERi0xLjQK", mime_type="application/pdf")
+    with faux_server(store) as (url, _), httpx.Client(base_url=url) as client:
+        refusals = {
+            "audio": agui.AudioPart(source=agui.DataSource(value="UklG", mime_type="audio/wav")),
+            "by url": agui.ImagePart(
+                source=agui.UrlSource(value="https://example.com/a.png", mime_type="image/png")
+            ),
+            "a csv": agui.DocumentPart(source=agui.DataSource(value="YSxi", mime_type="text/csv")),
+            "bad base64": agui.DocumentPart(
+                source=agui.DataSource(value="!", mime_type="application/pdf")
+            ),
+        }
+        said = {}
+        for name, part in refusals.items():
+            refused = client.post("/ag-ui", json=ask("t", part))
+            assert refused.status_code == 400, name
+            said[name] = refused.json()["error"]
+        assert "the agent takes text, images and PDFs" in said["audio"]
+        assert "the agent takes text, images and PDFs" in said["a csv"]
+        assert 'needs its content as a "data" source' in said["by url"]
+        assert "base64" in said["bad base64"]
+        assert store.list_sessions() == []
+
+        paper = agui.DocumentPart(source=pdf, metadata={"filename": "a.pdf"})
+        agui_run(client, agui.RunAgentInput.model_validate(ask("pdf", paper)))
+        stored = store.load("pdf")[0]
+        assert isinstance(stored, UserMessage) and not isinstance(stored.content, str)
+        assert stored.content[1] == DocumentContent("JVBERi0xLjQK", "application/pdf", "a.pdf")
+
+
 # ── output guardrails: no answer is shown before they pass it ───────────────
 
 

@@ -47,22 +47,54 @@ from yiemagent.serve._protocols import (
     tool_result_text,
 )
 from yiemagent.serve._runs import Run, RunHub
-from yiemagent.types import ImageContent, ToolApproval
+from yiemagent.types import DocumentContent, ImageContent, ToolApproval
 
 __all__ = ["agui_routes"]
 
 
-def _text_of(content: Any) -> tuple[str, list[ImageContent]]:
+def _text_of(content: Any) -> tuple[str, list[ImageContent | DocumentContent]]:
+    """A message's text and what it attaches: images, and PDF documents, given as data.
+
+    Raises:
+        BadRequest: a part of another kind (audio, video, a document that is no PDF) or
+            given by URL or file id: dropped, the model would answer as if nothing had been
+            attached; or data that is not base64.
+    """
     if isinstance(content, str):
         return content, []
     texts: list[str] = []
-    images: list[ImageContent] = []
+    attached: list[ImageContent | DocumentContent] = []
     for part in content or []:
         if isinstance(part, agui.TextPart):
             texts.append(part.text)
-        elif isinstance(part, agui.ImagePart) and isinstance(part.source, agui.DataSource):
-            images.append(checked_image(part.source.value, part.source.mime_type))
-    return "".join(texts), images
+            continue
+        source = getattr(part, "source", None)
+        pdf = isinstance(part, agui.DocumentPart) and getattr(source, "mime_type", None) == (
+            "application/pdf"
+        )
+        if not (isinstance(part, agui.ImagePart) or pdf):
+            kind = getattr(part, "type", type(part).__name__)
+            raise BadRequest(f'a "{kind}" part: the agent takes text, images and PDFs')
+        if not isinstance(source, agui.DataSource):
+            raise BadRequest(
+                f'a "{part.type}" part needs its content as a "data" source (base64), '
+                f"not {getattr(source, 'type', source)!r}"
+            )
+        if isinstance(part, agui.ImagePart):
+            attached.append(checked_image(source.value, source.mime_type))
+        else:
+            attached.append(_checked_document(source.value, part.metadata))
+    return "".join(texts), attached
+
+
+def _checked_document(data: str, metadata: Any) -> DocumentContent:
+    from yiemagent.ai.attachments import AttachmentError, document_from_base64
+
+    name = metadata.get("filename") if isinstance(metadata, dict) else None
+    try:
+        return document_from_base64(data, name if isinstance(name, str) else None)
+    except AttachmentError as exc:
+        raise BadRequest(str(exc)) from None
 
 
 def _decision(entry: agui.ResumeEntry) -> ToolApproval:
