@@ -18,6 +18,7 @@ import pytest
 
 from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
 from yiemagent.cli.main import main
+from yiemagent.errors import install_hint
 
 cli_main_module = importlib.import_module("yiemagent.cli.main")
 
@@ -114,6 +115,16 @@ def test_models_says_unknown_not_free_for_a_hosted_model_without_a_price(
     assert rows["openai/gpt-4o-mini"][3] == "unknown"
     assert rows["anthropic/claude-sonnet-4-5"][3] == "unknown"
     assert rows["local/qwen2.5-coder-0.5b"][3] == "free"
+    # with the price database installed, "unknown" is its verdict: no hint
+    assert "unknown prices" not in out
+
+    monkeypatch.setitem(sys.modules, "genai_prices", None)  # the demo's install: not there
+    code, out, _ = _run(capsys, "models")
+    assert code == 0
+    assert (
+        "unknown prices: the price database (genai-prices) is not installed; it comes with "
+        f"the openai and anthropic extras: {install_hint('openai')}"
+    ) in out.splitlines()
 
 
 @pytest.fixture

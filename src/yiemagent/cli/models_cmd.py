@@ -35,6 +35,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from yiemagent.cli.options import DEFAULT_MODEL, CliError
+from yiemagent.errors import install_hint
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -79,9 +80,23 @@ def models(ctx: typer.Context) -> None:
     for row in rows:
         cells = [cell.ljust(width) for cell, width in zip(row, widths, strict=False)]
         print("  ".join([*cells, row[4]]).rstrip())
+    if any(row[3] == "unknown" for row in rows) and not _prices_installed():
+        print(
+            "unknown prices: the price database (genai-prices) is not installed; it comes "
+            f"with the openai and anthropic extras: {install_hint('openai')}"
+        )
     for spec in LOCAL_MODELS.values():
         if not is_installed(spec):
             print(f"to install local/{spec.id}: {spec.install_hint}")
+
+
+def _prices_installed() -> bool:
+    """Whether `genai-prices` imports (it came with the catalogue's prices, if at all)."""
+    try:
+        import genai_prices  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 @models_app.command("install")
