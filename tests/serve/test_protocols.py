@@ -482,6 +482,79 @@ def test_a_rejected_call_is_denied_not_failed_in_the_ui_message_stream() -> None
         assert rejection["is_error"] and "not today" in rejection["content"][0]["text"]
 
 
+def test_a_call_held_inside_a_sub_agent_is_answered_on_ag_ui_and_use_chat() -> None:
+    """microsoft/agent-framework #4963, redhat-data-and-ai/template-ui #199 (and the review
+    of danny-avila/LibreChat #13942): a call held inside a sub-agent could not be approved
+    from the UI. Here the AG-UI interrupt and the `tool-approval-request` named the
+    parent's call (`helper`), which holds nothing itself, so answering them was a 400 "no
+    tool call ... awaits approval" and the held `launch` could never run."""
+    from tests.serve._kit import Tools, brain, serving
+    from yiemagent import Agent
+    from yiemagent.ai.providers.faux import FauxModel
+    from yiemagent.serve import create_app
+
+    store = InMemorySessionStore()
+    tools = Tools()
+    fm = FauxModel([brain] * 1000)
+
+    def make_agent(session_id: str) -> Any:
+        helper = Agent(name="helper", model=fm.model, stream_fn=fm.stream_fn, tools=tools.all())
+        return Agent(
+            model=fm.model, stream_fn=fm.stream_fn, tools=[helper.as_tool()],
+            session_store=store, session_id=session_id,
+        )  # fmt: skip
+
+    with serving(create_app(make_agent, session_store=store)) as url:
+        client = httpx.Client(base_url=url)
+        first = agui_run(
+            client,
+            agui.RunAgentInput(
+                thread_id="t", run_id="r", state={}, tools=[], context=[], forwarded_props={},
+                messages=[agui.UserMessage(id="u", content="delegate launch Mir")],
+            ),
+        )  # fmt: skip
+        [interrupt] = first[-1].outcome.interrupts
+        [held] = client.get("/v1/sessions/t/approvals").json()["approvals"]
+        assert (interrupt.id, held["tool_name"]) == (held["tool_call_id"], "launch")
+        assert interrupt.message == 'Run launch with {"city": "Mir"}?'
+        resumed = agui_run(
+            client,
+            agui.RunAgentInput(
+                thread_id="t", run_id="r2", state={}, tools=[], context=[], forwarded_props={},
+                messages=[],
+                resume=[agui.ResumeEntry(interrupt_id=interrupt.id, status="resolved")],
+            ),
+        )  # fmt: skip
+        check_agui_order(resumed)
+        assert tools.launched == ["Mir"]
+
+        held_ui = ui_chat(client, {"id": "v", "messages": [user("delegate launch Vostok")]})
+        request = next(c for c in held_ui if c["type"] == "tool-approval-request")
+        [held] = client.get("/v1/sessions/v/approvals").json()["approvals"]
+        assert request["toolCallId"] == held["tool_call_id"]
+        parts = {c["toolCallId"]: c for c in held_ui if c["type"] == "tool-input-available"}
+        assert parts[held["tool_call_id"]]["toolName"] == "launch"  # a part to answer on
+        assert parts[held["tool_call_id"]]["input"] == {"city": "Vostok"}
+        answer = {
+            "id": "a1",
+            "role": "assistant",
+            "parts": [
+                {
+                    "type": "tool-launch",
+                    "toolCallId": held["tool_call_id"],
+                    "state": "approval-responded",
+                    "input": {"city": "Vostok"},
+                    "approval": {"id": request["approvalId"], "approved": True},
+                }
+            ],
+        }
+        done = ui_chat(client, {"id": "v", "messages": [user("delegate launch Vostok"), answer]})
+        outputs = {c["toolCallId"]: c for c in done if c["type"] == "tool-output-available"}
+        assert outputs[held["tool_call_id"]]["output"] == "launched Vostok"
+        assert tools.launched == ["Mir", "Vostok"]
+        client.close()
+
+
 # ── images: every front end checks one alike ────────────────────────────────
 
 

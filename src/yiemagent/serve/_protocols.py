@@ -129,8 +129,34 @@ async def run_batches(run: Run) -> AsyncIterator[list[dict[str, Any]]]:
 
 
 def held_calls(events: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The tool calls of the run's last assistant message that have no result: the calls
-    held for approval when the run ended "awaiting_approval" (`{"id", "name", "arguments"}`)."""
+    """The calls held for approval when the run ended "awaiting_approval", as the session's
+    approvals list them (`{"id", "name", "arguments"}`, plus `"nested": True` for a call
+    held inside a sub-agent): the calls of the run's last assistant message that have no
+    result, each call whose sub-agent's run is held (`Agent.as_tool`) standing for that
+    run's held calls, as deep as they go."""
+    runs: dict[str | None, list[dict[str, Any]]] = {None: []}
+    for event in events:  # a sub-run's events are filed under the call that runs it
+        if event.get("type") == "nested_agent":
+            runs.setdefault(str(event.get("tool_call_id")), []).append(event.get("event") or {})
+        else:
+            runs[None].append(event)
+
+    def held_in(run: str | None, nested: bool) -> list[dict[str, Any]]:
+        found: list[dict[str, Any]] = []
+        for call in _unanswered(runs.get(run, [])):
+            sub = runs.get(str(call.get("id")), [])
+            ends = [e for e in sub if e.get("type") == "agent_end"]
+            if ends and ends[-1].get("reason") == "awaiting_approval":
+                found.extend(held_in(str(call.get("id")), True))
+            else:
+                found.append({**call, "nested": True} if nested else call)
+        return found
+
+    return held_in(None, False)
+
+
+def _unanswered(events: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The tool calls of the last assistant message of `events` that have no result."""
     answered: set[str] = set()
     for event in reversed(events):
         if event.get("type") != "message_end":

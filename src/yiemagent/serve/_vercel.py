@@ -7,7 +7,8 @@ The chat `id` is the session. One assistant message per run: `start`, then per m
 `reasoning-start/-delta/-end`, tool calls as
 `tool-input-start/-delta/-available` and, once run here, `tool-output-available` (or
 `tool-output-error`); a call held for approval sends `tool-approval-request` (its approval
-id is the tool call id), and the next request answers it with the tool part's
+id is the tool call id; a call held inside a sub-agent gets its own tool part first, and its
+result once decided), and the next request answers it with the tool part's
 `approval: {id, approved, reason}` (state "approval-responded"; a rejected call's result is
 then `tool-output-denied`, not an error). Then `finish` (its
 `finishReason` "content-filter" when a guardrail stopped the run; or `abort` after an abort,
@@ -115,9 +116,19 @@ def conversation_of(data: dict[str, Any]) -> Conversation:
 class Translator:
     """The run's events (dicts) to UI message chunks, in order (see the module docstring)."""
 
-    def __init__(self, run: Run, message_id: str, *, denied: Collection[str] = ()) -> None:
+    def __init__(
+        self,
+        run: Run,
+        message_id: str,
+        *,
+        decided: Collection[str] = (),
+        denied: Collection[str] = (),
+    ) -> None:
         self.run = run
         self.message_id = message_id
+        self.decided = frozenset(decided)
+        """The held calls this request decides: their results are sent also when they are
+        a sub-agent's (whose other events the stream leaves out)."""
         self.denied = frozenset(denied)
         """The held calls this request rejects: their results are `tool-output-denied`."""
         self.messages = 0
@@ -141,19 +152,27 @@ class Translator:
         if kind == "message_end" and message.get("role") == "assistant":
             return self._close(message)
         if kind == "tool_execution_end":
-            call_id = str(event.get("tool_call_id"))
-            text = tool_result_text(event.get("result") or {})
-            if event.get("is_error") and call_id in self.denied:  # not a failure: the user said no
-                return [{"type": "tool-output-denied", "toolCallId": call_id}]
-            if event.get("is_error"):
-                return [{"type": "tool-output-error", "toolCallId": call_id, "errorText": text}]
-            return [{"type": "tool-output-available", "toolCallId": call_id, "output": text}]
+            return self._result(event)
+        if kind == "nested_agent":  # only the result of a sub-agent's call decided here
+            inner = event.get("event") or {}
+            ours = inner.get("type") == "tool_execution_end"
+            ours = ours and inner.get("tool_call_id") in self.decided
+            return self._result(inner) if ours else []
         if kind == "turn_end" and self.step_open:
             self.step_open = False
             return [{"type": "finish-step"}]
         if kind == "agent_end":
             return self._end(event)
         return []
+
+    def _result(self, event: dict[str, Any]) -> list[dict[str, Any]]:
+        call_id = str(event.get("tool_call_id"))
+        text = tool_result_text(event.get("result") or {})
+        if event.get("is_error") and call_id in self.denied:  # not a failure: the user said no
+            return [{"type": "tool-output-denied", "toolCallId": call_id}]
+        if event.get("is_error"):
+            return [{"type": "tool-output-error", "toolCallId": call_id, "errorText": text}]
+        return [{"type": "tool-output-available", "toolCallId": call_id, "output": text}]
 
     def _update(self, inner: dict[str, Any]) -> list[dict[str, Any]]:
         kind = inner.get("type")
@@ -233,6 +252,16 @@ class Translator:
         reason = event.get("reason")
         if reason == "awaiting_approval":
             for call in held_calls(self.run.events):
+                if call.get("nested"):  # a sub-agent's call: no part of this message yet
+                    out.extend(self._call_start(call))
+                    out.append(
+                        {
+                            "type": "tool-input-available",
+                            "toolCallId": call["id"],
+                            "toolName": call.get("name", ""),
+                            "input": call.get("arguments") or {},
+                        }
+                    )
                 out.append(
                     {
                         "type": "tool-approval-request",
@@ -278,8 +307,9 @@ async def _handle(hub: RunHub, request: Request) -> Response:
     run = await start_conversation(hub, chat_id, conversation)
     # answering approvals continues the client's last (assistant) message
     last = data["messages"][-1].get("id") if conversation.decisions else None
-    denied = [call_id for call_id, d in conversation.decisions.items() if not d.approved]
-    translator = Translator(run, str(last or f"msg-{run.id}"), denied=denied)
+    decisions = conversation.decisions
+    denied = [call_id for call_id, d in decisions.items() if not d.approved]
+    translator = Translator(run, str(last or f"msg-{run.id}"), decided=decisions, denied=denied)
 
     async def stream() -> AsyncIterator[bytes]:
         async for batch in run_batches(run):
