@@ -56,6 +56,20 @@ def test_a_passing_dataset_prints_the_table_and_writes_both_reports(
     assert (tmp_path / "r.runs" / "001-multiply-run1.html").is_file()
 
 
+def test_off_a_terminal_the_progress_is_a_line_now_and_then(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`yiem eval ... > out.txt` (or in CI) said nothing on stderr until every case had run,
+    minutes on the embedded model; `yiem batch` writes a line now and then."""
+    code = main(["eval", str(dataset(tmp_path)), "--agent", AGENT])
+    shown = capsys.readouterr()
+    assert code == 0, shown.err
+    lines = shown.err.splitlines()
+    assert lines[0] == "batch: 2 to run (0 done before)"
+    assert lines[-1].startswith("batch: 2/2 done (2 ok, 0 failed)")
+    assert "batch:" not in shown.out  # the table's stdout stays the table
+
+
 def test_a_failed_case_exits_1_and_says_why(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -64,7 +78,7 @@ def test_a_failed_case_exits_1_and_says_why(
     shown = capsys.readouterr()
     assert code == 1
     assert "FAIL" in shown.out and "answer lacks '392'" in shown.out
-    assert shown.err.strip() == "yiem: error: 1 of 2 cases failed"
+    assert shown.err.splitlines()[-1] == "yiem: error: 1 of 2 cases failed"  # after the progress
 
 
 def test_repeat_shows_pass_at_k_and_a_baseline_lists_the_regression(
@@ -81,7 +95,9 @@ def test_repeat_shows_pass_at_k_and_a_baseline_lists_the_regression(
     assert "pass@3" in shown.out and "pass^3" in shown.out and "regressed" in shown.out
     assert f"against {old}: regressions: multiply; fixes: none" in shown.out
     assert "mean pass@1 0.50, pass@3 0.50, pass^3 0.50" in shown.out
-    assert shown.err.strip() == f"yiem: error: 1 of 2 cases failed, 1 regressed against {old}"
+    assert (
+        shown.err.splitlines()[-1] == f"yiem: error: 1 of 2 cases failed, 1 regressed against {old}"
+    )
 
 
 @pytest.mark.parametrize(

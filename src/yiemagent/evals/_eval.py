@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from yiemagent.batch import MakeAgent, TaskResult, read_results, run_batch_async
+from yiemagent.batch.progress import ProgressMode
 from yiemagent.errors import ConfigError
 from yiemagent.evals._case import Case, Check, CheckResult, EvalRun, check_name
 from yiemagent.evals._dataset import Dataset
@@ -40,7 +41,7 @@ async def run_eval(
     address: str | None = None,
     timeout_s: float | None = None,
     results: str | PathLike[str] | None = None,
-    progress: bool | None = None,
+    progress: ProgressMode | None = None,
     workers: Literal["auto", "tasks", "pool"] = "auto",
     num_cpus: float = 1.0,
 ) -> EvalReport:
@@ -62,7 +63,8 @@ async def run_eval(
         timeout_s: Wall-clock limit per run, seconds (a run over it fails).
         results: Keep the batch's results file here (a rerun with the same file skips the
             runs already done); None: a temporary file.
-        progress: Draw the batch's progress bar on stderr (default: on a terminal).
+        progress: As `run_batch_async`: True a bar on stderr, "lines" a line now and
+            then, False nothing (default: the bar on a terminal, else nothing).
         workers: As `run_batch_async` ("pool": a worker process or Ray actor per model).
         num_cpus: CPUs Ray reserves per task or actor.
 
