@@ -215,6 +215,31 @@ async def test_a_raising_guardrail_counts_as_tripped() -> None:
     assert isinstance(caught.value, AgentRunError)
 
 
+async def _cancelled_async(context: GuardrailContext) -> bool:
+    future = asyncio.get_running_loop().create_future()  # e.g. a judge's own model call
+    future.cancel()
+    return bool(await future)
+
+
+def _exits(context: GuardrailContext) -> bool:
+    raise SystemExit(3)
+
+
+@pytest.mark.parametrize("kind", ["input", "output"])
+@pytest.mark.parametrize("guard", [_cancelled_async, _exits], ids=["cancelled", "exit"])
+async def test_a_guardrail_raising_past_exception_still_trips(kind: str, guard: Any) -> None:
+    """opensearch-project/ml-commons #4904, langwatch/langwatch #6157: a guardrail whose
+    check failed let the content through (fail open). Here one whose own work was
+    cancelled (a `CancelledError` that was not the run's) passed the answer as if it had
+    approved it, and one raising `SystemExit` ended `prompt` with a bare
+    `CancelledError`."""
+    agent, _ = scripted("a", ["the launch code is 0000"], **{f"{kind}_guardrails": [guard]})
+    with pytest.raises(GuardrailTripped, match=f"{kind} guardrail '{guard.__name__}' tripped"):
+        await agent.prompt("hello")
+    assert "0000" not in repr(agent.state.messages)
+    assert transcript_problems(agent.state.messages) == []
+
+
 async def test_a_sub_agents_trip_is_an_error_result_for_the_parent() -> None:
     strict, _ = scripted("strict", ["secret stuff"], output_guardrails=[lambda c: True])
     lead, _ = scripted(

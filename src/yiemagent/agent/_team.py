@@ -681,8 +681,15 @@ async def _verdict(guardrail: Guardrail, context: GuardrailContext) -> tuple[boo
             value = await asyncio.to_thread(guardrail, context)
             if isinstance(value, Awaitable):
                 value = await value
-    except Exception as exc:  # a guardrail that raises counts as tripped
-        return True, f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    except asyncio.CancelledError as exc:
+        task = asyncio.current_task()
+        if task is not None and task.cancelling():
+            raise  # the run stopped the check: no verdict
+        return True, _raised(exc)  # its own work was cancelled: no pass, fail closed
+    except (KeyboardInterrupt, GeneratorExit):
+        raise
+    except BaseException as exc:  # a guardrail that raises counts as tripped (SystemExit too)
+        return True, _raised(exc)
     if value is None:
         return False, ""
     if isinstance(value, GuardrailResult):
@@ -690,6 +697,10 @@ async def _verdict(guardrail: Guardrail, context: GuardrailContext) -> tuple[boo
     if isinstance(value, bool):
         return value, ""
     return True, f"returned {type(value).__name__}, not a GuardrailResult, bool or None"
+
+
+def _raised(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
 
 
 class RunGuards:
