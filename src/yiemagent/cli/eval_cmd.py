@@ -7,9 +7,9 @@
 
 Each case runs on a fresh Agent (the `yiem run` agent: the example tools or `--tools`, on
 `--model`; or the `--agent` file's, `yiemagent.load_agent`; or a `MODULE:FUNCTION`
-factory's), through the batch engine, with a progress bar on a
-terminal (else a line on stderr now and then); then a table gives each case's verdict, the first failing check and its reason,
-tokens, cost and seconds (with `--repeat`: pass@1, pass@k and pass^k). `--results` keeps
+factory's), through the batch engine, with a progress bar on a terminal (else a line on
+stderr now and then); then a table gives each case's verdict, the first failing check and
+its reason, tokens, cost and seconds (with `--repeat`: pass@1, pass@k and pass^k). `--results` keeps
 the runs (the batch's results file): the same command again runs only what is missing, and
 checks every run again (a changed dataset or `--baseline` needs no rerun). A dataset's
 `workdir:` is where the example `read_file` tool reads. Exit status: 0 every case passed
