@@ -25,6 +25,7 @@ __all__ = [
     "ToolLoadError",
     "YiemAgentError",
     "install_hint",
+    "pip_command",
     "yiem_command",
 ]
 
@@ -63,16 +64,23 @@ def install_hint(extra: str) -> str:
     Args:
         extra: the extra's name in pyproject.toml, e.g. "mcp", "ray", "openai".
     """
-    import sys
-    from pathlib import Path
-
     root = _checkout_root()
     if root is None:
         return f"pip install 'yiemagent[{extra}]'"
-    pip = Path(sys.executable).parent / "pip"
     where = _shown(root)
     target = "." if where == "." else where
-    return f"{_shown(pip)} install -e '{target}[{extra}]'"
+    return f"{pip_command()} install -e '{target}[{extra}]'"
+
+
+def pip_command() -> str:
+    """The pip that installs into yiemagent's Python, as a hint names it: from a checkout the
+    one beside this interpreter (`.venv/bin/pip`), else `pip`."""
+    import sys
+    from pathlib import Path
+
+    if _checkout_root() is None:
+        return "pip"
+    return _shown(Path(sys.executable).parent / "pip")
 
 
 def yiem_command() -> str:

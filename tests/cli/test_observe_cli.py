@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import importlib
 import json
+import sys
 from pathlib import Path
 
 import pytest
 
 from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
 from yiemagent.cli.main import main
+from yiemagent.errors import install_hint
 from yiemagent.types import Cost, Usage
 
 cli_main_module = importlib.import_module("yiemagent.cli.main")
@@ -64,6 +66,38 @@ def test_otel_prints_the_spans(
     for name in ("invoke_agent yiemagent", "chat cli-otel", "execute_tool calculator"):
         assert f'"name": "{name}"' in err
     assert '"gen_ai.tool.name": "calculator"' in err
+
+
+@pytest.mark.parametrize(
+    ("hidden", "endpoint", "package"),
+    [
+        ("opentelemetry.sdk.trace", None, "opentelemetry-sdk"),
+        (
+            "opentelemetry.exporter.otlp.proto.http.trace_exporter",
+            "http://127.0.0.1:4318",
+            "opentelemetry-exporter-otlp-proto-http",
+        ),
+    ],
+)
+def test_otel_without_the_sdk_names_this_pythons_pip(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    hidden: str,
+    endpoint: str | None,
+    package: str,
+) -> None:
+    """The hint said `pip install opentelemetry-sdk`: from a checkout, a bare `pip` installs
+    into another Python than yiem's `.venv` (every other install hint names `.venv/bin/pip`)."""
+    monkeypatch.setitem(sys.modules, hidden, None)  # its import fails
+    if endpoint is None:
+        monkeypatch.delenv("OTEL_EXPORTER_OTLP_ENDPOINT", raising=False)
+    else:
+        monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint)
+    use_faux(monkeypatch, calculator_then_answer("cli-otel-missing"))
+    assert main(["run", "What is 17 * 23?", "--otel"]) == 1
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    pip = install_hint("otel").split(" install ")[0]  # .venv/bin/pip, as the extras' hints
+    assert f"{pip} install {package}" in line, line
 
 
 def test_run_json_then_trace(

@@ -23,7 +23,7 @@ import os
 import sys
 from typing import Any
 
-from yiemagent.errors import ConfigError, install_hint
+from yiemagent.errors import ConfigError, install_hint, pip_command
 from yiemagent.telemetry.timeline import (
     Bar,
     Timeline,
@@ -98,7 +98,7 @@ def cli_tracer_provider(endpoint: str | None = None) -> Any:
         )
     except ModuleNotFoundError as exc:
         raise ConfigError(
-            "--otel needs the OpenTelemetry SDK: pip install opentelemetry-sdk "
+            f"--otel needs the OpenTelemetry SDK: {pip_command()} install opentelemetry-sdk "
             "(and opentelemetry-exporter-otlp-proto-http to send spans to a collector)"
         ) from exc
     provider = TracerProvider()
@@ -109,7 +109,7 @@ def cli_tracer_provider(endpoint: str | None = None) -> Any:
         except ModuleNotFoundError as exc:
             raise ConfigError(
                 f"sending spans to {target} needs "
-                "pip install opentelemetry-exporter-otlp-proto-http"
+                f"{pip_command()} install opentelemetry-exporter-otlp-proto-http"
             ) from exc
         exporter = OTLPSpanExporter(endpoint=endpoint) if endpoint else OTLPSpanExporter()
         provider.add_span_processor(BatchSpanProcessor(exporter))
