@@ -199,6 +199,32 @@ async def test_a_filter_applies_to_the_view_of_the_agent_that_handed_over() -> N
     assert transcript_problems(second) == []
 
 
+async def test_a_filter_that_raises_is_a_clear_error_at_every_prompt_it_would_shape() -> None:
+    """openai/openai-agents-js #1427 (invalid handoff filters fail as configuration
+    errors): a filter that raises is named, in the run that hands over and in a later
+    prompt the target would answer through it; assigning `active_agent` goes on."""
+    from yiemagent import AgentRunError
+
+    def broken(messages: list[Any]) -> list[Any]:
+        raise ValueError("filter broke")
+
+    target, target_fm = scripted("target", ["never"])
+    entry, _ = scripted(
+        "entry",
+        [calls(("transfer_to_target", {})), "entry again"],
+        handoffs=[Handoff(target, input_filter=broken)],
+    )
+    named = r"the input_filter of the handoff to 'target' raised ValueError: filter broke"
+    with pytest.raises(AgentRunError, match=named):
+        await entry.prompt("one")
+    with pytest.raises(ConfigError, match=named):
+        await entry.prompt("two")
+    assert target_fm.call_count == 0  # it never saw what the filter was to keep from it
+    entry.state.active_agent = "entry"
+    assert (await entry.prompt("three")).text == "entry again"
+    assert transcript_problems(entry.state.messages) == []
+
+
 async def test_reset_gives_the_conversation_back_to_the_entry_agent() -> None:
     target, _ = scripted("target", ["from target"])
     entry, _ = scripted(

@@ -396,7 +396,7 @@ class TeamRun:
         context.system_prompt = self.system_prompt()
         context.tools = self.tools()
         if handoff.input_filter is not None:
-            context.messages = list(handoff.input_filter(list(context.messages)))
+            context.messages = _filtered(handoff, list(context.messages))
         return self.model()
 
     def screened(self, poll: Callable[[], list[AgentMessage]]) -> Callable[[], list[AgentMessage]]:
@@ -545,10 +545,28 @@ def _handoff_view(
         if handoff is None or handoff.input_filter is None:
             return None if before is None else [*before, *messages[index:end]]
         seen = before if before is not None else list(messages[:index])
-        seen = list(handoff.input_filter([*seen, *messages[index:cut]]))
+        seen = _filtered(handoff, [*seen, *messages[index:cut]])
         seen.extend(messages[cut:end])
         return seen
     return None
+
+
+def _filtered(handoff: Handoff, messages: list[AgentMessage]) -> list[AgentMessage]:
+    """`handoff.input_filter(messages)` as a new list.
+
+    Raises:
+        ConfigError: the filter raised (or gave no list); the target never sees what it
+            was meant to keep from it, so its turn does not happen.
+    """
+    assert handoff.input_filter is not None
+    try:
+        return list(handoff.input_filter(messages))
+    except Exception as exc:
+        raise ConfigError(
+            f"the input_filter of the handoff to {handoff.agent.name!r} raised "
+            f"{type(exc).__name__}: {exc}; fix it, or assign state.active_agent to hand "
+            "the conversation to another agent"
+        ) from exc
 
 
 def _handoffs_of(entry: AgentLike) -> list[Handoff]:
