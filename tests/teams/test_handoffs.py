@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from yiemagent import (
     AssistantMessage,
@@ -197,6 +198,101 @@ async def test_a_filter_applies_to_the_view_of_the_agent_that_handed_over() -> N
     assert [type(m).__name__ for m in second] == [*shown, "AssistantMessage", "UserMessage"]
     assert all(m.agent == "B" for m in first if isinstance(m, AssistantMessage))
     assert transcript_problems(second) == []
+
+
+def _ping_pong(turns: int) -> list[Any]:
+    """A session where A hands each question to B and B hands it back."""
+    messages: list[Any] = []
+    for turn in range(turns):
+        messages.append(UserMessage(f"q{turn}"))
+        for writer, target in (("A", "B"), ("B", "A")):
+            transfer = calls((f"transfer_to_{target}", {}))
+            transfer.agent = writer
+            call_id = transfer.tool_calls[0].id
+            done = ToolResultMessage(call_id, f"transfer_to_{target}", [TextContent("ok")])
+            messages += [transfer, done]
+        answer = faux_message(f"a{turn}")
+        answer.agent = "A"
+        messages.append(answer)
+    return messages
+
+
+async def test_a_session_of_a_thousand_handoffs_still_gets_its_view() -> None:
+    """The view walked back through the chain of handoffs by recursion, one level a
+    handoff: a long-lived session (a server's) with a thousand filtered handoffs failed
+    every prompt with RecursionError."""
+    b, _ = scripted("B", [])
+    a, a_fm = scripted(
+        "A", ["A answers"] * 2, handoffs=[Handoff(b, input_filter=remove_handoff_turns)],
+        messages=_ping_pong(600),
+    )  # fmt: skip
+    b.handoffs = [Handoff(a, input_filter=remove_handoff_turns)]
+
+    for _ in range(2):  # the second from the view the first started from
+        assert (await a.prompt("one more")).text == "A answers"
+        seen = a_fm.contexts[-1].messages
+        assert not any("transfer_to" in repr(m) for m in seen)
+        assert transcript_problems(seen) == []
+    assert len(a_fm.contexts[1].messages) == len(a_fm.contexts[0].messages) + 2
+
+
+TEAM_EDGES = {"A": ["B"], "B": ["C", "A"], "C": ["A"]}
+
+
+def _team(scripts: dict[str, list[Any]], messages: list[Any] | None = None) -> Any:
+    """A→B (without its hand-over turns), B→C (without the first message), B→A (without
+    the hand-over turns), C→A (unfiltered); each agent answers from `scripts`."""
+    agents = {name: scripted(name, scripts[name]) for name in "BC"}
+    a, a_fm = scripted("A", scripts["A"], messages=messages)
+    agents["A"] = (a, a_fm)
+    drop_first = lambda messages: messages[1:]  # noqa: E731
+    filters = {("A", "B"): remove_handoff_turns, ("B", "C"): drop_first,
+               ("B", "A"): remove_handoff_turns}  # fmt: skip
+    for name, targets in TEAM_EDGES.items():
+        agents[name][0].handoffs = [
+            Handoff(agents[t][0], input_filter=filters.get((name, t))) for t in targets
+        ]
+    return a, {name: fm for name, (_, fm) in agents.items()}
+
+
+def _shape(messages: Any) -> list[str]:
+    return [f"{type(m).__name__}:{getattr(m, 'agent', '')}:{m.content!r}"[:120] for m in messages]
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.lists(st.lists(st.integers(0, 1), max_size=3), min_size=1, max_size=6))
+async def test_a_later_prompts_view_is_the_one_a_fresh_agent_computes(
+    plans: list[list[int]],
+) -> None:
+    """The views a long-lived agent starts its runs from (each from the last one, plus
+    what happened since) are exactly those an agent made afresh on the same transcript
+    computes from the whole session."""
+    scripts: dict[str, list[Any]] = {"A": [], "B": [], "C": []}
+    prompts: list[tuple[str, dict[str, list[Any]]]] = []
+    speaker = "A"
+    for number, plan in enumerate(plans):
+        mine: dict[str, list[Any]] = {"A": [], "B": [], "C": []}
+        for step in plan:  # a walk along the team's handoffs
+            target = TEAM_EDGES[speaker][step % len(TEAM_EDGES[speaker])]
+            mine[speaker].append(calls((f"transfer_to_{target}", {})))
+            speaker = target
+        mine[speaker].append(f"answer {number} by {speaker}")
+        prompts.append((f"question {number}", mine))
+        for name in scripts:
+            scripts[name] += mine[name]
+
+    lived, lived_fms = _team(scripts)
+    for text, mine in prompts:
+        before = list(lived.state.messages)
+        speaker_before = lived.state.active_agent
+        counts = {name: fm.call_count for name, fm in lived_fms.items()}
+        await lived.prompt(text)
+        fresh, fresh_fms = _team(mine, messages=before)
+        fresh.state.active_agent = speaker_before  # (handoffs assigned after it was made)
+        await fresh.prompt(text)
+        for name, fm in fresh_fms.items():
+            mine_seen = [_shape(c.messages) for c in lived_fms[name].contexts[counts[name] :]]
+            assert mine_seen == [_shape(c.messages) for c in fm.contexts], name
 
 
 async def test_a_filter_that_raises_is_a_clear_error_at_every_prompt_it_would_shape() -> None:

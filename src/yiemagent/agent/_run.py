@@ -33,7 +33,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeAlias, TypeVar
 
 from yiemagent.agent._session_log import SessionLog
-from yiemagent.agent._team import HeldCalls, NestedHold, TeamRun, Trip
+from yiemagent.agent._team import HandoffViews, HeldCalls, NestedHold, TeamRun, Trip
 from yiemagent.errors import AgentBusyError, ConfigError, YiemAgentError
 from yiemagent.types import (
     AbortSignal,
@@ -191,6 +191,7 @@ class RunDriver:
         """The guardrail that stopped the last run, if one did."""
         self._team: TeamRun | None = None
         self._resumes: dict[str, NestedHold] = {}
+        self._views = HandoffViews()
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         """Add `listener` after the others; returns the function that removes it."""
@@ -251,6 +252,7 @@ class RunDriver:
             signal,
             output=output,
             resumes=resumes,
+            views=self._views,
         )
         try:
             model = team.model()

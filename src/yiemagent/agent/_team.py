@@ -86,6 +86,7 @@ __all__ = [
     "GuardrailContext",
     "GuardrailResult",
     "Handoff",
+    "HandoffViews",
     "HeldCalls",
     "NestedHold",
     "RunFrame",
@@ -257,8 +258,10 @@ class TeamRun:
         *,
         output: OutputSpec[Any] | None,
         resumes: dict[str, NestedHold],
+        views: HandoffViews | None = None,
     ) -> None:
         parent = current_frame.get()
+        self._views = views
         self.entry = entry
         self.active: AgentLike = _find(entry, entry.state.active_agent) or entry
         self._prefix = parent.path if parent is not None else ()
@@ -319,7 +322,10 @@ class TeamRun:
         its first turn showed, not the turns the filter took out."""
         if not any(h.input_filter is not None for h in _handoffs_of(self.entry)):
             return messages
-        seen = _handoff_view(self.entry, messages, len(messages), self.active)
+        views = self._views
+        seen = _handoff_view(self.entry, messages, len(messages), self.active, views)
+        if views is not None:
+            views.keep(messages, self.active, seen)
         return messages if seen is None else seen
 
     def tools(self) -> list[AgentTool]:
@@ -513,14 +519,98 @@ def speaking_agent(entry: AgentLike, messages: Sequence[AgentMessage]) -> str:
 
 
 def _handoff_view(
-    entry: AgentLike, messages: Sequence[AgentMessage], end: int, speaker: AgentLike
+    entry: AgentLike,
+    messages: Sequence[AgentMessage],
+    end: int,
+    speaker: AgentLike,
+    known: HandoffViews | None = None,
 ) -> list[AgentMessage] | None:
     """What `speaker` sees of `messages[:end]`, or None when no `input_filter` trims it.
 
     The last successful `transfer_to_<speaker>` before `end` made it speak; its batch's
     results end at `cut`, where the loop switched to it. The messages before `cut` are
     what the agent that handed over saw there (the same rule, one handoff further back),
-    passed through that handoff's `input_filter`; the messages from `cut` on follow."""
+    passed through that handoff's `input_filter`; the messages from `cut` on follow. The
+    chain of handoffs is walked back first and the views are built forwards (a long
+    session's thousands of handoffs are no deep recursion), from the view `known` holds
+    when it still stands (then only what happened since is filtered)."""
+    final_end = end
+    links: list[tuple[int, int, Handoff | None, int]] = []  # the latest handoff first
+    base: tuple[int, list[AgentMessage] | None] | None = None
+    while True:
+        found = _transfer_to(entry, messages, end, speaker)
+        if known is not None:
+            base = known.since(messages, end, speaker, found[1] if found else 0)
+            if base is not None:
+                break
+        if found is None:
+            break
+        index, cut, writer, handoff = found
+        links.append((index, cut, handoff, end))
+        end, speaker = index, writer
+    seen: list[AgentMessage] | None = None  # None: the transcript as it is
+    if base is not None and base[1] is not None:
+        seen = [*base[1], *messages[base[0] : links[-1][0] if links else final_end]]
+    for index, cut, handoff, until in reversed(links):
+        if handoff is None or handoff.input_filter is None:
+            if seen is not None:
+                seen.extend(messages[index:until])
+            continue
+        before = seen if seen is not None else list(messages[:index])
+        seen = _filtered(handoff, [*before, *messages[index:cut]])
+        seen.extend(messages[cut:until])
+    return seen
+
+
+class HandoffViews:
+    """The last handoff view an agent's run started from (`TeamRun.view`), so the next run
+    filters only what happened since, not the whole session again. Event-loop thread
+    only."""
+
+    __slots__ = ("_end", "_first", "_last", "_speaker", "_view")
+
+    def __init__(self) -> None:
+        self._speaker: str | None = None
+        self._end = 0
+        self._first: AgentMessage | None = None
+        self._last: AgentMessage | None = None
+        self._view: list[AgentMessage] | None = None
+
+    def since(
+        self, messages: Sequence[AgentMessage], end: int, speaker: AgentLike, handed: int
+    ) -> tuple[int, list[AgentMessage] | None] | None:
+        """`(end, view)` known for `speaker` when it still holds for `messages[:end]`: the
+        same transcript up to its end, and the last handoff to `speaker` (its results
+        ending at `handed`) before it."""
+        known = self._end
+        if self._speaker != speaker.name or not 0 < known <= end or handed > known:
+            return None
+        if messages[0] is not self._first or messages[known - 1] is not self._last:
+            return None
+        return known, self._view
+
+    def keep(
+        self,
+        messages: Sequence[AgentMessage],
+        speaker: AgentLike,
+        view: list[AgentMessage] | None,
+    ) -> None:
+        """Remember `view`, what `speaker` sees of all of `messages` (a copy: the run
+        appends to the list it is given)."""
+        if not messages:
+            return
+        self._speaker = speaker.name
+        self._end = len(messages)
+        self._first, self._last = messages[0], messages[-1]
+        self._view = None if view is None else list(view)
+
+
+def _transfer_to(
+    entry: AgentLike, messages: Sequence[AgentMessage], end: int, speaker: AgentLike
+) -> tuple[int, int, AgentLike, Handoff | None] | None:
+    """The last successful transfer to `speaker` before `end`: the index of its assistant
+    message, the end of that message's results, the agent that wrote it and its
+    `Handoff` (None when that agent no longer has one to `speaker`)."""
     tool_name = f"transfer_to_{speaker.name}"
     for index in range(end - 1, -1, -1):
         message = messages[index]
@@ -538,16 +628,9 @@ def _handoff_view(
             if isinstance(m, ToolResultMessage)
         )
         writer = _find(entry, message.agent)
-        if not done or writer is None:
-            continue
-        handoff = next((h for h in writer.handoffs if h.tool_name == tool_name), None)
-        before = _handoff_view(entry, messages, index, writer)
-        if handoff is None or handoff.input_filter is None:
-            return None if before is None else [*before, *messages[index:end]]
-        seen = before if before is not None else list(messages[:index])
-        seen = _filtered(handoff, [*seen, *messages[index:cut]])
-        seen.extend(messages[cut:end])
-        return seen
+        if done and writer is not None:
+            handoff = next((h for h in writer.handoffs if h.tool_name == tool_name), None)
+            return index, cut, writer, handoff
     return None
 
 
