@@ -12,7 +12,14 @@ import pytest
 
 from tests.cli.chat._tmux import FAUX_SCRIPT
 from yiemagent.cli.chat.setup import last_exchange, last_run_note
-from yiemagent.types import AgentMessage, AssistantMessage, TextContent, ToolCall, UserMessage
+from yiemagent.types import (
+    AgentMessage,
+    AssistantMessage,
+    TextContent,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+)
 
 
 def _python(code: str) -> str:
@@ -71,6 +78,18 @@ def _assistant(stop_reason: str, error: str | None = None, calls: int = 0) -> As
         ([_assistant("stop")], None),
         ([_assistant("toolUse", calls=1)], None),  # held for approval: the chat asks again
         ([_assistant("aborted", "Request was aborted")], "⏹ the last run was aborted"),
+        (  # Ctrl-C while the model wrote a call: the call is answered "not executed"
+            [
+                _assistant("aborted", "Request was aborted", calls=1),
+                ToolResultMessage(
+                    tool_call_id="c0",
+                    tool_name="t",
+                    content=[TextContent(text="not executed: the run was aborted")],
+                    is_error=True,
+                ),
+            ],
+            "⏹ the last run was aborted before it answered",
+        ),
         ([_assistant("error", "HTTP 500: overloaded")], "✗ the last run failed: HTTP 500"),
         ([], "⏹ the last run ended before it answered"),  # killed before the model wrote
     ],

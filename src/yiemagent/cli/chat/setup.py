@@ -177,15 +177,19 @@ def last_run_note(messages: list[AgentMessage]) -> str | None:
     while the model wrote), failed, or stopped after its prompt or tools (Ctrl-C during a
     tool, the turn limit, a chat that was killed); None when it answered or waits for an
     approval."""
+    stopped = "⏹ the last run ended before it answered (stopped, or out of turns)"
+    after_results = False
     for message in reversed(messages):
-        if isinstance(message, ToolResultMessage | UserMessage):
-            return "⏹ the last run ended before it answered (stopped, or out of turns)"
-        if isinstance(message, AssistantMessage):
+        if isinstance(message, ToolResultMessage):  # an aborted call's result too
+            after_results = True
+        elif isinstance(message, UserMessage):
+            return stopped
+        elif isinstance(message, AssistantMessage):
             if message.stop_reason == "aborted":
                 return "⏹ the last run was aborted before it answered"
             if message.stop_reason == "error":
                 return f"✗ the last run failed: {message.error_message or 'unknown error'}"
-            return None
+            return stopped if after_results else None
     return None
 
 
