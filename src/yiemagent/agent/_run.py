@@ -33,7 +33,14 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeAlias, TypeVar
 
 from yiemagent.agent._session_log import SessionLog
-from yiemagent.agent._team import HandoffViews, HeldCalls, NestedHold, TeamRun, Trip
+from yiemagent.agent._team import (
+    HandoffViews,
+    HeldCalls,
+    NestedHold,
+    TeamRun,
+    Trip,
+    TrippedInputs,
+)
 from yiemagent.errors import AgentBusyError, ConfigError, YiemAgentError
 from yiemagent.types import (
     AbortSignal,
@@ -192,6 +199,7 @@ class RunDriver:
         self._team: TeamRun | None = None
         self._resumes: dict[str, NestedHold] = {}
         self._views = HandoffViews()
+        self._trips = TrippedInputs()
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         """Add `listener` after the others; returns the function that removes it."""
@@ -253,6 +261,7 @@ class RunDriver:
             output=output,
             resumes=resumes,
             views=self._views,
+            trips=self._trips,
         )
         try:
             model = team.model()

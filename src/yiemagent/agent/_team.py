@@ -82,6 +82,7 @@ from yiemagent.types.output import OUTPUT_TOOL_NAME
 
 __all__ = [
     "DEFAULT_MAX_HANDOFFS",
+    "GUARDRAIL_DETAIL",
     "Guardrail",
     "GuardrailContext",
     "GuardrailResult",
@@ -93,6 +94,7 @@ __all__ = [
     "TeamConfig",
     "TeamRun",
     "Trip",
+    "TrippedInputs",
     "check_reason",
     "current_frame",
     "remove_handoff_turns",
@@ -259,9 +261,11 @@ class TeamRun:
         output: OutputSpec[Any] | None,
         resumes: dict[str, NestedHold],
         views: HandoffViews | None = None,
+        trips: TrippedInputs | None = None,
     ) -> None:
         parent = current_frame.get()
         self._views = views
+        self._trips = trips
         self.entry = entry
         self.active: AgentLike = _find(entry, entry.state.active_agent) or entry
         self._prefix = parent.path if parent is not None else ()
@@ -319,7 +323,10 @@ class TeamRun:
         handoff with an `input_filter` made it speak, in this run or an earlier one, what
         that filter left of the messages before the handoff, then every message since (a
         new list); else `messages` itself. So a later prompt to the target shows it what
-        its first turn showed, not the turns the filter took out."""
+        its first turn showed, not the turns the filter took out. Input an input
+        guardrail refused is left out first (`TrippedInputs`)."""
+        if self._trips is not None:
+            messages = self._trips.view(messages)
         if not any(h.input_filter is not None for h in _handoffs_of(self.entry)):
             return messages
         views = self._views
@@ -883,6 +890,10 @@ class RunGuards:
             message.content = []
             message.stop_reason = "error"
             message.error_message = self.trip.text()
+            message.details = {
+                **message.details,
+                GUARDRAIL_DETAIL: {"kind": self.trip.kind, "guardrail": self.trip.guardrail},
+            }
             held = [MessageStartEvent(message)]
         elif not checked:  # aborted before its guardrails spoke: not an answer either
             message.content = []
@@ -934,6 +945,54 @@ async def _after(
     """`earlier`'s trip if it had one (its own callback acted on it), else `check`'s."""
     first = await earlier if earlier is not None else None
     return first if first is not None else await check
+
+
+GUARDRAIL_DETAIL = "guardrail"
+"""The key of `AssistantMessage.details` on a message a guardrail stopped:
+`{"kind": "input" | "output", "guardrail": name}`."""
+
+
+class TrippedInputs:
+    """The user messages an input guardrail stopped, found in a transcript as it grows
+    (each message looked at once): the prompts, steering and follow-ups right before an
+    assistant message marked `GUARDRAIL_DETAIL` of kind "input", with that message. A run
+    starts from the transcript without them, so what was refused never reaches a model
+    later, alone or under a harmless next prompt ("explain the above"). Event-loop thread
+    only; the transcript (and a stored session) keeps them."""
+
+    __slots__ = ("_drop", "_first", "_last", "_seen")
+
+    def __init__(self) -> None:
+        self._drop: set[int] = set()
+        self._first: AgentMessage | None = None
+        self._last: AgentMessage | None = None
+        self._seen = 0
+
+    def view(self, messages: list[AgentMessage]) -> list[AgentMessage]:
+        """`messages` without the refused input (a new list), or `messages` itself when
+        there is none."""
+        seen = self._seen
+        if seen > len(messages) or (
+            seen and (messages[0] is not self._first or messages[seen - 1] is not self._last)
+        ):  # not the transcript looked at so far: look again
+            self._drop, seen = set(), 0
+        for index in range(seen, len(messages)):
+            message = messages[index]
+            if not isinstance(message, AssistantMessage):
+                continue
+            trip = message.details.get(GUARDRAIL_DETAIL)
+            if isinstance(trip, dict) and trip.get("kind") == "input":
+                self._drop.add(index)
+                before = index - 1
+                while before >= 0 and isinstance(messages[before], UserMessage):
+                    self._drop.add(before)
+                    before -= 1
+        self._seen = len(messages)
+        self._first = messages[0] if messages else None
+        self._last = messages[-1] if messages else None
+        if not self._drop:
+            return messages
+        return [m for index, m in enumerate(messages) if index not in self._drop]
 
 
 def _prompt_text(prompts: Sequence[AgentMessage]) -> str:
