@@ -169,6 +169,22 @@ def test_get_time_gives_the_local_time_of_a_city_or_zone(place: str, expected: s
     assert clock.local_time(place, NOON_UTC) == expected
 
 
+@pytest.mark.parametrize(
+    ("place", "zone"),
+    [
+        ("Bogotá", "America/Bogota"),  # a zone's city, with its accent
+        ("Montréal", "America/Toronto"),
+        ("Wien", "Europe/Vienna"),  # as German writes it
+        ("Lisboa", "Europe/Lisbon"),
+        ("München", "Europe/Berlin"),
+        ("Nueva York", "America/New_York"),
+        ("¿Tokio?", "Asia/Tokyo"),
+    ],
+)
+def test_get_time_takes_a_city_as_other_languages_write_it(place: str, zone: str) -> None:
+    assert clock.resolve_zone(place) == zone
+
+
 def test_get_time_unknown_place_says_what_is_accepted() -> None:
     with pytest.raises(ValueError, match=r"Unknown place 'Atlantis'.*IANA"):
         clock.local_time("Atlantis")

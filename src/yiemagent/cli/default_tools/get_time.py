@@ -1,11 +1,14 @@
 """Example tool `get_time`: the current local time in a city or an IANA time zone.
 
-A small city table covers common names; otherwise any IANA zone ("Europe/Paris") or the city
-part of one ("paris", "new york") is accepted, case-insensitively.
+A small city table covers common names, also as other languages write them ("Wien",
+"Lisboa", "Nueva York"); otherwise any IANA zone ("Europe/Paris") or the city part of one
+("paris", "new york") is accepted, case-insensitively and with or without accents
+("Bogotá", "Montréal").
 """
 
 from __future__ import annotations
 
+import unicodedata
 from datetime import UTC, datetime
 from functools import cache
 from zoneinfo import ZoneInfo, available_timezones
@@ -54,12 +57,85 @@ CITIES: dict[str, str] = {
     "honolulu": "Pacific/Honolulu",
     "utc": "UTC",
     "gmt": "UTC",
+    # As other languages write them (a model asked in that language copies the name).
+    "wien": "Europe/Vienna",
+    "vienne": "Europe/Vienna",
+    "viena": "Europe/Vienna",
+    "lisboa": "Europe/Lisbon",
+    "lisbonne": "Europe/Lisbon",
+    "roma": "Europe/Rome",
+    "milano": "Europe/Rome",
+    "milan": "Europe/Rome",
+    "napoli": "Europe/Rome",
+    "firenze": "Europe/Rome",
+    "venezia": "Europe/Rome",
+    "torino": "Europe/Rome",
+    "munchen": "Europe/Berlin",
+    "munich": "Europe/Berlin",
+    "koln": "Europe/Berlin",
+    "cologne": "Europe/Berlin",
+    "hamburg": "Europe/Berlin",
+    "frankfurt": "Europe/Berlin",
+    "praha": "Europe/Prague",
+    "warszawa": "Europe/Warsaw",
+    "krakow": "Europe/Warsaw",
+    "varsovie": "Europe/Warsaw",
+    "moskva": "Europe/Moscow",
+    "moscou": "Europe/Moscow",
+    "moscu": "Europe/Moscow",
+    "kyiv": "Europe/Kyiv",
+    "kiev": "Europe/Kyiv",
+    "athina": "Europe/Athens",
+    "athenes": "Europe/Athens",
+    "atenas": "Europe/Athens",
+    "bruxelles": "Europe/Brussels",
+    "brussel": "Europe/Brussels",
+    "den haag": "Europe/Amsterdam",
+    "kobenhavn": "Europe/Copenhagen",
+    "geneve": "Europe/Zurich",
+    "genf": "Europe/Zurich",
+    "zurigo": "Europe/Zurich",
+    "barcelona": "Europe/Madrid",
+    "sevilla": "Europe/Madrid",
+    "londres": "Europe/London",
+    "londra": "Europe/London",
+    "edimbourg": "Europe/London",
+    "parigi": "Europe/Paris",
+    "marseille": "Europe/Paris",
+    "lyon": "Europe/Paris",
+    "berlino": "Europe/Berlin",
+    "tokio": "Asia/Tokyo",
+    "pekin": "Asia/Shanghai",
+    "pechino": "Asia/Shanghai",
+    "seul": "Asia/Seoul",
+    "nueva york": "America/New_York",
+    "nova iorque": "America/New_York",
+    "new york city": "America/New_York",
+    "ciudad de mexico": "America/Mexico_City",
+    "mexico": "America/Mexico_City",
+    "rio de janeiro": "America/Sao_Paulo",
+    "montreal": "America/Toronto",
+    "quebec": "America/Toronto",
+    "vancouver": "America/Vancouver",
+    "bogota": "America/Bogota",
+    "lima": "America/Lima",
+    "santiago": "America/Santiago",
+    "el cairo": "Africa/Cairo",
+    "le caire": "Africa/Cairo",
+    "il cairo": "Africa/Cairo",
 }
+
+
+def _folded(text: str) -> str:
+    # Without accents: "bogotá" → "bogota", "münchen" → "munchen".
+    parts = unicodedata.normalize("NFKD", text)
+    return "".join(c for c in parts if not unicodedata.combining(c))
 
 
 @cache
 def _zones_by_key() -> dict[str, str]:
-    """Lower-cased zone names and their city parts ("new york") → the IANA zone."""
+    """Lower-cased zone names and their city parts ("new york"), without accents → the IANA
+    zone."""
     zones: dict[str, str] = {}
     for zone in sorted(available_timezones()):
         zones[zone.lower()] = zone
@@ -74,7 +150,7 @@ def resolve_zone(place: str) -> str:
     Raises:
         ValueError: the place is unknown (the text says what is accepted).
     """
-    key = " ".join(place.replace("_", " ").split()).lower().strip(" .,?!")
+    key = _folded(" ".join(place.replace("_", " ").split()).lower().strip(" .,?!¿¡"))
     zone = CITIES.get(key) or _zones_by_key().get(key)
     if zone is None:
         zone = _zones_by_key().get(place.strip().lower())
