@@ -4,6 +4,9 @@ dropped."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
+
+from hypothesis import given, strategies as st
 
 from tests.ai._local_kit import FakeRuntime
 from tests.ai.local_rules._kit import (
@@ -16,6 +19,8 @@ from tests.ai.local_rules._kit import (
     run,
     scene,
 )
+from yiemagent.ai.providers.local.choice import ENGLISH, other_words, vocabulary
+from yiemagent.ai.providers.local.grounding import Grounding
 from yiemagent.ai.providers.local.rules import DEFAULT_POLICY, Dropped, Relevant
 
 
@@ -31,6 +36,28 @@ def test_a_named_tool_and_a_call_of_numbers_only_are_kept() -> None:
     assert Relevant().judge(CALCULATOR, {"expression": "12 * 7"}, numbers) is None
 
 
+def test_the_tool_the_model_reached_for_is_kept_for_a_request_in_other_words() -> None:
+    # The request shares no word with the tools (another language): `mentions` cannot
+    # tell, and the model's own choice, written with no grammar holding it, stands.
+    asked = scene(conversation("Quelle heure est-il à Madrid ?"), [GET_TIME, CALCULATOR])
+    call = {"place": "Madrid"}
+    assert isinstance(Relevant().judge(GET_TIME, call, asked), Dropped)
+    reached = replace(asked, reached_for="get_time")
+    assert Relevant().judge(GET_TIME, call, reached) is None
+    german = scene(conversation("Wie spät ist es in Madrid?"), [GET_TIME])
+    assert Relevant().judge(GET_TIME, call, replace(german, reached_for="get_time")) is None
+    # Not another tool than the one it reached for, nor an English request (the 0.5B
+    # reaches for `get_time` to answer "Who is the mayor of Madrid?" too).
+    assert isinstance(Relevant().judge(CALCULATOR, {"expression": "Madrid"}, reached), Dropped)
+    hi = scene(conversation("Hi!"), [GET_TIME])  # no words to judge by
+    assert isinstance(
+        Relevant().judge(GET_TIME, {"place": "Hi"}, replace(hi, reached_for="get_time")), Dropped
+    )
+    english = scene(conversation("Who is the mayor of Madrid?"), [GET_TIME])
+    english = replace(english, reached_for="get_time")
+    assert isinstance(Relevant().judge(GET_TIME, call, english), Dropped)
+
+
 async def test_through_the_provider_with_and_without_the_rule(
     fake: Callable[..., FakeRuntime],
 ) -> None:
@@ -42,3 +69,18 @@ async def test_through_the_provider_with_and_without_the_rule(
     fake([reply(("get_time", {"place": "Hamlet"}))])
     called = await run(messages, [GET_TIME], DEFAULT_POLICY.without("relevant"))
     assert called.tool_calls[0].arguments == {"place": "Hamlet"}
+
+
+@given(
+    st.lists(
+        st.text(alphabet="abcdefghijklmnopqrstuvwxyzàéñü", min_size=1, max_size=9), max_size=8
+    ),
+    st.sampled_from(sorted(ENGLISH)),
+    st.integers(min_value=0, max_value=8),
+)
+def test_a_request_with_an_english_function_word_is_in_the_tools_words(
+    others: list[str], english: str, at: int
+) -> None:
+    words = [*others[:at], english, *others[at:]]
+    request = Grounding.of_text(" ".join(words) + "?")
+    assert not other_words(request, vocabulary([GET_TIME]), {"place": "x"})

@@ -34,6 +34,7 @@ __all__ = [
     "ChainStep",
     "adds_to",
     "mentions",
+    "other_words",
     "prose",
     "recombines",
     "relevant",
@@ -241,6 +242,32 @@ def unknown_tool(
         Grounding.of_text(f"{tool.name} {tool.description}".replace("_", " ")).has_word(verb)
         for tool in tools
     )
+
+
+_ENGLISH_WORDS = (
+    "the of to and is are what which who whom whose how where when why it its this that "
+    "these those for with from you your can could would should please does did there "
+    "their they them have has been about into than after before between through without "
+    "some any every all not but at by be were"
+)
+ENGLISH = frozenset(_ENGLISH_WORDS.split())
+"""Function words of English that no common European language also writes: a request
+without any is taken to be in another language (German "in", Italian "a", Spanish "me"
+and Portuguese "do" are left out for that reason)."""
+
+
+def other_words(request: Grounding, vocabulary: frozenset[str], arguments: dict[str, Any]) -> bool:
+    """Whether `request` is put in words the tools do not use: it writes none of `ENGLISH`,
+    and it has words of four or more letters besides the call's own values, none of them
+    a word of the tools (`vocabulary`; "Hi!" has none to judge by). Most often another
+    language ("Quelle heure est-il à Madrid ?" beside `get_time`, described in English),
+    where `mentions` cannot tell whether a tool serves the request."""
+    if request.words & ENGLISH:
+        return False
+    values = {w for v in arguments.values() for text in value_strings(v) for w in words(text)}
+    tools = Grounding.of_text(" ".join(vocabulary))
+    asked = {w for w in request.words if len(w) >= 4 and not _is_number(w)} - values
+    return bool(asked) and not any(tools.has_word(w) for w in asked)
 
 
 def relevant(tool: AgentTool, arguments: dict[str, Any], request: Grounding) -> bool:

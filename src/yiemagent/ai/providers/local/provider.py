@@ -272,6 +272,7 @@ async def _generate_reply(
         answered=answered_calls(messages),
         chain=turn.chain,
         vocabulary=vocabulary(tools),
+        reached_for=probed[0] if probed else None,
     )
     usage = Usage()
     dropped = offer.dropped

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from yiemagent.ai.providers.local.choice import adds_to, relevant
+from yiemagent.ai.providers.local.choice import adds_to, other_words, relevant
 from yiemagent.ai.providers.local.grounding import (
     FILE_NAME,
     authored,
@@ -195,7 +195,10 @@ class Relevant(CallRule):
     For "Who wrote Hamlet?" with a `get_time` tool, `get_time {"place": "Hamlet"}` (bad)
     is dropped; for "What time is it in Oslo?" `get_time {"place": "Oslo"}` runs (good: the
     request names the tool's words). A call whose values are only numbers, expressions or
-    given file names needs no naming (`choice.relevant`). Not after tool results
+    given file names needs no naming (`choice.relevant`). Nor does a call of the very tool
+    the model reached for with no grammar holding it when the request shares no word with
+    the tools (`choice.other_words`): "¿Qué hora es en Lima?" → `get_time {"place":
+    "Lima"}` (good), where dropping it left a made-up time. Not after tool results
     (`chain_step` judges those).
     """
 
@@ -206,6 +209,10 @@ class Relevant(CallRule):
     ) -> Repaired | Dropped | None:
         if scene.chain is not None or relevant(tool, arguments, scene.request):
             return None
+        if tool.name == scene.reached_for and other_words(
+            scene.request, scene.vocabulary, arguments
+        ):
+            return None  # the model's own choice, for a request in words no tool uses
         return Dropped(f"{show(tool.name, arguments)}: the request does not name it")
 
 

@@ -161,6 +161,9 @@ class CallScene:
     """The calls this reply has emitted, as `prompt.call_key`s."""
     calls: list[tuple[AgentTool, dict[str, Any]]] = field(default_factory=list)
     """The calls this reply has emitted, in order."""
+    reached_for: str | None = None
+    """The tool name the model wrote with no grammar holding it (`Turn.probe`), when an
+    offer rule asked for it."""
 
     def used_files(self) -> list[str]:
         """The file names earlier calls passed: those answered and those of this reply."""
