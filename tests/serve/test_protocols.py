@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 import httpx2 as httpx
@@ -747,13 +748,13 @@ def no_secrets(context: Any) -> bool:
     return "secret" in context.text  # tripped
 
 
-async def test_a_guarded_answer_is_never_streamed() -> None:
-    from tests.serve._kit import Tools, brain, run_events, serving, start_run
+def guarded_agents(store: InMemorySessionStore) -> Callable[[str], Any]:
+    """`make_agent` for serve: the faux brain and its tools, output guarded by
+    `no_secrets`, sessions in `store`."""
+    from tests.serve._kit import Tools, brain
     from yiemagent import Agent
     from yiemagent.ai.providers.faux import FauxModel
-    from yiemagent.serve import create_app
 
-    store = InMemorySessionStore()
     fm = FauxModel([brain] * 1000, chunk_size=2)
 
     def make_agent(session_id: str) -> Any:
@@ -765,6 +766,16 @@ async def test_a_guarded_answer_is_never_streamed() -> None:
             session_store=store,
             session_id=session_id,
         )
+
+    return make_agent
+
+
+async def test_a_guarded_answer_is_never_streamed() -> None:
+    from tests.serve._kit import run_events, serving, start_run
+    from yiemagent.serve import create_app
+
+    store = InMemorySessionStore()
+    make_agent = guarded_agents(store)
 
     def drive(url: str) -> None:
         with httpx.Client(base_url=url) as client:
@@ -809,23 +820,11 @@ async def test_a_tripped_answer_is_no_empty_success_on_any_protocol() -> None:
     normal completion with no content, which a client cannot tell from an empty answer.
     Here a guardrail's trip was `finish_reason` "stop", AG-UI `RUN_FINISHED` success and
     `finishReason` "other" with no text at all."""
-    from tests.serve._kit import Tools, brain, serving
-    from yiemagent import Agent
-    from yiemagent.ai.providers.faux import FauxModel
+    from tests.serve._kit import serving
     from yiemagent.serve import create_app
 
     store = InMemorySessionStore()
-    fm = FauxModel([brain] * 1000, chunk_size=2)
-
-    def make_agent(session_id: str) -> Any:
-        return Agent(
-            model=fm.model,
-            stream_fn=fm.stream_fn,
-            tools=Tools().all(),
-            output_guardrails=[no_secrets],
-            session_store=store,
-            session_id=session_id,
-        )
+    make_agent = guarded_agents(store)
 
     def drive(url: str) -> None:
         openai = OpenAI(base_url=f"{url}/v1", api_key="none", max_retries=0)
