@@ -11,6 +11,7 @@ import os
 import sqlite3
 import sys
 import textwrap
+import threading
 from asyncio.subprocess import PIPE
 from pathlib import Path
 from typing import Any
@@ -27,7 +28,7 @@ from yiemagent import (
 )
 from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
 from yiemagent.loop import transcript_problems
-from yiemagent.sessions import InMemorySessionStore, SqliteSessionStore
+from yiemagent.sessions import InMemorySessionStore, SqliteSessionStore, lease
 from yiemagent.sessions.lease import process_start_time
 
 SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
@@ -154,6 +155,32 @@ async def test_a_second_agent_in_this_process_is_refused_until_the_first_is_gone
     gc.collect()  # a collected agent gives its lease back
     third = _agent(store)
     assert [m.role for m in third.state.messages] == ["user", "assistant"]
+    store.close()
+
+
+@pytest.mark.parametrize("make", [InMemorySessionStore, None])
+@pytest.mark.parametrize("held", ["store", "leases"])
+def test_an_agent_collected_while_a_lock_is_held_gives_its_lease_back(
+    make: Any, held: str, tmp_path: Path
+) -> None:
+    # A collection runs on whichever thread allocates, also inside a store method (or the
+    # leases' table) holding its lock: the collected agent's lease is released right
+    # there. Seen hanging `SqliteSessionStore.close()` for good in a CI run.
+    store = make() if make else SqliteSessionStore(tmp_path / "s.db")
+    cycle: dict[str, Any] = {"agent": _agent(store)}
+    cycle["self"] = cycle  # only a collection frees the agent
+    del cycle
+    lock = store._lock if held == "store" else lease._LIVE_LOCK
+
+    def collect_under_the_lock() -> None:
+        with lock:
+            gc.collect()
+
+    worker = threading.Thread(target=collect_under_the_lock, daemon=True)
+    worker.start()
+    worker.join(timeout=30)
+    assert not worker.is_alive(), "the release waited on its own thread's lock"
+    _agent(store)  # the lease is free
     store.close()
 
 

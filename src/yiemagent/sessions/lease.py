@@ -34,7 +34,7 @@ __all__ = [
 ]
 
 _LIVE: set[str] = set()
-_LIVE_LOCK = threading.Lock()
+_LIVE_LOCK = threading.RLock()  # re-entrant: see `drop`
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,6 +115,11 @@ def drop(held: dict[str, LeaseHolder], session_id: str, token: str) -> None:
     `held` is a store's table of the leases taken through it (session id → holder); call
     this under the store's lock. A token that no longer holds the session changes nothing
     in `held`.
+
+    An agent that is collected releases its lease from a `weakref.finalize`, and a
+    collection runs on whichever thread allocates: inside a store method holding the
+    store's lock, or inside `forget` holding this module's. Those locks are re-entrant
+    (`threading.RLock`), so that release does not wait on its own thread forever.
     """
     forget(token)
     holder = held.get(session_id)

@@ -87,7 +87,7 @@ class PostgresSessionStore:
         """The schema holding the tables."""
         self._connect_timeout_s = connect_timeout_s
         self._sql = Statements(schema)
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # see `lease.drop`: a collected agent releases here
         self._held: dict[str, lease.LeaseHolder] = {}
         self._locked_tokens: set[str] = set()  # token locks held by this store's connection
         self._closed = False

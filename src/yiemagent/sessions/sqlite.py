@@ -103,7 +103,7 @@ class SqliteSessionStore:
             raise ConfigError(f"synchronous must be 'NORMAL' or 'FULL', not {synchronous!r}")
         self.path = os.fspath(path)
         """The database file."""
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # see `lease.drop`: a collected agent releases here
         try:
             self._conn = sqlite3.connect(
                 self.path, timeout=timeout_s, isolation_level=None, check_same_thread=False

@@ -208,7 +208,7 @@ class InMemorySessionStore:
         self._sessions: dict[str, list[str]] = {}
         self._leases: dict[str, lease.LeaseHolder] = {}
         self._state: dict[tuple[str, str], str] = {}
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # see `lease.drop`: a collected agent releases here
         self._closed = False
 
     def load(self, session_id: str) -> list[AgentMessage]:
