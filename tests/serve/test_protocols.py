@@ -378,6 +378,19 @@ def user(text: str) -> dict[str, Any]:
     return {"id": uuid.uuid4().hex, "role": "user", "parts": [{"type": "text", "text": text}]}
 
 
+def approval_answer(call_id: str, city: str, approval: dict[str, Any]) -> dict[str, Any]:
+    """The assistant message `useChat` sends back once the user answered the approval of
+    the `launch` call `call_id` (its part in state "approval-responded")."""
+    part = {
+        "type": "tool-launch",
+        "toolCallId": call_id,
+        "state": "approval-responded",
+        "input": {"city": city},
+        "approval": approval,
+    }
+    return {"id": "a1", "role": "assistant", "parts": [part]}
+
+
 def test_the_ui_message_stream() -> None:
     store = InMemorySessionStore()
     with faux_server(store) as (url, tools), httpx.Client(base_url=url) as client:
@@ -415,19 +428,7 @@ def test_the_ui_message_stream() -> None:
         request = next(c for c in held if c["type"] == "tool-approval-request")
         assert held[-1] == {"type": "finish", "finishReason": "tool-calls"}
         call_id = request["toolCallId"]
-        answer = {
-            "id": "a1",
-            "role": "assistant",
-            "parts": [
-                {
-                    "type": "tool-launch",
-                    "toolCallId": call_id,
-                    "state": "approval-responded",
-                    "input": {"city": "Mir"},
-                    "approval": {"id": request["approvalId"], "approved": True},
-                }
-            ],
-        }
+        answer = approval_answer(call_id, "Mir", {"id": request["approvalId"], "approved": True})
         fuzzy = json.loads(json.dumps(answer))
         fuzzy["parts"][0]["approval"]["approved"] = "false"  # no boolean: refused, not run
         refused = client.post("/api/chat", json={"id": "chat-2", "messages": [fuzzy]})
@@ -460,19 +461,9 @@ def test_a_rejected_call_is_denied_not_failed_in_the_ui_message_stream() -> None
         held = ui_chat(client, {"id": "chat-d", "messages": [user("launch Mir")]})
         request = next(c for c in held if c["type"] == "tool-approval-request")
         call_id = request["toolCallId"]
-        answer = {
-            "id": "a1",
-            "role": "assistant",
-            "parts": [
-                {
-                    "type": "tool-launch",
-                    "toolCallId": call_id,
-                    "state": "approval-responded",
-                    "input": {"city": "Mir"},
-                    "approval": {"id": call_id, "approved": False, "reason": "not today"},
-                }
-            ],
-        }
+        answer = approval_answer(
+            call_id, "Mir", {"id": call_id, "approved": False, "reason": "not today"}
+        )
         resumed = ui_chat(client, {"id": "chat-d", "messages": [user("launch Mir"), answer]})
         results = [c for c in resumed if c["type"].startswith("tool-output")]
         assert results == [{"type": "tool-output-denied", "toolCallId": call_id}]
@@ -536,19 +527,9 @@ def test_a_call_held_inside_a_sub_agent_is_answered_on_ag_ui_and_use_chat() -> N
         parts = {c["toolCallId"]: c for c in held_ui if c["type"] == "tool-input-available"}
         assert parts[held["tool_call_id"]]["toolName"] == "launch"  # a part to answer on
         assert parts[held["tool_call_id"]]["input"] == {"city": "Vostok"}
-        answer = {
-            "id": "a1",
-            "role": "assistant",
-            "parts": [
-                {
-                    "type": "tool-launch",
-                    "toolCallId": held["tool_call_id"],
-                    "state": "approval-responded",
-                    "input": {"city": "Vostok"},
-                    "approval": {"id": request["approvalId"], "approved": True},
-                }
-            ],
-        }
+        answer = approval_answer(
+            held["tool_call_id"], "Vostok", {"id": request["approvalId"], "approved": True}
+        )
         done = ui_chat(client, {"id": "v", "messages": [user("delegate launch Vostok"), answer]})
         outputs = {c["toolCallId"]: c for c in done if c["type"] == "tool-output-available"}
         assert outputs[held["tool_call_id"]]["output"] == "launched Vostok"
