@@ -142,6 +142,38 @@ def _left_behind(folder: Path, name: str, age_s: float) -> Path:
     return path
 
 
+@pytest.mark.parametrize("where", ["creating", "renaming"])
+def test_an_interrupt_at_any_step_leaves_no_partial_file(
+    fake_model: tuple[LocalModelSpec, bytes],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    where: str,
+) -> None:
+    # Ctrl-C just as the temporary file was created (seen under load: inside mkstemp, before
+    # the name was known) or just before the rename (after the whole file was written).
+    spec, _ = fake_model
+    real_open, real_replace = Path.open, os.replace
+
+    def interrupted_open(self: Path, *args: object, **kwargs: object) -> object:
+        if self.name.endswith(".tmp"):
+            real_open(self, *args, **kwargs).close()  # type: ignore[call-overload]
+            raise KeyboardInterrupt
+        return real_open(self, *args, **kwargs)  # type: ignore[call-overload]
+
+    def interrupted_replace(*args: object) -> None:
+        raise KeyboardInterrupt
+
+    if where == "creating":
+        monkeypatch.setattr(Path, "open", interrupted_open)
+    else:
+        monkeypatch.setattr(weights.os, "replace", interrupted_replace)
+    with pytest.raises(KeyboardInterrupt):
+        ensure_model_file(spec)
+    monkeypatch.setattr(Path, "open", real_open)
+    monkeypatch.setattr(weights.os, "replace", real_replace)
+    assert _cache_files(tmp_path) == []
+
+
 def test_the_temporary_file_names_the_model(
     fake_model: tuple[LocalModelSpec, bytes], tmp_path: Path
 ) -> None:

