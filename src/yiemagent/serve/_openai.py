@@ -7,7 +7,8 @@ output tool, the output as JSON). Each request is a run of its own session: the 
 `X-Session-Id` header names (continued), else a new one; every answer carries the session
 in `X-Session-Id`, so a client may continue it. The request's `tools` are ignored. A run that
 ends with tool calls held for approval answers with a text naming them; decide them through
-`/v1/sessions/{sid}/approvals`.
+`/v1/sessions/{sid}/approvals`. A run that failed answers 500 with `x-should-retry: false`,
+so the OpenAI and Anthropic SDKs do not run it again.
 """
 
 from __future__ import annotations
@@ -144,10 +145,11 @@ class _Completions:
         reason = end.get("reason")
         if reason == "error":
             text = _error_text(end)
+            # the run (its tools too) has happened: the SDKs retry a 500 unless told not to
             return JSONResponse(
                 {"error": {"message": text, "type": "server_error", "code": "run_failed"}},
                 status_code=500,
-                headers=headers,
+                headers={**headers, "x-should-retry": "false"},
             )
         content = "\n\n".join(filter(None, [final_texts(end), output_text(end)]))
         if reason == "awaiting_approval":
