@@ -111,6 +111,36 @@ async def test_429_for_an_exhausted_quota_is_not_retried(server: ReplayServer) -
     assert len(server.requests) == 1
 
 
+async def test_a_server_saying_x_should_retry_is_obeyed_as_by_the_sdks(
+    server: ReplayServer,
+) -> None:
+    # The official SDKs read `x-should-retry` before the status: "false" is final even for
+    # a 5xx (the request already had its effect), "true" retries even a 4xx.
+    server.enqueue(json_reply(500, UNAVAILABLE, {"x-should-retry": "false"}))
+    message = await ask(server, max_retry_delay_ms=1)
+    assert message.stop_reason == "error"
+    assert message.error_message == "HTTP 500 from the server: Service unavailable"
+    assert len(server.requests) == 1
+
+    conflict = {"error": {"message": "try again", "type": "conflict"}}
+    server.enqueue(
+        json_reply(409, conflict, {"x-should-retry": "true", "retry-after-ms": "10"}),
+        sse_reply(openai_chunks({"content": "fine"})),
+    )
+    message = await ask(server)
+    assert message.stop_reason == "stop" and message.text == "fine"
+    assert len(server.requests) == 3
+
+    model = Model(id="c", provider="anthropic", api="anthropic-messages", base_url=server.url)
+    overloaded = {"type": "error", "error": {"type": "api_error", "message": "boom"}}
+    server.enqueue(json_reply(500, overloaded, {"x-should-retry": "false"}))
+    message = await stream_anthropic_messages(
+        model, Context("", [UserMessage("hi")]), StreamOptions(api_key="k-123456")
+    ).result()
+    assert message.stop_reason == "error" and "boom" in (message.error_message or "")
+    assert len(server.requests) == 4
+
+
 async def test_groq_tool_use_failed_is_sampled_again(server: ReplayServer) -> None:
     # Groq answers 400 when it cannot parse the call its model wrote; the next sample
     # usually parses (https://github.com/pydantic/pydantic-ai/pull/2774).

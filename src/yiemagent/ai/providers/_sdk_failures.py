@@ -33,13 +33,19 @@ def sdk_retry_decision(exc: BaseException, sdk: ModuleType) -> RetryDecision | N
     `is_retryable_status` (after the delay its `retry-after` headers ask for, ms), a lost
     connection (the SDK's `APIConnectionError` or a transport error) always; None (not
     retried) for anything else. A 429 for a spent quota or credit (`insufficient_quota`)
-    is not retried: waiting does not refill it. A provider checks its own in-stream errors
-    first."""
+    is not retried: waiting does not refill it. A response's `x-should-retry` header
+    ("true" / "false") decides before all that, as in the SDKs whose own retries ours
+    replace: the server knows when a request already had its effect. A provider checks its
+    own in-stream errors first."""
     if isinstance(exc, sdk.APIStatusError):
         status: int = exc.status_code
-        if not is_retryable_status(status) or _quota_spent(exc.body):
+        headers = exc.response.headers
+        should = str(headers.get("x-should-retry", "")).lower()
+        if should == "false" or (
+            should != "true" and (not is_retryable_status(status) or _quota_spent(exc.body))
+        ):
             return None
-        return RetryDecision(f"HTTP {status}", parse_retry_after_ms(exc.response.headers))
+        return RetryDecision(f"HTTP {status}", parse_retry_after_ms(headers))
     if isinstance(exc, (sdk.APIConnectionError, *transport_error_types())):
         return RetryDecision("connection error", connection=True)
     return None
