@@ -12,6 +12,7 @@
 - "progress N": a call of `slow` with N steps;
 - "parallel": two `slow` calls in one message (a parallel batch);
 - "slow": a `slow` call with 40 steps of 0.25 s (steering and Ctrl-C tests);
+- "loop": a quick `slow` call after each result, until the chat's turn limit ends the run;
 - "remove NAME": a call of the approval test tool `remove` (`approval_tools/remove.py`);
 - "steer ...": "Steering received: <text>" (the steering tests type it while a tool runs);
 - anything else: "You said: <text> [N messages]" (N: the messages the model was sent).
@@ -90,6 +91,9 @@ def _answer(context: Context) -> AssistantMessage | str:
     messages = context.messages
     last = messages[-1]
     if isinstance(last, ToolResultMessage):
+        prompt = next(m for m in reversed(messages) if isinstance(m, UserMessage))
+        if _text(prompt).strip().lower() == "loop":
+            return faux_message(faux_tool_call("slow", {"label": "l", "steps": 1, "delay": 0}))
         results = [m for m in messages if isinstance(m, ToolResultMessage)]
         batch = []
         for message in reversed(results):
@@ -115,6 +119,8 @@ def _answer(context: Context) -> AssistantMessage | str:
             faux_tool_call("slow", {"label": "left", "steps": 4, "delay": 0.4}),
             faux_tool_call("slow", {"label": "right", "steps": 4, "delay": 0.4}),
         )
+    if lower == "loop":
+        return faux_message(faux_tool_call("slow", {"label": "l", "steps": 1, "delay": 0}))
     if lower == "slow":
         return faux_message(faux_tool_call("slow", {"label": "s", "steps": 40, "delay": 0.25}))
     if lower.startswith("mcp "):  # "mcp TOOL [TEXT]": call an MCP test server's tool

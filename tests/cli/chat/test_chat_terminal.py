@@ -233,6 +233,30 @@ def test_undo_removes_the_last_exchange_from_the_chat_and_the_store(
     assert len(texts) == 4
 
 
+def test_undo_after_a_run_out_of_turns_removes_only_the_prompt_after_it(
+    chat: Pane, data_dir: Path
+) -> None:
+    chat.type("loop")  # a tool call after each result, until the 24 model calls are spent
+    chat.wait(lambda s: after(s, "› loop", "tokens:"))
+    chat.type("second")  # a prompt after tool results, not a steering message
+    chat.wait(lambda s: after(s, "› second", "You said: second [50 messages]", "tokens:"))
+    chat.type("/undo")
+    chat.wait("undone: › second (2 messages removed)")
+    with SqliteSessionStore(data_dir / "sessions.db") as store:
+        messages = store.load("t")
+    assert len(messages) == 1 + 24 * 2  # the out-of-turns run stays whole
+    assert isinstance(messages[-1], ToolResultMessage)
+
+
+def test_undo_after_steering_removes_the_whole_run_it_steered(chat: Pane) -> None:
+    chat.type("progress 8")
+    chat.wait("p step 1/8")
+    chat.type("steer: add a joke")  # typed during the tool, delivered after its result
+    chat.wait(lambda s: after(s, "Steering received: steer: add a joke", "tokens:"))
+    chat.type("/undo")
+    chat.wait("undone: › progress 8 (5 messages removed)")
+
+
 def test_ctrl_d_exits_and_history_comes_back_with_the_up_arrow(data_dir: Path) -> None:
     pane = Pane(data_dir, [])
     try:

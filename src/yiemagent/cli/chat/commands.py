@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from rich.text import Text
 
 from yiemagent.cli.render import one_line, total_usage, usage_line
-from yiemagent.types import AssistantMessage, UserMessage, text_of
+from yiemagent.types import AssistantMessage, ToolResultMessage, UserMessage, text_of
 
 if TYPE_CHECKING:
     from yiemagent.cli.chat.host import ChatHost
@@ -163,19 +163,37 @@ def _new(app: ChatHost, arg: str) -> None:
 
 def undo_point(messages: list[object]) -> int | None:
     """Where the last exchange starts: the index of the last user message that opened a
-    run (a prompt; steering inside a run belongs to that run's exchange), or None."""
+    run (a prompt; steering inside a run belongs to that run's exchange), or None.
+
+    A prompt follows an answer, nothing, or tool results that are older than it: a run
+    stopped after its tools (its turn limit, Ctrl-C during a tool) before it was typed.
+    Steering also follows tool results, but the run takes it at the boundary right after
+    them, so it was typed before the batch's last call ended (its result's timestamp, ms).
+    One typed in the few ms between that end and the boundary counts as a prompt: `/undo`
+    then takes away less than the exchange, never more.
+    """
     index = None
     for position in range(len(messages) - 1, -1, -1):
         message = messages[position]
         if isinstance(message, UserMessage):
             index = position
-            previous = messages[position - 1] if position else None
-            # A prompt follows an answer (or nothing); steering follows tool results.
-            if previous is None or (
-                isinstance(previous, AssistantMessage) and not previous.tool_calls
-            ):
+            if _opens_a_run(messages, position, message.timestamp):
                 return index
     return index
+
+
+def _opens_a_run(messages: list[object], position: int, typed_ms: int) -> bool:
+    """Whether the user message typed at `typed_ms` at `position` was a prompt (see
+    `undo_point`)."""
+    ended_ms = None
+    for previous in reversed(messages[:position]):
+        if isinstance(previous, ToolResultMessage):
+            ended_ms = max(previous.timestamp, ended_ms or previous.timestamp)
+            continue
+        if ended_ms is not None:
+            return typed_ms > ended_ms
+        return isinstance(previous, AssistantMessage) and not previous.tool_calls
+    return ended_ms is None or typed_ms > ended_ms
 
 
 def _undo(app: ChatHost, arg: str) -> None:
