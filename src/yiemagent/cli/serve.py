@@ -34,6 +34,7 @@ from yiemagent.cli.options import (
     no_tool_files_note,
     resolve_model,
 )
+from yiemagent.cli.render import counted
 from yiemagent.cli.teams import AgentOption, split_agent_option
 from yiemagent.cli.trace import default_session_db
 from yiemagent.errors import ConfigError, install_hint
@@ -228,7 +229,7 @@ def serve(
         shown = f"[{host}]" if ":" in host else host
         print(
             f"yiem serve: http://{shown}:{sock.getsockname()[1]}/ "
-            f"({f'agent file {agent}' if team else f'{len(agent_tools)} tools'}, "
+            f"({f'agent file {agent}' if team else counted(len(agent_tools), 'tool')}, "
             f"model {resolved.provider}/{resolved.id}"
             f"{', token required' if token else ''})",
             file=sys.stderr,

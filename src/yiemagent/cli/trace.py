@@ -92,6 +92,7 @@ def trace(
 ) -> None:
     """Write a run's timeline as one self-contained HTML page: turns down the page, model and
     tool calls as bars on a time axis; click a bar for its arguments, result and tokens."""
+    from yiemagent.cli.render import counted
     from yiemagent.telemetry import load_timeline, timeline_html
 
     path = Path(source)
@@ -113,7 +114,7 @@ def trace(
         raise ConfigError(f"cannot write {html_out}: {exc.strerror or exc}") from exc
     turns = len(timeline.turns)
     bars = sum(len(turn.bars) for turn in timeline.turns)
-    print(f"wrote {html_out} ({turns} turns, {bars} calls)", file=sys.stderr)
+    print(f"wrote {html_out} ({counted(turns, 'turn')}, {counted(bars, 'call')})", file=sys.stderr)
 
 
 def start_tracing() -> Any:

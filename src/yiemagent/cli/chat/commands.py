@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from rich.text import Text
 
-from yiemagent.cli.render import one_line, total_usage, usage_line
+from yiemagent.cli.render import counted, one_line, total_usage, usage_line
 from yiemagent.types import AssistantMessage, ToolResultMessage, UserMessage, text_of
 
 if TYPE_CHECKING:
@@ -212,7 +212,8 @@ def _undo(app: ChatHost, arg: str) -> None:
         app.say(f"error: undo failed, nothing changed: {' '.join(str(exc).split())}", "red")
         return
     text = text_of(removed.content) if isinstance(removed, UserMessage) else ""
-    app.say(f"undone: › {one_line(text, 80)} ({len(messages) - cut} messages removed)")
+    removed_count = counted(len(messages) - cut, "message")
+    app.say(f"undone: › {one_line(text, 80)} ({removed_count} removed)")
 
 
 def _approvals(app: ChatHost, arg: str) -> None:

@@ -16,6 +16,8 @@ import importlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from yiemagent.cli.render import counted
+
 if TYPE_CHECKING:
     from yiemagent.cli.chat.host import ChatHost
 
@@ -52,7 +54,8 @@ async def start_mcp_servers(app: ChatHost) -> None:
                     await server.close()
             continue
         app.setup.mcp_servers.append(server)
-        app.say(f"MCP server {spec!r}: {len(names)} tools ({', '.join(names)}); log: {log_path}")
+        tools = counted(len(names), "tool")
+        app.say(f"MCP server {spec!r}: {tools} ({', '.join(names)}); log: {log_path}")
 
 
 async def close_mcp_servers(app: ChatHost) -> None:

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from rich.text import Text
 
 from yiemagent.cli.options import DEFAULT_SYSTEM
+from yiemagent.cli.render import counted
 from yiemagent.errors import ConfigError, ToolLoadError
 from yiemagent.types import (
     AgentMessage,
@@ -127,7 +128,8 @@ class ChatSetup:
         if not self.resumed:
             return []
         question, answer = last_exchange(self.resumed)
-        lines = [Text(f"resumed {len(self.resumed)} messages; the last exchange:", style="dim")]
+        resumed = counted(len(self.resumed), "message")
+        lines = [Text(f"resumed {resumed}; the last exchange:", style="dim")]
         if question:
             lines.append(Text(f"› {question}", style="bold"))
         if answer:
