@@ -5,7 +5,10 @@ These clients send the whole conversation with each request. The server's stored
 the truth: the earlier messages seed a session only while it is empty, and the request's
 last user message is the prompt. Earlier user and assistant texts are kept; the client's
 own tool calls and results are not (the agent's tools run here). A request that answers
-held tool calls (approvals) decides them and resumes the run instead.
+held tool calls (approvals) decides them and resumes the run instead. A request that
+regenerates an answer (`useChat`'s regenerate) asks its last user message again: when the
+session holds that question at the same place (the same count of user messages, the same
+text), the session is first cut back to before it, so it is asked once, not twice.
 """
 
 from __future__ import annotations
@@ -58,6 +61,9 @@ class Conversation:
     history: list[AgentMessage] = field(default_factory=list)
     system: list[str] = field(default_factory=list)
     decisions: dict[str, ToolApproval] = field(default_factory=dict)
+    regenerate: bool = False
+    """The prompt asks again a question the session may already hold (see the module
+    docstring)."""
 
     def add(
         self, role: str, text: str, attached: Sequence[ImageContent | DocumentContent] = ()
@@ -111,6 +117,10 @@ async def start_conversation(hub: RunHub, session_id: str, conversation: Convers
             refuse_undecided_resume(agent)
             return
         refuse_undecided(agent)
+        if conversation.regenerate:
+            kept = _before_asked_again(agent.state.messages, conversation)
+            if kept is not None:
+                agent.state.messages = kept
         if conversation.history and not agent.state.messages:
             agent.state.messages = conversation.history
 
@@ -119,6 +129,30 @@ async def start_conversation(hub: RunHub, session_id: str, conversation: Convers
     prompt = conversation.prompt
     assert prompt is not None  # check() said so
     return await hub.start(session_id, lambda agent: agent.prompt(prompt), prepare=prepare)
+
+
+def _before_asked_again(
+    messages: Sequence[AgentMessage], conversation: Conversation
+) -> list[AgentMessage] | None:
+    """The session's messages before the question `conversation` asks again: its user
+    message of the same number, when that one has the prompt's text; None otherwise (the
+    session holds no such question there: the prompt is asked as a new one)."""
+    nth = sum(isinstance(m, UserMessage) for m in conversation.history)
+    users = [i for i, m in enumerate(messages) if isinstance(m, UserMessage)]
+    if conversation.prompt is None or nth >= len(users):
+        return None
+    at = users[nth]
+    asked = messages[at]
+    if not isinstance(asked, UserMessage) or _user_text(asked) != _user_text(conversation.prompt):
+        return None
+    return list(messages[:at])
+
+
+def _user_text(message: UserMessage) -> str:
+    content = message.content
+    if isinstance(content, str):
+        return content
+    return "".join(b.text for b in content if isinstance(b, TextContent))
 
 
 async def run_batches(run: Run) -> AsyncIterator[list[dict[str, Any]]]:

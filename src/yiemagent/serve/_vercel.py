@@ -2,8 +2,9 @@
 transport): UI messages in, UI message chunks out as server-sent events, header
 `x-vercel-ai-ui-message-stream: v1`, ending with `data: [DONE]`.
 
-The chat `id` is the session. One assistant message per run: `start`, then per model call
-`start-step` … `finish-step`, text as `text-start/-delta/-end`, thinking as
+The chat `id` is the session; `trigger: "regenerate-message"` asks the last user message
+again in place of its old answer (`_protocols`). One assistant message per run: `start`,
+then per model call `start-step` … `finish-step`, text as `text-start/-delta/-end`, thinking as
 `reasoning-start/-delta/-end`, tool calls as
 `tool-input-start/-delta/-available` and, once run here, `tool-output-available` (or
 `tool-output-error`); a call held for approval sends `tool-approval-request` (its approval
@@ -97,6 +98,7 @@ def conversation_of(data: dict[str, Any]) -> Conversation:
         text = "".join(texts)
         attached = [_attachment(p) for p in parts if p.get("type") == "file"]
         conversation.add(str(message.get("role")), text, attached)
+    conversation.regenerate = data.get("trigger") == "regenerate-message"
     last = messages[-1]
     if last.get("role") == "assistant":
         for part in last["parts"]:
