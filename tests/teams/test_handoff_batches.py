@@ -1,0 +1,50 @@
+"""Handoffs in one batch (DESIGN §17), the cases other frameworks' suites check: a reply
+that asks for two transfers goes to the first target only, the other transfer is answered
+with an error saying so, and the transcript stays one a provider accepts."""
+
+from __future__ import annotations
+
+from yiemagent import ToolResultMessage
+from yiemagent.types import text_of
+
+from ..approvals._kit import transcript_problems
+from ._kit import calls, scripted
+
+
+async def test_two_transfers_in_one_reply_go_to_the_first_target_only() -> None:
+    billing, billing_fm = scripted("billing", ["billing here"])
+    support, support_fm = scripted("support", ["support here"])
+    router, router_fm = scripted(
+        "router",
+        [calls(("transfer_to_billing", {}), ("transfer_to_support", {"reason": "also"}))],
+        handoffs=[billing, support],
+    )
+
+    reply = await router.prompt("help")
+
+    assert reply.agent == "billing" and reply.text == "billing here"
+    assert router.state.active_agent == "billing"
+    assert (router_fm.call_count, billing_fm.call_count, support_fm.call_count) == (1, 1, 0)
+    results = [m for m in router.state.messages if isinstance(m, ToolResultMessage)]
+    assert [(r.tool_name, r.is_error) for r in results] == [
+        ("transfer_to_billing", False),
+        ("transfer_to_support", True),
+    ]
+    assert "billing" in text_of(results[1].content)  # says who already has the conversation
+    assert transcript_problems(router.state.messages) == []
+
+
+async def test_the_same_transfer_twice_hands_over_once() -> None:
+    billing, billing_fm = scripted("billing", ["billing here"])
+    router, _ = scripted(
+        "router",
+        [calls(("transfer_to_billing", {}), ("transfer_to_billing", {}))],
+        handoffs=[billing],
+    )
+
+    reply = await router.prompt("help")
+
+    assert reply.agent == "billing" and billing_fm.call_count == 1
+    results = [m for m in router.state.messages if isinstance(m, ToolResultMessage)]
+    assert [r.is_error for r in results] == [False, True]
+    assert transcript_problems(router.state.messages) == []
