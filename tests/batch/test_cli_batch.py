@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -17,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.batch._kit import assert_each_id_once, mixed_tasks, result_lines, write_tasks
+from tests.cli.chat._tmux import TOOLS as CHAT_TOOLS
 from yiemagent.cli.batch import expand_ray_flag
 from yiemagent.cli.main import main
 
@@ -269,3 +271,61 @@ def test_an_agent_file_checked_at_start_leaves_no_mcp_server_running(
     _run(capsys, "batch", str(tasks), "--out", str(out), "--agent", str(team))
     assert result_lines(out)[0]["id"] == "t1"  # the batch ran
     assert _mcp_servers_of_ours() == []
+
+
+def test_a_broken_tool_file_is_one_warning_for_all_the_worker_processes(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each worker process loaded the `--tools` folder and warned of its broken file
+    itself, as a bare log line: the warning came once per worker, without `yiem: warning:`."""
+    monkeypatch.setattr("yiemagent.batch.pool.default_processes", lambda: 2)
+    for name in [key for key in os.environ if key.endswith("_API_KEY")]:
+        monkeypatch.delenv(name)  # every task fails at once, in its worker
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    shutil.copy(CHAT_TOOLS / "slow.py", tools)
+    (tools / "broken.py").write_text("def get_tool(:\n")
+    tasks = write_tasks(
+        tmp_path / "tasks.jsonl", [{"id": f"w{i}", "prompt": "p"} for i in range(4)]
+    )
+    argv = ["--tools", str(tools), "--model", "openai/gpt-4o-mini", "--workers", "pool"]
+    code = main(["batch", str(tasks), "--out", str(tmp_path / "results.jsonl"), *argv])
+    assert code == 1
+    err = capfd.readouterr().err
+    said = [x for x in err.splitlines() if "broken.py" in x or "the other tools are" in x]
+    assert len(said) == 2, err
+    assert said[0].startswith(f"yiem: warning: tool file {tools / 'broken.py'} not loaded: ")
+    assert said[1].startswith("yiem: warning: the other tools are loaded; a helper module")
+
+
+def test_a_library_warning_during_the_batch_is_a_warning_line_of_the_command(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    tasks = [{"id": "r1", "prompt": "p", "metadata": {"kind": "raise"}}]
+    tasks_file = write_tasks(tmp_path / "tasks.jsonl", tasks)
+    out = tmp_path / "results.jsonl"
+    argv = ["--workers", "tasks", "--retries", "0"]
+    code, _, err = _run(
+        capsys, "batch", str(tasks_file), "--out", str(out), "--agent", AGENT, *argv
+    )
+    assert code == 1
+    said = [line for line in err.splitlines() if "make_agent failed" in line]
+    assert said == [
+        "yiem: warning: task r1: make_agent failed: RuntimeError('cannot build an agent for r1')"
+    ], err
+
+
+def test_a_tools_folder_none_of_whose_files_loads_fails_before_any_task(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    (tools / "broken.py").write_text("def get_tool(:\n")
+    tasks = write_tasks(tmp_path / "tasks.jsonl", [{"id": "t1", "prompt": "p"}])
+    out = tmp_path / "results.jsonl"
+    argv = ["--tools", str(tools), "--model", "openai/gpt-4o-mini"]
+    code, _, err = _run(capsys, "batch", str(tasks), "--out", str(out), *argv)
+    assert code == 1
+    assert err.startswith(f"yiem: error: no tool file of {tools} loaded: "), err
+    assert len(err.strip().splitlines()) == 1, err
+    assert not out.exists()

@@ -47,9 +47,7 @@ if TYPE_CHECKING:
     from yiemagent.batch import BatchTask
     from yiemagent.types import AgentTool
 
-__all__ = ["CliAgentFactory", "batch", "expand_ray_flag", "import_factory"]
-
-logger = logging.getLogger(__name__)
+__all__ = ["CliAgentFactory", "batch", "check_tool_folder", "expand_ray_flag", "import_factory"]
 
 LOCAL_RAY = "local"
 """`--ray` without an address: a Ray cluster started on this machine for the batch."""
@@ -86,13 +84,41 @@ def _looks_like_address(word: str) -> bool:
     )
 
 
+def _warn(text: str) -> None:
+    print(f"yiem: warning: {text}", file=sys.stderr, flush=True)
+
+
+def check_tool_folder(folder: Path) -> str:
+    """Load the `--tools` folder of `yiem batch` or `yiem eval` once in the command's own
+    process and warn of what is wrong with it (no tool file, files that fail), each line
+    once with the command's `yiem: warning:` prefix; returns its absolute path for
+    `CliAgentFactory`, whose agents (in worker processes too) load it again without a word.
+
+    Raises:
+        CliError: `folder` is not a folder, or it has tool files and none of them loads.
+    """
+    from yiemagent.tools import ToolStore
+
+    if not folder.is_dir():
+        raise _cli_error(f"--tools {folder}: not a folder")
+    note = no_tool_files_note(folder)
+    if note:
+        _warn(note)
+    load_tool_folder(ToolStore("batch"), folder, _warn)
+    return str(folder.resolve())
+
+
+def _said_by_the_command(text: str) -> None:
+    """Drop a tool-folder warning: `check_tool_folder` said it, once for all workers."""
+
+
 @functools.cache
 def _tools_from(folder: str, drop_list_tools: bool) -> tuple[AgentTool, ...]:
     """The tools of `folder`, loaded once per process (every task's Agent gets a copy)."""
     from yiemagent.tools import ToolStore
 
     store = ToolStore("batch")
-    load_tool_folder(store, Path(folder), logger.warning)  # once per process
+    load_tool_folder(store, Path(folder), _said_by_the_command)
     if drop_list_tools:  # as `yiem run`: the small embedded model misuses the meta-tool
         store.unregister("listTools")
     return tuple(store.tools.values())
@@ -160,6 +186,31 @@ def _stdout_to_stderr() -> Iterator[None]:
         sys.stderr.flush()
         os.dup2(saved, 1)
         os.close(saved)
+
+
+class _CommandWarnings(logging.Handler):
+    """The library's warnings during a batch (a task's make_agent failed, a worker killed, a
+    task submitted again) as the command's own lines, `yiem: warning: …`, not as Python's
+    bare last-resort lines; a handler the user configured still gets them."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        with contextlib.suppress(Exception):
+            _warn(" ".join(record.getMessage().split()))
+
+
+@contextlib.contextmanager
+def _library_warnings_shown() -> Iterator[None]:
+    """Show the `yiemagent` loggers' warnings as `_CommandWarnings` while the batch runs."""
+    handler = _CommandWarnings()
+    library = logging.getLogger("yiemagent")
+    library.addHandler(handler)
+    try:
+        yield
+    finally:
+        library.removeHandler(handler)
 
 
 def _print_summary(path: Path) -> None:
@@ -244,17 +295,13 @@ def batch(
     elif agent is not None:
         make_agent = import_factory(agent)
     else:
-        folder = tools or DEFAULT_TOOLS_DIR
-        if not folder.is_dir():
-            raise _cli_error(f"--tools {folder}: not a folder")
-        note = no_tool_files_note(folder)
-        if note:
-            print(f"yiem: warning: {note}", file=sys.stderr)
+        folder = check_tool_folder(tools or DEFAULT_TOOLS_DIR)
         resolve_model(model, base_url)  # a bad model fails now, before any task runs
-        make_agent = CliAgentFactory(model, base_url, str(folder.resolve()), system, max_turns)
+        make_agent = CliAgentFactory(model, base_url, folder, system, max_turns)
     with (
         _stdout_to_stderr() if ray is not None else contextlib.nullcontext(),
         results_file_option(out, "--out"),
+        _library_warnings_shown(),
     ):
         report = run_batch(
             tasks,

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from yiemagent.cli.batch import CliAgentFactory, import_factory
+from yiemagent.cli.batch import CliAgentFactory, check_tool_folder, import_factory
 from yiemagent.cli.options import (
     DEFAULT_MODEL,
     DEFAULT_SYSTEM,
@@ -39,7 +39,6 @@ from yiemagent.cli.options import (
     MaxTurnsOption,
     ToolsOption,
     check_output_path,
-    no_tool_files_note,
     resolve_model,
     results_file_option,
 )
@@ -249,14 +248,9 @@ def eval_command(
     if agent is not None:
         make_agent: Any = _agent_factory(agent, model, base_url, root)
     else:
-        folder = tools or DEFAULT_TOOLS_DIR
-        if not folder.is_dir():
-            raise CliError(f"--tools {folder}: not a folder")
-        note = no_tool_files_note(folder)
-        if note:
-            print(f"yiem: warning: {note}", file=sys.stderr)
+        folder = check_tool_folder(tools or DEFAULT_TOOLS_DIR)
         resolve_model(model, base_url)  # a bad model fails now, before any case runs
-        base = CliAgentFactory(model, base_url, str(folder.resolve()), system, max_turns)
+        base = CliAgentFactory(model, base_url, folder, system, max_turns)
         make_agent = EvalAgentFactory(base, root)
     with results_file_option(results, "--results"):
         report = asyncio.run(
