@@ -1,14 +1,19 @@
 """Handoffs in one batch (DESIGN §17), the cases other frameworks' suites check: a reply
 that asks for two transfers goes to the first target only, the other transfer is answered
-with an error saying so, and the transcript stays one a provider accepts."""
+with an error saying so, and the transcript stays one a provider accepts; a tool of the
+agent's own never shares its name with a transfer tool."""
 
 from __future__ import annotations
 
-from yiemagent import ToolResultMessage
+from typing import Any
+
+import pytest
+
+from yiemagent import AgentTool, ConfigError, ToolResultMessage
 from yiemagent.types import text_of
 
 from ..approvals._kit import transcript_problems
-from ._kit import calls, scripted
+from ._kit import SCHEMA, calls, scripted
 
 
 async def test_two_transfers_in_one_reply_go_to_the_first_target_only() -> None:
@@ -48,3 +53,22 @@ async def test_the_same_transfer_twice_hands_over_once() -> None:
     results = [m for m in router.state.messages if isinstance(m, ToolResultMessage)]
     assert [r.is_error for r in results] == [False, True]
     assert transcript_problems(router.state.messages) == []
+
+
+async def test_a_tool_named_like_a_transfer_is_a_clear_error_not_a_second_tool() -> None:
+    ran: list[str] = []
+
+    def execute(call_id: str, args: Any, signal: Any, on_update: Any) -> str:
+        ran.append(call_id)
+        return "the user's own tool"
+
+    own = AgentTool("transfer_to_billing", "mine", "not a handoff", SCHEMA, execute)
+    billing, billing_fm = scripted("billing", ["billing here"])
+    router, router_fm = scripted(
+        "router", [calls(("transfer_to_billing", {})), "x"], tools=[own], handoffs=[billing]
+    )
+
+    # providers refuse two tools of one name, and one of the two would never run
+    with pytest.raises(ConfigError, match=r"'transfer_to_billing'.*handoff to 'billing'"):
+        await router.prompt("help")
+    assert router_fm.call_count == billing_fm.call_count == 0 and ran == []

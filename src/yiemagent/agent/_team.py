@@ -336,9 +336,20 @@ class TeamRun:
         return messages if seen is None else seen
 
     def tools(self) -> list[AgentTool]:
-        """The speaking agent's tools, then its transfer tools."""
+        """The speaking agent's tools, then its transfer tools.
+
+        Raises:
+            ConfigError: one of its tools has a transfer tool's name (providers refuse two
+                tools of one name, and the model could reach only one of them).
+        """
         tools: list[AgentTool] = self.active.state.tools
+        names = {tool.name for tool in tools}
         for handoff in self.active.handoffs:
+            if handoff.tool_name in names:
+                raise ConfigError(
+                    f"agent {self.active.name!r} has a tool named {handoff.tool_name!r}, the "
+                    f"name of its handoff to {handoff.agent.name!r}; rename the tool"
+                )
             tools.append(self._transfer_tool(handoff))
         return tools
 
