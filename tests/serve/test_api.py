@@ -368,7 +368,8 @@ def test_an_interleaved_session_is_a_409_that_names_it_and_delete_clears_it(
 
 def test_sessions_that_are_done_leave_nothing_behind_in_the_server() -> None:
     """A long-lived server keeps no per-session state for sessions it is not running: each
-    `/v1/chat/completions` request without `X-Session-Id` is a session of its own."""
+    `/v1/chat/completions` request without `X-Session-Id` is a session of its own, removed
+    from the store too once answered."""
     store = InMemorySessionStore()
     app = create_app(faux_agents(store, Tools()), session_store=store)
     with serving(app) as url, httpx.Client(base_url=url) as client:
@@ -379,6 +380,7 @@ def test_sessions_that_are_done_leave_nothing_behind_in_the_server() -> None:
         run_events(client, start_run(client, "kept", "launch Apollo"))  # held for approval
         wait_done(client, start_run(client, "busy", "hello"))
     assert app.state.hub._slots == {}
+    assert sorted(store.list_sessions()) == ["busy", "kept"]
 
 
 def test_a_long_streamed_answer_costs_events_in_proportion_to_its_length() -> None:

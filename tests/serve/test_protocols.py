@@ -33,13 +33,16 @@ def test_the_openai_client_uses_the_agent_as_a_model() -> None:
         client = OpenAI(base_url=f"{url}/v1", api_key="t0k", max_retries=0)
         assert [m.id for m in client.models.list()] == ["yiem-agent"]
         raw = client.chat.completions.with_raw_response.create(
-            model="yiem-agent", messages=[{"role": "user", "content": "weather Oslo Lima"}]
+            model="yiem-agent",
+            messages=[{"role": "user", "content": "weather Oslo Lima"}],
+            extra_headers={"X-Session-Id": "trip"},
         )
         reply = raw.parse()
         assert reply.choices[0].message.content == "Done: sunny in Oslo; sunny in Lima"
         assert reply.choices[0].finish_reason == "stop"
         assert reply.object == "chat.completion" and reply.model == "yiem-agent"
         session = raw.headers["x-session-id"]
+        assert session == "trip"
         assert [m.role for m in store.load(session)] == [
             "user",
             "assistant",
@@ -76,6 +79,7 @@ def test_streamed_completions_and_a_seeded_history() -> None:
             ],
             stream=True,
             stream_options={"include_usage": True},
+            extra_headers={"X-Session-Id": "seeded"},
         )
         chunks = list(stream)
         text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
@@ -85,8 +89,8 @@ def test_streamed_completions_and_a_seeded_history() -> None:
         assert finishes[-1] == "stop" and finishes.count("stop") == 1
         assert chunks[-1].choices == [] and chunks[-1].usage is not None
         assert len({c.id for c in chunks}) == 1
-        (session,) = store.list_sessions()
-        stored = store.load(session)
+        assert store.list_sessions() == ["seeded"]
+        stored = store.load("seeded")
         assert isinstance(stored[0], UserMessage) and isinstance(stored[1], AssistantMessage)
         assert stored[1].text == "hello" and len(stored) == 6
 
@@ -107,6 +111,29 @@ def test_a_held_call_is_named_in_the_answer() -> None:
         session = raw.headers["x-session-id"]
         assert "await approval: launch(" in content and f"/v1/sessions/{session}/" in content
         assert tools.launched == []
+        # the request named no session, but its held call waits there for a decision
+        assert store.list_sessions() == [session]
+
+
+def test_a_request_that_names_no_session_leaves_none_in_the_store() -> None:
+    """Chat Completions is stateless: each client sends the whole conversation. A request
+    without `X-Session-Id` stored a session of its own that nothing ever removed."""
+    store = InMemorySessionStore()
+    with faux_server(store) as (url, _):
+        client = OpenAI(base_url=f"{url}/v1", api_key="none", max_retries=0)
+        history = [
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": "hello"},
+            {"role": "user", "content": "weather Oslo"},
+        ]
+        raw = client.chat.completions.with_raw_response.create(model="m", messages=history)
+        assert raw.parse().choices[0].message.content == "Done: sunny in Oslo"
+        session = raw.headers["x-session-id"]  # the run's, as long as it ran
+        assert store.list_sessions() == [] and store.load(session) == []
+        stream = client.chat.completions.create(model="m", messages=history, stream=True)
+        text = "".join(c.choices[0].delta.content or "" for c in stream if c.choices)
+        assert text == "Done: sunny in Oslo"
+        assert store.list_sessions() == []
 
 
 # ── AG-UI ───────────────────────────────────────────────────────────────────

@@ -3,12 +3,13 @@
 Any OpenAI client (streamed or not) talks to the agent as to a model: the request's messages
 are a conversation (`_protocols`), the agent's tools run here, and the answer is the texts of
 the run's assistant messages (then, for an agent with an output type that answered through its
-output tool, the output as JSON). Each request is a run of its own session: the one the
-`X-Session-Id` header names (continued), else a new one; every answer carries the session
-in `X-Session-Id`, so a client may continue it. The request's `tools` are ignored. A run that
-ends with tool calls held for approval answers with a text naming them; decide them through
-`/v1/sessions/{sid}/approvals`. A run that failed answers 500 with `x-should-retry: false`,
-so the OpenAI and Anthropic SDKs do not run it again.
+output tool, the output as JSON). Each request is a run of a session: the one the
+`X-Session-Id` header names (continued, and kept), else a one-off session seeded from the
+request, as stateless as the API: it is removed from the store before the answer ends,
+unless the run ended with tool calls held for approval (the answer names them and the
+session; decide them through `/v1/sessions/{sid}/approvals`). Every answer names its
+session in `X-Session-Id`. The request's `tools` are ignored. A run that failed answers
+500 with `x-should-retry: false`, so the OpenAI and Anthropic SDKs do not run it again.
 """
 
 from __future__ import annotations
@@ -129,19 +130,23 @@ class _Completions:
         if stream is not None and not isinstance(stream, bool):  # "false" is truthy
             raise BadRequest(f'"stream" must be true or false, not {stream!r}')
         conversation = _conversation(data)
-        session_id = request.headers.get("x-session-id") or f"chat-{uuid.uuid4().hex[:16]}"
-        run = await start_conversation(self.hub, session_id, conversation)
+        named = request.headers.get("x-session-id")
+        session_id = named or f"chat-{uuid.uuid4().hex[:16]}"
+        one_off = not named
+        run = await start_conversation(self.hub, session_id, conversation, ephemeral=one_off)
         reply_id = f"chatcmpl-{run.id}"
         model = str(data.get("model") or MODEL_ID)
         headers = {"X-Session-Id": session_header(session_id), "X-Run-Id": run.id}
         if stream:
             options = data.get("stream_options") or {}
             usage = isinstance(options, dict) and bool(options.get("include_usage"))
-            chunks = self._chunks(run, reply_id, model, session_id, usage)
+            chunks = self._chunks(run, reply_id, model, session_id, usage, one_off)
             return EventSourceResponse(chunks, ping=sse_ping_s, headers=headers)
         end: dict[str, Any] = {}
         async for batch in run_batches(run):
             end = batch[-1]
+        if one_off:
+            await run.finished()  # its session is gone: a client may count on it
         reason = end.get("reason")
         if reason == "error":
             text = _error_text(end)
@@ -171,7 +176,13 @@ class _Completions:
         return JSONResponse(body, headers=headers)
 
     async def _chunks(
-        self, run: Any, reply_id: str, model: str, session_id: str, with_usage: bool
+        self,
+        run: Any,
+        reply_id: str,
+        model: str,
+        session_id: str,
+        with_usage: bool,
+        one_off: bool,
     ) -> AsyncIterator[bytes]:
         created = run.created_ms // 1000
 
@@ -214,6 +225,8 @@ class _Completions:
                     end = event
             if out:
                 yield b"".join(out)
+        if one_off:
+            await run.finished()  # its session is gone before the last chunk
         reason = end.get("reason")
         if reason == "error":
             error = {"message": _error_text(end), "type": "server_error", "code": "run_failed"}

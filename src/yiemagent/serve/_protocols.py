@@ -89,8 +89,11 @@ class Conversation:
             raise BadRequest("the last message must be a user message with some content")
 
 
-async def start_conversation(hub: RunHub, session_id: str, conversation: Conversation) -> Run:
-    """Start the run `conversation` asks for on the session (see the module docstring).
+async def start_conversation(
+    hub: RunHub, session_id: str, conversation: Conversation, *, ephemeral: bool = False
+) -> Run:
+    """Start the run `conversation` asks for on the session (see the module docstring);
+    an `ephemeral` session is removed as the run ends (`RunHub.start`).
 
     Raises:
         Busy: the session has a run, held calls await decisions, or another writer holds it.
@@ -125,10 +128,14 @@ async def start_conversation(hub: RunHub, session_id: str, conversation: Convers
             agent.state.messages = conversation.history
 
     if conversation.decisions:
-        return await hub.start(session_id, lambda agent: agent.resume(), prepare=prepare)
+        return await hub.start(
+            session_id, lambda agent: agent.resume(), prepare=prepare, ephemeral=ephemeral
+        )
     prompt = conversation.prompt
     assert prompt is not None  # check() said so
-    return await hub.start(session_id, lambda agent: agent.prompt(prompt), prepare=prepare)
+    return await hub.start(
+        session_id, lambda agent: agent.prompt(prompt), prepare=prepare, ephemeral=ephemeral
+    )
 
 
 def _before_asked_again(

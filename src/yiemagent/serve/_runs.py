@@ -4,9 +4,11 @@ kept for the clients that watch it, whether or not anyone does.
 A `RunHub` builds the session's `Agent` with the application's `make_agent(session_id)` for
 each run (and for each approval read or decision between runs) and closes it when the run
 ends, so the session's writer lease is held only while a run is active and another replica
-on the same store can take the next one. A run is an asyncio task of the server's loop: a
-client that disconnects leaves it going, and its events stay readable (`Run.follow`) until
-the run is evicted, the oldest finished runs first, beyond `keep_runs`.
+on the same store can take the next one. A one-off session (`ephemeral`, such as a
+`/v1/chat/completions` request's that names none) is removed from the store as its run
+ends, unless tool calls of it are held for approval. A run is an asyncio task of the
+server's loop: a client that disconnects leaves it going, and its events stay readable
+(`Run.follow`) until the run is evicted, the oldest finished runs first, beyond `keep_runs`.
 """
 
 from __future__ import annotations
@@ -283,10 +285,14 @@ class RunHub:
         call: Callable[[Agent[Any]], Awaitable[Any]],
         *,
         prepare: Callable[[Agent[Any]], None] | None = None,
+        ephemeral: bool = False,
     ) -> Run:
         """Start a run: build the session's agent, `prepare(agent)` (checks, approval
         decisions, a history to seed; raise `Busy` or `BadRequest` to refuse, and the agent
-        is closed), then run `call(agent)` as a task.
+        is closed), then run `call(agent)` as a task. With `ephemeral`, the session exists
+        for this run only: its stored messages are removed when the run ends (before the run
+        is done, so a next request on the session finds it empty), unless the run ended
+        with tool calls held for approval, which wait in the session for a decision.
 
         Raises:
             Busy: the session has a run here, or another writer holds it.
@@ -302,7 +308,8 @@ class RunHub:
                 raise
             run = Run(uuid.uuid4().hex, session_id, agent, hold_text=guarded(agent))
             agent.subscribe(run.listen)
-            run.task = asyncio.create_task(self._drive(run, agent, call), name=f"run-{run.id}")
+            drive = self._drive(run, agent, call, ephemeral)
+            run.task = asyncio.create_task(drive, name=f"run-{run.id}")
             slot.run = run
             self._remember(run)
             return run
@@ -341,7 +348,11 @@ class RunHub:
             del self._slots[session_id]
 
     async def _drive(
-        self, run: Run, agent: Agent[Any], call: Callable[[Agent[Any]], Awaitable[Any]]
+        self,
+        run: Run,
+        agent: Agent[Any],
+        call: Callable[[Agent[Any]], Awaitable[Any]],
+        ephemeral: bool,
     ) -> None:
         error: BaseException | None = None
         try:
@@ -353,6 +364,8 @@ class RunHub:
             error = exc
             agent.abort("the server is shutting down")
         finally:
+            if ephemeral and run.end_reason != "awaiting_approval":
+                _forget(run, agent)
             try:
                 await agent.close()
             except Exception:
@@ -387,3 +400,14 @@ class RunHub:
             _, pending = await asyncio.wait(tasks, timeout=grace_s)
             for task in pending:
                 task.cancel()
+
+
+def _forget(run: Run, agent: Agent[Any]) -> None:
+    """Remove the one-off session of `run` from the store, through its agent (which still
+    holds the session's writer lease); a failure is logged and leaves the session stored."""
+    try:
+        agent.reset()
+    except Exception as exc:  # a busy agent (the server stopping), a store that failed
+        logger.warning(
+            "run %s: its one-off session %s stays stored: %s", run.id, run.session_id, exc
+        )
