@@ -1,11 +1,18 @@
 """What counts against `UsageLimits` (DESIGN §13), the cases other frameworks' suites check:
 a reply whose own tokens pass a limit runs none of its tool calls (each is still answered),
-and only calls that ran count as tool calls (an unknown tool's error result does not)."""
+only calls that ran count as tool calls (an unknown tool's error result does not), and the
+output tool is the run's answer, never a tool call the cap refuses."""
 
 from __future__ import annotations
 
-from yiemagent import AgentEndEvent, ToolResultMessage, UsageLimits
-from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+
+from yiemagent import Agent, AgentEndEvent, ToolResultMessage, UsageLimits
+from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_text, faux_tool_call
+from yiemagent.types import OutputSpec
 
 from .test_usage_limits import SPENT, assert_stopped_by_limit, run, spending_tool
 
@@ -40,3 +47,55 @@ async def test_calls_of_unknown_tools_do_not_count_as_tool_calls() -> None:
     end = events[-1]
     assert isinstance(end, AgentEndEvent) and end.reason == "stop"
     assert ran == [1] and fm.call_count == 4
+
+
+class Answer(BaseModel):
+    result: str
+
+
+@pytest.mark.parametrize("mode", ["tool", "native"])
+async def test_the_output_tool_is_an_answer_not_a_tool_call(mode: str) -> None:
+    # a run that spent its last tool call may still answer, whichever way the answer comes
+    ran: list[int] = []
+    final: Any = (
+        faux_message(faux_tool_call("final_result", {"result": "success"}))
+        if mode == "tool"
+        else faux_message(faux_text('{"result": "success"}'))
+    )
+    fm = FauxModel([faux_message(faux_tool_call("spend", {"n": 1})), final])
+    agent = Agent(
+        "sys",
+        fm.model,
+        stream_fn=fm.stream_fn,
+        tools=[spending_tool(ran)],
+        usage_limits=UsageLimits(max_tool_calls=1),
+        output_type=OutputSpec(Answer, mode=mode),
+    )
+
+    reply = await agent.prompt("test")
+
+    assert reply.output == Answer(result="success") and ran == [1]
+
+
+@pytest.mark.parametrize("mode", ["tool", "native"])
+async def test_an_answer_over_the_token_limit_stands_whichever_way_it_comes(mode: str) -> None:
+    # the limits are checked before a model call and after tools ran: an answer, text or
+    # output tool, ends the run as it came, and never turns into a usage-limit error
+    final = (
+        faux_message(faux_tool_call("final_result", {"result": "success"}))
+        if mode == "tool"
+        else faux_message(faux_text('{"result": "success"}'))
+    )
+    final.usage = SPENT
+    fm = FauxModel([final])
+    agent = Agent(
+        "sys",
+        fm.model,
+        stream_fn=fm.stream_fn,
+        usage_limits=UsageLimits(max_total_tokens=800),
+        output_type=OutputSpec(Answer, mode=mode),
+    )
+
+    reply = await agent.prompt("test")
+
+    assert reply.output == Answer(result="success") and fm.call_count == 1

@@ -414,7 +414,8 @@ async def _run_turns(run: LoopRun) -> AgentEndReason:
             tool_results, terminate = await run_tool_calls(run, message)
             failed = message.stop_reason == "error" or message.stop_reason == "aborted"
             if meter is not None and not failed:
-                limit = meter.refused or (meter.reached() if tool_results else None)
+                tools_ran = _tools_ran(run, tool_results)  # an output tool call is an answer
+                limit = meter.refused or (meter.reached() if tools_ran else None)
                 if limit is not None and not terminate:
                     await _limit_message(run, limit)
                     await run.end_turn(message, tool_results)
@@ -454,6 +455,16 @@ async def _run_turns(run: LoopRun) -> AgentEndReason:
         pending = await _poll(run.config.get_follow_up_messages)
         if not pending:
             return reason
+
+
+def _tools_ran(run: LoopRun, tool_results: Sequence[ToolResultMessage]) -> bool:
+    """Whether the batch ran a tool other than the output tool: a batch of output tool
+    calls alone is the model's answer, which (like a text answer) no limit turns into a
+    usage-limit end; the next model call is checked before it is made."""
+    if run.output is None:
+        return bool(tool_results)
+    name = run.output.spec.name
+    return any(result.tool_name != name for result in tool_results)
 
 
 async def _poll(

@@ -516,11 +516,21 @@ class _Batch:
             self.signal,
             tools=self.tools,
         )
-        if self.meter is not None and isinstance(prepared, PreparedToolCall):
+        if (
+            self.meter is not None
+            and isinstance(prepared, PreparedToolCall)
+            and not self._is_answer(prepared)
+        ):
             refused = self.meter.refuse_tool_call()  # a limit reached mid-batch
             if refused is not None:
                 return ImmediateOutcome(create_error_tool_result(refused), True)
         return prepared
+
+    def _is_answer(self, prepared: PreparedToolCall) -> bool:
+        """A call of the output tool: the run's answer, which spends nothing, so no limit
+        refuses it and it counts as no tool call (a text answer is not refused either)."""
+        spec = self.config.output_type
+        return spec is not None and prepared.tool.name == spec.name
 
     async def run(self, i: int, prepared: PreparedToolCall) -> None:
         """Execute, finalize and end one prepared call; a bug here fails only this call.
