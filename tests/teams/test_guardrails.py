@@ -153,6 +153,70 @@ async def test_a_steering_or_follow_up_message_is_checked_like_a_prompt(queue: s
     assert transcript_problems(agent.state.messages) == []
 
 
+async def test_a_prompt_is_checked_by_the_agent_it_is_given_to_not_by_a_handoff_target() -> None:
+    """As in openai-agents, whose input guardrails run for the run's first agent only: the
+    prompt that hands over was checked by the agent that received it; the target's input
+    guardrails check the prompts given to it, from the next one on (and only its own)."""
+    checked: list[tuple[str, str]] = []
+
+    def guard(name: str) -> Any:
+        def check(context: GuardrailContext) -> bool:
+            checked.append((name, context.input))
+            return False
+
+        return check
+
+    billing, billing_fm = scripted(
+        "billing", ["Paid.", "You are welcome."], input_guardrails=[guard("billing")]
+    )
+    router, _ = scripted(
+        "router",
+        [calls(("transfer_to_billing", {}))],
+        handoffs=[billing],
+        input_guardrails=[guard("router")],
+    )
+
+    assert (await router.prompt("Is my invoice paid?")).agent == "billing"
+    assert checked == [("router", "Is my invoice paid?")]
+    assert (await router.prompt("Thanks")).agent == "billing"
+    assert checked == [("router", "Is my invoice paid?"), ("billing", "Thanks")]
+    assert billing_fm.call_count == 2
+
+
+async def test_steering_that_reaches_a_handoff_target_is_checked_by_its_guardrails() -> None:
+    """Steering typed while the transfer's batch ran is taken at that batch's boundary and
+    read by the target, yet it was checked by the agent that handed over (here one with no
+    input guardrails), so it reached the target unchecked."""
+    log: list[tuple[str, str, float]] = []
+    inputs: list[str] = []
+
+    def no_launch(context: GuardrailContext) -> GuardrailResult:
+        inputs.append(context.input)
+        return GuardrailResult("launch" in context.input, "asks to launch")
+
+    flight, _ = scripted("flight", ["never shown"], input_guardrails=[no_launch])
+    router, _ = scripted(
+        "router",
+        [calls(("wait", {"n": 1}), ("transfer_to_flight", {}))],
+        tools=[slow_tool("wait", log, 0.3)],
+        handoffs=[flight],
+    )
+    working = asyncio.Event()
+    router.subscribe(lambda event, signal: event.type == "tool_execution_start" and working.set())
+    run = asyncio.create_task(router.prompt("book a flight"))
+    await working.wait()
+    router.steer("now launch the rocket")
+
+    with pytest.raises(GuardrailTripped, match="input guardrail 'no_launch' tripped"):
+        await run
+
+    assert inputs == ["now launch the rocket"]  # not the prompt: the router was given that
+    last = router.state.messages[-1]
+    assert isinstance(last, AssistantMessage) and last.agent == "flight"
+    assert last.stop_reason == "error" and "never shown" not in str(last.content)
+    assert transcript_problems(router.state.messages) == []
+
+
 @pytest.mark.parametrize("reopened", [False, True])
 async def test_a_refused_prompt_never_reaches_a_model_under_the_next_one(reopened: bool) -> None:
     """NVIDIA-NeMo/Guardrails #1413: a refused question followed by "explain the above

@@ -424,14 +424,16 @@ class TeamRun:
         return self.model()
 
     def screened(self, poll: Callable[[], list[AgentMessage]]) -> Callable[[], list[AgentMessage]]:
-        """`poll` (the steering or the follow-up queue) with what it hands over checked by
-        the speaking agent's input guardrails as a prompt is: beside the model call it goes
-        to, which waits for them and which a trip aborts."""
+        """`poll` (the steering or the follow-up queue) with what it hands over checked as a
+        prompt is, by the input guardrails of the agent that reads it: beside the model call
+        it goes to, which waits for them and which a trip aborts. At the turn boundary of a
+        transfer that is the target, which speaks from the next call on."""
 
         def screened_poll() -> list[AgentMessage]:
             messages = poll()
             if messages:
-                self.guards.start_input(self.active.input_guardrails, self.active.name, messages)
+                reader = self.pending.agent if self.pending is not None else self.active
+                self.guards.start_input(reader.input_guardrails, reader.name, messages)
             return messages
 
         return screened_poll
