@@ -186,7 +186,8 @@ def _opens_a_run(messages: list[object], position: int, typed_ms: int) -> bool:
     """Whether the user message typed at `typed_ms` at `position` was a prompt (see
     `undo_point`)."""
     ended_ms = None
-    for previous in reversed(messages[:position]):
+    for before in range(position - 1, -1, -1):
+        previous = messages[before]
         if isinstance(previous, ToolResultMessage):
             ended_ms = max(previous.timestamp, ended_ms or previous.timestamp)
             continue
