@@ -344,14 +344,23 @@ def _judge(task: BatchTask, reply: AssistantMessage, end_reason: str | None) -> 
     if reply.stop_reason in ("error", "aborted"):
         return _failed_reply(reply, end_reason)
     outcome = _Outcome("ok", text=reply.text, stop_reason=reply.stop_reason, end_reason=end_reason)
+    value = getattr(reply, "output", None)
+    if value is not None:  # the agent's output type: its validated value is the output
+        from pydantic_core import to_jsonable_python
+
+        outcome.output = to_jsonable_python(value)
+        # answered through the output tool, the model wrote no text: the value is the answer
+        outcome.text = reply.text or json.dumps(outcome.output, ensure_ascii=False)
     if end_reason == "max_turns":
         outcome.status, outcome.error_kind = "error", "max_turns"
         outcome.error = "the turn limit was reached before the model answered"
     elif task.output_schema is not None:
+        answer = reply.text if value is None else json.dumps(outcome.output)
         try:
-            outcome.output = check_output(reply.text, task.output_schema)
+            outcome.output = check_output(answer, task.output_schema)
         except ValueError as exc:
             outcome.status, outcome.error_kind, outcome.error = "error", "output_invalid", str(exc)
+            outcome.output = None
     return outcome
 
 
