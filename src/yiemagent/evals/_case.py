@@ -82,7 +82,8 @@ class EvalRun:
     text: str = ""
     """The final answer's text ("" when the run gave none)."""
     output: Any = None
-    """The answer parsed as JSON when the case asked for a schema (`output_is`), else None."""
+    """The validated output when the agent has an output type (JSON-ready), else the
+    answer parsed as JSON when the case asked for a schema (`output_is`), else None."""
     messages: list[AgentMessage] = field(default_factory=list)
     """The run's messages, the prompt first."""
     tokens: int = 0

@@ -120,8 +120,9 @@ class _NotContains:
 
 @dataclass(frozen=True, slots=True)
 class _Equals:
-    """The answer equals `value`: the validated output when the run has one, else the
-    answer's text with surrounding white space removed. No `value`: the case's `expected`."""
+    """The answer equals `value`: the validated output when the run has one (a text
+    `value` may also equal the answer's text), else the answer's text with surrounding
+    white space removed. No `value`: the case's `expected`."""
 
     value: Any = None
 
@@ -131,6 +132,8 @@ class _Equals:
 
     def __call__(self, run: EvalRun) -> CheckResult:
         wanted = _expected(run, self.value, "equals")
+        if run.output is not None and run.output == wanted:  # a text output type's value
+            return CheckResult(True)
         if run.output is not None and not isinstance(wanted, str):
             got: Any = run.output
         else:
