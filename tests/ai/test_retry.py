@@ -318,13 +318,17 @@ def test_backoff_grows_with_jitter() -> None:
 
 
 def test_retryable_statuses() -> None:
-    assert [s for s in (400, 401, 404, 408, 422, 429, 500, 503, 529) if is_retryable_status(s)] == [
-        408,
-        429,
-        500,
-        503,
-        529,
-    ]
+    # the official SDKs' set: 408, 409 (a lock or a busy resource), 429 and every 5xx
+    statuses = (400, 401, 404, 408, 409, 422, 429, 500, 503, 529)
+    assert [s for s in statuses if is_retryable_status(s)] == [408, 409, 429, 500, 503, 529]
+
+
+async def test_409_conflict_is_retried_as_the_sdks_do(server: ReplayServer) -> None:
+    busy = {"error": {"message": "a run is active on this session", "type": "conflict"}}
+    server.enqueue(json_reply(409, busy), sse_reply(openai_chunks({"content": "fine"})))
+    message = await ask(server)
+    assert message.stop_reason == "stop" and message.text == "fine"
+    assert len(server.requests) == 2
 
 
 def test_keys_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -2,12 +2,13 @@
 to wait, and for how long at most.
 
 A provider call is one or more *attempts*. An attempt that fails with a retryable failure
-(HTTP 408, 429, 5xx — Anthropic's 529 included — or a connection error) is retried after an
-exponential backoff with jitter, or after the delay the server asks for in `retry-after-ms` /
-`retry-after`, but only while nothing has been streamed yet (a retry would duplicate content)
-and never for longer than `max_retry_delay_ms`: a server asking for more ends the call at once
-with a clear error (`RetryDelayTooLongError`). An abort is honoured while waiting and while
-streaming (`run_abortable`). The frame around the attempts is `providers/_sdk_call.py`.
+(HTTP 408, 409, 429, 5xx — Anthropic's 529 included — or a connection error) is retried
+after an exponential backoff with jitter, or after the delay the server asks for in
+`retry-after-ms` / `retry-after`, but only while nothing has been streamed yet (a retry
+would duplicate content) and never for longer than `max_retry_delay_ms`: a server asking
+for more ends the call at once with a clear error (`RetryDelayTooLongError`). An abort is
+honoured while waiting and while streaming (`run_abortable`). The frame around the attempts
+is `providers/_sdk_call.py`.
 """
 
 from __future__ import annotations
@@ -98,8 +99,9 @@ def _note_outcome(exc: BaseException, decision: RetryDecision, number: int, retr
 
 
 def is_retryable_status(status: int) -> bool:
-    """HTTP 408 (timeout), 429 (rate limit) and every 5xx (529 overloaded included)."""
-    return status in (408, 429) or 500 <= status <= 599
+    """HTTP 408 (timeout), 409 (conflict: a lock or a busy resource), 429 (rate limit)
+    and every 5xx (529 overloaded included): the statuses the official SDKs retry."""
+    return status in (408, 409, 429) or 500 <= status <= 599
 
 
 def parse_retry_after_ms(
