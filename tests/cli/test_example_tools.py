@@ -150,6 +150,28 @@ def test_calculator_never_raises_anything_but_a_clean_error(expression: str) -> 
         assert calc.format_number(value)
 
 
+@pytest.mark.parametrize(
+    ("expression", "expected"),
+    [
+        ("mean(4, 8, 15)", "9"),
+        ("average(80, 90, 70)", "80"),
+        ("sum(1, 2, 3) / 2", "3"),
+        ("hypot(6, 8)", "10"),
+        ("$45 * 20%", "9"),
+        ("€ 12.50 * 4", "50"),
+    ],
+)
+def test_calculator_has_everyday_functions_and_drops_currency_signs(
+    expression: str, expected: str
+) -> None:
+    assert calc.format_number(calc.evaluate(expression)) == expected
+
+
+async def test_the_calculator_tool_runs_through_its_execute() -> None:
+    tool = calc.get_tool()
+    assert await _run_tool(tool, {"expression": "mean(4, 8, 15)"}) == "mean(4, 8, 15) = 9"
+
+
 # ── get_time ─────────────────────────────────────────────────────────────────
 
 NOON_UTC = datetime(2026, 1, 15, 12, 0, tzinfo=UTC)

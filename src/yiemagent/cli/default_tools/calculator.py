@@ -1,9 +1,12 @@
 """Example tool `calculator`: arithmetic evaluated safely with `ast` (no `eval`).
 
 Numbers, `+ - * / // % **`, parentheses, unary minus/plus, the constants `pi` and `e`, and a
-few functions (`sqrt abs round min max floor ceil log log10 exp sin cos tan`). Limits keep a
-call cheap: at most 500 characters, exponents up to 10 000 and integer results up to 10 000
-bits. Every problem is a `CalculatorError` (a `ValueError`) with a short text for the model.
+few functions (`sqrt abs round min max sum mean hypot floor ceil log log10 exp sin cos
+tan`; `average` and `avg` are `mean`: the description names only a few, and a model also
+writes the others). A currency sign before a number is dropped (`$45 * 20%`). Limits keep
+a call cheap: at most 500 characters, exponents up to 10 000 and integer results up to
+10 000 bits. Every problem is a `CalculatorError` (a `ValueError`) with a short text for
+the model.
 
 A number followed by `%` with no operand after it is a percentage, as people write it:
 `12% * 50`, `12% of 50` and `50 * 12%` are 6, `50%` is 0.5; `10 % 4` stays the
@@ -18,6 +21,7 @@ import ast
 import math
 import operator
 import re
+import statistics
 from collections.abc import Callable
 
 from yiemagent import AgentTool, tool
@@ -34,6 +38,7 @@ _PERCENT = re.compile(r"(\d+(?:\.\d+)?)\s*%(?!\s*[\w.(])")
 # A percentage becomes a call of this name (no constant's or function's), so that `+` and
 # `-` can tell `150 + 10%` from `150 + 0.1`.
 _PERCENT_CALL = "__percent__"
+_CURRENCY = re.compile(r"[$€£¥]\s*(?=[\d.(])")
 
 
 class CalculatorError(YiemAgentError, ValueError):
@@ -54,6 +59,11 @@ _FUNCTIONS: dict[str, Callable[..., Number]] = {
     "round": round,
     "min": min,
     "max": max,
+    "sum": lambda *values: sum(values),
+    "mean": lambda *values: statistics.fmean(values),
+    "average": lambda *values: statistics.fmean(values),
+    "avg": lambda *values: statistics.fmean(values),
+    "hypot": math.hypot,
     "floor": math.floor,
     "ceil": math.ceil,
     "log": math.log,
@@ -143,6 +153,7 @@ def evaluate(expression: str) -> Number:
             domain error; the text says which.
     """
     text = expression.strip().replace("^", "**").replace("×", "*").replace("÷", "/")
+    text = _CURRENCY.sub("", text)
     text = _PERCENT.sub(rf"{_PERCENT_CALL}(\1)", _PERCENT_OF.sub(r"\1% *", text))
     if not text:
         raise CalculatorError("empty expression")
