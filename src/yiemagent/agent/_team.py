@@ -784,14 +784,24 @@ def check_guardrail_list(value: Any, what: str) -> list[Guardrail]:
 async def check_guardrails(
     guardrails: Sequence[Guardrail], context: GuardrailContext
 ) -> Trip | None:
-    """Run `guardrails` concurrently on `context`; the first trip in list order, or None."""
+    """Run `guardrails` concurrently on `context`: the first trip as they finish (among
+    those that finished together, the first in list order), or None once all passed. A
+    trip does not wait for the others: they are cancelled (a plain one's thread is left
+    to finish, its verdict unused)."""
     if not guardrails:
         return None
-    verdicts = await asyncio.gather(*(_verdict(g, context) for g in guardrails))
-    for guard, (tripped, message) in zip(guardrails, verdicts, strict=True):
-        if tripped:
-            return Trip(context.kind, guardrail_name(guard), message)
-    return None
+    tasks = [asyncio.ensure_future(_verdict(g, context)) for g in guardrails]
+    try:
+        pending: set[asyncio.Future[tuple[bool, str]]] = set(tasks)
+        while pending:
+            done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+            for guard, task in zip(guardrails, tasks, strict=True):
+                if task in done and (verdict := task.result())[0]:
+                    return Trip(context.kind, guardrail_name(guard), verdict[1])
+        return None
+    finally:
+        for task in tasks:
+            task.cancel()
 
 
 async def _verdict(guardrail: Guardrail, context: GuardrailContext) -> tuple[bool, str]:
