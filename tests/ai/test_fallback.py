@@ -79,6 +79,20 @@ async def test_500s_after_retries_fall_through(server: ReplayServer, second: Rep
     assert fallback.error_type == "500" and "HTTP 500" in fallback.error_message
 
 
+async def test_when_every_model_fails_the_error_names_each_failure(
+    server: ReplayServer, second: ReplayServer
+) -> None:
+    server.enqueue(*[json_reply(500, {"error": {"message": "first is down"}}) for _ in range(4)])
+    second.enqueue(json_reply(401, {"error": {"message": "bad key for the second"}}))
+    _, message = await collect(
+        FallbackModel([model_at(server.url, "a"), model_at(second.url, "b")])
+    )
+    assert message.stop_reason == "error" and message.model == "b"  # type: ignore[attr-defined]
+    text = message.error_message or ""  # type: ignore[attr-defined]
+    assert text.startswith("HTTP 401") and "bad key for the second" in text  # the last failure
+    assert "vllm/a" in text and "first is down" in text  # and the one before it
+
+
 async def test_429_and_401_fall_through_but_400_does_not(
     server: ReplayServer, second: ReplayServer
 ) -> None:

@@ -12,7 +12,8 @@ message is the answering model's own (its `provider` and `model` say which one a
 Nothing falls through when the failure is not the provider's: an abort, a 4xx request
 error (400, 404, 422: the next model would be sent the same bad request), a failure after
 content was streamed (the consumer has seen it; a retry elsewhere would repeat it), or the
-last model failing. Those end the stream as the failing model ended it.
+last model failing. Those end the stream as the failing model ended it; when models before
+it failed, its error message then goes on to name each of them and why.
 """
 
 from __future__ import annotations
@@ -162,6 +163,7 @@ async def _relay(
     first = fallback.models[0]
     failed: ErrorEvent | None = None
     failed_model: Model | None = None
+    earlier: list[str] = []
     started = False
     last = len(fallback.models) - 1
     try:
@@ -178,7 +180,7 @@ async def _relay(
                     continue
                 if isinstance(event, ErrorEvent):
                     if streamed or index == last or not falls_through(event):
-                        out.push(event)
+                        out.push(_after(event, earlier))
                         return
                     logger.info(
                         "%s/%s failed (%s): %s; trying %s/%s",
@@ -190,6 +192,9 @@ async def _relay(
                         fallback.models[index + 1].id,
                     )
                     failed, failed_model = event, model
+                    earlier.append(
+                        f"{model.provider}/{model.id}: {event.error.error_message or 'failed'}"
+                    )
                     break
                 streamed = True
                 out.push(event)
@@ -208,6 +213,18 @@ async def _relay(
     finally:
         if not out.done:  # cancelled: the stream still ends
             _fail(out, fallback, "the request was cancelled", started, "aborted")
+
+
+def _after(event: ErrorEvent, earlier: Sequence[str]) -> ErrorEvent:
+    """The last model's failure, its message naming the failures of the models tried
+    before it (`"<provider>/<id>: <error>"` each), so the error says that every model
+    failed and why, not only the last one."""
+    if not earlier or event.reason != "error":
+        return event
+    message = event.error
+    own = message.error_message or "failed"
+    message.error_message = f"{own} (the models tried before failed too: {'; '.join(earlier)})"
+    return event
 
 
 def _moved_on(model: Model, failed: ErrorEvent, start: AssistantStartEvent) -> FallbackEvent:
