@@ -272,6 +272,9 @@ class Api:
         if not (after.isascii() and after.isdigit()):  # "²" is a digit int() refuses
             raise BadRequest(f"Last-Event-ID must be an event number, not {after!r}")
         seen = int(after)
+        if run.ended and seen >= len(run.texts):
+            # nothing is left: 204 is what stops a browser's EventSource from reconnecting
+            return Response(status_code=204)
 
         async def stream() -> AsyncIterator[bytes]:
             async for batch in run.follow(seen):
