@@ -12,7 +12,9 @@ import sqlite3
 import sys
 import textwrap
 import threading
+import time
 from asyncio.subprocess import PIPE
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +30,12 @@ from yiemagent import (
 )
 from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
 from yiemagent.loop import transcript_problems
-from yiemagent.sessions import InMemorySessionStore, SqliteSessionStore, lease
+from yiemagent.sessions import (
+    InMemorySessionStore,
+    PostgresSessionStore,
+    SqliteSessionStore,
+    lease,
+)
 from yiemagent.sessions.lease import process_start_time
 
 SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
@@ -180,6 +187,68 @@ def test_an_agent_collected_while_a_lock_is_held_gives_its_lease_back(
     worker.start()
     worker.join(timeout=30)
     assert not worker.is_alive(), "the release waited on its own thread's lock"
+    _agent(store)  # the lease is free
+    store.close()
+
+
+def _collect_inside_database_calls(store: Any) -> Callable[[], int]:
+    """Make the store's next database call run a collection from inside the driver (SQLite:
+    the statement's trace callback; psycopg: dumping a parameter, under the connection's own
+    lock); returns how many lease rows the database holds."""
+    once = [True]
+
+    def collect(*_: object) -> None:
+        if once[0]:
+            once[0] = False
+            gc.collect()
+
+    if isinstance(store, SqliteSessionStore):
+        store._conn.set_trace_callback(collect)
+        return lambda: int(store._conn.execute("SELECT count(*) FROM leases").fetchone()[0])
+
+    from psycopg.types.string import StrDumper
+
+    class CollectingDumper(StrDumper):
+        def dump(self, obj: str) -> bytes:
+            collect()
+            return super().dump(obj)
+
+    conn = store._conn
+    conn.adapters.register_dumper(str, CollectingDumper)
+
+    def leases() -> int:
+        with store._lock:
+            return int(conn.execute("SELECT count(*) FROM yiemagent.leases").fetchone()[0])
+
+    return leases
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+def test_an_agent_collected_inside_a_database_call_gives_its_lease_back(
+    kind: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    # The finalizer runs inside the driver's call, on the thread that holds the connection
+    # (psycopg: its lock): releasing there would wait for good or use the connection in the
+    # middle of a statement. The release is queued, made by a background step, and the
+    # lease row is gone for every process.
+    if kind == "sqlite":
+        store: Any = SqliteSessionStore(tmp_path / "s.db")
+    else:
+        store = PostgresSessionStore(request.getfixturevalue("postgres_dsn"))
+    cycle: dict[str, Any] = {"agent": _agent(store)}
+    cycle["self"] = cycle  # only a collection frees the agent
+    del cycle
+    leases = _collect_inside_database_calls(store)
+
+    worker = threading.Thread(target=store.load, args=("other",), daemon=True)
+    worker.start()
+    worker.join(timeout=30)
+    assert not worker.is_alive(), "the release waited on its own thread's database call"
+    deadline = time.monotonic() + 30
+    while leases() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert leases() == 0, "the collected agent's lease row is still there"
     _agent(store)  # the lease is free
     store.close()
 

@@ -8,7 +8,9 @@ a second one gets `SessionBusyError`), loads the transcript (refusing an interle
 an error result), appends each message that enters the transcript, rewrites the
 session in one transaction (`store.replace`) when the transcript is replaced, clears it
 (`store.clear`: the messages and the held-calls record) when it is emptied or reset, and
-gives the lease back when the agent is closed or collected.
+gives the lease back when the agent is closed (at once) or collected (its finalizer only
+queues the release, `yiemagent.sessions.lease.release_soon`: a collection may run inside
+the store's own database call, whose locks this thread holds).
 
 Failure policy: during a run a store failure is logged and the run goes on (as a failing
 listener's does); the messages that failed are retried, in order, before the next message is
@@ -73,7 +75,15 @@ class SessionLog:
     `message_end`); each append is one short store call.
     """
 
-    __slots__ = ("__weakref__", "_pending", "_release", "held_record", "session_id", "store")
+    __slots__ = (
+        "__weakref__",
+        "_finalizer",
+        "_lease",
+        "_pending",
+        "held_record",
+        "session_id",
+        "store",
+    )
 
     def __init__(self, store: SessionStore, session_id: str) -> None:
         check_session_store(store)
@@ -81,15 +91,19 @@ class SessionLog:
         self.session_id = session_id
         self._pending: list[AgentMessage] = []
         """Messages whose append failed, retried in order before the next one."""
-        self._release: Callable[[], None] | None = None
-        """Gives the writer lease back (a `weakref.finalize`, so a collected agent does too)."""
+        self._lease: tuple[Callable[[str, str], object], str] | None = None
+        """The store's `release` and the writer lease's token, while the lease is held."""
+        self._finalizer: weakref.finalize[..., SessionLog] | None = None
+        """Queues the release when the agent is collected without being closed."""
         self.held_record: str | None = None
         """The stored record of tool calls held for approval, read by `open`."""
 
     def release(self) -> None:
-        """Give the session's writer lease back (idempotent); the agent writes no more."""
-        if self._release is not None:
-            self._release()
+        """Give the session's writer lease back now (idempotent); the agent writes no more."""
+        held, self._lease = self._lease, None
+        if held is not None and self._finalizer is not None and self._finalizer.detach():
+            release, token = held
+            _release_quietly(release, self.session_id, token)
 
     def _acquire(self) -> None:
         acquire = getattr(self.store, "acquire", None)
@@ -102,8 +116,15 @@ class SessionLog:
                 self.session_id,
             )
             return
+        from yiemagent.sessions import lease
+
+        lease.settle_releases()  # a collected agent's queued release frees its session now
+        lease.start_releaser()
         token = acquire(self.session_id)
-        self._release = weakref.finalize(self, _release_quietly, release, self.session_id, token)
+        self._lease = (release, token)
+        self._finalizer = weakref.finalize(
+            self, lease.release_soon, release, self.session_id, token
+        )
 
     def open(self, given: Sequence[AgentMessage] | None) -> list[AgentMessage]:
         """The agent's initial transcript.
@@ -304,7 +325,7 @@ def _json(message: AgentMessage) -> str:
     return json.dumps(message_to_dict(message), sort_keys=True, ensure_ascii=False, default=repr)
 
 
-def _release_quietly(release: Callable[[str, str], None], session_id: str, token: str) -> None:
+def _release_quietly(release: Callable[[str, str], object], session_id: str, token: str) -> None:
     try:
         release(session_id, token)
     except Exception:  # a closed or broken store: its lease dies with the process anyway

@@ -11,14 +11,24 @@ a lease's holder is still there is decided here, the same way for every store:
 - held on another host: assumed alive (a pid there cannot be checked); `force_release` it.
 
 A lease whose holder is gone (a process killed with SIGKILL) is taken over by the next writer.
+
+An agent that is collected gives its lease back from a `weakref.finalize`, and a collection
+runs on whichever thread allocates, at any allocation: inside a store method holding the
+store's lock, inside the database driver holding its connection's lock (psycopg), inside
+this module holding its own. So the finalizer only queues the release (`release_soon`,
+which takes no lock); a background thread makes it, and every `acquire` makes the queued
+releases first (`settle_releases`), so a collected agent's session is free at once.
 """
 
 from __future__ import annotations
 
+import logging
 import os
+import queue
 import socket
 import threading
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from yiemagent.errors import SessionBusyError
@@ -30,11 +40,27 @@ __all__ = [
     "forget",
     "holder_is_alive",
     "new_holder",
+    "release_soon",
+    "settle_releases",
+    "start_releaser",
     "this_host",
 ]
 
+logger = logging.getLogger(__name__)
+
 _LIVE: set[str] = set()
-_LIVE_LOCK = threading.RLock()  # re-entrant: see `drop`
+_LIVE_LOCK = threading.Lock()
+
+_Release = tuple[Callable[[str, str], object], str, str]
+_queued: queue.SimpleQueue[_Release] = queue.SimpleQueue()
+"""Releases queued by finalizers: (a store's `release`, session id, token)."""
+_wake: queue.SimpleQueue[None] = queue.SimpleQueue()
+"""One item per queued release, for the background thread."""
+_settling = threading.Lock()
+"""Held while queued releases are made: a release taken from the queue is finished before
+another `settle_releases` returns."""
+_releaser: threading.Thread | None = None
+_releaser_lock = threading.Lock()
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,16 +141,74 @@ def drop(held: dict[str, LeaseHolder], session_id: str, token: str) -> None:
     `held` is a store's table of the leases taken through it (session id → holder); call
     this under the store's lock. A token that no longer holds the session changes nothing
     in `held`.
-
-    An agent that is collected releases its lease from a `weakref.finalize`, and a
-    collection runs on whichever thread allocates: inside a store method holding the
-    store's lock, or inside `forget` holding this module's. Those locks are re-entrant
-    (`threading.RLock`), so that release does not wait on its own thread forever.
     """
     forget(token)
     holder = held.get(session_id)
     if holder is not None and holder.token == token:
         del held[session_id]
+
+
+def release_soon(release: Callable[[str, str], object], session_id: str, token: str) -> None:
+    """Queue `release(session_id, token)` without waiting for anything: what a finalizer calls.
+
+    `queue.SimpleQueue.put` takes no lock that this thread may already hold, so this never
+    blocks, whatever the thread was doing when the collection ran. The background thread
+    (`start_releaser`) or the next `settle_releases` makes the release.
+    """
+    _queued.put((release, session_id, token))
+    _wake.put(None)
+
+
+def settle_releases() -> None:
+    """Make the queued releases now, on this thread; call it holding no store's lock.
+
+    A failing release (a closed or broken store) is logged: its lease ends with the process.
+    """
+    with _settling:
+        while True:
+            try:
+                release, session_id, token = _queued.get_nowait()
+            except queue.Empty:
+                return
+            try:
+                release(session_id, token)
+            except Exception:
+                logger.debug(
+                    "session %r: releasing the writer lease failed", session_id, exc_info=True
+                )
+
+
+def start_releaser() -> None:
+    """Start this process's background thread that makes queued releases (once; again in a
+    forked child). Call it where a lease is taken, never from a finalizer."""
+    global _releaser
+    with _releaser_lock:
+        if _releaser is not None and _releaser.is_alive():
+            return
+        _releaser = threading.Thread(
+            target=_release_forever, name="yiemagent-lease-release", daemon=True
+        )
+        _releaser.start()
+
+
+def _release_forever() -> None:
+    while True:
+        _wake.get()
+        settle_releases()
+
+
+def _after_fork_in_child() -> None:
+    """A forked child starts with fresh locks and queues: a parent's thread may have held a
+    lock at the fork, and the parent's queued releases are the parent's to make."""
+    global _LIVE_LOCK, _queued, _wake, _settling, _releaser, _releaser_lock
+    _LIVE_LOCK = threading.Lock()
+    _queued, _wake = queue.SimpleQueue(), queue.SimpleQueue()
+    _settling, _releaser_lock = threading.Lock(), threading.Lock()
+    _releaser = None
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def holder_is_alive(holder: LeaseHolder) -> bool:

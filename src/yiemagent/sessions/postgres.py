@@ -87,7 +87,7 @@ class PostgresSessionStore:
         """The schema holding the tables."""
         self._connect_timeout_s = connect_timeout_s
         self._sql = Statements(schema)
-        self._lock = threading.RLock()  # see `lease.drop`: a collected agent releases here
+        self._lock = threading.Lock()  # a collected agent only queues its release
         self._held: dict[str, lease.LeaseHolder] = {}
         self._locked_tokens: set[str] = set()  # token locks held by this store's connection
         self._closed = False
@@ -263,6 +263,7 @@ class PostgresSessionStore:
             SessionBusyError: a live holder has the session; the text names it.
             psycopg.Error: the database failed; RuntimeError: the store is closed.
         """
+        lease.settle_releases()  # a collected agent's queued release frees its session now
         holder = lease.new_holder()
         values = (session_id, holder.token, holder.host, holder.pid, holder.started, now_ms())
 

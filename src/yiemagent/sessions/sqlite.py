@@ -103,7 +103,7 @@ class SqliteSessionStore:
             raise ConfigError(f"synchronous must be 'NORMAL' or 'FULL', not {synchronous!r}")
         self.path = os.fspath(path)
         """The database file."""
-        self._lock = threading.RLock()  # see `lease.drop`: a collected agent releases here
+        self._lock = threading.Lock()  # a collected agent only queues its release
         try:
             self._conn = sqlite3.connect(
                 self.path, timeout=timeout_s, isolation_level=None, check_same_thread=False
@@ -224,6 +224,7 @@ class SqliteSessionStore:
             SessionBusyError: a live holder has the session; the text names it.
             sqlite3.Error: the database failed; RuntimeError: the store is closed.
         """
+        lease.settle_releases()  # a collected agent's queued release frees its session now
         holder = lease.new_holder()
         try:
             with self._lock:

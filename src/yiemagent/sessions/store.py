@@ -208,7 +208,7 @@ class InMemorySessionStore:
         self._sessions: dict[str, list[str]] = {}
         self._leases: dict[str, lease.LeaseHolder] = {}
         self._state: dict[tuple[str, str], str] = {}
-        self._lock = threading.RLock()  # see `lease.drop`: a collected agent releases here
+        self._lock = threading.Lock()  # a collected agent only queues its release
         self._closed = False
 
     def load(self, session_id: str) -> list[AgentMessage]:
@@ -250,6 +250,7 @@ class InMemorySessionStore:
         Raises:
             SessionBusyError: another live holder (another `Agent`) has the session.
         """
+        lease.settle_releases()  # a collected agent's queued release frees its session now
         with self._lock:
             self._check_open()
             held = self._leases.get(session_id)
