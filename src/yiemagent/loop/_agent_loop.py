@@ -431,10 +431,11 @@ async def _run_turns(run: LoopRun) -> AgentEndReason:
             has_more_tool_calls = bool(tool_results) and not terminate
             reason = "terminate" if terminate else "stop"
             retry: list[AgentMessage] = []
+            answered = False  # the output was accepted: the run ends unless messages came
             if run.output is not None:
                 verdict = run.output.check(message, tool_results, run.config.model)
                 if verdict is True:
-                    return "stop"
+                    answered, has_more_tool_calls, reason = True, False, "stop"
                 if isinstance(verdict, OutputFailed):
                     await _error_turn(run, verdict.text)
                     return "error"
@@ -444,9 +445,9 @@ async def _run_turns(run: LoopRun) -> AgentEndReason:
 
             turn = TurnContext(message, tool_results, run.context, run.new_messages)
             if await _should_stop_after_turn(run, turn):
-                return "should_stop"
+                return "stop" if answered else "should_stop"  # an accepted answer stands
             if run.signal.aborted:
-                return "aborted"
+                return "stop" if answered else "aborted"
             max_turns = run.config.max_turns
             if max_turns is not None and run.model_calls >= max_turns:
                 return "max_turns" if has_more_tool_calls else reason
