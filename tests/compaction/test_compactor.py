@@ -259,3 +259,67 @@ async def test_what_a_summary_spends_counts_against_the_runs_usage_limits() -> N
         await agent.prompt("look everything up")
     assert compactor.compactions == 1  # the first summary's tokens stop the run
     assert compactor.usage.input == 4000
+
+
+async def test_what_a_summary_spends_is_in_the_runs_reported_usage() -> None:
+    """The summary's tokens and cost counted against the limits but were left out of what
+    a run reports (`yiem run`'s usage line and `--json`, the chat's, serve's `usage`, the
+    trace): the model call a summary was written for carries it as `compaction_usage`, in
+    the events and the stored session, and every total adds it."""
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from yiemagent.serve._openai import _usage
+    from yiemagent.types import AgentEndEvent, Cost, Usage, event_to_dict, transcript_usage
+
+    calls: list[Context] = []
+
+    def costly(context: Context) -> AssistantMessage:
+        if context.system_prompt == SUMMARY_SYSTEM_PROMPT:
+            message = faux_message("SUMMARY: lookups so far.")
+            message.usage = Usage(input=4000, output=500, total_tokens=4500, cost=Cost(total=0.5))
+            return message
+        calls.append(context)
+        turn = len(calls)
+        reply = faux_tool_call("lookup", {"key": f"key {turn} " * 20}) if turn < 12 else "done"
+        message = faux_message(reply)
+        message.usage = Usage(input=5, output=1, total_tokens=6, cost=Cost(total=0.001))
+        return message
+
+    fm = FauxModel([costly] * 400, model_id="compaction-costly")
+    model = dataclasses.replace(fm.model, context_window=WINDOW)
+    compactor = Compactor(model, stream_fn=fm.stream_fn)
+    store = InMemorySessionStore()
+    spans = InMemorySpanExporter()
+    tracer = TracerProvider()
+    tracer.add_span_processor(SimpleSpanProcessor(spans))
+    agent = Agent(
+        model=model, stream_fn=fm.stream_fn, tools=[lookup], transform_context=compactor,
+        session_store=store, session_id="s", tracer_provider=tracer,
+    )  # fmt: skip
+    ends: list[AgentEndEvent] = []
+    agent.subscribe(lambda event, _: ends.append(event) if event.type == "agent_end" else None)
+    reply = await agent.prompt("look everything up")
+    assert reply.text == "done"
+    assert compactor.compactions >= 1
+
+    answers = [m for m in agent.state.messages if isinstance(m, AssistantMessage)]
+    marked = [m.compaction_usage for m in answers if m.compaction_usage is not None]
+    assert len(marked) == compactor.compactions
+    assert sum(u.input for u in marked) == compactor.usage.input
+    assert all(m.usage.input == 5 for m in answers)  # the call's own usage stays its own
+
+    total = transcript_usage(ends[0].messages)
+    assert total.input == 5 * len(answers) + compactor.usage.input
+    assert total.output == len(answers) + compactor.usage.output
+    assert round(total.cost.total, 6) == round(0.001 * len(answers) + compactor.usage.cost.total, 6)
+    # serve's `usage` and `yiem run --json` read the JSON of the events
+    assert _usage(event_to_dict(ends[0]))["prompt_tokens"] == total.prompt_tokens
+    # the stored session keeps it: a resumed chat's /usage still counts the summaries
+    assert transcript_usage(store.load("s")).input == total.input
+    (run_span,) = [s for s in spans.get_finished_spans() if s.name.startswith("invoke_agent")]
+    assert run_span.attributes is not None
+    assert run_span.attributes["gen_ai.usage.input_tokens"] == total.prompt_tokens
+    assert run_span.attributes["gen_ai.usage.output_tokens"] == total.output
+    tracer.shutdown()

@@ -1,5 +1,5 @@
-"""`Usage.add`: the one way usages are summed (chat /usage, the CLI total, the compactor,
-a batch task's tally)."""
+"""`Usage.add`: the one way usages are summed; `transcript_usage`, the one total of a
+transcript (chat /usage, the CLI total, a batch task's tally)."""
 
 from __future__ import annotations
 
@@ -39,8 +39,8 @@ def test_add_leaves_the_added_usage_alone(usage: Usage) -> None:
     assert (usage.input, usage.output, usage.cost.total, usage.cost.input) == before
 
 
-def test_the_cli_total_counts_input_and_output_cost() -> None:
-    from yiemagent.cli.render import total_usage
+def test_the_transcript_total_counts_input_and_output_cost() -> None:
+    from yiemagent.types import transcript_usage
 
     a = AssistantMessage(
         usage=Usage(input=10, output=2, cost=Cost(input=0.1, output=0.2, total=0.3))
@@ -48,7 +48,7 @@ def test_the_cli_total_counts_input_and_output_cost() -> None:
     b = AssistantMessage(
         usage=Usage(input=5, output=1, cost=Cost(input=0.05, output=0.1, total=0.15))
     )
-    total = total_usage([a, b])
+    total = transcript_usage([a, b])
     assert (total.input, total.output) == (15, 3)
     assert round(total.cost.input, 6) == 0.15  # was 0: only the total cost was summed
     assert round(total.cost.total, 6) == 0.45

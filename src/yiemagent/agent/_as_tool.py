@@ -21,7 +21,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from yiemagent.agent._run import AgentRunError
-from yiemagent.agent._team import AgentLike, NestedHold, RunFrame, current_frame, transcript_usage
+from yiemagent.agent._team import AgentLike, NestedHold, RunFrame, current_frame
 from yiemagent.errors import ConfigError
 from yiemagent.types import (
     AbortSignal,
@@ -34,6 +34,7 @@ from yiemagent.types import (
     Usage,
     UsageLimits,
     check_tool_name,
+    transcript_usage,
 )
 from yiemagent.types.tools import HeldToolResult
 

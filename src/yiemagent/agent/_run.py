@@ -755,6 +755,7 @@ def final_message(
             provider=turn.message.provider,
             model=turn.message.model,
             usage=turn.message.usage,
+            compaction_usage=turn.message.compaction_usage,
             stop_reason="tool_use_terminated",
             error_message="One or more tool calls failed" if failed else None,
         )

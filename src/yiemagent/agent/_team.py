@@ -77,7 +77,7 @@ from yiemagent.types import (
     UserMessage,
 )
 from yiemagent.types.callbacks import is_async_callable, maybe_await
-from yiemagent.types.messages import message_from_dict, message_to_dict
+from yiemagent.types.messages import message_from_dict, message_to_dict, transcript_usage
 from yiemagent.types.output import OUTPUT_TOOL_NAME
 
 __all__ = [
@@ -98,7 +98,6 @@ __all__ = [
     "check_reason",
     "current_frame",
     "remove_handoff_turns",
-    "transcript_usage",
 ]
 
 logger = logging.getLogger(__name__)
@@ -237,16 +236,6 @@ class RunFrame:
     resumes: dict[str, NestedHold] = field(default_factory=dict)
     """Held sub-runs to continue (a resumed run), by call id; taken when continued."""
     tracer_provider: Any = None
-
-
-def transcript_usage(messages: Sequence[AgentMessage]) -> Usage:
-    """The summed usage of `messages`: model calls and tool results (sub-agents' runs)."""
-    total = Usage()
-    for message in messages:
-        usage = message.usage if isinstance(message, AssistantMessage | ToolResultMessage) else None
-        if usage is not None:
-            total.add(usage)
-    return total
 
 
 class TeamRun:

@@ -22,7 +22,7 @@ from yiemagent.batch.results import TaskResult, TaskStatus
 from yiemagent.batch.tasks import BatchTask
 from yiemagent.loop import ABORT_GRACE_S
 from yiemagent.types.callbacks import maybe_await
-from yiemagent.types.messages import Usage
+from yiemagent.types.messages import Usage, transcript_usage
 
 if TYPE_CHECKING:
     from yiemagent.agent import Agent
@@ -112,8 +112,7 @@ class _Tally:
     usage: Usage = field(default_factory=Usage)
 
     def add(self, message: AssistantMessage | ToolResultMessage) -> None:
-        if message.usage is not None:
-            self.usage.add(message.usage)
+        self.usage.add(transcript_usage([message]))  # a summary written for it too
 
     def token_counts(self) -> dict[str, int]:
         """`TaskResult.usage`: the counts in tokens (the cost is `cost_usd`)."""

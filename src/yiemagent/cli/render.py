@@ -10,7 +10,7 @@ import json
 import sys
 import time
 from collections.abc import Callable
-from typing import IO, Any
+from typing import IO
 
 from rich.console import Console
 from rich.markup import escape
@@ -26,10 +26,10 @@ from yiemagent.types import (
     NestedAgentEvent,
     ToolExecutionEndEvent,
     ToolExecutionStartEvent,
-    ToolResultMessage,
     Usage,
     event_to_dict,
     text_of,
+    transcript_usage,
 )
 
 __all__ = [
@@ -40,7 +40,6 @@ __all__ = [
     "counted",
     "nested_line",
     "one_line",
-    "total_usage",
     "usage_line",
 ]
 
@@ -61,17 +60,6 @@ def one_line(text: str, limit: int = _RESULT_CHARS) -> str:
     """`text` on one line, cut to `limit` characters with an ellipsis."""
     flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
-
-
-def total_usage(messages: list[Any]) -> Usage:
-    """The summed usage of the assistant messages in `messages` and of their tool results
-    (what sub-agents spent)."""
-    total = Usage()
-    for message in messages:
-        usage = message.usage if isinstance(message, AssistantMessage | ToolResultMessage) else None
-        if usage is not None:
-            total.add(usage)
-    return total
 
 
 def usage_line(usage: Usage, elapsed_s: float) -> str:
@@ -209,7 +197,7 @@ class EventPrinter(_Printer):
         elif isinstance(event, AgentEndEvent):
             self.end = event
             self._break_line()
-            usage = total_usage(event.messages)
+            usage = transcript_usage(event.messages)
             failed = self.final is None or self.final.stop_reason in ("error", "aborted")
             if failed and not (usage.input or usage.output or usage.cache_read):
                 return  # nothing was spent: the error line is all there is to say

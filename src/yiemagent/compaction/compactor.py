@@ -14,8 +14,10 @@ The summary is remembered (keyed by the conversation's first message and the las
 covers), so it is written once per compaction, not once per model call; a later compaction
 folds the previous summary and the next turns into a new one. When the model cannot write a
 summary (an error, an empty answer), the older turns are still dropped and a plain note says
-how many, so the conversation keeps going. What a summary costs is in `usage`, and counts
-against the `UsageLimits` of the run it is written for.
+how many, so the conversation keeps going. What a summary costs (`count_spending`) counts
+against the `UsageLimits` of the run it is written for and is in that run's usage, on the
+message of the model call it was written for (`AssistantMessage.compaction_usage`);
+`usage` adds up what this compactor has spent.
 
 Sizes are estimates in tokens: 4 characters a token, a CJK character (Chinese, Japanese,
 Korean, full-width forms) a token of its own as tokenizers spend on it, plus a few tokens per

@@ -36,7 +36,7 @@ from yiemagent.loop._tool_calls import (
     held_tool_calls,
     interrupted_text,
 )
-from yiemagent.loop._usage_limits import UsageMeter, limit_text, preparing_call
+from yiemagent.loop._usage_limits import UsageMeter, limit_text, preparing_call, preparing_spent
 from yiemagent.types import (
     AbortSignal,
     AgentContext,
@@ -576,7 +576,8 @@ async def stream_assistant_response(
             whole transcript.
         trace: the run's span: the call gets a `chat` span; None: untraced.
 
-    The final message's `duration_ms` is set (ms since its `timestamp`).
+    The final message's `duration_ms` is set (ms since its `timestamp`), and its
+    `compaction_usage` when `transform_context` spent on a model (`count_spending`).
     """
     emit = guarded_sink(emit)
     if signal is None:
@@ -586,6 +587,8 @@ async def stream_assistant_response(
     )
     shown = _Shown()
     chat: ChatSpan | None = None
+    spent = Usage()
+    preparing = preparing_spent.set(spent)
     try:
         deadline.arm_for_abort()  # hooks ignoring an abort are abandoned after its grace
         llm_context = await _llm_context(context, config, signal, converter)
@@ -619,6 +622,9 @@ async def stream_assistant_response(
         message = _failed_message(config, shown.partial, f"{type(exc).__name__}: {exc}")
     finally:
         deadline.close()
+        preparing_spent.reset(preparing)
+    if spent != Usage():  # a summary written for this call: the run's usage includes it
+        message.compaction_usage = spent
     # empty or repeated tool-call ids are made unique before anyone sees the final
     # message, so message_end, the session store and the tool events all carry the same ids
     try:

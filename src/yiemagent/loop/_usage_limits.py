@@ -30,6 +30,7 @@ __all__ = [
     "current_call_usage",
     "limit_text",
     "preparing_call",
+    "preparing_spent",
 ]
 
 
@@ -79,11 +80,22 @@ preparing_call: ContextVar[UsageMeter | None] = ContextVar("yiemagent_preparing"
 """The meter of the run whose model call is being made in this context (its
 `transform_context` runs here)."""
 
+preparing_spent: ContextVar[Usage | None] = ContextVar("yiemagent_preparing_spent", default=None)
+"""What preparing the model call made in this context has spent so far (added in place; the
+call's message gets it as `compaction_usage`)."""
+
 
 def count_spending(usage: Usage | None) -> None:
-    """Count `usage` against the `UsageLimits` of the run whose model call is being made in
-    this context: what a `transform_context` spends calling a model of its own (a
-    `Compactor`'s summary). Nothing outside a model call, or for a run without limits."""
+    """Count `usage` as spent preparing the model call being made in this context: what a
+    `transform_context` spends calling a model of its own (a `Compactor`'s summary). It
+    counts against the run's `UsageLimits`, and the call's message carries it as
+    `compaction_usage`, so the run's reported usage has it too. Nothing outside a model
+    call."""
+    if usage is None:
+        return
+    spent = preparing_spent.get()
+    if spent is not None:
+        spent.add(usage)
     meter = preparing_call.get()
     if meter is not None:
         meter.add(usage)

@@ -92,14 +92,17 @@ _SPENDING_ROLES = ("assistant", "toolResult")
 
 
 def _usage(end: dict[str, Any]) -> dict[str, int]:
-    """The run's tokens: its model calls and its tool results (what sub-agents spent). The
-    prompt is every input token, read from a cache, written to it or neither."""
+    """The run's tokens: its model calls, the summaries written for them
+    (`compaction_usage`) and its tool results (what sub-agents spent). The prompt is every
+    input token, read from a cache, written to it or neither."""
     prompt = completion = 0
     for message in end.get("messages", []):
-        usage = message.get("usage") if message.get("role") in _SPENDING_ROLES else None
-        if usage:
-            prompt += sum(usage.get(key, 0) for key in ("input", "cache_read", "cache_write"))
-            completion += usage.get("output", 0)
+        if message.get("role") not in _SPENDING_ROLES:
+            continue
+        for usage in (message.get("usage"), message.get("compaction_usage")):
+            if usage:
+                prompt += sum(usage.get(key, 0) for key in ("input", "cache_read", "cache_write"))
+                completion += usage.get("output", 0)
     return {
         "prompt_tokens": prompt,
         "completion_tokens": completion,

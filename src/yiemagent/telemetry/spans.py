@@ -3,13 +3,16 @@
 - `invoke_agent {name}` (INTERNAL) per run: `gen_ai.operation.name` "invoke_agent",
   `gen_ai.provider.name`, `gen_ai.request.model`, `gen_ai.agent.name`,
   `gen_ai.conversation.id` (the session id), and at the end the summed
-  `gen_ai.usage.input_tokens` / `output_tokens` and `yiemagent.end_reason`.
+  `gen_ai.usage.input_tokens` / `output_tokens` (the summaries a `Compactor` wrote for the
+  run's calls included) and `yiemagent.end_reason`.
 - `chat {model}` (CLIENT) per model call, a child of the run's span: operation "chat",
   provider, `gen_ai.request.model`, `gen_ai.request.temperature` / `max_tokens` when set,
   `server.address` / `server.port` of a hosted model, then `gen_ai.response.model` (for a
   `FallbackModel`, the model that answered), `gen_ai.usage.input_tokens` (cache reads and
   writes included, as the conventions ask), `gen_ai.usage.output_tokens`,
-  `gen_ai.usage.cache_read.input_tokens`, `gen_ai.response.finish_reasons`.
+  `gen_ai.usage.cache_read.input_tokens`, `gen_ai.response.finish_reasons`; when a summary
+  was written for the call (`AssistantMessage.compaction_usage`), its tokens in
+  `yiemagent.compaction.input_tokens` / `output_tokens`.
 - `execute_tool {name}` (INTERNAL) per tool call, a child of the run's span (siblings of the
   chat spans, also when tools run in parallel): operation "execute_tool",
   `gen_ai.tool.name`, `gen_ai.tool.call.id`, `gen_ai.tool.type` "function",
@@ -194,9 +197,10 @@ class _RunSpan:
         input_tokens = output_tokens = 0
         for message in messages:
             if isinstance(message, AssistantMessage):
-                usage = message.usage
-                input_tokens += usage.prompt_tokens
-                output_tokens += usage.output
+                for usage in (message.usage, message.compaction_usage):
+                    if usage is not None:
+                        input_tokens += usage.prompt_tokens
+                        output_tokens += usage.output
         span.set_attribute("gen_ai.usage.input_tokens", input_tokens)
         span.set_attribute("gen_ai.usage.output_tokens", output_tokens)
         span.set_attribute("yiemagent.end_reason", reason)
@@ -231,6 +235,10 @@ class _ChatSpan(_OpenSpan):
         span.set_attribute("gen_ai.usage.output_tokens", usage.output)
         if usage.cache_read:
             span.set_attribute("gen_ai.usage.cache_read.input_tokens", usage.cache_read)
+        compaction = message.compaction_usage
+        if compaction is not None:  # a summary written for this call, by a call of its own
+            span.set_attribute("yiemagent.compaction.input_tokens", compaction.prompt_tokens)
+            span.set_attribute("yiemagent.compaction.output_tokens", compaction.output)
         reason = message.stop_reason
         span.set_attribute("gen_ai.response.finish_reasons", [_FINISH.get(reason, reason)])
         if self._content:

@@ -146,6 +146,15 @@ def build_timeline(
             }
             if usage.cost.total:
                 details["cost"] = f"${usage.cost.total:.6f}"
+            compaction = message.compaction_usage
+            if compaction is not None:  # a summary written before this call
+                tokens_in += compaction.prompt_tokens
+                tokens_out += compaction.output
+                cost += compaction.cost.total
+                details["compaction"] = (
+                    f"summary: {compaction.prompt_tokens} in, {compaction.output} out"
+                    + (f", ${compaction.cost.total:.6f}" if compaction.cost.total else "")
+                )
             if message.text:
                 details["text"] = _cut(message.text)
             for call in message.tool_calls:

@@ -59,6 +59,7 @@ from yiemagent.types.messages import (
     messages_to_json as messages_to_json,
     now_ms as now_ms,
     text_of as text_of,
+    transcript_usage as transcript_usage,
 )
 from yiemagent.types.model import (
     AssistantMessageEvent as AssistantMessageEvent,
@@ -221,4 +222,5 @@ __all__ = [
     "messages_to_json",
     "now_ms",
     "text_of",
+    "transcript_usage",
 ]

@@ -49,6 +49,7 @@ __all__ = [
     "text_of",
     "to_messages",
     "trailing_tool_turn",
+    "transcript_usage",
 ]
 
 
@@ -229,6 +230,11 @@ class AssistantMessage:
     """What the provider did beyond the model's text, for the application and the trace;
     never sent to a model (the embedded provider: `"local_rules"`, each step its rules
     took: `{"rule", "action", "what"}`)."""
+    compaction_usage: Usage | None = None
+    """What compacting the context for this call spent before it (a `Compactor`'s summary,
+    written by a model call of its own; anything a `transform_context` reports through
+    `yiemagent.loop.count_spending`), set by the loop; None when nothing was spent. Not part
+    of `usage`, which is this call's alone; `transcript_usage` adds both."""
 
     @property
     def tool_calls(self) -> list[ToolCall]:
@@ -342,6 +348,21 @@ def _adapters() -> tuple[TypeAdapter[Any], TypeAdapter[Any]]:
         Field(discriminator="role"),
     ]
     return TypeAdapter(known), TypeAdapter(list[known])
+
+
+def transcript_usage(messages: Iterable[AgentMessage]) -> Usage:
+    """What `messages` spent, summed: each assistant message's `usage` and
+    `compaction_usage`, and each tool result's `usage` (a sub-agent's run). The one total of
+    a run or a session that every report uses (the CLI, the chat, traces, batches, serve)."""
+    total = Usage()
+    for message in messages:
+        if isinstance(message, AssistantMessage):
+            total.add(message.usage)
+            if message.compaction_usage is not None:
+                total.add(message.compaction_usage)
+        elif isinstance(message, ToolResultMessage) and message.usage is not None:
+            total.add(message.usage)
+    return total
 
 
 def message_to_dict(message: AgentMessage) -> dict[str, Any]:

@@ -10,8 +10,14 @@ from typing import TYPE_CHECKING
 
 from rich.text import Text
 
-from yiemagent.cli.render import counted, one_line, total_usage, usage_line
-from yiemagent.types import AssistantMessage, ToolResultMessage, UserMessage, text_of
+from yiemagent.cli.render import counted, one_line, usage_line
+from yiemagent.types import (
+    AssistantMessage,
+    ToolResultMessage,
+    UserMessage,
+    text_of,
+    transcript_usage,
+)
 
 if TYPE_CHECKING:
     from yiemagent.cli.chat.host import ChatHost
@@ -107,10 +113,7 @@ def _clear(app: ChatHost, arg: str) -> None:
 def _usage(app: ChatHost, arg: str) -> None:
     messages = app.setup.agent.state.messages
     answers = sum(isinstance(message, AssistantMessage) for message in messages)
-    total = total_usage(messages)  # sub-agents' runs too: they are on their tool results
-    compactor = app.setup.compactor
-    if compactor is not None:
-        total.add(compactor.usage)
+    total = transcript_usage(messages)  # summaries and sub-agents' runs too
     line = usage_line(total, 0).rsplit(" · ", 1)[0]  # no elapsed time for a session
     cost = "" if total.cost.total > 0 else " · $0 (free model)"
     app.say(f"session {app.setup.session_name}: {answers} model calls · {line}{cost}", "")

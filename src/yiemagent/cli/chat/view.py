@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 from rich.text import Text
 
-from yiemagent.cli.render import GUARDRAIL_TEXTS, nested_line, one_line, total_usage, usage_line
+from yiemagent.cli.render import GUARDRAIL_TEXTS, nested_line, one_line, usage_line
 from yiemagent.types import (
     AgentEndEvent,
     AgentEvent,
@@ -39,6 +39,7 @@ from yiemagent.types import (
     ToolExecutionUpdateEvent,
     TurnEndEvent,
     text_of,
+    transcript_usage,
 )
 
 __all__ = ["Commit", "LiveView", "ToolLine", "short_args"]
@@ -288,7 +289,7 @@ class LiveView:
         final = self._final
         if event.reason == "aborted" and (final is None or final.stop_reason != "aborted"):
             self._commit(Text("⏹ aborted", style="yellow"))  # during the tools
-        usage = total_usage(event.messages)
+        usage = transcript_usage(event.messages)
         failed = final is None or final.stop_reason in ("error", "aborted")
         if not failed or usage.input or usage.output or usage.cache_read:
             elapsed = time.perf_counter() - self._t0
