@@ -84,6 +84,19 @@ def test_trace_of_a_missing_file_says_the_file_does_not_exist(
     )
 
 
+def test_trace_of_a_folder_says_it_is_a_folder(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A folder exists: "the file does not exist" would send the user looking for it."""
+    code, _, err = _run(capsys, "trace", str(tmp_path), "--html", str(tmp_path / "x.html"))
+    assert code == 1
+    assert (
+        err.strip() == f"yiem: error: {tmp_path}: is a folder, not a file (give a yiem run "
+        "--json log, or a stored session's id)"
+    )
+    assert not (tmp_path / "x.html").exists()
+
+
 def test_run_json_sends_deltas_and_trace_still_reads_the_log(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, faux_ping: FauxModel
 ) -> None:

@@ -101,9 +101,9 @@ def trace(
     elif path.is_file():
         raise ConfigError(f"{source} is a session database: give the session id and --db {source}")
     elif _looks_like_a_file(source):
+        what = "is a folder, not a file" if path.is_dir() else "the file does not exist"
         raise ConfigError(
-            f"{source}: the file does not exist (give a yiem run --json log, or a stored "
-            "session's id)"
+            f"{source}: {what} (give a yiem run --json log, or a stored session's id)"
         )
     else:
         timeline = _session_timeline(source, db or default_session_db())
