@@ -3,6 +3,8 @@ names it."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from tests.ai.local_rules._kit import (
     GET_TIME,
     GET_WEATHER,
@@ -57,3 +59,25 @@ async def test_a_tool_named_by_one_short_word_is_named_by_that_word() -> None:
     shaped = offer()
     await ChainUnnamed().shape(turn(plus, [times, add, GET_WEATHER]), shaped)
     assert shaped.dropped == {"add", "get_weather"}
+
+
+async def test_a_tool_named_only_by_a_word_of_another_tools_name_is_withheld() -> None:
+    # "time" names get_time; the reminder tool's description says "time" too.
+    reminder = replace(
+        tool("create_reminder", {"text": {"type": "string"}}),
+        description="Create a reminder that notifies the user at a given time.",
+    )
+    messages = conversation(
+        "city.txt names a city. Read it, then tell me the time there.",
+        ("read_file", {"path": "city.txt"}, "Lima"),
+    )
+    shaped = offer()
+    await ChainUnnamed().shape(turn(messages, [READ_FILE, GET_TIME, reminder]), shaped)
+    assert shaped.dropped == {"create_reminder"}
+    asked = conversation(
+        "city.txt names a city. Read it, then set a reminder for that time.",
+        ("read_file", {"path": "city.txt"}, "Lima"),
+    )
+    kept = offer()
+    await ChainUnnamed().shape(turn(asked, [READ_FILE, GET_TIME, reminder]), kept)
+    assert "create_reminder" not in kept.dropped

@@ -4,6 +4,7 @@ not answered for."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 from tests.ai._local_kit import FakeRuntime
 from tests.ai.local_rules._kit import (
@@ -16,6 +17,7 @@ from tests.ai.local_rules._kit import (
     offer,
     reply,
     run,
+    tool,
     turn,
 )
 from yiemagent.ai.providers.local.rules import DEFAULT_POLICY, NamedUnused
@@ -54,3 +56,21 @@ async def test_the_next_step_is_taken_instead_of_a_made_up_answer(
     fake([answer("It is noon in Nairobi.")])
     off = await run(messages, TOOLS, DEFAULT_POLICY.without("named_unused"))
     assert off.text == "It is noon in Nairobi."
+
+
+async def test_a_word_of_another_tools_name_does_not_name_a_tool_by_its_description() -> None:
+    # "time" is get_time's name; the note tool's description also says "time", and a
+    # request for the time does not ask for a note.
+    notes_tool = replace(
+        tool("add_note", {"text": {"type": "string"}}),
+        description="Add a note to the user's notebook, with the time it was made.",
+    )
+    shaped = offer()
+    tools = [CALCULATOR, GET_TIME, READ_FILE, notes_tool]
+    await NamedUnused().shape(turn(conversation(REQUEST, READ), tools), shaped)
+    assert shaped.named == {"get_time"}
+    # asked for a note, the note tool is named by its own name word
+    asked = offer()
+    request = "where.txt names a city. Add a note with the time there."
+    await NamedUnused().shape(turn(conversation(request, READ), tools), asked)
+    assert asked.named == {"get_time", "add_note"}

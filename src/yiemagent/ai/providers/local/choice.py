@@ -34,6 +34,7 @@ __all__ = [
     "ChainStep",
     "adds_to",
     "mentions",
+    "names_apart",
     "other_words",
     "prose",
     "recombines",
@@ -181,6 +182,31 @@ def mentions(tool: AgentTool, request: Grounding) -> bool:
         return True
     own = words(f"{tool.name} {tool.description}".replace("_", " ")) - COMMON_WORDS
     return any(request.has_word(word) for word in own if len(word) >= 4)
+
+
+def names_apart(tool: AgentTool, request: Grounding, tools: Sequence[AgentTool]) -> bool:
+    """Whether `request` names `tool` as `mentions` does, leaving out a word of its
+    description that is a word of another of `tools`' names: that word names the other
+    tool. Beside `get_time`, a `create_reminder` "…at a given time" is not named by "What
+    time is it in Tokyo?"; a tool's own name words always count.
+
+    A word of a description names a tool only when nothing offered is named by it: with
+    more tools, more descriptions share the everyday words of a request.
+    (Measured: docs/local-model.md.)"""
+    if tool.name.isalpha() and request.has_word(tool.name.lower()):
+        return True
+    own_name = _name_words(tool.name)
+    taken = Grounding.of_text(
+        " ".join(
+            word for other in tools if other.name != tool.name for word in _name_words(other.name)
+        )
+    )
+    own = words(f"{tool.name} {tool.description}".replace("_", " ")) - COMMON_WORDS
+    return any(
+        request.has_word(word)
+        for word in own
+        if len(word) >= 4 and (word in own_name or not taken.has_word(word))
+    )
 
 
 def _name_words(name: str) -> set[str]:
@@ -346,7 +372,7 @@ class ChainStep:
             t.name
             for t in tools
             if t.name not in used
-            and not mentions(t, self.request)
+            and not names_apart(t, self.request, tools)
             and not (self.request.files and reads_files(t))
         }
 

@@ -4,7 +4,12 @@ whether a lone call is continued as a list (R-11.1)."""
 
 from __future__ import annotations
 
-from yiemagent.ai.providers.local.choice import mentions, prose, spells, unknown_tool
+from yiemagent.ai.providers.local.choice import (
+    names_apart,
+    prose,
+    spells,
+    unknown_tool,
+)
 from yiemagent.ai.providers.local.excerpt import excerpt
 from yiemagent.ai.providers.local.grounding import reads_files
 from yiemagent.ai.providers.local.native import native_no_tool_turns
@@ -117,7 +122,8 @@ class NamedUnused(OfferRule):
 
     For "where.txt names a city. What time is it there?" after `read_file` returned
     "Nairobi", "It is 12:34 in Nairobi." (bad: made up) becomes `get_time {"place":
-    "Nairobi"}` (good). Naming is `choice.mentions`; the round budget still ends the steps.
+    "Nairobi"}` (good). Naming is `choice.names_apart`; the round budget still ends the
+    steps.
     """
 
     name = "named_unused"
@@ -131,7 +137,7 @@ class NamedUnused(OfferRule):
             for tool in turn.tools
             if tool.name not in used
             and tool.name not in offer.dropped
-            and mentions(tool, turn.chain.request)
+            and names_apart(tool, turn.chain.request, turn.tools)
         }
         if named - offer.named:
             offer.named |= named
