@@ -147,6 +147,37 @@ def test_an_unwritable_output_path_is_one_line_before_any_case_runs(
     assert shown.err.strip() == f"yiem: error: cannot write {path} ({flag}): {reason}"
 
 
+@pytest.mark.parametrize("flag", ["--json", "--html", "--results"])
+def test_an_output_that_is_the_dataset_is_refused_and_the_dataset_kept(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], flag: str
+) -> None:
+    """`--json d.yaml` (a slip for `d.json`) replaced the dataset with the report."""
+    data = dataset(tmp_path)
+    code = main(["eval", str(data), "--agent", AGENT, flag, str(data)])
+    shown = capsys.readouterr()
+    assert code == 1
+    assert shown.out == ""  # no case ran
+    assert shown.err.strip() == (
+        f"yiem: error: cannot write {data} ({flag}): it is the dataset, which it would replace"
+    )
+    assert data.read_text(encoding="utf-8") == DATASET
+
+
+def test_json_and_html_on_one_file_is_refused_before_any_case_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The page written last replaced the JSON report."""
+    out = tmp_path / "r.out"
+    code = main(["eval", str(dataset(tmp_path)), "--agent", AGENT, "--json", str(out),
+                 "--html", str(out)])  # fmt: skip
+    shown = capsys.readouterr()
+    assert code == 1 and shown.out == ""
+    assert shown.err.strip() == (
+        f"yiem: error: cannot write {out} (--html): it is the --json file, which it would replace"
+    )
+    assert not out.exists()
+
+
 def test_a_results_file_that_is_not_one_names_results(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

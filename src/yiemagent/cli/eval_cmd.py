@@ -241,9 +241,11 @@ def eval_command(
     old = EvalReport.load(baseline) if baseline is not None else None
     if address is not None and not ray:
         raise CliError("--address names a Ray cluster; give it with --ray", 2)
+    written: list[tuple[Path, str]] = [(dataset, "the dataset")]
     for path, flag in ((json_out, "--json"), (html_out, "--html"), (results, "--results")):
         if path is not None:
-            check_output_path(path, flag)  # now, not after every case has run
+            check_output_path(path, flag, written)  # now, not after every case has run
+            written.append((path, f"the {flag} file"))
     root = str(data.workdir) if data.workdir is not None else None
     if agent is not None:
         make_agent: Any = _agent_factory(agent, model, base_url, root)

@@ -16,7 +16,7 @@ from yiemagent.ai.models import DEFAULT_MODEL, ToolCallMode, get_model
 from yiemagent.errors import BatchError, YiemAgentError
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Callable, Iterator, Sequence
 
     from yiemagent.tools import ToolStore
     from yiemagent.types import AgentTool, Model
@@ -173,26 +173,40 @@ def silence_closed_output() -> None:
             os.close(devnull)
 
 
-def check_output_path(path: Path, flag: str) -> None:
+def check_output_path(path: Path, flag: str, keep: Sequence[tuple[Path, str]] = ()) -> None:
     """Refuse an output file the command could not write, before any work starts (a
     command that ran every case first would lose the runs to a typo in the path).
 
     Args:
         path: The file an option names (created or replaced when the work is done).
         flag: The option, e.g. "--json", for the message.
+        keep: Files the command reads or writes otherwise, each with what it is ("the
+            dataset"), that `path` must not be: writing it would replace them.
 
     Raises:
-        CliError: `path` is a folder, or its folder does not exist or is not writable.
+        CliError: `path` is a folder, one of `keep`, or its folder does not exist or is not
+            writable.
     """
     import os
 
     folder = path.parent
     if path.is_dir():
         raise CliError(f"cannot write {path} ({flag}): it is a folder")
+    for other, what in keep:
+        if _same_file(path, other):
+            raise CliError(f"cannot write {path} ({flag}): it is {what}, which it would replace")
     if not folder.is_dir():
         raise CliError(f"cannot write {path} ({flag}): folder {folder} does not exist")
     if not os.access(folder, os.W_OK | os.X_OK):
         raise CliError(f"cannot write {path} ({flag}): folder {folder} is not writable")
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    """Whether `a` and `b` name one file (through links, or as two spellings of a path)."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # one of them does not exist (yet): compare the paths
+        return a.resolve() == b.resolve()
 
 
 @contextlib.contextmanager
