@@ -128,6 +128,40 @@ def test_run_json_sends_deltas_and_trace_still_reads_the_log(
     assert "(2 turns, 3 calls)" in err
 
 
+def test_trace_refuses_to_write_the_page_over_what_it_reads(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, faux_ping: FauxModel
+) -> None:
+    """`--html run.jsonl` replaced the run's log with the page; `--html sessions.db` (the
+    --db it reads) replaced every stored session."""
+    (tmp_path / "tools").mkdir()
+    (tmp_path / "tools" / "ping.py").write_text(GOOD_TOOL)
+    code, out, err = _run(capsys, "run", "ping it", "--tools", str(tmp_path / "tools"), "--json")
+    assert code == 0, err
+    log = tmp_path / "run.jsonl"
+    log.write_text(out)
+    code, _, err = _run(capsys, "trace", str(log), "--html", str(log))
+    assert code == 1
+    assert err.strip() == (
+        f"yiem: error: cannot write {log} (--html): it is the run's log, which it would replace"
+    )
+    assert log.read_text() == out
+
+    from yiemagent.sessions import SqliteSessionStore
+    from yiemagent.types import UserMessage
+
+    db = tmp_path / "sessions.db"
+    with SqliteSessionStore(db) as store:
+        store.append("s1", UserMessage(content="hi"))
+    before = db.read_bytes()
+    code, _, err = _run(capsys, "trace", "s1", "--db", str(db), "--html", str(db))
+    assert code == 1
+    assert err.strip() == (
+        f"yiem: error: cannot write {db} (--html): it is the session database, which it "
+        "would replace"
+    )
+    assert db.read_bytes() == before
+
+
 def test_help_keeps_sentences_whole_and_shows_flags_without_a_type(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -39,6 +39,7 @@ __all__ = [
     "no_tool_files_note",
     "resolve_model",
     "results_file_option",
+    "same_file",
     "silence_closed_output",
 ]
 
@@ -193,7 +194,7 @@ def check_output_path(path: Path, flag: str, keep: Sequence[tuple[Path, str]] = 
     if path.is_dir():
         raise CliError(f"cannot write {path} ({flag}): it is a folder")
     for other, what in keep:
-        if _same_file(path, other):
+        if same_file(path, other):
             raise CliError(f"cannot write {path} ({flag}): it is {what}, which it would replace")
     if not folder.is_dir():
         raise CliError(f"cannot write {path} ({flag}): folder {folder} does not exist")
@@ -201,7 +202,7 @@ def check_output_path(path: Path, flag: str, keep: Sequence[tuple[Path, str]] = 
         raise CliError(f"cannot write {path} ({flag}): folder {folder} is not writable")
 
 
-def _same_file(a: Path, b: Path) -> bool:
+def same_file(a: Path, b: Path) -> bool:
     """Whether `a` and `b` name one file (through links, or as two spellings of a path)."""
     try:
         return os.path.samefile(a, b)

@@ -78,6 +78,15 @@ def _session_timeline(session_id: str, db: Path) -> Any:
     return build_timeline(messages, title=f"session {session_id}")
 
 
+def _not_over(html_out: Path, source: Path, what: str) -> None:
+    """Refuse a `--html` that is the file the timeline is read from: the page would
+    replace it."""
+    from yiemagent.cli.options import same_file
+
+    if same_file(html_out, source):
+        raise ConfigError(f"cannot write {html_out} (--html): it is {what}, which it would replace")
+
+
 def trace(
     source: Annotated[
         str, typer.Argument(help="A `yiem run --json` event log file, or a stored session id.")
@@ -97,6 +106,7 @@ def trace(
 
     path = Path(source)
     if path.is_file() and not _is_sqlite(path):
+        _not_over(html_out, path, "the run's log")
         timeline = load_timeline(source)
     elif path.is_file():
         raise ConfigError(f"{source} is a session database: give the session id and --db {source}")
@@ -106,6 +116,7 @@ def trace(
             f"{source}: {what} (give a yiem run --json log, or a stored session's id)"
         )
     else:
+        _not_over(html_out, db or default_session_db(), "the session database")
         timeline = _session_timeline(source, db or default_session_db())
     page = timeline_html(timeline)
     try:
