@@ -68,6 +68,7 @@ def test_run_loads_the_good_tools_and_warns_on_a_broken_one(
     assert code == 0, err
     assert out.startswith("It answered pong")
     assert "helpers.py not loaded: defines no get_tool() function" in err
+    assert err.startswith("yiem: warning: ")  # as the run's other warnings, and batch's
     assert "name starting with _ (e.g. _helpers.py" in err
     assert [t.name for t in faux_ping.contexts[0].tools or []] == ["ping", "listTools"]
 
@@ -212,7 +213,7 @@ def test_a_tools_folder_with_no_tool_file_is_one_warning_and_the_run_goes_on(
     assert code == 0, err
     assert out  # the run went on (the faux model's answer)
     assert err.splitlines()[0] == (
-        f"warning: --tools {tmp_path}: no tool file there (a *.py defining get_tool(); "
+        f"yiem: warning: --tools {tmp_path}: no tool file there (a *.py defining get_tool(); "
         "subfolders are not read), so none is loaded"
     )
     assert err.count("warning") == 1

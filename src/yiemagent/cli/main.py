@@ -197,7 +197,7 @@ def _load_attachments(
         raise CliError(f"--attach {exc}") from None
     warning = attachment_warning(model, blocks)
     if warning:
-        err.print(f"[yellow]warning:[/] {escape(warning)}")
+        err.print(f"[yellow]yiem: warning:[/] {escape(warning)}")
     return blocks
 
 
@@ -207,7 +207,7 @@ def _load_tools(directory: Path | None, model: Model, err: Console) -> AgentCont
     store = ToolStore("cli")
 
     def warn(text: str) -> None:
-        err.print(f"[yellow]warning:[/] {escape(text)}")
+        err.print(f"[yellow]yiem: warning:[/] {escape(text)}")
 
     load_tool_folder(store, directory or DEFAULT_TOOLS_DIR, warn)
     note = no_tool_files_note(directory) if directory is not None else None
