@@ -275,3 +275,52 @@ def test_an_agent_file_s_mcp_servers_start_once_and_stop_with_the_server(tmp_pat
         if server.poll() is None:
             server.kill()
             server.wait()
+
+
+FAUX_WINDOW = """\
+import dataclasses
+import sys
+
+import yiemagent.cli.serve as serve
+from yiemagent.ai.providers.faux import FauxModel
+from yiemagent.cli.main import main
+
+
+def answer(context):
+    # a model with a 4,096-token window: it fails on the huge question when it sees it
+    seen = "".join(str(m.content) for m in context.messages)
+    return "too long" if len(seen) > 4096 * 4 else f"fits ({len(context.messages)} messages)"
+
+
+faux = FauxModel([answer] * 8, model_id="serve-faux")
+model = dataclasses.replace(faux.model, context_window=4096)
+serve.resolve_model = lambda spec, base_url, tool_calls=None: model
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_a_session_past_the_model_s_window_is_compacted_and_goes_on(tmp_path: Path) -> None:
+    """One question longer than the window (a pasted file) was kept in the session and sent
+    again with every later question: the session failed from then on. As in `yiem chat`,
+    the older turns are compacted to fit the window; the store keeps them."""
+    script = tmp_path / "serve_faux.py"
+    script.write_text(FAUX_WINDOW)
+    db = tmp_path / "s.db"
+    server, url, _ = start_serve("--sessions", str(db), script=script)
+    huge = "word " * 8000  # about 10,000 tokens
+    try:
+        with httpx.Client(base_url=url, timeout=60) as client:
+            answers = []
+            for question in (huge, "What is 2 + 2?"):
+                run = client.post("/v1/sessions/s/runs", json={"input": question})
+                assert run.status_code == 202, run.text
+                end = run_events(client, run.json()["run_id"])[-1][1]
+                assert end["type"] == "agent_end", end
+                answers.append(end["messages"][-1]["content"][0]["text"])
+            assert answers[0] == "too long"
+            assert answers[1].startswith("fits"), answers
+    finally:
+        server.kill()
+        server.wait()
+    with SqliteSessionStore(db) as store:
+        assert len(store.load("s")) == 4  # every message stays stored

@@ -40,6 +40,7 @@ from yiemagent.cli.trace import default_session_db
 from yiemagent.errors import ConfigError, install_hint
 
 if TYPE_CHECKING:
+    from yiemagent.compaction import Compactor
     from yiemagent.sessions import SessionStore
     from yiemagent.teams import AgentFile
     from yiemagent.types import AgentTool, Model
@@ -183,6 +184,7 @@ def serve(
             f"{install_hint('serve')}"
         ) from None
     from yiemagent import Agent
+    from yiemagent.cli.chat.setup import compactor_for
 
     if not is_loopback(host) and not token:
         raise CliError(
@@ -210,9 +212,16 @@ def serve(
         entry.max_turns = entry.max_turns or max_turns
         return entry
 
+    # One compactor a session, as `yiem chat` has (it remembers its summaries): without
+    # it a session past the model's window failed every later run.
+    compactors: dict[str, Compactor] = {}
+
     async def make_agent(session_id: str) -> Agent[Any]:
         if team is not None:  # it reads tool folders (and restarts a server that failed)
             return await asyncio.to_thread(load_entry, session_id)
+        compactor = compactors.get(session_id)
+        if compactor is None:
+            compactor = compactors[session_id] = compactor_for(resolved, agent_tools, system)
         return Agent(
             system_prompt=system,
             model=resolved,
@@ -220,6 +229,7 @@ def serve(
             max_turns=max_turns,
             session_store=store,
             session_id=session_id,
+            transform_context=compactor,
         )
 
     try:

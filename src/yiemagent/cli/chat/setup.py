@@ -36,12 +36,15 @@ from yiemagent.types import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from yiemagent.agent import Agent
     from yiemagent.cli.chat.approvals import ApprovalGate
     from yiemagent.compaction import Compactor
     from yiemagent.sessions import SqliteSessionStore
     from yiemagent.teams import AgentFile
     from yiemagent.tools import ToolStore
+    from yiemagent.types import AgentTool
 
 __all__ = [
     "DATA_DIR_ENV",
@@ -50,6 +53,7 @@ __all__ = [
     "ChatSetup",
     "build_setup",
     "check_mcp_available",
+    "compactor_for",
     "data_dir",
     "last_exchange",
 ]
@@ -279,7 +283,9 @@ def build_setup(options: ChatOptions) -> ChatSetup:
 
     setup.gate = ApprovalGate()
     if options.compaction:
-        setup.compactor = _compactor(model, store, options.system or DEFAULT_SYSTEM)
+        setup.compactor = compactor_for(
+            model, store.tools.values(), options.system or DEFAULT_SYSTEM
+        )
     try:
         setup.new_agent(name)
     except Exception:
@@ -307,16 +313,15 @@ def context_window(model: Model) -> int:
     return min(model.context_window, runtime)
 
 
-def _compactor(model: Model, store: ToolStore, system: str) -> Compactor:
-    """The chat's compactor: the reserve also holds the system prompt and tool schemas."""
+def compactor_for(model: Model, tools: Iterable[AgentTool], system: str) -> Compactor:
+    """The compactor of `yiem chat` and `yiem serve`: the reserve also holds the system
+    prompt and the tools' schemas."""
     import json
 
     from yiemagent.compaction import Compactor
 
     window = context_window(model)
-    schemas = sum(
-        len(json.dumps(t.input_schema)) + len(t.description) for t in store.tools.values()
-    )
+    schemas = sum(len(json.dumps(t.input_schema)) + len(t.description) for t in tools)
     reserve = min(window // 2, window // 4 + (len(system) + schemas) // 4)
     return Compactor(model, context_window=window, reserve_tokens=reserve)
 
