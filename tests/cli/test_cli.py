@@ -416,6 +416,57 @@ def test_ctrl_c_while_the_embedded_model_loads_exits_130_at_once(tmp_path: Path)
     assert "Traceback" not in err and out == ""
 
 
+def test_ctrl_c_while_the_model_loads_in_a_terminal_leaves_the_cursor_and_no_bar(
+    tmp_path: Path,
+) -> None:
+    """On a terminal the load shows a progress bar, which hides the cursor. Ctrl-C then
+    exited without stopping the bar: it was drawn again after "yiem: interrupted" (the
+    shell's prompt following on its line) and the cursor stayed hidden in the shell."""
+    script = tmp_path / "slow_load.py"
+    script.write_text(
+        "import sys, time\n"
+        "import yiemagent.ai.providers.local.runtime as rt\n"
+        "import yiemagent.cli.main as m\n"
+        "from yiemagent.ai.models import get_model\n"
+        "def slow(spec, progress=None):\n"
+        "    time.sleep(60)\n"
+        "rt.load_runtime = slow\n"
+        "rt.loaded_runtime = lambda spec: None\n"
+        "m.resolve_model = lambda *args: get_model('local/qwen2.5-coder-0.5b')\n"
+        "sys.exit(m.main(sys.argv[1:]))\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "tools").mkdir()
+    command = [sys.executable, str(script), "run", "hi", "--tools", str(tmp_path / "tools")]
+    socket = f"yiem-test-{os.getpid()}-load"
+
+    def tmux(*args: str) -> str:
+        return subprocess.run(
+            ["tmux", "-L", socket, "-f", os.devnull, *args],
+            capture_output=True, text=True, timeout=30, check=True,
+        ).stdout  # fmt: skip
+
+    shell = f"{subprocess.list2cmdline(command)}; echo __EXIT=$?__; sleep 60"
+    tmux("new-session", "-d", "-s", "run", "-x", "150", "-y", "20", shell)
+    try:
+        deadline = time.monotonic() + 60
+        while "Preparing" not in tmux("capture-pane", "-p", "-t", "run"):
+            assert time.monotonic() < deadline, tmux("capture-pane", "-p", "-t", "run")
+            time.sleep(0.2)
+        time.sleep(0.5)  # the bar has been drawn and refreshed
+        tmux("send-keys", "-t", "run", "C-c")
+        while "__EXIT=" not in (screen := tmux("capture-pane", "-p", "-t", "run")):
+            assert time.monotonic() < deadline, screen
+            time.sleep(0.2)
+        cursor = tmux("display", "-p", "-t", "run", "#{cursor_flag}").strip()
+    finally:
+        subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True, check=False)
+    lines = [line for line in screen.splitlines() if line.strip()]
+    assert lines[-2:] == ["yiem: interrupted", "__EXIT=130__"], screen
+    assert "Preparing" not in screen
+    assert cursor == "1"  # the shell's cursor is visible again
+
+
 @pytest.mark.parametrize("extra", [[], ["--json"]])
 def test_reaching_max_turns_without_an_answer_is_one_error_line_and_exit_1(
     capsys: pytest.CaptureFixture[str], faux_calculator: FauxModel, extra: list[str]

@@ -117,9 +117,10 @@ def _one_line(exc: BaseException) -> str:
     return " ".join(str(exc).split()) or type(exc).__name__
 
 
-def _interruptible(load: Callable[[], T]) -> T:
+def _interruptible(load: Callable[[], T], before_exit: Callable[[], None] | None = None) -> T:
     """Run `load` (the embedded model's load, seconds inside llama.cpp) on a worker thread so
-    that Ctrl-C ends the command at once with 130 instead of after the load."""
+    that Ctrl-C ends the command at once with 130 instead of after the load; `before_exit`
+    (stopping a progress bar: it shows the cursor again) runs before that exit."""
     box: dict[str, Any] = {}
 
     def work() -> None:
@@ -137,6 +138,8 @@ def _interruptible(load: Callable[[], T]) -> T:
         # llama.cpp cannot be stopped mid-load and a normal exit would wait for it;
         # nothing has been answered yet, so nothing is lost.
         with contextlib.suppress(Exception):
+            if before_exit is not None:
+                before_exit()
             sys.stdout.flush()
         sys.stderr.write("yiem: interrupted\n")
         sys.stderr.flush()
@@ -176,7 +179,9 @@ def _load_local(model: Model, err: Console) -> None:
                 progress.update(task, completed=done, total=total)
 
             ensure_model_file(spec, progress=on_bytes)
-            runtime = _interruptible(lambda: load_runtime(spec))
+            # os._exit on Ctrl-C skips the `with`: stop the bar first, or it is drawn again
+            # after "yiem: interrupted" and the shell's cursor stays hidden
+            runtime = _interruptible(lambda: load_runtime(spec), progress.stop)
     err.print(f"[dim]{escape(spec.name)} loaded in {runtime.load_s:.1f} s[/]")
 
 
