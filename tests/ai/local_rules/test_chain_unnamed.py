@@ -81,3 +81,27 @@ async def test_a_tool_named_only_by_a_word_of_another_tools_name_is_withheld() -
     kept = offer()
     await ChainUnnamed().shape(turn(asked, [READ_FILE, GET_TIME, reminder]), kept)
     assert "create_reminder" not in kept.dropped
+
+
+async def test_a_description_word_other_tools_share_names_none_of_them() -> None:
+    # "current" is in both descriptions: it names neither; "time" still names get_time.
+    clock = replace(GET_TIME, description="Current local time in a city.")
+    rates = replace(
+        tool("get_exchange_rate", {"base": {"type": "string"}, "quote": {"type": "string"}}),
+        description="Get the current exchange rate between two currencies.",
+    )
+    messages = conversation(
+        "city.txt names a city. Read it, then tell me the current time in that city.",
+        ("read_file", {"path": "city.txt"}, "Lisbon"),
+    )
+    shaped = offer()
+    await ChainUnnamed().shape(turn(messages, [READ_FILE, clock, rates]), shaped)
+    assert shaped.dropped == {"get_exchange_rate"}
+    # a word of its description no other tool has still names it
+    asked = conversation(
+        "city.txt names a city. Read it, then find the exchange rate of its currency.",
+        ("read_file", {"path": "city.txt"}, "Lisbon"),
+    )
+    kept = offer()
+    await ChainUnnamed().shape(turn(asked, [READ_FILE, clock, rates]), kept)
+    assert "get_exchange_rate" not in kept.dropped

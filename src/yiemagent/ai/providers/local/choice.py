@@ -185,22 +185,24 @@ def mentions(tool: AgentTool, request: Grounding) -> bool:
 
 
 def names_apart(tool: AgentTool, request: Grounding, tools: Sequence[AgentTool]) -> bool:
-    """Whether `request` names `tool` as `mentions` does, leaving out a word of its
-    description that is a word of another of `tools`' names: that word names the other
-    tool. Beside `get_time`, a `create_reminder` "…at a given time" is not named by "What
-    time is it in Tokyo?"; a tool's own name words always count.
+    """Whether `request` names `tool` as `mentions` does, counting a word of its description
+    only when no other of `tools` has that word in its name or description: such a word
+    names no tool in particular. Beside `get_time`, a `create_reminder` "…at a given time"
+    is not named by "What time is it in Tokyo?", nor a `get_exchange_rate` "Get the
+    current exchange rate…" by "the current time in Lisbon" (`get_time` is "Current local
+    time…"); a tool's own name words always count.
 
-    A word of a description names a tool only when nothing offered is named by it: with
-    more tools, more descriptions share the everyday words of a request.
+    With more tools, more descriptions share the everyday words of a request.
     (Measured: docs/local-model.md.)"""
     if tool.name.isalpha() and request.has_word(tool.name.lower()):
         return True
     own_name = _name_words(tool.name)
-    taken = Grounding.of_text(
-        " ".join(
-            word for other in tools if other.name != tool.name for word in _name_words(other.name)
-        )
+    others = " ".join(
+        f"{other.name} {other.description}".replace("_", " ")
+        for other in tools
+        if other.name != tool.name
     )
+    taken = Grounding.of_text(" ".join(words(others) - COMMON_WORDS))
     own = words(f"{tool.name} {tool.description}".replace("_", " ")) - COMMON_WORDS
     return any(
         request.has_word(word)
