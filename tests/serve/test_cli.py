@@ -324,3 +324,45 @@ def test_a_session_past_the_model_s_window_is_compacted_and_goes_on(tmp_path: Pa
         server.wait()
     with SqliteSessionStore(db) as store:
         assert len(store.load("s")) == 4  # every message stays stored
+
+
+def test_ctrl_c_while_the_embedded_model_loads_exits_130_at_once(tmp_path: Path) -> None:
+    """The load runs inside llama.cpp, which does not return to Python on Ctrl-C: `yiem
+    serve` loaded on its main thread, so Ctrl-C (and a second one) left it hanging there
+    for good. As `yiem run` does, it now loads on a worker thread and exits 130."""
+    script = tmp_path / "slow_load.py"
+    script.write_text(
+        "import signal, sys, time\n"
+        "import yiemagent.ai.providers.local.runtime as rt\n"
+        "import yiemagent.cli.serve as serve\n"
+        "from yiemagent.ai.models import get_model\n"
+        "from yiemagent.cli.main import main\n"
+        "def slow(spec, progress=None):\n"
+        "    # as llama.cpp's load: the thread running it does not see Ctrl-C\n"
+        "    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})\n"
+        "    print('loading', file=sys.stderr, flush=True)\n"
+        "    time.sleep(60)\n"
+        "rt.load_runtime = slow\n"
+        "rt.loaded_runtime = lambda spec: None\n"
+        "serve.resolve_model = lambda *args: get_model('local/qwen2.5-coder-0.5b')\n"
+        "sys.exit(main(sys.argv[1:]))\n",
+        encoding="utf-8",
+    )
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    command = [sys.executable, str(script), "serve", "--port", str(free_port()),
+               "--sessions", str(tmp_path / "s.db")]  # fmt: skip
+    proc = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        assert proc.stderr is not None
+        lines = [proc.stderr.readline(), proc.stderr.readline()]
+        assert lines[-1].strip() == "loading", lines
+        proc.send_signal(signal.SIGINT)
+        started = time.monotonic()
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130, err
+    assert time.monotonic() - started < 10
+    assert err.strip() == "yiem: interrupted"

@@ -27,10 +27,8 @@ import json
 import os
 import signal as os_signal
 import sys
-import threading
-from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 import typer.core
@@ -54,6 +52,7 @@ from yiemagent.cli.options import (
     OutputClosed,
     ToolCallsOption,
     ToolsOption,
+    interruptible,
     load_tool_folder,
     no_tool_files_note,
     resolve_model,
@@ -81,7 +80,6 @@ EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
 EXIT_TERMINATED = 143
 """`yiem run` stopped by SIGTERM (128 + 15), after the run wound down as for Ctrl-C."""
-T = TypeVar("T")
 
 if TYPE_CHECKING:
     from typer._click import Context  # typer's own copy of click
@@ -117,38 +115,6 @@ def _one_line(exc: BaseException) -> str:
     return " ".join(str(exc).split()) or type(exc).__name__
 
 
-def _interruptible(load: Callable[[], T], before_exit: Callable[[], None] | None = None) -> T:
-    """Run `load` (the embedded model's load, seconds inside llama.cpp) on a worker thread so
-    that Ctrl-C ends the command at once with 130 instead of after the load; `before_exit`
-    (stopping a progress bar: it shows the cursor again) runs before that exit."""
-    box: dict[str, Any] = {}
-
-    def work() -> None:
-        try:
-            box["value"] = load()
-        except BaseException as exc:
-            box["error"] = exc
-
-    thread = threading.Thread(target=work, name="yiem-load-model", daemon=True)
-    try:
-        thread.start()  # inside: Ctrl-C can land while start() waits for the thread
-        while thread.is_alive():
-            thread.join(0.1)
-    except KeyboardInterrupt:
-        # llama.cpp cannot be stopped mid-load and a normal exit would wait for it;
-        # nothing has been answered yet, so nothing is lost.
-        with contextlib.suppress(Exception):
-            if before_exit is not None:
-                before_exit()
-            sys.stdout.flush()
-        sys.stderr.write("yiem: interrupted\n")
-        sys.stderr.flush()
-        os._exit(EXIT_INTERRUPTED)
-    if "error" in box:
-        raise box["error"]
-    return cast(T, box["value"])
-
-
 def _load_local(model: Model, err: Console) -> None:
     """Assemble (first time) and load the embedded model, showing progress on stderr.
 
@@ -164,7 +130,7 @@ def _load_local(model: Model, err: Console) -> None:
         return
     if not err.is_terminal:  # a bar in a log or a pipe is only a stray blank line
         ensure_model_file(spec)
-        runtime = _interruptible(lambda: load_runtime(spec))
+        runtime = interruptible(lambda: load_runtime(spec))
     else:
         with Progress(
             TextColumn("{task.description}"),
@@ -181,7 +147,7 @@ def _load_local(model: Model, err: Console) -> None:
             ensure_model_file(spec, progress=on_bytes)
             # os._exit on Ctrl-C skips the `with`: stop the bar first, or it is drawn again
             # after "yiem: interrupted" and the shell's cursor stays hidden
-            runtime = _interruptible(lambda: load_runtime(spec), progress.stop)
+            runtime = interruptible(lambda: load_runtime(spec), progress.stop)
     err.print(f"[dim]{escape(spec.name)} loaded in {runtime.load_s:.1f} s[/]")
 
 

@@ -7,8 +7,9 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, TypeAlias, cast
+from typing import TYPE_CHECKING, Annotated, Any, TypeAlias, TypeVar, cast
 
 import typer
 
@@ -35,6 +36,7 @@ __all__ = [
     "ToolsOption",
     "check_output_path",
     "example_tools",
+    "interruptible",
     "load_tool_folder",
     "no_tool_files_note",
     "resolve_model",
@@ -45,6 +47,7 @@ __all__ = [
 
 DEFAULT_SYSTEM = "You are a helpful assistant."
 """The system prompt of `yiem run` and `yiem chat` when `--system` is not given."""
+T = TypeVar("T")
 DEFAULT_TOOLS_DIR = Path(__file__).resolve().parent / "default_tools"
 """The example tools `yiem` loads when `--tools` is not given."""
 EXIT_ERROR = 1
@@ -172,6 +175,38 @@ def silence_closed_output() -> None:
             os.dup2(devnull, fd)
         finally:
             os.close(devnull)
+
+
+def interruptible(load: Callable[[], T], before_exit: Callable[[], None] | None = None) -> T:
+    """Run `load` (the embedded model's load, seconds inside llama.cpp) on a worker thread so
+    that Ctrl-C ends the command at once with 130 instead of after the load; `before_exit`
+    (stopping a progress bar: it shows the cursor again) runs before that exit."""
+    box: dict[str, Any] = {}
+
+    def work() -> None:
+        try:
+            box["value"] = load()
+        except BaseException as exc:
+            box["error"] = exc
+
+    thread = threading.Thread(target=work, name="yiem-load-model", daemon=True)
+    try:
+        thread.start()  # inside: Ctrl-C can land while start() waits for the thread
+        while thread.is_alive():
+            thread.join(0.1)
+    except KeyboardInterrupt:
+        # llama.cpp cannot be stopped mid-load and a normal exit would wait for it;
+        # nothing has been answered yet, so nothing is lost.
+        with contextlib.suppress(Exception):
+            if before_exit is not None:
+                before_exit()
+            sys.stdout.flush()
+        sys.stderr.write("yiem: interrupted\n")
+        sys.stderr.flush()
+        os._exit(130)  # EXIT_INTERRUPTED of yiemagent.cli.main: 128 + SIGINT
+    if "error" in box:
+        raise box["error"]
+    return cast(T, box["value"])
 
 
 def check_output_path(path: Path, flag: str, keep: Sequence[tuple[Path, str]] = ()) -> None:

@@ -100,12 +100,14 @@ def _listen(host: str, port: int) -> socket.socket:
 def _load_embedded(model: Model) -> None:
     from yiemagent.ai.providers.local.runtime import load_runtime, loaded_runtime
     from yiemagent.ai.providers.local.weights import ensure_model_file, local_spec
+    from yiemagent.cli.options import interruptible
 
     spec = local_spec(model.id)
     if loaded_runtime(spec) is None:
         print(f"yiem serve: loading {spec.name}…", file=sys.stderr, flush=True)
         ensure_model_file(spec)
-        load_runtime(spec)
+        # llama.cpp's load does not return to Python on Ctrl-C: on this thread it hung
+        interruptible(lambda: load_runtime(spec))
 
 
 def _agent_file(spec: str, model: Model, tools: Path | None, system: str) -> AgentFile:
