@@ -22,6 +22,7 @@ from tests.ai.local_rules._kit import (
 from yiemagent.ai.providers.local.choice import ENGLISH, other_words, vocabulary
 from yiemagent.ai.providers.local.grounding import Grounding
 from yiemagent.ai.providers.local.rules import DEFAULT_POLICY, Dropped, Relevant
+from yiemagent.types.messages import AssistantMessage, TextContent, UserMessage
 
 
 def test_a_tool_the_request_does_not_name_is_dropped() -> None:
@@ -69,6 +70,27 @@ async def test_through_the_provider_with_and_without_the_rule(
     fake([reply(("get_time", {"place": "Hamlet"}))])
     called = await run(messages, [GET_TIME], DEFAULT_POLICY.without("relevant"))
     assert called.tool_calls[0].arguments == {"place": "Hamlet"}
+
+
+async def test_a_message_steered_in_after_results_adds_to_the_request_it_steers(
+    fake: Callable[..., FakeRuntime],
+) -> None:
+    # "also Berlin please", typed while the two calls ran, names no tool by itself; it adds
+    # a part to "What time is it in Paris and in Tokyo?", which names get_time.
+    messages = conversation(
+        "What time is it in Paris and in Tokyo?",
+        ("get_time", {"place": "Paris"}, "10:00 in Paris"),
+        ("get_time", {"place": "Tokyo"}, "18:00 in Tokyo"),
+    )
+    messages.append(UserMessage("also Berlin please"))
+    fake([reply(("get_time", {"place": "Berlin"}))])
+    called = await run(messages, [GET_TIME, CALCULATOR])
+    assert [(c.name, c.arguments) for c in called.tool_calls] == [("get_time", {"place": "Berlin"})]
+    # a new prompt after an answer is a request of its own
+    answered = [*messages[:-1], AssistantMessage(content=[TextContent("10:00 and 18:00.")])]
+    fake([reply(("get_time", {"place": "Hamlet"})), answer("Shakespeare.")])
+    alone = await run([*answered, UserMessage("Who wrote Hamlet?")], [GET_TIME, CALCULATOR])
+    assert alone.text == "Shakespeare."
 
 
 @given(

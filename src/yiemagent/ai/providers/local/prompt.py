@@ -72,6 +72,7 @@ __all__ = [
     "result_labels",
     "result_text",
     "results_turn",
+    "steered_request",
     "system_prompt",
     "tool_rounds",
 ]
@@ -342,6 +343,19 @@ def current_request(messages: Sequence[Message]) -> list[Message]:
         if isinstance(messages[i], UserMessage):
             return list(messages[i:])
     return list(messages)
+
+
+def steered_request(messages: Sequence[Message]) -> list[Message]:
+    """`current_request`, and when its user message came right after tool results (steered
+    in while the tools ran: no answer came between), the request it adds to before it,
+    and so on back. "also Berlin please" after the calls for "What time is it in Paris and
+    in Tokyo?" asks for the time too, though it names no tool by itself. The request's
+    grounding reads these; which messages count as the request (`current_request`) does
+    not change."""
+    start = len(messages) - len(current_request(messages))
+    while start > 0 and isinstance(messages[start - 1], ToolResultMessage):
+        start -= len(current_request(messages[:start]))
+    return list(messages[start:])
 
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")

@@ -61,6 +61,7 @@ from yiemagent.ai.providers.local.prompt import (
     not_given_turns,
     reply_schema,
     results_text,
+    steered_request,
     system_prompt,
     tool_rounds,
 )
@@ -249,7 +250,7 @@ async def _generate_reply(
     turn = Turn(
         tools=tools,
         messages=messages,
-        request=Grounding.of(request_messages),
+        request=Grounding.of(steered_request(messages)),
         request_messages=request_messages,
         rounds=tool_rounds(messages),
         max_tool_rounds=max_tool_rounds,
