@@ -64,13 +64,16 @@ def test_broken_tool_file_is_one_line_naming_the_file(
 
 
 def test_uninstalled_larger_model_says_how_to_install(
-    capsys: pytest.CaptureFixture[str],
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     pytest.importorskip("yiemagent.ai.providers.local")
     from yiemagent.ai.providers.local import LOCAL_MODELS, is_installed
 
+    # An empty cache folder: a verified 1.5B file another checkout assembled in the user's
+    # cache counts as installed (and runs), which is not the case under test.
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     if is_installed(LOCAL_MODELS["qwen2.5-coder-1.5b"]):
-        pytest.skip("the 1.5B model is installed here")
+        pytest.skip("the 1.5B model's packages are installed here")
     code, _, err = _run(capsys, "run", "hi", "--model", "local/qwen2.5-coder-1.5b")
     assert code == 1
     line = _one_error_line(err)
