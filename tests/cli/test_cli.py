@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from tests._slow_load import slow_load_script
 from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
 from yiemagent.cli.main import main
 from yiemagent.errors import install_hint
@@ -377,30 +378,9 @@ def test_ctrl_c_before_the_run_starts_exits_130_not_0(
     assert err.strip() == "yiem: interrupted"
 
 
-def _slow_load_script(tmp_path: Path, *, announce: bool) -> Path:
-    """A `yiem` whose embedded model takes a minute to load (printing "loading" first when
-    `announce`), and an empty tools folder beside it."""
-    script = tmp_path / "slow_load.py"
-    script.write_text(
-        "import sys, time\n"
-        "import yiemagent.ai.providers.local.runtime as rt\n"
-        "import yiemagent.cli.main as m\n"
-        "from yiemagent.ai.models import get_model\n"
-        "def slow(spec, progress=None):\n"
-        + ("    print('loading', file=sys.stderr, flush=True)\n" if announce else "")
-        + "    time.sleep(60)\n"
-        "rt.load_runtime = slow\n"
-        "rt.loaded_runtime = lambda spec: None\n"
-        "m.resolve_model = lambda *args: get_model('local/qwen2.5-coder-0.5b')\n"
-        "sys.exit(m.main(sys.argv[1:]))\n",
-        encoding="utf-8",
-    )
-    (tmp_path / "tools").mkdir()
-    return script
-
-
 def test_ctrl_c_while_the_embedded_model_loads_exits_130_at_once(tmp_path: Path) -> None:
-    script = _slow_load_script(tmp_path, announce=True)
+    script = slow_load_script(tmp_path, resolving="yiemagent.cli.main", announce=True)
+    (tmp_path / "tools").mkdir()
     proc = subprocess.Popen(
         [sys.executable, str(script), "run", "hi", "--tools", str(tmp_path / "tools")],
         stdout=subprocess.PIPE,
@@ -432,7 +412,8 @@ def test_ctrl_c_while_the_model_loads_in_a_terminal_leaves_the_cursor_and_no_bar
     """On a terminal the load shows a progress bar, which hides the cursor. Ctrl-C then
     exited without stopping the bar: it was drawn again after "yiem: interrupted" (the
     shell's prompt following on its line) and the cursor stayed hidden in the shell."""
-    script = _slow_load_script(tmp_path, announce=False)
+    script = slow_load_script(tmp_path, resolving="yiemagent.cli.main", announce=False)
+    (tmp_path / "tools").mkdir()
     command = [sys.executable, str(script), "run", "hi", "--tools", str(tmp_path / "tools")]
     socket = f"yiem-test-{os.getpid()}-load"
 

@@ -16,6 +16,7 @@ from pathlib import Path
 import httpx2 as httpx
 import pytest
 
+from tests._slow_load import slow_load_script
 from tests.cli.chat._tmux import TOOLS
 from tests.serve._kit import run_events
 from yiemagent.cli.main import main
@@ -330,23 +331,8 @@ def test_ctrl_c_while_the_embedded_model_loads_exits_130_at_once(tmp_path: Path)
     """The load runs inside llama.cpp, which does not return to Python on Ctrl-C: `yiem
     serve` loaded on its main thread, so Ctrl-C (and a second one) left it hanging there
     for good. As `yiem run` does, it now loads on a worker thread and exits 130."""
-    script = tmp_path / "slow_load.py"
-    script.write_text(
-        "import signal, sys, time\n"
-        "import yiemagent.ai.providers.local.runtime as rt\n"
-        "import yiemagent.cli.serve as serve\n"
-        "from yiemagent.ai.models import get_model\n"
-        "from yiemagent.cli.main import main\n"
-        "def slow(spec, progress=None):\n"
-        "    # as llama.cpp's load: the thread running it does not see Ctrl-C\n"
-        "    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})\n"
-        "    print('loading', file=sys.stderr, flush=True)\n"
-        "    time.sleep(60)\n"
-        "rt.load_runtime = slow\n"
-        "rt.loaded_runtime = lambda spec: None\n"
-        "serve.resolve_model = lambda *args: get_model('local/qwen2.5-coder-0.5b')\n"
-        "sys.exit(main(sys.argv[1:]))\n",
-        encoding="utf-8",
+    script = slow_load_script(
+        tmp_path, resolving="yiemagent.cli.serve", announce=True, blocks_ctrl_c=True
     )
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     command = [sys.executable, str(script), "serve", "--port", str(free_port()),
