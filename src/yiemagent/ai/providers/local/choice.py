@@ -34,7 +34,6 @@ __all__ = [
     "ChainStep",
     "adds_to",
     "mentions",
-    "names_apart",
     "other_words",
     "prose",
     "recombines",
@@ -172,34 +171,26 @@ COMMON_WORDS = frozenset(_COMMON.split())
 """Words of four or more letters that name no tool ("Tell me what…"): `mentions` skips them."""
 
 
-def mentions(tool: AgentTool, request: Grounding) -> bool:
+def mentions(tool: AgentTool, request: Grounding, beside: Sequence[AgentTool] = ()) -> bool:
     """Whether `request` names `tool`: a word of four or more letters of its name or
     description (not one of `COMMON_WORDS`) is in the request, or shares its first `PREFIX`
     letters with a request word ("compute it with the calculator", "what time is it"), or
     the tool's whole name is one short word the request writes (`add` for "then add 6").
+
+    With `beside`, the other tools offered, a word of the description counts only when
+    none of them has it in its name or description: such a word names no tool in
+    particular. Beside `get_time`, a `create_reminder` "…at a given time" is not named by
+    "What time is it in Tokyo?", nor a `get_exchange_rate` "Get the current exchange
+    rate…" by "the current time in Lisbon" (`get_time` is "Current local time…"); a tool's
+    own name words always count. With more tools, more descriptions share the everyday
+    words of a request. (Measured: docs/local-model.md.)
     """
-    if tool.name.isalpha() and request.has_word(tool.name.lower()):
-        return True
-    own = words(f"{tool.name} {tool.description}".replace("_", " ")) - COMMON_WORDS
-    return any(request.has_word(word) for word in own if len(word) >= 4)
-
-
-def names_apart(tool: AgentTool, request: Grounding, tools: Sequence[AgentTool]) -> bool:
-    """Whether `request` names `tool` as `mentions` does, counting a word of its description
-    only when no other of `tools` has that word in its name or description: such a word
-    names no tool in particular. Beside `get_time`, a `create_reminder` "…at a given time"
-    is not named by "What time is it in Tokyo?", nor a `get_exchange_rate` "Get the
-    current exchange rate…" by "the current time in Lisbon" (`get_time` is "Current local
-    time…"); a tool's own name words always count.
-
-    With more tools, more descriptions share the everyday words of a request.
-    (Measured: docs/local-model.md.)"""
     if tool.name.isalpha() and request.has_word(tool.name.lower()):
         return True
     own_name = _name_words(tool.name)
     others = " ".join(
         f"{other.name} {other.description}".replace("_", " ")
-        for other in tools
+        for other in beside
         if other.name != tool.name
     )
     taken = Grounding.of_text(" ".join(words(others) - COMMON_WORDS))
@@ -374,7 +365,7 @@ class ChainStep:
             t.name
             for t in tools
             if t.name not in used
-            and not names_apart(t, self.request, tools)
+            and not mentions(t, self.request, beside=tools)
             and not (self.request.files and reads_files(t))
         }
 

@@ -5,7 +5,7 @@ whether a lone call is continued as a list (R-11.1)."""
 from __future__ import annotations
 
 from yiemagent.ai.providers.local.choice import (
-    names_apart,
+    mentions,
     prose,
     spells,
     unknown_tool,
@@ -122,8 +122,8 @@ class NamedUnused(OfferRule):
 
     For "where.txt names a city. What time is it there?" after `read_file` returned
     "Nairobi", "It is 12:34 in Nairobi." (bad: made up) becomes `get_time {"place":
-    "Nairobi"}` (good). Naming is `choice.names_apart`; the round budget still ends the
-    steps.
+    "Nairobi"}` (good). Naming is `choice.mentions` beside the other tools; the round
+    budget still ends the steps.
     """
 
     name = "named_unused"
@@ -137,7 +137,7 @@ class NamedUnused(OfferRule):
             for tool in turn.tools
             if tool.name not in used
             and tool.name not in offer.dropped
-            and names_apart(tool, turn.chain.request, turn.tools)
+            and mentions(tool, turn.chain.request, beside=turn.tools)
         }
         if named - offer.named:
             offer.named |= named
