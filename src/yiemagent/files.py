@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
+import secrets
+import stat
 from pathlib import Path
 
 __all__ = ["write_atomically"]
+
+_O_BINARY = getattr(os, "O_BINARY", 0)  # Windows: no newline translation
 
 
 def write_atomically(target: Path, data: bytes) -> None:
@@ -24,7 +27,9 @@ def write_atomically(target: Path, data: bytes) -> None:
     cannot cross file systems), are flushed to the disk (`fsync`), and the file is renamed
     over `target` (`os.replace`, atomic on POSIX); then the folder is synced so that the
     rename itself survives a power loss. On any failure the temporary file is removed and
-    `target` is as it was.
+    `target` is as it was. The file's permissions are those `open` would give: a new file
+    gets the umask's (0644 under the usual 022, not a temporary file's private 0600), a
+    replaced one keeps its own.
 
     Args:
         target: The file to create or replace; its folder must exist.
@@ -33,7 +38,7 @@ def write_atomically(target: Path, data: bytes) -> None:
     Raises:
         OSError: the folder cannot be written, the disk is full, ...; `target` is unchanged.
     """
-    fd, temp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    fd, temp = _create_temporary(target)
     try:
         with os.fdopen(fd, "wb") as out:
             out.write(data)
@@ -45,6 +50,27 @@ def write_atomically(target: Path, data: bytes) -> None:
             os.unlink(temp)
         raise
     _fsync_folder(target.parent)
+
+
+def _create_temporary(target: Path) -> tuple[int, str]:
+    """A new hidden file beside `target`, created with the mode `open(target, "w")` would
+    give it: `target`'s own when it exists, else 0666 less the umask (which `os.open`
+    applies; `tempfile.mkstemp` would make it 0600)."""
+    try:
+        mode = stat.S_IMODE(os.stat(target).st_mode)
+    except OSError:
+        mode = None
+    for _ in range(100):
+        temp = str(target.parent / f".{target.name}.{secrets.token_hex(4)}.tmp")
+        try:
+            fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_BINARY, 0o666)
+        except FileExistsError:
+            continue
+        if mode is not None:
+            with contextlib.suppress(OSError):  # then the umask's mode, still a whole file
+                os.chmod(temp, mode)
+        return fd, temp
+    raise FileExistsError(f"no free temporary name beside {target}")
 
 
 def _fsync_folder(folder: Path) -> None:

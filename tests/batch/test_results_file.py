@@ -5,6 +5,7 @@ not a results file refused with a clear message instead of being overwritten."""
 from __future__ import annotations
 
 import json
+import stat
 from pathlib import Path
 
 import pytest
@@ -59,6 +60,19 @@ def test_interrupted_lines_are_dropped_on_open_so_the_rerun_line_is_the_only_one
         assert path.read_bytes() == a + c  # kept lines byte for byte
         results.append(TaskResult("b", "ok"))
     assert [json.loads(x)["id"] for x in path.read_bytes().splitlines()] == ["a", "c", "b"]
+
+
+def test_a_repaired_file_keeps_its_mode(tmp_path: Path) -> None:
+    """The repair writes a new file and renames it over the old one: the result is the
+    same file to its owner, readable by whom it was before (not narrowed to 0600)."""
+    path = tmp_path / "r.jsonl"
+    a = _line("a")
+    path.write_bytes(a + _line("b", "interrupted") + b'{"id": "c", "sta')
+    path.chmod(0o644)
+    with ResultsFile(path) as results:
+        assert set(results.done) == {"a"}
+    assert path.read_bytes() == a
+    assert stat.S_IMODE(path.stat().st_mode) == 0o644
 
 
 def test_missing_folder_is_one_clear_error(tmp_path: Path) -> None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
+import stat
 import sys
 from pathlib import Path
 
@@ -115,3 +117,25 @@ def test_run_json_then_trace(
     assert f"wrote {page} (2 turns, 3 calls)" in capsys.readouterr().err
     text = page.read_text(encoding="utf-8")
     assert "17 * 23 = 391" in text and "<script" in text and "http" not in text.split("<body>")[1]
+
+
+def test_trace_writes_its_page_readable_as_any_file_the_umask_allows(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The page is written atomically, through a temporary file, yet gets the mode a plain
+    `open` gives (0644 under umask 022), not the temporary file's private 0600, so it can
+    be shared or served; a page written over keeps the mode its owner gave it."""
+    use_faux(monkeypatch, calculator_then_answer("cli-trace-mode"))
+    assert main(["run", "What is 17 * 23?", "--json"]) == 0
+    log = tmp_path / "run.jsonl"
+    log.write_text(capsys.readouterr().out, encoding="utf-8")
+    page = tmp_path / "run.html"
+    old = os.umask(0o022)
+    try:
+        assert main(["trace", str(log), "--html", str(page)]) == 0
+        assert stat.S_IMODE(page.stat().st_mode) == 0o644
+        page.chmod(0o640)
+        assert main(["trace", str(log), "--html", str(page)]) == 0
+        assert stat.S_IMODE(page.stat().st_mode) == 0o640
+    finally:
+        os.umask(old)
