@@ -32,6 +32,9 @@ SCHEMA = {
             "'output_schema' is not valid",
         ),
         ('{"id": "x", "prompt": "p", "metadata": [1]}', "'metadata' must be an object"),
+        ('{"id": "x", "prompt": "p", "session": ""}', "'session': a session id must be non-"),
+        ('{"id": "x", "prompt": "p", "session": "a\\nb"}', "without control characters"),
+        ('{"id": "x", "prompt": "p", "session": 5}', "'session': a session id must be non-"),
         ('{"id": "a", "prompt": "again"}', "line 2: id 'a' repeats (first on line 1)"),
     ],
 )

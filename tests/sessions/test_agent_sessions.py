@@ -312,6 +312,18 @@ def test_bad_store_and_unreadable_store_are_config_errors() -> None:
         Agent(llm_call=lambda f: {}, session_store=Broken(), session_id="s")
 
 
+@pytest.mark.parametrize("session_id", ["", "a\nb", "\x1b[31m", "nul\x00"])
+def test_a_session_id_that_is_not_one_is_a_config_error_and_nothing_is_stored(
+    session_id: str,
+) -> None:
+    # The check `yiem serve` made on its routes, now made for every Agent on a store: the
+    # chat and batch tasks took an empty id or control characters.
+    store = InMemorySessionStore()
+    with pytest.raises(ConfigError, match="non-empty text without control characters"):
+        Agent(llm_call=lambda f: {}, session_store=store, session_id=session_id)
+    assert store.list_sessions() == []
+
+
 def test_reset_raises_and_changes_nothing_when_the_store_cannot_clear() -> None:
     class NoClear(InMemorySessionStore):
         def replace(self, session_id: str, messages: Sequence[AgentMessage]) -> None:

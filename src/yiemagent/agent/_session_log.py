@@ -1,9 +1,10 @@
 """The `Agent`'s persisted session (DESIGN §10; `Agent(session_store=..., session_id=...)`).
 
 `SessionLog` binds one agent to one session of a store (the `yiemagent.sessions.SessionStore`
-contract, used by duck typing: the agent layer does not import the sessions layer at run
-time). It takes the session's writer lease when the agent is built (one writer per session:
-a second one gets `SessionBusyError`), loads the transcript (refusing an interleaved one with
+contract, used by duck typing: at run time the agent layer imports from the sessions layer
+only `check_session_id`, which refuses an empty id or one with control characters). It takes
+the session's writer lease when the agent is built (one writer per session: a second one
+gets `SessionBusyError`), loads the transcript (refusing an interleaved one with
 `SessionCorruptError`, and repairing the tail a crash left: a tool call without a result gets
 an error result), appends each message that enters the transcript, rewrites the
 session in one transaction (`store.replace`) when the transcript is replaced, clears it
@@ -86,7 +87,10 @@ class SessionLog:
     )
 
     def __init__(self, store: SessionStore, session_id: str) -> None:
+        from yiemagent.sessions import check_session_id
+
         check_session_store(store)
+        check_session_id(session_id)
         self.store = store
         self.session_id = session_id
         self._pending: list[AgentMessage] = []

@@ -15,7 +15,7 @@ from os import PathLike
 from pathlib import Path
 from typing import Any, TypeAlias
 
-from yiemagent.errors import BatchError
+from yiemagent.errors import BatchError, ConfigError
 
 __all__ = ["BatchTask", "TaskSource", "load_tasks"]
 
@@ -85,8 +85,13 @@ class BatchTask:
         if schema is not None:
             schema = _check_schema(task_id, schema)
         session = raw.get("session")
-        if session is not None and (not isinstance(session, str) or not session):
-            raise ValueError(f"task {task_id!r}: 'session' must be a non-empty string")
+        if session is not None:
+            from yiemagent.sessions import check_session_id
+
+            try:
+                check_session_id(session)
+            except ConfigError as exc:
+                raise ValueError(f"task {task_id!r}: 'session': {exc}") from None
         metadata = raw.get("metadata") or {}
         if not isinstance(metadata, Mapping):
             raise ValueError(f"task {task_id!r}: 'metadata' must be an object")

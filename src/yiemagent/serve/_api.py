@@ -11,7 +11,6 @@ after n, and the stream ends after `agent_end`.
 from __future__ import annotations
 
 import asyncio
-import unicodedata
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
@@ -25,6 +24,7 @@ from starlette.routing import Route
 
 from yiemagent.errors import ConfigError, SessionCorruptError
 from yiemagent.serve._runs import Busy, Run, RunHub
+from yiemagent.sessions import check_session_id
 from yiemagent.types import ImageContent, message_from_dict, message_to_dict
 
 if TYPE_CHECKING:
@@ -80,9 +80,8 @@ async def read_json(request: Request) -> dict[str, Any]:
 
 
 def checked_session_id(session_id: str) -> str:
-    """A session id from a request (a path, a header, a body), checked before any store sees
-    it: some stores cannot hold every character (PostgreSQL text holds no NUL), and an id
-    goes back to the client in the `X-Session-Id` header.
+    """A session id from a request (a path, a header, a body), checked by
+    `yiemagent.sessions.check_session_id` before any store sees it.
 
     Returns:
         `session_id`, unchanged.
@@ -90,11 +89,10 @@ def checked_session_id(session_id: str) -> str:
     Raises:
         BadRequest: the id is empty or holds a control character (NUL, a line break, ...).
     """
-    if not session_id or any(unicodedata.category(c) == "Cc" for c in session_id):
-        raise BadRequest(
-            f"a session id must be non-empty text without control characters, not {session_id!r}"
-        )
-    return session_id
+    try:
+        return check_session_id(session_id)
+    except ConfigError as exc:
+        raise BadRequest(str(exc)) from None
 
 
 def session_header(session_id: str) -> str:

@@ -5,7 +5,8 @@ again on the same store and id, resumes from it (also after a crash).
 `SessionStore` is the contract; `SqliteSessionStore(path)` keeps sessions in one SQLite file,
 one row per message; `PostgresSessionStore(dsn)` keeps them in PostgreSQL, shared by several
 processes or hosts (extra `postgres`); `InMemorySessionStore()` keeps them in memory (tests,
-ephemeral use).
+ephemeral use). `check_session_id` is the one check of a session id (non-empty, no control
+characters) that every entry point applies.
 See `docs/sessions.md`.
 """
 
@@ -16,6 +17,7 @@ from yiemagent.sessions.store import (
     InMemorySessionStore as InMemorySessionStore,
     SessionStateStore as SessionStateStore,
     SessionStore as SessionStore,
+    check_session_id as check_session_id,
     decode_message as decode_message,
     encode_message as encode_message,
 )
@@ -27,6 +29,7 @@ __all__ = [
     "SessionStateStore",
     "SessionStore",
     "SqliteSessionStore",
+    "check_session_id",
     "decode_message",
     "encode_message",
 ]

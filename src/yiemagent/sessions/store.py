@@ -15,9 +15,11 @@ import dataclasses
 import json
 import logging
 import threading
+import unicodedata
 from collections.abc import Iterable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
+from yiemagent.errors import ConfigError
 from yiemagent.sessions import lease
 from yiemagent.types import (
     AgentMessage,
@@ -37,6 +39,7 @@ __all__ = [
     "InMemorySessionStore",
     "SessionStateStore",
     "SessionStore",
+    "check_session_id",
     "decode_message",
     "decode_messages",
     "encode_message",
@@ -57,6 +60,31 @@ PERSISTED_TYPES: tuple[type[Any], ...] = (
 An application's own custom message types are skipped (with a warning)."""
 
 _MAX_DETAILS_REPR = 2000
+
+
+def check_session_id(session_id: str) -> str:
+    """`session_id` checked before any store sees it: non-empty text without control
+    characters. Some stores cannot hold every character (PostgreSQL text holds no NUL), an id
+    goes back to an HTTP client in a header and is printed on a terminal, and an empty one is
+    no name at all. Every entry point that takes a session name checks it here: an
+    `Agent(session_store=...)`, `yiem chat --session`, `yiem serve`'s routes, batch tasks.
+
+    Returns:
+        `session_id`, unchanged.
+
+    Raises:
+        ConfigError: the id is not a str, is empty, or holds a control character (NUL, a
+            line break, an escape, ...).
+    """
+    if (
+        not isinstance(session_id, str)
+        or not session_id
+        or any(unicodedata.category(c) == "Cc" for c in session_id)
+    ):
+        raise ConfigError(
+            f"a session id must be non-empty text without control characters, not {session_id!r}"
+        )
+    return session_id
 
 
 @runtime_checkable
