@@ -182,6 +182,23 @@ def test_session_resumes_in_a_second_chat_with_its_last_exchange(data_dir: Path)
         second.close()
 
 
+@pytest.mark.parametrize("name", ["", "a\nb", "\x1b[31m"])
+def test_a_session_name_that_is_not_one_is_one_line_and_starts_nothing(
+    data_dir: Path, name: str
+) -> None:
+    # `--session ''` started a generated session and control characters were taken, where
+    # `yiem serve` refuses both (DESIGN §8: one line, non-zero exit).
+    pane = Pane(data_dir, ["--session", name])
+    try:
+        assert pane.exit_code() == 1
+        screen = pane.screen()
+        assert "yiem: error: --session: a session id must be non-empty text" in screen
+        assert "/help lists the commands" not in screen
+    finally:
+        pane.close()
+    assert not (data_dir / "sessions.db").exists()
+
+
 def test_a_session_resumed_after_an_aborted_run_says_the_run_was_aborted(
     data_dir: Path,
 ) -> None:

@@ -57,7 +57,13 @@ def chat(
     from yiemagent.cli.chat.setup import ChatOptions, build_setup
     from yiemagent.cli.options import DEFAULT_MODEL
     from yiemagent.errors import ConfigError
+    from yiemagent.sessions import check_session_id
 
+    if session is not None:  # "" too: no name is not "start a new session"
+        try:
+            check_session_id(session)
+        except ConfigError as exc:
+            raise ConfigError(f"--session: {exc}") from None
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise ConfigError('yiem chat needs a terminal; for one prompt use: yiem run "..."')
     options = ChatOptions(
