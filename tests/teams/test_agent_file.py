@@ -217,6 +217,16 @@ def test_a_bad_file_is_one_error_naming_table_and_key(tmp_path: Path, case: str)
     assert "\n" not in text
 
 
+def test_an_unknown_model_is_the_whole_message_get_model_gives(tmp_path: Path) -> None:
+    """The message ends with the quoted model forms to use, its closing quote kept."""
+    path = write_team(tmp_path, '[agents.router]\nmodel = "nowhere/none"\n')
+    with pytest.raises(ConfigError) as caught:
+        load_agent(path)
+    text = str(caught.value)
+    assert "[agents.router] model: unknown model 'nowhere/none'. Known models: " in text
+    assert text.endswith('or "openai-responses/<model id>"'), text
+
+
 @pytest.mark.parametrize(
     ("text", "expected"),
     [

@@ -387,7 +387,9 @@ def _model(value: Any) -> Model:
     try:
         return get_model(_text(value))
     except (YiemAgentError, KeyError, ValueError) as exc:
-        raise _Problem(" ".join(str(exc).strip("'\"").split())) from None
+        # a KeyError's str() is its argument's repr: give the text, not its quotes
+        text = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+        raise _Problem(" ".join(str(text).split())) from None
 
 
 def _tools(base: Path, value: Any, model: Model | None) -> Any:
