@@ -51,6 +51,14 @@ def test_bad_options_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[
     argv = ["serve", "--port", "0", "--model", "openai/gpt-4o-mini"]
     err = one_line_error(capsys, [*argv, "--sessions", f"postgresql://127.0.0.1:{dead}/x"])
     assert err.startswith("yiem: error: --sessions postgresql://")
+    # A SQLite file in a folder that does not exist is refused, as `yiem batch --out` and
+    # `yiem trace --html` refuse theirs; it used to make the folders silently.
+    missing = tmp_path / "typo" / "deeper" / "sessions.db"
+    err = one_line_error(capsys, [*argv, "--sessions", str(missing)])
+    assert err == (
+        f"yiem: error: cannot write {missing} (--sessions): folder {missing.parent} does not exist"
+    )
+    assert not (tmp_path / "typo").exists()
     for origin in ("notanorigin", "http://localhost:3000/"):
         err = one_line_error(capsys, [*argv, "--cors", "http://ok:1", "--cors", origin])
         assert err == (

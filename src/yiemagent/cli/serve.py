@@ -31,6 +31,7 @@ from yiemagent.cli.options import (
     CliError,
     MaxTurnsOption,
     ToolsOption,
+    check_output_path,
     no_tool_files_note,
     resolve_model,
 )
@@ -50,10 +51,13 @@ __all__ = ["open_store", "serve"]
 
 def open_store(where: str | None) -> SessionStore:
     """The session store `--sessions` names: a `postgresql://` URL, a SQLite file, or (None)
-    the user data folder's `sessions.db`.
+    the user data folder's `sessions.db`. A file named in `--sessions` must be in a folder
+    that exists, as every output file of the CLI (`check_output_path`): a typo in the path
+    is an error, not a new folder; only the user data folder is made when missing.
 
     Raises:
-        CliError: the file's folder cannot be made, or the store does not open.
+        CliError: the file's folder does not exist or cannot be made, or the store does not
+            open.
     """
     try:
         if where and where.startswith(("postgresql://", "postgres://")):
@@ -62,8 +66,12 @@ def open_store(where: str | None) -> SessionStore:
             return PostgresSessionStore(where)
         from yiemagent.sessions import SqliteSessionStore
 
-        path = Path(where) if where else default_session_db()
-        path.parent.mkdir(parents=True, exist_ok=True)
+        if where:
+            path = Path(where)
+            check_output_path(path, "--sessions")
+        else:
+            path = default_session_db()
+            path.parent.mkdir(parents=True, exist_ok=True)
         return SqliteSessionStore(path)
     except (ConfigError, OSError) as exc:
         raise CliError(f"--sessions {where or ''}: {exc}".replace(": :", ":")) from exc
@@ -166,7 +174,9 @@ def serve(
     sessions: Annotated[
         str | None,
         typer.Option(
-            "--sessions", help="SQLite file or postgresql:// URL (default: the user data one)."
+            "--sessions",
+            help="SQLite file (in a folder that exists) or postgresql:// URL (default: the "
+            "user data one).",
         ),
     ] = None,
     cors: Annotated[
