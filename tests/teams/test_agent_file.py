@@ -279,6 +279,24 @@ def test_yiem_run_shows_the_handoff_and_nested_agents(
     assert "→ writer" in err and '← writer: {"text": "five"}' in err
 
 
+def test_yiem_run_prints_the_output_an_agent_file_gave_through_its_output_tool(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An entry agent with an `output_schema` that answers through its output tool writes
+    no text: the validated value is the answer, on stdout as JSON (as `--output-schema`,
+    `yiem batch` and `yiem serve` give it), not only the tool call's line on stderr."""
+    fm = FauxModel(
+        [faux_message(faux_tool_call("final_result", {"n": 391}))], model_id="team-output"
+    )
+    monkeypatch.setattr(cli_main_module, "resolve_model", lambda spec, base_url, *rest: fm.model)
+    schema = '{ type = "object", properties = { n = { type = "integer" } }, required = ["n"] }'
+    path = write_team(tmp_path, f"[agents.counter]\noutput_schema = {schema}\n")
+    assert main(["run", "--agent", str(path), "What is 17 * 23?"]) == 0
+    out, err = capsys.readouterr()
+    assert out == '{"n": 391}\n'
+    assert "→ final_result" in err
+
+
 def test_yiem_run_names_a_tripped_guardrail(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -313,11 +313,13 @@ def run(
                  "--system": system != DEFAULT_SYSTEM}  # fmt: skip
         with contextlib.redirect_stdout(sys.stderr):
             resolved = resolve_model(model, base_url, tool_calls)
-            reason = run_agent_file(
+            reason, answer = run_agent_file(
                 agent, prompt, resolved, printer, yes=yes, max_turns=max_turns, flags=flags,
                 load_model=lambda m: _load_local(m, err),
             )  # fmt: skip
         _finish(reason, None, printer, max_turns, None)
+        if answer is not None:
+            print(answer, flush=True)
         return
     # stdout is the answer (or the JSON lines): whatever tool files print goes to stderr.
     with contextlib.redirect_stdout(sys.stderr):

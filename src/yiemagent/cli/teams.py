@@ -23,9 +23,11 @@ import typer
 from yiemagent.types import (
     AgentEndEvent,
     AgentEvent,
+    AssistantMessage,
     Model,
     PendingApproval,
     ToolApproval,
+    ToolCall,
 )
 
 if TYPE_CHECKING:
@@ -89,10 +91,12 @@ def run_agent_file(
     max_turns: int,
     flags: dict[str, Any],
     load_model: Callable[[Model], None],
-) -> str:
+) -> tuple[str, str | None]:
     """`yiem run --agent FILE[:NAME] PROMPT`: load the file (agents without a model get
     `model`), run the prompt, return the end reason (`yiem run` says the rest;
-    "output_closed" when the printer's reader went away, which aborts the run).
+    "output_closed" when the printer's reader went away, which aborts the run) and, for
+    the human printer, the answer still to print: the output as JSON when an agent with
+    an output type gave it through its output tool (the printer showed only the call).
 
     Raises:
         CliError: another option that the agent file sets (`flags`: option -> value).
@@ -111,8 +115,33 @@ def run_agent_file(
     if agent.state.model is not None and agent.state.model.api == "local":
         load_model(agent.state.model)
     printer.on_closed = lambda: agent.abort("output closed")
-    reason = asyncio.run(run_agent(prompt, agent, printer, yes))
-    return "output_closed" if printer.closed else reason
+    ends: list[AgentEndEvent] = []
+
+    def on_event(event: AgentEvent) -> None:
+        printer(event)
+        if isinstance(event, AgentEndEvent):
+            ends.append(event)
+
+    reason = asyncio.run(run_agent(prompt, agent, on_event, yes))
+    if printer.closed:
+        return "output_closed", None
+    return reason, _output_answer(ends[-1]) if ends and isinstance(printer, EventPrinter) else None
+
+
+def _output_answer(end: AgentEndEvent) -> str | None:
+    """The run's validated output as JSON text when the answer came through the output
+    tool, so that no text the printer showed holds it (as `yiem serve` and `yiem batch`
+    give it); None otherwise (no output type, or the final text is the JSON already)."""
+    if end.reason != "stop" or end.output is None:
+        return None
+    from pydantic_core import to_jsonable_python
+
+    for message in reversed(end.messages):
+        if isinstance(message, AssistantMessage):
+            if not any(isinstance(block, ToolCall) for block in message.content):
+                return None
+            return json.dumps(to_jsonable_python(end.output), ensure_ascii=False)
+    return None
 
 
 def agent_from_option(spec: str, model: Model | None, **options: Any) -> Agent[Any]:
