@@ -7,6 +7,7 @@ embedded model.)"""
 from __future__ import annotations
 
 import asyncio
+import re
 from pathlib import Path
 from typing import Any
 
@@ -95,6 +96,51 @@ async def test_the_page_drives_runs(tmp_path: Path) -> None:
     # tools of 4 s: the steer is typed while one runs, also on a loaded machine
     with faux_server(store, Tools(delay_s=4.0), delay_s=0.02) as (url, tools):
         await asyncio.to_thread(drive, url, tmp_path, store, tools)
+
+
+def untimed(text: str) -> str:
+    """The page's text without the calls' durations (measured live, stored apart)."""
+    return re.sub(r"\d+\.\d+ s", "", text)
+
+
+def stopped_then_reopened(url: str, tmp_path: Path) -> None:
+    with browser_page(tmp_path / "profile") as page:
+        page.goto(url)
+        ask(page, "weather Rome")  # stopped while its tool runs
+        page.locator(".tool.running").first.wait_for()
+        page.click("#stop")
+        page.wait_for_selector(".note:text('Stopped.')")
+        live = untimed(page.locator("#msgs").inner_text())
+        sid = page.locator(".session.current").get_attribute("data-sid")
+        page.click("#new")
+        page.wait_for_selector("text=What can I do for you?")
+        page.click(f".session[data-sid='{sid}']")
+        page.wait_for_selector(".tool.error")
+        page.wait_for_selector(".note:text('Stopped.')")
+        assert untimed(page.locator("#msgs").inner_text()) == live
+        page.reload()  # a fresh page, the session opened from the list
+        page.click(f".session[data-sid='{sid}']")
+        page.wait_for_selector(".note:text('Stopped.')")
+        assert page.locator("#msgs .note").all_inner_texts() == ["Stopped."]
+        ask(page, "hello")  # a later run that answers adds no note
+        page.wait_for_selector(".assistant:has-text('echo: hello')")
+        page.wait_for_selector("#state:text('idle')")
+        page.click("#new")
+        page.click(f".session[data-sid='{sid}']")
+        page.wait_for_selector(".assistant:has-text('echo: hello')")
+        assert page.locator("#msgs .note").all_inner_texts() == ["Stopped."]
+        # the first run's stop stays in its place, before the later exchange
+        assert page.locator("#msgs .note ~ .assistant:has-text('echo: hello')").count() == 1
+
+
+async def test_a_reopened_stopped_session_says_stopped_as_the_live_page_did(
+    tmp_path: Path,
+) -> None:
+    # The live page said "Stopped." at agent_end; reopened, the session showed the failed
+    # tool call only, as if the run had ended there by itself.
+    store = InMemorySessionStore()
+    with faux_server(store, Tools(delay_s=4.0), delay_s=0.02) as (url, _):
+        await asyncio.to_thread(stopped_then_reopened, url, tmp_path)
 
 
 def login(url: str, tmp_path: Path) -> list[Any]:

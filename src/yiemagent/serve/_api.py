@@ -23,7 +23,7 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
 from yiemagent.errors import ConfigError, SessionCorruptError
-from yiemagent.serve._runs import Busy, Run, RunHub
+from yiemagent.serve._runs import Busy, Run, RunHub, run_ends
 from yiemagent.sessions import check_session_id
 from yiemagent.types import ImageContent, message_from_dict, message_to_dict
 
@@ -346,11 +346,13 @@ class Api:
         active = self.hub.active(sid)
         if not messages and active is None:
             raise LookupError(f"no session {sid!r}")
+        ends = await asyncio.to_thread(run_ends, self.store, sid, len(messages))
         return JSONResponse(
             {
                 "session_id": sid,
                 "messages": [message_to_dict(m) for m in messages],
                 "active_run": active.summary() if active is not None else None,
+                "run_ends": ends,
             }
         )
 

@@ -9,6 +9,13 @@ on the same store can take the next one. A one-off session (`ephemeral`, such as
 ends, unless tool calls of it are held for approval. A run is an asyncio task of the
 server's loop: a client that disconnects leaves it going, and its events stay readable
 (`Run.follow`) until the run is evicted, the oldest finished runs first, beyond `keep_runs`.
+
+How a run ended is in its `agent_end` only, not in the transcript (a run stopped during a
+tool ends with that tool's error result, as one that ran out of turns does). So that a
+session read later says it as its live events did, each run that ends for another reason
+than an answer leaves `{"after": n, "reason"}` in the session's state (`RUN_ENDS_KEY`, a
+JSON list; `n` is how many messages the transcript held then), and `run_ends` reads them
+back for `GET /v1/sessions/{sid}`.
 """
 
 from __future__ import annotations
@@ -39,13 +46,19 @@ from yiemagent.types import (
 if TYPE_CHECKING:
     from yiemagent.agent import Agent
 
-__all__ = ["Busy", "MakeAgent", "Run", "RunHub", "guarded", "wire_json"]
+__all__ = ["RUN_ENDS_KEY", "Busy", "MakeAgent", "Run", "RunHub", "guarded", "run_ends", "wire_json"]
 
 logger = logging.getLogger(__name__)
 
 MakeAgent: TypeAlias = Callable[[str], "Agent[Any] | Awaitable[Agent[Any]]"]
 """`make_agent(session_id)`: the application's agent for a session, built on the app's
 session store (plain or async)."""
+
+
+RUN_ENDS_KEY = "serve_run_ends"
+"""The session-state key of how the session's runs ended (see the module docstring)."""
+_RUN_ENDS_KEPT = 200
+"""Run ends a session keeps, the oldest dropped first."""
 
 
 class Busy(Exception):
@@ -366,6 +379,8 @@ class RunHub:
         finally:
             if ephemeral and run.end_reason != "awaiting_approval":
                 _forget(run, agent)
+            elif run.ended:
+                await _keep_run_end(run, agent)
             try:
                 await agent.close()
             except Exception:
@@ -400,6 +415,61 @@ class RunHub:
             _, pending = await asyncio.wait(tasks, timeout=grace_s)
             for task in pending:
                 task.cancel()
+
+
+async def _keep_run_end(run: Run, agent: Agent[Any]) -> None:
+    """Record in the session how `run` ended (see the module docstring), through its agent,
+    which still holds the session's writer lease. Ends past the run's start are dropped:
+    the transcript was rewound (a regenerate, an undo) before them. A store without
+    session state, or one that fails, is logged and changes nothing."""
+    store = agent.session_store
+    load = getattr(store, "load_state", None)
+    save = getattr(store, "save_state", None)
+    if load is None or save is None:
+        return
+    end = run.event(len(run.texts))
+    total = len(agent.state.messages)
+    start = total - len(end.get("messages") or [])
+
+    def keep() -> None:
+        ends = _decode_ends(load(run.session_id, RUN_ENDS_KEY))
+        kept = [e for e in ends if e["after"] <= start]
+        if end.get("reason") != "stop":
+            kept.append({"after": total, "reason": end.get("reason")})
+        if kept != ends:
+            value = json.dumps(kept[-_RUN_ENDS_KEPT:]) if kept else None
+            save(run.session_id, RUN_ENDS_KEY, value)
+
+    try:
+        await asyncio.to_thread(keep)
+    except Exception as exc:
+        logger.warning("run %s: how it ended is not kept in its session: %s", run.id, exc)
+
+
+def run_ends(store: object, session_id: str, messages: int) -> list[dict[str, Any]]:
+    """How the session's runs ended, as `_keep_run_end` kept them: `{"after": n, "reason"}`
+    for each run that ended after the nth message without an answer, up to `messages` (the
+    transcript's length now); [] for a store without session state."""
+    load = getattr(store, "load_state", None)
+    if load is None:
+        return []
+    return [e for e in _decode_ends(load(session_id, RUN_ENDS_KEY)) if e["after"] <= messages]
+
+
+def _decode_ends(text: str | None) -> list[dict[str, Any]]:
+    try:
+        ends = json.loads(text) if text else []
+    except ValueError:
+        return []
+    if not isinstance(ends, list):
+        return []
+    return [
+        e
+        for e in ends
+        if isinstance(e, dict)
+        and isinstance(e.get("after"), int)
+        and isinstance(e.get("reason"), str)
+    ]
 
 
 def _forget(run: Run, agent: Agent[Any]) -> None:
