@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from tests.ai.servers import smollm2_path, start_llama_server
-from yiemagent import Agent
+from yiemagent import Agent, ConfigError
 from yiemagent.agent import AgentRunError
 from yiemagent.ai import Context, complete, stream
 from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
@@ -246,6 +246,18 @@ def test_each_recording_answers_exactly_once_in_any_order(
             await ask(replaying, "never said")
 
     asyncio.run(scenario())
+
+
+def test_a_cassette_that_cannot_be_written_is_refused_before_any_call(tmp_path: Path) -> None:
+    """The recording was written only once the answer had ended: with a cassette in a
+    folder that does not exist (or a folder as the cassette) the model was called, paid
+    for, and its answer dropped for a FileNotFoundError. Now record() refuses the path."""
+    fm = FauxModel(["Hello."])
+    with pytest.raises(ConfigError, match=r"c\.jsonl: folder .*nowhere does not exist"):
+        record(fm.model, tmp_path / "nowhere" / "c.jsonl")
+    with pytest.raises(ConfigError, match=r"cassette .*: it is a folder"):
+        record(fm.model, tmp_path)
+    assert fm.call_count == 0
 
 
 async def test_a_recorded_model_that_cannot_start_ends_the_call_with_its_error(

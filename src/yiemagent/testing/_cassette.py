@@ -312,8 +312,15 @@ def record(model: Model, path: str | PathLike[str]) -> Model:
     to the JSONL cassette `path` (created; its folder must exist) once the answer ends.
 
     Raises:
-        ConfigError: `model` is not a `Model`.
+        ConfigError: `model` is not a `Model`; `path` is a folder, or its folder does not
+            exist: refused here, before a call is made whose answer could not be kept.
     """
+    file = Path(path)
+    if file.is_dir():
+        raise ConfigError(f"cassette {file}: it is a folder; give a file path")
+    folder = file.parent
+    if not folder.is_dir():
+        raise ConfigError(f"cassette {file}: folder {folder} does not exist; create it first")
     return RecordingModel(model, path)
 
 
