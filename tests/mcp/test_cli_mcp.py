@@ -86,7 +86,7 @@ def test_run_with_a_server_that_does_not_start_is_one_error_line(
     _faux(monkeypatch, "unused")
     code, _, err = _run(capsys, "run", "hi", "--mcp", "/nonexistent/server --flag")
     assert code == 1
-    assert 'MCP server "server --flag": cannot start' in _error_line(err)
+    assert 'MCP server "/nonexistent/server --flag": cannot start' in _error_line(err)
 
 
 def test_a_command_with_an_unclosed_quote_is_one_line_naming_the_option(
@@ -106,6 +106,16 @@ def test_mcp_list_prints_each_tool_on_a_line(capsys: pytest.CaptureFixture[str])
     assert "echo — Return the text unchanged." in lines
     assert "add — Add two numbers; the result is structured content." in lines
     assert f"{len(lines)} tools from MCP server" in err
+
+
+def test_mcp_list_names_the_server_as_given_with_its_folder(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # It said 'from MCP server "python3 mcp_test_server.py"', where the chat, `yiem run`'s
+    # errors and agent files name a server by its command line as given.
+    code, _, err = _run(capsys, "mcp", "list", SERVER_COMMAND)
+    assert code == 0, err
+    assert err.strip().splitlines()[-1].endswith(f'tools from MCP server "{SERVER_COMMAND}"')
 
 
 def test_mcp_list_over_http(
@@ -203,4 +213,4 @@ def test_a_server_that_prints_a_banner_is_one_line_not_a_traceback() -> None:
     assert "Traceback" not in ran.stderr and "pydantic" not in ran.stderr, ran.stderr
     said, listed = ran.stderr.strip().splitlines()
     assert "not JSON-RPC ('Server starting...')" in said and "stderr" in said
-    assert listed.endswith('tools from MCP server "sh -c"')
+    assert listed.endswith(f'tools from MCP server "{banner}"')

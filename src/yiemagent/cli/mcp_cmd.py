@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import shlex
 import sys
 from collections.abc import Callable, Sequence
@@ -47,8 +46,7 @@ def _servers(commands: Sequence[str], urls: Sequence[str]) -> list[MCPServer]:
             program, *args = shlex.split(command)
         except ValueError as exc:  # an unclosed quote
             raise ConfigError(f"--mcp {command!r}: cannot split it into words: {exc}") from None
-        name = " ".join([os.path.basename(program), *(os.path.basename(a) for a in args[:1])])
-        servers.append(MCPServerStdio(program, args, name=name))
+        servers.append(MCPServerStdio(program, args))
     servers.extend(MCPServerHTTP(url) for url in urls)
     return servers
 

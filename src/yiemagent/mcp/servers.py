@@ -36,7 +36,9 @@ class MCPServerStdio(MCPServer):
         args: its arguments.
         env: extra environment variables.
         cwd: its working folder.
-        name: defaults to the program's file name.
+        name: defaults to the command line as given (the program and its arguments, folders
+            kept), so two servers of one file name in two folders read apart; the CLI's
+            `--mcp`, `yiem mcp list` and agent files name their servers so.
         connect_timeout_s: seconds for `initialize` and the first `tools/list`.
         stderr: where the server's stderr goes (a file with a descriptor).
 
@@ -64,7 +66,7 @@ class MCPServerStdio(MCPServer):
             args = rest
         if not command.strip():
             raise ConfigError("MCPServerStdio needs a command, e.g. 'python server.py'")
-        default = " ".join([os.path.basename(command), *(os.path.basename(a) for a in args[:1])])
+        default = shlex.join([command, *args])
         self.command = sys.executable if command in ("python", "python3") else command
         self.args = list(args)
         self.env = dict(env) if env is not None else None

@@ -434,7 +434,8 @@ def test_mcp_tools_are_offered_and_a_lost_server_is_one_line(data_dir: Path) -> 
     pane = Pane(data_dir, ["--tools", str(TOOLS), "--mcp", command])
     try:
         pane.ready()
-        pane.wait(lambda s: "MCP server" in s and "(echo, " in s)
+        # named as `yiem mcp list` and `yiem run` name it: its command line, folders kept
+        pane.wait(lambda s: f'MCP server "{command}": ' in s and "(echo, " in s)
         pane.type("mcp echo hi there")
         pane.wait(lambda s: after(s, "✓ echo(text=hi there) → hi there", "tokens:"))
         pane.type("mcp crash")  # the server process dies mid-call

@@ -48,14 +48,15 @@ async def start_mcp_servers(app: ChatHost) -> None:
             server = mcp.MCPServerStdio(spec, stderr=app.setup.mcp_log)
             names = await mcp.add_server(app.setup.store, server)
         except Exception as exc:
-            app.say(f"MCP server {spec!r} failed: {' '.join(str(exc).split())}", "red")
+            label = server.label if server is not None else f'MCP server "{spec.strip()}"'
+            app.say(f"{label} failed: {' '.join(str(exc).split())}", "red")
             if server is not None:
                 with contextlib.suppress(Exception):
                     await server.close()
             continue
         app.setup.mcp_servers.append(server)
         tools = counted(len(names), "tool")
-        app.say(f"MCP server {spec!r}: {tools} ({', '.join(names)}); log: {log_path}")
+        app.say(f"{server.label}: {tools} ({', '.join(names)}); log: {log_path}")
 
 
 async def close_mcp_servers(app: ChatHost) -> None:
