@@ -121,6 +121,8 @@ def start_llama_server(
 def _serve_llama(port: int, api_key: str | None, model_path: str, jinja: bool) -> None:
     import xllamacpp
 
+    from yiemagent.ai.providers.local.runtime import thread_count
+
     params = xllamacpp.CommonParams()
     params.model.path = model_path or str(smollm2_path())
     params.n_ctx = 8192 if model_path else 4096  # two slots share it
@@ -130,8 +132,8 @@ def _serve_llama(port: int, api_key: str | None, model_path: str, jinja: bool) -
     params.n_parallel = 2
     params.hostnames = ["127.0.0.1"]
     params.port = port
-    params.cpuparams.n_threads = 2
-    params.cpuparams_batch.n_threads = 2
+    # As the embedded runtime: the suite's other processes share the cores.
+    params.cpuparams.n_threads = params.cpuparams_batch.n_threads = thread_count()
     # SmolLM2's own template knows no tools; this ChatML one with Hermes `<tool_call>` tags
     # lets llama.cpp recognise, constrain and parse tool calls into `tool_calls` deltas.
     params.use_jinja = jinja

@@ -41,7 +41,9 @@ __all__ = [
     "get_runtime",
     "load_runtime",
     "loaded_runtime",
+    "thread_count",
     "unload_all",
+    "usable_cpus",
 ]
 
 logger = logging.getLogger(__name__)
@@ -112,15 +114,51 @@ _lock = threading.Lock()
 
 
 THREADS_ENV = "YIEMAGENT_LOCAL_THREADS"
-"""CPU threads per loaded model; a batch's worker processes set it to share the cores."""
+MAX_THREADS = 8
+
+CGROUP_CPU_MAX = Path("/sys/fs/cgroup/cpu.max")
+"""cgroup v2's CPU quota ("max 100000" or "200000 100000": quota and period, µs)."""
 
 
-def _threads() -> int:
+def usable_cpus() -> int:
+    """The CPUs this process may run on: its affinity set, capped by a cgroup v2 quota (a
+    container given two CPUs' worth of time sees every host CPU in `os.cpu_count()`)."""
+    try:
+        count = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        count = os.cpu_count() or 1
+    try:
+        quota, period = CGROUP_CPU_MAX.read_text().split()[:2]
+        if quota != "max":
+            count = min(count, max(1, -(-int(quota) // int(period))))
+    except (OSError, ValueError):
+        pass
+    return max(1, count)
+
+
+def thread_count() -> int:
+    """llama.cpp threads for a model this process loads: `$YIEMAGENT_LOCAL_THREADS`, else one
+    fewer than the usable CPUs (at least 1, at most 8).
+
+    Why one core is left free: llama.cpp's threads meet at a barrier after every step of
+    the graph, so when any other process runs on a core (a test suite, a build, a second
+    model), every step waits for the descheduled thread: on 2 cores with one busy process
+    beside it, two threads were 15× slower than one (`bench/local_threads.py`,
+    docs/local-model.md "Threads").
+
+    Raises ProviderError when the variable is set to anything but a positive whole number."""
     raw = os.environ.get(THREADS_ENV, "")
-    if raw.isdigit() and int(raw) > 0:
-        return int(raw)
-    count = os.cpu_count() or 2
-    return max(1, min(count, 8))
+    if raw.strip():
+        try:
+            value = int(raw)
+        except ValueError:
+            value = 0
+        if value < 1:
+            raise ProviderError(
+                f"${THREADS_ENV} must be a whole number of threads ≥ 1, not {raw!r}"
+            )
+        return value
+    return max(1, min(MAX_THREADS, usable_cpus() - 1))
 
 
 def _n_ctx() -> int:
@@ -191,8 +229,9 @@ def load_runtime(spec: LocalModelSpec, *, progress: Progress | None = None) -> L
         params.kv_unified = False
         params.cont_batching = True
         params.n_batch = N_BATCH
-        params.cpuparams.n_threads = _threads()
-        params.cpuparams_batch.n_threads = _threads()
+        threads = thread_count()
+        params.cpuparams.n_threads = threads
+        params.cpuparams_batch.n_threads = threads
         # llama.cpp always listens; keep it local and locked with a key nobody knows.
         params.hostnames = ["127.0.0.1"]
         params.port = 0
