@@ -203,9 +203,11 @@ class Agent(Generic[OutputT]):
             self._session = SessionLog(session_store, self._session_id)
             given = None if messages is None else self._state.messages
             self._state.messages = self._session.open(given)
-            self._state.on_assign = self._session.rewrite
-        # After a handoff, the agent handed to answers on (also in a reopened session).
+        # After a handoff, the agent handed to answers on (also in a reopened session); a
+        # transcript assigned later (a rewind: a regenerate, an undo) names who answers from
+        # its end, as a new Agent on it would.
         self._state.active_agent = speaking_agent(self, self._state.messages)
+        self._state.on_assign = self._transcript_assigned
 
         self._queues: TurnQueues[AgentMessage] = TurnQueues(steering_mode, follow_up_mode)
         self._driver = RunDriver(
@@ -582,6 +584,13 @@ class Agent(Generic[OutputT]):
         self.clear_all_queues()
 
     as_tool = agent_as_tool  # this agent as another agent's tool
+
+    def _transcript_assigned(self, messages: list[AgentMessage]) -> None:
+        """`state.messages = ...`: the stored session is rewritten first (if that raises,
+        nothing changes), then the active agent is the one the new transcript names."""
+        if self._session is not None:
+            self._session.rewrite(messages)
+        self._state.active_agent = speaking_agent(self, messages)
 
     # ── runs ───────────────────────────────────────────────────────────────
 
