@@ -90,6 +90,14 @@ def test_batch_then_summary(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
             "cannot write no/r.jsonl (--out): folder no does not exist",
         ),
         (["batch", "t.jsonl", "--out", "."], "cannot write . (--out): it is a folder"),
+        (
+            ["batch", "t.jsonl", "--out", "r.jsonl", "--agent", AGENT, "--tools", "."],
+            f"--tools does not go with --agent {AGENT}: the function builds the agent",
+        ),
+        (
+            ["batch", "t.jsonl", "--out", "r.jsonl", "--agent", "t.toml", "--system", "Be brief."],
+            "--system does not go with --agent: set it in the agent file",
+        ),
     ],
 )
 def test_bad_input_is_one_line_and_a_non_zero_exit(

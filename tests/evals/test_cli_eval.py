@@ -147,6 +147,41 @@ def test_an_unwritable_output_path_is_one_line_before_any_case_runs(
     assert shown.err.strip() == f"yiem: error: cannot write {path} ({flag}): {reason}"
 
 
+@pytest.mark.parametrize(
+    ("agent", "flags", "why"),
+    [
+        (AGENT, ["--tools", "."], f"--tools does not go with --agent {AGENT}: the function"),
+        ("team.toml", ["--system", "Be brief."], "--system does not go with --agent: set it"),
+    ],
+)
+def test_an_option_the_agent_sets_is_refused_not_ignored(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], agent: str, flags: list[str], why: str
+) -> None:
+    """`yiem eval --agent ... --tools DIR` ran every case without the tools, silently;
+    `yiem run` and `yiem serve` refuse such an option, and so does eval now."""
+    (tmp_path / "team.toml").write_text('[agents.a]\nsystem_prompt = "x"\n', encoding="utf-8")
+    if agent.endswith(".toml"):
+        agent = str(tmp_path / agent)
+    code = main(["eval", str(dataset(tmp_path)), "--agent", agent, *flags])
+    shown = capsys.readouterr()
+    assert code == 1 and shown.out == ""  # no case ran
+    (line,) = shown.err.strip().splitlines()
+    assert line.startswith("yiem: error: ") and why in line, line
+
+
+def test_an_agent_file_without_max_turns_gets_the_max_turns_option(tmp_path: Path) -> None:
+    """As in `yiem run` and `yiem batch`: the eval's agent-file agents had no turn limit."""
+    from yiemagent.batch import BatchTask
+    from yiemagent.cli.eval_cmd import AgentFileFactory
+
+    team = tmp_path / "team.toml"
+    team.write_text('[agents.a]\nsystem_prompt = "x"\n', encoding="utf-8")
+    agent = AgentFileFactory(str(team), max_turns=3)(BatchTask("1", "hi"))
+    assert agent.max_turns == 3
+    team.write_text("[agents.a]\nmax_turns = 5\n", encoding="utf-8")
+    assert AgentFileFactory(str(team), max_turns=3)(BatchTask("1", "hi")).max_turns == 5
+
+
 @pytest.mark.parametrize("flag", ["--json", "--html", "--results"])
 def test_an_output_that_is_the_dataset_is_refused_and_the_dataset_kept(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], flag: str

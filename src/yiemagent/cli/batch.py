@@ -28,6 +28,7 @@ import typer
 
 from yiemagent.cli.options import (
     DEFAULT_MODEL,
+    DEFAULT_SYSTEM,
     DEFAULT_TOOLS_DIR,
     BaseUrlOption,
     CliError,
@@ -39,7 +40,7 @@ from yiemagent.cli.options import (
     resolve_model,
     results_file_option,
 )
-from yiemagent.cli.teams import AgentFileFactory, split_agent_option
+from yiemagent.cli.teams import AgentFileFactory, refuse_agent_flags, split_agent_option
 from yiemagent.errors import YiemAgentError
 
 if TYPE_CHECKING:
@@ -231,9 +232,7 @@ def batch(
     model: Annotated[str, typer.Option("--model", help="Model as provider/id.")] = DEFAULT_MODEL,
     base_url: BaseUrlOption = None,
     tools: ToolsOption = None,
-    system: Annotated[
-        str, typer.Option("--system", help="System prompt.")
-    ] = "You are a helpful assistant.",
+    system: Annotated[str, typer.Option("--system", help="System prompt.")] = DEFAULT_SYSTEM,
     max_turns: MaxTurnsOption = 8,
     agent: Annotated[
         str | None,
@@ -282,6 +281,8 @@ def batch(
     if workers not in ("auto", "tasks", "pool"):
         raise _cli_error(f"--workers must be auto, tasks or pool, not {workers!r}", 2)
 
+    if agent is not None:
+        refuse_agent_flags(agent, {"--tools": tools, "--system": system != DEFAULT_SYSTEM})
     make_agent: Any
     if agent is not None and split_agent_option(agent)[0].suffix == ".toml":
         import asyncio

@@ -80,6 +80,8 @@ class AgentFileFactory:
     model: str = DEFAULT_MODEL
     base_url: str | None = None
     workdir: str | None = None
+    max_turns: int = 8
+    """The turn limit of an entry agent whose table sets none (`--max-turns`)."""
 
     def __call__(self, task: BatchTask) -> Agent:
         from yiemagent.ai.models import get_model
@@ -88,10 +90,13 @@ class AgentFileFactory:
         if self.workdir is not None:
             os.environ[READ_FILE_ROOT_ENV] = self.workdir
         made: Agent = agent_from_option(self.spec, get_model(self.model, base_url=self.base_url))
+        made.max_turns = made.max_turns or self.max_turns
         return made
 
 
-def _agent_factory(spec: str, model: str, base_url: str | None, workdir: str | None) -> Any:
+def _agent_factory(
+    spec: str, model: str, base_url: str | None, workdir: str | None, max_turns: int
+) -> Any:
     """`--agent`: an agent file (`FILE[:NAME]`, checked now by building its agent once) or
     a `MODULE:FUNCTION` factory."""
     from yiemagent.cli.teams import agent_from_option, split_agent_option
@@ -104,7 +109,7 @@ def _agent_factory(spec: str, model: str, base_url: str | None, workdir: str | N
 
     agent = agent_from_option(spec, get_model(model, base_url=base_url))  # a bad file: one line
     asyncio.run(agent.close())
-    return AgentFileFactory(spec, model, base_url, workdir)
+    return AgentFileFactory(spec, model, base_url, workdir, max_turns)
 
 
 def _reason(case: CaseReport) -> str:
@@ -248,7 +253,10 @@ def eval_command(
             written.append((path, f"the {flag} file"))
     root = str(data.workdir) if data.workdir is not None else None
     if agent is not None:
-        make_agent: Any = _agent_factory(agent, model, base_url, root)
+        from yiemagent.cli.teams import refuse_agent_flags
+
+        refuse_agent_flags(agent, {"--tools": tools, "--system": system != DEFAULT_SYSTEM})
+        make_agent: Any = _agent_factory(agent, model, base_url, root, max_turns)
     else:
         folder = check_tool_folder(tools or DEFAULT_TOOLS_DIR)
         resolve_model(model, base_url)  # a bad model fails now, before any case runs

@@ -40,6 +40,7 @@ __all__ = [
     "agent_from_option",
     "ask_pending",
     "has_guardrails",
+    "refuse_agent_flags",
     "run_agent",
     "run_agent_file",
     "split_agent_option",
@@ -102,12 +103,9 @@ def run_agent_file(
         CliError: another option that the agent file sets (`flags`: option -> value).
         ConfigError: a bad agent file.
     """
-    from yiemagent.cli.options import CliError
     from yiemagent.cli.render import EventPrinter
 
-    given = [flag for flag, value in flags.items() if value]
-    if given:
-        raise CliError(f"{given[0]} does not go with --agent: set it in the agent file")
+    refuse_agent_flags(spec, flags)
     agent = agent_from_option(spec, model)
     agent.max_turns = agent.max_turns or max_turns
     if isinstance(printer, EventPrinter):
@@ -142,6 +140,25 @@ def _output_answer(end: AgentEndEvent) -> str | None:
                 return None
             return json.dumps(to_jsonable_python(end.output), ensure_ascii=False)
     return None
+
+
+def refuse_agent_flags(spec: str, flags: dict[str, Any]) -> None:
+    """Refuse options that `--agent` sets itself (`flags`: option -> value, falsy when not
+    given), rather than leave them unused: the agent file, or the `MODULE:FUNCTION` that
+    builds the whole agent, gives the tools and the system prompt.
+
+    Raises:
+        CliError: the first option given.
+    """
+    from yiemagent.cli.options import CliError
+
+    given = [flag for flag, value in flags.items() if value]
+    if not given:
+        return
+    path, _ = split_agent_option(spec)
+    if path.suffix == ".toml" or path.is_file():
+        raise CliError(f"{given[0]} does not go with --agent: set it in the agent file")
+    raise CliError(f"{given[0]} does not go with --agent {spec}: the function builds the agent")
 
 
 def agent_from_option(spec: str, model: Model | None, **options: Any) -> Agent[Any]:
