@@ -36,7 +36,7 @@ from yiemagent.cli.options import (
     resolve_model,
 )
 from yiemagent.cli.render import counted
-from yiemagent.cli.teams import AgentOption, split_agent_option
+from yiemagent.cli.teams import AgentOption, refuse_agent_flags, split_agent_option
 from yiemagent.cli.trace import default_session_db
 from yiemagent.errors import ConfigError, install_hint
 
@@ -128,9 +128,7 @@ def _agent_file(spec: str, model: Model, tools: Path | None, system: str) -> Age
     """
     from yiemagent.teams import AgentFile
 
-    if tools is not None or system != DEFAULT_SYSTEM:
-        flag = "--tools" if tools is not None else "--system"
-        raise CliError(f"{flag} does not go with --agent: set it in the agent file")
+    refuse_agent_flags(spec, {"--tools": tools, "--system": system != DEFAULT_SYSTEM})
     path, name = split_agent_option(spec)
     team = AgentFile(path, name, model=model)
     try:
