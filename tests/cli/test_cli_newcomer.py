@@ -239,3 +239,25 @@ def test_batch_and_eval_say_so_too_before_anything_runs(
     warning, error = err.strip().splitlines()
     assert warning.startswith(f"yiem: warning: --tools {tmp_path / 'empty'}: no tool file there")
     assert error.startswith("yiem: error: ") and "nope" in error
+
+
+@pytest.mark.timeout(120)  # the openai SDK's first import: seconds of CPU under load
+def test_a_base_url_without_its_api_root_says_which_url_was_not_found(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`--base-url http://host:port` where the server serves `/v1`: its 404 "Not Found" said
+    nothing of where; the line now names the request, so the missing `/v1` shows."""
+    pytest.importorskip("openai")
+    from tests.ai.servers import ReplayServer, Reply
+
+    with ReplayServer() as server:
+        server.enqueue(Reply(404, {"content-type": "text/plain"}, b"Not Found"))
+        code, out, err = _run(
+            capsys, "run", "hi", "--model", "openai-compatible/m", "--base-url", server.url
+        )
+    assert code == 1 and out == ""
+    (line,) = err.strip().splitlines()[-1:]
+    assert line == (
+        "yiem: error: the run failed: HTTP 404 from the server "
+        f"(POST {server.url}/chat/completions): Not Found"
+    ), err

@@ -79,8 +79,9 @@ def describe_sdk_failure(exc: BaseException, sdk: ModuleType, *, error_type: boo
     """The error message of `sdk`'s failure `exc` (`run_guarded` has already handled our own
     failures, `plain_failure_text`).
 
-    An HTTP status error says "HTTP {status} from the server: {detail}" ("the server sent an
-    error in the stream: {detail}" for status 200, an `error` event of the stream), the
+    An HTTP status error says "HTTP {status} from the server: {detail}" (a 404 names the
+    method and URL it answered; "the server sent an error in the stream: {detail}" for
+    status 200, an `error` event of the stream), the
     detail being the API's `{"error": {"message"}}` (prefixed with its `type` when
     `error_type`, followed by the call the model wrote when the API could not parse it:
     Groq's `failed_generation`), else `body_error_text`, else the SDK's message. A
@@ -99,10 +100,19 @@ def describe_sdk_failure(exc: BaseException, sdk: ModuleType, *, error_type: boo
             detail = body_error_text(body) or str(exc.message)
         if exc.status_code == 200:
             return f"the server sent an error in the stream: {detail}"
+        if exc.status_code == 404:  # often a base URL without its API root (/v1): say where
+            return f"HTTP 404 from the server{_where(exc)}: {detail}"
         return f"HTTP {exc.status_code} from the server: {detail}"
     if isinstance(exc, sdk.APIConnectionError):
         return connection_error_text(exc)
     return f"{type(exc).__name__}: {exc}"
+
+
+def _where(exc: BaseException) -> str:
+    """The request a status error answered, as " (POST http://host/v1/chat/completions)"."""
+    request = getattr(getattr(exc, "response", None), "request", None)
+    url, method = getattr(request, "url", None), getattr(request, "method", "")
+    return f" ({method} {url})" if url else ""
 
 
 _TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
