@@ -147,6 +147,40 @@ def test_an_unwritable_output_path_is_one_line_before_any_case_runs(
     assert shown.err.strip() == f"yiem: error: cannot write {path} ({flag}): {reason}"
 
 
+def test_checks_a_factory_made_are_named_for_their_call_and_a_bare_failure_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`checks.py:longer_than: 3` and `...: 100` were both reported as "check" (the inner
+    function's name), so the table and the JSON could not tell which one failed; and a
+    check that returns False over repeats said "failed 2/2 runs: " with nothing after."""
+    (tmp_path / "checks.py").write_text(
+        "def longer_than(n):\n"
+        "    def check(run):\n"
+        "        return len(run.text) > n\n"
+        "    return check\n",
+        encoding="utf-8",
+    )
+    text = """\
+cases:
+  - name: capital
+    input: Capital of France?
+    metadata: {script: say, text: Paris.}
+    checks:
+      - checks.py:longer_than: 3
+      - checks.py:longer_than: {n: 100}
+"""
+    out = tmp_path / "r.json"
+    code = main(["eval", str(dataset(tmp_path, text)), "--agent", AGENT, "--repeat", "2",
+                 "--json", str(out)])  # fmt: skip
+    shown = capsys.readouterr()
+    assert code == 1, shown.err
+    checks = json.loads(out.read_text())["cases"][0]["checks"]
+    assert [(c["name"], c["passed"], c["reason"]) for c in checks] == [
+        ("longer_than(3)", True, ""),
+        ("longer_than(n=100)", False, "failed 2/2 runs"),
+    ]
+
+
 @pytest.mark.parametrize(
     ("agent", "flags", "why"),
     [

@@ -71,7 +71,7 @@ def test_a_yaml_dataset_with_every_check_form(tmp_path: Path) -> None:
     assert [check_name(c) for c in capital.checks][-3:] == [
         "judge('The answer names Paris.')",
         "short",
-        "check",
+        "longer_than(3)",  # named for its call, not for the inner function it returned
     ]
     run = EvalRun(capital, 0, "ok", "Paris")
     assert capital.checks[-2](run) is True and capital.checks[-1](run) is True

@@ -208,10 +208,11 @@ def _check(file: Path, where: str, item: Any) -> Check:
         raise DatasetError(f"{where}: unknown check {name!r} (known: {', '.join(CHECKS)})")
     if ":" in name and not given:
         return factory
+    keywords = isinstance(argument, Mapping) and _all_parameters(factory, argument)
     try:
         if not given:
             made = factory()
-        elif isinstance(argument, Mapping) and _all_parameters(factory, argument):
+        elif isinstance(argument, Mapping) and keywords:
             made = factory(**argument)
         else:
             made = factory(argument)
@@ -222,7 +223,26 @@ def _check(file: Path, where: str, item: Any) -> Check:
     if not callable(made):
         raise DatasetError(f"{where}: {name} did not give a check (got {made!r})")
     check: Check = made
+    if ":" in name and not isinstance(getattr(made, "name", None), str):
+        # the check a factory returns is often an inner `check`: name it for its call, as
+        # the built-in checks are (`contains('391')`), so two of them read apart
+        if isinstance(argument, Mapping) and keywords:
+            shown = ", ".join(f"{k}={v!r}" for k, v in argument.items())
+        else:
+            shown = repr(argument)
+        check = _NamedCheck(made, f"{name.rpartition(':')[2]}({shown})")
     return check
+
+
+@dataclass(frozen=True, slots=True)
+class _NamedCheck:
+    """A check made by a `FILE.py:FUNCTION` factory, reported under `name`."""
+
+    check: Callable[..., Any]
+    name: str
+
+    def __call__(self, run: Any) -> Any:
+        return self.check(run)
 
 
 def _all_parameters(factory: Callable[..., Any], argument: Mapping[Any, Any]) -> bool:

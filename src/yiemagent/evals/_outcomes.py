@@ -146,4 +146,5 @@ def _merged(name: str, seen: Sequence[CheckOutcome], runs: int) -> CheckOutcome:
         return CheckOutcome(name, True, seen[0].reason)
     if runs == 1:
         return failed[0]
-    return CheckOutcome(name, False, f"failed {len(failed)}/{runs} runs: {failed[0].reason}")
+    why = f": {failed[0].reason}" if failed[0].reason else ""
+    return CheckOutcome(name, False, f"failed {len(failed)}/{runs} runs{why}")
