@@ -118,6 +118,22 @@ def test_bad_input_is_one_line_and_a_non_zero_exit(
     assert not (tmp_path / "r.jsonl").exists() or (tmp_path / "r.jsonl").read_bytes() == b""
 
 
+def test_ray_not_installed_is_one_line_and_no_results_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--ray` without the extra said "batch: 1 to run" first, then the error, and left an
+    empty results file behind; the missing extra is now said before anything else."""
+    monkeypatch.setitem(sys.modules, "ray", None)  # as if not installed: import fails
+    tasks = write_tasks(tmp_path / "t.jsonl", mixed_tasks(1, "ray"))
+    out = tmp_path / "r.jsonl"
+    code, stdout, err = _run(capsys, "batch", str(tasks), "--out", str(out), "--agent", AGENT,
+                             "--ray")  # fmt: skip
+    assert code == 1 and stdout == ""
+    (line,) = err.strip().splitlines()
+    assert line.startswith("yiem: error: the Ray backend needs the 'ray' extra: "), line
+    assert not out.exists()
+
+
 @pytest.mark.parametrize(
     "argv",
     [

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib.util
 import logging
 import os
 import sys
@@ -37,7 +38,7 @@ from yiemagent.batch.results import TaskResult
 from yiemagent.batch.tasks import BatchTask
 from yiemagent.errors import BatchError, install_hint
 
-__all__ = ["run_on_ray"]
+__all__ = ["require_ray", "run_on_ray"]
 
 logger = logging.getLogger(__name__)
 
@@ -83,6 +84,18 @@ def _workers_path() -> str:
             continue
         folders.append(folder)
     return os.pathsep.join(folders)
+
+
+def require_ray() -> None:
+    """Raise `BatchError` now when Ray is not installed: a batch checks it before it opens
+    its results file or says what it will run (`ray` is imported later, when connecting).
+    """
+    try:
+        found = importlib.util.find_spec("ray") is not None
+    except (ImportError, ValueError):
+        found = False
+    if not found:
+        raise BatchError(f"the Ray backend needs the 'ray' extra: {install_hint('ray')}")
 
 
 def _import_ray(address: str | None) -> Any:

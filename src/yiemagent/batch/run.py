@@ -188,6 +188,10 @@ async def run_batch_async(
     if workers not in ("auto", "tasks", "pool"):
         raise BatchError(f"workers must be 'auto', 'tasks' or 'pool', not {workers!r}")
     task_list = load_tasks(tasks)
+    if backend == "ray":
+        from yiemagent.batch.ray_backend import require_ray
+
+        require_ray()  # before the results file is made and the batch says what it runs
     stop = stop or asyncio.Event()
     options = TaskOptions(
         timeout_s=timeout_s, retries=retries, approve=approve, keep_messages=keep_messages
