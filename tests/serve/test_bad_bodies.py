@@ -77,6 +77,19 @@ def test_text_that_cannot_be_stored_is_a_400_on_every_route(
     assert client.post("/v1/sessions/s/runs", content=b'{"input": NaN}').status_code == 400
 
 
+def test_a_body_that_is_no_run_agent_input_is_named_field_by_field_on_one_line(
+    server: tuple[httpx.Client, Path],
+) -> None:
+    """The 400 held pydantic's own text: a line per field and problem, and a link to
+    pydantic's documentation site after each, for an AG-UI client to show its user."""
+    client, _ = server
+    refused = post(client, "/ag-ui", {"threadId": "t", "messages": "hi"})
+    assert refused.status_code == 400
+    assert refused.json()["error"] == (
+        "not an AG-UI RunAgentInput: runId: Field required; messages: Input should be a valid list"
+    )
+
+
 def test_a_body_nested_too_deep_is_a_400_on_every_route(
     server: tuple[httpx.Client, Path],
 ) -> None:

@@ -362,12 +362,24 @@ def _error_message(event: dict[str, Any]) -> str | None:
     return None
 
 
+def _problems(exc: ValidationError, *, most: int = 5) -> str:
+    """`field: problem; ...` of a validation error, on one line: pydantic's own text spans
+    lines and sends the client to its documentation site for each error."""
+    errors = exc.errors()
+    parts = []
+    for error in errors[:most]:
+        where = ".".join(str(part) for part in error["loc"])
+        parts.append(f"{where}: {error['msg']}" if where else str(error["msg"]))
+    more = f" (and {len(errors) - most} more)" if len(errors) > most else ""
+    return "; ".join(parts) + more
+
+
 async def _handle(hub: RunHub, request: Request) -> Response:
     data = await read_json(request)
     try:
         run_input = agui.RunAgentInput.model_validate(data)
     except ValidationError as exc:
-        raise BadRequest(f"not an AG-UI RunAgentInput: {exc}") from exc
+        raise BadRequest(f"not an AG-UI RunAgentInput: {_problems(exc)}") from exc
     run = await start_conversation(hub, run_input.thread_id, conversation_of(run_input))
     translator = Translator(run_input.thread_id, run_input.run_id, run)
     encoder = EventEncoder(accept=request.headers.get("accept", ""))
