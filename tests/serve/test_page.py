@@ -162,6 +162,29 @@ async def test_the_page_asks_for_the_token_once(tmp_path: Path) -> None:
         assert await asyncio.to_thread(login, url, tmp_path) == [1]
 
 
+def wrong_token_then_right(url: str, tmp_path: Path) -> None:
+    with browser_page(tmp_path / "profile") as page:
+        page.goto(url)
+        assert not page.locator("#token-refused").is_visible()  # first asked: nothing refused
+        page.fill("#token", "wrong")
+        page.click("#login button")
+        refused = page.locator("#token-refused")
+        refused.wait_for()  # asked again, and told why
+        assert "refused that token" in refused.inner_text()
+        shoot(page, tmp_path, "faux-token-refused")
+        page.fill("#token", "s3cret")
+        page.click("#login button")
+        ask(page, "hello there")
+        page.wait_for_selector(".assistant:has-text('echo: hello there')")
+
+
+async def test_a_refused_token_is_said_when_the_page_asks_again(tmp_path: Path) -> None:
+    """After a wrong token the same form came back, unchanged, with no word of why."""
+    store = InMemorySessionStore()
+    with faux_server(store, token="s3cret") as (url, _):
+        await asyncio.to_thread(wrong_token_then_right, url, tmp_path)
+
+
 def nested(url: str, tmp_path: Path) -> None:
     with browser_page(tmp_path / "profile") as page:
         page.goto(url)
