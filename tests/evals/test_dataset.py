@@ -139,6 +139,10 @@ def test_a_jsonl_dataset_saved_with_a_byte_order_mark(tmp_path: Path) -> None:
             "cases: [{name: a, input: hi, expected: {type: 3}, checks: [output_is]}]\n",
             "d.yaml: case 'a': checks[0]: output_is: expected: the schema is not a valid",
         ),
+        (
+            "cases: [{name: a, input: hi, checks: [judge: {rubric: ok, model: nowhere/x}]}]\n",
+            "d.yaml: case 'a': checks[0]: judge: model: unknown model 'nowhere/x'. Known",
+        ),
         ("tests: []\n", "d.yaml: cases: missing"),
         ("cases: []\n", "d.yaml: cases: the dataset has no cases"),
     ],

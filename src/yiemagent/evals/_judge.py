@@ -88,8 +88,17 @@ def judge(rubric: str, model: Model | str | None = None) -> _Judge:
             embedded model.
 
     Raises:
-        ConfigError: an empty rubric.
+        ConfigError: an empty rubric, or a model name `get_model` does not know (said now,
+            so a dataset naming one fails to load instead of failing every case it ran).
     """
     if not isinstance(rubric, str) or not rubric.strip():
         raise ConfigError("judge needs a rubric: what a passing answer does")
+    if isinstance(model, str):
+        from yiemagent.ai import get_model
+        from yiemagent.errors import ProviderError
+
+        try:
+            get_model(model)
+        except ProviderError as exc:
+            raise ConfigError(f"model: {exc}") from None
     return _Judge(rubric, model)
