@@ -31,6 +31,7 @@ cases:
       - no_tool_called
       - output_is: {type: string}
       - judge: The answer names Paris.
+      - judge: {rubric: The answer names Paris., model: openai/gpt-4o-mini}
       - checks.py:short
       - checks.py:longer_than: 3
 """
@@ -68,8 +69,9 @@ def test_a_yaml_dataset_with_every_check_form(tmp_path: Path) -> None:
         "max_turns(3)",
         "no_tool_called(['get_time'])",
     ]
-    assert [check_name(c) for c in capital.checks][-3:] == [
+    assert [check_name(c) for c in capital.checks][-4:] == [
         "judge('The answer names Paris.')",
+        "judge('The answer names Paris.', model='openai/gpt-4o-mini')",  # two judges apart
         "short",
         "longer_than(3)",  # named for its call, not for the inner function it returned
     ]

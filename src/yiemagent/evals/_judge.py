@@ -51,7 +51,12 @@ class _Judge:
     @property
     def name(self) -> str:
         shown = self.rubric if len(self.rubric) <= 50 else self.rubric[:49] + "…"
-        return f"judge({shown!r})"
+        if self.model is None:
+            return f"judge({shown!r})"
+        model = (
+            self.model if isinstance(self.model, str) else f"{self.model.provider}/{self.model.id}"
+        )
+        return f"judge({shown!r}, model={model!r})"
 
     def prompt(self, run: EvalRun) -> str:
         """The grading request for `run`."""
