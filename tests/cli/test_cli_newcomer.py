@@ -261,3 +261,27 @@ def test_a_base_url_without_its_api_root_says_which_url_was_not_found(
         "yiem: error: the run failed: HTTP 404 from the server "
         f"(POST {server.url}/chat/completions): Not Found"
     ), err
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (
+            ["--model", "openai-compatible/m", "--base-url", "http://127.0.0.1:9/v1",
+             "--tool-calls", "bogus"],
+            "--tool-calls must be one of native, text, schema, not 'bogus'",
+        ),
+        (
+            ["--model", "openai/gpt-4o", "--tool-calls", "text"],
+            "--tool-calls is for local servers (openai-compatible/..., ollama/...), "
+            "not 'openai/gpt-4o'",
+        ),
+    ],
+)  # fmt: skip
+def test_a_bad_tool_calls_option_is_named_as_the_option(
+    capsys: pytest.CaptureFixture[str], argv: list[str], expected: str
+) -> None:
+    """The line named get_model's argument, `tool_calls`, to a user who typed --tool-calls."""
+    code, out, err = _run(capsys, "run", "hi", *argv)
+    assert code == 1 and out == ""
+    assert err.strip() == f"yiem: error: {expected}"

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeAlias, TypeVar, cast
 import typer
 
 from yiemagent.ai.models import DEFAULT_MODEL, ToolCallMode, get_model
-from yiemagent.errors import BatchError, YiemAgentError
+from yiemagent.errors import BatchError, ProviderError, YiemAgentError
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence
@@ -272,7 +272,7 @@ def resolve_model(spec: str, base_url: str | None, tool_calls: str | None = None
 
     Raises:
         CliError: `--base-url` given for an embedded (`local/...`) model, missing for an
-            `openai-compatible/...` one, or not an http(s) URL.
+            `openai-compatible/...` one, or not an http(s) URL; a bad `--tool-calls`.
         ProviderError: an unknown model or a bad URL (`get_model`), or an embedded model
             whose packages are missing (the text gives the install command).
     """
@@ -293,8 +293,16 @@ def resolve_model(spec: str, base_url: str | None, tool_calls: str | None = None
             f"--base-url {base_url!r} is not an http:// or https:// URL "
             "(e.g. --base-url http://127.0.0.1:8080/v1)"
         )
-    # get_model checks the value and says which ones there are.
-    model = get_model(spec, base_url=base_url, tool_calls=cast("ToolCallMode | None", tool_calls))
+    # get_model checks the value and says which ones there are, naming its argument
+    try:
+        model = get_model(
+            spec, base_url=base_url, tool_calls=cast("ToolCallMode | None", tool_calls)
+        )
+    except ProviderError as exc:
+        text = str(exc)
+        if tool_calls is not None and text.startswith("tool_calls "):
+            raise CliError("--tool-calls " + text.removeprefix("tool_calls ")) from None
+        raise
     if model.api == "local":
         from yiemagent.ai.providers.local.weights import chunk_files, local_spec
 
