@@ -215,6 +215,17 @@ def test_r6_7_prompt_sync_from_plain_code() -> None:
     assert [text_of(r.content) for r in results] == ["ok"]
 
 
+def test_r6_7_a_failed_prompt_sync_raises_without_an_unrelated_error_chained() -> None:
+    """A failed run's AgentRunError was raised inside prompt_sync's check for a running
+    loop, so every traceback began with "RuntimeError: no running event loop" and "During
+    handling of the above exception, another exception occurred"."""
+    agent = faux_agent(FauxModel([]))  # no response queued: the model call fails
+    with pytest.raises(AgentRunError) as caught:
+        agent.prompt_sync("hello")
+    assert caught.value.__context__ is None
+    assert not agent.is_busy
+
+
 async def test_r6_7_prompt_sync_inside_a_running_loop_says_to_await() -> None:
     agent = faux_agent(FauxModel(["x"]))
     with pytest.raises(RuntimeError, match=r"await agent\.prompt"):

@@ -406,11 +406,14 @@ class Agent(Generic[OutputT]):
         try:
             asyncio.get_running_loop()
         except RuntimeError:
-            return asyncio.run(
-                self.prompt(input, images, attachments=attachments, output_type=output_type)
+            pass  # none: run one below, outside this handler (a failed run chains nothing)
+        else:
+            raise RuntimeError(
+                "prompt_sync() cannot run inside a running event loop; use "
+                "`await agent.prompt(...)`"
             )
-        raise RuntimeError(
-            "prompt_sync() cannot run inside a running event loop; use `await agent.prompt(...)`"
+        return asyncio.run(
+            self.prompt(input, images, attachments=attachments, output_type=output_type)
         )
 
     async def close(self) -> None:
