@@ -118,6 +118,23 @@ def test_bad_input_is_one_line_and_a_non_zero_exit(
     assert not (tmp_path / "r.jsonl").exists() or (tmp_path / "r.jsonl").read_bytes() == b""
 
 
+def test_summary_of_a_file_with_a_torn_last_line_warns_as_the_command_does(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--summary` said the torn line it skipped as a bare library log line (Python's
+    last-resort handler), not as one of the command's `yiem: warning:` lines."""
+    tasks = write_tasks(tmp_path / "t.jsonl", mixed_tasks(2, "torn"))
+    out = tmp_path / "r.jsonl"
+    _run(capsys, "batch", str(tasks), "--out", str(out), "--agent", AGENT)
+    out.write_bytes(out.read_bytes()[:-20])
+    code, stdout, err = _run(capsys, "batch", "--summary", str(out))
+    assert code == 0 and stdout.startswith("tasks: 1 (")
+    assert err.strip().splitlines() == [
+        f"yiem: warning: {out}: dropping a torn last line "
+        f"({len(out.read_bytes().splitlines(keepends=True)[-1])} bytes)"
+    ]
+
+
 def test_ray_not_installed_is_one_line_and_no_results_file(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

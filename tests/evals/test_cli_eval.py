@@ -181,6 +181,21 @@ cases:
     ]
 
 
+def test_a_results_file_with_a_torn_last_line_warns_as_the_command_does(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The repair of `--results` (an eval killed mid-write) was said as a bare library log
+    line, not as one of the command's `yiem: warning:` lines."""
+    runs = tmp_path / "runs.jsonl"
+    assert main(["eval", str(dataset(tmp_path)), "--agent", AGENT, "--results", str(runs)]) == 0
+    capsys.readouterr()
+    runs.write_bytes(runs.read_bytes()[:-20])
+    assert main(["eval", str(dataset(tmp_path)), "--agent", AGENT, "--results", str(runs)]) == 0
+    warnings = [x for x in capsys.readouterr().err.splitlines() if "torn" in x]
+    assert len(warnings) == 1, warnings
+    assert warnings[0].startswith(f"yiem: warning: {runs}: dropping a torn last line ("), warnings
+
+
 @pytest.mark.parametrize(
     ("agent", "flags", "why"),
     [

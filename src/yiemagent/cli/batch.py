@@ -48,7 +48,14 @@ if TYPE_CHECKING:
     from yiemagent.batch import BatchTask
     from yiemagent.types import AgentTool
 
-__all__ = ["CliAgentFactory", "batch", "check_tool_folder", "expand_ray_flag", "import_factory"]
+__all__ = [
+    "CliAgentFactory",
+    "batch",
+    "check_tool_folder",
+    "expand_ray_flag",
+    "import_factory",
+    "library_warnings_shown",
+]
 
 LOCAL_RAY = "local"
 """`--ray` without an address: a Ray cluster started on this machine for the batch."""
@@ -203,8 +210,9 @@ class _CommandWarnings(logging.Handler):
 
 
 @contextlib.contextmanager
-def _library_warnings_shown() -> Iterator[None]:
-    """Show the `yiemagent` loggers' warnings as `_CommandWarnings` while the batch runs."""
+def library_warnings_shown() -> Iterator[None]:
+    """Show the `yiemagent` loggers' warnings as `_CommandWarnings` (`yiem batch`, its
+    `--summary`, `yiem eval`)."""
     handler = _CommandWarnings()
     library = logging.getLogger("yiemagent")
     library.addHandler(handler)
@@ -270,7 +278,7 @@ def batch(
     if summary is not None:
         if tasks is not None or out is not None:
             raise _cli_error("--summary reads a results file; give it alone", 2)
-        with results_file_option(summary, "--summary"):
+        with results_file_option(summary, "--summary"), library_warnings_shown():
             _print_summary(summary)
         return
     if tasks is None or out is None:
@@ -302,7 +310,7 @@ def batch(
     with (
         _stdout_to_stderr() if ray is not None else contextlib.nullcontext(),
         results_file_option(out, "--out"),
-        _library_warnings_shown(),
+        library_warnings_shown(),
     ):
         report = run_batch(
             tasks,

@@ -29,7 +29,12 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from yiemagent.cli.batch import CliAgentFactory, check_tool_folder, import_factory
+from yiemagent.cli.batch import (
+    CliAgentFactory,
+    check_tool_folder,
+    import_factory,
+    library_warnings_shown,
+)
 from yiemagent.cli.options import (
     DEFAULT_MODEL,
     DEFAULT_SYSTEM,
@@ -262,7 +267,7 @@ def eval_command(
         resolve_model(model, base_url)  # a bad model fails now, before any case runs
         base = CliAgentFactory(model, base_url, folder, system, max_turns)
         make_agent = EvalAgentFactory(base, root)
-    with results_file_option(results, "--results"):
+    with results_file_option(results, "--results"), library_warnings_shown():
         report = asyncio.run(
             run_eval(
                 data,
