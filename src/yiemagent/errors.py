@@ -138,7 +138,16 @@ class SessionBusyError(YiemAgentError, RuntimeError):
     """Another writer holds the session (docs/sessions.md "One writer"): raised when an `Agent`
     opens a session whose writer lease is held by a live holder (another `Agent` in this
     process, or another process), and by a store write to such a session. The text names
-    the holder. Nothing was written."""
+    the holder and what a program can do about it; `session_id` and `holder` ("process 1234
+    on host h", None when unknown) let a command or a server say it in its own terms.
+    Nothing was written."""
+
+    def __init__(
+        self, message: str, *, session_id: str | None = None, holder: str | None = None
+    ) -> None:
+        super().__init__(message)
+        self.session_id = session_id
+        self.holder = holder
 
 
 class SessionCorruptError(YiemAgentError, ValueError):

@@ -5,6 +5,8 @@ follow-ups and abort, sessions, approvals and resume, the token and the body cap
 from __future__ import annotations
 
 import socket
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -114,6 +116,45 @@ def test_a_second_run_on_a_busy_session_is_409() -> None:
         assert client.delete("/v1/sessions/s").status_code == 409
         run_events(client, run_id)  # to the agent_end: the session is free at once
         assert client.post("/v1/sessions/s/runs", json={"input": "again"}).status_code == 202
+
+
+HOLD_LEASE = """
+import sys, time
+from yiemagent.sessions import SqliteSessionStore
+SqliteSessionStore(sys.argv[1]).acquire(sys.argv[2])
+print("held", flush=True)
+time.sleep(120)
+"""
+
+
+def test_a_session_another_program_holds_is_a_409_said_to_an_http_client(
+    tmp_path: Path,
+) -> None:
+    """A `yiem chat --session s` open on the server's store: the 409 told the page's user to
+    "close that Agent (await agent.close())" and "use another session_id", the store's
+    advice to a Python program."""
+    db = tmp_path / "s.db"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_LEASE, str(db), "s"], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        with (
+            SqliteSessionStore(db) as store,
+            faux_server(store) as (url, _),
+            httpx.Client(base_url=url) as client,
+        ):
+            busy = client.post("/v1/sessions/s/runs", json={"input": "hi"})
+            assert busy.status_code == 409
+            assert busy.json()["error"] == (
+                f"session 's' is being written by process {holder.pid} on host "
+                f"{socket.gethostname()} (a yiem chat, another server or a program using the "
+                "same session store); try again once it has closed the session, or use "
+                "another session"
+            )
+    finally:
+        holder.kill()
+        holder.wait()
 
 
 def test_steer_follow_up_and_abort() -> None:

@@ -52,6 +52,7 @@ from yiemagent.cli.options import (
     OutputClosed,
     ToolCallsOption,
     ToolsOption,
+    error_line,
     interruptible,
     load_tool_folder,
     no_tool_files_note,
@@ -112,7 +113,7 @@ def _one_line(exc: BaseException) -> str:
     if isinstance(exc, ToolLoadError):
         failures = "; ".join(f"{path}: {reason}" for path, reason in exc.failures)
         return f"tool files failed to load: {failures}"
-    return " ".join(str(exc).split()) or type(exc).__name__
+    return error_line(exc)
 
 
 def _load_local(model: Model, err: Console) -> None:

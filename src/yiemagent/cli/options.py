@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeAlias, TypeVar, cast
 import typer
 
 from yiemagent.ai.models import DEFAULT_MODEL, ToolCallMode, get_model
-from yiemagent.errors import BatchError, ProviderError, YiemAgentError
+from yiemagent.errors import BatchError, ProviderError, SessionBusyError, YiemAgentError
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence
@@ -35,6 +35,7 @@ __all__ = [
     "ToolCallsOption",
     "ToolsOption",
     "check_output_path",
+    "error_line",
     "example_tools",
     "interruptible",
     "load_tool_folder",
@@ -153,6 +154,19 @@ class OutputClosed(CliError):
 
     def __init__(self) -> None:
         super().__init__("the output was closed", EXIT_OUTPUT_CLOSED)
+
+
+def error_line(exc: BaseException) -> str:
+    """What a command says of `exc`, on one line. A session another program holds is said
+    in the command line's terms (close it there, or use another session), not with the
+    Python API's remedy (`await agent.close()`, another `session_id`)."""
+    if isinstance(exc, SessionBusyError) and exc.holder is not None:
+        return (
+            f"session {exc.session_id!r} is open in {exc.holder} (a yiem chat, a yiem serve "
+            "run or another program using the same session store); close it there, or use "
+            "another session"
+        )
+    return " ".join(str(exc).split()) or type(exc).__name__
 
 
 def silence_closed_output() -> None:

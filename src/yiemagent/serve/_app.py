@@ -15,7 +15,7 @@ from starlette.responses import Response
 from yiemagent.errors import AgentBusyError, ConfigError, SessionBusyError, SessionCorruptError
 from yiemagent.serve._api import Api, BadRequest, error
 from yiemagent.serve._guard import Failures, Guard, check_origin
-from yiemagent.serve._runs import Busy, MakeAgent, RunHub
+from yiemagent.serve._runs import Busy, MakeAgent, RunHub, busy_text
 
 if TYPE_CHECKING:
     from yiemagent.sessions import SessionStore
@@ -28,7 +28,7 @@ room for a few images in a prompt."""
 
 
 async def _busy(request: Request, exc: Exception) -> Response:
-    return error(409, str(exc))
+    return error(409, busy_text(exc) if isinstance(exc, SessionBusyError) else str(exc))
 
 
 async def _bad(request: Request, exc: Exception) -> Response:

@@ -46,7 +46,17 @@ from yiemagent.types import (
 if TYPE_CHECKING:
     from yiemagent.agent import Agent
 
-__all__ = ["RUN_ENDS_KEY", "Busy", "MakeAgent", "Run", "RunHub", "guarded", "run_ends", "wire_json"]
+__all__ = [
+    "RUN_ENDS_KEY",
+    "Busy",
+    "MakeAgent",
+    "Run",
+    "RunHub",
+    "busy_text",
+    "guarded",
+    "run_ends",
+    "wire_json",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -59,6 +69,18 @@ RUN_ENDS_KEY = "serve_run_ends"
 """The session-state key of how the session's runs ended (see the module docstring)."""
 _RUN_ENDS_KEPT = 200
 """Run ends a session keeps, the oldest dropped first."""
+
+
+def busy_text(exc: SessionBusyError) -> str:
+    """A session another program holds, said to an HTTP client (the store's text tells a
+    Python program to `await agent.close()`, which a client of this server cannot do)."""
+    if exc.holder is None:
+        return str(exc)
+    return (
+        f"session {exc.session_id!r} is being written by {exc.holder} (a yiem chat, another "
+        "server or a program using the same session store); try again once it has closed "
+        "the session, or use another session"
+    )
 
 
 class Busy(Exception):
@@ -279,7 +301,7 @@ class RunHub:
             made = self._make_agent(session_id)
             return await made if inspect.isawaitable(made) else made
         except SessionBusyError as exc:
-            raise Busy(str(exc)) from exc
+            raise Busy(busy_text(exc)) from exc
 
     async def _wait_free(self, slot: _Slot, session_id: str) -> None:
         current = slot.run

@@ -94,7 +94,9 @@ def busy_error(session_id: str, holder: LeaseHolder) -> SessionBusyError:
     )
     return SessionBusyError(
         f"session {session_id!r} is being written by {holder.describe()}; one writer per "
-        f"session: {remedy}"
+        f"session: {remedy}",
+        session_id=session_id,
+        holder=holder.describe(),
     )
 
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import os
+import socket
+import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -51,6 +53,41 @@ def _every_call_answered_once(data_dir: Path, session: str) -> list[str]:
     assert sorted(calls) == sorted(results), (calls, results)  # R-4.1
     assert len(set(results)) == len(results)
     return calls
+
+
+def test_a_session_another_program_holds_is_one_line_in_the_commands_terms(
+    data_dir: Path,
+) -> None:
+    """`yiem chat --session s` while another program writes `s` (a second chat, a `yiem
+    serve` run) said "close that Agent (await agent.close()) ... or use another
+    session_id", the store's advice to a Python program, to someone at a terminal."""
+    hold = (
+        "import sys, time\n"
+        "from yiemagent.sessions import SqliteSessionStore\n"
+        "SqliteSessionStore(sys.argv[1]).acquire('s')\n"
+        "print('held', flush=True)\n"
+        "time.sleep(120)\n"
+    )
+    holder = subprocess.Popen(
+        [sys.executable, "-c", hold, str(data_dir / "sessions.db")],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+    pane = Pane(data_dir, ["--tools", str(TOOLS), "--session", "s"])
+    try:
+        assert pane.exit_code() == 1
+        screen = pane.screen()
+        assert (
+            f"yiem: error: session 's' is open in process {holder.pid} on host "
+            f"{socket.gethostname()} (a yiem chat, a yiem serve run or another program using "
+            "the same session store); close it there, or use another session"
+        ) in screen, screen
+        assert "await agent.close()" not in screen
+    finally:
+        pane.close()
+        holder.kill()
+        holder.wait()
 
 
 def test_an_answer_streams_then_its_usage_line(chat: Pane) -> None:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from rich.text import Text
 
+from yiemagent.cli.options import error_line
 from yiemagent.cli.render import counted, one_line, usage_line
 from yiemagent.types import (
     AssistantMessage,
@@ -154,7 +155,7 @@ def _new(app: ChatHost, arg: str) -> None:
         try:
             await app.replace_agent(name)
         except Exception as exc:
-            app.say(f"error: {' '.join(str(exc).split())}", "red")
+            app.say(f"error: {error_line(exc)}", "red")
             return
         setup = app.setup
         app.say(f"new session {name}" if not setup.resumed else f"switched to session {name}")
