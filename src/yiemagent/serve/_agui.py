@@ -163,6 +163,7 @@ class Translator:
         """The id of the open reasoning message (a thinking block being streamed)."""
         self.calls_open: set[str] = set()
         self.calls_started: set[str] = set()
+        self.calls_with_args: set[str] = set()
 
     def start(self) -> list[agui.BaseEvent]:
         return [agui.RunStartedEvent(thread_id=self.thread_id, run_id=self.run_id)]
@@ -267,6 +268,7 @@ class Translator:
                 return out
             out.extend(self._call_start(call))
             if kind == "toolcall_delta" and inner.get("delta"):
+                self.calls_with_args.add(call["id"])
                 out.append(agui.ToolCallArgsEvent(tool_call_id=call["id"], delta=inner["delta"]))
             elif kind == "toolcall_end":
                 out.extend(self._call_end(call))
@@ -295,10 +297,19 @@ class Translator:
         ]
 
     def _call_end(self, call: dict[str, Any]) -> list[agui.BaseEvent]:
+        """`TOOL_CALL_END`, after the call's arguments all at once when none were streamed
+        (no argument text, or all of it in one piece): a client reads the arguments only
+        from `TOOL_CALL_ARGS`, and would have none, or "" that does not parse."""
         if call["id"] not in self.calls_open:
             return []
         self.calls_open.discard(call["id"])
-        return [agui.ToolCallEndEvent(tool_call_id=call["id"])]
+        out: list[agui.BaseEvent] = []
+        if call["id"] not in self.calls_with_args:
+            self.calls_with_args.add(call["id"])
+            args = json.dumps(call.get("arguments") or {}, ensure_ascii=False)
+            out.append(agui.ToolCallArgsEvent(tool_call_id=call["id"], delta=args))
+        out.append(agui.ToolCallEndEvent(tool_call_id=call["id"]))
+        return out
 
     def _close(self, message: dict[str, Any]) -> list[agui.BaseEvent]:
         out: list[agui.BaseEvent] = self._end_reasoning()
@@ -313,11 +324,7 @@ class Translator:
         for block in message.get("content", []):
             if block.get("type") != "toolCall" or not block.get("id"):
                 continue
-            fresh = block["id"] not in self.calls_started
             out.extend(self._call_start(block))
-            if fresh:  # no streamed arguments: all of them at once
-                args = json.dumps(block.get("arguments") or {}, ensure_ascii=False)
-                out.append(agui.ToolCallArgsEvent(tool_call_id=block["id"], delta=args))
             out.extend(self._call_end(block))
         return out
 
