@@ -242,6 +242,36 @@ async def test_cached_prompt_tokens_are_cache_reads_priced_as_such(
     assert u.cost.total == pytest.approx((20 * 1.0 + 5 * 2.0 + 80 * 0.5) / 1e6)
 
 
+async def test_running_totals_on_every_chunk_count_once(server: ReplayServer) -> None:
+    # some servers put the usage so far on every chunk: the last one is the whole call's
+    def so_far(output: int) -> dict[str, int]:
+        return {"prompt_tokens": 12, "completion_tokens": output, "total_tokens": 12 + output}
+
+    events = [
+        chunk([{"index": 0, "delta": {"content": "a"}, "finish_reason": None}], usage=so_far(1)),
+        chunk([{"index": 0, "delta": {"content": "b"}, "finish_reason": None}], usage=so_far(2)),
+        chunk([{"index": 0, "delta": {}, "finish_reason": "stop"}], usage=so_far(3)),
+        "data: [DONE]",
+    ]
+    message = await run(server, events)
+    assert (message.usage.input, message.usage.output, message.usage.total_tokens) == (12, 3, 15)
+
+
+async def test_usage_before_the_last_chunk_is_kept_when_later_chunks_have_none(
+    server: ReplayServer,
+) -> None:
+    usage = {"prompt_tokens": 30, "completion_tokens": 4, "total_tokens": 34}
+    events = [
+        chunk([{"index": 0, "delta": {"content": "hello"}, "finish_reason": None}], usage=usage),
+        chunk([{"index": 0, "delta": {}, "finish_reason": "stop"}], usage=None),
+        chunk([{"index": 0, "delta": {}, "finish_reason": None}]),
+        "data: [DONE]",
+    ]
+    message = await run(server, events)
+    assert message.text == "hello"
+    assert (message.usage.input, message.usage.output, message.usage.total_tokens) == (30, 4, 34)
+
+
 async def test_thinking_counted_only_in_the_total_is_output(server: ReplayServer) -> None:
     # Gemini's OpenAI endpoint leaves its thinking tokens out of completion_tokens but counts
     # them in total_tokens, and bills them as output
