@@ -267,6 +267,34 @@ async def test_the_parents_tool_call_cap_counts_the_sub_runs_calls() -> None:
     assert transcript_problems(lead.state.messages) == []
 
 
+@pytest.mark.parametrize("width", [2, 4, 8])
+async def test_parallel_sub_runs_share_the_parents_tool_call_cap(width: int) -> None:
+    """`width` sub-runs started in one batch, each calling tools without end: together
+    they run only what the parent's `max_tool_calls` leaves, not that much each."""
+    log: list[tuple[str, str, float]] = []
+
+    def researcher_turn(context: Context) -> AssistantMessage:
+        return calls(("lookup", {"n": 1}))
+
+    researcher, _ = scripted(
+        "researcher", [researcher_turn] * 100, tools=[slow_tool("lookup", log, delay_s=0.01)]
+    )
+    asks = [("researcher", {"input": f"part {i}"}) for i in range(width)]
+    lead, _ = scripted(
+        "lead",
+        [calls(*asks), "done"],
+        tools=[researcher.as_tool()],
+        usage_limits=UsageLimits(max_tool_calls=width + 1),
+    )
+
+    reply = await lead.prompt("go")
+
+    inner = [what for _, what, _ in log].count("start")
+    assert width + inner == width + 1  # the lead's calls, then one left for all of them
+    assert reply.text == "done"
+    assert transcript_problems(lead.state.messages) == []
+
+
 async def test_a_run_that_outlives_the_call_it_started_in_has_its_own_limits_only() -> None:
     """A tool that starts another agent's run in the background (`send`) and returns: once
     the call is over, that run is no longer held to the caller's limits (here already
