@@ -70,6 +70,10 @@ def test_a_run_streams_every_event_numbered_and_is_stored(tmp_path: Path) -> Non
         assert page.status_code == 200 and "yiem trace: session trip" in page.text
         one = client.get(f"/v1/sessions/trip/timeline?run={run_id}")
         assert one.status_code == 200 and '"end_reason": "stop"' in one.text
+        # a session that does not exist is a 404 here too, as GET /v1/sessions/{sid} says
+        # (it was an empty timeline page with 200)
+        nobody = client.get("/v1/sessions/nobody/timeline")
+        assert nobody.status_code == 404 and nobody.json() == {"error": "no session 'nobody'"}
 
         # the next run continues the stored session
         second = start_run(client, "trip", "thanks")

@@ -384,6 +384,8 @@ class Api:
             reason, title = run.end_reason, f"run {rid[:8]} of {sid}"
         else:
             messages, title = await asyncio.to_thread(self.store.load, sid), f"session {sid}"
+            if not messages and self.hub.active(sid) is None:  # as GET /v1/sessions/{sid}
+                raise LookupError(f"no session {sid!r}")
         return HTMLResponse(timeline_html(build_timeline(messages, title=title, end_reason=reason)))
 
     # ── approvals ─────────────────────────────────────────────────────────
