@@ -179,6 +179,59 @@ async def test_tools_first_then_output() -> None:
     assert [t.name for t in fm.contexts[0].tools] == ["lookup", "final_result"]
 
 
+async def test_two_outputs_in_one_reply_the_first_valid_is_kept_and_the_other_told_so() -> None:
+    """The model gives its output twice in one reply: the first valid one is the run's
+    output, and the transcript does not tell the model the other one was accepted too."""
+    fm = FauxModel(
+        [
+            faux_message(
+                faux_tool_call("final_result", {"name": "Ann"}),  # invalid: no age
+                faux_tool_call("final_result", {"name": "Bob", "age": 40}),
+                faux_tool_call("final_result", {"name": "Cy", "age": 50}),
+            )
+        ]
+    )
+    agent = agent_for(fm, output_type=Person)
+    reply = await agent.prompt("who?")
+    assert reply.output == Person(name="Bob", age=40)
+    assert fm.call_count == 1
+    results = [m for m in agent.state.messages if isinstance(m, ToolResultMessage)]
+    texts = [text_of(r.content) for r in results]
+    assert [r.is_error for r in results] == [True, False, False]
+    assert texts[1] == "Final result accepted."
+    assert "accepted" not in texts[2] and "already" in texts[2]
+
+
+async def test_an_output_beside_another_tool_call_lets_that_call_run() -> None:
+    """A reply that gives its output first and calls a tool after it: the tool still
+    runs and is answered (R-4.1), then the run ends with the output."""
+    ran: list[str] = []
+
+    async def note(_id: str, args: dict[str, Any], *_: Any) -> str:
+        ran.append(args["text"])
+        return "noted"
+
+    schema = {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}
+    tool = AgentTool("note", "note", "take a note", schema, note)
+    fm = FauxModel(
+        [
+            faux_message(
+                faux_tool_call("final_result", {"name": "Ann", "age": 31}),
+                faux_tool_call("note", {"text": "Ann asked"}),
+            )
+        ]
+    )
+    agent = agent_for(fm, tools=[tool], output_type=Person)
+    reply = await agent.prompt("who?")
+    assert reply.output == Person(name="Ann", age=31) and fm.call_count == 1
+    assert ran == ["Ann asked"]
+    results = [m for m in agent.state.messages if isinstance(m, ToolResultMessage)]
+    assert [(r.tool_name, r.is_error) for r in results] == [
+        ("final_result", False),
+        ("note", False),
+    ]
+
+
 async def test_prompt_output_type_overrides_the_agents_and_plain_prompts_stay_text() -> None:
     fm = FauxModel([tool_reply({"result": 7}), "hello"])
     agent = agent_for(fm)

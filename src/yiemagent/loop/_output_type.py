@@ -41,6 +41,10 @@ logger = logging.getLogger(__name__)
 ACCEPTED_TEXT = "Final result accepted."
 """The output tool's result for a valid value."""
 
+UNUSED_TEXT = "Not used: a final result was already given in this reply."
+"""The output tool's result for a valid value after the reply's first: the model must not
+read that it was accepted too."""
+
 
 @dataclass(slots=True)
 class OutputFailed:
@@ -110,6 +114,8 @@ class OutputRun:
                 f"Invalid {self.spec.name} for {self.spec.type_name}:\n{exc}\n"
                 f"Call {self.spec.name} again with corrected arguments."
             ) from None
+        if self._candidates:  # the reply gave a valid output already: that one is kept
+            return AgentToolResult([TextContent(UNUSED_TEXT)])
         self._candidates[tool_call_id] = value
         return AgentToolResult([TextContent(ACCEPTED_TEXT)], {"output": self.spec.to_json(value)})
 
@@ -121,9 +127,10 @@ class OutputRun:
         """Decide after a turn: accepted, ask again, failed, or nothing yet (see
         `OutputVerdict`)."""
         calls = [call for call in message.tool_calls if call.name == self.spec.name]
+        candidates, self._candidates = self._candidates, {}
         for call in calls:
-            if call.id in self._candidates:
-                self.value = self._candidates.pop(call.id)
+            if call.id in candidates:
+                self.value = candidates[call.id]
                 return True
         if calls:
             errors = [r for r in tool_results if r.tool_call_id in {c.id for c in calls}]
