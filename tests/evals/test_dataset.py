@@ -145,6 +145,18 @@ def test_a_jsonl_dataset_saved_with_a_byte_order_mark(tmp_path: Path) -> None:
             "cases: [{name: a, input: hi, checks: [judge: {rubric: ok, model: nowhere/x}]}]\n",
             "d.yaml: case 'a': checks[0]: judge: model: unknown model 'nowhere/x'. Known",
         ),
+        (  # each run of it would fail the check: said before any runs
+            "cases: [{name: a, input: hi, checks: [contains]}]\n",
+            "d.yaml: case 'a': checks[0]: contains has no argument and the case has no 'expected'",
+        ),
+        (
+            "cases: [{name: a, input: hi, checks: [contains: x, equals]}]\n",
+            "d.yaml: case 'a': checks[1]: equals has no argument and the case has no 'expected'",
+        ),
+        (
+            "cases: [{name: a, input: hi, expected: {a: 1}, checks: [contains]}]\n",
+            "d.yaml: case 'a': checks[0]: contains takes a text or a list of texts, not {'a': 1}",
+        ),
         ("tests: []\n", "d.yaml: cases: missing"),
         ("cases: []\n", "d.yaml: cases: the dataset has no cases"),
     ],

@@ -58,11 +58,15 @@ def _texts(value: Any, what: str) -> list[str]:
 
 
 def _expected(run: EvalRun, given: Any, check: str) -> Any:
+    return _given_or_expected(given, run.case.expected, check)
+
+
+def _given_or_expected(given: Any, expected: Any, check: str) -> Any:
     if given is not None:
         return given
-    if run.case.expected is None:
+    if expected is None:
         raise ConfigError(f"{check} has no argument and the case has no 'expected'")
-    return run.case.expected
+    return expected
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +86,12 @@ class _Contains:
     @property
     def name(self) -> str:
         return f"contains({describe_args([self.text] if self.text is not None else [], {})})"
+
+    def check_expected(self, expected: Any) -> None:
+        """Refuse, when a dataset loads, a case this check could only fail at every run:
+        no `text` and an `expected` that is missing or not a text."""
+        if self.text is None:
+            _texts(_given_or_expected(None, expected, "contains"), "contains")
 
     def __call__(self, run: EvalRun) -> CheckResult:
         wanted = _texts(_expected(run, self.text, "contains"), "contains")
@@ -129,6 +139,10 @@ class _Equals:
     @property
     def name(self) -> str:
         return f"equals({describe_args([self.value] if self.value is not None else [], {})})"
+
+    def check_expected(self, expected: Any) -> None:
+        """Refuse, when a dataset loads, no `value` in a case without `expected`."""
+        _given_or_expected(self.value, expected, "equals")
 
     def __call__(self, run: EvalRun) -> CheckResult:
         wanted = _expected(run, self.value, "equals")

@@ -182,6 +182,13 @@ def _case(file: Path, index: str, raw: Any) -> Case:
     if not isinstance(items, list):
         raise DatasetError(f"{where}: checks: must be a list")
     checks = [_check(file, f"{where}: checks[{i}]", item) for i, item in enumerate(items)]
+    for i, check in enumerate(checks):  # contains and equals without an argument
+        check_expected = getattr(check, "check_expected", None)
+        if check_expected is not None:
+            try:
+                check_expected(raw.get("expected"))
+            except ConfigError as exc:
+                raise DatasetError(f"{where}: checks[{i}]: {exc}") from None
     for i, item in enumerate(items):
         if item in ("output_is", {"output_is": None}):  # it compares with expected
             try:
