@@ -103,13 +103,33 @@ def result_from_mcp(
     details: Any = {}
     if structured is not None:
         details = structured if isinstance(structured, dict) else {"structured_content": structured}
-        if not content:
-            content = [TextContent(json.dumps(structured, ensure_ascii=False, default=str))]
+        if not content or not _holds(content, structured):
+            # the model reads only the content: a summary beside the data, or nothing,
+            # would leave the data out of its view
+            content.append(TextContent(json.dumps(structured, ensure_ascii=False, default=str)))
     if not content:
         content = [TextContent(f"(MCP tool {tool_name} returned no content)")]
     if max_chars is not None:
         content = _cut(content, max_chars)
     return AgentToolResult(content, details)
+
+
+def _holds(content: list[TextContent | ImageContent], structured: Any) -> bool:
+    """Whether `content` already shows the structured content: a text of it (or all the
+    texts together) is its JSON, as the MCP spec asks a server to send it; or it is the
+    `{"result": value}` an SDK wraps a returned value in, having sent the value itself as
+    the content. A server may instead send a summary, or nothing."""
+    if isinstance(structured, dict) and list(structured) == ["result"]:
+        return True
+    texts = [b.text for b in content if isinstance(b, TextContent)]
+    return any(_is_json_of(text, structured) for text in [*texts, "".join(texts)])
+
+
+def _is_json_of(text: str, value: Any) -> bool:
+    try:
+        return bool(json.loads(text) == value)
+    except ValueError:
+        return False
 
 
 def _cut(

@@ -1,0 +1,59 @@
+"""An MCP server whose tools answer with structured content beside, or instead of, text
+that does not hold it (DESIGN §12), as some servers do.
+
+    python mcp_structured_server.py
+
+The official SDK's low-level `Server` over stdio. Tools:
+- `issues`: a summary text ("2 issues listed") and the issues as structured content;
+- `data_only`: structured content and no content at all;
+- `echoed`: the structured content and its JSON as text (what the spec asks for);
+- `empty_data`: an empty structured object and no content.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.server.lowlevel import Server
+from mcp.server.stdio import stdio_server
+
+ISSUES = {"issues": [{"id": 7, "title": "crash on start"}, {"id": 9, "title": "typo"}]}
+NO_INPUT: dict[str, Any] = {"type": "object", "properties": {}}
+TOOLS = ["issues", "data_only", "echoed", "empty_data"]
+
+
+async def list_tools(
+    ctx: Any, params: types.PaginatedRequestParams | None
+) -> types.ListToolsResult:
+    return types.ListToolsResult(
+        tools=[
+            types.Tool(name=name, description=f"{name}.", input_schema=NO_INPUT) for name in TOOLS
+        ]
+    )
+
+
+async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+    if params.name == "issues":
+        summary = types.TextContent(type="text", text="2 issues listed")
+        return types.CallToolResult(content=[summary], structured_content=ISSUES)
+    if params.name == "data_only":
+        return types.CallToolResult(content=[], structured_content=ISSUES)
+    if params.name == "echoed":
+        text = types.TextContent(type="text", text=json.dumps(ISSUES, indent=2))
+        return types.CallToolResult(content=[text], structured_content=ISSUES)
+    return types.CallToolResult(content=[], structured_content={})
+
+
+server = Server("yiem-structured-server", on_list_tools=list_tools, on_call_tool=call_tool)
+
+
+async def main() -> None:
+    async with stdio_server() as (read, write):
+        await server.run(read, write, server.create_initialization_options())
+
+
+if __name__ == "__main__":
+    anyio.run(main)

@@ -1,0 +1,38 @@
+"""Structured content reaches the model (DESIGN §12: text, image and structured content
+become content blocks), against a real MCP server (`mcp_structured_server.py`, over stdio):
+beside a text that does not hold it, instead of any content, and not twice when a text
+already holds it."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from tests.mcp._kit import run_calls, text
+from yiemagent.mcp import MCPServerStdio, add_server
+from yiemagent.tools import ToolStore
+
+SERVER = str(Path(__file__).parent / "mcp_structured_server.py")
+ISSUES = {"issues": [{"id": 7, "title": "crash on start"}, {"id": 9, "title": "typo"}]}
+
+
+async def test_structured_content_reaches_the_model_once() -> None:
+    async with MCPServerStdio(sys.executable, [SERVER], name="structured") as server:
+        store = ToolStore("structured")
+        await add_server(store, server)
+        issues, data_only, echoed, empty = await run_calls(
+            store, ("issues", {}), ("data_only", {}), ("echoed", {}), ("empty_data", {})
+        )
+
+    for result in (issues, data_only, echoed):
+        assert not result.is_error
+        assert result.details == ISSUES
+    # a summary that leaves the data out: the data follows it, as JSON
+    assert text(issues).startswith("2 issues listed")
+    assert "crash on start" in text(issues) and '"id": 9' in text(issues)
+    assert json.loads(text(data_only)) == ISSUES
+    # a text that already holds the data as JSON: not repeated
+    assert json.loads(text(echoed)) == ISSUES
+    assert len(echoed.content) == 1
+    assert not empty.is_error and json.loads(text(empty)) == {}
