@@ -9,6 +9,7 @@ from tests.ai._local_kit import FakeRuntime
 from tests.ai.local_rules._kit import (
     CALCULATOR,
     GET_WEATHER,
+    TEXT,
     answer,
     conversation,
     notes,
@@ -26,6 +27,20 @@ def test_a_place_nobody_named_is_dropped_and_a_named_one_kept() -> None:
     named = scene(conversation("What is the weather in Paris?"), [GET_WEATHER])
     assert isinstance(rule.judge(GET_WEATHER, {"city": "Paris"}, vague), Dropped)
     assert rule.judge(GET_WEATHER, {"city": "Paris"}, named) is None
+
+
+def test_a_list_item_one_of_the_items_choices_is_backed_by_the_choices() -> None:
+    # "facilities for disabled people" → ["Disabled Access"]: "access" is the choice's word.
+    find = tool(
+        "find_library",
+        {
+            "city": TEXT,
+            "needs": {"type": "array", "items": {"type": "string", "enum": ["Disabled Access"]}},
+        },
+    )
+    at = scene(conversation("A library with facilities for disabled people in Oslo."), [find])
+    assert Grounded().judge(find, {"city": "Oslo", "needs": ["Disabled Access"]}, at) is None
+    assert isinstance(Grounded().judge(find, {"city": "Oslo", "needs": ["Cafe"]}, at), Dropped)
 
 
 def test_a_string_of_made_up_numbers_stops_the_call_while_it_is_written() -> None:

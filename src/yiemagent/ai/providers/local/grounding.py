@@ -287,14 +287,18 @@ def listed_choices(description: str) -> set[str]:
 
 
 def choice_words(param: Any) -> set[str]:
-    """The words of the values a parameter schema offers as its choices: its `enum`, and the
-    values its description lists (`listed_choices`). Empty for anything but a dict."""
+    """The words of the values a parameter schema offers as its choices: its `enum`, the
+    values its description lists (`listed_choices`), and for an array those of its
+    `items` (`preferences: ["Disabled Access"]` is one of the items' enum). Empty for
+    anything but a dict."""
     if not isinstance(param, dict):
         return set()
     enum = param.get("enum")
     found = words(" ".join(map(str, enum))) if isinstance(enum, list) else set()
     if isinstance(param.get("description"), str):
         found |= listed_choices(param["description"])
+    if isinstance(param.get("items"), dict):
+        found |= choice_words(param["items"])
     return found
 
 
