@@ -111,3 +111,38 @@ def test_the_trace_page_gives_each_sub_agent_a_lane(
     assert timeline.summary["model calls"] == 4
     page = timeline_html(timeline)
     assert '"lane": "writer"' in page and "row lane" in page
+
+
+def test_the_trace_totals_count_what_sub_agents_spent(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The page's header counted the sub-agent's model calls but not its tokens: "model
+    calls: 4 · tokens: 30 in" for a run whose usage line said 40 in. Its totals are now
+    the run's (`transcript_usage`), as `yiem run`, the chat and the batch results say."""
+    import yiemagent.cli.main as cli_main_module
+    from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_text, faux_tool_call
+    from yiemagent.cli.main import main
+    from yiemagent.telemetry.timeline import timeline_from_event_lines
+    from yiemagent.types import AssistantMessage, Cost, Usage
+
+    def spent(message: AssistantMessage) -> AssistantMessage:
+        message.usage = Usage(input=10, output=5, total_tokens=15, cost=Cost(total=0.001))
+        return message
+
+    fm = FauxModel(
+        [
+            spent(faux_message(faux_tool_call("transfer_to_math", {}))),
+            spent(faux_message(faux_tool_call("writer", {"input": "say 5"}, id="w1"))),
+            spent(faux_message(faux_text('{"text": "five"}'))),  # the writer's
+            spent(faux_message(faux_text("It is five."))),
+        ],
+        model_id="team-trace-usage",
+    )
+    monkeypatch.setattr(cli_main_module, "resolve_model", lambda spec, base_url, *rest: fm.model)
+    assert main(["run", "--json", "--agent", str(write_team(tmp_path)), "2 + 3?"]) == 0
+    timeline = timeline_from_event_lines(capsys.readouterr().out.splitlines())
+    assert timeline.summary["model calls"] == 4
+    assert timeline.summary["tokens"] == "40 in, 20 out"
+    assert timeline.summary["cost"] == "$0.004000"
+    writer = next(b for turn in timeline.turns for b in turn.bars if b.id == "w1")
+    assert writer.details["tokens"] == "10 in (0 cached), 5 out"  # the sub-run's, on its call

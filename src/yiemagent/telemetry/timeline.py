@@ -29,6 +29,7 @@ from yiemagent.types.messages import (
     UserMessage,
     message_from_dict,
     text_of,
+    transcript_usage,
 )
 
 __all__ = [
@@ -116,14 +117,13 @@ def build_timeline(
     Returns:
         The `Timeline` (no turns for a transcript without assistant messages).
     """
+    messages = list(messages)
     turns: list[Turn] = []
     prompts: list[str] = []
     calls: dict[str, ToolCall] = {}
     pending = list(fallbacks)
     current: Turn | None = None
     model_end = 0
-    tokens_in = tokens_out = 0
-    cost = 0.0
     for message in messages:
         if isinstance(message, UserMessage):
             prompts.append(text_of(message.content))
@@ -134,9 +134,6 @@ def build_timeline(
             start = message.timestamp
             model_end = start + (message.duration_ms or 0)
             usage = message.usage
-            tokens_in += usage.prompt_tokens
-            tokens_out += usage.output
-            cost += usage.cost.total
             details: dict[str, Any] = {
                 "model": f"{message.provider}/{message.model}",
                 "stop reason": message.stop_reason,
@@ -148,9 +145,6 @@ def build_timeline(
                 details["cost"] = f"${usage.cost.total:.6f}"
             compaction = message.compaction_usage
             if compaction is not None:  # a summary written before this call
-                tokens_in += compaction.prompt_tokens
-                tokens_out += compaction.output
-                cost += compaction.cost.total
                 details["compaction"] = (
                     f"summary: {compaction.prompt_tokens} in, {compaction.output} out"
                     + (f", ${compaction.cost.total:.6f}" if compaction.cost.total else "")
@@ -196,6 +190,13 @@ def build_timeline(
                 "result": _cut(text_of(message.content) or "(no text)"),
                 "duration": f"{end - start} ms",
             }
+            if message.usage is not None:  # what the call spent: a sub-agent's whole run
+                spent = message.usage
+                tool_details["tokens"] = (
+                    f"{spent.prompt_tokens} in ({spent.cache_read} cached), {spent.output} out"
+                )
+                if spent.cost.total:
+                    tool_details["cost"] = f"${spent.cost.total:.6f}"
             if message.is_error:
                 tool_details["error"] = "yes: the result is an error"
             if message.details:
@@ -214,14 +215,15 @@ def build_timeline(
     bars = [bar for turn in turns for bar in turn.bars]
     start_ms = min((b.start_ms for b in bars), default=0)
     end_ms = max((b.end_ms for b in bars), default=start_ms)
+    total = transcript_usage(messages)  # sub-agents' runs and summaries included
     summary = {
         "model calls": sum(b.kind == "model" for b in bars),
         "tool calls": sum(b.kind == "tool" for b in bars),
-        "tokens": f"{tokens_in} in, {tokens_out} out",
+        "tokens": f"{total.prompt_tokens} in, {total.output} out",
         "duration": f"{(end_ms - start_ms) / 1000:.2f} s",
     }
-    if cost:
-        summary["cost"] = f"${cost:.6f}"
+    if total.cost.total:
+        summary["cost"] = f"${total.cost.total:.6f}"
     return Timeline(title, turns, start_ms, end_ms, end_reason, summary)
 
 
