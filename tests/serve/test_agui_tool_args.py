@@ -1,6 +1,7 @@
 """AG-UI tool calls from a real OpenAI-wire stream (DESIGN §18): every call's arguments
-reach the client as `TOOL_CALL_ARGS` before its `TOOL_CALL_END`, also when the provider
-streamed no argument text for it (a call without arguments, or arguments sent whole)."""
+reach the client whole as `TOOL_CALL_ARGS` before its `TOOL_CALL_END`, also when the
+provider streamed no argument text for it (a call without arguments, or arguments sent
+whole) and when a server streams several calls at once."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import httpx2 as httpx
 import pytest
 from ag_ui import core as agui
 
-from tests.ai.servers import ReplayServer, Reply, openai_chunks
+from tests.ai.servers import ReplayServer, Reply, load_sse, openai_chunks
 from tests.serve._kit import serving
 from tests.serve.test_protocols import agui_run, check_agui_order
 from yiemagent import Agent, AgentTool, Model
@@ -25,6 +26,18 @@ NO_ARGS: dict[str, Any] = {"type": "object", "properties": {}}
 
 async def ping(call_id: str, args: dict[str, Any], signal: Any, on_update: Any) -> str:
     return "pong"
+
+
+def ask(text: str) -> agui.RunAgentInput:
+    return agui.RunAgentInput(
+        thread_id="t",
+        run_id="r",
+        state=None,
+        messages=[agui.UserMessage(id="u", content=text)],
+        tools=[],
+        context=[],
+        forwarded_props=None,
+    )
 
 
 def call_chunk(index: int, call_id: str, name: str, arguments: str) -> dict[str, Any]:
@@ -57,16 +70,7 @@ def test_a_call_streamed_without_argument_text_still_gets_its_arguments() -> Non
 
         app = create_app(make_agent, session_store=store)
         with serving(app) as url, httpx.Client(base_url=url, timeout=60) as client:
-            run_input = agui.RunAgentInput(
-                thread_id="t",
-                run_id="r",
-                state=None,
-                messages=[agui.UserMessage(id="u", content="ping twice")],
-                tools=[],
-                context=[],
-                forwarded_props=None,
-            )
-            events = agui_run(client, run_input)
+            events = agui_run(client, ask("ping twice"))
 
     check_agui_order(events)
     for call_id in ("call_a", "call_b"):
@@ -78,3 +82,39 @@ def test_a_call_streamed_without_argument_text_still_gets_its_arguments() -> Non
             if isinstance(e, agui.ToolCallArgsEvent) and e.tool_call_id == call_id
         )
         assert json.loads(args) == {}, (call_id, args)  # what a client parses at the end
+
+
+def test_calls_streamed_at_once_each_get_all_their_arguments() -> None:
+    """A server streams three calls interleaved: a fragment of the first comes after the
+    second has started. The client still reads each call's whole arguments."""
+    with ReplayServer() as server:
+        server.enqueue(
+            Reply(events=load_sse("openai_parallel_tool_calls_interleaved.sse")),
+            Reply(events=openai_chunks({"role": "assistant", "content": "done"})),
+        )
+        model = Model(
+            id="m", provider="vllm", api="openai-completions", base_url=server.url + "/v1"
+        )
+        store = InMemorySessionStore()
+
+        def make_agent(session_id: str) -> Agent[Any]:
+            tools = [
+                AgentTool(name, name, name, {"type": "object"}, ping, parallel=True)
+                for name in ("get_weather", "get_time")
+            ]
+            return Agent(model=model, tools=tools, session_store=store, session_id=session_id)
+
+        app = create_app(make_agent, session_store=store)
+        with serving(app) as url, httpx.Client(base_url=url, timeout=60) as client:
+            events = agui_run(client, ask("weather in Paris and Rome, time in CET"))
+
+    check_agui_order(events)
+    args: dict[str, str] = {}
+    for event in events:
+        if isinstance(event, agui.ToolCallArgsEvent):
+            args[event.tool_call_id] = args.get(event.tool_call_id, "") + event.delta
+    assert {call_id: json.loads(text) for call_id, text in args.items()} == {
+        "call_paris": {"city": "Paris", "unit": "C"},
+        "call_tz": {"tz": "CET"},
+        "call_rome": {"city": "Rome"},
+    }

@@ -17,6 +17,7 @@ interrupts in `resume`: status "resolved" approves unless the payload is `false`
 from __future__ import annotations
 
 import json
+import logging
 import time
 from collections.abc import AsyncIterator
 from typing import Any
@@ -50,6 +51,8 @@ from yiemagent.serve._runs import Run, RunHub
 from yiemagent.types import DocumentContent, ImageContent, ToolApproval
 
 __all__ = ["agui_routes"]
+
+logger = logging.getLogger(__name__)
 
 
 def _text_of(content: Any) -> tuple[str, list[ImageContent | DocumentContent]]:
@@ -163,7 +166,8 @@ class Translator:
         """The id of the open reasoning message (a thinking block being streamed)."""
         self.calls_open: set[str] = set()
         self.calls_started: set[str] = set()
-        self.calls_with_args: set[str] = set()
+        self.sent: dict[str, str] = {}
+        """Tool call id -> the argument text sent so far in its `TOOL_CALL_ARGS`."""
 
     def start(self) -> list[agui.BaseEvent]:
         return [agui.RunStartedEvent(thread_id=self.thread_id, run_id=self.run_id)]
@@ -268,9 +272,11 @@ class Translator:
                 return out
             out.extend(self._call_start(call))
             if kind == "toolcall_delta" and inner.get("delta"):
-                self.calls_with_args.add(call["id"])
+                self.sent[call["id"]] = self.sent.get(call["id"], "") + inner["delta"]
                 out.append(agui.ToolCallArgsEvent(tool_call_id=call["id"], delta=inner["delta"]))
-            elif kind == "toolcall_end":
+            elif kind == "toolcall_end" and call.get("partial_json") is None:
+                # arguments still cut off may be completed later (a server streaming several
+                # calls at once): those calls end with the message
                 out.extend(self._call_end(call))
         return out
 
@@ -297,19 +303,37 @@ class Translator:
         ]
 
     def _call_end(self, call: dict[str, Any]) -> list[agui.BaseEvent]:
-        """`TOOL_CALL_END`, after the call's arguments all at once when none were streamed
-        (no argument text, or all of it in one piece): a client reads the arguments only
-        from `TOOL_CALL_ARGS`, and would have none, or "" that does not parse."""
+        """`TOOL_CALL_END`, after what the streamed arguments lack: a client reads the
+        arguments only from `TOOL_CALL_ARGS`, so a call streamed with no argument text (or
+        all of it at once) gets them whole, and one whose last fragments came after another
+        call had started (a server streaming several calls at once) gets the rest."""
         if call["id"] not in self.calls_open:
             return []
         self.calls_open.discard(call["id"])
         out: list[agui.BaseEvent] = []
-        if call["id"] not in self.calls_with_args:
-            self.calls_with_args.add(call["id"])
-            args = json.dumps(call.get("arguments") or {}, ensure_ascii=False)
-            out.append(agui.ToolCallArgsEvent(tool_call_id=call["id"], delta=args))
+        rest = self._rest_of_args(call)
+        if rest:
+            self.sent[call["id"]] = self.sent.get(call["id"], "") + rest
+            out.append(agui.ToolCallArgsEvent(tool_call_id=call["id"], delta=rest))
         out.append(agui.ToolCallEndEvent(tool_call_id=call["id"]))
         return out
+
+    def _rest_of_args(self, call: dict[str, Any]) -> str:
+        """The argument text to send so that the text sent for `call` is its arguments."""
+        args = call.get("arguments") or {}
+        sent = self.sent.get(call["id"], "")
+        if not sent:
+            return json.dumps(args, ensure_ascii=False)
+        if _is_json_of(sent, args):
+            return ""
+        # the raw text is gone (only its parse is kept): the usual ways of writing the JSON
+        for ascii_only in (False, True):
+            for separators in ((", ", ": "), (",", ":")):
+                whole = json.dumps(args, ensure_ascii=ascii_only, separators=separators)
+                if whole.startswith(sent):
+                    return whole[len(sent) :]
+        logger.warning("AG-UI: the arguments streamed for tool call %s are incomplete", call["id"])
+        return ""
 
     def _close(self, message: dict[str, Any]) -> list[agui.BaseEvent]:
         out: list[agui.BaseEvent] = self._end_reasoning()
@@ -360,6 +384,13 @@ class Translator:
                 result=event.get("output"),  # an output type's value (None without one)
             )
         ]
+
+
+def _is_json_of(text: str, value: Any) -> bool:
+    try:
+        return bool(json.loads(text) == value)
+    except ValueError:
+        return False
 
 
 def _error_message(event: dict[str, Any]) -> str | None:
