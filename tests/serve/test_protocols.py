@@ -17,7 +17,7 @@ from ag_ui import core as agui
 from openai import APIError, OpenAI
 from pydantic import TypeAdapter
 
-from tests.serve._kit import faux_server, run_events, sse
+from tests.serve._kit import error_of, faux_server, run_events, sse
 from yiemagent.sessions import InMemorySessionStore
 from yiemagent.types import AssistantMessage, DocumentContent, ImageContent, UserMessage
 
@@ -25,6 +25,27 @@ pytestmark = pytest.mark.timeout(120)
 
 
 # ── OpenAI Chat Completions ─────────────────────────────────────────────────
+
+
+def test_the_openai_client_says_why_a_request_was_refused() -> None:
+    """A 400 or 401 from the OpenAI routes was `{"error": text}`, which the OpenAI SDK does
+    not read: its exception said only "Error code: 400". They now answer with OpenAI's
+    error object, so the reason is in the exception the client raises."""
+    import openai
+
+    store = InMemorySessionStore()
+    with faux_server(store, token="t0k") as (url, _):
+        client = OpenAI(base_url=f"{url}/v1", api_key="t0k", max_retries=0)
+        bad_image = {"type": "image_url", "image_url": {"url": "data:image/png;base64,!!!"}}
+        with pytest.raises(openai.BadRequestError) as refused:
+            client.chat.completions.create(
+                model="yiem-agent", messages=[{"role": "user", "content": [bad_image]}]
+            )
+        assert "base64" in str(refused.value) and refused.value.type == "invalid_request_error"
+        stranger = OpenAI(base_url=f"{url}/v1", api_key="wrong", max_retries=0)
+        with pytest.raises(openai.AuthenticationError, match="missing or wrong token"):
+            stranger.models.list()
+    assert store.list_sessions() == []
 
 
 def test_the_openai_client_uses_the_agent_as_a_model() -> None:
@@ -272,6 +293,15 @@ async def test_agui_sub_agents() -> None:
     assert [(c.tool_call_name, c.subagent_run_id) for c in calls] == [
         ("helper", None),
         ("weather", sub_run),
+    ]
+    args: dict[str, str] = {}
+    for event in events:
+        if isinstance(event, agui.ToolCallArgsEvent):
+            args[event.tool_call_id] = args.get(event.tool_call_id, "") + event.delta
+    # each call's arguments once: the outer call's not sent again when its sub-run ends
+    assert [json.loads(args[c.tool_call_id]) for c in calls] == [
+        {"input": "weather Oslo"},
+        {"city": "Oslo"},
     ]
     inner_text = "".join(
         e.delta for e in events if isinstance(e, agui.TextMessageContentEvent) and e.subagent_run_id
@@ -670,7 +700,7 @@ def test_an_image_that_is_not_base64_is_a_400_on_every_route_and_nothing_is_stor
         for path, body in requests:
             refused = client.post(path, json=body)
             assert refused.status_code == 400, (path, refused.text)
-            assert "base64" in refused.json()["error"], (path, refused.text)
+            assert "base64" in error_of(refused), (path, refused.text)
         assert store.list_sessions() == []
         good = {"input": "x", "images": [{"data": png, "mime_type": "image/jpeg"}]}
         started = client.post("/v1/sessions/native/runs", json=good)
