@@ -2,12 +2,14 @@
 0.5B model writes in a form its tool does not take, put right from what
 the user wrote. `repair_file_names` puts the file name the request gives for an invented
 path; `percent_as_fraction` gives a percentage the user wrote as the fraction a number
-parameter takes. (Leaving out optional values nothing backs is `grounding`'s
+parameter takes; `date_as_described` writes a date in the layout its parameter's
+description gives. (Leaving out optional values nothing backs is `grounding`'s
 `drop_unbacked_options`: it is the guard's test applied to one value.)
 """
 
 from __future__ import annotations
 
+import datetime
 import re
 from collections.abc import Collection
 from typing import Any
@@ -15,7 +17,7 @@ from typing import Any
 from yiemagent.ai.providers.local.grounding import FILE_NAME, Grounding
 from yiemagent.types.tools import AgentTool
 
-__all__ = ["percent_as_fraction", "repair_file_names"]
+__all__ = ["date_as_described", "percent_as_fraction", "repair_file_names"]
 
 
 def repair_file_names(
@@ -77,4 +79,91 @@ def percent_as_fraction(
         if _SAYS_PERCENT.search(description) and not _SAYS_FRACTION.search(description):
             continue
         fixed = {**fixed, name: round(float(value) / 100, 10)}
+    return fixed
+
+
+_LAYOUT = re.compile(
+    r"(?<![a-z])(yyyy|mm|dd)([-/. ]?)(yyyy|mm|dd)\2(yyyy|mm|dd)(?![a-z])", re.IGNORECASE
+)
+"""A date layout a description gives: "in the format MM-DD-YYYY", "(yyyy/mm/dd)", "YYYYMMDD"."""
+_YEAR_FIRST = re.compile(r"(\d{4})([-/.])(\d{1,2})\2(\d{1,2})")
+_MONTH_NAMES = "jan feb mar apr may jun jul aug sep oct nov dec"
+_MONTHS = {name: number for number, name in enumerate(_MONTH_NAMES.split(), start=1)}
+_ORDINAL = r"(\d{1,2})(?:st|nd|rd|th)?"
+_MONTH = r"([a-z]{3,9})\.?"
+_MONTH_FIRST = re.compile(rf"{_MONTH}\s*{_ORDINAL},?\s+(\d{{4}})", re.IGNORECASE)
+_DAY_FIRST = re.compile(rf"{_ORDINAL}\s+(?:of\s+)?{_MONTH},?\s+(\d{{4}})", re.IGNORECASE)
+_NUMBERS = re.compile(r"(\d{1,2})([-/.])(\d{1,2})\2(\d{4})")
+
+
+def _layout(description: str) -> tuple[str, str, str, str] | None:
+    """The date layout `description` gives, as its three parts (`yyyy`, `mm`, `dd` in their
+    order) and separator; None unless it gives exactly one, with each part once."""
+    found = {
+        (m.group(1).lower(), m.group(3).lower(), m.group(4).lower(), m.group(2))
+        for m in _LAYOUT.finditer(description)
+    }
+    if len(found) != 1:
+        return None
+    layout = found.pop()
+    return layout if sorted(layout[:3]) == ["dd", "mm", "yyyy"] else None
+
+
+def _date(text: str, layout: tuple[str, str, str, str]) -> datetime.date | None:
+    """The calendar date `text` writes, when it can be read one way only: year first
+    (`2025-06-05`), a month's name (`June 5th, 2025`, `5 June 2025`, `June05 2025`), or
+    numbers with the year last whose order is the layout's or shown by a day past 12."""
+    text = text.strip()
+    try:
+        if m := _YEAR_FIRST.fullmatch(text):
+            return datetime.date(int(m.group(1)), int(m.group(3)), int(m.group(4)))
+        if m := _MONTH_FIRST.fullmatch(text):
+            month = _MONTHS.get(m.group(1)[:3].lower())
+            return datetime.date(int(m.group(3)), month, int(m.group(2))) if month else None
+        if m := _DAY_FIRST.fullmatch(text):
+            month = _MONTHS.get(m.group(2)[:3].lower())
+            return datetime.date(int(m.group(3)), month, int(m.group(1))) if month else None
+        if m := _NUMBERS.fullmatch(text):
+            first, second, year = int(m.group(1)), int(m.group(3)), int(m.group(4))
+            day_first = layout[:3] == ("dd", "mm", "yyyy")
+            if first > 12 >= second:
+                day_first = True
+            elif second > 12 >= first:
+                day_first = False
+            elif layout[2] != "yyyy":  # the layout's order says nothing of this one
+                return None
+            return (
+                datetime.date(year, second, first)
+                if day_first
+                else (datetime.date(year, first, second))
+            )
+    except ValueError:  # no such day
+        return None
+    return None
+
+
+def date_as_described(tool: AgentTool, arguments: dict[str, Any]) -> dict[str, Any]:
+    """`arguments` with each string value that is a date written in another layout than
+    the one its parameter's description gives ("The date, in the format MM-DD-YYYY")
+    rewritten in that layout: `2025-06-05` → `06-05-2025`. The 0.5B writes dates its own
+    way (ISO, or as the request words them) whatever the description asks. A value that
+    cannot be read as one date (`05/06/2025` for a year-first layout: which is the
+    month?), or holds more than a date, is left as it is; `arguments` itself comes back
+    when nothing changes."""
+    properties = tool.input_schema.get("properties")
+    if not isinstance(properties, dict):
+        return arguments
+    fixed = arguments
+    for name, value in arguments.items():
+        param = properties.get(name)
+        if not isinstance(value, str) or not isinstance(param, dict):
+            continue
+        layout = _layout(str(param.get("description") or ""))
+        date = _date(value, layout) if layout else None
+        if layout is None or date is None:
+            continue
+        parts = {"yyyy": f"{date.year:04d}", "mm": f"{date.month:02d}", "dd": f"{date.day:02d}"}
+        written = layout[3].join(parts[part] for part in layout[:3])
+        if written != value:
+            fixed = {**fixed, name: written}
     return fixed

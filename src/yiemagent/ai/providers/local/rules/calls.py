@@ -19,7 +19,11 @@ from yiemagent.ai.providers.local.grounding import (
     value_strings,
 )
 from yiemagent.ai.providers.local.prompt import call_key
-from yiemagent.ai.providers.local.repair import percent_as_fraction, repair_file_names
+from yiemagent.ai.providers.local.repair import (
+    date_as_described,
+    percent_as_fraction,
+    repair_file_names,
+)
 from yiemagent.ai.providers.local.rules.contract import CallRule, CallScene, Dropped, Repaired
 from yiemagent.types.tools import AgentTool
 
@@ -27,6 +31,7 @@ __all__ = [
     "AddsPart",
     "AnsweredRepeat",
     "ChainStepRule",
+    "DateFormat",
     "FileAsValue",
     "FileNames",
     "Grounded",
@@ -134,6 +139,26 @@ class PercentAsFraction(CallRule):
         self, tool: AgentTool, arguments: dict[str, Any], scene: CallScene
     ) -> Repaired | Dropped | None:
         fixed = percent_as_fraction(tool, arguments, scene.known)
+        if fixed is arguments:
+            return None
+        return Repaired(fixed, f"{show(tool.name, arguments)} → {json.dumps(fixed)}")
+
+
+class DateFormat(CallRule):
+    """Writes a date in the layout its parameter's description gives.
+
+    For "Book a table for June 5th, 2025." and a `date` described "in the format
+    MM-DD-YYYY", `book_table {"date": "2025-06-05"}` (bad: the tool parses month first)
+    becomes `book_table {"date": "06-05-2025"}` (good). Only a value that reads as one
+    date is rewritten (`repair.date_as_described`).
+    """
+
+    name = "date_format"
+
+    def judge(
+        self, tool: AgentTool, arguments: dict[str, Any], scene: CallScene
+    ) -> Repaired | Dropped | None:
+        fixed = date_as_described(tool, arguments)
         if fixed is arguments:
             return None
         return Repaired(fixed, f"{show(tool.name, arguments)} → {json.dumps(fixed)}")
