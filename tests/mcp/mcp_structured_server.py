@@ -22,7 +22,8 @@ from mcp.server.stdio import stdio_server
 
 ISSUES = {"issues": [{"id": 7, "title": "crash on start"}, {"id": 9, "title": "typo"}]}
 NO_INPUT: dict[str, Any] = {"type": "object", "properties": {}}
-TOOLS = ["issues", "data_only", "echoed", "empty_data"]
+TOOLS = ["issues", "data_only", "echoed", "empty_data", "off_schema"]
+COUNT = {"type": "object", "properties": {"count": {"type": "integer"}}, "required": ["count"]}
 
 
 async def list_tools(
@@ -44,6 +45,9 @@ async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.Call
     if params.name == "echoed":
         text = types.TextContent(type="text", text=json.dumps(ISSUES, indent=2))
         return types.CallToolResult(content=[text], structured_content=ISSUES)
+    if params.name == "off_schema":  # its output schema says count is an integer
+        text = types.TextContent(type="text", text="about 3")
+        return types.CallToolResult(content=[text], structured_content={"count": "about 3"})
     return types.CallToolResult(content=[], structured_content={})
 
 

@@ -36,3 +36,15 @@ async def test_structured_content_reaches_the_model_once() -> None:
     assert json.loads(text(echoed)) == ISSUES
     assert len(echoed.content) == 1
     assert not empty.is_error and json.loads(text(empty)) == {}
+
+
+async def test_structured_content_off_its_output_schema_is_still_the_result() -> None:
+    """The server declares an output schema its answer does not match: the call is not
+    failed for it (the model reads the content; the server is what it is)."""
+    async with MCPServerStdio(sys.executable, [SERVER], name="structured") as server:
+        store = ToolStore("structured")
+        await add_server(store, server)
+        [result] = await run_calls(store, ("off_schema", {}))
+    assert not result.is_error
+    assert text(result).startswith("about 3")
+    assert result.details == {"count": "about 3"}
