@@ -1,5 +1,5 @@
 """`FallbackModel` against real local HTTP servers on 127.0.0.1 (DESIGN §13): the next model
-answers when the first refuses connections, answers 5xx/429 after its retries or 401; a
+answers when the first refuses connections, answers 5xx/429 after its retries, 401 or 404; a
 failure after content was streamed, a 4xx request error and an abort do not fall through."""
 
 from __future__ import annotations
@@ -120,6 +120,29 @@ async def test_429_and_401_fall_through_but_400_does_not(
     assert "HTTP 400" in (message.error_message or "")  # type: ignore[attr-defined]
     assert len(second.requests) == before  # never asked
     assert not any(isinstance(e, FallbackEvent) for e in events)
+
+
+async def test_a_model_the_server_does_not_have_falls_through(
+    server: ReplayServer, second: ReplayServer
+) -> None:
+    """A 404 is about the model or the address, not the request: a retired model (or one
+    this key may not use) hands the call to the next model."""
+    gone = {
+        "error": {
+            "message": "The model `a` does not exist or you do not have access to it.",
+            "type": "invalid_request_error",
+            "code": "model_not_found",
+        }
+    }
+    server.enqueue(json_reply(404, gone))
+    second.enqueue(sse_reply(openai_chunks({"content": "b answers"})))
+    events, message = await collect(
+        FallbackModel([model_at(server.url, "a"), model_at(second.url, "b")])
+    )
+    assert message.text == "b answers" and message.model == "b"  # type: ignore[attr-defined]
+    assert len(server.requests) == 1  # not retried on the first
+    (fallback,) = [e for e in events if isinstance(e, FallbackEvent)]
+    assert fallback.error_type == "404" and "does not exist" in fallback.error_message
 
 
 @contextlib.contextmanager

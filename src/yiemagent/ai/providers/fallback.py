@@ -4,13 +4,14 @@
 place of one model. Each call goes to `a` first. When `a` fails *before any content was
 streamed* with a provider failure — the server could not be reached or reset the
 connection, answered 5xx or 429 after the provider's own retries, refused the key (401,
-403) or there was no key — the same request goes to `b`, and so on. The relayed stream
+403), does not have the model (404: a retired model, or one the key may not use) or there
+was no key — the same request goes to `b`, and so on. The relayed stream
 then carries a `fallback` event (`FallbackEvent`: which model failed and why), which the
 loop shows as a `message_update`, so the failures are in the run's events; the final
 message is the answering model's own (its `provider` and `model` say which one answered).
 
 Nothing falls through when the failure is not the provider's: an abort, a 4xx request
-error (400, 404, 422: the next model would be sent the same bad request), a failure after
+error (400, 422: the next model would be sent the same bad request), a failure after
 content was streamed (the consumer has seen it; a retry elsewhere would repeat it), or the
 last model failing. Those end the stream as the failing model ended it; when models before
 it failed, its error message then goes on to name each of them and why.
@@ -52,13 +53,14 @@ _PROVIDER_FAILURES = frozenset({"connection", "timeout", "retry_delay", "no_api_
 def falls_through(event: ErrorEvent) -> bool:
     """Whether a failed call may be retried on the next model: reason "error" with a
     provider failure class (`ErrorEvent.error_type`): connection, timeout, a too-long retry
-    delay, no API key, 401/403, 408, 429 or 5xx."""
+    delay, no API key, 401/403, 404 (the model or address, not the request, is unknown
+    there), 408, 429 or 5xx."""
     kind = event.error_type
     if event.reason != "error" or kind is None:
         return False
     if kind in _PROVIDER_FAILURES:
         return True
-    return kind.isdigit() and (kind in ("408", "429") or 500 <= int(kind) <= 599)
+    return kind.isdigit() and (kind in ("404", "408", "429") or 500 <= int(kind) <= 599)
 
 
 @dataclass(slots=True, frozen=True, init=False)
