@@ -155,6 +155,13 @@ def faux_server(
         yield url, tools
 
 
+def error_of(response: httpx.Response) -> str:
+    """The error text of an answer: `{"error": text}`, or on the OpenAI routes OpenAI's
+    `{"error": {"message": text, "type", ...}}`."""
+    error = response.json()["error"]
+    return str(error["message"] if isinstance(error, dict) else error)
+
+
 def sse(response: httpx.Response) -> Iterator[tuple[str | None, Any]]:
     """The (id, data) of each server-sent event of a streamed response; data parsed as JSON
     when it is JSON. Comments (keep-alive pings) are skipped."""

@@ -15,7 +15,7 @@ import httpx2 as httpx
 import pytest
 from hypothesis import HealthCheck, example, given, settings, strategies as st
 
-from tests.serve._kit import faux_server, run_events, sse
+from tests.serve._kit import error_of, faux_server, run_events, sse
 from yiemagent.sessions import PostgresSessionStore, SqliteSessionStore
 from yiemagent.types import AgentMessage, AssistantMessage
 
@@ -72,7 +72,7 @@ def test_text_that_cannot_be_stored_is_a_400_on_every_route(
     for route, body in bodies(LONE, "lone"):
         refused = post(client, route, body)
         assert refused.status_code == 400, (route, refused.text)
-        assert "lone surrogates" in refused.json()["error"], (route, refused.text)
+        assert "lone surrogates" in error_of(refused), (route, refused.text)
     assert stored(path, "lone") == []
     assert client.post("/v1/sessions/s/runs", content=b'{"input": NaN}').status_code == 400
 
@@ -99,7 +99,7 @@ def test_a_body_nested_too_deep_is_a_400_on_every_route(
         for body in (deep, '{"input": ' + deep + "}"):
             refused = client.post(route, content=body)
             assert refused.status_code == 400, (route, refused.text)
-            assert "recursion" in refused.json()["error"], (route, refused.text)
+            assert "recursion" in error_of(refused), (route, refused.text)
 
 
 def json_values(leaves: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
@@ -227,7 +227,7 @@ def test_a_stream_flag_that_is_no_boolean_is_a_400_not_a_stream(
     for flag in ["false", 0, "no", []]:
         answer = post(client, "/v1/chat/completions", {**chat, "stream": flag})
         assert answer.status_code == 400, (flag, answer.text)
-        assert '"stream" must be true or false' in answer.json()["error"]
+        assert '"stream" must be true or false' in error_of(answer)
     for flag in [False, None]:
         answer = post(client, "/v1/chat/completions", {**chat, "stream": flag})
         assert answer.json()["object"] == "chat.completion"

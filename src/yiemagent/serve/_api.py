@@ -53,9 +53,29 @@ class BadRequest(Exception):
     """A request the server cannot take (HTTP 400); the text says what is wrong."""
 
 
-def error(status: int, text: str) -> JSONResponse:
-    """The JSON error answer."""
-    return JSONResponse({"error": text}, status_code=status)
+def error(status: int, text: str, path: str = "") -> JSONResponse:
+    """The JSON error answer (`error_body`) to a request for `path`."""
+    return JSONResponse(error_body(status, text, path), status_code=status)
+
+
+OPENAI_PATHS = ("/v1/chat/completions", "/v1/models")
+"""The routes OpenAI clients call: their errors take OpenAI's shape."""
+
+
+def error_body(status: int, text: str, path: str = "") -> dict[str, Any]:
+    """`{"error": text}`; on an OpenAI route (`OPENAI_PATHS`), OpenAI's error object
+    (`{"error": {"message", "type", "param", "code"}}`), whose `message` the OpenAI SDKs
+    put in the exception they raise (given a bare text, they say only "Error code: 400")."""
+    if path.rstrip("/") not in OPENAI_PATHS:
+        return {"error": text}
+    kind = (
+        "authentication_error"
+        if status == 401
+        else "server_error"
+        if status >= 500
+        else "invalid_request_error"
+    )
+    return {"error": {"message": text, "type": kind, "param": None, "code": None}}
 
 
 async def read_json(request: Request) -> dict[str, Any]:

@@ -28,15 +28,16 @@ room for a few images in a prompt."""
 
 
 async def _busy(request: Request, exc: Exception) -> Response:
-    return error(409, busy_text(exc) if isinstance(exc, SessionBusyError) else str(exc))
+    text = busy_text(exc) if isinstance(exc, SessionBusyError) else str(exc)
+    return error(409, text, request.url.path)
 
 
 async def _bad(request: Request, exc: Exception) -> Response:
-    return error(400, str(exc))
+    return error(400, str(exc), request.url.path)
 
 
 async def _missing(request: Request, exc: Exception) -> Response:
-    return error(404, str(exc.args[0]) if exc.args else "not found")
+    return error(404, str(exc.args[0]) if exc.args else "not found", request.url.path)
 
 
 def create_app(

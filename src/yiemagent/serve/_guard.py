@@ -29,6 +29,7 @@ from urllib.parse import urlsplit
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from yiemagent.errors import ConfigError
+from yiemagent.serve._api import error_body
 
 __all__ = ["OPEN_PATHS", "Failures", "Guard", "check_origin", "is_loopback"]
 
@@ -75,8 +76,10 @@ def check_origin(origin: str) -> str:
     return origin
 
 
-async def _reply(send: Send, status: int, text: str, headers: list[tuple[bytes, bytes]]) -> None:
-    body = json.dumps({"error": text}).encode()
+async def _reply(
+    send: Send, status: int, text: str, headers: list[tuple[bytes, bytes]], path: str = ""
+) -> None:
+    body = json.dumps(error_body(status, text, path)).encode()
     await send(
         {
             "type": "http.response.start",
@@ -127,7 +130,7 @@ class Guard:
         if self.token is None and scope["path"] != "/healthz":
             refusal = self._stranger(scope)
             if refusal is not None:
-                await _reply(send, *refusal, [])
+                await _reply(send, *refusal, [], scope["path"])
                 return
         if self.token is not None and not self._allowed(scope):
             await _reply(
@@ -135,6 +138,7 @@ class Guard:
                 401,
                 "missing or wrong token: send Authorization: Bearer <token>",
                 [(b"www-authenticate", b"Bearer")],
+                scope["path"],
             )
             return
         if scope["method"] in ("GET", "HEAD", "OPTIONS"):
@@ -142,7 +146,9 @@ class Guard:
             return
         body = await self._read_body(scope, receive)
         if body is None:
-            await _reply(send, 413, f"request body over {self.max_body_bytes} bytes", [])
+            await _reply(
+                send, 413, f"request body over {self.max_body_bytes} bytes", [], scope["path"]
+            )
             return
         await self.app(scope, _replay(body, receive), send)
 
@@ -227,7 +233,8 @@ class Failures:
             if started:
                 raise
             logger.exception("%s %s failed", scope["method"], scope["path"])
-            await _reply(send, 500, f"the server failed: {type(exc).__name__}: {exc}", [])
+            text = f"the server failed: {type(exc).__name__}: {exc}"
+            await _reply(send, 500, text, [], scope["path"])
 
 
 def _netloc_part(text: str, part: str, *, whole: bool = False) -> str:
