@@ -105,3 +105,35 @@ def test_regenerate_before_a_handoff_answers_with_the_agent_active_there() -> No
         assert [m.agent for m in store.load("t") if isinstance(m, AssistantMessage)] == ["router"]
         ui_chat(client, {"id": "t", "messages": [first, user("and you?")]})
         assert store.load("t")[-1].agent == "router"  # type: ignore[union-attr]
+
+
+def test_an_edited_question_replaces_it_and_what_followed() -> None:
+    """`useChat`'s `sendMessage({text, messageId})` edits an earlier user message: the
+    client drops everything after it and sends the edited text under the same id with
+    `trigger: "submit-message"`. The session is cut back the same way, so the model does
+    not read the old question and answers the client no longer shows."""
+    store = InMemorySessionStore()
+    with faux_server(store) as (url, _), httpx.Client(base_url=url) as client:
+        first, second = user("weather Oslo"), user("weather Lima")
+        ui_chat(client, {"id": "c", "messages": [first]})
+        ui_chat(client, {"id": "c", "messages": [first, second]})
+
+        edited = {**first, "parts": [{"type": "text", "text": "weather Rome"}]}
+        chunks = ui_chat(
+            client,
+            {
+                "id": "c",
+                "trigger": "submit-message",
+                "messageId": first["id"],
+                "messages": [edited],
+            },
+        )
+        assert "".join(c["delta"] for c in chunks if c["type"] == "text-delta") == (
+            "Done: sunny in Rome"
+        )
+        assert user_texts(store, "c") == ["weather Rome"]
+        assert [m.role for m in store.load("c")] == ["user", "assistant", "toolResult", "assistant"]
+
+        # a plain new message (no messageId) is still added after what the session holds
+        ui_chat(client, {"id": "c", "trigger": "submit-message", "messages": [edited, second]})
+        assert user_texts(store, "c") == ["weather Rome", "weather Lima"]

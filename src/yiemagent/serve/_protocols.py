@@ -8,7 +8,9 @@ own tool calls and results are not (the agent's tools run here). A request that 
 held tool calls (approvals) decides them and resumes the run instead. A request that
 regenerates an answer (`useChat`'s regenerate) asks its last user message again: when the
 session holds that question at the same place (the same count of user messages, the same
-text), the session is first cut back to before it, so it is asked once, not twice.
+text), the session is first cut back to before it, so it is asked once, not twice. A
+request that edits a user message (`useChat`'s `sendMessage` with a `messageId`) cuts the
+session back to before its user message of the same number, whatever its text was.
 """
 
 from __future__ import annotations
@@ -64,6 +66,9 @@ class Conversation:
     regenerate: bool = False
     """The prompt asks again a question the session may already hold (see the module
     docstring)."""
+    edit: bool = False
+    """The prompt replaces the client's user message of the same number (an edit), whatever
+    its text was: with `regenerate`, the session is cut back to before that message."""
 
     def add(
         self, role: str, text: str, attached: Sequence[ImageContent | DocumentContent] = ()
@@ -150,7 +155,9 @@ def _before_asked_again(
         return None
     at = users[nth]
     asked = messages[at]
-    if not isinstance(asked, UserMessage) or _user_text(asked) != _user_text(conversation.prompt):
+    if not isinstance(asked, UserMessage):
+        return None
+    if not conversation.edit and _user_text(asked) != _user_text(conversation.prompt):
         return None
     return list(messages[:at])
 

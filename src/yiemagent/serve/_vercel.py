@@ -3,7 +3,9 @@ transport): UI messages in, UI message chunks out as server-sent events, header
 `x-vercel-ai-ui-message-stream: v1`, ending with `data: [DONE]`.
 
 The chat `id` is the session; `trigger: "regenerate-message"` asks the last user message
-again in place of its old answer (`_protocols`). One assistant message per run: `start`,
+again in place of its old answer, and a `messageId` naming the last (user) message with
+`trigger: "submit-message"` is an edit of it, in place of it and all that followed
+(`_protocols`). One assistant message per run: `start`,
 then per model call `start-step` … `finish-step`, text as `text-start/-delta/-end`, thinking as
 `reasoning-start/-delta/-end`, tool calls as
 `tool-input-start/-delta/-available` and, once run here, `tool-output-available` (or
@@ -100,6 +102,11 @@ def conversation_of(data: dict[str, Any]) -> Conversation:
         conversation.add(str(message.get("role")), text, attached)
     conversation.regenerate = data.get("trigger") == "regenerate-message"
     last = messages[-1]
+    edited = data.get("messageId")
+    if data.get("trigger") == "submit-message" and edited and last.get("id") == edited:
+        # `sendMessage({text, messageId})`: the client replaced that user message and
+        # dropped what followed it; the session drops the same
+        conversation.regenerate = conversation.edit = last.get("role") == "user"
     if last.get("role") == "assistant":
         for part in last["parts"]:
             approval = part.get("approval") if isinstance(part, dict) else None
