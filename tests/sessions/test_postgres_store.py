@@ -161,6 +161,21 @@ def test_bad_configuration_is_one_clear_config_error(
         PostgresSessionStore(postgres_dsn)
 
 
+@pytest.mark.parametrize(
+    "dsn",
+    [
+        "postgresql://yiem:s3cretpw@[::1/db",  # an unclosed IPv6 host: psycopg quotes the URI
+        "host=127.0.0.1 port=1 password='s3cretpw",  # an unclosed quote
+    ],
+)
+def test_a_dsn_that_does_not_parse_keeps_its_password_out_of_the_error(dsn: str) -> None:
+    """psycopg's parse error quotes the whole connection string, password and all, and the
+    store put it in its ConfigError (whose own repr hid the password)."""
+    with pytest.raises(ConfigError, match="cannot connect") as caught:
+        PostgresSessionStore(dsn, connect_timeout_s=1)
+    assert "s3cretpw" not in str(caught.value), str(caught.value)
+
+
 @pytest.mark.timeout(120)
 async def test_an_append_cut_after_its_commit_is_stored_once(postgres_dsn: str) -> None:
     """The connection breaks after the server committed an append and before the client

@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import re
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -106,7 +107,8 @@ class PostgresSessionStore:
                 self.dsn, autocommit=True, connect_timeout=max(1, round(self._connect_timeout_s))
             )
         except psycopg.Error as exc:
-            raise ConfigError(f"cannot connect to the session database {self!r}: {exc}") from exc
+            said = _scrubbed(str(exc), self.dsn)  # a parse error quotes the whole dsn
+            raise ConfigError(f"cannot connect to the session database {self!r}: {said}") from exc
 
     def _setup(self) -> None:
         sql, conn = self._sql, self._conn
@@ -416,6 +418,16 @@ def _busy(session_id: str, holder: lease.LeaseHolder) -> SessionBusyError:
         session_id=session_id,
         holder=holder.describe(),
     )
+
+
+def _scrubbed(text: str, dsn: str) -> str:
+    """`text` with every password `dsn` holds (`user:PASSWORD@` in a URI, `password=...`
+    in either form) replaced by `***`, found without parsing `dsn`, which may not parse."""
+    found = re.findall(r"://[^/@:]*:([^@/]+)@", dsn)
+    found += re.findall(r"(?i)password\s*=\s*'?([^'&\s]+)", dsn)
+    for secret in sorted(set(found), key=len, reverse=True):
+        text = text.replace(secret, "***")
+    return text
 
 
 def _without_password(dsn: str) -> str:
