@@ -51,6 +51,14 @@ def test_bad_options_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[
     argv = ["serve", "--port", "0", "--model", "openai/gpt-4o-mini"]
     err = one_line_error(capsys, [*argv, "--sessions", f"postgresql://127.0.0.1:{dead}/x"])
     assert err.startswith("yiem: error: --sessions postgresql://")
+    # the password in a URL is never said back (the store's own text hides it already)
+    for url in (
+        f"postgresql://bob:s3cretpw@127.0.0.1:{dead}/x",
+        f"postgresql://bob@127.0.0.1:{dead}/x?sslmode=disable&password=s3cretpw",
+    ):
+        err = one_line_error(capsys, [*argv, "--sessions", url])
+        assert "s3cretpw" not in err, err
+        assert err.startswith(f"yiem: error: --sessions {url.replace('s3cretpw', '***')}: ")
     # A SQLite file in a folder that does not exist is refused, as `yiem batch --out` and
     # `yiem trace --html` refuse theirs; it used to make the folders silently.
     missing = tmp_path / "typo" / "deeper" / "sessions.db"

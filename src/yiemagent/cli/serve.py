@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 import socket
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
+from urllib.parse import urlsplit, urlunsplit
 
 import typer
 
@@ -74,7 +76,25 @@ def open_store(where: str | None) -> SessionStore:
             path.parent.mkdir(parents=True, exist_ok=True)
         return SqliteSessionStore(path)
     except (ConfigError, OSError) as exc:
-        raise CliError(f"--sessions {where or ''}: {exc}".replace(": :", ":")) from exc
+        shown = _without_password(where or "")
+        raise CliError(f"--sessions {shown}: {exc}".replace(": :", ":")) from exc
+
+
+def _without_password(where: str) -> str:
+    """`--sessions` as said in a message: a URL's password (`user:PASSWORD@`, or a
+    `password=` parameter) replaced by `***`, as the store's own messages hide it."""
+    if "://" not in where:
+        return where
+    try:
+        parts = urlsplit(where)
+    except ValueError:  # not a URL after all (an unclosed [IPv6]): show none of it
+        return where.split("://", 1)[0] + "://…"
+    netloc = parts.netloc
+    userinfo, at, host = netloc.rpartition("@")
+    if at and ":" in userinfo:
+        netloc = f"{userinfo.split(':', 1)[0]}:***@{host}"
+    query = re.sub(r"(?i)(^|&)(password=)[^&]*", r"\1\2***", parts.query)
+    return urlunsplit(parts._replace(netloc=netloc, query=query))
 
 
 def _tools(folder: Path | None, model: Model) -> list[AgentTool]:
