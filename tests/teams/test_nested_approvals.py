@@ -151,3 +151,40 @@ async def test_a_sub_run_approval_survives_sigkill_and_runs_once(tmp_path: Path)
         "left": 0,
     }
     assert runs.read_text().split() == ["sub1"]  # the approved tool ran exactly once
+
+
+async def test_a_sub_run_held_twice_runs_each_call_once_with_its_own_decision() -> None:
+    """A sub-run whose first batch runs one call and holds another, then holds a second
+    call in a later turn: resuming never runs a call again, and the first decision is not
+    taken for the second hold."""
+    ran: list[str] = []
+    researcher, _ = scripted(
+        "researcher",
+        [calls(("lookup", {"n": 1}), ("charge", {"n": 5})), calls(("refund", {"n": 2})), "done"],
+        tools=[
+            recording_tool("lookup", ran),
+            recording_tool("charge", ran, requires_approval=True),
+            recording_tool("refund", ran, requires_approval=True),
+        ],
+    )
+    lead, lead_fm = scripted(
+        "lead",
+        [calls(("researcher", {"input": "settle it"})), "settled"],
+        tools=[researcher.as_tool()],
+    )
+
+    await lead.prompt("settle my account")
+    [charge] = lead.pending_approvals
+    assert charge.tool_name == "charge" and len(ran) == 1  # lookup ran, charge waits
+
+    lead.approve(charge.tool_call_id)
+    held = await lead.resume()  # held again, before the lead's model was asked anything
+    assert held.stop_reason == "toolUse" and held.tool_calls[0].name == "researcher"
+    [refund] = lead.pending_approvals
+    assert refund.tool_name == "refund" and refund.agent_path == ("lead", "researcher")
+    assert len(ran) == 2  # charge ran once; lookup not again; refund waits
+
+    lead.reject(refund.tool_call_id, "no refunds today")
+    assert (await lead.resume()).text == "settled"
+    assert len(ran) == 2 and lead.pending_approvals == []
+    assert transcript_problems(lead_fm.contexts[-1].messages) == []

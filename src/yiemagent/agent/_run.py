@@ -298,7 +298,7 @@ class RunDriver:
                     new = await run_agent_loop(
                         prompts, context, config, emit, signal, stream_fn, converter=converter
                     )
-            answer = final_message(new, recorder, model, signal.aborted)
+            answer = final_message(new, recorder, model, signal.aborted, messages)
             if answer.stop_reason in ("error", "aborted") and state.error_message is None:
                 state.error_message = answer.error_message  # e.g. aborted during the tools
             return answer, new
@@ -738,11 +738,18 @@ class RunRecorder:
 
 
 def final_message(
-    new: Sequence[AgentMessage], recorder: RunRecorder, model: Model, aborted: bool
+    new: Sequence[AgentMessage],
+    recorder: RunRecorder,
+    model: Model,
+    aborted: bool,
+    earlier: Sequence[AgentMessage] = (),
 ) -> AssistantMessage:
     """A run's answer: after a terminating batch the "tool_use_terminated" summary of
     its results, else the run's last assistant message; a run aborted after
-    that message answers with a new, empty "aborted" message (not in the history)."""
+    that message answers with a new, empty "aborted" message (not in the history). A
+    resumed run that holds calls again before any model call (a sub-agent's next held
+    call) answers with the message of `earlier` (the transcript before it) whose calls
+    still wait, as the run that first held them did."""
     turn = recorder.last_turn
     if recorder.end is not None and recorder.end.reason == "terminate" and turn is not None:
         content: list[Any] = [TextContent("Tool execution completed.")]
@@ -760,6 +767,8 @@ def final_message(
             error_message="One or more tool calls failed" if failed else None,
         )
     last = next((m for m in reversed(new) if isinstance(m, AssistantMessage)), None)
+    if last is None and recorder.end is not None and recorder.end.reason == "awaiting_approval":
+        last = next((m for m in reversed(earlier) if isinstance(m, AssistantMessage)), None)
     ended_by_abort = recorder.end is not None and recorder.end.reason == "aborted"
     if last is not None and (last.stop_reason == "aborted" or not ended_by_abort):
         return last
