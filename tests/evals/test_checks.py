@@ -164,3 +164,17 @@ def test_max_turns_and_max_cost() -> None:
 def test_a_check_without_its_argument_needs_the_cases_expected() -> None:
     with pytest.raises(ConfigError, match="no 'expected'"):
         contains()(run_of("x"))
+
+
+def test_a_boolean_is_not_the_number_one() -> None:
+    """JSON keeps `true` and `1` apart (Python's `True == 1` does not): a model that
+    passes `1` for a flag, or `true` for a count, has not made the expected call."""
+    flagged = run_of("ok", [("set_alarm", {"on": 1, "count": True, "level": 2.0})])
+    assert not verdict(tool_called("set_alarm", {"on": True}), flagged).passed
+    assert not verdict(tool_called("set_alarm", {"count": 1}), flagged).passed
+    assert verdict(tool_called("set_alarm", {"level": 2}), flagged).passed  # numbers are numbers
+    assert not verdict(output_is({"ok": True}), run_of('{"ok": 1}')).passed
+    assert not verdict(output_is([0]), run_of("[false]")).passed
+    assert verdict(output_is({"n": 1}), run_of('{"n": 1.0}')).passed
+    assert not verdict(equals(1), run_of("", output=True)).passed
+    assert verdict(equals(True), run_of("", output=True)).passed

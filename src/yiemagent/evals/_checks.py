@@ -146,14 +146,14 @@ class _Equals:
 
     def __call__(self, run: EvalRun) -> CheckResult:
         wanted = _expected(run, self.value, "equals")
-        if run.output is not None and run.output == wanted:  # a text output type's value
+        if run.output is not None and _json_equal(run.output, wanted):  # a text output's value
             return CheckResult(True)
         if run.output is not None and not isinstance(wanted, str):
             got: Any = run.output
         else:
             got = run.text.strip()
             wanted = str(wanted).strip()
-        if got == wanted:
+        if _json_equal(got, wanted):
             return CheckResult(True)
         return CheckResult(False, f"got {_quote(got)}, expected {_quote(wanted)}")
 
@@ -193,7 +193,20 @@ def _subset(want: Any, got: Any, substring: bool) -> bool:
         )
     if substring and isinstance(want, str):
         return want.lower() in str(got).lower()
-    return bool(want == got)
+    return _json_equal(want, got)
+
+
+def _json_equal(a: Any, b: Any) -> bool:
+    """Equal as JSON values: Python's `==`, except that a boolean equals only a boolean
+    (`True == 1` in Python; `true` and `1` are different JSON values), also inside lists
+    and objects. Numbers compare by value (`1` equals `1.0`)."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool) and a is b
+    if isinstance(a, Mapping) and isinstance(b, Mapping):
+        return a.keys() == b.keys() and all(_json_equal(a[k], b[k]) for k in a)
+    if isinstance(a, list | tuple) and isinstance(b, list | tuple):
+        return len(a) == len(b) and all(_json_equal(x, y) for x, y in zip(a, b, strict=True))
+    return bool(a == b)
 
 
 @dataclass(frozen=True, slots=True)
@@ -330,7 +343,7 @@ class _OutputIs:
                 got = check_output(run.text, {})
             except ValueError as exc:
                 return CheckResult(False, str(exc))
-        if got == wanted:
+        if _json_equal(got, wanted):
             return CheckResult(True)
         return CheckResult(False, f"got {_quote(got)}, expected {_quote(wanted)}")
 
