@@ -146,3 +146,19 @@ def test_the_trace_totals_count_what_sub_agents_spent(
     assert timeline.summary["cost"] == "$0.004000"
     writer = next(b for turn in timeline.turns for b in turn.bars if b.id == "w1")
     assert writer.details["tokens"] == "10 in (0 cached), 5 out"  # the sub-run's, on its call
+
+
+async def test_the_chat_view_shows_an_output_given_through_the_output_tool() -> None:
+    """`yiem chat --agent` on a file with an `output_schema`: the answer came as the output
+    tool's call only ("✓ final_result(n=391) → Final result accepted."), never as the
+    value, which `yiem run`, `yiem serve` and `yiem batch` give as JSON."""
+    from yiemagent import Agent
+    from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
+
+    fm = FauxModel([faux_message(faux_tool_call("final_result", {"n": 391}))])
+    schema = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+    agent = Agent("count", model=fm.model, stream_fn=fm.stream_fn, output_type=schema)
+    lines = watch(agent)
+    assert (await agent.prompt("17 * 23?")).output == {"n": 391}
+    text = [str(line) for line in lines]
+    assert '{"n": 391}' in text, text

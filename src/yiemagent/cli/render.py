@@ -40,6 +40,7 @@ __all__ = [
     "counted",
     "nested_line",
     "one_line",
+    "output_answer",
     "usage_line",
 ]
 
@@ -60,6 +61,22 @@ def one_line(text: str, limit: int = _RESULT_CHARS) -> str:
     """`text` on one line, cut to `limit` characters with an ellipsis."""
     flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def output_answer(end: AgentEndEvent) -> str | None:
+    """The run's validated output as JSON text when the answer came through the output
+    tool, so that no text shown holds it (as `yiem serve` and `yiem batch` give it); None
+    otherwise (no output type, or the final text is the JSON already)."""
+    if end.reason != "stop" or end.output is None:
+        return None
+    from pydantic_core import to_jsonable_python
+
+    for message in reversed(end.messages):
+        if isinstance(message, AssistantMessage):
+            if not message.tool_calls:
+                return None
+            return json.dumps(to_jsonable_python(end.output), ensure_ascii=False)
+    return None
 
 
 def usage_line(usage: Usage, elapsed_s: float) -> str:

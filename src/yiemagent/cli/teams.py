@@ -23,11 +23,9 @@ import typer
 from yiemagent.types import (
     AgentEndEvent,
     AgentEvent,
-    AssistantMessage,
     Model,
     PendingApproval,
     ToolApproval,
-    ToolCall,
 )
 
 if TYPE_CHECKING:
@@ -103,7 +101,7 @@ def run_agent_file(
         CliError: another option that the agent file sets (`flags`: option -> value).
         ConfigError: a bad agent file.
     """
-    from yiemagent.cli.render import EventPrinter
+    from yiemagent.cli.render import EventPrinter, output_answer
 
     refuse_agent_flags(spec, flags)
     agent = agent_from_option(spec, model)
@@ -123,23 +121,7 @@ def run_agent_file(
     reason = asyncio.run(run_agent(prompt, agent, on_event, yes))
     if printer.closed:
         return "output_closed", None
-    return reason, _output_answer(ends[-1]) if ends and isinstance(printer, EventPrinter) else None
-
-
-def _output_answer(end: AgentEndEvent) -> str | None:
-    """The run's validated output as JSON text when the answer came through the output
-    tool, so that no text the printer showed holds it (as `yiem serve` and `yiem batch`
-    give it); None otherwise (no output type, or the final text is the JSON already)."""
-    if end.reason != "stop" or end.output is None:
-        return None
-    from pydantic_core import to_jsonable_python
-
-    for message in reversed(end.messages):
-        if isinstance(message, AssistantMessage):
-            if not any(isinstance(block, ToolCall) for block in message.content):
-                return None
-            return json.dumps(to_jsonable_python(end.output), ensure_ascii=False)
-    return None
+    return reason, output_answer(ends[-1]) if ends and isinstance(printer, EventPrinter) else None
 
 
 def refuse_agent_flags(spec: str, flags: dict[str, Any]) -> None:

@@ -23,7 +23,13 @@ from typing import Any, Literal
 
 from rich.text import Text
 
-from yiemagent.cli.render import GUARDRAIL_TEXTS, nested_line, one_line, usage_line
+from yiemagent.cli.render import (
+    GUARDRAIL_TEXTS,
+    nested_line,
+    one_line,
+    output_answer,
+    usage_line,
+)
 from yiemagent.types import (
     AgentEndEvent,
     AgentEvent,
@@ -289,6 +295,9 @@ class LiveView:
         final = self._final
         if event.reason == "aborted" and (final is None or final.stop_reason != "aborted"):
             self._commit(Text("⏹ aborted", style="yellow"))  # during the tools
+        answer = output_answer(event)  # given through the output tool: only its call shown
+        if answer is not None:
+            self._commit(Text(answer))
         usage = transcript_usage(event.messages)
         failed = final is None or final.stop_reason in ("error", "aborted")
         if not failed or usage.input or usage.output or usage.cache_read:
