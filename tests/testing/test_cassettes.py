@@ -311,3 +311,44 @@ async def test_a_recording_cut_short_ends_the_call_with_an_error(tmp_path: Path)
     agent = Agent("Answer in one short sentence.", model=replay(cassette))
     with pytest.raises(AgentRunError, match="the recorded answer has no end"):
         await asyncio.wait_for(agent.prompt("Hi"), 10)
+
+
+async def test_calls_a_server_streamed_at_once_replay_with_all_their_arguments(
+    tmp_path: Path,
+) -> None:
+    """A server streams three tool calls interleaved (a fragment of the first comes after
+    the second has started, and completes it with no event of its own): the replayed
+    calls have the arguments the recorded ones had, so the tools run the same and the next
+    request matches its recording."""
+    from tests.ai.servers import ReplayServer, Reply, load_sse, openai_chunks
+    from yiemagent import AgentTool
+
+    ran: list[dict[str, Any]] = []
+
+    async def look(call_id: str, args: dict[str, Any], signal: Any, on_update: Any) -> str:
+        ran.append(args)
+        return "ok"
+
+    def agent(model: Model) -> Agent[Any]:
+        tools = [
+            AgentTool(name, name, name, {"type": "object"}, look, parallel=True)
+            for name in ("get_weather", "get_time")
+        ]
+        return Agent(model=model, tools=tools)
+
+    cassette = tmp_path / "interleaved.jsonl"
+    with ReplayServer() as server:
+        server.enqueue(
+            Reply(events=load_sse("openai_parallel_tool_calls_interleaved.sse")),
+            Reply(events=openai_chunks({"role": "assistant", "content": "done"})),
+        )
+        model = Model(
+            id="m", provider="vllm", api="openai-completions", base_url=server.url + "/v1"
+        )
+        assert (await agent(record(model, cassette)).prompt("weather and time")).text == "done"
+    live, ran[:] = list(ran), []
+
+    replayed = agent(replay(cassette))
+    assert (await replayed.prompt("weather and time")).text == "done"
+    assert ran == live
+    assert {"city": "Paris", "unit": "C"} in ran

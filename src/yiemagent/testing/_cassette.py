@@ -502,6 +502,7 @@ def _apply(
         )
     elif kind in ("done", "error"):
         builder.set_usage(final.usage if isinstance(final.usage, Usage) else Usage())
+        _complete_calls(builder.message, final)
         if kind == "done":
             builder.done(event["reason"])
         else:
@@ -510,6 +511,18 @@ def _apply(
         for f in fields(AssistantMessage):
             if f.name not in ("content", "timestamp", "duration_ms", "role"):
                 setattr(message, f.name, getattr(final, f.name))
+
+
+def _complete_calls(message: AssistantMessage, final: AssistantMessage) -> None:
+    """Give the replayed tool calls the recorded final arguments: a provider completes a
+    call in place when a server streams several at once and a fragment of one comes after
+    the next has started, with no event for it, so the events alone leave it cut off."""
+    for block, recorded in zip(message.content, final.content, strict=False):
+        if not (isinstance(block, ToolCall) and isinstance(recorded, ToolCall)):
+            continue
+        if block.id == recorded.id:
+            block.arguments = recorded.arguments
+            block.partial_json = recorded.partial_json
 
 
 def replay(path: str | PathLike[str]) -> Model:
