@@ -187,6 +187,45 @@ async def test_serve_in_process_applies_hooks_and_timeouts() -> None:
             await server
 
 
+async def test_a_tool_that_needs_approval_is_an_error_result_and_does_not_run() -> None:
+    """A tool file with `requires_approval=True` (or a hook's `defer`) held the call, so
+    the pipeline gave no result and the server failed with IndexError ("list index out
+    of range", its traceback on stderr) instead of answering."""
+    ran: list[str] = []
+
+    @tool(requires_approval=True)
+    def remove_file(path: str) -> str:
+        """Delete a file.
+
+        Args:
+            path: The file.
+        """
+        ran.append(path)
+        return f"deleted {path}"
+
+    store = ToolStore("held")
+    store.register(remove_file)
+    ready: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+    server = asyncio.ensure_future(serve(store, "http", port=0, on_ready=ready.set_result))
+    try:
+        url = await asyncio.wait_for(ready, 30)
+        async with (
+            streamable_http_client(url) as (read, write),
+            ClientSession(read, write) as client,
+        ):
+            await client.initialize()
+            held = await client.call_tool("remove_file", {"path": "notes.txt"})
+            assert held.is_error and _text(held) == (
+                "Tool remove_file needs a person's approval, which this MCP server cannot "
+                "ask for: it did not run"
+            )
+    finally:
+        server.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await server
+    assert ran == []
+
+
 async def test_a_tool_mcp_cannot_carry_is_left_out_not_the_whole_list(
     caplog: pytest.LogCaptureFixture,
 ) -> None:

@@ -7,7 +7,9 @@ validation, `before_tool_call`, the tool's timeout (or `tool_timeout_s`), `after
 (to finalize). Every problem is an `isError` result, never a protocol error, so the
 client's model can correct itself. `on_update` partials become `notifications/progress`
 (when the client asked for progress). `notifications/cancelled` aborts the call's signal;
-the tool gets the pipeline's abort grace, then is abandoned. A tool whose input schema is
+the tool gets the pipeline's abort grace, then is abandoned. A call held for approval (a
+tool's `requires_approval`, a hook's `defer`) does not run: no one can approve it here, so
+it is an `isError` result saying so. A tool whose input schema is
 of a type other than object is not listed (MCP cannot carry it), with one warning; one that
 names no type is listed as an object.
 """
@@ -153,6 +155,14 @@ async def _run_call(
             logger.debug("could not send progress for %s", call.name, exc_info=True)
 
     batch = await execute_tool_calls_sequential(context, message, [call], config, signal, emit)
+    if not batch.messages:  # held for approval (requires_approval, a hook's defer): no result
+        from mcp.types import CallToolResult, TextContent as McpText
+
+        text = (
+            f"Tool {call.name} needs a person's approval, which this MCP server cannot ask "
+            "for: it did not run"
+        )
+        return CallToolResult(content=[McpText(type="text", text=text)], is_error=True)
     return result_to_mcp(batch.messages[0])
 
 
