@@ -4,8 +4,10 @@ failed case and on a regression against a baseline, and one line for a bad datas
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -194,6 +196,47 @@ def test_a_results_file_with_a_torn_last_line_warns_as_the_command_does(
     warnings = [x for x in capsys.readouterr().err.splitlines() if "torn" in x]
     assert len(warnings) == 1, warnings
     assert warnings[0].startswith(f"yiem: warning: {runs}: dropping a torn last line ("), warnings
+
+
+@pytest.mark.parametrize("keep", [True, False], ids=["results", "no-results"])
+def test_ctrl_c_says_how_to_go_on(tmp_path: Path, keep: bool) -> None:
+    """An interrupted eval said only "yiem: interrupted", where yiem batch says to run the
+    same command again; with --results that is how an eval resumes too."""
+    import signal
+
+    cases = "".join(
+        f"  - name: c{i}\n    input: hi\n    metadata: {{kind: ok, delay_s: 0.5}}\n"
+        for i in range(12)
+    )
+    data = dataset(tmp_path, "cases:\n" + cases)
+    runs = tmp_path / "runs.jsonl"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "yiemagent.cli.main", "eval", str(data), "--agent",
+         "tests.batch._agents:make_faux_agent", "--concurrency", "1",
+         *(["--results", str(runs)] if keep else [])],
+        cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, stderr=subprocess.PIPE,
+        stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert process.stderr is not None
+    for line in process.stderr:  # "batch: 12 to run ...": the runs have started
+        if "to run" in line:
+            break
+    time.sleep(1.5)
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=120)
+    assert process.returncode == 130, stderr
+    last = stderr.strip().splitlines()[-1]
+    if keep:
+        assert last == (
+            f"yiem: interrupted; run the same command again to finish (the runs done are "
+            f"kept in {runs})"
+        )
+    else:
+        assert last == (
+            "yiem: interrupted; with --results RUNS.jsonl the runs done are kept and the "
+            "same command resumes"
+        )
+    assert "Traceback" not in stderr
 
 
 @pytest.mark.parametrize(

@@ -267,20 +267,28 @@ def eval_command(
         resolve_model(model, base_url)  # a bad model fails now, before any case runs
         base = CliAgentFactory(model, base_url, folder, system, max_turns)
         make_agent = EvalAgentFactory(base, root)
-    with results_file_option(results, "--results"), library_warnings_shown():
-        report = asyncio.run(
-            run_eval(
-                data,
-                make_agent,
-                repeat=repeat,
-                concurrency=concurrency,
-                backend="ray" if ray else "local",
-                address=address,
-                timeout_s=timeout,
-                results=results,
-                progress=True if sys.stderr.isatty() else "lines",
+    try:
+        with results_file_option(results, "--results"), library_warnings_shown():
+            report = asyncio.run(
+                run_eval(
+                    data,
+                    make_agent,
+                    repeat=repeat,
+                    concurrency=concurrency,
+                    backend="ray" if ray else "local",
+                    address=address,
+                    timeout_s=timeout,
+                    results=results,
+                    progress=True if sys.stderr.isatty() else "lines",
+                )
             )
+    except KeyboardInterrupt:  # Ctrl-C: say how to go on, as yiem batch does
+        hint = (
+            f"run the same command again to finish (the runs done are kept in {results})"
+            if results is not None
+            else "with --results RUNS.jsonl the runs done are kept and the same command resumes"
         )
+        raise CliError(f"interrupted; {hint}", 130) from None
     comparison = report.compare(old) if old is not None else None
     tty = sys.stdout.isatty()
     console = Console(highlight=False, width=None if tty else 160)
