@@ -218,3 +218,51 @@ async def test_a_frozen_http_server_fails_the_call_within_timeout_s_as_silent(
         assert "closed the connection while" not in text(frozen)
         [back] = await asyncio.wait_for(run_calls(store, ("echo", {"text": "back"})), 60)
         assert text(back) == "back"
+
+
+@pytest.mark.parametrize(
+    ("status", "reason", "challenge"),
+    [
+        (401, "Unauthorized", 'Bearer error="invalid_token", error_description="expired"'),
+        (403, "Forbidden", None),
+    ],
+)
+async def test_a_refused_token_says_the_http_status(
+    status: int, reason: str, challenge: str | None
+) -> None:
+    """A gateway in front of an MCP server refuses the token: the error says so (the
+    status, and the server's challenge), not only that the server answered an error."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Refuse(BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+        def do_POST(self) -> None:
+            body = b'{"error": "invalid_token"}'
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            if challenge:
+                self.send_header("WWW-Authenticate", challenge)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        do_GET = do_DELETE = do_POST
+
+    gateway = ThreadingHTTPServer(("127.0.0.1", 0), Refuse)
+    threading.Thread(target=gateway.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{gateway.server_address[1]}/mcp"
+        server = MCPServerHTTP(url, headers={"Authorization": "Bearer old"}, connect_timeout_s=10)
+        with pytest.raises(MCPConnectionError) as raised:
+            await add_server(ToolStore("refused"), server)
+        await server.close()
+    finally:
+        gateway.shutdown()
+        gateway.server_close()
+    said = str(raised.value)
+    assert f"HTTP {status} {reason}" in said, said
+    assert challenge is None or 'error="invalid_token"' in said
+    assert "Bearer old" not in said

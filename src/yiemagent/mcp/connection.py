@@ -108,6 +108,10 @@ class MCPServer:
         self._silences = 0
         """Reads the transport gave up on because the server sent nothing for
         `_silence_s` (counted by a transport that watches for it)."""
+        self._refusal: str | None = None
+        """The HTTP status (and challenge) of the last request the server refused, which
+        the SDK reports only as "Server returned an error response" (set by the HTTP
+        transport; taken by `_why`)."""
         self._tools: list[Tool] = []
         self._listeners: list[ToolsListener] = []
 
@@ -326,7 +330,8 @@ class MCPServer:
                 error = exc if isinstance(exc, MCPConnectionError) else None
                 if isinstance(exc, asyncio.CancelledError):  # `close` stopped the connect
                     error = MCPConnectionError(f"{self.label} was closed while connecting")
-                ready.set_exception(error or MCPConnectionError(f"{self.label}: {describe(exc)}"))
+                why = self._why(describe(exc))
+                ready.set_exception(error or MCPConnectionError(f"{self.label}: {why}"))
             elif not isinstance(exc, asyncio.CancelledError):
                 reason = describe(exc)
                 # A refused connection (the HTTP server is gone) delivered nothing, so the
@@ -418,7 +423,9 @@ class MCPServer:
             if exc.data == PROTOCOL_ERROR:  # the server broke the protocol (`WatchedStream`)
                 raise MCPCallError(exc.message) from None
             if exc.code != CONNECTION_CLOSED:
-                raise MCPCallError(f"{self.label} refused the call: {exc.message}") from None
+                raise MCPCallError(
+                    f"{self.label} refused the call: {self._why(exc.message)}"
+                ) from None
             closed = True
         except ValidationError as exc:
             raise MCPCallError(
@@ -429,6 +436,13 @@ class MCPServer:
             self._in_flight.discard(task)
         assert closed
         raise await self._settle_lost(name, silent=self._silences != silences)
+
+    def _why(self, error: str) -> str:
+        """`error` followed by the HTTP status of the request the server refused, when the
+        transport saw one (the SDK's own text does not say it: a 401 read as "Server
+        returned an error response")."""
+        refusal, self._refusal = self._refusal, None
+        return f"{error} ({refusal})" if refusal else error
 
     async def _settle_lost(self, tool: str, *, silent: bool) -> MCPCallError:
         """After CONNECTION_CLOSED: give the session a moment to wind down, so the error can

@@ -161,12 +161,17 @@ class MCPServerHTTP(MCPServer):
     def _heard_silence(self) -> None:
         self._silences += 1
 
+    def _heard_refusal(self, refusal: str | None) -> None:
+        self._refusal = refusal
+
     @contextlib.asynccontextmanager
     async def _transport(self) -> AsyncIterator[tuple[Any, Any]]:
         import httpx2
         from mcp.client.streamable_http import streamable_http_client
 
-        watch = _make_silence_watch(httpx2.AsyncHTTPTransport(), self._heard_silence)
+        watch = _make_silence_watch(
+            httpx2.AsyncHTTPTransport(), self._heard_silence, self._heard_refusal
+        )
         async with (
             httpx2.AsyncClient(
                 headers=self.headers, timeout=httpx2.Timeout(self.timeout_s), transport=watch
@@ -178,11 +183,17 @@ class MCPServerHTTP(MCPServer):
             yield streams
 
 
-def _make_silence_watch(inner: httpx2.AsyncBaseTransport, on_silence: Callable[[], None]) -> Any:
+def _make_silence_watch(
+    inner: httpx2.AsyncBaseTransport,
+    on_silence: Callable[[], None],
+    on_refusal: Callable[[str | None], None] | None = None,
+) -> Any:
     """An httpx transport around `inner` that reports each read timeout to `on_silence`
-    (the SDK turns it into a plain "stream ended", so the error could not say why) and
-    lifts the read bound of GET requests: the SDK's listening stream, idle while the
-    server has nothing to announce."""
+    (the SDK turns it into a plain "stream ended", so the error could not say why), each
+    POST's status to `on_refusal` (a refused one as "HTTP 401 Unauthorized" with the
+    server's `WWW-Authenticate` challenge, since the SDK says only that the server answered
+    an error; None for one it took), and lifts the read bound of GET requests: the SDK's
+    listening stream, idle while the server has nothing to announce."""
     import httpx2
 
     class SilenceWatch(httpx2.AsyncBaseTransport):
@@ -197,6 +208,8 @@ def _make_silence_watch(inner: httpx2.AsyncBaseTransport, on_silence: Callable[[
             except httpx2.ReadTimeout:
                 on_silence()
                 raise
+            if on_refusal is not None and request.method == "POST":
+                on_refusal(_refusal_text(response) if response.status_code >= 400 else None)
             response.stream = WatchedBody(response.stream)
             return response
 
@@ -219,3 +232,16 @@ def _make_silence_watch(inner: httpx2.AsyncBaseTransport, on_silence: Callable[[
             await self._body.aclose()
 
     return SilenceWatch()
+
+
+def _refusal_text(response: httpx2.Response) -> str:
+    """ "HTTP 401 Unauthorized", then the server's `WWW-Authenticate` challenge if any."""
+    from http import HTTPStatus
+
+    try:
+        phrase = HTTPStatus(response.status_code).phrase
+    except ValueError:
+        phrase = ""
+    text = f"HTTP {response.status_code} {phrase}".rstrip()
+    challenge = " ".join(response.headers.get("www-authenticate", "").split())[:300]
+    return f"{text}: {challenge}" if challenge else text
