@@ -30,6 +30,7 @@ from hypothesis import given, strategies as st
 
 from yiemagent.cli.main import main
 from yiemagent.cli.models_cmd import PipProgress
+from yiemagent.errors import install_hint
 
 VERSION = "1.0"
 PARTS = ("yiem-test-chunk-part1", "yiem-test-chunk-part2", "yiem-test-chunk-part3")
@@ -268,6 +269,25 @@ def test_an_unknown_name_is_one_line_listing_the_known_ones(setup: Setup) -> Non
     assert len(err.strip().splitlines()) == 1
     assert "unknown embedded model 'local/nope'" in line
     assert "local/qwen2.5-coder-0.5b" in line and "local/yiem-test-model" in line
+
+
+@pytest.mark.parametrize(
+    ("name", "extra"),
+    [("openai/gpt-4o-mini", "openai"), ("anthropic/claude-haiku-4-5", "anthropic")],
+)
+def test_a_model_a_server_runs_is_said_to_need_no_install(
+    capsys: pytest.CaptureFixture[str], name: str, extra: str
+) -> None:
+    """`yiem models install openai/gpt-4o-mini` said "unknown embedded model", as if the
+    name were wrong; it is a model `yiem models` lists, which runs on a server."""
+    assert main(["models", "install", name]) == 1
+    out, err = capsys.readouterr()
+    assert out == ""
+    (line,) = err.strip().splitlines()
+    assert line.startswith(
+        f"yiem: error: {name} runs on a server, not here: there is nothing to install but "
+        f"its SDK ({install_hint(extra)}); the embedded models are local/qwen2.5-coder-0.5b"
+    ), line
 
 
 def test_the_bundled_default_model_reads_as_already_installed(

