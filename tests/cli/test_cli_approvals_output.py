@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from yiemagent import ToolResultMessage
-from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
+from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_text, faux_tool_call
 from yiemagent.cli.approvals import NO_TERMINAL_REASON
 from yiemagent.cli.main import main
 from yiemagent.types import text_of
@@ -67,6 +67,34 @@ def test_yes_approves_held_calls(
     assert out.strip() == "Done."
     assert "approved (--yes): delete_file(" in err
     assert text_of(result_seen(fm).content).startswith("deleted ")
+
+
+def test_one_usage_line_counts_the_runs_before_and_after_the_decision(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`yiem run` printed a usage line when the run stopped on the held call, before the
+    question, and another after the decided run, which counted that run only: the last
+    line, where a user reads what the command spent, left out the first model call."""
+    from yiemagent.types import Usage
+
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    (tools / "delete_file.py").write_text(TOOL_FILE)
+    victim = tmp_path / "old.log"
+    victim.write_text("x")
+    spent = Usage(input=100, output=10, total_tokens=110)
+    held = faux_message(faux_tool_call("delete_file", {"path": str(victim)}, id="d1"))
+    held.usage = spent
+    done = faux_message(faux_text("Done."))
+    done.usage = Usage(input=30, output=5, total_tokens=35)
+    fm = FauxModel([held, done])
+    monkeypatch.setattr(
+        cli_main_module, "resolve_model", lambda spec, base_url, tool_calls=None: fm.model
+    )
+    assert main(["run", "delete old.log", "--tools", str(tools), "--yes"]) == 0
+    err = capsys.readouterr().err
+    usage = [line for line in err.splitlines() if line.startswith("tokens: ")]
+    assert len(usage) == 1 and usage[0].startswith("tokens: 130 in, 15 out · "), err
 
 
 def test_without_a_terminal_held_calls_are_rejected_saying_why(

@@ -163,6 +163,9 @@ class EventPrinter(_Printer):
         self.final: AssistantMessage | None = None
         self.end: AgentEndEvent | None = None
         self._speaker: str | None = None
+        self._held_spent = Usage()
+        """What runs that stopped on calls held for approval spent: the command's one usage
+        line, after the run that follows the decisions, includes it."""
 
     def _break_line(self) -> None:
         if self._line_open:
@@ -215,6 +218,11 @@ class EventPrinter(_Printer):
             self.end = event
             self._break_line()
             usage = transcript_usage(event.messages)
+            if event.reason == "awaiting_approval":  # the command goes on once decided
+                self._held_spent.add(usage)
+                return
+            usage.add(self._held_spent)
+            self._held_spent = Usage()
             failed = self.final is None or self.final.stop_reason in ("error", "aborted")
             if failed and not (usage.input or usage.output or usage.cache_read):
                 return  # nothing was spent: the error line is all there is to say
