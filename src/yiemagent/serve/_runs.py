@@ -32,7 +32,7 @@ from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from pydantic_core import to_json, to_jsonable_python
+from pydantic_core import PydanticSerializationError, to_json, to_jsonable_python
 
 from yiemagent.errors import SessionBusyError
 from yiemagent.types import (
@@ -96,7 +96,20 @@ def wire_json(event: AgentEvent) -> str:
     `toolcall_delta` names its call in `tool_call` (`{"type", "id", "name"}`; a call that
     repeats an earlier call's id goes with an empty one until `message_end` gives its own);
     `message_start` and `message_end` carry the message whole."""
-    return to_json(_wire(event), fallback=str).decode()
+    return _json(_wire(event))
+
+
+def _json(value: Any, **options: Any) -> str:
+    """`value` as JSON text (pydantic-core). A lone surrogate in a text (process output or a
+    file name decoded with `surrogateescape`, a character cut in half) cannot be UTF-8, so
+    it is sent as U+FFFD, never failing the event; the session keeps the text as it was."""
+    try:
+        return to_json(value, fallback=str, **options).decode()
+    except PydanticSerializationError:
+        from yiemagent.ai._sanitize import sanitize_surrogates
+
+        data = to_jsonable_python(value, fallback=str, **options)
+        return to_json(sanitize_surrogates(data), fallback=str).decode()
 
 
 def _wire(event: AgentEvent) -> Any:
@@ -220,7 +233,7 @@ class Run:
         if self.hold_text and event.type == "message_update":
             return
         if self.hold_text and event.type == "message_start" and event.message.role == "assistant":
-            held = to_json(event, exclude={"message": {"content"}}, fallback=str).decode()
+            held = _json(event, exclude={"message": {"content"}})
             self._append(held, None)
             return
         self._append(wire_json(event), None, event.type == "agent_end")
