@@ -102,6 +102,26 @@ def test_repeat_shows_pass_at_k_and_a_baseline_lists_the_regression(
     )
 
 
+def test_a_baseline_names_the_cases_it_has_that_this_run_has_not(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A case dropped from the dataset (or renamed) since the baseline is no regression,
+    and the summary said only "regressions: none; fixes: none": a case that failed before
+    could leave the dataset unseen. The cases on one side only are named."""
+    old = tmp_path / "old.json"
+    assert main(["eval", str(dataset(tmp_path)), "--agent", AGENT, "--json", str(old)]) == 0
+    capsys.readouterr()
+    renamed = DATASET.replace("name: capital", "name: capital_city")
+    code = main(["eval", str(dataset(tmp_path, renamed)), "--agent", AGENT, "--baseline",
+                 str(old)])  # fmt: skip
+    shown = capsys.readouterr()
+    assert code == 0, shown.err
+    assert (
+        f"against {old}: regressions: none; fixes: none; new: capital_city; not in this run: "
+        "capital"
+    ) in " ".join(shown.out.split())
+
+
 @pytest.mark.parametrize(
     ("text", "line"),
     [

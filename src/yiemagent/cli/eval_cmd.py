@@ -190,6 +190,11 @@ def _summary(report: EvalReport, comparison: Comparison | None, baseline: Path |
         regressions = ", ".join(comparison.regressions) or "none"
         fixes = ", ".join(comparison.fixes) or "none"
         line += f"\nagainst {baseline}: regressions: {regressions}; fixes: {fixes}"
+        # a case the dataset no longer has is no regression, but should not pass unseen
+        if comparison.new:
+            line += f"; new: {', '.join(comparison.new)}"
+        if comparison.missing:
+            line += f"; not in this run: {', '.join(comparison.missing)}"
     return line
 
 
