@@ -29,18 +29,19 @@ def test_a_place_nobody_named_is_dropped_and_a_named_one_kept() -> None:
     assert rule.judge(GET_WEATHER, {"city": "Paris"}, named) is None
 
 
-def test_a_list_item_one_of_the_items_choices_is_backed_by_the_choices() -> None:
-    # "facilities for disabled people" → ["Disabled Access"]: "access" is the choice's word.
+def test_a_list_item_of_the_items_choices_is_backed_when_the_request_asks_for_it() -> None:
+    # "facilities for disabled people" → ["Disabled Access"]: a word of the choice is
+    # asked for; "Cafe Inside", also a choice, is the model's own pick.
+    choices = ["Disabled Access", "Cafe Inside"]
     find = tool(
         "find_library",
-        {
-            "city": TEXT,
-            "needs": {"type": "array", "items": {"type": "string", "enum": ["Disabled Access"]}},
-        },
+        {"city": TEXT, "needs": {"type": "array", "items": {"type": "string", "enum": choices}}},
     )
     at = scene(conversation("A library with facilities for disabled people in Oslo."), [find])
     assert Grounded().judge(find, {"city": "Oslo", "needs": ["Disabled Access"]}, at) is None
-    assert isinstance(Grounded().judge(find, {"city": "Oslo", "needs": ["Cafe"]}, at), Dropped)
+    picked = {"city": "Oslo", "needs": ["Disabled Access", "Cafe Inside"]}
+    assert isinstance(Grounded().judge(find, picked, at), Dropped)
+    assert isinstance(Grounded().judge(find, {"city": "Oslo", "needs": ["Pool"]}, at), Dropped)
 
 
 def test_a_string_of_made_up_numbers_stops_the_call_while_it_is_written() -> None:

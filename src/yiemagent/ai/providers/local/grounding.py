@@ -287,18 +287,14 @@ def listed_choices(description: str) -> set[str]:
 
 
 def choice_words(param: Any) -> set[str]:
-    """The words of the values a parameter schema offers as its choices: its `enum`, the
-    values its description lists (`listed_choices`), and for an array those of its
-    `items` (`preferences: ["Disabled Access"]` is one of the items' enum). Empty for
-    anything but a dict."""
+    """The words of the values a parameter schema offers as its choices: its `enum`, and the
+    values its description lists (`listed_choices`). Empty for anything but a dict."""
     if not isinstance(param, dict):
         return set()
     enum = param.get("enum")
     found = words(" ".join(map(str, enum))) if isinstance(enum, list) else set()
     if isinstance(param.get("description"), str):
         found |= listed_choices(param["description"])
-    if isinstance(param.get("items"), dict):
-        found |= choice_words(param["items"])
     return found
 
 
@@ -328,6 +324,21 @@ def _unbacked(param: Any, value: Any, grounding: Grounding, *, choices: bool = T
     `grounding` does not back."""
     allowed = choice_words(param) if choices else set()
     missing: set[str] = set()
+    if choices and isinstance(value, list) and isinstance(param, dict):
+        # An item one of the items' choices is backed when the request asks for it by a
+        # word of it ("disabled people": "Disabled Access"); another choice is the
+        # model's own pick ("Hotels" for "restaurants in London").
+        items = param.get("items")
+        enum = items.get("enum") if isinstance(items, dict) else None
+        if isinstance(enum, list):
+            asked = [
+                v
+                for v in value
+                if isinstance(v, str)
+                and v in enum
+                and any(grounding.knows_word(w) for w in lettered(v))
+            ]
+            value = [v for v in value if v not in asked]
     for text in value_strings(value):
         missing |= {w for w in lettered(text) - allowed if not grounding.knows_word(w)}
         missing |= invented_numbers(text, grounding)
