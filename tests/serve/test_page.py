@@ -103,6 +103,38 @@ def untimed(text: str) -> str:
     return re.sub(r"\d+\.\d+ s", "", text)
 
 
+def steered_before_the_calls(url: str, tmp_path: Path) -> list[str]:
+    with browser_page(tmp_path / "profile") as page:
+        page.goto(url)
+        page.wait_for_selector("text=What can I do for you?")
+        ask(page, "weather Oslo Lima")
+        page.wait_for_selector("#stop")  # running: the model is still writing its calls
+        assert page.locator(".tool").count() == 0
+        ask(page, "and Paris?")  # typed now: delivered after the calls' results
+        page.wait_for_selector(".assistant:has-text('echo: and Paris?')")
+        page.wait_for_selector("#state:text('idle')")
+        return list(
+            page.evaluate(
+                """() => [...document.querySelectorAll('#msgs > .msg, #msgs > .tool')]
+                .map((n) => n.classList.contains('tool') ? 'tool'
+                  : n.classList.contains('user') ? 'user: ' + n.dataset.text : 'assistant')"""
+            )
+        )
+
+
+async def test_a_steer_typed_before_the_calls_shows_where_it_was_delivered(
+    tmp_path: Path,
+) -> None:
+    """A steering message typed while the model was still writing its tool calls stayed
+    where it was typed, above the calls' cards, though the agent took it after their
+    results (the stored session, and the page reopened, have it there)."""
+    store = InMemorySessionStore()
+    with faux_server(store, Tools(delay_s=2.0), delay_s=0.25) as (url, _):
+        order = await asyncio.to_thread(steered_before_the_calls, url, tmp_path)
+    assert order[:2] == ["user: weather Oslo Lima", "tool"], order
+    assert order.index("user: and Paris?") > max(i for i, x in enumerate(order) if x == "tool")
+
+
 def stopped_then_reopened(url: str, tmp_path: Path) -> None:
     with browser_page(tmp_path / "profile") as page:
         page.goto(url)
