@@ -359,6 +359,34 @@ async def test_an_agent_file_builds_agents_on_mcp_servers_started_once(tmp_path:
     assert after.is_error and "is not connected" in text(after), text(after)
 
 
+async def test_an_mcp_command_runs_in_the_files_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`mcp = ["python server.py"]` beside the file, as `tools` folders are: started from
+    another folder, the server's own file was not found ("can't open file"), and the load
+    failed with "MCP server ...: MCPError: Connection closed"."""
+    pytest.importorskip("mcp", reason="the mcp extra is not installed")
+    import shutil
+
+    from tests.mcp._kit import run_calls, text
+    from tests.mcp.conftest import SERVER
+
+    team = tmp_path / "team"
+    team.mkdir()
+    shutil.copy(SERVER, team / "server.py")
+    path = write_team(
+        team, f"[agents.helper]\nmcp = [{json.dumps(sys.executable + ' server.py')}]\n"
+    )
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    async with AgentFile(path) as file:
+        agent = file.build()
+        [result] = await run_calls(agent.tool_store, ("echo", {"text": "here"}))
+        assert not result.is_error and text(result) == "here", text(result)
+        await agent.close()
+
+
 def test_a_file_that_fails_to_load_stops_the_mcp_servers_it_started(tmp_path: Path) -> None:
     """A bad key in a later table, or a later server that does not start: the agents
     built so far were dropped with their MCP servers still running."""

@@ -294,9 +294,9 @@ def _build(
         return agent
     try:
         if shared is not None:
-            shared.add_tools(agent, table, lambda: get("mcp", _servers))
+            shared.add_tools(agent, table, lambda: get("mcp", lambda v: _servers(base, v)))
         else:
-            servers = get("mcp", _servers)
+            servers = get("mcp", lambda v: _servers(base, v))
             for server in servers:
                 agent.own(server)  # closed with the agent, also when connecting failed
             _connect(agent.tool_store, servers)
@@ -488,7 +488,9 @@ def _limits(value: Any) -> UsageLimits:
         raise _Problem(f"unknown limit: {exc}") from None
 
 
-def _servers(value: Any) -> list[Any]:
+def _servers(base: Path, value: Any) -> list[Any]:
+    """The `mcp` servers; a command runs in the file's folder, so `python server.py` beside
+    the file works from anywhere, as `tools` folders relative to it do."""
     from yiemagent.mcp import MCPServerHTTP, MCPServerStdio
 
     servers: list[Any] = []
@@ -496,7 +498,7 @@ def _servers(value: Any) -> list[Any]:
         if item.startswith(("http://", "https://")):
             servers.append(MCPServerHTTP(item))
         elif item.strip():
-            servers.append(MCPServerStdio(item))  # a ConfigError for an unclosed quote
+            servers.append(MCPServerStdio(item, cwd=base))  # a ConfigError: unclosed quote
         else:
             raise _Problem("an empty server command")
     return servers
