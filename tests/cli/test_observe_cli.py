@@ -139,3 +139,24 @@ def test_trace_writes_its_page_readable_as_any_file_the_umask_allows(
         assert stat.S_IMODE(page.stat().st_mode) == 0o640
     finally:
         os.umask(old)
+
+
+def test_trace_reads_a_log_from_stdin_and_writes_the_page_to_stdout(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """`-` as the log or as `--html` named a file "-": `yiem run --json ... | yiem trace -
+    --html page.html` said "- is not a file", and `--html - > page.html` left page.html
+    empty and a page in a file called "-"."""
+    import io
+
+    use_faux(monkeypatch, calculator_then_answer("cli-trace-stdio"))
+    assert main(["run", "What is 17 * 23?", "--json"]) == 0
+    log = capsys.readouterr().out
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "stdin", io.StringIO(log))
+    assert main(["trace", "-", "--html", "-"]) == 0
+    shown = capsys.readouterr()
+    assert shown.out.lower().startswith("<!doctype html>")
+    assert "17 * 23 = 391" in shown.out
+    assert shown.err.strip() == "wrote the page to standard output (2 turns, 3 calls)"
+    assert list(tmp_path.iterdir()) == []  # no file named "-"

@@ -89,10 +89,14 @@ def _not_over(html_out: Path, source: Path, what: str) -> None:
 
 def trace(
     source: Annotated[
-        str, typer.Argument(help="A `yiem run --json` event log file, or a stored session id.")
+        str,
+        typer.Argument(
+            help="A `yiem run --json` event log file (- for stdin), or a stored session id."
+        ),
     ],
     html_out: Annotated[
-        Path, typer.Option("--html", help="Where to write the timeline page (HTML).")
+        Path,
+        typer.Option("--html", help="Where to write the timeline page (HTML); - for stdout."),
     ],
     db: Annotated[
         Path | None,
@@ -105,8 +109,14 @@ def trace(
     from yiemagent.telemetry import load_timeline, timeline_html
 
     path = Path(source)
-    if path.is_file() and not _is_sqlite(path):
-        _not_over(html_out, path, "the run's log")
+    to_stdout = str(html_out) == "-"  # `--html -`: the page on standard output
+    if source == "-":  # `yiem run --json ... | yiem trace - --html page.html`
+        from yiemagent.telemetry import timeline_from_event_lines
+
+        timeline = timeline_from_event_lines(sys.stdin, title="standard input")
+    elif path.is_file() and not _is_sqlite(path):
+        if not to_stdout:
+            _not_over(html_out, path, "the run's log")
         timeline = load_timeline(source)
     elif path.is_file():
         raise ConfigError(f"{source} is a session database: give the session id and --db {source}")
@@ -116,16 +126,23 @@ def trace(
             f"{source}: {what} (give a yiem run --json log, or a stored session's id)"
         )
     else:
-        _not_over(html_out, db or default_session_db(), "the session database")
+        if not to_stdout:
+            _not_over(html_out, db or default_session_db(), "the session database")
         timeline = _session_timeline(source, db or default_session_db())
     page = timeline_html(timeline)
-    try:
-        write_atomically(html_out, page.encode("utf-8"))  # the old page or the new, never half
-    except OSError as exc:
-        raise ConfigError(f"cannot write {html_out}: {exc.strerror or exc}") from exc
+    if to_stdout:
+        sys.stdout.write(page)
+        sys.stdout.flush()
+        where = "the page to standard output"
+    else:
+        try:
+            write_atomically(html_out, page.encode("utf-8"))  # the old page or the new
+        except OSError as exc:
+            raise ConfigError(f"cannot write {html_out}: {exc.strerror or exc}") from exc
+        where = str(html_out)
     turns = len(timeline.turns)
     bars = sum(len(turn.bars) for turn in timeline.turns)
-    print(f"wrote {html_out} ({counted(turns, 'turn')}, {counted(bars, 'call')})", file=sys.stderr)
+    print(f"wrote {where} ({counted(turns, 'turn')}, {counted(bars, 'call')})", file=sys.stderr)
 
 
 def start_tracing() -> Any:
