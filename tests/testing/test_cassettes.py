@@ -140,6 +140,25 @@ async def test_a_different_request_raises_cassette_mismatch_with_the_difference(
         stream(direct, context)
 
 
+async def test_a_mismatch_through_an_agent_is_not_also_logged_as_a_crash(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The loop logged every error a model call raised with `logger.exception("model call
+    failed")`: a script replaying a cassette printed the mismatch's traceback on stderr
+    (Python's last-resort handler) before the AgentRunError that carries the same text."""
+    cassette = tmp_path / "faux.jsonl"
+    fm = FauxModel(["Hello."])
+    await converse(record(fm.model, cassette), ["Hi"])
+    agent = Agent("Answer in one short sentence.", model=replay(cassette))
+    caplog.set_level("INFO", logger="yiemagent")
+    with pytest.raises(AgentRunError, match="CassetteMismatch"):
+        await agent.prompt("Bye")
+    loud = [r for r in caplog.records if r.levelno >= 30]
+    assert loud == [], [(r.name, r.getMessage()) for r in loud]
+    [said] = [r for r in caplog.records if r.name.startswith("yiemagent.loop")]
+    assert said.exc_info is None and "CassetteMismatch" in said.getMessage()
+
+
 async def test_a_request_past_the_end_of_the_cassette_is_a_mismatch(tmp_path: Path) -> None:
     cassette = tmp_path / "faux.jsonl"
     fm = FauxModel(["Hello."])

@@ -26,7 +26,7 @@ from collections.abc import AsyncIterator, Callable, Coroutine, Mapping, Sequenc
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from yiemagent.errors import ConfigError
+from yiemagent.errors import ConfigError, YiemAgentError
 from yiemagent.loop._execution import Deadline
 from yiemagent.loop._output_type import OutputFailed, OutputRun
 from yiemagent.loop._tool_calls import (
@@ -618,7 +618,10 @@ async def stream_assistant_response(
             text = f"The model stream sent nothing for {deadline.timeout_s:g} s"
             message = _failed_message(config, shown.partial, text)
     except Exception as exc:
-        logger.exception("model call failed")
+        if isinstance(exc, YiemAgentError):  # raised on purpose: its text says it all
+            logger.info("model call failed: %s: %s", type(exc).__name__, exc)
+        else:  # a bug somewhere: keep where it happened
+            logger.exception("model call failed")
         message = _failed_message(config, shown.partial, f"{type(exc).__name__}: {exc}")
     finally:
         deadline.close()
