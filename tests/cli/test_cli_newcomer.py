@@ -285,3 +285,29 @@ def test_a_bad_tool_calls_option_is_named_as_the_option(
     code, out, err = _run(capsys, "run", "hi", *argv)
     assert code == 1 and out == ""
     assert err.strip() == f"yiem: error: {expected}"
+
+
+@pytest.mark.timeout(120)
+def test_a_password_in_the_base_url_is_not_said_back(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--base-url http://user:PASSWORD@host/v1` (a proxy's basic auth): a failed connection
+    said the URL whole, password included; a `?key=` in it was hidden, but its scrub ate the
+    ": " after the URL."""
+    pytest.importorskip("openai")
+    import socket
+
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        dead = free.getsockname()[1]  # nothing listens there once closed
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-0123456789abcdef")
+    for url, shown in [
+        (f"http://bob:s3cretpw@127.0.0.1:{dead}/v1", f"http://bob:***@127.0.0.1:{dead}/v1/"),
+        (f"http://127.0.0.1:{dead}/v1?key=s3cretpw", "?key=***: "),
+    ]:
+        code, out, err = _run(
+            capsys, "run", "hi", "--model", "openai-compatible/m", "--base-url", url
+        )
+        assert code == 1 and out == ""
+        (line,) = err.strip().splitlines()[-1:]
+        assert "s3cretpw" not in err and shown in line, line

@@ -540,8 +540,10 @@ refuse to build a client without one."""
 # server echoes back, a key in a base URL's query).
 _SECRET_PATTERNS = re.compile(
     r"(sk-[A-Za-z0-9_\-]{8,}|sk-ant-[A-Za-z0-9_\-]{8,}|(?<=Bearer )[A-Za-z0-9._\-]{8,}"
-    r"|(?<=[?&]key=)[^&\s]+|(?<=[?&]api_key=)[^&\s]+)"
+    r"|(?<=[?&]key=)[^&\s]+?(?=&|:?\s|:?$)|(?<=[?&]api_key=)[^&\s]+?(?=&|:?\s|:?$))"
 )
+# The password of a URL's user info (http://user:PASSWORD@host/v1, a proxy's basic auth).
+_URL_PASSWORD = re.compile(r"(?<=://)([^/@\s:]*):[^/@\s]+@")
 
 
 def get_env_api_key(provider: str) -> str | None:
@@ -573,4 +575,4 @@ def scrub(text: str, secrets: Iterable[str | None] = ()) -> str:
     for secret in secrets:
         if secret and len(secret) >= 4 and secret != NO_KEY:
             text = text.replace(secret, "***")
-    return _SECRET_PATTERNS.sub("***", text)
+    return _URL_PASSWORD.sub(r"\1:***@", _SECRET_PATTERNS.sub("***", text))
