@@ -3,6 +3,7 @@ in-process on the faux model."""
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import json
 import os
@@ -160,3 +161,26 @@ def test_trace_reads_a_log_from_stdin_and_writes_the_page_to_stdout(
     assert "17 * 23 = 391" in shown.out
     assert shown.err.strip() == "wrote the page to standard output (2 turns, 3 calls)"
     assert list(tmp_path.iterdir()) == []  # no file named "-"
+
+
+def test_trace_reads_a_session_from_the_postgresql_store_serve_shares(
+    postgres_dsn: str, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """`yiem serve --sessions postgresql://...` keeps its sessions there, and docs/serve.md
+    names `yiem trace` among that store's readers; `--db` took only a file ("no session
+    database at postgresql:/..."), the URL's // folded and its password shown."""
+    from yiemagent import Agent
+    from yiemagent.sessions import PostgresSessionStore
+
+    fm = FauxModel(["Hello there."], model_id="trace-pg")
+    with PostgresSessionStore(postgres_dsn) as store:
+        agent = Agent(model=fm.model, stream_fn=fm.stream_fn, session_store=store,
+                      session_id="pg-trace")  # fmt: skip
+        agent.prompt_sync("Hi")
+        asyncio.run(agent.close())
+    page = tmp_path / "pg.html"
+    assert main(["trace", "pg-trace", "--db", postgres_dsn, "--html", str(page)]) == 0
+    assert "Hello there." in page.read_text(encoding="utf-8")
+    assert main(["trace", "nobody", "--db", postgres_dsn, "--html", str(page)]) == 1
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err.startswith("yiem: error: no session 'nobody' in postgresql://"), err

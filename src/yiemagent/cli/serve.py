@@ -48,14 +48,14 @@ if TYPE_CHECKING:
     from yiemagent.teams import AgentFile
     from yiemagent.types import AgentTool, Model
 
-__all__ = ["open_store", "serve"]
+__all__ = ["open_store", "serve", "without_password"]
 
 
-def open_store(where: str | None) -> SessionStore:
-    """The session store `--sessions` names: a `postgresql://` URL, a SQLite file, or (None)
-    the user data folder's `sessions.db`. A file named in `--sessions` must be in a folder
-    that exists, as every output file of the CLI (`check_output_path`): a typo in the path
-    is an error, not a new folder; only the user data folder is made when missing.
+def open_store(where: str | None, flag: str = "--sessions") -> SessionStore:
+    """The session store `--sessions` (or `flag`) names: a `postgresql://` URL, a SQLite
+    file, or (None) the user data folder's `sessions.db`. A file named in it must be in a
+    folder that exists, as every output file of the CLI (`check_output_path`): a typo in
+    the path is an error, not a new folder; only the user data folder is made when missing.
 
     Raises:
         CliError: the file's folder does not exist or cannot be made, or the store does not
@@ -70,19 +70,20 @@ def open_store(where: str | None) -> SessionStore:
 
         if where:
             path = Path(where)
-            check_output_path(path, "--sessions")
+            check_output_path(path, flag)
         else:
             path = default_session_db()
             path.parent.mkdir(parents=True, exist_ok=True)
         return SqliteSessionStore(path)
     except (ConfigError, OSError) as exc:
-        shown = _without_password(where or "")
-        raise CliError(f"--sessions {shown}: {exc}".replace(": :", ":")) from exc
+        shown = without_password(where or "")
+        raise CliError(f"{flag} {shown}: {exc}".replace(": :", ":")) from exc
 
 
-def _without_password(where: str) -> str:
-    """`--sessions` as said in a message: a URL's password (`user:PASSWORD@`, or a
-    `password=` parameter) replaced by `***`, as the store's own messages hide it."""
+def without_password(where: str) -> str:
+    """A store's URL as said in a message (`--sessions`, `yiem trace --db`): its password
+    (`user:PASSWORD@`, or a `password=` parameter) replaced by `***`, as the store's own
+    messages hide it."""
     if "://" not in where:
         return where
     try:

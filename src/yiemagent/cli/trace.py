@@ -57,22 +57,32 @@ def _looks_like_a_file(source: str) -> bool:
     )
 
 
-def _session_timeline(session_id: str, db: Path) -> Any:
-    from yiemagent.sessions import SqliteSessionStore
+def _session_timeline(session_id: str, db: str) -> Any:
+    """The timeline of a stored session in `db`: a SQLite file, or a `postgresql://` URL
+    (the store `yiem serve --sessions` shares between replicas)."""
     from yiemagent.telemetry import build_timeline
 
-    if not db.is_file():
-        raise ConfigError(
-            f"{session_id!r} is not a file, and there is no session database at {db} "
-            "(give a yiem run --json log, or --db FILE)"
-        )
-    with SqliteSessionStore(db) as store:
+    if db.startswith(("postgresql://", "postgres://")):
+        from yiemagent.cli.serve import open_store, without_password
+
+        store: Any = open_store(db, "--db")
+        shown = without_password(db)
+    else:
+        from yiemagent.sessions import SqliteSessionStore
+
+        if not Path(db).is_file():
+            raise ConfigError(
+                f"{session_id!r} is not a file, and there is no session database at {db} "
+                "(give a yiem run --json log, or --db FILE or postgresql:// URL)"
+            )
+        store, shown = SqliteSessionStore(db), db
+    with store:
         messages = store.load(session_id)
         if not messages:
             known = store.list_sessions()
             listed = ", ".join(known[:10]) + (", …" if len(known) > 10 else "")
             raise ConfigError(
-                f"no session {session_id!r} in {db}"
+                f"no session {session_id!r} in {shown}"
                 + (f"; stored sessions: {listed}" if known else " (it holds no sessions)")
             )
     return build_timeline(messages, title=f"session {session_id}")
@@ -99,8 +109,12 @@ def trace(
         typer.Option("--html", help="Where to write the timeline page (HTML); - for stdout."),
     ],
     db: Annotated[
-        Path | None,
-        typer.Option("--db", help="Session database (default: the user data folder's)."),
+        str | None,
+        typer.Option(
+            "--db",
+            help="Session database: a SQLite file (default: the user data folder's) or a "
+            "postgresql:// URL.",
+        ),
     ] = None,
 ) -> None:
     """Write a run's timeline as one self-contained HTML page: turns down the page, model and
@@ -126,9 +140,10 @@ def trace(
             f"{source}: {what} (give a yiem run --json log, or a stored session's id)"
         )
     else:
-        if not to_stdout:
-            _not_over(html_out, db or default_session_db(), "the session database")
-        timeline = _session_timeline(source, db or default_session_db())
+        where = db or str(default_session_db())
+        if not to_stdout and "://" not in where:
+            _not_over(html_out, Path(where), "the session database")
+        timeline = _session_timeline(source, where)
     page = timeline_html(timeline)
     if to_stdout:
         sys.stdout.write(page)
