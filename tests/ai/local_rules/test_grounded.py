@@ -9,7 +9,6 @@ from tests.ai._local_kit import FakeRuntime
 from tests.ai.local_rules._kit import (
     CALCULATOR,
     GET_WEATHER,
-    TEXT,
     answer,
     conversation,
     notes,
@@ -27,21 +26,6 @@ def test_a_place_nobody_named_is_dropped_and_a_named_one_kept() -> None:
     named = scene(conversation("What is the weather in Paris?"), [GET_WEATHER])
     assert isinstance(rule.judge(GET_WEATHER, {"city": "Paris"}, vague), Dropped)
     assert rule.judge(GET_WEATHER, {"city": "Paris"}, named) is None
-
-
-def test_a_list_item_of_the_items_choices_is_backed_when_the_request_asks_for_it() -> None:
-    # "facilities for disabled people" → ["Disabled Access"]: a word of the choice is
-    # asked for; "Cafe Inside", also a choice, is the model's own pick.
-    choices = ["Disabled Access", "Cafe Inside"]
-    find = tool(
-        "find_library",
-        {"city": TEXT, "needs": {"type": "array", "items": {"type": "string", "enum": choices}}},
-    )
-    at = scene(conversation("A library with facilities for disabled people in Oslo."), [find])
-    assert Grounded().judge(find, {"city": "Oslo", "needs": ["Disabled Access"]}, at) is None
-    picked = {"city": "Oslo", "needs": ["Disabled Access", "Cafe Inside"]}
-    assert isinstance(Grounded().judge(find, picked, at), Dropped)
-    assert isinstance(Grounded().judge(find, {"city": "Oslo", "needs": ["Pool"]}, at), Dropped)
 
 
 def test_a_string_of_made_up_numbers_stops_the_call_while_it_is_written() -> None:

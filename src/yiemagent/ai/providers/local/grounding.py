@@ -324,21 +324,6 @@ def _unbacked(param: Any, value: Any, grounding: Grounding, *, choices: bool = T
     `grounding` does not back."""
     allowed = choice_words(param) if choices else set()
     missing: set[str] = set()
-    if choices and isinstance(value, list) and isinstance(param, dict):
-        # An item one of the items' choices is backed when the request asks for it by a
-        # word of it ("disabled people": "Disabled Access"); another choice is the
-        # model's own pick ("Hotels" for "restaurants in London").
-        items = param.get("items")
-        enum = items.get("enum") if isinstance(items, dict) else None
-        if isinstance(enum, list):
-            asked = [
-                v
-                for v in value
-                if isinstance(v, str)
-                and v in enum
-                and any(grounding.knows_word(w) for w in lettered(v))
-            ]
-            value = [v for v in value if v not in asked]
     for text in value_strings(value):
         missing |= {w for w in lettered(text) - allowed if not grounding.knows_word(w)}
         missing |= invented_numbers(text, grounding)
