@@ -196,7 +196,21 @@ def _arguments_schema(tool: AgentTool) -> dict[str, Any]:
     schema.setdefault("type", "object")
     if isinstance(schema.get("properties"), dict):
         schema.setdefault("additionalProperties", False)
+        schema["properties"] = {
+            name: _bounded_choices(param) for name, param in schema["properties"].items()
+        }
     return schema
+
+
+def _bounded_choices(param: Any) -> Any:
+    # A list of choices holds each at most once, so no more items than there are choices:
+    # given `"items": {"enum": [...]}`, the 0.5B repeated one choice ("Open 24 Hours", …)
+    # until the token cap. At the bound, `repair.runaway_choices` keeps each once.
+    if not isinstance(param, dict) or param.get("type") != "array" or "maxItems" in param:
+        return param
+    items = param.get("items")
+    enum = items.get("enum") if isinstance(items, dict) else None
+    return {**param, "maxItems": len(enum)} if isinstance(enum, list) and enum else param
 
 
 def call_branch(tool: AgentTool) -> dict[str, Any]:

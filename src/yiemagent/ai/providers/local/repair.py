@@ -2,7 +2,8 @@
 0.5B model writes in a form its tool does not take, put right from what
 the user wrote. `repair_file_names` puts the file name the request gives for an invented
 path; `percent_as_fraction` gives a percentage the user wrote as the fraction a number
-parameter takes; `date_as_described` writes a date in the layout its parameter's
+parameter takes; `runaway_choices` keeps each choice of a list that ran to its bound
+once; `date_as_described` writes a date in the layout its parameter's
 description gives. (Leaving out optional values nothing backs is `grounding`'s
 `drop_unbacked_options`: it is the guard's test applied to one value.)
 """
@@ -17,7 +18,12 @@ from typing import Any
 from yiemagent.ai.providers.local.grounding import FILE_NAME, Grounding
 from yiemagent.types.tools import AgentTool
 
-__all__ = ["date_as_described", "percent_as_fraction", "repair_file_names"]
+__all__ = [
+    "date_as_described",
+    "percent_as_fraction",
+    "repair_file_names",
+    "runaway_choices",
+]
 
 
 def repair_file_names(
@@ -166,4 +172,27 @@ def date_as_described(tool: AgentTool, arguments: dict[str, Any]) -> dict[str, A
         written = layout[3].join(parts[part] for part in layout[:3])
         if written != value:
             fixed = {**fixed, name: written}
+    return fixed
+
+
+def runaway_choices(tool: AgentTool, arguments: dict[str, Any]) -> dict[str, Any]:
+    """`arguments` with each list of choices (an array whose `items` have an `enum`) that
+    holds as many items as there are choices, one of them more than once, cut to its
+    distinct items in order. The grammar bounds such a list at the number of choices; the
+    0.5B runs to that bound repeating one ("Sauna", "Sauna", …), and what it meant is the
+    distinct items. A list below the bound keeps its repeats (they may be meant: two of
+    one kind); `arguments` itself comes back when nothing changes."""
+    properties = tool.input_schema.get("properties")
+    if not isinstance(properties, dict):
+        return arguments
+    fixed = arguments
+    for name, value in arguments.items():
+        param = properties.get(name)
+        items = param.get("items") if isinstance(param, dict) else None
+        enum = items.get("enum") if isinstance(items, dict) else None
+        if not isinstance(value, list) or not isinstance(enum, list) or len(value) < len(enum):
+            continue
+        distinct = [v for i, v in enumerate(value) if v not in value[:i]]
+        if len(distinct) < len(value):
+            fixed = {**fixed, name: distinct}
     return fixed

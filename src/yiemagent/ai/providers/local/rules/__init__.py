@@ -20,6 +20,7 @@ from yiemagent.ai.providers.local.rules.calls import (
     Grounded,
     PercentAsFraction,
     Relevant,
+    RunawayChoices,
     UnbackedOptions,
 )
 from yiemagent.ai.providers.local.rules.contract import (
@@ -78,6 +79,7 @@ __all__ = [
     "RoundBudget",
     "RuleAction",
     "RuleNote",
+    "RunawayChoices",
     "Turn",
     "UnbackedAnswer",
     "UnbackedOptions",
@@ -102,6 +104,7 @@ DEFAULT_POLICY = LocalPolicy(
         ExtraCall(),
         FileNames(),
         FileAsValue(),
+        RunawayChoices(),
         UnbackedOptions(),
         PercentAsFraction(),
         DateFormat(),

@@ -23,6 +23,7 @@ from yiemagent.ai.providers.local.repair import (
     date_as_described,
     percent_as_fraction,
     repair_file_names,
+    runaway_choices,
 )
 from yiemagent.ai.providers.local.rules.contract import CallRule, CallScene, Dropped, Repaired
 from yiemagent.types.tools import AgentTool
@@ -37,6 +38,7 @@ __all__ = [
     "Grounded",
     "PercentAsFraction",
     "Relevant",
+    "RunawayChoices",
     "UnbackedOptions",
 ]
 
@@ -99,6 +101,26 @@ class FileAsValue(CallRule):
                 if named:
                     return Dropped(f"{show(tool.name, arguments)}: {min(named)} is a file")
         return None
+
+
+class RunawayChoices(CallRule):
+    """Keeps each choice of a list that ran to its bound once.
+
+    For "Which gyms in Leeds are open 24 hours?", `find_gym {"amenities": ["Open 24
+    Hours", "Open 24 Hours", …]}` as many times as the parameter has choices (bad: the
+    model went round one item until the grammar's bound) becomes `find_gym {"amenities":
+    ["Open 24 Hours"]}` (good). `repair.runaway_choices` says which lists.
+    """
+
+    name = "runaway_choices"
+
+    def judge(
+        self, tool: AgentTool, arguments: dict[str, Any], scene: CallScene
+    ) -> Repaired | Dropped | None:
+        fixed = runaway_choices(tool, arguments)
+        if fixed is arguments:
+            return None
+        return Repaired(fixed, f"{show(tool.name, arguments)} → {json.dumps(fixed)}")
 
 
 class UnbackedOptions(CallRule):
