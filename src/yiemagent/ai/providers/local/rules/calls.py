@@ -51,6 +51,24 @@ def show(name: str, arguments: Any) -> str:
     return text if len(text) <= _WHAT_CHARS else text[: _WHAT_CHARS - 1] + "…"
 
 
+class _Rewrite(CallRule):
+    """A rule that rewrites values in place (`rewrite` returns `arguments` itself when
+    nothing changes); its note shows the call before and the arguments after."""
+
+    def rewrite(
+        self, tool: AgentTool, arguments: dict[str, Any], scene: CallScene
+    ) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def judge(
+        self, tool: AgentTool, arguments: dict[str, Any], scene: CallScene
+    ) -> Repaired | Dropped | None:
+        fixed = self.rewrite(tool, arguments, scene)
+        if fixed is arguments:
+            return None
+        return Repaired(fixed, f"{show(tool.name, arguments)} → {json.dumps(fixed)}")
+
+
 class FileNames(CallRule):
     """Puts the file name the user gave for a file name nobody gave.
 
@@ -103,7 +121,7 @@ class FileAsValue(CallRule):
         return None
 
 
-class RunawayChoices(CallRule):
+class RunawayChoices(_Rewrite):
     """Keeps each choice of a list that ran to its bound once.
 
     For "Which gyms in Leeds are open 24 hours?", `find_gym {"amenities": ["Open 24
@@ -114,13 +132,10 @@ class RunawayChoices(CallRule):
 
     name = "runaway_choices"
 
-    def judge(
+    def rewrite(
         self, tool: AgentTool, arguments: dict[str, Any], scene: CallScene
-    ) -> Repaired | Dropped | None:
-        fixed = runaway_choices(tool, arguments)
-        if fixed is arguments:
-            return None
-        return Repaired(fixed, f"{show(tool.name, arguments)} → {json.dumps(fixed)}")
+    ) -> dict[str, Any]:
+        return runaway_choices(tool, arguments)
 
 
 class UnbackedOptions(CallRule):
@@ -147,7 +162,7 @@ class UnbackedOptions(CallRule):
         return Repaired(trimmed, f"{show(tool.name, arguments)}: left out {', '.join(left_out)}")
 
 
-class PercentAsFraction(CallRule):
+class PercentAsFraction(_Rewrite):
     """Gives a percentage the user wrote as the fraction a `number` parameter takes.
 
     For "a loan at 4% a year", `loan_payment {"rate": 4}` (bad: a rate of 400 %) becomes
@@ -157,16 +172,13 @@ class PercentAsFraction(CallRule):
 
     name = "percent_fraction"
 
-    def judge(
+    def rewrite(
         self, tool: AgentTool, arguments: dict[str, Any], scene: CallScene
-    ) -> Repaired | Dropped | None:
-        fixed = percent_as_fraction(tool, arguments, scene.known)
-        if fixed is arguments:
-            return None
-        return Repaired(fixed, f"{show(tool.name, arguments)} → {json.dumps(fixed)}")
+    ) -> dict[str, Any]:
+        return percent_as_fraction(tool, arguments, scene.known)
 
 
-class DateFormat(CallRule):
+class DateFormat(_Rewrite):
     """Writes a date in the layout its parameter's description gives.
 
     For "Book a table for June 5th, 2025." and a `date` described "in the format
@@ -177,13 +189,10 @@ class DateFormat(CallRule):
 
     name = "date_format"
 
-    def judge(
+    def rewrite(
         self, tool: AgentTool, arguments: dict[str, Any], scene: CallScene
-    ) -> Repaired | Dropped | None:
-        fixed = date_as_described(tool, arguments)
-        if fixed is arguments:
-            return None
-        return Repaired(fixed, f"{show(tool.name, arguments)} → {json.dumps(fixed)}")
+    ) -> dict[str, Any]:
+        return date_as_described(tool, arguments)
 
 
 class AnsweredRepeat(CallRule):
