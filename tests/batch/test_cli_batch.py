@@ -370,3 +370,14 @@ def test_a_tools_folder_none_of_whose_files_loads_fails_before_any_task(
     assert err.startswith(f"yiem: error: no tool file of {tools} loaded: "), err
     assert len(err.strip().splitlines()) == 1, err
     assert not out.exists()
+
+
+def test_out_dash_is_one_line_and_no_file_named_dash(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    tasks = write_tasks(tmp_path / "tasks.jsonl", mixed_tasks(2, "dash"))
+    code, stdout, err = _run(capsys, "batch", str(tasks), "--out", "-", "--agent", AGENT)
+    assert code != 0 and stdout == ""
+    assert err.strip().splitlines() == [err.strip()] and err.startswith("yiem: error: --out -: ")
+    assert not (tmp_path / "-").exists()

@@ -398,3 +398,27 @@ def test_a_bad_agent_file_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixt
     err = capsys.readouterr().err.strip()
     assert code == 1 and len(err.splitlines()) == 1
     assert err.startswith(f"yiem: error: {agents}: [agents.helper]") and "system_prmpt" in err
+
+
+def test_json_dash_writes_the_report_to_stdout_and_no_file_named_dash(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    code = main(["eval", str(dataset(tmp_path)), "--agent", AGENT, "--json", "-"])
+    shown = capsys.readouterr()
+    assert code == 0, shown.err
+    assert json.loads(shown.out)["passed"] == 2  # stdout is the report alone
+    assert "2/2 cases passed" in shown.err
+    assert not (tmp_path / "-").exists()
+
+
+@pytest.mark.parametrize("flag", ["--html", "--results"])
+def test_a_dash_for_a_file_only_option_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, flag: str
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    code = main(["eval", str(dataset(tmp_path)), "--agent", AGENT, flag, "-"])
+    err = capsys.readouterr().err
+    assert code != 0
+    assert err.strip().splitlines() == [err.strip()] and err.startswith(f"yiem: error: {flag} -: ")
+    assert not (tmp_path / "-").exists()

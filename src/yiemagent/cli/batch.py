@@ -283,7 +283,7 @@ def batch(
         return
     if tasks is None or out is None:
         raise _cli_error("give the tasks file and --out: yiem batch tasks.jsonl --out r.jsonl", 2)
-    check_output_path(out, "--out")
+    check_output_path(out, "--out", why="results are appended to it and a rerun resumes")
     from yiemagent.batch import run_batch
 
     if workers not in ("auto", "tasks", "pool"):

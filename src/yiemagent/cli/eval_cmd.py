@@ -229,7 +229,7 @@ def eval_command(
         Path | None, typer.Option("--baseline", help="An earlier --json report to compare.")
     ] = None,
     json_out: Annotated[
-        Path | None, typer.Option("--json", help="Write the report as JSON here.")
+        Path | None, typer.Option("--json", help="Write the report as JSON here; - for stdout.")
     ] = None,
     html_out: Annotated[
         Path | None, typer.Option("--html", help="Write the report as an HTML page here.")
@@ -257,9 +257,15 @@ def eval_command(
     if address is not None and not ray:
         raise CliError("--address names a Ray cluster; give it with --ray", 2)
     written: list[tuple[Path, str]] = [(dataset, "the dataset")]
-    for path, flag in ((json_out, "--json"), (html_out, "--html"), (results, "--results")):
+    json_to_stdout = json_out is not None and str(json_out) == "-"  # as yiem trace --html -
+    files = (
+        (None if json_to_stdout else json_out, "--json", ""),
+        (html_out, "--html", "each run's timeline is written in a folder beside it"),
+        (results, "--results", "the runs are kept in it and the same command resumes"),
+    )
+    for path, flag, why in files:
         if path is not None:
-            check_output_path(path, flag, written)  # now, not after every case has run
+            check_output_path(path, flag, written, why=why)  # now, not after every case ran
             written.append((path, f"the {flag} file"))
     root = str(data.workdir) if data.workdir is not None else None
     if agent is not None:
@@ -295,14 +301,19 @@ def eval_command(
         )
         raise CliError(f"interrupted; {hint}", 130) from None
     comparison = report.compare(old) if old is not None else None
-    tty = sys.stdout.isatty()
-    console = Console(highlight=False, width=None if tty else 160)
+    # With `--json -` the report alone is standard output; the table goes to stderr.
+    shown = sys.stderr if json_to_stdout else sys.stdout
+    console = Console(file=shown, highlight=False, width=None if shown.isatty() else 160)
     console.print(_table(report, comparison))
     console.print(_summary(report, comparison, baseline), soft_wrap=True)
     if json_out is not None:
         text = json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n"
-        _write(json_out, lambda: write_atomically(json_out, text.encode("utf-8")))
-        console.print(f"wrote {json_out}")
+        if json_to_stdout:
+            sys.stdout.write(text)
+            sys.stdout.flush()
+        else:
+            _write(json_out, lambda: write_atomically(json_out, text.encode("utf-8")))
+            console.print(f"wrote {json_out}")
     if html_out is not None:
         _write(html_out, lambda: report.to_html(html_out))
         console.print(f"wrote {html_out} (each run's timeline in {html_out.stem}.runs/)")

@@ -223,7 +223,9 @@ def interruptible(load: Callable[[], T], before_exit: Callable[[], None] | None 
     return cast(T, box["value"])
 
 
-def check_output_path(path: Path, flag: str, keep: Sequence[tuple[Path, str]] = ()) -> None:
+def check_output_path(
+    path: Path, flag: str, keep: Sequence[tuple[Path, str]] = (), *, why: str = ""
+) -> None:
     """Refuse an output file the command could not write, before any work starts (a
     command that ran every case first would lose the runs to a typo in the path).
 
@@ -234,11 +236,15 @@ def check_output_path(path: Path, flag: str, keep: Sequence[tuple[Path, str]] = 
             dataset"), that `path` must not be: writing it would replace them.
 
     Raises:
-        CliError: `path` is a folder, one of `keep`, or its folder does not exist or is not
-            writable.
+        CliError: `path` is `-` (a command that writes to standard output handles `-`
+            before calling this), a folder, one of `keep`, or its folder does not exist or
+            is not writable.
     """
     import os
 
+    if str(path) == "-":  # as `yiem trace --html -`: "-" is standard output, never a file
+        reason = f" ({why})" if why else ""
+        raise CliError(f"{flag} -: standard output is not accepted here{reason}; give a file")
     folder = path.parent
     if path.is_dir():
         raise CliError(f"cannot write {path} ({flag}): it is a folder")
