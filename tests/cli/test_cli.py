@@ -6,6 +6,7 @@ the real command on the embedded model."""
 from __future__ import annotations
 
 import importlib
+import io
 import json
 import os
 import signal
@@ -173,6 +174,42 @@ def test_run_json_prints_every_event_as_a_json_line(
     [end] = [e for e in events if e["type"] == "tool_execution_end"]
     assert end["result"]["content"][0]["text"] == "17 * 23 = 391"
     assert events[-1]["reason"] == "stop"
+
+
+def test_run_keeps_a_tools_undecodable_output_on_a_utf8_stdout(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A tool's output holding a lone surrogate (bytes that were not UTF-8, decoded with
+    # surrogateescape) made writing the event line to a UTF-8 stdout raise.
+    (tmp_path / "raw.py").write_text(
+        "from yiemagent import tool\n\n\n"
+        "@tool\n"
+        "def raw() -> str:\n"
+        '    """Returns bytes that were not UTF-8."""\n'
+        "    return b'ok \\xff'.decode('utf-8', 'surrogateescape')\n\n\n"
+        "def get_tool():\n"
+        "    return raw\n"
+    )
+    fm = FauxModel([faux_message(faux_tool_call("raw", {})), "Done."], model_id="cli-faux-raw")
+    monkeypatch.setattr(
+        cli_main_module, "resolve_model", lambda spec, base_url, tool_calls=None: fm.model
+    )
+    raw = io.BytesIO()
+    monkeypatch.setattr(sys, "stdout", io.TextIOWrapper(raw, encoding="utf-8"))
+    code = main(["run", "Use raw.", "--json", "--tools", str(tmp_path)])
+    sys.stdout.flush()
+    events = [json.loads(line) for line in raw.getvalue().decode("utf-8").splitlines()]
+    assert code == 0
+    [end] = [e for e in events if e["type"] == "tool_execution_end"]
+    assert end["result"]["content"][0]["text"] == "ok \udcff"
+    assert events[-1]["type"] == "agent_end"
+    # Without --json the answer is printed, not lost to an encoding error.
+    fm.add(faux_message(faux_tool_call("raw", {})), "Done.")
+    raw.seek(0)
+    raw.truncate()
+    assert main(["run", "Use raw.", "--tools", str(tmp_path)]) == 0
+    sys.stdout.flush()
+    assert raw.getvalue().decode("utf-8").strip().endswith("Done.")
 
 
 def test_provider_failure_is_one_line_and_exit_1(

@@ -439,12 +439,12 @@ _no_type_for_flags()
 
 
 def _escape_what_the_locale_cannot_encode() -> None:
-    """Under a non-UTF-8 locale (LC_ALL=C), write characters stdout cannot encode as
-    backslash escapes, as Python does for stderr, instead of failing the run."""
-    encoding = (getattr(sys.stdout, "encoding", None) or "utf-8").lower().replace("-", "")
-    if encoding != "utf8":
-        with contextlib.suppress(AttributeError, ValueError):
-            sys.stdout.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
+    """Write what stdout cannot encode as backslash escapes, as Python does for stderr,
+    instead of failing the run: under a non-UTF-8 locale (LC_ALL=C) most of Unicode, and
+    under UTF-8 a lone surrogate (a tool's output of bytes that were not UTF-8). In a
+    `--json` line the escape is JSON's own (`\\udcff`), so the line stays valid."""
+    with contextlib.suppress(AttributeError, ValueError):
+        sys.stdout.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
 
 
 def main(argv: list[str] | None = None) -> int:
