@@ -371,6 +371,10 @@ def test_delete_clears_a_session(tmp_path: Path) -> None:
         assert client.delete("/v1/sessions/gone").json() == {"ok": True, "session_id": "gone"}
         assert client.get("/v1/sessions/gone").status_code == 404
         assert store.load("gone") == []
+        for unknown in ["gone", "never-was"]:  # cleared, or never there: 404, as GET
+            answer = client.delete(f"/v1/sessions/{unknown}")
+            assert answer.status_code == 404, answer.text
+            assert answer.json() == {"error": f"no session {unknown!r}"}
     with (
         SqliteSessionStore(tmp_path / "s.db") as held,
         faux_server(held) as (url, _),

@@ -378,6 +378,9 @@ class Api:
 
     async def delete_session(self, request: Request) -> Response:
         sid = _sid(request)
+        messages = await asyncio.to_thread(self.store.load, sid)
+        if not messages and self.hub.active(sid) is None:  # as GET /v1/sessions/{sid}
+            raise LookupError(f"no session {sid!r}")
         self._titles.pop(sid, None)
         try:
             await self.hub.with_agent(sid, lambda agent: agent.reset())
