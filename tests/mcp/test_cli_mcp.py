@@ -89,6 +89,23 @@ def test_run_with_a_server_that_does_not_start_is_one_error_line(
     assert 'MCP server "/nonexistent/server --flag": cannot start' in _error_line(err)
 
 
+DIES = (
+    "python -c \"import sys; print('starting', file=sys.stderr); sys.exit('boom: missing config')\""
+)
+
+
+@pytest.mark.parametrize("command", ["run", "list"])
+def test_a_server_that_dies_at_start_ends_the_line_with_its_last_stderr_line(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, command: str
+) -> None:
+    # It said only "MCPError: Connection closed"; the server's reason was on its stderr.
+    _faux(monkeypatch, "unused")
+    argv = ["run", "hi", "--mcp", DIES] if command == "run" else ["mcp", "list", DIES]
+    code, _, err = _run(capsys, *argv)
+    assert code == 1
+    assert _error_line(err).endswith("boom: missing config"), err
+
+
 def test_a_command_with_an_unclosed_quote_is_one_line_naming_the_option(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -331,7 +331,13 @@ class MCPServer:
                 if isinstance(exc, asyncio.CancelledError):  # `close` stopped the connect
                     error = MCPConnectionError(f"{self.label} was closed while connecting")
                 why = self._why(describe(exc))
-                ready.set_exception(error or MCPConnectionError(f"{self.label}: {why}"))
+                error = error or MCPConnectionError(f"{self.label}: {why}")
+                said = self._last_said()
+                if said and not isinstance(exc, asyncio.CancelledError):
+                    # The server's own reason ("missing config") is on its stderr; the SDK
+                    # saw only the closed pipe.
+                    error = MCPConnectionError(f"{error}; its stderr said: {said}")
+                ready.set_exception(error)
             elif not isinstance(exc, asyncio.CancelledError):
                 reason = describe(exc)
                 # A refused connection (the HTTP server is gone) delivered nothing, so the
@@ -352,6 +358,10 @@ class MCPServer:
     @property
     def _end_reason(self) -> str:
         return "the transport closed"
+
+    def _last_said(self) -> str | None:
+        """The last line the server wrote to its stderr, when the transport keeps one."""
+        return None
 
     def _fail_in_flight(self) -> None:
         for task in list(self._in_flight):

@@ -72,19 +72,71 @@ class MCPServerStdio(MCPServer):
         self.env = dict(env) if env is not None else None
         self.cwd = cwd
         self.stderr = stderr
+        self._tee: _StderrTee | None = None
         super().__init__(name=name or default, connect_timeout_s=connect_timeout_s)
 
     @property
     def _end_reason(self) -> str:
         return "the server process exited or closed its output"
 
-    def _transport(self) -> contextlib.AbstractAsyncContextManager[tuple[Any, Any]]:
+    def _last_said(self) -> str | None:
+        tee = self._tee
+        return tee.last_line(wait_s=1.0) if tee is not None else None
+
+    @contextlib.asynccontextmanager
+    async def _transport(self) -> AsyncIterator[tuple[Any, Any]]:
         from mcp import StdioServerParameters, stdio_client
 
         params = StdioServerParameters(
             command=self.command, args=self.args, env=self.env, cwd=self.cwd
         )
-        return stdio_client(params, errlog=_errlog(self.stderr))
+        self._tee = tee = _StderrTee(_errlog(self.stderr))
+        try:
+            async with stdio_client(params, errlog=tee.pipe) as streams:
+                yield streams
+        finally:
+            tee.close()
+
+
+class _StderrTee:
+    """A pipe for a server's stderr that a thread copies on to `to`, keeping the last
+    line, so a server that dies at start-up can be quoted ("missing config") where the SDK
+    only saw its output close. The thread ends when every write end is closed: ours on
+    `close`, the process's when it exits."""
+
+    def __init__(self, to: TextIO) -> None:
+        import threading
+
+        read_fd, write_fd = os.pipe()
+        self.pipe = os.fdopen(write_fd, "w")
+        self._to = to.fileno()
+        self._last = b""
+        self._thread = threading.Thread(
+            target=self._copy, args=(read_fd,), name="mcp-stderr", daemon=True
+        )
+        self._thread.start()
+
+    def _copy(self, read_fd: int) -> None:
+        tail = b""
+        with os.fdopen(read_fd, "rb", buffering=0) as pipe:
+            while chunk := pipe.read(65536):
+                with contextlib.suppress(OSError):
+                    os.write(self._to, chunk)
+                tail = (tail + chunk)[-4096:]
+                lines = [line for line in tail.splitlines() if line.strip()]
+                if lines:
+                    self._last = lines[-1]
+
+    def last_line(self, *, wait_s: float) -> str | None:
+        """The last non-blank line written so far, after waiting up to `wait_s` (s) for
+        the server's stderr to end."""
+        self._thread.join(wait_s)
+        text = " ".join(self._last.decode("utf-8", "replace").split())
+        return text[:300] or None
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            self.pipe.close()
 
 
 def _errlog(wanted: TextIO | None) -> TextIO:

@@ -512,6 +512,21 @@ def test_an_mcp_command_that_does_not_split_is_one_line_at_start(data_dir: Path)
         pane.close()
 
 
+def test_an_mcp_server_that_dies_at_start_is_one_line_ending_with_its_stderr(
+    data_dir: Path,
+) -> None:
+    # It said only "MCPError: Connection closed"; the reason was in mcp.log alone.
+    dies = "python -c \"import sys; sys.exit('boom: missing config')\""
+    pane = Pane(data_dir, ["--tools", str(TOOLS), "--mcp", dies])
+    try:
+        pane.ready()
+        screen = pane.wait(lambda s: "Connection closed" in s)
+        flat = " ".join(screen.split())
+        assert "Connection closed; its stderr said: boom: missing config" in flat, screen
+    finally:
+        pane.close()
+
+
 def test_a_held_call_is_asked_yes_no_and_always(data_dir: Path, tmp_path: Path) -> None:
     """DESIGN §14 in the chat: `Run remove(name=…)? [y/N/a(lways)]` — "y" runs the call,
     "n" rejects it (the model sees the rejection), "a" runs it and every later call of that
