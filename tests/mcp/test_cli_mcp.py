@@ -106,6 +106,25 @@ def test_a_server_that_dies_at_start_ends_the_line_with_its_last_stderr_line(
     assert _error_line(err).endswith("boom: missing config"), err
 
 
+def test_a_key_given_to_a_server_is_shown_as_stars_in_its_name(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Its name was the whole command line, so the key was in every message about it.
+    code, _, err = _run(capsys, "mcp", "list", f"{SERVER_COMMAND} --api-key sk-123 --token=t-456")
+    assert code == 0, err
+    name = f"{SERVER_COMMAND} --api-key *** --token=***"
+    assert err.strip().splitlines()[-1].endswith(f'tools from MCP server "{name}"'), err
+    assert "sk-123" not in err and "t-456" not in err
+    _faux(monkeypatch, "unused")
+    dies = "python -c \"import sys; sys.exit('key ends ' + sys.argv[-1][-3:])\" --api-key sk-123"
+    code, _, err = _run(capsys, "run", "hi", "--mcp", dies)
+    line = _error_line(err)
+    assert code == 1 and "--api-key ***" in line and "sk-123" not in line
+    assert line.endswith("key ends 123")  # the server got the real key
+    code, _, err = _run(capsys, "run", "hi", "--mcp", '"server --api-key sk-123')
+    assert code == 1 and "--api-key ***" in _error_line(err) and "sk-123" not in err
+
+
 def test_a_command_with_an_unclosed_quote_is_one_line_naming_the_option(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

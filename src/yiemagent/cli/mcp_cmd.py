@@ -37,6 +37,7 @@ mcp_app = typer.Typer(
 
 def _servers(commands: Sequence[str], urls: Sequence[str]) -> list[MCPServer]:
     from yiemagent.mcp import MCPServerHTTP, MCPServerStdio
+    from yiemagent.mcp.servers import masked_line
 
     servers: list[MCPServer] = []
     for command in commands:
@@ -45,7 +46,8 @@ def _servers(commands: Sequence[str], urls: Sequence[str]) -> list[MCPServer]:
         try:
             program, *args = shlex.split(command)
         except ValueError as exc:  # an unclosed quote
-            raise ConfigError(f"--mcp {command!r}: cannot split it into words: {exc}") from None
+            shown = masked_line(command)  # no key in the message (`--api-key ***`)
+            raise ConfigError(f"--mcp {shown!r}: cannot split it into words: {exc}") from None
         servers.append(MCPServerStdio(program, args))
     servers.extend(MCPServerHTTP(url) for url in urls)
     return servers

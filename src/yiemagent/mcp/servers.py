@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shlex
 import sys
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
@@ -38,7 +39,8 @@ class MCPServerStdio(MCPServer):
         cwd: its working folder.
         name: defaults to the command line as given (the program and its arguments, folders
             kept), so two servers of one file name in two folders read apart; the CLI's
-            `--mcp`, `yiem mcp list` and agent files name their servers so.
+            `--mcp`, `yiem mcp list` and agent files name their servers so. A secret
+            option's value (`--api-key X`, `--token=X`) is `***` in it (`command_label`).
         connect_timeout_s: seconds for `initialize` and the first `tools/list`.
         stderr: where the server's stderr goes (a file with a descriptor).
 
@@ -62,11 +64,12 @@ class MCPServerStdio(MCPServer):
             try:
                 command, *rest = shlex.split(command)
             except ValueError as exc:  # an unclosed quote
-                raise ConfigError(f"cannot split the command {command!r}: {exc}") from None
+                shown = masked_line(command)
+                raise ConfigError(f"cannot split the command {shown!r}: {exc}") from None
             args = rest
         if not command.strip():
             raise ConfigError("MCPServerStdio needs a command, e.g. 'python server.py'")
-        default = shlex.join([command, *args])
+        default = command_label([command, *args])
         self.command = sys.executable if command in ("python", "python3") else command
         self.args = list(args)
         self.env = dict(env) if env is not None else None
@@ -137,6 +140,44 @@ class _StderrTee:
     def close(self) -> None:
         with contextlib.suppress(OSError):
             self.pipe.close()
+
+
+_SECRET_OPTION = re.compile(
+    r"^--?(?:[\w.]+[-_.])*(?:api)?(?:key|token|secret|password|passwd)(?:[-_.][\w.]+)*$",
+    re.IGNORECASE,
+)
+"""An option whose name says it holds a secret: `--api-key`, `--token`, `-client_secret`."""
+
+_SECRET_IN_LINE = re.compile(
+    r"(?<!\S)(--?(?:[\w.]+[-_.])*(?:api)?(?:key|token|secret|password|passwd)(?:[-_.][\w.]+)*)"
+    r"(=|\s+)(?!-)(\S+)",
+    re.IGNORECASE,
+)
+
+
+def command_label(words: Sequence[str]) -> str:
+    """A command line as messages show it: shell-quoted, folders kept, and the value of an
+    option whose name says key, token, secret or password as `***` (`--api-key ***`,
+    `--token=***`), so a server's name does not print its credentials. The command itself
+    runs with the real values."""
+    shown: list[str] = []
+    hide_next = False
+    for word in words:
+        option, eq, value = word.partition("=")
+        if hide_next and not word.startswith("-"):
+            shown.append("***")
+        elif eq and value and _SECRET_OPTION.match(option):
+            shown.append(f"{shlex.quote(option)}=***")
+        else:
+            shown.append(shlex.quote(word))
+        hide_next = not eq and bool(_SECRET_OPTION.match(word))
+    return " ".join(shown)
+
+
+def masked_line(text: str) -> str:
+    """`text`, a command line that may not split (an unclosed quote), with the word after
+    a secret option (`--api-key X`, `--token=X`) as `***`, as `command_label` shows it."""
+    return _SECRET_IN_LINE.sub(lambda m: f"{m[1]}{m[2]}***", text)
 
 
 def _errlog(wanted: TextIO | None) -> TextIO:

@@ -484,6 +484,19 @@ def test_mcp_tools_are_offered_and_a_lost_server_is_one_line(data_dir: Path) -> 
         pane.close()
 
 
+def test_an_mcp_server_s_key_is_shown_as_stars(data_dir: Path) -> None:
+    server = Path(__file__).resolve().parents[2] / "mcp" / "mcp_test_server.py"
+    command = f"{sys.executable} {server}"
+    pane = Pane(data_dir, ["--tools", str(TOOLS), "--mcp", f"{command} --api-key sk-123"])
+    try:
+        pane.ready()
+        screen = pane.wait(lambda s: "MCP server" in s and "(echo, " in s)
+        flat = " ".join(screen.split())
+        assert f'MCP server "{command} --api-key ***": ' in flat and "sk-123" not in flat
+    finally:
+        pane.close()
+
+
 def test_an_mcp_server_s_stderr_goes_to_a_log_not_onto_the_screen(data_dir: Path) -> None:
     server = Path(__file__).resolve().parents[2] / "mcp" / "mcp_test_server.py"
     command = f"{sys.executable} {server} --stderr-banner"

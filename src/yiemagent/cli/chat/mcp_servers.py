@@ -48,7 +48,10 @@ async def start_mcp_servers(app: ChatHost) -> None:
             server = mcp.MCPServerStdio(spec, stderr=app.setup.mcp_log)
             names = await mcp.add_server(app.setup.store, server)
         except Exception as exc:
-            label = server.label if server is not None else f'MCP server "{spec.strip()}"'
+            from yiemagent.mcp.servers import masked_line
+
+            shown = masked_line(spec.strip())  # an option's key as ***, as in server.label
+            label = server.label if server is not None else f'MCP server "{shown}"'
             app.say(f"{label} failed: {' '.join(str(exc).split())}", "red")
             if server is not None:
                 with contextlib.suppress(Exception):
