@@ -16,12 +16,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import re
 import socket
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
-from urllib.parse import urlsplit, urlunsplit
 
 import typer
 
@@ -33,69 +31,20 @@ from yiemagent.cli.options import (
     CliError,
     MaxTurnsOption,
     ToolsOption,
-    check_output_path,
     no_tool_files_note,
     resolve_model,
 )
 from yiemagent.cli.render import counted
+from yiemagent.cli.stores import open_store
 from yiemagent.cli.teams import AgentOption, refuse_agent_flags, split_agent_option
-from yiemagent.cli.trace import default_session_db
 from yiemagent.errors import ConfigError, install_hint
 
 if TYPE_CHECKING:
     from yiemagent.compaction import Compactor
-    from yiemagent.sessions import SessionStore
     from yiemagent.teams import AgentFile
     from yiemagent.types import AgentTool, Model
 
-__all__ = ["open_store", "serve", "without_password"]
-
-
-def open_store(where: str | None, flag: str = "--sessions") -> SessionStore:
-    """The session store `--sessions` (or `flag`) names: a `postgresql://` URL, a SQLite
-    file, or (None) the user data folder's `sessions.db`. A file named in it must be in a
-    folder that exists, as every output file of the CLI (`check_output_path`): a typo in
-    the path is an error, not a new folder; only the user data folder is made when missing.
-
-    Raises:
-        CliError: the file's folder does not exist or cannot be made, or the store does not
-            open.
-    """
-    try:
-        if where and where.startswith(("postgresql://", "postgres://")):
-            from yiemagent.sessions import PostgresSessionStore
-
-            return PostgresSessionStore(where)
-        from yiemagent.sessions import SqliteSessionStore
-
-        if where:
-            path = Path(where)
-            check_output_path(path, flag)
-        else:
-            path = default_session_db()
-            path.parent.mkdir(parents=True, exist_ok=True)
-        return SqliteSessionStore(path)
-    except (ConfigError, OSError) as exc:
-        shown = without_password(where or "")
-        raise CliError(f"{flag} {shown}: {exc}".replace(": :", ":")) from exc
-
-
-def without_password(where: str) -> str:
-    """A store's URL as said in a message (`--sessions`, `yiem trace --db`): its password
-    (`user:PASSWORD@`, or a `password=` parameter) replaced by `***`, as the store's own
-    messages hide it."""
-    if "://" not in where:
-        return where
-    try:
-        parts = urlsplit(where)
-    except ValueError:  # not a URL after all (an unclosed [IPv6]): show none of it
-        return where.split("://", 1)[0] + "://…"
-    netloc = parts.netloc
-    userinfo, at, host = netloc.rpartition("@")
-    if at and ":" in userinfo:
-        netloc = f"{userinfo.split(':', 1)[0]}:***@{host}"
-    query = re.sub(r"(?i)(^|&)(password=)[^&]*", r"\1\2***", parts.query)
-    return urlunsplit(parts._replace(netloc=netloc, query=query))
+__all__ = ["serve"]
 
 
 def _tools(folder: Path | None, model: Model) -> list[AgentTool]:

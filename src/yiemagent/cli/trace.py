@@ -16,21 +16,13 @@ from typing import Annotated, Any
 
 import typer
 
+from yiemagent.cli.stores import default_session_db
 from yiemagent.errors import ConfigError
 from yiemagent.files import write_atomically
 
-__all__ = ["default_session_db", "start_tracing", "stop_tracing", "trace"]
+__all__ = ["start_tracing", "stop_tracing", "trace"]
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
-
-
-def default_session_db() -> Path:
-    """Where stored sessions live unless `--db` says otherwise."""
-    explicit = os.environ.get("YIEM_DATA_DIR")
-    if explicit:
-        return Path(explicit) / "sessions.db"
-    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(base) / "yiemagent" / "sessions.db"
 
 
 def _is_sqlite(path: Path) -> bool:
@@ -63,7 +55,7 @@ def _session_timeline(session_id: str, db: str) -> Any:
     from yiemagent.telemetry import build_timeline
 
     if db.startswith(("postgresql://", "postgres://")):
-        from yiemagent.cli.serve import open_store, without_password
+        from yiemagent.cli.stores import open_store, without_password
 
         store: Any = open_store(db, "--db")
         shown = without_password(db)

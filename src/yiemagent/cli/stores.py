@@ -1,0 +1,77 @@
+"""Where the CLI keeps stored sessions: the default SQLite file in the user data folder,
+the store a `--sessions` / `--db` option names (a file or a `postgresql://` URL), and that
+option as said in a message (without its password). `yiem serve` and `yiem trace` share
+these, so a session one writes the other reads.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING
+from urllib.parse import urlsplit, urlunsplit
+
+from yiemagent.cli.options import CliError, check_output_path
+from yiemagent.errors import ConfigError
+
+if TYPE_CHECKING:
+    from yiemagent.sessions import SessionStore
+
+__all__ = ["default_session_db", "open_store", "without_password"]
+
+
+def default_session_db() -> Path:
+    """Where stored sessions live unless `--db` says otherwise."""
+    explicit = os.environ.get("YIEM_DATA_DIR")
+    if explicit:
+        return Path(explicit) / "sessions.db"
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "yiemagent" / "sessions.db"
+
+
+def open_store(where: str | None, flag: str = "--sessions") -> SessionStore:
+    """The session store `--sessions` (or `flag`) names: a `postgresql://` URL, a SQLite
+    file, or (None) the user data folder's `sessions.db`. A file named in it must be in a
+    folder that exists, as every output file of the CLI (`check_output_path`): a typo in
+    the path is an error, not a new folder; only the user data folder is made when missing.
+
+    Raises:
+        CliError: the file's folder does not exist or cannot be made, or the store does not
+            open.
+    """
+    try:
+        if where and where.startswith(("postgresql://", "postgres://")):
+            from yiemagent.sessions import PostgresSessionStore
+
+            return PostgresSessionStore(where)
+        from yiemagent.sessions import SqliteSessionStore
+
+        if where:
+            path = Path(where)
+            check_output_path(path, flag)
+        else:
+            path = default_session_db()
+            path.parent.mkdir(parents=True, exist_ok=True)
+        return SqliteSessionStore(path)
+    except (ConfigError, OSError) as exc:
+        shown = without_password(where or "")
+        raise CliError(f"{flag} {shown}: {exc}".replace(": :", ":")) from exc
+
+
+def without_password(where: str) -> str:
+    """A store's URL as said in a message (`--sessions`, `yiem trace --db`): its password
+    (`user:PASSWORD@`, or a `password=` parameter) replaced by `***`, as the store's own
+    messages hide it."""
+    if "://" not in where:
+        return where
+    try:
+        parts = urlsplit(where)
+    except ValueError:  # not a URL after all (an unclosed [IPv6]): show none of it
+        return where.split("://", 1)[0] + "://…"
+    netloc = parts.netloc
+    userinfo, at, host = netloc.rpartition("@")
+    if at and ":" in userinfo:
+        netloc = f"{userinfo.split(':', 1)[0]}:***@{host}"
+    query = re.sub(r"(?i)(^|&)(password=)[^&]*", r"\1\2***", parts.query)
+    return urlunsplit(parts._replace(netloc=netloc, query=query))
