@@ -37,6 +37,7 @@ __all__ = [
     "coordinated",
     "drop_unbacked_options",
     "invented_numbers",
+    "item_choices",
     "lettered",
     "listed_choices",
     "reads_files",
@@ -296,6 +297,14 @@ def choice_words(param: Any) -> set[str]:
     if isinstance(param.get("description"), str):
         found |= listed_choices(param["description"])
     return found
+
+
+def item_choices(param: Any) -> list[Any] | None:
+    """The choices of a list parameter: the `enum` of its `items`, when it has one that
+    is not empty; else None."""
+    items = param.get("items") if isinstance(param, dict) else None
+    enum = items.get("enum") if isinstance(items, dict) else None
+    return enum if isinstance(enum, list) and enum else None
 
 
 def ungrounded(tool: AgentTool, arguments: dict[str, Any], grounding: Grounding) -> set[str]:

@@ -32,6 +32,7 @@ from collections.abc import Collection, Sequence
 from typing import Any
 
 from yiemagent.ai.attachments import attachment_stand_in
+from yiemagent.ai.providers.local.grounding import item_choices
 from yiemagent.types.messages import (
     AssistantMessage,
     DocumentContent,
@@ -208,9 +209,8 @@ def _bounded_choices(param: Any) -> Any:
     # until the token cap. At the bound, `repair.runaway_choices` keeps each once.
     if not isinstance(param, dict) or param.get("type") != "array" or "maxItems" in param:
         return param
-    items = param.get("items")
-    enum = items.get("enum") if isinstance(items, dict) else None
-    return {**param, "maxItems": len(enum)} if isinstance(enum, list) and enum else param
+    choices = item_choices(param)
+    return {**param, "maxItems": len(choices)} if choices else param
 
 
 def call_branch(tool: AgentTool) -> dict[str, Any]:

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import datetime
 import re
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from typing import Any
 
-from yiemagent.ai.providers.local.grounding import FILE_NAME, Grounding
+from yiemagent.ai.providers.local.grounding import FILE_NAME, Grounding, item_choices
 from yiemagent.types.tools import AgentTool
 
 __all__ = [
@@ -51,6 +51,23 @@ def repair_file_names(
     return repaired
 
 
+def _rewrite_values(
+    tool: AgentTool, arguments: dict[str, Any], rewrite: Callable[[dict[str, Any], Any], Any]
+) -> dict[str, Any]:
+    """`arguments` with each value whose parameter has a schema (a dict) replaced by what
+    `rewrite(schema, value)` gives, unless that is None (the value stays); `arguments`
+    itself comes back when nothing changes."""
+    properties = tool.input_schema.get("properties")
+    if not isinstance(properties, dict):
+        return arguments
+    fixed = arguments
+    for name, value in arguments.items():
+        param = properties.get(name)
+        if isinstance(param, dict) and (new := rewrite(param, value)) is not None:
+            fixed = {**fixed, name: new}
+    return fixed
+
+
 _SAYS_PERCENT = re.compile(r"\bper ?cent(?:age)?s?\b")
 _SAYS_FRACTION = re.compile(r"\b(?:decimals?|fractions?|ratio)\b")
 
@@ -67,25 +84,21 @@ def percent_as_fraction(
     """
     if not grounding.percents:
         return arguments
-    properties = tool.input_schema.get("properties")
-    if not isinstance(properties, dict):
-        return arguments
-    fixed = arguments
-    for name, value in arguments.items():
-        param = properties.get(name)
+
+    def as_fraction(param: dict[str, Any], value: Any) -> float | None:
         if (
-            not isinstance(param, dict)
-            or param.get("type") != "number"
+            param.get("type") != "number"
             or isinstance(value, bool)
             or not isinstance(value, int | float)
             or not any(round(float(value), 6) == round(p, 6) for p in grounding.percents)
         ):
-            continue
+            return None
         description = str(param.get("description") or "").lower()
         if _SAYS_PERCENT.search(description) and not _SAYS_FRACTION.search(description):
-            continue
-        fixed = {**fixed, name: round(float(value) / 100, 10)}
-    return fixed
+            return None
+        return round(float(value) / 100, 10)
+
+    return _rewrite_values(tool, arguments, as_fraction)
 
 
 _LAYOUT = re.compile(
@@ -156,23 +169,17 @@ def date_as_described(tool: AgentTool, arguments: dict[str, Any]) -> dict[str, A
     cannot be read as one date (`05/06/2025` for a year-first layout: which is the
     month?), or holds more than a date, is left as it is; `arguments` itself comes back
     when nothing changes."""
-    properties = tool.input_schema.get("properties")
-    if not isinstance(properties, dict):
-        return arguments
-    fixed = arguments
-    for name, value in arguments.items():
-        param = properties.get(name)
-        if not isinstance(value, str) or not isinstance(param, dict):
-            continue
-        layout = _layout(str(param.get("description") or ""))
+
+    def in_layout(param: dict[str, Any], value: Any) -> str | None:
+        layout = _layout(str(param.get("description") or "")) if isinstance(value, str) else None
         date = _date(value, layout) if layout else None
         if layout is None or date is None:
-            continue
+            return None
         parts = {"yyyy": f"{date.year:04d}", "mm": f"{date.month:02d}", "dd": f"{date.day:02d}"}
         written = layout[3].join(parts[part] for part in layout[:3])
-        if written != value:
-            fixed = {**fixed, name: written}
-    return fixed
+        return written if written != value else None
+
+    return _rewrite_values(tool, arguments, in_layout)
 
 
 def runaway_choices(tool: AgentTool, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -182,17 +189,12 @@ def runaway_choices(tool: AgentTool, arguments: dict[str, Any]) -> dict[str, Any
     0.5B runs to that bound repeating one ("Sauna", "Sauna", …), and what it meant is the
     distinct items. A list below the bound keeps its repeats (they may be meant: two of
     one kind); `arguments` itself comes back when nothing changes."""
-    properties = tool.input_schema.get("properties")
-    if not isinstance(properties, dict):
-        return arguments
-    fixed = arguments
-    for name, value in arguments.items():
-        param = properties.get(name)
-        items = param.get("items") if isinstance(param, dict) else None
-        enum = items.get("enum") if isinstance(items, dict) else None
-        if not isinstance(value, list) or not isinstance(enum, list) or len(value) < len(enum):
-            continue
-        distinct = [v for i, v in enumerate(value) if v not in value[:i]]
-        if len(distinct) < len(value):
-            fixed = {**fixed, name: distinct}
-    return fixed
+
+    def distinct(param: dict[str, Any], value: Any) -> list[Any] | None:
+        choices = item_choices(param)
+        if not isinstance(value, list) or choices is None or len(value) < len(choices):
+            return None
+        kept = [v for i, v in enumerate(value) if v not in value[:i]]
+        return kept if len(kept) < len(value) else None
+
+    return _rewrite_values(tool, arguments, distinct)
