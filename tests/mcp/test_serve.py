@@ -40,6 +40,30 @@ async def _stdio_session(markers: Path) -> AsyncIterator[ClientSession]:
 
 
 @contextlib.asynccontextmanager
+async def _in_process_session(
+    store: ToolStore, **options: Any
+) -> AsyncIterator[tuple[str, ClientSession]]:
+    """`serve(store, "http", **options)` in this process and the SDK's client on it: the
+    server's URL and the initialized session; the server is cancelled after."""
+    ready: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+    server = asyncio.ensure_future(
+        serve(store, "http", port=0, on_ready=ready.set_result, **options)
+    )
+    try:
+        url = await asyncio.wait_for(ready, 30)
+        async with (
+            streamable_http_client(url) as (read, write),
+            ClientSession(read, write) as client,
+        ):
+            await client.initialize()
+            yield url, client
+    finally:
+        server.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await server
+
+
+@contextlib.asynccontextmanager
 async def _http_session(markers: Path) -> AsyncIterator[ClientSession]:
     port = free_port()
     env = {**os.environ, "MCP_TEST_MARKERS": str(markers)}
@@ -158,33 +182,13 @@ async def test_serve_in_process_applies_hooks_and_timeouts() -> None:
             return BeforeToolCallResult(block=True, reason="secret is not for MCP clients")
         return None
 
-    ready: asyncio.Future[str] = asyncio.get_running_loop().create_future()
-    server = asyncio.ensure_future(
-        serve(
-            store,
-            "http",
-            port=0,
-            before_tool_call=before,
-            tool_timeout_s=0.5,
-            on_ready=ready.set_result,
-        )
-    )
-    try:
-        url = await asyncio.wait_for(ready, 30)
+    options = {"before_tool_call": before, "tool_timeout_s": 0.5}
+    async with _in_process_session(store, **options) as (url, client):
         assert url.startswith("http://127.0.0.1:") and url.endswith("/mcp")
-        async with (
-            streamable_http_client(url) as (read, write),
-            ClientSession(read, write) as client,
-        ):
-            await client.initialize()
-            blocked = await client.call_tool("secret", {})
-            assert blocked.is_error and _text(blocked) == "secret is not for MCP clients"
-            timed_out = await client.call_tool("slow", {})
-            assert timed_out.is_error and _text(timed_out) == "Tool slow timed out after 0.5 s"
-    finally:
-        server.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await server
+        blocked = await client.call_tool("secret", {})
+        assert blocked.is_error and _text(blocked) == "secret is not for MCP clients"
+        timed_out = await client.call_tool("slow", {})
+        assert timed_out.is_error and _text(timed_out) == "Tool slow timed out after 0.5 s"
 
 
 async def test_a_tool_that_needs_approval_is_an_error_result_and_does_not_run() -> None:
@@ -205,24 +209,12 @@ async def test_a_tool_that_needs_approval_is_an_error_result_and_does_not_run() 
 
     store = ToolStore("held")
     store.register(remove_file)
-    ready: asyncio.Future[str] = asyncio.get_running_loop().create_future()
-    server = asyncio.ensure_future(serve(store, "http", port=0, on_ready=ready.set_result))
-    try:
-        url = await asyncio.wait_for(ready, 30)
-        async with (
-            streamable_http_client(url) as (read, write),
-            ClientSession(read, write) as client,
-        ):
-            await client.initialize()
-            held = await client.call_tool("remove_file", {"path": "notes.txt"})
-            assert held.is_error and _text(held) == (
-                "Tool remove_file needs a person's approval, which this MCP server cannot "
-                "ask for: it did not run"
-            )
-    finally:
-        server.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await server
+    async with _in_process_session(store) as (_, client):
+        held = await client.call_tool("remove_file", {"path": "notes.txt"})
+        assert held.is_error and _text(held) == (
+            "Tool remove_file needs a person's approval, which this MCP server cannot "
+            "ask for: it did not run"
+        )
     assert ran == []
 
 
@@ -246,24 +238,12 @@ async def test_a_tool_mcp_cannot_carry_is_left_out_not_the_whole_list(
     # A store refuses {"type": "string"} itself; a list of types holding "object" passes
     # it, but MCP carries only "object".
     store.register(AgentTool("word", "word", "Maybe null.", {"type": ["object", "null"]}, run))
-    ready: asyncio.Future[str] = asyncio.get_running_loop().create_future()
-    server = asyncio.ensure_future(serve(store, "http", port=0, on_ready=ready.set_result))
-    try:
-        url = await asyncio.wait_for(ready, 30)
-        async with (
-            streamable_http_client(url) as (read, write),
-            ClientSession(read, write) as client,
-        ):
-            await client.initialize()
-            for _ in range(2):
-                listed = await client.list_tools()
-                assert [t.name for t in listed.tools] == ["echo", "anything"]
-            assert listed.tools[1].input_schema == {"type": "object"}
-            assert _text(await client.call_tool("anything", {})) == "ran"
-    finally:
-        server.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await server
+    async with _in_process_session(store) as (_, client):
+        for _ in range(2):
+            listed = await client.list_tools()
+            assert [t.name for t in listed.tools] == ["echo", "anything"]
+        assert listed.tools[1].input_schema == {"type": "object"}
+        assert _text(await client.call_tool("anything", {})) == "ran"
     [warning] = [r.getMessage() for r in caplog.records if "word" in r.getMessage()]
     assert warning == (
         "not serving tool 'word': its input_schema is of type ['object', 'null'], and an MCP "
