@@ -157,6 +157,22 @@ def test_text_with_lone_surrogates_is_stored_as_it_was(store: SessionStore) -> N
     assert store.load("s") == messages[:1]
 
 
+def test_text_with_nul_characters_is_stored_as_it_was(store: SessionStore) -> None:
+    # A binary file read as text, a C string's terminator: PostgreSQL's text and jsonb
+    # refuse U+0000 (langgraph#1878), yet a prompt or a tool's output may hold it.
+    odd = "before\x00after \\u0000 literal"
+    messages: list[AgentMessage] = [
+        UserMessage(odd),
+        AssistantMessage([ToolCall("c1", "read", {"path": odd})], stop_reason="toolUse"),
+        ToolResultMessage("c1", "read", [TextContent(odd)], details={odd: [odd]}),
+    ]
+    for message in messages:
+        store.append("s", message)
+    assert store.load("s") == messages
+    store.replace("s", messages[:1])
+    assert store.load("s") == messages[:1]
+
+
 def test_closed_store_refuses_use(store: SessionStore) -> None:
     store.close()
     store.close()  # idempotent
