@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
+from datetime import date
 from typing import Annotated, Any
 
 import pytest
@@ -12,12 +13,15 @@ from pydantic import BaseModel, Field
 
 from yiemagent import (
     AbortSignal,
+    Agent,
     AgentTool,
     AgentToolResult,
     ConfigError,
+    ToolResultMessage,
     tool,
     validate_arguments_against_schema as validate,
 )
+from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
 
 from ._kit import run_tool, text_of
 
@@ -251,3 +255,41 @@ def test_parameter_descriptions_of_other_docstring_styles(doc: str) -> None:
     assert props["query"]["description"] == "What to search for."
     assert props["limit"]["description"] == "Max number of results to return."
     assert built.description == "Search the catalog."
+
+
+class Booking(BaseModel):
+    guest: str
+    nights: int
+
+
+async def test_a_returned_model_or_dict_reaches_the_model_as_json_with_its_characters() -> None:
+    # A typed return value (a pydantic model, a dict holding one, a date) reaches the next
+    # model call as JSON, not as its repr, and its non-ASCII text stays as written instead
+    # of \u escapes that small models misread and that cost tokens.
+    @tool
+    def book(guest: str) -> Booking:
+        """Book a room."""
+        return Booking(guest=guest, nights=2)
+
+    @tool
+    def stay() -> dict[str, Any]:
+        """The stay."""
+        return {"booking": Booking(guest="Zoë", nights=1), "from": date(2024, 5, 1)}
+
+    fm = FauxModel(
+        [
+            faux_message(
+                faux_tool_call("book", {"guest": "Zoë 日本"}, id="b"),
+                faux_tool_call("stay", {}, id="s"),
+            ),
+            "done",
+        ]
+    )
+    agent = Agent(model=fm.model, stream_fn=fm.stream_fn, tools=[book, stay])
+    await agent.prompt("book it")
+    results = [m for m in fm.contexts[-1].messages if isinstance(m, ToolResultMessage)]
+    assert [text_of(AgentToolResult(r.content)) for r in results] == [
+        '{"guest":"Zoë 日本","nights":2}',
+        '{"booking":{"guest":"Zoë","nights":1},"from":"2024-05-01"}',
+    ]
+    assert not any(r.is_error for r in results)
