@@ -17,6 +17,8 @@ from yiemagent import (
     AgentTool,
     AgentToolResult,
     ConfigError,
+    ImageContent,
+    TextContent,
     ToolResultMessage,
     tool,
     validate_arguments_against_schema as validate,
@@ -293,3 +295,31 @@ async def test_a_returned_model_or_dict_reaches_the_model_as_json_with_its_chara
         '{"booking":{"guest":"Zoë","nights":1},"from":"2024-05-01"}',
     ]
     assert not any(r.is_error for r in results)
+
+
+async def test_an_image_returned_beside_a_caption_reaches_the_model_as_an_image() -> None:
+    # A screenshot returned with a caption, in a list or a tuple, must stay an image block:
+    # as JSON text its base64 costs thousands of tokens and the model cannot see it.
+    png = ImageContent("iVBORw0KGgo=", "image/png")
+
+    @tool
+    def shot_list() -> list[Any]:
+        """A screenshot with a caption."""
+        return ["the page", png]
+
+    @tool
+    def shot_tuple() -> tuple[Any, ...]:
+        """A screenshot with a caption."""
+        return (TextContent("the page"), png)
+
+    for made in (shot_list, shot_tuple):
+        result = await run_tool(made, {})
+        assert isinstance(result, AgentToolResult)
+        assert result.content == [TextContent("the page"), png]
+
+    @tool
+    def words() -> list[str]:
+        """Plain strings stay one JSON value."""
+        return ["a", "b"]
+
+    assert text_of(await run_tool(words, {})) == '["a","b"]'

@@ -306,18 +306,21 @@ def _make_execute(
 
 def to_tool_return(value: object) -> AgentToolResult | str:
     """An `AgentToolResult` or `str` as is; a content block (`TextContent`, `ImageContent`)
-    or a non-empty list of them as the result's content (a screenshot stays an image);
-    anything else as its JSON text."""
+    or a list or tuple of blocks and strings with at least one block as the result's content
+    (a screenshot stays an image, a string beside it a text); anything else as its JSON
+    text."""
     if isinstance(value, AgentToolResult | str):
         return value
     if isinstance(value, TextContent | ImageContent):
         return AgentToolResult([value])
     if (
-        isinstance(value, list)
-        and value
-        and all(isinstance(block, TextContent | ImageContent) for block in value)
+        isinstance(value, list | tuple)
+        and any(isinstance(item, TextContent | ImageContent) for item in value)
+        and all(isinstance(item, TextContent | ImageContent | str) for item in value)
     ):
-        return AgentToolResult(list(value))
+        return AgentToolResult(
+            [TextContent(item) if isinstance(item, str) else item for item in value]
+        )
     import pydantic_core
 
     return AgentToolResult.text(pydantic_core.to_json(value, fallback=str).decode())
