@@ -381,3 +381,21 @@ def test_out_dash_is_one_line_and_no_file_named_dash(
     assert code != 0 and stdout == ""
     assert err.strip().splitlines() == [err.strip()] and err.startswith("yiem: error: --out -: ")
     assert not (tmp_path / "-").exists()
+
+
+@pytest.mark.parametrize("content", [b"my notes", b"\xff\xfe\x00bad"])
+def test_out_naming_a_file_that_is_no_results_file_is_one_line_and_kept(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: bytes
+) -> None:
+    """`--out notes.txt` on a one-line file without a final newline: the line was dropped
+    as "torn", the file rewritten and the batch ran into it (exit 0); the notes were gone."""
+    tasks = write_tasks(tmp_path / "tasks.jsonl", mixed_tasks(2, "notes"))
+    notes = tmp_path / "notes.txt"
+    notes.write_bytes(content)
+    code, _, err = _run(capsys, "batch", str(tasks), "--out", str(notes), "--agent", AGENT)
+    assert code == 1
+    assert err.count("\n") == 1 and err.startswith("yiem: error: --out: "), err
+    assert "is not a result line" in err
+    assert notes.read_bytes() == content
+    code, _, err = _run(capsys, "batch", "--summary", str(notes))
+    assert code == 1 and err.count("\n") == 1 and "is not a result line" in err, err

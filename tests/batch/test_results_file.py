@@ -48,6 +48,31 @@ def test_a_line_in_the_middle_that_is_not_a_result_is_refused_and_kept(tmp_path:
     assert path.read_bytes() == content
 
 
+@settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    head=st.lists(st.sampled_from(["a", "b", "c"]), max_size=3, unique=True),
+    tail=st.binary(min_size=1, max_size=40).filter(
+        lambda b: bool(b.strip()) and not b.startswith(b"{") and b"\n" not in b
+    ),
+)
+def test_a_last_line_no_result_could_begin_is_refused_and_the_file_kept(
+    tmp_path: Path, head: list[str], tail: bytes
+) -> None:
+    """A crash cuts a result line after its first byte at the earliest, and every result
+    line opens with `{`. A last line without a newline that does not start with `{` (a
+    notes file, a binary file, `--out` pointed at the wrong file) was taken for a torn
+    line and deleted, and the file rewritten as a results file: the user's file was lost."""
+    path = tmp_path / "notes.txt"
+    content = b"".join(_line(i) for i in head) + tail
+    path.write_bytes(content)
+    with pytest.raises(BatchError, match=f"line {len(head) + 1} is not a result line"):
+        ResultsFile(path).open()
+    with pytest.raises(BatchError, match="is not a result line"):
+        read_results(path)
+    assert path.read_bytes() == content
+    path.unlink()
+
+
 def test_interrupted_lines_are_dropped_on_open_so_the_rerun_line_is_the_only_one(
     tmp_path: Path,
 ) -> None:

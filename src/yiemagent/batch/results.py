@@ -16,7 +16,8 @@ Invariants (what "exactly once" means here, `docs/batch.md`):
   recorded `held` or `interrupted` (not done; with `rerun_failed` also "error" and "timeout") are
   removed, by writing the repaired file beside the old one and renaming it over it (old or
   new, never half); so each id has at most one line, and an "ok" line is never rewritten
-  or repeated.
+  or repeated; a last line that does not start with `{` cannot be a cut result line, so
+  such a file is refused, not "repaired" away.
 """
 
 from __future__ import annotations
@@ -192,6 +193,13 @@ def _parse(data: bytes, path: Path, *, keep_failed: bool = True) -> _Parsed:
         try:
             found.append((TaskResult.from_json(json.loads(torn_tail)), torn_tail + b"\n"))
         except (ValueError, UnicodeDecodeError):
+            if not torn_tail.startswith(b"{"):
+                # a cut result line still opens its object: this is some other file
+                raise BatchError(
+                    f"{path} line {len(lines) + 1} is not a result line (it does not start "
+                    "with '{'); is it the results file of a batch?",
+                    results_file=str(path),
+                ) from None
             logger.warning("%s: dropping a torn last line (%d bytes)", path, len(torn_tail))
         repaired = True
     kept: dict[str, tuple[TaskResult, bytes]] = {}
