@@ -9,6 +9,7 @@ import json
 from typing import Any
 
 import pytest
+from pydantic import BaseModel
 
 from yiemagent import (
     Agent,
@@ -289,3 +290,50 @@ def test_prompt_sync_takes_an_output_type() -> None:
     fm = FauxModel([tool_reply({"result": 3})])
     agent = agent_for(fm)
     assert agent.prompt_sync("n?", output_type=int).output == 3
+
+
+class Node(BaseModel):
+    name: str
+    children: list[Node] = []
+
+
+TREE_SCHEMA: dict[str, Any] = {
+    "$defs": {
+        "node": {
+            "type": "object",
+            "properties": {
+                "name": {"type": "string"},
+                "children": {"type": "array", "items": {"$ref": "#/$defs/node"}},
+            },
+            "required": ["name"],
+        }
+    },
+    "type": "object",
+    "properties": {"root": {"$ref": "#/$defs/node"}},
+    "required": ["root"],
+}
+
+
+@pytest.mark.parametrize("mode", ["tool", "native"])
+async def test_a_recursive_output_type_is_an_object_validated_at_every_depth(mode: str) -> None:
+    # A self-referencing model's own schema is only a $ref into its $defs: it is offered as
+    # the object it is (not wrapped in {"result": ...}), and a value nested three deep is
+    # validated throughout, as it is for a JSON Schema whose $defs refer to themselves.
+    tree = {"name": "a", "children": [{"name": "b", "children": [{"name": "c"}]}]}
+    bad = {"name": "a", "children": [{"name": "b", "children": [{"nom": "c"}]}]}
+
+    def reply(data: dict[str, Any]) -> Any:
+        return tool_reply(data) if mode == "tool" else json.dumps(data)
+
+    spec = OutputSpec(Node, mode=mode)  # type: ignore[arg-type]
+    assert spec.schema["type"] == "object" and "result" not in spec.schema["properties"]
+    fm = FauxModel([reply(bad), reply(tree)])
+    out = await agent_for(fm, output_type=spec).prompt("the tree")
+    assert out.output == Node.model_validate(tree)
+    assert "$.children[0].children[0]" in last_seen_by_model(fm)
+
+    fm = FauxModel([reply({"root": bad}), reply({"root": tree})])
+    schema_spec = OutputSpec(TREE_SCHEMA, mode=mode)  # type: ignore[arg-type]
+    out = await agent_for(fm, output_type=schema_spec).prompt("the tree")
+    assert out.output == {"root": tree}
+    assert "$.root.children[0].children[0]" in last_seen_by_model(fm)

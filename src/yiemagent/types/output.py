@@ -275,7 +275,20 @@ def _adapter_schema(spec: OutputSpec[Any], type_: Any) -> dict[str, Any]:
             f"({str(exc).splitlines()[0]}); use a "
             "pydantic model, a dataclass, a TypedDict, a plain type or a JSON Schema dict"
         ) from None
-    return schema
+    return _inline_root_ref(schema)
+
+
+def _inline_root_ref(schema: dict[str, Any]) -> dict[str, Any]:
+    """A recursive model's schema is only `{"$ref": "#/$defs/M", "$defs": ...}`: put `M`'s
+    own schema at the root (the `$defs` stay for the refs inside it), so the model is an
+    object like any other instead of a value wrapped in `{"result": ...}`."""
+    ref, defs = schema.get("$ref"), schema.get("$defs")
+    if set(schema) != {"$ref", "$defs"} or not isinstance(ref, str) or not isinstance(defs, dict):
+        return schema
+    target = defs.get(ref.removeprefix("#/$defs/")) if ref.startswith("#/$defs/") else None
+    if not isinstance(target, dict) or target.get("type") != "object":
+        return schema
+    return {**target, "$defs": defs}
 
 
 def _checked_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
