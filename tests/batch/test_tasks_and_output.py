@@ -69,6 +69,14 @@ def test_a_tasks_file_saved_with_a_byte_order_mark(tmp_path: Path) -> None:
     assert load_tasks(path) == [BatchTask("a", "p")]
 
 
+def test_a_prompt_holding_unicode_line_separators_is_one_task(tmp_path: Path) -> None:
+    # JSON keeps U+2028, U+2029 and NEL raw inside strings: a line ends at "\n" only.
+    prompt = "one\u2028two\u2029three\x85four"
+    path = tmp_path / "t.jsonl"
+    path.write_text(json.dumps({"id": "a", "prompt": prompt}, ensure_ascii=False) + "\n")
+    assert load_tasks(path) == [BatchTask("a", prompt)]
+
+
 def test_check_output_parses_fenced_json_and_names_the_failing_field() -> None:
     assert check_output('```json\n{"city": "Oslo", "temp": 3}\n```', SCHEMA) == {
         "city": "Oslo",

@@ -91,6 +91,14 @@ def test_a_jsonl_dataset(tmp_path: Path) -> None:
     assert [(c.name, len(c.checks)) for c in data.cases] == [("a", 2), ("b", 1)]
 
 
+def test_a_jsonl_case_holding_unicode_line_separators_is_one_case(tmp_path: Path) -> None:
+    # JSON keeps U+2028, U+2029 and NEL raw inside strings: a line ends at "\n" only.
+    text = "one\u2028two\u2029three\x85four"
+    case = {"name": "a", "input": text, "checks": [{"contains": text}]}
+    path = write(tmp_path, "d.jsonl", json.dumps(case, ensure_ascii=False) + "\n")
+    assert [(c.name, c.input) for c in Dataset.load(path).cases] == [("a", text)]
+
+
 def test_a_jsonl_dataset_saved_with_a_byte_order_mark(tmp_path: Path) -> None:
     """Windows editors start a UTF-8 file with a BOM: line 1 was "not JSON"."""
     path = tmp_path / "d.jsonl"

@@ -122,6 +122,19 @@ async def test_a_conversation_with_tool_calls_replays_the_same(tmp_path: Path) -
     assert "thought_signature" not in second[1]["content"][0]
 
 
+async def test_line_separators_inside_a_recording_replay(tmp_path: Path) -> None:
+    # A model's answer or a prompt may hold U+2028, U+2029 or NEL (U+0085): JSON keeps them
+    # raw inside strings, and a reader splitting on every Unicode line break cut the
+    # recording in pieces that were no longer JSON.
+    cassette = tmp_path / "seps.jsonl"
+    odd = "one\u2028two\u2029three\x85four"
+    prompts = [f"Say {odd}.", "Again."]
+    fm = FauxModel([f"Here: {odd}", "Again: " + odd])
+    live = await converse(record(fm.model, cassette), prompts)
+    assert len(cassette.read_bytes().split(b"\n")) == 3  # two records and the final newline
+    assert await converse(replay(cassette), prompts) == live
+
+
 async def test_a_different_request_raises_cassette_mismatch_with_the_difference(
     tmp_path: Path,
 ) -> None:

@@ -143,7 +143,7 @@ def _from_file(path: Path) -> Iterator[tuple[str, str, BatchTask]]:
         raise BatchError(f"tasks file {path} does not exist") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise BatchError(f"tasks file {path} cannot be read: {exc}") from None
-    for number, line in enumerate(text.splitlines(), 1):
+    for number, line in enumerate(text.split("\n"), 1):
         if not line.strip():
             continue
         where = f"{path} line {number}"

@@ -149,7 +149,7 @@ def _yaml_cases(file: Path, text: str) -> tuple[list[tuple[str, Any]], Path | No
 
 def _jsonl_cases(file: Path, text: str) -> list[tuple[str, Any]]:
     cases: list[tuple[str, Any]] = []
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
         try:

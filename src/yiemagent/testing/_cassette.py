@@ -535,7 +535,8 @@ def replay(path: str | PathLike[str]) -> Model:
     """
     file = Path(path)
     try:
-        lines = file.read_text(encoding="utf-8").splitlines()
+        # Records end at "\n" only: JSON keeps U+2028, U+2029 and NEL raw inside strings.
+        lines = file.read_text(encoding="utf-8").split("\n")
     except (OSError, UnicodeDecodeError) as exc:
         reason = getattr(exc, "strerror", None) or exc
         raise ConfigError(f"cassette {file}: cannot read it: {reason}") from None
