@@ -7,6 +7,11 @@ from __future__ import annotations
 import importlib
 import io
 import json
+import os
+import shlex
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -192,3 +197,106 @@ def test_output_never_valid_is_one_error_line_exit_1(
     assert code == 1 and out == ""
     line = err.strip().splitlines()[-1]
     assert line.startswith("yiem: error: the run failed: The model gave no valid JSON Schema")
+
+
+RUN_ON_FAUX = """
+import sys
+import yiemagent.cli.main as cli
+from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_text, faux_tool_call
+from yiemagent.types import Usage
+
+held = faux_message(faux_tool_call("delete_file", {"path": sys.argv[1]}, id="d1"))
+held.usage = Usage(input=100, output=10, total_tokens=110)
+fm = FauxModel([held, faux_text("Done.")])
+cli.resolve_model = lambda spec, base_url, tool_calls=None: fm.model
+sys.exit(cli.main(sys.argv[2:]))
+"""
+
+
+def test_ctrl_c_at_the_question_stops_and_keeps_the_usage_line(tmp_path: Path) -> None:
+    """Ctrl-C at `Run delete_file(...)? [y/N]` in a real terminal: the question was asked
+    on a worker thread, so `input()` never saw the Ctrl-C and the command waited for an
+    Enter; a second Ctrl-C exited without the usage line of the run that held the call.
+    Now it stops at once as any other abort: the call does not run, the usage is shown,
+    exit 130."""
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    (tools / "delete_file.py").write_text(TOOL_FILE)
+    victim = tmp_path / "old.log"
+    victim.write_text("x")
+    script = tmp_path / "run_on_faux.py"
+    script.write_text(RUN_ON_FAUX)
+    command = [sys.executable, str(script), str(victim), "run", "delete old.log",
+               "--tools", str(tools)]  # fmt: skip
+    socket = f"yiem-test-{os.getpid()}-held"
+
+    def tmux(*args: str) -> str:
+        return subprocess.run(
+            ["tmux", "-L", socket, "-f", os.devnull, *args],
+            capture_output=True, text=True, timeout=30, check=True,
+        ).stdout  # fmt: skip
+
+    shell = f"{shlex.join(command)}; echo __EXIT=$?__; sleep 60"
+    tmux("new-session", "-d", "-s", "run", "-x", "200", "-y", "20", shell)
+    try:
+        deadline = time.monotonic() + 60
+        while "? [y/N]" not in (screen := tmux("capture-pane", "-p", "-t", "run")):
+            assert time.monotonic() < deadline, screen
+            time.sleep(0.1)
+        tmux("send-keys", "-t", "run", "C-c")
+        deadline = time.monotonic() + 20  # no second Ctrl-C, no Enter
+        while "__EXIT=" not in (screen := tmux("capture-pane", "-p", "-t", "run")):
+            assert time.monotonic() < deadline, screen
+            time.sleep(0.1)
+    finally:
+        subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True, check=False)
+    lines = [line for line in screen.splitlines() if line.strip()]
+    assert lines[-1] == "__EXIT=130__" and lines[-2] == "yiem: interrupted", screen
+    assert lines[-3].startswith("tokens: 100 in, 10 out · "), screen
+    assert "✗ delete_file error: " in screen, screen
+    assert victim.exists()
+    assert "Traceback" not in screen
+
+
+@pytest.mark.parametrize("agent_file", [False, True], ids=["tools", "agent-file"])
+def test_ctrl_c_at_the_question_ends_the_run_as_an_abort_with_its_usage(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    agent_file: bool,
+) -> None:
+    """Ctrl-C at the question (`input()` raises KeyboardInterrupt), with `--tools` and with
+    `--agent FILE`: the run ends as any aborted run, with the usage line of the run that
+    held the call (it was dropped: the interrupt left the command at once)."""
+    from yiemagent.types import Usage
+
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    (tools / "delete_file.py").write_text(TOOL_FILE)
+    victim = tmp_path / "old.log"
+    victim.write_text("x")
+    held = faux_message(faux_tool_call("delete_file", {"path": str(victim)}, id="d1"))
+    held.usage = Usage(input=100, output=10, total_tokens=110)
+    fm = FauxModel([held, "Done."])
+    monkeypatch.setattr(
+        cli_main_module, "resolve_model", lambda spec, base_url, tool_calls=None: fm.model
+    )
+
+    def ctrl_c(question: str) -> str:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli_approvals_module.sys, "stdin", FakeTty())
+    monkeypatch.setattr("builtins.input", ctrl_c)
+    if agent_file:
+        (tmp_path / "agent.toml").write_text('[agents.cleaner]\ntools = ["tools"]\n')
+        where = ["--agent", str(tmp_path / "agent.toml")]
+    else:
+        where = ["--tools", str(tools)]
+    code = main(["run", "delete old.log", *where])
+    err = capsys.readouterr().err
+    lines = err.strip().splitlines()
+    assert code == 130, err
+    assert lines[-1] == "yiem: interrupted", err
+    assert lines[-2].startswith("tokens: 100 in, 10 out · "), err
+    assert victim.exists()
+    assert len(fm.contexts) == 1  # the model was not called again

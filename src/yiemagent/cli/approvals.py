@@ -1,25 +1,87 @@
 """`yiem run`'s held tool calls and `--output-schema` (DESIGN §14; docs/approvals.md,
 docs/output.md).
 
-`continue_held` asks y/n on the terminal for each tool call a run held (or approves all with
+`ask_approvals` asks y/n on the terminal for each tool call a run held (or approves all with
 `--yes`; without a terminal it rejects them, saying so) and returns the decisions for the
-continuing run. `load_output_schema` reads the JSON Schema file of `--output-schema`.
+continuing run; `ask_on_this_thread` asks so that Ctrl-C stops the question at once, and
+`stop_held` (`yiem run --agent`, `yiem chat`) rejects what the Ctrl-C left held.
+`load_output_schema` reads the JSON Schema file of `--output-schema`.
 """
 
 from __future__ import annotations
 
 import json
+import signal as os_signal
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from yiemagent.errors import ConfigError
-from yiemagent.types import AgentContext, OutputSpec, ToolApproval
+from yiemagent.types import AbortSignal, AgentContext, AgentEvent, OutputSpec, ToolApproval
 
-__all__ = ["NO_TERMINAL_REASON", "ask_approvals", "load_output_schema"]
+if TYPE_CHECKING:
+    from yiemagent.agent import Agent
+
+__all__ = [
+    "NO_TERMINAL_REASON",
+    "STOPPED_REASON",
+    "QuestionStopped",
+    "ask_approvals",
+    "ask_on_this_thread",
+    "load_output_schema",
+    "rejected_held_calls",
+    "stop_held",
+]
 
 NO_TERMINAL_REASON = "no terminal to ask the user for approval (run with --yes to approve)"
+STOPPED_REASON = "The user stopped the run (Ctrl-C) instead of answering."
+
+T = TypeVar("T")
+
+
+class QuestionStopped(Exception):
+    """Ctrl-C or SIGTERM came while a question waited for its answer."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        """"interrupted" (Ctrl-C) or "terminated" (SIGTERM), as the command's abort says."""
+
+
+def ask_on_this_thread(question: Callable[[], T]) -> T:
+    """Run the terminal `question` (e.g. `ask_approvals`) on the event loop's own thread,
+    where Ctrl-C and SIGTERM stop `input()` at once.
+
+    The command's loop handles those signals by flagging an abort. Asked on a worker
+    thread, `input()` never saw them: Ctrl-C waited for an Enter, and a second one
+    exited without the usage line. Meanwhile the loop is blocked (nothing runs on it
+    between a run's end and the next) and does not hear of the signal, so its handler
+    does not take it for a first Ctrl-C of the next run.
+
+    Raises:
+        QuestionStopped: a signal stopped the question.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return question()  # signal handlers can be set on the main thread only
+
+    def stop(signum: int, frame: object) -> None:
+        raise QuestionStopped("interrupted" if signum == os_signal.SIGINT else "terminated")
+
+    wakeup = os_signal.set_wakeup_fd(-1)
+    handlers = {sig: os_signal.signal(sig, stop) for sig in (os_signal.SIGINT, os_signal.SIGTERM)}
+    try:
+        return question()
+    except (KeyboardInterrupt, QuestionStopped) as exc:  # KeyboardInterrupt: an `ask` of its own
+        print(file=sys.stderr, flush=True)  # the answer's line, left after the ^C
+        reason = exc.reason if isinstance(exc, QuestionStopped) else "interrupted"
+        raise QuestionStopped(reason) from None
+    finally:
+        for sig, handler in handlers.items():
+            if handler is not None:  # None: set outside Python, which cannot be restored
+                os_signal.signal(sig, handler)
+        os_signal.set_wakeup_fd(wakeup)
 
 
 def ask_approvals(
@@ -48,6 +110,34 @@ def ask_approvals(
         for call in held[1]
     ]
     return decide(shown, yes=yes, ask=ask, say=say)
+
+
+def rejected_held_calls(context: AgentContext) -> dict[str, ToolApproval]:
+    """A rejection (`STOPPED_REASON`) for each call the run held: Ctrl-C at the question."""
+    from yiemagent.loop import held_tool_calls
+
+    held = held_tool_calls(context.messages)
+    calls = held[1] if held is not None else []
+    return {call.id: ToolApproval(False, STOPPED_REASON) for call in calls}
+
+
+async def stop_held(agent: Agent[Any]) -> None:
+    """Reject (`STOPPED_REASON`) every undecided call `agent` holds and let a resume
+    write their results (every call answered), aborted as it starts, so the model is not
+    called again; its `agent_end` ends the command's output as any aborted run's does."""
+    for held in list(agent.pending_approvals):
+        if held.decision is None:
+            agent.reject(held.tool_call_id, STOPPED_REASON)
+
+    def stop_at_start(event: AgentEvent, signal: AbortSignal) -> None:
+        if event.type == "agent_start":
+            signal.abort("interrupted by the user (Ctrl-C)")
+
+    unsubscribe = agent.subscribe(stop_at_start)
+    try:
+        await agent.resume()
+    finally:
+        unsubscribe()
 
 
 def decide(

@@ -202,7 +202,12 @@ async def _run_loop(
     """Run one prompt, asking for each held tool call; returns the run's end
     reason and its output (with an output type). When the printer's output is closed, the
     run is aborted (its tools stop) and the reason is "output_closed"."""
-    from yiemagent.cli.approvals import ask_approvals
+    from yiemagent.cli.approvals import (
+        QuestionStopped,
+        ask_approvals,
+        ask_on_this_thread,
+        rejected_held_calls,
+    )
     from yiemagent.loop import agent_loop, agent_loop_continue
 
     abort = AbortSignal()
@@ -231,7 +236,11 @@ async def _run_loop(
             await stream.result()
             if reason != "awaiting_approval" or abort.aborted:
                 break
-            decisions = await asyncio.to_thread(ask_approvals, context, yes=yes)
+            try:
+                decisions = ask_on_this_thread(lambda: ask_approvals(context, yes=yes))
+            except QuestionStopped as stop:  # the run ends as on any other abort: its
+                abort.abort(stop.reason)  # held calls answered, its usage shown
+                decisions = rejected_held_calls(context)
             approved = dataclasses.replace(config, approvals=decisions)
             stream = agent_loop_continue(context, approved, abort)
     finally:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import os
 import signal as os_signal
@@ -190,12 +191,15 @@ async def run_agent(
     prompt: str, agent: Agent[Any], on_event: Callable[[AgentEvent], None], yes: bool
 ) -> str:
     """Run `prompt` on `agent`, sending each event to `on_event` and asking for held calls
-    between runs; Ctrl-C aborts the run (a second one exits at once). Returns the end
-    reason of the last run ("aborted" when interrupted)."""
+    between runs; Ctrl-C aborts the run (a second one exits at once), and so it does at a
+    question, rejecting the held calls. Returns the end reason of the last run ("aborted"
+    when interrupted; "terminated" when SIGTERM stopped a question)."""
     from yiemagent.agent import AgentRunError
+    from yiemagent.cli.approvals import QuestionStopped, ask_on_this_thread, stop_held
 
     loop = asyncio.get_running_loop()
     interrupted = False
+    stopped_by = "interrupted"
     ends: list[str] = []
 
     def on_sigint() -> None:
@@ -218,8 +222,14 @@ async def run_agent(
         with contextlib.suppress(AgentRunError):  # the printer has shown why
             await agent.prompt(prompt)
         while agent.pending_approvals and not interrupted:
-            pending = agent.pending_approvals
-            decisions = await asyncio.to_thread(ask_pending, pending, yes=yes)
+            question = functools.partial(ask_pending, agent.pending_approvals, yes=yes)
+            try:
+                decisions = ask_on_this_thread(question)
+            except QuestionStopped as stop:  # the run ends as on any other abort
+                interrupted, stopped_by = True, stop.reason
+                with contextlib.suppress(AgentRunError):
+                    await stop_held(agent)
+                break
             for call_id, decision in decisions.items():
                 if decision.approved:
                     agent.approve(call_id)
@@ -233,5 +243,5 @@ async def run_agent(
             loop.remove_signal_handler(os_signal.SIGINT)
         await agent.close()
     if interrupted:
-        return "aborted"
+        return "terminated" if stopped_by == "terminated" else "aborted"
     return ends[-1] if ends else "error"

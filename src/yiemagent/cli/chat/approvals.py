@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from rich.syntax import Syntax
 from rich.text import Text
 
+from yiemagent.cli.approvals import stop_held
 from yiemagent.cli.chat.view import short_args
 from yiemagent.tools import WriteToolError, function_source
 from yiemagent.types import AbortSignal, BeforeToolCallContext, BeforeToolCallResult
@@ -166,7 +167,7 @@ async def settle_pending_approvals(app: Asker, agent: Any, gate: ApprovalGate) -
             if app.stopping:  # Ctrl-C at the question: reject what is held, and stop
                 question.append(" no: stopped (Ctrl-C)", style="red")
                 app.console.print(question)
-                await _stop_held(agent)
+                await stop_held(agent)
                 return
             approved = answer in ("y", "yes", "a", "always")
             if answer in ("a", "always"):
@@ -184,27 +185,6 @@ async def settle_pending_approvals(app: Asker, agent: Any, gate: ApprovalGate) -
             else:
                 agent.reject(call_id, "The user said no to this call.")
         await agent.resume()
-
-
-STOPPED = "The user stopped the run (Ctrl-C) instead of answering."
-
-
-async def _stop_held(agent: Any) -> None:
-    """Reject every undecided held call and let a resume write their results (every
-    call answered), aborted as it starts, so the model is not called again."""
-    for held in list(agent.pending_approvals):
-        if getattr(held, "decision", None) is None:
-            agent.reject(_held_fields(held)[0], STOPPED)
-
-    def stop_at_start(event: Any, signal: AbortSignal) -> None:
-        if getattr(event, "type", None) == "agent_start":
-            signal.abort("interrupted by the user (Ctrl-C)")
-
-    unsubscribe = agent.subscribe(stop_at_start)
-    try:
-        await agent.resume()
-    finally:
-        unsubscribe()
 
 
 def _held_fields(held: Any) -> tuple[str, str, Any]:
