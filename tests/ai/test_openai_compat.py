@@ -587,6 +587,30 @@ async def test_mistral_gets_nine_character_ids_and_named_tool_messages(
     assert results == [(i, f"t{n}", str(n)) for n, i in enumerate(call_ids)]
 
 
+@pytest.mark.parametrize("provider", ["vllm", "mistral"])
+async def test_an_id_ending_in_a_newline_is_not_sent_with_it(
+    server: ReplayServer, provider: str
+) -> None:
+    """Python's `$` also matches before a final newline, so `^[A-Za-z0-9_-]{1,40}$` took
+    "call_1\\n" for a valid id and the server refused the request (the trailing-newline case
+    of modelcontextprotocol/python-sdk#3084)."""
+    ids = ["call_1\n", "abcdefghi\n", "functions.get:0\n"]
+    messages: list[Any] = [
+        UserMessage("go"),
+        AssistantMessage([ToolCall(i, "get", {}) for i in ids], stop_reason="toolUse"),
+        *(ToolResultMessage(i, "get", [TextContent("r")]) for i in ids),
+    ]
+    model = Model(id="m", provider=provider, api="openai-completions", base_url=server.url + "/v1")
+    server.enqueue(sse_reply(openai_chunks({"content": "ok"})))
+    stream = stream_openai_completions(model, Context("", messages), StreamOptions(api_key=KEY))
+    assert (await stream.result()).stop_reason == "stop"
+    sent = server.requests[0].body["messages"]
+    call_ids = [c["id"] for c in sent[1]["tool_calls"]]
+    assert not any(any(ch.isspace() for ch in i) for i in call_ids)
+    assert len(set(call_ids)) == 3
+    assert [m["tool_call_id"] for m in sent[2:]] == call_ids
+
+
 async def test_mistral_gets_an_assistant_turn_between_tool_results_and_a_user_message(
     server: ReplayServer,
 ) -> None:

@@ -88,7 +88,7 @@ _ID_OK = re.compile(r"^[A-Za-z0-9_-]{1,40}$")
 
 def openai_tool_call_id(tool_call_id: str) -> str:
     """A tool-call id OpenAI accepts (≤ 40 of `[A-Za-z0-9_-]`), stable for a given input."""
-    if _ID_OK.match(tool_call_id):
+    if _ID_OK.fullmatch(tool_call_id):
         return tool_call_id
     clean = re.sub(r"[^A-Za-z0-9_-]", "_", tool_call_id)
     if 0 < len(clean) <= 40:
@@ -103,7 +103,7 @@ def _compatible_tool_call_id(tool_call_id: str) -> str:
     """A tool-call id for a compatible server: as `openai_tool_call_id`, but Kimi's own
     ids (`functions.<name>:<n>`) go back as they came: Kimi K2 reads them from the
     history, and one rewritten is a call it does not recognise."""
-    return tool_call_id if _KIMI_ID.match(tool_call_id) else openai_tool_call_id(tool_call_id)
+    return tool_call_id if _KIMI_ID.fullmatch(tool_call_id) else openai_tool_call_id(tool_call_id)
 
 
 _MISTRAL_ID_OK = re.compile(r"^[A-Za-z0-9]{9}$")
@@ -111,7 +111,7 @@ _MISTRAL_ID_OK = re.compile(r"^[A-Za-z0-9]{9}$")
 
 def mistral_tool_call_id(tool_call_id: str) -> str:
     """A tool-call id Mistral accepts (exactly 9 of `[A-Za-z0-9]`), stable for a given input."""
-    if _MISTRAL_ID_OK.match(tool_call_id):
+    if _MISTRAL_ID_OK.fullmatch(tool_call_id):
         return tool_call_id
     return hashlib.sha256(tool_call_id.encode(errors="replace")).hexdigest()[:9]
 
