@@ -96,6 +96,20 @@ async def test_tool_mode_invalid_until_the_retries_run_out(case: Case) -> None:
     assert (await agent2.prompt("hi")).text == "plain answer"
 
 
+async def test_invalid_outputs_of_one_reply_use_one_retry_and_each_is_answered() -> None:
+    # Three invalid final_result calls in one reply are one retry, not three: the retries
+    # count the model's replies, so parallel calls cannot exhaust them in a single turn.
+    bad = faux_message(*(faux_tool_call("final_result", {"name": n}) for n in "abc"))
+    fm = FauxModel(
+        [bad, tool_reply({"name": "Ann", "age": "old"}), tool_reply({"name": "Ann", "age": 31})]
+    )
+    agent = agent_for(fm, output_type=Person)
+    reply = await agent.prompt("extract it")
+    assert reply.output == Person(name="Ann", age=31) and fm.call_count == 3
+    first_results = fm.contexts[1].messages[-3:]
+    assert all(isinstance(m, ToolResultMessage) and m.is_error for m in first_results)
+
+
 # ── native mode: the answer text is the JSON value ─────────────────────────
 
 
