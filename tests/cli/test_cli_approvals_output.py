@@ -300,3 +300,56 @@ def test_ctrl_c_at_the_question_ends_the_run_as_an_abort_with_its_usage(
     assert lines[-2].startswith("tokens: 100 in, 10 out · "), err
     assert victim.exists()
     assert len(fm.contexts) == 1  # the model was not called again
+
+
+@pytest.mark.parametrize("answer", ["y", "n"])
+def test_a_held_call_s_arrow_line_is_shown_once(
+    setup: tuple[Path, Path, FauxModel],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    answer: str,
+) -> None:
+    """The run that follows the decision starts the held call again (its events say so),
+    and the terminal showed its `→ delete_file {...}` line a second time under the
+    question, as if the model had called it twice."""
+    tools = setup[0]
+    monkeypatch.setattr(cli_approvals_module.sys, "stdin", FakeTty())
+    monkeypatch.setattr("builtins.input", lambda question: answer)
+    assert main(["run", "delete old.log", "--tools", str(tools)]) == 0
+    err = capsys.readouterr().err
+    assert err.count("→ delete_file ") == 1, err
+    ended = "← delete_file: deleted " if answer == "y" else "✗ delete_file error: Tool call rej"
+    assert ended in err.split("→ delete_file ")[1], err
+
+
+def test_a_sub_agent_s_held_call_s_arrow_line_is_shown_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`yiem run --agent` where a sub-agent's call is held: the parent's call of the
+    sub-agent and the sub-agent's call each showed their `→` line again after `--yes`."""
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    (tools / "delete_file.py").write_text(TOOL_FILE)
+    victim = tmp_path / "old.log"
+    victim.write_text("x")
+    (tmp_path / "team.toml").write_text(
+        '[agents.lead]\nas_tools = ["cleaner"]\n\n'
+        '[agents.cleaner]\ndescription = "Deletes files."\ntools = ["tools"]\n'
+    )
+    fm = FauxModel(
+        [
+            faux_message(faux_tool_call("cleaner", {"input": "delete old.log"}, id="c1")),
+            faux_message(faux_tool_call("delete_file", {"path": str(victim)}, id="d1")),
+            "Deleted.",
+            "Done.",
+        ]
+    )
+    monkeypatch.setattr(
+        cli_main_module, "resolve_model", lambda spec, base_url, tool_calls=None: fm.model
+    )
+    code = main(["run", "delete old.log", "--agent", str(tmp_path / "team.toml"), "--yes"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert out.strip() == "Done."
+    assert not victim.exists()
+    assert err.count("→ cleaner ") == 1 and err.count("cleaner → delete_file ") == 1, err

@@ -166,6 +166,11 @@ class EventPrinter(_Printer):
         self._held_spent = Usage()
         """What runs that stopped on calls held for approval spent: the command's one usage
         line, after the run that follows the decisions, includes it."""
+        self._open: set[str] = set()
+        """Tool calls (a sub-agent's too) whose `→` line is shown and whose end is not."""
+        self._held: set[str] = set()
+        """Calls open when a run stopped for approval: the run after the decisions starts
+        them again, and their `→` line is already on the screen."""
 
     def _break_line(self) -> None:
         if self._line_open:
@@ -188,9 +193,12 @@ class EventPrinter(_Printer):
         elif isinstance(event, ToolExecutionStartEvent):
             self._break_line()
             self._started[event.tool_call_id] = time.perf_counter()
+            if self._shown_again(event.tool_call_id):
+                return
             args = json.dumps(event.args, ensure_ascii=False, default=str)
             self._err.print(f"[cyan]→ {escape(event.tool_name)}[/] {escape(one_line(args))}")
         elif isinstance(event, ToolExecutionEndEvent):
+            self._open.discard(event.tool_call_id)
             started = self._started.pop(event.tool_call_id, time.perf_counter())
             ms = (time.perf_counter() - started) * 1000
             text = escape(one_line(text_of(event.result.content) or "(no output)"))
@@ -198,6 +206,11 @@ class EventPrinter(_Printer):
             head = f"[red]✗ {name} error:[/]" if event.is_error else f"[green]← {name}:[/]"
             self._err.print(f"{head} {text} [dim]({ms:.0f} ms)[/]")
         elif isinstance(event, NestedAgentEvent):  # a sub-agent at work
+            sub = event.event
+            if isinstance(sub, ToolExecutionEndEvent):
+                self._open.discard(sub.tool_call_id)
+            elif isinstance(sub, ToolExecutionStartEvent) and self._shown_again(sub.tool_call_id):
+                return
             if (line := nested_line(event)) is not None:
                 self._break_line()
                 self._err.print(line)
@@ -220,7 +233,9 @@ class EventPrinter(_Printer):
             usage = transcript_usage(event.messages)
             if event.reason == "awaiting_approval":  # the command goes on once decided
                 self._held_spent.add(usage)
+                self._held = set(self._open)
                 return
+            self._held = set()
             usage.add(self._held_spent)
             self._held_spent = Usage()
             failed = self.final is None or self.final.stop_reason in ("error", "aborted")
@@ -228,6 +243,14 @@ class EventPrinter(_Printer):
                 return  # nothing was spent: the error line is all there is to say
             elapsed = time.perf_counter() - self._t0
             self._err.print(f"[dim]{escape(usage_line(usage, elapsed))}[/]")
+
+    def _shown_again(self, call_id: str) -> bool:
+        """Note that `call_id` started; whether its `→` line is shown already (a held call
+        that runs, or is answered, after the decisions)."""
+        again = call_id in self._held
+        self._held.discard(call_id)
+        self._open.add(call_id)
+        return again
 
 
 class JsonPrinter(_Printer):
