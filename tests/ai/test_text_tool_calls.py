@@ -105,6 +105,22 @@ def test_a_broken_tagged_call_keeps_its_name_and_raw_arguments() -> None:
     assert piece.arguments.startswith('{"a": 1,')  # the pipeline reports it to the model
 
 
+def test_a_closing_tag_inside_a_string_value_does_not_end_the_call() -> None:
+    """vllm#45167: the first literal </tool_call> cut a call whose arguments mention the
+    tag (a file being written, a document quoted) and its rest became text."""
+    text = (
+        '<tool_call>{"name": "write", "arguments": {"text": "end with </tool_call> \\" ok"}}'
+        "</tool_call> done"
+    )
+    expected = [call("write", text='end with </tool_call> " ok'), TextPiece(" done")]
+    assert parse(text) == expected
+    assert parse_chunked([text[:30], text[30:60], text[60:]]) == expected
+    # quotes out of balance: the call still ends at the first closing tag, as before
+    broken = '<tool_call>{"name": "f", "arguments": {"a": "x}}</tool_call> after'
+    [piece, rest] = parse(broken)
+    assert isinstance(piece, ToolCallPiece) and piece.name == "f" and rest == TextPiece(" after")
+
+
 def test_arguments_given_as_a_json_string_and_openai_shape() -> None:
     text = '<tool_call>{"name": "f", "arguments": "{\\"a\\": 1}"}</tool_call>'
     assert parse(text) == [call("f", a=1)]

@@ -216,9 +216,11 @@ class TextToolCallParser:
 
     def _tag(self, out: list[Piece], final: bool) -> bool:
         buf = self._buf
-        close = buf.find(_TAG_CLOSE, len(_TAG_OPEN))
+        close = _tag_close(buf, len(_TAG_OPEN))
         if close < 0 and not final:
             return False
+        if close < 0:  # quotes out of balance: the first closing tag there is
+            close = buf.find(_TAG_CLOSE, len(_TAG_OPEN))
         end = len(buf) if close < 0 else close + len(_TAG_CLOSE)
         inner = buf[len(_TAG_OPEN) : close if close >= 0 else len(buf)]
         calls = _read_calls(inner, None, tagged=True)
@@ -300,6 +302,29 @@ class TextToolCallParser:
         self._emit_text(out, buf[: close + len(_FENCE)])
         self._buf, self._mode = buf[close + len(_FENCE) :], "text"
         return True
+
+
+def _tag_close(buf: str, start: int) -> int:
+    """Where a tag's `</tool_call>` begins: the first one outside a JSON string (one inside
+    a string value is part of the arguments, such as a file that mentions the tag); -1
+    while none has come."""
+    if buf.find(_TAG_CLOSE, start) < 0:
+        return -1
+    string = escape = False
+    for at in range(start, len(buf)):
+        char = buf[at]
+        if string:
+            if escape:
+                escape = False
+            elif char == "\\":
+                escape = True
+            elif char == '"':
+                string = False
+        elif char == '"':
+            string = True
+        elif char == "<" and buf.startswith(_TAG_CLOSE, at):
+            return at
+    return -1
 
 
 def _partial_marker(buf: str) -> int:
