@@ -10,12 +10,15 @@ import os
 import stat
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
 from yiemagent.cli.main import main
+from yiemagent.cli.render import counted
 from yiemagent.errors import install_hint
+from yiemagent.telemetry.timeline import UNFINISHED
 from yiemagent.types import Cost, Usage
 
 cli_main_module = importlib.import_module("yiemagent.cli.main")
@@ -118,6 +121,46 @@ def test_run_json_then_trace(
     assert f"wrote {page} (2 turns, 3 calls)" in capsys.readouterr().err
     text = page.read_text(encoding="utf-8")
     assert "17 * 23 = 391" in text and "<script" in text and "http" not in text.split("<body>")[1]
+
+
+def test_trace_of_a_log_cut_short_counts_the_turns_and_calls_it_holds(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A run killed mid-way leaves the first lines of its `--json` log. `yiem trace` counted
+    only ended messages: killed while the first model call streamed it said "0 turns, 0
+    calls", and a tool call still running was left out. Every cut of a log counts the model
+    calls and tool calls it started, the unfinished ones shown as such."""
+    use_faux(monkeypatch, calculator_then_answer("cli-trace-cut"))
+    assert main(["run", "What is 17 * 23?", "--json"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    events = [json.loads(line) for line in lines]
+    assert events[-1]["type"] == "agent_end"
+    first_end = next(i for i, e in enumerate(events) if e["type"] == "message_end")
+    log, page = tmp_path / "run.jsonl", tmp_path / "run.html"
+    for cut in range(first_end + 1, len(lines) + 1):
+        log.write_text("\n".join(lines[:cut]) + "\n", encoding="utf-8")
+        assert main(["trace", str(log), "--html", str(page)]) == 0
+        held = events[:cut]
+        turns = sum(e["type"] == "message_start" and e["message"]["role"] == "assistant"
+                    for e in held)  # fmt: skip
+        calls = turns + sum(e["type"] == "tool_execution_start" for e in held)
+        said = capsys.readouterr().err
+        assert f"({counted(turns, 'turn')}, {counted(calls, 'call')})" in said, (cut, said)
+        assert (UNFINISHED in page.read_text(encoding="utf-8")) == _unended(held), cut
+
+
+def _unended(events: list[dict[str, Any]]) -> bool:
+    """Whether the events end while a model call streams or a tool runs."""
+    streaming, running = False, set()
+    for event in events:
+        if event["type"] in ("message_start", "message_end"):
+            if event["message"]["role"] == "assistant":
+                streaming = event["type"] == "message_start"
+        elif event["type"] == "tool_execution_start":
+            running.add(event["tool_call_id"])
+        elif event["type"] == "tool_execution_end":
+            running.discard(event["tool_call_id"])
+    return streaming or bool(running)
 
 
 def test_trace_writes_its_page_readable_as_any_file_the_umask_allows(

@@ -8,7 +8,8 @@ for `duration_ms`; a tool result's call ends at its `timestamp` and lasted `dura
 bar (at its model call's end for a tool result). A `yiem run --json` log adds the run's end
 reason and each `fallback` (a model that failed before another answered), and each
 sub-agent's calls (its `nested_agent` events) in a lane of its own under the call that ran
-it.
+it. The log of a run that was killed ends with a model call or tool calls started and never
+ended: they are on the page as failed bars saying so.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from yiemagent.errors import ConfigError
 from yiemagent.types.messages import (
     AgentMessage,
     AssistantMessage,
+    TextContent,
     ToolCall,
     ToolResultMessage,
     UserMessage,
@@ -44,6 +46,8 @@ __all__ = [
 
 _TEXT_CHARS = 4000
 """Longest text (answer, arguments, result) kept per bar."""
+UNFINISHED = "unfinished: the log ends before this call did (the run was stopped)"
+"""The error of a call a `yiem run --json` log starts and never ends."""
 
 
 @dataclass(slots=True)
@@ -240,6 +244,11 @@ def timeline_from_event_lines(lines: Iterable[str], *, title: str = "run") -> Ti
     seen = 0
     nested: dict[tuple[tuple[str, ...], str], list[AgentMessage]] = {}
     """A sub-agent's messages, by its path and the id of the call that ran it."""
+    streaming: tuple[dict[str, Any], list[str]] | None = None
+    """The assistant message started and not ended yet, and its text deltas so far."""
+    running: dict[str, dict[str, Any]] = {}
+    """Tool calls started whose result message is not logged yet: id -> that message as a
+    dict, with the result of their `tool_execution_end` once logged."""
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
@@ -252,14 +261,35 @@ def timeline_from_event_lines(lines: Iterable[str], *, title: str = "run") -> Ti
         seen += 1
         kind = event.get("type")
         if kind == "message_end" and isinstance(event.get("message"), dict):
+            streaming = None
+            running.pop(str(event["message"].get("tool_call_id")), None)
             try:
                 messages.append(message_from_dict(event["message"]))
             except ValueError:
                 continue  # an application's own message type: not on the timeline
+        elif kind == "message_start" and isinstance(event.get("message"), dict):
+            if event["message"].get("role") == "assistant":
+                streaming = (event["message"], [])
         elif kind == "message_update":
             inner = event.get("assistant_message_event") or {}
             if isinstance(inner, dict) and inner.get("type") == "fallback":
                 fallbacks.append(inner)
+            elif isinstance(inner, dict) and inner.get("type") == "text_delta" and streaming:
+                streaming[1].append(str(inner.get("delta") or ""))
+        elif kind == "tool_execution_start":
+            running[str(event.get("tool_call_id"))] = {
+                "role": "toolResult",
+                "tool_call_id": str(event.get("tool_call_id")),
+                "tool_name": str(event.get("tool_name")),
+                "content": [{"type": "text", "text": UNFINISHED}],
+                "is_error": True,
+            }
+        elif kind == "tool_execution_end" and str(event.get("tool_call_id")) in running:
+            result = event.get("result")
+            if isinstance(result, dict):
+                call = running[str(event.get("tool_call_id"))]
+                call["content"] = result.get("content") or []
+                call["is_error"] = bool(event.get("is_error"))
         elif kind == "agent_end":
             reason = event.get("reason")
         elif kind == "nested_agent":
@@ -273,9 +303,46 @@ def timeline_from_event_lines(lines: Iterable[str], *, title: str = "run") -> Ti
     if not messages:
         what = "no lines" if not seen else f"{seen} lines but no message_end event"
         raise ConfigError(f"not a yiem run --json event log: {what}")
+    messages.extend(_unfinished(messages, streaming, running))
     timeline = build_timeline(messages, title=title, end_reason=reason, fallbacks=fallbacks)
     _add_lanes(timeline, nested)
     return timeline
+
+
+def _unfinished(
+    messages: Sequence[AgentMessage],
+    streaming: tuple[dict[str, Any], list[str]] | None,
+    running: dict[str, dict[str, Any]],
+) -> list[AgentMessage]:
+    """What a log that ends mid-run (the run was killed) started and did not log the end
+    of: the model call streaming then (with its text so far, failed), or the tool calls
+    running then (failed, or with the result their end event gave), so that its turns and
+    calls are counted and shown."""
+    if streaming is not None:
+        start, deltas = streaming
+        try:
+            message = message_from_dict(start)
+        except ValueError:
+            return []
+        if isinstance(message, AssistantMessage):
+            message.content = [TextContent("".join(deltas))] if deltas else []
+            message.stop_reason, message.error_message = "aborted", UNFINISHED
+            return [message]
+        return []
+    ends = [  # the last time the log knows of: running calls reach at least there
+        m.timestamp + (m.duration_ms or 0) if isinstance(m, AssistantMessage) else m.timestamp
+        for m in messages
+        if isinstance(m, (AssistantMessage, ToolResultMessage))
+    ]
+    last = max(ends, default=0)
+    results: list[AgentMessage] = []
+    for result in running.values():
+        try:
+            results.append(message_from_dict({**result, "timestamp": last}))
+        except ValueError:  # an end event's result that is not one: the call as unfinished
+            unended = [{"type": "text", "text": UNFINISHED}]
+            results.append(message_from_dict({**result, "content": unended, "timestamp": last}))
+    return results
 
 
 def _add_lanes(
