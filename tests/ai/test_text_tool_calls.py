@@ -64,6 +64,19 @@ def test_llama3_json_reply_and_python_tag() -> None:
     assert parse('<|python_tag|>{"name": "f", "parameters": {"a": 1}}') == [call("f", a=1)]
 
 
+def test_llama_calls_on_one_line_separated_by_semicolons() -> None:
+    """Llama 3.2 writes parallel calls as `{...}; {...}`: only the first was a call, the
+    rest came out as text (ai-dynamo/dynamo#8732, fixed by its PR #9536)."""
+    text = '{"name": "f", "parameters": {"a": 1}}; {"name": "g", "parameters": {}}'
+    assert parse(text, ["f", "g"]) == [call("f", a=1), call("g")]
+    assert parse_chunked([text[:38], text[38:40], text[40:]], ["f", "g"]) == parse(text, ["f", "g"])
+    # what follows the semicolon is not a call: the call, then text as before
+    assert parse('{"name": "f", "parameters": {}}; done', ["f"]) == [
+        call("f"),
+        TextPiece("; done"),
+    ]
+
+
 def test_mistral_list_and_args_forms() -> None:
     text = '[TOOL_CALLS] [{"name": "f", "arguments": {"a": 1}}, {"name": "g", "arguments": {}}]'
     assert parse(text) == [call("f", a=1), call("g")]
@@ -133,6 +146,7 @@ def test_arguments_given_as_a_json_string_and_openai_shape() -> None:
 _CALLS = [
     '<tool_call>{"name": "f", "arguments": {"a": "x}{"}}</tool_call>',
     '{"name": "f", "parameters": {"a": 1}}',
+    '{"name": "f", "parameters": {}}; {"name": "g", "parameters": {"e": ";"}}',
     '```json\n{"name": "g", "arguments": {}}\n```',
     '[TOOL_CALLS] [{"name": "f", "arguments": {"b": "\\""}}]',
     '[TOOL_CALLS]g[ARGS]{"c": [1, {"d": 2}]}',
@@ -146,6 +160,7 @@ _FRAGMENTS = [
     "{",
     "}",
     '"',
+    '<tool_call>{"name": "f", "arguments": {"t": "</tool_call>"}}',
     "`",
     "```",
     "```py\n",
@@ -157,6 +172,8 @@ _FRAGMENTS = [
     '{"name": "f"',
     ', "arguments": {}}',
     "é€",
+    ";",
+    "; ",
 ]
 
 

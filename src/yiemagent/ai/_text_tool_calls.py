@@ -7,7 +7,8 @@ streamed content and splits it into text and calls as it arrives, in these forms
 - Qwen / Hermes tags: `<tool_call>{"name": "f", "arguments": {...}}</tool_call>` (several
   JSON objects in one tag, or several tags; a missing closing tag at the end is forgiven);
 - Llama 3 JSON: a reply line that is `{"name": "f", "parameters": {...}}` (also after
-  `<|python_tag|>`), and the same with "arguments" (Qwen's bare JSON);
+  `<|python_tag|>`, and several on one line separated by `;`), and the same with
+  "arguments" (Qwen's bare JSON);
 - Mistral: `[TOOL_CALLS] [{"name": "f", "arguments": {...}}, ...]` and the newer
   `[TOOL_CALLS]f[ARGS]{...}` (with an optional `[CALL_ID]id`);
 - fenced JSON: a ```` ``` ```` / ```` ```json ```` block holding one call or a list of calls.
@@ -89,7 +90,7 @@ class TextToolCallParser:
     pieces completed by that call, in order.
     """
 
-    __slots__ = ("_blank", "_buf", "_mode", "_names", "_scan", "_start")
+    __slots__ = ("_blank", "_buf", "_closed", "_mode", "_names", "_scan", "_start")
 
     def __init__(self, tool_names: Collection[str] | None = None) -> None:
         """Args:
@@ -105,6 +106,8 @@ class TextToolCallParser:
         self._scan = _JsonScan()
         self._start = 0
         """In "bare"/"mistral"/"fence_json" modes: where the held construct's body begins."""
+        self._closed = 0
+        """In "bare" mode: where the last object read so far ends (0: none closed yet)."""
 
     def feed(self, text: str) -> list[Piece]:
         """Take the next delta of the reply's text; returns the pieces it completes."""
@@ -167,7 +170,7 @@ class TextToolCallParser:
         self._emit_text(out, buf[:at])
         if marker == "{":
             self._buf = buf[at:]
-            self._mode, self._scan = "bare", _JsonScan()
+            self._mode, self._scan, self._start, self._closed = "bare", _JsonScan(), 0, 0
         elif marker == _PYTHON_TAG:
             self._buf = buf[at + len(marker) :]
             self._blank = True
@@ -206,11 +209,23 @@ class TextToolCallParser:
             self._emit_text(out, "{")
             self._buf, self._mode = buf[1:], "text"
             return True
-        end = self._scan.advance(buf)
-        if end is None:
-            if not final:
+        # Llama 3.2 writes parallel calls on one line: `{...}; {...}`. Each closed object
+        # is kept in `_closed` while what follows it is read.
+        while True:
+            end = self._closed or self._scan.advance(buf, self._start)
+            if end is None:
+                if not final:
+                    return False
+                end = len(buf)
+                break
+            self._closed = end
+            following = _after_semicolon(buf, end)
+            if following is None and not final:
                 return False
-            end = len(buf)
+            if following is None or following < 0:
+                break
+            self._scan, self._start, self._closed = _JsonScan(), following, 0
+        self._start = self._closed = 0
         calls = _read_calls(buf[:end], self._names, tagged=False)
         return self._settle(out, calls, buf, end)
 
@@ -302,6 +317,24 @@ class TextToolCallParser:
         self._emit_text(out, buf[: close + len(_FENCE)])
         self._buf, self._mode = buf[close + len(_FENCE) :], "text"
         return True
+
+
+def _after_semicolon(buf: str, end: int) -> int | None:
+    """Where the next object of `{...}; {...}` begins after the object ending at `end`: -1
+    when something else follows, None when the text so far does not tell."""
+    at = end
+    while at < len(buf) and buf[at] == " ":
+        at += 1
+    if at == len(buf):
+        return None
+    if buf[at] != ";":
+        return -1
+    at += 1
+    while at < len(buf) and buf[at] == " ":
+        at += 1
+    if at == len(buf):
+        return None
+    return at if buf[at] == "{" else -1
 
 
 def _tag_close(buf: str, start: int) -> int:
