@@ -14,16 +14,17 @@ from typing import Any
 import pytest
 
 from tests.ai.servers import ReplayServer, openai_chunks, sse_reply
-from yiemagent import Agent
+from yiemagent import Agent, AgentTool, AgentToolResult
 from yiemagent.ai import Context, StreamOptions, complete, get_model
 from yiemagent.ai.attachments import (
     MAX_IMAGE_BYTES,
     AttachmentError,
     AttachmentWarning,
+    image_from_base64,
     load_attachment,
     load_attachments,
 )
-from yiemagent.ai.providers.faux import FauxModel
+from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
 from yiemagent.cli.main import main
 from yiemagent.types.messages import (
     AssistantMessage,
@@ -317,3 +318,27 @@ async def test_a_text_only_server_gets_stand_ins(
     texts = [part["text"] for part in user["content"]]
     assert texts[1] == "[image omitted: this model cannot see images]"
     assert texts[2] == "[PDF scan.png omitted: this model cannot read PDFs]"
+
+
+async def test_an_image_declared_with_the_wrong_type_goes_with_its_own() -> None:
+    """anthropics/claude-code#12009, microsoft/playwright-mcp#1211: a screenshot tool that
+    declares PNG bytes as image/jpeg gets "Image does not match the provided media type"
+    from Anthropic on every later call, and the stored session stays broken. The bytes
+    tell the type; a type they do not show (or data that is no known image) is kept."""
+    png = base64.b64encode(PNG).decode()
+
+    async def screenshot(*_: Any) -> Any:
+        return AgentToolResult([ImageContent(png, "image/jpeg"), ImageContent("aGk=", "image/bmp")])
+
+    tool = AgentTool(
+        "shot", "shot", "a screenshot", {"type": "object", "properties": {}}, screenshot
+    )
+    fm = FauxModel([faux_message(faux_tool_call("shot", {})), "seen"])
+    agent = Agent(model=fm.model, stream_fn=fm.stream_fn, tools=[tool])
+    await agent.prompt("look")
+    [result] = [m for m in fm.contexts[-1].messages if isinstance(m, ToolResultMessage)]
+    assert [(b.mime_type, b.data) for b in result.content] == [  # type: ignore[union-attr]
+        ("image/png", png),
+        ("image/bmp", "aGk="),
+    ]
+    assert image_from_base64(f"data:image/webp;base64,{png}").mime_type == "image/png"

@@ -14,9 +14,10 @@ line naming the file and what is wrong.
 
 `image_from_base64` and `document_from_base64` check an image or a PDF handed over as text
 (an HTTP body of `yiem serve`, an OpenAI `image_url` data URL) before it is stored: base64
-that does not decode is refused. `image_or_note` is the same check for an image a tool
-returned: one that does not decode becomes a text naming it (the loop applies it to every
-tool result, whatever the tool's source).
+that does not decode is refused, and an image whose bytes show another of the four image
+types than it was labelled with takes the type its bytes show. `image_or_note` is the same
+check for an image a tool returned: one that does not decode becomes a text naming it (the
+loop applies it to every tool result, whatever the tool's source).
 
 `attachment_warning(model, blocks)` is the one-line warning for a model that cannot read
 what is attached (the embedded model reads neither): providers give such a model a short
@@ -218,9 +219,15 @@ def _base64_payload(data: str, mime_type: str, what: str) -> tuple[str, str]:
         article = "an" if what[0] in "aeiou" else "a"
         raise AttachmentError(f"{article} {what} needs its data (base64), not an empty text")
     try:
+        head = base64.b64decode(encoded[:24], validate=True)  # 18 bytes: enough to sniff
         base64.b64decode(encoded, validate=True)
     except (binascii.Error, ValueError) as exc:
         raise AttachmentError(f"{what} data is invalid base64: {exc}") from None
+    sniffed = sniff_mime_type(head)
+    if what == "image" and sniffed is not None and sniffed.startswith("image/"):
+        # The bytes win over a wrong label: a provider refuses an image/jpeg that is a PNG,
+        # and a stored one would fail every later call of the session.
+        mime_type = sniffed
     return encoded, mime_type
 
 
