@@ -648,3 +648,39 @@ async def test_r6_2_state_changes_between_runs_apply_to_the_next_run() -> None:
     assert [c.system_prompt for c in fm.contexts] == ["first", "second"]
     assert [t.name for t in fm.contexts[-1].tools] == ["quick"]
     assert [t.name for t in agent.tool_store.tools.values()] == ["quick"]
+
+
+@pytest.mark.parametrize(
+    "kind", ["tool_execution_start", "tool_execution_end", "message_end", "turn_end", "agent_end"]
+)
+@pytest.mark.parametrize("is_async", [False, True])
+async def test_a_listener_that_raises_loses_no_tool_result(
+    kind: str, is_async: bool, caplog: pytest.LogCaptureFixture
+) -> None:
+    """pi#9599: a listener raising on tool_execution_end left the completed call without
+    its result in the history. Here it is logged; the run and the transcript go on whole."""
+    ran: list[str] = []
+
+    async def tool(tool_call_id: str, args: Any, signal: Any, on_update: Any) -> str:
+        ran.append(tool_call_id)
+        return f"done {tool_call_id}"
+
+    calls = faux_message(faux_tool_call("t", {}, id="a"), faux_tool_call("t", {}, id="b"))
+    fm = FauxModel([calls, "final", "second answer"])
+    agent = faux_agent(fm, tools=[make_tool("t", tool, parallel=True)])
+
+    def sync_listener(event: Any, signal: Any) -> None:
+        if event.type == kind:
+            raise RuntimeError("listener boom")
+
+    async def async_listener(event: Any, signal: Any) -> None:
+        sync_listener(event, signal)
+
+    agent.subscribe(async_listener if is_async else sync_listener)
+    reply = await agent.prompt("go")
+    assert text_of(reply.content) == "final" and sorted(ran) == ["a", "b"]
+    results = [(m.tool_call_id, text_of(m.content)) for m in agent.state.messages[2:4]]
+    assert results == [("a", "done a"), ("b", "done b")]
+    assert "listener boom" in caplog.text
+    assert text_of((await agent.prompt("again")).content) == "second answer"
+    assert_idle_and_clean(agent)
