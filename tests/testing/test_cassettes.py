@@ -280,6 +280,46 @@ def test_each_recording_answers_exactly_once_in_any_order(
     asyncio.run(scenario())
 
 
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(cut=st.integers(min_value=0, max_value=10_000))
+def test_a_cassette_cut_at_any_byte_replays_its_whole_recordings_and_records_on(
+    tmp_path_factory: pytest.TempPathFactory, cut: int
+) -> None:
+    """A recording process killed mid-write leaves a cut-off last line. `replay` refused
+    the whole cassette for it ("line 3 is not JSON"), and the next recording appended after
+    the cut line, so the cassette stayed broken for good and every paid recording in it
+    was lost. Now the cut line is skipped on replay and dropped by the next append."""
+    cassette = tmp_path_factory.mktemp("cut") / "c.jsonl"
+    prompts = [f"say {i}" for i in range(3)]
+    fm = FauxModel([f"answer {i} " + "z" * 200 for i in range(3)] + ["late"])
+
+    async def ask(model: Model, prompt: str) -> str:
+        reply = await complete(model, Context("x", [UserMessage(prompt)], None))
+        return reply.text if reply.stop_reason == "stop" else str(reply.error_message)
+
+    async def scenario() -> None:
+        recording = record(fm.model, cassette)
+        for prompt in prompts:
+            await ask(recording, prompt)
+        full = cassette.read_bytes()
+        cassette.write_bytes(full[: min(cut, len(full))])
+        whole = cassette.read_bytes().count(b"\n")
+        if not cassette.read_bytes().endswith(b"\n") and cut >= len(full) - 1:
+            whole += 1  # cut right before the last newline: that line is whole JSON
+        replaying = replay(cassette)
+        for prompt in prompts[:whole]:
+            assert (await ask(replaying, prompt)).startswith(f"answer {prompt[-1]}")
+        await ask(record(fm.model, cassette), "later")
+        lines = cassette.read_bytes().split(b"\n")
+        assert lines[-1] == b"" and all(json.loads(line) for line in lines[:-1])
+        assert len(lines) - 1 == whole + 1
+        assert await ask(replay(cassette), "later") == "late"
+
+    asyncio.run(scenario())
+
+
 def test_a_cassette_that_cannot_be_written_is_refused_before_any_call(tmp_path: Path) -> None:
     """The recording was written only once the answer had ended: with a cassette in a
     folder that does not exist (or a folder as the cassette) the model was called, paid

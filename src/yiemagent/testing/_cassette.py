@@ -15,12 +15,14 @@ A cassette line is `{"request", "events", "message"}`:
 - `message`: the final assistant message (its usage and cost included).
 Before a line is written, every secret it might carry — the call's API key, the values of
 authorization-like headers, and the environment's `*_API_KEY` / `*_TOKEN` / `*_SECRET`
-values — is replaced by `<redacted>`.
+values — is replaced by `<redacted>`. A recording cut off by a crash (a last line without
+its newline) is skipped by `replay` and removed by the next recording's append.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import difflib
 import inspect
@@ -235,9 +237,48 @@ _tasks: set[asyncio.Task[None]] = set()
 
 
 def _append(path: str, line: str) -> None:
-    with _write_lock, open(path, "a", encoding="utf-8") as handle:
-        handle.write(line + "\n")
-        handle.flush()
+    """Append `line` and its newline with one `write` on an `O_APPEND` descriptor, holding
+    an exclusive `flock` (writers in other processes too) while the file's end is checked
+    and the line written; so a writer killed mid-line leaves only its own torn last line,
+    which the next writer drops before it appends."""
+    data = memoryview((line + "\n").encode("utf-8"))
+    with _write_lock:
+        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            with contextlib.suppress(ImportError):  # no flock (Windows): this process only
+                import fcntl
+
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            _end_at_a_newline(fd, path)
+            while data:
+                data = data[os.write(fd, data) :]
+        finally:
+            os.close(fd)
+
+
+def _end_at_a_newline(fd: int, path: str) -> None:
+    """Make the file end at a newline: a last line without one is a recording whose writer
+    died mid-write (cut off: removed) or one a person saved without the newline (whole
+    JSON: the newline is added)."""
+    size = os.fstat(fd).st_size
+    if size == 0 or os.pread(fd, 1, size - 1) == b"\n":
+        return
+    start = size
+    while start > 0:  # back to the byte after the last newline
+        chunk = os.pread(fd, min(start, 65536), max(0, start - 65536))
+        cut = chunk.rfind(b"\n")
+        if cut >= 0:
+            start = start - len(chunk) + cut + 1
+            break
+        start -= len(chunk)
+    tail = os.pread(fd, size - start, start)
+    try:
+        json.loads(tail)
+    except ValueError:
+        logger.warning("cassette %s: dropping a cut-off last line (%d bytes)", path, len(tail))
+        os.ftruncate(fd, start)
+    else:
+        os.write(fd, b"\n")
 
 
 def stream_record(
@@ -547,6 +588,9 @@ def replay(path: str | PathLike[str]) -> Model:
         try:
             entry = json.loads(line)
         except json.JSONDecodeError as exc:
+            if number == len(lines):  # no newline after it: a recording cut off mid-write
+                logger.warning("cassette %s: skipping a cut-off last line %d", file, number)
+                continue
             raise ConfigError(f"cassette {file}: line {number} is not JSON ({exc.msg})") from None
         if not isinstance(entry, dict) or not {"request", "events", "message"} <= set(entry):
             raise ConfigError(f"cassette {file}: line {number} is not a recorded call")
