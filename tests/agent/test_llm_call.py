@@ -26,7 +26,7 @@ from yiemagent import (
     user_message_from_openai,
 )
 from yiemagent.agent import AgentRunError
-from yiemagent.types import text_of
+from yiemagent.types import DocumentContent, text_of
 
 from ._kit import EventWaiter
 
@@ -349,3 +349,7 @@ def test_r6_1_user_message_from_openai() -> None:
         )
     with pytest.raises(ValueError, match="unknown user content part"):
         user_message_from_openai({"content": [{"type": "audio"}]})
+    # a PDF goes out as a `file` part and comes back from one as it was
+    pdf = UserMessage([TextContent("read"), DocumentContent("JVBERi0xLjQK", name="a.pdf")])
+    [sent] = format_openai_messages(AgentContext("", [pdf], []))["messages"]
+    assert user_message_from_openai(sent).content == pdf.content

@@ -734,6 +734,35 @@ def test_a_ui_file_part_is_an_image_or_a_pdf_never_dropped() -> None:
         assert stored.content[1] == DocumentContent("JVBERi0xLjQK", "application/pdf", "a.pdf")
 
 
+def test_an_openai_file_part_is_a_pdf_for_the_agent_never_a_400() -> None:
+    """openai-agents-python#893 and ogx-ai/ogx#2129: Chat Completions takes a PDF as a
+    `{"type": "file", "file": {"file_data": "data:application/pdf;base64,..."}}` part (what
+    our own provider sends), yet the agent's endpoint refused it; a file of another type
+    or given by id stays a 400 naming it."""
+    store = InMemorySessionStore()
+    with faux_server(store) as (url, _):
+        client = OpenAI(base_url=f"{url}/v1", api_key="none", max_retries=0)
+        paper = {"filename": "a.pdf", "file_data": "data:application/pdf;base64,JVBERi0xLjQK"}
+        content: Any = [{"type": "text", "text": "weather Oslo"}, {"type": "file", "file": paper}]
+        reply = client.chat.completions.create(
+            model="m",
+            messages=[{"role": "user", "content": content}],
+            extra_headers={"X-Session-Id": "paper"},
+        )
+        assert reply.choices[0].message.content == "Done: sunny in Oslo"
+        stored = store.load("paper")[0]
+        assert isinstance(stored, UserMessage) and not isinstance(stored.content, str)
+        assert stored.content[1] == DocumentContent("JVBERi0xLjQK", "application/pdf", "a.pdf")
+        for bad in ({"file_id": "file-abc"}, {"file_data": "data:text/csv;base64,YSxi"}):
+            content[1] = {"type": "file", "file": bad}
+            with pytest.raises(APIError) as caught:
+                client.chat.completions.create(
+                    model="m", messages=[{"role": "user", "content": content}]
+                )
+            assert getattr(caught.value, "status_code", None) == 400
+            assert "PDF" in str(caught.value)
+
+
 def test_an_agui_part_is_an_image_or_a_pdf_never_dropped() -> None:
     """ag-ui-protocol/ag-ui #2447 (and its #2795: "fail with a clear, actionable error
     rather than silently dropping content"): a user message's document, audio or video

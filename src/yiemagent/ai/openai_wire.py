@@ -23,7 +23,11 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from yiemagent.ai._sanitize import image_base64
-from yiemagent.ai.attachments import attachment_stand_in, image_from_base64
+from yiemagent.ai.attachments import (
+    attachment_stand_in,
+    document_from_base64,
+    image_from_base64,
+)
 from yiemagent.types.messages import (
     AssistantMessage,
     DocumentContent,
@@ -365,7 +369,9 @@ def user_message_from_openai(message: Mapping[str, Any]) -> UserMessage:
     Args:
         message: `{"role": "user", "content": str | [parts]}`; parts are `{"type": "text",
             "text"}`, `{"type": "image_url", "image_url": {"url": "data:<mime>;base64,..."}}`
-            (or the URL string directly) and `{"type": "image", "data", "mime_type"}`.
+            (or the URL string directly), `{"type": "image", "data", "mime_type"}` and a PDF
+            as `{"type": "file", "file": {"file_data": "data:application/pdf;base64,...",
+            "filename"?}}`.
             `role` may be left out.
 
     Returns:
@@ -373,7 +379,8 @@ def user_message_from_openai(message: Mapping[str, Any]) -> UserMessage:
 
     Raises:
         ValueError: another role, content that is neither a string nor a list of parts, an
-            unknown part type, or an image that is not a base64 data URL.
+            unknown part type, an image that is not a base64 data URL, or a file part that
+            is not a PDF given as data.
     """
     if not isinstance(message, Mapping):
         raise ValueError(f"expected an OpenAI message dict, got {type(message).__name__}")
@@ -402,12 +409,27 @@ def user_message_from_openai(message: Mapping[str, Any]) -> UserMessage:
         elif kind == "image" and isinstance(part.get("data"), str):
             mime = part.get("mime_type") or part.get("mimeType") or "image/png"
             blocks.append(image_from_base64(part["data"], str(mime)))
+        elif kind == "file":
+            blocks.append(_document_from_file_part(part.get("file")))
         else:
             raise ValueError(
-                f"unknown user content part {part!r}: use {{'type': 'text', 'text': ...}} or "
-                "{'type': 'image_url', 'image_url': {'url': 'data:...'}}"
+                f"unknown user content part {part!r}: use {{'type': 'text', 'text': ...}}, "
+                "{'type': 'image_url', 'image_url': {'url': 'data:...'}} or a PDF as "
+                "{'type': 'file', 'file': {'file_data': 'data:application/pdf;base64,...'}}"
             )
     return UserMessage(blocks)
+
+
+def _document_from_file_part(file: Any) -> DocumentContent:
+    # The `file` part Chat Completions takes (and `_content_parts` sends) for a PDF.
+    data = file.get("file_data") if isinstance(file, Mapping) else None
+    if not isinstance(data, str) or not data.startswith("data:application/pdf;base64,"):
+        raise ValueError(
+            "a file part must hold a PDF as file.file_data, a data:application/pdf;base64,... "
+            "URL (a file id or another type cannot be read here)"
+        )
+    name = file.get("filename")
+    return document_from_base64(data, name if isinstance(name, str) and name else None)
 
 
 def _image_from_url(url: str) -> ImageContent:

@@ -37,7 +37,7 @@ from yiemagent.serve._protocols import (
     start_conversation,
 )
 from yiemagent.serve._runs import RunHub
-from yiemagent.types import ImageContent
+from yiemagent.types import DocumentContent, ImageContent
 
 __all__ = ["openai_routes"]
 
@@ -61,8 +61,8 @@ def _conversation(data: dict[str, Any]) -> Conversation:
                 raise BadRequest(f"a user message is not valid: {exc}") from exc
             content = user.content if isinstance(user.content, list) else []
             text = "".join(getattr(b, "text", "") for b in content)
-            images = [b for b in content if isinstance(b, ImageContent)]
-            conversation.add("user", text, images)
+            attached = [b for b in content if isinstance(b, ImageContent | DocumentContent)]
+            conversation.add("user", text, attached)
         else:
             conversation.add(role, _text(message.get("content"), role))
     return conversation
