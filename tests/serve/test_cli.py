@@ -98,24 +98,29 @@ def free_port() -> int:
 
 
 def start_serve(
-    *options: str, script: Path | None = None
-) -> tuple[subprocess.Popen[str], str, str]:
-    """`yiem serve OPTIONS --port P` as a process (no API keys in its environment); returns
-    it, its URL and its banner line once /healthz answers. `script` runs in place of
-    `yiem` (one that sets a faux model, then calls the CLI's `main`)."""
+    *options: str, script: Path | None = None, env: dict[str, str] | None = None
+) -> tuple[subprocess.Popen[str], str, str, list[str]]:
+    """`yiem serve OPTIONS --port P` as a process (no API keys in its environment but those
+    of `env`); returns it, its URL, its banner line and the warning lines before it once
+    /healthz answers. `script` runs in place of `yiem` (one that sets a faux model, then
+    calls the CLI's `main`)."""
     port = free_port()
-    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    keyless = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     yiem = [str(script)] if script is not None else ["-m", "yiemagent.cli.main"]
     command = [sys.executable, *yiem, "serve", "--port", str(port), *options]
-    server = subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True)
+    server = subprocess.Popen(
+        command, env={**keyless, **(env or {})}, stderr=subprocess.PIPE, text=True
+    )
     assert server.stderr is not None
-    banner = server.stderr.readline()
+    warnings: list[str] = []
+    while (banner := server.stderr.readline()).startswith("yiem serve: warning: "):
+        warnings.append(banner.strip())
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 30
     while True:
         try:
             if httpx.get(f"{url}/healthz").status_code == 200:
-                return server, url, banner
+                return server, url, banner, warnings
         except httpx.TransportError:
             assert server.poll() is None and time.monotonic() < deadline, banner
             time.sleep(0.1)
@@ -123,7 +128,7 @@ def start_serve(
 
 def test_yiem_serve_serves_the_page_and_the_api(tmp_path: Path) -> None:
     db = tmp_path / "sessions.db"
-    server, url, banner = start_serve(
+    server, url, banner, _ = start_serve(
         "--model", "openai/gpt-4o-mini", "--sessions", str(db), "--token", "t"
     )
     try:
@@ -151,18 +156,40 @@ def test_yiem_serve_serves_the_page_and_the_api(tmp_path: Path) -> None:
         assert store.list_sessions() == ["cli"]
 
 
+def test_a_model_whose_api_key_is_not_set_is_one_warning_line_at_start(tmp_path: Path) -> None:
+    """`yiem serve --model openai/gpt-4o-mini` without OPENAI_API_KEY started saying
+    nothing, and every run failed later on "no API key". It warns at start, in one line,
+    and still serves; with the key set, or a model that needs none, nothing is said."""
+    db = str(tmp_path / "s.db")
+    server, url, _, warnings = start_serve("--model", "openai/gpt-4o-mini", "--sessions", db)
+    try:
+        assert warnings == [
+            "yiem serve: warning: no API key for openai/gpt-4o-mini: set OPENAI_API_KEY in the "
+            "environment, or its runs fail"
+        ]
+        assert httpx.get(f"{url}/healthz").status_code == 200
+    finally:
+        server.kill()
+        server.wait()
+    for argv, env in (
+        (["--model", "openai/gpt-4o-mini"], {"OPENAI_API_KEY": "sk-test-not-used"}),
+        (["--model", "openai-compatible/m", "--base-url", "http://127.0.0.1:9/v1"], {}),
+    ):
+        server, _, _, warnings = start_serve(*argv, "--sessions", db, env=env)
+        server.kill()
+        server.wait()
+        assert warnings == [], (argv, warnings)
+
+
 def test_the_banner_counts_the_tools_in_the_singular_and_the_plural(tmp_path: Path) -> None:
     """An empty `--tools` folder leaves `listTools` alone: the banner said "1 tools"."""
     empty = tmp_path / "empty"
     empty.mkdir()
     for folder, counted in ((empty, "1 tool"), (TOOLS, "2 tools")):  # TOOLS: `slow`
         argv = ["--tools", str(folder), "--model", "openai/gpt-4o-mini"]
-        server, url, banner = start_serve(*argv, "--sessions", str(tmp_path / "s.db"))
+        server, url, banner, warnings = start_serve(*argv, "--sessions", str(tmp_path / "s.db"))
         try:
-            if folder == empty:
-                assert "no tool file there" in banner, banner
-                assert server.stderr is not None
-                banner = server.stderr.readline()
+            assert any("no tool file there" in w for w in warnings) == (folder == empty), warnings
             assert banner.strip() == (
                 f"yiem serve: {url}/ ({counted}, model openai/gpt-4o-mini)"
             ), banner
@@ -182,9 +209,13 @@ def test_yiem_serve_an_agent_file(tmp_path: Path, capsys: pytest.CaptureFixture[
     err = one_line_error(capsys, ["serve", "--agent", str(team), "--tools", str(tmp_path)])
     assert "--tools does not go with --agent" in err
     db = tmp_path / "sessions.db"
-    server, url, banner = start_serve("--agent", f"{team}:helper", "--sessions", str(db))
+    server, url, banner, warnings = start_serve("--agent", f"{team}:helper", "--sessions", str(db))
     try:
         assert "agent file" in banner
+        assert warnings == [  # the file's agent's model, not --model's
+            "yiem serve: warning: no API key for openai/gpt-4o-mini: set OPENAI_API_KEY in "
+            "the environment, or its runs fail"
+        ]
         with httpx.Client(base_url=url) as client:
             run = client.post("/v1/sessions/s1/runs", json={"input": "hello"})
             end = run_events(client, run.json()["run_id"])[-1][1]
@@ -208,7 +239,7 @@ def test_an_agent_file_s_mcp_servers_start_without_holding_the_server(tmp_path: 
         f'[agents.helper]\nsystem_prompt = "Help."\nmodel = "openai/gpt-4o-mini"\n'
         f"mcp = [{json.dumps(f'{sys.executable} {mcp} --slow-start 6')}]\n"
     )
-    server, url, _ = start_serve("--agent", str(team), "--sessions", str(tmp_path / "s.db"))
+    server, url, _, _ = start_serve("--agent", str(team), "--sessions", str(tmp_path / "s.db"))
     try:
         with httpx.Client(base_url=url, timeout=60) as client:
             started: list[int] = []
@@ -261,7 +292,7 @@ def test_an_agent_file_s_mcp_servers_start_once_and_stop_with_the_server(tmp_pat
     team.write_text(f'[agents.helper]\nsystem_prompt = "Help."\nmcp = [{json.dumps(command)}]\n')
     script = tmp_path / "serve_faux.py"
     script.write_text(FAUX_SERVE)
-    server, url, _ = start_serve(
+    server, url, _, _ = start_serve(
         "--agent", str(team), "--sessions", str(tmp_path / "s.db"), script=script
     )
     try:
@@ -323,7 +354,7 @@ def test_a_session_past_the_model_s_window_is_compacted_and_goes_on(tmp_path: Pa
     script = tmp_path / "serve_faux.py"
     script.write_text(FAUX_WINDOW)
     db = tmp_path / "s.db"
-    server, url, _ = start_serve("--sessions", str(db), script=script)
+    server, url, _, _ = start_serve("--sessions", str(db), script=script)
     huge = "word " * 8000  # about 10,000 tokens
     try:
         with httpx.Client(base_url=url, timeout=60) as client:

@@ -39,6 +39,7 @@ __all__ = [
     "example_tools",
     "interruptible",
     "load_tool_folder",
+    "missing_api_key",
     "no_tool_files_note",
     "resolve_model",
     "results_file_option",
@@ -284,6 +285,22 @@ def results_file_option(path: Path | None, flag: str) -> Iterator[None]:
         if path is None or exc.results_file != str(path):
             raise
         raise CliError(f"{flag}: {exc}") from None
+
+
+def missing_api_key(model: Model) -> str | None:
+    """The environment variable to set for `model`, when its API needs a key (OpenAI's or
+    Anthropic's own API) and the environment has none; None when a key is there or none is
+    needed (the embedded model, a compatible or local server, faux, a custom API). Imports
+    the model's provider module, not its SDK."""
+    from yiemagent.ai.providers import anthropic_messages, openai_completions, openai_responses
+    from yiemagent.ai.providers._sdk_call import get_env_api_key
+
+    keyed = (openai_completions.CHAT_COMPLETIONS, openai_responses.RESPONSES,
+             anthropic_messages.MESSAGES)  # fmt: skip
+    api = next((api for api in keyed if api.name == model.api), None)
+    if api is None or not api.key_required(model) or get_env_api_key(model.provider):
+        return None
+    return api.env_var
 
 
 def resolve_model(spec: str, base_url: str | None, tool_calls: str | None = None) -> Model:

@@ -31,6 +31,7 @@ from yiemagent.cli.options import (
     CliError,
     MaxTurnsOption,
     ToolsOption,
+    missing_api_key,
     no_tool_files_note,
     resolve_model,
 )
@@ -88,9 +89,26 @@ def _load_embedded(model: Model) -> None:
         interruptible(lambda: load_runtime(spec))
 
 
-def _agent_file(spec: str, model: Model, tools: Path | None, system: str) -> AgentFile:
+def _warn_without_key(model: Model | None) -> None:
+    """One warning line when `model`'s API needs a key the environment lacks. Not a refusal
+    (an agent file's function may give its agent a key of its own), but without it every
+    run failed on "no API key" with nothing said at the start."""
+    if model is None or (variable := missing_api_key(model)) is None:
+        return
+    print(
+        f"yiem serve: warning: no API key for {model.provider}/{model.id}: set {variable} "
+        "in the environment, or its runs fail",
+        file=sys.stderr,
+        flush=True,
+    )
+
+
+def _agent_file(
+    spec: str, model: Model, tools: Path | None, system: str
+) -> tuple[AgentFile, Model | None]:
     """`--agent FILE[:NAME]`, built once now: a bad file fails before serving, and its MCP
-    servers start now, once for the server's lifetime (the caller closes them).
+    servers start now, once for the server's lifetime (the caller closes them). Returns
+    the file and its entry agent's model.
 
     Raises:
         CliError: `--tools` or `--system` given too (the file sets them).
@@ -110,7 +128,7 @@ def _agent_file(spec: str, model: Model, tools: Path | None, system: str) -> Age
     except BaseException:
         asyncio.run(team.close())
         raise
-    return team
+    return team, entry_model
 
 
 def _close(team: AgentFile | None) -> None:
@@ -177,7 +195,7 @@ def serve(
         except ConfigError as exc:
             raise CliError(f"--cors {exc}") from None
     resolved = resolve_model(model, base_url)
-    team = _agent_file(agent, resolved, tools, system) if agent else None
+    team, entry_model = _agent_file(agent, resolved, tools, system) if agent else (None, resolved)
     agent_tools = [] if team else _tools(tools, resolved)
     try:
         sock = _listen(host, port)
@@ -216,6 +234,7 @@ def serve(
         if resolved.api == "local" and team is None:
             _load_embedded(resolved)
         app = create_app(make_agent, session_store=store, token=token, cors=cors or None)
+        _warn_without_key(entry_model)  # once nothing can fail to start: no error follows it
         shown = f"[{host}]" if ":" in host else host
         print(
             f"yiem serve: http://{shown}:{sock.getsockname()[1]}/ "

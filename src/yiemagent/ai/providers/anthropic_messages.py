@@ -66,7 +66,7 @@ from yiemagent.types.model import (
 if TYPE_CHECKING:
     from anthropic import AsyncAnthropic
 
-__all__ = ["THINKING_BUDGETS", "build_request_body", "stream_anthropic_messages"]
+__all__ = ["MESSAGES", "THINKING_BUDGETS", "build_request_body", "stream_anthropic_messages"]
 
 logger = logging.getLogger(__name__)
 
@@ -98,7 +98,7 @@ def stream_anthropic_messages(
     Returns:
         The event stream; it always ends with `done` or `error`.
     """
-    return stream_sdk(_API, model, context, options)
+    return stream_sdk(MESSAGES, model, context, options)
 
 
 # ── the request ──────────────────────────────────────────────────────────────
@@ -586,7 +586,7 @@ def _error_type(body: object) -> str | None:
     return str(kind) if kind else None
 
 
-_API: SdkApi[AsyncAnthropic] = SdkApi(
+MESSAGES: SdkApi[AsyncAnthropic] = SdkApi(
     name="anthropic-messages",
     sdk="anthropic",
     client_class="AsyncAnthropic",
