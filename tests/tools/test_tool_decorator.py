@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 import json
 from datetime import date
@@ -323,3 +324,32 @@ async def test_an_image_returned_beside_a_caption_reaches_the_model_as_an_image(
         return ["a", "b"]
 
     assert text_of(await run_tool(words, {})) == '["a","b"]'
+
+
+async def test_a_partial_is_a_tool_named_and_described_by_its_function() -> None:
+    # cpython#138493: a functools.partial has no __name__ or __doc__, and @tool failed on
+    # it with an AttributeError. It takes them from the function it wraps; what the partial
+    # binds (a connection, a user id) is left out of the schema and never set by the model.
+    def lookup(db: dict[str, int], key: str, *, scale: int = 1) -> int:
+        """Look a key up.
+
+        Args:
+            db: the table.
+            key: what to look up.
+            scale: a factor.
+        """
+        return db[key] * scale
+
+    async def alookup(key: str, *, owner: str, scale: int = 1) -> str:
+        """Look a key up for its owner."""
+        return f"{owner}:{key}*{scale}"
+
+    plain = tool(functools.partial(lookup, {"a": 2}, scale=10))
+    assert (plain.name, plain.description) == ("lookup", "Look a key up.")
+    assert plain.input_schema["properties"] == {
+        "key": {"type": "string", "description": "what to look up."}
+    }
+    assert text_of(await run_tool(plain, {"key": "a", "scale": 99})) == "20"
+    bound = tool(functools.partial(alookup, owner="ann"), name="owned")
+    assert bound.name == "owned" and set(bound.input_schema["properties"]) == {"key", "scale"}
+    assert text_of(await run_tool(bound, {"key": "k", "owner": "eve"})) == "ann:k*1"

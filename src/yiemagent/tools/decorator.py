@@ -18,6 +18,7 @@ JSON-dumped into one text content.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import re
 import types
@@ -156,10 +157,13 @@ def _build_tool(
     timeout_s: float | None,
     requires_approval: RequiresApproval = False,
 ) -> AgentTool:
-    tool_name = name or func.__name__
-    summary, arg_docs = parse_docstring(inspect.getdoc(func) or "")
-    params, injected = _parameters(func, tool_name)
-    model = _arguments_model(func, tool_name, params)
+    target, bound = _unwrap_partial(func)
+    tool_name = name or getattr(target, "__name__", "")
+    if not tool_name:
+        raise ConfigError(f"tool {func!r} has no __name__: give it one with name=")
+    summary, arg_docs = parse_docstring(inspect.getdoc(target) or "")
+    params, injected = _parameters(func, tool_name, bound)
+    model = _arguments_model(target, tool_name, params)
     schema = clean_schema(model.model_json_schema())
     schema.setdefault("properties", {})
     for prop, doc in arg_docs.items():
@@ -179,12 +183,24 @@ def _build_tool(
     )
 
 
+def _unwrap_partial(func: Callable[..., Any]) -> tuple[Callable[..., Any], frozenset[str]]:
+    """The function a `functools.partial` wraps (its name, docstring and type hints are the
+    tool's), and the keywords the partial binds (the model never sets those)."""
+    bound: set[str] = set()
+    while isinstance(func, functools.partial):
+        bound.update(func.keywords)
+        func = func.func
+    return func, frozenset(bound)
+
+
 def _parameters(
-    func: Callable[..., Any], tool_name: str
+    func: Callable[..., Any], tool_name: str, bound: frozenset[str] = frozenset()
 ) -> tuple[list[inspect.Parameter], frozenset[str]]:
     params: list[inspect.Parameter] = []
     injected: set[str] = set()
     for param in inspect.signature(func).parameters.values():
+        if param.name in bound:
+            continue
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD, param.POSITIONAL_ONLY):
             raise ConfigError(
                 f"tool {tool_name!r}: parameter {param.name!r} must be an ordinary or "
