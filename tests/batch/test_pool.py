@@ -5,7 +5,9 @@ the id is still written once; an unpicklable make_agent is one clear error."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -67,3 +69,38 @@ def test_an_unpicklable_make_agent_is_one_clear_error(tmp_path: Path) -> None:
         run_batch(
             [{"id": 1, "prompt": "p"}], local_factory, results=tmp_path / "r.jsonl", workers="pool"
         )
+
+
+@pytest.mark.parametrize(
+    ("affinity", "cpu_max"), [(2, None), (8, "200000 100000\n")], ids=["taskset", "cgroup"]
+)
+def test_the_default_pool_counts_the_cpus_the_process_may_use(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, affinity: int, cpu_max: str | None
+) -> None:
+    """The default pool size (one process per two cores) was read from `os.cpu_count()`,
+    every CPU of the host: under `taskset -c 0,1`, or in a container given two CPUs' time,
+    an 8-core host got 4 processes competing for 2 cores. It counts the usable ones, as the
+    embedded model's threads do."""
+    import yiemagent.batch.pool as pool
+    from yiemagent.ai.providers.local import runtime
+
+    monkeypatch.setattr(os, "cpu_count", lambda: 8)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(affinity)))
+    quota = tmp_path / "cpu.max"
+    if cpu_max is not None:
+        quota.write_text(cpu_max)
+    monkeypatch.setattr(runtime, "CGROUP_CPU_MAX", quota)
+    sizes: list[int] = []
+    real = pool.run_in_pool
+
+    async def spied(*args: Any, processes: int, **kwargs: Any) -> None:
+        sizes.append(processes)
+        await real(*args, processes=processes, **kwargs)
+
+    monkeypatch.setattr(pool, "run_in_pool", spied)
+    tasks = [{"id": f"c{i}", "prompt": "p", "metadata": {"kind": "ok"}} for i in range(4)]
+    report = run_batch(
+        tasks, make_faux_agent, results=tmp_path / "r.jsonl", workers="pool", concurrency=4
+    )
+    assert report.ok == 4, report
+    assert sizes == [1]

@@ -26,7 +26,7 @@ from collections.abc import Iterator, Sequence
 from multiprocessing.connection import Connection
 from typing import Any
 
-from yiemagent.ai.providers.local.runtime import THREADS_ENV
+from yiemagent.ai.providers.local.runtime import THREADS_ENV, usable_cpus
 from yiemagent.batch.execute import (
     RUN_END_GRACE_S,
     WORKER_DEATH_RETRIES,
@@ -60,11 +60,13 @@ llama.cpp waits on its descheduled threads when other work shares the cores."""
 
 
 def default_processes() -> int:
-    """Worker processes for the embedded model: one per two CPU cores. Measured on 2 cores
-    under load: one single-thread process answered 24 prompts in 29-32 s, two took 44-52 s
-    (their two model loads included); see `docs/batch.md`. On a machine of your own with
-    many cores, `processes=os.cpu_count()` may do better."""
-    return max(1, (os.cpu_count() or 1) // 2)
+    """Worker processes for the embedded model: one per two CPU cores this process may use
+    (its affinity, capped by a cgroup quota: `usable_cpus`, as the model's threads count
+    them; not `os.cpu_count()`, every core of the host). Measured on 2 cores under load:
+    one single-thread process answered 24 prompts in 29-32 s, two took 44-52 s (their two
+    model loads included); see `docs/batch.md`. On a machine of your own with many idle
+    cores, one process per core may do better."""
+    return max(1, usable_cpus() // 2)
 
 
 # ── the worker process ───────────────────────────────────────────────────────
