@@ -5,6 +5,7 @@ stored) transcript stays whole."""
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 from typing import Any
 
@@ -20,6 +21,7 @@ from yiemagent.types import (
     AssistantMessage,
     CompactionSummaryMessage,
     Context,
+    DocumentContent,
     Message,
     TextContent,
     ToolCall,
@@ -323,3 +325,26 @@ async def test_what_a_summary_spends_is_in_the_runs_reported_usage() -> None:
     assert run_span.attributes["gen_ai.usage.input_tokens"] == total.prompt_tokens
     assert run_span.attributes["gen_ai.usage.output_tokens"] == total.output
     tracer.shutdown()
+
+
+async def test_an_attached_pdf_counts_by_its_size_and_gets_compacted_away() -> None:
+    """opencode#46543, miurla/morphic#991: a PDF counted as nothing, so a conversation
+    holding a long one was never compacted and the provider refused it as too long."""
+
+    def pdf(size: int) -> DocumentContent:
+        return DocumentContent(base64.b64encode(b"%PDF-1.4\n" + b"x" * size).decode())
+
+    small = estimate_tokens([UserMessage([TextContent("read"), pdf(100)])])
+    large = estimate_tokens([UserMessage([TextContent("read"), pdf(1_000_000)])])
+    assert 1_500 < small < 1_600  # at least a page
+    assert 19_000 < large < 21_000  # a token per 50 bytes
+    agent, fm, script, compactor = _agent(window=24_000)
+    await agent.prompt([UserMessage([TextContent("read this"), pdf(1_000_000)])])
+    for n in range(3):
+        await agent.prompt(f"q{n}")
+    assert compactor.compactions >= 1 and script.summary_requests
+    last = fm.contexts[-1]
+    assert estimate_tokens(list(last.messages)) <= compactor.threshold
+    assert not any(
+        isinstance(b, DocumentContent) for m in last.messages for b in getattr(m, "content", [])
+    )

@@ -44,6 +44,7 @@ from yiemagent.types import (
     BranchSummaryMessage,
     CompactionSummaryMessage,
     Context,
+    DocumentContent,
     ImageContent,
     Model,
     StreamFn,
@@ -75,6 +76,11 @@ _WIDE = re.compile(
 token each, where other text takes four characters to a token."""
 _MESSAGE_TOKENS = 4
 _IMAGE_TOKENS = 1200
+_DOCUMENT_MIN_TOKENS = 1500
+"""A PDF's least: a page of text."""
+_DOCUMENT_BYTES_PER_TOKEN = 50
+"""A PDF's size in tokens grows with its file (pages cost 1,500-3,000 tokens of text and
+often an image each; a file's bytes are the one measure at hand without parsing it)."""
 _ITEM_CHARS = 1200
 _MAX_CACHED = 64
 _SUMMARY_WRAPPER_CHARS = 140
@@ -83,7 +89,8 @@ _SUMMARY_WRAPPER_CHARS = 140
 
 def estimate_tokens(messages: Sequence[AgentMessage]) -> int:
     """Estimated tokens of `messages` as a model sees them (4 characters a token, a CJK
-    character a token, 4 tokens a message, 1,200 an image)."""
+    character a token, 4 tokens a message, 1,200 an image, a PDF a token per 50 bytes of
+    its file and at least 1,500)."""
     return sum(_message_tokens(message) for message in messages)
 
 
@@ -97,6 +104,7 @@ def _chars(text: str) -> int:
 def _message_tokens(message: AgentMessage) -> int:
     chars = 0
     images = 0
+    documents = 0
     for block in _blocks(message):
         if isinstance(block, TextContent):
             chars += _chars(block.text)
@@ -107,11 +115,16 @@ def _message_tokens(message: AgentMessage) -> int:
             chars += len(block.name) + _chars(arguments)
         elif isinstance(block, ImageContent):
             images += 1
+        elif isinstance(block, DocumentContent):
+            pdf_bytes = len(block.data) * 3 // 4  # base64: 4 characters for 3 bytes
+            documents += max(_DOCUMENT_MIN_TOKENS, pdf_bytes // _DOCUMENT_BYTES_PER_TOKEN)
     if isinstance(message, (CompactionSummaryMessage, BranchSummaryMessage)):
         chars += _chars(message.summary) + _SUMMARY_WRAPPER_CHARS
     elif isinstance(message, BashExecutionMessage):
         chars += _chars(message.command) + _chars(message.output)
-    return math.ceil(chars / _CHARS_PER_TOKEN) + _MESSAGE_TOKENS + images * _IMAGE_TOKENS
+    return (
+        math.ceil(chars / _CHARS_PER_TOKEN) + _MESSAGE_TOKENS + images * _IMAGE_TOKENS + documents
+    )
 
 
 def _blocks(message: AgentMessage) -> list[Any]:
