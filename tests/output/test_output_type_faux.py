@@ -110,6 +110,22 @@ async def test_invalid_outputs_of_one_reply_use_one_retry_and_each_is_answered()
     assert all(isinstance(m, ToolResultMessage) and m.is_error for m in first_results)
 
 
+async def test_tool_turns_between_invalid_outputs_do_not_reset_the_retries() -> None:
+    # pydantic-ai#6581: a retry budget kept per step was rebuilt from the last step only, so
+    # a turn that called another tool gave the failing one its whole budget back.
+    def look(tool_call_id: str, args: Any, signal: Any, on_update: Any) -> str:
+        return "looked"
+
+    looker = AgentTool("look", "look", "look", {"type": "object", "properties": {}}, look)
+    bad = tool_reply({"name": "Ann", "age": "old"})
+    between = faux_message(faux_tool_call("look", {}))
+    fm = FauxModel([bad, between, bad, between, bad, tool_reply({"name": "Ann", "age": 31})])
+    agent = agent_for(fm, output_type=Person, tools=[looker], output_retries=2)
+    with pytest.raises(AgentRunError, match="after 2 retries"):
+        await agent.prompt("extract it")
+    assert fm.call_count == 5  # the third invalid value ended it; the valid one never came
+
+
 # ── native mode: the answer text is the JSON value ─────────────────────────
 
 
