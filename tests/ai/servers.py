@@ -25,11 +25,14 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+
+from yiemagent import AgentTool, Model
+from yiemagent.types import ToolExecute
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -330,6 +333,32 @@ class ReplayServer:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+INTERLEAVED_CALLS = "openai_parallel_tool_calls_interleaved.sse"
+"""Three tool calls a server streams at once: a fragment of the first comes after the
+second has started, and completes it with no event of its own. They call `get_weather`
+(twice) and `get_time`."""
+
+
+@contextlib.contextmanager
+def interleaved_calls_model() -> Iterator[Model]:
+    """An `openai-completions` model on a `ReplayServer` whose first reply streams the
+    `INTERLEAVED_CALLS` and whose second answers "done"."""
+    with ReplayServer() as server:
+        server.enqueue(
+            Reply(events=load_sse(INTERLEAVED_CALLS)),
+            Reply(events=openai_chunks({"role": "assistant", "content": "done"})),
+        )
+        yield Model(id="m", provider="vllm", api="openai-completions", base_url=server.url + "/v1")
+
+
+def interleaved_call_tools(execute: ToolExecute) -> list[AgentTool]:
+    """The parallel tools the `INTERLEAVED_CALLS` call, each running `execute`."""
+    return [
+        AgentTool(name, name, name, {"type": "object"}, execute, parallel=True)
+        for name in ("get_weather", "get_time")
+    ]
 
 
 if __name__ == "__main__":

@@ -12,7 +12,13 @@ import httpx2 as httpx
 import pytest
 from ag_ui import core as agui
 
-from tests.ai.servers import ReplayServer, Reply, load_sse, openai_chunks
+from tests.ai.servers import (
+    ReplayServer,
+    Reply,
+    interleaved_call_tools,
+    interleaved_calls_model,
+    openai_chunks,
+)
 from tests.serve._kit import serving
 from tests.serve.test_protocols import agui_run, check_agui_order
 from yiemagent import Agent, AgentTool, Model
@@ -87,21 +93,11 @@ def test_a_call_streamed_without_argument_text_still_gets_its_arguments() -> Non
 def test_calls_streamed_at_once_each_get_all_their_arguments() -> None:
     """A server streams three calls interleaved: a fragment of the first comes after the
     second has started. The client still reads each call's whole arguments."""
-    with ReplayServer() as server:
-        server.enqueue(
-            Reply(events=load_sse("openai_parallel_tool_calls_interleaved.sse")),
-            Reply(events=openai_chunks({"role": "assistant", "content": "done"})),
-        )
-        model = Model(
-            id="m", provider="vllm", api="openai-completions", base_url=server.url + "/v1"
-        )
+    with interleaved_calls_model() as model:
         store = InMemorySessionStore()
 
         def make_agent(session_id: str) -> Agent[Any]:
-            tools = [
-                AgentTool(name, name, name, {"type": "object"}, ping, parallel=True)
-                for name in ("get_weather", "get_time")
-            ]
+            tools = interleaved_call_tools(ping)
             return Agent(model=model, tools=tools, session_store=store, session_id=session_id)
 
         app = create_app(make_agent, session_store=store)

@@ -392,8 +392,7 @@ async def test_calls_a_server_streamed_at_once_replay_with_all_their_arguments(
     the second has started, and completes it with no event of its own): the replayed
     calls have the arguments the recorded ones had, so the tools run the same and the next
     request matches its recording."""
-    from tests.ai.servers import ReplayServer, Reply, load_sse, openai_chunks
-    from yiemagent import AgentTool
+    from tests.ai.servers import interleaved_call_tools, interleaved_calls_model
 
     ran: list[dict[str, Any]] = []
 
@@ -402,21 +401,10 @@ async def test_calls_a_server_streamed_at_once_replay_with_all_their_arguments(
         return "ok"
 
     def agent(model: Model) -> Agent[Any]:
-        tools = [
-            AgentTool(name, name, name, {"type": "object"}, look, parallel=True)
-            for name in ("get_weather", "get_time")
-        ]
-        return Agent(model=model, tools=tools)
+        return Agent(model=model, tools=interleaved_call_tools(look))
 
     cassette = tmp_path / "interleaved.jsonl"
-    with ReplayServer() as server:
-        server.enqueue(
-            Reply(events=load_sse("openai_parallel_tool_calls_interleaved.sse")),
-            Reply(events=openai_chunks({"role": "assistant", "content": "done"})),
-        )
-        model = Model(
-            id="m", provider="vllm", api="openai-completions", base_url=server.url + "/v1"
-        )
+    with interleaved_calls_model() as model:
         assert (await agent(record(model, cassette)).prompt("weather and time")).text == "done"
     live, ran[:] = list(ran), []
 
