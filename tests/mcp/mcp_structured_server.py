@@ -7,7 +7,9 @@ The official SDK's low-level `Server` over stdio. Tools:
 - `issues`: a summary text ("2 issues listed") and the issues as structured content;
 - `data_only`: structured content and no content at all;
 - `echoed`: the structured content and its JSON as text (what the spec asks for);
-- `empty_data`: an empty structured object and no content.
+- `empty_data`: an empty structured object and no content;
+- `off_schema`: structured content its declared output schema does not allow;
+- `text_only`: declares an output schema, answers with text and no structured content.
 """
 
 from __future__ import annotations
@@ -22,8 +24,9 @@ from mcp.server.stdio import stdio_server
 
 ISSUES = {"issues": [{"id": 7, "title": "crash on start"}, {"id": 9, "title": "typo"}]}
 NO_INPUT: dict[str, Any] = {"type": "object", "properties": {}}
-TOOLS = ["issues", "data_only", "echoed", "empty_data", "off_schema"]
+TOOLS = ["issues", "data_only", "echoed", "empty_data", "off_schema", "text_only"]
 COUNT = {"type": "object", "properties": {"count": {"type": "integer"}}, "required": ["count"]}
+OUTPUT_SCHEMAS = {"off_schema": COUNT, "text_only": COUNT}
 
 
 async def list_tools(
@@ -31,7 +34,13 @@ async def list_tools(
 ) -> types.ListToolsResult:
     return types.ListToolsResult(
         tools=[
-            types.Tool(name=name, description=f"{name}.", input_schema=NO_INPUT) for name in TOOLS
+            types.Tool(
+                name=name,
+                description=f"{name}.",
+                input_schema=NO_INPUT,
+                output_schema=OUTPUT_SCHEMAS.get(name),
+            )
+            for name in TOOLS
         ]
     )
 
@@ -48,6 +57,8 @@ async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.Call
     if params.name == "off_schema":  # its output schema says count is an integer
         text = types.TextContent(type="text", text="about 3")
         return types.CallToolResult(content=[text], structured_content={"count": "about 3"})
+    if params.name == "text_only":
+        return types.CallToolResult(content=[types.TextContent(type="text", text="3 of them")])
     return types.CallToolResult(content=[], structured_content={})
 
 

@@ -44,7 +44,9 @@ async def test_structured_content_off_its_output_schema_is_still_the_result() ->
     async with MCPServerStdio(sys.executable, [SERVER], name="structured") as server:
         store = ToolStore("structured")
         await add_server(store, server)
-        [result] = await run_calls(store, ("off_schema", {}))
+        [result, text_only] = await run_calls(store, ("off_schema", {}), ("text_only", {}))
     assert not result.is_error
     assert text(result).startswith("about 3")
     assert result.details == {"count": "about 3"}
+    # declared an output schema, answered with text alone: the text is the result
+    assert not text_only.is_error and text(text_only) == "3 of them"

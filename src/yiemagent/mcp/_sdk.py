@@ -4,6 +4,7 @@ the progress adapter."""
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 from collections import OrderedDict
@@ -26,6 +27,7 @@ __all__ = [
     "describe",
     "first_problem",
     "leaf",
+    "lenient_session",
     "list_all_tools",
     "package_version",
     "progress_adapter",
@@ -364,6 +366,21 @@ def progress_adapter(on_progress: ProgressCallback) -> ProgressFnT:
         on_progress(progress, total, message)
 
     return adapter
+
+
+@functools.cache
+def lenient_session() -> type[ClientSession]:
+    """The SDK's `ClientSession`, but a tool's result is taken as the server sent it: the SDK
+    fails a call whose structured content is missing or off the tool's declared output
+    schema, though the content is there for the model to read (a server's schema that is
+    out of date, or a text answer)."""
+    from mcp import ClientSession
+
+    class LenientSession(ClientSession):
+        async def validate_tool_result(self, name: str, result: Any) -> None:
+            return None
+
+    return LenientSession
 
 
 def package_version() -> str:

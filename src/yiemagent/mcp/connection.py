@@ -45,6 +45,7 @@ from yiemagent.mcp._sdk import (
     describe,
     first_problem,
     leaf,
+    lenient_session,
     list_all_tools,
     package_version,
     progress_adapter,
@@ -287,7 +288,6 @@ class MCPServer:
     async def _run(self, ready: asyncio.Future[None], wake: asyncio.Event) -> None:
         """Hold one session open until `wake` (closed by us, or the transport ended)."""
         import anyio
-        from mcp import ClientSession
         from mcp.types import Implementation
 
         reason = "the connection closed"
@@ -302,7 +302,7 @@ class MCPServer:
                 ledger = Ledger()
                 watched = WatchedStream(read, wake.set, ledger=ledger, label=self.label)
                 session = await stack.enter_async_context(
-                    ClientSession(
+                    lenient_session()(
                         watched,
                         RecordingStream(write, ledger),
                         message_handler=self._on_message,
