@@ -7,16 +7,13 @@ from __future__ import annotations
 import importlib
 import io
 import json
-import os
-import shlex
-import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.cli.chat._tmux import Pane
 from yiemagent import ToolResultMessage
 from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_text, faux_tool_call
 from yiemagent.cli.approvals import NO_TERMINAL_REASON
@@ -228,28 +225,14 @@ def test_ctrl_c_at_the_question_stops_and_keeps_the_usage_line(tmp_path: Path) -
     script.write_text(RUN_ON_FAUX)
     command = [sys.executable, str(script), str(victim), "run", "delete old.log",
                "--tools", str(tools)]  # fmt: skip
-    socket = f"yiem-test-{os.getpid()}-held"
-
-    def tmux(*args: str) -> str:
-        return subprocess.run(
-            ["tmux", "-L", socket, "-f", os.devnull, *args],
-            capture_output=True, text=True, timeout=30, check=True,
-        ).stdout  # fmt: skip
-
-    shell = f"{shlex.join(command)}; echo __EXIT=$?__; sleep 60"
-    tmux("new-session", "-d", "-s", "run", "-x", "200", "-y", "20", shell)
+    pane = Pane(tmp_path, command=command, faux=False, width=200)
     try:
-        deadline = time.monotonic() + 60
-        while "? [y/N]" not in (screen := tmux("capture-pane", "-p", "-t", "run")):
-            assert time.monotonic() < deadline, screen
-            time.sleep(0.1)
-        tmux("send-keys", "-t", "run", "C-c")
-        deadline = time.monotonic() + 20  # no second Ctrl-C, no Enter
-        while "__EXIT=" not in (screen := tmux("capture-pane", "-p", "-t", "run")):
-            assert time.monotonic() < deadline, screen
-            time.sleep(0.1)
+        pane.wait("? [y/N]")
+        pane.keys("C-c")
+        assert pane.exit_code(timeout=20) == 130  # no second Ctrl-C, no Enter
+        screen = pane.screen()
     finally:
-        subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True, check=False)
+        pane.close()
     lines = [line for line in screen.splitlines() if line.strip()]
     assert lines[-1] == "__EXIT=130__" and lines[-2] == "yiem: interrupted", screen
     assert lines[-3].startswith("tokens: 100 in, 10 out · "), screen

@@ -24,7 +24,8 @@ TIMEOUT_S = 60.0
 
 
 class Pane:
-    """`yiem chat ARGS` in a 120x50 tmux pane of its own tmux server."""
+    """`yiem chat ARGS` (or another `command`) in a 120x50 tmux pane of its own tmux
+    server."""
 
     def __init__(
         self,
@@ -35,13 +36,15 @@ class Pane:
         faux: bool = True,
         width: int = 120,
         height: int = 50,
+        command: Sequence[str] | None = None,
     ) -> None:
         self.socket = f"yiem-test-{uuid.uuid4().hex[:10]}"
         values = {"YIEM_DATA_DIR": str(data_dir), "PYTHONUNBUFFERED": "1"}
         if faux:
             values["YIEM_CHAT_FAUX_SCRIPT"] = str(FAUX_SCRIPT)
         values.update(env or {})
-        command = [sys.executable, "-m", "yiemagent.cli.main", "chat", *args]
+        if command is None:
+            command = [sys.executable, "-m", "yiemagent.cli.main", "chat", *args]
         exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in values.items())
         # The pane stays for a while after the chat ends, so its last screen can be read.
         shell = f"env {exports} {shlex.join(command)}; echo __EXIT=$?__; sleep 120"
