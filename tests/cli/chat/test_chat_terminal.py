@@ -311,6 +311,33 @@ def test_undo_after_steering_removes_the_whole_run_it_steered(chat: Pane) -> Non
     chat.wait("undone: › progress 8 (5 messages removed)")
 
 
+def test_a_history_file_that_cannot_be_opened_is_one_note_and_the_chat_works(
+    data_dir: Path,
+) -> None:
+    """`chat_history` in the data folder that cannot be opened (here a folder of that
+    name) filled the screen with prompt_toolkit's "Unhandled exception in event loop"
+    traceback and "Press ENTER to continue..." at start. Now one note says the input
+    history is not kept, and the chat runs with an in-memory history."""
+    (data_dir / "chat_history").mkdir()
+    pane = Pane(data_dir, [])
+    try:
+        screen = pane.ready()
+        assert "input history is not kept:" in screen and "chat_history" in screen
+        pane.type("first line")
+        pane.wait("You said: first line [1 message")
+        pane.keys("Up")
+        pane.wait(lambda s: s.rstrip().endswith("› first line"))
+        pane.keys("C-c")  # clears the line
+        pane.keys("C-c")
+        pane.wait("Press Ctrl-C again or Ctrl-D to exit.")
+        pane.keys("C-c")
+        assert pane.exit_code() == 0
+        screen = pane.screen()
+        assert "Traceback" not in screen and "Unhandled exception" not in screen
+    finally:
+        pane.close()
+
+
 def test_ctrl_d_exits_and_history_comes_back_with_the_up_arrow(data_dir: Path) -> None:
     pane = Pane(data_dir, [])
     try:

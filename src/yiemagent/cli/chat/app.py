@@ -25,7 +25,7 @@ from prompt_toolkit.application import Application
 from prompt_toolkit.buffer import Buffer
 from prompt_toolkit.filters import Condition
 from prompt_toolkit.formatted_text import ANSI
-from prompt_toolkit.history import FileHistory
+from prompt_toolkit.history import FileHistory, InMemoryHistory
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.layout import ConditionalContainer, HSplit, Layout, Window
 from prompt_toolkit.layout.controls import BufferControl, FormattedTextControl
@@ -100,7 +100,9 @@ class ChatApp:
         self._unsubscribe: Callable[[], None] | None = None
         self.buffer = Buffer(
             multiline=False,
-            history=FileHistory(str(setup.history_path)),
+            history=(
+                FileHistory(str(setup.history_path)) if setup.keep_history else InMemoryHistory()
+            ),
             on_text_changed=lambda _buffer: self._disarm(),
         )
         self.app: Application[int] = Application(

@@ -111,6 +111,9 @@ class ChatSetup:
     gate: ApprovalGate = field(default=None)  # type: ignore[assignment]  # set in build_setup
     compactor: Compactor | None = None
     notes: list[str] = field(default_factory=list)
+    keep_history: bool = True
+    """Whether the input history is read from and appended to `history_path` (False: it
+    could not be opened there; the chat keeps it in memory and said so in `notes`)."""
     keep: Any = None
     """Objects that must outlive the chat (the test-only FauxModel)."""
     resumed: list[AgentMessage] = field(default_factory=list)
@@ -252,6 +255,18 @@ def check_mcp_available() -> None:
         raise ConfigError(f"--mcp needs yiemagent's MCP client (yiemagent.mcp): {exc}") from exc
 
 
+def _history_usable(path: Path, notes: list[str]) -> bool:
+    """Whether the input history file can be read and appended to (it is made when
+    missing); else a note: the history file (a folder by that name, a file the user cannot
+    read) must not stop the chat, whose input line would fail at every key press."""
+    try:
+        with path.open("ab"), path.open("rb"):
+            return True
+    except OSError as exc:
+        notes.append(f"input history is not kept: {path}: {exc.strerror or exc}")
+        return False
+
+
 def build_setup(options: ChatOptions) -> ChatSetup:
     """Resolve the model, load the tools, open the session store and build the Agent.
 
@@ -275,6 +290,7 @@ def build_setup(options: ChatOptions) -> ChatSetup:
         sessions=sessions,
         session_name=name,
         history_path=folder / "chat_history",
+        keep_history=_history_usable(folder / "chat_history", notes),
         agent=None,  # type: ignore[arg-type]  # set by new_agent below
         notes=notes,
         keep=keep,
