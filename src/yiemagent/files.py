@@ -20,8 +20,8 @@ __all__ = ["write_atomically"]
 _O_BINARY = getattr(os, "O_BINARY", 0)  # Windows: no newline translation
 
 
-def write_atomically(target: Path, data: bytes) -> None:
-    """Replace `target` with `data`.
+def write_atomically(target: Path, data: bytes, *, exclusive: bool = False) -> None:
+    """Replace `target` with `data` (with `exclusive`: create it, only if it does not exist).
 
     The bytes go to a hidden temporary file beside `target` (same folder, so the rename
     cannot cross file systems), are flushed to the disk (`fsync`), and the file is renamed
@@ -31,11 +31,17 @@ def write_atomically(target: Path, data: bytes) -> None:
     gets the umask's (0644 under the usual 022, not a temporary file's private 0600), a
     replaced one keeps its own.
 
+    With `exclusive` the whole file is linked to `target` (`os.link`, which fails when the
+    name exists) instead of renamed over it: checking that `target` does not exist and then
+    replacing it would overwrite a file another process created in between.
+
     Args:
         target: The file to create or replace; its folder must exist.
         data: The whole new content.
+        exclusive: Refuse to replace an existing `target`.
 
     Raises:
+        FileExistsError: `exclusive` and `target` exists; it is unchanged.
         OSError: the folder cannot be written, the disk is full, ...; `target` is unchanged.
     """
     fd, temp = _create_temporary(target)
@@ -44,7 +50,12 @@ def write_atomically(target: Path, data: bytes) -> None:
             out.write(data)
             out.flush()
             os.fsync(out.fileno())
-        os.replace(temp, target)
+        if exclusive:
+            os.link(temp, target)
+            with contextlib.suppress(OSError):
+                os.unlink(temp)
+        else:
+            os.replace(temp, target)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(temp)

@@ -99,6 +99,55 @@ async def test_overwrite_never_replaces_what_write_tool_did_not_write(
     assert snapshot(folder, loaded) == before
 
 
+def test_two_writers_of_one_new_name_never_overwrite_each_other(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two agents with their own stores write tools into one folder (two `yiem chat
+    --write-tools DIR`, two sessions of a server). Both asked for the new name "shared"
+    without `overwrite`: both found no file, then both renamed theirs into place, so the
+    second silently replaced the first one's file while the first agent kept calling its
+    own code. Now exactly one write creates the file; the other is refused, and the file
+    holds the code of the store that registered it."""
+    import asyncio
+    import threading
+
+    from yiemagent.tools import write_tool as module
+
+    folder = tmp_path / "shared_tools"
+    folder.mkdir()
+    both_checked = threading.Barrier(2, timeout=60)
+    real_import = module._import_in_isolation
+
+    def import_after_both_checked(*args: Any) -> Any:
+        both_checked.wait()  # each has found no file and no tool by that name
+        return real_import(*args)
+
+    monkeypatch.setattr(module, "_import_in_isolation", import_after_both_checked)
+    stores = [ToolStore(f"agent{i}") for i in range(2)]
+    outcomes: list[Any] = [None, None]
+
+    def write(i: int) -> None:
+        writer = write_tool_tool(stores[i], folder)
+        args = request(name="shared", executeCode=f"return 'writer {i}'")
+        try:
+            outcomes[i] = asyncio.run(run_tool(writer, args))
+        except WriteToolError as exc:
+            outcomes[i] = exc
+
+    threads = [threading.Thread(target=write, args=(i,)) for i in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(120)
+    refusals = [o for o in outcomes if isinstance(o, WriteToolError)]
+    assert len(refusals) == 1, outcomes
+    assert "another writer" in str(refusals[0])
+    winner = next(i for i, o in enumerate(outcomes) if not isinstance(o, WriteToolError))
+    assert "shared" in stores[winner].tools and "shared" not in stores[1 - winner].tools
+    assert f"writer {winner}" in (folder / "shared.py").read_text()
+    assert [p.name for p in folder.iterdir()] == ["shared.py"]  # no temporary file left
+
+
 async def test_overwrite_replaces_what_write_tool_wrote(loaded: ToolStore, folder: Path) -> None:
     writer = loaded.tools["writeTool"]
     await run_tool(writer, request())

@@ -142,7 +142,9 @@ def write_tool_tool(
     wrote (`WRITTEN_MARK`) whose tool, if registered, came from that file — checks
     `inputSchema` against the 2020-12 meta-schema, renders the file (`render_tool_file`),
     parses it, imports it in isolation and calls `get_tool()`, then writes it atomically
-    (temporary file in the same folder, then `os.replace`) and registers the tool at once
+    (temporary file in the same folder, then `os.replace`; a new file is linked in place
+    instead, so a file another writer created meanwhile is refused, never replaced) and
+    registers the tool at once
     (hot reload). The result carries `added_tool_names=[name]`, so the next turn offers the
     new tool. On any failure it raises `WriteToolError` (the pipeline makes that an error
     result) and the store and the folder are as before (a failed registration after the
@@ -223,8 +225,15 @@ def _write(
     tool, module_name = _import_in_isolation(source, target, name)
     try:
         root.mkdir(parents=True, exist_ok=True)
-        previous = target.read_bytes() if target.exists() else None
-        write_atomically(target, source.encode("utf-8"))
+        previous = target.read_bytes() if existed and target.exists() else None
+        # a new file only if still absent: another writer may have made it since the check
+        write_atomically(target, source.encode("utf-8"), exclusive=not existed)
+    except FileExistsError:
+        sys.modules.pop(module_name, None)
+        raise WriteToolError(
+            f'a tool file named "{name}" was just written by another writer ({target}); '
+            'choose another name, or pass "overwrite": true to replace it'
+        ) from None
     except OSError as exc:
         sys.modules.pop(module_name, None)
         raise WriteToolError(f"could not write {target}: {exc}") from None
