@@ -602,3 +602,31 @@ def test_a_closed_stdout_is_one_clear_line_before_any_model_call(
     assert code == 1
     assert "standard output is closed" in _one_error_line(err)
     assert faux_calculator.contexts == []
+
+
+def test_text_that_looks_like_an_emoji_code_is_shown_as_it_is(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """rich turns `:x:`, `:warning:` and the like into emoji in what it prints, so a path
+    or a tool's argument holding such a code was shown changed: `--agent :x` printed
+    "yiem: error: ❌ cannot read the agent file", the path gone from the one error line,
+    and a call with the argument ":x: + 1" was shown as "❌ + 1". Every console of the CLI
+    now prints text as it is."""
+    code, _, err = _run(capsys, "run", "hi", "--tools", str(tmp_path / ":x:"))
+    assert code == 1
+    assert err == f"yiem: error: --tools {tmp_path / ':x:'}: not a folder\n"
+    code, _, err = _run(capsys, "run", "hi", "--agent", ":warning:")
+    assert code == 1 and err.startswith("yiem: error: :warning:: cannot read"), err
+    fm = FauxModel(
+        [faux_message(faux_tool_call("calculator", {"expression": ":x: + 1"})), "Done :x:."],
+        model_id="cli-faux-emoji",
+    )
+    monkeypatch.setattr(
+        cli_main_module, "resolve_model", lambda spec, base_url, tool_calls=None: fm.model
+    )
+    code, out, err = _run(capsys, "run", "Compute :x: + 1")
+    assert code == 0 and out == "Done :x:.\n"
+    lines = err.strip().splitlines()
+    assert lines[0] == '→ calculator {"expression": ":x: + 1"}'
+    assert lines[1].startswith("✗ calculator error: cannot evaluate ':x: + 1'"), lines
+    assert "❌" not in err and "⚠" not in err

@@ -97,7 +97,7 @@ class BatchProgress:
                 BarColumn(),
                 MofNCompleteColumn(),
                 TextColumn("{task.fields[line]}"),
-                console=Console(stderr=True),
+                console=Console(stderr=True, emoji=False),
                 transient=False,
                 refresh_per_second=4,
             )

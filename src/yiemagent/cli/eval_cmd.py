@@ -303,7 +303,9 @@ def eval_command(
     comparison = report.compare(old) if old is not None else None
     # With `--json -` the report alone is standard output; the table goes to stderr.
     shown = sys.stderr if json_to_stdout else sys.stdout
-    console = Console(file=shown, highlight=False, width=None if shown.isatty() else 160)
+    console = Console(
+        file=shown, highlight=False, emoji=False, width=None if shown.isatty() else 160
+    )
     console.print(_table(report, comparison))
     console.print(_summary(report, comparison, baseline), soft_wrap=True)
     if json_out is not None:

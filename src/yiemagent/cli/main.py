@@ -314,7 +314,7 @@ def run(
         )
     if sys.stdout is None:  # started with >&-: nowhere to put the answer, so do not ask
         raise CliError("standard output is closed: there is nowhere to write the answer")
-    err = PipeConsole(stderr=True, highlight=False, soft_wrap=True)
+    err = PipeConsole(stderr=True, highlight=False, soft_wrap=True, emoji=False)
     out = sys.stdout if output_schema is None else sys.stderr  # stdout: the JSON value only
     printer = JsonPrinter(out) if json_output else EventPrinter(out=out, err=err)
     if agent is not None:  # an agent file: cli/teams.py runs it
@@ -458,7 +458,7 @@ def _escape_what_the_locale_cannot_encode() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """The `yiem` console script; returns (and exits with) the exit status."""
-    err = Console(stderr=True, highlight=False)
+    err = Console(stderr=True, highlight=False, emoji=False)
     _escape_what_the_locale_cannot_encode()
     code = 0
     try:

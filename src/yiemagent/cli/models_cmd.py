@@ -131,7 +131,7 @@ def install(
     if not requirements:
         print(f"local/{spec.id} is already installed")
         return
-    err = Console(stderr=True, highlight=False)
+    err = Console(stderr=True, highlight=False, emoji=False)
     _pip_install(spec, requirements, err)
     importlib.invalidate_caches()  # let importlib.metadata see the new distributions
     if _missing(spec) or not is_installed(spec):

@@ -156,7 +156,7 @@ class EventPrinter(_Printer):
         """Print an answer only once its message has ended (guardrails may still stop it), instead
         of as it streams."""
         self._out = out or sys.stdout
-        self._err = err or PipeConsole(stderr=True, highlight=False, soft_wrap=True)
+        self._err = err or PipeConsole(stderr=True, highlight=False, soft_wrap=True, emoji=False)
         self._started: dict[str, float] = {}
         self._line_open = False
         self._t0 = time.perf_counter()

@@ -145,6 +145,7 @@ class ChatApp:
             width=width,
             soft_wrap=True,
             highlight=False,
+            emoji=False,
         )
         for line in self.view.lines():
             render.print(line)
@@ -423,7 +424,7 @@ class ChatApp:
         propagate, lib_logger.propagate = lib_logger.propagate, False
         code = 0
         try:
-            self.console = Console(highlight=False, soft_wrap=True)
+            self.console = Console(highlight=False, soft_wrap=True, emoji=False)
             self._print_start()  # before the input line is drawn below it
             with _patched_stdout():
                 self.console = Console(
@@ -431,6 +432,7 @@ class ChatApp:
                     force_terminal=sys.stdout.isatty() or None,
                     highlight=False,
                     soft_wrap=True,
+                    emoji=False,
                 )
                 self.setup.gate.app = self
                 if self.setup.compactor is not None:
