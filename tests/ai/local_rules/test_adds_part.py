@@ -33,6 +33,22 @@ def test_a_number_the_description_also_holds_is_still_a_part() -> None:
     assert isinstance(verdict, Dropped)
 
 
+def test_another_tool_named_by_an_abbreviation_in_capitals_adds_a_part() -> None:
+    # A word of three letters names no tool in lower case ("get", "add"); written in
+    # capitals it is the tool's abbreviation, and a second tool with the first one's
+    # numbers is a part of its own.
+    number = {"type": "integer", "description": "x"}
+    lcm = tool("math_lcm", {"a": number, "b": number})
+    gcd = tool("math_gcd", {"a": number, "b": number})
+    both = scene(conversation("Give the LCM and the GCD of 36 and 48."), [lcm, gcd])
+    both.calls.append((lcm, {"a": 36, "b": 48}))
+    assert AddsPart().judge(gcd, {"a": 36, "b": 48}, both) is None
+    for request in ("Give the LCM of 36 and 48.", "Give the lcm and the gcd of 36 and 48."):
+        one = scene(conversation(request), [lcm, gcd])
+        one.calls.append((lcm, {"a": 36, "b": 48}))
+        assert isinstance(AddsPart().judge(gcd, {"a": 36, "b": 48}, one), Dropped)
+
+
 async def test_the_extra_call_is_asked_for_and_judged(fake: Callable[..., FakeRuntime]) -> None:
     messages = conversation("Time in Oslo and in Lima?")
     runtime = fake(

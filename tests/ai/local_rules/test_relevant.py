@@ -12,12 +12,14 @@ from tests.ai._local_kit import FakeRuntime
 from tests.ai.local_rules._kit import (
     CALCULATOR,
     GET_TIME,
+    TEXT,
     answer,
     conversation,
     notes,
     reply,
     run,
     scene,
+    tool,
 )
 from yiemagent.ai.providers.local.choice import ENGLISH, other_words, vocabulary
 from yiemagent.ai.providers.local.grounding import Grounding
@@ -57,6 +59,22 @@ def test_the_tool_the_model_reached_for_is_kept_for_a_request_in_other_words() -
     english = scene(conversation("Who is the mayor of Madrid?"), [GET_TIME])
     english = replace(english, reached_for="get_time")
     assert isinstance(Relevant().judge(GET_TIME, call, english), Dropped)
+
+
+def test_an_abbreviation_in_capitals_names_the_tool() -> None:
+    bmi = tool("calculate_bmi", {"person": TEXT, "kg": TEXT, "metres": TEXT})
+    bmi.description = "Body mass index."
+    call = {"person": "Ann", "kg": "70", "metres": "1.75"}
+    for request in ("What is Ann's BMI at 70 kg and 1.75 m?", "BMI of Ann: 70 kg, 1.75 m"):
+        assert Relevant().judge(bmi, call, scene(conversation(request), [bmi])) is None
+    # In lower case a word this short is an everyday one; the request then names no tool.
+    lower = scene(conversation("What is Ann's bmi at 70 kg and 1.75 m?"), [bmi])
+    assert isinstance(Relevant().judge(bmi, call, lower), Dropped)
+    # An abbreviation in a description names no tool in particular.
+    table = tool("league_table", {"league": TEXT})
+    table.description = "Standings of a league such as the NFL."
+    founded = scene(conversation("Who founded the NFL?"), [table])
+    assert isinstance(Relevant().judge(table, {"league": "NFL"}, founded), Dropped)
 
 
 async def test_through_the_provider_with_and_without_the_rule(

@@ -79,7 +79,9 @@ def adds_to(
     if any(_in_request(token, request) for token in new - set(tool_words)) and all(
         earlier_tool.name != tool.name for earlier_tool, _ in earlier
     ):
-        named = _name_words(tool.name) - vocabulary([earlier_tool for earlier_tool, _ in earlier])
+        named = _name_words(tool.name, request) - vocabulary(
+            [earlier_tool for earlier_tool, _ in earlier]
+        )
         if any(request.has_word(word) for word in named):
             return True
     held = set(tool_words) - _chosen(tool, arguments)
@@ -175,6 +177,8 @@ def mentions(tool: AgentTool, request: Grounding, beside: Sequence[AgentTool] = 
     """Whether `request` names `tool`: a word of four or more letters of its name or
     description (not one of `COMMON_WORDS`) is in the request, or shares its first `PREFIX`
     letters with a request word ("compute it with the calculator", "what time is it"), or
+    a word of its name is an abbreviation the request writes in capitals ("my BMI" names
+    `calculate_bmi`; not a description's: "NBA" in one names no tool in particular), or
     the tool's whole name is one short word the request writes (`add` for "then add 6").
 
     With `beside`, the other tools offered, a word of the description counts only when
@@ -187,7 +191,7 @@ def mentions(tool: AgentTool, request: Grounding, beside: Sequence[AgentTool] = 
     """
     if tool.name.isalpha() and request.has_word(tool.name.lower()):
         return True
-    own_name = _name_words(tool.name)
+    own_name = _name_words(tool.name, request)
     others = " ".join(
         f"{other.name} {other.description}".replace("_", " ")
         for other in beside
@@ -198,14 +202,15 @@ def mentions(tool: AgentTool, request: Grounding, beside: Sequence[AgentTool] = 
     return any(
         request.has_word(word)
         for word in own
-        if len(word) >= 4 and (word in own_name or not taken.has_word(word))
+        if (len(word) >= 4 or word in own_name) and (word in own_name or not taken.has_word(word))
     )
 
 
-def _name_words(name: str) -> set[str]:
-    # The words of four or more letters of a tool's name, not `COMMON_WORDS`.
+def _name_words(name: str, request: Grounding) -> set[str]:
+    # The words of a tool's name that can name it: of four or more letters, not
+    # `COMMON_WORDS`, or an abbreviation the request writes in capitals (`Grounding.acronyms`).
     spelled = _CAMEL.sub(" ", name).replace("_", " ").replace(".", " ")
-    return {w for w in words(spelled) - COMMON_WORDS if len(w) >= 4}
+    return {w for w in words(spelled) - COMMON_WORDS if len(w) >= 4 or w in request.acronyms}
 
 
 _PUNCTUATION = "\"'`.,;:!?()[]{}<>"
@@ -220,11 +225,12 @@ def prose(text: str) -> Grounding:
 
 def spells(tool: AgentTool, request: Grounding) -> bool:
     """Whether the request's `prose` spells out the tool's name: its name has two or more
-    words of four or more letters (not `COMMON_WORDS`; `find_recipe`, `count_words`) and
+    words of four or more letters (not `COMMON_WORDS`; `find_recipe`, `count_words`) or
+    abbreviations the request writes in capitals (`compute_npv` for "compute the NPV"), and
     each is a word of the request ("Find me a recipe for soup"). Such a request asks for
     the tool: a small model otherwise answers with a made-up value itself.
     (Measured: docs/local-model.md.)"""
-    own = _name_words(tool.name)
+    own = _name_words(tool.name, request)
     return len(own) >= 2 and all(request.has_word(word) for word in own)
 
 

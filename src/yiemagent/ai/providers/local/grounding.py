@@ -73,6 +73,7 @@ THOUSANDS = re.compile(r"(?<=\d),(?=\d{3})")
 """A thousands separator between digits (12,000)."""
 _NUMBER = re.compile(r"(-?\d+(?:\.\d+)?)\s*([a-z]+)?")
 _PERCENT = re.compile(r"(-?\d+(?:\.\d+)?)\s*(?:%|per ?cent\b)")
+_ACRONYM = re.compile(r"(?<![^\W\d_])[A-Z]{2,3}(?![^\W\d_])")
 _CALLED = re.compile(r"([^\W_]+)\s*\(")
 _SCALES = {"hundred": 1e2, "thousand": 1e3, "k": 1e3, "million": 1e6, "m": 1e6, "billion": 1e9}
 _UNITS = (
@@ -117,6 +118,10 @@ class Grounding:
     text: str = ""
     """The text itself, lower case, without thousands separators (what `coordinated`
     reads)."""
+    acronyms: frozenset[str] = frozenset()
+    """The words of two or three letters written in capitals ("GDP", "BMI"), lower case:
+    an abbreviation can name a tool (`choice.mentions`) where a short word in lower case
+    ("get", "add") names none."""
 
     @classmethod
     def of(cls, messages: Sequence[Message]) -> Grounding:
@@ -130,6 +135,7 @@ class Grounding:
     def of_text(cls, text: str) -> Grounding:
         """The grounding of `text`."""
         files = tuple(dict.fromkeys(m.group(0) for m in FILE_NAME.finditer(text)))
+        acronyms = frozenset(m.group(0).lower() for m in _ACRONYM.finditer(text))
         text = THOUSANDS.sub("", text.lower())
         found = words(text)
         numbers = {_NUMBER_WORDS[w] for w in found if w in _NUMBER_WORDS}
@@ -146,6 +152,7 @@ class Grounding:
             files,
             frozenset(float(m.group(1)) for m in _PERCENT.finditer(text)),
             text,
+            acronyms,
         )
 
     def has_word(self, word: str) -> bool:
