@@ -365,6 +365,47 @@ def test_results_keeps_the_runs_and_the_same_command_checks_them_again(
     assert runs.read_text() == before  # no run again: the same runs, checked again
 
 
+@pytest.mark.parametrize(
+    ("edit", "rerun"),
+    [
+        (("input: Capital of France?", "input: Capital of Italy?"), True),
+        (("text: Paris.}", "text: Rome.}"), True),
+        (("contains: paris", "contains: paris."), False),  # a check: no new model call
+    ],
+    ids=["input", "metadata", "check"],
+)
+def test_a_case_edited_since_its_run_was_kept_runs_again(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], edit: tuple[str, str], rerun: bool
+) -> None:
+    """`--results` kept each run under its case's name only. Asking another question in
+    an edited case (its input, or the metadata its agent is built from) and running the
+    same command reused the old question's answer: the eval checked "Paris." against
+    "Capital of Italy?". Now a kept run that answered another question is made again (its
+    line replaced, each case still once in the file); a run whose case changed only in its
+    checks is checked again, with no new model call."""
+    runs = tmp_path / "runs.jsonl"
+    assert main(["eval", str(dataset(tmp_path)), "--agent", AGENT, "--results", str(runs)]) == 0
+    before = {json.loads(line)["id"]: line for line in runs.read_text().splitlines()}
+    capsys.readouterr()
+    changed = DATASET.replace(*edit)
+    code = main(["eval", str(dataset(tmp_path, changed)), "--agent", AGENT, "--results",
+                 str(runs)])  # fmt: skip
+    shown = capsys.readouterr()
+    after = {json.loads(line)["id"]: line for line in runs.read_text().splitlines()}
+    assert len(runs.read_text().splitlines()) == 2 and set(after) == {"multiply", "capital"}
+    assert after["multiply"] == before["multiply"]
+    if rerun:
+        assert "batch: 1 to run (1 done before)" in shown.err
+        assert after["capital"] != before["capital"]
+        asked = json.loads(after["capital"])["messages"][0]["content"][0]["text"]
+        assert asked == ("Capital of Italy?" if "Italy" in changed else "Capital of France?")
+        if "Rome" in changed:  # the new answer is checked, not the kept one
+            assert code == 1 and "answer lacks 'paris' ('Rome.')" in shown.out
+    else:
+        assert "batch: 0 to run (2 done before)" in shown.err
+        assert after == before
+
+
 AGENT_FILE = """\
 [agents.helper]
 system_prompt = "Answer in one word."

@@ -13,7 +13,8 @@ Invariants (what "exactly once" means here, `docs/batch.md`):
   the previous one ran), and once more on close; so the event loop never waits on the disk
   and a machine crash loses at most the lines of the last few milliseconds;
 - on open, a torn last line is dropped (its task runs again) and the lines of tasks
-  recorded `held` or `interrupted` (not done; with `rerun_failed` also "error" and "timeout") are
+  recorded `held` or `interrupted` (not done; with `rerun_failed` also "error" and "timeout";
+  any the caller's `rerun` picks) are
   removed, by writing the repaired file beside the old one and renaming it over it (old or
   new, never half); so each id has at most one line, and an "ok" line is never rewritten
   or repeated; a last line that does not start with `{` cannot be a cut result line, so
@@ -28,7 +29,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from os import PathLike
 from pathlib import Path
@@ -173,7 +174,13 @@ class _Parsed:
     """Whether the file on disk differs from `lines` (torn tail, duplicates, interrupted)."""
 
 
-def _parse(data: bytes, path: Path, *, keep_failed: bool = True) -> _Parsed:
+def _parse(
+    data: bytes,
+    path: Path,
+    *,
+    keep_failed: bool = True,
+    drop: Callable[[TaskResult], bool] | None = None,
+) -> _Parsed:
     lines = data.split(b"\n")
     torn_tail = lines.pop() if lines else b""  # after the last newline: b"" when not torn
     found: list[tuple[TaskResult, bytes]] = []
@@ -204,7 +211,12 @@ def _parse(data: bytes, path: Path, *, keep_failed: bool = True) -> _Parsed:
         repaired = True
     kept: dict[str, tuple[TaskResult, bytes]] = {}
     for result, line in found:
-        if not result.done or result.id in kept or (not keep_failed and result.status != "ok"):
+        if (
+            not result.done
+            or result.id in kept
+            or (drop is not None and drop(result))
+            or (not keep_failed and result.status != "ok")
+        ):
             repaired = True
             continue
         kept[result.id] = (result, line)
@@ -257,11 +269,21 @@ class ResultsFile:
             in the middle is not a result line.
     """
 
-    def __init__(self, path: FileLike, *, fsync: bool = True, rerun_failed: bool = False) -> None:
+    def __init__(
+        self,
+        path: FileLike,
+        *,
+        fsync: bool = True,
+        rerun_failed: bool = False,
+        rerun: Callable[[TaskResult], bool] | None = None,
+    ) -> None:
         self.path = Path(path)
         self.fsync = fsync
         self.rerun_failed = rerun_failed
         """Drop "error" and "timeout" lines on open, so those tasks run again."""
+        self.rerun = rerun
+        """Whether a result line is dropped on open, whatever its status, so its task runs
+        again (e.g. the task was edited since)."""
         self.done: dict[str, TaskResult] = {}
         """Results already in the file, by id (only done ones: `TaskResult.done`)."""
         self._fd: int | None = None
@@ -286,7 +308,7 @@ class ResultsFile:
         try:
             with os.fdopen(os.dup(fd), "rb") as handle:
                 data = handle.read()
-            parsed = _parse(data, self.path, keep_failed=not self.rerun_failed)
+            parsed = _parse(data, self.path, keep_failed=not self.rerun_failed, drop=self.rerun)
             if parsed.repaired:
                 write_atomically(self.path, b"".join(parsed.lines))
                 os.close(fd)  # the lock was on the replaced file; lock the new one

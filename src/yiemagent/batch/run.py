@@ -125,6 +125,7 @@ async def run_batch_async(
     progress: ProgressMode | None = None,
     fsync: bool = True,
     rerun_failed: bool = False,
+    rerun: Callable[[TaskResult], bool] | None = None,
     approve: bool = False,
     keep_messages: bool = False,
     stop: asyncio.Event | None = None,
@@ -164,6 +165,8 @@ async def run_batch_async(
             the OS had not written yet).
         rerun_failed: run again the tasks recorded "error" or "timeout" (their lines are
             removed from the file first, so each id still has one line).
+        rerun: picks result lines to drop so their tasks run again whatever their
+            recorded status (e.g. tasks edited since; the lines are removed first).
         approve: approve every tool call held for approval and resume the
             run (`yiem batch --yes`); False: a task whose run stops on held calls is
             recorded "held" (they did not run) and runs again on a rerun.
@@ -197,7 +200,7 @@ async def run_batch_async(
         timeout_s=timeout_s, retries=retries, approve=approve, keep_messages=keep_messages
     )
     started = time.monotonic()
-    with ResultsFile(results, fsync=fsync, rerun_failed=rerun_failed) as file:
+    with ResultsFile(results, fsync=fsync, rerun_failed=rerun_failed, rerun=rerun) as file:
         pending = [task for task in task_list if task.id not in file.done]
         skipped = len(task_list) - len(pending)
         ids = {task.id for task in task_list}

@@ -4,9 +4,10 @@ fresh Agent, locally or on Ray), then every check on every run, in the driver.""
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from os import PathLike
 from pathlib import Path
 from typing import Any, Literal
@@ -92,6 +93,7 @@ async def run_eval(
             tasks,
             make_agent,
             results=path,
+            rerun=_edited(tasks),
             backend=backend,
             address=address,
             concurrency=concurrency,
@@ -118,6 +120,39 @@ async def run_eval(
         CaseReport.from_runs(case.name, by_case[case.name], input=case.input) for case in data.cases
     ]
     return EvalReport(cases, repeat=repeat)
+
+
+def _edited(tasks: Sequence[dict[str, Any]]) -> Callable[[TaskResult], bool]:
+    """Whether a run kept in the results file answered another question than its task
+    asks now: the case was edited since (its input, or the metadata its agent is built
+    from), so the kept answer is not its answer and the run is made again."""
+    by_id = {task["id"]: task for task in tasks}
+
+    def edited(result: TaskResult) -> bool:
+        task = by_id.get(result.id)
+        if task is None:
+            return False
+        try:
+            metadata = json.loads(json.dumps(task["metadata"]))
+        except (TypeError, ValueError):  # not JSON: the batch says so
+            return False
+        asked = _prompt_of(result.messages)
+        return result.metadata != metadata or (asked is not None and asked != task["prompt"])
+
+    return edited
+
+
+def _prompt_of(messages: Sequence[dict[str, Any]] | None) -> str | None:
+    """The text of the first user message of a kept run (None: not kept)."""
+    for message in messages or ():
+        if isinstance(message, dict) and message.get("role") == "user":
+            content = message.get("content")
+            if isinstance(content, str):
+                return content
+            if isinstance(content, list):
+                return "".join(str(b.get("text", "")) for b in content if isinstance(b, dict))
+            return None
+    return None
 
 
 async def _check_run(case: Case, index: int, result: TaskResult | None) -> RunReport:
