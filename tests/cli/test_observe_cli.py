@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
 from yiemagent.cli.main import main
@@ -147,6 +148,48 @@ def test_trace_of_a_log_cut_short_counts_the_turns_and_calls_it_holds(
         said = capsys.readouterr().err
         assert f"({counted(turns, 'turn')}, {counted(calls, 'call')})" in said, (cut, said)
         assert (UNFINISHED in page.read_text(encoding="utf-8")) == _unended(held), cut
+
+
+def test_trace_of_a_log_cut_mid_line_draws_the_whole_lines(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A run killed while it wrote a line (a long `message_end`) leaves a last line cut
+    off, perhaps inside a character. `yiem trace`, made to draw killed runs, refused such a
+    log whole ("line 26 is not JSON"). Every cut at any byte now draws the whole lines,
+    says in one warning that the last one was cut, and counts what they hold."""
+    use_faux(monkeypatch, calculator_then_answer("cli-trace-torn", cost=0.0))
+    assert main(["run", "What is 17 * 23? ünïcödé", "--json"]) == 0
+    data = capsys.readouterr().out.encode("utf-8")
+    first_end = data.index(b"\n", data.index(b'"type": "message_end"')) + 1
+    log, page = tmp_path / "run.jsonl", tmp_path / "run.html"
+
+    @settings(max_examples=60, deadline=None)
+    @given(cut=st.integers(min_value=first_end, max_value=len(data)))
+    def cut_anywhere(cut: int) -> None:
+        log.write_bytes(data[:cut])
+        whole = data[: data.rindex(b"\n", 0, cut) + 1]
+        tail = data[len(whole) : cut]
+        try:  # cut right before a newline: the last line is whole, and is read
+            json.loads(tail)
+            whole, torn = whole + tail + b"\n", False
+        except ValueError:
+            torn = bool(tail)
+        assert main(["trace", str(log), "--html", str(page)]) == 0
+        err = capsys.readouterr().err
+        warned = [line for line in err.splitlines() if "cut off mid-write" in line]
+        assert len(warned) == (1 if torn else 0), err
+        if torn:
+            number = whole.count(b"\n") + 1
+            assert warned[0] == (
+                f"yiem: warning: line {number} was cut off mid-write (the run was killed): skipped"
+            )
+        events = [json.loads(line) for line in whole.decode("utf-8").splitlines()]
+        turns = sum(e["type"] == "message_start" and e["message"]["role"] == "assistant"
+                    for e in events)  # fmt: skip
+        calls = turns + sum(e["type"] == "tool_execution_start" for e in events)
+        assert f"({counted(turns, 'turn')}, {counted(calls, 'call')})" in err, err
+
+    cut_anywhere()
 
 
 def _unended(events: list[dict[str, Any]]) -> bool:

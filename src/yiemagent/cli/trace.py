@@ -111,6 +111,7 @@ def trace(
 ) -> None:
     """Write a run's timeline as one self-contained HTML page: turns down the page, model and
     tool calls as bars on a time axis; click a bar for its arguments, result and tokens."""
+    from yiemagent.cli.batch import library_warnings_shown
     from yiemagent.cli.render import counted
     from yiemagent.telemetry import load_timeline, timeline_html
 
@@ -119,11 +120,13 @@ def trace(
     if source == "-":  # `yiem run --json ... | yiem trace - --html page.html`
         from yiemagent.telemetry import timeline_from_event_lines
 
-        timeline = timeline_from_event_lines(sys.stdin, title="standard input")
+        with library_warnings_shown():  # a line cut off: one `yiem: warning:` line
+            timeline = timeline_from_event_lines(sys.stdin, title="standard input")
     elif path.is_file() and not _is_sqlite(path):
         if not to_stdout:
             _not_over(html_out, path, "the run's log")
-        timeline = load_timeline(source)
+        with library_warnings_shown():
+            timeline = load_timeline(source)
     elif path.is_file():
         raise ConfigError(f"{source} is a session database: give the session id and --db {source}")
     elif _looks_like_a_file(source):

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import html
 import json
+import logging
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -43,6 +44,8 @@ __all__ = [
     "timeline_from_event_lines",
     "timeline_html",
 ]
+
+logger = logging.getLogger(__name__)
 
 _TEXT_CHARS = 4000
 """Longest text (answer, arguments, result) kept per bar."""
@@ -234,6 +237,10 @@ def build_timeline(
 def timeline_from_event_lines(lines: Iterable[str], *, title: str = "run") -> Timeline:
     """The timeline of a `yiem run --json` log (one event per line, `event_to_dict`).
 
+    A last line without its newline that is not JSON is what a run killed mid-write
+    leaves: it is skipped (with a warning) and the log drawn up to it, as the end of a
+    killed run is.
+
     Raises:
         ConfigError: a line is not a JSON object (the message names the line), or the log
             has no message events at all.
@@ -249,13 +256,18 @@ def timeline_from_event_lines(lines: Iterable[str], *, title: str = "run") -> Ti
     running: dict[str, dict[str, Any]] = {}
     """Tool calls started whose result message is not logged yet: id -> that message as a
     dict, with the result of their `tool_execution_end` once logged."""
+    bad: tuple[int, str, ValueError] | None = None
+    """A line that is not JSON: an error unless it is the last one and has no newline."""
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
+        if bad is not None:
+            break
         try:
             event = json.loads(line)
         except ValueError as exc:
-            raise ConfigError(f"line {number} is not JSON ({exc}): {line[:80]!r}") from exc
+            bad = (number, line, exc)
+            continue
         if not isinstance(event, dict):
             raise ConfigError(f"line {number} is not a JSON object: {line[:80]!r}")
         seen += 1
@@ -300,6 +312,11 @@ def timeline_from_event_lines(lines: Iterable[str], *, title: str = "run") -> Ti
                     nested.setdefault(key, []).append(message_from_dict(inner["message"]))
                 except ValueError:
                     continue
+    if bad is not None:
+        number, line, error = bad
+        if line.endswith("\n"):
+            raise ConfigError(f"line {number} is not JSON ({error}): {line[:80]!r}") from error
+        logger.warning("line %d was cut off mid-write (the run was killed): skipped", number)
     if not messages:
         what = "no lines" if not seen else f"{seen} lines but no message_end event"
         raise ConfigError(f"not a yiem run --json event log: {what}")
@@ -373,8 +390,14 @@ def load_timeline(path: str) -> Timeline:
         ConfigError: the file cannot be read or is not such a log.
     """
     try:
-        with open(path, encoding="utf-8") as handle:
-            return timeline_from_event_lines(handle, title=os.path.basename(path))
+        with open(path, "rb") as handle:
+            data = handle.read()
+        # a cut last line may end inside a character: only that line is read loosely
+        whole, newline, cut = data.rpartition(b"\n")
+        lines = [f"{line}\n" for line in (whole + newline).decode("utf-8").split("\n")[:-1]]
+        if cut:
+            lines.append(cut.decode("utf-8", errors="replace"))
+        return timeline_from_event_lines(lines, title=os.path.basename(path))
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path} is not a text file of JSON lines ({exc.reason})") from exc
     except OSError as exc:
