@@ -406,6 +406,25 @@ def test_a_case_edited_since_its_run_was_kept_runs_again(
         assert after == before
 
 
+def test_html_whose_runs_folder_is_a_file_is_refused_before_any_case_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--html r.html` writes each run's timeline into `r.runs/`. With a file of that name
+    there, every case ran (and was paid for), then the eval failed with "cannot write
+    r.html: File exists", naming the wrong file, and the report was lost. Now it is one
+    line naming `r.runs`, before any case runs."""
+    (tmp_path / "r.runs").write_text("my notes")
+    code = main(["eval", str(dataset(tmp_path)), "--agent", AGENT, "--html",
+                 str(tmp_path / "r.html")])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 1
+    assert err == (
+        f"yiem: error: cannot write {tmp_path / 'r.html'} (--html): {tmp_path / 'r.runs'}, "
+        "the folder for each run's timeline, is a file\n"
+    )
+    assert (tmp_path / "r.runs").read_text() == "my notes"
+
+
 AGENT_FILE = """\
 [agents.helper]
 system_prompt = "Answer in one word."

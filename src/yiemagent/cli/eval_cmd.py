@@ -267,6 +267,13 @@ def eval_command(
         if path is not None:
             check_output_path(path, flag, written, why=why)  # now, not after every case ran
             written.append((path, f"the {flag} file"))
+    if html_out is not None:  # the timelines' folder beside the page (`EvalReport.to_html`)
+        runs = html_out.with_name(html_out.stem + ".runs")
+        if runs.exists() and not runs.is_dir():
+            raise CliError(
+                f"cannot write {html_out} (--html): {runs}, the folder for each run's "
+                "timeline, is a file"
+            )
     root = str(data.workdir) if data.workdir is not None else None
     if agent is not None:
         from yiemagent.cli.teams import refuse_agent_flags
