@@ -179,6 +179,30 @@ def test_bad_output_schema_file_is_one_line(
     assert lines[0].startswith("yiem: error: --output-schema ")
 
 
+def test_an_output_schema_whose_ref_points_nowhere_is_one_line_before_the_model(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A `$ref` to a definition the schema lacks passes the meta-schema. The model was
+    called (and paid), then checking its answer raised: "agent loop failed" with a
+    traceback on stderr and "the run failed: _WrappedReferencingError: ...". Now it is one
+    line naming the `$ref`, before any model call."""
+    schema = tmp_path / "legs.json"
+    schema.write_text(json.dumps({"type": "object", "properties": {"legs": {"$ref": "#/$defs/n"}},
+                                  "$defs": {"count": {"type": "integer"}}}))  # fmt: skip
+    fm = FauxModel(['{"legs": 8}'] * 3)
+    monkeypatch.setattr(
+        cli_main_module, "resolve_model", lambda spec, base_url, tool_calls=None: fm.model
+    )
+    code = main(["run", "How many legs?", "--output-schema", str(schema)])
+    out, err = capsys.readouterr()
+    assert code == 1 and out == ""
+    assert err == (
+        f"yiem: error: --output-schema {schema}: output_type is not a valid JSON Schema: "
+        "$ref '#/$defs/n' points to nothing in it\n"
+    )
+    assert fm.call_count == 0
+
+
 def test_output_never_valid_is_one_error_line_exit_1(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

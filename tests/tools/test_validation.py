@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from typing import Any
 
@@ -263,3 +264,46 @@ def test_r4_4_property_any_schema_valid_dict_or_tool_arguments_error(
         return
     assert isinstance(got, dict)
     assert Draft202012Validator(schema).is_valid(got)
+
+
+_DEF_NAMES = st.sampled_from(["a", "b", "c d", "e~f", "g/h"])
+
+
+def _pointer(name: str) -> str:
+    from urllib.parse import quote
+
+    return "#/$defs/" + quote(name.replace("~", "~0").replace("/", "~1"))
+
+
+@settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    defined=st.sets(_DEF_NAMES, max_size=3),
+    referenced=st.lists(_DEF_NAMES, min_size=1, max_size=3),
+    value=st.recursive(
+        st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+        lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner),
+        max_leaves=8,
+    ),
+)
+def test_a_ref_that_points_nowhere_is_refused_and_an_accepted_schema_checks_any_value(
+    defined: set[str], referenced: list[str], value: Any
+) -> None:
+    """The meta-schema does not look where a `$ref` points: a schema with a dangling one
+    was accepted (a tool's input schema, writeTool's, an output type), and every check of
+    a value then raised a referencing error instead of saying what is wrong with the value.
+    A schema is refused exactly when a `$ref` names a definition it lacks; one accepted
+    validates any value without raising."""
+    schema = {
+        "type": "object",
+        "properties": {f"p{i}": {"$ref": _pointer(n)} for i, n in enumerate(referenced)},
+        "$defs": {n: {"type": "string"} for n in defined},
+    }
+    dangling = sorted({n for n in referenced if n not in defined})
+    if dangling:
+        with pytest.raises(ConfigError, match="points to nothing in it"):
+            check_schema(schema)
+        return
+    check_schema(schema)
+    instance = {f"p{i}": value for i in range(len(referenced))}
+    with contextlib.suppress(ToolArgumentsError):  # a message, never a referencing error
+        validate_arguments_against_schema(schema, instance, tool_name="t")

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, TypeAlias
 
 from yiemagent.errors import BatchError, ConfigError
+from yiemagent.types.output import check_schema_refs
 
 __all__ = ["BatchTask", "TaskSource", "load_tasks"]
 
@@ -108,6 +109,10 @@ def _check_schema(task_id: str, raw: Any) -> dict[str, Any]:
         validators.validator_for(schema).check_schema(schema)
     except SchemaError as exc:
         raise ValueError(f"task {task_id!r}: 'output_schema' is not valid: {exc.message}") from None
+    try:
+        check_schema_refs(schema, what="'output_schema'")
+    except ConfigError as exc:
+        raise ValueError(f"task {task_id!r}: {exc}") from None
     return schema
 
 

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from yiemagent.errors import ConfigError, YiemAgentError
 from yiemagent.tools.coerce import coerce_value
+from yiemagent.types.output import check_schema_refs
 
 if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError
@@ -174,6 +175,7 @@ def check_schema(schema: object, *, what: str = "inputSchema") -> None:
     except SchemaError as exc:
         path = _path(exc.absolute_path)
         raise ConfigError(f"{what} is not a valid JSON Schema: {path}: {exc.message}") from None
+    check_schema_refs(schema, what=what)
 
 
 # ── the compiled-validator cache ─────────────────────────────────────────

@@ -39,6 +39,7 @@ __all__ = [
     "OutputSpec",
     "OutputType",
     "OutputValidationError",
+    "check_schema_refs",
     "output_spec",
 ]
 
@@ -299,7 +300,59 @@ def _checked_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
         Draft202012Validator.check_schema(schema)
     except SchemaError as exc:
         raise ConfigError(f"output_type is not a valid JSON Schema: {exc.message}") from None
+    check_schema_refs(schema, what="output_type")
     return dict(schema)
+
+
+def check_schema_refs(schema: Mapping[str, Any], *, what: str) -> None:
+    """Refuse a schema with a `$ref` inside it ("#/$defs/x", "#name") that points nowhere.
+
+    The meta-schema does not look where a `$ref` points, and a validator only follows it
+    when it checks a value: a schema with a dangling one failed every check of a tool's
+    arguments or a model's answer, after the model call was made, with a traceback. A
+    schema holding an `$id` below its root (another base for its refs) is not checked.
+
+    Raises:
+        ConfigError: a `$ref` starting with "#" resolves to nothing; the text names it.
+    """
+    refs: list[str] = []
+    nested_ids = False
+
+    def walk(node: Any, root: bool) -> None:
+        nonlocal nested_ids
+        if isinstance(node, Mapping):
+            if not root and isinstance(node.get("$id"), str):
+                nested_ids = True
+            ref = node.get("$ref")
+            if isinstance(ref, str) and ref.startswith("#"):
+                refs.append(ref)
+            for value in node.values():
+                walk(value, False)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value, False)
+
+    walk(schema, True)
+    if not refs or nested_ids:
+        return
+    from referencing import Registry
+    from referencing.exceptions import Unresolvable
+    from referencing.jsonschema import DRAFT202012, specification_with
+
+    try:
+        spec = specification_with(str(schema.get("$schema", "")), default=DRAFT202012)
+        resource = spec.create_resource(dict(schema))
+    except Exception:  # an unknown $schema: the meta-schema check speaks for it
+        return
+    base = resource.id() or ""
+    resolver = Registry().with_resource(base, resource).resolver(base_uri=base)
+    for ref in refs:
+        try:
+            resolver.lookup(ref)
+        except Unresolvable:
+            raise ConfigError(
+                f"{what} is not a valid JSON Schema: $ref {ref!r} points to nothing in it"
+            ) from None
 
 
 def _schema_validator(schema: dict[str, Any]) -> Any:
