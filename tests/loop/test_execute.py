@@ -4,6 +4,7 @@ thread, child signals, timeouts, abort while running."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 import time
 from typing import Any
@@ -307,6 +308,50 @@ async def test_r4_5_abort_never_hangs_on_a_tool_that_ignores_it(
         "Operation aborted: tool s did not stop within 0.1 s",
         "Tool call skipped: the run was aborted",
     ]
+
+
+@pytest.mark.parametrize("ending", ["timeout", "abort"])
+async def test_r4_5_an_async_tool_that_swallows_its_cancellation_is_left_behind(
+    ending: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A tool that catches CancelledError (a retry loop, a bare `except`) kept the batch
+    waiting until it chose to return, though its result already said it timed out or was
+    abandoned. It is left to finish on its own; its late result goes nowhere."""
+    monkeypatch.setattr(deadline, "ABORT_GRACE_S", 0.1)
+    release = asyncio.Event()
+    finished: list[str] = []
+
+    async def stubborn(tool_call_id: str, args: Any, s: AbortSignal, on_update: Any) -> str:
+        while not release.is_set():
+            with contextlib.suppress(asyncio.CancelledError):  # swallowed
+                await release.wait()
+        on_update(AgentToolResult.text("late update"))
+        finished.append(tool_call_id)
+        return "late result"
+
+    signal = AbortSignal()
+    if ending == "abort":
+        asyncio.get_running_loop().call_later(0.05, signal.abort)
+    tool = make_tool("s", stubborn, timeout_s=0.1 if ending == "timeout" else None)
+    running = asyncio.ensure_future(
+        run_batch([tool, make_tool("next")], call("s"), call("next"), signal=signal)
+    )
+    done, _ = await asyncio.wait({running}, timeout=30)  # a hang guard, not a time budget
+    release.set()
+    assert done, "the batch waited for a tool it had already answered"
+    batch, rec, _ = running.result()
+    expected = (
+        "Tool s timed out after 0.1 s"
+        if ending == "timeout"
+        else "Operation aborted: tool s did not stop within 0.1 s"
+    )
+    assert texts(batch) == [expected, "ok next"] and finished == []  # it still ran
+    for _ in range(100):
+        if finished:
+            break
+        await asyncio.sleep(0.01)
+    assert finished == ["id_s"]
+    assert rec.of("tool_execution_update") == []  # its late update is dropped too
 
 
 async def test_r4_5_execute_prepared_tool_call_directly() -> None:

@@ -105,6 +105,7 @@ __all__ = [
     "ToolThreads",
     "ToolUpdates",
     "as_tool_result",
+    "await_apart",
     "call_plain",
     "run_in_process",
     "tool_threads",
@@ -165,6 +166,56 @@ def call_plain(
         return tool.execute(call.id, args, signal, updates)
     finally:
         updates.accepting = False
+
+
+_LEFT_RUNNING: set[asyncio.Future[Any]] = set()
+"""Async tools still running after their call was answered (kept from the collector)."""
+
+
+async def await_apart(awaitable: Awaitable[T]) -> T:
+    """Await an async tool in a task of its own. Cancelling the caller (a timeout, an abort
+    past its grace, a cancelled batch) cancels the tool and waits up to `ABORT_GRACE_S` for
+    it to end; a tool that swallows the cancellation is then left to finish on its own, its
+    result and error dropped, instead of holding the batch until it chooses to return."""
+    inner = asyncio.ensure_future(_caught(awaitable))
+    try:
+        await asyncio.wait((inner,))
+    except asyncio.CancelledError:
+        inner.cancel()
+        await asyncio.wait((inner,), timeout=ABORT_GRACE_S)
+        if not inner.done():
+            _LEFT_RUNNING.add(inner)
+            inner.add_done_callback(_forget)
+            raise
+    value = inner.result()  # the tool's own outcome: its CancelledError says why it stopped
+    if isinstance(value, _Raised):
+        raise value.error
+    return value
+
+
+class _Raised:
+    """A `BaseException` the tool raised (`SystemExit`, `KeyboardInterrupt`): carried out of
+    its task to be raised in the caller's, since a task lets those escape the event loop."""
+
+    __slots__ = ("error",)
+
+    def __init__(self, error: BaseException) -> None:
+        self.error = error
+
+
+async def _caught(awaitable: Awaitable[T]) -> T | _Raised:
+    try:
+        return await awaitable
+    except (asyncio.CancelledError, Exception):
+        raise
+    except BaseException as exc:
+        return _Raised(exc)
+
+
+def _forget(inner: asyncio.Future[Any]) -> None:
+    _LEFT_RUNNING.discard(inner)
+    if not inner.cancelled():
+        inner.exception()  # read, so a late failure is not logged as never retrieved
 
 
 async def run_in_process(

@@ -35,11 +35,13 @@ import logging
 from collections.abc import Awaitable, Coroutine, Generator, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
+from yiemagent.loop import _execution
 from yiemagent.loop._execution import (
     QUICK_WAIT_S,
     Deadline,
     ToolUpdates,
     as_tool_result,
+    await_apart,
     call_plain,
     run_in_process,
     tool_threads,
@@ -243,6 +245,8 @@ async def _guarded(
             task.cancel()
         if isinstance(exc, GeneratorExit):  # the coroutine is being closed: no more awaits
             raise
+        if batch.tasks:  # let the cancelled calls end (each is bounded: `await_apart`)
+            await asyncio.wait(batch.tasks, timeout=2 * _execution.ABORT_GRACE_S)
         text = CANCELLED_TEXT if isinstance(exc, asyncio.CancelledError) else interrupted_text(exc)
         try:  # the exception is delivered; emitting the missing events can go on
             await batch.answer_the_rest(text)
@@ -834,7 +838,7 @@ async def execute_prepared_tool_call(
         if tool.isolation == "process":
             raw = await run_in_process(loop, prepared, child, updates)
         elif not plain:
-            raw = await tool.execute(call.id, prepared.args, child, updates)  # type: ignore[misc]
+            raw = await await_apart(tool.execute(call.id, prepared.args, child, updates))  # type: ignore[arg-type]
         else:
             run = contextvars.copy_context().run
             raw = await tool_threads().submit(
