@@ -425,6 +425,27 @@ def test_html_whose_runs_folder_is_a_file_is_refused_before_any_case_runs(
     assert (tmp_path / "r.runs").read_text() == "my notes"
 
 
+def test_metadata_that_is_not_json_is_one_line_before_any_case_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """YAML reads `when: 2024-01-01` as a date. The case ran (its model call made), then
+    writing its result line failed: "yiem: error: Object of type date is not JSON
+    serializable", naming neither the file, the case nor the field, and the same on every
+    rerun. Now the dataset is refused in one line naming them, before any case runs."""
+    runs = tmp_path / "runs.jsonl"
+    bad = DATASET.replace("metadata: {script: say, text: Paris.}",
+                          "metadata: {script: say, text: Paris., when: 2024-01-01}")  # fmt: skip
+    path = dataset(tmp_path, bad)
+    code = main(["eval", str(path), "--agent", AGENT, "--results", str(runs)])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert err == (
+        f"yiem: error: {path}: case 'capital': metadata: must be JSON data (Object of type "
+        "date is not JSON serializable; quote a date or a time to make it text)\n"
+    )
+    assert not runs.exists() or runs.read_bytes() == b""
+
+
 AGENT_FILE = """\
 [agents.helper]
 system_prompt = "Answer in one word."

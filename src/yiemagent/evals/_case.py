@@ -4,6 +4,7 @@ back from the batch engine as result lines."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeAlias
@@ -59,6 +60,13 @@ class Case:
         for check in self.checks:
             if not callable(check):
                 raise DatasetError(f"case {self.name!r}: {check!r} is not a check")
+        try:  # it goes into the batch's results file: refused now, not after the run
+            json.dumps(self.metadata)
+        except (TypeError, ValueError) as exc:
+            raise DatasetError(
+                f"case {self.name!r}: metadata: must be JSON data ({exc}; quote a date or "
+                "a time to make it text)"
+            ) from None
 
 
 @dataclass(slots=True, frozen=True)

@@ -195,7 +195,10 @@ def _case(file: Path, index: str, raw: Any) -> Case:
                 check_output_is_value(raw.get("expected"))
             except ConfigError as exc:
                 raise DatasetError(f"{where}: checks[{i}]: output_is: expected: {exc}") from None
-    return Case(name, raw["input"], checks, raw.get("expected"), dict(metadata))
+    try:
+        return Case(name, raw["input"], checks, raw.get("expected"), dict(metadata))
+    except DatasetError as exc:  # what only the Case checks (metadata that is not JSON)
+        raise DatasetError(f"{file}: {exc}") from None
 
 
 def _check(file: Path, where: str, item: Any) -> Check:
