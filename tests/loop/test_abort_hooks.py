@@ -5,6 +5,7 @@ aborted its own signal before the run was aborted."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 import time
 from typing import Any
@@ -198,6 +199,39 @@ async def test_a_hook_that_ignores_the_abort_is_abandoned_after_the_grace(
     else:
         text = results[0].content[0].text  # type: ignore[union-attr]
         assert text == f"Operation aborted: {hook} did not stop within 0.1 s"
+
+
+@pytest.mark.parametrize("hook", ["before_tool_call", "after_tool_call", "transform_context"])
+async def test_a_hook_that_swallows_its_cancellation_is_left_behind(
+    hook: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past the grace the hook is cancelled; one that catches the CancelledError and waits
+    on kept the run until it chose to return. It is left to finish on its own."""
+    monkeypatch.setattr(deadline, "ABORT_GRACE_S", 0.1)
+    signal = AbortSignal()
+    started, release = asyncio.Event(), asyncio.Event()
+
+    async def stubborn(*args: Any) -> Any:
+        if hook != "transform_context" or len(args[0]) > 2:  # the turn after the tool's
+            started.set()
+            while not release.is_set():
+                with contextlib.suppress(asyncio.CancelledError):
+                    await release.wait()
+        return args[0] if hook == "transform_context" else None
+
+    fm = FauxModel([faux_message(faux_tool_call("t", {})), "never"])
+    context = AgentContext("sys", [], [make_tool("t")])
+    config = AgentLoopConfig(model=fm.model, **{hook: stubborn})
+    stream = agent_loop([UserMessage("go")], context, config, signal, fm.stream_fn)
+    running = asyncio.ensure_future(_all(stream))
+    await asyncio.wait_for(started.wait(), 10)
+    signal.abort("stop")
+    done, _ = await asyncio.wait({running}, timeout=30)  # a hang guard, not a time budget
+    release.set()
+    assert done, "the run waited for a hook it had abandoned"
+    end = running.result()[-1]
+    assert isinstance(end, AgentEndEvent) and end.reason == "aborted"
+    assert transcript_problems(context.messages) == []
 
 
 async def _all(stream: Any) -> list[Any]:

@@ -24,10 +24,11 @@ import logging
 import sys
 from collections.abc import AsyncIterator, Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
+from inspect import isawaitable
 from typing import Any, Literal
 
 from yiemagent.errors import ConfigError, YiemAgentError
-from yiemagent.loop._execution import Deadline
+from yiemagent.loop._execution import Deadline, await_apart
 from yiemagent.loop._output_type import OutputFailed, OutputRun
 from yiemagent.loop._tool_calls import (
     CANCELLED_TEXT,
@@ -654,7 +655,8 @@ async def _llm_context(
     messages = context.messages
     if config.transform_context is not None:
         # a copy: a transform that prunes or appends in place must not edit the transcript
-        messages = await maybe_await(config.transform_context(list(messages), signal))
+        transformed = config.transform_context(list(messages), signal)
+        messages = await await_apart(transformed) if isawaitable(transformed) else transformed
         if messages is None:
             raise TypeError("transform_context returned None; return the list of messages")
     llm_messages: list[Message]

@@ -690,7 +690,7 @@ async def within_abort_grace(value: T | Awaitable[T], signal: AbortSignal, what:
         return value
     deadline = Deadline(None, signal)
     try:
-        return await value
+        return await await_apart(value)
     except asyncio.CancelledError:
         if deadline.fired is None or deadline.uncancel() > 0:
             raise
