@@ -80,8 +80,9 @@ import os
 import subprocess
 import sys
 import threading
+import typing
 import weakref
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine, Generator
 from typing import Any, Literal, TypeVar
 
 from yiemagent.errors import ConfigError, YiemAgentError
@@ -177,7 +178,17 @@ async def await_apart(awaitable: Awaitable[T]) -> T:
     past its grace, a cancelled batch) cancels the tool and waits up to `ABORT_GRACE_S` for
     it to end; a tool that swallows the cancellation is then left to finish on its own, its
     result and error dropped, instead of holding the batch until it chooses to return."""
-    inner = asyncio.ensure_future(_caught(awaitable))
+    inner: asyncio.Future[Any]
+    if inspect.iscoroutine(awaitable):  # the usual tool: one that may not wait at all
+        context = contextvars.copy_context()  # its own, as a task's: first step included
+        try:
+            waiting_on = context.run(awaitable.send, None)  # here: most need no task
+        except StopIteration as done:
+            return typing.cast("T", done.value)
+        resumed = _caught(_Resumed(awaitable, waiting_on))
+        inner = asyncio.get_running_loop().create_task(resumed, context=context)
+    else:
+        inner = asyncio.ensure_future(_caught(awaitable))
     try:
         await asyncio.wait((inner,))
     except asyncio.CancelledError:
@@ -190,7 +201,38 @@ async def await_apart(awaitable: Awaitable[T]) -> T:
     value = inner.result()  # the tool's own outcome: its CancelledError says why it stopped
     if isinstance(value, _Raised):
         raise value.error
-    return value
+    return typing.cast("T", value)
+
+
+class _Resumed:
+    """A coroutine whose first step has run (it now waits on `waiting_on`), driven on to its
+    end by the task that awaits this: what it waits on goes up to the task, what the task
+    sends or throws in goes down."""
+
+    __slots__ = ("_coroutine", "_waiting_on")
+
+    def __init__(self, coroutine: Coroutine[Any, Any, Any], waiting_on: Any) -> None:
+        self._coroutine = coroutine
+        self._waiting_on = waiting_on
+
+    def __await__(self) -> Generator[Any, Any, Any]:
+        coroutine, waiting_on = self._coroutine, self._waiting_on
+        while True:
+            try:
+                sent = yield waiting_on
+            except GeneratorExit:
+                coroutine.close()
+                raise
+            except BaseException as exc:  # cancelled: the coroutine decides
+                try:
+                    waiting_on = coroutine.throw(exc)
+                except StopIteration as done:
+                    return done.value
+            else:
+                try:
+                    waiting_on = coroutine.send(sent)
+                except StopIteration as done:
+                    return done.value
 
 
 class _Raised:
