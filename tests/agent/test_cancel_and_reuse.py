@@ -85,3 +85,22 @@ async def test_r6_5_abort_during_tools_keeps_queued_steering_for_the_next_run() 
     assert text_of((await agent.prompt("next")).content) == "after follow-up"
     users = [text_of(m.content) for m in agent.state.messages if isinstance(m, UserMessage)]
     assert users[-3:] == ["next", "steer me", "and then"]
+
+
+async def test_one_abort_during_tools_with_a_steer_queued_ends_the_run_once() -> None:
+    """pi PR #8658: an abort during tool execution did not stop the loop; with a steering
+    message queued it asked the model again on the dead signal, so one Stop gave two
+    aborted answers. Here: one model call, one run end, nothing after the tool results,
+    and the steer left for the next run."""
+    fm = FauxModel([faux_message(faux_tool_call("slow", {})), "after steer"])
+    agent = faux_agent(fm, tools=[make_tool("slow", until_aborted)])
+    ends: list[str] = []
+    agent.subscribe(lambda e, _s: ends.append(e.reason) if e.type == "agent_end" else None)
+    task = asyncio.ensure_future(agent.prompt("go"))
+    await asyncio.sleep(0.05)
+    agent.steer("second message")
+    agent.abort()
+    reply = await task
+    assert reply.stop_reason == "aborted" and ends == ["aborted"] and fm.call_count == 1
+    assert [m.role for m in agent.state.messages] == ["user", "assistant", "toolResult"]
+    assert text_of((await agent.prompt("next")).content) == "after steer"
