@@ -10,6 +10,7 @@ import sys
 import time
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import httpx2 as httpx
 import pytest
@@ -530,3 +531,26 @@ def test_listing_sessions_reads_each_transcript_once_not_at_every_listing(
             s["session_id"]: s["title"] for s in client.get("/v1/sessions").json()["sessions"]
         }
         assert titles["s1"] == "a new start"
+
+
+def test_a_session_id_holding_a_slash_is_reachable_on_every_route() -> None:
+    """smaramwbc/statewave#124: a session id with "/" (which `yiem chat --session work/plan`
+    and any Agent accept) was listed but unreachable: its %2F reaches routing decoded, so
+    no single-segment route matched and every call was a plain-text 404."""
+    store = InMemorySessionStore()
+    with faux_server(store) as (url, tools), httpx.Client(base_url=url) as client:
+        for sid in ("work/plan", "a/b/c"):
+            path = f"/v1/sessions/{quote(sid, safe='')}"
+            started = client.post(f"{path}/runs", json={"input": "launch Apollo"})
+            assert started.status_code == 202, started.text
+            run_events(client, started.json()["run_id"])  # held for approval
+            assert client.get(path).json()["session_id"] == sid
+            [held] = client.get(f"{path}/approvals").json()["approvals"]
+            answer = client.post(f"{path}/approvals/{held['tool_call_id']}", json={"approve": True})
+            assert answer.status_code == 200, answer.text
+            resumed = client.post(f"{path}/resume")
+            assert resumed.status_code == 202, resumed.text
+            run_events(client, resumed.json()["run_id"])
+            assert client.get(f"{path}/timeline").status_code == 200
+            assert client.delete(path).status_code == 200 and store.load(sid) == []
+        assert tools.launched == ["Apollo", "Apollo"]

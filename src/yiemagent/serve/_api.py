@@ -18,6 +18,7 @@ from urllib.parse import quote
 
 from pydantic_core import from_json
 from sse_starlette import EventSourceResponse
+from starlette.convertors import Convertor, register_url_convertor
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
@@ -44,6 +45,23 @@ __all__ = [
 
 sse_ping_s = 15.0
 """Seconds between keep-alive comments on an idle event stream."""
+
+
+class _SessionIdConvertor(Convertor[str]):
+    """A session id in a route: any text, "/" and newlines included (`check_session_id`
+    refuses what is not one, with a 400 that says why)."""
+
+    regex = "(?s:.+)"
+
+    def convert(self, value: str) -> str:
+        return value
+
+    def to_string(self, value: str) -> str:
+        return value
+
+
+register_url_convertor("session_id", _SessionIdConvertor())
+
 
 _TITLES_KEPT = 4096
 """Session titles `GET /v1/sessions` remembers."""
@@ -247,13 +265,17 @@ class Api:
         return [
             Route("/healthz", self.healthz),
             Route("/v1/sessions", self.list_sessions),
-            Route("/v1/sessions/{sid}", self.get_session, methods=["GET"]),
-            Route("/v1/sessions/{sid}", self.delete_session, methods=["DELETE"]),
-            Route("/v1/sessions/{sid}/runs", self.start_run, methods=["POST"]),
-            Route("/v1/sessions/{sid}/approvals", self.list_approvals),
-            Route("/v1/sessions/{sid}/approvals/{call_id}", self.decide, methods=["POST"]),
-            Route("/v1/sessions/{sid}/resume", self.resume, methods=["POST"]),
-            Route("/v1/sessions/{sid}/timeline", self.timeline),
+            # A session id may hold "/" (`yiem chat --session work/plan`): its %2F reaches
+            # routing decoded, so `sid` takes the rest of the path, the longer routes first.
+            Route("/v1/sessions/{sid:session_id}/runs", self.start_run, methods=["POST"]),
+            Route(
+                "/v1/sessions/{sid:session_id}/approvals/{call_id}", self.decide, methods=["POST"]
+            ),
+            Route("/v1/sessions/{sid:session_id}/approvals", self.list_approvals),
+            Route("/v1/sessions/{sid:session_id}/resume", self.resume, methods=["POST"]),
+            Route("/v1/sessions/{sid:session_id}/timeline", self.timeline),
+            Route("/v1/sessions/{sid:session_id}", self.get_session, methods=["GET"]),
+            Route("/v1/sessions/{sid:session_id}", self.delete_session, methods=["DELETE"]),
             Route("/v1/runs/{rid}", self.get_run),
             Route("/v1/runs/{rid}/events", self.events),
             Route("/v1/runs/{rid}/steer", self.steer, methods=["POST"]),
