@@ -1,5 +1,5 @@
 """Bench: the embedded model's generation time by llama.cpp thread count, alone and beside
-processes that keep cores busy (why the default thread count leaves busy cores alone).
+processes that keep cores busy (why the default thread count leaves one core free).
 
 For each setting a fresh process loads the 0.5B with `YIEMAGENT_LOCAL_THREADS=N` and times
 `--runs` generations of 96 tokens, each after a new system prompt of ~330 tokens (so each

@@ -19,9 +19,8 @@ def machine(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> SetMachine:
     """Sets the CPUs the process may use and the cgroup quota file's text (None: no file)."""
     monkeypatch.delenv(runtime.THREADS_ENV, raising=False)
 
-    def set_machine(cpus: int, cpu_max: str | None = None, load: float = 0.0) -> None:
+    def set_machine(cpus: int, cpu_max: str | None = None) -> None:
         monkeypatch.setattr(runtime.os, "sched_getaffinity", lambda pid: set(range(cpus)))
-        monkeypatch.setattr(runtime.os, "getloadavg", lambda: (load, load, load))
         path = tmp_path / "cpu.max"
         if cpu_max is None:
             path.unlink(missing_ok=True)
@@ -33,40 +32,17 @@ def machine(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> SetMachine:
 
 
 @pytest.mark.parametrize(
-    ("cpus", "load", "threads"),
-    [
-        (1, 0.0, 1),
-        (2, 0.3, 2),  # an idle machine: every usable CPU
-        (2, 0.6, 1),  # about one CPU busy elsewhere: left to it
-        (2, 7.0, 1),
-        (4, 1.4, 3),
-        (4, 2.5, 1),
-        (64, 0.0, runtime.MAX_THREADS),
-    ],
+    ("cpus", "threads"), [(1, 1), (2, 1), (4, 3), (8, 7), (64, runtime.MAX_THREADS)]
 )
-def test_the_cpus_other_work_keeps_busy_are_left_to_it(
-    machine: SetMachine, cpus: int, load: float, threads: int
+def test_one_usable_cpu_is_left_to_the_rest_of_the_machine(
+    machine: SetMachine, cpus: int, threads: int
 ) -> None:
-    machine(cpus, load=load)
+    machine(cpus)
     assert runtime.thread_count() == threads
 
 
-def test_without_a_load_average_one_cpu_is_left_free(
-    machine: SetMachine, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    machine(4)
-
-    def no_load() -> tuple[float, float, float]:
-        raise OSError("no load average")
-
-    monkeypatch.setattr(runtime.os, "getloadavg", no_load)
-    assert runtime.thread_count() == 3
-    monkeypatch.delattr(runtime.os, "getloadavg")  # as on Windows
-    assert runtime.thread_count() == 3
-
-
 def test_a_cgroup_quota_caps_the_cpus_a_container_sees(machine: SetMachine) -> None:
-    machine(32, "200000 100000\n", load=1.0)
+    machine(32, "200000 100000\n")
     assert runtime.usable_cpus() == 2
     assert runtime.thread_count() == 1
     machine(32, "150000 100000\n")  # one and a half CPUs' time: two may run

@@ -38,7 +38,6 @@ __all__ = [
     "THREADS_ENV",
     "ChatRuntime",
     "LocalRuntime",
-    "busy_cpus",
     "get_runtime",
     "load_runtime",
     "loaded_runtime",
@@ -137,26 +136,17 @@ def usable_cpus() -> int:
     return max(1, count)
 
 
-def busy_cpus() -> int:
-    """How many CPUs other work keeps busy: the last minute's load average, rounded, or one
-    where the system has none to read (`os.getloadavg`; Windows)."""
-    try:
-        load = os.getloadavg()[0]
-    except (AttributeError, OSError):
-        return 1
-    return int(load + 0.5)
-
-
 def thread_count() -> int:
-    """llama.cpp threads for a model this process loads: `$YIEMAGENT_LOCAL_THREADS`, else the
-    usable CPUs less those other work keeps busy (`busy_cpus`; at least 1, at most 8).
+    """llama.cpp threads for a model this process loads: `$YIEMAGENT_LOCAL_THREADS`, else one
+    fewer than the usable CPUs (at least 1, at most 8).
 
-    Why busy cores are left alone: llama.cpp's threads meet at a barrier after every step
-    of the graph, so when another process runs on a core (a test suite, a build, a second
-    model), every step waits for the descheduled thread. On 2 cores, two threads were 1.7×
-    faster than one on an idle machine and 1.8× slower beside one busy process, up to 15×
-    beside several (`bench/local_threads.py`, docs/local-model.md "Threads"). The load is
-    read once, when the model loads.
+    Why one core is left free: llama.cpp's threads meet at a barrier after every step of
+    the graph, so when any other process runs on a core (a test suite, a build, a second
+    model), every step waits for the descheduled thread: on 2 cores with one busy process
+    beside it, two threads were 15× slower than one (`bench/local_threads.py`,
+    docs/local-model.md "Threads"). The count does not follow the machine's load: llama.cpp
+    sums in another order with another thread count, so greedy answers would change with
+    whatever else ran when the model loaded.
 
     Raises ProviderError when the variable is set to anything but a positive whole number."""
     raw = os.environ.get(THREADS_ENV, "")
@@ -170,7 +160,7 @@ def thread_count() -> int:
                 f"${THREADS_ENV} must be a whole number of threads ≥ 1, not {raw!r}"
             )
         return value
-    return max(1, min(MAX_THREADS, usable_cpus() - busy_cpus()))
+    return max(1, min(MAX_THREADS, usable_cpus() - 1))
 
 
 def _n_ctx() -> int:
