@@ -192,3 +192,39 @@ def test_cases_in_code_are_checked_too() -> None:
         Case("a", "")
     with pytest.raises(DatasetError, match="is not a check"):
         Case("a", "hi", checks=["contains"])  # type: ignore[list-item]
+
+
+YAML_TEXTS = """\
+cases:
+  - name: norway
+    input: Country code of Norway?
+    expected: NO
+    checks:
+      - contains
+      - contains: 01234
+      - contains: 1.10
+      - contains: on
+      - contains: [yes, Off, 1:30, 0x1F, 2024-01-02]
+      - max_turns: 3
+      - max_cost: 0.5
+      - max_cost: 1e-3
+      - tool_called: {name: lights, args: {on: true, off: FALSE, level: 7}}
+"""
+
+
+def test_yaml_values_are_read_as_yaml_1_2_so_a_written_text_stays_text(tmp_path: Path) -> None:
+    """PyYAML's YAML 1.1 rules made `NO` False, `01234` 668, `1.10` 1.1, `on` True."""
+    (case,) = Dataset.load(write(tmp_path, "d.yaml", YAML_TEXTS)).cases
+    assert case.expected == "NO"
+    assert [check_name(c) for c in case.checks] == [
+        "contains()",
+        "contains('01234')",
+        "contains('1.10')",
+        "contains('on')",
+        "contains(['yes', 'Off', '1:30', '0x1F', '2024-01-02'])",
+        "max_turns(3)",
+        "max_cost(0.5)",
+        "max_cost(0.001)",
+        "tool_called('lights', args={'on': True, 'off': False, 'level': 7})",
+    ]
+    assert case.checks[0](EvalRun(case, 0, "ok", "It is NO.")).passed

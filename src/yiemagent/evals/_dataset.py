@@ -14,10 +14,12 @@ Every problem raises one `DatasetError` naming the file, the case and the field.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.util
 import inspect
 import json
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from os import PathLike
@@ -126,7 +128,7 @@ def _yaml_cases(file: Path, text: str) -> tuple[list[tuple[str, Any]], Path | No
         raise DatasetError(f"{file}: reading YAML needs pyyaml: {install_hint('evals')}") from None
 
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=_yaml_1_2_loader())
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
@@ -145,6 +147,41 @@ def _yaml_cases(file: Path, text: str) -> tuple[list[tuple[str, Any]], Path | No
         if not workdir.is_dir():
             raise DatasetError(f"{file}: workdir: {workdir} is not a folder")
     return [(f"#{i + 1}", raw) for i, raw in enumerate(data["cases"])], workdir
+
+
+_YAML_1_2_SCALARS = {
+    "tag:yaml.org,2002:bool": (r"^(?:true|True|TRUE|false|False|FALSE)$", "tTfF"),
+    "tag:yaml.org,2002:int": (r"^[-+]?(?:0|[1-9][0-9]*)$", "-+0123456789"),
+    "tag:yaml.org,2002:float": (
+        r"^(?:[-+]?(?:(?:0|[1-9][0-9]*)?\.(?:[0-9]*[1-9]|0)(?:[eE][-+]?[0-9]+)?"
+        r"|(?:0|[1-9][0-9]*)[eE][-+]?[0-9]+|\.(?:inf|Inf|INF))|\.(?:nan|NaN|NAN))$",
+        "-+.0123456789",
+    ),
+}
+"""The YAML 1.2 core schema's booleans and numbers, keeping every digit written: a number
+that would drop one (`01234`, `1.10`) stays the text it was written as."""
+
+
+@functools.cache
+def _yaml_1_2_loader() -> type[Any]:
+    """A PyYAML `SafeLoader` resolving plain scalars as YAML 1.2 does, not YAML 1.1.
+
+    YAML 1.1 made `NO`, `on` and `y`-like words booleans, `01234` an octal 668, `1:30` a
+    sexagesimal 90 and `2024-01-02` a date; in a dataset they are answers and texts to find.
+    Only `null`, `true`/`false` and decimal numbers are typed; everything else is text.
+    """
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        pass
+
+    Loader.yaml_implicit_resolvers = {
+        first: [(tag, regexp) for tag, regexp in resolvers if tag.endswith((":null", ":merge"))]
+        for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+    }
+    for tag, (regexp, first) in _YAML_1_2_SCALARS.items():
+        Loader.add_implicit_resolver(tag, re.compile(regexp), list(first))
+    return Loader
 
 
 def _jsonl_cases(file: Path, text: str) -> list[tuple[str, Any]]:
