@@ -428,13 +428,14 @@ def test_html_whose_runs_folder_is_a_file_is_refused_before_any_case_runs(
 def test_metadata_that_is_not_json_is_one_line_before_any_case_runs(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """YAML reads `when: 2024-01-01` as a date. The case ran (its model call made), then
-    writing its result line failed: "yiem: error: Object of type date is not JSON
-    serializable", naming neither the file, the case nor the field, and the same on every
-    rerun. Now the dataset is refused in one line naming them, before any case runs."""
+    """YAML read `when: 2024-01-01` as a date (a plain one is text now; the explicit tag
+    still makes one). The case ran (its model call made), then writing its result line
+    failed: "yiem: error: Object of type date is not JSON serializable", naming neither
+    the file, the case nor the field, and the same on every rerun. Now the dataset is
+    refused in one line naming them, before any case runs."""
     runs = tmp_path / "runs.jsonl"
-    bad = DATASET.replace("metadata: {script: say, text: Paris.}",
-                          "metadata: {script: say, text: Paris., when: 2024-01-01}")  # fmt: skip
+    when = "when: !!timestamp 2024-01-01"
+    bad = DATASET.replace("text: Paris.}", f"text: Paris., {when}}}", 1)
     path = dataset(tmp_path, bad)
     code = main(["eval", str(path), "--agent", AGENT, "--results", str(runs)])
     err = capsys.readouterr().err
