@@ -7,6 +7,8 @@ Agent with a real `calculator` tool whose script comes from the case's metadata.
 - "say": answers `metadata["text"]` without a tool;
 - "fail": the model call ends in error;
 - "flaky": fails on odd repeats (`metadata["repeat"]` 0, 2, … answer), says `text` otherwise;
+- "count": calls `count_to` with `metadata["n"]` as sent (a text "3" is coerced to 3), then
+  answers from the tool's result;
 - "team": asks a sub-agent (`Agent.as_tool`) that says `text`, then says what it heard.
 Every answer costs 10 input and 5 output tokens, $0.001.
 """
@@ -37,6 +39,16 @@ def calculator(expression: str) -> str:
     return str(eval(expression))  # only digits and operators reach here
 
 
+@tool
+def count_to(n: int) -> str:
+    """Count from 1 to n.
+
+    Args:
+        n: the last number
+    """
+    return " ".join(str(i) for i in range(1, n + 1))
+
+
 def _from_result(context: Context) -> AssistantMessage:
     results = [m for m in context.messages if isinstance(m, ToolResultMessage)]
     text = results[-1].content[0].text if results else "?"  # type: ignore[union-attr]
@@ -50,6 +62,9 @@ def make_agent(task: BatchTask) -> Agent:
     if script == "calc":
         call = faux_tool_call("calculator", {"expression": meta["expression"]})
         responses: list[Any] = [faux_message(call, usage=USAGE), _from_result]
+    elif script == "count":
+        call = faux_tool_call("count_to", {"n": meta["n"]})
+        responses = [faux_message(call, usage=USAGE), _from_result]
     elif script == "fail" or (script == "flaky" and meta["repeat"] % 2 == 1):
         responses = [faux_message(faux_text(""), stop_reason="error", error_message="boom")]
     elif script == "team":
@@ -61,4 +76,4 @@ def make_agent(task: BatchTask) -> Agent:
     else:
         responses = [faux_message(faux_text(str(meta.get("text", ""))), usage=USAGE)]
     fm = FauxModel(responses)
-    return Agent(model=fm.model, stream_fn=fm.stream_fn, tools=[calculator])
+    return Agent(model=fm.model, stream_fn=fm.stream_fn, tools=[calculator, count_to])

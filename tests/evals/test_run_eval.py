@@ -63,6 +63,23 @@ async def test_each_case_and_check_with_its_reason_tokens_and_cost() -> None:
     assert broken.checks[1].passed  # it called no tool: true, but the run failed
 
 
+async def test_tool_called_compares_the_arguments_the_tool_ran_with() -> None:
+    """The model sent n as "3"; validation coerced it and the tool ran with 3."""
+    meta = {"script": "count", "n": "3"}
+    checks = [
+        tool_called("count_to", {"n": 3}),
+        tool_called("count_to", {"n": "3"}),  # not what the tool ran with
+        contains("1 2 3"),
+    ]
+    report = await run_eval([Case("count", "Count to 3", checks, metadata=meta)], make_agent)
+    (case,) = report.cases
+    assert [(c.passed, c.reason) for c in case.checks] == [
+        (True, 'called count_to({"n": 3})'),
+        (False, 'count_to called with other arguments: {"n": 3}'),
+        (True, ""),
+    ]
+
+
 async def test_repeats_give_pass_at_k_and_pass_all_k() -> None:
     report = await run_eval(cases(), make_agent, repeat=3)
     flaky = next(case for case in report.cases if case.name == "flaky")

@@ -232,14 +232,20 @@ class _ToolCalled:
         return f"tool_called({describe_args([self.tool], extra)})"
 
     def __call__(self, run: EvalRun) -> CheckResult:
-        named = [c for c in run.tool_calls if c.name == self.tool]
-        hits = [c for c in named if _subset(self.args or {}, c.arguments, self.substring)]
+        ran_with = {
+            r.tool_call_id: r.executed_arguments
+            for r in run.tool_results
+            if r.executed_arguments is not None
+        }
+        # what the tool ran with (validation may have coerced "3" to 3), else as sent
+        named = [ran_with.get(c.id, c.arguments) for c in run.tool_calls if c.name == self.tool]
+        hits = [args for args in named if _subset(self.args or {}, args, self.substring)]
         if self.times is not None and len(hits) != self.times:
             return CheckResult(False, f"{len(hits)} matching calls, expected {self.times}")
         if hits:
-            return CheckResult(True, f"called {self.tool}({_args(hits[0].arguments)})")
+            return CheckResult(True, f"called {self.tool}({_args(hits[0])})")
         if named:
-            seen = "; ".join(_args(c.arguments) for c in named)
+            seen = "; ".join(_args(args) for args in named)
             return CheckResult(False, f"{self.tool} called with other arguments: {seen}")
         made = ", ".join(c.name for c in run.tool_calls) or "no tool"
         return CheckResult(False, f"{self.tool} not called (called: {made})")

@@ -31,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import inspect
+import json
 import logging
 from collections.abc import Awaitable, Coroutine, Generator, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
@@ -451,6 +452,7 @@ class _Batch:
         "messages",
         "meter",
         "outcomes",
+        "ran_with",
         "signal",
         "spans",
         "started",
@@ -488,6 +490,8 @@ class _Batch:
         self.tasks: list[asyncio.Task[None]] = []
         self.started_ms = [0] * n
         self.ended_ms = [0] * n
+        self.ran_with: list[dict[str, Any] | None] = [None] * n
+        """The arguments each executed call ran with, when they differ from the model's."""
         self.meter = meter
         """The run's spending, when it has `UsageLimits`."""
         self.live: dict[int, CallUsage] = {}
@@ -540,6 +544,8 @@ class _Batch:
         """Execute, finalize and end one prepared call; a bug here fails only this call.
         A traced call runs inside its span's context, so spans the tool opens are its
         children."""
+        if prepared.args != self.calls[i].arguments:
+            self.ran_with[i] = _json_copy(prepared.args)
         span = self.spans[i] if self.spans is not None else None
         token = None
         if self.meter is not None:  # a sub-run inside the call counts here as it spends
@@ -596,6 +602,7 @@ class _Batch:
         assert outcome is not None
         message = create_tool_result_message(outcome, self.ended_ms[i])
         message.duration_ms = self.ended_ms[i] - self.started_ms[i]
+        message.executed_arguments = self.ran_with[i]
         self.messages[i] = message
         first = self.emit.now(MessageStartEvent(message))
         if first is not None:
@@ -760,6 +767,17 @@ def _as_declared_int(schema: Mapping[str, Any], key: str, value: float) -> float
     if isinstance(declared, Mapping) and declared.get("type") == "integer":
         return int(value)
     return value
+
+
+def _json_copy(args: dict[str, Any]) -> dict[str, Any] | None:
+    """A copy of `args` as JSON (the tool may change the dict it got), or None when a
+    `prepare_arguments` or `before_tool_call` hook left something JSON cannot hold: the
+    message goes into sessions and results files."""
+    try:
+        copied: dict[str, Any] = json.loads(json.dumps(args, allow_nan=False))
+    except (TypeError, ValueError):
+        return None
+    return copied
 
 
 def _copy_json(value: Any) -> Any:

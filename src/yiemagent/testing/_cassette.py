@@ -86,7 +86,7 @@ RECORD_API = "cassette-record"
 REPLAY_API = "cassette-replay"
 REDACTED = "<redacted>"
 
-_DROPPED_KEYS = frozenset({"timestamp", "duration_ms", "usage", "details"})
+_DROPPED_KEYS = frozenset({"timestamp", "duration_ms", "usage", "details", "executed_arguments"})
 _SECRET_HEADERS = ("authorization", "api-key", "apikey", "token", "secret", "cookie")
 _SECRET_ENV_SUFFIXES = ("_API_KEY", "_TOKEN", "_SECRET", "_ACCESS_KEY")
 _MIN_SECRET_CHARS = 8

@@ -266,6 +266,10 @@ class ToolResultMessage:
     duration_ms: int | None = None
     """How long the call took, from its start event to its end event (ms), set by the
     loop; None when unknown."""
+    executed_arguments: dict[str, Any] | None = None
+    """The arguments the tool ran with when they differ from the model's (repaired,
+    coerced by validation, changed by `before_tool_call`), set by the loop; None when they
+    are the model's (`ToolCall.arguments`) or the tool did not run. Never sent to a model."""
 
 
 @dataclass(slots=True)
