@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import importlib
 import json
+import socket
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -176,6 +178,24 @@ def test_mcp_usage_errors_are_one_line(
     code, _, err = _run(capsys, *argv)
     assert code != 0
     assert expected in _error_line(err)
+
+
+def test_mcp_serve_on_a_port_in_use_is_one_line_naming_it_and_what_to_do(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """It printed only "[Errno 98] Address already in use": which address, and what now?"""
+    tools = str(Path(SERVER).parent / "serve_tools")
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        code, out, err = _run(capsys, "mcp", "serve", "--tools", tools, "--http", str(port))
+    assert code == 1 and out == ""
+    assert err == (
+        f"yiem: error: cannot serve on 127.0.0.1:{port}: the address is already in use "
+        "(another program listens there); give another port: --http PORT (--http 0 picks "
+        "a free one)\n"
+    )
 
 
 def test_an_mcp_server_serving_the_default_tools_replaces_them_with_a_notice(

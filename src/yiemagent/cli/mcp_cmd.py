@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import shlex
 import sys
 from collections.abc import Callable, Sequence
@@ -21,6 +22,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from yiemagent.cli.options import CliError
 from yiemagent.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -177,13 +179,19 @@ def serve(
             print(f"yiem: serving {served} over MCP at {where}", file=sys.stderr)
             sys.stderr.flush()
 
-    asyncio.run(
-        serve_store(
-            store,
-            "http" if http is not None else "stdio",
-            host=host,
-            port=http or 0,
-            tool_timeout_s=timeout,
-            on_ready=ready,
+    try:
+        asyncio.run(
+            serve_store(
+                store,
+                "http" if http is not None else "stdio",
+                host=host,
+                port=http or 0,
+                tool_timeout_s=timeout,
+                on_ready=ready,
+            )
         )
-    )
+    except OSError as exc:  # the port is taken, or below 1024 for a user: say what to do
+        if http is None or exc.errno not in (errno.EADDRINUSE, errno.EACCES):
+            raise
+        hint = "give another port: --http PORT (--http 0 picks a free one)"
+        raise CliError(f"{exc}; {hint}") from None

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import logging
 import socket
 from collections.abc import Callable, Mapping
@@ -236,17 +237,17 @@ async def _serve_http(
 
     app = server.streamable_http_app(streamable_http_path=path, host=host)
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    shown = f"[{host}]" if family == socket.AF_INET6 else host
     sock = socket.socket(family, socket.SOCK_STREAM)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((host, port))
         sock.listen(128)
         sock.setblocking(False)
-    except OSError:
+    except OSError as exc:
         sock.close()
-        raise
+        raise _not_listening(exc, f"{shown}:{port}") from None
     bound = sock.getsockname()[1]
-    shown = f"[{host}]" if family == socket.AF_INET6 else host
     config = uvicorn.Config(app, log_level="warning", lifespan="on")
     web = uvicorn.Server(config)
     task = asyncio.ensure_future(web.serve(sockets=[sock]))
@@ -262,3 +263,15 @@ async def _serve_http(
             with contextlib.suppress(BaseException):
                 await asyncio.wait_for(task, 5.0)
         sock.close()
+
+
+def _not_listening(exc: OSError, address: str) -> OSError:
+    """The bind error as one sentence naming the address (the socket's own text,
+    "[Errno 98] Address already in use", names none); `errno` kept."""
+    if exc.errno == errno.EADDRINUSE:
+        why = "the address is already in use (another program listens there)"
+    else:
+        why = (exc.strerror or str(exc)).lower()
+    error = OSError(f"cannot serve on {address}: {why}")
+    error.errno = exc.errno
+    return error
