@@ -16,7 +16,7 @@ calls still without a result (held for approval).
 
 Abort (our choice where pi leaves it to the tool): when the run's signal is aborted while a
 tool runs, the tool's own signal (a `child()` of the run's) is aborted at once and the
-pipeline waits up to `_execution.ABORT_GRACE_S` for the tool to return. A tool that returns
+pipeline waits up to `ABORT_GRACE_S` for the tool to return. A tool that returns
 in time has its result used (it decides what an abort means for it); one that does not is
 abandoned with the error result "Operation aborted: tool x did not stop within N s" (an
 async tool is cancelled, a thread is left to finish and its late result discarded). An
@@ -36,8 +36,8 @@ import logging
 from collections.abc import Awaitable, Coroutine, Generator, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
-from yiemagent.loop import _execution
 from yiemagent.loop._execution import (
+    ABORT_GRACE_S,
     QUICK_WAIT_S,
     Deadline,
     ToolUpdates,
@@ -247,7 +247,7 @@ async def _guarded(
         if isinstance(exc, GeneratorExit):  # the coroutine is being closed: no more awaits
             raise
         if batch.tasks:  # let the cancelled calls end (each is bounded: `await_apart`)
-            await asyncio.wait(batch.tasks, timeout=2 * _execution.ABORT_GRACE_S)
+            await asyncio.wait(batch.tasks, timeout=2 * ABORT_GRACE_S)
         text = CANCELLED_TEXT if isinstance(exc, asyncio.CancelledError) else interrupted_text(exc)
         try:  # the exception is delivered; emitting the missing events can go on
             await batch.answer_the_rest(text)
