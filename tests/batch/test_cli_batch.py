@@ -5,6 +5,7 @@ finishes the batch."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
@@ -149,6 +150,28 @@ def test_ray_not_installed_is_one_line_and_no_results_file(
     (line,) = err.strip().splitlines()
     assert line.startswith("yiem: error: the Ray backend needs the 'ray' extra: "), line
     assert not out.exists()
+
+
+def test_a_ray_address_that_does_not_connect_is_the_only_output(tmp_path: Path) -> None:
+    """`--ray bogus:addr` printed "batch: 1 to run" and Ray's own INFO line ("Connecting
+    to existing Ray cluster at address: ...") before its one-line error."""
+    if importlib.util.find_spec("ray") is None:  # not imported: this process's Ray tests
+        pytest.skip("needs the ray extra")  # set its loopback variable before importing it
+    tasks = write_tasks(tmp_path / "t.jsonl", mixed_tasks(1, "ray"))
+    out = tmp_path / "r.jsonl"
+    argv = ["batch", str(tasks), "--out", str(out), "--agent", AGENT, "--ray", "bogus:addr"]
+    done = subprocess.run(
+        [str(Path(sys.executable).with_name("yiem")), *argv],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        timeout=120,
+    )
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr.startswith("yiem: error: cannot connect to the Ray cluster at bogus:addr: ")
+    assert len(done.stderr.splitlines()) == 1, done.stderr
+    assert not out.exists() or out.read_bytes() == b""
 
 
 @pytest.mark.parametrize(

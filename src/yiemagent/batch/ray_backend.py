@@ -21,7 +21,7 @@ import os
 import sys
 import time
 from collections import Counter, deque
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -112,7 +112,9 @@ def _connect(ray: Any, address: str | None, num_cpus: float) -> bool:
     """Connect (or start a local cluster); True when this call did, so it disconnects."""
     if ray.is_initialized():
         return False
-    options: dict[str, Any] = {"log_to_driver": False}
+    # Ray's INFO lines ("Connecting to existing Ray cluster at ...") would come before the
+    # batch's own lines, and before its error when the address is wrong; warnings still show
+    options: dict[str, Any] = {"log_to_driver": False, "logging_level": logging.WARNING}
     path = _workers_path() if _on_this_machine(address) else ""
     if path:
         options["runtime_env"] = {"env_vars": {"PYTHONPATH": path}}
@@ -125,6 +127,24 @@ def _connect(ray: Any, address: str | None, num_cpus: float) -> bool:
         where = "a local Ray cluster" if address is None else f"the Ray cluster at {address}"
         raise BatchError(f"cannot connect to {where}: {' '.join(str(exc).split())}") from None
     return True
+
+
+@contextlib.contextmanager
+def ray_session(address: str | None, num_cpus: float) -> Iterator[None]:
+    """Connected to Ray (or a local cluster started) for the block, disconnected after it
+    unless the connection was there before: a batch connects before it says what it runs,
+    so a cluster it cannot reach is its only output.
+
+    Raises:
+        BatchError: Ray is not installed or the cluster cannot be reached.
+    """
+    ray = _import_ray(address)
+    connected_here = _connect(ray, address, num_cpus)
+    try:
+        yield
+    finally:
+        if connected_here:
+            ray.shutdown()
 
 
 # ── what runs on the cluster ─────────────────────────────────────────────────

@@ -209,7 +209,12 @@ async def run_batch_async(
         if workers == "auto" and pending:
             chosen = "pool" if await _uses_embedded_model(make_agent, pending[0]) else "tasks"
         show = sys.stderr.isatty() if progress is None else progress
-        with BatchProgress(len(task_list), skipped, show=show) as bar:
+        with contextlib.ExitStack() as connected:
+            if backend == "ray" and pending:
+                from yiemagent.batch.ray_backend import ray_session
+
+                connected.enter_context(ray_session(address, num_cpus))
+            bar = connected.enter_context(BatchProgress(len(task_list), skipped, show=show))
             driver = _Driver(file, bar)
             if pending:
                 await _dispatch(
