@@ -28,6 +28,19 @@ def test_a_place_nobody_named_is_dropped_and_a_named_one_kept() -> None:
     assert rule.judge(GET_WEATHER, {"city": "Paris"}, named) is None
 
 
+def test_a_number_written_as_a_string_is_judged_as_the_number() -> None:
+    # "2023" nobody gave is made up as 2023 would be; one a string computes a number in
+    # ("3 * 7") is not judged by its own numbers, nor a partial string while it is written.
+    standings = tool("league_standings", {"season": {"type": "string"}})
+    asked = scene(conversation("Who founded the league?"), [standings])
+    assert isinstance(Grounded().judge(standings, {"season": "2023"}, asked), Dropped)
+    given = scene(conversation("League standings in 2023?"), [standings])
+    assert Grounded().judge(standings, {"season": " 2023 "}, given) is None
+    weeks = scene(conversation("How many days are in 3 weeks?"), [CALCULATOR])
+    assert Grounded().judge(CALCULATOR, {"expression": "3 * 7"}, weeks) is None
+    assert Grounded().stops(standings, {"season": "2"}, given) is None
+
+
 def test_a_string_of_made_up_numbers_stops_the_call_while_it_is_written() -> None:
     note = tool("note", {"text": {"type": "string"}})
     at = scene(conversation("Write a note about the meeting."), [note])

@@ -185,6 +185,7 @@ class Grounding:
 STRING_NUMBERS = 3
 """A string holding this many distinct numbers that nothing backs is not grounded."""
 _IN_STRING = re.compile(r"\d+(?:\.\d+)?")
+_ONE_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 
 
 def _string_numbers(text: str) -> set[str]:
@@ -337,10 +338,15 @@ def ungrounded(tool: AgentTool, arguments: dict[str, Any], grounding: Grounding)
 def _unbacked(param: Any, value: Any, grounding: Grounding, *, choices: bool = True) -> set[str]:
     """The words with a letter (not a `name(` function name, and with `choices` not in the
     parameter's enum or the choices its description lists) and the numbers in `value` that
-    `grounding` does not back."""
+    `grounding` does not back. A string that is one number is judged as that number
+    (`"2021"` as 2021): there is nothing in it to compute the number from."""
     allowed = choice_words(param) if choices else set()
     missing: set[str] = set()
     for text in value_strings(value):
+        if _ONE_NUMBER.fullmatch(text.strip()):  # a number written as a string is a number
+            if not grounding.knows_number(float(text)):
+                missing.add(text.strip())
+            continue
         missing |= {w for w in lettered(text) - allowed if not grounding.knows_word(w)}
         missing |= invented_numbers(text, grounding)
     missing |= {format(n, "g") for n in value_numbers(value) if not grounding.knows_number(n)}
