@@ -93,6 +93,11 @@ def make_faux_agent(task: BatchTask) -> Agent:
     return Agent(model=fm.model, stream_fn=fm.stream_fn)
 
 
+def make_model_not_agent() -> Any:
+    """A factory with a mistake: it returns the model, not an Agent around it."""
+    return FauxModel(["plain"]).model
+
+
 def make_plain_agent() -> Agent:
     """A factory that takes no task: always answers "plain"."""
     fm = FauxModel(["plain"])

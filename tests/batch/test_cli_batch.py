@@ -152,6 +152,23 @@ def test_ray_not_installed_is_one_line_and_no_results_file(
     assert not out.exists()
 
 
+def test_an_agent_factory_returning_no_agent_is_one_line_before_any_task(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """It was an error line for every task (two a task, with its retry), each recorded as
+    failed: a setup error reported as the tasks' own failures."""
+    tasks = write_tasks(tmp_path / "t.jsonl", mixed_tasks(3, "not"))
+    out = tmp_path / "r.jsonl"
+    factory = "tests.batch._agents:make_model_not_agent"
+    code, stdout, err = _run(capsys, "batch", str(tasks), "--out", str(out), "--agent", factory)
+    assert code == 1 and stdout == ""
+    assert err == (
+        f"yiem: error: make_agent ({factory}) must return an Agent, not Model (it returned "
+        "that for task 'not-0'); no task was run\n"
+    )
+    assert out.read_bytes() == b""
+
+
 def test_a_ray_address_that_does_not_connect_is_the_only_output(tmp_path: Path) -> None:
     """`--ray bogus:addr` printed "batch: 1 to run" and Ray's own INFO line ("Connecting
     to existing Ray cluster at address: ...") before its one-line error."""

@@ -144,6 +144,19 @@ def _takes_task(make_agent: Callable[..., Any]) -> bool:
     return bool(positional)
 
 
+async def call_make_agent(make_agent: MakeAgent, task: BatchTask) -> object:
+    """What `make_agent` returns for `task` (called with it when it takes an argument),
+    unchecked.
+
+    Raises:
+        Exception: whatever `make_agent` raised.
+    """
+    made: object = await maybe_await(
+        make_agent(task) if _takes_task(make_agent) else make_agent()  # type: ignore[call-arg]
+    )
+    return made
+
+
 async def build_agent(make_agent: MakeAgent, task: BatchTask) -> Agent:
     """Call `make_agent` (with the task when it takes an argument) and check its result.
 
@@ -153,9 +166,7 @@ async def build_agent(make_agent: MakeAgent, task: BatchTask) -> Agent:
     """
     from yiemagent.agent import Agent
 
-    made: Any = await maybe_await(
-        make_agent(task) if _takes_task(make_agent) else make_agent()  # type: ignore[call-arg]
-    )
+    made = await call_make_agent(make_agent, task)
     if not isinstance(made, Agent):
         raise TypeError(f"make_agent must return an Agent, not {type(made).__name__}")
     if task.session is not None and not _takes_task(make_agent) and made.session_store is None:

@@ -21,7 +21,7 @@ from os import PathLike
 from pathlib import Path
 from typing import Any, Literal, ParamSpec, TypeAlias
 
-from yiemagent.batch.execute import MakeAgent, TaskOptions, build_agent
+from yiemagent.batch.execute import MakeAgent, TaskOptions, call_make_agent
 from yiemagent.batch.progress import BatchProgress, ProgressMode
 from yiemagent.batch.results import ResultsFile, TaskResult
 from yiemagent.batch.tasks import BatchTask, TaskSource, load_tasks
@@ -98,15 +98,35 @@ class _Driver:
 
 
 async def _uses_embedded_model(make_agent: MakeAgent, task: BatchTask) -> bool:
+    """Whether `make_agent`'s agent for `task` runs on the embedded model (False when it
+    raised: the task will report that).
+
+    Raises:
+        BatchError: it returned something that is not an Agent: a mistake in the factory,
+            not in a task, which every task would report again as its own failure.
+    """
+    from yiemagent.agent import Agent
+
     try:
-        agent = await build_agent(make_agent, task)
+        agent = await call_make_agent(make_agent, task)
     except Exception as exc:  # the tasks will report it; do not fail the batch here
         logger.warning("make_agent failed while choosing workers: %r", exc)
         return False
+    if not isinstance(agent, Agent):
+        raise BatchError(
+            f"make_agent ({_factory_name(make_agent)}) must return an Agent, not "
+            f"{type(agent).__name__} (it returned that for task {task.id!r}); no task was run"
+        )
     model = agent.state.model
     with contextlib.suppress(Exception):  # its MCP servers, a session's lease
         await agent.close()
     return model is None or model.api == "local"
+
+
+def _factory_name(make_agent: MakeAgent) -> str:
+    module = getattr(make_agent, "__module__", None)
+    name = getattr(make_agent, "__qualname__", None) or type(make_agent).__qualname__
+    return f"{module}:{name}" if module else name
 
 
 async def run_batch_async(
@@ -206,7 +226,8 @@ async def run_batch_async(
         ids = {task.id for task in task_list}
         skipped_failed = sum(r.status != "ok" for r in file.done.values() if r.id in ids)
         chosen: Literal["tasks", "pool"] = "tasks" if workers == "auto" else workers
-        if workers == "auto" and pending:
+        if workers == "auto" and pending:  # also before any task: a factory making no
+            # Agent runs none (a chosen `workers` keeps make_agent out of the driver)
             chosen = "pool" if await _uses_embedded_model(make_agent, pending[0]) else "tasks"
         show = sys.stderr.isatty() if progress is None else progress
         with contextlib.ExitStack() as connected:
