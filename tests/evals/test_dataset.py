@@ -202,18 +202,21 @@ cases:
     checks:
       - contains
       - contains: 01234
-      - contains: 1.10
+      - contains: "1.10"
       - contains: on
       - contains: [yes, Off, 1:30, 0x1F, 2024-01-02]
       - max_turns: 3
       - max_cost: 0.5
+      - max_cost: 0.50
       - max_cost: 1e-3
       - tool_called: {name: lights, args: {on: true, off: FALSE, level: 7}}
 """
 
 
 def test_yaml_values_are_read_as_yaml_1_2_so_a_written_text_stays_text(tmp_path: Path) -> None:
-    """PyYAML's YAML 1.1 rules made `NO` False, `01234` 668, `1.10` 1.1, `on` True."""
+    """PyYAML's YAML 1.1 rules made `NO` False, `01234` 668, `on` True; `0.50` stays the
+    number 0.5, as YAML 1.2 reads it (a first form kept it as text, and `max_cost: 0.50`
+    was refused)."""
     (case,) = Dataset.load(write(tmp_path, "d.yaml", YAML_TEXTS)).cases
     assert case.expected == "NO"
     assert [check_name(c) for c in case.checks] == [
@@ -223,6 +226,7 @@ def test_yaml_values_are_read_as_yaml_1_2_so_a_written_text_stays_text(tmp_path:
         "contains('on')",
         "contains(['yes', 'Off', '1:30', '0x1F', '2024-01-02'])",
         "max_turns(3)",
+        "max_cost(0.5)",
         "max_cost(0.5)",
         "max_cost(0.001)",
         "tool_called('lights', args={'on': True, 'off': False, 'level': 7})",

@@ -153,13 +153,13 @@ _YAML_1_2_SCALARS = {
     "tag:yaml.org,2002:bool": (r"^(?:true|True|TRUE|false|False|FALSE)$", "tTfF"),
     "tag:yaml.org,2002:int": (r"^[-+]?(?:0|[1-9][0-9]*)$", "-+0123456789"),
     "tag:yaml.org,2002:float": (
-        r"^(?:[-+]?(?:(?:0|[1-9][0-9]*)?\.(?:[0-9]*[1-9]|0)(?:[eE][-+]?[0-9]+)?"
-        r"|(?:0|[1-9][0-9]*)[eE][-+]?[0-9]+|\.(?:inf|Inf|INF))|\.(?:nan|NaN|NAN))$",
+        r"^(?:[-+]?(?:\.[0-9]+|[0-9]+\.[0-9]*|[0-9]+(?:\.[0-9]*)?[eE][-+]?[0-9]+)"
+        r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$",
         "-+.0123456789",
     ),
 }
-"""The YAML 1.2 core schema's booleans and numbers, keeping every digit written: a number
-that would drop one (`01234`, `1.10`) stays the text it was written as."""
+"""The YAML 1.2 core schema's booleans and numbers, except that an integer written with a
+leading zero (`01234`, a code) stays the text it was written as."""
 
 
 @functools.cache
@@ -168,7 +168,8 @@ def _yaml_1_2_loader() -> type[Any]:
 
     YAML 1.1 made `NO`, `on` and `y`-like words booleans, `01234` an octal 668, `1:30` a
     sexagesimal 90 and `2024-01-02` a date; in a dataset they are answers and texts to find.
-    Only `null`, `true`/`false` and decimal numbers are typed; everything else is text.
+    Only `null`, `true`/`false` and decimal numbers are typed (`0.50` is 0.5, as in YAML
+    1.2); everything else is text.
     """
     import yaml
 
