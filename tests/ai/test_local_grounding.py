@@ -54,9 +54,11 @@ TOOL = _tool({"a": {"type": "string"}, "b": {"type": "array"}, "c": {}}, ["a", "
     st.text(max_size=30),
 )
 @example(["0"], "2:3:4")  # three numbers nothing backs
+@example(["0"], "2")  # one number nothing backs, alone in the string
 def test_ungrounded_words_are_the_unbacked_lettered_ones(parts: list[str], extra: str) -> None:
     """What `ungrounded` lists of a required string: its unbacked lettered words, and its
-    numbers when `STRING_NUMBERS` or more of them are unbacked ("2:3:4")."""
+    numbers when `STRING_NUMBERS` or more of them are unbacked ("2:3:4"), or the string is
+    one unbacked number ("2")."""
     grounding = Grounding.of_text(" ".join(parts))
     assert not ungrounded(TOOL, {"a": " ".join(reversed(parts)), "b": [parts[0], True]}, grounding)
     called = {w.lower() for w in re.findall(r"([^\W_]+)\s*\(", extra)}
@@ -66,6 +68,8 @@ def test_ungrounded_words_are_the_unbacked_lettered_ones(parts: list[str], extra
         if any(c.isalpha() for c in w) and not grounding.knows_word(w)
     }
     expected = unbacked | invented_numbers(extra, grounding)
+    if re.fullmatch(r"-?\d+(?:\.\d+)?", extra.strip()):  # one number alone: judged as it
+        expected = set() if grounding.knows_number(float(extra)) else {extra.strip()}
     assert ungrounded(TOOL, {"a": extra, "b": []}, grounding) == expected
     assert not ungrounded(TOOL, {"a": "", "b": [], "c": extra}, grounding)  # optional: unchecked
     for word in unbacked:
