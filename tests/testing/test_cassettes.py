@@ -26,6 +26,12 @@ from yiemagent.tools import tool
 from yiemagent.types import AssistantMessage, Model, UserMessage, message_to_dict
 
 
+async def _ask(model: Model, prompt: str) -> str:
+    """One request's answer text, or its error message."""
+    reply = await complete(model, Context("x", [UserMessage(prompt)], None))
+    return reply.text if reply.stop_reason == "stop" else str(reply.error_message)
+
+
 def _shape(event: Any) -> tuple[Any, ...]:
     """An agent event as comparable data: its type, and for a streamed update the provider
     event's type, index and delta; for a message end the message without its times."""
@@ -259,23 +265,19 @@ def test_each_recording_answers_exactly_once_in_any_order(
     prompts = [f"say {i}" for i in range(5)]
     fm = FauxModel([f"answer {i}" for i in range(5)] + ["again 0"])
 
-    async def ask(model: Model, prompt: str) -> str:
-        reply = await complete(model, Context("x", [UserMessage(prompt)], None))
-        return reply.text if reply.stop_reason == "stop" else str(reply.error_message)
-
     async def scenario() -> None:
         recording = record(fm.model, cassette)
         for prompt in prompts:
-            await ask(recording, prompt)
-        await ask(recording, prompts[0])  # the same request twice: answered in recorded order
+            await _ask(recording, prompt)
+        await _ask(recording, prompts[0])  # the same request twice: answered in recorded order
         replaying = replay(cassette)
-        answers = await asyncio.gather(*(ask(replaying, prompts[i]) for i in order))
+        answers = await asyncio.gather(*(_ask(replaying, prompts[i]) for i in order))
         assert answers == [f"answer {i}" for i in order]
-        assert await ask(replaying, prompts[0]) == "again 0"
+        assert await _ask(replaying, prompts[0]) == "again 0"
         with pytest.raises(CassetteMismatch, match=r"request 7 is recorded in .* \(number 2\)"):
-            await ask(replaying, prompts[1])  # answered already
+            await _ask(replaying, prompts[1])  # answered already
         with pytest.raises(CassetteMismatch, match="request 7 has no recording"):
-            await ask(replaying, "never said")
+            await _ask(replaying, "never said")
 
     asyncio.run(scenario())
 
@@ -295,14 +297,10 @@ def test_a_cassette_cut_at_any_byte_replays_its_whole_recordings_and_records_on(
     prompts = [f"say {i}" for i in range(3)]
     fm = FauxModel([f"answer {i} " + "z" * 200 for i in range(3)] + ["late"])
 
-    async def ask(model: Model, prompt: str) -> str:
-        reply = await complete(model, Context("x", [UserMessage(prompt)], None))
-        return reply.text if reply.stop_reason == "stop" else str(reply.error_message)
-
     async def scenario() -> None:
         recording = record(fm.model, cassette)
         for prompt in prompts:
-            await ask(recording, prompt)
+            await _ask(recording, prompt)
         full = cassette.read_bytes()
         cassette.write_bytes(full[: min(cut, len(full))])
         whole = cassette.read_bytes().count(b"\n")
@@ -310,12 +308,12 @@ def test_a_cassette_cut_at_any_byte_replays_its_whole_recordings_and_records_on(
             whole += 1  # cut right before the last newline: that line is whole JSON
         replaying = replay(cassette)
         for prompt in prompts[:whole]:
-            assert (await ask(replaying, prompt)).startswith(f"answer {prompt[-1]}")
-        await ask(record(fm.model, cassette), "later")
+            assert (await _ask(replaying, prompt)).startswith(f"answer {prompt[-1]}")
+        await _ask(record(fm.model, cassette), "later")
         lines = cassette.read_bytes().split(b"\n")
         assert lines[-1] == b"" and all(json.loads(line) for line in lines[:-1])
         assert len(lines) - 1 == whole + 1
-        assert await ask(replay(cassette), "later") == "late"
+        assert await _ask(replay(cassette), "later") == "late"
 
     asyncio.run(scenario())
 
