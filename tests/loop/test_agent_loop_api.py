@@ -134,6 +134,43 @@ async def test_event_stream_ends_even_if_the_run_task_is_cancelled() -> None:
     assert [m.role for m in await stream.result()][:2] == ["user", "assistant"]
 
 
+async def test_a_wait_for_the_next_event_that_times_out_loses_no_event() -> None:
+    # A consumer polling with a timeout (a spinner between events) keeps reading the same
+    # iterator after a wait runs out, and still gets every event up to agent_end.
+    release = asyncio.Event()
+
+    async def slow(tool_call_id: str, args: Any, signal: Any, on_update: Any) -> str:
+        await release.wait()
+        return "done"
+
+    tool = AgentTool("slow", "slow", "waits to be released", {"type": "object"}, slow)
+    fm = FauxModel([faux_message(faux_tool_call("slow")), "answer"])
+    stream = agent_loop(
+        [UserMessage("q")],
+        AgentContext("s", [], [tool]),
+        AgentLoopConfig(model=fm.model),
+        stream_fn=fm.stream_fn,
+    )
+    events = stream.__aiter__()
+    seen: list[str] = []
+    timeouts = 0
+    while True:
+        try:
+            event = await asyncio.wait_for(events.__anext__(), timeout=0.05)
+        except TimeoutError:
+            timeouts += 1
+            release.set()  # the tool is running and silent: let it finish
+            continue
+        except StopAsyncIteration:
+            break
+        seen.append(event.type)
+
+    assert timeouts >= 1
+    assert seen[-1] == "agent_end" and seen.count("turn_end") == 2
+    roles = [m.role for m in await stream.result()]
+    assert roles == ["user", "assistant", "toolResult", "assistant"]
+
+
 def test_agent_loop_outside_an_event_loop_says_what_to_do() -> None:
     fm = FauxModel(["x"])
     with pytest.raises(RuntimeError, match="needs a running event loop"):

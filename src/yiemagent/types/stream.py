@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 from collections.abc import AsyncIterator, Callable
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 __all__ = ["EventStream"]
 
@@ -22,7 +22,9 @@ class EventStream(Generic[E, R]):
     awaits `result()`. Events are buffered, never dropped; iterating after the end replays
     nothing. It is bound to the event loop of its first waiter and must be pushed to from
     that loop's thread. Invariant: whatever happens inside the producer, the stream ends;
-    producers guarantee it with `try/finally`.
+    producers guarantee it with `try/finally`. A wait for the next event that is cancelled
+    (`asyncio.wait_for(it.__anext__(), timeout)` running out) loses nothing: the same
+    iterator goes on with the next event.
     """
 
     __slots__ = ("_buffer", "_done", "_extract", "_is_final", "_result", "_result_value", "_waiter")
@@ -73,18 +75,7 @@ class EventStream(Generic[E, R]):
             waiter.set_result(None)
 
     def __aiter__(self) -> AsyncIterator[E]:
-        return self._iterate()
-
-    async def _iterate(self) -> AsyncIterator[E]:
-        buffer = self._buffer
-        while True:
-            while buffer:
-                yield buffer.popleft()
-            if self._done:
-                return
-            self._waiter = asyncio.get_running_loop().create_future()
-            await self._waiter
-            self._waiter = None
+        return _Events(self)
 
     async def result(self) -> R:
         """The final result, once the stream has ended (does not consume events)."""
@@ -93,3 +84,28 @@ class EventStream(Generic[E, R]):
         if self._result is None:
             self._result = asyncio.get_running_loop().create_future()
         return await self._result
+
+
+class _Events(AsyncIterator[E]):
+    """An iterator over an `EventStream`'s events. Not an async generator: a cancelled
+    `__anext__` would close a generator, and the consumer would take the next call's
+    `StopAsyncIteration` for the end of a stream that is still running."""
+
+    __slots__ = ("_stream",)
+
+    def __init__(self, stream: EventStream[E, Any]) -> None:
+        self._stream = stream
+
+    async def __anext__(self) -> E:
+        stream = self._stream
+        buffer = stream._buffer
+        while not buffer:
+            if stream._done:
+                raise StopAsyncIteration
+            waiter = stream._waiter = asyncio.get_running_loop().create_future()
+            try:
+                await waiter
+            finally:
+                if stream._waiter is waiter:
+                    stream._waiter = None
+        return buffer.popleft()
