@@ -179,6 +179,17 @@ def test_r4_3_bad_definitions_raise_config_error() -> None:
             return ""
 
 
+@pytest.mark.parametrize("timeout_s", [0, -1, "10", True, float("nan")])
+def test_a_timeout_that_is_not_a_positive_number_of_seconds_is_refused(timeout_s: Any) -> None:
+    # pydantic-ai refuses a non-positive tool timeout at definition; a text or a bool is no
+    # number of seconds either (not a TypeError from a comparison deep inside)
+    with pytest.raises(ConfigError, match="timeout_s must be > 0 seconds"):
+
+        @tool(timeout_s=timeout_s)
+        def slow() -> str:
+            return ""
+
+
 class Thing:
     """A plain class: pydantic has no JSON Schema for it."""
 

@@ -23,6 +23,7 @@ from yiemagent.types.tools import (
     AgentTool,
     BeforeToolCallResult,
     ToolApproval,
+    is_seconds,
 )
 
 __all__ = [
@@ -118,14 +119,16 @@ class AgentLoopConfig(ProviderOptions):
             )
         for name in ("max_parallel_tools", "max_turns"):
             value = getattr(self, name)
-            if value is not None and (not isinstance(value, int) or value < 1):
+            if value is not None and (
+                isinstance(value, bool) or not isinstance(value, int) or value < 1
+            ):
                 raise ConfigError(f"{name} must be a whole number >= 1 or None, not {value!r}")
         retries = self.output_retries
         if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
             raise ConfigError(f"output_retries must be a whole number >= 0, not {retries!r}")
         for name in ("tool_timeout_s", "stream_idle_timeout_s"):
             value = getattr(self, name)
-            if value is not None and not value > 0:
+            if value is not None and not is_seconds(value):
                 raise ConfigError(f"{name} must be > 0 seconds or None, not {value!r}")
 
 

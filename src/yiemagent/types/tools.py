@@ -60,6 +60,13 @@ def check_tool_name(name: object) -> str:
     return name
 
 
+def is_seconds(value: object) -> bool:
+    """Whether `value` is a number of seconds a bound can wait: an `int` or `float` above 0
+    (not a bool, not NaN; a text such as "30" is no number: a caller passing one gets told
+    so, not a `TypeError` from a comparison later)."""
+    return isinstance(value, int | float) and not isinstance(value, bool) and value > 0
+
+
 @dataclass(slots=True)
 class AgentToolResult:
     """What a tool returns (agentToolResult); also a partial result in `on_update`.
@@ -172,8 +179,10 @@ class AgentTool:
             raise ConfigError(f"tool {self.name!r}: input_schema must be a dict (a JSON Schema)")
         if not callable(self.execute):
             raise ConfigError(f"tool {self.name!r}: execute must be callable")
-        if self.timeout_s is not None and not self.timeout_s > 0:
-            raise ConfigError(f"tool {self.name!r}: timeout_s must be > 0 seconds")
+        if self.timeout_s is not None and not is_seconds(self.timeout_s):
+            raise ConfigError(
+                f"tool {self.name!r}: timeout_s must be > 0 seconds or None, not {self.timeout_s!r}"
+            )
         if self.isolation not in ("thread", "process"):
             raise ConfigError(
                 f"tool {self.name!r}: isolation must be 'thread' or 'process', not "
