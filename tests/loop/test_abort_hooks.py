@@ -25,6 +25,7 @@ from yiemagent import (
     ToolResultMessage,
     UserMessage,
     agent_loop,
+    default_convert_to_llm,
 )
 from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
 
@@ -236,3 +237,68 @@ async def test_a_hook_that_swallows_its_cancellation_is_left_behind(
 
 async def _all(stream: Any) -> list[Any]:
     return [event async for event in stream]
+
+
+# The hooks the loop awaits between turns and before a model call, each stuck on its call
+# after the tool's turn (steering and the context hooks also run before the first call).
+TURN_HOOKS = {
+    "get_steering_messages": 2,
+    "should_stop_after_turn": 1,
+    "prepare_next_turn": 1,
+    "get_follow_up_messages": 1,
+    "convert_to_llm": 2,
+    "get_api_key": 2,
+}
+
+
+def _answer(hook: str, args: tuple[Any, ...]) -> Any:
+    if hook == "convert_to_llm":
+        return default_convert_to_llm(args[0])
+    return [] if hook in ("get_steering_messages", "get_follow_up_messages") else None
+
+
+@pytest.mark.parametrize("swallows", [False, True], ids=["ignores", "swallows"])
+@pytest.mark.parametrize("hook", sorted(TURN_HOOKS))
+async def test_a_turn_hook_stuck_past_the_abort_is_abandoned_after_the_grace(
+    hook: str, swallows: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`get_steering_messages`, `get_follow_up_messages`, `prepare_next_turn` and
+    `should_stop_after_turn` held an aborted run for as long as they hung (30 s here);
+    `convert_to_llm` and `get_api_key` as long as one that swallowed its cancellation
+    chose. Each now gets the grace (0.1 s) that tools, tool hooks and streams get; the
+    run ends "aborted" with every tool call answered and no further model call."""
+    monkeypatch.setattr(deadline, "ABORT_GRACE_S", 0.1)
+    signal = AbortSignal()
+    started, release = asyncio.Event(), asyncio.Event()
+    calls = 0
+
+    async def stuck(*args: Any) -> Any:
+        nonlocal calls
+        calls += 1
+        if calls == TURN_HOOKS[hook]:
+            started.set()
+            if swallows:
+                while not release.is_set():
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await release.wait()
+            else:
+                await asyncio.sleep(30)
+        return _answer(hook, args)
+
+    fm = FauxModel([faux_message(faux_tool_call("t", {})), "answer", "never"])
+    context = AgentContext("sys", [], [make_tool("t")])
+    config = AgentLoopConfig(model=fm.model, **{hook: stuck})
+    stream = agent_loop([UserMessage("go")], context, config, signal, fm.stream_fn)
+    running = asyncio.ensure_future(_all(stream))
+    await asyncio.wait_for(started.wait(), 10)
+    signal.abort("stop")
+    done, _ = await asyncio.wait({running}, timeout=20)  # a hang guard, not a time budget
+    release.set()
+    assert done, f"the aborted run waited for {hook}"
+    end = running.result()[-1]
+    assert isinstance(end, AgentEndEvent) and end.reason == "aborted"
+    assert transcript_problems(context.messages) == []
+    assert len([m for m in context.messages if isinstance(m, ToolResultMessage)]) == 1
+    answers = [m.text for m in context.messages if isinstance(m, AssistantMessage)]
+    assert "never" not in answers  # the follow-up poll comes after the model's answer
+    assert ("answer" in answers) == (hook == "get_follow_up_messages")

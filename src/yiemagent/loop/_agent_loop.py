@@ -28,7 +28,7 @@ from inspect import isawaitable
 from typing import Any, Literal
 
 from yiemagent.errors import ConfigError, YiemAgentError
-from yiemagent.loop._execution import Deadline, await_apart
+from yiemagent.loop._execution import Deadline, HookAbandoned, await_apart, within_abort_grace
 from yiemagent.loop._output_type import OutputFailed, OutputRun
 from yiemagent.loop._tool_calls import (
     CANCELLED_TEXT,
@@ -392,8 +392,9 @@ async def _run_turns(run: LoopRun) -> AgentEndReason:
             return "awaiting_approval"
         if run.signal.aborted:
             return "aborted"
-    pending = await _poll(run.config.get_steering_messages)
+    pending = await _poll(run, run.config.get_steering_messages, "get_steering_messages")
     reason: AgentEndReason = "stop"
+    answered = False  # the output was accepted: the run ends unless messages came
     while True:
         has_more_tool_calls = True
         while has_more_tool_calls or pending:
@@ -432,7 +433,7 @@ async def _run_turns(run: LoopRun) -> AgentEndReason:
             has_more_tool_calls = bool(tool_results) and not terminate
             reason = "terminate" if terminate else "stop"
             retry: list[AgentMessage] = []
-            answered = False  # the output was accepted: the run ends unless messages came
+            answered = False
             if run.output is not None:
                 verdict = run.output.check(message, tool_results, run.config.model)
                 if verdict is True:
@@ -452,11 +453,12 @@ async def _run_turns(run: LoopRun) -> AgentEndReason:
             max_turns = run.config.max_turns
             if max_turns is not None and run.model_calls >= max_turns:
                 return "max_turns" if has_more_tool_calls else reason
-            pending = [*retry, *await _poll(run.config.get_steering_messages)]
+            steering = await _poll(run, run.config.get_steering_messages, "get_steering_messages")
+            pending = [*retry, *steering]
 
-        pending = await _poll(run.config.get_follow_up_messages)
+        pending = await _poll(run, run.config.get_follow_up_messages, "get_follow_up_messages")
         if not pending:
-            return reason
+            return "aborted" if run.signal.aborted and not answered else reason
 
 
 def _tools_ran(run: LoopRun, tool_results: Sequence[ToolResultMessage]) -> bool:
@@ -470,15 +472,30 @@ def _tools_ran(run: LoopRun, tool_results: Sequence[ToolResultMessage]) -> bool:
 
 
 async def _poll(
-    get_messages: Callable[[], Any] | None,
+    run: LoopRun, get_messages: Callable[[], Any] | None, what: str
 ) -> list[AgentMessage]:
-    """The messages a steering or follow-up queue hands over now (none when no hook).
+    """The messages a steering or follow-up queue hands over now (none when no hook, or
+    when the hook outlived the abort grace).
 
     A hook returning one message, or a text, is taken as a list of it (a text as a user
     message), never iterated into characters."""
     if get_messages is None:
         return []
-    return as_prompts(await maybe_await(get_messages()))
+    return as_prompts(await _turn_hook(run, get_messages, (), what, []))
+
+
+async def _turn_hook(
+    run: LoopRun, hook: Callable[..., Any], args: tuple[Any, ...], what: str, abandoned: Any
+) -> Any:
+    """What the between-turns hook `hook(*args)` returns, awaited when it is async. Like a
+    tool call's hooks, it has `ABORT_GRACE_S` after the run's abort; one that outlives it is
+    cancelled and left behind, and `abandoned` stands for its answer (the aborted run then
+    ends at its next check, with no further model call)."""
+    try:
+        return await within_abort_grace(hook(*args), run.signal, what)
+    except HookAbandoned:
+        logger.warning("%s did not stop within the abort grace; the run ends without it", what)
+        return abandoned
 
 
 async def _prepare_next_turn(run: LoopRun, turn: TurnContext) -> None:
@@ -486,7 +503,7 @@ async def _prepare_next_turn(run: LoopRun, turn: TurnContext) -> None:
     hook = run.config.prepare_next_turn
     if hook is None:
         return
-    update = await maybe_await(hook(turn))
+    update = await _turn_hook(run, hook, (turn,), "prepare_next_turn", None)
     if update is None:
         return
     if update.context is not None:
@@ -540,7 +557,9 @@ async def _call_model(run: LoopRun) -> AssistantMessage:
 
 async def _should_stop_after_turn(run: LoopRun, turn: TurnContext) -> bool:
     hook = run.config.should_stop_after_turn
-    return hook is not None and bool(await maybe_await(hook(turn)))
+    if hook is None:
+        return False
+    return bool(await _turn_hook(run, hook, (turn,), "should_stop_after_turn", False))
 
 
 # ── one model call ──────────────────────────────────────────────────────────
@@ -663,7 +682,7 @@ async def _llm_context(
     if config.convert_to_llm is None or config.convert_to_llm is default_convert_to_llm:
         llm_messages = convert(messages) if convert else default_convert_to_llm(messages)
     else:
-        converted = await maybe_await(config.convert_to_llm(messages))
+        converted = await await_apart(maybe_await(config.convert_to_llm(messages)))
         if converted is None:
             raise TypeError("convert_to_llm returned None; return the list of messages")
         llm_messages = list(converted)
@@ -675,7 +694,7 @@ async def _stream_options(config: AgentLoopConfig, deadline: Deadline) -> Stream
     idle limit and its `keep_alive`; the API key is resolved per call."""
     api_key = None
     if config.get_api_key is not None:
-        api_key = await maybe_await(config.get_api_key(config.model.provider))
+        api_key = await await_apart(maybe_await(config.get_api_key(config.model.provider)))
     provider = {name: getattr(config, name) for name in PROVIDER_OPTIONS}
     provider["api_key"] = api_key or config.api_key
     spec = config.output_type
