@@ -111,3 +111,30 @@ def test_a_test_that_fails_while_recording_leaves_no_cassette(
     assert cassette.read_text() == good  # the good cassette stays
     replayed = run_pytest(tmp_path, "--cassette-mode", "none")
     assert replayed.returncode == 0 and "[replayed: Hello there.]" in replayed.stdout
+
+
+TWO_AGENTS_FILE = """
+from yiemagent import Agent
+from yiemagent.ai.providers.faux import FauxModel
+
+
+def test_talk(yiem_cassette):
+    answers = []
+    for text in ("first", "second"):
+        fm = FauxModel([text])
+        agent = Agent(model=yiem_cassette(fm.model))
+        answers.append(agent.prompt_sync("Hi").text)
+    print(f"[{'recorded' if yiem_cassette.recording else 'replayed'}: {answers}]")
+"""
+
+
+def test_two_models_asking_the_same_replay_each_its_own_answer(tmp_path: Path) -> None:
+    """kevin1024/vcrpy #842: identical requests replayed the first recording each time,
+    not the recordings in order. Here each `yiem_cassette(model)` call of a test replayed
+    the cassette afresh, so the second agent asking "Hi" got the first agent's answer
+    (and an eval's repeats, each agent made anew, all replayed the first run)."""
+    (tmp_path / "test_talk.py").write_text(TWO_AGENTS_FILE, encoding="utf-8")
+    recorded = run_pytest(tmp_path)
+    assert "[recorded: ['first', 'second']]" in recorded.stdout, recorded.stdout
+    replayed = run_pytest(tmp_path, "--cassette-mode", "none")
+    assert "[replayed: ['first', 'second']]" in replayed.stdout, replayed.stdout

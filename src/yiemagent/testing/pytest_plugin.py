@@ -11,10 +11,13 @@ replaying it, by the mode:
 - `new`: record afresh (the old cassette is replaced);
 - `none`: replay only; a missing cassette fails the test (CI runs offline with this).
 The cassette is `cassettes/<test module>/<test name>.jsonl` beside the test file
-(`yiem_cassette.path`). A recording is kept only when its test passed: it is written beside
-the cassette as `<name>.jsonl.part` and takes the cassette's place at the end of a test that
-passed; a test that failed leaves the cassette as it was (none, or the old one), so a
-recording cut short or holding a passing fault (a 429, a timeout) is never replayed.
+(`yiem_cassette.path`). The models one test replays share the cassette: a recording
+answers once, whichever of them asks (two agents asking the same question get the two
+answers recorded, in order, not the first one twice). A recording is kept only when its
+test passed: it is written beside the cassette as `<name>.jsonl.part` and takes the
+cassette's place at the end of a test that passed; a test that failed leaves the cassette
+as it was (none, or the old one), so a recording cut short or holding a passing fault (a
+429, a timeout) is never replayed.
 Installed as the `pytest11` entry point `yiemagent`; without the installed package, add
 `pytest_plugins = ["yiemagent.testing.pytest_plugin"]` to the root `conftest.py`.
 """
@@ -60,6 +63,9 @@ class Cassette:
         self.part = path.with_name(path.name + ".part")
         """Where a recording is written until its test has passed."""
         self._started = False
+        self._replay: Model | None = None
+        """The test's one replaying model: each call hands it out again, so the answers
+        the cassette holds are shared out among the test's models, each used once."""
 
     def __call__(self, model: Model) -> Model:
         """`model` recording into the cassette, or the cassette's replay.
@@ -68,9 +74,11 @@ class Cassette:
             pytest.fail: mode "none" and no cassette.
         """
         if not self.recording:
-            if not self.path.exists():
-                pytest.fail(f"no cassette {self.path} (--cassette-mode none only replays)")
-            return replay(self.path)
+            if self._replay is None:
+                if not self.path.exists():
+                    pytest.fail(f"no cassette {self.path} (--cassette-mode none only replays)")
+                self._replay = replay(self.path)
+            return self._replay
         if not self._started:  # a fresh recording: one file per test, written from the start
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self.part.write_text("", encoding="utf-8")
