@@ -138,3 +138,49 @@ def test_two_models_asking_the_same_replay_each_its_own_answer(tmp_path: Path) -
     assert "[recorded: ['first', 'second']]" in recorded.stdout, recorded.stdout
     replayed = run_pytest(tmp_path, "--cassette-mode", "none")
     assert "[replayed: ['first', 'second']]" in replayed.stdout, replayed.stdout
+
+
+SAME_NAMES_FILE = """
+import pytest
+
+from yiemagent import Agent
+from yiemagent.ai.providers.faux import FauxModel
+
+
+def talk(yiem_cassette, answer):
+    fm = FauxModel([answer])
+    text = Agent(model=yiem_cassette(fm.model)).prompt_sync("Hi").text
+    print(f"[{answer}: {text}, {yiem_cassette.path.name}]")
+    assert text == answer
+
+
+class TestOne:
+    def test_talk(self, yiem_cassette):
+        talk(yiem_cassette, "one")
+
+
+class TestTwo:
+    def test_talk(self, yiem_cassette):
+        talk(yiem_cassette, "two")
+
+
+@pytest.mark.parametrize("answer", ["a/b", "a b", pytest.param("x" * 300, id="x" * 300)])
+def test_param(yiem_cassette, answer):
+    talk(yiem_cassette, answer)
+"""
+
+
+def test_tests_whose_names_clean_up_alike_keep_cassettes_apart(tmp_path: Path) -> None:
+    """pytest-insta #267 and pytest-recording's class-qualified names: a method of two
+    test classes, or parameters that differ only in characters a file name cannot hold
+    ("a/b", "a b"), were given one cassette, so the second test replayed the first one's
+    answer; and a long parameter made a file name the system refuses
+    (kiwicom/pytest-recording #172)."""
+    (tmp_path / "test_talk.py").write_text(SAME_NAMES_FILE, encoding="utf-8")
+    for mode in ("once", "none"):
+        done = run_pytest(tmp_path, "--cassette-mode", mode)
+        assert done.returncode == 0, done.stdout + done.stderr
+    names = sorted(p.name for p in (tmp_path / "cassettes" / "test_talk").iterdir())
+    assert len(names) == 5, names
+    assert "TestOne.test_talk.jsonl" in names and "TestTwo.test_talk.jsonl" in names
+    assert all(len(name) <= 130 for name in names), names

@@ -11,19 +11,22 @@ replaying it, by the mode:
 - `new`: record afresh (the old cassette is replaced);
 - `none`: replay only; a missing cassette fails the test (CI runs offline with this).
 The cassette is `cassettes/<test module>/<test name>.jsonl` beside the test file
-(`yiem_cassette.path`). The models one test replays share the cassette: a recording
-answers once, whichever of them asks (two agents asking the same question get the two
-answers recorded, in order, not the first one twice). A recording is kept only when its
-test passed: it is written beside the cassette as `<name>.jsonl.part` and takes the
-cassette's place at the end of a test that passed; a test that failed leaves the cassette
-as it was (none, or the old one), so a recording cut short or holding a passing fault (a
-429, a timeout) is never replayed.
+(`yiem_cassette.path`; a test in a class is `<class>.<test name>`; a name that holds other
+characters than letters, digits, `_`, `.`, `-` and its parameters' brackets, or is long, is
+kept short and safe, and ends with 8 hex digits of its hash, so no two tests share one).
+The models one test replays share the cassette: a recording answers once, whichever of them
+asks (two agents asking the same question get the two answers recorded, in order, not the
+first one twice). A recording is kept only when its test passed: it is written beside the
+cassette as `<name>.jsonl.part` and takes the cassette's place at the end of a test that
+passed; a test that failed leaves the cassette as it was (none, or the old one), so a
+recording cut short or holding a passing fault (a 429, a timeout) is never replayed.
 Installed as the `pytest11` entry point `yiemagent`; without the installed package, add
 `pytest_plugins = ["yiemagent.testing.pytest_plugin"]` to the root `conftest.py`.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Generator, Iterator
 from pathlib import Path
@@ -110,13 +113,35 @@ def pytest_runtest_makereport(
     return report
 
 
+_PLAIN = re.compile(r"[A-Za-z0-9_.-]+(\[[A-Za-z0-9_.-]*\])?")
+"""A test name kept as it is in its cassette's file name (its brackets made `_`)."""
+
+_LONGEST = 120
+"""Characters of a cassette's name before `.jsonl`; the rest gives way to a hash."""
+
+
+def _file_name(node: pytest.Item) -> str:
+    """The cassette's file name (without `.jsonl`) for the test `node`: its name, its
+    class's before it. A name with other characters (a parameter such as "a/b" or "a b",
+    which both became "a_b") or too long to be a file name ends with a hash of the name
+    as it is, so two tests never share a cassette."""
+    name = node.name
+    cls = getattr(node, "cls", None)
+    if cls is not None:
+        name = f"{cls.__name__}.{name}"
+    safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("_")
+    if _PLAIN.fullmatch(node.name) and len(safe) <= _LONGEST:
+        return safe
+    digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    return f"{safe[: _LONGEST - 9]}-{digest}"
+
+
 @pytest.fixture
 def yiem_cassette(request: pytest.FixtureRequest) -> Iterator[Cassette]:
     """Record or replay this test's model calls (see the module docstring)."""
     mode: CassetteMode = request.config.getoption("--cassette-mode")
     test_file = Path(str(request.node.path))
-    name = re.sub(r"[^A-Za-z0-9_.-]+", "_", request.node.name).strip("_")
-    path = test_file.parent / "cassettes" / test_file.stem / f"{name}.jsonl"
+    path = test_file.parent / "cassettes" / test_file.stem / f"{_file_name(request.node)}.jsonl"
     cassette = Cassette(path, mode)
     yield cassette
     cassette.finish(request.node.stash.get(_PASSED, False))
