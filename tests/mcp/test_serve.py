@@ -19,9 +19,10 @@ import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
+from tests.mcp._kit import run_calls, text
 from tests.mcp.conftest import SERVE_TOOLS, free_port, wait_for_file, wait_for_port
 from yiemagent import AgentTool, AgentToolResult, BeforeToolCallResult, TextContent, tool
-from yiemagent.mcp import serve
+from yiemagent.mcp import MCPServerHTTP, add_server, serve
 from yiemagent.tools import ToolStore
 
 pytestmark = pytest.mark.timeout(120)
@@ -133,7 +134,7 @@ async def test_a_validation_error_comes_back_as_a_tool_error(transport: str, mar
         )
 
 
-async def test_on_update_becomes_progress_and_details_structured_content(
+async def test_on_update_becomes_progress_and_details_go_in_meta(
     transport: str,
     markers: Path,
 ) -> None:
@@ -145,7 +146,8 @@ async def test_on_update_becomes_progress_and_details_structured_content(
 
         result = await session.call_tool("steps", {"n": 3}, progress_callback=on_progress)
         assert _text(result) == "counted to 3"
-        assert result.structured_content == {"counted": 3}
+        assert result.structured_content is None
+        assert result.meta == {"yiemagent/details": {"counted": 3}}
         assert seen == [(1.0, 3.0, "step 1"), (2.0, 3.0, "step 2"), (3.0, 3.0, "step 3")]
 
 
@@ -249,3 +251,27 @@ async def test_a_tool_mcp_cannot_carry_is_left_out_not_the_whole_list(
         "not serving tool 'word': its input_schema is of type ['object', 'null'], and an MCP "
         "tool's arguments are an object"
     )
+
+
+async def test_a_tools_details_are_not_offered_as_its_structured_result() -> None:
+    """agno-agi/agno #9765 (and pydantic-ai #2854, which hands the model a result's
+    `structuredContent` in place of its text): an agent served with its run's metadata
+    as structured content showed clients the metadata, not the answer. Here a tool's
+    `details` (the application's, never the model's) went out as `structuredContent`:
+    such a client's model read `{"agent": ...}` instead of the answer, and a yiemagent
+    client added the details' JSON to the text its model reads."""
+
+    async def ask(call_id: str, args: dict[str, Any], signal: Any, on_update: Any) -> Any:
+        return AgentToolResult.text("Paris", details={"agent": "geo", "agent_path": ["geo"]})
+
+    store = ToolStore("served")
+    store.register(AgentTool("ask", "ask", "Ask the geographer.", {"type": "object"}, ask))
+    async with _in_process_session(store) as (url, client):
+        served = await client.call_tool("ask", {})
+        assert served.structured_content is None and _text(served) == "Paris"
+        async with MCPServerHTTP(url, name="served") as server:
+            mine = ToolStore("client")
+            await add_server(mine, server)
+            [result] = await run_calls(mine, ("ask", {}))
+    assert text(result) == "Paris"
+    assert result.details == {"agent": "geo", "agent_path": ["geo"]}

@@ -9,8 +9,11 @@ error's. `isError` raises `MCPToolError`, which the pipeline turns into the call
 result. A result is never empty.
 
 Server side (`result_to_mcp`): a `ToolResultMessage` becomes a `CallToolResult`: text and
-image blocks, `details` as `structuredContent` when it is a JSON object, `isError` from
-the message.
+image blocks, `isError` from the message, and `details`, when it is a JSON object, in
+`_meta` under `DETAILS_META`, not as `structuredContent`: details are the application's,
+never the model's, and clients hand a model the structured content in place of the text
+(pydantic-ai, Claude Code), so the model would read the metadata and not the answer. The
+client side reads them back into `details`.
 """
 
 from __future__ import annotations
@@ -27,11 +30,16 @@ if TYPE_CHECKING:
     from mcp.types import CallToolResult, ContentBlock
 
 __all__ = [
+    "DETAILS_META",
     "MCPToolError",
     "content_from_mcp",
     "result_from_mcp",
     "result_to_mcp",
 ]
+
+
+DETAILS_META = "yiemagent/details"
+"""The `_meta` key of a served result that holds its tool's `details`."""
 
 
 class MCPToolError(YiemAgentError):
@@ -87,7 +95,8 @@ def result_from_mcp(
 
     Returns:
         Content blocks in the server's order; `details` is the structured content (a dict,
-        else `{"structured_content": value}`) or `{}`.
+        else `{"structured_content": value}`), else a yiemagent server's tool details
+        (`_meta`, `DETAILS_META`), else `{}`.
 
     Raises:
         MCPToolError: `result.is_error`; its text joins the result's texts.
@@ -107,6 +116,8 @@ def result_from_mcp(
             # the model reads only the content: a summary beside the data, or nothing,
             # would leave the data out of its view
             content.append(TextContent(json.dumps(structured, ensure_ascii=False, default=str)))
+    elif isinstance(served := (result.meta or {}).get(DETAILS_META), dict):
+        details = served  # a yiemagent server's tool details: the application's, as they were
     if not content:
         content = [TextContent(f"(MCP tool {tool_name} returned no content)")]
     if max_chars is not None:
@@ -175,12 +186,10 @@ def result_to_mcp(message: ToolResultMessage) -> CallToolResult:
             )
     if not blocks:
         blocks.append(types.TextContent(type="text", text="(no output)"))
-    structured: dict[str, Any] | None = None
+    meta: dict[str, Any] | None = None
     if isinstance(message.details, dict) and message.details and not message.is_error:
         try:
-            structured = json.loads(json.dumps(message.details))
+            meta = {DETAILS_META: json.loads(json.dumps(message.details))}
         except (TypeError, ValueError):
-            structured = None  # not JSON: the model already has the content
-    return types.CallToolResult(
-        content=blocks, structured_content=structured, is_error=message.is_error
-    )
+            meta = None  # not JSON: the details stay here
+    return types.CallToolResult(content=blocks, is_error=message.is_error, _meta=meta)
