@@ -7,6 +7,7 @@ with the difference, and through an Agent the run ends in error carrying it."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import secrets
 from pathlib import Path
@@ -410,3 +411,28 @@ async def test_calls_a_server_streamed_at_once_replay_with_all_their_arguments(
     assert (await replayed.prompt("weather and time")).text == "done"
     assert ran == live
     assert {"city": "Paris", "unit": "C"} in ran
+
+
+async def test_a_cassette_holding_two_models_replays_each_ones_calls(tmp_path: Path) -> None:
+    """Found beside kevin1024/vcrpy #842 (identical requests, one recording): every
+    request a replay served was named for the first recorded model, so a cassette that
+    also held a second model's calls (an eval's judge, a handoff's target) could not be
+    replayed: "model": "faux/judge" recorded, "faux/agent" sent."""
+    cassette = tmp_path / "two.jsonl"
+    agent_fm = FauxModel(["Paris."], model_id="agent")
+    judge_fm = FauxModel(["PASS"], model_id="judge")
+    judge = dataclasses.replace(judge_fm.model, context_window=8192, input=("text", "image"))
+    assert await _ask(record(agent_fm.model, cassette), "Capital of France?") == "Paris."
+    assert await _ask(record(judge, cassette), "Grade: Paris.") == "PASS"
+
+    anyone = replay(cassette)
+    assert await _ask(anyone, "Capital of France?") == "Paris."
+    assert await _ask(anyone, "Grade: Paris.") == "PASS"
+
+    judge_only = replay(cassette, record(judge, tmp_path / "unused.jsonl"))
+    assert (judge_only.id, judge_only.context_window, judge_only.input) == (
+        "judge", 8192, ("text", "image"),
+    )  # fmt: skip
+    assert await _ask(judge_only, "Grade: Paris.") == "PASS"
+    with pytest.raises(CassetteMismatch, match='- "model": "faux/agent",'):
+        await _ask(judge_only, "Capital of France?")

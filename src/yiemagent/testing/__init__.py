@@ -1,11 +1,11 @@
 """Testing helpers (DESIGN §19): recorded model calls for offline tests.
 
 Public: `record(model, path)` (a model whose calls are appended to a JSONL cassette),
-`replay(path)` (a model answering from the cassette, offline, in order), `CassetteMismatch`
-(a request that differs from the recording, with the difference), `normalise_request` (what
-a cassette keeps of a request), and the pytest plugin `yiemagent.testing.pytest_plugin`
-(the `yiem_cassette` fixture and `--cassette-mode once|new|none`), registered as the
-`pytest11` entry point `yiemagent`. See `docs/evals.md`.
+`replay(path, model=None)` (a model answering from the cassette, offline, in order),
+`CassetteMismatch` (a request that differs from the recording, with the difference),
+`normalise_request` (what a cassette keeps of a request), and the pytest plugin
+`yiemagent.testing.pytest_plugin` (the `yiem_cassette` fixture and `--cassette-mode
+once|new|none`), registered as the `pytest11` entry point `yiemagent`. See `docs/evals.md`.
 """
 
 from yiemagent.testing._cassette import (

@@ -1,7 +1,8 @@
 """Recorded model calls: `record(model, path)` wraps a model and appends each request with
-its streamed answer to a JSONL cassette; `replay(path)` answers from the cassette, offline,
-each request with the first unused recording of an equal request (so concurrent runs replay
-in any order), and raises `CassetteMismatch` when no recording is left for a request.
+its streamed answer to a JSONL cassette; `replay(path, model=None)` answers from the
+cassette, offline, each request with the first unused recording of an equal request (so
+concurrent runs replay in any order; without `model`, the recording of whichever model),
+and raises `CassetteMismatch` when no recording is left for a request.
 
 A cassette line is `{"request", "events", "message"}`:
 - `request`: what the provider was asked, normalised so that the same conversation gives
@@ -382,8 +383,8 @@ class _Tape:
     served: int = 0
     lock: threading.Lock = dataclasses.field(default_factory=threading.Lock)
 
-    def next(self, request: dict[str, Any]) -> dict[str, Any]:
-        """The recording that answers `request`.
+    def next(self, request: dict[str, Any], *, any_model: bool = False) -> dict[str, Any]:
+        """The recording that answers `request` (`any_model`: whatever model it recorded).
 
         Raises:
             CassetteMismatch: no recording left whose request equals it; the text names
@@ -396,11 +397,13 @@ class _Tape:
             number = self.served + 1
             unused = [i for i, done in enumerate(self.used) if not done]
             for index in unused:
-                if self.entries[index]["request"] == request:
+                if _same(self.entries[index]["request"], request, any_model):
                     self.used[index] = True
                     self.served += 1
                     return self.entries[index]
-            spent = [i + 1 for i, e in enumerate(self.entries) if e["request"] == request]
+            spent = [
+                i + 1 for i, e in enumerate(self.entries) if _same(e["request"], request, any_model)
+            ]
             if spent:  # the same request again: say so, not "differs" from another one
                 numbers = ", ".join(map(str, spent))
                 raise CassetteMismatch(
@@ -415,12 +418,21 @@ class _Tape:
                     f"request {number} has no recording: {self.path} holds "
                     f"{len(self.entries)} requests\n" + _diff({}, request)
                 )
+            if any_model:  # the diff shows the rest
+                request = {**request, "model": self.entries[unused[0]]["request"].get("model")}
             closest = max(unused, key=lambda i: _shared_messages(self.entries[i], request))
             raise CassetteMismatch(
                 f"request {number} differs from the one recorded in {self.path} (the "
                 f"closest unused recording, number {closest + 1}; - recorded, + sent):\n"
                 + _diff(self.entries[closest]["request"], request)
             )
+
+
+def _same(recorded: Mapping[str, Any], request: Mapping[str, Any], any_model: bool) -> bool:
+    """Whether a recorded request equals `request` (`any_model`: whatever its model)."""
+    if not any_model:
+        return recorded == request
+    return {**recorded, "model": None} == {**request, "model": None}
 
 
 def _shared_messages(entry: Mapping[str, Any], request: Mapping[str, Any]) -> tuple[bool, int]:
@@ -450,19 +462,41 @@ def _diff(recorded: Any, sent: Any, limit: int = 60) -> str:
 
 @dataclass(slots=True, frozen=True, init=False)
 class ReplayModel(Model):
-    """Answers from a cassette (api "cassette-replay"); its id and provider are the first
-    recorded request's model."""
+    """Answers from a cassette (api "cassette-replay"). Made for the model the calls were
+    recorded from (`replay(path, model)`), it is that model (its id, provider, window,
+    inputs and prices) and answers that model's recordings; made without one, its id and
+    provider are the first recorded request's model and it answers any model's."""
 
     tape: _Tape | None = None
+    inner: Model | None = None
 
-    def __init__(self, tape: _Tape) -> None:
-        first = tape.entries[0]["request"]["model"] if tape.entries else "replay/none"
-        provider, _, model_id = str(first).partition("/")
-        Model.__init__(self, id=model_id, provider=provider, api=REPLAY_API)
+    def __init__(self, tape: _Tape, inner: Model | None = None) -> None:
+        if inner is not None:
+            for f in fields(Model):
+                object.__setattr__(self, f.name, getattr(inner, f.name))
+            object.__setattr__(self, "api", REPLAY_API)
+        else:
+            first = tape.entries[0]["request"]["model"] if tape.entries else "replay/none"
+            provider, _, model_id = str(first).partition("/")
+            Model.__init__(self, id=model_id, provider=provider, api=REPLAY_API)
         object.__setattr__(self, "tape", tape)
+        object.__setattr__(self, "inner", inner)
+
+    def with_model(self, model: Model) -> ReplayModel:
+        """A replay of the same cassette, sharing which recordings have answered, for the
+        calls recorded from `model`."""
+        assert self.tape is not None
+        return ReplayModel(self.tape, _recorded(model))
 
     def __reduce__(self) -> Any:  # the tape's lock does not pickle: a worker reads the file
-        return (replay, (self.tape.path if self.tape else "",))
+        return (replay, (self.tape.path if self.tape else "", self.inner))
+
+
+def _recorded(model: Model) -> Model:
+    """The model a recording was made from: `model`, or the one a `record()` wraps."""
+    if isinstance(model, RecordingModel | ReplayModel) and model.inner is not None:
+        return model.inner
+    return model
 
 
 def stream_replay(
@@ -478,7 +512,8 @@ def stream_replay(
         out = AssistantMessageEventStream()
         _fail(out, model, f"api {REPLAY_API!r} needs a model made by replay()")
         return out
-    entry = model.tape.next(normalise_request(model, context, options))
+    request = normalise_request(model, context, options)
+    entry = model.tape.next(request, any_model=model.inner is None)
     return _play(entry, options)
 
 
@@ -566,10 +601,17 @@ def _complete_calls(message: AssistantMessage, final: AssistantMessage) -> None:
             block.partial_json = recorded.partial_json
 
 
-def replay(path: str | PathLike[str]) -> Model:
+def replay(path: str | PathLike[str], model: Model | None = None) -> ReplayModel:
     """A model that answers each call from the cassette at `path`, offline: with the first
     recording not used yet whose request equals the call's normalised request (else
     `CassetteMismatch`, showing the difference from the closest unused recording).
+
+    Args:
+        path: the cassette.
+        model: the model the calls were recorded from (or its `record()`): the replay is
+            that model (id, provider, context window, inputs, prices) and answers only its
+            recordings. None: a model named as the first recording's that answers the
+            recordings of every model (a cassette may hold an agent's and its judge's).
 
     Raises:
         ConfigError: the cassette cannot be read or a line is not a recording.
@@ -595,7 +637,7 @@ def replay(path: str | PathLike[str]) -> Model:
         if not isinstance(entry, dict) or not {"request", "events", "message"} <= set(entry):
             raise ConfigError(f"cassette {file}: line {number} is not a recorded call")
         entries.append(entry)
-    return ReplayModel(_Tape(str(file), entries))
+    return ReplayModel(_Tape(str(file), entries), None if model is None else _recorded(model))
 
 
 def _fail(

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Literal
 
 import pytest
 
-from yiemagent.testing._cassette import record, replay
+from yiemagent.testing._cassette import ReplayModel, record, replay
 
 if TYPE_CHECKING:
     from yiemagent.types import Model
@@ -66,7 +66,7 @@ class Cassette:
         self.part = path.with_name(path.name + ".part")
         """Where a recording is written until its test has passed."""
         self._started = False
-        self._replay: Model | None = None
+        self._replay: ReplayModel | None = None
         """The test's one replaying model: each call hands it out again, so the answers
         the cassette holds are shared out among the test's models, each used once."""
 
@@ -81,7 +81,7 @@ class Cassette:
                 if not self.path.exists():
                     pytest.fail(f"no cassette {self.path} (--cassette-mode none only replays)")
                 self._replay = replay(self.path)
-            return self._replay
+            return self._replay.with_model(model)
         if not self._started:  # a fresh recording: one file per test, written from the start
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self.part.write_text("", encoding="utf-8")
