@@ -99,6 +99,66 @@ async def test_r6_5_wait_for_idle_waits_for_the_run() -> None:
     assert not agent.is_busy
 
 
+@pytest.mark.parametrize("where", ["listener", "tool", "sent prompt's listener"])
+async def test_r6_5_wait_for_idle_inside_the_run_raises_instead_of_waiting_for_itself(
+    where: str,
+) -> None:
+    # pi's listeners are not awaited, so waitForIdle() in one simply resolves later; ours
+    # are awaited, and waiting there for the run to end would hang the run for good.
+    fm = FauxModel([faux_message(faux_tool_call("wait", {})), "answer"])
+    agent = faux_agent(fm)
+    refused: list[BaseException] = []
+
+    async def wait_in_tool(*args: Any) -> str:
+        try:
+            await agent.wait_for_idle()
+        except AgentBusyError as exc:
+            refused.append(exc)
+            raise
+        return "waited"
+
+    async def listener(event: Any, signal: Any) -> None:
+        if event.type == "agent_end" and where != "tool":
+            try:
+                await agent.wait_for_idle()
+            except AgentBusyError as exc:
+                refused.append(exc)
+
+    execute = wait_in_tool if where == "tool" else (lambda *args: "ok")
+    agent.tool_store.register(make_tool("wait", execute))
+    agent.subscribe(listener)
+    if where == "sent prompt's listener":
+        agent.send("go")
+        answer = await asyncio.wait_for(agent.take_response(), timeout=30)
+    else:
+        answer = await asyncio.wait_for(agent.prompt("go"), timeout=30)
+
+    assert answer.text == "answer"
+    assert len(refused) == 1 and "wait for itself" in str(refused[0])
+    await asyncio.wait_for(agent.wait_for_idle(), timeout=30)  # outside the run it waits
+    if where == "tool":
+        result = next(m for m in agent.state.messages if isinstance(m, ToolResultMessage))
+        assert result.is_error and "wait for itself" in text_of(result.content)
+
+
+async def test_r6_5_a_task_a_listener_starts_may_wait_for_idle_then_prompt() -> None:
+    fm = FauxModel(["first", "second"])
+    agent = faux_agent(fm)
+    later: list[asyncio.Task[Any]] = []
+
+    async def prompt_again() -> str:
+        await agent.wait_for_idle()
+        return (await agent.prompt("again")).text
+
+    def listener(event: Any, signal: Any) -> None:
+        if event.type == "agent_end" and not later:
+            later.append(asyncio.create_task(prompt_again()))
+
+    agent.subscribe(listener)
+    assert (await agent.prompt("go")).text == "first"
+    assert await asyncio.wait_for(later[0], timeout=30) == "second"
+
+
 async def test_r6_5_subscribe_async_listeners_are_awaited_in_order_with_the_signal() -> None:
     fm = FauxModel([faux_message(faux_tool_call("t", {})), "done"])
     agent = faux_agent(fm, tools=[make_tool("t", lambda *a: "ok")])

@@ -175,6 +175,8 @@ class RunDriver:
     ) -> None:
         self._state = state
         self._queues = queues
+        self._task: asyncio.Task[Any] | None = None
+        """The task driving the active run."""
         self._session = session
         self._options = options
         self._hooks = hooks
@@ -242,6 +244,25 @@ class RunDriver:
         Returns:
             The run's answer (`final_message`) and the messages the run added.
         """
+        outer, self._task = self._task, asyncio.current_task()
+        try:
+            return await self._run(prompts, output, approvals)
+        finally:
+            self._task = outer
+
+    def inside_run(self) -> bool:
+        """Whether the caller runs in the task that drives the run: a listener, a hook, a
+        tool of a sequential batch (waiting there for the run's end would never end). A
+        task such code starts is not the run's: it may wait for the end."""
+        task = self._task
+        return task is not None and task is asyncio.current_task()
+
+    async def _run(
+        self,
+        prompts: list[AgentMessage] | None,
+        output: OutputSpec[Any] | None,
+        approvals: Mapping[str, ToolApproval] | None,
+    ) -> tuple[AssistantMessage, list[AgentMessage]]:
         from yiemagent.loop import run_agent_loop, run_agent_loop_continue
 
         signal = AbortSignal()

@@ -421,7 +421,12 @@ class Agent(Generic[OutputT]):
         takeable; with 16 untaken, this waits until some are taken. With a `session_store`,
         messages whose append failed are tried once more, then the session's writer lease
         is given back (another Agent may open it). Then
-        what the agent `own`s (MCP servers) is closed."""
+        what the agent `own`s (MCP servers) is closed.
+
+        Raises:
+            AgentBusyError: called inside this agent's run (a listener, hook or tool).
+        """
+        self._refuse_inside_run("close()")
         self._channel.closed = True
         await self.wait_for_idle()
         if self._session is not None:  # one writer per session: the next Agent may open it
@@ -556,7 +561,13 @@ class Agent(Generic[OutputT]):
             self._driver.signal.abort(reason or "aborted by the user")
 
     async def wait_for_idle(self) -> None:
-        """Wait until no run is active and no sent prompt is waiting."""
+        """Wait until no run is active and no sent prompt is waiting.
+
+        Raises:
+            AgentBusyError: called inside this agent's run (a listener, hook or tool): the
+                run would wait for itself.
+        """
+        self._refuse_inside_run("wait_for_idle()")
         self._channel.start()
         while self.is_busy:
             await self._changed.wait()
@@ -596,6 +607,13 @@ class Agent(Generic[OutputT]):
         self._state.active_agent = speaking_agent(self, messages)
 
     # ── runs ───────────────────────────────────────────────────────────────
+
+    def _refuse_inside_run(self, what: str) -> None:
+        if self._driver.inside_run():
+            raise AgentBusyError(
+                f"{what} inside this agent's own run (a listener, hook or tool) would wait "
+                "for itself; react to agent_end instead, or use send() to queue a prompt"
+            )
 
     def _claim(self) -> None:
         if self._channel.closed:
