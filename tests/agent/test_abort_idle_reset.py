@@ -141,6 +141,26 @@ async def test_r6_5_wait_for_idle_inside_the_run_raises_instead_of_waiting_for_i
         assert result.is_error and "wait for itself" in text_of(result.content)
 
 
+async def test_r6_4_take_response_inside_the_run_with_none_ready_raises() -> None:
+    # the response it would wait for is of a sent prompt that starts only after this run
+    fm = FauxModel(["first", "second"])
+    agent = faux_agent(fm)
+    refused: list[BaseException] = []
+
+    async def listener(event: Any, signal: Any) -> None:
+        if event.type == "agent_end" and fm.call_count == 1:
+            agent.send("next")
+            try:
+                await agent.take_response()
+            except AgentBusyError as exc:
+                refused.append(exc)
+
+    agent.subscribe(listener)
+    assert (await asyncio.wait_for(agent.prompt("go"), timeout=30)).text == "first"
+    assert len(refused) == 1 and "wait for itself" in str(refused[0])
+    assert (await asyncio.wait_for(agent.take_response(), timeout=30)).text == "second"
+
+
 async def test_r6_5_a_task_a_listener_starts_may_wait_for_idle_then_prompt() -> None:
     fm = FauxModel(["first", "second"])
     agent = faux_agent(fm)

@@ -484,8 +484,12 @@ class Agent(Generic[OutputT]):
         it. `prompt()` returns its own answer and puts nothing here.
 
         Raises:
-            AgentBusyError: the agent is closed and no response is left.
+            AgentBusyError: the agent is closed and no response is left; or none is ready
+                and this is called inside the agent's run (a listener, hook or tool),
+                where the run it waits for cannot start.
         """
+        if not self._channel.outbox:
+            self._refuse_inside_run("take_response()")
         return await self._channel.take()
 
     def steer(self, message: PromptInput) -> None:
