@@ -152,19 +152,25 @@ def test_ray_not_installed_is_one_line_and_no_results_file(
     assert not out.exists()
 
 
+@pytest.mark.parametrize("workers", ["auto", "tasks", "pool"])
 def test_an_agent_factory_returning_no_agent_is_one_line_before_any_task(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    workers: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """It was an error line for every task (two a task, with its retry), each recorded as
-    failed: a setup error reported as the tasks' own failures."""
+    failed: a setup error reported as the tasks' own failures; and still so with a
+    chosen `--workers` after `auto` was checked. Pool workers check it as they start."""
     tasks = write_tasks(tmp_path / "t.jsonl", mixed_tasks(3, "not"))
     out = tmp_path / "r.jsonl"
     factory = "tests.batch._agents:make_model_not_agent"
-    code, stdout, err = _run(capsys, "batch", str(tasks), "--out", str(out), "--agent", factory)
+    argv = ["batch", str(tasks), "--out", str(out), "--agent", factory, "--workers", workers]
+    code, stdout, err = _run(capsys, *argv)
     assert code == 1 and stdout == ""
-    assert err == (
+    where = "in a batch worker process" if workers == "pool" else "for task 'not-0'"
+    # the pool's workers start after the batch has said what it runs
+    said = "batch: 3 to run (0 done before)\n" if workers == "pool" else ""
+    assert err == said + (
         f"yiem: error: make_agent ({factory}) must return an Agent, not Model (it returned "
-        "that for task 'not-0'); no task was run\n"
+        f"that {where}); no task was run\n"
     )
     assert out.read_bytes() == b""
 

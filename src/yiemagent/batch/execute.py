@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 from yiemagent.agent import AgentRunError
 from yiemagent.batch.results import TaskResult, TaskStatus
 from yiemagent.batch.tasks import BatchTask
+from yiemagent.errors import BatchError
 from yiemagent.loop import ABORT_GRACE_S
 from yiemagent.types.callbacks import maybe_await
 from yiemagent.types.messages import Usage, transcript_usage
@@ -35,6 +36,7 @@ __all__ = [
     "TaskOptions",
     "build_agent",
     "check_output",
+    "not_an_agent",
     "run_task",
     "unfinished_result",
 ]
@@ -155,6 +157,20 @@ async def call_make_agent(make_agent: MakeAgent, task: BatchTask) -> object:
         make_agent(task) if _takes_task(make_agent) else make_agent()  # type: ignore[call-arg]
     )
     return made
+
+
+def not_an_agent(make_agent: MakeAgent, made: object, where: str) -> BatchError:
+    """The one-line error for a `make_agent` that returned `made`, something other than an
+    Agent (`where`: "for task 'q1'", "in a batch worker process"): a mistake of the
+    factory, not of a task, which every task would report again as its own failure, so
+    the batch stops on it before any task runs."""
+    module = getattr(make_agent, "__module__", None)
+    name = getattr(make_agent, "__qualname__", None) or type(make_agent).__qualname__
+    factory = f"{module}:{name}" if module else name
+    return BatchError(
+        f"make_agent ({factory}) must return an Agent, not {type(made).__name__} (it "
+        f"returned that {where}); no task was run"
+    )
 
 
 async def build_agent(make_agent: MakeAgent, task: BatchTask) -> Agent:

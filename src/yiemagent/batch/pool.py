@@ -32,7 +32,8 @@ from yiemagent.batch.execute import (
     WORKER_DEATH_RETRIES,
     MakeAgent,
     TaskOptions,
-    build_agent,
+    call_make_agent,
+    not_an_agent,
     run_task,
     unfinished_result,
 )
@@ -81,15 +82,29 @@ def _worker_main(conn: Connection, make_agent: MakeAgent, threads: int) -> None:
         conn.close()
 
 
-async def preload_model(make_agent: MakeAgent) -> float | None:
+async def preload_model(make_agent: MakeAgent, *, refuse: bool = False) -> float | None:
     """Load the embedded model that `make_agent`'s agents use, once per process, before
     the first task; returns its load time (s), or None (not the embedded model, or the load
-    failed: each task then reports the error)."""
+    failed: each task then reports the error).
+
+    Raises:
+        BatchError: `refuse` is set and `make_agent` returned something that is not an
+            Agent (`not_an_agent`).
+    """
+    from yiemagent.agent import Agent
     from yiemagent.ai.providers.local.runtime import get_runtime
     from yiemagent.ai.providers.local.weights import DEFAULT_LOCAL_MODEL, local_spec
 
     try:
-        agent = await build_agent(make_agent, BatchTask("__preload__", "preload"))
+        agent = await call_make_agent(make_agent, BatchTask("__preload__", "preload"))
+    except Exception as exc:  # each task reports it as its error
+        logger.warning("worker %d: preload failed: %r", os.getpid(), exc)
+        return None
+    if not isinstance(agent, Agent):
+        if refuse:
+            raise not_an_agent(make_agent, agent, "in a batch worker process")
+        return None  # each task reports it as its error
+    try:
         model = agent.state.model
         with contextlib.suppress(Exception):  # its MCP servers, a session's lease
             await agent.close()
@@ -117,7 +132,11 @@ async def _serve(conn: Connection, make_agent: MakeAgent) -> None:
                 return
 
     threading.Thread(target=read, name="yiem-batch-inbox", daemon=True).start()
-    conn.send(("ready", await preload_model(make_agent)))
+    try:
+        conn.send(("ready", await preload_model(make_agent, refuse=True)))
+    except BatchError as exc:  # the factory's mistake: the driver stops the batch on it
+        conn.send(("refused", str(exc)))
+        return
     stop = asyncio.Event()
     running: set[asyncio.Task[None]] = set()
 
@@ -190,11 +209,17 @@ class _Worker:
         return message
 
     async def ready(self) -> bool:
-        """Wait for the worker to load; False when it died meanwhile."""
+        """Wait for the worker to load; False when it died meanwhile.
+
+        Raises:
+            BatchError: the worker refused to start: `make_agent` made no Agent there.
+        """
         try:
             message = await asyncio.wait_for(self.receive(), _START_TIMEOUT_S)
         except TimeoutError:
             return False
+        if message is not None and message[0] == "refused":
+            raise BatchError(message[1])
         return message is not None and message[0] == "ready"
 
     def send(self, *message: Any) -> bool:
@@ -219,7 +244,12 @@ class _Worker:
 
 async def _start(make_agent: MakeAgent, threads: int) -> _Worker:
     worker = _Worker(make_agent, threads)
-    if not await worker.ready():
+    try:
+        started = await worker.ready()
+    except BatchError:
+        await worker.close()
+        raise
+    if not started:
         await worker.close()
         code = worker.process.exitcode  # known once `close` has joined the process
         raise BatchError(f"a batch worker process failed to start (exit code {code})")

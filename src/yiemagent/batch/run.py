@@ -21,7 +21,7 @@ from os import PathLike
 from pathlib import Path
 from typing import Any, Literal, ParamSpec, TypeAlias
 
-from yiemagent.batch.execute import MakeAgent, TaskOptions, call_make_agent
+from yiemagent.batch.execute import MakeAgent, TaskOptions, call_make_agent, not_an_agent
 from yiemagent.batch.progress import BatchProgress, ProgressMode
 from yiemagent.batch.results import ResultsFile, TaskResult
 from yiemagent.batch.tasks import BatchTask, TaskSource, load_tasks
@@ -97,36 +97,27 @@ class _Driver:
         self.progress.finished(result)
 
 
-async def _uses_embedded_model(make_agent: MakeAgent, task: BatchTask) -> bool:
+async def _uses_embedded_model(make_agent: MakeAgent, task: BatchTask, *, choosing: bool) -> bool:
     """Whether `make_agent`'s agent for `task` runs on the embedded model (False when it
-    raised: the task will report that).
+    raised: the task will report that; `choosing` the workers, a warning says so too).
 
     Raises:
-        BatchError: it returned something that is not an Agent: a mistake in the factory,
-            not in a task, which every task would report again as its own failure.
+        BatchError: it returned something that is not an Agent (`not_an_agent`).
     """
     from yiemagent.agent import Agent
 
     try:
         agent = await call_make_agent(make_agent, task)
     except Exception as exc:  # the tasks will report it; do not fail the batch here
-        logger.warning("make_agent failed while choosing workers: %r", exc)
+        if choosing:
+            logger.warning("make_agent failed while choosing workers: %r", exc)
         return False
     if not isinstance(agent, Agent):
-        raise BatchError(
-            f"make_agent ({_factory_name(make_agent)}) must return an Agent, not "
-            f"{type(agent).__name__} (it returned that for task {task.id!r}); no task was run"
-        )
+        raise not_an_agent(make_agent, agent, f"for task {task.id!r}")
     model = agent.state.model
     with contextlib.suppress(Exception):  # its MCP servers, a session's lease
         await agent.close()
     return model is None or model.api == "local"
-
-
-def _factory_name(make_agent: MakeAgent) -> str:
-    module = getattr(make_agent, "__module__", None)
-    name = getattr(make_agent, "__qualname__", None) or type(make_agent).__qualname__
-    return f"{module}:{name}" if module else name
 
 
 async def run_batch_async(
@@ -163,8 +154,9 @@ async def run_batch_async(
         tasks: a JSONL path or an iterable of `{"id", "prompt", optional "output_schema",
             "session", "metadata"}` (or `BatchTask`s).
         make_agent: builds a fresh Agent: `make_agent()` or `make_agent(task)`; picklable
-            for `workers="pool"` and Ray (a module-level function or class instance). With
-            `workers="auto"` it is also called once by the driver to see the model.
+            for `workers="pool"` and Ray (a module-level function or class instance). It
+            is also called once by the driver, before any task, to check that it makes an
+            Agent (and, with `workers="auto"`, to see the model).
         results: the results JSONL file (created; its folder must exist).
         backend: "local" (this machine) or "ray" (the `ray` extra).
         concurrency: tasks running at once (local tasks; Ray tasks or actors in flight).
@@ -226,9 +218,16 @@ async def run_batch_async(
         ids = {task.id for task in task_list}
         skipped_failed = sum(r.status != "ok" for r in file.done.values() if r.id in ids)
         chosen: Literal["tasks", "pool"] = "tasks" if workers == "auto" else workers
-        if workers == "auto" and pending:  # also before any task: a factory making no
-            # Agent runs none (a chosen `workers` keeps make_agent out of the driver)
-            chosen = "pool" if await _uses_embedded_model(make_agent, pending[0]) else "tasks"
+        # Before any task, a factory making no Agent runs none: checked here when its
+        # agents are made in this process anyway (`auto` makes one to see the model); pool
+        # workers check it as they start, so a factory that crashes its process stays apart.
+        in_driver = workers == "auto" or (workers == "tasks" and backend == "local")
+        if pending and in_driver:
+            embedded = await _uses_embedded_model(
+                make_agent, pending[0], choosing=workers == "auto"
+            )
+            if workers == "auto":
+                chosen = "pool" if embedded else "tasks"
         show = sys.stderr.isatty() if progress is None else progress
         with contextlib.ExitStack() as connected:
             if backend == "ray" and pending:
