@@ -592,3 +592,29 @@ async def test_the_stop_reason_follows_the_content(
 ) -> None:
     message = await run(server, sse(*blocks, stop=reason))
     assert message.stop_reason == stop_reason
+
+
+async def test_a_native_output_schema_reaches_the_api(server: ReplayServer) -> None:
+    """mem0 #6203 and camel-ai #4001 ("AnthropicModel ignores response_format"): a schema
+    asked for as native structured output was dropped without a word, and the model
+    answered in prose. Here `OutputSpec(T, mode="native")` on an Anthropic model sent no
+    schema at all: the model never saw it, and each answer only failed validation."""
+    from pydantic import BaseModel, Field
+
+    from yiemagent import Agent
+    from yiemagent.types import OutputSpec
+
+    class Person(BaseModel):
+        name: str
+        age: int = Field(ge=0)
+
+    server.enqueue(sse_reply(sse(*text_blocks('{"name": "Ada", "age": 36}'))))
+    agent = Agent("sys", claude(server), output_type=OutputSpec(Person, mode="native"))
+    reply = await agent.prompt("Who wrote the first program?")
+    assert reply.output == Person(name="Ada", age=36)
+    [request] = server.requests
+    schema = request.body["output_config"]["format"]["schema"]
+    assert request.body["output_config"]["format"]["type"] == "json_schema"
+    assert schema["additionalProperties"] is False and schema["required"] == ["name", "age"]
+    assert "minimum" not in schema["properties"]["age"]  # a keyword the API refuses
+    assert "tools" not in request.body

@@ -20,6 +20,9 @@ of one more request whose response continues the same message, usage summed; a t
 1h) marks the system prompt and the last user message. Thinking is enabled for reasoning
 models when `StreamOptions.reasoning` is set, with a budget from `thinking_budgets` or
 `THINKING_BUDGETS`; it is sent back only to the model that produced it, with its signature.
+A native output schema (`StreamOptions.output_schema`) goes as `output_config.format`, in the
+form the SDK's `transform_schema` gives it (the API refuses some keywords; they become
+description text), so the answer's text is the JSON value.
 Content blocks of other kinds (server tools) are left out of the message, but kept as sent
 for a `pause_turn`.
 """
@@ -289,6 +292,11 @@ def build_request_body(model: Model, context: Context, options: StreamOptions) -
             thinking = False
     if not thinking and options.temperature is not None:
         body["temperature"] = options.temperature  # the API refuses it with thinking on
+    if options.output_schema is not None:  # native structured output
+        from anthropic import transform_schema  # the API's dialect of JSON Schema
+
+        schema = transform_schema(dict(options.output_schema))
+        body["output_config"] = {"format": {"type": "json_schema", "schema": schema}}
     if options.metadata and options.metadata.get("user_id"):
         body["metadata"] = {"user_id": str(options.metadata["user_id"])}
     return body
