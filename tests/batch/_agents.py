@@ -119,3 +119,26 @@ def make_embedded_agent(task: BatchTask) -> Agent:
         finally:
             os.close(fd)
     return Agent("You are a helpful assistant. Answer in a few words.")
+
+
+class DiesAtStart:
+    """A factory whose agent for the worker's start (the `__preload__` task) kills the
+    worker process (exit code 17) the first `times` starts across processes (one marker
+    file each in `folder`, made with O_EXCL, so exactly `times` starts die), or every
+    start with `times=None`; tasks themselves get `make_faux_agent`'s agents."""
+
+    def __init__(self, folder: str, times: int | None) -> None:
+        self.folder = folder
+        self.times = times
+
+    def __call__(self, task: BatchTask) -> Agent:
+        if task.id == "__preload__":
+            if self.times is None:
+                os._exit(17)
+            for n in range(self.times):
+                try:
+                    os.close(os.open(os.path.join(self.folder, f"died{n}"), os.O_CREAT | os.O_EXCL))
+                except FileExistsError:
+                    continue
+                os._exit(17)
+        return make_faux_agent(task)

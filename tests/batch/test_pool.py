@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.batch._agents import make_faux_agent
+from tests.batch._agents import DiesAtStart, make_faux_agent
 from tests.batch._kit import assert_each_id_once
 from yiemagent.batch import BatchError, run_batch
 from yiemagent.batch.execute import WORKER_DEATH_RETRIES
@@ -104,3 +104,32 @@ def test_the_default_pool_counts_the_cpus_the_process_may_use(
     )
     assert report.ok == 4, report
     assert sizes == [1]
+
+
+@pytest.mark.parametrize(("deaths", "processes"), [(1, 1), (2, 2)])
+def test_workers_killed_while_they_start_do_not_stop_the_batch(
+    tmp_path: Path, deaths: int, processes: int
+) -> None:
+    """A worker that died while it started (its model load killed, say) stopped the whole
+    batch ("failed to start"). It is now started again once, and a slot whose worker
+    cannot start leaves its tasks to the others: every task runs, each written once."""
+    tasks = [{"id": f"s{i}", "prompt": "p"} for i in range(6)]
+    out = tmp_path / "r.jsonl"
+    factory = DiesAtStart(str(tmp_path), deaths)
+    report = run_batch(tasks, factory, results=out, workers="pool", processes=processes)
+    assert (report.ok, report.failed) == (6, 0), report
+    assert_each_id_once(out, [t["id"] for t in tasks])
+    assert len(list(tmp_path.glob("died*"))) == deaths
+
+
+def test_no_worker_that_can_start_is_one_error_and_a_rerun_resumes(tmp_path: Path) -> None:
+    tasks = [{"id": f"n{i}", "prompt": "p"} for i in range(3)]
+    out = tmp_path / "r.jsonl"
+    with pytest.raises(BatchError) as raised:
+        run_batch(tasks, DiesAtStart(str(tmp_path), None), results=out, workers="pool", processes=1)
+    assert str(raised.value) == (
+        "a batch worker process failed to start (exit code 17), and no other worker is "
+        "left; 3 task(s) not run (a rerun with the same results file runs them)"
+    )
+    report = run_batch(tasks, make_faux_agent, results=out, workers="pool", processes=1)
+    assert report.ok == 3

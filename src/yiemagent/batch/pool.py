@@ -48,6 +48,10 @@ logger = logging.getLogger(__name__)
 
 _START_TIMEOUT_S = 300.0
 """Seconds a worker may take to start and load its model."""
+_START_RETRIES = 1
+"""Times a slot starts a worker again after one died or timed out while starting (killed
+by the OOM killer while loading the model, say): once covers a passing failure, and a
+factory that always fails costs one more start, not a loop."""
 _BACKSTOP_SLACK_S = 5.0
 """Seconds past a task's own limits (`TaskOptions.backstop_s`) before a silent worker is
 killed."""
@@ -252,8 +256,27 @@ async def _start(make_agent: MakeAgent, threads: int) -> _Worker:
     if not started:
         await worker.close()
         code = worker.process.exitcode  # known once `close` has joined the process
-        raise BatchError(f"a batch worker process failed to start (exit code {code})")
+        raise _StartFailed(f"a batch worker process failed to start (exit code {code})")
     return worker
+
+
+class _StartFailed(BatchError):
+    """A worker process died, or did not say it was ready, while it started."""
+
+
+async def _start_again(make_agent: MakeAgent, threads: int) -> _Worker:
+    """`_start`, tried `_START_RETRIES` more times when the worker fails to start.
+
+    Raises:
+        _StartFailed: the last start failed too.
+        BatchError: `make_agent` made no Agent (not retried: it would again).
+    """
+    for _ in range(_START_RETRIES):
+        try:
+            return await _start(make_agent, threads)
+        except _StartFailed as exc:
+            logger.warning("%s; starting another", exc)
+    return await _start(make_agent, threads)
 
 
 async def _run_one(
@@ -298,16 +321,26 @@ async def run_in_pool(
     (`$YIEMAGENT_LOCAL_THREADS` overrides). When `stop` is set, running tasks are aborted
     (reported "interrupted").
 
+    A worker that fails to start (it dies, or is not ready within `_START_TIMEOUT_S`) is
+    started again once; when that fails too its slot ends and the other workers take its
+    share of the tasks.
+
     Raises:
-        BatchError: `make_agent` is not picklable.
+        BatchError: `make_agent` is not picklable or made no Agent in a worker; or no
+            worker is left while tasks are (the results written stay; a rerun runs the rest).
     """
     threads = WORKER_THREADS
     queue = deque(pending)
     deaths: Counter[str] = Counter()
     started: set[str] = set()
+    failed: list[_StartFailed] = []
 
     async def slot() -> None:
-        worker = await _start(make_agent, threads)
+        try:
+            worker = await _start_again(make_agent, threads)
+        except _StartFailed as exc:  # the other slots take its share of the queue
+            failed.append(exc)
+            return
         try:
             while queue and not stop.is_set():
                 task = queue.popleft()
@@ -335,7 +368,11 @@ async def run_in_pool(
                         "task %s: worker died (exit %s); running it again", task.id, code
                     )
                     queue.appendleft(task)
-                worker = await _start(make_agent, threads)
+                try:
+                    worker = await _start_again(make_agent, threads)
+                except _StartFailed as exc:
+                    failed.append(exc)
+                    return
         finally:
             await worker.close()
 
@@ -346,3 +383,8 @@ async def run_in_pool(
         for job in slots:
             job.cancel()
         await asyncio.gather(*slots, return_exceptions=True)
+    if queue and failed and not stop.is_set():  # every slot is gone, tasks are left
+        raise BatchError(
+            f"{failed[-1]}, and no other worker is left; {len(queue)} task(s) not run "
+            "(a rerun with the same results file runs them)"
+        )
