@@ -6,7 +6,7 @@ the errors), invalid until the retries run out; tool mode (`final_result`) and n
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 from pydantic import BaseModel
@@ -180,6 +180,35 @@ async def test_tool_mode_text_answer_is_asked_again_then_accepted_as_json() -> N
     assert reply.output == Person(name="Ann", age=31)
     retry = text_of(fm.contexts[1].messages[-1].content)
     assert "final_result" in retry and "not JSON" in retry
+
+
+@pytest.mark.parametrize(
+    ("type_", "answer", "expected"),
+    [
+        (str, "Ann is 31.", "Ann is 31."),
+        (str, "42", "42"),
+        (int, "42", 42),
+        (bool, " true\n", True),
+        (list[int], "```json\n[1, 2]\n```", [1, 2]),
+        (Literal["yes", "no"], "yes", "yes"),
+        (Person | str, "no one by that name", "no one by that name"),
+    ],
+)
+async def test_a_text_answer_that_is_the_bare_value_of_a_wrapped_type_is_accepted(
+    type_: Any, answer: str, expected: Any
+) -> None:
+    # pydantic-ai and openai-agents take the answer text as a `str` output; a type whose
+    # value travels as {"result": ...} accepts the bare value too, not only the wrapper
+    fm = FauxModel([answer])
+    reply = await agent_for(fm).prompt("n?", output_type=type_)
+    assert reply.output == expected and fm.call_count == 1
+
+
+async def test_a_text_answer_that_is_no_value_of_the_type_is_still_asked_again() -> None:
+    fm = FauxModel(["The answer is 42.", "", '{"result": 42}'])
+    reply = await agent_for(fm).prompt("n?", output_type=int)
+    assert reply.output == 42 and fm.call_count == 3
+    assert "not JSON" in text_of(fm.contexts[1].messages[-1].content)
 
 
 async def test_tools_first_then_output() -> None:

@@ -189,8 +189,13 @@ class OutputSpec(Generic[T]):
     def validate_text(self, text: str) -> T:
         """The typed value from an answer text holding its JSON (a ```json fence is allowed).
 
+        A wrapped type also takes its bare value: `42` for an `int` as well as
+        `{"result": 42}`, and a `str` (or a union with `str`) the answer text itself, as
+        other frameworks take a text answer as a `str` output.
+
         Raises:
-            OutputValidationError: the text is not JSON, or the value does not match.
+            OutputValidationError: the text is not JSON, or the value does not match (the
+                problems of reading it as JSON, wrapper included).
         """
         body = text.strip()
         fenced = _FENCE.match(body)
@@ -199,10 +204,29 @@ class OutputSpec(Generic[T]):
         try:
             data = json.loads(body)
         except ValueError as exc:
-            raise OutputValidationError(
+            failure = OutputValidationError(
                 [("$", f"the answer is not JSON ({exc.args[0]}): {_short(text)}")]
-            ) from None
-        return self.validate(data)
+            )
+            return self._bare_value(body, failure=failure)
+        try:
+            return self.validate(data)
+        except OutputValidationError as exc:
+            if isinstance(data, Mapping) and RESULT_KEY in data:
+                raise
+            return self._bare_value(data, body, failure=exc)
+
+    def _bare_value(self, *values: Any, failure: OutputValidationError) -> T:
+        """The first of `values` that is a value of the wrapped type; `failure` raised when
+        none is (or the type is not wrapped, or the answer is empty)."""
+        if self.wrapped:
+            for value in values:
+                if value == "":
+                    continue
+                try:
+                    return self.validate({RESULT_KEY: value})
+                except OutputValidationError:
+                    pass
+        raise failure
 
     def to_json(self, value: Any) -> Any:
         """`value` (as `validate` returned it) as JSON-ready data."""
