@@ -618,3 +618,39 @@ async def test_a_native_output_schema_reaches_the_api(server: ReplayServer) -> N
     assert schema["additionalProperties"] is False and schema["required"] == ["name", "age"]
     assert "minimum" not in schema["properties"]["age"]  # a keyword the API refuses
     assert "tools" not in request.body
+
+
+async def test_a_tool_image_too_large_for_the_api_is_named_not_sent(server: ReplayServer) -> None:
+    """anthropics/claude-code #10138 and #2939, vellum-assistant #33979: a tool's big
+    screenshot, kept in the conversation, failed every later request with "image exceeds
+    5 MB maximum", the session wedged for good. Here such an image went to the API on
+    every turn after the tool's; now it is a text naming it, and the session keeps it."""
+    import base64
+
+    from yiemagent import Agent, AgentTool, AgentToolResult
+
+    png = b"\x89PNG\r\n\x1a\n" + bytes(5 * 1024 * 1024)  # 6.7 MB as base64
+    small = base64.b64encode(b"\x89PNG\r\n\x1a\n" + bytes(30)).decode()
+
+    async def screenshot(call_id: str, args: Any, signal: Any, on_update: Any) -> Any:
+        big = ImageContent(base64.b64encode(png).decode(), "image/png")
+        return AgentToolResult([TextContent("two shots"), big, ImageContent(small, "image/png")])
+
+    tool = AgentTool("shot", "shot", "Take a screenshot.", {"type": "object"}, screenshot)
+    call = tool_use({}, "{}")
+    call[0][1]["content_block"]["name"] = "shot"
+    server.enqueue(sse_reply(sse(*call, stop="tool_use")), sse_reply(sse(*text_blocks("seen"))))
+    agent = Agent("sys", claude(server, input=("text", "image")), tools=[tool])
+    assert (await agent.prompt("Look at the page.")).text == "seen"
+    [result] = server.requests[1].body["messages"][-1]["content"]
+    kinds = [block["type"] for block in result["content"]]
+    assert kinds == ["text", "text", "image"]
+    assert result["content"][1]["text"] == (
+        "[image omitted: 6.7 MB of base64, more than the 5.0 MB the Messages API takes]"
+    )
+    kept = agent.state.messages[2].content
+    assert [type(block).__name__ for block in kept] == [
+        "TextContent",
+        "ImageContent",
+        "ImageContent",
+    ]

@@ -51,6 +51,7 @@ __all__ = [
     "image_or_note",
     "load_attachment",
     "load_attachments",
+    "oversized_image_stand_in",
     "sniff_mime_type",
     "warn_unreadable",
 ]
@@ -254,6 +255,21 @@ def load_attachments(
 
 def _kind(block: ImageContent | DocumentContent) -> str:
     return "image" if isinstance(block, ImageContent) else "pdf"
+
+
+def oversized_image_stand_in(data: str, limit: int, api: str) -> str | None:
+    """The text a model gets in place of an image too large for its API to take, or None
+    when the image fits: sent, such an image would fail that request and, kept in the
+    session, every later one (a tool's screenshot wedging the conversation).
+
+    Args:
+        data: The image as base64.
+        limit: The most characters of base64 the API takes in one image.
+        api: Names the API in the text.
+    """
+    if len(data) <= limit:
+        return None
+    return f"[image omitted: {_mb(len(data))} of base64, more than the {_mb(limit)} {api} takes]"
 
 
 def attachment_stand_in(block: ImageContent | DocumentContent) -> str:

@@ -20,7 +20,9 @@ of one more request whose response continues the same message, usage summed; a t
 1h) marks the system prompt and the last user message. Thinking is enabled for reasoning
 models when `StreamOptions.reasoning` is set, with a budget from `thinking_budgets` or
 `THINKING_BUDGETS`; it is sent back only to the model that produced it, with its signature.
-A native output schema (`StreamOptions.output_schema`) goes as `output_config.format`, in the
+An image larger than the API takes (`MAX_IMAGE_BASE64`) is sent as a text naming it, so a
+big screenshot a tool returned does not fail every later request of its session. A native
+output schema (`StreamOptions.output_schema`) goes as `output_config.format`, in the
 form the SDK's `transform_schema` gives it (the API refuses some keywords; they become
 description text), so the answer's text is the JSON value.
 Content blocks of other kinds (server tools) are left out of the message, but kept as sent
@@ -36,7 +38,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from yiemagent.ai._sanitize import image_base64
-from yiemagent.ai.attachments import attachment_stand_in
+from yiemagent.ai.attachments import attachment_stand_in, oversized_image_stand_in
 from yiemagent.ai.builder import DoneReason, MessageBuilder, complete_arguments
 from yiemagent.ai.providers._sdk_call import (
     SdkApi,
@@ -69,7 +71,13 @@ from yiemagent.types.model import (
 if TYPE_CHECKING:
     from anthropic import AsyncAnthropic
 
-__all__ = ["MESSAGES", "THINKING_BUDGETS", "build_request_body", "stream_anthropic_messages"]
+__all__ = [
+    "MAX_IMAGE_BASE64",
+    "MESSAGES",
+    "THINKING_BUDGETS",
+    "build_request_body",
+    "stream_anthropic_messages",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -81,6 +89,10 @@ _STOP_REASONS: dict[str, DoneReason] = {
     "tool_use": "toolUse",
 }
 
+
+MAX_IMAGE_BASE64 = 5 * 1024 * 1024
+"""The most base64 characters the API takes in one image ("image exceeds 5 MB maximum");
+a larger image is sent as a text naming it."""
 
 MAX_PAUSES = 10
 """Requests a turn the API paused (`pause_turn`) is continued with, at most."""
@@ -181,6 +193,10 @@ def _blocks(content: list[Any], images_ok: bool, pdfs_ok: bool = False) -> list[
         elif isinstance(block, ImageContent):
             if images_ok:
                 data, mime_type = image_base64(block.data, block.mime_type)
+                too_large = oversized_image_stand_in(data, MAX_IMAGE_BASE64, "the Messages API")
+                if too_large is not None:
+                    blocks.append({"type": "text", "text": too_large})
+                    continue
                 source = {"type": "base64", "media_type": mime_type, "data": data}
                 blocks.append({"type": "image", "source": source})
             else:
