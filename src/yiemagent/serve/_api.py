@@ -11,10 +11,11 @@ after n, and the stream ends after `agent_end`.
 from __future__ import annotations
 
 import asyncio
+import re
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote
+from urllib.parse import quote, unquote
 
 from pydantic_core import from_json
 from sse_starlette import EventSourceResponse
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Api",
     "BadRequest",
+    "SessionPaths",
     "checked_image",
     "checked_session_id",
     "error",
@@ -49,18 +51,55 @@ sse_ping_s = 15.0
 
 class _SessionIdConvertor(Convertor[str]):
     """A session id in a route: any text, "/" and newlines included (`check_session_id`
-    refuses what is not one, with a 400 that says why)."""
+    refuses what is not one, with a 400 that says why). Under `SessionPaths` a "/" of the
+    id sent as %2F stays %2F (and "%" stays %25) until here, where it is decoded."""
 
     regex = "(?s:.+)"
 
     def convert(self, value: str) -> str:
-        return value
+        return _ESCAPED.sub(lambda m: "/" if m[0] == "%2F" else "%", value)
 
     def to_string(self, value: str) -> str:
-        return value
+        return value.replace("%", "%25").replace("/", "%2F")
 
 
 register_url_convertor("session_id", _SessionIdConvertor())
+
+_ESCAPED = re.compile("%2F|%25")
+_KEPT = re.compile("(%2[fF]|%25)")
+_SESSIONS = "/v1/sessions/"
+
+
+class SessionPaths:
+    """ASGI middleware: under /v1/sessions/, the path routed on keeps a "/" the client
+    escaped as %2F (and a "%" as %25), instead of the decoded path where it is a "/" like
+    any other. So a session id ending like a route ("plan/timeline", "a/approvals") is one
+    id when its slash is escaped, as the page and `quote(sid, safe="")` do: GET of that
+    session is not the timeline of "plan". A literal "/" still works where it is not
+    ambiguous (the session routes take the rest of the path)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        path = scope.get("path", "")
+        if scope["type"] == "http" and path.startswith(_SESSIONS):
+            scope = dict(scope, path=_routed_path(path, scope.get("raw_path")))
+        await self.app(scope, receive, send)
+
+
+def _routed_path(path: str, raw_path: bytes | None) -> str:
+    """`path` with "%" as %25 and, where `raw_path` (the path as sent) had %2F, that "/" as
+    %2F; without a `raw_path` that decodes to `path` (a server that gives none, a root
+    path), every "/" stays a separator."""
+    if raw_path is not None:
+        parts = _KEPT.split(raw_path.decode("latin-1"))
+        if unquote("".join(parts)) == path:
+            return "".join(
+                part.upper() if n % 2 else unquote(part).replace("%", "%25")
+                for n, part in enumerate(parts)
+            )
+    return path.replace("%", "%25")
 
 
 _TITLES_KEPT = 4096

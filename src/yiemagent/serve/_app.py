@@ -13,7 +13,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from yiemagent.errors import AgentBusyError, ConfigError, SessionBusyError, SessionCorruptError
-from yiemagent.serve._api import Api, BadRequest, error
+from yiemagent.serve._api import Api, BadRequest, SessionPaths, error
 from yiemagent.serve._guard import Failures, Guard, check_origin
 from yiemagent.serve._runs import Busy, MakeAgent, RunHub, busy_text
 
@@ -132,6 +132,7 @@ def create_app(
         )
     )
     middleware.append(Middleware(Failures))
+    middleware.append(Middleware(SessionPaths))  # innermost: the path routed on
     app = Starlette(
         routes=routes,
         middleware=middleware,
