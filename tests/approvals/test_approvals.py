@@ -109,6 +109,38 @@ async def test_reject_gives_an_error_result_with_the_reason_to_the_model() -> No
     assert transcript_problems(fm.contexts[1].messages) == []
 
 
+@pytest.mark.parametrize("decide", ["approve", "reject"])
+async def test_a_decision_binds_the_held_call_not_a_later_call_reusing_its_id(
+    decide: str,
+) -> None:
+    # Models and servers reuse ids ("call_0" every turn). openai-agents asks again for a
+    # new call under an approved id; a decision is for the call a person saw.
+    ran: list[str] = []
+    tools = [recording_tool("pay", ran, requires_approval=True)]
+    fm = FauxModel(
+        [
+            faux_message(faux_tool_call("pay", {"n": 10}, id="call_0")),
+            faux_message(faux_tool_call("pay", {"n": 9000}, id="call_0")),
+            "paid twice",
+        ]
+    )
+    agent = Agent(model=fm.model, stream_fn=fm.stream_fn, tools=tools)
+    await agent.prompt("pay the bill")
+    if decide == "approve":
+        agent.approve("call_0")
+    else:
+        agent.reject("call_0", reason="no")
+
+    await agent.resume()
+
+    assert ran == (["call_0"] if decide == "approve" else [])
+    held = agent.pending_approvals
+    assert [(p.tool_call_id, p.arguments, p.decision) for p in held] == [
+        ("call_0", {"n": 9000}, None)
+    ]
+    assert fm.call_count == 2
+
+
 async def test_defer_from_before_tool_call_and_approved_calls_go_through_hooks_and_timeouts() -> (
     None
 ):

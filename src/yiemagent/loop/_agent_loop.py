@@ -392,6 +392,8 @@ async def _run_turns(run: LoopRun) -> AgentEndReason:
             return "awaiting_approval"
         if run.signal.aborted:
             return "aborted"
+    if run.config.approvals:  # each decision was for a held call: a later call that reuses
+        run.config = dataclasses.replace(run.config, approvals=None)  # its id is asked anew
     pending = await _poll(run, run.config.get_steering_messages, "get_steering_messages")
     reason: AgentEndReason = "stop"
     answered = False  # the output was accepted: the run ends unless messages came
