@@ -262,3 +262,29 @@ def test_calls_in_every_format_are_found_whatever_the_chunks(
         for p in got
     ]
     assert normalised == expected
+
+
+_TRICKY = st.lists(
+    st.sampled_from(["</tool_call>", "</tool_", '"', "\\", '\\"', "{", "}", "[", "]", "x", " "]),
+    max_size=6,
+).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(st.sampled_from(["a", "b"]), _TRICKY, max_size=2), st.data())
+def test_a_tag_and_a_bare_line_read_the_same_call_whatever_its_strings_hold(
+    arguments: dict[str, str], data: st.DataObject
+) -> None:
+    """The tag's end (the first `</tool_call>` outside a string) and a bare object's end
+    (its closing brace outside a string) are found by one string-state scanner: the same
+    arguments, holding closing tags, quotes, escapes and brackets in their strings, give
+    the same call written either way, however the stream is cut."""
+    args = json.dumps(arguments)
+    expected = [ToolCallPiece("f", args), TextPiece("\ndone")]
+    for text in (
+        f'<tool_call>{{"name": "f", "arguments": {args}}}</tool_call>\ndone',
+        f'{{"name": "f", "parameters": {args}}}\ndone',
+    ):
+        cuts = sorted(data.draw(st.lists(st.integers(0, len(text)), max_size=10)))
+        chunks = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True)]
+        assert parse_chunked(chunks, ["f"]) == expected, text

@@ -176,7 +176,7 @@ class TextToolCallParser:
             self._blank = True
         elif marker == _TAG_OPEN:
             self._buf = buf[at:]
-            self._mode = "tag"
+            self._mode, self._scan = "tag", _JsonScan()
         elif marker == _MISTRAL:
             self._buf = buf[at:]
             self._mode, self._scan, self._start = "mistral", _JsonScan(), len(marker)
@@ -230,12 +230,14 @@ class TextToolCallParser:
         return self._settle(out, calls, buf, end)
 
     def _tag(self, out: list[Piece], final: bool) -> bool:
+        # The tag ends at the first `</tool_call>` outside a JSON string: one inside a
+        # string value is part of the arguments (a file that mentions the tag, say).
         buf = self._buf
-        close = _tag_close(buf, len(_TAG_OPEN))
-        if close < 0 and not final:
+        found = self._scan.find(buf, len(_TAG_OPEN), _TAG_CLOSE)
+        if found is None and not final:
             return False
-        if close < 0:  # quotes out of balance: the first closing tag there is
-            close = buf.find(_TAG_CLOSE, len(_TAG_OPEN))
+        close = buf.find(_TAG_CLOSE, len(_TAG_OPEN)) if found is None else found
+        # (None at the end: quotes out of balance, so the first closing tag there is)
         end = len(buf) if close < 0 else close + len(_TAG_CLOSE)
         inner = buf[len(_TAG_OPEN) : close if close >= 0 else len(buf)]
         calls = _read_calls(inner, None, tagged=True)
@@ -337,29 +339,6 @@ def _after_semicolon(buf: str, end: int) -> int | None:
     return at if buf[at] == "{" else -1
 
 
-def _tag_close(buf: str, start: int) -> int:
-    """Where a tag's `</tool_call>` begins: the first one outside a JSON string (one inside
-    a string value is part of the arguments, such as a file that mentions the tag); -1
-    while none has come."""
-    if buf.find(_TAG_CLOSE, start) < 0:
-        return -1
-    string = escape = False
-    for at in range(start, len(buf)):
-        char = buf[at]
-        if string:
-            if escape:
-                escape = False
-            elif char == "\\":
-                escape = True
-            elif char == '"':
-                string = False
-        elif char == '"':
-            string = True
-        elif char == "<" and buf.startswith(_TAG_CLOSE, at):
-            return at
-    return -1
-
-
 def _partial_marker(buf: str) -> int:
     """The length of the longest end of `buf` that may be the start of a marker."""
     for size in range(min(len(buf), max(map(len, _MARKERS)) - 1), 0, -1):
@@ -446,7 +425,10 @@ def _unreadable_call(text: str) -> list[ToolCallPiece]:
 
 
 class _JsonScan:
-    """Finds where a JSON object or array ends, reading only the new text on each call."""
+    """Reads JSON text left to right, each character once however the text arrives (`buf`
+    only grows between calls): whether it is inside a string (escapes included) and, outside
+    strings, how deep it is. One scanner for the two questions the parser asks: where a
+    value ends (`advance`) and where a closing tag outside strings begins (`find`)."""
 
     __slots__ = ("_depth", "_escape", "_pos", "_string")
 
@@ -458,14 +440,23 @@ class _JsonScan:
 
     def advance(self, buf: str, start: int = 0) -> int | None:
         """The index just after the value opening at `buf[start]` ends, or None while it
-        is still open (`buf` only grows between calls)."""
+        is still open."""
+        return self._scan(buf, start, "")
+
+    def find(self, buf: str, start: int, needle: str) -> int | None:
+        """Where `needle` (not empty) first begins in `buf` from `start`, outside JSON
+        strings; None while it has not come (a start of it at the end of `buf` is read again
+        with the next text)."""
+        return self._scan(buf, start, needle)
+
+    def _scan(self, buf: str, start: int, needle: str) -> int | None:
+        """`find` of `needle`, or with "" `advance`; the same string state for both."""
         if self._pos < 0:
             self._pos = start
         at, depth, string, escape = self._pos, self._depth, self._string, self._escape
-        end = None
-        while at < len(buf):
+        first, size, end = needle[:1], len(buf), None
+        while at < size:
             char = buf[at]
-            at += 1
             if string:
                 if escape:
                     escape = False
@@ -479,8 +470,14 @@ class _JsonScan:
                 depth += 1
             elif char in "}]":
                 depth -= 1
-                if depth <= 0:
-                    end = at
+                if depth <= 0 and not needle:
+                    end = at = at + 1
                     break
+            elif char == first:
+                seen = buf[at : at + len(needle)]
+                if needle.startswith(seen):  # it, or its start at the end: stay here
+                    end = at if seen == needle else None
+                    break
+            at += 1
         self._pos, self._depth, self._string, self._escape = at, depth, string, escape
         return end
