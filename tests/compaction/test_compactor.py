@@ -348,3 +348,23 @@ async def test_an_attached_pdf_counts_by_its_size_and_gets_compacted_away() -> N
     assert not any(
         isinstance(b, DocumentContent) for m in last.messages for b in getattr(m, "content", [])
     )
+
+
+async def test_every_request_leaves_room_for_the_longest_answer() -> None:
+    """anthropics/claude-code #42 ("input length and `max_tokens` exceed context limit:
+    187254 + 20000 > 204798", then every later request) and strands-agents #1078: the
+    API refuses a request whose prompt and `max_tokens` together pass the window. Here
+    the default reserve was a quarter of the window whatever the model's `max_tokens`,
+    so a model that may answer with more (Claude Sonnet 4.5: 64,000 of 200,000) was sent
+    views the API refuses, and the session, growing, never got back under."""
+    script = Scripted()
+    fm = FauxModel([script] * 400, model_id="compaction-faux")
+    model = dataclasses.replace(fm.model, context_window=WINDOW, max_tokens=WINDOW * 2 // 5)
+    compactor = Compactor(model, stream_fn=fm.stream_fn)
+    agent = Agent(model=model, stream_fn=fm.stream_fn, tools=[lookup], transform_context=compactor)
+    for n in range(30):
+        reply = await agent.prompt(f"question {n}: " + "words " * 10)
+        assert reply.stop_reason == "stop", reply.error_message
+    answered = [c for c in fm.contexts if c.system_prompt != SUMMARY_SYSTEM_PROMPT]
+    biggest = max(estimate_tokens(list(c.messages)) for c in answered)
+    assert biggest + model.max_tokens <= WINDOW, biggest

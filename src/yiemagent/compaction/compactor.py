@@ -57,7 +57,7 @@ from yiemagent.types import (
     UserMessage,
 )
 
-__all__ = ["CompactionInfo", "Compactor", "estimate_tokens"]
+__all__ = ["CompactionInfo", "Compactor", "answer_tokens", "estimate_tokens"]
 
 logger = logging.getLogger(__name__)
 
@@ -85,6 +85,14 @@ _ITEM_CHARS = 1200
 _MAX_CACHED = 64
 _SUMMARY_WRAPPER_CHARS = 140
 """The text `convert_to_llm` puts around a summary ("The conversation history before...")."""
+
+
+def answer_tokens(model: Model, window: int) -> int:
+    """The tokens a call may ask `model` to write (`Model.max_tokens`, the `max_tokens`
+    a provider sends unless told less), at most half of `window`: room the compacted view
+    must leave free, since an API refuses a request whose prompt and `max_tokens` together
+    pass the window ("input length and `max_tokens` exceed context limit")."""
+    return min(model.max_tokens, window // 2)
 
 
 def estimate_tokens(messages: Sequence[AgentMessage]) -> int:
@@ -167,7 +175,10 @@ class Compactor:
         stream_fn: how to call `model` (default `yiemagent.ai.stream`).
         context_window: the window in tokens (e.g. the embedded runtime's 8,192).
         reserve_tokens: tokens kept free for the system prompt, the tool schemas and the
-            answer (default a quarter of the window).
+            answer (default a quarter of the window, or, when more, room for the longest
+            answer a call may ask for (`Model.max_tokens`, at most half the window) and a
+            sixteenth of the window beside it: the APIs refuse a request whose prompt and
+            `max_tokens` together pass the window).
         keep_recent_tokens: about how much of the latest transcript stays verbatim (default
             a quarter of the window); at least the last turn stays.
         summary_max_tokens: output cap of a summary (default min(1024, window / 8)).
@@ -216,7 +227,9 @@ class Compactor:
         window = self.context_window
         if window < 256:
             raise ValueError(f"context_window must be at least 256 tokens, not {window}")
-        reserve = self._reserve if self._reserve is not None else window // 4
+        reserve = self._reserve
+        if reserve is None:
+            reserve = max(window // 4, answer_tokens(self.model, window) + window // 16)
         if reserve >= window:
             raise ValueError(f"reserve_tokens {reserve} leaves no room in a {window} window")
         return window - reserve

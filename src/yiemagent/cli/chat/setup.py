@@ -330,15 +330,17 @@ def context_window(model: Model) -> int:
 
 
 def compactor_for(model: Model, tools: Iterable[AgentTool], system: str) -> Compactor:
-    """The compactor of `yiem chat` and `yiem serve`: the reserve also holds the system
+    """The compactor of `yiem chat` and `yiem serve`: the reserve holds the answer (a
+    quarter of the window, or the model's `max_tokens` when more) and also the system
     prompt and the tools' schemas."""
     import json
 
-    from yiemagent.compaction import Compactor
+    from yiemagent.compaction import Compactor, answer_tokens
 
     window = context_window(model)
     schemas = sum(len(json.dumps(t.input_schema)) + len(t.description) for t in tools)
-    reserve = min(window // 2, window // 4 + (len(system) + schemas) // 4)
+    answer = max(window // 4, answer_tokens(model, window))
+    reserve = min(window * 3 // 4, answer + (len(system) + schemas) // 4)
     return Compactor(model, context_window=window, reserve_tokens=reserve)
 
 
