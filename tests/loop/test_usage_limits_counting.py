@@ -10,7 +10,14 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from yiemagent import Agent, AgentEndEvent, ToolResultMessage, UsageLimits
+from yiemagent import (
+    Agent,
+    AgentEndEvent,
+    AgentTool,
+    BeforeToolCallResult,
+    ToolResultMessage,
+    UsageLimits,
+)
 from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_text, faux_tool_call
 from yiemagent.types import OutputSpec
 
@@ -47,6 +54,53 @@ async def test_calls_of_unknown_tools_do_not_count_as_tool_calls() -> None:
     end = events[-1]
     assert isinstance(end, AgentEndEvent) and end.reason == "stop"
     assert ran == [1] and fm.call_count == 4
+
+
+@pytest.mark.parametrize("never_ran", ["invalid arguments", "blocked by before_tool_call"])
+async def test_calls_that_never_ran_do_not_count_as_tool_calls(never_ran: str) -> None:
+    # pydantic-ai counts only calls that ran; a call the model must correct, or a hook
+    # refused, leaves the budget to the corrected call
+    ran: list[int] = []
+    first = {"n": "one"} if never_ran == "invalid arguments" else {"n": 0}
+
+    def block_zero(ctx: Any, signal: Any) -> BeforeToolCallResult | None:
+        return BeforeToolCallResult(block=True) if ctx.args["n"] == 0 else None
+
+    fm = FauxModel(
+        [
+            faux_message(faux_tool_call("spend", first)),
+            faux_message(faux_tool_call("spend", {"n": 1})),
+            "the answer",
+        ]
+    )
+
+    events, _ = await run(
+        fm, [spending_tool(ran)], UsageLimits(max_tool_calls=1), before_tool_call=block_zero
+    )
+
+    end = events[-1]
+    assert isinstance(end, AgentEndEvent) and end.reason == "stop"
+    assert ran == [1] and fm.call_count == 3
+
+
+async def test_a_call_that_ran_and_raised_counts_as_a_tool_call() -> None:
+    # It ran (its side effects happened): unlike pydantic-ai's ModelRetry, it is spent.
+    ran: list[int] = []
+
+    def flaky(call_id: str, args: Any, signal: Any, on_update: Any) -> str:
+        ran.append(args["n"])
+        if len(ran) == 1:
+            raise RuntimeError("temporary failure, please retry")
+        return "ok"
+
+    tool = AgentTool("spend", "spend", "spends", {"type": "object"}, flaky)
+    calling = faux_message(faux_tool_call("spend", {"n": 1}))
+    fm = FauxModel([calling, calling, "never asked"])
+
+    events, context = await run(fm, [tool], UsageLimits(max_tool_calls=1))
+
+    assert ran == [1] and fm.call_count == 2
+    assert_stopped_by_limit(events, context, "max_tool_calls=1 (used 1 tool calls)")
 
 
 class Answer(BaseModel):
