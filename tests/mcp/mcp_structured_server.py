@@ -9,7 +9,8 @@ The official SDK's low-level `Server` over stdio. Tools:
 - `echoed`: the structured content and its JSON as text (what the spec asks for);
 - `empty_data`: an empty structured object and no content;
 - `off_schema`: structured content its declared output schema does not allow;
-- `text_only`: declares an output schema, answers with text and no structured content.
+- `text_only`: declares an output schema, answers with text and no structured content;
+- `data_error`: a failure (`isError`) said only in structured content.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from mcp.server.stdio import stdio_server
 
 ISSUES = {"issues": [{"id": 7, "title": "crash on start"}, {"id": 9, "title": "typo"}]}
 NO_INPUT: dict[str, Any] = {"type": "object", "properties": {}}
-TOOLS = ["issues", "data_only", "echoed", "empty_data", "off_schema", "text_only"]
+TOOLS = ["issues", "data_only", "echoed", "empty_data", "off_schema", "text_only", "data_error"]
 COUNT = {"type": "object", "properties": {"count": {"type": "integer"}}, "required": ["count"]}
 OUTPUT_SCHEMAS = {"off_schema": COUNT, "text_only": COUNT}
 
@@ -57,6 +58,9 @@ async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.Call
     if params.name == "off_schema":  # its output schema says count is an integer
         text = types.TextContent(type="text", text="about 3")
         return types.CallToolResult(content=[text], structured_content={"count": "about 3"})
+    if params.name == "data_error":
+        failure = {"error": "rate limited", "retry_after_s": 30}
+        return types.CallToolResult(content=[], structured_content=failure, is_error=True)
     if params.name == "text_only":
         return types.CallToolResult(content=[types.TextContent(type="text", text="3 of them")])
     return types.CallToolResult(content=[], structured_content={})

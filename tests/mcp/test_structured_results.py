@@ -50,3 +50,15 @@ async def test_structured_content_off_its_output_schema_is_still_the_result() ->
     assert result.details == {"count": "about 3"}
     # declared an output schema, answered with text alone: the text is the result
     assert not text_only.is_error and text(text_only) == "3 of them"
+
+
+async def test_a_failure_said_only_in_structured_content_reaches_the_model() -> None:
+    """pydantic-ai #2742 (a server, the Kotlin SDK's way, answering with structured content
+    and no content read as empty): a call that failed (`isError`) with its reason only in
+    structured content was "MCP tool data_error failed without saying why"."""
+    async with MCPServerStdio(sys.executable, [SERVER], name="structured") as server:
+        store = ToolStore("structured")
+        await add_server(store, server)
+        [failed] = await run_calls(store, ("data_error", {}))
+    assert failed.is_error
+    assert json.loads(text(failed)) == {"error": "rate limited", "retry_after_s": 30}

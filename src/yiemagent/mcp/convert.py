@@ -6,7 +6,8 @@ resource becomes its text (or an image, for an image blob); audio, binary blobs 
 become a one-line text naming them. Structured content goes to `details`, and also as JSON
 text when there is no other content. Text beyond `max_chars` is cut, with a note, also an
 error's. `isError` raises `MCPToolError`, which the pipeline turns into the call's error
-result. A result is never empty.
+result (its text the result's texts, or its structured content as JSON when it has none). A
+result is never empty.
 
 Server side (`result_to_mcp`): a `ToolResultMessage` becomes a `CallToolResult`: text and
 image blocks, `isError` from the message, and `details`, when it is a JSON object, in
@@ -105,6 +106,8 @@ def result_from_mcp(
     structured = result.structured_content
     if result.is_error:
         text = "\n".join(b.text for b in content if isinstance(b, TextContent)).strip()
+        if not text and structured is not None:  # a failure said only as data
+            text = json.dumps(structured, ensure_ascii=False, default=str)
         if max_chars is not None:  # an error is carried along as much as an output
             [cut] = _cut([TextContent(text)], max_chars)
             text = cut.text if isinstance(cut, TextContent) else text
