@@ -438,3 +438,37 @@ async def test_an_approved_call_held_beside_a_transfer_runs_with_its_agents_tool
     assert billing_fm.call_count == 1
     assert transcript_problems(router.state.messages) == []
     await router.close()
+
+
+CITY = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+
+
+async def test_a_targets_own_output_type_is_said_not_to_apply_and_the_runs_one_does() -> None:
+    """A target's own `output_type` was dropped without a word when the run came to it
+    through a handoff. A run keeps its entry's output type (or the prompt's) whoever
+    answers, as `Agent[T].prompt` returns `OutputMessage[T]` (docs/teams.md); the
+    Agent now says so when it is made, and a type given to the run applies to the target's
+    answer."""
+    billing, _ = scripted("billing", ['{"city": "Paris"}'], output_type=CITY)
+    with pytest.warns(UserWarning) as said:
+        lead, _ = scripted("lead", [calls(("transfer_to_billing", {}))], handoffs=[billing])
+    assert [str(w.message) for w in said] == [
+        "agent 'lead' hands off to 'billing', whose own output_type does not apply there: "
+        "whoever answers, a run keeps the output type of the agent it starts on ('lead': "
+        "none) or of prompt(output_type=...) (docs/teams.md)"
+    ]
+    reply = await lead.prompt("where?")
+    assert reply.text == '{"city": "Paris"}' and not hasattr(reply, "output")
+
+    billing, _ = scripted("billing", ['{"city": "Oslo"}'], output_type=CITY)
+    with pytest.warns(UserWarning):
+        lead, _ = scripted("lead", [calls(("transfer_to_billing", {}))], handoffs=[billing])
+    typed = await lead.prompt("where?", output_type=CITY)
+    assert typed.output == {"city": "Oslo"} and typed.agent == "billing"
+
+
+def test_a_target_with_the_entrys_output_type_says_nothing(recwarn: Any) -> None:
+    billing, _ = scripted("billing", [], output_type=CITY)
+    scripted("lead", [], handoffs=[billing], output_type=CITY)
+    scripted("plain", [], handoffs=[scripted("other", [])[0]])
+    assert [str(w.message) for w in recwarn if "output_type" in str(w.message)] == []

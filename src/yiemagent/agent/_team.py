@@ -148,6 +148,25 @@ class Handoff:
         return f"transfer_to_{self.agent.name}"
 
 
+def output_type_not_applied(
+    name: str, handoffs: Sequence[Handoff], output: OutputSpec[Any] | None
+) -> str | None:
+    """One line for the user when a handoff target of the agent `name` (its run's output
+    type `output`) has an `output_type` of its own: a run keeps its entry's output type
+    (or `prompt(output_type=...)`) whoever answers, so the target's does not apply."""
+    for handoff in handoffs:
+        own = getattr(handoff.agent, "_output", None)
+        if own is not None and (output is None or own.schema != output.schema):
+            entry = "none" if output is None else "another"
+            return (
+                f"agent {name!r} hands off to {handoff.agent.name!r}, whose own output_type "
+                "does not apply there: whoever answers, a run keeps the output type of the "
+                f"agent it starts on ({name!r}: {entry}) or of prompt(output_type=...) "
+                "(docs/teams.md)"
+            )
+    return None
+
+
 def remove_handoff_turns(messages: list[AgentMessage]) -> list[AgentMessage]:
     """A `Handoff.input_filter`: `messages` without the turns that only handed over (an
     assistant message whose calls are all `transfer_to_*`, and their results), so the target

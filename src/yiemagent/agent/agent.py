@@ -16,6 +16,7 @@ import asyncio
 import dataclasses
 import logging
 import uuid
+import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeAlias, overload
 
@@ -46,6 +47,7 @@ from yiemagent.agent._team import (
     HeldCalls,
     TeamConfig,
     check_reason,
+    output_type_not_applied,
     speaking_agent,
 )
 from yiemagent.ai.attachments import AttachmentSource, load_attachments, warn_unreadable
@@ -177,6 +179,9 @@ class Agent(Generic[OutputT]):
 
             model = FallbackModel(model)
         self._output: OutputSpec[Any] | None = output_spec(output_type)
+        ignored = output_type_not_applied(self.name, self.handoffs, self._output)
+        if ignored is not None:
+            warnings.warn(ignored, UserWarning, stacklevel=2)
         self.output_retries = output_retries
         """Invalid outputs sent back to the model before a run ends in error."""
         self._resume_output: OutputSpec[Any] | None = None
