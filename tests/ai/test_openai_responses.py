@@ -5,6 +5,7 @@ stop reasons and failures."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 
@@ -330,3 +331,26 @@ async def test_no_key_for_openai_is_one_clear_line(monkeypatch: pytest.MonkeyPat
         get_model("openai-responses/gpt-4o-mini"), Context("", [UserMessage("hi")])
     )
     assert message.stop_reason == "error" and "OPENAI_API_KEY" in (message.error_message or "")
+
+
+async def test_a_reasoning_item_without_its_encrypted_content_is_not_sent_back(
+    server: ReplayServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """vercel/ai #7543 (and opencode #7724): "Item with id 'rs_...' not found. Items are not
+    persisted when `store` is set to false": a reasoning item went back by its id alone,
+    without the encrypted content that stands in for it. Here a model not marked as a
+    reasoning one (its encrypted content not asked for) that reasoned all the same had its
+    item sent back so on the next turn, and every later request was refused."""
+    bare = {k: v for k, v in REASONING_ITEM.items() if k != "encrypted_content"}
+    events = [
+        e.replace(json.dumps(REASONING_ITEM), json.dumps(bare)) for e in a_call_with_reasoning()
+    ]
+    server.replies.put(sse_reply(events))
+    server.replies.put(sse_reply(an_answer()))
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    model = dataclasses.replace(gpt(server), reasoning=False)
+    agent = Agent(model=model, tools=[get_time])
+    assert (await agent.prompt("Time in Oslo?")).text == "It is noon in Oslo."
+    assert "include" not in server.requests[0].body
+    kinds = [item.get("type", "message") for item in server.requests[1].body["input"]]
+    assert kinds == ["message", "function_call", "function_call_output"]

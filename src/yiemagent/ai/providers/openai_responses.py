@@ -10,7 +10,8 @@ with their `encrypted_content` (`include: ["reasoning.encrypted_content"]`). Eac
 item becomes a `ThinkingContent` (its summary as the text) whose `signature` holds the whole
 item as received, as JSON; on the next turn the same model gets the item back exactly so,
 before the function calls it led to (without it the API answers 404 for an item it did not
-store, or reasons from nothing). Messages: user text as `input_text`, images as
+store, or reasons from nothing); an item that came without its encrypted content is not
+sent back (by its id alone the API refuses it). Messages: user text as `input_text`, images as
 `input_image` (data URLs), PDFs as `input_file` (`file_data`); assistant text as an
 assistant message, tool calls as `function_call` items (`call_id` = `ToolCall.id`), tool
 results as `function_call_output` (with images, as a list of `input_text` and
@@ -154,9 +155,14 @@ def _assistant_items(message: AssistantMessage, model: Model) -> list[dict[str, 
 
 
 def _reasoning_item(signature: str | None) -> dict[str, Any] | None:
-    """The reasoning item a thinking block's signature holds, or None."""
+    """The reasoning item a thinking block's signature holds, or None, also for one
+    without its `encrypted_content` (a model not marked as reasoning, whose content was not
+    asked for): with `store` false the API keeps nothing, and an item sent back by its id
+    alone is refused, "Item with id 'rs_...' not found", on every later request."""
     item = signature_object(signature)
-    return item if item is not None and item.get("type") == "reasoning" else None
+    if item is None or item.get("type") != "reasoning" or not item.get("encrypted_content"):
+        return None
+    return item
 
 
 def _tool_output(message: ToolResultMessage, images_ok: bool) -> dict[str, Any]:
