@@ -10,9 +10,10 @@ with their `encrypted_content` (`include: ["reasoning.encrypted_content"]`). Eac
 item becomes a `ThinkingContent` (its summary as the text) whose `signature` holds the whole
 item as received, as JSON; on the next turn the same model gets the item back exactly so,
 before the function calls it led to (without it the API answers 404 for an item it did not
-store, or reasons from nothing); an item that came without its encrypted content is not
-sent back (by its id alone the API refuses it). Messages: user text as `input_text`, images as
-`input_image` (data URLs), PDFs as `input_file` (`file_data`); assistant text as an
+store, or reasons from nothing); an item that came with neither its encrypted content nor
+its reasoning text is not sent back (by its id alone the API refuses it). Messages: user
+text as `input_text`, images as `input_image` (data URLs), PDFs as `input_file`
+(`file_data`); assistant text as an
 assistant message, tool calls as `function_call` items (`call_id` = `ToolCall.id`), tool
 results as `function_call_output` (with images, as a list of `input_text` and
 `input_image`). A model that reads no images or PDFs gets the attachments' text stand-ins.
@@ -155,14 +156,15 @@ def _assistant_items(message: AssistantMessage, model: Model) -> list[dict[str, 
 
 
 def _reasoning_item(signature: str | None) -> dict[str, Any] | None:
-    """The reasoning item a thinking block's signature holds, or None, also for one
-    without its `encrypted_content` (a model not marked as reasoning, whose content was not
-    asked for): with `store` false the API keeps nothing, and an item sent back by its id
+    """The reasoning item a thinking block's signature holds, or None, also for one that
+    carries neither its `encrypted_content` (a model not marked as reasoning, whose content
+    was not asked for) nor its reasoning text (`content`, which compatible servers send and
+    want back): with `store` false the API keeps nothing, and an item sent back by its id
     alone is refused, "Item with id 'rs_...' not found", on every later request."""
     item = signature_object(signature)
-    if item is None or item.get("type") != "reasoning" or not item.get("encrypted_content"):
+    if item is None or item.get("type") != "reasoning":
         return None
-    return item
+    return item if item.get("encrypted_content") or item.get("content") else None
 
 
 def _tool_output(message: ToolResultMessage, images_ok: bool) -> dict[str, Any]:
