@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from yiemagent import AbortSignal, Agent, AgentBusyError, ToolResultMessage
+from yiemagent import AbortSignal, Agent, AgentBusyError, ConfigError, ToolResultMessage
 from yiemagent.agent import AgentRunError
 from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
 from yiemagent.types import text_of
@@ -212,6 +212,27 @@ async def test_r6_5_subscribe_async_listeners_are_awaited_in_order_with_the_sign
     fm.add("again")
     await agent.prompt("again")
     assert log and all(who == "first" for who, _ in log)
+
+
+async def test_r6_5_a_listener_of_the_event_alone_gets_every_event() -> None:
+    # pi's listeners take the event only (agent.subscribe((e) => ...)); ours may also take
+    # the run's signal. One that takes the event alone got nothing but logged TypeErrors.
+    fm = FauxModel(["done"])
+    agent = faux_agent(fm)
+    plain: list[str] = []
+    awaited: list[str] = []
+
+    async def async_listener(event: Any) -> None:
+        awaited.append(event.type)
+
+    agent.subscribe(lambda event: plain.append(event.type))
+    agent.subscribe(async_listener)
+    await agent.prompt("go")
+    assert plain[0] == "agent_start" and plain[-1] == "agent_end"
+    assert awaited == plain
+
+    with pytest.raises(ConfigError, match=r"listener\(event\) or listener\(event, signal\)"):
+        agent.subscribe(lambda: None)
 
 
 async def test_r6_5_a_raising_listener_is_logged_and_the_run_goes_on(

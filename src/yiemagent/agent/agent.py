@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import inspect
 import logging
 import uuid
 import warnings
@@ -53,6 +54,7 @@ from yiemagent.agent._team import (
 from yiemagent.ai.attachments import AttachmentSource, load_attachments, warn_unreadable
 from yiemagent.errors import AgentBusyError, ApprovalPendingError, ConfigError
 from yiemagent.types import (
+    AbortSignal,
     AgentEndEvent,
     AgentEvent,
     AgentLoopConfig,
@@ -581,13 +583,19 @@ class Agent(Generic[OutputT]):
         while self.is_busy:
             await self._changed.wait()
 
-    def subscribe(self, listener: Listener) -> Callable[[], None]:
+    def subscribe(self, listener: Listener | Callable[[AgentEvent], Any]) -> Callable[[], None]:
         """Call `listener(event, signal)` for every event, after the state is updated; async
-        listeners are awaited, all in subscription order. A listener that raises is logged
-        and the run goes on. Returns the function that unsubscribes it."""
+        listeners are awaited, all in subscription order. A listener that takes one
+        argument (pi's shape) gets the event alone. A listener that raises is logged and the
+        run goes on. Returns the function that unsubscribes it.
+
+        Raises:
+            ConfigError: `listener` is not callable, or takes neither (event) nor
+                (event, signal).
+        """
         if not callable(listener):
             raise ConfigError("subscribe() needs a callable listener(event, signal)")
-        return self._driver.subscribe(listener)
+        return self._driver.subscribe(listener_of(listener))
 
     def reset(self) -> None:
         """Clear the transcript, the state and the steering/follow-up queues; with a
@@ -656,6 +664,35 @@ class Agent(Generic[OutputT]):
 
 
 # ── the Agent's inputs ───────────────────────────────────────────────────────
+
+
+def listener_of(listener: Callable[..., Any]) -> Listener:
+    """`listener` as a `(event, signal)` listener: as it is when it takes both, wrapped
+    when it takes the event alone.
+
+    Raises:
+        ConfigError: it takes neither.
+    """
+    try:
+        signature = inspect.signature(listener)
+    except (TypeError, ValueError):  # a builtin without one: assume the full shape
+        return listener
+    for arguments in ((None, None), (None,)):
+        try:
+            signature.bind(*arguments)
+        except TypeError:
+            continue
+        if len(arguments) == 2:
+            return listener
+
+        def of_the_event(event: AgentEvent, signal: AbortSignal) -> Any:
+            return listener(event)
+
+        return of_the_event
+    raise ConfigError(
+        f"subscribe() needs a listener(event) or listener(event, signal); {listener!r} "
+        f"takes {signature}"
+    )
 
 
 _CALLABLES = (
