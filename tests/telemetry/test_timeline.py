@@ -207,3 +207,49 @@ def test_the_page_cannot_be_broken_by_content() -> None:
     page = timeline_html(build_timeline([evil], title="<b>x</b>"))
     assert page.count("</script>") == 2  # the data script and the page script only
     assert "<b>x</b>" not in page
+
+
+async def test_the_axis_ticks_line_up_with_the_bars(tmp_path: Path) -> None:
+    """A tick at i·10 % of the run sits over the gridline at i·10 % of every track: the
+    axis once began 20 px left of the tracks (the name column's padding came on top of
+    its width), so every label read earlier than the bars under it."""
+    log = tmp_path / "run.jsonl"
+    await write_event_log(log)
+    out = tmp_path / "trace.html"
+    assert main(["trace", str(log), "--html", str(out)]) == 0
+    offsets = await asyncio.to_thread(tick_offsets, out, tmp_path)
+    assert offsets, "no ticks measured"
+    assert max(abs(off) for off in offsets) <= 2, offsets
+
+
+def tick_offsets(page_path: Path, tmp_path: Path) -> list[float]:
+    """Each tick's anchor (its centre; the last one's right edge) minus where its time
+    falls on the first track, in CSS pixels."""
+    from playwright.sync_api import sync_playwright
+
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    assert chromium, "Debian's chromium is missing: run scripts/setup.sh test (as root)"
+    with sync_playwright() as pw:
+        context = pw.chromium.launch_persistent_context(
+            str(tmp_path / "profile"),
+            executable_path=chromium,
+            headless=True,
+            args=CHROMIUM_FLAGS,
+            viewport={"width": 1200, "height": 520},
+        )
+        try:
+            page = context.new_page()
+            page.goto(page_path.as_uri())
+            track = page.locator(".track").first.bounding_box()
+            assert track is not None
+            ticks = page.locator(".axis .tick")
+            assert ticks.count() == 11
+            offsets: list[float] = []
+            for i in range(11):
+                box = ticks.nth(i).bounding_box()
+                assert box is not None
+                anchor = box["x"] + (box["width"] if i == 10 else box["width"] / 2)
+                offsets.append(anchor - (track["x"] + track["width"] * i / 10))
+            return offsets
+        finally:
+            context.close()

@@ -430,15 +430,15 @@ _PAGE = """<!doctype html>
  #panel dt{font-weight:600;margin-top:6px;color:#57606a}
  #panel dd{margin:0;white-space:pre-wrap;word-break:break-word;font-family:ui-monospace,monospace;
   font-size:12px}
- .axis{position:relative;height:22px;margin-left:150px;border-bottom:1px solid #8c959f}
+ .axis{position:relative;height:22px;margin:0 1px 0 151px;border-bottom:1px solid #8c959f}
  .tick{position:absolute;bottom:0;font-size:11px;color:#57606a;transform:translateX(-50%);
   white-space:nowrap}
  .turn{margin:10px 0;background:#fff;border:1px solid #d0d7de;border-radius:6px;padding:6px 0}
  .turn h3{font-size:13px;margin:0 10px 4px;color:#57606a;font-weight:600}
  .turn .prompt{font-weight:400;color:#1d232b}
  .row{display:flex;align-items:center;height:26px}
- .name{width:150px;flex:none;padding:0 10px;overflow:hidden;text-overflow:ellipsis;
-  white-space:nowrap;font-size:12px;color:#57606a}
+ .name{width:150px;box-sizing:border-box;flex:none;padding:0 10px;overflow:hidden;
+  text-overflow:ellipsis;white-space:nowrap;font-size:12px;color:#57606a}
  .track{position:relative;flex:1;height:20px;background:repeating-linear-gradient(90deg,
   transparent 0 calc(10% - 1px),#eaeef2 calc(10% - 1px) 10%)}
  .bar{position:absolute;top:2px;height:16px;min-width:4px;border-radius:3px;cursor:pointer;
