@@ -180,6 +180,29 @@ def test_mcp_usage_errors_are_one_line(
     assert expected in _error_line(err)
 
 
+@pytest.mark.parametrize(
+    ("argv", "option"),
+    [
+        (["run", "hi", "--mcp", "http://127.0.0.1:9/mcp"], "--mcp-url"),
+        (["mcp", "list", "https://example.org/mcp"], "--url"),
+    ],
+)
+def test_a_url_given_as_a_command_names_the_url_option(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    argv: list[str],
+    option: str,
+) -> None:
+    # It was started as a program: "cannot start: FileNotFoundError: [Errno 2] No such
+    # file or directory: 'http://...'", which does not say what to type instead.
+    _faux(monkeypatch, "unused")
+    code, _, err = _run(capsys, *argv)
+    line = _error_line(err)
+    assert code == 1
+    assert "is a URL, not a command" in line and f"give it as {option} {argv[-1]}" in line
+    assert "FileNotFoundError" not in line
+
+
 def test_mcp_serve_on_a_port_in_use_is_one_line_naming_it_and_what_to_do(
     capsys: pytest.CaptureFixture[str],
 ) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
+import re
 import shlex
 import sys
 from collections.abc import Callable, Sequence
@@ -31,13 +32,23 @@ if TYPE_CHECKING:
 
 __all__ = ["attach_servers", "mcp_app"]
 
+_URL = re.compile(r"\s*https?://\S*\s*$", re.IGNORECASE)
+
 mcp_app = typer.Typer(
     no_args_is_help=True,
     help="MCP: list an MCP server's tools, or serve a folder of tool files as an MCP server.",
 )
 
 
-def _servers(commands: Sequence[str], urls: Sequence[str]) -> list[MCPServer]:
+def _servers(
+    commands: Sequence[str], urls: Sequence[str], *, url_option: str = "--mcp-url"
+) -> list[MCPServer]:
+    """One server a command (stdio) and a URL (streamable HTTP).
+
+    A command that is an http(s) URL is refused, naming `url_option`: started as a
+    program it failed as `FileNotFoundError: ... 'http://...'`, which does not say that
+    a URL has an option of its own.
+    """
     from yiemagent.mcp import MCPServerHTTP, MCPServerStdio
     from yiemagent.mcp.servers import masked_line
 
@@ -45,6 +56,11 @@ def _servers(commands: Sequence[str], urls: Sequence[str]) -> list[MCPServer]:
     for command in commands:
         if not command.strip():
             raise ConfigError('--mcp needs a command, e.g. --mcp "python server.py"')
+        if _URL.match(command):
+            shown = masked_line(command.strip())
+            raise ConfigError(
+                f"{shown!r} is a URL, not a command to start: give it as {url_option} {shown}"
+            )
         try:
             program, *args = shlex.split(command)
         except ValueError as exc:  # an unclosed quote
@@ -131,7 +147,8 @@ def list_tools(
 
     if (command is None) == (url is None):
         raise ConfigError('give a command (yiem mcp list "python server.py") or --url URL')
-    (server,) = _servers([command] if command is not None else [], [url] if url else [])
+    commands = [command] if command is not None else []
+    (server,) = _servers(commands, [url] if url else [], url_option="--url")
 
     async def fetch() -> list[tuple[str, str]]:
         async with server:
