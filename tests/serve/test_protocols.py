@@ -232,6 +232,31 @@ def test_agui_events_follow_the_protocol() -> None:
         assert len(store.load("thread-1")) == 5
 
 
+def test_agui_context_reaches_the_agent_with_the_prompt() -> None:
+    """agno-agi/agno #5145 and #7805: the `context` of a `RunAgentInput` (CopilotKit's
+    `useCopilotReadable`, what the page shows) was accepted and dropped, and the agent
+    answered as if it could not see the page. Here too: only the messages were read."""
+    store = InMemorySessionStore()
+    with faux_server(store) as (url, _), httpx.Client(base_url=url) as client:
+        run_input = agui.RunAgentInput(
+            thread_id="thread-ctx",
+            run_id="run-1",
+            messages=[agui.UserMessage(id="u1", content="which films")],
+            tools=[],
+            context=[agui.Context(description="Films on the page", value="Dune, Alien")],
+            state={},
+            forwarded_props={},
+        )
+        events = agui_run(client, run_input)
+    text = "".join(e.delta for e in events if isinstance(e, agui.TextMessageContentEvent))
+    assert text.startswith("echo: which films") and "Films on the page: Dune, Alien" in text
+    [prompt, _] = store.load("thread-ctx")
+    assert [b.text for b in prompt.content] == [  # type: ignore[union-attr]
+        "which films",
+        "Context from the application:\n- Films on the page: Dune, Alien",
+    ]
+
+
 def test_agui_reasoning_events() -> None:
     store = InMemorySessionStore()
     with faux_server(store) as (url, _), httpx.Client(base_url=url) as client:

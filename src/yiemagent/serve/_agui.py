@@ -1,7 +1,9 @@
 """`POST /ag-ui`: the AG-UI protocol. A `RunAgentInput` in, AG-UI events out over SSE,
 each built as the `ag-ui-protocol` package's model and written by its `EventEncoder`.
 
-The thread is the session (`threadId`). The run's events become `RUN_STARTED`, text
+The thread is the session (`threadId`); the input's `context` entries (what the page shows,
+CopilotKit's readables) follow the prompt as a text of the user message. The run's events
+become `RUN_STARTED`, text
 messages (`TEXT_MESSAGE_START/CONTENT/END`), tool calls (`TOOL_CALL_START/ARGS/END`, then
 `TOOL_CALL_RESULT` when the tool has answered here), thinking as `REASONING_*` events, a
 sub-agent's (an agent called as a tool) between `SUBAGENT_STARTED` and `SUBAGENT_FINISHED`
@@ -48,7 +50,7 @@ from yiemagent.serve._protocols import (
     tool_result_text,
 )
 from yiemagent.serve._runs import Run, RunHub
-from yiemagent.types import DocumentContent, ImageContent, ToolApproval
+from yiemagent.types import DocumentContent, ImageContent, TextContent, ToolApproval
 
 __all__ = ["agui_routes"]
 
@@ -141,6 +143,13 @@ def conversation_of(data: agui.RunAgentInput) -> Conversation:
             conversation.add("assistant", message.content or "")
         elif isinstance(message, agui.SystemMessage | agui.DeveloperMessage):
             conversation.add("system", _text_of(message.content)[0])
+    if data.context and conversation.prompt is not None:
+        # what the page shows (CopilotKit's readables): the user's, so with the prompt,
+        # not in the system prompt, where client text would speak with the operator's voice
+        lines = [f"- {entry.description}: {entry.value}" for entry in data.context]
+        note = TextContent("Context from the application:\n" + "\n".join(lines))
+        content = conversation.prompt.content
+        conversation.prompt.content = [*content, note] if isinstance(content, list) else [note]
     return conversation
 
 
