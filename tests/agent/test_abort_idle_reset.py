@@ -231,7 +231,7 @@ async def test_r6_5_a_listener_of_the_event_alone_gets_every_event() -> None:
     assert plain[0] == "agent_start" and plain[-1] == "agent_end"
     assert awaited == plain
 
-    with pytest.raises(ConfigError, match=r"listener\(event\) or listener\(event, signal\)"):
+    with pytest.raises(ConfigError, match=r"listener must take \(event\) or \(event, signal\)"):
         agent.subscribe(lambda: None)
 
 

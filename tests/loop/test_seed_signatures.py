@@ -7,6 +7,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import pytest
+
 from tests.loop._kit import MODEL, call, make_tool, message, result_text, texts
 from yiemagent import (
     AbortSignal,
@@ -15,6 +17,7 @@ from yiemagent import (
     AgentLoopConfig,
     AgentToolResult,
     AssistantMessage,
+    ConfigError,
     ExecutedOutcome,
     PreparedToolCall,
     UserMessage,
@@ -155,3 +158,48 @@ async def test_many_tool_calls_leave_no_listeners_on_the_run_signal() -> None:
         [], context, AgentLoopConfig(model=fm.model), lambda e: None, run, fm.stream_fn
     )
     assert run._listeners == [] and run._children == {}
+
+
+async def test_hooks_that_leave_out_the_signal_are_called_without_it() -> None:
+    # pi's hooks are JavaScript callbacks that ignore the signal they are not asked for
+    # (`transformContext: async (messages) => ...`), and pydantic-ai's history processors
+    # may take the messages alone; a Python hook of one argument failed every call.
+    seen: list[str] = []
+
+    async def transform(messages: list[Any]) -> list[Any]:
+        seen.append("transform")
+        return messages
+
+    def before(ctx: Any) -> None:
+        seen.append(f"before {ctx.tool_call.name}")
+
+    def after(ctx: Any) -> Any:
+        seen.append(f"after {ctx.tool_call.name}")
+        return {"content": "shaped"}
+
+    fm = FauxModel([faux_message(faux_tool_call("t", {})), "done"])
+    context = AgentContext("s", [], [make_tool("t")])
+    config = AgentLoopConfig(
+        model=MODEL, transform_context=transform, before_tool_call=before, after_tool_call=after
+    )
+    new = await run_agent_loop(
+        [UserMessage("go")], context, config, lambda e: None, None, fm.stream_fn
+    )
+
+    assert seen == ["transform", "before t", "after t", "transform"]
+    assert texts_of_results(new) == ["shaped"] and new[-1].text == "done"  # type: ignore[union-attr]
+
+
+def test_a_hook_that_takes_neither_shape_is_refused_at_construction() -> None:
+    with pytest.raises(ConfigError, match=r"before_tool_call must take \(context\) or"):
+        AgentLoopConfig(model=MODEL, before_tool_call=lambda: None)
+    with pytest.raises(ConfigError, match=r"transform_context must take \(messages\) or"):
+        AgentLoopConfig(model=MODEL, transform_context=lambda a, b, c: a)
+
+
+def texts_of_results(messages: list[Any]) -> list[str]:
+    return [
+        "".join(getattr(c, "text", "") for c in m.content)
+        for m in messages
+        if getattr(m, "role", None) == "toolResult"
+    ]

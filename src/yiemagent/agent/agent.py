@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import inspect
 import logging
 import uuid
 import warnings
@@ -54,7 +53,6 @@ from yiemagent.agent._team import (
 from yiemagent.ai.attachments import AttachmentSource, load_attachments, warn_unreadable
 from yiemagent.errors import AgentBusyError, ApprovalPendingError, ConfigError
 from yiemagent.types import (
-    AbortSignal,
     AgentEndEvent,
     AgentEvent,
     AgentLoopConfig,
@@ -74,6 +72,7 @@ from yiemagent.types import (
     UsageLimits,
     UserMessage,
 )
+from yiemagent.types.callbacks import signal_optional
 from yiemagent.types.output import DEFAULT_OUTPUT_RETRIES, output_spec
 
 if TYPE_CHECKING:
@@ -595,7 +594,7 @@ class Agent(Generic[OutputT]):
         """
         if not callable(listener):
             raise ConfigError("subscribe() needs a callable listener(event, signal)")
-        return self._driver.subscribe(listener_of(listener))
+        return self._driver.subscribe(signal_optional(listener, "a listener", "event"))
 
     def reset(self) -> None:
         """Clear the transcript, the state and the steering/follow-up queues; with a
@@ -664,35 +663,6 @@ class Agent(Generic[OutputT]):
 
 
 # ── the Agent's inputs ───────────────────────────────────────────────────────
-
-
-def listener_of(listener: Callable[..., Any]) -> Listener:
-    """`listener` as a `(event, signal)` listener: as it is when it takes both, wrapped
-    when it takes the event alone.
-
-    Raises:
-        ConfigError: it takes neither.
-    """
-    try:
-        signature = inspect.signature(listener)
-    except (TypeError, ValueError):  # a builtin without one: assume the full shape
-        return listener
-    for arguments in ((None, None), (None,)):
-        try:
-            signature.bind(*arguments)
-        except TypeError:
-            continue
-        if len(arguments) == 2:
-            return listener
-
-        def of_the_event(event: AgentEvent, signal: AbortSignal) -> Any:
-            return listener(event)
-
-        return of_the_event
-    raise ConfigError(
-        f"subscribe() needs a listener(event) or listener(event, signal); {listener!r} "
-        f"takes {signature}"
-    )
 
 
 _CALLABLES = (

@@ -3,20 +3,33 @@
 Every hook, listener and `emit` the user passes may be a plain or an async function. This
 module is the one place that decides how such a callback is called: `maybe_await` for a value
 that may be awaitable, `is_async_callable` for a function that must be awaited, and
-`guarded_sink` for an event sink whose exceptions must not change the run.
+`guarded_sink` for an event sink whose exceptions must not change the run, and
+`signal_optional` for a hook or listener that may leave out the run's signal.
 """
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import logging
+import weakref
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
+
+from yiemagent.errors import ConfigError
 
 if TYPE_CHECKING:
     from yiemagent.types.events import AgentEvent
 
-__all__ = ["Emit", "EventSink", "GuardedSink", "guarded_sink", "is_async_callable", "maybe_await"]
+__all__ = [
+    "Emit",
+    "EventSink",
+    "GuardedSink",
+    "guarded_sink",
+    "is_async_callable",
+    "maybe_await",
+    "signal_optional",
+]
 
 logger = logging.getLogger("yiemagent.loop")
 
@@ -47,6 +60,56 @@ def is_async_callable(fn: object) -> bool:
     return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
         getattr(fn, "__call__", None)  # noqa: B004 - async callable objects
     )
+
+
+_TWO_SHAPES: weakref.WeakKeyDictionary[Callable[..., Any], Callable[..., Any]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def signal_optional(hook: Callable[..., Any], what: str, first: str) -> Callable[..., Any]:
+    """`hook`, which the loop calls as `hook(value, signal)`, as a function of both: itself
+    when it takes both, a wrapper when it takes the value alone (a JavaScript callback
+    ignores the signal it does not ask for; pydantic-ai's history processors may take the
+    messages alone). A callable without a readable signature is taken as it is.
+
+    Args:
+        hook: the user's function.
+        what: its name in the error ("before_tool_call").
+        first: what its first argument is ("context").
+
+    Raises:
+        ConfigError: it takes neither `(value)` nor `(value, signal)`.
+    """
+    try:
+        return _TWO_SHAPES[hook]
+    except (KeyError, TypeError):  # not seen yet, or not weakly referable
+        pass
+    try:
+        signature = inspect.signature(hook)
+    except (TypeError, ValueError):
+        return hook
+    adapted: Callable[..., Any] = hook
+    if not _binds(signature, 2):
+        if not _binds(signature, 1):
+            raise ConfigError(
+                f"{what} must take ({first}) or ({first}, signal); {hook!r} takes {signature}"
+            )
+
+        def adapted(value: Any, signal: Any) -> Any:
+            return hook(value)
+
+    with contextlib.suppress(TypeError):  # not weakly referable: no cache
+        _TWO_SHAPES[hook] = adapted
+    return adapted
+
+
+def _binds(signature: inspect.Signature, count: int) -> bool:
+    try:
+        signature.bind(*(None,) * count)
+    except TypeError:
+        return False
+    return True
 
 
 class GuardedSink:

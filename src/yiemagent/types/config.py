@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias, TypeVar
 
 from yiemagent.errors import ConfigError
+from yiemagent.types.callbacks import signal_optional
 from yiemagent.types.context import (
     AfterToolCallContext,
     BeforeToolCallContext,
@@ -130,6 +131,19 @@ class AgentLoopConfig(ProviderOptions):
             value = getattr(self, name)
             if value is not None and not is_seconds(value):
                 raise ConfigError(f"{name} must be > 0 seconds or None, not {value!r}")
+        for name, first in _SIGNAL_HOOKS:
+            hook = getattr(self, name)
+            if hook is not None and callable(hook):
+                setattr(self, name, signal_optional(hook, name, first))
+
+
+_SIGNAL_HOOKS = (
+    ("transform_context", "messages"),
+    ("before_tool_call", "context"),
+    ("after_tool_call", "context"),
+)
+"""The hooks called with the run's signal as their second argument, which they may leave
+out."""
 
 
 @dataclass(slots=True)
