@@ -249,3 +249,80 @@ async def test_a_sub_agent_shows_inside_its_call(tmp_path: Path) -> None:
 
     with serving(create_app(make_agent, session_store=store)) as url:
         await asyncio.to_thread(nested, url, tmp_path)
+
+
+def reload_mid_run(url: str, tmp_path: Path) -> None:
+    with browser_page(tmp_path / "profile") as page:
+        page.goto(url)
+        page.wait_for_selector("text=What can I do for you?")
+        assert "#session=" not in page.url  # a new chat is not in the address yet
+        ask(page, "weather Oslo")
+        page.locator(".tool.running").first.wait_for()
+        assert "#session=web-" in page.url
+        page.reload()
+        # the same session, its call still running, then its answer
+        page.wait_for_selector(".user:has-text('weather Oslo')")
+        assert page.locator("#title").inner_text() == "weather Oslo"
+        page.wait_for_selector(".assistant:has-text('sunny in Oslo')")
+        page.wait_for_selector("#state:text('idle')")
+        page.click("#new")
+        page.wait_for_selector("text=What can I do for you?")
+        assert "#session=" not in page.url
+        page.goto(url.rstrip("/") + "/#session=no-such-session")  # unknown: a new chat
+        page.wait_for_selector("text=What can I do for you?")
+
+
+async def test_a_reload_reopens_the_session_and_follows_its_run(tmp_path: Path) -> None:
+    # A reload (or a bookmark) opened a new chat: the running session was only in the
+    # list, and nothing said that the run went on.
+    store = InMemorySessionStore()
+    with faux_server(store, Tools(delay_s=4.0), delay_s=0.02) as (url, _):
+        await asyncio.to_thread(reload_mid_run, url, tmp_path)
+
+
+def timeline_closed_by_escape(url: str, tmp_path: Path) -> None:
+    with browser_page(tmp_path / "profile") as page:
+        page.goto(url)
+        ask(page, "hello")
+        page.wait_for_selector(".assistant:has-text('echo: hello')")
+        page.wait_for_selector("#state:text('idle')")
+        overlay = page.locator("#overlay")
+        for close in ("Escape", "Escape in the frame", "click beside"):
+            page.click("#show-timeline")
+            frame = page.frame_locator("#timeline-frame")
+            frame.locator(".bar.model").first.wait_for()
+            assert overlay.is_visible()
+            if close == "Escape":
+                page.keyboard.press("Escape")
+            elif close == "Escape in the frame":
+                frame.locator(".bar.model").first.click()  # the keys now go to the frame
+                frame.locator("#details dt").first.wait_for()
+                page.keyboard.press("Escape")
+            else:
+                page.mouse.click(5, 5)  # the dimmed page around the sheet
+            page.wait_for_selector("#overlay", state="hidden")
+        page.click("#show-timeline")  # the close button still closes it
+        page.click("#close-timeline")
+        page.wait_for_selector("#overlay", state="hidden")
+
+
+async def test_escape_or_a_click_beside_it_closes_the_timeline(tmp_path: Path) -> None:
+    # Only its Close button closed it: Escape did nothing, and the sheet held the page.
+    store = InMemorySessionStore()
+    with faux_server(store) as (url, _):
+        await asyncio.to_thread(timeline_closed_by_escape, url, tmp_path)
+
+
+def escape_keeps_the_token_form(url: str, tmp_path: Path) -> None:
+    with browser_page(tmp_path / "profile") as page:
+        page.goto(url)
+        page.locator("#token").wait_for()
+        page.keyboard.press("Escape")
+        page.mouse.click(5, 5)
+        assert page.locator("#login").is_visible()  # the page cannot work without it
+
+
+async def test_escape_does_not_dismiss_the_token_form(tmp_path: Path) -> None:
+    store = InMemorySessionStore()
+    with faux_server(store, token="s3cret") as (url, _):
+        await asyncio.to_thread(escape_keeps_the_token_form, url, tmp_path)
