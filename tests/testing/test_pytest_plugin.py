@@ -184,3 +184,53 @@ def test_tests_whose_names_clean_up_alike_keep_cassettes_apart(tmp_path: Path) -
     assert len(names) == 5, names
     assert "TestOne.test_talk.jsonl" in names and "TestTwo.test_talk.jsonl" in names
     assert all(len(name) <= 130 for name in names), names
+
+
+RERUN_CONFTEST = """
+from _pytest.runner import runtestprotocol
+
+
+def pytest_runtest_protocol(item, nextitem):
+    # a failed test runs once more, the same item again, as pytest-rerunfailures does it
+    item.ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
+    reports = runtestprotocol(item, nextitem=nextitem, log=False)
+    if any(report.failed for report in reports):
+        reports = runtestprotocol(item, nextitem=nextitem, log=False)
+    for report in reports:
+        item.ihook.pytest_runtest_logreport(report=report)
+    item.ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
+    return True
+"""
+
+FAILS_ONCE_FILE = """
+from pathlib import Path
+
+from yiemagent import Agent
+from yiemagent.ai.providers.faux import FauxModel
+
+TRIES = Path(__file__).with_name("tries")
+
+
+def test_talk(yiem_cassette):
+    fm = FauxModel(["Hello there."])
+    text = Agent(model=yiem_cassette(fm.model)).prompt_sync("Hi").text
+    tries = int(TRIES.read_text()) + 1 if TRIES.exists() else 1
+    TRIES.write_text(str(tries))
+    print(f"[try {tries}: {text}]")
+    assert tries > 1, "fails the first time"
+"""
+
+
+def test_a_test_that_passes_when_run_again_keeps_its_recording(tmp_path: Path) -> None:
+    """A flaky test run again by pytest-rerunfailures (the same item, once more) passed on
+    the second try, yet its recording was dropped as a failed test's: the first try's
+    failure stayed noted on the item, so `once` recorded afresh on every run and `none`
+    found no cassette."""
+    (tmp_path / "conftest.py").write_text(RERUN_CONFTEST, encoding="utf-8")
+    (tmp_path / "test_talk.py").write_text(FAILS_ONCE_FILE, encoding="utf-8")
+    cassette = tmp_path / "cassettes" / "test_talk" / "test_talk.jsonl"
+    done = run_pytest(tmp_path)
+    assert done.returncode == 0 and "[try 2: Hello there.]" in done.stdout, done.stdout
+    assert cassette.exists()
+    replayed = run_pytest(tmp_path, "--cassette-mode", "none")
+    assert replayed.returncode == 0 and "[try 3: Hello there.]" in replayed.stdout

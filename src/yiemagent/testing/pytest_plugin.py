@@ -106,9 +106,13 @@ _PASSED = pytest.StashKey[bool]()
 def pytest_runtest_makereport(
     item: pytest.Item, call: pytest.CallInfo[None]
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
-    """Note on the test whether its setup and call passed (`yiem_cassette` reads it)."""
+    """Note on the test whether its setup and call passed (`yiem_cassette` reads it),
+    afresh at each setup: a test run again (pytest-rerunfailures runs the same item once
+    more) keeps the recording of the attempt that passed."""
     report = yield
-    if report.when in ("setup", "call"):
+    if report.when == "setup":
+        item.stash[_PASSED] = report.passed
+    elif report.when == "call":
         item.stash[_PASSED] = item.stash.get(_PASSED, True) and report.passed
     return report
 
