@@ -190,6 +190,22 @@ def test_a_timeout_that_is_not_a_positive_number_of_seconds_is_refused(timeout_s
             return ""
 
 
+def test_an_execute_that_cannot_take_the_four_arguments_is_refused_at_once() -> None:
+    # pi's tools may declare `execute(toolCallId, params)`: JavaScript drops the extra
+    # arguments. Ours are called with (tool_call_id, args, signal, on_update); one that
+    # cannot take them failed at every call, and the model was told to try again.
+    async def two(tool_call_id: str, args: dict[str, Any]) -> str:
+        return "never"
+
+    with pytest.raises(ConfigError, match=r"execute must take \(tool_call_id, args, signal"):
+        AgentTool("echo", "Echo", "echoes", {"type": "object"}, two)
+
+    def flexible(tool_call_id: str, args: Any, *rest: Any) -> str:
+        return "ok"
+
+    assert AgentTool("echo", "Echo", "echoes", {"type": "object"}, flexible).execute is flexible
+
+
 class Thing:
     """A plain class: pydantic has no JSON Schema for it."""
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -58,6 +59,27 @@ def check_tool_name(name: object) -> str:
             f"invalid tool name {name!r}: use 1 to 64 characters from A-Z, a-z, 0-9, '_' and '-'"
         )
     return name
+
+
+def _check_execute(name: str, execute: Callable[..., Any]) -> None:
+    """Refuse, when the tool is made, an `execute` that cannot be called with the four
+    arguments every call passes (a JavaScript tool may declare fewer; a Python one fails
+    each call). One without a readable signature is let through.
+
+    Raises:
+        ConfigError: naming the tool and the signature it has.
+    """
+    try:
+        signature = inspect.signature(execute, follow_wrapped=False)  # what is called
+    except (TypeError, ValueError):
+        return
+    try:
+        signature.bind(None, None, None, None)
+    except TypeError:
+        raise ConfigError(
+            f"tool {name!r}: execute must take (tool_call_id, args, signal, on_update); it "
+            f"takes {signature} (add the missing parameters, or use @tool)"
+        ) from None
 
 
 def is_seconds(value: object) -> bool:
@@ -179,6 +201,7 @@ class AgentTool:
             raise ConfigError(f"tool {self.name!r}: input_schema must be a dict (a JSON Schema)")
         if not callable(self.execute):
             raise ConfigError(f"tool {self.name!r}: execute must be callable")
+        _check_execute(self.name, self.execute)
         if self.timeout_s is not None and not is_seconds(self.timeout_s):
             raise ConfigError(
                 f"tool {self.name!r}: timeout_s must be > 0 seconds or None, not {self.timeout_s!r}"
