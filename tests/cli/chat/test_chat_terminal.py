@@ -799,3 +799,33 @@ def test_an_agent_file_s_mcp_servers_start_once_for_the_chat(
             break
         assert time.monotonic() < deadline, "the MCP server outlived the chat"
         time.sleep(0.1)
+
+
+def test_tools_lists_what_the_answering_agent_of_a_team_can_call(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    """`/tools` printed the entry agent's store alone: "no tools" for a router that only
+    hands over (`examples/team/team.toml`), and again after a handoff to a specialist
+    that has tools."""
+    team = tmp_path / "team.toml"
+    team.write_text(
+        '[agents.router]\nsystem_prompt = "Route."\nhandoffs = ["helper"]\n\n'
+        '[agents.helper]\ndescription = "Runs slow jobs."\nsystem_prompt = "Help."\n'
+        f"tools = [{json.dumps(str(TOOLS))}]\n"
+    )
+    pane = Pane(data_dir, ["--agent", str(team)])
+    try:
+        pane.ready()
+        pane.type("/tools")
+        screen = pane.wait(
+            lambda s: after(s, "› /tools", "router answers the next prompt", "transfer_to_helper")
+        )
+        assert "Runs slow jobs." in screen and "no tools" not in screen
+        pane.type("mcp transfer_to_helper")  # the scripted model calls the transfer tool
+        pane.wait(lambda s: after(s, "✓ transfer_to_helper", "tokens:"))
+        pane.type("/tools")
+        screen = pane.wait(lambda s: after(s, "helper answers the next prompt", "slow", "›"))
+        tail = screen[screen.rindex("› /tools") :]
+        assert "transfer_to_helper" not in tail and "no tools" not in tail
+    finally:
+        pane.close()

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 
@@ -63,13 +63,39 @@ def _help(app: ChatHost, arg: str) -> None:
     app.say("  Ctrl-D (or Ctrl-C twice) on an empty line exits.")
 
 
+def _answering_agent(entry: Any) -> Any:
+    """The agent of `entry`'s team that answers the next prompt (`state.active_agent`),
+    found through the handoffs; `entry` when no handoff reaches that name."""
+    name = entry.state.active_agent
+    seen: set[int] = set()
+    queue = [entry]
+    while queue:
+        agent = queue.pop(0)
+        if id(agent) in seen:
+            continue
+        seen.add(id(agent))
+        if agent.name == name:
+            return agent
+        queue.extend(handoff.agent for handoff in getattr(agent, "handoffs", ()))
+    return entry
+
+
 def _tools(app: ChatHost, arg: str) -> None:
-    tools = list(app.setup.agent.tool_store.tools.values())
-    if not tools:
+    # The tools of the agent that answers next, with its transfer tools: in a team
+    # (`--agent` with handoffs) the entry's own store is often empty, and "no tools" was
+    # printed for a router that hands over, or after a handoff to a specialist with tools.
+    entry = app.setup.agent
+    agent = _answering_agent(entry)
+    handoffs = list(getattr(agent, "handoffs", ()))
+    if agent is not entry or handoffs:
+        app.say(f"{agent.name} answers the next prompt; it can call:")
+    rows = [(tool.name, tool.description) for tool in agent.tool_store.tools.values()]
+    rows += [(h.tool_name, h.description or getattr(h.agent, "description", "")) for h in handoffs]
+    if not rows:
         app.say("no tools")
-    for tool in tools:
-        line = Text(f"  {tool.name}", style="cyan bold")
-        line.append(f"  {one_line(tool.description, 100)}", style="dim")
+    for name, description in rows:
+        line = Text(f"  {name}", style="cyan bold")
+        line.append(f"  {one_line(description or '', 100)}", style="dim")
         app.console.print(line)
 
 
