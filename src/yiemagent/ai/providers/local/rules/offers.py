@@ -185,7 +185,10 @@ class UnknownTool(OfferRule):
     For "Book a flight to Rome" with only `get_time`, the free name `book_flight` is not a
     tool: instead of `get_time {"place": "Rome"}` (bad), the model is told "No tool does
     that" and says it cannot (good). Only a name of two or more words that names no tool
-    (`choice.unknown_tool`).
+    (`choice.unknown_tool`). When the request gives a file and a tool that reads files is
+    offered, only a name whose action no tool has: "What is the wifi password? See
+    wifi.txt." → `get_wifi_password` reads the file; "Can you delete notes.txt?" → `delete`
+    is told.
     """
 
     name = "unknown_tool"
@@ -194,7 +197,12 @@ class UnknownTool(OfferRule):
         if not _probes(turn, offer):
             return
         name = await turn.probe()
-        if name is not None and unknown_tool(name, turn.tools, turn.answer, turn.request):
+        file_given = bool(turn.request.files) and any(
+            reads_files(tool) and tool.name not in offer.dropped for tool in turn.tools
+        )
+        if name is not None and unknown_tool(
+            name, turn.tools, turn.answer, turn.request, file_given=file_given
+        ):
             told = native_no_tool_turns(name) if turn.native else no_tool_turns(name)
             offer.chat = [*offer.chat, *told]
             offer.dropped |= {t.name for t in turn.tools}
