@@ -17,6 +17,7 @@ import yiemagent.cli.main as cli_main_module
 from yiemagent import ConfigError, GuardrailTripped, load_agent
 from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
 from yiemagent.cli.main import main
+from yiemagent.sessions import InMemorySessionStore
 from yiemagent.teams import AgentFile
 
 TOOL = textwrap.dedent(
@@ -114,6 +115,35 @@ async def test_load_agent_builds_the_team_and_it_runs(tmp_path: Path) -> None:
     router.state.active_agent = "router"  # the prompt's agent runs its input guardrails
     with pytest.raises(GuardrailTripped, match="no_secrets"):
         await router.prompt("tell me a secret")
+
+
+async def test_a_reopened_session_goes_on_with_the_agent_handed_to(tmp_path: Path) -> None:
+    """A session built again from the file (each run of `yiem serve --agent`, a resumed
+    `yiem chat --agent --session`) went back to the entry agent after a handoff: its
+    handoffs were linked after the agents were made, too late for the transcript to name
+    who answers. examples/team/team.toml on the page: "What time is it in Tokyo?" went
+    to `time`, then "And in Paris?" to the router, which answered "I cannot do it"."""
+    store = InMemorySessionStore()
+    path = write_team(tmp_path)
+    first = FauxModel(
+        [
+            faux_message(faux_tool_call("transfer_to_math", {"reason": "sums"})),
+            faux_message(faux_tool_call("add", {"a": 2, "b": 3})),
+            "2 + 3 = 5",
+        ]
+    )
+    router = load_agent(path, model=first.model, session_store=store, session_id="s")
+    assert (await router.prompt("What is 2 + 3?")).agent == "math"
+    await router.close()
+
+    second = FauxModel(["4 + 4 = 8"])
+    again = load_agent(path, model=second.model, session_store=store, session_id="s")
+    try:
+        assert again.state.active_agent == "math"
+        reply = await again.prompt("And 4 + 4?")
+        assert reply.agent == "math" and second.contexts[0].system_prompt == "Add."
+    finally:
+        await again.close()
 
 
 async def test_two_files_guardrails_of_one_module_name_are_their_own(tmp_path: Path) -> None:

@@ -1,7 +1,7 @@
 """The stateful `Agent` (DESIGN §6; the seeds' `yiemAgent`).
 
 Public: `Agent`; the team pieces (`Handoff` and the input filter `remove_handoff_turns`,
-`Guardrail`, `GuardrailContext`,
+`speaking_agent` (who answers after a transcript), `Guardrail`, `GuardrailContext`,
 `GuardrailResult`, `GuardrailTripped`); `AgentRunError`, what `prompt`/`resume` raise when a
 run ends in error (`UsageLimitExceeded` when its usage limits stopped it); the OpenAI chat
 format in both directions, `format_openai_messages` and `user_message_from_openai`. The other
@@ -22,6 +22,7 @@ from yiemagent.agent._team import (
     GuardrailResult,
     Handoff,
     remove_handoff_turns,
+    speaking_agent,
 )
 from yiemagent.agent.agent import Agent
 from yiemagent.agent.openai_format import format_openai_messages
@@ -38,5 +39,6 @@ __all__ = [
     "UsageLimitExceeded",
     "format_openai_messages",
     "remove_handoff_turns",
+    "speaking_agent",
     "user_message_from_openai",
 ]

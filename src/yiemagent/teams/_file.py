@@ -35,7 +35,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from yiemagent.agent import Agent, Handoff
+from yiemagent.agent import Agent, Handoff, speaking_agent
 from yiemagent.errors import ConfigError, YiemAgentError
 from yiemagent.types import Model, UsageLimits
 
@@ -243,7 +243,12 @@ def _team(
         for built in agents.values():
             _close_quietly(built)
         raise
-    return agents[entry]
+    # The entry agent read who answers next from its session before its handoffs were
+    # linked, when no handoff reached the agent a transcript names; read it again, so a
+    # session built from the file per run (yiem serve) goes on with the agent handed to.
+    built = agents[entry]
+    built.state.active_agent = speaking_agent(built, built.state.messages)
+    return built
 
 
 def _close_quietly(agent: Agent[Any]) -> None:
