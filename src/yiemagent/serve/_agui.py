@@ -21,13 +21,12 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import Any
 
 from ag_ui import core as agui
 from ag_ui.encoder import EventEncoder
 from pydantic import ValidationError
-from sse_starlette import EventSourceResponse
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
@@ -38,11 +37,11 @@ from yiemagent.serve._api import (
     checked_reason,
     read_json,
     session_header,
-    sse_ping_s,
 )
 from yiemagent.serve._protocols import (
     Conversation,
     call_at,
+    event_stream,
     held_calls,
     message_text,
     run_batches,
@@ -431,7 +430,7 @@ async def _handle(hub: RunHub, request: Request) -> Response:
     translator = Translator(run_input.thread_id, run_input.run_id, run)
     encoder = EventEncoder(accept=request.headers.get("accept", ""))
 
-    async def stream() -> AsyncIterator[bytes]:
+    async def stream() -> AsyncGenerator[bytes, None]:
         now = int(time.time() * 1000)
         for first in translator.start():
             first.timestamp = now
@@ -441,11 +440,8 @@ async def _handle(hub: RunHub, request: Request) -> Response:
             if out:
                 yield "".join(out).encode()
 
-    return EventSourceResponse(
-        stream(),
-        ping=sse_ping_s,
-        headers={"X-Session-Id": session_header(run.session_id), "X-Run-Id": run.id},
-    )
+    headers = {"X-Session-Id": session_header(run.session_id), "X-Run-Id": run.id}
+    return event_stream(run, stream(), headers)
 
 
 def agui_routes(hub: RunHub) -> list[Route]:

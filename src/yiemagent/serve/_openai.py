@@ -9,25 +9,28 @@ request, as stateless as the API: it is removed from the store before the answer
 unless the run ended with tool calls held for approval (the answer names them and the
 session; decide them through `/v1/sessions/{sid}/approvals`). Every answer names its
 session in `X-Session-Id`. The request's `tools` are ignored. A run that failed answers
-500 with `x-should-retry: false`, so the OpenAI and Anthropic SDKs do not run it again.
+500 with `x-should-retry: false`, so the OpenAI and Anthropic SDKs do not run it again. A
+client that disconnects before the answer's end (a cancelled stream, a timeout) aborts the
+run (`_protocols`).
 """
 
 from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import Any
 
-from sse_starlette import EventSourceResponse
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from yiemagent.agent import user_message_from_openai
-from yiemagent.serve._api import BadRequest, read_json, session_header, sse_ping_s
+from yiemagent.serve._api import BadRequest, read_json, session_header
 from yiemagent.serve._protocols import (
     Conversation,
+    abort_on_disconnect,
+    event_stream,
     final_texts,
     held_calls,
     message_text,
@@ -144,10 +147,11 @@ class _Completions:
             options = data.get("stream_options") or {}
             usage = isinstance(options, dict) and bool(options.get("include_usage"))
             chunks = self._chunks(run, reply_id, model, session_id, usage, one_off)
-            return EventSourceResponse(chunks, ping=sse_ping_s, headers=headers)
+            return event_stream(run, chunks, headers)
         end: dict[str, Any] = {}
-        async for batch in run_batches(run):
-            end = batch[-1]
+        async with abort_on_disconnect(request, run):
+            async for batch in run_batches(run):
+                end = batch[-1]
         if one_off:
             await run.finished()  # its session is gone: a client may count on it
         reason = end.get("reason")
@@ -186,7 +190,7 @@ class _Completions:
         session_id: str,
         with_usage: bool,
         one_off: bool,
-    ) -> AsyncIterator[bytes]:
+    ) -> AsyncGenerator[bytes, None]:
         created = run.created_ms // 1000
 
         def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:

@@ -11,20 +11,35 @@ session holds that question at the same place (the same count of user messages, 
 text), the session is first cut back to before it, so it is asked once, not twice. A
 request that edits a user message (`useChat`'s `sendMessage` with a `messageId`) cuts the
 session back to before its user message of the same number, whatever its text was.
+
+These protocols have no abort endpoint: a client stops a run by closing the connection
+(`useChat`'s `stop()`, a cancelled OpenAI stream, CopilotKit's stop), as with vLLM or
+llama.cpp's server. So a protocol route's run is aborted when its client disconnects
+(`event_stream`, `abort_on_disconnect`): it stops spending tokens at once, each tool call it
+made is answered, and the session is free for the next request. The API's own event stream
+(`GET /v1/runs/{rid}/events`) does not do this: it is resumable, so its reader going away
+says nothing about the run.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+from sse_starlette import EventSourceResponse
+from starlette.requests import Request
+from starlette.types import Message
 
 from yiemagent.serve._api import (
     BadRequest,
     checked_session_id,
     refuse_undecided,
     refuse_undecided_resume,
+    sse_ping_s,
 )
 from yiemagent.serve._runs import Run, RunHub
 from yiemagent.types import (
@@ -42,7 +57,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Conversation",
+    "abort_on_disconnect",
     "call_at",
+    "event_stream",
     "final_texts",
     "held_calls",
     "message_text",
@@ -167,6 +184,60 @@ def _user_text(message: UserMessage) -> str:
     if isinstance(content, str):
         return content
     return "".join(b.text for b in content if isinstance(b, TextContent))
+
+
+_DISCONNECTED = "the connection to the client closed"
+"""Why a protocol route's run was aborted when its client went away (or the server closed
+the connection, shutting down)."""
+
+
+def _abort(run: Run) -> None:
+    if run.agent is not None and not run.ended:
+        run.agent.abort(_DISCONNECTED)
+
+
+def event_stream(
+    run: Run, chunks: AsyncGenerator[bytes, None], headers: Mapping[str, str]
+) -> EventSourceResponse:
+    """The server-sent events answer of a protocol route: `chunks` (the run's events as
+    the protocol says them, ending after the run's end), with keep-alive pings and
+    `headers`. When the client disconnects before the run has ended, the run is aborted
+    (see the module docstring): on the `http.disconnect` message (one that came before the
+    stream began too), and whenever the stream is closed or cancelled before its end (a
+    server whose write to a gone client fails, the server shutting down)."""
+
+    async def on_disconnect(_message: Message) -> None:
+        _abort(run)
+
+    async def guarded() -> AsyncIterator[bytes]:
+        async with contextlib.aclosing(chunks):
+            try:
+                async for chunk in chunks:
+                    yield chunk
+            finally:
+                _abort(run)  # no-op once the run has ended
+
+    return EventSourceResponse(
+        guarded(), ping=sse_ping_s, headers=headers, client_close_handler_callable=on_disconnect
+    )
+
+
+@contextlib.asynccontextmanager
+async def abort_on_disconnect(request: Request, run: Run) -> AsyncIterator[None]:
+    """Within the block (while a route waits for `run` to end before it answers), abort
+    the run when the client disconnects (see the module docstring). The request's body must
+    have been read: the ASGI messages watched here come after it."""
+
+    async def watch() -> None:
+        while (await request.receive())["type"] != "http.disconnect":
+            pass
+        _abort(run)
+
+    watcher = asyncio.create_task(watch())
+    try:
+        yield
+    finally:
+        watcher.cancel()
 
 
 async def run_batches(run: Run) -> AsyncIterator[list[dict[str, Any]]]:

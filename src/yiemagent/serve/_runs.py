@@ -7,8 +7,10 @@ ends, so the session's writer lease is held only while a run is active and anoth
 on the same store can take the next one. A one-off session (`ephemeral`, such as a
 `/v1/chat/completions` request's that names none) is removed from the store as its run
 ends, unless tool calls of it are held for approval. A run is an asyncio task of the
-server's loop: a client that disconnects leaves it going, and its events stay readable
-(`Run.follow`) until the run is evicted, the oldest finished runs first, beyond `keep_runs`.
+server's loop: a reader of its events that disconnects leaves it going (a protocol route
+aborts the run of a client that goes away itself: `_protocols`), and its events stay
+readable (`Run.follow`) until the run is evicted, the oldest finished runs first, beyond
+`keep_runs`.
 
 How a run ended is in its `agent_end` only, not in the transcript (a run stopped during a
 tool ends with that tool's error result, as one that ran out of turns does). So that a

@@ -20,10 +20,9 @@ then `tool-output-denied`, not an error). Then `finish` (its
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Collection
+from collections.abc import AsyncGenerator, Collection
 from typing import Any
 
-from sse_starlette import EventSourceResponse
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
@@ -34,11 +33,11 @@ from yiemagent.serve._api import (
     checked_reason,
     read_json,
     session_header,
-    sse_ping_s,
 )
 from yiemagent.serve._protocols import (
     Conversation,
     call_at,
+    event_stream,
     held_calls,
     message_text,
     run_batches,
@@ -320,7 +319,7 @@ async def _handle(hub: RunHub, request: Request) -> Response:
     denied = [call_id for call_id, d in decisions.items() if not d.approved]
     translator = Translator(run, str(last or f"msg-{run.id}"), decided=decisions, denied=denied)
 
-    async def stream() -> AsyncIterator[bytes]:
+    async def stream() -> AsyncGenerator[bytes, None]:
         async for batch in run_batches(run):
             out = [sse_data(chunk) for event in batch for chunk in translator.feed(event)]
             if out:
@@ -328,7 +327,7 @@ async def _handle(hub: RunHub, request: Request) -> Response:
         yield sse_data("[DONE]")
 
     headers = {**HEADERS, "X-Session-Id": session_header(run.session_id), "X-Run-Id": run.id}
-    return EventSourceResponse(stream(), ping=sse_ping_s, headers=headers)
+    return event_stream(run, stream(), headers)
 
 
 def vercel_routes(hub: RunHub) -> list[Route]:
