@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import subprocess
 import sys
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -25,6 +26,7 @@ from yiemagent import (
     stream_assistant_response,
 )
 from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
+from yiemagent.types import text_of
 
 
 async def test_agent_loop_continue_emits_no_prompt_events() -> None:
@@ -77,6 +79,34 @@ async def test_agent_loop_continue_refuses_an_assistant_last_message() -> None:
     with pytest.raises(ConfigError):
         await run_agent_loop_continue(context, AgentLoopConfig(model=fm.model), print)
     assert fm.call_count == 0
+
+
+@dataclass
+class HookNote:
+    """A custom message (pi: "caller responsibility"): convert_to_llm makes it user text."""
+
+    text: str
+    role: str = "hookNote"
+    timestamp: int = 0
+
+
+async def test_agent_loop_continue_from_a_custom_last_message() -> None:
+    # pi: agentLoopContinue allows a custom message type as the last message; what the
+    # model sees of it is convert_to_llm's business
+    fm = FauxModel(["Response to custom message"])
+
+    def convert(messages: list[Any]) -> list[Any]:
+        return [UserMessage(m.text) if isinstance(m, HookNote) else m for m in messages]
+
+    context = AgentContext("s", [HookNote("Hook content")], [])
+    config = AgentLoopConfig(model=fm.model, convert_to_llm=convert)
+    stream = agent_loop_continue(context, config, stream_fn=fm.stream_fn)
+    ends = [e for e in [event async for event in stream] if e.type == "message_end"]
+
+    new = await stream.result()
+    assert [m.role for m in new] == ["assistant"] and len(ends) == 1
+    seen = fm.contexts[0].messages
+    assert [m.role for m in seen] == ["user"] and text_of(seen[0].content) == "Hook content"
 
 
 async def test_stream_assistant_response_returns_the_message_without_appending() -> None:
