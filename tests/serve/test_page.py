@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import asyncio
 import re
+import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.serve._browser import ask, browser_page, shoot
-from tests.serve._kit import Tools, brain, faux_server, serving
+from tests.serve._kit import Tools, brain, faux_agents, faux_server, serving
 from yiemagent import Agent
 from yiemagent.ai.providers.faux import FauxModel
 from yiemagent.serve import create_app
@@ -326,3 +327,31 @@ async def test_escape_does_not_dismiss_the_token_form(tmp_path: Path) -> None:
     store = InMemorySessionStore()
     with faux_server(store, token="s3cret") as (url, _):
         await asyncio.to_thread(escape_keeps_the_token_form, url, tmp_path)
+
+
+def address_while_the_run_starts(url: str, tmp_path: Path, gate: threading.Event) -> None:
+    with browser_page(tmp_path / "profile") as page:
+        page.goto(url)
+        page.wait_for_selector("text=What can I do for you?")
+        ask(page, "hello")
+        # the run's POST waits for make_agent (the gate): the session is in the address already
+        page.wait_for_function("location.hash.startsWith('#session=web-')", timeout=20_000)
+        gate.set()
+        page.wait_for_selector(".assistant:has-text('echo: hello')")
+
+
+async def test_the_session_is_in_the_address_before_its_first_run_starts(
+    tmp_path: Path,
+) -> None:
+    # On the embedded model the first run's POST waits seconds for the model's load; the
+    # address named the session only once it answered, so a reload then lost it.
+    store = InMemorySessionStore()
+    gate = threading.Event()
+    agents = faux_agents(store, Tools())
+
+    async def make_agent(session_id: str) -> Agent[Any]:
+        await asyncio.to_thread(gate.wait, 60)
+        return agents(session_id)
+
+    with serving(create_app(make_agent, session_store=store)) as url:
+        await asyncio.to_thread(address_while_the_run_starts, url, tmp_path, gate)
