@@ -42,18 +42,3 @@ async def test_beside_a_given_file_a_name_of_no_tool_names_what_the_file_holds()
     await UnknownTool().shape(turn(messages, [GET_TIME], probe="bread_oven_heat"), shaped)
     assert shaped.dropped == {"get_time"}
 
-
-async def test_beside_a_given_file_a_one_word_foreign_action_is_a_missing_tool() -> None:
-    # The 0.5B writes a bare verb for an action on the file ("shred"); read_file does not
-    # do it. Without a given file a one-word name is the request's subject, not a tool.
-    tools = [GET_TIME, READ_FILE]
-    shaped = offer()
-    await UnknownTool().shape(
-        turn(conversation("Can you shred bread.txt?"), tools, probe="shred"), shaped
-    )
-    assert shaped.dropped == {"get_time", "read_file"}
-    shaped = offer()
-    await UnknownTool().shape(
-        turn(conversation("Can you shred paper?"), tools, probe="shred"), shaped
-    )
-    assert (shaped.dropped, shaped.notes) == (set(), [])

@@ -255,17 +255,14 @@ def unknown_tool(
     model also writes the request's subject there (`opposite`, `pyproject.toml`,
     `yiemagent`). With `file_given` (the request gives a file name and a tool reads
     files), a name that names no tool is taken to name what the file holds
-    (`guest_wifi_password` for "What is the guest wifi password? It's in wifi.txt."), and
-    only a foreign action counts, a one-word name's too (`delete` for "Can you delete
-    notes.txt?", where reading the file is not what was asked). (Measured:
-    docs/local-model.md.)"""
+    (`guest_wifi_password` for "What is the guest wifi password? It's in wifi.txt."): only
+    a foreign action counts. (Measured: docs/local-model.md.)"""
     if name == answer or not name.isidentifier() or any(tool.name == name for tool in tools):
         return False
     spelled = _CAMEL.sub(" ", name).replace("_", " ")
-    one_word = len(spelled.split()) < 2
-    if one_word and not file_given:
+    if len(spelled.split()) < 2:
         return False
-    if not one_word and not any(mentions(tool, Grounding.of_text(spelled)) for tool in tools):
+    if not any(mentions(tool, Grounding.of_text(spelled)) for tool in tools):
         return not file_given
     # Its first word is its action: `delete_file` names `read_file` by "file", but the
     # request asks to delete and no tool deletes. (Only a word of the request: the model

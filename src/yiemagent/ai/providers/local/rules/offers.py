@@ -187,8 +187,8 @@ class UnknownTool(OfferRule):
     that" and says it cannot (good). Only a name of two or more words that names no tool
     (`choice.unknown_tool`). When the request gives a file and a tool that reads files is
     offered, only a name whose action no tool has: "What is the wifi password? See
-    wifi.txt." → `get_wifi_password` reads the file; "Can you delete notes.txt?" → `delete`
-    is told.
+    wifi.txt." → `get_wifi_password` reads the file; "Delete the file notes.txt." →
+    `delete_file` is told.
     """
 
     name = "unknown_tool"
