@@ -39,6 +39,21 @@ def test_a_named_tool_and_a_call_of_numbers_only_are_kept() -> None:
     assert Relevant().judge(CALCULATOR, {"expression": "12 * 7"}, numbers) is None
 
 
+def test_an_expression_with_a_constant_the_request_writes_is_kept() -> None:
+    # `pi` is a word, but of an arithmetic expression and of the request: a computation,
+    # not words of the question put into an unrelated tool.
+    asked = scene(conversation("What is 9 squared times pi?"), [CALCULATOR, GET_TIME])
+    assert Relevant().judge(CALCULATOR, {"expression": "9^2 * pi"}, asked) is None
+    assert Relevant().judge(CALCULATOR, {"expression": "pi * 9 ** 2"}, asked) is None
+    # A constant the request does not write, a name with no number, or a place: dropped.
+    for call in ({"expression": "9^2 * tau"}, {"expression": "pi"}):
+        assert isinstance(Relevant().judge(CALCULATOR, call, asked), Dropped), call
+    road = scene(conversation("What time is it on Route 66 - North?"), [CALCULATOR])
+    assert isinstance(
+        Relevant().judge(CALCULATOR, {"expression": "Route 66 - North"}, road), Dropped
+    )
+
+
 def test_the_tool_the_model_reached_for_is_kept_for_a_request_in_other_words() -> None:
     # The request shares no word with the tools (another language): `mentions` cannot
     # tell, and the model's own choice, written with no grammar holding it, stands.

@@ -41,4 +41,3 @@ async def test_beside_a_given_file_a_name_of_no_tool_names_what_the_file_holds()
     shaped = offer()
     await UnknownTool().shape(turn(messages, [GET_TIME], probe="bread_oven_heat"), shaped)
     assert shaped.dropped == {"get_time"}
-

@@ -7,6 +7,7 @@ by it, is `grounding`'s."""
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
@@ -306,8 +307,8 @@ def other_words(request: Grounding, vocabulary: frozenset[str], arguments: dict[
 def relevant(tool: AgentTool, arguments: dict[str, Any], request: Grounding) -> bool:
     """Whether a call before any result may serve `request`: the request names the
     tool (`mentions`), or the call's required values (all, when none is required) hold no
-    word: only numbers, expressions (`17 * 23`, `sqrt(2) * 10`) and file names the request
-    gives.
+    word: only numbers, expressions (`17 * 23`, `sqrt(2) * 10`; `12^2 * pi` when the
+    request writes "pi") and file names the request gives.
 
     A small model calls an unrelated tool with words of the question
     (`get_time("Hamlet")` for who wrote Hamlet). (Measured: docs/local-model.md.)"""
@@ -316,9 +317,25 @@ def relevant(tool: AgentTool, arguments: dict[str, Any], request: Grounding) -> 
     files = {name.lower() for name in request.files}
     for value in _required_values(tool, arguments):
         for text in value_strings(value):
-            if text.strip().lower() not in files and lettered(text):
+            named = lettered(text)
+            if named and _arithmetic(text):
+                named -= request.words  # a constant the request writes: `12^2 * pi`
+            if text.strip().lower() not in files and named:
                 return False
     return True
+
+
+def _arithmetic(text: str) -> bool:
+    # Whether `text` is an arithmetic expression with a number in it (`12^2 * pi`,
+    # `2 * e`): Python's grammar, with `^` read as a power; "Route 66" is none.
+    try:
+        tree = ast.parse(text.replace("^", "**"), mode="eval")
+    except (SyntaxError, ValueError):
+        return False
+    nodes = list(ast.walk(tree))
+    return any(isinstance(n, ast.BinOp) for n in nodes) and any(
+        isinstance(n, ast.Constant) and isinstance(n.value, int | float) for n in nodes
+    )
 
 
 @dataclass(slots=True, frozen=True)
