@@ -9,9 +9,9 @@ import os
 import shutil
 from pathlib import Path
 
+from tests._chromium import chromium_page
 from tests.evals._agents import make_agent
 from tests.evals.test_run_eval import cases
-from tests.telemetry.test_timeline import CHROMIUM_FLAGS
 from yiemagent.evals import run_eval
 
 
@@ -25,37 +25,22 @@ async def test_the_report_and_a_runs_timeline_in_chromium(tmp_path: Path) -> Non
 
 
 def drive_chromium(page_path: Path, tmp_path: Path) -> Path:
-    from playwright.sync_api import sync_playwright
-
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-    assert chromium, "Debian's chromium is missing: run scripts/setup.sh test (as root)"
-    with sync_playwright() as pw:
-        context = pw.chromium.launch_persistent_context(
-            str(tmp_path / "profile"),
-            executable_path=chromium,
-            headless=True,
-            args=CHROMIUM_FLAGS,
-            viewport={"width": 1280, "height": 700},
-        )
-        try:
-            page = context.new_page()
-            page.goto(page_path.as_uri())
-            assert "2/4 cases passed" in page.locator("header").inner_text()
-            rows = page.locator("tr.case")
-            assert rows.count() == 4
-            flaky = page.locator('tr.case[data-case="flaky"]')
-            assert "FAIL" in flaky.inner_text()
-            assert "failed 1/2 runs: error: boom" in flaky.inner_text()
-            multiply = page.locator('tr.case[data-case="multiply"]')
-            assert "PASS" in multiply.inner_text()
-            assert 'called calculator({"expression": "17 * 23"})' in multiply.inner_text()
-            shot = tmp_path / "report.png"
-            page.screenshot(path=str(shot), full_page=True)
-            multiply.get_by_text("run 1 timeline").click()
-            page.wait_for_url("**/report.runs/001-multiply-run1.html")
-            assert page.locator(".bar.model").count() == 2
-            tool = page.locator(".bar.tool")
-            assert tool.count() == 1 and tool.get_attribute("data-name") == "calculator"
-            return shot
-        finally:
-            context.close()
+    with chromium_page(tmp_path / "profile", width=1280, height=700) as page:
+        page.goto(page_path.as_uri())
+        assert "2/4 cases passed" in page.locator("header").inner_text()
+        rows = page.locator("tr.case")
+        assert rows.count() == 4
+        flaky = page.locator('tr.case[data-case="flaky"]')
+        assert "FAIL" in flaky.inner_text()
+        assert "failed 1/2 runs: error: boom" in flaky.inner_text()
+        multiply = page.locator('tr.case[data-case="multiply"]')
+        assert "PASS" in multiply.inner_text()
+        assert 'called calculator({"expression": "17 * 23"})' in multiply.inner_text()
+        shot = tmp_path / "report.png"
+        page.screenshot(path=str(shot), full_page=True)
+        multiply.get_by_text("run 1 timeline").click()
+        page.wait_for_url("**/report.runs/001-multiply-run1.html")
+        assert page.locator(".bar.model").count() == 2
+        tool = page.locator(".bar.tool")
+        assert tool.count() == 1 and tool.get_attribute("data-name") == "calculator"
+        return shot

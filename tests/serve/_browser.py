@@ -11,38 +11,16 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-CHROMIUM_FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
+from tests._chromium import chromium_page
 
 
 @contextlib.contextmanager
 def browser_page(profile: Path) -> Iterator[Any]:
-    """A Playwright page in headless Chromium, 1280×800."""
-    from playwright.sync_api import sync_playwright
-
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-    assert chromium, "Debian's chromium is missing: run scripts/setup.sh test (as root)"
-    with sync_playwright() as pw:
-        context = pw.chromium.launch_persistent_context(
-            str(profile),
-            executable_path=chromium,
-            headless=True,
-            args=CHROMIUM_FLAGS,
-            viewport={"width": 1280, "height": 800},
-        )
-        try:
-            page = context.new_page()
-            page.set_default_timeout(60_000)
-            yield page
-        finally:
-            context.close()
+    """A Playwright page in headless Chromium, 1280×800, waiting up to 60 s for what it
+    looks for (the embedded model answers slowly)."""
+    with chromium_page(profile) as page:
+        page.set_default_timeout(60_000)
+        yield page
 
 
 def shoot(page: Any, tmp_path: Path, name: str) -> Path:

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from tests._chromium import chromium_page
 from yiemagent import (
     AbortSignal,
     Agent,
@@ -34,15 +35,6 @@ from yiemagent.types import Usage
 pytestmark = pytest.mark.timeout(120)
 
 SCHEMA: dict[str, Any] = {"type": "object", "properties": {"city": {"type": "string"}}}
-CHROMIUM_FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 
 
 def weather_tool() -> AgentTool:
@@ -104,46 +96,31 @@ async def test_event_log_to_page_in_chromium(tmp_path: Path) -> None:
 
 
 def drive_chromium(page_path: Path, tmp_path: Path) -> Path:
-    from playwright.sync_api import sync_playwright
-
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-    assert chromium, "Debian's chromium is missing: run scripts/setup.sh test (as root)"
-    with sync_playwright() as pw:
-        context = pw.chromium.launch_persistent_context(
-            str(tmp_path / "profile"),  # a fresh user data dir
-            executable_path=chromium,
-            headless=True,
-            args=CHROMIUM_FLAGS,
-            viewport={"width": 1200, "height": 520},
+    with chromium_page(tmp_path / "profile", width=1200, height=520) as page:
+        page.goto(page_path.as_uri())
+        bars = page.locator(".bar.tool")
+        assert bars.count() == 2
+        oslo = page.locator('.bar.tool[data-id="call_oslo"]').bounding_box()
+        lima = page.locator('.bar.tool[data-id="call_lima"]').bounding_box()
+        model = page.locator(".bar.model").first.bounding_box()
+        assert oslo is not None and lima is not None and model is not None
+        # parallel: the two bars overlap on the time (x) axis, on separate rows
+        overlap = min(oslo["x"] + oslo["width"], lima["x"] + lima["width"]) - max(
+            oslo["x"], lima["x"]
         )
-        try:
-            page = context.new_page()
-            page.goto(page_path.as_uri())
-            bars = page.locator(".bar.tool")
-            assert bars.count() == 2
-            oslo = page.locator('.bar.tool[data-id="call_oslo"]').bounding_box()
-            lima = page.locator('.bar.tool[data-id="call_lima"]').bounding_box()
-            model = page.locator(".bar.model").first.bounding_box()
-            assert oslo is not None and lima is not None and model is not None
-            # parallel: the two bars overlap on the time (x) axis, on separate rows
-            overlap = min(oslo["x"] + oslo["width"], lima["x"] + lima["width"]) - max(
-                oslo["x"], lima["x"]
-            )
-            assert overlap > 0.5 * min(oslo["width"], lima["width"])
-            assert oslo["y"] != lima["y"]
-            assert model["x"] + model["width"] <= min(oslo["x"], lima["x"]) + 2  # tools after
-            page.locator('.bar.tool[data-id="call_lima"]').click()
-            details = page.locator("#details")
-            assert "sunny in Lima, 21 °C" in details.inner_text()
-            assert '"city": "Lima"' in details.inner_text()
-            assert "Oslo" not in details.inner_text()
-            page.locator('.bar.tool[data-id="call_lima"]').hover()
-            assert "weather" in page.locator("#tip").inner_text()
-            shot = tmp_path / "timeline.png"
-            page.screenshot(path=str(shot), full_page=True)
-            return shot
-        finally:
-            context.close()
+        assert overlap > 0.5 * min(oslo["width"], lima["width"])
+        assert oslo["y"] != lima["y"]
+        assert model["x"] + model["width"] <= min(oslo["x"], lima["x"]) + 2  # tools after
+        page.locator('.bar.tool[data-id="call_lima"]').click()
+        details = page.locator("#details")
+        assert "sunny in Lima, 21 °C" in details.inner_text()
+        assert '"city": "Lima"' in details.inner_text()
+        assert "Oslo" not in details.inner_text()
+        page.locator('.bar.tool[data-id="call_lima"]').hover()
+        assert "weather" in page.locator("#tip").inner_text()
+        shot = tmp_path / "timeline.png"
+        page.screenshot(path=str(shot), full_page=True)
+        return shot
 
 
 async def test_stored_session_to_page(tmp_path: Path) -> None:
@@ -225,31 +202,16 @@ async def test_the_axis_ticks_line_up_with_the_bars(tmp_path: Path) -> None:
 def tick_offsets(page_path: Path, tmp_path: Path) -> list[float]:
     """Each tick's anchor (its centre; the last one's right edge) minus where its time
     falls on the first track, in CSS pixels."""
-    from playwright.sync_api import sync_playwright
-
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-    assert chromium, "Debian's chromium is missing: run scripts/setup.sh test (as root)"
-    with sync_playwright() as pw:
-        context = pw.chromium.launch_persistent_context(
-            str(tmp_path / "profile"),
-            executable_path=chromium,
-            headless=True,
-            args=CHROMIUM_FLAGS,
-            viewport={"width": 1200, "height": 520},
-        )
-        try:
-            page = context.new_page()
-            page.goto(page_path.as_uri())
-            track = page.locator(".track").first.bounding_box()
-            assert track is not None
-            ticks = page.locator(".axis .tick")
-            assert ticks.count() == 11
-            offsets: list[float] = []
-            for i in range(11):
-                box = ticks.nth(i).bounding_box()
-                assert box is not None
-                anchor = box["x"] + (box["width"] if i == 10 else box["width"] / 2)
-                offsets.append(anchor - (track["x"] + track["width"] * i / 10))
-            return offsets
-        finally:
-            context.close()
+    with chromium_page(tmp_path / "profile", width=1200, height=520) as page:
+        page.goto(page_path.as_uri())
+        track = page.locator(".track").first.bounding_box()
+        assert track is not None
+        ticks = page.locator(".axis .tick")
+        assert ticks.count() == 11
+        offsets: list[float] = []
+        for i in range(11):
+            box = ticks.nth(i).bounding_box()
+            assert box is not None
+            anchor = box["x"] + (box["width"] if i == 10 else box["width"] / 2)
+            offsets.append(anchor - (track["x"] + track["width"] * i / 10))
+        return offsets
