@@ -28,6 +28,9 @@ def drive_chromium(page_path: Path, tmp_path: Path) -> Path:
     with chromium_page(tmp_path / "profile", width=1280, height=700) as page:
         page.goto(page_path.as_uri())
         assert "2/4 cases passed" in page.locator("header").inner_text()
+        page.locator("header .failed").get_by_text("broken").click()  # to the failed row
+        assert page.url.endswith("#case-4")
+        assert page.locator("tr.case:target").get_attribute("data-case") == "broken"
         rows = page.locator("tr.case")
         assert rows.count() == 4
         flaky = page.locator('tr.case[data-case="flaky"]')

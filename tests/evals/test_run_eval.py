@@ -237,10 +237,13 @@ async def test_the_html_report_shows_checks_and_links_each_runs_timeline(tmp_pat
     page = report.to_html(tmp_path / "report.html")
     text = page.read_text()
     assert "2/4 cases passed" in text  # flaky and broken fail
-    assert '<tr class="case pass" data-case="multiply">' in text
-    assert '<tr class="case fail" data-case="flaky">' in text
+    assert '<tr class="case pass" data-case="multiply" id="case-1">' in text
+    assert '<tr class="case fail" data-case="flaky" id="case-3">' in text
     assert "failed 1/2 runs: error: boom" in text
-    links = [line.split('href="')[1].split('"')[0] for line in text.split("<a ")[1:]]
+    hrefs = [line.split('href="')[1].split('"')[0] for line in text.split("<a ")[1:]]
+    # The header links each failed case's row, in the dataset's order.
+    assert [h for h in hrefs if h.startswith("#")] == ["#case-3", "#case-4"]
+    links = [h for h in hrefs if not h.startswith("#")]
     assert len(links) == 8
     for link in links:
         timeline = (tmp_path / link).read_text()

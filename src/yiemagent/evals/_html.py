@@ -41,8 +41,15 @@ def write_report(cases: Sequence[CaseReport], summary: Sequence[str], k: int, pa
             )
             write_atomically(runs_dir / name, timeline_html(timeline).encode("utf-8"))
             links[(case.name, run.repeat)] = f"{runs_dir.name}/{name}"
-    rows = "".join(_case_row(case, k, links) for case in cases)
+    rows = "".join(_case_row(index, case, k, links) for index, case in enumerate(cases))
     spans = "".join(f"<span>{_e(s)}</span>" for s in summary)
+    failed = [
+        f'<a href="#case-{index + 1}">{_e(case.name)}</a>'
+        for index, case in enumerate(cases)
+        if not case.passed
+    ]
+    if failed:  # rows keep the dataset's order; the failures are one click away
+        spans += f'<div class="failed">failed: {" · ".join(failed)}</div>'
     page = _PAGE.replace("__SUMMARY__", spans).replace("__ROWS__", rows)
     write_atomically(path, page.encode("utf-8"))
     return path
@@ -64,7 +71,7 @@ def _run_cell(case: CaseReport, run: RunReport, links: dict[tuple[str, int], str
     )
 
 
-def _case_row(case: CaseReport, k: int, links: dict[tuple[str, int], str]) -> str:
+def _case_row(index: int, case: CaseReport, k: int, links: dict[tuple[str, int], str]) -> str:
     mark = "pass" if case.passed else "fail"
     checks = "".join(
         f'<li class="{"pass" if c.passed else "fail"}"><span class="icon">'
@@ -82,7 +89,8 @@ def _case_row(case: CaseReport, k: int, links: dict[tuple[str, int], str]) -> st
         )
     prompt = f'<div class="prompt">{_e(case.input)}</div>' if case.input else ""
     return (
-        f'<tr class="case {mark}" data-case="{_e(case.name)}"><td><span class="badge {mark}">'
+        f'<tr class="case {mark}" data-case="{_e(case.name)}" id="case-{index + 1}">'
+        f'<td><span class="badge {mark}">'
         f"{mark.upper()}</span></td><td><b>{_e(case.name)}</b>{prompt}</td>"
         f'<td><ul class="checks">{checks or "<li>no checks</li>"}</ul></td>'
         f'<td class="num">{case.tokens}</td><td class="num">${case.cost_usd:.6f}</td>'
@@ -100,6 +108,8 @@ _PAGE = """<!doctype html>
  header{padding:12px 20px;background:#1d232b;color:#fff}
  header h1{font-size:18px;margin:0 0 4px}
  header span{margin-right:18px;color:#c9d1d9}
+ header .failed{margin-top:4px;color:#ffb3b3}
+ header .failed a{color:#ffd7d5}
  main{padding:12px 20px}
  table{border-collapse:collapse;width:100%;background:#fff;border:1px solid #d0d7de}
  th,td{text-align:left;vertical-align:top;padding:6px 8px;border-bottom:1px solid #eaeef2}
