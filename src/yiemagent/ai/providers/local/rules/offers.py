@@ -177,6 +177,11 @@ def _probes(turn: Turn, offer: Offer) -> bool:
     )
 
 
+def _readers(turn: Turn, offer: Offer) -> set[str]:
+    # The tools still offered that read files (`grounding.reads_files`).
+    return {t.name for t in turn.tools if t.name not in offer.dropped and reads_files(t)}
+
+
 class UnknownTool(OfferRule):
     """When the model, with no grammar holding it, reaches for a function that is not among
     the tools, it is told so and answers (a request no tool serves is declined,
@@ -197,9 +202,7 @@ class UnknownTool(OfferRule):
         if not _probes(turn, offer):
             return
         name = await turn.probe()
-        file_given = bool(turn.request.files) and any(
-            reads_files(tool) and tool.name not in offer.dropped for tool in turn.tools
-        )
+        file_given = bool(turn.request.files) and bool(_readers(turn, offer))
         if name is not None and unknown_tool(
             name, turn.tools, turn.answer, turn.request, file_given=file_given
         ):
@@ -225,9 +228,7 @@ class GivenFile(OfferRule):
     async def shape(self, turn: Turn, offer: Offer) -> None:
         if not turn.first_round or turn.output_tools or not turn.request.files:
             return
-        readers = {
-            tool.name for tool in turn.tools if tool.name not in offer.dropped and reads_files(tool)
-        }
+        readers = _readers(turn, offer)
         if readers - offer.named:
             offer.named |= readers
             offer.note(self.name, "required", ", ".join(sorted(readers)))
