@@ -540,20 +540,29 @@ def test_a_session_id_holding_a_slash_is_reachable_on_every_route() -> None:
     store = InMemorySessionStore()
     with faux_server(store) as (url, tools), httpx.Client(base_url=url) as client:
         for sid in ("work/plan", "a/b/c"):
-            path = f"/v1/sessions/{quote(sid, safe='')}"
-            started = client.post(f"{path}/runs", json={"input": "launch Apollo"})
-            assert started.status_code == 202, started.text
-            run_events(client, started.json()["run_id"])  # held for approval
-            assert client.get(path).json()["session_id"] == sid
-            [held] = client.get(f"{path}/approvals").json()["approvals"]
-            answer = client.post(f"{path}/approvals/{held['tool_call_id']}", json={"approve": True})
-            assert answer.status_code == 200, answer.text
-            resumed = client.post(f"{path}/resume")
-            assert resumed.status_code == 202, resumed.text
-            run_events(client, resumed.json()["run_id"])
-            assert client.get(f"{path}/timeline").status_code == 200
-            assert client.delete(path).status_code == 200 and store.load(sid) == []
+            walk_every_route(client, store, sid)
         assert tools.launched == ["Apollo", "Apollo"]
+
+
+def walk_every_route(client: httpx.Client, store: InMemorySessionStore, sid: str) -> None:
+    """Drive session `sid` (escaped in the path) through every session route: a run held
+    for approval, the session, its approvals, the approval, the resumed run, the timeline,
+    and its deletion; each answers for `sid` itself."""
+    path = f"/v1/sessions/{quote(sid, safe='')}"
+    started = client.post(f"{path}/runs", json={"input": "launch Apollo"})
+    assert started.status_code == 202, started.text
+    run_events(client, started.json()["run_id"])  # held for approval
+    session = client.get(path)
+    assert session.status_code == 200, session.text
+    assert session.json()["session_id"] == sid
+    [held] = client.get(f"{path}/approvals").json()["approvals"]
+    answer = client.post(f"{path}/approvals/{held['tool_call_id']}", json={"approve": True})
+    assert answer.status_code == 200, answer.text
+    resumed = client.post(f"{path}/resume")
+    assert resumed.status_code == 202, resumed.text
+    run_events(client, resumed.json()["run_id"])
+    assert client.get(f"{path}/timeline").status_code == 200
+    assert client.delete(path).status_code == 200 and store.load(sid) == []
 
 
 @pytest.mark.parametrize(
@@ -566,20 +575,6 @@ def test_a_session_id_ending_like_a_route_is_its_own_session(sid: str) -> None:
     approvals of "x"). An escaped "/" is now part of the id on every route."""
     store = InMemorySessionStore()
     with faux_server(store) as (url, tools), httpx.Client(base_url=url) as client:
-        path = f"/v1/sessions/{quote(sid, safe='')}"
-        started = client.post(f"{path}/runs", json={"input": "launch Apollo"})
-        assert started.status_code == 202, started.text
-        run_events(client, started.json()["run_id"])  # held for approval
-        session = client.get(path)
-        assert session.status_code == 200, session.text
-        assert session.json()["session_id"] == sid
-        [held] = client.get(f"{path}/approvals").json()["approvals"]
-        answer = client.post(f"{path}/approvals/{held['tool_call_id']}", json={"approve": True})
-        assert answer.status_code == 200, answer.text
-        resumed = client.post(f"{path}/resume")
-        assert resumed.status_code == 202, resumed.text
-        run_events(client, resumed.json()["run_id"])
-        assert client.get(f"{path}/timeline").status_code == 200
-        assert client.delete(path).status_code == 200 and store.load(sid) == []
+        walk_every_route(client, store, sid)
         assert [s["session_id"] for s in client.get("/v1/sessions").json()["sessions"]] == []
         assert tools.launched == ["Apollo"]
