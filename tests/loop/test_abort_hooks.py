@@ -223,13 +223,31 @@ async def test_a_hook_that_swallows_its_cancellation_is_left_behind(
     fm = FauxModel([faux_message(faux_tool_call("t", {})), "never"])
     context = AgentContext("sys", [], [make_tool("t")])
     config = AgentLoopConfig(model=fm.model, **{hook: stubborn})
+    await _abort_while_held(
+        fm, context, config, signal, (started, release), 30, "a hook it had abandoned"
+    )
+
+
+async def _abort_while_held(
+    fm: FauxModel,
+    context: AgentContext,
+    config: AgentLoopConfig,
+    signal: AbortSignal,
+    gates: tuple[asyncio.Event, asyncio.Event],
+    guard_s: float,
+    held_by: str,
+) -> None:
+    """Run the loop until the hook sets `started`, abort it, and check that it ends
+    "aborted" within `guard_s` (a hang guard, not a time budget) with every tool call
+    answered; `release` lets the held hook go afterwards."""
+    started, release = gates
     stream = agent_loop([UserMessage("go")], context, config, signal, fm.stream_fn)
     running = asyncio.ensure_future(_all(stream))
     await asyncio.wait_for(started.wait(), 10)
     signal.abort("stop")
-    done, _ = await asyncio.wait({running}, timeout=30)  # a hang guard, not a time budget
+    done, _ = await asyncio.wait({running}, timeout=guard_s)
     release.set()
-    assert done, "the run waited for a hook it had abandoned"
+    assert done, f"the aborted run waited for {held_by}"
     end = running.result()[-1]
     assert isinstance(end, AgentEndEvent) and end.reason == "aborted"
     assert transcript_problems(context.messages) == []
@@ -288,16 +306,7 @@ async def test_a_turn_hook_stuck_past_the_abort_is_abandoned_after_the_grace(
     fm = FauxModel([faux_message(faux_tool_call("t", {})), "answer", "never"])
     context = AgentContext("sys", [], [make_tool("t")])
     config = AgentLoopConfig(model=fm.model, **{hook: stuck})
-    stream = agent_loop([UserMessage("go")], context, config, signal, fm.stream_fn)
-    running = asyncio.ensure_future(_all(stream))
-    await asyncio.wait_for(started.wait(), 10)
-    signal.abort("stop")
-    done, _ = await asyncio.wait({running}, timeout=20)  # a hang guard, not a time budget
-    release.set()
-    assert done, f"the aborted run waited for {hook}"
-    end = running.result()[-1]
-    assert isinstance(end, AgentEndEvent) and end.reason == "aborted"
-    assert transcript_problems(context.messages) == []
+    await _abort_while_held(fm, context, config, signal, (started, release), 20, hook)
     assert len([m for m in context.messages if isinstance(m, ToolResultMessage)]) == 1
     answers = [m.text for m in context.messages if isinstance(m, AssistantMessage)]
     assert "never" not in answers  # the follow-up poll comes after the model's answer
