@@ -119,7 +119,9 @@ class ProviderOptions:
     temperature: float | None = None
     """None: the provider's default (the embedded model: 0)."""
     max_tokens: int | None = None
-    """Output tokens; defaults to the model's `max_tokens`."""
+    """Output tokens. None: the model's `max_tokens` for Anthropic and the embedded model;
+    the OpenAI APIs send none, so the server's own limit holds (vLLM refuses a value
+    larger than its context, which a `Model` does not know)."""
     reasoning: ThinkingLevel | None = None
     """How hard a reasoning model (`Model.reasoning`) thinks; None: no thinking asked for."""
     thinking_budgets: Mapping[str, int] | None = None
