@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import functools
 import inspect
 import json
@@ -380,3 +381,49 @@ async def test_a_partial_is_a_tool_named_and_described_by_its_function() -> None
     bound = tool(functools.partial(alookup, owner="ann"), name="owned")
     assert bound.name == "owned" and set(bound.input_schema["properties"]) == {"key", "scale"}
     assert text_of(await run_tool(bound, {"key": "k", "owner": "eve"})) == "ann:k*1"
+
+
+async def test_returned_bytes_reach_the_model_as_an_image_or_base64_not_an_error() -> None:
+    # modelcontextprotocol/python-sdk#3554: a tool returning bytes that are not UTF-8 (a
+    # thumbnail, a zip) failed at serialisation, so a call that succeeded reached the model
+    # as an error and its data was lost. An image's bytes are that image; other bytes are
+    # their base64 (URL-safe, as pydantic writes it), at the top level or inside a returned
+    # value; UTF-8 bytes stay text.
+    png = b"\x89PNG\r\n\x1a\n" + bytes(range(256))
+    zipped = b"PK\x03\x04\xff\xfe"
+
+    @tool
+    def thumbnail() -> bytes:
+        """The page's thumbnail."""
+        return png
+
+    @tool
+    def archive() -> dict[str, Any]:
+        """The page's archive."""
+        return {"name": "page.zip", "data": zipped}
+
+    @tool
+    def raw() -> bytes:
+        """The page's raw bytes."""
+        return zipped
+
+    @tool
+    def title() -> bytes:
+        """The page's title, encoded."""
+        return "Zoë".encode()
+
+    tools = [thumbnail, archive, raw, title]
+    fm = FauxModel([faux_message(*(faux_tool_call(t.name, {}) for t in tools)), "done"])
+    agent = Agent(model=fm.model, stream_fn=fm.stream_fn, tools=tools)
+    await agent.prompt("fetch the page")
+    results = [m for m in fm.contexts[-1].messages if isinstance(m, ToolResultMessage)]
+    assert not any(r.is_error for r in results)
+    image, packed, unpacked, text = results
+    assert image.content == [ImageContent(base64.b64encode(png).decode(), "image/png")]
+    as_base64 = base64.urlsafe_b64encode(zipped).decode()
+    assert json.loads(text_of(AgentToolResult(packed.content))) == {
+        "name": "page.zip",
+        "data": as_base64,
+    }
+    assert json.loads(text_of(AgentToolResult(unpacked.content))) == as_base64
+    assert text_of(AgentToolResult(text.content)) == '"Zoë"'

@@ -12,12 +12,13 @@ The generated `execute(tool_call_id, args, signal, on_update)` converts the (alr
 schema-validated) arguments with the pydantic model, so a parameter typed as a model or a
 dataclass receives an instance, then calls the function with keyword arguments. It is async when
 the function is, plain otherwise (the pipeline runs plain tools on a worker thread).
-Return values: an `AgentToolResult` as is, a `str` as is (the pipeline wraps it), anything else
-JSON-dumped into one text content.
+Return values: an `AgentToolResult` as is, a `str` as is (the pipeline wraps it), an image's
+bytes as that image, anything else JSON-dumped into one text content.
 """
 
 from __future__ import annotations
 
+import base64
 import functools
 import inspect
 import re
@@ -323,8 +324,9 @@ def _make_execute(
 def to_tool_return(value: object) -> AgentToolResult | str:
     """An `AgentToolResult` or `str` as is; a content block (`TextContent`, `ImageContent`)
     or a list or tuple of blocks and strings with at least one block as the result's content
-    (a screenshot stays an image, a string beside it a text); anything else as its JSON
-    text."""
+    (a screenshot stays an image, a string beside it a text); the bytes of a PNG, JPEG, GIF
+    or WebP image as that image; anything else as its JSON text, where bytes are their UTF-8
+    text or, when some are not UTF-8, their URL-safe base64."""
     if isinstance(value, AgentToolResult | str):
         return value
     if isinstance(value, TextContent | ImageContent):
@@ -337,9 +339,21 @@ def to_tool_return(value: object) -> AgentToolResult | str:
         return AgentToolResult(
             [TextContent(item) if isinstance(item, str) else item for item in value]
         )
+    if isinstance(value, bytes | bytearray):
+        from yiemagent.ai.attachments import sniff_mime_type  # only for returned bytes
+
+        mime_type = sniff_mime_type(bytes(value[:16]))
+        if mime_type is not None and mime_type.startswith("image/"):
+            return AgentToolResult([ImageContent(base64.b64encode(value).decode(), mime_type)])
     import pydantic_core
 
-    return AgentToolResult.text(pydantic_core.to_json(value, fallback=str).decode())
+    try:
+        text = pydantic_core.to_json(value, fallback=str)
+    except pydantic_core.PydanticSerializationError:
+        # Bytes that are no UTF-8 (a zip, a PDF) are no JSON text: the value's bytes go as
+        # base64 (pydantic's URL-safe alphabet) rather than failing a call that succeeded.
+        text = pydantic_core.to_json(value, fallback=str, bytes_mode="base64")
+    return AgentToolResult.text(text.decode())
 
 
 def parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
