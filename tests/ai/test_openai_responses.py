@@ -16,6 +16,7 @@ from tests.ai.test_attachments import responses_done, responses_sse
 from yiemagent import Agent, tool
 from yiemagent.ai import Context, StreamOptions, complete, get_model, stream
 from yiemagent.types.messages import (
+    AssistantMessage,
     Message,
     TextContent,
     ThinkingContent,
@@ -354,3 +355,28 @@ async def test_a_reasoning_item_without_its_encrypted_content_is_not_sent_back(
     assert "include" not in server.requests[0].body
     kinds = [item.get("type", "message") for item in server.requests[1].body["input"]]
     assert kinds == ["message", "function_call", "function_call_output"]
+
+
+@pytest.mark.parametrize(
+    "messages",
+    [
+        [UserMessage([])],
+        [UserMessage("")],
+        [UserMessage("   \n\t  ")],
+        [UserMessage("Hello"), AssistantMessage([]), UserMessage("Please respond")],
+    ],
+    ids=["no-content", "empty-text", "whitespace", "empty-assistant-turn"],
+)
+async def test_empty_messages_go_as_items_the_api_takes(
+    server: ReplayServer, messages: list[Message]
+) -> None:
+    """pi-mono's empty.test.ts: a user message with no content blocks, an empty or blank
+    text, an assistant turn that wrote nothing. The API refuses an item whose `content` is
+    an empty list ("expected an array with minimum length 1"), so every item sent has
+    content, and the model answers."""
+    server.enqueue(sse_reply(an_answer("Hi.")))
+    message = await complete(gpt(server), Context("", messages), StreamOptions(api_key=KEY))
+    assert message.stop_reason == "stop", message.error_message
+    items = server.requests[0].body["input"]
+    assert [item.get("role") for item in items] == ["user"] * (1 + (len(messages) > 1))
+    assert all(item["content"] for item in items)

@@ -102,7 +102,10 @@ def convert_input(model: Model, context: Context) -> list[dict[str, Any]]:
     for message in messages:
         if isinstance(message, UserMessage):
             content = [_input_part(b, images_ok, pdfs_ok) for b in message.content]
-            items.append({"role": "user", "content": content})
+            # the API refuses an empty list ("minimum length 1"): no blocks go as no text
+            items.append(
+                {"role": "user", "content": content or [{"type": "input_text", "text": ""}]}
+            )
         elif isinstance(message, AssistantMessage):
             items.extend(_assistant_items(message, model))
         elif isinstance(message, ToolResultMessage):
