@@ -97,6 +97,24 @@ async def test_r4_5_exceptions_become_error_results_never_empty() -> None:
         assert all(m.is_error for m in batch.messages)
 
 
+class _Unprintable(Exception):
+    def __str__(self) -> str:
+        raise RuntimeError("cannot print myself")
+
+
+async def test_r4_5_an_exception_whose_text_cannot_be_read_is_named_by_its_class() -> None:
+    # langchain4j#5087's neighbour: a tool error whose message cannot be had must still
+    # say what failed. An exception whose __str__ raises was reported as the pipeline's own
+    # "internal error" with the unrelated text of the second exception; it is the tool's
+    # failure, named by the exception's class.
+    def raises(tool_call_id: str, args: Any, signal: Any, on_update: Any) -> str:
+        raise _Unprintable()
+
+    batch, _, _ = await run_batch([make_tool("a", raises)], call("a"))
+    assert texts(batch) == ["_Unprintable"]
+    assert batch.messages[0].is_error
+
+
 async def test_r4_5_on_update_from_async_tool_emits_update_events_in_order_before_end() -> None:
     async def progress(tool_call_id: str, args: Any, signal: Any, on_update: Any) -> str:
         for i in range(3):

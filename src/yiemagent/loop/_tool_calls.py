@@ -1030,8 +1030,13 @@ def create_error_tool_result(text: str) -> AgentToolResult:
 
 
 def exception_text(exc: BaseException) -> str:
-    """What the model reads about an exception: its text, else its class name (never empty)."""
-    return str(exc) or type(exc).__name__
+    """What the model reads about an exception: its text, else its class name (never empty,
+    and never raising: an exception whose `__str__` fails is named by its class)."""
+    try:
+        text = str(exc)
+    except Exception:
+        text = ""
+    return text or type(exc).__name__
 
 
 async def fail_tool_calls(
