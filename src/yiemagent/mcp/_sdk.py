@@ -346,13 +346,14 @@ def first_problem(exc: Any, *, skip: int = 0) -> str:
 
 
 async def list_all_tools(session: ClientSession) -> list[Tool]:
-    """Every page of `tools/list`."""
+    """Every page of `tools/list`: a cursor is followed until a page has none (an empty
+    one is a cursor too: the spec makes it opaque) or one comes back already followed."""
     from mcp.types import PaginatedRequestParams
 
     result = await session.list_tools()
     tools = list(result.tools)
     seen: set[str] = set()
-    while result.next_cursor and result.next_cursor not in seen:
+    while result.next_cursor is not None and result.next_cursor not in seen:
         seen.add(result.next_cursor)
         result = await session.list_tools(params=PaginatedRequestParams(cursor=result.next_cursor))
         tools.extend(result.tools)
