@@ -25,9 +25,11 @@ import anyio
 from mcp.server.mcpserver import Context, Image, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import (
+    AudioContent,
     BlobResourceContents,
     EmbeddedResource,
     ImageContent,
+    ResourceLink,
     TextContent,
     TextResourceContents,
 )
@@ -86,6 +88,34 @@ def resource() -> list[Any]:
                 uri="file:///notes.txt", mime_type="text/plain", text="hello notes"
             ),
         )
+    ]
+
+
+@server.tool(
+    description="Return audio, a resource link, a PDF blob and a PNG blob.",
+    structured_output=False,
+)
+def media() -> list[Any]:
+    png = base64.b64encode(PNG).decode()
+    return [
+        AudioContent(
+            type="audio", data=base64.b64encode(b"RIFF" * 4).decode(), mime_type="audio/wav"
+        ),
+        ResourceLink(
+            type="resource_link", uri="file:///report.pdf", name="report", description="Q3 figures"
+        ),
+        EmbeddedResource(
+            type="resource",
+            resource=BlobResourceContents(
+                uri="file:///a.pdf",
+                mime_type="application/pdf",
+                blob=base64.b64encode(b"%PDF-1.4").decode(),
+            ),
+        ),
+        EmbeddedResource(
+            type="resource",
+            resource=BlobResourceContents(uri="file:///dot.png", mime_type="image/png", blob=png),
+        ),
     ]
 
 

@@ -122,6 +122,21 @@ async def test_an_embedded_resource_becomes_its_text(store: ToolStore) -> None:
     assert text(result) == "[resource file:///notes.txt]\nhello notes"
 
 
+async def test_audio_links_and_blobs_become_blocks_the_model_can_take(store: ToolStore) -> None:
+    """pydantic-ai's test_mcp.py: audio, a resource link and blob resources in a result.
+    A model gets text and images only, so audio, a link and a non-image blob are one line
+    naming each (kind, address, size), and an image blob is the image, in the server's
+    order."""
+    [result] = await run_calls(store, ("media", {}))
+    assert not result.is_error
+    audio, link, pdf, png = result.content
+    assert audio == TextContent("[audio audio/wav, 16 bytes]")
+    assert link == TextContent("[resource link report: file:///report.pdf — Q3 figures]")
+    assert pdf == TextContent("[resource file:///a.pdf: application/pdf, 8 bytes]")
+    assert isinstance(png, ImageContent) and png.mime_type == "image/png"
+    assert base64.b64decode(png.data).startswith(b"\x89PNG")
+
+
 async def test_is_error_becomes_an_error_result_with_the_servers_text(store: ToolStore) -> None:
     [result] = await run_calls(store, ("fail", {"message": "disk on fire"}))
     assert result.is_error
