@@ -86,6 +86,31 @@ def test_r4_4_schema_edge_cases_repaired(
 
 
 @pytest.mark.parametrize(
+    ("choices", "sent", "expected"),
+    [
+        ({"enum": [1, 2, 3]}, "2", 2),
+        ({"enum": ["auto", 1, 2.5]}, " 2.5 ", 2.5),
+        ({"enum": ["auto", True]}, "True", True),
+        ({"enum": ["auto", None]}, "null", None),
+        ({"const": 5}, "5", 5),
+        ({"anyOf": [{"enum": ["auto", 1]}, {"type": "null"}]}, "1", 1),
+        ({"enum": ["1", 1]}, "1", "1"),  # the string itself is a choice: kept
+    ],
+)
+def test_r4_4_a_choice_sent_as_text_is_the_choice_even_without_a_type(
+    choices: dict[str, Any], sent: str, expected: Any
+) -> None:
+    # agno#9633: a Literal over numbers or booleans, and an MCP server's untyped
+    # {"enum": [1, 2, 3]}, were refused when the model wrote the choice as a string ("2"):
+    # with no "type" beside the enum there was nothing to coerce it by. The members say
+    # what the text stands for; text that is none of them is still refused.
+    schema = {"type": "object", "properties": {"a": choices}}
+    assert check(schema, {"a": sent}) == {"a": expected}
+    with pytest.raises(ToolArgumentsError, match="is not one of"):
+        check({"type": "object", "properties": {"a": {"enum": [1, 2]}}}, {"a": "3"})
+
+
+@pytest.mark.parametrize(
     ("schema", "arguments", "problem"),
     [
         (

@@ -42,8 +42,9 @@ def coerce_value(value: Any, schema: Any, root: Mapping[str, Any], depth: int = 
     Returns:
         The repaired value: new dicts/lists where something inside changed, scalars coerced
         (`"3"` → 3 for `integer`, `"2.5"` → 2.5 for `number`, `"true"` → True for `boolean`,
-        `"null"` → None for `null`, a JSON string → object/array), and optional properties sent
-        as `null` dropped when their schema does not allow null.
+        `"null"` → None for `null`, a JSON string → object/array, the JSON text of a
+        non-string `enum` or `const` member → that member), and optional properties sent as
+        `null` dropped when their schema does not allow null.
     """
     if depth > _MAX_DEPTH or not isinstance(schema, dict):
         return value
@@ -56,6 +57,8 @@ def coerce_value(value: Any, schema: Any, root: Mapping[str, Any], depth: int = 
         if branches and types is None:
             types = _branch_types(branches, root)
         value = _coerce_string(value, types)
+        if isinstance(value, str):
+            value = _enum_member(value, schema, branches, root)
     if isinstance(value, dict):
         target = schema if _describes(schema, "object") else _pick(branches, root, "object")
         if target is not None:
@@ -156,6 +159,32 @@ def _coerce_string(value: str, types: frozenset[str] | None) -> Any:
             "array" in types and isinstance(parsed, list)
         ):
             return parsed
+    return value
+
+
+def _enum_member(
+    value: str, schema: Mapping[str, Any], branches: list[Any], root: Mapping[str, Any]
+) -> Any:
+    """The non-string `enum` or `const` member that `value` is the JSON text of (`"2"` → 2,
+    `"true"` → True, `"null"` → None), else `value`.
+
+    A schema may list its choices without a `type` (pydantic's `Literal["auto", 1]`, many
+    MCP servers' `{"enum": [1, 2, 3]}`), so the type-directed coercion above has nothing to
+    go by; the members themselves say what the string stands for.
+    """
+    members: list[Any] = []
+    for sub in [schema, *(_resolve(b, root) for b in branches if isinstance(b, dict))]:
+        members += _list(sub.get("enum"))
+        if "const" in sub:
+            members.append(sub["const"])
+    if not members or value in members:
+        return value
+    text = value.strip()
+    for member in members:
+        if member is None or isinstance(member, bool | int | float):
+            written = json.dumps(member)
+            if written in (text, text.lower()):
+                return member
     return value
 
 
