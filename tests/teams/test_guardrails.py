@@ -183,6 +183,41 @@ async def test_a_prompt_is_checked_by_the_agent_it_is_given_to_not_by_a_handoff_
     assert billing_fm.call_count == 2
 
 
+async def test_the_answer_after_a_handoff_is_checked_by_the_targets_output_guardrails() -> None:
+    """openai-agents' test_guardrails.py: the output guardrails that run are those of the
+    agent that wrote the final answer. The router's own see nothing of the billing agent's
+    answer, and the billing agent's trip ends the run as its own."""
+    checked: list[tuple[str, str, str]] = []
+
+    def guard(name: str, trips: bool) -> Any:
+        def check(context: GuardrailContext) -> bool:
+            checked.append((name, context.agent, context.text))
+            return trips
+
+        check.__name__ = name
+        return check
+
+    for trips in (False, True):
+        checked.clear()
+        billing, _ = scripted(
+            "billing", ["You owe 5 EUR."], output_guardrails=[guard("billing_out", trips)]
+        )
+        router, _ = scripted(
+            "router",
+            [calls(("transfer_to_billing", {}))],
+            handoffs=[billing],
+            output_guardrails=[guard("router_out", True)],
+        )
+        if trips:
+            with pytest.raises(GuardrailTripped, match="output guardrail 'billing_out' tripped"):
+                await router.prompt("How much do I owe?")
+            assert "5 EUR" not in repr(router.state.messages)
+        else:
+            assert (await router.prompt("How much do I owe?")).text == "You owe 5 EUR."
+        assert checked == [("billing_out", "billing", "You owe 5 EUR.")]
+        assert transcript_problems(router.state.messages) == []
+
+
 async def test_steering_that_reaches_a_handoff_target_is_checked_by_its_guardrails() -> None:
     """Steering typed while the transfer's batch ran is taken at that batch's boundary and
     read by the target, yet it was checked by the agent that handed over (here one with no
