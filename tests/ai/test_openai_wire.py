@@ -180,3 +180,24 @@ def test_both_openai_apis_send_openais_own_fields_only_to_openai(api: str) -> No
     assert "prompt_cache_key" not in none and "metadata" not in none
     other = build(Model(id="m", provider="vllm", api=api), context, options)
     assert not {"prompt_cache_key", "prompt_cache_retention", "metadata"} & other.keys()
+
+
+def test_a_text_only_model_gets_a_note_for_each_image_a_tool_returned() -> None:
+    """pi-mono's image-tool-result.test.ts has a tool answer with text and images. A model
+    that reads no images is told of each one, as the Responses and Anthropic providers
+    tell it: with one note for two images it believed the tool had returned one."""
+    from yiemagent.ai.attachments import attachment_stand_in
+    from yiemagent.ai.openai_wire import messages_to_openai
+
+    text_only = Model(id="m", provider="vllm", api="openai-completions")
+    jpeg = ImageContent("b2s=", "image/jpeg")
+    messages = messages_to_openai(
+        [
+            UserMessage("shoot twice"),
+            AssistantMessage([ToolCall("c1", "shot", {})]),
+            ToolResultMessage("c1", "shot", [TextContent("two shots"), PNG, jpeg]),
+        ],
+        model=text_only,
+    )
+    notes = "\n".join(attachment_stand_in(image) for image in (PNG, jpeg))
+    assert messages[-1] == {"role": "tool", "tool_call_id": "c1", "content": f"two shots\n{notes}"}

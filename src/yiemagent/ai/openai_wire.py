@@ -225,7 +225,8 @@ def _tool_result(
     text = "\n".join(b.text for b in message.content if isinstance(b, TextContent))
     images = [b for b in message.content if isinstance(b, ImageContent)]
     if images and not images_ok:
-        text = (text + "\n" if text.strip() else "") + attachment_stand_in(images[0])
+        notes = "\n".join(attachment_stand_in(image) for image in images)
+        text = (text + "\n" if text.strip() else "") + notes
     if not text.strip():  # servers reject blank content: a placeholder keeps the pair
         text = "(error)" if message.is_error else "(see attached image)" if images else ""
     tool_message: dict[str, Any] = {
