@@ -427,3 +427,24 @@ async def test_returned_bytes_reach_the_model_as_an_image_or_base64_not_an_error
     }
     assert json.loads(text_of(AgentToolResult(unpacked.content))) == as_base64
     assert text_of(AgentToolResult(text.content)) == '"Zoë"'
+
+
+async def test_parameters_named_like_pydantic_members_reach_the_function() -> None:
+    # openai-agents-python#4715, modelcontextprotocol/python-sdk#1123: the arguments model
+    # took each parameter's name as a field name, and pydantic owns some: `model_config`
+    # was left out of the schema and the function got the model's config, `model_extra`
+    # and `model_fields_set` gave the property's value, a leading underscore failed the
+    # call, and `schema` or `json` warned at import. Each now reaches the function as sent.
+    import warnings
+
+    names = ["model_config", "model_extra", "model_fields_set", "_id", "schema", "json"]
+    source = "def lookup({}) -> str:\n    '''Look up.'''\n    return repr(({},))\n"
+    namespace: dict[str, Any] = {}
+    exec(source.format(", ".join(f"{n}: str" for n in names), ", ".join(names)), namespace)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        made = tool(namespace["lookup"])
+    assert list(made.input_schema["properties"]) == names
+    assert made.input_schema["required"] == names
+    sent = {n: f"{n} value" for n in names}
+    assert text_of(await run_tool(made, sent)) == repr(tuple(sent.values()))

@@ -243,10 +243,19 @@ def _arguments_model(
     import pydantic_core
 
     fields: dict[str, Any] = {}
-    for param in params:
+    for index, param in enumerate(params):
         annotation = hints.get(param.name, Any)
         default = ... if param.default is inspect.Parameter.empty else param.default
-        fields[param.name] = (annotation, default)
+        # The parameter's name is the field's alias (unless the hint gives its own): as a
+        # field name, one like `model_config`, `model_extra` or `_id` is taken by pydantic
+        # (the function got the model's config, a property's value, or nothing).
+        alias = pydantic.Field(alias=param.name)
+        if typing.get_origin(annotation) is typing.Annotated:
+            base, *metadata = typing.get_args(annotation)
+            annotation = typing.Annotated[(base, alias, *metadata)]
+        else:
+            annotation = typing.Annotated[annotation, alias]
+        fields[_field_name(index)] = (annotation, default)
     try:
         model = pydantic.create_model(
             f"{tool_name}_arguments",
@@ -260,12 +269,12 @@ def _arguments_model(
         reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         reason = reason.split(" Set `arbitrary_types_allowed", 1)[0]  # not the tool's to set
         culprit = ""
-        for name, (annotation, _default) in fields.items():
+        for param, (annotation, _default) in zip(params, fields.values(), strict=True):
             try:
                 pydantic.TypeAdapter(annotation).json_schema()
             except Exception:
                 culprit = (
-                    f"parameter {name!r} has a type with no JSON Schema (use a basic type, "
+                    f"parameter {param.name!r} has a type with no JSON Schema (use a basic type, "
                     "a pydantic model, a dataclass or a TypedDict): "
                 )
                 break
@@ -273,6 +282,12 @@ def _arguments_model(
             f"tool {tool_name!r}: cannot build a JSON Schema: {culprit}{reason}"
         ) from exc
     return typing.cast("type[pydantic.BaseModel]", model)
+
+
+def _field_name(index: int) -> str:
+    """The arguments model's name for the function's `index`th parameter (its alias is the
+    parameter's name)."""
+    return f"arg{index}"
 
 
 def _make_execute(
@@ -292,7 +307,7 @@ def _make_execute(
                 parsed = model.model_validate(args)
             except pydantic.ValidationError as exc:
                 raise ValueError(f"invalid arguments: {exc}") from None
-            kwargs = {n: getattr(parsed, n) for n in names}
+            kwargs = {n: getattr(parsed, _field_name(i)) for i, n in enumerate(names)}
         if "tool_call_id" in injected:
             kwargs["tool_call_id"] = tool_call_id
         if "signal" in injected:
