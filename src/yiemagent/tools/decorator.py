@@ -269,9 +269,9 @@ def _arguments_model(
         reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         reason = reason.split(" Set `arbitrary_types_allowed", 1)[0]  # not the tool's to set
         culprit = ""
-        for param, (annotation, _default) in zip(params, fields.values(), strict=True):
+        for param in params:
             try:
-                pydantic.TypeAdapter(annotation).json_schema()
+                pydantic.TypeAdapter(hints.get(param.name, Any)).json_schema()
             except Exception:
                 culprit = (
                     f"parameter {param.name!r} has a type with no JSON Schema (use a basic type, "
