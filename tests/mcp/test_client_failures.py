@@ -108,6 +108,24 @@ async def test_an_http_server_that_is_not_there_is_a_clear_error() -> None:
     await server.close()
 
 
+async def test_a_password_in_the_url_is_in_no_name_or_error() -> None:
+    """openai-agents' tests/mcp/test_server_errors.py: a URL's credentials stay out of
+    what the client says. The server's default name was the URL's whole `user:pw@host`,
+    so every error, log line and repr about it showed the password."""
+    import traceback
+
+    from tests.mcp.conftest import free_port
+
+    port = free_port()
+    server = MCPServerHTTP(f"http://user:s3cr3t_pw@127.0.0.1:{port}/mcp", connect_timeout_s=10)
+    assert server.name == f"127.0.0.1:{port}"
+    with pytest.raises(MCPConnectionError) as raised:
+        await add_server(ToolStore("nobody"), server)
+    await server.close()
+    said = "".join(traceback.format_exception(raised.value)) + repr(server)
+    assert "ConnectError" in said and "s3cr3t_pw" not in said
+
+
 async def test_python_in_a_command_is_the_python_running_us(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -204,7 +204,7 @@ class MCPServerHTTP(MCPServer):
     Args:
         url: the endpoint, e.g. `http://127.0.0.1:8000/mcp`.
         headers: sent with every request (e.g. an `Authorization` header).
-        name: defaults to the URL's host and port.
+        name: defaults to the URL's host and port (without a user or password).
         connect_timeout_s: seconds for `initialize` and the first `tools/list`.
         timeout_s: the longest the server may stay silent, seconds: connecting, sending a
             request, and waiting for the next bytes of a reply (a progress notification
@@ -241,7 +241,9 @@ class MCPServerHTTP(MCPServer):
         self.headers = dict(headers) if headers is not None else None
         self.timeout_s = timeout_s
         self.max_message_bytes = max_message_bytes
-        super().__init__(name=name or parts.netloc, connect_timeout_s=connect_timeout_s)
+        # not `user:password@`: the name is in every message and log line about the server
+        host = parts.netloc.rpartition("@")[2]
+        super().__init__(name=name or host, connect_timeout_s=connect_timeout_s)
 
     @property
     def _end_reason(self) -> str:
