@@ -520,6 +520,82 @@ async def test_a_tool_schema_without_a_type_is_sent_as_an_object(server: ReplayS
     assert tools[0].input_schema == {}  # the tool's own schema is left as it is
 
 
+async def test_a_tool_schema_with_a_choice_at_its_top_is_sent_folded(
+    server: ReplayServer,
+) -> None:
+    """langchain-ai/langchain#39271, anomalyco/opencode#47543: MCP servers (Notion's,
+    GitLab's) list tools whose input schema is `anyOf`/`oneOf`/`allOf` at the top, and the
+    API refused every request of the run ("input_schema does not support oneOf, allOf, or
+    anyOf at the top level"). The branches' properties are sent at the top, the choice is
+    said in the description, and the arguments are still checked against the whole schema:
+    a call that gives neither is answered with the error, one that gives one runs."""
+    from yiemagent import Agent, AgentTool, ToolResultMessage
+
+    ran: list[dict[str, Any]] = []
+
+    def execute(call_id: str, args: dict[str, Any], signal: Any, on_update: Any) -> str:
+        ran.append(args)
+        return "attached"
+
+    notion = {
+        "type": "object",
+        "anyOf": [
+            {
+                "type": "object",
+                "properties": {"content": {"type": "string"}},
+                "required": ["content"],
+            },
+            {"$ref": "#/$defs/by_url"},
+        ],
+        "$defs": {
+            "by_url": {
+                "type": "object",
+                "properties": {"source_url": {"type": "string"}},
+                "required": ["source_url"],
+            }
+        },
+    }
+    gitnexus = {
+        "type": "object",
+        "properties": {"route": {"type": "string"}, "file": {"type": "string"}},
+        "oneOf": [{"required": ["route"]}, {"required": ["file"]}],
+        "allOf": [{"properties": {"depth": {"type": "integer"}}, "required": ["depth"]}],
+    }
+    tools = [
+        AgentTool("attach", "attach", "Attach a file.", notion, execute),
+        AgentTool("impact", "impact", "Impact of a change.", gitnexus, execute),
+    ]
+    first = tool_use({}, "{}")
+    first[0][1]["content_block"]["name"] = "attach"
+    second = tool_use({}, '{"source_url": "https://x.test/a.pdf"}')
+    second[0][1]["content_block"]["name"] = "attach"
+    server.enqueue(
+        sse_reply(sse(*first, stop="tool_use")),
+        sse_reply(sse(*second, stop="tool_use")),
+        sse_reply(sse(*text_blocks("done"))),
+    )
+    agent = Agent("sys", claude(server), tools=tools)
+    assert (await agent.prompt("Attach the PDF.")).text == "done"
+
+    sent = {t["name"]: t for t in server.requests[0].body["tools"]}
+    for tool in sent.values():
+        assert not {"anyOf", "oneOf", "allOf"} & set(tool["input_schema"])
+    assert set(sent["attach"]["input_schema"]["properties"]) == {"content", "source_url"}
+    assert "required" not in sent["attach"]["input_schema"]
+    assert sent["attach"]["description"] == (
+        "Attach a file.\n\nAt least one of these must be given: content; or source_url."
+    )
+    assert set(sent["impact"]["input_schema"]["properties"]) == {"route", "file", "depth"}
+    assert sent["impact"]["input_schema"]["required"] == ["depth"]
+    assert sent["impact"]["description"].endswith(
+        "Exactly one of these must be given: route; or file."
+    )
+    assert tools[0].input_schema == notion  # the tool's own schema is left as it is
+    results = [m for m in agent.state.messages if isinstance(m, ToolResultMessage)]
+    assert [r.is_error for r in results] == [True, False]
+    assert ran == [{"source_url": "https://x.test/a.pdf"}]
+
+
 async def test_an_html_error_page_is_reported_by_its_title(server: ReplayServer) -> None:
     page = b"<html><head><title>403 Forbidden</title></head><body>" + b"y" * 5000 + b"</body>"
     server.enqueue(Reply(status=403, headers={"content-type": "text/html"}, body=page))

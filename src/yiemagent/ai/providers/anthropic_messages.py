@@ -26,13 +26,15 @@ output schema (`StreamOptions.output_schema`) goes as `output_config.format`, in
 form the SDK's `transform_schema` gives it (the API refuses some keywords; they become
 description text), so the answer's text is the JSON value.
 Content blocks of other kinds (server tools) are left out of the message, but kept as sent
-for a `pause_turn`.
+for a `pause_turn`. A tool schema the API refuses (no "type"; `anyOf`, `oneOf` or `allOf` at
+its top, as MCP servers write a choice) is sent in a form it takes (`_input_schema`).
 """
 
 from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
@@ -258,17 +260,13 @@ def build_request_body(model: Model, context: Context, options: StreamOptions) -
                 message["content"][-1]["cache_control"] = cache
                 break
     if context.tools:
-        body["tools"] = [
-            {
-                "name": t.name,
-                "description": t.description,
-                # The API refuses a schema without "type" (a tool taking any arguments: {}).
-                "input_schema": t.input_schema
-                if "type" in t.input_schema
-                else {"type": "object", **t.input_schema},
-            }
-            for t in context.tools
-        ]
+        body["tools"] = []
+        for t in context.tools:
+            schema, note = _input_schema(t.input_schema)
+            description = f"{t.description}\n\n{note}" if note else t.description
+            body["tools"].append(
+                {"name": t.name, "description": description, "input_schema": schema}
+            )
         if cache:  # the last tool's mark caches every tool definition
             body["tools"][-1]["cache_control"] = cache
     else:
@@ -316,6 +314,67 @@ def build_request_body(model: Model, context: Context, options: StreamOptions) -
     if options.metadata and options.metadata.get("user_id"):
         body["metadata"] = {"user_id": str(options.metadata["user_id"])}
     return body
+
+
+_COMBINATORS = ("anyOf", "oneOf", "allOf")
+
+
+def _input_schema(schema: Mapping[str, Any]) -> tuple[dict[str, Any], str]:
+    """A tool's input schema as the API takes it, and a note for the tool's description.
+
+    The API refuses a schema without "type" (a tool taking any arguments: `{}`) and one
+    with `anyOf`, `oneOf` or `allOf` at its top ("input_schema does not support oneOf,
+    allOf, or anyOf at the top level"), which MCP servers write for "give `route` or
+    `file`"; one such tool failed every request of the run. The branches' properties join
+    the top's, an `allOf` branch's required names join its `required`, and what a choice
+    between branches requires is said in the note. The arguments are still checked
+    against the whole schema before the tool runs, so a call that breaks the choice gets
+    the usual error result.
+
+    Returns:
+        The schema to send, and the note ("" when nothing was folded).
+    """
+    out = dict(schema) if "type" in schema else {"type": "object", **schema}
+    folded = {k: out.pop(k) for k in _COMBINATORS if k in out}
+    if not folded:
+        return out, ""
+    properties = dict(out.get("properties") or {})
+    required = [n for n in out.get("required") or [] if isinstance(n, str)]
+    notes: list[str] = []
+    for keyword, branches in folded.items():
+        choices: list[str] = []
+        for branch in branches if isinstance(branches, list) else []:
+            branch = _local_ref(branch, schema)
+            if not isinstance(branch, dict):
+                continue
+            branch_properties = branch.get("properties")
+            for name, sub in (
+                branch_properties if isinstance(branch_properties, dict) else {}
+            ).items():
+                properties.setdefault(name, sub)
+            needed = [n for n in branch.get("required") or [] if isinstance(n, str)]
+            if keyword == "allOf":
+                required += [n for n in needed if n not in required]
+            elif needed:
+                choices.append(" and ".join(needed))
+        if choices:
+            how_many = "Exactly one" if keyword == "oneOf" else "At least one"
+            notes.append(f"{how_many} of these must be given: {'; or '.join(choices)}.")
+    out["properties"] = properties
+    if required:
+        out["required"] = required
+    return out, " ".join(notes)
+
+
+def _local_ref(branch: Any, root: Mapping[str, Any]) -> Any:
+    """`branch`, or the definition its local `$ref` (`#/$defs/X`) names."""
+    ref = branch.get("$ref") if isinstance(branch, dict) else None
+    if not isinstance(ref, str) or not ref.startswith("#/"):
+        return branch
+    target: Any = root
+    for part in ref[2:].split("/"):
+        target = target.get(part) if isinstance(target, Mapping) else None
+    return target if isinstance(target, dict) else branch
 
 
 def _tool_names_in(messages: list[dict[str, Any]]) -> list[str]:
