@@ -93,6 +93,23 @@ async def test_repeats_give_pass_at_k_and_pass_all_k() -> None:
     assert report.mean_pass_at_k(3) == pytest.approx(3 / 4)
 
 
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [("repeat", 2.0), ("repeat", True), ("repeat", "3"), ("concurrency", 1.5),
+     ("concurrency", True), ("concurrency", "4"), ("concurrency", 0)],
+)  # fmt: skip
+async def test_a_repeat_or_concurrency_that_is_no_whole_number_is_refused(
+    option: str, value: object, tmp_path: Path
+) -> None:
+    """pydantic-evals' test_evaluate_with_invalid_max_concurrency refuses 0 and -1 before
+    any case runs. Here 0 was refused, but 2.0 repeats raised a bare TypeError, "3" another,
+    True ran once and 1.5 ran as if it were a count."""
+    results = tmp_path / "results.jsonl"
+    with pytest.raises(ValueError, match=f"{option} must be a whole number >= 1, not {value!r}"):
+        await run_eval(cases()[:1], make_agent, results=results, **{option: value})  # type: ignore[arg-type]
+    assert not results.exists()
+
+
 async def test_the_json_form_has_the_design_shape_and_reads_back() -> None:
     report = await run_eval(cases()[:2], make_agent, repeat=2)
     data = json.loads(json.dumps(report.to_json()))

@@ -73,11 +73,13 @@ async def run_eval(
         The `EvalReport`.
 
     Raises:
-        ConfigError: `repeat` below 1, or an empty dataset.
+        ConfigError: `repeat` or `concurrency` not a whole number >= 1, or an empty
+            dataset.
         BatchError: as `run_batch_async` (a bad option, a results file in use).
     """
-    if repeat < 1:
-        raise ConfigError(f"repeat must be at least 1, not {repeat}")
+    for option, value in (("repeat", repeat), ("concurrency", concurrency)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ConfigError(f"{option} must be a whole number >= 1, not {value!r}")
     data = dataset if isinstance(dataset, Dataset) else Dataset(dataset)
     runs: dict[str, tuple[Case, int]] = {}
     tasks: list[dict[str, Any]] = []
