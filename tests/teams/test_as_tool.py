@@ -28,7 +28,7 @@ from yiemagent import (
     execute_prepared_tool_call,
 )
 from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_text, faux_tool_call
-from yiemagent.types import Context, Usage
+from yiemagent.types import Context, TextContent, Usage
 
 from ..approvals._kit import transcript_problems
 from ._kit import answer, calls, scripted, slow_tool
@@ -475,6 +475,28 @@ async def test_a_sub_run_stopped_by_its_max_turns_is_an_error_naming_the_limit()
     )
     assert fm.call_count == 2
     assert transcript_problems(lead.state.messages) == []
+
+
+async def test_two_agents_of_one_name_are_refused_unless_their_tools_are_renamed() -> None:
+    """openai-agents' test_agent_as_tool_rejects_distinct_agents_with_the_same_name and
+    ..._collision_allows_explicit_override: two different agents whose tools would share a
+    name are refused at construction, naming it; given names of their own, each call
+    reaches its own agent."""
+    first, _ = scripted("helper", ["from the first"])
+    second, _ = scripted("helper", ["from the second"])
+    with pytest.raises(ConfigError, match="two different tools named 'helper'"):
+        scripted("lead", [], tools=[first.as_tool(), second.as_tool()])
+    lead, _ = scripted(
+        "lead",
+        [calls(("first", {"input": "a"}), ("second", {"input": "b"})), "done"],
+        tools=[first.as_tool(name="first"), second.as_tool(name="second")],
+    )
+    await lead.prompt("ask both")
+    results = [m for m in lead.state.messages if isinstance(m, ToolResultMessage)]
+    assert [(r.tool_name, r.content) for r in results] == [
+        ("first", [TextContent("from the first")]),
+        ("second", [TextContent("from the second")]),
+    ]
 
 
 def test_bad_names_and_options_are_config_errors() -> None:
