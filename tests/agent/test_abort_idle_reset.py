@@ -141,6 +141,72 @@ async def test_r6_5_wait_for_idle_inside_the_run_raises_instead_of_waiting_for_i
         assert result.is_error and "wait for itself" in text_of(result.content)
 
 
+@pytest.mark.parametrize("parallel", [False, True], ids=["sequential", "parallel"])
+@pytest.mark.parametrize(
+    "where", ["tool past its first wait", "second tool", "update listener", "after hook"]
+)
+async def test_r6_5_wait_for_idle_in_a_task_the_run_made_raises_too(
+    parallel: bool, where: str
+) -> None:
+    # An async tool past its first wait, the second call of a parallel batch, the listeners
+    # of a tool's update and the hooks run in tasks the run makes, not in the run's own
+    # task; waiting there for the run's end hung the run until the caller's timeout.
+    fm = FauxModel(
+        [faux_message(faux_tool_call("first", {}), faux_tool_call("second", {})), "answer"]
+    )
+    refused: list[BaseException] = []
+
+    async def wait_for_idle() -> None:
+        try:
+            await agent.wait_for_idle()
+        except AgentBusyError as exc:
+            refused.append(exc)
+
+    async def first(call_id: str, args: Any, signal: Any, on_update: Any) -> str:
+        await asyncio.sleep(0.01)
+        if where == "tool past its first wait":
+            await wait_for_idle()
+        return "first"
+
+    async def second(call_id: str, args: Any, signal: Any, on_update: Any) -> str:
+        on_update("half way")
+        await asyncio.sleep(0.01)
+        if where == "second tool":
+            await wait_for_idle()
+        return "second"
+
+    async def listener(event: Any, signal: Any) -> None:
+        if event.type == "tool_execution_update" and where == "update listener":
+            await wait_for_idle()
+
+    async def after(context: Any, signal: Any) -> None:
+        await asyncio.sleep(0.01)
+        if context.tool_call.name == "second" and where == "after hook":
+            await wait_for_idle()
+
+    agent = faux_agent(fm, after_tool_call=after)
+    agent.tool_store.register(make_tool("first", first, parallel=parallel))
+    agent.tool_store.register(make_tool("second", second, parallel=parallel))
+    agent.subscribe(listener)
+
+    assert (await asyncio.wait_for(agent.prompt("go"), timeout=30)).text == "answer"
+    assert len(refused) == 1 and "wait for itself" in str(refused[0])
+
+
+async def test_r6_5_a_task_a_parallel_tool_starts_may_wait_for_idle() -> None:
+    fm = FauxModel([faux_message(faux_tool_call("t", {}), faux_tool_call("t", {})), "answer"])
+    later: list[asyncio.Task[Any]] = []
+
+    async def start_waiting(*args: Any) -> str:
+        await asyncio.sleep(0.01)
+        later.append(asyncio.create_task(agent.wait_for_idle()))
+        return "ok"
+
+    agent = faux_agent(fm, tools=[make_tool("t", start_waiting, parallel=True)])
+    assert (await asyncio.wait_for(agent.prompt("go"), timeout=30)).text == "answer"
+    await asyncio.wait_for(asyncio.gather(*later), timeout=30)  # no AgentBusyError
+
+
 async def test_r6_4_take_response_inside_the_run_with_none_ready_raises() -> None:
     # the response it would wait for is of a sent prompt that starts only after this run
     fm = FauxModel(["first", "second"])

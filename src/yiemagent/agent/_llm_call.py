@@ -28,7 +28,7 @@ from yiemagent.types import (
     StreamFn,
     StreamOptions,
 )
-from yiemagent.types.callbacks import is_async_callable, maybe_await
+from yiemagent.types.callbacks import adopt_task, is_async_callable, maybe_await
 
 __all__ = [
     "FormatMessages",
@@ -169,6 +169,7 @@ async def _call_unless_aborted(
     """`(True, answer)`, or `(False, None)` when the run was aborted first."""
     signal = options.signal if options is not None else None
     call = asyncio.ensure_future(_call_llm(llm_call, formatted))
+    adopt_task(call)  # an async llm_call is the run's code
     if signal is None:
         return True, await call
     aborted = asyncio.ensure_future(signal.wait())

@@ -66,7 +66,15 @@ from yiemagent.types import (
     TurnEndEvent,
     TurnUpdate,
 )
-from yiemagent.types.callbacks import EventSink, GuardedSink, guarded_sink, maybe_await
+from yiemagent.types.callbacks import (
+    EventSink,
+    GuardedSink,
+    RunTasks,
+    guarded_sink,
+    in_run_tasks,
+    maybe_await,
+    run_tasks,
+)
 from yiemagent.types.messages import to_messages as to_messages_of
 
 if TYPE_CHECKING:
@@ -175,7 +183,8 @@ class RunDriver:
     ) -> None:
         self._state = state
         self._queues = queues
-        self._task: asyncio.Task[Any] | None = None
+        self._tasks: RunTasks = set()
+        """The run's task and those it made to call user code (`run_tasks`)."""
         """The task driving the active run."""
         self._session = session
         self._options = options
@@ -244,18 +253,16 @@ class RunDriver:
         Returns:
             The run's answer (`final_message`) and the messages the run added.
         """
-        outer, self._task = self._task, asyncio.current_task()
-        try:
+        with run_tasks(self._tasks):
             return await self._run(prompts, output, approvals)
-        finally:
-            self._task = outer
 
     def inside_run(self) -> bool:
-        """Whether the caller runs in the task that drives the run: a listener, a hook, a
-        tool of a sequential batch (waiting there for the run's end would never end). A
-        task such code starts is not the run's: it may wait for the end."""
-        task = self._task
-        return task is not None and task is asyncio.current_task()
+        """Whether the caller runs in a task of the run: the one that drives it (a listener,
+        a hook, a tool of a sequential batch) or one the run made (a parallel tool, an async
+        tool past its first wait, a listener of a tool's update, a guardrail); waiting there
+        for the run's end would never end. A task such code starts is not the run's: it may
+        wait for the end."""
+        return in_run_tasks(self._tasks)
 
     async def _run(
         self,

@@ -76,7 +76,7 @@ from yiemagent.types import (
     UsageLimits,
     UserMessage,
 )
-from yiemagent.types.callbacks import is_async_callable, maybe_await
+from yiemagent.types.callbacks import adopt_task, is_async_callable, maybe_await
 from yiemagent.types.messages import message_from_dict, message_to_dict, transcript_usage
 from yiemagent.types.output import OUTPUT_TOOL_NAME
 
@@ -799,6 +799,8 @@ async def check_guardrails(
     if not guardrails:
         return None
     tasks = [asyncio.ensure_future(_verdict(g, context)) for g in guardrails]
+    for task in tasks:
+        adopt_task(task)
     try:
         pending: set[asyncio.Future[tuple[bool, str]]] = set(tasks)
         while pending:

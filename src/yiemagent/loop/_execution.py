@@ -96,7 +96,7 @@ from yiemagent.types import (
     ToolCall,
     ToolExecutionUpdateEvent,
 )
-from yiemagent.types.callbacks import Emit
+from yiemagent.types.callbacks import Emit, adopt_task
 
 __all__ = [
     "ABORT_GRACE_S",
@@ -189,6 +189,7 @@ async def await_apart(awaitable: Awaitable[T]) -> T:
         inner = asyncio.get_running_loop().create_task(resumed, context=context)
     else:
         inner = asyncio.ensure_future(_caught(awaitable))
+    adopt_task(inner)
     try:
         await asyncio.wait((inner,))
     except asyncio.CancelledError:
@@ -341,7 +342,9 @@ class ToolUpdates:
         event = ToolExecutionUpdateEvent(call.id, call.name, call.arguments, partial)
         if self._pending is None:
             self._pending = []
-        self._pending.append(asyncio.ensure_future(self._emit(event), loop=self._loop))
+        emitting = asyncio.ensure_future(self._emit(event), loop=self._loop)
+        adopt_task(emitting)  # its listeners are the run's code
+        self._pending.append(emitting)
 
     def stop(self, worker: bool = False) -> bool:
         """Stop accepting updates (and, for a call that ran on a worker thread, start those

@@ -80,6 +80,7 @@ from yiemagent.types import (
 from yiemagent.types.callbacks import (
     EventSink,
     GuardedSink,
+    adopt_task,
     guarded_sink,
     is_async_callable,
 )
@@ -357,7 +358,9 @@ async def run_concurrently(
     loop: asyncio.AbstractEventLoop | None = None
     for coroutine in coroutines:
         if held is not None:
-            tasks.append(loop.create_task(coroutine) if loop else asyncio.create_task(coroutine))
+            task = loop.create_task(coroutine) if loop else asyncio.create_task(coroutine)
+            adopt_task(task)
+            tasks.append(task)
             continue
         context = contextvars.copy_context()
         try:

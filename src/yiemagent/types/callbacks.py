@@ -3,17 +3,21 @@
 Every hook, listener and `emit` the user passes may be a plain or an async function. This
 module is the one place that decides how such a callback is called: `maybe_await` for a value
 that may be awaitable, `is_async_callable` for a function that must be awaited, and
-`guarded_sink` for an event sink whose exceptions must not change the run, and
-`signal_optional` for a hook or listener that may leave out the run's signal.
+`guarded_sink` for an event sink whose exceptions must not change the run,
+`signal_optional` for a hook or listener that may leave out the run's signal, and
+`run_tasks` / `adopt_task` / `in_run_tasks` for the tasks in which a run calls such code (so
+an Agent can tell that `wait_for_idle()` there would wait for itself).
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import inspect
 import logging
 import weakref
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
 from yiemagent.errors import ConfigError
@@ -25,9 +29,12 @@ __all__ = [
     "Emit",
     "EventSink",
     "GuardedSink",
+    "adopt_task",
     "guarded_sink",
+    "in_run_tasks",
     "is_async_callable",
     "maybe_await",
+    "run_tasks",
     "signal_optional",
 ]
 
@@ -169,3 +176,49 @@ def guarded_sink(sink: Callable[..., Any] | None, what: str = "event sink") -> G
     if isinstance(sink, GuardedSink):
         return sink
     return GuardedSink(sink, what)
+
+
+# ── the tasks of a run ───────────────────────────────────────────────────────
+
+RunTasks: TypeAlias = "set[asyncio.Future[Any]]"
+
+_RUN_TASKS: ContextVar[tuple[RunTasks, ...]] = ContextVar("yiemagent_run_tasks", default=())
+"""The task sets of the runs the current code is part of, outermost first (a sub-agent's
+run inside a parent's tool adds its own)."""
+
+
+@contextlib.contextmanager
+def run_tasks(family: RunTasks) -> Iterator[None]:
+    """Count the current task, and each task the run makes with `adopt_task` while this is
+    entered, in `family` (the current task leaves it on exit; an adopted one when it ends).
+
+    Why: a listener, hook or tool that awaits the run's own end (`Agent.wait_for_idle()`)
+    would wait for itself. The run's code runs in the run's task and in tasks the loop makes
+    (a parallel call, an async tool past its first wait, an update's listeners); a task the
+    user's code starts is not in the family, so it may wait for the end.
+    """
+    task = asyncio.current_task()
+    added = task is not None and task not in family
+    if task is not None and added:
+        family.add(task)
+    token = _RUN_TASKS.set((*_RUN_TASKS.get(), family))
+    try:
+        yield
+    finally:
+        _RUN_TASKS.reset(token)
+        if task is not None and added:
+            family.discard(task)
+
+
+def adopt_task(task: asyncio.Future[Any]) -> None:
+    """Count `task`, which the run made to call user code, in every run the caller is
+    part of (see `run_tasks`); no cost but a look-up outside a run."""
+    for family in _RUN_TASKS.get():
+        family.add(task)
+        task.add_done_callback(family.discard)
+
+
+def in_run_tasks(family: RunTasks) -> bool:
+    """Whether the current task is one of `family`'s (the run's own or one it made)."""
+    task = asyncio.current_task()
+    return task is not None and task in family
