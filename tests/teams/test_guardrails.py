@@ -22,7 +22,7 @@ from yiemagent import (
 )
 from yiemagent.ai.providers.faux import FauxModel
 
-from ..approvals._kit import transcript_problems
+from ..approvals._kit import recording_tool, transcript_problems
 from ._kit import calls, scripted, slow_tool
 
 SECRET = "the launch code is 0000 and the rest of a long streamed answer " * 4
@@ -216,6 +216,39 @@ async def test_the_answer_after_a_handoff_is_checked_by_the_targets_output_guard
             assert (await router.prompt("How much do I owe?")).text == "You owe 5 EUR."
         assert checked == [("billing_out", "billing", "You owe 5 EUR.")]
         assert transcript_problems(router.state.messages) == []
+
+
+async def test_a_resumed_run_checks_its_answer_not_its_prompt_again() -> None:
+    """openai-agents' test_runner_guardrail_resume: a run held for approval and resumed
+    keeps its input guardrails' verdict (the prompt is not checked twice) and its answer
+    still meets the output guardrails."""
+    checked: list[tuple[str, str]] = []
+
+    def prompt_check(context: GuardrailContext) -> bool:
+        checked.append(("input", context.input))
+        return False
+
+    def answer_check(context: GuardrailContext) -> bool:
+        checked.append(("output", context.text))
+        return "0000" in context.text
+
+    ran: list[str] = []
+    agent, _ = scripted(
+        "a",
+        [calls(("pay", {"n": 10})), "paid; the code is 0000"],
+        tools=[recording_tool("pay", ran, requires_approval=True)],
+        input_guardrails=[prompt_check],
+        output_guardrails=[answer_check],
+    )
+    await agent.prompt("pay the bill")
+    assert checked == [("input", "pay the bill")]
+    agent.approve(agent.pending_approvals[0].tool_call_id)
+    with pytest.raises(GuardrailTripped, match="output guardrail 'answer_check' tripped"):
+        await agent.resume()
+    assert len(ran) == 1
+    assert checked == [("input", "pay the bill"), ("output", "paid; the code is 0000")]
+    assert "0000" not in repr(agent.state.messages)
+    assert transcript_problems(agent.state.messages) == []
 
 
 async def test_steering_that_reaches_a_handoff_target_is_checked_by_its_guardrails() -> None:
