@@ -448,3 +448,55 @@ async def test_parameters_named_like_pydantic_members_reach_the_function() -> No
     assert made.input_schema["required"] == names
     sent = {n: f"{n} value" for n in names}
     assert text_of(await run_tool(made, sent)) == repr(tuple(sent.values()))
+
+
+async def test_async_work_behind_a_plain_looking_tool_is_awaited_not_shown() -> None:
+    # openai-agents-python#3949, modelcontextprotocol/python-sdk#567, strands#4410: an
+    # object with an async __call__, and a sync decorator around an async function, were
+    # run as plain functions: the coroutine was never awaited, and the model read
+    # "<coroutine object ...>" as the tool's successful answer. An async generator's items
+    # were lost the same way. Each is awaited now; the object's hints are its __call__'s.
+    class Lookup:
+        async def __call__(self, key: int) -> str:
+            """Look a key up.
+
+            Args:
+                key: The key.
+            """
+            return f"value {key}"
+
+    def logged(fn: Any) -> Any:
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            return fn(*args, **kwargs)
+
+        return wrapper
+
+    @tool
+    @logged
+    async def fetch(key: int) -> str:
+        """Fetch a key."""
+        await asyncio.sleep(0)
+        return f"fetched {key}"
+
+    @tool
+    async def pages(key: int) -> Any:
+        """The pages of a key."""
+        for page in range(2):
+            await asyncio.sleep(0)
+            yield f"page {page} of {key}"
+
+    lookup = tool(name="lookup")(Lookup())
+    assert lookup.input_schema["properties"] == {
+        "key": {"type": "integer", "description": "The key."}
+    }
+    tools = [lookup, fetch, pages]
+    fm = FauxModel([faux_message(*(faux_tool_call(t.name, {"key": "7"}) for t in tools)), "done"])
+    agent = Agent(model=fm.model, stream_fn=fm.stream_fn, tools=tools)
+    await agent.prompt("look it up")
+    results = [m for m in agent.state.messages if isinstance(m, ToolResultMessage)]
+    assert [(r.is_error, text_of(AgentToolResult(r.content))) for r in results] == [
+        (False, "value 7"),
+        (False, "fetched 7"),
+        (False, '["page 0 of 7","page 1 of 7"]'),
+    ]

@@ -24,10 +24,11 @@ import inspect
 import re
 import types
 import typing
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, overload
 
 from yiemagent.errors import ConfigError
+from yiemagent.types.callbacks import is_async_callable
 from yiemagent.types.messages import ImageContent, TextContent
 from yiemagent.types.signal import AbortSignal
 from yiemagent.types.tools import (
@@ -162,9 +163,14 @@ def _build_tool(
     tool_name = name or getattr(target, "__name__", "")
     if not tool_name:
         raise ConfigError(f"tool {func!r} has no __name__: give it one with name=")
-    summary, arg_docs = parse_docstring(inspect.getdoc(target) or "")
+    # An object with a __call__ method: its hints and its parameters' docs are __call__'s.
+    plain = inspect.isroutine(target) or inspect.isclass(target)
+    method = target if plain else type(target).__call__
+    summary, arg_docs = parse_docstring(inspect.getdoc(target) or inspect.getdoc(method) or "")
+    if not arg_docs and method is not target:
+        arg_docs = parse_docstring(inspect.getdoc(method) or "")[1]
     params, injected = _parameters(func, tool_name, bound)
-    model = _arguments_model(target, tool_name, params)
+    model = _arguments_model(method, tool_name, params)
     schema = clean_schema(model.model_json_schema())
     schema.setdefault("properties", {})
     for prop, doc in arg_docs.items():
@@ -316,24 +322,38 @@ def _make_execute(
             kwargs["on_update"] = on_update
         return kwargs
 
-    if inspect.iscoroutinefunction(func):
+    if is_async_callable(func) or inspect.isasyncgenfunction(func):
 
         async def execute_async(
             tool_call_id: str, args: dict[str, Any], signal: AbortSignal, on_update: OnUpdate
         ) -> AgentToolResult | str:
-            value = await func(**call_kwargs(tool_call_id, args, signal, on_update))
-            return to_tool_return(value)
+            return await _settled(func(**call_kwargs(tool_call_id, args, signal, on_update)))
 
         execute_async.__wrapped__ = func  # type: ignore[attr-defined]  # where it came from
         return execute_async
 
     def execute(
         tool_call_id: str, args: dict[str, Any], signal: AbortSignal, on_update: OnUpdate
-    ) -> AgentToolResult | str:
-        return to_tool_return(func(**call_kwargs(tool_call_id, args, signal, on_update)))
+    ) -> AgentToolResult | str | Awaitable[AgentToolResult | str]:
+        value = func(**call_kwargs(tool_call_id, args, signal, on_update))
+        if inspect.isawaitable(value) or inspect.isasyncgen(value):
+            # a plain function handing back async work (a sync decorator around an async
+            # one): the pipeline awaits what this returns, on the event loop
+            return _settled(value)
+        return to_tool_return(value)
 
     execute.__wrapped__ = func  # type: ignore[attr-defined]  # where it came from (a clash text)
     return execute
+
+
+async def _settled(value: object) -> AgentToolResult | str:
+    """The tool return of what an async tool function gave: an awaitable's value, or the
+    items an async generator yields as a list (as a generator's are)."""
+    if inspect.isasyncgen(value):
+        return to_tool_return([item async for item in value])
+    if inspect.isawaitable(value):
+        value = await value
+    return to_tool_return(value)
 
 
 def to_tool_return(value: object) -> AgentToolResult | str:
