@@ -280,6 +280,42 @@ async def test_r6_5_subscribe_async_listeners_are_awaited_in_order_with_the_sign
     assert log and all(who == "first" for who, _ in log)
 
 
+async def test_r6_5_a_listener_subscribed_twice_is_called_once_per_event() -> None:
+    # pi keeps its listeners in a Set: subscribing one again changes nothing. Ours were a
+    # list, so each event reached the same listener twice (a chat line printed twice).
+    fm = FauxModel(["first", "second", "third"])
+    agent = faux_agent(fm)
+    seen: list[str] = []
+
+    class Watcher:
+        def on_event(self, event: Any) -> None:
+            seen.append(f"method {event.type}")
+
+    def listener(event: Any, signal: Any) -> None:
+        seen.append(event.type)
+
+    watcher = Watcher()
+    unsubscribe = agent.subscribe(listener)
+    unsubscribe_again = agent.subscribe(listener)
+    agent.subscribe(watcher.on_event)
+    unsubscribe_method = agent.subscribe(watcher.on_event)  # a new bound method, same one
+    await agent.prompt("go")
+    kinds = [kind for kind in seen if not kind.startswith("method")]
+    assert kinds[0] == "agent_start" and kinds.count("agent_end") == 1
+    assert seen.count("method agent_end") == 1
+
+    unsubscribe_again()  # either function removes it
+    unsubscribe_method()
+    seen.clear()
+    await agent.prompt("again")
+    assert seen == []
+    unsubscribe()  # already removed: nothing happens
+
+    agent.subscribe(listener)  # and it may come back
+    await agent.prompt("once more")
+    assert seen.count("agent_end") == 1
+
+
 async def test_r6_5_a_listener_of_the_event_alone_gets_every_event() -> None:
     # pi's listeners take the event only (agent.subscribe((e) => ...)); ours may also take
     # the run's signal. One that takes the event alone got nothing but logged TypeErrors.

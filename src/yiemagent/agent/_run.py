@@ -194,7 +194,8 @@ class RunDriver:
         self.placeholder = placeholder
         self._prepare_next_turn = prepare_next_turn
         self._on_event = None if on_event is None else guarded_sink(on_event, "on_event")
-        self._listeners: list[tuple[Listener, GuardedSink]] = []
+        self._listeners: list[tuple[object, GuardedSink]] = []
+        """(what the user subscribed, the sink that calls it), in subscription order."""
         self._listeners_snapshot: tuple[GuardedSink, ...] = ()
         self.running = False
         """Whether a run is active (or claimed and about to start)."""
@@ -212,15 +213,22 @@ class RunDriver:
         self._views = HandoffViews()
         self._trips = TrippedInputs()
 
-    def subscribe(self, listener: Listener) -> Callable[[], None]:
-        """Add `listener` after the others; returns the function that removes it."""
-        entry = (listener, guarded_sink(listener, "agent listener"))
-        self._listeners.append(entry)
-        self._listeners_snapshot = tuple(guarded for _, guarded in self._listeners)
+    def subscribe(self, listener: Listener, key: object = None) -> Callable[[], None]:
+        """Add `listener` after the others, unless one subscribed as `key` (default: the
+        listener itself; compared with `==`, so `obj.method` twice is one) already is: a
+        listener is called once per event however often it is subscribed (pi's listener
+        `Set`). Returns the function that removes it (any of them, when subscribed again)."""
+        key = listener if key is None else key
+        entry = next((e for e in self._listeners if e[0] == key), None)
+        if entry is None:
+            entry = (key, guarded_sink(listener, "agent listener"))
+            self._listeners.append(entry)
+            self._listeners_snapshot = tuple(guarded for _, guarded in self._listeners)
+        subscribed = entry
 
         def unsubscribe() -> None:
-            if entry in self._listeners:
-                self._listeners.remove(entry)
+            if subscribed in self._listeners:
+                self._listeners.remove(subscribed)
                 self._listeners_snapshot = tuple(guarded for _, guarded in self._listeners)
 
         return unsubscribe

@@ -586,7 +586,10 @@ class Agent(Generic[OutputT]):
         """Call `listener(event, signal)` for every event, after the state is updated; async
         listeners are awaited, all in subscription order. A listener that takes one
         argument (pi's shape) gets the event alone. A listener that raises is logged and the
-        run goes on. Returns the function that unsubscribes it.
+        run goes on. Subscribing a listener that is already subscribed (`==`: the same
+        function, or the same object's method) changes nothing, as pi's listener set does:
+        it is still called once per event. Returns the function that unsubscribes it; after
+        a second subscribe, either returned function removes it.
 
         Raises:
             ConfigError: `listener` is not callable, or takes neither (event) nor
@@ -594,7 +597,7 @@ class Agent(Generic[OutputT]):
         """
         if not callable(listener):
             raise ConfigError("subscribe() needs a callable listener(event, signal)")
-        return self._driver.subscribe(signal_optional(listener, "a listener", "event"))
+        return self._driver.subscribe(signal_optional(listener, "a listener", "event"), listener)
 
     def reset(self) -> None:
         """Clear the transcript, the state and the steering/follow-up queues; with a
