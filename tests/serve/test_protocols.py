@@ -162,6 +162,35 @@ def test_a_request_that_names_no_session_leaves_none_in_the_store() -> None:
 EVENT = TypeAdapter(agui.Event)
 
 
+def agui_input(
+    thread_id: str,
+    run_id: str,
+    *messages: agui.Message | str,
+    resume: list[agui.ResumeEntry] | None = None,
+    context: list[agui.Context] | None = None,
+) -> agui.RunAgentInput:
+    """A `RunAgentInput` with no tools or state (what most clients send); a text message
+    is a user message."""
+    return agui.RunAgentInput(
+        thread_id=thread_id,
+        run_id=run_id,
+        messages=[
+            agui.UserMessage(id=f"u{i}", content=m) if isinstance(m, str) else m
+            for i, m in enumerate(messages)
+        ],
+        resume=resume,
+        context=context or [],
+        tools=[],
+        state={},
+        forwarded_props={},
+    )
+
+
+def agui_body(*args: Any, **kwargs: Any) -> dict[str, Any]:
+    """`agui_input(...)` as the JSON body a client posts."""
+    return agui_input(*args, **kwargs).model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
 def agui_run(client: httpx.Client, run_input: agui.RunAgentInput) -> list[Any]:
     body = run_input.model_dump(mode="json", by_alias=True, exclude_none=True)
     with client.stream("POST", "/ag-ui", json=body) as response:
@@ -205,16 +234,7 @@ def check_agui_order(events: list[Any]) -> None:
 def test_agui_events_follow_the_protocol() -> None:
     store = InMemorySessionStore()
     with faux_server(store) as (url, _), httpx.Client(base_url=url) as client:
-        run_input = agui.RunAgentInput(
-            thread_id="thread-1",
-            run_id="run-1",
-            messages=[agui.UserMessage(id="u1", content="weather Oslo Lima")],
-            tools=[],
-            context=[],
-            state={},
-            forwarded_props={},
-        )
-        events = agui_run(client, run_input)
+        events = agui_run(client, agui_input("thread-1", "run-1", "weather Oslo Lima"))
         check_agui_order(events)
         assert (events[0].thread_id, events[0].run_id) == ("thread-1", "run-1")
         starts = [e for e in events if isinstance(e, agui.ToolCallStartEvent)]
@@ -238,16 +258,8 @@ def test_agui_context_reaches_the_agent_with_the_prompt() -> None:
     answered as if it could not see the page. Here too: only the messages were read."""
     store = InMemorySessionStore()
     with faux_server(store) as (url, _), httpx.Client(base_url=url) as client:
-        run_input = agui.RunAgentInput(
-            thread_id="thread-ctx",
-            run_id="run-1",
-            messages=[agui.UserMessage(id="u1", content="which films")],
-            tools=[],
-            context=[agui.Context(description="Films on the page", value="Dune, Alien")],
-            state={},
-            forwarded_props={},
-        )
-        events = agui_run(client, run_input)
+        films = agui.Context(description="Films on the page", value="Dune, Alien")
+        events = agui_run(client, agui_input("thread-ctx", "run-1", "which films", context=[films]))
     text = "".join(e.delta for e in events if isinstance(e, agui.TextMessageContentEvent))
     assert text.startswith("echo: which films") and "Films on the page: Dune, Alien" in text
     [prompt, _] = store.load("thread-ctx")
@@ -260,12 +272,7 @@ def test_agui_context_reaches_the_agent_with_the_prompt() -> None:
 def test_agui_reasoning_events() -> None:
     store = InMemorySessionStore()
     with faux_server(store) as (url, _), httpx.Client(base_url=url) as client:
-        events = agui_run(
-            client,
-            agui.RunAgentInput(
-                thread_id="t", run_id="r", messages=[agui.UserMessage(id="u", content="think hard")]
-            ),
-        )
+        events = agui_run(client, agui_input("t", "r", "think hard"))
         check_agui_order(events)
         kinds = [e.type.value for e in events if e.type.value.startswith("REASONING")]
         assert kinds[:2] == ["REASONING_START", "REASONING_MESSAGE_START"]
@@ -299,12 +306,7 @@ async def test_agui_sub_agents() -> None:
 
     def drive(url: str) -> list[Any]:
         with httpx.Client(base_url=url) as client:
-            run_input = agui.RunAgentInput(
-                thread_id="t",
-                run_id="r",
-                messages=[agui.UserMessage(id="u", content="delegate weather Oslo")],
-            )
-            return agui_run(client, run_input)
+            return agui_run(client, agui_input("t", "r", "delegate weather Oslo"))
 
     with serving(create_app(make_agent, session_store=store)) as url:
         events = await asyncio.to_thread(drive, url)
@@ -341,14 +343,7 @@ async def test_agui_sub_agents() -> None:
 def test_agui_interrupts_for_approval_and_resumes() -> None:
     store = InMemorySessionStore()
     with faux_server(store) as (url, tools), httpx.Client(base_url=url) as client:
-        first = agui_run(
-            client,
-            agui.RunAgentInput(
-                thread_id="t",
-                run_id="r1",
-                messages=[agui.UserMessage(id="u1", content="launch Vostok")],
-            ),
-        )
+        first = agui_run(client, agui_input("t", "r1", "launch Vostok"))
         check_agui_order(first)
         outcome = first[-1].outcome
         assert isinstance(outcome, agui.RunFinishedInterruptOutcome)
@@ -356,45 +351,23 @@ def test_agui_interrupts_for_approval_and_resumes() -> None:
         assert interrupt.reason == "tool_approval" and "launch" in (interrupt.message or "")
         assert tools.launched == []
         for payload in ("false", {"approve": "false"}, 0, "no", ["no"]):  # no boolean: refused
-            fuzzy = agui.RunAgentInput(
-                thread_id="t",
-                run_id="r-bad",
-                messages=[],
-                resume=[
-                    agui.ResumeEntry(interrupt_id=interrupt.id, status="resolved", payload=payload)
-                ],
-            )
-            refused = client.post("/ag-ui", content=fuzzy.model_dump_json(by_alias=True))
+            fuzzy = agui.ResumeEntry(interrupt_id=interrupt.id, status="resolved", payload=payload)
+            refused = client.post("/ag-ui", json=agui_body("t", "r-bad", resume=[fuzzy]))
             assert refused.status_code == 400 and "must be true" in refused.json()["error"]
-        rejected = agui.RunAgentInput(
-            thread_id="t",
-            run_id="r-bad",
-            messages=[],
-            resume=[
-                agui.ResumeEntry(
-                    interrupt_id=interrupt.id,
-                    status="resolved",
-                    payload={"approve": False, "reason": "LONE"},
-                )
-            ],
+        reject = agui.ResumeEntry(
+            interrupt_id=interrupt.id,
+            status="resolved",
+            payload={"approve": False, "reason": "LONE"},
         )
+        rejected = agui_input("t", "r-bad", resume=[reject])
         body = rejected.model_dump_json(by_alias=True).replace('"LONE"', '"bad \\ud800"')
         refused = client.post("/ag-ui", content=body)
         assert refused.status_code == 400 and "lone surrogates" in refused.json()["error"]
         assert tools.launched == []
-        resumed = agui_run(
-            client,
-            agui.RunAgentInput(
-                thread_id="t",
-                run_id="r2",
-                messages=[],
-                resume=[
-                    agui.ResumeEntry(
-                        interrupt_id=interrupt.id, status="resolved", payload={"approve": True}
-                    )
-                ],
-            ),
+        approve = agui.ResumeEntry(
+            interrupt_id=interrupt.id, status="resolved", payload={"approve": True}
         )
+        resumed = agui_run(client, agui_input("t", "r2", resume=[approve]))
         check_agui_order(resumed)
         assert [e.content for e in resumed if isinstance(e, agui.ToolCallResultEvent)] == [
             "launched Vostok"
@@ -580,25 +553,13 @@ def test_a_call_held_inside_a_sub_agent_is_answered_on_ag_ui_and_use_chat() -> N
 
     with serving(create_app(make_agent, session_store=store)) as url:
         client = httpx.Client(base_url=url)
-        first = agui_run(
-            client,
-            agui.RunAgentInput(
-                thread_id="t", run_id="r", state={}, tools=[], context=[], forwarded_props={},
-                messages=[agui.UserMessage(id="u", content="delegate launch Mir")],
-            ),
-        )  # fmt: skip
+        first = agui_run(client, agui_input("t", "r", "delegate launch Mir"))
         [interrupt] = first[-1].outcome.interrupts
         [held] = client.get("/v1/sessions/t/approvals").json()["approvals"]
         assert (interrupt.id, held["tool_name"]) == (held["tool_call_id"], "launch")
         assert interrupt.message == 'Run launch with {"city": "Mir"}?'
-        resumed = agui_run(
-            client,
-            agui.RunAgentInput(
-                thread_id="t", run_id="r2", state={}, tools=[], context=[], forwarded_props={},
-                messages=[],
-                resume=[agui.ResumeEntry(interrupt_id=interrupt.id, status="resolved")],
-            ),
-        )  # fmt: skip
+        resolved = agui.ResumeEntry(interrupt_id=interrupt.id, status="resolved")
+        resumed = agui_run(client, agui_input("t", "r2", resume=[resolved]))
         check_agui_order(resumed)
         assert tools.launched == ["Mir"]
 
@@ -651,18 +612,7 @@ def test_calls_sharing_an_id_stream_as_calls_of_their_own() -> None:
 
     app = create_app(make_agent, session_store=store)
     with serving(app) as url, httpx.Client(base_url=url) as client:
-        events = agui_run(
-            client,
-            agui.RunAgentInput(
-                thread_id="t",
-                run_id="r",
-                messages=[agui.UserMessage(id="u", content="go")],
-                tools=[],
-                context=[],
-                state={},
-                forwarded_props={},
-            ),
-        )
+        events = agui_run(client, agui_input("t", "r", "go"))
         chunks = ui_chat(client, {"id": "ui", "messages": [user("go")]})
 
     check_agui_order(events)
@@ -701,15 +651,7 @@ def test_an_image_that_is_not_base64_is_a_400_on_every_route_and_nothing_is_stor
             {"type": "file", "mediaType": "image/png", "url": bad},
         ]
         image = agui.ImagePart(source=agui.DataSource(value=bad, mime_type="image/png"))
-        agui_input = agui.RunAgentInput(
-            thread_id="ag",
-            run_id="r",
-            messages=[agui.UserMessage(id="u", content=[agui.TextPart(text="x"), image])],
-            tools=[],
-            context=[],
-            state={},
-            forwarded_props={},
-        )
+        with_image = agui.UserMessage(id="u", content=[agui.TextPart(text="x"), image])
         requests = [
             ("/v1/sessions/native/runs", native),
             *(
@@ -720,7 +662,7 @@ def test_an_image_that_is_not_base64_is_a_400_on_every_route_and_nothing_is_stor
                 ("/api/chat", {"id": "ui", "messages": [{"id": "m", "role": "user", "parts": [p]}]})
                 for p in file_parts
             ),
-            ("/ag-ui", agui_input.model_dump(mode="json", by_alias=True, exclude_none=True)),
+            ("/ag-ui", agui_body("ag", "r", with_image)),
         ]
         for path, body in requests:
             refused = client.post(path, json=body)
@@ -797,11 +739,7 @@ def test_an_agui_part_is_an_image_or_a_pdf_never_dropped() -> None:
 
     def ask(thread: str, *parts: Any) -> dict[str, Any]:
         message = agui.UserMessage(id="u", content=[agui.TextPart(text="weather Oslo"), *parts])
-        run_input = agui.RunAgentInput(
-            thread_id=thread, run_id="r", state={}, messages=[message], tools=[],
-            context=[], forwarded_props={},
-        )  # fmt: skip
-        return run_input.model_dump(mode="json", by_alias=True, exclude_none=True)
+        return agui_body(thread, "r", message)
 
     pdf = agui.DataSource(value="JVBERi0xLjQK", mime_type="application/pdf")
     with faux_server(store) as (url, _), httpx.Client(base_url=url) as client:
