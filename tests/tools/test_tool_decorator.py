@@ -26,6 +26,7 @@ from yiemagent import (
     validate_arguments_against_schema as validate,
 )
 from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
+from yiemagent.tools import ToolArgumentsError
 
 from ._kit import run_tool, text_of
 
@@ -500,3 +501,33 @@ async def test_async_work_behind_a_plain_looking_tool_is_awaited_not_shown() -> 
         (False, "fetched 7"),
         (False, '["page 0 of 7","page 1 of 7"]'),
     ]
+
+
+class Stay(BaseModel):
+    nights: int
+    start: date
+
+
+async def test_a_value_only_the_type_refuses_is_said_as_a_schema_failure_is() -> None:
+    # microsoft/agent-framework#7222: a model told only that its arguments failed retried
+    # the same call. What the JSON Schema cannot check (a date's format) failed in pydantic
+    # after the schema passed, and the model read pydantic's own report: the arguments
+    # model's name and a documentation URL per problem, without the arguments it sent. It
+    # reads the shape every invalid call gets: each path and problem, then what it sent.
+    @tool
+    def book(guest: str, stay: Stay, when: date) -> str:
+        """Book a stay."""
+        return "booked"
+
+    sent = {"guest": "Zoë", "stay": {"nights": 2, "start": "2024-13-45"}, "when": "tomorrow"}
+    with pytest.raises(ToolArgumentsError) as raised:
+        await run_tool(book, sent)
+    text = str(raised.value)
+    assert text.splitlines()[:3] == [
+        'Invalid arguments for tool "book":',
+        "- $.stay.start: Input should be a valid date or datetime, month value is outside "
+        "expected range of 1-12",
+        "- $.when: Input should be a valid date or datetime, input is too short",
+    ]
+    assert text.splitlines()[-1] == f"Received: {json.dumps(sent, ensure_ascii=False)}"
+    assert "errors.pydantic.dev" not in text

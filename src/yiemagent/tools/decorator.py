@@ -28,6 +28,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, overload
 
 from yiemagent.errors import ConfigError
+from yiemagent.tools.schema import ToolArgumentsError, argument_path
 from yiemagent.types.callbacks import is_async_callable
 from yiemagent.types.messages import ImageContent, TextContent
 from yiemagent.types.signal import AbortSignal
@@ -177,7 +178,7 @@ def _build_tool(
         sub = schema["properties"].get(prop)
         if isinstance(sub, dict) and doc and "description" not in sub:
             sub["description"] = doc
-    execute = _make_execute(func, model, [p.name for p in params], injected)
+    execute = _make_execute(func, tool_name, model, [p.name for p in params], injected)
     return AgentTool(
         name=tool_name,
         label=label or _label_from_name(tool_name),
@@ -298,6 +299,7 @@ def _field_name(index: int) -> str:
 
 def _make_execute(
     func: Callable[..., Any],
+    tool_name: str,
     model: type[pydantic.BaseModel],
     names: list[str],
     injected: frozenset[str],
@@ -312,7 +314,13 @@ def _make_execute(
             try:
                 parsed = model.model_validate(args)
             except pydantic.ValidationError as exc:
-                raise ValueError(f"invalid arguments: {exc}") from None
+                # what the schema cannot say (a date's format, a validator's rule), said as
+                # a schema failure is: each path and problem, and the arguments received
+                problems = [
+                    (argument_path(error["loc"]), error["msg"])
+                    for error in exc.errors(include_url=False)
+                ]
+                raise ToolArgumentsError(tool_name, problems, args) from None
             kwargs = {n: getattr(parsed, _field_name(i)) for i, n in enumerate(names)}
         if "tool_call_id" in injected:
             kwargs["tool_call_id"] = tool_call_id

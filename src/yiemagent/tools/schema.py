@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ToolArgumentsError",
+    "argument_path",
     "check_schema",
     "compile_fast",
     "validate_arguments_against_schema",
@@ -173,7 +174,7 @@ def check_schema(schema: object, *, what: str = "inputSchema") -> None:
     try:
         cls.check_schema(schema)
     except SchemaError as exc:
-        path = _path(exc.absolute_path)
+        path = argument_path(exc.absolute_path)
         raise ConfigError(f"{what} is not a valid JSON Schema: {path}: {exc.message}") from None
     check_schema_refs(schema, what=what)
 
@@ -232,10 +233,12 @@ def _parse_object_string(text: str, tool_name: str) -> object:
 
 
 def _describe(error: ValidationError) -> tuple[str, str]:
-    return _path(error.absolute_path), error.message
+    return argument_path(error.absolute_path), error.message
 
 
-def _path(parts: Any) -> str:
+def argument_path(parts: Any) -> str:
+    """Where in the arguments a problem is: `root`, or like `$.items[0].qty` for the parts
+    `["items", 0, "qty"]` (a key that is no identifier is quoted: `$["a b"]`)."""
     if not parts:
         return "root"
     out = ["$"]
