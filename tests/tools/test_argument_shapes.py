@@ -159,3 +159,23 @@ def test_r4_3_a_tool_returning_content_blocks_keeps_them() -> None:
     two = annotated.execute("c2", {"page": "a"}, AbortSignal(), lambda update: None)
     assert one.content == [image]  # type: ignore[union-attr]
     assert two.content == [TextContent("page a"), image]  # type: ignore[union-attr]
+
+
+def test_many_bad_items_are_listed_from_the_first_in_their_order() -> None:
+    # Kilo-Org/kilocode#11961's review: a list of 1,000 malformed items must give a bounded
+    # error that still shows what to fix. The problems shown were sorted as text, so the
+    # model read items 0, 100, 101... and never 1 to 99; they go in the list's order.
+    schema = {
+        "type": "object",
+        "properties": {
+            "todos": {
+                "type": "array",
+                "items": {"type": "object", "required": ["title"]},
+            }
+        },
+    }
+    with pytest.raises(ToolArgumentsError) as raised:
+        check(schema, {"todos": [{"name": str(i)} for i in range(1000)]})
+    shown = [line for line in str(raised.value).splitlines() if line.startswith("- $")]
+    assert shown == [f"- $.todos[{i}]: 'title' is a required property" for i in range(len(shown))]
+    assert len(str(raised.value)) < 4000

@@ -252,9 +252,12 @@ def argument_path(parts: Any) -> str:
     return "".join(out)
 
 
-def _error_sort_key(error: ValidationError) -> tuple[int, str]:
+def _error_sort_key(error: ValidationError) -> tuple[int, list[tuple[int, int, str]]]:
+    """Shallow problems first, then in the arguments' order: item 2 before item 10 (a
+    list of many bad items shows its first ones, not 0, 10, 100, 101...)."""
     path = list(error.absolute_path)
-    return len(path), json.dumps(path, default=str)
+    parts = [(0, p, "") if isinstance(p, int) else (1, 0, str(p)) for p in path]
+    return len(path), parts
 
 
 def _dump(value: object) -> str:
