@@ -77,3 +77,33 @@ async def test_a_steer_the_stopped_run_never_took_comes_back_in_the_box(
     store = InMemorySessionStore()
     with faux_server(store, Tools(delay_s=4.0), delay_s=0.02) as (url, _):
         await asyncio.to_thread(steer_then_stop, url, tmp_path)
+
+
+def reloads_mid_run(url: str, tmp_path: Path) -> None:
+    with browser_page(tmp_path / "profile") as page:
+        page.goto(url)
+        ask(page, "weather Oslo")
+        page.locator(".tool.running").first.wait_for()
+        page.reload()
+        # The call showed as waiting (grey, no progress) until its result came.
+        page.wait_for_selector(".tool.running .progress:text('looking up Oslo')")
+        page.wait_for_selector(".assistant:has-text('sunny in Oslo')")
+        page.wait_for_selector("#state:text('idle')")
+        ask(page, "tell " + "me more " * 40)  # an answer streamed for seconds
+        page.wait_for_selector(".assistant:has-text('echo: tell me more me more')")
+        page.reload()
+        # The answer went on from where the reload was, its first part missing until it
+        # ended.
+        text = page.locator(".assistant:has-text('me more')").first
+        text.wait_for()
+        assert page.inner_text("#state") == "working…"
+        assert text.inner_text().startswith("echo: tell me more"), text.inner_text()
+        page.wait_for_selector("#state:text('idle')")
+
+
+async def test_a_reload_mid_run_shows_the_running_call_and_the_answer_so_far(
+    tmp_path: Path,
+) -> None:
+    store = InMemorySessionStore()
+    with faux_server(store, Tools(delay_s=4.0), delay_s=0.1) as (url, _):
+        await asyncio.to_thread(reloads_mid_run, url, tmp_path)
