@@ -13,7 +13,8 @@ and `RUN_FINISHED` (outcome success, cancelled after an abort, or interrupt with
 interrupt per tool call held for approval) or `RUN_ERROR` (also when a guardrail
 stopped the run, code "guardrail_tripped"). The next input answers the
 interrupts in `resume`: status "resolved" approves unless the payload is `false` or
-`{"approve": false, "reason"?}`; "cancelled" rejects.
+`{"approve": false, "reason"?}`; "cancelled" rejects. An input with front-end `tools` or a
+shared `state` is a 400 (not a run without them).
 """
 
 from __future__ import annotations
@@ -420,12 +421,35 @@ def _problems(exc: ValidationError, *, most: int = 5) -> str:
     return "; ".join(parts) + more
 
 
+def _refuse_what_is_not_run(data: agui.RunAgentInput) -> None:
+    """Front-end tools and shared state are refused, not dropped.
+
+    Raises:
+        BadRequest: `tools` lists a tool (the client's own, CopilotKit's actions): the
+            agent offers only its server's tools, so the model would never call it while
+            the page waits for the call; or `state` holds a value: the agent neither reads
+            it nor sends `STATE_SNAPSHOT`/`STATE_DELTA` back.
+    """
+    if data.tools:
+        names = ", ".join(tool.name for tool in data.tools)
+        raise BadRequest(
+            f"front-end tools are not supported ({names}): the agent runs its own tools on "
+            'the server; send "tools": []'
+        )
+    if data.state:
+        raise BadRequest(
+            "shared state is not supported: the agent neither reads nor updates it; "
+            'send "state": {}'
+        )
+
+
 async def _handle(hub: RunHub, request: Request) -> Response:
     data = await read_json(request)
     try:
         run_input = agui.RunAgentInput.model_validate(data)
     except ValidationError as exc:
         raise BadRequest(f"not an AG-UI RunAgentInput: {_problems(exc)}") from exc
+    _refuse_what_is_not_run(run_input)
     run = await start_conversation(hub, run_input.thread_id, conversation_of(run_input))
     translator = Translator(run_input.thread_id, run_input.run_id, run)
     encoder = EventEncoder(accept=request.headers.get("accept", ""))
