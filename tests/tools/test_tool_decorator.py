@@ -531,3 +531,31 @@ async def test_a_value_only_the_type_refuses_is_said_as_a_schema_failure_is() ->
     ]
     assert text.splitlines()[-1] == f"Received: {json.dumps(sent, ensure_ascii=False)}"
     assert "errors.pydantic.dev" not in text
+
+
+def test_a_string_beside_a_hint_describes_its_parameter() -> None:
+    # openai-agents-python#1731: `Annotated[int, "First number"]`, how LangChain's tools
+    # describe a parameter, reached the schema without its description (pydantic ignores a
+    # plain string there). The string describes the parameter; a Field's description
+    # beside it, and then the docstring, come after it as before.
+    @tool
+    def add(
+        a: Annotated[int, "First number"],
+        b: Annotated[int, "not this", Field(description="Second number")] = 2,
+        c: Annotated[int, Field(ge=0)] = 1,
+    ) -> int:
+        """Add numbers.
+
+        Args:
+            a: overridden by the hint's text.
+            c: Third number.
+        """
+        return a + b + c
+
+    props = add.input_schema["properties"]
+    assert [props[n].get("description") for n in "abc"] == [
+        "First number",
+        "Second number",
+        "Third number.",
+    ]
+    assert props["c"]["minimum"] == 0

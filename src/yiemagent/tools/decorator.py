@@ -256,12 +256,15 @@ def _arguments_model(
         # The parameter's name is the field's alias (unless the hint gives its own): as a
         # field name, one like `model_config`, `model_extra` or `_id` is taken by pydantic
         # (the function got the model's config, a property's value, or nothing).
-        alias = pydantic.Field(alias=param.name)
         if typing.get_origin(annotation) is typing.Annotated:
             base, *metadata = typing.get_args(annotation)
+            # `Annotated[int, "First number"]`, as LangChain's tools write a description;
+            # a Field's own description after it still wins
+            said = next((m for m in metadata if isinstance(m, str) and m.strip()), None)
+            alias = pydantic.Field(alias=param.name, description=said)
             annotation = typing.Annotated[(base, alias, *metadata)]
         else:
-            annotation = typing.Annotated[annotation, alias]
+            annotation = typing.Annotated[annotation, pydantic.Field(alias=param.name)]
         fields[_field_name(index)] = (annotation, default)
     try:
         model = pydantic.create_model(
