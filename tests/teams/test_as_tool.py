@@ -17,6 +17,7 @@ from yiemagent import (
     AgentEvent,
     AssistantMessage,
     ConfigError,
+    MessageEndEvent,
     NestedAgentEvent,
     PreparedToolCall,
     ToolCall,
@@ -418,6 +419,39 @@ async def test_events_of_deeper_levels_carry_the_whole_path() -> None:
         if e.agent_path == ("lead", "mid") and e.event.type == "tool_execution_end"
     )  # fmt: skip
     assert inner_end < mid_tool_end  # in the order they happened
+
+
+async def test_after_a_handoff_inside_a_sub_run_its_events_name_the_target() -> None:
+    """openai-agents' test_agent_as_tool_streaming_updates_agent_on_handoff: a sub-agent
+    that hands off inside its run streams on as the target. Here the target's events kept
+    the path of the agent that handed over, ("lead", "front"), while the events of the
+    agent it then called said ("lead", "back", "deep"): two names for one speaker."""
+    deep, _ = scripted("deep", ["from deep"])
+    back, _ = scripted(
+        "back", [calls(("deep", {"input": "x"})), "from back"], tools=[deep.as_tool()]
+    )
+    front, _ = scripted("front", [calls(("transfer_to_back", {}))], handoffs=[back])
+    lead, _ = scripted("lead", [calls(("front", {"input": "q"})), "done"], tools=[front.as_tool()])
+    events = record(lead)
+
+    assert (await lead.prompt("go")).text == "done"
+
+    nested = [e for e in events if isinstance(e, NestedAgentEvent)]
+    written = [
+        (e.agent_path, e.event.message.agent)
+        for e in nested
+        if isinstance(e.event, MessageEndEvent) and isinstance(e.event.message, AssistantMessage)
+    ]
+    assert written == [
+        (("lead", "front"), "front"),
+        (("lead", "back"), "back"),
+        (("lead", "back", "deep"), "deep"),
+        (("lead", "back"), "back"),
+    ]
+    tools = [(e.agent_path, e.event.tool_name) for e in nested
+             if e.event.type == "tool_execution_start"]  # fmt: skip
+    assert tools == [(("lead", "front"), "transfer_to_back"), (("lead", "back"), "deep")]
+    assert nested[0].event.type == "agent_start" and nested[0].agent_path == ("lead", "front")
 
 
 async def test_output_mode_answers_with_the_validated_output_as_json() -> None:

@@ -173,7 +173,10 @@ def _forward(
 
     def forward(event: AgentEvent, signal: AbortSignal) -> Awaitable[None] | None:
         if not isinstance(event, NestedAgentEvent):  # a deeper level's passes as it is
-            event = NestedAgentEvent(path, call_id, event)
+            # the sub-run's frame names its speaker, who changes when it hands off
+            inner = current_frame.get()
+            speaking = inner.path if inner is not None and inner.path[:-1] == path[:-1] else path
+            event = NestedAgentEvent(speaking, call_id, event)
         return emit(event)
 
     return forward
