@@ -312,12 +312,14 @@ def test_bad_store_and_unreadable_store_are_config_errors() -> None:
         Agent(llm_call=lambda f: {}, session_store=Broken(), session_id="s")
 
 
-@pytest.mark.parametrize("session_id", ["", "a\nb", "\x1b[31m", "nul\x00"])
+@pytest.mark.parametrize("session_id", ["", "a\nb", "\x1b[31m", "nul\x00", "caf\udce9"])
 def test_a_session_id_that_is_not_one_is_a_config_error_and_nothing_is_stored(
     session_id: str,
 ) -> None:
     # The check `yiem serve` made on its routes, now made for every Agent on a store: the
-    # chat and batch tasks took an empty id or control characters.
+    # chat and batch tasks took an empty id or control characters. A lone surrogate (a
+    # Latin-1 name on the command line of a UTF-8 system) passed the check, then SQLite and
+    # PostgreSQL failed on it with a bare UnicodeEncodeError.
     store = InMemorySessionStore()
     with pytest.raises(ConfigError, match="non-empty text without control characters"):
         Agent(llm_call=lambda f: {}, session_store=store, session_id=session_id)

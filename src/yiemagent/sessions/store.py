@@ -64,9 +64,11 @@ _MAX_DETAILS_REPR = 2000
 
 def check_session_id(session_id: str) -> str:
     """`session_id` checked before any store sees it: non-empty text without control
-    characters. Some stores cannot hold every character (PostgreSQL text holds no NUL), an id
-    goes back to an HTTP client in a header and is printed on a terminal, and an empty one is
-    no name at all. Every entry point that takes a session name checks it here: an
+    characters or lone surrogates. Some stores cannot hold every character (PostgreSQL text
+    holds no NUL; SQLite and PostgreSQL take only UTF-8, which a lone surrogate, as
+    `--session` gets from a name in another encoding, is not), an id goes back to an HTTP
+    client in a header and is printed on a terminal, and an empty one is no name at all.
+    Every entry point that takes a session name checks it here: an
     `Agent(session_store=...)`, `yiem chat --session`, `yiem serve`'s routes, batch tasks.
 
     Returns:
@@ -74,15 +76,16 @@ def check_session_id(session_id: str) -> str:
 
     Raises:
         ConfigError: the id is not a str, is empty, or holds a control character (NUL, a
-            line break, an escape, ...).
+            line break, an escape, ...) or a lone surrogate.
     """
     if (
         not isinstance(session_id, str)
         or not session_id
-        or any(unicodedata.category(c) == "Cc" for c in session_id)
+        or any(unicodedata.category(c) in ("Cc", "Cs") for c in session_id)
     ):
         raise ConfigError(
-            f"a session id must be non-empty text without control characters, not {session_id!r}"
+            "a session id must be non-empty text without control characters or lone "
+            f"surrogates, not {session_id!r}"
         )
     return session_id
 
