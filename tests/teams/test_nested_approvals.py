@@ -68,6 +68,31 @@ async def test_a_held_sub_run_call_is_the_parents_to_decide_and_resume() -> None
     assert nested and nested[0].event.type == "agent_start"  # the resumed sub-run streams
 
 
+async def test_a_call_held_after_a_handoff_inside_a_sub_run_names_its_maker() -> None:
+    """`PendingApproval.agent_path` names the agent that made the call. A sub-agent that
+    handed off before the held call listed it under its own name: the person asked to
+    approve a payment was told "front" asked for it, when "back" did."""
+    ran: list[str] = []
+    back, _ = scripted(
+        "back",
+        [calls(("pay", {"n": 1})), "paid"],
+        tools=[recording_tool("pay", ran, requires_approval=True)],
+    )
+    front, _ = scripted("front", [calls(("transfer_to_back", {}))], handoffs=[back])
+    lead, _ = scripted(
+        "lead", [calls(("front", {"input": "pay"})), "done"], tools=[front.as_tool()]
+    )
+
+    await lead.prompt("pay it")
+
+    [pending] = lead.pending_approvals
+    assert (pending.tool_name, pending.agent_path) == ("pay", ("lead", "back"))
+    assert pending.assistant_message.agent == "back"
+    lead.approve(pending.tool_call_id)
+    assert (await lead.resume()).text == "done"
+    assert len(ran) == 1
+
+
 async def test_a_rejected_sub_run_call_gets_the_reason_and_the_sub_run_goes_on() -> None:
     ran: list[str] = []
     lead, _, sub_fm = team(ran)

@@ -28,6 +28,7 @@ from yiemagent.types import (
     AgentEvent,
     AgentTool,
     AgentToolResult,
+    AssistantMessage,
     NestedAgentEvent,
     TextContent,
     ToolCallFailed,
@@ -146,7 +147,13 @@ async def _call(
                 usage=usage,
                 details=details,
             )
-        frame.holds[call_id] = NestedHold(path, list(sub.state.messages), sub._driver.held)
+        # the held calls' maker: the agent handed off to, when the sub-run handed off
+        maker = next(
+            (m.agent for m in reversed(sub.state.messages) if isinstance(m, AssistantMessage)),
+            None,
+        )
+        held_path = (*path[:-1], maker or agent.name)
+        frame.holds[call_id] = NestedHold(held_path, list(sub.state.messages), sub._driver.held)
         return HeldToolResult([TextContent(f"waiting for approval inside agent {agent.name}")])
     if reply.stop_reason == "aborted":
         raise ToolCallFailed(f"agent {agent.name!r} was aborted", usage=usage, details=details)
