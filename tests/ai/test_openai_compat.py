@@ -142,6 +142,23 @@ async def test_empty_arguments_string_is_an_empty_object(server: ReplayServer) -
     assert message.tool_calls[0].partial_json is None
 
 
+async def test_a_stray_closing_brace_after_the_arguments_is_dropped(server: ReplayServer) -> None:
+    """langchain-qwq#30, archestra#6547: small and quantised models close the arguments
+    once too often (`{"city": "Oslo"}}`); the call was refused as malformed JSON and the
+    model asked again, often writing the same. The object before the stray closers is the
+    call; other trailing text (prose, a second object) is still malformed."""
+    events = openai_chunks(
+        call(0, "a", "f", '{"city": "Oslo", "days": [1, 2]}'),
+        call(0, None, None, "}\n]"),
+        call(1, "b", "g", '{"city": "Oslo"} and Bergen'),
+        finish_reason="tool_calls",
+    )
+    message = await run(server, events)
+    first, second = message.tool_calls
+    assert (first.arguments, first.partial_json) == ({"city": "Oslo", "days": [1, 2]}, None)
+    assert second.partial_json == '{"city": "Oslo"} and Bergen'
+
+
 # ── finish reasons, errors, reasoning ───────────────────────────────────────
 
 

@@ -7,8 +7,8 @@ same growing message object (`partial`); a tool call's `arguments` in it are alw
 re-parsed from the partial JSON after each fragment.
 
 Tool-call arguments contract (what the loop sees in the final message):
-- the argument text was a complete JSON object (or empty, meaning `{}`) → `arguments` is it
-  and `partial_json` is `None`;
+- the argument text was a complete JSON object (or empty, meaning `{}`; or followed only by
+  stray closing braces or brackets) → `arguments` is it and `partial_json` is `None`;
 - otherwise (malformed JSON, a non-object such as `[1]`, text cut off by the token limit) →
   `arguments` is the best partial parse (a dict, possibly `{}`) and `partial_json` keeps the
   raw text received, so the tool pipeline can report "arguments are not valid JSON" with the
@@ -220,7 +220,7 @@ class MessageBuilder:
         else:
             raw = self._raw
             self._raw = ""
-            parsed = parse_json_object(raw) if raw.strip() else {}
+            parsed = _final_arguments(raw) if raw.strip() else {}
             if parsed is None:
                 logger.debug("tool call %s: arguments are not a JSON object: %.200s", block.id, raw)
                 block.arguments = parse_partial_json(raw)
@@ -303,9 +303,33 @@ def complete_arguments(call: ToolCall, raw: str) -> None:
     call already closed, or of one of several calls a server streams at once) from all of
     its argument text `raw`: the object when `raw` is one (`partial_json` None), else what
     parses so far (`partial_json` keeps `raw`). No event is pushed."""
-    parsed = parse_json_object(raw)
+    parsed = _final_arguments(raw)
     call.arguments = parsed if parsed is not None else parse_partial_json(raw)
     call.partial_json = None if parsed is not None else raw
+
+
+_STRAY_CLOSERS = frozenset(b"}] \t\r\n")
+
+
+def _final_arguments(raw: str) -> dict[str, Any] | None:
+    """The object a finished call's argument text holds (`parse_json_object`), also when
+    the model closed it once too often (`{"city": "Oslo"}}`, a stray `}` or `]` after the
+    complete object, as small and quantised models write): what precedes the stray closers
+    is the object it meant. Any other trailing text (prose, a second object) stays a
+    malformed call."""
+    parsed = parse_json_object(raw)
+    if parsed is not None:
+        return parsed
+    data = raw.encode(errors="replace")
+    try:
+        jiter.from_json(data, allow_inf_nan=False)
+    except ValueError as exc:
+        if not str(exc).startswith("trailing characters"):
+            return None
+        end = _error_offset(data, str(exc))
+        if end > 0 and set(data[end:]) <= _STRAY_CLOSERS:
+            return parse_json_object(data[:end].decode(errors="replace"))
+    return None
 
 
 def parse_partial_json(text: str) -> dict[str, Any]:
