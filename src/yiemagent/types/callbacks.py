@@ -21,6 +21,7 @@ from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
 from yiemagent.errors import ConfigError
+from yiemagent.types.tools import binds
 
 if TYPE_CHECKING:
     from yiemagent.types.events import AgentEvent
@@ -97,8 +98,8 @@ def signal_optional(hook: Callable[..., Any], what: str, first: str) -> Callable
     except (TypeError, ValueError):
         return hook
     adapted: Callable[..., Any] = hook
-    if not _binds(signature, 2):
-        if not _binds(signature, 1):
+    if not binds(signature, 2):
+        if not binds(signature, 1):
             raise ConfigError(
                 f"{what} must take ({first}) or ({first}, signal); {hook!r} takes {signature}"
             )
@@ -109,14 +110,6 @@ def signal_optional(hook: Callable[..., Any], what: str, first: str) -> Callable
     with contextlib.suppress(TypeError):  # not weakly referable: no cache
         _TWO_SHAPES[hook] = adapted
     return adapted
-
-
-def _binds(signature: inspect.Signature, count: int) -> bool:
-    try:
-        signature.bind(*(None,) * count)
-    except TypeError:
-        return False
-    return True
 
 
 class GuardedSink:

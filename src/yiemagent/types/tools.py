@@ -41,6 +41,7 @@ __all__ = [
     "ToolCallFailed",
     "ToolExecute",
     "ValidateArguments",
+    "binds",
     "check_tool_name",
 ]
 
@@ -73,13 +74,22 @@ def _check_execute(name: str, execute: Callable[..., Any]) -> None:
         signature = inspect.signature(execute, follow_wrapped=False)  # what is called
     except (TypeError, ValueError):
         return
-    try:
-        signature.bind(None, None, None, None)
-    except TypeError:
+    if not binds(signature, 4):
         raise ConfigError(
             f"tool {name!r}: execute must take (tool_call_id, args, signal, on_update); it "
             f"takes {signature} (add the missing parameters, or use @tool)"
-        ) from None
+        )
+
+
+def binds(signature: inspect.Signature, count: int) -> bool:
+    """Whether a function of `signature` can be called with `count` positional arguments:
+    the check of a tool's `execute` (four) and of a hook or listener that may leave out
+    the run's signal (`types.callbacks.signal_optional`: two, else one)."""
+    try:
+        signature.bind(*(None,) * count)
+    except TypeError:
+        return False
+    return True
 
 
 def is_seconds(value: object) -> bool:
