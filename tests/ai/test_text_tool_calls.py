@@ -118,6 +118,23 @@ def test_a_broken_tagged_call_keeps_its_name_and_raw_arguments() -> None:
     assert piece.arguments.startswith('{"a": 1,')  # the pipeline reports it to the model
 
 
+def test_a_tagged_call_closed_once_too_often_is_still_the_call() -> None:
+    # langchain-qwq#30: Qwen models served by llama.cpp or Ollama write an extra closing
+    # brace after the call; the whole <tool_call> block was shown to the user as text and
+    # the call never ran. The stray closers after a complete call are dropped.
+    text = (
+        'Checking.<tool_call>\n{"name": "get_time", "arguments": {"place": "Oslo"}}}\n'
+        '</tool_call><tool_call>{"name": "a", "arguments": {}}}]\n{"name": "b", '
+        '"arguments": {"x": 1}}</tool_call>'
+    )
+    assert parse(text) == [
+        TextPiece("Checking."),
+        call("get_time", place="Oslo"),
+        call("a"),
+        call("b", x=1),
+    ]
+
+
 def test_a_closing_tag_inside_a_string_value_does_not_end_the_call() -> None:
     """vllm#45167: the first literal </tool_call> cut a call whose arguments mention the
     tag (a file being written, a document quoted) and its rest became text."""

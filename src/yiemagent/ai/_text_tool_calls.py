@@ -360,7 +360,11 @@ def _read_calls(text: str, names: frozenset[str] | None, *, tagged: bool) -> lis
     values: list[Any] = []
     at, size = 0, len(text)
     while True:
-        while at < size and (text[at].isspace() or text[at] in ",;"):
+        # between calls: separators, and in a tag the stray closers of a call closed once
+        # too often (`{"name": ..., "arguments": {...}}}`)
+        while at < size and (
+            text[at].isspace() or text[at] in ",;" or (tagged and values and text[at] in "}]")
+        ):
             at += 1
         if at >= size:
             break
