@@ -127,6 +127,23 @@ def test_a_key_given_to_a_server_is_shown_as_stars_in_its_name(
     assert code == 1 and "--api-key ***" in _error_line(err) and "sk-123" not in err
 
 
+def test_a_password_in_a_url_is_shown_as_stars(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As a key after `--api-key` is (openai-agents hides a URL's credentials too): a URL
+    given as a command was echoed whole, twice, and a command that passes a URL to a
+    bridge (`npx mcp-remote https://user:pw@host/mcp`) was the server's name."""
+    _faux(monkeypatch, "unused")
+    url = "http://user:s3cr3t@127.0.0.1:9/mcp"
+    code, _, err = _run(capsys, "run", "hi", "--mcp", url)
+    line = _error_line(err)
+    assert code == 1 and "is a URL" in line and "user:***@127.0.0.1:9" in line
+    assert "s3cr3t" not in err
+    dies = f"python -c \"import sys; sys.exit('bridge failed')\" {url}"
+    code, _, err = _run(capsys, "run", "hi", "--mcp", dies)
+    assert code == 1 and "user:***@" in _error_line(err) and "s3cr3t" not in err
+
+
 def test_a_command_with_an_unclosed_quote_is_one_line_naming_the_option(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -154,12 +154,15 @@ _SECRET_IN_LINE = re.compile(
     re.IGNORECASE,
 )
 
+_URL_PASSWORD = re.compile(r"(://[^\s/?#@:]+:)[^\s/?#@]+@")
+"""The password of a URL's `user:password@`."""
+
 
 def command_label(words: Sequence[str]) -> str:
     """A command line as messages show it: shell-quoted, folders kept, and the value of an
     option whose name says key, token, secret or password as `***` (`--api-key ***`,
-    `--token=***`), so a server's name does not print its credentials. The command itself
-    runs with the real values."""
+    `--token=***`) and a URL's password (`https://user:***@host`), so a server's name does
+    not print its credentials. The command itself runs with the real values."""
     shown: list[str] = []
     hide_next = False
     for word in words:
@@ -169,15 +172,16 @@ def command_label(words: Sequence[str]) -> str:
         elif eq and value and _SECRET_OPTION.match(option):
             shown.append(f"{shlex.quote(option)}=***")
         else:
-            shown.append(shlex.quote(word))
+            shown.append(_URL_PASSWORD.sub(r"\1***@", shlex.quote(word)))
         hide_next = not eq and bool(_SECRET_OPTION.match(word))
     return " ".join(shown)
 
 
 def masked_line(text: str) -> str:
     """`text`, a command line that may not split (an unclosed quote), with the word after
-    a secret option (`--api-key X`, `--token=X`) as `***`, as `command_label` shows it."""
-    return _SECRET_IN_LINE.sub(lambda m: f"{m[1]}{m[2]}***", text)
+    a secret option (`--api-key X`, `--token=X`) and a URL's password as `***`, as
+    `command_label` shows it."""
+    return _URL_PASSWORD.sub(r"\1***@", _SECRET_IN_LINE.sub(lambda m: f"{m[1]}{m[2]}***", text))
 
 
 def _errlog(wanted: TextIO | None) -> TextIO:
