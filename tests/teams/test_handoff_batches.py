@@ -72,3 +72,40 @@ async def test_a_tool_named_like_a_transfer_is_a_clear_error_not_a_second_tool()
     with pytest.raises(ConfigError, match=r"'transfer_to_billing'.*handoff to 'billing'"):
         await router.prompt("help")
     assert router_fm.call_count == billing_fm.call_count == 0 and ran == []
+
+
+async def test_a_tool_name_both_agents_have_runs_the_tool_of_the_agent_that_called_it() -> None:
+    # openai-agents-python and crewAI users give two agents of a team a tool of one name
+    # (each its own "lookup"). A call beside the transfer was written by the router and runs
+    # the router's; the calls after it are billing's and run billing's; each model is
+    # offered only its own agent's tool of that name.
+    def lookup(owner: str) -> AgentTool:
+        def execute(call_id: str, args: Any, signal: Any, on_update: Any) -> str:
+            return f"{owner} looked up {args['n']}"
+
+        return AgentTool("lookup", "lookup", f"{owner}'s lookup", SCHEMA, execute)
+
+    billing, billing_fm = scripted(
+        "billing", [calls(("lookup", {"n": 2})), "billing done"], tools=[lookup("billing")]
+    )
+    router, router_fm = scripted(
+        "router",
+        [calls(("lookup", {"n": 1}), ("transfer_to_billing", {}))],
+        tools=[lookup("router")],
+        handoffs=[billing],
+    )
+
+    reply = await router.prompt("help")
+
+    assert reply.agent == "billing" and reply.text == "billing done"
+    results = [m for m in router.state.messages if isinstance(m, ToolResultMessage)]
+    assert [text_of(r.content) for r in results if r.tool_name == "lookup"] == [
+        "router looked up 1",
+        "billing looked up 2",
+    ]
+    offered = [t.description for t in billing_fm.contexts[0].tools if t.name == "lookup"]
+    assert offered == ["billing's lookup"]
+    assert [t.description for t in router_fm.contexts[0].tools if t.name == "lookup"] == [
+        "router's lookup"
+    ]
+    assert transcript_problems(router.state.messages) == []
