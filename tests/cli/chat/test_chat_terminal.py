@@ -744,6 +744,35 @@ def test_a_long_tool_result_wraps_at_spaces_and_commands_are_echoed(
         pane.close()
 
 
+def test_a_narrow_pane_wraps_live_lines_and_notices_between_words(data_dir: Path) -> None:
+    """The live lines (a running call, a queued steering message, the working line) were
+    wrapped by prompt_toolkit and the /help lines by the terminal, both mid-word at the
+    pane's edge ("hippopota" / "muses"). Each now breaks between words."""
+    words = ("extraordinarily", "unbelievable", "hippopotamuses")
+    pane = Pane(data_dir, ["--tools", str(TOOLS), "--session", "narrow"], width=40)
+
+    def rows() -> list[str]:  # the screen as the pane shows it: lines not joined
+        return [row.rstrip() for row in pane._tmux("capture-pane", "-p", "-t", "chat").splitlines()]
+
+    def whole(*texts: str) -> None:
+        for text in texts:
+            assert any(text in row for row in rows()), (text, rows())
+
+    try:
+        pane.ready()
+        pane.type("progress 20")  # 6 s: the live lines are still there when read
+        pane.wait("p step 1/20")
+        pane.type(f"steer: tell me about {' '.join(words)}")
+        pane.wait(lambda s: "queued steering" in s and "hippo" in s)
+        whole(*words, "message,", "stops")  # the queued line and the working line
+        pane.wait("tokens:")
+        pane.type("/help")
+        pane.wait(lambda s: after(s, "› /help", "Ctrl-D (or Ctrl-C twice)"))
+        whole("conversation", "approval;", "session")
+    finally:
+        pane.close()
+
+
 def test_usage_counts_what_sub_agents_spent(data_dir: Path) -> None:
     """`/usage` sums the model calls and the tool results that carry a sub-agent's run."""
     call = ToolCall("c1", "researcher", {"input": "x"})

@@ -31,7 +31,7 @@ from prompt_toolkit.layout import ConditionalContainer, HSplit, Layout, Window
 from prompt_toolkit.layout.controls import BufferControl, FormattedTextControl
 from prompt_toolkit.layout.processors import BeforeInput
 from prompt_toolkit.patch_stdout import StdoutProxy
-from rich.console import Console
+from rich.console import Console, ConsoleDimensions
 from rich.text import Text
 
 from yiemagent.cli.chat.view import LiveView
@@ -138,12 +138,12 @@ class ChatApp:
     def _live_text(self) -> ANSI:
         width = max(20, self.app.output.get_size().columns)
         out = io.StringIO()
-        render = Console(
+        render = Console(  # wrapped at spaces here, not mid-word by prompt_toolkit
             file=out,
             force_terminal=True,
             color_system="standard",
             width=width,
-            soft_wrap=True,
+            soft_wrap=False,
             highlight=False,
             emoji=False,
         )
@@ -174,11 +174,7 @@ class ChatApp:
     # ── output ─────────────────────────────────────────────────────────────
 
     def _commit(self, line: Text) -> None:
-        # Wrapped at spaces to the terminal's width (a long tool result or answer does not
-        # break mid-word as the terminal's own wrapping does).
-        # The console writes to prompt_toolkit's stdout proxy, which has no size: take the
-        # terminal's at each line (it may have been resized).
-        self.console.print(line, soft_wrap=False, width=_terminal_columns())
+        self.console.print(line)  # wrapped at spaces (`_PaneConsole`)
 
     def say(self, text: str, style: str = "dim") -> None:
         """Print one line above the prompt."""
@@ -427,11 +423,10 @@ class ChatApp:
             self.console = Console(highlight=False, soft_wrap=True, emoji=False)
             self._print_start()  # before the input line is drawn below it
             with _patched_stdout():
-                self.console = Console(
+                self.console = _PaneConsole(
                     file=sys.stdout,
                     force_terminal=sys.stdout.isatty() or None,
                     highlight=False,
-                    soft_wrap=True,
                     emoji=False,
                 )
                 self.setup.gate.app = self
@@ -481,6 +476,22 @@ class ChatApp:
 
         await close_mcp_servers(self)
         await self.setup.close()
+
+
+class _PaneConsole(Console):
+    """The console that prints above the input line. Text wraps at spaces to the
+    terminal's width (the terminal's own wrapping cuts words in two: a notice, a /help
+    line, a long result). It writes to prompt_toolkit's stdout proxy, which has no size,
+    so the terminal's is read at each print (the window may have been resized). Code
+    (`Syntax`) is printed with `soft_wrap=True`: rich would crop its long lines."""
+
+    @property
+    def size(self) -> ConsoleDimensions:
+        return ConsoleDimensions(_terminal_columns(), super().size.height)
+
+    @size.setter
+    def size(self, new_size: tuple[int, int]) -> None:  # as rich's own
+        self._width, self._height = new_size
 
 
 def _terminal_columns() -> int:

@@ -109,7 +109,9 @@ def show_write(app: Asker, args: dict[str, Any]) -> None:
     schema = json.dumps(args.get("inputSchema", {}), ensure_ascii=False)
     if len(schema) > 96:
         schema = json.dumps(args.get("inputSchema", {}), indent=2, ensure_ascii=False)
-    console.print(Syntax(schema, "json", theme="ansi_dark", background_color="default"))
+    console.print(
+        Syntax(schema, "json", theme="ansi_dark", background_color="default"), soft_wrap=True
+    )  # the code's own lines: wrapped to the width, rich would crop them
     schema_value = args.get("inputSchema")
     parts = [str(args.get("imports") or "")]
     for part, signature in _CODE_PARTS:
@@ -128,7 +130,10 @@ def show_write(app: Asker, args: dict[str, Any]) -> None:
         except WriteToolError:  # writeTool will refuse it and say why; show it as given
             parts.append(f"def {signature}:\n{_indent(code)}")
     code_text = "\n".join(part for part in parts if part)
-    console.print(Syntax(code_text, "python", theme="ansi_dark", background_color="default"))
+    console.print(
+        Syntax(code_text, "python", theme="ansi_dark", background_color="default"),
+        soft_wrap=True,
+    )
 
 
 _CODE_PARTS = (
