@@ -113,6 +113,43 @@ def test_the_trace_page_gives_each_sub_agent_a_lane(
     assert '"lane": "writer"' in page and "row lane" in page
 
 
+async def test_the_trace_page_gives_deeper_and_handed_to_sub_agents_lanes_in_order() -> None:
+    """A sub-agent's own sub-agent had no lane: its bars looked for its call among the
+    outermost bars and were dropped. A sub-run that handed off put the target's lane above
+    the lane of the agent that handed over, both with the same bar ids."""
+    import json
+
+    from yiemagent import event_to_dict
+    from yiemagent.telemetry.timeline import timeline_from_event_lines
+
+    deep, _ = scripted("deep", ["from deep"])
+    back, _ = scripted(
+        "back", [calls(("deep", {"input": "x"})), "from back"], tools=[deep.as_tool()]
+    )
+    front, _ = scripted("front", [calls(("transfer_to_back", {}))], handoffs=[back])
+    lead, _ = scripted("lead", [calls(("front", {"input": "q"})), "done"], tools=[front.as_tool()])
+    lines: list[str] = []
+    lead.subscribe(lambda event, signal: lines.append(json.dumps(event_to_dict(event))))
+    await lead.prompt("go")
+
+    timeline = timeline_from_event_lines(lines)
+
+    bars = [bar for turn in timeline.turns for bar in turn.bars]
+    assert [(b.kind, b.lane, b.label) for b in bars] == [
+        ("model", "", "faux"),
+        ("tool", "", "front"),
+        ("model", "front", "faux"),
+        ("tool", "front", "transfer_to_back"),
+        ("model", "back", "faux"),
+        ("tool", "back", "deep"),
+        ("model", "back › deep", "faux"),
+        ("model", "back", "faux"),
+        ("model", "", "faux"),
+    ]
+    assert len({b.id for b in bars}) == len(bars)
+    assert timeline.summary["model calls"] == 6
+
+
 def test_the_trace_totals_count_what_sub_agents_spent(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

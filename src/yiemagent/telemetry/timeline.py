@@ -366,16 +366,23 @@ def _add_lanes(
     timeline: Timeline, nested: dict[tuple[tuple[str, ...], str], list[AgentMessage]]
 ) -> None:
     """Put each sub-agent's model and tool calls right after the call that ran it, in a
-    lane of its own (outer agents first, so a deeper one finds its parent's bar)."""
+    lane of its own (outer agents first, so a deeper one finds its parent's bar, whose id
+    a lane's prefix has made `.../<call id>`). The lanes of one call (a sub-run that handed
+    off) follow each other in the order they started."""
     for (path, call_id), sub_messages in sorted(nested.items(), key=lambda item: len(item[0][0])):
         lane = " › ".join(path[1:]) or "sub-agent"
         bars = [bar for turn in build_timeline(sub_messages).turns for bar in turn.bars]
         for bar in bars:
             bar.lane = lane
-            bar.id = f"{call_id}/{bar.id}"
+            bar.id = f"{call_id}/{lane}/{bar.id}"
+        under = f"{call_id}/"  # the bars of the call's lanes placed so far
         for turn in timeline.turns:
-            at = next((i for i, b in enumerate(turn.bars) if b.id == call_id), None)
+            at = next(
+                (i for i, b in enumerate(turn.bars) if b.id.rpartition("/")[2] == call_id), None
+            )
             if at is not None:
+                while at + 1 < len(turn.bars) and turn.bars[at + 1].id.startswith(under):
+                    at += 1
                 turn.bars[at + 1 : at + 1] = bars
                 break
     every = [bar for turn in timeline.turns for bar in turn.bars]
