@@ -630,3 +630,38 @@ def test_text_that_looks_like_an_emoji_code_is_shown_as_it_is(
     assert lines[0] == '→ calculator {"expression": ":x: + 1"}'
     assert lines[1].startswith("✗ calculator error: cannot evaluate ':x: + 1'"), lines
     assert "❌" not in err and "⚠" not in err
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_escape_sequences_a_tool_or_model_wrote_are_shown_not_obeyed(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """inspect_ai#4854: text an agent's tools read (a web page, a file) reached the
+    operator's terminal raw, and the terminal obeyed its escape sequences: clear the
+    screen, retitle the window, write over lines already printed. The tool line shows each
+    control character as a symbol (ESC as ␛); the answer does too on a terminal, and goes
+    as written into a file or a pipe."""
+    monkeypatch.chdir(tmp_path)  # read_file reads below the working folder
+    (tmp_path / "page.txt").write_text("Welcome\x1b[2J\x1b]0;pwned\x07\rALL TESTS PASSED")
+    answer = "It says\x1b[1A\x1b[K fine.\r\n"
+    fm = FauxModel(
+        [faux_message(faux_tool_call("read_file", {"path": "page.txt"})), answer] * 2,
+        model_id="cli-faux-escapes",
+    )
+    monkeypatch.setattr(
+        cli_main_module, "resolve_model", lambda spec, base_url, tool_calls=None: fm.model
+    )
+    code, out, err = _run(capsys, "run", "What does the page say?")
+    assert code == 0 and out == answer  # not a terminal: as written
+    [result] = [line for line in err.splitlines() if line.startswith("← read_file:")]
+    assert "\x1b" not in err and "\x07" not in err and "\r" not in err
+    assert result.startswith("← read_file: Welcome␛[2J␛]0;pwned␇ ALL TESTS PASSED (")
+
+    terminal = _Terminal()
+    monkeypatch.setattr(sys, "stdout", terminal)
+    code, _, _ = _run(capsys, "run", "What does the page say?")
+    assert code == 0 and terminal.getvalue() == "It says␛[1A␛[K fine.\n"

@@ -57,10 +57,28 @@ def counted(number: int, noun: str, plural: str | None = None) -> str:
     return f"{number} {plural or noun + 's'}"
 
 
+_SHOWN = {c: chr(0x2400 + c) for c in range(0x20)} | {0x7F: "\u2421"}
+_SHOWN |= {c: "\ufffd" for c in range(0x80, 0xA0)}
+"""Control characters as the symbols that show them (ESC as ␛, BEL as ␇, C1 as �):
+text a model or a tool wrote is untrusted, and a terminal obeys the escape sequences in
+it (clear the screen, move the cursor over lines already printed, retitle the window)."""
+_SHOWN_IN_LAYOUT = {c: v for c, v in _SHOWN.items() if chr(c) not in "\n\t"} | {0x0D: ""}
+"""The same for text printed as it is: line breaks and tabs kept, a carriage return (which
+would let the text write over its own line) dropped."""
+
+
 def one_line(text: str, limit: int = _RESULT_CHARS) -> str:
-    """`text` on one line, cut to `limit` characters with an ellipsis."""
-    flat = " ".join(text.split())
+    """`text` on one line, cut to `limit` characters with an ellipsis, its control
+    characters shown as symbols (ESC as ␛): such lines show what a model or tool sent."""
+    flat = " ".join(text.split()).translate(_SHOWN)
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def _terminal(out: IO[str]) -> bool:
+    try:
+        return out.isatty()
+    except (AttributeError, ValueError):  # no isatty, or a closed file
+        return False
 
 
 def output_answer(end: AgentEndEvent) -> str | None:
@@ -157,6 +175,9 @@ class EventPrinter(_Printer):
         of as it streams."""
         self._out = out or sys.stdout
         self._err = err or PipeConsole(stderr=True, highlight=False, soft_wrap=True, emoji=False)
+        self._shown = _SHOWN_IN_LAYOUT if _terminal(self._out) else None
+        """On a terminal the answer's control characters are shown, not obeyed; into a
+        file or a pipe it goes as written."""
         self._started: dict[str, float] = {}
         self._line_open = False
         self._t0 = time.perf_counter()
@@ -182,7 +203,7 @@ class EventPrinter(_Printer):
         if isinstance(event, MessageUpdateEvent):
             inner = event.assistant_message_event
             if inner.type == "text_delta" and not self.hold_text:
-                self._out.write(inner.delta)
+                self._out.write(self._as_shown(inner.delta))
                 self._out.flush()
                 self._line_open = not inner.delta.endswith("\n")
             elif inner.type == "fallback":  # FallbackModel moved on
@@ -224,7 +245,7 @@ class EventPrinter(_Printer):
             self.final = event.message
             if self.hold_text and event.message.stop_reason not in ("error", "aborted"):
                 text = event.message.text
-                self._out.write(text)
+                self._out.write(self._as_shown(text))
                 self._out.flush()
                 self._line_open = bool(text) and not text.endswith("\n")
         elif isinstance(event, AgentEndEvent):
@@ -243,6 +264,9 @@ class EventPrinter(_Printer):
                 return  # nothing was spent: the error line is all there is to say
             elapsed = time.perf_counter() - self._t0
             self._err.print(f"[dim]{escape(usage_line(usage, elapsed))}[/]")
+
+    def _as_shown(self, text: str) -> str:
+        return text if self._shown is None else text.translate(self._shown)
 
     def _shown_again(self, call_id: str) -> bool:
         """Note that `call_id` started; whether its `→` line is shown already (a held call
