@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from tests.ai.servers import ReplayServer, openai_chunks, sse_reply
 from yiemagent import (
     AbortSignal,
     Agent,
@@ -27,7 +28,7 @@ from yiemagent import (
     run_agent_loop,
 )
 from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_text, faux_tool_call
-from yiemagent.types import Cost, Usage
+from yiemagent.types import Cost, Model, Usage
 
 SCHEMA: dict[str, Any] = {"type": "object", "properties": {"n": {"type": "integer"}}}
 
@@ -191,3 +192,38 @@ async def test_a_zero_cost_cap_allows_only_free_calls() -> None:
         get_follow_up_messages=lambda: follow.pop() if follow else [],
     )
     assert_stopped_by_limit(events, context, "max_cost_usd=0 (used $0.060000")
+
+
+async def test_a_cost_cap_over_a_model_without_a_price_is_said_once(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # nika#1368, Vigil-SOC/vigil#964: a model the price table does not know meters $0, so a
+    # cost cap looks armed and never binds. Its calls still count as free (the price is
+    # unknown, not zero), but the first such call under a cost cap is said, once per model.
+    with ReplayServer() as server:
+        server.enqueue(*(sse_reply(openai_chunks({"content": "ok"})) for _ in range(2)))
+        hosted = Model(
+            id="gpt-unlisted",
+            provider="openai",
+            api="openai-completions",
+            base_url=server.url + "/v1",
+        )
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test-0123456789abcdefghij")
+        agent = Agent(model=hosted, usage_limits=UsageLimits(max_cost_usd=0.01))
+        with caplog.at_level("WARNING", logger="yiemagent"):
+            await agent.prompt("first")
+            await agent.prompt("second")
+    said = [r.getMessage() for r in caplog.records if "max_cost_usd" in r.getMessage()]
+    assert said == [
+        "UsageLimits.max_cost_usd: no price is known for openai/gpt-unlisted, so its calls "
+        "count as free and the cost cap does not stop them (give the Model a cost, or "
+        "install genai-prices for the catalogue's models)"
+    ]
+    caplog.clear()
+    free = FauxModel([faux_message(faux_text("one"), usage=Usage(input=600, output=300))])
+    here = Agent(
+        model=free.model, stream_fn=free.stream_fn, usage_limits=UsageLimits(max_cost_usd=0)
+    )
+    with caplog.at_level("WARNING", logger="yiemagent"):
+        await here.prompt("here")  # a model that runs here is free indeed: nothing to say
+    assert not [r for r in caplog.records if "max_cost_usd" in r.getMessage()]

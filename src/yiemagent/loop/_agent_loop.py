@@ -551,7 +551,7 @@ async def _call_model(run: LoopRun) -> AssistantMessage:
         finally:
             preparing_call.reset(preparing)
         if run.meter is not None:
-            run.meter.add(message.usage)
+            run.meter.add_reply(message)
     run.append(message)
     run.turn_message = message
     return message

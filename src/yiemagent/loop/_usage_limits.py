@@ -19,9 +19,13 @@ abort) keeps the live count; the nested tool calls stay counted.
 
 from __future__ import annotations
 
+import logging
+import threading
 from contextvars import ContextVar
 
-from yiemagent.types import AgentToolResult, Usage, UsageLimits
+from yiemagent.types import AgentToolResult, AssistantMessage, Usage, UsageLimits
+
+logger = logging.getLogger(__name__)
 
 __all__ = [
     "CallUsage",
@@ -136,6 +140,21 @@ class UsageMeter:
         self.outer = current_call_usage.get()
         """The enclosing run's call this run is nested in, if any."""
 
+    def add_reply(self, message: AssistantMessage) -> None:
+        """Count one model call's usage. Under a cost cap, a call that used tokens but cost
+        nothing, made to a model that does not run here, is said once per model: its price
+        is unknown (a hosted model the price database does not list, a `Model` made by
+        hand), so it counts as free and the cap would never stop it."""
+        usage = message.usage
+        self.add(usage)
+        if (
+            self.limits.max_cost_usd is not None
+            and not usage.cost.total
+            and (usage.prompt_tokens or usage.output)
+            and message.api not in ("local", "faux")
+        ):
+            _say_unpriced(message.provider, message.model)
+
     def add(self, usage: Usage | None) -> None:
         """Count one model call's (or tool result's) usage."""
         if usage is None:
@@ -233,3 +252,21 @@ class UsageMeter:
             return f"max_tool_calls={cap} (used {used} tool calls)"
         outer = self.outer
         return outer.meter._calls_reached() if outer is not None and not outer.ended else None
+
+
+_unpriced_said: set[tuple[str, str]] = set()
+_unpriced_lock = threading.Lock()
+
+
+def _say_unpriced(provider: str, model: str) -> None:
+    with _unpriced_lock:
+        if (provider, model) in _unpriced_said:
+            return
+        _unpriced_said.add((provider, model))
+    logger.warning(
+        "UsageLimits.max_cost_usd: no price is known for %s/%s, so its calls count as free "
+        "and the cost cap does not stop them (give the Model a cost, or install "
+        "genai-prices for the catalogue's models)",
+        provider,
+        model,
+    )
