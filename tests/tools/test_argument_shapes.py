@@ -128,6 +128,14 @@ def test_r4_4_a_choice_sent_as_text_is_the_choice_even_without_a_type(
         ({"type": "object", "properties": {"a": {"type": "boolean"}}}, {"a": 1}, "not of type"),
         ({**INT_A, "required": ["a"]}, {"a": None}, "$.a: None is not of type 'integer'"),
         ({"type": "object", "properties": {"a": {"type": "string"}}}, {"a": 5}, "not of type"),
+        # langchain-ai/deepagents#4621: an object sent for a string (a JSON file's content)
+        # is refused, not dumped into one: the same repair would pass an echoed schema
+        # ({"description": ..., "type": "str"}, crewAI#1744) to the tool as its text.
+        (
+            {"type": "object", "properties": {"content": {"type": "string"}}},
+            {"content": {"name": "app", "version": 1}},
+            "$.content: {'name': 'app', 'version': 1} is not of type 'string'",
+        ),
     ],
 )
 def test_r4_4_schema_edge_cases_rejected_with_the_path(
