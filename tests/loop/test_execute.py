@@ -102,6 +102,32 @@ class _Unprintable(Exception):
         raise RuntimeError("cannot print myself")
 
 
+async def test_r4_5_an_exception_group_is_the_texts_of_the_errors_in_it() -> None:
+    # griptape#2027, IBM/mcp-context-forge#1902: a tool whose work runs in a TaskGroup (an
+    # MCP or HTTP client's) failed with "unhandled errors in a TaskGroup (1 sub-exception)",
+    # and the model never learnt what failed. It reads each error in the group, nested
+    # groups opened.
+    async def fetch(tool_call_id: str, args: Any, signal: Any, on_update: Any) -> str:
+        async def refused() -> None:
+            raise ConnectionError("connection refused by 127.0.0.1:9")
+
+        async with asyncio.TaskGroup() as group:
+            group.create_task(refused())
+        return "unreachable"
+
+    def several(tool_call_id: str, args: Any, signal: Any, on_update: Any) -> str:
+        inner = ExceptionGroup("inner", [TimeoutError(), KeyError("id")])
+        raise ExceptionGroup("outer", [ValueError("bad page"), inner])
+
+    tools = [make_tool("fetch", fetch), make_tool("several", several)]
+    batch, _, _ = await run_batch(tools, call("fetch"), call("several"))
+    assert texts(batch) == [
+        "connection refused by 127.0.0.1:9",
+        "bad page; TimeoutError; 'id'",
+    ]
+    assert all(m.is_error for m in batch.messages)
+
+
 async def test_r4_5_an_exception_whose_text_cannot_be_read_is_named_by_its_class() -> None:
     # langchain4j#5087's neighbour: a tool error whose message cannot be had must still
     # say what failed. An exception whose __str__ raises was reported as the pipeline's own

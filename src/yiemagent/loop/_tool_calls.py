@@ -1032,9 +1032,29 @@ def create_error_tool_result(text: str) -> AgentToolResult:
     return AgentToolResult([TextContent(text or "Tool call failed")], {})
 
 
+_GROUP_SHOWN = 5
+"""The most exceptions of a group whose texts are given."""
+
+
 def exception_text(exc: BaseException) -> str:
     """What the model reads about an exception: its text, else its class name (never empty,
-    and never raising: an exception whose `__str__` fails is named by its class)."""
+    and never raising: an exception whose `__str__` fails is named by its class). An
+    exception group (a `TaskGroup`'s, as an HTTP or MCP client raises it) is the texts of
+    the exceptions in it, nested groups opened: its own text, "unhandled errors in a
+    TaskGroup (1 sub-exception)", says nothing of what failed."""
+    if isinstance(exc, BaseExceptionGroup):
+        leaves: list[BaseException] = []
+        pending: list[BaseException] = [exc]
+        while pending:
+            current = pending.pop(0)
+            if isinstance(current, BaseExceptionGroup):
+                pending[:0] = current.exceptions
+            else:
+                leaves.append(current)
+        texts = [exception_text(leaf) for leaf in leaves[:_GROUP_SHOWN]]
+        if len(leaves) > _GROUP_SHOWN:
+            texts.append(f"and {len(leaves) - _GROUP_SHOWN} more errors")
+        return "; ".join(texts) or type(exc).__name__
     try:
         text = str(exc)
     except Exception:
