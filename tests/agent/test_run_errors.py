@@ -95,3 +95,36 @@ async def test_send_and_take_response_hand_back_the_error_message() -> None:
     second = await agent.take_response()
     assert first.stop_reason == "error" and first.error_message
     assert second.text == "second"
+
+
+class _Unprintable(Exception):
+    def __str__(self) -> str:
+        raise RuntimeError("cannot print myself")
+
+
+@pytest.mark.parametrize(
+    ("raised", "said"),
+    [
+        (
+            ExceptionGroup("unhandled errors in a TaskGroup", [ConnectionError("db down")]),
+            "ExceptionGroup: db down",
+        ),
+        (_Unprintable(), "_Unprintable"),
+    ],
+)
+async def test_a_run_that_fails_says_what_failed_inside_a_group_or_unprintable(
+    raised: Exception, said: str
+) -> None:
+    # griptape#2027: a hook whose work runs in a TaskGroup (a store's client) ended the run
+    # with "ExceptionGroup: unhandled errors in a TaskGroup (1 sub-exception)"; an exception
+    # whose text cannot be read ended it with the error of reading it ("RuntimeError:
+    # cannot print myself"). The run's error names what failed.
+    def transform(messages: list[object], signal: object) -> list[object]:
+        raise raised
+
+    fm = FauxModel(["never"])
+    agent = Agent(model=fm.model, stream_fn=fm.stream_fn, transform_context=transform)
+    with pytest.raises(AgentRunError) as error:
+        await agent.prompt("hi")
+    assert error.value.message.error_message == said
+    assert fm.call_count == 0 and not agent.is_busy

@@ -32,6 +32,7 @@ from yiemagent.loop._execution import Deadline, HookAbandoned, await_apart, with
 from yiemagent.loop._output_type import OutputFailed, OutputRun
 from yiemagent.loop._tool_calls import (
     CANCELLED_TEXT,
+    exception_text,
     execute_tool_calls,
     fail_tool_calls,
     held_tool_calls,
@@ -644,7 +645,7 @@ async def stream_assistant_response(
             logger.info("model call failed: %s: %s", type(exc).__name__, exc)
         else:  # a bug somewhere: keep where it happened
             logger.exception("model call failed")
-        message = _failed_message(config, shown.partial, f"{type(exc).__name__}: {exc}")
+        message = _failed_message(config, shown.partial, _described(exc))
     finally:
         deadline.close()
         preparing_spent.reset(preparing)
@@ -1084,10 +1085,17 @@ async def _error_turn(run: LoopRun, text: str) -> None:
     await run.end_turn(message, [])
 
 
+def _described(exc: BaseException) -> str:
+    """`ClassName: text` of an exception that ends a run; its text as the model reads a
+    tool's error (`exception_text`: an exception group's errors, never raising)."""
+    name, text = type(exc).__name__, exception_text(exc)
+    return name if text == name else f"{name}: {text}"
+
+
 async def _fail_run(run: LoopRun, exc: Exception) -> None:
     """Answer any tool calls left open, then an error assistant message and
     `turn_end`; the caller emits `agent_end`."""
-    text = f"{type(exc).__name__}: {exc}"
+    text = _described(exc)
     if not run.in_turn:
         await run.start_turn()
     results: list[ToolResultMessage] = []
