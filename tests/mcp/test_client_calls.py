@@ -6,6 +6,7 @@ clash silently. Real subprocess servers, stdio and streamable HTTP."""
 from __future__ import annotations
 
 import asyncio
+import sys
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
@@ -15,7 +16,7 @@ from hypothesis import given, strategies as st
 from tests.mcp._kit import run_calls, text
 from tests.mcp.conftest import HttpTestServer, stdio_server, wait_for_file
 from yiemagent import ConfigError, tool
-from yiemagent.mcp import MCPServer, add_server, local_tool_name
+from yiemagent.mcp import MCPServer, MCPServerStdio, add_server, local_tool_name
 from yiemagent.tools import ToolStore
 from yiemagent.types import TOOL_NAME_PATTERN, AbortSignal, AgentEvent, ToolExecutionUpdateEvent
 
@@ -186,6 +187,28 @@ async def test_a_clash_is_a_clear_error_naming_both_sources(server: MCPServer) -
     await add_server(store, server, prefix="srv")
     with pytest.raises(ConfigError, match=r"already registered from MCP server"):
         await add_server(store, server, prefix="srv")
+
+
+async def test_tool_names_alike_once_made_valid_stay_apart() -> None:
+    """openai-agents' test_mcp_util.py (..._non_ascii_tool_names_safely,
+    ..._normalized_tool_collisions_stably): `搜索` and `读取` both became `__`, and
+    `search.v1` became the `search_v1` the server also lists; the second of each pair was
+    left out with a warning, so a server whose tools are named in Chinese offered one
+    tool. Names alike once made valid now end with a hash of the server's name (the same
+    whatever the order); the others are kept as they were."""
+    server_script = str(Path(__file__).parent / "mcp_names_server.py")
+    async with MCPServerStdio(sys.executable, [server_script], name="names") as server:
+        store = ToolStore("names")
+        names = await add_server(store, server)
+        assert len(names) == len(set(names)) == 5
+        assert names[-1] == "echo"
+        assert all(TOOL_NAME_PATTERN.fullmatch(name) for name in names)
+        search_dot, search_underscore, first, second = names[:4]
+        assert search_dot.startswith("search_v1_") and search_underscore.startswith("search_v1_")
+        assert first.startswith("___") and second.startswith("___")
+        results = await run_calls(store, *((name, {}) for name in names))
+    remote = ["search.v1", "search_v1", "搜索", "读取", "echo"]
+    assert [text(r) for r in results] == [f"called:{name}" for name in remote]
 
 
 @given(

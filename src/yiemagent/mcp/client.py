@@ -18,6 +18,7 @@ import inspect
 import logging
 import re
 import threading
+from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -64,6 +65,22 @@ def local_tool_name(name: str, prefix: str | None) -> str:
         digest = hashlib.sha256(name.encode()).hexdigest()[:8]
         name = f"{name[:55]}_{digest}"
     return name
+
+
+def _distinct_local_names(names: Sequence[str], prefix: str | None) -> list[str]:
+    """`local_tool_name` of each of `names`, except that names alike once made valid
+    (`搜索` and `读取` are both `__`; `search.v1` is the `search_v1` a server may also list)
+    each end with 8 hex digits of a hash of the server's own name for the tool: every tool
+    stays offered, under a name that does not depend on the listing's order."""
+    local = [local_tool_name(name, prefix) for name in names]
+    counts = Counter(local)
+    out: list[str] = []
+    for name, made in zip(names, local, strict=True):
+        if counts[made] > 1:
+            digest = hashlib.sha256(name.encode()).hexdigest()[:8]
+            made = f"{made[:55]}_{digest}"
+        out.append(made)
+    return out
 
 
 def _source_of(tool: AgentTool) -> str:
@@ -114,8 +131,8 @@ class MCPToolSource:
         """AgentTools for the server's tools; a tool with an unusable schema is left out,
         with a warning (the SDK's listing has left out those it would refuse)."""
         built: dict[str, AgentTool] = {}
-        for remote in tools:
-            name = local_tool_name(remote.name, self.prefix)
+        names = _distinct_local_names([remote.name for remote in tools], self.prefix)
+        for remote, name in zip(tools, names, strict=True):
             schema = dict(remote.input_schema or {"type": "object"})
             try:
                 check_schema(schema, what="its input schema")
