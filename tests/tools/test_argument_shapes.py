@@ -187,3 +187,45 @@ def test_many_bad_items_are_listed_from_the_first_in_their_order() -> None:
     shown = [line for line in str(raised.value).splitlines() if line.startswith("- $")]
     assert shown == [f"- $.todos[{i}]: 'title' is a required property" for i in range(len(shown))]
     assert len(str(raised.value)) < 4000
+
+
+CITY = {
+    "type": "object",
+    "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
+    "required": ["city"],
+}
+
+
+@pytest.mark.parametrize(
+    "sent",
+    [
+        {"properties": {"city": "Paris", "days": "3"}},
+        {"type": "object", "properties": {"city": "Paris", "days": 3}},
+        {"arguments": {"city": "Paris", "days": 3}},
+        {"parameters": {"city": "Paris", "days": "3"}},
+    ],
+)
+def test_r4_4_arguments_a_model_wrapped_once_are_the_wrapped_object(sent: Any) -> None:
+    # cloudwego/eino#385, Camelid#703, Kilo-Org/kilocode#3282: small models send the shape
+    # they were shown ({"properties": {...}}) or wrap their arguments once more
+    # ({"arguments": {...}}); the call failed on a required property that was there, one
+    # level down, and the model often sent the same again.
+    assert check(CITY, sent) == {"city": "Paris", "days": 3}
+
+
+def test_r4_4_a_wrapper_the_schema_declares_or_that_holds_no_valid_call_stays_an_error() -> None:
+    # Unwrapped only where the schema proves the wrapper is no argument, and only when what
+    # it holds is a valid call: otherwise the error is about what was sent.
+    declared = {
+        "type": "object",
+        "properties": {"input": {"type": "object"}},
+        "required": ["input"],
+    }
+    assert check(declared, {"input": {"city": "Paris"}}) == {"input": {"city": "Paris"}}
+    for sent in (
+        {"properties": {"town": "Paris"}},  # holds no valid call
+        {"arguments": {"city": "Paris"}, "extra": 1},  # something beside the wrapper
+        {"arguments": {"city": "Paris"}, "parameters": {"city": "Rome"}},  # two wrappers
+    ):
+        with pytest.raises(ToolArgumentsError, match="'city' is a required property"):
+            check(CITY, sent)

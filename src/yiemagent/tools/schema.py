@@ -104,7 +104,9 @@ def validate_arguments_against_schema(
     where the schema asks (also inside nested objects, arrays and unions), nested JSON strings
     parsed where an object/array is asked, optional properties sent as `null` dropped when their
     schema does not allow null. Then JSON Schema 2020-12 validation (or the draft named by the
-    schema's `$schema`).
+    schema's `$schema`). Arguments still invalid that a model wrapped once, in a key the schema
+    does not declare (`{"arguments": {...}}`, or the schema's own shape `{"properties": {...}}`),
+    are the wrapped object when that validates.
 
     Args:
         schema: the tool's `input_schema`; not mutated, and must not be mutated later (cached
@@ -149,8 +151,39 @@ def validate_arguments_against_schema(
             raise ToolArgumentsError(tool_name, [("root", "arguments must be an object")], received)
         logger.debug("repaired arguments of tool %s", tool_name)
         return repaired
+    inner = _wrapped(arguments, schema)
+    if inner is not None:
+        with contextlib.suppress(RecursionError):  # too deep: the wrapped call's errors stand
+            unwrapped = coerce_value(inner, schema, schema)
+            if isinstance(unwrapped, dict) and validator.is_valid(unwrapped):
+                logger.debug("unwrapped the arguments of tool %s", tool_name)
+                return unwrapped
     errors.sort(key=_error_sort_key)
     raise ToolArgumentsError(tool_name, [_describe(e) for e in errors], received)
+
+
+_WRAPPERS = frozenset({"arguments", "parameters", "args", "input", "properties"})
+"""Keys a model wraps a call's arguments in: its own call's (`{"arguments": {...}}`), or
+the schema's (`{"properties": {...}}`, the shape it was shown instead of an instance)."""
+_SCHEMA_WORDS = frozenset({"type", "required", "additionalProperties", "$schema", "title"})
+"""What else an echoed schema holds beside `properties`."""
+
+
+def _wrapped(arguments: dict[str, Any], schema: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The object inside a wrapper a model put around its arguments (cloudwego/eino#385:
+    `{"properties": {"city": "Paris"}}`), when the schema proves the wrapper is no argument:
+    the wrapper key, and any schema keyword beside `properties`, is none of its properties.
+    The caller keeps it only when it validates where the wrapped arguments did not."""
+    declared = schema.get("properties")
+    declared = declared if isinstance(declared, Mapping) else {}
+    keys = [k for k in arguments if k in _WRAPPERS and k not in declared]
+    if len(keys) != 1:
+        return None
+    others = set(arguments) - {keys[0]}
+    if others and (keys[0] != "properties" or not others <= _SCHEMA_WORDS - set(declared)):
+        return None
+    inner = arguments[keys[0]]
+    return inner if isinstance(inner, dict) else None
 
 
 def check_schema(schema: object, *, what: str = "inputSchema") -> None:
