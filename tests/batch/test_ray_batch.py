@@ -17,10 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.batch._agents import make_embedded_agent, make_faux_agent
+from tests.batch._agents import make_embedded_agent, make_faux_agent, make_model_not_agent
 from tests.batch._kit import EXPECTED, assert_each_id_once, mixed_tasks, write_tasks
 from tests.batch._ray import CLUSTER_ENV, python_path
-from yiemagent.batch import run_batch
+from yiemagent.batch import Workers, run_batch
+from yiemagent.errors import BatchError
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -48,6 +49,35 @@ def test_50_tasks_on_ray_each_id_once_with_its_status(cluster: str, tmp_path: Pa
     assert report.complete and report.backend == "ray" and report.workers == "tasks"
     again = run_batch(tasks, make_faux_agent, results=out, backend="ray", address=cluster)
     assert again.skipped == 50 and again.ok == 0
+
+
+@pytest.mark.parametrize("workers", ["tasks", "pool"])
+def test_a_factory_making_no_agent_stops_a_ray_batch_with_chosen_workers_at_once(
+    workers: Workers, cluster: str, tmp_path: Path
+) -> None:
+    """With a chosen `workers` the driver does not call the factory (it may work on the
+    cluster only), so each task reported the mistake as its own failure, twice with its
+    retry. The cluster now checks it first: one Ray task, or the first actor's start."""
+    tasks = mixed_tasks(3, "not")
+    out = tmp_path / "r.jsonl"
+    with pytest.raises(BatchError) as stopped:
+        run_batch(
+            tasks,
+            make_model_not_agent,
+            results=out,
+            backend="ray",
+            address=cluster,
+            workers=workers,
+            num_cpus=1,
+        )
+    where = "in a batch worker process" if workers == "pool" else "for task 'not-0' on the cluster"
+    assert str(stopped.value) == (
+        "make_agent (tests.batch._agents:make_model_not_agent) must return an Agent, not "
+        f"Model (it returned that {where}); no task was run"
+    )
+    assert out.read_bytes() == b""
+    done = run_batch(tasks, make_faux_agent, results=out, backend="ray", address=cluster)
+    assert done.ok + done.failed == 3  # the cluster is fine for the next batch
 
 
 def test_a_worker_killed_mid_task_has_its_task_rerun_and_its_id_written_once(

@@ -159,16 +159,17 @@ async def call_make_agent(make_agent: MakeAgent, task: BatchTask) -> object:
     return made
 
 
-def not_an_agent(make_agent: MakeAgent, made: object, where: str) -> BatchError:
-    """The one-line error for a `make_agent` that returned `made`, something other than an
-    Agent (`where`: "for task 'q1'", "in a batch worker process"): a mistake of the
-    factory, not of a task, which every task would report again as its own failure, so
-    the batch stops on it before any task runs."""
+def not_an_agent(make_agent: MakeAgent, made: str, where: str) -> BatchError:
+    """The one-line error for a `make_agent` that returned something other than an Agent,
+    of type `made` (its name: it may have been seen on another machine), `where`: "for
+    task 'q1'", "in a batch worker process": a mistake of the factory, not of a task,
+    which every task would report again as its own failure, so the batch stops on it
+    before any task runs."""
     module = getattr(make_agent, "__module__", None)
     name = getattr(make_agent, "__qualname__", None) or type(make_agent).__qualname__
     factory = f"{module}:{name}" if module else name
     return BatchError(
-        f"make_agent ({factory}) must return an Agent, not {type(made).__name__} (it "
+        f"make_agent ({factory}) must return an Agent, not {made} (it "
         f"returned that {where}); no task was run"
     )
 

@@ -106,7 +106,7 @@ async def preload_model(make_agent: MakeAgent, *, refuse: bool = False) -> float
         return None
     if not isinstance(agent, Agent):
         if refuse:
-            raise not_an_agent(make_agent, agent, "in a batch worker process")
+            raise not_an_agent(make_agent, type(agent).__name__, "in a batch worker process")
         return None  # each task reports it as its error
     try:
         model = agent.state.model

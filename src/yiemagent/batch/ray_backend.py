@@ -30,6 +30,8 @@ from yiemagent.batch.execute import (
     WORKER_DEATH_RETRIES,
     MakeAgent,
     TaskOptions,
+    call_make_agent,
+    not_an_agent,
     run_task,
     unfinished_result,
 )
@@ -155,6 +157,25 @@ def _ray_task(make_agent: MakeAgent, task: dict[str, Any], options: TaskOptions)
     return result.to_json()
 
 
+def _made_type(make_agent: MakeAgent, task: dict[str, Any]) -> str | None:
+    """The type name of what `make_agent` returns for `task` when it is not an Agent; None
+    when it is one, or when it raised (the task reports that)."""
+    from yiemagent.agent import Agent
+
+    async def made() -> str | None:
+        try:
+            agent = await call_make_agent(make_agent, BatchTask.from_json(task))
+        except Exception:
+            return None
+        if not isinstance(agent, Agent):
+            return type(agent).__name__
+        with contextlib.suppress(Exception):  # its MCP servers, a session's lease
+            await agent.close()
+        return None
+
+    return asyncio.run(made())
+
+
 class _BatchActor:
     """Holds one embedded model (loaded in `__init__`) and runs one task at a time."""
 
@@ -164,10 +185,17 @@ class _BatchActor:
 
         os.environ.setdefault(THREADS_ENV, str(threads))
         self.make_agent = make_agent
-        self.load_s = asyncio.run(preload_model(make_agent))
+        self.refused: str | None = None
+        """Why the actor takes no task: its `make_agent` made no Agent (not raised here:
+        Ray would restart the actor for good)."""
+        try:
+            self.load_s = asyncio.run(preload_model(make_agent, refuse=True))
+        except BatchError as exc:
+            self.load_s, self.refused = None, str(exc)
 
-    def ready(self) -> float | None:
-        return self.load_s
+    def ready(self) -> str | None:
+        """None once the actor can take tasks, or why it cannot (`refused`)."""
+        return self.refused
 
     def run(self, task: dict[str, Any], options: TaskOptions) -> dict[str, Any]:
         result = asyncio.run(run_task(BatchTask.from_json(task), self.make_agent, options))
@@ -205,13 +233,16 @@ async def run_on_ray(
     actors: bool,
     address: str | None,
     num_cpus: float,
+    check_factory: bool = False,
 ) -> None:
     """Run `pending` on Ray, at most `concurrency` at once (actors: `concurrency` actors, at
     most as many as the cluster's CPUs hold at `num_cpus` each), reporting each result to
-    `sink` as it arrives.
+    `sink` as it arrives. `check_factory`: first make sure, on the cluster, that
+    `make_agent` makes an Agent (one Ray task, or the first actor's start).
 
     Raises:
-        BatchError: Ray is not installed or the cluster cannot be reached.
+        BatchError: Ray is not installed or the cluster cannot be reached; or
+            `check_factory` and `make_agent` made no Agent there (no task was run).
     """
     ray = _import_ray(address)
     connected_here = _connect(ray, address, num_cpus)
@@ -230,8 +261,18 @@ async def run_on_ray(
             # by value, not by reference: a restarted actor needs its arguments again
             pool = [actor_class.remote(make_agent, threads) for _ in range(count)]
             submit_task = None
+            if check_factory:
+                refused = await _checked(pool[0].ready.remote())
+                if refused is not None:
+                    raise BatchError(refused)
         else:
             submit_task = ray.remote(_ray_task).options(num_cpus=num_cpus, max_retries=0)
+            if check_factory:
+                probe = ray.remote(_made_type).options(num_cpus=num_cpus, max_retries=0)
+                first = pending[0]
+                made = await _checked(probe.remote(make_ref, first.to_json()))
+                if made is not None:
+                    raise not_an_agent(make_agent, made, f"for task {first.id!r} on the cluster")
         await _drive(ray, pending, make_ref, options, sink, stop, concurrency, submit_task, pool)
     finally:
         for actor in pool:
@@ -239,6 +280,18 @@ async def run_on_ray(
                 ray.kill(actor)
         if connected_here:
             ray.shutdown()
+
+
+async def _checked(ref: Any) -> str | None:
+    """What a factory check on the cluster found (`_made_type`, `_BatchActor.ready`); None
+    when the check itself failed (a worker that died, a module the cluster lacks): the
+    tasks then report that, as they did before the check."""
+    try:
+        found = await asyncio.wrap_future(ref.future())
+    except Exception as exc:
+        logger.warning("the check of make_agent on the cluster failed: %s", exc)
+        return None
+    return found if isinstance(found, str) else None
 
 
 async def _drive(

@@ -113,7 +113,7 @@ async def _uses_embedded_model(make_agent: MakeAgent, task: BatchTask, *, choosi
             logger.warning("make_agent failed while choosing workers: %r", exc)
         return False
     if not isinstance(agent, Agent):
-        raise not_an_agent(make_agent, agent, f"for task {task.id!r}")
+        raise not_an_agent(make_agent, type(agent).__name__, f"for task {task.id!r}")
     model = agent.state.model
     with contextlib.suppress(Exception):  # its MCP servers, a session's lease
         await agent.close()
@@ -220,7 +220,9 @@ async def run_batch_async(
         chosen: Literal["tasks", "pool"] = "tasks" if workers == "auto" else workers
         # Before any task, a factory making no Agent runs none: checked here when its
         # agents are made in this process anyway (`auto` makes one to see the model); pool
-        # workers check it as they start, so a factory that crashes its process stays apart.
+        # workers check it as they start, so a factory that crashes its process stays apart;
+        # on Ray with a chosen `workers`, the cluster checks it (the factory may work there
+        # only), before the tasks go out.
         in_driver = workers == "auto" or (workers == "tasks" and backend == "local")
         if pending and in_driver:
             embedded = await _uses_embedded_model(
@@ -249,6 +251,7 @@ async def run_batch_async(
                     processes=processes,
                     address=address,
                     num_cpus=num_cpus,
+                    check_factory=not in_driver,
                 )
         counts = bar.counts
     return BatchReport(
@@ -282,6 +285,7 @@ async def _dispatch(
     processes: int | None,
     address: str | None,
     num_cpus: float,
+    check_factory: bool,
 ) -> None:
     if backend == "ray":
         from yiemagent.batch.ray_backend import run_on_ray
@@ -296,6 +300,7 @@ async def _dispatch(
             actors=workers == "pool",
             address=address,
             num_cpus=num_cpus,
+            check_factory=check_factory,
         )
     elif workers == "pool":
         from yiemagent.batch.pool import default_processes, run_in_pool
