@@ -259,6 +259,31 @@ async def test_cached_prompt_tokens_are_cache_reads_priced_as_such(
     assert u.cost.total == pytest.approx((20 * 1.0 + 5 * 2.0 + 80 * 0.5) / 1e6)
 
 
+@pytest.mark.parametrize(("write_price", "billed"), [(0.0, 1.0), (1.25, 1.25)])
+async def test_prompt_tokens_written_to_the_cache_are_cache_writes(
+    server: ReplayServer, write_price: float, billed: float
+) -> None:
+    """mindroom-ai/mindroom#2134: OpenAI reports the prompt tokens a call wrote to the cache
+    (`cache_write_tokens`), billed at 1.25 times the input price from GPT-5.6 on and as
+    plain input before. They were counted as input; they are cache writes now, priced at
+    the model's write price, or at its input price when it lists none."""
+    usage = {
+        "prompt_tokens": 100,
+        "completion_tokens": 5,
+        "prompt_tokens_details": {"cached_tokens": 80, "cache_write_tokens": 15},
+    }
+    events = [
+        chunk([{"index": 0, "delta": {"content": "x"}, "finish_reason": "stop"}]),
+        chunk([], usage=usage),
+        "data: [DONE]",
+    ]
+    price = ModelCost(input=1.0, output=2.0, cache_read=0.5, cache_write=write_price)
+    u = (await run(server, events, cost=price)).usage
+    assert (u.input, u.output, u.cache_read, u.cache_write, u.total_tokens) == (5, 5, 80, 15, 105)
+    assert u.cost.cache_write == pytest.approx(15 * billed / 1e6)
+    assert u.cost.total == pytest.approx((5 * 1.0 + 5 * 2.0 + 80 * 0.5 + 15 * billed) / 1e6)
+
+
 async def test_running_totals_on_every_chunk_count_once(server: ReplayServer) -> None:
     # some servers put the usage so far on every chunk: the last one is the whole call's
     def so_far(output: int) -> dict[str, int]:

@@ -380,3 +380,16 @@ async def test_empty_messages_go_as_items_the_api_takes(
     items = server.requests[0].body["input"]
     assert [item.get("role") for item in items] == ["user"] * (1 + (len(messages) > 1))
     assert all(item["content"] for item in items)
+
+
+async def test_input_tokens_written_to_the_cache_are_cache_writes(server: ReplayServer) -> None:
+    """mindroom-ai/mindroom#2134: the Responses API's `input_tokens_details.cache_write_tokens`
+    are cache writes, not input, as on Chat Completions."""
+    done = responses_done(input_tokens=100, output_tokens=5, cached=80)
+    done["response"]["usage"]["input_tokens_details"]["cache_write_tokens"] = 15
+    server.replies.put(sse_reply(responses_sse(done)))
+    message = await complete(
+        gpt(server), Context("", [UserMessage("hi")]), StreamOptions(api_key=KEY)
+    )
+    u = message.usage
+    assert (u.input, u.cache_read, u.cache_write, u.output, u.total_tokens) == (5, 80, 15, 5, 105)

@@ -253,14 +253,18 @@ def calculate_cost(model: Model, usage: Usage) -> Cost:
         usage: Token counts; its `cost` is replaced in place.
 
     Returns:
-        The new `Cost` (also stored in `usage.cost`), `total` the sum of the four parts.
+        The new `Cost` (also stored in `usage.cost`), `total` the sum of the four parts;
+        cache writes at the input price when the model has no write price.
     """
     price = model.cost
+    # A write to the cache without a price of its own costs what input does: OpenAI bills
+    # writes as input before GPT-5.6 (the price table lists no write price for those).
+    write_price = price.cache_write or price.input
     cost = Cost(
         input=price.input * usage.input / 1e6,
         output=price.output * usage.output / 1e6,
         cache_read=price.cache_read * usage.cache_read / 1e6,
-        cache_write=price.cache_write * usage.cache_write / 1e6,
+        cache_write=write_price * usage.cache_write / 1e6,
     )
     cost.total = cost.input + cost.output + cost.cache_read + cost.cache_write
     usage.cost = cost

@@ -345,7 +345,9 @@ def usage_from_openai(raw: Any) -> Usage:
     """The `Usage` of a Chat Completions `usage` object (a dict or the SDK's model).
 
     Prompt tokens read from the cache (`prompt_tokens_details.cached_tokens`, or DeepSeek's
-    `prompt_cache_hit_tokens`) count as `cache_read`, the rest as `input`; `completion_tokens`
+    `prompt_cache_hit_tokens`) count as `cache_read`, those written to it
+    (`cache_write_tokens`, which OpenAI bills apart from GPT-5.6 on) as `cache_write`, the
+    rest as `input`; `completion_tokens`
     as `output` (the Responses API's `input_tokens`/`output_tokens` are read too), or the
     server's `total_tokens` less the prompt when that is more: Gemini's OpenAI endpoint counts
     its (billed) thinking tokens only in the total. Negative or missing counts are 0, and the
@@ -353,14 +355,20 @@ def usage_from_openai(raw: Any) -> Usage:
     cost is left to the caller (it knows the price).
     """
     prompt = _count(_field(raw, "prompt_tokens") or _field(raw, "input_tokens"))
-    cached = _count(_field(_field(raw, "prompt_tokens_details"), "cached_tokens"))
+    details = _field(raw, "prompt_tokens_details") or _field(raw, "input_tokens_details")
+    cached = _count(_field(details, "cached_tokens"))
     if not cached:
         cached = _count(_field(raw, "prompt_cache_hit_tokens"))
     cached = min(cached, prompt)
+    written = min(_count(_field(details, "cache_write_tokens")), prompt - cached)
     output = _count(_field(raw, "completion_tokens") or _field(raw, "output_tokens"))
     output = max(output, _count(_field(raw, "total_tokens")) - prompt)
     return Usage(
-        input=prompt - cached, output=output, cache_read=cached, total_tokens=prompt + output
+        input=prompt - cached - written,
+        output=output,
+        cache_read=cached,
+        cache_write=written,
+        total_tokens=prompt + output,
     )
 
 

@@ -43,6 +43,7 @@ from yiemagent.ai.openai_wire import (
     is_openai_proper,
     openai_only_fields,
     signature_object,
+    usage_from_openai,
 )
 from yiemagent.ai.providers._sdk_call import SdkApi, StreamFailed, open_raw_stream, stream_sdk
 from yiemagent.ai.providers._sdk_failures import sdk_retry_decision
@@ -57,7 +58,6 @@ from yiemagent.types.messages import (
     ThinkingContent,
     ToolCall,
     ToolResultMessage,
-    Usage,
     UserMessage,
 )
 from yiemagent.types.model import AssistantMessageEventStream, Context, Model, StreamOptions
@@ -334,13 +334,10 @@ class _Assembler:
         self.incomplete = getattr(details, "reason", None)
         usage = getattr(response, "usage", None)
         if usage is not None:
-            cached = getattr(usage.input_tokens_details, "cached_tokens", 0) or 0
-            result = Usage(
-                input=max(0, usage.input_tokens - cached),
-                output=usage.output_tokens,
-                cache_read=cached,
+            result = usage_from_openai(usage)
+            result.total_tokens = (
+                result.input + result.output + result.cache_read + result.cache_write
             )
-            result.total_tokens = result.input + result.output + result.cache_read
             self.builder.set_usage(result)
 
     def finish(self) -> None:
