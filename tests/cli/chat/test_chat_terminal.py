@@ -373,6 +373,24 @@ def test_commands_and_an_unknown_one(chat: Pane) -> None:
     chat.wait("session t: 0 model calls")
 
 
+def test_a_command_that_reads_no_argument_refuses_one_and_does_nothing(
+    chat: Pane, data_dir: Path
+) -> None:
+    # `/undo 2` removed one exchange, the "2" ignored; now nothing is removed
+    chat.type("first")
+    chat.wait(lambda s: after(s, "You said: first [1 messages]", "tokens:"))
+    chat.type("second")
+    chat.wait(lambda s: after(s, "You said: second [3 messages]", "tokens:"))
+    chat.type("/undo 2")
+    chat.wait("/undo takes no argument (remove the last exchange); nothing done")
+    chat.type("/usage all")
+    chat.wait("/usage takes no argument (tokens and cost of this session); nothing done")
+    chat.type("/undo")
+    chat.wait("undone: › second (2 messages removed)")
+    with SqliteSessionStore(data_dir / "sessions.db") as store:
+        assert len(store.load("t")) == 2
+
+
 def test_a_long_chat_on_a_tiny_window_is_compacted_and_keeps_answering(data_dir: Path) -> None:
     pane = Pane(data_dir, ["--session", "long"], env={"FAUX_CONTEXT_WINDOW": "400"})
     try:

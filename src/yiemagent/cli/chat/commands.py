@@ -44,6 +44,11 @@ def dispatch(app: ChatHost, text: str) -> None:
     if entry is None:
         app.say(f"unknown command /{name}; /help lists the commands", "yellow")
         return
+    if arg and name in _NO_ARGUMENT:
+        # ignored, `/undo 3` removed one exchange and `/sessions old` listed them all: a
+        # word the command does not read is refused before it does anything
+        app.say(f"/{name} takes no argument ({entry[1]}); nothing done", "yellow")
+        return
     entry[0](app, arg)
 
 
@@ -281,3 +286,8 @@ COMMANDS: dict[str, tuple[Handler, str]] = {
     "clear": (_clear, "clear the screen (the conversation stays)"),
     "exit": (_exit, "leave (as Ctrl-D)"),
 }
+
+# the commands that read no argument (the others' usage starts with theirs)
+_NO_ARGUMENT = frozenset(
+    name for name, (_handler, usage) in COMMANDS.items() if not usage.split()[0].endswith(":")
+)
