@@ -86,6 +86,12 @@ def test_r4_13_skipped_files_are_never_imported(tmp_path: Path) -> None:
     ("source", "reason"),
     [
         ("x = 1\n", "defines no get_tool() function"),
+        (  # a @tool alone: the error said nothing of how to offer it
+            "from yiemagent import tool\n\n@tool\ndef shout(text: str) -> str:\n"
+            "    '''Shout.'''\n    return text.upper()\n",
+            "defines no get_tool() function; to offer its tool shout, add:"
+            " get_tool = lambda: shout",
+        ),
         ("def get_tool():\n    return 42\n", "get_tool() returned int, not an AgentTool"),
         ("def get_tool():\n    raise KeyError('boom')\n", "get_tool() raised KeyError"),
         ("import does_not_exist_anywhere\n", "ModuleNotFoundError"),

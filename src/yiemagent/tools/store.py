@@ -257,6 +257,13 @@ def _module_name(store_name: str, store_id: int, path: Path) -> str:
 def _tool_from_module(module: ModuleType) -> AgentTool:
     get_tool = getattr(module, "get_tool", None)
     if not callable(get_tool):
+        # a file of @tool functions without get_tool is the usual first try: say the line
+        made = [name for name, value in vars(module).items() if isinstance(value, AgentTool)]
+        if made:
+            raise ConfigError(
+                f"defines no get_tool() function; to offer its tool {made[0]}, add: "
+                f"get_tool = lambda: {made[0]}"
+            )
         raise ConfigError("defines no get_tool() function")
     try:
         tool = get_tool()
