@@ -4,6 +4,7 @@ serving recorded Chat Completions SSE streams (DESIGN §7)."""
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from typing import Any
 
@@ -90,6 +91,29 @@ async def test_interleaved_parallel_tool_calls_are_assembled_by_index(
     assert (usage.input, usage.cache_read, usage.output) == (20, 100, 30)
     assert usage.total_tokens == 150
     assert usage.cost.total == pytest.approx((20 * 2.0 + 30 * 8.0 + 100 * 1.0) / 1e6)
+
+
+async def test_interleaved_calls_stream_each_calls_whole_arguments_before_its_end(
+    server: ReplayServer,
+) -> None:
+    """pi-mono's stream test joins a call's `toolcall_delta`s and parses them at its
+    `toolcall_end`. When a server interleaves two calls, the first was ended as soon as the
+    second began, with only `{"city": ` streamed: its end said final arguments it did not
+    have, and its later text was never streamed. A call that began while the open one's
+    arguments are unfinished now waits to open until they are done."""
+    server.enqueue(sse_reply("openai_parallel_tool_calls_interleaved.sse"))
+    events, message = await collect(compat(server), hello())
+    streamed: dict[int, str] = {}
+    ended: list[tuple[str, dict[str, Any]]] = []
+    for event in events:
+        if event.type == "toolcall_start":
+            streamed[event.content_index] = ""
+        elif event.type == "toolcall_delta":
+            streamed[event.content_index] += event.delta
+        elif event.type == "toolcall_end":
+            ended.append((event.tool_call.id, json.loads(streamed[event.content_index])))
+    assert ended == [(c.id, c.arguments) for c in message.tool_calls]
+    assert [c.id for c in message.tool_calls] == ["call_paris", "call_tz", "call_rome"]
 
 
 async def test_two_calls_in_one_chunk(server: ReplayServer) -> None:

@@ -4,6 +4,7 @@ assembled with exactly its own id, name and arguments — through the real `open
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -21,7 +22,7 @@ from tests.ai._stream_kit import (
 from tests.ai.servers import ReplayServer, openai_chunks, sse_reply
 from yiemagent.ai.providers.openai_completions import stream_openai_completions
 from yiemagent.types.messages import AssistantMessage, UserMessage
-from yiemagent.types.model import Context, Model, StreamOptions
+from yiemagent.types.model import AssistantMessageEvent, Context, Model, StreamOptions
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -66,6 +67,39 @@ def test_parallel_tool_calls_never_cross_wire(stream_server: ReplayServer, case:
     calls, deltas = case
     message = stream_deltas(stream_server, deltas)
     assert_each_call_kept_its_own(message, calls, id_prefix="call_")
+
+
+@property_settings(max_examples=40)
+@given(case=interleaved_calls())
+def test_each_calls_deltas_join_to_its_arguments_before_its_end(
+    stream_server: ReplayServer, case: Case
+) -> None:
+    """As pi-mono's stream test reads them: a call's `toolcall_delta`s, joined at its
+    `toolcall_end`, are its whole arguments, however the server interleaved the calls."""
+    calls, deltas = case
+    stream_server.enqueue(
+        sse_reply(openai_chunks(*({"tool_calls": [d]} for d in deltas), finish_reason="tool_calls"))
+    )
+    model = Model(
+        id="m", provider="vllm", api="openai-completions", base_url=stream_server.url + "/v1"
+    )
+
+    async def events() -> list[AssistantMessageEvent]:
+        stream = stream_openai_completions(
+            model, Context("", [UserMessage("go")]), StreamOptions(api_key="k-1234")
+        )
+        return [event async for event in stream]
+
+    joined: dict[int, str] = {}
+    ended: list[dict[str, Any]] = []
+    for event in asyncio.run(events()):
+        if event.type == "toolcall_start":
+            joined[event.content_index] = ""
+        elif event.type == "toolcall_delta":
+            joined[event.content_index] += event.delta
+        elif event.type == "toolcall_end":
+            ended.append(json.loads(joined[event.content_index]))
+    assert ended == calls
 
 
 @st.composite

@@ -159,6 +159,7 @@ def build_request_body(model: Model, context: Context, options: StreamOptions) -
 @dataclass(slots=True)
 class _Call:
     call: ToolCall
+    """The call's block in the message (a detached one while it waits to open)."""
     raw: str = ""
 
 
@@ -173,6 +174,10 @@ class _Assembler:
     keys: dict[int, int] = field(default_factory=dict)
     """The wire `index` → the key of the call it currently names."""
     current: int | None = None
+    waiting: list[int] = field(default_factory=list)
+    """Calls that began while the open one's arguments were unfinished (a server that
+    interleaves its calls), in order: each opens once the one before it is done, so every
+    call streams all of its arguments between its start and its end."""
     finish_reason: str | None = None
     streamed: bool = False
     signatures: dict[str, str] = field(default_factory=dict)
@@ -196,6 +201,7 @@ class _Assembler:
                 value = getattr(delta, name, None)
                 if isinstance(value, str) and value:
                     self.streamed = True
+                    self._open_waiting()
                     self.current = None
                     self.builder.thinking_delta(value, None if self._thinking_open() else name)
                     break
@@ -205,6 +211,7 @@ class _Assembler:
                 self._content_parts(content)
             elif isinstance(content, str) and content:
                 self.streamed = True
+                self._open_waiting()
                 self.current = None
                 self.builder.text_delta(content)
             for tool_delta in delta.tool_calls or ():
@@ -222,6 +229,7 @@ class _Assembler:
                 text = _field(part, "text")
                 if isinstance(text, str) and text:
                     self.streamed = True
+                    self._open_waiting()
                     self.current = None
                     self.builder.text_delta(text)
             elif kind == "thinking":
@@ -231,6 +239,7 @@ class _Assembler:
                     text = piece if isinstance(piece, str) else _field(piece, "text")
                     if isinstance(text, str) and text:
                         self.streamed = True
+                        self._open_waiting()
                         self.current = None
                         self.builder.thinking_delta(text)
 
@@ -258,14 +267,17 @@ class _Assembler:
             entry = None
         if entry is None:
             key = len(self.calls)
-            self.builder.end_block()  # close the previous call before opening this one
-            self.builder.tool_call_start(delta.id or "", name)
-            content = self.builder.message.content
-            entry = _Call(content[-1])  # type: ignore[arg-type]
+            if self.waiting or not self._open_call_done():
+                entry = _Call(ToolCall(delta.id or "", name, {}))  # opens when that one is
+                self.waiting.append(key)
+            else:
+                self.builder.end_block()  # close the previous call before opening this one
+                self.builder.tool_call_start(delta.id or "", name)
+                entry = _Call(self.builder.message.content[-1])  # type: ignore[arg-type]
+                self.current = key
             self.calls[key] = entry
             if wire is not None:
                 self.keys[wire] = key
-            self.current = key
         else:
             if delta.id and not entry.call.id:
                 entry.call.id = delta.id
@@ -280,8 +292,37 @@ class _Assembler:
         entry.raw += fragment
         if key == self.current:
             self.builder.tool_call_delta(fragment)
-        else:  # a late fragment of a call already closed: complete it in place
+            if self.waiting and "}" in fragment and self._open_call_done():
+                self._open_waiting(every=False)
+        else:  # waiting, or a late fragment of a call already closed: complete it in place
             complete_arguments(entry.call, entry.raw)
+
+    def _open_call_done(self) -> bool:
+        """Whether no call is open, or the open call's arguments are a whole JSON object."""
+        entry = self.calls.get(self.current) if self.current is not None else None
+        content = self.builder.message.content
+        if entry is None or not content or content[-1] is not entry.call:
+            return True
+        try:
+            return isinstance(json.loads(entry.raw), dict)
+        except ValueError:
+            return False
+
+    def _open_waiting(self, *, every: bool = True) -> None:
+        """Open the waiting calls in order, each with the arguments it has so far; with
+        `every` false, only while the one just opened is done (the rest wait for it)."""
+        while self.waiting:
+            key = self.waiting.pop(0)
+            entry = self.calls[key]
+            waited = entry.call
+            self.builder.tool_call_start(waited.id, waited.name)  # closes the one before
+            entry.call = self.builder.message.content[-1]  # type: ignore[assignment]
+            entry.call.thought_signature = waited.thought_signature
+            if entry.raw:
+                self.builder.tool_call_delta(entry.raw)
+            self.current = key
+            if not every and not self._open_call_done():
+                break
 
     def _reasoning_detail(self, detail: Any) -> None:
         """OpenRouter's `reasoning_details`: an encrypted entry naming a call (Gemini's
@@ -293,6 +334,7 @@ class _Assembler:
             self.signatures[call_id] = json.dumps(detail, ensure_ascii=False)
 
     def finish(self) -> None:
+        self._open_waiting()
         for entry in self.calls.values():
             signature = self.signatures.get(entry.call.id)
             if signature is not None:
