@@ -62,6 +62,37 @@ def test_once_records_then_replays_new_records_again_none_only_replays(tmp_path:
     assert not cassette.exists()
 
 
+def test_a_replay_that_differs_says_how_to_record_again(tmp_path: Path) -> None:
+    # The failure showed the diff only: nothing said that a meant change (an edited
+    # prompt) needs --cassette-mode new, and the default mode kept replaying the old one.
+    test_file = tmp_path / "test_talk.py"
+    test_file.write_text(TEST_FILE, encoding="utf-8")
+    assert run_pytest(tmp_path).returncode == 0
+    test_file.write_text(TEST_FILE.replace('"Hi"', '"Hi there"'), encoding="utf-8")
+    cassette = tmp_path / "cassettes" / "test_talk" / "test_talk.jsonl"
+    for mode in ("once", "none"):
+        changed = run_pytest(tmp_path, "--cassette-mode", mode)
+        assert changed.returncode == 1
+        assert "CassetteMismatch" in changed.stdout
+        hint = (
+            f"The test sent other requests than its cassette {cassette} holds. If the change"
+            " is meant, record it again: pytest --cassette-mode new test_talk.py::test_talk"
+        )
+        assert hint in " ".join(changed.stdout.split()), changed.stdout
+    assert run_pytest(tmp_path, "--cassette-mode", "new").returncode == 0
+    assert run_pytest(tmp_path, "--cassette-mode", "none").returncode == 0
+
+
+def test_a_failure_that_is_no_mismatch_gets_no_hint(tmp_path: Path) -> None:
+    (tmp_path / "test_talk.py").write_text(TEST_FILE, encoding="utf-8")
+    assert run_pytest(tmp_path).returncode == 0
+    broken = TEST_FILE.replace('== "Hello there."', '== "Goodbye."')
+    (tmp_path / "test_talk.py").write_text(broken, encoding="utf-8")
+    failed = run_pytest(tmp_path)
+    assert failed.returncode == 1
+    assert "record it again" not in failed.stdout
+
+
 def test_the_mode_is_checked(tmp_path: Path) -> None:
     (tmp_path / "test_talk.py").write_text(TEST_FILE, encoding="utf-8")
     done = run_pytest(tmp_path, "--cassette-mode", "always")

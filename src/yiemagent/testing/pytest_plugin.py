@@ -100,6 +100,7 @@ class Cassette:
 
 
 _PASSED = pytest.StashKey[bool]()
+_CASSETTE = pytest.StashKey[Cassette]()
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
@@ -114,6 +115,23 @@ def pytest_runtest_makereport(
         item.stash[_PASSED] = report.passed
     elif report.when == "call":
         item.stash[_PASSED] = item.stash.get(_PASSED, True) and report.passed
+        cassette = item.stash.get(_CASSETTE, None)
+        error = call.excinfo.value if call.excinfo is not None else None
+        if (
+            cassette is not None
+            and not cassette.recording
+            and "CassetteMismatch" in (f"{type(error).__name__}: {error}")
+        ):
+            # the diff said what changed, not what to do when the change is meant (a
+            # prompt or a tool edited since the recording): the cassette stays until asked
+            report.sections.append(
+                (
+                    "yiem_cassette",
+                    f"The test sent other requests than its cassette {cassette.path} holds. "
+                    f"If the change is meant, record it again: "
+                    f"pytest --cassette-mode new {item.nodeid}",
+                )
+            )
     return report
 
 
@@ -147,5 +165,6 @@ def yiem_cassette(request: pytest.FixtureRequest) -> Iterator[Cassette]:
     test_file = Path(str(request.node.path))
     path = test_file.parent / "cassettes" / test_file.stem / f"{_file_name(request.node)}.jsonl"
     cassette = Cassette(path, mode)
+    request.node.stash[_CASSETTE] = cassette
     yield cassette
     cassette.finish(request.node.stash.get(_PASSED, False))
