@@ -289,6 +289,8 @@ async def test_the_html_report_shows_checks_and_links_each_runs_timeline(tmp_pat
         assert "yiem trace:" in timeline
     assert "tool_called(&#x27;calculator&#x27;" in text
     assert "called calculator(" in text and "pass@2" in text
+    # each run's answer, which the checks judged, was only in its timeline
+    assert text.count('<div class="answer">The answer is 391.</div>') == 2
 
 
 @pytest.mark.slow

@@ -1,6 +1,7 @@
 """The HTML form of an `EvalReport`: one self-contained page (inline CSS, nothing fetched)
-with a row per case — its checks and their reasons, tokens, cost, time, pass@k — and a link
-to each run's timeline, written beside it with the `yiem trace` page builder."""
+with a row per case — its checks and their reasons, tokens, cost, time, pass@k — and for
+each run its answer and a link to its timeline, written beside it with the `yiem trace`
+page builder."""
 
 from __future__ import annotations
 
@@ -65,9 +66,12 @@ def _run_cell(case: CaseReport, run: RunReport, links: dict[tuple[str, int], str
     label = f"run {run.repeat + 1}"
     name = f'<a href="{_e(link)}">{label} timeline</a>' if link else label
     error = f'<div class="err">{_e(run.error)}</div>' if run.error else ""
+    # the answer the checks judged: without it a reader had to open the timeline to see
+    # what a judge passed or a `contains` missed
+    answer = f'<div class="answer">{_e(run.text)}</div>' if run.text else ""
     return (
         f'<li class="{mark}">{name}: <b>{mark}</b> · {run.tokens} tokens · '
-        f"${run.cost_usd:.6f} · {run.seconds:.2f} s{error}</li>"
+        f"${run.cost_usd:.6f} · {run.seconds:.2f} s{answer}{error}</li>"
     )
 
 
@@ -126,6 +130,8 @@ _PAGE = """<!doctype html>
  .runs li{white-space:nowrap;font-size:12px}
  .runs li.fail b{color:#cf222e}.runs li.pass b{color:#1a7f37}
  .err{color:#cf222e;white-space:normal}
+ .answer{white-space:pre-wrap;overflow-wrap:anywhere;max-width:420px;max-height:9em;overflow:auto;
+  margin:2px 0 6px;padding:4px 6px;background:#f6f8fa;border-radius:4px;color:#1d232b}
  code{font-size:12px}
 </style></head>
 <body>
