@@ -324,6 +324,24 @@ def test_batch_without_a_terminal_prints_plain_progress_lines(
     assert "\x1b" not in err
 
 
+def test_a_resumed_batch_s_progress_counts_the_tasks_done_before(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A resumed batch said "2/4 done (1 ok, 0 failed)" and at its end "4/4 done (3 ok, 0
+    # failed)": the task done before was in the first number only.
+    tasks = write_tasks(
+        tmp_path / "tasks.jsonl", [{"id": f"p{i}", "prompt": "p"} for i in range(4)]
+    )
+    out = tmp_path / "results.jsonl"
+    half = write_tasks(tmp_path / "half.jsonl", [{"id": "p0", "prompt": "p"}])
+    assert _run(capsys, "batch", str(half), "--out", str(out), "--agent", AGENT)[0] == 0
+    code, _stdout, err = _run(capsys, "batch", str(tasks), "--out", str(out), "--agent", AGENT)
+    assert code == 0, err
+    lines = [line for line in err.splitlines() if line.startswith("batch: ")]
+    assert lines[0] == "batch: 3 to run (1 done before)"
+    assert lines[-1].startswith("batch: 4/4 done (1 before, 3 ok, 0 failed), 0 running"), lines
+
+
 def _mcp_servers_of_ours() -> list[int]:
     """The pids of this process's children running the MCP test server."""
     found = []

@@ -155,8 +155,11 @@ class BatchProgress:
         done = counts.skipped + counts.finished
         held = f", {counts.held} held" if counts.held else ""
         stopped = f", {counts.interrupted} interrupted" if counts.interrupted else ""
+        # a resumed batch's tasks done before are in `done`: say them, or "4/4 done (3 ok,
+        # 0 failed)" left one unaccounted for
+        before = f"{counts.skipped} before, " if counts.skipped else ""
         return (
-            f"{done}/{counts.total} done ({counts.ok} ok, {counts.failed} failed{held}"
+            f"{done}/{counts.total} done ({before}{counts.ok} ok, {counts.failed} failed{held}"
             f"{stopped}), {counts.running} running, {counts.rate:.2f}/s, "
             f"ETA {_duration(counts.eta_s)}, ${counts.cost_usd:.4f}"
         )
