@@ -5,6 +5,7 @@ own id, name and arguments — through the real `openai` SDK."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -21,7 +22,7 @@ from tests.ai._stream_kit import (
 )
 from tests.ai.servers import ReplayServer, sse_reply
 from tests.ai.test_attachments import responses_done, responses_sse
-from yiemagent.ai import Context, StreamOptions, get_model, stream
+from yiemagent.ai import AssistantMessageEvent, Context, StreamOptions, get_model, stream
 from yiemagent.types.messages import UserMessage
 
 pytestmark = pytest.mark.timeout(120)
@@ -86,3 +87,32 @@ def test_interleaved_function_calls_never_cross_wire(
     )
 
     assert_each_call_kept_its_own(message, calls, id_prefix="call_")
+
+
+@property_settings(max_examples=60)
+@given(case=interleaved())
+def test_each_calls_deltas_join_to_its_arguments_before_its_end(
+    stream_server: ReplayServer, case: tuple[list[dict[str, Any]], list[dict[str, Any]]]
+) -> None:
+    """As pi-mono's stream test reads them: a call's `toolcall_delta`s, joined at its
+    `toolcall_end`, are its whole arguments, however the server interleaved the calls. A
+    call opened before the one before it was done was closed by it with part of its
+    arguments, and the rest were never streamed."""
+    calls, events = case
+    stream_server.enqueue(sse_reply(responses_sse(*events, responses_done())))
+    model = get_model("openai-responses/gpt-4o-mini", base_url=stream_server.url + "/v1")
+
+    async def run() -> list[AssistantMessageEvent]:
+        answer = stream(model, Context("", [UserMessage("go")]), StreamOptions(api_key="k-1234"))
+        return [event async for event in answer]
+
+    joined: dict[int, str] = {}
+    ended: list[dict[str, Any]] = []
+    for event in asyncio.run(run()):
+        if event.type == "toolcall_start":
+            joined[event.content_index] = ""
+        elif event.type == "toolcall_delta":
+            joined[event.content_index] += event.delta
+        elif event.type == "toolcall_end":
+            ended.append(json.loads(joined[event.content_index]))
+    assert ended == calls

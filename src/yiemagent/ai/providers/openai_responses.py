@@ -239,6 +239,15 @@ class _Assembler:
     thinking: dict[str, ThinkingContent] = field(default_factory=dict)
     """Reasoning items by id."""
     summary_parts: dict[str, int] = field(default_factory=dict)
+    open_key: str | None = None
+    """The function-call item whose block was opened last."""
+    waiting: list[str] = field(default_factory=list)
+    """Function-call items added while the open one's arguments were unfinished (a server
+    streaming several calls at once), in order, each with a detached block: each opens once
+    the one before it is done, so every call streams all of its arguments between its
+    start and its end."""
+    finals: dict[str, str] = field(default_factory=dict)
+    """The arguments of the items that were done while waiting, by item id."""
 
     def feed(self, event: Any) -> None:
         kind = getattr(event, "type", "")
@@ -246,6 +255,7 @@ class _Assembler:
             self._item_added(event.item)
         elif kind in ("response.output_text.delta", "response.refusal.delta"):
             self.streamed = True
+            self._open_waiting()
             self.builder.text_delta(event.delta)
         elif kind == "response.function_call_arguments.delta":
             self._arguments(event.item_id, event.delta)
@@ -267,20 +277,27 @@ class _Assembler:
     def _item_added(self, item: Any) -> None:
         if item.type == "function_call":
             self.streamed = True
+            key = item.id or item.call_id
+            self.raw[key] = ""
+            if self.waiting or not self._open_call_done():
+                self.calls[key] = ToolCall(item.call_id or "", item.name or "", {})
+                self.waiting.append(key)
+                return
             self.builder.tool_call_start(item.call_id or "", item.name or "")
             block = self.builder.message.content[-1]
             assert isinstance(block, ToolCall)
-            key = item.id or item.call_id
             self.calls[key] = block
-            self.raw[key] = ""
+            self.open_key = key
         elif item.type == "reasoning":
             self.streamed = True
+            self._open_waiting()
             self.builder.thinking_delta("")
             block = self.builder.message.content[-1]
             assert isinstance(block, ThinkingContent)
             self.thinking[item.id] = block
         elif item.type == "message":
             self.streamed = True
+            self._open_waiting()
             self.builder.end_block()
         else:
             logger.debug("ignored output item of type %r", item.type)
@@ -294,20 +311,60 @@ class _Assembler:
         self.raw[key] += delta
         if self.builder.open_block is call:
             self.builder.tool_call_delta(delta)
-        else:
+            if self.waiting and "}" in delta and self._open_call_done():
+                self._open_waiting(every=False)
+        else:  # waiting, or a late fragment of a call already closed: completed in place
             complete_arguments(call, self.raw[key])
+
+    def _open_call_done(self) -> bool:
+        """Whether no call is open, or the open call's arguments are a whole JSON object."""
+        key = self.open_key
+        if key is None or self.builder.open_block is not self.calls.get(key):
+            return True
+        try:
+            return isinstance(json.loads(self.raw[key]), dict)
+        except ValueError:
+            return False
+
+    def _open_waiting(self, *, every: bool = True) -> None:
+        """Open the waiting calls in order, each with the arguments it has so far (one done
+        already is closed at once); with `every` false, only while the one just opened is
+        done (the rest wait for it)."""
+        while self.waiting:
+            key = self.waiting.pop(0)
+            waited = self.calls[key]
+            self.builder.tool_call_start(waited.id, waited.name)  # closes the one before
+            block = self.builder.message.content[-1]
+            assert isinstance(block, ToolCall)
+            self.calls[key] = block
+            self.open_key = key
+            if self.raw[key]:
+                self.builder.tool_call_delta(self.raw[key])
+            if key in self.finals:
+                self._close_call(key, self.finals.pop(key))
+            elif not every and not self._open_call_done():
+                break
+
+    def _close_call(self, key: str, whole: str) -> None:
+        """The function-call item `key` is done, its arguments `whole` as the item says."""
+        call = self.calls[key]
+        if self.builder.open_block is call:
+            self.builder.end_block()
+        if whole and whole != self.raw[key]:  # the final item's arguments win
+            complete_arguments(call, whole)
 
     def _item_done(self, item: Any) -> None:
         key = item.id or getattr(item, "call_id", None)
         if item.type == "function_call" and key in self.calls:
-            call = self.calls[key]
             whole = item.arguments or ""
             if not self.raw[key] and whole:  # no deltas: the arguments come whole here
                 self._arguments(key, whole)
-            if self.builder.open_block is call:
-                self.builder.end_block()
-            if whole and whole != self.raw[key]:  # the final item's arguments win
-                complete_arguments(call, whole)
+            if key in self.waiting:
+                self.finals[key] = whole
+                return
+            self._close_call(key, whole)
+            if self.waiting and self._open_call_done():
+                self._open_waiting(every=False)
         elif item.type == "reasoning" and item.id in self.thinking:
             block = self.thinking[item.id]
             # The item exactly as received (summary, encrypted_content): sent back as is.
@@ -341,6 +398,7 @@ class _Assembler:
             self.builder.set_usage(result)
 
     def finish(self) -> None:
+        self._open_waiting()
         if self.failure is not None or self.status == "failed":
             self.builder.fail("error", self.failure or "the response failed")
         elif self.status == "incomplete":
