@@ -107,3 +107,23 @@ async def test_a_reload_mid_run_shows_the_running_call_and_the_answer_so_far(
     store = InMemorySessionStore()
     with faux_server(store, Tools(delay_s=4.0), delay_s=0.1) as (url, _):
         await asyncio.to_thread(reloads_mid_run, url, tmp_path)
+
+
+def server_gone(tmp_path: Path) -> None:
+    store = InMemorySessionStore()
+    with browser_page(tmp_path / "profile") as page:
+        with faux_server(store) as (url, _):
+            page.goto(url)
+            ask(page, "hello")
+            page.wait_for_selector(".assistant:has-text('echo: hello')")
+            page.wait_for_selector("#state:text('idle')")
+        # The server has stopped (Ctrl-C, a crash): the text vanished and nothing was said.
+        ask(page, "are you there?")
+        page.wait_for_selector("#msgs .note.error:has-text('The server did not answer')")
+        assert page.input_value("#input") == "are you there?"
+
+
+async def test_a_message_the_server_never_answered_comes_back_in_the_box(
+    tmp_path: Path,
+) -> None:
+    await asyncio.to_thread(server_gone, tmp_path)
