@@ -6,6 +6,7 @@ each call is assembled with exactly its own id, name and input — through the r
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -24,7 +25,7 @@ from tests.ai.servers import ReplayServer, sse_reply
 from tests.ai.test_anthropic_compat import KEY, claude, sse
 from yiemagent.ai.providers.anthropic_messages import stream_anthropic_messages
 from yiemagent.types.messages import UserMessage
-from yiemagent.types.model import Context, StreamOptions
+from yiemagent.types.model import AssistantMessageEvent, Context, StreamOptions
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -76,3 +77,36 @@ def test_interleaved_tool_use_blocks_never_cross_wire(
 
     assert message.text == text
     assert_each_call_kept_its_own(message, calls, id_prefix="toolu_")
+
+
+@property_settings(max_examples=60)
+@given(case=interleaved())
+def test_each_blocks_deltas_join_to_it_before_its_end(
+    stream_server: ReplayServer, case: tuple[str, list[dict[str, Any]], list[tuple[str, Any]]]
+) -> None:
+    """As pi-mono's stream test reads them: a block's deltas, joined at its end, are the
+    whole block, however the server interleaved the blocks. A block that started while
+    another was open closed that one early, and its later deltas were never streamed."""
+    text, calls, blocks = case
+    stream_server.enqueue(sse_reply(sse(*blocks, stop="tool_use")))
+
+    async def run() -> list[AssistantMessageEvent]:
+        answer = stream_anthropic_messages(
+            claude(stream_server), Context("sys", [UserMessage("hi")]), StreamOptions(api_key=KEY)
+        )
+        return [event async for event in answer]
+
+    joined: dict[int, str] = {}
+    texts: list[str] = []
+    ended: list[dict[str, Any]] = []
+    for event in asyncio.run(run()):
+        if event.type in ("toolcall_start", "text_start"):
+            joined[event.content_index] = ""
+        elif event.type in ("toolcall_delta", "text_delta"):
+            joined[event.content_index] += event.delta
+        elif event.type == "toolcall_end":
+            ended.append(json.loads(joined[event.content_index]))
+        elif event.type == "text_end":
+            texts.append(joined[event.content_index])
+    assert texts == [text]
+    assert ended == calls

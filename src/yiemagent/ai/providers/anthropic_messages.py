@@ -407,9 +407,10 @@ def _open_tool_turn_without_thinking(messages: list[dict[str, Any]]) -> bool:
 @dataclass(slots=True)
 class _Assembler:
     """Turns Messages API stream events into builder calls. Events are routed by their
-    block's `index`: the open block streams through the builder, and a block a later start
-    already closed (a proxy that opens every tool_use block before closing any) is completed
-    in place."""
+    block's `index`: the open block streams through the builder; a block that starts while
+    another is open (a proxy that opens every tool_use block before closing any) waits, its
+    events kept, until that one has stopped, so each block streams whole between its start
+    and its end; a delta of a block already closed is completed in place."""
 
     builder: MessageBuilder
     usage: Usage = field(default_factory=Usage)
@@ -439,6 +440,11 @@ class _Assembler:
     before: Usage = field(default_factory=Usage)
     """The usage of the paused responses (this one's is `usage`)."""
     pauses: int = 0
+    open_index: int | None = None
+    """The index of the block open in the builder, until its stop."""
+    queued: dict[int, list[Any]] = field(default_factory=dict)
+    """The events of blocks that started while another was open, by index, in start
+    order."""
 
     def feed(self, event: Any) -> None:
         kind = event.type
@@ -446,6 +452,30 @@ class _Assembler:
             self.wire[event.index] = event.content_block.model_dump(mode="json", exclude_unset=True)
         elif kind == "content_block_delta":
             self._wire_delta(event.index, event.delta)
+        index = getattr(event, "index", None)
+        waits = kind == "content_block_start" and self.open_index is not None
+        if index is not None and (waits or index in self.queued):
+            self.queued.setdefault(index, []).append(event)
+            return
+        if kind in ("message_delta", "message_stop"):
+            self._release(every=True)
+        self._handle(event)
+        if kind == "content_block_stop" and index == self.open_index:
+            self.open_index = None
+            self._release(every=False)
+
+    def _release(self, *, every: bool) -> None:
+        """Stream the waiting blocks in order: each while no block is open (`every`: all,
+        at the end of the message)."""
+        while self.queued and (every or self.open_index is None):
+            index = next(iter(self.queued))
+            for event in self.queued.pop(index):
+                self._handle(event)
+                if event.type == "content_block_stop" and index == self.open_index:
+                    self.open_index = None
+
+    def _handle(self, event: Any) -> None:
+        kind = event.type
         if kind in ("content_block_delta", "content_block_stop") and event.index in self.ignored:
             return
         if kind == "message_start":
@@ -494,6 +524,7 @@ class _Assembler:
             self.ignored.add(index)
             return
         self.blocks[index] = self.builder.message.content[-1]
+        self.open_index = index
 
     def _delta(self, index: int, delta: Any) -> None:
         """A delta of the open block (or of a block never started)."""
@@ -571,8 +602,16 @@ class _Assembler:
         self.usage = Usage()
         self.stop_reason = None
         self.streamed = False  # the next request may be retried until it streams
-        for by_index in (self.ignored, self.blocks, self.raw, self.start_input, self.wire):
+        for by_index in (
+            self.ignored,
+            self.blocks,
+            self.raw,
+            self.start_input,
+            self.wire,
+            self.queued,
+        ):
             by_index.clear()  # the next response numbers its blocks from 0
+        self.open_index = None
         self.wire_parts.clear()
         return {**body, "messages": [*self.messages, turn]}
 
@@ -609,6 +648,7 @@ class _Assembler:
         cost.total += extra
 
     def finish(self) -> None:
+        self._release(every=True)
         reason = self.stop_reason
         if reason == "refusal":
             self.builder.fail("error", "the model refused to answer (stop reason: refusal)")
