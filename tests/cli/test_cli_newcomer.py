@@ -311,3 +311,26 @@ def test_a_password_in_the_base_url_is_not_said_back(
         assert code == 1 and out == ""
         (line,) = err.strip().splitlines()[-1:]
         assert "s3cretpw" not in err and shown in line, line
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (
+            ["models", "list"],
+            "yiem: error: No such command 'list'. (the commands of yiem models: install;"
+            " yiem models alone lists the models)",
+        ),
+        (["mcp", "bogus"], "yiem: error: No such command 'bogus'. (the commands of yiem mcp:"),
+        (["frob"], "yiem: error: No such command 'frob'. (the commands of yiem: run, chat,"),
+        (["modles"], "yiem: error: No such command 'modles'. Did you mean 'models'?"),
+    ],
+)
+def test_an_unknown_command_names_the_ones_there_are(
+    capsys: pytest.CaptureFixture[str], argv: list[str], said: str
+) -> None:
+    # `yiem models list` said "No such command 'list'." and nothing of what there is.
+    code, _out, err = _run(capsys, *argv)
+    assert code == 2
+    assert err.startswith(said), err
+    assert len(err.strip().splitlines()) == 1

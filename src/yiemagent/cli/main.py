@@ -456,6 +456,24 @@ def _escape_what_the_locale_cannot_encode() -> None:
         sys.stdout.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
 
 
+def _commands_of(ctx: Any) -> str:
+    """' (the commands of yiem models: install; yiem models alone lists the models)' for
+    the click context of a "No such command" error (`yiem models list` said only that);
+    "" when the context is no group's. Typer's click is its own (`typer._click`), so the
+    context is read by its attributes."""
+    group: Any = getattr(ctx, "command", None)
+    if not callable(getattr(group, "list_commands", None)):
+        return ""
+    names = [
+        name
+        for name in group.list_commands(ctx)
+        if (found := group.get_command(ctx, name)) is not None and not found.hidden
+    ]
+    path = ctx.command_path
+    alone = f"; {path} alone lists the models" if group.name == "models" else ""
+    return f" (the commands of {path}: {', '.join(names)}{alone})"
+
+
 def main(argv: list[str] | None = None) -> int:
     """The `yiem` console script; returns (and exits with) the exit status."""
     err = Console(stderr=True, highlight=False, emoji=False)
@@ -494,6 +512,8 @@ def main(argv: list[str] | None = None) -> int:
         text = " ".join(str(show() if callable(show) else _one_line(exc)).split())
         if type(exc).__name__ == "NoSuchOption" and "run" in (argv or sys.argv[1:]):
             text += ' (a prompt that starts with "-" goes after --: yiem run -- "-5 + 3?")'
+        if text.startswith("No such command") and "Did you mean" not in text:
+            text += _commands_of(getattr(exc, "ctx", None))  # which there are
         if text:  # `yiem` alone has printed the help and raises with no message
             err.print(f"yiem: error: {escape(text)}", soft_wrap=True)
     try:  # what is still buffered: its reader may have gone after the last write
