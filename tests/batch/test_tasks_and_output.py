@@ -126,8 +126,14 @@ def test_output_schema_gives_the_validated_output_or_an_output_invalid_error(
 
 def test_bad_options_are_one_clear_error(tmp_path: Path) -> None:
     for kwargs, message in [
-        ({"concurrency": 0}, "concurrency must be at least 1"),
-        ({"retries": -1}, "retries must be 0 or more"),
+        ({"concurrency": 0}, "concurrency must be a whole number >= 1, not 0"),
+        ({"retries": -1}, "retries must be a whole number >= 0, not -1"),
+        # not whole numbers: a bare TypeError, or a count of 1.5 or True, before
+        ({"concurrency": 1.5}, "concurrency must be a whole number >= 1, not 1.5"),
+        ({"concurrency": True}, "concurrency must be a whole number >= 1, not True"),
+        ({"concurrency": "2"}, "concurrency must be a whole number >= 1, not '2'"),
+        ({"retries": 0.5}, "retries must be a whole number >= 0, not 0.5"),
+        ({"processes": 0}, "processes must be a whole number >= 1, not 0"),
         ({"timeout_s": 0}, "timeout_s must be positive"),
         ({"backend": "spark"}, "backend must be 'local' or 'ray'"),
     ]:

@@ -192,10 +192,13 @@ async def run_batch_async(
         BatchError: a malformed task or option, a results file in use or not a results
             file, a missing backend, or a failed write (lines written stay whole).
     """
-    if concurrency < 1:
-        raise BatchError(f"concurrency must be at least 1, not {concurrency}")
-    if retries < 0:
-        raise BatchError(f"retries must be 0 or more, not {retries}")
+    for option, value, least in (("concurrency", concurrency, 1), ("retries", retries, 0)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < least:
+            raise BatchError(f"{option} must be a whole number >= {least}, not {value!r}")
+    if processes is not None and (
+        isinstance(processes, bool) or not isinstance(processes, int) or processes < 1
+    ):
+        raise BatchError(f"processes must be a whole number >= 1, not {processes!r}")
     if timeout_s is not None and timeout_s <= 0:
         raise BatchError(f"timeout_s must be positive seconds, not {timeout_s}")
     if backend not in ("local", "ray"):
