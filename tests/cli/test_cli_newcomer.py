@@ -334,3 +334,16 @@ def test_an_unknown_command_names_the_ones_there_are(
     assert code == 2
     assert err.startswith(said), err
     assert len(err.strip().splitlines()) == 1
+
+
+def test_run_says_an_answer_was_cut_off_at_the_output_limit(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The embedded model's answer ended "... which is connected to a crank" (stop reason
+    # "length") and yiem run printed it as a whole answer.
+    fm = FauxModel([faux_message("The piston is connected to a crank", stop_reason="length")])
+    monkeypatch.setattr(cli_main_module, "resolve_model", lambda spec, base_url, calls: fm.model)
+    code, out, err = _run(capsys, "run", "Explain engines")
+    assert code == 0, err
+    assert out == "The piston is connected to a crank\n"
+    assert "⋯ cut off: the answer reached the model's output limit" in err

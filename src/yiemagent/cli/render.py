@@ -33,6 +33,7 @@ from yiemagent.types import (
 )
 
 __all__ = [
+    "CUT_OFF",
     "GUARDRAIL_TEXTS",
     "EventPrinter",
     "JsonPrinter",
@@ -47,6 +48,9 @@ __all__ = [
 _RESULT_CHARS = 200
 GUARDRAIL_TEXTS = ("input guardrail ", "output guardrail ")
 """How the error text of a run a guardrail stopped begins."""
+CUT_OFF = "⋯ cut off: the answer reached the model's output limit"
+"""Said after an answer whose stop reason is "length": it ended mid-sentence ("...which is
+connected to a crank") as if it were whole."""
 
 
 def counted(number: int, noun: str, plural: str | None = None) -> str:
@@ -251,6 +255,8 @@ class EventPrinter(_Printer):
         elif isinstance(event, AgentEndEvent):
             self.end = event
             self._break_line()
+            if self.final is not None and self.final.stop_reason == "length":
+                self._err.print(f"[yellow]{CUT_OFF}[/]")
             usage = transcript_usage(event.messages)
             if event.reason == "awaiting_approval":  # the command goes on once decided
                 self._held_spent.add(usage)

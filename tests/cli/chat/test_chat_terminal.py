@@ -190,6 +190,19 @@ def test_a_model_error_is_one_line_and_the_chat_goes_on(chat: Pane) -> None:
     chat.wait("You said: still here?")
 
 
+def test_an_answer_cut_off_at_the_output_limit_says_so(chat: Pane) -> None:
+    # It ended mid-sentence, then the usage line, as if it were whole.
+    chat.type("cut")
+    chat.wait(
+        lambda s: after(
+            s,
+            "The piston is connected to a crank",
+            "⋯ cut off: the answer reached the model's output limit",
+            "tokens:",
+        )
+    )
+
+
 def test_session_resumes_in_a_second_chat_with_its_last_exchange(data_dir: Path) -> None:
     first = Pane(data_dir, ["--session", "demo"])
     try:

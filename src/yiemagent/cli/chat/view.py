@@ -24,6 +24,7 @@ from typing import Any, Literal
 from rich.text import Text
 
 from yiemagent.cli.render import (
+    CUT_OFF,
     GUARDRAIL_TEXTS,
     nested_line,
     one_line,
@@ -287,6 +288,8 @@ class LiveView:
             self._commit(Text(f"✗ model error: {detail}", style="red"))
         elif message.stop_reason == "aborted":
             self._commit(Text("⏹ aborted", style="yellow"))
+        elif message.stop_reason == "length":
+            self._commit(Text(CUT_OFF, style="yellow"))
 
     def _ended(self, event: AgentEndEvent) -> None:
         self._end_line()
