@@ -26,6 +26,8 @@ MARKUP = "Use `x**2`, <b>not html</b> & **bold** 🍎 — доброе утро"
 def reply(context: Context) -> object:
     last = context.messages[-1]
     prompt = last.content if isinstance(last.content, str) else last.content[0].text  # type: ignore[union-attr]
+    if prompt == "cut":
+        return faux_message(faux_text("The piston is connected to a crank"), stop_reason="length")
     return faux_message(faux_text(LONG if prompt == "long" else MARKUP))
 
 
@@ -65,3 +67,32 @@ async def test_a_very_long_answer_is_shown_whole_and_followed(tmp_path: Path) ->
     # what the agent streamed in a fraction of a second. Now a few seconds; the bound is
     # wide for a loaded machine and still far below the old time.
     assert took < 60, f"the page took {took:.0f} s to show a 300k-character answer"
+
+
+CUT_OFF = "⋯ Cut off: the answer reached the model's output limit."
+
+
+def read_cut(url: str, tmp_path: Path) -> None:
+    with browser_page(tmp_path / "profile") as page:
+        page.goto(url)
+        ask(page, "cut")
+        page.wait_for_selector(".assistant:has-text('connected to a crank')")
+        page.wait_for_selector("#state:text('idle')")
+        # It ended mid-sentence with nothing to say so.
+        assert page.locator("#msgs .note").all_inner_texts() == [CUT_OFF]
+        page.reload()
+        page.wait_for_selector(".assistant:has-text('connected to a crank')")
+        assert page.locator("#msgs .note").all_inner_texts() == [CUT_OFF]
+
+
+async def test_an_answer_cut_off_at_the_output_limit_says_so(tmp_path: Path) -> None:
+    fm = FauxModel([reply] * 10)
+    store = InMemorySessionStore()
+
+    def make_agent(session_id: str) -> Agent:
+        return Agent(
+            model=fm.model, stream_fn=fm.stream_fn, session_store=store, session_id=session_id
+        )
+
+    with serving(create_app(make_agent, session_store=store)) as url:
+        await asyncio.to_thread(read_cut, url, tmp_path)
