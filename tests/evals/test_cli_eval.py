@@ -325,6 +325,24 @@ def test_json_and_html_on_one_file_is_refused_before_any_case_runs(
     assert not out.exists()
 
 
+def test_a_judge_whose_model_has_no_key_is_refused_before_any_case_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Every case ran, then each verdict was "the judge failed: no API key".
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    judged = DATASET + "      - judge: {rubric: Names Paris., model: openai/gpt-4o-mini}\n"
+    judged = judged.replace("checks: [{contains: paris}, no_tool_called]", "checks:")
+    runs = tmp_path / "runs.jsonl"
+    code = main(["eval", str(dataset(tmp_path, judged)), "--agent", AGENT, "--results", str(runs)])
+    shown = capsys.readouterr()
+    assert code == 1 and shown.out == ""
+    assert shown.err.strip() == (
+        "yiem: error: case 'capital': the judge's model openai/gpt-4o-mini needs an API key:"
+        " set OPENAI_API_KEY in the environment (nothing was run)"
+    )
+    assert not runs.exists()
+
+
 def test_a_results_file_that_is_not_one_names_results(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -44,6 +44,7 @@ from yiemagent.cli.options import (
     MaxTurnsOption,
     ToolsOption,
     check_output_path,
+    missing_api_key,
     resolve_model,
     results_file_option,
 )
@@ -211,6 +212,29 @@ def _write(path: Path, write: Callable[[], object]) -> None:
         raise CliError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
+def _check_judges_keys(data: Any) -> None:
+    """Refuse a dataset whose judge names a model (`judge: {rubric, model:
+    openai/gpt-4o-mini}`) whose API needs a key the environment lacks: every case ran, its
+    agent's tokens spent, and each verdict was "the judge failed: no API key".
+
+    Raises:
+        CliError: the first such judge, naming its case and the variable to set.
+    """
+    from yiemagent.ai import get_model
+
+    for case in data.cases:
+        for check in case.checks:
+            named = getattr(check, "model", None)
+            if not (hasattr(check, "rubric") and isinstance(named, str)):
+                continue  # not a judge, or one given a Model (which may carry its own key)
+            variable = missing_api_key(get_model(named))
+            if variable is not None:
+                raise CliError(
+                    f"case {case.name!r}: the judge's model {named} needs an API key: set "
+                    f"{variable} in the environment (nothing was run)"
+                )
+
+
 def eval_command(
     dataset: Annotated[Path, typer.Argument(help="The dataset: YAML or JSONL cases.")],
     agent: Annotated[
@@ -253,6 +277,7 @@ def eval_command(
     from yiemagent.evals import Dataset, EvalReport, run_eval
 
     data = Dataset.load(dataset)  # a bad dataset: one DatasetError line, nothing run
+    _check_judges_keys(data)
     old = EvalReport.load(baseline) if baseline is not None else None
     if address is not None and not ray:
         raise CliError("--address names a Ray cluster; give it with --ray", 2)
