@@ -136,6 +136,9 @@ class FakeRuntime:
         if reply.startswith("ERROR:"):
             on_chunk({"error": {"code": 500, "message": reply[6:]}})
             return
+        if request.get("return_progress"):  # as llama.cpp reports the prompt read
+            progress = {"total": 100, "cache": 40, "processed": 60, "time_ms": 5}
+            on_chunk({"choices": [], "prompt_progress": progress})
         if _replay(reply, on_chunk, finish=finish, size=self.size, delay_s=self.delay_s):
             self.stopped_early.set()
             return

@@ -322,7 +322,9 @@ async def test_a_runtime_silent_past_the_deadline_ends_with_an_error(
 async def test_a_reply_repeating_itself_is_stopped_with_length(
     fake: Callable[..., FakeRuntime],
 ) -> None:
-    """A small model looping on one phrase is cut off, not run to the token cap."""
+    """A small model looping on one phrase is cut off, not run to the token cap; what it
+    spent is in the usage although llama.cpp never sent its closing usage chunk (it was
+    0 in, 0 out: the prompt as the runtime reported reading it, a token a chunk)."""
     # A small delay per chunk: the fake must still be streaming when the provider stops it.
     runtime = fake([_answer("It is 9720" + ".0" * 3000)], delay_s=0.002)
     events = await _events(Context("", [UserMessage("365*24?")], [CALC]))
@@ -330,6 +332,8 @@ async def test_a_reply_repeating_itself_is_stopped_with_length(
     assert final.stop_reason == "length"
     assert len(final.text) < 1000
     assert runtime.stopped_early.wait(2)
+    assert (final.usage.input, final.usage.cache_read) == (60, 40)
+    assert final.usage.output > 10 and final.usage.total_tokens == 100 + final.usage.output
 
 
 async def test_a_reply_going_round_in_near_repeats_is_stopped_with_length(

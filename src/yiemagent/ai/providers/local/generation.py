@@ -144,6 +144,8 @@ async def stream_chunks(
     text = ""
     checked = 0  # how much of `text` `rambling` has seen
     ended = False
+    read: dict[str, Any] = {}  # the prompt as llama.cpp last reported reading it
+    tokens = 0  # content chunks: one token each
     try:
         while True:
             remaining = deadline - time.monotonic()
@@ -167,9 +169,12 @@ async def stream_chunks(
                 break
             if usage := chunk.get("usage"):
                 outcome.usage = usage
+            if isinstance(progress := chunk.get("prompt_progress"), dict):
+                read = progress
             for choice in chunk.get("choices") or ():
                 delta = (choice.get("delta") or {}).get("content")
                 if delta:
+                    tokens += 1
                     outcome.received = True
                     text += delta
                     if decoder is None:
@@ -196,6 +201,10 @@ async def stream_chunks(
     finally:
         stop = True
         detach()
+    if not outcome.usage and (read or tokens):
+        # Stopped before llama.cpp's closing usage chunk (deadline, a loop, an abort): what
+        # was spent is what it reported reading and the tokens that came, not nothing.
+        outcome.usage = _spent(read, tokens)
     logger.debug("local reply (%s): %.500s", outcome.finish_reason, text)
     if ended:
         result = await future
@@ -206,6 +215,19 @@ async def stream_chunks(
     if decoder is not None and not outcome.aborted and outcome.error is None:
         outcome.kind, outcome.repeated = decoder.finish(outcome.finish_reason == "length")
     return outcome
+
+
+def _spent(progress: dict[str, Any], tokens: int) -> dict[str, Any]:
+    """A Chat Completions `usage` for a generation stopped before llama.cpp reported one:
+    the prompt's `total` and `cache` tokens from its last `prompt_progress` report (none:
+    0), and `tokens` generated (one a content chunk)."""
+    total = progress.get("total")
+    cache = progress.get("cache")
+    return {
+        "prompt_tokens": total if isinstance(total, int) else 0,
+        "completion_tokens": tokens,
+        "prompt_tokens_details": {"cached_tokens": cache if isinstance(cache, int) else 0},
+    }
 
 
 def _nothing() -> None:
