@@ -62,14 +62,16 @@ def test_off_a_terminal_the_progress_is_a_line_now_and_then(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """`yiem eval ... > out.txt` (or in CI) said nothing on stderr until every case had run,
-    minutes on the embedded model; `yiem batch` writes a line now and then."""
+    minutes on the embedded model; `yiem batch` writes a line now and then. The lines say
+    "eval:", the command the user ran, not "batch:"."""
     code = main(["eval", str(dataset(tmp_path)), "--agent", AGENT])
     shown = capsys.readouterr()
     assert code == 0, shown.err
     lines = shown.err.splitlines()
-    assert lines[0] == "batch: 2 to run (0 done before)"
-    assert lines[-1].startswith("batch: 2/2 done (2 ok, 0 failed)")
-    assert "batch:" not in shown.out  # the table's stdout stays the table
+    assert lines[0] == "eval: 2 to run (0 done before)"
+    assert lines[-1].startswith("eval: 2/2 done (2 ok, 0 failed)")
+    assert "eval:" not in shown.out  # the table's stdout stays the table
+    assert "batch:" not in shown.err
 
 
 def test_a_failed_case_exits_1_and_says_why(
@@ -238,7 +240,7 @@ def test_ctrl_c_says_how_to_go_on(tmp_path: Path, keep: bool) -> None:
         stdout=subprocess.PIPE, text=True,
     )  # fmt: skip
     assert process.stderr is not None
-    for line in process.stderr:  # "batch: 12 to run ...": the runs have started
+    for line in process.stderr:  # "eval: 12 to run ...": the runs have started
         if "to run" in line:
             break
     time.sleep(1.5)
@@ -413,14 +415,14 @@ def test_a_case_edited_since_its_run_was_kept_runs_again(
     assert len(runs.read_text().splitlines()) == 2 and set(after) == {"multiply", "capital"}
     assert after["multiply"] == before["multiply"]
     if rerun:
-        assert "batch: 1 to run (1 done before)" in shown.err
+        assert "eval: 1 to run (1 done before)" in shown.err
         assert after["capital"] != before["capital"]
         asked = json.loads(after["capital"])["messages"][0]["content"][0]["text"]
         assert asked == ("Capital of Italy?" if "Italy" in changed else "Capital of France?")
         if "Rome" in changed:  # the new answer is checked, not the kept one
             assert code == 1 and "answer lacks 'paris' ('Rome.')" in shown.out
     else:
-        assert "batch: 0 to run (2 done before)" in shown.err
+        assert "eval: 0 to run (2 done before)" in shown.err
         assert after == before
 
 

@@ -74,8 +74,12 @@ class BatchProgress:
     line on stderr each time another tenth of the batch ends (each task for a batch under
     ten), at least every 30 s while tasks end, and at the end."""
 
-    def __init__(self, total: int, skipped: int, *, show: ProgressMode) -> None:
+    def __init__(
+        self, total: int, skipped: int, *, show: ProgressMode, label: str = "batch"
+    ) -> None:
         self.counts = BatchCounts(total=total, skipped=skipped)
+        self._label = label
+        """What the bar and each line start with: the command that runs the batch."""
         self._progress: Progress | None = None
         self._task: TaskID | None = None
         self._show = show
@@ -90,10 +94,11 @@ class BatchProgress:
             self._line(f"{pending} to run ({self.counts.skipped} done before)")
         elif self._show:
             from rich.console import Console
+            from rich.markup import escape
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
             self._progress = Progress(
-                TextColumn("[bold]batch"),
+                TextColumn(f"[bold]{escape(self._label)}"),
                 BarColumn(),
                 MofNCompleteColumn(),
                 TextColumn("{task.fields[line]}"),
@@ -103,7 +108,7 @@ class BatchProgress:
             )
             self._progress.start()
             self._task = self._progress.add_task(
-                "batch", total=self.counts.total, completed=self.counts.skipped, line=""
+                self._label, total=self.counts.total, completed=self.counts.skipped, line=""
             )
             self._draw()
         return self
@@ -142,7 +147,7 @@ class BatchProgress:
     def _line(self, text: str) -> None:
         import sys
 
-        print(f"batch: {text}", file=sys.stderr, flush=True)
+        print(f"{self._label}: {text}", file=sys.stderr, flush=True)
         self._last_line = time.monotonic()
         self._said = self._counted()
 

@@ -134,6 +134,7 @@ async def run_batch_async(
     address: str | None = None,
     num_cpus: float = 1.0,
     progress: ProgressMode | None = None,
+    progress_label: str = "batch",
     fsync: bool = True,
     rerun_failed: bool = False,
     rerun: Callable[[TaskResult], bool] | None = None,
@@ -172,6 +173,8 @@ async def run_batch_async(
         progress: True: a live bar on stderr; "lines": a plain line on stderr now and
             then (each tenth of the batch, at least every 30 s); False: nothing (default:
             the bar when stderr is a terminal, else nothing).
+        progress_label: what the bar and each progress line start with ("batch:
+            2/2 done"); `run_eval` says "eval", so a user sees the command they ran.
         fsync: flush lines to disk from a background thread as they are written (group
             commit; off: a crash of the machine, not of the process, may lose the lines
             the OS had not written yet).
@@ -239,7 +242,9 @@ async def run_batch_async(
                 from yiemagent.batch.ray_backend import ray_session
 
                 connected.enter_context(ray_session(address, num_cpus))
-            bar = connected.enter_context(BatchProgress(len(task_list), skipped, show=show))
+            bar = connected.enter_context(
+                BatchProgress(len(task_list), skipped, show=show, label=progress_label)
+            )
             driver = _Driver(file, bar)
             if pending:
                 await _dispatch(

@@ -104,6 +104,7 @@ async def run_eval(
             workers=workers,
             num_cpus=num_cpus,
             progress=progress,
+            progress_label="eval",
             keep_messages=True,
         )
         found = {r.id: r for r in read_results(path) if r.id in runs}
