@@ -155,8 +155,15 @@ def test_bad_sources_are_one_line_errors(
     out = tmp_path / "x.html"
     assert main(["trace", str(junk), "--html", str(out)]) == 1
     err = capsys.readouterr().err
-    assert "line 2 is not JSON" in err and len(err.strip().splitlines()) == 1
+    # the line is named in its file: `yiem trace a.jsonl b.jsonl` in a script, or a log
+    # passed down from a wrapper, said "line 2 is not JSON" and left the file to guess
+    assert f"{junk}: line 2 is not JSON" in err and len(err.strip().splitlines()) == 1
     assert not out.exists()
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text('{"type": "agent_start"}\n')
+    assert main(["trace", str(empty), "--html", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert f"{empty}: not a yiem run --json event log" in err
     db = tmp_path / "empty.db"
     SqliteSessionStore(db).close()
     assert main(["trace", "nope", "--db", str(db), "--html", str(out)]) == 1

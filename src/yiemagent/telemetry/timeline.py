@@ -394,7 +394,8 @@ def load_timeline(path: str) -> Timeline:
     """The timeline of the `yiem run --json` log in file `path`.
 
     Raises:
-        ConfigError: the file cannot be read or is not such a log.
+        ConfigError: the file cannot be read or is not such a log (the message starts with
+            `path`: "line 2 is not JSON" alone leaves a script running many to guess which).
     """
     try:
         with open(path, "rb") as handle:
@@ -405,6 +406,8 @@ def load_timeline(path: str) -> Timeline:
         if cut:
             lines.append(cut.decode("utf-8", errors="replace"))
         return timeline_from_event_lines(lines, title=os.path.basename(path))
+    except ConfigError as exc:
+        raise ConfigError(f"{path}: {exc}") from exc
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path} is not a text file of JSON lines ({exc.reason})") from exc
     except OSError as exc:
