@@ -200,16 +200,45 @@ async def test_a_failing_tool(exporter: tuple[TracerProvider, InMemorySpanExport
     tool = AgentTool("explode", "explode", "fails", SCHEMA, explode)
     calls = [faux_tool_call("explode", {}), faux_tool_call("missing", {})]
     fm = FauxModel([faux_message(*calls), "sorry"])
-    await run(fm, [tool], tracer_provider=provider)
+    await run(fm, [tool], tracer_provider=provider, trace_content=True)
     spans = {s.name: s for s in by_name(memory.get_finished_spans(), "execute_tool")}
     failed = spans["execute_tool explode"]
     assert failed.status.status_code is StatusCode.ERROR
-    assert "disk on fire" in (failed.status.description or "")
+    assert "disk on fire" in (failed.status.description or "")  # content was asked for
     assert dict(failed.attributes or {})["error.type"] == "tool_error"
     unknown = spans["execute_tool missing"]
     assert dict(unknown.attributes or {})["error.type"] == "tool_not_found"
     (agent,) = by_name(memory.get_finished_spans(), "invoke_agent")
     assert agent.status.status_code is StatusCode.UNSET  # the run itself answered
+
+
+async def test_a_failed_calls_text_is_content_recorded_only_when_asked(
+    exporter: tuple[TracerProvider, InMemorySpanExporter],
+) -> None:
+    """As openai-agents#3110 (tool errors ignored trace_include_sensitive_data=False): an
+    error result is the call's result, so its text (a tool's exception, arguments echoed by
+    a validation failure) is no status message unless content is recorded; the error class
+    always is."""
+    provider, memory = exporter
+
+    def leak(call_id: str, args: Any, signal: AbortSignal, on_update: Any) -> str:
+        raise ValueError("token sk-LEAKED-1 refused")
+
+    tool = AgentTool("leak", "leak", "fails", SCHEMA, leak)
+    calls = [faux_tool_call("leak", {"n": 1}), faux_tool_call("leak", {"n": "IBAN-SECRET"})]
+    fm = FauxModel([faux_message(*calls), "sorry"])
+    await run(fm, [tool], tracer_provider=provider)
+    spans = memory.get_finished_spans()
+    recorded = repr([(s.attributes, s.status.description, s.events) for s in spans])
+    assert "LEAKED" not in recorded and "IBAN-SECRET" not in recorded
+    failed = sorted(by_name(spans, "execute_tool"), key=lambda s: s.start_time or 0)
+    assert [s.status.status_code for s in failed] == [StatusCode.ERROR, StatusCode.ERROR]
+    types = [dict(s.attributes or {})["error.type"] for s in failed]
+    assert types == ["tool_error", "invalid_arguments"]
+    assert [s.status.description for s in failed] == [
+        "tool call failed: tool_error",
+        "tool call failed: invalid_arguments",
+    ]
 
 
 @pytest.mark.parametrize("plain", [False, True], ids=["async", "worker-thread"])

@@ -22,7 +22,8 @@ Failures: a failed or aborted model call, tool call or run ends its span with st
 and `error.type`: the provider's failure class (`"500"`, `"connection"`, …) or "error" /
 "aborted" for a model call; "tool_not_found", "invalid_arguments", "timeout", "aborted",
 "blocked" or "tool_error" for a tool call; the end reason ("error", "aborted",
-"usage_limit", "max_turns") for a run.
+"usage_limit", "max_turns") for a run. A failed tool call's status message is its error text
+only with `capture_content=True` (that text is the call's result), else the error class.
 
 Content — `gen_ai.system_instructions`, `gen_ai.input.messages`, `gen_ai.output.messages`,
 `gen_ai.tool.call.arguments`, `gen_ai.tool.call.result` — is recorded only with
@@ -263,8 +264,12 @@ class _ToolSpan(_OpenSpan):
         if self._content:
             span.set_attribute("gen_ai.tool.call.result", text)
         if is_error:
-            span.set_attribute("error.type", tool_error_type(text))
-            span.set_status(Status(StatusCode.ERROR, text[:500]))
+            error_type = tool_error_type(text)
+            span.set_attribute("error.type", error_type)
+            # the error text is the call's result: a tool's exception, or the arguments a
+            # validation failure echoes back to the model, so content only when asked
+            description = text[:500] if self._content else f"tool call failed: {error_type}"
+            span.set_status(Status(StatusCode.ERROR, description))
         span.end()
 
 
@@ -279,7 +284,7 @@ def tool_error_type(text: str) -> str:
         return "aborted"
     if text.startswith("Tool execution was blocked"):
         return "blocked"
-    if "arguments" in text and ("invalid" in text or "not valid JSON" in text):
+    if text.startswith("Invalid arguments for tool "):
         return "invalid_arguments"
     return "tool_error"
 
