@@ -165,6 +165,14 @@ def test_a_jsonl_dataset_saved_with_a_byte_order_mark(tmp_path: Path) -> None:
             "cases: [{name: a, input: hi, expected: {a: 1}, checks: [contains]}]\n",
             "d.yaml: case 'a': checks[0]: contains takes a text or a list of texts, not {'a': 1}",
         ),
+        *(  # nan passed no run (every comparison with it is false), inf every run
+            (
+                f"cases: [{{name: a, input: hi, checks: [max_cost: {usd}]}}]\n",
+                f"d.yaml: case 'a': checks[0]: max_cost: needs US dollars, a finite number 0 "
+                f"or more, not {shown}",
+            )
+            for usd, shown in ((".nan", "nan"), (".inf", "inf"), ("-.inf", "-inf"), ("-1", "-1"))
+        ),
         ("tests: []\n", "d.yaml: cases: missing"),
         ("cases: []\n", "d.yaml: cases: the dataset has no cases"),
     ],

@@ -6,6 +6,7 @@ final answer; tool checks read the run's tool calls; `max_turns` and `max_cost` 
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -378,9 +379,11 @@ class _MaxCost:
     usd: float
 
     def __post_init__(self) -> None:
+        # nan failed every run (no comparison with it is true) and inf passed every run:
+        # neither is a limit, and a dataset holding one is refused before any run
         bad = isinstance(self.usd, bool) or not isinstance(self.usd, int | float)
-        if bad or self.usd < 0:
-            raise ConfigError(f"needs US dollars, 0 or more, not {self.usd!r}")
+        if bad or not math.isfinite(self.usd) or self.usd < 0:
+            raise ConfigError(f"needs US dollars, a finite number 0 or more, not {self.usd!r}")
 
     @property
     def name(self) -> str:
@@ -489,5 +492,9 @@ def max_turns(n: int) -> _MaxTurns:
 
 
 def max_cost(usd: float) -> _MaxCost:
-    """The run cost at most `usd` US dollars (every model call, at the model's prices)."""
+    """The run cost at most `usd` US dollars (every model call, at the model's prices).
+
+    Raises:
+        ConfigError: `usd` is not a finite number >= 0 (nan, inf, negative, not a number).
+    """
     return _MaxCost(usd)
