@@ -77,10 +77,30 @@ def test_contains_any_of_and_expected() -> None:
         ("36", "36.5", False),
         ("1048576", "1,048,576", True),
         ("14.14", "about 14.1421", True),
+        ("5", "15", False),
+        # a minus sign makes another number: "5" is not the answer "-5" (nor "−5", the
+        # typographic minus); a hyphen after a word or a digit is no sign
+        ("5", "It is -5 degrees.", False),
+        ("5", "-5", False),
+        ("5", "x = \u22125", False),
+        ("5", "(-5)", False),
+        ("5", "pages 3-5", True),
+        ("5", "GPT-5", True),
+        ("5", "$5", True),
+        ("-5", "It is -5 degrees.", True),
+        ("-5", "It is \u22125 degrees.", True),
+        ("-5", "-50", False),
+        ("-5", "-5.5", False),
+        ("-5", "5", False),
+        ("-5", "pages 3-5", False),
+        ("\u22125", "x = -5", True),
     ],
 )
 def test_contains_reads_a_number_as_a_whole_number(needle: str, text: str, found: bool) -> None:
+    """pydantic-evals' `Contains` and promptfoo's `contains` match any substring; here a
+    number is a number: "5" is not in "15" nor in "-5", and "-5" is not in "-50"."""
     assert verdict(contains(needle), run_of(text)).passed is found
+    assert verdict(not_contains(needle), run_of(text)).passed is not found
 
 
 def test_not_contains() -> None:

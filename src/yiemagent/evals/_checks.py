@@ -28,20 +28,26 @@ __all__ = [
     "tool_called",
 ]
 
-_NUMBER = re.compile(r"\d+(\.\d+)?")
+_NUMBER = re.compile(r"-?\d+(\.\d+)?")
 
 
 def _found(text: str, needle: str, case_sensitive: bool) -> bool:
     """Whether `needle` is in `text`; a needle that is a number only as a whole number: "36"
-    is not in "360", "136" or "36.5" but is in "= 36" and "36.0"; "1048576" is in
-    "1,048,576"; "14.14" is in "14.1421" (decimals may go on)."""
+    is not in "360", "136", "36.5" or "-36" but is in "= 36", "36.0" and "pages 30-36" (a
+    hyphen after a word or a digit is no sign); "1048576" is in "1,048,576"; "14.14" is in
+    "14.1421" (decimals may go on); "-5" is in "-5" and "−5" (U+2212) but not in "-50"."""
     if not case_sensitive:
         text, needle = text.lower(), needle.lower()
+    needle = needle.replace("\u2212", "-")
     if not _NUMBER.fullmatch(needle):
         return needle in text
-    text = re.sub(r"(?<=\d),(?=\d{3})", "", text)
+    text = re.sub(r"(?<=\d),(?=\d{3})", "", text.replace("\u2212", "-"))
+    # a signed needle: no word or digit before its minus; else no digit before, nor a minus
+    # that is a sign (at the start, or after no word)
+    signed = needle.startswith("-")
+    before = r"(?<![\w.])" if signed else r"(?<![\d.])(?<!^-)(?<![^\w)]-)"
     after = "" if "." in needle else r"(?!\d|\.\d*[1-9])"
-    return re.search(rf"(?<![\d.]){re.escape(needle)}{after}", text) is not None
+    return re.search(f"{before}{re.escape(needle)}{after}", text) is not None
 
 
 def _texts(value: Any, what: str) -> list[str]:
@@ -412,7 +418,8 @@ def contains(
 ) -> _Contains:
     """The answer contains `text` (a list: every text; `any_of`: at least one), ignoring
     case unless `case_sensitive`. A text that is a number matches only a whole number ("36"
-    is not in "360"; "1048576" is in "1,048,576"). No `text`: the case's `expected`.
+    is not in "360" nor in "-36"; "1048576" is in "1,048,576"). No `text`: the case's
+    `expected`.
 
     Raises:
         ConfigError: `text` is not a text or a list of texts.
