@@ -71,6 +71,12 @@ class Pane:
         if enter:
             self.keys("Enter")
 
+    def paste(self, text: str) -> None:
+        """Paste `text` as a terminal does: bracketed (ESC [200~ … ESC [201~) when the
+        program asked for it, so its line breaks are text, not Enter presses."""
+        self._tmux("set-buffer", "-b", "paste", text)
+        self._tmux("paste-buffer", "-p", "-d", "-b", "paste", "-t", "chat")
+
     def screen(self) -> str:
         """The pane's scrollback and screen, wrapped lines joined, trailing blanks cut."""
         text = self._tmux("capture-pane", "-p", "-J", "-t", "chat", "-S", "-5000")
