@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+import json
 from typing import Any
 
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from yiemagent import Agent, InMemorySessionStore, tool
+from yiemagent import Agent, AgentTool, InMemorySessionStore, tool
 from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
 from yiemagent.compaction import CompactionInfo, Compactor, estimate_tokens
 from yiemagent.compaction.compactor import SUMMARY_SYSTEM_PROMPT
@@ -368,3 +369,53 @@ async def test_every_request_leaves_room_for_the_longest_answer() -> None:
     answered = [c for c in fm.contexts if c.system_prompt != SUMMARY_SYSTEM_PROMPT]
     biggest = max(estimate_tokens(list(c.messages)) for c in answered)
     assert biggest + model.max_tokens <= WINDOW, biggest
+
+
+def _tool_tokens(context: Context) -> int:
+    """Estimated tokens of what a request sends beside its messages: the system prompt and
+    each tool's name, description and schema (4 characters a token)."""
+    chars = len(context.system_prompt) + sum(
+        len(t.name) + len(t.description) + len(json.dumps(t.input_schema)) for t in context.tools
+    )
+    return chars // 4
+
+
+async def test_the_system_prompt_and_tool_schemas_count_against_the_window() -> None:
+    """HKUDS/nanobot#4039 and vybestack/llxprt-code#310: the history kept was sized without
+    the system prompt and the tools' schemas, so with many tools (an MCP server's) the
+    request still passed the window after compaction. Here a long system prompt and twelve
+    tools with wordy schemas take about half the window; every request, those included,
+    still leaves room for the answer."""
+    script = Scripted()
+    fm = FauxModel([script] * 400, model_id="compaction-faux")
+    window = 2000
+    model = dataclasses.replace(fm.model, context_window=window, max_tokens=200)
+    wordy = {
+        "type": "object",
+        "properties": {
+            f"field_{i}": {"type": "string", "description": "a value this tool reads " * 2}
+            for i in range(4)
+        },
+    }
+    tools = [
+        AgentTool(f"tool_{n}", f"tool {n}", "Looks things up. " * 3, wordy, lambda *_: "ok")
+        for n in range(12)
+    ]
+    compactor = Compactor(model, stream_fn=fm.stream_fn)
+    agent = Agent(
+        model=model,
+        stream_fn=fm.stream_fn,
+        system_prompt="You answer questions about the weather. " * 12,
+        tools=[lookup, *tools],
+        transform_context=compactor,
+    )
+    for n in range(30):
+        reply = await agent.prompt(f"question {n}: " + "words " * 10)
+        assert reply.stop_reason == "stop", reply.error_message
+    answered = [c for c in fm.contexts if c.system_prompt != SUMMARY_SYSTEM_PROMPT]
+    assert _tool_tokens(answered[-1]) > window // 3  # the tools are a large part
+    for context in answered:
+        sent = estimate_tokens(list(context.messages)) + _tool_tokens(context)
+        assert sent + model.max_tokens <= window, sent
+        _pairs_ok(list(context.messages))
+    assert compactor.compactions >= 2

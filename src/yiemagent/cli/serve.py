@@ -219,7 +219,7 @@ def serve(
             return await asyncio.to_thread(load_entry, session_id)
         compactor = compactors.get(session_id)
         if compactor is None:
-            compactor = compactors[session_id] = compactor_for(resolved, agent_tools, system)
+            compactor = compactors[session_id] = compactor_for(resolved)
         return Agent(
             system_prompt=system,
             model=resolved,

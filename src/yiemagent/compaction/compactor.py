@@ -21,7 +21,9 @@ message of the model call it was written for (`AssistantMessage.compaction_usage
 
 Sizes are estimates in tokens: 4 characters a token, a CJK character (Chinese, Japanese,
 Korean, full-width forms) a token of its own as tokenizers spend on it, plus a few tokens per
-message.
+message. What the call sends beside the messages, its system prompt and the tools' schemas
+(`yiemagent.loop.preparing_prompt`), counts against the threshold too, so many tools leave
+less room for the transcript instead of pushing the request past the window.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from yiemagent.loop import count_spending
+from yiemagent.loop import count_spending, preparing_prompt
 from yiemagent.types import (
     AbortSignal,
     AgentMessage,
@@ -135,6 +137,21 @@ def _message_tokens(message: AgentMessage) -> int:
     )
 
 
+def _beside_tokens() -> int:
+    """Estimated tokens of what the model call being prepared sends beside its messages:
+    the system prompt, and each tool's name, description and schema (0 outside a loop's
+    `transform_context`)."""
+    prompt = preparing_prompt()
+    if prompt is None:
+        return 0
+    system, tools = prompt
+    chars = _chars(system)
+    for tool in tools:
+        schema = json.dumps(tool.input_schema, default=str, ensure_ascii=False)
+        chars += len(tool.name) + _chars(tool.description) + _chars(schema)
+    return math.ceil(chars / _CHARS_PER_TOKEN) + _MESSAGE_TOKENS * len(tools)
+
+
 def _blocks(message: AgentMessage) -> list[Any]:
     content = getattr(message, "content", None)
     if isinstance(content, str):
@@ -174,11 +191,12 @@ class Compactor:
             given.
         stream_fn: how to call `model` (default `yiemagent.ai.stream`).
         context_window: the window in tokens (e.g. the embedded runtime's 8,192).
-        reserve_tokens: tokens kept free for the system prompt, the tool schemas and the
-            answer (default a quarter of the window, or, when more, room for the longest
-            answer a call may ask for (`Model.max_tokens`, at most half the window) and a
-            sixteenth of the window beside it: the APIs refuse a request whose prompt and
-            `max_tokens` together pass the window).
+        reserve_tokens: tokens kept free for the answer (default a quarter of the window,
+            or, when more, room for the longest answer a call may ask for
+            (`Model.max_tokens`, at most half the window) and a sixteenth of the window
+            beside it: the APIs refuse a request whose prompt and `max_tokens` together
+            pass the window). The call's system prompt and tool schemas are counted as
+            well, as the messages are, when the loop runs the compactor.
         keep_recent_tokens: about how much of the latest transcript stays verbatim (default
             a quarter of the window); at least the last turn stays.
         summary_max_tokens: output cap of a summary (default min(1024, window / 8)).
@@ -247,14 +265,18 @@ class Compactor:
     async def __call__(
         self, messages: list[AgentMessage], signal: AbortSignal | None = None
     ) -> list[AgentMessage]:
-        """The model's view of `messages`: unchanged under the threshold, else a summary of
-        the older turns followed by the recent ones (a new list; `messages` is untouched)."""
+        """The model's view of `messages`: unchanged while it and what the call sends beside
+        it (the system prompt and the tools' schemas, `preparing_prompt`, when the loop
+        runs the compactor) stay under the threshold, else a summary of the older turns
+        followed by the recent ones (a new list; `messages` is untouched)."""
         start, summary = self._view_start(messages)
         view = ([summary] if summary is not None else []) + messages[start:]
         before = estimate_tokens(view)
-        if before <= self.threshold:
+        budget = self.threshold - _beside_tokens()
+        if before <= budget:
             return view
-        cut = self._cut(messages, start)
+        keep = min(self.keep_recent_tokens, budget - self.summary_max_tokens)
+        cut = self._cut(messages, start, keep)
         if cut is None or (signal is not None and signal.aborted):
             return view
         folded = messages[start:cut]
@@ -299,11 +321,10 @@ class Compactor:
             self._covered.pop(next(iter(self._covered)))
         self._covered[id(messages[0])] = _Covered(cut, messages[cut - 1], summary)
 
-    def _cut(self, messages: list[AgentMessage], start: int) -> int | None:
+    def _cut(self, messages: list[AgentMessage], start: int, keep: int) -> int | None:
         """The first kept message: the earliest place after `start` where the rest fits in
-        `keep_recent_tokens`, never a tool result (its call stays with it); else the last
-        such place. None when there is nothing older than the last turn to fold."""
-        keep = self.keep_recent_tokens
+        `keep` tokens, never a tool result (its call stays with it); else the last such
+        place. None when there is nothing older than the last turn to fold."""
         suffix = 0
         best: int | None = None
         last_allowed: int | None = None

@@ -10,7 +10,8 @@ result helpers `create_tool_result_message`, `create_error_tool_result`, `should
 `held_tool_calls`; `default_convert_to_llm` and `IncrementalConverter` (the `converter` a
 caller running the loop again and again on one transcript passes to `run_agent_loop`);
 `transcript_problems`; `count_spending` (what a `transform_context` spends on a model
-call of its own, counted against the run's `UsageLimits`); `ABORT_GRACE_S`, the seconds a
+call of its own, counted against the run's `UsageLimits`); `preparing_prompt` (the system
+prompt and tools sent beside what a `transform_context` returns); `ABORT_GRACE_S`, the seconds a
 tool or a model stream gets to stop after an abort. Each function takes the seeds'
 arguments: `signal=None` means no abort and `emit` may be a plain or an async function.
 
@@ -30,6 +31,7 @@ from yiemagent.loop._agent_loop import (
     agent_loop as agent_loop,
     agent_loop_continue as agent_loop_continue,
     default_convert_to_llm as default_convert_to_llm,
+    preparing_prompt as preparing_prompt,
     run_agent_loop as run_agent_loop,
     run_agent_loop_continue as run_agent_loop_continue,
     stream_assistant_response as stream_assistant_response,
@@ -71,6 +73,7 @@ __all__ = [
     "held_tool_calls",
     "prepare_tool_call",
     "prepare_tool_call_arguments",
+    "preparing_prompt",
     "run_agent_loop",
     "run_agent_loop_continue",
     "should_terminate",

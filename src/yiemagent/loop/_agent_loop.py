@@ -23,6 +23,7 @@ import dataclasses
 import logging
 import sys
 from collections.abc import AsyncIterator, Callable, Coroutine, Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from inspect import isawaitable
 from typing import Any, Literal
@@ -48,6 +49,7 @@ from yiemagent.types import (
     AgentLoopConfig,
     AgentMessage,
     AgentStartEvent,
+    AgentTool,
     AssistantMessage,
     AssistantMessageEvent,
     AssistantMessageEventStream,
@@ -667,6 +669,19 @@ async def stream_assistant_response(
     return message
 
 
+_preparing_prompt: ContextVar[tuple[str, list[AgentTool]] | None] = ContextVar(
+    "yiemagent_preparing_prompt", default=None
+)
+
+
+def preparing_prompt() -> tuple[str, list[AgentTool]] | None:
+    """The system prompt and the tools of the model call whose `transform_context` is
+    running: what the provider is sent beside the messages the transform returns, so a
+    transform that sizes them to a window (a `Compactor`) can count them. None outside a
+    transform."""
+    return _preparing_prompt.get()
+
+
 async def _llm_context(
     context: AgentContext,
     config: AgentLoopConfig,
@@ -677,8 +692,12 @@ async def _llm_context(
     messages = context.messages
     if config.transform_context is not None:
         # a copy: a transform that prunes or appends in place must not edit the transcript
-        transformed = config.transform_context(list(messages), signal)
-        messages = await await_apart(transformed) if isawaitable(transformed) else transformed
+        beside = _preparing_prompt.set((context.system_prompt, list(context.tools)))
+        try:
+            transformed = config.transform_context(list(messages), signal)
+            messages = await await_apart(transformed) if isawaitable(transformed) else transformed
+        finally:
+            _preparing_prompt.reset(beside)
         if messages is None:
             raise TypeError("transform_context returned None; return the list of messages")
     llm_messages: list[Message]

@@ -36,15 +36,12 @@ from yiemagent.types import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
-
     from yiemagent.agent import Agent
     from yiemagent.cli.chat.approvals import ApprovalGate
     from yiemagent.compaction import Compactor
     from yiemagent.sessions import SqliteSessionStore
     from yiemagent.teams import AgentFile
     from yiemagent.tools import ToolStore
-    from yiemagent.types import AgentTool
 
 __all__ = [
     "DATA_DIR_ENV",
@@ -299,9 +296,7 @@ def build_setup(options: ChatOptions) -> ChatSetup:
 
     setup.gate = ApprovalGate()
     if options.compaction:
-        setup.compactor = compactor_for(
-            model, store.tools.values(), options.system or DEFAULT_SYSTEM
-        )
+        setup.compactor = compactor_for(model)
     try:
         setup.new_agent(name)
     except Exception:
@@ -329,19 +324,16 @@ def context_window(model: Model) -> int:
     return min(model.context_window, runtime)
 
 
-def compactor_for(model: Model, tools: Iterable[AgentTool], system: str) -> Compactor:
+def compactor_for(model: Model) -> Compactor:
     """The compactor of `yiem chat` and `yiem serve`: the reserve holds the answer (a
-    quarter of the window, or the model's `max_tokens` when more) and also the system
-    prompt and the tools' schemas."""
-    import json
-
+    quarter of the window, or the model's `max_tokens` when more); the system prompt and
+    the tools' schemas of each call, tools added since included, are counted by the
+    compactor as it runs."""
     from yiemagent.compaction import Compactor, answer_tokens
 
     window = context_window(model)
-    schemas = sum(len(json.dumps(t.input_schema)) + len(t.description) for t in tools)
     answer = max(window // 4, answer_tokens(model, window))
-    reserve = min(window * 3 // 4, answer + (len(system) + schemas) // 4)
-    return Compactor(model, context_window=window, reserve_tokens=reserve)
+    return Compactor(model, context_window=window, reserve_tokens=answer)
 
 
 def _make_agent(setup: ChatSetup, session_name: str) -> Agent:
