@@ -42,6 +42,7 @@ __all__ = [
     "nested_line",
     "one_line",
     "output_answer",
+    "shown_in_layout",
     "usage_line",
 ]
 
@@ -69,6 +70,13 @@ it (clear the screen, move the cursor over lines already printed, retitle the wi
 _SHOWN_IN_LAYOUT = {c: v for c, v in _SHOWN.items() if chr(c) not in "\n\t"} | {0x0D: ""}
 """The same for text printed as it is: line breaks and tabs kept, a carriage return (which
 would let the text write over its own line) dropped."""
+
+
+def shown_in_layout(text: str) -> str:
+    """`text` as a terminal may print it: its control characters shown as symbols (ESC as
+    ␛), line breaks and tabs kept, carriage returns dropped. For an answer or thinking
+    printed whole on a terminal (`yiem run`, `yiem chat`)."""
+    return text.translate(_SHOWN_IN_LAYOUT)
 
 
 def one_line(text: str, limit: int = _RESULT_CHARS) -> str:
@@ -179,7 +187,7 @@ class EventPrinter(_Printer):
         of as it streams."""
         self._out = out or sys.stdout
         self._err = err or PipeConsole(stderr=True, highlight=False, soft_wrap=True, emoji=False)
-        self._shown = _SHOWN_IN_LAYOUT if _terminal(self._out) else None
+        self._shown = _terminal(self._out)
         """On a terminal the answer's control characters are shown, not obeyed; into a
         file or a pipe it goes as written."""
         self._started: dict[str, float] = {}
@@ -272,7 +280,7 @@ class EventPrinter(_Printer):
             self._err.print(f"[dim]{escape(usage_line(usage, elapsed))}[/]")
 
     def _as_shown(self, text: str) -> str:
-        return text if self._shown is None else text.translate(self._shown)
+        return shown_in_layout(text) if self._shown else text
 
     def _shown_again(self, call_id: str) -> bool:
         """Note that `call_id` started; whether its `→` line is shown already (a held call

@@ -4,6 +4,8 @@
 - a tool result: "Tool results: " and the results' texts;
 - "hello": a greeting, streamed in 4-character chunks; "stream": a longer answer;
 - "fail": a model error; "cut": an answer cut off at the output limit (stop reason "length");
+- "escapes": an answer holding escape sequences (clear the screen, retitle the window, move
+  the cursor up over the lines above, a carriage return);
 - "mcp TOOL [TEXT]": a call of an MCP server's tool (`{"text": TEXT}` when given);
 - "write shout": a writeTool call writing `shout`; "use shout TEXT": a call of it;
 - "write word_count": a writeTool call whose executeCode is a whole `def execute(...)` (as the
@@ -137,6 +139,8 @@ def _answer(context: Context) -> AssistantMessage | str:
         return "Streaming: " + " ".join(f"word{n}" for n in range(1, 41)) + " end."
     if lower == "fail":
         return faux_message("", stop_reason="error", error_message="scripted model failure")
+    if lower == "escapes":
+        return "Safe\x1b[2J\x1b[H\x1b]0;pwned\x07 answer\x1b[3A\x1b[K\rOVERWRITTEN"
     if lower == "cut":
         return faux_message("The piston is connected to a crank", stop_reason="length")
     return f"You said: {text} [{len(messages)} messages]"

@@ -203,6 +203,20 @@ def test_an_answer_cut_off_at_the_output_limit_says_so(chat: Pane) -> None:
     )
 
 
+def test_escape_sequences_in_an_answer_are_shown_not_obeyed(chat: Pane) -> None:
+    """As `yiem run` (inspect_ai#4854): an answer holding escape sequences cleared the
+    chat's screen, retitled the window and wrote over the lines above; each control
+    character is now shown as a symbol (ESC as ␛, BEL as ␇) and a carriage return dropped."""
+    chat.type("hello")
+    chat.wait(lambda s: after(s, "this answer streams in small chunks", "tokens:"))
+    chat.type("escapes")  # after the run: a prompt, not steering
+    screen = chat.wait(lambda s: after(s, "› escapes", "OVERWRITTEN", "tokens:"))
+    assert "Safe␛[2J␛[H␛]0;pwned␇ answer␛[3A␛[KOVERWRITTEN" in screen, screen
+    assert after(screen, "› hello", "this answer streams in small chunks", "› escapes")
+    title = chat._tmux("display-message", "-p", "-t", "chat", "#{pane_title}")
+    assert "pwned" not in title
+
+
 def test_session_resumes_in_a_second_chat_with_its_last_exchange(data_dir: Path) -> None:
     first = Pane(data_dir, ["--session", "demo"])
     try:

@@ -29,6 +29,7 @@ from yiemagent.cli.render import (
     nested_line,
     one_line,
     output_answer,
+    shown_in_layout,
     usage_line,
 )
 from yiemagent.types import (
@@ -233,6 +234,7 @@ class LiveView:
         self._invalidate()
 
     def _stream(self, delta: str, style: str) -> None:
+        delta = shown_in_layout(delta)  # a model's escape sequences shown, not obeyed
         if not delta:
             return
         if self.first_delta_s is None:
