@@ -389,19 +389,22 @@ async def _run_turns(run: LoopRun) -> AgentEndReason:
     follow-ups only when the agent would otherwise stop.
     """
     turn: TurnContext | None = None
+    reason: AgentEndReason = "stop"
+    call_model = True  # false after approved calls that all terminate (R-4.10)
     if run.config.approvals and (decided := decided_held_calls(run.context, run.config)):
-        turn = await answer_held_calls(run, *decided)
+        turn, terminate = await answer_held_calls(run, *decided)
         if run.held:
             return "awaiting_approval"
         if run.signal.aborted:
             return "aborted"
+        if terminate:
+            call_model, reason = False, "terminate"
     if run.config.approvals:  # each decision was for a held call: a later call that reuses
         run.config = dataclasses.replace(run.config, approvals=None)  # its id is asked anew
     pending = await _poll(run, run.config.get_steering_messages, "get_steering_messages")
-    reason: AgentEndReason = "stop"
     answered = False  # the output was accepted: the run ends unless messages came
     while True:
-        has_more_tool_calls = True
+        has_more_tool_calls, call_model = call_model, True
         while has_more_tool_calls or pending:
             if turn is not None:
                 await _prepare_next_turn(run, turn)
@@ -1010,17 +1013,18 @@ def decided_held_calls(
 
 async def answer_held_calls(
     run: LoopRun, message: AssistantMessage, decided: list[ToolCall], undecided: list[ToolCall]
-) -> TurnContext:
+) -> tuple[TurnContext, bool]:
     """The first turn of a resumed run: the decided held calls run as one batch (approved
-    ones through the whole pipeline, rejected ones answered with the reason), then
-    `turn_end` for the assistant message they belong to."""
+    ones through the whole pipeline, traced and counted against the run's limits as any
+    batch; rejected ones answered with the reason), then `turn_end` for the assistant
+    message they belong to. Returns the turn and whether the batch terminates."""
     run.turn_message = message
     run.unanswered = decided
-    batch = await _execute(run, message, only=decided)
+    batch = await _execute(run, message, meter=run.meter, trace=run.trace, only=decided)
     _record(run, batch)
     run.held = [*undecided, *batch.held]
     await run.end_turn(message, batch.messages)
-    return TurnContext(message, batch.messages, run.context, run.new_messages)
+    return TurnContext(message, batch.messages, run.context, run.new_messages), batch.terminate
 
 
 async def _execute(
