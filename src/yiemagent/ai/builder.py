@@ -8,7 +8,9 @@ re-parsed from the partial JSON after each fragment.
 
 Tool-call arguments contract (what the loop sees in the final message):
 - the argument text was a complete JSON object (or empty, meaning `{}`; or followed only by
-  stray closing braces or brackets) → `arguments` is it and `partial_json` is `None`;
+  stray closing braces or brackets; or an object written as a Python literal, single quotes
+  and True/None, read by `ast.literal_eval`) → `arguments` is it and `partial_json` is
+  `None`;
 - otherwise (malformed JSON, a non-object such as `[1]`, text cut off by the token limit) →
   `arguments` is the best partial parse (a dict, possibly `{}`) and `partial_json` keeps the
   raw text received, so the tool pipeline can report "arguments are not valid JSON" with the
@@ -21,7 +23,9 @@ of argument text, also used by providers that assemble calls themselves.
 
 from __future__ import annotations
 
+import ast
 import logging
+import math
 import re
 import uuid
 from collections.abc import Callable, Collection, Mapping
@@ -324,12 +328,40 @@ def _final_arguments(raw: str) -> dict[str, Any] | None:
     try:
         jiter.from_json(data, allow_inf_nan=False)
     except ValueError as exc:
-        if not str(exc).startswith("trailing characters"):
-            return None
         end = _error_offset(data, str(exc))
-        if end > 0 and set(data[end:]) <= _STRAY_CLOSERS:
+        stray = str(exc).startswith("trailing characters") and end > 0
+        if stray and set(data[end:]) <= _STRAY_CLOSERS:
             return parse_json_object(data[:end].decode(errors="replace"))
-    return None
+    return _python_literal_object(raw)
+
+
+def _python_literal_object(raw: str) -> dict[str, Any] | None:
+    """The object argument text holds when a model wrote it as a Python literal, not JSON
+    (`{'city': 'Oslo', 'metric': True, 'unit': None}`: small models do); None when it is
+    not one. `ast.literal_eval` reads literals only: nothing in the text runs. A value JSON
+    cannot hold (a tuple, a set, bytes, a key that is not a text, inf or nan) makes it no
+    object, so what the tool gets is what JSON could have said."""
+    text = raw.strip()
+    if not text.startswith("{"):
+        return None
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+    return value if isinstance(value, dict) and _json_like(value) else None
+
+
+def _json_like(value: object) -> bool:
+    """Whether `value` is made only of what JSON holds (finite numbers, text keys)."""
+    if value is None or isinstance(value, str | bool | int):
+        return True
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, list):
+        return all(_json_like(item) for item in value)
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _json_like(v) for k, v in value.items())
+    return False
 
 
 def parse_partial_json(text: str) -> dict[str, Any]:
