@@ -6,6 +6,7 @@ only when asked, `instrument()`, and nothing at all when tracing is off."""
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 import time
 from collections.abc import Iterator
@@ -28,6 +29,8 @@ from yiemagent import (
     UserMessage,
     run_agent_loop,
 )
+from yiemagent.ai import AssistantMessageEventStream, Model
+from yiemagent.ai.builder import MessageBuilder
 from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
 from yiemagent.telemetry import instrument, uninstrument
 from yiemagent.types import Usage
@@ -239,6 +242,39 @@ async def test_a_failed_calls_text_is_content_recorded_only_when_asked(
         "tool call failed: tool_error",
         "tool call failed: invalid_arguments",
     ]
+
+
+@pytest.mark.parametrize("content", [False, True], ids=["no-content", "content"])
+async def test_what_the_local_rules_changed_names_a_call_only_with_content(
+    exporter: tuple[TracerProvider, InMemorySpanExporter], content: bool
+) -> None:
+    """The embedded provider's rule steps name the calls they repaired or dropped with
+    their arguments ("what"); like a failed call's text (openai-agents#3110), those are
+    content: without it, the span keeps which rule did what, not to which arguments."""
+    provider, memory = exporter
+    step = {"rule": "ungrounded", "action": "dropped", "what": 'pay {"to": "IBAN-SECRET"}'}
+
+    def stream_fn(model: Model, context: Any, options: Any) -> AssistantMessageEventStream:
+        stream = AssistantMessageEventStream()
+        builder = MessageBuilder(model, stream)
+        builder.start()
+        builder.text_delta("the answer")
+        builder.message.details["local_rules"] = [step]  # as the embedded provider notes
+        builder.done("stop")
+        return stream
+
+    config = AgentLoopConfig(
+        model=FauxModel([]).model, tracer_provider=provider, trace_content=content
+    )
+    await run_agent_loop(
+        [UserMessage("go")], AgentContext("", [], []), config, None, None, stream_fn
+    )
+    (chat,) = by_name(memory.get_finished_spans(), "chat ")
+    recorded = json.loads(str(dict(chat.attributes or {})["yiemagent.local_rules"]))
+    if content:
+        assert recorded == [step]
+    else:
+        assert recorded == [{"rule": "ungrounded", "action": "dropped"}]
 
 
 @pytest.mark.parametrize("plain", [False, True], ids=["async", "worker-thread"])

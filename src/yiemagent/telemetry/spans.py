@@ -12,7 +12,8 @@
   writes included, as the conventions ask), `gen_ai.usage.output_tokens`,
   `gen_ai.usage.cache_read.input_tokens`, `gen_ai.response.finish_reasons`; when a summary
   was written for the call (`AssistantMessage.compaction_usage`), its tokens in
-  `yiemagent.compaction.input_tokens` / `output_tokens`.
+  `yiemagent.compaction.input_tokens` / `output_tokens`; what the embedded model's rules
+  did in `yiemagent.local_rules` (the calls they name only with `capture_content`).
 - `execute_tool {name}` (INTERNAL) per tool call, a child of the run's span (siblings of the
   chat spans, also when tools run in parallel): operation "execute_tool",
   `gen_ai.tool.name`, `gen_ai.tool.call.id`, `gen_ai.tool.type` "function",
@@ -246,6 +247,8 @@ class _ChatSpan(_OpenSpan):
             span.set_attribute("gen_ai.output.messages", _json([_message(message)]))
         steps = message.details.get("local_rules")
         if steps:  # what the embedded provider's rules repaired or dropped
+            if not self._content:  # "what" names a call with its arguments: content
+                steps = [_without_what(step) for step in steps]
             span.set_attribute("yiemagent.local_rules", _json(steps))
         if reason in ("error", "aborted"):
             span.set_attribute("error.type", error_type or reason)
@@ -303,6 +306,13 @@ def _attached(ctx: otel_context.Context) -> Iterator[object]:
 
 def _json(value: object) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _without_what(step: object) -> object:
+    """A rule step (`{"rule", "action", "what"}`) without the call it names."""
+    if isinstance(step, dict):
+        return {key: value for key, value in step.items() if key != "what"}
+    return step
 
 
 def _part_text(text: str) -> dict[str, Any]:
