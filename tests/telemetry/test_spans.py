@@ -25,6 +25,7 @@ from yiemagent import (
     AgentContext,
     AgentEvent,
     AgentLoopConfig,
+    AgentRunError,
     AgentTool,
     UserMessage,
     run_agent_loop,
@@ -242,6 +243,34 @@ async def test_a_failed_calls_text_is_content_recorded_only_when_asked(
         "tool call failed: tool_error",
         "tool call failed: invalid_arguments",
     ]
+
+
+@pytest.mark.parametrize("content", [False, True], ids=["no-content", "content"])
+async def test_a_failed_runs_text_is_its_status_only_with_content(
+    exporter: tuple[TracerProvider, InMemorySpanExporter], content: bool
+) -> None:
+    """openai-agents#3848 redacted non-tool errors on spans too: a run that ends in error
+    says why in text that may quote content, here the model's invalid output ("got
+    \"SECRET-1\""). Without content the run's span says only that it failed; the text stays
+    the run's error for the caller."""
+    provider, memory = exporter
+    fm = FauxModel(['{"amount": "SECRET-1"}'] * 3)
+    agent = Agent(
+        model=fm.model,
+        stream_fn=fm.stream_fn,
+        output_type={"type": "object", "properties": {"amount": {"type": "integer"}}},
+        tracer_provider=provider,
+        trace_content=content,
+    )
+    with pytest.raises(AgentRunError, match="SECRET-1"):
+        await agent.prompt("how much?")
+    (run_span,) = by_name(memory.get_finished_spans(), "invoke_agent")
+    assert run_span.status.status_code is StatusCode.ERROR
+    assert dict(run_span.attributes or {})["error.type"] == "error"
+    description = run_span.status.description or ""
+    assert ("SECRET-1" in description) is content
+    if not content:
+        assert description == "the run ended in error"
 
 
 @pytest.mark.parametrize("content", [False, True], ids=["no-content", "content"])

@@ -24,7 +24,9 @@ and `error.type`: the provider's failure class (`"500"`, `"connection"`, …) or
 "aborted" for a model call; "tool_not_found", "invalid_arguments", "timeout", "aborted",
 "blocked" or "tool_error" for a tool call; the end reason ("error", "aborted",
 "usage_limit", "max_turns") for a run. A failed tool call's status message is its error text
-only with `capture_content=True` (that text is the call's result), else the error class.
+only with `capture_content=True` (that text is the call's result), else the error class; a
+run that ended in error says why only with it too (a model call's provider error stays on
+its chat span).
 
 Content — `gen_ai.system_instructions`, `gen_ai.input.messages`, `gen_ai.output.messages`,
 `gen_ai.tool.call.arguments`, `gen_ai.tool.call.result` — is recorded only with
@@ -208,6 +210,10 @@ class _RunSpan:
         span.set_attribute("yiemagent.end_reason", reason)
         if reason in _FAILED_RUN:
             span.set_attribute("error.type", reason)
+            if reason == "error" and not self._content:
+                # the text may quote content (an output that failed validation, a hook's
+                # exception); a failed model call's own span keeps the provider's error
+                error = "the run ended in error"
             span.set_status(Status(StatusCode.ERROR, error or reason))
         span.end()
 
