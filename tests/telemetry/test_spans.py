@@ -400,6 +400,38 @@ async def test_agent_tracer_provider(exporter: tuple[TracerProvider, InMemorySpa
     ]
 
 
+async def test_each_run_is_a_child_of_the_span_current_where_it_was_asked_for(
+    exporter: tuple[TracerProvider, InMemorySpanExporter],
+) -> None:
+    """microsoft/agent-framework#5089 and vercel/ai#11720: an agent's spans came out as
+    siblings of the caller's, or under an earlier request's. One Agent asked from inside
+    three request spans in turn (`prompt`, `send` + `take_response`, a prompt from another
+    task) runs each time under the span of the request that asked."""
+    provider, memory = exporter
+    tracer = provider.get_tracer("an-app")
+    fm = FauxModel(["one", "two", "three"])
+    agent = Agent(model=fm.model, stream_fn=fm.stream_fn, tracer_provider=provider)
+    with tracer.start_as_current_span("request A"):
+        await agent.prompt("first")
+    with tracer.start_as_current_span("request B"):
+        agent.send("second")
+        await agent.take_response()
+
+    async def elsewhere() -> None:
+        with tracer.start_as_current_span("request C"):
+            await agent.prompt("third")
+
+    await asyncio.create_task(elsewhere())
+    spans = memory.get_finished_spans()
+    names = {s.context.span_id: s.name for s in spans}
+    runs = sorted(by_name(spans, "invoke_agent"), key=lambda s: s.start_time or 0)
+    parents = [names[s.parent.span_id] if s.parent else None for s in runs]
+    assert parents == ["request A", "request B", "request C"]
+    for run_span in runs:  # and each run's calls under that run
+        (chat,) = [s for s in by_name(spans, "chat ") if s.parent == run_span.context]
+        assert chat.context.trace_id == run_span.context.trace_id
+
+
 async def test_no_tracing_records_nothing_and_loads_no_sdk_hooks(
     exporter: tuple[TracerProvider, InMemorySpanExporter],
 ) -> None:
