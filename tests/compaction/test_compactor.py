@@ -5,6 +5,7 @@ stored) transcript stays whole."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import dataclasses
 import json
@@ -419,3 +420,44 @@ async def test_the_system_prompt_and_tool_schemas_count_against_the_window() -> 
         assert sent + model.max_tokens <= window, sent
         _pairs_ok(list(context.messages))
     assert compactor.compactions >= 2
+
+
+async def test_a_summary_cut_short_by_an_abort_is_written_on_the_next_call() -> None:
+    """openclaw#89868 and hermes-agent#79391: a compaction interrupted by the user left the
+    model a lost or partial history afterwards. Here an abort while the summary was being
+    written left the plain "left out" note in place of a summary for the rest of the
+    conversation; now nothing is remembered from the aborted call, and the next prompt
+    gets a summary written by the model."""
+    started = asyncio.Event()
+    release = asyncio.Event()
+
+    async def answer(context: Context) -> AssistantMessage:
+        if context.system_prompt == SUMMARY_SYSTEM_PROMPT:
+            if not release.is_set():
+                started.set()
+                await release.wait()
+            return faux_message("SUMMARY: the user asked numbered questions.")
+        return faux_message("answer " + "blah " * 12)
+
+    fm = FauxModel([answer] * 200, model_id="compaction-faux")
+    model = dataclasses.replace(fm.model, context_window=WINDOW)
+    compactor = Compactor(model, stream_fn=fm.stream_fn)
+    agent = Agent(model=model, stream_fn=fm.stream_fn, transform_context=compactor)
+    for n in range(40):
+        run = asyncio.create_task(agent.prompt(f"question {n}: " + "words " * 10))
+        waiting = asyncio.create_task(started.wait())
+        await asyncio.wait([run, waiting], return_when=asyncio.FIRST_COMPLETED, timeout=30)
+        waiting.cancel()
+        if started.is_set():
+            agent.abort()
+            assert (await run).stop_reason == "aborted"
+            break
+        assert (await run).stop_reason == "stop"
+    assert started.is_set(), "no compaction was needed"
+    release.set()
+    reply = await agent.prompt("and one more")
+    assert reply.stop_reason == "stop", reply.error_message
+    last = [c for c in fm.contexts if c.system_prompt != SUMMARY_SYSTEM_PROMPT][-1]
+    seen = text_of(last.messages[0].content)  # type: ignore[union-attr]
+    assert "SUMMARY: the user asked" in seen and "left out" not in seen
+    assert compactor.compactions == 1

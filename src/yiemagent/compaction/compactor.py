@@ -14,7 +14,8 @@ The summary is remembered (keyed by the conversation's first message and the las
 covers), so it is written once per compaction, not once per model call; a later compaction
 folds the previous summary and the next turns into a new one. When the model cannot write a
 summary (an error, an empty answer), the older turns are still dropped and a plain note says
-how many, so the conversation keeps going. What a summary costs (`count_spending`) counts
+how many, so the conversation keeps going; a run aborted while its summary is written keeps
+nothing of it, and the next call writes the summary. What a summary costs (`count_spending`) counts
 against the `UsageLimits` of the run it is written for and is in that run's usage, on the
 message of the model call it was written for (`AssistantMessage.compaction_usage`);
 `usage` adds up what this compactor has spent.
@@ -281,6 +282,10 @@ class Compactor:
             return view
         folded = messages[start:cut]
         text, by_model = await self._summarise(summary, folded, signal)
+        if signal is not None and signal.aborted:
+            # the run stops here: no summary was written, and a note remembered in its
+            # place would stand for the older turns in every later call
+            return view
         new = CompactionSummaryMessage(text, tokens_before=before)
         self._remember(messages, cut, new)
         result: list[AgentMessage] = [new, *messages[cut:]]
