@@ -74,3 +74,24 @@ async def test_a_run_a_guardrail_stopped_says_so_on_its_span(kind: str) -> None:
     assert run.attributes["error.type"] == "guardrail"
     assert run.status.status_code is StatusCode.ERROR
     assert run.status.description == f"{kind} guardrail 'no_launch' tripped"
+
+
+async def test_a_sub_agent_records_no_content_when_its_parent_does_not() -> None:
+    """openai-agents#1492: with sensitive data off, the input and output of an agent used as
+    a tool still showed in the trace. Here neither the question the parent asks its
+    sub-agent nor the sub-agent's answer is on any span."""
+    provider = TracerProvider()
+    memory = InMemorySpanExporter()
+    provider.add_span_processor(SimpleSpanProcessor(memory))
+    researcher, _ = scripted("researcher", ["SUB-SECRET found"])
+    lead, _ = scripted(
+        "lead",
+        [calls(("researcher", {"input": "LEAD-SECRET question"})), "done"],
+        tools=[researcher.as_tool()],
+        tracer_provider=provider,
+    )
+    await lead.prompt("go")
+    spans = memory.get_finished_spans()
+    assert {s.name for s in spans} >= {"invoke_agent researcher", "execute_tool researcher"}
+    recorded = repr([(s.attributes, s.status.description, s.events) for s in spans])
+    assert "SUB-SECRET" not in recorded and "LEAD-SECRET" not in recorded
