@@ -26,6 +26,7 @@ from yiemagent.evals import (
     run_eval,
     tool_called,
 )
+from yiemagent.types import Cost, Usage
 
 
 def cases() -> list[Case]:
@@ -315,3 +316,26 @@ def test_a_dataset_runs_on_a_ray_cluster(cluster: str, tmp_path: Path) -> None:
     assert not by_name["broken"].passed
     lines = (tmp_path / "runs.jsonl").read_text().splitlines()
     assert len(lines) == 8 and all('"messages"' in line for line in lines)
+
+
+async def test_what_the_judge_spent_is_reported_apart_from_the_runs(tmp_path: Path) -> None:
+    """A `judge` calls a model for every run it grades; its tokens and cost were in no
+    report, so an eval graded by a paid model cost more than it said."""
+    spent = Usage(input=40, output=8, total_tokens=48, cost=Cost(total=0.0005))
+    verdict = {"reason": "It names Paris.", "passed": True}
+    verdicts = [faux_message(faux_tool_call("final_result", verdict), usage=spent)] * 2
+    grader = FauxModel(verdicts, model_id="judge-spent")
+    case = Case(
+        "capital",
+        "Capital of France?",
+        [judge("The answer names Paris.", model=grader.model)],
+        metadata={"script": "say", "text": "Paris."},
+    )
+    report = await run_eval([case], make_agent, repeat=2)
+    assert report.passed == 1
+    assert (report.tokens, report.cost_usd) == (30, pytest.approx(0.002))  # the runs only
+    assert (report.judge_tokens, report.judge_cost_usd) == (96, pytest.approx(0.001))
+    [run, _] = report.cases[0].runs
+    assert (run.judge_tokens, run.judge_cost_usd) == (48, pytest.approx(0.0005))
+    page = report.to_html(tmp_path / "report.html").read_text()
+    assert "<span>judge: 96 tokens, $0.001000</span>" in page

@@ -182,6 +182,8 @@ def _summary(report: EvalReport, comparison: Comparison | None, baseline: Path |
         f"{report.tokens} tokens, ${report.cost_usd:.4f}, "
         f"{sum(c.seconds for c in report.cases):.1f} s of runs"
     )
+    if report.judge_tokens or report.judge_cost_usd:  # the grading, apart from the runs
+        line += f"; judge: {report.judge_tokens} tokens, ${report.judge_cost_usd:.4f}"
     if k > 1:
         line += (
             f"; mean pass@1 {report.mean_pass_at_k(1):.2f}, pass@{k} "

@@ -76,6 +76,10 @@ class CheckResult:
     passed: bool
     reason: str = ""
     """Why it failed (or what it saw), one line; may be empty when it passed."""
+    tokens: int = 0
+    """Tokens the check itself spent (a `judge`'s model calls), apart from the run's."""
+    cost_usd: float = 0.0
+    """USD the check itself spent (a `judge`'s model calls), apart from the run's."""
 
 
 @dataclass(slots=True)

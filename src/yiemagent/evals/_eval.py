@@ -196,7 +196,7 @@ async def _apply(check: Check, run: EvalRun) -> CheckOutcome:
         logger.info("check %s raised %r", name, exc)
         return CheckOutcome(name, False, f"the check raised {type(exc).__name__}: {exc}")
     if isinstance(verdict, CheckResult):
-        return CheckOutcome(name, verdict.passed, verdict.reason)
+        return CheckOutcome(name, verdict.passed, verdict.reason, verdict.tokens, verdict.cost_usd)
     if isinstance(verdict, bool):
         return CheckOutcome(name, verdict, "")
     return CheckOutcome(

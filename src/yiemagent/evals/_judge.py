@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -85,10 +86,20 @@ class _Judge:
             reply = await agent.prompt(self.prompt(run), output_type=VERDICT_SCHEMA)
         except Exception as exc:  # a judge that fails fails the check, with its reason
             logger.info("judge failed: %r", exc)
-            return CheckResult(False, f"the judge failed: {' '.join(str(exc).split())}")
+            why = f"the judge failed: {' '.join(str(exc).split())}"
+            return CheckResult(False, why, *_spent(agent.state.messages))
         verdict = reply.output or {}
         reason = " ".join(str(verdict.get("reason", "")).split())
-        return CheckResult(bool(verdict.get("passed")), f"judge: {reason}")
+        passed = bool(verdict.get("passed"))
+        return CheckResult(passed, f"judge: {reason}", *_spent(agent.state.messages))
+
+
+def _spent(messages: Sequence[object]) -> tuple[int, float]:
+    """Tokens and USD the judge's model calls cost (its grading, apart from the run's)."""
+    from yiemagent.types import AssistantMessage
+
+    calls = [m.usage for m in messages if isinstance(m, AssistantMessage)]
+    return sum(u.total_tokens for u in calls), sum(u.cost.total for u in calls)
 
 
 def _tagged(tag: str, text: str) -> str:

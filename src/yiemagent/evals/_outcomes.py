@@ -52,6 +52,10 @@ class CheckOutcome:
     name: str
     passed: bool
     reason: str = ""
+    tokens: int = 0
+    """Tokens the check itself spent (a `judge`'s model calls); 0 over a case's runs."""
+    cost_usd: float = 0.0
+    """USD the check itself spent (a `judge`'s model calls); 0 over a case's runs."""
 
 
 @dataclass(slots=True)
@@ -70,6 +74,16 @@ class RunReport:
     end_reason: str | None = None
     messages: list[AgentMessage] = field(default_factory=list)
     """The run's messages (its timeline); not in the JSON form."""
+
+    @property
+    def judge_tokens(self) -> int:
+        """Tokens its checks spent grading it (a `judge`'s model calls), not in `tokens`."""
+        return sum(check.tokens for check in self.checks)
+
+    @property
+    def judge_cost_usd(self) -> float:
+        """USD its checks spent grading it (a `judge`'s model calls), not in `cost_usd`."""
+        return sum(check.cost_usd for check in self.checks)
 
 
 @dataclass(slots=True)
@@ -91,6 +105,16 @@ class CaseReport:
     seconds: float = 0.0
     """Sums over the runs."""
     input: str = ""
+
+    @property
+    def judge_tokens(self) -> int:
+        """Tokens its checks spent grading its runs (a `judge`'s model calls)."""
+        return sum(run.judge_tokens for run in self.runs)
+
+    @property
+    def judge_cost_usd(self) -> float:
+        """USD its checks spent grading its runs (a `judge`'s model calls)."""
+        return sum(run.judge_cost_usd for run in self.runs)
 
     @classmethod
     def from_runs(cls, name: str, runs: Sequence[RunReport], *, input: str = "") -> CaseReport:

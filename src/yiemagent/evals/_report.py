@@ -56,6 +56,17 @@ class EvalReport:
     def cost_usd(self) -> float:
         return sum(case.cost_usd for case in self.cases)
 
+    @property
+    def judge_tokens(self) -> int:
+        """Tokens the checks spent grading (a `judge`'s model calls), apart from `tokens`;
+        0 for a report read back from JSON, whose form does not hold it."""
+        return sum(case.judge_tokens for case in self.cases)
+
+    @property
+    def judge_cost_usd(self) -> float:
+        """USD the checks spent grading (a `judge`'s model calls), apart from `cost_usd`."""
+        return sum(case.judge_cost_usd for case in self.cases)
+
     def mean_pass_at_k(self, k: int) -> float:
         """pass@k averaged over the cases (0.0 without cases)."""
         values = [c.pass_at_k[k] for c in self.cases if k in c.pass_at_k]
@@ -168,6 +179,8 @@ class EvalReport:
             f"${self.cost_usd:.6f}",
             f"{sum(c.seconds for c in self.cases):.1f} s of runs",
         ]
+        if self.judge_tokens or self.judge_cost_usd:
+            summary.append(f"judge: {self.judge_tokens} tokens, ${self.judge_cost_usd:.6f}")
         k = self.repeat
         if k > 1:
             summary.append(
