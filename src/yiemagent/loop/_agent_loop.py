@@ -390,7 +390,7 @@ async def _run_turns(run: LoopRun) -> AgentEndReason:
     """
     turn: TurnContext | None = None
     reason: AgentEndReason = "stop"
-    call_model = True  # false after approved calls that all terminate (R-4.10)
+    call_model = True  # false after approved calls that all terminate the run
     if run.config.approvals and (decided := decided_held_calls(run.context, run.config)):
         turn, terminate = await answer_held_calls(run, *decided)
         if run.held:
