@@ -78,6 +78,7 @@ from yiemagent.types import (
 )
 from yiemagent.types.callbacks import adopt_task, is_async_callable, maybe_await
 from yiemagent.types.messages import message_from_dict, message_to_dict, transcript_usage
+from yiemagent.types.observe import content_traced
 from yiemagent.types.output import OUTPUT_TOOL_NAME
 
 __all__ = [
@@ -702,18 +703,17 @@ def _reachable(entry: AgentLike) -> list[AgentLike]:
 
 def _span_event(source: str, target: str, reason: str) -> None:
     """A `handoff` event on the current span (the transfer tool's `execute_tool`), when
-    OpenTelemetry is in use."""
+    OpenTelemetry is in use; the reason only when that span records content."""
     if "opentelemetry.trace" not in sys.modules:
         return
     from opentelemetry import trace
 
     span = trace.get_current_span()
     if span.is_recording():
-        span.add_event(
-            "handoff",
-            {"yiemagent.handoff.from": source, "yiemagent.handoff.to": target,
-             "yiemagent.handoff.reason": reason},
-        )  # fmt: skip
+        attributes = {"yiemagent.handoff.from": source, "yiemagent.handoff.to": target}
+        if content_traced():  # the model wrote the reason: content
+            attributes["yiemagent.handoff.reason"] = reason
+        span.add_event("handoff", attributes)
 
 
 # ── guardrails ───────────────────────────────────────────────────────────────

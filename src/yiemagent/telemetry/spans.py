@@ -56,6 +56,7 @@ from yiemagent.types.messages import (
     UserMessage,
     text_of,
 )
+from yiemagent.types.observe import tracing_content
 
 if TYPE_CHECKING:
     from yiemagent.types.config import AgentLoopConfig
@@ -145,7 +146,7 @@ class _RunSpan:
         self._context = trace.set_span_in_context(span)
 
     def activate(self) -> AbstractContextManager[object]:
-        return _attached(self._context)
+        return _attached(self._context, self._content)
 
     @_guarded(lambda: _ChatSpan(trace.INVALID_SPAN, False))
     def chat(self, model: Model, context: Context, options: StreamOptions) -> _ChatSpan:
@@ -228,7 +229,7 @@ class _OpenSpan:
         self._content = content
 
     def activate(self) -> AbstractContextManager[object]:
-        return _attached(trace.set_span_in_context(self._span))
+        return _attached(trace.set_span_in_context(self._span), self._content)
 
 
 class _ChatSpan(_OpenSpan):
@@ -299,10 +300,11 @@ def tool_error_type(text: str) -> str:
 
 
 @contextmanager
-def _attached(ctx: otel_context.Context) -> Iterator[object]:
+def _attached(ctx: otel_context.Context, content: bool) -> Iterator[object]:
     token = otel_context.attach(ctx)
     try:
-        yield ctx
+        with tracing_content(content):
+            yield ctx
     finally:
         otel_context.detach(token)
 

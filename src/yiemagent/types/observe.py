@@ -16,8 +16,9 @@ tool's own code runs (contextvars), so spans the tool opens are its children.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
@@ -31,8 +32,10 @@ __all__ = [
     "RunObserver",
     "RunSpan",
     "ToolSpan",
+    "content_traced",
     "run_observer",
     "set_default_observer",
+    "tracing_content",
 ]
 
 
@@ -88,6 +91,26 @@ class RunObserver(Protocol):
     def run(self, config: AgentLoopConfig, system_prompt: str) -> RunSpan:
         """A run starts with `config`."""
         ...
+
+
+_content_traced: ContextVar[bool] = ContextVar("yiemagent_content_traced", default=False)
+
+
+def content_traced() -> bool:
+    """Whether the span current here records content (`trace_content` /
+    `capture_content`), so code running inside it (a tool's) may put text the model or the
+    user wrote on it, such as a handoff's reason; False where nothing traces."""
+    return _content_traced.get()
+
+
+@contextmanager
+def tracing_content(on: bool) -> Iterator[None]:
+    """Say `content_traced() == on` inside the block (an observer's span activation)."""
+    token = _content_traced.set(on)
+    try:
+        yield
+    finally:
+        _content_traced.reset(token)
 
 
 _default: RunObserver | None = None
