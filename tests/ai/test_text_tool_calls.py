@@ -113,9 +113,11 @@ def test_json_that_is_not_a_call_stays_text() -> None:
 
 
 def test_a_broken_tagged_call_keeps_its_name_and_raw_arguments() -> None:
-    [piece] = parse('<tool_call>{"name": "f", "arguments": {"a": 1,}}</tool_call>')
+    # (a trailing comma, `{"a": 1,}`, is read since Python-literal calls are: its meaning
+    # is plain)
+    [piece] = parse('<tool_call>{"name": "f", "arguments": {"a": 1, "b": }}</tool_call>')
     assert isinstance(piece, ToolCallPiece) and piece.name == "f"
-    assert piece.arguments.startswith('{"a": 1,')  # the pipeline reports it to the model
+    assert piece.arguments.startswith('{"a": 1, "b": ')  # the pipeline reports it
 
 
 def test_a_tagged_call_closed_once_too_often_is_still_the_call() -> None:
@@ -305,3 +307,40 @@ def test_a_tag_and_a_bare_line_read_the_same_call_whatever_its_strings_hold(
         cuts = sorted(data.draw(st.lists(st.integers(0, len(text)), max_size=10)))
         chunks = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True)]
         assert parse_chunked(chunks, ["f"]) == expected, text
+
+
+_literal_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-1000, 1000) | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3)
+    ),
+    max_leaves=6,
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    arguments=st.dictionaries(st.text(max_size=6), _literal_values, max_size=3),
+    cuts=st.lists(st.integers(0, 400), max_size=4),
+)
+def test_a_tagged_call_written_as_a_python_literal_is_the_call(
+    arguments: dict[str, Any], cuts: list[int]
+) -> None:
+    """A small model wrote `<tool_call>{'name': 'f', 'arguments': {'a': True}}</tool_call>`
+    (single quotes, True/None): the tag was shown as text and no call was made. It is read
+    with `ast.literal_eval` (literals only), whatever the chunks."""
+    text = f"Sure. <tool_call>{ {'name': 'lookup', 'arguments': arguments}!r}</tool_call> ok"
+    bounds = sorted({min(c, len(text)) for c in cuts})
+    chunks = [text[a:b] for a, b in zip([0, *bounds], [*bounds, len(text)], strict=True)]
+    expected = [
+        TextPiece("Sure. "),
+        ToolCallPiece("lookup", json.dumps(arguments, ensure_ascii=False)),
+        TextPiece(" ok"),
+    ]
+    assert parse_chunked([c for c in chunks if c]) == expected
+
+
+def test_a_tagged_call_that_is_code_not_a_literal_stays_unread() -> None:
+    text = "<tool_call>{'name': 'f', 'arguments': {'a': __import__('os').getcwd()}}</tool_call>"
+    assert all(not isinstance(piece, ToolCallPiece) or piece.name != "f" or
+               "getcwd" in piece.arguments for piece in parse(text))  # fmt: skip

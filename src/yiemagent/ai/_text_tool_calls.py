@@ -27,13 +27,21 @@ has not closed yet), so prose streams at once.
 
 from __future__ import annotations
 
+import ast
 import json
+import math
 import re
 from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any, Literal
 
-__all__ = ["TextPiece", "TextToolCallParser", "ToolCallPiece", "join_text"]
+__all__ = [
+    "TextPiece",
+    "TextToolCallParser",
+    "ToolCallPiece",
+    "join_text",
+    "python_literal_object",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -348,6 +356,35 @@ def _partial_marker(buf: str) -> int:
     return 0
 
 
+def python_literal_object(raw: str) -> dict[str, Any] | None:
+    """The object argument text holds when a model wrote it as a Python literal, not JSON
+    (`{'city': 'Oslo', 'metric': True, 'unit': None}`: small models do); None when it is
+    not one. `ast.literal_eval` reads literals only: nothing in the text runs. A value JSON
+    cannot hold (a tuple, a set, bytes, a key that is not a text, inf or nan) makes it no
+    object, so what the tool gets is what JSON could have said."""
+    text = raw.strip()
+    if not text.startswith("{"):
+        return None
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+    return value if isinstance(value, dict) and _json_like(value) else None
+
+
+def _json_like(value: object) -> bool:
+    """Whether `value` is made only of what JSON holds (finite numbers, text keys)."""
+    if value is None or isinstance(value, str | bool | int):
+        return True
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, list):
+        return all(_json_like(item) for item in value)
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _json_like(v) for k, v in value.items())
+    return False
+
+
 def _is_name(name: str) -> bool:
     return bool(name) and len(name) <= 128 and not any(c.isspace() for c in name)
 
@@ -371,7 +408,14 @@ def _read_calls(text: str, names: frozenset[str] | None, *, tagged: bool) -> lis
         try:
             value, at = decoder.raw_decode(text, at)
         except ValueError:
-            return _unreadable_call(text[at:]) if tagged and not values else []
+            if not (tagged and not values):
+                return []
+            # a call written as a Python literal (`{'name': 'f', 'arguments': {...}}`)
+            literal = python_literal_object(text[at:])
+            if literal is None:
+                return _unreadable_call(text[at:])
+            values.append(literal)
+            break
         values.extend(value if isinstance(value, list) else [value])
     calls = [_call(value, names, tagged=tagged) for value in values]
     if not calls or any(call is None for call in calls):

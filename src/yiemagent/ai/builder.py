@@ -23,9 +23,7 @@ of argument text, also used by providers that assemble calls themselves.
 
 from __future__ import annotations
 
-import ast
 import logging
-import math
 import re
 import uuid
 from collections.abc import Callable, Collection, Mapping
@@ -33,7 +31,12 @@ from typing import Any, Literal
 
 import jiter
 
-from yiemagent.ai._text_tool_calls import TextPiece, TextToolCallParser, ToolCallPiece
+from yiemagent.ai._text_tool_calls import (
+    TextPiece,
+    TextToolCallParser,
+    ToolCallPiece,
+    python_literal_object,
+)
 from yiemagent.ai.models import calculate_cost
 from yiemagent.types.messages import (
     AssistantMessage,
@@ -332,36 +335,7 @@ def _final_arguments(raw: str) -> dict[str, Any] | None:
         stray = str(exc).startswith("trailing characters") and end > 0
         if stray and set(data[end:]) <= _STRAY_CLOSERS:
             return parse_json_object(data[:end].decode(errors="replace"))
-    return _python_literal_object(raw)
-
-
-def _python_literal_object(raw: str) -> dict[str, Any] | None:
-    """The object argument text holds when a model wrote it as a Python literal, not JSON
-    (`{'city': 'Oslo', 'metric': True, 'unit': None}`: small models do); None when it is
-    not one. `ast.literal_eval` reads literals only: nothing in the text runs. A value JSON
-    cannot hold (a tuple, a set, bytes, a key that is not a text, inf or nan) makes it no
-    object, so what the tool gets is what JSON could have said."""
-    text = raw.strip()
-    if not text.startswith("{"):
-        return None
-    try:
-        value = ast.literal_eval(text)
-    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-        return None
-    return value if isinstance(value, dict) and _json_like(value) else None
-
-
-def _json_like(value: object) -> bool:
-    """Whether `value` is made only of what JSON holds (finite numbers, text keys)."""
-    if value is None or isinstance(value, str | bool | int):
-        return True
-    if isinstance(value, float):
-        return math.isfinite(value)
-    if isinstance(value, list):
-        return all(_json_like(item) for item in value)
-    if isinstance(value, dict):
-        return all(isinstance(k, str) and _json_like(v) for k, v in value.items())
-    return False
+    return python_literal_object(raw)
 
 
 def parse_partial_json(text: str) -> dict[str, Any]:
