@@ -524,3 +524,33 @@ def test_a_dash_for_a_file_only_option_is_one_line(
     assert code != 0
     assert err.strip().splitlines() == [err.strip()] and err.startswith(f"yiem: error: {flag} -: ")
     assert not (tmp_path / "-").exists()
+
+
+def test_the_summary_line_says_what_the_judge_spent(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The grading model's tokens and cost were in no line of `yiem eval`: an eval judged
+    by a paid model cost more than its summary said."""
+    (tmp_path / "grade.py").write_text(
+        "from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call\n"
+        "from yiemagent.evals import judge\n"
+        "from yiemagent.types import Cost, Usage\n"
+        "spent = Usage(input=40, output=8, total_tokens=48, cost=Cost(total=0.0005))\n"
+        "verdict = {'reason': 'It names Paris.', 'passed': True}\n"
+        "grader = FauxModel([faux_message(faux_tool_call('final_result', verdict), "
+        "usage=spent)], model_id='judge-cli')\n"
+        "def graded(rubric):\n"
+        "    return judge(rubric, model=grader.model)\n"
+    )
+    text = """\
+cases:
+  - name: capital
+    input: Capital of France?
+    metadata: {script: say, text: Paris.}
+    checks: [{"grade.py:graded": The answer names Paris.}]
+"""
+    code = main(["eval", str(dataset(tmp_path, text)), "--agent", AGENT])
+    shown = capsys.readouterr()
+    assert code == 0, shown.out + shown.err
+    assert "1/1 cases passed, 0 failed; 15 tokens, $0.0010" in shown.out
+    assert "; judge: 48 tokens, $0.0005" in shown.out
