@@ -133,3 +133,29 @@ def test_no_worker_that_can_start_is_one_error_and_a_rerun_resumes(tmp_path: Pat
     )
     report = run_batch(tasks, make_faux_agent, results=out, workers="pool", processes=1)
     assert report.ok == 3
+
+
+def test_a_script_without_a_main_guard_is_told_to_add_one(tmp_path: Path) -> None:
+    """A pool worker imports the driver's script to find `make_agent`; a script that calls
+    run_batch at module level would start the batch again in each worker. That call says
+    to add the `__main__` guard, instead of 'results file ... is in use by another batch'."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "no_guard.py"
+    script.write_text(
+        "from yiemagent import Agent\n"
+        "from yiemagent.ai.providers.faux import FauxModel\n"
+        "from yiemagent.batch import run_batch\n"
+        "def make_agent(task):\n"
+        "    fm = FauxModel(['ok'])\n"
+        "    return Agent(model=fm.model, stream_fn=fm.stream_fn)\n"
+        "run_batch([{'id': 1, 'prompt': 'p'}], make_agent, results='r.jsonl',\n"
+        "          workers='pool', processes=1, progress=False)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode != 0
+    assert 'if __name__ == "__main__":' in done.stderr, done.stderr
+    assert "in use by another running batch" not in done.stderr, done.stderr

@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import functools
 import logging
+import multiprocessing
 import signal as os_signal
 import sys
 import threading
@@ -193,8 +194,17 @@ async def run_batch_async(
 
     Raises:
         BatchError: a malformed task or option, a results file in use or not a results
-            file, a missing backend, or a failed write (lines written stay whole).
+            file, a missing backend, a failed write (lines written stay whole), or a call
+            made while a worker process imports the script (no `__main__` guard).
     """
+    # A spawned worker imports the driver's script to find make_agent: a script calling
+    # run_batch at module level would start the batch again in each worker (the stdlib's own
+    # check of this case, multiprocessing.spawn, reads the same flag).
+    if getattr(multiprocessing.current_process(), "_inheriting", False):
+        raise BatchError(
+            "run_batch was called while a worker process imported your script to find "
+            'make_agent: put the call under `if __name__ == "__main__":`'
+        )
     for option, value, least in (("concurrency", concurrency, 1), ("retries", retries, 0)):
         if isinstance(value, bool) or not isinstance(value, int) or value < least:
             raise BatchError(f"{option} must be a whole number >= {least}, not {value!r}")
