@@ -240,3 +240,27 @@ def test_yaml_values_are_read_as_yaml_1_2_so_a_written_text_stays_text(tmp_path:
         "tool_called('lights', args={'on': True, 'off': False, 'level': 7})",
     ]
     assert case.checks[0](EvalRun(case, 0, "ok", "It is NO.")).passed
+
+
+def test_a_check_file_is_imported_as_python_imports_a_module(tmp_path: Path) -> None:
+    # Run outside `sys.modules`, a check file declaring a dataclass with a ClassVar could
+    # not be imported ('NoneType' object has no attribute '__dict__').
+    write(
+        tmp_path,
+        "limits.py",
+        "from __future__ import annotations\n"
+        "from dataclasses import dataclass\n"
+        "from typing import ClassVar\n\n"
+        "@dataclass\n"
+        "class Limit:\n"
+        "    most: int\n"
+        "    kind: ClassVar[str] = 'characters'\n\n"
+        "def at_most(n):\n"
+        "    limit = Limit(n)\n"
+        "    return lambda run: len(run.text) <= limit.most\n",
+    )
+    text = "cases: [{name: a, input: hi, checks: [{limits.py:at_most: 5}]}]\n"
+    data = Dataset.load(write(tmp_path, "d.yaml", text))
+    [check] = data.cases[0].checks
+    assert check(EvalRun(data.cases[0], 0, "ok", "short")) is True
+    assert check(EvalRun(data.cases[0], 0, "ok", "far too long")) is False

@@ -20,6 +20,7 @@ import importlib.util
 import inspect
 import json
 import re
+import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from os import PathLike
@@ -323,10 +324,18 @@ def _function_check(file: Path, where: str, name: str) -> Callable[..., Any]:
 
 
 def _module_from_file(path: Path) -> Any:
+    # Imported as Python's own recipe does: in `sys.modules` before it runs, so it stays
+    # alive for the process (a model or client its checks reach only weakly, a FauxModel,
+    # was collected between cases) and a dataclass in it can find its module.
     name = f"yiem_eval_checks_{abs(hash(str(path.resolve())))}"
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
         raise ImportError(f"{path} is not a Python file")
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(name, None)
+        raise
     return module
