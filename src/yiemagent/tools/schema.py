@@ -170,7 +170,7 @@ _SCHEMA_WORDS = frozenset({"type", "required", "additionalProperties", "$schema"
 
 
 def _wrapped(arguments: dict[str, Any], schema: Mapping[str, Any]) -> dict[str, Any] | None:
-    """The object inside a wrapper a model put around its arguments (cloudwego/eino#385:
+    """The object inside a wrapper a model put around its arguments (a small model wrote
     `{"properties": {"city": "Paris"}}`), when the schema proves the wrapper is no argument:
     the wrapper key, and any schema keyword beside `properties`, is none of its properties.
     The caller keeps it only when it validates where the wrapped arguments did not."""
