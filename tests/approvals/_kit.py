@@ -7,7 +7,9 @@ import asyncio
 from collections.abc import Sequence
 from typing import Any
 
-from yiemagent import AgentTool, AssistantMessage, Message, ToolResultMessage
+from yiemagent import Agent, AgentTool, AssistantMessage, Message, ToolResultMessage
+from yiemagent.ai.providers.faux import FauxModel
+from yiemagent.sessions import SessionStore
 
 SCHEMA: dict[str, Any] = {"type": "object", "properties": {"n": {"type": "integer"}}}
 
@@ -35,6 +37,18 @@ def recording_tool(
         parallel=True,
         timeout_s=timeout_s,
         requires_approval=requires_approval,
+    )
+
+
+def stored_agent(fm: FauxModel, store: SessionStore, ran: list[str]) -> Agent[Any]:
+    """An Agent on session "s" of `store`, answered by `fm`, whose one tool `rm` needs
+    approval and records its runs in `ran`: two of them stand for two processes."""
+    return Agent(
+        model=fm.model,
+        stream_fn=fm.stream_fn,
+        tools=[recording_tool("rm", ran, requires_approval=True)],
+        session_store=store,
+        session_id="s",
     )
 
 

@@ -7,15 +7,14 @@ the call once."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from yiemagent import Agent, SqliteSessionStore, ToolResultMessage
+from yiemagent import SqliteSessionStore, ToolResultMessage
 from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
 from yiemagent.types import text_of
 
-from ._kit import recording_tool, transcript_problems
+from ._kit import stored_agent, transcript_problems
 
 
 @pytest.mark.parametrize("last", ["reject", "approve"])
@@ -24,16 +23,7 @@ async def test_the_last_decision_counts_also_from_another_agent(tmp_path: Path, 
     store = SqliteSessionStore(tmp_path / "s.db")
     fm = FauxModel([faux_message(faux_tool_call("rm", {"n": 1}, id="c1")), "done"])
 
-    def agent() -> Agent[Any]:
-        return Agent(
-            model=fm.model,
-            stream_fn=fm.stream_fn,
-            tools=[recording_tool("rm", ran, requires_approval=True)],
-            session_store=store,
-            session_id="s",
-        )
-
-    first = agent()
+    first = stored_agent(fm, store, ran)
     await first.prompt("remove it")
     if last == "reject":
         first.approve("c1")
@@ -41,7 +31,7 @@ async def test_the_last_decision_counts_also_from_another_agent(tmp_path: Path, 
         first.reject("c1", "not yet")
     await first.close()
 
-    second = agent()  # as another process would: the first decision is stored
+    second = stored_agent(fm, store, ran)  # as another process would: the first decision is stored
     (held,) = second.pending_approvals
     assert held.decision is not None and held.decision.approved is (last == "reject")
     if last == "reject":

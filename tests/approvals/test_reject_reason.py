@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from yiemagent import Agent, ConfigError, SqliteSessionStore, ToolResultMessage
+from yiemagent import ConfigError, SqliteSessionStore, ToolResultMessage
 from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
 from yiemagent.types import text_of
 
-from ._kit import recording_tool
+from ._kit import stored_agent
 
 BAD_REASONS: list[Any] = [{"why": "no"}, ["no"], 42, b"no", "bad \ud800 text"]
 
@@ -27,16 +27,7 @@ async def test_a_bad_reason_is_refused_before_anything_is_recorded(
     store = SqliteSessionStore(tmp_path / "s.db")
     fm = FauxModel([faux_message(faux_tool_call("rm", {"n": 1}, id="c1")), "not removed"])
 
-    def agent() -> Agent[Any]:
-        return Agent(
-            model=fm.model,
-            stream_fn=fm.stream_fn,
-            tools=[recording_tool("rm", ran, requires_approval=True)],
-            session_store=store,
-            session_id="s",
-        )
-
-    first = agent()
+    first = stored_agent(fm, store, ran)
     await first.prompt("remove it")
     stored_before = store.load_state("s", "held_tool_calls")
     with pytest.raises(ConfigError, match="reason"):
@@ -45,7 +36,7 @@ async def test_a_bad_reason_is_refused_before_anything_is_recorded(
     assert store.load_state("s", "held_tool_calls") == stored_before  # store unchanged
     await first.close()
 
-    second = agent()  # another process would see the same: no decision
+    second = stored_agent(fm, store, ran)  # another process would see the same: no decision
     assert second.pending_approvals[0].decision is None
     second.reject("c1", "not today")
     answer = await second.resume()
