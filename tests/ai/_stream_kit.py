@@ -1,19 +1,22 @@
 """What the property tests of streamed tool calls share (`test_openai_tool_call_property`,
 `test_openai_responses_property`, `test_anthropic_tool_call_property`): the arguments
 strategy, JSON cut into fragments, the calls' events interleaved as servers send them,
-the hypothesis settings, one streamed call run to its message, and the check that every
-call kept exactly its own id, name and arguments. The replay server they share across
-examples is the `stream_server` fixture (conftest). No tests live here."""
+the hypothesis settings, one streamed call run to its message, each block's deltas joined
+at its end, and the check that every call kept exactly its own id, name and arguments.
+The replay server they share across examples is the `stream_server` fixture (conftest).
+No tests live here."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Sequence
+import json
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
 from hypothesis import HealthCheck, settings, strategies as st
 
 from yiemagent.types.messages import AssistantMessage
+from yiemagent.types.model import AssistantMessageEvent
 
 T = TypeVar("T")
 
@@ -82,3 +85,22 @@ def assert_each_call_kept_its_own(
         (f"{id_prefix}{i}", f"tool_{i}", args) for i, args in enumerate(calls)
     ]
     assert all(c.partial_json is None for c in message.tool_calls)
+
+
+def joined_at_end(events: Iterable[AssistantMessageEvent]) -> tuple[list[str], list[Any]]:
+    """Each block's deltas joined at its end, as pi-mono's stream test reads them: the texts
+    at their `text_end`, and the calls' arguments (parsed JSON) at their `toolcall_end`,
+    each list in the order the blocks ended."""
+    joined: dict[int, str] = {}
+    texts: list[str] = []
+    ended: list[Any] = []
+    for event in events:
+        if event.type in ("toolcall_start", "text_start"):
+            joined[event.content_index] = ""
+        elif event.type in ("toolcall_delta", "text_delta"):
+            joined[event.content_index] += event.delta
+        elif event.type == "toolcall_end":
+            ended.append(json.loads(joined[event.content_index]))
+        elif event.type == "text_end":
+            texts.append(joined[event.content_index])
+    return texts, ended

@@ -18,6 +18,7 @@ from tests.ai._stream_kit import (
     assert_each_call_kept_its_own,
     fragments,
     interleave,
+    joined_at_end,
     property_settings,
     streamed,
 )
@@ -96,17 +97,6 @@ def test_each_blocks_deltas_join_to_it_before_its_end(
         )
         return [event async for event in answer]
 
-    joined: dict[int, str] = {}
-    texts: list[str] = []
-    ended: list[dict[str, Any]] = []
-    for event in asyncio.run(run()):
-        if event.type in ("toolcall_start", "text_start"):
-            joined[event.content_index] = ""
-        elif event.type in ("toolcall_delta", "text_delta"):
-            joined[event.content_index] += event.delta
-        elif event.type == "toolcall_end":
-            ended.append(json.loads(joined[event.content_index]))
-        elif event.type == "text_end":
-            texts.append(joined[event.content_index])
+    texts, ended = joined_at_end(asyncio.run(run()))
     assert texts == [text]
     assert ended == calls

@@ -17,6 +17,7 @@ from tests.ai._stream_kit import (
     assert_each_call_kept_its_own,
     fragments,
     interleave,
+    joined_at_end,
     property_settings,
     streamed,
 )
@@ -106,13 +107,5 @@ def test_each_calls_deltas_join_to_its_arguments_before_its_end(
         answer = stream(model, Context("", [UserMessage("go")]), StreamOptions(api_key="k-1234"))
         return [event async for event in answer]
 
-    joined: dict[int, str] = {}
-    ended: list[dict[str, Any]] = []
-    for event in asyncio.run(run()):
-        if event.type == "toolcall_start":
-            joined[event.content_index] = ""
-        elif event.type == "toolcall_delta":
-            joined[event.content_index] += event.delta
-        elif event.type == "toolcall_end":
-            ended.append(json.loads(joined[event.content_index]))
+    _, ended = joined_at_end(asyncio.run(run()))
     assert ended == calls

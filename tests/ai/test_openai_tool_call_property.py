@@ -16,6 +16,7 @@ from tests.ai._stream_kit import (
     assert_each_call_kept_its_own,
     fragments,
     interleave,
+    joined_at_end,
     property_settings,
     streamed,
 )
@@ -90,15 +91,7 @@ def test_each_calls_deltas_join_to_its_arguments_before_its_end(
         )
         return [event async for event in stream]
 
-    joined: dict[int, str] = {}
-    ended: list[dict[str, Any]] = []
-    for event in asyncio.run(events()):
-        if event.type == "toolcall_start":
-            joined[event.content_index] = ""
-        elif event.type == "toolcall_delta":
-            joined[event.content_index] += event.delta
-        elif event.type == "toolcall_end":
-            ended.append(json.loads(joined[event.content_index]))
+    _, ended = joined_at_end(asyncio.run(events()))
     assert ended == calls
 
 
