@@ -205,13 +205,12 @@ async def run_batch_async(
             "run_batch was called while a worker process imported your script to find "
             'make_agent: put the call under `if __name__ == "__main__":`'
         )
-    for option, value, least in (("concurrency", concurrency, 1), ("retries", retries, 0)):
+    whole = [("concurrency", concurrency, 1), ("retries", retries, 0)]
+    if processes is not None:  # None: measured for this machine
+        whole.append(("processes", processes, 1))
+    for option, value, least in whole:
         if isinstance(value, bool) or not isinstance(value, int) or value < least:
             raise BatchError(f"{option} must be a whole number >= {least}, not {value!r}")
-    if processes is not None and (
-        isinstance(processes, bool) or not isinstance(processes, int) or processes < 1
-    ):
-        raise BatchError(f"processes must be a whole number >= 1, not {processes!r}")
     if timeout_s is not None and timeout_s <= 0:
         raise BatchError(f"timeout_s must be positive seconds, not {timeout_s}")
     if backend not in ("local", "ray"):
