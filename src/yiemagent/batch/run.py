@@ -27,6 +27,7 @@ from yiemagent.batch.progress import BatchProgress, ProgressMode
 from yiemagent.batch.results import ResultsFile, TaskResult
 from yiemagent.batch.tasks import BatchTask, TaskSource, load_tasks
 from yiemagent.errors import BatchError
+from yiemagent.types.tools import is_whole_number
 
 __all__ = ["Backend", "BatchReport", "Workers", "run_batch", "run_batch_async"]
 
@@ -209,7 +210,7 @@ async def run_batch_async(
     if processes is not None:  # None: measured for this machine
         whole.append(("processes", processes, 1))
     for option, value, least in whole:
-        if isinstance(value, bool) or not isinstance(value, int) or value < least:
+        if not is_whole_number(value, least):
             raise BatchError(f"{option} must be a whole number >= {least}, not {value!r}")
     if timeout_s is not None and timeout_s <= 0:
         raise BatchError(f"timeout_s must be positive seconds, not {timeout_s}")

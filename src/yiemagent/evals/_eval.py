@@ -20,6 +20,7 @@ from yiemagent.evals._dataset import Dataset
 from yiemagent.evals._outcomes import CaseReport, CheckOutcome, RunReport
 from yiemagent.evals._report import EvalReport
 from yiemagent.types.callbacks import is_async_callable, maybe_await
+from yiemagent.types.tools import is_whole_number
 
 __all__ = ["run_eval", "task_id"]
 
@@ -78,7 +79,7 @@ async def run_eval(
         BatchError: as `run_batch_async` (a bad option, a results file in use).
     """
     for option, value in (("repeat", repeat), ("concurrency", concurrency)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        if not is_whole_number(value, 1):
             raise ConfigError(f"{option} must be a whole number >= 1, not {value!r}")
     data = dataset if isinstance(dataset, Dataset) else Dataset(dataset)
     runs: dict[str, tuple[Case, int]] = {}

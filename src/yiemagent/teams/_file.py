@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 from yiemagent.agent import Agent, Handoff, speaking_agent
 from yiemagent.errors import ConfigError, YiemAgentError
 from yiemagent.types import Model, UsageLimits
+from yiemagent.types.tools import is_whole_number
 
 if TYPE_CHECKING:
     from yiemagent.mcp import MCPServer
@@ -373,7 +374,7 @@ def _text(value: Any) -> str:
 def _count(value: Any, least: int = 0) -> int:
     """A whole number of at least `least` (the Agent's own bound, so that the file's
     message states the rule the Agent would apply)."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < least:
+    if not is_whole_number(value, least):
         raise _Problem(f"must be a whole number >= {least}, not {value!r}")
     return value
 

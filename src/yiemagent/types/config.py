@@ -25,6 +25,7 @@ from yiemagent.types.tools import (
     BeforeToolCallResult,
     ToolApproval,
     is_seconds,
+    is_whole_number,
 )
 
 __all__ = [
@@ -120,12 +121,10 @@ class AgentLoopConfig(ProviderOptions):
             )
         for name in ("max_parallel_tools", "max_turns"):
             value = getattr(self, name)
-            if value is not None and (
-                isinstance(value, bool) or not isinstance(value, int) or value < 1
-            ):
+            if value is not None and not is_whole_number(value, 1):
                 raise ConfigError(f"{name} must be a whole number >= 1 or None, not {value!r}")
         retries = self.output_retries
-        if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
+        if not is_whole_number(retries, 0):
             raise ConfigError(f"output_retries must be a whole number >= 0, not {retries!r}")
         for name in ("tool_timeout_s", "stream_idle_timeout_s"):
             value = getattr(self, name)

@@ -6,7 +6,7 @@ import inspect
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal, TypeAlias, TypeGuard
 
 from yiemagent.errors import ConfigError, YiemAgentError
 from yiemagent.types.messages import (
@@ -43,6 +43,8 @@ __all__ = [
     "ValidateArguments",
     "binds",
     "check_tool_name",
+    "is_seconds",
+    "is_whole_number",
 ]
 
 TOOL_NAME_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -97,6 +99,15 @@ def is_seconds(value: object) -> bool:
     (not a bool, not NaN; a text such as "30" is no number: a caller passing one gets told
     so, not a `TypeError` from a comparison later)."""
     return isinstance(value, int | float) and not isinstance(value, bool) and value > 0
+
+
+def is_whole_number(value: object, least: int) -> TypeGuard[int]:
+    """Whether `value` is a whole number of at least `least`: an `int` (not a bool, which
+    Python counts as one; not a float such as 2.0; not a text such as "3") with
+    `value >= least`. The one check behind every "a whole number >= N" option (the loop's
+    bounds, an agent file's counts, eval and batch options); each caller words its own
+    message, naming the option."""
+    return isinstance(value, int) and not isinstance(value, bool) and value >= least
 
 
 @dataclass(slots=True)
