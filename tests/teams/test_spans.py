@@ -98,3 +98,40 @@ async def test_a_sub_agent_records_no_content_when_its_parent_does_not() -> None
     assert {s.name for s in spans} >= {"invoke_agent researcher", "execute_tool researcher"}
     recorded = repr([(s.attributes, s.status.description, s.events) for s in spans])
     assert "SUB-SECRET" not in recorded and "LEAD-SECRET" not in recorded
+
+
+@pytest.mark.parametrize(
+    ("parent", "own", "recorded"),
+    [(True, None, True), (False, None, False), (False, True, True), (True, False, False)],
+    ids=["parent-on", "parent-off", "own-on", "own-off"],
+)
+async def test_a_sub_agent_records_content_as_its_parent_unless_it_chose(
+    parent: bool, own: bool | None, recorded: bool
+) -> None:
+    """The parent run's `trace_content` carries down to a sub-agent that sets none (as
+    openai-agents' `as_tool` runs the nested agent with the parent's run config, its
+    `trace_include_sensitive_data` included); one that sets its own keeps it. Before, a
+    sub-agent's spans recorded no content under a parent that asked for it."""
+    provider = TracerProvider()
+    memory = InMemorySpanExporter()
+    provider.add_span_processor(SimpleSpanProcessor(memory))
+    choice = {} if own is None else {"trace_content": own}
+    researcher, _ = scripted("researcher", ["found"], **choice)
+    lead, _ = scripted(
+        "lead",
+        [calls(("researcher", {"input": "x"})), "done"],
+        tools=[researcher.as_tool()],
+        tracer_provider=provider,
+        trace_content=parent,
+    )
+
+    await lead.prompt("go")
+
+    spans = memory.get_finished_spans()
+    [sub_run] = [s for s in spans if s.name == "invoke_agent researcher"]
+    [sub_chat] = [
+        s for s in spans if s.parent is not None and s.parent.span_id == sub_run.context.span_id
+    ]
+    assert sub_chat.name.startswith("chat ")
+    assert ("gen_ai.input.messages" in (sub_chat.attributes or {})) is recorded
+    assert ("gen_ai.system_instructions" in (sub_run.attributes or {})) is recorded

@@ -118,6 +118,7 @@ async def _call(
         messages=resume.messages if resume is not None else None,
         usage_limits=_budget(agent._config.get("usage_limits"), frame),
         tracer_provider=frame.tracer_provider if frame is not None else None,
+        trace_content=frame.trace_content if frame is not None else False,
     )
     if resume is not None:
         sub._driver.held = resume.held
@@ -223,9 +224,11 @@ def fresh_copy(
     messages: list[Any] | None = None,
     usage_limits: UsageLimits | None = None,
     tracer_provider: Any = None,
+    trace_content: bool = False,
 ) -> AgentLike:
     """A new `Agent` with `agent`'s configuration as it is now (its tool store, model,
-    prompt, team), its own state, no session store and no `on_event`."""
+    prompt, team), its own state, no session store and no `on_event`; `tracer_provider`
+    and `trace_content` (the parent run's) where `agent` set none of its own."""
     options = dict(agent._config)
     model = agent.state.model
     if model is None and agent._driver.placeholder is None:
@@ -250,4 +253,6 @@ def fresh_copy(
     )
     if options.get("tracer_provider") is None:
         options["tracer_provider"] = tracer_provider
+    if options.get("trace_content") is None:
+        options["trace_content"] = trace_content
     return type(agent)(**options)

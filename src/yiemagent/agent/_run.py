@@ -325,7 +325,13 @@ class RunDriver:
             emit = team.wrap(self._make_emit(signal, recorder))
             stream_fn = team.stream_fn(self.stream_fn)
             limits, tracer = config.usage_limits, config.tracer_provider
-            async with team.running(emit, prompts, limits=limits, tracer_provider=tracer):
+            async with team.running(
+                emit,
+                prompts,
+                limits=limits,
+                tracer_provider=tracer,
+                trace_content=config.trace_content,
+            ):
                 if prompts is None:
                     new = await run_agent_loop_continue(
                         context, config, emit, signal, stream_fn, converter=converter

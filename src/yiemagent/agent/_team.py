@@ -256,6 +256,9 @@ class RunFrame:
     resumes: dict[str, NestedHold] = field(default_factory=dict)
     """Held sub-runs to continue (a resumed run), by call id; taken when continued."""
     tracer_provider: Any = None
+    trace_content: bool = False
+    """Whether the run records content in its spans: a sub-agent that sets no
+    `trace_content` of its own records as its parent does."""
 
 
 class TeamRun:
@@ -463,6 +466,7 @@ class TeamRun:
         *,
         limits: UsageLimits | None,
         tracer_provider: Any,
+        trace_content: bool,
     ) -> AsyncIterator[None]:
         """While the run goes: its `RunFrame` is current, and the input guardrails of the
         prompts run beside the first model call (a trip aborts it at once)."""
@@ -474,6 +478,7 @@ class TeamRun:
             self._holds,
             self._resumes,
             tracer_provider,
+            trace_content,
         )
         token = current_frame.set(self.frame)
         if prompts:

@@ -156,7 +156,7 @@ class Agent(Generic[OutputT]):
         session_store: SessionStore | None = None,
         usage_limits: UsageLimits | None = None,
         tracer_provider: Any = None,
-        trace_content: bool = False,
+        trace_content: bool | None = None,
         output_type: type[OutputT] | OutputSpec[OutputT] | Mapping[str, Any] | None = None,
         output_retries: int = DEFAULT_OUTPUT_RETRIES,
         name: str = "assistant",
@@ -713,7 +713,9 @@ _LOOP_OPTIONS = (
 def loop_hooks(options: Mapping[str, Any], placeholder: Model) -> AgentLoopConfig:
     """The `Agent` constructor's hooks and bounds as an `AgentLoopConfig`, with
     `placeholder` as its model: each run's config names the model the run uses."""
-    return AgentLoopConfig(model=placeholder, **{name: options[name] for name in _LOOP_OPTIONS})
+    given = {name: options[name] for name in _LOOP_OPTIONS}
+    given["trace_content"] = bool(given["trace_content"])  # None: as the parent run, else off
+    return AgentLoopConfig(model=placeholder, **given)
 
 
 def check_options(options: Mapping[str, Any]) -> None:
