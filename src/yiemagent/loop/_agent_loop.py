@@ -391,6 +391,7 @@ async def _run_turns(run: LoopRun) -> AgentEndReason:
     turn: TurnContext | None = None
     reason: AgentEndReason = "stop"
     call_model = True  # false after approved calls that all terminate the run
+    answered = False  # the output was accepted: the run ends unless messages came
     if run.config.approvals and (decided := decided_held_calls(run.context, run.config)):
         turn, terminate = await answer_held_calls(run, *decided)
         if run.held:
@@ -399,10 +400,11 @@ async def _run_turns(run: LoopRun) -> AgentEndReason:
             return "aborted"
         if terminate:
             call_model, reason = False, "terminate"
+        elif run.output is not None and run.output.accepted_in(decided[0], run.context.messages):
+            call_model, answered = False, True  # the held batch also gave the output
     if run.config.approvals:  # each decision was for a held call: a later call that reuses
         run.config = dataclasses.replace(run.config, approvals=None)  # its id is asked anew
     pending = await _poll(run, run.config.get_steering_messages, "get_steering_messages")
-    answered = False  # the output was accepted: the run ends unless messages came
     while True:
         has_more_tool_calls, call_model = call_model, True
         while has_more_tool_calls or pending:

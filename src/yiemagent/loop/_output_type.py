@@ -13,6 +13,7 @@ the problems. After `retries` invalid outputs the run ends in error saying why.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,6 +21,7 @@ from yiemagent.errors import ConfigError
 from yiemagent.types import (
     AbortSignal,
     AgentContext,
+    AgentMessage,
     AgentTool,
     AgentToolResult,
     AssistantMessage,
@@ -120,6 +122,27 @@ class OutputRun:
         return AgentToolResult([TextContent(ACCEPTED_TEXT)], {"output": self.spec.to_json(value)})
 
     # ── after each turn ────────────────────────────────────────────────────
+
+    def accepted_in(self, message: AssistantMessage, messages: Sequence[AgentMessage]) -> bool:
+        """On resume, once the calls `message` held for approval are answered: whether
+        `message` gave a valid output (an output tool call of it answered `ACCEPTED_TEXT`
+        among `messages`); then `value` is that call's value, validated again from the
+        arguments it ran with. The model read that its result was accepted, so the batch
+        it held ends the run as it would have without the hold (another process may
+        resume, so the value is read back from the transcript, not kept)."""
+        answers = {m.tool_call_id: m for m in messages if isinstance(m, ToolResultMessage)}
+        for call in message.tool_calls:
+            answer = answers.get(call.id)
+            if call.name != self.spec.name or answer is None or answer.is_error:
+                continue
+            if text_of(answer.content) != ACCEPTED_TEXT:
+                continue
+            try:
+                self.value = self.spec.validate(answer.executed_arguments or call.arguments)
+            except OutputValidationError:  # the type changed since: ask the model again
+                return False
+            return True
+        return False
 
     def check(
         self, message: AssistantMessage, tool_results: list[ToolResultMessage], model: Model

@@ -1,0 +1,89 @@
+"""A valid output given in the same reply as a call held for approval (DESIGN §14):
+pydantic-ai #3791 asks what such a batch means. The model read "Final result accepted."
+for its `final_result`, so once the held call is decided the run ends with that value, as
+the batch would have without the hold; the model is not asked again (it was, and its
+"done" in words then failed the output type)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from yiemagent import Agent, AgentTool, InMemorySessionStore
+from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
+from yiemagent.types import OutputMessage, text_of
+
+from ._kit import Person
+
+
+def pay_and_answer() -> Any:
+    return faux_message(
+        faux_tool_call("pay", {}, id="c1"),
+        faux_tool_call("final_result", {"name": "Ann", "age": "31"}, id="c2"),
+    )
+
+
+def agent_on(fm: FauxModel, store: InMemorySessionStore, paid: list[str]) -> Agent[Any]:
+    """An agent on session "s" of `store` whose tool `pay` needs approval."""
+
+    async def pay(call_id: str, args: dict[str, Any], *_: Any) -> str:
+        paid.append(call_id)
+        return "paid"
+
+    tool = AgentTool("pay", "pay", "Pay the bill.", {"type": "object"}, pay)
+    tool.requires_approval = True
+    return Agent(
+        model=fm.model,
+        stream_fn=fm.stream_fn,
+        tools=[tool],
+        output_type=Person,
+        session_store=store,
+        session_id="s",
+    )
+
+
+@pytest.mark.parametrize("decision", ["approve", "reject"])
+async def test_the_output_beside_a_held_call_ends_the_resumed_run(decision: str) -> None:
+    store = InMemorySessionStore()
+    paid: list[str] = []
+    fm = FauxModel([pay_and_answer(), "All done: paid, and Ann is 31."])
+    first = agent_on(fm, store, paid)
+    held = await first.prompt("pay, then tell me who Ann is")
+    assert isinstance(held, OutputMessage) and held.output is None
+    assert [p.tool_call_id for p in first.pending_approvals] == ["c1"]
+    await first.close()
+
+    second = agent_on(fm, store, paid)  # another process, the same session
+    if decision == "approve":
+        second.approve("c1")
+    else:
+        second.reject("c1", reason="not today")
+    reply = await second.resume()
+
+    assert isinstance(reply, OutputMessage)
+    assert reply.output == Person(name="Ann", age=31)  # the arguments as the tool ran them
+    assert fm.call_count == 1
+    assert paid == (["c1"] if decision == "approve" else [])
+    results = {m.tool_call_id: text_of(m.content) for m in second.state.messages
+               if m.role == "toolResult"}  # fmt: skip
+    assert results["c2"] == "Final result accepted."
+    assert ("paid" in results["c1"]) == (decision == "approve")
+    await second.close()
+
+
+async def test_a_steering_message_after_the_held_batch_is_answered_with_a_new_output() -> None:
+    """A message steered in while the held call was decided is answered in the resumed
+    run, as after any valid output; the output is the one the model gives last."""
+    store = InMemorySessionStore()
+    fm = FauxModel([pay_and_answer(), faux_message(faux_tool_call("final_result", {
+        "name": "Bo", "age": 7}))])  # fmt: skip
+    agent = agent_on(fm, store, [])
+    await agent.prompt("pay, then tell me who Ann is")
+    agent.approve("c1")
+    agent.steer("actually, Bo")
+    reply = await agent.resume()
+    assert isinstance(reply, OutputMessage)
+    assert reply.output == Person(name="Bo", age=7)
+    assert fm.call_count == 2
+    await agent.close()
