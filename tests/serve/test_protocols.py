@@ -48,6 +48,24 @@ def test_the_openai_client_says_why_a_request_was_refused() -> None:
     assert store.list_sessions() == []
 
 
+def test_more_than_one_choice_is_refused_not_answered_with_one() -> None:
+    """llama-cpp-python #1906: a server that ignores `n` answers `n=2` with one choice, and
+    the client's `choices[1]` fails far from the cause. A run is one answer: `n` other than
+    1 is a 400 saying so, before any run starts; `n=1` is answered."""
+    import openai
+
+    store = InMemorySessionStore()
+    with faux_server(store) as (url, _):
+        client = OpenAI(base_url=f"{url}/v1", api_key="k", max_retries=0)
+        ask = [{"role": "user", "content": "hi"}]
+        for n in (2, 0, True):
+            with pytest.raises(openai.BadRequestError, match='"n" must be 1'):
+                client.chat.completions.create(model="m", messages=ask, n=n)  # type: ignore[arg-type]
+        assert store.list_sessions() == []
+        reply = client.chat.completions.create(model="m", messages=ask, n=1)
+        assert [c.message.content for c in reply.choices] == ["echo: hi"]
+
+
 def test_the_openai_client_uses_the_agent_as_a_model() -> None:
     store = InMemorySessionStore()
     with faux_server(store, token="t0k") as (url, _):

@@ -8,7 +8,8 @@ output tool, the output as JSON). Each request is a run of a session: the one th
 request, as stateless as the API: it is removed from the store before the answer ends,
 unless the run ended with tool calls held for approval (the answer names them and the
 session; decide them through `/v1/sessions/{sid}/approvals`). Every answer names its
-session in `X-Session-Id`. The request's `tools` are ignored. A run that failed answers
+session in `X-Session-Id`. The request's `tools` are ignored; an `n` other than 1 is a 400
+(a run is one answer). A run that failed answers
 500 with `x-should-retry: false`, so the OpenAI and Anthropic SDKs do not run it again. A
 client that disconnects before the answer's end (a cancelled stream, a timeout) aborts the
 run (`_protocols`).
@@ -135,6 +136,11 @@ class _Completions:
         stream = data.get("stream")
         if stream is not None and not isinstance(stream, bool):  # "false" is truthy
             raise BadRequest(f'"stream" must be true or false, not {stream!r}')
+        choices = data.get("n")
+        if choices is not None and (type(choices) is not int or choices != 1):
+            # A run is one answer: n=2 once got one choice, and a client reading choices[1]
+            # failed far from the cause (llama-cpp-python #1906).
+            raise BadRequest(f'"n" must be 1: an agent run gives one answer, not {choices!r}')
         conversation = _conversation(data)
         named = request.headers.get("x-session-id")
         session_id = named or f"chat-{uuid.uuid4().hex[:16]}"
