@@ -7,6 +7,7 @@ with the difference, and through an Agent the run ends in error carrying it."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import json
 import secrets
@@ -443,3 +444,58 @@ async def test_a_cassette_holding_two_models_replays_each_ones_calls(tmp_path: P
     assert await _ask(judge_only, "Grade: Paris.") == "PASS"
     with pytest.raises(CassetteMismatch, match='- "model": "faux/agent",'):
         await _ask(judge_only, "Capital of France?")
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner),
+    max_leaves=6,
+)
+
+
+def _paths(value: Any, at: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Every place in a JSON value, as the keys and indexes that lead to it."""
+    found = [at]
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found += _paths(item, (*at, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            found += _paths(item, (*at, index))
+    return found
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(data=st.data())
+def test_a_cassette_line_edited_by_hand_is_one_clear_error_or_a_replayed_answer(
+    tmp_path_factory: pytest.TempPathFactory, data: st.DataObject
+) -> None:
+    """Any value of a recorded line replaced by any JSON, or any key removed: `replay`
+    refuses the cassette with a ConfigError naming the line, or the call ends in a message
+    (its answer, or an error saying why), or it is a CassetteMismatch. A line whose request
+    was not an object escaped from the model call as a TypeError, one without its model
+    from `replay` as a KeyError, and one whose message was not an assistant message as a
+    pydantic ValidationError, in the middle of a replayed run."""
+    cassette = tmp_path_factory.mktemp("edited") / "c.jsonl"
+    fm = FauxModel([faux_message("Hello there.", faux_tool_call("echo", {"text": "hi"}))])
+    asyncio.run(_ask(record(fm.model, cassette), "Hi"))
+    entry = json.loads(cassette.read_text())
+    path = data.draw(st.sampled_from(_paths(entry)[1:]))
+    parent = entry
+    for step in path[:-1]:
+        parent = parent[step]
+    if isinstance(parent, dict) and data.draw(st.booleans()):
+        del parent[path[-1]]
+    else:
+        parent[path[-1]] = data.draw(_JSON)
+    cassette.write_text(json.dumps(entry) + "\n")
+
+    try:
+        replaying = replay(cassette)
+    except ConfigError as exc:
+        assert str(exc).startswith(f"cassette {cassette}: line 1 ")
+        return
+    with contextlib.suppress(CassetteMismatch):  # else it ends in a message, not raises
+        asyncio.run(_ask(replaying, "Hi"))

@@ -634,10 +634,34 @@ def replay(path: str | PathLike[str], model: Model | None = None) -> ReplayModel
                 logger.warning("cassette %s: skipping a cut-off last line %d", file, number)
                 continue
             raise ConfigError(f"cassette {file}: line {number} is not JSON ({exc.msg})") from None
-        if not isinstance(entry, dict) or not {"request", "events", "message"} <= set(entry):
-            raise ConfigError(f"cassette {file}: line {number} is not a recorded call")
+        why = _not_a_recording(entry)
+        if why:
+            raise ConfigError(f"cassette {file}: line {number} is not a recorded call ({why})")
         entries.append(entry)
     return ReplayModel(_Tape(str(file), entries), None if model is None else _recorded(model))
+
+
+def _not_a_recording(entry: Any) -> str:
+    """Why a cassette line's JSON is not a recording ("" when it is one): checked when the
+    cassette is read, so a line edited by hand is one clear error there, not an exception
+    out of a model call (a provider never raises) in the middle of a replayed run."""
+    if not isinstance(entry, dict) or not {"request", "events", "message"} <= set(entry):
+        return "it needs the keys request, events and message"
+    if not isinstance(entry["request"], dict) or not isinstance(entry["request"].get("model"), str):
+        return "its request is not an object naming its model"
+    if not isinstance(entry["request"].get("messages", []), list):
+        return "its request's messages are not a list"
+    if not isinstance(entry["events"], list) or not all(
+        isinstance(event, dict) and isinstance(event.get("type"), str) for event in entry["events"]
+    ):
+        return "its events are not a list of objects with a type"
+    try:
+        message = message_from_dict(entry["message"])
+    except (ValueError, TypeError):  # pydantic's ValidationError is a ValueError
+        message = None
+    if not isinstance(message, AssistantMessage):
+        return "its message is not an assistant message"
+    return ""
 
 
 def _fail(
