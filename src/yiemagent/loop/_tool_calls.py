@@ -14,6 +14,11 @@ transcript: the result messages, whether the batch terminates the run, calls ans
 without running (a cut-off or failed model answer, an abort, a cancelled task) and the
 calls still without a result (held for approval).
 
+The output tool of a typed run (labelled `OUTPUT_TOOL_LABEL`) is the run's answer, not an
+action: neither tool hook sees it, so a hook that blocks, holds for approval or rewrites
+every call leaves the answer alone (openai-agents and pydantic-ai keep their output apart
+from their tool hooks too). It still has its events and its result message.
+
 Abort (our choice where pi leaves it to the tool): when the run's signal is aborted while a
 tool runs, the tool's own signal (a `child()` of the run's) is aborted at once and the
 pipeline waits up to `ABORT_GRACE_S` for the tool to return. A tool that returns
@@ -86,6 +91,7 @@ from yiemagent.types.callbacks import (
 )
 from yiemagent.types.messages import ensure_unique_tool_call_ids, now_ms, trailing_tool_turn
 from yiemagent.types.observe import RunSpan, ToolSpan
+from yiemagent.types.output import OUTPUT_TOOL_LABEL
 from yiemagent.types.signal import AbortSignal
 from yiemagent.types.tools import HeldToolResult, ToolCallFailed
 
@@ -650,7 +656,8 @@ async def prepare_tool_call(
     *,
     tools: Mapping[str, AgentTool] | None = None,
 ) -> PreparedToolCall | ImmediateOutcome | HeldOutcome:
-    """Resolve the tool, prepare and validate the arguments, ask `before_tool_call`.
+    """Resolve the tool, prepare and validate the arguments, ask `before_tool_call` (not
+    for the output tool: the run's answer is no action to allow).
 
     Args:
         context: the run's context; the tool is looked up in `context.tools`.
@@ -684,7 +691,7 @@ async def prepare_tool_call(
         if not approved and _requires_approval(tool, args):
             return HeldOutcome(tool_call, args)
         hook = config.before_tool_call
-        if hook is not None:
+        if hook is not None and tool.label != OUTPUT_TOOL_LABEL:
             hook_context = BeforeToolCallContext(
                 assistant_message, tool_call, args, context, approved
             )
@@ -926,7 +933,7 @@ async def finalize_executed_tool_call(
     config: AgentLoopConfig,
     signal: AbortSignal | None = None,
 ) -> FinalizedOutcome:
-    """Apply `after_tool_call`.
+    """Apply `after_tool_call` (not to the output tool: the run's answer is kept as given).
 
     Each non-`None` field of the hook's `AfterToolCallResult` replaces that field of the
     result (`is_error` included); the tool's result object is not mutated. The hook raising
@@ -938,7 +945,7 @@ async def finalize_executed_tool_call(
     result = executed.result
     is_error = executed.is_error
     hook = config.after_tool_call
-    if hook is not None:
+    if hook is not None and prepared.tool.label != OUTPUT_TOOL_LABEL:
         try:
             hook_context = AfterToolCallContext(
                 assistant_message, prepared.tool_call, prepared.args, result, is_error, context
