@@ -69,8 +69,10 @@ __all__ = [
     "StreamAssembler",
     "StreamFailed",
     "api_key_for_call",
+    "env_key_names",
     "failure_type",
     "get_env_api_key",
+    "key_hint",
     "open_raw_stream",
     "plain_failure_text",
     "resolve_api_key",
@@ -148,8 +150,9 @@ def stream_sdk(
     return start_call(
         model,
         lambda builder, secrets: _run(api, model, context, opts, builder, secrets),
-        describe=lambda exc: describe_sdk_failure(
-            exc, importlib.import_module(api.sdk), error_type=api.error_type
+        describe=lambda exc: (
+            describe_sdk_failure(exc, importlib.import_module(api.sdk), error_type=api.error_type)
+            + key_hint(exc, model.provider, opts.api_key)
         ),
         name=api.name,
     )
@@ -546,17 +549,41 @@ _SECRET_PATTERNS = re.compile(
 _URL_PASSWORD = re.compile(r"(?<=://)([^/@\s:]*):[^/@\s]+@")
 
 
+def env_key_names(provider: str) -> tuple[str, ...]:
+    """The environment variables `provider`'s key is read from, in order: `ENV_KEYS`'s, else
+    `<PROVIDER>_API_KEY` (upper case, `-` → `_`; "openai-compatible" →
+    `OPENAI_COMPATIBLE_API_KEY`)."""
+    return ENV_KEYS.get(provider) or (provider.upper().replace("-", "_") + "_API_KEY",)
+
+
 def get_env_api_key(provider: str) -> str | None:
     """The API key for `provider` from its environment variable(s), or None.
 
     Unknown providers are tried as `<PROVIDER>_API_KEY` (upper case, `-` → `_`).
     """
-    names = ENV_KEYS.get(provider) or (provider.upper().replace("-", "_") + "_API_KEY",)
-    for name in names:
+    for name in env_key_names(provider):
         value = os.environ.get(name)
         if value:
             return value
     return None
+
+
+def key_hint(exc: BaseException, provider: str, explicit: str | None) -> str:
+    """What to add to the text of a failure the server answered with HTTP 401 (a missing or
+    refused key) when the key was not given in the call (`explicit`): the environment
+    variable it came from, or, when none was sent, the one to set. "" otherwise.
+
+    Why: "HTTP 401 from the server: Invalid API Key" left a user of an OpenAI-compatible
+    server guessing the variable (`OPENAI_COMPATIBLE_API_KEY`, not `OPENAI_API_KEY`). Names
+    only, never the key.
+    """
+    if explicit or getattr(exc, "status_code", None) != 401:
+        return ""
+    names = env_key_names(provider)
+    found = next((name for name in names if os.environ.get(name)), None)
+    if found is not None:
+        return f" (the key sent was {found})"
+    return f" (no key was sent: set {names[0]} in the environment, or api_key= in Python)"
 
 
 def resolve_api_key(provider: str, explicit: str | None) -> str | None:
