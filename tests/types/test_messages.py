@@ -121,3 +121,26 @@ def test_api_keys_stay_out_of_reprs() -> None:
     model = Model(id="m", provider="p", api="faux")
     assert secret not in repr(StreamOptions(api_key=secret))
     assert secret not in repr(AgentLoopConfig(model=model, api_key=secret))
+
+
+@pytest.mark.parametrize(
+    ("blocks", "text"),
+    [
+        ([TextContent("Hello, "), TextContent("world")], "Hello, world"),
+        ([TextContent("Let me check."), ToolCall("c1", "look", {}), TextContent("Done.")],
+         "Let me check.\n\nDone."),
+        ([TextContent("First."), ThinkingContent("hmm"), TextContent("Second.")],
+         "First.\n\nSecond."),
+        ([TextContent(""), ToolCall("c1", "look", {}), TextContent("Only this.")], "Only this."),
+        ([ToolCall("c1", "look", {})], ""),
+    ],
+    ids=["pieces", "around-a-call", "around-thinking", "empty-before-a-call", "no-text"],
+)  # fmt: skip
+def test_an_answers_text_joins_pieces_and_separates_paragraphs(
+    blocks: list[TextContent | ThinkingContent | ToolCall], text: str
+) -> None:
+    """Text blocks side by side are one text in pieces (Anthropic splits an answer at its
+    citations; OpenAI's `output_text` joins its parts with nothing); blocks a call or a
+    thought stands between are paragraphs (pydantic-ai's `ModelResponse.text`). Before,
+    "Let me check." and "Done." around a call read "Let me check.Done."."""
+    assert AssistantMessage(blocks).text == text

@@ -243,8 +243,21 @@ class AssistantMessage:
 
     @property
     def text(self) -> str:
-        """The concatenated text blocks."""
-        return "".join(block.text for block in self.content if isinstance(block, TextContent))
+        """The message's text: text blocks next to each other are one text in pieces (an
+        Anthropic answer split at its citations, OpenAI's `output_text` parts) and are
+        joined as they are; text blocks apart (around a tool call or a thinking block) are
+        paragraphs, joined by a blank line so that their words do not run together. As
+        pydantic-ai's `ModelResponse.text`; "" when there is no text."""
+        pieces: list[str] = []
+        last: object = None
+        for block in self.content:
+            if isinstance(block, TextContent):
+                if isinstance(last, TextContent):
+                    pieces[-1] += block.text
+                else:
+                    pieces.append(block.text)
+            last = block
+        return "\n\n".join(piece for piece in pieces if piece)
 
 
 @dataclass(slots=True)
