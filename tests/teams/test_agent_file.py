@@ -217,7 +217,8 @@ BAD = {
     "an unknown model": ('model = "nowhere/none"', "[agents.router] model: "),
     "an unknown limit": (
         "usage_limits = { max_tokens = 3 }",
-        "[agents.router] usage_limits: unknown limit",
+        "[agents.router] usage_limits: unknown limit 'max_tokens'; the limits are"
+        " max_input_tokens, max_output_tokens, max_total_tokens, max_cost_usd, max_tool_calls",
     ),
     "a missing tool folder": ('tools = ["absent"]', "[agents.router] tools: "),
     "a handoff table with an unknown key": (

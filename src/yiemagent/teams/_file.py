@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import hashlib
 import importlib
 import importlib.util
@@ -488,10 +489,11 @@ def _import_beside(base: Path, module_name: str) -> ModuleType:
 def _limits(value: Any) -> UsageLimits:
     if not isinstance(value, dict):
         raise _Problem("must be a table, e.g. { max_total_tokens = 20000 }")
-    try:
-        return UsageLimits(**value)
-    except TypeError as exc:
-        raise _Problem(f"unknown limit: {exc}") from None
+    known = [f.name for f in dataclasses.fields(UsageLimits)]
+    unknown = [key for key in value if key not in known]
+    if unknown:  # UsageLimits(**value) would say "__init__() got an unexpected keyword"
+        raise _Problem(f"unknown limit {unknown[0]!r}; the limits are {', '.join(known)}")
+    return UsageLimits(**value)
 
 
 def _servers(base: Path, value: Any) -> list[Any]:
