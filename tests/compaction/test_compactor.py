@@ -8,15 +8,21 @@ from __future__ import annotations
 import asyncio
 import base64
 import dataclasses
+import itertools
 import json
 from typing import Any
 
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from yiemagent import Agent, AgentTool, InMemorySessionStore, tool
+from yiemagent import Agent, AgentRunError, AgentTool, InMemorySessionStore, tool
 from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
-from yiemagent.compaction import CompactionInfo, Compactor, estimate_tokens
+from yiemagent.compaction import (
+    CompactionInfo,
+    Compactor,
+    ContextWindowExceeded,
+    estimate_tokens,
+)
 from yiemagent.compaction.compactor import SUMMARY_SYSTEM_PROMPT
 from yiemagent.types import (
     AgentMessage,
@@ -195,18 +201,30 @@ async def test_any_conversation_keeps_each_call_with_its_result_exactly_once(
     compactor = Compactor(model, stream_fn=fm.stream_fn)
     messages = _conversation(turns)
     snapshot = list(messages)
-    view = await compactor(messages, None)
+    try:
+        view = await compactor(messages, None)
+    except ContextWindowExceeded:
+        # only when the last message and its results' least leave no room for an answer
+        assert fm.contexts == [] and messages == snapshot  # before any call
+        results = list(itertools.takewhile(lambda m: m.role == "toolResult", reversed(messages)))
+        least = estimate_tokens([messages[-1 - len(results)]]) + 32 * len(results)
+        assert least + window // 16 > window
+        return
     assert messages == snapshot  # the transcript is not touched
     _pairs_ok(view)
     kept = [m for m in view if not isinstance(m, CompactionSummaryMessage)]
-    assert kept == messages[len(messages) - len(kept) :]  # a suffix, in order, unchanged
+    for seen, message in zip(kept, messages[len(messages) - len(kept) :], strict=True):
+        if seen is not message:  # a suffix, in order, unchanged but for shortened results
+            assert isinstance(message, ToolResultMessage), message
+            assert dataclasses.replace(seen, content=message.content) == message
+            assert "characters cut to fit the context window" in text_of(seen.content)  # type: ignore[union-attr]
     if compactor.compactions:
         assert isinstance(view[0], CompactionSummaryMessage) and len(kept) < len(messages)
         calls = [c.id for m in kept if isinstance(m, AssistantMessage) for c in m.tool_calls]
         results = [m.tool_call_id for m in kept if isinstance(m, ToolResultMessage)]
         assert sorted(calls) == sorted(results) and len(set(results)) == len(results)
     else:
-        assert view == messages
+        assert len(view) == len(messages)
     llm: list[Message] = [m for m in view if not isinstance(m, CompactionSummaryMessage)]
     assert estimate_tokens(llm) <= estimate_tokens(messages)
 
@@ -340,7 +358,7 @@ async def test_an_attached_pdf_counts_by_its_size_and_gets_compacted_away() -> N
     large = estimate_tokens([UserMessage([TextContent("read"), pdf(1_000_000)])])
     assert 1_500 < small < 1_600  # at least a page
     assert 19_000 < large < 21_000  # a token per 50 bytes
-    agent, fm, script, compactor = _agent(window=24_000)
+    agent, fm, script, compactor = _agent(window=26_000)  # the PDF, tools and answer fit
     await agent.prompt([UserMessage([TextContent("read this"), pdf(1_000_000)])])
     for n in range(3):
         await agent.prompt(f"q{n}")
@@ -461,3 +479,135 @@ async def test_a_summary_cut_short_by_an_abort_is_written_on_the_next_call() -> 
     seen = text_of(last.messages[0].content)  # type: ignore[union-attr]
     assert "SUMMARY: the user asked" in seen and "left out" not in seen
     assert compactor.compactions == 1
+
+
+async def test_a_fold_larger_than_the_window_is_summarised_in_parts_oldest_first() -> None:
+    """pi-mono (serializeConversation) and this compactor sent the whole fold in one
+    request, cut to the window by characters: a long conversation compacted at once (a
+    resumed session, a smaller window) lost its oldest turns unsaid, and Chinese text,
+    a token a character, made the request four times the window. Here the fold is
+    summarised in parts that each fit the window, the oldest first, each summary carried
+    into the next, so what the first part established reaches the last summary."""
+    requests: list[Context] = []
+
+    def summarise(context: Context) -> AssistantMessage:
+        assert context.system_prompt == SUMMARY_SYSTEM_PROMPT
+        requests.append(context)
+        request = text_of(context.messages[-1].content)  # type: ignore[union-attr]
+        kept = " the launch code is 4711" if "4711" in request else ""
+        return faux_message(f"SUMMARY#{len(requests)}:{kept}")
+
+    fm = FauxModel([summarise] * 100, model_id="compaction-fold")
+    model = dataclasses.replace(fm.model, context_window=WINDOW)
+    compactor = Compactor(model, stream_fn=fm.stream_fn)
+    messages: list[AgentMessage] = [
+        UserMessage("Remember: the launch code is 4711."),
+        AssistantMessage(content=[TextContent("Noted.")]),
+    ]
+    for n in range(30):
+        messages.append(UserMessage(f"question {n}: " + "会议价格 " * 12))
+        messages.append(AssistantMessage(content=[TextContent(f"answer {n}: " + "blah " * 12)]))
+    view = await compactor(messages, None)
+
+    assert isinstance(view[0], CompactionSummaryMessage)
+    assert len(requests) >= 2, "the fold was sent in one request"
+    for context in requests:  # each request, its answer included, fits the window
+        sent = estimate_tokens([UserMessage(context.system_prompt), *context.messages])
+        assert sent + compactor.summary_max_tokens <= WINDOW, sent
+    assert "4711" in text_of(requests[0].messages[-1].content)  # type: ignore[union-attr]
+    for number, context in enumerate(requests[1:], start=1):
+        assert f"Summary so far:\nSUMMARY#{number}:" in text_of(context.messages[-1].content)  # type: ignore[union-attr]
+    assert view[0].summary == f"SUMMARY#{len(requests)}: the launch code is 4711"
+
+
+@tool
+def read_log(name: str) -> str:
+    """Read a log file.
+
+    Args:
+        name: the log's name.
+    """
+    if name == "short":
+        return "short log: all fine"
+    return "BEGIN " + "line of the log " * 2000 + "END: disk full"
+
+
+async def test_tool_results_that_alone_pass_the_window_are_shortened_in_the_view() -> None:
+    """openai-agents ToolOutputTrimmer, pydantic-ai's summarisation processors: a tool's
+    output can be larger than the window, and compaction, which keeps the last turn
+    whole, then sent a request no model accepts. Here a parallel batch returns a 32,000
+    character log beside a short one: the model sees both results, the short one whole
+    and the long one's start and end with a note of what was cut, inside the window; the
+    transcript keeps the whole log."""
+    calls = 0
+
+    def answer(context: Context) -> AssistantMessage:
+        nonlocal calls
+        if context.system_prompt == SUMMARY_SYSTEM_PROMPT:
+            return faux_message("SUMMARY: earlier questions.")
+        calls += 1
+        if calls == 1:
+            return faux_message(
+                faux_tool_call("read_log", {"name": "long"}),
+                faux_tool_call("read_log", {"name": "short"}),
+            )
+        return faux_message("The disk is full.")
+
+    fm = FauxModel([answer] * 20, model_id="compaction-big-result")
+    model = dataclasses.replace(fm.model, context_window=WINDOW)
+    compactor = Compactor(model, stream_fn=fm.stream_fn)
+    agent = Agent(
+        model=model, stream_fn=fm.stream_fn, tools=[read_log], transform_context=compactor
+    )
+    reply = await agent.prompt("Why did the service stop?")
+    assert reply.stop_reason == "stop", reply.error_message
+    seen = fm.contexts[-1]
+    assert estimate_tokens(list(seen.messages)) <= compactor.threshold
+    _pairs_ok(list(seen.messages))
+    long, short = [m for m in seen.messages if isinstance(m, ToolResultMessage)]
+    assert text_of(short.content) == "short log: all fine"
+    shown = text_of(long.content)
+    assert shown.startswith("BEGIN line of the log") and shown.endswith("END: disk full")
+    assert "characters cut to fit the context window" in shown
+    kept = [m for m in agent.state.messages if isinstance(m, ToolResultMessage)]
+    assert len(text_of(kept[0].content)) > 32_000  # the transcript keeps the whole log
+
+
+async def test_a_prompt_larger_than_the_window_is_one_error_before_any_call() -> None:
+    """A prompt that cannot fit the window was summarised around (a model call spent),
+    then sent, and the provider refused it with its own words, or a local server cut it.
+    Here it is one error naming the sizes before any model call; the conversation and
+    the stored session keep every message, and the next prompt is answered."""
+    store = InMemorySessionStore()
+    agent, fm, _, compactor = _agent(session_store=store, session_id="big")
+    for n in range(3):
+        assert (await agent.prompt(f"question {n}")).stop_reason == "stop"
+    calls = len(fm.contexts)
+    before = list(agent.state.messages)
+    with pytest.raises(AgentRunError) as raised:
+        await agent.prompt("please read: " + "word " * 3000)
+    assert raised.value.message.stop_reason == "error"
+    text = str(raised.value)
+    assert text.startswith("ContextWindowExceeded: the last message is about 3,7"), text
+    assert f"{WINDOW}-token context window" in text
+    assert len(fm.contexts) == calls  # no summary, no answer asked for
+    assert store.load("big")[: len(before)] == before
+    assert len(store.load("big")) == len(before) + 2  # the prompt and the error
+    after = await agent.prompt("a short question then")
+    assert after.stop_reason == "stop", after.error_message
+    assert compactor.compactions == 1  # the long prompt is now in the summary
+
+
+async def test_images_in_folded_turns_are_named_in_the_summary_request() -> None:
+    """An image in a folded turn vanished from the summary request without a word, so
+    the summary could not say one had been shown. Each image and PDF is named."""
+    from yiemagent.types import ImageContent
+
+    agent, _, script, _ = _agent(window=3000)  # room for an image's 1,200 tokens
+    png = base64.b64encode(b"\x89PNG fake").decode()
+    photo = UserMessage([TextContent("what is in this photo?"), ImageContent(png, "image/png")])
+    await agent.prompt([photo])
+    for n in range(12):
+        await agent.prompt(f"question {n}: " + "words " * 10)
+    assert script.summary_requests
+    assert "User: what is in this photo? [image]" in script.summary_requests[0]

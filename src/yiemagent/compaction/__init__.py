@@ -3,7 +3,8 @@
 Public: `Compactor` (a `transform_context` for any `Agent` or `AgentLoopConfig`: near the
 window, older turns become one model-written `CompactionSummaryMessage`, tool calls and
 results stay in pairs, the stored transcript stays whole), `CompactionInfo` (what one
-compaction did, for `on_compact`), `estimate_tokens` and `answer_tokens` (the room a call's
+compaction did, for `on_compact`), `ContextWindowExceeded` (a last turn no compaction can
+fit, raised before any model call), `estimate_tokens` and `answer_tokens` (the room a call's
 answer needs). Example:
 
     compactor = Compactor(model, context_window=8192)
@@ -13,8 +14,15 @@ answer needs). Example:
 from yiemagent.compaction.compactor import (
     CompactionInfo as CompactionInfo,
     Compactor as Compactor,
+    ContextWindowExceeded as ContextWindowExceeded,
     answer_tokens as answer_tokens,
     estimate_tokens as estimate_tokens,
 )
 
-__all__ = ["CompactionInfo", "Compactor", "answer_tokens", "estimate_tokens"]
+__all__ = [
+    "CompactionInfo",
+    "Compactor",
+    "ContextWindowExceeded",
+    "answer_tokens",
+    "estimate_tokens",
+]

@@ -20,6 +20,13 @@ against the `UsageLimits` of the run it is written for and is in that run's usag
 message of the model call it was written for (`AssistantMessage.compaction_usage`);
 `usage` adds up what this compactor has spent.
 
+At the window's edges: a fold whose summary request would pass the window is summarised in
+parts that each fit, oldest first; a tool result that could never stay verbatim is shortened
+in the view (start and end kept, a note of what was cut), and kept results further when
+they alone pass the threshold; a message of the last turn that no compaction can fit raises
+`ContextWindowExceeded` before any model call; images and PDFs of folded turns are named in
+the summary request.
+
 Sizes are estimates in tokens: 4 characters a token, a CJK character (Chinese, Japanese,
 Korean, full-width forms) a token of its own as tokenizers spend on it, plus a few tokens per
 message. What the call sends beside the messages, its system prompt and the tools' schemas
@@ -29,6 +36,7 @@ less room for the transcript instead of pushing the request past the window.
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import json
 import logging
@@ -38,6 +46,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from yiemagent.errors import YiemAgentError
 from yiemagent.loop import count_spending, preparing_prompt
 from yiemagent.types import (
     AbortSignal,
@@ -60,7 +69,13 @@ from yiemagent.types import (
     UserMessage,
 )
 
-__all__ = ["CompactionInfo", "Compactor", "answer_tokens", "estimate_tokens"]
+__all__ = [
+    "CompactionInfo",
+    "Compactor",
+    "ContextWindowExceeded",
+    "answer_tokens",
+    "estimate_tokens",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -88,6 +103,18 @@ _ITEM_CHARS = 1200
 _MAX_CACHED = 64
 _SUMMARY_WRAPPER_CHARS = 140
 """The text `convert_to_llm` puts around a summary ("The conversation history before...")."""
+_RESULT_MIN_TOKENS = 32
+"""The least a shortened tool result keeps: its note of what was cut and a few words."""
+_REQUEST_FRAME_CHARS = 80
+"""The words around the parts of a summary request ("Summary so far:", ...)."""
+
+
+class ContextWindowExceeded(YiemAgentError, ValueError):
+    """The last turn cannot fit the model's context window however much is compacted: a
+    message of it (a prompt, the model's own call) with the system prompt and the tools
+    leaves less than a sixteenth of the window for the answer. Raised by `Compactor`
+    before any model call; the loop ends the run with it as an error message (stop reason
+    "error"), and the transcript keeps every message."""
 
 
 def answer_tokens(model: Model, window: int) -> int:
@@ -269,17 +296,35 @@ class Compactor:
         """The model's view of `messages`: unchanged while it and what the call sends beside
         it (the system prompt and the tools' schemas, `preparing_prompt`, when the loop
         runs the compactor) stay under the threshold, else a summary of the older turns
-        followed by the recent ones (a new list; `messages` is untouched)."""
+        followed by the recent ones (a new list; `messages` is untouched). Past the
+        threshold, a tool result larger than `keep_recent_tokens` (it could never stay
+        verbatim) is shortened in the view to half of that (its start and end kept, a note
+        says how much was cut), and the kept results are shortened further, to one common
+        size, when they alone still pass the threshold.
+
+        Raises:
+            ContextWindowExceeded: a message of the last turn cannot fit the window beside
+                the system prompt, the tools and the answer (before any model call).
+        """
         start, summary = self._view_start(messages)
         view = ([summary] if summary is not None else []) + messages[start:]
         before = estimate_tokens(view)
-        budget = self.threshold - _beside_tokens()
+        beside = _beside_tokens()
+        budget = self.threshold - beside
         if before <= budget:
             return view
         keep = min(self.keep_recent_tokens, budget - self.summary_max_tokens)
-        cut = self._cut(messages, start, keep)
-        if cut is None or (signal is not None and signal.aborted):
+        # the same positions as `messages`; a tool result that could never stay verbatim
+        # is shortened to half of what stays, so that its turn's prompt can stay beside it
+        most = max(keep, _RESULT_MIN_TOKENS)
+        shown = [m if _message_tokens(m) <= most else _shortened(m, most // 2) for m in messages]
+        view = ([summary] if summary is not None else []) + shown[start:]
+        if estimate_tokens(view) <= budget:
             return view
+        cut = self._cut(shown, start, keep)
+        self._check_fits(shown, start, beside, summarised=cut is not None or summary is not None)
+        if cut is None or (signal is not None and signal.aborted):
+            return _fitted(view, budget)
         folded = messages[start:cut]
         text, by_model = await self._summarise(summary, folded, signal)
         if signal is not None and signal.aborted:
@@ -288,7 +333,7 @@ class Compactor:
             return view
         new = CompactionSummaryMessage(text, tokens_before=before)
         self._remember(messages, cut, new)
-        result: list[AgentMessage] = [new, *messages[cut:]]
+        result = _fitted([new, *shown[cut:]], budget)
         self.compactions += 1
         info = CompactionInfo(
             turns=sum(1 for m in folded if isinstance(m, UserMessage)),
@@ -304,6 +349,34 @@ class Compactor:
             except Exception:
                 logger.exception("on_compact raised; the compaction stands")
         return result
+
+    def _check_fits(
+        self, messages: list[AgentMessage], start: int, beside: int, *, summarised: bool
+    ) -> None:
+        """Raise `ContextWindowExceeded` when the least view of `messages[start:]` (its
+        last turn from its last message that is not a tool result, the results shortened
+        to the least, a summary's frame when `summarised`) and `beside` leave less than a
+        sixteenth of the window for the answer: no compaction can make that request fit.
+        (Between that and the full `answer_tokens` the request is sent: an API that is
+        not sent `max_tokens`, or is sent less, may still answer.)"""
+        last = len(messages)
+        while last > start and isinstance(messages[last - 1], ToolResultMessage):
+            last -= 1
+        if last == start:
+            return
+        window = self.context_window
+        largest = messages[last - 1]
+        need = _message_tokens(largest) + _RESULT_MIN_TOKENS * (len(messages) - last)
+        if summarised:
+            need += _SUMMARY_WRAPPER_CHARS // _CHARS_PER_TOKEN
+        if need + beside + window // 16 <= window:
+            return
+        what = "the last message" if last == len(messages) else f"a {largest.role} message"
+        raise ContextWindowExceeded(
+            f"{what} is about {_message_tokens(largest):,} tokens: with the system prompt "
+            f"and tools ({beside:,}) it leaves no room for an answer in the model's "
+            f"{window:,}-token context window; shorten it, or use a model with a larger window"
+        )
 
     # ── where the summary starts and ends ──────────────────────────────────
 
@@ -353,17 +426,65 @@ class Compactor:
         folded: list[AgentMessage],
         signal: AbortSignal | None,
     ) -> tuple[str, bool]:
-        transcript = _render(folded)
-        budget = max(1000, (self.context_window - self.summary_max_tokens - 200) * _CHARS_PER_TOKEN)
-        if previous is not None:
-            budget -= len(previous.summary)
-        if len(transcript) > budget:  # keep the most recent part of what is folded
-            transcript = "…" + transcript[-max(500, budget) :]
-        parts = []
-        if previous is not None:
-            parts.append(f"Summary so far:\n{previous.summary}\n")
-        parts.append(f"Conversation to add:\n{transcript}\n")
-        parts.append("Write the updated summary.")
+        """The summary of `previous` and `folded`, and whether the model wrote it. A fold
+        whose request would pass the window is summarised in parts that each fit, the
+        oldest first, each part's summary carried into the next, so nothing of it is left
+        out unsaid; a part the model cannot summarise ends it with a note of how many
+        messages were left out."""
+        text = previous.summary if previous is not None else None
+        for part, count, rest in self._parts(previous, folded):
+            parts = []
+            if text is not None:
+                parts.append(f"Summary so far:\n{text}\n")
+            parts.append(f"Conversation to add:\n{part}\n")
+            parts.append("Write the updated summary.")
+            written = await self._write(parts, signal)
+            if written is None:
+                note = f"[{count + rest} earlier messages were left out to fit the context window.]"
+                return (f"{text}\n{note}" if text is not None else note), False
+            text = written
+            if signal is not None and signal.aborted:
+                break  # the caller keeps nothing of it
+        return text or "", True
+
+    def _parts(
+        self, previous: CompactionSummaryMessage | None, folded: list[AgentMessage]
+    ) -> list[tuple[str, int, int]]:
+        """`folded` rendered in parts that each fit one summary request beside the system
+        prompt, the summary so far and the answer: (text, messages in it, messages after)."""
+        summary_chars = self.summary_max_tokens * _CHARS_PER_TOKEN
+        room = (
+            (self.context_window - self.summary_max_tokens - 2 * _MESSAGE_TOKENS) * _CHARS_PER_TOKEN
+            - _chars(SUMMARY_SYSTEM_PROMPT)
+            - max(summary_chars, _chars(previous.summary) if previous is not None else 0)
+            - _REQUEST_FRAME_CHARS
+        )
+        room = max(room, _REQUEST_FRAME_CHARS)
+        parts: list[tuple[str, int]] = []
+        lines: list[str] = []
+        used = count = 0
+        for message in folded:
+            block = _fit_text(_render([message]), room)
+            size = _chars(block) + 1
+            if lines and used + size > room:
+                parts.append(("\n".join(lines), count))
+                lines, used, count = [], 0, 0
+            if block:
+                lines.append(block)
+                used += size
+            count += 1
+        if count:
+            parts.append(("\n".join(lines), count))
+        after = len(folded)
+        result = []
+        for text, count in parts:
+            after -= count
+            result.append((text, count, after))
+        return result
+
+    async def _write(self, parts: list[str], signal: AbortSignal | None) -> str | None:
+        """The model's summary for the request `parts`, or None when it wrote none (an
+        error, an abort, an empty answer). What it spent is counted either way."""
         context = Context(SUMMARY_SYSTEM_PROMPT, [UserMessage("\n".join(parts))], [])
         options = StreamOptions(signal=signal, max_tokens=self.summary_max_tokens, temperature=0)
         try:
@@ -376,9 +497,8 @@ class Compactor:
         if reply.stop_reason in ("error", "aborted") or not text:
             reason = reply.error_message or "the model wrote no summary"
             logger.warning("compaction: no summary (%s); older turns are dropped", reason)
-            note = f"[{len(folded)} earlier messages were left out to fit the context window.]"
-            return (f"{previous.summary}\n{note}" if previous is not None else note), False
-        return text, True
+            return None
+        return text
 
     async def _complete(self, context: Context, options: StreamOptions) -> AssistantMessage:
         if self.stream_fn is not None:
@@ -396,7 +516,7 @@ def _render(messages: Sequence[AgentMessage]) -> str:
     lines: list[str] = []
     for message in messages:
         if isinstance(message, UserMessage):
-            lines.append(f"User: {_cut_text(_text(message))}")
+            lines.append(f"User: {_cut_text(_text(message))}{_media(message)}")
         elif isinstance(message, AssistantMessage):
             text = _text(message)
             if text:
@@ -406,12 +526,20 @@ def _render(messages: Sequence[AgentMessage]) -> str:
                 lines.append(f"Assistant called {call.name}({_cut_text(args)})")
         elif isinstance(message, ToolResultMessage):
             kind = "error" if message.is_error else "result"
-            lines.append(f"Tool {message.tool_name} {kind}: {_cut_text(_text(message))}")
+            text = _cut_text(_text(message))
+            lines.append(f"Tool {message.tool_name} {kind}: {text}{_media(message)}")
         elif isinstance(message, (CompactionSummaryMessage, BranchSummaryMessage)):
             lines.append(f"Earlier summary: {_cut_text(message.summary)}")
         elif isinstance(message, BashExecutionMessage):
             lines.append(f"Ran `{message.command}`: {_cut_text(message.output)}")
     return "\n".join(lines)
+
+
+def _media(message: AgentMessage) -> str:
+    """A mark for each image (`[image]`) and PDF (`[PDF]`) of `message`, each after a
+    space: the summary request names what it cannot show."""
+    names = {ImageContent: " [image]", DocumentContent: " [PDF]"}
+    return "".join(names.get(type(b), "") for b in _blocks(message))
 
 
 def _text(message: AgentMessage) -> str:
@@ -421,3 +549,49 @@ def _text(message: AgentMessage) -> str:
 def _cut_text(text: str) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= _ITEM_CHARS else flat[: _ITEM_CHARS - 1] + "…"
+
+
+def _fit_text(text: str, room: int) -> str:
+    """`text` in at most `room` quarter tokens (`_chars`): its start and its end (a third)
+    and, between them, a note of how many characters were cut."""
+    size = _chars(text)
+    if size <= room:
+        return text
+    keep = room * len(text) // size
+    while True:
+        tail = keep // 3
+        note = f"\n[… {len(text) - keep:,} characters cut to fit the context window …]\n"
+        fitted = text[: keep - tail] + note + text[len(text) - tail :]
+        if keep == 0 or _chars(fitted) <= room:
+            return fitted
+        keep = min(keep - 1, keep * 9 // 10)
+
+
+def _shortened(message: AgentMessage, limit: int) -> AgentMessage:
+    """`message` itself, or, for a tool result over `limit` tokens, a copy whose text is
+    cut to fit (`_fit_text`) and whose images and PDFs are named instead of sent."""
+    if not isinstance(message, ToolResultMessage) or _message_tokens(message) <= limit:
+        return message
+    media = _media(message).strip()
+    text = _text(message) + (f"\n[left out to fit the context window: {media}]" if media else "")
+    room = max(limit - _MESSAGE_TOKENS, 1) * _CHARS_PER_TOKEN
+    return dataclasses.replace(message, content=[TextContent(_fit_text(text, room))])
+
+
+def _fitted(view: list[AgentMessage], budget: int) -> list[AgentMessage]:
+    """`view`, its tool results shortened (`_shortened`) to one common limit, the
+    largest first, so that the view fits `budget` tokens where they can."""
+    over = estimate_tokens(view) - budget
+    sizes = sorted(_message_tokens(m) for m in view if isinstance(m, ToolResultMessage))
+    if over <= 0 or not sizes:
+        return view
+    room = sum(sizes) - over
+    limit = sizes[-1]
+    for index, size in enumerate(sizes):
+        share = room // (len(sizes) - index)
+        if size > share:
+            limit = share
+            break
+        room -= size
+    limit = max(limit, _RESULT_MIN_TOKENS)
+    return [_shortened(m, limit) for m in view]
