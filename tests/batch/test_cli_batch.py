@@ -324,6 +324,30 @@ def test_batch_without_a_terminal_prints_plain_progress_lines(
     assert "\x1b" not in err
 
 
+def test_progress_lines_count_the_tasks_waiting_as_queued_not_running(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Tasks waiting behind `--concurrency` are "queued": every line accounts for each
+    task not done as running or queued. Before, the line after the first of three tasks
+    (one at a time) said "0 running" with two still to run."""
+    tasks = write_tasks(
+        tmp_path / "tasks.jsonl", [{"id": f"q{i}", "prompt": "p"} for i in range(3)]
+    )
+    out = tmp_path / "results.jsonl"
+    argv = ("batch", str(tasks), "--out", str(out), "--agent", AGENT, "--concurrency", "1")
+    code, _stdout, err = _run(capsys, *argv)
+    assert code == 0, err
+    status = [line for line in err.splitlines() if re.match(r"batch: \d+/3 done", line)]
+    assert len(status) >= 3, err
+    for line in status:
+        found = re.match(r"batch: (\d+)/3 done \(.*\), (\d+) running(?:, (\d+) queued)?,", line)
+        assert found, line
+        done, running, queued = (int(group or 0) for group in found.groups())
+        assert running + queued == 3 - done, line
+    assert ", 2 queued," in status[0], status[0]
+    assert "queued" not in status[-1]  # nothing waits at the end
+
+
 def test_a_resumed_batch_s_progress_counts_the_tasks_done_before(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

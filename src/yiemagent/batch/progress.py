@@ -48,6 +48,14 @@ class BatchCounts:
         return self.ok + self.failed + self.held
 
     @property
+    def queued(self) -> int:
+        """Tasks of this run not started yet: waiting for a free place under the
+        concurrency limit (a worker process still starting included), or, once the batch
+        has stopped, never started (a rerun runs them)."""
+        left = self.total - self.skipped - self.finished - self.interrupted - self.running
+        return max(0, left)
+
+    @property
     def rate(self) -> float:
         """Tasks finished per second in this run."""
         elapsed = time.monotonic() - self.started
@@ -87,6 +95,8 @@ class BatchProgress:
         self._last_line = time.monotonic()
         self._last_step = -1
         self._said: tuple[int, ...] = ()
+        self._ended = False
+        """The batch is over: tasks not started will not start in this run."""
 
     def __enter__(self) -> BatchProgress:
         if self._lines:
@@ -114,6 +124,7 @@ class BatchProgress:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
+        self._ended = True
         if self._lines and self._said != self._counted():
             self._line(self._status())
         if self._progress is not None:
@@ -165,7 +176,7 @@ class BatchProgress:
         before = f"{counts.skipped} before, " if counts.skipped else ""
         return (
             f"{done}/{counts.total} done ({before}{counts.ok} ok, {counts.failed} failed{held}"
-            f"{stopped}), {counts.running} running, {counts.rate:.2f}/s, "
+            f"{stopped}), {counts.running} running{self._waiting(bar=False)}, {counts.rate:.2f}/s, "
             f"ETA {_duration(counts.eta_s)}, ${counts.cost_usd:.4f}"
         )
 
@@ -185,12 +196,24 @@ class BatchProgress:
         counts = self.counts
         eta = counts.eta_s
         line = (
-            f"failed {counts.failed}  running {counts.running}  {counts.rate:.2f}/s  "
+            f"failed {counts.failed}  running {counts.running}{self._waiting(bar=True)}  "
+            f"{counts.rate:.2f}/s  "
             f"ETA {_duration(eta)}  ${counts.cost_usd:.4f}"
         )
         self._progress.update(
             self._task, completed=counts.skipped + counts.finished + counts.interrupted, line=line
         )
+
+    def _waiting(self, *, bar: bool) -> str:
+        """The tasks not running yet, to follow the running count (", 2 queued" in a line,
+        "  queued 2" on the bar; "not started" once the batch is over), or "" when there
+        are none: "0 running" alone read as if nothing were left while tasks waited behind
+        the concurrency limit or for a worker process to start."""
+        queued = self.counts.queued
+        if not queued:
+            return ""
+        what = "not started" if self._ended else "queued"
+        return f"  {what} {queued}" if bar else f", {queued} {what}"
 
 
 def _duration(seconds: float | None) -> str:
