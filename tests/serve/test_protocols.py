@@ -287,27 +287,20 @@ def test_agui_context_reaches_the_agent_with_the_prompt() -> None:
     ]
 
 
-def test_agui_front_end_tools_and_state_are_refused_not_dropped() -> None:
-    """A `RunAgentInput`'s `tools` (the client's own tools, CopilotKit's actions) and its
-    `state` were ignored without a word: the model never saw the tools, so the page waited
-    for a call that could not come, and its state never reached the agent. Both are now a
-    400 saying what to send; nothing is run or stored."""
+def test_agui_shared_state_is_refused_not_dropped() -> None:
+    """A `RunAgentInput`'s `state` was ignored without a word: the page's state never
+    reached the agent. It is a 400 saying what to send; nothing is run or stored. (Front-end
+    `tools` are run: tests/serve/test_agui_front_end_tools.py.)"""
     store = InMemorySessionStore()
-    confirm = agui.Tool(name="confirm", description="ask the user", parameters={"type": "object"})
-    with_tools = agui_input("t", "r", "weather Oslo").model_copy(update={"tools": [confirm]})
     with_state = agui_input("t", "r", "weather Oslo").model_copy(update={"state": {"n": 1}})
     with faux_server(store) as (url, _), httpx.Client(base_url=url) as client:
-        said = []
-        for run_input in (with_tools, with_state):
-            body = run_input.model_dump(mode="json", by_alias=True, exclude_none=True)
-            refused = client.post("/ag-ui", json=body)
-            assert refused.status_code == 400, refused.text
-            said.append(refused.json()["error"])
+        body = with_state.model_dump(mode="json", by_alias=True, exclude_none=True)
+        refused = client.post("/ag-ui", json=body)
+        assert refused.status_code == 400, refused.text
+        said = refused.json()["error"]
         assert store.list_sessions() == []
-        assert "front-end tools are not supported (confirm)" in said[0]
-        assert 'send "tools": []' in said[0]
-        assert "shared state is not supported" in said[1] and 'send "state": {}' in said[1]
-        events = agui_run(client, agui_input("t", "r", "weather Oslo"))  # empty ones: a run
+        assert "shared state is not supported" in said and 'send "state": {}' in said
+        events = agui_run(client, agui_input("t", "r", "weather Oslo"))  # empty one: a run
         assert isinstance(events[-1], agui.RunFinishedEvent)
 
 

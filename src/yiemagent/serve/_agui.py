@@ -3,18 +3,30 @@ each built as the `ag-ui-protocol` package's model and written by its `EventEnco
 
 The thread is the session (`threadId`); the input's `context` entries (what the page shows,
 CopilotKit's readables) follow the prompt as a text of the user message. The run's events
-become `RUN_STARTED`, text
-messages (`TEXT_MESSAGE_START/CONTENT/END`), tool calls (`TOOL_CALL_START/ARGS/END`, then
-`TOOL_CALL_RESULT` when the tool has answered here), thinking as `REASONING_*` events, a
-sub-agent's (an agent called as a tool) between `SUBAGENT_STARTED` and `SUBAGENT_FINISHED`
-with its `subagentRunId` (the id of the call that runs it),
-progress as `CUSTOM` "tool_progress",
-and `RUN_FINISHED` (outcome success, cancelled after an abort, or interrupt with one
-interrupt per tool call held for approval) or `RUN_ERROR` (also when a guardrail
-stopped the run, code "guardrail_tripped"). The next input answers the
-interrupts in `resume`: status "resolved" approves unless the payload is `false` or
-`{"approve": false, "reason"?}`; "cancelled" rejects. An input with front-end `tools` or a
-shared `state` is a 400 (not a run without them).
+become `RUN_STARTED`, text messages (`TEXT_MESSAGE_START/CONTENT/END`), tool calls
+(`TOOL_CALL_START/ARGS/END`, then `TOOL_CALL_RESULT` when the tool has answered here),
+thinking as `REASONING_*` events, a sub-agent's (an agent called as a tool) between
+`SUBAGENT_STARTED` and `SUBAGENT_FINISHED` with its `subagentRunId` (the id of the call
+that runs it), progress as `CUSTOM` "tool_progress", and `RUN_FINISHED` (outcome success,
+cancelled after an abort, or interrupt with one interrupt per tool call held for approval)
+or `RUN_ERROR` (also when a guardrail stopped the run, code "guardrail_tripped"). The next
+input answers the interrupts in `resume`: status "resolved" approves unless the payload is
+`false` or `{"approve": false, "reason"?}`; "cancelled" rejects.
+
+Front-end tools: the input's `tools` (the client's own, CopilotKit's frontend actions) are
+offered beside the agent's own for this run only; a name of the agent's own tools (or of
+its transfer or output tools) is a 400, and each `parameters` is checked as a registered
+tool's schema is. A call of one is streamed (`TOOL_CALL_START/ARGS/END`, no result) and
+held as an approval holds a call (`_protocols`); the run finishes, with no interrupt for
+it. The client runs the tool and answers in its next input with a `tool` message
+(`toolCallId`, `content`, or `error` for an error result) after the last assistant
+message: the held call gets that result (not streamed back: the client has it) and the run
+goes on. A tool message there for a call of the agent's own tools that the session has
+answered is the client's copy of its `TOOL_CALL_RESULT`, and is skipped; one for an
+unknown call, or a front-end call answered already, is a 400. A new user message while a
+front-end call is pending gives that call the error result "the client did not run the
+tool"; then the model reads the message. An input with a shared `state` is a 400 (not a
+run without it).
 """
 
 from __future__ import annotations
@@ -42,6 +54,7 @@ from yiemagent.serve._api import (
 from yiemagent.serve._protocols import (
     Conversation,
     call_at,
+    client_tool,
     event_stream,
     held_calls,
     message_text,
@@ -50,7 +63,14 @@ from yiemagent.serve._protocols import (
     tool_result_text,
 )
 from yiemagent.serve._runs import Run, RunHub
-from yiemagent.types import DocumentContent, ImageContent, TextContent, ToolApproval
+from yiemagent.types import (
+    AgentTool,
+    AgentToolResult,
+    DocumentContent,
+    ImageContent,
+    TextContent,
+    ToolApproval,
+)
 
 __all__ = ["agui_routes"]
 
@@ -130,8 +150,17 @@ def _decision(entry: agui.ResumeEntry) -> ToolApproval:
 
 
 def conversation_of(data: agui.RunAgentInput) -> Conversation:
-    """The conversation a `RunAgentInput` asks for (its messages, or its resume entries)."""
+    """The conversation a `RunAgentInput` asks for: its messages (or its resume entries),
+    its front-end tools, and the results its `tool` messages give to their held calls.
+
+    Raises:
+        BadRequest: an attachment the agent cannot take (`_text_of`), a front-end tool that
+            is not one (`_client_tools`), two tool messages answering one call.
+    """
     conversation = Conversation()
+    answers = _answers(data.messages)
+    conversation.client_tools = _client_tools(data.tools or [], answers)
+    conversation.answered = set(answers)
     if data.resume:
         conversation.decisions = {e.interrupt_id: _decision(e) for e in data.resume}
         return conversation
@@ -153,11 +182,69 @@ def conversation_of(data: agui.RunAgentInput) -> Conversation:
     return conversation
 
 
+def _answers(messages: list[Any]) -> dict[str, AgentToolResult | str]:
+    """The `tool` messages after the last assistant message, by the call they answer: the
+    client's results for its front-end tools' calls, and its copies of the results the
+    server sent for the calls of the agent's own tools (`start_conversation` skips those).
+    Earlier tool messages answer calls the session holds results for already (the client
+    sends the whole conversation each time). Each is the result (its text and images), or
+    its `error` text for an error result.
+
+    Raises:
+        BadRequest: two of them answer one call; a part that is neither text nor an image
+            (`_text_of`).
+    """
+    assistants = (i for i, m in enumerate(messages) if isinstance(m, agui.AssistantMessage))
+    last = max(assistants, default=-1)
+    answers: dict[str, AgentToolResult | str] = {}
+    for message in messages[last + 1 :]:
+        if not isinstance(message, agui.ToolMessage):
+            continue
+        call_id = message.tool_call_id
+        if call_id in answers:
+            raise BadRequest(f"two tool messages answer tool call {call_id!r}")
+        if message.error:
+            answers[call_id] = message.error
+            continue
+        text, attached = _text_of(message.content)
+        images = [block for block in attached if isinstance(block, ImageContent)]
+        if len(images) < len(attached):
+            raise BadRequest(f"tool message for {call_id!r}: a tool's result takes text and images")
+        content: list[TextContent | ImageContent] = [TextContent(text)] if text else []
+        answers[call_id] = AgentToolResult([*content, *images] or [TextContent("(no text)")])
+    return answers
+
+
+def _client_tools(
+    tools: list[agui.Tool], answers: dict[str, AgentToolResult | str]
+) -> list[AgentTool]:
+    """The input's front-end tools as tools of the run (`client_tool`), answered from
+    `answers`.
+
+    Raises:
+        BadRequest: two tools of one name, or one that is no tool (`client_tool`).
+    """
+    made: dict[str, AgentTool] = {}
+    for tool in tools:
+        if tool.name in made:
+            raise BadRequest(f'front-end tool {tool.name!r}: two tools of that name in "tools"')
+        made[tool.name] = client_tool(tool.name, tool.description, tool.parameters, answers)
+    return list(made.values())
+
+
 class Translator:
     """The run's events (dicts) to AG-UI events, in order (see the module docstring)."""
 
     def __init__(
-        self, thread_id: str, run_id: str, run: Run, *, prefix: str = "", owners: Any = None
+        self,
+        thread_id: str,
+        run_id: str,
+        run: Run,
+        *,
+        prefix: str = "",
+        owners: Any = None,
+        client_tools: frozenset[str] = frozenset(),
+        answered: frozenset[str] = frozenset(),
     ) -> None:
         self.thread_id = thread_id
         self.run_id = run_id
@@ -177,6 +264,11 @@ class Translator:
         self.calls_started: set[str] = set()
         self.sent: dict[str, str] = {}
         """Tool call id -> the argument text sent so far in its `TOOL_CALL_ARGS`."""
+        self.client_tools = client_tools
+        """The front-end tools' names: their held calls are no interrupts (the client runs
+        them)."""
+        self.answered = answered
+        """Calls the client answered in this input: their result is its own, not sent back."""
 
     def start(self) -> list[agui.BaseEvent]:
         return [agui.RunStartedEvent(thread_id=self.thread_id, run_id=self.run_id)]
@@ -204,6 +296,8 @@ class Translator:
             }
             return [agui.CustomEvent(name="tool_progress", value=value)]
         if kind == "tool_execution_end":
+            if event.get("tool_call_id") in self.answered:
+                return []
             text = tool_result_text(event.get("result") or {}) or "(no text)"
             return [
                 agui.ToolCallResultEvent(
@@ -382,6 +476,7 @@ class Translator:
                     f"{json.dumps(call.get('arguments') or {}, ensure_ascii=False)}?",
                 )
                 for call in held_calls(self.run.events)
+                if call.get("nested") or call.get("name") not in self.client_tools
             ]
             if interrupts:
                 outcome = agui.RunFinishedInterruptOutcome(interrupts=interrupts)
@@ -422,20 +517,12 @@ def _problems(exc: ValidationError, *, most: int = 5) -> str:
 
 
 def _refuse_what_is_not_run(data: agui.RunAgentInput) -> None:
-    """Front-end tools and shared state are refused, not dropped.
+    """Shared state is refused, not dropped.
 
     Raises:
-        BadRequest: `tools` lists a tool (the client's own, CopilotKit's actions): the
-            agent offers only its server's tools, so the model would never call it while
-            the page waits for the call; or `state` holds a value: the agent neither reads
-            it nor sends `STATE_SNAPSHOT`/`STATE_DELTA` back.
+        BadRequest: `state` holds a value: the agent neither reads it nor sends
+            `STATE_SNAPSHOT`/`STATE_DELTA` back.
     """
-    if data.tools:
-        names = ", ".join(tool.name for tool in data.tools)
-        raise BadRequest(
-            f"front-end tools are not supported ({names}): the agent runs its own tools on "
-            'the server; send "tools": []'
-        )
     if data.state:
         raise BadRequest(
             "shared state is not supported: the agent neither reads nor updates it; "
@@ -450,8 +537,15 @@ async def _handle(hub: RunHub, request: Request) -> Response:
     except ValidationError as exc:
         raise BadRequest(f"not an AG-UI RunAgentInput: {_problems(exc)}") from exc
     _refuse_what_is_not_run(run_input)
-    run = await start_conversation(hub, run_input.thread_id, conversation_of(run_input))
-    translator = Translator(run_input.thread_id, run_input.run_id, run)
+    conversation = conversation_of(run_input)
+    run = await start_conversation(hub, run_input.thread_id, conversation)
+    translator = Translator(
+        run_input.thread_id,
+        run_input.run_id,
+        run,
+        client_tools=frozenset(tool.name for tool in conversation.client_tools),
+        answered=frozenset(conversation.answered),
+    )
     encoder = EventEncoder(accept=request.headers.get("accept", ""))
 
     async def stream() -> AsyncGenerator[bytes, None]:

@@ -5,12 +5,24 @@ These clients send the whole conversation with each request. The server's stored
 the truth: the earlier messages seed a session only while it is empty, and the request's
 last user message is the prompt. Earlier user and assistant texts are kept; the client's
 own tool calls and results are not (the agent's tools run here). A request that answers
-held tool calls (approvals) decides them and resumes the run instead. A request that
-regenerates an answer (`useChat`'s regenerate) asks its last user message again: when the
-session holds that question at the same place (the same count of user messages, the same
-text), the session is first cut back to before it, so it is asked once, not twice. A
-request that edits a user message (`useChat`'s `sendMessage` with a `messageId`) cuts the
-session back to before its user message of the same number, whatever its text was.
+held tool calls (approvals) decides them and resumes the run instead.
+
+A client may also offer tools of its own (AG-UI's front-end tools):
+`Conversation.client_tools` are registered in the run's agent beside its own tools, for
+that run only, each requiring approval, so a call of one is held as an approval holds a
+call: the run ends "awaiting_approval" with it, and the session store keeps it. The client
+runs the tool and answers the call in its next request (`Conversation.answered`): the held
+call is approved, and the tool, run by the resumed run, returns the result the client sent
+(`client_tool`). A new prompt while such a call is pending approves it too: the tool, given
+no result, fails with `CLIENT_DID_NOT_RUN`; the prompt is steered into the resumed run, so
+every call gets exactly one result (R-4.1) and the model reads the prompt after them.
+
+A request that regenerates an answer (`useChat`'s regenerate) asks its last user message
+again: when the session holds that question at the same place (the same count of user
+messages, the same text), the session is first cut back to before it, so it is asked once,
+not twice. A request that edits a user message (`useChat`'s `sendMessage` with a
+`messageId`) cuts the session back to before its user message of the same number, whatever
+its text was.
 
 These protocols have no abort endpoint: a client stops a run by closing the connection
 (`useChat`'s `stop()`, a cancelled OpenAI stream, CopilotKit's stop), as with vLLM or
@@ -34,6 +46,7 @@ from sse_starlette import EventSourceResponse
 from starlette.requests import Request
 from starlette.types import Message
 
+from yiemagent.errors import ConfigError
 from yiemagent.serve._api import (
     BadRequest,
     checked_session_id,
@@ -41,24 +54,31 @@ from yiemagent.serve._api import (
     refuse_undecided_resume,
     sse_ping_s,
 )
-from yiemagent.serve._runs import Run, RunHub
+from yiemagent.serve._runs import Busy, Run, RunHub
 from yiemagent.types import (
     AgentMessage,
+    AgentTool,
+    AgentToolResult,
     AssistantMessage,
     DocumentContent,
     ImageContent,
     TextContent,
     ToolApproval,
+    ToolCallFailed,
+    ToolResultMessage,
     UserMessage,
 )
+from yiemagent.types.output import OUTPUT_TOOL_NAME
 
 if TYPE_CHECKING:
     from yiemagent.agent import Agent
 
 __all__ = [
+    "CLIENT_DID_NOT_RUN",
     "Conversation",
     "abort_on_disconnect",
     "call_at",
+    "client_tool",
     "event_stream",
     "final_texts",
     "held_calls",
@@ -86,6 +106,12 @@ class Conversation:
     edit: bool = False
     """The prompt replaces the client's user message of the same number (an edit), whatever
     its text was: with `regenerate`, the session is cut back to before that message."""
+    client_tools: list[AgentTool] = field(default_factory=list)
+    """Tools the client runs itself (`client_tool`), offered beside the agent's own for this
+    run only (a call of one is held until the client answers it)."""
+    answered: set[str] = field(default_factory=set)
+    """Ids of held calls of client tools that the request answers with the client's result:
+    they are approved, and the tool returns that result on resume."""
 
     def add(
         self, role: str, text: str, attached: Sequence[ImageContent | DocumentContent] = ()
@@ -106,9 +132,56 @@ class Conversation:
             self.history.append(AssistantMessage([TextContent(text)]))
 
     def check(self) -> None:
-        """Raises `BadRequest` unless the request asks something (a prompt or decisions)."""
-        if not self.decisions and (self.prompt is None or not self.prompt.content):
+        """Raises `BadRequest` unless the request asks something (a prompt, decisions, or
+        results of client tools)."""
+        if self.decisions or self.answered:
+            return
+        if self.prompt is None or not self.prompt.content:
             raise BadRequest("the last message must be a user message with some content")
+
+
+CLIENT_DID_NOT_RUN = "the client did not run the tool"
+"""The error result of a pending call of a client tool that a new prompt left unanswered."""
+
+
+def client_tool(
+    name: str,
+    description: str,
+    parameters: object,
+    answers: Mapping[str, AgentToolResult | str],
+) -> AgentTool:
+    """A tool the client runs itself, as a tool of the run: it requires approval, so a call
+    of it is held, not run; approved (the client answered it, or a new prompt left it
+    unanswered), it returns the client's result from `answers` (by call id; a text is an
+    error the client reported, an error result) or fails with `CLIENT_DID_NOT_RUN`.
+
+    Raises:
+        BadRequest: a name that is no tool name (`^[A-Za-z0-9_-]{1,64}$`), or `parameters`
+            that are not a JSON Schema of the arguments object, checked as the tool store
+            checks a registered tool's schema.
+    """
+    from yiemagent.tools import ToolStore
+
+    async def execute(call_id: str, args: Any, signal: Any, on_update: Any) -> AgentToolResult:
+        answer = answers.get(call_id)
+        if answer is None:
+            raise ToolCallFailed(CLIENT_DID_NOT_RUN)
+        if isinstance(answer, str):
+            raise ToolCallFailed(answer)
+        return answer
+
+    if not isinstance(parameters, dict):
+        raise BadRequest(
+            f"front-end tool {name!r}: parameters must be a JSON Schema of the arguments "
+            f"object, not {type(parameters).__name__}"
+        )
+    try:
+        tool = AgentTool(
+            name, name, description, parameters, execute, parallel=True, requires_approval=True
+        )
+        return ToolStore("front-end").register(tool)  # the store's own checks of a tool
+    except ConfigError as exc:
+        raise BadRequest(f"front-end tool {name!r}: {exc}") from None
 
 
 async def start_conversation(
@@ -117,31 +190,56 @@ async def start_conversation(
     """Start the run `conversation` asks for on the session (see the module docstring);
     an `ephemeral` session is removed as the run ends (`RunHub.start`).
 
+    Every check comes before anything is recorded: a refused request leaves the session as
+    it was (no decision stored, no client tool left registered).
+
     Raises:
         Busy: the session has a run, held calls await decisions, or another writer holds it.
-        BadRequest: the request asks nothing, decides a call that is not held, or names a
-            session id that is not one (`checked_session_id`).
+        BadRequest: the request asks nothing, decides a call that is not held, answers a
+            call of a client tool that is not pending (unknown, or answered already) or
+            whose tool it does not offer, offers a client tool named as one of the agent's,
+            or names a session id that is not one (`checked_session_id`).
     """
     checked_session_id(session_id)
     conversation.check()
+    resuming = False  # prepare says: a held call decided, or the client's answer to one
 
     def prepare(agent: Agent[Any]) -> None:
+        nonlocal resuming
+        _check_client_tools(agent, conversation.client_tools)
+        decisions = _decisions(agent, conversation)
+        resuming = bool(decisions)
+        if conversation.prompt is None and not decisions:
+            raise BadRequest(
+                "the input asks nothing: its last message must be a user message with some "
+                "content, or a tool message answering a pending call of a front-end tool"
+            )
+        if conversation.prompt is not None and not decisions:
+            refuse_undecided(agent)
+        elif decisions:
+            undecided = [
+                p.tool_call_id
+                for p in agent.pending_approvals
+                if p.decision is None and p.tool_call_id not in decisions
+            ]
+            if undecided:
+                raise Busy(f"tool calls without a decision: {', '.join(undecided)}")
         if conversation.system:
             agent.state.system_prompt = "\n\n".join(
                 [agent.state.system_prompt, *conversation.system]
             )
-        if conversation.decisions:
-            held = {p.tool_call_id for p in agent.pending_approvals}
-            for call_id, decision in conversation.decisions.items():
-                if call_id not in held:
-                    raise BadRequest(f"no tool call {call_id!r} awaits approval")
+        for tool in conversation.client_tools:
+            agent.tool_store.register(tool)
+        if decisions:
+            for call_id, decision in decisions.items():
                 if decision.approved:
                     agent.approve(call_id)
                 else:
                     agent.reject(call_id, decision.reason)
             refuse_undecided_resume(agent)
+            if conversation.prompt is not None:  # read after the held calls' results
+                agent.steer(conversation.prompt)
             return
-        refuse_undecided(agent)
         if conversation.regenerate:
             kept = _before_asked_again(agent.state.messages, conversation)
             if kept is not None:
@@ -149,15 +247,82 @@ async def start_conversation(
         if conversation.history and not agent.state.messages:
             agent.state.messages = conversation.history
 
-    if conversation.decisions:
-        return await hub.start(
-            session_id, lambda agent: agent.resume(), prepare=prepare, ephemeral=ephemeral
+    async def run(agent: Agent[Any]) -> Any:
+        try:
+            if resuming:
+                return await agent.resume()
+            prompt = conversation.prompt
+            assert prompt is not None  # check() said so
+            return await agent.prompt(prompt)
+        finally:  # for this run only (a store the application shares stays its own)
+            for tool in conversation.client_tools:
+                if agent.tool_store.get(tool.name) is tool:
+                    agent.tool_store.unregister(tool.name)
+
+    return await hub.start(session_id, run, prepare=prepare, ephemeral=ephemeral)
+
+
+def _check_client_tools(agent: Agent[Any], tools: Sequence[AgentTool]) -> None:
+    """Raises `BadRequest` when a client tool is named as one of the agent's own tools, its
+    handoffs' transfer tools or the output tool: the model could reach only one of them."""
+    own = {tool.name for tool in agent.state.tools}
+    own.update(handoff.tool_name for handoff in agent.handoffs)
+    own.add(OUTPUT_TOOL_NAME)
+    clashing = sorted(tool.name for tool in tools if tool.name in own)
+    if clashing:
+        raise BadRequest(
+            f"front-end tool {', '.join(repr(n) for n in clashing)}: the agent has a tool of "
+            "that name; rename the client's tool"
         )
-    prompt = conversation.prompt
-    assert prompt is not None  # check() said so
-    return await hub.start(
-        session_id, lambda agent: agent.prompt(prompt), prepare=prepare, ephemeral=ephemeral
-    )
+
+
+def _decisions(agent: Agent[Any], conversation: Conversation) -> dict[str, ToolApproval]:
+    """The decisions the request takes on held calls, checked, nothing recorded yet: its
+    own (`decisions`), an approval for each call the client answered, and, with a prompt,
+    an approval for each pending call of a client tool it leaves unanswered (the tool,
+    given no result, fails with `CLIENT_DID_NOT_RUN`). An answer for a call of a tool the
+    client does not offer that the session has a result for is skipped: the client's copy
+    of the result the server sent it.
+
+    Raises:
+        BadRequest: a decision for a call that is not held; an answer for a call that is
+            not a pending call of a client tool (unknown, answered already, a server
+            tool's) or whose tool the request does not offer (its result could not be
+            given).
+    """
+    pending = {p.tool_call_id: p for p in agent.pending_approvals}
+    client = {tool.name for tool in conversation.client_tools}
+    for call_id in conversation.decisions:
+        if call_id not in pending:
+            raise BadRequest(f"no tool call {call_id!r} awaits approval")
+    decisions = dict(conversation.decisions)
+    results = {
+        m.tool_call_id: m.tool_name
+        for m in agent.state.messages
+        if isinstance(m, ToolResultMessage)
+    }
+    for call_id in sorted(conversation.answered):
+        held = pending.get(call_id)
+        if held is None and call_id in results and results[call_id] not in client:
+            continue  # the result of a server tool's call, sent back as the client has it
+        if held is None or held.agent_path or held.decision is not None:
+            raise BadRequest(
+                f"a tool message answers tool call {call_id!r}, but no call of a front-end "
+                "tool awaits that result (an unknown id, or one answered already)"
+            )
+        if held.tool_name not in client:
+            raise BadRequest(
+                f"a tool message answers tool call {call_id!r} of {held.tool_name!r}, which "
+                'is no front-end tool this request offers (list it in "tools"; a call of the '
+                'agent\'s own tools is decided in "resume")'
+            )
+        decisions[call_id] = ToolApproval(True)
+    if conversation.prompt is not None:  # run with no answer: CLIENT_DID_NOT_RUN
+        for held in pending.values():
+            client_call = not held.agent_path and held.tool_name in client
+            if client_call and held.decision is None and held.tool_call_id not in decisions:
+                decisions[held.tool_call_id] = ToolApproval(True)
+    return decisions
 
 
 def _before_asked_again(
