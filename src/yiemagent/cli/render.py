@@ -138,7 +138,7 @@ def nested_line(event: NestedAgentEvent) -> str | None:
             (m for m in reversed(inner.messages) if getattr(m, "role", "") == "assistant"), None
         )
         why = getattr(last, "error_message", None) or "a guardrail tripped"
-        return f"{indent}{who} [red]✗ stopped: {escape(why)}[/]"
+        return f"{indent}{who} [red]✗ stopped: {escape(one_line(why, 300))}[/]"
     return None
 
 

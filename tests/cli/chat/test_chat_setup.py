@@ -12,9 +12,12 @@ import pytest
 
 from tests.cli.chat._tmux import FAUX_SCRIPT
 from yiemagent.cli.chat.setup import last_exchange, last_run_note
+from yiemagent.cli.render import nested_line
 from yiemagent.types import (
+    AgentEndEvent,
     AgentMessage,
     AssistantMessage,
+    NestedAgentEvent,
     TextContent,
     ToolCall,
     ToolResultMessage,
@@ -91,6 +94,10 @@ def _assistant(stop_reason: str, error: str | None = None, calls: int = 0) -> As
             "⏹ the last run was aborted before it answered",
         ),
         ([_assistant("error", "HTTP 500: overloaded")], "✗ the last run failed: HTTP 500"),
+        (  # a model's escape sequences shown as symbols, as in the answer
+            [_assistant("error", "bad\x1b[2J\x1b]0;pwned\x07\r\nreply")],
+            "✗ the last run failed: bad␛[2J␛]0;pwned␇ reply",
+        ),
         ([], "⏹ the last run ended before it answered"),  # killed before the model wrote
     ],
 )
@@ -101,3 +108,16 @@ def test_the_last_exchange_of_a_resumed_session_says_how_its_run_ended(
     found = last_run_note([prompt, *tail])
     assert found == note if note is None else (found or "").startswith(note), found
     assert last_exchange([UserMessage(content="plain text"), *tail])[0] == "plain text"
+
+
+def test_a_sub_agents_stopped_line_shows_escape_sequences_as_symbols() -> None:
+    """The "✗ stopped" line of a sub-agent a guardrail stopped (`yiem run` and `yiem chat`
+    print it) carried the error text raw, so a terminal obeyed escape sequences the model
+    wrote (the guardrail message may quote it), where the answer shows them as symbols."""
+    stopped = _assistant("error", "output guardrail 'g' tripped: \x1b[2J\x1b[Hgone\r\nok")
+    event = NestedAgentEvent(
+        ("lead", "helper"), "c1", AgentEndEvent(messages=[stopped], reason="guardrail")
+    )
+    line = nested_line(event)
+    assert line is not None and "\x1b" not in line and "\r" not in line, line
+    assert "✗ stopped: output guardrail 'g' tripped: ␛[2J␛[Hgone ok[/]" in line, line

@@ -246,6 +246,31 @@ def test_session_resumes_in_a_second_chat_with_its_last_exchange(data_dir: Path)
         second.close()
 
 
+def test_a_resumed_answers_escape_sequences_are_shown_not_obeyed(data_dir: Path) -> None:
+    """The last exchange a resumed chat shows went to the terminal raw: the answer that
+    streamed with its escape sequences as symbols cleared the screen and retitled the
+    window when the session was opened again."""
+    first = Pane(data_dir, ["--session", "esc"])
+    try:
+        first.ready()
+        first.type("escapes")
+        first.wait(lambda s: after(s, "› escapes", "OVERWRITTEN", "tokens:"))
+        first.keys("C-d")
+        assert first.exit_code() == 0
+    finally:
+        first.close()
+    second = Pane(data_dir, ["--session", "esc"])
+    try:
+        screen = second.wait(
+            lambda s: after(s, "resumed 2 messages", "› escapes", "OVERWRITTEN", "/help")
+        )
+        assert "Safe␛[2J␛[H␛]0;pwned␇ answer␛[3A␛[KOVERWRITTEN" in screen, screen
+        title = second._tmux("display-message", "-p", "-t", "chat", "#{pane_title}")
+        assert "pwned" not in title
+    finally:
+        second.close()
+
+
 @pytest.mark.parametrize("name", ["", "a\nb", "\x1b[31m"])
 def test_a_session_name_that_is_not_one_is_one_line_and_starts_nothing(
     data_dir: Path, name: str

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from rich.text import Text
 
 from yiemagent.cli.options import DEFAULT_SYSTEM
-from yiemagent.cli.render import counted
+from yiemagent.cli.render import counted, one_line, shown_in_layout
 from yiemagent.errors import ConfigError, ToolLoadError
 from yiemagent.types import (
     AgentMessage,
@@ -136,8 +136,8 @@ class ChatSetup:
         lines = [Text(f"resumed {resumed}; the last exchange:", style="dim")]
         if question:
             lines.append(Text(f"› {question}", style="bold"))
-        if answer:
-            lines.append(Text(answer))
+        if answer:  # a model's escape sequences shown, not obeyed, as when it streamed
+            lines.append(Text(shown_in_layout(answer)))
         note = last_run_note(self.resumed)
         if note:
             lines.append(Text(note, style="yellow"))
@@ -194,7 +194,8 @@ def last_run_note(messages: list[AgentMessage]) -> str | None:
             if message.stop_reason == "aborted":
                 return "⏹ the last run was aborted before it answered"
             if message.stop_reason == "error":
-                return f"✗ the last run failed: {message.error_message or 'unknown error'}"
+                error = one_line(message.error_message or "unknown error", 300)
+                return f"✗ the last run failed: {error}"
             return stopped if after_results else None
     return None
 
