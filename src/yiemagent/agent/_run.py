@@ -188,7 +188,9 @@ class RunDriver:
         """The task driving the active run."""
         self._session = session
         self._options = options
-        self._hooks = hooks
+        self.hooks = hooks
+        """The agent's hooks and bounds (`AgentLoopConfig` fields); each run's config
+        starts from them (in a team, the speaking agent's tool hooks are asked too)."""
         self.stream_fn = stream_fn
         """The agent's model call (None: the provider dispatch)."""
         self.placeholder = placeholder
@@ -303,7 +305,8 @@ class RunDriver:
             model = team.model()
             options = self._options
             config = dataclasses.replace(
-                self._hooks,
+                self.hooks,
+                **team.tool_hooks(),
                 model=model,
                 get_steering_messages=team.screened(self._queues.poll_steering),
                 get_follow_up_messages=team.screened(self._queues.poll_follow_ups),

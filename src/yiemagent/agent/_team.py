@@ -5,11 +5,12 @@ of an `Agent.as_tool` tool may stand for a sub-agent's run that is itself held.
 
 `TeamRun` is made by the run driver for each run. It knows the agent that answers (the
 entry agent, or the one a handoff made active), offers that agent's `transfer_to_<name>`
-tools, switches the run to the target's system prompt, tools and model at the next turn,
-stamps each assistant message with the speaker's name, runs the guardrails (input ones
-beside the first model call and beside the call a steering or follow-up message goes to,
-output ones on the final answer) and keeps a tripped answer
-out of the transcript. `RunFrame`, in a context variable while the run goes, is what an
+tools, switches the run to the target's system prompt, tools and model at the next turn
+(and asks its tool hooks too), stamps each assistant message with the speaker's name, runs
+the guardrails
+(input ones beside the first model call and beside the call a steering or follow-up
+message goes to, output ones on the final answer) and keeps a tripped answer out of the
+transcript. `RunFrame`, in a context variable while the run goes, is what an
 `Agent.as_tool` call inside the run reads: where its sub-agent's events go, the path of
 names, the usage budget left, and the held sub-runs to continue.
 
@@ -55,12 +56,14 @@ from typing import Any, Literal, TypeAlias
 from yiemagent.errors import ApprovalPendingError, ConfigError
 from yiemagent.types import (
     AbortSignal,
+    AfterToolCallResult,
     AgentContext,
     AgentEndEvent,
     AgentEvent,
     AgentMessage,
     AgentTool,
     AssistantMessage,
+    BeforeToolCallResult,
     MessageEndEvent,
     MessageStartEvent,
     MessageUpdateEvent,
@@ -379,6 +382,59 @@ class TeamRun:
             return await maybe_await(inner(model, context, options))
 
         return speaking_stream
+
+    def tool_hooks(self) -> dict[str, Any]:
+        """`before_tool_call` and `after_tool_call` for the run's config. The entry agent's
+        hooks are the run's and see every call; in a team, once a handoff made another agent
+        speak, that agent's own hook is asked too, after the entry's, about the calls made
+        while it speaks (its tools), so a target's guard (a block, a hold for approval)
+        covers its tools, as openai-agents asks run hooks and then the agent's hooks.
+
+        `before_tool_call`: an entry result that blocks or holds decides; else the
+        speaker's result, if any, stands. `after_tool_call`: both see what the call gave;
+        each field the speaker sets wins over the entry's. A result of the wrong type is
+        handed on as it is, for the loop to report. Nothing for an agent without handoffs,
+        or when no agent of the team has the hook (its own stays)."""
+        if not self._team:
+            return {}
+        team = self
+        agents = _reachable(self.entry)
+
+        def hooks_now(name: str) -> tuple[Any, Any]:
+            first = getattr(team.entry._driver.hooks, name)
+            speaker = team.active
+            second = None if speaker is team.entry else getattr(speaker._driver.hooks, name)
+            return first, second
+
+        async def before(context: Any, signal: Any) -> Any:
+            first, second = hooks_now("before_tool_call")
+            value = None if first is None else await maybe_await(first(context, signal))
+            decided = value is not None and (
+                not isinstance(value, BeforeToolCallResult) or value.block or value.defer
+            )
+            if second is None or decided:
+                return value
+            later = await maybe_await(second(context, signal))
+            return value if later is None else later
+
+        async def after(context: Any, signal: Any) -> Any:
+            first, second = hooks_now("after_tool_call")
+            value = None if first is None else await maybe_await(first(context, signal))
+            if second is None or not isinstance(value, AfterToolCallResult | None):
+                return value
+            later = await maybe_await(second(context, signal))
+            if value is None or not isinstance(later, AfterToolCallResult):
+                return value if later is None else later
+            names = [f.name for f in dataclasses.fields(later)]
+            chosen = {n: getattr(later, n) for n in names if getattr(later, n) is not None}
+            return dataclasses.replace(value, **chosen)
+
+        given = {"before_tool_call": before, "after_tool_call": after}
+        return {
+            name: hook
+            for name, hook in given.items()
+            if any(getattr(agent._driver.hooks, name) is not None for agent in agents)
+        }
 
     # ── handoffs ─────────────────────────────────────────────────────────
 
