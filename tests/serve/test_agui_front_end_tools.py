@@ -320,3 +320,19 @@ def test_bad_front_end_tools_and_answers_are_a_400_and_change_nothing(server: Se
     calls = server.fm.call_count
     done = server.run(ask("bad", "r3", *history, answer(call_id, "painted")))  # still works
     assert answer_text(done) == "Done: painted" and server.fm.call_count == calls + 1
+
+
+def test_a_history_seeding_a_new_thread_keeps_its_tool_messages_out(server: Server) -> None:
+    """A client that starts a thread with a conversation from elsewhere, whose last
+    assistant message made calls answered by tool messages: those are its copies (the new
+    session has no such call), not answers to a 400; the history seeds the session as
+    before front-end tools."""
+    calls = {"call-elsewhere": ("weather", {"city": "Rome"})}
+    history = [agui.UserMessage(id="u0", content="weather Rome"), assistant_with(calls)]
+    elsewhere = answer("call-elsewhere", "sunny in Rome")
+    events = server.run(
+        ask("seed", "r1", *history, elsewhere, agui.UserMessage(id="u1", content="hi"))
+    )
+    assert answer_text(events) == "echo: hi"
+    messages, held = server.on_disk("seed")
+    assert roles(messages) == ["user", "user", "assistant"] and held == []

@@ -282,7 +282,8 @@ def _decisions(agent: Agent[Any], conversation: Conversation) -> dict[str, ToolA
     an approval for each pending call of a client tool it leaves unanswered (the tool,
     given no result, fails with `CLIENT_DID_NOT_RUN`). An answer for a call of a tool the
     client does not offer that the session has a result for is skipped: the client's copy
-    of the result the server sent it.
+    of the result the server sent it; so is every answer when the session is empty (the
+    request's history seeds it, its tool calls and results left out as always).
 
     Raises:
         BadRequest: a decision for a call that is not held; an answer for a call that is
@@ -305,6 +306,8 @@ def _decisions(agent: Agent[Any], conversation: Conversation) -> dict[str, ToolA
         held = pending.get(call_id)
         if held is None and call_id in results and results[call_id] not in client:
             continue  # the result of a server tool's call, sent back as the client has it
+        if not agent.state.messages:
+            continue  # a history that seeds the session: the client's copies, as ever
         if held is None or held.agent_path or held.decision is not None:
             raise BadRequest(
                 f"a tool message answers tool call {call_id!r}, but no call of a front-end "
