@@ -8,6 +8,7 @@ parent's limits leave. It answers with the sub-run's final text (or its output a
 and its total usage; a sub-run that fails is an error result naming the agent, with its
 usage, and so is one cut off by the call's timeout or an abort (its cancellation carries
 what it spent), and so is one stopped by its `max_turns` while it still called tools. A
+call that would nest more than `MAX_NESTED_RUNS` sub-runs is an error result at once. A
 sub-run that ends awaiting approval holds the parent's call (`HeldToolResult`)
 and leaves its transcript with the parent's run (`RunFrame.holds`); the parent's resume
 runs the call again, which continues that sub-run with the decisions taken.
@@ -39,7 +40,12 @@ from yiemagent.types import (
 )
 from yiemagent.types.tools import HeldToolResult
 
-__all__ = ["agent_as_tool", "fresh_copy"]
+__all__ = ["MAX_NESTED_RUNS", "agent_as_tool", "fresh_copy"]
+
+MAX_NESTED_RUNS = 8
+"""Sub-agent runs one inside another, at most: an agent that is its own tool (or two that
+are each other's) and a model that always delegates would nest runs without end, each
+waiting for the next, until Python's recursion limit broke the event relay."""
 
 _INPUT_SCHEMA = {
     "type": "object",
@@ -109,6 +115,14 @@ async def _call(
 ) -> AgentToolResult:
     frame = current_frame.get()
     path = (*(frame.path if frame is not None else ()), agent.name)
+    if len(path) - 1 > MAX_NESTED_RUNS:
+        details = {"agent": agent.name, "agent_path": list(path)}
+        raise ToolCallFailed(
+            f"agent {agent.name!r} not run: {MAX_NESTED_RUNS} agent runs are already nested "
+            f"here ({' > '.join(path[:-1])}); do this part yourself",
+            usage=Usage(),
+            details=details,
+        )
     if signal.aborted:  # an idle agent ignores abort(): the sub-run must not start at all
         details = {"agent": agent.name, "agent_path": list(path)}
         raise ToolCallFailed(f"agent {agent.name!r} was aborted", usage=Usage(), details=details)
