@@ -611,3 +611,46 @@ async def test_images_in_folded_turns_are_named_in_the_summary_request() -> None
         await agent.prompt(f"question {n}: " + "words " * 10)
     assert script.summary_requests
     assert "User: what is in this photo? [image]" in script.summary_requests[0]
+
+
+# Tokens Qwen2.5's tokenizer (the embedded model's) spends on each sentence, measured with
+# llama.cpp's /tokenize; cl100k and o200k spend about as much or less.
+MEASURED = [
+    ("The meeting tomorrow will discuss the price of the new product and when it is "
+     "released to customers.", 19),
+    ("Завтра на встрече в Москве мы обсудим цену нового продукта и дату его выпуска для "
+     "клиентов.", 28),
+    ("Αύριο στη συνάντηση θα συζητήσουμε την τιμή του νέου προϊόντος και την ημερομηνία "
+     "κυκλοφορίας.", 79),
+    ("سنناقش غدا في الاجتماع سعر المنتج الجديد وموعد إطلاقه للعملاء في السوق.", 22),
+    ("מחר בפגישה נדון במחיר המוצר החדש ובמועד השקתו ללקוחות.", 16),
+    ("कल की बैठक में हम नए उत्पाद की कीमत और ग्राहकों के लिए इसकी रिलीज़ की तारीख पर चर्चा "
+     "करेंगे।", 84),
+    ("พรุ่งนี้ในการประชุมเราจะหารือเกี่ยวกับราคาของผลิตภัณฑ์ใหม่และวันที่วางจำหน่ายให้กับลูกค้า", 45),
+    ("Cuộc họp ngày mai sẽ thảo luận về giá của sản phẩm mới và ngày phát hành cho khách "
+     "hàng.", 22),
+    ("我们明天在北京的会议室讨论新产品的价格和发布时间", 11),
+    ("明日の会議では新製品の価格と発売日について話し合います。", 21),
+    ("내일 회의에서 신제품 가격과 출시일에 대해 논의할 예정입니다.", 25),
+    ("🎉🚀👍😀🔥❤️✅🙂🎂🌍", 11),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("text", "tokens"),
+    MEASURED,
+    ids=[
+        *("english", "russian", "greek", "arabic", "hebrew", "hindi", "thai"),
+        *("vietnamese", "chinese", "japanese", "korean", "emoji"),
+    ],
+)
+def test_the_estimate_of_any_script_is_at_least_what_a_tokenizer_spends(
+    text: str, tokens: int
+) -> None:
+    """pi #2562 and openclaw #70052 for Chinese, and every script beyond it: at 4
+    characters a token, Greek (79 tokens), Hindi (84), Thai (45) and emoji (11) were
+    counted at about a quarter of what the model spends, so such a conversation passed
+    the window long before it was compacted. The estimate may be generous (at most 2.5
+    times), never short."""
+    estimate = estimate_tokens([UserMessage(text)]) - estimate_tokens([UserMessage("")])
+    assert tokens <= estimate <= 2.5 * tokens, estimate
