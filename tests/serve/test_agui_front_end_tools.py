@@ -336,3 +336,34 @@ def test_a_history_seeding_a_new_thread_keeps_its_tool_messages_out(server: Serv
     assert answer_text(events) == "echo: hi"
     messages, held = server.on_disk("seed")
     assert roles(messages) == ["user", "user", "assistant"] and held == []
+
+
+def test_a_front_end_tool_named_as_a_transfer_tool_is_a_400(tmp_path: Path) -> None:
+    """The agent's handoff tools are its tools too: a front-end tool of that name would
+    make the run fail on two tools of one name, after the request was taken."""
+    fm = FauxModel([brain] * 10, chunk_size=8)
+    with SqliteSessionStore(tmp_path / "sessions.db") as store:
+
+        def make_agent(session_id: str) -> Agent[Any]:
+            billing = Agent(name="billing", model=fm.model, stream_fn=fm.stream_fn)
+            return Agent(
+                model=fm.model,
+                stream_fn=fm.stream_fn,
+                handoffs=[billing],
+                session_store=store,
+                session_id=session_id,
+            )
+
+        transfer = agui.Tool(
+            name="transfer_to_billing", description="x", parameters={"type": "object"}
+        )
+        run_input = ask("team", "r", "hi", tools=[transfer])
+        body = run_input.model_dump(mode="json", by_alias=True, exclude_none=True)
+        with (
+            serving(create_app(make_agent, session_store=store)) as url,
+            httpx.Client(base_url=url) as client,
+        ):
+            refused = client.post("/ag-ui", json=body)
+        assert refused.status_code == 400, refused.text
+        assert "the agent has a tool of that name" in refused.json()["error"]
+        assert store.list_sessions() == [] and fm.call_count == 0
