@@ -156,7 +156,8 @@ def test_trace_of_a_log_cut_mid_line_draws_the_whole_lines(
     """A run killed while it wrote a line (a long `message_end`) leaves a last line cut
     off, perhaps inside a character. `yiem trace`, made to draw killed runs, refused such a
     log whole ("line 26 is not JSON"). Every cut at any byte now draws the whole lines,
-    says in one warning that the last one was cut, and counts what they hold."""
+    says in one warning naming the file that the last one was cut (it named no file,
+    where the errors do), and counts what they hold."""
     use_faux(monkeypatch, calculator_then_answer("cli-trace-torn", cost=0.0))
     assert main(["run", "What is 17 * 23? ünïcödé", "--json"]) == 0
     data = capsys.readouterr().out.encode("utf-8")
@@ -181,7 +182,8 @@ def test_trace_of_a_log_cut_mid_line_draws_the_whole_lines(
         if torn:
             number = whole.count(b"\n") + 1
             assert warned[0] == (
-                f"yiem: warning: line {number} was cut off mid-write (the run was killed): skipped"
+                f"yiem: warning: {log}: line {number} was cut off mid-write (the run was "
+                "killed): skipped"
             )
         events = [json.loads(line) for line in whole.decode("utf-8").splitlines()]
         turns = sum(e["type"] == "message_start" and e["message"]["role"] == "assistant"
@@ -247,6 +249,11 @@ def test_trace_reads_a_log_from_stdin_and_writes_the_page_to_stdout(
     assert "17 * 23 = 391" in shown.out
     assert shown.err.strip() == "wrote the page to standard output (2 turns, 3 calls)"
     assert list(tmp_path.iterdir()) == []  # no file named "-"
+
+    monkeypatch.setattr(sys, "stdin", io.StringIO(log + '{"type": "message_e'))  # cut off
+    assert main(["trace", "-", "--html", "-"]) == 0
+    [warned] = [line for line in capsys.readouterr().err.splitlines() if "cut off" in line]
+    assert warned.startswith("yiem: warning: standard input: line "), warned
 
 
 def test_trace_reads_a_session_from_the_postgresql_store_serve_shares(

@@ -121,7 +121,9 @@ def trace(
         from yiemagent.telemetry import timeline_from_event_lines
 
         with library_warnings_shown():  # a line cut off: one `yiem: warning:` line
-            timeline = timeline_from_event_lines(sys.stdin, title="standard input")
+            timeline = timeline_from_event_lines(
+                sys.stdin, title="standard input", source="standard input"
+            )
     elif path.is_file() and not _is_sqlite(path):
         if not to_stdout:
             _not_over(html_out, path, "the run's log")

@@ -234,12 +234,15 @@ def build_timeline(
     return Timeline(title, turns, start_ms, end_ms, end_reason, summary)
 
 
-def timeline_from_event_lines(lines: Iterable[str], *, title: str = "run") -> Timeline:
+def timeline_from_event_lines(
+    lines: Iterable[str], *, title: str = "run", source: str | None = None
+) -> Timeline:
     """The timeline of a `yiem run --json` log (one event per line, `event_to_dict`).
 
     A last line without its newline that is not JSON is what a run killed mid-write
-    leaves: it is skipped (with a warning) and the log drawn up to it, as the end of a
-    killed run is.
+    leaves: it is skipped (with a warning, which starts with `source`, the log's name, when
+    given: a script tracing many logs learns which one was cut) and the log drawn up to
+    it, as the end of a killed run is.
 
     Raises:
         ConfigError: a line is not a JSON object (the message names the line), or the log
@@ -316,7 +319,10 @@ def timeline_from_event_lines(lines: Iterable[str], *, title: str = "run") -> Ti
         number, line, error = bad
         if line.endswith("\n"):
             raise ConfigError(f"line {number} is not JSON ({error}): {line[:80]!r}") from error
-        logger.warning("line %d was cut off mid-write (the run was killed): skipped", number)
+        where = f"{source}: " if source else ""
+        logger.warning(
+            "%sline %d was cut off mid-write (the run was killed): skipped", where, number
+        )
     if not messages:
         what = "no lines" if not seen else f"{seen} lines but no message_end event"
         raise ConfigError(f"not a yiem run --json event log: {what}")
@@ -405,7 +411,7 @@ def load_timeline(path: str) -> Timeline:
         lines = [f"{line}\n" for line in (whole + newline).decode("utf-8").split("\n")[:-1]]
         if cut:
             lines.append(cut.decode("utf-8", errors="replace"))
-        return timeline_from_event_lines(lines, title=os.path.basename(path))
+        return timeline_from_event_lines(lines, title=os.path.basename(path), source=path)
     except ConfigError as exc:
         raise ConfigError(f"{path}: {exc}") from exc
     except UnicodeDecodeError as exc:
