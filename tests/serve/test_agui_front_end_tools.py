@@ -121,7 +121,9 @@ def server(tmp_path: Path) -> Iterator[Server]:
             )
 
         with serving(create_app(make_agent, session_store=store)) as url:
-            yield Server(url, store, fm, tools)
+            server = Server(url, store, fm, tools)
+            yield server
+            server.client.close()
 
 
 def ask(thread: str, run: str, *messages: agui.Message | str, **update: Any) -> agui.RunAgentInput:
@@ -367,3 +369,38 @@ def test_a_front_end_tool_named_as_a_transfer_tool_is_a_400(tmp_path: Path) -> N
         assert refused.status_code == 400, refused.text
         assert "the agent has a tool of that name" in refused.json()["error"]
         assert store.list_sessions() == [] and fm.call_count == 0
+
+
+def test_a_front_end_call_held_on_one_server_is_answered_through_another(
+    tmp_path: Path,
+) -> None:
+    """The held call is in the session store, as a held approval is: a second server on the
+    same store takes the client's answer (no state lives in the first server's memory)."""
+    tools = Tools()
+    fm = FauxModel([brain] * 10, chunk_size=8)
+    with SqliteSessionStore(tmp_path / "sessions.db") as store:
+
+        def make_agent(session_id: str) -> Agent[Any]:
+            return Agent(
+                model=fm.model,
+                stream_fn=fm.stream_fn,
+                tools=tools.all(),
+                session_store=store,
+                session_id=session_id,
+            )
+
+        with (
+            serving(create_app(make_agent, session_store=store)) as first_url,
+            serving(create_app(make_agent, session_store=store)) as second_url,
+        ):
+            one, other = Server(first_url, store, fm, tools), Server(second_url, store, fm, tools)
+            first = one.run(ask("two", "r1", "paint teal"))
+            calls = calls_of(first)
+            [call_id] = calls
+            history = [agui.UserMessage(id="u0", content="paint teal"), assistant_with(calls)]
+            answered = other.run(ask("two", "r2", *history, answer(call_id, "painted")))
+            assert answer_text(answered) == "Done: painted"
+            messages, held = other.on_disk("two")
+            one.client.close()
+            other.client.close()
+    assert roles(messages) == ["user", "assistant", "toolResult", "assistant"] and held == []
