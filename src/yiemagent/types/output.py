@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeAlias, TypeVar, cast
 
 from yiemagent.errors import ConfigError, YiemAgentError
+from yiemagent.types.callbacks import is_async_callable
 from yiemagent.types.messages import AssistantMessage
 
 if TYPE_CHECKING:
@@ -86,6 +87,7 @@ class OutputSpec(Generic[T]):
 
     Args:
         type_: a pydantic model, dataclass, TypedDict, plain type (`int`, `list[str]`, ...),
+            a plain function (its arguments are asked for, its return value is the output),
             or a JSON Schema dict (then the value is JSON data, `dict[str, Any]` when the
             schema is an object).
         mode: "auto", "tool" or "native" (see the module docstring).
@@ -93,8 +95,8 @@ class OutputSpec(Generic[T]):
         description: what the output tool's description says (default: a short instruction).
 
     Raises:
-        ConfigError: a type pydantic cannot validate, an invalid JSON Schema, a bad mode or
-            tool name.
+        ConfigError: a type pydantic cannot validate, an async function, an invalid JSON
+            Schema, a bad mode or tool name.
     """
 
     __slots__ = (
@@ -291,6 +293,13 @@ def _adapter_schema(spec: OutputSpec[Any], type_: Any) -> dict[str, Any]:
     from pydantic import PydanticSchemaGenerationError, TypeAdapter
     from pydantic.errors import PydanticUserError
 
+    if not isinstance(type_, type) and is_async_callable(type_):
+        # pydantic validates a function by calling it: an async one gives an unawaited
+        # coroutine as the run's output (pydantic-ai awaits its async output functions)
+        raise ConfigError(
+            f"output_type {_type_name(type_)} is an async function, whose value would be a "
+            "coroutine never awaited; use a plain function or a type"
+        )
     try:
         spec._adapter = TypeAdapter(type_)
         schema: dict[str, Any] = spec._adapter.json_schema()

@@ -1,0 +1,68 @@
+"""A function as `output_type`, as pydantic-ai's output functions (tests/test_agent.py
+`test_output_type_function`, `test_output_type_function_with_retry`,
+`test_output_type_async_function`): the model calls the output tool with the function's
+arguments, pydantic checks them and calls it, and its return value is the output; an error
+it raises goes back to the model like any invalid value. An async function is refused when
+the spec is made: pydantic would call it and hand back a coroutine nobody awaits."""
+
+from __future__ import annotations
+
+import pytest
+
+from yiemagent import ConfigError, ToolResultMessage
+from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
+from yiemagent.types import OutputSpec, text_of
+
+from .test_output_type_faux import agent_for
+
+
+def capital(city: str, country: str) -> str:
+    """The capital of a country.
+
+    Args:
+        city: the capital's name.
+        country: the country.
+    """
+    if city == "Mexico":
+        raise ValueError(f"{city!r} is a country; give its capital")
+    return f"{city}, capital of {country}"
+
+
+def reply(**args: str) -> object:
+    return faux_message(faux_tool_call("final_result", dict(args)))
+
+
+async def test_a_function_is_offered_by_its_arguments_and_its_value_is_the_output() -> None:
+    fm = FauxModel([reply(city="Paris", country="France")])
+    agent = agent_for(fm, output_type=capital)
+    answer = await agent.prompt("capital of France?")
+    assert answer.output == "Paris, capital of France"
+    schema = fm.contexts[0].tools[0].input_schema
+    assert schema["required"] == ["city", "country"]
+
+
+async def test_an_error_the_function_raises_goes_back_to_the_model() -> None:
+    fm = FauxModel(
+        [reply(city="Mexico", country="Mexico"), reply(city="Mexico City", country="Mexico")]
+    )
+    agent = agent_for(fm, output_type=capital)
+    answer = await agent.prompt("capital of Mexico?")
+    assert answer.output == "Mexico City, capital of Mexico" and fm.call_count == 2
+    told = fm.contexts[1].messages[-1]
+    assert isinstance(told, ToolResultMessage) and told.is_error
+    assert "'Mexico' is a country; give its capital" in text_of(told.content)
+
+
+async def async_capital(city: str) -> str:
+    return city
+
+
+class AsyncCall:
+    async def __call__(self, city: str) -> str:
+        return city
+
+
+@pytest.mark.parametrize("function", [async_capital, AsyncCall()], ids=["def", "object"])
+def test_an_async_function_is_refused_when_the_spec_is_made(function: object) -> None:
+    with pytest.raises(ConfigError, match="is an async function, whose value would be a"):
+        OutputSpec(function)  # type: ignore[call-overload]
