@@ -318,6 +318,8 @@ def test_bad_front_end_tools_and_answers_are_a_400_and_change_nothing(server: Se
         "two tool messages answer",
     )
     refused(ask("bad", "r2", *history, answer(call_id, "x"), tools=[]), "list it in")
+    empty = agui.UserMessage(id="u1", content="")
+    refused(ask("bad", "r2", *history, answer(call_id, "x"), empty), "with some content")
     assert server.on_disk("bad") == before
     calls = server.fm.call_count
     done = server.run(ask("bad", "r3", *history, answer(call_id, "painted")))  # still works

@@ -134,7 +134,7 @@ class Conversation:
     def check(self) -> None:
         """Raises `BadRequest` unless the request asks something (a prompt, decisions, or
         results of client tools)."""
-        if self.decisions or self.answered:
+        if self.prompt is None and (self.decisions or self.answered):
             return
         if self.prompt is None or not self.prompt.content:
             raise BadRequest("the last message must be a user message with some content")
