@@ -186,8 +186,14 @@ class MessageBuilder:
             self._stream.push(ThinkingDeltaEvent(self._index, text, self.message))
 
     def tool_call_start(self, id: str, name: str) -> None:
-        """Open a tool-call block with empty arguments."""
-        call = ToolCall(id=id, name=name, arguments={}, partial_json="")
+        """Open a tool-call block with empty arguments.
+
+        An `id` or `name` that is not text (a server that sent a number, `null` or a list:
+        the SDKs pass the JSON through unchecked) is made text (`None`: ""), so the call
+        reaches the tool pipeline as an unknown tool or with its id, and the message can be
+        stored and loaded again; as a number it ended the run in a TypeError and a stored
+        session skipped the message on resume."""
+        call = ToolCall(id=_as_text(id), name=_as_text(name), arguments={}, partial_json="")
         index = self._open(call)  # closes the previous block first, with its own arguments
         self._raw = ""
         self._parsed = 0
@@ -336,6 +342,13 @@ def _final_arguments(raw: str) -> dict[str, Any] | None:
         if stray and set(data[end:]) <= _STRAY_CLOSERS:
             return parse_json_object(data[:end].decode(errors="replace"))
     return python_literal_object(raw)
+
+
+def _as_text(value: object) -> str:
+    """`value` as text: itself when it is a str, "" for None, else `str(value)`."""
+    if isinstance(value, str):
+        return value
+    return "" if value is None else str(value)
 
 
 def parse_partial_json(text: str) -> dict[str, Any]:
