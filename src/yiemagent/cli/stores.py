@@ -59,10 +59,17 @@ def open_store(where: str | None, flag: str = "--sessions") -> SessionStore:
         raise CliError(f"{flag} {shown}: {exc}".replace(": :", ":")) from exc
 
 
+_SECRET_PARAMETER = re.compile(
+    r"(?i)(^|&)((?:password|passwd|pwd|[\w.-]*key|[\w.-]*token|secret|sig|signature)=)[^&]*"
+)
+"""A query parameter whose value is a secret: a password, a key, a token, a signature."""
+
+
 def without_password(where: str) -> str:
-    """A store's URL as said in a message (`--sessions`, `yiem trace --db`): its password
-    (`user:PASSWORD@`, or a `password=` parameter) replaced by `***`, as the store's own
-    messages hide it."""
+    """A URL as said in a message (`--sessions`, `yiem trace --db`, the base URL `yiem
+    chat`'s `/model` talks to): its password (`user:PASSWORD@`, or a `password=`
+    parameter) and any key or token in its query (`api-key=`, `key=`, `token=`, …)
+    replaced by `***`, as the store's own messages hide the password."""
     if "://" not in where:
         return where
     try:
@@ -73,5 +80,5 @@ def without_password(where: str) -> str:
     userinfo, at, host = netloc.rpartition("@")
     if at and ":" in userinfo:
         netloc = f"{userinfo.split(':', 1)[0]}:***@{host}"
-    query = re.sub(r"(?i)(^|&)(password=)[^&]*", r"\1\2***", parts.query)
+    query = _SECRET_PARAMETER.sub(r"\1\2***", parts.query)
     return urlunsplit(parts._replace(netloc=netloc, query=query))

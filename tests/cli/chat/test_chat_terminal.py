@@ -271,6 +271,30 @@ def test_a_resumed_answers_escape_sequences_are_shown_not_obeyed(data_dir: Path)
         second.close()
 
 
+def test_model_names_the_url_it_talks_to_without_its_secrets(data_dir: Path) -> None:
+    """`/model NAME` for a model served over HTTP said only its name: a chat switched to
+    an OpenAI-compatible server did not say which (the default, or `--base-url`'s). It
+    now names the URL, with no password and no key in it."""
+    url = "http://ann:hunter2@127.0.0.1:9/v1?api-key=sk-SECRET&api-version=1"
+    pane = Pane(data_dir, ["--base-url", url])
+    try:
+        pane.ready()
+        pane.type("/model ollama/qwen3")
+        pane.wait("model: ollama/qwen3 at http://***@127.0.0.1:9/v1?api-key=***&api-version=1")
+        pane.type("/model")
+        screen = pane.wait("model: ollama/qwen3 at http://***@127.0.0.1:9/v1?api-key=***&")
+        assert "hunter2" not in screen and "SECRET" not in screen and "ann:" not in screen
+    finally:
+        pane.close()
+    pane = Pane(data_dir)  # no --base-url: the provider's own
+    try:
+        pane.ready()
+        pane.type("/model ollama/qwen3")
+        pane.wait("model: ollama/qwen3 at http://127.0.0.1:11434/v1 (from the next prompt)")
+    finally:
+        pane.close()
+
+
 @pytest.mark.parametrize("name", ["", "a\nb", "\x1b[31m"])
 def test_a_session_name_that_is_not_one_is_one_line_and_starts_nothing(
     data_dir: Path, name: str
@@ -444,7 +468,7 @@ def test_a_command_that_reads_no_argument_refuses_one_and_does_nothing(
 
 
 def test_a_long_chat_on_a_tiny_window_is_compacted_and_keeps_answering(data_dir: Path) -> None:
-    pane = Pane(data_dir, ["--session", "long"], env={"FAUX_CONTEXT_WINDOW": "400"})
+    pane = Pane(data_dir, ["--session", "long"], env={"FAUX_CONTEXT_WINDOW": "800"})
     try:
         pane.ready()
         for n in range(12):

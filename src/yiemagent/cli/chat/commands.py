@@ -22,6 +22,7 @@ from yiemagent.types import (
 
 if TYPE_CHECKING:
     from yiemagent.cli.chat.host import ChatHost
+    from yiemagent.types import Model
 
 __all__ = ["COMMANDS", "dispatch", "is_command", "undo_point"]
 
@@ -106,7 +107,8 @@ def _tools(app: ChatHost, arg: str) -> None:
 
 def _model(app: ChatHost, arg: str) -> None:
     if not arg:
-        app.say(f"model: {app.setup.model_label}; /model PROVIDER/ID switches (see yiem models)")
+        label = f"{app.setup.model_label}{_served_at(app.setup.model)}"
+        app.say(f"model: {label}; /model PROVIDER/ID switches (see yiem models)")
         return
     from yiemagent.cli.options import resolve_model
 
@@ -123,10 +125,23 @@ def _model(app: ChatHost, arg: str) -> None:
     if app.setup.compactor is not None:
         app.setup.compactor.model = model
         app.setup.compactor.context_window = context_window(model)
-    app.say(f"model: {app.setup.model_label} (from the next prompt)")
+    app.say(f"model: {app.setup.model_label}{_served_at(model)} (from the next prompt)")
     import asyncio
 
     app.ready = asyncio.get_running_loop().create_task(load_model(app))
+
+
+def _served_at(model: Model) -> str:
+    """The words " at URL" for a model served over HTTP (an OpenAI-compatible server's URL is what
+    `--base-url` or the provider's default made it, and a wrong one is the usual reason a
+    switched model does not answer), else ""; never a password or key in the URL."""
+    if not model.base_url:
+        return ""
+    from yiemagent.cli.stores import without_password
+
+    shown = without_password(model.base_url)
+    # a user name alone may be a key too (https://KEY@host): hide the whole user part
+    return " at " + re.sub(r"^([\w+.-]+://)[^/@?#]*@", r"\1***@", shown)
 
 
 def _system(app: ChatHost, arg: str) -> None:
