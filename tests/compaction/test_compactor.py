@@ -120,8 +120,10 @@ async def test_a_long_conversation_keeps_answering_inside_a_tiny_window() -> Non
     assert len(prompts) == 40
     assert len(store.load("long")) == len(agent.state.messages)
     assert not any(isinstance(m, CompactionSummaryMessage) for m in agent.state.messages)
-    # One summary per compaction, not one per model call.
-    assert len(script.summary_requests) == len(infos)
+    # One summary per compaction (a fold larger than a request holds in parts, each
+    # carrying the summary so far), not one per model call.
+    assert len(infos) <= len(script.summary_requests) <= len(infos) + 2 < len(answered)
+    assert all("Summary so far:\nSUMMARY#" in r for r in script.summary_requests[1:])
     assert infos[0].turns >= 1 and infos[0].tokens_after < infos[0].tokens_before
 
 
@@ -154,7 +156,7 @@ async def test_a_failed_summary_still_drops_old_turns_and_the_chat_goes_on() -> 
 
 
 async def test_an_undo_that_cuts_into_the_summarised_part_is_summarised_again() -> None:
-    agent, fm, script, _ = _agent()
+    agent, fm, script, _ = _agent(window=1000)  # room for 4 messages beside the tool
     for n in range(15):
         await agent.prompt(f"question {n}: " + "words " * 10)
     before = len(script.summary_requests)
@@ -390,6 +392,19 @@ async def test_every_request_leaves_room_for_the_longest_answer() -> None:
     assert biggest + model.max_tokens <= WINDOW, biggest
 
 
+WORDY_SCHEMA = {
+    "type": "object",
+    "properties": {
+        f"field_{i}": {"type": "string", "description": "a value this tool reads " * 2}
+        for i in range(4)
+    },
+}
+WORDY_BESIDE = 2082
+"""Tokens Qwen2.5's chat template (the embedded model's) spends on the weather system prompt
+and the thirteen tools below: the template's tools preamble, each tool's function JSON
+(measured with llama.cpp's /apply-template and /tokenize, less a bare prompt's)."""
+
+
 def _tool_tokens(context: Context) -> int:
     """Estimated tokens of what a request sends beside its messages: the system prompt and
     each tool's name, description and schema (4 characters a token)."""
@@ -404,20 +419,14 @@ async def test_the_system_prompt_and_tool_schemas_count_against_the_window() -> 
     the system prompt and the tools' schemas, so with many tools (an MCP server's) the
     request still passed the window after compaction. Here a long system prompt and twelve
     tools with wordy schemas take about half the window; every request, those included,
-    still leaves room for the answer."""
+    still leaves room for the answer. (3,000 tokens: at 2,000 the tools, as a chat template
+    renders them, leave no room for an answer.)"""
     script = Scripted()
     fm = FauxModel([script] * 400, model_id="compaction-faux")
-    window = 2000
+    window = 3000
     model = dataclasses.replace(fm.model, context_window=window, max_tokens=200)
-    wordy = {
-        "type": "object",
-        "properties": {
-            f"field_{i}": {"type": "string", "description": "a value this tool reads " * 2}
-            for i in range(4)
-        },
-    }
     tools = [
-        AgentTool(f"tool_{n}", f"tool {n}", "Looks things up. " * 3, wordy, lambda *_: "ok")
+        AgentTool(f"tool_{n}", f"tool {n}", "Looks things up. " * 3, WORDY_SCHEMA, lambda *_: "ok")
         for n in range(12)
     ]
     compactor = Compactor(model, stream_fn=fm.stream_fn)
@@ -437,6 +446,39 @@ async def test_the_system_prompt_and_tool_schemas_count_against_the_window() -> 
         sent = estimate_tokens(list(context.messages)) + _tool_tokens(context)
         assert sent + model.max_tokens <= window, sent
         _pairs_ok(list(context.messages))
+    assert compactor.compactions >= 2
+
+
+async def test_tool_schemas_count_as_much_as_a_chat_template_spends_on_them() -> None:
+    """The tools were counted as their name, description and schema at 4 characters a
+    token, 1,670 tokens here, where the embedded model's template spends 2,082: it wraps
+    each tool in its function JSON (denser than prose, about 3.5 characters a token) and
+    adds a preamble on how to call them. With the answer's room, requests passed the
+    window by the difference. Now each request, the tools as the template counts them,
+    leaves room for the answer."""
+    script = Scripted()
+    fm = FauxModel([script] * 400, model_id="compaction-faux")
+    window = 3200
+    model = dataclasses.replace(fm.model, context_window=window, max_tokens=650)
+    tools = [
+        AgentTool(f"tool_{n}", f"tool {n}", "Looks things up. " * 3, WORDY_SCHEMA, lambda *_: "ok")
+        for n in range(12)
+    ]
+    compactor = Compactor(model, stream_fn=fm.stream_fn)
+    agent = Agent(
+        model=model,
+        stream_fn=fm.stream_fn,
+        system_prompt="You answer questions about the weather. " * 12,
+        tools=[lookup, *tools],
+        transform_context=compactor,
+    )
+    for n in range(30):
+        reply = await agent.prompt(f"question {n}: " + "words " * 10)
+        assert reply.stop_reason == "stop", reply.error_message
+    answered = [c for c in fm.contexts if c.system_prompt != SUMMARY_SYSTEM_PROMPT]
+    for context in answered:
+        sent = estimate_tokens(list(context.messages)) + WORDY_BESIDE
+        assert sent + model.max_tokens <= window, sent
     assert compactor.compactions >= 2
 
 
@@ -554,7 +596,7 @@ async def test_tool_results_that_alone_pass_the_window_are_shortened_in_the_view
         return faux_message("The disk is full.")
 
     fm = FauxModel([answer] * 20, model_id="compaction-big-result")
-    model = dataclasses.replace(fm.model, context_window=WINDOW)
+    model = dataclasses.replace(fm.model, context_window=1000)
     compactor = Compactor(model, stream_fn=fm.stream_fn)
     agent = Agent(
         model=model, stream_fn=fm.stream_fn, tools=[read_log], transform_context=compactor

@@ -31,9 +31,11 @@ Sizes are estimates in tokens: 4 ASCII characters a token; beyond ASCII, as byte
 tokenizers spend on scripts they have few merges for, a token per 3 bytes of UTF-8 (a CJK,
 Thai or emoji character about a token, a Cyrillic, Arabic or Hebrew letter two thirds), a
 Greek letter a token, an Indic character a token and a half; plus a few tokens per message.
-What the call sends beside the messages, its system prompt and the tools' schemas
-(`yiemagent.loop.preparing_prompt`), counts against the threshold too, so many tools leave
-less room for the transcript instead of pushing the request past the window.
+What the call sends beside the messages, its system prompt and the tools
+(`yiemagent.loop.preparing_prompt`; each tool as the function JSON a chat template renders,
+at 3.5 characters a token, and a preamble on calling them), counts against the threshold
+too, so many tools leave less room for the transcript instead of pushing the request past
+the window.
 """
 
 from __future__ import annotations
@@ -105,6 +107,9 @@ _ITEM_CHARS = 1200
 _MAX_CACHED = 64
 _SUMMARY_WRAPPER_CHARS = 140
 """The text `convert_to_llm` puts around a summary ("The conversation history before...")."""
+_TOOLS_PREAMBLE_TOKENS = 100
+"""What a chat template or API adds when tools are sent, on how to call them (Qwen2.5's
+template: about 75 tokens)."""
 _RESULT_MIN_TOKENS = 32
 """The least a shortened tool result keeps: its note of what was cut and a few words."""
 _REQUEST_FRAME_CHARS = 80
@@ -178,18 +183,29 @@ def _message_tokens(message: AgentMessage) -> int:
 
 
 def _beside_tokens() -> int:
-    """Estimated tokens of what the model call being prepared sends beside its messages:
-    the system prompt, and each tool's name, description and schema (0 outside a loop's
-    `transform_context`)."""
+    """Estimated tokens of what the model call being prepared sends beside its messages
+    (0 outside a loop's `transform_context`): the system prompt as a message, and, when
+    there are tools, each as the function JSON a chat template or API renders it
+    (`{"type": "function", "function": {name, description, parameters}}`) at 3.5
+    characters a token, as JSON is denser than prose, and `_TOOLS_PREAMBLE_TOKENS` for
+    the words on how to call them."""
     prompt = preparing_prompt()
     if prompt is None:
         return 0
     system, tools = prompt
-    chars = _chars(system)
-    for tool in tools:
-        schema = json.dumps(tool.input_schema, default=str, ensure_ascii=False)
-        chars += len(tool.name) + _chars(tool.description) + _chars(schema)
-    return math.ceil(chars / _CHARS_PER_TOKEN) + _MESSAGE_TOKENS * len(tools)
+    tokens = math.ceil(_chars(system) / _CHARS_PER_TOKEN) + _MESSAGE_TOKENS
+    if tools:
+        chars = 0
+        for tool in tools:
+            function = {
+                "name": tool.name,
+                "description": tool.description,
+                "parameters": tool.input_schema,
+            }
+            declared = {"type": "function", "function": function}
+            chars += _chars(json.dumps(declared, default=str, ensure_ascii=False))
+        tokens += math.ceil(chars * 2 / 7) + _TOOLS_PREAMBLE_TOKENS  # quarter tokens / 3.5
+    return tokens
 
 
 def _blocks(message: AgentMessage) -> list[Any]:
@@ -329,7 +345,8 @@ class Compactor:
         # the same positions as `messages`; a tool result that could never stay verbatim
         # is shortened to half of what stays, so that its turn's prompt can stay beside it
         most = max(keep, _RESULT_MIN_TOKENS)
-        shown = [m if _message_tokens(m) <= most else _shortened(m, most // 2) for m in messages]
+        least = max(most // 2, _RESULT_MIN_TOKENS)
+        shown = [m if _message_tokens(m) <= most else _shortened(m, least) for m in messages]
         view = ([summary] if summary is not None else []) + shown[start:]
         if estimate_tokens(view) <= budget:
             return view
