@@ -110,6 +110,21 @@ async def test_r6_3_resume_processes_queued_steering_before_follow_ups() -> None
     assert user_texts(agent.state.messages) == ["hi", "now", "later"]
 
 
+async def test_pi_resume_keeps_one_at_a_time_steering_from_an_assistant_tail() -> None:
+    # pi agent.test.ts "continue() should keep one-at-a-time steering semantics from
+    # assistant tail": the second steer waited for its own turn, not for the first one's
+    fm = FauxModel(["Processed 1", "Processed 2"])
+    agent = faux_agent(fm)
+    agent.state.messages = [UserMessage("Initial"), faux_message(faux_text("Initial response"))]
+    agent.steer("Steering 1")
+    agent.steer("Steering 2")
+    reply = await agent.resume()
+    assert text_of(reply.content) == "Processed 2" and fm.call_count == 2
+    assert [m.role for m in agent.state.messages[-4:]] == ["user", "assistant"] * 2
+    assert user_texts(fm.contexts[0].messages) == ["Initial", "Steering 1"]
+    assert not agent.has_queued_messages()
+
+
 async def test_pi_session_id_reaches_stream_fn_and_the_setter_applies_next_run() -> None:
     seen: list[Any] = []
     fm = FauxModel(["ok", "ok"])

@@ -1032,7 +1032,14 @@ class TurnQueues(Generic[T]):
     each is delivered exactly once. Appending is safe from any thread.
     """
 
-    __slots__ = ("_taken", "follow_up_mode", "follow_ups", "steering", "steering_mode")
+    __slots__ = (
+        "_resumed_by_steering",
+        "_taken",
+        "follow_up_mode",
+        "follow_ups",
+        "steering",
+        "steering_mode",
+    )
 
     def __init__(
         self,
@@ -1048,12 +1055,18 @@ class TurnQueues(Generic[T]):
             "follow-up", follow_up_size, hint="wait for the run to take some first"
         )
         self._taken: list[tuple[BoundedQueue[T], T]] = []
+        self._resumed_by_steering = False
+        """A resume took its prompts from the steering queue: the run's first poll (the
+        loop's, at its start) hands over nothing, so "one-at-a-time" stays one a turn."""
 
     def __bool__(self) -> bool:
         return bool(self.steering or self.follow_ups)
 
     def poll_steering(self) -> list[T]:
         """The loop's `get_steering_messages`."""
+        if self._resumed_by_steering:
+            self._resumed_by_steering = False
+            return []
         return self._take(self.steering, self.steering_mode)
 
     def poll_follow_ups(self) -> list[T]:
@@ -1063,8 +1076,14 @@ class TurnQueues(Generic[T]):
     def poll_to_resume(self) -> list[T]:
         """What starts a resume from a transcript that ends with an assistant message: the
         steering messages when any wait, else the follow-ups (polled, so a run that never
-        starts gives them back); empty when both queues are."""
-        return self.poll_steering() if self.steering else self.poll_follow_ups()
+        starts gives them back); empty when both queues are. Steering messages taken here
+        open the run as pi's `continue()` has them, without the loop's first poll, so in
+        "one-at-a-time" mode a second one waits for the next turn."""
+        if not self.steering:
+            return self.poll_follow_ups()
+        taken = self.poll_steering()
+        self._resumed_by_steering = True
+        return taken
 
     def _take(self, queue: BoundedQueue[T], mode: QueueMode) -> list[T]:
         taken = queue.take(mode)
@@ -1079,6 +1098,7 @@ class TurnQueues(Generic[T]):
     def restore(self) -> None:
         """Put what was taken but never delivered back at the front of its queue."""
         left, self._taken = self._taken, []
+        self._resumed_by_steering = False
         for queue in (self.steering, self.follow_ups):
             mine = [item for owner, item in left if owner is queue]
             if mine:
