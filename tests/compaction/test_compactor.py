@@ -696,3 +696,57 @@ def test_the_estimate_of_any_script_is_at_least_what_a_tokenizer_spends(
     times), never short."""
     estimate = estimate_tokens([UserMessage(text)]) - estimate_tokens([UserMessage("")])
     assert tokens <= estimate <= 2.5 * tokens, estimate
+
+
+async def test_a_summary_in_the_transcript_is_folded_whole() -> None:
+    """A `CompactionSummaryMessage` kept in a transcript (a session compacted elsewhere, a
+    summary of your own) was cut to 1,200 characters like any message when it was folded
+    into the next summary, so the next summary lost what the first had kept past that."""
+    requests: list[str] = []
+
+    def summarise(context: Context) -> AssistantMessage:
+        requests.append(text_of(context.messages[-1].content))  # type: ignore[union-attr]
+        return faux_message("SUMMARY: short.")
+
+    fm = FauxModel([summarise] * 10, model_id="compaction-resummary")
+    model = dataclasses.replace(fm.model, context_window=3000)
+    compactor = Compactor(model, stream_fn=fm.stream_fn)
+    earlier = "The user set up the project. " * 60 + "The deploy key is K-0042."
+    messages: list[AgentMessage] = [CompactionSummaryMessage(earlier)]
+    for n in range(30):
+        messages.append(UserMessage(f"question {n}: " + "words " * 20))
+        messages.append(AssistantMessage(content=[TextContent(f"answer {n}: " + "blah " * 20)]))
+    await compactor(messages, None)
+    assert compactor.compactions == 1
+    assert "The deploy key is K-0042." in "\n".join(requests)
+
+
+async def test_an_abort_between_the_parts_of_a_summary_keeps_nothing_of_it() -> None:
+    """A fold summarised in parts and aborted after the first part: the view stays the
+    whole conversation (no half summary stands for it), and the next call summarises all
+    of it again, the first part included."""
+    from yiemagent.types import AbortSignal
+
+    signal = AbortSignal()
+    requests: list[str] = []
+
+    def summarise(context: Context) -> AssistantMessage:
+        request = text_of(context.messages[-1].content)  # type: ignore[union-attr]
+        requests.append(request)
+        if len(requests) == 2:
+            signal.abort()
+            return faux_message("", stop_reason="aborted")
+        return faux_message("SUMMARY:" + (" code 4711" if "4711" in request else ""))
+
+    fm = FauxModel([summarise] * 100, model_id="compaction-abort-parts")
+    model = dataclasses.replace(fm.model, context_window=WINDOW)
+    compactor = Compactor(model, stream_fn=fm.stream_fn)
+    messages: list[AgentMessage] = [UserMessage("The code is 4711.")]
+    for n in range(30):
+        messages.append(AssistantMessage(content=[TextContent(f"answer {n}: " + "blah " * 12)]))
+        messages.append(UserMessage(f"question {n}: " + "words " * 12))
+    view = await compactor(messages, signal)
+    assert view == messages and compactor.compactions == 0
+    view = await compactor(messages, None)
+    assert len(requests) > 3 and "4711" in requests[2]  # from the start again
+    assert isinstance(view[0], CompactionSummaryMessage) and "4711" in view[0].summary

@@ -558,7 +558,8 @@ def _render(messages: Sequence[AgentMessage]) -> str:
             text = _cut_text(_text(message))
             lines.append(f"Tool {message.tool_name} {kind}: {text}{_media(message)}")
         elif isinstance(message, (CompactionSummaryMessage, BranchSummaryMessage)):
-            lines.append(f"Earlier summary: {_cut_text(message.summary)}")
+            # whole, as the summary so far is: it holds what earlier turns established
+            lines.append(f"Earlier summary: {message.summary}")
         elif isinstance(message, BashExecutionMessage):
             lines.append(f"Ran `{message.command}`: {_cut_text(message.output)}")
     return "\n".join(lines)
