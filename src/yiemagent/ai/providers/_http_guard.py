@@ -6,6 +6,10 @@ stream explained (DESIGN §8).
   `UnicodeDecodeError`. An event stream's bytes pass through an incremental UTF-8 decoder
   with `errors="replace"` first: a bad byte becomes U+FFFD and the answer is kept; a
   character split across chunks is joined, not replaced (`repair_utf8`).
+- **Progress below the events.** Each chunk of an event stream's bytes calls the
+  `stream_bytes_arrived` callback of the task reading it (a context variable): a server's
+  SSE comment lines (OpenRouter's `: OPENROUTER PROCESSING` while an upstream model thinks)
+  never reach the SDK's events, yet they say the stream is alive.
 - **A connection cut mid-stream** (reset, closed early) raised the HTTP client's bare
   `ReadError: ` or the SDK's `Connection error.`. It is raised again as the same error
   type (so retries classify it as before) with a text that says what happened: "connection
@@ -23,9 +27,16 @@ import codecs
 import contextlib
 import importlib
 from collections.abc import AsyncIterable, AsyncIterator, Callable
+from contextvars import ContextVar
 from typing import Any
 
-__all__ = ["cut_stream_text", "guarded_http_client", "repair_utf8"]
+__all__ = ["cut_stream_text", "guarded_http_client", "repair_utf8", "stream_bytes_arrived"]
+
+stream_bytes_arrived: ContextVar[Callable[[], None] | None] = ContextVar(
+    "yiemagent_stream_bytes_arrived", default=None
+)
+"""Called (no arguments, on the reading task) for each chunk of event-stream bytes that
+arrives, whether or not it completes an event; None: nobody is watching."""
 
 _EXPLAINED = "yiemagent_cut_stream"
 """The attribute that carries a cut stream's explanation on the error this transport raised
@@ -87,6 +98,9 @@ def _transport_class(httpx: Any) -> Callable[[], Any]:
             try:
                 async for chunk in self._inner:
                     self.received += len(chunk)
+                    arrived = stream_bytes_arrived.get()
+                    if arrived is not None:
+                        arrived()
                     yield chunk
             except closed_errors as exc:
                 text = (

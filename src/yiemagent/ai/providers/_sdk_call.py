@@ -46,7 +46,11 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from yiemagent.ai._sanitize import sanitize_surrogates
 from yiemagent.ai.builder import MessageBuilder
-from yiemagent.ai.providers._http_guard import cut_stream_text, guarded_http_client
+from yiemagent.ai.providers._http_guard import (
+    cut_stream_text,
+    guarded_http_client,
+    stream_bytes_arrived,
+)
 from yiemagent.ai.providers._sdk_failures import describe_sdk_failure
 from yiemagent.ai.retry import (
     AbortedError,
@@ -260,8 +264,11 @@ async def _read_stream(raw: Any, options: StreamOptions, feed: Callable[[Any], N
     await call_hook(options.on_response, {"status": raw.status_code, "headers": dict(raw.headers)})
     sdk_stream = await maybe_await(raw.parse())
     keep_alive = options.keep_alive
+    items = iterate_with_idle_timeout(
+        aiter(sdk_stream), options.idle_timeout_s, keep_alive=keep_alive
+    )
     try:
-        async for item in iterate_with_idle_timeout(aiter(sdk_stream), options.idle_timeout_s):
+        async for item in items:
             feed(item)
             if keep_alive is not None:
                 keep_alive()
@@ -355,17 +362,33 @@ async def await_with_idle_timeout(awaitable: Awaitable[T], idle_timeout_s: float
 
 
 async def iterate_with_idle_timeout(
-    source: AsyncIterator[T], idle_timeout_s: float | None
+    source: AsyncIterator[T],
+    idle_timeout_s: float | None,
+    *,
+    keep_alive: Callable[[], None] | None = None,
 ) -> AsyncIterator[T]:
-    """Yield from `source`, raising `IdleTimeoutError` when one item takes longer than
-    `idle_timeout_s` seconds (no limit when None)."""
+    """Yield from `source`, raising `IdleTimeoutError` when `idle_timeout_s` seconds pass
+    without an item or a chunk of the stream's bytes (no limit when None): bytes that make
+    no item yet, such as SSE comment lines a server sends to keep the connection open while
+    its model thinks, restart the wait and call `keep_alive` (the caller's own watchdog)."""
+    loop = asyncio.get_running_loop()
     while True:
         try:
             if idle_timeout_s is None:
                 item = await anext(source)
             else:
-                async with asyncio.timeout(idle_timeout_s):
-                    item = await anext(source)
+                async with asyncio.timeout(idle_timeout_s) as timer:
+
+                    def arrived() -> None:
+                        timer.reschedule(loop.time() + idle_timeout_s)
+                        if keep_alive is not None:
+                            keep_alive()
+
+                    watching = stream_bytes_arrived.set(arrived)
+                    try:
+                        item = await anext(source)
+                    finally:
+                        stream_bytes_arrived.reset(watching)
         except StopAsyncIteration:
             return
         except TimeoutError as exc:
