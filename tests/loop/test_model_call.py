@@ -389,6 +389,35 @@ async def test_r5_9_raising_convert_to_llm_ends_the_run_with_an_error_message() 
     assert fm.call_count == 0
 
 
+@pytest.mark.parametrize("hook", ["transform_context", "convert_to_llm"])
+@pytest.mark.parametrize(
+    ("returned", "kind"), [(None, "None"), ("oops", "str"), (42, "int"), ({}, "dict")]
+)
+async def test_r5_9_a_context_hook_returning_no_list_of_messages_says_so(
+    hook: str, returned: Any, kind: str
+) -> None:
+    # openai-agents test_call_model_input_filter_invalid_return_type_raises: a text was read
+    # as its letters, none a message, and the model was called with no messages at all
+    def bad(*_: Any) -> Any:
+        return returned
+
+    fm = FauxModel(["never"])
+    events, context = await run(fm, AgentLoopConfig(model=fm.model, **{hook: bad}))
+    assert_failed_run(events, context, f"TypeError: {hook} returned {kind}; return the list")
+    assert fm.call_count == 0
+
+
+async def test_r5_2_a_context_hook_may_return_a_tuple() -> None:
+    fm = FauxModel(["seen"])
+    config = AgentLoopConfig(
+        model=fm.model,
+        transform_context=lambda messages, signal: tuple(messages),
+        convert_to_llm=lambda messages: tuple(messages),
+    )
+    await run(fm, config)
+    assert fm.call_count == 1 and [m.role for m in fm.contexts[0].messages] == ["user"]
+
+
 async def test_r5_9_provider_bug_raising_instead_of_erroring() -> None:
     def stream_fn(model: Model, context: Context, options: Any) -> Any:
         raise RuntimeError("provider exploded")

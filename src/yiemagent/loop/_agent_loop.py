@@ -22,7 +22,7 @@ import contextlib
 import dataclasses
 import logging
 import sys
-from collections.abc import AsyncIterator, Callable, Coroutine, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from inspect import isawaitable
@@ -703,17 +703,31 @@ async def _llm_context(
             messages = await await_apart(transformed) if isawaitable(transformed) else transformed
         finally:
             _preparing_prompt.reset(beside)
-        if messages is None:
-            raise TypeError("transform_context returned None; return the list of messages")
+        messages = _message_list(messages, "transform_context")
     llm_messages: list[Message]
     if config.convert_to_llm is None or config.convert_to_llm is default_convert_to_llm:
         llm_messages = convert(messages) if convert else default_convert_to_llm(messages)
     else:
         converted = await await_apart(maybe_await(config.convert_to_llm(messages)))
-        if converted is None:
-            raise TypeError("convert_to_llm returned None; return the list of messages")
-        llm_messages = list(converted)
+        llm_messages = list(_message_list(converted, "convert_to_llm"))
     return Context(context.system_prompt, llm_messages, list(context.tools))
+
+
+def _message_list(value: Any, hook: str) -> list[Any]:
+    """What `transform_context` or `convert_to_llm` returned, as a list (a tuple or another
+    iterable is listed).
+
+    Raises:
+        TypeError: it is no list of messages (None, a text, a mapping, one message), named
+            with the hook: a text would otherwise be read as its letters, which no role
+            matches, and the model called with no messages at all.
+    """
+    if isinstance(value, list):
+        return value
+    if value is None or isinstance(value, str | bytes | Mapping) or not isinstance(value, Iterable):
+        kind = "None" if value is None else type(value).__name__
+        raise TypeError(f"{hook} returned {kind}; return the list of messages")
+    return list(value)
 
 
 async def _stream_options(config: AgentLoopConfig, deadline: Deadline) -> StreamOptions:
