@@ -922,6 +922,52 @@ async def test_a_tripped_answer_is_no_empty_success_on_any_protocol() -> None:
         await asyncio.to_thread(drive, url)
 
 
+async def test_a_failed_run_says_the_models_error_on_every_protocol() -> None:
+    """A run whose model call failed ends in error; each protocol says the model's own
+    error message, not a generic one: OpenAI's error object (a 500, streamed or not),
+    AG-UI's `RUN_ERROR` "run_failed" and the UI message stream's `error` chunk."""
+    from tests.serve._kit import serving
+    from yiemagent import Agent
+    from yiemagent.ai.providers.faux import FauxModel, faux_message
+    from yiemagent.serve import create_app
+
+    store = InMemorySessionStore()
+    down = faux_message(stop_reason="error", error_message="the model is down")
+    fm = FauxModel([down] * 20)
+
+    def make_agent(session_id: str) -> Any:
+        return Agent(
+            model=fm.model, stream_fn=fm.stream_fn, session_store=store, session_id=session_id
+        )
+
+    def drive(url: str) -> None:
+        openai = OpenAI(base_url=f"{url}/v1", api_key="none", max_retries=0)
+        asked = [{"role": "user", "content": "hi"}]
+        with pytest.raises(APIError, match="the model is down"):
+            openai.chat.completions.create(model="m", messages=asked)
+        with pytest.raises(APIError, match="the model is down"):
+            list(openai.chat.completions.create(model="m", messages=asked, stream=True))
+
+        with httpx.Client(base_url=url) as client:
+            body = {
+                "threadId": "t",
+                "runId": "r",
+                "messages": [{"id": "u", "role": "user", "content": "hi"}],
+            }
+            with client.stream("POST", "/ag-ui", json=body) as response:
+                events = [EVENT.validate_python(d) for _, d in sse(response)]
+            end = events[-1]
+            assert isinstance(end, agui.RunErrorEvent) and end.code == "run_failed"
+            assert end.message == "the model is down"
+
+            chunks = ui_chat(client, {"id": "v", "messages": [user("hi")]})
+            errors = [c["errorText"] for c in chunks if c["type"] == "error"]
+            assert errors == ["the model is down"]
+
+    with serving(create_app(make_agent, session_store=store)) as url:
+        await asyncio.to_thread(drive, url)
+
+
 async def test_an_output_types_value_is_the_answer_not_an_empty_one() -> None:
     """griptape-ai/griptape #1642: structured output given through a tool came out empty
     when streamed. Here an agent with an output type answered `/v1/chat/completions`

@@ -55,6 +55,7 @@ from yiemagent.serve._protocols import (
     Conversation,
     call_at,
     client_tool,
+    end_error,
     event_stream,
     held_calls,
     message_text,
@@ -458,10 +459,9 @@ class Translator:
     def _end(self, event: dict[str, Any]) -> list[agui.BaseEvent]:
         reason = event.get("reason")
         if reason == "error":
-            text = event.get("error") or _error_message(event) or "the run failed"
-            return [agui.RunErrorEvent(message=str(text), code="run_failed")]
+            return [agui.RunErrorEvent(message=end_error(event), code="run_failed")]
         if reason == "guardrail":  # its answer is left out: not a success with no text
-            text = _error_message(event) or "a guardrail stopped the run"
+            text = end_error(event, "a guardrail stopped the run")
             return [agui.RunErrorEvent(message=text, code="guardrail_tripped")]
         outcome: Any = agui.RunFinishedSuccessOutcome()
         if reason == "aborted":
@@ -495,13 +495,6 @@ def _is_json_of(text: str, value: Any) -> bool:
         return bool(json.loads(text) == value)
     except ValueError:
         return False
-
-
-def _error_message(event: dict[str, Any]) -> str | None:
-    for message in reversed(event.get("messages", [])):
-        if message.get("role") == "assistant" and message.get("error_message"):
-            return str(message["error_message"])
-    return None
 
 
 def _problems(exc: ValidationError, *, most: int = 5) -> str:

@@ -31,6 +31,7 @@ from yiemagent.serve._api import BadRequest, read_json, session_header
 from yiemagent.serve._protocols import (
     Conversation,
     abort_on_disconnect,
+    end_error,
     event_stream,
     final_texts,
     held_calls,
@@ -162,7 +163,7 @@ class _Completions:
             await run.finished()  # its session is gone: a client may count on it
         reason = end.get("reason")
         if reason == "error":
-            text = _error_text(end)
+            text = end_error(end)
             # the run (its tools too) has happened: the SDKs retry a 500 unless told not to
             return JSONResponse(
                 {"error": {"message": text, "type": "server_error", "code": "run_failed"}},
@@ -242,7 +243,7 @@ class _Completions:
             await run.finished()  # its session is gone before the last chunk
         reason = end.get("reason")
         if reason == "error":
-            error = {"message": _error_text(end), "type": "server_error", "code": "run_failed"}
+            error = {"message": end_error(end), "type": "server_error", "code": "run_failed"}
             yield sse_data({"error": error})
             return
         output = output_text(end)
@@ -273,15 +274,6 @@ def _finish_reason(reason: Any) -> str:
     if reason in ("max_turns", "usage_limit"):
         return "length"
     return "content_filter" if reason == "guardrail" else "stop"
-
-
-def _error_text(end: dict[str, Any]) -> str:
-    if end.get("error"):
-        return str(end["error"])
-    for message in reversed(end.get("messages", [])):
-        if message.get("role") == "assistant" and message.get("error_message"):
-            return str(message["error_message"])
-    return "the run failed"
 
 
 def openai_routes(hub: RunHub) -> list[Route]:

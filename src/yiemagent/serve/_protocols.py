@@ -79,6 +79,7 @@ __all__ = [
     "abort_on_disconnect",
     "call_at",
     "client_tool",
+    "end_error",
     "event_stream",
     "final_texts",
     "held_calls",
@@ -481,6 +482,18 @@ def output_text(end: dict[str, Any]) -> str | None:
             calls = [b for b in message.get("content", []) if b.get("type") == "toolCall"]
             return json.dumps(end["output"], ensure_ascii=False) if calls else None
     return None
+
+
+def end_error(end: dict[str, Any], default: str = "the run failed") -> str:
+    """Why the run ended without an answer (`agent_end`, reason "error" or "guardrail"): its
+    `error` (a run that failed before its agent ran, `RunHub`), else the last assistant
+    message's `error_message`, else `default`."""
+    if end.get("error"):
+        return str(end["error"])
+    for message in reversed(end.get("messages", [])):
+        if message.get("role") == "assistant" and message.get("error_message"):
+            return str(message["error_message"])
+    return default
 
 
 def message_text(message: dict[str, Any]) -> str:

@@ -37,6 +37,7 @@ from yiemagent.serve._api import (
 from yiemagent.serve._protocols import (
     Conversation,
     call_at,
+    end_error,
     event_stream,
     held_calls,
     message_text,
@@ -281,8 +282,7 @@ class Translator:
             self.step_open = False
             out.append({"type": "finish-step"})
         if reason == "error":
-            text = event.get("error") or _error_message(event) or "the run failed"
-            out.append({"type": "error", "errorText": str(text)})
+            out.append({"type": "error", "errorText": end_error(event)})
             return out
         if reason == "aborted":
             out.append({"type": "abort"})
@@ -297,13 +297,6 @@ class Translator:
         }.get(str(reason), "other")
         out.append({"type": "finish", "finishReason": finish})
         return out
-
-
-def _error_message(event: dict[str, Any]) -> str | None:
-    for message in reversed(event.get("messages", [])):
-        if message.get("role") == "assistant" and message.get("error_message"):
-            return str(message["error_message"])
-    return None
 
 
 async def _handle(hub: RunHub, request: Request) -> Response:
