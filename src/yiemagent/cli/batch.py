@@ -250,7 +250,23 @@ def batch(
             "each task's Agent.",
         ),
     ] = None,
-    concurrency: Annotated[int, typer.Option("--concurrency", min=1, help="Tasks at once.")] = 4,
+    concurrency: Annotated[
+        int,
+        typer.Option(
+            "--concurrency",
+            min=1,
+            help="Tasks at once (for a worker pool, at most --processes of them).",
+        ),
+    ] = 4,
+    processes: Annotated[
+        int | None,
+        typer.Option(
+            "--processes",
+            min=1,
+            help="Worker processes of the local pool (the embedded model; default: one per "
+            "two cores).",
+        ),
+    ] = None,
     ray: Annotated[
         str | None,
         typer.Option("--ray", help="Run on Ray: 'auto', an ADDRESS, or bare for a local one."),
@@ -288,6 +304,9 @@ def batch(
 
     if workers not in ("auto", "tasks", "pool"):
         raise _cli_error(f"--workers must be auto, tasks or pool, not {workers!r}", 2)
+    if processes is not None and (ray is not None or workers == "tasks"):
+        where = "--ray (its actors are --concurrency)" if ray is not None else "--workers tasks"
+        raise _cli_error(f"--processes is the local pool's size; it does not go with {where}", 2)
 
     if agent is not None:
         refuse_agent_flags(agent, {"--tools": tools, "--system": system != DEFAULT_SYSTEM})
@@ -319,6 +338,7 @@ def batch(
             backend="local" if ray is None else "ray",
             address=None if ray in (None, LOCAL_RAY) else ray,
             concurrency=concurrency,
+            processes=processes,
             timeout_s=timeout,
             retries=retries,
             workers=workers,  # type: ignore[arg-type]
