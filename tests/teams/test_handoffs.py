@@ -321,6 +321,25 @@ async def test_a_filter_that_raises_is_a_clear_error_at_every_prompt_it_would_sh
     assert transcript_problems(entry.state.messages) == []
 
 
+async def test_a_filter_that_leaves_no_message_is_a_clear_error_not_an_empty_request() -> None:
+    """microsoft/agent-framework #7573 (a handoff target invoked with no messages): a
+    filter that keeps nothing sent the target's model an empty conversation, which
+    Anthropic refuses ("at least one message is required") and others answer at random.
+    It is named like a filter that raises, and the target's model is never called."""
+    from yiemagent import AgentRunError
+
+    target, target_fm = scripted("target", ["never"])
+    entry, _ = scripted(
+        "entry",
+        [calls(("transfer_to_target", {}))],
+        handoffs=[Handoff(target, input_filter=lambda messages: [])],
+    )
+    with pytest.raises(AgentRunError, match="the input_filter of the handoff to 'target' left no"):
+        await entry.prompt("one")
+    assert target_fm.call_count == 0
+    assert transcript_problems(entry.state.messages) == []
+
+
 async def test_reset_gives_the_conversation_back_to_the_entry_agent() -> None:
     target, _ = scripted("target", ["from target"])
     entry, _ = scripted(

@@ -729,17 +729,26 @@ def _filtered(handoff: Handoff, messages: list[AgentMessage]) -> list[AgentMessa
 
     Raises:
         ConfigError: the filter raised (or gave no list); the target never sees what it
-            was meant to keep from it, so its turn does not happen.
+            was meant to keep from it, so its turn does not happen. Or it left no message:
+            the target would be asked nothing, which providers refuse ("at least one
+            message is required") or answer at random.
     """
     assert handoff.input_filter is not None
     try:
-        return list(handoff.input_filter(messages))
+        kept = list(handoff.input_filter(messages))
     except Exception as exc:
         raise ConfigError(
             f"the input_filter of the handoff to {handoff.agent.name!r} raised "
             f"{type(exc).__name__}: {exc}; fix it, or assign state.active_agent to hand "
             "the conversation to another agent"
         ) from exc
+    if not kept:
+        raise ConfigError(
+            f"the input_filter of the handoff to {handoff.agent.name!r} left no message, so "
+            "that agent would be asked nothing; keep at least the user's question, or "
+            "assign state.active_agent to hand the conversation to another agent"
+        )
+    return kept
 
 
 def _handoffs_of(entry: AgentLike) -> list[Handoff]:
