@@ -46,6 +46,7 @@ from starlette.routing import Route
 
 from yiemagent.serve._api import (
     BadRequest,
+    checked_document,
     checked_image,
     checked_reason,
     read_json,
@@ -109,18 +110,9 @@ def _text_of(content: Any) -> tuple[str, list[ImageContent | DocumentContent]]:
         if isinstance(part, agui.ImagePart):
             attached.append(checked_image(source.value, source.mime_type))
         else:
-            attached.append(_checked_document(source.value, part.metadata))
+            metadata = part.metadata if isinstance(part.metadata, dict) else {}
+            attached.append(checked_document(source.value, metadata.get("filename")))
     return "".join(texts), attached
-
-
-def _checked_document(data: str, metadata: Any) -> DocumentContent:
-    from yiemagent.ai.attachments import AttachmentError, document_from_base64
-
-    name = metadata.get("filename") if isinstance(metadata, dict) else None
-    try:
-        return document_from_base64(data, name if isinstance(name, str) else None)
-    except AttachmentError as exc:
-        raise BadRequest(str(exc)) from None
 
 
 def _decision(entry: agui.ResumeEntry) -> ToolApproval:

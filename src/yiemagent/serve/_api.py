@@ -27,7 +27,7 @@ from starlette.routing import Route
 from yiemagent.errors import ConfigError, SessionCorruptError
 from yiemagent.serve._runs import Busy, Run, RunHub, run_ends
 from yiemagent.sessions import check_session_id
-from yiemagent.types import ImageContent, message_from_dict, message_to_dict
+from yiemagent.types import DocumentContent, ImageContent, message_from_dict, message_to_dict
 
 if TYPE_CHECKING:
     from yiemagent.agent import Agent
@@ -37,6 +37,7 @@ __all__ = [
     "Api",
     "BadRequest",
     "SessionPaths",
+    "checked_document",
     "checked_image",
     "checked_session_id",
     "error",
@@ -221,6 +222,22 @@ def checked_image(data: str, mime_type: str) -> ImageContent:
 
     try:
         return image_from_base64(data, mime_type)
+    except AttachmentError as exc:
+        raise BadRequest(str(exc)) from None
+
+
+def checked_document(data: str, filename: object = None) -> DocumentContent:
+    """A PDF of a request body (`yiemagent.ai.attachments.document_from_base64`): base64 or
+    a data URL, named `filename` when the client gave a name (anything else is ignored),
+    checked before the run stores it with the session.
+
+    Raises:
+        BadRequest: the data is empty or not valid base64.
+    """
+    from yiemagent.ai.attachments import AttachmentError, document_from_base64
+
+    try:
+        return document_from_base64(data, filename if isinstance(filename, str) else None)
     except AttachmentError as exc:
         raise BadRequest(str(exc)) from None
 

@@ -29,6 +29,7 @@ from starlette.routing import Route
 
 from yiemagent.serve._api import (
     BadRequest,
+    checked_document,
     checked_image,
     checked_reason,
     read_json,
@@ -75,13 +76,7 @@ def _attachment(part: dict[str, Any]) -> ImageContent | DocumentContent:
         )
     if media.startswith("image/"):
         return checked_image(url, media)
-    from yiemagent.ai.attachments import AttachmentError, document_from_base64
-
-    name = part.get("filename")
-    try:
-        return document_from_base64(url, name if isinstance(name, str) else None)
-    except AttachmentError as exc:
-        raise BadRequest(str(exc)) from None
+    return checked_document(url, part.get("filename"))
 
 
 def conversation_of(data: dict[str, Any]) -> Conversation:
