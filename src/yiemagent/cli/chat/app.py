@@ -78,6 +78,39 @@ class _OneLineLogs(logging.Handler):
             self._app.say(f"warning: {text}", "yellow")
 
 
+class _KeptHistory(FileHistory):
+    """The input history file, appended to while it can be. A line it cannot take (the
+    disk full, the file too large, the folder gone) is said once and not tried again, the
+    file is cut back to what it held (no half line for the next chat to read back), and
+    the history goes on in memory: the write raised out of the Enter key, so the chat
+    showed a traceback and dropped the line just typed."""
+
+    def __init__(self, filename: str, failed: Callable[[str], None]) -> None:
+        super().__init__(filename)
+        self._failed = failed
+        self._broken = False
+
+    def store_string(self, string: str) -> None:
+        """Append `string` to the file (prompt_toolkit's format); never raises OSError."""
+        if self._broken:
+            return
+        try:
+            size = os.path.getsize(self.filename)
+        except OSError:
+            size = None
+        try:
+            super().store_string(string)
+        except OSError as exc:
+            self._broken = True
+            if size is not None:
+                with contextlib.suppress(OSError):
+                    os.truncate(self.filename, size)
+            self._failed(
+                f"input history is not kept from now on: {os.fsdecode(self.filename)}: "
+                f"{exc.strerror or exc}"
+            )
+
+
 class ChatApp:
     """One chat in the terminal: the input line, the live view and the agent's runs.
 
@@ -101,7 +134,9 @@ class ChatApp:
         self.buffer = Buffer(
             multiline=False,
             history=(
-                FileHistory(str(setup.history_path)) if setup.keep_history else InMemoryHistory()
+                _KeptHistory(str(setup.history_path), lambda why: self.say(why, "yellow"))
+                if setup.keep_history
+                else InMemoryHistory()
             ),
             on_text_changed=lambda _buffer: self._disarm(),
         )
