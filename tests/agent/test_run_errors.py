@@ -128,3 +128,15 @@ async def test_a_run_that_fails_says_what_failed_inside_a_group_or_unprintable(
         await agent.prompt("hi")
     assert error.value.message.error_message == said
     assert fm.call_count == 0 and not agent.is_busy
+
+
+async def test_a_prepare_next_turn_returning_no_turn_update_says_what_it_returned() -> None:
+    def ok(tool_call_id: str, args: object, signal: object, on_update: object) -> str:
+        return "ok"
+
+    fm = FauxModel([faux_message(faux_tool_call("t", {})), "never asked", "fine"])
+    agent = faux_agent(fm, tools=[make_tool("t", ok)], prepare_next_turn=lambda turn: "next")
+    with pytest.raises(AgentRunError, match="prepare_next_turn returned str; expected Turn"):
+        await agent.prompt("go")
+    assert fm.call_count == 1
+    assert isinstance(agent.state.messages[-2], ToolResultMessage)  # the call was answered

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections import deque
 from typing import Any
 
+import pytest
+
 from yiemagent import (
     AgentContext,
     AgentEndEvent,
@@ -13,6 +15,7 @@ from yiemagent import (
     AgentMessage,
     AgentTool,
     AgentToolResult,
+    AssistantMessage,
     Model,
     TurnContext,
     TurnUpdate,
@@ -242,6 +245,41 @@ async def test_r5_4_prepare_next_turn_replaces_system_prompt_and_model() -> None
     assert messages[-1].model == "faux-2"  # type: ignore[union-attr]
     assert len(turns) == 1
     assert config.model is fm.model  # the caller's config is never mutated
+
+
+async def test_r5_4_prepare_next_turn_may_answer_with_a_mapping_of_its_fields() -> None:
+    # pi's plain-object shape, as the tool hooks take it ({"block": True} and the like)
+    other = Model(id="faux-2", provider="faux", api="faux")
+    fm = FauxModel([tool_use("noop"), "answer"])
+    seen: list[str] = []
+
+    def stream_fn(model: Model, context: Any, options: Any) -> Any:
+        seen.append(model.id)
+        return fm.stream_fn(model, context, options)
+
+    config = AgentLoopConfig(model=fm.model, prepare_next_turn=lambda turn: {"model": other})
+    context = AgentContext("sys", [], [noop_tool()])
+    await run_agent_loop([UserMessage("go")], context, config, lambda e: None, stream_fn=stream_fn)
+    assert seen == ["faux", "faux-2"]
+
+
+@pytest.mark.parametrize(
+    ("returned", "text"),
+    [
+        ("next", "prepare_next_turn returned str; expected TurnUpdate or None"),
+        ({"modle": None}, "prepare_next_turn returned {'modle': None}: "),
+    ],
+)
+async def test_r5_9_prepare_next_turn_returning_something_else_says_what(
+    returned: Any, text: str
+) -> None:
+    fm = FauxModel([tool_use("noop"), "never asked"])
+    config = AgentLoopConfig(model=fm.model, prepare_next_turn=lambda turn: returned)
+    events, _ = await run(fm, config, [noop_tool()])
+    end = end_of(events)
+    assert end.reason == "error" and fm.call_count == 1
+    failed = end.messages[-1]
+    assert isinstance(failed, AssistantMessage) and text in (failed.error_message or "")
 
 
 async def test_r5_5_max_turns_stops_a_model_that_calls_tools_forever() -> None:

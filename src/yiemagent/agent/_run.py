@@ -75,6 +75,7 @@ from yiemagent.types.callbacks import (
     maybe_await,
     run_tasks,
 )
+from yiemagent.types.context import as_turn_update
 from yiemagent.types.messages import to_messages as to_messages_of
 
 if TYPE_CHECKING:
@@ -407,7 +408,7 @@ class RunDriver:
         store (a tool registered during the turn is offered now)."""
         update = None
         if self._prepare_next_turn is not None:
-            update = await maybe_await(self._prepare_next_turn(turn))
+            update = as_turn_update(await maybe_await(self._prepare_next_turn(turn)))
         context = update.context if update is not None and update.context else turn.context
         team = self._team
         if team is None:

@@ -77,6 +77,7 @@ from yiemagent.types import (
     now_ms,
 )
 from yiemagent.types.callbacks import Emit, EventSink, guarded_sink, maybe_await
+from yiemagent.types.context import as_turn_update
 from yiemagent.types.messages import ensure_unique_tool_call_ids, to_messages
 from yiemagent.types.model import PROVIDER_OPTIONS
 from yiemagent.types.observe import ChatSpan, RunSpan, run_observer
@@ -513,7 +514,7 @@ async def _prepare_next_turn(run: LoopRun, turn: TurnContext) -> None:
     hook = run.config.prepare_next_turn
     if hook is None:
         return
-    update = await _turn_hook(run, hook, (turn,), "prepare_next_turn", None)
+    update = as_turn_update(await _turn_hook(run, hook, (turn,), "prepare_next_turn", None))
     if update is None:
         return
     if update.context is not None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -75,3 +76,24 @@ class TurnUpdate:
     context: AgentContext | None = None
     model: Model | None = None
     reasoning: ThinkingLevel | None = None
+
+
+def as_turn_update(value: object) -> TurnUpdate | None:
+    """What a `prepare_next_turn` hook returned: `None`, a `TurnUpdate`, or a mapping of its
+    fields (pi's plain-object shape, which the tool hooks take too).
+
+    Raises:
+        TypeError: anything else, or a mapping with an unknown field; the text names the
+            hook and what it returned (it read as "'dict' object has no attribute
+            'context'" before).
+    """
+    if value is None or isinstance(value, TurnUpdate):
+        return value
+    if isinstance(value, Mapping):
+        try:
+            return TurnUpdate(**value)
+        except TypeError as exc:
+            raise TypeError(f"prepare_next_turn returned {value!r}: {exc}") from None
+    raise TypeError(
+        f"prepare_next_turn returned {type(value).__name__}; expected TurnUpdate or None"
+    )
