@@ -207,46 +207,9 @@ async def start_conversation(
 
     def prepare(agent: Agent[Any]) -> None:
         nonlocal resuming
-        _check_client_tools(agent, conversation.client_tools)
-        decisions = _decisions(agent, conversation)
+        decisions = _checked_decisions(agent, conversation)
         resuming = bool(decisions)
-        if conversation.prompt is None and not decisions:
-            raise BadRequest(
-                "the input asks nothing: its last message must be a user message with some "
-                "content, or a tool message answering a pending call of a front-end tool"
-            )
-        if conversation.prompt is not None and not decisions:
-            refuse_undecided(agent)
-        elif decisions:
-            undecided = [
-                p.tool_call_id
-                for p in agent.pending_approvals
-                if p.decision is None and p.tool_call_id not in decisions
-            ]
-            if undecided:
-                raise Busy(f"tool calls without a decision: {', '.join(undecided)}")
-        if conversation.system:
-            agent.state.system_prompt = "\n\n".join(
-                [agent.state.system_prompt, *conversation.system]
-            )
-        for tool in conversation.client_tools:
-            agent.tool_store.register(tool)
-        if decisions:
-            for call_id, decision in decisions.items():
-                if decision.approved:
-                    agent.approve(call_id)
-                else:
-                    agent.reject(call_id, decision.reason)
-            refuse_undecided_resume(agent)
-            if conversation.prompt is not None:  # read after the held calls' results
-                agent.steer(conversation.prompt)
-            return
-        if conversation.regenerate:
-            kept = _before_asked_again(agent.state.messages, conversation)
-            if kept is not None:
-                agent.state.messages = kept
-        if conversation.history and not agent.state.messages:
-            agent.state.messages = conversation.history
+        _record(agent, conversation, decisions)
 
     async def run(agent: Agent[Any]) -> Any:
         try:
@@ -261,6 +224,64 @@ async def start_conversation(
                     agent.tool_store.unregister(tool.name)
 
     return await hub.start(session_id, run, prepare=prepare, ephemeral=ephemeral)
+
+
+def _checked_decisions(agent: Agent[Any], conversation: Conversation) -> dict[str, ToolApproval]:
+    """Check the request against the session, recording nothing; returns the decisions it
+    takes on held calls (`_decisions`), none for a new prompt.
+
+    Raises:
+        BadRequest: as `start_conversation` says.
+        Busy: a new prompt while calls are held, or decisions that leave a held call
+            undecided.
+    """
+    _check_client_tools(agent, conversation.client_tools)
+    decisions = _decisions(agent, conversation)
+    if conversation.prompt is None and not decisions:
+        raise BadRequest(
+            "the input asks nothing: its last message must be a user message with some "
+            "content, or a tool message answering a pending call of a front-end tool"
+        )
+    if not decisions:
+        refuse_undecided(agent)
+        return decisions
+    undecided = [
+        p.tool_call_id
+        for p in agent.pending_approvals
+        if p.decision is None and p.tool_call_id not in decisions
+    ]
+    if undecided:
+        raise Busy(f"tool calls without a decision: {', '.join(undecided)}")
+    return decisions
+
+
+def _record(
+    agent: Agent[Any], conversation: Conversation, decisions: Mapping[str, ToolApproval]
+) -> None:
+    """Set the run up as the checked request asks: its system text, its client tools, and
+    then either its decisions (the prompt, if any, steered into the resumed run: read after
+    the held calls' results) or the session cut back for a question asked again and seeded
+    from the request's history while empty."""
+    if conversation.system:
+        agent.state.system_prompt = "\n\n".join([agent.state.system_prompt, *conversation.system])
+    for tool in conversation.client_tools:
+        agent.tool_store.register(tool)
+    if decisions:
+        for call_id, decision in decisions.items():
+            if decision.approved:
+                agent.approve(call_id)
+            else:
+                agent.reject(call_id, decision.reason)
+        refuse_undecided_resume(agent)
+        if conversation.prompt is not None:
+            agent.steer(conversation.prompt)
+        return
+    if conversation.regenerate:
+        kept = _before_asked_again(agent.state.messages, conversation)
+        if kept is not None:
+            agent.state.messages = kept
+    if conversation.history and not agent.state.messages:
+        agent.state.messages = conversation.history
 
 
 def _check_client_tools(agent: Agent[Any], tools: Sequence[AgentTool]) -> None:
