@@ -20,7 +20,7 @@ from yiemagent import (
 )
 from yiemagent.agent import remove_handoff_turns
 from yiemagent.ai.providers.faux import faux_message, faux_tool_call
-from yiemagent.types import Context
+from yiemagent.types import Context, text_of
 
 from ..approvals._kit import transcript_problems
 from ._kit import calls, scripted, slow_tool
@@ -325,10 +325,12 @@ async def test_a_filter_that_leaves_no_message_is_a_clear_error_not_an_empty_req
     """microsoft/agent-framework #7573 (a handoff target invoked with no messages): a
     filter that keeps nothing sent the target's model an empty conversation, which
     Anthropic refuses ("at least one message is required") and others answer at random.
-    It is named like a filter that raises, and the target's model is never called."""
+    It is named like a filter that raises, and the target's model is not called. At a
+    later prompt the filter may keep nothing of the turns before the handoff (it clears
+    the target's memory): the target is asked the new question."""
     from yiemagent import AgentRunError
 
-    target, target_fm = scripted("target", ["never"])
+    target, target_fm = scripted("target", ["fresh start"])
     entry, _ = scripted(
         "entry",
         [calls(("transfer_to_target", {}))],
@@ -338,6 +340,9 @@ async def test_a_filter_that_leaves_no_message_is_a_clear_error_not_an_empty_req
         await entry.prompt("one")
     assert target_fm.call_count == 0
     assert transcript_problems(entry.state.messages) == []
+    assert (await entry.prompt("two")).text == "fresh start"
+    seen = target_fm.contexts[0].messages
+    assert [text_of(m.content) for m in seen if m.role == "user"] == ["two"]
 
 
 async def test_reset_gives_the_conversation_back_to_the_entry_agent() -> None:

@@ -477,7 +477,10 @@ class TeamRun:
     def apply_handoff(self, context: AgentContext) -> Model | None:
         """At a turn boundary: switch to a requested handoff's target (its system prompt,
         tools, model; `input_filter` trims the messages it sees). Returns its model, or
-        None when no handoff is pending."""
+        None when no handoff is pending.
+
+        Raises:
+            ConfigError: the filter raised, or left the target's first turn no message."""
         handoff = self.pending
         if handoff is None:
             return None
@@ -489,6 +492,12 @@ class TeamRun:
         context.tools = self.tools()
         if handoff.input_filter is not None:
             context.messages = _filtered(handoff, list(context.messages))
+            if not context.messages:  # providers refuse an empty conversation
+                raise ConfigError(
+                    f"the input_filter of the handoff to {handoff.agent.name!r} left no "
+                    "message, so that agent would be asked nothing; keep at least the "
+                    "user's question"
+                )
         return self.model()
 
     def screened(self, poll: Callable[[], list[AgentMessage]]) -> Callable[[], list[AgentMessage]]:
@@ -729,26 +738,17 @@ def _filtered(handoff: Handoff, messages: list[AgentMessage]) -> list[AgentMessa
 
     Raises:
         ConfigError: the filter raised (or gave no list); the target never sees what it
-            was meant to keep from it, so its turn does not happen. Or it left no message:
-            the target would be asked nothing, which providers refuse ("at least one
-            message is required") or answer at random.
+            was meant to keep from it, so its turn does not happen.
     """
     assert handoff.input_filter is not None
     try:
-        kept = list(handoff.input_filter(messages))
+        return list(handoff.input_filter(messages))
     except Exception as exc:
         raise ConfigError(
             f"the input_filter of the handoff to {handoff.agent.name!r} raised "
             f"{type(exc).__name__}: {exc}; fix it, or assign state.active_agent to hand "
             "the conversation to another agent"
         ) from exc
-    if not kept:
-        raise ConfigError(
-            f"the input_filter of the handoff to {handoff.agent.name!r} left no message, so "
-            "that agent would be asked nothing; keep at least the user's question, or "
-            "assign state.active_agent to hand the conversation to another agent"
-        )
-    return kept
 
 
 def _handoffs_of(entry: AgentLike) -> list[Handoff]:
