@@ -750,3 +750,29 @@ async def test_an_abort_between_the_parts_of_a_summary_keeps_nothing_of_it() -> 
     view = await compactor(messages, None)
     assert len(requests) > 3 and "4711" in requests[2]  # from the start again
     assert isinstance(view[0], CompactionSummaryMessage) and "4711" in view[0].summary
+
+
+async def test_a_tool_call_larger_than_the_window_ends_the_run_naming_it() -> None:
+    """The model's own call can be what no compaction fits (a whole file as an argument):
+    the run ends with one error naming the assistant message, before the next call."""
+
+    def answer(context: Context) -> AssistantMessage:
+        return faux_message(faux_tool_call("lookup", {"key": "x" * 40_000}))
+
+    fm = FauxModel([answer] * 5, model_id="compaction-big-call")
+    model = dataclasses.replace(fm.model, context_window=WINDOW)
+    agent = Agent(
+        model=model,
+        stream_fn=fm.stream_fn,
+        tools=[lookup],
+        transform_context=Compactor(model, stream_fn=fm.stream_fn),
+    )
+    with pytest.raises(AgentRunError, match="ContextWindowExceeded: an assistant message is"):
+        await agent.prompt("look it up")
+    assert len(fm.contexts) == 1  # the call that wrote it, and no other
+    assert [m.role for m in agent.state.messages] == [
+        "user",
+        "assistant",
+        "toolResult",
+        "assistant",
+    ]

@@ -331,8 +331,9 @@ class Compactor:
         size, when they alone still pass the threshold.
 
         Raises:
-            ContextWindowExceeded: a message of the last turn cannot fit the window beside
-                the system prompt, the tools and the answer (before any model call).
+            ContextWindowExceeded: a message of the last turn, with the system prompt and
+                the tools, leaves less than a sixteenth of the window for the answer
+                (raised before any model call).
         """
         start, summary = self._view_start(messages)
         view = ([summary] if summary is not None else []) + messages[start:]
@@ -400,7 +401,8 @@ class Compactor:
             need += _SUMMARY_WRAPPER_CHARS // _CHARS_PER_TOKEN
         if need + beside + window // 16 <= window:
             return
-        what = "the last message" if last == len(messages) else f"a {largest.role} message"
+        article = "an" if largest.role[0] in "aeiou" else "a"
+        what = "the last message" if last == len(messages) else f"{article} {largest.role} message"
         raise ContextWindowExceeded(
             f"{what} is about {_message_tokens(largest):,} tokens: with the system prompt "
             f"and tools ({beside:,}) it leaves no room for an answer in the model's "
