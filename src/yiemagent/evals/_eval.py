@@ -7,7 +7,7 @@ import asyncio
 import json
 import logging
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from os import PathLike
 from pathlib import Path
 from typing import Any, Literal
@@ -82,14 +82,8 @@ async def run_eval(
         if not is_whole_number(value, 1):
             raise ConfigError(f"{option} must be a whole number >= 1, not {value!r}")
     data = dataset if isinstance(dataset, Dataset) else Dataset(dataset)
-    runs: dict[str, tuple[Case, int]] = {}
-    tasks: list[dict[str, Any]] = []
-    for case in data.cases:
-        for index in range(repeat):
-            tid = task_id(case, index, repeat)
-            runs[tid] = (case, index)
-            metadata = {**case.metadata, "case": case.name, "repeat": index}
-            tasks.append({"id": tid, "prompt": case.input, "metadata": metadata})
+    runs = {task_id(case, i, repeat): (case, i) for case in data.cases for i in range(repeat)}
+    tasks = [_task(tid, case, index) for tid, (case, index) in runs.items()]
     with tempfile.TemporaryDirectory(prefix="yiem-eval-") as scratch:
         path = Path(results) if results is not None else Path(scratch) / "results.jsonl"
         await run_batch_async(
@@ -109,21 +103,14 @@ async def run_eval(
             keep_messages=True,
         )
         found = {r.id: r for r in read_results(path) if r.id in runs}
-    gate = asyncio.Semaphore(concurrency)
+    return EvalReport(await _check_all(runs, found, concurrency=concurrency), repeat=repeat)
 
-    async def check_run(tid: str) -> RunReport:
-        case, index = runs[tid]
-        async with gate:
-            return await _check_run(case, index, found.get(tid))
 
-    reports = await asyncio.gather(*(check_run(tid) for tid in runs))
-    by_case: dict[str, list[RunReport]] = {}
-    for tid, report in zip(runs, reports, strict=True):
-        by_case.setdefault(runs[tid][0].name, []).append(report)
-    cases = [
-        CaseReport.from_runs(case.name, by_case[case.name], input=case.input) for case in data.cases
-    ]
-    return EvalReport(cases, repeat=repeat)
+def _task(tid: str, case: Case, index: int) -> dict[str, Any]:
+    """The batch task of run `index` (0-based) of `case`: its input as the prompt, and its
+    metadata plus "case" and "repeat" (what `make_agent(task)` may build the agent from)."""
+    metadata = {**case.metadata, "case": case.name, "repeat": index}
+    return {"id": tid, "prompt": case.input, "metadata": metadata}
 
 
 def _edited(tasks: Sequence[dict[str, Any]]) -> Callable[[TaskResult], bool]:
@@ -157,6 +144,32 @@ def _prompt_of(messages: Sequence[dict[str, Any]] | None) -> str | None:
                 return "".join(str(b.get("text", "")) for b in content if isinstance(b, dict))
             return None
     return None
+
+
+async def _check_all(
+    runs: Mapping[str, tuple[Case, int]],
+    found: Mapping[str, TaskResult],
+    *,
+    concurrency: int,
+) -> list[CaseReport]:
+    """Check every run (`runs`: task id -> its case and repeat; `found`: the batch's results
+    by task id, a run missing there was not run), `concurrency` runs at a time; one
+    `CaseReport` per case, in the order the cases come."""
+    gate = asyncio.Semaphore(concurrency)
+
+    async def check_run(tid: str) -> RunReport:
+        case, index = runs[tid]
+        async with gate:
+            return await _check_run(case, index, found.get(tid))
+
+    reports = await asyncio.gather(*(check_run(tid) for tid in runs))
+    by_case: dict[str, tuple[Case, list[RunReport]]] = {}
+    for (case, _), report in zip(runs.values(), reports, strict=True):
+        by_case.setdefault(case.name, (case, []))[1].append(report)
+    return [
+        CaseReport.from_runs(name, case_runs, input=case.input)
+        for name, (case, case_runs) in by_case.items()
+    ]
 
 
 async def _check_run(case: Case, index: int, result: TaskResult | None) -> RunReport:
