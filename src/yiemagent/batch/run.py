@@ -206,18 +206,14 @@ async def run_batch_async(
             "run_batch was called while a worker process imported your script to find "
             'make_agent: put the call under `if __name__ == "__main__":`'
         )
-    whole = [("concurrency", concurrency, 1), ("retries", retries, 0)]
-    if processes is not None:  # None: measured for this machine
-        whole.append(("processes", processes, 1))
-    for option, value, least in whole:
-        if not is_whole_number(value, least):
-            raise BatchError(f"{option} must be a whole number >= {least}, not {value!r}")
-    if timeout_s is not None and timeout_s <= 0:
-        raise BatchError(f"timeout_s must be positive seconds, not {timeout_s}")
-    if backend not in ("local", "ray"):
-        raise BatchError(f"backend must be 'local' or 'ray', not {backend!r}")
-    if workers not in ("auto", "tasks", "pool"):
-        raise BatchError(f"workers must be 'auto', 'tasks' or 'pool', not {workers!r}")
+    _check_options(
+        concurrency=concurrency,
+        retries=retries,
+        processes=processes,
+        timeout_s=timeout_s,
+        backend=backend,
+        workers=workers,
+    )
     task_list = load_tasks(tasks)
     if backend == "ray":
         from yiemagent.batch.ray_backend import require_ray
@@ -290,6 +286,36 @@ async def run_batch_async(
     )
 
 
+def _check_options(
+    *,
+    concurrency: int,
+    retries: int,
+    processes: int | None,
+    timeout_s: float | None,
+    backend: str,
+    workers: str,
+) -> None:
+    """Refuse a bad option of `run_batch_async` before any file is opened.
+
+    Raises:
+        BatchError: `concurrency` or `processes` not a whole number >= 1, `retries` not
+            one >= 0, `timeout_s` not positive seconds, or an unknown `backend` or
+            `workers`.
+    """
+    whole = [("concurrency", concurrency, 1), ("retries", retries, 0)]
+    if processes is not None:  # None: measured for this machine
+        whole.append(("processes", processes, 1))
+    for option, value, least in whole:
+        if not is_whole_number(value, least):
+            raise BatchError(f"{option} must be a whole number >= {least}, not {value!r}")
+    if timeout_s is not None and timeout_s <= 0:
+        raise BatchError(f"timeout_s must be positive seconds, not {timeout_s}")
+    if backend not in ("local", "ray"):
+        raise BatchError(f"backend must be 'local' or 'ray', not {backend!r}")
+    if workers not in ("auto", "tasks", "pool"):
+        raise BatchError(f"workers must be 'auto', 'tasks' or 'pool', not {workers!r}")
+
+
 async def _dispatch(
     backend: Backend,
     workers: Literal["tasks", "pool"],
@@ -305,6 +331,9 @@ async def _dispatch(
     num_cpus: float,
     check_factory: bool,
 ) -> None:
+    """Run `pending` on `backend` with `workers` ("auto" resolved), each start and result
+    handed to `driver`, until every task has ended or `stop` is set; `check_factory`: the
+    backend checks first that `make_agent` makes an Agent (the driver did not)."""
     if backend == "ray":
         from yiemagent.batch.ray_backend import run_on_ray
 
