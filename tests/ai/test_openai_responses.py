@@ -393,3 +393,54 @@ async def test_input_tokens_written_to_the_cache_are_cache_writes(server: Replay
     )
     u = message.usage
     assert (u.input, u.cache_read, u.cache_write, u.output, u.total_tokens) == (5, 80, 15, 5, 105)
+
+
+def message_item(text: str, status: str = "completed") -> dict[str, Any]:
+    content = [{"type": "output_text", "text": text, "annotations": []}] if text else []
+    return {"type": "message", "id": "msg_1", "role": "assistant", "status": status,
+            "content": content}  # fmt: skip
+
+
+def text_done(text: str) -> dict[str, Any]:
+    return {"type": "response.output_text.done", "item_id": "msg_1", "output_index": 0,
+            "content_index": 0, "text": text}  # fmt: skip
+
+
+def item_event(kind: str, item: dict[str, Any]) -> dict[str, Any]:
+    return {"type": f"response.output_item.{kind}", "output_index": 0, "item": item}
+
+
+WHOLE = "The whole answer."
+SHAPES = {
+    # Sophomoresty/gemini-web2api #57: created, output_text.done, completed; no deltas
+    "text_done_only": [text_done(WHOLE)],
+    # the text only in the finished item (lidge-jun/opencodex #4652: done-only arguments)
+    "item_done_only": [
+        item_event("added", message_item("", "in_progress")),
+        item_event("done", message_item(WHOLE)),
+    ],
+    # OpenAI's own: deltas, then the done events repeat the text, which is not taken twice
+    "deltas_then_done": [
+        item_event("added", message_item("", "in_progress")),
+        {"type": "response.output_text.delta", "item_id": "msg_1", "delta": WHOLE[:9]},
+        {"type": "response.output_text.delta", "item_id": "msg_1", "delta": WHOLE[9:]},
+        text_done(WHOLE),
+        item_event("done", message_item(WHOLE)),
+    ],
+}
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+async def test_text_sent_whole_in_a_done_event_is_the_answer_once(
+    server: ReplayServer, shape: str
+) -> None:
+    """A Responses server that streams no text deltas (a compatible proxy) gave an empty
+    answer with stop reason "stop": the text came only in `response.output_text.done` or
+    in the finished message item, which were ignored. The text is taken from there when no
+    delta brought it, and never twice."""
+    server.replies.put(sse_reply(responses_sse(*SHAPES[shape], responses_done())))
+    message = await complete(
+        gpt(server), Context("", [UserMessage("hi")]), StreamOptions(api_key=KEY)
+    )
+    assert message.stop_reason == "stop", message.error_message
+    assert message.text == WHOLE

@@ -18,8 +18,9 @@ assistant message, tool calls as `function_call` items (`call_id` = `ToolCall.id
 results as `function_call_output` (with images, as a list of `input_text` and
 `input_image`). A model that reads no images or PDFs gets the attachments' text stand-ins.
 
-Stream events: output text and refusal deltas → text; `function_call` items and their
-argument deltas → tool calls (deltas routed by item: some servers stream several calls at
+Stream events: output text and refusal deltas → text (a message whose text came in no
+delta, only in its `done` event or its finished item, gets it from there, once);
+`function_call` items and their argument deltas → tool calls (deltas routed by item: some servers stream several calls at
 once; a final item's whole arguments win); reasoning summary (or reasoning text) deltas → thinking;
 `response.completed` → usage (cached input tokens as cache reads) and the stop reason
 ("toolUse" when a call was made); `response.incomplete` → "length" (or an error for a
@@ -248,15 +249,19 @@ class _Assembler:
     start and its end."""
     finals: dict[str, str] = field(default_factory=dict)
     """The arguments of the items that were done while waiting, by item id."""
+    texted: set[str] = field(default_factory=set)
+    """Message items whose text has been taken (from deltas, or whole from a done event)."""
 
     def feed(self, event: Any) -> None:
         kind = getattr(event, "type", "")
         if kind == "response.output_item.added":
             self._item_added(event.item)
         elif kind in ("response.output_text.delta", "response.refusal.delta"):
-            self.streamed = True
-            self._open_waiting()
-            self.builder.text_delta(event.delta)
+            self._text(event.item_id, event.delta)
+        elif kind == "response.output_text.done" and event.item_id not in self.texted:
+            self._text(event.item_id, event.text)  # a server that sent no deltas
+        elif kind == "response.refusal.done" and event.item_id not in self.texted:
+            self._text(event.item_id, event.refusal)
         elif kind == "response.function_call_arguments.delta":
             self._arguments(event.item_id, event.delta)
         elif kind == "response.reasoning_summary_part.added":
@@ -301,6 +306,15 @@ class _Assembler:
             self.builder.end_block()
         else:
             logger.debug("ignored output item of type %r", item.type)
+
+    def _text(self, item_id: str, text: str) -> None:
+        """Text of the message item `item_id`: a delta, or its whole text when a server
+        streamed none (it sent only `output_text.done` or the finished item)."""
+        self.streamed = True
+        self._open_waiting()
+        self.texted.add(item_id)
+        if text:
+            self.builder.text_delta(text)
 
     def _arguments(self, key: str, delta: str) -> None:
         """An argument delta, routed by its item: servers may stream several calls at once
@@ -365,6 +379,11 @@ class _Assembler:
             self._close_call(key, whole)
             if self.waiting and self._open_call_done():
                 self._open_waiting(every=False)
+        elif item.type == "message" and item.id not in self.texted:
+            parts = item.content or ()
+            whole = "".join(getattr(p, "text", None) or getattr(p, "refusal", None) or ""
+                            for p in parts)  # fmt: skip
+            self._text(item.id, whole)
         elif item.type == "reasoning" and item.id in self.thinking:
             block = self.thinking[item.id]
             # The item exactly as received (summary, encrypted_content): sent back as is.
