@@ -3,13 +3,18 @@
 `test_output_type_async_function`): the model calls the output tool with the function's
 arguments, pydantic checks them and calls it, and its return value is the output; an error
 it raises goes back to the model like any invalid value. An async function is refused when
-the spec is made: pydantic would call it and hand back a coroutine nobody awaits."""
+the spec is made: pydantic would call it and hand back a coroutine nobody awaits. A type's
+own validator is heard by the model the same way (`test_result_pydantic_model_validation_error`)."""
 
 from __future__ import annotations
 
-import pytest
+import json
+from typing import Any
 
-from yiemagent import ConfigError, ToolResultMessage
+import pytest
+from pydantic import BaseModel, field_validator
+
+from yiemagent import ConfigError, ToolResultMessage, UserMessage
 from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
 from yiemagent.types import OutputSpec, text_of
 
@@ -66,3 +71,33 @@ class AsyncCall:
 def test_an_async_function_is_refused_when_the_spec_is_made(function: object) -> None:
     with pytest.raises(ConfigError, match="is an async function, whose value would be a"):
         OutputSpec(function)  # type: ignore[call-overload]
+
+
+class Bar(BaseModel):
+    a: int
+    b: str
+
+    @field_validator("b")
+    @classmethod
+    def check_b(cls, v: str) -> str:
+        if v == "foo":
+            raise ValueError("must not be foo")
+        return v
+
+
+@pytest.mark.parametrize("mode", ["tool", "native"])
+async def test_a_validator_of_the_type_is_heard_by_the_model(mode: str) -> None:
+    # pydantic-ai test_result_pydantic_model_validation_error: the schema lets "foo" through,
+    # the type's own validator does not; its text goes back and the model fixes it
+    def answer(b: str) -> Any:
+        if mode == "native":
+            return json.dumps({"a": 1, "b": b})
+        return faux_message(faux_tool_call("final_result", {"a": 1, "b": b}))
+
+    fm = FauxModel([answer("foo"), answer("bar")])
+    agent = agent_for(fm, output_type=OutputSpec(Bar, mode=mode))  # type: ignore[arg-type]
+    reply = await agent.prompt("hello")
+    assert reply.output == Bar(a=1, b="bar") and fm.call_count == 2
+    told = fm.contexts[1].messages[-1]
+    assert isinstance(told, ToolResultMessage if mode == "tool" else UserMessage)
+    assert "$.b: Value error, must not be foo" in text_of(told.content)
