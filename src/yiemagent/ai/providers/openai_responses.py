@@ -18,14 +18,15 @@ assistant message, tool calls as `function_call` items (`call_id` = `ToolCall.id
 results as `function_call_output` (with images, as a list of `input_text` and
 `input_image`). A model that reads no images or PDFs gets the attachments' text stand-ins.
 
-Stream events: output text and refusal deltas → text (a message whose text came in no
-delta, only in its `done` event or its finished item, gets it from there, once);
-`function_call` items and their argument deltas → tool calls (deltas routed by item: some servers stream several calls at
-once; a final item's whole arguments win); reasoning summary (or reasoning text) deltas → thinking;
-`response.completed` → usage (cached input tokens as cache reads) and the stop reason
-("toolUse" when a call was made); `response.incomplete` → "length" (or an error for a
-content filter); `response.failed` and `error` events → an error (a transient one — `server_error`,
-`rate_limit_exceeded`, … — before any output is retried like the HTTP status it stands for).
+Stream events: output text and refusal deltas → text (a message whose text came in no delta,
+only in its `done` event or its finished item, gets it from there, once); `function_call`
+items and their argument deltas → tool calls (deltas routed by item: some servers stream
+several calls at once; a final item's whole arguments win); reasoning summary (or reasoning
+text) deltas → thinking; `response.completed` → usage (cached input tokens as cache reads)
+and the stop reason ("toolUse" when a call was made); `response.incomplete` → "length" (or
+an error for a content filter); `response.failed` and `error` events → an error (a transient
+one — `server_error`, `rate_limit_exceeded`, … — before any output is retried like the HTTP
+status it stands for).
 """
 
 from __future__ import annotations
