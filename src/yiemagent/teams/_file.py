@@ -99,11 +99,12 @@ class AgentFile:
     """An agent file read once, whose entry agent is built again for each use, with the
     MCP servers of its tables started once and shared by every agent built.
 
-    `yiem serve --agent FILE` builds a session's agent for each run (and approval); with
-    `load_agent` each build started the file's MCP servers anew, and closing the agent
-    stopped them. Here the first `build` starts them and lists their tools, every build
-    gets those tools (as they are then: a tool a server adds later reaches the builds
-    after it), and `close()` stops them. Closing a built agent leaves them running.
+    For a caller that builds the agent again and again (`yiem serve --agent FILE`: a
+    session's agent for each run and approval), where `load_agent` would start the file's
+    MCP servers for each build and stop them with each agent: the first `build` starts
+    them and lists their tools, every build gets those tools (as they are then: a tool a
+    server adds later reaches the builds after it), and `close()` stops them. Closing a
+    built agent leaves them running.
 
     `build` may be called from any thread; the first builds wait for the servers to start.
 
@@ -271,9 +272,7 @@ def _build(
             return fallback
         try:
             return parse(spec[key])
-        except _Problem as exc:
-            raise ConfigError(f"{file}: [agents.{table}] {key}: {exc}") from None
-        except ConfigError as exc:
+        except (_Problem, ConfigError) as exc:
             raise ConfigError(f"{file}: [agents.{table}] {key}: {exc}") from None
 
     base = file.parent
@@ -412,8 +411,8 @@ def _tools(base: Path, value: Any, model: Model | None) -> Any:
         except Exception as exc:
             raise _Problem(f"{directory}: {exc}") from None
     if model is None or model.api == "local":
-        # The small embedded model calls the listTools meta-tool instead of the right
-        # tool (as `yiem run` found); it gets the tools alone.
+        # the small embedded model calls the listTools meta-tool instead of the tool it
+        # needs: it gets the tools alone, as under `yiem run`
         store.unregister("listTools")
     return store
 
