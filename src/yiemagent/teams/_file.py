@@ -230,14 +230,7 @@ def _team(
     agents: dict[str, Agent[Any]] = {}
     try:
         for table, spec in tables.items():
-            where = f"{file}: [agents.{table}]"
-            if not isinstance(spec, dict):
-                raise ConfigError(f"{where}: must be a table of keys")
-            for key in spec:
-                if key not in AGENT_KEYS:
-                    raise ConfigError(
-                        f"{where} {key}: unknown key; the keys are {', '.join(AGENT_KEYS)}"
-                    )
+            _check_keys(file, table, spec)
             extra = options if table == entry else {}
             agents[table] = _build(file, table, spec, model, extra, shared)
         for table, spec in tables.items():
@@ -252,6 +245,16 @@ def _team(
     built = agents[entry]
     built.state.active_agent = speaking_agent(built, built.state.messages)
     return built
+
+
+def _check_keys(file: Path, table: str, spec: Any) -> None:
+    """Raises `ConfigError` unless `[agents.<table>]` is a table of `AGENT_KEYS` only."""
+    where = f"{file}: [agents.{table}]"
+    if not isinstance(spec, dict):
+        raise ConfigError(f"{where}: must be a table of keys")
+    for key in spec:
+        if key not in AGENT_KEYS:
+            raise ConfigError(f"{where} {key}: unknown key; the keys are {', '.join(AGENT_KEYS)}")
 
 
 def _close_quietly(agent: Agent[Any]) -> None:
