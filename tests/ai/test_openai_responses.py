@@ -444,3 +444,21 @@ async def test_text_sent_whole_in_a_done_event_is_the_answer_once(
     )
     assert message.stop_reason == "stop", message.error_message
     assert message.text == WHOLE
+
+
+async def test_arguments_sent_only_in_their_done_event_are_the_calls(
+    server: ReplayServer,
+) -> None:
+    """lidge-jun/opencodex #4652 (done-only Responses tool arguments): a server that sends
+    a call's arguments only in `response.function_call_arguments.done` (no deltas, no
+    finished item) gave the call `{}`, so the tool ran without its arguments."""
+    call = {"type": "function_call", "id": "fc_1", "call_id": "call_oslo", "name": "get_time",
+            "arguments": "", "status": "in_progress"}  # fmt: skip
+    done = {"type": "response.function_call_arguments.done", "item_id": "fc_1",
+            "output_index": 0, "arguments": '{"place": "Oslo"}'}  # fmt: skip
+    server.replies.put(sse_reply(responses_sse(item_event("added", call), done, responses_done())))
+    message = await complete(
+        gpt(server), Context("", [UserMessage("time?")], [GET_TIME]), StreamOptions(api_key=KEY)
+    )
+    assert message.stop_reason == "toolUse", message.error_message
+    assert [(c.id, c.arguments) for c in message.tool_calls] == [("call_oslo", {"place": "Oslo"})]

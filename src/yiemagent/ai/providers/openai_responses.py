@@ -21,7 +21,8 @@ results as `function_call_output` (with images, as a list of `input_text` and
 Stream events: output text and refusal deltas → text (a message whose text came in no delta,
 only in its `done` event or its finished item, gets it from there, once); `function_call`
 items and their argument deltas → tool calls (deltas routed by item: some servers stream
-several calls at once; a final item's whole arguments win); reasoning summary (or reasoning
+several calls at once; arguments sent only whole, in `function_call_arguments.done`, are
+taken from there; a final item's whole arguments win); reasoning summary (or reasoning
 text) deltas → thinking; `response.completed` → usage (cached input tokens as cache reads)
 and the stop reason ("toolUse" when a call was made); `response.incomplete` → "length" (or
 an error for a content filter); `response.failed` and `error` events → an error (a transient
@@ -265,6 +266,9 @@ class _Assembler:
             self._text(event.item_id, event.refusal)
         elif kind == "response.function_call_arguments.delta":
             self._arguments(event.item_id, event.delta)
+        elif kind == "response.function_call_arguments.done":
+            if event.item_id in self.calls and not self.raw[event.item_id]:
+                self._arguments(event.item_id, event.arguments)  # a server sent no deltas
         elif kind == "response.reasoning_summary_part.added":
             count = self.summary_parts.get(event.item_id, 0)
             self.summary_parts[event.item_id] = count + 1
