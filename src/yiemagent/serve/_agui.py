@@ -166,13 +166,18 @@ def conversation_of(data: agui.RunAgentInput) -> Conversation:
         elif isinstance(message, agui.SystemMessage | agui.DeveloperMessage):
             conversation.add("system", _text_of(message.content)[0])
     if data.context and conversation.prompt is not None:
-        # what the page shows (CopilotKit's readables): the user's, so with the prompt,
-        # not in the system prompt, where client text would speak with the operator's voice
-        lines = [f"- {entry.description}: {entry.value}" for entry in data.context]
-        note = TextContent("Context from the application:\n" + "\n".join(lines))
+        note = _context_note(data.context)
         content = conversation.prompt.content
         conversation.prompt.content = [*content, note] if isinstance(content, list) else [note]
     return conversation
+
+
+def _context_note(context: list[agui.Context]) -> TextContent:
+    """The input's `context` entries (what the page shows, CopilotKit's readables) as one
+    text, `- description: value` a line. It goes with the prompt, as the user's words, not
+    into the system prompt, where the client's text would speak with the operator's voice."""
+    lines = [f"- {entry.description}: {entry.value}" for entry in context]
+    return TextContent("Context from the application:\n" + "\n".join(lines))
 
 
 def _answers(messages: list[Any]) -> dict[str, AgentToolResult | str]:
@@ -264,9 +269,12 @@ class Translator:
         """Calls the client answered in this input: their result is its own, not sent back."""
 
     def start(self) -> list[agui.BaseEvent]:
+        """The events that open the stream, before the run's first event: `RUN_STARTED`."""
         return [agui.RunStartedEvent(thread_id=self.thread_id, run_id=self.run_id)]
 
     def feed(self, event: dict[str, Any]) -> list[agui.BaseEvent]:
+        """The AG-UI events that one run event (`event_to_dict`) becomes, in order; none
+        for an event AG-UI has no word for (a turn's start, a user message)."""
         kind = event.get("type")
         message = event.get("message") or {}
         if kind == "message_start" and message.get("role") == "assistant":
@@ -313,7 +321,7 @@ class Translator:
         sub = self.subs.get(sub_run)
         if sub is None:
             sub = Translator(
-                self.thread_id, self.run_id, self.run, prefix=f"{sub_run}", owners=self.owners
+                self.thread_id, self.run_id, self.run, prefix=sub_run, owners=self.owners
             )
             sub.sub_run = sub_run
             self.subs[sub_run] = sub
