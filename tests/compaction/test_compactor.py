@@ -150,9 +150,14 @@ async def test_a_failed_summary_still_drops_old_turns_and_the_chat_goes_on() -> 
     for n in range(20):
         reply = await agent.prompt(f"prompt {n} " + "x " * 20)
         assert reply.stop_reason == "stop"
-    assert compactor.compactions >= 1
-    first = fm.contexts[-1].messages[0]
-    assert "earlier messages were left out" in text_of(first.content)  # type: ignore[union-attr]
+    assert compactor.compactions >= 3
+    first = text_of(fm.contexts[-1].messages[0].content)  # type: ignore[union-attr]
+    # one note, counting every message left out: failures do not pile notes up until the
+    # notes alone fill the window
+    assert first.count("earlier messages were left out") == 1, first
+    left = int(first.split("[")[1].split()[0])
+    sent = len(agent.state.messages) - 1  # all but the last answer
+    assert left == sent - (len(fm.contexts[-1].messages) - 1)  # all but those kept
 
 
 async def test_an_undo_that_cuts_into_the_summarised_part_is_summarised_again() -> None:
@@ -776,3 +781,29 @@ async def test_a_tool_call_larger_than_the_window_ends_the_run_naming_it() -> No
         "toolResult",
         "assistant",
     ]
+
+
+async def test_a_summary_longer_than_its_cap_is_cut_to_fit() -> None:
+    """A model (or a `stream_fn`) that does not keep to a summary's output cap wrote a
+    summary that, beside the last turn, passed the window: every request after it was
+    refused. The summary keeps to its cap (start and end, a note of the cut), and a view
+    with a large last turn has as much of it as fits."""
+
+    def answer(context: Context) -> AssistantMessage:
+        if context.system_prompt == SUMMARY_SYSTEM_PROMPT:
+            return faux_message("SUMMARY " + "long " * 400 + "END")
+        return faux_message("answer " + "blah " * 12)
+
+    fm = FauxModel([answer] * 100, model_id="compaction-long-summary")
+    model = dataclasses.replace(fm.model, context_window=WINDOW)
+    compactor = Compactor(model, stream_fn=fm.stream_fn)
+    agent = Agent(model=model, stream_fn=fm.stream_fn, transform_context=compactor)
+    for n in range(30):
+        reply = await agent.prompt(f"question {n}: " + "words " * (10 if n % 5 else 50))
+        assert reply.stop_reason == "stop", reply.error_message
+    assert compactor.compactions >= 2
+    answered = [c for c in fm.contexts if c.system_prompt != SUMMARY_SYSTEM_PROMPT]
+    for context in answered:
+        assert estimate_tokens(list(context.messages)) + WINDOW // 16 <= WINDOW
+    seen = text_of(answered[-1].messages[0].content)  # type: ignore[union-attr]
+    assert "SUMMARY long" in seen and "cut to fit the context window" in seen

@@ -107,6 +107,8 @@ _ITEM_CHARS = 1200
 _MAX_CACHED = 64
 _SUMMARY_WRAPPER_CHARS = 140
 """The text `convert_to_llm` puts around a summary ("The conversation history before...")."""
+_LEFT_OUT = re.compile(r"\n?\[(\d+) earlier messages were left out to fit the context window\.\]$")
+"""The note that stands for turns no summary was written for, at the end of a summary."""
 _TOOLS_PREAMBLE_TOKENS = 100
 """What a chat template or API adds when tools are sent, on how to call them (Qwen2.5's
 template: about 75 tokens)."""
@@ -364,6 +366,13 @@ class Compactor:
         new = CompactionSummaryMessage(text, tokens_before=before)
         self._remember(messages, cut, new)
         result = _fitted([new, *shown[cut:]], budget)
+        window = self.context_window
+        over = estimate_tokens(result) + beside + window // 16 - window
+        if over > 0:  # a long summary beside a large last turn: this view has less of it
+            room = (_message_tokens(new) - over - _MESSAGE_TOKENS) * _CHARS_PER_TOKEN
+            room -= _SUMMARY_WRAPPER_CHARS
+            shorter = dataclasses.replace(new, summary=_fit_text(new.summary, max(room, 0)))
+            result = [shorter, *result[1:]]
         self.compactions += 1
         info = CompactionInfo(
             turns=sum(1 for m in folded if isinstance(m, UserMessage)),
@@ -385,7 +394,7 @@ class Compactor:
     ) -> None:
         """Raise `ContextWindowExceeded` when the least view of `messages[start:]` (its
         last turn from its last message that is not a tool result, the results shortened
-        to the least, a summary's frame when `summarised`) and `beside` leave less than a
+        to the least, a summary's least when `summarised`) and `beside` leave less than a
         sixteenth of the window for the answer: no compaction can make that request fit.
         (Between that and the full `answer_tokens` the request is sent: an API that is
         not sent `max_tokens`, or is sent less, may still answer.)"""
@@ -397,8 +406,8 @@ class Compactor:
         window = self.context_window
         largest = messages[last - 1]
         need = _message_tokens(largest) + _RESULT_MIN_TOKENS * (len(messages) - last)
-        if summarised:
-            need += _SUMMARY_WRAPPER_CHARS // _CHARS_PER_TOKEN
+        if summarised:  # a summary's frame, and a note of what was cut from it
+            need += _SUMMARY_WRAPPER_CHARS // _CHARS_PER_TOKEN + _RESULT_MIN_TOKENS
         if need + beside + window // 16 <= window:
             return
         article = "an" if largest.role[0] in "aeiou" else "a"
@@ -470,9 +479,13 @@ class Compactor:
             parts.append(f"Conversation to add:\n{part}\n")
             parts.append("Write the updated summary.")
             written = await self._write(parts, signal)
-            if written is None:
-                note = f"[{count + rest} earlier messages were left out to fit the context window.]"
-                return (f"{text}\n{note}" if text is not None else note), False
+            if written is None:  # one note, however many summaries failed before
+                left = count + rest
+                noted = _LEFT_OUT.search(text or "")
+                if text is not None and noted is not None:
+                    text, left = text[: noted.start()], left + int(noted.group(1))
+                note = f"[{left} earlier messages were left out to fit the context window.]"
+                return (f"{text}\n{note}" if text else note), False
             text = written
             if signal is not None and signal.aborted:
                 break  # the caller keeps nothing of it
@@ -529,7 +542,8 @@ class Compactor:
             reason = reply.error_message or "the model wrote no summary"
             logger.warning("compaction: no summary (%s); older turns are dropped", reason)
             return None
-        return text
+        # a model (or stream_fn) that wrote past the cap: the summary keeps to it
+        return _fit_text(text, self.summary_max_tokens * _CHARS_PER_TOKEN)
 
     async def _complete(self, context: Context, options: StreamOptions) -> AssistantMessage:
         if self.stream_fn is not None:
