@@ -67,6 +67,15 @@ def test_contains_any_of_and_expected() -> None:
     assert not verdict(contains(), run_of("It is 392.", expected="391")).passed
 
 
+def test_a_pass_says_what_was_found() -> None:
+    """`contains()` and `equals()` take the case's `expected`: a report showed them passed as
+    "✓ contains()" with no reason, naming nothing they had looked for."""
+    assert verdict(contains(), run_of("It is 391.", expected="391")).reason == "answer has '391'"
+    found = verdict(contains(["paris", "france"]), run_of("Paris, France"))
+    assert found.reason == "answer has each of ['paris', 'france']"
+    assert verdict(equals(), run_of(" 391 ", expected="391")).reason == "answer is '391'"
+
+
 @pytest.mark.parametrize(
     ("needle", "text", "found"),
     [

@@ -77,7 +77,7 @@ async def test_tool_called_compares_the_arguments_the_tool_ran_with() -> None:
     assert [(c.passed, c.reason) for c in case.checks] == [
         (True, 'called count_to({"n": 3})'),
         (False, 'count_to called with other arguments: {"n": 3}'),
-        (True, ""),
+        (True, "answer has '1 2 3'"),
     ]
 
 

@@ -110,7 +110,12 @@ class _Contains:
         missing = [t for t in wanted if t not in hits]
         if missing:
             return CheckResult(False, f"answer lacks {missing[0]!r} ({_quote(run.text)})")
-        return CheckResult(True)
+        # Said on a pass too: `contains()` alone (the case's `expected`) showed in a report
+        # as "✓ contains()", naming nothing it had looked for.
+        return CheckResult(
+            True,
+            f"answer has {wanted[0]!r}" if len(wanted) == 1 else f"answer has each of {wanted}",
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,14 +159,16 @@ class _Equals:
     def __call__(self, run: EvalRun) -> CheckResult:
         wanted = _expected(run, self.value, "equals")
         if run.output is not None and _json_equal(run.output, wanted):  # a text output's value
-            return CheckResult(True)
+            return CheckResult(True, f"output is {_quote(wanted)}")
         if run.output is not None and not isinstance(wanted, str):
             got: Any = run.output
         else:
             got = run.text.strip()
             wanted = str(wanted).strip()
-        if _json_equal(got, wanted):
-            return CheckResult(True)
+        if _json_equal(got, wanted):  # said, as `contains` says it: `equals()` names nothing
+            return CheckResult(
+                True, f"{'output' if run.output is not None else 'answer'} is {_quote(wanted)}"
+            )
         return CheckResult(False, f"got {_quote(got)}, expected {_quote(wanted)}")
 
 
