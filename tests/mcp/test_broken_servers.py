@@ -76,6 +76,24 @@ async def test_an_answer_that_matches_no_request_ends_the_call(answer: str, erro
         assert text(echoed) == "still here"
 
 
+async def test_a_log_line_that_is_not_utf8_on_stdout_is_skipped_and_the_call_answered(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A server that writes a byte that is not UTF-8 to stdout (a binary log line) ended
+    the SDK's reader in a UnicodeDecodeError: the call in flight, and every later one,
+    waited forever. Now the line is one warning and the answer after it arrives."""
+    caplog.set_level(logging.WARNING)
+    server = MCPServerStdio(sys.executable, [str(HERE / "mcp_binary_log_server.py")], name="b")
+    async with server:
+        store = ToolStore("b")
+        await add_server(store, server)
+        for said in ("first", "second"):
+            [echoed] = await asyncio.wait_for(run_calls(store, ("echo", {"text": said})), 30)
+            assert not echoed.is_error and text(echoed) == said
+    warnings = [r.getMessage() for r in caplog.records if "not JSON-RPC" in r.getMessage()]
+    assert len(warnings) == 2 and "log: " in warnings[0] and "not UTF-8" in warnings[0]
+
+
 async def test_listing_the_tools_again_ends_when_the_server_does_not_answer() -> None:
     # 8 s: starting a Python server took over 2 s on a loaded 2-core machine (CI failed)
     server = MCPServerStdio(sys.executable, [ODD_SERVER], name="odd", connect_timeout_s=8)

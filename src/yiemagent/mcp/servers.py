@@ -90,8 +90,15 @@ class MCPServerStdio(MCPServer):
     async def _transport(self) -> AsyncIterator[tuple[Any, Any]]:
         from mcp import StdioServerParameters, stdio_client
 
+        # "replace": a byte that is not UTF-8 on the server's stdout (a binary log line)
+        # ended the SDK's reader in a UnicodeDecodeError, and the call in flight, and every
+        # later one, waited forever; as U+FFFD it is one line that is not JSON-RPC (logged)
         params = StdioServerParameters(
-            command=self.command, args=self.args, env=self.env, cwd=self.cwd
+            command=self.command,
+            args=self.args,
+            env=self.env,
+            cwd=self.cwd,
+            encoding_error_handler="replace",
         )
         self._tee = tee = _StderrTee(_errlog(self.stderr))
         try:
