@@ -9,11 +9,12 @@ Trained on Code") and pass^k = C(c, k) / C(n, k) (Yao et al. 2024, τ-bench).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from math import comb
 from typing import Any
 
+from yiemagent.errors import ConfigError
 from yiemagent.types.messages import AgentMessage
 
 __all__ = ["CaseReport", "CheckOutcome", "RunReport", "pass_all_k", "pass_at_k"]
@@ -150,6 +151,36 @@ class CaseReport:
             "seconds": round(self.seconds, 3),
         }
 
+    @classmethod
+    def from_json(cls, raw: Any, *, source: str, index: int) -> CaseReport:
+        """The case `to_json` wrote, read back without its runs (`runs` empty); a check or
+        pass@k entry that is not one is left out.
+
+        Raises:
+            ConfigError: `raw` (`cases[index]` of `source`) has no text `name` or no
+                true/false `passed`; the text names `source` and the case.
+        """
+        if not isinstance(raw, Mapping) or not isinstance(raw.get("name"), str):
+            raise ConfigError(f"{source}: cases[{index}]: no 'name'")
+        if not isinstance(raw.get("passed"), bool):
+            raise ConfigError(f"{source}: case {raw['name']!r}: 'passed' is not true/false")
+        checks = [
+            CheckOutcome(str(c.get("name", "")), bool(c.get("passed")), str(c.get("reason", "")))
+            for c in raw.get("checks") or []
+            if isinstance(c, Mapping)
+        ]
+        return cls(
+            name=raw["name"],
+            passed=raw["passed"],
+            checks=checks,
+            runs=[],
+            pass_at_k=_k_map(raw.get("pass_at_k")),
+            pass_all_k=_k_map(raw.get("pass_all_k")),
+            tokens=int(raw.get("tokens") or 0),
+            cost_usd=float(raw.get("cost_usd") or 0.0),
+            seconds=float(raw.get("seconds") or 0.0),
+        )
+
 
 def _merge_checks(runs: Sequence[RunReport]) -> list[CheckOutcome]:
     """The case's checks over its runs: a failed run ("run") first, then each check by its
@@ -172,3 +203,17 @@ def _merged(name: str, seen: Sequence[CheckOutcome], runs: int) -> CheckOutcome:
         return failed[0]
     why = f": {failed[0].reason}" if failed[0].reason else ""
     return CheckOutcome(name, False, f"failed {len(failed)}/{runs} runs{why}")
+
+
+def _k_map(raw: Any) -> dict[int, float]:
+    """A `pass_at_k` / `pass_all_k` object of the JSON form (k as text) with int keys; an
+    entry that is not a number is left out."""
+    if not isinstance(raw, Mapping):
+        return {}
+    out: dict[int, float] = {}
+    for key, value in raw.items():
+        try:
+            out[int(key)] = float(value)
+        except (TypeError, ValueError):
+            continue
+    return out

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from yiemagent.errors import ConfigError
-from yiemagent.evals._outcomes import CaseReport, CheckOutcome
+from yiemagent.evals._outcomes import CaseReport
 
 __all__ = ["Comparison", "EvalReport"]
 
@@ -50,10 +50,12 @@ class EvalReport:
 
     @property
     def tokens(self) -> int:
+        """Tokens the cases' runs spent (a judge's apart: `judge_tokens`)."""
         return sum(case.tokens for case in self.cases)
 
     @property
     def cost_usd(self) -> float:
+        """USD the cases' runs spent (a judge's apart: `judge_cost_usd`)."""
         return sum(case.cost_usd for case in self.cases)
 
     @property
@@ -97,32 +99,10 @@ class EvalReport:
         """
         if not isinstance(data, Mapping) or not isinstance(data.get("cases"), list):
             raise ConfigError(f"{source}: not an eval report (no 'cases' list)")
-        cases: list[CaseReport] = []
-        for index, raw in enumerate(data["cases"]):
-            if not isinstance(raw, Mapping) or not isinstance(raw.get("name"), str):
-                raise ConfigError(f"{source}: cases[{index}]: no 'name'")
-            if not isinstance(raw.get("passed"), bool):
-                raise ConfigError(f"{source}: case {raw['name']!r}: 'passed' is not true/false")
-            checks = [
-                CheckOutcome(
-                    str(c.get("name", "")), bool(c.get("passed")), str(c.get("reason", ""))
-                )
-                for c in raw.get("checks") or []
-                if isinstance(c, Mapping)
-            ]
-            cases.append(
-                CaseReport(
-                    name=raw["name"],
-                    passed=raw["passed"],
-                    checks=checks,
-                    runs=[],
-                    pass_at_k=_k_map(raw.get("pass_at_k")),
-                    pass_all_k=_k_map(raw.get("pass_all_k")),
-                    tokens=int(raw.get("tokens") or 0),
-                    cost_usd=float(raw.get("cost_usd") or 0.0),
-                    seconds=float(raw.get("seconds") or 0.0),
-                )
-            )
+        cases = [
+            CaseReport.from_json(raw, source=source, index=index)
+            for index, raw in enumerate(data["cases"])
+        ]
         return cls(cases)
 
     @classmethod
@@ -188,15 +168,3 @@ class EvalReport:
                 f" · pass^{k} {self.mean_pass_all_k(k):.2f}"
             )
         return write_report(self.cases, summary, k, Path(path))
-
-
-def _k_map(raw: Any) -> dict[int, float]:
-    if not isinstance(raw, Mapping):
-        return {}
-    out: dict[int, float] = {}
-    for key, value in raw.items():
-        try:
-            out[int(key)] = float(value)
-        except (TypeError, ValueError):
-            continue
-    return out
