@@ -48,7 +48,7 @@ import json
 import logging
 import re
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
@@ -194,7 +194,8 @@ def as_handoffs(items: Any, agent_class: type[Any]) -> list[Handoff]:
     `Handoff`.
 
     Raises:
-        ConfigError: another kind of item, or two targets with the same name.
+        ConfigError: another kind of item, two targets with the same name, or an
+            `input_filter` that is no function.
     """
     Agent = agent_class
     result: list[Handoff] = []
@@ -203,6 +204,11 @@ def as_handoffs(items: Any, agent_class: type[Any]) -> list[Handoff]:
             item = Handoff(item)
         if not isinstance(item, Handoff) or not isinstance(item.agent, Agent):
             raise ConfigError(f"handoffs holds {item!r}; give Agents or Handoff(agent, ...)")
+        if item.input_filter is not None and not callable(item.input_filter):
+            raise ConfigError(
+                f"the input_filter of the handoff to {item.agent.name!r} is "
+                f"{item.input_filter!r}, not a function (messages) -> messages"
+            )
         if any(h.agent.name == item.agent.name for h in result):
             raise ConfigError(f"handoffs names the agent {item.agent.name!r} twice")
         result.append(item)
@@ -737,18 +743,33 @@ def _filtered(handoff: Handoff, messages: list[AgentMessage]) -> list[AgentMessa
     """`handoff.input_filter(messages)` as a new list.
 
     Raises:
-        ConfigError: the filter raised (or gave no list); the target never sees what it
-            was meant to keep from it, so its turn does not happen.
+        ConfigError: the filter raised, or gave no list of messages (None, a text, a
+            mapping: a text would be listed as its letters, no message among them); the
+            target never sees what it was meant to keep from it, so its turn does not
+            happen.
     """
     assert handoff.input_filter is not None
+    name = handoff.agent.name
     try:
-        return list(handoff.input_filter(messages))
+        kept = handoff.input_filter(messages)
+        listed = None if isinstance(kept, str | bytes | Mapping) else _listed(kept)
     except Exception as exc:
         raise ConfigError(
-            f"the input_filter of the handoff to {handoff.agent.name!r} raised "
+            f"the input_filter of the handoff to {name!r} raised "
             f"{type(exc).__name__}: {exc}; fix it, or assign state.active_agent to hand "
             "the conversation to another agent"
         ) from exc
+    if listed is None:
+        raise ConfigError(
+            f"the input_filter of the handoff to {name!r} returned {type(kept).__name__}, "
+            "not the list of messages that agent sees; return a list"
+        )
+    return listed
+
+
+def _listed(value: object) -> list[AgentMessage] | None:
+    """`value` as a new list when it is iterable (a list, a tuple, a generator), else None."""
+    return list(value) if isinstance(value, Iterable) else None
 
 
 def _handoffs_of(entry: AgentLike) -> list[Handoff]:
