@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.ai.servers import ReplayServer, Reply, sse_reply
+from tests.ai.servers import ReplayServer, Reply, json_reply, sse_reply
 from yiemagent.ai.providers.anthropic_messages import stream_anthropic_messages
 from yiemagent.types.messages import (
     AssistantMessage,
@@ -730,3 +730,20 @@ async def test_a_tool_image_too_large_for_the_api_is_named_not_sent(server: Repl
         "ImageContent",
         "ImageContent",
     ]
+
+
+async def test_a_whole_json_answer_to_a_stream_request_is_said_to_be_one(
+    server: ReplayServer,
+) -> None:
+    """A server that ignores `stream: true` (see the openai-completions test of the same
+    case): a whole Messages JSON was read as an empty event stream, "cut off". It is now
+    an error that says what came."""
+    body = {"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-test-1",
+            "content": [{"type": "text", "text": "Hi."}], "stop_reason": "end_turn",
+            "usage": {"input_tokens": 3, "output_tokens": 2}}  # fmt: skip
+    server.enqueue(json_reply(200, body))
+    answer = await stream_anthropic_messages(
+        claude(server), Context("", [UserMessage("hi")]), StreamOptions(api_key=KEY)
+    ).result()
+    assert answer.stop_reason == "error"
+    assert "answered with one JSON body, not an event stream" in (answer.error_message or "")

@@ -1046,3 +1046,28 @@ def test_kimis_own_tool_call_ids_go_back_as_they_came() -> None:
     assert ids(kimi) == [native, native]
     openai = Model(id="gpt-4o", provider="openai", api="openai-completions")
     assert ids(openai) == ["functions_get_weather_0"] * 2
+
+
+async def test_a_whole_completion_in_answer_to_a_stream_request_is_the_answer(
+    server: ReplayServer,
+) -> None:
+    """BaseIntelligence/bounty-challenge #17821 (a server ignoring `stream: true` and
+    answering with one JSON `chat.completion`): the SDK found no events in it, and the
+    answer was lost as "the stream ended without a finish reason (cut off?)". The whole
+    completion is read as the one chunk it stands for: text, tool calls, finish, usage."""
+    call = {"id": "call_1", "type": "function",
+            "function": {"name": "get_weather", "arguments": '{"city": "Oslo"}'}}  # fmt: skip
+    message = {"role": "assistant", "content": "Checking.", "tool_calls": [call]}
+    body = {"id": "c1", "object": "chat.completion", "created": 1, "model": "m",
+            "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls"}],
+            "usage": {"prompt_tokens": 12, "completion_tokens": 7, "total_tokens": 19}}  # fmt: skip
+    server.enqueue(json_reply(200, body))
+    stream = stream_openai_completions(
+        compat(server), Context("", [UserMessage("weather?")]), StreamOptions(api_key=KEY)
+    )
+    answer = await stream.result()
+    assert answer.stop_reason == "toolUse", answer.error_message
+    assert answer.text == "Checking."
+    assert calls_of(answer) == [("call_1", "get_weather", {"city": "Oslo"})]
+    assert (answer.usage.input, answer.usage.output) == (12, 7)
+    assert len(server.requests) == 1

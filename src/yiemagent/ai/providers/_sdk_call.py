@@ -139,6 +139,10 @@ class SdkApi(Generic[C]):
     continuation: Callable[[StreamAssembler, dict[str, Any]], dict[str, Any] | None] | None = None
     """`(assembler, body)` after a response → the body of one more request whose response
     goes on in the same message (Anthropic's `pause_turn`), or None: the message is done."""
+    whole: Callable[[Any], list[Any]] | None = None
+    """`(the JSON of a response that came whole, not as an event stream)` → the streamed
+    items it stands for: some servers ignore `stream: true`. None: such a response is an
+    error saying so."""
 
 
 def stream_sdk(
@@ -187,7 +191,7 @@ async def _run(
 
     async def attempt(_number: int) -> None:
         raw = await api.open_stream(client, body, options.idle_timeout_s)
-        await _read_stream(raw, options, assembler.feed)
+        await _read_stream(raw, options, assembler.feed, api.whole)
 
     while True:
         await run_with_retries(
@@ -255,13 +259,33 @@ async def open_raw_stream(
     )
 
 
-async def _read_stream(raw: Any, options: StreamOptions, feed: Callable[[Any], None]) -> None:
+async def _read_stream(
+    raw: Any,
+    options: StreamOptions,
+    feed: Callable[[Any], None],
+    whole: Callable[[Any], list[Any]] | None = None,
+) -> None:
     """Read one SDK raw response: `StreamOptions.on_response` gets `{"status", "headers"}`,
     then each streamed item goes to `feed`, each within the idle limit, and calls
     `options.keep_alive` (an item is progress even when it adds nothing to the message: a
     llama.cpp prompt-progress chunk, text held back while it may be a tool call); the SDK
-    stream is closed however this ends."""
+    stream is closed however this ends. A JSON response (a server that ignored
+    `stream: true`) is read whole and fed as the items `whole` makes of it.
+
+    Raises:
+        ValueError: a JSON response, and no `whole` to read it.
+    """
     await call_hook(options.on_response, {"status": raw.status_code, "headers": dict(raw.headers)})
+    content_type = str(raw.headers.get("content-type", "")).lower()
+    if "json" in content_type and "event-stream" not in content_type:
+        data = json.loads(
+            await await_with_idle_timeout(raw.http_response.aread(), options.idle_timeout_s)
+        )
+        if whole is None:
+            raise ValueError("the server answered with one JSON body, not an event stream")
+        for item in whole(data):
+            feed(item)
+        return
     sdk_stream = await maybe_await(raw.parse())
     keep_alive = options.keep_alive
     items = iterate_with_idle_timeout(

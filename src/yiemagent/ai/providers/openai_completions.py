@@ -441,6 +441,33 @@ def _tool_use_failed(exc: Any) -> bool:
     return exc.status_code == 400 and error is not None and error.get("code") == "tool_use_failed"
 
 
+def _whole_completion(data: Any) -> list[Any]:
+    """A whole chat completion (from a server that ignored `stream: true`) as the one
+    chunk it stands for: each choice's message as its delta, each tool call with its
+    `index`, the usage kept.
+
+    Raises:
+        ValueError: `data` is no chat completion (no list of choices).
+    """
+    from openai.types.chat import ChatCompletionChunk
+
+    choices = data.get("choices") if isinstance(data, dict) else None
+    if not isinstance(choices, list):
+        raise ValueError("the server answered with one JSON body that is no chat completion")
+    deltas = []
+    for position, choice in enumerate(choices):
+        message = dict(choice.get("message") or {}) if isinstance(choice, dict) else {}
+        calls = message.get("tool_calls")
+        if isinstance(calls, list):
+            listed = [call for call in calls if isinstance(call, dict)]
+            message["tool_calls"] = [{**call, "index": i} for i, call in enumerate(listed)]
+        index = choice.get("index", position) if isinstance(choice, dict) else position
+        finish = choice.get("finish_reason") if isinstance(choice, dict) else None
+        deltas.append({"index": index, "delta": message, "finish_reason": finish})
+    chunk = {**data, "object": "chat.completion.chunk", "choices": deltas}
+    return [ChatCompletionChunk.construct(**chunk)]
+
+
 CHAT_COMPLETIONS: SdkApi[AsyncOpenAI] = SdkApi(
     name="openai-completions",
     sdk="openai",
@@ -451,5 +478,6 @@ CHAT_COMPLETIONS: SdkApi[AsyncOpenAI] = SdkApi(
     assembler=_Assembler,
     open_stream=_open_stream,
     classify=_classify,
+    whole=_whole_completion,
 )
 """The Chat Completions call as `stream_sdk` makes it; local servers' variants replace parts."""
