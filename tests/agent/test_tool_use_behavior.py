@@ -4,7 +4,9 @@ returns then. yiemagent spells them differently: "stop_on_first_tool" is a resul
 `terminate=True`, `StopAtTools` an `after_tool_call` that sets `terminate`, a custom
 behaviour `should_stop_after_turn`. Where it differs by choice: a batch ends the run only
 when every result terminates (R-4.10; openai-agents stops when any listed tool ran), and the
-answer is the seeds' "tool_use_terminated" summary rather than the tool's raw value."""
+answer is the seeds' "tool_use_terminated" summary rather than the tool's raw value. Also
+what an answer cut off at the output limit ends as (pydantic-ai's
+`test_empty_response_with_finish_reason_length` raises instead)."""
 
 from __future__ import annotations
 
@@ -21,7 +23,7 @@ from yiemagent import (
     AssistantMessage,
     ToolResultMessage,
 )
-from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
+from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_text, faux_tool_call
 
 from ._kit import faux_agent, make_tool
 
@@ -124,3 +126,24 @@ async def test_a_typed_run_ended_by_its_tools_raises_saying_how(how: str) -> Non
         await agent.prompt("go")
     assert fm.call_count == 1
     assert isinstance(agent.state.messages[-1], ToolResultMessage)  # the call is answered
+
+
+async def test_an_answer_cut_off_by_the_output_limit_is_returned_as_it_came() -> None:
+    # pydantic-ai raises "Model token limit exceeded before any response was generated";
+    # here the run ends and the caller reads stop_reason "length" (the CLI and the chat
+    # say the answer was cut off)
+    cut = faux_message(faux_text("The answer is"), stop_reason="length")
+    fm = FauxModel([cut, "never asked"])
+    agent = faux_agent(fm)
+    reasons = ends_of(agent)
+    reply = await agent.prompt("hi")
+    assert reply.stop_reason == "length" and reply.text == "The answer is"
+    assert fm.call_count == 1 and reasons == ["stop"]
+
+
+async def test_a_typed_run_cut_off_before_any_output_asks_again() -> None:
+    empty = faux_message(stop_reason="length")
+    fm = FauxModel([empty, faux_message(faux_tool_call("final_result", {"value": 3}))])
+    agent = faux_agent(fm, output_type=Answer)
+    reply = await agent.prompt("go")
+    assert reply.output == Answer(value=3) and fm.call_count == 2
