@@ -41,7 +41,7 @@ from yiemagent.serve._protocols import (
     sse_data,
     start_conversation,
 )
-from yiemagent.serve._runs import RunHub
+from yiemagent.serve._runs import Run, RunHub
 from yiemagent.types import DocumentContent, ImageContent
 
 __all__ = ["openai_routes"]
@@ -161,37 +161,11 @@ class _Completions:
                 end = batch[-1]
         if one_off:
             await run.finished()  # its session is gone: a client may count on it
-        reason = end.get("reason")
-        if reason == "error":
-            text = end_error(end)
-            # the run (its tools too) has happened: the SDKs retry a 500 unless told not to
-            return JSONResponse(
-                {"error": {"message": text, "type": "server_error", "code": "run_failed"}},
-                status_code=500,
-                headers={**headers, "x-should-retry": "false"},
-            )
-        content = "\n\n".join(filter(None, [final_texts(end), output_text(end)]))
-        if reason == "awaiting_approval":
-            content = "\n\n".join(filter(None, [content, _held_note(run.events, session_id)]))
-        choice = {
-            "index": 0,
-            "message": {"role": "assistant", "content": content},
-            "finish_reason": _finish_reason(reason),
-            "logprobs": None,
-        }
-        body = {
-            "id": reply_id,
-            "object": "chat.completion",
-            "created": run.created_ms // 1000,
-            "model": model,
-            "choices": [choice],
-            "usage": _usage(end),
-        }
-        return JSONResponse(body, headers=headers)
+        return _completion(run, end, reply_id, model, session_id, headers)
 
     async def _chunks(
         self,
-        run: Any,
+        run: Run,
         reply_id: str,
         model: str,
         session_id: str,
@@ -265,6 +239,45 @@ class _Completions:
                 }
             )
         yield sse_data("[DONE]")
+
+
+def _completion(
+    run: Run,
+    end: dict[str, Any],
+    reply_id: str,
+    model: str,
+    session_id: str,
+    headers: dict[str, str],
+) -> JSONResponse:
+    """The answer to a request that did not stream, once `run` has ended with `end` (its
+    `agent_end`): a `chat.completion` whose content is the run's texts (its output as JSON,
+    a note on calls held for approval), or a 500 with OpenAI's error object when it failed
+    (`x-should-retry: false`: the run, its tools too, has happened, and the SDKs retry a
+    500 unless told not to)."""
+    reason = end.get("reason")
+    if reason == "error":
+        error = {"message": end_error(end), "type": "server_error", "code": "run_failed"}
+        return JSONResponse(
+            {"error": error}, status_code=500, headers={**headers, "x-should-retry": "false"}
+        )
+    content = "\n\n".join(filter(None, [final_texts(end), output_text(end)]))
+    if reason == "awaiting_approval":
+        content = "\n\n".join(filter(None, [content, _held_note(run.events, session_id)]))
+    choice = {
+        "index": 0,
+        "message": {"role": "assistant", "content": content},
+        "finish_reason": _finish_reason(reason),
+        "logprobs": None,
+    }
+    body = {
+        "id": reply_id,
+        "object": "chat.completion",
+        "created": run.created_ms // 1000,
+        "model": model,
+        "choices": [choice],
+        "usage": _usage(end),
+    }
+    return JSONResponse(body, headers=headers)
 
 
 def _finish_reason(reason: Any) -> str:
