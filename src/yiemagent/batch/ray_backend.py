@@ -305,6 +305,10 @@ async def _drive(
     submit_task: Any,
     pool: list[Any],
 ) -> None:
+    """Submit `pending` (each to an idle actor of `pool`, or as a Ray task, at most
+    `concurrency` in flight) and settle each as it ends (`_settle`), until every task has
+    ended or `stop` is set (`_interrupt`); a flight older than the options' backstop is
+    cancelled (`_cancel_overdue`)."""
     queue = deque(pending)
     idle = deque(pool)
     deaths: Counter[str] = Counter()
@@ -355,6 +359,9 @@ async def _drive(
 def _settle(
     ray: Any, flight: _InFlight, sink: ResultSink, queue: deque[BatchTask], deaths: Counter[str]
 ) -> None:
+    """Report a flight that ended to `sink`: its result; after its worker died, the task
+    queued again (up to `WORKER_DEATH_RETRIES` deaths) or "worker_died"; after the
+    backstop cancelled it, "timeout"; after the Ray task raised, "exception"."""
     task = flight.task
     try:
         raw = flight.future.result()
@@ -381,6 +388,8 @@ def _settle(
 
 
 def _cancel_overdue(ray: Any, flights: dict[asyncio.Future[Any], _InFlight], limit: float) -> None:
+    """Cancel each flight submitted more than `limit` seconds ago (forced for a Ray task,
+    not for an actor's call); its cancellation then settles it as "timeout"."""
     now = time.monotonic()
     for flight in flights.values():
         if now - flight.submitted > limit:
@@ -393,6 +402,8 @@ def _cancel_overdue(ray: Any, flights: dict[asyncio.Future[Any], _InFlight], lim
 async def _interrupt(
     ray: Any, flights: dict[asyncio.Future[Any], _InFlight], sink: ResultSink, deaths: Counter[str]
 ) -> None:
+    """On `stop`: cancel every flight, give them `RUN_END_GRACE_S` seconds to end, and
+    report each "interrupted" (not done: a rerun runs it)."""
     for flight in flights.values():
         with contextlib.suppress(Exception):
             ray.cancel(flight.ref)
