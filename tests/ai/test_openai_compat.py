@@ -1071,3 +1071,18 @@ async def test_a_whole_completion_in_answer_to_a_stream_request_is_the_answer(
     assert calls_of(answer) == [("call_1", "get_weather", {"city": "Oslo"})]
     assert (answer.usage.input, answer.usage.output) == (12, 7)
     assert len(server.requests) == 1
+
+
+async def test_events_sent_under_a_json_content_type_are_still_events(
+    server: ReplayServer,
+) -> None:
+    """The other side of reading a whole JSON answer: a server that labels its event stream
+    `application/json` is read as the stream it is."""
+    events = openai_chunks({"role": "assistant", "content": "still streamed"})
+    body = "".join(f"{event}\n\n" for event in events).encode()
+    server.enqueue(Reply(headers={"content-type": "application/json"}, body=body))
+    stream = stream_openai_completions(
+        compat(server), Context("", [UserMessage("hi")]), StreamOptions(api_key=KEY)
+    )
+    answer = await stream.result()
+    assert (answer.stop_reason, answer.text) == ("stop", "still streamed")

@@ -269,23 +269,27 @@ async def _read_stream(
     then each streamed item goes to `feed`, each within the idle limit, and calls
     `options.keep_alive` (an item is progress even when it adds nothing to the message: a
     llama.cpp prompt-progress chunk, text held back while it may be a tool call); the SDK
-    stream is closed however this ends. A JSON response (a server that ignored
-    `stream: true`) is read whole and fed as the items `whole` makes of it.
+    stream is closed however this ends. A JSON response of a known length (a server that
+    ignored `stream: true`) is read whole and fed as the items `whole` makes of it; one
+    that holds events after all goes to the SDK as any stream.
 
     Raises:
         ValueError: a JSON response, and no `whole` to read it.
     """
     await call_hook(options.on_response, {"status": raw.status_code, "headers": dict(raw.headers)})
     content_type = str(raw.headers.get("content-type", "")).lower()
-    if "json" in content_type and "event-stream" not in content_type:
-        data = json.loads(
-            await await_with_idle_timeout(raw.http_response.aread(), options.idle_timeout_s)
-        )
-        if whole is None:
-            raise ValueError("the server answered with one JSON body, not an event stream")
-        for item in whole(data):
-            feed(item)
-        return
+    if "json" in content_type and "content-length" in raw.headers:  # not a stream, mislabelled
+        body = await await_with_idle_timeout(raw.http_response.aread(), options.idle_timeout_s)
+        try:
+            data = json.loads(body)
+        except ValueError:
+            data = None  # events after all: the SDK reads them from the body read
+        if data is not None:
+            if whole is None:
+                raise ValueError("the server answered with one JSON body, not an event stream")
+            for item in whole(data):
+                feed(item)
+            return
     sdk_stream = await maybe_await(raw.parse())
     keep_alive = options.keep_alive
     items = iterate_with_idle_timeout(
