@@ -1086,3 +1086,19 @@ async def test_events_sent_under_a_json_content_type_are_still_events(
     )
     answer = await stream.result()
     assert (answer.stop_reason, answer.text) == ("stop", "still streamed")
+
+
+async def test_a_first_chunk_without_choices_is_skipped_not_the_end(server: ReplayServer) -> None:
+    """meilisearch #6477: Azure OpenAI opens its stream with a chunk whose `choices` is empty
+    (the prompt's content-filter results); a reader that took it for the end lost the
+    whole answer. The answer after it is read whole, its last piece beside the finish."""
+    answer = await run(
+        server,
+        [
+            chunk([], prompt_filter_results=[{"prompt_index": 0, "content_filter_results": {}}]),
+            chunk([{"index": 0, "delta": {"role": "assistant", "content": "Hello "}}]),
+            chunk([{"index": 0, "delta": {"content": "there."}, "finish_reason": "stop"}]),
+            "data: [DONE]",
+        ],
+    )
+    assert (answer.stop_reason, answer.text) == ("stop", "Hello there.")
