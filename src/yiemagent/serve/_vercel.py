@@ -103,18 +103,30 @@ def conversation_of(data: dict[str, Any]) -> Conversation:
         # dropped what followed it; the session drops the same
         conversation.regenerate = conversation.edit = last.get("role") == "user"
     if last.get("role") == "assistant":
-        for part in last["parts"]:
-            approval = part.get("approval") if isinstance(part, dict) else None
-            if part.get("state") == "approval-responded" and isinstance(approval, dict):
-                call_id = str(part.get("toolCallId") or approval.get("id"))
-                approved, reason = approval.get("approved"), approval.get("reason")
-                if not isinstance(approved, bool):  # "false" read as truthy would run the call
-                    raise BadRequest(
-                        f'approval of {call_id!r}: "approved" must be true or false, '
-                        f"not {approved!r}"
-                    )
-                conversation.decisions[call_id] = ToolApproval(approved, checked_reason(reason))
+        conversation.decisions = _decisions(last["parts"])
     return conversation
+
+
+def _decisions(parts: list[Any]) -> dict[str, ToolApproval]:
+    """The user's answers to approval requests in the parts of the last (assistant) UI
+    message: each tool part in state "approval-responded", by its call id.
+
+    Raises:
+        BadRequest: an `approved` that is no boolean (`"false"` read as truthy would run
+            the call).
+    """
+    decisions: dict[str, ToolApproval] = {}
+    for part in parts:
+        approval = part.get("approval") if isinstance(part, dict) else None
+        if part.get("state") == "approval-responded" and isinstance(approval, dict):
+            call_id = str(part.get("toolCallId") or approval.get("id"))
+            approved, reason = approval.get("approved"), approval.get("reason")
+            if not isinstance(approved, bool):
+                raise BadRequest(
+                    f'approval of {call_id!r}: "approved" must be true or false, not {approved!r}'
+                )
+            decisions[call_id] = ToolApproval(approved, checked_reason(reason))
+    return decisions
 
 
 class Translator:
