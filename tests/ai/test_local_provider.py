@@ -622,6 +622,55 @@ def test_chat_messages_render_calls_as_json_and_one_round_of_results_as_one_user
     ]
 
 
+def _handed_over(question: str) -> list[Any]:
+    """A router's turn on `question`: its `transfer_to_math` call and the call's result."""
+    transfer = ToolCall(id="t1", name="transfer_to_math", arguments={})
+    return [
+        UserMessage(question),
+        AssistantMessage(content=[transfer], stop_reason="toolUse", agent="router"),
+        ToolResultMessage("t1", "transfer_to_math", [TextContent("Transferred to math.")]),
+    ]
+
+
+async def test_calls_of_tools_not_offered_are_left_out_with_their_results(
+    fake: Callable[..., FakeRuntime],
+) -> None:
+    """A specialist handed a conversation sees neither the router's transfer call nor its
+    result: shown them, the 0.5B took the transfer's result for a round of its own and
+    answered from its head, or (with no tools) wrote the call again as its answer. A call of
+    an offered tool in the same message, and its result, stay."""
+    runtime = fake([_calls(("calculator", {"expression": "17 * 23"}))])
+    await _events(Context("", _handed_over("What is 17 * 23?"), [CALC]))
+    sent = runtime.requests[0]["messages"]
+    assert [m["role"] for m in sent] == ["system", "user"]
+    assert "transfer" not in json.dumps(sent)
+
+    runtime = fake(["Lima."])
+    events = await _events(Context("", _handed_over("Capital of Peru?"), []))
+    assert events[-1].message.text == "Lima."
+    assert [m["role"] for m in runtime.requests[0]["messages"]] == ["system", "user"]
+
+    both = AssistantMessage(
+        content=[
+            ToolCall(id="t1", name="transfer_to_math", arguments={}),
+            ToolCall(id="c1", name="calculator", arguments={"expression": "2 + 2"}),
+        ],
+        stop_reason="toolUse",
+    )
+    transcript = [
+        UserMessage("What is 2 + 2?"),
+        both,
+        ToolResultMessage("t1", "transfer_to_math", [TextContent("Transferred to math.")]),
+        ToolResultMessage("c1", "calculator", [TextContent("2 + 2 = 4")]),
+    ]
+    runtime = fake([_answer("4")])
+    await _events(Context("", transcript, [CALC]))
+    sent = runtime.requests[0]["messages"]
+    assert sent[2]["content"] == ('{"name": "calculator", "arguments": {"expression": "2 + 2"}}')
+    assert "transfer" not in json.dumps(sent)
+    assert sent[3]["content"].startswith("<tool_response>\n2 + 2 = 4\n</tool_response>")
+
+
 def test_context_overflow_error_says_how_to_raise_the_context() -> None:
     """llama.cpp says "try increasing it"; the user must learn which setting."""
     from yiemagent.ai.providers.local.generation import chunk_error as _chunk_error

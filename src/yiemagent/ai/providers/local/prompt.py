@@ -29,6 +29,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Collection, Sequence
+from dataclasses import replace
 from typing import Any
 
 from yiemagent.ai.attachments import attachment_stand_in
@@ -67,6 +68,7 @@ __all__ = [
     "no_tool_turns",
     "not_given_turns",
     "one_call",
+    "own_calls",
     "render_tool",
     "reply_schema",
     "request_text",
@@ -348,6 +350,41 @@ def answered_calls(messages: Sequence[Message]) -> set[tuple[str, str]]:
         for call in m.tool_calls
         if call.id in result_ids
     }
+
+
+def own_calls(messages: Sequence[Message], tools: Sequence[AgentTool]) -> list[Message]:
+    """`messages` with only the calls of `tools` (those offered now) and their results.
+
+    A call of a tool this request does not offer was made by another agent on the same
+    transcript (a router's `transfer_to_<name>` before its specialist answers) or with tools
+    since taken away. The small model reads every call it is shown as its own: after a
+    router's hand-over the 0.5B took the transfer's result for its results and answered
+    "17 * 23 = 401" without the calculator it was given, and with no tools it wrote the
+    transfer call again as its whole answer. An assistant message left with nothing is
+    left out.
+    """
+    offered = {tool.name for tool in tools}
+    foreign: set[str] = set()
+    kept: list[Message] = []
+    for message in messages:
+        if isinstance(message, AssistantMessage) and message.tool_calls:
+            calls = message.tool_calls
+            foreign.update(call.id for call in calls if call.name not in offered)
+            if all(call.name in offered for call in calls):
+                kept.append(message)
+                continue
+            content = [
+                block
+                for block in message.content
+                if not (isinstance(block, ToolCall) and block.name not in offered)
+            ]
+            if any(isinstance(block, TextContent | ToolCall) for block in content):
+                kept.append(replace(message, content=content))
+            continue
+        if isinstance(message, ToolResultMessage) and message.tool_call_id in foreign:
+            continue
+        kept.append(message)
+    return kept
 
 
 def current_request(messages: Sequence[Message]) -> list[Message]:

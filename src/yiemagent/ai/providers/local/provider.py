@@ -59,6 +59,7 @@ from yiemagent.ai.providers.local.prompt import (
     current_request,
     extra_call_grammar,
     not_given_turns,
+    own_calls,
     reply_schema,
     results_text,
     steered_request,
@@ -205,7 +206,7 @@ async def _generate_reply(
     limit_s: float,
 ) -> None:
     tools = list(context.tools or [])
-    messages = transform_messages(context.messages, model)
+    messages = own_calls(transform_messages(context.messages, model), tools)
     native = bool(tools) and tool_format_of(model) == "native"
     label = _model_label(model)
     answer = answer_name(tools) if tools else ""
