@@ -24,7 +24,9 @@ def pay_and_answer() -> Any:
     )
 
 
-def agent_on(fm: FauxModel, store: InMemorySessionStore, paid: list[str]) -> Agent[Any]:
+def agent_on(
+    fm: FauxModel, store: InMemorySessionStore | None, paid: list[str], name: str = "assistant"
+) -> Agent[Any]:
     """An agent on session "s" of `store` whose tool `pay` needs approval."""
 
     async def pay(call_id: str, args: dict[str, Any], *_: Any) -> str:
@@ -39,7 +41,8 @@ def agent_on(fm: FauxModel, store: InMemorySessionStore, paid: list[str]) -> Age
         tools=[tool],
         output_type=Person,
         session_store=store,
-        session_id="s",
+        session_id="s" if store is not None else None,
+        name=name,
     )
 
 
@@ -87,3 +90,28 @@ async def test_a_steering_message_after_the_held_batch_is_answered_with_a_new_ou
     assert reply.output == Person(name="Bo", age=7)
     assert fm.call_count == 2
     await agent.close()
+
+
+async def test_a_sub_agents_output_beside_its_held_call_answers_the_parent() -> None:
+    """The same inside `Agent.as_tool(output="output")`: the sub-run's held call holds the
+    parent's; once approved, the parent's resume ends the sub-run with the output it gave
+    beside the call, and the parent reads it as the call's result."""
+    paid: list[str] = []
+    sub_fm = FauxModel([pay_and_answer()])
+    sub = agent_on(sub_fm, None, paid, name="payer")
+    lead_fm = FauxModel(
+        [
+            faux_message(faux_tool_call("payer", {"input": "pay, then who is Ann"}, id="p1")),
+            lambda context: "lead: " + text_of(context.messages[-1].content),
+        ]
+    )
+    lead = Agent(model=lead_fm.model, stream_fn=lead_fm.stream_fn, name="lead",
+                 tools=[sub.as_tool(output="output")])  # fmt: skip
+    await lead.prompt("go")
+    assert [(p.tool_call_id, p.agent_path) for p in lead.pending_approvals] == [
+        ("c1", ("lead", "payer"))
+    ]
+    lead.approve("c1")
+    reply = await lead.resume()
+    assert reply.text == 'lead: {"name": "Ann", "age": 31}'
+    assert paid == ["c1"] and sub_fm.call_count == 1
