@@ -231,3 +231,25 @@ def test_a_stream_flag_that_is_no_boolean_is_a_400_not_a_stream(
     for flag in [False, None]:
         answer = post(client, "/v1/chat/completions", {**chat, "stream": flag})
         assert answer.json()["object"] == "chat.completion"
+
+
+def test_a_ui_part_that_is_no_object_is_skipped_in_the_last_message_too(
+    server: tuple[httpx.Client, Path],
+) -> None:
+    """A useChat message's parts that are not objects are skipped, and the last message's
+    too: an assistant message whose parts held a bare number or text was a 500 while its
+    approval answers were read."""
+    client, path = server
+    sid = uuid.uuid4().hex
+    user = {"id": "u", "role": "user", "parts": [{"type": "text", "text": "hi"}, 3]}
+    said = {"id": "a", "role": "assistant", "parts": [7, "x", {"type": "text", "text": "hello"}]}
+    answer = post(client, "/api/chat", {"id": sid, "messages": [user, said]})
+    assert answer.status_code == 400, answer.text  # an assistant's message asks nothing
+    assert error_of(answer) == "the last message must be a user message with some content"
+    answered: dict[str, Any] = {"type": "tool-launch", "toolCallId": "c1"}
+    answered.update(state="approval-responded", approval={"id": "c1", "approved": True})
+    said["parts"] = [7, answered]  # the answer after the number is read still
+    answer = post(client, "/api/chat", {"id": sid, "messages": [user, said]})
+    assert answer.status_code == 400, answer.text
+    assert error_of(answer) == "no tool call 'c1' awaits approval"
+    assert stored(path, sid) == []

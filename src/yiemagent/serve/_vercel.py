@@ -117,7 +117,9 @@ def _decisions(parts: list[Any]) -> dict[str, ToolApproval]:
     """
     decisions: dict[str, ToolApproval] = {}
     for part in parts:
-        approval = part.get("approval") if isinstance(part, dict) else None
+        if not isinstance(part, dict):  # skipped, as in every other message
+            continue
+        approval = part.get("approval")
         if part.get("state") == "approval-responded" and isinstance(approval, dict):
             call_id = str(part.get("toolCallId") or approval.get("id"))
             approved, reason = approval.get("approved"), approval.get("reason")
