@@ -328,6 +328,8 @@ class ChatApp:
             message = getattr(exc, "message", None)
             if not isinstance(message, AssistantMessage):  # not already shown by the view
                 self.say(f"error: {' '.join(str(exc).split()) or type(exc).__name__}", "red")
+            if not self._aborting:
+                self._give_back_queued()
         finally:
             if self._aborting:
                 dropped = self.view.drop_queued()
@@ -338,6 +340,22 @@ class ChatApp:
             self.view.busy = False
             self.view.status = ""
             self._invalidate()
+
+    def _give_back_queued(self) -> None:
+        """After a failed run: the steering and follow-up messages it never took (typed while
+        its model call ran: no turn boundary came) are said not delivered, and one is put
+        back in an empty input line. Left queued, they went into the next run, after the
+        next prompt, and were answered instead of it."""
+        queued = list(self.view.queued)
+        if not queued:
+            return
+        self.view.drop_queued()
+        self.setup.agent.clear_all_queues()
+        for item in queued:
+            self.say(f"» {item.kind} not delivered (the run failed): {item.text}", "yellow")
+        if len(queued) == 1 and not self.buffer.text:
+            self.buffer.text = queued[0].text
+            self.buffer.cursor_position = len(self.buffer.text)
 
     _aborting = False
 
