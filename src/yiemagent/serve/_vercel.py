@@ -255,14 +255,7 @@ class Translator:
             out.extend(self._call_start(block))
             if block["id"] not in self.calls_ready:
                 self.calls_ready.add(block["id"])
-                out.append(
-                    {
-                        "type": "tool-input-available",
-                        "toolCallId": block["id"],
-                        "toolName": block.get("name", ""),
-                        "input": block.get("arguments") or {},
-                    }
-                )
+                out.append(_input_available(block))
         return out
 
     def _end(self, event: dict[str, Any]) -> list[dict[str, Any]]:
@@ -272,14 +265,7 @@ class Translator:
             for call in held_calls(self.run.events):
                 if call.get("nested"):  # a sub-agent's call: no part of this message yet
                     out.extend(self._call_start(call))
-                    out.append(
-                        {
-                            "type": "tool-input-available",
-                            "toolCallId": call["id"],
-                            "toolName": call.get("name", ""),
-                            "input": call.get("arguments") or {},
-                        }
-                    )
+                    out.append(_input_available(call))
                 out.append(
                     {
                         "type": "tool-approval-request",
@@ -306,6 +292,17 @@ class Translator:
         }.get(str(reason), "other")
         out.append({"type": "finish", "finishReason": finish})
         return out
+
+
+def _input_available(call: dict[str, Any]) -> dict[str, Any]:
+    """The `tool-input-available` chunk of a tool call (a `toolCall` block as a dict): its
+    arguments whole, as the UI shows them."""
+    return {
+        "type": "tool-input-available",
+        "toolCallId": call["id"],
+        "toolName": call.get("name", ""),
+        "input": call.get("arguments") or {},
+    }
 
 
 async def _handle(hub: RunHub, request: Request) -> Response:
