@@ -3,7 +3,7 @@
 
 - a tool result: "Tool results: " and the results' texts;
 - "hello": a greeting, streamed in 4-character chunks; "stream": a longer answer;
-- "fail": a model error; "fail slowly": one after ~6 s of streamed text; "cut": an answer
+- "fail": a model error; "fail slowly": one after ~8 s of streamed text; "cut": an answer
   cut off at the output limit (stop reason "length");
 - "escapes": an answer holding escape sequences (clear the screen, retitle the window, move
   the cursor up over the lines above, a carriage return);
@@ -140,9 +140,9 @@ def _answer(context: Context) -> AssistantMessage | str:
         return "Streaming: " + " ".join(f"word{n}" for n in range(1, 41)) + " end."
     if lower == "fail":
         return faux_message("", stop_reason="error", error_message="scripted model failure")
-    if lower == "fail slowly":  # streams for ~6 s (time to type a steer), then fails
+    if lower == "fail slowly":  # streams for ~8 s (time to type a steer), then fails
         return faux_message(
-            "Thinking " + "hard " * 40, stop_reason="error", error_message="scripted failure"
+            "Thinking " + "hard " * 200, stop_reason="error", error_message="scripted failure"
         )
     if lower == "escapes":
         return "Safe\x1b[2J\x1b[H\x1b]0;pwned\x07 answer\x1b[3A\x1b[K\rOVERWRITTEN"
