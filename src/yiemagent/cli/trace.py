@@ -10,6 +10,7 @@ folder `yiem chat` keeps its sessions in). Every problem is one line.
 from __future__ import annotations
 
 import os
+import sqlite3
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -69,9 +70,12 @@ def _session_timeline(session_id: str, db: str) -> Any:
             )
         store, shown = SqliteSessionStore(db), db
     with store:
-        messages = store.load(session_id)
+        try:
+            messages = store.load(session_id)
+            known = [] if messages else store.list_sessions()
+        except sqlite3.DatabaseError as exc:  # a damaged file: say which, and which session
+            raise ConfigError(f"cannot read session {session_id!r} from {shown}: {exc}") from None
         if not messages:
-            known = store.list_sessions()
             listed = ", ".join(known[:10]) + (", …" if len(known) > 10 else "")
             raise ConfigError(
                 f"no session {session_id!r} in {shown}"
