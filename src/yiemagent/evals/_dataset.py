@@ -199,6 +199,14 @@ def _jsonl_cases(file: Path, text: str) -> list[tuple[str, Any]]:
 
 
 def _case(file: Path, index: str, raw: Any) -> Case:
+    """The case `raw` of the dataset `file` (`index`: where it is, for a case with no name
+    yet): its fields checked, its checks made (`_check`), and its `expected` checked
+    against the checks that compare with it (`_check_expected`).
+
+    Raises:
+        DatasetError: a missing, unknown or malformed field; the text names the file, the
+            case and the field.
+    """
     if not isinstance(raw, Mapping):
         raise DatasetError(f"{file}: case {index}: must be an object with name and input")
     name = raw.get("name")
@@ -221,26 +229,44 @@ def _case(file: Path, index: str, raw: Any) -> Case:
     if not isinstance(items, list):
         raise DatasetError(f"{where}: checks: must be a list")
     checks = [_check(file, f"{where}: checks[{i}]", item) for i, item in enumerate(items)]
-    for i, check in enumerate(checks):  # contains and equals without an argument
-        check_expected = getattr(check, "check_expected", None)
-        if check_expected is not None:
-            try:
-                check_expected(raw.get("expected"))
-            except ConfigError as exc:
-                raise DatasetError(f"{where}: checks[{i}]: {exc}") from None
-    for i, item in enumerate(items):
-        if item in ("output_is", {"output_is": None}):  # it compares with expected
-            try:
-                check_output_is_value(raw.get("expected"))
-            except ConfigError as exc:
-                raise DatasetError(f"{where}: checks[{i}]: output_is: expected: {exc}") from None
+    _check_expected(where, items, checks, raw.get("expected"))
     try:
         return Case(name, raw["input"], checks, raw.get("expected"), dict(metadata))
     except DatasetError as exc:  # what only the Case checks (metadata that is not JSON)
         raise DatasetError(f"{file}: {exc}") from None
 
 
+def _check_expected(where: str, items: list[Any], checks: list[Check], expected: Any) -> None:
+    """Refuse now an `expected` that a check given without an argument would compare with
+    and could not: `contains` and `equals` (their `check_expected`), and `output_is`.
+
+    Raises:
+        DatasetError: naming the case (`where`) and the check by its place.
+    """
+    for i, check in enumerate(checks):
+        check_expected = getattr(check, "check_expected", None)
+        if check_expected is not None:
+            try:
+                check_expected(expected)
+            except ConfigError as exc:
+                raise DatasetError(f"{where}: checks[{i}]: {exc}") from None
+    for i, item in enumerate(items):
+        if item in ("output_is", {"output_is": None}):
+            try:
+                check_output_is_value(expected)
+            except ConfigError as exc:
+                raise DatasetError(f"{where}: checks[{i}]: output_is: expected: {exc}") from None
+
+
 def _check(file: Path, where: str, item: Any) -> Check:
+    """The check a `checks:` item names (`where`: the case and the item's place): a name,
+    `{name: argument}` or `{name: {keyword: value}}`, of `CHECKS` or a plain function
+    (`FILE.py:FUNCTION`, `MODULE:FUNCTION`) called with its argument when it has one.
+
+    Raises:
+        DatasetError: an item that is no check, an unknown name, a function that cannot be
+            imported, or an argument the check refuses.
+    """
     if isinstance(item, str):
         name, argument, given = item, None, False
     elif isinstance(item, Mapping) and len(item) == 1:
