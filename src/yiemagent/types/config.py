@@ -130,10 +130,30 @@ class AgentLoopConfig(ProviderOptions):
             value = getattr(self, name)
             if value is not None and not is_seconds(value):
                 raise ConfigError(f"{name} must be > 0 seconds or None, not {value!r}")
+        for name in _HOOKS:
+            hook = getattr(self, name)
+            if hook is not None and not callable(hook):
+                raise ConfigError(f"{name} must be a function or None, not {hook!r}")
         for name, first in _SIGNAL_HOOKS:
             hook = getattr(self, name)
-            if hook is not None and callable(hook):
+            if hook is not None:
                 setattr(self, name, signal_optional(hook, name, first))
+
+
+_HOOKS = (
+    "convert_to_llm",
+    "transform_context",
+    "get_api_key",
+    "get_steering_messages",
+    "get_follow_up_messages",
+    "before_tool_call",
+    "after_tool_call",
+    "should_stop_after_turn",
+    "prepare_next_turn",
+)
+"""The loop's hooks: anything but a function there is refused when the config is made,
+not found out at the first call (a tool call's hook would fail every call). The provider
+options' callbacks (`on_payload`, `on_response`) go to the provider as they are."""
 
 
 _SIGNAL_HOOKS = (
