@@ -270,6 +270,15 @@ def _build(
     extra: Mapping[str, Any],
     shared: _SharedServers | None,
 ) -> Agent[Any]:
+    """The `Agent` of `[agents.<table>]` (`spec`), its keys read, `extra` `Agent` arguments
+    winning over them, with the tools of its MCP servers (`_add_servers`); its `handoffs`
+    and `as_tools` are linked later (`_link`), once every agent exists.
+
+    Raises:
+        ConfigError: a bad value or a failed MCP server; the text names the file, the
+            table and the key.
+    """
+
     def get(key: str, parse: Callable[[Any], Any], fallback: Any = None) -> Any:
         if key not in spec:
             return fallback
@@ -299,13 +308,34 @@ def _build(
         if str(exc).startswith(str(file)):
             raise
         raise ConfigError(f"{file}: [agents.{table}]: {exc}") from None
-    if "mcp" not in spec:
-        return agent
+    if "mcp" in spec:
+        _add_servers(file, table, spec["mcp"], agent, shared)
+    return agent
+
+
+def _add_servers(
+    file: Path, table: str, value: Any, agent: Agent[Any], shared: _SharedServers | None
+) -> None:
+    """Give `agent` the tools of the MCP servers its table's `mcp` (`value`) names: servers
+    it owns and connects now, or with `shared`, the servers an `AgentFile` keeps.
+
+    Raises:
+        ConfigError: a bad `mcp` value, or a server that did not connect (the agent is
+            closed first); the text names the file, the table and the key.
+    """
+    where = f"{file}: [agents.{table}] mcp"
+
+    def make() -> list[Any]:
+        try:
+            return _servers(file.parent, value)
+        except (_Problem, ConfigError) as exc:
+            raise ConfigError(f"{where}: {exc}") from None
+
     try:
         if shared is not None:
-            shared.add_tools(agent, table, lambda: get("mcp", lambda v: _servers(base, v)))
+            shared.add_tools(agent, table, make)
         else:
-            servers = get("mcp", lambda v: _servers(base, v))
+            servers = make()
             for server in servers:
                 agent.own(server)  # closed with the agent, also when connecting failed
             _connect(agent.tool_store, servers)
@@ -313,8 +343,7 @@ def _build(
         _close_quietly(agent)  # the servers it owns that started
         if isinstance(exc, ConfigError) and str(exc).startswith(str(file)):
             raise
-        raise ConfigError(f"{file}: [agents.{table}] mcp: {exc}") from None
-    return agent
+        raise ConfigError(f"{where}: {exc}") from None
 
 
 def _link(file: Path, table: str, spec: Mapping[str, Any], agents: dict[str, Agent[Any]]) -> None:
