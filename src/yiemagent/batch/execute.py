@@ -243,6 +243,10 @@ async def _attempt(
     stop: asyncio.Event | None,
     tally: _Tally,
 ) -> _Outcome:
+    """One attempt at `task`: a fresh agent from `make_agent`, prompted (`_prompt`), its
+    spending added to `tally` and its messages kept when the options ask, then closed
+    (within `RUN_END_GRACE_S` seconds). Never raises for a task problem: `make_agent`
+    raising is an "error" outcome."""
     from yiemagent.types import AssistantMessage, ToolResultMessage
 
     try:
@@ -289,6 +293,8 @@ async def _run_approving(
 
 
 def _held(agent: Agent, reply: AssistantMessage, end_reason: str | None) -> _Outcome:
+    """The "held" outcome of a run that stopped on calls held for approval, its error
+    naming each call and how to approve them (not done: a rerun runs the task again)."""
     calls = ", ".join(
         f"{p.tool_name}({json.dumps(p.arguments, ensure_ascii=False)})"
         for p in agent.pending_approvals
@@ -321,30 +327,13 @@ async def _prompt(
     end: dict[str, str],
     approve: bool,
 ) -> _Outcome:
-    from yiemagent.types import AssistantMessage
-
+    """Prompt `agent` with the task (approving held calls with `approve`) and wait for the
+    run, at most `timeout_s` seconds or until `stop`; the outcome of how it ended (`end`:
+    what the agent's `agent_end` said)."""
     run = asyncio.ensure_future(_run_approving(agent, task.prompt, approve, end))
     cut = await _wait_run(run, stop, timeout_s)
     if cut is not None:
-        agent.abort("timed out" if cut == "timeout" else "interrupted")
-        with contextlib.suppress(Exception, asyncio.CancelledError):
-            await asyncio.wait_for(asyncio.shield(run), RUN_END_GRACE_S)
-        if not run.done():
-            run.cancel()
-            with contextlib.suppress(BaseException):
-                await run
-        partial = (
-            run.result() if run.done() and not run.cancelled() and not run.exception() else None
-        )
-        error = f"timed out after {timeout_s:g} s" if cut == "timeout" else "interrupted"
-        return _Outcome(
-            "timeout" if cut == "timeout" else "interrupted",
-            text=partial.text if isinstance(partial, AssistantMessage) else None,
-            stop_reason="aborted",
-            end_reason=end.get("reason"),
-            error=error,
-            error_kind=cut,
-        )
+        return await _cut_off(agent, run, cut, timeout_s, end)
     try:
         reply = run.result()
     except AgentRunError as exc:  # the run ended in error
@@ -353,10 +342,43 @@ async def _prompt(
         return _Outcome("error", error=f"the run raised {_describe(exc)}", error_kind="exception")
     if end.get("reason") == "awaiting_approval":
         return _held(agent, reply, end.get("reason"))
-    return _judge(task, reply, end.get("reason"))
+    return _answered(task, reply, end.get("reason"))
+
+
+async def _cut_off(
+    agent: Agent,
+    run: asyncio.Future[AssistantMessage],
+    cut: str,
+    timeout_s: float | None,
+    end: dict[str, str],
+) -> _Outcome:
+    """Abort a run cut off by its timeout or by `stop` (`cut`: "timeout" or "interrupted"),
+    give it `RUN_END_GRACE_S` seconds to end, then cancel it; the outcome keeps the text of
+    its answer when it gave one in time."""
+    from yiemagent.types import AssistantMessage
+
+    agent.abort("timed out" if cut == "timeout" else "interrupted")
+    with contextlib.suppress(Exception, asyncio.CancelledError):
+        await asyncio.wait_for(asyncio.shield(run), RUN_END_GRACE_S)
+    if not run.done():
+        run.cancel()
+        with contextlib.suppress(BaseException):
+            await run
+    partial = run.result() if run.done() and not run.cancelled() and not run.exception() else None
+    error = f"timed out after {timeout_s:g} s" if cut == "timeout" else "interrupted"
+    return _Outcome(
+        "timeout" if cut == "timeout" else "interrupted",
+        text=partial.text if isinstance(partial, AssistantMessage) else None,
+        stop_reason="aborted",
+        end_reason=end.get("reason"),
+        error=error,
+        error_kind=cut,
+    )
 
 
 def _failed_reply(reply: AssistantMessage, end_reason: str | None) -> _Outcome:
+    """The "error" outcome of a run whose model call failed (or was aborted), its error the
+    model's message on one line."""
     return _Outcome(
         "error",
         text=reply.text or None,
@@ -367,7 +389,11 @@ def _failed_reply(reply: AssistantMessage, end_reason: str | None) -> _Outcome:
     )
 
 
-def _judge(task: BatchTask, reply: AssistantMessage, end_reason: str | None) -> _Outcome:
+def _answered(task: BatchTask, reply: AssistantMessage, end_reason: str | None) -> _Outcome:
+    """The outcome of a run that ended with `reply`: "ok" with its text and output (an
+    output type's value, or the answer checked against the task's `output_schema`);
+    "error" when the model call failed, the turn limit cut it off, or the output is not
+    valid."""
     if reply.stop_reason in ("error", "aborted"):
         return _failed_reply(reply, end_reason)
     outcome = _Outcome("ok", text=reply.text, stop_reason=reply.stop_reason, end_reason=end_reason)
