@@ -74,6 +74,7 @@ from yiemagent.types import (
 )
 from yiemagent.types.callbacks import signal_optional
 from yiemagent.types.output import DEFAULT_OUTPUT_RETRIES, output_spec
+from yiemagent.types.tools import is_whole_number
 
 if TYPE_CHECKING:
     from yiemagent.sessions import SessionStore
@@ -754,15 +755,13 @@ def check_options(options: Mapping[str, Any]) -> None:
     if options["format_messages"] is not None and options["llm_call"] is None:
         raise ConfigError("format_messages only applies with llm_call; pass llm_call too")
     retries = options.get("output_retries", 0)
-    if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
+    if not is_whole_number(retries, 0):
         raise ConfigError(f"output_retries must be a whole number >= 0, not {retries!r}")
     max_turns = options["max_turns"]
-    if max_turns is not None and (
-        isinstance(max_turns, bool) or not isinstance(max_turns, int) or max_turns < 1
-    ):
+    if max_turns is not None and not is_whole_number(max_turns, 1):
         raise ConfigError(f"max_turns must be a whole number >= 1 or None, not {max_turns!r}")
     delay = options["max_retry_delay_ms"]
-    if delay is not None and (isinstance(delay, bool) or not isinstance(delay, int) or delay < 0):
+    if delay is not None and not is_whole_number(delay, 0):
         raise ConfigError(f"max_retry_delay_ms must be a whole number >= 0 or None, not {delay!r}")
     session_id = options["session_id"]
     if session_id is not None and not isinstance(session_id, str):
