@@ -83,6 +83,7 @@ from yiemagent.types.callbacks import adopt_task, is_async_callable, maybe_await
 from yiemagent.types.messages import message_from_dict, message_to_dict, transcript_usage
 from yiemagent.types.observe import content_traced
 from yiemagent.types.output import OUTPUT_TOOL_NAME
+from yiemagent.types.tools import is_whole_number
 
 __all__ = [
     "DEFAULT_MAX_HANDOFFS",
@@ -234,7 +235,7 @@ class TeamConfig:
             ConfigError: an invalid name, handoff, guardrail list or `max_handoffs`.
         """
         limit = options["max_handoffs"]
-        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
+        if not is_whole_number(limit, 0):
             raise ConfigError(f"max_handoffs must be a whole number >= 0, not {limit!r}")
         description = options["description"]
         if description is not None and not isinstance(description, str):

@@ -14,6 +14,7 @@ from typing import Any
 
 from yiemagent.errors import ConfigError
 from yiemagent.evals._case import CheckResult, EvalRun, describe_args
+from yiemagent.types.tools import is_whole_number
 
 __all__ = [
     "contains",
@@ -285,7 +286,7 @@ class _NoToolCalled:
 
 def _check_count(n: object) -> None:
     """Raise `ConfigError` unless `n` is a whole number of 0 or more (a bound of a check)."""
-    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+    if not is_whole_number(n, 0):
         raise ConfigError(f"needs a whole number of 0 or more, not {n!r}")
 
 
