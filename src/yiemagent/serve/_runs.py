@@ -404,6 +404,11 @@ class RunHub:
         call: Callable[[Agent[Any]], Awaitable[Any]],
         ephemeral: bool,
     ) -> None:
+        """The run's task: `call(agent)` to its end (an exception it raises is logged, the
+        events say it already; a cancellation, the server shutting down, aborts the agent),
+        then, whatever happened: an ephemeral session forgotten (unless calls are held), or
+        the run's end kept in the session (`RUN_ENDS_KEY`); the agent closed, freeing the
+        session; an `agent_end` "error" added when the run gave none; its readers woken."""
         error: BaseException | None = None
         try:
             await call(agent)
