@@ -240,7 +240,7 @@ class Translator:
         run: Run,
         *,
         prefix: str = "",
-        owners: Any = None,
+        owners: dict[str, str | None] | None = None,
         client_tools: frozenset[str] = frozenset(),
         answered: frozenset[str] = frozenset(),
     ) -> None:
