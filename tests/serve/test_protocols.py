@@ -66,6 +66,27 @@ def test_more_than_one_choice_is_refused_not_answered_with_one() -> None:
         assert [c.message.content for c in reply.choices] == ["echo: hi"]
 
 
+def test_a_response_format_other_than_text_is_refused_not_ignored() -> None:
+    """webai-at-home #191 (a server that accepts `response_format` and answers in prose):
+    a client asking for JSON got text, and failed when it parsed it. `json_object` and
+    `json_schema` are a 400 that says where the answer's shape is set; `text` is answered."""
+    import openai
+
+    store = InMemorySessionStore()
+    with faux_server(store) as (url, _):
+        client = OpenAI(base_url=f"{url}/v1", api_key="k", max_retries=0)
+        ask = [{"role": "user", "content": "hi"}]
+        schema = {"name": "s", "schema": {"type": "object"}}
+        for shape in ({"type": "json_object"}, {"type": "json_schema", "json_schema": schema}):
+            with pytest.raises(openai.BadRequestError, match="output type"):
+                client.chat.completions.create(model="m", messages=ask, response_format=shape)  # type: ignore[call-overload]
+        assert store.list_sessions() == []
+        reply = client.chat.completions.create(
+            model="m", messages=ask, response_format={"type": "text"}
+        )
+        assert reply.choices[0].message.content == "echo: hi"
+
+
 def test_the_openai_client_uses_the_agent_as_a_model() -> None:
     store = InMemorySessionStore()
     with faux_server(store, token="t0k") as (url, _):

@@ -9,7 +9,8 @@ request, as stateless as the API: it is removed from the store before the answer
 unless the run ended with tool calls held for approval (the answer names them and the
 session; decide them through `/v1/sessions/{sid}/approvals`). Every answer names its
 session in `X-Session-Id`. The request's `tools` are ignored; an `n` other than 1 is a 400
-(a run is one answer). A run that failed answers
+(a run is one answer), and so is a `response_format` other than text (the agent's output
+type sets the answer's shape). A run that failed answers
 500 with `x-should-retry: false`, so the OpenAI and Anthropic SDKs do not run it again. A
 client that disconnects before the answer's end (a cancelled stream, a timeout) aborts the
 run (`_protocols`).
@@ -142,6 +143,15 @@ class _Completions:
             # A run is one answer: n=2 once got one choice, and a client reading choices[1]
             # failed far from the cause (llama-cpp-python #1906).
             raise BadRequest(f'"n" must be 1: an agent run gives one answer, not {choices!r}')
+        shape = data.get("response_format")
+        kind = shape.get("type") if isinstance(shape, dict) else shape
+        if shape is not None and kind != "text":
+            # Ignored, it once gave JSON-expecting clients prose that failed far from the
+            # cause (webai-at-home #191): the shape of the answer is the agent's to set.
+            raise BadRequest(
+                f"response_format {kind!r} is not applied here: the agent answers in text; "
+                "for JSON, give the agent an output type (output_schema in its agent file)"
+            )
         conversation = _conversation(data)
         named = request.headers.get("x-session-id")
         session_id = named or f"chat-{uuid.uuid4().hex[:16]}"
