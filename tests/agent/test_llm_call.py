@@ -272,6 +272,22 @@ async def test_r6_1_a_raising_or_odd_llm_call_ends_the_run_in_error_not_an_excep
     assert failed.stop_reason == "error" and "int" in (failed.error_message or "")
 
 
+@pytest.mark.parametrize("calls", [5, True, 1.5, "echo", {"id": "c1"}])
+async def test_tool_calls_that_are_not_a_list_say_so(calls: Any) -> None:
+    """`tool_calls` of another type than a list ended the run in "TypeError: 'int' object
+    is not iterable" (or, for a dict or a string, calls made of its keys or letters)."""
+    for response in [
+        {"role": "assistant", "content": "x", "tool_calls": calls},
+        {"role": "assistant", "content": [{"type": "tool_calls", "tool_calls": calls}]},
+    ]:
+        agent = Agent(llm_call=lambda formatted, response=response: response)
+        with pytest.raises(AgentRunError) as raised:
+            await agent.prompt("hi")
+        said = raised.value.message.error_message or ""
+        shown = type(calls).__name__
+        assert said.endswith(f"tool_calls must be a list of tool calls, not {shown}"), said
+
+
 async def test_r6_1_abort_during_llm_call_ends_the_run_aborted() -> None:
     started = asyncio.Event()
 

@@ -156,7 +156,7 @@ def _block_parts(block: Any) -> list[_Part]:
         text = block.get("thinking", block.get("text", ""))
         return [_Part("thinking", text=str(text), signature=block.get("signature"))]
     if kind == "tool_calls":
-        return [_tool_call_part(call) for call in block.get("tool_calls") or []]
+        return [_tool_call_part(call) for call in _tool_calls(block.get("tool_calls"))]
     if kind in ("tool_call", "toolCall", "function"):
         return [_tool_call_part(block)]
     raise ValueError(
@@ -168,6 +168,20 @@ def _usage_from_openai(data: Any) -> Usage | None:
     if isinstance(data, Usage):
         return data
     return usage_from_openai(data) if isinstance(data, Mapping) else None
+
+
+def _tool_calls(value: Any) -> list[Any]:
+    """A response's `tool_calls`: a list (None or empty: no calls).
+
+    Raises:
+        ValueError: it is something else (a number, a string, one call's dict): said so,
+            where iterating over it failed with "'int' object is not iterable".
+    """
+    if not value:
+        return []
+    if not isinstance(value, list | tuple):
+        raise ValueError(f"tool_calls must be a list of tool calls, not {type(value).__name__}")
+    return list(value)
 
 
 def _parse_message_dict(data: Mapping[str, Any], parsed: ParsedResponse) -> None:
@@ -186,7 +200,7 @@ def _parse_message_dict(data: Mapping[str, Any], parsed: ParsedResponse) -> None
             f"an assistant message's content must be a string or a list, not "
             f"{type(content).__name__}"
         )
-    for call in data.get("tool_calls") or []:
+    for call in _tool_calls(data.get("tool_calls")):
         if not isinstance(call, Mapping):
             raise ValueError(f"a tool call must be a dict, not {call!r}")
         parsed.parts.append(_tool_call_part(call))
