@@ -26,7 +26,7 @@ from yiemagent import (
     user_message_from_openai,
 )
 from yiemagent.agent import AgentRunError
-from yiemagent.types import DocumentContent, text_of
+from yiemagent.types import DocumentContent, ThinkingContent, text_of
 
 from ._kit import EventWaiter
 
@@ -286,6 +286,33 @@ async def test_tool_calls_that_are_not_a_list_say_so(calls: Any) -> None:
         said = raised.value.message.error_message or ""
         shown = type(calls).__name__
         assert said.endswith(f"tool_calls must be a list of tool calls, not {shown}"), said
+
+
+@pytest.mark.parametrize(
+    ("block", "said"),
+    [
+        ({"type": "tool_calls", "tool_calls": [5]}, "a tool call must be a dict, not 5"),
+        ({"type": "tool_calls", "tool_calls": ["x"]}, "a tool call must be a dict, not 'x'"),
+    ],
+)
+async def test_a_tool_calls_block_holding_no_dict_says_so(block: Any, said: str) -> None:
+    """Inside a content list, a `tool_calls` entry that was not a dict ended the run in
+    "AttributeError: 'int' object has no attribute 'get'"."""
+    agent = Agent(llm_call=lambda formatted: {"role": "assistant", "content": [block]})
+    with pytest.raises(AgentRunError) as raised:
+        await agent.prompt("hi")
+    assert (raised.value.message.error_message or "").endswith(said)
+
+
+async def test_a_thinking_signature_that_is_a_number_is_kept_as_text() -> None:
+    """A thinking block whose signature was a number ended the run in "TypeError: can only
+    concatenate str (not "float") to str", outside of llm_call's own errors."""
+    thinking = {"type": "thinking", "thinking": "hm", "signature": 1.5}
+    answer = {"role": "assistant", "content": [thinking, {"type": "text", "text": "ok"}]}
+    agent = Agent(llm_call=lambda formatted: answer)
+    reply = await agent.prompt("hi")
+    assert reply.text == "ok"
+    assert reply.content[0] == ThinkingContent("hm", "1.5")
 
 
 async def test_r6_1_abort_during_llm_call_ends_the_run_aborted() -> None:

@@ -154,7 +154,9 @@ def _block_parts(block: Any) -> list[_Part]:
         return [_Part("text", text=str(block.get("text") or ""))]
     if kind in ("thinking", "reasoning"):
         text = block.get("thinking", block.get("text", ""))
-        return [_Part("thinking", text=str(text), signature=block.get("signature"))]
+        signature = block.get("signature")  # text, as the message keeps it (not a number)
+        signature = None if signature is None else str(signature)
+        return [_Part("thinking", text=str(text), signature=signature)]
     if kind == "tool_calls":
         return [_tool_call_part(call) for call in _tool_calls(block.get("tool_calls"))]
     if kind in ("tool_call", "toolCall", "function"):
@@ -171,16 +173,21 @@ def _usage_from_openai(data: Any) -> Usage | None:
 
 
 def _tool_calls(value: Any) -> list[Any]:
-    """A response's `tool_calls`: a list (None or empty: no calls).
+    """A response's `tool_calls`: a list of dicts (None or empty: no calls).
 
     Raises:
-        ValueError: it is something else (a number, a string, one call's dict): said so,
-            where iterating over it failed with "'int' object is not iterable".
+        ValueError: it is something else (a number, a string, one call's dict), or holds
+            something else than a dict: said so, where iterating over it failed with
+            "'int' object is not iterable" and reading a call with "'int' object has no
+            attribute 'get'".
     """
     if not value:
         return []
     if not isinstance(value, list | tuple):
         raise ValueError(f"tool_calls must be a list of tool calls, not {type(value).__name__}")
+    for call in value:
+        if not isinstance(call, Mapping):
+            raise ValueError(f"a tool call must be a dict, not {call!r}")
     return list(value)
 
 
@@ -201,8 +208,6 @@ def _parse_message_dict(data: Mapping[str, Any], parsed: ParsedResponse) -> None
             f"{type(content).__name__}"
         )
     for call in _tool_calls(data.get("tool_calls")):
-        if not isinstance(call, Mapping):
-            raise ValueError(f"a tool call must be a dict, not {call!r}")
         parsed.parts.append(_tool_call_part(call))
     if data.get("stop_reason") is not None:
         parsed.stop_reason = _stop_reason(data["stop_reason"])
