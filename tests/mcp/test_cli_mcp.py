@@ -108,6 +108,19 @@ def test_a_server_that_dies_at_start_ends_the_line_with_its_last_stderr_line(
     assert _error_line(err).endswith("boom: missing config"), err
 
 
+def test_a_server_that_exits_silently_at_start_says_it_exited(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`yiem mcp list "python -c pass"` (a command that is no MCP server) said only
+    "MCPError: Connection closed", not that the process had ended before it answered."""
+    code, out, err = _run(capsys, "mcp", "list", "python -c pass")
+    assert code == 1 and out == ""
+    assert _error_line(err) == (
+        'yiem: error: MCP server "python -c pass": MCPError: Connection closed (the server '
+        "process exited or closed its output before it answered initialize)"
+    )
+
+
 def test_a_key_given_to_a_server_is_shown_as_stars_in_its_name(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

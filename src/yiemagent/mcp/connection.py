@@ -331,6 +331,8 @@ class MCPServer:
                 if isinstance(exc, asyncio.CancelledError):  # `close` stopped the connect
                     error = MCPConnectionError(f"{self.label} was closed while connecting")
                 why = self._why(describe(exc))
+                if _closed(leaf(exc)):  # "MCPError: Connection closed" said nothing of whom
+                    why += f" ({self._end_reason} before it answered initialize)"
                 error = error or MCPConnectionError(f"{self.label}: {why}")
                 said = self._last_said()
                 if said and not isinstance(exc, asyncio.CancelledError):
@@ -535,3 +537,11 @@ class MCPServer:
 
 def _cancel(future: concurrent.futures.Future[Any]) -> None:
     future.cancel()
+
+
+def _closed(exc: BaseException) -> bool:
+    """Whether `exc` is the SDK's CONNECTION_CLOSED error (the other end went away)."""
+    from mcp import MCPError
+    from mcp.types import CONNECTION_CLOSED
+
+    return isinstance(exc, MCPError) and exc.error.code == CONNECTION_CLOSED
