@@ -122,13 +122,15 @@ def _said_by_the_command(text: str) -> None:
 
 @functools.cache
 def _tools_from(folder: str, drop_list_tools: bool) -> tuple[AgentTool, ...]:
-    """The tools of `folder`, loaded once per process (every task's Agent gets a copy)."""
+    """The tools of `folder`, loaded once per process (every task's Agent gets a copy);
+    `drop_list_tools`: without `listTools` (`offers_list_tools`)."""
     from yiemagent.tools import ToolStore
+    from yiemagent.tools.builtin import LIST_TOOLS_NAME
 
     store = ToolStore("batch")
     load_tool_folder(store, Path(folder), _said_by_the_command)
-    if drop_list_tools:  # as `yiem run`: the small embedded model misuses the meta-tool
-        store.unregister("listTools")
+    if drop_list_tools:
+        store.unregister(LIST_TOOLS_NAME)
     return tuple(store.tools.values())
 
 
@@ -146,9 +148,10 @@ class CliAgentFactory:
     def __call__(self, task: BatchTask) -> Agent:
         from yiemagent.agent import Agent
         from yiemagent.ai.models import get_model
+        from yiemagent.tools import offers_list_tools
 
         model = get_model(self.model, base_url=self.base_url)
-        tools = _tools_from(self.tools, model.api == "local")
+        tools = _tools_from(self.tools, not offers_list_tools(model))
         return Agent(
             self.system,
             model=model,

@@ -174,7 +174,8 @@ def _load_attachments(
 
 
 def _load_tools(directory: Path | None, model: Model, err: Console) -> AgentContext:
-    from yiemagent.tools import ToolStore
+    from yiemagent.tools import ToolStore, offers_list_tools
+    from yiemagent.tools.builtin import LIST_TOOLS_NAME
 
     store = ToolStore("cli")
 
@@ -185,10 +186,8 @@ def _load_tools(directory: Path | None, model: Model, err: Console) -> AgentCont
     note = no_tool_files_note(directory) if directory is not None else None
     if note:
         warn(note)
-    if model.api == "local":
-        # The small embedded model calls the listTools meta-tool instead of answering or
-        # using the right tool (measured: 2 of 10 prompts go wrong with it offered).
-        store.unregister("listTools")
+    if not offers_list_tools(model):
+        store.unregister(LIST_TOOLS_NAME)
     return AgentContext(tools=list(store.tools.values()))
 
 

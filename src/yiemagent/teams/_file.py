@@ -431,7 +431,8 @@ def _model(value: Any) -> Model:
 
 
 def _tools(base: Path, value: Any, model: Model | None) -> Any:
-    from yiemagent.tools import ToolStore
+    from yiemagent.tools import ToolStore, offers_list_tools
+    from yiemagent.tools.builtin import LIST_TOOLS_NAME
 
     store = ToolStore("agent-file")
     for folder in _strings(value):
@@ -442,10 +443,8 @@ def _tools(base: Path, value: Any, model: Model | None) -> Any:
             store.load_dir(directory)
         except Exception as exc:
             raise _Problem(f"{directory}: {exc}") from None
-    if model is None or model.api == "local":
-        # the small embedded model calls the listTools meta-tool instead of the tool it
-        # needs: it gets the tools alone, as under `yiem run`
-        store.unregister("listTools")
+    if not offers_list_tools(model):
+        store.unregister(LIST_TOOLS_NAME)
     return store
 
 

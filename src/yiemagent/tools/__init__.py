@@ -6,7 +6,7 @@ Modules: `schema` (validating arguments: a compiled fast check, then `jsonschema
 `tool_file` (loading tool files), `builtin` (`listTools`), `write_tool` (`writeTool`).
 """
 
-from yiemagent.tools.builtin import list_tools_tool
+from yiemagent.tools.builtin import list_tools_tool, offers_list_tools
 from yiemagent.tools.decorator import tool
 from yiemagent.tools.schema import (
     ToolArgumentsError,
@@ -32,6 +32,7 @@ __all__ = [
     "check_schema",
     "function_source",
     "list_tools_tool",
+    "offers_list_tools",
     "tool",
     "validate_arguments_against_schema",
     "write_tool_tool",

@@ -5,12 +5,21 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Protocol
 
+from yiemagent.types.model import Model
 from yiemagent.types.signal import AbortSignal
 from yiemagent.types.tools import AgentTool, AgentToolResult, OnUpdate
 
-__all__ = ["LIST_TOOLS_NAME", "format_tool_list", "list_tools_tool"]
+__all__ = ["LIST_TOOLS_NAME", "format_tool_list", "list_tools_tool", "offers_list_tools"]
 
 LIST_TOOLS_NAME = "listTools"
+
+
+def offers_list_tools(model: Model | None) -> bool:
+    """Whether an agent on `model` is offered `listTools` beside its tools: not on the
+    embedded model (`model` None, or of api "local"), which calls the meta-tool instead of
+    the tool it needs (`docs/local-model.md`); every front end that loads a tool folder
+    for an agent asks this."""
+    return model is not None and model.api != "local"
 
 
 class _Listable(Protocol):

@@ -215,7 +215,8 @@ def _resolve_model(options: ChatOptions) -> tuple[Model, Any]:
 
 def _load_tools(options: ChatOptions, model: Model, notes: list[str]) -> ToolStore:
     from yiemagent.cli.options import DEFAULT_TOOLS_DIR, no_tool_files_note
-    from yiemagent.tools import ToolStore, write_tool_tool
+    from yiemagent.tools import ToolStore, offers_list_tools, write_tool_tool
+    from yiemagent.tools.builtin import LIST_TOOLS_NAME
 
     store = ToolStore("chat")
     folders = [options.tools or DEFAULT_TOOLS_DIR]
@@ -236,8 +237,8 @@ def _load_tools(options: ChatOptions, model: Model, notes: list[str]) -> ToolSto
             notes.extend(
                 f"tool file {path} failed to load: {reason}" for path, reason in exc.failures
             )
-    if model.api == "local":  # as `yiem run`: the small model misuses the meta-tool
-        store.unregister("listTools")
+    if not offers_list_tools(model):
+        store.unregister(LIST_TOOLS_NAME)
     if options.write_tools is not None:
         store.register(write_tool_tool(store, options.write_tools), replace=True)
     return store
