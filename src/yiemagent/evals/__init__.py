@@ -3,9 +3,10 @@ the result with a baseline, so a change that makes the agent worse shows.
 
 Public: `Case`, `Dataset` (and `Dataset.load` for YAML and JSONL files), `DatasetError`;
 the checks `contains`, `not_contains`, `equals`, `matches`, `tool_called`,
-`no_tool_called`, `max_tool_calls`, `output_is`, `max_turns`, `max_cost`, `judge`; what a
-check sees and returns, `EvalRun` and `CheckResult` (any `(EvalRun) -> bool | CheckResult`
-function is a check too), and `check_name`; `run_eval`, which runs on the batch engine
+`no_tool_called`, `max_tool_calls`, `output_is`, `max_turns`, `max_cost`, `judge`, and
+`CHECKS`, the names a dataset file gives them by; what a check is, sees and returns,
+`Check`, `EvalRun` and `CheckResult` (any `(EvalRun) -> bool | CheckResult` function is a
+check too), and `check_name`; `run_eval`, which runs on the batch engine
 (`yiemagent.batch`, locally or on Ray); `EvalReport` with its `CaseReport`s, `RunReport`s
 and `CheckOutcome`s, `Comparison`, and the estimators `pass_at_k` / `pass_all_k`.
 See `docs/evals.md`. Importing this package imports neither pyyaml, Ray nor a model runtime.
