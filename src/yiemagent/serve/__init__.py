@@ -2,9 +2,11 @@
 page (DESIGN §18; `docs/serve.md`). Extra `serve` (Starlette, Uvicorn, sse-starlette,
 ag-ui-protocol); `import yiemagent` never imports it.
 
-Public: `create_app(make_agent, *, session_store, token=None, cors=None)`, the ASGI app to
-serve with Uvicorn, `is_loopback(host)`, the check that a host serves only this machine, and
-`check_origin(origin)`, the check that a `cors` value is an origin a browser can send.
+Public: `create_app(make_agent, *, session_store, token=None, cors=None, ...)`, the ASGI
+app to serve with Uvicorn, and `DEFAULT_MAX_BODY_BYTES`, its request body cap (bytes) unless
+`max_body_bytes` says otherwise; `is_loopback(host)`, the check that a host serves only this
+machine, and `check_origin(origin)`, the check that a `cors` value is an origin a browser
+can send.
 """
 
 from yiemagent.serve._app import DEFAULT_MAX_BODY_BYTES as DEFAULT_MAX_BODY_BYTES, create_app
