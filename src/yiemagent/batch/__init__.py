@@ -1,15 +1,18 @@
 """Many runs, many machines (DESIGN §16): run an agent over a task list, on this machine or
 on a Ray cluster, with results that survive a crash and a rerun that skips finished work.
 
-Public: `run_batch` / `run_batch_async` (and their `BatchReport`), `BatchTask` and
-`load_tasks` (the task list), `TaskResult`, `ResultsFile`, `read_results` (the results
-file), `BatchSummary` / `summarize_results` (what `yiem batch --summary` prints),
-`check_output` (the JSON Schema check of an answer), `BatchError`. The backends
-(`local`, `pool`, `ray_backend`) and `execute` are internals. See `docs/batch.md`.
+Public: `run_batch` / `run_batch_async` (and their `BatchReport`), with the types of their
+options (`MakeAgent`, `TaskOptions`, `Backend`, `Workers`, `ProgressMode`); `BatchTask`,
+`TaskSource` and `load_tasks` (the task list); `TaskResult`, `TaskStatus`, `DONE_STATUSES`,
+`ResultsFile`, `read_results` (the results file); `BatchSummary` / `summarize_results`
+(what `yiem batch --summary` prints); `check_output` (the JSON Schema check of an answer);
+`BatchError`. The backends (`local`, `pool`, `ray_backend`), `execute` and `progress` are
+internals. See `docs/batch.md`.
 Importing this package imports neither Ray nor a model runtime.
 """
 
 from yiemagent.batch.execute import MakeAgent, TaskOptions, check_output
+from yiemagent.batch.progress import ProgressMode
 from yiemagent.batch.results import (
     DONE_STATUSES,
     ResultsFile,
@@ -30,6 +33,7 @@ __all__ = [
     "BatchSummary",
     "BatchTask",
     "MakeAgent",
+    "ProgressMode",
     "ResultsFile",
     "TaskOptions",
     "TaskResult",

@@ -12,8 +12,7 @@ from os import PathLike
 from pathlib import Path
 from typing import Any, Literal
 
-from yiemagent.batch import MakeAgent, TaskResult, read_results, run_batch_async
-from yiemagent.batch.progress import ProgressMode
+from yiemagent.batch import MakeAgent, ProgressMode, TaskResult, read_results, run_batch_async
 from yiemagent.errors import ConfigError
 from yiemagent.evals._case import Case, Check, CheckResult, EvalRun, check_name
 from yiemagent.evals._dataset import Dataset
