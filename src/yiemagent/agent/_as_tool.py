@@ -113,19 +113,17 @@ def agent_as_tool(
 async def _call(
     agent: AgentLike, call_id: str, text: str, signal: AbortSignal, output: str
 ) -> AgentToolResult:
+    """One call of `agent` as a tool: a fresh copy of it run on `text` (or the sub-run this
+    call held, resumed), inside the parent run's frame; its answer as the tool's result.
+
+    Raises:
+        ToolCallFailed: the sub-run was not started, failed, was aborted or stopped at its
+            `max_turns` before answering (with what it spent), or held calls outside a run.
+        asyncio.CancelledError: the call was cut off (its cause carries what it spent).
+    """
     frame = current_frame.get()
     path = (*(frame.path if frame is not None else ()), agent.name)
-    if len(path) - 1 > MAX_NESTED_RUNS:
-        details = {"agent": agent.name, "agent_path": list(path)}
-        raise ToolCallFailed(
-            f"agent {agent.name!r} not run: {MAX_NESTED_RUNS} agent runs are already nested "
-            f"here ({' > '.join(path[:-1])}); do this part yourself",
-            usage=Usage(),
-            details=details,
-        )
-    if signal.aborted:  # an idle agent ignores abort(): the sub-run must not start at all
-        details = {"agent": agent.name, "agent_path": list(path)}
-        raise ToolCallFailed(f"agent {agent.name!r} was aborted", usage=Usage(), details=details)
+    _refuse_to_start(agent.name, path, signal)
     resume = frame.resumes.pop(call_id, None) if frame is not None else None
     sub = fresh_copy(
         agent,
@@ -178,13 +176,36 @@ async def _call(
             usage=usage,
             details=details,
         )
+    return AgentToolResult(
+        [TextContent(_answer(agent, reply, output))], details=details, usage=usage
+    )
+
+
+def _refuse_to_start(name: str, path: tuple[str, ...], signal: AbortSignal) -> None:
+    """Raise `ToolCallFailed` (nothing spent) when the sub-run of agent `name` (at `path`,
+    the agents whose runs hold it, itself last) must not start: more than
+    `MAX_NESTED_RUNS` runs would be nested, or the parent run is aborted already (an idle
+    agent ignores `abort()`, so a sub-run started now would run to its end)."""
+    details = {"agent": name, "agent_path": list(path)}
+    if len(path) - 1 > MAX_NESTED_RUNS:
+        raise ToolCallFailed(
+            f"agent {name!r} not run: {MAX_NESTED_RUNS} agent runs are already nested "
+            f"here ({' > '.join(path[:-1])}); do this part yourself",
+            usage=Usage(),
+            details=details,
+        )
+    if signal.aborted:
+        raise ToolCallFailed(f"agent {name!r} was aborted", usage=Usage(), details=details)
+
+
+def _answer(agent: AgentLike, reply: AssistantMessage, output: str) -> str:
+    """The tool's answer from the sub-run's final `reply`: its validated output as JSON
+    (`output="output"`, or an output type answered through its output tool, with no text),
+    else its text, or a note that it was empty."""
     value = getattr(reply, "output", None)
     if output == "output" or (not reply.text and value is not None and agent._output is not None):
-        # an agent with an output type answers through its output tool, with no text
-        answer = json.dumps(agent._output.to_json(value), ensure_ascii=False)
-    else:
-        answer = reply.text or f"(agent {agent.name} gave an empty answer)"
-    return AgentToolResult([TextContent(answer)], details=details, usage=usage)
+        return json.dumps(agent._output.to_json(value), ensure_ascii=False)
+    return reply.text or f"(agent {agent.name} gave an empty answer)"
 
 
 def _forward(
