@@ -51,11 +51,12 @@ FORKER = textwrap.dedent(
 
     asyncio.run(warm_up())
     print("READY", flush=True)
-    for line in sys.stdin:  # "t3": fork a writer of trial t3; the test SIGKILLs it
+    while line := sys.stdin.readline():  # "t3": fork a writer of trial t3, to kill
         pid = os.fork()
         if pid == 0:
             asyncio.run(record_until_killed(line.strip()))
         print(pid, flush=True)
+        sys.stdin.readline()  # killed: reaped only now, so its pid is not reused before
         os.waitpid(pid, 0)
         print("DEAD", flush=True)
     """
@@ -94,6 +95,8 @@ async def test_a_recorder_killed_at_random_moments_leaves_whole_recordings(
         writer = int(await asyncio.wait_for(forker.stdout.readline(), 60))
         await asyncio.sleep(rng.uniform(0.02, 0.4))
         os.kill(writer, signal.SIGKILL)
+        forker.stdin.write(b"reap\n")
+        await forker.stdin.drain()
         assert (await asyncio.wait_for(forker.stdout.readline(), 60)).strip() == b"DEAD"
 
         data = cassette.read_bytes() if cassette.exists() else b""
