@@ -500,6 +500,15 @@ class Api:
         return JSONResponse({"session_id": sid, "approvals": found})
 
     async def decide(self, request: Request) -> Response:
+        """`POST /v1/sessions/{sid}/approvals/{call_id}` `{"approve", "reason"?}`: record the
+        decision on a held call (between runs); answers the session's approvals.
+
+        Raises:
+            BadRequest: `approve` not a boolean, `reason` not a string, or a decision the
+                agent refuses.
+            LookupError: no such call is held (404).
+            Busy: a run is active on the session, or another writer holds it (409).
+        """
         sid, call_id = _sid(request), request.path_params["call_id"]
         data = await read_json(request)
         approve = data.get("approve")
@@ -509,7 +518,7 @@ class Api:
         if reason is not None and not isinstance(reason, str):
             raise BadRequest('"reason" must be a string')
 
-        def decide(agent: Agent[Any]) -> list[dict[str, Any]]:
+        def take_decision(agent: Agent[Any]) -> list[dict[str, Any]]:
             pending = sorted(p.tool_call_id for p in agent.pending_approvals)
             if call_id not in pending:
                 listed = ", ".join(pending) or "none"
@@ -523,7 +532,7 @@ class Api:
                 raise BadRequest(str(exc)) from exc
             return approvals_of(agent)
 
-        found = await self.hub.with_agent(sid, decide)
+        found = await self.hub.with_agent(sid, take_decision)
         return JSONResponse({"session_id": sid, "approvals": found})
 
     async def resume(self, request: Request) -> Response:
