@@ -140,8 +140,8 @@ class _Completions:
             raise BadRequest(f'"stream" must be true or false, not {stream!r}')
         choices = data.get("n")
         if choices is not None and (type(choices) is not int or choices != 1):
-            # A run is one answer: n=2 once got one choice, and a client reading choices[1]
-            # failed far from the cause (llama-cpp-python #1906).
+            # a run is one answer: answering n=2 with one choice would fail the client's
+            # choices[1] far from the cause (llama-cpp-python #1906)
             raise BadRequest(f'"n" must be 1: an agent run gives one answer, not {choices!r}')
         shape = data.get("response_format")
         kind = shape.get("type") if isinstance(shape, dict) else shape
