@@ -516,8 +516,12 @@ tokens and errors.</p><dl id="details"></dl></aside></main>
    box.appendChild(h);
    for (const bar of turn.bars) {
      const row = el('div', bar.lane ? 'row lane' : 'row');
-     row.appendChild(el('div', 'name', (bar.lane ? bar.lane + ' › ' : '') +
-       (bar.kind === 'model' ? 'model ' : 'tool ') + bar.label));
+     // A sub-agent's row says what the bar is first, its agent after: the name column
+     // is 150 px, and "mathematician › …" hid whether the row was a model or a tool call.
+     const what = (bar.kind === 'model' ? 'model ' : 'tool ') + bar.label;
+     const name = el('div', 'name', bar.lane ? what + ' (' + bar.lane + ')' : what);
+     name.title = bar.lane ? bar.lane + ' › ' + what : what;
+     row.appendChild(name);
      const track = el('div', 'track');
      const node = el('div', 'bar ' + bar.kind + (bar.lane ? ' lane' : '') +
        (bar.is_error ? ' error' : ''),
