@@ -27,21 +27,7 @@ def _slug(text: str) -> str:
 def write_report(cases: Sequence[CaseReport], summary: Sequence[str], k: int, path: Path) -> Path:
     """Write the page of `cases` (the header showing `summary`, pass@k columns when `k` > 1)
     to `path` and their runs' timelines to `<stem>.runs/`; returns `path`."""
-    runs_dir = path.with_name(path.stem + ".runs")
-    links: dict[tuple[str, int], str] = {}
-    for index, case in enumerate(cases):
-        for run in case.runs:
-            if not run.messages:
-                continue
-            runs_dir.mkdir(parents=True, exist_ok=True)
-            name = f"{index + 1:03d}-{_slug(case.name)}-run{run.repeat + 1}.html"
-            timeline = build_timeline(
-                run.messages,
-                title=f"{case.name}, run {run.repeat + 1}",
-                end_reason=run.end_reason,
-            )
-            write_atomically(runs_dir / name, timeline_html(timeline).encode("utf-8"))
-            links[(case.name, run.repeat)] = f"{runs_dir.name}/{name}"
+    links = _write_timelines(cases, path.with_name(path.stem + ".runs"))
     rows = "".join(_case_row(index, case, k, links) for index, case in enumerate(cases))
     spans = "".join(f"<span>{_e(s)}</span>" for s in summary)
     failed = [
@@ -56,6 +42,27 @@ def write_report(cases: Sequence[CaseReport], summary: Sequence[str], k: int, pa
     return path
 
 
+def _write_timelines(cases: Sequence[CaseReport], runs_dir: Path) -> dict[tuple[str, int], str]:
+    """Write each run's timeline page (a run that kept its messages) into `runs_dir`, made
+    when there is one; returns the link to each, relative to the report's folder, by case
+    name and repeat."""
+    links: dict[tuple[str, int], str] = {}
+    for index, case in enumerate(cases):
+        for run in case.runs:
+            if not run.messages:
+                continue
+            runs_dir.mkdir(parents=True, exist_ok=True)
+            name = f"{index + 1:03d}-{_slug(case.name)}-run{run.repeat + 1}.html"
+            timeline = build_timeline(
+                run.messages,
+                title=f"{case.name}, run {run.repeat + 1}",
+                end_reason=run.end_reason,
+            )
+            write_atomically(runs_dir / name, timeline_html(timeline).encode("utf-8"))
+            links[(case.name, run.repeat)] = f"{runs_dir.name}/{name}"
+    return links
+
+
 def _e(text: object) -> str:
     return html.escape(str(text), quote=True)
 
@@ -66,8 +73,8 @@ def _run_cell(case: CaseReport, run: RunReport, links: dict[tuple[str, int], str
     label = f"run {run.repeat + 1}"
     name = f'<a href="{_e(link)}">{label} timeline</a>' if link else label
     error = f'<div class="err">{_e(run.error)}</div>' if run.error else ""
-    # the answer the checks judged: without it a reader had to open the timeline to see
-    # what a judge passed or a `contains` missed
+    # the answer the checks judged, so a reader sees what a judge passed or a `contains`
+    # missed without opening the timeline
     answer = f'<div class="answer">{_e(run.text)}</div>' if run.text else ""
     return (
         f'<li class="{mark}">{name}: <b>{mark}</b> · {run.tokens} tokens · '
