@@ -35,7 +35,8 @@ SCHEMA: dict[str, Any] = {
 }
 
 
-def _text(message: Any) -> str:
+def text_of(message: Any) -> str:
+    """A message's text, whether its content is a string or a list of blocks."""
     content = getattr(message, "content", "")
     if isinstance(content, str):
         return content
@@ -54,9 +55,9 @@ def brain(context: Context) -> AssistantMessage:
         for message in reversed(context.messages):
             if getattr(message, "role", None) != "toolResult":
                 break
-            results.append(_text(message))
+            results.append(text_of(message))
         return faux_message(faux_text("Done: " + "; ".join(reversed(results))))
-    words = _text(last).split()
+    words = text_of(last).split()
     if words and words[0] == "weather":
         return faux_message(*(faux_tool_call("weather", {"city": c}) for c in words[1:]))
     if words and words[0] == "many":

@@ -9,7 +9,7 @@ Before, any `tools` was a 400 ("front-end tools are not supported")."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +17,7 @@ import httpx2 as httpx
 import pytest
 from ag_ui import core as agui
 
-from tests.serve._kit import Tools, serving, sse
+from tests.serve._kit import Tools, serving, sse, text_of
 from tests.serve.test_protocols import EVENT, agui_input, check_agui_order
 from yiemagent import Agent, AssistantMessage, Context
 from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_text, faux_tool_call
@@ -38,13 +38,6 @@ PAINT = agui.Tool(
 )
 
 
-def _text(message: Any) -> str:
-    content = getattr(message, "content", "")
-    if isinstance(content, str):
-        return content
-    return "".join(getattr(block, "text", "") for block in content)
-
-
 def brain(context: Context) -> AssistantMessage:
     """ "paint C" calls the front-end `paint`; "both C" calls `weather` and `paint` in one
     reply; "launchpaint C" calls `launch` (held for approval) and `paint`; after tool
@@ -56,9 +49,9 @@ def brain(context: Context) -> AssistantMessage:
             if getattr(message, "role", None) != "toolResult":
                 break
             mark = "error " if getattr(message, "is_error", False) else ""
-            results.append(mark + _text(message))
+            results.append(mark + text_of(message))
         return faux_message(faux_text("Done: " + "; ".join(reversed(results))))
-    words = _text(last).split()
+    words = text_of(last).split()
     if words and words[0] == "paint":
         return faux_message(faux_tool_call("paint", {"color": words[1]}))
     if words and words[0] == "both":
@@ -72,6 +65,21 @@ def brain(context: Context) -> AssistantMessage:
             faux_tool_call("paint", {"color": words[1]}),
         )
     return faux_message(faux_text("echo: " + " ".join(words)))
+
+
+def _agents(fm: FauxModel, tools: Tools, store: SqliteSessionStore) -> Callable[[str], Agent[Any]]:
+    """`make_agent` for a server: faux agents (`brain`) with `tools` on `store`."""
+
+    def make_agent(session_id: str) -> Agent[Any]:
+        return Agent(
+            model=fm.model,
+            stream_fn=fm.stream_fn,
+            tools=tools.all(),
+            session_store=store,
+            session_id=session_id,
+        )
+
+    return make_agent
 
 
 class Server:
@@ -110,15 +118,7 @@ def server(tmp_path: Path) -> Iterator[Server]:
     tools = Tools()
     fm = FauxModel([brain] * 10_000, chunk_size=8)
     with SqliteSessionStore(tmp_path / "sessions.db") as store:
-
-        def make_agent(session_id: str) -> Agent[Any]:
-            return Agent(
-                model=fm.model,
-                stream_fn=fm.stream_fn,
-                tools=tools.all(),
-                session_store=store,
-                session_id=session_id,
-            )
+        make_agent = _agents(fm, tools, store)
 
         with serving(create_app(make_agent, session_store=store)) as url:
             server = Server(url, store, fm, tools)
@@ -381,15 +381,7 @@ def test_a_front_end_call_held_on_one_server_is_answered_through_another(
     tools = Tools()
     fm = FauxModel([brain] * 10, chunk_size=8)
     with SqliteSessionStore(tmp_path / "sessions.db") as store:
-
-        def make_agent(session_id: str) -> Agent[Any]:
-            return Agent(
-                model=fm.model,
-                stream_fn=fm.stream_fn,
-                tools=tools.all(),
-                session_store=store,
-                session_id=session_id,
-            )
+        make_agent = _agents(fm, tools, store)
 
         with (
             serving(create_app(make_agent, session_store=store)) as first_url,
