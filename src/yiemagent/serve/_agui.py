@@ -467,17 +467,7 @@ class Translator:
         if reason == "aborted":
             outcome = agui.RunFinishedCancelledOutcome()
         elif reason == "awaiting_approval":
-            interrupts = [
-                agui.Interrupt(
-                    id=call["id"],
-                    reason="tool_approval",
-                    tool_call_id=call["id"],
-                    message=f"Run {call.get('name')} with "
-                    f"{json.dumps(call.get('arguments') or {}, ensure_ascii=False)}?",
-                )
-                for call in held_calls(self.run.events)
-                if call.get("nested") or call.get("name") not in self.client_tools
-            ]
+            interrupts = self._interrupts()
             if interrupts:
                 outcome = agui.RunFinishedInterruptOutcome(interrupts=interrupts)
         return [
@@ -487,6 +477,22 @@ class Translator:
                 outcome=outcome,
                 result=event.get("output"),  # an output type's value (None without one)
             )
+        ]
+
+    def _interrupts(self) -> list[agui.Interrupt]:
+        """One interrupt per call held for approval (`held_calls`, a sub-agent's too),
+        asking the user whether to run it; none for a call of a front-end tool, which the
+        client runs and answers with a tool message instead."""
+        return [
+            agui.Interrupt(
+                id=call["id"],
+                reason="tool_approval",
+                tool_call_id=call["id"],
+                message=f"Run {call.get('name')} with "
+                f"{json.dumps(call.get('arguments') or {}, ensure_ascii=False)}?",
+            )
+            for call in held_calls(self.run.events)
+            if call.get("nested") or call.get("name") not in self.client_tools
         ]
 
 
