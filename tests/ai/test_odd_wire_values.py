@@ -15,7 +15,7 @@ from unittest import mock
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from tests.ai.servers import ReplayServer, load_sse, openai_chunks, sse_reply
+from tests.ai.servers import ReplayServer, json_reply, load_sse, openai_chunks, sse_reply
 from tests.ai.test_openai_responses import a_call_with_reasoning
 from yiemagent import Agent
 from yiemagent.ai import get_model, stream
@@ -138,3 +138,18 @@ async def test_a_numeric_tool_call_id_runs_and_the_session_resumes_whole(
             loaded = store.load("s")
     assert [m.role for m in loaded] == ["user", "assistant", "toolResult", "assistant"]
     assert loaded[1].content[0] == ToolCall("7", "echo", {"text": "hi"})  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("api", sorted(STREAMS))
+async def test_an_error_body_with_status_200_says_what_the_server_said(api: str) -> None:
+    """A proxy that answers a stream request with 200 and a JSON error (a spent budget):
+    the call said only "the server answered with one JSON body, not an event stream",
+    and what the server said was lost."""
+    said = "Budget has been exceeded! Current cost: 5.01, Max budget: 5.0"
+    with ReplayServer() as server:
+        server.enqueue(json_reply(200, {"error": {"message": said, "type": "budget_exceeded"}}))
+        options = StreamOptions(api_key=KEY, max_retry_delay_ms=50)
+        answer = stream(_model(api, server), Context("", [UserMessage("hi")]), options)
+        message = await asyncio.wait_for(answer.result(), 60)
+    assert message.stop_reason == "error"
+    assert (message.error_message or "").endswith(f": {said}"), message.error_message

@@ -51,7 +51,7 @@ from yiemagent.ai.providers._http_guard import (
     guarded_http_client,
     stream_bytes_arrived,
 )
-from yiemagent.ai.providers._sdk_failures import describe_sdk_failure
+from yiemagent.ai.providers._sdk_failures import describe_sdk_failure, json_body_text
 from yiemagent.ai.retry import (
     AbortedError,
     RetryDecision,
@@ -286,7 +286,10 @@ async def _read_stream(
             data = None  # events after all: the SDK reads them from the body read
         if data is not None:
             if whole is None:
-                raise ValueError("the server answered with one JSON body, not an event stream")
+                raise ValueError(
+                    "the server answered with one JSON body, not an event stream: "
+                    + json_body_text(data)
+                )
             for item in whole(data):
                 feed(item)
             return

@@ -7,6 +7,7 @@ When and how often a retry happens is `retry.py`'s business.
 
 from __future__ import annotations
 
+import json
 import re
 from types import ModuleType
 from typing import Any
@@ -24,6 +25,7 @@ __all__ = [
     "body_error_text",
     "connection_error_text",
     "describe_sdk_failure",
+    "json_body_text",
     "sdk_retry_decision",
 ]
 
@@ -143,6 +145,23 @@ def body_error_text(body: object) -> str | None:
     if len(text) > MAX_DETAIL_CHARS:
         text = text[:MAX_DETAIL_CHARS] + "…"
     return text or None
+
+
+def json_body_text(body: object) -> str:
+    """What a JSON body that is not the answer asked for says, for an error message: the
+    API's error message (`{"error": {"message"}}`, as a proxy that answers a stream request
+    with 200 and an error puts it), the text of `{"error": "..."}` or `{"detail": ...}`,
+    else the JSON itself; whitespace collapsed, at most `MAX_DETAIL_CHARS`."""
+    error = api_error(body) if isinstance(body, dict) and "error" in body else None
+    message = error.get("message") if error is not None else None
+    if isinstance(message, str) and message.strip():
+        text = message
+    else:
+        text = body_error_text(body) or json.dumps(body, ensure_ascii=False, default=str)
+    text = " ".join(text.split())
+    if len(text) > MAX_DETAIL_CHARS:
+        text = text[:MAX_DETAIL_CHARS] + "…"
+    return text
 
 
 def connection_error_text(exc: BaseException) -> str:

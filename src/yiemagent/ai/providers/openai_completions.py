@@ -45,7 +45,11 @@ from yiemagent.ai.openai_wire import (
     usage_from_openai,
 )
 from yiemagent.ai.providers._sdk_call import SdkApi, open_raw_stream, stream_sdk
-from yiemagent.ai.providers._sdk_failures import api_error, sdk_retry_decision
+from yiemagent.ai.providers._sdk_failures import (
+    api_error,
+    json_body_text,
+    sdk_retry_decision,
+)
 from yiemagent.ai.retry import RetryDecision, is_retryable_status
 from yiemagent.ai.transform import transform_messages
 from yiemagent.types.messages import ThinkingContent, ToolCall
@@ -453,7 +457,10 @@ def _whole_completion(data: Any) -> list[Any]:
 
     choices = data.get("choices") if isinstance(data, dict) else None
     if not isinstance(choices, list):
-        raise ValueError("the server answered with one JSON body that is no chat completion")
+        raise ValueError(
+            "the server answered with one JSON body that is no chat completion: "
+            + json_body_text(data)
+        )
     deltas = []
     for position, choice in enumerate(choices):
         message = dict(choice.get("message") or {}) if isinstance(choice, dict) else {}
