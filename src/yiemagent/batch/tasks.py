@@ -148,6 +148,7 @@ def _from_file(path: Path) -> Iterator[tuple[str, str, BatchTask]]:
         raise BatchError(f"tasks file {path} does not exist") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise BatchError(f"tasks file {path} cannot be read: {exc}") from None
+    first = True
     for number, line in enumerate(text.split("\n"), 1):
         if not line.strip():
             continue
@@ -155,11 +156,25 @@ def _from_file(path: Path) -> Iterator[tuple[str, str, BatchTask]]:
         try:
             raw = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise BatchError(f"{where}: not JSON ({exc.msg})") from None
+            hint = _not_jsonl(path, text) if first else ""
+            raise BatchError(f"{where}: not JSON ({exc.msg}){hint}") from None
+        first = False
         try:
             yield where, f"line {number}", BatchTask.from_json(raw)
         except ValueError as exc:
             raise BatchError(f"{where}: {exc}") from None
+
+
+def _not_jsonl(path: Path, text: str) -> str:
+    """What to add when a tasks file's first line is not JSON: the file is YAML (as `yiem
+    eval`'s datasets may be) or one JSON document (a pretty-printed list), not JSONL."""
+    if path.suffix.lower() in (".yaml", ".yml"):
+        return "; tasks are JSONL, one JSON object a line (YAML is for yiem eval datasets)"
+    try:
+        json.loads(text)
+    except json.JSONDecodeError:
+        return ""
+    return "; the file is one JSON document: write each task object on a line of its own"
 
 
 def _from_items(items: Iterable[Any]) -> Iterator[tuple[str, str, BatchTask]]:
