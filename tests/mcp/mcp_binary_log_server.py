@@ -2,7 +2,8 @@
 stdout before each answer to `tools/call` (the SDK's own server keeps stdout for the
 protocol, so it cannot be made to): for the test that such a line does not stop the client.
 
-    python mcp_binary_log_server.py
+    python mcp_binary_log_server.py          # answers each call after the log line
+    python mcp_binary_log_server.py mute     # answers no call, nor heeds its cancellation
 
 It lists one tool, `echo`, which answers its `text`.
 """
@@ -46,6 +47,8 @@ def main() -> None:
         elif method == "tools/list":
             answer(out, request, {"tools": [ECHO]})
         elif method == "tools/call":
+            if sys.argv[1:] == ["mute"]:
+                continue
             out.write(LOG_LINE)
             out.flush()
             said = request["params"].get("arguments", {}).get("text", "")

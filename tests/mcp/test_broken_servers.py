@@ -7,6 +7,7 @@ of leaving it waiting forever."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import re
 import sys
@@ -19,6 +20,7 @@ from tests.mcp.conftest import HERE
 from yiemagent.errors import MCPConnectionError
 from yiemagent.mcp import MCPServerStdio, add_server
 from yiemagent.tools import ToolStore
+from yiemagent.types import AbortSignal
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -92,6 +94,27 @@ async def test_a_log_line_that_is_not_utf8_on_stdout_is_skipped_and_the_call_ans
             assert not echoed.is_error and text(echoed) == said
     warnings = [r.getMessage() for r in caplog.records if "not JSON-RPC" in r.getMessage()]
     assert len(warnings) == 2 and "log: " in warnings[0] and "not UTF-8" in warnings[0]
+
+
+async def test_a_call_aborted_then_failed_by_close_leaves_no_unread_exception(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A call aborted on a server that neither answers it nor heeds the cancellation runs
+    on until `close` fails it: nobody read that failure, so asyncio logged "Task exception
+    was never retrieved" with a traceback (on stderr, in a chat's screen)."""
+    caplog.set_level(logging.ERROR, logger="asyncio")
+    mute = [str(HERE / "mcp_binary_log_server.py"), "mute"]
+    async with MCPServerStdio(sys.executable, mute, name="mute") as server:
+        store = ToolStore("mute")
+        await add_server(store, server)
+        signal = AbortSignal()
+        asyncio.get_running_loop().call_later(0.5, signal.abort, "stop")
+        [aborted] = await asyncio.wait_for(
+            run_calls(store, ("echo", {"text": "hi"}), signal=signal), 30
+        )
+        assert aborted.is_error and "was cancelled" in text(aborted)
+    gc.collect()  # a task's unread exception is logged when the task is collected
+    assert "never retrieved" not in caplog.text, caplog.text
 
 
 async def test_listing_the_tools_again_ends_when_the_server_does_not_answer() -> None:

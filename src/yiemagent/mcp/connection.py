@@ -386,6 +386,9 @@ class MCPServer:
     ) -> CallToolResult:
         """One `tools/call`; sent again once after a reconnect only when the server provably
         never got it (connection refused, or an HTTP session the server no longer knows)."""
+        task = asyncio.current_task()
+        if task is not None:  # see `_read_end`
+            task.add_done_callback(_read_end)
         for attempt in (1, 2):
             if self._state == "closed":
                 raise MCPCallError(f"{self.label} was closed")
@@ -533,6 +536,15 @@ class MCPServer:
                 listener(self.tools)
             except Exception:
                 logger.exception("MCP server %s: a tools listener raised", self.name)
+
+
+def _read_end(task: asyncio.Task[Any]) -> None:
+    """Read how a call's task ended. A caller that stopped waiting (an abort, a timeout)
+    cancelled its future, which then no longer reads the task: a server that went on with
+    the call until `close` failed it left "Task exception was never retrieved" and a
+    traceback on stderr."""
+    if not task.cancelled():
+        task.exception()
 
 
 def _cancel(future: concurrent.futures.Future[Any]) -> None:
