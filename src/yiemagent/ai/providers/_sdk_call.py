@@ -76,6 +76,7 @@ __all__ = [
     "env_key_names",
     "failure_type",
     "get_env_api_key",
+    "jinja_hint",
     "key_hint",
     "open_raw_stream",
     "plain_failure_text",
@@ -161,6 +162,7 @@ def stream_sdk(
         describe=lambda exc: (
             describe_sdk_failure(exc, importlib.import_module(api.sdk), error_type=api.error_type)
             + key_hint(exc, model.provider, opts.api_key)
+            + jinja_hint(exc, model)
         ),
         name=api.name,
     )
@@ -638,6 +640,20 @@ def key_hint(exc: BaseException, provider: str, explicit: str | None) -> str:
     if found is not None:
         return f" (the key sent was {found})"
     return f" (no key was sent: set {names[0]} in the environment, or api_key= in Python)"
+
+
+def jinja_hint(exc: BaseException, model: Model) -> str:
+    """What to add when llama.cpp's server refused `tools` ("tools param requires --jinja
+    flag": started without `--jinja`) a model driven with native tool calls: the two ways
+    out. "" otherwise (the `openai-text-calls` API already falls back by itself)."""
+    if model.api != "openai-completions" or getattr(exc, "status_code", None) is None:
+        return ""
+    if "requires --jinja" not in str(getattr(exc, "message", "")) + str(getattr(exc, "body", "")):
+        return ""
+    return (
+        " (start llama.cpp's server with --jinja, or read the calls the model writes as text:"
+        ' tool_calls="text", yiem\'s --tool-calls text)'
+    )
 
 
 def resolve_api_key(provider: str, explicit: str | None) -> str | None:
