@@ -195,11 +195,21 @@ class BatchProgress:
             return
         counts = self.counts
         eta = counts.eta_s
-        line = (
-            f"failed {counts.failed}  running {counts.running}{self._waiting(bar=True)}  "
-            f"{counts.rate:.2f}/s  "
-            f"ETA {_duration(eta)}  ${counts.cost_usd:.4f}"
-        )
+        if self._ended:
+            # The bar counts interrupted tasks as done ("5/20" after a Ctrl-C that stopped
+            # one): name them, as the lines do. Nothing runs any more and no ETA holds, which
+            # also keeps the line within 80 columns (rich squeezes the count out first).
+            stopped = f"  interrupted {counts.interrupted}" if counts.interrupted else ""
+            line = (
+                f"failed {counts.failed}{stopped}{self._waiting(bar=True)}  "
+                f"{counts.rate:.2f}/s  ${counts.cost_usd:.4f}"
+            )
+        else:
+            line = (
+                f"failed {counts.failed}  running {counts.running}{self._waiting(bar=True)}  "
+                f"{counts.rate:.2f}/s  "
+                f"ETA {_duration(eta)}  ${counts.cost_usd:.4f}"
+            )
         self._progress.update(
             self._task, completed=counts.skipped + counts.finished + counts.interrupted, line=line
         )
