@@ -194,8 +194,19 @@ def _jsonl_cases(file: Path, text: str) -> list[tuple[str, Any]]:
         try:
             cases.append((f"on line {number}", json.loads(line)))
         except json.JSONDecodeError as exc:
-            raise DatasetError(f"{file}: line {number}: not JSON ({exc.msg})") from None
+            hint = "" if cases else _not_jsonl(text)
+            raise DatasetError(f"{file}: line {number}: not JSON ({exc.msg}){hint}") from None
     return cases
+
+
+def _not_jsonl(text: str) -> str:
+    """What to add when a dataset read as JSONL fails at its first case: "line 1: not
+    JSON" said nothing of a YAML file named otherwise, or a pretty-printed JSON list."""
+    try:
+        json.loads(text)
+    except json.JSONDecodeError:
+        return "; a dataset is YAML (a .yaml or .yml file) or JSONL (one case object a line)"
+    return "; the file is one JSON document: a JSONL dataset has one case object a line"
 
 
 def _case(file: Path, index: str, raw: Any) -> Case:
