@@ -15,7 +15,7 @@ from unittest import mock
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from tests.ai.servers import ReplayServer, json_reply, load_sse, openai_chunks, sse_reply
+from tests.ai.servers import ReplayServer, Reply, json_reply, load_sse, openai_chunks, sse_reply
 from tests.ai.test_openai_responses import a_call_with_reasoning
 from yiemagent import Agent
 from yiemagent.ai import get_model, stream
@@ -153,3 +153,27 @@ async def test_an_error_body_with_status_200_says_what_the_server_said(api: str)
         message = await asyncio.wait_for(answer.result(), 60)
     assert message.stop_reason == "error"
     assert (message.error_message or "").endswith(f": {said}"), message.error_message
+
+
+@pytest.mark.parametrize("api", sorted(STREAMS))
+async def test_a_web_page_with_status_200_says_its_title(api: str) -> None:
+    """A proxy that answers a stream request with 200 and an HTML page (a login page, a
+    gateway error): the call ended "the stream ended without a finish reason (cut off?)",
+    blaming the model and losing what the page said. Events sent under an HTML label are
+    still read as events."""
+    page = b"<html><head><title>Bad Gateway</title></head><body>nginx</body></html>"
+    html = {"content-type": "text/html; charset=utf-8"}
+    with ReplayServer() as server:
+        server.enqueue(Reply(status=200, headers=html, body=page))
+        events = b"".join(event.encode() + b"\n\n" for event in STREAMS[api])
+        server.enqueue(Reply(status=200, headers=html, body=events))
+        options = StreamOptions(api_key=KEY, max_retry_delay_ms=50)
+        first = stream(_model(api, server), Context("", [UserMessage("hi")]), options)
+        message = await asyncio.wait_for(first.result(), 60)
+        assert message.stop_reason == "error"
+        assert (message.error_message or "").endswith(
+            "the server answered with a web page, not an event stream: Bad Gateway"
+        ), message.error_message
+        again = stream(_model(api, server), Context("", [UserMessage("hi")]), options)
+        message = await asyncio.wait_for(again.result(), 60)
+        assert message.stop_reason in ("stop", "toolUse"), message.error_message

@@ -51,7 +51,11 @@ from yiemagent.ai.providers._http_guard import (
     guarded_http_client,
     stream_bytes_arrived,
 )
-from yiemagent.ai.providers._sdk_failures import describe_sdk_failure, json_body_text
+from yiemagent.ai.providers._sdk_failures import (
+    body_error_text,
+    describe_sdk_failure,
+    json_body_text,
+)
 from yiemagent.ai.retry import (
     AbortedError,
     RetryDecision,
@@ -276,7 +280,8 @@ async def _read_stream(
     that holds events after all goes to the SDK as any stream.
 
     Raises:
-        ValueError: a JSON response, and no `whole` to read it.
+        ValueError: a JSON response, and no `whole` to read it; an HTML page (a proxy's
+            login or error page sent with status 200) that holds no events.
     """
     await call_hook(options.on_response, {"status": raw.status_code, "headers": dict(raw.headers)})
     content_type = str(raw.headers.get("content-type", "")).lower()
@@ -295,6 +300,14 @@ async def _read_stream(
             for item in whole(data):
                 feed(item)
             return
+    if "text/html" in content_type and "content-length" in raw.headers:  # a proxy's page
+        body = await await_with_idle_timeout(raw.http_response.aread(), options.idle_timeout_s)
+        page = body.decode("utf-8", "replace")
+        if not re.search(r"^data:", page, re.MULTILINE):  # else events after all, as above
+            raise ValueError(
+                "the server answered with a web page, not an event stream: "
+                + (body_error_text(page) or "an empty page")
+            )
     sdk_stream = await maybe_await(raw.parse())
     keep_alive = options.keep_alive
     items = iterate_with_idle_timeout(
