@@ -135,6 +135,10 @@ def test_bad_options_are_one_clear_error(tmp_path: Path) -> None:
         ({"retries": 0.5}, "retries must be a whole number >= 0, not 0.5"),
         ({"processes": 0}, "processes must be a whole number >= 1, not 0"),
         ({"timeout_s": 0}, "timeout_s must be positive"),
+        # a text or a bool: a bare TypeError, or True as one second, before
+        ({"timeout_s": "30"}, "timeout_s must be positive seconds, not '30'"),
+        ({"timeout_s": True}, "timeout_s must be positive seconds, not True"),
+        ({"timeout_s": float("nan")}, "timeout_s must be positive seconds, not nan"),
         ({"backend": "spark"}, "backend must be 'local' or 'ray'"),
     ]:
         with pytest.raises(BatchError, match=message):

@@ -27,7 +27,7 @@ from yiemagent.batch.progress import BatchProgress, ProgressMode
 from yiemagent.batch.results import ResultsFile, TaskResult
 from yiemagent.batch.tasks import BatchTask, TaskSource, load_tasks
 from yiemagent.errors import BatchError
-from yiemagent.types.tools import is_whole_number
+from yiemagent.types.tools import is_seconds, is_whole_number
 
 __all__ = ["Backend", "BatchReport", "Workers", "run_batch", "run_batch_async"]
 
@@ -308,8 +308,8 @@ def _check_options(
     for option, value, least in whole:
         if not is_whole_number(value, least):
             raise BatchError(f"{option} must be a whole number >= {least}, not {value!r}")
-    if timeout_s is not None and timeout_s <= 0:
-        raise BatchError(f"timeout_s must be positive seconds, not {timeout_s}")
+    if timeout_s is not None and not is_seconds(timeout_s):
+        raise BatchError(f"timeout_s must be positive seconds, not {timeout_s!r}")
     if backend not in ("local", "ray"):
         raise BatchError(f"backend must be 'local' or 'ray', not {backend!r}")
     if workers not in ("auto", "tasks", "pool"):
