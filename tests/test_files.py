@@ -46,6 +46,22 @@ def test_a_failed_rename_leaves_the_old_file_and_no_temporary_one(
     assert sorted(p.name for p in tmp_path.iterdir()) == ["tool.py"]
 
 
+def test_a_symbolic_link_is_written_through(tmp_path: Path) -> None:
+    """A link (a results file kept elsewhere, linked into the project) keeps pointing at
+    the file, which gets the new content; renamed over, the link became a plain file."""
+    real = tmp_path / "store" / "results.jsonl"
+    real.parent.mkdir()
+    real.write_bytes(b"old")
+    link = tmp_path / "results.jsonl"
+    link.symlink_to(real)
+    write_atomically(link, b"new")
+    assert link.is_symlink() and real.read_bytes() == b"new"
+    dangling = tmp_path / "later.txt"
+    dangling.symlink_to(tmp_path / "store" / "later.txt")
+    write_atomically(dangling, b"made")
+    assert dangling.is_symlink() and dangling.read_bytes() == b"made"
+
+
 def test_a_missing_folder_is_an_oserror_and_writes_nothing(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError):
         write_atomically(tmp_path / "nowhere" / "page.html", NEW)

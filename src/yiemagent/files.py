@@ -40,10 +40,16 @@ def write_atomically(target: Path, data: bytes, *, exclusive: bool = False) -> N
         data: The whole new content.
         exclusive: Refuse to replace an existing `target`.
 
+    A `target` that is a symbolic link is written through: the file it points to is
+    replaced and the link stays (renamed over, the link would become a plain file and the
+    file it pointed to would keep the old content).
+
     Raises:
         FileExistsError: `exclusive` and `target` exists; it is unchanged.
         OSError: the folder cannot be written, the disk is full, ...; `target` is unchanged.
     """
+    if not exclusive and target.is_symlink():
+        target = Path(os.path.realpath(target))
     fd, temp = _create_temporary(target)
     try:
         with os.fdopen(fd, "wb") as out:
