@@ -67,7 +67,7 @@ def source_files() -> list[Path]:
 
 
 def test_the_source_is_where_this_test_looks() -> None:
-    assert (SRC / "agent" / "agent.py").is_file()
+    assert (SRC / "agent" / "_agent.py").is_file()
     assert len(source_files()) > 50
 
 

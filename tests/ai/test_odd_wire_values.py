@@ -96,7 +96,7 @@ def test_any_value_of_the_wrong_type_ends_in_a_message_that_stores(
             answer = stream(_model(api, server), Context("", [UserMessage("hi")]), options)
             return await asyncio.wait_for(answer.result(), 60)
 
-    with mock.patch("yiemagent.ai.retry.BASE_DELAY_MS", 1.0):  # a retry gets it again
+    with mock.patch("yiemagent.ai._retry.BASE_DELAY_MS", 1.0):  # a retry gets it again
         message = asyncio.run(scenario())
     for block in message.content:
         for name in ("text", "thinking", "id", "name"):

@@ -12,10 +12,7 @@ from typing import Any
 import pytest
 
 from tests.ai.servers import ReplayServer, json_reply, openai_chunks, sse_reply
-from yiemagent.ai.providers._sdk_call import get_env_api_key, resolve_api_key, scrub
-from yiemagent.ai.providers.anthropic_messages import stream_anthropic_messages
-from yiemagent.ai.providers.openai_completions import stream_openai_completions
-from yiemagent.ai.retry import (
+from yiemagent.ai._retry import (
     AbortedError,
     RetryDecision,
     RetryDelayTooLongError,
@@ -24,6 +21,9 @@ from yiemagent.ai.retry import (
     parse_retry_after_ms,
     run_with_retries,
 )
+from yiemagent.ai.providers._sdk_call import get_env_api_key, resolve_api_key, scrub
+from yiemagent.ai.providers.anthropic_messages import stream_anthropic_messages
+from yiemagent.ai.providers.openai_completions import stream_openai_completions
 from yiemagent.types.messages import AssistantMessage, UserMessage
 from yiemagent.types.model import Context, Model, StreamOptions
 from yiemagent.types.signal import AbortSignal

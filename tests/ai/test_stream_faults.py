@@ -17,10 +17,10 @@ import pytest
 from hypothesis import given, strategies as st
 
 from tests.ai.servers import ReplayServer, Reply, load_sse, openai_chunks
+from yiemagent.ai._retry import RetryDecision, retry_note, run_with_retries
 from yiemagent.ai.providers._http_guard import repair_utf8
 from yiemagent.ai.providers.anthropic_messages import stream_anthropic_messages
 from yiemagent.ai.providers.openai_completions import stream_openai_completions
-from yiemagent.ai.retry import RetryDecision, retry_note, run_with_retries
 from yiemagent.types.messages import AssistantMessage, UserMessage
 from yiemagent.types.model import Context, ErrorEvent, Model, StreamOptions
 

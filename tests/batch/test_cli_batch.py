@@ -407,7 +407,7 @@ def test_a_broken_tool_file_is_one_warning_for_all_the_worker_processes(
 ) -> None:
     """Each worker process loaded the `--tools` folder and warned of its broken file
     itself, as a bare log line: the warning came once per worker, without `yiem: warning:`."""
-    monkeypatch.setattr("yiemagent.batch.pool.default_processes", lambda: 2)
+    monkeypatch.setattr("yiemagent.batch._pool.default_processes", lambda: 2)
     for name in [key for key in os.environ if key.endswith("_API_KEY")]:
         monkeypatch.delenv(name)  # every task fails at once, in its worker
     tools = tmp_path / "tools"

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.timeout(300)  # worker processes start and import yiema
 def test_processes_sets_the_pool_size(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("yiemagent.batch.pool.default_processes", lambda: 1)  # a 2-core host
+    monkeypatch.setattr("yiemagent.batch._pool.default_processes", lambda: 1)  # a 2-core host
     log = tmp_path / "attempts.log"
     tasks = tmp_path / "tasks.jsonl"
     meta = {"kind": "ok", "delay_s": 0.05, "log": str(log)}

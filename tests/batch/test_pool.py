@@ -14,7 +14,7 @@ import pytest
 from tests.batch._agents import DiesAtStart, make_faux_agent
 from tests.batch._kit import assert_each_id_once
 from yiemagent.batch import BatchError, run_batch
-from yiemagent.batch.execute import WORKER_DEATH_RETRIES
+from yiemagent.batch._execute import WORKER_DEATH_RETRIES
 
 
 def test_pool_spreads_tasks_and_reruns_the_task_of_a_dead_worker(tmp_path: Path) -> None:
@@ -81,7 +81,7 @@ def test_the_default_pool_counts_the_cpus_the_process_may_use(
     every CPU of the host: under `taskset -c 0,1`, or in a container given two CPUs' time,
     an 8-core host got 4 processes competing for 2 cores. It counts the usable ones, as the
     embedded model's threads do."""
-    import yiemagent.batch.pool as pool
+    import yiemagent.batch._pool as pool
     from yiemagent.ai.providers.local import runtime
 
     monkeypatch.setattr(os, "cpu_count", lambda: 8)

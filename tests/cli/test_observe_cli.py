@@ -19,7 +19,7 @@ from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
 from yiemagent.cli.main import main
 from yiemagent.cli.render import counted
 from yiemagent.errors import install_hint
-from yiemagent.telemetry.timeline import UNFINISHED
+from yiemagent.telemetry._timeline import UNFINISHED
 from yiemagent.types import Cost, Usage
 
 cli_main_module = importlib.import_module("yiemagent.cli.main")

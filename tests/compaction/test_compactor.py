@@ -23,7 +23,7 @@ from yiemagent.compaction import (
     ContextWindowExceeded,
     estimate_tokens,
 )
-from yiemagent.compaction.compactor import SUMMARY_SYSTEM_PROMPT
+from yiemagent.compaction._compactor import SUMMARY_SYSTEM_PROMPT
 from yiemagent.types import (
     AgentMessage,
     AssistantMessage,

@@ -18,7 +18,7 @@ from tests.mcp._kit import run_calls, text
 from tests.mcp.conftest import HttpTestServer, stdio_server
 from yiemagent import ConfigError
 from yiemagent.mcp import add_server
-from yiemagent.mcp.client import DEFAULT_MAX_RESULT_CHARS
+from yiemagent.mcp._client import DEFAULT_MAX_RESULT_CHARS
 from yiemagent.tools import ToolStore
 from yiemagent.types import ImageContent, TextContent
 

@@ -11,7 +11,7 @@ import pytest
 from rich.text import Text
 
 from yiemagent import GuardrailTripped, Handoff
-from yiemagent.cli.chat.view import LiveView
+from yiemagent.cli.chat._view import LiveView
 from yiemagent.cli.teams import has_guardrails
 
 from ._kit import calls, scripted, slow_tool
@@ -84,7 +84,7 @@ def test_the_trace_page_gives_each_sub_agent_a_lane(
     import yiemagent.cli.main as cli_main_module
     from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
     from yiemagent.cli.main import main
-    from yiemagent.telemetry.timeline import timeline_from_event_lines, timeline_html
+    from yiemagent.telemetry import timeline_from_event_lines, timeline_html
 
     fm = FauxModel(
         [
@@ -120,7 +120,7 @@ async def test_the_trace_page_gives_deeper_and_handed_to_sub_agents_lanes_in_ord
     import json
 
     from yiemagent import event_to_dict
-    from yiemagent.telemetry.timeline import timeline_from_event_lines
+    from yiemagent.telemetry import timeline_from_event_lines
 
     deep, _ = scripted("deep", ["from deep"])
     back, _ = scripted(
@@ -159,7 +159,7 @@ def test_the_trace_totals_count_what_sub_agents_spent(
     import yiemagent.cli.main as cli_main_module
     from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_text, faux_tool_call
     from yiemagent.cli.main import main
-    from yiemagent.telemetry.timeline import timeline_from_event_lines
+    from yiemagent.telemetry import timeline_from_event_lines
     from yiemagent.types import AssistantMessage, Cost, Usage
 
     def spent(message: AssistantMessage) -> AssistantMessage:

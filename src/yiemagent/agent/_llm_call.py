@@ -13,7 +13,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, Literal, TypeAlias
 
-from yiemagent.agent.openai_format import (
+from yiemagent.agent._openai_format import (
     ParsedResponse,
     format_openai_messages,
     parse_llm_response,

@@ -109,7 +109,7 @@ logger = logging.getLogger(__name__)
 
 
 AgentLike: TypeAlias = Any
-"""An `Agent` (typed loosely: this module sits below `agent.py`, which imports it)."""
+"""An `Agent` (typed loosely: this module sits below `_agent.py`, which imports it)."""
 
 
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,52}$")

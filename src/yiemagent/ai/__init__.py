@@ -1,25 +1,31 @@
 """The provider layer (DESIGN §7): `Model`, `get_model`, the assistant-message event
 stream, `stream`/`complete`, which call any model by dispatching on `model.api`, and
-`FallbackModel`, which tries several models in order on provider failures. Every
-name of `yiemagent.types.model` (the provider contract: `Model`, `Context`, `StreamOptions`,
-the event protocol and its stream) is public here too; its list is kept there.
+`FallbackModel`, which tries several models in order on provider failures;
+`register_api` / `get_stream_fn`, the registry of wire APIs (a recorder wraps the stream
+function it finds there). Every name of `yiemagent.types.model` (the provider contract:
+`Model`, `Context`, `StreamOptions`, the event protocol and its stream) is public here too;
+its list is kept there.
 
 Public beside this list: the `providers` package (one module per wire API, the embedded
 model, faux, fallback), `builder` (`MessageBuilder`, for writing a provider), `transform`
 (`transform_messages`, the transcript repair every provider applies) and `openai_wire` (the
-OpenAI Chat Completions format both ways, also behind `format_openai_messages`). The frame
-(`registry`, `models`, `retry`) is used through the names above; modules starting with `_`
-are private. Provider modules (and their SDKs: `openai`, `anthropic`, `xllamacpp`) are
-imported on the first call that needs them, never by `import yiemagent.ai`.
+OpenAI Chat Completions format both ways, also behind `format_openai_messages`),
+`attachments` (images and PDFs read into content blocks, docs/providers.md). The frame's
+registry of wire APIs (`_registry`) and retry policy (`_retry`) are private, used through
+the names above, like every module starting with `_`. `models` (the model catalogue:
+`MODELS`, `DEFAULT_MODEL`, `ToolCallMode`, `get_model`) stays public: the embedded-model
+provider and the CLI import from it names this list does not carry. Provider modules
+(and their SDKs: `openai`, `anthropic`, `xllamacpp`) are imported on the first call that
+needs them, never by `import yiemagent.ai`.
 """
 
 from __future__ import annotations
 
 import inspect
 
+from yiemagent.ai._registry import get_stream_fn, register_api
 from yiemagent.ai.models import MODELS, calculate_cost, get_model
 from yiemagent.ai.providers.fallback import FallbackModel
-from yiemagent.ai.registry import get_stream_fn, register_api
 from yiemagent.types import model as _model
 from yiemagent.types.messages import AssistantMessage
 from yiemagent.types.model import *  # noqa: F403 (the provider contract, re-exported whole)
@@ -32,6 +38,7 @@ __all__ = [
     "calculate_cost",
     "complete",
     "get_model",
+    "get_stream_fn",
     "register_api",
     "stream",
 ]

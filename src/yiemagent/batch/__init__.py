@@ -6,23 +6,25 @@ options (`MakeAgent`, `TaskOptions`, `Backend`, `Workers`, `ProgressMode`); `Bat
 `TaskSource` and `load_tasks` (the task list); `TaskResult`, `TaskStatus`, `DONE_STATUSES`,
 `ResultsFile`, `read_results` (the results file); `BatchSummary` / `summarize_results`
 (what `yiem batch --summary` prints); `check_output` (the JSON Schema check of an answer);
-`BatchError`. The backends (`local`, `pool`, `ray_backend`), `execute` and `progress` are
-internals. See `docs/batch.md`.
+`BatchError`. The modules are
+private: `_run` (the driver), `_tasks` (the task list), `_results` (the results file),
+`_summary`, `_execute` (one task's attempts on any backend), the backends `_local`,
+`_pool` and `_ray_backend`, and `_progress`. See `docs/batch.md`.
 Importing this package imports neither Ray nor a model runtime.
 """
 
-from yiemagent.batch.execute import MakeAgent, TaskOptions, check_output
-from yiemagent.batch.progress import ProgressMode
-from yiemagent.batch.results import (
+from yiemagent.batch._execute import MakeAgent, TaskOptions, check_output
+from yiemagent.batch._progress import ProgressMode
+from yiemagent.batch._results import (
     DONE_STATUSES,
     ResultsFile,
     TaskResult,
     TaskStatus,
     read_results,
 )
-from yiemagent.batch.run import Backend, BatchReport, Workers, run_batch, run_batch_async
-from yiemagent.batch.summary import BatchSummary, summarize_results
-from yiemagent.batch.tasks import BatchTask, TaskSource, load_tasks
+from yiemagent.batch._run import Backend, BatchReport, Workers, run_batch, run_batch_async
+from yiemagent.batch._summary import BatchSummary, summarize_results
+from yiemagent.batch._tasks import BatchTask, TaskSource, load_tasks
 from yiemagent.errors import BatchError
 
 __all__ = [

@@ -9,9 +9,11 @@ answer needs). Example:
 
     compactor = Compactor(model, context_window=8192)
     agent = Agent(model=model, transform_context=compactor)
+
+The module `_compactor` is private.
 """
 
-from yiemagent.compaction.compactor import (
+from yiemagent.compaction._compactor import (
     CompactionInfo as CompactionInfo,
     Compactor as Compactor,
     ContextWindowExceeded as ContextWindowExceeded,

@@ -3,19 +3,20 @@
 
 Public: `MCPServer` (the base: a connection's lifetime), `MCPServerStdio`, `MCPServerHTTP`,
 `add_server`, `serve`, `MCPCallError`, `MCPCallAborted`, `MCPToolError`,
-`MCPConnectionError` (also in `yiemagent.errors`), and `local_tool_name`. Everything else in
-this package is private.
+`MCPConnectionError` (also in `yiemagent.errors`), and `local_tool_name`. Every module
+but `servers` is private; `servers` (the two servers and how a server is shown) stays
+public because `yiem mcp` and the chat's `/mcp` print servers with `servers.masked_line`.
 
 Needs the `mcp` extra (the official MCP SDK); importing this package does not import the
 SDK, connecting or serving does (and says how to install it when it is missing).
 """
 
 from yiemagent.errors import MCPConnectionError
-from yiemagent.mcp.client import add_server, local_tool_name
-from yiemagent.mcp.connection import MCPServer
-from yiemagent.mcp.convert import MCPToolError
-from yiemagent.mcp.errors import MCPCallAborted, MCPCallError
-from yiemagent.mcp.serve import serve
+from yiemagent.mcp._client import add_server, local_tool_name
+from yiemagent.mcp._connection import MCPServer
+from yiemagent.mcp._convert import MCPToolError
+from yiemagent.mcp._errors import MCPCallAborted, MCPCallError
+from yiemagent.mcp._serve import serve
 from yiemagent.mcp.servers import MCPServerHTTP, MCPServerStdio
 
 __all__ = [

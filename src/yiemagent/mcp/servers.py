@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from yiemagent.errors import ConfigError
-from yiemagent.mcp.connection import DEFAULT_CONNECT_TIMEOUT_S, MCPServer
+from yiemagent.mcp._connection import DEFAULT_CONNECT_TIMEOUT_S, MCPServer
 
 if TYPE_CHECKING:
     import httpx2

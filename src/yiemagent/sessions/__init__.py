@@ -8,11 +8,15 @@ processes or hosts (extra `postgres`); `InMemorySessionStore()` keeps them in me
 ephemeral use). `check_session_id` is the one check of a session id (non-empty, no control
 characters) that every entry point applies.
 See `docs/sessions.md`.
+
+The stores' modules (`_store`, `_sqlite`, `_postgres`) are private. `lease` (who holds a
+session and the release of a collected agent's lease) stays public: the `Agent`'s session
+log in `yiemagent.agent` takes and settles its releases through it.
 """
 
-from yiemagent.sessions.postgres import PostgresSessionStore as PostgresSessionStore
-from yiemagent.sessions.sqlite import SqliteSessionStore as SqliteSessionStore
-from yiemagent.sessions.store import (
+from yiemagent.sessions._postgres import PostgresSessionStore as PostgresSessionStore
+from yiemagent.sessions._sqlite import SqliteSessionStore as SqliteSessionStore
+from yiemagent.sessions._store import (
     PERSISTED_TYPES as PERSISTED_TYPES,
     InMemorySessionStore as InMemorySessionStore,
     SessionStateStore as SessionStateStore,

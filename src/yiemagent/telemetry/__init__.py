@@ -4,7 +4,7 @@ Public:
 - `instrument(tracer_provider=None, *, capture_content=False)`: trace every run that names
   no `tracer_provider` of its own (`Agent(tracer_provider=…)` and
   `AgentLoopConfig(tracer_provider=…)` trace one agent or loop). `uninstrument()` stops it.
-  Spans follow the GenAI semantic conventions (see `yiemagent.telemetry.spans`); content is
+  Spans follow the GenAI semantic conventions (see docs/observability.md); content is
   recorded only with `capture_content=True` / `trace_content=True`.
 - `cli_tracer_provider(endpoint=None)`: the provider `yiem run --otel` uses: OTLP over HTTP
   when `opentelemetry-exporter-otlp-proto-http` is installed and an endpoint is given (or
@@ -12,6 +12,8 @@ Public:
 - `build_timeline(messages)`, `timeline_from_event_lines(lines)`, `load_timeline(path)` and
   `timeline_html(timeline)`: the run timeline (`yiem trace … --html out.html`) of a stored
   session or a `yiem run --json` log, as `Timeline` / `Turn` / `Bar` and as a page.
+
+The modules `_spans` (the observer that makes spans) and `_timeline` are private.
 
 Needs the `otel` extra (`opentelemetry-api`) for spans, and an SDK for anything to be
 recorded; `import yiemagent.telemetry` imports neither, `instrument()` does.
@@ -24,7 +26,7 @@ import sys
 from typing import Any
 
 from yiemagent.errors import ConfigError, install_hint, pip_command
-from yiemagent.telemetry.timeline import (
+from yiemagent.telemetry._timeline import (
     Bar,
     Timeline,
     Turn,
@@ -49,9 +51,9 @@ __all__ = [
 ]
 
 
-def _spans() -> Any:
+def _spans_module() -> Any:
     try:
-        from yiemagent.telemetry import spans
+        import yiemagent.telemetry._spans as spans
     except ModuleNotFoundError as exc:
         if exc.name and exc.name.startswith("opentelemetry"):
             raise ConfigError(
@@ -72,7 +74,9 @@ def instrument(tracer_provider: Any = None, *, capture_content: bool = False) ->
     Raises:
         ConfigError: `opentelemetry-api` is not installed.
     """
-    set_default_observer(_spans().OtelObserver(tracer_provider, capture_content=capture_content))
+    set_default_observer(
+        _spans_module().OtelObserver(tracer_provider, capture_content=capture_content)
+    )
 
 
 def uninstrument() -> None:

@@ -37,9 +37,8 @@ from os import PathLike
 from pathlib import Path
 from typing import Any
 
-from yiemagent.ai import register_api
+from yiemagent.ai import get_stream_fn, register_api
 from yiemagent.ai.builder import MessageBuilder
-from yiemagent.ai.registry import get_stream_fn
 from yiemagent.errors import ConfigError, YiemAgentError
 from yiemagent.types.messages import (
     AssistantMessage,

@@ -135,7 +135,7 @@ def run_observer(config: AgentLoopConfig) -> RunObserver | None:
     last = _last
     if last is not None and last[0] is provider and last[1] == config.trace_content:
         return last[2]
-    spans = importlib.import_module("yiemagent.telemetry.spans")
+    spans = importlib.import_module("yiemagent.telemetry._spans")
     observer: RunObserver = spans.OtelObserver(provider, capture_content=config.trace_content)
     _last = (provider, config.trace_content, observer)
     return observer

@@ -87,7 +87,7 @@ def test_a_policy_is_for_models_the_embedded_provider_drives() -> None:
 
 
 def test_the_trace_shows_what_the_rules_did() -> None:
-    from yiemagent.telemetry.timeline import build_timeline
+    from yiemagent.telemetry import build_timeline
     from yiemagent.types.messages import TextContent, UserMessage
 
     step = {"rule": "relevant", "action": "dropped", "what": 'get_time {"place": "Hamlet"}'}

@@ -44,6 +44,14 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, Generic, Protocol, TypeVar
 
+from yiemagent.ai._retry import (
+    AbortedError,
+    RetryDecision,
+    RetryDelayTooLongError,
+    retry_note,
+    run_with_retries,
+    transport_error_types,
+)
 from yiemagent.ai._sanitize import sanitize_surrogates
 from yiemagent.ai.builder import MessageBuilder
 from yiemagent.ai.providers._http_guard import (
@@ -55,14 +63,6 @@ from yiemagent.ai.providers._sdk_failures import (
     body_error_text,
     describe_sdk_failure,
     json_body_text,
-)
-from yiemagent.ai.retry import (
-    AbortedError,
-    RetryDecision,
-    RetryDelayTooLongError,
-    retry_note,
-    run_with_retries,
-    transport_error_types,
 )
 from yiemagent.errors import YiemAgentError, install_hint
 from yiemagent.types.callbacks import maybe_await

@@ -2,7 +2,7 @@
 what its error message says. The `openai` and `anthropic` SDKs raise the same family of
 errors (`APIStatusError` with `status_code`, `body`, `message` and `response`;
 `APIConnectionError`), so both providers read them here, each passing its SDK module.
-When and how often a retry happens is `retry.py`'s business.
+When and how often a retry happens is `_retry.py`'s business.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import re
 from types import ModuleType
 from typing import Any
 
-from yiemagent.ai.retry import (
+from yiemagent.ai._retry import (
     RetryDecision,
     is_retryable_status,
     parse_retry_after_ms,

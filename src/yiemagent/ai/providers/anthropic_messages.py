@@ -3,7 +3,7 @@ SDK (DESIGN §7).
 
 `stream_anthropic_messages` returns an `AssistantMessageEventStream` at once and streams on a
 task of the running event loop; it never raises (failures end the stream with an `error`
-event, HTTP status included, API key scrubbed). Retries are ours (`retry.py`, in the SDK
+event, HTTP status included, API key scrubbed). Retries are ours (`_retry.py`, in the SDK
 call of `_sdk_call.py`: 429, 5xx and 529 overloaded, `retry-after` honoured up to
 `max_retry_delay_ms`), the SDK's are off.
 
@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
+from yiemagent.ai._retry import RetryDecision
 from yiemagent.ai._sanitize import image_base64
 from yiemagent.ai.attachments import attachment_stand_in, oversized_image_stand_in
 from yiemagent.ai.builder import DoneReason, MessageBuilder, complete_arguments
@@ -49,7 +50,6 @@ from yiemagent.ai.providers._sdk_call import (
     stream_sdk,
 )
 from yiemagent.ai.providers._sdk_failures import api_error, sdk_retry_decision
-from yiemagent.ai.retry import RetryDecision
 from yiemagent.types.messages import (
     AssistantMessage,
     Cost,

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, fields, replace
 from typing import Literal
 
-from yiemagent.ai.registry import get_stream_fn
+from yiemagent.ai._registry import get_stream_fn
 from yiemagent.errors import ConfigError
 from yiemagent.types.model import (
     AssistantMessageEvent,

@@ -6,7 +6,7 @@ SDK, for OpenAI and any OpenAI-compatible server (llama.cpp, vLLM, Ollama, OpenR
 task of the running event loop. It never raises: every failure (HTTP status, connection,
 abort, idle timeout, a hook that raised) ends the stream with an `error` event whose
 `error_message` says what happened (HTTP status included, API key scrubbed). Retries are
-ours (`retry.py`, in the SDK call of `_sdk_call.py`), the SDK's are off.
+ours (`_retry.py`, in the SDK call of `_sdk_call.py`), the SDK's are off.
 
 Decisions for compatible servers: `temperature` goes to every model but OpenAI's reasoning
 ones (o3, gpt-5: they refuse it); `max_tokens` is sent only when `StreamOptions.max_tokens`
@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
+from yiemagent.ai._retry import RetryDecision, is_retryable_status
 from yiemagent.ai.builder import MessageBuilder, complete_arguments
 from yiemagent.ai.openai_wire import (
     FINISH_REASONS,
@@ -50,7 +51,6 @@ from yiemagent.ai.providers._sdk_failures import (
     json_body_text,
     sdk_retry_decision,
 )
-from yiemagent.ai.retry import RetryDecision, is_retryable_status
 from yiemagent.ai.transform import transform_messages
 from yiemagent.types.messages import ThinkingContent, ToolCall
 from yiemagent.types.model import AssistantMessageEventStream, Context, Model, StreamOptions

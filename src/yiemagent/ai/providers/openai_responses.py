@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
+from yiemagent.ai._retry import RetryDecision
 from yiemagent.ai._sanitize import image_base64
 from yiemagent.ai.attachments import attachment_stand_in
 from yiemagent.ai.builder import MessageBuilder, complete_arguments
@@ -51,7 +52,6 @@ from yiemagent.ai.openai_wire import (
 from yiemagent.ai.providers._sdk_call import SdkApi, StreamFailed, open_raw_stream, stream_sdk
 from yiemagent.ai.providers._sdk_failures import sdk_retry_decision
 from yiemagent.ai.providers.openai_completions import openai_tool_call_id
-from yiemagent.ai.retry import RetryDecision
 from yiemagent.ai.transform import transform_messages
 from yiemagent.types.messages import (
     AssistantMessage,

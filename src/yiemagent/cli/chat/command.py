@@ -1,4 +1,4 @@
-"""The `yiem chat` command's options (typer); the chat itself is in `app.py`.
+"""The `yiem chat` command's options (typer); the chat itself is in `_app.py`.
 
 This module imports neither prompt_toolkit nor the agent: `yiem` builds its command list
 from it, and only running `yiem chat` loads the rest.
@@ -78,7 +78,7 @@ def chat(
         agent=agent,
     )
     setup = build_setup(options)
-    from yiemagent.cli.chat.app import run_chat
+    from yiemagent.cli.chat._app import run_chat
 
     code = run_chat(setup)
     if code:

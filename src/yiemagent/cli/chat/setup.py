@@ -37,7 +37,7 @@ from yiemagent.types import (
 
 if TYPE_CHECKING:
     from yiemagent.agent import Agent
-    from yiemagent.cli.chat.approvals import ApprovalGate
+    from yiemagent.cli.chat._approvals import ApprovalGate
     from yiemagent.compaction import Compactor
     from yiemagent.sessions import SqliteSessionStore
     from yiemagent.teams import AgentFile
@@ -294,7 +294,7 @@ def build_setup(options: ChatOptions) -> ChatSetup:
         notes=notes,
         keep=keep,
     )
-    from yiemagent.cli.chat.approvals import ApprovalGate
+    from yiemagent.cli.chat._approvals import ApprovalGate
 
     setup.gate = ApprovalGate()
     if options.compaction:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from yiemagent.cli.render import counted
 
 if TYPE_CHECKING:
-    from yiemagent.cli.chat.host import ChatHost
+    from yiemagent.cli.chat._host import ChatHost
 
 __all__ = ["close_mcp_servers", "start_mcp_servers"]
 

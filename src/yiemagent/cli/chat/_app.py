@@ -34,7 +34,7 @@ from prompt_toolkit.patch_stdout import StdoutProxy
 from rich.console import Console, ConsoleDimensions
 from rich.text import Text
 
-from yiemagent.cli.chat.view import LiveView
+from yiemagent.cli.chat._view import LiveView
 from yiemagent.cli.teams import has_guardrails
 from yiemagent.errors import AgentBusyError, ApprovalPendingError
 from yiemagent.types import AgentMessage, AssistantMessage, PendingApproval, UserMessage
@@ -222,7 +222,7 @@ class ChatApp:
 
     def submit(self, raw: str) -> None:
         """Handle one entered line: an answer, a command, a steering message or a prompt."""
-        from yiemagent.cli.chat.commands import dispatch, is_command
+        from yiemagent.cli.chat._commands import dispatch, is_command
 
         text = raw.strip()
         if self._question is not None:
@@ -287,7 +287,7 @@ class ChatApp:
             await asyncio.shield(self.ready)
 
     async def _settle_then_prompt(self, message: AgentMessage) -> AssistantMessage | None:
-        from yiemagent.cli.chat.approvals import settle_pending_approvals
+        from yiemagent.cli.chat._approvals import settle_pending_approvals
 
         await self._after_ready()
         await settle_pending_approvals(self, self.setup.agent, self.setup.gate)
@@ -306,7 +306,7 @@ class ChatApp:
         return await self.setup.agent.prompt(message)
 
     async def _run(self, work: Awaitable[AssistantMessage | None]) -> None:
-        from yiemagent.cli.chat.approvals import settle_pending_approvals
+        from yiemagent.cli.chat._approvals import settle_pending_approvals
 
         try:
             await work
@@ -465,7 +465,7 @@ class ChatApp:
 
     async def run(self) -> int:
         """Run the chat until the user leaves; returns the exit status."""
-        from yiemagent.cli.chat.loading import load_model
+        from yiemagent.cli.chat._loading import load_model
 
         handler = _OneLineLogs(self)
         lib_logger = logging.getLogger("yiemagent")
@@ -509,7 +509,7 @@ class ChatApp:
 
     async def _start(self, load_model: Callable[[ChatApp], Awaitable[None]]) -> None:
         """What the first prompt waits for: the model's load and the MCP servers."""
-        from yiemagent.cli.chat.mcp_servers import start_mcp_servers
+        from yiemagent.cli.chat._mcp_servers import start_mcp_servers
 
         await asyncio.gather(load_model(self), start_mcp_servers(self))
 
@@ -525,7 +525,7 @@ class ChatApp:
             # thread: nothing has been asked yet, so leave at once.
             sys.stdout.flush()
             os._exit(0)
-        from yiemagent.cli.chat.mcp_servers import close_mcp_servers
+        from yiemagent.cli.chat._mcp_servers import close_mcp_servers
 
         await close_mcp_servers(self)
         await self.setup.close()

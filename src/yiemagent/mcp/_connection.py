@@ -35,6 +35,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from yiemagent.errors import ConfigError, MCPConnectionError
+from yiemagent.mcp._errors import MCPCallAborted, MCPCallError, UndeliveredCall
 from yiemagent.mcp._loop_thread import LoopThread
 from yiemagent.mcp._sdk import (
     PROTOCOL_ERROR,
@@ -52,7 +53,6 @@ from yiemagent.mcp._sdk import (
     require_sdk,
     unreadable_line,
 )
-from yiemagent.mcp.errors import MCPCallAborted, MCPCallError, UndeliveredCall
 from yiemagent.types.signal import AbortSignal
 
 if TYPE_CHECKING:

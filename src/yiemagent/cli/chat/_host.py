@@ -2,7 +2,7 @@
 running chat (DESIGN §15).
 
 `app.ChatApp` is the one implementation; the helpers name this protocol instead of the app
-class, so none of them imports `app.py` (which imports each of them) and `yiem chat`'s
+class, so none of them imports `_app.py` (which imports each of them) and `yiem chat`'s
 modules form no import circle.
 """
 
@@ -18,8 +18,8 @@ if TYPE_CHECKING:
     from rich.console import Console
     from rich.text import Text
 
+    from yiemagent.cli.chat._view import LiveView
     from yiemagent.cli.chat.setup import ChatSetup
-    from yiemagent.cli.chat.view import LiveView
     from yiemagent.types import AssistantMessage, PendingApproval
 
 __all__ = ["ChatHost"]

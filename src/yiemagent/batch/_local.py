@@ -1,6 +1,6 @@
 """The local backend's in-process scheduler: `concurrency` tasks at a time as asyncio tasks of
 the driver's event loop (DESIGN §16). Right for hosted models, where a task mostly waits on
-the network; the embedded model uses the process pool (`batch/pool.py`) instead.
+the network; the embedded model uses the process pool (`batch/_pool.py`) instead.
 """
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ import asyncio
 from collections.abc import Sequence
 from typing import Protocol
 
-from yiemagent.batch.execute import MakeAgent, TaskOptions, run_task
-from yiemagent.batch.results import TaskResult
-from yiemagent.batch.tasks import BatchTask
+from yiemagent.batch._execute import MakeAgent, TaskOptions, run_task
+from yiemagent.batch._results import TaskResult
+from yiemagent.batch._tasks import BatchTask
 
 __all__ = ["ResultSink", "run_in_process"]
 

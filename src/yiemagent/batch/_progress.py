@@ -9,7 +9,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, TypeAlias
 
-from yiemagent.batch.results import TaskResult
+from yiemagent.batch._results import TaskResult
 
 if TYPE_CHECKING:
     from rich.progress import Progress, TaskID

@@ -25,8 +25,8 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
 from yiemagent.errors import ConfigError
+from yiemagent.mcp._convert import result_to_mcp
 from yiemagent.mcp._sdk import package_version, require_sdk
-from yiemagent.mcp.convert import result_to_mcp
 from yiemagent.tools.store import ToolStore
 from yiemagent.types import (
     AfterToolCallContext,

@@ -25,7 +25,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from yiemagent.batch.execute import (
+from yiemagent.batch._execute import (
     RUN_END_GRACE_S,
     WORKER_DEATH_RETRIES,
     MakeAgent,
@@ -35,9 +35,9 @@ from yiemagent.batch.execute import (
     run_task,
     unfinished_result,
 )
-from yiemagent.batch.local import ResultSink
-from yiemagent.batch.results import TaskResult
-from yiemagent.batch.tasks import BatchTask
+from yiemagent.batch._local import ResultSink
+from yiemagent.batch._results import TaskResult
+from yiemagent.batch._tasks import BatchTask
 from yiemagent.errors import BatchError, install_hint
 
 __all__ = ["require_ray", "run_on_ray"]
@@ -181,7 +181,7 @@ class _BatchActor:
 
     def __init__(self, make_agent: MakeAgent, threads: int) -> None:
         from yiemagent.ai.providers.local.runtime import THREADS_ENV
-        from yiemagent.batch.pool import preload_model
+        from yiemagent.batch._pool import preload_model
 
         os.environ.setdefault(THREADS_ENV, str(threads))
         self.make_agent = make_agent

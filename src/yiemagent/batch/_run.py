@@ -22,10 +22,10 @@ from os import PathLike
 from pathlib import Path
 from typing import Any, Literal, ParamSpec, TypeAlias
 
-from yiemagent.batch.execute import MakeAgent, TaskOptions, call_make_agent, not_an_agent
-from yiemagent.batch.progress import BatchProgress, ProgressMode
-from yiemagent.batch.results import ResultsFile, TaskResult
-from yiemagent.batch.tasks import BatchTask, TaskSource, load_tasks
+from yiemagent.batch._execute import MakeAgent, TaskOptions, call_make_agent, not_an_agent
+from yiemagent.batch._progress import BatchProgress, ProgressMode
+from yiemagent.batch._results import ResultsFile, TaskResult
+from yiemagent.batch._tasks import BatchTask, TaskSource, load_tasks
 from yiemagent.errors import BatchError
 from yiemagent.types.tools import is_seconds, is_whole_number
 
@@ -216,7 +216,7 @@ async def run_batch_async(
     )
     task_list = load_tasks(tasks)
     if backend == "ray":
-        from yiemagent.batch.ray_backend import require_ray
+        from yiemagent.batch._ray_backend import require_ray
 
         require_ray()  # before the results file is made and the batch says what it runs
     stop = stop or asyncio.Event()
@@ -245,7 +245,7 @@ async def run_batch_async(
         show = sys.stderr.isatty() if progress is None else progress
         with contextlib.ExitStack() as connected:
             if backend == "ray" and pending:
-                from yiemagent.batch.ray_backend import ray_session
+                from yiemagent.batch._ray_backend import ray_session
 
                 connected.enter_context(ray_session(address, num_cpus))
             bar = connected.enter_context(
@@ -335,7 +335,7 @@ async def _dispatch(
     handed to `driver`, until every task has ended or `stop` is set; `check_factory`: the
     backend checks first that `make_agent` makes an Agent (the driver did not)."""
     if backend == "ray":
-        from yiemagent.batch.ray_backend import run_on_ray
+        from yiemagent.batch._ray_backend import run_on_ray
 
         await run_on_ray(
             pending,
@@ -350,7 +350,7 @@ async def _dispatch(
             check_factory=check_factory,
         )
     elif workers == "pool":
-        from yiemagent.batch.pool import default_processes, run_in_pool
+        from yiemagent.batch._pool import default_processes, run_in_pool
 
         count = processes if processes is not None else default_processes()
         await run_in_pool(
@@ -362,7 +362,7 @@ async def _dispatch(
             stop=stop,
         )
     else:
-        from yiemagent.batch.local import run_in_process
+        from yiemagent.batch._local import run_in_process
 
         await run_in_process(
             pending, make_agent, options, concurrency=concurrency, sink=driver, stop=stop

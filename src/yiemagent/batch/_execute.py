@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from yiemagent.agent import AgentRunError
-from yiemagent.batch.results import TaskResult, TaskStatus
-from yiemagent.batch.tasks import BatchTask
+from yiemagent.batch._results import TaskResult, TaskStatus
+from yiemagent.batch._tasks import BatchTask
 from yiemagent.errors import BatchError
 from yiemagent.loop import ABORT_GRACE_S
 from yiemagent.types.callbacks import maybe_await

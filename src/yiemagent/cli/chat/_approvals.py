@@ -21,7 +21,7 @@ from rich.syntax import Syntax
 from rich.text import Text
 
 from yiemagent.cli.approvals import stop_held
-from yiemagent.cli.chat.view import short_args
+from yiemagent.cli.chat._view import short_args
 from yiemagent.tools import WriteToolError, function_source
 from yiemagent.types import AbortSignal, BeforeToolCallContext, BeforeToolCallResult
 

@@ -7,7 +7,7 @@ import time
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from yiemagent.cli.chat.host import ChatHost
+    from yiemagent.cli.chat._host import ChatHost
 
 __all__ = ["load_model"]
 

@@ -26,7 +26,7 @@ from typing import Literal
 
 from yiemagent.errors import ConfigError, SessionBusyError
 from yiemagent.sessions import lease
-from yiemagent.sessions.store import decode_messages, message_row
+from yiemagent.sessions._store import decode_messages, message_row
 from yiemagent.types import AgentMessage, now_ms
 
 __all__ = ["SqliteSessionStore"]

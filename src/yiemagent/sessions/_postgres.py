@@ -1,5 +1,5 @@
 """`PostgresSessionStore`: transcripts in PostgreSQL, shared by several processes or hosts
-(DESIGN §18, scale-out). The same contract as `SqliteSessionStore` (`yiemagent.sessions.store`).
+(DESIGN §18, scale-out). The same contract as `SqliteSessionStore` (`yiemagent.sessions._store`).
 
 Tables, in a schema of their own (default `yiemagent`): `messages(id, session_id, seq, role,
 data, timestamp)` with one row per message (`data` the message's JSON text, exactly as
@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from yiemagent.errors import ConfigError, SessionBusyError, install_hint
 from yiemagent.sessions import lease
 from yiemagent.sessions._postgres_sql import Statements, token_key
-from yiemagent.sessions.store import decode_messages, message_row
+from yiemagent.sessions._store import decode_messages, message_row
 from yiemagent.types import AgentMessage, now_ms
 
 if TYPE_CHECKING:

@@ -27,7 +27,7 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from yiemagent.ai.providers.local.runtime import THREADS_ENV, usable_cpus
-from yiemagent.batch.execute import (
+from yiemagent.batch._execute import (
     RUN_END_GRACE_S,
     WORKER_DEATH_RETRIES,
     MakeAgent,
@@ -37,9 +37,9 @@ from yiemagent.batch.execute import (
     run_task,
     unfinished_result,
 )
-from yiemagent.batch.local import ResultSink
-from yiemagent.batch.results import TaskResult
-from yiemagent.batch.tasks import BatchTask
+from yiemagent.batch._local import ResultSink
+from yiemagent.batch._results import TaskResult
+from yiemagent.batch._tasks import BatchTask
 from yiemagent.errors import BatchError
 
 __all__ = ["WORKER_THREADS", "default_processes", "preload_model", "run_in_pool"]

@@ -21,7 +21,7 @@ from yiemagent.types import (
 )
 
 if TYPE_CHECKING:
-    from yiemagent.cli.chat.host import ChatHost
+    from yiemagent.cli.chat._host import ChatHost
     from yiemagent.types import Model
 
 __all__ = ["COMMANDS", "dispatch", "is_command", "undo_point"]
@@ -117,7 +117,7 @@ def _model(app: ChatHost, arg: str) -> None:
     except Exception as exc:
         app.say(f"error: {' '.join(str(exc).split())}", "red")
         return
-    from yiemagent.cli.chat.loading import load_model
+    from yiemagent.cli.chat._loading import load_model
     from yiemagent.cli.chat.setup import context_window
 
     app.setup.model = model
@@ -274,7 +274,7 @@ def _approvals(app: ChatHost, arg: str) -> None:
     if not held:
         app.say("no tool call waits for approval")
         return
-    from yiemagent.cli.chat.view import short_args
+    from yiemagent.cli.chat._view import short_args
 
     for call in held:
         line = Text(f"  {call.tool_name}({short_args(call.arguments)})", style="bold")

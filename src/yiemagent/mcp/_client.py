@@ -23,8 +23,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from yiemagent.errors import ConfigError
-from yiemagent.mcp.connection import MCPServer
-from yiemagent.mcp.convert import result_from_mcp
+from yiemagent.mcp._connection import MCPServer
+from yiemagent.mcp._convert import result_from_mcp
 from yiemagent.tools.schema import check_schema
 from yiemagent.tools.store import ToolStore
 from yiemagent.types import AgentTool, AgentToolResult, OnUpdate, TextContent, ToolExecute

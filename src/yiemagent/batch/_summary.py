@@ -7,7 +7,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from os import PathLike
 
-from yiemagent.batch.results import read_results
+from yiemagent.batch._results import read_results
 
 __all__ = ["BatchSummary", "summarize_results"]
 
