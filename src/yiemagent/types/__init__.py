@@ -1,5 +1,8 @@
 """The bottom layer: content blocks, messages, tools, contexts, outcomes, events, the loop's
-configuration, `AbortSignal` and `EventStream` (DESIGN §2). Imports nothing above it."""
+configuration, `AbortSignal` and `EventStream` (DESIGN §2). Imports nothing above it.
+
+Its modules are public: the layers above import their helpers by path
+(`yiemagent.types.messages`, `yiemagent.types.model`, `yiemagent.types.callbacks`, ...)."""
 
 from yiemagent.types.config import (
     AgentLoopConfig as AgentLoopConfig,
