@@ -6,26 +6,20 @@ Public: `Agent`; the team pieces (`Handoff` and the input filter `remove_handoff
 run ends in error (`UsageLimitExceeded` when its usage limits stopped it); the OpenAI chat
 format in both directions, `format_openai_messages` and `user_message_from_openai`. The other
 modules are private: `_agent` (the `Agent`, its inputs and answers), `_run` (the run driver,
-the state reducer, the queues and channel, the errors), `_team` (handoffs, guardrails, the
-calls held for approval), `_as_tool` (an agent as another's tool), `_session_log` (the
-persisted session), `_llm_call` (the seeds' `llm_call` as a provider stream),
-`_openai_format` (the OpenAI chat format). Replace behaviour through the `Agent`'s
-constructor hooks instead.
+the state reducer, the queues and channel, the errors), `_team` (handoffs, the calls held
+for approval), `_guardrails` (input and output guardrails), `_as_tool` (an agent as
+another's tool), `_session_log` (the persisted session), `_llm_call` (the seeds' `llm_call`
+as a provider stream), `_openai_format` (the OpenAI chat format). Replace behaviour through
+the `Agent`'s constructor hooks instead.
 """
 
 from __future__ import annotations
 
 from yiemagent.agent._agent import Agent
+from yiemagent.agent._guardrails import Guardrail, GuardrailContext, GuardrailResult
 from yiemagent.agent._openai_format import format_openai_messages
 from yiemagent.agent._run import AgentRunError, GuardrailTripped, UsageLimitExceeded
-from yiemagent.agent._team import (
-    Guardrail,
-    GuardrailContext,
-    GuardrailResult,
-    Handoff,
-    remove_handoff_turns,
-    speaking_agent,
-)
+from yiemagent.agent._team import Handoff, remove_handoff_turns, speaking_agent
 from yiemagent.ai.openai_wire import user_message_from_openai
 
 __all__ = [

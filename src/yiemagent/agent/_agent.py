@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeAlias, overload
 from typing_extensions import TypeVar
 
 from yiemagent.agent._as_tool import agent_as_tool
+from yiemagent.agent._guardrails import Guardrail
 from yiemagent.agent._llm_call import FormatMessages, LlmCall, PrepareContext, agent_stream_fn
 from yiemagent.agent._run import (
     AgentRunError,
@@ -42,7 +43,6 @@ from yiemagent.agent._run import (
 from yiemagent.agent._session_log import SessionLog
 from yiemagent.agent._team import (
     DEFAULT_MAX_HANDOFFS,
-    Guardrail,
     Handoff,
     HeldCalls,
     TeamConfig,

@@ -32,15 +32,9 @@ from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeAlias, TypeVar
 
+from yiemagent.agent._guardrails import Trip, TrippedInputs
 from yiemagent.agent._session_log import SessionLog
-from yiemagent.agent._team import (
-    HandoffViews,
-    HeldCalls,
-    NestedHold,
-    TeamRun,
-    Trip,
-    TrippedInputs,
-)
+from yiemagent.agent._team import HandoffViews, HeldCalls, NestedHold, TeamRun
 from yiemagent.errors import AgentBusyError, ConfigError, YiemAgentError
 from yiemagent.types import (
     AbortSignal,
