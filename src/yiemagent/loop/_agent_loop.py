@@ -387,7 +387,9 @@ async def _run_turns(run: LoopRun) -> AgentEndReason:
     """The turns of a run (the seeds' runLoop); returns why the run ended.
 
     The first turn has started already. Steering is polled at the start and after each turn;
-    follow-ups only when the agent would otherwise stop.
+    follow-ups only when the agent would otherwise stop or its round reached `max_turns`.
+    `max_turns` bounds the model calls of each round: the prompt's, and each follow-up's
+    (a queued follow-up is never left for a later run because this one hit the limit).
     """
     turn: TurnContext | None = None
     reason: AgentEndReason = "stop"
@@ -406,8 +408,10 @@ async def _run_turns(run: LoopRun) -> AgentEndReason:
     if run.config.approvals:  # each decision was for a held call: a later call that reuses
         run.config = dataclasses.replace(run.config, approvals=None)  # its id is asked anew
     pending = await _poll(run, run.config.get_steering_messages, "get_steering_messages")
+    round_start = 0  # model calls before the current round (the prompt's or a follow-up's)
     while True:
         has_more_tool_calls, call_model = call_model, True
+        at_limit = False  # the round reached max_turns (steering was not polled after it)
         while has_more_tool_calls or pending:
             if turn is not None:
                 await _prepare_next_turn(run, turn)
@@ -462,14 +466,21 @@ async def _run_turns(run: LoopRun) -> AgentEndReason:
             if run.signal.aborted:
                 return "stop" if answered else "aborted"
             max_turns = run.config.max_turns
-            if max_turns is not None and run.model_calls >= max_turns:
-                return "max_turns" if has_more_tool_calls else reason
+            if max_turns is not None and run.model_calls - round_start >= max_turns:
+                at_limit, pending = True, []
+                break
             steering = await _poll(run, run.config.get_steering_messages, "get_steering_messages")
             pending = [*retry, *steering]
 
         pending = await _poll(run, run.config.get_follow_up_messages, "get_follow_up_messages")
         if not pending:
+            if at_limit and has_more_tool_calls:
+                return "max_turns"
             return "aborted" if run.signal.aborted and not answered else reason
+        if at_limit:  # steering queued before the follow-up is delivered before it
+            steering = await _poll(run, run.config.get_steering_messages, "get_steering_messages")
+            pending = [*steering, *pending]
+        round_start = run.model_calls
 
 
 def _tools_ran(run: LoopRun, tool_results: Sequence[ToolResultMessage]) -> bool:

@@ -89,7 +89,9 @@ class AgentLoopConfig(ProviderOptions):
     prepare_next_turn: Callable[[TurnContext], MaybeAwaitable[TurnUpdate | None]] | None = None
     """Before each next turn: a `TurnUpdate` replaces the context, model or reasoning."""
     max_turns: int | None = None
-    """Model calls per run; a run that would go on after that many ends "max_turns"."""
+    """Model calls per round (the prompt's, then each follow-up's); a round that reaches it
+    takes queued follow-ups, and without any the run ends ("max_turns" if the model still
+    called tools)."""
     stream_idle_timeout_s: float | None = 120.0
     """A model stream silent this long ends in error (None: no limit). Not applied to
     the embedded model (api "local"), whose own generation deadline bounds it."""
