@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import sys
 import threading
 from pathlib import Path
@@ -28,10 +29,12 @@ __all__ = [
     "DEFAULT_TOOLS_DIR",
     "EXIT_ERROR",
     "EXIT_OUTPUT_CLOSED",
+    "EXIT_TERMINATED",
     "BaseUrlOption",
     "CliError",
     "MaxTurnsOption",
     "OutputClosed",
+    "Terminated",
     "ToolCallsOption",
     "ToolsOption",
     "check_output_path",
@@ -44,6 +47,7 @@ __all__ = [
     "resolve_model",
     "results_file_option",
     "same_file",
+    "sigterm_raises",
     "silence_closed_output",
 ]
 
@@ -54,6 +58,8 @@ DEFAULT_TOOLS_DIR = Path(__file__).resolve().parent / "default_tools"
 """The example tools `yiem` loads when `--tools` is not given."""
 EXIT_ERROR = 1
 EXIT_OUTPUT_CLOSED = 141
+EXIT_TERMINATED = 143
+"""128 + SIGTERM, as for a process that SIGTERM ends."""
 """The reader of stdout went away (`yiem run --json ... | head -1`): 128 + SIGPIPE (13),
 what the shell reports for `cat`, `grep` or `git log` in its place."""
 
@@ -155,6 +161,35 @@ class OutputClosed(CliError):
 
     def __init__(self) -> None:
         super().__init__("the output was closed", EXIT_OUTPUT_CLOSED)
+
+
+class Terminated(CliError):
+    """SIGTERM stopped the command (a supervisor, `timeout`, `kill`); said as "yiem:
+    terminated", status 143."""
+
+    def __init__(self) -> None:
+        super().__init__("terminated", EXIT_TERMINATED)
+
+
+@contextlib.contextmanager
+def sigterm_raises() -> Iterator[None]:
+    """Within: SIGTERM raises `Terminated` on the main thread, as Ctrl-C raises
+    KeyboardInterrupt, so the command's `finally` blocks run (its store closed, its MCP
+    servers stopped) and it ends with one line instead of dying where it stands. A library
+    that takes SIGTERM over meanwhile (Uvicorn) and raises it again once it has shut down
+    ends up here too. Elsewhere than on the main thread it does nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def terminate(signum: int, frame: object) -> None:
+        raise Terminated
+
+    previous = signal.signal(signal.SIGTERM, terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def error_line(exc: BaseException) -> str:

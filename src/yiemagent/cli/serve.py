@@ -34,6 +34,7 @@ from yiemagent.cli.options import (
     missing_api_key,
     no_tool_files_note,
     resolve_model,
+    sigterm_raises,
 )
 from yiemagent.cli.render import counted
 from yiemagent.cli.stores import open_store
@@ -247,7 +248,10 @@ def serve(
         config = uvicorn.Config(
             app, log_level="warning", lifespan="on", timeout_graceful_shutdown=5
         )
-        uvicorn.Server(config).run(sockets=[sock])
+        # Uvicorn shuts down on SIGTERM as on Ctrl-C (the runs aborted), then raises the
+        # signal again: it must end here, past the clean-up below, and say so.
+        with sigterm_raises():
+            uvicorn.Server(config).run(sockets=[sock])
     finally:
         sock.close()
         with contextlib.suppress(Exception):

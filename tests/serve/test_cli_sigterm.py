@@ -1,0 +1,86 @@
+"""`yiem serve` stopped by SIGTERM (a supervisor, `timeout`, `kill`, a container's stop)
+mid-run (DESIGN §8): the run is aborted as for Ctrl-C (its tool call answered in the
+store), the server's own clean-up runs, and it ends with one line and 143. A real process
+on the faux model, with a tool file that sleeps."""
+
+from __future__ import annotations
+
+import signal
+import textwrap
+import time
+from pathlib import Path
+
+import httpx2 as httpx
+import pytest
+
+from tests.serve.test_cli import start_serve
+from yiemagent.sessions import SqliteSessionStore
+
+pytestmark = pytest.mark.timeout(120)
+
+SERVE_FAUX = textwrap.dedent(
+    """
+    import sys
+
+    import yiemagent.cli.serve as serve
+    from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
+    from yiemagent.cli.main import main
+
+    faux = FauxModel([faux_message(faux_tool_call("nap", {})), "rested"], model_id="serve-faux")
+    serve.resolve_model = lambda spec, base_url, tool_calls=None: faux.model
+    sys.exit(main(sys.argv[1:]))
+    """
+)
+
+NAP = textwrap.dedent(
+    """
+    import asyncio
+    from pathlib import Path
+
+    from yiemagent import tool
+
+    @tool
+    async def nap() -> str:
+        \"\"\"Sleep a minute.\"\"\"
+        Path(__file__).with_name("napping").write_text("yes")
+        await asyncio.sleep(60)
+        return "rested"
+
+    def get_tool():
+        return nap
+    """
+)
+
+
+def test_sigterm_mid_tool_call_aborts_the_run_and_ends_with_one_line_and_143(
+    tmp_path: Path,
+) -> None:
+    """SIGTERM used to end the process silently (status -15) once Uvicorn had shut down:
+    Uvicorn raises the signal again, so `yiem serve`'s own clean-up (closing the store,
+    stopping an agent file's MCP servers) never ran."""
+    script = tmp_path / "serve_faux.py"
+    script.write_text(SERVE_FAUX)
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    (tools / "nap.py").write_text(NAP)
+    db = tmp_path / "sessions.db"
+    server, url, _, _ = start_serve("--tools", str(tools), "--sessions", str(db), script=script)
+    try:
+        run = httpx.post(f"{url}/v1/sessions/s/runs", json={"input": "rest"})
+        assert run.status_code == 202, run.text
+        deadline = time.monotonic() + 30
+        while not (tools / "napping").exists():  # the tool call is running
+            assert time.monotonic() < deadline, "the tool never started"
+            time.sleep(0.05)
+        server.send_signal(signal.SIGTERM)
+        assert server.wait(30) == 143
+        assert server.stderr is not None
+        rest = server.stderr.read().strip()
+        assert rest == "yiem: terminated", rest
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+    with SqliteSessionStore(db) as store:
+        roles = [message.role for message in store.load("s")]
+        assert roles == ["user", "assistant", "toolResult"], roles
