@@ -27,6 +27,7 @@ from yiemagent import (
 )
 from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
 from yiemagent.tools import ToolArgumentsError
+from yiemagent.types import text_of as content_text
 
 from ._kit import run_tool, text_of
 
@@ -559,3 +560,49 @@ def test_a_string_beside_a_hint_describes_its_parameter() -> None:
         "Third number.",
     ]
     assert props["c"]["minimum"] == 0
+
+
+async def test_a_type_defined_in_the_enclosing_function_resolves() -> None:
+    # With `from __future__ import annotations` (this module's first line) every hint is a
+    # string; one naming a class local to the function that defines the tool is resolved
+    # in that function's names, as pydantic resolves a model defined inside a function.
+    class Place(BaseModel):
+        city: str
+        floor: int = 0
+
+    @tool
+    def locate(place: Place, near: list[Place] | None = None) -> str:
+        """Say where a place is."""
+        assert isinstance(place, Place)
+        return f"{place.city}/{place.floor}/{len(near or [])}"
+
+    @tool(name="locate_again")
+    def locate_named(place: Place) -> str:
+        return place.city
+
+    assert locate.input_schema["properties"]["place"] == {"$ref": "#/$defs/Place"}
+    assert locate_named.input_schema["required"] == ["place"]
+    fm = FauxModel(
+        [
+            faux_message(
+                faux_tool_call("locate", {"place": {"city": "Oslo", "floor": "3"}}),
+                faux_tool_call("locate_again", {"place": {"city": "Rome"}}),
+            ),
+            "done",
+        ]
+    )
+    agent = Agent(model=fm.model, stream_fn=fm.stream_fn, tools=[locate, locate_named])
+    await agent.prompt("where?")
+    results = [m for m in agent.state.messages if isinstance(m, ToolResultMessage)]
+    assert [(m.is_error, content_text(m.content)) for m in results] == [
+        (False, "Oslo/3/0"),
+        (False, "Rome"),
+    ]
+
+
+def test_a_type_nowhere_to_be_found_is_still_one_clear_error() -> None:
+    with pytest.raises(ConfigError, match=r"tool 'lost': cannot resolve type hints: .*Missing"):
+
+        @tool
+        def lost(x: Missing) -> str:  # type: ignore[name-defined]  # noqa: F821
+            return ""

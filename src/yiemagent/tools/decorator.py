@@ -24,7 +24,7 @@ import inspect
 import re
 import types
 import typing
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, overload
 
 from yiemagent.errors import ConfigError
@@ -136,6 +136,13 @@ def tool(
             hints pydantic cannot turn into a JSON Schema.
     """
 
+    # `@tool` and `@tool(...)` are both called where the function is defined: its local
+    # names resolve hints that name a class defined there (see `_arguments_model`).
+    caller = inspect.currentframe()
+    caller = caller.f_back if caller is not None else None
+    local_names = dict(caller.f_locals) if caller is not None else {}
+    del caller
+
     def build(func: Callable[..., Any]) -> AgentTool:
         return _build_tool(
             func,
@@ -145,6 +152,7 @@ def tool(
             parallel=parallel,
             timeout_s=timeout_s,
             requires_approval=requires_approval,
+            local_names=local_names,
         )
 
     return build if fn is None else build(fn)
@@ -159,6 +167,7 @@ def _build_tool(
     parallel: bool,
     timeout_s: float | None,
     requires_approval: RequiresApproval = False,
+    local_names: Mapping[str, Any] | None = None,
 ) -> AgentTool:
     target, bound = _unwrap_partial(func)
     tool_name = name or getattr(target, "__name__", "")
@@ -171,7 +180,7 @@ def _build_tool(
     if not arg_docs and method is not target:
         arg_docs = parse_docstring(inspect.getdoc(method) or "")[1]
     params, injected = _parameters(func, tool_name, bound)
-    model = _arguments_model(method, tool_name, params)
+    model = _arguments_model(method, tool_name, params, local_names or {})
     schema = clean_schema(model.model_json_schema())
     schema.setdefault("properties", {})
     for prop, doc in arg_docs.items():
@@ -221,7 +230,22 @@ def _parameters(
     return params, frozenset(injected)
 
 
-def _parameter_hints(func: Callable[..., Any], tool_name: str, error: Exception) -> dict[str, Any]:
+def _type_hints(func: Callable[..., Any], local_names: Mapping[str, Any]) -> dict[str, Any]:
+    """`func`'s type hints, its module's names first, then `local_names` (those of the
+    function that defined it): with postponed annotations (`from __future__ import
+    annotations`) a hint naming a class defined in that function is only a string, which the
+    module's names alone cannot resolve."""
+    try:
+        return typing.get_type_hints(func, include_extras=True)
+    except NameError:
+        if not local_names:
+            raise
+        return typing.get_type_hints(func, localns=dict(local_names), include_extras=True)
+
+
+def _parameter_hints(
+    func: Callable[..., Any], tool_name: str, error: Exception, local_names: Mapping[str, Any]
+) -> dict[str, Any]:
     """The parameters' type hints alone, when the return annotation (which the schema does
     not use) cannot be resolved, e.g. a name imported under `TYPE_CHECKING`.
 
@@ -233,19 +257,25 @@ def _parameter_hints(func: Callable[..., Any], tool_name: str, error: Exception)
     unwrapped = inspect.unwrap(func)
     try:
         return typing.get_type_hints(
-            holder, globalns=getattr(unwrapped, "__globals__", {}), include_extras=True
+            holder,
+            globalns=getattr(unwrapped, "__globals__", {}),
+            localns=dict(local_names),
+            include_extras=True,
         )
     except Exception:
         raise ConfigError(f"tool {tool_name!r}: cannot resolve type hints: {error}") from error
 
 
 def _arguments_model(
-    func: Callable[..., Any], tool_name: str, params: list[inspect.Parameter]
+    func: Callable[..., Any],
+    tool_name: str,
+    params: list[inspect.Parameter],
+    local_names: Mapping[str, Any],
 ) -> type[pydantic.BaseModel]:
     try:
-        hints = typing.get_type_hints(func, include_extras=True)
+        hints = _type_hints(func, local_names)
     except Exception as exc:
-        hints = _parameter_hints(func, tool_name, exc)
+        hints = _parameter_hints(func, tool_name, exc, local_names)
     import pydantic  # lazily: `import yiemagent.tools` stays light
     import pydantic_core
 
