@@ -224,3 +224,43 @@ def test_local_names_are_always_valid_tool_names(name: str, prefix: str | None) 
 @given(st.from_regex(r"[A-Za-z0-9_-]{1,64}", fullmatch=True))
 def test_valid_names_are_kept_as_given(name: str) -> None:
     assert local_tool_name(name, None) == name
+
+
+CHATTY_SERVER = """
+import sys
+from mcp.server.mcpserver import MCPServer
+
+server = MCPServer("chatty", log_level="WARNING")
+
+
+@server.tool(description="Log `kib` KiB on stderr, then answer.")
+def chatty(kib: int) -> str:
+    sys.stderr.write(("x" * 1023 + "\\n") * kib)
+    sys.stderr.flush()
+    return "said it"
+
+
+server.run()
+"""
+
+
+async def test_a_server_that_floods_its_stderr_still_answers(tmp_path: Path) -> None:
+    """A stdio server blocks on a write to a stderr pipe nobody reads (64 KiB fill one),
+    and then answers nothing: its stderr is read all along, and reaches `stderr`."""
+    log_path = tmp_path / "server-stderr.log"
+    with log_path.open("w") as log:
+        chatty = MCPServerStdio(sys.executable, ["-c", CHATTY_SERVER], name="c", stderr=log)
+        async with chatty:
+            store = ToolStore("c")
+            await add_server(store, chatty)
+            first, second = await run_calls(
+                store, ("chatty", {"kib": 1024}), ("chatty", {"kib": 1024}), tool_timeout_s=60
+            )
+    assert [text(first), text(second)] == ["said it", "said it"]
+    assert not first.is_error and not second.is_error
+    # the copy of the last pipe-full may still be on its way
+    for _ in range(200):
+        if log_path.stat().st_size >= 2 * 1024 * 1024:
+            break
+        await asyncio.sleep(0.05)
+    assert log_path.stat().st_size == 2 * 1024 * 1024
