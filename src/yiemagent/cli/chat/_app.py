@@ -6,6 +6,7 @@ a run (`Agent.prompt`) in a task; Enter while that task runs queues a steering m
 (`Agent.steer`, delivered at the next turn boundary). Ctrl-C during a run aborts it
 (`Agent.abort`: every tool call is still answered); at the idle prompt Ctrl-C clears
 the line, and Ctrl-C on an empty line twice in a row, or Ctrl-D on an empty line, exits.
+SIGTERM leaves as Ctrl-D does (a run aborted, the terminal given back), with status 143.
 Questions (approvals, writeTool) take the next Enter as their answer.
 """
 
@@ -16,6 +17,7 @@ import contextlib
 import io
 import logging
 import os
+import signal
 import sys
 import time
 from collections.abc import Awaitable, Callable, Iterator
@@ -35,6 +37,7 @@ from rich.console import Console, ConsoleDimensions
 from rich.text import Text
 
 from yiemagent.cli.chat._view import LiveView
+from yiemagent.cli.options import EXIT_TERMINATED, Terminated
 from yiemagent.cli.teams import has_guardrails
 from yiemagent.errors import AgentBusyError, ApprovalPendingError
 from yiemagent.types import AgentMessage, AssistantMessage, PendingApproval, UserMessage
@@ -411,7 +414,21 @@ class ChatApp:
     def exit(self) -> None:
         """Leave the chat (a running run is aborted first, in `run`)."""
         if not self.app.is_done:
-            self.app.exit(result=0)
+            self.app.exit(result=EXIT_TERMINATED if self._terminated else 0)
+
+    _terminated = False
+
+    def terminate(self) -> None:
+        """SIGTERM (a supervisor, `kill`, a closing terminal emulator): leave as Ctrl-D
+        does, so the run is aborted with every tool call answered, the MCP servers stop
+        and the terminal gets its echo back; the status is 143. A second one leaves at
+        once."""
+        if self._terminated:
+            os._exit(EXIT_TERMINATED)
+        self._terminated = True
+        if self.app.is_running:
+            self.exit()
+        # else the app has not started yet: `_first_render` leaves at once
 
     def _compacted(self, info: CompactionInfo) -> None:
         how = "" if info.summarised_by_model else " (no summary: the model failed)"
@@ -457,6 +474,8 @@ class ChatApp:
     def _first_render(self, _app: object) -> None:
         # Printed once the input line is live (raw mode): what is typed from now on is read
         # by the chat, not echoed by the terminal (the tests wait for this line).
+        if self._terminated:
+            self.exit()
         if not self._greeted:
             self._greeted = True
             self.say("/help lists the commands; Ctrl-D exits.")
@@ -496,12 +515,17 @@ class ChatApp:
                         "yellow",
                     )
                     self.ask_held()
-                ticker = asyncio.get_running_loop().create_task(self._tick())
+                loop = asyncio.get_running_loop()
+                ticker = loop.create_task(self._tick())
+                with contextlib.suppress(NotImplementedError, RuntimeError):
+                    loop.add_signal_handler(signal.SIGTERM, self.terminate)
                 try:
                     code = await self.app.run_async()
                 finally:
                     ticker.cancel()
                     await self._shutdown()
+                    with contextlib.suppress(NotImplementedError, RuntimeError):
+                        loop.remove_signal_handler(signal.SIGTERM)
         finally:
             lib_logger.removeHandler(handler)
             lib_logger.propagate = propagate
@@ -516,7 +540,7 @@ class ChatApp:
     async def _shutdown(self) -> None:
         if self.busy and self.run_task is not None:
             self._aborting = True
-            self.setup.agent.abort("the chat was closed")
+            self.setup.agent.abort("terminated" if self._terminated else "the chat was closed")
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(asyncio.shield(self.run_task), timeout=30)
         ready = self.ready
@@ -524,7 +548,7 @@ class ChatApp:
             # llama.cpp cannot be stopped mid-load, and asyncio.run would wait for its
             # thread: nothing has been asked yet, so leave at once.
             sys.stdout.flush()
-            os._exit(0)
+            os._exit(EXIT_TERMINATED if self._terminated else 0)
         from yiemagent.cli.chat._mcp_servers import close_mcp_servers
 
         await close_mcp_servers(self)
@@ -568,4 +592,6 @@ def run_chat(setup: ChatSetup) -> int:
     started = time.perf_counter()
     code = asyncio.run(main())
     logger.debug("chat ran for %.1f s", time.perf_counter() - started)
+    if code == EXIT_TERMINATED:
+        raise Terminated
     return code
