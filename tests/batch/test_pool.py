@@ -56,7 +56,7 @@ def test_a_task_that_kills_every_worker_is_recorded_worker_died_once(tmp_path: P
     died = lines["dies"]
     assert (died["status"], died["error_kind"]) == ("error", "worker_died"), died
     assert died["attempts"] == 1 + WORKER_DEATH_RETRIES
-    assert "exit code 17" in died["error"]
+    assert died["error"] == "the worker died while running the task (exit code 17)", died
     assert died["metadata"] == {"kind": "die", "mark": 1}
     assert lines["fine"]["status"] == "ok"
 

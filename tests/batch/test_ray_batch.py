@@ -21,6 +21,7 @@ from tests.batch._agents import make_embedded_agent, make_faux_agent, make_model
 from tests.batch._kit import EXPECTED, assert_each_id_once, mixed_tasks, write_tasks
 from tests.batch._ray import CLUSTER_ENV, python_path
 from yiemagent.batch import Workers, run_batch
+from yiemagent.batch._execute import WORKER_DEATH_RETRIES
 from yiemagent.errors import BatchError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -117,6 +118,30 @@ def test_a_worker_killed_mid_task_has_its_task_rerun_and_its_id_written_once(
     assert lines["w3"]["attempts"] == 2
     runs = [int(line.split()[1]) for line in log.read_text().splitlines() if line.startswith("w3 ")]
     assert runs[0] == killed[0] and runs[1] != killed[0], "rerun on another worker process"
+
+
+def test_a_task_that_kills_every_ray_worker_is_recorded_worker_died_once(
+    cluster: str, tmp_path: Path
+) -> None:
+    """The pool's rule for a dead worker, on Ray: each death submits the task again,
+    `WORKER_DEATH_RETRIES` times; then its one line says so (kind "worker_died", Ray's
+    error, every attempt counted) and the other task is unaffected."""
+    tasks = [  # "fine" first: the cluster checks the factory on the first task
+        {"id": "fine", "prompt": "p", "metadata": {"kind": "ok"}},
+        {"id": "dies", "prompt": "p", "metadata": {"kind": "die"}},
+    ]
+    out = tmp_path / "r.jsonl"
+    report = run_batch(  # `workers="tasks"`: the driver makes no agent of its own first
+        tasks, make_faux_agent, results=out, backend="ray", address=cluster, workers="tasks"
+    )
+    assert (report.ok, report.failed, report.interrupted) == (1, 1, 0), report
+    lines = {line["id"]: line for line in assert_each_id_once(out, ["fine", "dies"])}
+    died = lines["dies"]
+    assert (died["status"], died["error_kind"]) == ("error", "worker_died"), died
+    assert died["attempts"] == 1 + WORKER_DEATH_RETRIES
+    assert died["error"].startswith("the worker died while running the task ("), died
+    assert "Error" in died["error"], died  # Ray's error names how it died
+    assert lines["fine"]["status"] == "ok"
 
 
 def test_the_driver_killed_mid_batch_loses_nothing_and_a_rerun_resumes(

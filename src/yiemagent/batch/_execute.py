@@ -13,6 +13,7 @@ import inspect
 import json
 import logging
 import time
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeAlias
@@ -39,6 +40,7 @@ __all__ = [
     "not_an_agent",
     "run_task",
     "unfinished_result",
+    "worker_died",
 ]
 
 logger = logging.getLogger(__name__)
@@ -104,6 +106,25 @@ def unfinished_result(task: BatchTask, kind: str, error: str, attempts: int) -> 
         attempts=max(1, attempts),
         metadata=task.metadata,
     )
+
+
+def worker_died(task: BatchTask, how: str, deaths: Counter[str]) -> TaskResult | None:
+    """The rule for a worker that died running `task`, the same for every backend: the
+    death is counted in `deaths` (by task id); up to `WORKER_DEATH_RETRIES` deaths the task
+    runs again (None: the backend queues it again), after that it is recorded with error
+    kind "worker_died" (the result returned), every death counted in `attempts`.
+
+    Args:
+        task: The task whose worker died.
+        how: How it died, for the error and the log: "exit code 17", Ray's error name.
+        deaths: Deaths so far per task id; this one is added.
+    """
+    deaths[task.id] += 1
+    if deaths[task.id] <= WORKER_DEATH_RETRIES:
+        logger.warning("task %s: its worker died (%s); running it again", task.id, how)
+        return None
+    error = f"the worker died while running the task ({how})"
+    return unfinished_result(task, "worker_died", error, deaths[task.id])
 
 
 @dataclass(slots=True)

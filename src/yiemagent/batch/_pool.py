@@ -29,13 +29,13 @@ from typing import Any
 from yiemagent.ai.providers.local.runtime import THREADS_ENV, usable_cpus
 from yiemagent.batch._execute import (
     RUN_END_GRACE_S,
-    WORKER_DEATH_RETRIES,
     MakeAgent,
     TaskOptions,
     call_make_agent,
     not_an_agent,
     run_task,
     unfinished_result,
+    worker_died,
 )
 from yiemagent.batch._local import ResultSink
 from yiemagent.batch._results import TaskResult
@@ -352,22 +352,17 @@ async def run_in_pool(
                     result.attempts += deaths[task.id]
                     sink.finished(result)
                     continue
-                deaths[task.id] += 1
                 await worker.close()
                 code = worker.process.exitcode  # known once `close` has joined the process
                 if stop.is_set():
-                    sink.finished(
-                        unfinished_result(task, "interrupted", "interrupted", deaths[task.id])
-                    )
+                    attempts = deaths[task.id] + 1
+                    sink.finished(unfinished_result(task, "interrupted", "interrupted", attempts))
                     return
-                if deaths[task.id] > WORKER_DEATH_RETRIES:
-                    error = f"the worker process died while running the task (exit code {code})"
-                    sink.finished(unfinished_result(task, "worker_died", error, deaths[task.id]))
-                else:
-                    logger.warning(
-                        "task %s: worker died (exit %s); running it again", task.id, code
-                    )
+                died = worker_died(task, f"exit code {code}", deaths)
+                if died is None:
                     queue.appendleft(task)
+                else:
+                    sink.finished(died)
                 try:
                     worker = await _start_again(make_agent, threads)
                 except _StartFailed as exc:

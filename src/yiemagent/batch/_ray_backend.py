@@ -27,13 +27,13 @@ from typing import Any
 
 from yiemagent.batch._execute import (
     RUN_END_GRACE_S,
-    WORKER_DEATH_RETRIES,
     MakeAgent,
     TaskOptions,
     call_make_agent,
     not_an_agent,
     run_task,
     unfinished_result,
+    worker_died,
 )
 from yiemagent.batch._local import ResultSink
 from yiemagent.batch._results import TaskResult
@@ -367,13 +367,11 @@ def _settle(
         raw = flight.future.result()
     except Exception as exc:
         if _is_system_failure(ray, exc):
-            deaths[task.id] += 1
-            if deaths[task.id] <= WORKER_DEATH_RETRIES:
-                logger.warning("task %s: its worker died (%s); submitting it again", task.id, exc)
+            died = worker_died(task, type(exc).__name__, deaths)
+            if died is None:
                 queue.appendleft(task)
-                return
-            error = f"the worker died while running the task: {type(exc).__name__}"
-            sink.finished(unfinished_result(task, "worker_died", error, deaths[task.id]))
+            else:
+                sink.finished(died)
             return
         if isinstance(exc, ray.exceptions.TaskCancelledError):  # the backstop cancelled it
             error = "no result in time; the Ray task was cancelled"
