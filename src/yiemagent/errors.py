@@ -151,17 +151,30 @@ class SessionBusyError(YiemAgentError, RuntimeError):
 
 
 class SessionCorruptError(YiemAgentError, ValueError):
-    """A stored transcript is not a valid sequence (docs/sessions.md "Interleaved
-    transcripts"): a tool result that answers no open tool call, or tool calls left without
-    results before the conversation went on, as two writers interleaving would leave it.
-    Raised when an `Agent` opens the session; nothing is repaired or invented. `problems`
-    lists each finding with its message positions (0-based)."""
+    """A stored session cannot be resumed as it is (docs/sessions.md "Interleaved
+    transcripts", "Rows that do not load"). Either a stored row does not load (not JSON, or
+    not a message: an edit by hand or another program); `store` then names the store,
+    raised by the store's `load`. Or the transcript is not a valid sequence: a tool result
+    that answers no open tool call, or tool calls left without results before the
+    conversation went on, as two writers interleaving would leave it; raised when an
+    `Agent` opens the session, `store` None. Nothing is repaired, skipped or invented.
+    `problems` lists each finding with its row (`seq`) or message position (0-based)."""
 
-    def __init__(self, session_id: str, problems: Sequence[str]) -> None:
+    def __init__(
+        self, session_id: str, problems: Sequence[str], *, store: str | None = None
+    ) -> None:
         self.session_id = session_id
         self.problems: list[str] = list(problems)
+        self.store = store
         shown = "; ".join(self.problems[:5])
         more = f" (and {len(self.problems) - 5} more)" if len(self.problems) > 5 else ""
+        if store is not None:
+            super().__init__(
+                f"session {session_id!r} in {store} has stored rows that do not load: "
+                f"{shown}{more}. Nothing was loaded and nothing was changed; fix or delete "
+                "those rows, or start another session"
+            )
+            return
         super().__init__(
             f"session {session_id!r} holds an interleaved transcript, as two writers at once "
             f"would leave it: {shown}{more}. It was not loaded and nothing was changed; read "

@@ -417,6 +417,35 @@ def test_an_interleaved_session_is_a_409_that_names_it_and_delete_clears_it(
         assert [m.role for m in store.load("mixed")] == ["user", "assistant"]
 
 
+def test_a_session_with_a_row_that_does_not_load_is_a_409_naming_the_row(
+    tmp_path: Path,
+) -> None:
+    import sqlite3
+
+    with SqliteSessionStore(tmp_path / "s.db") as store:
+        store.append("edited", UserMessage("hi"))
+        store.append("edited", AssistantMessage([TextContent("hello")]))
+        store.append("fine", UserMessage("untouched"))
+    with sqlite3.connect(tmp_path / "s.db") as conn:  # a hand edit broke the JSON
+        conn.execute("UPDATE messages SET data = '{\"role\": ' WHERE session_id = 'edited'")
+    with (
+        SqliteSessionStore(tmp_path / "s.db") as store,
+        faux_server(store) as (url, _),
+        httpx.Client(base_url=url) as client,
+    ):
+        for answer in [
+            client.post("/v1/sessions/edited/runs", json={"input": "hi"}),
+            client.get("/v1/sessions/edited"),
+        ]:
+            assert answer.status_code == 409, answer.text
+            assert "seq=1: not valid JSON" in error_of(answer), answer.text
+            assert "two writers" not in error_of(answer)
+        listed = client.get("/v1/sessions").json()["sessions"]
+        assert sorted(s["session_id"] for s in listed) == ["edited", "fine"]
+        assert client.delete("/v1/sessions/edited").status_code == 200
+        assert store.load("edited") == [] and len(store.load("fine")) == 1
+
+
 def test_sessions_that_are_done_leave_nothing_behind_in_the_server() -> None:
     """A long-lived server keeps no per-session state for sessions it is not running: each
     `/v1/chat/completions` request without `X-Session-Id` is a session of its own, removed

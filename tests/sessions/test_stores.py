@@ -4,7 +4,6 @@ store keeps is tests/sessions/test_store_contract.py."""
 
 from __future__ import annotations
 
-import logging
 import sqlite3
 import threading
 from pathlib import Path
@@ -12,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.sessions.test_store_contract import every_message_type
-from yiemagent import Agent, ConfigError, TextContent, UserMessage
+from yiemagent import Agent, ConfigError, SessionCorruptError, TextContent, UserMessage
 from yiemagent.ai.providers.faux import FauxModel
 from yiemagent.sessions import SqliteSessionStore
 
@@ -65,9 +64,7 @@ def test_sqlite_appends_from_many_threads_keep_every_message(tmp_path: Path) -> 
             assert mine == [f"{k}-{i}" for i in range(20)]
 
 
-def test_sqlite_row_that_does_not_decode_is_skipped(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
-) -> None:
+def test_sqlite_row_that_does_not_decode_is_refused_by_seq(tmp_path: Path) -> None:
     path = tmp_path / "s.db"
     with SqliteSessionStore(path) as store:
         store.append("s", UserMessage("one"))
@@ -76,24 +73,23 @@ def test_sqlite_row_that_does_not_decode_is_skipped(
                 "INSERT INTO messages VALUES ('s', 2, 'alien', '{\"role\": \"alien\"}', 0)"
             )
         store.append("s", UserMessage("three"))
-        with caplog.at_level(logging.WARNING, logger="yiemagent.sessions"):
-            loaded = store.load("s")
-    assert [m.content[0].text for m in loaded] == ["one", "three"]  # type: ignore[union-attr]
-    assert "does not load" in caplog.text
+        with pytest.raises(SessionCorruptError, match=r"seq=2: not a message"):
+            store.load("s")
 
 
 async def test_sqlite_bytes_that_are_not_utf8_do_not_lock_a_session_out(tmp_path: Path) -> None:
     """SQLite keeps any bytes written as TEXT, and sqlite3 raised on each that is not UTF-8:
     one such row (or held-calls record, or session id) made every read of the session
-    fail, and with it every Agent built on it and every listing of the sessions."""
+    fail, and with it every Agent built on it and every listing of the sessions. A row
+    whose bytes, so read, are no longer JSON is named (its seq), as any bad row."""
     path = tmp_path / "s.db"
     mangled = '{"role":"user","timestamp":1,"content":[{"type":"text","text":"t\xffo"}]}'
     with SqliteSessionStore(path) as store:
         store.append("s", UserMessage("one"))
         with sqlite3.connect(path) as conn:
             for row in [
-                "('s', 2, 'user', CAST(X'7B22726F6C65223AFF7D' AS TEXT), 0)",  # {"role":\xff}
-                f"('s', 3, 'user', CAST(X'{mangled.encode('latin-1').hex()}' AS TEXT), 0)",
+                f"('s', 2, 'user', CAST(X'{mangled.encode('latin-1').hex()}' AS TEXT), 0)",
+                "('t', 1, 'user', CAST(X'7B22726F6C65223AFF7D' AS TEXT), 0)",  # {"role":\xff}
                 "(CAST(X'61FF' AS TEXT), 1, 'user', '{}', 0)",  # a session id
             ]:
                 conn.execute(f"INSERT INTO messages VALUES {row}")
@@ -105,7 +101,9 @@ async def test_sqlite_bytes_that_are_not_utf8_do_not_lock_a_session_out(tmp_path
         assert [m.content[0].text for m in agent.state.messages] == ["one", "t\ufffdo"]  # type: ignore[union-attr]
         assert (await agent.prompt("again")).content[0].text == "fine"  # type: ignore[union-attr]
         await agent.close()
-        assert store.list_sessions() == ["s", "a\ufffd"]
+        assert store.list_sessions() == ["s", "t", "a\ufffd"]
+        with pytest.raises(SessionCorruptError, match=r"'t' .*seq=1: not valid JSON"):
+            store.load("t")
 
 
 def test_sqlite_bad_file_and_newer_schema_are_config_errors(tmp_path: Path) -> None:

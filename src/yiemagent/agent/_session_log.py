@@ -141,7 +141,8 @@ class SessionLog:
         Raises:
             SessionBusyError: another writer (another Agent, here or in another process)
                 holds the session.
-            SessionCorruptError: the stored transcript is interleaved (nothing is changed).
+            SessionCorruptError: a stored row does not load, or the stored transcript is
+                interleaved (nothing is changed).
             ConfigError: the store cannot be read or written, or `given` is passed for a
                 session that already holds messages.
         """
@@ -162,6 +163,8 @@ class SessionLog:
 
         try:
             stored = list(self.store.load(self.session_id))
+        except SessionCorruptError:  # names the store, the session and the rows
+            raise
         except Exception as exc:
             raise ConfigError(
                 f"cannot load session {self.session_id!r} from {self.store!r}: {exc}"

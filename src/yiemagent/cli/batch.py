@@ -8,7 +8,7 @@
 Exit status: 0 every task is done and ok; 1 some task failed (its line says why), was held
 for approval (`--yes` approves held tool calls), or a bad input (one line on stderr); 130
 interrupted (Ctrl-C: running tasks are recorded "interrupted" and run again by the same
-command). See `docs/batch.md`.
+command); 143 the same for SIGTERM. See `docs/batch.md`.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import functools
 import importlib
 import logging
 import os
+import signal
 import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -30,9 +31,11 @@ from yiemagent.cli.options import (
     DEFAULT_MODEL,
     DEFAULT_SYSTEM,
     DEFAULT_TOOLS_DIR,
+    EXIT_TERMINATED,
     BaseUrlOption,
     CliError,
     MaxTurnsOption,
+    Terminated,
     ToolsOption,
     check_output_path,
     load_tool_folder,
@@ -180,6 +183,33 @@ def import_factory(spec: str) -> Any:
     if not callable(factory):
         raise _cli_error(f"--agent {spec}: {module_name} has no function {attribute}")
     return factory
+
+
+@contextlib.contextmanager
+def _sigterm_as_ctrl_c() -> Iterator[list[bool]]:
+    """Within: SIGTERM (a supervisor, `timeout`, a scheduler's cancel) stops the batch as
+    Ctrl-C does, through the SIGINT handler `run_batch` installs (running tasks aborted and
+    recorded "interrupted", nothing new started); a second one, or one before the batch
+    runs, ends the command at once (`Terminated`). Yields a list that holds True once
+    SIGTERM came."""
+    came: list[bool] = []
+
+    def on_sigterm(signum: int, frame: Any) -> None:
+        handler = signal.getsignal(signal.SIGINT)
+        first = not came
+        came.append(True)
+        if not first or not callable(handler) or handler is signal.default_int_handler:
+            raise Terminated
+        try:
+            handler(signal.SIGINT, frame)
+        except KeyboardInterrupt:
+            raise Terminated from None
+
+    previous = signal.signal(signal.SIGTERM, on_sigterm)
+    try:
+        yield came
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 @contextlib.contextmanager
@@ -333,6 +363,7 @@ def batch(
         _stdout_to_stderr() if ray is not None else contextlib.nullcontext(),
         results_file_option(out, "--out"),
         library_warnings_shown(),
+        _sigterm_as_ctrl_c() as terminated,
     ):
         report = run_batch(
             tasks,
@@ -360,6 +391,8 @@ def batch(
         f"{report.not_started} not started; ${report.cost_usd:.4f}; results in {out}"
     )
     if report.interrupted or report.not_started:
+        if terminated:
+            raise _cli_error("terminated; run the same command again to finish", EXIT_TERMINATED)
         raise _cli_error("interrupted; run the same command again to finish", 130)
     failed = report.failed + report.skipped_failed
     if failed:

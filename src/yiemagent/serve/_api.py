@@ -427,7 +427,11 @@ class Api:
             self._titles.popitem(last=False)
 
     def _title(self, sid: str) -> str:
-        for message in self.store.load(sid):
+        try:
+            messages = self.store.load(sid)
+        except SessionCorruptError:  # listed untitled; reading it says which rows are bad
+            return ""
+        for message in messages:
             if getattr(message, "role", None) == "user":
                 content = getattr(message, "content", "")
                 text = (
@@ -456,8 +460,11 @@ class Api:
 
     async def delete_session(self, request: Request) -> Response:
         sid = _sid(request)
-        messages = await asyncio.to_thread(self.store.load, sid)
-        if not messages and self.hub.active(sid) is None:  # as GET /v1/sessions/{sid}
+        try:
+            held = bool(await asyncio.to_thread(self.store.load, sid))
+        except SessionCorruptError:  # rows that do not load: the session is there to delete
+            held = True
+        if not held and self.hub.active(sid) is None:  # as GET /v1/sessions/{sid}
             raise LookupError(f"no session {sid!r}")
         self._titles.pop(sid, None)
         try:

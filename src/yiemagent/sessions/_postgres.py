@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from yiemagent.errors import ConfigError, SessionBusyError, install_hint
 from yiemagent.sessions import lease
 from yiemagent.sessions._postgres_sql import Statements, token_key
-from yiemagent.sessions._store import decode_messages, message_row
+from yiemagent.sessions._store import decode_rows, message_row
 from yiemagent.types import AgentMessage, now_ms
 
 if TYPE_CHECKING:
@@ -133,15 +133,16 @@ class PostgresSessionStore:
     # ── SessionStore ───────────────────────────────────────────────────────
 
     def load(self, session_id: str) -> list[AgentMessage]:
-        """The session's messages in append order (`[]` for an unknown id); rows that do not
-        decode are skipped with a warning.
+        """The session's messages in append order (`[]` for an unknown id).
 
         Raises:
+            SessionCorruptError: a row does not load (edited into bad JSON, say); it names
+                the database, the session and each such row's `seq`. Nothing is skipped.
             psycopg.Error: the database cannot be read; RuntimeError: the store is closed.
         """
         with self._lock:
             rows = self._again(lambda conn: conn.execute(self._sql.load, (session_id,)).fetchall())
-        return decode_messages(row[0] for row in rows)
+        return decode_rows(((seq, data) for seq, data in rows), session_id, repr(self))
 
     def append(self, session_id: str, message: AgentMessage) -> None:
         """Write one message as the session's next row, committed before returning. A message

@@ -66,7 +66,7 @@ class Statements:
             "INSERT INTO {s}.meta (key, value) VALUES ('schema_version', %s) "
             "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value"
         )
-        self.load = q("SELECT data FROM {s}.messages WHERE session_id = %s ORDER BY seq")
+        self.load = q("SELECT seq, data FROM {s}.messages WHERE session_id = %s ORDER BY seq")
         # run after lock_session in the same transaction: the next seq cannot be taken twice
         self.append = q(
             'INSERT INTO {s}.messages (session_id, seq, role, data, "timestamp") '

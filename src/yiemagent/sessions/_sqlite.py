@@ -26,7 +26,7 @@ from typing import Literal
 
 from yiemagent.errors import ConfigError, SessionBusyError
 from yiemagent.sessions import lease
-from yiemagent.sessions._store import decode_messages, message_row
+from yiemagent.sessions._store import decode_rows, message_row
 from yiemagent.types import AgentMessage, now_ms
 
 __all__ = ["SqliteSessionStore"]
@@ -139,19 +139,20 @@ class SqliteSessionStore:
     # ── SessionStore ───────────────────────────────────────────────────────
 
     def load(self, session_id: str) -> list[AgentMessage]:
-        """The session's messages in append order (`[]` for an unknown id); rows that do not
-        decode are skipped with a warning.
+        """The session's messages in append order (`[]` for an unknown id).
 
         Raises:
+            SessionCorruptError: a row does not load (edited into bad JSON, say); it names
+                the file, the session and each such row's `seq`. Nothing is skipped.
             sqlite3.Error: the database cannot be read; RuntimeError: the store is closed.
         """
         with self._lock:
             self._check_open()
             rows = self._conn.execute(
-                "SELECT CAST(data AS BLOB) FROM messages WHERE session_id = ? ORDER BY seq",
+                "SELECT seq, CAST(data AS BLOB) FROM messages WHERE session_id = ? ORDER BY seq",
                 (session_id,),
             ).fetchall()
-        return decode_messages(_text(row[0]) for row in rows)
+        return decode_rows(((seq, _text(data)) for seq, data in rows), session_id, repr(self))
 
     def append(self, session_id: str, message: AgentMessage) -> None:
         """Write one message as the session's next row, committed before returning. A message
@@ -373,5 +374,5 @@ def _text(value: bytes) -> str:
     """A stored text read as bytes (`CAST(... AS BLOB)`): SQLite keeps whatever bytes were
     written, and sqlite3 raises on a TEXT value that is not UTF-8, which made every read of
     the session fail; here such bytes become replacement characters (a message that then
-    does not parse is skipped, as any row that does not decode)."""
+    does not parse is refused by name, as any row that does not decode)."""
     return value.decode("utf-8", "replace")

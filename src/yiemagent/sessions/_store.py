@@ -5,8 +5,9 @@ A `SessionStore` keeps transcripts keyed by session id, one message at a time, i
 they entered the transcript; a rewrite of a whole transcript (`replace`) is one transaction;
 one writer holds a session at a time (`acquire` / `release`, see `yiemagent.sessions.lease`).
 `encode_message` / `decode_message` are the one JSON codec every
-store uses (`yiemagent.types.message_to_dict` / `message_from_dict`); a message they cannot
-handle is skipped with a logged warning rather than failing a run.
+store uses (`yiemagent.types.message_to_dict` / `message_from_dict`): a message that cannot
+be encoded is skipped with a logged warning rather than failing a run; a stored row that
+does not decode fails the `load` with `SessionCorruptError` (`decode_rows`).
 """
 
 from __future__ import annotations
@@ -19,7 +20,9 @@ import unicodedata
 from collections.abc import Iterable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
-from yiemagent.errors import ConfigError
+import pydantic
+
+from yiemagent.errors import ConfigError, SessionCorruptError
 from yiemagent.sessions import lease
 from yiemagent.types import (
     AgentMessage,
@@ -41,7 +44,7 @@ __all__ = [
     "SessionStore",
     "check_session_id",
     "decode_message",
-    "decode_messages",
+    "decode_rows",
     "encode_message",
     "message_row",
 ]
@@ -205,12 +208,51 @@ def message_row(message: AgentMessage) -> tuple[str, str, int] | None:
 
 def decode_message(text: str) -> AgentMessage | None:
     """The message `encode_message` produced, or `None` (logged) for data that is not a known
-    message shape (for example written by a newer version)."""
+    message shape. A store's `load` uses `decode_rows`, which refuses such data instead."""
     try:
         return message_from_dict(json.loads(text))
     except Exception as exc:
-        logger.warning("session store: skipping a stored message that does not load: %s", exc)
+        logger.warning("session store: a stored message does not load: %s", _why(exc))
         return None
+
+
+def decode_rows(
+    rows: Iterable[tuple[object, str]], session_id: str, store: str
+) -> list[AgentMessage]:
+    """The messages of a session's stored rows, `(row, JSON text)` in order (`row`: how the
+    store names it, its `seq`).
+
+    A row that does not load is refused, not skipped: left out, the transcript around it
+    would look interleaved (a result whose call is gone), and the next rewrite of the
+    session (`replace`) would drop the row for good.
+
+    Raises:
+        SessionCorruptError: naming `store`, the session and each row that does not load
+            (not JSON, or not a message shape) and why.
+    """
+    messages: list[AgentMessage] = []
+    bad: list[str] = []
+    for row, text in rows:
+        try:
+            messages.append(message_from_dict(json.loads(text)))
+        except Exception as exc:
+            bad.append(f"row seq={row}: {_why(exc)}")
+    if bad:
+        raise SessionCorruptError(session_id, bad, store=store)
+    return messages
+
+
+def _why(exc: Exception) -> str:
+    """One line on why stored text is not a message."""
+    if isinstance(exc, json.JSONDecodeError):
+        return f"not valid JSON ({exc})"
+    if isinstance(exc, pydantic.ValidationError):
+        found = [
+            f"{'.'.join(map(str, error['loc'])) or 'message'}: {error['msg']}"
+            for error in exc.errors()[:3]
+        ]
+        return "not a message (" + "; ".join(found) + ")"
+    return f"not a message ({exc})"
 
 
 def _dumps(data: dict[str, Any]) -> str:
@@ -232,7 +274,7 @@ def _with_details(message: ToolResultMessage, text: str) -> ToolResultMessage:
 class InMemorySessionStore:
     """A `SessionStore` in a dict, for tests and ephemeral agents (nothing survives the
     process). Messages are stored encoded, exactly as `SqliteSessionStore` stores them, so
-    `load` returns new objects and skips what SQLite would skip. Thread-safe (one lock).
+    `load` returns new objects and `append` skips what SQLite would skip. Thread-safe (one lock).
     """
 
     def __init__(self) -> None:
@@ -243,11 +285,15 @@ class InMemorySessionStore:
         self._closed = False
 
     def load(self, session_id: str) -> list[AgentMessage]:
-        """The session's messages, in append order (`[]` for an unknown id)."""
+        """The session's messages, in append order (`[]` for an unknown id).
+
+        Raises:
+            SessionCorruptError: a stored row does not load (only if changed behind the store).
+        """
         with self._lock:
             self._check_open()
             rows = list(self._sessions.get(session_id, ()))
-        return decode_messages(rows)
+        return decode_rows(enumerate(rows, start=1), session_id, "InMemorySessionStore")
 
     def append(self, session_id: str, message: AgentMessage) -> None:
         """Add one message at the end of the session (skipped, logged, if not encodable)."""
@@ -330,8 +376,3 @@ class InMemorySessionStore:
     def _check_open(self) -> None:
         if self._closed:
             raise RuntimeError("the session store is closed")
-
-
-def decode_messages(rows: Iterable[str]) -> list[AgentMessage]:
-    """`decode_message` of each row, leaving out the ones that do not load."""
-    return [message for text in rows if (message := decode_message(text)) is not None]
