@@ -51,6 +51,7 @@ AgentOption: TypeAlias = Annotated[
 ]
 
 EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,9 +192,9 @@ async def run_agent(
     prompt: str, agent: Agent[Any], on_event: Callable[[AgentEvent], None], yes: bool
 ) -> str:
     """Run `prompt` on `agent`, sending each event to `on_event` and asking for held calls
-    between runs; Ctrl-C aborts the run (a second one exits at once), and so it does at a
-    question, rejecting the held calls. Returns the end reason of the last run ("aborted"
-    when interrupted; "terminated" when SIGTERM stopped a question)."""
+    between runs; Ctrl-C or SIGTERM aborts the run (a second one exits at once), and so it
+    does at a question, rejecting the held calls. Returns the end reason of the last run
+    ("aborted" when Ctrl-C stopped it; "terminated" when SIGTERM did)."""
     from yiemagent.agent import AgentRunError
     from yiemagent.cli.approvals import QuestionStopped, ask_on_this_thread, stop_held
 
@@ -202,13 +203,13 @@ async def run_agent(
     stopped_by = "interrupted"
     ends: list[str] = []
 
-    def on_sigint() -> None:
-        nonlocal interrupted
+    def on_signal(why: str) -> None:
+        nonlocal interrupted, stopped_by
         if interrupted:
-            sys.stderr.write("yiem: interrupted\n")
-            os._exit(EXIT_INTERRUPTED)
-        interrupted = True
-        agent.abort("interrupted")
+            sys.stderr.write(f"yiem: {why}\n")
+            os._exit(EXIT_INTERRUPTED if why == "interrupted" else EXIT_TERMINATED)
+        interrupted, stopped_by = True, why
+        agent.abort(why)
 
     def listen(event: AgentEvent, signal: Any) -> None:
         on_event(event)
@@ -217,7 +218,8 @@ async def run_agent(
 
     unsubscribe = agent.subscribe(listen)
     with contextlib.suppress(NotImplementedError, RuntimeError):
-        loop.add_signal_handler(os_signal.SIGINT, on_sigint)
+        loop.add_signal_handler(os_signal.SIGINT, on_signal, "interrupted")
+        loop.add_signal_handler(os_signal.SIGTERM, on_signal, "terminated")
     try:
         with contextlib.suppress(AgentRunError):  # the printer has shown why
             await agent.prompt(prompt)
@@ -241,6 +243,7 @@ async def run_agent(
         unsubscribe()
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.remove_signal_handler(os_signal.SIGINT)
+            loop.remove_signal_handler(os_signal.SIGTERM)
         await agent.close()
     if interrupted:
         return "terminated" if stopped_by == "terminated" else "aborted"
