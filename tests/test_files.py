@@ -1,7 +1,9 @@
 """`yiemagent.files.write_atomically`, the one way a file yiemagent owns is replaced (DESIGN
 §8: a crash at any moment leaves the old file or the new one, never half): the new bytes
 replace the old, a failure leaves the old file and no temporary file, and a process SIGKILLed
-at random moments while it rewrites a file leaves one of the two whole versions."""
+at random moments while it rewrites a file leaves one of the two whole versions. And
+`import_file`, the one way a Python file is imported as a module: in `sys.modules` while its
+code runs, gone again when that code fails."""
 
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from yiemagent.files import write_atomically
+from yiemagent.files import import_file, write_atomically
 
 OLD = b"old " * 50_000
 NEW = b"new " * 60_000
@@ -120,3 +122,61 @@ def _whole_version(target: Path) -> bytes:
     for stray in target.parent.glob(f".{target.name}.*.tmp"):
         stray.unlink()
     return data
+
+
+def test_import_file_runs_the_file_as_a_module_its_dataclasses_can_find(tmp_path: Path) -> None:
+    path = tmp_path / "checks.py"
+    path.write_text(
+        "import dataclasses, sys\n"
+        "@dataclasses.dataclass\n"  # needs its module in sys.modules while it runs
+        "class Point:\n"
+        "    x: int\n"
+        "SEEN = sys.modules[__name__] is not None\n"
+    )
+    name = "yiem_test_import_file_ok"
+    try:
+        module = import_file(path, name)
+        assert sys.modules[name] is module
+        assert module.SEEN and module.Point(3).x == 3
+    finally:
+        sys.modules.pop(name, None)
+
+
+@pytest.mark.parametrize(
+    ("code", "raised"),
+    [("x = 1\nraise ValueError('bad')\n", ValueError), ("def f(:\n", SyntaxError)],
+)
+def test_a_file_whose_code_fails_is_not_left_in_sys_modules(
+    tmp_path: Path, code: str, raised: type[BaseException]
+) -> None:
+    path = tmp_path / "broken.py"
+    path.write_text(code)
+    name = "yiem_test_import_file_broken"
+    with pytest.raises(raised):
+        import_file(path, name)
+    assert name not in sys.modules
+
+
+def test_a_package_finds_its_submodules_and_prepare_runs_before_its_code(tmp_path: Path) -> None:
+    folder = tmp_path / "pkg"
+    folder.mkdir()
+    (folder / "__init__.py").write_text("from .inner import VALUE\nSEEN = GIVEN\n")
+    (folder / "inner.py").write_text("VALUE = 7\n")
+    name = "yiem_test_import_file_pkg"
+    try:
+        module = import_file(
+            folder / "__init__.py", name, package=True, prepare=lambda m: setattr(m, "GIVEN", 1)
+        )
+        assert (module.VALUE, module.SEEN) == (7, 1)
+        assert sys.modules[f"{name}.inner"].VALUE == 7
+    finally:
+        for key in [name, f"{name}.inner"]:
+            sys.modules.pop(key, None)
+
+
+def test_a_file_that_is_not_python_is_one_clear_import_error(tmp_path: Path) -> None:
+    path = tmp_path / "notes.txt"
+    path.write_text("x = 1\n")
+    with pytest.raises(ImportError, match=r"notes\.txt is not a Python file$"):
+        import_file(path, "yiem_test_import_file_txt")
+    assert "yiem_test_import_file_txt" not in sys.modules

@@ -1,7 +1,9 @@
-"""Replacing a file whole or not at all: the one way yiemagent rewrites a file it owns (a
-`writeTool` tool file, a batch's repaired results file, the embedded model's verified
-marker, a trace page), so that a crash at any moment leaves the old file or the new one,
-never half of one (DESIGN §8).
+"""The two things yiemagent does to a file in one way each: replace it whole or not at all
+(`write_atomically`: a `writeTool` tool file, a batch's repaired results file, the embedded
+model's verified marker, a trace page), so that a crash at any moment leaves the old file or
+the new one, never half of one (DESIGN §8); and import a Python file as a module
+(`import_file`: tool files and their helpers, a tool a worker process runs, the modules beside
+an agent file, an eval's check file), leaving nothing behind when its code fails.
 
 Internal: not part of the public API (`yiemagent` does not re-export it). It sits at the
 bottom of the layers, beside `errors`, and imports nothing of yiemagent.
@@ -10,12 +12,16 @@ bottom of the layers, beside `errors`, and imports nothing of yiemagent.
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import os
 import secrets
 import stat
+import sys
+from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 
-__all__ = ["write_atomically"]
+__all__ = ["import_file", "write_atomically"]
 
 _O_BINARY = getattr(os, "O_BINARY", 0)  # Windows: no newline translation
 
@@ -97,3 +103,46 @@ def _fsync_folder(folder: Path) -> None:
             os.fsync(fd)
         finally:
             os.close(fd)
+
+
+def import_file(
+    path: Path,
+    module_name: str,
+    *,
+    package: bool = False,
+    prepare: Callable[[ModuleType], None] | None = None,
+) -> ModuleType:
+    """Import the Python file `path` as the module `module_name`, as Python's own recipe
+    does: the module is in `sys.modules` before its code runs, so a dataclass in it finds
+    its module and the module lives as long as the process; when its code raises, it is
+    removed again, so a failed import leaves nothing behind.
+
+    Args:
+        path: The file (with `package`, a package's `__init__.py`: its folder is searched
+            for the package's submodules).
+        module_name: The name in `sys.modules`; one already there is replaced.
+        prepare: Called with the new module before its code runs (to give it its own
+            `__builtins__`, say).
+
+    Raises:
+        ImportError: `path` is not a Python source file (no `.py` name).
+        BaseException: whatever the file's code raised (`SyntaxError`, `SystemExit`, ...),
+            as it raised it.
+    """
+    search = [str(path.parent)] if package else None
+    spec = importlib.util.spec_from_file_location(
+        module_name, path, submodule_search_locations=search
+    )
+    if spec is None or spec.loader is None:
+        raise ImportError(f"{path} is not a Python file")
+    module = importlib.util.module_from_spec(spec)
+    if prepare is not None:
+        prepare(module)
+    sys.modules[module_name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        if sys.modules.get(module_name) is module:
+            del sys.modules[module_name]
+        raise
+    return module

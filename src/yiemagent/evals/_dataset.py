@@ -16,11 +16,9 @@ from __future__ import annotations
 
 import functools
 import importlib
-import importlib.util
 import inspect
 import json
 import re
-import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from os import PathLike
@@ -43,6 +41,7 @@ from yiemagent.evals._checks import (
     tool_called,
 )
 from yiemagent.evals._judge import judge
+from yiemagent.files import import_file
 
 __all__ = ["CHECKS", "Dataset"]
 
@@ -348,7 +347,8 @@ def _function_check(file: Path, where: str, name: str) -> Callable[..., Any]:
     target, _, attribute = name.rpartition(":")
     try:
         if target.endswith(".py"):
-            module = _module_from_file(file.parent / target)
+            path = file.parent / target
+            module = import_file(path, f"yiem_eval_checks_{abs(hash(str(path.resolve())))}")
         else:
             module = importlib.import_module(target)
     except Exception as exc:
@@ -358,21 +358,3 @@ def _function_check(file: Path, where: str, name: str) -> Callable[..., Any]:
         raise DatasetError(f"{where}: {target} has no function {attribute!r}")
     found: Callable[..., Any] = function
     return found
-
-
-def _module_from_file(path: Path) -> Any:
-    # Imported as Python's own recipe does: in `sys.modules` before it runs, so it stays
-    # alive for the process (a model or client its checks reach only weakly, a FauxModel,
-    # was collected between cases) and a dataclass in it can find its module.
-    name = f"yiem_eval_checks_{abs(hash(str(path.resolve())))}"
-    spec = importlib.util.spec_from_file_location(name, path)
-    if spec is None or spec.loader is None:
-        raise ImportError(f"{path} is not a Python file")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    try:
-        spec.loader.exec_module(module)
-    except BaseException:
-        sys.modules.pop(name, None)
-        raise
-    return module

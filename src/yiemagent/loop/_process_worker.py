@@ -14,15 +14,16 @@ from __future__ import annotations
 
 import asyncio
 import importlib
-import importlib.util
 import inspect
 import os
 import pickle
 import struct
-import sys
 import threading
 import time
+from pathlib import Path
 from typing import IO, Any
+
+from yiemagent.files import import_file
 
 __all__ = ["main", "read_frame", "write_frame"]
 
@@ -61,12 +62,7 @@ def _resolve(target: tuple[str, str | None, str]) -> Any:
         if cached is not None and cached[0] == mtime:
             module = cached[1]
         else:
-            spec = importlib.util.spec_from_file_location(module_name, file)
-            if spec is None or spec.loader is None:
-                raise ImportError(f"cannot import {file}")
-            module = importlib.util.module_from_spec(spec)
-            sys.modules[module_name] = module
-            spec.loader.exec_module(module)
+            module = import_file(Path(file), module_name)
             _modules[(module_name, file)] = (mtime, module)
     value = module
     for part in qualname.split("."):

@@ -26,7 +26,6 @@ import contextlib
 import dataclasses
 import hashlib
 import importlib
-import importlib.util
 import json
 import sys
 import threading
@@ -38,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from yiemagent.agent import Agent, Handoff, speaking_agent
 from yiemagent.errors import ConfigError, YiemAgentError
+from yiemagent.files import import_file
 from yiemagent.types import Model, UsageLimits
 from yiemagent.types.tools import is_whole_number
 
@@ -498,21 +498,12 @@ def _import_beside(base: Path, module_name: str) -> ModuleType:
     unique = f"_yiemagent_agent_file_{digest}_{top}"
     module = sys.modules.get(unique)
     if module is None:
-        package = [str(folder)] if path.name == "__init__.py" else None
-        spec = importlib.util.spec_from_file_location(
-            unique, path, submodule_search_locations=package
-        )
-        if spec is None or spec.loader is None:
-            raise ImportError(f"cannot load {path}")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[unique] = module
         try:
-            spec.loader.exec_module(module)
-        except BaseException as exc:
-            del sys.modules[unique]
-            if isinstance(exc, Exception) and not isinstance(exc, ImportError):
-                raise ImportError(f"{type(exc).__name__}: {exc}") from exc
+            module = import_file(path, unique, package=path.name == "__init__.py")
+        except ImportError:
             raise
+        except Exception as exc:
+            raise ImportError(f"{type(exc).__name__}: {exc}") from exc
     return importlib.import_module(f"{unique}.{rest}") if rest else module
 
 

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import builtins
 import importlib
-import importlib.util
 import sys
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -29,6 +28,7 @@ from types import ModuleType
 from typing import Any, TypeVar
 
 from yiemagent.errors import ConfigError
+from yiemagent.files import import_file
 
 __all__ = ["FolderImports", "ToolFileError", "import_tool_file"]
 
@@ -94,25 +94,17 @@ class FolderImports:
             file = package if package.is_file() else self.folder / f"{top}.py"
             if not file.is_file():
                 return None
-            name = f"{self.prefix}_{top}"
-            spec = importlib.util.spec_from_file_location(
-                name,
-                file,
-                submodule_search_locations=[str(file.parent)] if file == package else None,
-            )
-            if spec is None or spec.loader is None:
-                return None
-            module = importlib.util.module_from_spec(spec)
-            self.prepare(module)
-            sys.modules[name] = module
-            self.helpers[top] = module
+
+            def register(module: ModuleType) -> None:  # before it runs: it may import itself
+                self.prepare(module)
+                self.helpers[top] = module
+
             try:
-                spec.loader.exec_module(module)
+                name = f"{self.prefix}_{top}"
+                return import_file(file, name, package=file == package, prepare=register)
             except BaseException:
-                sys.modules.pop(name, None)
-                del self.helpers[top]
+                self.helpers.pop(top, None)
                 raise
-            return module
 
 
 def import_tool_file(
@@ -171,21 +163,10 @@ def import_tool_file(
 
 
 def _exec(path: Path, module_name: str, imports: FolderImports) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(module_name, path)
-    if spec is None or spec.loader is None:
-        raise ImportError(f"cannot import {path}")
-    module = importlib.util.module_from_spec(spec)
-    imports.prepare(module)
-    sys.modules[module_name] = module
     try:
-        spec.loader.exec_module(module)
+        return import_file(path, module_name, prepare=imports.prepare)
     except SystemExit as exc:
-        sys.modules.pop(module_name, None)
         raise ToolFileError(f"the file called sys.exit({exc.code!r})") from None
-    except BaseException:
-        sys.modules.pop(module_name, None)
-        raise
-    return module
 
 
 def _describe(exc: BaseException) -> str:
