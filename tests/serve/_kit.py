@@ -105,10 +105,12 @@ class Tools:
 
 
 def faux_agents(
-    store: SessionStore, tools: Tools, *, delay_s: float = 0.0
+    store: SessionStore, tools: Tools, *, delay_s: float = 0.0, fm: FauxModel | None = None
 ) -> Callable[[str], Agent[Any]]:
-    """`make_agent` for the app: every session's agent on one faux script of `brain`."""
-    fm = FauxModel([brain] * 100_000, delay_s=delay_s, chunk_size=8)
+    """`make_agent` for the app: every session's agent on `fm`, by default one faux script
+    of `brain` (`delay_s` between its chunks)."""
+    if fm is None:
+        fm = FauxModel([brain] * 100_000, delay_s=delay_s, chunk_size=8)
 
     def make_agent(session_id: str) -> Agent[Any]:
         return Agent(

@@ -9,7 +9,7 @@ Before, any `tools` was a 400 ("front-end tools are not supported")."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +17,7 @@ import httpx2 as httpx
 import pytest
 from ag_ui import core as agui
 
-from tests.serve._kit import Tools, serving, sse, text_of
+from tests.serve._kit import Tools, faux_agents, serving, sse, text_of
 from tests.serve.test_protocols import EVENT, agui_input, check_agui_order
 from yiemagent import Agent, AssistantMessage, Context
 from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_text, faux_tool_call
@@ -67,21 +67,6 @@ def brain(context: Context) -> AssistantMessage:
     return faux_message(faux_text("echo: " + " ".join(words)))
 
 
-def _agents(fm: FauxModel, tools: Tools, store: SqliteSessionStore) -> Callable[[str], Agent[Any]]:
-    """`make_agent` for a server: faux agents (`brain`) with `tools` on `store`."""
-
-    def make_agent(session_id: str) -> Agent[Any]:
-        return Agent(
-            model=fm.model,
-            stream_fn=fm.stream_fn,
-            tools=tools.all(),
-            session_store=store,
-            session_id=session_id,
-        )
-
-    return make_agent
-
-
 class Server:
     """A server of faux agents (`brain`) on a SQLite session store in a file."""
 
@@ -118,7 +103,7 @@ def server(tmp_path: Path) -> Iterator[Server]:
     tools = Tools()
     fm = FauxModel([brain] * 10_000, chunk_size=8)
     with SqliteSessionStore(tmp_path / "sessions.db") as store:
-        make_agent = _agents(fm, tools, store)
+        make_agent = faux_agents(store, tools, fm=fm)
 
         with serving(create_app(make_agent, session_store=store)) as url:
             server = Server(url, store, fm, tools)
@@ -381,7 +366,7 @@ def test_a_front_end_call_held_on_one_server_is_answered_through_another(
     tools = Tools()
     fm = FauxModel([brain] * 10, chunk_size=8)
     with SqliteSessionStore(tmp_path / "sessions.db") as store:
-        make_agent = _agents(fm, tools, store)
+        make_agent = faux_agents(store, tools, fm=fm)
 
         with (
             serving(create_app(make_agent, session_store=store)) as first_url,
