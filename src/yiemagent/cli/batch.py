@@ -18,7 +18,6 @@ import functools
 import importlib
 import logging
 import os
-import signal
 import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -35,13 +34,13 @@ from yiemagent.cli.options import (
     BaseUrlOption,
     CliError,
     MaxTurnsOption,
-    Terminated,
     ToolsOption,
     check_output_path,
     load_tool_folder,
     no_tool_files_note,
     resolve_model,
     results_file_option,
+    sigterm_as_ctrl_c,
 )
 from yiemagent.cli.teams import AgentFileFactory, refuse_agent_flags, split_agent_option
 from yiemagent.errors import YiemAgentError
@@ -183,33 +182,6 @@ def import_factory(spec: str) -> Any:
     if not callable(factory):
         raise _cli_error(f"--agent {spec}: {module_name} has no function {attribute}")
     return factory
-
-
-@contextlib.contextmanager
-def _sigterm_as_ctrl_c() -> Iterator[list[bool]]:
-    """Within: SIGTERM (a supervisor, `timeout`, a scheduler's cancel) stops the batch as
-    Ctrl-C does, through the SIGINT handler `run_batch` installs (running tasks aborted and
-    recorded "interrupted", nothing new started); a second one, or one before the batch
-    runs, ends the command at once (`Terminated`). Yields a list that holds True once
-    SIGTERM came."""
-    came: list[bool] = []
-
-    def on_sigterm(signum: int, frame: Any) -> None:
-        handler = signal.getsignal(signal.SIGINT)
-        first = not came
-        came.append(True)
-        if not first or not callable(handler) or handler is signal.default_int_handler:
-            raise Terminated
-        try:
-            handler(signal.SIGINT, frame)
-        except KeyboardInterrupt:
-            raise Terminated from None
-
-    previous = signal.signal(signal.SIGTERM, on_sigterm)
-    try:
-        yield came
-    finally:
-        signal.signal(signal.SIGTERM, previous)
 
 
 @contextlib.contextmanager
@@ -363,7 +335,7 @@ def batch(
         _stdout_to_stderr() if ray is not None else contextlib.nullcontext(),
         results_file_option(out, "--out"),
         library_warnings_shown(),
-        _sigterm_as_ctrl_c() as terminated,
+        sigterm_as_ctrl_c() as terminated,
     ):
         report = run_batch(
             tasks,

@@ -14,7 +14,7 @@ the runs (the batch's results file): the same command again runs only what is mi
 checks every run again (a changed dataset or `--baseline` needs no rerun). A dataset's
 `workdir:` is where the example `read_file` tool reads. Exit status: 0 every case passed
 and nothing regressed against `--baseline`; 1 a case failed or regressed, or a bad input
-(one line on stderr). See `docs/evals.md`.
+(one line on stderr); 130 interrupted (Ctrl-C), 143 terminated (SIGTERM). See `docs/evals.md`.
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ from yiemagent.cli.options import (
     DEFAULT_MODEL,
     DEFAULT_SYSTEM,
     DEFAULT_TOOLS_DIR,
+    EXIT_TERMINATED,
     BaseUrlOption,
     CliError,
     MaxTurnsOption,
@@ -47,6 +48,7 @@ from yiemagent.cli.options import (
     missing_api_key,
     resolve_model,
     results_file_option,
+    sigterm_as_ctrl_c,
 )
 from yiemagent.files import write_atomically
 
@@ -312,8 +314,13 @@ def eval_command(
         resolve_model(model, base_url)  # a bad model fails now, before any case runs
         base = CliAgentFactory(model, base_url, folder, system, max_turns)
         make_agent = EvalAgentFactory(base, root)
+    terminated: list[bool] = []
     try:
-        with results_file_option(results, "--results"), library_warnings_shown():
+        with (
+            results_file_option(results, "--results"),
+            library_warnings_shown(),
+            sigterm_as_ctrl_c() as terminated,
+        ):
             report = asyncio.run(
                 run_eval(
                     data,
@@ -327,12 +334,14 @@ def eval_command(
                     progress=True if sys.stderr.isatty() else "lines",
                 )
             )
-    except KeyboardInterrupt:  # Ctrl-C: say how to go on, as yiem batch does
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM: say how to go on, as yiem batch does
         hint = (
             f"run the same command again to finish (the runs done are kept in {results})"
             if results is not None
             else "with --results RUNS.jsonl the runs done are kept and the same command resumes"
         )
+        if terminated:
+            raise CliError(f"terminated; {hint}", EXIT_TERMINATED) from None
         raise CliError(f"interrupted; {hint}", 130) from None
     comparison = report.compare(old) if old is not None else None
     # With `--json -` the report alone is standard output; the table goes to stderr.

@@ -47,6 +47,7 @@ __all__ = [
     "resolve_model",
     "results_file_option",
     "same_file",
+    "sigterm_as_ctrl_c",
     "sigterm_raises",
     "silence_closed_output",
 ]
@@ -188,6 +189,34 @@ def sigterm_raises() -> Iterator[None]:
     previous = signal.signal(signal.SIGTERM, terminate)
     try:
         yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+@contextlib.contextmanager
+def sigterm_as_ctrl_c() -> Iterator[list[bool]]:
+    """Within: SIGTERM (a supervisor, `timeout`, a scheduler's cancel) does what Ctrl-C
+    does, through whatever SIGINT handler is installed when it comes (`run_batch`'s and
+    `asyncio.run`'s wind the work down: running tasks aborted, nothing new started); a
+    second one, or one while Python's default handler is in place, raises `Terminated`.
+    Yields a list that holds True once SIGTERM came, so the command can say "terminated"
+    and exit 143 where Ctrl-C says "interrupted"."""
+    came: list[bool] = []
+
+    def on_sigterm(signum: int, frame: Any) -> None:
+        handler = signal.getsignal(signal.SIGINT)
+        first = not came
+        came.append(True)
+        if not first or not callable(handler) or handler is signal.default_int_handler:
+            raise Terminated
+        try:
+            handler(signal.SIGINT, frame)
+        except KeyboardInterrupt:
+            raise Terminated from None
+
+    previous = signal.signal(signal.SIGTERM, on_sigterm)
+    try:
+        yield came
     finally:
         signal.signal(signal.SIGTERM, previous)
 
