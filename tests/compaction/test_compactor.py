@@ -10,6 +10,7 @@ import base64
 import dataclasses
 import itertools
 import json
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -419,17 +420,38 @@ def _tool_tokens(context: Context) -> int:
     return chars // 4
 
 
-async def test_the_system_prompt_and_tool_schemas_count_against_the_window() -> None:
-    """HKUDS/nanobot#4039 and vybestack/llxprt-code#310: the history kept was sized without
-    the system prompt and the tools' schemas, so with many tools (an MCP server's) the
-    request still passed the window after compaction. Here a long system prompt and twelve
-    tools with wordy schemas take about half the window; every request, those included,
-    still leaves room for the answer. (3,000 tokens: at 2,000 the tools, as a chat template
-    renders them, leave no room for an answer.)"""
+def _template_tokens(context: Context) -> int:
+    """What the embedded model's chat template spends beside the messages (`WORDY_BESIDE`)."""
+    return WORDY_BESIDE
+
+
+@pytest.mark.parametrize(
+    ("window", "max_tokens", "beside"),
+    [
+        pytest.param(3000, 200, _tool_tokens, id="schemas-count-against-the-window"),
+        pytest.param(3200, 650, _template_tokens, id="as-much-as-a-chat-template-spends"),
+    ],
+)
+async def test_the_system_prompt_and_tool_schemas_count_against_the_window(
+    window: int, max_tokens: int, beside: Callable[[Context], int]
+) -> None:
+    """A long system prompt and twelve tools with wordy schemas take about half the window;
+    every request, those included, still leaves room for the answer.
+
+    schemas-count-against-the-window: HKUDS/nanobot#4039 and vybestack/llxprt-code#310: the
+    history kept was sized without the system prompt and the tools' schemas, so with many
+    tools (an MCP server's) the request still passed the window after compaction. (3,000
+    tokens: at 2,000 the tools, as a chat template renders them, leave no room for an
+    answer.)
+
+    as-much-as-a-chat-template-spends: the tools were counted as their name, description
+    and schema at 4 characters a token, 1,670 tokens here, where the embedded model's
+    template spends 2,082: it wraps each tool in its function JSON (denser than prose, about
+    3.5 characters a token) and adds a preamble on how to call them. With the answer's
+    room, requests passed the window by the difference."""
     script = Scripted()
     fm = FauxModel([script] * 400, model_id="compaction-faux")
-    window = 3000
-    model = dataclasses.replace(fm.model, context_window=window, max_tokens=200)
+    model = dataclasses.replace(fm.model, context_window=window, max_tokens=max_tokens)
     tools = [
         AgentTool(f"tool_{n}", f"tool {n}", "Looks things up. " * 3, WORDY_SCHEMA, lambda *_: "ok")
         for n in range(12)
@@ -448,42 +470,9 @@ async def test_the_system_prompt_and_tool_schemas_count_against_the_window() -> 
     answered = [c for c in fm.contexts if c.system_prompt != SUMMARY_SYSTEM_PROMPT]
     assert _tool_tokens(answered[-1]) > window // 3  # the tools are a large part
     for context in answered:
-        sent = estimate_tokens(list(context.messages)) + _tool_tokens(context)
+        sent = estimate_tokens(list(context.messages)) + beside(context)
         assert sent + model.max_tokens <= window, sent
         _pairs_ok(list(context.messages))
-    assert compactor.compactions >= 2
-
-
-async def test_tool_schemas_count_as_much_as_a_chat_template_spends_on_them() -> None:
-    """The tools were counted as their name, description and schema at 4 characters a
-    token, 1,670 tokens here, where the embedded model's template spends 2,082: it wraps
-    each tool in its function JSON (denser than prose, about 3.5 characters a token) and
-    adds a preamble on how to call them. With the answer's room, requests passed the
-    window by the difference. Now each request, the tools as the template counts them,
-    leaves room for the answer."""
-    script = Scripted()
-    fm = FauxModel([script] * 400, model_id="compaction-faux")
-    window = 3200
-    model = dataclasses.replace(fm.model, context_window=window, max_tokens=650)
-    tools = [
-        AgentTool(f"tool_{n}", f"tool {n}", "Looks things up. " * 3, WORDY_SCHEMA, lambda *_: "ok")
-        for n in range(12)
-    ]
-    compactor = Compactor(model, stream_fn=fm.stream_fn)
-    agent = Agent(
-        model=model,
-        stream_fn=fm.stream_fn,
-        system_prompt="You answer questions about the weather. " * 12,
-        tools=[lookup, *tools],
-        transform_context=compactor,
-    )
-    for n in range(30):
-        reply = await agent.prompt(f"question {n}: " + "words " * 10)
-        assert reply.stop_reason == "stop", reply.error_message
-    answered = [c for c in fm.contexts if c.system_prompt != SUMMARY_SYSTEM_PROMPT]
-    for context in answered:
-        sent = estimate_tokens(list(context.messages)) + WORDY_BESIDE
-        assert sent + model.max_tokens <= window, sent
     assert compactor.compactions >= 2
 
 
