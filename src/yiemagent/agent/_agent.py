@@ -127,7 +127,7 @@ class Agent(Generic[OutputT]):
 
     def __init__(
         self,
-        system_prompt: str = "You are a helpful assistant.",
+        system_prompt: str | None = "You are a helpful assistant.",
         model: Model | Sequence[Model] | None = None,
         *,
         tools: ToolStore | Mapping[str, Any] | Iterable[Any] | None = None,
@@ -191,7 +191,7 @@ class Agent(Generic[OutputT]):
         """The agent's own tool store; register tools here at any time."""
         self._owned = OwnedResources()
         self._state = AgentStateView(self.tool_store)
-        self._state.system_prompt = system_prompt
+        self._state.system_prompt = system_prompt or ""  # None: no system prompt, as in Context
         self._state.active_agent = name
         self._state.model = model  # type: ignore[assignment]
         self._custom_model = llm_call is not None or stream_fn is not None
@@ -725,8 +725,9 @@ def check_options(options: Mapping[str, Any]) -> None:
     Raises:
         ConfigError: the first invalid argument, saying what to pass instead.
     """
-    if not isinstance(options["system_prompt"], str):
-        raise ConfigError("system_prompt must be a str")
+    prompt = options["system_prompt"]
+    if prompt is not None and not isinstance(prompt, str):
+        raise ConfigError(f"system_prompt must be a str, or None for none, not {prompt!r}")
     model = options["model"]
     if isinstance(model, list | tuple) and model and all(isinstance(m, Model) for m in model):
         pass  # a FallbackModel of them

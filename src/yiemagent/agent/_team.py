@@ -319,7 +319,7 @@ class TeamRun:
         return model
 
     def system_prompt(self) -> str:
-        return str(self.active.state.system_prompt)
+        return self.active.state.system_prompt or ""  # None assigned to state: no system prompt
 
     def view(self, messages: list[AgentMessage]) -> list[AgentMessage]:
         """`messages` (the run's transcript) as the speaking agent's model sees them: when a

@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
+from yiemagent.errors import ConfigError
 from yiemagent.types.messages import (
     AssistantMessage,
     Message,
@@ -106,6 +107,25 @@ class Context:
     system_prompt: str = ""
     messages: list[Message] = field(default_factory=list)
     tools: list[AgentTool] | None = None
+
+    def __post_init__(self) -> None:
+        """None for `system_prompt` is no system prompt ("") and for `messages` none ([]),
+        as in pi's optional fields and openai-agents' `instructions=None`; made so here,
+        every provider sees the same value.
+
+        Raises:
+            ConfigError: `system_prompt` is neither text nor None.
+        """
+        prompt: object = self.system_prompt
+        if prompt is None:
+            self.system_prompt = ""
+        elif not isinstance(prompt, str):
+            raise ConfigError(
+                "Context.system_prompt must be text (a str), or None for no system prompt, "
+                f"not {type(prompt).__name__}"
+            )
+        if self.messages is None:
+            self.messages = []
 
 
 @dataclass(slots=True, kw_only=True)
