@@ -4,7 +4,8 @@
 Each server object owns at most one connection, which lives on its own event loop thread
 (`LoopThread`), so it survives the caller's loop: `asyncio.run(add_server(...))` followed by
 `agent.prompt_sync(...)` works. Callers on any loop or thread reach it through
-`call_tool`, `refresh_tools` and `close`.
+`call_tool`, `refresh_tools` and `close`. A connection still open when the interpreter
+exits (a program ended by Ctrl-C mid-run) is closed then, its stdio server stopped.
 
 Failures never hang:
 - the server process dies or the HTTP server goes away: the transport's end is noticed at
@@ -27,6 +28,7 @@ The SDK (`mcp`, the `mcp` extra) is imported only when a connection opens.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import concurrent.futures
 import contextlib
 import logging
@@ -162,12 +164,15 @@ class MCPServer:
             thread = self._thread
             if thread is None or not thread.running:
                 thread = self._thread = LoopThread(f"yiem-mcp-{self.name}"[:60])
+        _close_at_exit(self)
         await asyncio.wrap_future(thread.submit(self._ensure_up()))
 
     async def close(self) -> None:
         """Close the connection (a stdio server's process is stopped) and its thread.
         Calls still in flight get an error result. Idempotent; a later `connect` reopens."""
         thread, self._thread = self._thread, None
+        with _OPEN_LOCK:
+            _OPEN.discard(self)
         if thread is None or not thread.running:
             return
         with contextlib.suppress(RuntimeError):
@@ -545,6 +550,45 @@ def _read_end(task: asyncio.Task[Any]) -> None:
     traceback on stderr."""
     if not task.cancelled():
         task.exception()
+
+
+_OPEN: set[MCPServer] = set()
+"""Servers connected and not closed yet, closed at the interpreter's exit."""
+_OPEN_LOCK = threading.Lock()
+_exit_hook = False
+_EXIT_CLOSE_S = 10.0
+"""How long the exit waits for the open servers to close, all at once (s): the SDK closes
+a stdio server's input, then sends SIGTERM, then SIGKILL, waiting 2 s before each."""
+
+
+def _close_at_exit(server: MCPServer) -> None:
+    """Close `server` when the interpreter exits, if nobody closed it before. A program
+    ended by Ctrl-C (or `sys.exit`, or its last line) mid-run never reaches `close`; a
+    stdio server then outlived it whenever it was busy with a call (it runs in a session
+    of its own, so Ctrl-C at a terminal does not reach it, and it reads the end of its
+    input only once the call is done)."""
+    global _exit_hook
+    with _OPEN_LOCK:
+        if not _exit_hook:
+            _exit_hook = True
+            atexit.register(_close_open_servers)
+        _OPEN.add(server)
+
+
+def _close_open_servers() -> None:
+    with _OPEN_LOCK:
+        servers = list(_OPEN)
+        _OPEN.clear()
+    closing: list[tuple[LoopThread, concurrent.futures.Future[None]]] = []
+    for server in servers:
+        thread, server._thread = server._thread, None
+        if thread is None or not thread.running:
+            continue
+        with contextlib.suppress(RuntimeError):
+            closing.append((thread, thread.submit(server._shutdown())))
+    concurrent.futures.wait([future for _, future in closing], timeout=_EXIT_CLOSE_S)
+    for thread, _ in closing:
+        thread.stop(timeout_s=1.0)
 
 
 def _cancel(future: concurrent.futures.Future[Any]) -> None:
