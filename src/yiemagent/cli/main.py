@@ -57,6 +57,7 @@ from yiemagent.cli.options import (
     load_tool_folder,
     no_tool_files_note,
     resolve_model,
+    sigterm_raises,
     silence_closed_output,
 )
 from yiemagent.cli.serve import serve as serve_command
@@ -320,7 +321,7 @@ def run(
         flags = {"--tools": tools, "--mcp": mcp or mcp_url, "--max-cost": max_cost,
                  "--output-schema": output_schema, "--otel": otel, "--attach": attach,
                  "--system": system != DEFAULT_SYSTEM}  # fmt: skip
-        with contextlib.redirect_stdout(sys.stderr):
+        with contextlib.redirect_stdout(sys.stderr), sigterm_raises():
             resolved = resolve_model(model, base_url, tool_calls)
             reason, answer = run_agent_file(
                 agent, prompt, resolved, printer, yes=yes, max_turns=max_turns, flags=flags,
@@ -331,7 +332,9 @@ def run(
             print(answer, flush=True)
         return
     # stdout is the answer (or the JSON lines): whatever tool files print goes to stderr.
-    with contextlib.redirect_stdout(sys.stderr):
+    # SIGTERM before the run (MCP servers starting) or after it ends the command through
+    # its `finally`, so the servers it started stop; during the run, the run winds down.
+    with contextlib.redirect_stdout(sys.stderr), sigterm_raises():
         resolved = resolve_model(model, base_url, tool_calls)
         attachments = _load_attachments(attach or [], resolved, err)
         context = _load_tools(tools, resolved, err)

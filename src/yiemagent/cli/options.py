@@ -258,8 +258,9 @@ def silence_closed_output() -> None:
 
 def interruptible(load: Callable[[], T], before_exit: Callable[[], None] | None = None) -> T:
     """Run `load` (the embedded model's load, seconds inside llama.cpp) on a worker thread so
-    that Ctrl-C ends the command at once with 130 instead of after the load; `before_exit`
-    (stopping a progress bar: it shows the cursor again) runs before that exit."""
+    that Ctrl-C ends the command at once with 130 instead of after the load (SIGTERM, under
+    `sigterm_raises`, with 143); `before_exit` (stopping a progress bar: it shows the cursor
+    again) runs before that exit."""
     box: dict[str, Any] = {}
 
     def work() -> None:
@@ -273,16 +274,17 @@ def interruptible(load: Callable[[], T], before_exit: Callable[[], None] | None 
         thread.start()  # inside: Ctrl-C can land while start() waits for the thread
         while thread.is_alive():
             thread.join(0.1)
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, Terminated) as stop:
         # llama.cpp cannot be stopped mid-load and a normal exit would wait for it;
         # nothing has been answered yet, so nothing is lost.
         with contextlib.suppress(Exception):
             if before_exit is not None:
                 before_exit()
             sys.stdout.flush()
-        sys.stderr.write("yiem: interrupted\n")
+        terminated = isinstance(stop, Terminated)
+        sys.stderr.write(f"yiem: {'terminated' if terminated else 'interrupted'}\n")
         sys.stderr.flush()
-        os._exit(130)  # EXIT_INTERRUPTED of yiemagent.cli.main: 128 + SIGINT
+        os._exit(EXIT_TERMINATED if terminated else 130)  # 130: 128 + SIGINT
     if "error" in box:
         raise box["error"]
     return cast(T, box["value"])

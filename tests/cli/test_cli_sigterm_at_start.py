@@ -1,0 +1,59 @@
+"""`yiem run --mcp` stopped by SIGTERM while its MCP server starts (a server fetched by
+`npx` can take many seconds; DESIGN §8): the command ends with one line and 143, and the
+server process it started is stopped, not left running on its own. A real process and a
+server command that never answers."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.cli.test_cli_agent_file_sigterm import SCRIPT
+
+pytestmark = pytest.mark.timeout(120)
+
+
+def test_sigterm_while_an_mcp_server_starts_stops_it(tmp_path: Path) -> None:
+    """The default SIGTERM action used to end `yiem run` at once, silently, leaving the MCP
+    server's process (and its children) running."""
+    script = tmp_path / "run_faux.py"
+    script.write_text(SCRIPT)
+    (tmp_path / "tools").mkdir()
+    pid_file = tmp_path / "server.pid"
+    server = f"sh -c 'echo $$ > {pid_file}; sleep 60'"  # started, never answers
+    options = ["--tools", str(tmp_path / "tools"), "--mcp", server]
+    proc = subprocess.Popen(
+        [sys.executable, str(script), "run", "hi", *options],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not pid_file.exists() or not pid_file.read_text().strip():
+            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+            time.sleep(0.05)
+        server_pid = int(pid_file.read_text())
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 143, err
+    assert err.strip().splitlines()[-1] == "yiem: terminated", err
+    assert "Traceback" not in err and out == ""
+    deadline = time.monotonic() + 15
+    while True:  # the server's shell stopped with yiem run
+        try:
+            os.kill(server_pid, 0)
+        except ProcessLookupError:
+            break
+        assert time.monotonic() < deadline, "the MCP server outlived yiem run"
+        time.sleep(0.1)
