@@ -149,6 +149,8 @@ async def check_guardrails(
 
 
 async def _verdict(guardrail: Guardrail, context: GuardrailContext) -> tuple[bool, str]:
+    """`(tripped, message)`; never raises but for the run's own cancellation, since a check
+    that failed must not count as passed (fail closed)."""
     try:
         if is_async_callable(guardrail):
             value = await guardrail(context)  # type: ignore[misc]
@@ -156,6 +158,7 @@ async def _verdict(guardrail: Guardrail, context: GuardrailContext) -> tuple[boo
             value = await asyncio.to_thread(guardrail, context)
             if isinstance(value, Awaitable):
                 value = await value
+        return _read(value)
     except asyncio.CancelledError as exc:
         task = asyncio.current_task()
         if task is not None and task.cancelling():
@@ -165,17 +168,28 @@ async def _verdict(guardrail: Guardrail, context: GuardrailContext) -> tuple[boo
         raise
     except BaseException as exc:  # a guardrail that raises counts as tripped (SystemExit too)
         return True, _raised(exc)
+
+
+def _read(value: Any) -> tuple[bool, str]:
+    """A guardrail's return value as `(tripped, message)`; raises when `tripped` cannot be
+    read as a truth value."""
     if value is None:
         return False, ""
     if isinstance(value, GuardrailResult):
-        return bool(value.tripped), value.message
+        return bool(value.tripped), str(value.message)
     if isinstance(value, bool):
         return value, ""
     return True, f"returned {type(value).__name__}, not a GuardrailResult, bool or None"
 
 
 def _raised(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    """`Class: text`, or the class alone when the exception has no text or its `__str__`
+    raises."""
+    try:
+        text = str(exc)
+    except Exception:
+        text = ""
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 class RunGuards:
