@@ -3,7 +3,8 @@
 replace the old, a failure leaves the old file and no temporary file, and a process SIGKILLed
 at random moments while it rewrites a file leaves one of the two whole versions. And
 `import_file`, the one way a Python file is imported as a module: in `sys.modules` while its
-code runs, gone again when that code fails."""
+code runs, gone again when that code fails; and `import_function`, the one reading of a
+`MODULE:FUNCTION` reference and the one wording of what is wrong with it."""
 
 from __future__ import annotations
 
@@ -16,8 +17,9 @@ from asyncio.subprocess import PIPE
 from pathlib import Path
 
 import pytest
+from hypothesis import given, strategies as st
 
-from yiemagent.files import import_file, write_atomically
+from yiemagent.files import import_file, import_function, write_atomically
 
 OLD = b"old " * 50_000
 NEW = b"new " * 60_000
@@ -180,3 +182,49 @@ def test_a_file_that_is_not_python_is_one_clear_import_error(tmp_path: Path) -> 
     with pytest.raises(ImportError, match=r"notes\.txt is not a Python file$"):
         import_file(path, "yiem_test_import_file_txt")
     assert "yiem_test_import_file_txt" not in sys.modules
+
+
+def test_import_function_finds_a_function_of_a_module_or_of_a_file(tmp_path: Path) -> None:
+    assert import_function("os.path:join") is os.path.join
+    path = tmp_path / "checks.py"
+    path.write_text("def answer():\n    return 42\n")
+    name = "yiem_test_import_function_file"
+    try:
+        found = import_function("checks.py:answer", lambda _: import_file(path, name))
+        assert found() == 42
+    finally:
+        sys.modules.pop(name, None)
+
+
+@pytest.mark.parametrize(
+    ("ref", "says"),
+    [
+        ("no_such_module_here:f", "cannot import no_such_module_here: No module named"),
+        ("os.path:no_such_function", "os.path has no function 'no_such_function'"),
+        ("os.path:sep", "os.path has no function 'sep'"),  # there, but not a function
+    ],
+)
+def test_what_is_wrong_with_a_reference_is_one_import_error(ref: str, says: str) -> None:
+    with pytest.raises(ImportError) as raised:
+        import_function(ref)
+    assert str(raised.value).startswith(says), raised.value
+    assert "\n" not in str(raised.value)
+
+
+def test_a_module_whose_code_fails_is_named_with_its_error(tmp_path: Path) -> None:
+    path = tmp_path / "broken.py"
+    path.write_text("def f(:\n")
+    with pytest.raises(ImportError, match=r"^cannot import broken\.py: SyntaxError: .* line 1\)$"):
+        import_function("broken.py:f", lambda _: import_file(path, "yiem_test_broken_ref"))
+    assert "yiem_test_broken_ref" not in sys.modules
+
+
+@given(st.text(st.characters(blacklist_characters=":"), max_size=20))
+def test_a_reference_without_both_sides_of_a_colon_is_refused_before_any_import(
+    text: str,
+) -> None:
+    loaded: list[str] = []
+    for ref in (text, f"{text}:", f":{text}"):
+        with pytest.raises(ImportError, match=r"is not MODULE:FUNCTION$"):
+            import_function(ref, lambda name: loaded.append(name))  # type: ignore[func-returns-value]
+    assert loaded == []

@@ -3,7 +3,9 @@
 model's verified marker, a trace page), so that a crash at any moment leaves the old file or
 the new one, never half of one (DESIGN §8); and import a Python file as a module
 (`import_file`: tool files and their helpers, a tool a worker process runs, the modules beside
-an agent file, an eval's check file), leaving nothing behind when its code fails.
+an agent file, an eval's check file), leaving nothing behind when its code fails, or the
+function a `MODULE:FUNCTION` reference names (`import_function`: `--agent`, an agent file's
+guardrails, an eval's own checks), with one wording for what is wrong with it.
 
 Internal: not part of the public API (`yiemagent` does not re-export it). It sits at the
 bottom of the layers, beside `errors`, and imports nothing of yiemagent.
@@ -12,6 +14,7 @@ bottom of the layers, beside `errors`, and imports nothing of yiemagent.
 from __future__ import annotations
 
 import contextlib
+import importlib
 import importlib.util
 import os
 import secrets
@@ -20,8 +23,9 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
-__all__ = ["import_file", "write_atomically"]
+__all__ = ["import_file", "import_function", "write_atomically"]
 
 _O_BINARY = getattr(os, "O_BINARY", 0)  # Windows: no newline translation
 
@@ -146,3 +150,37 @@ def import_file(
             del sys.modules[module_name]
         raise
     return module
+
+
+def import_function(
+    ref: str, load: Callable[[str], ModuleType] = importlib.import_module
+) -> Callable[..., Any]:
+    """The function `ref` names: `MODULE:FUNCTION`, the module imported by `load` (its
+    name, or whatever else the caller lets `load` take: a file's path, say).
+
+    Raises:
+        ImportError: one line saying what is wrong, for the caller to put after the option
+            or field it came from: `'x' is not MODULE:FUNCTION`, `cannot import m: why` (the
+            module is missing, or its code failed: `SyntaxError: ...`), or `m has no
+            function 'f'`.
+    """
+    module_name, _, attribute = ref.rpartition(":")
+    if not module_name or not attribute:
+        raise ImportError(f"{ref!r} is not MODULE:FUNCTION")
+    try:
+        module = load(module_name)
+    except Exception as exc:  # a missing module, or its own code failing
+        raise ImportError(f"cannot import {module_name}: {_why(exc)}") from exc
+    function = getattr(module, attribute, None)
+    if not callable(function):
+        raise ImportError(f"{module_name} has no function {attribute!r}")
+    found: Callable[..., Any] = function
+    return found
+
+
+def _why(exc: Exception) -> str:
+    if isinstance(exc, ImportError):  # says what is missing already
+        return str(exc)
+    if isinstance(exc, SyntaxError):
+        return f"SyntaxError: {exc.msg} ({Path(exc.filename or '?').name}, line {exc.lineno})"
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__

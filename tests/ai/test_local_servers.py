@@ -15,7 +15,7 @@ import pytest
 
 from tests.ai._local_kit import CALC, TIME
 from tests.ai.servers import LlamaServer, ReplayServer, openai_chunks, sse_reply, start_llama_server
-from yiemagent import Agent
+from yiemagent import Agent, tool
 from yiemagent.ai import Context, StreamOptions, complete, get_model, stream
 from yiemagent.ai.providers.local import is_installed, local_spec
 from yiemagent.ai.providers.local.weights import ensure_model_file
@@ -184,3 +184,31 @@ async def test_chunks_without_events_keep_the_stream_alive(server: ReplayServer)
         c for m in agent.state.messages if isinstance(m, AssistantMessage) for c in m.tool_calls
     ]
     assert call.arguments == {"place": "Oslo"}
+
+
+async def test_qwen3_coder_xml_calls_run_with_their_values_coerced(server: ReplayServer) -> None:
+    """A server without Qwen3-Coder's parser leaves its XML calls in the content: they run,
+    each value (a string in XML) coerced by the tool's schema, and the answer follows."""
+    xml = (
+        "<tool_call>\n<function=add>\n<parameter=a>\n2\n</parameter>\n"
+        "<parameter=b>\n40\n</parameter>\n</function>\n</tool_call>"
+    )
+    server.replies.put(
+        sse_reply(openai_chunks(*[{"content": xml[i : i + 7]} for i in range(0, len(xml), 7)]))
+    )
+    server.replies.put(sse_reply(openai_chunks({"content": "It is 42."})))
+    model = get_model("openai-compatible/m", base_url=server.url + "/v1", tool_calls="text")
+    added: list[tuple[int, int]] = []
+
+    @tool
+    def add(a: int, b: int) -> int:
+        """Add two integers."""
+        added.append((a, b))
+        return a + b
+
+    agent = Agent(model=model, tools=[add])
+    answer = await agent.prompt("What is 2 + 40?")
+    assert answer.text == "It is 42."
+    assert added == [(2, 40)]
+    [result] = [m for m in agent.state.messages if isinstance(m, ToolResultMessage)]
+    assert not result.is_error and result.content == [TextContent("42")]

@@ -160,10 +160,46 @@ def test_arguments_given_as_a_json_string_and_openai_shape() -> None:
     assert parse(shaped) == [call("f")]
 
 
+def test_qwen3_coder_xml_in_a_tag_is_the_call() -> None:
+    """Qwen3-Coder writes its calls as XML in the Hermes tags; a server that does not parse
+    that format (llama.cpp without its parser, an old vLLM) leaves it in the content."""
+    text = (
+        'I will look.\n<tool_call>\n<function=search>\n<parameter=query>\nsay "hi" {ok}\n'
+        "</parameter>\n<parameter=limit>\n5\n</parameter>\n</function>\n</tool_call>\nThen"
+    )
+    assert parse(text) == [
+        TextPiece("I will look.\n"),
+        ToolCallPiece("search", json.dumps({"query": 'say "hi" {ok}', "limit": "5"})),
+        TextPiece("\nThen"),
+    ]
+
+
+def test_qwen3_coder_xml_with_closers_left_out_and_two_functions() -> None:
+    text = (
+        "<tool_call><function=a><parameter=x>1<parameter=y>two\nlines</function>"
+        "<function=b></function></tool_call>"
+        "<tool_call>\n<function=c>\n<parameter=z>\nend"  # cut off: no closers at all
+    )
+    assert parse(text) == [
+        ToolCallPiece("a", json.dumps({"x": "1", "y": "two\nlines"})),
+        ToolCallPiece("b", "{}"),
+        ToolCallPiece("c", json.dumps({"z": "end"})),
+    ]
+
+
+def test_xml_in_a_tag_that_is_no_function_stays_text() -> None:
+    for text in (
+        "<tool_call><note>not a call</note></tool_call>",
+        "<tool_call><function=two words></function></tool_call>",
+    ):
+        assert parse(text) == [TextPiece(text)]
+
+
 # ── properties ──────────────────────────────────────────────────────────────
 
 _CALLS = [
     '<tool_call>{"name": "f", "arguments": {"a": "x}{"}}</tool_call>',
+    '<tool_call>\n<function=g>\n<parameter=a>\n"x}{\n</parameter>\n</function>\n</tool_call>',
     '{"name": "f", "parameters": {"a": 1}}',
     '{"name": "f", "parameters": {}}; {"name": "g", "parameters": {"e": ";"}}',
     '```json\n{"name": "g", "arguments": {}}\n```',
@@ -248,7 +284,10 @@ def calls_in_prose(draw: st.DrawFn) -> tuple[str, Pieces]:
         name = draw(st.sampled_from(["f", "g"]))
         arguments = draw(_ARGS)
         args = json.dumps(arguments)
-        form = draw(st.sampled_from(["tag", "bare", "fence", "mistral", "mistral_args"]))
+        form = draw(st.sampled_from(["tag", "bare", "fence", "mistral", "mistral_args", "xml"]))
+        if form == "xml":  # every value a string: XML has no other kind
+            arguments = {key: str(value) for key, value in arguments.items()}
+            args = json.dumps(arguments)
         if form in ("bare", "fence") and prose and not prose.endswith("\n"):
             prose += "\n"  # untagged JSON is a call only at the start of a line
         written = {
@@ -257,6 +296,9 @@ def calls_in_prose(draw: st.DrawFn) -> tuple[str, Pieces]:
             "fence": f'```json\n{{"name": "{name}", "arguments": {args}}}\n```',
             "mistral": f'[TOOL_CALLS] [{{"name": "{name}", "arguments": {args}}}]',
             "mistral_args": f"[TOOL_CALLS]{name}[ARGS]{args}",
+            "xml": f"<tool_call>\n<function={name}>\n"
+            + "".join(f"<parameter={k}>\n{v}\n</parameter>\n" for k, v in arguments.items())
+            + "</function>\n</tool_call>",
         }[form]
         text += prose + written
         expected += [TextPiece(prose), ToolCallPiece(name, args)]

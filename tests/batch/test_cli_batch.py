@@ -73,7 +73,7 @@ def test_batch_then_summary(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
         (["batch"], "give the tasks file and --out"),
         (["batch", "missing.jsonl", "--out", "r.jsonl"], "tasks file missing.jsonl does not exist"),
         (["batch", "--summary", "missing.jsonl"], "results file missing.jsonl does not exist"),
-        (["batch", "t.jsonl", "--out", "r.jsonl", "--agent", "nope"], "give MODULE:FUNCTION"),
+        (["batch", "t.jsonl", "--out", "r.jsonl", "--agent", "nope"], "is not MODULE:FUNCTION"),
         (["batch", "t.jsonl", "--out", "r.jsonl", "--agent", "no_such_mod:f"], "cannot import"),
         (
             ["batch", "t.jsonl", "--out", "r.jsonl", "--tools", "nodir"],
@@ -117,6 +117,39 @@ def test_bad_input_is_one_line_and_a_non_zero_exit(
     assert lines[0].startswith("yiem: error: ") and message in lines[0], lines[0]
     assert "Traceback" not in err
     assert not (tmp_path / "r.jsonl").exists() or (tmp_path / "r.jsonl").read_bytes() == b""
+
+
+@pytest.mark.parametrize(
+    ("code", "says"),
+    [
+        ("1 / 0\n", "ZeroDivisionError: division by zero"),
+        ("def f(:\n", "SyntaxError: invalid syntax ({name}.py, line 1)"),
+        ("x = 1\n", "{name} has no function 'make'"),
+    ],
+)
+def test_an_agent_module_that_fails_is_one_line_naming_the_option(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    code: str,
+    says: str,
+) -> None:
+    """A `--agent MODULE:FUNCTION` whose module's code raised said only the error's text
+    ("yiem: error: division by zero"), not that it came from importing the `--agent`
+    module."""
+    monkeypatch.chdir(tmp_path)
+    name = f"yiem_factory_{tmp_path.name}"  # a module name no other test imported
+    (tmp_path / f"{name}.py").write_text(code)
+    (tmp_path / "t.jsonl").write_text('{"id": 1, "prompt": "p"}\n')
+    exit_code, _, err = _run(
+        capsys, "batch", "t.jsonl", "--out", "r.jsonl", "--agent", f"{name}:make"
+    )
+    expected = says.format(name=name)
+    if "has no function" not in expected:
+        expected = f"cannot import {name}: {expected}"
+    assert exit_code == 1
+    assert err.strip() == f"yiem: error: --agent {name}:make: {expected}", err
+    assert not (tmp_path / "r.jsonl").exists()
 
 
 def test_summary_of_a_file_with_a_torn_last_line_warns_as_the_command_does(

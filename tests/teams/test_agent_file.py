@@ -166,7 +166,7 @@ async def test_two_files_guardrails_of_one_module_name_are_their_own(tmp_path: P
             f'system_prompt = "Likes no {word}."\n'
             'input_guardrails = ["guards:check", "checks.words:missing"]\n'
         )
-        with pytest.raises(ConfigError, match=r"'checks\.words' has no 'missing'"):
+        with pytest.raises(ConfigError, match=r"checks\.words has no function 'missing'"):
             load_agent(folder / "team.toml", model=FauxModel(["ok"]).model)
         text = (folder / "team.toml").read_text().replace(', "checks.words:missing"', "")
         (folder / "team.toml").write_text(text)
@@ -208,11 +208,11 @@ BAD = {
     "fewer than no handoffs": ("max_handoffs = -1", "max_handoffs: must be a whole number >= 0"),
     "a guardrail that does not import": (
         'output_guardrails = ["no_such_module:f"]',
-        "[agents.router] output_guardrails: cannot import 'no_such_module'",
+        "[agents.router] output_guardrails: cannot import no_such_module: No module named",
     ),
     "a guardrail that is not module:function": (
         'input_guardrails = ["just_a_name"]',
-        "[agents.router] input_guardrails: 'just_a_name' must be 'module:function'",
+        "[agents.router] input_guardrails: 'just_a_name' is not MODULE:FUNCTION",
     ),
     "an unknown model": ('model = "nowhere/none"', "[agents.router] model: "),
     "an unknown limit": (

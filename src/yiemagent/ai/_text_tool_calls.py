@@ -5,7 +5,10 @@ written into the content instead of the API's `tool_calls`. `TextToolCallParser`
 streamed content and splits it into text and calls as it arrives, in these forms:
 
 - Qwen / Hermes tags: `<tool_call>{"name": "f", "arguments": {...}}</tool_call>` (several
-  JSON objects in one tag, or several tags; a missing closing tag at the end is forgiven);
+  JSON objects in one tag, or several tags; a missing closing tag at the end is forgiven),
+  and in the same tags Qwen3-Coder's XML,
+  `<function=f><parameter=x>value</parameter></function>` (each value a string, less the
+  newline after its opening and before its closing tag; the tool's schema coerces it);
 - Llama 3 JSON: a reply line that is `{"name": "f", "parameters": {...}}` (also after
   `<|python_tag|>`, and several on one line separated by `;`), and the same with
   "arguments" (Qwen's bare JSON);
@@ -72,6 +75,10 @@ _JSON_FENCES = {"", "json", "json5", "jsonc", "tool_call", "tool_calls", "tool_c
 _CALL_KEYS = {"name", "arguments", "parameters", "type", "id"}
 _NAME = re.compile(r'^\{\s*"name"\s*:\s*"([^"\\]+)"')
 _MAX_NAME = 200
+_XML_FUNCTION = re.compile(r"<function=([^>\s]+)>(.*?)(?:</function>|\Z)", re.DOTALL)
+_XML_PARAMETER = re.compile(
+    r"<parameter=([^>]+)>(.*?)(?:</parameter>|(?=<parameter=)|\Z)", re.DOTALL
+)
 """Characters a `[TOOL_CALLS]name[CALL_ID]id` head may take before its `[ARGS]`."""
 
 _Mode = Literal["text", "bare", "tag", "mistral", "fence_head", "fence_json", "fence_text"]
@@ -241,14 +248,20 @@ class TextToolCallParser:
         # The tag ends at the first `</tool_call>` outside a JSON string: one inside a
         # string value is part of the arguments (a file that mentions the tag, say).
         buf = self._buf
-        found = self._scan.find(buf, len(_TAG_OPEN), _TAG_CLOSE)
+        found: int | None
+        if buf[len(_TAG_OPEN) :].lstrip().startswith("<"):  # XML: no JSON strings to skip
+            at = buf.find(_TAG_CLOSE, len(_TAG_OPEN))
+            found = at if at >= 0 else None
+        else:
+            found = self._scan.find(buf, len(_TAG_OPEN), _TAG_CLOSE)
         if found is None and not final:
             return False
         close = buf.find(_TAG_CLOSE, len(_TAG_OPEN)) if found is None else found
         # (None at the end: quotes out of balance, so the first closing tag there is)
         end = len(buf) if close < 0 else close + len(_TAG_CLOSE)
         inner = buf[len(_TAG_OPEN) : close if close >= 0 else len(buf)]
-        calls = _read_calls(inner, None, tagged=True)
+        xml = inner.lstrip().startswith("<function=")
+        calls = _xml_calls(inner) if xml else _read_calls(inner, None, tagged=True)
         return self._settle(out, calls, buf, end)
 
     def _mistral(self, out: list[Piece], final: bool) -> bool:
@@ -421,6 +434,23 @@ def _read_calls(text: str, names: frozenset[str] | None, *, tagged: bool) -> lis
     if not calls or any(call is None for call in calls):
         return []
     return [call for call in calls if call is not None]
+
+
+def _xml_calls(text: str) -> list[ToolCallPiece]:
+    """The calls of Qwen3-Coder's XML in a tag: `<function=f>` holding `<parameter=x>`
+    elements, each value a string (its closing tag may be missing before the next
+    parameter or at the end); [] when `text` holds no function, or one with a bad name."""
+    calls: list[ToolCallPiece] = []
+    for function in _XML_FUNCTION.finditer(text):
+        name = function[1].strip()
+        if not _is_name(name):
+            return []
+        arguments: dict[str, str] = {}
+        for parameter in _XML_PARAMETER.finditer(function[2]):
+            value = parameter[2].removeprefix("\n")
+            arguments[parameter[1].strip()] = value.removesuffix("\n")
+        calls.append(ToolCallPiece(name, json.dumps(arguments, ensure_ascii=False)))
+    return calls
 
 
 def _call(value: Any, names: frozenset[str] | None, *, tagged: bool) -> ToolCallPiece | None:

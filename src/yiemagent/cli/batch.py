@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import importlib
 import logging
 import os
 import sys
@@ -44,6 +43,7 @@ from yiemagent.cli.options import (
 )
 from yiemagent.cli.teams import AgentFileFactory, refuse_agent_flags, split_agent_option
 from yiemagent.errors import YiemAgentError
+from yiemagent.files import import_function
 
 if TYPE_CHECKING:
     from yiemagent.agent import Agent
@@ -169,19 +169,12 @@ def import_factory(spec: str) -> Any:
     Raises:
         CliError: not MODULE:FUNCTION, the module does not import, or has no such function.
     """
-    module_name, _, attribute = spec.partition(":")
-    if not module_name or not attribute:
-        raise _cli_error(f"--agent {spec}: give MODULE:FUNCTION, e.g. myagents:make_agent")
     if "" not in sys.path and os.getcwd() not in sys.path:  # as `python -m`: the module
         sys.path.insert(0, os.getcwd())  # of the folder the command runs in
     try:
-        module = importlib.import_module(module_name)
+        return import_function(spec)
     except ImportError as exc:
-        raise _cli_error(f"--agent {spec}: cannot import {module_name}: {exc}") from None
-    factory = getattr(module, attribute, None)
-    if not callable(factory):
-        raise _cli_error(f"--agent {spec}: {module_name} has no function {attribute}")
-    return factory
+        raise _cli_error(f"--agent {spec}: {exc}") from None
 
 
 @contextlib.contextmanager

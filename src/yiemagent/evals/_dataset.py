@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from os import PathLike
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from yiemagent.errors import ConfigError, install_hint
@@ -41,7 +42,7 @@ from yiemagent.evals._checks import (
     tool_called,
 )
 from yiemagent.evals._judge import judge
-from yiemagent.files import import_file
+from yiemagent.files import import_file, import_function
 
 __all__ = ["CHECKS", "Dataset"]
 
@@ -344,17 +345,16 @@ def _signature_problem(exc: TypeError) -> str:
 
 
 def _function_check(file: Path, where: str, name: str) -> Callable[..., Any]:
-    target, _, attribute = name.rpartition(":")
+    """The check `name` names: `file.py:function` (a path from the dataset's folder) or
+    `module:function`."""
+
+    def load(target: str) -> ModuleType:
+        if not target.endswith(".py"):
+            return importlib.import_module(target)
+        path = file.parent / target
+        return import_file(path, f"yiem_eval_checks_{abs(hash(str(path.resolve())))}")
+
     try:
-        if target.endswith(".py"):
-            path = file.parent / target
-            module = import_file(path, f"yiem_eval_checks_{abs(hash(str(path.resolve())))}")
-        else:
-            module = importlib.import_module(target)
-    except Exception as exc:
-        raise DatasetError(f"{where}: cannot import {target}: {exc}") from None
-    function = getattr(module, attribute, None)
-    if not callable(function):
-        raise DatasetError(f"{where}: {target} has no function {attribute!r}")
-    found: Callable[..., Any] = function
-    return found
+        return import_function(name, load)
+    except ImportError as exc:
+        raise DatasetError(f"{where}: {exc}") from None

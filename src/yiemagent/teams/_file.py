@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import functools
 import hashlib
 import importlib
 import json
@@ -37,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 from yiemagent.agent import Agent, Handoff, speaking_agent
 from yiemagent.errors import ConfigError, YiemAgentError
-from yiemagent.files import import_file
+from yiemagent.files import import_file, import_function
 from yiemagent.types import Model, UsageLimits
 from yiemagent.types.tools import is_whole_number
 
@@ -463,20 +464,12 @@ def _guardrails(base: Path, value: Any) -> list[Any]:
     """Each `module:function` of `value` (guardrails, input filters), imported."""
     found = []
     for ref in _strings(value):
-        module_name, _, attr = ref.partition(":")
-        if not module_name or not attr:
-            raise _Problem(f"{ref!r} must be 'module:function'")
         if str(base) not in sys.path:
             sys.path.insert(0, str(base))  # modules beside the file import as they are
         try:
-            function = getattr(_import_beside(base, module_name), attr)
+            found.append(import_function(ref, functools.partial(_import_beside, base)))
         except ImportError as exc:
-            raise _Problem(f"cannot import {module_name!r}: {exc}") from None
-        except AttributeError:
-            raise _Problem(f"{module_name!r} has no {attr!r}") from None
-        if not callable(function):
-            raise _Problem(f"{ref!r} is not a function")
-        found.append(function)
+            raise _Problem(str(exc)) from None
     return found
 
 
