@@ -166,6 +166,7 @@ class Agent(Generic[OutputT]):
         input_guardrails: Iterable[Guardrail] | None = None,
         output_guardrails: Iterable[Guardrail] | None = None,
         max_handoffs: int = DEFAULT_MAX_HANDOFFS,
+        return_to_entry: bool = False,
     ) -> None:
         options = dict(locals())
         del options["self"]
@@ -174,6 +175,8 @@ class Agent(Generic[OutputT]):
         team = TeamConfig.of(options, Agent)  # docs/teams.md
         self.name, self.description = team.name, team.description
         self.handoffs, self.max_handoffs = team.handoffs, team.max_handoffs
+        self.return_to_entry = team.return_to_entry
+        """Whether each new prompt comes back to this agent after a handoff (docs/teams.md)."""
         self.input_guardrails = team.input_guardrails
         self.output_guardrails = team.output_guardrails
         if isinstance(model, list | tuple):

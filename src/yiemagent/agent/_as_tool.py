@@ -285,6 +285,7 @@ def fresh_copy(
         input_guardrails=agent.input_guardrails,
         output_guardrails=agent.output_guardrails,
         max_handoffs=agent.max_handoffs,
+        return_to_entry=agent.return_to_entry,
     )
     if options.get("tracer_provider") is None:
         options["tracer_provider"] = tracer_provider

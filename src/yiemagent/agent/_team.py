@@ -207,6 +207,7 @@ class TeamConfig:
     input_guardrails: list[Guardrail]
     output_guardrails: list[Guardrail]
     max_handoffs: int
+    return_to_entry: bool
 
     @classmethod
     def of(cls, options: Mapping[str, Any], agent_class: type[Any]) -> TeamConfig:
@@ -221,6 +222,9 @@ class TeamConfig:
         description = options["description"]
         if description is not None and not isinstance(description, str):
             raise ConfigError(f"description must be a str, not {type(description).__name__}")
+        back = options["return_to_entry"]
+        if not isinstance(back, bool):
+            raise ConfigError(f"return_to_entry must be True or False, not {back!r}")
         return cls(
             check_agent_name(options["name"]),
             description,
@@ -228,6 +232,7 @@ class TeamConfig:
             check_guardrail_list(options["input_guardrails"], "input_guardrails"),
             check_guardrail_list(options["output_guardrails"], "output_guardrails"),
             limit,
+            back,
         )
 
 
@@ -504,9 +509,12 @@ class TeamRun:
         return screened_poll
 
     def finish(self) -> str:
-        """After the run: the name of the agent that answers the next prompt."""
+        """After the run: the name of the agent that answers the next prompt (the entry
+        agent's, when it has `return_to_entry`)."""
         if self.pending is not None:
             self.active, self.pending = self.pending.agent, None
+        if self.entry.return_to_entry:
+            return str(self.entry.name)
         return str(self.active.name)
 
     # ── the run's frame and its events ────────────────────────────────────
@@ -586,7 +594,10 @@ def speaking_agent(entry: AgentLike, messages: Sequence[AgentMessage]) -> str:
     That is the target of a transfer the last assistant message asked for and that
     succeeded (the run stopped before the target spoke), else the writer of the last
     assistant message (`AssistantMessage.agent`). A name `entry` does not reach (a renamed
-    agent, another team's transcript), or no assistant message, gives `entry`'s name."""
+    agent, another team's transcript), or no assistant message, gives `entry`'s name; so
+    does an `entry` with `return_to_entry`, which takes every new prompt itself."""
+    if entry.return_to_entry:
+        return str(entry.name)
     for index in range(len(messages) - 1, -1, -1):
         message = messages[index]
         if not isinstance(message, AssistantMessage):

@@ -61,6 +61,7 @@ AGENT_KEYS = (
     "output_guardrails",
     "max_turns",
     "max_handoffs",
+    "return_to_entry",
     "usage_limits",
 )
 """The keys an `[agents.NAME]` table may hold."""
@@ -301,6 +302,7 @@ def _build(
         "output_guardrails": get("output_guardrails", lambda v: _guardrails(base, v)),
         "max_turns": get("max_turns", lambda v: _count(v, 1)),
         "max_handoffs": get("max_handoffs", _count, 10),
+        "return_to_entry": get("return_to_entry", _flag, False),
         "usage_limits": get("usage_limits", _limits),
     }
     try:
@@ -401,6 +403,12 @@ def _handoff(base: Path, item: Any, key: str) -> tuple[str, str | None, Any]:
 def _text(value: Any) -> str:
     if not isinstance(value, str):
         raise _Problem(f"must be a string, not {type(value).__name__}")
+    return value
+
+
+def _flag(value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise _Problem(f"must be true or false, not {value!r}")
     return value
 
 
