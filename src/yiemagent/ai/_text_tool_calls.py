@@ -75,11 +75,11 @@ _JSON_FENCES = {"", "json", "json5", "jsonc", "tool_call", "tool_calls", "tool_c
 _CALL_KEYS = {"name", "arguments", "parameters", "type", "id"}
 _NAME = re.compile(r'^\{\s*"name"\s*:\s*"([^"\\]+)"')
 _MAX_NAME = 200
+"""Characters a `[TOOL_CALLS]name[CALL_ID]id` head may take before its `[ARGS]`."""
 _XML_FUNCTION = re.compile(r"<function=([^>\s]+)>(.*?)(?:</function>|\Z)", re.DOTALL)
 _XML_PARAMETER = re.compile(
     r"<parameter=([^>]+)>(.*?)(?:</parameter>|(?=<parameter=)|\Z)", re.DOTALL
 )
-"""Characters a `[TOOL_CALLS]name[CALL_ID]id` head may take before its `[ARGS]`."""
 
 _Mode = Literal["text", "bare", "tag", "mistral", "fence_head", "fence_json", "fence_text"]
 
