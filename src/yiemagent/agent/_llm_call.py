@@ -18,6 +18,7 @@ from yiemagent.agent._openai_format import (
     format_openai_messages,
     parse_llm_response,
 )
+from yiemagent.loop._tool_calls import exception_text
 from yiemagent.types import (
     AgentContext,
     AgentMessage,
@@ -224,8 +225,10 @@ def llm_call_stream_fn(
                 return _failed(model, "aborted", "Operation aborted")
             parsed = parse_llm_response(response)
         except Exception as exc:  # a provider never raises
-            logger.warning("llm_call failed: %s: %s", type(exc).__name__, exc)
-            return _failed(model, "error", f"llm_call failed: {type(exc).__name__}: {exc}")
+            name, text = type(exc).__name__, exception_text(exc)
+            said = f"llm_call failed: {text if text == name else f'{name}: {text}'}"
+            logger.warning("%s", said)
+            return _failed(model, "error", said)
         stream = AssistantMessageEventStream()
         _replay(model, parsed, stream)
         return stream
