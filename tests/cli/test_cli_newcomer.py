@@ -73,6 +73,35 @@ def test_run_loads_the_good_tools_and_warns_on_a_broken_one(
     assert [t.name for t in faux_ping.contexts[0].tools or []] == ["ping", "listTools"]
 
 
+@pytest.mark.parametrize(
+    ("broken", "hint"),
+    [
+        ("import not_installed_anywhere_xyz\n", False),  # a package the user lacks
+        ("def get_tool(:\n", False),  # a syntax error
+        ("from helpers import twice\n", True),  # a helper package beside it, without _
+    ],
+)
+def test_the_helper_module_hint_comes_only_where_a_helper_is_the_cause(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    faux_ping: FauxModel,
+    broken: str,
+    hint: bool,
+) -> None:
+    """A tool file that failed on a missing package or a typo got, after its own line, a
+    second one about naming helper modules `_helpers.py`, which sent the user off to rename
+    files that had nothing to do with it."""
+    (tmp_path / "ping.py").write_text(GOOD_TOOL)
+    (tmp_path / "broken.py").write_text(broken)
+    if hint:  # a package: load_dir does not read it, so only broken.py's import fails
+        (tmp_path / "helpers").mkdir()
+        (tmp_path / "helpers" / "__init__.py").write_text("def twice(x):\n    return 2 * x\n")
+    code, _, err = _run(capsys, "run", "ping it", "--tools", str(tmp_path))
+    assert code == 0, err
+    assert f"yiem: warning: tool file {tmp_path / 'broken.py'} not loaded: " in err
+    assert ("name starting with _ (e.g. _helpers.py" in err) is hint, err
+
+
 def test_trace_of_a_missing_file_says_the_file_does_not_exist(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import signal
 import sys
 import threading
@@ -41,6 +42,7 @@ __all__ = [
     "error_line",
     "example_tools",
     "interruptible",
+    "keep_stdout_for_output",
     "load_tool_folder",
     "missing_api_key",
     "no_tool_files_note",
@@ -121,11 +123,25 @@ def load_tool_folder(store: ToolStore, folder: Path, warn: Callable[[str], None]
             raise CliError(f"no tool file of {folder} loaded: {failures}") from None
         for path, reason in exc.failures:
             warn(f"tool file {path} not loaded: {reason}")
-        warn(
-            "the other tools are loaded; a helper module that is not a tool keeps out of "
-            "the tools with a name starting with _ (e.g. _helpers.py, imported as "
-            "`from _helpers import ...`)"
-        )
+        if any(_helper_taken_for_a_tool(folder, reason) for _, reason in exc.failures):
+            warn(
+                "the other tools are loaded; a helper module with a name starting with _ "
+                "(e.g. _helpers.py, imported as `from _helpers import ...`) is not taken for "
+                "a tool"
+            )
+
+
+def _helper_taken_for_a_tool(folder: Path, reason: str) -> bool:
+    """Whether a tool file's failure `reason` (from `ToolLoadError.failures`) is a helper
+    module's: a file that defines no tool at all, or a tool file that imports a module
+    beside it by its plain name. Only then does the hint on naming helpers `_x.py` help; a
+    missing package or a syntax error is said by the failure's own line."""
+    if reason == "defines no get_tool() function":  # no @tool in it either: a helper
+        return True
+    missing = re.search(r"No module named '([^'.]+)", reason)
+    return missing is not None and (
+        (folder / f"{missing[1]}.py").is_file() or (folder / missing[1]).is_dir()
+    )
 
 
 def no_tool_files_note(folder: Path) -> str | None:
@@ -232,6 +248,48 @@ def error_line(exc: BaseException) -> str:
             "another session"
         )
     return " ".join(str(exc).split()) or type(exc).__name__
+
+
+def keep_stdout_for_output() -> Callable[[], None]:
+    """Keep standard output for the command's own output (the answer, `--json` lines, a
+    report): descriptor 1 becomes a copy of stderr, which child processes (a tool that
+    shells out without capturing) and C libraries inherit or write to, and `sys.stdout`
+    writes to a private copy of the real standard output. Does nothing when `sys.stdout`
+    is not the process's own descriptor 1 (a test's capture, `>&-`).
+
+    Returns:
+        A function that puts descriptor 1 and `sys.stdout` back (flushing first).
+    """
+    stream = sys.stdout
+    if stream is None or stream is not sys.__stdout__:
+        return lambda: None
+    try:
+        if stream.fileno() != 1:
+            return lambda: None
+        stream.flush()
+        saved = os.dup(1)  # not inherited by child processes
+    except (AttributeError, OSError, ValueError):
+        return lambda: None
+    output = open(  # noqa: SIM115 - closed by the function returned
+        saved,
+        "w",
+        encoding=stream.encoding,
+        errors=stream.errors,
+        closefd=True,
+    )
+    output.reconfigure(line_buffering=stream.line_buffering, write_through=stream.write_through)
+    os.dup2(2, 1)
+    sys.stdout = output
+
+    def restore() -> None:
+        with contextlib.suppress(OSError, ValueError):
+            output.flush()
+        os.dup2(saved, 1)
+        sys.stdout = stream
+        with contextlib.suppress(OSError, ValueError):
+            output.close()
+
+    return restore
 
 
 def silence_closed_output() -> None:
