@@ -264,3 +264,17 @@ async def test_a_server_that_floods_its_stderr_still_answers(tmp_path: Path) -> 
             break
         await asyncio.sleep(0.05)
     assert log_path.stat().st_size == 2 * 1024 * 1024
+
+
+async def test_null_for_an_optional_parameter_reaches_the_server_as_left_out(
+    server: MCPServer, markers: Path
+) -> None:
+    """Models (and strict schemas' clients) send `null` for an optional parameter they do
+    not set; a server whose schema does not allow null for it refuses the whole call. The
+    parameter is left out instead, so the server takes its default."""
+    store = ToolStore("t")
+    await add_server(store, server)
+    [result] = await run_calls(store, ("sleep", {"seconds": "0.01", "tag": None}))
+    assert not result.is_error, text(result)
+    assert text(result) == "slept 0.01 s"
+    assert (markers / "sleep.started").exists()  # the default tag, as no tag was sent
