@@ -3,9 +3,12 @@ built-in `listTools` and `writeTool` (DESIGN §4).
 
 Modules: `schema` (validating arguments: a compiled fast check, then `jsonschema`), `coerce`
 (the coercions of what a model sends), `decorator` (`@tool`), `store` (`ToolStore`),
-`tool_file` (loading tool files), `builtin` (`listTools`), `write_tool` (`writeTool`).
+`builtin` (`listTools`), `write_tool` (`writeTool`); private: `_import_tool_file` (importing a
+tool folder's files for `ToolStore.load_dir`), `_render_tool_file` (the file `writeTool`
+writes from the model's code parts).
 """
 
+from yiemagent.tools._render_tool_file import WRITTEN_MARK, function_source
 from yiemagent.tools.builtin import list_tools_tool, offers_list_tools
 from yiemagent.tools.decorator import tool
 from yiemagent.tools.schema import (
@@ -14,7 +17,6 @@ from yiemagent.tools.schema import (
     validate_arguments_against_schema,
 )
 from yiemagent.tools.store import ToolStore
-from yiemagent.tools.tool_file import WRITTEN_MARK, function_source
 from yiemagent.tools.write_tool import (
     MAX_CODE_CHARS,
     WRITTEN_TOOL_TIMEOUT_S,

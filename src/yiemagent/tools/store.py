@@ -17,7 +17,7 @@ from pathlib import Path
 from types import MappingProxyType, ModuleType
 
 from yiemagent.errors import ConfigError, ToolLoadError
-from yiemagent.tools._tool_files import FolderImports, ToolFileError, import_tool_file
+from yiemagent.tools._import_tool_file import FolderImports, ToolFileError, import_tool_file
 from yiemagent.tools.builtin import LIST_TOOLS_NAME, list_tools_tool
 from yiemagent.tools.schema import check_schema
 from yiemagent.types.tools import AgentTool, check_tool_name

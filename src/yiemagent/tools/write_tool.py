@@ -30,10 +30,10 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from yiemagent.errors import ConfigError
 from yiemagent.files import write_atomically
+from yiemagent.tools._render_tool_file import WRITTEN_MARK, WriteToolError, render_tool_file
 from yiemagent.tools.builtin import LIST_TOOLS_NAME
 from yiemagent.tools.schema import check_schema
 from yiemagent.tools.store import is_tool_file
-from yiemagent.tools.tool_file import WRITTEN_MARK, WriteToolError, render_tool_file
 from yiemagent.types.signal import AbortSignal
 from yiemagent.types.tools import AgentTool, AgentToolResult, OnUpdate, check_tool_name
 
