@@ -18,6 +18,7 @@ from yiemagent.evals._case import Case, Check, CheckResult, EvalRun, check_name
 from yiemagent.evals._dataset import Dataset
 from yiemagent.evals._outcomes import CaseReport, CheckOutcome, RunReport
 from yiemagent.evals._report import EvalReport
+from yiemagent.loop._tool_calls import exception_text
 from yiemagent.types.callbacks import is_async_callable, maybe_await
 from yiemagent.types.tools import is_whole_number
 
@@ -206,8 +207,10 @@ async def _apply(check: Check, run: EvalRun) -> CheckOutcome:
         else:
             verdict = await maybe_await(await asyncio.to_thread(check, run))
     except Exception as exc:  # a broken check fails, and says why; the eval goes on
-        logger.info("check %s raised %r", name, exc)
-        return CheckOutcome(name, False, f"the check raised {type(exc).__name__}: {exc}")
+        kind, text = type(exc).__name__, exception_text(exc)  # never raises
+        said = f"the check raised {text if text == kind else f'{kind}: {text}'}"
+        logger.info("check %s: %s", name, said)
+        return CheckOutcome(name, False, said)
     if isinstance(verdict, CheckResult):
         return CheckOutcome(name, verdict.passed, verdict.reason, verdict.tokens, verdict.cost_usd)
     if isinstance(verdict, bool):
