@@ -148,6 +148,10 @@ class SdkApi(Generic[C]):
     """`(the JSON of a response that came whole, not as an event stream)` → the streamed
     items it stands for: some servers ignore `stream: true`. None: such a response is an
     error saying so."""
+    base_url_tails: tuple[str, ...] = ()
+    """Endings taken off a base URL before the SDK appends its own path to it: the whole
+    endpoint pasted as the base URL ("/chat/completions"), or the API's version root the
+    SDK adds itself (Anthropic's "/v1"). Kept, they doubled in the request's URL (a 404)."""
 
 
 def stream_sdk(
@@ -192,6 +196,7 @@ async def _run(
         options,
         api_key,
         http_client_class=sdk.DefaultAsyncHttpxClient,
+        base_url=base_url_root(model.base_url, api.base_url_tails),
     )
     assembler = api.assembler(builder)
 
@@ -221,15 +226,17 @@ def sdk_client(
     api_key: str,
     *,
     http_client_class: type[Any] | None = None,
+    base_url: str | None = None,
 ) -> T:
     """The cached client of an official SDK (`AsyncOpenAI`, `AsyncAnthropic`) for this model's
-    base URL, key and headers; the SDK's own retries are off (`max_retries=0`): ours apply.
-    With `http_client_class` (the SDK's `DefaultAsyncHttpxClient`) its HTTP client runs on
-    the guarded transport (`http_guard`: streamed bytes made valid UTF-8, a cut connection
-    explained)."""
+    base URL (or `base_url`, when given), key and headers; the SDK's own retries are off
+    (`max_retries=0`): ours apply. With `http_client_class` (the SDK's
+    `DefaultAsyncHttpxClient`) its HTTP client runs on the guarded transport (`http_guard`:
+    streamed bytes made valid UTF-8, a cut connection explained)."""
     headers = {**(model.headers or {}), **(options.headers or {})}
     name = getattr(sdk_class, "__name__", repr(sdk_class))
-    key = (name, model.base_url, api_key, tuple(sorted(headers.items())))
+    base_url = model.base_url if base_url is None else base_url
+    key = (name, base_url, api_key, tuple(sorted(headers.items())))
 
     def make() -> T:
         extra = (
@@ -239,13 +246,29 @@ def sdk_client(
         )
         return sdk_class(
             api_key=api_key,
-            base_url=model.base_url,
+            base_url=base_url,
             max_retries=0,
             default_headers=headers or None,
             **extra,
         )
 
     return cached_client(key, make)
+
+
+def base_url_root(base_url: str | None, tails: Sequence[str]) -> str | None:
+    """`base_url` without the first of `tails` it ends with (a trailing "/" ignored), so
+    that the path an SDK appends is not doubled: "http://host/v1/chat/completions" is
+    "http://host/v1" for the Chat Completions SDK call."""
+    if base_url is None:
+        return None
+    trimmed = base_url.rstrip("/")
+    for tail in tails:
+        if trimmed.endswith(tail) and len(trimmed) > len(tail):
+            root = trimmed[: -len(tail)]
+            if "://" in root and root.split("://", 1)[1]:  # a host is left
+                logger.debug("base URL %s taken as %s", base_url, root)
+                return root
+    return base_url
 
 
 async def open_raw_stream(

@@ -721,4 +721,5 @@ MESSAGES: SdkApi[AsyncAnthropic] = SdkApi(
     classify=_classify,
     error_type=True,
     continuation=_continuation,
+    base_url_tails=("/v1/messages", "/v1"),
 )

@@ -486,5 +486,6 @@ CHAT_COMPLETIONS: SdkApi[AsyncOpenAI] = SdkApi(
     open_stream=_open_stream,
     classify=_classify,
     whole=_whole_completion,
+    base_url_tails=("/chat/completions",),
 )
 """The Chat Completions call as `stream_sdk` makes it; local servers' variants replace parts."""

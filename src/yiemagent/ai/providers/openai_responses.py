@@ -470,5 +470,6 @@ RESPONSES: SdkApi[AsyncOpenAI] = SdkApi(
     assembler=_Assembler,
     open_stream=_open_stream,
     classify=_classify,
+    base_url_tails=("/responses",),
 )
 """The Responses API call as `stream_sdk` makes it."""
