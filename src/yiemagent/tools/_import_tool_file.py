@@ -30,7 +30,7 @@ from typing import Any, TypeVar
 from yiemagent.errors import ConfigError
 from yiemagent.files import import_file
 
-__all__ = ["FolderImports", "ToolFileError", "import_tool_file"]
+__all__ = ["FolderImports", "ToolFileError", "describe_failure", "import_tool_file"]
 
 T = TypeVar("T")
 
@@ -133,13 +133,15 @@ def import_tool_file(
         try:
             module = _exec(path, module_name, imports)
         except BaseException as exc:
-            outcome.append(ToolFileError(f"import failed: {_describe(exc)}"))
+            outcome.append(ToolFileError(f"import failed: {describe_failure(exc)}"))
             return
         try:
             built = build(module)
         except BaseException as exc:
             sys.modules.pop(module_name, None)
-            outcome.append(exc if isinstance(exc, ToolFileError) else ToolFileError(_describe(exc)))
+            outcome.append(
+                exc if isinstance(exc, ToolFileError) else ToolFileError(describe_failure(exc))
+            )
             return
         if abandoned.is_set():  # reported as too slow already: leave nothing behind
             sys.modules.pop(module_name, None)
@@ -169,10 +171,16 @@ def _exec(path: Path, module_name: str, imports: FolderImports) -> ModuleType:
         raise ToolFileError(f"the file called sys.exit({exc.code!r})") from None
 
 
-def _describe(exc: BaseException) -> str:
+def describe_failure(exc: BaseException) -> str:
+    """What a tool file's failure says: our own errors' text, `SyntaxError: msg (line n)`,
+    else `Class: text`, or the class alone when the exception has no text or its
+    `__str__` raises (this runs inside the handler, so it must not raise)."""
     if isinstance(exc, ToolFileError | ConfigError):
         return str(exc)
     if isinstance(exc, SyntaxError):
         return f"SyntaxError: {exc.msg} (line {exc.lineno})"
-    text = str(exc)
+    try:
+        text = str(exc)
+    except Exception:
+        text = ""
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

@@ -17,7 +17,12 @@ from pathlib import Path
 from types import MappingProxyType, ModuleType
 
 from yiemagent.errors import ConfigError, ToolLoadError
-from yiemagent.tools._import_tool_file import FolderImports, ToolFileError, import_tool_file
+from yiemagent.tools._import_tool_file import (
+    FolderImports,
+    ToolFileError,
+    describe_failure,
+    import_tool_file,
+)
 from yiemagent.tools.builtin import LIST_TOOLS_NAME, list_tools_tool
 from yiemagent.tools.schema import check_schema
 from yiemagent.types.tools import AgentTool, check_tool_name
@@ -268,7 +273,7 @@ def _tool_from_module(module: ModuleType) -> AgentTool:
     try:
         tool = get_tool()
     except BaseException as exc:  # KeyboardInterrupt and SystemExit too: the file's failure
-        raise ConfigError(f"get_tool() raised {_describe(exc)}") from None
+        raise ConfigError(f"get_tool() raised {describe_failure(exc)}") from None
     if not isinstance(tool, AgentTool):
         raise ConfigError(f"get_tool() returned {type(tool).__name__}, not an AgentTool")
     _check_tool(tool)
@@ -294,12 +299,3 @@ def _check_tool(tool: object) -> None:
 def _forget_modules(names: list[str]) -> None:
     for name in names:
         sys.modules.pop(name, None)
-
-
-def _describe(exc: BaseException) -> str:
-    if isinstance(exc, ConfigError):
-        return str(exc)
-    if isinstance(exc, SyntaxError):
-        return f"SyntaxError: {exc.msg} (line {exc.lineno})"
-    text = str(exc)
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
