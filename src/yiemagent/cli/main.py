@@ -54,6 +54,7 @@ from yiemagent.cli.options import (
     ToolsOption,
     error_line,
     interruptible,
+    keep_stdout_for_output,
     load_tool_folder,
     no_tool_files_note,
     resolve_model,
@@ -480,6 +481,7 @@ def main(argv: list[str] | None = None) -> int:
     """The `yiem` console script; returns (and exits with) the exit status."""
     err = Console(stderr=True, highlight=False, emoji=False)
     _escape_what_the_locale_cannot_encode()
+    restore_stdout = keep_stdout_for_output()
     code = 0
     try:
         args = expand_ray_flag(sys.argv[1:] if argv is None else argv)
@@ -525,6 +527,7 @@ def main(argv: list[str] | None = None) -> int:
         silence_closed_output()
     except (AttributeError, OSError, ValueError):  # no stdout (>&-), or closed
         pass
+    restore_stdout()
     if argv is None:
         sys.exit(code)
     return code
