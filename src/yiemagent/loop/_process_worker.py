@@ -110,11 +110,21 @@ def main() -> None:
             frame: tuple[str, Any] = ("ok", value)
             pickle.dumps(value)
         except Exception as exc:  # the tool's failure, reported as its result
-            frame = ("error", str(exc) or type(exc).__name__)
+            frame = ("error", _text(exc) or type(exc).__name__)
         except BaseException as exc:  # SystemExit, KeyboardInterrupt: still the tool's
-            text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-            frame = ("error", f"the tool raised {text}")
+            text = _text(exc)
+            said = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+            frame = ("error", f"the tool raised {said}")
         send(frame)
+
+
+def _text(exc: BaseException) -> str:
+    """The exception's text; empty when it has none or its `__str__` raises (a worker that
+    raised here, inside its handler, would die instead of answering)."""
+    try:
+        return str(exc)
+    except Exception:
+        return ""
 
 
 async def _await(value: Any) -> Any:
