@@ -57,6 +57,7 @@ from yiemagent.types import (
     AgentEvent,
     AgentLoopConfig,
     AgentMessage,
+    AgentTool,
     AssistantMessage,
     CacheRetention,
     DocumentContent,
@@ -288,6 +289,7 @@ class Agent(Generic[OutputT]):
         images: Sequence[ImageContent] | None = None,
         *,
         attachments: Iterable[AttachmentSource | ImageContent | DocumentContent] | None = None,
+        tools: Iterable[AgentTool] | None = None,
         output_type: type[R] | OutputSpec[R],
     ) -> OutputMessage[R]: ...
     @overload
@@ -297,6 +299,7 @@ class Agent(Generic[OutputT]):
         images: Sequence[ImageContent] | None = None,
         *,
         attachments: Iterable[AttachmentSource | ImageContent | DocumentContent] | None = None,
+        tools: Iterable[AgentTool] | None = None,
         output_type: Mapping[str, Any],
     ) -> OutputMessage[dict[str, Any]]: ...
     @overload
@@ -306,6 +309,7 @@ class Agent(Generic[OutputT]):
         images: Sequence[ImageContent] | None = None,
         *,
         attachments: Iterable[AttachmentSource | ImageContent | DocumentContent] | None = None,
+        tools: Iterable[AgentTool] | None = None,
         output_type: None = None,
     ) -> AssistantMessage: ...
     @overload
@@ -315,6 +319,7 @@ class Agent(Generic[OutputT]):
         images: Sequence[ImageContent] | None = None,
         *,
         attachments: Iterable[AttachmentSource | ImageContent | DocumentContent] | None = None,
+        tools: Iterable[AgentTool] | None = None,
         output_type: None = None,
     ) -> OutputMessage[OutputT]: ...
     async def prompt(
@@ -323,6 +328,7 @@ class Agent(Generic[OutputT]):
         images: Sequence[ImageContent] | None = None,
         *,
         attachments: Iterable[AttachmentSource | ImageContent | DocumentContent] | None = None,
+        tools: Iterable[AgentTool] | None = None,
         output_type: Any = None,
     ) -> Any:
         """Run one prompt to the end and return the final assistant message.
@@ -332,6 +338,9 @@ class Agent(Generic[OutputT]):
             images: images added to a text prompt.
             attachments: images and PDFs added to a text prompt: paths, bytes or blocks
                 (`yiemagent.ai.attachments`; a model that cannot read them is warned of).
+            tools: tools for this run only, offered beside the agent's own to every agent
+                that speaks in it (after a handoff too), e.g. a web client's own tools;
+                not to agents called as tools, which run on their own.
             output_type: this run's output type, instead of the agent's.
 
         Returns:
@@ -351,8 +360,11 @@ class Agent(Generic[OutputT]):
             AgentBusyError: a run is active or sent prompts are waiting.
             ApprovalPendingError: tool calls await approval (decide them, then `resume()`).
             AttachmentError: a bad attachment (nothing is sent).
+            ConfigError: `tools` holds something that is not an `AgentTool`, two tools of
+                one name, or one named as a tool of the agent speaking.
             TypeError, ValueError: an input that is not a prompt.
         """
+        extra = run_tools(tools)
         spec = output_spec(output_type) or self._output
         blocks = load_attachments(attachments) if attachments else []
         prompts = prompt_messages(input, [*(images or ()), *blocks])
@@ -360,10 +372,11 @@ class Agent(Generic[OutputT]):
             warn_unreadable(self._state.model, blocks)
         self._driver.held.check_none_pending(self._state.messages, "start a new prompt")
         self._claim()
-        return await self._run_claimed(prompts, spec)
+        return await self._run_claimed(prompts, spec, tools=extra)
 
-    async def resume(self) -> Any:
+    async def resume(self, *, tools: Iterable[AgentTool] | None = None) -> Any:
         """Continue from the transcript without a new prompt (seeds' agentLoopContinue).
+        `tools`: this run's own tools, as in `prompt` (a held call of one runs with it).
 
         With tool calls held for approval the approved ones run and the
         rejected ones get their error result, then the run continues; the answer is shaped
@@ -375,8 +388,9 @@ class Agent(Generic[OutputT]):
             AgentRunError: the run ended in error (as in `prompt`).
             AgentBusyError: a run is active.
             ApprovalPendingError: a held call has no decision yet.
-            ConfigError: nothing to continue from.
+            ConfigError: nothing to continue from; bad `tools` (as in `prompt`).
         """
+        extra = run_tools(tools)
         self._claim()
         held = self._driver.held
         if held.pending(self._state.messages):
@@ -386,7 +400,7 @@ class Agent(Generic[OutputT]):
                 self._release()
                 raise
             spec = self._resume_output or self._output
-            return await self._run_claimed(None, spec, self._driver.start_resume())
+            return await self._run_claimed(None, spec, self._driver.start_resume(), extra)
         prompts: list[AgentMessage] | None = None
         last = self._state.messages[-1] if self._state.messages else None
         if last is None or getattr(last, "role", None) == "assistant":
@@ -397,7 +411,7 @@ class Agent(Generic[OutputT]):
                     "nothing to resume: the transcript is empty or ends with an assistant "
                     "message; use prompt() instead"
                 )
-        return await self._run_claimed(prompts, self._output)
+        return await self._run_claimed(prompts, self._output, tools=extra)
 
     def prompt_sync(
         self,
@@ -405,10 +419,11 @@ class Agent(Generic[OutputT]):
         images: Sequence[ImageContent] | None = None,
         *,
         attachments: Iterable[AttachmentSource | ImageContent | DocumentContent] | None = None,
+        tools: Iterable[AgentTool] | None = None,
         output_type: Any = None,
     ) -> Any:
         """`prompt` from plain synchronous code (a script, a REPL): runs its own event loop.
-        `output_type` as in `prompt`.
+        `tools` and `output_type` as in `prompt`.
 
         Raises:
             RuntimeError: called from a running event loop; use `await agent.prompt(...)`.
@@ -423,7 +438,9 @@ class Agent(Generic[OutputT]):
                 "`await agent.prompt(...)`"
             )
         return asyncio.run(
-            self.prompt(input, images, attachments=attachments, output_type=output_type)
+            self.prompt(
+                input, images, attachments=attachments, tools=tools, output_type=output_type
+            )
         )
 
     async def close(self) -> None:
@@ -650,9 +667,12 @@ class Agent(Generic[OutputT]):
         prompts: list[AgentMessage] | None,
         spec: OutputSpec[Any] | None = None,
         approvals: dict[str, ToolApproval] | None = None,
+        tools: Sequence[AgentTool] = (),
     ) -> Any:
         try:
-            answer, new = await self._driver.run(prompts, output=spec, approvals=approvals)
+            answer, new = await self._driver.run(
+                prompts, output=spec, approvals=approvals, tools=tools
+            )
         finally:
             self._release()
         end = self._driver.last_end
@@ -799,6 +819,26 @@ def prompt_messages(
     if not messages:
         raise ValueError("a prompt needs at least one message; use resume() to continue")
     return messages
+
+
+def run_tools(tools: Iterable[AgentTool] | None) -> list[AgentTool]:
+    """A run's own tools (`prompt(tools=...)`), checked.
+
+    Raises:
+        ConfigError: an item that is not an `AgentTool`, or two of one name.
+    """
+    if tools is None:
+        return []
+    if isinstance(tools, str | bytes | Mapping) or not isinstance(tools, Iterable):
+        raise ConfigError(f"tools must be a list of AgentTool, not {type(tools).__name__}")
+    checked: list[AgentTool] = []
+    for tool in tools:
+        if not isinstance(tool, AgentTool):
+            raise ConfigError(f"tools must hold AgentTool objects, not {type(tool).__name__}")
+        if any(other.name == tool.name for other in checked):
+            raise ConfigError(f"tools: two tools named {tool.name!r}")
+        checked.append(tool)
+    return checked
 
 
 def make_store(tools: Any, tool_store: Any) -> ToolStore:

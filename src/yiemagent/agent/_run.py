@@ -250,16 +250,18 @@ class RunDriver:
         *,
         output: OutputSpec[Any] | None = None,
         approvals: Mapping[str, ToolApproval] | None = None,
+        tools: Sequence[AgentTool] = (),
     ) -> tuple[AssistantMessage, list[AgentMessage]]:
         """Run the loop once: from `prompts`, or continuing the transcript when None.
-        `output`: the run's output type; `approvals`: decisions on held tool calls. The run's
+        `output`: the run's output type; `approvals`: decisions on held tool calls; `tools`:
+        the run's own tools, offered to each agent that speaks in it. The run's
         `AgentEndEvent` is `last_end` afterwards.
 
         Returns:
             The run's answer (`final_message`) and the messages the run added.
         """
         with run_tasks(self._tasks):
-            return await self._run(prompts, output, approvals)
+            return await self._run(prompts, output, approvals, tools)
 
     def inside_run(self) -> bool:
         """Whether the caller runs in a task of the run: the one that drives it (a listener,
@@ -274,6 +276,7 @@ class RunDriver:
         prompts: list[AgentMessage] | None,
         output: OutputSpec[Any] | None,
         approvals: Mapping[str, ToolApproval] | None,
+        tools: Sequence[AgentTool],
     ) -> tuple[AssistantMessage, list[AgentMessage]]:
         from yiemagent.loop import run_agent_loop, run_agent_loop_continue
 
@@ -295,6 +298,7 @@ class RunDriver:
             resumes=resumes,
             views=self._views,
             trips=self._trips,
+            tools=tools,
         )
         try:
             model = team.model()

@@ -270,8 +270,10 @@ class TeamRun:
         resumes: dict[str, NestedHold],
         views: HandoffViews | None = None,
         trips: TrippedInputs | None = None,
+        tools: Sequence[AgentTool] = (),
     ) -> None:
         parent = current_frame.get()
+        self._run_tools = list(tools)
         self._views = views
         self._trips = trips
         self.entry = entry
@@ -344,14 +346,24 @@ class TeamRun:
         return messages if seen is None else seen
 
     def tools(self) -> list[AgentTool]:
-        """The speaking agent's tools, then its transfer tools.
+        """The speaking agent's tools, the run's own (`prompt(tools=...)`: whichever agent
+        speaks, the same objects, so a call of one is run or held the same way after a
+        handoff), then its transfer tools.
 
         Raises:
-            ConfigError: one of its tools has a transfer tool's name (providers refuse two
-                tools of one name, and the model could reach only one of them).
+            ConfigError: two of them share a name (providers refuse two tools of one name,
+                and the model could reach only one of them).
         """
         tools: list[AgentTool] = self.active.state.tools
         names = {tool.name for tool in tools}
+        for tool in self._run_tools:
+            if tool.name in names:
+                raise ConfigError(
+                    f"agent {self.active.name!r} has a tool named {tool.name!r}, the name of "
+                    "a tool given to this run; rename one of them"
+                )
+            tools.append(tool)
+            names.add(tool.name)
         for handoff in self.active.handoffs:
             if handoff.tool_name in names:
                 raise ConfigError(

@@ -8,9 +8,10 @@ own tool calls and results are not (the agent's tools run here). A request that 
 held tool calls (approvals) decides them and resumes the run instead.
 
 A client may also offer tools of its own (AG-UI's front-end tools):
-`Conversation.client_tools` are registered in the run's agent beside its own tools, for
-that run only, each requiring approval, so a call of one is held as an approval holds a
-call: the run ends "awaiting_approval" with it, and the session store keeps it. The client
+`Conversation.client_tools` are the run's own tools (`Agent.prompt(tools=...)`), offered
+beside the agent's, and after a handoff beside the target's, each requiring approval, so
+a call of one is held as an approval holds a call: the run ends "awaiting_approval" with
+it, and the session store keeps it. The client
 runs the tool and answers the call in its next request (`Conversation.answered`): the held
 call is approved, and the tool, run by the resumed run, returns the result the client sent
 (`client_tool`). A new prompt while such a call is pending approves it too: the tool, given
@@ -212,16 +213,12 @@ async def start_conversation(
         _record(agent, conversation, decisions)
 
     async def run(agent: Agent[Any]) -> Any:
-        try:
-            if resuming:
-                return await agent.resume()
-            prompt = conversation.prompt
-            assert prompt is not None  # check() said so
-            return await agent.prompt(prompt)
-        finally:  # for this run only (a store the application shares stays its own)
-            for tool in conversation.client_tools:
-                if agent.tool_store.get(tool.name) is tool:
-                    agent.tool_store.unregister(tool.name)
+        tools = conversation.client_tools  # the run's own: every agent that speaks sees them
+        if resuming:
+            return await agent.resume(tools=tools)
+        prompt = conversation.prompt
+        assert prompt is not None  # check() said so
+        return await agent.prompt(prompt, tools=tools)
 
     return await hub.start(session_id, run, prepare=prepare, ephemeral=ephemeral)
 
@@ -264,8 +261,6 @@ def _record(
     from the request's history while empty."""
     if conversation.system:
         agent.state.system_prompt = "\n\n".join([agent.state.system_prompt, *conversation.system])
-    for tool in conversation.client_tools:
-        agent.tool_store.register(tool)
     if decisions:
         for call_id, decision in decisions.items():
             if decision.approved:
@@ -285,17 +280,33 @@ def _record(
 
 
 def _check_client_tools(agent: Agent[Any], tools: Sequence[AgentTool]) -> None:
-    """Raises `BadRequest` when a client tool is named as one of the agent's own tools, its
-    handoffs' transfer tools or the output tool: the model could reach only one of them."""
-    own = {tool.name for tool in agent.state.tools}
-    own.update(handoff.tool_name for handoff in agent.handoffs)
-    own.add(OUTPUT_TOOL_NAME)
+    """Raises `BadRequest` when a client tool is named as a tool of an agent that may speak
+    in the run (the agent, and each agent its handoffs reach: the client's tools are
+    offered to every one), a transfer tool of theirs or the output tool: the model could
+    reach only one of them."""
+    own = {OUTPUT_TOOL_NAME}
+    for member in _team_of(agent):
+        own.update(tool.name for tool in member.state.tools)
+        own.update(handoff.tool_name for handoff in member.handoffs)
     clashing = sorted(tool.name for tool in tools if tool.name in own)
     if clashing:
         raise BadRequest(
             f"front-end tool {', '.join(repr(n) for n in clashing)}: the agent has a tool of "
             "that name; rename the client's tool"
         )
+
+
+def _team_of(agent: Agent[Any]) -> list[Agent[Any]]:
+    """`agent` and every agent its handoffs reach, each once."""
+    found: list[Agent[Any]] = []
+    waiting = [agent]
+    while waiting:
+        member = waiting.pop()
+        if any(member is seen for seen in found):
+            continue
+        found.append(member)
+        waiting.extend(handoff.agent for handoff in member.handoffs)
+    return found
 
 
 def _decisions(agent: Agent[Any], conversation: Conversation) -> dict[str, ToolApproval]:
