@@ -187,6 +187,28 @@ def test_qwen3_coder_xml_with_closers_left_out_and_two_functions() -> None:
     ]
 
 
+def test_llama_function_tags_and_bare_qwen3_coder_xml() -> None:
+    """Llama 3.1 writes a custom tool's call as `<function=f>{json}</function>`; Qwen3-Coder
+    sometimes leaves out the `<tool_call>` around its XML."""
+    text = (
+        'Checking.\n<function=search>{"query": "oslo", "limit": 3}</function>\n'
+        "<function=search>\n<parameter=query>\nbergen\n</parameter>\n</function> ok\n"
+        "<function=search>{'query': 'literal'}</function>"
+        "<function=search>{not json</function>"
+    )
+    assert parse(text) == [
+        TextPiece("Checking.\n"),
+        call("search", query="oslo", limit=3),
+        TextPiece("\n"),
+        call("search", query="bergen"),
+        TextPiece(" ok\n"),
+        call("search", query="literal"),
+        ToolCallPiece("search", "{not json"),
+    ]
+    for prose in ("<function=two words>{}</function>", "<function=f> just words</function>"):
+        assert parse(prose) == [TextPiece(prose)]
+
+
 def test_xml_in_a_tag_that_is_no_function_stays_text() -> None:
     for text in (
         "<tool_call><note>not a call</note></tool_call>",
@@ -200,6 +222,7 @@ def test_xml_in_a_tag_that_is_no_function_stays_text() -> None:
 _CALLS = [
     '<tool_call>{"name": "f", "arguments": {"a": "x}{"}}</tool_call>',
     '<tool_call>\n<function=g>\n<parameter=a>\n"x}{\n</parameter>\n</function>\n</tool_call>',
+    '<function=f>{"a": "</function"}</function>',
     '{"name": "f", "parameters": {"a": 1}}',
     '{"name": "f", "parameters": {}}; {"name": "g", "parameters": {"e": ";"}}',
     '```json\n{"name": "g", "arguments": {}}\n```',
@@ -224,6 +247,9 @@ _FRAGMENTS = [
     "</tool_call>",
     "[TOOL",
     "[ARGS]",
+    "<function=",
+    "<func",
+    "</function>",
     '{"name": "f"',
     ', "arguments": {}}',
     "é€",
@@ -258,7 +284,7 @@ def test_text_without_calls_comes_back_unchanged(case: tuple[str, list[str]]) ->
     """With no tool known, untagged JSON is never a call; the tags are left out here, so
     every character must come back as text, in order."""
     text = case[0]
-    for tagged in ("<tool_call>", "[TOOL_CALLS]", "<|python_tag|>"):
+    for tagged in ("<tool_call>", "[TOOL_CALLS]", "<|python_tag|>", "<function="):
         text = text.replace(tagged, "")
     half = len(text) // 2
     pieces = parse_chunked([text[:half], text[half:]], [])
@@ -284,7 +310,10 @@ def calls_in_prose(draw: st.DrawFn) -> tuple[str, Pieces]:
         name = draw(st.sampled_from(["f", "g"]))
         arguments = draw(_ARGS)
         args = json.dumps(arguments)
-        form = draw(st.sampled_from(["tag", "bare", "fence", "mistral", "mistral_args", "xml"]))
+        forms = ["tag", "bare", "fence", "mistral", "mistral_args", "xml", "function"]
+        form = draw(st.sampled_from(forms))
+        if form == "function" and "</function>" in args:
+            form = "tag"  # a plain search finds the block's end
         if form == "xml":  # every value a string: XML has no other kind
             arguments = {key: str(value) for key, value in arguments.items()}
             args = json.dumps(arguments)
@@ -299,6 +328,7 @@ def calls_in_prose(draw: st.DrawFn) -> tuple[str, Pieces]:
             "xml": f"<tool_call>\n<function={name}>\n"
             + "".join(f"<parameter={k}>\n{v}\n</parameter>\n" for k, v in arguments.items())
             + "</function>\n</tool_call>",
+            "function": f"<function={name}>{args}</function>",
         }[form]
         text += prose + written
         expected += [TextPiece(prose), ToolCallPiece(name, args)]

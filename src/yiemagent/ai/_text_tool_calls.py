@@ -12,6 +12,8 @@ streamed content and splits it into text and calls as it arrives, in these forms
 - Llama 3 JSON: a reply line that is `{"name": "f", "parameters": {...}}` (also after
   `<|python_tag|>`, and several on one line separated by `;`), and the same with
   "arguments" (Qwen's bare JSON);
+- Llama 3.1's custom tool format, `<function=f>{"x": 1}</function>`, and the same tag
+  holding Qwen3-Coder's `<parameter=x>` elements without the `<tool_call>` around them;
 - Mistral: `[TOOL_CALLS] [{"name": "f", "arguments": {...}}, ...]` and the newer
   `[TOOL_CALLS]f[ARGS]{...}` (with an optional `[CALL_ID]id`);
 - fenced JSON: a ```` ``` ```` / ```` ```json ```` block holding one call or a list of calls.
@@ -20,7 +22,9 @@ Text before, between and after calls stays text. A bare or fenced JSON object be
 only when it has the shape of one (a string "name" and an object of arguments, nothing
 else) and, when the tool names are known, names a tool; a code block or JSON that is not a
 call is given back as text, unchanged. A tagged call ("<tool_call>", "[TOOL_CALLS]") is a
-call whatever it names; tagged text that cannot be read as a call is given back as text.
+call whatever it names; tagged text that cannot be read as a call is given back as text,
+and so is a tag right after a backtick: quoted in inline code (a model telling the user
+how calls are written), it is prose, not a call.
 
 The result does not depend on how the text is cut into chunks: feeding it piece by piece
 gives the same pieces (adjacent texts joined) as feeding it whole. Text is held back only
@@ -70,7 +74,8 @@ _TAG_OPEN, _TAG_CLOSE = "<tool_call>", "</tool_call>"
 _MISTRAL = "[TOOL_CALLS]"
 _PYTHON_TAG = "<|python_tag|>"
 _FENCE = "```"
-_MARKERS = (_TAG_OPEN, _MISTRAL, _PYTHON_TAG, _FENCE)
+_FUNCTION_OPEN, _FUNCTION_CLOSE = "<function=", "</function>"
+_MARKERS = (_TAG_OPEN, _MISTRAL, _PYTHON_TAG, _FENCE, _FUNCTION_OPEN)
 _JSON_FENCES = {"", "json", "json5", "jsonc", "tool_call", "tool_calls", "tool_code"}
 _CALL_KEYS = {"name", "arguments", "parameters", "type", "id"}
 _NAME = re.compile(r'^\{\s*"name"\s*:\s*"([^"\\]+)"')
@@ -81,7 +86,9 @@ _XML_PARAMETER = re.compile(
     r"<parameter=([^>]+)>(.*?)(?:</parameter>|(?=<parameter=)|\Z)", re.DOTALL
 )
 
-_Mode = Literal["text", "bare", "tag", "mistral", "fence_head", "fence_json", "fence_text"]
+_Mode = Literal[
+    "text", "bare", "tag", "function", "mistral", "fence_head", "fence_json", "fence_text"
+]
 
 
 def join_text(pieces: list[Piece]) -> list[Piece]:
@@ -105,7 +112,7 @@ class TextToolCallParser:
     pieces completed by that call, in order.
     """
 
-    __slots__ = ("_blank", "_buf", "_closed", "_mode", "_names", "_scan", "_start")
+    __slots__ = ("_blank", "_buf", "_closed", "_mode", "_names", "_scan", "_start", "_tick")
 
     def __init__(self, tool_names: Collection[str] | None = None) -> None:
         """Args:
@@ -118,6 +125,8 @@ class TextToolCallParser:
         self._mode: _Mode = "text"
         self._blank = True
         """Whether the text given out so far ends on a line that is empty or blank."""
+        self._tick = False
+        """Whether the text given out so far ends with a backtick."""
         self._scan = _JsonScan()
         self._start = 0
         """In "bare"/"mistral"/"fence_json" modes: where the held construct's body begins."""
@@ -156,6 +165,7 @@ class TextToolCallParser:
         if not text:
             return
         out.append(TextPiece(text))
+        self._tick = text.endswith("`")
         if "\n" in text:
             self._blank = not text.rsplit("\n", 1)[1].strip()
         else:
@@ -164,6 +174,7 @@ class TextToolCallParser:
     def _emit_calls(self, out: list[Piece], calls: list[ToolCallPiece]) -> None:
         out.extend(calls)
         self._blank = True
+        self._tick = False
 
     def _settle(self, out: list[Piece], calls: list[ToolCallPiece], buf: str, end: int) -> bool:
         # A read block ends: its calls, or its text when it held none; then text again.
@@ -183,7 +194,10 @@ class TextToolCallParser:
             self._buf = buf[len(buf) - keep :]
             return False
         self._emit_text(out, buf[:at])
-        if marker == "{":
+        if marker in (_TAG_OPEN, _MISTRAL) and self._tick:  # `<tool_call>…`: quoted
+            self._emit_text(out, marker)
+            self._buf = buf[at + len(marker) :]
+        elif marker == "{":
             self._buf = buf[at:]
             self._mode, self._scan, self._start, self._closed = "bare", _JsonScan(), 0, 0
         elif marker == _PYTHON_TAG:
@@ -195,6 +209,9 @@ class TextToolCallParser:
         elif marker == _MISTRAL:
             self._buf = buf[at:]
             self._mode, self._scan, self._start = "mistral", _JsonScan(), len(marker)
+        elif marker == _FUNCTION_OPEN:
+            self._buf = buf[at:]
+            self._mode = "function"
         else:
             self._buf = buf[at:]
             self._mode = "fence_head"
@@ -263,6 +280,15 @@ class TextToolCallParser:
         xml = inner.lstrip().startswith("<function=")
         calls = _xml_calls(inner) if xml else _read_calls(inner, None, tagged=True)
         return self._settle(out, calls, buf, end)
+
+    def _function(self, out: list[Piece], final: bool) -> bool:
+        # `<function=f>` outside a `<tool_call>`: it ends at its `</function>` (or the end).
+        buf = self._buf
+        close = buf.find(_FUNCTION_CLOSE, len(_FUNCTION_OPEN))
+        if close < 0 and not final:
+            return False
+        end = len(buf) if close < 0 else close + len(_FUNCTION_CLOSE)
+        return self._settle(out, _function_calls(buf[:end]), buf, end)
 
     def _mistral(self, out: list[Piece], final: bool) -> bool:
         buf = self._buf
@@ -451,6 +477,23 @@ def _xml_calls(text: str) -> list[ToolCallPiece]:
             arguments[parameter[1].strip()] = value.removesuffix("\n")
         calls.append(ToolCallPiece(name, json.dumps(arguments, ensure_ascii=False)))
     return calls
+
+
+def _function_calls(text: str) -> list[ToolCallPiece]:
+    """The call of a `<function=f>...</function>` block: its body a JSON object (Llama
+    3.1) or `<parameter=x>` elements (Qwen3-Coder); [] when the name is not one, or the
+    body neither."""
+    head, _, body = text[len(_FUNCTION_OPEN) :].partition(">")
+    name = head.strip()
+    if not _is_name(name) or not _:
+        return []
+    body = body.removesuffix(_FUNCTION_CLOSE).strip()
+    if not body.startswith("{"):
+        return _xml_calls(text) if not body or body.startswith("<parameter=") else []
+    arguments = _json_object(body) or python_literal_object(body)
+    if arguments is None:  # unreadable: the tool pipeline tells the model what it sent
+        return [ToolCallPiece(name, body)]
+    return [ToolCallPiece(name, json.dumps(arguments, ensure_ascii=False))]
 
 
 def _call(value: Any, names: frozenset[str] | None, *, tagged: bool) -> ToolCallPiece | None:
