@@ -10,8 +10,8 @@ streamed content and splits it into text and calls as it arrives, in these forms
   `<function=f><parameter=x>value</parameter></function>` (each value a string, less the
   newline after its opening and before its closing tag; the tool's schema coerces it);
 - Llama 3 JSON: a reply line that is `{"name": "f", "parameters": {...}}` (also after
-  `<|python_tag|>`, and several on one line separated by `;`), and the same with
-  "arguments" (Qwen's bare JSON);
+  `<|python_tag|>`, or Llama 4's `<|python_start|>` with its `<|python_end|>` left out, and
+  several on one line separated by `;`), and the same with "arguments" (Qwen's bare JSON);
 - Llama 3.1's custom tool format, `<function=f>{"x": 1}</function>`, and the same tag
   holding Qwen3-Coder's `<parameter=x>` elements without the `<tool_call>` around them;
 - Mistral: `[TOOL_CALLS] [{"name": "f", "arguments": {...}}, ...]` and the newer
@@ -73,9 +73,10 @@ Piece = TextPiece | ToolCallPiece
 _TAG_OPEN, _TAG_CLOSE = "<tool_call>", "</tool_call>"
 _MISTRAL = "[TOOL_CALLS]"
 _PYTHON_TAG = "<|python_tag|>"
+_PYTHON_START, _PYTHON_END = "<|python_start|>", "<|python_end|>"
 _FENCE = "```"
 _FUNCTION_OPEN, _FUNCTION_CLOSE = "<function=", "</function>"
-_MARKERS = (_TAG_OPEN, _MISTRAL, _PYTHON_TAG, _FENCE, _FUNCTION_OPEN)
+_MARKERS = (_TAG_OPEN, _MISTRAL, _PYTHON_TAG, _PYTHON_START, _PYTHON_END, _FENCE, _FUNCTION_OPEN)
 _JSON_FENCES = {"", "json", "json5", "jsonc", "tool_call", "tool_calls", "tool_code"}
 _CALL_KEYS = {"name", "arguments", "parameters", "type", "id"}
 _NAME = re.compile(r'^\{\s*"name"\s*:\s*"([^"\\]+)"')
@@ -200,9 +201,11 @@ class TextToolCallParser:
         elif marker == "{":
             self._buf = buf[at:]
             self._mode, self._scan, self._start, self._closed = "bare", _JsonScan(), 0, 0
-        elif marker == _PYTHON_TAG:
+        elif marker in (_PYTHON_TAG, _PYTHON_START):  # a special token: what follows opens a line
             self._buf = buf[at + len(marker) :]
             self._blank = True
+        elif marker == _PYTHON_END:  # the special token that closes `<|python_start|>`
+            self._buf = buf[at + len(marker) :]
         elif marker == _TAG_OPEN:
             self._buf = buf[at:]
             self._mode, self._scan = "tag", _JsonScan()
