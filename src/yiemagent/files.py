@@ -179,8 +179,14 @@ def import_function(
 
 
 def _why(exc: Exception) -> str:
-    if isinstance(exc, ImportError):  # says what is missing already
-        return str(exc)
+    """One line on why importing failed; never raises (an exception whose `__str__` raises
+    is named by its class)."""
     if isinstance(exc, SyntaxError):
         return f"SyntaxError: {exc.msg} ({Path(exc.filename or '?').name}, line {exc.lineno})"
-    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    try:
+        text = str(exc)
+    except Exception:
+        text = ""
+    if isinstance(exc, ImportError) and text:  # says what is missing already
+        return text
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

@@ -488,7 +488,8 @@ def _import_beside(base: Path, module_name: str) -> ModuleType:
     other name is imported as usual.
 
     Raises:
-        ImportError: it cannot be found or imported (SyntaxError and the like too).
+        ImportError: it cannot be found; whatever its own code raised (`import_function`
+            says it in one line).
     """
     top, _, rest = module_name.partition(".")
     folder = base / top
@@ -499,12 +500,7 @@ def _import_beside(base: Path, module_name: str) -> ModuleType:
     unique = f"_yiemagent_agent_file_{digest}_{top}"
     module = sys.modules.get(unique)
     if module is None:
-        try:
-            module = import_file(path, unique, package=path.name == "__init__.py")
-        except ImportError:
-            raise
-        except Exception as exc:
-            raise ImportError(f"{type(exc).__name__}: {exc}") from exc
+        module = import_file(path, unique, package=path.name == "__init__.py")
     return importlib.import_module(f"{unique}.{rest}") if rest else module
 
 
