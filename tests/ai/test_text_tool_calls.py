@@ -77,6 +77,14 @@ def test_llama_calls_on_one_line_separated_by_semicolons() -> None:
     ]
 
 
+def test_llama4_python_start_and_end_tokens() -> None:
+    """Llama 4 wraps its JSON call in `<|python_start|>` ... `<|python_end|>`, which a
+    server without its parser leaves in the content."""
+    text = 'Let me search.<|python_start|>{"name": "f", "parameters": {"q": "news"}}<|python_end|>'
+    assert parse(text, ["f"]) == [TextPiece("Let me search."), call("f", q="news")]
+    assert parse('<|python_start|>{"name": "f", "parameters": {}}', ["f"]) == [call("f")]
+
+
 def test_mistral_list_and_args_forms() -> None:
     text = '[TOOL_CALLS] [{"name": "f", "arguments": {"a": 1}}, {"name": "g", "arguments": {}}]'
     assert parse(text) == [call("f", a=1), call("g")]
@@ -250,6 +258,9 @@ _FRAGMENTS = [
     "<function=",
     "<func",
     "</function>",
+    "<|python_start|>",
+    "<|python_end|>",
+    "<|python_",
     '{"name": "f"',
     ', "arguments": {}}',
     "é€",
@@ -286,6 +297,10 @@ def test_text_without_calls_comes_back_unchanged(case: tuple[str, list[str]]) ->
     text = case[0]
     for tagged in ("<tool_call>", "[TOOL_CALLS]", "<|python_tag|>", "<function="):
         text = text.replace(tagged, "")
+    specials = ("<|python_start|>", "<|python_end|>")  # special tokens, never text
+    while any(special in text for special in specials):  # a removal may join another
+        for special in specials:
+            text = text.replace(special, "")
     half = len(text) // 2
     pieces = parse_chunked([text[:half], text[half:]], [])
     assert all(isinstance(p, TextPiece) for p in pieces)
