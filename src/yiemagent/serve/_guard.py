@@ -29,6 +29,7 @@ from urllib.parse import urlsplit
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from yiemagent.errors import ConfigError
+from yiemagent.loop._tool_calls import exception_text
 from yiemagent.serve._api import error_body
 
 __all__ = ["OPEN_PATHS", "Failures", "Guard", "check_origin", "is_loopback"]
@@ -233,7 +234,8 @@ class Failures:
             if started:
                 raise
             logger.exception("%s %s failed", scope["method"], scope["path"])
-            text = f"the server failed: {type(exc).__name__}: {exc}"
+            kind, said = type(exc).__name__, exception_text(exc)  # never raises
+            text = f"the server failed: {said if said == kind else f'{kind}: {said}'}"
             await _reply(send, 500, text, [], scope["path"])
 
 
