@@ -194,6 +194,20 @@ def test_mcp_list_over_http(
     assert "noop — Do nothing and answer ok (for the overhead bench)." in out.splitlines()
 
 
+@pytest.mark.parametrize("path", ["", "/", "/api"])
+def test_a_url_without_the_mcp_path_says_where_the_endpoint_usually_is(
+    capsys: pytest.CaptureFixture[str], http_server: HttpTestServer, path: str
+) -> None:
+    """The server's root URL (a README's `http://host:port`) said only "MCPError: Not Found
+    (HTTP 404 Not Found)": not which URL was asked, nor that the endpoint is at /mcp."""
+    root = http_server.url.removesuffix("/mcp")
+    code, _, err = _run(capsys, "mcp", "list", "--url", root + path)
+    line = _error_line(err)
+    assert code == 1
+    assert f"HTTP 404 Not Found: no MCP endpoint at {root}{path}" in line, line
+    assert f"streamable-HTTP servers usually answer at /mcp: {root}/mcp" in line, line
+
+
 @pytest.mark.parametrize(
     ("argv", "expected"),
     [

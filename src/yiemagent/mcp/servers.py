@@ -315,7 +315,9 @@ def _make_silence_watch(
                 on_silence()
                 raise
             if on_refusal is not None and request.method == "POST":
-                on_refusal(_refusal_text(response) if response.status_code >= 400 else None)
+                on_refusal(
+                    _refusal_text(response, request) if response.status_code >= 400 else None
+                )
             response.stream = WatchedBody(response.stream)
             return response
 
@@ -340,8 +342,10 @@ def _make_silence_watch(
     return SilenceWatch()
 
 
-def _refusal_text(response: httpx2.Response) -> str:
-    """ "HTTP 401 Unauthorized", then the server's `WWW-Authenticate` challenge if any."""
+def _refusal_text(response: httpx2.Response, request: httpx2.Request) -> str:
+    """ "HTTP 401 Unauthorized", then the server's `WWW-Authenticate` challenge if any; a 404
+    names the URL asked and, when its path is not /mcp, the /mcp URL of that host (a server's
+    root URL, copied from where it says it listens, is the usual slip)."""
     from http import HTTPStatus
 
     try:
@@ -349,5 +353,11 @@ def _refusal_text(response: httpx2.Response) -> str:
     except ValueError:
         phrase = ""
     text = f"HTTP {response.status_code} {phrase}".rstrip()
+    if response.status_code == 404:
+        url = request.url
+        text += f": no MCP endpoint at {url}"
+        if url.path.rstrip("/") != "/mcp":
+            usual = url.copy_with(path="/mcp", query=None, fragment=None)
+            text += f"; streamable-HTTP servers usually answer at /mcp: {usual}"
     challenge = " ".join(response.headers.get("www-authenticate", "").split())[:300]
     return f"{text}: {challenge}" if challenge else text
