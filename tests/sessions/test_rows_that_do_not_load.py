@@ -134,3 +134,32 @@ def test_the_cli_says_it_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert code != 0 and "Traceback" not in err
     lines = err.strip().splitlines()
     assert len(lines) == 1 and "seq=3" in lines[0] and "not valid JSON" in lines[0]
+
+
+async def test_a_text_given_as_content_is_stored_as_a_block_and_loads_back(
+    backend: Backend,
+) -> None:
+    """An assistant message or tool result made with a text for `content` (the Agent takes
+    it) was written as a bare string, which no load reads back as a message."""
+    store: SessionStore = backend.open()
+    try:
+        fm = FauxModel(["never asked"])
+        given = [
+            UserMessage("what time is it?", 1),
+            AssistantMessage([ToolCall("c1", "clock", {})], stop_reason="toolUse", timestamp=2),
+            ToolResultMessage("c1", "clock", "noon", timestamp=3),  # type: ignore[arg-type]
+            AssistantMessage("It is noon.", timestamp=4),  # type: ignore[arg-type]
+        ]
+        agent = Agent(
+            model=fm.model, stream_fn=fm.stream_fn, messages=given,
+            session_store=store, session_id="s",
+        )  # fmt: skip
+        await agent.close()
+
+        loaded = store.load("s")
+
+        assert [m.role for m in loaded] == ["user", "assistant", "toolResult", "assistant"]
+        assert loaded[2].content == [TextContent("noon")]  # type: ignore[union-attr]
+        assert loaded[3].content == [TextContent("It is noon.")]  # type: ignore[union-attr]
+    finally:
+        store.close()

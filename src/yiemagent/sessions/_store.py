@@ -30,6 +30,7 @@ from yiemagent.types import (
     BashExecutionMessage,
     BranchSummaryMessage,
     CompactionSummaryMessage,
+    TextContent,
     ToolResultMessage,
     UserMessage,
     message_from_dict,
@@ -166,7 +167,8 @@ class SessionStateStore(Protocol):
 def encode_message(message: AgentMessage) -> str | None:
     """One message as compact JSON text (`message_to_dict`), or `None` when it cannot be
     persisted: an application's own message type (not in `PERSISTED_TYPES`), logged as a
-    warning. A tool result whose `details` are not JSON-serialisable is kept, with `details`
+    warning. An assistant message or tool result whose `content` is a text (not the list of
+    blocks its type says) is stored with that text as one `TextContent`, so it loads back. A tool result whose `details` are not JSON-serialisable is kept, with `details`
     replaced by `{"unserializable": repr(details)}` (truncated), so its tool call stays
     answered after a resume.
     """
@@ -178,6 +180,10 @@ def encode_message(message: AgentMessage) -> str | None:
             ", ".join(t.__name__ for t in PERSISTED_TYPES),
         )
         return None
+    if isinstance(message, AssistantMessage | ToolResultMessage) and isinstance(
+        message.content, str
+    ):  # a text given as content (UserMessage makes it a block itself): read back as one
+        message = dataclasses.replace(message, content=[TextContent(message.content)])
     try:
         return _dumps(message_to_dict(message))
     except Exception as exc:
