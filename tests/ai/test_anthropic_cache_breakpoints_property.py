@@ -33,7 +33,10 @@ from yiemagent.types.tools import AgentTool
 pytestmark = pytest.mark.timeout(300)
 
 KEY = "sk-ant-test-0123456789abcdef"
-PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+PNG = (
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJ"
+    "AAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+)
 MODEL = Model(
     id="claude-test-1",
     provider="anthropic",
