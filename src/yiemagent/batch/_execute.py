@@ -23,6 +23,7 @@ from yiemagent.batch._results import TaskResult, TaskStatus
 from yiemagent.batch._tasks import BatchTask
 from yiemagent.errors import BatchError
 from yiemagent.loop import ABORT_GRACE_S
+from yiemagent.loop._tool_calls import exception_text
 from yiemagent.types.callbacks import maybe_await
 from yiemagent.types.messages import Usage, transcript_usage
 
@@ -439,8 +440,9 @@ def _answered(task: BatchTask, reply: AssistantMessage, end_reason: str | None) 
 
 
 def _describe(exc: BaseException) -> str:
-    text = " ".join(str(exc).split())
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    """`Class: text` on one line, or the class alone (also when `__str__` raises)."""
+    kind, text = type(exc).__name__, " ".join(exception_text(exc).split())
+    return text if text == kind else f"{kind}: {text}"
 
 
 async def run_task(
