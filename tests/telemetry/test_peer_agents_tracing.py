@@ -1,9 +1,12 @@
 """openai-agents' tracing cases (its tests/test_agent_tracing.py and
 test_tracing_errors.py) on our OpenTelemetry spans (DESIGN §13): one trace per run, the
-run's span carrying its summed usage, and a run stopped by its turn limit marked so."""
+run's span carrying its summed usage and ending after a slow input guardrail, and a run
+stopped by its turn limit marked so."""
 
 from __future__ import annotations
 
+import asyncio
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -13,7 +16,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import StatusCode
 
-from yiemagent import Agent, AgentTool
+from yiemagent import Agent, AgentTool, GuardrailContext
 from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
 from yiemagent.types import AssistantMessage, Usage
 
@@ -100,3 +103,28 @@ async def test_a_run_stopped_by_its_turn_limit_is_an_error_span_saying_so(
     others = [s for s in spans if s is not run]
     assert [s.name for s in others] == ["chat faux", "execute_tool ok"] * 2
     assert all(s.status.status_code is StatusCode.UNSET for s in others)
+
+
+async def test_the_runs_span_ends_after_a_slow_input_guardrail(
+    exporter: tuple[TracerProvider, InMemorySpanExporter],
+) -> None:
+    # test_stream_input_guardrail_timing.py::
+    # test_parent_span_and_trace_finish_after_slow_input_guardrail: the model answered at
+    # once; the run (and its span) is over only once the guardrail has passed the prompt
+    provider, memory = exporter
+    passed_at: list[int] = []
+
+    async def slow_check(context: GuardrailContext) -> bool:
+        await asyncio.sleep(0.3)
+        passed_at.append(time.time_ns())
+        return False
+
+    fm = FauxModel(["hi"])
+    agent = Agent(
+        model=fm.model, stream_fn=fm.stream_fn, input_guardrails=[slow_check],
+        tracer_provider=provider,
+    )  # fmt: skip
+    assert (await agent.prompt("hello")).text == "hi"
+    [run] = [s for s in memory.get_finished_spans() if s.name.startswith("invoke_agent")]
+    assert run.end_time is not None and run.end_time >= passed_at[0]
+    assert run.status.status_code is StatusCode.UNSET
