@@ -18,7 +18,9 @@ import contextlib
 import importlib.util
 import logging
 import os
+import signal
 import sys
+import threading
 import time
 from collections import Counter, deque
 from collections.abc import Iterator, Sequence
@@ -121,14 +123,32 @@ def _connect(ray: Any, address: str | None, num_cpus: float) -> bool:
     if path:
         options["runtime_env"] = {"env_vars": {"PYTHONPATH": path}}
     try:
-        if address is None:
-            ray.init(include_dashboard=False, **options)
-        else:
-            ray.init(address=address, **options)
+        with _program_sigterm_kept():
+            if address is None:
+                ray.init(include_dashboard=False, **options)
+            else:
+                ray.init(address=address, **options)
     except Exception as exc:
         where = "a local Ray cluster" if address is None else f"the Ray cluster at {address}"
         raise BatchError(f"cannot connect to {where}: {' '.join(str(exc).split())}") from None
     return True
+
+
+@contextlib.contextmanager
+def _program_sigterm_kept() -> Iterator[None]:
+    """Within: whatever takes SIGTERM over (`ray.init` sets `sys.exit(15)`, and its core a
+    handler that prints a stack dump) gives it back after, when the program had a SIGTERM
+    handler of its own (`yiem batch` stops the batch on it as on Ctrl-C). Without one,
+    Ray's stays: its exit still runs the `finally` that stops a local cluster."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    own = signal.getsignal(signal.SIGTERM)
+    try:
+        yield
+    finally:
+        if callable(own):
+            signal.signal(signal.SIGTERM, own)
 
 
 @contextlib.contextmanager
