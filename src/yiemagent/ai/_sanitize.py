@@ -1,17 +1,24 @@
-"""Request bodies made safe to encode as UTF-8 (DESIGN §8: bad input loses nothing).
+"""Request bodies a provider takes (DESIGN §8: bad input loses nothing).
 
 Python strings may hold lone UTF-16 surrogates (`"\\udcff"`): file names and process output
 decoded with `surrogateescape`, text cut in the middle of a pair. UTF-8 cannot encode them, so
 one such character anywhere in the history would make every later request fail before it is
 sent. `sanitize_surrogates` replaces each lone surrogate with U+FFFD and joins a valid pair
 into its character; everything else is returned as the same object (no copy).
+
+An image labelled with a type its bytes are not (a JPEG screenshot said to be a PNG) is
+refused by the Anthropic API ("The image was specified using the image/png media type, but
+the image appears to be a image/jpeg image"), and, once in the history, every later request
+of the session with it: `image_base64` gives an image the type its first bytes show.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 from typing import Any
 
-__all__ = ["image_base64", "sanitize_surrogates"]
+__all__ = ["image_base64", "sanitize_surrogates", "sniff_mime_type"]
 
 
 def _clean(text: str) -> str:
@@ -56,11 +63,36 @@ def sanitize_surrogates(value: Any) -> Any:
     return value
 
 
+def sniff_mime_type(head: bytes) -> str | None:
+    """The MIME type the first bytes of a file show: "image/png", "image/jpeg",
+    "image/gif", "image/webp", "application/pdf", or None for anything else."""
+    if head.startswith(b"\x89PNG\r\n\x1a\n"):
+        return "image/png"
+    if head.startswith(b"\xff\xd8\xff"):
+        return "image/jpeg"
+    if head.startswith((b"GIF87a", b"GIF89a")):
+        return "image/gif"
+    if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
+        return "image/webp"
+    if head.startswith(b"%PDF-"):
+        return "application/pdf"
+    return None
+
+
 def image_base64(data: str, mime_type: str) -> tuple[str, str]:
     """`(base64 data, mime type)` of an image given as base64 or as a whole data URL
-    (`data:image/png;base64,...`, as web UIs hand them over), whose own type wins."""
+    (`data:image/png;base64,...`, as web UIs hand them over), whose own type wins over
+    `mime_type`; an image type its first bytes show wins over both (a label is often wrong,
+    the bytes are what the API checks). Data that is not base64 keeps its label."""
     if data.startswith("data:"):
         head, sep, rest = data.partition(",")
         if sep and head.endswith(";base64"):
-            return rest, head[5 : -len(";base64")] or mime_type
+            data, mime_type = rest, head[5 : -len(";base64")] or mime_type
+    if mime_type.startswith("image/"):
+        try:
+            sniffed = sniff_mime_type(base64.b64decode(data[:24], validate=True))
+        except (binascii.Error, ValueError):
+            sniffed = None
+        if sniffed is not None and sniffed.startswith("image/"):
+            mime_type = sniffed
     return data, mime_type

@@ -34,6 +34,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TypeAlias
 
+from yiemagent.ai._sanitize import image_base64, sniff_mime_type
 from yiemagent.errors import YiemAgentError
 from yiemagent.types.messages import DocumentContent, ImageContent, TextContent
 from yiemagent.types.model import Model
@@ -75,22 +76,6 @@ class AttachmentError(YiemAgentError, ValueError):
 
 class AttachmentWarning(UserWarning):
     """The model cannot read an attachment it was given (it gets a text stand-in)."""
-
-
-def sniff_mime_type(head: bytes) -> str | None:
-    """The MIME type the first bytes of a file show: "image/png", "image/jpeg",
-    "image/gif", "image/webp", "application/pdf", or None for anything else."""
-    if head.startswith(b"\x89PNG\r\n\x1a\n"):
-        return "image/png"
-    if head.startswith(b"\xff\xd8\xff"):
-        return "image/jpeg"
-    if head.startswith((b"GIF87a", b"GIF89a")):
-        return "image/gif"
-    if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
-        return "image/webp"
-    if head.startswith(b"%PDF-"):
-        return "application/pdf"
-    return None
 
 
 def _limit(mime_type: str) -> int:
@@ -213,8 +198,6 @@ def document_from_base64(data: str, name: str | None = None) -> DocumentContent:
 
 def _base64_payload(data: str, mime_type: str, what: str) -> tuple[str, str]:
     # The base64 of `data` (a data URL's own type winning) once it decodes.
-    from yiemagent.ai._sanitize import image_base64
-
     encoded, mime_type = image_base64(data, mime_type)
     if not encoded:
         article = "an" if what[0] in "aeiou" else "a"
