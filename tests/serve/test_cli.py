@@ -45,6 +45,8 @@ def test_bad_options_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[
         port = str(taken.getsockname()[1])
         err = one_line_error(capsys, ["serve", "--port", port, "--model", "openai/gpt-4o-mini"])
         assert f"cannot listen on 127.0.0.1:{port}" in err
+        # what to do, as `yiem mcp serve --http` says it
+        assert err.endswith("; give another port: --port PORT (--port 0 picks a free one)")
     with socket.socket() as free:
         free.bind(("127.0.0.1", 0))
         dead = free.getsockname()[1]  # nothing listens there once closed

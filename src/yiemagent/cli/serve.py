@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import socket
 import sys
 from pathlib import Path
@@ -73,7 +74,10 @@ def _listen(host: str, port: int) -> socket.socket:
         sock.bind((host.strip("[]"), port))
     except OSError as exc:
         sock.close()
-        raise CliError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc
+        said = f"cannot listen on {host}:{port}: {exc.strerror or exc}"
+        if exc.errno in (errno.EADDRINUSE, errno.EACCES):  # taken, or below 1024 for a user
+            said += "; give another port: --port PORT (--port 0 picks a free one)"
+        raise CliError(said) from exc
     return sock
 
 
