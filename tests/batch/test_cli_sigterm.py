@@ -79,3 +79,35 @@ def test_sigterm_stops_a_ray_batch_as_ctrl_c_does_and_a_rerun_finishes_it(
     """`ray.init` took SIGTERM over (`sys.exit(15)`, and a C++ stack dump of the signal on
     stderr), so the running tasks were not recorded and no line said why."""
     _sigterm_mid_batch_then_rerun(tmp_path, ["--ray", cluster])
+
+
+def test_workers_of_a_killed_driver_exit_without_a_traceback(tmp_path: Path) -> None:
+    """`kill -9` of the driver: its worker processes find it gone and exit, each without
+    printing "Task exception was never retrieved ... BrokenPipeError" on the terminal they
+    share with it (they used to, once per running task)."""
+    tasks = tmp_path / "tasks.jsonl"
+    meta = {"kind": "ok", "delay_s": 0.4}
+    lines = [json.dumps({"id": f"t{i}", "prompt": "p", "metadata": meta}) for i in range(30)]
+    tasks.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "results.jsonl"
+    command = [sys.executable, "-m", "yiemagent.cli.main", "batch", str(tasks), "--out", str(out)]
+    command += ["--agent", "tests.batch._agents:make_faux_agent", "--concurrency", "2"]
+    command += ["--workers", "pool", "--processes", "2"]
+    env = {**os.environ, "PYTHONPATH": python_path()}
+    batch = subprocess.Popen(
+        command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    try:
+        deadline = time.monotonic() + 240
+        while not out.exists() or len(out.read_text().splitlines()) < 3:
+            assert batch.poll() is None
+            assert time.monotonic() < deadline, "no task finished"
+            time.sleep(0.05)
+        batch.kill()
+        assert batch.stderr is not None
+        err = batch.stderr.read().decode()  # to its end: when every worker has exited
+    finally:
+        if batch.poll() is None:
+            batch.kill()
+        batch.wait()
+    assert "Traceback" not in err and "never retrieved" not in err, err

@@ -149,7 +149,8 @@ async def _serve(conn: Connection, make_agent: MakeAgent) -> None:
             result = await run_task(task, make_agent, options, stop)
         except Exception as exc:  # run_task does not raise; keep the protocol whole anyway
             result = TaskResult(task.id, "error", error=repr(exc), error_kind="exception")
-        conn.send(("result", result.to_json()))
+        with contextlib.suppress(OSError):  # the driver is gone: nobody to tell, nothing to say
+            conn.send(("result", result.to_json()))
 
     while True:
         message = await inbox.get()
