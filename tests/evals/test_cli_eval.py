@@ -69,7 +69,8 @@ def test_off_a_terminal_the_progress_is_a_line_now_and_then(
     assert code == 0, shown.err
     lines = shown.err.splitlines()
     assert lines[0] == "eval: 2 to run (0 done before)"
-    assert lines[-1].startswith("eval: 2/2 done (2 ok, 0 failed)")
+    # "(2 ok, 0 failed)" read as the verdict, which a failed check then contradicted
+    assert lines[-1].startswith("eval: 2/2 done (2 answered, 0 errors)")
     assert "eval:" not in shown.out  # the table's stdout stays the table
     assert "batch:" not in shown.err
 

@@ -83,11 +83,19 @@ class BatchProgress:
     ten), at least every 30 s while tasks end, and at the end."""
 
     def __init__(
-        self, total: int, skipped: int, *, show: ProgressMode, label: str = "batch"
+        self,
+        total: int,
+        skipped: int,
+        *,
+        show: ProgressMode,
+        label: str = "batch",
+        outcomes: tuple[str, str] = ("ok", "failed"),
     ) -> None:
         self.counts = BatchCounts(total=total, skipped=skipped)
         self._label = label
         """What the bar and each line start with: the command that runs the batch."""
+        self._ok, self._failed = outcomes
+        """What the lines and the bar call the tasks that ended "ok" and those that failed."""
         self._progress: Progress | None = None
         self._task: TaskID | None = None
         self._show = show
@@ -175,7 +183,8 @@ class BatchProgress:
         # 0 failed)" left one unaccounted for
         before = f"{counts.skipped} before, " if counts.skipped else ""
         return (
-            f"{done}/{counts.total} done ({before}{counts.ok} ok, {counts.failed} failed{held}"
+            f"{done}/{counts.total} done ({before}{counts.ok} {self._ok}, "
+            f"{counts.failed} {self._failed}{held}"
             f"{stopped}), {counts.running} running{self._waiting(bar=False)}, {counts.rate:.2f}/s, "
             f"ETA {_duration(counts.eta_s)}, ${counts.cost_usd:.4f}"
         )
@@ -201,12 +210,13 @@ class BatchProgress:
             # also keeps the line within 80 columns (rich squeezes the count out first).
             stopped = f"  interrupted {counts.interrupted}" if counts.interrupted else ""
             line = (
-                f"failed {counts.failed}{stopped}{self._waiting(bar=True)}  "
+                f"{self._failed} {counts.failed}{stopped}{self._waiting(bar=True)}  "
                 f"{counts.rate:.2f}/s  ${counts.cost_usd:.4f}"
             )
         else:
             line = (
-                f"failed {counts.failed}  running {counts.running}{self._waiting(bar=True)}  "
+                f"{self._failed} {counts.failed}  running {counts.running}"
+                f"{self._waiting(bar=True)}  "
                 f"{counts.rate:.2f}/s  "
                 f"ETA {_duration(eta)}  ${counts.cost_usd:.4f}"
             )

@@ -137,6 +137,7 @@ async def run_batch_async(
     num_cpus: float = 1.0,
     progress: ProgressMode | None = None,
     progress_label: str = "batch",
+    progress_outcomes: tuple[str, str] = ("ok", "failed"),
     fsync: bool = True,
     rerun_failed: bool = False,
     rerun: Callable[[TaskResult], bool] | None = None,
@@ -177,6 +178,9 @@ async def run_batch_async(
             the bar when stderr is a terminal, else nothing).
         progress_label: what the bar and each progress line start with ("batch:
             2/2 done"); `run_eval` says "eval", so a user sees the command they ran.
+        progress_outcomes: what the progress calls the tasks that ended "ok" and those that
+            failed; `run_eval` says "answered" and "errors", since its cases pass or fail
+            by their checks, after the runs.
         fsync: flush lines to disk from a background thread as they are written (group
             commit; off: a crash of the machine, not of the process, may lose the lines
             the OS had not written yet).
@@ -249,7 +253,13 @@ async def run_batch_async(
 
                 connected.enter_context(ray_session(address, num_cpus))
             bar = connected.enter_context(
-                BatchProgress(len(task_list), skipped, show=show, label=progress_label)
+                BatchProgress(
+                    len(task_list),
+                    skipped,
+                    show=show,
+                    label=progress_label,
+                    outcomes=progress_outcomes,
+                )
             )
             driver = _Driver(file, bar)
             if pending:

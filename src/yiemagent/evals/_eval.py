@@ -100,6 +100,7 @@ async def run_eval(
             num_cpus=num_cpus,
             progress=progress,
             progress_label="eval",
+            progress_outcomes=("answered", "errors"),  # "failed" is a case's verdict
             keep_messages=True,
         )
         found = {r.id: r for r in read_results(path) if r.id in runs}
