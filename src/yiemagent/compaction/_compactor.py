@@ -410,6 +410,19 @@ class Compactor:
             need += _SUMMARY_WRAPPER_CHARS // _CHARS_PER_TOKEN + _RESULT_MIN_TOKENS
         if need + beside + window // 16 <= window:
             return
+        if beside + window // 16 > window:  # no message could fit: name what to cut
+            prompt = preparing_prompt()
+            tools = len(prompt[1]) if prompt is not None else 0
+            if tools:
+                what = f"the system prompt and the {tools} tools are about {beside:,} tokens"
+                alone, cut = "alone they leave", "offer fewer tools"
+            else:
+                what = f"the system prompt is about {beside:,} tokens"
+                alone, cut = "alone it leaves", "shorten it"
+            raise ContextWindowExceeded(
+                f"{what}: {alone} no room for an answer in the model's {window:,}-token "
+                f"context window; {cut}, or use a model with a larger window"
+            )
         article = "an" if largest.role[0] in "aeiou" else "a"
         what = "the last message" if last == len(messages) else f"{article} {largest.role} message"
         raise ContextWindowExceeded(
