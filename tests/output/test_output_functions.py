@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, field_validator
 
-from yiemagent import ConfigError, ToolResultMessage, UserMessage
+from yiemagent import ConfigError, GuardrailTripped, ToolResultMessage, UserMessage
 from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
 from yiemagent.types import OutputSpec, text_of
 
@@ -101,3 +101,51 @@ async def test_a_validator_of_the_type_is_heard_by_the_model(mode: str) -> None:
     told = fm.contexts[1].messages[-1]
     assert isinstance(told, ToolResultMessage if mode == "tool" else UserMessage)
     assert "$.b: Value error, must not be foo" in text_of(told.content)
+
+
+async def test_a_function_runs_once_per_output_beside_guardrails_and_a_second_call() -> None:
+    """An output function may act (save, send): it runs once for the output. The output
+    guardrails read its value before the output tool runs, and a reply may give the output
+    twice (the second is not used); neither runs it again."""
+    saved: list[str] = []
+
+    def save(note: str) -> str:
+        saved.append(note)
+        return note.upper()
+
+    seen: list[Any] = []
+
+    def guard(context: Any) -> bool:
+        seen.append(context.output)
+        return False
+
+    twice = faux_message(
+        faux_tool_call("final_result", {"note": "first"}),
+        faux_tool_call("final_result", {"note": "second"}),
+    )
+    fm = FauxModel([twice])
+    agent = agent_for(fm, output_type=save, output_guardrails=[guard])
+    reply = await agent.prompt("save a note")
+    assert reply.output == "FIRST"
+    assert saved == ["first"]
+    assert seen == ["FIRST"]
+
+
+async def test_a_tripped_guardrail_keeps_no_value_for_a_later_run() -> None:
+    """The value the guardrails read waits for its call; a call that never runs (the
+    guardrail refused it) leaves nothing behind, so the same call later runs the function."""
+    saved: list[str] = []
+
+    def save(note: str) -> str:
+        saved.append(note)
+        return note
+
+    verdicts = iter([True, False])
+    same = faux_message(faux_tool_call("final_result", {"note": "n"}, id="call_same"))
+    fm = FauxModel([same, same])
+    agent = agent_for(fm, output_type=save, output_guardrails=[lambda _c: next(verdicts)])
+    with pytest.raises(GuardrailTripped):
+        await agent.prompt("one")
+    assert saved == ["n"]  # the guardrail read its value
+    reply = await agent.prompt("again")
+    assert reply.output == "n" and saved == ["n", "n"]

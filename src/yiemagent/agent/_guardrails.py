@@ -267,6 +267,9 @@ class RunGuards:
             )
             checked, trip = await self._unless_aborted(check_guardrails(guards, context))
             self.trip = self.trip or trip
+        if (self.trip is not None or not checked) and self._output is not None:
+            for call in message.tool_calls:  # the output tool will not run
+                self._output.forget(call.id)
         if self.trip is not None:  # never shown, returned or stored as the answer
             message.content = []
             message.stop_reason = "error"
@@ -313,11 +316,17 @@ class RunGuards:
         spec = self._output
         if spec is None:
             return None
-        try:
-            calls = message.tool_calls
-            return spec.validate(calls[0].arguments) if calls else spec.validate_text(message.text)
-        except Exception:  # not a valid value: the loop asks the model again
-            return None
+        if not message.tool_calls:
+            try:
+                return spec.validate_text(message.text)
+            except Exception:  # not a valid value: the loop asks the model again
+                return None
+        for call in message.tool_calls:  # the first valid one is the output, as in the loop
+            try:  # kept for the call's run: an output function runs once per call
+                return spec.validate_call(call.id, call.arguments, keep=True)
+            except Exception:
+                continue
+        return None
 
 
 async def _after(

@@ -109,15 +109,16 @@ class OutputRun:
     async def _execute(
         self, tool_call_id: str, args: dict[str, Any], signal: AbortSignal, on_update: OnUpdate
     ) -> AgentToolResult:
+        if self._candidates:  # the reply gave a valid output already: that one is kept
+            self.spec.forget(tool_call_id)  # (and an output function is not run again)
+            return AgentToolResult([TextContent(UNUSED_TEXT)])
         try:
-            value = self.spec.validate(args)
+            value = self.spec.validate_call(tool_call_id, args)
         except OutputValidationError as exc:
             raise ValueError(
                 f"Invalid {self.spec.name} for {self.spec.type_name}:\n{exc}\n"
                 f"Call {self.spec.name} again with corrected arguments."
             ) from None
-        if self._candidates:  # the reply gave a valid output already: that one is kept
-            return AgentToolResult([TextContent(UNUSED_TEXT)])
         self._candidates[tool_call_id] = value
         return AgentToolResult([TextContent(ACCEPTED_TEXT)], {"output": self.spec.to_json(value)})
 

@@ -82,6 +82,10 @@ OUTPUT_TOOL_LABEL = "Final result"
 (the embedded model) leaves out its free-text answer while that tool is offered."""
 
 
+_MAX_KEPT = 64
+"""Most values `OutputSpec.validate_call` keeps for calls that have not run yet."""
+
+
 class OutputSpec(Generic[T]):
     """A run's output type: its schema for the model and its validator.
 
@@ -101,6 +105,7 @@ class OutputSpec(Generic[T]):
 
     __slots__ = (
         "_adapter",
+        "_kept",
         "_validator",
         "description",
         "mode",
@@ -131,6 +136,8 @@ class OutputSpec(Generic[T]):
         )
         self._adapter: Any = None
         self._validator: Any = None
+        self._kept: dict[str, tuple[Any, Any]] = {}
+        """Output tool call id → (its arguments, its value), validated before the call ran."""
         if isinstance(type_, Mapping):
             inner = _checked_schema(type_)
             self._validator = _schema_validator(inner)
@@ -187,6 +194,27 @@ class OutputSpec(Generic[T]):
             return cast(T, self._adapter.validate_python(data))
         except ValidationError as exc:
             raise OutputValidationError(_pydantic_problems(exc, self.wrapped)) from None
+
+    def validate_call(self, call_id: str, data: Any, *, keep: bool = False) -> T:
+        """`validate(data)` for the output tool call `call_id`, so that an output function
+        runs once per call: the output guardrails ask for a call's value before the call
+        runs (`keep`: the value waits for the call, or for `forget`), and the call then gets
+        that value back, unless its arguments differ by then (a `before_tool_call` hook).
+
+        Raises:
+            OutputValidationError: as `validate`.
+        """
+        kept = self._kept.pop(call_id, None)
+        value = kept[1] if kept is not None and kept[0] == data else self.validate(data)
+        if keep:
+            while len(self._kept) >= _MAX_KEPT:  # calls that never ran (an abort)
+                del self._kept[next(iter(self._kept))]
+            self._kept[call_id] = (data, value)
+        return value
+
+    def forget(self, call_id: str) -> None:
+        """Drop the value kept for `call_id` (`validate_call`): the call will not run."""
+        self._kept.pop(call_id, None)
 
     def validate_text(self, text: str) -> T:
         """The typed value from an answer text holding its JSON (a ```json fence is allowed).
