@@ -368,8 +368,9 @@ class Agent(Generic[OutputT]):
         spec = output_spec(output_type) or self._output
         blocks = load_attachments(attachments) if attachments else []
         prompts = prompt_messages(input, [*(images or ()), *blocks])
-        if blocks and not (self._custom_model and self._state.model is None):
-            warn_unreadable(self._state.model, blocks)
+        media = media_blocks(prompts)  # however they came: attachments, images, messages
+        if media and not (self._custom_model and self._state.model is None):
+            warn_unreadable(self._state.model, media)
         self._driver.held.check_none_pending(self._state.messages, "start a new prompt")
         self._claim()
         return await self._run_claimed(prompts, spec, tools=extra)
@@ -819,6 +820,17 @@ def prompt_messages(
     if not messages:
         raise ValueError("a prompt needs at least one message; use resume() to continue")
     return messages
+
+
+def media_blocks(messages: Sequence[AgentMessage]) -> list[ImageContent | DocumentContent]:
+    """The images and documents of the user messages in `messages`."""
+    return [
+        block
+        for message in messages
+        if isinstance(message, UserMessage) and not isinstance(message.content, str)
+        for block in message.content
+        if isinstance(block, ImageContent | DocumentContent)
+    ]
 
 
 def run_tools(tools: Iterable[AgentTool] | None) -> list[AgentTool]:
