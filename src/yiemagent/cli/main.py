@@ -255,6 +255,25 @@ async def _run_loop(
     return reason, output
 
 
+def _prompt_from_stdin() -> str:
+    """The prompt `yiem run -` reads: all of standard input, as UTF-8. An argument cannot
+    hold a long prompt (a pasted file): Linux refuses one over 128 KiB before yiem starts.
+
+    Raises:
+        CliError: standard input is closed, or not UTF-8 text.
+    """
+    if sys.stdin is None:
+        raise CliError("the prompt is - but standard input is closed")
+    data = sys.stdin.buffer.read()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise CliError(
+            f"the prompt on standard input is not UTF-8 text (byte {data[exc.start]:#04x} at "
+            f"offset {exc.start})"
+        ) from None
+
+
 def _priced(model: Model) -> bool:
     """Whether `model` has a price, or needs none (it runs here)."""
     return model.api in ("local", "faux") or bool(model.cost.input or model.cost.output)
@@ -262,7 +281,9 @@ def _priced(model: Model) -> bool:
 
 @app.command()
 def run(
-    prompt: Annotated[str, typer.Argument(help="What to ask the agent.")],
+    prompt: Annotated[
+        str, typer.Argument(help="What to ask the agent; - reads it from standard input.")
+    ],
     tools: ToolsOption = None,
     model: Annotated[
         str, typer.Option("--model", help="Model as provider/id (see `yiem models`).")
@@ -308,6 +329,8 @@ def run(
     """Run one prompt: stream the answer, show each tool call, print the usage."""
     from yiemagent.cli.render import EventPrinter, JsonPrinter, PipeConsole
 
+    if prompt == "-":
+        prompt = _prompt_from_stdin()
     if not prompt.strip():
         raise CliError(
             'the prompt is empty: say what to ask, e.g. yiem run "What time is it in Tokyo?"',
