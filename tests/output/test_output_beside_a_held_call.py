@@ -115,3 +115,32 @@ async def test_a_sub_agents_output_beside_its_held_call_answers_the_parent() -> 
     reply = await lead.resume()
     assert reply.text == 'lead: {"name": "Ann", "age": 31}'
     assert paid == ["c1"] and sub_fm.call_count == 1
+
+
+async def test_an_output_function_beside_a_held_call_runs_once() -> None:
+    """An output function that acts (saves a note) ran when its call ran in the held batch,
+    and again when the resumed run read the output back: the note was saved twice. The
+    resumed run takes the value the call gave."""
+    saved: list[str] = []
+
+    def save(note: str) -> str:
+        saved.append(note)
+        return note.upper()
+
+    paid: list[str] = []
+    fm = FauxModel(
+        [
+            faux_message(
+                faux_tool_call("pay", {}, id="c1"),
+                faux_tool_call("final_result", {"note": "paid"}, id="c2"),
+            )
+        ]
+    )
+    agent = agent_on(fm, None, paid)
+    await agent.prompt("pay, then note it", output_type=save)
+    assert saved == ["paid"] and [p.tool_call_id for p in agent.pending_approvals] == ["c1"]
+    agent.approve("c1")
+    reply = await agent.resume()
+    assert isinstance(reply, OutputMessage) and reply.output == "PAID"
+    assert saved == ["paid"] and paid == ["c1"]
+    assert fm.call_count == 1  # the model is not asked again

@@ -83,7 +83,7 @@ OUTPUT_TOOL_LABEL = "Final result"
 
 
 _MAX_KEPT = 64
-"""Most values `OutputSpec.validate_call` keeps for calls that have not run yet."""
+"""Most values `OutputSpec.validate_call` keeps for calls not asked for again yet."""
 
 
 class OutputSpec(Generic[T]):
@@ -137,7 +137,7 @@ class OutputSpec(Generic[T]):
         self._adapter: Any = None
         self._validator: Any = None
         self._kept: dict[str, tuple[Any, Any]] = {}
-        """Output tool call id → (its arguments, its value), validated before the call ran."""
+        """Output tool call id → (its arguments, its value), until it is asked for again."""
         if isinstance(type_, Mapping):
             inner = _checked_schema(type_)
             self._validator = _schema_validator(inner)
@@ -198,8 +198,9 @@ class OutputSpec(Generic[T]):
     def validate_call(self, call_id: str, data: Any, *, keep: bool = False) -> T:
         """`validate(data)` for the output tool call `call_id`, so that an output function
         runs once per call: the output guardrails ask for a call's value before the call
-        runs (`keep`: the value waits for the call, or for `forget`), and the call then gets
-        that value back, unless its arguments differ by then (a `before_tool_call` hook).
+        runs, and a run that resumes after approvals asks for the value its call gave before
+        the hold (`keep`: the value waits for the next ask, or for `forget`); the next ask
+        gets that value back, unless the arguments differ by then (a `before_tool_call` hook).
 
         Raises:
             OutputValidationError: as `validate`.
@@ -207,7 +208,7 @@ class OutputSpec(Generic[T]):
         kept = self._kept.pop(call_id, None)
         value = kept[1] if kept is not None and kept[0] == data else self.validate(data)
         if keep:
-            while len(self._kept) >= _MAX_KEPT:  # calls that never ran (an abort)
+            while len(self._kept) >= _MAX_KEPT:  # calls never asked for again (an abort)
                 del self._kept[next(iter(self._kept))]
             self._kept[call_id] = (data, value)
         return value
