@@ -66,6 +66,7 @@ def drive(url: str, tmp_path: Path, store: InMemorySessionStore, tools: Tools) -
         approve = page.locator(".tool.held .approve button.primary")
         approve.wait_for()
         assert page.locator(".tool.held .time").inner_text() == "waiting for you"
+        page.wait_for_selector("#state:text('waiting for your approval')")  # not "idle"
         assert tools.launched == []
         shoot(page, tmp_path, "faux-held")
         approve.click()
