@@ -76,7 +76,13 @@ from yiemagent.types import (
     UserMessage,
     now_ms,
 )
-from yiemagent.types.callbacks import Emit, EventSink, guarded_sink, maybe_await
+from yiemagent.types.callbacks import (
+    Emit,
+    EventSink,
+    guarded_sink,
+    maybe_await,
+    task_is_cancelled,
+)
 from yiemagent.types.context import as_turn_update
 from yiemagent.types.messages import ensure_unique_tool_call_ids, to_messages
 from yiemagent.types.model import PROVIDER_OPTIONS
@@ -350,6 +356,15 @@ class LoopRun:
 # ── the run and its turns ───────────────────────────────────────────────────
 
 
+class _HookCancelled(Exception):
+    """A hook raised `CancelledError` while the run's task was not cancelled (its own work
+    was); the run fails with it as with any other exception."""
+
+    def __init__(self, cancelled: asyncio.CancelledError) -> None:
+        super().__init__()
+        self.cancelled = cancelled
+
+
 async def _run(run: LoopRun) -> None:
     """Run the turns, then `agent_end`; whatever raises becomes an error message.
     A traced run's work happens in its span's context, and the span ends after `agent_end`
@@ -359,11 +374,16 @@ async def _run(run: LoopRun) -> None:
     scope = trace.activate() if trace is not None else contextlib.nullcontext()
     try:
         with scope:
-            reason = await _run_turns(run)
+            try:
+                reason = await _run_turns(run)
+            except asyncio.CancelledError as exc:
+                if task_is_cancelled():
+                    raise
+                raise _HookCancelled(exc) from exc  # a hook's own work was cancelled
     except Exception as exc:  # the run ends, it never raises into the consumer
         logger.exception("agent loop failed")
         try:
-            await _fail_run(run, exc)
+            await _fail_run(run, exc.cancelled if isinstance(exc, _HookCancelled) else exc)
         except Exception:
             logger.exception("could not report the failure as a message")
     except BaseException as exc:  # cancelled, Ctrl-C, sys.exit: close the turn, then go on
@@ -1143,7 +1163,7 @@ def _described(exc: BaseException) -> str:
     return name if text == name else f"{name}: {text}"
 
 
-async def _fail_run(run: LoopRun, exc: Exception) -> None:
+async def _fail_run(run: LoopRun, exc: BaseException) -> None:
     """Answer any tool calls left open, then an error assistant message and
     `turn_end`; the caller emits `agent_end`."""
     text = _described(exc)

@@ -88,6 +88,7 @@ from yiemagent.types.callbacks import (
     adopt_task,
     guarded_sink,
     is_async_callable,
+    task_is_cancelled,
 )
 from yiemagent.types.messages import ensure_unique_tool_call_ids, now_ms, trailing_tool_turn
 from yiemagent.types.observe import RunSpan, ToolSpan
@@ -707,6 +708,10 @@ async def prepare_tool_call(
             if before is not None and before.defer and not approved:
                 return HeldOutcome(tool_call, args)
         return PreparedToolCall(tool, tool_call, args)
+    except asyncio.CancelledError as exc:
+        if task_is_cancelled():
+            raise
+        return ImmediateOutcome(create_error_tool_result(exception_text(exc)), True)
     except Exception as exc:
         return ImmediateOutcome(create_error_tool_result(exception_text(exc)), True)
 
@@ -962,7 +967,9 @@ async def finalize_executed_tool_call(
                 )
                 if after.is_error is not None:
                     is_error = after.is_error
-        except Exception as exc:
+        except (Exception, asyncio.CancelledError) as exc:
+            if isinstance(exc, asyncio.CancelledError) and task_is_cancelled():
+                raise
             spent = result.usage  # what the call spent (a sub-agent's tokens) still counts
             result = create_error_tool_result(exception_text(exc))
             result.usage = spent

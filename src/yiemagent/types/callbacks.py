@@ -37,6 +37,7 @@ __all__ = [
     "maybe_await",
     "run_tasks",
     "signal_optional",
+    "task_is_cancelled",
 ]
 
 logger = logging.getLogger("yiemagent.loop")
@@ -112,6 +113,14 @@ def signal_optional(hook: Callable[..., Any], what: str, first: str) -> Callable
     return adapted
 
 
+def task_is_cancelled() -> bool:
+    """Whether the running task has been asked to cancel. A `CancelledError` caught while
+    it has not is some callback's own (it awaited work that was cancelled elsewhere): that
+    callback failed, the run was not cancelled."""
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
+
+
 class GuardedSink:
     """An event sink that awaits `sink(event, *extra)` when it is async and logs, with the
     event type, what it raises instead of letting it change the run. The
@@ -132,6 +141,10 @@ class GuardedSink:
             result = sink(event, *extra)
             if result is not None and inspect.isawaitable(result):
                 await result
+        except asyncio.CancelledError:
+            if task_is_cancelled():
+                raise
+            logger.exception("%s raised on %s; the run goes on", self._what, event.type)
         except Exception:
             logger.exception("%s raised on %s; the run goes on", self._what, event.type)
 
@@ -145,6 +158,11 @@ class GuardedSink:
             return None
         try:
             result = sink(event, *extra)
+        except asyncio.CancelledError:
+            if task_is_cancelled():
+                raise
+            logger.exception("%s raised on %s; the run goes on", self._what, event.type)
+            return None
         except Exception:
             logger.exception("%s raised on %s; the run goes on", self._what, event.type)
             return None
@@ -155,6 +173,10 @@ class GuardedSink:
     async def _finish(self, pending: Awaitable[Any], event: AgentEvent) -> None:
         try:
             await pending
+        except asyncio.CancelledError:
+            if task_is_cancelled():
+                raise
+            logger.exception("%s raised on %s; the run goes on", self._what, event.type)
         except Exception:
             logger.exception("%s raised on %s; the run goes on", self._what, event.type)
 
