@@ -907,7 +907,8 @@ async def execute_prepared_tool_call(
         # loop's thread may be a real Ctrl-C and goes on; on a worker thread it cannot be.
         if isinstance(exc, KeyboardInterrupt) and not plain:
             raise
-        text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        name, said = type(exc).__name__, exception_text(exc)
+        text = name if said == name else f"{name}: {said}"
         outcome = ExecutedOutcome(create_error_tool_result(f"Tool {tool.name} raised {text}"), True)
     finally:
         deadline.close()
