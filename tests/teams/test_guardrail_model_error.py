@@ -15,6 +15,8 @@ import pytest
 from yiemagent import AgentRunError, AssistantMessage, GuardrailContext, GuardrailTripped
 from yiemagent.ai.providers.faux import faux_message
 
+from ._kit import scripted
+
 
 class Checking:
     """An async guardrail that answers `verdict` once `release` is set."""
@@ -45,8 +47,6 @@ def failing_while(guard: Checking) -> object:
 
 @pytest.mark.parametrize("trips", [False, True])
 async def test_a_failed_first_call_waits_for_the_input_verdict(trips: bool) -> None:
-    from ._kit import scripted
-
     guard = Checking(verdict=trips)
     agent, fm = scripted("guarded", [failing_while(guard)], input_guardrails=[guard])
 
