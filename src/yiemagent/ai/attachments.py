@@ -40,6 +40,7 @@ from yiemagent.types.messages import DocumentContent, ImageContent, TextContent
 from yiemagent.types.model import Model
 
 __all__ = [
+    "IMAGE_BASE64_LIMITS",
     "MAX_IMAGE_BYTES",
     "MAX_PDF_BYTES",
     "AttachmentError",
@@ -61,6 +62,10 @@ MAX_IMAGE_BYTES = 20 * 1024 * 1024
 """Largest image accepted (bytes)."""
 MAX_PDF_BYTES = 32 * 1024 * 1024
 """Largest PDF accepted (bytes)."""
+IMAGE_BASE64_LIMITS: dict[str, int] = {"anthropic-messages": 5 * 1024 * 1024}
+"""The most base64 characters an API (`Model.api`) takes in one image, where that is less
+than `MAX_IMAGE_BYTES` ("image exceeds 5 MB maximum"): its provider sends a larger image
+as a text naming it."""
 
 AttachmentSource: TypeAlias = str | os.PathLike[str] | bytes | bytearray | memoryview
 """A file path, or the file's bytes."""
@@ -278,11 +283,20 @@ def warn_unreadable(model: Model | None, blocks: Sequence[ImageContent | Documen
 def attachment_warning(
     model: Model, blocks: Sequence[ImageContent | DocumentContent]
 ) -> str | None:
-    """One line for the user when `model` cannot read some of `blocks` (None when it reads
-    them all): it gets a text stand-in for each instead."""
-    missing = sorted({_kind(b) for b in blocks} - set(model.input))
-    if not missing:
-        return None
-    words = " or ".join("images" if kind == "image" else "PDFs" for kind in missing)
+    """One line for the user when `model` cannot read some of `blocks`, or its API takes no
+    image as large as one of them (None when it reads them all): it gets a text stand-in
+    for each instead."""
     name = f"{model.provider}/{model.id}" if model.provider else model.id
-    return f"{name} cannot read {words}: it gets a short note in place of each attachment"
+    missing = sorted({_kind(b) for b in blocks} - set(model.input))
+    if missing:
+        words = " or ".join("images" if kind == "image" else "PDFs" for kind in missing)
+        return f"{name} cannot read {words}: it gets a short note in place of each attachment"
+    limit = IMAGE_BASE64_LIMITS.get(model.api)
+    if limit is not None and any(
+        isinstance(b, ImageContent) and len(b.data) > limit for b in blocks
+    ):
+        return (
+            f"{name} takes images of at most {_mb(limit)} (as base64): it gets a short note "
+            "in place of each larger one"
+        )
+    return None

@@ -41,7 +41,11 @@ from typing import TYPE_CHECKING, Any
 
 from yiemagent.ai._retry import RetryDecision
 from yiemagent.ai._sanitize import image_base64
-from yiemagent.ai.attachments import attachment_stand_in, oversized_image_stand_in
+from yiemagent.ai.attachments import (
+    IMAGE_BASE64_LIMITS,
+    attachment_stand_in,
+    oversized_image_stand_in,
+)
 from yiemagent.ai.builder import DoneReason, MessageBuilder, complete_arguments
 from yiemagent.ai.providers._sdk_call import (
     SdkApi,
@@ -92,7 +96,7 @@ _STOP_REASONS: dict[str, DoneReason] = {
 }
 
 
-MAX_IMAGE_BASE64 = 5 * 1024 * 1024
+MAX_IMAGE_BASE64 = IMAGE_BASE64_LIMITS["anthropic-messages"]
 """The most base64 characters the API takes in one image ("image exceeds 5 MB maximum");
 a larger image is sent as a text naming it."""
 
