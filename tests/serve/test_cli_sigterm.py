@@ -5,7 +5,10 @@ on the faux model, with a tool file that sleeps."""
 
 from __future__ import annotations
 
+import os
 import signal
+import subprocess
+import sys
 import textwrap
 import time
 from pathlib import Path
@@ -13,7 +16,8 @@ from pathlib import Path
 import httpx2 as httpx
 import pytest
 
-from tests.serve.test_cli import start_serve
+from tests._slow_load import slow_load_script
+from tests.serve.test_cli import free_port, start_serve
 from yiemagent.sessions import SqliteSessionStore
 
 pytestmark = pytest.mark.timeout(120)
@@ -84,3 +88,38 @@ def test_sigterm_mid_tool_call_aborts_the_run_and_ends_with_one_line_and_143(
     with SqliteSessionStore(db) as store:
         roles = [message.role for message in store.load("s")]
         assert roles == ["user", "assistant", "toolResult"], roles
+
+
+@pytest.mark.parametrize(
+    ("command", "resolving"),
+    [("serve", "yiemagent.cli.serve"), ("run", "yiemagent.cli.main")],
+)
+def test_sigterm_while_the_embedded_model_loads_ends_at_once_with_143(
+    tmp_path: Path, command: str, resolving: str
+) -> None:
+    """SIGTERM while llama.cpp loads the model (seconds) ended `yiem serve` silently with
+    status -15, where Ctrl-C there says "yiem: interrupted", 130."""
+    script = slow_load_script(tmp_path, resolving=resolving, announce=True)
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    argv = [sys.executable, str(script), command]
+    if command == "serve":
+        argv += ["--port", str(free_port()), "--sessions", str(tmp_path / "s.db")]
+    else:
+        (tmp_path / "tools").mkdir()
+        argv += ["hi", "--tools", str(tmp_path / "tools")]
+    proc = subprocess.Popen(argv, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        assert proc.stderr is not None
+        while (line := proc.stderr.readline()) and line.strip() != "loading":
+            pass
+        assert line.strip() == "loading"
+        proc.send_signal(signal.SIGTERM)
+        started = time.monotonic()
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 143, err
+    assert time.monotonic() - started < 10
+    assert err.strip().splitlines()[-1] == "yiem: terminated", err

@@ -235,26 +235,27 @@ def serve(
             transform_context=compactor,
         )
 
+    # SIGTERM ends the command past the clean-up below, and says so: while the model loads
+    # (at once, 143), and after Uvicorn's shutdown, which aborts the runs and then
+    # raises the signal again.
     try:
-        if resolved.api == "local" and team is None:
-            _load_embedded(resolved)
-        app = create_app(make_agent, session_store=store, token=token, cors=cors or None)
-        _warn_without_key(entry_model)  # once nothing can fail to start: no error follows it
-        shown = f"[{host}]" if ":" in host else host
-        print(
-            f"yiem serve: http://{shown}:{sock.getsockname()[1]}/ "
-            f"({f'agent file {agent}' if team else counted(len(agent_tools), 'tool')}, "
-            f"model {resolved.provider}/{resolved.id}"
-            f"{', token required' if token else ''})",
-            file=sys.stderr,
-            flush=True,
-        )
-        config = uvicorn.Config(
-            app, log_level="warning", lifespan="on", timeout_graceful_shutdown=5
-        )
-        # Uvicorn shuts down on SIGTERM as on Ctrl-C (the runs aborted), then raises the
-        # signal again: it must end here, past the clean-up below, and say so.
         with sigterm_raises():
+            if resolved.api == "local" and team is None:
+                _load_embedded(resolved)
+            app = create_app(make_agent, session_store=store, token=token, cors=cors or None)
+            _warn_without_key(entry_model)  # once nothing can fail to start: no error follows it
+            shown = f"[{host}]" if ":" in host else host
+            print(
+                f"yiem serve: http://{shown}:{sock.getsockname()[1]}/ "
+                f"({f'agent file {agent}' if team else counted(len(agent_tools), 'tool')}, "
+                f"model {resolved.provider}/{resolved.id}"
+                f"{', token required' if token else ''})",
+                file=sys.stderr,
+                flush=True,
+            )
+            config = uvicorn.Config(
+                app, log_level="warning", lifespan="on", timeout_graceful_shutdown=5
+            )
             uvicorn.Server(config).run(sockets=[sock])
     finally:
         sock.close()
