@@ -74,3 +74,22 @@ def test_two_attachments_reach_the_model_or_their_stand_ins(
         ]
         [warning] = warnings
         assert "openai-compatible/small cannot read images or PDFs" in warning
+
+
+def test_attach_dev_stdin_reads_a_piped_image(server: ReplayServer) -> None:
+    """`cat photo.png | yiem run "..." --attach /dev/stdin`: a pipe cannot seek back, and
+    its size is unknown until read; the image is read once, within its limit."""
+    server.enqueue(Reply(events=openai_chunks({"role": "assistant", "content": "A dot."})))
+    args = ["run", "What is this?", "--attach", "/dev/stdin", "--model", "openai/gpt-4o"]
+    proc = subprocess.run(
+        [sys.executable, "-m", "yiemagent.cli.main", *args, "--base-url", server.url + "/v1"],
+        input=PNG,
+        capture_output=True,
+        env={**os.environ, "OPENAI_API_KEY": "sk-test-0123456789abcdef"},
+        timeout=150,
+    )
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert proc.stdout.decode().strip() == "A dot."
+    [user] = [m for m in server.requests[0].body["messages"] if m["role"] == "user"]
+    image = user["content"][1]["image_url"]["url"]
+    assert image == "data:image/png;base64," + base64.b64encode(PNG).decode()

@@ -117,10 +117,10 @@ def load_attachment(
         label = name or str(path)
         try:
             with path.open("rb") as file:
-                size = os.fstat(file.fileno()).st_size
-                mime_type = _checked_type(label, file.read(_HEAD), size)
-                file.seek(0)
-                data = file.read(_limit(mime_type) + 1)
+                size = os.fstat(file.fileno()).st_size  # 0 for a pipe: read, bounded
+                head = file.read(_HEAD)
+                mime_type = _checked_type(label, head, size)
+                data = head + file.read(_limit(mime_type) + 1 - len(head))  # no seek: pipes
         except FileNotFoundError:
             raise AttachmentError(f"{label}: no such file") from None
         except IsADirectoryError:
