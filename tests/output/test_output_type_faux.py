@@ -396,3 +396,22 @@ async def test_a_recursive_output_type_is_an_object_validated_at_every_depth(mod
     out = await agent_for(fm, output_type=schema_spec).prompt("the tree")
     assert out.output == {"root": tree}
     assert "$.root.children[0].children[0]" in last_seen_by_model(fm)
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        '<think>\nThe user wants Ann, who is "31".\n</think>\n\n{"name": "Ann", "age": 31}',
+        'Ann is named, {age} is 31.\n</think>\n\n```json\n{"name": "Ann", "age": 31}\n```',
+    ],
+    ids=["think_tags", "template_opened_the_tag"],
+)
+async def test_reasoning_written_before_the_json_answer_is_left_out(answer: str) -> None:
+    """DeepSeek-R1 and Qwen3 served without a reasoning parser (Ollama, vLLM or llama.cpp
+    without one) write their reasoning into the answer text first; the JSON after it is
+    the output, not an invalid answer to send back."""
+    fm = FauxModel([answer])
+    agent = agent_for(fm, output_type=OutputSpec(Person, mode="native"))
+    reply = await agent.prompt("who is Ann?")
+    assert reply.output == Person(name="Ann", age=31)
+    assert fm.call_count == 1

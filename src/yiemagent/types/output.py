@@ -60,6 +60,9 @@ DEFAULT_OUTPUT_RETRIES = 2
 _MAX_ERRORS = 12
 _MAX_INPUT_CHARS = 120
 _FENCE = re.compile(r"^\s*```[A-Za-z0-9_-]*\s*\n?(.*?)\n?\s*```\s*$", re.DOTALL)
+_THINK_END = "</think>"
+"""Where the reasoning DeepSeek-R1 and Qwen3 write into the content ends (Ollama, a
+vLLM or llama.cpp server without a reasoning parser)."""
 
 
 class OutputValidationError(YiemAgentError, ValueError):
@@ -218,7 +221,9 @@ class OutputSpec(Generic[T]):
         self._kept.pop(call_id, None)
 
     def validate_text(self, text: str) -> T:
-        """The typed value from an answer text holding its JSON (a ```json fence is allowed).
+        """The typed value from an answer text holding its JSON (a ```json fence is allowed,
+        and so is the reasoning a model served without a reasoning parser writes first:
+        `<think>...</think>`, or only its end when the chat template opened it).
 
         A wrapped type also takes its bare value: `42` for an `int` as well as
         `{"result": 42}`, and a `str` (or a union with `str`) the answer text itself, as
@@ -229,6 +234,8 @@ class OutputSpec(Generic[T]):
                 problems of reading it as JSON, wrapper included).
         """
         body = text.strip()
+        if body[:1] not in ("{", "[", '"', "`") and _THINK_END in body:
+            body = body.split(_THINK_END, 1)[1].strip()
         fenced = _FENCE.match(body)
         if fenced:
             body = fenced.group(1).strip()
