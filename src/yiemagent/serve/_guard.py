@@ -210,9 +210,10 @@ class Guard:
 
 class Failures:
     """Answers a route's unexpected exception with 500 `{"error": text}` (the traceback
-    goes to the log) while no response has started. Starlette's own answer was plain text,
-    and the exception it then raised on made Uvicorn drop the connection, so a keep-alive
-    client's next request failed too."""
+    goes to the log; for a `ConfigError`, such as an agent file's broken tool file, its one
+    line, which says what to fix) while no response has started. Starlette's own answer was
+    plain text, and the exception it then raised on made Uvicorn drop the connection, so a
+    keep-alive client's next request failed too."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -233,8 +234,11 @@ class Failures:
         except Exception as exc:
             if started:
                 raise
-            logger.exception("%s %s failed", scope["method"], scope["path"])
             kind, said = type(exc).__name__, exception_text(exc)  # never raises
+            if isinstance(exc, ConfigError):  # the configuration's problem: its text says
+                logger.error("%s %s failed: %s", scope["method"], scope["path"], said)
+            else:  # the server's own: where it broke
+                logger.exception("%s %s failed", scope["method"], scope["path"])
             text = f"the server failed: {said if said == kind else f'{kind}: {said}'}"
             await _reply(send, 500, text, [], scope["path"])
 
