@@ -147,6 +147,21 @@ async def test_stored_session_to_page(tmp_path: Path) -> None:
     assert data["turns"][0]["prompt"] == "weather?"
 
 
+def test_a_json_document_is_named_as_one_not_as_a_bad_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An indented JSON file (`yiem eval --json`'s report, whose runs have timelines) said
+    "line 1 is not JSON ... '{\\n'" of a file that is JSON, and not what the command reads."""
+    report = tmp_path / "report.json"
+    report.write_text(json.dumps({"passed": 1, "cases": []}, indent=2) + "\n")
+    assert main(["trace", str(report), "--html", str(tmp_path / "x.html")]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err == (
+        f"yiem: error: {report}: one JSON document over 4 lines, not a yiem run --json "
+        "event log (one event a line)"
+    ), err
+
+
 def test_bad_sources_are_one_line_errors(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

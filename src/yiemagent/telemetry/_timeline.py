@@ -413,11 +413,25 @@ def load_timeline(path: str) -> Timeline:
             lines.append(cut.decode("utf-8", errors="replace"))
         return timeline_from_event_lines(lines, title=os.path.basename(path), source=path)
     except ConfigError as exc:
+        if len(lines) > 1 and _one_json_document(data):  # a report, pretty-printed
+            raise ConfigError(
+                f"{path}: one JSON document over {len(lines)} lines, not a yiem run --json "
+                "event log (one event a line)"
+            ) from exc
         raise ConfigError(f"{path}: {exc}") from exc
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path} is not a text file of JSON lines ({exc.reason})") from exc
     except OSError as exc:
         raise ConfigError(f"cannot read {path}: {exc.strerror or exc}") from exc
+
+
+def _one_json_document(data: bytes) -> bool:
+    """Whether `data` is one JSON value as a whole (read when its lines are not events)."""
+    try:
+        json.loads(data)
+    except ValueError:
+        return False
+    return True
 
 
 def timeline_html(timeline: Timeline) -> str:
