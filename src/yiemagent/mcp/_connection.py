@@ -50,6 +50,7 @@ from yiemagent.mcp._sdk import (
     leaf,
     lenient_session,
     list_all_tools,
+    one_line,
     package_version,
     progress_adapter,
     require_sdk,
@@ -462,6 +463,7 @@ class MCPServer:
         transport saw one (the SDK's own text does not say it: a 401 read as "Server
         returned an error response")."""
         refusal, self._refusal = self._refusal, None
+        error = one_line(error)
         return f"{error} ({refusal})" if refusal else error
 
     async def _settle_lost(self, tool: str, *, silent: bool) -> MCPCallError:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import re
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -29,6 +30,7 @@ __all__ = [
     "leaf",
     "lenient_session",
     "list_all_tools",
+    "one_line",
     "package_version",
     "progress_adapter",
     "require_sdk",
@@ -343,6 +345,20 @@ def first_problem(exc: Any, *, skip: int = 0) -> str:
     where = ".".join(str(part) for part in first["loc"][skip:])
     more = f" (and {len(errors) - 1} more problems)" if len(errors) > 1 else ""
     return f"{where}: {first['msg']}{more}" if where else f"{first['msg']}{more}"
+
+
+def one_line(error: str) -> str:
+    """An SDK error text on one line. One that embeds a pydantic report ("Failed to parse
+    JSON response: 1 validation error for union[...]" then the problem, the input echoed
+    and a link) becomes its lead and the problem: "Failed to parse JSON response: Invalid
+    JSON: key must be a string at line 1 column 2"."""
+    lines = error.splitlines()
+    if len(lines) > 1 and "validation error" in lines[0]:
+        lead = lines[0].split(": ", 1)[0]
+        problems = [line.strip() for line in lines[1:] if line.startswith("  ")]
+        problem = re.sub(r"\s*\[type=.*$", "", problems[0]) if problems else ""
+        return f"{lead}: {problem}" if problem else lead
+    return " ".join(error.split())
 
 
 async def list_all_tools(session: ClientSession) -> list[Tool]:
