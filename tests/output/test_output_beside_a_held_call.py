@@ -117,16 +117,19 @@ async def test_a_sub_agents_output_beside_its_held_call_answers_the_parent() -> 
     assert paid == ["c1"] and sub_fm.call_count == 1
 
 
-async def test_an_output_function_beside_a_held_call_runs_once() -> None:
+@pytest.mark.parametrize("resumer", ["same_agent", "another_process"])
+async def test_an_output_function_beside_a_held_call_runs_once(resumer: str) -> None:
     """An output function that acts (saves a note) ran when its call ran in the held batch,
     and again when the resumed run read the output back: the note was saved twice. The
-    resumed run takes the value the call gave."""
+    resumed run, in this process or another one on the session, takes the value the call
+    stored in its result."""
     saved: list[str] = []
 
     def save(note: str) -> str:
         saved.append(note)
         return note.upper()
 
+    store = InMemorySessionStore()
     paid: list[str] = []
     fm = FauxModel(
         [
@@ -136,9 +139,29 @@ async def test_an_output_function_beside_a_held_call_runs_once() -> None:
             )
         ]
     )
-    agent = agent_on(fm, None, paid)
-    await agent.prompt("pay, then note it", output_type=save)
+
+    async def pay(call_id: str, args: dict[str, Any], *_: Any) -> str:
+        paid.append(call_id)
+        return "paid"
+
+    def saving_agent() -> Agent[Any]:
+        tool = AgentTool("pay", "pay", "Pay the bill.", {"type": "object"}, pay)
+        tool.requires_approval = True
+        return Agent(
+            model=fm.model,
+            stream_fn=fm.stream_fn,
+            tools=[tool],
+            output_type=save,
+            session_store=store,
+            session_id="s",
+        )
+
+    agent = saving_agent()
+    await agent.prompt("pay, then note it")
     assert saved == ["paid"] and [p.tool_call_id for p in agent.pending_approvals] == ["c1"]
+    if resumer == "another_process":
+        await agent.close()
+        agent = saving_agent()
     agent.approve("c1")
     reply = await agent.resume()
     assert isinstance(reply, OutputMessage) and reply.output == "PAID"

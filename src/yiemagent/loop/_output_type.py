@@ -34,7 +34,7 @@ from yiemagent.types import (
     UserMessage,
     text_of,
 )
-from yiemagent.types.output import OUTPUT_TOOL_LABEL
+from yiemagent.types.output import NOT_STORED, OUTPUT_TOOL_LABEL
 
 __all__ = ["ACCEPTED_TEXT", "OutputFailed", "OutputRun", "OutputVerdict"]
 
@@ -112,8 +112,8 @@ class OutputRun:
         if self._candidates:  # the reply gave a valid output already: that one is kept
             self.spec.forget(tool_call_id)  # (and an output function is not run again)
             return AgentToolResult([TextContent(UNUSED_TEXT)])
-        try:  # kept until the turn is checked: a batch held for approval ends it first
-            value = self.spec.validate_call(tool_call_id, args, keep=True)
+        try:
+            value = self.spec.validate_call(tool_call_id, args)
         except OutputValidationError as exc:
             raise ValueError(
                 f"Invalid {self.spec.name} for {self.spec.type_name}:\n{exc}\n"
@@ -127,10 +127,10 @@ class OutputRun:
     def accepted_in(self, message: AssistantMessage, messages: Sequence[AgentMessage]) -> bool:
         """On resume, once the calls `message` held for approval are answered: whether
         `message` gave a valid output (an output tool call of it answered `ACCEPTED_TEXT`
-        among `messages`); then `value` is that call's value: the one it gave when it ran,
-        kept by the spec in this process (an output function does not run again), else
-        validated again from the arguments it ran with (another process may resume, so the
-        transcript is what it reads). The model read that its result was accepted, so the
+        among `messages`); then `value` is that call's value, read back from the transcript
+        (another process may resume): an output function's from the value its result
+        stored, so the function does not run again, any other type's validated again from
+        the arguments it ran with. The model read that its result was accepted, so the
         batch it held ends the run as it would have without the hold."""
         answers = {m.tool_call_id: m for m in messages if isinstance(m, ToolResultMessage)}
         for call in message.tool_calls:
@@ -139,10 +139,14 @@ class OutputRun:
                 continue
             if text_of(answer.content) != ACCEPTED_TEXT:
                 continue
+            details = answer.details if isinstance(answer.details, dict) else {}
+            if "output" in details:
+                stored = self.spec.stored_value(details["output"])
+                if stored is not NOT_STORED:
+                    self.value = stored
+                    return True
             try:
-                self.value = self.spec.validate_call(
-                    call.id, answer.executed_arguments or call.arguments
-                )
+                self.value = self.spec.validate(answer.executed_arguments or call.arguments)
             except OutputValidationError:  # the type changed since: ask the model again
                 return False
             return True
@@ -155,8 +159,6 @@ class OutputRun:
         `OutputVerdict`)."""
         calls = [call for call in message.tool_calls if call.name == self.spec.name]
         candidates, self._candidates = self._candidates, {}
-        for call_id in candidates:  # the turn ends here: no resume will ask for them
-            self.spec.forget(call_id)
         for call in calls:
             if call.id in candidates:
                 self.value = candidates[call.id]

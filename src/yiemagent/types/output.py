@@ -18,8 +18,10 @@ pydantic and jsonschema are imported when a spec is built, not when this module 
 
 from __future__ import annotations
 
+import inspect
 import json
 import re
+import typing
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeAlias, TypeVar, cast
@@ -85,8 +87,11 @@ OUTPUT_TOOL_LABEL = "Final result"
 (the embedded model) leaves out its free-text answer while that tool is offered."""
 
 
+NOT_STORED: Any = object()
+"""`OutputSpec.stored_value` of a type whose value is validated from the call's arguments."""
+
 _MAX_KEPT = 64
-"""Most values `OutputSpec.validate_call` keeps for calls not asked for again yet."""
+"""Most values `OutputSpec.validate_call` keeps for calls that have not run yet."""
 
 
 class OutputSpec(Generic[T]):
@@ -140,7 +145,7 @@ class OutputSpec(Generic[T]):
         self._adapter: Any = None
         self._validator: Any = None
         self._kept: dict[str, tuple[Any, Any]] = {}
-        """Output tool call id → (its arguments, its value), until it is asked for again."""
+        """Output tool call id → (its arguments, its value), validated before the call ran."""
         if isinstance(type_, Mapping):
             inner = _checked_schema(type_)
             self._validator = _schema_validator(inner)
@@ -201,9 +206,8 @@ class OutputSpec(Generic[T]):
     def validate_call(self, call_id: str, data: Any, *, keep: bool = False) -> T:
         """`validate(data)` for the output tool call `call_id`, so that an output function
         runs once per call: the output guardrails ask for a call's value before the call
-        runs, and a run that resumes after approvals asks for the value its call gave before
-        the hold (`keep`: the value waits for the next ask, or for `forget`); the next ask
-        gets that value back, unless the arguments differ by then (a `before_tool_call` hook).
+        runs (`keep`: the value waits for the call, or for `forget`), and the call then gets
+        that value back, unless its arguments differ by then (a `before_tool_call` hook).
 
         Raises:
             OutputValidationError: as `validate`.
@@ -211,10 +215,25 @@ class OutputSpec(Generic[T]):
         kept = self._kept.pop(call_id, None)
         value = kept[1] if kept is not None and kept[0] == data else self.validate(data)
         if keep:
-            while len(self._kept) >= _MAX_KEPT:  # calls never asked for again (an abort)
+            while len(self._kept) >= _MAX_KEPT:  # calls that never ran (an abort)
                 del self._kept[next(iter(self._kept))]
             self._kept[call_id] = (data, value)
         return value
+
+    def stored_value(self, data: Any) -> Any:
+        """The value of an output function's call from `to_json` of it (what a transcript
+        keeps), rebuilt by the function's return annotation (the JSON as is without one or
+        when it does not fit), so that the value is read back without running the function
+        again. Other types give `NOT_STORED`: their value is validated from the arguments."""
+        if not inspect.isroutine(self.type_):
+            return NOT_STORED
+        from pydantic import TypeAdapter
+
+        try:
+            returns = typing.get_type_hints(self.type_).get("return", Any)
+            return TypeAdapter(returns).validate_python(data)
+        except Exception:  # no usable annotation: the JSON is the value
+            return data
 
     def forget(self, call_id: str) -> None:
         """Drop the value kept for `call_id` (`validate_call`): the call will not run."""
