@@ -210,3 +210,31 @@ async def test_cut_off_inside_a_function_call_is_length_and_the_call_never_runs(
         i for i in server.requests[1].body["input"] if i.get("type") == "function_call_output"
     ]
     assert output["call_id"] == "call_cut" and "not executed" in str(output["output"])
+
+
+@pytest.mark.parametrize(
+    ("name", "reasons"),
+    [
+        ("gpt-5.1", True),  # newer than the catalogue: a reasoning family by its name
+        ("gpt-5.1-codex", True),
+        ("o3-pro", True),
+        ("gpt-5-chat-latest", False),  # GPT-5's chat model does not reason
+        ("gpt-4.5-preview", False),
+    ],
+)
+async def test_a_model_the_catalogue_lacks_is_a_reasoning_model_by_its_family(
+    server: ReplayServer, name: str, reasons: bool
+) -> None:
+    """`openai-responses/<id>` takes any id, as new models come out before the catalogue
+    knows them: one of a reasoning family asks for its reasoning items' encrypted content
+    (with `store=False`, the only way to send them back) and gets no temperature, which such
+    models refuse; any other keeps its temperature and asks for none."""
+    server.enqueue(sse_reply(an_answer()))
+    model = get_model(f"openai-responses/{name}", base_url=server.url + "/v1")
+    assert model.reasoning is reasons
+    options = StreamOptions(api_key=KEY, temperature=0.5)
+    message = await stream(model, Context("", [UserMessage("hi")]), options).result()
+    assert message.stop_reason == "stop", message.error_message
+    body = server.requests[0].body
+    assert ("reasoning.encrypted_content" in body.get("include", [])) is reasons
+    assert ("temperature" in body) is not reasons

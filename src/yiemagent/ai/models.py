@@ -9,6 +9,7 @@ billing). `get_model("provider/id")` looks a model up; any OpenAI-compatible ser
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from typing import Final, Literal
@@ -157,6 +158,12 @@ _TOOL_CALL_APIS: Final[dict[str, str]] = {
 }
 
 
+_REASONING_FAMILY = re.compile(r"o\d|gpt-5(?!-chat)|gpt-6")
+"""OpenAI model ids of the reasoning families (the o-series, GPT-5 and later, not GPT-5's
+chat model): an id the catalogue lacks is taken for a reasoning model when its name says so,
+so its reasoning items come back with their encrypted content and no temperature is sent."""
+
+
 def get_model(
     name: str, *, base_url: str | None = None, tool_calls: ToolCallMode | None = None
 ) -> Model:
@@ -220,9 +227,10 @@ def get_model(
         )
     if sep and provider == "openai-responses" and model_id:
         known = MODELS.get(f"openai/{model_id}")
-        responses = replace(
-            known or replace(_OPENAI, id=model_id, name=model_id), api="openai-responses"
+        unknown = replace(
+            _OPENAI, id=model_id, name=model_id, reasoning=bool(_REASONING_FAMILY.match(model_id))
         )
+        responses = replace(known or unknown, api="openai-responses")
         return responses if base_url is None else replace(responses, base_url=base_url)
     model = MODELS.get(name) if sep else _by_bare_id(name)
     if model is None:
