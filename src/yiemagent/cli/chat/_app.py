@@ -320,7 +320,8 @@ class ChatApp:
             while agent.has_queued_messages() and not self._aborting:
                 await agent.resume()
         except asyncio.CancelledError:
-            self.say("⏹ cancelled before it started", "yellow")
+            if not self._closing:  # else the chat was left at a question
+                self.say("⏹ cancelled before it started", "yellow")
         except ApprovalPendingError as exc:  # said in the chat's words, not the API's
             count = len(exc.pending) if exc.pending else 1
             self.say(
@@ -537,10 +538,22 @@ class ChatApp:
 
         await asyncio.gather(load_model(self), start_mcp_servers(self))
 
+    _closing = False
+
     async def _shutdown(self) -> None:
+        self._closing = True
         if self.busy and self.run_task is not None:
             self._aborting = True
-            self.setup.agent.abort("terminated" if self._terminated else "the chat was closed")
+            question = self._question
+            if question is not None and not question.done() and not self.setup.agent.is_busy:
+                # At an approval question between runs: the calls stay held, and the next
+                # chat on the session asks again, as after a kill. (The question waited for
+                # an answer that could not come, and the chat for it, 30 s.)
+                self.run_task.cancel()
+            else:
+                if question is not None and not question.done():
+                    question.set_result("")  # a writeTool question: not written
+                self.setup.agent.abort("terminated" if self._terminated else "the chat was closed")
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(asyncio.shield(self.run_task), timeout=30)
         ready = self.ready
