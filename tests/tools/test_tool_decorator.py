@@ -606,3 +606,22 @@ def test_a_type_nowhere_to_be_found_is_still_one_clear_error() -> None:
         @tool
         def lost(x: Missing) -> str:  # type: ignore[name-defined]  # noqa: F821
             return ""
+
+
+async def test_an_optional_parameter_without_a_default_may_be_left_out() -> None:
+    # `b: str | None` with no default is required and nullable in the schema; a model that
+    # leaves it out meant None, and the function gets None instead of an error result.
+    got: list[tuple[str, str | None]] = []
+
+    @tool
+    def find(a: str, b: str | None) -> str:
+        got.append((a, b))
+        return "found"
+
+    assert find.input_schema["required"] == ["a", "b"]
+    fm = FauxModel([faux_message(faux_tool_call("find", {"a": "x"})), "done"])
+    agent = Agent(model=fm.model, stream_fn=fm.stream_fn, tools=[find])
+    await agent.prompt("find x")
+    [result] = [m for m in agent.state.messages if isinstance(m, ToolResultMessage)]
+    assert not result.is_error, content_text(result.content)
+    assert got == [("x", None)]

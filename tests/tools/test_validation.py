@@ -105,6 +105,39 @@ def test_r4_4_required_null_is_an_error_not_dropped() -> None:
         check({"city": None})
 
 
+STRICT = {
+    "type": "object",
+    "properties": {
+        "query": {"type": "string"},
+        "limit": {"type": ["integer", "null"]},
+        "since": {"anyOf": [{"$ref": "#/$defs/Day"}, {"type": "null"}]},
+        "order": {"enum": ["asc", "desc", None]},
+        "tags": {"type": "array", "items": {"type": "string"}},
+        "anything": {},
+    },
+    "required": ["query", "limit", "since", "order", "tags", "anything"],
+    "$defs": {"Day": {"type": "string", "format": "date"}},
+}
+"""A schema written for strict function calling: every property required, the optional
+ones nullable (pydantic-ai's, openai-agents' and MCP servers' for OpenAI strict mode)."""
+
+
+def test_r4_4_a_required_nullable_property_left_out_is_null() -> None:
+    # Models leave out a key described as optional instead of sending null; a property
+    # whose schema names null is that null. Others stay errors, and nothing sent changes.
+    sent = {"query": "x", "tags": ["a"], "anything": 1}
+    got = validate_arguments_against_schema(STRICT, sent, tool_name="t")
+    assert got == {**sent, "limit": None, "since": None, "order": None}
+    assert sent == {"query": "x", "tags": ["a"], "anything": 1}
+    with pytest.raises(ToolArgumentsError) as failed:
+        validate_arguments_against_schema(STRICT, {"limit": 3}, tool_name="t")
+    problems = str(failed.value)
+    for name in ("query", "tags", "anything"):
+        assert f"'{name}' is a required property" in problems
+    for name in ("since", "order"):
+        assert f"'{name}' is a required property" not in problems
+
+
 def test_r4_4_refs_followed_for_nested_models() -> None:
     schema = {
         "$defs": {"Item": {"type": "object", "properties": {"qty": {"type": "integer"}}}},

@@ -1,7 +1,9 @@
 """Coercing what a model sends as tool arguments to the tool's JSON Schema (DESIGN §4).
 
 Small models often send `"3"` for an integer, `"true"` for a boolean, `null` for an optional
-property they mean to leave out, or a nested object as a JSON string. `coerce_value` walks the
+property they mean to leave out, nothing for a required one that may be `null` (a schema written
+for strict function calling: every property required, the optional ones nullable), or a nested
+object as a JSON string. `coerce_value` walks the
 arguments beside the schema and fixes exactly those, returning new containers (the input is never
 mutated). It never raises: anything it cannot repair is left for validation to report.
 
@@ -43,8 +45,9 @@ def coerce_value(value: Any, schema: Any, root: Mapping[str, Any], depth: int = 
         The repaired value: new dicts/lists where something inside changed, scalars coerced
         (`"3"` → 3 for `integer`, `"2.5"` → 2.5 for `number`, `"true"` → True for `boolean`,
         `"null"` → None for `null`, a JSON string → object/array, the JSON text of a
-        non-string `enum` or `const` member → that member), and optional properties sent as
-        `null` dropped when their schema does not allow null.
+        non-string `enum` or `const` member → that member), optional properties sent as
+        `null` dropped when their schema does not allow null, and required properties left
+        out set to `null` when their schema names null as a value.
     """
     if depth > _MAX_DEPTH or not isinstance(schema, dict):
         return value
@@ -113,7 +116,29 @@ def _repair_object(
             continue  # an optional property sent as null: the model meant "leave it out"
         else:
             out[key] = coerce_value(item, sub, root, depth + 1)
+    for key in _list(required):
+        sub = props.get(key) if isinstance(key, str) and key not in value else None
+        if sub is not None and _names_null(sub, root):
+            out[key] = None  # a nullable property left out: the model meant null
     return out
+
+
+def _names_null(schema: Any, root: Mapping[str, Any], depth: int = 0) -> bool:
+    """Whether `schema` names null as a value (`"type": ["string", "null"]`, a null branch
+    of `anyOf`/`oneOf`, null in `enum` or `const`), unlike `allows_null`, which also lets
+    shapes it does not know through."""
+    if not isinstance(schema, dict) or depth > _MAX_DEPTH:
+        return False
+    schema = _resolve(schema, root)
+    if "const" in schema:
+        return schema["const"] is None
+    if "enum" in schema:
+        return any(item is None for item in _list(schema["enum"]))
+    types = _types(schema)
+    if types is not None and "null" in types:
+        return True
+    branches = _list(schema.get("anyOf")) + _list(schema.get("oneOf"))
+    return any(_names_null(sub, root, depth + 1) for sub in branches)
 
 
 def _repair_array(
