@@ -46,7 +46,7 @@ def test_r6_1_defaults_and_no_model_loaded_at_construction() -> None:
     ("kwargs", "says"),
     [
         ({"system_prompt": 3}, "system_prompt"),
-        ({"model": "gpt-4o"}, "model must be a Model"),
+        ({"model": 5}, "model must be a model id"),
         ({"tools": [object()]}, "not an AgentTool"),
         ({"tools": 5}, "tools must be"),
         ({"llm_call": "call"}, "llm_call must be a function"),

@@ -30,6 +30,7 @@ from yiemagent.agent._run import (
     AgentStateView,
     GuardrailTripped,
     Listener,
+    ModelInput,
     Notifier,
     PromptChannel,
     QueueMode,
@@ -38,6 +39,7 @@ from yiemagent.agent._run import (
     UsageLimitExceeded,
     placeholder_model,
     to_messages,
+    to_model,
     to_tool_list,
 )
 from yiemagent.agent._session_log import SessionLog
@@ -124,12 +126,13 @@ class Agent(Generic[OutputT]):
 
     Raises:
         ConfigError: an invalid argument; the message says what to change.
+        ProviderError: `model` names a model id `get_model` does not know (its message).
     """
 
     def __init__(
         self,
         system_prompt: str | None = "You are a helpful assistant.",
-        model: Model | Sequence[Model] | None = None,
+        model: ModelInput | None = None,
         *,
         tools: ToolStore | Mapping[str, Any] | Iterable[Any] | None = None,
         messages: Iterable[AgentMessage] | None = None,
@@ -171,6 +174,7 @@ class Agent(Generic[OutputT]):
     ) -> None:
         options = dict(locals())
         del options["self"]
+        options["model"] = to_model(model, what="model")
         check_options(options)
         self._config = options
         team = TeamConfig.of(options, Agent)  # docs/teams.md
@@ -180,10 +184,6 @@ class Agent(Generic[OutputT]):
         """Whether each new prompt comes back to this agent after a handoff (docs/teams.md)."""
         self.input_guardrails = team.input_guardrails
         self.output_guardrails = team.output_guardrails
-        if isinstance(model, list | tuple):
-            from yiemagent.ai.providers.fallback import FallbackModel
-
-            model = FallbackModel(model)
         self._output: OutputSpec[Any] | None = output_spec(output_type)
         ignored = output_type_not_applied(self.name, self.handoffs, self._output)
         if ignored is not None:
@@ -197,7 +197,7 @@ class Agent(Generic[OutputT]):
         self._state = AgentStateView(self.tool_store)
         self._state.system_prompt = system_prompt or ""  # None: no system prompt, as in Context
         self._state.active_agent = name
-        self._state.model = model  # type: ignore[assignment]
+        self._state.model = options["model"]
         self._custom_model = llm_call is not None or stream_fn is not None
         try:
             self._state.messages = to_messages(messages or [], what="messages")
@@ -752,14 +752,6 @@ def check_options(options: Mapping[str, Any]) -> None:
     prompt = options["system_prompt"]
     if prompt is not None and not isinstance(prompt, str):
         raise ConfigError(f"system_prompt must be a str, or None for none, not {prompt!r}")
-    model = options["model"]
-    if isinstance(model, list | tuple) and model and all(isinstance(m, Model) for m in model):
-        pass  # a FallbackModel of them
-    elif model is not None and not isinstance(model, Model):
-        raise ConfigError(
-            f"model must be a Model (for example get_model('openai/gpt-4o-mini')), a list of "
-            f"them tried in order, or None for the embedded model, not {type(model).__name__}"
-        )
     for name in _CALLABLES:
         value = options[name]
         if value is not None and not callable(value):

@@ -81,6 +81,7 @@ __all__ = [
     "AgentStateView",
     "GuardrailTripped",
     "Listener",
+    "ModelInput",
     "Notifier",
     "PromptChannel",
     "QueueMode",
@@ -90,6 +91,7 @@ __all__ = [
     "placeholder_model",
     "reduce_event",
     "to_messages",
+    "to_model",
     "to_tool_list",
 ]
 
@@ -570,7 +572,7 @@ class AgentStateView(AgentState):
     """An `Agent`'s state: assigning `messages` stores a copy of the list; `tools` is
     the tool store's tools in registration order, and assigning it replaces them."""
 
-    __slots__ = ("_lent", "_messages", "_pending", "_store", "on_assign")
+    __slots__ = ("_lent", "_messages", "_model", "_pending", "_store", "on_assign")
 
     def __init__(self, store: ToolStore) -> None:  # no super().__init__: it would set `tools`
         self._store = store
@@ -579,7 +581,7 @@ class AgentStateView(AgentState):
         """Called with the new list before an assignment to `messages` takes effect (the
         agent's session rewrites the stored transcript); if it raises, nothing changes."""
         self.system_prompt = ""
-        self.model = None
+        self._model: Model | None = None
         self.active_run = False
         self.streaming_message = None
         self._pending: set[str] = set()
@@ -587,6 +589,17 @@ class AgentStateView(AgentState):
         """Whether `_pending` was handed out (then the next change makes a new set)."""
         self.error_message = None
         self.active_agent = None
+
+    @property
+    def model(self) -> Model | None:
+        """The model of the next run (None: the embedded model, loaded on first use).
+        Assign a `Model`, a model id ("openai/gpt-4o-mini", looked up with `get_model` at
+        once) or a list of them tried in order, as `Agent(model=...)` takes."""
+        return self._model
+
+    @model.setter
+    def model(self, value: ModelInput | None) -> None:
+        self._model = to_model(value, what="state.model")
 
     @property
     def pending_tool_calls(self) -> set[str]:
@@ -651,6 +664,37 @@ def to_messages(value: Any, *, what: str) -> list[AgentMessage]:
     from yiemagent.ai.openai_wire import user_message_from_openai
 
     return to_messages_of(value, what=what, from_dict=user_message_from_openai)
+
+
+ModelInput: TypeAlias = "Model | str | Sequence[Model | str]"
+"""A model as an `Agent` takes it: a `Model`, a "provider/id" for `get_model`, or a list of
+them tried in order (a `FallbackModel`)."""
+
+
+def to_model(value: object, *, what: str) -> Model | None:
+    """`value` as the agent's `Model`: a "provider/id" string is looked up with `get_model`
+    now, so a bad id fails where it is given, not at the first prompt; a list of ids and
+    `Model`s becomes a `FallbackModel` trying them in order; None stays None (the embedded
+    model, loaded on first use). `what` names the argument in the message.
+
+    Raises:
+        ProviderError: a model id `get_model` does not know (its message, unchanged).
+        ConfigError: anything else that is not a model, or an empty list.
+    """
+    if value is None or isinstance(value, Model):
+        return value
+    from yiemagent.ai.models import get_model
+
+    if isinstance(value, str):
+        return get_model(value)
+    if isinstance(value, list | tuple) and value and all(isinstance(m, Model | str) for m in value):
+        from yiemagent.ai.providers.fallback import FallbackModel
+
+        return FallbackModel([m if isinstance(m, Model) else get_model(m) for m in value])
+    raise ConfigError(
+        f"{what} must be a model id such as 'openai/gpt-4o-mini', a Model, a list of them "
+        f"tried in order, or None for the embedded model, not {value!r}"
+    )
 
 
 def to_tool_list(tools: Any) -> list[AgentTool]:
