@@ -21,6 +21,7 @@ from yiemagent import (
     ToolResultMessage,
 )
 from yiemagent.ai.providers.faux import FauxModel
+from yiemagent.types import OutputSpec
 
 from ..approvals._kit import recording_tool, transcript_problems
 from ._kit import calls, scripted, slow_tool
@@ -355,6 +356,28 @@ async def test_an_output_guardrail_sees_the_output_value() -> None:
     with pytest.raises(GuardrailTripped):
         await agent.prompt("where?")
     assert seen == [{"city": "Paris"}]
+
+
+@pytest.mark.parametrize("tool_name", ["final_result", "submit_answer"])
+async def test_an_output_given_through_a_renamed_output_tool_is_checked(tool_name: str) -> None:
+    """`OutputSpec(T, name=...)` renames the output tool; a reply through it is the final
+    answer all the same, and the output guardrails check it (they were skipped: the answer
+    came back unchecked)."""
+    seen: list[Any] = []
+
+    def not_paris(context: GuardrailContext) -> bool:
+        seen.append(context.output)
+        return context.output == {"city": "Paris"}
+
+    schema = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+    spec = OutputSpec(schema, name=tool_name)
+    answer = calls((tool_name, {"city": "Paris"}))
+    agent, fm = scripted("a", [answer], output_type=spec, output_guardrails=[not_paris])
+    with pytest.raises(GuardrailTripped):
+        await agent.prompt("where?")
+    assert seen == [{"city": "Paris"}]
+    assert [t.name for t in fm.contexts[0].tools] == [tool_name]
+    assert transcript_problems(agent.state.messages) == []
 
 
 @pytest.mark.parametrize(

@@ -37,7 +37,6 @@ from yiemagent.types import (
     UserMessage,
 )
 from yiemagent.types.callbacks import adopt_task, is_async_callable
-from yiemagent.types.output import OUTPUT_TOOL_NAME
 
 __all__ = [
     "GUARDRAIL_DETAIL",
@@ -310,7 +309,8 @@ class RunGuards:
         calls = message.tool_calls
         if not calls:
             return message.stop_reason == "stop"
-        return self._output is not None and all(c.name == OUTPUT_TOOL_NAME for c in calls)
+        # the spec's own name: `OutputSpec(T, name="submit")` answers through `submit`
+        return self._output is not None and all(c.name == self._output.name for c in calls)
 
     def _output_value(self, message: AssistantMessage) -> Any:
         spec = self._output
