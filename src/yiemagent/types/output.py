@@ -434,13 +434,68 @@ def check_schema_refs(schema: Mapping[str, Any], *, what: str) -> None:
         return
     base = resource.id() or ""
     resolver = Registry().with_resource(base, resource).resolver(base_uri=base)
+    targets: dict[str, Any] = {}
     for ref in refs:
         try:
-            resolver.lookup(ref)
+            targets[ref] = resolver.lookup(ref).contents
         except Unresolvable:
             raise ConfigError(
                 f"{what} is not a valid JSON Schema: $ref {ref!r} points to nothing in it"
             ) from None
+    _check_no_ref_loop(schema, targets, what)
+
+
+_IN_PLACE_LISTS = ("allOf", "anyOf", "oneOf")
+_IN_PLACE_ONES = ("not", "if", "then", "else")
+
+
+def _in_place_refs(node: Any) -> list[str]:
+    """The local `$ref`s that apply to the same value as `node` does: its own, and those of
+    its `allOf`/`anyOf`/`oneOf`/`not`/`if`/`then`/`else` branches (not of its properties or
+    items, which apply to a part of the value)."""
+    if not isinstance(node, Mapping):
+        return []
+    found = []
+    ref = node.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#"):
+        found.append(ref)
+    for key in _IN_PLACE_LISTS:
+        branches = node.get(key)
+        for branch in branches if isinstance(branches, list) else ():
+            found += _in_place_refs(branch)
+    for key in _IN_PLACE_ONES:
+        found += _in_place_refs(node.get(key))
+    return found
+
+
+def _check_no_ref_loop(schema: Mapping[str, Any], targets: dict[str, Any], what: str) -> None:
+    """Refuse `$ref`s that lead back to where they start without a property or an item
+    between (`{"$ref": "#"}`, two definitions naming each other): checking any value would
+    never end. A schema that recurses through a property (a tree) passes.
+
+    Raises:
+        ConfigError: such a loop; the text names a `$ref` of it.
+    """
+    done: set[int] = set()
+
+    def visit(node: Any, path: list[int]) -> None:
+        if id(node) in done:
+            return
+        for ref in _in_place_refs(node):
+            target = targets.get(ref)
+            if target is None:
+                continue
+            if id(target) in path or target is node:
+                raise ConfigError(
+                    f"{what} is not a valid JSON Schema: $ref {ref!r} leads back to itself "
+                    "with no property or item between, so checking a value would never end"
+                )
+            visit(target, [*path, id(target)])
+        done.add(id(node))
+
+    visit(schema, [id(schema)])
+    for target in targets.values():
+        visit(target, [id(target)])
 
 
 def _schema_validator(schema: dict[str, Any]) -> Any:
