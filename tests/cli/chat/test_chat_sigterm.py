@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from tests._slow_load import slow_load_script
 from tests.cli.chat._tmux import TOOLS, Pane, after
 from yiemagent.sessions import SqliteSessionStore
 from yiemagent.types import AssistantMessage, ToolResultMessage
@@ -88,3 +89,22 @@ def _descendant_running(ancestor: int, executable: str) -> int:
         if up == ancestor:
             return pid
     raise AssertionError(f"nothing below {ancestor} runs {executable}")
+
+
+def test_sigterm_while_the_embedded_model_loads_says_so(tmp_path: Path) -> None:
+    """The chat left at once (llama.cpp's load cannot be stopped) with 143 but without a
+    word, where every other way SIGTERM ends it says "yiem: terminated"."""
+    script = slow_load_script(tmp_path, resolving="yiemagent.cli.options", announce=False)
+    data = tmp_path / "data"
+    data.mkdir()
+    pane = Pane(
+        data, faux=False, command=[sys.executable, str(script), "chat", "--tools", str(TOOLS)]
+    )
+    try:
+        pane.wait("loading")
+        os.kill(pane.chat_pid(), signal.SIGTERM)
+        assert pane.exit_code() == 143
+        screen = pane.screen()
+        assert after(screen, "yiem chat", "yiem: terminated", "__EXIT=143__"), screen
+    finally:
+        pane.close()

@@ -561,6 +561,8 @@ class ChatApp:
             # llama.cpp cannot be stopped mid-load, and asyncio.run would wait for its
             # thread: nothing has been asked yet, so leave at once.
             sys.stdout.flush()
+            if self._terminated:  # past the stdout proxy, which `_exit` would not flush
+                os.write(2, b"yiem: terminated\n")
             os._exit(EXIT_TERMINATED if self._terminated else 0)
         from yiemagent.cli.chat._mcp_servers import close_mcp_servers
 
