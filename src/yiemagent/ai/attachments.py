@@ -40,6 +40,7 @@ from yiemagent.types.messages import DocumentContent, ImageContent, TextContent
 from yiemagent.types.model import Model
 
 __all__ = [
+    "API_IMAGE_TYPES",
     "IMAGE_BASE64_LIMITS",
     "MAX_IMAGE_BYTES",
     "MAX_PDF_BYTES",
@@ -51,6 +52,7 @@ __all__ = [
     "document_from_base64",
     "image_from_base64",
     "image_or_note",
+    "image_type_stand_in",
     "load_attachment",
     "load_attachments",
     "oversized_image_stand_in",
@@ -62,6 +64,9 @@ MAX_IMAGE_BYTES = 20 * 1024 * 1024
 """Largest image accepted (bytes)."""
 MAX_PDF_BYTES = 32 * 1024 * 1024
 """Largest PDF accepted (bytes)."""
+API_IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
+"""The image types Anthropic's Messages API and OpenAI's APIs read; they refuse a request
+holding any other (an SVG, a BMP), and a stored one would fail every later request."""
 IMAGE_BASE64_LIMITS: dict[str, int] = {"anthropic-messages": 5 * 1024 * 1024}
 """The most base64 characters an API (`Model.api`) takes in one image, where that is less
 than `MAX_IMAGE_BYTES` ("image exceeds 5 MB maximum"): its provider sends a larger image
@@ -258,6 +263,14 @@ def oversized_image_stand_in(data: str, limit: int, api: str) -> str | None:
     if len(data) <= limit:
         return None
     return f"[image omitted: {_mb(len(data))} of base64, more than the {_mb(limit)} {api} takes]"
+
+
+def image_type_stand_in(mime_type: str, api: str) -> str | None:
+    """The text a model gets in place of an image of a type its API does not read
+    (`API_IMAGE_TYPES`), or None when it reads it. `api` names the API in the text."""
+    if mime_type in API_IMAGE_TYPES:
+        return None
+    return f"[image omitted: {api} reads PNG, JPEG, GIF and WebP images, not {mime_type}]"
 
 
 def attachment_stand_in(block: ImageContent | DocumentContent) -> str:

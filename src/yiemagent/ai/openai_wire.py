@@ -27,6 +27,7 @@ from yiemagent.ai.attachments import (
     attachment_stand_in,
     document_from_base64,
     image_from_base64,
+    image_type_stand_in,
 )
 from yiemagent.types.messages import (
     AssistantMessage,
@@ -193,7 +194,8 @@ def messages_to_openai(
         out.extend(held)
         held.clear()
         if isinstance(message, UserMessage):
-            content = _user_content(message.content, images_ok, pdfs_ok)
+            typed = model is not None and is_openai_proper(model)
+            content = _user_content(message.content, images_ok, pdfs_ok, typed=typed)
             out.append({"role": "user", "content": content})
         elif isinstance(message, AssistantMessage):
             out.extend(_assistant(message, model))
@@ -240,16 +242,21 @@ def _tool_result(
         return [tool_message]
     # Tool messages cannot carry images: they follow in a user message.
     note = TextContent(f"Images returned by the tool call {message.tool_call_id}:")
-    return [tool_message, {"role": "user", "content": _user_content([note, *images], True)}]
+    typed = model is not None and is_openai_proper(model)
+    content = _user_content([note, *images], True, typed=typed)
+    return [tool_message, {"role": "user", "content": content}]
 
 
 def _user_content(
     blocks: Sequence[TextContent | ImageContent | DocumentContent],
     images_ok: bool,
     pdfs_ok: bool = False,
+    *,
+    typed: bool = False,
 ) -> str | list[dict[str, Any]]:
     """Text, `image_url` parts (base64 data URLs) and `file` parts (a PDF as a data URL);
-    a model that cannot read one gets its text stand-in."""
+    a model that cannot read one gets its text stand-in, and with `typed` (OpenAI's own
+    API) so does an image of a type outside `API_IMAGE_TYPES`."""
     if all(isinstance(b, TextContent) for b in blocks):
         return "\n".join(b.text for b in blocks if isinstance(b, TextContent))
     parts: list[dict[str, Any]] = []
@@ -258,6 +265,10 @@ def _user_content(
             parts.append({"type": "text", "text": block.text})
         elif isinstance(block, ImageContent) and images_ok:
             data, mime_type = image_base64(block.data, block.mime_type)
+            stand_in = image_type_stand_in(mime_type, "the OpenAI API") if typed else None
+            if stand_in is not None:
+                parts.append({"type": "text", "text": stand_in})
+                continue
             url = f"data:{mime_type};base64,{data}"
             parts.append({"type": "image_url", "image_url": {"url": url}})
         elif isinstance(block, DocumentContent) and pdfs_ok:

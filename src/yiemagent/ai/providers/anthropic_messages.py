@@ -44,6 +44,7 @@ from yiemagent.ai._sanitize import image_base64
 from yiemagent.ai.attachments import (
     IMAGE_BASE64_LIMITS,
     attachment_stand_in,
+    image_type_stand_in,
     oversized_image_stand_in,
 )
 from yiemagent.ai.builder import DoneReason, MessageBuilder, complete_arguments
@@ -199,9 +200,11 @@ def _blocks(content: list[Any], images_ok: bool, pdfs_ok: bool = False) -> list[
         elif isinstance(block, ImageContent):
             if images_ok:
                 data, mime_type = image_base64(block.data, block.mime_type)
-                too_large = oversized_image_stand_in(data, MAX_IMAGE_BASE64, "the Messages API")
-                if too_large is not None:
-                    blocks.append({"type": "text", "text": too_large})
+                stand_in = image_type_stand_in(
+                    mime_type, "the Messages API"
+                ) or oversized_image_stand_in(data, MAX_IMAGE_BASE64, "the Messages API")
+                if stand_in is not None:
+                    blocks.append({"type": "text", "text": stand_in})
                     continue
                 source = {"type": "base64", "media_type": mime_type, "data": data}
                 blocks.append({"type": "image", "source": source})

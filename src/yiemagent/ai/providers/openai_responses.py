@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 from yiemagent.ai._retry import RetryDecision
 from yiemagent.ai._sanitize import image_base64
-from yiemagent.ai.attachments import attachment_stand_in
+from yiemagent.ai.attachments import attachment_stand_in, image_type_stand_in
 from yiemagent.ai.builder import MessageBuilder, complete_arguments
 from yiemagent.ai.openai_wire import (
     function_parameters,
@@ -123,6 +123,9 @@ def _input_part(
         return {"type": "input_text", "text": block.text}
     if isinstance(block, ImageContent) and images_ok:
         data, mime_type = image_base64(block.data, block.mime_type)
+        stand_in = image_type_stand_in(mime_type, "the Responses API")
+        if stand_in is not None:
+            return {"type": "input_text", "text": stand_in}
         return {"type": "input_image", "image_url": f"data:{mime_type};base64,{data}"}
     if isinstance(block, DocumentContent) and pdfs_ok:
         return {
