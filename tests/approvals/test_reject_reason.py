@@ -44,3 +44,27 @@ async def test_a_bad_reason_is_refused_before_anything_is_recorded(
     [result] = [m for m in second.state.messages if isinstance(m, ToolResultMessage)]
     assert text_of(result.content) == "Tool call rejected by the user: not today"
     await second.close()
+
+
+async def test_a_call_nobody_could_decide_is_not_called_rejected_even_after_a_reload(
+    tmp_path: Path,
+) -> None:
+    """`reject(id, reason, by_user=False)`: no person refused the call, so its result says
+    it was not run, and a process that reloads the stored decision says the same."""
+    ran: list[str] = []
+    store = SqliteSessionStore(tmp_path / "s.db")
+    fm = FauxModel([faux_message(faux_tool_call("rm", {"n": 1}, id="c1")), "asked nobody"])
+    first = stored_agent(fm, store, ran)
+    await first.prompt("remove it")
+    first.reject("c1", "nobody is there to approve it", by_user=False)
+    await first.close()
+
+    second = stored_agent(fm, store, ran)
+    decision = second.pending_approvals[0].decision
+    assert decision is not None and decision.by_user is False
+    answer = await second.resume()
+    assert answer.text == "asked nobody" and ran == []
+    [result] = [m for m in second.state.messages if isinstance(m, ToolResultMessage)]
+    assert result.is_error
+    assert text_of(result.content) == "Tool call not run: nobody is there to approve it"
+    await second.close()

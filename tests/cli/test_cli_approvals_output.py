@@ -99,17 +99,35 @@ def test_one_usage_line_counts_the_runs_before_and_after_the_decision(
     assert len(usage) == 1 and usage[0].startswith("tokens: 130 in, 15 out · "), err
 
 
-def test_without_a_terminal_held_calls_are_rejected_saying_why(
-    setup: tuple[Path, Path, FauxModel], capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize("agent_file", [False, True], ids=["tools", "agent-file"])
+def test_without_a_terminal_held_calls_are_not_run_and_the_command_fails(
+    setup: tuple[Path, Path, FauxModel],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    agent_file: bool,
 ) -> None:
+    """With no terminal to ask, nobody rejected the call: the model was told "rejected by
+    the user" and the command exited 0, as if the user had refused and all went well."""
     tools, victim, fm = setup
-    code = main(["run", "delete old.log", "--tools", str(tools)])
-    _, err = capsys.readouterr()
-    assert code == 0, err
+    if agent_file:
+        (tmp_path / "agent.toml").write_text(f'[agents.cleaner]\ntools = ["{tools}"]\n')
+        where = ["--agent", str(tmp_path / "agent.toml")]
+    else:
+        where = ["--tools", str(tools)]
+    code = main(["run", "delete old.log", *where])
+    out, err = capsys.readouterr()
+    assert code == 1, err
     assert victim.exists()
-    seen = result_seen(fm)
-    assert seen.is_error and NO_TERMINAL_REASON in text_of(seen.content)
-    assert "rejected: delete_file(" in err
+    seen = text_of(result_seen(fm).content)
+    assert seen == f"Tool call not run: {NO_TERMINAL_REASON}"
+    assert "rejected" not in seen and "nobody can approve it here (no terminal)" in seen
+    assert out.strip() == "Done."  # the model's answer is still shown
+    assert "not run: delete_file(" in err and "rejected" not in err, err
+    assert err.strip().splitlines()[-1] == (
+        "yiem: error: a tool call was not run: it needs approval and there is no terminal to "
+        "ask; "
+        "run again with --yes to approve it, or from a terminal"
+    ), err
 
 
 class FakeTty(io.StringIO):

@@ -568,15 +568,17 @@ class Agent(Generic[OutputT]):
         """
         self._decide(call_id, ToolApproval(True))
 
-    def reject(self, call_id: str, reason: str | None = None) -> None:
-        """Reject a held call: `resume()` gives it an error result carrying `reason`.
+    def reject(self, call_id: str, reason: str | None = None, *, by_user: bool = True) -> None:
+        """Reject a held call: `resume()` gives it an error result carrying `reason`,
+        "Tool call rejected by the user: <reason>"; with `by_user=False` (no person was
+        there to decide, e.g. no terminal to ask) "Tool call not run: <reason>".
 
         Raises:
             ConfigError: `reason` is neither None nor text that can be stored, or no
                 pending call has this id; nothing is recorded. AgentBusyError: a run is
                 active.
         """
-        self._decide(call_id, ToolApproval(False, check_reason(reason)))
+        self._decide(call_id, ToolApproval(False, check_reason(reason), by_user=bool(by_user)))
 
     def _decide(self, call_id: str, decision: ToolApproval) -> None:
         held, messages, session = self._held_state(deciding=True)

@@ -827,6 +827,15 @@ class NestedHold:
     """The sub-run's held calls and the decisions on them."""
 
 
+def _decision_data(decision: ToolApproval) -> dict[str, Any]:
+    """A decision as the stored record holds it; `by_user` only when no person decided,
+    so records written before it existed read the same."""
+    data: dict[str, Any] = {"approved": decision.approved, "reason": decision.reason}
+    if not decision.by_user:
+        data["by_user"] = False
+    return data
+
+
 def check_reason(reason: object) -> str | None:
     """A rejection's reason, checked before anything is recorded: None or text that can be
     stored (UTF-8: no lone surrogate).
@@ -980,10 +989,7 @@ class HeldCalls:
         call gets its rejection, an approved one is never run again (at most once)."""
         if not self.ids:
             return None
-        decisions = {
-            call_id: {"approved": d.approved, "reason": d.reason}
-            for call_id, d in self.resume_decisions().items()
-        }
+        decisions = {call_id: _decision_data(d) for call_id, d in self.resume_decisions().items()}
         return json.dumps(
             {"version": 1, "held": self.ids, "decisions": decisions, "resuming": True}
         )
@@ -1000,10 +1006,7 @@ class HeldCalls:
         return dataclasses.replace(interrupted, content=[TextContent(text)], is_error=True)
 
     def _data(self) -> dict[str, Any]:
-        decisions = {
-            call_id: {"approved": d.approved, "reason": d.reason}
-            for call_id, d in self.decisions.items()
-        }
+        decisions = {call_id: _decision_data(d) for call_id, d in self.decisions.items()}
         data: dict[str, Any] = {"version": 1, "held": self.ids, "decisions": decisions}
         if self.nested:
             data["nested"] = {
@@ -1031,7 +1034,7 @@ class HeldCalls:
     def _from_data(cls, data: Any) -> HeldCalls:
         ids = [str(i) for i in data["held"]]
         decisions = {
-            str(k): ToolApproval(bool(v["approved"]), v.get("reason"))
+            str(k): ToolApproval(bool(v["approved"]), v.get("reason"), bool(v.get("by_user", True)))
             for k, v in dict(data.get("decisions") or {}).items()
         }
         nested = {

@@ -2,8 +2,9 @@
 docs/output.md).
 
 `ask_approvals` asks y/n on the terminal for each tool call a run held (or approves all with
-`--yes`; without a terminal it rejects them, saying so) and returns the decisions for the
-continuing run; `ask_on_this_thread` asks so that Ctrl-C stops the question at once, and
+`--yes`; without a terminal nobody decides: the calls are not run, and the model and the
+user are told why, not that someone refused) and returns the decisions for the continuing
+run; `ask_on_this_thread` asks so that Ctrl-C stops the question at once, and
 `stop_held` (`yiem run --agent`, `yiem chat`) rejects what the Ctrl-C left held.
 `load_output_schema` reads the JSON Schema file of `--output-schema`.
 """
@@ -25,8 +26,10 @@ if TYPE_CHECKING:
     from yiemagent.agent import Agent
 
 __all__ = [
+    "NOT_ASKED_ERROR",
     "NO_TERMINAL_REASON",
     "STOPPED_REASON",
+    "UNAPPROVED",
     "QuestionStopped",
     "ask_approvals",
     "ask_on_this_thread",
@@ -35,7 +38,21 @@ __all__ = [
     "stop_held",
 ]
 
-NO_TERMINAL_REASON = "no terminal to ask the user for approval (run with --yes to approve)"
+NO_TERMINAL_REASON = (
+    "it needs approval and nobody can approve it here (no terminal); the user can run the "
+    "command again with --yes, or from a terminal, to approve it"
+)
+"""Why a held call was not run when there is no terminal to ask: the model reads it after
+"Tool call not run: " (`ToolApproval.by_user` False)."""
+
+UNAPPROVED = "unapproved"
+"""The end of a `yiem run` that left a held call unrun for want of a terminal: the answer
+was printed, and the command says so on stderr and exits 1."""
+
+NOT_ASKED_ERROR = (
+    "a tool call was not run: it needs approval and there is no terminal to ask; "
+    "run again with --yes to approve it, or from a terminal"
+)
 STOPPED_REASON = "The user stopped the run (Ctrl-C) instead of answering."
 
 T = TypeVar("T")
@@ -158,8 +175,8 @@ def decide(
             decisions[call_id] = ToolApproval(True)
             say(f"approved (--yes): {call}")
         elif ask is None:
-            decisions[call_id] = ToolApproval(False, NO_TERMINAL_REASON)
-            say(f"rejected: {call}: {NO_TERMINAL_REASON}")
+            decisions[call_id] = ToolApproval(False, NO_TERMINAL_REASON, by_user=False)
+            say(f"not run: {call}: it needs approval and there is no terminal to ask")
         else:
             try:
                 answer = ask(f"Run {call}? [y/N] ")

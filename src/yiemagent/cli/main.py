@@ -35,6 +35,7 @@ import typer.core
 from rich.console import Console
 from rich.markup import escape
 
+from yiemagent.cli.approvals import NOT_ASKED_ERROR, UNAPPROVED
 from yiemagent.cli.batch import batch as batch_command, expand_ray_flag
 from yiemagent.cli.chat import chat as chat_command
 from yiemagent.cli.eval_cmd import eval_command
@@ -202,7 +203,8 @@ async def _run_loop(
 ) -> tuple[str, Any]:
     """Run one prompt, asking for each held tool call; returns the run's end
     reason and its output (with an output type). When the printer's output is closed, the
-    run is aborted (its tools stop) and the reason is "output_closed"."""
+    run is aborted (its tools stop) and the reason is "output_closed"; a run that ended
+    well after a held call went unrun for want of a terminal ends `UNAPPROVED`."""
     from yiemagent.cli.approvals import (
         QuestionStopped,
         ask_approvals,
@@ -213,6 +215,7 @@ async def _run_loop(
 
     abort = AbortSignal()
     loop = asyncio.get_running_loop()
+    not_asked = False
     printer.on_closed = lambda: abort.abort("output closed")
 
     def on_signal(why: str) -> None:
@@ -242,6 +245,7 @@ async def _run_loop(
             except QuestionStopped as stop:  # the run ends as on any other abort: its
                 abort.abort(stop.reason)  # held calls answered, its usage shown
                 decisions = rejected_held_calls(context)
+            not_asked = not_asked or any(not d.by_user for d in decisions.values())
             approved = dataclasses.replace(config, approvals=decisions)
             stream = agent_loop_continue(context, approved, abort)
     finally:
@@ -252,7 +256,7 @@ async def _run_loop(
         return "output_closed", None
     if abort.aborted:
         reason = "terminated" if abort.reason == "terminated" else "aborted"
-    return reason, output
+    return (UNAPPROVED if not_asked and reason == "stop" else reason), output
 
 
 def _prompt_from_stdin() -> str:
@@ -424,6 +428,8 @@ def _finish(
     if reason == "error" or (final is not None and final.stop_reason == "error"):
         detail = final.error_message if final is not None else None
         raise CliError(f"the run failed: {detail or 'unknown error'}")
+    if reason == UNAPPROVED:
+        raise CliError(NOT_ASKED_ERROR)
     if output_schema is not None:
         print(json.dumps(output, ensure_ascii=False), flush=True)
 

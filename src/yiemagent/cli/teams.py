@@ -194,12 +194,14 @@ async def run_agent(
     """Run `prompt` on `agent`, sending each event to `on_event` and asking for held calls
     between runs; Ctrl-C or SIGTERM aborts the run (a second one exits at once), and so it
     does at a question, rejecting the held calls. Returns the end reason of the last run
-    ("aborted" when Ctrl-C stopped it; "terminated" when SIGTERM did)."""
+    ("aborted" when Ctrl-C stopped it; "terminated" when SIGTERM did; `UNAPPROVED` when it
+    ended well after a held call went unrun for want of a terminal)."""
     from yiemagent.agent import AgentRunError
-    from yiemagent.cli.approvals import QuestionStopped, ask_on_this_thread, stop_held
+    from yiemagent.cli.approvals import UNAPPROVED, QuestionStopped, ask_on_this_thread, stop_held
 
     loop = asyncio.get_running_loop()
     interrupted = False
+    not_asked = False
     stopped_by = "interrupted"
     ends: list[str] = []
 
@@ -232,11 +234,12 @@ async def run_agent(
                 with contextlib.suppress(AgentRunError):
                     await stop_held(agent)
                 break
+            not_asked = not_asked or any(not d.by_user for d in decisions.values())
             for call_id, decision in decisions.items():
                 if decision.approved:
                     agent.approve(call_id)
                 else:
-                    agent.reject(call_id, decision.reason)
+                    agent.reject(call_id, decision.reason, by_user=decision.by_user)
             with contextlib.suppress(AgentRunError):
                 await agent.resume()
     finally:
@@ -247,4 +250,5 @@ async def run_agent(
         await agent.close()
     if interrupted:
         return "terminated" if stopped_by == "terminated" else "aborted"
-    return ends[-1] if ends else "error"
+    reason = ends[-1] if ends else "error"
+    return UNAPPROVED if not_asked and reason == "stop" else reason

@@ -126,6 +126,9 @@ _INTERNAL_ERROR = "Tool call failed: internal error: "
 REJECTED_TEXT = "Tool call rejected by the user"
 """The result of a held call a person rejected without a reason."""
 
+NOT_RUN_TEXT = "Tool call not run"
+"""The result of a held call nobody could decide (`ToolApproval.by_user` False)."""
+
 
 SKIPPED_TEXT = "Tool call skipped: the run was aborted"
 
@@ -820,9 +823,11 @@ def _requires_approval(tool: AgentTool, args: dict[str, Any]) -> bool:
 
 
 def rejected_text(approval: ToolApproval) -> str:
-    """The error result of a rejected held call: the reason, said as a rejection."""
+    """The error result of a held call not approved: the reason, said as a person's
+    rejection, or as a call not run when no person decided (`approval.by_user` False)."""
     reason = (approval.reason or "").strip()
-    return f"{REJECTED_TEXT}: {reason}" if reason else REJECTED_TEXT
+    head = REJECTED_TEXT if approval.by_user else NOT_RUN_TEXT
+    return f"{head}: {reason}" if reason else head
 
 
 # ── execute ──────────────────────────────────────────────────────────────────

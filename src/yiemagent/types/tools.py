@@ -333,11 +333,16 @@ class AfterToolCallResult:
 
 @dataclass(slots=True)
 class ToolApproval:
-    """A person's decision on a held tool call: approved, or rejected with a reason the
-    model reads."""
+    """A decision on a held tool call: approved, or not, with a reason the model reads.
+
+    `by_user` is False when no person decided: the application answered for want of one
+    (`yiem run` with no terminal to ask). The call's result then reads "Tool call not
+    run: <reason>", not "Tool call rejected by the user: <reason>", so the model is not
+    told that someone refused what nobody was asked about."""
 
     approved: bool
     reason: str | None = None
+    by_user: bool = True
 
 
 @dataclass(slots=True)
