@@ -212,3 +212,23 @@ async def test_qwen3_coder_xml_calls_run_with_their_values_coerced(server: Repla
     assert added == [(2, 40)]
     [result] = [m for m in agent.state.messages if isinstance(m, ToolResultMessage)]
     assert not result.is_error and result.content == [TextContent("42")]
+
+
+async def test_llama_python_calls_run(server: ReplayServer) -> None:
+    """Llama 3.2 on a server without its parser writes `[f(x=1)]` into the content: the
+    call runs (its name a known tool, its arguments literals), and the answer follows."""
+    line = "[add(a=2, b=40)]"
+    server.replies.put(sse_reply(openai_chunks(*[{"content": c} for c in (line[:5], line[5:])])))
+    server.replies.put(sse_reply(openai_chunks({"content": "It is 42."})))
+    model = get_model("openai-compatible/m", base_url=server.url + "/v1", tool_calls="text")
+    added: list[tuple[int, int]] = []
+
+    @tool
+    def add(a: int, b: int) -> int:
+        """Add two integers."""
+        added.append((a, b))
+        return a + b
+
+    agent = Agent(model=model, tools=[add])
+    answer = await agent.prompt("What is 2 + 40?")
+    assert answer.text == "It is 42." and added == [(2, 40)]

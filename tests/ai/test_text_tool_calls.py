@@ -85,6 +85,30 @@ def test_llama4_python_start_and_end_tokens() -> None:
     assert parse('<|python_start|>{"name": "f", "parameters": {}}', ["f"]) == [call("f")]
 
 
+def test_llama_python_calls_on_a_line() -> None:
+    """Llama 3.2 answers with its calls as a Python list: `[f(x=1), g(y="a")]`; each must
+    name a known tool and give keyword arguments that are literals, else the line is text."""
+    text = (
+        "Checking both.\n"
+        "[get_time(place='Oslo', offset=-1), calculator(expression=\"[1, 2]\", exact=True)]\n"
+        "Done."
+    )
+    assert parse(text, ["get_time", "calculator"]) == [
+        TextPiece("Checking both.\n"),
+        call("get_time", place="Oslo", offset=-1),
+        call("calculator", expression="[1, 2]", exact=True),
+        TextPiece("\nDone."),
+    ]
+    for prose in (
+        "[unknown_tool(x=1)]",  # not a tool
+        "[get_time('Oslo')]",  # positional: its parameter is not named
+        "[get_time(place=open('/etc/passwd').read())]",  # not a literal: nothing runs
+        "[link](https://example.com) is prose",
+        "[1, 2, 3] are numbers",
+    ):
+        assert parse(prose, ["get_time"]) == [TextPiece(prose)], prose
+
+
 def test_mistral_list_and_args_forms() -> None:
     text = '[TOOL_CALLS] [{"name": "f", "arguments": {"a": 1}}, {"name": "g", "arguments": {}}]'
     assert parse(text) == [call("f", a=1), call("g")]
@@ -261,6 +285,10 @@ _FRAGMENTS = [
     "<|python_start|>",
     "<|python_end|>",
     "<|python_",
+    "[f(a=1)]",
+    "[g(",
+    "[",
+    ")]",
     '{"name": "f"',
     ', "arguments": {}}',
     "é€",
@@ -325,14 +353,14 @@ def calls_in_prose(draw: st.DrawFn) -> tuple[str, Pieces]:
         name = draw(st.sampled_from(["f", "g"]))
         arguments = draw(_ARGS)
         args = json.dumps(arguments)
-        forms = ["tag", "bare", "fence", "mistral", "mistral_args", "xml", "function"]
+        forms = ["tag", "bare", "fence", "mistral", "mistral_args", "xml", "function", "python"]
         form = draw(st.sampled_from(forms))
         if form == "function" and "</function>" in args:
             form = "tag"  # a plain search finds the block's end
         if form == "xml":  # every value a string: XML has no other kind
             arguments = {key: str(value) for key, value in arguments.items()}
             args = json.dumps(arguments)
-        if form in ("bare", "fence") and prose and not prose.endswith("\n"):
+        if form in ("bare", "fence", "python") and prose and not prose.endswith("\n"):
             prose += "\n"  # untagged JSON is a call only at the start of a line
         written = {
             "tag": f'<tool_call>\n{{"name": "{name}", "arguments": {args}}}\n</tool_call>',
@@ -344,6 +372,7 @@ def calls_in_prose(draw: st.DrawFn) -> tuple[str, Pieces]:
             + "".join(f"<parameter={k}>\n{v}\n</parameter>\n" for k, v in arguments.items())
             + "</function>\n</tool_call>",
             "function": f"<function={name}>{args}</function>",
+            "python": f"[{name}({', '.join(f'{k}={v!r}' for k, v in arguments.items())})]",
         }[form]
         text += prose + written
         expected += [TextPiece(prose), ToolCallPiece(name, args)]

@@ -14,17 +14,19 @@ streamed content and splits it into text and calls as it arrives, in these forms
   several on one line separated by `;`), and the same with "arguments" (Qwen's bare JSON);
 - Llama 3.1's custom tool format, `<function=f>{"x": 1}</function>`, and the same tag
   holding Qwen3-Coder's `<parameter=x>` elements without the `<tool_call>` around them;
+- Llama 3.2's Python calls: a reply line that is `[f(x=1, y="a"), g()]` (keyword
+  arguments, each a Python literal);
 - Mistral: `[TOOL_CALLS] [{"name": "f", "arguments": {...}}, ...]` and the newer
   `[TOOL_CALLS]f[ARGS]{...}` (with an optional `[CALL_ID]id`);
 - fenced JSON: a ```` ``` ```` / ```` ```json ```` block holding one call or a list of calls.
 
 Text before, between and after calls stays text. A bare or fenced JSON object becomes a call
 only when it has the shape of one (a string "name" and an object of arguments, nothing
-else) and, when the tool names are known, names a tool; a code block or JSON that is not a
-call is given back as text, unchanged. A tagged call ("<tool_call>", "[TOOL_CALLS]") is a
-call whatever it names; tagged text that cannot be read as a call is given back as text,
-and so is a tag right after a backtick: quoted in inline code (a model telling the user
-how calls are written), it is prose, not a call.
+else) and, when the tool names are known, names a tool (as must each Python call of a
+line); a code block or JSON that is not a call is given back as text, unchanged. A tagged
+call ("<tool_call>", "[TOOL_CALLS]") is a call whatever it names; tagged text that cannot
+be read as a call is given back as text, and so is a tag right after a backtick: quoted in
+inline code (a model telling the user how calls are written), it is prose, not a call.
 
 The result does not depend on how the text is cut into chunks: feeding it piece by piece
 gives the same pieces (adjacent texts joined) as feeding it whole. Text is held back only
@@ -88,8 +90,20 @@ _XML_PARAMETER = re.compile(
 )
 
 _Mode = Literal[
-    "text", "bare", "tag", "function", "mistral", "fence_head", "fence_json", "fence_text"
+    "text",
+    "bare",
+    "calls",
+    "tag",
+    "function",
+    "mistral",
+    "fence_head",
+    "fence_json",
+    "fence_text",
 ]
+_CALL_LIST_HEAD = re.compile(r"\[\s*[A-Za-z_][\w.]*\s*\(")
+"""How a line of Python calls begins: `[name(`."""
+_CALL_LIST_START = re.compile(r"\[\s*(?:[A-Za-z_][\w.]*\s*)?")
+"""What may still grow into `_CALL_LIST_HEAD` (the whole text read so far)."""
 
 
 def join_text(pieces: list[Piece]) -> list[Piece]:
@@ -113,7 +127,17 @@ class TextToolCallParser:
     pieces completed by that call, in order.
     """
 
-    __slots__ = ("_blank", "_buf", "_closed", "_mode", "_names", "_scan", "_start", "_tick")
+    __slots__ = (
+        "_blank",
+        "_buf",
+        "_closed",
+        "_mode",
+        "_names",
+        "_python",
+        "_scan",
+        "_start",
+        "_tick",
+    )
 
     def __init__(self, tool_names: Collection[str] | None = None) -> None:
         """Args:
@@ -129,6 +153,7 @@ class TextToolCallParser:
         self._tick = False
         """Whether the text given out so far ends with a backtick."""
         self._scan = _JsonScan()
+        self._python = _PythonScan()
         self._start = 0
         """In "bare"/"mistral"/"fence_json" modes: where the held construct's body begins."""
         self._closed = 0
@@ -201,6 +226,9 @@ class TextToolCallParser:
         elif marker == "{":
             self._buf = buf[at:]
             self._mode, self._scan, self._start, self._closed = "bare", _JsonScan(), 0, 0
+        elif marker == "[":
+            self._buf = buf[at:]
+            self._mode, self._python = "calls", _PythonScan()
         elif marker in (_PYTHON_TAG, _PYTHON_START):  # a special token: what follows opens a line
             self._buf = buf[at + len(marker) :]
             self._blank = True
@@ -221,19 +249,42 @@ class TextToolCallParser:
         return True
 
     def _next_marker(self, buf: str) -> tuple[int, str | None]:
-        """The first marker in `buf`: a tag, a fence, or a `{` opening a line."""
+        """The first marker in `buf`: a tag, a fence, or a `{` or `[` opening a line."""
         best, found = len(buf), None
         for marker in _MARKERS:
             at = buf.find(marker, 0, best + len(marker) - 1)
             if 0 <= at < best:
                 best, found = at, marker
-        at = buf.find("{", 0, best)
-        while at >= 0:
-            line = buf[:at].rsplit("\n", 1)
-            if not line[-1].strip() and (len(line) == 2 or self._blank):
-                return at, "{"
-            at = buf.find("{", at + 1, best)
+        for opener in ("{", "["):
+            at = buf.find(opener, 0, best)
+            while at >= 0:
+                line = buf[:at].rsplit("\n", 1)
+                if not line[-1].strip() and (len(line) == 2 or self._blank):
+                    best, found = at, opener
+                    break
+                at = buf.find(opener, at + 1, best)
         return best, found
+
+    def _calls(self, out: list[Piece], final: bool) -> bool:
+        # `[f(x=1), g()]` opening a line: Python calls, read once the list closes.
+        buf = self._buf
+        if buf.startswith(_MARKERS):  # `[TOOL_CALLS]`: the text mode reads it
+            self._mode = "text"
+            return True
+        if not final and any(marker.startswith(buf) for marker in _MARKERS):
+            return False
+        if _CALL_LIST_HEAD.match(buf) is None:
+            start = _CALL_LIST_START.match(buf)
+            if not final and start is not None and start.end() == len(buf):
+                return False  # `[`, `[ get_`: it may still be a call
+            self._emit_text(out, "[")  # `[1, 2]`, `[link](url)`: prose
+            self._buf, self._mode = buf[1:], "text"
+            return True
+        end = self._python.end(buf)
+        if end is None and not final:
+            return False
+        end = len(buf) if end is None else end
+        return self._settle(out, _python_calls(buf[:end], self._names), buf, end)
 
     def _bare(self, out: list[Piece], final: bool) -> bool:
         buf = self._buf
@@ -478,6 +529,78 @@ def _xml_calls(text: str) -> list[ToolCallPiece]:
         for parameter in _XML_PARAMETER.finditer(function[2]):
             value = parameter[2].removeprefix("\n")
             arguments[parameter[1].strip()] = value.removesuffix("\n")
+        calls.append(ToolCallPiece(name, json.dumps(arguments, ensure_ascii=False)))
+    return calls
+
+
+class _PythonScan:
+    """Reads Python text left to right, each character once however the text arrives
+    (`buf` only grows between calls): where the bracket opening it closes, brackets
+    inside strings (either quote, escapes included) not counting."""
+
+    __slots__ = ("_depth", "_escape", "_pos", "_quote")
+
+    def __init__(self) -> None:
+        self._pos = self._depth = 0
+        self._quote, self._escape = "", False
+
+    def end(self, buf: str) -> int | None:
+        """The index just after the bracket closing the one `buf` opens with, or None
+        while it is still open."""
+        at, depth, quote, escape = self._pos, self._depth, self._quote, self._escape
+        found = None
+        while at < len(buf):
+            char = buf[at]
+            at += 1
+            if quote:
+                if escape:
+                    escape = False
+                elif char == "\\":
+                    escape = True
+                elif char == quote:
+                    quote = ""
+            elif char in "'\"":
+                quote = char
+            elif char in "([{":
+                depth += 1
+            elif char in ")]}":
+                depth -= 1
+                if depth == 0:
+                    found = at
+                    break
+        self._pos, self._depth, self._quote, self._escape = at, depth, quote, escape
+        return found
+
+
+def _python_calls(text: str, names: frozenset[str] | None) -> list[ToolCallPiece]:
+    """The calls of a Python list of calls (`[f(x=1, y="a"), g()]`), each named for a tool
+    when the names are known and given keyword arguments that are Python literals; [] when
+    `text` is anything else (it is then text). Nothing in it runs: the list is parsed, and
+    each argument read by `ast.literal_eval`."""
+    try:
+        tree = ast.parse(text.strip(), mode="eval")
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return []
+    if not isinstance(tree.body, ast.List) or not tree.body.elts:
+        return []
+    calls: list[ToolCallPiece] = []
+    for node in tree.body.elts:
+        if not isinstance(node, ast.Call) or node.args:
+            return []
+        func = node.func
+        name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
+        if not isinstance(name, str) or (names is not None and name not in names):
+            return []
+        arguments: dict[str, Any] = {}
+        for keyword in node.keywords:
+            if keyword.arg is None:  # `**kwargs`
+                return []
+            try:
+                arguments[keyword.arg] = ast.literal_eval(keyword.value)
+            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                return []
+        if not _json_like(arguments):
+            return []
         calls.append(ToolCallPiece(name, json.dumps(arguments, ensure_ascii=False)))
     return calls
 
