@@ -24,6 +24,7 @@ from yiemagent.ai._retry import (
 from yiemagent.ai.providers._sdk_call import get_env_api_key, resolve_api_key, scrub
 from yiemagent.ai.providers.anthropic_messages import stream_anthropic_messages
 from yiemagent.ai.providers.openai_completions import stream_openai_completions
+from yiemagent.errors import install_hint
 from yiemagent.types.messages import AssistantMessage, UserMessage
 from yiemagent.types.model import Context, Model, StreamOptions
 from yiemagent.types.signal import AbortSignal
@@ -410,12 +411,13 @@ async def test_an_interrupt_inside_the_call_still_ends_the_stream_then_propagate
     assert message.error_message == "the request was interrupted (_Interrupt)"
 
 
-async def test_a_missing_key_without_the_sdk_is_one_plain_line(
+async def test_a_missing_key_without_the_sdk_is_one_plain_line_naming_the_sdk(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     """`yiem run … --model openai/gpt-4o-mini` with neither the key nor the extra printed a
     `describing SetupError(…) failed: ModuleNotFoundError(…)` warning, then the error with a
-    `SetupError:` prefix: the describer imported the SDK before looking at our own errors."""
+    `SetupError:` prefix: the describer imported the SDK before looking at our own errors.
+    The missing SDK is said, not the key: a key alone would not help."""
     import sys
 
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
@@ -428,5 +430,5 @@ async def test_a_missing_key_without_the_sdk_is_one_plain_line(
         stream = stream_openai_completions(model, context, StreamOptions())
         message = await asyncio.wait_for(stream.result(), 5)
     assert message.stop_reason == "error"
-    assert (message.error_message or "").startswith("no API key for provider 'openai'")
+    assert message.error_message == f"the openai SDK is not installed: {install_hint('openai')}"
     assert not [r for r in caplog.records if r.levelname == "WARNING"]

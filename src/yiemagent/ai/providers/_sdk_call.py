@@ -184,12 +184,14 @@ async def _run(
     builder: MessageBuilder,
     secrets: list[str | None],
 ) -> None:
+    # The SDK before the key: without the extra a key alone does not help, so the install
+    # command is said first.
+    sdk = importlib.import_module(api.sdk)
     api_key = api_key_for_call(
         model, options.api_key, secrets, required=api.key_required(model), env_var=api.env_var
     )
     body = await apply_on_payload(options.on_payload, api.build_body(model, context, options))
     body = sanitize_surrogates(body)
-    sdk = importlib.import_module(api.sdk)  # after the key: a missing key is said first
     client = sdk_client(
         getattr(sdk, api.client_class),
         model,
