@@ -40,6 +40,7 @@ from yiemagent.agent._run import (
     placeholder_model,
     to_messages,
     to_model,
+    to_reasoning,
     to_tool_list,
 )
 from yiemagent.agent._session_log import SessionLog
@@ -70,6 +71,7 @@ from yiemagent.types import (
     PendingApproval,
     StreamFn,
     TextContent,
+    ThinkingLevel,
     ToolApproval,
     TurnContext,
     UsageLimits,
@@ -122,7 +124,9 @@ class Agent(Generic[OutputT]):
     stopped at that bound, only abandoned; use `isolation="process"` for that),
     `stream_idle_timeout_s` (seconds a provider stream may stay silent, default 120) and
     `max_parallel_tools` (most tool calls running at once in a parallel batch),
-    `cache_retention` (prompt caching: "short", the default, "long" or "none").
+    `cache_retention` (prompt caching: "short", the default, "long" or "none"),
+    `reasoning` (how hard a reasoning model thinks in every call: "minimal" ... "xhigh",
+    None for no thinking; `state.reasoning` changes it for the next run).
 
     Raises:
         ConfigError: an invalid argument; the message says what to change.
@@ -157,6 +161,7 @@ class Agent(Generic[OutputT]):
         tool_timeout_s: float | None = None,
         stream_idle_timeout_s: float | None = 120.0,
         cache_retention: CacheRetention | None = None,
+        reasoning: ThinkingLevel | None = None,
         max_parallel_tools: int | None = None,
         session_store: SessionStore | None = None,
         usage_limits: UsageLimits | None = None,
@@ -175,6 +180,7 @@ class Agent(Generic[OutputT]):
         options = dict(locals())
         del options["self"]
         options["model"] = to_model(model, what="model")
+        options["reasoning"] = to_reasoning(reasoning, what="reasoning")
         check_options(options)
         self._config = options
         team = TeamConfig.of(options, Agent)  # docs/teams.md
@@ -198,6 +204,7 @@ class Agent(Generic[OutputT]):
         self._state.system_prompt = system_prompt or ""  # None: no system prompt, as in Context
         self._state.active_agent = name
         self._state.model = options["model"]
+        self._state.reasoning = options["reasoning"]
         self._custom_model = llm_call is not None or stream_fn is not None
         try:
             self._state.messages = to_messages(messages or [], what="messages")

@@ -28,9 +28,20 @@ import asyncio
 import dataclasses
 import functools
 import logging
+import warnings
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeAlias, TypeVar
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Generic,
+    Literal,
+    Protocol,
+    TypeAlias,
+    TypeVar,
+    cast,
+    get_args,
+)
 
 from yiemagent.agent._guardrails import Trip, TrippedInputs
 from yiemagent.agent._session_log import SessionLog
@@ -53,6 +64,7 @@ from yiemagent.types import (
     OutputSpec,
     StreamFn,
     TextContent,
+    ThinkingLevel,
     ToolApproval,
     ToolExecutionEndEvent,
     ToolExecutionStartEvent,
@@ -304,6 +316,7 @@ class RunDriver:
         )
         try:
             model = team.model()
+            warn_no_reasoning(model, state.reasoning)
             options = self._options
             config = dataclasses.replace(
                 self.hooks,
@@ -318,6 +331,7 @@ class RunDriver:
                 max_turns=options.max_turns,
                 session_id=options.session_id,
                 max_retry_delay_ms=options.max_retry_delay_ms,
+                reasoning=state.reasoning,
                 output_type=output,
                 output_retries=options.output_retries,
                 approvals=approvals,
@@ -572,7 +586,7 @@ class AgentStateView(AgentState):
     """An `Agent`'s state: assigning `messages` stores a copy of the list; `tools` is
     the tool store's tools in registration order, and assigning it replaces them."""
 
-    __slots__ = ("_lent", "_messages", "_model", "_pending", "_store", "on_assign")
+    __slots__ = ("_lent", "_messages", "_model", "_pending", "_reasoning", "_store", "on_assign")
 
     def __init__(self, store: ToolStore) -> None:  # no super().__init__: it would set `tools`
         self._store = store
@@ -582,6 +596,7 @@ class AgentStateView(AgentState):
         agent's session rewrites the stored transcript); if it raises, nothing changes."""
         self.system_prompt = ""
         self._model: Model | None = None
+        self._reasoning: ThinkingLevel | None = None
         self.active_run = False
         self.streaming_message = None
         self._pending: set[str] = set()
@@ -600,6 +615,17 @@ class AgentStateView(AgentState):
     @model.setter
     def model(self, value: ModelInput | None) -> None:
         self._model = to_model(value, what="state.model")
+
+    @property
+    def reasoning(self) -> ThinkingLevel | None:
+        """How hard the model thinks in every call of the next run ("minimal", "low",
+        "medium", "high", "xhigh"), or None for no thinking; assign one of them (or "off",
+        stored as None), as `Agent(reasoning=...)` takes it."""
+        return self._reasoning
+
+    @reasoning.setter
+    def reasoning(self, value: object) -> None:
+        self._reasoning = to_reasoning(value, what="state.reasoning")
 
     @property
     def pending_tool_calls(self) -> set[str]:
@@ -694,6 +720,41 @@ def to_model(value: object, *, what: str) -> Model | None:
     raise ConfigError(
         f"{what} must be a model id such as 'openai/gpt-4o-mini', a Model, a list of them "
         f"tried in order, or None for the embedded model, not {value!r}"
+    )
+
+
+REASONING_LEVELS: tuple[str, ...] = get_args(ThinkingLevel)
+"""The reasoning levels an `Agent` takes, least thinking first."""
+
+
+def to_reasoning(value: object, *, what: str) -> ThinkingLevel | None:
+    """`value` as the agent's reasoning level: one of `REASONING_LEVELS`, or None (and
+    "off", pi's spelling of it) for no thinking. `what` names the argument in the message.
+
+    Raises:
+        ConfigError: anything else.
+    """
+    if value is None or value == "off":
+        return None
+    if isinstance(value, str) and value in REASONING_LEVELS:
+        return cast("ThinkingLevel", value)
+    raise ConfigError(
+        f"{what} must be one of {', '.join(map(repr, REASONING_LEVELS))}, or None (or 'off') "
+        f"for no thinking, not {value!r}"
+    )
+
+
+def warn_no_reasoning(model: Model, level: ThinkingLevel | None) -> None:
+    """Warn (`UserWarning`, once per model) when a reasoning level is asked of `model`,
+    which cannot think: the providers send no thinking request for it, so the level has
+    no effect, as in openai-agents and pydantic-ai."""
+    if level is None or model.reasoning or model.api == "faux":
+        return
+    name = f"{model.provider}/{model.id}"
+    warnings.warn(
+        f"reasoning is ignored: {name} is not a reasoning model, so no thinking is asked of it",
+        UserWarning,
+        stacklevel=2,
     )
 
 

@@ -16,7 +16,7 @@ from yiemagent.types.context import (
 )
 from yiemagent.types.limits import UsageLimits
 from yiemagent.types.messages import AgentMessage, AssistantMessage, Message
-from yiemagent.types.model import Model, ProviderOptions
+from yiemagent.types.model import Model, ProviderOptions, ThinkingLevel
 from yiemagent.types.output import DEFAULT_OUTPUT_RETRIES, OutputSpec
 from yiemagent.types.signal import AbortSignal
 from yiemagent.types.tools import (
@@ -173,6 +173,8 @@ class AgentState:
 
     system_prompt: str = ""
     model: Model | None = None
+    reasoning: ThinkingLevel | None = None
+    """How hard the model thinks in each call of the next run; None: no thinking asked for."""
     tools: list[AgentTool] = field(default_factory=list)
     messages: list[AgentMessage] = field(default_factory=list)
     active_run: bool = False
