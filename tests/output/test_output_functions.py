@@ -109,9 +109,9 @@ async def test_a_function_runs_once_per_output_beside_guardrails_and_a_second_ca
     twice (the second is not used); neither runs it again."""
     saved: list[str] = []
 
-    def save(note: str) -> str:
+    def save(note: str, copies: int) -> str:
         saved.append(note)
-        return note.upper()
+        return note.upper() * copies
 
     seen: list[Any] = []
 
@@ -120,15 +120,15 @@ async def test_a_function_runs_once_per_output_beside_guardrails_and_a_second_ca
         return False
 
     twice = faux_message(
-        faux_tool_call("final_result", {"note": "first"}),
-        faux_tool_call("final_result", {"note": "second"}),
+        faux_tool_call("final_result", {"note": "first", "copies": "2"}),  # "2": repaired
+        faux_tool_call("final_result", {"note": "second", "copies": 1}),
     )
     fm = FauxModel([twice])
     agent = agent_for(fm, output_type=save, output_guardrails=[guard])
     reply = await agent.prompt("save a note")
-    assert reply.output == "FIRST"
+    assert reply.output == "FIRSTFIRST"
     assert saved == ["first"]
-    assert seen == ["FIRST"]
+    assert seen == ["FIRSTFIRST"]
 
 
 async def test_a_tripped_guardrail_keeps_no_value_for_a_later_run() -> None:

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
 from yiemagent.errors import ConfigError
+from yiemagent.tools import validate_arguments_against_schema
 from yiemagent.types import (
     AbortSignal,
     AgentEvent,
@@ -322,8 +323,12 @@ class RunGuards:
             except Exception:  # not a valid value: the loop asks the model again
                 return None
         for call in message.tool_calls:  # the first valid one is the output, as in the loop
-            try:  # kept for the call's run: an output function runs once per call
-                return spec.validate_call(call.id, call.arguments, keep=True)
+            try:  # repaired as the output tool's call will be, and its value kept for it:
+                # an output function runs once per call
+                args = validate_arguments_against_schema(
+                    spec.schema, call.arguments, tool_name=spec.name
+                )
+                return spec.validate_call(call.id, args, keep=True)
             except Exception:
                 continue
         return None
