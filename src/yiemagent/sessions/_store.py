@@ -168,7 +168,8 @@ def encode_message(message: AgentMessage) -> str | None:
     """One message as compact JSON text (`message_to_dict`), or `None` when it cannot be
     persisted: an application's own message type (not in `PERSISTED_TYPES`), logged as a
     warning. An assistant message or tool result whose `content` is a text (not the list of
-    blocks its type says) is stored with that text as one `TextContent`, so it loads back. A tool result whose `details` are not JSON-serialisable is kept, with `details`
+    blocks its type says) is stored with that text as one `TextContent`, so it loads back.
+    A tool result whose `details` are not JSON-serialisable is kept, with `details`
     replaced by `{"unserializable": repr(details)}` (truncated), so its tool call stays
     answered after a resume.
     """
