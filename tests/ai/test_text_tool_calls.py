@@ -109,6 +109,24 @@ def test_llama_python_calls_on_a_line() -> None:
         assert parse(prose, ["get_time"]) == [TextPiece(prose)], prose
 
 
+def test_gemma_python_calls_in_a_tool_code_block() -> None:
+    """Gemma writes its calls as Python in a `tool_code` block, one a line, at times inside
+    `print(...)` and named through `default_api.`; code that is not calls of known tools
+    stays the code block it is."""
+    text = (
+        "Let me look.\n```tool_code\nprint(default_api.get_time(place='Oslo'))\n"
+        'calculator(expression="2 * 21")\n```\nOne moment.'
+    )
+    assert parse(text, ["get_time", "calculator"]) == [
+        TextPiece("Let me look.\n"),
+        call("get_time", place="Oslo"),
+        call("calculator", expression="2 * 21"),
+        TextPiece("\nOne moment."),
+    ]
+    code = '```tool_code\nimport os\nos.remove("notes.txt")\n```'
+    assert parse(code, ["get_time"]) == [TextPiece(code)]
+
+
 def test_mistral_list_and_args_forms() -> None:
     text = '[TOOL_CALLS] [{"name": "f", "arguments": {"a": 1}}, {"name": "g", "arguments": {}}]'
     assert parse(text) == [call("f", a=1), call("g")]
@@ -287,6 +305,8 @@ _FRAGMENTS = [
     "<|python_",
     "[f(a=1)]",
     "[g(",
+    "```tool_code\n",
+    "g(b=2)",
     "[",
     ")]",
     '{"name": "f"',
@@ -353,14 +373,17 @@ def calls_in_prose(draw: st.DrawFn) -> tuple[str, Pieces]:
         name = draw(st.sampled_from(["f", "g"]))
         arguments = draw(_ARGS)
         args = json.dumps(arguments)
-        forms = ["tag", "bare", "fence", "mistral", "mistral_args", "xml", "function", "python"]
+        forms = [
+            *("tag", "bare", "fence", "mistral", "mistral_args", "xml", "function", "python"),
+            "tool_code",
+        ]
         form = draw(st.sampled_from(forms))
         if form == "function" and "</function>" in args:
             form = "tag"  # a plain search finds the block's end
         if form == "xml":  # every value a string: XML has no other kind
             arguments = {key: str(value) for key, value in arguments.items()}
             args = json.dumps(arguments)
-        if form in ("bare", "fence", "python") and prose and not prose.endswith("\n"):
+        if form in ("bare", "fence", "python", "tool_code") and prose and not prose.endswith("\n"):
             prose += "\n"  # untagged JSON is a call only at the start of a line
         written = {
             "tag": f'<tool_call>\n{{"name": "{name}", "arguments": {args}}}\n</tool_call>',
@@ -373,6 +396,8 @@ def calls_in_prose(draw: st.DrawFn) -> tuple[str, Pieces]:
             + "</function>\n</tool_call>",
             "function": f"<function={name}>{args}</function>",
             "python": f"[{name}({', '.join(f'{k}={v!r}' for k, v in arguments.items())})]",
+            "tool_code": "```tool_code\n"
+            + f"{name}({', '.join(f'{k}={v!r}' for k, v in arguments.items())})\n```",
         }[form]
         text += prose + written
         expected += [TextPiece(prose), ToolCallPiece(name, args)]

@@ -15,7 +15,8 @@ streamed content and splits it into text and calls as it arrives, in these forms
 - Llama 3.1's custom tool format, `<function=f>{"x": 1}</function>`, and the same tag
   holding Qwen3-Coder's `<parameter=x>` elements without the `<tool_call>` around them;
 - Llama 3.2's Python calls: a reply line that is `[f(x=1, y="a"), g()]` (keyword
-  arguments, each a Python literal);
+  arguments, each a Python literal), and Gemma's, the same calls in a `tool_code` block
+  (one a line, `print(...)` around it or not);
 - Mistral: `[TOOL_CALLS] [{"name": "f", "arguments": {...}}, ...]` and the newer
   `[TOOL_CALLS]f[ARGS]{...}` (with an optional `[CALL_ID]id`);
 - fenced JSON: a ```` ``` ```` / ```` ```json ```` block holding one call or a list of calls.
@@ -397,8 +398,10 @@ class TextToolCallParser:
         buf = self._buf
         body = buf[self._start :]
         first = body.lstrip()[:1]
-        if first and first not in "{[":  # code, not a call: stream it as text
-            self._emit_text(out, buf[: self._start])
+        # Gemma writes its calls as Python in a `tool_code` block: `f(x=1)`, `print(f(x=1))`
+        python = buf[len(_FENCE) : self._start].strip().lower() == "tool_code"
+        if first and first not in "{[" and not (python and (first.isalpha() or first == "_")):
+            self._emit_text(out, buf[: self._start])  # code, not a call: stream it as text
             self._buf, self._mode = body, "fence_text"
             return True
         # The closing fence opens a line: a ``` inside a JSON string value does not close it.
@@ -406,7 +409,10 @@ class TextToolCallParser:
         if close < 0 and not final:
             return False
         end = len(buf) if close < 0 else self._start + close + 1 + len(_FENCE)
-        calls = _read_calls(body if close < 0 else body[:close], self._names, tagged=False)
+        text = body if close < 0 else body[:close]
+        calls = _read_calls(text, self._names, tagged=False)
+        if not calls and (python or first == "["):
+            calls = _python_calls(_call_list(text), self._names)
         return self._settle(out, calls, buf, end)
 
     def _fence_text(self, out: list[Piece], final: bool) -> bool:
@@ -570,6 +576,20 @@ class _PythonScan:
                     break
         self._pos, self._depth, self._quote, self._escape = at, depth, quote, escape
         return found
+
+
+def _call_list(text: str) -> str:
+    """The Python calls of a `tool_code` block as one list: `[...]` as written, else its
+    lines, each `f(...)` or `print(f(...))`, in one."""
+    body = text.strip()
+    if body.startswith("["):
+        return body
+    lines = [line.strip() for line in body.splitlines() if line.strip()]
+    calls = [
+        line[len("print(") : -1] if line.startswith("print(") and line.endswith(")") else line
+        for line in lines
+    ]
+    return "[" + ", ".join(calls) + "]"
 
 
 def _python_calls(text: str, names: frozenset[str] | None) -> list[ToolCallPiece]:
