@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from math import comb
+from math import comb, isfinite
 from typing import Any
 
 from yiemagent.errors import ConfigError
@@ -106,6 +106,9 @@ class CaseReport:
     seconds: float = 0.0
     """Sums over the runs."""
     input: str = ""
+    runs_read: int = 0
+    """How many runs a case read back from the JSON form had (the runs themselves are not
+    in it, so `runs` is empty); `to_json` writes it again."""
 
     @property
     def judge_tokens(self) -> int:
@@ -143,7 +146,7 @@ class CaseReport:
             "checks": [
                 {"name": c.name, "passed": c.passed, "reason": c.reason} for c in self.checks
             ],
-            "runs": len(self.runs),
+            "runs": len(self.runs) if self.runs else self.runs_read,
             "pass_at_k": {str(k): round(v, 6) for k, v in self.pass_at_k.items()},
             "pass_all_k": {str(k): round(v, 6) for k, v in self.pass_all_k.items()},
             "tokens": self.tokens,
@@ -153,12 +156,14 @@ class CaseReport:
 
     @classmethod
     def from_json(cls, raw: Any, *, source: str, index: int) -> CaseReport:
-        """The case `to_json` wrote, read back without its runs (`runs` empty); a check or
-        pass@k entry that is not one is left out.
+        """The case `to_json` wrote, read back without its runs (`runs` empty, their number
+        in `runs_read`); a check or pass@k entry that is not one is left out.
 
         Raises:
-            ConfigError: `raw` (`cases[index]` of `source`) has no text `name` or no
-                true/false `passed`; the text names `source` and the case.
+            ConfigError: `raw` (`cases[index]` of `source`) has no text `name`, no
+                true/false `passed`, or a `runs`, `tokens`, `cost_usd` or `seconds` that is
+                not a number >= 0 (whole for the counts); the text names `source`, the
+                case and the field.
         """
         if not isinstance(raw, Mapping) or not isinstance(raw.get("name"), str):
             raise ConfigError(f"{source}: cases[{index}]: no 'name'")
@@ -169,6 +174,7 @@ class CaseReport:
             for c in raw.get("checks") or []
             if isinstance(c, Mapping)
         ]
+        where = f"{source}: case {raw['name']!r}"
         return cls(
             name=raw["name"],
             passed=raw["passed"],
@@ -176,10 +182,32 @@ class CaseReport:
             runs=[],
             pass_at_k=_k_map(raw.get("pass_at_k")),
             pass_all_k=_k_map(raw.get("pass_all_k")),
-            tokens=int(raw.get("tokens") or 0),
-            cost_usd=float(raw.get("cost_usd") or 0.0),
-            seconds=float(raw.get("seconds") or 0.0),
+            tokens=int(_amount(raw, "tokens", where, whole=True)),
+            cost_usd=_amount(raw, "cost_usd", where),
+            seconds=_amount(raw, "seconds", where),
+            runs_read=int(_amount(raw, "runs", where, whole=True)),
         )
+
+
+def _amount(raw: Mapping[str, Any], key: str, where: str, *, whole: bool = False) -> float:
+    """`raw[key]` as a finite number >= 0 (0 when absent or null; `whole`: a whole one).
+
+    Raises:
+        ConfigError: it is something else, `where` and `key` named.
+    """
+    value = raw.get(key)
+    if value is None:
+        return 0.0
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not isfinite(value)
+        or value < 0
+        or (whole and not float(value).is_integer())
+    ):
+        kind = "whole number" if whole else "number"
+        raise ConfigError(f"{where}: {key!r} is not a {kind} >= 0")
+    return value if whole else float(value)  # a count stays exact past 2**53
 
 
 def _merge_checks(runs: Sequence[RunReport]) -> list[CheckOutcome]:
