@@ -50,7 +50,7 @@ def test_the_json_form_reads_back_as_it_was_written(cases: list[dict[str, Any]])
     [("tokens", "many"), ("tokens", 1.5), ("cost_usd", [1]), ("seconds", "soon"),
      ("runs", "x"), ("tokens", True), ("seconds", -1)],
 )  # fmt: skip
-def test_a_number_that_is_none_is_one_line_naming_the_case_and_field(
+def test_a_number_that_is_not_one_is_one_line_naming_the_case_and_field(
     tmp_path: Path, field: str, value: object
 ) -> None:
     baseline = tmp_path / "old.json"
