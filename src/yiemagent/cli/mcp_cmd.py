@@ -177,6 +177,7 @@ def serve(
     """Serve a folder of tool files as an MCP server (stdio unless --http)."""
     from yiemagent.cli.options import no_tool_files_note
     from yiemagent.cli.render import counted
+    from yiemagent.cli.serve import load_served_tools
     from yiemagent.mcp import serve as serve_store
     from yiemagent.tools import ToolStore
 
@@ -187,7 +188,7 @@ def serve(
         print(f"yiem: warning: {note}", file=sys.stderr)
     store = ToolStore("mcp-serve")
     with contextlib.redirect_stdout(sys.stderr):  # a tool file's prints must not hit stdout
-        store.load_dir(tools)
+        load_served_tools(store, tools)
     store.unregister("listTools")  # an MCP client lists the tools itself
 
     def ready(where: str) -> None:

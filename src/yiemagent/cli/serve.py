@@ -40,14 +40,34 @@ from yiemagent.cli.options import (
 from yiemagent.cli.render import counted
 from yiemagent.cli.stores import open_store
 from yiemagent.cli.teams import AgentOption, refuse_agent_flags, split_agent_option
-from yiemagent.errors import ConfigError, install_hint
+from yiemagent.errors import ConfigError, ToolLoadError, install_hint
 
 if TYPE_CHECKING:
     from yiemagent.compaction import Compactor
     from yiemagent.teams import AgentFile
+    from yiemagent.tools import ToolStore
     from yiemagent.types import AgentTool, Model
 
-__all__ = ["serve"]
+__all__ = ["load_served_tools", "serve"]
+
+
+def load_served_tools(store: ToolStore, folder: Path) -> None:
+    """Load the tool files of `folder` into `store` for a server (`yiem serve`, `yiem mcp
+    serve`), which refuses to start when any of them fails. `yiem run`, `chat`, `batch` and
+    `eval` warn and go on with the rest, as their user reads the warning at once; a server
+    runs unattended, and a client would find the missing tool only when it calls it.
+
+    Raises:
+        CliError: a tool file failed: one line naming each file and its error.
+    """
+    try:
+        store.load_dir(folder)
+    except ToolLoadError as exc:
+        failures = "; ".join(f"{path}: {reason}" for path, reason in exc.failures)
+        raise CliError(
+            f"--tools {folder}: {failures}; a server starts only when every tool file loads "
+            "(its clients expect them): fix each file named, or move it out of the folder"
+        ) from None
 
 
 def _tools(folder: Path | None, model: Model) -> list[AgentTool]:
@@ -60,7 +80,7 @@ def _tools(folder: Path | None, model: Model) -> list[AgentTool]:
     if note:
         print(f"yiem serve: warning: {note}", file=sys.stderr)
     store = ToolStore("serve")
-    store.load_dir(folder)
+    load_served_tools(store, folder)
     if model.api == "local":  # as `yiem run`: the small model calls it instead of answering
         store.unregister("listTools")
     return list(store.tools.values())
