@@ -31,23 +31,14 @@ import logging
 import warnings
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from typing import (
-    TYPE_CHECKING,
-    Any,
-    Generic,
-    Literal,
-    Protocol,
-    TypeAlias,
-    TypeVar,
-    cast,
-    get_args,
-)
+from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeAlias, TypeVar
 
 from yiemagent.agent._guardrails import Trip, TrippedInputs
 from yiemagent.agent._session_log import SessionLog
 from yiemagent.agent._team import HandoffViews, HeldCalls, NestedHold, TeamRun
 from yiemagent.errors import AgentBusyError, ConfigError, YiemAgentError
 from yiemagent.types import (
+    THINKING_LEVELS,
     AbortSignal,
     AgentContext,
     AgentEndEvent,
@@ -723,12 +714,8 @@ def to_model(value: object, *, what: str) -> Model | None:
     )
 
 
-REASONING_LEVELS: tuple[str, ...] = get_args(ThinkingLevel)
-"""The reasoning levels an `Agent` takes, least thinking first."""
-
-
 def to_reasoning(value: object, *, what: str) -> ThinkingLevel | None:
-    """`value` as the agent's reasoning level: one of `REASONING_LEVELS`, or None (and
+    """`value` as the agent's reasoning level: one of `THINKING_LEVELS`, or None (and
     "off", pi's spelling of it) for no thinking. `what` names the argument in the message.
 
     Raises:
@@ -736,10 +723,10 @@ def to_reasoning(value: object, *, what: str) -> ThinkingLevel | None:
     """
     if value is None or value == "off":
         return None
-    if isinstance(value, str) and value in REASONING_LEVELS:
-        return cast("ThinkingLevel", value)
+    if isinstance(value, str) and value in THINKING_LEVELS:
+        return value
     raise ConfigError(
-        f"{what} must be one of {', '.join(map(repr, REASONING_LEVELS))}, or None (or 'off') "
+        f"{what} must be one of {', '.join(map(repr, THINKING_LEVELS))}, or None (or 'off') "
         f"for no thinking, not {value!r}"
     )
 

@@ -165,7 +165,11 @@ so its reasoning items come back with their encrypted content and no temperature
 
 
 def get_model(
-    name: str, *, base_url: str | None = None, tool_calls: ToolCallMode | None = None
+    name: str,
+    *,
+    base_url: str | None = None,
+    tool_calls: ToolCallMode | None = None,
+    vision: bool = False,
 ) -> Model:
     """Look a model up by "provider/id".
 
@@ -183,6 +187,11 @@ def get_model(
             default for "openai-compatible/…"), "text" (also the calls it writes as text,
             read while streaming; the default for "ollama/…"), "schema" (the embedded
             model's JSON reply schema and rules, for servers that take `response_format`).
+        vision: Whether a local server's model reads images (only with
+            "openai-compatible/…" and "ollama/…", e.g. "ollama/llava"): images then go to
+            the server as OpenAI image parts; without it they get a text stand-in, since
+            nothing tells which models a server's model reads. A catalogue model's
+            modalities are known.
 
     Returns:
         The `Model` (a new one carrying `base_url` when given).
@@ -190,8 +199,8 @@ def get_model(
     Raises:
         ProviderError: unknown model (the message lists the known ones),
             "openai-compatible/…" without `base_url`, a `base_url` that is not http(s),
-            a `base_url` for an embedded model, or `tool_calls` for a hosted model or with
-            an unknown value.
+            a `base_url` for an embedded model, `tool_calls` for a hosted model or with
+            an unknown value, or `vision` for a model that is not a local server's.
     """
     provider, sep, model_id = name.partition("/")
     if base_url is not None and not base_url.startswith(("http://", "https://")):
@@ -220,11 +229,13 @@ def get_model(
             api=_TOOL_CALL_APIS[mode],
             base_url=base_url,
             name=model_id,
+            input=("text", "image") if vision else ("text",),
         )
-    if tool_calls is not None:
-        raise ProviderError(
-            f"tool_calls is for local servers (openai-compatible/..., ollama/...), not {name!r}"
-        )
+    for option, value in (("tool_calls", tool_calls is not None), ("vision", vision)):
+        if value:
+            raise ProviderError(
+                f"{option} is for local servers (openai-compatible/..., ollama/...), not {name!r}"
+            )
     if sep and provider == "openai-responses" and model_id:
         known = MODELS.get(f"openai/{model_id}")
         unknown = replace(

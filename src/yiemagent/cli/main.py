@@ -51,13 +51,17 @@ from yiemagent.cli.options import (
     CliError,
     MaxTurnsOption,
     OutputClosed,
+    ReasoningOption,
     ToolCallsOption,
     ToolsOption,
+    VisionOption,
     error_line,
     interruptible,
     keep_stdout_for_output,
     load_tool_folder,
     no_tool_files_note,
+    reasoning_ignored,
+    reasoning_level,
     resolve_model,
     sigterm_raises,
     silence_closed_output,
@@ -294,6 +298,8 @@ def run(
     ] = DEFAULT_MODEL,
     base_url: BaseUrlOption = None,
     tool_calls: ToolCallsOption = None,
+    vision: VisionOption = False,
+    reasoning: ReasoningOption = None,
     attach: Annotated[
         list[Path] | None,
         typer.Option(
@@ -342,6 +348,7 @@ def run(
         )
     if sys.stdout is None:  # started with >&-: nowhere to put the answer, so do not ask
         raise CliError("standard output is closed: there is nowhere to write the answer")
+    level = reasoning_level(reasoning)
     err = PipeConsole(stderr=True, highlight=False, soft_wrap=True, emoji=False)
     out = sys.stdout if output_schema is None else sys.stderr  # stdout: the JSON value only
     printer = JsonPrinter(out) if json_output else EventPrinter(out=out, err=err)
@@ -350,10 +357,11 @@ def run(
                  "--output-schema": output_schema, "--otel": otel, "--attach": attach,
                  "--system": system != DEFAULT_SYSTEM}  # fmt: skip
         with contextlib.redirect_stdout(sys.stderr), sigterm_raises():
-            resolved = resolve_model(model, base_url, tool_calls)
+            resolved = resolve_model(model, base_url, tool_calls, vision)
             reason, answer = run_agent_file(
                 agent, prompt, resolved, printer, yes=yes, max_turns=max_turns, flags=flags,
-                load_model=lambda m: _load_local(m, err),
+                load_model=lambda m: _load_local(m, err), reasoning=level,
+                warn=lambda text: err.print(f"[yellow]yiem: warning:[/] {escape(text)}"),
             )  # fmt: skip
         _finish(reason, None, printer, max_turns, None)
         if answer is not None:
@@ -363,7 +371,9 @@ def run(
     # SIGTERM before the run (MCP servers starting) or after it ends the command through
     # its `finally`, so the servers it started stop; during the run, the run winds down.
     with contextlib.redirect_stdout(sys.stderr), sigterm_raises():
-        resolved = resolve_model(model, base_url, tool_calls)
+        resolved = resolve_model(model, base_url, tool_calls, vision)
+        if ignored := reasoning_ignored(resolved, level):
+            err.print(f"[yellow]yiem: warning:[/] {escape(ignored)}")
         attachments = _load_attachments(attach or [], resolved, err)
         context = _load_tools(tools, resolved, err)
         context.system_prompt = system
@@ -376,7 +386,11 @@ def run(
             )
         tracing = start_tracing() if otel else None
         config = AgentLoopConfig(
-            model=resolved, max_turns=max_turns, usage_limits=limits, tracer_provider=tracing
+            model=resolved,
+            max_turns=max_turns,
+            usage_limits=limits,
+            tracer_provider=tracing,
+            reasoning=level,
         )
         if output_schema is not None:
             from yiemagent.cli.approvals import load_output_schema

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence
 
     from yiemagent.tools import ToolStore
-    from yiemagent.types import AgentTool, Model
+    from yiemagent.types import AgentTool, Model, ThinkingLevel
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -35,9 +35,11 @@ __all__ = [
     "CliError",
     "MaxTurnsOption",
     "OutputClosed",
+    "ReasoningOption",
     "Terminated",
     "ToolCallsOption",
     "ToolsOption",
+    "VisionOption",
     "check_output_path",
     "error_line",
     "example_tools",
@@ -47,6 +49,8 @@ __all__ = [
     "load_tool_folder",
     "missing_api_key",
     "no_tool_files_note",
+    "reasoning_ignored",
+    "reasoning_level",
     "resolve_model",
     "results_file_option",
     "same_file",
@@ -85,6 +89,46 @@ ToolCallsOption: TypeAlias = Annotated[
 MaxTurnsOption: TypeAlias = Annotated[
     int, typer.Option("--max-turns", min=1, help="Most model calls.")
 ]
+ReasoningOption: TypeAlias = Annotated[
+    str | None,
+    typer.Option(
+        "--reasoning",
+        metavar="LEVEL",
+        help="How hard a reasoning model thinks: minimal, low, medium, high, xhigh, or off.",
+    ),
+]
+VisionOption: TypeAlias = Annotated[
+    bool,
+    typer.Option("--vision", help="The local server's model reads images (e.g. ollama/llava)."),
+]
+
+
+def reasoning_level(value: str | None) -> ThinkingLevel | None:
+    """`--reasoning LEVEL` as an `Agent`'s reasoning level (None when not given or "off").
+
+    Raises:
+        CliError: not a level.
+    """
+    from yiemagent.types import THINKING_LEVELS
+
+    if value is None or value == "off":
+        return None
+    if value not in THINKING_LEVELS:
+        raise CliError(f"--reasoning must be {', '.join(THINKING_LEVELS)} or off, not {value!r}")
+    return value
+
+
+def reasoning_ignored(model: Model | None, level: ThinkingLevel | None) -> str | None:
+    """The one-line warning when `--reasoning` asks `model` (None: the embedded one), which
+    cannot think, for a level (the level is then ignored), else None; the library's own
+    warning of it is silenced, so the user reads it once, in the CLI's words."""
+    import warnings
+
+    if level is None or (model is not None and model.reasoning):
+        return None
+    warnings.filterwarnings("ignore", "reasoning is ignored", UserWarning)
+    name = DEFAULT_MODEL if model is None else f"{model.provider}/{model.id}"
+    return f"--reasoning is ignored: {name} is not a reasoning model"
 
 
 def example_tools(*names: str) -> list[AgentTool]:
@@ -470,13 +514,16 @@ def missing_api_key(model: Model) -> str | None:
     return api.env_var
 
 
-def resolve_model(spec: str, base_url: str | None, tool_calls: str | None = None) -> Model:
+def resolve_model(
+    spec: str, base_url: str | None, tool_calls: str | None = None, vision: bool = False
+) -> Model:
     """The model `--model spec` names (with `--base-url`, a server's), checked before any
     work starts: an embedded model must have its chunk packages installed.
 
     Raises:
         CliError: `--base-url` given for an embedded (`local/...`) model, missing for an
-            `openai-compatible/...` one, or not an http(s) URL; a bad `--tool-calls`.
+            `openai-compatible/...` one, or not an http(s) URL; a bad `--tool-calls`;
+            `--vision` for a model that is not a local server's.
         ProviderError: an unknown model or a bad URL (`get_model`), or an embedded model
             whose packages are missing (the text gives the install command).
     """
@@ -500,12 +547,17 @@ def resolve_model(spec: str, base_url: str | None, tool_calls: str | None = None
     # get_model checks the value and says which ones there are, naming its argument
     try:
         model = get_model(
-            spec, base_url=base_url, tool_calls=cast("ToolCallMode | None", tool_calls)
+            spec,
+            base_url=base_url,
+            tool_calls=cast("ToolCallMode | None", tool_calls),
+            vision=vision,
         )
     except ProviderError as exc:
         text = str(exc)
         if tool_calls is not None and text.startswith("tool_calls "):
             raise CliError("--tool-calls " + text.removeprefix("tool_calls ")) from None
+        if vision and text.startswith("vision "):
+            raise CliError("--vision " + text.removeprefix("vision ")) from None
         raise
     if model.api == "local":
         from yiemagent.ai.providers.local.weights import chunk_files, local_spec

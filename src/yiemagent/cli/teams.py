@@ -32,6 +32,7 @@ from yiemagent.types import (
 if TYPE_CHECKING:
     from yiemagent.agent import Agent
     from yiemagent.cli.render import EventPrinter, JsonPrinter
+    from yiemagent.types import ThinkingLevel
 
 __all__ = [
     "AgentFileFactory",
@@ -92,22 +93,31 @@ def run_agent_file(
     max_turns: int,
     flags: dict[str, Any],
     load_model: Callable[[Model], None],
+    reasoning: ThinkingLevel | None = None,
+    warn: Callable[[str], None] | None = None,
 ) -> tuple[str, str | None]:
     """`yiem run --agent FILE[:NAME] PROMPT`: load the file (agents without a model get
     `model`), run the prompt, return the end reason (`yiem run` says the rest;
     "output_closed" when the printer's reader went away, which aborts the run) and, for
     the human printer, the answer still to print: the output as JSON when an agent with
     an output type gave it through its output tool (the printer showed only the call).
+    `reasoning` (`--reasoning`), when given, is the entry agent's level over the file's;
+    `warn` gets the line saying a level the agent's model cannot use is ignored.
 
     Raises:
         CliError: another option that the agent file sets (`flags`: option -> value).
         ConfigError: a bad agent file.
     """
+    from yiemagent.cli.options import reasoning_ignored
     from yiemagent.cli.render import EventPrinter, output_answer
 
     refuse_agent_flags(spec, flags)
     agent = agent_from_option(spec, model)
     agent.max_turns = agent.max_turns or max_turns
+    if reasoning is not None:
+        agent.state.reasoning = reasoning
+        if (ignored := reasoning_ignored(agent.state.model, reasoning)) and warn is not None:
+            warn(ignored)
     if isinstance(printer, EventPrinter):
         printer.hold_text = has_guardrails(agent)  # never show an answer before it passed
     if agent.state.model is not None and agent.state.model.api == "local":

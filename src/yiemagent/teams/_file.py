@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 from yiemagent.agent import Agent, Handoff, speaking_agent
 from yiemagent.errors import ConfigError, YiemAgentError
 from yiemagent.files import import_file, import_function
-from yiemagent.types import Model, UsageLimits
+from yiemagent.types import THINKING_LEVELS, Model, ThinkingLevel, UsageLimits
 from yiemagent.types.tools import is_whole_number
 
 if TYPE_CHECKING:
@@ -60,6 +60,7 @@ AGENT_KEYS = (
     "input_guardrails",
     "output_guardrails",
     "max_turns",
+    "reasoning",
     "max_handoffs",
     "return_to_entry",
     "usage_limits",
@@ -301,6 +302,7 @@ def _build(
         "input_guardrails": get("input_guardrails", lambda v: _guardrails(base, v)),
         "output_guardrails": get("output_guardrails", lambda v: _guardrails(base, v)),
         "max_turns": get("max_turns", lambda v: _count(v, 1)),
+        "reasoning": get("reasoning", _reasoning),
         "max_handoffs": get("max_handoffs", _count, 10),
         "return_to_entry": get("return_to_entry", _flag, False),
         "usage_limits": get("usage_limits", _limits),
@@ -409,6 +411,15 @@ def _text(value: Any) -> str:
 def _flag(value: Any) -> bool:
     if not isinstance(value, bool):
         raise _Problem(f"must be true or false, not {value!r}")
+    return value
+
+
+def _reasoning(value: Any) -> ThinkingLevel | None:
+    """A reasoning level, or "off" (None: TOML has no null) for no thinking."""
+    if value == "off":
+        return None
+    if not isinstance(value, str) or value not in THINKING_LEVELS:
+        raise _Problem(f"must be one of {', '.join(THINKING_LEVELS)} or off, not {value!r}")
     return value
 
 

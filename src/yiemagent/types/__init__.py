@@ -65,6 +65,7 @@ from yiemagent.types.messages import (
     transcript_usage as transcript_usage,
 )
 from yiemagent.types.model import (
+    THINKING_LEVELS as THINKING_LEVELS,
     AssistantMessageEvent as AssistantMessageEvent,
     AssistantMessageEventStream as AssistantMessageEventStream,
     AssistantStartEvent as AssistantStartEvent,
@@ -125,6 +126,7 @@ from yiemagent.types.tools import (
 )
 
 __all__ = [
+    "THINKING_LEVELS",
     "TOOL_NAME_PATTERN",
     "AbortSignal",
     "AfterToolCallContext",

@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, get_args
 
 from yiemagent.errors import ConfigError
 from yiemagent.types.messages import (
@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "PROVIDER_OPTIONS",
+    "THINKING_LEVELS",
     "AssistantMessageEvent",
     "AssistantMessageEventStream",
     "AssistantStartEvent",
@@ -54,6 +55,8 @@ __all__ = [
 ]
 
 ThinkingLevel: TypeAlias = Literal["minimal", "low", "medium", "high", "xhigh"]
+THINKING_LEVELS: tuple[ThinkingLevel, ...] = get_args(ThinkingLevel)
+"""The reasoning levels, least thinking first."""
 CacheRetention: TypeAlias = Literal["none", "short", "long"]
 
 

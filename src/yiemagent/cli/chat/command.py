@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from yiemagent.cli.options import BaseUrlOption, ToolsOption
+from yiemagent.cli.options import BaseUrlOption, ReasoningOption, ToolsOption, VisionOption
 
 __all__ = ["chat"]
 
@@ -41,6 +41,8 @@ def chat(
         ),
     ] = None,
     base_url: BaseUrlOption = None,
+    vision: VisionOption = False,
+    reasoning: ReasoningOption = None,
     no_compaction: Annotated[
         bool,
         typer.Option("--no-compaction", help="Send the whole history (no summary of old turns)."),
@@ -55,7 +57,7 @@ def chat(
     import sys
 
     from yiemagent.cli.chat.setup import ChatOptions, build_setup
-    from yiemagent.cli.options import DEFAULT_MODEL
+    from yiemagent.cli.options import DEFAULT_MODEL, reasoning_level
     from yiemagent.errors import ConfigError
     from yiemagent.sessions import check_session_id
 
@@ -76,6 +78,8 @@ def chat(
         base_url=base_url,
         compaction=not no_compaction,
         agent=agent,
+        vision=vision,
+        reasoning=reasoning_level(reasoning),
     )
     setup = build_setup(options)
     from yiemagent.cli.chat._app import run_chat

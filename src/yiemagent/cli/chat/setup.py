@@ -30,6 +30,7 @@ from yiemagent.types import (
     AgentMessage,
     AssistantMessage,
     Model,
+    ThinkingLevel,
     ToolResultMessage,
     UserMessage,
     text_of,
@@ -91,6 +92,10 @@ class ChatOptions:
     compaction: bool = True
     agent: str | None = None
     """`--agent FILE[:NAME]`: the chat's agent from an agent file."""
+    vision: bool = False
+    """`--vision`: the local server's model reads images."""
+    reasoning: ThinkingLevel | None = None
+    """`--reasoning LEVEL`: the agent's reasoning level (over an agent file's)."""
 
 
 @dataclass(slots=True)
@@ -210,7 +215,7 @@ def _resolve_model(options: ChatOptions) -> tuple[Model, Any]:
         return faux.model, faux
     from yiemagent.cli.options import resolve_model
 
-    return resolve_model(options.model, options.base_url), None
+    return resolve_model(options.model, options.base_url, vision=options.vision), None
 
 
 def _load_tools(options: ChatOptions, model: Model, notes: list[str]) -> ToolStore:
@@ -301,6 +306,10 @@ def build_setup(options: ChatOptions) -> ChatSetup:
         setup.compactor = compactor_for(model)
     try:
         setup.new_agent(name)
+        from yiemagent.cli.options import reasoning_ignored
+
+        if ignored := reasoning_ignored(setup.agent.state.model, options.reasoning):
+            notes.append(ignored)
     except Exception:
         if setup.agent_file is not None:  # the MCP servers it started
             import asyncio
@@ -356,6 +365,8 @@ def _make_agent(setup: ChatSetup, session_name: str) -> Agent:
             before_tool_call=setup.gate,
         )
         team.max_turns = team.max_turns or 24
+        if options.reasoning is not None:
+            team.state.reasoning = options.reasoning
         setup.store = team.tool_store  # /tools lists the entry agent's tools
         return team
     agent = Agent(
@@ -367,5 +378,6 @@ def _make_agent(setup: ChatSetup, session_name: str) -> Agent:
         transform_context=setup.compactor,
         before_tool_call=setup.gate,
         max_turns=24,
+        reasoning=options.reasoning,
     )
     return agent
