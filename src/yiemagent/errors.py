@@ -96,7 +96,20 @@ def yiem_command() -> str:
 
 
 class YiemAgentError(Exception):
-    """Base class of every exception raised by yiemagent."""
+    """Base class of every exception raised by yiemagent.
+
+    Every one pickles whole, so it crosses a process boundary (a process pool, a Ray task):
+    it is rebuilt from its `args` and attributes, without calling `__init__`, whose
+    arguments (an `AgentRunError`'s message and new messages, a `ToolLoadError`'s
+    failures) are not its `args`."""
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (_rebuilt, (type(self), self.args), self.__dict__)
+
+
+def _rebuilt(cls: type[YiemAgentError], args: tuple[object, ...]) -> YiemAgentError:
+    """An exception of `cls` with `args` and no attributes yet (pickle's state sets them)."""
+    return cls.__new__(cls, *args)
 
 
 class ConfigError(YiemAgentError, ValueError):
