@@ -25,7 +25,7 @@ SCRIPT = textwrap.dedent(
 
     slow = faux_message(faux_text("word " * 4000))
     fm = FauxModel([slow], model_id="slow", delay_s=0.01, chunk_size=5)
-    m.resolve_model = lambda spec, base_url, tool_calls=None: fm.model
+    m.resolve_model = lambda *args, **kwargs: fm.model
     sys.exit(m.main(sys.argv[1:]))
     """
 )

@@ -24,7 +24,7 @@ SCRIPT = textwrap.dedent(
 
     call = faux_message(faux_tool_call("shell", {"command": "echo FROM-THE-CHILD"}))
     fm = FauxModel([call, "the answer"], model_id="shell")
-    m.resolve_model = lambda spec, base_url, tool_calls=None: fm.model
+    m.resolve_model = lambda *args, **kwargs: fm.model
     sys.exit(m.main(sys.argv[1:]))
     """
 )

@@ -27,7 +27,7 @@ SCRIPT = textwrap.dedent(
         return f"read {len(text)} characters ending {text[-12:]!r}"
 
     fm = FauxModel([answer], model_id="stdin")
-    m.resolve_model = lambda spec, base_url, tool_calls=None: fm.model
+    m.resolve_model = lambda *args, **kwargs: fm.model
     sys.exit(m.main(sys.argv[1:]))
     """
 )

@@ -31,7 +31,7 @@ SERVE_FAUX = textwrap.dedent(
     from yiemagent.cli.main import main
 
     faux = FauxModel([faux_message(faux_tool_call("nap", {})), "rested"], model_id="serve-faux")
-    serve.resolve_model = lambda spec, base_url, tool_calls=None: faux.model
+    serve.resolve_model = lambda *args, **kwargs: faux.model
     sys.exit(main(sys.argv[1:]))
     """
 )

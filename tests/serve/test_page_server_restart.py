@@ -38,7 +38,7 @@ SERVE_FAUX = textwrap.dedent(
         return faux_message(faux_text("echo: " + text))
 
     faux = FauxModel([brain] * 100, model_id="serve-faux")
-    serve.resolve_model = lambda spec, base_url, tool_calls=None: faux.model
+    serve.resolve_model = lambda *args, **kwargs: faux.model
     sys.exit(main(sys.argv[1:]))
     """
 )
