@@ -87,10 +87,29 @@ async def test_429_within_the_limit_waits_as_asked(server: ReplayServer) -> None
 
 
 async def test_attempts_run_out(server: ReplayServer) -> None:
+    """The text says the call was retried, in the words a lost connection's gets."""
     server.enqueue(*[json_reply(500, UNAVAILABLE) for _ in range(6)])
     message = await ask(server, max_retry_delay_ms=1)
     assert message.stop_reason == "error"
-    assert message.error_message == "HTTP 500 from the server: Service unavailable"
+    assert message.error_message == (
+        "HTTP 500 from the server: Service unavailable; gave up after 4 attempts"
+    )
+    assert len(server.requests) == 4
+
+
+async def test_anthropic_overloaded_until_attempts_run_out_says_so(server: ReplayServer) -> None:
+    overloaded = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
+    server.enqueue(*[json_reply(529, overloaded) for _ in range(4)])
+    model = Model(id="c", provider="anthropic", api="anthropic-messages", base_url=server.url)
+    message = await stream_anthropic_messages(
+        model,
+        Context("", [UserMessage("hi")]),
+        StreamOptions(api_key="k-123456", max_retry_delay_ms=1),
+    ).result()
+    assert message.stop_reason == "error"
+    text = message.error_message or ""
+    assert "529" in text and "Overloaded" in text
+    assert text.endswith("; gave up after 4 attempts"), text
     assert len(server.requests) == 4
 
 

@@ -244,18 +244,20 @@ async def test_a_builtin_connection_error_carries_its_retry_note(streamed: bool)
     assert len(failures) == (1 if streamed else 3)
 
 
-async def test_other_retryable_failures_keep_their_text() -> None:
-    """Only a lost connection gets a note: HTTP 503 texts are compared as they are."""
+async def test_other_retryable_failures_say_they_gave_up_as_a_connection_does() -> None:
+    """An HTTP 503 whose attempts ran out gets the note a lost connection gets; one not
+    retried because the answer had begun gets none (that note is a lost connection's)."""
 
     async def attempt(_n: int) -> None:
         raise ValueError("503")
 
-    with pytest.raises(ValueError) as caught:
-        await run_with_retries(
-            attempt,
-            classify=lambda _e: RetryDecision("HTTP 503", 0),
-            may_retry=lambda: True,
-            signal=None,
-            max_attempts=2,
-        )
-    assert retry_note(caught.value) is None
+    for may_retry, note in ((True, "gave up after 2 attempts"), (False, None)):
+        with pytest.raises(ValueError) as caught:
+            await run_with_retries(
+                attempt,
+                classify=lambda _e: RetryDecision("HTTP 503", 0),
+                may_retry=lambda retry=may_retry: retry,
+                signal=None,
+                max_attempts=2,
+            )
+        assert retry_note(caught.value) == note

@@ -67,7 +67,7 @@ class RetryDelayTooLongError(YiemAgentError):
 class RetryDecision:
     """How a failure may be retried: a short description (HTTP status or "connection error"),
     the server-requested delay (ms), if any, and whether it is a lost connection (its error
-    text then says whether it was retried, `retry_note`)."""
+    text then also says when it was not retried because the answer had begun, `retry_note`)."""
 
     what: str
     retry_after_ms: float | None = None
@@ -80,20 +80,21 @@ attribute: builtin `ConnectionError` cannot be weakly referenced)."""
 
 
 def retry_note(exc: BaseException) -> str | None:
-    """Whether a lost connection that ended a call was retried: "not retried: part of the
-    answer had already arrived" or "gave up after N attempts"; None for other failures."""
+    """Whether the retryable failure that ended a call was retried: "gave up after N
+    attempts" for any of them (an HTTP 5xx or 529, a lost connection, ...) once the attempts
+    ran out, or, for a lost connection, "not retried: part of the answer had already
+    arrived"; None for other failures."""
     note = getattr(exc, _RETRY_NOTE, None)
     return note if isinstance(note, str) else None
 
 
 def _note_outcome(exc: BaseException, decision: RetryDecision, number: int, retried: bool) -> None:
-    if not decision.connection:
+    if retried and number > 1:
+        note = f"gave up after {number} attempts"
+    elif not retried and decision.connection:
+        note = "not retried: part of the answer had already arrived"
+    else:
         return
-    note = (
-        f"gave up after {number} attempts"
-        if retried
-        else "not retried: part of the answer had already arrived"
-    )
     with contextlib.suppress(AttributeError, TypeError):
         setattr(exc, _RETRY_NOTE, note)
 
