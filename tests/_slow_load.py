@@ -31,7 +31,7 @@ def slow_load_script(
         + "    time.sleep(60)\n"
         "rt.load_runtime = slow\n"
         "rt.loaded_runtime = lambda spec: None\n"
-        "resolving.resolve_model = lambda *args: get_model('local/qwen2.5-coder-0.5b')\n"
+        "resolving.resolve_model = lambda *args, **kwargs: get_model('local/qwen2.5-coder-0.5b')\n"
         "sys.exit(main(sys.argv[1:]))\n",
         encoding="utf-8",
     )
