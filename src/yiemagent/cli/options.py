@@ -45,7 +45,6 @@ __all__ = [
     "example_tools",
     "interruptible",
     "keep_stdout_for_output",
-    "keep_stdout_for_output",
     "load_tool_folder",
     "missing_api_key",
     "no_tool_files_note",
@@ -293,48 +292,6 @@ def error_line(exc: BaseException) -> str:
             "another session"
         )
     return " ".join(str(exc).split()) or type(exc).__name__
-
-
-def keep_stdout_for_output() -> Callable[[], None]:
-    """Keep standard output for the command's own output (the answer, `--json` lines, a
-    report): descriptor 1 becomes a copy of stderr, which child processes (a tool that
-    shells out without capturing) and C libraries inherit or write to, and `sys.stdout`
-    writes to a private copy of the real standard output. Does nothing when `sys.stdout`
-    is not the process's own descriptor 1 (a test's capture, `>&-`).
-
-    Returns:
-        A function that puts descriptor 1 and `sys.stdout` back (flushing first).
-    """
-    stream = sys.stdout
-    if stream is None or stream is not sys.__stdout__:
-        return lambda: None
-    try:
-        if stream.fileno() != 1:
-            return lambda: None
-        stream.flush()
-        saved = os.dup(1)  # not inherited by child processes
-    except (AttributeError, OSError, ValueError):
-        return lambda: None
-    output = open(  # noqa: SIM115 - closed by the function returned
-        saved,
-        "w",
-        encoding=stream.encoding,
-        errors=stream.errors,
-        closefd=True,
-    )
-    output.reconfigure(line_buffering=stream.line_buffering, write_through=stream.write_through)
-    os.dup2(2, 1)
-    sys.stdout = output
-
-    def restore() -> None:
-        with contextlib.suppress(OSError, ValueError):
-            output.flush()
-        os.dup2(saved, 1)
-        sys.stdout = stream
-        with contextlib.suppress(OSError, ValueError):
-            output.close()
-
-    return restore
 
 
 def keep_stdout_for_output() -> Callable[[], None]:
