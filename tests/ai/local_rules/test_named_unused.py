@@ -43,6 +43,21 @@ async def test_a_named_tool_not_used_yet_is_required_after_results() -> None:
     assert read_only.named == set()
 
 
+async def test_a_name_word_the_tool_that_ran_also_has_names_no_other_tool() -> None:
+    # "file" is a word of both names: once `delete_file` ran, the request is done and
+    # `read_file` is not required; a word only its name has still names it.
+    delete_file = tool("delete_file", {"path": {"type": "string"}})
+    tools = [CALCULATOR, GET_TIME, READ_FILE, delete_file]
+    deleted = ("delete_file", {"path": "old.log"}, "deleted old.log")
+    done = offer()
+    await NamedUnused().shape(turn(conversation("Delete the file old.log", deleted), tools), done)
+    assert done.named == set()
+    both = offer()
+    request = "Delete the file old.log, then read the file new.log"
+    await NamedUnused().shape(turn(conversation(request, deleted), tools), both)
+    assert both.named == {"read_file"}
+
+
 async def test_the_next_step_is_taken_instead_of_a_made_up_answer(
     fake: Callable[..., FakeRuntime],
 ) -> None:

@@ -174,7 +174,12 @@ COMMON_WORDS = frozenset(_COMMON.split())
 """Words of four or more letters that name no tool ("Tell me what…"): `mentions` skips them."""
 
 
-def mentions(tool: AgentTool, request: Grounding, beside: Sequence[AgentTool] = ()) -> bool:
+def mentions(
+    tool: AgentTool,
+    request: Grounding,
+    beside: Sequence[AgentTool] = (),
+    claimed: Sequence[AgentTool] = (),
+) -> bool:
     """Whether `request` names `tool`: a word of four or more letters of its name or
     description (not one of `COMMON_WORDS`) is in the request, or shares its first `PREFIX`
     letters with a request word ("compute it with the calculator", "what time is it"), or
@@ -189,10 +194,17 @@ def mentions(tool: AgentTool, request: Grounding, beside: Sequence[AgentTool] = 
     rate…" by "the current time in Lisbon" (`get_time` is "Current local time…"); a tool's
     own name words always count. With more tools, more descriptions share the everyday
     words of a request. (Measured: docs/local-model.md.)
+
+    With `claimed`, the tools already called for the request, a word that one of their
+    names has names them, not `tool`: once `delete_file` ran, "Delete the file old.log"
+    does not name `read_file`.
     """
     if tool.name.isalpha() and request.has_word(tool.name.lower()):
         return True
     own_name = _name_words(tool.name, request)
+    spoken_for = set().union(
+        *(_name_words(t.name, request) for t in claimed if t.name != tool.name)
+    )
     others = " ".join(
         f"{other.name} {other.description}".replace("_", " ")
         for other in beside
@@ -202,7 +214,7 @@ def mentions(tool: AgentTool, request: Grounding, beside: Sequence[AgentTool] = 
     own = words(f"{tool.name} {tool.description}".replace("_", " ")) - COMMON_WORDS
     return any(
         request.has_word(word)
-        for word in own
+        for word in own - spoken_for
         if (len(word) >= 4 or word in own_name) and (word in own_name or not taken.has_word(word))
     )
 

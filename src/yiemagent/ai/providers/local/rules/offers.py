@@ -131,13 +131,14 @@ class NamedUnused(OfferRule):
     async def shape(self, turn: Turn, offer: Offer) -> None:
         if turn.chain is None or turn.output_tools:
             return
-        used = {tool.name for tool, _ in turn.chain.called}
+        called = [tool for tool, _ in turn.chain.called]
+        used = {tool.name for tool in called}
         named = {
             tool.name
             for tool in turn.tools
             if tool.name not in used
             and tool.name not in offer.dropped
-            and mentions(tool, turn.chain.request, beside=turn.tools)
+            and mentions(tool, turn.chain.request, beside=turn.tools, claimed=called)
         }
         if named - offer.named:
             offer.named |= named
