@@ -40,7 +40,9 @@ async def test_an_input_guardrail_that_trips_while_the_model_streams() -> None:
         await asyncio.sleep(0.3)
         return GuardrailResult("launch" in context.input, "asks for launch codes")
 
-    fm = FauxModel([SECRET, "a fine answer"], chunk_size=4, delay_s=0.02)
+    # Streamed whole, the answer takes 66 chunks * 0.15 s ≈ 10 s; the guardrail trips at
+    # 0.3 s, so half the stream's time is a margin a loaded machine keeps.
+    fm = FauxModel([SECRET, "a fine answer"], chunk_size=4, delay_s=0.15)
     store = InMemorySessionStore()
     from yiemagent import Agent
 
@@ -63,7 +65,7 @@ async def test_an_input_guardrail_that_trips_while_the_model_streams() -> None:
         "asks for launch codes",
     )
     assert str(error) == "input guardrail 'no_launch_codes' tripped: asks for launch codes"
-    assert elapsed < len(SECRET) / 4 * 0.02 / 2, elapsed  # the stream was cut short
+    assert elapsed < len(SECRET) / 4 * 0.15 / 2, elapsed  # the stream was cut short
     # what was streamed before the trip was held back: no listener saw it
     assert not any(e.type == "message_update" for e in events)
     assert "launch code is" not in repr(events)
