@@ -14,6 +14,7 @@ from tests.ai.servers import ReplayServer, sse_reply
 from tests.ai.test_openai_responses import a_call_with_reasoning, an_answer
 from yiemagent import Agent, AgentTool
 from yiemagent.ai import get_model
+from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
 from yiemagent.errors import ConfigError
 from yiemagent.types import AssistantMessage, ThinkingContent
 
@@ -94,6 +95,21 @@ async def test_a_model_that_cannot_think_is_warned_and_asked_nothing(
     with pytest.warns(UserWarning, match="not a reasoning model"):
         await agent.prompt("Hi")
     assert "thinking" not in server.requests[0].body
+
+
+async def test_an_agent_called_as_a_tool_thinks_at_its_current_level(
+    server: ReplayServer,
+) -> None:
+    server.enqueue(sse_reply("anthropic_text.sse"))
+    claude = get_model("anthropic/claude-sonnet-4-5", base_url=server.url)
+    researcher = Agent(model=claude, name="researcher")
+    researcher.state.reasoning = "medium"  # after construction: the copy run takes it too
+    lead_model = FauxModel(
+        [faux_message(faux_tool_call("researcher", {"input": "Weather?"})), "Sunny."]
+    )
+    lead = Agent(model=lead_model.model, tools=[researcher.as_tool()])
+    assert (await lead.prompt("Ask the researcher")).text == "Sunny."
+    assert server.requests[0].body["thinking"] == {"type": "enabled", "budget_tokens": 8192}
 
 
 @pytest.mark.parametrize("level", ["max", "LOW", 1, True, ""])

@@ -262,8 +262,9 @@ def fresh_copy(
     trace_content: bool = False,
 ) -> AgentLike:
     """A new `Agent` with `agent`'s configuration as it is now (its tool store, model,
-    prompt, team), its own state, no session store and no `on_event`; `tracer_provider`
-    and `trace_content` (the parent run's) where `agent` set none of its own."""
+    reasoning level, prompt, team), its own state, no session store and no `on_event`;
+    `tracer_provider` and `trace_content` (the parent run's) where `agent` set none of its
+    own."""
     options = dict(agent._config)
     model = agent.state.model
     if model is None and agent._driver.placeholder is None:
@@ -271,6 +272,7 @@ def fresh_copy(
     options.update(
         system_prompt=agent.state.system_prompt,
         model=model,
+        reasoning=agent.state.reasoning,
         tools=None,
         tool_store=agent.tool_store,  # shared, not copied: tools are definitions, and a
         # copy would check every schema again on each call

@@ -307,7 +307,8 @@ class RunDriver:
         )
         try:
             model = team.model()
-            warn_no_reasoning(model, state.reasoning)
+            reasoning = team.active.state.reasoning  # the speaking agent's, as its model
+            warn_no_reasoning(model, reasoning)
             options = self._options
             config = dataclasses.replace(
                 self.hooks,
@@ -322,7 +323,7 @@ class RunDriver:
                 max_turns=options.max_turns,
                 session_id=options.session_id,
                 max_retry_delay_ms=options.max_retry_delay_ms,
-                reasoning=state.reasoning,
+                reasoning=reasoning,
                 output_type=output,
                 output_retries=options.output_retries,
                 approvals=approvals,
@@ -420,9 +421,13 @@ class RunDriver:
             context.tools = self._state.tools
             return update
         context.tools = team.tools()
-        model = team.apply_handoff(context)  # the target speaks from here on
+        model = team.apply_handoff(context)  # the target speaks from here on, at its level
         if model is not None:
-            update = dataclasses.replace(update or TurnUpdate(), model=model)
+            level = team.active.state.reasoning
+            warn_no_reasoning(model, level)
+            update = dataclasses.replace(
+                update or TurnUpdate(), model=model, reasoning=level or "off"
+            )
         return update
 
     def _make_emit(self, signal: AbortSignal, recorder: RunRecorder) -> EventSink:

@@ -554,7 +554,7 @@ async def _prepare_next_turn(run: LoopRun, turn: TurnContext) -> None:
     if update.model is not None:
         changes["model"] = update.model
     if update.reasoning is not None:
-        changes["reasoning"] = update.reasoning
+        changes["reasoning"] = None if update.reasoning == "off" else update.reasoning
     if changes:
         run.config = dataclasses.replace(run.config, **changes)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from yiemagent.types.messages import AgentMessage, AssistantMessage, ToolCall, ToolResultMessage
 from yiemagent.types.tools import AgentTool, AgentToolResult
@@ -75,7 +75,8 @@ class TurnUpdate:
 
     context: AgentContext | None = None
     model: Model | None = None
-    reasoning: ThinkingLevel | None = None
+    reasoning: ThinkingLevel | Literal["off"] | None = None
+    """The reasoning level from the next call on; "off": no thinking from then on."""
 
 
 def as_turn_update(value: object) -> TurnUpdate | None:
