@@ -142,9 +142,7 @@ def faux_calculator(monkeypatch: pytest.MonkeyPatch) -> FauxModel:
         ],
         model_id="cli-faux",
     )
-    monkeypatch.setattr(
-        cli_main_module, "resolve_model", lambda spec, base_url, tool_calls=None: fm.model
-    )
+    monkeypatch.setattr(cli_main_module, "resolve_model", lambda *args, **kwargs: fm.model)
     return fm
 
 
@@ -191,9 +189,7 @@ def test_run_keeps_a_tools_undecodable_output_on_a_utf8_stdout(
         "    return raw\n"
     )
     fm = FauxModel([faux_message(faux_tool_call("raw", {})), "Done."], model_id="cli-faux-raw")
-    monkeypatch.setattr(
-        cli_main_module, "resolve_model", lambda spec, base_url, tool_calls=None: fm.model
-    )
+    monkeypatch.setattr(cli_main_module, "resolve_model", lambda *args, **kwargs: fm.model)
     raw = io.BytesIO()
     monkeypatch.setattr(sys, "stdout", io.TextIOWrapper(raw, encoding="utf-8"))
     code = main(["run", "Use raw.", "--json", "--tools", str(tmp_path)])
@@ -216,9 +212,7 @@ def test_provider_failure_is_one_line_and_exit_1(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     fm = FauxModel([], model_id="cli-faux-empty")
-    monkeypatch.setattr(
-        cli_main_module, "resolve_model", lambda spec, base_url, tool_calls=None: fm.model
-    )
+    monkeypatch.setattr(cli_main_module, "resolve_model", lambda *args, **kwargs: fm.model)
     code, _, err = _run(capsys, "run", "hi")
     assert code == 1
     assert "No more faux responses queued" in err.strip().splitlines()[-1]
@@ -302,9 +296,7 @@ def test_a_failed_run_prints_only_the_error_line(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     fm = FauxModel([], model_id="cli-faux-empty")
-    monkeypatch.setattr(
-        cli_main_module, "resolve_model", lambda spec, base_url, tool_calls=None: fm.model
-    )
+    monkeypatch.setattr(cli_main_module, "resolve_model", lambda *args, **kwargs: fm.model)
     code, _, err = _run(capsys, "run", "hi")
     assert code == 1
     assert "No more faux responses queued" in _one_error_line(err)
@@ -354,9 +346,7 @@ def test_tool_lines_are_not_wrapped_when_stderr_is_not_a_terminal(
         ],
         model_id="cli-faux-long",
     )
-    monkeypatch.setattr(
-        cli_main_module, "resolve_model", lambda spec, base_url, tool_calls=None: fm.model
-    )
+    monkeypatch.setattr(cli_main_module, "resolve_model", lambda *args, **kwargs: fm.model)
     monkeypatch.setenv("COLUMNS", "80")
     code, _, err = _run(capsys, "run", "sum")
     assert code == 0
@@ -372,7 +362,7 @@ def test_an_answer_the_locale_cannot_encode_is_escaped_not_lost(tmp_path: Path) 
         "import yiemagent.cli.main as m\n"
         "from yiemagent.ai.providers.faux import FauxModel\n"
         "fm = FauxModel(['\\u304a\\u306f\\u3088\\u3046 \\u2192 ok'], model_id='cli-loc')\n"
-        "m.resolve_model = lambda spec, base_url, tool_calls=None: fm.model\n"
+        "m.resolve_model = lambda *args, **kwargs: fm.model\n"
         "m.main(sys.argv[1:])\n",
         encoding="utf-8",
     )
@@ -405,7 +395,7 @@ def test_an_answer_the_locale_cannot_encode_is_escaped_not_lost(tmp_path: Path) 
 def test_ctrl_c_before_the_run_starts_exits_130_not_0(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def interrupted(spec: str, base_url: str | None, tool_calls: str | None = None) -> None:
+    def interrupted(*args: object, **kwargs: object) -> None:
         raise KeyboardInterrupt
 
     monkeypatch.setattr(cli_main_module, "resolve_model", interrupted)
@@ -507,9 +497,7 @@ def test_the_turn_limit_message_counts_in_plain_english(
         [faux_message(faux_tool_call("calculator", {"expression": f"{i} + 1"})) for i in range(3)],
         model_id="cli-faux-loop",
     )
-    monkeypatch.setattr(
-        cli_main_module, "resolve_model", lambda spec, base_url, tool_calls=None: fm.model
-    )
+    monkeypatch.setattr(cli_main_module, "resolve_model", lambda *args, **kwargs: fm.model)
     code, _, err = _run(capsys, "run", "count", "--max-turns", "3")
     assert code == 1
     assert "after 3 model calls without an answer" in err.strip().splitlines()[-1]
@@ -580,9 +568,7 @@ def test_what_a_tool_prints_does_not_break_the_answer_or_the_json_lines(
         fm = FauxModel(
             [faux_message(faux_tool_call("shout", {"text": "hi"})), "HI"], model_id="cli-noisy"
         )
-        monkeypatch.setattr(
-            cli_main_module, "resolve_model", lambda spec, base_url, tool_calls=None, m=fm: m.model
-        )
+        monkeypatch.setattr(cli_main_module, "resolve_model", lambda *args, m=fm, **kwargs: m.model)
         code, out, err = _run(capsys, "run", "shout hi", "--tools", str(tmp_path), *extra)
         assert code == 0
         assert "noisy tool file imported" in err and "DEBUG: shouting hi" in err
@@ -621,9 +607,7 @@ def test_text_that_looks_like_an_emoji_code_is_shown_as_it_is(
         [faux_message(faux_tool_call("calculator", {"expression": ":x: + 1"})), "Done :x:."],
         model_id="cli-faux-emoji",
     )
-    monkeypatch.setattr(
-        cli_main_module, "resolve_model", lambda spec, base_url, tool_calls=None: fm.model
-    )
+    monkeypatch.setattr(cli_main_module, "resolve_model", lambda *args, **kwargs: fm.model)
     code, out, err = _run(capsys, "run", "Compute :x: + 1")
     assert code == 0 and out == "Done :x:.\n"
     lines = err.strip().splitlines()
@@ -652,9 +636,7 @@ def test_escape_sequences_a_tool_or_model_wrote_are_shown_not_obeyed(
         [faux_message(faux_tool_call("read_file", {"path": "page.txt"})), answer] * 2,
         model_id="cli-faux-escapes",
     )
-    monkeypatch.setattr(
-        cli_main_module, "resolve_model", lambda spec, base_url, tool_calls=None: fm.model
-    )
+    monkeypatch.setattr(cli_main_module, "resolve_model", lambda *args, **kwargs: fm.model)
     code, out, err = _run(capsys, "run", "What does the page say?")
     assert code == 0 and out == answer  # not a terminal: as written
     [result] = [line for line in err.splitlines() if line.startswith("← read_file:")]

@@ -48,9 +48,7 @@ def setup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path, 
     fm = FauxModel(
         [faux_message(faux_tool_call("delete_file", {"path": str(victim)}, id="d1")), "Done."]
     )
-    monkeypatch.setattr(
-        cli_main_module, "resolve_model", lambda spec, base_url, tool_calls=None: fm.model
-    )
+    monkeypatch.setattr(cli_main_module, "resolve_model", lambda *args, **kwargs: fm.model)
     return tools, victim, fm
 
 
@@ -90,9 +88,7 @@ def test_one_usage_line_counts_the_runs_before_and_after_the_decision(
     done = faux_message(faux_text("Done."))
     done.usage = Usage(input=30, output=5, total_tokens=35)
     fm = FauxModel([held, done])
-    monkeypatch.setattr(
-        cli_main_module, "resolve_model", lambda spec, base_url, tool_calls=None: fm.model
-    )
+    monkeypatch.setattr(cli_main_module, "resolve_model", lambda *args, **kwargs: fm.model)
     assert main(["run", "delete old.log", "--tools", str(tools), "--yes"]) == 0
     err = capsys.readouterr().err
     usage = [line for line in err.splitlines() if line.startswith("tokens: ")]
@@ -171,9 +167,7 @@ def test_output_schema_prints_the_validated_json(
             faux_message(faux_tool_call("final_result", {"legs": 8})),
         ]
     )
-    monkeypatch.setattr(
-        cli_main_module, "resolve_model", lambda spec, base_url, tool_calls=None: fm.model
-    )
+    monkeypatch.setattr(cli_main_module, "resolve_model", lambda *args, **kwargs: fm.model)
     code = main(["run", "How many legs?", "--output-schema", str(schema)])
     out, err = capsys.readouterr()
     assert code == 0, err
@@ -208,9 +202,7 @@ def test_an_output_schema_whose_ref_points_nowhere_is_one_line_before_the_model(
     schema.write_text(json.dumps({"type": "object", "properties": {"legs": {"$ref": "#/$defs/n"}},
                                   "$defs": {"count": {"type": "integer"}}}))  # fmt: skip
     fm = FauxModel(['{"legs": 8}'] * 3)
-    monkeypatch.setattr(
-        cli_main_module, "resolve_model", lambda spec, base_url, tool_calls=None: fm.model
-    )
+    monkeypatch.setattr(cli_main_module, "resolve_model", lambda *args, **kwargs: fm.model)
     code = main(["run", "How many legs?", "--output-schema", str(schema)])
     out, err = capsys.readouterr()
     assert code == 1 and out == ""
@@ -228,9 +220,7 @@ def test_output_never_valid_is_one_error_line_exit_1(
     schema.write_text('{"type": "integer"}')
     bad: Any = faux_message(faux_tool_call("final_result", {"result": "x"}))
     fm = FauxModel([bad, bad, bad])
-    monkeypatch.setattr(
-        cli_main_module, "resolve_model", lambda spec, base_url, tool_calls=None: fm.model
-    )
+    monkeypatch.setattr(cli_main_module, "resolve_model", lambda *args, **kwargs: fm.model)
     code = main(["run", "n?", "--output-schema", str(schema)])
     out, err = capsys.readouterr()
     assert code == 1 and out == ""
@@ -247,7 +237,7 @@ from yiemagent.types import Usage
 held = faux_message(faux_tool_call("delete_file", {"path": sys.argv[1]}, id="d1"))
 held.usage = Usage(input=100, output=10, total_tokens=110)
 fm = FauxModel([held, faux_text("Done.")])
-cli.resolve_model = lambda spec, base_url, tool_calls=None: fm.model
+cli.resolve_model = lambda *args, **kwargs: fm.model
 sys.exit(cli.main(sys.argv[2:]))
 """
 
@@ -303,9 +293,7 @@ def test_ctrl_c_at_the_question_ends_the_run_as_an_abort_with_its_usage(
     held = faux_message(faux_tool_call("delete_file", {"path": str(victim)}, id="d1"))
     held.usage = Usage(input=100, output=10, total_tokens=110)
     fm = FauxModel([held, "Done."])
-    monkeypatch.setattr(
-        cli_main_module, "resolve_model", lambda spec, base_url, tool_calls=None: fm.model
-    )
+    monkeypatch.setattr(cli_main_module, "resolve_model", lambda *args, **kwargs: fm.model)
 
     def ctrl_c(question: str) -> str:
         raise KeyboardInterrupt
@@ -369,9 +357,7 @@ def test_a_sub_agent_s_held_call_s_arrow_line_is_shown_once(
             "Done.",
         ]
     )
-    monkeypatch.setattr(
-        cli_main_module, "resolve_model", lambda spec, base_url, tool_calls=None: fm.model
-    )
+    monkeypatch.setattr(cli_main_module, "resolve_model", lambda *args, **kwargs: fm.model)
     code = main(["run", "delete old.log", "--agent", str(tmp_path / "team.toml"), "--yes"])
     out, err = capsys.readouterr()
     assert code == 0, err

@@ -25,7 +25,7 @@ SCRIPT = textwrap.dedent(
 
     answer = faux_message(faux_text("word " * 60_000), faux_tool_call("mark", {}))
     fm = FauxModel([answer, "done"], model_id="cli-pipe")
-    m.resolve_model = lambda spec, base_url, tool_calls=None: fm.model
+    m.resolve_model = lambda *args, **kwargs: fm.model
     sys.exit(m.main(sys.argv[1:]))
     """
 )

@@ -26,9 +26,7 @@ cli_main_module = importlib.import_module("yiemagent.cli.main")
 
 
 def use_faux(monkeypatch: pytest.MonkeyPatch, fm: FauxModel) -> None:
-    monkeypatch.setattr(
-        cli_main_module, "resolve_model", lambda spec, base_url, tool_calls=None: fm.model
-    )
+    monkeypatch.setattr(cli_main_module, "resolve_model", lambda *args, **kwargs: fm.model)
 
 
 def calculator_then_answer(model_id: str, cost: float = 0.0) -> FauxModel:

@@ -26,9 +26,7 @@ SERVER_COMMAND = f"{sys.executable} {SERVER}"
 
 def _faux(monkeypatch: pytest.MonkeyPatch, *responses: object) -> FauxModel:
     fm = FauxModel(list(responses), model_id="cli-mcp-faux")  # type: ignore[arg-type]
-    monkeypatch.setattr(
-        cli_main_module, "resolve_model", lambda spec, base_url, tool_calls=None: fm.model
-    )
+    monkeypatch.setattr(cli_main_module, "resolve_model", lambda *args, **kwargs: fm.model)
     return fm
 
 

@@ -273,7 +273,7 @@ replies = []
 for word in ("one", "two", "three"):
     replies += [faux_message(faux_tool_call("echo", {"text": word})), f"echoed {word}"]
 faux = FauxModel(replies, model_id="serve-faux")
-serve.resolve_model = lambda spec, base_url, tool_calls=None: faux.model
+serve.resolve_model = lambda *args, **kwargs: faux.model
 sys.exit(main(sys.argv[1:]))
 """
 
@@ -344,7 +344,7 @@ def answer(context):
 
 faux = FauxModel([answer] * 8, model_id="serve-faux")
 model = dataclasses.replace(faux.model, context_window=4096)
-serve.resolve_model = lambda spec, base_url, tool_calls=None: model
+serve.resolve_model = lambda *args, **kwargs: model
 sys.exit(main(sys.argv[1:]))
 """
 

@@ -53,7 +53,7 @@ BRAIN = textwrap.dedent(
         return faux_message(*(faux_tool_call("weather", {"city": c}) for c in words[1:]))
 
     fm = FauxModel([brain] * 10_000)
-    serve.resolve_model = lambda spec, base_url, tool_calls=None: fm.model
+    serve.resolve_model = lambda *args, **kwargs: fm.model
     from yiemagent.cli.main import main
     sys.exit(main(sys.argv[1:]))
     """
