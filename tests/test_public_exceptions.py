@@ -63,6 +63,15 @@ def _exported(kind: type[Any]) -> dict[str, type[Any]]:
     return found
 
 
+def test_each_public_exception_names_a_public_module_that_holds_it() -> None:
+    errors = _exported(BaseException)
+    assert "yiemagent.agent.AgentRunError" in errors
+    for public, error in errors.items():
+        module = error.__module__
+        assert not any(part.startswith("_") for part in module.split(".")), (public, module)
+        assert getattr(importlib.import_module(module), error.__qualname__) is error, public
+
+
 def _answer(text: str, stop_reason: Any = "stop") -> AssistantMessage:
     return faux_message(faux_text(text), stop_reason=stop_reason, error_message="boom")
 

@@ -36,3 +36,9 @@ __all__ = [
     "speaking_agent",
     "user_message_from_openai",
 ]
+
+# Exceptions name this package, their public path, in tracebacks and pickles (pickle finds
+# them here); classes with annotations keep their module, where `get_type_hints` reads them.
+for _error in (AgentRunError, GuardrailTripped, UsageLimitExceeded):
+    _error.__module__ = __name__
+del _error

@@ -28,3 +28,9 @@ __all__ = [
     "answer_tokens",
     "estimate_tokens",
 ]
+
+# Exceptions name this package, their public path, in tracebacks and pickles (pickle finds
+# them here); classes with annotations keep their module, where `get_type_hints` reads them.
+for _error in (ContextWindowExceeded,):
+    _error.__module__ = __name__
+del _error

@@ -60,3 +60,9 @@ __all__ = [
     "run_eval",
     "tool_called",
 ]
+
+# Exceptions name this package, their public path, in tracebacks and pickles (pickle finds
+# them here); classes with annotations keep their module, where `get_type_hints` reads them.
+for _error in (DatasetError,):
+    _error.__module__ = __name__
+del _error

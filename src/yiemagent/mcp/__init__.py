@@ -31,3 +31,9 @@ __all__ = [
     "local_tool_name",
     "serve",
 ]
+
+# Exceptions name this package, their public path, in tracebacks and pickles (pickle finds
+# them here); classes with annotations keep their module, where `get_type_hints` reads them.
+for _error in (MCPCallAborted, MCPCallError, MCPToolError):
+    _error.__module__ = __name__
+del _error

@@ -39,3 +39,9 @@ __all__ = [
     "validate_arguments_against_schema",
     "write_tool_tool",
 ]
+
+# Exceptions name this package, their public path, in tracebacks and pickles (pickle finds
+# them here); classes with annotations keep their module, where `get_type_hints` reads them.
+for _error in (WriteToolError,):
+    _error.__module__ = __name__
+del _error
