@@ -42,7 +42,7 @@ def faux_ping(monkeypatch: pytest.MonkeyPatch) -> FauxModel:
         [faux_message(faux_tool_call("ping", {})), "It answered " + "pong, " * 40 + "done."],
         model_id="cli-faux",
     )
-    monkeypatch.setattr(cli_main_module, "resolve_model", lambda spec, base_url, calls: fm.model)
+    monkeypatch.setattr(cli_main_module, "resolve_model", lambda *args, **kwargs: fm.model)
     return fm
 
 
@@ -371,7 +371,7 @@ def test_run_says_an_answer_was_cut_off_at_the_output_limit(
     # The embedded model's answer ended "... which is connected to a crank" (stop reason
     # "length") and yiem run printed it as a whole answer.
     fm = FauxModel([faux_message("The piston is connected to a crank", stop_reason="length")])
-    monkeypatch.setattr(cli_main_module, "resolve_model", lambda spec, base_url, calls: fm.model)
+    monkeypatch.setattr(cli_main_module, "resolve_model", lambda *args, **kwargs: fm.model)
     code, out, err = _run(capsys, "run", "Explain engines")
     assert code == 0, err
     assert out == "The piston is connected to a crank\n"
