@@ -5,7 +5,10 @@ does, instead of landing between the JSON lines. Real processes on the faux mode
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -72,3 +75,48 @@ def test_a_tool_s_child_process_writes_to_stderr_not_into_the_output(
         assert events[-1]["type"] == "agent_end", events[-1]
     else:
         assert done.stdout.strip().splitlines()[-1] == "the answer"
+
+
+SPAWN_TOOL = textwrap.dedent(
+    """
+    import subprocess
+    from pathlib import Path
+
+    from yiemagent import tool
+
+    @tool
+    def shell(command: str) -> str:
+        \"\"\"Start a background job; returns at once.\"\"\"
+        job = subprocess.Popen(["sleep", "90"])
+        Path(__file__).with_name("job.pid").write_text(str(job.pid))
+        return "started"
+
+    def get_tool():
+        return shell
+    """
+)
+
+
+def test_a_background_job_a_tool_started_does_not_hold_the_output_open(tmp_path: Path) -> None:
+    """`yiem run ... | reader`: a child process a tool left running inherited the pipe, so
+    the reader saw no end of input until that job ended (here 90 s), long after yiem had."""
+    script = tmp_path / "run_faux.py"
+    script.write_text(SCRIPT)
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    (tools / "shell.py").write_text(SPAWN_TOOL)
+    try:
+        done = subprocess.run(
+            [sys.executable, str(script), "run", "hi", "--tools", str(tools)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            timeout=45,  # the job runs 90 s: reading to the end must not wait for it
+        )
+    finally:
+        job = tools / "job.pid"
+        if job.exists():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(job.read_text()), signal.SIGKILL)
+    assert done.returncode == 0
+    assert done.stdout.strip().splitlines()[-1] == "the answer"
