@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from yiemagent.cli.main import main
+from yiemagent.errors import install_hint
 
 ROOT = Path(__file__).resolve().parents[2]
 AGENT = "tests.evals._agents:make_agent"
@@ -344,6 +345,23 @@ def test_a_judge_whose_model_has_no_key_is_refused_before_any_case_runs(
         " set OPENAI_API_KEY in the environment (nothing was run)"
     )
     assert not runs.exists()
+
+
+def test_a_judge_whose_model_has_no_sdk_says_so_before_the_key(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without the openai extra the refusal asked for a key; set, the judge still failed."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setitem(sys.modules, "openai", None)  # as if the extra were not installed
+    judged = DATASET + "      - judge: {rubric: Names Paris., model: openai/gpt-4o-mini}\n"
+    judged = judged.replace("checks: [{contains: paris}, no_tool_called]", "checks:")
+    code = main(["eval", str(dataset(tmp_path, judged)), "--agent", AGENT])
+    shown = capsys.readouterr()
+    assert code == 1 and shown.out == ""
+    assert shown.err.strip() == (
+        "yiem: error: case 'capital': the judge's model openai/gpt-4o-mini needs the openai "
+        f"SDK, which is not installed: {install_hint('openai')} (nothing was run)"
+    )
 
 
 def test_a_results_file_that_is_not_one_names_results(

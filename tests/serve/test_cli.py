@@ -20,6 +20,7 @@ from tests._slow_load import slow_load_script
 from tests.cli.chat._tmux import TOOLS
 from tests.serve._kit import run_events
 from yiemagent.cli.main import main
+from yiemagent.errors import install_hint
 from yiemagent.sessions import SqliteSessionStore
 
 pytestmark = pytest.mark.timeout(120)
@@ -181,6 +182,34 @@ def test_a_model_whose_api_key_is_not_set_is_one_warning_line_at_start(tmp_path:
         server.kill()
         server.wait()
         assert warnings == [], (argv, warnings)
+
+
+WITHOUT_OPENAI = """\
+import sys
+
+sys.modules["openai"] = None  # as if the openai extra were not installed
+from yiemagent.cli.main import main
+
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_a_model_whose_sdk_is_missing_is_said_before_its_key(tmp_path: Path) -> None:
+    """Without the openai extra, the warning said "no API key"; a key set, every run still
+    failed, on the missing SDK. The SDK, with its install command, is said instead."""
+    script = tmp_path / "without_openai.py"
+    script.write_text(WITHOUT_OPENAI)
+    argv = ["--model", "openai/gpt-4o-mini", "--sessions", str(tmp_path / "s.db")]
+    server, url, _, warnings = start_serve(*argv, script=script)
+    try:
+        assert warnings == [
+            f"yiem serve: warning: the openai SDK is not installed ({install_hint('openai')}), "
+            "so openai/gpt-4o-mini's runs fail"
+        ]
+        assert httpx.get(f"{url}/healthz").status_code == 200
+    finally:
+        server.kill()
+        server.wait()
 
 
 def test_the_banner_counts_the_tools_in_the_singular_and_the_plural(tmp_path: Path) -> None:

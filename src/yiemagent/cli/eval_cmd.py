@@ -46,10 +46,12 @@ from yiemagent.cli.options import (
     ToolsOption,
     check_output_path,
     missing_api_key,
+    missing_sdk,
     resolve_model,
     results_file_option,
     sigterm_as_ctrl_c,
 )
+from yiemagent.errors import install_hint
 from yiemagent.files import write_atomically
 
 if TYPE_CHECKING:
@@ -218,11 +220,13 @@ def _write(path: Path, write: Callable[[], object]) -> None:
 
 def _check_judges_keys(data: Any) -> None:
     """Refuse a dataset whose judge names a model (`judge: {rubric, model:
-    openai/gpt-4o-mini}`) whose API needs a key the environment lacks: every case ran, its
-    agent's tokens spent, and each verdict was "the judge failed: no API key".
+    openai/gpt-4o-mini}`) whose API needs an SDK that is not installed or a key the
+    environment lacks: every case ran, its agent's tokens spent, and each verdict was "the
+    judge failed: no API key". The SDK is said first: a key alone would not help.
 
     Raises:
-        CliError: the first such judge, naming its case and the variable to set.
+        CliError: the first such judge, naming its case and the extra to install or the
+            variable to set.
     """
     from yiemagent.ai import get_model
 
@@ -231,7 +235,13 @@ def _check_judges_keys(data: Any) -> None:
             named = getattr(check, "model", None)
             if not (hasattr(check, "rubric") and isinstance(named, str)):
                 continue  # not a judge, or one given a Model (which may carry its own key)
-            variable = missing_api_key(get_model(named))
+            judge_model = get_model(named)
+            if (extra := missing_sdk(judge_model)) is not None:
+                raise CliError(
+                    f"case {case.name!r}: the judge's model {named} needs the {extra} SDK, "
+                    f"which is not installed: {install_hint(extra)} (nothing was run)"
+                )
+            variable = missing_api_key(judge_model)
             if variable is not None:
                 raise CliError(
                     f"case {case.name!r}: the judge's model {named} needs an API key: set "

@@ -33,6 +33,7 @@ from yiemagent.cli.options import (
     MaxTurnsOption,
     ToolsOption,
     missing_api_key,
+    missing_sdk,
     no_tool_files_note,
     resolve_model,
     sigterm_raises,
@@ -115,17 +116,20 @@ def _load_embedded(model: Model) -> None:
 
 
 def _warn_without_key(model: Model | None) -> None:
-    """One warning line when `model`'s API needs a key the environment lacks. Not a refusal
-    (an agent file's function may give its agent a key of its own), but without it every
-    run failed on "no API key" with nothing said at the start."""
-    if model is None or (variable := missing_api_key(model)) is None:
+    """One warning line when `model`'s API needs an SDK that is not installed (said first:
+    a key alone would not help) or a key the environment lacks. Not a refusal (an agent
+    file's function may give its agent a key of its own), but without it every run failed
+    with nothing said at the start."""
+    if model is None:
         return
-    print(
-        f"yiem serve: warning: no API key for {model.provider}/{model.id}: set {variable} "
-        "in the environment, or its runs fail",
-        file=sys.stderr,
-        flush=True,
-    )
+    name = f"{model.provider}/{model.id}"
+    if (extra := missing_sdk(model)) is not None:
+        problem = f"the {extra} SDK is not installed ({install_hint(extra)}), so {name}'s"
+    elif (variable := missing_api_key(model)) is not None:
+        problem = f"no API key for {name}: set {variable} in the environment, or its"
+    else:
+        return
+    print(f"yiem serve: warning: {problem} runs fail", file=sys.stderr, flush=True)
 
 
 def _agent_file(
