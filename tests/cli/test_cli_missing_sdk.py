@@ -36,7 +36,7 @@ def test_a_missing_sdk_is_said_first_with_the_install_command(
         monkeypatch.delenv(key, raising=False)
     code = main(["run", "hi", "--model", model])
     out, err = capsys.readouterr()
-    assert code == 1, err
+    assert code == 1 and out == "", err
     errors = [line for line in err.splitlines() if line.startswith("yiem: ")]
     assert errors == [
         f"yiem: error: the run failed: the {sdk} SDK is not installed: {install_hint(sdk)}"
