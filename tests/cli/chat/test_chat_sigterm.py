@@ -108,3 +108,38 @@ def test_sigterm_while_the_embedded_model_loads_says_so(tmp_path: Path) -> None:
         assert after(screen, "yiem chat", "yiem: terminated", "__EXIT=143__"), screen
     finally:
         pane.close()
+
+
+@pytest.mark.parametrize(("leave", "code"), [("C-d", 0), ("SIGTERM", 143)])
+def test_leaving_while_an_mcp_server_starts_stops_it(tmp_path: Path, leave: str, code: int) -> None:
+    """Leaving before the chat was ready (a server fetched by npx takes seconds to start)
+    ended the process at once and left the MCP server's process running on its own."""
+    data = tmp_path / "data"
+    data.mkdir()
+    pid_file = tmp_path / "server.pid"
+    server = f"sh -c 'echo $$ > {pid_file}; sleep 60'"  # started, never answers
+    pane = Pane(data, ["--tools", str(TOOLS), "--mcp", server])
+    try:
+        pane.wait("/help lists the commands")
+        deadline = time.monotonic() + 30
+        while not pid_file.exists() or not pid_file.read_text().strip():
+            assert time.monotonic() < deadline, "the MCP server did not start"
+            time.sleep(0.05)
+        server_pid = int(pid_file.read_text())
+        if leave == "SIGTERM":
+            os.kill(pane.chat_pid(), signal.SIGTERM)
+        else:
+            pane.keys(leave)
+        assert pane.exit_code() == code
+    finally:
+        pane.close()
+    deadline = time.monotonic() + 15
+    while True:
+        try:
+            os.kill(server_pid, 0)
+        except ProcessLookupError:
+            break
+        if time.monotonic() > deadline:
+            os.kill(server_pid, signal.SIGKILL)
+            raise AssertionError("the MCP server outlived yiem chat")
+        time.sleep(0.1)

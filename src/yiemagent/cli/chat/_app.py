@@ -559,7 +559,13 @@ class ChatApp:
         ready = self.ready
         if ready is not None and not ready.done():
             # llama.cpp cannot be stopped mid-load, and asyncio.run would wait for its
-            # thread: nothing has been asked yet, so leave at once.
+            # thread: nothing has been asked yet, so leave at once, once the MCP servers
+            # started, or starting, are stopped (they would outlive the chat).
+            from yiemagent.cli.chat._mcp_servers import close_mcp_servers
+
+            ready.cancel()
+            await asyncio.wait([ready], timeout=30)
+            await close_mcp_servers(self)
             sys.stdout.flush()
             if self._terminated:  # past the stdout proxy, which `_exit` would not flush
                 os.write(2, b"yiem: terminated\n")

@@ -11,6 +11,7 @@ chat's screen. Uses `yiemagent.mcp` (`MCPServerStdio`,
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import importlib
 from pathlib import Path
@@ -47,6 +48,11 @@ async def start_mcp_servers(app: ChatHost) -> None:
         try:
             server = mcp.MCPServerStdio(spec, stderr=app.setup.mcp_log)
             names = await mcp.add_server(app.setup.store, server)
+        except asyncio.CancelledError:  # the chat is closing: stop the process started
+            if server is not None:
+                with contextlib.suppress(Exception):
+                    await server.close()
+            raise
         except Exception as exc:
             from yiemagent.mcp.servers import masked_line
 
