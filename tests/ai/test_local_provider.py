@@ -956,3 +956,45 @@ def test_a_steered_message_carries_the_unreported_results_into_the_next_block() 
     assert steered[3]["content"].startswith("<tool_response>\n09:20 in London\n</tool")
     follow_up = chat_messages("S", rounds(answered=True))
     assert follow_up[-1]["content"].startswith("<tool_response>\n8760\n</tool_response>")
+
+
+def test_a_tool_taking_a_model_gets_its_definitions_in_the_reply_schema() -> None:
+    """A pydantic model argument is a `$ref` to the tool schema's `$defs`; nested in the
+    reply's schema it named nothing, the grammar failed to build and every call of such a
+    tool failed. A recursive type is written out `REF_DEPTH` refs deep."""
+    import jsonschema
+    import llguidance
+    from pydantic import BaseModel
+
+    from yiemagent import tool
+
+    class Point(BaseModel):
+        x: float
+        y: float
+
+    class Node(BaseModel):
+        label: str
+        children: list[Node] = []
+
+    @tool
+    def move(to: Point, path: Node) -> str:
+        """Move to a point along a tree of labels.
+
+        Args:
+            to: where to go
+            path: the labels on the way
+        """
+        return "moved"
+
+    schema = reply_schema([move])
+    assert "$defs" not in json.dumps(schema)
+    deep: dict[str, Any] = {"label": "a", "children": []}
+    for label in "bcd":
+        deep = {"label": label, "children": [deep]}
+    good = {"name": "move", "arguments": {"to": {"x": 1, "y": 2.5}, "path": deep}}
+    jsonschema.validate(good, schema)
+    bad = {"name": "move", "arguments": {"to": {"x": "far"}, "path": {"label": "a"}}}
+    assert not jsonschema.Draft202012Validator(schema).is_valid(bad)
+    # llama.cpp builds the reply's grammar with llguidance: an empty text is no error
+    built = llguidance.grammar_from("json_schema", json.dumps(schema))
+    assert llguidance.LLMatcher.validate_grammar(built) == ""

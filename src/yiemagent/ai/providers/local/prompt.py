@@ -53,6 +53,7 @@ __all__ = [
     "NAME_PREFIX",
     "NOT_GIVEN",
     "NO_TOOL",
+    "REF_DEPTH",
     "answer_name",
     "answered_calls",
     "call_branch",
@@ -63,6 +64,7 @@ __all__ = [
     "current_request",
     "extra_call_grammar",
     "identity",
+    "inline_refs",
     "last_results",
     "named_tools",
     "no_tool_turns",
@@ -196,6 +198,7 @@ def _arguments_schema(tool: AgentTool) -> dict[str, Any]:
     # allows any other key by default, and the 0.5B then wrote a key that ran to the token
     # cap (`"atm_pressure': 1}}] ```json {"…`).
     schema = {k: v for k, v in tool.input_schema.items() if k not in ("title", "description")}
+    schema = inline_refs(schema)
     schema.setdefault("type", "object")
     if isinstance(schema.get("properties"), dict):
         schema.setdefault("additionalProperties", False)
@@ -203,6 +206,44 @@ def _arguments_schema(tool: AgentTool) -> dict[str, Any]:
             name: _bounded_choices(param) for name, param in schema["properties"].items()
         }
     return schema
+
+
+REF_DEPTH = 4
+"""How many `$ref`s deep `inline_refs` writes a schema out; a deeper (recursive) one admits
+any value of its type."""
+
+
+def inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
+    """`schema` with each local `$ref` (`#/$defs/Name`, `#/definitions/Name`) replaced by what
+    it names, and its `$defs` left out.
+
+    A tool's arguments sit inside the reply's schema (`call_branch`), where `#/$defs/…`
+    would point at the reply's root and name nothing: the grammar failed to build and every
+    call of a tool taking a pydantic model failed. Refs nested more than `REF_DEPTH` deep
+    (a recursive type) admit any value of the named schema's type; a ref to anything else
+    is left as it is."""
+    defs: dict[str, Any] = {}
+    for key in ("$defs", "definitions"):
+        found = schema.get(key)
+        if isinstance(found, dict):
+            defs.update({f"#/{key}/{name}": value for name, value in found.items()})
+
+    def walk(node: Any, depth: int) -> Any:
+        if isinstance(node, list):
+            return [walk(item, depth) for item in node]
+        if not isinstance(node, dict):
+            return node
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref in defs:
+            rest = {k: walk(v, depth) for k, v in node.items() if k != "$ref"}
+            target = defs[ref]
+            if depth >= REF_DEPTH or not isinstance(target, dict):
+                kind = target.get("type") if isinstance(target, dict) else None
+                return {**({"type": kind} if kind else {}), **rest}
+            return {**walk(target, depth + 1), **rest}
+        return {k: walk(v, depth) for k, v in node.items() if k not in ("$defs", "definitions")}
+
+    return dict(walk(schema, 0)) if defs else schema
 
 
 def _bounded_choices(param: Any) -> Any:
