@@ -169,8 +169,9 @@ def _param_line(name: str, schema: dict[str, Any], required: bool) -> str:
 def render_tool(tool: AgentTool) -> str:
     """A tool as the model reads it: `- name: description`, then one line per parameter."""
     lines = [f"- {tool.name}: {_cut(tool.description, DESCRIPTION_CHARS)}"]
-    properties = tool.input_schema.get("properties")
-    required = tool.input_schema.get("required")
+    schema = inline_refs(dict(tool.input_schema))
+    properties = schema.get("properties")
+    required = schema.get("required")
     needed = set(required) if isinstance(required, list) else set()
     if isinstance(properties, dict):
         for name, schema in properties.items():
