@@ -16,6 +16,7 @@ from typing import Any
 import httpx2 as httpx
 import pytest
 from ag_ui import core as agui
+from pydantic import BaseModel
 
 from tests.serve._kit import Tools, faux_agents, serving, sse, text_of
 from tests.serve.test_protocols import EVENT, agui_input, check_agui_order
@@ -23,7 +24,7 @@ from yiemagent import Agent, AssistantMessage, Context
 from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_text, faux_tool_call
 from yiemagent.serve import create_app
 from yiemagent.sessions import SqliteSessionStore
-from yiemagent.types import message_to_dict
+from yiemagent.types import OutputSpec, message_to_dict
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -36,6 +37,10 @@ PAINT = agui.Tool(
         "required": ["color"],
     },
 )
+
+
+class Verdict(BaseModel):
+    verdict: str
 
 
 def brain(context: Context) -> AssistantMessage:
@@ -383,3 +388,31 @@ def test_a_front_end_call_held_on_one_server_is_answered_through_another(
             one.client.close()
             other.client.close()
     assert roles(messages) == ["user", "assistant", "toolResult", "assistant"] and held == []
+
+
+def test_a_front_end_tool_named_as_a_renamed_output_tool_is_a_400(tmp_path: Path) -> None:
+    """`OutputSpec(T, name=...)` renames the output tool: a front-end tool of that name
+    is refused as one named `final_result` is."""
+    fm = FauxModel([brain] * 10, chunk_size=8)
+    with SqliteSessionStore(tmp_path / "sessions.db") as store:
+
+        def make_agent(session_id: str) -> Agent[Any]:
+            return Agent(
+                model=fm.model,
+                stream_fn=fm.stream_fn,
+                output_type=OutputSpec(Verdict, name="submit_verdict"),
+                session_store=store,
+                session_id=session_id,
+            )
+
+        submit = agui.Tool(name="submit_verdict", description="x", parameters={"type": "object"})
+        run_input = ask("renamed", "r", "hi", tools=[submit])
+        body = run_input.model_dump(mode="json", by_alias=True, exclude_none=True)
+        with (
+            serving(create_app(make_agent, session_store=store)) as url,
+            httpx.Client(base_url=url) as client,
+        ):
+            refused = client.post("/ag-ui", json=body)
+        assert refused.status_code == 400, refused.text
+        assert "'submit_verdict'" in refused.json()["error"]
+        assert store.list_sessions() == [] and fm.call_count == 0

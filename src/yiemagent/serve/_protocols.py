@@ -282,9 +282,10 @@ def _record(
 def _check_client_tools(agent: Agent[Any], tools: Sequence[AgentTool]) -> None:
     """Raises `BadRequest` when a client tool is named as a tool of an agent that may speak
     in the run (the agent, and each agent its handoffs reach: the client's tools are
-    offered to every one), a transfer tool of theirs or the output tool: the model could
-    reach only one of them."""
-    own = {OUTPUT_TOOL_NAME}
+    offered to every one), a transfer tool of theirs or the output tool (by its name,
+    `OutputSpec(T, name=...)` too): the model could reach only one of them."""
+    specs = (getattr(agent, "_output", None), getattr(agent, "_resume_output", None))
+    own = {OUTPUT_TOOL_NAME, *(spec.name for spec in specs if spec is not None)}
     for member in _team_of(agent):
         own.update(tool.name for tool in member.state.tools)
         own.update(handoff.tool_name for handoff in member.handoffs)
