@@ -24,7 +24,8 @@ pytestmark = pytest.mark.timeout(600)  # worker processes start and import yiema
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _sigterm_mid_batch_then_rerun(tmp_path: Path, backend: list[str]) -> None:
+def _sigterm_mid_batch_then_rerun(tmp_path: Path, backend: list[str]) -> str:
+    """Returns what the stopped batch printed on stderr."""
     tasks = tmp_path / "tasks.jsonl"
     meta = {"kind": "ok", "delay_s": 0.4}
     lines = [json.dumps({"id": f"t{i}", "prompt": "p", "metadata": meta}) for i in range(30)]
@@ -62,6 +63,7 @@ def _sigterm_mid_batch_then_rerun(tmp_path: Path, backend: list[str]) -> None:
         r["id"] for r in map(json.loads, out.read_text().splitlines()) if r["status"] == "ok"
     )
     assert done == Counter({f"t{i}": 1 for i in range(30)})
+    return err
 
 
 def test_sigterm_stops_a_local_pool_batch_as_ctrl_c_does_and_a_rerun_finishes_it(
@@ -69,7 +71,8 @@ def test_sigterm_stops_a_local_pool_batch_as_ctrl_c_does_and_a_rerun_finishes_it
 ) -> None:
     """SIGTERM used to kill the driver where it stood: no line, status -15, the running
     tasks not recorded, and each worker printing a BrokenPipeError traceback."""
-    _sigterm_mid_batch_then_rerun(tmp_path, ["--workers", "pool", "--processes", "2"])
+    err = _sigterm_mid_batch_then_rerun(tmp_path, ["--workers", "pool", "--processes", "2"])
+    assert "(SIGTERM again to quit)" in err and "Ctrl-C" not in err, err  # it said Ctrl-C
 
 
 @pytest.mark.slow

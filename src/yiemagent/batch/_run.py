@@ -381,7 +381,8 @@ async def _dispatch(
 
 @contextlib.contextmanager
 def _sigint_sets(stop: asyncio.Event, loop: asyncio.AbstractEventLoop) -> Iterator[None]:
-    """First Ctrl-C sets `stop`; the second raises KeyboardInterrupt as usual."""
+    """First Ctrl-C sets `stop`; the second raises KeyboardInterrupt as usual. Called for
+    SIGTERM too (`yiem batch` passes it on with its number), the warning names that."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -391,7 +392,8 @@ def _sigint_sets(stop: asyncio.Event, loop: asyncio.AbstractEventLoop) -> Iterat
         if stop.is_set():
             os_signal.signal(os_signal.SIGINT, previous)
             raise KeyboardInterrupt
-        logger.warning("stopping the batch: running tasks are aborted (Ctrl-C again to quit)")
+        again = "Ctrl-C" if signum == os_signal.SIGINT else os_signal.Signals(signum).name
+        logger.warning("stopping the batch: running tasks are aborted (%s again to quit)", again)
         loop.call_soon_threadsafe(stop.set)
 
     os_signal.signal(os_signal.SIGINT, on_sigint)

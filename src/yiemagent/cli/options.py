@@ -258,8 +258,9 @@ def sigterm_raises() -> Iterator[None]:
 @contextlib.contextmanager
 def sigterm_as_ctrl_c() -> Iterator[list[bool]]:
     """Within: SIGTERM (a supervisor, `timeout`, a scheduler's cancel) does what Ctrl-C
-    does, through whatever SIGINT handler is installed when it comes (`run_batch`'s and
-    `asyncio.run`'s wind the work down: running tasks aborted, nothing new started); a
+    does, through whatever SIGINT handler is installed when it comes, called with SIGTERM's
+    number (`run_batch`'s and `asyncio.run`'s wind the work down: running tasks aborted,
+    nothing new started); a
     second one, or one while Python's default handler is in place, raises `Terminated`.
     Yields a list that holds True once SIGTERM came, so the command can say "terminated"
     and exit 143 where Ctrl-C says "interrupted"."""
@@ -272,7 +273,7 @@ def sigterm_as_ctrl_c() -> Iterator[list[bool]]:
         if not first or not callable(handler) or handler is signal.default_int_handler:
             raise Terminated
         try:
-            handler(signal.SIGINT, frame)
+            handler(signal.SIGTERM, frame)  # its number: the handler may say which came
         except KeyboardInterrupt:
             raise Terminated from None
 
