@@ -24,6 +24,8 @@ __all__ = [
     "SessionCorruptError",
     "ToolLoadError",
     "YiemAgentError",
+    "exception_summary",
+    "exception_text",
     "install_hint",
     "pip_command",
     "yiem_command",
@@ -93,6 +95,47 @@ def yiem_command() -> str:
     if _checkout_root() is None or not script.exists():
         return "yiem"
     return _shown(script)
+
+
+_GROUP_SHOWN = 5
+"""The most exceptions of a group whose texts are given."""
+
+
+def exception_text(exc: BaseException) -> str:
+    """What a reader (the model, a log, a result) is told about an exception: its text, else
+    its class name.
+
+    Never empty and never raising: an exception whose `__str__` raises is named by its
+    class, since the callers run inside an exception handler. An exception group (a
+    `TaskGroup`'s, as an HTTP or MCP client raises it) is the texts of the exceptions in it,
+    nested groups opened, at most five and then "and N more errors": its own text
+    ("unhandled errors in a TaskGroup (1 sub-exception)") says nothing of what failed.
+    """
+    if isinstance(exc, BaseExceptionGroup):
+        leaves: list[BaseException] = []
+        pending: list[BaseException] = [exc]
+        while pending:
+            current = pending.pop(0)
+            if isinstance(current, BaseExceptionGroup):
+                pending[:0] = current.exceptions
+            else:
+                leaves.append(current)
+        texts = [exception_text(leaf) for leaf in leaves[:_GROUP_SHOWN]]
+        if len(leaves) > _GROUP_SHOWN:
+            texts.append(f"and {len(leaves) - _GROUP_SHOWN} more errors")
+        return "; ".join(texts) or type(exc).__name__
+    try:
+        text = str(exc)
+    except Exception:
+        text = ""
+    return text or type(exc).__name__
+
+
+def exception_summary(exc: BaseException) -> str:
+    """`Class: text` of an exception (text as `exception_text` gives it), or the class name
+    alone when it has no text of its own; never raises."""
+    name, text = type(exc).__name__, exception_text(exc)
+    return name if text == name else f"{name}: {text}"
 
 
 class YiemAgentError(Exception):

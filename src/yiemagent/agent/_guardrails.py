@@ -24,7 +24,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
-from yiemagent.errors import ConfigError
+from yiemagent.errors import ConfigError, exception_summary
 from yiemagent.tools import validate_arguments_against_schema
 from yiemagent.types import (
     AbortSignal,
@@ -163,11 +163,11 @@ async def _verdict(guardrail: Guardrail, context: GuardrailContext) -> tuple[boo
         task = asyncio.current_task()
         if task is not None and task.cancelling():
             raise  # the run stopped the check: no verdict
-        return True, _raised(exc)  # its own work was cancelled: no pass, fail closed
+        return True, exception_summary(exc)  # its own work was cancelled: no pass, fail closed
     except (KeyboardInterrupt, GeneratorExit):
         raise
     except BaseException as exc:  # a guardrail that raises counts as tripped (SystemExit too)
-        return True, _raised(exc)
+        return True, exception_summary(exc)
 
 
 def _read(value: Any) -> tuple[bool, str]:
@@ -180,16 +180,6 @@ def _read(value: Any) -> tuple[bool, str]:
     if isinstance(value, bool):
         return value, ""
     return True, f"returned {type(value).__name__}, not a GuardrailResult, bool or None"
-
-
-def _raised(exc: BaseException) -> str:
-    """`Class: text`, or the class alone when the exception has no text or its `__str__`
-    raises."""
-    try:
-        text = str(exc)
-    except Exception:
-        text = ""
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 class RunGuards:

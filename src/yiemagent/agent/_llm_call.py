@@ -18,7 +18,7 @@ from yiemagent.agent._openai_format import (
     format_openai_messages,
     parse_llm_response,
 )
-from yiemagent.loop._tool_calls import exception_text
+from yiemagent.errors import exception_summary
 from yiemagent.types import (
     AgentContext,
     AgentMessage,
@@ -225,8 +225,7 @@ def llm_call_stream_fn(
                 return _failed(model, "aborted", "Operation aborted")
             parsed = parse_llm_response(response)
         except Exception as exc:  # a provider never raises
-            name, text = type(exc).__name__, exception_text(exc)
-            said = f"llm_call failed: {text if text == name else f'{name}: {text}'}"
+            said = f"llm_call failed: {exception_summary(exc)}"
             logger.warning("%s", said)
             return _failed(model, "error", said)
         stream = AssistantMessageEventStream()

@@ -21,9 +21,8 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 from yiemagent.agent import AgentRunError
 from yiemagent.batch._results import TaskResult, TaskStatus
 from yiemagent.batch._tasks import BatchTask
-from yiemagent.errors import BatchError
+from yiemagent.errors import BatchError, exception_summary
 from yiemagent.loop import ABORT_GRACE_S
-from yiemagent.loop._tool_calls import exception_text
 from yiemagent.types.callbacks import maybe_await
 from yiemagent.types.messages import Usage, transcript_usage
 
@@ -440,9 +439,8 @@ def _answered(task: BatchTask, reply: AssistantMessage, end_reason: str | None) 
 
 
 def _describe(exc: BaseException) -> str:
-    """`Class: text` on one line, or the class alone (also when `__str__` raises)."""
-    kind, text = type(exc).__name__, " ".join(exception_text(exc).split())
-    return text if text == kind else f"{kind}: {text}"
+    """`exception_summary` on one line (a batch result's error is one line)."""
+    return " ".join(exception_summary(exc).split())
 
 
 async def run_task(

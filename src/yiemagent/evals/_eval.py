@@ -13,12 +13,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 from yiemagent.batch import MakeAgent, ProgressMode, TaskResult, read_results, run_batch_async
-from yiemagent.errors import ConfigError
+from yiemagent.errors import ConfigError, exception_summary
 from yiemagent.evals._case import Case, Check, CheckResult, EvalRun, check_name
 from yiemagent.evals._dataset import Dataset
 from yiemagent.evals._outcomes import CaseReport, CheckOutcome, RunReport
 from yiemagent.evals._report import EvalReport
-from yiemagent.loop._tool_calls import exception_text
 from yiemagent.types.callbacks import is_async_callable, maybe_await
 from yiemagent.types.tools import is_whole_number
 
@@ -208,8 +207,7 @@ async def _apply(check: Check, run: EvalRun) -> CheckOutcome:
         else:
             verdict = await maybe_await(await asyncio.to_thread(check, run))
     except Exception as exc:  # a broken check fails, and says why; the eval goes on
-        kind, text = type(exc).__name__, exception_text(exc)  # never raises
-        said = f"the check raised {text if text == kind else f'{kind}: {text}'}"
+        said = f"the check raised {exception_summary(exc)}"
         logger.info("check %s: %s", name, said)
         return CheckOutcome(name, False, said)
     if isinstance(verdict, CheckResult):

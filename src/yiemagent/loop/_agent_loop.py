@@ -28,12 +28,11 @@ from dataclasses import dataclass, field
 from inspect import isawaitable
 from typing import Any, Literal
 
-from yiemagent.errors import ConfigError, YiemAgentError
+from yiemagent.errors import ConfigError, YiemAgentError, exception_summary
 from yiemagent.loop._execution import Deadline, HookAbandoned, await_apart, within_abort_grace
 from yiemagent.loop._output_type import OutputFailed, OutputRun
 from yiemagent.loop._tool_calls import (
     CANCELLED_TEXT,
-    exception_text,
     execute_tool_calls,
     fail_tool_calls,
     held_tool_calls,
@@ -684,7 +683,7 @@ async def stream_assistant_response(
             logger.info("model call failed: %s: %s", type(exc).__name__, exc)
         else:  # a bug somewhere: keep where it happened
             logger.exception("model call failed")
-        message = _failed_message(config, shown.partial, _described(exc))
+        message = _failed_message(config, shown.partial, exception_summary(exc))
     finally:
         deadline.close()
         preparing_spent.reset(preparing)
@@ -1156,17 +1155,10 @@ async def _error_turn(run: LoopRun, text: str) -> None:
     await run.end_turn(message, [])
 
 
-def _described(exc: BaseException) -> str:
-    """`ClassName: text` of an exception that ends a run; its text as the model reads a
-    tool's error (`exception_text`: an exception group's errors, never raising)."""
-    name, text = type(exc).__name__, exception_text(exc)
-    return name if text == name else f"{name}: {text}"
-
-
 async def _fail_run(run: LoopRun, exc: BaseException) -> None:
     """Answer any tool calls left open, then an error assistant message and
     `turn_end`; the caller emits `agent_end`."""
-    text = _described(exc)
+    text = exception_summary(exc)
     if not run.in_turn:
         await run.start_turn()
     results: list[ToolResultMessage] = []

@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 from typing import IO, Any
 
+from yiemagent.errors import exception_summary, exception_text
 from yiemagent.files import import_file
 
 __all__ = ["main", "read_frame", "write_frame"]
@@ -110,21 +111,10 @@ def main() -> None:
             frame: tuple[str, Any] = ("ok", value)
             pickle.dumps(value)
         except Exception as exc:  # the tool's failure, reported as its result
-            frame = ("error", _text(exc) or type(exc).__name__)
+            frame = ("error", exception_text(exc))
         except BaseException as exc:  # SystemExit, KeyboardInterrupt: still the tool's
-            text = _text(exc)
-            said = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-            frame = ("error", f"the tool raised {said}")
+            frame = ("error", f"the tool raised {exception_summary(exc)}")
         send(frame)
-
-
-def _text(exc: BaseException) -> str:
-    """The exception's text; empty when it has none or its `__str__` raises (a worker that
-    raised here, inside its handler, would die instead of answering)."""
-    try:
-        return str(exc)
-    except Exception:
-        return ""
 
 
 async def _await(value: Any) -> Any:

@@ -41,6 +41,7 @@ import logging
 from collections.abc import Awaitable, Coroutine, Generator, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
+from yiemagent.errors import exception_summary, exception_text
 from yiemagent.loop._execution import (
     ABORT_GRACE_S,
     QUICK_WAIT_S,
@@ -912,9 +913,8 @@ async def execute_prepared_tool_call(
         # loop's thread may be a real Ctrl-C and goes on; on a worker thread it cannot be.
         if isinstance(exc, KeyboardInterrupt) and not plain:
             raise
-        name, said = type(exc).__name__, exception_text(exc)
-        text = name if said == name else f"{name}: {said}"
-        outcome = ExecutedOutcome(create_error_tool_result(f"Tool {tool.name} raised {text}"), True)
+        said = exception_summary(exc)
+        outcome = ExecutedOutcome(create_error_tool_result(f"Tool {tool.name} raised {said}"), True)
     finally:
         deadline.close()
     if deadline.fired is not None:
@@ -1050,36 +1050,6 @@ def create_error_tool_result(text: str) -> AgentToolResult:
     An empty `text` becomes "Tool call failed", since providers reject empty content.
     """
     return AgentToolResult([TextContent(text or "Tool call failed")], {})
-
-
-_GROUP_SHOWN = 5
-"""The most exceptions of a group whose texts are given."""
-
-
-def exception_text(exc: BaseException) -> str:
-    """What the model reads about an exception: its text, else its class name (never empty,
-    and never raising: an exception whose `__str__` fails is named by its class). An
-    exception group (a `TaskGroup`'s, as an HTTP or MCP client raises it) is the texts of
-    the exceptions in it, nested groups opened: its own text, "unhandled errors in a
-    TaskGroup (1 sub-exception)", says nothing of what failed."""
-    if isinstance(exc, BaseExceptionGroup):
-        leaves: list[BaseException] = []
-        pending: list[BaseException] = [exc]
-        while pending:
-            current = pending.pop(0)
-            if isinstance(current, BaseExceptionGroup):
-                pending[:0] = current.exceptions
-            else:
-                leaves.append(current)
-        texts = [exception_text(leaf) for leaf in leaves[:_GROUP_SHOWN]]
-        if len(leaves) > _GROUP_SHOWN:
-            texts.append(f"and {len(leaves) - _GROUP_SHOWN} more errors")
-        return "; ".join(texts) or type(exc).__name__
-    try:
-        text = str(exc)
-    except Exception:
-        text = ""
-    return text or type(exc).__name__
 
 
 async def fail_tool_calls(

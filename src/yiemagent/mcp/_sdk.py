@@ -12,7 +12,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from yiemagent.errors import ConfigError, install_hint
+from yiemagent.errors import ConfigError, exception_summary, install_hint
 
 if TYPE_CHECKING:
     from mcp import ClientSession
@@ -69,6 +69,8 @@ def require_sdk() -> None:
 
 
 def leaf(exc: BaseException) -> BaseException:
+    """The first exception in an exception group (nested groups opened), else `exc`: the
+    SDK's task groups wrap the one error that ended a connection."""
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
     return exc
@@ -92,9 +94,9 @@ def unreadable_line(exc: BaseException) -> str:
 
 
 def describe(exc: BaseException) -> str:
-    exc = leaf(exc)
-    text = " ".join(str(exc).split())
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    """`exception_summary` of the error that ended a connection (its `leaf`), on one line;
+    never raises."""
+    return " ".join(exception_summary(leaf(exc)).split())
 
 
 def _request_key(request_id: int | str) -> int | str:

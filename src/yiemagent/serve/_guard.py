@@ -28,8 +28,7 @@ from urllib.parse import urlsplit
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from yiemagent.errors import ConfigError
-from yiemagent.loop._tool_calls import exception_text
+from yiemagent.errors import ConfigError, exception_summary, exception_text
 from yiemagent.serve._api import error_body
 
 __all__ = ["OPEN_PATHS", "Failures", "Guard", "check_origin", "is_loopback"]
@@ -234,12 +233,12 @@ class Failures:
         except Exception as exc:
             if started:
                 raise
-            kind, said = type(exc).__name__, exception_text(exc)  # never raises
+            said = exception_text(exc)
             if isinstance(exc, ConfigError):  # the configuration's problem: its text says
                 logger.error("%s %s failed: %s", scope["method"], scope["path"], said)
             else:  # the server's own: where it broke
                 logger.exception("%s %s failed", scope["method"], scope["path"])
-            text = f"the server failed: {said if said == kind else f'{kind}: {said}'}"
+            text = f"the server failed: {exception_summary(exc)}"
             await _reply(send, 500, text, [], scope["path"])
 
 

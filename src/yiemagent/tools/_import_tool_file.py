@@ -27,7 +27,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, TypeVar
 
-from yiemagent.errors import ConfigError
+from yiemagent.errors import ConfigError, exception_summary
 from yiemagent.files import import_file
 
 __all__ = ["FolderImports", "ToolFileError", "describe_failure", "import_tool_file"]
@@ -173,14 +173,9 @@ def _exec(path: Path, module_name: str, imports: FolderImports) -> ModuleType:
 
 def describe_failure(exc: BaseException) -> str:
     """What a tool file's failure says: our own errors' text, `SyntaxError: msg (line n)`,
-    else `Class: text`, or the class alone when the exception has no text or its
-    `__str__` raises (this runs inside the handler, so it must not raise)."""
+    else `exception_summary` (this runs inside the handler, so it must not raise)."""
     if isinstance(exc, ToolFileError | ConfigError):
         return str(exc)
     if isinstance(exc, SyntaxError):
         return f"SyntaxError: {exc.msg} (line {exc.lineno})"
-    try:
-        text = str(exc)
-    except Exception:
-        text = ""
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    return exception_summary(exc)
