@@ -110,10 +110,17 @@ class Dataset:
         """
         file = Path(path)
         try:
-            text = file.read_text(encoding="utf-8-sig")  # a BOM (Windows editors) is no case
-        except (OSError, UnicodeDecodeError) as exc:
-            reason = getattr(exc, "strerror", None) or exc
-            raise DatasetError(f"{file}: cannot read it: {reason}") from None
+            data = file.read_bytes()
+        except OSError as exc:
+            raise DatasetError(f"{file}: cannot read it: {exc.strerror or exc}") from None
+        try:
+            # A UTF-8 BOM (Windows editors) is no case; NUL bytes are UTF-16 or UTF-32 text
+            # (Windows' "Unicode"), which would decode as UTF-8 when it has no BOM.
+            text = data.decode("utf-8-sig")
+            if "\0" in text:
+                raise UnicodeError
+        except UnicodeError:
+            raise DatasetError(f"{file}: not UTF-8 text: save it as UTF-8") from None
         if file.suffix.lower() in (".yaml", ".yml"):
             raw_cases, workdir = _yaml_cases(file, text)
         else:
