@@ -997,7 +997,7 @@ class HeldCalls:
     def decided_result(self, interrupted: ToolResultMessage) -> ToolResultMessage:
         """The result of a call a crashed resume left without one: its rejection when it
         was rejected, else `interrupted` (the "No result: ..." repair)."""
-        from yiemagent.loop._tool_calls import rejected_text
+        from yiemagent.loop import rejected_text
 
         decision = self.decisions.get(interrupted.tool_call_id)
         if decision is None or decision.approved:

@@ -10,7 +10,10 @@ Public beside this list: the `providers` package (one module per wire API, the e
 model, faux, fallback), `builder` (`MessageBuilder`, for writing a provider), `transform`
 (`transform_messages`, the transcript repair every provider applies) and `openai_wire` (the
 OpenAI Chat Completions format both ways, also behind `format_openai_messages`),
-`attachments` (images and PDFs read into content blocks, docs/providers.md). The frame's
+`attachments` (images and PDFs read into content blocks, docs/providers.md), and
+`sanitize_surrogates` (a JSON-like value with its lone surrogates made U+FFFD, since UTF-8
+cannot carry them; for the layers above that send text, not re-exported by `yiemagent`).
+The frame's
 registry of wire APIs (`_registry`) and retry policy (`_retry`) are private, used through
 the names above, like every module starting with `_`. `models` (the model catalogue:
 `MODELS`, `DEFAULT_MODEL`, `ToolCallMode`, `get_model`) stays public: the embedded-model
@@ -24,6 +27,7 @@ from __future__ import annotations
 import inspect
 
 from yiemagent.ai._registry import get_stream_fn, register_api
+from yiemagent.ai._sanitize import sanitize_surrogates
 from yiemagent.ai.models import MODELS, calculate_cost, get_model
 from yiemagent.ai.providers.fallback import FallbackModel
 from yiemagent.types import model as _model
@@ -40,6 +44,7 @@ __all__ = [
     "get_model",
     "get_stream_fn",
     "register_api",
+    "sanitize_surrogates",
     "stream",
 ]
 

@@ -9,7 +9,9 @@ Public (and re-exported by `yiemagent`): the seeds' loop functions `agent_loop`,
 result helpers `create_tool_result_message`, `create_error_tool_result`, `should_terminate`,
 `held_tool_calls`; `default_convert_to_llm` and `IncrementalConverter` (the `converter` a
 caller running the loop again and again on one transcript passes to `run_agent_loop`);
-`transcript_problems`; `count_spending` (what a `transform_context` spends on a model
+`transcript_problems`; `rejected_text` (the result text of a held call not approved, for
+the layers above that answer one without the loop; not re-exported by `yiemagent`);
+`count_spending` (what a `transform_context` spends on a model
 call of its own, counted against the run's `UsageLimits`); `preparing_prompt` (the system
 prompt and tools sent beside what a `transform_context` returns); `ABORT_GRACE_S`, the seconds a
 tool or a model stream gets to stop after an abort. Each function takes the seeds'
@@ -49,6 +51,7 @@ from yiemagent.loop._tool_calls import (
     held_tool_calls as held_tool_calls,
     prepare_tool_call as prepare_tool_call,
     prepare_tool_call_arguments as prepare_tool_call_arguments,
+    rejected_text as rejected_text,
     should_terminate as should_terminate,
     validate_tool_arguments as validate_tool_arguments,
 )
@@ -74,6 +77,7 @@ __all__ = [
     "prepare_tool_call",
     "prepare_tool_call_arguments",
     "preparing_prompt",
+    "rejected_text",
     "run_agent_loop",
     "run_agent_loop_continue",
     "should_terminate",

@@ -108,7 +108,7 @@ def _json(value: Any, **options: Any) -> str:
     try:
         return to_json(value, fallback=str, **options).decode()
     except PydanticSerializationError:
-        from yiemagent.ai._sanitize import sanitize_surrogates
+        from yiemagent.ai import sanitize_surrogates
 
         data = to_jsonable_python(value, fallback=str, **options)
         return to_json(sanitize_surrogates(data), fallback=str).decode()
