@@ -53,6 +53,6 @@ async def test_an_unprintable_error_is_the_tools_result_and_the_worker_lives_on(
         ("who", False, pid),
         ("bad", True, "Unprintable"),
         ("who", False, pid),  # the same worker
-        ("exits", True, "the tool raised SystemExit"),
+        ("exits", True, "Tool exits raised SystemExit"),
         ("who", False, pid),
     ]

@@ -75,7 +75,7 @@ async def test_r4_1_a_plain_tool_raising_stop_iteration_gets_its_error_result() 
     started = time.monotonic()
     batch, _, _ = await run_batch([make_tool("stop", stop, timeout_s=5)], call("stop"))
     assert batch.messages[0].is_error
-    assert texts(batch) == ["the tool raised StopIteration: no more items"]
+    assert texts(batch) == ["Tool stop raised StopIteration: no more items"]
     assert time.monotonic() - started < 4
 
 

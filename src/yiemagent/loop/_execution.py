@@ -85,7 +85,7 @@ import weakref
 from collections.abc import Awaitable, Callable, Coroutine, Generator
 from typing import Any, Literal, TypeVar
 
-from yiemagent.errors import ConfigError, YiemAgentError
+from yiemagent.errors import ConfigError, YiemAgentError, exception_summary
 from yiemagent.loop._process_worker import read_frame, write_frame
 from yiemagent.types import (
     AbortSignal,
@@ -103,6 +103,7 @@ __all__ = [
     "QUICK_WAIT_S",
     "Deadline",
     "HookAbandoned",
+    "ToolRaised",
     "ToolThreads",
     "ToolUpdates",
     "as_tool_result",
@@ -711,9 +712,15 @@ def _settle(future: asyncio.Future[Any], result: Any, error: BaseException | Non
     if error is None:
         future.set_result(result)
     elif isinstance(error, StopIteration):  # asyncio futures refuse it (TypeError)
-        future.set_exception(RuntimeError(f"the tool raised StopIteration: {error}"))
+        future.set_exception(ToolRaised(exception_summary(error)))
     else:
         future.set_exception(error)
+
+
+class ToolRaised(RuntimeError):
+    """A tool raised what cannot reach the pipeline as itself: a `BaseException` in a tool
+    process (`SystemExit`, ...) or a `StopIteration` on a tool thread (asyncio futures refuse
+    it). Its text is the exception's `exception_summary`; the pipeline names the tool."""
 
 
 class HookAbandoned(YiemAgentError):
@@ -815,8 +822,9 @@ class ProcessCall:
         """Send the call to a worker and wait for its result.
 
         Raises:
-            RuntimeError: the tool raised (its text), the process was killed (`kill`), or it
-                died.
+            ToolRaised: the tool raised a `BaseException` (its `exception_summary`).
+            RuntimeError: the tool raised an `Exception` (its text), the process was killed
+                (`kill`), or it died.
         """
         proc = self._checkout()
         try:
@@ -835,6 +843,8 @@ class ProcessCall:
             _stop(proc)
             raise
         _checkin(proc)
+        if kind == "raised":
+            raise ToolRaised(value)
         if kind == "error":
             raise RuntimeError(value)
         return value

@@ -5,7 +5,8 @@ Protocol (pickle frames, 4-byte big-endian length first) on two private file des
 (the process's stdin/stdout at start; fd 0 becomes /dev/null and fd 1 a copy of stderr, so
 a tool that prints cannot corrupt the frames):
   parent → child: `(target, tool_call_id, args)`, `target = (module, file, qualname)`;
-  child → parent: `("update", AgentToolResult)`* then `("ok", value)` or `("error", text)`.
+  child → parent: `("update", AgentToolResult)`* then `("ok", value)`, `("error", text)` (the
+  tool's `Exception`) or `("raised", "Class: text")` (a `BaseException` such as `SystemExit`).
 The process ends when its input closes, or when its parent is gone (checked every 0.5 s), so
 a killed agent leaves no worker behind.
 """
@@ -113,7 +114,7 @@ def main() -> None:
         except Exception as exc:  # the tool's failure, reported as its result
             frame = ("error", exception_text(exc))
         except BaseException as exc:  # SystemExit, KeyboardInterrupt: still the tool's
-            frame = ("error", f"the tool raised {exception_summary(exc)}")
+            frame = ("raised", exception_summary(exc))
         send(frame)
 
 

@@ -46,6 +46,7 @@ from yiemagent.loop._execution import (
     ABORT_GRACE_S,
     QUICK_WAIT_S,
     Deadline,
+    ToolRaised,
     ToolUpdates,
     as_tool_result,
     await_apart,
@@ -902,6 +903,9 @@ async def execute_prepared_tool_call(
         if isinstance(exc.__cause__, ToolCallFailed):
             spent = exc.__cause__
         outcome = ExecutedOutcome(create_error_tool_result(exception_text(exc)), True)
+    except ToolRaised as exc:
+        failed = create_error_tool_result(f"Tool {tool.name} raised {exc}")
+        outcome = ExecutedOutcome(failed, True)
     except Exception as exc:
         failed = create_error_tool_result(exception_text(exc))
         if isinstance(exc, ToolCallFailed):  # what the call spent stays on its result
