@@ -64,16 +64,30 @@ def test_reasoning_reaches_claude_in_the_first_request(server: ReplayServer) -> 
 def test_reasoning_for_a_model_that_cannot_think_is_one_warning(server: ReplayServer) -> None:
     server.enqueue(Reply(events=openai_chunks({"role": "assistant", "content": "Hello."})))
     proc = yiem(
-        "run", "Hi", "--model", "openai-compatible/small", "--base-url", server.url + "/v1",
+        "run", "Hi", "--model", "openai/gpt-4o", "--base-url", server.url + "/v1",
         "--reasoning", "high",
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "Hello."
     assert warnings_in(proc) == [
-        "yiem: warning: --reasoning is ignored: openai-compatible/small is not a reasoning model"
+        "yiem: warning: --reasoning is ignored: openai/gpt-4o is not a reasoning model"
     ]
     body = server.requests[0].body
     assert "reasoning_effort" not in body and "reasoning" not in body
+
+
+@pytest.mark.parametrize("name", ["openai-compatible/qwen3", "ollama/qwen3"])
+def test_reasoning_reaches_a_local_server_s_model(server: ReplayServer, name: str) -> None:
+    """Nothing says whether a local server's model thinks: --reasoning says it does (it was
+    ignored, with a warning, so a thinking model there could not be asked to think)."""
+    server.enqueue(Reply(events=openai_chunks({"role": "assistant", "content": "Hello."})))
+    proc = yiem(
+        "run", "Hi", "--model", name, "--base-url", server.url + "/v1", "--reasoning", "high"
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "Hello."
+    assert warnings_in(proc) == []
+    assert server.requests[0].body["reasoning_effort"] == "high"
 
 
 def test_a_bad_reasoning_level_is_one_line() -> None:

@@ -170,6 +170,7 @@ def get_model(
     base_url: str | None = None,
     tool_calls: ToolCallMode | None = None,
     vision: bool = False,
+    reasoning: bool = False,
 ) -> Model:
     """Look a model up by "provider/id".
 
@@ -192,6 +193,10 @@ def get_model(
             the server as OpenAI image parts; without it they get a text stand-in, since
             nothing tells which models a server's model reads. A catalogue model's
             modalities are known.
+        reasoning: Whether a local server's model thinks (only with "openai-compatible/…"
+            and "ollama/…", e.g. "ollama/qwen3"): a run's reasoning level then goes to the
+            server as `reasoning_effort`; without it the level is ignored (with a warning),
+            since nothing tells which models think. A catalogue model's is known.
 
     Returns:
         The `Model` (a new one carrying `base_url` when given).
@@ -200,7 +205,8 @@ def get_model(
         ProviderError: unknown model (the message lists the known ones),
             "openai-compatible/…" without `base_url`, a `base_url` that is not http(s),
             a `base_url` for an embedded model, `tool_calls` for a hosted model or with
-            an unknown value, or `vision` for a model that is not a local server's.
+            an unknown value, or `vision` or `reasoning` for a model that is not a local
+            server's.
     """
     provider, sep, model_id = name.partition("/")
     if base_url is not None and not base_url.startswith(("http://", "https://")):
@@ -230,8 +236,14 @@ def get_model(
             base_url=base_url,
             name=model_id,
             input=("text", "image") if vision else ("text",),
+            reasoning=reasoning,
         )
-    for option, value in (("tool_calls", tool_calls is not None), ("vision", vision)):
+    local_only = (
+        ("tool_calls", tool_calls is not None),
+        ("vision", vision),
+        ("reasoning", reasoning),
+    )
+    for option, value in local_only:
         if value:
             raise ProviderError(
                 f"{option} is for local servers (openai-compatible/..., ollama/...), not {name!r}"

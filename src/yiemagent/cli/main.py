@@ -357,7 +357,7 @@ def run(
                  "--output-schema": output_schema, "--otel": otel, "--attach": attach,
                  "--system": system != DEFAULT_SYSTEM}  # fmt: skip
         with contextlib.redirect_stdout(sys.stderr), sigterm_raises():
-            resolved = resolve_model(model, base_url, tool_calls, vision)
+            resolved = resolve_model(model, base_url, tool_calls, vision, level is not None)
             reason, answer = run_agent_file(
                 agent, prompt, resolved, printer, yes=yes, max_turns=max_turns, flags=flags,
                 load_model=lambda m: _load_local(m, err), reasoning=level,
@@ -371,7 +371,7 @@ def run(
     # SIGTERM before the run (MCP servers starting) or after it ends the command through
     # its `finally`, so the servers it started stop; during the run, the run winds down.
     with contextlib.redirect_stdout(sys.stderr), sigterm_raises():
-        resolved = resolve_model(model, base_url, tool_calls, vision)
+        resolved = resolve_model(model, base_url, tool_calls, vision, level is not None)
         if ignored := reasoning_ignored(resolved, level):
             err.print(f"[yellow]yiem: warning:[/] {escape(ignored)}")
         attachments = _load_attachments(attach or [], resolved, err)

@@ -95,7 +95,10 @@ ReasoningOption: TypeAlias = Annotated[
     typer.Option(
         "--reasoning",
         metavar="LEVEL",
-        help="How hard a reasoning model thinks: minimal, low, medium, high, xhigh, or off.",
+        help=(
+            "How hard a reasoning model thinks: minimal, low, medium, high, xhigh, or off "
+            "(a local server's model is then taken to think)."
+        ),
     ),
 ]
 VisionOption: TypeAlias = Annotated[
@@ -495,10 +498,16 @@ def _sdk_api(model: Model) -> SdkApi[Any] | None:
 
 
 def resolve_model(
-    spec: str, base_url: str | None, tool_calls: str | None = None, vision: bool = False
+    spec: str,
+    base_url: str | None,
+    tool_calls: str | None = None,
+    vision: bool = False,
+    reasoning: bool = False,
 ) -> Model:
     """The model `--model spec` names (with `--base-url`, a server's), checked before any
-    work starts: an embedded model must have its chunk packages installed.
+    work starts: an embedded model must have its chunk packages installed. `reasoning`
+    (`--reasoning` gave a level) marks a local server's model as thinking, so the level
+    is sent: the user asked for it, and nothing else says whether such a model thinks.
 
     Raises:
         CliError: `--base-url` given for an embedded (`local/...`) model, missing for an
@@ -531,6 +540,7 @@ def resolve_model(
             base_url=base_url,
             tool_calls=cast("ToolCallMode | None", tool_calls),
             vision=vision,
+            reasoning=reasoning and provider in ("openai-compatible", "ollama"),
         )
     except ProviderError as exc:
         text = str(exc)

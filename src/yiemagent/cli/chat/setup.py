@@ -215,7 +215,10 @@ def _resolve_model(options: ChatOptions) -> tuple[Model, Any]:
         return faux.model, faux
     from yiemagent.cli.options import resolve_model
 
-    return resolve_model(options.model, options.base_url, vision=options.vision), None
+    reasoning = options.reasoning is not None
+    return resolve_model(
+        options.model, options.base_url, vision=options.vision, reasoning=reasoning
+    ), None
 
 
 def _load_tools(options: ChatOptions, model: Model, notes: list[str]) -> ToolStore:
