@@ -43,7 +43,7 @@ from yiemagent.agent._guardrails import (
     TrippedInputs,
     check_guardrail_list,
 )
-from yiemagent.errors import ApprovalPendingError, ConfigError
+from yiemagent.errors import ApprovalPendingError, ConfigError, exception_summary
 from yiemagent.types import (
     AfterToolCallResult,
     AgentContext,
@@ -761,7 +761,7 @@ def _filtered(handoff: Handoff, messages: list[AgentMessage]) -> list[AgentMessa
     except Exception as exc:
         raise ConfigError(
             f"the input_filter of the handoff to {name!r} raised "
-            f"{type(exc).__name__}: {exc}; fix it, or assign state.active_agent to hand "
+            f"{exception_summary(exc)}; fix it, or assign state.active_agent to hand "
             "the conversation to another agent"
         ) from exc
     if listed is None:

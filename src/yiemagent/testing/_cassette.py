@@ -39,7 +39,7 @@ from typing import Any
 
 from yiemagent.ai import get_stream_fn, register_api
 from yiemagent.ai.builder import MessageBuilder
-from yiemagent.errors import ConfigError, YiemAgentError
+from yiemagent.errors import ConfigError, YiemAgentError, exception_summary
 from yiemagent.types.messages import (
     AssistantMessage,
     TextContent,
@@ -330,7 +330,7 @@ async def _relay(
             out.push(end)
     except Exception as exc:  # the stream must end (providers never raise), saying why
         logger.warning("recording a call to %s failed: %r", model.id, exc)
-        _fail(out, model, f"{type(exc).__name__}: {exc}", started=bool(events))
+        _fail(out, model, exception_summary(exc), started=bool(events))
     finally:
         if not out.done:  # cancelled: the stream still ends
             _fail(out, model, "the recorded call was cancelled", started=bool(events))

@@ -28,7 +28,7 @@ import types
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from yiemagent.errors import ConfigError
+from yiemagent.errors import ConfigError, exception_summary
 from yiemagent.files import write_atomically
 from yiemagent.tools._render_tool_file import WRITTEN_MARK, WriteToolError, render_tool_file
 from yiemagent.tools.builtin import LIST_TOOLS_NAME
@@ -389,7 +389,7 @@ def _import_in_isolation(source: str, target: Path, name: str) -> tuple[AgentToo
         sys.modules.pop(module_name, None)
         if isinstance(exc, KeyboardInterrupt):
             raise
-        text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        text = exception_summary(exc)
         raise WriteToolError(f"the new tool file failed to import: {text}") from None
     if not isinstance(tool, AgentTool):
         sys.modules.pop(module_name, None)

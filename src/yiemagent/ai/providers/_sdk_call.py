@@ -64,7 +64,7 @@ from yiemagent.ai.providers._sdk_failures import (
     describe_sdk_failure,
     json_body_text,
 )
-from yiemagent.errors import YiemAgentError, install_hint
+from yiemagent.errors import YiemAgentError, exception_summary, install_hint
 from yiemagent.types.callbacks import maybe_await
 from yiemagent.types.model import AssistantMessageEventStream, Context, Model, StreamOptions
 
@@ -565,8 +565,8 @@ def _describe_safely(describe: Callable[[BaseException], str], exc: Exception) -
     try:
         return describe(exc)
     except Exception as inner:
-        logger.warning("describing %r failed: %r", exc, inner)
-        return f"{type(exc).__name__}: {exc}"
+        logger.warning("describing %s failed: %s", type(exc).__name__, exception_summary(inner))
+        return exception_summary(exc)
 
 
 _tasks: set[asyncio.Task[None]] = set()

@@ -27,7 +27,7 @@ from dataclasses import dataclass, fields, replace
 from typing import Literal
 
 from yiemagent.ai._registry import get_stream_fn
-from yiemagent.errors import ConfigError
+from yiemagent.errors import ConfigError, exception_summary
 from yiemagent.types.model import (
     AssistantMessageEvent,
     AssistantMessageEventStream,
@@ -211,7 +211,7 @@ async def _relay(
                 return
     except Exception as exc:  # a provider that raised instead of ending its stream
         logger.exception("FallbackModel relay failed")
-        _fail(out, fallback, f"{type(exc).__name__}: {exc}", started)
+        _fail(out, fallback, exception_summary(exc), started)
     finally:
         if not out.done:  # cancelled: the stream still ends
             _fail(out, fallback, "the request was cancelled", started, "aborted")
