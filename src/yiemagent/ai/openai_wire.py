@@ -51,6 +51,7 @@ __all__ = [
     "FINISH_REASONS",
     "REASONING_FIELDS",
     "function_parameters",
+    "inline_root_ref",
     "is_mistral",
     "is_openai_proper",
     "messages_to_openai",
@@ -325,13 +326,37 @@ def openai_tool(tool: AgentTool) -> dict[str, Any]:
 
 
 def function_parameters(schema: Mapping[str, Any]) -> Mapping[str, Any]:
-    """A tool's input schema as OpenAI takes a function's `parameters`: a schema with no
-    `properties` (`{"type": "object"}`, how MCP servers list a tool without parameters, or
-    `{}`) gets empty ones and the object type, which OpenAI requires ("object schema missing
-    properties" refuses the whole request). Others are returned as they are."""
+    """A tool's input schema as OpenAI takes a function's `parameters`: a schema that is a
+    `$ref` into itself (pydantic's and MCP servers' way to name a whole model once) becomes
+    the definition it names (`inline_root_ref`), since the API reads no properties through
+    it; a schema with no `properties` (`{"type": "object"}`, how MCP servers list a tool
+    without parameters, or `{}`) gets empty ones and the object type, which OpenAI requires
+    ("object schema missing properties" refuses the whole request). Others are returned as
+    they are."""
+    schema = inline_root_ref(schema)
     if "properties" in schema or schema.get("type", "object") != "object":
         return schema
     return {**schema, "type": "object", "properties": {}}
+
+
+def inline_root_ref(schema: Mapping[str, Any]) -> Mapping[str, Any]:
+    """`schema` with a root `$ref` into itself (`{"$ref": "#/$defs/M", "$defs": {...}}`)
+    replaced by the definition it names, the other keys (`$defs`, for the refs inside it)
+    kept; `schema` itself when its root has no such `$ref`, or it names nothing or another
+    `$ref`."""
+    ref = schema.get("$ref")
+    if not isinstance(ref, str) or not ref.startswith("#/"):
+        return schema
+    target: Any = schema
+    for part in ref[2:].split("/"):
+        target = (
+            target.get(part.replace("~1", "/").replace("~0", "~"))
+            if isinstance(target, Mapping)
+            else None
+        )
+    if not isinstance(target, Mapping) or "$ref" in target:
+        return schema
+    return {**{k: v for k, v in schema.items() if k != "$ref"}, **target}
 
 
 # ── from the wire ───────────────────────────────────────────────────────────

@@ -48,6 +48,7 @@ from yiemagent.ai.attachments import (
     oversized_image_stand_in,
 )
 from yiemagent.ai.builder import DoneReason, MessageBuilder, complete_arguments
+from yiemagent.ai.openai_wire import inline_root_ref
 from yiemagent.ai.providers._sdk_call import (
     SdkApi,
     StreamAssembler,
@@ -338,9 +339,13 @@ def _input_schema(schema: Mapping[str, Any]) -> tuple[dict[str, Any], str]:
     against the whole schema before the tool runs, so a call that breaks the choice gets
     the usual error result.
 
+    A schema that is a `$ref` into itself (a whole model named once) is sent as the
+    definition it names, its `$defs` kept: through the `$ref` the model sees no properties.
+
     Returns:
         The schema to send, and the note ("" when nothing was folded).
     """
+    schema = inline_root_ref(schema)
     out = dict(schema) if "type" in schema else {"type": "object", **schema}
     folded = {k: out.pop(k) for k in _COMBINATORS if k in out}
     if not folded:

@@ -1,0 +1,82 @@
+"""A tool whose input schema is a `$ref` into its own `$defs` (a whole schema named once,
+as pydantic and MCP servers write a model): each hosted API is sent that definition's
+object at the root, with its properties and required names, the `$defs` kept for the refs
+inside it. OpenAI got `{"$ref": ..., "properties": {}}` and so saw no parameters. Replay
+servers on 127.0.0.1 speaking each wire format."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from tests.ai.servers import ReplayServer, Reply
+from tests.ai.test_context_none import KEY, anthropic_text, openai_text, responses_text
+from yiemagent import AgentTool, UserMessage
+from yiemagent.ai import Context, Model, StreamOptions, complete, get_model
+
+pytestmark = pytest.mark.timeout(120)  # the first call imports a provider SDK
+
+DEFS = {
+    "Booking": {
+        "type": "object",
+        "properties": {"city": {"type": "string"}, "guest": {"$ref": "#/$defs/Guest"}},
+        "required": ["city", "guest"],
+    },
+    "Guest": {"type": "object", "properties": {"name": {"type": "string"}}},
+}
+BOOK = AgentTool(
+    "book",
+    "Book",
+    "book a room",
+    {"$ref": "#/$defs/Booking", "$defs": DEFS},
+    lambda call_id, args, signal, on_update: "booked",
+)
+
+
+@pytest.fixture
+def server() -> Iterator[ReplayServer]:
+    with ReplayServer() as s:
+        yield s
+
+
+def parameters_sent(body: dict[str, Any]) -> Any:
+    [tool] = body["tools"]
+    if "input_schema" in tool:  # Anthropic
+        return tool["input_schema"]
+    return tool.get("function", tool)["parameters"]  # Chat Completions, Responses
+
+
+@pytest.mark.parametrize(
+    ("make_model", "reply"),
+    [
+        (lambda url: get_model("openai/gpt-4o-mini", base_url=url + "/v1"), openai_text),
+        (
+            lambda url: get_model("openai-responses/gpt-4o-mini", base_url=url + "/v1"),
+            responses_text,
+        ),
+        (
+            lambda url: Model(
+                id="claude-test-1", provider="anthropic", api="anthropic-messages", base_url=url
+            ),
+            anthropic_text,
+        ),
+    ],
+    ids=["openai-completions", "openai-responses", "anthropic-messages"],
+)
+async def test_a_root_ref_schema_is_sent_as_its_definition(
+    server: ReplayServer, make_model: Callable[[str], Model], reply: Callable[[], Reply]
+) -> None:
+    server.enqueue(reply())
+    context = Context("", [UserMessage("book Oslo for Ann")], [BOOK])
+
+    message = await complete(make_model(server.url), context, StreamOptions(api_key=KEY))
+
+    assert message.stop_reason == "stop", message.error_message
+    sent = parameters_sent(server.requests[0].body)
+    assert "$ref" not in sent
+    assert sent["type"] == "object"
+    assert sent["properties"] == DEFS["Booking"]["properties"]
+    assert sent["required"] == ["city", "guest"]
+    assert sent["$defs"] == DEFS  # the ref inside (guest) still resolves
