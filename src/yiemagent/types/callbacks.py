@@ -141,11 +141,9 @@ class GuardedSink:
             result = sink(event, *extra)
             if result is not None and inspect.isawaitable(result):
                 await result
-        except asyncio.CancelledError:
-            if task_is_cancelled():
+        except (asyncio.CancelledError, Exception) as exc:
+            if isinstance(exc, asyncio.CancelledError) and task_is_cancelled():
                 raise
-            logger.exception("%s raised on %s; the run goes on", self._what, event.type)
-        except Exception:
             logger.exception("%s raised on %s; the run goes on", self._what, event.type)
 
     def now(self, event: AgentEvent, *extra: Any) -> Awaitable[None] | None:
@@ -158,12 +156,9 @@ class GuardedSink:
             return None
         try:
             result = sink(event, *extra)
-        except asyncio.CancelledError:
-            if task_is_cancelled():
+        except (asyncio.CancelledError, Exception) as exc:
+            if isinstance(exc, asyncio.CancelledError) and task_is_cancelled():
                 raise
-            logger.exception("%s raised on %s; the run goes on", self._what, event.type)
-            return None
-        except Exception:
             logger.exception("%s raised on %s; the run goes on", self._what, event.type)
             return None
         if result is not None and inspect.isawaitable(result):
@@ -173,11 +168,9 @@ class GuardedSink:
     async def _finish(self, pending: Awaitable[Any], event: AgentEvent) -> None:
         try:
             await pending
-        except asyncio.CancelledError:
-            if task_is_cancelled():
+        except (asyncio.CancelledError, Exception) as exc:
+            if isinstance(exc, asyncio.CancelledError) and task_is_cancelled():
                 raise
-            logger.exception("%s raised on %s; the run goes on", self._what, event.type)
-        except Exception:
             logger.exception("%s raised on %s; the run goes on", self._what, event.type)
 
 
