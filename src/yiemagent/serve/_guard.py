@@ -210,9 +210,9 @@ class Guard:
 class Failures:
     """Answers a route's unexpected exception with 500 `{"error": text}` (the traceback
     goes to the log; for a `ConfigError`, such as an agent file's broken tool file, its one
-    line, which says what to fix) while no response has started. Starlette's own answer was
-    plain text, and the exception it then raised on made Uvicorn drop the connection, so a
-    keep-alive client's next request failed too."""
+    line, which says what to fix) while no response has started. Starlette's own answer is
+    plain text, and the exception it raises on makes Uvicorn drop the connection, so a
+    keep-alive client's next request would fail too."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
