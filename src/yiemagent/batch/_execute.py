@@ -13,6 +13,7 @@ import inspect
 import json
 import logging
 import time
+import weakref
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -195,11 +196,31 @@ def not_an_agent(make_agent: MakeAgent, made: str, where: str) -> BatchError:
     )
 
 
+_made: weakref.WeakSet[Agent] = weakref.WeakSet()
+"""The agents `make_agent` returned in this process that are still alive."""
+
+
+def check_new_agent(agent: Agent) -> None:
+    """Note `agent`, which `make_agent` just returned.
+
+    Raises:
+        TypeError: it returned that Agent before: each task's agent is closed when the
+            task ends, so a shared one fails every later task ("the agent is closed").
+    """
+    if agent in _made:
+        raise TypeError(
+            "make_agent returned an Agent it had returned before; it must build a new Agent "
+            "on each call (each task's agent is closed when the task ends)"
+        )
+    _made.add(agent)
+
+
 async def build_agent(make_agent: MakeAgent, task: BatchTask) -> Agent:
     """Call `make_agent` (with the task when it takes an argument) and check its result.
 
     Raises:
-        TypeError: `make_agent` returned something that is not an Agent.
+        TypeError: `make_agent` returned something that is not an Agent, or an Agent it
+            returned before (`check_new_agent`).
         Exception: whatever `make_agent` raised.
     """
     from yiemagent.agent import Agent
@@ -207,6 +228,7 @@ async def build_agent(make_agent: MakeAgent, task: BatchTask) -> Agent:
     made = await call_make_agent(make_agent, task)
     if not isinstance(made, Agent):
         raise TypeError(f"make_agent must return an Agent, not {type(made).__name__}")
+    check_new_agent(made)
     if task.session is not None and not _takes_task(make_agent) and made.session_store is None:
         made.session_id = task.session
     return made

@@ -22,7 +22,13 @@ from os import PathLike
 from pathlib import Path
 from typing import Any, Literal, ParamSpec, TypeAlias
 
-from yiemagent.batch._execute import MakeAgent, TaskOptions, call_make_agent, not_an_agent
+from yiemagent.batch._execute import (
+    MakeAgent,
+    TaskOptions,
+    call_make_agent,
+    check_new_agent,
+    not_an_agent,
+)
 from yiemagent.batch._progress import BatchProgress, ProgressMode
 from yiemagent.batch._results import ResultsFile, TaskResult
 from yiemagent.batch._tasks import BatchTask, TaskSource, load_tasks
@@ -116,6 +122,8 @@ async def _uses_embedded_model(make_agent: MakeAgent, task: BatchTask, *, choosi
         return False
     if not isinstance(agent, Agent):
         raise not_an_agent(make_agent, type(agent).__name__, f"for task {task.id!r}")
+    with contextlib.suppress(TypeError):  # made before: each task says so
+        check_new_agent(agent)
     model = agent.state.model
     with contextlib.suppress(Exception):  # its MCP servers, a session's lease
         await agent.close()
