@@ -58,19 +58,17 @@ killed."""
 
 
 WORKER_THREADS = 1
-"""llama.cpp threads per worker process, unless `$YIEMAGENT_LOCAL_THREADS` says otherwise.
-Measured on the shared 2-core machine (`bench/batch.py embedded`, `docs/batch.md`): one
-thread answered 12 short prompts in 11.7 s where two threads took 145 s — a multi-threaded
-llama.cpp waits on its descheduled threads when other work shares the cores."""
+"""llama.cpp threads per worker process, unless `$YIEMAGENT_LOCAL_THREADS` says otherwise:
+a multi-threaded llama.cpp waits on its descheduled threads when other work shares the
+cores (measurements in `docs/batch.md`)."""
 
 
 def default_processes() -> int:
     """Worker processes for the embedded model: one per two CPU cores this process may use
     (its affinity, capped by a cgroup quota: `usable_cpus`, as the model's threads count
-    them; not `os.cpu_count()`, every core of the host). Measured on 2 cores under load:
-    one single-thread process answered 24 prompts in 29-32 s, two took 44-52 s (their two
-    model loads included); see `docs/batch.md`. On a machine of your own with many idle
-    cores, one process per core may do better."""
+    them; not `os.cpu_count()`, every core of the host): on shared cores a second process
+    only competes with the first (measurements in `docs/batch.md`). On a machine of your
+    own with many idle cores, one process per core may do better."""
     return max(1, usable_cpus() // 2)
 
 
