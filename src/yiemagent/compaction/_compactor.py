@@ -147,8 +147,8 @@ def _chars(text: str) -> int:
     four for every three bytes of its UTF-8, as byte-level tokenizers spend on scripts
     they have few merges for (a CJK, Devanagari or Thai character or an emoji, 3-4
     bytes: about a token; Cyrillic, Arabic or Hebrew, 2 bytes: two thirds), a Greek letter
-    four, an Indic character six. Measured with Qwen2.5's tokenizer over twelve scripts,
-    this is never short, and at most 2.2 times over (Chinese, as before)."""
+    four, an Indic character six. The estimate must never fall short of what a byte-level
+    tokenizer spends, or a compacted view could still pass the window (`docs/chat.md`)."""
     if text.isascii():
         return len(text)
     ascii_count = len(text.encode("ascii", "ignore"))
