@@ -283,6 +283,12 @@ class Agent(Generic[OutputT]):
     def _held_state(
         self, deciding: bool = False
     ) -> tuple[HeldCalls, list[AgentMessage], SessionLog | None]:
+        """The calls held for approval, the transcript they belong to and the session log
+        that stores decisions (None without a session).
+
+        Raises:
+            AgentBusyError: `deciding` while a run is active (it owns the held calls).
+        """
         if deciding and self._driver.running:
             raise AgentBusyError(_BUSY)
         return self._driver.held, self._state.messages, self._session
@@ -659,6 +665,8 @@ class Agent(Generic[OutputT]):
     # ── runs ───────────────────────────────────────────────────────────────
 
     def _refuse_inside_run(self, what: str) -> None:
+        """Raise `AgentBusyError` naming `what` when called from this agent's own run (a
+        listener, hook or tool on its task), which would wait for itself forever."""
         if self._driver.inside_run():
             raise AgentBusyError(
                 f"{what} inside this agent's own run (a listener, hook or tool) would wait "
@@ -666,6 +674,12 @@ class Agent(Generic[OutputT]):
             )
 
     def _claim(self) -> None:
+        """Mark the agent running for a run about to start (event loop thread); every
+        `_claim` is paired with one `_release` (in `_run_claimed`).
+
+        Raises:
+            AgentBusyError: the agent is closed, or busy with a run or queued prompts.
+        """
         if self._channel.closed:
             raise AgentBusyError("the agent is closed; create a new Agent")
         if self.is_busy:
@@ -679,6 +693,14 @@ class Agent(Generic[OutputT]):
         approvals: dict[str, ToolApproval] | None = None,
         tools: Sequence[AgentTool] = (),
     ) -> Any:
+        """Run once after `_claim` (`prompts` None: continue the transcript), release the
+        agent whatever happens, and return what `prompt` returns: the answer, or its
+        typed output with `spec`.
+
+        Raises:
+            GuardrailTripped: a guardrail stopped the run.
+            UsageLimitExceeded, AgentRunError: as `run_answer`.
+        """
         try:
             answer, new = await self._driver.run(
                 prompts, output=spec, approvals=approvals, tools=tools
@@ -694,6 +716,7 @@ class Agent(Generic[OutputT]):
         return run_answer(answer, new, end, spec)
 
     def _release(self) -> None:
+        """End `_claim`: wake `wait_for_idle` callers and start prompts sent meanwhile."""
         self._driver.running = False
         self._changed.notify()
         self._channel.start()  # prompts sent during the run start now
