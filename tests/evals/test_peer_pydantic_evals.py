@@ -18,15 +18,20 @@ from yiemagent.batch import BatchTask
 from yiemagent.evals import Case, CheckResult, Dataset, DatasetError, EvalRun, contains, run_eval
 from yiemagent.types import Context
 
-_running = {"now": 0, "most": 0}
+_running = {"now": 0, "most": 0, "cap": 1}
 _lock = threading.Lock()
+_cap_reached = threading.Event()
 
 
 async def _counted_answer(context: Context) -> str:
     with _lock:
         _running["now"] += 1
         _running["most"] = max(_running["most"], _running["now"])
-    await asyncio.sleep(0.5)  # long enough for every run allowed at once to overlap
+        if _running["most"] >= _running["cap"]:
+            _cap_reached.set()
+    await asyncio.sleep(0.5)  # a run past the cap would start meanwhile
+    # every run allowed at once overlaps, however slowly a loaded machine starts them
+    await asyncio.to_thread(_cap_reached.wait, 10)
     with _lock:
         _running["now"] -= 1
     return "hi"
@@ -41,7 +46,8 @@ def counting_agent(task: BatchTask) -> Agent[Any]:
 @pytest.mark.parametrize("concurrency", [1, 3])
 async def test_concurrency_caps_the_runs_at_once(concurrency: int) -> None:
     # test_evaluate_with_concurrency: max_concurrency=1 runs the cases one at a time
-    _running.update(now=0, most=0)
+    _running.update(now=0, most=0, cap=concurrency)
+    _cap_reached.clear()
     dataset = Dataset([Case(f"case{i}", "Say hi", [contains("hi")]) for i in range(6)])
     report = await run_eval(dataset, counting_agent, concurrency=concurrency)
     assert report.passed == 6
