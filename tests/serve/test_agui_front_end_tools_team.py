@@ -131,3 +131,22 @@ def test_without_client_tools_the_agent_handed_to_has_none(
     events = server.run(ask("th3", "r1", "make the page teal", tools=[]))
     assert answer_text(events) == "no paint tool"
     assert [t.name for t in designer_fm.contexts[-1].tools or []] == ["sketch"]
+
+
+def test_the_agent_handed_to_reads_the_client_s_system_messages(
+    team_server: tuple[Server, FauxModel],
+) -> None:
+    """The client's system messages belong to the run, as its tools do: they were added to
+    the entry agent's system prompt only, so the agent handed to never read them."""
+    server, designer_fm = team_server
+    system = agui.SystemMessage(id="s0", content="The page's brand color is teal.")
+
+    server.run(ask("ths", "r1", system, "make the page teal", tools=[]))
+
+    [router_context] = server.fm.contexts
+    designer_context = designer_fm.contexts[-1]
+    assert router_context.system_prompt == "You route.\n\nThe page's brand color is teal."
+    assert designer_context.system_prompt == "You design pages.\n\nThe page's brand color is teal."
+
+    server.run(ask("ths", "r2", "and the footer?", tools=[]))  # the next run: its own text
+    assert designer_fm.contexts[-1].system_prompt == "You design pages."

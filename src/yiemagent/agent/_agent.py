@@ -303,6 +303,7 @@ class Agent(Generic[OutputT]):
         *,
         attachments: Iterable[AttachmentSource | ImageContent | DocumentContent] | None = None,
         tools: Iterable[AgentTool] | None = None,
+        instructions: str | None = None,
         output_type: type[R] | OutputSpec[R],
     ) -> OutputMessage[R]: ...
     @overload
@@ -313,6 +314,7 @@ class Agent(Generic[OutputT]):
         *,
         attachments: Iterable[AttachmentSource | ImageContent | DocumentContent] | None = None,
         tools: Iterable[AgentTool] | None = None,
+        instructions: str | None = None,
         output_type: Mapping[str, Any],
     ) -> OutputMessage[dict[str, Any]]: ...
     @overload
@@ -323,6 +325,7 @@ class Agent(Generic[OutputT]):
         *,
         attachments: Iterable[AttachmentSource | ImageContent | DocumentContent] | None = None,
         tools: Iterable[AgentTool] | None = None,
+        instructions: str | None = None,
         output_type: None = None,
     ) -> AssistantMessage: ...
     @overload
@@ -333,6 +336,7 @@ class Agent(Generic[OutputT]):
         *,
         attachments: Iterable[AttachmentSource | ImageContent | DocumentContent] | None = None,
         tools: Iterable[AgentTool] | None = None,
+        instructions: str | None = None,
         output_type: None = None,
     ) -> OutputMessage[OutputT]: ...
     async def prompt(
@@ -342,6 +346,7 @@ class Agent(Generic[OutputT]):
         *,
         attachments: Iterable[AttachmentSource | ImageContent | DocumentContent] | None = None,
         tools: Iterable[AgentTool] | None = None,
+        instructions: str | None = None,
         output_type: Any = None,
     ) -> Any:
         """Run one prompt to the end and return the final assistant message.
@@ -354,6 +359,9 @@ class Agent(Generic[OutputT]):
             tools: tools for this run only, offered beside the agent's own to every agent
                 that speaks in it (after a handoff too), e.g. a web client's own tools;
                 not to agents called as tools, which run on their own.
+            instructions: text for this run only, added to the system prompt of every
+                agent that speaks in it (after a handoff too), e.g. a web client's system
+                messages; not to agents called as tools.
             output_type: this run's output type, instead of the agent's.
 
         Returns:
@@ -386,11 +394,14 @@ class Agent(Generic[OutputT]):
             warn_unreadable(self._state.model, media)
         self._driver.held.check_none_pending(self._state.messages, "start a new prompt")
         self._claim()
-        return await self._run_claimed(prompts, spec, tools=extra)
+        return await self._run_claimed(prompts, spec, tools=extra, instructions=instructions)
 
-    async def resume(self, *, tools: Iterable[AgentTool] | None = None) -> Any:
+    async def resume(
+        self, *, tools: Iterable[AgentTool] | None = None, instructions: str | None = None
+    ) -> Any:
         """Continue from the transcript without a new prompt (seeds' agentLoopContinue).
-        `tools`: this run's own tools, as in `prompt` (a held call of one runs with it).
+        `tools`: this run's own tools, as in `prompt` (a held call of one runs with it);
+        `instructions`: this run's own system text, as in `prompt`.
 
         With tool calls held for approval the approved ones run and the
         rejected ones get their error result, then the run continues; the answer is shaped
@@ -414,7 +425,9 @@ class Agent(Generic[OutputT]):
                 self._release()
                 raise
             spec = self._resume_output or self._output
-            return await self._run_claimed(None, spec, self._driver.start_resume(), extra)
+            return await self._run_claimed(
+                None, spec, self._driver.start_resume(), extra, instructions
+            )
         prompts: list[AgentMessage] | None = None
         last = self._state.messages[-1] if self._state.messages else None
         if last is None or getattr(last, "role", None) == "assistant":
@@ -425,7 +438,9 @@ class Agent(Generic[OutputT]):
                     "nothing to resume: the transcript is empty or ends with an assistant "
                     "message; use prompt() instead"
                 )
-        return await self._run_claimed(prompts, self._output, tools=extra)
+        return await self._run_claimed(
+            prompts, self._output, tools=extra, instructions=instructions
+        )
 
     def prompt_sync(
         self,
@@ -434,10 +449,11 @@ class Agent(Generic[OutputT]):
         *,
         attachments: Iterable[AttachmentSource | ImageContent | DocumentContent] | None = None,
         tools: Iterable[AgentTool] | None = None,
+        instructions: str | None = None,
         output_type: Any = None,
     ) -> Any:
         """`prompt` from plain synchronous code (a script, a REPL): runs its own event loop.
-        `tools` and `output_type` as in `prompt`.
+        `tools`, `instructions` and `output_type` as in `prompt`.
 
         Raises:
             RuntimeError: called from a running event loop; use `await agent.prompt(...)`.
@@ -453,7 +469,12 @@ class Agent(Generic[OutputT]):
             )
         return asyncio.run(
             self.prompt(
-                input, images, attachments=attachments, tools=tools, output_type=output_type
+                input,
+                images,
+                attachments=attachments,
+                tools=tools,
+                instructions=instructions,
+                output_type=output_type,
             )
         )
 
@@ -692,6 +713,7 @@ class Agent(Generic[OutputT]):
         spec: OutputSpec[Any] | None = None,
         approvals: dict[str, ToolApproval] | None = None,
         tools: Sequence[AgentTool] = (),
+        instructions: str | None = None,
     ) -> Any:
         """Run once after `_claim` (`prompts` None: continue the transcript), release the
         agent whatever happens, and return what `prompt` returns: the answer, or its
@@ -703,7 +725,7 @@ class Agent(Generic[OutputT]):
         """
         try:
             answer, new = await self._driver.run(
-                prompts, output=spec, approvals=approvals, tools=tools
+                prompts, output=spec, approvals=approvals, tools=tools, instructions=instructions
             )
         finally:
             self._release()

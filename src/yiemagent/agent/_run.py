@@ -256,17 +256,19 @@ class RunDriver:
         output: OutputSpec[Any] | None = None,
         approvals: Mapping[str, ToolApproval] | None = None,
         tools: Sequence[AgentTool] = (),
+        instructions: str | None = None,
     ) -> tuple[AssistantMessage, list[AgentMessage]]:
         """Run the loop once: from `prompts`, or continuing the transcript when None.
-        `output`: the run's output type; `approvals`: decisions on held tool calls; `tools`:
-        the run's own tools, offered to each agent that speaks in it. The run's
+        `output`: the run's output type; `approvals`: decisions on held tool calls; `tools`
+        and `instructions`: the run's own tools and system text, for each agent that speaks
+        in it. The run's
         `AgentEndEvent` is `last_end` afterwards.
 
         Returns:
             The run's answer (`final_message`) and the messages the run added.
         """
         with run_tasks(self._tasks):
-            return await self._run(prompts, output, approvals, tools)
+            return await self._run(prompts, output, approvals, tools, instructions)
 
     def inside_run(self) -> bool:
         """Whether the caller runs in a task of the run: the one that drives it (a listener,
@@ -282,6 +284,7 @@ class RunDriver:
         output: OutputSpec[Any] | None,
         approvals: Mapping[str, ToolApproval] | None,
         tools: Sequence[AgentTool],
+        instructions: str | None,
     ) -> tuple[AssistantMessage, list[AgentMessage]]:
         from yiemagent.loop import run_agent_loop, run_agent_loop_continue
 
@@ -304,6 +307,7 @@ class RunDriver:
             views=self._views,
             trips=self._trips,
             tools=tools,
+            instructions=instructions,
         )
         try:
             model = team.model()

@@ -271,9 +271,11 @@ class TeamRun:
         views: HandoffViews | None = None,
         trips: TrippedInputs | None = None,
         tools: Sequence[AgentTool] = (),
+        instructions: str | None = None,
     ) -> None:
         parent = current_frame.get()
         self._run_tools = list(tools)
+        self._instructions = instructions
         self._views = views
         self._trips = trips
         self.entry = entry
@@ -326,7 +328,12 @@ class TeamRun:
         return model
 
     def system_prompt(self) -> str:
-        return self.active.state.system_prompt or ""  # None assigned to state: no system prompt
+        """The speaking agent's system prompt, then the run's own text (`prompt(instructions=
+        ...)`, whichever agent speaks), a blank line between."""
+        own = self.active.state.system_prompt or ""  # None assigned to state: no system prompt
+        if not self._instructions:
+            return own
+        return f"{own}\n\n{self._instructions}" if own else self._instructions
 
     def view(self, messages: list[AgentMessage]) -> list[AgentMessage]:
         """`messages` (the run's transcript) as the speaking agent's model sees them: when a

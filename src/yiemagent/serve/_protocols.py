@@ -213,12 +213,14 @@ async def start_conversation(
         _record(agent, conversation, decisions)
 
     async def run(agent: Agent[Any]) -> Any:
-        tools = conversation.client_tools  # the run's own: every agent that speaks sees them
+        # the run's own: every agent that speaks in it (after a handoff too) is given them
+        tools = conversation.client_tools
+        instructions = "\n\n".join(conversation.system) or None
         if resuming:
-            return await agent.resume(tools=tools)
+            return await agent.resume(tools=tools, instructions=instructions)
         prompt = conversation.prompt
         assert prompt is not None  # check() said so
-        return await agent.prompt(prompt, tools=tools)
+        return await agent.prompt(prompt, tools=tools, instructions=instructions)
 
     return await hub.start(session_id, run, prepare=prepare, ephemeral=ephemeral)
 
@@ -255,12 +257,10 @@ def _checked_decisions(agent: Agent[Any], conversation: Conversation) -> dict[st
 def _record(
     agent: Agent[Any], conversation: Conversation, decisions: Mapping[str, ToolApproval]
 ) -> None:
-    """Set the run up as the checked request asks: its system text, its client tools, and
-    then either its decisions (the prompt, if any, steered into the resumed run: read after
-    the held calls' results) or the session cut back for a question asked again and seeded
-    from the request's history while empty."""
-    if conversation.system:
-        agent.state.system_prompt = "\n\n".join([agent.state.system_prompt, *conversation.system])
+    """Set the run up as the checked request asks (its system text and client tools go to
+    the run itself, in `start_conversation`): either its decisions (the prompt, if any,
+    steered into the resumed run: read after the held calls' results) or the session cut
+    back for a question asked again and seeded from the request's history while empty."""
     if decisions:
         for call_id, decision in decisions.items():
             if decision.approved:
