@@ -1,7 +1,8 @@
 """A run's own tools, `prompt(tools=...)` / `resume(tools=...)` (docs/teams.md): offered
 beside the agent's own to every agent that speaks in the run, a handoff's target too; a
 call of one held for approval is held and resumed the same way whoever made it; they last
-that run only. Bad `tools` are one `ConfigError` before anything is sent."""
+that run only. Bad `tools` are one `ConfigError` before anything is sent. The run's own
+system text, `prompt(instructions=...)`, reaches every agent that speaks the same way."""
 
 from __future__ import annotations
 
@@ -85,3 +86,23 @@ async def test_a_run_tool_named_as_the_speaker_s_own_tool_is_a_config_error() ->
     with pytest.raises(ConfigError, match="name of a tool given to this run"):
         await agent.prompt("hi", tools=[client_tool([])])
     assert fm.call_count == 0
+
+
+async def test_the_run_s_instructions_reach_the_target_of_a_handoff_that_run_only() -> None:
+    """`prompt(instructions=...)`: the run's own system text, for every agent that speaks."""
+    designer, designer_fm = scripted("designer", ["Teal it is.", "Footer done."])
+    router, router_fm = scripted(
+        "router", [calls(("transfer_to_designer", {}))], handoffs=[designer]
+    )
+
+    reply = await router.prompt("make it teal", instructions="The brand color is teal.")
+
+    assert reply.agent == "designer"
+    assert router_fm.contexts[0].system_prompt == "You are router.\n\nThe brand color is teal."
+    assert designer_fm.contexts[0].system_prompt == (
+        "You are designer.\n\nThe brand color is teal."
+    )
+    assert router.state.system_prompt == "You are router."  # the agent's own is unchanged
+
+    await router.prompt("and the footer")
+    assert designer_fm.contexts[1].system_prompt == "You are designer."
