@@ -93,6 +93,31 @@ def test_a_failure_that_is_no_mismatch_gets_no_hint(tmp_path: Path) -> None:
     assert "record it again" not in failed.stdout
 
 
+UNPRINTABLE_FAILURE = """
+
+class Unprintable(Exception):
+    def __str__(self):
+        raise RuntimeError("str exploded")
+
+
+def test_talk(yiem_cassette):
+    fm = FauxModel(["Hello there."])
+    Agent(model=yiem_cassette(fm.model)).prompt_sync("Hi")
+    raise Unprintable()
+"""
+
+
+def test_a_failure_whose_text_cannot_be_made_is_reported_as_a_failure(tmp_path: Path) -> None:
+    (tmp_path / "test_talk.py").write_text(TEST_FILE, encoding="utf-8")
+    assert run_pytest(tmp_path).returncode == 0
+    header = TEST_FILE.split("def test_talk", 1)[0]
+    (tmp_path / "test_talk.py").write_text(header + UNPRINTABLE_FAILURE, encoding="utf-8")
+    failed = run_pytest(tmp_path)
+    assert failed.returncode == 1, failed.stdout + failed.stderr  # 3: an internal error
+    assert "INTERNALERROR" not in failed.stdout + failed.stderr
+    assert "record it again" not in failed.stdout
+
+
 def test_the_mode_is_checked(tmp_path: Path) -> None:
     (tmp_path / "test_talk.py").write_text(TEST_FILE, encoding="utf-8")
     done = run_pytest(tmp_path, "--cassette-mode", "always")

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Literal
 
 import pytest
 
+from yiemagent.errors import exception_summary
 from yiemagent.testing._cassette import ReplayModel, record, replay
 
 if TYPE_CHECKING:
@@ -120,7 +121,8 @@ def pytest_runtest_makereport(
         if (
             cassette is not None
             and not cassette.recording
-            and "CassetteMismatch" in (f"{type(error).__name__}: {error}")
+            and error is not None
+            and "CassetteMismatch" in exception_summary(error)
         ):
             # the diff said what changed, not what to do when the change is meant (a
             # prompt or a tool edited since the recording): the cassette stays until asked
