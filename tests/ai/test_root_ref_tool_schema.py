@@ -10,11 +10,15 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+from hypothesis import given, strategies as st
+from jsonschema import Draft202012Validator
 
+from tests.ai._stream_kit import property_settings
 from tests.ai.servers import ReplayServer, Reply
 from tests.ai.test_context_none import KEY, anthropic_text, openai_text, responses_text
 from yiemagent import AgentTool, UserMessage
 from yiemagent.ai import Context, Model, StreamOptions, complete, get_model
+from yiemagent.ai.openai_wire import function_parameters
 
 pytestmark = pytest.mark.timeout(120)  # the first call imports a provider SDK
 
@@ -80,3 +84,26 @@ async def test_a_root_ref_schema_is_sent_as_its_definition(
     assert sent["properties"] == DEFS["Booking"]["properties"]
     assert sent["required"] == ["city", "guest"]
     assert sent["$defs"] == DEFS  # the ref inside (guest) still resolves
+
+
+_names = st.text("abcdefgh", min_size=1, max_size=4)
+_leaf = st.sampled_from([{"type": "string"}, {"type": "integer"}, {"type": "boolean"}])
+_values = st.one_of(st.text(max_size=3), st.integers(), st.booleans(), st.none())
+
+
+@property_settings(max_examples=200)
+@given(
+    properties=st.dictionaries(_names, _leaf, max_size=4),
+    required=st.lists(_names, max_size=3, unique=True),
+    instance=st.dictionaries(_names, _values, max_size=4),
+)
+def test_the_inlined_schema_accepts_what_the_ref_schema_accepts(
+    properties: dict[str, Any], required: list[str], instance: dict[str, Any]
+) -> None:
+    """The schema sent takes the same arguments as the tool's own (which checks them)."""
+    definition = {"type": "object", "properties": properties, "required": required}
+    schema = {"$ref": "#/$defs/Args", "$defs": {"Args": definition}}
+    sent = function_parameters(schema)
+    assert "$ref" not in sent and sent["properties"] == properties
+    validators = [Draft202012Validator(s) for s in (schema, sent)]
+    assert validators[0].is_valid(instance) == validators[1].is_valid(instance)
