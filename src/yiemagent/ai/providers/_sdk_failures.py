@@ -18,6 +18,7 @@ from yiemagent.ai._retry import (
     parse_retry_after_ms,
     transport_error_types,
 )
+from yiemagent.errors import exception_summary
 
 __all__ = [
     "MAX_DETAIL_CHARS",
@@ -107,7 +108,7 @@ def describe_sdk_failure(exc: BaseException, sdk: ModuleType, *, error_type: boo
         return f"HTTP {exc.status_code} from the server: {detail}"
     if isinstance(exc, sdk.APIConnectionError):
         return connection_error_text(exc)
-    return f"{type(exc).__name__}: {exc}"
+    return exception_summary(exc)
 
 
 def _where(exc: BaseException) -> str:
