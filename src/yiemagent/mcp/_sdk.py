@@ -123,6 +123,7 @@ class Ledger:
         self._done: OrderedDict[int | str, None] = OrderedDict()
 
     def sent(self, request_id: int | str, method: str, params: object) -> None:
+        """Note request `request_id` (its JSON-RPC `method` and `params`) as pending."""
         name = params.get("name") if isinstance(params, dict) else None
         what = f'the call to "{name}"' if method == "tools/call" else f"the {method} request"
         self.pending[_request_key(request_id)] = what
@@ -138,9 +139,11 @@ class Ledger:
         return what
 
     def pending_now(self, request_id: int | str) -> bool:
+        """Whether `request_id` was sent and is not answered or cancelled yet."""
         return _request_key(request_id) in self.pending
 
     def known(self, request_id: int | str) -> bool:
+        """Whether `request_id` was ever sent: pending, or among the last settled ones."""
         key = _request_key(request_id)
         return key in self.pending or key in self._done
 
@@ -154,6 +157,7 @@ class RecordingStream:
         self._ledger = ledger
 
     async def send(self, item: Any) -> None:
+        """Note a request (or a cancellation) in the ledger, then send `item`."""
         from mcp_types import JSONRPCNotification, JSONRPCRequest
 
         message = getattr(item, "message", None)
@@ -168,6 +172,7 @@ class RecordingStream:
         await self._inner.send(item)
 
     async def aclose(self) -> None:
+        """Close the transport's write stream."""
         await self._inner.aclose()
 
     async def __aenter__(self) -> RecordingStream:
@@ -212,9 +217,16 @@ class WatchedStream:
 
     @property
     def last_context(self) -> Any:
+        """The inner stream's `last_context` (None when it has none), as the SDK reads it."""
         return getattr(self._inner, "last_context", None)
 
     async def receive(self) -> Any:
+        """The next message for the session, checked as the class says.
+
+        Raises:
+            anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError: the
+                stream ended (reported to `on_end` first).
+        """
         import anyio
 
         if self._made_up:
@@ -313,6 +325,7 @@ class WatchedStream:
             raise StopAsyncIteration from None
 
     async def aclose(self) -> None:
+        """Report the end to `on_end`, then close the transport's read stream."""
         self._on_end()
         await self._inner.aclose()
 
@@ -403,6 +416,8 @@ def lenient_session() -> type[ClientSession]:
 
 
 def package_version() -> str:
+    """yiemagent's installed version, as its MCP client and server announce it ("0" when
+    unknown)."""
     from importlib.metadata import PackageNotFoundError, version
 
     try:
