@@ -72,11 +72,9 @@ async def test_r4_1_a_plain_tool_raising_stop_iteration_gets_its_error_result() 
     def stop(tool_call_id: str, args: Any, signal: Any, on_update: Any) -> str:
         raise StopIteration("no more items")
 
-    started = time.monotonic()
     batch, _, _ = await run_batch([make_tool("stop", stop, timeout_s=5)], call("stop"))
     assert batch.messages[0].is_error
-    assert texts(batch) == ["Tool stop raised StopIteration: no more items"]
-    assert time.monotonic() - started < 4
+    assert texts(batch) == ["Tool stop raised StopIteration: no more items"]  # not timed out
 
 
 FORK_SCRIPT = textwrap.dedent(
