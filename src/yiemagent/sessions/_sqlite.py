@@ -372,7 +372,7 @@ class SqliteSessionStore:
 
 def _text(value: bytes) -> str:
     """A stored text read as bytes (`CAST(... AS BLOB)`): SQLite keeps whatever bytes were
-    written, and sqlite3 raises on a TEXT value that is not UTF-8, which made every read of
-    the session fail; here such bytes become replacement characters (a message that then
+    written, and sqlite3 raises on a TEXT value that is not UTF-8, which would fail every
+    read of the session; here such bytes become replacement characters (a message that then
     does not parse is refused by name, as any row that does not decode)."""
     return value.decode("utf-8", "replace")
