@@ -192,7 +192,7 @@ class WatchedStream:
     - an answer whose id matches no request sent (or an error with a null id), and an
       answer to a pending request that is not JSON-RPC, end the requests they may have
       been meant for with a JSON-RPC error (`data` `PROTOCOL_ERROR`) saying so: the SDK
-      drops the first and logs the second, and those requests waited forever. A late
+      drops the first and logs the second, and those requests would wait forever. A late
       answer, to a request answered or given up, goes through (the SDK drops it).
 
     The end report is how a dead server process or a vanished HTTP server is noticed while
