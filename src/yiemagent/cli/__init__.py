@@ -1,4 +1,4 @@
-"""The `yiem` command line (DESIGN §2.6): `yiem run` and `yiem models`.
+"""The `yiem` command line (DESIGN §2): `yiem run` and `yiem models`.
 
 The console script is `yiemagent.cli.main:main`.
 """

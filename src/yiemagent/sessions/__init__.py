@@ -1,4 +1,4 @@
-"""Persisted sessions (DESIGN §2.6): an `Agent(session_store=..., session_id=...)`
+"""Persisted sessions (DESIGN §2): an `Agent(session_store=..., session_id=...)`
 writes every message of its transcript to the store as it enters the transcript and, built
 again on the same store and id, resumes from it (also after a crash).
 
