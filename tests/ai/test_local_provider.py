@@ -998,3 +998,14 @@ def test_a_tool_taking_a_model_gets_its_definitions_in_the_reply_schema() -> Non
     # llama.cpp builds the reply's grammar with llguidance: an empty text is no error
     built = llguidance.grammar_from("json_schema", json.dumps(schema))
     assert llguidance.LLMatcher.validate_grammar(built) == ""
+    # a schema whose root is a ref (as some MCP servers send) keeps no definitions either
+    rooted = AgentTool(
+        name="place",
+        label="place",
+        description="Place a point.",
+        input_schema={"$ref": "#/$defs/Point", "$defs": {"Point": Point.model_json_schema()}},
+        execute=lambda *a: "unused",
+    )
+    rooted_schema = reply_schema([rooted])
+    assert "$defs" not in json.dumps(rooted_schema)
+    jsonschema.validate({"name": "place", "arguments": {"x": 1, "y": 2}}, rooted_schema)

@@ -235,14 +235,16 @@ def inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
         if not isinstance(node, dict):
             return node
         ref = node.get("$ref")
-        if isinstance(ref, str) and ref in defs:
-            rest = {k: walk(v, depth) for k, v in node.items() if k != "$ref"}
-            target = defs[ref]
-            if depth >= REF_DEPTH or not isinstance(target, dict):
-                kind = target.get("type") if isinstance(target, dict) else None
-                return {**({"type": kind} if kind else {}), **rest}
-            return {**walk(target, depth + 1), **rest}
-        return {k: walk(v, depth) for k, v in node.items() if k not in ("$defs", "definitions")}
+        inlined = isinstance(ref, str) and ref in defs
+        left_out = ("$defs", "definitions", "$ref") if inlined else ("$defs", "definitions")
+        rest = {k: walk(v, depth) for k, v in node.items() if k not in left_out}
+        if not inlined:
+            return rest
+        target = defs[str(ref)]
+        if depth >= REF_DEPTH or not isinstance(target, dict):
+            kind = target.get("type") if isinstance(target, dict) else None
+            return {**({"type": kind} if kind else {}), **rest}
+        return {**walk(target, depth + 1), **rest}
 
     return dict(walk(schema, 0)) if defs else schema
 
