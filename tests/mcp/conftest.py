@@ -10,14 +10,14 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
 
 pytest.importorskip("mcp", reason="the mcp extra is not installed")
 
-from yiemagent.mcp import MCPServerHTTP, MCPServerStdio
+from yiemagent.mcp import MCPServer, MCPServerHTTP, MCPServerStdio
 
 HERE = Path(__file__).resolve().parent
 SERVER = str(HERE / "mcp_test_server.py")
@@ -94,6 +94,30 @@ def http_server(markers: Path) -> Iterator[HttpTestServer]:
         yield server
     finally:
         server.kill()
+
+
+def open_test_server(transport: str, markers: Path) -> tuple[MCPServer, HttpTestServer | None]:
+    """The test server as a client of `transport` ("stdio" or "http"), not yet connected,
+    with the HTTP subprocess it talks to (started and listening; blocks up to 60 s), or
+    None for stdio, whose subprocess the client starts itself on connecting."""
+    if transport == "stdio":
+        return stdio_server(markers), None
+    http = HttpTestServer(markers)
+    http.start()
+    return http.client(), http
+
+
+@pytest.fixture(params=["stdio", "http"])
+async def server(request: pytest.FixtureRequest, markers: Path) -> AsyncIterator[MCPServer]:
+    """The test server connected over stdio, then over streamable HTTP; closed, and its HTTP
+    subprocess killed, after the test."""
+    srv, http = await asyncio.to_thread(open_test_server, str(request.param), markers)
+    try:
+        async with srv:
+            yield srv
+    finally:
+        if http is not None:
+            http.kill()
 
 
 def read_if_exists(path: Path) -> str | None:

@@ -7,37 +7,20 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from hypothesis import given, strategies as st
 
 from tests.mcp._kit import run_calls, text
-from tests.mcp.conftest import HttpTestServer, stdio_server, wait_for_file
+from tests.mcp.conftest import wait_for_file
 from yiemagent import ConfigError, tool
 from yiemagent.mcp import MCPServer, MCPServerStdio, add_server, local_tool_name
 from yiemagent.tools import ToolStore
 from yiemagent.types import TOOL_NAME_PATTERN, AbortSignal, AgentEvent, ToolExecutionUpdateEvent
 
 pytestmark = pytest.mark.timeout(120)
-
-
-@pytest.fixture(params=["stdio", "http"])
-async def server(request: pytest.FixtureRequest, markers: Path) -> AsyncIterator[MCPServer]:
-    http: HttpTestServer | None = None
-    if request.param == "stdio":
-        srv: MCPServer = stdio_server(markers)
-    else:
-        http = HttpTestServer(markers)
-        await asyncio.to_thread(http.start)
-        srv = http.client()
-    try:
-        async with srv:
-            yield srv
-    finally:
-        if http is not None:
-            http.kill()
 
 
 async def _store(server: MCPServer, prefix: str | None = None) -> ToolStore:

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.mcp._kit import run_calls, text
-from tests.mcp.conftest import HttpTestServer, stdio_server
+from tests.mcp.conftest import open_test_server, stdio_server
 from yiemagent import ConfigError
 from yiemagent.mcp import add_server
 from yiemagent.mcp._client import DEFAULT_MAX_RESULT_CHARS
@@ -29,14 +29,7 @@ pytestmark = pytest.mark.timeout(120)
 def store(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[ToolStore]:
-    markers = tmp_path_factory.mktemp("markers")
-    http: HttpTestServer | None = None
-    if request.param == "stdio":
-        server = stdio_server(markers)
-    else:
-        http = HttpTestServer(markers)
-        http.start()
-        server = http.client()
+    server, http = open_test_server(str(request.param), tmp_path_factory.mktemp("markers"))
     store = ToolStore(f"mcp-{request.param}")
     asyncio.run(add_server(store, server))
     try:

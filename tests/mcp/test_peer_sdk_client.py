@@ -8,13 +8,12 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
 from tests.mcp._kit import run_calls, text
-from tests.mcp.conftest import HERE, HttpTestServer, stdio_server
+from tests.mcp.conftest import HERE
 from yiemagent.mcp import MCPServer, MCPServerStdio, add_server
 from yiemagent.tools import ToolStore
 from yiemagent.types import AgentEvent, ToolExecutionEndEvent
@@ -82,23 +81,6 @@ async def test_a_server_that_stays_is_stopped_with_its_whole_process_tree(
         for leftover in (pid, child):
             if not gone(leftover):
                 os.kill(leftover, 9)
-
-
-@pytest.fixture(params=["stdio", "http"])
-async def server(request: pytest.FixtureRequest, markers: Path) -> AsyncIterator[MCPServer]:
-    http: HttpTestServer | None = None
-    if request.param == "stdio":
-        srv: MCPServer = stdio_server(markers)
-    else:
-        http = HttpTestServer(markers)
-        await asyncio.to_thread(http.start)
-        srv = http.client()
-    try:
-        async with srv:
-            yield srv
-    finally:
-        if http is not None:
-            http.kill()
 
 
 async def test_calls_answered_out_of_order_reach_their_own_calls(server: MCPServer) -> None:

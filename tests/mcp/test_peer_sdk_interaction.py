@@ -7,37 +7,18 @@ HTTP."""
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
 from tests.mcp._kit import run_calls, text
-from tests.mcp.conftest import HttpTestServer, stdio_server, wait_for_file
+from tests.mcp.conftest import wait_for_file
 from yiemagent.mcp import MCPServer, add_server
 from yiemagent.tools import ToolStore
 from yiemagent.types import AgentEvent, ToolExecutionUpdateEvent
 
 pytestmark = pytest.mark.timeout(120)
-
-
-@pytest.fixture(params=["stdio", "http"])
-async def server(request: pytest.FixtureRequest, markers: Path) -> AsyncIterator[MCPServer]:
-    http: HttpTestServer | None = None
-    if request.param == "stdio":
-        srv: MCPServer = stdio_server(markers)
-    else:
-        http = HttpTestServer(markers)
-        await asyncio.to_thread(http.start)
-        srv = http.client()
-    try:
-        async with srv:
-            yield srv
-    finally:
-        if http is not None:
-            http.kill()
 
 
 def said(event: ToolExecutionUpdateEvent) -> str:
