@@ -251,6 +251,7 @@ async def _guarded(
         await (_parallel(batch) if parallel else _sequential(batch))
         if batch.held and batch.signal.aborted:  # an aborted run leaves nothing held
             await batch.answer_the_rest(SKIPPED_TEXT)
+        batch.end_held_spans()
     except Exception as exc:
         logger.exception("tool-call batch failed; answering the remaining calls")
         await batch.answer_the_rest(f"{_INTERNAL_ERROR}{exception_text(exc)}")
@@ -642,6 +643,16 @@ class _Batch:
                     await w
             if self.messages[i] is None and (w := self.publish(i)) is not None:
                 await w
+
+    def end_held_spans(self) -> None:
+        """End the spans of the calls still held: they get no end event in this run."""
+        if self.spans is None:
+            return
+        for i in self.held:
+            span = self.spans[i]
+            if span is not None and not self.ended[i]:
+                self.spans[i] = None
+                span.held()
 
     def result(self) -> ToolCallBatch:
         messages = [m for m in self.messages if m is not None]

@@ -282,6 +282,13 @@ class _ToolSpan(_OpenSpan):
             span.set_status(Status(StatusCode.ERROR, description))
         span.end()
 
+    @_guarded(_nothing)
+    def held(self) -> None:
+        """End the span of a call held for approval: left open, it would never be exported,
+        and the spans under it (a sub-agent's run) would name a parent no trace holds."""
+        self._span.set_attribute("yiemagent.tool.awaiting_approval", True)
+        self._span.end()
+
 
 def tool_error_type(text: str) -> str:
     """A low-cardinality class of a failed tool call, from its error result text (the

@@ -10,7 +10,9 @@ use (like a provider module) only then.
 Span lifetimes: a `RunSpan` from `agent_start` to `agent_end` (ended on every path, also a
 cancelled run); a `ChatSpan` per model call from the request to the final message; a
 `ToolSpan` per tool call from its start event to its end event, in whose `activate()` the
-tool's own code runs (contextvars), so spans the tool opens are its children.
+tool's own code runs (contextvars), so spans the tool opens are its children; a call held
+for approval has no end event, and its span ends when its batch does (the run that resumes
+it traces the call anew).
 """
 
 from __future__ import annotations
@@ -48,6 +50,10 @@ class ToolSpan(Protocol):
 
     def end(self, result: AgentToolResult, is_error: bool) -> None:
         """The call's final result (after `after_tool_call`)."""
+        ...
+
+    def held(self) -> None:
+        """The call is held for approval: it ends without a result in this run."""
         ...
 
 
