@@ -149,3 +149,68 @@ async def test_a_tripped_guardrail_keeps_no_value_for_a_later_run() -> None:
     assert saved == ["n"]  # the guardrail read its value
     reply = await agent.prompt("again")
     assert reply.output == "n" and saved == ["n", "n"]
+
+
+@pytest.mark.parametrize("mode", ["tool", "native"])
+async def test_a_text_answer_runs_the_function_once_beside_guardrails(mode: str) -> None:
+    """A text answer holding the arguments' JSON (a prose answer in tool mode, the answer in
+    native mode): the guardrails read the function's value, and the run's output is that
+    value; the function is not run again for it."""
+    saved: list[str] = []
+
+    def save(note: str) -> str:
+        saved.append(note)
+        return note.upper()
+
+    seen: list[Any] = []
+
+    def guard(context: Any) -> bool:
+        seen.append(context.output)
+        return False
+
+    fm = FauxModel([json.dumps({"note": "x"})])
+    spec = OutputSpec(save, mode=mode)  # type: ignore[call-overload]
+    agent = agent_for(fm, output_type=spec, output_guardrails=[guard])
+    reply = await agent.prompt("save a note")
+    assert (reply.output, saved, seen) == ("X", ["x"], ["X"])
+
+
+async def test_an_error_the_function_raises_beside_guardrails_is_raised_once() -> None:
+    """A function that refuses its arguments is run once for them, not once for the
+    guardrails and again for the run; its error goes back to the model as without them."""
+    calls: list[str] = []
+
+    def counted(city: str, country: str) -> str:
+        calls.append(city)
+        return capital(city, country)
+
+    answers = [
+        json.dumps({"city": "Mexico", "country": "Mexico"}),
+        reply(city="Lima", country="Peru"),
+    ]
+    fm = FauxModel(answers)
+    agent = agent_for(fm, output_type=counted, output_guardrails=[lambda _c: False])
+    answer = await agent.prompt("capital of Mexico?")
+    assert answer.output == "Lima, capital of Peru"
+    assert calls == ["Mexico", "Lima"]
+    assert "'Mexico' is a country; give its capital" in text_of(fm.contexts[1].messages[-1].content)
+
+
+async def test_a_guardrail_that_trips_on_a_text_answer_keeps_no_value_for_a_later_run() -> None:
+    """The function ran for the guardrails (they check what the run would return), and the
+    trip discards its value: the same answer in a later run runs the function again."""
+    saved: list[str] = []
+
+    def save(note: str) -> str:
+        saved.append(note)
+        return note
+
+    verdicts = iter([True, False])
+    same = json.dumps({"note": "n"})
+    fm = FauxModel([same, same])
+    agent = agent_for(fm, output_type=save, output_guardrails=[lambda _c: next(verdicts)])
+    with pytest.raises(GuardrailTripped):
+        await agent.prompt("one")
+    assert saved == ["n"]
+    reply = await agent.prompt("again")
+    assert reply.output == "n" and saved == ["n", "n"]

@@ -260,6 +260,7 @@ class RunGuards:
         if (self.trip is not None or not checked) and self._output is not None:
             for call in message.tool_calls:  # the output tool will not run
                 self._output.forget(call.id)
+            self._output.forget(None)  # nor will the run read the answer text
         if self.trip is not None:  # never shown, returned or stored as the answer
             message.content = []
             message.stop_reason = "error"
@@ -308,8 +309,8 @@ class RunGuards:
         if spec is None:
             return None
         if not message.tool_calls:
-            try:
-                return spec.validate_text(message.text)
+            try:  # kept for the run, which reads the answer next: the function runs once
+                return spec.validate_text(message.text, keep=True)
             except Exception:  # not a valid value: the loop asks the model again
                 return None
         for call in message.tool_calls:  # the first valid one is the output, as in the loop

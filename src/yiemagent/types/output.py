@@ -22,11 +22,11 @@ import inspect
 import json
 import re
 import typing
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeAlias, TypeVar, cast
 
-from yiemagent.errors import ConfigError, YiemAgentError
+from yiemagent.errors import ConfigError, YiemAgentError, exception_text
 from yiemagent.types.callbacks import is_async_callable
 from yiemagent.types.messages import AssistantMessage
 
@@ -93,6 +93,9 @@ NOT_STORED: Any = object()
 _MAX_KEPT = 64
 """Most values `OutputSpec.validate_call` keeps for calls that have not run yet."""
 
+_TEXT_ANSWER = "\x00answer text"
+"""The key `OutputSpec` keeps a text answer's value under (no tool call id has a NUL)."""
+
 
 class OutputSpec(Generic[T]):
     """A run's output type: its schema for the model and its validator.
@@ -144,8 +147,9 @@ class OutputSpec(Generic[T]):
         )
         self._adapter: Any = None
         self._validator: Any = None
-        self._kept: dict[str, tuple[Any, Any]] = {}
-        """Output tool call id → (its arguments, its value), validated before the call ran."""
+        self._kept: dict[str, tuple[Any, Any, OutputValidationError | None]] = {}
+        """Output tool call id (or `_TEXT_ANSWER`) → (its arguments or text, its value, its
+        error), validated before the call ran or the run read the answer."""
         if isinstance(type_, Mapping):
             inner = _checked_schema(type_)
             self._validator = _schema_validator(inner)
@@ -180,7 +184,8 @@ class OutputSpec(Generic[T]):
         """The typed value from the model's object (`{"result": v}` when wrapped).
 
         Raises:
-            OutputValidationError: the data does not match; the text lists each problem.
+            OutputValidationError: the data does not match, the text listing each problem;
+                or an output function raised, its error the one problem ("$").
         """
         if self.wrapped:
             if not isinstance(data, Mapping) or RESULT_KEY not in data:
@@ -202,23 +207,40 @@ class OutputSpec(Generic[T]):
             return cast(T, self._adapter.validate_python(data))
         except ValidationError as exc:
             raise OutputValidationError(_pydantic_problems(exc, self.wrapped)) from None
+        except Exception as exc:  # an output function's own error: the model reads it
+            raise OutputValidationError([("$", exception_text(exc))]) from exc
 
     def validate_call(self, call_id: str, data: Any, *, keep: bool = False) -> T:
         """`validate(data)` for the output tool call `call_id`, so that an output function
         runs once per call: the output guardrails ask for a call's value before the call
-        runs (`keep`: the value waits for the call, or for `forget`), and the call then gets
-        that value back, unless its arguments differ by then (a `before_tool_call` hook).
+        runs (`keep`: the value, or the error, waits for the call, or for `forget`), and the
+        call then gets it back, unless its arguments differ by then (a `before_tool_call`
+        hook).
 
         Raises:
             OutputValidationError: as `validate`.
         """
-        kept = self._kept.pop(call_id, None)
-        value = kept[1] if kept is not None and kept[0] == data else self.validate(data)
+        return self._once(call_id, data, lambda: self.validate(data), keep)
+
+    def _once(self, key: str, data: Any, validate: Callable[[], T], keep: bool) -> T:
+        """`validate()`'s value or `OutputValidationError`, or the one kept under `key` when
+        it was kept for the same `data` (then taken out); `keep` keeps it (again)."""
+        kept = self._kept.pop(key, None)
+        if kept is not None and kept[0] == data:
+            _, value, error = kept
+        else:
+            value, error = None, None
+            try:
+                value = validate()
+            except OutputValidationError as exc:
+                error = exc
         if keep:
             while len(self._kept) >= _MAX_KEPT:  # calls that never ran (an abort)
                 del self._kept[next(iter(self._kept))]
-            self._kept[call_id] = (data, value)
-        return value
+            self._kept[key] = (data, value, error)
+        if error is not None:
+            raise error
+        return cast(T, value)
 
     def stored_value(self, data: Any) -> Any:
         """The value of an output function's call from `to_json` of it (what a transcript
@@ -235,11 +257,22 @@ class OutputSpec(Generic[T]):
         except Exception:  # no usable annotation: the JSON is the value
             return data
 
-    def forget(self, call_id: str) -> None:
-        """Drop the value kept for `call_id` (`validate_call`): the call will not run."""
-        self._kept.pop(call_id, None)
+    def forget(self, call_id: str | None) -> None:
+        """Drop the value kept for the output tool call `call_id` (`validate_call`), or for
+        the answer text when None (`validate_text`): it will not be used."""
+        self._kept.pop(_TEXT_ANSWER if call_id is None else call_id, None)
 
-    def validate_text(self, text: str) -> T:
+    def validate_text(self, text: str, *, keep: bool = False) -> T:
+        """`_validate_text(text)`, once per answer as `validate_call` is once per call: the
+        output guardrails ask for the answer's value first (`keep`), and the run then gets
+        the value (or the error) they got, unless `forget(None)` dropped it.
+
+        Raises:
+            OutputValidationError: as `_validate_text`.
+        """
+        return self._once(_TEXT_ANSWER, text, lambda: self._validate_text(text), keep)
+
+    def _validate_text(self, text: str) -> T:
         """The typed value from an answer text holding its JSON (a ```json fence is allowed,
         and so is the reasoning a model served without a reasoning parser writes first:
         `<think>...</think>`, or only its end when the chat template opened it).
