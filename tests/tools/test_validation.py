@@ -58,10 +58,10 @@ def test_r4_4_json_string_object_is_parsed() -> None:
     ("arguments", "problem"),
     [
         ("[1, 2]", "got a JSON array"),
-        ('"text"', "got a JSON str"),
+        ('"text"', "got a JSON string"),
         ("{not json", "not valid JSON"),
-        ([1, 2], "must be a JSON object, got list"),
-        (3, "must be a JSON object, got int"),
+        ([1, 2], "must be a JSON object, got a JSON array"),
+        (3, "must be a JSON object, got a JSON number"),
     ],
 )
 def test_r4_4_non_object_arguments_give_a_clear_error(arguments: object, problem: str) -> None:

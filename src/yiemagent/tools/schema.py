@@ -130,9 +130,10 @@ def validate_arguments_against_schema(
     elif isinstance(arguments, str):
         arguments = _parse_object_string(arguments, tool_name)
     if not isinstance(arguments, dict):
-        kind = type(arguments).__name__
         raise ToolArgumentsError(
-            tool_name, [("root", f"arguments must be a JSON object, got {kind}")], received
+            tool_name,
+            [("root", f"arguments must be a JSON object, got {_json_kind(arguments)}")],
+            received,
         )
     fast, validator = _validator_for(schema)
     if fast is not None and fast(arguments):
@@ -258,11 +259,22 @@ def _parse_object_string(text: str, tool_name: str) -> object:
             if isinstance(inner, dict):
                 return inner
     if not isinstance(parsed, dict):
-        kind = "array" if isinstance(parsed, list) else type(parsed).__name__
         raise ToolArgumentsError(
-            tool_name, [("root", f"arguments must be a JSON object, got a JSON {kind}")], text
+            tool_name,
+            [("root", f"arguments must be a JSON object, got {_json_kind(parsed)}")],
+            text,
         )
     return parsed
+
+
+def _json_kind(value: object) -> str:
+    """`value`'s kind in JSON's words ("a JSON array", "a JSON number"), as the model knows
+    them; a value JSON has no word for is named by its Python type."""
+    kinds = ((bool, "boolean"), (int | float, "number"), (str, "string"), (list | tuple, "array"))
+    for python, word in kinds:
+        if isinstance(value, python):
+            return f"a JSON {word}"
+    return type(value).__name__
 
 
 def _describe(error: ValidationError) -> tuple[str, str]:
