@@ -195,7 +195,8 @@ def check_schema(schema: object, *, what: str = "inputSchema") -> None:
         what: how to name it in the error text.
 
     Raises:
-        ConfigError: not a dict, or not valid against the meta-schema; the text says why.
+        ConfigError: not a dict, not valid against the meta-schema, or nested too deeply
+            to check; the text says why.
     """
     if not isinstance(schema, dict):
         raise ConfigError(
@@ -207,10 +208,17 @@ def check_schema(schema: object, *, what: str = "inputSchema") -> None:
     cls = validators.validator_for(schema, default=Draft202012Validator)
     try:
         cls.check_schema(schema)
+        check_schema_refs(schema, what=what)
     except SchemaError as exc:
         path = argument_path(exc.absolute_path)
         raise ConfigError(f"{what} is not a valid JSON Schema: {path}: {exc.message}") from None
-    check_schema_refs(schema, what=what)
+    except RecursionError:
+        # the meta-schema check takes several frames a level, so about a hundred levels of
+        # nesting exhaust Python's stack; no tool's arguments need that many
+        raise ConfigError(
+            f"{what} nests too deeply to check; flatten it, or name repeated parts in $defs "
+            "and point at them with $ref"
+        ) from None
 
 
 # ── the compiled-validator cache ─────────────────────────────────────────
