@@ -134,6 +134,9 @@ async def _call(
     )
     if resume is not None:
         sub._driver.held = resume.held
+        from yiemagent.loop import count_spent_before
+
+        count_spent_before(transcript_usage(resume.messages))  # the held run counted it
     if frame is not None:
         sub.subscribe(_forward(frame.emit, path, call_id))
     stop = signal.add_listener(lambda reason: sub.abort(reason or "the parent run was aborted"))

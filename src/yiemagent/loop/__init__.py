@@ -12,7 +12,9 @@ caller running the loop again and again on one transcript passes to `run_agent_l
 `transcript_problems`; `rejected_text` (the result text of a held call not approved, for
 the layers above that answer one without the loop; not re-exported by `yiemagent`);
 `count_spending` (what a `transform_context` spends on a model
-call of its own, counted against the run's `UsageLimits`); `preparing_prompt` (the system
+call of its own, counted against the run's `UsageLimits`) and `count_spent_before` (what a
+resumed sub-run's result carries that an earlier run counted; not re-exported by
+`yiemagent`); `preparing_prompt` (the system
 prompt and tools sent beside what a `transform_context` returns); `ABORT_GRACE_S`, the seconds a
 tool or a model stream gets to stop after an abort. Each function takes the seeds'
 arguments: `signal=None` means no abort and `emit` may be a plain or an async function.
@@ -56,7 +58,10 @@ from yiemagent.loop._tool_calls import (
     validate_tool_arguments as validate_tool_arguments,
 )
 from yiemagent.loop._transcript import transcript_problems as transcript_problems
-from yiemagent.loop._usage_limits import count_spending as count_spending
+from yiemagent.loop._usage_limits import (
+    count_spending as count_spending,
+    count_spent_before as count_spent_before,
+)
 
 __all__ = [
     "ABORT_GRACE_S",
@@ -64,6 +69,7 @@ __all__ = [
     "agent_loop",
     "agent_loop_continue",
     "count_spending",
+    "count_spent_before",
     "create_error_tool_result",
     "create_tool_result_message",
     "default_convert_to_llm",

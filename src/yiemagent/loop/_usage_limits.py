@@ -14,7 +14,9 @@ spent so far (tokens, USD and tool calls), so parallel sub-runs see each other's
 not only the budget left when they started. A nested meter's `reached()` and tool-call cap
 also ask the enclosing one. When the call ends, its result's usage replaces what was counted
 live (never counted twice); a result without usage (a call cut off by its timeout or an
-abort) keeps the live count; the nested tool calls stay counted.
+abort) keeps the live count; the nested tool calls stay counted. A call that resumes a
+sub-run held for approval says what the sub-run spent before (`count_spent_before`): the
+held run counted that, and the result, which carries the sub-run's total, counts the rest.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ __all__ = [
     "CallUsage",
     "UsageMeter",
     "count_spending",
+    "count_spent_before",
     "current_call_usage",
     "limit_text",
     "preparing_call",
@@ -47,7 +50,15 @@ class CallUsage:
     """What the runs nested in one tool call have spent so far, counted live in the meter of
     the run that made the call (`UsageMeter.start_call`); ignored once the call has ended."""
 
-    __slots__ = ("cost_usd", "ended", "input_tokens", "meter", "output_tokens", "tool_calls")
+    __slots__ = (
+        "before",
+        "cost_usd",
+        "ended",
+        "input_tokens",
+        "meter",
+        "output_tokens",
+        "tool_calls",
+    )
 
     def __init__(self, meter: UsageMeter) -> None:
         self.meter = meter
@@ -56,6 +67,8 @@ class CallUsage:
         self.cost_usd = 0.0
         self.tool_calls = 0
         self.ended = False
+        self.before: Usage | None = None
+        """What the call's result includes that an earlier run spent and counted."""
 
     def add(self, input_tokens: int, output_tokens: int, cost_usd: float) -> None:
         """Count spending of a run nested in the call (and pass it further out)."""
@@ -87,6 +100,16 @@ preparing_call: ContextVar[UsageMeter | None] = ContextVar("yiemagent_preparing"
 preparing_spent: ContextVar[Usage | None] = ContextVar("yiemagent_preparing_spent", default=None)
 """What preparing the model call made in this context has spent so far (added in place; the
 call's message gets it as `compaction_usage`)."""
+
+
+def count_spent_before(usage: Usage) -> None:
+    """Say that the result of the tool call running in this context will include `usage`,
+    spent by an earlier run that counted it: a sub-run held for approval in that run and
+    resumed in this one. This run's limits count only the rest of the result's usage.
+    Nothing outside a call of a run with limits."""
+    call = current_call_usage.get()
+    if call is not None and not call.ended:
+        call.before = usage
 
 
 def count_spending(usage: Usage | None) -> None:
@@ -196,10 +219,17 @@ class UsageMeter:
         self.running_calls -= call.tool_calls
         self.tool_calls += call.tool_calls  # they ran: they stay counted
         usage = result.usage
+        before = call.before
         if usage is None:
             spent = (call.input_tokens, call.output_tokens, call.cost_usd)
-        else:
+        elif before is None:
             spent = (usage.prompt_tokens, usage.output, usage.cost.total)
+        else:
+            spent = (
+                max(0, usage.prompt_tokens - before.prompt_tokens),
+                max(0, usage.output - before.output),
+                max(0.0, usage.cost.total - before.cost.total),
+            )
         self.input_tokens += spent[0]
         self.output_tokens += spent[1]
         self.cost_usd += spent[2]
