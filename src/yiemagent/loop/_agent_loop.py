@@ -734,31 +734,42 @@ async def _llm_context(
             messages = await await_apart(transformed) if isawaitable(transformed) else transformed
         finally:
             _preparing_prompt.reset(beside)
-        messages = _message_list(messages, "transform_context")
+        messages = _message_list(messages, "transform_context", len(context.messages))
     llm_messages: list[Message]
     if config.convert_to_llm is None or config.convert_to_llm is default_convert_to_llm:
         llm_messages = convert(messages) if convert else default_convert_to_llm(messages)
     else:
         converted = await await_apart(maybe_await(config.convert_to_llm(messages)))
-        llm_messages = list(_message_list(converted, "convert_to_llm"))
+        llm_messages = list(_message_list(converted, "convert_to_llm", len(messages)))
     return Context(context.system_prompt, llm_messages, list(context.tools))
 
 
-def _message_list(value: Any, hook: str) -> list[Any]:
-    """What `transform_context` or `convert_to_llm` returned, as a list (a tuple or another
-    iterable is listed).
+def _message_list(value: Any, hook: str, given: int) -> list[Any]:
+    """What `transform_context` or `convert_to_llm` returned from `given` messages, as a
+    list (a tuple or another iterable is listed).
 
     Raises:
         TypeError: it is no list of messages (None, a text, a mapping, one message), named
             with the hook: a text would otherwise be read as its letters, which no role
             matches, and the model called with no messages at all.
+        ValueError: it returned no messages from some: the model would be called with
+            nothing to answer (a filter that dropped everything).
     """
     if isinstance(value, list):
-        return value
-    if value is None or isinstance(value, str | bytes | Mapping) or not isinstance(value, Iterable):
+        listed = value
+    elif (
+        value is None or isinstance(value, str | bytes | Mapping) or not isinstance(value, Iterable)
+    ):
         kind = "None" if value is None else type(value).__name__
         raise TypeError(f"{hook} returned {kind}; return the list of messages")
-    return list(value)
+    else:
+        listed = list(value)
+    if given and not listed:
+        raise ValueError(
+            f"{hook} returned no messages (it was given {given}); the model needs at least "
+            "the latest one to answer"
+        )
+    return listed
 
 
 async def _stream_options(config: AgentLoopConfig, deadline: Deadline) -> StreamOptions:
