@@ -96,14 +96,15 @@ def setup(tmp_path: Path) -> tuple[Path, Path, Path]:
 
 @contextlib.contextmanager
 def replica(
-    script: Path, tools: Path, dsn: str, runs: Path
+    script: Path, tools: Path, dsn: str, runs: Path, *, agent: Path | None = None
 ) -> Iterator[tuple[subprocess.Popen[str], str]]:
-    """`yiem serve --tools TOOLS --sessions DSN --port P` as a process; yields (process, URL)
-    once it answers `/healthz`."""
+    """`yiem serve --tools TOOLS --sessions DSN --port P` (`--agent AGENT` instead of
+    `--tools` when given) as a process; yields (process, URL) once it answers `/healthz`."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    argv = ["serve", "--tools", str(tools), "--sessions", dsn, "--port", str(port)]
+    source = ["--tools", str(tools)] if agent is None else ["--agent", str(agent)]
+    argv = ["serve", *source, "--sessions", dsn, "--port", str(port)]
     proc = subprocess.Popen(
         [sys.executable, str(script), *argv, "--model", "faux/brain"],
         env={**os.environ, "YIEM_TEST_RUNS": str(runs)},
