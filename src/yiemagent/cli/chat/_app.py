@@ -52,6 +52,10 @@ logger = logging.getLogger(__name__)
 
 EXIT_HINT = "Press Ctrl-C again or Ctrl-D to exit."
 _TICK_S = 0.1
+_LEAVING_SIGNALS = tuple(
+    getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name)
+)
+"""The signals that end the chat as Ctrl-D does (`ChatApp.terminate`); no SIGHUP on Windows."""
 
 
 @contextlib.contextmanager
@@ -420,10 +424,11 @@ class ChatApp:
     _terminated = False
 
     def terminate(self) -> None:
-        """SIGTERM (a supervisor, `kill`, a closing terminal emulator): leave as Ctrl-D
-        does, so the run is aborted with every tool call answered, the MCP servers stop
-        and the terminal gets its echo back; the status is 143. A second one leaves at
-        once."""
+        """SIGTERM (a supervisor, `kill`) or SIGHUP (the terminal went away: its window
+        closed, `tmux kill-session`, an ssh connection lost): leave as Ctrl-D does, so the
+        run is aborted with every tool call answered in the stored session and the MCP
+        servers stop. After SIGTERM the terminal gets its echo back and the status is 143
+        (after SIGHUP there is no terminal to draw on). A second one leaves at once."""
         if self._terminated:
             os._exit(EXIT_TERMINATED)
         self._terminated = True
@@ -518,15 +523,17 @@ class ChatApp:
                     self.ask_held()
                 loop = asyncio.get_running_loop()
                 ticker = loop.create_task(self._tick())
-                with contextlib.suppress(NotImplementedError, RuntimeError):
-                    loop.add_signal_handler(signal.SIGTERM, self.terminate)
+                for signum in _LEAVING_SIGNALS:
+                    with contextlib.suppress(NotImplementedError, RuntimeError):
+                        loop.add_signal_handler(signum, self.terminate)
                 try:
                     code = await self.app.run_async()
                 finally:
                     ticker.cancel()
                     await self._shutdown()
-                    with contextlib.suppress(NotImplementedError, RuntimeError):
-                        loop.remove_signal_handler(signal.SIGTERM)
+                    for signum in _LEAVING_SIGNALS:
+                        with contextlib.suppress(NotImplementedError, RuntimeError):
+                            loop.remove_signal_handler(signum)
         finally:
             lib_logger.removeHandler(handler)
             lib_logger.propagate = propagate
