@@ -14,29 +14,92 @@ Bound: a file is imported and its `get_tool()` called on a daemon thread; a file
 finished within the bound is reported and left running there (Python cannot stop a thread).
 A `KeyboardInterrupt` or `SystemExit` raised by the file is its failure; a Ctrl-C of the user
 while loading reaches the waiting thread and stops the load as usual.
+
+Exit: `os._exit()` ends the process at once, with no exception, no `finally` and no line;
+called by a tool file at import (or by a library it imports), it would end the program that
+loads tools, with status 0 if it says so. While a thread imports a tool file (`no_exit`),
+`os._exit` called on that thread in this process raises `ExitCalled` instead, a failure of
+the file like `sys.exit()`; other threads, and a child forked meanwhile, exit as usual. A file
+can still end the process other ways (a signal to itself, a crash in C code): those are not
+silent (the shell shows the signal), and stopping them needs a child process per import.
 """
 
 from __future__ import annotations
 
 import builtins
+import contextlib
 import importlib
+import os
 import sys
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 from yiemagent.errors import ConfigError, exception_summary
 from yiemagent.files import import_file
 
-__all__ = ["FolderImports", "ToolFileError", "describe_failure", "import_tool_file"]
+__all__ = [
+    "ExitCalled",
+    "FolderImports",
+    "ToolFileError",
+    "describe_failure",
+    "import_tool_file",
+    "no_exit",
+]
 
 T = TypeVar("T")
 
 
 class ToolFileError(Exception):
     """A tool file failed to load; the text says why (without the file's path)."""
+
+
+class ExitCalled(BaseException):
+    """`os._exit(status)` called while a tool file loaded (`no_exit`); a BaseException, so
+    that the file's own `except Exception` does not swallow it."""
+
+    def __init__(self, status: object) -> None:
+        super().__init__(status)
+        self.status = status
+
+
+_exit_lock = threading.Lock()
+_exit_guarded: dict[int, int] = {}
+"""Thread ident → how many `no_exit` blocks it is in."""
+_exit_real: Callable[[int], NoReturn] = os._exit
+"""What `os._exit` was when the first guard began (what other threads still call)."""
+_exit_pid = os.getpid()
+
+
+def _guarded_exit(status: int) -> NoReturn:
+    if threading.get_ident() in _exit_guarded and os.getpid() == _exit_pid:
+        raise ExitCalled(status)
+    _exit_real(status)
+
+
+@contextlib.contextmanager
+def no_exit() -> Iterator[None]:
+    """`os._exit` called on this thread raises `ExitCalled` until the block ends."""
+    global _exit_real, _exit_pid
+    ident = threading.get_ident()
+    with _exit_lock:
+        if not _exit_guarded:
+            if os._exit is not _guarded_exit:
+                _exit_real = os._exit
+            _exit_pid = os.getpid()
+            setattr(os, "_exit", _guarded_exit)  # noqa: B010 (os._exit's type is exact)
+        _exit_guarded[ident] = _exit_guarded.get(ident, 0) + 1
+    try:
+        yield
+    finally:
+        with _exit_lock:
+            _exit_guarded[ident] -= 1
+            if not _exit_guarded[ident]:
+                del _exit_guarded[ident]
+            if not _exit_guarded and os._exit is _guarded_exit:
+                setattr(os, "_exit", _exit_real)  # noqa: B010
 
 
 class FolderImports:
@@ -130,6 +193,10 @@ def import_tool_file(
     abandoned = threading.Event()
 
     def run() -> None:
+        with no_exit():
+            load()
+
+    def load() -> None:
         try:
             module = _exec(path, module_name, imports)
         except BaseException as exc:
@@ -169,6 +236,8 @@ def _exec(path: Path, module_name: str, imports: FolderImports) -> ModuleType:
         return import_file(path, module_name, prepare=imports.prepare)
     except SystemExit as exc:
         raise ToolFileError(f"the file called sys.exit({exc.code!r})") from None
+    except ExitCalled as exc:
+        raise ToolFileError(f"the file called os._exit({exc.status!r})") from None
 
 
 def describe_failure(exc: BaseException) -> str:
@@ -176,6 +245,8 @@ def describe_failure(exc: BaseException) -> str:
     else `exception_summary` (this runs inside the handler, so it must not raise)."""
     if isinstance(exc, ToolFileError | ConfigError):
         return str(exc)
+    if isinstance(exc, ExitCalled):
+        return f"os._exit({exc.status!r}) was called"
     if isinstance(exc, SyntaxError):
         return f"SyntaxError: {exc.msg} (line {exc.lineno})"
     return exception_summary(exc)

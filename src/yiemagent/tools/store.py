@@ -18,6 +18,7 @@ from types import MappingProxyType, ModuleType
 
 from yiemagent.errors import ConfigError, ToolLoadError
 from yiemagent.tools._import_tool_file import (
+    ExitCalled,
     FolderImports,
     ToolFileError,
     describe_failure,
@@ -272,6 +273,8 @@ def _tool_from_module(module: ModuleType) -> AgentTool:
         raise ConfigError("defines no get_tool() function")
     try:
         tool = get_tool()
+    except ExitCalled as exc:
+        raise ConfigError(f"get_tool() called os._exit({exc.status!r})") from None
     except BaseException as exc:  # KeyboardInterrupt and SystemExit too: the file's failure
         raise ConfigError(f"get_tool() raised {describe_failure(exc)}") from None
     if not isinstance(tool, AgentTool):

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from yiemagent.errors import ConfigError, exception_summary
 from yiemagent.files import write_atomically
+from yiemagent.tools._import_tool_file import ExitCalled, describe_failure, no_exit
 from yiemagent.tools._render_tool_file import WRITTEN_MARK, WriteToolError, render_tool_file
 from yiemagent.tools.builtin import LIST_TOOLS_NAME
 from yiemagent.tools.schema import check_schema
@@ -383,13 +384,14 @@ def _import_in_isolation(source: str, target: Path, name: str) -> tuple[AgentToo
     sys.modules[module_name] = module  # dataclasses and typing look modules up while running
     try:
         code = compile(source, str(target), "exec")
-        exec(code, module.__dict__)  # the documented purpose of writeTool
-        tool = module.get_tool()
+        with no_exit():  # os._exit() in the file's import is its failure, not the program's end
+            exec(code, module.__dict__)  # the documented purpose of writeTool
+            tool = module.get_tool()
     except BaseException as exc:
         sys.modules.pop(module_name, None)
         if isinstance(exc, KeyboardInterrupt):
             raise
-        text = exception_summary(exc)
+        text = describe_failure(exc) if isinstance(exc, ExitCalled) else exception_summary(exc)
         raise WriteToolError(f"the new tool file failed to import: {text}") from None
     if not isinstance(tool, AgentTool):
         sys.modules.pop(module_name, None)
