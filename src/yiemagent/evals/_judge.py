@@ -36,6 +36,30 @@ VERDICT_SCHEMA: dict[str, Any] = {
 """What the judge must answer: the reason first, so the verdict follows from it; a short
 one, so a small model cannot run into its output limit before the verdict."""
 
+_CONSTRAINED_APIS = frozenset({"local", "openai-reply-schema"})
+"""The APIs whose decoding the output schema constrains (the embedded model's pipeline),
+so that a `maxLength` binds what the model writes."""
+
+
+def _verdict_schema(model: Model | None) -> dict[str, Any]:
+    """The verdict schema the judge asks `model` for.
+
+    Args:
+        model: The grading model; None is the embedded one.
+
+    Returns:
+        `VERDICT_SCHEMA` for a model whose decoding the schema constrains (its reason stays
+        short, so the verdict fits the output limit); for any other model the same schema
+        without the reason's `maxLength`: such a model reads the bound as a request it may
+        not keep, and a verdict refused for a long reason alone would fail the check, after
+        retries at the judge's cost, for an answer the judge passed.
+    """
+    if model is None or model.api in _CONSTRAINED_APIS:
+        return VERDICT_SCHEMA
+    reason = {k: v for k, v in VERDICT_SCHEMA["properties"]["reason"].items() if k != "maxLength"}
+    return {**VERDICT_SCHEMA, "properties": {**VERDICT_SCHEMA["properties"], "reason": reason}}
+
+
 JUDGE_SYSTEM = (
     "You grade an assistant's answer against a rubric. Read the question, the reference "
     "answer if there is one, and the answer. Give a short reason, then passed: true only "
@@ -83,7 +107,7 @@ class _Judge:
         model = get_model(self.model) if isinstance(self.model, str) else self.model
         agent = Agent(JUDGE_SYSTEM, model=model, max_turns=4)
         try:
-            reply = await agent.prompt(self.prompt(run), output_type=VERDICT_SCHEMA)
+            reply = await agent.prompt(self.prompt(run), output_type=_verdict_schema(model))
         except Exception as exc:  # a judge that fails fails the check, with its reason
             logger.info("judge failed: %r", exc)
             why = f"the judge failed: {' '.join(str(exc).split())}"
