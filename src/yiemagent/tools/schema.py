@@ -106,7 +106,8 @@ def validate_arguments_against_schema(
     schema does not allow null. Then JSON Schema 2020-12 validation (or the draft named by the
     schema's `$schema`). Arguments still invalid that a model wrapped once, in a key the schema
     does not declare (`{"arguments": {...}}`, or the schema's own shape `{"properties": {...}}`),
-    are the wrapped object when that validates.
+    are the wrapped object when that validates; arguments for a tool of one object parameter
+    sent as that object's fields are put under the parameter's name when that validates.
 
     Args:
         schema: the tool's `input_schema`; not mutated, and must not be mutated later (cached
@@ -152,13 +153,14 @@ def validate_arguments_against_schema(
             raise ToolArgumentsError(tool_name, [("root", "arguments must be an object")], received)
         logger.debug("repaired arguments of tool %s", tool_name)
         return repaired
-    inner = _wrapped(arguments, schema)
-    if inner is not None:
-        with contextlib.suppress(RecursionError):  # too deep: the wrapped call's errors stand
-            unwrapped = coerce_value(inner, schema, schema)
-            if isinstance(unwrapped, dict) and validator.is_valid(unwrapped):
-                logger.debug("unwrapped the arguments of tool %s", tool_name)
-                return unwrapped
+    for reshaped in (_wrapped(arguments, schema), _flattened(arguments, schema)):
+        if reshaped is None:
+            continue
+        with contextlib.suppress(RecursionError):  # too deep: the call's own errors stand
+            candidate = coerce_value(reshaped, schema, schema)
+            if isinstance(candidate, dict) and validator.is_valid(candidate):
+                logger.debug("reshaped the arguments of tool %s", tool_name)
+                return candidate
     errors.sort(key=_error_sort_key)
     raise ToolArgumentsError(tool_name, [_describe(e) for e in errors], received)
 
@@ -185,6 +187,17 @@ def _wrapped(arguments: dict[str, Any], schema: Mapping[str, Any]) -> dict[str, 
         return None
     inner = arguments[keys[0]]
     return inner if isinstance(inner, dict) else None
+
+
+def _flattened(arguments: dict[str, Any], schema: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The arguments of a tool whose one parameter is an object (a pydantic model), sent as
+    that object's own fields (`{"x": 4}` for `f(point: Point)`), put under the parameter's
+    name. The caller keeps it only when it validates where the sent arguments did not."""
+    declared = schema.get("properties")
+    if not isinstance(declared, Mapping) or len(declared) != 1 or not arguments:
+        return None
+    [name] = declared
+    return None if name in arguments else {name: arguments}
 
 
 def check_schema(schema: object, *, what: str = "inputSchema") -> None:

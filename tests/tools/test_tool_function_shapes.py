@@ -1,0 +1,204 @@
+"""`@tool` functions of the shapes pydantic-ai's tests/test_tools.py and openai-agents'
+tests/test_function_tool.py check, run end to end through an `Agent` on the faux model:
+what the model is offered, what the function receives, and what the model reads back.
+
+Where yiemagent differs by choice (docs/tools.md, "Defining a tool"): `*args`/`**kwargs`
+are refused when the tool is made (pydantic-ai folds them into the schema); bytes that are
+no image and no UTF-8 go back as base64 text, not a serialization error; a value pydantic
+cannot serialize goes back as its `str`."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+
+from yiemagent import Agent, ConfigError, ImageContent, ToolResultMessage, tool
+from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
+from yiemagent.types import text_of
+
+PNG = (
+    b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00"
+    b"\x1f\x15\xc4\x89\x00\x00\x00\rIDATx\x9cc\xf8\x0f\x00\x00\x01\x01\x00\x05\x18\xd8N\x00"
+    b"\x00\x00\x00IEND\xaeB`\x82"
+)
+
+
+class Point(BaseModel):
+    x: int
+    y: str = "d"
+
+
+async def results_of(tools: list[Any], *calls: Any) -> list[ToolResultMessage]:
+    fm = FauxModel([faux_message(*calls), "done"])
+    agent = Agent(model=fm.model, stream_fn=fm.stream_fn, tools=tools)
+    await agent.prompt("go")
+    return [m for m in agent.state.messages if isinstance(m, ToolResultMessage)]
+
+
+@tool
+def take_point(point: Point) -> str:
+    """Take a point.
+
+    Args:
+        point: where.
+    """
+    return point.model_dump_json()
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        pytest.param({"point": {"x": 4}}, id="under-the-parameter-name"),
+        pytest.param({"x": 4}, id="the-model-fields-alone"),
+        pytest.param({"x": "4"}, id="the-fields-alone-coerced"),
+    ],
+)
+async def test_one_model_parameter_takes_its_fields_wrapped_or_alone(arguments: Any) -> None:
+    # test_takes_just_model, test_single_base_model_arg_validator_accepts_wrapped_input
+    [result] = await results_of([take_point], faux_tool_call("take_point", arguments))
+
+    assert not result.is_error and json.loads(text_of(result.content)) == {"x": 4, "y": "d"}
+
+
+async def test_fields_alone_that_do_not_fit_the_model_get_the_call_s_own_errors() -> None:
+    [result] = await results_of([take_point], faux_tool_call("take_point", {"z": 1}))
+
+    assert result.is_error
+    assert "- root: 'point' is a required property" in text_of(result.content)
+    assert text_of(result.content).endswith('Received: {"z": 1}')
+
+
+@tool
+def spaced(a: int, b: int = 5, c: str | None = None) -> str:
+    """Space them."""
+    return f"{a},{b},{c}"
+
+
+def test_parameters_with_defaults_are_offered_as_optional() -> None:
+    # test_json_schema_required_parameters
+    assert spaced.input_schema["required"] == ["a"]
+    assert set(spaced.input_schema["properties"]) == {"a", "b", "c"}
+
+
+async def test_a_call_without_the_optional_parameters_gets_their_defaults() -> None:
+    # test_call_tool_without_unrequired_parameters
+    [with_a, with_all] = await results_of(
+        [spaced],
+        faux_tool_call("spaced", {"a": 1}),
+        faux_tool_call("spaced", {"a": 1, "b": 2, "c": "x"}),
+    )
+    assert [text_of(with_a.content), text_of(with_all.content)] == ["1,5,None", "1,2,x"]
+
+
+@tool
+def no_arguments() -> str:
+    return "nothing needed"
+
+
+@pytest.mark.parametrize("arguments", [{}, "", "null"])
+async def test_a_function_without_parameters_takes_no_arguments(arguments: Any) -> None:
+    # test_argless_function: offered as an empty object, called with nothing
+    assert no_arguments.input_schema == {"properties": {}, "type": "object"}
+    call = faux_tool_call("no_arguments", {})
+    if isinstance(arguments, str):
+        call.partial_json = arguments  # what a provider leaves for an empty or null text
+    [result] = await results_of([no_arguments], call)
+
+    assert not result.is_error and text_of(result.content) == "nothing needed"
+
+
+@tool
+def give_model(x: int) -> Point:
+    """Give a point."""
+    return Point(x=x, y="a")
+
+
+@tool
+def give_dict() -> dict[str, Any]:
+    """Give a mapping."""
+    return {"a": [1, 2], "b": None}
+
+
+@tool
+def give_none() -> None:
+    """Give nothing."""
+
+
+@tool
+def give_utf8() -> bytes:
+    """Give text bytes."""
+    return "🐈 Hello".encode()
+
+
+@tool
+def give_binary() -> bytes:
+    """Give binary bytes."""
+    return b"\x00 \x81"
+
+
+@tool
+def give_png() -> bytes:
+    """Give an image."""
+    return PNG
+
+
+class Opaque:
+    def __str__(self) -> str:
+        return "an opaque thing"
+
+
+@tool
+def give_opaque() -> Opaque:
+    """Give something pydantic cannot serialize."""
+    return Opaque()
+
+
+async def test_each_kind_of_return_value_reaches_the_model() -> None:
+    # test_return_pydantic_model, test_return_bytes, test_return_bytes_invalid,
+    # test_return_unknown
+    tools = [give_model, give_dict, give_none, give_utf8, give_binary, give_png, give_opaque]
+    calls = [faux_tool_call(t.name, {"x": 3} if t is give_model else {}) for t in tools]
+    results = await results_of(tools, *calls)
+
+    assert not any(r.is_error for r in results)
+    texts = {r.tool_name: r.content[0] for r in results}
+    assert json.loads(texts["give_model"].text) == {"x": 3, "y": "a"}  # type: ignore[union-attr]
+    assert json.loads(texts["give_dict"].text) == {"a": [1, 2], "b": None}  # type: ignore[union-attr]
+    assert texts["give_none"].text == "null"  # type: ignore[union-attr]
+    assert json.loads(texts["give_utf8"].text) == "🐈 Hello"  # type: ignore[union-attr]
+    assert texts["give_binary"].text == '"ACCB"'  # type: ignore[union-attr]
+    png = texts["give_png"]
+    assert isinstance(png, ImageContent) and png.mime_type == "image/png"
+    assert texts["give_opaque"].text == '"an opaque thing"'  # type: ignore[union-attr]
+
+
+def test_var_positional_and_keyword_parameters_are_refused_when_made() -> None:
+    # test_positional_or_keyword_with_var_args: pydantic-ai offers them; a model cannot
+    # name a positional rest, so here the tool is refused with what to change
+    def spread(a: int, *rest: int) -> int:
+        """Spread."""
+        return a
+
+    with pytest.raises(ConfigError, match="parameter 'rest' must be an ordinary or keyword-only"):
+        tool(spread)
+
+
+def test_two_tools_of_one_name_are_refused_naming_the_fix() -> None:
+    # test_tool_name_conflict_hint, openai-agents' duplicate function tools: refused, not
+    # "the last one wins"
+    def first() -> str:
+        return "1"
+
+    def second() -> str:
+        return "2"
+
+    fm = FauxModel([])
+    with pytest.raises(ConfigError, match=r"rename one \(@tool\(name=\.\.\.\)\)"):
+        Agent(
+            model=fm.model,
+            stream_fn=fm.stream_fn,
+            tools=[tool(first, name="same"), tool(second, name="same")],
+        )
