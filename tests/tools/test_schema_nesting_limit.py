@@ -1,7 +1,8 @@
 """A tool whose input schema nests deeper than the schema check can follow (openai-agents'
 `test_function_tool_rejects_deep_schema_before_copying`): refused where the tool is given,
 with one clear error that says what to change, not a `RecursionError` out of `jsonschema`
-(DESIGN §8). A deep but reasonable schema still works end to end."""
+(DESIGN §8). A deep but reasonable schema still works end to end, and arguments nested
+deeper than the tool's copy of them can follow are an argument error the model reads."""
 
 from __future__ import annotations
 
@@ -78,3 +79,27 @@ async def test_a_deep_but_reasonable_schema_runs() -> None:
 
     [result] = [m for m in agent.state.messages if isinstance(m, ToolResultMessage)]
     assert not result.is_error and json.loads(result.content[0].text) == value
+
+
+async def test_arguments_nested_too_deeply_to_copy_are_an_argument_error() -> None:
+    # the schema accepts any object; the value passes validation but is deeper than the
+    # copy the tool gets can follow: the model reads why, not Python's recursion message
+    ran: list[Any] = []
+
+    def execute(call_id: str, args: Any, signal: Any, on_update: Any) -> AgentToolResult:
+        ran.append(args)
+        return AgentToolResult(content="ran")
+
+    value: Any = "leaf"
+    for _ in range(700):
+        value = {"k": value}
+    anything = AgentTool("anything", "anything", "takes any object", {"type": "object"}, execute)
+    fm = FauxModel([faux_message(faux_tool_call("anything", {"v": value})), "done"])
+    agent = Agent(model=fm.model, stream_fn=fm.stream_fn, tools=[anything])
+    await agent.prompt("go")
+
+    [result] = [m for m in agent.state.messages if isinstance(m, ToolResultMessage)]
+    assert ran == [] and result.is_error
+    assert result.content[0].text.startswith(
+        'Invalid arguments for tool "anything":\n- root: arguments are nested too deeply\n'
+    )

@@ -760,7 +760,11 @@ def validate_tool_arguments(tool: AgentTool, args: Any) -> dict[str, Any]:
     validated = validate_arguments_against_schema(tool.input_schema, args, tool_name=tool.name)
     for key, value in validated.items():
         if isinstance(value, dict | list):
-            validated[key] = _copy_json(value)
+            try:
+                validated[key] = _copy_json(value)
+            except RecursionError:  # deeper than the schema check went: say so, as it does
+                too_deep = [("root", "arguments are nested too deeply")]
+                raise ToolArgumentsError(tool.name, too_deep, args) from None
         elif type(value) is float and value.is_integer():  # JSON Schema's integer 3.0
             validated[key] = _as_declared_int(tool.input_schema, key, value)
     if tool.validate_arguments is not None:
