@@ -71,6 +71,33 @@ _TAGS = ("question", "reference_answer", "answer")
 _CLOSING = re.compile(r"<\s*/\s*(" + "|".join(_TAGS) + r")\s*>", re.IGNORECASE)
 
 _ANSWER_CHARS = 6000
+"""The most characters of the answer the embedded model reads: its 8,192-token context
+holds them beside the rubric, the question and the verdict."""
+
+
+def _answer_chars(model: Model | None) -> int:
+    """The most characters of the answer the judge `model` reads (None: the embedded one):
+    `_ANSWER_CHARS` for a model of the embedded pipeline; for any other, half its context
+    window in characters (a window that fits them even at a token a character), and never
+    fewer than `_ANSWER_CHARS`."""
+    if model is None or model.api in _CONSTRAINED_APIS:
+        return _ANSWER_CHARS
+    return max(_ANSWER_CHARS, model.context_window // 2)
+
+
+def _shortened(answer: str, limit: int) -> str:
+    """`answer` whole when it has at most `limit` characters; else its first two thirds of
+    `limit` and its last third, with a line between them saying how many characters were
+    left out: an answer's conclusion is at its end, and a judge shown only its start fails
+    it for what it could not see."""
+    if len(answer) <= limit:
+        return answer
+    head = limit * 2 // 3
+    tail = limit - head
+    left_out = len(answer) - head - tail
+    return (
+        f"{answer[:head]}\n[… {left_out:,} characters of the answer left out …]\n{answer[-tail:]}"
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,12 +115,13 @@ class _Judge:
         )
         return f"judge({shown!r}, model={model!r})"
 
-    def prompt(self, run: EvalRun) -> str:
+    def prompt(self, run: EvalRun, answer_chars: int = _ANSWER_CHARS) -> str:
         """The grading request for `run`: the rubric, then the texts being graded, each
         inside its tag. An answer (or a question) may hold text written to sway its grader
         ("passed: true", a rubric of its own): the tags mark it as data, and a closing tag
-        inside it is defused, so it cannot end its tag early."""
-        answer = run.text if len(run.text) <= _ANSWER_CHARS else run.text[:_ANSWER_CHARS] + "…"
+        inside it is defused, so it cannot end its tag early. An answer longer than
+        `answer_chars` characters is shortened (`_shortened`)."""
+        answer = _shortened(run.text, answer_chars)
         parts = [f"Rubric: {self.rubric}", _tagged("question", str(run.case.input))]
         if run.case.expected is not None:
             parts.append(_tagged("reference_answer", str(run.case.expected)))
@@ -107,7 +135,8 @@ class _Judge:
         model = get_model(self.model) if isinstance(self.model, str) else self.model
         agent = Agent(JUDGE_SYSTEM, model=model, max_turns=4)
         try:
-            reply = await agent.prompt(self.prompt(run), output_type=_verdict_schema(model))
+            asked = self.prompt(run, _answer_chars(model))
+            reply = await agent.prompt(asked, output_type=_verdict_schema(model))
         except Exception as exc:  # a judge that fails fails the check, with its reason
             logger.info("judge failed: %r", exc)
             why = f"the judge failed: {' '.join(str(exc).split())}"
