@@ -6,6 +6,8 @@ the batch would have without the hold; the model is not asked again (it was, and
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -167,3 +169,59 @@ async def test_an_output_function_beside_a_held_call_runs_once(resumer: str) -> 
     assert isinstance(reply, OutputMessage) and reply.output == "PAID"
     assert saved == ["paid"] and paid == ["c1"]
     assert fm.call_count == 1  # the model is not asked again
+
+
+async def test_the_resumed_runs_answer_is_the_message_that_gave_the_output() -> None:
+    """The resumed run makes no model call: its answer is the held reply that gave the
+    output, as it is for a run that was never held. It was a made-up message with stop
+    reason "error" ("The run ended before the model answered"), which the agent's
+    `state.error_message` kept and `yiem run` printed nothing for."""
+    fm = FauxModel([pay_and_answer()])
+    agent = agent_on(fm, None, [])
+    await agent.prompt("pay, then tell me who Ann is")
+    agent.approve("c1")
+
+    reply = await agent.resume()
+
+    [gave] = [m for m in agent.state.messages if m.role == "assistant"]
+    assert (reply.stop_reason, reply.error_message, reply.agent) == ("toolUse", None, "assistant")
+    assert reply.content == gave.content and reply.timestamp == gave.timestamp
+    assert reply.output == Person(name="Ann", age=31)
+    assert agent.state.error_message is None
+
+
+def test_yiem_run_prints_the_output_given_beside_a_call_it_approved(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`yiem run --agent` of an agent file with an `output_schema`: the run it resumed
+    after `--yes` ended with the output, and nothing was printed (exit 0, empty stdout):
+    the printer looked for the output tool's call among the resumed run's messages."""
+    import yiemagent.cli.main as cli_main_module
+    from yiemagent.cli.main import main
+
+    (tmp_path / "tools").mkdir()
+    (tmp_path / "tools" / "pay.py").write_text(PAY_TOOL)
+    (tmp_path / "person.json").write_text(json.dumps(Person.model_json_schema()))
+    team = tmp_path / "team.toml"
+    team.write_text('[agents.clerk]\ntools = ["tools"]\noutput_schema = "person.json"\n')
+    fm = FauxModel([pay_and_answer()], model_id="held-output")
+    monkeypatch.setattr(cli_main_module, "resolve_model", lambda *args: fm.model)
+
+    assert main(["run", "--agent", str(team), "--yes", "pay"]) == 0
+
+    out, err = capsys.readouterr()
+    assert json.loads(out) == {"name": "Ann", "age": 31}, err
+    assert "approved (--yes): pay({})" in err
+
+
+PAY_TOOL = '''
+from yiemagent import tool
+
+@tool(requires_approval=True)
+def pay() -> str:
+    """Pay the bill."""
+    return "paid"
+
+def get_tool():
+    return pay
+'''

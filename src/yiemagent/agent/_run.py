@@ -882,6 +882,11 @@ class RunRecorder:
             self.end = event
 
 
+_ENDS_OF_A_BATCH = ("awaiting_approval", "stop")
+"""How a resumed run ends when its held batch alone ends it: holding calls again, or with
+the output given beside the held calls (no model call, so no new assistant message)."""
+
+
 def final_message(
     new: Sequence[AgentMessage],
     recorder: RunRecorder,
@@ -892,9 +897,10 @@ def final_message(
     """A run's answer: after a terminating batch the "tool_use_terminated" summary of
     its results, else the run's last assistant message; a run aborted after
     that message answers with a new, empty "aborted" message (not in the history). A
-    resumed run that holds calls again before any model call (a sub-agent's next held
-    call) answers with the message of `earlier` (the transcript before it) whose calls
-    still wait, as the run that first held them did."""
+    resumed run that ends before any model call answers with the message of `earlier`
+    (the transcript before it) whose held calls it answered: one that holds calls again
+    (a sub-agent's next held call), as the run that first held them did, and one whose
+    batch gave the output beside the held calls, as a run never held would."""
     turn = recorder.last_turn
     if recorder.end is not None and recorder.end.reason == "terminate" and turn is not None:
         content: list[Any] = [TextContent("Tool execution completed.")]
@@ -912,7 +918,7 @@ def final_message(
             error_message="One or more tool calls failed" if failed else None,
         )
     last = next((m for m in reversed(new) if isinstance(m, AssistantMessage)), None)
-    if last is None and recorder.end is not None and recorder.end.reason == "awaiting_approval":
+    if last is None and recorder.end is not None and recorder.end.reason in _ENDS_OF_A_BATCH:
         last = next((m for m in reversed(earlier) if isinstance(m, AssistantMessage)), None)
     ended_by_abort = recorder.end is not None and recorder.end.reason == "aborted"
     if last is not None and (last.stop_reason == "aborted" or not ended_by_abort):

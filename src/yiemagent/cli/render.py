@@ -96,17 +96,17 @@ def _terminal(out: IO[str]) -> bool:
 def output_answer(end: AgentEndEvent) -> str | None:
     """The run's validated output as JSON text when the answer came through the output
     tool, so that no text shown holds it (as `yiem serve` and `yiem batch` give it); None
-    otherwise (no output type, or the final text is the JSON already)."""
+    otherwise (no output type, or the final text is the JSON already). A resumed run
+    whose held batch gave the output has no assistant message of its own: its output
+    came through the tool too."""
     if end.reason != "stop" or end.output is None:
         return None
     from pydantic_core import to_jsonable_python
 
-    for message in reversed(end.messages):
-        if isinstance(message, AssistantMessage):
-            if not message.tool_calls:
-                return None
-            return json.dumps(to_jsonable_python(end.output), ensure_ascii=False)
-    return None
+    last = next((m for m in reversed(end.messages) if isinstance(m, AssistantMessage)), None)
+    if last is not None and not last.tool_calls:
+        return None
+    return json.dumps(to_jsonable_python(end.output), ensure_ascii=False)
 
 
 def usage_line(usage: Usage, elapsed_s: float) -> str:
