@@ -194,22 +194,35 @@ sys.exit(main(sys.argv[1:]))
 """
 
 
-def test_a_model_whose_sdk_is_missing_is_said_before_its_key(tmp_path: Path) -> None:
-    """Without the openai extra, the warning said "no API key"; a key set, every run still
-    failed, on the missing SDK. The SDK, with its install command, is said instead."""
+@pytest.mark.parametrize("with_agent_file", [False, True], ids=["model", "agent-file"])
+def test_a_model_whose_sdk_is_missing_refuses_to_start(
+    tmp_path: Path, with_agent_file: bool
+) -> None:
+    """Without the openai extra, `yiem serve` warned and served, and every run failed on the
+    missing SDK, which no key and no agent file's function can give: it refuses to start,
+    in one line with the install command, as `yiem run` fails; with `--agent`, for the
+    entry agent's model."""
     script = tmp_path / "without_openai.py"
     script.write_text(WITHOUT_OPENAI)
-    argv = ["--model", "openai/gpt-4o-mini", "--sessions", str(tmp_path / "s.db")]
-    server, url, _, warnings = start_serve(*argv, script=script)
-    try:
-        assert warnings == [
-            f"yiem serve: warning: the openai SDK is not installed ({install_hint('openai')}), "
-            "so openai/gpt-4o-mini's runs fail"
-        ]
-        assert httpx.get(f"{url}/healthz").status_code == 200
-    finally:
-        server.kill()
-        server.wait()
+    argv = ["--model", "openai/gpt-4o-mini"]
+    if with_agent_file:
+        team = tmp_path / "team.toml"
+        team.write_text('[agents.helper]\nmodel = "openai/gpt-4o-mini"\n')
+        argv = ["--agent", str(team), "--model", "openai-compatible/m", "--base-url",
+                "http://127.0.0.1:9/v1"]  # fmt: skip
+    argv += ["--sessions", str(tmp_path / "s.db")]
+    proc = subprocess.run(
+        [sys.executable, str(script), "serve", "--port", "0", *argv],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "OPENAI_API_KEY": "sk-test-not-used"},
+    )
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stderr.splitlines() == [
+        f"yiem: error: the openai SDK is not installed: {install_hint('openai')} "
+        "(openai/gpt-4o-mini needs it for every run)"
+    ]
 
 
 def test_the_banner_counts_the_tools_in_the_singular_and_the_plural(tmp_path: Path) -> None:

@@ -115,21 +115,33 @@ def _load_embedded(model: Model) -> None:
         interruptible(lambda: load_runtime(spec))
 
 
+def _refuse_without_sdk(model: Model | None) -> None:
+    """Refuse to serve when the SDK of `model` (the one every run starts with) is not
+    installed: no key and no agent file's function can give it, so every run would fail.
+
+    Raises:
+        CliError: the SDK is missing (one line with the install command).
+    """
+    if model is not None and (extra := missing_sdk(model)) is not None:
+        raise CliError(
+            f"the {extra} SDK is not installed: {install_hint(extra)} "
+            f"({model.provider}/{model.id} needs it for every run)"
+        )
+
+
 def _warn_without_key(model: Model | None) -> None:
-    """One warning line when `model`'s API needs an SDK that is not installed (said first:
-    a key alone would not help) or a key the environment lacks. Not a refusal (an agent
-    file's function may give its agent a key of its own), but without it every run failed
-    with nothing said at the start."""
-    if model is None:
+    """One warning line when `model`'s API needs a key the environment lacks. Not a
+    refusal (an agent file's function may give its agent a key of its own), but without it
+    every run failed with nothing said at the start."""
+    if model is None or (variable := missing_api_key(model)) is None:
         return
     name = f"{model.provider}/{model.id}"
-    if (extra := missing_sdk(model)) is not None:
-        problem = f"the {extra} SDK is not installed ({install_hint(extra)}), so {name}'s"
-    elif (variable := missing_api_key(model)) is not None:
-        problem = f"no API key for {name}: set {variable} in the environment, or its"
-    else:
-        return
-    print(f"yiem serve: warning: {problem} runs fail", file=sys.stderr, flush=True)
+    print(
+        f"yiem serve: warning: no API key for {name}: set {variable} in the environment, "
+        "or its runs fail",
+        file=sys.stderr,
+        flush=True,
+    )
 
 
 def _agent_file(
@@ -227,6 +239,7 @@ def serve(
     team, entry_model = _agent_file(agent, resolved, tools, system) if agent else (None, resolved)
     agent_tools = [] if team else _tools(tools, resolved)
     try:
+        _refuse_without_sdk(entry_model)
         sock = _listen(host, port)
         store = open_store(sessions)
     except BaseException:
