@@ -388,6 +388,7 @@ class TeamRun:
         team = self
 
         async def speaking_stream(model: Model, context: Any, options: Any = None) -> Any:
+            _name_on_span(team.active.name)  # the chat span's, current here
             inner = team.active._driver.stream_fn
             if inner is None:
                 from yiemagent.ai import stream as inner
@@ -802,6 +803,19 @@ def _reachable(entry: AgentLike) -> list[AgentLike]:
             if all(handoff.agent is not other for other in seen):
                 seen.append(handoff.agent)
     return seen
+
+
+def _name_on_span(agent: str) -> None:
+    """Name `agent` as the one making the current span's call (`gen_ai.agent.name` on a
+    model call's `chat` span), when OpenTelemetry is in use: after a handoff the target
+    speaks inside the run span that names the entry."""
+    if "opentelemetry.trace" not in sys.modules:
+        return
+    from opentelemetry import trace
+
+    span = trace.get_current_span()
+    if span.is_recording():
+        span.set_attribute("gen_ai.agent.name", agent)
 
 
 def _span_event(source: str, target: str, reason: str) -> None:

@@ -134,17 +134,19 @@ class OtelObserver:
         span = self._tracer.start_span(
             f"invoke_agent {name}", kind=SpanKind.INTERNAL, attributes=attributes
         )
-        return _RunSpan(self._tracer, span, self._content)
+        return _RunSpan(self._tracer, span, self._content, config.agent_name)
 
 
 class _RunSpan:
-    __slots__ = ("_content", "_context", "_span", "_tracer")
+    __slots__ = ("_agent", "_content", "_context", "_span", "_tracer")
 
-    def __init__(self, tracer: trace.Tracer, span: Span, content: bool) -> None:
+    def __init__(self, tracer: trace.Tracer, span: Span, content: bool, agent: str | None) -> None:
         self._tracer = tracer
         self._span = span
         self._content = content
         self._context = trace.set_span_in_context(span)
+        self._agent = agent
+        """The run's agent, named on its chat spans (a team names the speaker over it)."""
 
     def activate(self) -> AbstractContextManager[object]:
         return _attached(self._context, self._content)
@@ -156,6 +158,8 @@ class _RunSpan:
             "gen_ai.provider.name": model.provider,
             "gen_ai.request.model": model.id,
         }
+        if self._agent:
+            attributes["gen_ai.agent.name"] = self._agent
         if options.temperature is not None:
             attributes["gen_ai.request.temperature"] = options.temperature
         if options.max_tokens is not None:
