@@ -479,10 +479,30 @@ class RunDriver:
         return emit
 
     async def _notify(self, event: AgentEvent, signal: AbortSignal) -> None:
+        """Tell `on_event`, then each listener. One that is still waiting `ABORT_GRACE_S`
+        after the run's abort is left behind, so a listener that ignores the abort cannot
+        keep the run from ending."""
         if self._on_event is not None:
-            await self._on_event(event)
+            pending = self._on_event.now(event)
+            if pending is not None:
+                await _within_abort_grace(pending, signal, "on_event", event)
         for listener in self._listeners_snapshot:
-            await listener(event, signal)
+            pending = listener.now(event, signal)
+            if pending is not None:
+                await _within_abort_grace(pending, signal, "an agent listener", event)
+
+
+async def _within_abort_grace(
+    pending: Awaitable[Any], signal: AbortSignal, what: str, event: AgentEvent
+) -> None:
+    """Await a `GuardedSink`'s `pending` work (it never raises) within the abort grace;
+    one that outlives it is logged and abandoned."""
+    from yiemagent.loop import within_abort_grace
+
+    try:
+        await within_abort_grace(pending, signal, what)
+    except YiemAgentError as exc:
+        logger.warning("%s on %s; the run goes on without it", exc, event.type)
 
 
 class LoopTranscript:

@@ -16,7 +16,9 @@ call of its own, counted against the run's `UsageLimits`) and `count_spent_befor
 resumed sub-run's result carries that an earlier run counted; not re-exported by
 `yiemagent`); `preparing_prompt` (the system
 prompt and tools sent beside what a `transform_context` returns); `ABORT_GRACE_S`, the seconds a
-tool or a model stream gets to stop after an abort. Each function takes the seeds'
+tool or a model stream gets to stop after an abort, and `within_abort_grace`, which gives the
+same grace to other code a run awaits (the Agent's listeners; not re-exported by
+`yiemagent`). Each function takes the seeds'
 arguments: `signal=None` means no abort and `emit` may be a plain or an async function.
 
 The modules are private: `_agent_loop` (the run, its turns, the model call, the transcript
@@ -40,7 +42,10 @@ from yiemagent.loop._agent_loop import (
     run_agent_loop_continue as run_agent_loop_continue,
     stream_assistant_response as stream_assistant_response,
 )
-from yiemagent.loop._execution import ABORT_GRACE_S as ABORT_GRACE_S
+from yiemagent.loop._execution import (
+    ABORT_GRACE_S as ABORT_GRACE_S,
+    within_abort_grace as within_abort_grace,
+)
 from yiemagent.loop._tool_calls import (
     create_error_tool_result as create_error_tool_result,
     create_tool_result_message as create_tool_result_message,
@@ -90,4 +95,5 @@ __all__ = [
     "stream_assistant_response",
     "transcript_problems",
     "validate_tool_arguments",
+    "within_abort_grace",
 ]
