@@ -172,8 +172,9 @@ def messages_to_openai(
             input gets a note in place of each image; Mistral wants the tool's name on a tool
             message and an assistant message between tool results and a user message; DeepSeek
             thinking and Kimi want `reasoning_content` on every assistant message; a model's own
-            thinking goes back in its reasoning field, and Gemini's thought signatures with
-            their calls (in `reasoning_details` through OpenRouter). None: the plain
+            thinking goes back in its reasoning field (Claude's through LiteLLM also as its
+            signed `thinking_blocks`), and Gemini's thought signatures with their calls (in
+            `reasoning_details` through OpenRouter). None: the plain
             format (`system` role, images sent, no thinking).
 
     Returns:
@@ -296,6 +297,9 @@ def _assistant(message: AssistantMessage, model: Model | None) -> list[dict[str,
         field_name = thinking[0].signature
         if field_name in REASONING_FIELDS:
             out[field_name] = "\n".join(b.thinking for b in thinking)
+    blocks = _thinking_blocks(message) if same_model else []
+    if blocks:  # LiteLLM: Claude's thinking, signed, which its next turn must start with
+        out["thinking_blocks"] = blocks
     if model is not None and _needs_reasoning_content(model):
         # DeepSeek in thinking mode and Kimi refuse an assistant message without the field
         # ("Missing `reasoning_content` field", "thinking is enabled but reasoning_content is
@@ -310,6 +314,26 @@ def _assistant(message: AssistantMessage, model: Model | None) -> list[dict[str,
     if out["content"] is None and not calls:
         return []  # providers reject an assistant message with neither
     return [out]
+
+
+def _thinking_blocks(message: AssistantMessage) -> list[dict[str, Any]]:
+    """The thinking blocks of `message` that came as entries of `thinking_blocks` (their
+    signature is the entry as JSON, see `providers.openai_completions`), as those entries
+    again, in order: a thinking one with its text and signature, a redacted one with its
+    data. A block whose signature never arrived (a stream cut off) is not one of them."""
+    out: list[dict[str, Any]] = []
+    for block in message.content:
+        if not isinstance(block, ThinkingContent):
+            continue
+        entry = signature_object(block.signature)
+        if entry is None:
+            continue
+        if entry.get("type") == "thinking" and not block.redacted:
+            signature = entry.get("signature")
+            out.append({"type": "thinking", "thinking": block.thinking, "signature": signature})
+        elif entry.get("type") == "redacted_thinking" and block.redacted:
+            out.append({"type": "redacted_thinking", "data": entry.get("data")})
+    return out
 
 
 def openai_tool(tool: AgentTool) -> dict[str, Any]:

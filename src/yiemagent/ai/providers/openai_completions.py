@@ -18,9 +18,10 @@ role go to OpenAI only; reasoning effort
 goes as `reasoning_effort` (OpenRouter: `reasoning.effort`; its encrypted
 `reasoning_details` entry for a call goes back with the call). Thinking received in a
 `reasoning_content`/`reasoning`/`reasoning_text` delta field is stored with that field name as
-its signature and sent back in the same field to the same model; other models' thinking is
-not sent. `on_payload(body)` may return a new body; `on_response` gets
-`{"status": int, "headers": dict}` of the response.
+its signature and sent back in the same field to the same model; thinking a LiteLLM proxy
+also sends as `thinking_blocks` (Claude's, signed; redacted blocks too) goes back to the same
+model as those entries; other models' thinking is not sent. `on_payload(body)` may return a
+new body; `on_response` gets `{"status": int, "headers": dict}` of the response.
 """
 
 from __future__ import annotations
@@ -201,6 +202,7 @@ class _Assembler:
             delta = choice.delta
             if delta is None:
                 continue
+            said = False  # thinking text this delta gave in a reasoning field
             for name in REASONING_FIELDS:
                 value = getattr(delta, name, None)
                 if isinstance(value, str) and value:
@@ -208,7 +210,10 @@ class _Assembler:
                     self._open_waiting()
                     self.current = None
                     self.builder.thinking_delta(value, None if self._thinking_open() else name)
+                    said = True
                     break
+            for block in _field(delta, "thinking_blocks") or ():
+                self._thinking_block(block, said=said)
             refusal = getattr(delta, "refusal", None)  # OpenAI: the model declines, in words
             content = refusal if isinstance(refusal, str) and refusal else delta.content
             if isinstance(content, list):  # Mistral: chunks of text and thinking
@@ -246,6 +251,53 @@ class _Assembler:
                         self._open_waiting()
                         self.current = None
                         self.builder.thinking_delta(text)
+
+    def _thinking_block(self, block: Any, *, said: bool) -> None:
+        """An entry of `thinking_blocks`, LiteLLM's form of Claude's thinking: a piece of a
+        thinking block's text (LiteLLM also sends it as `reasoning_content`, `said`: taken
+        from there already), the block's signature, which ends it, or a redacted block.
+        A signed or redacted block's signature becomes the entry as JSON (without the
+        text), so that the block goes back as the entry it came as: LiteLLM builds the
+        next request's Anthropic thinking blocks from `thinking_blocks` alone."""
+        kind = _field(block, "type")
+        if kind == "redacted_thinking":
+            data = _field(block, "data")
+            if isinstance(data, str) and data:
+                self.streamed = True
+                self._open_waiting()
+                self.current = None
+                self.builder.end_block()  # a block of its own, apart from any thinking before
+                entry = {"type": "redacted_thinking", "data": data}
+                self.builder.thinking_delta("", json.dumps(entry))
+                redacted = self.builder.message.content[-1]
+                assert isinstance(redacted, ThinkingContent)
+                redacted.redacted = True
+                self.builder.end_block()
+            return
+        if kind != "thinking":
+            return
+        text = _field(block, "thinking")
+        if isinstance(text, str) and text and not said:
+            self.streamed = True
+            self._open_waiting()
+            self.current = None
+            self.builder.thinking_delta(text)
+        signature = _field(block, "signature")
+        if not (isinstance(signature, str) and signature):
+            return
+        signed = self.builder.open_block
+        if not isinstance(signed, ThinkingContent):  # the block's text came before a call
+            earlier = [
+                b
+                for b in self.builder.message.content
+                if isinstance(b, ThinkingContent) and not b.redacted
+            ]
+            signed = earlier[-1] if earlier else None
+        if signed is None:
+            return
+        signed.signature = json.dumps({"type": "thinking", "signature": signature})
+        if signed is self.builder.open_block:
+            self.builder.end_block()  # thinking after it is another block
 
     def _thinking_open(self) -> bool:
         content = self.builder.message.content

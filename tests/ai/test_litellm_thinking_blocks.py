@@ -1,0 +1,106 @@
+"""Claude's thinking through a LiteLLM proxy's Chat Completions goes back with its signature.
+
+LiteLLM streams a Claude model's thinking as `reasoning_content` beside `thinking_blocks`
+(the text in pieces, then the block's `signature`; a redacted block as its `data`), and
+builds the Anthropic thinking blocks of the next request from an assistant message's
+`thinking_blocks` only. With thinking on, Anthropic refuses a turn whose tool calls come
+without the thinking that led to them ("Expected `thinking` or `redacted_thinking`, but
+found `tool_use`"): openai/openai-agents-python#1704 and #678, BerriAI/litellm#15601. The
+thinking went back as `reasoning_content` alone, without its signature, so the turn after
+every tool call failed. It now goes back as the `thinking_blocks` it came as, also from a
+session stored and opened again; another model gets its text only."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.ai.servers import ReplayServer, openai_chunks, sse_reply
+from yiemagent import Agent, AgentTool
+from yiemagent.ai import get_model
+from yiemagent.sessions import SqliteSessionStore
+
+pytestmark = pytest.mark.timeout(120)
+
+SIGNATURE = "EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds"
+REDACTED = "EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qpP"
+THOUGHT = "I should check the weather."
+THINKING_BLOCKS = [
+    {"type": "thinking", "thinking": THOUGHT, "signature": SIGNATURE},
+    {"type": "redacted_thinking", "data": REDACTED},
+]
+
+
+def thinking(text: str, signature: str | None = None) -> dict[str, Any]:
+    """A delta of LiteLLM's stream for a piece of Claude's thinking."""
+    block = {"type": "thinking", "thinking": text, "signature": signature}
+    return {"reasoning_content": text, "thinking_blocks": [block]}
+
+
+def a_thoughtful_call() -> list[str]:
+    """What LiteLLM streams for Claude thinking, then calling `get_weather`."""
+    return openai_chunks(
+        {"role": "assistant", "content": "", **thinking("I should check ")},
+        thinking("the weather."),
+        thinking("", SIGNATURE),
+        {"thinking_blocks": [{"type": "redacted_thinking", "data": REDACTED}]},
+        {"tool_calls": [{"index": 0, "id": "toolu_01", "type": "function",
+                         "function": {"name": "get_weather", "arguments": ""}}]},
+        {"tool_calls": [{"index": 0, "function": {"arguments": '{"city": "Paris"}'}}]},
+        finish_reason="tool_calls",
+    )  # fmt: skip
+
+
+def weather() -> list[AgentTool]:
+    schema = {"type": "object", "properties": {"city": {"type": "string"}}}
+    return [AgentTool("get_weather", "get_weather", "weather", schema, lambda *_: "sunny")]
+
+
+def assistant_messages(body: dict[str, Any]) -> list[dict[str, Any]]:
+    return [m for m in body["messages"] if m["role"] == "assistant"]
+
+
+async def test_thinking_goes_back_to_the_proxy_as_its_thinking_blocks(
+    server: ReplayServer, tmp_path: Path
+) -> None:
+    server.enqueue(
+        sse_reply(a_thoughtful_call()),
+        sse_reply(openai_chunks({"content": "Sunny in Paris."})),
+        sse_reply(openai_chunks({"content": "Still sunny."})),
+        sse_reply(openai_chunks({"content": "Sunny again."})),
+    )
+    claude = get_model(
+        "openai-compatible/claude-sonnet-4-5", base_url=server.url + "/v1", reasoning=True
+    )
+    store = SqliteSessionStore(tmp_path / "sessions.db")
+    agent = Agent(
+        model=claude, tools=weather(), reasoning="medium", session_store=store, session_id="s"
+    )
+    reply = await agent.prompt("Weather in Paris?")
+    assert reply.text == "Sunny in Paris."
+    await agent.close()
+
+    [turn] = assistant_messages(server.requests[1].body)
+    assert turn["thinking_blocks"] == THINKING_BLOCKS  # before: reasoning_content alone
+    assert [call["id"] for call in turn["tool_calls"]] == ["toolu_01"]
+
+    # a new Agent on the stored session sends the same turn, byte for byte
+    reopened = SqliteSessionStore(tmp_path / "sessions.db")
+    again = Agent(
+        model=claude, tools=weather(), reasoning="medium", session_store=reopened, session_id="s"
+    )
+    assert (await again.prompt("And now?")).text == "Still sunny."
+    kept = assistant_messages(server.requests[2].body)[0]
+    assert json.dumps(kept) == json.dumps(turn)
+    await again.close()
+
+    # another model gets the thinking's text, never a signature it cannot check
+    other = get_model("openai-compatible/gpt-oss-120b", base_url=server.url + "/v1")
+    third = Agent(model=other, tools=weather(), session_store=reopened, session_id="s")
+    assert (await third.prompt("Tomorrow?")).text == "Sunny again."
+    sent = json.dumps(server.requests[3].body)
+    assert THOUGHT in sent and SIGNATURE not in sent and REDACTED not in sent
+    await third.close()
