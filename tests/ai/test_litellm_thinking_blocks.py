@@ -17,11 +17,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, strategies as st
 
+from tests.ai._stream_kit import fragments, property_settings, streamed
 from tests.ai.servers import ReplayServer, openai_chunks, sse_reply
 from yiemagent import Agent, AgentTool
 from yiemagent.ai import get_model
+from yiemagent.ai.openai_wire import messages_to_openai
+from yiemagent.ai.providers.openai_completions import stream_openai_completions
 from yiemagent.sessions import SqliteSessionStore
+from yiemagent.types.messages import UserMessage
+from yiemagent.types.model import Context, StreamOptions
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -104,3 +110,63 @@ async def test_thinking_goes_back_to_the_proxy_as_its_thinking_blocks(
     sent = json.dumps(server.requests[3].body)
     assert THOUGHT in sent and SIGNATURE not in sent and REDACTED not in sent
     await third.close()
+
+
+Turn = tuple[list[dict[str, Any]], list[dict[str, Any]]]
+"""(the thinking blocks the model wrote, in order; the deltas LiteLLM streams for them)."""
+
+
+@st.composite
+def interleaved_thinking(draw: st.DrawFn) -> Turn:
+    """Claude's interleaved thinking: thinking or redacted blocks, each followed by a call,
+    the text of each thinking block cut anywhere and sent with or without
+    `reasoning_content` beside it, its signature last."""
+    blocks: list[dict[str, Any]] = []
+    deltas: list[dict[str, Any]] = []
+    for index in range(draw(st.integers(1, 3))):
+        if draw(st.booleans()):
+            text = draw(st.text("abc .", min_size=1, max_size=12))
+            signature = f"sig-{index}"
+            blocks.append({"type": "thinking", "thinking": text, "signature": signature})
+            beside = draw(st.booleans())  # LiteLLM sends both; a server may send the list only
+            for piece in [*fragments(draw, text), ""]:
+                entry = {"type": "thinking", "thinking": piece, "signature": None}
+                if not piece:
+                    entry["signature"] = signature
+                deltas.append(
+                    {"thinking_blocks": [entry], **({"reasoning_content": piece} if beside else {})}
+                )
+        else:
+            entry = {"type": "redacted_thinking", "data": f"data-{index}"}
+            blocks.append(entry)
+            deltas.append({"thinking_blocks": [entry]})
+        call = {"name": "get_weather", "arguments": "{}"}
+        deltas.append(
+            {
+                "tool_calls": [
+                    {"index": index, "id": f"c{index}", "type": "function", "function": call}
+                ]
+            }
+        )
+    return blocks, deltas
+
+
+@property_settings(max_examples=40)
+@given(turn=interleaved_thinking())
+def test_however_the_thinking_is_cut_each_block_goes_back_whole(
+    stream_server: ReplayServer, turn: Turn
+) -> None:
+    blocks, deltas = turn
+    stream_server.enqueue(sse_reply(openai_chunks(*deltas, finish_reason="tool_calls")))
+    claude = get_model(
+        "openai-compatible/claude-sonnet-4-5", base_url=stream_server.url + "/v1", reasoning=True
+    )
+    message = streamed(
+        lambda: stream_openai_completions(
+            claude, Context("", [UserMessage("go")]), StreamOptions(api_key="k-1234")
+        ).result()
+    )
+    assert message.stop_reason == "toolUse", message.error_message
+    [sent] = [m for m in messages_to_openai([message], model=claude) if m["role"] == "assistant"]
+    assert sent["thinking_blocks"] == blocks
+    assert [call["id"] for call in sent["tool_calls"]] == [f"c{i}" for i in range(len(blocks))]
