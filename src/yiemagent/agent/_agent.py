@@ -103,6 +103,37 @@ _BUSY = (
 )
 
 
+class _GivenWhenMade:
+    """An `Agent` option that is read as given but cannot be assigned on a built agent: its
+    runs were set up with the value when the agent was made, so `agent.before_tool_call = f`
+    would change nothing without a word. The options `agent.state` holds (`model`,
+    `system_prompt`, ...) say to assign them there."""
+
+    def __init__(self, on_state: bool = False) -> None:
+        self.on_state = on_state
+        self.name = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, agent: Agent[Any] | None, owner: type | None = None) -> Any:
+        if agent is None:
+            return self
+        if self.on_state:
+            return getattr(agent.state, self.name)
+        return agent._config[self.name]
+
+    def __set__(self, agent: Agent[Any], value: object) -> None:
+        if self.on_state:
+            raise ConfigError(
+                f"an Agent's {self.name} is agent.state.{self.name}: assign that instead"
+            )
+        raise ConfigError(
+            f"{self.name} is given when the Agent is made (Agent({self.name}=...)); a built "
+            "agent keeps it, so make a new Agent to change it"
+        )
+
+
 class Agent(Generic[OutputT]):
     """A stateful agent: a transcript, a tool store, queues, and one run at a time.
 
@@ -132,6 +163,31 @@ class Agent(Generic[OutputT]):
         ConfigError: an invalid argument; the message says what to change.
         ProviderError: `model` names a model id `get_model` does not know (its message).
     """
+
+    system_prompt = _GivenWhenMade(on_state=True)
+    model = _GivenWhenMade(on_state=True)
+    messages = _GivenWhenMade(on_state=True)
+    tools = _GivenWhenMade(on_state=True)
+    reasoning = _GivenWhenMade(on_state=True)
+    stream_fn = _GivenWhenMade()
+    llm_call = _GivenWhenMade()
+    on_event = _GivenWhenMade()
+    prepare_context = _GivenWhenMade()
+    format_messages = _GivenWhenMade()
+    convert_to_llm = _GivenWhenMade()
+    transform_context = _GivenWhenMade()
+    before_tool_call = _GivenWhenMade()
+    after_tool_call = _GivenWhenMade()
+    prepare_next_turn = _GivenWhenMade()
+    should_stop_after_turn = _GivenWhenMade()
+    tool_timeout_s = _GivenWhenMade()
+    stream_idle_timeout_s = _GivenWhenMade()
+    cache_retention = _GivenWhenMade()
+    max_parallel_tools = _GivenWhenMade()
+    usage_limits = _GivenWhenMade()
+    tracer_provider = _GivenWhenMade()
+    trace_content = _GivenWhenMade()
+    output_type = _GivenWhenMade()
 
     def __init__(
         self,
