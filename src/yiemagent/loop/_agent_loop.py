@@ -22,6 +22,7 @@ import contextlib
 import dataclasses
 import logging
 import sys
+import time
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -637,7 +638,8 @@ async def stream_assistant_response(
             whole transcript.
         trace: the run's span: the call gets a `chat` span; None: untraced.
 
-    The final message's `duration_ms` is set (ms since its `timestamp`), and its
+    The final message's `duration_ms` is set (ms from the provider call to its end, on the
+    monotonic clock), and its
     `compaction_usage` when `transform_context` spent on a model (`count_spending`).
     """
     emit = guarded_sink(emit)
@@ -696,7 +698,10 @@ async def stream_assistant_response(
     except Exception:  # a malformed message: the batch answers what it can
         logger.exception("could not check the tool-call ids of the model's message")
     if message.duration_ms is None:
-        message.duration_ms = max(0, now_ms() - message.timestamp)
+        if shown.called_ns is None:  # it failed before the provider was called
+            message.duration_ms = max(0, now_ms() - message.timestamp)
+        else:
+            message.duration_ms = (time.monotonic_ns() - shown.called_ns) // 1_000_000
     if chat is not None:
         chat.end(message, shown.error_type)
     if shown.partial is None:
@@ -802,6 +807,9 @@ class _Shown:
     """The partial message announced by `message_start`, once the provider has started."""
     error_type: str | None = None
     """The provider's failure class when the call ended in error (`ErrorEvent`)."""
+    called_ns: int | None = None
+    """When the provider was called, on the monotonic clock (ns): the message's duration
+    counts from here, so a step of the wall clock does not change it."""
 
 
 async def _read_stream(
@@ -817,6 +825,7 @@ async def _read_stream(
     """Call the provider and turn its events into message events; returns the final message.
     The provider call starts inside the chat span's context, so its HTTP spans nest in it."""
     deadline.arm()
+    shown.called_ns = time.monotonic_ns()
     response: AssistantMessageEventStream
     if chat is None:
         response = await maybe_await(stream_fn(config.model, llm_context, options))

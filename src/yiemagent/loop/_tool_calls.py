@@ -38,6 +38,7 @@ import contextvars
 import inspect
 import json
 import logging
+import time
 from collections.abc import Awaitable, Coroutine, Generator, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
@@ -474,6 +475,7 @@ class _Batch:
         "started",
         "started_ms",
         "tasks",
+        "took_ms",
         "tools",
         "trace",
     )
@@ -505,7 +507,11 @@ class _Batch:
         """Calls held for approval: no end event, no result message."""
         self.tasks: list[asyncio.Task[None]] = []
         self.started_ms = [0] * n
+        """When each call started, on the monotonic clock (ms): its duration does not jump
+        when the wall clock is stepped (NTP, a suspended machine, a changed time zone)."""
         self.ended_ms = [0] * n
+        """When each call ended, on the wall clock (ms since the epoch): its timestamp."""
+        self.took_ms = [0] * n
         self.ran_with: list[dict[str, Any] | None] = [None] * n
         """The arguments each executed call ran with, when they differ from the model's."""
         self.meter = meter
@@ -524,7 +530,7 @@ class _Batch:
     def start(self, i: int) -> Awaitable[None] | None:
         call = self.calls[i]
         self.started[i] = True
-        self.started_ms[i] = now_ms()
+        self.started_ms[i] = time.monotonic_ns() // 1_000_000
         if self.spans is not None and self.trace is not None:
             self.spans[i] = self.trace.tool(call, self.tools.get(call.name))
         return self.emit.now(ToolExecutionStartEvent(call.id, call.name, call.arguments))
@@ -602,6 +608,7 @@ class _Batch:
         self.outcomes[i] = finalized
         self.ended[i] = True
         self.ended_ms[i] = now_ms()
+        self.took_ms[i] = time.monotonic_ns() // 1_000_000 - self.started_ms[i]
         result = finalized.result
         if self.meter is not None:
             self.meter.add_result(result, self.live.pop(i, None))
@@ -617,7 +624,7 @@ class _Batch:
         outcome = self.outcomes[i]
         assert outcome is not None
         message = create_tool_result_message(outcome, self.ended_ms[i])
-        message.duration_ms = self.ended_ms[i] - self.started_ms[i]
+        message.duration_ms = self.took_ms[i]
         message.executed_arguments = self.ran_with[i]
         self.messages[i] = message
         first = self.emit.now(MessageStartEvent(message))
