@@ -115,10 +115,48 @@ def test_calculator_refuses_with_a_clean_error(expression: str, problem: str) ->
         calc.evaluate(expression)
 
 
+@pytest.mark.parametrize(
+    ("expression", "expected"),
+    [
+        ("2026-12-25 - 2026-03-01", "299"),
+        ("2026-03-01 - 2026-12-25", "-299"),
+        ("2024-03-01 - 2024-02-01", "29"),  # a leap year
+        ("(2027-01-01 - 2026-01-01) / 7", "52.1428571429"),
+        ("2026-12-25 - 2026-03-01 + 1", "300"),
+        ("2026-3-1", "2022"),  # not a date as written: plain subtraction
+    ],
+)
+def test_calculator_subtracts_dates_in_days(expression: str, expected: str) -> None:
+    """The days between two dates, the everyday question a model hands the calculator as
+    one date minus the other."""
+    assert calc.format_number(calc.evaluate(expression)) == expected
+
+
+@pytest.mark.parametrize(
+    ("expression", "problem"),
+    [
+        ("2026-02-30 - 2026-01-01", "2026-02-30 is not a date"),
+        ("2026-03-01 + 5", "2026-03-01 is a date; dates can only be subtracted"),
+        ("2026-03-01", "2026-03-01 is a date"),
+        ("2026-12-25 + 2026-03-01", "dates can only be subtracted from each other"),
+        ("1 +", r"cannot evaluate '1 \+': invalid syntax$"),
+    ],
+)
+def test_calculator_says_what_is_wrong_with_a_date_in_its_own_words(
+    expression: str, problem: str
+) -> None:
+    """A date used otherwise is refused in words about dates, not Python's complaint about
+    leading zeros in integer literals, and no error ends with Python's "(<unknown>, line 1)"."""
+    with pytest.raises(calc.CalculatorError, match=problem) as caught:
+        calc.evaluate(expression)
+    assert "octal" not in str(caught.value) and "<unknown>" not in str(caught.value)
+
+
 _atoms = st.one_of(
     st.integers(-(10**6), 10**6).map(str),
     st.floats(allow_nan=False, allow_infinity=False, width=32).map(repr),
-    st.sampled_from(["pi", "e", "x", "()", "'s'", "[1]", "None", "1e999", "0"]),
+    st.sampled_from(["pi", "e", "x", "()", "'s'", "[1]", "None", "1e999", "0", "2026-02-29"]),
+    st.dates().map(lambda d: f"{d:%Y-%m-%d}"),
 )
 _expressions = st.recursive(
     _atoms,

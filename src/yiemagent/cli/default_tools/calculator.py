@@ -13,11 +13,17 @@ A number followed by `%` with no operand after it is a percentage, as people wri
 remainder. A percentage added to or taken from a value is a percentage of that value, as
 pocket and phone calculators read it: `150 + 10%` is 165 and `80 - 25%` is 60, not 150.1
 and 79.75.
+
+A date written as people and models write one, YYYY-MM-DD, may be subtracted from another:
+`2026-12-25 - 2026-03-01` is 299, the days between them (the earlier date first gives a
+negative count). A date anywhere else, or one that does not exist (`2026-02-30`), is a
+`CalculatorError` saying so, rather than Python's complaint about leading zeros.
 """
 
 from __future__ import annotations
 
 import ast
+import datetime
 import math
 import operator
 import re
@@ -39,6 +45,9 @@ _PERCENT = re.compile(r"(\d+(?:\.\d+)?)\s*%(?!\s*[\w.(])")
 # `-` can tell `150 + 10%` from `150 + 0.1`.
 _PERCENT_CALL = "__percent__"
 _CURRENCY = re.compile(r"[$€£¥]\s*(?=[\d.(])")
+_DATE = re.compile(r"(?<![\w.])(\d{4})-(\d{2})-(\d{2})(?![\w.])")
+# A date becomes a call of this name, with its year, month and day as plain integers.
+_DATE_CALL = "__date__"
 
 
 class CalculatorError(YiemAgentError, ValueError):
@@ -112,6 +121,10 @@ def _eval(node: ast.AST) -> Number:
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
         value = _eval(node.operand)
         return -value if isinstance(node.op, ast.USub) else value
+    if isinstance(node, ast.BinOp) and _is_date(node.left) and _is_date(node.right):
+        if not isinstance(node.op, ast.Sub):
+            raise CalculatorError(_DATE_USE)
+        return (_date(node.left) - _date(node.right)).days
     if isinstance(node, ast.BinOp):
         left, right = _eval(node.left), _eval(node.right)
         if isinstance(node.op, ast.Add | ast.Sub) and _is_percentage(node.right):
@@ -127,12 +140,51 @@ def _eval(node: ast.AST) -> Number:
     if _is_percentage(node):
         assert isinstance(node, ast.Call)  # for mypy: `_is_percentage` checked it
         return _check(_eval(node.args[0]) / 100)
+    if _is_date(node):
+        raise CalculatorError(f"{_date(node)} is a date; {_DATE_USE}")
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and not node.keywords:
         function = _FUNCTIONS.get(node.func.id)
         if function is None:
             raise CalculatorError(f"unknown function {node.func.id!r}")
         return _check(function(*(_eval(arg) for arg in node.args)))
     raise CalculatorError(f"not allowed in an expression: {type(node).__name__}")
+
+
+# No example dates here: the embedded model copies an example into its next call.
+_DATE_USE = (
+    "dates can only be subtracted from each other: the later date minus the earlier one "
+    "gives the days between them"
+)
+
+
+def _is_date(node: ast.AST) -> bool:
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == _DATE_CALL
+        and len(node.args) == 3
+        and all(isinstance(a, ast.Constant) and type(a.value) is int for a in node.args)
+        and not node.keywords
+    )
+
+
+def _date(node: ast.AST) -> datetime.date:
+    """The date a `_DATE_CALL` node holds.
+
+    Raises:
+        CalculatorError: no such day (month 13, February 30).
+    """
+    assert isinstance(node, ast.Call)  # for mypy: `_is_date` checked it
+    year, month, day = [
+        arg.value
+        for arg in node.args
+        if isinstance(arg, ast.Constant) and isinstance(arg.value, int)
+    ]
+    written = f"{year:04d}-{month:02d}-{day:02d}"
+    try:
+        return datetime.date(year, month, day)
+    except ValueError:
+        raise CalculatorError(f"{written} is not a date") from None
 
 
 def _is_percentage(node: ast.AST) -> bool:
@@ -155,6 +207,7 @@ def evaluate(expression: str) -> Number:
     text = expression.strip().replace("^", "**").replace("×", "*").replace("÷", "/")
     text = _CURRENCY.sub("", text)
     text = _PERCENT.sub(rf"{_PERCENT_CALL}(\1)", _PERCENT_OF.sub(r"\1% *", text))
+    text = _DATE.sub(lambda m: f"{_DATE_CALL}({int(m[1])}, {int(m[2])}, {int(m[3])})", text)
     if not text:
         raise CalculatorError("empty expression")
     if len(text) > MAX_LENGTH:
@@ -166,7 +219,9 @@ def evaluate(expression: str) -> Number:
         raise
     except ZeroDivisionError:
         raise CalculatorError("division by zero") from None
-    except (SyntaxError, ValueError, TypeError, OverflowError, RecursionError, MemoryError) as exc:
+    except SyntaxError as exc:  # its str() adds "(<unknown>, line 1)", which helps no one
+        raise CalculatorError(f"cannot evaluate {expression!r}: {exc.msg}") from None
+    except (ValueError, TypeError, OverflowError, RecursionError, MemoryError) as exc:
         raise CalculatorError(f"cannot evaluate {expression!r}: {exc}") from None
 
 
