@@ -9,6 +9,7 @@ cannot serialize goes back as its `str`."""
 
 from __future__ import annotations
 
+import inspect
 import json
 from typing import Any
 
@@ -202,3 +203,22 @@ def test_two_tools_of_one_name_are_refused_naming_the_fix() -> None:
             stream_fn=fm.stream_fn,
             tools=[tool(first, name="same"), tool(second, name="same")],
         )
+
+
+def test_making_a_tool_leaves_the_function_as_it_was() -> None:
+    # openai-agents' test_tool_exposes_original_callable_without_mutating_it: keep the
+    # function and make the tool with tool(fn) to call the function yourself (a unit test)
+    def original(value: int) -> int:
+        """Increment a value."""
+        return value + 1
+
+    original.__dict__["extra_metadata"] = "preserved"
+    before = (dict(original.__dict__), original.__name__, original.__doc__)
+    signature = inspect.signature(original)
+
+    made = tool(original)
+
+    assert (dict(original.__dict__), original.__name__, original.__doc__) == before
+    assert inspect.signature(original) == signature and original(1) == 2
+    assert made.name == "original" and made.description == "Increment a value."
+    assert not callable(made)  # an AgentTool is called by the loop, with its arguments
