@@ -9,12 +9,13 @@ cannot serialize goes back as its `str`."""
 
 from __future__ import annotations
 
+import enum
 import inspect
 import json
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import pytest
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from yiemagent import Agent, ConfigError, ImageContent, ToolResultMessage, tool
 from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
@@ -222,3 +223,96 @@ def test_making_a_tool_leaves_the_function_as_it_was() -> None:
     assert inspect.signature(original) == signature and original(1) == 2
     assert made.name == "original" and made.description == "Increment a value."
     assert not callable(made)  # an AgentTool is called by the loop, with its arguments
+
+
+@tool
+def squeezed(a: int, b: str) -> str:
+    """Do the thing.
+    Args:
+        a: the a value.
+        b: the b value.
+    Returns:
+        the thing done.
+    """
+    return f"{a}{b}"
+
+
+def test_a_google_docstring_without_blank_lines_between_sections_is_read() -> None:
+    # test_google_docstring_missing_blank_line_before_args / _after_section_body
+    assert squeezed.description == "Do the thing."
+    properties = squeezed.input_schema["properties"]
+    assert [properties[p]["description"] for p in ("a", "b")] == ["the a value.", "the b value."]
+
+
+@tool
+def constrained(
+    count: int = Field(..., gt=0, description="how many"),
+    page: int = Field(default=1, ge=1),
+    tag: Annotated[str, Field(min_length=2)] = "ab",
+) -> str:
+    """Constrained."""
+    return f"{count},{page},{tag}"
+
+
+async def test_field_constraints_reach_the_schema_and_refuse_a_call() -> None:
+    # test_function_with_field_required_constraints / _optional_with_default /
+    # test_function_with_annotated_field_string_constraints
+    properties = constrained.input_schema["properties"]
+    assert constrained.input_schema["required"] == ["count"]
+    assert properties["count"] == {
+        "description": "how many",
+        "exclusiveMinimum": 0,
+        "type": "integer",
+    }
+    assert properties["page"] == {"default": 1, "minimum": 1, "type": "integer"}
+    assert properties["tag"] == {"default": "ab", "minLength": 2, "type": "string"}
+    ok, refused = await results_of(
+        [constrained],
+        faux_tool_call("constrained", {"count": 2}),
+        faux_tool_call("constrained", {"count": 0, "tag": "x"}),
+    )
+    assert text_of(ok.content) == "2,1,ab"
+    assert refused.is_error
+    assert "- $.count: 0 is less than or equal to the minimum of 0" in text_of(refused.content)
+    assert "- $.tag: 'x' is too short" in text_of(refused.content)
+
+
+class Color(enum.Enum):
+    RED = "red"
+    BLUE = "blue"
+
+
+@tool
+def paint(color: Color, finish: Literal["matte", "gloss"]) -> str:
+    """Paint."""
+    return f"{color!r} {finish}"
+
+
+async def test_enums_and_literals_are_offered_as_choices_and_arrive_as_members() -> None:
+    # test_enum_and_literal_function
+    schema = paint.input_schema
+    assert schema["$defs"]["Color"] == {"enum": ["red", "blue"], "type": "string"}
+    assert schema["properties"]["finish"] == {"enum": ["matte", "gloss"], "type": "string"}
+    good, bad = await results_of(
+        [paint],
+        faux_tool_call("paint", {"color": "red", "finish": "gloss"}),
+        faux_tool_call("paint", {"color": "green", "finish": "gloss"}),
+    )
+    assert text_of(good.content) == "<Color.RED: 'red'> gloss"
+    assert bad.is_error and "'green' is not one of ['red', 'blue']" in text_of(bad.content)
+
+
+@tool
+def described_twice(a: Annotated[int, Field(description="from the annotation")]) -> str:
+    """Described twice.
+
+    Args:
+        a: from the docstring.
+    """
+    return str(a)
+
+
+def test_an_annotated_description_wins_over_the_docstring() -> None:
+    # test_function_prefers_docstring_descriptions_over_annotated_metadata: openai-agents
+    # takes the docstring's; here the annotation on the parameter itself is the more explicit
+    assert described_twice.input_schema["properties"]["a"]["description"] == "from the annotation"
