@@ -33,10 +33,14 @@ from yiemagent.cli.options import (
     BaseUrlOption,
     CliError,
     MaxTurnsOption,
+    ReasoningOption,
     ToolsOption,
+    VisionOption,
     check_output_path,
     load_tool_folder,
     no_tool_files_note,
+    reasoning_ignored,
+    reasoning_level,
     resolve_model,
     results_file_option,
     sigterm_as_ctrl_c,
@@ -48,7 +52,7 @@ from yiemagent.files import import_function
 if TYPE_CHECKING:
     from yiemagent.agent import Agent
     from yiemagent.batch import BatchTask
-    from yiemagent.types import AgentTool
+    from yiemagent.types import AgentTool, ThinkingLevel
 
 __all__ = [
     "CliAgentFactory",
@@ -138,21 +142,23 @@ def _tools_from(folder: str, drop_list_tools: bool) -> tuple[AgentTool, ...]:
 
 @dataclass(frozen=True, slots=True)
 class CliAgentFactory:
-    """`make_agent` of `yiem batch`: an Agent on `model` with the tools of `tools`
-    (picklable, so worker processes and Ray workers build their own)."""
+    """`make_agent` of `yiem batch`: an Agent on `model` (`--vision`: a local server's model
+    reads images) with the tools of `tools`, thinking at `reasoning` (picklable, so worker
+    processes and Ray workers build their own)."""
 
     model: str = DEFAULT_MODEL
     base_url: str | None = None
     tools: str = str(DEFAULT_TOOLS_DIR)
     system: str = "You are a helpful assistant."
     max_turns: int = 8
+    vision: bool = False
+    reasoning: ThinkingLevel | None = None
 
     def __call__(self, task: BatchTask) -> Agent:
         from yiemagent.agent import Agent
-        from yiemagent.ai.models import get_model
         from yiemagent.tools import offers_list_tools
 
-        model = get_model(self.model, base_url=self.base_url)
+        model = resolve_model(self.model, self.base_url, None, self.vision, bool(self.reasoning))
         tools = _tools_from(self.tools, not offers_list_tools(model))
         return Agent(
             self.system,
@@ -160,6 +166,7 @@ class CliAgentFactory:
             tools=tools,
             max_turns=self.max_turns,
             session_id=task.session,
+            reasoning=self.reasoning,
         )
 
 
@@ -237,6 +244,8 @@ def batch(
     ] = None,
     model: Annotated[str, typer.Option("--model", help="Model as provider/id.")] = DEFAULT_MODEL,
     base_url: BaseUrlOption = None,
+    vision: VisionOption = False,
+    reasoning: ReasoningOption = None,
     tools: ToolsOption = None,
     system: Annotated[str, typer.Option("--system", help="System prompt.")] = DEFAULT_SYSTEM,
     max_turns: MaxTurnsOption = 8,
@@ -306,24 +315,35 @@ def batch(
         where = "--ray (its actors are --concurrency)" if ray is not None else "--workers tasks"
         raise _cli_error(f"--processes is the local pool's size; it does not go with {where}", 2)
 
+    level = reasoning_level(reasoning)
+    agent_file = agent is not None and split_agent_option(agent)[0].suffix == ".toml"
     if agent is not None:
-        refuse_agent_flags(agent, {"--tools": tools, "--system": system != DEFAULT_SYSTEM})
+        flags: dict[str, Any] = {"--tools": tools, "--system": system != DEFAULT_SYSTEM}
+        if not agent_file:  # the function builds the model too
+            flags |= {"--vision": vision, "--reasoning": reasoning}
+        refuse_agent_flags(agent, flags)
     make_agent: Any
-    if agent is not None and split_agent_option(agent)[0].suffix == ".toml":
+    if agent is not None and agent_file:
         import asyncio
 
         from yiemagent.teams import load_agent
 
         path, name = split_agent_option(agent)
-        checked = load_agent(path, name, model=resolve_model(model, base_url))  # fails now
+        resolved = resolve_model(model, base_url, None, vision, level is not None)
+        checked = load_agent(path, name, model=resolved)  # fails now
         asyncio.run(checked.close())  # its MCP servers: each task's agent starts its own
-        make_agent = AgentFileFactory(agent, model, base_url, max_turns)
+        if ignored := reasoning_ignored(checked.state.model, level):
+            _warn(ignored)
+        make_agent = AgentFileFactory(agent, model, base_url, max_turns, vision, level)
     elif agent is not None:
         make_agent = import_factory(agent)
     else:
         folder = check_tool_folder(tools or DEFAULT_TOOLS_DIR)
-        resolve_model(model, base_url)  # a bad model fails now, before any task runs
-        make_agent = CliAgentFactory(model, base_url, folder, system, max_turns)
+        # a bad model fails now, before any task runs
+        resolved = resolve_model(model, base_url, None, vision, level is not None)
+        if ignored := reasoning_ignored(resolved, level):
+            _warn(ignored)
+        make_agent = CliAgentFactory(model, base_url, folder, system, max_turns, vision, level)
     with (
         _stdout_to_stderr() if ray is not None else contextlib.nullcontext(),
         results_file_option(out, "--out"),

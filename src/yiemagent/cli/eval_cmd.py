@@ -43,10 +43,14 @@ from yiemagent.cli.options import (
     BaseUrlOption,
     CliError,
     MaxTurnsOption,
+    ReasoningOption,
     ToolsOption,
+    VisionOption,
     check_output_path,
     missing_api_key,
     missing_sdk,
+    reasoning_ignored,
+    reasoning_level,
     resolve_model,
     results_file_option,
     sigterm_as_ctrl_c,
@@ -60,6 +64,7 @@ if TYPE_CHECKING:
     from yiemagent.agent import Agent
     from yiemagent.batch import BatchTask
     from yiemagent.evals import CaseReport, Comparison, EvalReport
+    from yiemagent.types import ThinkingLevel
 
 __all__ = ["AgentFileFactory", "EvalAgentFactory", "eval_command"]
 
@@ -84,7 +89,7 @@ class EvalAgentFactory:
 @dataclass(frozen=True, slots=True)
 class AgentFileFactory:
     """`make_agent` of `yiem eval --agent FILE[:NAME]`: the file's agent, built afresh for
-    each run (agents the file gives no model get `model`, "provider/id")."""
+    each run (`file_agent`: agents the file gives no model get `model`, "provider/id")."""
 
     spec: str
     model: str = DEFAULT_MODEL
@@ -92,34 +97,34 @@ class AgentFileFactory:
     workdir: str | None = None
     max_turns: int = 8
     """The turn limit of an entry agent whose table sets none (`--max-turns`)."""
+    vision: bool = False
+    reasoning: ThinkingLevel | None = None
 
     def __call__(self, task: BatchTask) -> Agent:
-        from yiemagent.ai.models import get_model
-        from yiemagent.cli.teams import agent_from_option
+        from yiemagent.cli.teams import file_agent
 
         if self.workdir is not None:
             os.environ[READ_FILE_ROOT_ENV] = self.workdir
-        made: Agent = agent_from_option(self.spec, get_model(self.model, base_url=self.base_url))
+        made: Agent = file_agent(self.spec, self.model, self.base_url, self.vision, self.reasoning)
         made.max_turns = made.max_turns or self.max_turns
         return made
 
 
-def _agent_factory(
-    spec: str, model: str, base_url: str | None, workdir: str | None, max_turns: int
-) -> Any:
-    """`--agent`: an agent file (`FILE[:NAME]`, checked now by building its agent once) or
-    a `MODULE:FUNCTION` factory."""
-    from yiemagent.cli.teams import agent_from_option, split_agent_option
+def _agent_factory(factory: AgentFileFactory) -> Any:
+    """`--agent`: an agent file (`FILE[:NAME]`, checked now by building its agent once with
+    `factory`, which then builds each run's; a level its entry agent's model cannot think
+    at is one warning line) or a `MODULE:FUNCTION` factory."""
+    from yiemagent.batch import BatchTask
+    from yiemagent.cli.teams import split_agent_option
 
-    path, _ = split_agent_option(spec)
+    path, _ = split_agent_option(factory.spec)
     if not path.is_file():
-        return import_factory(spec)
-    resolve_model(model, base_url)
-    from yiemagent.ai.models import get_model
-
-    agent = agent_from_option(spec, get_model(model, base_url=base_url))  # a bad file: one line
+        return import_factory(factory.spec)
+    agent = factory(BatchTask("check", "check"))  # a bad model or file: one line, nothing run
     asyncio.run(agent.close())
-    return AgentFileFactory(spec, model, base_url, workdir, max_turns)
+    if ignored := reasoning_ignored(agent.state.model, factory.reasoning):
+        print(f"yiem: warning: {ignored}", file=sys.stderr, flush=True)
+    return factory
 
 
 def _reason(case: CaseReport) -> str:
@@ -259,6 +264,8 @@ def eval_command(
     ] = None,
     model: Annotated[str, typer.Option("--model", help="Model as provider/id.")] = DEFAULT_MODEL,
     base_url: BaseUrlOption = None,
+    vision: VisionOption = False,
+    reasoning: ReasoningOption = None,
     tools: ToolsOption = None,
     system: Annotated[str, typer.Option("--system", help="System prompt.")] = DEFAULT_SYSTEM,
     max_turns: MaxTurnsOption = 8,
@@ -314,15 +321,23 @@ def eval_command(
                 "timeline, is a file"
             )
     root = str(data.workdir) if data.workdir is not None else None
+    level = reasoning_level(reasoning)
     if agent is not None:
-        from yiemagent.cli.teams import refuse_agent_flags
+        from yiemagent.cli.teams import refuse_agent_flags, split_agent_option
 
-        refuse_agent_flags(agent, {"--tools": tools, "--system": system != DEFAULT_SYSTEM})
-        make_agent: Any = _agent_factory(agent, model, base_url, root, max_turns)
+        flags: dict[str, Any] = {"--tools": tools, "--system": system != DEFAULT_SYSTEM}
+        if not split_agent_option(agent)[0].is_file():  # the function builds the model too
+            flags |= {"--vision": vision, "--reasoning": reasoning}
+        refuse_agent_flags(agent, flags)
+        factory = AgentFileFactory(agent, model, base_url, root, max_turns, vision, level)
+        make_agent: Any = _agent_factory(factory)
     else:
         folder = check_tool_folder(tools or DEFAULT_TOOLS_DIR)
-        resolve_model(model, base_url)  # a bad model fails now, before any case runs
-        base = CliAgentFactory(model, base_url, folder, system, max_turns)
+        # a bad model fails now, before any case runs
+        resolved = resolve_model(model, base_url, None, vision, level is not None)
+        if ignored := reasoning_ignored(resolved, level):
+            print(f"yiem: warning: {ignored}", file=sys.stderr, flush=True)
+        base = CliAgentFactory(model, base_url, folder, system, max_turns, vision, level)
         make_agent = EvalAgentFactory(base, root)
     terminated: list[bool] = []
     try:

@@ -31,10 +31,14 @@ from yiemagent.cli.options import (
     BaseUrlOption,
     CliError,
     MaxTurnsOption,
+    ReasoningOption,
     ToolsOption,
+    VisionOption,
     missing_api_key,
     missing_sdk,
     no_tool_files_note,
+    reasoning_ignored,
+    reasoning_level,
     resolve_model,
     sigterm_raises,
 )
@@ -186,6 +190,8 @@ def serve(
         str, typer.Option("--model", help="Model as provider/id (see `yiem models`).")
     ] = DEFAULT_MODEL,
     base_url: BaseUrlOption = None,
+    vision: VisionOption = False,
+    reasoning: ReasoningOption = None,
     system: Annotated[str, typer.Option("--system", help="System prompt.")] = DEFAULT_SYSTEM,
     max_turns: MaxTurnsOption = 8,
     host: Annotated[
@@ -235,7 +241,8 @@ def serve(
             check_origin(origin)  # now, not after the model has loaded
         except ConfigError as exc:
             raise CliError(f"--cors {exc}") from None
-    resolved = resolve_model(model, base_url)
+    level = reasoning_level(reasoning)
+    resolved = resolve_model(model, base_url, None, vision, level is not None)
     team, entry_model = _agent_file(agent, resolved, tools, system) if agent else (None, resolved)
     agent_tools = [] if team else _tools(tools, resolved)
     try:
@@ -250,6 +257,8 @@ def serve(
         assert team is not None
         entry = team.build(session_store=store, session_id=session_id)
         entry.max_turns = entry.max_turns or max_turns
+        if level is not None:  # the entry agent's level over the file's, as in `yiem run`
+            entry.state.reasoning = level
         return entry
 
     # One compactor a session, as `yiem chat` has (it remembers its summaries): without
@@ -270,6 +279,7 @@ def serve(
             session_store=store,
             session_id=session_id,
             transform_context=compactor,
+            reasoning=level,
         )
 
     # SIGTERM ends the command past the clean-up below, and says so: while the model loads
@@ -281,6 +291,8 @@ def serve(
                 _load_embedded(resolved)
             app = create_app(make_agent, session_store=store, token=token, cors=cors or None)
             _warn_without_key(entry_model)  # once nothing can fail to start: no error follows it
+            if ignored := reasoning_ignored(entry_model, level):
+                print(f"yiem serve: warning: {ignored}", file=sys.stderr, flush=True)
             shown = f"[{host}]" if ":" in host else host
             print(
                 f"yiem serve: http://{shown}:{sock.getsockname()[1]}/ "

@@ -39,6 +39,7 @@ __all__ = [
     "AgentOption",
     "agent_from_option",
     "ask_pending",
+    "file_agent",
     "has_guardrails",
     "refuse_agent_flags",
     "run_agent",
@@ -59,20 +60,45 @@ EXIT_TERMINATED = 143
 class AgentFileFactory:
     """`make_agent` of `yiem batch --agent FILE.toml[:NAME]`: each task's Agent loaded from
     the file (picklable, so worker processes and Ray workers load their own); agents the
-    file gives no model get `model` (provider/id)."""
+    file gives no model get `model` (provider/id; `vision`: a local server's that reads
+    images); `reasoning`, when given, is the entry agent's level over the file's."""
 
     spec: str
     model: str
     base_url: str | None = None
     max_turns: int = 8
+    vision: bool = False
+    reasoning: ThinkingLevel | None = None
 
     def __call__(self, task: Any) -> Agent[Any]:
-        from yiemagent.ai.models import get_model
-
-        agent = agent_from_option(self.spec, get_model(self.model, base_url=self.base_url))
+        agent = file_agent(self.spec, self.model, self.base_url, self.vision, self.reasoning)
         agent.max_turns = agent.max_turns or self.max_turns
         agent.session_id = task.session
         return agent
+
+
+def file_agent(
+    spec: str,
+    model: str,
+    base_url: str | None,
+    vision: bool = False,
+    reasoning: ThinkingLevel | None = None,
+) -> Agent[Any]:
+    """The agent of `--agent FILE[:NAME]` as a worker builds it from the command's model
+    options: agents the file gives no model get `model` with `base_url` (`vision`: a local
+    server's model that reads images), and `reasoning`, when given, is the entry agent's
+    level over the file's (as `yiem run --reasoning`).
+
+    Raises:
+        CliError: a bad model option; ConfigError: a bad agent file.
+    """
+    from yiemagent.cli.options import resolve_model
+
+    given = resolve_model(model, base_url, None, vision, reasoning is not None)
+    agent = agent_from_option(spec, given)
+    if reasoning is not None:
+        agent.state.reasoning = reasoning
+    return agent
 
 
 def split_agent_option(spec: str) -> tuple[Path, str | None]:
