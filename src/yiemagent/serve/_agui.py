@@ -9,7 +9,8 @@ thinking as `REASONING_*` events, a sub-agent's (an agent called as a tool) betw
 `SUBAGENT_STARTED` and `SUBAGENT_FINISHED` with its `subagentRunId` (the id of the call
 that runs it), progress as `CUSTOM` "tool_progress", and `RUN_FINISHED` (outcome success,
 cancelled after an abort, or interrupt with one interrupt per tool call held for approval)
-or `RUN_ERROR` (also when a guardrail stopped the run, code "guardrail_tripped"). The next
+or `RUN_ERROR` (also when a guardrail stopped the run, code "guardrail_tripped", and when
+its limits did, code "usage_limit" or "max_turns", the message naming the limit). The next
 input answers the interrupts in `resume`: status "resolved" approves unless the payload is
 `false` or `{"approve": false, "reason"?}`; "cancelled" rejects.
 
@@ -77,6 +78,14 @@ from yiemagent.types import (
 __all__ = ["agui_routes"]
 
 logger = logging.getLogger(__name__)
+
+
+_STOPPED_SHORT = {
+    "usage_limit": "a usage limit stopped the run",
+    "max_turns": "the run reached its max_turns while it still called tools, before it answered",
+}
+"""End reasons of a run its limits stopped before it answered: `RUN_ERROR` with that code
+(the message: the limit the run's last message names, else this)."""
 
 
 def _text_of(content: Any) -> tuple[str, list[ImageContent | DocumentContent]]:
@@ -463,6 +472,9 @@ class Translator:
         if reason == "guardrail":  # its answer is left out: not a success with no text
             text = end_error(event, "a guardrail stopped the run")
             return [agui.RunErrorEvent(message=text, code="guardrail_tripped")]
+        if reason in _STOPPED_SHORT:  # no answer: not a success with no text either
+            text = end_error(event, _STOPPED_SHORT[reason])
+            return [agui.RunErrorEvent(message=text, code=reason)]
         outcome: Any = agui.RunFinishedSuccessOutcome()
         if reason == "aborted":
             outcome = agui.RunFinishedCancelledOutcome()
