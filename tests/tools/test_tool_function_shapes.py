@@ -15,10 +15,12 @@ import json
 from typing import Annotated, Any, Literal
 
 import pytest
+from hypothesis import given, strategies as st
 from pydantic import BaseModel, Field
 
 from yiemagent import Agent, ConfigError, ImageContent, ToolResultMessage, tool
 from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
+from yiemagent.tools import ToolArgumentsError, validate_arguments_against_schema
 from yiemagent.types import text_of
 
 PNG = (
@@ -316,3 +318,27 @@ def test_an_annotated_description_wins_over_the_docstring() -> None:
     # test_function_prefers_docstring_descriptions_over_annotated_metadata: openai-agents
     # takes the docstring's; here the annotation on the parameter itself is the more explicit
     assert described_twice.input_schema["properties"]["a"]["description"] == "from the annotation"
+
+
+@given(
+    x=st.integers(-(2**31), 2**31),
+    y=st.one_of(st.none(), st.text(max_size=6)),
+    as_text=st.booleans(),
+)
+def test_the_fields_alone_validate_exactly_as_the_wrapped_object(
+    x: int, y: str | None, as_text: bool
+) -> None:
+    fields: dict[str, Any] = {"x": str(x) if as_text else x}
+    if y is not None:
+        fields["y"] = y
+    schema = take_point.input_schema
+    wrapped = validate_arguments_against_schema(schema, {"point": fields}, tool_name="t")
+    alone = validate_arguments_against_schema(schema, fields, tool_name="t")
+    assert alone == wrapped == {"point": {**fields, "x": x}}
+
+
+@given(st.dictionaries(st.sampled_from(["z", "w", "q"]), st.integers(), min_size=1))
+def test_fields_that_fit_no_shape_keep_the_call_s_own_errors(sent: dict[str, int]) -> None:
+    with pytest.raises(ToolArgumentsError) as info:
+        validate_arguments_against_schema(take_point.input_schema, sent, tool_name="t")
+    assert "- root: 'point' is a required property" in str(info.value)
