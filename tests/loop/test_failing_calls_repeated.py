@@ -16,10 +16,12 @@ from typing import Any
 import pytest
 
 from yiemagent import (
+    AfterToolCallResult,
     Agent,
     AgentEndEvent,
     AgentTool,
     AgentToolResult,
+    TextContent,
     ToolResultMessage,
     UsageLimitExceeded,
     UsageLimits,
@@ -105,3 +107,32 @@ async def test_a_call_that_raises_does_not_cancel_its_parallel_siblings() -> Non
 
     assert finished == ["s1"] and reasons == ["stop"]
     assert results(agent) == ["boom", "slow done"]
+
+
+async def test_after_tool_call_sees_the_calls_that_ran_not_the_ones_refused() -> None:
+    # openai-agents' test_tool_not_found_behavior_uses_tool_error_formatter: its formatter
+    # rewrites the not-found text; here, as in the seeds, only executed calls are finalized
+    seen: list[str] = []
+
+    def after(ctx: Any, signal: Any) -> AfterToolCallResult:
+        seen.append(ctx.tool_call.id)
+        return AfterToolCallResult(content=[TextContent("rewritten")])
+
+    async def needs_n(call_id: str, args: Any, signal: Any, on_update: Any) -> str:
+        return "ran"
+
+    schema = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+    calls = [
+        faux_tool_call("missing", {}, id="unknown"),
+        faux_tool_call("t", {}, id="invalid"),
+        faux_tool_call("t", {"n": 1}, id="ran"),
+    ]
+    fm = FauxModel([faux_message(*calls), "done"])
+    agent, _ = run_of(fm, AgentTool("t", "t", "d", schema, needs_n), after_tool_call=after)
+    await agent.prompt("go")
+
+    assert seen == ["ran"]
+    texts = results(agent)
+    assert texts[0] == 'Tool "missing" not found. Available tools: t'
+    assert texts[1].startswith('Invalid arguments for tool "t":')
+    assert texts[2] == "rewritten"
