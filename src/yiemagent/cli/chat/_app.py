@@ -33,6 +33,7 @@ from prompt_toolkit.layout import ConditionalContainer, HSplit, Layout, Window
 from prompt_toolkit.layout.controls import BufferControl, FormattedTextControl
 from prompt_toolkit.layout.processors import BeforeInput
 from prompt_toolkit.patch_stdout import StdoutProxy
+from prompt_toolkit.utils import suspend_to_background_supported
 from rich.console import Console, ConsoleDimensions
 from rich.text import Text
 
@@ -210,6 +211,12 @@ class ChatApp:
         @kb.add("c-d", filter=empty)
         def _ctrl_d(event: KeyPressEvent) -> None:
             self.exit()
+
+        # Ctrl-Z suspends the chat as it does any terminal program (`fg` resumes it, a run
+        # going on where it stood), instead of prompt_toolkit's default: a ^Z in the message.
+        @kb.add("c-z", filter=Condition(suspend_to_background_supported))
+        def _ctrl_z(event: KeyPressEvent) -> None:
+            event.app.suspend_to_background()
 
         return kb
 
