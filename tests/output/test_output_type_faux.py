@@ -324,14 +324,33 @@ def test_bad_output_types_are_config_errors() -> None:
         Agent(stream_fn=FauxModel([]).stream_fn, output_retries=-1)
 
 
-async def test_a_tool_named_like_the_output_tool_ends_the_run_clearly() -> None:
+def test_a_tool_named_like_the_agents_output_tool_is_refused_when_made() -> None:
+    # pydantic-ai's test_tool_return_conflict refuses it at the run; the agent knows sooner
     clash = AgentTool(
         "final_result", "x", "x", {"type": "object", "properties": {}}, lambda *a: "x"
     )
     fm = FauxModel([tool_reply({"result": 1})])
-    agent = agent_for(fm, tools=[clash], output_type=int)
+    with pytest.raises(ConfigError, match=r"rename the tool or pass OutputSpec\(T, name=\.\.\.\)"):
+        agent_for(fm, tools=[clash], output_type=int)
+    agent_for(fm, tools=[clash], output_type=OutputSpec(int, name="answer"))  # renamed: fine
+    agent_for(fm, tools=[clash], output_type=OutputSpec(int, mode="native"))  # no tool: fine
+
+
+@pytest.mark.parametrize("when", ["registered-later", "prompt-output-type"])
+async def test_a_tool_named_like_the_output_tool_ends_the_run_clearly(when: str) -> None:
+    clash = AgentTool(
+        "final_result", "x", "x", {"type": "object", "properties": {}}, lambda *a: "x"
+    )
+    fm = FauxModel([tool_reply({"result": 1})])
+    if when == "registered-later":
+        agent = agent_for(fm, output_type=int)
+        agent.tool_store.register(clash)
+        run = agent.prompt("n?")
+    else:
+        agent = agent_for(fm, tools=[clash])
+        run = agent.prompt("n?", output_type=int)
     with pytest.raises(AgentRunError, match="OutputSpec"):
-        await agent.prompt("n?")
+        await run
 
 
 def test_specs_are_built_once_per_type() -> None:

@@ -255,6 +255,7 @@ class Agent(Generic[OutputT]):
         self._resume_output: OutputSpec[Any] | None = None
         self.tool_store: ToolStore = make_store(tools, tool_store)
         """The agent's own tool store; register tools here at any time."""
+        check_output_tool_name(self._output, self.tool_store.tools, options["model"])
         self._owned = OwnedResources()
         self._state = AgentStateView(self.tool_store)
         self._state.system_prompt = system_prompt or ""  # None: no system prompt, as in Context
@@ -819,6 +820,23 @@ _CALLABLES = (
 
 
 _QUEUE_MODES = ("one-at-a-time", "all")
+
+
+def check_output_tool_name(
+    spec: OutputSpec[Any] | None, tools: Mapping[str, AgentTool], model: Model | None
+) -> None:
+    """Refuse an output type whose output tool (tool mode) is named as one of `tools`: the
+    run could offer the model only one of the two, and would end in error at its first
+    model call. A tool registered later is refused there, as the run finds it.
+
+    Raises:
+        ConfigError: the names meet; the text says what to rename.
+    """
+    if spec is not None and spec.resolved_mode(model) == "tool" and spec.name in tools:
+        raise ConfigError(
+            f"a tool named {spec.name!r} is among the tools, and the output tool has that "
+            "name; rename the tool or pass OutputSpec(T, name=...)"
+        )
 
 
 def check_queue_mode(name: str, mode: object) -> None:
