@@ -378,9 +378,14 @@ def one_line(error: str) -> str:
 
 async def list_all_tools(session: ClientSession) -> list[Tool]:
     """Every page of `tools/list`: a cursor is followed until a page has none (an empty
-    one is a cursor too: the spec makes it opaque) or one comes back already followed."""
+    one is a cursor too: the spec makes it opaque) or one comes back already followed.
+    A server whose capabilities name no tools (one of resources or prompts only) has
+    none, and is not asked: it answers `tools/list` "Method not found"."""
     from mcp.types import PaginatedRequestParams
 
+    capabilities = session.server_capabilities
+    if capabilities is not None and capabilities.tools is None:
+        return []
     result = await session.list_tools()
     tools = list(result.tools)
     seen: set[str] = set()
