@@ -366,7 +366,10 @@ def test_yiem_batch_builds_each_tasks_agent_from_the_file(
         capsys.readouterr()
         .err.strip()
         .splitlines()[-1]
-        .endswith("[agents.a] model: must be a string, not int")
+        .endswith(
+            '[agents.a] model: must be "provider/id" or a table with keys name, base_url, '
+            "vision, tool_calls"
+        )
     )
 
 

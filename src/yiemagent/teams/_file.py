@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from yiemagent.mcp import MCPServer
     from yiemagent.tools import ToolStore
 
-__all__ = ["AGENT_KEYS", "AgentFile", "load_agent"]
+__all__ = ["AGENT_KEYS", "MODEL_KEYS", "AgentFile", "load_agent"]
 
 AGENT_KEYS = (
     "description",
@@ -291,7 +291,8 @@ def _build(
             raise ConfigError(f"{file}: [agents.{table}] {key}: {exc}") from None
 
     base = file.parent
-    model = get("model", _model, default)
+    thinks = get("reasoning", _reasoning) is not None  # said again below, in its place
+    model = get("model", lambda v: _model(v, thinks), default)
     arguments: dict[str, Any] = {
         "system_prompt": get("system_prompt", _text, "You are a helpful assistant."),
         "model": model,
@@ -439,11 +440,36 @@ def _strings(value: Any) -> list[str]:
     return value
 
 
-def _model(value: Any) -> Model:
+MODEL_KEYS = ("name", "base_url", "vision", "tool_calls")
+"""The keys of a `model` table: `get_model`'s arguments."""
+
+
+def _model(value: Any, thinks: bool) -> Model:
+    """`"provider/id"`, or a table of `get_model`'s arguments: `name` ("provider/id"),
+    `base_url`, `vision` (a local server's model reads images) and `tool_calls`. A local
+    server's model (`ollama/…`, `openai-compatible/…`) is taken to think when the agent
+    has a reasoning level (`thinks`), as `yiem run --reasoning` takes it: nothing else says."""
     from yiemagent.ai.models import get_model
 
+    spec: dict[str, Any] = {"name": value} if isinstance(value, str) else value
+    if not isinstance(spec, dict):
+        raise _Problem(f'must be "provider/id" or a table with keys {", ".join(MODEL_KEYS)}')
+    for key in spec:
+        if key not in MODEL_KEYS:
+            raise _Problem(f"unknown key {key!r}; the keys are {', '.join(MODEL_KEYS)}")
+    if "name" not in spec:
+        raise _Problem('a model table needs name = "provider/id"')
+    name = _text(spec["name"])
+    local = name.partition("/")[0] in ("ollama", "openai-compatible")
+    calls: Any = _text(spec["tool_calls"]) if "tool_calls" in spec else None  # get_model checks
     try:
-        return get_model(_text(value))
+        return get_model(
+            name,
+            base_url=_text(spec["base_url"]) if "base_url" in spec else None,
+            tool_calls=calls,
+            vision=_flag(spec.get("vision", False)),
+            reasoning=thinks and local,
+        )
     except (YiemAgentError, KeyError, ValueError) as exc:
         # a KeyError's str() is its argument's repr: give the text, not its quotes
         text = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
