@@ -958,6 +958,9 @@ class HeldCalls:
         self.ids = [] if held is None else [call.id for call in held[1]]
         self.decisions = {}
         self.nested = {k: v for k, v in (nested or {}).items() if k in self.ids}
+        taken = {call_id for call_id in self.ids if call_id not in self.nested}
+        for sub in self.nested.values():
+            _distinct_ids(sub, taken)
 
     def decide(
         self, messages: Sequence[AgentMessage], call_id: str, decision: ToolApproval
@@ -1077,6 +1080,45 @@ def _refuse_if_any(calls: Sequence[PendingApproval], text: str) -> None:
         raise ApprovalPendingError(
             text.format(count=len(calls), names=names), [p.tool_call_id for p in calls]
         )
+
+
+def _distinct_ids(hold: NestedHold, taken: set[str]) -> None:
+    """Give each call a sub-run holds (`hold`, deeper ones too) an id that no other pending
+    call of the run has (`taken`, which gets each id given). Models and servers that number
+    their calls (`call_0` in every reply) give a sub-run's held call the id of the parent's
+    own, or of another sub-run's, and `approve(id)` would reach one of them only. The
+    sub-run's transcript is its own, so its copy of the call is renamed, `<id>_2` and on."""
+    held = hold.held
+    found = _held(hold.messages)
+    if found is None:
+        return
+    message, calls = found
+    in_message = {call.id for call in calls}
+    renamed: dict[str, str] = {}
+    for call in calls:
+        if call.id not in held.ids or call.id in held.nested:
+            continue
+        new_id, k = call.id, 1
+        while new_id in taken or (new_id != call.id and new_id in in_message):
+            k += 1
+            new_id = f"{call.id}_{k}"
+        if new_id != call.id:
+            renamed[call.id] = new_id
+        taken.add(new_id)
+    for deeper in held.nested.values():
+        _distinct_ids(deeper, taken)
+    if not renamed:
+        return
+    content = [
+        dataclasses.replace(block, id=renamed[block.id])
+        if isinstance(block, ToolCall) and block.id in renamed
+        else block
+        for block in message.content
+    ]
+    at = next(i for i, m in enumerate(hold.messages) if m is message)
+    hold.messages[at] = dataclasses.replace(message, content=content)
+    held.ids = [renamed.get(call_id, call_id) for call_id in held.ids]
+    held.decisions = {renamed.get(k, k): v for k, v in held.decisions.items()}
 
 
 def _held(messages: Sequence[AgentMessage]) -> tuple[AssistantMessage, list[ToolCall]] | None:
