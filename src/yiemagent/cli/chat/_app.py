@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import io
 import logging
 import os
@@ -535,6 +536,13 @@ class ChatApp:
                         loop.add_signal_handler(signum, self.terminate)
                 try:
                     code = await self.app.run_async()
+                except OSError as exc:
+                    # The terminal went away (its window closed, `tmux kill-session`): its
+                    # input ends, prompt_toolkit's last draw on it fails with EIO, and
+                    # SIGHUP comes, before or after. The chat leaves as SIGHUP asks.
+                    if exc.errno != errno.EIO and not self._terminated:
+                        raise
+                    code = EXIT_TERMINATED
                 finally:
                     ticker.cancel()
                     await self._shutdown()
