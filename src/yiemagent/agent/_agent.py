@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-import math
 import uuid
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -55,7 +54,12 @@ from yiemagent.agent._team import (
     speaking_agent,
 )
 from yiemagent.ai.attachments import AttachmentSource, load_attachments, warn_unreadable
-from yiemagent.errors import AgentBusyError, ApprovalPendingError, ConfigError
+from yiemagent.errors import (
+    AgentBusyError,
+    ApprovalPendingError,
+    ConfigError,
+    MessageInputError,
+)
 from yiemagent.types import (
     AgentEndEvent,
     AgentEvent,
@@ -158,9 +162,7 @@ class Agent(Generic[OutputT]):
     `max_parallel_tools` (most tool calls running at once in a parallel batch),
     `cache_retention` (prompt caching: "short", the default, "long" or "none"),
     `reasoning` (how hard a reasoning model thinks in every call: "minimal" ... "xhigh",
-    None for no thinking; `state.reasoning` changes it for the next run), `temperature`
-    (sampling temperature, 0 or more; None: the provider's default) and `max_tokens` (most
-    output tokens of one model call, 1 or more; None: the model's own limit).
+    None for no thinking; `state.reasoning` changes it for the next run).
 
     Raises:
         ConfigError: an invalid argument; the message says what to change.
@@ -186,8 +188,6 @@ class Agent(Generic[OutputT]):
     tool_timeout_s = _GivenWhenMade()
     stream_idle_timeout_s = _GivenWhenMade()
     cache_retention = _GivenWhenMade()
-    temperature = _GivenWhenMade()
-    max_tokens = _GivenWhenMade()
     max_parallel_tools = _GivenWhenMade()
     usage_limits = _GivenWhenMade()
     tracer_provider = _GivenWhenMade()
@@ -223,8 +223,6 @@ class Agent(Generic[OutputT]):
         stream_idle_timeout_s: float | None = 120.0,
         cache_retention: CacheRetention | None = None,
         reasoning: ThinkingLevel | None = None,
-        temperature: float | None = None,
-        max_tokens: int | None = None,
         max_parallel_tools: int | None = None,
         session_store: SessionStore | None = None,
         usage_limits: UsageLimits | None = None,
@@ -450,6 +448,7 @@ class Agent(Generic[OutputT]):
             TypeError, ValueError: an input that is not a prompt.
         """
         extra = run_tools(tools)
+        check_instructions(instructions)
         spec = output_spec(output_type) or self._output
         blocks = load_attachments(attachments) if attachments else []
         prompts = prompt_messages(input, [*(images or ()), *blocks])
@@ -480,6 +479,7 @@ class Agent(Generic[OutputT]):
             ConfigError: nothing to continue from; bad `tools` (as in `prompt`).
         """
         extra = run_tools(tools)
+        check_instructions(instructions)
         self._claim()
         held = self._driver.held
         if held.pending(self._state.messages):
@@ -846,6 +846,19 @@ def check_output_tool_name(
         )
 
 
+def check_instructions(instructions: object) -> None:
+    """Refuse a run's `instructions` that are no text: a number or a list would reach the
+    system prompt as its `str`, or as no text at all where the agent has no system prompt.
+
+    Raises:
+        ConfigError: `instructions` is neither a `str` nor None.
+    """
+    if instructions is not None and not isinstance(instructions, str):
+        raise ConfigError(
+            f"instructions must be a str, or None for none, not {type(instructions).__name__}"
+        )
+
+
 def check_queue_mode(name: str, mode: object) -> None:
     """Raise `ConfigError` unless `mode` is a `QueueMode` ("one-at-a-time" or "all");
     `name` is the option's name in the message."""
@@ -862,8 +875,6 @@ _LOOP_OPTIONS = (
     "tool_timeout_s",
     "stream_idle_timeout_s",
     "cache_retention",
-    "temperature",
-    "max_tokens",
     "max_parallel_tools",
     "usage_limits",
     "tracer_provider",
@@ -897,25 +908,6 @@ def check_options(options: Mapping[str, Any]) -> None:
         raise ConfigError(
             "cache_retention must be 'short', 'long', 'none' or None, "
             f"not {options['cache_retention']!r}"
-        )
-    temperature = options["temperature"]
-    if temperature is not None and not (
-        isinstance(temperature, int | float)
-        and not isinstance(temperature, bool)
-        and math.isfinite(temperature)
-        and temperature >= 0
-    ):
-        raise ConfigError(
-            f"temperature must be a number, 0 or more (None: the provider's default), not "
-            f"{temperature!r}"
-        )
-    max_tokens = options["max_tokens"]
-    if max_tokens is not None and not (
-        isinstance(max_tokens, int) and not isinstance(max_tokens, bool) and max_tokens >= 1
-    ):
-        raise ConfigError(
-            f"max_tokens must be a whole number, 1 or more (None: the model's own limit), not "
-            f"{max_tokens!r}"
         )
     if options["tool_execution"] not in ("parallel", "sequential"):
         raise ConfigError(
@@ -953,20 +945,20 @@ def prompt_messages(
     OpenAI user dict, or a list of messages/dicts.
 
     Raises:
-        ValueError: not a prompt (an empty list included), or `images` with something other
-            than a text.
+        MessageInputError: (a `ValueError`) not a prompt (an empty list included), or
+            `images` with something other than a text.
     """
     if isinstance(input, str):
         for image in images or []:
             if not isinstance(image, ImageContent | DocumentContent):
-                raise ValueError(f"images must be ImageContent, not {type(image).__name__}")
+                raise MessageInputError(f"images must be ImageContent, not {type(image).__name__}")
         return [UserMessage([TextContent(input), *(images or [])])]
     if images:
-        raise ValueError("images go with a text prompt; put them in the message's content")
+        raise MessageInputError("images go with a text prompt; put them in the message's content")
     single = isinstance(input, Mapping) or hasattr(input, "role")
     messages = to_messages([input] if single else input, what="prompt")
     if not messages:
-        raise ValueError("a prompt needs at least one message; use resume() to continue")
+        raise MessageInputError("a prompt needs at least one message; use resume() to continue")
     return messages
 
 

@@ -29,6 +29,7 @@ from yiemagent.ai.attachments import (
     image_from_base64,
     image_type_stand_in,
 )
+from yiemagent.errors import MessageInputError
 from yiemagent.types.messages import (
     AssistantMessage,
     DocumentContent,
@@ -447,20 +448,20 @@ def user_message_from_openai(message: Mapping[str, Any]) -> UserMessage:
         The user message, timestamped now.
 
     Raises:
-        ValueError: another role, content that is neither a string nor a list of parts, an
-            unknown part type, an image that is not a base64 data URL, or a file part that
-            is not a PDF given as data.
+        MessageInputError: (a `ValueError`) another role, content that is neither a string
+            nor a list of parts, an unknown part type, an image that is not a base64 data
+            URL, or a file part that is not a PDF given as data.
     """
     if not isinstance(message, Mapping):
-        raise ValueError(f"expected an OpenAI message dict, got {type(message).__name__}")
+        raise MessageInputError(f"expected an OpenAI message dict, got {type(message).__name__}")
     role = message.get("role", "user")
     if role != "user":
-        raise ValueError(f"expected a message with role 'user', got role {role!r}")
+        raise MessageInputError(f"expected a message with role 'user', got role {role!r}")
     content = message.get("content")
     if isinstance(content, str):
         return UserMessage(content)
     if not isinstance(content, list):
-        raise ValueError(
+        raise MessageInputError(
             "a user message's content must be a string or a list of text/image_url parts, "
             f"got {type(content).__name__}"
         )
@@ -473,7 +474,7 @@ def user_message_from_openai(message: Mapping[str, Any]) -> UserMessage:
             image_url = part.get("image_url")
             url = image_url.get("url") if isinstance(image_url, Mapping) else image_url
             if not isinstance(url, str):
-                raise ValueError("an image_url part needs image_url.url (a data: URL)")
+                raise MessageInputError("an image_url part needs image_url.url (a data: URL)")
             blocks.append(_image_from_url(url))
         elif kind == "image" and isinstance(part.get("data"), str):
             mime = part.get("mime_type") or part.get("mimeType") or "image/png"
@@ -481,7 +482,7 @@ def user_message_from_openai(message: Mapping[str, Any]) -> UserMessage:
         elif kind == "file":
             blocks.append(_document_from_file_part(part.get("file")))
         else:
-            raise ValueError(
+            raise MessageInputError(
                 f"unknown user content part {part!r}: use {{'type': 'text', 'text': ...}}, "
                 "{'type': 'image_url', 'image_url': {'url': 'data:...'}} or a PDF as "
                 "{'type': 'file', 'file': {'file_data': 'data:application/pdf;base64,...'}}"
@@ -493,7 +494,7 @@ def _document_from_file_part(file: Any) -> DocumentContent:
     # The `file` part Chat Completions takes (and `_content_parts` sends) for a PDF.
     data = file.get("file_data") if isinstance(file, Mapping) else None
     if not isinstance(data, str) or not data.startswith("data:application/pdf;base64,"):
-        raise ValueError(
+        raise MessageInputError(
             "a file part must hold a PDF as file.file_data, a data:application/pdf;base64,... "
             "URL (a file id or another type cannot be read here)"
         )
@@ -503,7 +504,7 @@ def _document_from_file_part(file: Any) -> DocumentContent:
 
 def _image_from_url(url: str) -> ImageContent:
     if not url.startswith("data:") or ";base64," not in url:
-        raise ValueError(
+        raise MessageInputError(
             f"image_url {url[:60]!r} is not a base64 data: URL; download the image and pass "
             "it as data:<mime>;base64,<data> or as ImageContent"
         )
