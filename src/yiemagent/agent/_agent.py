@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
+import math
 import uuid
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -162,7 +163,9 @@ class Agent(Generic[OutputT]):
     `max_parallel_tools` (most tool calls running at once in a parallel batch),
     `cache_retention` (prompt caching: "short", the default, "long" or "none"),
     `reasoning` (how hard a reasoning model thinks in every call: "minimal" ... "xhigh",
-    None for no thinking; `state.reasoning` changes it for the next run).
+    None for no thinking; `state.reasoning` changes it for the next run), `temperature`
+    (sampling temperature, 0 or more; None: the provider's default) and `max_tokens` (most
+    output tokens of one model call, 1 or more; None: the model's own limit).
 
     Raises:
         ConfigError: an invalid argument; the message says what to change.
@@ -188,6 +191,8 @@ class Agent(Generic[OutputT]):
     tool_timeout_s = _GivenWhenMade()
     stream_idle_timeout_s = _GivenWhenMade()
     cache_retention = _GivenWhenMade()
+    temperature = _GivenWhenMade()
+    max_tokens = _GivenWhenMade()
     max_parallel_tools = _GivenWhenMade()
     usage_limits = _GivenWhenMade()
     tracer_provider = _GivenWhenMade()
@@ -223,6 +228,8 @@ class Agent(Generic[OutputT]):
         stream_idle_timeout_s: float | None = 120.0,
         cache_retention: CacheRetention | None = None,
         reasoning: ThinkingLevel | None = None,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
         max_parallel_tools: int | None = None,
         session_store: SessionStore | None = None,
         usage_limits: UsageLimits | None = None,
@@ -875,6 +882,8 @@ _LOOP_OPTIONS = (
     "tool_timeout_s",
     "stream_idle_timeout_s",
     "cache_retention",
+    "temperature",
+    "max_tokens",
     "max_parallel_tools",
     "usage_limits",
     "tracer_provider",
@@ -908,6 +917,25 @@ def check_options(options: Mapping[str, Any]) -> None:
         raise ConfigError(
             "cache_retention must be 'short', 'long', 'none' or None, "
             f"not {options['cache_retention']!r}"
+        )
+    temperature = options["temperature"]
+    if temperature is not None and not (
+        isinstance(temperature, int | float)
+        and not isinstance(temperature, bool)
+        and math.isfinite(temperature)
+        and temperature >= 0
+    ):
+        raise ConfigError(
+            f"temperature must be a number, 0 or more (None: the provider's default), not "
+            f"{temperature!r}"
+        )
+    max_tokens = options["max_tokens"]
+    if max_tokens is not None and not (
+        isinstance(max_tokens, int) and not isinstance(max_tokens, bool) and max_tokens >= 1
+    ):
+        raise ConfigError(
+            f"max_tokens must be a whole number, 1 or more (None: the model's own limit), not "
+            f"{max_tokens!r}"
         )
     if options["tool_execution"] not in ("parallel", "sequential"):
         raise ConfigError(
