@@ -539,7 +539,13 @@ class _Assembler:
         self.open_index = index
 
     def _delta(self, index: int, delta: Any) -> None:
-        """A delta of the open block (or of a block never started)."""
+        """A delta of the open block (or of a block never started: text and thinking open
+        one).
+
+        Raises:
+            ValueError: tool input for a block that is no tool_use block the server started
+                (a call needs the id and name only its start carries).
+        """
         if delta.type == "text_delta":
             self.builder.text_delta(delta.text)
         elif delta.type == "thinking_delta":
@@ -547,6 +553,11 @@ class _Assembler:
         elif delta.type == "signature_delta":
             self.builder.thinking_delta("", delta.signature)
         elif delta.type == "input_json_delta":
+            if not isinstance(self.blocks.get(index), ToolCall):
+                raise ValueError(
+                    f"the server sent tool input (input_json_delta) for content block {index}, "
+                    "which it did not start as a tool_use block"
+                )
             if delta.partial_json:
                 self.start_input.pop(index, None)  # the streamed input wins
                 self.raw[index] = self.raw.get(index, "") + delta.partial_json
