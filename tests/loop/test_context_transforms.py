@@ -12,9 +12,11 @@ history."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from yiemagent import (
     Agent,
@@ -211,3 +213,40 @@ async def test_a_custom_convert_to_llm_that_leaves_no_message_ends_the_run_in_er
     with pytest.raises(AgentRunError, match="convert_to_llm returned no messages"):
         await agent.prompt("hello")
     assert fm.call_count == 0
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.data())
+def test_any_transform_changes_what_is_sent_never_the_transcript(data: st.DataObject) -> None:
+    # the transcript after a run with a tool call is the same whatever the transform
+    # dropped, repeated or reordered; each call sent exactly what the transform returned
+    picks: list[list[int]] = []
+
+    def transform(messages: list[Any], signal: Any) -> list[Any]:
+        chosen = data.draw(
+            st.lists(st.integers(0, len(messages) - 1), min_size=1, max_size=6), "indices"
+        )
+        picks.append(chosen)
+        return [messages[i] for i in chosen]
+
+    def execute(call_id: str, args: Any, signal: Any, on_update: Any) -> AgentToolResult:
+        return AgentToolResult(content="42")
+
+    async def run(with_transform: bool) -> tuple[list[str], FauxModel]:
+        fm = FauxModel([faux_message(faux_tool_call("lookup", {}, id="c1")), "It is 42."])
+        agent = faux_agent(
+            fm,
+            messages=history(),
+            tools=[AgentTool("lookup", "lookup", "looks up", {"type": "object"}, execute)],
+            transform_context=transform if with_transform else None,
+        )
+        await agent.prompt("Question 3")
+        return texts(agent.state.messages), fm
+
+    plain, _ = asyncio.run(run(False))
+    transformed, fm = asyncio.run(run(True))
+
+    assert transformed == plain
+    assert len(fm.contexts) == len(picks) == 2
+    full = [*history(), UserMessage("Question 3")]
+    assert texts(fm.contexts[0].messages) == [texts(full)[i] for i in picks[0]]
