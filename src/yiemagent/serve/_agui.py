@@ -503,7 +503,7 @@ class Translator:
                 message=f"Run {call.get('name')} with "
                 f"{json.dumps(call.get('arguments') or {}, ensure_ascii=False)}?",
             )
-            for call in held_calls(self.run.events)
+            for call in held_calls(self.run)
             if call.get("nested") or call.get("name") not in self.client_tools
         ]
 

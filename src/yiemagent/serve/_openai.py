@@ -116,8 +116,8 @@ def _usage(end: dict[str, Any]) -> dict[str, int]:
     }
 
 
-def _held_note(events: list[dict[str, Any]], session_id: str) -> str:
-    calls = ", ".join(f"{c['name']}({c['id']})" for c in held_calls(events))
+def _held_note(run: Run, session_id: str) -> str:
+    calls = ", ".join(f"{c['name']}({c['id']})" for c in held_calls(run))
     return (
         f"Tool calls await approval: {calls}. Decide them at "
         f"/v1/sessions/{session_id}/approvals, then POST /v1/sessions/{session_id}/resume."
@@ -235,7 +235,7 @@ class _Completions:
             yield chunk({"content": ("\n\n" if said else "") + output})
             said = True
         if reason == "awaiting_approval":
-            yield chunk({"content": ("\n\n" if said else "") + _held_note(run.events, session_id)})
+            yield chunk({"content": ("\n\n" if said else "") + _held_note(run, session_id)})
         yield chunk({}, _finish_reason(reason))
         if with_usage:
             yield sse_data(
@@ -272,7 +272,7 @@ def _completion(
         )
     content = "\n\n".join(filter(None, [final_texts(end), output_text(end)]))
     if reason == "awaiting_approval":
-        content = "\n\n".join(filter(None, [content, _held_note(run.events, session_id)]))
+        content = "\n\n".join(filter(None, [content, _held_note(run, session_id)]))
     choice = {
         "index": 0,
         "message": {"role": "assistant", "content": content},

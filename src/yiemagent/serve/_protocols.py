@@ -444,51 +444,21 @@ async def abort_on_disconnect(request: Request, run: Run) -> AsyncIterator[None]
 
 async def run_batches(run: Run) -> AsyncIterator[list[dict[str, Any]]]:
     """The run's events (dicts), from the first through `agent_end`, in the batches
-    `Run.follow` gives (a stream writes each batch at once)."""
+    `Run.follow` gives (a stream writes each batch at once). A run that ends awaiting
+    approval is finished first, so its `held` calls are known when its end is read."""
     async for batch in run.follow():
-        yield [run.event(n) for n in batch]
+        events = [run.event(n) for n in batch]
+        if run.ended and events[-1].get("reason") == "awaiting_approval":
+            await run.finished()
+        yield events
 
 
-def held_calls(events: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+def held_calls(run: Run) -> list[dict[str, Any]]:
     """The calls held for approval when the run ended "awaiting_approval", as the session's
     approvals list them (`{"id", "name", "arguments"}`, plus `"nested": True` for a call
-    held inside a sub-agent): the calls of the run's last assistant message that have no
-    result, each call whose sub-agent's run is held (`Agent.as_tool`) standing for that
-    run's held calls, as deep as they go."""
-    runs: dict[str | None, list[dict[str, Any]]] = {None: []}
-    for event in events:  # a sub-run's events are filed under the call that runs it
-        if event.get("type") == "nested_agent":
-            runs.setdefault(str(event.get("tool_call_id")), []).append(event.get("event") or {})
-        else:
-            runs[None].append(event)
-
-    def held_in(run: str | None, nested: bool) -> list[dict[str, Any]]:
-        found: list[dict[str, Any]] = []
-        for call in _unanswered(runs.get(run, [])):
-            sub = runs.get(str(call.get("id")), [])
-            ends = [e for e in sub if e.get("type") == "agent_end"]
-            if ends and ends[-1].get("reason") == "awaiting_approval":
-                found.extend(held_in(str(call.get("id")), True))
-            else:
-                found.append({**call, "nested": True} if nested else call)
-        return found
-
-    return held_in(None, False)
-
-
-def _unanswered(events: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The tool calls of the last assistant message of `events` that have no result."""
-    answered: set[str] = set()
-    for event in reversed(events):
-        if event.get("type") != "message_end":
-            continue
-        message = event.get("message") or {}
-        if message.get("role") == "toolResult":
-            answered.add(str(message.get("tool_call_id")))
-        elif message.get("role") == "assistant":
-            calls = [b for b in message.get("content", []) if b.get("type") == "toolCall"]
-            return [c for c in calls if c.get("id") not in answered]
-    return []
+    held inside a sub-agent, as deep as it goes): the run's `held`, which `run_batches`
+    waits for before it gives the run's `agent_end`."""
+    return run.held
 
 
 def call_at(inner: dict[str, Any]) -> dict[str, Any] | None:

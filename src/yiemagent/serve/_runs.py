@@ -193,6 +193,10 @@ class Run:
         and an assistant `message_start` comes without its content, so no client sees an
         answer before the guardrails passed it; each message arrives whole in
         its `message_end`."""
+        self.held: list[dict[str, Any]] = []
+        """When the run ended "awaiting_approval": the held calls as the agent lists them
+        (`pending_approvals`), each `{"id", "name", "arguments", "nested"}` (`nested`: held
+        inside a sub-agent); set before the run is done."""
         self.created_ms = int(time.time() * 1000)
         self.task: asyncio.Task[None] | None = None
         self._tick = asyncio.Event()
@@ -419,6 +423,8 @@ class RunHub:
             error = exc
             agent.abort("the server is shutting down")
         finally:
+            if run.end_reason == "awaiting_approval":
+                run.held = _held_calls(agent)
             if ephemeral and run.end_reason != "awaiting_approval":
                 _forget(run, agent)
             elif run.ended:
@@ -523,3 +529,18 @@ def _forget(run: Run, agent: Agent[Any]) -> None:
         logger.warning(
             "run %s: its one-off session %s stays stored: %s", run.id, run.session_id, exc
         )
+
+
+def _held_calls(agent: Agent[Any]) -> list[dict[str, Any]]:
+    """The calls `agent` holds for approval, as a run's `held` lists them: the ids are
+    the ones `approve()` takes (a sub-agent's call, too, even where its model reused an id
+    the parent's calls have)."""
+    return [
+        {
+            "id": p.tool_call_id,
+            "name": p.tool_name,
+            "arguments": p.arguments,
+            "nested": bool(p.agent_path),
+        }
+        for p in agent.pending_approvals
+    ]

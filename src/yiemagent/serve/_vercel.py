@@ -262,7 +262,7 @@ class Translator:
         out: list[dict[str, Any]] = []
         reason = event.get("reason")
         if reason == "awaiting_approval":
-            for call in held_calls(self.run.events):
+            for call in held_calls(self.run):
                 if call.get("nested"):  # a sub-agent's call: no part of this message yet
                     out.extend(self._call_start(call))
                     out.append(_input_available(call))

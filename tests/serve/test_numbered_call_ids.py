@@ -1,0 +1,131 @@
+"""Calls held inside sub-agents whose model numbers its calls (DESIGN §14, §17, §18): the
+lead runs `north` and `south` as `call_0` and `call_1`, and each of them holds its own
+`call_0`. Every protocol lists the held calls as `/approvals` does, each under an id of
+its own, and the client's answers reach the calls they were given for."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx2 as httpx
+import pytest
+from ag_ui import core as agui
+from openai import OpenAI
+
+from tests.serve._kit import SCHEMA, serving, text_of
+from tests.serve.test_protocols import (
+    agui_input,
+    agui_run,
+    approval_answer,
+    ui_chat,
+    user,
+)
+from yiemagent import Agent, AgentTool, Context
+from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_text, faux_tool_call
+from yiemagent.serve import create_app
+from yiemagent.sessions import InMemorySessionStore
+
+pytestmark = pytest.mark.timeout(120)
+
+
+def sub_reply(context: Context) -> Any:
+    """A sub-agent asked to launch X holds `launch` X as its `call_0`, then answers."""
+    last = context.messages[-1]
+    if last.role == "toolResult":
+        return faux_message(faux_text(f"sub: {text_of(last)}"))
+    return faux_message(faux_tool_call("launch", {"city": text_of(last)}, id="call_0"))
+
+
+def lead_reply(context: Context) -> Any:
+    """The lead asks north and south to launch the two cities it was given."""
+    last = context.messages[-1]
+    if last.role == "toolResult":
+        return faux_message(faux_text("lead done"))
+    north, south = text_of(last).split()
+    return faux_message(
+        faux_tool_call("north", {"input": north}, id="call_0"),
+        faux_tool_call("south", {"input": south}, id="call_1"),
+    )
+
+
+@pytest.fixture
+def served() -> Any:
+    store = InMemorySessionStore()
+    launched: list[str] = []
+
+    async def launch(call_id: str, args: dict[str, Any], *_: Any) -> str:
+        launched.append(args["city"])
+        return f"launched {args['city']}"
+
+    sub_fm, lead_fm = FauxModel([sub_reply] * 100), FauxModel([lead_reply] * 100)
+
+    def make_agent(session_id: str) -> Agent[Any]:
+        tool = AgentTool("launch", "Launch", "launch", SCHEMA, launch, requires_approval=True)
+        subs = [
+            Agent(name=name, model=sub_fm.model, stream_fn=sub_fm.stream_fn, tools=[tool])
+            for name in ("north", "south")
+        ]
+        return Agent(
+            name="lead", model=lead_fm.model, stream_fn=lead_fm.stream_fn,
+            tools=[sub.as_tool() for sub in subs], session_store=store, session_id=session_id,
+        )  # fmt: skip
+
+    app = create_app(make_agent, session_store=store)
+    with serving(app) as url, httpx.Client(base_url=url, timeout=60) as client:
+        yield url, client, launched
+
+
+def held(client: httpx.Client, session_id: str) -> dict[str, str]:
+    """The session's held calls, city -> id, checked to have ids of their own."""
+    approvals = client.get(f"/v1/sessions/{session_id}/approvals").json()["approvals"]
+    ids = {a["arguments"]["city"]: a["tool_call_id"] for a in approvals}
+    assert len(set(ids.values())) == len(approvals) == 2, approvals
+    return ids
+
+
+def test_ag_ui_interrupts_each_held_call_under_its_own_id(served: Any) -> None:
+    """The stream broke off with no `RUN_FINISHED` (a RecursionError on the server): the
+    sub-run of `call_0` held a call `call_0`, taken for the sub-run of itself."""
+    _, client, launched = served
+    first = agui_run(client, agui_input("g", "r1", "Oslo Lima"))
+    assert isinstance(first[-1], agui.RunFinishedEvent)
+    interrupts = first[-1].outcome.interrupts
+    ids = held(client, "g")
+    assert sorted(i.id for i in interrupts) == sorted(ids.values())
+    answers = [
+        agui.ResumeEntry(interrupt_id=ids["Oslo"], status="resolved"),
+        agui.ResumeEntry(interrupt_id=ids["Lima"], status="cancelled"),
+    ]
+    resumed = agui_run(client, agui_input("g", "r2", resume=answers))
+    assert isinstance(resumed[-1], agui.RunFinishedEvent)
+    assert launched == ["Oslo"]
+
+
+def test_the_ui_message_stream_asks_each_held_call_under_its_own_id(served: Any) -> None:
+    _, client, launched = served
+    chunks = ui_chat(client, {"id": "v", "messages": [user("Oslo Lima")]})
+    ids = held(client, "v")
+    requests = [c["toolCallId"] for c in chunks if c["type"] == "tool-approval-request"]
+    assert sorted(requests) == sorted(ids.values())
+    parts = {c["toolCallId"]: c["input"] for c in chunks if c["type"] == "tool-input-available"}
+    assert {parts[ids[city]]["city"] for city in ids} == {"Oslo", "Lima"}
+    oslo = approval_answer(ids["Oslo"], "Oslo", {"id": ids["Oslo"], "approved": True})
+    lima = approval_answer(ids["Lima"], "Lima", {"id": ids["Lima"], "approved": False})
+    answer = {**oslo, "parts": oslo["parts"] + lima["parts"]}
+    done = ui_chat(client, {"id": "v", "messages": [user("Oslo Lima"), answer]})
+    assert launched == ["Oslo"]
+    assert done[-1]["type"] == "finish"
+
+
+def test_a_chat_completion_names_each_held_call_by_its_own_id(served: Any) -> None:
+    url, client, launched = served
+    openai = OpenAI(base_url=f"{url}/v1", api_key="none", max_retries=0)
+    reply = openai.chat.completions.create(
+        model="m",
+        messages=[{"role": "user", "content": "Oslo Lima"}],
+        extra_headers={"X-Session-Id": "o"},
+    )
+    ids = held(client, "o")
+    content = reply.choices[0].message.content or ""
+    assert all(f"launch({call_id})" in content for call_id in ids.values()), content
+    assert launched == []
