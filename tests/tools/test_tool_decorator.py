@@ -7,6 +7,7 @@ import base64
 import functools
 import inspect
 import json
+from collections.abc import Iterator
 from datetime import date
 from typing import Annotated, Any
 
@@ -625,3 +626,34 @@ async def test_an_optional_parameter_without_a_default_may_be_left_out() -> None
     [result] = [m for m in agent.state.messages if isinstance(m, ToolResultMessage)]
     assert not result.is_error, content_text(result.content)
     assert got == [("x", None)]
+
+
+async def test_a_generator_that_fails_midway_is_the_calls_error_not_an_empty_list() -> None:
+    # The returned value was serialised twice when the first pass failed (for bytes that
+    # are no UTF-8): a generator's failure made the first pass fail, and the second read
+    # the spent generator, so the model read "[]" as the tool's successful answer.
+    def rows() -> Iterator[dict[str, Any]]:
+        yield {"id": 1}
+        raise ConnectionError("the database went away")
+
+    @tool
+    def query() -> Any:
+        """Query the rows."""
+        return rows()
+
+    @tool
+    def blobs() -> Any:
+        """The stored blobs."""
+        return (blob for blob in [b"PK\x03\x04\xff", b"ok"])
+
+    tools = [query, blobs]
+    fm = FauxModel([faux_message(*(faux_tool_call(t.name, {}) for t in tools)), "done"])
+    agent = Agent(model=fm.model, stream_fn=fm.stream_fn, tools=tools)
+    await agent.prompt("look")
+    failed, stored = [m for m in agent.state.messages if isinstance(m, ToolResultMessage)]
+    assert failed.is_error and "the database went away" in text_of(AgentToolResult(failed.content))
+    assert not stored.is_error
+    assert json.loads(text_of(AgentToolResult(stored.content))) == [
+        base64.urlsafe_b64encode(b"PK\x03\x04\xff").decode(),
+        base64.urlsafe_b64encode(b"ok").decode(),
+    ]

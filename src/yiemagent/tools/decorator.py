@@ -24,7 +24,7 @@ import inspect
 import re
 import types
 import typing
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, overload
 
 from yiemagent.errors import ConfigError
@@ -423,9 +423,13 @@ def to_tool_return(value: object) -> AgentToolResult | str:
             return AgentToolResult([ImageContent(base64.b64encode(value).decode(), mime_type)])
     import pydantic_core
 
+    if isinstance(value, Iterator):  # a generator: read once, here, so what it raises is
+        value = list(value)  # the call's error and a second serialisation sees its items
     try:
         text = pydantic_core.to_json(value, fallback=str)
-    except pydantic_core.PydanticSerializationError:
+    except pydantic_core.PydanticSerializationError as exc:
+        if "utf-8" not in str(exc):  # a cycle, a depth, a fallback that raised: the error
+            raise
         # Bytes that are no UTF-8 (a zip, a PDF) are no JSON text: the value's bytes go as
         # base64 (pydantic's URL-safe alphabet) rather than failing a call that succeeded.
         text = pydantic_core.to_json(value, fallback=str, bytes_mode="base64")
