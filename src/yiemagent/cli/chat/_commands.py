@@ -190,10 +190,11 @@ def _sessions(app: ChatHost, arg: str) -> None:
 def _new(app: ChatHost, arg: str) -> None:
     if not _idle_only(app, "new"):
         return
-    import time
+    from yiemagent.cli.chat.setup import new_session_name
 
-    name = arg or time.strftime("chat-%Y%m%d-%H%M%S")
-    if name == app.setup.session_name:
+    setup = app.setup
+    name = arg or new_session_name(setup.sessions, besides=setup.session_name)
+    if name == setup.session_name:
         app.say(f"this chat is session {name} already")
         return
 

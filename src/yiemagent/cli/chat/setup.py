@@ -54,6 +54,7 @@ __all__ = [
     "compactor_for",
     "data_dir",
     "last_exchange",
+    "new_session_name",
 ]
 
 DATA_DIR_ENV = "YIEM_DATA_DIR"
@@ -168,6 +169,22 @@ class ChatSetup:
                 await self.agent_file.close()
         with contextlib.suppress(Exception):
             self.sessions.close()
+
+
+def new_session_name(sessions: SqliteSessionStore, *, besides: str | None = None) -> str:
+    """The name of a new chat's session: `chat-YYYYmmdd-HHMMSS` (local time), with `-2`,
+    `-3`, … when a stored session (or `besides`, this chat's own) already has it, so a new
+    chat never resumes another's conversation: two chats started in one second, a clock
+    set back (the hour a daylight-saving change repeats)."""
+    base = time.strftime("chat-%Y%m%d-%H%M%S")
+    taken = set(sessions.list_sessions())
+    if besides is not None:
+        taken.add(besides)
+    name, number = base, 1
+    while name in taken:
+        number += 1
+        name = f"{base}-{number}"
+    return name
 
 
 def last_exchange(messages: list[AgentMessage]) -> tuple[str, str]:
@@ -289,7 +306,7 @@ def build_setup(options: ChatOptions) -> ChatSetup:
     store = _load_tools(options, model, notes)
     folder = data_dir()
     sessions = SqliteSessionStore(folder / "sessions.db")
-    name = options.session or time.strftime("chat-%Y%m%d-%H%M%S")
+    name = options.session or new_session_name(sessions)
     setup = ChatSetup(
         options=options,
         model=model,
