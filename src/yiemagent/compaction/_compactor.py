@@ -50,7 +50,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from yiemagent.errors import YiemAgentError
+from yiemagent.errors import ConfigError, YiemAgentError
 from yiemagent.loop import count_spending, preparing_prompt
 from yiemagent.types import (
     AbortSignal,
@@ -261,7 +261,8 @@ class Compactor:
         on_compact: called with a `CompactionInfo` after each compaction.
 
     Raises:
-        ValueError: a window under 256 tokens or a reserve that leaves no room.
+        ConfigError: (a `ValueError`) a window under 256 tokens or a reserve that leaves no
+            room.
     """
 
     def __init__(
@@ -302,12 +303,12 @@ class Compactor:
         """Estimated tokens above which the view is compacted."""
         window = self.context_window
         if window < 256:
-            raise ValueError(f"context_window must be at least 256 tokens, not {window}")
+            raise ConfigError(f"context_window must be at least 256 tokens, not {window}")
         reserve = self._reserve
         if reserve is None:
             reserve = max(window // 4, answer_tokens(self.model, window) + window // 16)
         if reserve >= window:
-            raise ValueError(f"reserve_tokens {reserve} leaves no room in a {window} window")
+            raise ConfigError(f"reserve_tokens {reserve} leaves no room in a {window} window")
         return window - reserve
 
     @property

@@ -39,6 +39,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal, TypeAlias
 
 from yiemagent.ai.builder import MessageBuilder, parse_partial_json
+from yiemagent.errors import ConfigError
 from yiemagent.types.messages import (
     AssistantContent,
     AssistantMessage,
@@ -110,9 +111,9 @@ class FauxModel:
         model_id: str = "faux",
     ) -> None:
         if chunk_size < 1:
-            raise ValueError(f"chunk_size must be >= 1, got {chunk_size}")
+            raise ConfigError(f"chunk_size must be >= 1, got {chunk_size}")
         if delay_s < 0:
-            raise ValueError(f"delay_s must be >= 0, got {delay_s}")
+            raise ConfigError(f"delay_s must be >= 0, got {delay_s}")
         self.model = Model(id=model_id, provider="faux", api="faux", name="Faux")
         self.chunk_size = chunk_size
         self.delay_s = delay_s
