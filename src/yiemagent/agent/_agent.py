@@ -159,7 +159,9 @@ class Agent(Generic[OutputT]):
     Also, as in `AgentLoopConfig`: `tool_timeout_s` (seconds one tool call may take when the
     tool sets no `timeout_s`; `None`: no bound — a plain-function tool on a thread cannot be
     stopped at that bound, only abandoned; use `isolation="process"` for that),
-    `stream_idle_timeout_s` (seconds a provider stream may stay silent, default 120) and
+    `stream_idle_timeout_s` (seconds a provider stream may stay silent, default 120),
+    `stream_reasoning_timeout_s` (the same while a reasoning model's call has shown only
+    reasoning: it may think out of sight for minutes; default 600) and
     `max_parallel_tools` (most tool calls running at once in a parallel batch),
     `cache_retention` (prompt caching: "short", the default, "long" or "none"),
     `reasoning` (how hard a reasoning model thinks in every call: "minimal" ... "xhigh",
@@ -190,6 +192,7 @@ class Agent(Generic[OutputT]):
     should_stop_after_turn = _GivenWhenMade()
     tool_timeout_s = _GivenWhenMade()
     stream_idle_timeout_s = _GivenWhenMade()
+    stream_reasoning_timeout_s = _GivenWhenMade()
     cache_retention = _GivenWhenMade()
     temperature = _GivenWhenMade()
     max_tokens = _GivenWhenMade()
@@ -226,6 +229,7 @@ class Agent(Generic[OutputT]):
         max_retry_delay_ms: int | None = None,
         tool_timeout_s: float | None = None,
         stream_idle_timeout_s: float | None = 120.0,
+        stream_reasoning_timeout_s: float | None = 600.0,
         cache_retention: CacheRetention | None = None,
         reasoning: ThinkingLevel | None = None,
         temperature: float | None = None,
@@ -881,6 +885,7 @@ _LOOP_OPTIONS = (
     "should_stop_after_turn",
     "tool_timeout_s",
     "stream_idle_timeout_s",
+    "stream_reasoning_timeout_s",
     "cache_retention",
     "temperature",
     "max_tokens",

@@ -85,7 +85,7 @@ from yiemagent.types.callbacks import (
 )
 from yiemagent.types.context import as_turn_update
 from yiemagent.types.messages import ensure_unique_tool_call_ids, to_messages
-from yiemagent.types.model import PROVIDER_OPTIONS
+from yiemagent.types.model import PROVIDER_OPTIONS, silence_limit_s
 from yiemagent.types.observe import ChatSpan, RunSpan, run_observer
 
 __all__ = [
@@ -623,7 +623,8 @@ async def stream_assistant_response(
     message for each later one, and `message_end` with the final message, whose empty or
     repeated tool-call ids have been made unique. Never raises: a failure (a hook, a
     provider bug) or a stream idle for `stream_idle_timeout_s` (no event and no
-    `options.keep_alive()` call from the provider for that long) gives a message
+    `options.keep_alive()` call from the provider for that long;
+    `stream_reasoning_timeout_s` while a reasoning model shows only reasoning) gives a message
     with stop reason "error" saying why; after an abort, a provider that does not end its
     stream within `ABORT_GRACE_S` gives one with stop reason "aborted".
     Does not append the message to `context` (the loop does).
@@ -786,10 +787,14 @@ async def _stream_options(config: AgentLoopConfig, deadline: Deadline) -> Stream
     provider = {name: getattr(config, name) for name in PROVIDER_OPTIONS}
     provider["api_key"] = api_key or config.api_key
     spec = config.output_type
+    watched = config.stream_idle_timeout_s is not None or (
+        config.model.reasoning and config.stream_reasoning_timeout_s is not None
+    )
     return StreamOptions(
         signal=deadline.signal,
-        idle_timeout_s=deadline.timeout_s,
-        keep_alive=deadline.keep_alive if deadline.timeout_s is not None else None,
+        idle_timeout_s=config.stream_idle_timeout_s,
+        reasoning_timeout_s=config.stream_reasoning_timeout_s,
+        keep_alive=deadline.keep_alive if watched else None,
         output_schema=None if spec is None else spec.native_schema(config.model),
         **provider,
     )
@@ -823,7 +828,9 @@ async def _read_stream(
     chat: ChatSpan | None,
 ) -> AssistantMessage:
     """Call the provider and turn its events into message events; returns the final message.
-    The provider call starts inside the chat span's context, so its HTTP spans nest in it."""
+    The provider call starts inside the chat span's context, so its HTTP spans nest in it.
+    The deadline's limit follows the message so far (`silence_limit_s`)."""
+    deadline.set_timeout(silence_limit_s(config.model, options, None))
     deadline.arm()
     shown.called_ns = time.monotonic_ns()
     response: AssistantMessageEventStream
@@ -834,6 +841,7 @@ async def _read_stream(
             response = await maybe_await(stream_fn(config.model, llm_context, options))
     events = aiter(response)
     while True:
+        deadline.set_timeout(silence_limit_s(config.model, options, shown.partial))
         deadline.arm()
         try:
             event: AssistantMessageEvent = await anext(events)

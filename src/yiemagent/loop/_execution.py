@@ -989,6 +989,16 @@ class Deadline:
         """Not waiting on the work (a model stream: while the loop handles an event)."""
         self.waiting_since = None
 
+    def set_timeout(self, timeout_s: float | None) -> None:
+        """The timeout from now on, counted from when waiting began (a model stream: longer
+        while the model reasons out of sight); None: no limit. Call on the deadline's event
+        loop thread."""
+        if timeout_s == self.timeout_s:
+            return
+        self.timeout_s = timeout_s
+        if self.fired is None and self._task is not None:
+            self._schedule(self._loop.time())  # `_check` finds the new due time
+
     def keep_alive(self) -> None:
         """The work says it is busy (a provider working without an event to send):
         if the loop is waiting on it, the timeout counts from now. Ignored once the run is

@@ -95,6 +95,11 @@ class AgentLoopConfig(ProviderOptions):
     stream_idle_timeout_s: float | None = 120.0
     """A model stream silent this long ends in error (None: no limit). Not applied to
     the embedded model (api "local"), whose own generation deadline bounds it."""
+    stream_reasoning_timeout_s: float | None = 600.0
+    """What `stream_idle_timeout_s` is while a reasoning model's call (`Model.reasoning`)
+    has shown nothing but reasoning: before its first output and while its latest block is
+    thinking (None: no limit). Such a model may think for minutes
+    without sending a byte; 600 s is the OpenAI SDK's own read timeout."""
     usage_limits: UsageLimits | None = None
     """Caps on tokens, cost and tool calls for the run."""
     tracer_provider: Any = field(default=None, repr=False)
@@ -128,7 +133,7 @@ class AgentLoopConfig(ProviderOptions):
         retries = self.output_retries
         if not is_whole_number(retries, 0):
             raise ConfigError(f"output_retries must be a whole number >= 0, not {retries!r}")
-        for name in ("tool_timeout_s", "stream_idle_timeout_s"):
+        for name in ("tool_timeout_s", "stream_idle_timeout_s", "stream_reasoning_timeout_s"):
             value = getattr(self, name)
             if value is not None and not is_seconds(value):
                 raise ConfigError(f"{name} must be > 0 seconds or None, not {value!r}")

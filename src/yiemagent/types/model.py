@@ -52,6 +52,7 @@ __all__ = [
     "ToolCallDeltaEvent",
     "ToolCallEndEvent",
     "ToolCallStartEvent",
+    "silence_limit_s",
 ]
 
 ThinkingLevel: TypeAlias = Literal["minimal", "low", "medium", "high", "xhigh"]
@@ -180,7 +181,14 @@ class StreamOptions(ProviderOptions):
 
     signal: AbortSignal | None = None
     idle_timeout_s: float | None = None
-    """Seconds without a chunk after which the provider ends the call in error."""
+    """Seconds without a chunk after which the provider ends the call in error (None: no
+    limit); while a reasoning model's call shows nothing but reasoning, `reasoning_timeout_s`
+    instead (`silence_limit_s`)."""
+    reasoning_timeout_s: float | None = None
+    """Seconds a call of a reasoning model may stay silent before its first output and while
+    its latest block is thinking (None: no limit): a reasoning model on the Chat Completions API
+    sends nothing while it thinks, and on the Responses API nothing between a reasoning item
+    and its end unless summaries are asked for."""
     keep_alive: Callable[[], None] | None = None
     """The caller's idle watchdog: a provider that is busy without an event to send
     (the embedded model reading a long prompt, or writing a tool call it sends only once
@@ -191,6 +199,27 @@ class StreamOptions(ProviderOptions):
     output_schema: Mapping[str, Any] | None = None
     """A JSON Schema (an object) the final answer's text must match, as JSON: providers with
     native structured output or constrained decoding apply it."""
+
+
+def silence_limit_s(
+    model: Model, options: StreamOptions, message: AssistantMessage | None
+) -> float | None:
+    """Seconds the stream of a call of `model` with `options` may now stay silent, given the
+    `message` it has built so far (None: nothing arrived yet).
+
+    A call of a reasoning model (`Model.reasoning`; it may think at its default effort with
+    no `reasoning` level asked for, and no level makes another model think) that has shown
+    nothing but reasoning (no block yet, or its latest block is thinking) may be thinking out
+    of sight: `options.reasoning_timeout_s` holds. Otherwise, and once text or a tool call
+    has started, `options.idle_timeout_s`. Either may be None: no limit.
+    """
+    if model.reasoning and (message is None or not message.content or _thinking_last(message)):
+        return options.reasoning_timeout_s
+    return options.idle_timeout_s
+
+
+def _thinking_last(message: AssistantMessage) -> bool:
+    return isinstance(message.content[-1], ThinkingContent)
 
 
 # ── the assistant-message event protocol ───────────────────────────────────

@@ -14,7 +14,8 @@ same for both:
   event loop (`cached_client`), on the guarded HTTP transport (`_http_guard`);
 - attempts are retried (`retry.run_with_retries`) while nothing has been streamed; what an
   SDK's failure means is `_sdk_failures`'s business;
-- the stream is read within the idle limit (`StreamOptions.idle_timeout_s`); an API whose
+- the stream is read within the idle limit (`StreamOptions.idle_timeout_s`; the longer
+  `reasoning_timeout_s` while a reasoning model shows only reasoning); an API whose
   response may ask for another request to go on (`SdkApi.continuation`) gets it, streamed
   into the same message; then the message is ended.
 
@@ -66,7 +67,13 @@ from yiemagent.ai.providers._sdk_failures import (
 )
 from yiemagent.errors import YiemAgentError, exception_summary, install_hint
 from yiemagent.types.callbacks import maybe_await
-from yiemagent.types.model import AssistantMessageEventStream, Context, Model, StreamOptions
+from yiemagent.types.model import (
+    AssistantMessageEventStream,
+    Context,
+    Model,
+    StreamOptions,
+    silence_limit_s,
+)
 
 __all__ = [
     "ENV_KEYS",
@@ -202,9 +209,12 @@ async def _run(
     )
     assembler = api.assembler(builder)
 
+    def limit() -> float | None:
+        return silence_limit_s(model, options, builder.message)
+
     async def attempt(_number: int) -> None:
-        raw = await api.open_stream(client, body, options.idle_timeout_s)
-        await _read_stream(raw, options, assembler.feed, api.whole)
+        raw = await api.open_stream(client, body, limit())
+        await _read_stream(raw, options, assembler.feed, api.whole, limit)
 
     while True:
         await run_with_retries(
@@ -295,9 +305,11 @@ async def _read_stream(
     options: StreamOptions,
     feed: Callable[[Any], None],
     whole: Callable[[Any], list[Any]] | None = None,
+    limit: Callable[[], float | None] | None = None,
 ) -> None:
     """Read one SDK raw response: `StreamOptions.on_response` gets `{"status", "headers"}`,
-    then each streamed item goes to `feed`, each within the idle limit, and calls
+    then each streamed item goes to `feed`, each within the idle limit (`limit()` before
+    each item, default `options.idle_timeout_s`), and calls
     `options.keep_alive` (an item is progress even when it adds nothing to the message: a
     llama.cpp prompt-progress chunk, text held back while it may be a tool call); the SDK
     stream is closed however this ends. A JSON response of a known length (a server that
@@ -336,7 +348,9 @@ async def _read_stream(
     sdk_stream = await maybe_await(raw.parse())
     keep_alive = options.keep_alive
     items = iterate_with_idle_timeout(
-        aiter(sdk_stream), options.idle_timeout_s, keep_alive=keep_alive
+        aiter(sdk_stream),
+        options.idle_timeout_s if limit is None else limit,
+        keep_alive=keep_alive,
     )
     try:
         async for item in items:
@@ -434,24 +448,26 @@ async def await_with_idle_timeout(awaitable: Awaitable[T], idle_timeout_s: float
 
 async def iterate_with_idle_timeout(
     source: AsyncIterator[T],
-    idle_timeout_s: float | None,
+    idle_timeout: float | Callable[[], float | None] | None,
     *,
     keep_alive: Callable[[], None] | None = None,
 ) -> AsyncIterator[T]:
-    """Yield from `source`, raising `IdleTimeoutError` when `idle_timeout_s` seconds pass
-    without an item or a chunk of the stream's bytes (no limit when None): bytes that make
-    no item yet, such as SSE comment lines a server sends to keep the connection open while
-    its model thinks, restart the wait and call `keep_alive` (the caller's own watchdog)."""
+    """Yield from `source`, raising `IdleTimeoutError` when `idle_timeout` seconds (or, a
+    function, the seconds it returns before each item) pass without an item or a chunk of
+    the stream's bytes (no limit when None): bytes that make no item yet, such as SSE
+    comment lines a server sends to keep the connection open while its model thinks,
+    restart the wait and call `keep_alive` (the caller's own watchdog)."""
     loop = asyncio.get_running_loop()
     while True:
+        idle_timeout_s = idle_timeout() if callable(idle_timeout) else idle_timeout
         try:
             if idle_timeout_s is None:
                 item = await anext(source)
             else:
                 async with asyncio.timeout(idle_timeout_s) as timer:
 
-                    def arrived() -> None:
-                        timer.reschedule(loop.time() + idle_timeout_s)
+                    def arrived(seconds: float = idle_timeout_s) -> None:
+                        timer.reschedule(loop.time() + seconds)
                         if keep_alive is not None:
                             keep_alive()
 
