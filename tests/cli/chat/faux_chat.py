@@ -10,7 +10,8 @@
 - "mcp TOOL [TEXT]": a call of an MCP server's tool (`{"text": TEXT}` when given);
 - "write shout": a writeTool call writing `shout`; "use shout TEXT": a call of it;
 - "write word_count": a writeTool call whose executeCode is a whole `def execute(...)` (as the
-  1.5B model writes it); "use word_count TEXT": a call of it;
+  1.5B model writes it); "use word_count TEXT": a call of it; "write reverse_text": the 0.5B
+  model's writeTool call, whose executeCode does not parse;
 - a summary request (the compactor's): "Summary of the earlier chat.";
 - "progress N": a call of `slow` with N steps;
 - "parallel": two `slow` calls in one message (a parallel batch);
@@ -78,7 +79,14 @@ WORD_COUNT = {  # the 1.5B's writeTool call in `yiem chat` (docs/chat.md), word 
         "        return 'Error: Missing argument: text'"
     ),
 }
-WRITES = {"shout": SHOUT, "word_count": WORD_COUNT}
+REVERSE_TEXT = {  # the 0.5B's writeTool call in `yiem chat`, word for word: does not parse
+    "name": "reverse_text",
+    "label": "Reverse Text",
+    "description": "This tool takes a string argument and returns the text reversed.",
+    "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}},
+    "executeCode": "def reverse_text(text): return text[::-1] return reverse_text(text)",
+}
+WRITES = {"shout": SHOUT, "word_count": WORD_COUNT, "reverse_text": REVERSE_TEXT}
 
 
 def answer(context: Context) -> AssistantMessage:

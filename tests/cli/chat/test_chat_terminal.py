@@ -550,6 +550,38 @@ def test_write_tools_a_whole_def_execute_is_shown_as_it_runs_and_works(
         pane.close()
 
 
+def test_write_tools_code_writetool_would_refuse_is_shown_but_not_asked_about(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    """The 0.5B model's writeTool call: its executeCode is one line that does not parse.
+    The chat shows it and says why it is not asked about, and the model gets writeTool's
+    own reason; before, the person was asked to approve a write that could not happen, and
+    their "y" only led to the same refusal."""
+    written = tmp_path / "written"
+    pane = Pane(data_dir, ["--tools", str(TOOLS), "--write-tools", str(written)])
+    try:
+        pane.ready()
+        pane.type("write reverse_text")
+        refusal = "executeCode has a syntax error on its line 1: invalid syntax"
+        screen = pane.wait(
+            lambda s: after(
+                s,
+                "writeTool wants to add a tool: reverse_text",
+                "def reverse_text(text): return text[::-1] return reverse_text(text)",
+                f"not asked: writeTool would refuse this tool: {refusal}",
+                "✗ writeTool",
+                f"Tool results: {refusal}",
+                "tokens:",
+            )
+        )
+        assert "Write tool reverse_text? [y/N]" not in screen
+        assert not written.exists() or not any(written.iterdir())
+        pane.type("hello")  # the chat goes on; the next line is a prompt, not an answer
+        pane.wait("Hello! I am a scripted faux model")
+    finally:
+        pane.close()
+
+
 def test_a_broken_tool_file_is_one_line_and_the_other_tools_load(
     data_dir: Path, tmp_path: Path
 ) -> None:

@@ -2,7 +2,10 @@
 
 - `writeTool` (`--write-tools DIR`): the new tool's name, argument schema and code are shown,
   and the write happens only after a "y". Anything else blocks the call; the model gets the
-  error result "the user declined ...".
+  error result "the user declined ...". Code that writeTool would refuse (a part that does
+  not parse) is shown but not asked about: the call is blocked with writeTool's own reason,
+  which the model reads and can retry on, and a person is not asked to approve a write that
+  cannot happen.
 - Calls held for approval (a run that ends with reason "awaiting_approval" and
   `agent.pending_approvals`): `Run tool(args)? [y/N/a(lways)]` for each, then
   `agent.approve(id)` / `agent.reject(id, reason)` and `agent.resume()`. "a" approves that
@@ -84,7 +87,10 @@ class ApprovalGate:
         if app is None:
             return BeforeToolCallResult(block=True, reason=DECLINED)
         args = context.args if isinstance(context.args, dict) else {}
-        show_write(app, args)
+        refusal = show_write(app, args)
+        if refusal is not None:
+            app.say(f"not asked: writeTool would refuse this tool: {refusal}", "yellow")
+            return BeforeToolCallResult(block=True, reason=refusal)
         question = Text(f"Write tool {args.get('name', '?')}? [y/N]", style="bold yellow")
         answer = await app.ask(question)
         written = answer in ("y", "yes")
@@ -97,9 +103,14 @@ class ApprovalGate:
         return BeforeToolCallResult(block=True, reason=DECLINED)
 
 
-def show_write(app: Asker, args: dict[str, Any]) -> None:
+def show_write(app: Asker, args: dict[str, Any]) -> str | None:
     """Print the tool a `writeTool` call would write: name, description, schema, and each
-    code part as the function the file will hold (`function_source`)."""
+    code part as the function the file will hold (`function_source`).
+
+    Returns:
+        None, or why writeTool would refuse the code (its `WriteToolError` text, for the
+        first part it refuses; that part is printed as given).
+    """
     console = app.console
     head = Text("writeTool wants to add a tool: ", style="bold yellow")
     head.append(str(args.get("name", "?")), style="bold")
@@ -114,6 +125,7 @@ def show_write(app: Asker, args: dict[str, Any]) -> None:
     )  # the code's own lines: wrapped to the width, rich would crop them
     schema_value = args.get("inputSchema")
     parts = [str(args.get("imports") or "")]
+    refusal = None
     for part, signature in _CODE_PARTS:
         code = str(args.get(part) or "")
         if part != "executeCode" and not code.strip():
@@ -127,13 +139,15 @@ def show_write(app: Asker, args: dict[str, Any]) -> None:
                     str(args.get("name") or ""),
                 )
             )
-        except WriteToolError:  # writeTool will refuse it and say why; show it as given
+        except WriteToolError as exc:  # writeTool would refuse it: show it as given
+            refusal = refusal or str(exc)
             parts.append(f"def {signature}:\n{_indent(code)}")
     code_text = "\n".join(part for part in parts if part)
     console.print(
         Syntax(code_text, "python", theme="ansi_dark", background_color="default"),
         soft_wrap=True,
     )
+    return refusal
 
 
 _CODE_PARTS = (
