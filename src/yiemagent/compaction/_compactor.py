@@ -25,7 +25,8 @@ parts that each fit, oldest first; a tool result that could never stay verbatim 
 in the view (start and end kept, a note of what was cut), and kept results further when
 they alone pass the threshold; a message of the last turn that no compaction can fit raises
 `ContextWindowExceeded` before any model call; images and PDFs of folded turns are named in
-the summary request.
+the summary request, and each folded message shows the summarizer as much as its window
+gives it (`Compactor._item_chars`: start and end kept, a line of what was left out).
 
 Sizes are estimates in tokens: 4 ASCII characters a token; beyond ASCII, as byte-level
 tokenizers spend on scripts they have few merges for, a token per 3 bytes of UTF-8 (a CJK,
@@ -104,6 +105,9 @@ _DOCUMENT_BYTES_PER_TOKEN = 50
 """A PDF's size in tokens grows with its file (pages cost 1,500-3,000 tokens of text and
 often an image each; a file's bytes are the one measure at hand without parsing it)."""
 _ITEM_CHARS = 1200
+"""The most characters of one message the embedded model is shown in a summary request:
+its 8,192-token window holds a few such beside the summary, and its CPU reads a long
+request slowly."""
 _MAX_CACHED = 64
 _SUMMARY_WRAPPER_CHARS = 140
 """The text `convert_to_llm` puts around a summary ("The conversation history before...")."""
@@ -522,7 +526,7 @@ class Compactor:
         lines: list[str] = []
         used = count = 0
         for message in folded:
-            block = _fit_text(_render([message]), room)
+            block = _fit_text(_render([message], self._item_chars()), room)
             size = _chars(block) + 1
             if lines and used + size > room:
                 parts.append(("\n".join(lines), count))
@@ -539,6 +543,16 @@ class Compactor:
             after -= count
             result.append((text, count, after))
         return result
+
+    def _item_chars(self) -> int:
+        """The most characters of one message (a prompt, an answer, a call's arguments, a
+        tool result) a summary request shows: `_ITEM_CHARS` for the embedded model; for any
+        other, as many as the window has tokens (a quarter of it), and never fewer. Cut
+        shorter, a summarizer with room to read a tool result summarises its first lines,
+        and what the result established past them is gone from the conversation."""
+        if self.model.api == "local":
+            return _ITEM_CHARS
+        return max(_ITEM_CHARS, self.context_window)
 
     async def _write(self, parts: list[str], signal: AbortSignal | None) -> str | None:
         """The model's summary for the request `parts`, or None when it wrote none (an
@@ -571,27 +585,29 @@ class Compactor:
         return await complete(self.model, context, options)
 
 
-def _render(messages: Sequence[AgentMessage]) -> str:
+def _render(messages: Sequence[AgentMessage], item_chars: int) -> str:
+    """`messages` as the lines of a summary request, each message's text shortened to
+    `item_chars` characters (`_cut_text`)."""
     lines: list[str] = []
     for message in messages:
         if isinstance(message, UserMessage):
-            lines.append(f"User: {_cut_text(_text(message))}{_media(message)}")
+            lines.append(f"User: {_cut_text(_text(message), item_chars)}{_media(message)}")
         elif isinstance(message, AssistantMessage):
             text = _text(message)
             if text:
-                lines.append(f"Assistant: {_cut_text(text)}")
+                lines.append(f"Assistant: {_cut_text(text, item_chars)}")
             for call in message.tool_calls:
                 args = json.dumps(call.arguments, ensure_ascii=False, default=str)
-                lines.append(f"Assistant called {call.name}({_cut_text(args)})")
+                lines.append(f"Assistant called {call.name}({_cut_text(args, item_chars)})")
         elif isinstance(message, ToolResultMessage):
             kind = "error" if message.is_error else "result"
-            text = _cut_text(_text(message))
+            text = _cut_text(_text(message), item_chars)
             lines.append(f"Tool {message.tool_name} {kind}: {text}{_media(message)}")
         elif isinstance(message, (CompactionSummaryMessage, BranchSummaryMessage)):
             # whole, as the summary so far is: it holds what earlier turns established
             lines.append(f"Earlier summary: {message.summary}")
         elif isinstance(message, BashExecutionMessage):
-            lines.append(f"Ran `{message.command}`: {_cut_text(message.output)}")
+            lines.append(f"Ran `{message.command}`: {_cut_text(message.output, item_chars)}")
     return "\n".join(lines)
 
 
@@ -606,9 +622,19 @@ def _text(message: AgentMessage) -> str:
     return "\n".join(b.text for b in _blocks(message) if isinstance(b, TextContent))
 
 
-def _cut_text(text: str) -> str:
+def _cut_text(text: str, limit: int) -> str:
+    """`text` on one line (its whitespace runs made single spaces: a message's own lines
+    cannot pass for the request's), whole when it has at most `limit` characters; else its
+    first two thirds of `limit` and its last third, with a line between them saying how
+    many characters were left out: a tool result's outcome (an exit status, a total, the
+    error after a traceback) is often at its end."""
     flat = " ".join(text.split())
-    return flat if len(flat) <= _ITEM_CHARS else flat[: _ITEM_CHARS - 1] + "…"
+    if len(flat) <= limit:
+        return flat
+    head = limit * 2 // 3
+    tail = limit - head
+    left_out = len(flat) - head - tail
+    return f"{flat[:head]}\n[… {left_out:,} characters left out …]\n{flat[len(flat) - tail :]}"
 
 
 def _fit_text(text: str, room: int) -> str:
