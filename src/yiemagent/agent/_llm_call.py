@@ -60,7 +60,8 @@ async def prepared_context(
 
     The hook receives an `AgentState` snapshot of what the model is about to see (the
     messages after `convert_to_llm`, this turn's tools) and returns the `AgentContext` to
-    send. No copy of the history is made.
+    send. No copy of the history is made. The tools it returns are the ones this model
+    call offers (`offer_only`): a call of a tool it left out is answered as an unknown tool.
 
     Raises:
         TypeError: the hook returned something other than a context.
@@ -79,8 +80,12 @@ async def prepared_context(
         raise TypeError(
             f"prepare_context returned {type(prepared).__name__}; return an AgentContext"
         )
+    from yiemagent.loop import offer_only
+
     messages: list[Any] = list(prepared.messages)
-    return Context(prepared.system_prompt, messages, list(prepared.tools or []))
+    tools = list(prepared.tools or [])
+    offer_only(tools)
+    return Context(prepared.system_prompt, messages, tools)
 
 
 def agent_stream_fn(

@@ -11,6 +11,9 @@ result helpers `create_tool_result_message`, `create_error_tool_result`, `should
 caller running the loop again and again on one transcript passes to `run_agent_loop`);
 `transcript_problems`; `rejected_text` (the result text of a held call not approved, for
 the layers above that answer one without the loop; not re-exported by `yiemagent`);
+`offer_only` (what a `StreamFn` that sends fewer tools than it was given, such as the
+Agent's `prepare_context`, calls so that a call of a tool it left out is answered as an
+unknown tool; not re-exported by `yiemagent`);
 `count_spending` (what a `transform_context` spends on a model
 call of its own, counted against the run's `UsageLimits`) and `count_spent_before` (what a
 resumed sub-run's result carries that an earlier run counted; not re-exported by
@@ -56,6 +59,7 @@ from yiemagent.loop._tool_calls import (
     fail_tool_calls as fail_tool_calls,
     finalize_executed_tool_call as finalize_executed_tool_call,
     held_tool_calls as held_tool_calls,
+    offer_only as offer_only,
     prepare_tool_call as prepare_tool_call,
     prepare_tool_call_arguments as prepare_tool_call_arguments,
     rejected_text as rejected_text,
@@ -85,6 +89,7 @@ __all__ = [
     "fail_tool_calls",
     "finalize_executed_tool_call",
     "held_tool_calls",
+    "offer_only",
     "prepare_tool_call",
     "prepare_tool_call_arguments",
     "preparing_prompt",

@@ -34,10 +34,12 @@ from yiemagent.loop._execution import Deadline, HookAbandoned, await_apart, with
 from yiemagent.loop._output_type import OutputFailed, OutputRun
 from yiemagent.loop._tool_calls import (
     CANCELLED_TEXT,
+    Offer,
     execute_tool_calls,
     fail_tool_calls,
     held_tool_calls,
     interrupted_text,
+    offering,
 )
 from yiemagent.loop._usage_limits import UsageMeter, limit_text, preparing_call, preparing_spent
 from yiemagent.types import (
@@ -294,6 +296,9 @@ class LoopRun:
     """The run's output type, when it has one."""
     cut_off: int = 0
     """Model calls in a row cut off by the output token limit in the middle of a tool call."""
+    offered: frozenset[str] | None = None
+    """The tools the turn's model call was offered, when its `StreamFn` told
+    (`offer_only`); None: every tool of the context."""
 
     def __post_init__(self) -> None:
         spec = self.config.output_type
@@ -568,8 +573,8 @@ async def _limit_message(run: LoopRun, limit: str) -> AssistantMessage:
 
 
 async def _call_model(run: LoopRun) -> AssistantMessage:
-    """The turn's assistant message, appended to the transcript. Once the run is aborted no
-    model is called: the message says so."""
+    """The turn's assistant message, appended to the transcript; `run.offered` is what the
+    call was offered. Once the run is aborted no model is called: the message says so."""
     if run.signal.aborted:
         message = assistant_message(run.config, "aborted", "The run was aborted")
         await run.emit_message(message)
@@ -577,7 +582,9 @@ async def _call_model(run: LoopRun) -> AssistantMessage:
         if run.output is not None:
             run.output.offer(run.context, run.config.model)
         run.model_calls += 1
+        offer = Offer()
         preparing = preparing_call.set(run.meter)  # what its transform spends counts too
+        told = offering.set(offer)
         try:
             message = await stream_assistant_response(
                 run.context,
@@ -589,7 +596,9 @@ async def _call_model(run: LoopRun) -> AssistantMessage:
                 trace=run.trace,
             )
         finally:
+            offering.reset(told)
             preparing_call.reset(preparing)
+        run.offered = offer.names
         if run.meter is not None:
             run.meter.add_reply(message)
     run.append(message)
@@ -1064,7 +1073,7 @@ async def run_tool_calls(
     elif message.stop_reason == "error" or message.stop_reason == "aborted":
         batch = await fail_tool_calls(calls, _unfinished_call_text(message), run.emit)
     else:
-        batch = await _execute(run, message, meter=run.meter, trace=run.trace)
+        batch = await _execute(run, message, meter=run.meter, trace=run.trace, offered=run.offered)
     _record(run, batch)
     run.held = batch.held
     return batch.messages, batch.terminate
@@ -1109,6 +1118,7 @@ async def _execute(
     meter: UsageMeter | None = None,
     trace: RunSpan | None = None,
     only: list[ToolCall] | None = None,
+    offered: frozenset[str] | None = None,
 ) -> ToolCallBatch:
     """`execute_tool_calls` for the run. Cancelled or interrupted meanwhile, the results
     every call got are appended before the exception goes on."""
@@ -1124,6 +1134,7 @@ async def _execute(
             meter=meter,
             trace=trace,
             only=only,
+            offered=offered,
         )
     except BaseException:
         if answered:

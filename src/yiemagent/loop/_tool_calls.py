@@ -39,7 +39,15 @@ import inspect
 import json
 import logging
 import time
-from collections.abc import Awaitable, Coroutine, Generator, Iterable, Mapping, Sequence
+from collections.abc import (
+    Awaitable,
+    Collection,
+    Coroutine,
+    Generator,
+    Iterable,
+    Mapping,
+    Sequence,
+)
 from typing import Any, TypeVar
 
 from yiemagent.errors import exception_summary, exception_text
@@ -102,6 +110,7 @@ from yiemagent.types.tools import HeldToolResult, ToolCallFailed
 __all__ = [
     "CANCELLED_TEXT",
     "SKIPPED_TEXT",
+    "Offer",
     "all_done",
     "create_error_tool_result",
     "create_tool_result_message",
@@ -113,6 +122,8 @@ __all__ = [
     "finalize_executed_tool_call",
     "held_tool_calls",
     "interrupted_text",
+    "offer_only",
+    "offering",
     "prepare_tool_call",
     "prepare_tool_call_arguments",
     "run_concurrently",
@@ -142,6 +153,42 @@ CANCELLED_TEXT = "Tool call cancelled: the run's task was cancelled"
 _HookResult = TypeVar("_HookResult", BeforeToolCallResult, AfterToolCallResult)
 
 
+# ── what a model call was offered ────────────────────────────────────────────
+
+
+class Offer:
+    """The tools one model call was offered, as its `StreamFn` told (`offer_only`)."""
+
+    __slots__ = ("names",)
+
+    def __init__(self) -> None:
+        self.names: frozenset[str] | None = None
+        """The names offered; None: every tool of the run's context (nothing was told)."""
+
+
+offering: contextvars.ContextVar[Offer | None] = contextvars.ContextVar(
+    "yiemagent_offering", default=None
+)
+"""The `Offer` of the model call the loop is making; None outside one."""
+
+
+def offer_only(tools: Iterable[Any]) -> None:
+    """Tell the loop which tools the model call being made is offered, when a `StreamFn`
+    sends the model fewer than the context it was given (the Agent's `prepare_context`).
+
+    A call in that call's answer of any other tool is answered as an unknown tool, so a tool
+    left out is not run, held or shown to `before_tool_call`. The last list told in one
+    model call stands. Outside a loop's model call (a `StreamFn` called directly) it does
+    nothing.
+
+    Args:
+        tools: the tools sent, anything with a `name` (`AgentTool`, `Tool`).
+    """
+    offer = offering.get()
+    if offer is not None:
+        offer.names = frozenset(tool.name for tool in tools)
+
+
 # ── batches ──────────────────────────────────────────────────────────────────
 
 
@@ -156,6 +203,7 @@ async def execute_tool_calls(
     meter: UsageMeter | None = None,
     trace: RunSpan | None = None,
     only: Sequence[ToolCall] | None = None,
+    offered: Collection[str] | None = None,
 ) -> ToolCallBatch:
     """Run the tool calls of `assistant_message` as one batch.
 
@@ -177,6 +225,9 @@ async def execute_tool_calls(
         trace: the run's span (the loop's): each call gets an `execute_tool`
             span; None: untraced.
         only: run just these calls of the message (held calls that now have a decision).
+        offered: the names of the tools the model call that wrote the message was offered
+            (`offer_only`): a call of another tool is answered as an unknown tool, listing
+            these; None: every tool of `context`.
 
     Returns:
         One result message per tool call, in source order, and whether to terminate.
@@ -187,7 +238,9 @@ async def execute_tool_calls(
     try:
         ensure_unique_tool_call_ids(assistant_message)
         calls = assistant_message.tool_calls if only is None else list(only)
-        batch = _Batch(context, assistant_message, calls, config, signal, sink, meter, trace)
+        batch = _Batch(
+            context, assistant_message, calls, config, signal, sink, meter, trace, offered
+        )
     except Exception as exc:  # a malformed message or context: still answer what we can
         logger.exception("could not set up the tool-call batch")
         calls = [b for b in assistant_message.content if isinstance(b, ToolCall)]
@@ -490,6 +543,7 @@ class _Batch:
         emit: GuardedSink,
         meter: UsageMeter | None = None,
         trace: RunSpan | None = None,
+        offered: Collection[str] | None = None,
     ) -> None:
         self.context = context
         self.assistant_message = assistant_message
@@ -497,7 +551,11 @@ class _Batch:
         self.config = config
         self.signal = AbortSignal() if signal is None else signal
         self.emit = emit
-        self.tools: dict[str, AgentTool] = {tool.name: tool for tool in context.tools}
+        self.tools: dict[str, AgentTool] = {
+            tool.name: tool for tool in context.tools if offered is None or tool.name in offered
+        }
+        """The tools a call may run: the context's, less those its model call was not
+        offered (an unknown tool's error result answers a call of one)."""
         n = len(calls)
         self.started = [False] * n
         self.ended = [False] * n
