@@ -84,3 +84,28 @@ def test_an_openai_dict_that_is_no_user_message_is_a_message_input_error(
 ) -> None:
     with pytest.raises(MessageInputError, match=problem):
         user_message_from_openai(message)
+
+
+@pytest.mark.parametrize("method", ["steer", "follow_up", "send"])
+@pytest.mark.parametrize(
+    ("message", "problem"),
+    [
+        ([], "() needs at least one message"),
+        (123, "() must be a list of messages, not int"),
+        ([UserMessage("fine"), 1], "(): 1 is not a message"),
+    ],
+    ids=["empty-list", "a-number", "a-list-holding-a-number"],
+)
+async def test_a_queued_message_that_is_none_names_the_method_called(
+    method: str, message: Any, problem: str
+) -> None:
+    fm = FauxModel(["answered"])
+    agent = Agent(model=fm.model, stream_fn=fm.stream_fn)
+
+    with pytest.raises(MessageInputError) as info:
+        getattr(agent, method)(message)
+
+    assert str(info.value).startswith(method + problem)
+    assert "prompt" not in str(info.value)  # the user called steer/follow_up/send
+    assert not agent.has_queued_messages()  # nothing of the list was queued
+    assert text_of((await agent.prompt("and now?")).content) == "answered"

@@ -614,7 +614,7 @@ class Agent(Generic[OutputT]):
             ApprovalPendingError: tool calls await approval.
         """
         self._driver.held.check_none_pending(self._state.messages, "send a prompt")
-        self._channel.put(prompt_messages(message, None))
+        self._channel.put(prompt_messages(message, None, method="send"))
 
     async def take_response(self) -> AssistantMessage:
         """The final message of the next sent prompt's run, in send order; waits for
@@ -631,7 +631,7 @@ class Agent(Generic[OutputT]):
 
     def steer(self, message: PromptInput) -> None:
         """Queue a message delivered at the next turn boundary of the current (or next) run."""
-        for item in prompt_messages(message, None):
+        for item in prompt_messages(message, None, method="steer"):
             self._queues.steering.put(item)
 
     def follow_up(self, message: PromptInput) -> None:
@@ -640,7 +640,7 @@ class Agent(Generic[OutputT]):
         Raises:
             AgentBusyError: 32 follow-ups are already waiting.
         """
-        for item in prompt_messages(message, None):
+        for item in prompt_messages(message, None, method="follow_up"):
             self._queues.follow_ups.put(item)
 
     def clear_steering_queue(self) -> None:
@@ -972,10 +972,17 @@ def check_options(options: Mapping[str, Any]) -> None:
 
 
 def prompt_messages(
-    input: Any, images: Sequence[ImageContent | DocumentContent] | None
+    input: Any,
+    images: Sequence[ImageContent | DocumentContent] | None,
+    *,
+    method: str = "prompt",
 ) -> list[AgentMessage]:
     """A prompt as messages: a text (with `images`: images and documents), a message, an
     OpenAI user dict, or a list of messages/dicts.
+
+    Args:
+        method: the `Agent` method given `input` ("prompt", "send", "steer", "follow_up"),
+            which the error text names.
 
     Raises:
         MessageInputError: (a `ValueError`) not a prompt (an empty list included), or
@@ -989,9 +996,12 @@ def prompt_messages(
     if images:
         raise MessageInputError("images go with a text prompt; put them in the message's content")
     single = isinstance(input, Mapping) or hasattr(input, "role")
-    messages = to_messages([input] if single else input, what="prompt")
+    what = "prompt" if method == "prompt" else f"{method}()"
+    messages = to_messages([input] if single else input, what=what)
     if not messages:
-        raise MessageInputError("a prompt needs at least one message; use resume() to continue")
+        if method == "prompt":
+            raise MessageInputError("a prompt needs at least one message; use resume() to continue")
+        raise MessageInputError(f"{what} needs at least one message")
     return messages
 
 
