@@ -132,6 +132,28 @@ def test_models_says_unknown_not_free_for_a_hosted_model_without_a_price(
     ) in out.splitlines()
 
 
+def test_models_says_which_hosted_models_can_run_here(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A new user's question "which of these can I use now?": a hosted model's status
+    names what it lacks (its SDK, then its key) or says it is ready; before, it was blank."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-0123")
+    code, out, _ = _run(capsys, "models")
+    assert code == 0
+    status = {line.split()[0]: line.split(None, 4)[4] for line in out.splitlines()[1:19]}
+    assert status["openai/gpt-4o-mini"] == "needs OPENAI_API_KEY"
+    assert status["anthropic/claude-sonnet-4-5"] == "ready"
+    assert status["local/qwen2.5-coder-0.5b"].startswith("installed")
+
+    monkeypatch.setitem(sys.modules, "anthropic", None)  # not installed
+    code, out, _ = _run(capsys, "models")
+    assert code == 0
+    rows = {line.split()[0]: line for line in out.splitlines() if line.strip()}
+    assert rows["anthropic/claude-haiku-4-5"].endswith("needs the anthropic SDK")
+    assert f"to install the anthropic SDK: {install_hint('anthropic')}" in out.splitlines()
+
+
 @pytest.fixture
 def faux_calculator(monkeypatch: pytest.MonkeyPatch) -> FauxModel:
     """`yiem run` on a faux model that calls the calculator, then answers."""

@@ -34,7 +34,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from yiemagent.cli.options import DEFAULT_MODEL, CliError
+from yiemagent.cli.options import DEFAULT_MODEL, CliError, missing_api_key, missing_sdk
 from yiemagent.cli.render import counted
 from yiemagent.errors import install_hint
 
@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from rich.progress import TaskID
 
     from yiemagent.ai.providers.local.weights import LocalModelSpec
+    from yiemagent.types import Model
 
 __all__ = ["PipProgress", "models_app"]
 
@@ -58,7 +59,8 @@ _RAW_PROGRESS_PIP = (24, 1)
 
 @models_app.callback()
 def models(ctx: typer.Context) -> None:
-    """List the model catalogue and which embedded models are installed."""
+    """List the model catalogue, which embedded models are installed and which hosted
+    ones can run here (their SDK installed, their API key set)."""
     if ctx.invoked_subcommand is not None:
         return
     from yiemagent.ai.models import MODELS
@@ -70,7 +72,7 @@ def models(ctx: typer.Context) -> None:
             price = f"{m.cost.input:g},{m.cost.output:g}"
         else:  # runs here at no charge; a hosted model without a known price is not free
             price = "free" if m.api in ("local", "faux") else "unknown"
-        status = ""
+        status = _hosted_status(m)
         if m.api == "local":
             spec = LOCAL_MODELS.get(m.id)
             status = "installed" if spec is not None and is_installed(spec) else "not installed"
@@ -89,6 +91,18 @@ def models(ctx: typer.Context) -> None:
     for spec in LOCAL_MODELS.values():
         if not is_installed(spec):
             print(f"to install local/{spec.id}: {spec.install_hint}")
+    for extra in sorted({e for m in MODELS.values() if (e := missing_sdk(m)) is not None}):
+        print(f"to install the {extra} SDK: {install_hint(extra)}")
+
+
+def _hosted_status(model: Model) -> str:
+    """Whether a hosted model can run here: "needs the openai SDK" (not installed),
+    "needs OPENAI_API_KEY" (not in the environment) or "ready"; "" for another API."""
+    if (extra := missing_sdk(model)) is not None:
+        return f"needs the {extra} SDK"
+    if (variable := missing_api_key(model)) is not None:
+        return f"needs {variable}"
+    return "ready" if model.api not in ("local", "faux") else ""
 
 
 def _prices_installed() -> bool:
