@@ -1,8 +1,8 @@
 """A run its limits stopped, on each protocol (DESIGN §13, §18): two agents that hand the
 conversation to each other forever are stopped by the entry's `UsageLimits` (or its
-`max_turns`). A client is told the run stopped short, never shown a plain success with no
-answer: AG-UI ends it with `RUN_ERROR` naming the limit, Chat Completions and the UI
-message stream with their finish reason "length"."""
+`max_turns`). A client is told which limit stopped the run, never shown a plain success
+with no answer: AG-UI ends it with `RUN_ERROR` and the UI message stream with `error`, each
+naming the limit; Chat Completions with finish reason "length" after a text naming it."""
 
 from __future__ import annotations
 
@@ -44,8 +44,8 @@ def test_a_handoff_loop_stopped_by_its_limits_is_no_success_on_any_protocol() ->
     a_fm, b_fm = FauxModel([bounce("b")] * 1000), FauxModel([bounce("a")] * 1000)
 
     def make_agent(session_id: str) -> Agent[Any]:
-        """Session "turns" stops at 3 turns; the others at 500 input tokens."""
-        by_turns = session_id == "turns"
+        """Sessions "turns…" stop at 3 turns; the others at 500 input tokens."""
+        by_turns = session_id.startswith("turns")
         a = Agent(
             name="a", model=a_fm.model, stream_fn=a_fm.stream_fn, max_handoffs=1000,
             max_turns=3 if by_turns else 1000,
@@ -71,10 +71,27 @@ def test_a_handoff_loop_stopped_by_its_limits_is_no_success_on_any_protocol() ->
         asked = [{"role": "user", "content": "go"}]
         reply = openai.chat.completions.create(model="m", messages=asked)  # type: ignore[arg-type]
         assert reply.choices[0].finish_reason == "length"
+        said = reply.choices[0].message.content
+        assert said == f"The run stopped before its answer: usage limit reached: {LIMIT}."
+        streamed = openai.chat.completions.create(
+            model="m",
+            messages=asked,  # type: ignore[arg-type]
+            stream=True,
+        )
+        parts = [(c.choices[0].delta.content, c.choices[0].finish_reason) for c in streamed]
+        assert "".join(text or "" for text, _ in parts).endswith(f"usage limit reached: {LIMIT}.")
+        assert parts[-1][1] == "length"
+        headers = {"X-Session-Id": "turns-openai"}
+        turned = openai.chat.completions.create(
+            model="m",
+            messages=asked,  # type: ignore[arg-type]
+            extra_headers=headers,
+        )
+        assert "max_turns" in (turned.choices[0].message.content or "")
 
         body = {"id": "v", "messages": [user("go")]}
         with client.stream("POST", "/api/chat", json=body) as response:
             chunks = [data for _, data in sse(response)]
-        finish = [c for c in chunks if isinstance(c, dict) and c["type"] == "finish"]
-        assert finish == [{"type": "finish", "finishReason": "length"}]
+        ends = [c for c in chunks if isinstance(c, dict) and c["type"] in ("finish", "error")]
+        assert ends == [{"type": "error", "errorText": f"usage limit reached: {LIMIT}"}]
         client.close()

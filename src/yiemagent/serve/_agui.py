@@ -63,6 +63,7 @@ from yiemagent.serve._protocols import (
     message_text,
     run_batches,
     start_conversation,
+    stopped_short,
     tool_result_text,
 )
 from yiemagent.serve._runs import Run, RunHub
@@ -78,14 +79,6 @@ from yiemagent.types import (
 __all__ = ["agui_routes"]
 
 logger = logging.getLogger(__name__)
-
-
-_STOPPED_SHORT = {
-    "usage_limit": "a usage limit stopped the run",
-    "max_turns": "the run reached its max_turns while it still called tools, before it answered",
-}
-"""End reasons of a run its limits stopped before it answered: `RUN_ERROR` with that code
-(the message: the limit the run's last message names, else this)."""
 
 
 def _text_of(content: Any) -> tuple[str, list[ImageContent | DocumentContent]]:
@@ -472,9 +465,9 @@ class Translator:
         if reason == "guardrail":  # its answer is left out: not a success with no text
             text = end_error(event, "a guardrail stopped the run")
             return [agui.RunErrorEvent(message=text, code="guardrail_tripped")]
-        if reason in _STOPPED_SHORT:  # no answer: not a success with no text either
-            text = end_error(event, _STOPPED_SHORT[reason])
-            return [agui.RunErrorEvent(message=text, code=reason)]
+        limit = stopped_short(event)
+        if limit is not None:  # no answer: not a success with no text either
+            return [agui.RunErrorEvent(message=limit, code=str(reason))]
         outcome: Any = agui.RunFinishedSuccessOutcome()
         if reason == "aborted":
             outcome = agui.RunFinishedCancelledOutcome()

@@ -41,6 +41,7 @@ from yiemagent.serve._protocols import (
     run_batches,
     sse_data,
     start_conversation,
+    stopped_short,
 )
 from yiemagent.serve._runs import Run, RunHub
 from yiemagent.types import DocumentContent, ImageContent
@@ -114,6 +115,17 @@ def _usage(end: dict[str, Any]) -> dict[str, int]:
         "completion_tokens": completion,
         "total_tokens": prompt + completion,
     }
+
+
+def _end_note(run: Run, end: dict[str, Any], session_id: str) -> str | None:
+    """The text that ends the answer of a run that stopped without its answer: the calls
+    held for approval, or the limit that stopped it (with finish reason "length", which
+    alone does not say which limit: an OpenAI client has no other place for it in an
+    answer that is no error, and the run's texts stay its content); None otherwise."""
+    if end.get("reason") == "awaiting_approval":
+        return _held_note(run, session_id)
+    limit = stopped_short(end)
+    return None if limit is None else f"The run stopped before its answer: {limit}."
 
 
 def _held_note(run: Run, session_id: str) -> str:
@@ -234,8 +246,9 @@ class _Completions:
         if output is not None:  # an output type's value, given through its tool
             yield chunk({"content": ("\n\n" if said else "") + output})
             said = True
-        if reason == "awaiting_approval":
-            yield chunk({"content": ("\n\n" if said else "") + _held_note(run, session_id)})
+        note = _end_note(run, end, session_id)
+        if note:
+            yield chunk({"content": ("\n\n" if said else "") + note})
         yield chunk({}, _finish_reason(reason))
         if with_usage:
             yield sse_data(
@@ -271,8 +284,7 @@ def _completion(
             {"error": error}, status_code=500, headers={**headers, "x-should-retry": "false"}
         )
     content = "\n\n".join(filter(None, [final_texts(end), output_text(end)]))
-    if reason == "awaiting_approval":
-        content = "\n\n".join(filter(None, [content, _held_note(run, session_id)]))
+    content = "\n\n".join(filter(None, [content, _end_note(run, end, session_id)]))
     choice = {
         "index": 0,
         "message": {"role": "assistant", "content": content},

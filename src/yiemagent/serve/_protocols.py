@@ -89,6 +89,7 @@ __all__ = [
     "run_batches",
     "sse_data",
     "start_conversation",
+    "stopped_short",
     "tool_result_text",
 ]
 
@@ -497,6 +498,22 @@ def end_error(end: dict[str, Any], default: str = "the run failed") -> str:
         if message.get("role") == "assistant" and message.get("error_message"):
             return str(message["error_message"])
     return default
+
+
+_STOPPED_SHORT = {
+    "usage_limit": "usage limit reached",
+    "max_turns": "max_turns reached while the model still called tools",
+}
+
+
+def stopped_short(end: dict[str, Any]) -> str | None:
+    """Which limit stopped a run before it answered (`agent_end` reason "usage_limit" or
+    "max_turns"), as the run's last message names it (`usage limit reached:
+    max_tool_calls=1 (used 1 tool calls)`), else a sentence naming the kind of limit; None
+    for a run that ended any other way. Every protocol tells its client this text, so a
+    client never takes a run cut short for the agent's answer."""
+    default = _STOPPED_SHORT.get(str(end.get("reason")))
+    return None if default is None else end_error(end, default)
 
 
 def message_text(message: dict[str, Any]) -> str:

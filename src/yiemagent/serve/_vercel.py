@@ -15,7 +15,8 @@ result once decided), and the next request answers it with the tool part's
 `approval: {id, approved, reason}` (state "approval-responded"; a rejected call's result is
 then `tool-output-denied`, not an error). Then `finish` (its
 `finishReason` "content-filter" when a guardrail stopped the run; or `abort` after an abort,
-`error` when the run failed).
+`error` when the run failed or its limits stopped it before it answered, its `errorText`
+naming the limit).
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ from yiemagent.serve._protocols import (
     run_batches,
     sse_data,
     start_conversation,
+    stopped_short,
     tool_result_text,
 )
 from yiemagent.serve._runs import Run, RunHub
@@ -279,14 +281,16 @@ class Translator:
         if reason == "error":
             out.append({"type": "error", "errorText": end_error(event)})
             return out
+        limit = stopped_short(event)
+        if limit is not None:  # no answer: `useChat` shows the limit as its error
+            out.append({"type": "error", "errorText": limit})
+            return out
         if reason == "aborted":
             out.append({"type": "abort"})
             return out
         finish = {
             "stop": "stop",
             "terminate": "stop",
-            "max_turns": "length",
-            "usage_limit": "length",
             "awaiting_approval": "tool-calls",
             "guardrail": "content-filter",  # its answer is left out
         }.get(str(reason), "other")
