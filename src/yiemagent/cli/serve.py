@@ -17,8 +17,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
+import signal
 import socket
 import sys
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -48,6 +51,8 @@ from yiemagent.cli.teams import AgentOption, refuse_agent_flags, split_agent_opt
 from yiemagent.errors import ConfigError, ToolLoadError, install_hint
 
 if TYPE_CHECKING:
+    from uvicorn import Server
+
     from yiemagent.compaction import Compactor
     from yiemagent.teams import AgentFile
     from yiemagent.tools import ToolStore
@@ -174,6 +179,29 @@ def _agent_file(
         asyncio.run(team.close())
         raise
     return team, entry_model
+
+
+@contextlib.contextmanager
+def _hang_up_as_sigterm(server: Server) -> Iterator[None]:
+    """Within: SIGHUP (the terminal or ssh connection the server runs in went away) shuts
+    `server` down as SIGTERM does, its runs aborted with every tool call
+    answered. Uvicorn takes only SIGINT and SIGTERM, and SIGHUP's default action ends the
+    process where it stands. A SIGHUP that is ignored (`nohup`) stays ignored."""
+    hang_up = getattr(signal, "SIGHUP", None)
+    if (
+        hang_up is None
+        or threading.current_thread() is not threading.main_thread()
+        or signal.getsignal(hang_up) is not signal.SIG_DFL
+    ):
+        yield
+        return
+    previous = signal.signal(
+        hang_up, lambda signum, frame: server.handle_exit(signal.SIGTERM, frame)
+    )
+    try:
+        yield
+    finally:
+        signal.signal(hang_up, previous)
 
 
 def _close(team: AgentFile | None) -> None:
@@ -305,7 +333,9 @@ def serve(
             config = uvicorn.Config(
                 app, log_level="warning", lifespan="on", timeout_graceful_shutdown=5
             )
-            uvicorn.Server(config).run(sockets=[sock])
+            server = uvicorn.Server(config)
+            with _hang_up_as_sigterm(server):
+                server.run(sockets=[sock])
     finally:
         sock.close()
         with contextlib.suppress(Exception):
