@@ -377,6 +377,8 @@ class _Assembler:
 
     def _item_done(self, item: Any) -> None:
         key = item.id or getattr(item, "call_id", None)
+        if item.type == "function_call" and key not in self.calls:
+            self._item_added(item)  # a server that sent the finished call alone
         if item.type == "function_call" and key in self.calls:
             whole = item.arguments or ""
             if not self.raw[key] and whole:  # no deltas: the arguments come whole here
