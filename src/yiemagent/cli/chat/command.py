@@ -43,6 +43,20 @@ def chat(
     base_url: BaseUrlOption = None,
     vision: VisionOption = False,
     reasoning: ReasoningOption = None,
+    temperature: Annotated[
+        float | None,
+        typer.Option(
+            "--temperature", min=0, help="Sampling temperature (default: the provider's)."
+        ),
+    ] = None,
+    max_tokens: Annotated[
+        int | None,
+        typer.Option(
+            "--max-tokens",
+            min=1,
+            help="Most output tokens of each model call (default: the model's).",
+        ),
+    ] = None,
     no_compaction: Annotated[
         bool,
         typer.Option("--no-compaction", help="Send the whole history (no summary of old turns)."),
@@ -66,6 +80,13 @@ def chat(
             check_session_id(session)
         except ConfigError as exc:
             raise ConfigError(f"--session: {exc}") from None
+    sampling = [name for name, value in (("--temperature", temperature),
+                ("--max-tokens", max_tokens)) if value is not None]  # fmt: skip
+    if agent is not None and sampling:
+        raise ConfigError(
+            f"{sampling[0]} does not go with --agent: an agent file's agents call their "
+            "models with the models' own defaults"
+        )
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise ConfigError('yiem chat needs a terminal; for one prompt use: yiem run "..."')
     options = ChatOptions(
@@ -80,6 +101,8 @@ def chat(
         agent=agent,
         vision=vision,
         reasoning=reasoning_level(reasoning),
+        temperature=temperature,
+        max_tokens=max_tokens,
     )
     setup = build_setup(options)
     from yiemagent.cli.chat._app import run_chat

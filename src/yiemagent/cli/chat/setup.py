@@ -97,6 +97,10 @@ class ChatOptions:
     """`--vision`: the local server's model reads images."""
     reasoning: ThinkingLevel | None = None
     """`--reasoning LEVEL`: the agent's reasoning level (over an agent file's)."""
+    temperature: float | None = None
+    """`--temperature T`: the agent's sampling temperature (None: the provider's)."""
+    max_tokens: int | None = None
+    """`--max-tokens N`: the most output tokens of each model call (None: the model's)."""
 
 
 @dataclass(slots=True)
@@ -399,5 +403,7 @@ def _make_agent(setup: ChatSetup, session_name: str) -> Agent:
         before_tool_call=setup.gate,
         max_turns=24,
         reasoning=options.reasoning,
+        temperature=options.temperature,
+        max_tokens=options.max_tokens,
     )
     return agent
