@@ -543,6 +543,22 @@ def _commands_of(ctx: Any) -> str:
     return f" (the commands of {path}: {', '.join(names)}{alone})"
 
 
+def _say(err: Console, line: str) -> None:
+    """Print `line` (Rich markup) on stderr, unwrapped. A stderr that is gone (a terminal
+    that hung up: EIO; a pipe whose reader died: EPIPE; closed) takes nothing: it is pointed
+    at /dev/null, so what Python still holds for it is not written again at exit, and the
+    exit status alone says how the command ended."""
+    try:
+        err.print(line, soft_wrap=True)
+    except (OSError, ValueError, SystemExit):  # Rich exits with 1 at a broken pipe
+        with contextlib.suppress(AttributeError, OSError, ValueError):
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            try:
+                os.dup2(devnull, sys.stderr.fileno())
+            finally:
+                os.close(devnull)
+
+
 def main(argv: list[str] | None = None) -> int:
     """The `yiem` console script; returns (and exits with) the exit status."""
     err = Console(stderr=True, highlight=False, emoji=False)
@@ -557,25 +573,25 @@ def main(argv: list[str] | None = None) -> int:
         if isinstance(result, int) and not isinstance(result, bool) and result:
             code = result
             if code == EXIT_INTERRUPTED:
-                err.print("yiem: interrupted", soft_wrap=True)
+                _say(err, "yiem: interrupted")
     except OutputClosed as exc:  # quietly, as a tool that SIGPIPE ends
         code = exc.code
         silence_closed_output()
     except CliError as exc:
         code = exc.code
         prefix = "" if code in (EXIT_INTERRUPTED, EXIT_TERMINATED) else "error: "
-        err.print(f"yiem: {prefix}{escape(_one_line(exc))}", soft_wrap=True)
+        _say(err, f"yiem: {prefix}{escape(_one_line(exc))}")
     except (ProviderError, ToolLoadError, ConfigError, YiemAgentError, OSError) as exc:
         code = EXIT_ERROR
-        err.print(f"yiem: error: {escape(_one_line(exc))}", soft_wrap=True)
+        _say(err, f"yiem: error: {escape(_one_line(exc))}")
     except KeyboardInterrupt:
         code = EXIT_INTERRUPTED
-        err.print("yiem: interrupted", soft_wrap=True)
+        _say(err, "yiem: interrupted")
     except typer.Exit as exc:
         code = exc.exit_code
     except typer.Abort:
         code = EXIT_INTERRUPTED
-        err.print("yiem: interrupted", soft_wrap=True)
+        _say(err, "yiem: interrupted")
     except Exception as exc:  # click usage errors and anything unexpected: still one line
         code = getattr(exc, "exit_code", EXIT_ERROR)
         show = getattr(exc, "format_message", None)
@@ -585,7 +601,7 @@ def main(argv: list[str] | None = None) -> int:
         if text.startswith("No such command") and "Did you mean" not in text:
             text += _commands_of(getattr(exc, "ctx", None))  # which there are
         if text:  # `yiem` alone has printed the help and raises with no message
-            err.print(f"yiem: error: {escape(text)}", soft_wrap=True)
+            _say(err, f"yiem: error: {escape(text)}")
     try:  # what is still buffered: its reader may have gone after the last write
         sys.stdout.flush()
     except BrokenPipeError:
