@@ -451,3 +451,24 @@ async def test_a_missing_key_without_the_sdk_is_one_plain_line_naming_the_sdk(
     assert message.stop_reason == "error"
     assert message.error_message == f"the openai SDK is not installed: {install_hint('openai')}"
     assert not [r for r in caplog.records if r.levelname == "WARNING"]
+
+
+@pytest.mark.parametrize("value", ["inf", "-inf", "nan", "1e999", "Infinity"])
+def test_a_delay_that_is_no_finite_number_is_no_delay_asked(value: str) -> None:
+    assert parse_retry_after_ms({"retry-after": value}) is None
+    assert parse_retry_after_ms({"retry-after-ms": value}) is None
+    assert parse_retry_after_ms({"retry-after-ms": value, "retry-after": "2"}) == 2000
+
+
+async def test_an_infinite_retry_after_without_a_cap_backs_off_instead_of_waiting_for_ever(
+    server: ReplayServer,
+) -> None:
+    """With max_retry_delay_ms=0 (no cap) a 429 saying `retry-after: inf` was waited for:
+    for ever."""
+    server.enqueue(
+        json_reply(429, RATE_LIMITED, headers={"retry-after": "inf"}),
+        sse_reply(openai_chunks({"role": "assistant", "content": "hello"})),
+    )
+    message = await asyncio.wait_for(ask(server, max_retry_delay_ms=0), 60)
+    assert message.stop_reason == "stop" and message.text == "hello", message.error_message
+    assert server.settled_request_count() == 2

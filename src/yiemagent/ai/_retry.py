@@ -111,24 +111,24 @@ def parse_retry_after_ms(
     """The delay a response asks for (ms), from `retry-after-ms` or `retry-after`.
 
     `retry-after` may be seconds (possibly fractional) or an HTTP date. Returns None when
-    absent or unparsable; never negative.
+    absent or unparsable, a number that is no finite one ("inf", "nan", "1e999") included:
+    a delay no server means, which without a cap (`max_retry_delay_ms=0`) would be waited
+    for ever; never negative.
     """
     if not headers:
         return None
     lowered = {key.lower(): value for key, value in headers.items()}
     raw_ms = lowered.get("retry-after-ms")
     if raw_ms is not None:
-        try:
-            return max(0.0, float(raw_ms))
-        except ValueError:
-            pass
+        delay_ms = _finite(raw_ms, 1.0)
+        if delay_ms is not None:
+            return delay_ms
     raw = lowered.get("retry-after")
     if raw is None:
         return None
-    try:
-        return max(0.0, float(raw) * 1000.0)
-    except ValueError:
-        pass
+    seconds_ms = _finite(raw, 1000.0)
+    if seconds_ms is not None:
+        return seconds_ms
     try:
         when = email.utils.parsedate_to_datetime(raw)
     except (TypeError, ValueError):
@@ -137,6 +137,16 @@ def parse_retry_after_ms(
         return None
     current = time.time() if now is None else now
     return max(0.0, (when.timestamp() - current) * 1000.0)
+
+
+def _finite(text: str, scale: float) -> float | None:
+    """`text` as a number times `scale`, at least 0; None when it is no number or no finite
+    one."""
+    try:
+        value = float(text) * scale
+    except ValueError:
+        return None
+    return max(0.0, value) if math.isfinite(value) else None
 
 
 def transport_error_types() -> tuple[type[BaseException], ...]:
