@@ -32,8 +32,10 @@ from yiemagent.cli.options import (
     EXIT_TERMINATED,
     BaseUrlOption,
     CliError,
+    MaxTokensOption,
     MaxTurnsOption,
     ReasoningOption,
+    TemperatureOption,
     ToolsOption,
     VisionOption,
     check_output_path,
@@ -41,6 +43,7 @@ from yiemagent.cli.options import (
     no_tool_files_note,
     reasoning_ignored,
     reasoning_level,
+    refuse_sampling_with_agent,
     resolve_model,
     results_file_option,
     sigterm_as_ctrl_c,
@@ -143,8 +146,9 @@ def _tools_from(folder: str, drop_list_tools: bool) -> tuple[AgentTool, ...]:
 @dataclass(frozen=True, slots=True)
 class CliAgentFactory:
     """`make_agent` of `yiem batch`: an Agent on `model` (`--vision`: a local server's model
-    reads images) with the tools of `tools`, thinking at `reasoning` (picklable, so worker
-    processes and Ray workers build their own)."""
+    reads images) with the tools of `tools`, thinking at `reasoning`, sampling at
+    `temperature` with at most `max_tokens` a call (picklable, so worker processes and Ray
+    workers build their own)."""
 
     model: str = DEFAULT_MODEL
     base_url: str | None = None
@@ -153,6 +157,8 @@ class CliAgentFactory:
     max_turns: int = 8
     vision: bool = False
     reasoning: ThinkingLevel | None = None
+    temperature: float | None = None
+    max_tokens: int | None = None
 
     def __call__(self, task: BatchTask) -> Agent:
         from yiemagent.agent import Agent
@@ -167,6 +173,8 @@ class CliAgentFactory:
             max_turns=self.max_turns,
             session_id=task.session,
             reasoning=self.reasoning,
+            temperature=self.temperature,
+            max_tokens=self.max_tokens,
         )
 
 
@@ -246,6 +254,8 @@ def batch(
     base_url: BaseUrlOption = None,
     vision: VisionOption = False,
     reasoning: ReasoningOption = None,
+    temperature: TemperatureOption = None,
+    max_tokens: MaxTokensOption = None,
     tools: ToolsOption = None,
     system: Annotated[str, typer.Option("--system", help="System prompt.")] = DEFAULT_SYSTEM,
     max_turns: MaxTurnsOption = 8,
@@ -322,6 +332,7 @@ def batch(
         if not agent_file:  # the function builds the model too
             flags |= {"--vision": vision, "--reasoning": reasoning}
         refuse_agent_flags(agent, flags)
+        refuse_sampling_with_agent(temperature, max_tokens)
     make_agent: Any
     if agent is not None and agent_file:
         import asyncio
@@ -343,7 +354,9 @@ def batch(
         resolved = resolve_model(model, base_url, None, vision, level is not None)
         if ignored := reasoning_ignored(resolved, level):
             _warn(ignored)
-        make_agent = CliAgentFactory(model, base_url, folder, system, max_turns, vision, level)
+        make_agent = CliAgentFactory(
+            model, base_url, folder, system, max_turns, vision, level, temperature, max_tokens
+        )
     with (
         _stdout_to_stderr() if ray is not None else contextlib.nullcontext(),
         results_file_option(out, "--out"),

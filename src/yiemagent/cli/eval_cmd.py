@@ -42,8 +42,10 @@ from yiemagent.cli.options import (
     EXIT_TERMINATED,
     BaseUrlOption,
     CliError,
+    MaxTokensOption,
     MaxTurnsOption,
     ReasoningOption,
+    TemperatureOption,
     ToolsOption,
     VisionOption,
     check_output_path,
@@ -51,6 +53,7 @@ from yiemagent.cli.options import (
     missing_sdk,
     reasoning_ignored,
     reasoning_level,
+    refuse_sampling_with_agent,
     resolve_model,
     results_file_option,
     sigterm_as_ctrl_c,
@@ -266,6 +269,8 @@ def eval_command(
     base_url: BaseUrlOption = None,
     vision: VisionOption = False,
     reasoning: ReasoningOption = None,
+    temperature: TemperatureOption = None,
+    max_tokens: MaxTokensOption = None,
     tools: ToolsOption = None,
     system: Annotated[str, typer.Option("--system", help="System prompt.")] = DEFAULT_SYSTEM,
     max_turns: MaxTurnsOption = 8,
@@ -329,6 +334,7 @@ def eval_command(
         if not split_agent_option(agent)[0].is_file():  # the function builds the model too
             flags |= {"--vision": vision, "--reasoning": reasoning}
         refuse_agent_flags(agent, flags)
+        refuse_sampling_with_agent(temperature, max_tokens)
         factory = AgentFileFactory(agent, model, base_url, root, max_turns, vision, level)
         make_agent: Any = _agent_factory(factory)
     else:
@@ -337,7 +343,9 @@ def eval_command(
         resolved = resolve_model(model, base_url, None, vision, level is not None)
         if ignored := reasoning_ignored(resolved, level):
             print(f"yiem: warning: {ignored}", file=sys.stderr, flush=True)
-        base = CliAgentFactory(model, base_url, folder, system, max_turns, vision, level)
+        base = CliAgentFactory(
+            model, base_url, folder, system, max_turns, vision, level, temperature, max_tokens
+        )
         make_agent = EvalAgentFactory(base, root)
     terminated: list[bool] = []
     try:

@@ -49,9 +49,11 @@ from yiemagent.cli.options import (
     EXIT_OUTPUT_CLOSED,
     BaseUrlOption,
     CliError,
+    MaxTokensOption,
     MaxTurnsOption,
     OutputClosed,
     ReasoningOption,
+    TemperatureOption,
     ToolCallsOption,
     ToolsOption,
     VisionOption,
@@ -62,6 +64,7 @@ from yiemagent.cli.options import (
     no_tool_files_note,
     reasoning_ignored,
     reasoning_level,
+    refuse_sampling_with_agent,
     resolve_model,
     sigterm_raises,
     silence_closed_output,
@@ -313,20 +316,8 @@ def run(
         bool, typer.Option("--json", help="Print every event as a JSON line.")
     ] = False,
     max_turns: MaxTurnsOption = 8,
-    max_tokens: Annotated[
-        int | None,
-        typer.Option(
-            "--max-tokens",
-            min=1,
-            help="Most output tokens of each model call (default: the model's).",
-        ),
-    ] = None,
-    temperature: Annotated[
-        float | None,
-        typer.Option(
-            "--temperature", min=0, help="Sampling temperature (default: the provider's)."
-        ),
-    ] = None,
+    max_tokens: MaxTokensOption = None,
+    temperature: TemperatureOption = None,
     mcp: Annotated[
         list[str] | None,
         typer.Option("--mcp", help='An MCP server to start, e.g. "python server.py" (repeatable).'),
@@ -370,13 +361,7 @@ def run(
         flags = {"--tools": tools, "--mcp": mcp or mcp_url, "--max-cost": max_cost,
                  "--output-schema": output_schema, "--otel": otel, "--attach": attach,
                  "--system": system != DEFAULT_SYSTEM}  # fmt: skip
-        sampling = [name for name, value in (("--max-tokens", max_tokens),
-                    ("--temperature", temperature)) if value is not None]  # fmt: skip
-        if sampling:
-            raise CliError(
-                f"{sampling[0]} does not go with --agent: an agent file's agents call their "
-                "models with the models' own defaults"
-            )
+        refuse_sampling_with_agent(temperature, max_tokens)
         with contextlib.redirect_stdout(sys.stderr), sigterm_raises():
             resolved = resolve_model(model, base_url, tool_calls, vision, level is not None)
             reason, answer = run_agent_file(

@@ -34,9 +34,11 @@ __all__ = [
     "EXIT_TERMINATED",
     "BaseUrlOption",
     "CliError",
+    "MaxTokensOption",
     "MaxTurnsOption",
     "OutputClosed",
     "ReasoningOption",
+    "TemperatureOption",
     "Terminated",
     "ToolCallsOption",
     "ToolsOption",
@@ -52,6 +54,7 @@ __all__ = [
     "no_tool_files_note",
     "reasoning_ignored",
     "reasoning_level",
+    "refuse_sampling_with_agent",
     "resolve_model",
     "results_file_option",
     "same_file",
@@ -105,6 +108,32 @@ VisionOption: TypeAlias = Annotated[
     bool,
     typer.Option("--vision", help="The local server's model reads images (e.g. ollama/llava)."),
 ]
+TemperatureOption: TypeAlias = Annotated[
+    float | None,
+    typer.Option("--temperature", min=0, help="Sampling temperature (default: the provider's)."),
+]
+MaxTokensOption: TypeAlias = Annotated[
+    int | None,
+    typer.Option(
+        "--max-tokens", min=1, help="Most output tokens of each model call (default: the model's)."
+    ),
+]
+
+
+def refuse_sampling_with_agent(temperature: float | None, max_tokens: int | None) -> None:
+    """Refuse `--temperature` or `--max-tokens` beside `--agent`: an agent file has no place
+    for them, and its agents would call their models without them.
+
+    Raises:
+        CliError: one of them was given.
+    """
+    given = [name for name, value in (("--temperature", temperature),
+             ("--max-tokens", max_tokens)) if value is not None]  # fmt: skip
+    if given:
+        raise CliError(
+            f"{given[0]} does not go with --agent: an agent file's agents call their models "
+            "with the models' own defaults"
+        )
 
 
 def reasoning_level(value: str | None) -> ThinkingLevel | None:

@@ -11,7 +11,14 @@ from typing import Annotated
 
 import typer
 
-from yiemagent.cli.options import BaseUrlOption, ReasoningOption, ToolsOption, VisionOption
+from yiemagent.cli.options import (
+    BaseUrlOption,
+    MaxTokensOption,
+    ReasoningOption,
+    TemperatureOption,
+    ToolsOption,
+    VisionOption,
+)
 
 __all__ = ["chat"]
 
@@ -43,20 +50,8 @@ def chat(
     base_url: BaseUrlOption = None,
     vision: VisionOption = False,
     reasoning: ReasoningOption = None,
-    temperature: Annotated[
-        float | None,
-        typer.Option(
-            "--temperature", min=0, help="Sampling temperature (default: the provider's)."
-        ),
-    ] = None,
-    max_tokens: Annotated[
-        int | None,
-        typer.Option(
-            "--max-tokens",
-            min=1,
-            help="Most output tokens of each model call (default: the model's).",
-        ),
-    ] = None,
+    temperature: TemperatureOption = None,
+    max_tokens: MaxTokensOption = None,
     no_compaction: Annotated[
         bool,
         typer.Option("--no-compaction", help="Send the whole history (no summary of old turns)."),
@@ -71,7 +66,7 @@ def chat(
     import sys
 
     from yiemagent.cli.chat.setup import ChatOptions, build_setup
-    from yiemagent.cli.options import DEFAULT_MODEL, reasoning_level
+    from yiemagent.cli.options import DEFAULT_MODEL, reasoning_level, refuse_sampling_with_agent
     from yiemagent.errors import ConfigError
     from yiemagent.sessions import check_session_id
 
@@ -80,13 +75,8 @@ def chat(
             check_session_id(session)
         except ConfigError as exc:
             raise ConfigError(f"--session: {exc}") from None
-    sampling = [name for name, value in (("--temperature", temperature),
-                ("--max-tokens", max_tokens)) if value is not None]  # fmt: skip
-    if agent is not None and sampling:
-        raise ConfigError(
-            f"{sampling[0]} does not go with --agent: an agent file's agents call their "
-            "models with the models' own defaults"
-        )
+    if agent is not None:
+        refuse_sampling_with_agent(temperature, max_tokens)
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise ConfigError('yiem chat needs a terminal; for one prompt use: yiem run "..."')
     options = ChatOptions(
