@@ -9,6 +9,7 @@ from tests.ai.local_rules._kit import (
     GET_TIME,
     GET_WEATHER,
     READ_FILE,
+    TEXT,
     conversation,
     offer,
     tool,
@@ -105,3 +106,26 @@ async def test_a_description_word_other_tools_share_names_none_of_them() -> None
     kept = offer()
     await ChainUnnamed().shape(turn(asked, [READ_FILE, clock, rates]), kept)
     assert "get_exchange_rate" not in kept.dropped
+
+
+async def test_a_given_file_names_no_more_tools_once_a_call_has_taken_it() -> None:
+    # After notes.txt was read, a tool that writes files is named by nothing in "Read
+    # notes.txt and tell me the time in Rome"; before, the file named it too.
+    write_file = tool(
+        "write_file", {"path": {"type": "string", "description": "the file"}, "text": TEXT}
+    )
+    tools = [READ_FILE, write_file, GET_TIME]
+    read = conversation(
+        "Read notes.txt and tell me the time in Rome.",
+        ("read_file", {"path": "notes.txt"}, "buy bread"),
+    )
+    shaped = offer()
+    await ChainUnnamed().shape(turn(read, tools), shaped)
+    assert shaped.dropped == {"write_file"}
+    # A file not passed yet still names it: "Copy a.txt into b.txt" after the read.
+    copy = conversation(
+        "Copy the content of a.txt into b.txt.", ("read_file", {"path": "a.txt"}, "alpha")
+    )
+    shaped = offer()
+    await ChainUnnamed().shape(turn(copy, tools), shaped)
+    assert shaped.dropped == {"get_time"}

@@ -34,6 +34,7 @@ __all__ = [
     "COMMON_WORDS",
     "ChainStep",
     "adds_to",
+    "distinct_words",
     "mentions",
     "other_words",
     "prose",
@@ -226,6 +227,15 @@ def _name_words(name: str, request: Grounding) -> set[str]:
     return {w for w in words(spelled) - COMMON_WORDS if len(w) >= 4 or w in request.acronyms}
 
 
+def distinct_words(tool: AgentTool, tools: Sequence[AgentTool], request: Grounding) -> set[str]:
+    """The words of `tool`'s name that can name it (`mentions`) and no other tool of `tools`
+    has in its name: "delete" of `delete_file` beside `read_file` and `write_file` ("file"
+    is all three's). Empty for a name made only of words other names share
+    (`price_by_region_day` beside `price_by_store_day` and `price_forecast_by_region`)."""
+    others = set().union(*(_name_words(t.name, request) for t in tools if t.name != tool.name))
+    return _name_words(tool.name, request) - others
+
+
 _PUNCTUATION = "\"'`.,;:!?()[]{}<>"
 
 
@@ -401,15 +411,28 @@ class ChainStep:
 
     def unnamed(self, tools: Sequence[AgentTool]) -> set[str]:
         """The tools not used yet that the request does not name: not offered now. A file
-        name the request gives names the tools that read files ("where.txt names a city"
-        asks for `read_file` though it says neither "read" nor "file")."""
+        name the request gives names the tools that take files ("where.txt names a city"
+        asks for `read_file` though it says neither "read" nor "file") until a call has
+        passed it to one of them: once `read_file` has read notes.txt for "Read notes.txt
+        and tell me the time in Rome", `write_file` (bad: the time written over the file)
+        is not offered."""
         used = {tool.name for tool, _ in self.called}
+        passed = [
+            s
+            for tool, arguments in self.called
+            for name, value in arguments.items()
+            if takes_files(tool, name)
+            for s in value_strings(value)
+        ]
+        open_files = [
+            f for f in self.request.files if not any(s.lower().endswith(f.lower()) for s in passed)
+        ]
         return {
             t.name
             for t in tools
             if t.name not in used
             and not mentions(t, self.request, beside=tools)
-            and not (self.request.files and reads_files(t))
+            and not (open_files and reads_files(t))
         }
 
     def allows(self, tool: AgentTool, arguments: dict[str, Any]) -> bool:
