@@ -18,6 +18,7 @@ from yiemagent.ai.providers.local.rules.calls import (
     FileAsValue,
     FileNames,
     Grounded,
+    NamedFirst,
     PercentAsFraction,
     Relevant,
     RunawayChoices,
@@ -68,6 +69,7 @@ __all__ = [
     "Grounded",
     "LocalPolicy",
     "LongResults",
+    "NamedFirst",
     "NamedTool",
     "NamedUnused",
     "Offer",
@@ -113,6 +115,7 @@ DEFAULT_POLICY = LocalPolicy(
         Relevant(),
         ChainStepRule(),
         AddsPart(),
+        NamedFirst(),
     )
 )
 """The embedded provider's rules, in order: offer rules, then call rules."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from yiemagent.ai.providers.local.choice import adds_to, other_words, relevant
+from yiemagent.ai.providers.local.choice import adds_to, distinct_words, other_words, relevant
 from yiemagent.ai.providers.local.grounding import (
     FILE_NAME,
     authored,
@@ -36,6 +36,7 @@ __all__ = [
     "FileAsValue",
     "FileNames",
     "Grounded",
+    "NamedFirst",
     "PercentAsFraction",
     "Relevant",
     "RunawayChoices",
@@ -318,4 +319,40 @@ class AddsPart(CallRule):
         ):
             return None
         what = f"{show(tool.name, arguments)}: adds no part of the request"
+        return Dropped(what, ask_again=False)
+
+
+class NamedFirst(CallRule):
+    """Leaves out a call after the reply's first of a tool the request does not name while
+    it names a tool no call of the reply has used: the named step is the one asked for.
+
+    For "Read the file d.txt and write its content to e.txt.", after `read_file {"path":
+    "d.txt"}`, `delete_file {"path": "e.txt"}` (bad: nobody asked for a delete) is left
+    out, and `write_file` follows once the content is read; for "What time is it in Oslo,
+    and what is 17 * 23?", `calculator` after `get_time` runs (good: the request names no
+    other tool). A tool is named here by a word of its name no other tool's name has
+    (`choice.distinct_words`: "write", not "file"); a tool with no such word is not judged.
+    In the first round only: after results `chain_step` judges calls.
+    """
+
+    name = "named_first"
+
+    def judge(
+        self, tool: AgentTool, arguments: dict[str, Any], scene: CallScene
+    ) -> Repaired | Dropped | None:
+        used = {earlier.name for earlier, _ in scene.calls}
+        if scene.chain is not None or not used or tool.name in used:
+            return None
+        offered = list(scene.tools.values())
+
+        def named(candidate: AgentTool) -> bool | None:
+            own = distinct_words(candidate, offered, scene.request)
+            return any(scene.request.has_word(w) for w in own) if own else None
+
+        if named(tool) is not False:
+            return None
+        waiting = sorted(t.name for t in offered if t.name not in used and named(t))
+        if not waiting:
+            return None
+        what = f"{show(tool.name, arguments)}: the request names {', '.join(waiting)}"
         return Dropped(what, ask_again=False)
