@@ -594,8 +594,11 @@ class _Batch:
         return self.emit.now(ToolExecutionStartEvent(call.id, call.name, call.arguments))
 
     async def prepare(self, i: int) -> PreparedToolCall | ImmediateOutcome | HeldOutcome:
-        if self.signal.aborted:
-            return ImmediateOutcome(create_error_tool_result(SKIPPED_TEXT), True)
+        if self.signal.aborted:  # a person's rejection is still the call's answer
+            decision = (self.config.approvals or {}).get(self.calls[i].id)
+            rejected = decision is not None and not decision.approved
+            text = rejected_text(decision) if decision is not None and rejected else SKIPPED_TEXT
+            return ImmediateOutcome(create_error_tool_result(text), True)
         prepared = await prepare_tool_call(
             self.context,
             self.assistant_message,
