@@ -346,7 +346,7 @@ class Agent(Generic[OutputT]):
                 "session_id cannot change while a session_store is attached; build a new "
                 "Agent(session_store=..., session_id=...) to open another session"
             )
-        self._session_id = value
+        self._session_id = checked_session_id(value)
 
     @property
     def is_busy(self) -> bool:
@@ -961,14 +961,30 @@ def check_options(options: Mapping[str, Any]) -> None:
     delay = options["max_retry_delay_ms"]
     if delay is not None and not is_whole_number(delay, 0):
         raise ConfigError(f"max_retry_delay_ms must be a whole number >= 0 or None, not {delay!r}")
-    session_id = options["session_id"]
-    if session_id is not None and not isinstance(session_id, str):
-        raise ConfigError(f"session_id must be a str or None, not {type(session_id).__name__}")
+    checked_session_id(options["session_id"])
     messages = options["messages"]
     if messages is not None and (
         isinstance(messages, str | bytes | Mapping) or not isinstance(messages, Iterable)
     ):
         raise ConfigError("messages must be a list of messages")
+
+
+def checked_session_id(session_id: Any) -> str | None:
+    """`session_id` as given, checked as a store checks it (`check_session_id`) with or
+    without a `session_store`: the id also goes to the provider (OpenAI's
+    `prompt_cache_key`), where an empty one is silently not sent; None: no session.
+
+    Raises:
+        ConfigError: not a str or None; empty, or holding a control character or a lone
+            surrogate.
+    """
+    from yiemagent.sessions import check_session_id
+
+    if session_id is None:
+        return None
+    if not isinstance(session_id, str):
+        raise ConfigError(f"session_id must be a str or None, not {type(session_id).__name__}")
+    return check_session_id(session_id)
 
 
 def prompt_messages(
