@@ -82,6 +82,21 @@ async def test_r6_4_bounded_queues_raise_busy_when_full() -> None:
     await agent.close()
 
 
+async def test_r6_4_a_list_of_follow_ups_with_too_little_room_queues_none_of_it() -> None:
+    fm = FauxModel(["ok", "followed", "ok again", "followed again"])
+    agent = faux_agent(fm, follow_up_mode="all")
+    for i in range(31):
+        agent.follow_up(f"f{i}")
+    with pytest.raises(AgentBusyError, match=r"follow-up queue has room for 1 \(31 waiting\)"):
+        agent.follow_up(["a", "b"])  # a retry after this must not deliver "a" twice
+
+    await agent.prompt("go")
+    assert user_texts(agent.state.messages) == ["go", *(f"f{i}" for i in range(31))]
+    agent.follow_up(["a", "b"])  # room again: the whole list is queued
+    await agent.prompt("again")
+    assert user_texts(agent.state.messages)[-3:] == ["again", "a", "b"]
+
+
 async def test_r6_4_steer_during_a_batch_opens_the_next_turn() -> None:
     fm = FauxModel([faux_message(faux_tool_call("work", {})), "steered answer"])
     agent = faux_agent(fm)

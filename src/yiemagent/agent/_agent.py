@@ -638,10 +638,10 @@ class Agent(Generic[OutputT]):
         """Queue a message delivered when the run would otherwise stop.
 
         Raises:
-            AgentBusyError: 32 follow-ups are already waiting.
+            AgentBusyError: the queue has no room for them all (32 follow-ups may wait);
+                then none of them is queued.
         """
-        for item in prompt_messages(message, None, method="follow_up"):
-            self._queues.follow_ups.put(item)
+        self._queues.follow_ups.put_all(prompt_messages(message, None, method="follow_up"))
 
     def clear_steering_queue(self) -> None:
         """Drop the queued steering messages."""

@@ -1000,11 +1000,24 @@ class BoundedQueue(Generic[T]):
         Raises:
             AgentBusyError: the queue holds `maxsize` items already.
         """
-        if self.full:
-            raise AgentBusyError(
-                f"the {self.name} queue is full ({self.maxsize} waiting); {self._hint}".rstrip("; ")
-            )
-        self._items.append(item)
+        self.put_all([item])
+
+    def put_all(self, items: Sequence[T]) -> None:
+        """Append `items`, all of them or none: a caller retrying after the error must not
+        queue the first ones twice.
+
+        Raises:
+            AgentBusyError: the queue has room for fewer than `len(items)`.
+        """
+        waiting = len(self._items)
+        if self.maxsize is not None and waiting + len(items) > self.maxsize:
+            if waiting >= self.maxsize:
+                said = f"the {self.name} queue is full ({waiting} waiting)"
+            else:
+                room, given = self.maxsize - waiting, len(items)
+                said = f"the {self.name} queue has room for {room} ({waiting} waiting), not {given}"
+            raise AgentBusyError(f"{said}; {self._hint}".rstrip("; "))
+        self._items.extend(items)
 
     def take(self, mode: QueueMode) -> list[T]:
         """Remove and return the oldest item ("one-at-a-time") or all of them ("all")."""
