@@ -210,6 +210,28 @@ async def test_the_calculator_tool_runs_through_its_execute() -> None:
     assert await _run_tool(tool, {"expression": "mean(4, 8, 15)"}) == "mean(4, 8, 15) = 9"
 
 
+@pytest.mark.parametrize(
+    ("expression", "result"),
+    [
+        (
+            "2026-03-01 - 2026-12-25",
+            "2026-03-01 - 2026-12-25 = -299 days: 2026-03-01 is 299 days before 2026-12-25",
+        ),
+        (
+            " 2026-12-25-2026-12-24 ",
+            "2026-12-25-2026-12-24 = 1 day: 2026-12-25 is 1 day after 2026-12-24",
+        ),
+        ("2026-12-25 - 2026-12-25", "2026-12-25 - 2026-12-25 = 0 days: the same day"),
+        ("(2026-12-25 - 2026-03-01) / 7", "(2026-12-25 - 2026-03-01) / 7 = 42.7142857143"),
+    ],
+)
+async def test_the_calculator_says_a_date_difference_in_words(expression: str, result: str) -> None:
+    """The 0.5B model, asked "How many days are there between 2026-03-01 and 2026-12-25?",
+    writes the dates in the question's order and repeats the tool's result: "= -299" alone
+    answered with a negative count of days."""
+    assert await _run_tool(calc.get_tool(), {"expression": expression}) == result
+
+
 # ── get_time ─────────────────────────────────────────────────────────────────
 
 NOON_UTC = datetime(2026, 1, 15, 12, 0, tzinfo=UTC)

@@ -16,7 +16,10 @@ and 79.75.
 
 A date written as people and models write one, YYYY-MM-DD, may be subtracted from another:
 `2026-12-25 - 2026-03-01` is 299, the days between them (the earlier date first gives a
-negative count). A date anywhere else, or one that does not exist (`2026-02-30`), is a
+negative count). The tool's result for one date minus another says it in words too,
+`2026-03-01 - 2026-12-25 = -299 days: 2026-03-01 is 299 days before 2026-12-25`, since a
+model asked "how many days between" writes the dates in the question's order and repeats
+the result. A date anywhere else, or one that does not exist (`2026-02-30`), is a
 `CalculatorError` saying so, rather than Python's complaint about leading zeros.
 """
 
@@ -46,6 +49,7 @@ _PERCENT = re.compile(r"(\d+(?:\.\d+)?)\s*%(?!\s*[\w.(])")
 _PERCENT_CALL = "__percent__"
 _CURRENCY = re.compile(r"[$€£¥]\s*(?=[\d.(])")
 _DATE = re.compile(r"(?<![\w.])(\d{4})-(\d{2})-(\d{2})(?![\w.])")
+_DATE_MINUS_DATE = re.compile(r"\s*(\d{4}-\d{2}-\d{2})\s*-\s*(\d{4}-\d{2}-\d{2})\s*")
 # A date becomes a call of this name, with its year, month and day as plain integers.
 _DATE_CALL = "__date__"
 
@@ -242,7 +246,17 @@ def calculator(expression: str) -> str:
         expression: The arithmetic expression to evaluate: numbers, + - * / ** %,
             parentheses, sqrt(), round(), log(), pi.
     """
-    return f"{expression.strip()} = {format_number(evaluate(expression))}"
+    value = evaluate(expression)
+    text = f"{expression.strip()} = {format_number(value)}"
+    dates = _DATE_MINUS_DATE.fullmatch(expression)
+    if dates is None or not isinstance(value, int):
+        return text
+    first, second = dates.groups()
+    unit = "day" if abs(value) == 1 else "days"
+    if value == 0:
+        return f"{text} {unit}: the same day"
+    order = "before" if value < 0 else "after"
+    return f"{text} {unit}: {first} is {abs(value)} {unit} {order} {second}"
 
 
 def get_tool() -> AgentTool:
