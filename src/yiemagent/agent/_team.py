@@ -460,7 +460,9 @@ class TeamRun:
         async def execute(call_id: str, args: dict[str, Any], signal: Any, on_update: Any) -> str:
             return self._request(handoff, str(args.get("reason") or ""))
 
-        return AgentTool(
+        from yiemagent.loop import not_a_tool_call  # a transfer is no tool call of the cap
+
+        tool = AgentTool(
             name=handoff.tool_name,
             label=f"Transfer to {target.name}",
             description=text,
@@ -471,6 +473,7 @@ class TeamRun:
             execute=execute,
             parallel=True,
         )
+        return not_a_tool_call(tool)
 
     def _request(self, handoff: Handoff, reason: str) -> str:
         """A transfer tool was called: the handoff happens at the next turn."""

@@ -17,7 +17,8 @@ unknown tool; not re-exported by `yiemagent`);
 `count_spending` (what a `transform_context` spends on a model
 call of its own, counted against the run's `UsageLimits`) and `count_spent_before` (what a
 resumed sub-run's result carries that an earlier run counted; not re-exported by
-`yiemagent`); `preparing_prompt` (the system
+`yiemagent`); `not_a_tool_call` (marks a tool whose calls `max_tool_calls` does not count:
+the Agent's handoff transfers; not re-exported by `yiemagent`); `preparing_prompt` (the system
 prompt and tools sent beside what a `transform_context` returns); `ABORT_GRACE_S`, the seconds a
 tool or a model stream gets to stop after an abort, and `within_abort_grace`, which gives the
 same grace to other code a run awaits (the Agent's listeners; not re-exported by
@@ -70,6 +71,7 @@ from yiemagent.loop._transcript import transcript_problems as transcript_problem
 from yiemagent.loop._usage_limits import (
     count_spending as count_spending,
     count_spent_before as count_spent_before,
+    not_a_tool_call as not_a_tool_call,
 )
 
 __all__ = [
@@ -89,6 +91,7 @@ __all__ = [
     "fail_tool_calls",
     "finalize_executed_tool_call",
     "held_tool_calls",
+    "not_a_tool_call",
     "offer_only",
     "prepare_tool_call",
     "prepare_tool_call_arguments",

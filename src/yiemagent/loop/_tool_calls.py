@@ -64,7 +64,12 @@ from yiemagent.loop._execution import (
     tool_threads,
     within_abort_grace,
 )
-from yiemagent.loop._usage_limits import CallUsage, UsageMeter, current_call_usage
+from yiemagent.loop._usage_limits import (
+    CallUsage,
+    UsageMeter,
+    counts_as_tool_call,
+    current_call_usage,
+)
 from yiemagent.tools.schema import ToolArgumentsError, validate_arguments_against_schema
 from yiemagent.types import (
     AfterToolCallContext,
@@ -612,7 +617,8 @@ class _Batch:
             and isinstance(prepared, PreparedToolCall)
             and not self._is_answer(prepared)
         ):
-            refused = self.meter.refuse_tool_call()  # a limit reached mid-batch
+            counted = counts_as_tool_call(prepared.tool)
+            refused = self.meter.refuse_tool_call(counted=counted)  # a limit reached mid-batch
             if refused is not None:
                 return ImmediateOutcome(create_error_tool_result(refused), True)
         return prepared

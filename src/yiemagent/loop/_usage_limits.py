@@ -23,9 +23,12 @@ from __future__ import annotations
 
 import logging
 import threading
+import weakref
+from collections.abc import Callable
 from contextvars import ContextVar
+from typing import Any
 
-from yiemagent.types import AgentToolResult, AssistantMessage, Usage, UsageLimits
+from yiemagent.types import AgentTool, AgentToolResult, AssistantMessage, Usage, UsageLimits
 
 logger = logging.getLogger(__name__)
 
@@ -34,8 +37,10 @@ __all__ = [
     "UsageMeter",
     "count_spending",
     "count_spent_before",
+    "counts_as_tool_call",
     "current_call_usage",
     "limit_text",
+    "not_a_tool_call",
     "preparing_call",
     "preparing_spent",
 ]
@@ -261,17 +266,19 @@ class UsageMeter:
             return outer.meter.reached()
         return None
 
-    def refuse_tool_call(self) -> str | None:
+    def refuse_tool_call(self, *, counted: bool = True) -> str | None:
         """None and the call is counted (here and in the runs it is nested in), or the
-        error result text of a call not run."""
-        reached = self.reached() or self._calls_reached()
+        error result text of a call not run. `counted=False`: a call `max_tool_calls` does
+        not count (`not_a_tool_call`), refused only by a token or cost limit."""
+        reached = self.reached() or (self._calls_reached() if counted else None)
         if reached is not None:
             if self.refused is None:
                 self.refused = reached
             return f"not executed: {limit_text(reached)}"
-        self.tool_calls += 1
-        if self.outer is not None:
-            self.outer.add_call()
+        if counted:
+            self.tool_calls += 1
+            if self.outer is not None:
+                self.outer.add_call()
         return None
 
     def _calls_reached(self) -> str | None:
@@ -282,6 +289,28 @@ class UsageMeter:
             return f"max_tool_calls={cap} (used {used} tool calls)"
         outer = self.outer
         return outer.meter._calls_reached() if outer is not None and not outer.ended else None
+
+
+_not_tool_calls: weakref.WeakSet[Callable[..., Any]] = weakref.WeakSet()
+"""The `execute` of each tool marked by `not_a_tool_call`."""
+
+
+def not_a_tool_call(tool: AgentTool) -> AgentTool:
+    """Mark `tool` as one whose calls `UsageLimits.max_tool_calls` does not count, and
+    return it: a handoff's transfer, which acts on the run (who speaks next), not on the
+    world, and which `max_handoffs` bounds. A reached token or cost limit still refuses
+    its calls, as it refuses every call. The mark is on the tool's `execute` (a function),
+    so a copy of the tool keeps it."""
+    _not_tool_calls.add(tool.execute)
+    return tool
+
+
+def counts_as_tool_call(tool: AgentTool) -> bool:
+    """Whether a call of `tool` counts toward `max_tool_calls` (see `not_a_tool_call`)."""
+    try:
+        return tool.execute not in _not_tool_calls
+    except TypeError:  # an `execute` that takes no weak reference was never marked
+        return True
 
 
 _unpriced_said: set[tuple[str, str]] = set()
