@@ -5,6 +5,7 @@ its own, and the client's answers reach the calls they were given for."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import httpx2 as httpx
@@ -17,6 +18,7 @@ from tests.serve.test_protocols import (
     agui_input,
     agui_run,
     approval_answer,
+    check_agui_order,
     ui_chat,
     user,
 )
@@ -85,20 +87,39 @@ def held(client: httpx.Client, session_id: str) -> dict[str, str]:
 
 def test_ag_ui_interrupts_each_held_call_under_its_own_id(served: Any) -> None:
     """The stream broke off with no `RUN_FINISHED` (a RecursionError on the server): the
-    sub-run of `call_0` held a call `call_0`, taken for the sub-run of itself."""
+    sub-run of `call_0` held a call `call_0`, taken for the sub-run of itself. Then the
+    streams broke the protocol: north's `launch` was streamed as `call_0`, the id of the
+    lead's call of north, and `subagentRunId` was the parent call's id, which the next
+    invocation through a `call_0` would have again."""
     _, client, launched = served
     first = agui_run(client, agui_input("g", "r1", "Oslo Lima"))
+    check_agui_order(first)
     assert isinstance(first[-1], agui.RunFinishedEvent)
     interrupts = first[-1].outcome.interrupts
     ids = held(client, "g")
     assert sorted(i.id for i in interrupts) == sorted(ids.values())
+    starts = {e.tool_call_id: e for e in first if isinstance(e, agui.ToolCallStartEvent)}
+    args: dict[str, str] = {}
+    for e in first:
+        if isinstance(e, agui.ToolCallArgsEvent):
+            args[e.tool_call_id] = args.get(e.tool_call_id, "") + e.delta
+    for interrupt in interrupts:  # each names the streamed call it holds
+        city = next(c for c, i in ids.items() if i == interrupt.id)
+        assert starts[interrupt.tool_call_id].tool_call_name == "launch"
+        assert json.loads(args[interrupt.tool_call_id]) == {"city": city}
+    subs = [e for e in first if isinstance(e, agui.SubagentStartedEvent)]
+    assert sorted(s.parent_tool_call_id for s in subs) == ["call_0", "call_1"]
     answers = [
         agui.ResumeEntry(interrupt_id=ids["Oslo"], status="resolved"),
         agui.ResumeEntry(interrupt_id=ids["Lima"], status="cancelled"),
     ]
     resumed = agui_run(client, agui_input("g", "r2", resume=answers))
+    check_agui_order(resumed)
     assert isinstance(resumed[-1], agui.RunFinishedEvent)
     assert launched == ["Oslo"]
+    subs += [e for e in resumed if isinstance(e, agui.SubagentStartedEvent)]
+    sub_runs = [s.subagent_run_id for s in subs]
+    assert len(sub_runs) == 4 and len(set(sub_runs)) == 4  # one id per invocation
 
 
 def test_the_ui_message_stream_asks_each_held_call_under_its_own_id(served: Any) -> None:

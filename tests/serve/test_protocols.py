@@ -368,11 +368,11 @@ async def test_agui_sub_agents() -> None:
         events = await asyncio.to_thread(drive, url)
     check_agui_order(events)
     started = [e for e in events if isinstance(e, agui.SubagentStartedEvent)]
-    assert [(s.name, s.parent_tool_call_id) for s in started] == [
-        ("helper", started[0].subagent_run_id)
-    ]
     sub_run = started[0].subagent_run_id
     calls = [e for e in events if isinstance(e, agui.ToolCallStartEvent)]
+    assert [(s.name, s.parent_tool_call_id) for s in started] == [
+        ("helper", calls[0].tool_call_id)
+    ]
     assert [(c.tool_call_name, c.subagent_run_id) for c in calls] == [
         ("helper", None),
         ("weather", sub_run),

@@ -6,9 +6,12 @@ CopilotKit's readables) follow the prompt as a text of the user message. The run
 become `RUN_STARTED`, text messages (`TEXT_MESSAGE_START/CONTENT/END`), tool calls
 (`TOOL_CALL_START/ARGS/END`, then `TOOL_CALL_RESULT` when the tool has answered here),
 thinking as `REASONING_*` events, a sub-agent's (an agent called as a tool) between
-`SUBAGENT_STARTED` and `SUBAGENT_FINISHED` with its `subagentRunId` (the id of the call
-that runs it), progress as `CUSTOM` "tool_progress", and `RUN_FINISHED` (outcome success,
-cancelled after an abort, or interrupt with one interrupt per tool call held for approval)
+`SUBAGENT_STARTED` and `SUBAGENT_FINISHED` with its `subagentRunId` (one per invocation:
+`<run id>.s<n>`; `parentToolCallId` names the call that runs it), its tool calls' ids
+prefixed `<subagentRunId>/`, so no streamed id repeats when models number their calls
+(`call_0` in every reply), progress as `CUSTOM` "tool_progress", and `RUN_FINISHED`
+(outcome success, cancelled after an abort, or interrupt with one interrupt per tool call
+held for approval)
 or `RUN_ERROR` (also when a guardrail stopped the run, code "guardrail_tripped", and when
 its limits did, code "usage_limit" or "max_turns", the message naming the limit). The next
 input answers the interrupts in `resume`: status "resolved" approves unless the payload is
@@ -241,20 +244,27 @@ class Translator:
         run_id: str,
         run: Run,
         *,
-        prefix: str = "",
-        owners: dict[str, str | None] | None = None,
+        subagent: tuple[str, Translator] | None = None,
         client_tools: frozenset[str] = frozenset(),
         answered: frozenset[str] = frozenset(),
     ) -> None:
         self.thread_id = thread_id
         self.run_id = run_id
         self.run = run
-        self.prefix = prefix or run.id
-        """Message ids are `<prefix>-<n>` (a sub-agent's own prefix keeps them apart)."""
-        self.owners: dict[str, str | None] = {} if owners is None else owners
-        """Tool call id -> the sub-agent run it belongs to (None: the top run)."""
+        self.parent = None if subagent is None else subagent[1]
+        """The translator of the run that called this sub-agent; None for the top run."""
+        self.sub_run = None if subagent is None else subagent[0]
+        """This sub-agent invocation's `subagentRunId`; None for the top run."""
+        self.prefix = self.sub_run or run.id
+        """Message ids are `<prefix>-<n>`; a sub-agent's tool call ids `<prefix>/<id>`."""
         self.subs: dict[str, Translator] = {}
-        self.sub_run: str | None = None
+        """The running sub-agent invocations, by the id of the call (of this run) that runs
+        each."""
+        self.invocations = 0
+        """The sub-agent invocations seen so far in the stream (the top run counts them)."""
+        self.held: dict[str, tuple[str, Any]] = {} if self.parent is None else self.parent.held
+        """The sub-agents' tool calls with no result yet, by streamed id: (name, arguments),
+        the stream's own, so each interrupt names the `TOOL_CALL_START` of its call."""
         self.message_id = ""
         self.messages = 0
         self.text_open = False
@@ -285,58 +295,67 @@ class Translator:
             return []
         if kind == "nested_agent":
             return self._nested(event)
-        if kind == "tool_execution_start":
-            self.owners[str(event.get("tool_call_id"))] = self.sub_run
-            return []
         if kind == "message_update":
             return self._update(event.get("assistant_message_event") or {})
         if kind == "message_end" and message.get("role") == "assistant":
             return self._close(message)
         if kind == "tool_execution_update":
             value = {
-                "tool_call_id": event.get("tool_call_id"),
+                "tool_call_id": self._id(str(event.get("tool_call_id"))),
                 "text": tool_result_text(event.get("partial_result") or {}),
             }
             return [agui.CustomEvent(name="tool_progress", value=value)]
         if kind == "tool_execution_end":
             if event.get("tool_call_id") in self.answered:
                 return []
+            call_id = self._id(str(event.get("tool_call_id")))
+            self.held.pop(call_id, None)
             text = tool_result_text(event.get("result") or {}) or "(no text)"
             return [
                 agui.ToolCallResultEvent(
-                    message_id=f"result-{event.get('tool_call_id')}",
-                    tool_call_id=str(event.get("tool_call_id")),
-                    content=text,
-                    role="tool",
+                    message_id=f"result-{call_id}", tool_call_id=call_id, content=text, role="tool"
                 )
             ]
         if kind == "agent_end":
             return self._end(event)
         return []
 
+    def _id(self, call_id: str) -> str:
+        """The streamed id of a tool call of this run: its own in the top run (the one the
+        session holds, which the client's answers name); a sub-agent's prefixed by its
+        `subagentRunId`, since sub-runs number their calls as the parent does."""
+        return call_id if self.sub_run is None else f"{self.prefix}/{call_id}"
+
+    def _top(self) -> Translator:
+        return self if self.parent is None else self.parent._top()
+
     def _nested(self, event: dict[str, Any]) -> list[agui.BaseEvent]:
-        """A sub-agent's event (an agent called as a tool): `SUBAGENT_STARTED` at its first,
-        its events attributed by `subagentRunId` (the id of the tool call that runs it), and
-        `SUBAGENT_FINISHED` or `SUBAGENT_ERROR` instead of a run's end."""
-        sub_run = str(event.get("tool_call_id"))
+        """A sub-agent's event (an agent called as a tool): `SUBAGENT_STARTED` at the first
+        event of each invocation, its events attributed by its `subagentRunId` (one per
+        invocation in the thread: `<run id>.s<n>`), and `SUBAGENT_FINISHED` or
+        `SUBAGENT_ERROR` at its end."""
+        call_id = str(event.get("tool_call_id"))
         out: list[agui.BaseEvent] = []
-        sub = self.subs.get(sub_run)
+        sub = self.subs.get(call_id)
         if sub is None:
-            sub = Translator(
-                self.thread_id, self.run_id, self.run, prefix=sub_run, owners=self.owners
-            )
-            sub.sub_run = sub_run
-            self.subs[sub_run] = sub
+            top = self._top()
+            top.invocations += 1
+            sub_run = f"{top.run.id}.s{top.invocations}"
+            sub = Translator(self.thread_id, self.run_id, self.run, subagent=(sub_run, self))
+            self.subs[call_id] = sub
             path = event.get("agent_path") or ["agent"]
             out.append(
                 agui.SubagentStartedEvent(
                     subagent_run_id=sub_run,
                     name=str(path[-1]),
-                    parent_tool_call_id=sub_run,
-                    parent_subagent_run_id=self.owners.get(sub_run),
+                    parent_tool_call_id=self._id(call_id),
+                    parent_subagent_run_id=self.sub_run,
                 )
             )
+        sub_run = str(sub.sub_run)
         for made in sub.feed(event.get("event") or {}):
+            if isinstance(made, agui.RunErrorEvent | agui.RunFinishedEvent):
+                del self.subs[call_id]  # the call's next sub-run is another invocation
             if isinstance(made, agui.RunErrorEvent):
                 out.append(agui.SubagentErrorEvent(subagent_run_id=sub_run, message=made.message))
             elif isinstance(made, agui.RunFinishedEvent):
@@ -379,7 +398,10 @@ class Translator:
             out.extend(self._call_start(call))
             if kind == "toolcall_delta" and inner.get("delta"):
                 self.sent[call["id"]] = self.sent.get(call["id"], "") + inner["delta"]
-                out.append(agui.ToolCallArgsEvent(tool_call_id=call["id"], delta=inner["delta"]))
+                made = agui.ToolCallArgsEvent(
+                    tool_call_id=self._id(call["id"]), delta=inner["delta"]
+                )
+                out.append(made)
             elif kind == "toolcall_end" and call.get("partial_json") is None:
                 # arguments still cut off may be completed later (a server streaming several
                 # calls at once): those calls end with the message
@@ -402,7 +424,7 @@ class Translator:
         self.calls_open.add(call["id"])
         return [
             agui.ToolCallStartEvent(
-                tool_call_id=call["id"],
+                tool_call_id=self._id(call["id"]),
                 tool_call_name=call.get("name", ""),
                 parent_message_id=self.message_id,
             )
@@ -420,8 +442,8 @@ class Translator:
         rest = self._rest_of_args(call)
         if rest:
             self.sent[call["id"]] = self.sent.get(call["id"], "") + rest
-            out.append(agui.ToolCallArgsEvent(tool_call_id=call["id"], delta=rest))
-        out.append(agui.ToolCallEndEvent(tool_call_id=call["id"]))
+            out.append(agui.ToolCallArgsEvent(tool_call_id=self._id(call["id"]), delta=rest))
+        out.append(agui.ToolCallEndEvent(tool_call_id=self._id(call["id"])))
         return out
 
     def _rest_of_args(self, call: dict[str, Any]) -> str:
@@ -456,6 +478,8 @@ class Translator:
                 continue
             out.extend(self._call_start(block))
             out.extend(self._call_end(block))
+            if self.sub_run is not None:  # until its result: it may be held for approval
+                self.held[self._id(block["id"])] = (block.get("name"), block.get("arguments") or {})
         return out
 
     def _end(self, event: dict[str, Any]) -> list[agui.BaseEvent]:
@@ -471,7 +495,7 @@ class Translator:
         outcome: Any = agui.RunFinishedSuccessOutcome()
         if reason == "aborted":
             outcome = agui.RunFinishedCancelledOutcome()
-        elif reason == "awaiting_approval":
+        elif reason == "awaiting_approval" and self.parent is None:  # not a sub-run's end
             interrupts = self._interrupts()
             if interrupts:
                 outcome = agui.RunFinishedInterruptOutcome(interrupts=interrupts)
@@ -487,18 +511,31 @@ class Translator:
     def _interrupts(self) -> list[agui.Interrupt]:
         """One interrupt per call held for approval (`held_calls`, a sub-agent's too),
         asking the user whether to run it; none for a call of a front-end tool, which the
-        client runs and answers with a tool message instead."""
-        return [
-            agui.Interrupt(
-                id=call["id"],
-                reason="tool_approval",
-                tool_call_id=call["id"],
-                message=f"Run {call.get('name')} with "
-                f"{json.dumps(call.get('arguments') or {}, ensure_ascii=False)}?",
+        client runs and answers with a tool message instead. Its id is the one `resume`
+        answers (the session's); its `toolCallId` the call's streamed id (a sub-agent's
+        call: its prefixed id, found by tool and arguments among the sub-agents' calls
+        still without a result)."""
+        interrupts = []
+        for call in held_calls(self.run):
+            if not call.get("nested") and call.get("name") in self.client_tools:
+                continue
+            streamed = call["id"]
+            if call.get("nested"):
+                wanted = (call.get("name"), call.get("arguments") or {})
+                found = next((k for k, v in self.held.items() if v == wanted), None)
+                if found is not None:
+                    streamed = found
+                    del self.held[found]
+            interrupts.append(
+                agui.Interrupt(
+                    id=call["id"],
+                    reason="tool_approval",
+                    tool_call_id=streamed,
+                    message=f"Run {call.get('name')} with "
+                    f"{json.dumps(call.get('arguments') or {}, ensure_ascii=False)}?",
+                )
             )
-            for call in held_calls(self.run)
-            if call.get("nested") or call.get("name") not in self.client_tools
-        ]
+        return interrupts
 
 
 def _is_json_of(text: str, value: Any) -> bool:
