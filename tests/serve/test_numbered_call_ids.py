@@ -123,19 +123,32 @@ def test_ag_ui_interrupts_each_held_call_under_its_own_id(served: Any) -> None:
 
 
 def test_the_ui_message_stream_asks_each_held_call_under_its_own_id(served: Any) -> None:
+    """North's held `launch`, `call_0`, was given the part of the lead's `call_0` (its call
+    of north): its `tool-input-start` was dropped as a repeat and its input overwrote
+    north's, so `useChat` showed one part, north's, with Oslo as its input."""
     _, client, launched = served
     chunks = ui_chat(client, {"id": "v", "messages": [user("Oslo Lima")]})
     ids = held(client, "v")
-    requests = [c["toolCallId"] for c in chunks if c["type"] == "tool-approval-request"]
+    starts = [(c["toolCallId"], c["toolName"]) for c in chunks if c["type"] == "tool-input-start"]
+    assert len({call_id for call_id, _ in starts}) == len(starts) == 4, starts
+    requests = {
+        c["approvalId"]: c["toolCallId"] for c in chunks if c["type"] == "tool-approval-request"
+    }
     assert sorted(requests) == sorted(ids.values())
-    parts = {c["toolCallId"]: c["input"] for c in chunks if c["type"] == "tool-input-available"}
-    assert {parts[ids[city]]["city"] for city in ids} == {"Oslo", "Lima"}
-    oslo = approval_answer(ids["Oslo"], "Oslo", {"id": ids["Oslo"], "approved": True})
-    lima = approval_answer(ids["Lima"], "Lima", {"id": ids["Lima"], "approved": False})
+    parts = {c["toolCallId"]: c for c in chunks if c["type"] == "tool-input-available"}
+    for city, approval_id in ids.items():  # each request names a part of its own call
+        part = parts[requests[approval_id]]
+        assert part["toolName"] == "launch" and part["input"] == {"city": city}
+    assert {parts["call_0"]["toolName"], parts["call_1"]["toolName"]} == {"north", "south"}
+    oslo = approval_answer(requests[ids["Oslo"]], "Oslo", {"id": ids["Oslo"], "approved": True})
+    lima = approval_answer(requests[ids["Lima"]], "Lima", {"id": ids["Lima"], "approved": False})
     answer = {**oslo, "parts": oslo["parts"] + lima["parts"]}
     done = ui_chat(client, {"id": "v", "messages": [user("Oslo Lima"), answer]})
     assert launched == ["Oslo"]
     assert done[-1]["type"] == "finish"
+    ends = {c["toolCallId"]: c["type"] for c in done if c.get("toolCallId") in parts}
+    assert ends[requests[ids["Oslo"]]] == "tool-output-available"
+    assert ends[requests[ids["Lima"]]] == "tool-output-denied"
 
 
 def test_a_chat_completion_names_each_held_call_by_its_own_id(served: Any) -> None:

@@ -370,9 +370,7 @@ async def test_agui_sub_agents() -> None:
     started = [e for e in events if isinstance(e, agui.SubagentStartedEvent)]
     sub_run = started[0].subagent_run_id
     calls = [e for e in events if isinstance(e, agui.ToolCallStartEvent)]
-    assert [(s.name, s.parent_tool_call_id) for s in started] == [
-        ("helper", calls[0].tool_call_id)
-    ]
+    assert [(s.name, s.parent_tool_call_id) for s in started] == [("helper", calls[0].tool_call_id)]
     assert [(c.tool_call_name, c.subagent_run_id) for c in calls] == [
         ("helper", None),
         ("weather", sub_run),
@@ -622,16 +620,15 @@ def test_a_call_held_inside_a_sub_agent_is_answered_on_ag_ui_and_use_chat() -> N
         held_ui = ui_chat(client, {"id": "v", "messages": [user("delegate launch Vostok")]})
         request = next(c for c in held_ui if c["type"] == "tool-approval-request")
         [held] = client.get("/v1/sessions/v/approvals").json()["approvals"]
-        assert request["toolCallId"] == held["tool_call_id"]
+        assert request["approvalId"] == held["tool_call_id"]
+        part_id = request["toolCallId"]  # the sub-agent's call's own part
         parts = {c["toolCallId"]: c for c in held_ui if c["type"] == "tool-input-available"}
-        assert parts[held["tool_call_id"]]["toolName"] == "launch"  # a part to answer on
-        assert parts[held["tool_call_id"]]["input"] == {"city": "Vostok"}
-        answer = approval_answer(
-            held["tool_call_id"], "Vostok", {"id": request["approvalId"], "approved": True}
-        )
+        assert parts[part_id]["toolName"] == "launch"  # a part to answer on
+        assert parts[part_id]["input"] == {"city": "Vostok"}
+        answer = approval_answer(part_id, "Vostok", {"id": request["approvalId"], "approved": True})
         done = ui_chat(client, {"id": "v", "messages": [user("delegate launch Vostok"), answer]})
         outputs = {c["toolCallId"]: c for c in done if c["type"] == "tool-output-available"}
-        assert outputs[held["tool_call_id"]]["output"] == "launched Vostok"
+        assert outputs[part_id]["output"] == "launched Vostok"
         assert tools.launched == ["Mir", "Vostok"]
         client.close()
 

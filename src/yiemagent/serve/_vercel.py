@@ -10,9 +10,11 @@ then per model call `start-step` … `finish-step`, text as `text-start/-delta/-
 `reasoning-start/-delta/-end`, tool calls as
 `tool-input-start/-delta/-available` and, once run here, `tool-output-available` (or
 `tool-output-error`); a call held for approval sends `tool-approval-request` (its approval
-id is the tool call id; a call held inside a sub-agent gets its own tool part first, and its
-result once decided), and the next request answers it with the tool part's
-`approval: {id, approved, reason}` (state "approval-responded"; a rejected call's result is
+id is the tool call id; a call held inside a sub-agent gets its own tool part first, under
+`sub/<its approval id>`, since a sub-run's calls may have its parent's ids, and its result
+once decided), and the next request answers it with the tool part's
+`approval: {id, approved, reason}` (state "approval-responded"; the approval's `id` names
+the call, else the part's `toolCallId`; a rejected call's result is
 then `tool-output-denied`, not an error). Then `finish` (its
 `finishReason` "content-filter" when a guardrail stopped the run; or `abort` after an abort,
 `error` when the run failed or its limits stopped it before it answered, its `errorText`
@@ -123,7 +125,7 @@ def _decisions(parts: list[Any]) -> dict[str, ToolApproval]:
             continue
         approval = part.get("approval")
         if part.get("state") == "approval-responded" and isinstance(approval, dict):
-            call_id = str(part.get("toolCallId") or approval.get("id"))
+            call_id = str(approval.get("id") or part.get("toolCallId"))
             approved, reason = approval.get("approved"), approval.get("reason")
             if not isinstance(approved, bool):
                 raise BadRequest(
@@ -177,7 +179,7 @@ class Translator:
             inner = event.get("event") or {}
             ours = inner.get("type") == "tool_execution_end"
             ours = ours and inner.get("tool_call_id") in self.decided
-            return self._result(inner) if ours else []
+            return self._result(inner, nested=True) if ours else []
         if kind == "turn_end" and self.step_open:
             self.step_open = False
             return [{"type": "finish-step"}]
@@ -185,10 +187,15 @@ class Translator:
             return self._end(event)
         return []
 
-    def _result(self, event: dict[str, Any]) -> list[dict[str, Any]]:
+    def _result(self, event: dict[str, Any], *, nested: bool = False) -> list[dict[str, Any]]:
+        """The result chunk of a call (`tool_execution_end`); `nested`: a sub-agent's call
+        held for approval, whose part is `_nested_part_id`'s."""
         call_id = str(event.get("tool_call_id"))
+        denied = call_id in self.denied
+        if nested:
+            call_id = _nested_part_id(call_id)
         text = tool_result_text(event.get("result") or {})
-        if event.get("is_error") and call_id in self.denied:  # not a failure: the user said no
+        if event.get("is_error") and denied:  # not a failure: the user said no
             return [{"type": "tool-output-denied", "toolCallId": call_id}]
         if event.get("is_error"):
             return [{"type": "tool-output-error", "toolCallId": call_id, "errorText": text}]
@@ -265,14 +272,16 @@ class Translator:
         reason = event.get("reason")
         if reason == "awaiting_approval":
             for call in held_calls(self.run):
+                part_id = call["id"]
                 if call.get("nested"):  # a sub-agent's call: no part of this message yet
-                    out.extend(self._call_start(call))
-                    out.append(_input_available(call))
+                    part_id = _nested_part_id(call["id"])
+                    out.extend(self._call_start({**call, "id": part_id}))
+                    out.append(_input_available({**call, "id": part_id}))
                 out.append(
                     {
                         "type": "tool-approval-request",
                         "approvalId": call["id"],
-                        "toolCallId": call["id"],
+                        "toolCallId": part_id,
                     }
                 )
         if self.step_open:
@@ -296,6 +305,14 @@ class Translator:
         }.get(str(reason), "other")
         out.append({"type": "finish", "finishReason": finish})
         return out
+
+
+def _nested_part_id(call_id: str) -> str:
+    """The `toolCallId` of the part of a call held inside a sub-agent (`call_id`: its id in
+    the session's approvals, the part's `approvalId`): sub-runs number their calls as the
+    parent does (`call_0` in every reply), and a part under the parent call's id would be
+    taken for that call's part, its input and result overwritten."""
+    return f"sub/{call_id}"
 
 
 def _input_available(call: dict[str, Any]) -> dict[str, Any]:
