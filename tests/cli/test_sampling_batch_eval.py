@@ -68,8 +68,11 @@ def test_every_case_of_an_eval_is_asked_with_them(server: ReplayServer, tmp_path
     assert request.body["temperature"] == 0 and request.body["max_tokens"] == 12
 
 
+@pytest.mark.parametrize("spec", [str(TEAM), "my_agents:make_agent"])
 @pytest.mark.parametrize("command", ["batch", "eval"])
-def test_beside_an_agent_file_they_are_one_line(command: str, tmp_path: Path) -> None:
+def test_beside_an_agent_file_or_function_they_are_one_line(
+    command: str, spec: str, tmp_path: Path
+) -> None:
     data = tmp_path / "in.jsonl"
     if command == "batch":
         data.write_text('{"id": "a", "prompt": "Hi"}\n')
@@ -77,9 +80,10 @@ def test_beside_an_agent_file_they_are_one_line(command: str, tmp_path: Path) ->
     else:
         data.write_text(json.dumps({"name": "a", "input": "Hi", "checks": [{"contains": "x"}]}))
         args = [str(data)]
-    proc = yiem(tmp_path, command, *args, "--agent", str(TEAM), "--temperature", "0.2")
+    proc = yiem(tmp_path, command, *args, "--agent", spec, "--temperature", "0.2")
     assert proc.returncode == 1, proc.stderr
     assert proc.stderr.strip() == (
-        "yiem: error: --temperature does not go with --agent: an agent file's agents call "
-        "their models with the models' own defaults"
+        "yiem: error: --temperature does not go with --agent: the agents it gives keep "
+        "their own (an agent file has no such setting; a function sets "
+        "Agent(temperature=..., max_tokens=...))"
     )

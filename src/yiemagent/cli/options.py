@@ -122,7 +122,7 @@ MaxTokensOption: TypeAlias = Annotated[
 
 def refuse_sampling_with_agent(temperature: float | None, max_tokens: int | None) -> None:
     """Refuse `--temperature` or `--max-tokens` beside `--agent`: an agent file has no place
-    for them, and its agents would call their models without them.
+    for them and a `MODULE:FUNCTION` builds its agents whole, so they would go unused.
 
     Raises:
         CliError: one of them was given.
@@ -131,8 +131,9 @@ def refuse_sampling_with_agent(temperature: float | None, max_tokens: int | None
              ("--max-tokens", max_tokens)) if value is not None]  # fmt: skip
     if given:
         raise CliError(
-            f"{given[0]} does not go with --agent: an agent file's agents call their models "
-            "with the models' own defaults"
+            f"{given[0]} does not go with --agent: the agents it gives keep their own (an "
+            "agent file has no such setting; a function sets Agent(temperature=..., "
+            "max_tokens=...))"
         )
 
 
