@@ -657,3 +657,23 @@ async def test_a_generator_that_fails_midway_is_the_calls_error_not_an_empty_lis
         base64.urlsafe_b64encode(b"PK\x03\x04\xff").decode(),
         base64.urlsafe_b64encode(b"ok").decode(),
     ]
+
+
+async def test_async_work_an_async_tool_forgot_to_await_is_awaited_not_shown() -> None:
+    # An async tool returning `lookup()` without `await`: the model read
+    # "<coroutine object lookup at 0x...>" as the tool's successful answer (and Python
+    # warned that the coroutine was never awaited).
+    async def lookup(key: str) -> str:
+        await asyncio.sleep(0)
+        return f"value of {key}"
+
+    @tool
+    async def find(key: str) -> Any:
+        """Find a key."""
+        return lookup(key)
+
+    fm = FauxModel([faux_message(faux_tool_call("find", {"key": "k"})), "done"])
+    agent = Agent(model=fm.model, stream_fn=fm.stream_fn, tools=[find])
+    await agent.prompt("find k")
+    (result,) = [m for m in agent.state.messages if isinstance(m, ToolResultMessage)]
+    assert (result.is_error, text_of(AgentToolResult(result.content))) == (False, "value of k")

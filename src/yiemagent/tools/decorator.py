@@ -388,12 +388,13 @@ def _make_execute(
 
 
 async def _settled(value: object) -> AgentToolResult | str:
-    """The tool return of what an async tool function gave: an awaitable's value, or the
-    items an async generator yields as a list (as a generator's are)."""
+    """The tool return of what an async tool function gave: an awaitable's value (awaited
+    again while it is one: an async function that returned async work it forgot to await),
+    or the items an async generator yields as a list (as a generator's are)."""
+    while inspect.isawaitable(value):
+        value = await value
     if inspect.isasyncgen(value):
         return to_tool_return([item async for item in value])
-    if inspect.isawaitable(value):
-        value = await value
     return to_tool_return(value)
 
 
