@@ -15,8 +15,8 @@ Public:
 
 The modules `_spans` (the observer that makes spans) and `_timeline` are private.
 
-Needs the `otel` extra (`opentelemetry-api`) for spans, and an SDK for anything to be
-recorded; `import yiemagent.telemetry` imports neither, `instrument()` does.
+Needs the `otel` extra (the OpenTelemetry API, SDK and OTLP/HTTP exporter);
+`import yiemagent.telemetry` imports none of them, `instrument()` imports the API.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import os
 import sys
 from typing import Any
 
-from yiemagent.errors import ConfigError, install_hint, pip_command
+from yiemagent.errors import ConfigError, install_hint
 from yiemagent.telemetry._timeline import (
     Bar,
     Timeline,
@@ -56,10 +56,7 @@ def _spans_module() -> Any:
         import yiemagent.telemetry._spans as spans
     except ModuleNotFoundError as exc:
         if exc.name and exc.name.startswith("opentelemetry"):
-            raise ConfigError(
-                f"tracing needs OpenTelemetry: {install_hint('otel')} "
-                "(and opentelemetry-sdk to record the spans)"
-            ) from exc
+            raise ConfigError(f"tracing needs OpenTelemetry: {install_hint('otel')}") from exc
         raise
     return spans
 
@@ -91,7 +88,7 @@ def cli_tracer_provider(endpoint: str | None = None) -> Any:
 
     Raises:
         ConfigError: `opentelemetry-sdk` is not installed, or an endpoint is given without
-            the OTLP exporter.
+            the OTLP exporter (both come with the `otel` extra).
     """
     try:
         from opentelemetry.sdk.trace import TracerProvider
@@ -101,10 +98,7 @@ def cli_tracer_provider(endpoint: str | None = None) -> Any:
             SimpleSpanProcessor,
         )
     except ModuleNotFoundError as exc:
-        raise ConfigError(
-            f"--otel needs the OpenTelemetry SDK: {pip_command()} install opentelemetry-sdk "
-            "(and opentelemetry-exporter-otlp-proto-http to send spans to a collector)"
-        ) from exc
+        raise ConfigError(f"--otel needs the OpenTelemetry SDK: {install_hint('otel')}") from exc
     provider = TracerProvider()
     target = endpoint or os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT")
     if target:
@@ -112,8 +106,7 @@ def cli_tracer_provider(endpoint: str | None = None) -> Any:
             from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
         except ModuleNotFoundError as exc:
             raise ConfigError(
-                f"sending spans to {target} needs "
-                f"{pip_command()} install opentelemetry-exporter-otlp-proto-http"
+                f"sending spans to {target} needs the OTLP/HTTP exporter: {install_hint('otel')}"
             ) from exc
         exporter = OTLPSpanExporter(endpoint=endpoint) if endpoint else OTLPSpanExporter()
         provider.add_span_processor(BatchSpanProcessor(exporter))
