@@ -70,10 +70,10 @@ DEFAULT_TOOLS_DIR = Path(__file__).resolve().parent / "default_tools"
 """The example tools `yiem` loads when `--tools` is not given."""
 EXIT_ERROR = 1
 EXIT_OUTPUT_CLOSED = 141
-EXIT_TERMINATED = 143
-"""128 + SIGTERM, as for a process that SIGTERM ends."""
 """The reader of stdout went away (`yiem run --json ... | head -1`): 128 + SIGPIPE (13),
 what the shell reports for `cat`, `grep` or `git log` in its place."""
+EXIT_TERMINATED = 143
+"""128 + SIGTERM, as for a process that SIGTERM ends."""
 
 ToolsOption: TypeAlias = Annotated[
     Path | None,
