@@ -356,7 +356,9 @@ def run(
     level = reasoning_level(reasoning)
     err = PipeConsole(stderr=True, highlight=False, soft_wrap=True, emoji=False)
     out = sys.stdout if output_schema is None else sys.stderr  # stdout: the JSON value only
-    printer = JsonPrinter(out) if json_output else EventPrinter(out=out, err=err)
+    printer = (
+        JsonPrinter(out) if json_output else EventPrinter(out=out, err=err, max_tokens=max_tokens)
+    )
     if agent is not None:  # an agent file: cli/teams.py runs it
         flags = {"--tools": tools, "--mcp": mcp or mcp_url, "--max-cost": max_cost,
                  "--output-schema": output_schema, "--otel": otel, "--attach": attach,

@@ -39,6 +39,7 @@ __all__ = [
     "JsonPrinter",
     "PipeConsole",
     "counted",
+    "cut_off_note",
     "nested_line",
     "one_line",
     "output_answer",
@@ -50,8 +51,27 @@ _RESULT_CHARS = 200
 GUARDRAIL_TEXTS = ("input guardrail ", "output guardrail ")
 """How the error text of a run a guardrail stopped begins."""
 CUT_OFF = "⋯ cut off: the answer reached the model's output limit"
-"""Said after an answer whose stop reason is "length": it ended mid-sentence ("...which is
-connected to a crank") as if it were whole."""
+"""Said after an answer whose stop reason is "length" when no `--max-tokens` was given: it
+ended mid-sentence ("...which is connected to a crank") as if it were whole."""
+
+
+def cut_off_note(message: AssistantMessage, max_tokens: int | None) -> str:
+    """The note said after `message`, whose stop reason is "length", naming the limit that
+    cut it: the user's `--max-tokens N` when given (unless the usage shows fewer output
+    tokens than N, so the model's own limit came first), else the model's output limit.
+    An answer with no text says so, since the limit was spent before any (a model writing
+    its reply inside a JSON envelope spends its first tokens on that)."""
+    usage = message.usage.output
+    if max_tokens is not None and not 0 < usage < max_tokens:
+        limit = f"--max-tokens {max_tokens}"
+        raise_it = "; raise it for a longer answer"
+    else:
+        limit, raise_it = "the model's output limit", ""
+    if not message.text.strip():
+        return f"⋯ cut off: {limit} was reached before any text of the answer{raise_it}"
+    if raise_it:
+        return f"⋯ cut off: the answer reached {limit}{raise_it}"
+    return CUT_OFF
 
 
 def counted(number: int, noun: str, plural: str | None = None) -> str:
@@ -180,11 +200,19 @@ class EventPrinter(_Printer):
     end (name, arguments, result or error, duration in ms), the usage at the end."""
 
     def __init__(
-        self, out: IO[str] | None = None, err: Console | None = None, *, hold_text: bool = False
+        self,
+        out: IO[str] | None = None,
+        err: Console | None = None,
+        *,
+        hold_text: bool = False,
+        max_tokens: int | None = None,
     ) -> None:
         self.hold_text = hold_text
         """Print an answer only once its message has ended (guardrails may still stop it), instead
         of as it streams."""
+        self.max_tokens = max_tokens
+        """The run's `--max-tokens` (None: the model's own limit), named when it cuts an
+        answer off."""
         self._out = out or sys.stdout
         self._err = err or PipeConsole(stderr=True, highlight=False, soft_wrap=True, emoji=False)
         self._shown = _terminal(self._out)
@@ -264,7 +292,8 @@ class EventPrinter(_Printer):
             self.end = event
             self._break_line()
             if self.final is not None and self.final.stop_reason == "length":
-                self._err.print(f"[yellow]{CUT_OFF}[/]")
+                note = cut_off_note(self.final, self.max_tokens)
+                self._err.print(f"[yellow]{escape(note)}[/]")
             usage = transcript_usage(event.messages)
             if event.reason == "awaiting_approval":  # the command goes on once decided
                 self._held_spent.add(usage)

@@ -135,6 +135,7 @@ class ChatApp:
         self.console: Console = Console(file=io.StringIO())  # replaced in run()
         self.view = LiveView(self._commit, self._invalidate)
         self.view.hold_text = has_guardrails(setup.agent)
+        self.view.max_tokens = setup.options.max_tokens
         self.run_task: asyncio.Task[None] | None = None
         self.ready: asyncio.Task[None] | None = None
         self._question: asyncio.Future[str] | None = None

@@ -24,8 +24,8 @@ from typing import Any, Literal
 from rich.text import Text
 
 from yiemagent.cli.render import (
-    CUT_OFF,
     GUARDRAIL_TEXTS,
+    cut_off_note,
     nested_line,
     one_line,
     output_answer,
@@ -147,6 +147,9 @@ class LiveView:
         self.hold_text = False
         """Show an answer once its message has ended, not as it streams (the agent has
         guardrails that may still stop it)."""
+        self.max_tokens: int | None = None
+        """The chat's `--max-tokens` (None: the model's own limit), named when it cuts an
+        answer off."""
         self.status = ""
         """What the spinner line says (e.g. loading the model), when not empty."""
         self.notice: Text | None = None
@@ -291,7 +294,7 @@ class LiveView:
         elif message.stop_reason == "aborted":
             self._commit(Text("⏹ aborted", style="yellow"))
         elif message.stop_reason == "length":
-            self._commit(Text(CUT_OFF, style="yellow"))
+            self._commit(Text(cut_off_note(message, self.max_tokens), style="yellow"))
 
     def _ended(self, event: AgentEndEvent) -> None:
         self._end_line()
