@@ -397,6 +397,21 @@ def test_runaway_is_true_only_for_a_repeated_tail(text: str) -> None:
     assert generation.runaway(text) == periodic
 
 
+@given(
+    item=st.text(alphabet="abc ", min_size=1, max_size=40),
+    start=st.integers(0, 900),
+    escaped=st.booleans(),
+)
+def test_one_list_item_counted_on_is_runaway(item: str, start: int, escaped: bool) -> None:
+    """The same item under counting numbers, as text or inside a JSON string, is a loop;
+    items whose values change are not."""
+    newline = "\\n" if escaped else "\n"
+    count = 2 * generation.REPEAT_WINDOW // (len(item) + 3) + 2
+    numbers = range(start, start + count)
+    assert generation.runaway("".join(f"{newline}{i}. {item}" for i in numbers))
+    assert not generation.runaway("".join(f"{newline}{i}. {i * i}" for i in numbers))
+
+
 async def test_abort_stops_generation_and_ends_aborted(fake: Callable[..., FakeRuntime]) -> None:
     runtime = fake([_answer(" ".join(f"word{i}" for i in range(200)))], delay_s=0.01)
     signal = AbortSignal()
