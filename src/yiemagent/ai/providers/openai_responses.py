@@ -22,7 +22,8 @@ Stream events: output text and refusal deltas → text (a message whose text cam
 only in its `done` event or its finished item, gets it from there, once); `function_call`
 items and their argument deltas → tool calls (deltas routed by item: some servers stream
 several calls at once; arguments sent only whole, in `function_call_arguments.done`, are
-taken from there; a final item's whole arguments win); reasoning summary (or reasoning
+taken from there; a final item's whole arguments win; deltas for an item never added as a
+`function_call` end the call in an error naming it); reasoning summary (or reasoning
 text) deltas → thinking; `response.completed` → usage (cached input tokens as cache reads)
 and the stop reason ("toolUse" when a call was made); `response.incomplete` → "length" (or
 an error for a content filter); `response.failed` and `error` events → an error (a transient
@@ -326,9 +327,19 @@ class _Assembler:
 
     def _arguments(self, key: str, delta: str) -> None:
         """An argument delta, routed by its item: servers may stream several calls at once
-        (every call opened before any is closed, deltas interleaved)."""
+        (every call opened before any is closed, deltas interleaved).
+
+        Raises:
+            ValueError: arguments for an item the server did not add as a `function_call`
+                item (a call needs the call id and name only its item carries).
+        """
         call = self.calls.get(key)
-        if call is None or not delta:
+        if call is None:
+            raise ValueError(
+                f"the server sent function call arguments for output item {key!r}, "
+                "which it did not add as a function_call item"
+            )
+        if not delta:
             return
         self.raw[key] += delta
         if self.builder.open_block is call:
