@@ -154,9 +154,7 @@ def test_yiem_run_sends_them_and_a_zero_temperature_is_sent(server: ReplayServer
         (["--temperature", "-1"], "yiem: error: Invalid value for '--temperature'"),
         (
             ["--agent", str(TEAM), "--temperature", "0"],
-            "yiem: error: --temperature does not go with --agent: "
-            "the agents it gives keep their own (an agent file has no such setting; a function "
-            "sets Agent(temperature=..., max_tokens=...))",
+            "yiem: error: --temperature does not go with --agent: set it in the agent file",
         ),
     ],
 )

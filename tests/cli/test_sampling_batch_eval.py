@@ -83,7 +83,8 @@ def test_beside_an_agent_file_or_function_they_are_one_line(
     proc = yiem(tmp_path, command, *args, "--agent", spec, "--temperature", "0.2")
     assert proc.returncode == 1, proc.stderr
     assert proc.stderr.strip() == (
-        "yiem: error: --temperature does not go with --agent: the agents it gives keep "
-        "their own (an agent file has no such setting; a function sets "
-        "Agent(temperature=..., max_tokens=...))"
+        "yiem: error: --temperature does not go with --agent: set it in the agent file"
+        if spec.endswith(".toml")
+        else f"yiem: error: --temperature does not go with --agent {spec}: the function "
+        "builds the agent"
     )

@@ -13,11 +13,12 @@ from hypothesis import given, settings, strategies as st
 from yiemagent import Agent, ConfigError, load_agent
 from yiemagent.teams._file import AGENT_KEYS
 
-KEYS = [k for k in AGENT_KEYS if k != "mcp"] + ["temperature", "tool"]
+KEYS = [k for k in AGENT_KEYS if k != "mcp"] + ["top_p", "tool"]
 """Every key but `mcp` (its values would start processes), and two unknown ones."""
 
 scalars = st.one_of(
     st.integers(-3, 30),
+    st.floats(),  # inf and nan too: TOML writes them
     st.booleans(),
     st.sampled_from(["", "x", "router", "math", "a:b", "os:getcwd", "nowhere/none", "."]),
     st.text(max_size=8),
@@ -35,8 +36,8 @@ values = st.recursive(
 def toml_value(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
+    if isinstance(value, int | float):
+        return repr(value)
     if isinstance(value, str):
         return json.dumps(value)
     if isinstance(value, list):

@@ -332,7 +332,7 @@ def batch(
         if not agent_file:  # the function builds the model too
             flags |= {"--vision": vision, "--reasoning": reasoning}
         refuse_agent_flags(agent, flags)
-        refuse_sampling_with_agent(temperature, max_tokens)
+        refuse_sampling_with_agent(agent, temperature, max_tokens)
     make_agent: Any
     if agent is not None and agent_file:
         import asyncio

@@ -334,7 +334,7 @@ def eval_command(
         if not split_agent_option(agent)[0].is_file():  # the function builds the model too
             flags |= {"--vision": vision, "--reasoning": reasoning}
         refuse_agent_flags(agent, flags)
-        refuse_sampling_with_agent(temperature, max_tokens)
+        refuse_sampling_with_agent(agent, temperature, max_tokens)
         factory = AgentFileFactory(agent, model, base_url, root, max_turns, vision, level)
         make_agent: Any = _agent_factory(factory)
     else:

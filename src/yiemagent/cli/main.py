@@ -363,7 +363,7 @@ def run(
         flags = {"--tools": tools, "--mcp": mcp or mcp_url, "--max-cost": max_cost,
                  "--output-schema": output_schema, "--otel": otel, "--attach": attach,
                  "--system": system != DEFAULT_SYSTEM}  # fmt: skip
-        refuse_sampling_with_agent(temperature, max_tokens)
+        refuse_sampling_with_agent(agent, temperature, max_tokens)
         with contextlib.redirect_stdout(sys.stderr), sigterm_raises():
             resolved = resolve_model(model, base_url, tool_calls, vision, level is not None)
             reason, answer = run_agent_file(

@@ -120,21 +120,20 @@ MaxTokensOption: TypeAlias = Annotated[
 ]
 
 
-def refuse_sampling_with_agent(temperature: float | None, max_tokens: int | None) -> None:
-    """Refuse `--temperature` or `--max-tokens` beside `--agent`: an agent file has no place
-    for them and a `MODULE:FUNCTION` builds its agents whole, so they would go unused.
+def refuse_sampling_with_agent(
+    spec: str, temperature: float | None, max_tokens: int | None
+) -> None:
+    """Refuse `--temperature` or `--max-tokens` beside `--agent spec`, as `--system` is: an
+    agent file sets them in its tables (`temperature`, `max_tokens`), and a
+    `MODULE:FUNCTION` builds its agents whole, so the options would go unused.
 
     Raises:
-        CliError: one of them was given.
+        CliError: one of them was given (the text says where to set it instead).
     """
-    given = [name for name, value in (("--temperature", temperature),
-             ("--max-tokens", max_tokens)) if value is not None]  # fmt: skip
-    if given:
-        raise CliError(
-            f"{given[0]} does not go with --agent: the agents it gives keep their own (an "
-            "agent file has no such setting; a function sets Agent(temperature=..., "
-            "max_tokens=...))"
-        )
+    from yiemagent.cli.teams import refuse_agent_flags
+
+    given = {"--temperature": temperature is not None, "--max-tokens": max_tokens is not None}
+    refuse_agent_flags(spec, given)
 
 
 def reasoning_level(value: str | None) -> ThinkingLevel | None:

@@ -33,8 +33,10 @@ from yiemagent.cli.options import (
     DEFAULT_TOOLS_DIR,
     BaseUrlOption,
     CliError,
+    MaxTokensOption,
     MaxTurnsOption,
     ReasoningOption,
+    TemperatureOption,
     ToolsOption,
     VisionOption,
     missing_api_key,
@@ -42,6 +44,7 @@ from yiemagent.cli.options import (
     no_tool_files_note,
     reasoning_ignored,
     reasoning_level,
+    refuse_sampling_with_agent,
     resolve_model,
     sigterm_raises,
 )
@@ -222,6 +225,8 @@ def serve(
     reasoning: ReasoningOption = None,
     system: Annotated[str, typer.Option("--system", help="System prompt.")] = DEFAULT_SYSTEM,
     max_turns: MaxTurnsOption = 8,
+    max_tokens: MaxTokensOption = None,
+    temperature: TemperatureOption = None,
     host: Annotated[
         str, typer.Option("--host", help="Address to bind (127.0.0.1: this machine only).")
     ] = "127.0.0.1",
@@ -269,6 +274,8 @@ def serve(
             check_origin(origin)  # now, not after the model has loaded
         except ConfigError as exc:
             raise CliError(f"--cors {exc}") from None
+    if agent is not None:
+        refuse_sampling_with_agent(agent, temperature, max_tokens)
     level = reasoning_level(reasoning)
     resolved = resolve_model(model, base_url, None, vision, level is not None)
     team, entry_model = _agent_file(agent, resolved, tools, system) if agent else (None, resolved)
@@ -308,6 +315,8 @@ def serve(
             session_id=session_id,
             transform_context=compactor,
             reasoning=level,
+            temperature=temperature,
+            max_tokens=max_tokens,
         )
 
     # SIGTERM ends the command past the clean-up below, and says so: while the model loads

@@ -28,6 +28,7 @@ import functools
 import hashlib
 import importlib
 import json
+import math
 import sys
 import threading
 import tomllib
@@ -61,6 +62,8 @@ AGENT_KEYS = (
     "output_guardrails",
     "max_turns",
     "reasoning",
+    "temperature",
+    "max_tokens",
     "max_handoffs",
     "return_to_entry",
     "usage_limits",
@@ -304,6 +307,8 @@ def _build(
         "output_guardrails": get("output_guardrails", lambda v: _guardrails(base, v)),
         "max_turns": get("max_turns", lambda v: _count(v, 1)),
         "reasoning": get("reasoning", _reasoning),
+        "temperature": get("temperature", _temperature),
+        "max_tokens": get("max_tokens", lambda v: _count(v, 1)),
         "max_handoffs": get("max_handoffs", _count, 10),
         "return_to_entry": get("return_to_entry", _flag, False),
         "usage_limits": get("usage_limits", _limits),
@@ -422,6 +427,18 @@ def _reasoning(value: Any) -> ThinkingLevel | None:
     if not isinstance(value, str) or value not in THINKING_LEVELS:
         raise _Problem(f"must be one of {', '.join(THINKING_LEVELS)} or off, not {value!r}")
     return value
+
+
+def _temperature(value: Any) -> float:
+    """A sampling temperature: a finite number, 0 or more (the Agent's own rule)."""
+    if not (
+        isinstance(value, int | float)
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+        and value >= 0
+    ):
+        raise _Problem(f"must be a number >= 0, not {value!r}")
+    return float(value)
 
 
 def _count(value: Any, least: int = 0) -> int:

@@ -46,9 +46,7 @@ def test_the_chats_agent_sends_its_temperature_and_max_tokens() -> None:
     [
         (
             ["--agent", str(TEAM), "--max-tokens", "100"],
-            "yiem: error: --max-tokens does not go with --agent: "
-            "the agents it gives keep their own (an agent file has no such setting; a function "
-            "sets Agent(temperature=..., max_tokens=...))",
+            "yiem: error: --max-tokens does not go with --agent: set it in the agent file",
         ),
         (["--temperature", "-0.5"], "yiem: error: Invalid value for '--temperature'"),
     ],

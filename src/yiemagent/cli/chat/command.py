@@ -76,7 +76,7 @@ def chat(
         except ConfigError as exc:
             raise ConfigError(f"--session: {exc}") from None
     if agent is not None:
-        refuse_sampling_with_agent(temperature, max_tokens)
+        refuse_sampling_with_agent(agent, temperature, max_tokens)
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise ConfigError('yiem chat needs a terminal; for one prompt use: yiem run "..."')
     options = ChatOptions(
