@@ -129,3 +129,17 @@ async def test_a_given_file_names_no_more_tools_once_a_call_has_taken_it() -> No
     shaped = offer()
     await ChainUnnamed().shape(turn(copy, tools), shaped)
     assert shaped.dropped == {"get_time"}
+
+
+async def test_a_word_of_a_called_tool_name_names_no_other_tool() -> None:
+    # "file" is a word of both names; once read_file ran, it names read_file only.
+    write_file = tool("write_file", {"path": TEXT, "text": TEXT})
+    calculator = tool("calculator", {"expression": TEXT})
+    messages = conversation(
+        "How many minutes are in 7 hours? Also read the file hours.txt.",
+        ("calculator", {"expression": "7 * 60"}, "420"),
+        ("read_file", {"path": "hours.txt"}, "worked 7 hours"),
+    )
+    shaped = offer()
+    await ChainUnnamed().shape(turn(messages, [READ_FILE, write_file, calculator]), shaped)
+    assert shaped.dropped == {"write_file"}

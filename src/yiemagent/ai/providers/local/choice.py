@@ -410,13 +410,15 @@ class ChainStep:
         )
 
     def unnamed(self, tools: Sequence[AgentTool]) -> set[str]:
-        """The tools not used yet that the request does not name: not offered now. A file
-        name the request gives names the tools that take files ("where.txt names a city"
-        asks for `read_file` though it says neither "read" nor "file") until a call has
-        passed it to one of them: once `read_file` has read notes.txt for "Read notes.txt
-        and tell me the time in Rome", `write_file` (bad: the time written over the file)
-        is not offered."""
-        used = {tool.name for tool, _ in self.called}
+        """The tools not used yet that the request does not name: not offered now. A word of
+        a called tool's name names that tool only: "file" names no `write_file` once
+        `read_file` has run for "… Also read the file hours.txt". A file name the request
+        gives names the tools that take files ("where.txt names a city" asks for
+        `read_file` though it says neither "read" nor "file") until a call has passed it to
+        one of them: once `read_file` has read notes.txt for "Read notes.txt and tell me the
+        time in Rome", `write_file` (bad: the time written over the file) is not offered."""
+        called = [tool for tool, _ in self.called]
+        used = {tool.name for tool in called}
         passed = [
             s
             for tool, arguments in self.called
@@ -431,7 +433,7 @@ class ChainStep:
             t.name
             for t in tools
             if t.name not in used
-            and not mentions(t, self.request, beside=tools)
+            and not mentions(t, self.request, beside=tools, claimed=called)
             and not (open_files and reads_files(t))
         }
 
