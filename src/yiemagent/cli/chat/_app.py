@@ -138,6 +138,7 @@ class ChatApp:
         self.view.max_tokens = setup.options.max_tokens
         self.run_task: asyncio.Task[None] | None = None
         self.ready: asyncio.Task[None] | None = None
+        self.steered: list[UserMessage] = []
         self._question: asyncio.Future[str] | None = None
         self._exit_armed = False
         self._unsubscribe: Callable[[], None] | None = None
@@ -264,6 +265,7 @@ class ChatApp:
         """Queue a steering message for the running agent (shown until delivered)."""
         message = UserMessage(text)
         self.setup.agent.steer(message)
+        self.steered.append(message)
         self.view.queue(message, "steering")
 
     def follow_up(self, text: str) -> None:

@@ -5,7 +5,7 @@ line and changes nothing."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
@@ -212,40 +212,36 @@ def _new(app: ChatHost, arg: str) -> None:
     app.begin(switch())
 
 
-def undo_point(messages: list[object]) -> int | None:
+def undo_point(messages: Sequence[object], steered: Sequence[object] = ()) -> int | None:
     """Where the last exchange starts: the index of the last user message that opened a
     run (a prompt; steering inside a run belongs to that run's exchange), or None.
 
-    A prompt follows an answer, nothing, or tool results that are older than it: a run
-    stopped after its tools (its turn limit, Ctrl-C during a tool) before it was typed.
-    Steering also follows tool results, but the run takes it at the boundary right after
-    them, so it was typed before the batch's last call ended (its result's timestamp, ms).
-    One typed in the few ms between that end and the boundary counts as a prompt: `/undo`
-    then takes away less than the exchange, never more.
+    Decided by message order and by what the chat sent, never by timestamps (a wall clock
+    can step back): a user message after an answer, after nothing, or after tool results
+    (a run stopped after its tools: its turn limit, Ctrl-C during a tool) opens a run,
+    unless it is one of `steered`, the steering messages this chat queued. Steering sent
+    by an earlier chat process (a resumed session) counts as a prompt: `/undo` then takes
+    away less than the exchange, never more.
     """
     index = None
     for position in range(len(messages) - 1, -1, -1):
         message = messages[position]
         if isinstance(message, UserMessage):
             index = position
-            if _opens_a_run(messages, position, message.timestamp):
+            if message not in steered and _opens_a_run(messages, position):
                 return index
     return index
 
 
-def _opens_a_run(messages: list[object], position: int, typed_ms: int) -> bool:
-    """Whether the user message typed at `typed_ms` at `position` was a prompt (see
-    `undo_point`)."""
-    ended_ms = None
-    for before in range(position - 1, -1, -1):
-        previous = messages[before]
-        if isinstance(previous, ToolResultMessage):
-            ended_ms = max(previous.timestamp, ended_ms or previous.timestamp)
-            continue
-        if ended_ms is not None:
-            return typed_ms > ended_ms
-        return isinstance(previous, AssistantMessage) and not previous.tool_calls
-    return ended_ms is None or typed_ms > ended_ms
+def _opens_a_run(messages: Sequence[object], position: int) -> bool:
+    """Whether the message before the user message at `position` leaves room for a prompt:
+    nothing, tool results, or an answer that calls no tool."""
+    if position == 0:
+        return True
+    previous = messages[position - 1]
+    if isinstance(previous, ToolResultMessage):
+        return True
+    return isinstance(previous, AssistantMessage) and not previous.tool_calls
 
 
 def _undo(app: ChatHost, arg: str) -> None:
@@ -253,7 +249,7 @@ def _undo(app: ChatHost, arg: str) -> None:
         return
     state = app.setup.agent.state
     messages = list(state.messages)
-    cut = undo_point(list(messages))
+    cut = undo_point(messages, app.steered)
     if cut is None:
         app.say("nothing to undo")
         return

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
     from yiemagent.cli.chat._view import LiveView
     from yiemagent.cli.chat.setup import ChatSetup
-    from yiemagent.types import AssistantMessage, PendingApproval
+    from yiemagent.types import AssistantMessage, PendingApproval, UserMessage
 
 __all__ = ["ChatHost"]
 
@@ -37,6 +37,8 @@ class ChatHost(Protocol):
     """The prompt_toolkit application (`invalidate()` redraws, `renderer.clear()`)."""
     ready: asyncio.Task[None] | None
     """What the next prompt waits for (the model's load), or None."""
+    steered: list[UserMessage]
+    """The steering messages this chat queued, to tell them from prompts (`/undo`)."""
 
     @property
     def console(self) -> Console:
