@@ -59,6 +59,26 @@ def test_an_agent_files_keys_reach_the_model(tmp_path: Path) -> None:
         assert request.body["temperature"] == 0.25 and request.body["max_tokens"] == 24
 
 
+def test_an_answer_cut_off_by_the_files_max_tokens_names_it(tmp_path: Path) -> None:
+    """The replay server says 5 tokens were written: the file's limit cut the answer."""
+    team = tmp_path / "team.toml"
+    team.write_text("[agents.brief]\nmax_tokens = 5\n")
+    with ReplayServer() as server:
+        server.enqueue(
+            Reply(
+                events=openai_chunks(
+                    {"role": "assistant", "content": "A bicycle is"}, finish_reason="length"
+                )
+            )
+        )
+        proc = yiem(
+            tmp_path, "run", "What is a bicycle?", "--agent", str(team),
+            "--model", "openai-compatible/m", "--base-url", server.url + "/v1",
+        )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "⋯ cut off: the answer reached --max-tokens 5" in proc.stderr, proc.stderr
+
+
 @pytest.mark.parametrize(
     ("line", "said"),
     [

@@ -146,6 +146,7 @@ def run_agent_file(
             warn(ignored)
     if isinstance(printer, EventPrinter):
         printer.hold_text = has_guardrails(agent)  # never show an answer before it passed
+        printer.max_tokens = agent.max_tokens  # the file's, named when it cuts an answer off
     if agent.state.model is not None and agent.state.model.api == "local":
         load_model(agent.state.model)
     printer.on_closed = lambda: agent.abort("output closed")
