@@ -21,6 +21,7 @@ from __future__ import annotations
 import base64
 import functools
 import inspect
+import itertools
 import re
 import types
 import typing
@@ -43,10 +44,14 @@ from yiemagent.types.tools import (
 if TYPE_CHECKING:
     import pydantic
 
-__all__ = ["INJECTED_PARAMETERS", "clean_schema", "parse_docstring", "tool"]
+__all__ = ["INJECTED_PARAMETERS", "MAX_RETURNED_ITEMS", "clean_schema", "parse_docstring", "tool"]
 
 INJECTED_PARAMETERS = frozenset({"tool_call_id", "signal", "on_update"})
 """Parameters the pipeline fills in; never part of the schema."""
+MAX_RETURNED_ITEMS = 100_000
+"""The most items read of an iterator or async generator a tool returns: one that yields
+more (`itertools.count()`, endless, is read in C with the GIL held and would freeze every
+thread) ends the call in an error."""
 
 _SECTIONS = (
     r"Args|Arguments|Parameters|Params|Keyword Args|Keyword Arguments|Other Parameters|"
@@ -394,8 +399,40 @@ async def _settled(value: object) -> AgentToolResult | str:
     while inspect.isawaitable(value):
         value = await value
     if inspect.isasyncgen(value):
-        return to_tool_return([item async for item in value])
+        items: list[object] = []
+        try:
+            async for item in value:
+                items.append(item)
+                if len(items) > MAX_RETURNED_ITEMS:
+                    raise ValueError(_too_many_items())
+        finally:
+            await value.aclose()
+        return to_tool_return(items)
     return to_tool_return(value)
+
+
+def _too_many_items() -> str:
+    return (
+        f"the tool returned an iterator of more than {MAX_RETURNED_ITEMS:,} items "
+        "(an endless one?); return a list, or fewer items"
+    )
+
+
+def _read_items(items: Iterator[object]) -> list[object]:
+    """At most `MAX_RETURNED_ITEMS` of `items`, the iterator closed after (its cleanup runs).
+
+    Raises:
+        ValueError: `items` has more.
+    """
+    try:
+        read = list(itertools.islice(items, MAX_RETURNED_ITEMS + 1))
+    finally:
+        close = getattr(items, "close", None)
+        if callable(close):
+            close()
+    if len(read) > MAX_RETURNED_ITEMS:
+        raise ValueError(_too_many_items())
+    return read
 
 
 def to_tool_return(value: object) -> AgentToolResult | str:
@@ -425,7 +462,7 @@ def to_tool_return(value: object) -> AgentToolResult | str:
     import pydantic_core
 
     if isinstance(value, Iterator):  # a generator: read once, here, so what it raises is
-        value = list(value)  # the call's error and a second serialisation sees its items
+        value = _read_items(value)  # the call's error and a second serialisation sees its items
     try:
         text = pydantic_core.to_json(value, fallback=str)
     except pydantic_core.PydanticSerializationError as exc:
