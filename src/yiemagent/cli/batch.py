@@ -43,12 +43,16 @@ from yiemagent.cli.options import (
     no_tool_files_note,
     reasoning_ignored,
     reasoning_level,
-    refuse_sampling_with_agent,
     resolve_model,
     results_file_option,
     sigterm_as_ctrl_c,
 )
-from yiemagent.cli.teams import AgentFileFactory, refuse_agent_flags, split_agent_option
+from yiemagent.cli.teams import (
+    AgentFileFactory,
+    refuse_agent_flags,
+    refuse_sampling_with_agent,
+    split_agent_option,
+)
 from yiemagent.errors import YiemAgentError
 from yiemagent.files import import_function
 

@@ -53,7 +53,6 @@ from yiemagent.cli.options import (
     missing_sdk,
     reasoning_ignored,
     reasoning_level,
-    refuse_sampling_with_agent,
     resolve_model,
     results_file_option,
     sigterm_as_ctrl_c,
@@ -328,7 +327,11 @@ def eval_command(
     root = str(data.workdir) if data.workdir is not None else None
     level = reasoning_level(reasoning)
     if agent is not None:
-        from yiemagent.cli.teams import refuse_agent_flags, split_agent_option
+        from yiemagent.cli.teams import (
+            refuse_agent_flags,
+            refuse_sampling_with_agent,
+            split_agent_option,
+        )
 
         flags: dict[str, Any] = {"--tools": tools, "--system": system != DEFAULT_SYSTEM}
         if not split_agent_option(agent)[0].is_file():  # the function builds the model too

@@ -64,13 +64,12 @@ from yiemagent.cli.options import (
     no_tool_files_note,
     reasoning_ignored,
     reasoning_level,
-    refuse_sampling_with_agent,
     resolve_model,
     sigterm_raises,
     silence_closed_output,
 )
 from yiemagent.cli.serve import serve as serve_command
-from yiemagent.cli.teams import AgentOption, run_agent_file
+from yiemagent.cli.teams import AgentOption, refuse_sampling_with_agent, run_agent_file
 from yiemagent.cli.trace import start_tracing, stop_tracing, trace as trace_command
 from yiemagent.errors import ConfigError, ProviderError, ToolLoadError, YiemAgentError
 from yiemagent.types import (

@@ -54,7 +54,6 @@ __all__ = [
     "no_tool_files_note",
     "reasoning_ignored",
     "reasoning_level",
-    "refuse_sampling_with_agent",
     "resolve_model",
     "results_file_option",
     "same_file",
@@ -118,22 +117,6 @@ MaxTokensOption: TypeAlias = Annotated[
         "--max-tokens", min=1, help="Most output tokens of each model call (default: the model's)."
     ),
 ]
-
-
-def refuse_sampling_with_agent(
-    spec: str, temperature: float | None, max_tokens: int | None
-) -> None:
-    """Refuse `--temperature` or `--max-tokens` beside `--agent spec`, as `--system` is: an
-    agent file sets them in its tables (`temperature`, `max_tokens`), and a
-    `MODULE:FUNCTION` builds its agents whole, so the options would go unused.
-
-    Raises:
-        CliError: one of them was given (the text says where to set it instead).
-    """
-    from yiemagent.cli.teams import refuse_agent_flags
-
-    given = {"--temperature": temperature is not None, "--max-tokens": max_tokens is not None}
-    refuse_agent_flags(spec, given)
 
 
 def reasoning_level(value: str | None) -> ThinkingLevel | None:

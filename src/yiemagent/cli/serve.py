@@ -44,13 +44,17 @@ from yiemagent.cli.options import (
     no_tool_files_note,
     reasoning_ignored,
     reasoning_level,
-    refuse_sampling_with_agent,
     resolve_model,
     sigterm_raises,
 )
 from yiemagent.cli.render import counted
 from yiemagent.cli.stores import open_store
-from yiemagent.cli.teams import AgentOption, refuse_agent_flags, split_agent_option
+from yiemagent.cli.teams import (
+    AgentOption,
+    refuse_agent_flags,
+    refuse_sampling_with_agent,
+    split_agent_option,
+)
 from yiemagent.errors import ConfigError, ToolLoadError, install_hint
 
 if TYPE_CHECKING:

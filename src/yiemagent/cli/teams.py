@@ -42,6 +42,7 @@ __all__ = [
     "file_agent",
     "has_guardrails",
     "refuse_agent_flags",
+    "refuse_sampling_with_agent",
     "run_agent",
     "run_agent_file",
     "split_agent_option",
@@ -180,6 +181,20 @@ def refuse_agent_flags(spec: str, flags: dict[str, Any]) -> None:
     if path.suffix == ".toml" or path.is_file():
         raise CliError(f"{given[0]} does not go with --agent: set it in the agent file")
     raise CliError(f"{given[0]} does not go with --agent {spec}: the function builds the agent")
+
+
+def refuse_sampling_with_agent(
+    spec: str, temperature: float | None, max_tokens: int | None
+) -> None:
+    """Refuse `--temperature` or `--max-tokens` beside `--agent spec`, as `--system` is: an
+    agent file sets them in its tables (`temperature`, `max_tokens`), and a
+    `MODULE:FUNCTION` builds its agents whole, so the options would go unused.
+
+    Raises:
+        CliError: one of them was given (the text says where to set it instead).
+    """
+    given = {"--temperature": temperature is not None, "--max-tokens": max_tokens is not None}
+    refuse_agent_flags(spec, given)
 
 
 def agent_from_option(spec: str, model: Model | None, **options: Any) -> Agent[Any]:

@@ -66,7 +66,8 @@ def chat(
     import sys
 
     from yiemagent.cli.chat.setup import ChatOptions, build_setup
-    from yiemagent.cli.options import DEFAULT_MODEL, reasoning_level, refuse_sampling_with_agent
+    from yiemagent.cli.options import DEFAULT_MODEL, reasoning_level
+    from yiemagent.cli.teams import refuse_sampling_with_agent
     from yiemagent.errors import ConfigError
     from yiemagent.sessions import check_session_id
 
