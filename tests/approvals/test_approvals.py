@@ -136,7 +136,7 @@ async def test_a_decision_binds_the_held_call_not_a_later_call_reusing_its_id(
     assert ran == (["call_0"] if decide == "approve" else [])
     held = agent.pending_approvals
     assert [(p.tool_call_id, p.arguments, p.decision) for p in held] == [
-        ("call_0", {"n": 9000}, None)
+        ("call_0_2", {"n": 9000}, None)  # the transcript's second call_0 has an id of its own
     ]
     assert fm.call_count == 2
 

@@ -163,3 +163,64 @@ def test_a_chat_completion_names_each_held_call_by_its_own_id(served: Any) -> No
     content = reply.choices[0].message.content or ""
     assert all(f"launch({call_id})" in content for call_id in ids.values()), content
     assert launched == []
+
+
+def test_a_call_numbered_again_in_the_next_turn_is_streamed_under_an_id_of_its_own() -> None:
+    """The lead's second reply numbers its call `call_0` again. The session kept both
+    calls under one id, AG-UI streamed the second one's arguments into the first call,
+    ended already (and its result as a second result of it), and `useChat` put both
+    results on one part."""
+    store = InMemorySessionStore()
+
+    def reply(context: Context) -> Any:
+        asked = max(i for i, m in enumerate(context.messages) if m.role == "user")
+        done = [m for m in context.messages[asked:] if m.role == "toolResult"]
+        if len(done) == 2:
+            return faux_message(faux_text("both launched"))
+        city = ["Oslo", "Lima"][len(done)]
+        return faux_message(faux_tool_call("launch", {"city": city}, id="call_0"))
+
+    fm = FauxModel([reply] * 100)
+
+    async def launch(call_id: str, args: dict[str, Any], *_: Any) -> str:
+        return f"launched {args['city']}"
+
+    def make_agent(session_id: str) -> Agent[Any]:
+        tool = AgentTool("launch", "Launch", "launch", SCHEMA, launch)
+        return Agent(
+            model=fm.model, stream_fn=fm.stream_fn, tools=[tool],
+            session_store=store, session_id=session_id,
+        )  # fmt: skip
+
+    with serving(create_app(make_agent, session_store=store)) as url:
+        client = httpx.Client(base_url=url, timeout=60)
+        events = agui_run(client, agui_input("g", "r", "go"))
+        check_agui_order(events)
+        starts = [e.tool_call_id for e in events if isinstance(e, agui.ToolCallStartEvent)]
+        args: dict[str, str] = {}
+        for e in events:
+            if isinstance(e, agui.ToolCallArgsEvent):
+                args[e.tool_call_id] = args.get(e.tool_call_id, "") + e.delta
+        assert [json.loads(args[i])["city"] for i in starts] == ["Oslo", "Lima"]
+        results = {e.tool_call_id: e.content for e in events if e.type == "TOOL_CALL_RESULT"}
+        assert [results[i] for i in starts] == ["launched Oslo", "launched Lima"]
+        stored = [m.tool_call_id for m in store.load("g") if m.role == "toolResult"]
+        assert stored == starts  # the ids the client may answer are the session's
+        had = agui.AssistantMessage(
+            id="a1",
+            tool_calls=[
+                agui.ToolCall(id=i, function=agui.FunctionCall(name="launch", arguments=args[i]))
+                for i in starts
+            ],
+        )
+        again = agui_run(client, agui_input("g", "r2", "go", had, "go again"))
+        check_agui_order(again)  # the client keeps its messages: no id it has comes again
+        new = [e.tool_call_id for e in again if isinstance(e, agui.ToolCallStartEvent)]
+        assert len(new) == 2 and not set(new) & set(starts)
+
+        chunks = ui_chat(client, {"id": "v", "messages": [user("go")]})
+        parts = [c["toolCallId"] for c in chunks if c["type"] == "tool-input-start"]
+        assert len(set(parts)) == len(parts) == 2
+        outputs = {c["toolCallId"]: c["output"] for c in chunks if "output" in c}
+        assert [outputs[i] for i in parts] == ["launched Oslo", "launched Lima"]
+        client.close()

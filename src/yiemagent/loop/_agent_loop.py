@@ -701,10 +701,17 @@ async def stream_assistant_response(
         preparing_spent.reset(preparing)
     if spent != Usage():  # a summary written for this call: the run's usage includes it
         message.compaction_usage = spent
-    # empty or repeated tool-call ids are made unique before anyone sees the final
-    # message, so message_end, the session store and the tool events all carry the same ids
+    # empty or repeated tool-call ids (in the message or the transcript) are made unique
+    # before anyone sees the final message, so message_end, the session store and the tool
+    # events all carry the same ids
     try:
-        ensure_unique_tool_call_ids(message)
+        earlier = (
+            call.id
+            for earlier_message in context.messages
+            if isinstance(earlier_message, AssistantMessage)
+            for call in earlier_message.tool_calls
+        )
+        ensure_unique_tool_call_ids(message, earlier)
     except Exception:  # a malformed message: the batch answers what it can
         logger.exception("could not check the tool-call ids of the model's message")
     if message.duration_ms is None:

@@ -247,6 +247,7 @@ class Translator:
         subagent: tuple[str, Translator] | None = None,
         client_tools: frozenset[str] = frozenset(),
         answered: frozenset[str] = frozenset(),
+        earlier: frozenset[str] = frozenset(),
     ) -> None:
         self.thread_id = thread_id
         self.run_id = run_id
@@ -272,6 +273,10 @@ class Translator:
         """The id of the open reasoning message (a thinking block being streamed)."""
         self.calls_open: set[str] = set()
         self.calls_started: set[str] = set()
+        self.earlier = earlier
+        """The ids of the calls the client has from earlier runs."""
+        self.message_calls: set[str] = set()
+        """The calls started in the message being streamed."""
         self.sent: dict[str, str] = {}
         """Tool call id -> the argument text sent so far in its `TOOL_CALL_ARGS`."""
         self.client_tools = client_tools
@@ -292,6 +297,7 @@ class Translator:
         if kind == "message_start" and message.get("role") == "assistant":
             self.messages += 1
             self.message_id = f"{self.prefix}-{self.messages}"
+            self.message_calls = set()
             return []
         if kind == "nested_agent":
             return self._nested(event)
@@ -393,7 +399,7 @@ class Translator:
             out.extend(self._end_reasoning())
         elif kind in ("toolcall_start", "toolcall_delta", "toolcall_end"):
             call = call_at(inner)
-            if call is None:
+            if call is None or self._streamed_before(call["id"]):
                 return out
             out.extend(self._call_start(call))
             if kind == "toolcall_delta" and inner.get("delta"):
@@ -417,10 +423,18 @@ class Translator:
             agui.ReasoningEndEvent(message_id=done),
         ]
 
+    def _streamed_before(self, call_id: str) -> bool:
+        """Whether a call of an earlier message (streamed, or the client's) had the id the
+        provider gives a call now: the loop gives the new one an id of its own at the
+        message's end (`call_0_2`), and the call is streamed whole then (`_close`)."""
+        known = call_id in self.calls_started or call_id in self.earlier
+        return known and call_id not in self.message_calls
+
     def _call_start(self, call: dict[str, Any]) -> list[agui.BaseEvent]:
         if call["id"] in self.calls_started:
             return []
         self.calls_started.add(call["id"])
+        self.message_calls.add(call["id"])
         self.calls_open.add(call["id"])
         return [
             agui.ToolCallStartEvent(
@@ -586,6 +600,12 @@ async def _handle(hub: RunHub, request: Request) -> Response:
         run,
         client_tools=frozenset(tool.name for tool in conversation.client_tools),
         answered=frozenset(conversation.answered),
+        earlier=frozenset(
+            call.id
+            for message in run_input.messages
+            if isinstance(message, agui.AssistantMessage)
+            for call in message.tool_calls or []
+        ),
     )
     encoder = EventEncoder(accept=request.headers.get("accept", ""))
 

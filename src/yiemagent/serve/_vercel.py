@@ -145,6 +145,7 @@ class Translator:
         *,
         decided: Collection[str] = (),
         denied: Collection[str] = (),
+        earlier: Collection[str] = (),
     ) -> None:
         self.run = run
         self.message_id = message_id
@@ -157,6 +158,10 @@ class Translator:
         self.text_id: str | None = None
         self.reasoning_id: str | None = None
         self.calls_started: set[str] = set()
+        self.earlier = frozenset(earlier)
+        """The ids of the tool parts of the client's messages."""
+        self.message_calls: set[str] = set()
+        """The calls started in the model call being streamed."""
         self.calls_ready: set[str] = set()
         self.step_open = False
 
@@ -168,6 +173,7 @@ class Translator:
         if kind == "message_start" and message.get("role") == "assistant":
             self.messages += 1
             self.step_open = True
+            self.message_calls = set()
             return [{"type": "start-step"}]
         if kind == "message_update":
             return self._update(event.get("assistant_message_event") or {})
@@ -221,7 +227,9 @@ class Translator:
             out.extend(self._end_reasoning())
         elif kind in ("toolcall_start", "toolcall_delta", "toolcall_end"):
             call = call_at(inner)
-            if call is None:
+            if call is None or self._given_before(call["id"]):
+                # an id a call of an earlier model call had: the loop gives this call its
+                # own at the message's end, and its part is made then (`_close`)
                 return out
             out.extend(self._call_start(call))
             if kind == "toolcall_delta" and inner.get("delta"):
@@ -234,6 +242,12 @@ class Translator:
                 )
         return out
 
+    def _given_before(self, call_id: str) -> bool:
+        """Whether a part of an earlier model call (this stream's, or the client's) has the
+        id the provider gives a call now."""
+        known = call_id in self.calls_started or call_id in self.earlier
+        return known and call_id not in self.message_calls
+
     def _end_reasoning(self) -> list[dict[str, Any]]:
         if self.reasoning_id is None:
             return []
@@ -244,6 +258,7 @@ class Translator:
         if call["id"] in self.calls_started:
             return []
         self.calls_started.add(call["id"])
+        self.message_calls.add(call["id"])
         return [
             {"type": "tool-input-start", "toolCallId": call["id"], "toolName": call.get("name", "")}
         ]
@@ -337,7 +352,16 @@ async def _handle(hub: RunHub, request: Request) -> Response:
     last = data["messages"][-1].get("id") if conversation.decisions else None
     decisions = conversation.decisions
     denied = [call_id for call_id, d in decisions.items() if not d.approved]
-    translator = Translator(run, str(last or f"msg-{run.id}"), decided=decisions, denied=denied)
+    earlier = [
+        str(part["toolCallId"])
+        for message in data["messages"]
+        if isinstance(message, dict) and message.get("role") == "assistant"
+        for part in message.get("parts") or []
+        if isinstance(part, dict) and part.get("toolCallId")
+    ]
+    translator = Translator(
+        run, str(last or f"msg-{run.id}"), decided=decisions, denied=denied, earlier=earlier
+    )
 
     async def stream() -> AsyncGenerator[bytes, None]:
         async for batch in run_batches(run):

@@ -418,21 +418,25 @@ def text_of(content: list[Any]) -> str:
     return "\n".join(block.text for block in content if isinstance(block, TextContent))
 
 
-def ensure_unique_tool_call_ids(message: AssistantMessage) -> None:
+def ensure_unique_tool_call_ids(message: AssistantMessage, earlier: Iterable[str] = ()) -> None:
     """Rewrite empty or repeated tool-call ids of `message` in place.
 
     An empty id becomes `call_<n>` (n = the call's 1-based position); a repeated id becomes
-    `<id>_2`, `<id>_3`, …; each new id is checked against every id in the message. The loop
-    applies it once per model answer, before `message_end`, so the events, the transcript
-    and the tool results all carry the same ids; deterministic, so a stored transcript
-    repaired later gets the same ids.
+    `<id>_2`, `<id>_3`, …; each new id is checked against every id in the message and in
+    `earlier`, the ids of the transcript's earlier calls, which count as repeated too (a
+    model that numbers its calls, `call_0` in every reply, gets `call_0_2` in its second),
+    so each call of a transcript has an id of its own. The loop applies it once per model
+    answer, before `message_end`, so the events, the transcript and the tool results all
+    carry the same ids; deterministic, so a stored transcript repaired later gets the same
+    ids.
     """
+    before = set(earlier)
     calls = [block for block in message.content if isinstance(block, ToolCall)]
     ids = [call.id for call in calls]
-    if all(ids) and len(set(ids)) == len(ids):
+    if all(ids) and len(set(ids)) == len(ids) and before.isdisjoint(ids):
         return
-    taken = set(ids)
-    seen: set[str] = set()
+    taken = set(ids) | before
+    seen: set[str] = set(before)
     for n, call in enumerate(calls, start=1):
         if call.id and call.id not in seen:
             seen.add(call.id)
