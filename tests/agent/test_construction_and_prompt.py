@@ -47,7 +47,7 @@ def test_r6_1_defaults_and_no_model_loaded_at_construction() -> None:
     [
         ({"system_prompt": 3}, "system_prompt"),
         ({"model": 5}, "model must be a model id"),
-        ({"tools": [object()]}, "not an AgentTool"),
+        ({"tools": [object()]}, "not a tool"),
         ({"tools": 5}, "tools must be"),
         ({"llm_call": "call"}, "llm_call must be a function"),
         ({"tool_execution": "fast"}, "tool_execution"),

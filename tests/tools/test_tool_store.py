@@ -78,7 +78,7 @@ def test_r4_12_register_checks_name_and_schema() -> None:
         store.register(tool)
     with pytest.raises(ConfigError, match="not a valid JSON Schema"):
         store.register(make_tool("bad", schema={"type": "object", "required": "x"}))
-    with pytest.raises(ConfigError, match="expected an AgentTool"):
+    with pytest.raises(ConfigError, match="not a tool"):
         store.register("not a tool")  # type: ignore[arg-type]
     assert len(store) == 0
 

@@ -375,7 +375,7 @@ class Agent(Generic[OutputT]):
         images: Sequence[ImageContent] | None = None,
         *,
         attachments: Iterable[AttachmentSource | ImageContent | DocumentContent] | None = None,
-        tools: Iterable[AgentTool] | None = None,
+        tools: Iterable[AgentTool | Callable[..., Any]] | None = None,
         instructions: str | None = None,
         output_type: type[R] | OutputSpec[R],
     ) -> OutputMessage[R]: ...
@@ -386,7 +386,7 @@ class Agent(Generic[OutputT]):
         images: Sequence[ImageContent] | None = None,
         *,
         attachments: Iterable[AttachmentSource | ImageContent | DocumentContent] | None = None,
-        tools: Iterable[AgentTool] | None = None,
+        tools: Iterable[AgentTool | Callable[..., Any]] | None = None,
         instructions: str | None = None,
         output_type: Mapping[str, Any],
     ) -> OutputMessage[dict[str, Any]]: ...
@@ -397,7 +397,7 @@ class Agent(Generic[OutputT]):
         images: Sequence[ImageContent] | None = None,
         *,
         attachments: Iterable[AttachmentSource | ImageContent | DocumentContent] | None = None,
-        tools: Iterable[AgentTool] | None = None,
+        tools: Iterable[AgentTool | Callable[..., Any]] | None = None,
         instructions: str | None = None,
         output_type: None = None,
     ) -> AssistantMessage: ...
@@ -408,7 +408,7 @@ class Agent(Generic[OutputT]):
         images: Sequence[ImageContent] | None = None,
         *,
         attachments: Iterable[AttachmentSource | ImageContent | DocumentContent] | None = None,
-        tools: Iterable[AgentTool] | None = None,
+        tools: Iterable[AgentTool | Callable[..., Any]] | None = None,
         instructions: str | None = None,
         output_type: None = None,
     ) -> OutputMessage[OutputT]: ...
@@ -418,7 +418,7 @@ class Agent(Generic[OutputT]):
         images: Sequence[ImageContent] | None = None,
         *,
         attachments: Iterable[AttachmentSource | ImageContent | DocumentContent] | None = None,
-        tools: Iterable[AgentTool] | None = None,
+        tools: Iterable[AgentTool | Callable[..., Any]] | None = None,
         instructions: str | None = None,
         output_type: Any = None,
     ) -> Any:
@@ -471,7 +471,10 @@ class Agent(Generic[OutputT]):
         return await self._run_claimed(prompts, spec, tools=extra, instructions=instructions)
 
     async def resume(
-        self, *, tools: Iterable[AgentTool] | None = None, instructions: str | None = None
+        self,
+        *,
+        tools: Iterable[AgentTool | Callable[..., Any]] | None = None,
+        instructions: str | None = None,
     ) -> Any:
         """Continue from the transcript without a new prompt (seeds' agentLoopContinue).
         `tools`: this run's own tools, as in `prompt` (a held call of one runs with it);
@@ -523,7 +526,7 @@ class Agent(Generic[OutputT]):
         images: Sequence[ImageContent] | None = None,
         *,
         attachments: Iterable[AttachmentSource | ImageContent | DocumentContent] | None = None,
-        tools: Iterable[AgentTool] | None = None,
+        tools: Iterable[AgentTool | Callable[..., Any]] | None = None,
         instructions: str | None = None,
         output_type: Any = None,
     ) -> Any:
@@ -1032,20 +1035,23 @@ def media_blocks(messages: Sequence[AgentMessage]) -> list[ImageContent | Docume
     ]
 
 
-def run_tools(tools: Iterable[AgentTool] | None) -> list[AgentTool]:
-    """A run's own tools (`prompt(tools=...)`), checked.
+def run_tools(tools: Iterable[AgentTool | Callable[..., Any]] | None) -> list[AgentTool]:
+    """A run's own tools (`prompt(tools=...)`), checked; a typed function is made a tool as
+    `@tool` makes it (`to_agent_tool`).
 
     Raises:
-        ConfigError: an item that is not an `AgentTool`, or two of one name.
+        ConfigError: an item that is neither a tool nor a function, a function `@tool`
+            refuses, or two tools of one name.
     """
+    from yiemagent.tools import to_agent_tool
+
     if tools is None:
         return []
     if isinstance(tools, str | bytes | Mapping) or not isinstance(tools, Iterable):
         raise ConfigError(f"tools must be a list of AgentTool, not {type(tools).__name__}")
     checked: list[AgentTool] = []
-    for tool in tools:
-        if not isinstance(tool, AgentTool):
-            raise ConfigError(f"tools must hold AgentTool objects, not {type(tool).__name__}")
+    for item in tools:
+        tool = to_agent_tool(item)
         if any(other.name == tool.name for other in checked):
             raise ConfigError(f"tools: two tools named {tool.name!r}")
         checked.append(tool)

@@ -775,35 +775,35 @@ def warn_no_reasoning(model: Model, level: ThinkingLevel | None) -> None:
 
 
 def to_tool_list(tools: Any) -> list[AgentTool]:
-    """The tools of a `ToolStore`, a name → tool mapping or an iterable of tools.
+    """The tools of a `ToolStore`, a name → tool mapping or an iterable of tools, each an
+    `AgentTool` or a typed function made a tool as `@tool` makes it (`to_agent_tool`).
 
     Raises:
-        ConfigError: something that is not an `AgentTool`, or a mapping key that is not the
-            tool's name.
+        ConfigError: something that is neither a tool nor a function, a function `@tool`
+            refuses, or a mapping key that is not the tool's name.
     """
+    from yiemagent.tools import to_agent_tool
+
     if tools is None:
         return []
     if hasattr(tools, "tools") and isinstance(tools.tools, Mapping):
         tools = tools.tools
     if isinstance(tools, Mapping):
-        for key, tool in tools.items():
-            if isinstance(tool, AgentTool) and key != tool.name:
+        result = []
+        for key, item in tools.items():
+            tool = to_agent_tool(item)
+            if key != tool.name:
                 raise ConfigError(
                     f"tools[{key!r}] is the tool {tool.name!r}; key each tool by its own name"
                 )
-        tools = tools.values()
+            result.append(tool)
+        return result
     if isinstance(tools, str | bytes) or not isinstance(tools, Iterable):
         raise ConfigError(
             f"tools must be a ToolStore, a dict of tools or a list of tools, not "
             f"{type(tools).__name__}"
         )
-    result = list(tools)
-    for tool in result:
-        if not isinstance(tool, AgentTool):
-            raise ConfigError(
-                f"tools holds {tool!r}, not an AgentTool; build tools with @tool or AgentTool(...)"
-            )
-    return result
+    return [to_agent_tool(item) for item in tools]
 
 
 def _message_end(state: AgentState, event: MessageEndEvent) -> None:

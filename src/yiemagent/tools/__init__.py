@@ -3,11 +3,13 @@ built-in `listTools` and `writeTool` (DESIGN §4).
 
 Modules: `schema` (validating arguments: a compiled fast check, then `jsonschema`), `coerce`
 (the coercions of what a model sends), `decorator` (`@tool`), `store` (`ToolStore`),
-`builtin` (`listTools`), `write_tool` (`writeTool`); private: `_import_tool_file` (importing a
+`builtin` (`listTools`), `write_tool` (`writeTool`); private: `_given` (`to_agent_tool`: a
+tool or a function given where tools are taken, as a tool), `_import_tool_file` (importing a
 tool folder's files for `ToolStore.load_dir`), `_render_tool_file` (the file `writeTool`
 writes from the model's code parts).
 """
 
+from yiemagent.tools._given import to_agent_tool
 from yiemagent.tools._render_tool_file import WRITTEN_MARK, function_source
 from yiemagent.tools.builtin import list_tools_tool, offers_list_tools
 from yiemagent.tools.decorator import tool
@@ -35,6 +37,7 @@ __all__ = [
     "function_source",
     "list_tools_tool",
     "offers_list_tools",
+    "to_agent_tool",
     "tool",
     "validate_arguments_against_schema",
     "write_tool_tool",

@@ -12,11 +12,13 @@ import logging
 import re
 import sys
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from types import MappingProxyType, ModuleType
+from typing import Any
 
 from yiemagent.errors import ConfigError, ToolLoadError
+from yiemagent.tools._given import to_agent_tool
 from yiemagent.tools._import_tool_file import (
     ExitCalled,
     FolderImports,
@@ -87,22 +89,27 @@ class ToolStore:
     # ── changing ─────────────────────────────────────────────────────────
 
     def register(
-        self, tool: AgentTool, *, replace: bool = False, module: str | None = None
+        self,
+        tool: AgentTool | Callable[..., Any],
+        *,
+        replace: bool = False,
+        module: str | None = None,
     ) -> AgentTool:
         """Add `tool` (registerTool); with `replace=True` an existing one is replaced
-        in place (keeping its position).
+        in place (keeping its position). A typed function is made a tool as `@tool` makes it.
 
         `module` names the module in `sys.modules` the tool came from (a tool file; `writeTool`
         passes it): the store drops that module when the tool is replaced or removed, so a
         rewritten tool file never leaves its old module behind.
 
         Returns:
-            `tool`.
+            The tool registered (`tool`, or the one made of the function).
 
         Raises:
-            ConfigError: not an `AgentTool`, an invalid name or input schema, or the name
-                is taken and `replace` is False.
+            ConfigError: neither an `AgentTool` nor a function, a function `@tool` refuses,
+                an invalid name or input schema, or the name is taken and `replace` is False.
         """
+        tool = to_agent_tool(tool)
         _check_tool(tool)
         with self._lock:
             if tool.name in self._tools and not replace:
