@@ -14,7 +14,9 @@ import pytest
 from rich.text import Text
 
 from yiemagent.ai.providers.faux import FauxModel, faux_message
+from yiemagent.cli.chat._app import ChatApp
 from yiemagent.cli.chat._view import LiveView
+from yiemagent.cli.chat.setup import ChatOptions, build_setup
 from yiemagent.cli.main import main
 from yiemagent.cli.render import CUT_OFF
 from yiemagent.types import AgentEndEvent, MessageEndEvent, Usage
@@ -105,3 +107,30 @@ def test_the_embedded_model_cut_off_by_max_tokens_says_which_limit(tmp_path: Pat
     assert proc.returncode == 0, proc.stderr
     assert "⋯ cut off:" in proc.stderr and "--max-tokens 8" in proc.stderr, proc.stderr
     assert "model's output limit" not in proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("team", "flag"),
+    [("[agents.brief]\nmax_tokens = 12\n", None), (None, 12)],
+    ids=["agent-file", "max-tokens"],
+)
+def test_the_chat_knows_the_limit_its_agent_has(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, team: str | None, flag: int | None
+) -> None:
+    """`--max-tokens` or, with `--agent`, the file's `max_tokens`: the one the note names."""
+    monkeypatch.setenv("YIEM_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.delenv("YIEM_CHAT_FAUX_SCRIPT", raising=False)
+    file = tmp_path / "team.toml"
+    if team is not None:
+        file.write_text(team)
+    options = ChatOptions(
+        model="openai-compatible/m",
+        base_url="http://127.0.0.1:9/v1",  # never called
+        agent=str(file) if team is not None else None,
+        max_tokens=flag,
+    )
+    setup = build_setup(options)
+    try:
+        assert ChatApp(setup).view.max_tokens == 12
+    finally:
+        setup.sessions.close()

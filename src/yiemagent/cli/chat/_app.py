@@ -135,7 +135,7 @@ class ChatApp:
         self.console: Console = Console(file=io.StringIO())  # replaced in run()
         self.view = LiveView(self._commit, self._invalidate)
         self.view.hold_text = has_guardrails(setup.agent)
-        self.view.max_tokens = setup.options.max_tokens
+        self.view.max_tokens = setup.agent.max_tokens  # `--max-tokens`, or the agent file's
         self.run_task: asyncio.Task[None] | None = None
         self.ready: asyncio.Task[None] | None = None
         self.steered: list[UserMessage] = []
