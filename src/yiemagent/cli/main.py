@@ -69,6 +69,7 @@ from yiemagent.cli.options import (
     silence_closed_output,
 )
 from yiemagent.cli.serve import serve as serve_command
+from yiemagent.cli.sessions_cmd import sessions_app
 from yiemagent.cli.teams import AgentOption, refuse_sampling_with_agent, run_agent_file
 from yiemagent.cli.trace import start_tracing, stop_tracing, trace as trace_command
 from yiemagent.errors import ConfigError, ProviderError, ToolLoadError, YiemAgentError
@@ -461,6 +462,7 @@ app.command("chat")(chat_command)  # `yiem chat`: yiemagent/cli/chat/
 app.command("batch")(batch_command)  # `yiem batch`: yiemagent/cli/batch.py
 app.add_typer(mcp_app, name="mcp")  # `yiem mcp list|serve`: yiemagent/cli/mcp_cmd.py
 app.add_typer(models_app, name="models")  # `yiem models [install]`: yiemagent/cli/models_cmd.py
+app.add_typer(sessions_app, name="sessions")  # `yiem sessions [release]`: cli/sessions_cmd.py
 app.command("trace")(trace_command)  # `yiem trace`: yiemagent/cli/trace.py
 app.command("eval")(eval_command)  # `yiem eval`: yiemagent/cli/eval_cmd.py
 app.command("serve")(serve_command)  # `yiem serve`: yiemagent/cli/serve.py

@@ -414,7 +414,8 @@ def _busy(session_id: str, holder: lease.LeaseHolder) -> SessionBusyError:
     return SessionBusyError(
         f"session {session_id!r} is being written by {holder.describe()}, whose connection to "
         "the database is open; one writer per session: close that Agent or stop that process "
-        "(or call store.force_release(session_id) if it is known to be gone), or use another "
+        "(or, if it is known to be gone, run `yiem sessions release ID` or call "
+        "store.force_release(session_id)), or use another "
         "session_id",
         session_id=session_id,
         holder=holder.describe(),

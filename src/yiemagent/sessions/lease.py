@@ -8,7 +8,8 @@ a lease's holder is still there is decided here, the same way for every store:
   set when the lease is released, its store closes, or the agent holding it is collected);
 - held by another process on this host: alive while that pid runs and started when the
   lease says;
-- held on another host: assumed alive (a pid there cannot be checked); `force_release` it.
+- held on another host: assumed alive (a pid there cannot be checked); `force_release` it
+  (`yiem sessions release ID`).
 
 A lease whose holder is gone (a process killed with SIGKILL) is taken over by the next writer.
 
@@ -86,8 +87,8 @@ class LeaseHolder:
 def busy_error(session_id: str, holder: LeaseHolder) -> SessionBusyError:
     """The error for a write or an `acquire` refused because `holder` has the session."""
     remedy = (
-        "the holder on another host cannot be checked from here; if it is gone, call "
-        "store.force_release(session_id)"
+        "the holder on another host cannot be checked from here; if it is gone, run "
+        "`yiem sessions release ID` or call store.force_release(session_id)"
         if holder.host != this_host()
         else "close that Agent (await agent.close()) or let its process end, or use another "
         "session_id"

@@ -1,0 +1,87 @@
+"""`yiem sessions`: stored sessions, and freeing one whose writer is gone.
+
+    yiem sessions                       # the stored sessions, one id a line
+    yiem sessions release ID [--yes]    # remove the session's writer lease, whoever holds it
+
+A lease held on another host cannot be checked from here (no pid to look at; a recreated
+container has a new host name), so SQLite respects it until it is removed; `release` is
+the store's `force_release` behind one confirmation line. A holder that is in fact still
+running loses the session: its next write is refused, nothing it wrote is lost.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated
+
+import typer
+
+from yiemagent.cli.options import CliError
+from yiemagent.cli.stores import open_store
+from yiemagent.errors import ConfigError
+from yiemagent.sessions import check_session_id
+
+__all__ = ["sessions_app"]
+
+sessions_app = typer.Typer(
+    invoke_without_command=True,
+    help="List the stored sessions, or free one whose writer is gone (`yiem sessions release ID`).",
+)
+
+SessionsOption = Annotated[
+    str | None,
+    typer.Option(
+        "--sessions",
+        help="SQLite file (in a folder that exists) or postgresql:// URL (default: the "
+        "user data one).",
+    ),
+]
+
+
+@sessions_app.callback()
+def sessions_list(ctx: typer.Context, sessions: SessionsOption = None) -> None:
+    """The stored sessions' ids, one a line."""
+    if ctx.invoked_subcommand is not None:
+        return
+    store = open_store(sessions)
+    try:
+        for session_id in store.list_sessions():
+            print(session_id)
+    finally:
+        store.close()
+
+
+@sessions_app.command("release")
+def sessions_release(
+    session_id: Annotated[str, typer.Argument(metavar="ID", help="The session to free.")],
+    sessions: SessionsOption = None,
+    yes: Annotated[bool, typer.Option("--yes", help="Release without asking.")] = False,
+) -> None:
+    """Remove a session's writer lease whoever holds it: for a writer known to be gone
+    that cannot be checked from here (another host, a recreated container).
+
+    Raises:
+        CliError: a bad id or not confirmed (nothing changed), or the store does not open.
+    """
+    try:
+        check_session_id(session_id)
+    except ConfigError as exc:
+        raise CliError(str(exc)) from None
+    if not yes:
+        if not sys.stdin.isatty():
+            raise CliError(f"session {session_id!r}: not released; confirm with --yes")
+        answer = input(
+            f"Release the writer lease of session {session_id!r}? A writer still running "
+            "loses it. [y/N] "
+        )
+        if answer.strip().lower() not in ("y", "yes"):
+            raise CliError(f"session {session_id!r}: not released")
+    store = open_store(sessions)
+    try:
+        force_release = getattr(store, "force_release", None)
+        if force_release is None:
+            raise CliError(f"session {session_id!r}: this store has no leases to release")
+        force_release(session_id)
+    finally:
+        store.close()
+    print(f"session {session_id!r}: writer lease released")

@@ -1,0 +1,100 @@
+"""`yiem sessions release ID`: a session whose writer cannot be checked from here (held on
+another host, as by a container recreated under a new host name) is freed from the CLI, one
+line, after a confirmation (DESIGN §10, §8), on SQLite and on PostgreSQL."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tests.sessions._backends import OPEN_SPEC, Backend
+from yiemagent import SessionBusyError
+from yiemagent.sessions import SqliteSessionStore
+
+pytestmark = pytest.mark.timeout(120)
+
+
+def yiem(*args: str, answer: str | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "200"}
+    return subprocess.run(
+        [str(Path(sys.executable).parent / "yiem"), *args],
+        input=answer,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=90,
+    )
+
+
+def test_a_lease_held_on_another_host_is_released_after_confirmation(tmp_path: Path) -> None:
+    db = tmp_path / "s.db"
+    SqliteSessionStore(db).close()
+    with sqlite3.connect(db) as conn:  # the writer of a container since recreated
+        conn.execute("INSERT INTO leases VALUES ('s', 'tok', 'gone.example', 7, '', 0)")
+    with SqliteSessionStore(db) as store, pytest.raises(SessionBusyError, match="yiem sessions"):
+        store.acquire("s")
+
+    refused = yiem("sessions", "release", "s", "--sessions", str(db), answer="")
+    assert (refused.returncode, refused.stdout) == (1, "")
+    assert refused.stderr == "yiem: error: session 's': not released; confirm with --yes\n"
+    with SqliteSessionStore(db) as store, pytest.raises(SessionBusyError):
+        store.acquire("s")  # unconfirmed: nothing changed
+
+    done = yiem("sessions", "release", "s", "--yes", "--sessions", str(db))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "session 's': writer lease released\n"
+    with SqliteSessionStore(db) as store:
+        store.release("s", store.acquire("s"))
+
+
+def test_a_bad_session_id_is_one_line(tmp_path: Path) -> None:
+    bad = yiem("sessions", "release", "a\x1bb", "--yes", "--sessions", str(tmp_path / "s.db"))
+    assert bad.returncode == 1
+    assert bad.stderr.startswith("yiem: error: ") and bad.stderr.count("\n") == 1
+
+
+def test_release_frees_a_session_a_live_writer_holds(shared_backend: Backend) -> None:
+    """The holder, another process, still runs (on PostgreSQL its connection is open): after
+    the release the session is taken by the next writer and the old holder's write fails."""
+    child = subprocess.Popen(
+        [sys.executable, "-c", OPEN_SPEC + textwrap.dedent(f"""
+            import sys
+            from yiemagent import UserMessage
+            store = open_store({shared_backend.spec!r})
+            token = store.acquire("s")
+            print("held", flush=True)
+            sys.stdin.readline()
+            try:
+                store.append("s", UserMessage("late"))
+                print("wrote", flush=True)
+            except Exception as exc:
+                print(type(exc).__name__, flush=True)
+        """)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert child.stdout is not None and child.stdin is not None
+        assert child.stdout.readline() == "held\n"
+        store = shared_backend.open()
+        try:
+            with pytest.raises(SessionBusyError):
+                store.acquire("s")
+            done = yiem("sessions", "release", "s", "--yes", "--sessions", shared_backend.spec)
+            assert done.returncode == 0, done.stderr
+            token = store.acquire("s")
+            child.stdin.write("\n")
+            child.stdin.flush()
+            assert child.stdout.readline() == "SessionBusyError\n"
+            store.release("s", token)
+            assert store.load("s") == []
+        finally:
+            store.close()
+    finally:
+        child.kill()
+        child.wait()
