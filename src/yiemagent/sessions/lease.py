@@ -1,7 +1,9 @@
 """Writer leases: one writer per session at a time (DESIGN §10; docs/sessions.md "One writer").
 
 A lease names its holder: a random token, the host, the process id and the process's start
-time (Linux: `/proc/<pid>/stat`, so a recycled pid is not taken for the dead holder). Whether
+time (Linux: `/proc/<pid>/stat`, so a recycled pid is not taken for the dead holder) with
+the boot id (`/proc/sys/kernel/random/boot_id`: start times count from boot, so after a
+reboot a process of the same pid started as many ticks after boot is another one). Whether
 a lease's holder is still there is decided here, the same way for every store:
 
 - held in this process: alive while its token is in this process's live set (it leaves the
@@ -107,9 +109,21 @@ def this_host() -> str:
 
 
 def process_start_time(pid: int) -> str:
-    """The start time of process `pid` (clock ticks since boot, from `/proc/<pid>/stat`), or
-    "" where unknown (not Linux, no such process)."""
-    return _proc_stat(pid)[1]
+    """The start time of process `pid` as a lease records it: clock ticks since boot (from
+    `/proc/<pid>/stat`), then "@" and the boot id; "" where unknown (not Linux, no such
+    process)."""
+    ticks = _proc_stat(pid)[1]
+    boot = _boot_id()
+    return f"{ticks}@{boot}" if ticks and boot else ticks
+
+
+def _boot_id() -> str:
+    """This boot's id (Linux), or "" where unknown."""
+    try:
+        with open("/proc/sys/kernel/random/boot_id", encoding="ascii") as handle:
+            return handle.read().strip()
+    except OSError:
+        return ""
 
 
 def _proc_stat(pid: int) -> tuple[str, str]:
@@ -230,4 +244,8 @@ def holder_is_alive(holder: LeaseHolder) -> bool:
     state, started = _proc_stat(holder.pid)
     if state in ("Z", "X"):  # killed, not yet reaped by its parent
         return False
-    return not (holder.started and started and started != holder.started)
+    ticks, _, boot = holder.started.partition("@")  # a lease from before has no boot id
+    current_boot = _boot_id()
+    if boot and current_boot and boot != current_boot:
+        return False  # it ran before a reboot
+    return not (ticks and started and started != ticks)
