@@ -13,8 +13,7 @@ import httpx2 as httpx
 import pytest
 
 from tests.serve.test_cli import start_serve
-from tests.serve.test_cli_sigterm import NAP, SERVE_FAUX
-from yiemagent.sessions import SqliteSessionStore
+from tests.serve.test_cli_sigterm import stop_mid_tool_call
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -24,32 +23,7 @@ def test_sighup_mid_tool_call_aborts_the_run_and_ends_with_one_line_and_143(
 ) -> None:
     """SIGHUP used to kill the server where it stood (status -1): the run's tool call
     stayed without a result in the store."""
-    script = tmp_path / "serve_faux.py"
-    script.write_text(SERVE_FAUX)
-    tools = tmp_path / "tools"
-    tools.mkdir()
-    (tools / "nap.py").write_text(NAP)
-    db = tmp_path / "sessions.db"
-    server, url, _, _ = start_serve("--tools", str(tools), "--sessions", str(db), script=script)
-    try:
-        run = httpx.post(f"{url}/v1/sessions/s/runs", json={"input": "rest"})
-        assert run.status_code == 202, run.text
-        deadline = time.monotonic() + 30
-        while not (tools / "napping").exists():  # the tool call is running
-            assert time.monotonic() < deadline, "the tool never started"
-            time.sleep(0.05)
-        server.send_signal(signal.SIGHUP)
-        assert server.wait(30) == 143
-        assert server.stderr is not None
-        rest = server.stderr.read().strip()
-        assert rest == "yiem: terminated", rest
-    finally:
-        if server.poll() is None:
-            server.kill()
-            server.wait()
-    with SqliteSessionStore(db) as store:
-        roles = [message.role for message in store.load("s")]
-        assert roles == ["user", "assistant", "toolResult"], roles
+    stop_mid_tool_call(tmp_path, signal.SIGHUP)
 
 
 def test_a_server_started_with_sighup_ignored_keeps_serving(tmp_path: Path) -> None:

@@ -56,12 +56,10 @@ NAP = textwrap.dedent(
 )
 
 
-def test_sigterm_mid_tool_call_aborts_the_run_and_ends_with_one_line_and_143(
-    tmp_path: Path,
-) -> None:
-    """SIGTERM used to end the process silently (status -15) once Uvicorn had shut down:
-    Uvicorn raises the signal again, so `yiem serve`'s own clean-up (closing the store,
-    stopping an agent file's MCP servers) never ran."""
+def stop_mid_tool_call(tmp_path: Path, signum: signal.Signals) -> None:
+    """Start `yiem serve` on the faux model with the `nap` tool, start a run, send `signum`
+    while its tool call runs, and check the server ends with one line and 143 and the
+    store holds the run with its tool call answered."""
     script = tmp_path / "serve_faux.py"
     script.write_text(SERVE_FAUX)
     tools = tmp_path / "tools"
@@ -76,7 +74,7 @@ def test_sigterm_mid_tool_call_aborts_the_run_and_ends_with_one_line_and_143(
         while not (tools / "napping").exists():  # the tool call is running
             assert time.monotonic() < deadline, "the tool never started"
             time.sleep(0.05)
-        server.send_signal(signal.SIGTERM)
+        server.send_signal(signum)
         assert server.wait(30) == 143
         assert server.stderr is not None
         rest = server.stderr.read().strip()
@@ -88,6 +86,15 @@ def test_sigterm_mid_tool_call_aborts_the_run_and_ends_with_one_line_and_143(
     with SqliteSessionStore(db) as store:
         roles = [message.role for message in store.load("s")]
         assert roles == ["user", "assistant", "toolResult"], roles
+
+
+def test_sigterm_mid_tool_call_aborts_the_run_and_ends_with_one_line_and_143(
+    tmp_path: Path,
+) -> None:
+    """SIGTERM used to end the process silently (status -15) once Uvicorn had shut down:
+    Uvicorn raises the signal again, so `yiem serve`'s own clean-up (closing the store,
+    stopping an agent file's MCP servers) never ran."""
+    stop_mid_tool_call(tmp_path, signal.SIGTERM)
 
 
 @pytest.mark.parametrize(
