@@ -256,7 +256,10 @@ def test_an_agent_collected_inside_a_database_call_gives_its_lease_back(
 def _plant_lease(db: Path, host: str, pid: int, started: str) -> None:
     SqliteSessionStore(db).close()
     with sqlite3.connect(db) as conn:
-        conn.execute("INSERT INTO leases VALUES ('s', 'tok', ?, ?, ?, 0)", (host, pid, started))
+        conn.execute(
+            "INSERT INTO leases VALUES ('s', 'tok', ?, ?, ?, ?)",
+            (host, pid, started, int(time.time() * 1000)),  # renewed just now
+        )
 
 
 def test_a_lease_of_a_recycled_pid_is_taken_over(tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -36,7 +37,10 @@ def test_a_lease_held_on_another_host_is_released_after_confirmation(tmp_path: P
     db = tmp_path / "s.db"
     SqliteSessionStore(db).close()
     with sqlite3.connect(db) as conn:  # the writer of a container since recreated
-        conn.execute("INSERT INTO leases VALUES ('s', 'tok', 'gone.example', 7, '', 0)")
+        conn.execute(
+            "INSERT INTO leases VALUES ('s', 'tok', 'gone.example', 7, '', ?)",
+            (int(time.time() * 1000),),  # renewed a moment ago
+        )
     with SqliteSessionStore(db) as store, pytest.raises(SessionBusyError, match="yiem sessions"):
         store.acquire("s")
 

@@ -11,8 +11,10 @@ loss, at the cost of an fsync per message). `replace` (a rewrite of the whole tr
 one transaction: after a crash at any moment the session is the old transcript or the new.
 
 Table `leases(session_id, token, host, pid, started, acquired_ms)`: the session's one writer
-(`yiemagent.sessions.lease`). Every write checks, in the same statement or transaction, that
-no other live holder has the session.
+(`yiemagent.sessions.lease`); `acquired_ms` is when it was taken or last renewed (the holder
+renews it every `lease.LEASE_TTL_S` / 4 seconds, so one of another host that has not been
+renewed for `LEASE_TTL_S` is a dead holder's). Every write checks, in the same statement or
+transaction, that no other live holder has the session.
 """
 
 from __future__ import annotations
@@ -69,7 +71,8 @@ SELECT ?1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE session_id = ?1
 WHERE NOT EXISTS (SELECT 1 FROM leases WHERE session_id = ?1 AND token IS NOT ?5)
 """
 _OTHER_LEASE = (
-    "SELECT token, host, pid, started FROM leases WHERE session_id = ? AND token IS NOT ?"
+    "SELECT token, host, pid, started, acquired_ms FROM leases "
+    "WHERE session_id = ? AND token IS NOT ?"
 )
 
 
@@ -247,7 +250,21 @@ class SqliteSessionStore:
         except BaseException:
             lease.forget(holder.token)
             raise
+        lease.renew_while_held(self)
         return holder.token
+
+    def renew_leases(self) -> None:
+        """Mark the leases this store holds as renewed now (the lease thread calls it); a
+        lease another writer took over in the meantime stays theirs."""
+        with self._lock:
+            if self._closed:
+                return
+            now = now_ms()
+            for session_id, holder in list(self._held.items()):
+                self._conn.execute(
+                    "UPDATE leases SET acquired_ms = ? WHERE session_id = ? AND token = ?",
+                    (now, session_id, holder.token),
+                )
 
     def release(self, session_id: str, token: str) -> None:
         """Give the lease back (no-op unless `token` holds it, or the store is closed)."""

@@ -10,8 +10,14 @@ a lease's holder is still there is decided here, the same way for every store:
   set when the lease is released, its store closes, or the agent holding it is collected);
 - held by another process on this host: alive while that pid runs and started when the
   lease says;
-- held on another host: assumed alive (a pid there cannot be checked); `force_release` it
-  (`yiem sessions release ID`).
+- held on another host: a pid there cannot be checked. Where the store keeps renewals
+  (SQLite: every holder renews its leases every `LEASE_TTL_S` / 4 seconds from the
+  background thread below), alive while renewed within the last `LEASE_TTL_S`, so a dead
+  holder is taken over after at most that long; SQLite is shared only within one machine (its
+  WAL needs shared memory), so the holder's clock is this one's, and "another host" there is
+  a container with a host name of its own, or one recreated under a new name. Where the store
+  keeps none, assumed alive until `force_release` (`yiem sessions release ID`); PostgreSQL
+  judges such holders by their connection instead.
 
 A lease whose holder is gone (a process killed with SIGKILL) is taken over by the next writer.
 
@@ -25,18 +31,23 @@ releases first (`settle_releases`), so a collected agent's session is free at on
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import queue
 import socket
 import threading
+import time
 import uuid
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from yiemagent.errors import SessionBusyError
 
 __all__ = [
+    "LEASE_TTL_S",
     "LeaseHolder",
     "busy_error",
     "drop",
@@ -44,6 +55,7 @@ __all__ = [
     "holder_is_alive",
     "new_holder",
     "release_soon",
+    "renew_while_held",
     "settle_releases",
     "start_releaser",
     "this_host",
@@ -65,6 +77,12 @@ another `settle_releases` returns."""
 _releaser: threading.Thread | None = None
 _releaser_lock = threading.Lock()
 
+LEASE_TTL_S = 60.0
+"""How long a lease held on another host lives without being renewed (seconds), where the
+store keeps renewals; its holder renews it four times as often."""
+_renewing: weakref.WeakSet[Any] = weakref.WeakSet()
+"""Stores whose leases the background thread renews (`renew_leases()`)."""
+
 
 @dataclass(frozen=True, slots=True)
 class LeaseHolder:
@@ -78,6 +96,9 @@ class LeaseHolder:
     """The holder's process id."""
     started: str
     """The holder process's start time as the OS reports it ("" where unknown)."""
+    renewed_ms: int | None = None
+    """When the holder last renewed the lease (ms since the epoch), or None where the store
+    keeps no renewals."""
 
     def describe(self) -> str:
         """For error messages: "another Agent in this process", "process 1234 on host h"."""
@@ -88,13 +109,22 @@ class LeaseHolder:
 
 def busy_error(session_id: str, holder: LeaseHolder) -> SessionBusyError:
     """The error for a write or an `acquire` refused because `holder` has the session."""
-    remedy = (
-        "the holder on another host cannot be checked from here; if it is gone, run "
-        "`yiem sessions release ID` or call store.force_release(session_id)"
-        if holder.host != this_host()
-        else "close that Agent (await agent.close()) or let its process end, or use another "
-        "session_id"
-    )
+    if holder.host == this_host():
+        remedy = (
+            "close that Agent (await agent.close()) or let its process end, or use another "
+            "session_id"
+        )
+    elif holder.renewed_ms is not None:
+        remedy = (
+            f"it renews its lease, and one not renewed for {LEASE_TTL_S:g} s is taken over; "
+            "if it is known to be gone, run `yiem sessions release ID` or call "
+            "store.force_release(session_id)"
+        )
+    else:
+        remedy = (
+            "the holder on another host cannot be checked from here; if it is gone, run "
+            "`yiem sessions release ID` or call store.force_release(session_id)"
+        )
     return SessionBusyError(
         f"session {session_id!r} is being written by {holder.describe()}; one writer per "
         f"session: {remedy}",
@@ -208,17 +238,35 @@ def start_releaser() -> None:
         _releaser.start()
 
 
+def renew_while_held(store: Any) -> None:
+    """Have the background thread call `store.renew_leases()` every `LEASE_TTL_S` / 4
+    seconds while the store exists (it renews the leases it holds); starts the thread."""
+    _renewing.add(store)
+    start_releaser()
+
+
 def _release_forever() -> None:
+    renewed = time.monotonic()
     while True:
-        _wake.get()
+        every = LEASE_TTL_S / 4
+        with contextlib.suppress(queue.Empty):
+            _wake.get(timeout=max(0.0, renewed + every - time.monotonic()))
         settle_releases()
+        if time.monotonic() - renewed >= every:
+            renewed = time.monotonic()
+            for store in list(_renewing):
+                try:
+                    store.renew_leases()
+                except Exception:
+                    logger.debug("renewing the writer leases of %r failed", store, exc_info=True)
 
 
 def _after_fork_in_child() -> None:
     """A forked child starts with fresh locks and queues: a parent's thread may have held a
     lock at the fork, and the parent's queued releases are the parent's to make."""
-    global _LIVE_LOCK, _queued, _wake, _settling, _releaser, _releaser_lock
+    global _LIVE_LOCK, _queued, _wake, _settling, _releaser, _releaser_lock, _renewing
     _LIVE_LOCK = threading.Lock()
+    _renewing = weakref.WeakSet()  # the parent's leases are the parent's to renew
     _queued, _wake = queue.SimpleQueue(), queue.SimpleQueue()
     _settling, _releaser_lock = threading.Lock(), threading.Lock()
     _releaser = None
@@ -231,7 +279,9 @@ if hasattr(os, "register_at_fork"):
 def holder_is_alive(holder: LeaseHolder) -> bool:
     """Whether the lease's holder may still write (see the module docstring)."""
     if holder.host != this_host():
-        return True
+        if holder.renewed_ms is None:
+            return True
+        return time.time() * 1000 - holder.renewed_ms < LEASE_TTL_S * 1000
     if holder.pid == os.getpid():
         with _LIVE_LOCK:
             return holder.token in _LIVE
