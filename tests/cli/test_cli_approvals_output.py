@@ -18,7 +18,7 @@ from yiemagent import ToolResultMessage
 from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_text, faux_tool_call
 from yiemagent.cli.approvals import NO_TERMINAL_REASON
 from yiemagent.cli.main import main
-from yiemagent.types import text_of
+from yiemagent.types import Usage, text_of
 
 cli_main_module = importlib.import_module("yiemagent.cli.main")
 cli_approvals_module = importlib.import_module("yiemagent.cli.approvals")
@@ -38,18 +38,48 @@ def get_tool():
 '''
 
 
-@pytest.fixture
-def setup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path, FauxModel]:
+def held_delete(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, usage: Usage | None = None
+) -> tuple[Path, Path, FauxModel]:
+    """A tools folder in `tmp_path` with the approval-gated `delete_file`, the file
+    `old.log` beside it, and `yiem run`'s model replaced by a faux model that calls
+    `delete_file` on it (its reply counting `usage`), then says "Done.". Returns the
+    folder, the file and the model."""
     tools = tmp_path / "tools"
     tools.mkdir()
     (tools / "delete_file.py").write_text(TOOL_FILE)
     victim = tmp_path / "old.log"
     victim.write_text("x")
-    fm = FauxModel(
-        [faux_message(faux_tool_call("delete_file", {"path": str(victim)}, id="d1")), "Done."]
-    )
+    held = faux_message(faux_tool_call("delete_file", {"path": str(victim)}, id="d1"))
+    if usage is not None:
+        held.usage = usage
+    fm = FauxModel([held, "Done."])
     monkeypatch.setattr(cli_main_module, "resolve_model", lambda *args, **kwargs: fm.model)
     return tools, victim, fm
+
+
+def ctrl_c_at_the_question(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, agent_file: bool, usage: Usage | None = None
+) -> tuple[Path, FauxModel, list[str]]:
+    """`held_delete` on a terminal whose user presses Ctrl-C at the approval question.
+    Returns the file, the model and the `yiem run` arguments naming the tools: `--tools
+    DIR`, or with `agent_file` `--agent FILE` of an agent that uses that folder."""
+    tools, victim, fm = held_delete(tmp_path, monkeypatch, usage)
+
+    def ctrl_c(question: str) -> str:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli_approvals_module.sys, "stdin", FakeTty())
+    monkeypatch.setattr("builtins.input", ctrl_c)
+    if not agent_file:
+        return victim, fm, ["--tools", str(tools)]
+    (tmp_path / "agent.toml").write_text('[agents.cleaner]\ntools = ["tools"]\n')
+    return victim, fm, ["--agent", str(tmp_path / "agent.toml")]
+
+
+@pytest.fixture
+def setup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path, FauxModel]:
+    return held_delete(tmp_path, monkeypatch)
 
 
 def result_seen(fm: FauxModel) -> ToolResultMessage:
@@ -283,28 +313,8 @@ def test_ctrl_c_at_the_question_ends_the_run_as_an_abort_with_its_usage(
     """Ctrl-C at the question (`input()` raises KeyboardInterrupt), with `--tools` and with
     `--agent FILE`: the run ends as any aborted run, with the usage line of the run that
     held the call (it was dropped: the interrupt left the command at once)."""
-    from yiemagent.types import Usage
-
-    tools = tmp_path / "tools"
-    tools.mkdir()
-    (tools / "delete_file.py").write_text(TOOL_FILE)
-    victim = tmp_path / "old.log"
-    victim.write_text("x")
-    held = faux_message(faux_tool_call("delete_file", {"path": str(victim)}, id="d1"))
-    held.usage = Usage(input=100, output=10, total_tokens=110)
-    fm = FauxModel([held, "Done."])
-    monkeypatch.setattr(cli_main_module, "resolve_model", lambda *args, **kwargs: fm.model)
-
-    def ctrl_c(question: str) -> str:
-        raise KeyboardInterrupt
-
-    monkeypatch.setattr(cli_approvals_module.sys, "stdin", FakeTty())
-    monkeypatch.setattr("builtins.input", ctrl_c)
-    if agent_file:
-        (tmp_path / "agent.toml").write_text('[agents.cleaner]\ntools = ["tools"]\n')
-        where = ["--agent", str(tmp_path / "agent.toml")]
-    else:
-        where = ["--tools", str(tools)]
+    usage = Usage(input=100, output=10, total_tokens=110)
+    victim, fm, where = ctrl_c_at_the_question(tmp_path, monkeypatch, agent_file, usage)
     code = main(["run", "delete old.log", *where])
     err = capsys.readouterr().err
     lines = err.strip().splitlines()

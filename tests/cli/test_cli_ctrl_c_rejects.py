@@ -5,19 +5,14 @@ model reads next, whether the run is `--tools` (the loop) or `--agent FILE` (an 
 
 from __future__ import annotations
 
-import importlib
 import json
 from pathlib import Path
 
 import pytest
 
-from tests.cli.test_cli_approvals_output import TOOL_FILE, FakeTty
-from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
+from tests.cli.test_cli_approvals_output import ctrl_c_at_the_question
 from yiemagent.cli.approvals import STOPPED_REASON
 from yiemagent.cli.main import main
-
-cli_main_module = importlib.import_module("yiemagent.cli.main")
-cli_approvals_module = importlib.import_module("yiemagent.cli.approvals")
 
 
 @pytest.mark.parametrize("agent_file", [False, True], ids=["tools", "agent-file"])
@@ -29,24 +24,7 @@ def test_ctrl_c_at_the_question_answers_the_call_with_its_rejection(
 ) -> None:
     """The result was "Tool call skipped: the run was aborted": the abort that ends the
     run came before the rejection in the loop, so the user's answer was lost."""
-    tools = tmp_path / "tools"
-    tools.mkdir()
-    (tools / "delete_file.py").write_text(TOOL_FILE)
-    victim = tmp_path / "old.log"
-    victim.write_text("x")
-    fm = FauxModel([faux_message(faux_tool_call("delete_file", {"path": str(victim)}, id="d1"))])
-    monkeypatch.setattr(cli_main_module, "resolve_model", lambda *args, **kwargs: fm.model)
-
-    def ctrl_c(question: str) -> str:
-        raise KeyboardInterrupt
-
-    monkeypatch.setattr(cli_approvals_module.sys, "stdin", FakeTty())
-    monkeypatch.setattr("builtins.input", ctrl_c)
-    if agent_file:
-        (tmp_path / "agent.toml").write_text('[agents.cleaner]\ntools = ["tools"]\n')
-        where = ["--agent", str(tmp_path / "agent.toml")]
-    else:
-        where = ["--tools", str(tools)]
+    victim, _, where = ctrl_c_at_the_question(tmp_path, monkeypatch, agent_file)
     code = main(["run", "delete old.log", "--json", *where])
     events = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert code == 130
