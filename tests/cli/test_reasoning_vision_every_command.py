@@ -19,29 +19,11 @@ from typing import Any
 import httpx2 as httpx
 import pytest
 
+from tests._snap import PNG, SNAP_CALL, SNAP_TOOL
 from tests.ai.servers import ReplayServer, Reply, openai_chunks
 from tests.serve._kit import run_events, start_run
 
 pytestmark = pytest.mark.timeout(240)
-
-PNG = (
-    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJ"
-    "AAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
-)
-
-SNAP_TOOL = f"""
-from yiemagent import AgentTool, AgentToolResult, ImageContent
-
-def execute(tool_call_id, args, signal, on_update):
-    return AgentToolResult([ImageContent("{PNG}", "image/png")])
-
-def get_tool():
-    return AgentTool(name="snap", label="Snap", description="Take a picture",
-                     input_schema={{"type": "object", "properties": {{}}}}, execute=execute)
-"""
-
-SNAP_CALL = {"index": 0, "id": "call_1", "type": "function",
-             "function": {"name": "snap", "arguments": "{}"}}  # fmt: skip
 
 FLAGS = ["--vision", "--reasoning", "high"]
 

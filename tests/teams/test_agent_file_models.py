@@ -13,29 +13,11 @@ from pathlib import Path
 
 import pytest
 
+from tests._snap import PNG, SNAP_CALL, SNAP_TOOL
 from tests.ai.servers import ReplayServer, Reply, openai_chunks
 from yiemagent import ConfigError, load_agent
 
 pytestmark = pytest.mark.timeout(120)
-
-PNG = (
-    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJ"
-    "AAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
-)
-
-SNAP_TOOL = f"""
-from yiemagent import AgentTool, AgentToolResult, ImageContent
-
-def execute(tool_call_id, args, signal, on_update):
-    return AgentToolResult([ImageContent("{PNG}", "image/png")])
-
-def get_tool():
-    return AgentTool(name="snap", label="Snap", description="Take a picture",
-                     input_schema={{"type": "object", "properties": {{}}}}, execute=execute)
-"""
-
-SNAP_CALL = {"index": 0, "id": "call_1", "type": "function",
-             "function": {"name": "snap", "arguments": "{}"}}  # fmt: skip
 
 
 @pytest.fixture
