@@ -10,33 +10,52 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from opentelemetry.sdk.trace import TracerProvider
 
-from yiemagent import Agent, AgentTool, AgentToolResult, BeforeToolCallResult, ConfigError
+from yiemagent import (
+    Agent,
+    AgentTool,
+    AgentToolResult,
+    BeforeToolCallResult,
+    ConfigError,
+    UsageLimits,
+)
 from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
 from yiemagent.types import text_of
 
 SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
-HOOKS = [
-    "stream_fn",
-    "llm_call",
-    "on_event",
-    "prepare_context",
-    "format_messages",
-    "convert_to_llm",
-    "transform_context",
-    "before_tool_call",
-    "after_tool_call",
-    "prepare_next_turn",
-    "should_stop_after_turn",
-    "tool_timeout_s",
-    "stream_idle_timeout_s",
-    "cache_retention",
-    "max_parallel_tools",
-    "usage_limits",
-    "tracer_provider",
-    "trace_content",
-    "output_type",
-]
+
+
+def hook(*args: Any) -> None:
+    """A hook that does nothing, as any of the Agent's hooks."""
+
+
+GIVEN: dict[str, object] = {
+    "stream_fn": hook,
+    "llm_call": hook,
+    "on_event": hook,
+    "prepare_context": hook,
+    "format_messages": hook,
+    "convert_to_llm": hook,
+    "transform_context": hook,
+    "before_tool_call": hook,
+    "after_tool_call": hook,
+    "prepare_next_turn": hook,
+    "should_stop_after_turn": hook,
+    "tool_timeout_s": 7.0,
+    "stream_idle_timeout_s": 8.0,
+    "stream_reasoning_timeout_s": 9.0,
+    "cache_retention": "long",
+    "temperature": 0.3,
+    "max_tokens": 40,
+    "max_parallel_tools": 3,
+    "usage_limits": UsageLimits(max_tool_calls=5),
+    "tracer_provider": TracerProvider(),
+    "trace_content": True,
+    "output_type": int,
+}
+"""The options a built agent keeps, each with a value an Agent takes that is not its
+default."""
 
 
 def tool(ran: list[str]) -> AgentTool:
@@ -47,16 +66,20 @@ def tool(ran: list[str]) -> AgentTool:
     return AgentTool("delete", "delete", "deletes", SCHEMA, execute)
 
 
-@pytest.mark.parametrize("name", HOOKS)
+@pytest.mark.parametrize("name", GIVEN)
 def test_an_option_given_when_made_reads_back_and_refuses_assignment(name: str) -> None:
+    given = GIVEN[name]
     fm = FauxModel([])
-    agent = Agent(model=fm.model, stream_fn=fm.stream_fn, tool_timeout_s=7.0)
-    before = getattr(agent, name)
+    if name in ("llm_call", "format_messages"):  # format_messages shapes llm_call's input
+        calls: dict[str, Any] = {"llm_call": hook}
+    else:
+        calls = {"stream_fn": fm.stream_fn}
+    agent = Agent(model=fm.model, **{**calls, name: given})
 
+    assert getattr(agent, name) is given
     with pytest.raises(ConfigError, match=rf"{name} is given when the Agent is made"):
         setattr(agent, name, None)
-    assert getattr(agent, name) == before
-    assert agent.tool_timeout_s == 7.0 and agent.transform_context is None
+    assert getattr(agent, name) is given
 
 
 async def test_a_refused_hook_assignment_leaves_the_agent_running_as_made() -> None:
