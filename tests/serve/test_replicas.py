@@ -24,7 +24,7 @@ import pytest
 from yiemagent.loop import transcript_problems
 from yiemagent.types import message_from_dict, text_of
 
-BRAIN = textwrap.dedent(
+SCRIPT_HEAD = textwrap.dedent(
     """
     import sys
     import yiemagent.cli.serve as serve
@@ -36,30 +36,49 @@ BRAIN = textwrap.dedent(
             return content
         return "".join(getattr(block, "text", "") for block in content)
 
-    def brain(context):
-        # "weather A B ..." calls weather per city, "launch X" calls the held launch tool;
-        # after tool results it answers with their texts.
-        last = context.messages[-1]
-        if last.role == "toolResult":
-            results = []
-            for message in reversed(context.messages):
-                if message.role != "toolResult":
-                    break
-                results.append(text(message))
-            return faux_message(faux_text("Done: " + "; ".join(reversed(results))))
-        words = text(last).split()
-        if words[0] == "launch":
-            return faux_message(faux_tool_call("launch", {"city": words[1]}))
-        return faux_message(*(faux_tool_call("weather", {"city": c}) for c in words[1:]))
+    def results_answer(context):
+        # the answer after tool results: their texts
+        results = []
+        for message in reversed(context.messages):
+            if message.role != "toolResult":
+                break
+            results.append(text(message))
+        return faux_message(faux_text("Done: " + "; ".join(reversed(results))))
+    """
+)
 
+SCRIPT_TAIL = textwrap.dedent(
+    """
     fm = FauxModel([brain] * 10_000)
     serve.resolve_model = lambda *args, **kwargs: fm.model
     from yiemagent.cli.main import main
     sys.exit(main(sys.argv[1:]))
     """
 )
-"""`yiem serve` itself (the CLI's `main`), with the model it resolves replaced by a faux
-model whose replies depend on the transcript."""
+
+
+def serve_script(brain: str) -> str:
+    """`yiem serve` itself (the CLI's `main`) as a script, with the model it resolves
+    replaced by a faux model whose replies depend on the transcript: `brain` is the source
+    of `brain(context)`, the reply to a transcript, which may call `text(message)` and
+    `results_answer(context)`."""
+    return SCRIPT_HEAD + textwrap.dedent(brain) + SCRIPT_TAIL
+
+
+BRAIN = serve_script(
+    """
+    def brain(context):
+        # "weather A B ..." calls weather per city, "launch X" calls the held launch tool;
+        # after tool results it answers with their texts.
+        last = context.messages[-1]
+        if last.role == "toolResult":
+            return results_answer(context)
+        words = text(last).split()
+        if words[0] == "launch":
+            return faux_message(faux_tool_call("launch", {"city": words[1]}))
+        return faux_message(*(faux_tool_call("weather", {"city": c}) for c in words[1:]))
+    """
+)
 
 TOOL = textwrap.dedent(
     """
@@ -83,10 +102,11 @@ TOOL = textwrap.dedent(
 """A tool file (the `--tools` folder) that writes each run to `$YIEM_TEST_RUNS`."""
 
 
-def setup(tmp_path: Path) -> tuple[Path, Path, Path]:
-    """The wrapper script, the tools folder and the runs file of the replicas."""
+def setup(tmp_path: Path, script_text: str = BRAIN) -> tuple[Path, Path, Path]:
+    """The wrapper script (`script_text`, a `serve_script`), the tools folder and the runs
+    file of the replicas."""
     script, tools, runs = tmp_path / "yiem_faux.py", tmp_path / "tools", tmp_path / "runs.txt"
-    script.write_text(BRAIN)
+    script.write_text(script_text)
     tools.mkdir()
     for name, verb in (("weather", "sunny in"), ("launch", "launched")):
         head = f"NAME = {name!r}\nVERB = {verb!r}\n"

@@ -16,32 +16,25 @@ import pytest
 from yiemagent.loop import transcript_problems
 from yiemagent.types import text_of
 
-from .test_replicas import post_when_free, ran, replica, setup, transcript, wait_ended
+from .test_replicas import (
+    post_when_free,
+    ran,
+    replica,
+    serve_script,
+    setup,
+    transcript,
+    wait_ended,
+)
 
-BRAIN = textwrap.dedent(
+BRAIN = serve_script(
     """
-    import sys
-    import yiemagent.cli.serve as serve
-    from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_text, faux_tool_call
-
-    def text(message):
-        content = getattr(message, "content", "")
-        if isinstance(content, str):
-            return content
-        return "".join(getattr(block, "text", "") for block in content)
-
     def brain(context):
         # The router hands every question to billing. Billing, asked "launch A B", launches
         # A and asks the helper to "launch B"; the helper launches what it is asked. After
         # tool results (other than the transfer's) each answers with their texts.
         last = context.messages[-1]
         if last.role == "toolResult" and not last.tool_name.startswith("transfer_to_"):
-            results = []
-            for message in reversed(context.messages):
-                if message.role != "toolResult":
-                    break
-                results.append(text(message))
-            return faux_message(faux_text("Done: " + "; ".join(reversed(results))))
+            return results_answer(context)
         if context.system_prompt == "Route.":
             return faux_message(faux_tool_call("transfer_to_billing", {}))
         asked = next(m for m in reversed(context.messages) if m.role == "user")
@@ -52,11 +45,6 @@ BRAIN = textwrap.dedent(
                 faux_tool_call("helper", {"input": f"launch {words[2]}"}),
             )
         return faux_message(faux_tool_call("launch", {"city": words[1]}))
-
-    fm = FauxModel([brain] * 10_000)
-    serve.resolve_model = lambda *args, **kwargs: fm.model
-    from yiemagent.cli.main import main
-    sys.exit(main(sys.argv[1:]))
     """
 )
 
@@ -83,8 +71,7 @@ TEAM = textwrap.dedent(
 def test_a_team_held_on_a_killed_replica_is_decided_and_resumed_on_another(
     postgres_dsn: str, tmp_path: Path
 ) -> None:
-    script, tools, runs = setup(tmp_path)
-    script.write_text(BRAIN)
+    script, tools, runs = setup(tmp_path, BRAIN)
     team = tmp_path / "team.toml"
     team.write_text(TEAM)
     with (
