@@ -5,14 +5,12 @@ task's and each case's model call carries both. Beside `--agent` they are one li
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from tests._yiem import yiem_in
 from tests.ai.servers import ReplayServer, Reply, openai_chunks
 
 pytestmark = pytest.mark.timeout(180)
@@ -26,24 +24,12 @@ def server() -> Iterator[ReplayServer]:
         yield replay
 
 
-def yiem(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "YIEM_DATA_DIR": str(tmp_path / "data")}
-    return subprocess.run(
-        [sys.executable, "-m", "yiemagent.cli.main", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=tmp_path,
-        timeout=150,
-    )
-
-
 def test_every_task_of_a_batch_is_asked_with_them(server: ReplayServer, tmp_path: Path) -> None:
     for _ in range(2):
         server.enqueue(Reply(events=openai_chunks({"role": "assistant", "content": "Hi."})))
     tasks = tmp_path / "tasks.jsonl"
     tasks.write_text('{"id": "a", "prompt": "Hi"}\n{"id": "b", "prompt": "Hello"}\n')
-    proc = yiem(
+    proc = yiem_in(
         tmp_path, "batch", str(tasks), "--out", str(tmp_path / "out.jsonl"),
         "--model", "openai-compatible/m", "--base-url", server.url + "/v1",
         "--temperature", "0.4", "--max-tokens", "30",
@@ -59,7 +45,7 @@ def test_every_case_of_an_eval_is_asked_with_them(server: ReplayServer, tmp_path
     server.enqueue(Reply(events=openai_chunks({"role": "assistant", "content": "Hi."})))
     data = tmp_path / "cases.jsonl"
     data.write_text(json.dumps({"name": "greet", "input": "Hi", "checks": [{"contains": "Hi"}]}))
-    proc = yiem(
+    proc = yiem_in(
         tmp_path, "eval", str(data), "--model", "openai-compatible/m",
         "--base-url", server.url + "/v1", "--temperature", "0", "--max-tokens", "12",
     )  # fmt: skip
@@ -80,7 +66,7 @@ def test_beside_an_agent_file_or_function_they_are_one_line(
     else:
         data.write_text(json.dumps({"name": "a", "input": "Hi", "checks": [{"contains": "x"}]}))
         args = [str(data)]
-    proc = yiem(tmp_path, command, *args, "--agent", spec, "--temperature", "0.2")
+    proc = yiem_in(tmp_path, command, *args, "--agent", spec, "--temperature", "0.2")
     assert proc.returncode == 1, proc.stderr
     assert proc.stderr.strip() == (
         "yiem: error: --temperature does not go with --agent: set it in the agent file"

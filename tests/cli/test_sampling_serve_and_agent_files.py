@@ -5,30 +5,16 @@ are one line that says where to set them, in every command."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests._yiem import yiem_in
 from tests.ai.servers import ReplayServer, Reply, openai_chunks
 from tests.cli.test_reasoning_vision_every_command import serve_one_run
 from yiemagent import ConfigError, load_agent
 
 pytestmark = pytest.mark.timeout(180)
-
-
-def yiem(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "YIEM_DATA_DIR": str(tmp_path / "data")}
-    return subprocess.run(
-        [sys.executable, "-m", "yiemagent.cli.main", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=tmp_path,
-        timeout=150,
-    )
 
 
 def test_serve_asks_the_model_with_them(tmp_path: Path) -> None:
@@ -49,7 +35,7 @@ def test_an_agent_files_keys_reach_the_model(tmp_path: Path) -> None:
     team.write_text("[agents.brief]\ntemperature = 0.25\nmax_tokens = 24\n")
     with ReplayServer() as server:
         server.enqueue(Reply(events=openai_chunks({"role": "assistant", "content": "Hello."})))
-        proc = yiem(
+        proc = yiem_in(
             tmp_path, "run", "Hi", "--agent", str(team),
             "--model", "openai-compatible/m", "--base-url", server.url + "/v1",
         )  # fmt: skip
@@ -71,7 +57,7 @@ def test_an_answer_cut_off_by_the_files_max_tokens_names_it(tmp_path: Path) -> N
                 )
             )
         )
-        proc = yiem(
+        proc = yiem_in(
             tmp_path, "run", "What is a bicycle?", "--agent", str(team),
             "--model", "openai-compatible/m", "--base-url", server.url + "/v1",
         )  # fmt: skip
@@ -108,7 +94,7 @@ def test_beside_an_agent_file_they_are_one_line_naming_the_file(
     team = tmp_path / "team.toml"
     team.write_text("[agents.brief]\n")
     args = ["serve", "--port", "0"] if command == "serve" else ["run", "Hi"]
-    proc = yiem(tmp_path, *args, "--agent", str(team), "--max-tokens", "5")
+    proc = yiem_in(tmp_path, *args, "--agent", str(team), "--max-tokens", "5")
     assert proc.returncode == 1, proc.stderr
     assert proc.stderr.strip() == (
         "yiem: error: --max-tokens does not go with --agent: set it in the agent file"
