@@ -206,9 +206,7 @@ class _Assembler:
             for name in REASONING_FIELDS:
                 value = getattr(delta, name, None)
                 if isinstance(value, str) and value:
-                    self.streamed = True
-                    self._open_waiting()
-                    self.current = None
+                    self._before_text()
                     self.builder.thinking_delta(value, None if self._thinking_open() else name)
                     said = True
                     break
@@ -219,9 +217,7 @@ class _Assembler:
             if isinstance(content, list):  # Mistral: chunks of text and thinking
                 self._content_parts(content)
             elif isinstance(content, str) and content:
-                self.streamed = True
-                self._open_waiting()
-                self.current = None
+                self._before_text()
                 self.builder.text_delta(content)
             for tool_delta in delta.tool_calls or ():
                 self.streamed = True
@@ -237,9 +233,7 @@ class _Assembler:
             if kind == "text":
                 text = _field(part, "text")
                 if isinstance(text, str) and text:
-                    self.streamed = True
-                    self._open_waiting()
-                    self.current = None
+                    self._before_text()
                     self.builder.text_delta(text)
             elif kind == "thinking":
                 inner = _field(part, "thinking")
@@ -247,9 +241,7 @@ class _Assembler:
                 for piece in pieces:
                     text = piece if isinstance(piece, str) else _field(piece, "text")
                     if isinstance(text, str) and text:
-                        self.streamed = True
-                        self._open_waiting()
-                        self.current = None
+                        self._before_text()
                         self.builder.thinking_delta(text)
 
     def _thinking_block(self, block: Any, *, said: bool) -> None:
@@ -263,9 +255,7 @@ class _Assembler:
         if kind == "redacted_thinking":
             data = _field(block, "data")
             if isinstance(data, str) and data:
-                self.streamed = True
-                self._open_waiting()
-                self.current = None
+                self._before_text()
                 self.builder.end_block()  # a block of its own, apart from any thinking before
                 entry = {"type": "redacted_thinking", "data": data}
                 self.builder.thinking_delta("", json.dumps(entry))
@@ -278,9 +268,7 @@ class _Assembler:
             return
         text = _field(block, "thinking")
         if isinstance(text, str) and text and not said:
-            self.streamed = True
-            self._open_waiting()
-            self.current = None
+            self._before_text()
             self.builder.thinking_delta(text)
         signature = _field(block, "signature")
         if not (isinstance(signature, str) and signature):
@@ -298,6 +286,14 @@ class _Assembler:
         signed.signature = json.dumps({"type": "thinking", "signature": signature})
         if signed is self.builder.open_block:
             self.builder.end_block()  # thinking after it is another block
+
+    def _before_text(self) -> None:
+        """Text or thinking streams next: the calls still waiting open first, so their
+        blocks come before it, and no call stays current, so a late fragment of a call
+        completes it in place instead of streaming into the text's block."""
+        self.streamed = True
+        self._open_waiting()
+        self.current = None
 
     def _thinking_open(self) -> bool:
         content = self.builder.message.content
