@@ -5,13 +5,11 @@ is taken over; a holder of this boot is respected."""
 from __future__ import annotations
 
 import sqlite3
-import subprocess
-import sys
-import textwrap
 from pathlib import Path
 
 import pytest
 
+from tests.sessions._holder import lease_holder
 from yiemagent import SessionBusyError
 from yiemagent.sessions import SqliteSessionStore
 
@@ -20,19 +18,7 @@ pytestmark = pytest.mark.timeout(120)
 
 def test_a_lease_from_before_a_reboot_is_taken_over(tmp_path: Path) -> None:
     db = tmp_path / "s.db"
-    child = subprocess.Popen(
-        [sys.executable, "-c", textwrap.dedent(f"""
-            import sys
-            from yiemagent.sessions import SqliteSessionStore
-            store = SqliteSessionStore({str(db)!r})
-            store.acquire("s")
-            print("held", flush=True)
-            sys.stdin.readline()
-        """)],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    try:
-        assert child.stdout is not None and child.stdout.readline() == "held\n"
+    with lease_holder(db):
         with SqliteSessionStore(db) as store, pytest.raises(SessionBusyError):
             store.acquire("s")  # the same boot: the child is alive
         with sqlite3.connect(db) as conn:  # as if written before this boot (same pid, ticks)
@@ -42,6 +28,3 @@ def test_a_lease_from_before_a_reboot_is_taken_over(tmp_path: Path) -> None:
             conn.execute("UPDATE leases SET started = ?", (f"{ticks}@{boot[::-1]}",))
         with SqliteSessionStore(db) as store:
             store.release("s", store.acquire("s"))
-    finally:
-        child.kill()
-        child.wait()

@@ -8,14 +8,12 @@ from __future__ import annotations
 import os
 import signal
 import sqlite3
-import subprocess
-import sys
-import textwrap
 import time
 from pathlib import Path
 
 import pytest
 
+from tests.sessions._holder import lease_holder
 from yiemagent import SessionBusyError
 from yiemagent.sessions import SqliteSessionStore, lease
 
@@ -51,21 +49,12 @@ def test_a_live_holder_keeps_renewing_and_a_killed_one_is_taken_over(
     ttl_s = 4.0
     monkeypatch.setattr(lease, "LEASE_TTL_S", ttl_s)
     db = tmp_path / "s.db"
-    child = subprocess.Popen(
-        [sys.executable, "-c", textwrap.dedent(f"""
-            import sys
-            from yiemagent.sessions import SqliteSessionStore, lease
-            lease.LEASE_TTL_S = {ttl_s}
-            lease.this_host = lambda: "another-container"
-            store = SqliteSessionStore({str(db)!r})
-            store.acquire("s")
-            print("held", flush=True)
-            sys.stdin.readline()
-        """)],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    try:
-        assert child.stdout is not None and child.stdout.readline() == "held\n"
+    setup = f"""
+        from yiemagent.sessions import lease
+        lease.LEASE_TTL_S = {ttl_s}
+        lease.this_host = lambda: "another-container"
+    """
+    with lease_holder(db, setup) as child:
         time.sleep(2 * ttl_s + 1)  # longer than the TTL: only its renewals keep it
         with SqliteSessionStore(db) as store:
             with pytest.raises(SessionBusyError, match="another-container"):
@@ -81,6 +70,3 @@ def test_a_live_holder_keeps_renewing_and_a_killed_one_is_taken_over(
                     assert time.monotonic() < deadline, "the dead holder's lease was kept"
                     time.sleep(0.5)
             store.release("s", token)
-    finally:
-        child.kill()
-        child.wait()
