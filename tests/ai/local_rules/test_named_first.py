@@ -78,3 +78,18 @@ def test_a_name_of_shared_words_is_not_judged() -> None:
     at = scene(conversation(request), [by_store, by_region, forecast])
     at.calls.append((forecast, {"region": "North", "days": 3}))
     assert NamedFirst().judge(by_region, {"region": "North", "day": "Monday"}, at) is None
+
+
+def test_a_tool_the_request_names_by_its_description_is_kept() -> None:
+    # Neither "stats" nor "mean" is in the request; "average", a word of its description
+    # and of no other tool, names it, though `get_time` waits to be called.
+    numbers = {"type": "array", "items": {"type": "number"}, "description": "x"}
+    mean = tool("stats_mean", {"values": numbers})
+    mean.description = "The average of a list of numbers."
+    weather = tool("get_weather", {"city": TEXT})
+    request = "What is the average of 3, 5 and 10, the weather in Oslo and the time in Lima?"
+    at = scene(conversation(request), [weather, mean, GET_TIME])
+    at.calls.append((weather, {"city": "Oslo"}))
+    assert NamedFirst().judge(mean, {"values": [3, 5, 10]}, at) is None
+    mean.description = "The middle of a list of numbers."
+    assert isinstance(NamedFirst().judge(mean, {"values": [3, 5, 10]}, at), Dropped)

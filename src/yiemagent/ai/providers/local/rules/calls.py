@@ -7,7 +7,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from yiemagent.ai.providers.local.choice import adds_to, distinct_words, other_words, relevant
+from yiemagent.ai.providers.local.choice import (
+    adds_to,
+    distinct_words,
+    mentions,
+    other_words,
+    relevant,
+)
 from yiemagent.ai.providers.local.grounding import (
     FILE_NAME,
     authored,
@@ -331,8 +337,12 @@ class NamedFirst(CallRule):
     out, and `write_file` follows once the content is read; for "What time is it in Oslo,
     and what is 17 * 23?", `calculator` after `get_time` runs (good: the request names no
     other tool). A tool is named here by a word of its name no other tool's name has
-    (`choice.distinct_words`: "write", not "file"); a tool with no such word is not judged.
-    In the first round only: after results `chain_step` judges calls.
+    (`choice.distinct_words`: "write", not "file"); a tool with no such word is not judged,
+    nor one the request names by its description (`choice.mentions` beside the other
+    tools, a word of an earlier call's tool name naming that tool only): `stats_mean`,
+    "The average of a list of numbers.", runs for "What is the average of 3, 5 and 10, and
+    the weather in Oslo?" after `get_weather`. In the first round only: after results
+    `chain_step` judges calls.
     """
 
     name = "named_first"
@@ -349,7 +359,10 @@ class NamedFirst(CallRule):
             own = distinct_words(candidate, offered, scene.request)
             return any(scene.request.has_word(w) for w in own) if own else None
 
-        if named(tool) is not False:
+        called = [earlier for earlier, _ in scene.calls]
+        if named(tool) is not False or mentions(
+            tool, scene.request, beside=offered, claimed=called
+        ):
             return None
         waiting = sorted(t.name for t in offered if t.name not in used and named(t))
         if not waiting:
