@@ -66,7 +66,7 @@ async def test_the_run_s_tools_last_that_run_only() -> None:
 @pytest.mark.parametrize(
     ("tools", "match"),
     [
-        (["paint"], "AgentTool objects"),
+        (["paint"], "not a tool: give an AgentTool"),
         ("paint", "a list of AgentTool"),
         ([client_tool([]), client_tool([])], "two tools named 'paint'"),
     ],
