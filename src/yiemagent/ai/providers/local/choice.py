@@ -426,15 +426,15 @@ class ChainStep:
             if takes_files(tool, name)
             for s in value_strings(value)
         ]
-        open_files = [
-            f for f in self.request.files if not any(s.lower().endswith(f.lower()) for s in passed)
-        ]
+        file_open = any(
+            not any(s.lower().endswith(f.lower()) for s in passed) for f in self.request.files
+        )
         return {
             t.name
             for t in tools
             if t.name not in used
             and not mentions(t, self.request, beside=tools, claimed=called)
-            and not (open_files and reads_files(t))
+            and not (file_open and reads_files(t))
         }
 
     def allows(self, tool: AgentTool, arguments: dict[str, Any]) -> bool:

@@ -350,7 +350,8 @@ class NamedFirst(CallRule):
     def judge(
         self, tool: AgentTool, arguments: dict[str, Any], scene: CallScene
     ) -> Repaired | Dropped | None:
-        used = {earlier.name for earlier, _ in scene.calls}
+        called = [earlier for earlier, _ in scene.calls]
+        used = {earlier.name for earlier in called}
         if scene.chain is not None or not used or tool.name in used:
             return None
         offered = list(scene.tools.values())
@@ -359,7 +360,6 @@ class NamedFirst(CallRule):
             own = distinct_words(candidate, offered, scene.request)
             return any(scene.request.has_word(w) for w in own) if own else None
 
-        called = [earlier for earlier, _ in scene.calls]
         if named(tool) is not False or mentions(
             tool, scene.request, beside=offered, claimed=called
         ):
