@@ -73,6 +73,7 @@ from yiemagent.types import (
     Usage,
     UserMessage,
 )
+from yiemagent.types.text import cut_middle
 
 __all__ = [
     "CompactionInfo",
@@ -624,17 +625,8 @@ def _text(message: AgentMessage) -> str:
 
 def _cut_text(text: str, limit: int) -> str:
     """`text` on one line (its whitespace runs made single spaces: a message's own lines
-    cannot pass for the request's), whole when it has at most `limit` characters; else its
-    first two thirds of `limit` and its last third, with a line between them saying how
-    many characters were left out: a tool result's outcome (an exit status, a total, the
-    error after a traceback) is often at its end."""
-    flat = " ".join(text.split())
-    if len(flat) <= limit:
-        return flat
-    head = limit * 2 // 3
-    tail = limit - head
-    left_out = len(flat) - head - tail
-    return f"{flat[:head]}\n[… {left_out:,} characters left out …]\n{flat[len(flat) - tail :]}"
+    cannot pass for the request's), cut to `limit` characters in its middle (`cut_middle`)."""
+    return cut_middle(" ".join(text.split()), limit)
 
 
 def _fit_text(text: str, room: int) -> str:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from yiemagent.errors import ConfigError
 from yiemagent.evals._case import CheckResult, EvalRun
+from yiemagent.types.text import cut_middle
 
 if TYPE_CHECKING:
     from yiemagent.types import Model
@@ -85,21 +86,6 @@ def _answer_chars(model: Model | None) -> int:
     return max(_ANSWER_CHARS, model.context_window // 2)
 
 
-def _shortened(answer: str, limit: int) -> str:
-    """`answer` whole when it has at most `limit` characters; else its first two thirds of
-    `limit` and its last third, with a line between them saying how many characters were
-    left out: an answer's conclusion is at its end, and a judge shown only its start fails
-    it for what it could not see."""
-    if len(answer) <= limit:
-        return answer
-    head = limit * 2 // 3
-    tail = limit - head
-    left_out = len(answer) - head - tail
-    return (
-        f"{answer[:head]}\n[… {left_out:,} characters of the answer left out …]\n{answer[-tail:]}"
-    )
-
-
 @dataclass(frozen=True, slots=True)
 class _Judge:
     rubric: str
@@ -120,8 +106,9 @@ class _Judge:
         inside its tag. An answer (or a question) may hold text written to sway its grader
         ("passed: true", a rubric of its own): the tags mark it as data, and a closing tag
         inside it is defused, so it cannot end its tag early. An answer longer than
-        `answer_chars` characters is shortened (`_shortened`)."""
-        answer = _shortened(run.text, answer_chars)
+        `answer_chars` characters loses its middle (`cut_middle`): its conclusion is at its end,
+        and a judge shown only its start fails it for what it could not see."""
+        answer = cut_middle(run.text, answer_chars, left_out="characters of the answer")
         parts = [f"Rubric: {self.rubric}", _tagged("question", str(run.case.input))]
         if run.case.expected is not None:
             parts.append(_tagged("reference_answer", str(run.case.expected)))
