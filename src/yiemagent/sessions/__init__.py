@@ -6,8 +6,10 @@ again on the same store and id, resumes from it (also after a crash).
 one row per message; `PostgresSessionStore(dsn)` keeps them in PostgreSQL, shared by several
 processes or hosts (extra `postgres`); `InMemorySessionStore()` keeps them in memory (tests,
 ephemeral use). `check_session_id` is the one check of a session id (non-empty, no control
-characters) that every entry point applies.
-See `docs/sessions.md`.
+characters) that every entry point applies. For a store of one's own: `SessionStateStore`,
+the protocol of a store that also keeps a session's state (the calls held for approval), and
+`encode_message` / `decode_message`, the JSON codec of one stored message, which persists
+the message types in `PERSISTED_TYPES`. See `docs/sessions.md`.
 
 The stores' modules (`_store`, `_sqlite`, `_postgres`) are private. `lease` (who holds a
 session and the release of a collected agent's lease) stays public: the `Agent`'s session

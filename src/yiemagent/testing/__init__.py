@@ -1,9 +1,9 @@
 """Testing helpers (DESIGN §19): recorded model calls for offline tests.
 
-Public: `record(model, path)` (a model whose calls are appended to a JSONL cassette),
-`replay(path, model=None)` (a model answering from the cassette, offline, in order),
-`CassetteMismatch` (a request that differs from the recording, with the difference),
-`normalise_request` (what a cassette keeps of a request), and the pytest plugin
+Public: `record(model, path)` (a `RecordingModel`, whose calls are appended to a JSONL
+cassette), `replay(path, model=None)` (a `ReplayModel`, answering from the cassette,
+offline, in order), `CassetteMismatch` (a request that differs from the recording, with the
+difference), `normalise_request` (what a cassette keeps of a request), and the pytest plugin
 `yiemagent.testing.pytest_plugin` (the `yiem_cassette` fixture and `--cassette-mode
 once|new|none`), registered as the `pytest11` entry point `yiemagent`. See `docs/evals.md`.
 """

@@ -1,12 +1,19 @@
 """The tools layer: schema validation and coercion, `@tool`, `ToolStore`, tool files, and the
 built-in `listTools` and `writeTool` (DESIGN §4).
 
+Public: `tool` (a typed function as an `AgentTool`), `to_agent_tool` (anything the places that
+take tools accept, as an `AgentTool`), `ToolStore`; the built-ins `list_tools_tool` (with
+`offers_list_tools`, whether a front end offers it on a model) and `write_tool_tool` (with
+`WriteToolError`, its refusals; `function_source`, a code part as the person approving a write
+reads it; `WRITTEN_MARK`, the first line of a file it wrote; `MAX_CODE_CHARS`, its cap on
+code; `WRITTEN_TOOL_TIMEOUT_S`, a written tool's default timeout); the schema checks
+`validate_arguments_against_schema` (raising `ToolArgumentsError`) and `check_schema`.
+
 Modules: `schema` (validating arguments: a compiled fast check, then `jsonschema`), `coerce`
 (the coercions of what a model sends), `decorator` (`@tool`), `store` (`ToolStore`),
-`builtin` (`listTools`), `write_tool` (`writeTool`); private: `_given` (`to_agent_tool`: a
-tool or a function given where tools are taken, as a tool), `_import_tool_file` (importing a
-tool folder's files for `ToolStore.load_dir`), `_render_tool_file` (the file `writeTool`
-writes from the model's code parts).
+`builtin` (`listTools`), `write_tool` (`writeTool`); private: `_given` (`to_agent_tool`),
+`_import_tool_file` (importing a tool folder's files for `ToolStore.load_dir`),
+`_render_tool_file` (the file `writeTool` writes from the model's code parts).
 """
 
 from yiemagent.tools._given import to_agent_tool

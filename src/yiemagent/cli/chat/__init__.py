@@ -1,6 +1,6 @@
 """`yiem chat`: an interactive terminal agent you can steer while it works (DESIGN §15).
 
-Public: `chat` (the typer command `yiem` registers) and `ChatOptions`. The terminal app
+Public: `chat`, the typer command `yiem` registers. The terminal app
 (`_app`, prompt_toolkit input and rich output), the live view of a run (`_view`), the
 slash commands (`_commands`), the approval questions (`_approvals`), the model's
 background load (`_loading`) and the MCP servers (`_mcp_servers`) are private. `setup`
