@@ -357,6 +357,50 @@ async def test_an_image_returned_beside_a_caption_reaches_the_model_as_an_image(
     assert text_of(await run_tool(words, {})) == '["a","b"]'
 
 
+async def test_image_bytes_in_a_returned_list_reach_the_model_as_images() -> None:
+    # An image's bytes returned alone are that image; so are image bytes in a list or tuple
+    # beside a caption or other images, not one JSON text of base64 the model cannot see.
+    # Bytes of no image in such a list keep the list one JSON value.
+    png = b"\x89PNG\r\n\x1a\n" + bytes(range(64))
+    jpeg = b"\xff\xd8\xff\xe0" + bytes(range(64))
+    as_png = ImageContent(base64.b64encode(png).decode(), "image/png")
+    as_jpeg = ImageContent(base64.b64encode(jpeg).decode(), "image/jpeg")
+
+    @tool
+    def captioned() -> tuple[str, bytes]:
+        """A screenshot with its caption."""
+        return ("the page", png)
+
+    @tool
+    def pages() -> list[bytes]:
+        """Two screenshots."""
+        return [png, bytearray(jpeg)]
+
+    @tool
+    def noted() -> list[Any]:
+        """A note block and a screenshot."""
+        return [TextContent("note"), png]
+
+    @tool
+    def packed() -> list[Any]:
+        """A name and bytes of no image."""
+        return ["page.zip", b"PK\x03\x04\xff\xfe"]
+
+    tools = [captioned, pages, noted, packed]
+    fm = FauxModel([faux_message(*(faux_tool_call(t.name, {}) for t in tools)), "done"])
+    agent = Agent(model=fm.model, stream_fn=fm.stream_fn, tools=tools)
+    await agent.prompt("show the pages")
+    results = [m for m in fm.contexts[-1].messages if isinstance(m, ToolResultMessage)]
+    assert not any(r.is_error for r in results)
+    assert [r.content for r in results[:3]] == [
+        [TextContent("the page"), as_png],
+        [as_png, as_jpeg],
+        [TextContent("note"), as_png],
+    ]
+    as_base64 = base64.urlsafe_b64encode(b"PK\x03\x04\xff\xfe").decode()
+    assert json.loads(content_text(results[3].content)) == ["page.zip", as_base64]
+
+
 async def test_a_partial_is_a_tool_named_and_described_by_its_function() -> None:
     # cpython#138493: a functools.partial has no __name__ or __doc__, and @tool failed on
     # it with an AttributeError. It takes them from the function it wraps; what the partial

@@ -13,7 +13,8 @@ schema-validated) arguments with the pydantic model, so a parameter typed as a m
 dataclass receives an instance, then calls the function with keyword arguments. It is async when
 the function is, plain otherwise (the pipeline runs plain tools on a worker thread).
 Return values: an `AgentToolResult` as is, a `str` as is (the pipeline wraps it), an image's
-bytes as that image, anything else JSON-dumped into one text content.
+bytes as that image, a list of blocks, strings and image bytes as that content, anything else
+JSON-dumped into one text content.
 """
 
 from __future__ import annotations
@@ -437,28 +438,23 @@ def _read_items(items: Iterator[object]) -> list[object]:
 
 def to_tool_return(value: object) -> AgentToolResult | str:
     """An `AgentToolResult` or `str` as is; a content block (`TextContent`, `ImageContent`)
-    or a list or tuple of blocks and strings with at least one block as the result's content
-    (a screenshot stays an image, a string beside it a text); the bytes of a PNG, JPEG, GIF
-    or WebP image as that image; anything else as its JSON text, where bytes are their UTF-8
-    text or, when some are not UTF-8, their URL-safe base64."""
+    as the result's content; the bytes of a PNG, JPEG, GIF or WebP image as that image; a
+    list or tuple of blocks, strings and image bytes with at least one block or image as the
+    result's content (a screenshot stays an image, a string beside it a text); anything else
+    as its JSON text, where bytes are their UTF-8 text or, when some are not UTF-8, their
+    URL-safe base64."""
     if isinstance(value, AgentToolResult | str):
         return value
     if isinstance(value, TextContent | ImageContent):
         return AgentToolResult([value])
-    if (
-        isinstance(value, list | tuple)
-        and any(isinstance(item, TextContent | ImageContent) for item in value)
-        and all(isinstance(item, TextContent | ImageContent | str) for item in value)
-    ):
-        return AgentToolResult(
-            [TextContent(item) if isinstance(item, str) else item for item in value]
-        )
-    if isinstance(value, bytes | bytearray):
-        from yiemagent.ai.attachments import sniff_mime_type  # only for returned bytes
-
-        mime_type = sniff_mime_type(bytes(value[:16]))
-        if mime_type is not None and mime_type.startswith("image/"):
-            return AgentToolResult([ImageContent(base64.b64encode(value).decode(), mime_type)])
+    if isinstance(value, list | tuple) and value:
+        blocks = [_content_block(item) for item in value]
+        content = [TextContent(b) if isinstance(b, str) else b for b in blocks if b is not None]
+        if len(content) == len(blocks) and not all(isinstance(b, str) for b in blocks):
+            return AgentToolResult(content)
+    image = _image_content(value)
+    if image is not None:
+        return AgentToolResult([image])
     import pydantic_core
 
     if isinstance(value, Iterator):  # a generator: read once, here, so what it raises is
@@ -472,6 +468,26 @@ def to_tool_return(value: object) -> AgentToolResult | str:
         # base64 (pydantic's URL-safe alphabet) rather than failing a call that succeeded.
         text = pydantic_core.to_json(value, fallback=str, bytes_mode="base64")
     return AgentToolResult.text(text.decode())
+
+
+def _image_content(value: object) -> ImageContent | None:
+    """`value` as an image when it is the bytes of a PNG, JPEG, GIF or WebP image."""
+    if not isinstance(value, bytes | bytearray):
+        return None
+    from yiemagent.ai.attachments import sniff_mime_type  # only for returned bytes
+
+    mime_type = sniff_mime_type(bytes(value[:16]))
+    if mime_type is None or not mime_type.startswith("image/"):
+        return None
+    return ImageContent(base64.b64encode(value).decode(), mime_type)
+
+
+def _content_block(item: object) -> TextContent | ImageContent | str | None:
+    """An item of a returned list as content: a block or a string as is, image bytes as
+    that image; `None` for anything else (the list is then one JSON value)."""
+    if isinstance(item, TextContent | ImageContent | str):
+        return item
+    return _image_content(item)
 
 
 def parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
