@@ -24,7 +24,7 @@ from starlette.requests import Request
 from starlette.responses import StreamingResponse
 from starlette.routing import Route
 
-from tests.ai.servers import openai_chunks
+from tests.ai.servers import free_port, openai_chunks
 from tests.ai.test_attachments import responses_done, responses_sse
 from tests.serve._kit import serving
 from yiemagent import Agent, AgentRunError, ConfigError, Model
@@ -186,3 +186,46 @@ def test_the_reasoning_limit_is_checked_like_the_idle_limit() -> None:
     with pytest.raises(ConfigError, match="stream_reasoning_timeout_s must be > 0 seconds"):
         Agent(model=Model(id="m", provider="openai", api="openai-completions"),
               stream_reasoning_timeout_s=-1)  # fmt: skip
+
+
+def fallback_agent(models: list[tuple[str, bool]], **options: Any) -> Agent[Any]:
+    """An Agent on a fallback chain of (base URL, marked as reasoning) models."""
+    chain = [Model(id=f"gpt-5-{i}", provider="openai", api="openai-completions", base_url=url,
+                   reasoning=thinks) for i, (url, thinks) in enumerate(models)]  # fmt: skip
+    options.setdefault("stream_reasoning_timeout_s", REASONING_S)
+    return Agent(model=chain, stream_idle_timeout_s=IDLE_S, max_retry_delay_ms=1, **options)
+
+
+def dead_url() -> str:
+    return f"http://127.0.0.1:{free_port()}/v1"  # nothing listens there
+
+
+@pytest.mark.filterwarnings("error:reasoning is ignored")  # untrue: the second model thinks
+async def test_a_fallback_to_a_reasoning_model_may_think_out_of_sight(
+    fake: tuple[FakeOpenAI, str],
+) -> None:
+    """The chain's first model cannot think; the second, reached when the first is down,
+    can: its silence before its first chunk is reasoning, not an idle stream."""
+    server, url = fake
+    server.scripts.append(Script(completion("Second thoughts."), pauses={0: SILENCE_S}))
+    chain = fallback_agent([(dead_url(), False), (url, True)], reasoning="high")
+    reply = await chain.prompt("think hard")
+    assert reply.stop_reason == "stop", reply.error_message
+    assert reply.text == "Second thoughts." and reply.model == "gpt-5-1"
+    assert chain.state.model.reasoning
+
+
+async def test_a_fallback_to_a_model_that_does_not_reason_keeps_the_idle_limit(
+    fake: tuple[FakeOpenAI, str],
+) -> None:
+    """A chain that may reason waits out silence only for the model that can think: the
+    answering model's own limit holds."""
+    server, url = fake
+    server.scripts.append(Script(completion("Late."), pauses={0: SILENCE_S}))
+    with pytest.raises(AgentRunError, match=f"sent nothing for {IDLE_S:g} s"):
+        await fallback_agent([(dead_url(), True), (url, False)]).prompt("hello")
+
+
+def test_a_chain_without_a_reasoning_model_does_not_reason() -> None:
+    chain = fallback_agent([(dead_url(), False), (dead_url(), False)])
+    assert not chain.state.model.reasoning

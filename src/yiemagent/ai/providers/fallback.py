@@ -67,8 +67,13 @@ def falls_through(event: ErrorEvent) -> bool:
 class FallbackModel(Model):
     """Models tried in order on provider failures; a `Model` itself.
 
-    Its `id`, `provider`, context window and prices are the first model's (so spans and
-    limits name what was asked for); `api` is "fallback"; `models` the models in order.
+    Its `id`, `provider` and prices are the first model's (so spans and limits name what
+    was asked for); `api` is "fallback"; `models` the models in order. Its context window
+    is the smallest of theirs (a request that fits it fits each), and it is a reasoning
+    model (`reasoning`) when any of them is: a reasoning level is then not ignored, and
+    the run waits out a silent reasoning model's thinking whichever answers, while each
+    model's own call keeps its own limit (a model that cannot think is still held to the
+    idle limit).
 
     Args:
         models: Two or more `Model`s (one is allowed); nested `FallbackModel`s are flattened.
@@ -95,6 +100,7 @@ class FallbackModel(Model):
         object.__setattr__(self, "api", FALLBACK_API)
         object.__setattr__(self, "name", " | ".join(f"{m.provider}/{m.id}" for m in flat))
         object.__setattr__(self, "context_window", min(m.context_window for m in flat))
+        object.__setattr__(self, "reasoning", any(m.reasoning for m in flat))
         object.__setattr__(self, "models", tuple(flat))
 
 
