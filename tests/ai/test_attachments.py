@@ -291,7 +291,11 @@ async def test_responses_input_image_and_input_file(
     request = server.requests[0]
     assert request.path == "/v1/responses"
     user, call, output = request.body["input"]
-    assert user["content"][1] == {"type": "input_image", "image_url": _data(PNG, "image/png")}
+    assert user["content"][1] == {
+        "type": "input_image",
+        "image_url": _data(PNG, "image/png"),
+        "detail": "auto",
+    }
     assert user["content"][2] == {
         "type": "input_file",
         "filename": "scan.png",
@@ -303,7 +307,7 @@ async def test_responses_input_image_and_input_file(
         "call_id": "call_1",
         "output": [
             {"type": "input_text", "text": "here"},
-            {"type": "input_image", "image_url": "data:image/png;base64,aGk="},
+            {"type": "input_image", "image_url": "data:image/png;base64,aGk=", "detail": "auto"},
         ],
     }
 

@@ -12,7 +12,9 @@ item as received, as JSON; on the next turn the same model gets the item back ex
 before the function calls it led to (without it the API answers 404 for an item it did not
 store, or reasons from nothing); an item that came with neither its encrypted content nor
 its reasoning text is not sent back (by its id alone the API refuses it). Messages: user
-text as `input_text`, images as `input_image` (data URLs), PDFs as `input_file`
+text as `input_text`, images as `input_image` (data URLs, `detail` "auto": the API's
+schema requires the field, and servers that check it, vLLM's, refuse an image without
+it), PDFs as `input_file`
 (`file_data`); assistant text as an
 assistant message, tool calls as `function_call` items (`call_id` = `ToolCall.id`), tool
 results as `function_call_output` (with images, as a list of `input_text` and
@@ -127,7 +129,11 @@ def _input_part(
         stand_in = image_type_stand_in(mime_type, "the Responses API")
         if stand_in is not None:
             return {"type": "input_text", "text": stand_in}
-        return {"type": "input_image", "image_url": f"data:{mime_type};base64,{data}"}
+        return {
+            "type": "input_image",
+            "image_url": f"data:{mime_type};base64,{data}",
+            "detail": "auto",
+        }
     if isinstance(block, DocumentContent) and pdfs_ok:
         return {
             "type": "input_file",
