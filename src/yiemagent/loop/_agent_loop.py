@@ -123,7 +123,8 @@ def agent_loop(
     Must be called from a running event loop; the run is a task on it. The stream always ends
     with an `AgentEndEvent`; `await stream.result()` gives the messages the run added.
     """
-    prompts = as_prompts(prompts)  # a bad prompt raises here, not inside the task
+    prompts = as_prompts(prompts)  # a bad prompt or tool raises here, not inside the task
+    take_tools(context)
     stream = _create_agent_stream()
     _start(stream, run_agent_loop(prompts, context, config, _pusher(stream), signal, stream_fn))
     return stream
@@ -141,6 +142,7 @@ def agent_loop_continue(
         ConfigError: the transcript is empty or ends with an assistant message.
     """
     check_can_continue(context, config)
+    take_tools(context)
     stream = _create_agent_stream()
     _start(stream, run_agent_loop_continue(context, config, _pusher(stream), signal, stream_fn))
     return stream
@@ -163,8 +165,14 @@ async def run_agent_loop(
 
     `converter`: an `IncrementalConverter` kept by a caller that runs the loop again and
     again on one growing `context.messages` list (the `Agent`), so a run converts only the
-    messages added since the last one; default: a new one per run."""
+    messages added since the last one; default: a new one per run.
+
+    Raises:
+        MessageInputError: a prompt is not a message.
+        ConfigError: an item of `context.tools` is neither a tool nor a typed function
+            (`take_tools`); both before the run starts."""
     prompts = as_prompts(prompts)
+    take_tools(context)
     run = LoopRun.start(context, config, emit, signal, stream_fn, converter)
     run.new_messages.extend(prompts)
     context.messages.extend(prompts)
@@ -227,6 +235,22 @@ def as_prompts(value: Any) -> list[AgentMessage]:
     if isinstance(value, str | Mapping) or hasattr(value, "role"):
         value = [value]
     return to_messages(value, what="prompts")
+
+
+def take_tools(context: AgentContext) -> None:
+    """Make each item of `context.tools` an `AgentTool`, as every other place that takes
+    tools does (`Agent(tools=...)`, `ToolStore.register`): a typed function, plain or async,
+    becomes the tool `@tool` makes of it. The list is replaced, not changed in place, and
+    only when an item needs it.
+
+    Raises:
+        ConfigError: an item is neither a tool nor a function `@tool` takes.
+    """
+    if all(isinstance(item, AgentTool) for item in context.tools):
+        return
+    from yiemagent.tools import to_agent_tool
+
+    context.tools = [to_agent_tool(item) for item in context.tools]
 
 
 def _create_agent_stream() -> EventStream[AgentEvent, list[AgentMessage]]:
@@ -554,6 +578,7 @@ async def _prepare_next_turn(run: LoopRun, turn: TurnContext) -> None:
     if update is None:
         return
     if update.context is not None:
+        take_tools(update.context)
         run.context = update.context
     changes: dict[str, Any] = {}
     if update.model is not None:

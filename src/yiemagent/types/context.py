@@ -24,7 +24,8 @@ __all__ = [
 @dataclass(slots=True)
 class AgentContext:
     """The transcript a run works on: system prompt, messages (appended to in place by the
-    loop) and the tools offered to the model."""
+    loop) and the tools offered to the model. A typed function among the tools is taken
+    too: the loop's entry points make it the tool `@tool` makes of it before the run."""
 
     system_prompt: str = ""
     messages: list[AgentMessage] = field(default_factory=list)
