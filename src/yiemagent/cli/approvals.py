@@ -105,17 +105,13 @@ def ask_approvals(
     context: AgentContext,
     *,
     yes: bool,
-    ask: Callable[[str], str] | None = None,
-    say: Callable[[str], None] | None = None,
 ) -> dict[str, ToolApproval]:
-    """A decision for each call of the transcript's last assistant message held for approval.
+    """A decision for each call of the transcript's last assistant message held for approval,
+    as `decide` makes it.
 
     Args:
         context: the run's context after it ended "awaiting_approval".
         yes: approve every held call without asking (`--yes`).
-        ask: reads one answer to a question (default: `input` on the terminal, when stdin
-            is one); "y"/"yes" approves, anything else (an empty line too) rejects.
-        say: where to print what was decided (default: stderr).
     """
     from yiemagent.loop import held_tool_calls
 
@@ -126,7 +122,7 @@ def ask_approvals(
         (call.id, f"{call.name}({json.dumps(call.arguments, ensure_ascii=False)})")
         for call in held[1]
     ]
-    return decide(shown, yes=yes, ask=ask, say=say)
+    return decide(shown, yes=yes)
 
 
 def rejected_held_calls(context: AgentContext) -> dict[str, ToolApproval]:
@@ -161,14 +157,16 @@ def decide(
     shown: list[tuple[str, str]],
     *,
     yes: bool,
-    ask: Callable[[str], str] | None = None,
-    say: Callable[[str], None] | None = None,
 ) -> dict[str, ToolApproval]:
-    """A decision for each held call, given as (tool-call id, how the call is shown), asked
-    on the terminal one after another (arguments as for `ask_approvals`)."""
-    say = say or (lambda text: print(text, file=sys.stderr, flush=True))
-    if ask is None and not yes and sys.stdin is not None and sys.stdin.isatty():
-        ask = input
+    """A decision for each held call, given as (tool-call id, how the call is shown): all
+    approved with `yes` (`--yes`); else asked one after another with `input` when stdin is
+    a terminal ("y"/"yes" approves, anything else, an empty line too, rejects); else all
+    rejected, as no one can be asked. What was decided is printed to stderr."""
+
+    def say(text: str) -> None:
+        print(text, file=sys.stderr, flush=True)
+
+    ask = input if not yes and sys.stdin is not None and sys.stdin.isatty() else None
     decisions: dict[str, ToolApproval] = {}
     for call_id, call in shown:
         if yes:

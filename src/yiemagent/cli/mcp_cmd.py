@@ -81,15 +81,13 @@ def attach_servers(
     context: AgentContext,
     commands: Sequence[str],
     urls: Sequence[str],
-    notice: Callable[[str], None] | None = None,
 ) -> Callable[[], None]:
     """Connect each `--mcp` command and `--mcp-url`, and add their tools to `context.tools`.
 
     A command starting with `python` (or `python3`) runs on the Python that runs yiem,
     which has the MCP SDK. A server's tool named like one of the `--tools` folder's
-    replaces it (asking for a
-    server is asking for its tools), and `notice` says so; two servers with a tool of the
-    same name are a clash.
+    replaces it (asking for a server is asking for its tools), and a note on stderr says
+    so; two servers with a tool of the same name are a clash.
 
     The connections live on their own threads, so they serve the run's event loop later.
 
@@ -109,7 +107,6 @@ def attach_servers(
     for tool in context.tools:
         store.register(tool)
     folder_tools = set(store.tools)
-    say = notice or (lambda text: print(text, file=sys.stderr))
 
     async def connect() -> None:
         try:
@@ -119,9 +116,10 @@ def attach_servers(
                     name = local_tool_name(remote.name, None)
                     if name in folder_tools and store.unregister(name) is not None:
                         folder_tools.discard(name)
-                        say(
+                        print(
                             f"note: {server.label}'s tool {name!r} replaces the tool of "
-                            "that name from the tools folder"
+                            "that name from the tools folder",
+                            file=sys.stderr,
                         )
                 await add_server(store, server)
         except BaseException:

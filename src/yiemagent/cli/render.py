@@ -74,12 +74,12 @@ def cut_off_note(message: AssistantMessage, max_tokens: int | None) -> str:
     return CUT_OFF
 
 
-def counted(number: int, noun: str, plural: str | None = None) -> str:
-    """`number` and `noun` in agreement: "1 tool", "2 tools" (`plural` for a noun that does
-    not just take an "s": `counted(n, "retry", "retries")`)."""
+def counted(number: int, noun: str) -> str:
+    """`number` and `noun` in agreement: "1 tool", "2 tools" (for nouns whose plural takes
+    an "s")."""
     if number == 1:
         return f"1 {noun}"
-    return f"{number} {plural or noun + 's'}"
+    return f"{number} {noun}s"
 
 
 _SHOWN = {c: chr(0x2400 + c) for c in range(0x20)} | {0x7F: "\u2421"}

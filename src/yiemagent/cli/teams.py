@@ -225,8 +225,6 @@ def ask_pending(
     pending: list[PendingApproval],
     *,
     yes: bool,
-    ask: Callable[[str], str] | None = None,
-    say: Callable[[str], None] | None = None,
 ) -> dict[str, ToolApproval]:
     """A decision for each pending approval (sub-agents' calls name their agent), asked on
     the terminal as `yiem run` does (see `cli.approvals.ask_approvals`)."""
@@ -237,7 +235,7 @@ def ask_pending(
         where = f" (in {'›'.join(item.agent_path[1:])})" if item.agent_path else ""
         call = f"{item.tool_name}({json.dumps(item.arguments, ensure_ascii=False)}){where}"
         shown.append((item.tool_call_id, call))
-    return decide(shown, yes=yes, ask=ask, say=say)
+    return decide(shown, yes=yes)
 
 
 async def run_agent(

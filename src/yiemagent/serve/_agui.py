@@ -559,9 +559,11 @@ def _is_json_of(text: str, value: Any) -> bool:
         return False
 
 
-def _problems(exc: ValidationError, *, most: int = 5) -> str:
-    """`field: problem; ...` of a validation error, on one line: pydantic's own text spans
-    lines and sends the client to its documentation site for each error."""
+def _problems(exc: ValidationError) -> str:
+    """`field: problem; ...` of a validation error's first five problems, on one line:
+    pydantic's own text spans lines and sends the client to its documentation site for each
+    error."""
+    most = 5
     errors = exc.errors()
     parts = []
     for error in errors[:most]:

@@ -450,7 +450,9 @@ def _shared_messages(entry: Mapping[str, Any], request: Mapping[str, Any]) -> tu
     return same_frame, shared
 
 
-def _diff(recorded: Any, sent: Any, limit: int = 60) -> str:
+def _diff(recorded: Any, sent: Any) -> str:
+    """A unified diff of two requests as indented JSON, cut after its first 60 lines."""
+    limit = 60
     old = json.dumps(recorded, indent=1, sort_keys=True, ensure_ascii=False).splitlines()
     new = json.dumps(sent, indent=1, sort_keys=True, ensure_ascii=False).splitlines()
     lines = list(difflib.unified_diff(old, new, "recorded", "sent", n=2, lineterm=""))

@@ -60,9 +60,9 @@ _ARGS_CHARS = 60
 _RESULT_CHARS = 160
 
 
-def short_args(args: Any, limit: int = _ARGS_CHARS) -> str:
+def short_args(args: Any) -> str:
     """Tool arguments for one line: `key=value, ...` for a dict (strings unquoted), cut to
-    `limit` characters."""
+    `_ARGS_CHARS` characters."""
     if isinstance(args, dict):
         parts = []
         for key, value in args.items():
@@ -71,7 +71,7 @@ def short_args(args: Any, limit: int = _ARGS_CHARS) -> str:
         text = ", ".join(parts)
     else:
         text = json.dumps(args, default=str)
-    return one_line(text, limit)
+    return one_line(text, _ARGS_CHARS)
 
 
 @dataclass(slots=True)
