@@ -163,8 +163,8 @@ class SqliteSessionStore:
 
         Raises:
             SessionBusyError: another live holder has the session's lease (nothing written).
-            sqlite3.Error: the write failed (disk full, locked longer than `timeout_s`, ...);
-                RuntimeError: the store is closed.
+            sqlite3.Error: the write failed (disk full, locked longer than `timeout_s`, ...).
+            RuntimeError: the store is closed.
         """
         row = message_row(message)
         if row is None:
@@ -177,7 +177,12 @@ class SqliteSessionStore:
                 if cursor.rowcount == 1:
                     return
                 self._fence(session_id, token)
-            raise SessionBusyError(f"session {session_id!r}: the append was refused twice")
+            raise SessionBusyError(
+                f"session {session_id!r} was taken by another writer while this one wrote "
+                "(nothing written); one writer per session: use another session_id, or "
+                "open it again once that writer is done",
+                session_id=session_id,
+            )
 
     def replace(self, session_id: str, messages: Sequence[AgentMessage]) -> None:
         """Make `messages` the session's whole transcript, in one transaction: after a crash at
