@@ -9,6 +9,7 @@ billing). `get_model("provider/id")` looks a model up; any OpenAI-compatible ser
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import replace
@@ -29,6 +30,7 @@ __all__ = [
     "ToolCallMode",
     "calculate_cost",
     "get_model",
+    "ollama_url",
 ]
 
 _OPENAI_URL: Final = "https://api.openai.com/v1"
@@ -148,7 +150,54 @@ OPENAI_COMPATIBLE: Final = "openai-compatible"
 
 
 OLLAMA_URL: Final = "http://127.0.0.1:11434/v1"
-"""Where `ollama/<model>` is served unless `base_url` says otherwise (Ollama's default)."""
+"""Where `ollama/<model>` is served unless `base_url` or `OLLAMA_HOST` says otherwise
+(Ollama's default)."""
+
+_LISTEN_EVERYWHERE: Final = ("0.0.0.0", "::", "")
+"""Hosts a server listens on but a client cannot name; reached at the loopback."""
+
+
+def ollama_url(host: str | None) -> str:
+    """The OpenAI API root of the Ollama server `host` names, read as Ollama's own client
+    reads its `OLLAMA_HOST`: `host[:port]` or a URL, the scheme http unless given, the port
+    11434 without a scheme (else the scheme's), a path kept; `/v1` is added.
+
+    Args:
+        host: The value of `OLLAMA_HOST`; None or blank gives `OLLAMA_URL`.
+
+    Raises:
+        ProviderError: a value that names no host and port (an unknown scheme, a port
+            that is not a number from 1 to 65535).
+    """
+    text = (host or "").strip()
+    if not text:
+        return OLLAMA_URL
+    scheme, sep, rest = text.partition("://")
+    if not sep:
+        scheme, rest, default_port = "http", text, 11434
+    elif scheme in ("http", "https"):
+        default_port = 80 if scheme == "http" else 443
+    else:
+        raise ProviderError(
+            f"OLLAMA_HOST={text!r} is not host[:port] or an http(s):// URL "
+            "(e.g. OLLAMA_HOST=127.0.0.1:11434)"
+        )
+    hostport, _, path = rest.partition("/")
+    name, port = hostport, str(default_port)
+    if hostport.startswith("["):  # [IPv6]:port
+        name, _, tail = hostport[1:].partition("]")
+        port = tail[1:] if tail.startswith(":") else port
+    elif hostport.count(":") == 1:
+        name, port = hostport.split(":")
+    if not port.isdigit() or not 0 < int(port) < 65536:
+        raise ProviderError(
+            f"OLLAMA_HOST={text!r}: the port {port!r} is not a number from 1 to 65535"
+        )
+    name = "127.0.0.1" if name in _LISTEN_EVERYWHERE else name
+    name = f"[{name}]" if ":" in name else name
+    root = f"{scheme}://{name}:{port}" + (f"/{path.strip('/')}" if path.strip("/") else "")
+    return f"{root}/v1"
+
 
 ToolCallMode = Literal["native", "text", "schema"]
 _TOOL_CALL_APIS: Final[dict[str, str]] = {
@@ -178,9 +227,10 @@ def get_model(
         name: "provider/id" from `MODELS` (e.g. "openai/gpt-4o", "anthropic/claude-sonnet-4-5",
             "local/qwen2.5-coder-0.5b"), a bare id when exactly one provider has it,
             "openai-responses/<id>" for an OpenAI model over the Responses API,
-            "ollama/<id>" for a model Ollama serves (at `OLLAMA_URL` unless `base_url`
-            says otherwise), or "openai-compatible/<id>" for any OpenAI-compatible server
-            (needs `base_url`).
+            "ollama/<id>" for a model Ollama serves (at `base_url`, else where the
+            `OLLAMA_HOST` environment variable says, `ollama_url`, else `OLLAMA_URL`),
+            or "openai-compatible/<id>" for any OpenAI-compatible server (needs
+            `base_url`).
         base_url: Server URL overriding the catalogue's (e.g. a proxy); required for
             "openai-compatible/…".
         tool_calls: How a local server's model calls tools (only with
@@ -205,8 +255,8 @@ def get_model(
         ProviderError: unknown model (the message lists the known ones),
             "openai-compatible/…" without `base_url`, a `base_url` that is not http(s),
             a `base_url` for an embedded model, `tool_calls` for a hosted model or with
-            an unknown value, or `vision` or `reasoning` for a model that is not a local
-            server's.
+            an unknown value, `vision` or `reasoning` for a model that is not a local
+            server's, or an `OLLAMA_HOST` naming no server for "ollama/…".
     """
     provider, sep, model_id = name.partition("/")
     if base_url is not None and not base_url.startswith(("http://", "https://")):
@@ -222,7 +272,7 @@ def get_model(
         if not model_id:
             raise ProviderError(f'"{provider}/<model id>" needs a model id after the "/"')
         if provider == "ollama":
-            base_url = base_url or OLLAMA_URL
+            base_url = base_url or ollama_url(os.environ.get("OLLAMA_HOST"))
         if not base_url:
             raise ProviderError(
                 f"{name!r} needs base_url, the server's OpenAI API root "

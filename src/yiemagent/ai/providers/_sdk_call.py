@@ -97,6 +97,7 @@ __all__ = [
     "sdk_client",
     "start_call",
     "stream_sdk",
+    "unreachable_hint",
 ]
 
 logger = logging.getLogger(__name__)
@@ -178,6 +179,7 @@ def stream_sdk(
             describe_sdk_failure(exc, importlib.import_module(api.sdk), error_type=api.error_type)
             + key_hint(exc, model.provider, opts.api_key)
             + jinja_hint(exc, model)
+            + unreachable_hint(exc, importlib.import_module(api.sdk), model)
         ),
         name=api.name,
     )
@@ -708,6 +710,25 @@ def jinja_hint(exc: BaseException, model: Model) -> str:
         " (start llama.cpp's server with --jinja, or read the calls the model writes as text:"
         ' tool_calls="text", yiem\'s --tool-calls text)'
     )
+
+
+def unreachable_hint(exc: BaseException, sdk: ModuleType, model: Model) -> str:
+    """What to add when no connection to a local server's model (`ollama/…`,
+    `openai-compatible/…`) could be made (not a timeout): the server is most likely not
+    running, and the SDK's "Connection error." does not say so. "" otherwise.
+
+    Ollama's says how to start it and which variable names another address (`OLLAMA_HOST`,
+    read by `get_model`)."""
+    if not isinstance(exc, sdk.APIConnectionError) or isinstance(exc, sdk.APITimeoutError):
+        return ""
+    if model.provider == "ollama":
+        return (
+            "; is Ollama running? Start it with `ollama serve`,"
+            " or set OLLAMA_HOST to the host:port it listens on"
+        )
+    if model.provider == "openai-compatible":
+        return "; is the server running, and listening at that address?"
+    return ""
 
 
 def resolve_api_key(provider: str, explicit: str | None) -> str | None:
