@@ -159,8 +159,13 @@ class TaskResult:
         )
 
     def encode(self) -> bytes:
-        """The whole line, newline included, as written to the file."""
-        text = json.dumps(self.to_json(), ensure_ascii=False, separators=(",", ":"))
+        """The whole line, newline included, as written to the file: UTF-8, each lone
+        surrogate (which UTF-8 cannot hold; a model server may stream one as a `\\ud800`
+        escape) made U+FFFD, so that no text of a run keeps its line from being written."""
+        from yiemagent.ai import sanitize_surrogates
+
+        data = sanitize_surrogates(self.to_json())
+        text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
         return (text + "\n").encode("utf-8")
 
 

@@ -96,7 +96,27 @@ class BatchTask:
         metadata = raw.get("metadata") or {}
         if not isinstance(metadata, Mapping):
             raise ValueError(f"task {task_id!r}: 'metadata' must be an object")
-        return cls(task_id, prompt, schema, session, dict(metadata))
+        metadata = dict(metadata)
+        for name, value in (("id", task_id), ("prompt", prompt), ("metadata", metadata)):
+            _check_utf8(task_id, name, value)
+        return cls(task_id, prompt, schema, session, metadata)
+
+
+def _check_utf8(task_id: str, name: str, value: Any) -> None:
+    """Refuse a task field holding a lone surrogate (a `\\ud800` escape in a JSON line with
+    no pair): its result line, which repeats the id and metadata, could not be written as
+    UTF-8, so the task would stop the batch every time it ran.
+
+    Raises:
+        ValueError: naming the field.
+    """
+    from yiemagent.ai import sanitize_surrogates
+
+    if sanitize_surrogates(value) is not value:
+        raise ValueError(
+            f"task {task_id!r}: {name!r} holds a lone surrogate (a \\ud800-\\udfff escape "
+            "with no pair), which is no UTF-8 text"
+        )
 
 
 def _check_schema(task_id: str, raw: Any) -> dict[str, Any]:
