@@ -67,6 +67,16 @@ class Case:
                 f"case {self.name!r}: metadata: must be JSON data ({exc}; quote a date or "
                 "a time to make it text)"
             ) from None
+        from yiemagent.ai import sanitize_surrogates
+
+        fields = (("name", self.name), ("input", self.input))
+        for key, value in (*fields, ("expected", self.expected), ("metadata", self.metadata)):
+            # a `\ud800` escape with no pair: no UTF-8 text, which the results file holds
+            if sanitize_surrogates(value) is not value:
+                raise DatasetError(
+                    f"case {self.name!r}: {key}: holds a lone surrogate (a \\ud800-\\udfff "
+                    "escape with no pair), which is no UTF-8 text"
+                )
 
 
 @dataclass(slots=True, frozen=True)
