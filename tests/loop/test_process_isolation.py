@@ -1,6 +1,6 @@
-"""`AgentTool(isolation="process")` (DESIGN R-4.5; docs/tools.md "Stoppable tools"): the tool
-runs in a worker process; results, updates and errors come back; a timeout or an abort kills
-the process at once; a plain thread tool keeps R-4.2 meanwhile."""
+"""`AgentTool(isolation="process")` (DESIGN R-4.5; docs/tools.md "Timeouts, and stopping a
+tool"): the tool runs in a worker process; results, updates and errors come back; a timeout
+or an abort kills the process at once; a plain thread tool keeps R-4.2 meanwhile."""
 
 from __future__ import annotations
 

@@ -42,15 +42,15 @@ backlog for the next worker to finish. They are daemon threads: a tool that neve
 The future of an abandoned call may be cancelled: its late outcome is dropped, as is one for
 a loop that was closed meanwhile.
 
-Processes (docs/tools.md "Stoppable tools"). A plain function on a thread cannot be stopped
-once it runs; a function in a child process can: a timeout or an abort kills the process.
-Workers are reused while idle (up to `IDLE_WORKERS`), so a call costs a round trip over two
-pipes, not a process start; a killed or broken worker is replaced by a new one on the next
-call. The calling side of one call runs on a tool worker thread (it blocks on the pipe);
-killing the process ends that read at once. The tool's `execute` must be a plain or async
-function defined at the top level of a module or a tool file (the child imports it by module
-name, or loads the file); its arguments, updates and result cross the process boundary by
-pickle. The child's side is `_process_worker`.
+Processes (docs/tools.md "Timeouts, and stopping a tool"). A plain function on a thread
+cannot be stopped once it runs; a function in a child process can: a timeout or an abort
+kills the process. Workers are reused while idle (up to `IDLE_WORKERS`), so a call costs a
+round trip over two pipes, not a process start; a killed or broken worker is replaced by a
+new one on the next call. The calling side of one call runs on a tool worker thread (it
+blocks on the pipe); killing the process ends that read at once. The tool's `execute` must
+be a plain or async function defined at the top level of a module or a tool file (the child
+imports it by module name, or loads the file); its arguments, updates and result cross the
+process boundary by pickle. The child's side is `_process_worker`.
 
 Deadlines. A `Deadline` belongs to one piece of work awaited by one task (a tool call, a
 model call). It ends the work early by aborting the work's own signal and cancelling the

@@ -1,5 +1,6 @@
-"""The child side of `isolation="process"` tools (DESIGN R-4.5; docs/tools.md "Stoppable
-tools"): a small loop in its own Python process that runs one tool call at a time.
+"""The child side of `isolation="process"` tools (DESIGN R-4.5; docs/tools.md "Timeouts,
+and stopping a tool"): a small loop in its own Python process that runs one tool call at a
+time.
 
 Protocol (pickle frames, 4-byte big-endian length first) on two private file descriptors
 (the process's stdin/stdout at start; fd 0 becomes /dev/null and fd 1 a copy of stderr, so

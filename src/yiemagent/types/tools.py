@@ -195,7 +195,8 @@ class AgentTool:
     that a timeout or abort kills, so the call really stops (about 0.1 ms more per call on a
     warm worker, one process start on the first call; `execute` must be a top-level function
     of a module or tool file, and its arguments, updates and result cross by pickle; see
-    docs/tools.md "Stoppable tools"). Tools written by `writeTool` use "process".
+    docs/tools.md "Timeouts, and stopping a tool"). Tools written by `writeTool` use
+    "process".
 
     Raises:
         ConfigError: an invalid name, a schema that is not a dict, a non-callable execute,
