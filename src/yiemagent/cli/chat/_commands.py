@@ -88,8 +88,8 @@ def _answering_agent(entry: Any) -> Any:
 
 def _tools(app: ChatHost, arg: str) -> None:
     # The tools of the agent that answers next, with its transfer tools: in a team
-    # (`--agent` with handoffs) the entry's own store is often empty, and "no tools" was
-    # printed for a router that hands over, or after a handoff to a specialist with tools.
+    # (`--agent` with handoffs) the entry's own store is often empty: its tools alone would
+    # say "no tools" for a router that hands over, or after a handoff to a specialist.
     entry = app.setup.agent
     agent = _answering_agent(entry)
     handoffs = list(getattr(agent, "handoffs", ()))
