@@ -175,3 +175,48 @@ async def test_responses_body_matches_the_sdk_types(server: ReplayServer) -> Non
     images += [p for p in body["input"][4]["output"] if p["type"] == "input_image"]
     assert len(images) == 5 and all(p["detail"] == "auto" for p in images)
     assert body["input"][1] == item  # the reasoning item exactly as it came
+
+
+async def test_a_switch_claude_gpt_claude_sends_each_what_it_takes(
+    server: ReplayServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One session whose model goes Anthropic → OpenAI Responses → Anthropic, reasoning on
+    throughout: each request fits its API's types; OpenAI gets Claude's thinking as text and
+    no signature; Claude, back again, gets its own thinking exactly as it came, and the
+    OpenAI reasoning as text without its encrypted content."""
+    from tests.ai.test_openai_responses import REASONING_ITEM, a_call_with_reasoning, an_answer
+    from tests.ai.test_reasoning_across_sessions import REDACTED, THINKING, weather_tools
+    from yiemagent import Agent
+
+    server.enqueue(
+        sse_reply("anthropic_thinking_tool_use.sse"),
+        sse_reply("anthropic_text.sse"),
+        sse_reply(a_call_with_reasoning()),
+        sse_reply(an_answer()),
+        sse_reply("anthropic_text.sse"),
+    )
+    claude = get_model("anthropic/claude-sonnet-4-5", base_url=server.url)
+    gpt = get_model("openai-responses/gpt-5-mini", base_url=server.url + "/v1")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    agent = Agent(model=claude, tools=weather_tools(), reasoning="low")
+    await agent.prompt("Weather in San Francisco?")
+    agent.state.model = gpt
+    await agent.prompt("Time in Oslo?")
+    agent.state.model = claude
+    await agent.prompt("Tomorrow?")
+    bodies = [request.body for request in server.requests]
+    assert len(bodies) == 5
+    for body, api in zip(bodies, [claude.api] * 2 + [gpt.api] * 2 + [claude.api], strict=True):
+        assert_valid(api, body)
+    to_gpt = json.dumps(bodies[3])
+    assert THINKING["thinking"] in to_gpt
+    assert THINKING["signature"] not in to_gpt and REDACTED["data"] not in to_gpt
+    assert REASONING_ITEM in bodies[3]["input"]  # its own reasoning, exactly
+    back = bodies[4]
+    turns = [m["content"] for m in back["messages"] if m["role"] == "assistant"]
+    assert turns[0][:2] == [THINKING, REDACTED]
+    texts = [block.get("text") for turn in turns for block in turn]
+    assert "The user wants Oslo's time." in texts
+    assert REASONING_ITEM["encrypted_content"] not in json.dumps(back)
+    assert back["thinking"]["type"] == "enabled"
