@@ -461,6 +461,51 @@ async def test_a_later_id_for_a_call_opened_without_one(server: ReplayServer) ->
     assert calls_of(message) == [("late", "f", {"x": 1})]
 
 
+async def test_a_call_opens_once_its_name_is_known(server: ReplayServer) -> None:
+    """Some servers send a call's id and first arguments before its name: the call starts
+    (its start event, which a listener shows) only once the name is known, then streams
+    all its arguments; a stream cut off before the name never started the call."""
+    first = chunk([{"index": 0, "delta": call(0, "c1", None, '{"city":'), "finish_reason": None}])
+    server.enqueue(sse_reply([first]))
+    stream = stream_openai_completions(
+        compat(server), Context("", [UserMessage("hi")]), StreamOptions(api_key=KEY)
+    )
+    cut = [event.type async for event in stream]
+    assert "toolcall_start" not in cut
+    assert (await stream.result()).stop_reason == "error"
+
+    message = await run(
+        server,
+        openai_chunks(
+            call(0, "c1", None, '{"city":'),
+            call(0, None, "weather", ' "Oslo"}'),
+            call(1, None, None, '{"n":'),
+            call(1, "c2", "count", " 2}"),
+            finish_reason="tool_calls",
+        ),
+    )
+    assert calls_of(message) == [("c1", "weather", {"city": "Oslo"}), ("c2", "count", {"n": 2})]
+
+
+async def test_a_fragment_that_never_names_its_call_is_no_call(server: ReplayServer) -> None:
+    """A nameless tool-call fragment (some gateways send one beside a whole call, or before
+    the text of an answer) is no call to run: as one named "" it was answered "not found"
+    and sent back in the next request, which OpenAI refuses for its empty name."""
+    message = await run(
+        server,
+        openai_chunks(
+            call(0, "call_0", "get_location", "{}"),
+            call(1, None, None, "{}"),
+            finish_reason="tool_calls",
+        ),
+    )
+    assert calls_of(message) == [("call_0", "get_location", {})]
+    assert message.stop_reason == "toolUse"
+    answer = await run(server, openai_chunks(call(0, None, None, ""), {"content": "Oslo."}))
+    assert answer.content == [TextContent("Oslo.")]
+    assert answer.stop_reason == "stop"
+
+
 async def test_arguments_encoded_twice_are_unwrapped(server: ReplayServer) -> None:
     """Some models behind vLLM/Ollama send `"{\\"x\\": 1}"`: a JSON string holding the object."""
     double = json.dumps(json.dumps({"x": 1}))

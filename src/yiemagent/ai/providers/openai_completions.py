@@ -319,8 +319,9 @@ class _Assembler:
             entry = None
         if entry is None:
             key = len(self.calls)
-            if self.waiting or not self._open_call_done():
-                entry = _Call(ToolCall(delta.id or "", name, {}))  # opens when that one is
+            if self.waiting or not name or not self._open_call_done():
+                # opens when the one before it is done and its name is known
+                entry = _Call(ToolCall(delta.id or "", name, {}))
                 self.waiting.append(key)
             else:
                 self.builder.end_block()  # close the previous call before opening this one
@@ -335,6 +336,8 @@ class _Assembler:
                 entry.call.id = delta.id
             if name:
                 entry.call.name = _fold_name(entry.call.name, name)
+                if key in self.waiting and self._open_call_done():
+                    self._open_waiting(every=False)
         signature = _field(_field(_field(delta, "extra_content"), "google"), "thought_signature")
         if isinstance(signature, str) and signature:  # Gemini: sent back with the call
             entry.call.thought_signature = signature
@@ -360,13 +363,24 @@ class _Assembler:
         except ValueError:
             return False
 
-    def _open_waiting(self, *, every: bool = True) -> None:
+    def _open_waiting(self, *, every: bool = True, last: bool = False) -> None:
         """Open the waiting calls in order, each with the arguments it has so far; with
-        `every` false, only while the one just opened is done (the rest wait for it)."""
+        `every` false, only while the one just opened is done and the next has its name
+        (the rest wait for it). A call without a name is no call to open: with `every` it
+        is passed over and keeps waiting for its name, and with `last` (the stream has
+        ended) it is dropped."""
+        nameless: list[int] = []
         while self.waiting:
             key = self.waiting.pop(0)
             entry = self.calls[key]
             waited = entry.call
+            if not waited.name:
+                if not every:
+                    self.waiting.insert(0, key)
+                    break
+                if not last:
+                    nameless.append(key)
+                continue
             self.builder.tool_call_start(waited.id, waited.name)  # closes the one before
             entry.call = self.builder.message.content[-1]  # type: ignore[assignment]
             entry.call.thought_signature = waited.thought_signature
@@ -375,6 +389,7 @@ class _Assembler:
             self.current = key
             if not every and not self._open_call_done():
                 break
+        self.waiting[:0] = nameless
 
     def _reasoning_detail(self, detail: Any) -> None:
         """OpenRouter's `reasoning_details`: an encrypted entry naming a call (Gemini's
@@ -386,7 +401,7 @@ class _Assembler:
             self.signatures[call_id] = json.dumps(detail, ensure_ascii=False)
 
     def finish(self) -> None:
-        self._open_waiting()
+        self._open_waiting(last=True)
         for entry in self.calls.values():
             signature = self.signatures.get(entry.call.id)
             if signature is not None:
