@@ -487,6 +487,46 @@ async def test_a_call_opens_once_its_name_is_known(server: ReplayServer) -> None
     assert calls_of(message) == [("c1", "weather", {"city": "Oslo"}), ("c2", "count", {"n": 2})]
 
 
+async def test_text_after_a_call_streams_into_a_block_of_its_own(server: ReplayServer) -> None:
+    """Text, a call, then more text (Qwen behind vLLM): the later text opens a new block;
+    no delta is for a block that has ended."""
+    server.enqueue(
+        sse_reply(
+            openai_chunks(
+                {"content": "Checking."},
+                call(0, "a", "query", '{"n": 5}'),
+                {"content": "\n"},
+                {"content": "Done."},
+                finish_reason="tool_calls",
+            )
+        )
+    )
+    stream = stream_openai_completions(
+        compat(server), Context("", [UserMessage("hi")]), StreamOptions(api_key=KEY)
+    )
+    open_block: int | None = None
+    ended: set[int] = set()
+    async for event in stream:
+        kind, _, phase = event.type.partition("_")
+        index = getattr(event, "content_index", None)
+        if phase == "start":
+            assert open_block is None and index not in ended
+            open_block = index
+        elif phase == "delta":
+            assert index == open_block, f"{kind} delta for block {index}, open: {open_block}"
+        elif phase == "end":
+            assert index == open_block
+            ended.add(index)
+            open_block = None
+    message = await stream.result()
+    assert ended == {0, 1, 2}
+    assert message.content == [
+        TextContent("Checking."),
+        ToolCall("a", "query", {"n": 5}),
+        TextContent("\nDone."),
+    ]
+
+
 async def test_a_fragment_that_never_names_its_call_is_no_call(server: ReplayServer) -> None:
     """A nameless tool-call fragment (some gateways send one beside a whole call, or before
     the text of an answer) is no call to run: as one named "" it was answered "not found"
