@@ -35,6 +35,7 @@ status it stands for).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 from dataclasses import dataclass, field
@@ -461,8 +462,57 @@ class _Assembler:
 async def _open_stream(
     client: AsyncOpenAI, body: dict[str, Any], idle_timeout_s: float | None
 ) -> Any:
+    """The raw streamed response to `body`. A reasoning summary the server has refused for
+    this key and model (`_NO_SUMMARY`) is left out of the request; one it refuses now (a
+    400 about the parameter `reasoning.summary`) is remembered, told once on one line (a
+    warning of this module's logger), left out, and the request sent once more. `body`
+    itself loses the summary, so a retry of the call does not ask for it again."""
+    import openai
+
     create = client.responses.with_raw_response.create
+    refused = _summary_key(client, body)
+    if refused in _NO_SUMMARY:
+        _drop_summary(body)
+    try:
+        return await open_raw_stream(create, body, ("model", "input"), idle_timeout_s)
+    except openai.BadRequestError as exc:
+        if exc.param != "reasoning.summary" or not _drop_summary(body):
+            raise
+        _NO_SUMMARY.add(refused)
+        logger.warning(
+            "%s: reasoning summaries refused, so the request goes without them and the "
+            "model thinks out of sight: %s",
+            body["model"],
+            " ".join(_error_text(exc).split()),
+        )
     return await open_raw_stream(create, body, ("model", "input"), idle_timeout_s)
+
+
+_NO_SUMMARY: set[tuple[str, str, str]] = set()
+"""(base URL, SHA-256 of the API key, model id) whose reasoning summaries the server
+refused in this process: OpenAI refuses them to an organization it has not verified, and
+verification is per organization, so per key."""
+
+
+def _summary_key(client: AsyncOpenAI, body: dict[str, Any]) -> tuple[str, str, str]:
+    digest = hashlib.sha256(str(client.api_key).encode()).hexdigest()
+    return str(client.base_url), digest, str(body.get("model"))
+
+
+def _drop_summary(body: dict[str, Any]) -> bool:
+    """Take `reasoning.summary` out of `body`; whether it was there."""
+    reasoning = body.get("reasoning")
+    if not isinstance(reasoning, dict) or "summary" not in reasoning:
+        return False
+    body["reasoning"] = {k: v for k, v in reasoning.items() if k != "summary"}
+    return True
+
+
+def _error_text(exc: Any) -> str:
+    """The server's own words in an SDK error: its `message` field, else the SDK's text."""
+    body = exc.body
+    said = body.get("message") if isinstance(body, dict) else None
+    return said if isinstance(said, str) else str(exc)
 
 
 _TRANSIENT: dict[str, int] = {
