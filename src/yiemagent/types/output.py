@@ -150,6 +150,8 @@ class OutputSpec(Generic[T]):
         self._kept: dict[str, tuple[Any, Any, OutputValidationError | None]] = {}
         """Output tool call id (or `_TEXT_ANSWER`) → (its arguments or text, its value, its
         error), validated before the call ran or the run read the answer."""
+        if isinstance(type_, list | tuple):
+            raise ConfigError(_several_types(type_))
         if isinstance(type_, Mapping):
             inner = _checked_schema(type_)
             self._validator = _schema_validator(inner)
@@ -576,6 +578,20 @@ def _short(value: Any) -> str:
     except (TypeError, ValueError):
         text = repr(value)
     return text if len(text) <= _MAX_INPUT_CHARS else text[: _MAX_INPUT_CHARS - 3] + "..."
+
+
+def _several_types(types: list[Any] | tuple[Any, ...]) -> str:
+    """Why a list of output types (pydantic-ai's shape for "one of these") is refused, and
+    what says the same here: their union, or an output function alone."""
+    kind = "list" if isinstance(types, list) else "tuple"
+    functions = [_type_name(t) for t in types if callable(t) and not isinstance(t, type)]
+    if functions:
+        instead = f"give an output function ({', '.join(functions)}) alone"
+    else:
+        instead = "for a value of one of several types give their union " + (
+            f"({' | '.join(_type_name(t) for t in types)})"
+        )
+    return f"output_type takes one type, not a {kind}: {instead}"
 
 
 def _type_name(type_: Any) -> str:
