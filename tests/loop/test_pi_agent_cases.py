@@ -3,7 +3,8 @@ agent.test.ts; the seeds port pi-agent-core), re-expressed on our loop and Agent
 message roles through `convert_to_llm`, `transform_context` before it, a parallel batch
 answered in source order, `agent_loop_continue` from a transcript, a busy agent refusing a
 second run, `resume` from an assistant tail taking queued follow-ups and steering one at a
-time, and the session id reaching the provider."""
+time, the session id reaching the provider, and the partial message an abort mid-stream
+leaves (its text kept; a partial tool call answered, never run)."""
 
 from __future__ import annotations
 
@@ -314,3 +315,49 @@ async def test_every_event_of_an_injected_steering_message_follows_its_turn_star
     )
     assert types[start - 1] == "turn_start"
     assert types[start + 1] == "message_end"
+
+
+async def test_an_abort_mid_answer_keeps_the_partial_text_as_the_aborted_message() -> None:
+    fm = FauxModel(
+        ["The quick brown fox jumps over the lazy dog. " * 4, "next answer"], delay_s=0.01
+    )
+    agent = Agent(model=fm.model, stream_fn=fm.stream_fn)
+
+    def abort_after_some_text(event: Any, signal: Any) -> None:
+        if event.type == "message_update" and len(text_of(event.message.content)) > 20:
+            agent.abort()
+
+    unsubscribe = agent.subscribe(abort_after_some_text)
+    reply = await agent.prompt("go")
+    unsubscribe()
+
+    assert reply.stop_reason == "aborted" and reply.error_message
+    assert 20 < len(reply.text) < len("The quick brown fox jumps over the lazy dog. " * 4)
+    assert "The quick brown fox jumps over the lazy dog. ".startswith(reply.text[:20])
+    assert agent.state.messages[-1] is reply  # kept in the transcript, as it was shown
+    assert (await agent.prompt("again")).text == "next answer"
+
+
+async def test_an_abort_mid_tool_call_answers_the_partial_call_without_running_it() -> None:
+    ran: list[str] = []
+    calling = faux_message("calling", faux_tool_call("echo", {"value": "a long value here"}))
+    fm = FauxModel([calling], chunk_size=3, delay_s=0.01)
+    tool = AgentTool("echo", "Echo", "Echo tool", SCHEMA, lambda *a: ran.append("ran") or "x")
+    agent = Agent(model=fm.model, stream_fn=fm.stream_fn, tools=[tool])
+
+    def abort_in_the_call(event: Any, signal: Any) -> None:
+        if (
+            event.type == "message_update"
+            and event.assistant_message_event.type == "toolcall_delta"
+        ):
+            agent.abort()
+
+    agent.subscribe(abort_in_the_call)
+    reply = await agent.prompt("go")
+
+    assert reply.stop_reason == "aborted"
+    assert ran == []
+    roles = [m.role for m in agent.state.messages]
+    assert roles == ["user", "assistant", "toolResult"]
+    result = agent.state.messages[-1]
+    assert result.is_error and result.tool_call_id == reply.tool_calls[0].id
