@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from yiemagent.ai.providers import missing_api_key, missing_sdk
 from yiemagent.cli.batch import (
     CliAgentFactory,
     check_tool_folder,
@@ -49,8 +50,6 @@ from yiemagent.cli.options import (
     ToolsOption,
     VisionOption,
     check_output_path,
-    missing_api_key,
-    missing_sdk,
     reasoning_ignored,
     reasoning_level,
     resolve_model,

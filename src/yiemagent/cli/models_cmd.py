@@ -34,7 +34,8 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from yiemagent.cli.options import DEFAULT_MODEL, CliError, missing_api_key, missing_sdk
+from yiemagent.ai.providers import missing_api_key, missing_sdk
+from yiemagent.cli.options import DEFAULT_MODEL, CliError
 from yiemagent.cli.render import counted
 from yiemagent.errors import install_hint
 

@@ -21,7 +21,6 @@ from yiemagent.errors import BatchError, ProviderError, SessionBusyError, YiemAg
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence
 
-    from yiemagent.ai.providers._sdk_call import SdkApi
     from yiemagent.tools import ToolStore
     from yiemagent.types import AgentTool, Model, ThinkingLevel
 
@@ -49,8 +48,6 @@ __all__ = [
     "interruptible",
     "keep_stdout_for_output",
     "load_tool_folder",
-    "missing_api_key",
-    "missing_sdk",
     "no_tool_files_note",
     "reasoning_ignored",
     "reasoning_level",
@@ -471,42 +468,6 @@ def results_file_option(path: Path | None, flag: str) -> Iterator[None]:
         if path is None or exc.results_file != str(path):
             raise
         raise CliError(f"{flag}: {exc}") from None
-
-
-def missing_api_key(model: Model) -> str | None:
-    """The environment variable to set for `model`, when its API needs a key (OpenAI's or
-    Anthropic's own API) and the environment has none; None when a key is there or none is
-    needed (the embedded model, a compatible or local server, faux, a custom API). Imports
-    the model's provider module, not its SDK."""
-    from yiemagent.ai.providers._sdk_call import get_env_api_key
-
-    api = _sdk_api(model)
-    if api is None or not api.key_required(model) or get_env_api_key(model.provider):
-        return None
-    return api.env_var
-
-
-def missing_sdk(model: Model) -> str | None:
-    """The extra to install for `model` ("openai", "anthropic") when its API's SDK is not
-    installed; None when it is, or the model needs none. Said before `missing_api_key`: a
-    key alone would not help. Looks the SDK up without importing it."""
-    import importlib.util
-
-    api = _sdk_api(model)
-    if api is None:
-        return None
-    if api.sdk in sys.modules:  # imported already, or blocked (None) as a missing one is
-        return api.sdk if sys.modules[api.sdk] is None else None
-    return api.sdk if importlib.util.find_spec(api.sdk) is None else None
-
-
-def _sdk_api(model: Model) -> SdkApi[Any] | None:
-    """The `SdkApi` of `model`'s API (OpenAI's two, Anthropic's), or None for another API."""
-    from yiemagent.ai.providers import anthropic_messages, openai_completions, openai_responses
-
-    apis = (openai_completions.CHAT_COMPLETIONS, openai_responses.RESPONSES,
-            anthropic_messages.MESSAGES)  # fmt: skip
-    return next((api for api in apis if api.name == model.api), None)
 
 
 def resolve_model(

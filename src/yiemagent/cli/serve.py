@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from yiemagent.ai.providers import missing_api_key, missing_sdk
 from yiemagent.cli.options import (
     DEFAULT_MODEL,
     DEFAULT_SYSTEM,
@@ -39,8 +40,6 @@ from yiemagent.cli.options import (
     TemperatureOption,
     ToolsOption,
     VisionOption,
-    missing_api_key,
-    missing_sdk,
     no_tool_files_note,
     reasoning_ignored,
     reasoning_level,
