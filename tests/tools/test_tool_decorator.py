@@ -291,6 +291,61 @@ def test_parameter_descriptions_of_other_docstring_styles(doc: str) -> None:
     assert built.description == "Search the catalog."
 
 
+def _place(lat: float, lon: float, *, zoom: int = 3) -> str:
+    return f"{lat},{lon}@{zoom}"
+
+
+@pytest.mark.parametrize(
+    "doc",
+    [
+        """Show a place on the map.
+
+        Parameters
+        ----------
+        lat, lon : float
+            The place's coordinates,
+            in degrees.
+        zoom : int, optional
+            How close.
+
+        Raises
+        ------
+        ValueError
+            Coordinates off the globe.
+
+        Examples
+        --------
+        >>> place(59.9, 10.7)
+        """,
+        """Show a place on the map.
+
+        Args:
+            lat, lon (float): The place's coordinates,
+                in degrees.
+            zoom: How close.
+
+        Raises:
+            ValueError: Coordinates off the globe.
+
+        Examples:
+            >>> place(59.9, 10.7)
+        """,
+    ],
+    ids=["numpy", "google"],
+)
+def test_parameters_named_together_share_their_description(doc: str) -> None:
+    # numpydoc's `x1, x2 : array_like`: both parameters lost their description, and the
+    # line after them did not reach the model at all. Raises and Examples sections, written
+    # for developers, stay out of what the model reads.
+    _place.__doc__ = doc
+    built = tool(_place)
+    props = built.input_schema["properties"]
+    said = "The place's coordinates, in degrees."
+    assert props["lat"]["description"] == said and props["lon"]["description"] == said
+    assert props["zoom"]["description"] == "How close."
+    assert built.description == "Show a place on the map."
+
+
 class Booking(BaseModel):
     guest: str
     nights: int

@@ -68,9 +68,12 @@ _PARAMETER_SECTIONS = frozenset(
     {"Args", "Arguments", "Parameters", "Params", "Keyword Args", "Keyword Arguments"}
     | {"Other Parameters"}
 )
-_ARG_RE = re.compile(r"^\*{0,2}(\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$")
-_NUMPY_ARG_RE = re.compile(r"^\*{0,2}(\w+)\s*(?::.*)?$")
-"""A NumPy parameter line: `name : type` (its description is on the lines below)."""
+_NAMES = r"(\*{0,2}\w+(?:\s*,\s*\*{0,2}\w+)*)"
+"""One parameter name, or several sharing a description (`x, y`)."""
+_ARG_RE = re.compile(rf"^{_NAMES}\s*(?:\([^)]*\))?\s*:\s*(.*)$")
+_NUMPY_ARG_RE = re.compile(rf"^{_NAMES}\s*(?::.*)?$")
+"""A NumPy parameter line: `name : type` or `x, y : type` (the description is on the lines
+below)."""
 _SPHINX_PARAM_RE = re.compile(
     r"^:(?:param|parameter|arg|argument|key|keyword)\s+(?:[^:]*\s)?\*{0,2}(\w+)\s*:\s*(.*)$"
 )
@@ -495,7 +498,8 @@ def parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
 
     Parameters are read from Google sections (`Args:`, `Keyword Args:`, `Other
     Parameters:`...), NumPy sections (`Parameters` underlined with dashes) and Sphinx fields
-    (`:param x:`, `:param int x:`); continuation lines of a parameter are joined with spaces.
+    (`:param x:`, `:param int x:`); continuation lines of a parameter are joined with spaces,
+    and parameters named together (`x, y : int`) share their description.
 
     Returns:
         `(description, {parameter: description})`; the description is the text before the
@@ -505,7 +509,7 @@ def parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
     args: dict[str, str] = {}
     section: str | None = None
     numpy = False  # the section is NumPy's: parameter lines at the heading's indent
-    current: str | None = None
+    current: list[str] = []  # the parameters the lines being read describe
     arg_indent = -1
     lines = doc.splitlines()
     for number, line in enumerate(lines):
@@ -521,15 +525,15 @@ def parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
         elif heading is not None:
             numpy = False
         if heading is not None:
-            section, current, arg_indent = heading.group(1), None, -1
+            section, current, arg_indent = heading.group(1), [], -1
             continue
         field = _SPHINX_FIELD_RE.match(stripped) if indent == 0 else None
         if field is not None:
-            section, numpy, current = "sphinx", False, None
+            section, numpy, current = "sphinx", False, []
             param = _SPHINX_PARAM_RE.match(stripped)
             if param is not None:
-                current = param.group(1)
-                args[current] = param.group(2).strip()
+                current = [param.group(1)]
+                args[param.group(1)] = param.group(2).strip()
             continue
         if section is None:
             description.append(line)
@@ -537,18 +541,21 @@ def parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
         if not stripped:
             continue
         if section == "sphinx":
-            if current is not None and indent > 0:
-                args[current] = f"{args[current]} {stripped}".strip()
+            if indent > 0:
+                for name in current:
+                    args[name] = f"{args[name]} {stripped}".strip()
             continue
         if section not in _PARAMETER_SECTIONS:
             continue
         match = (_NUMPY_ARG_RE if numpy else _ARG_RE).match(stripped)
         if match and (arg_indent < 0 or indent <= arg_indent):
             arg_indent = indent
-            current = match.group(1)
-            args[current] = "" if numpy else match.group(2).strip()
-        elif current is not None:
-            args[current] = f"{args[current]} {stripped}".strip()
+            current = [name.strip().lstrip("*") for name in match.group(1).split(",")]
+            for name in current:
+                args[name] = "" if numpy else match.group(2).strip()
+        else:
+            for name in current:
+                args[name] = f"{args[name]} {stripped}".strip()
     return "\n".join(description).strip(), args
 
 
