@@ -210,6 +210,7 @@ def test_a_url_without_the_mcp_path_says_where_the_endpoint_usually_is(
     ("argv", "expected"),
     [
         (["mcp", "list"], "give a command"),
+        (["mcp", "list", "python server.py", "--url", "http://x/mcp"], "not both"),
         (["mcp", "list", "--url", "ftp://x/mcp"], "must be http(s)"),
         (["mcp", "serve", "--tools", "/nonexistent/tools"], "not a folder"),
     ],

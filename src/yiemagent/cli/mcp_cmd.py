@@ -143,7 +143,9 @@ def list_tools(
     """Print an MCP server's tools: name — description, one a line."""
     from yiemagent.cli.render import counted
 
-    if (command is None) == (url is None):
+    if command is not None and url is not None:
+        raise ConfigError("give a command or --url URL, not both: one server is listed")
+    if command is None and url is None:
         raise ConfigError('give a command (yiem mcp list "python server.py") or --url URL')
     commands = [command] if command is not None else []
     (server,) = _servers(commands, [url] if url else [], url_option="--url")
