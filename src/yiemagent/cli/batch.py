@@ -29,6 +29,7 @@ from yiemagent.cli.options import (
     DEFAULT_MODEL,
     DEFAULT_SYSTEM,
     DEFAULT_TOOLS_DIR,
+    EXIT_INTERRUPTED,
     EXIT_TERMINATED,
     BaseUrlOption,
     CliError,
@@ -395,7 +396,7 @@ def batch(
     if report.interrupted or report.not_started:
         if terminated:
             raise _cli_error("terminated; run the same command again to finish", EXIT_TERMINATED)
-        raise _cli_error("interrupted; run the same command again to finish", 130)
+        raise _cli_error("interrupted; run the same command again to finish", EXIT_INTERRUPTED)
     failed = report.failed + report.skipped_failed
     if failed:
         raise _cli_error(f"{failed} task(s) failed; see yiem batch --summary {out}")

@@ -40,6 +40,7 @@ from yiemagent.cli.options import (
     DEFAULT_MODEL,
     DEFAULT_SYSTEM,
     DEFAULT_TOOLS_DIR,
+    EXIT_INTERRUPTED,
     EXIT_TERMINATED,
     BaseUrlOption,
     CliError,
@@ -377,7 +378,7 @@ def eval_command(
         )
         if terminated:
             raise CliError(f"terminated; {hint}", EXIT_TERMINATED) from None
-        raise CliError(f"interrupted; {hint}", 130) from None
+        raise CliError(f"interrupted; {hint}", EXIT_INTERRUPTED) from None
     comparison = report.compare(old) if old is not None else None
     # With `--json -` the report alone is standard output; the table goes to stderr.
     shown = sys.stderr if json_to_stdout else sys.stdout

@@ -46,7 +46,9 @@ from yiemagent.cli.options import (
     DEFAULT_SYSTEM,
     DEFAULT_TOOLS_DIR,
     EXIT_ERROR,
+    EXIT_INTERRUPTED,
     EXIT_OUTPUT_CLOSED,
+    EXIT_TERMINATED,
     BaseUrlOption,
     CliError,
     MaxTokensOption,
@@ -88,9 +90,7 @@ from yiemagent.types import (
 __all__ = ["app", "main"]
 
 EXIT_USAGE = 2
-EXIT_INTERRUPTED = 130
-EXIT_TERMINATED = 143
-"""`yiem run` stopped by SIGTERM (128 + 15), after the run wound down as for Ctrl-C."""
+"""A usage error, such as an empty prompt: the status click gives its own (a bad option)."""
 
 if TYPE_CHECKING:
     from typer._click import Context  # typer's own copy of click

@@ -29,6 +29,7 @@ __all__ = [
     "DEFAULT_SYSTEM",
     "DEFAULT_TOOLS_DIR",
     "EXIT_ERROR",
+    "EXIT_INTERRUPTED",
     "EXIT_OUTPUT_CLOSED",
     "EXIT_TERMINATED",
     "BaseUrlOption",
@@ -68,6 +69,8 @@ EXIT_ERROR = 1
 EXIT_OUTPUT_CLOSED = 141
 """The reader of stdout went away (`yiem run --json ... | head -1`): 128 + SIGPIPE (13),
 what the shell reports for `cat`, `grep` or `git log` in its place."""
+EXIT_INTERRUPTED = 130
+"""128 + SIGINT: a command Ctrl-C stopped, after its work wound down."""
 EXIT_TERMINATED = 143
 """128 + SIGTERM, as for a process that SIGTERM ends."""
 
@@ -401,7 +404,7 @@ def interruptible(load: Callable[[], T], before_exit: Callable[[], None] | None 
         terminated = isinstance(stop, Terminated)
         sys.stderr.write(f"yiem: {'terminated' if terminated else 'interrupted'}\n")
         sys.stderr.flush()
-        os._exit(EXIT_TERMINATED if terminated else 130)  # 130: 128 + SIGINT
+        os._exit(EXIT_TERMINATED if terminated else EXIT_INTERRUPTED)
     if "error" in box:
         raise box["error"]
     return cast(T, box["value"])

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeAlias
 
 import typer
 
+from yiemagent.cli.options import EXIT_INTERRUPTED, EXIT_TERMINATED
 from yiemagent.types import (
     AgentEndEvent,
     AgentEvent,
@@ -52,9 +53,6 @@ AgentOption: TypeAlias = Annotated[
     str | None,
     typer.Option("--agent", help="An agent file (TOML) as FILE or FILE:NAME; see docs/teams.md."),
 ]
-
-EXIT_INTERRUPTED = 130
-EXIT_TERMINATED = 143
 
 
 @dataclass(frozen=True, slots=True)
