@@ -19,6 +19,12 @@ types than it was labelled with takes the type its bytes show. `image_or_note` i
 check for an image a tool returned: one that does not decode becomes a text naming it (the
 loop applies it to every tool result, whatever the tool's source).
 
+An API may also refuse an image by its size in pixels (Anthropic's: more than 8000 px a
+side, or 2000 px in a request holding more than 20 images; `IMAGE_SIDE_LIMITS`): the width
+and height come from the image's header (`image_size`, through `imagesize`, which the
+`anthropic` extra installs), and a provider sends an image over its limit as a text naming
+it (`oversized_sides_stand_in`), as it does one over its limit in bytes.
+
 `attachment_warning(model, blocks)` is the one-line warning for a model that cannot read
 what is attached (the embedded model reads neither): providers give such a model a short
 text stand-in for each block instead.
@@ -28,9 +34,11 @@ from __future__ import annotations
 
 import base64
 import binascii
+import io
 import os
 import warnings
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeAlias
 
@@ -42,20 +50,24 @@ from yiemagent.types.model import Model
 __all__ = [
     "API_IMAGE_TYPES",
     "IMAGE_BASE64_LIMITS",
+    "IMAGE_SIDE_LIMITS",
     "MAX_IMAGE_BYTES",
     "MAX_PDF_BYTES",
     "AttachmentError",
     "AttachmentSource",
     "AttachmentWarning",
+    "SideLimit",
     "attachment_stand_in",
     "attachment_warning",
     "document_from_base64",
     "image_from_base64",
     "image_or_note",
+    "image_size",
     "image_type_stand_in",
     "load_attachment",
     "load_attachments",
     "oversized_image_stand_in",
+    "oversized_sides_stand_in",
     "sniff_mime_type",
     "warn_unreadable",
 ]
@@ -71,6 +83,30 @@ IMAGE_BASE64_LIMITS: dict[str, int] = {"anthropic-messages": 5 * 1024 * 1024}
 """The most base64 characters an API (`Model.api`) takes in one image, where that is less
 than `MAX_IMAGE_BYTES` ("image exceeds 5 MB maximum"): its provider sends a larger image
 as a text naming it."""
+
+
+@dataclass(frozen=True, slots=True)
+class SideLimit:
+    """The longest side (pixels) an API takes in an image: `side`, and `many_side` in a
+    request holding more than `many` images."""
+
+    side: int
+    many: int
+    many_side: int
+
+    def for_request(self, images: int) -> int:
+        """The longest side allowed in a request holding `images` images."""
+        return self.many_side if images > self.many else self.side
+
+
+IMAGE_SIDE_LIMITS: dict[str, SideLimit] = {"anthropic-messages": SideLimit(8000, 20, 2000)}
+"""Pixel limits per API (`Model.api`), where it refuses larger images ("At least one of
+the image dimensions exceed max allowed size: 8000 pixels", "... for many-image requests:
+2000 pixels"): its provider sends a larger image as a text naming it."""
+
+_SIZE_HEAD = 1024 * 1024
+"""Characters of base64 decoded to find an image's size: the header, and a JPEG's
+metadata segments before its frame header."""
 
 AttachmentSource: TypeAlias = str | os.PathLike[str] | bytes | bytearray | memoryview
 """A file path, or the file's bytes."""
@@ -265,6 +301,33 @@ def oversized_image_stand_in(data: str, limit: int, api: str) -> str | None:
     return f"[image omitted: {_mb(len(data))} of base64, more than the {_mb(limit)} {api} takes]"
 
 
+def image_size(data: str) -> tuple[int, int] | None:
+    """The (width, height) in pixels of the image `data` (base64) holds, from its header;
+    None when the header does not tell (a damaged image) or `imagesize` is not installed
+    (then no pixel limit can be checked, and the image goes as it is)."""
+    try:
+        import imagesize
+    except ImportError:
+        return None
+    head = data[:_SIZE_HEAD]  # a multiple of 4: whole base64 quanta
+    try:
+        width, height = imagesize.get(io.BytesIO(base64.b64decode(head)))
+    except (binascii.Error, ValueError, OSError):
+        return None
+    return (width, height) if width > 0 and height > 0 else None
+
+
+def oversized_sides_stand_in(size: tuple[int, int] | None, longest: int, api: str) -> str | None:
+    """The text a model gets in place of an image of `size` (`image_size`) wider or taller
+    than `longest` pixels, what its API takes; None when it fits or its size is not known.
+    Sent, it would fail that request and, kept in the session, every later one (a
+    full-page screenshot a tool took)."""
+    if size is None or max(size) <= longest:
+        return None
+    width, height = size
+    return f"[image omitted: {width}x{height} px, larger than the {longest} px a side {api} takes]"
+
+
 def image_type_stand_in(mime_type: str, api: str) -> str | None:
     """The text a model gets in place of an image of a type its API does not read
     (`API_IMAGE_TYPES`), or None when it reads it. `api` names the API in the text."""
@@ -297,19 +360,26 @@ def attachment_warning(
     model: Model, blocks: Sequence[ImageContent | DocumentContent]
 ) -> str | None:
     """One line for the user when `model` cannot read some of `blocks`, or its API takes no
-    image as large as one of them (None when it reads them all): it gets a text stand-in
-    for each instead."""
+    image as large as one of them, in bytes or pixels (None when it reads them all): it
+    gets a text stand-in for each instead."""
     name = f"{model.provider}/{model.id}" if model.provider else model.id
     missing = sorted({_kind(b) for b in blocks} - set(model.input))
     if missing:
         words = " or ".join("images" if kind == "image" else "PDFs" for kind in missing)
         return f"{name} cannot read {words}: it gets a short note in place of each attachment"
+    images = [b for b in blocks if isinstance(b, ImageContent)]
     limit = IMAGE_BASE64_LIMITS.get(model.api)
-    if limit is not None and any(
-        isinstance(b, ImageContent) and len(b.data) > limit for b in blocks
-    ):
+    if limit is not None and any(len(b.data) > limit for b in images):
         return (
             f"{name} takes images of at most {_mb(limit)} (as base64): it gets a short note "
+            "in place of each larger one"
+        )
+    sides = IMAGE_SIDE_LIMITS.get(model.api)
+    if sides is not None and any(
+        oversized_sides_stand_in(image_size(b.data), sides.side, "") for b in images
+    ):
+        return (
+            f"{name} takes images of at most {sides.side} px a side: it gets a short note "
             "in place of each larger one"
         )
     return None

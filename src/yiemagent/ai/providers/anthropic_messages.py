@@ -20,11 +20,12 @@ of one more request whose response continues the same message, usage summed; a t
 1h) marks the system prompt and the last user message. Thinking is enabled for reasoning
 models when `StreamOptions.reasoning` is set, with a budget from `thinking_budgets` or
 `THINKING_BUDGETS`; it is sent back only to the model that produced it, with its signature.
-An image larger than the API takes (`MAX_IMAGE_BASE64`) is sent as a text naming it, so a
-big screenshot a tool returned does not fail every later request of its session. A native
-output schema (`StreamOptions.output_schema`) goes as `output_config.format`, in the
-form the SDK's `transform_schema` gives it (the API refuses some keywords; they become
-description text), so the answer's text is the JSON value.
+An image larger than the API takes (`MAX_IMAGE_BASE64` of base64; more than 8000 px a side,
+or 2000 px once the request holds more than 20 images: `IMAGE_SIDE_LIMITS`) is sent as a
+text naming it, so a big screenshot a tool returned does not fail every later request of
+its session. A native output schema (`StreamOptions.output_schema`) goes as
+`output_config.format`, in the form the SDK's `transform_schema` gives it (the API refuses
+some keywords; they become description text), so the answer's text is the JSON value.
 Content blocks of other kinds (server tools) are left out of the message, but kept as sent
 for a `pause_turn`. A tool schema the API refuses (no "type"; `anyOf`, `oneOf` or `allOf` at
 its top, as MCP servers write a choice) is sent in a form it takes (`_input_schema`).
@@ -43,9 +44,12 @@ from yiemagent.ai._retry import RetryDecision
 from yiemagent.ai._sanitize import image_base64
 from yiemagent.ai.attachments import (
     IMAGE_BASE64_LIMITS,
+    IMAGE_SIDE_LIMITS,
     attachment_stand_in,
+    image_size,
     image_type_stand_in,
     oversized_image_stand_in,
+    oversized_sides_stand_in,
 )
 from yiemagent.ai.builder import DoneReason, MessageBuilder, complete_arguments
 from yiemagent.ai.openai_wire import inline_root_ref
@@ -158,13 +162,15 @@ def convert_messages(model: Model, context: Context) -> list[dict[str, Any]]:
 
     out: list[dict[str, Any]] = []
     images_ok = "image" in model.input
-    for message in transform_messages(
+    messages = transform_messages(
         context.messages, model, normalize_tool_call_id=anthropic_tool_call_id
-    ):
+    )
+    images = _Images(messages) if images_ok else None
+    for message in messages:
         if isinstance(message, UserMessage):
             # Only whitespace (the API refuses it as text) keeps its turn with a stand-in:
             # dropped, the request would end with the previous answer, a prefill to continue.
-            blocks = _blocks(message.content, images_ok, "pdf" in model.input)
+            blocks = _blocks(message.content, images, "pdf" in model.input)
             out.append({"role": "user", "content": blocks or [{"type": "text", "text": _EMPTY}]})
         elif isinstance(message, AssistantMessage):
             blocks = _assistant_blocks(message, model)
@@ -174,7 +180,7 @@ def convert_messages(model: Model, context: Context) -> list[dict[str, Any]]:
             result = {
                 "type": "tool_result",
                 "tool_use_id": message.tool_call_id,
-                "content": _blocks(message.content, images_ok)
+                "content": _blocks(message.content, images)
                 or [{"type": "text", "text": "(error)" if message.is_error else "(no output)"}],
                 "is_error": message.is_error,
             }
@@ -190,25 +196,73 @@ def convert_messages(model: Model, context: Context) -> list[dict[str, Any]]:
     return out
 
 
-def _blocks(content: list[Any], images_ok: bool, pdfs_ok: bool = False) -> list[dict[str, Any]]:
+class _Images:
+    """The images of one request as the API takes them: each one's base64, type and size,
+    or the text sent in its place (a type the API does not read, more base64 than it takes,
+    a side longer than it takes: 8000 px, or 2000 px once more than 20 images go)."""
+
+    __slots__ = ("_checked", "_longest")
+
+    def __init__(self, messages: list[Any]) -> None:
+        self._checked: dict[int, _Checked] = {}
+        limit = IMAGE_SIDE_LIMITS["anthropic-messages"]
+        for message in messages:
+            if isinstance(message, UserMessage | ToolResultMessage):
+                for block in message.content:
+                    if isinstance(block, ImageContent):
+                        self._checked[id(block)] = _check(block)
+        fitting = sum(
+            1
+            for checked in self._checked.values()
+            if not isinstance(checked, str)
+            and oversized_sides_stand_in(checked[2], limit.side, _API) is None
+        )
+        self._longest = limit.for_request(fitting)
+
+    def block(self, image: ImageContent) -> dict[str, Any]:
+        """The API block for `image`: an image block, or a text saying why it is not one."""
+        checked = self._checked.get(id(image)) or _check(image)
+        if isinstance(checked, str):
+            return {"type": "text", "text": checked}
+        data, mime_type, size = checked
+        too_large = oversized_sides_stand_in(size, self._longest, _API)
+        if too_large is not None:
+            return {"type": "text", "text": too_large}
+        return {
+            "type": "image",
+            "source": {"type": "base64", "media_type": mime_type, "data": data},
+        }
+
+
+_API = "the Messages API"
+"""How a stand-in names the API."""
+
+_Checked = tuple[str, str, tuple[int, int] | None] | str
+"""An image's base64, type and size (pixels, when its header tells), or its stand-in."""
+
+
+def _check(block: ImageContent) -> _Checked:
+    data, mime_type = image_base64(block.data, block.mime_type)
+    stand_in = image_type_stand_in(mime_type, _API) or oversized_image_stand_in(
+        data, MAX_IMAGE_BASE64, _API
+    )
+    return stand_in if stand_in is not None else (data, mime_type, image_size(data))
+
+
+def _blocks(
+    content: list[Any], images: _Images | None, pdfs_ok: bool = False
+) -> list[dict[str, Any]]:
     """Text, image and document (PDF) blocks; the API rejects empty or whitespace-only
-    text, and a model that reads no images or PDFs gets a note in place of each."""
+    text, and a model that reads no images (`images` None) or PDFs gets a note in place of
+    each."""
     blocks: list[dict[str, Any]] = []
     for block in content:
         if isinstance(block, TextContent):
             if block.text.strip():
                 blocks.append({"type": "text", "text": block.text})
         elif isinstance(block, ImageContent):
-            if images_ok:
-                data, mime_type = image_base64(block.data, block.mime_type)
-                stand_in = image_type_stand_in(
-                    mime_type, "the Messages API"
-                ) or oversized_image_stand_in(data, MAX_IMAGE_BASE64, "the Messages API")
-                if stand_in is not None:
-                    blocks.append({"type": "text", "text": stand_in})
-                    continue
-                source = {"type": "base64", "media_type": mime_type, "data": data}
-                blocks.append({"type": "image", "source": source})
+            if images is not None:
+                blocks.append(images.block(block))
             else:
                 blocks.append({"type": "text", "text": attachment_stand_in(block)})
         elif isinstance(block, DocumentContent):
