@@ -26,6 +26,7 @@ from rich.text import Text
 from yiemagent.cli.approvals import stop_held
 from yiemagent.cli.chat._view import short_args
 from yiemagent.tools import WriteToolError, function_source
+from yiemagent.tools.write_tool import WRITE_TOOL_NAME
 from yiemagent.types import AbortSignal, BeforeToolCallContext, BeforeToolCallResult
 
 if TYPE_CHECKING:
@@ -33,7 +34,6 @@ if TYPE_CHECKING:
 
 __all__ = ["ApprovalGate", "Asker", "approval_question", "settle_pending_approvals"]
 
-WRITE_TOOL_NAME = "writeTool"
 DECLINED = "The user declined to write this tool; do not retry it unless they ask."
 
 
