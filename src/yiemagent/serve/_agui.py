@@ -26,7 +26,8 @@ it. The client runs the tool and answers in its next input with a `tool` message
 (`toolCallId`, `content`, or `error` for an error result) after the last assistant
 message: the held call gets that result (not streamed back: the client has it) and the run
 goes on. A tool message there for a call of the agent's own tools that the session has
-answered is the client's copy of its `TOOL_CALL_RESULT`, and is skipped; one for an
+answered is the client's copy of its `TOOL_CALL_RESULT`, and is skipped, as is one for a
+sub-agent's call (its prefixed id: a sub-agent is offered no front-end tool); one for an
 unknown call, or a front-end call answered already, is a 400. A new user message while a
 front-end call is pending gives that call the error result "the client did not run the
 tool"; then the model reads the message. An input with a shared `state` is a 400 (not a
@@ -37,6 +38,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import time
 from collections.abc import AsyncGenerator
 from typing import Any
@@ -190,8 +192,9 @@ def _answers(messages: list[Any]) -> dict[str, AgentToolResult | str]:
     client's results for its front-end tools' calls, and its copies of the results the
     server sent for the calls of the agent's own tools (`start_conversation` skips those).
     Earlier tool messages answer calls the session holds results for already (the client
-    sends the whole conversation each time). Each is the result (its text and images), or
-    its `error` text for an error result.
+    sends the whole conversation each time), and one for a sub-agent's call (its streamed
+    id, `_SUB_CALL_ID`) is the client's copy of a result streamed to it: both are left out.
+    Each is the result (its text and images), or its `error` text for an error result.
 
     Raises:
         BadRequest: two of them answer one call; a part that is neither text nor an image
@@ -204,6 +207,8 @@ def _answers(messages: list[Any]) -> dict[str, AgentToolResult | str]:
         if not isinstance(message, agui.ToolMessage):
             continue
         call_id = message.tool_call_id
+        if _SUB_CALL_ID.fullmatch(call_id):
+            continue  # no front-end call: a sub-agent is offered none
         if call_id in answers:
             raise BadRequest(f"two tool messages answer tool call {call_id!r}")
         if message.error:
@@ -216,6 +221,11 @@ def _answers(messages: list[Any]) -> dict[str, AgentToolResult | str]:
         content: list[TextContent | ImageContent] = [TextContent(text)] if text else []
         answers[call_id] = AgentToolResult([*content, *images] or [TextContent("(no text)")])
     return answers
+
+
+_SUB_CALL_ID = re.compile(r"[0-9a-f]{32}\.s[0-9]+/.+", re.DOTALL)
+"""A sub-agent's tool call as the stream names it (`Translator._id`): its `subagentRunId`
+(the run's id, a hex UUID, then `.s<n>`), a slash, and the call's own id."""
 
 
 def _client_tools(
