@@ -7,7 +7,9 @@ Paths are resolved (symlinks followed) and refused when they leave the root; at 
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 from pathlib import Path
 
 from yiemagent import AgentTool, tool
@@ -20,12 +22,20 @@ def resolve_inside(root: Path, path: str) -> Path:
     """`path` (relative to `root`, or absolute) resolved; it must stay inside `root`.
 
     Raises:
-        ValueError: the path escapes the root (also through a symlink) or is empty.
+        ValueError: the path escapes the root (also through a symlink), is empty, holds a
+            lone surrogate, or its symlinks form a loop.
     """
     if not path.strip() or "\0" in path:
         raise ValueError("give a file path relative to the root folder")
     base = root.resolve()
-    target = (base / path).resolve()
+    try:
+        target = (base / path).resolve()
+    except UnicodeEncodeError:
+        raise ValueError(f"{path!r} is no file name: it holds a lone surrogate") from None
+    except (OSError, RuntimeError) as exc:  # RuntimeError: a symlink loop before Python 3.13
+        loop = not isinstance(exc, OSError) or exc.errno == errno.ELOOP
+        why = "its symbolic links form a loop" if loop else getattr(exc, "strerror", exc)
+        raise ValueError(f"{path!r} cannot be followed: {why}") from None
     if not target.is_relative_to(base):
         raise ValueError(f"{path!r} is outside the allowed folder")
     return target
@@ -35,7 +45,8 @@ def read_text(root: Path, path: str) -> str:
     """The text of `path` inside `root`, cut to `MAX_CHARS` characters.
 
     Raises:
-        ValueError: outside the root, missing, a directory, or not UTF-8 text.
+        ValueError: outside the root, missing, a directory, no regular file (a pipe, whose
+            reading would wait for a writer), unreadable, or not UTF-8 text.
     """
     target = resolve_inside(root, path)
     if not target.exists():
@@ -44,7 +55,13 @@ def read_text(root: Path, path: str) -> str:
         names = sorted(p.name + ("/" if p.is_dir() else "") for p in target.iterdir())
         raise ValueError(f"{path!r} is a folder; it holds: {', '.join(names[:50])}")
     limit = MAX_CHARS * 4  # bytes: enough for MAX_CHARS characters of any UTF-8 text
-    with target.open("rb") as src:
+    try:  # O_NONBLOCK: opening a pipe no one writes to would wait for a writer for ever
+        fd = os.open(target, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError as exc:
+        raise ValueError(f"{path!r} cannot be read: {exc.strerror or exc}") from None
+    with os.fdopen(fd, "rb") as src:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ValueError(f"{path!r} is no regular file (a pipe, a socket or a device)")
         data = src.read(limit + 1)
     truncated = len(data) > limit
     data = data[:limit]
