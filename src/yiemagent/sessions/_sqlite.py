@@ -1,4 +1,5 @@
-"""`SqliteSessionStore`: transcripts in one SQLite file, one row per message (DESIGN §10).
+"""`SqliteSessionStore`: transcripts in one SQLite file, one row per message, old or new
+after a crash, never half (DESIGN §8).
 
 Table `messages(session_id, seq, role, data, timestamp)`: `seq` counts from 1 within a
 session, `data` is the message's JSON (`yiemagent.types.message_to_dict`), `timestamp` the

@@ -1,5 +1,5 @@
-"""The session store contract and the message codec (DESIGN §10: sessions persisted
-message by message and resumed after a crash).
+"""The session store contract and the message codec: sessions persisted message by message,
+whole after a crash at any moment and resumed from there (DESIGN §8).
 
 A `SessionStore` keeps transcripts keyed by session id, one message at a time, in the order
 they entered the transcript; a rewrite of a whole transcript (`replace`) is one transaction;

@@ -1,4 +1,4 @@
-"""Writer leases: one writer per session at a time (DESIGN §10; docs/sessions.md "One writer").
+"""Writer leases: one writer per session at a time (docs/sessions.md "One writer").
 
 A lease names its holder: a random token, the host, the process id and the process's start
 time (Linux: `/proc/<pid>/stat`, so a recycled pid is not taken for the dead holder) with
