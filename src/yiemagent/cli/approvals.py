@@ -61,10 +61,13 @@ T = TypeVar("T")
 class QuestionStopped(Exception):
     """Ctrl-C or SIGTERM came while a question waited for its answer."""
 
-    def __init__(self, reason: str) -> None:
+    def __init__(self, reason: str, decided: dict[str, ToolApproval] | None = None) -> None:
         super().__init__(reason)
         self.reason = reason
         """"interrupted" (Ctrl-C) or "terminated" (SIGTERM), as the command's abort says."""
+        self.decided = decided or {}
+        """The answers the user gave before the signal, by tool-call id (`decide`): they
+        stand; only the calls not answered yet are rejected as stopped."""
 
 
 def ask_on_this_thread(question: Callable[[], T]) -> T:
@@ -92,8 +95,9 @@ def ask_on_this_thread(question: Callable[[], T]) -> T:
         return question()
     except (KeyboardInterrupt, QuestionStopped) as exc:  # KeyboardInterrupt: an `ask` of its own
         print(file=sys.stderr, flush=True)  # the answer's line, left after the ^C
-        reason = exc.reason if isinstance(exc, QuestionStopped) else "interrupted"
-        raise QuestionStopped(reason) from None
+        if isinstance(exc, QuestionStopped):
+            raise QuestionStopped(exc.reason, exc.decided) from None
+        raise QuestionStopped("interrupted") from None
     finally:
         for sig, handler in handlers.items():
             if handler is not None:  # None: set outside Python, which cannot be restored
@@ -125,13 +129,18 @@ def ask_approvals(
     return decide(shown, yes=yes)
 
 
-def rejected_held_calls(context: AgentContext) -> dict[str, ToolApproval]:
-    """A rejection (`STOPPED_REASON`) for each call the run held: Ctrl-C at the question."""
+def rejected_held_calls(
+    context: AgentContext, decided: dict[str, ToolApproval] | None = None
+) -> dict[str, ToolApproval]:
+    """The decisions of a question Ctrl-C stopped: those `decided` (the answers given
+    before it) as given, and a rejection (`STOPPED_REASON`) for every other call the run
+    held."""
     from yiemagent.loop import held_tool_calls
 
     held = held_tool_calls(context.messages)
     calls = held[1] if held is not None else []
-    return {call.id: ToolApproval(False, STOPPED_REASON) for call in calls}
+    stopped = {call.id: ToolApproval(False, STOPPED_REASON) for call in calls}
+    return {**stopped, **(decided or {})}
 
 
 async def stop_held(agent: Agent[Any]) -> None:
@@ -161,7 +170,12 @@ def decide(
     """A decision for each held call, given as (tool-call id, how the call is shown): all
     approved with `yes` (`--yes`); else asked one after another with `input` when stdin is
     a terminal ("y"/"yes" approves, anything else, an empty line too, rejects); else all
-    rejected, as no one can be asked. What was decided is printed to stderr."""
+    rejected, as no one can be asked. What was decided is printed to stderr.
+
+    Raises:
+        QuestionStopped: Ctrl-C or SIGTERM at a question; its `decided` holds the answers
+            given before it.
+    """
 
     def say(text: str) -> None:
         print(text, file=sys.stderr, flush=True)
@@ -180,6 +194,10 @@ def decide(
                 answer = ask(f"Run {call}? [y/N] ")
             except EOFError:
                 answer = ""
+            except QuestionStopped as stop:
+                raise QuestionStopped(stop.reason, decisions) from None
+            except KeyboardInterrupt:  # Ctrl-C asked off the main thread
+                raise QuestionStopped("interrupted", decisions) from None
             approved = answer.strip().lower() in ("y", "yes")
             decisions[call_id] = ToolApproval(approved, None if approved else "the user said no")
     return decisions

@@ -251,7 +251,7 @@ async def _run_loop(
                 decisions = ask_on_this_thread(lambda: ask_approvals(context, yes=yes))
             except QuestionStopped as stop:  # the run ends as on any other abort: its
                 abort.abort(stop.reason)  # held calls answered, its usage shown
-                decisions = rejected_held_calls(context)
+                decisions = rejected_held_calls(context, stop.decided)
             not_asked = not_asked or any(not d.by_user for d in decisions.values())
             approved = dataclasses.replace(config, approvals=decisions)
             stream = agent_loop_continue(context, approved, abort)

@@ -236,6 +236,15 @@ def ask_pending(
     return decide(shown, yes=yes)
 
 
+def _decide(agent: Agent[Any], decisions: dict[str, ToolApproval]) -> None:
+    """Give `agent` the user's `decisions` on its held calls."""
+    for call_id, decision in decisions.items():
+        if decision.approved:
+            agent.approve(call_id)
+        else:
+            agent.reject(call_id, decision.reason, by_user=decision.by_user)
+
+
 async def run_agent(
     prompt: str, agent: Agent[Any], on_event: Callable[[AgentEvent], None], yes: bool
 ) -> str:
@@ -279,15 +288,12 @@ async def run_agent(
                 decisions = ask_on_this_thread(question)
             except QuestionStopped as stop:  # the run ends as on any other abort
                 interrupted, stopped_by = True, stop.reason
+                _decide(agent, stop.decided)  # the answers given stand
                 with contextlib.suppress(AgentRunError):
                     await stop_held(agent)
                 break
             not_asked = not_asked or any(not d.by_user for d in decisions.values())
-            for call_id, decision in decisions.items():
-                if decision.approved:
-                    agent.approve(call_id)
-                else:
-                    agent.reject(call_id, decision.reason, by_user=decision.by_user)
+            _decide(agent, decisions)
             with contextlib.suppress(AgentRunError):
                 await agent.resume()
     finally:
