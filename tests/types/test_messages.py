@@ -86,6 +86,17 @@ def test_user_message_text_is_stored_as_one_text_block() -> None:
     assert UserMessage("hello").content == [TextContent("hello")]
 
 
+def test_text_given_as_an_answer_or_a_tool_result_is_stored_as_text_blocks() -> None:
+    # as UserMessage: a `str` content (or a `str` in the list) was kept as it was, and every
+    # provider then sent the result as "(no output)" and dropped the answer
+    assert ToolResultMessage("c1", "echo", "echoed").content == [TextContent("echoed")]
+    assert AssistantMessage("done").content == [TextContent("done")]
+    mixed = AssistantMessage(["a", ToolCall("c1", "echo", {})])
+    assert mixed.content == [TextContent("a"), ToolCall("c1", "echo", {})]
+    result = ToolResultMessage("c1", "echo", ["one", ImageContent("aGk=", "image/png")])
+    assert result.content == [TextContent("one"), ImageContent("aGk=", "image/png")]
+
+
 def test_unknown_role_is_rejected_with_a_validation_error() -> None:
     from pydantic import ValidationError
 

@@ -53,6 +53,19 @@ __all__ = [
 ]
 
 
+def _text_blocks(content: Any) -> Any:
+    """`content` with each text given as a `str` (the whole content, or an item of the list)
+    as a `TextContent`, as a `UserMessage` takes it: kept as a `str`, a provider would read
+    no block in it and send nothing. Anything else is returned as it is."""
+    if isinstance(content, str):
+        return [TextContent(content)]
+    if type(content) is list:
+        for block in content:
+            if isinstance(block, str):
+                return [TextContent(b) if isinstance(b, str) else b for b in content]
+    return content
+
+
 def now_ms() -> int:
     """Milliseconds since the epoch (UTC): the timestamp unit of every message."""
     return time.time_ns() // 1_000_000
@@ -189,7 +202,8 @@ returns when a batch terminated the run; it is never sent to a model."""
 
 @dataclass(slots=True, init=False)
 class UserMessage:
-    """A user turn. `content` given as a `str` is stored as one `TextContent`."""
+    """A user turn. `content` given as a `str` is stored as one `TextContent` (so is a `str`
+    in the list)."""
 
     content: list[UserContent]
     timestamp: int
@@ -201,7 +215,7 @@ class UserMessage:
         timestamp: int | None = None,
         role: Literal["user"] = "user",
     ) -> None:
-        self.content = [TextContent(content)] if isinstance(content, str) else list(content)
+        self.content = _text_blocks(content if isinstance(content, str) else list(content))
         self.timestamp = now_ms() if timestamp is None else timestamp
         self.role = role
 
@@ -235,6 +249,9 @@ class AssistantMessage:
     written by a model call of its own; anything a `transform_context` reports through
     `yiemagent.loop.count_spending`), set by the loop; None when nothing was spent. Not part
     of `usage`, which is this call's alone; `transcript_usage` adds both."""
+
+    def __post_init__(self) -> None:
+        self.content = _text_blocks(self.content)
 
     @property
     def tool_calls(self) -> list[ToolCall]:
@@ -283,6 +300,9 @@ class ToolResultMessage:
     """The arguments the tool ran with when they differ from the model's (repaired,
     coerced by validation, changed by `before_tool_call`), set by the loop; None when they
     are the model's (`ToolCall.arguments`) or the tool did not run. Never sent to a model."""
+
+    def __post_init__(self) -> None:
+        self.content = _text_blocks(self.content)
 
 
 @dataclass(slots=True)
