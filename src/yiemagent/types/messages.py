@@ -222,7 +222,8 @@ class UserMessage:
 
 @dataclass(slots=True)
 class AssistantMessage:
-    """A model turn: text, thinking and tool calls, with usage and stop reason."""
+    """A model turn: text, thinking and tool calls, with usage and stop reason. Text in
+    `content` given as a `str` (the whole content or an item) is stored as `TextContent`."""
 
     content: list[AssistantContent] = field(default_factory=list)
     api: str = ""
@@ -279,7 +280,8 @@ class AssistantMessage:
 
 @dataclass(slots=True)
 class ToolResultMessage:
-    """The result of one tool call; role "toolResult"."""
+    """The result of one tool call; role "toolResult". Text in `content` given as a `str`
+    (the whole content or an item) is stored as `TextContent`."""
 
     tool_call_id: str
     tool_name: str
