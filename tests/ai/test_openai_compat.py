@@ -546,6 +546,27 @@ async def test_a_fragment_that_never_names_its_call_is_no_call(server: ReplaySer
     assert answer.stop_reason == "stop"
 
 
+async def test_a_windows_path_written_without_escapes_keeps_its_backslashes(
+    server: ReplayServer,
+) -> None:
+    """A model writing a Windows path as is (`"E:\\Folder\\notes.md"`, backslashes not
+    doubled) sends JSON with escapes it does not know: in such a string every backslash is
+    the path's own, so `\\n` of `\\notes` stays a backslash and an n, not a line break. A
+    string whose escapes are all JSON's keeps their meaning."""
+    raw = r'{"path": "E:\Folder\notes.md", "share": "\\srv\d\x.txt", "note": "a\tb"}'
+    message = await run(
+        server, openai_chunks(call(0, "a", "read_file", raw), finish_reason="tool_calls")
+    )
+    assert calls_of(message) == [
+        (
+            "a",
+            "read_file",
+            {"path": "E:\\Folder\\notes.md", "share": "\\\\srv\\d\\x.txt", "note": "a\tb"},
+        )
+    ]
+    assert message.tool_calls[0].partial_json is None
+
+
 async def test_arguments_encoded_twice_are_unwrapped(server: ReplayServer) -> None:
     """Some models behind vLLM/Ollama send `"{\\"x\\": 1}"`: a JSON string holding the object."""
     double = json.dumps(json.dumps({"x": 1}))

@@ -8,7 +8,8 @@ from typing import Any
 
 from hypothesis import given, settings, strategies as st
 
-from yiemagent.ai.builder import parse_json_object, parse_partial_json
+from yiemagent.ai.builder import complete_arguments, parse_json_object, parse_partial_json
+from yiemagent.types.messages import ToolCall
 
 json_values = st.recursive(
     st.none()
@@ -68,3 +69,28 @@ def test_parse_json_object_rejects_incomplete_and_non_objects() -> None:
     assert parse_json_object("[1]") is None
     assert parse_json_object("") is None
     assert parse_json_object('{"a": [1, {"b": null}]}') == {"a": [1, {"b": None}]}
+
+
+path_parts = st.from_regex(r"[A-Za-z0-9][A-Za-z0-9 ._-]{0,8}", fullmatch=True)
+windows_paths = st.builds(
+    lambda drive, parts: drive + ":\\" + "\\".join(parts),
+    st.sampled_from("CDEZ"),
+    st.lists(path_parts, min_size=1, max_size=4),
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(path=windows_paths, note=st.text(max_size=12))
+def test_a_windows_path_written_as_is_keeps_every_backslash(path: str, note: str) -> None:
+    # A path whose backslashes the model did not double, beside a value written as JSON: in
+    # the path's string every backslash is its own as soon as one escape is no JSON escape
+    # (`\U` of `C:\Users`); otherwise the text is JSON and means what JSON says.
+    raw = '{"path": "' + path + '", "note": ' + json.dumps(note) + "}"
+    call = ToolCall("c", "read_file", {})
+    complete_arguments(call, raw)
+    try:
+        expected = json.loads(raw)
+    except ValueError:
+        expected = {"path": path, "note": note}
+    assert call.arguments == expected
+    assert call.partial_json is None

@@ -8,9 +8,9 @@ re-parsed from the partial JSON after each fragment.
 
 Tool-call arguments contract (what the loop sees in the final message):
 - the argument text was a complete JSON object (or empty, meaning `{}`; or followed only by
-  stray closing braces or brackets; or an object written as a Python literal, single quotes
-  and True/None, read by `ast.literal_eval`) → `arguments` is it and `partial_json` is
-  `None`;
+  stray closing braces or brackets; or with a string's backslashes not escaped, as a Windows
+  path written as is; or an object written as a Python literal, single quotes and
+  True/None, read by `ast.literal_eval`) → `arguments` is it and `partial_json` is `None`;
 - otherwise (malformed JSON, a non-object such as `[1]`, text cut off by the token limit) →
   `arguments` is the best partial parse (a dict, possibly `{}`) and `partial_json` keeps the
   raw text received, so the tool pipeline can report "arguments are not valid JSON" with the
@@ -341,7 +341,44 @@ def _final_arguments(raw: str) -> dict[str, Any] | None:
         stray = str(exc).startswith("trailing characters") and end > 0
         if stray and set(data[end:]) <= _STRAY_CLOSERS:
             return parse_json_object(data[:end].decode(errors="replace"))
+        if str(exc).startswith("invalid escape"):
+            parsed = parse_json_object(_backslashes_as_written(raw))
+            if parsed is not None:
+                return parsed
     return python_literal_object(raw)
+
+
+_JSON_ESCAPES = frozenset('"\\/bfnrtu')
+_FOUR_HEX = re.compile(r"[0-9a-fA-F]{4}")
+
+
+def _backslashes_as_written(raw: str) -> str:
+    """`raw` with every backslash of a string that holds an escape JSON does not know
+    doubled, but one before a quote: a model that writes a Windows path as is
+    (`"C:\\Users\\notes"`) does not escape its backslashes, so in that string each is the
+    path's own (`\\n` of `\\notes` too). Strings whose escapes are all JSON's are kept."""
+    out: list[str] = []
+    at, size = 0, len(raw)
+    while at < size:
+        if raw[at] != '"':
+            out.append(raw[at])
+            at += 1
+            continue
+        end, unknown = at + 1, False
+        while end < size and raw[end] != '"':
+            if raw[end] == "\\" and end + 1 < size:
+                follower = raw[end + 1]
+                unknown = unknown or follower not in _JSON_ESCAPES
+                unknown = unknown or (follower == "u" and not _FOUR_HEX.match(raw, end + 2))
+                end += 2
+            else:
+                end += 1
+        body = raw[at + 1 : end]
+        if unknown:
+            body = re.sub(r'\\(?!")', r"\\\\", body)
+        out.append(f'"{body}' + ('"' if end < size else ""))
+        at = end + 1
+    return "".join(out)
 
 
 def _as_text(value: object) -> str:
