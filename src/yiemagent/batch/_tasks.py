@@ -98,7 +98,8 @@ class BatchTask:
             raise ValueError(f"task {task_id!r}: 'metadata' must be an object")
         metadata = dict(metadata)
         for name, value in (("id", task_id), ("prompt", prompt), ("metadata", metadata)):
-            _check_utf8(task_id, name, value)
+            if value and not (isinstance(value, str) and value.isascii()):
+                _check_utf8(task_id, name, value)
         return cls(task_id, prompt, schema, session, metadata)
 
 
