@@ -531,6 +531,25 @@ async def test_returned_bytes_reach_the_model_as_an_image_or_base64_not_an_error
     assert text_of(AgentToolResult(text.content)) == '"Zoë"'
 
 
+async def test_a_parameter_without_default_stays_required_whatever_its_union() -> None:
+    # A parameter typed `list[str] | None` with no default may be null but must be sent:
+    # it stays in `required` beside the plain one, and only defaulted ones are left out.
+    @tool
+    def search(query: str, tags: list[str] | None, limit: int = 5) -> str:
+        """Search."""
+        return f"{query} {tags} {limit}"
+
+    schema = search.input_schema
+    assert schema["required"] == ["query", "tags"]
+    assert schema["properties"]["tags"]["anyOf"] == [
+        {"items": {"type": "string"}, "type": "array"},
+        {"type": "null"},
+    ]
+    assert text_of(await run_tool(search, {"query": "q", "tags": None})) == "q None 5"
+    missing = validate(schema, {"query": "q"}, tool_name="search")
+    assert missing == {"query": "q", "tags": None}
+
+
 async def test_parameters_named_like_pydantic_members_reach_the_function() -> None:
     # openai-agents-python#4715, modelcontextprotocol/python-sdk#1123: the arguments model
     # took each parameter's name as a field name, and pydantic owns some: `model_config`
