@@ -10,7 +10,7 @@ The official SDK's low-level `Server` over stdio. Tools:
 - `empty_data`: an empty structured object and no content;
 - `off_schema`: structured content its declared output schema does not allow;
 - `text_only`: declares an output schema, answers with text and no structured content;
-- `data_error`: a failure (`isError`) said only in structured content.
+- `data_error`: a failure (`isError`) said only in structured content, off its output schema.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ ISSUES = {"issues": [{"id": 7, "title": "crash on start"}, {"id": 9, "title": "t
 NO_INPUT: dict[str, Any] = {"type": "object", "properties": {}}
 TOOLS = ["issues", "data_only", "echoed", "empty_data", "off_schema", "text_only", "data_error"]
 COUNT = {"type": "object", "properties": {"count": {"type": "integer"}}, "required": ["count"]}
-OUTPUT_SCHEMAS = {"off_schema": COUNT, "text_only": COUNT}
+OUTPUT_SCHEMAS = {"off_schema": COUNT, "text_only": COUNT, "data_error": COUNT}
 
 
 async def list_tools(

@@ -55,7 +55,9 @@ async def test_structured_content_off_its_output_schema_is_still_the_result() ->
 async def test_a_failure_said_only_in_structured_content_reaches_the_model() -> None:
     """pydantic-ai #2742 (a server, the Kotlin SDK's way, answering with structured content
     and no content read as empty): a call that failed (`isError`) with its reason only in
-    structured content was "MCP tool data_error failed without saying why"."""
+    structured content was "MCP tool data_error failed without saying why". The failure
+    does not match the tool's output schema, which describes a success: it is still the
+    failure the model reads, not a schema error in its place."""
     async with MCPServerStdio(sys.executable, [SERVER], name="structured") as server:
         store = ToolStore("structured")
         await add_server(store, server)
