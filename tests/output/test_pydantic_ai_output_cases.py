@@ -149,3 +149,30 @@ def test_a_list_of_output_types_is_refused_saying_what_to_give(several: Any, ins
     ) as raised:
         faux_agent(fm, output_type=several)
     assert re.search(instead, str(raised.value))
+
+
+async def test_the_retry_names_a_union_by_its_members_short_names() -> None:
+    fm = FauxModel(
+        ['{"result": {"kind": "apple"}}', '{"result": {"kind": "apple", "color": "red"}}']
+    )
+    await faux_agent(fm, output_type=Apple | Banana).prompt("What fruit is it?")
+    told = text_of(fm.contexts[1].messages[-1].content)
+    assert told.startswith("Your answer is not a valid Apple | Banana:")
+    assert __name__ not in told  # no module path reaches the model
+
+
+@pytest.mark.parametrize(
+    ("output_type", "name"),
+    [
+        (Apple, "Apple"),
+        (Apple | Banana, "Apple | Banana"),
+        (Apple | None, "Apple | None"),
+        (list[Apple], "list[Apple]"),
+        (dict[str, Apple | int], "dict[str, Apple | int]"),
+        (Literal["a.b", "c"], "Literal['a.b', 'c']"),
+    ],
+)
+def test_an_output_types_name_in_messages_is_short(output_type: Any, name: str) -> None:
+    from yiemagent.types.output import OutputSpec
+
+    assert OutputSpec(output_type).type_name == name

@@ -21,6 +21,7 @@ from __future__ import annotations
 import inspect
 import json
 import re
+import types
 import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -580,20 +581,31 @@ def _short(value: Any) -> str:
     return text if len(text) <= _MAX_INPUT_CHARS else text[: _MAX_INPUT_CHARS - 3] + "..."
 
 
-def _several_types(types: list[Any] | tuple[Any, ...]) -> str:
+def _several_types(several: list[Any] | tuple[Any, ...]) -> str:
     """Why a list of output types (pydantic-ai's shape for "one of these") is refused, and
     what says the same here: their union, or an output function alone."""
-    kind = "list" if isinstance(types, list) else "tuple"
-    functions = [_type_name(t) for t in types if callable(t) and not isinstance(t, type)]
+    kind = "list" if isinstance(several, list) else "tuple"
+    functions = [_type_name(t) for t in several if callable(t) and not isinstance(t, type)]
     if functions:
         instead = f"give an output function ({', '.join(functions)}) alone"
     else:
         instead = "for a value of one of several types give their union " + (
-            f"({' | '.join(_type_name(t) for t in types)})"
+            f"({' | '.join(_type_name(t) for t in several)})"
         )
     return f"output_type takes one type, not a {kind}: {instead}"
 
 
 def _type_name(type_: Any) -> str:
+    """A type as its code reads, without module paths: "Apple | Banana", "list[Item]",
+    "Literal['a', 'b']" (the model reads it in retry messages)."""
+    if type_ is type(None):
+        return "None"
+    origin, args = typing.get_origin(type_), typing.get_args(type_)
+    if origin is Literal:
+        return f"Literal[{', '.join(repr(arg) for arg in args)}]"
+    if origin is typing.Union or isinstance(type_, types.UnionType):
+        return " | ".join(_type_name(arg) for arg in args)
+    if origin is not None and args:
+        return f"{_type_name(origin)}[{', '.join(_type_name(arg) for arg in args)}]"
     name = getattr(type_, "__name__", None)
-    return str(type_) if name is None or getattr(type_, "__args__", None) else str(name)
+    return str(type_) if name is None else str(name)
