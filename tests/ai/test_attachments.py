@@ -346,3 +346,13 @@ async def test_an_image_declared_with_the_wrong_type_goes_with_its_own() -> None
         ("image/bmp", "aGk="),
     ]
     assert image_from_base64(f"data:image/webp;base64,{png}").mime_type == "image/png"
+
+
+def test_a_device_that_is_no_image_is_not_called_empty() -> None:
+    """A device or pipe has a size of 0 whatever it holds: /dev/zero is neither an image
+    nor a PDF, not an empty file."""
+    with pytest.raises(AttachmentError) as caught:
+        load_attachment("/dev/zero")
+    assert "neither an image (PNG, JPEG, GIF, WebP) nor a PDF" in str(caught.value)
+    with pytest.raises(AttachmentError, match="the file is empty"):
+        load_attachment("/dev/null")

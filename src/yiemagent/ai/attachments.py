@@ -181,7 +181,7 @@ def _checked_type(label: str, head: bytes, size: int) -> str:
     if mime_type is None:
         what = (
             "the file is empty"
-            if size == 0
+            if not head  # a size of 0 is also a pipe's or a device's
             else "neither an image (PNG, JPEG, GIF, WebP) nor a PDF"
         )
         raise AttachmentError(f"{label}: {what}; only images and PDFs can be attached")
