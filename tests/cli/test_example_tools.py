@@ -322,6 +322,24 @@ def test_read_file_reports_missing_folders_binary_and_truncates(root: Path) -> N
     assert text.endswith(f"[truncated after {reader.MAX_CHARS} characters]")
 
 
+def test_read_file_finds_a_name_spelled_in_another_unicode_form(root: Path) -> None:
+    # macOS names files in NFD ("é" as e + U+0301) and its screenshots with a typographic
+    # apostrophe and a narrow no-break space; a model writes NFC, ' and a space. Such a
+    # name still finds its file (also in a folder so named), but only when one matches.
+    shot = "Capture d\u2019e\u0301cran 10.54.01\u202fPM.txt"
+    (root / "sub" / shot).write_text("the screen", encoding="utf-8")
+    (root / "Re\u0301sume\u0301s").mkdir()
+    (root / "Re\u0301sume\u0301s" / "cv.txt").write_text("my cv", encoding="utf-8")
+    assert reader.read_text(root, "sub/Capture d'écran 10.54.01 PM.txt") == "the screen"
+    assert reader.read_text(root, "Résumés/cv.txt") == "my cv"
+    (root / "sub" / "Capture d'e\u0301cran 10.54.01 PM.txt").write_text("another")
+    with pytest.raises(ValueError, match="does not exist"):
+        reader.read_text(root, "sub/Capture d'écran 10.54.01 PM.txt")
+    os.symlink(root.parent / "secret.txt", root / "se\u0301cret.txt")
+    with pytest.raises(ValueError, match="outside the allowed folder"):
+        reader.read_text(root, "sécret.txt")
+
+
 async def test_read_file_tool_uses_the_root_from_the_environment(
     root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -2,7 +2,8 @@
 
 The root is `$YIEM_READ_FILE_ROOT`, else the current directory when the tool is created.
 Paths are resolved (symlinks followed) and refused when they leave the root; at most
-`MAX_CHARS` characters are returned.
+`MAX_CHARS` characters are returned. A name not found as written is looked for in other
+Unicode spellings (macOS names files in NFD, a model writes NFC).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
+import unicodedata
 from pathlib import Path
 
 from yiemagent import AgentTool, tool
@@ -50,7 +52,10 @@ def read_text(root: Path, path: str) -> str:
     """
     target = resolve_inside(root, path)
     if not target.exists():
-        raise ValueError(f"{path!r} does not exist")
+        spelled = _spelled_otherwise(target)
+        if spelled is None:
+            raise ValueError(f"{path!r} does not exist")
+        target = resolve_inside(root, str(spelled))  # its links may lead elsewhere
     if target.is_dir():
         names = sorted(p.name + ("/" if p.is_dir() else "") for p in target.iterdir())
         raise ValueError(f"{path!r} is a folder; it holds: {', '.join(names[:50])}")
@@ -76,6 +81,34 @@ def read_text(root: Path, path: str) -> str:
     if truncated or len(text) > MAX_CHARS:
         return text[:MAX_CHARS] + f"\n[truncated after {MAX_CHARS} characters]"
     return text
+
+
+_TYPOGRAPHIC = str.maketrans({"\u2018": "'", "\u2019": "'", "\u00a0": " ", "\u202f": " "})
+"""What macOS writes in file names (screenshots) and a model types plainly."""
+
+
+def _folded(name: str) -> str:
+    """`name` in NFC, typographic apostrophes and no-break spaces made plain."""
+    return unicodedata.normalize("NFC", name).translate(_TYPOGRAPHIC)
+
+
+def _spelled_otherwise(target: Path) -> Path | None:
+    """The existing path that missing `target` (absolute) names in another spelling: each
+    missing name compared `_folded`, as macOS writes "é" as e + U+0301 (NFD) and a model
+    U+00E9; None when no entry, or more than one, of a folder matches."""
+    found = Path(target.anchor)
+    for name in target.parts[1:]:
+        if os.path.lexists(found / name):
+            found = found / name
+            continue
+        try:
+            matches = [e.name for e in os.scandir(found) if _folded(e.name) == _folded(name)]
+        except OSError:
+            return None
+        if len(matches) != 1:
+            return None
+        found = found / matches[0]
+    return found
 
 
 def make_read_file(root: str | Path) -> AgentTool:
