@@ -10,6 +10,7 @@ import itertools
 import json
 import logging
 import re
+import stat
 import sys
 import threading
 from collections.abc import Callable, Iterator, Mapping
@@ -203,6 +204,10 @@ class ToolStore:
         load = next(_module_ids)
         imports = FolderImports(folder, f"_yiemagent_tool_{self._id}_{load}")
         for file in sorted(p for p in folder.iterdir() if is_tool_file(p)):
+            special = _special_file(file)
+            if special:
+                failures.append((str(file), f"{special}, not a file of Python code"))
+                continue
             try:
                 module, tool = import_tool_file(
                     file,
@@ -260,6 +265,23 @@ def is_tool_file(path: Path) -> bool:
     """
     name = path.name
     return name.endswith(".py") and not name.startswith("_") and "registry" not in name.lower()
+
+
+def _special_file(path: Path) -> str | None:
+    """What `path` is when it is a named pipe, a socket or a device ("a named pipe"), else
+    None: reading a pipe waits for a writer, for ever if none comes. A link is followed; a
+    path that cannot be looked at is None (importing it reports why)."""
+    try:
+        mode = path.stat().st_mode
+    except (OSError, RuntimeError):
+        return None
+    if stat.S_ISFIFO(mode):
+        return "a named pipe"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return None
 
 
 def _module_name(store_name: str, store_id: int, path: Path) -> str:
