@@ -14,8 +14,10 @@ from tests.serve._browser import ask, browser_page
 from tests.serve._kit import serving
 from yiemagent import Agent, Context
 from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_text
+from yiemagent.cli.render import CUT_OFF
 from yiemagent.serve import create_app
 from yiemagent.sessions import InMemorySessionStore
+from yiemagent.types import Usage
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -27,7 +29,9 @@ def reply(context: Context) -> object:
     last = context.messages[-1]
     prompt = last.content if isinstance(last.content, str) else last.content[0].text  # type: ignore[union-attr]
     if prompt == "cut":
-        return faux_message(faux_text("The piston is connected to a crank"), stop_reason="length")
+        cut = faux_message(faux_text("The piston is connected to a crank"), stop_reason="length")
+        cut.usage = Usage(input=20, output=8)
+        return cut
     return faux_message(faux_text(LONG if prompt == "long" else MARKUP))
 
 
@@ -69,30 +73,41 @@ async def test_a_very_long_answer_is_shown_whole_and_followed(tmp_path: Path) ->
     assert took < 60, f"the page took {took:.0f} s to show a 300k-character answer"
 
 
-CUT_OFF = "⋯ Cut off: the answer reached the model's output limit."
-
-
-def read_cut(url: str, tmp_path: Path) -> None:
+def read_cut(url: str, tmp_path: Path, said: str) -> None:
     with browser_page(tmp_path / "profile") as page:
         page.goto(url)
         ask(page, "cut")
         page.wait_for_selector(".assistant:has-text('connected to a crank')")
         page.wait_for_selector("#state:text('idle')")
         # It ended mid-sentence with nothing to say so.
-        assert page.locator("#msgs .note").all_inner_texts() == [CUT_OFF]
+        assert page.locator("#msgs .note").all_inner_texts() == [said]
         page.reload()
         page.wait_for_selector(".assistant:has-text('connected to a crank')")
-        assert page.locator("#msgs .note").all_inner_texts() == [CUT_OFF]
+        assert page.locator("#msgs .note").all_inner_texts() == [said]
 
 
-async def test_an_answer_cut_off_at_the_output_limit_says_so(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("max_tokens", "said"),
+    [
+        (None, CUT_OFF),
+        (8, "⋯ cut off: the answer reached max_tokens 8; raise it for a longer answer"),
+    ],
+    ids=["model-limit", "max-tokens"],
+)
+async def test_an_answer_cut_off_at_the_output_limit_says_so(
+    tmp_path: Path, max_tokens: int | None, said: str
+) -> None:
+    """The note is `yiem run`'s, and names the agent's `max_tokens` (`yiem serve
+    --max-tokens`) when that cut the answer: the page said only "the model's output
+    limit", and a user who set 8 tokens was not told it was theirs."""
     fm = FauxModel([reply] * 10)
     store = InMemorySessionStore()
 
     def make_agent(session_id: str) -> Agent:
         return Agent(
-            model=fm.model, stream_fn=fm.stream_fn, session_store=store, session_id=session_id
-        )
+            model=fm.model, stream_fn=fm.stream_fn, session_store=store, session_id=session_id,
+            max_tokens=max_tokens,
+        )  # fmt: skip
 
     with serving(create_app(make_agent, session_store=store)) as url:
-        await asyncio.to_thread(read_cut, url, tmp_path)
+        await asyncio.to_thread(read_cut, url, tmp_path, said)

@@ -31,6 +31,7 @@ from yiemagent.types import (
     text_of,
     transcript_usage,
 )
+from yiemagent.types.text import CUT_OFF, cut_off_note
 
 __all__ = [
     "CUT_OFF",
@@ -50,28 +51,6 @@ __all__ = [
 _RESULT_CHARS = 200
 GUARDRAIL_TEXTS = ("input guardrail ", "output guardrail ")
 """How the error text of a run a guardrail stopped begins."""
-CUT_OFF = "⋯ cut off: the answer reached the model's output limit"
-"""Said after an answer whose stop reason is "length" when no `--max-tokens` was given: it
-ended mid-sentence ("...which is connected to a crank") as if it were whole."""
-
-
-def cut_off_note(message: AssistantMessage, max_tokens: int | None) -> str:
-    """The note said after `message`, whose stop reason is "length", naming the limit that
-    cut it: the user's `--max-tokens N` when given (unless the usage shows fewer output
-    tokens than N, so the model's own limit came first), else the model's output limit.
-    An answer with no text says so, since the limit was spent before any (a model writing
-    its reply inside a JSON envelope spends its first tokens on that)."""
-    usage = message.usage.output
-    if max_tokens is not None and not 0 < usage < max_tokens:
-        limit = f"--max-tokens {max_tokens}"
-        raise_it = "; raise it for a longer answer"
-    else:
-        limit, raise_it = "the model's output limit", ""
-    if not message.text.strip():
-        return f"⋯ cut off: {limit} was reached before any text of the answer{raise_it}"
-    if raise_it:
-        return f"⋯ cut off: the answer reached {limit}{raise_it}"
-    return CUT_OFF
 
 
 def counted(number: int, noun: str) -> str:

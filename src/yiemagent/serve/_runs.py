@@ -17,7 +17,9 @@ tool ends with that tool's error result, as one that ran out of turns does). So 
 session read later says it as its live events did, each run that ends for another reason
 than an answer leaves `{"after": n, "reason"}` in the session's state (`RUN_ENDS_KEY`, a
 JSON list; `n` is how many messages the transcript held then), and `run_ends` reads them
-back for `GET /v1/sessions/{sid}`.
+back for `GET /v1/sessions/{sid}`. A run whose answer the output limit cut off leaves
+`{"after": n, "reason": "length", "note"}`: the note its `message_end` carried
+(`cut_off`), which names the agent's `max_tokens`, not in the transcript either.
 """
 
 from __future__ import annotations
@@ -32,18 +34,21 @@ import time
 import uuid
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeGuard
 
 from pydantic_core import PydanticSerializationError, to_json, to_jsonable_python
 
 from yiemagent.errors import SessionBusyError
 from yiemagent.types import (
     AgentEvent,
+    AssistantMessage,
     AssistantMessageEvent,
+    MessageEndEvent,
     MessageUpdateEvent,
     NestedAgentEvent,
     ToolCall,
 )
+from yiemagent.types.text import cut_off_note
 
 if TYPE_CHECKING:
     from yiemagent.agent import Agent
@@ -154,6 +159,11 @@ def _repeats_an_id(update: AssistantMessageEvent) -> bool:
     return bool(own) and any(isinstance(b, ToolCall) and b.id == own for b in blocks[:index])
 
 
+def _cut_off(message: object) -> TypeGuard[AssistantMessage]:
+    """Whether `message` is an answer the output limit cut off (stop reason "length")."""
+    return isinstance(message, AssistantMessage) and message.stop_reason == "length"
+
+
 def guarded(agent: Agent[Any]) -> bool:
     """Whether `agent`, or an agent its handoffs reach, has output guardrails."""
     seen = [agent]
@@ -197,6 +207,9 @@ class Run:
         """When the run ended "awaiting_approval": the held calls as the agent lists them
         (`pending_approvals`), each `{"id", "name", "arguments", "nested"}` (`nested`: held
         inside a sub-agent); set before the run is done."""
+        self.cut_off: str | None = None
+        """The note said after the run's latest answer the output limit cut off, as its
+        `message_end` carries it (`cut_off_note`, naming the agent's `max_tokens`)."""
         self.created_ms = int(time.time() * 1000)
         self.task: asyncio.Task[None] | None = None
         self._tick = asyncio.Event()
@@ -242,7 +255,12 @@ class Run:
             held = _json(event, exclude={"message": {"content"}})
             self._append(held, None)
             return
-        self._append(wire_json(event), None, event.type == "agent_end")
+        text = wire_json(event)
+        if isinstance(event, MessageEndEvent) and _cut_off(event.message):
+            limit = None if self.agent is None else self.agent.max_tokens
+            self.cut_off = cut_off_note(event.message, limit, named="max_tokens")
+            text = _json({**json.loads(text), "cut_off": self.cut_off})
+        self._append(text, None, event.type == "agent_end")
 
     async def follow(self, after: int = 0) -> AsyncIterator[range]:
         """The numbers of the events after `after` (1-based) through the `agent_end`, in
@@ -476,14 +494,18 @@ async def _keep_run_end(run: Run, agent: Agent[Any]) -> None:
     if load is None or save is None:
         return
     end = run.event(len(run.texts))
-    total = len(agent.state.messages)
+    messages = agent.state.messages
+    total = len(messages)
     start = total - len(end.get("messages") or [])
+    cut_off = run.cut_off if messages and _cut_off(messages[-1]) else None
 
     def keep() -> None:
         ends = _decode_ends(load(run.session_id, RUN_ENDS_KEY))
         kept = [e for e in ends if e["after"] <= start]
         if end.get("reason") != "stop":
             kept.append({"after": total, "reason": end.get("reason")})
+        elif cut_off is not None:  # its note names the limit, which the transcript lacks
+            kept.append({"after": total, "reason": "length", "note": cut_off})
         if kept != ends:
             value = json.dumps(kept[-_RUN_ENDS_KEPT:]) if kept else None
             save(run.session_id, RUN_ENDS_KEY, value)

@@ -1,6 +1,18 @@
-"""Text shown to a model in less room than it has: the layers above import it by path."""
+"""Text cut short, and what says so: a text cut in its middle to fit a model's room
+(`cut_middle`), and the note after an answer the output limit cut off (`cut_off_note`,
+one wording for `yiem run`, `yiem chat` and the serve page). The layers above import it by
+path."""
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from yiemagent.types.messages import AssistantMessage
+
+CUT_OFF = "⋯ cut off: the answer reached the model's output limit"
+"""Said after an answer whose stop reason is "length" when no output limit was set: it
+ended mid-sentence ("...which is connected to a crank") as if it were whole."""
 
 
 def cut_middle(text: str, limit: int, *, left_out: str = "characters") -> str:
@@ -24,3 +36,35 @@ def cut_middle(text: str, limit: int, *, left_out: str = "characters") -> str:
     tail = limit - head
     count = len(text) - head - tail
     return f"{text[:head]}\n[… {count:,} {left_out} left out …]\n{text[len(text) - tail :]}"
+
+
+def cut_off_note(
+    message: AssistantMessage, max_tokens: int | None, *, named: str = "--max-tokens"
+) -> str:
+    """The note said after `message`, whose stop reason is "length", naming the limit that
+    cut it.
+
+    Args:
+        message: the answer that was cut off.
+        max_tokens: the output limit the user set (tokens), None when none was set.
+        named: how the user set it: `--max-tokens` on the command line, `max_tokens` for
+            an Agent's or a server's.
+
+    Returns:
+        "the answer reached `named` N; raise it for a longer answer" when `max_tokens` was
+        set (unless the usage shows fewer output tokens than N, so the model's own limit
+        came first), else `CUT_OFF`; an answer with no text says the limit was reached
+        before any (a model writing its reply inside a JSON envelope spends its first
+        tokens on that).
+    """
+    usage = message.usage.output
+    if max_tokens is not None and not 0 < usage < max_tokens:
+        limit = f"{named} {max_tokens}"
+        raise_it = "; raise it for a longer answer"
+    else:
+        limit, raise_it = "the model's output limit", ""
+    if not message.text.strip():
+        return f"⋯ cut off: {limit} was reached before any text of the answer{raise_it}"
+    if raise_it:
+        return f"⋯ cut off: the answer reached {limit}{raise_it}"
+    return CUT_OFF
