@@ -559,7 +559,14 @@ class Compactor:
         """The model's summary for the request `parts`, or None when it wrote none (an
         error, an abort, an empty answer). What it spent is counted either way."""
         context = Context(SUMMARY_SYSTEM_PROMPT, [UserMessage("\n".join(parts))], [])
-        options = StreamOptions(signal=signal, max_tokens=self.summary_max_tokens, temperature=0)
+        # Sent once and never again as it is: a cache write would be paid for (more than
+        # the input's price) and never read.
+        options = StreamOptions(
+            signal=signal,
+            max_tokens=self.summary_max_tokens,
+            temperature=0,
+            cache_retention="none",
+        )
         try:
             reply = await self._complete(context, options)
         except Exception as exc:
