@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 import pytest
 
-from yiemagent import AgentTool, tool, validate_tool_arguments
+from yiemagent import Agent, AgentTool, ConfigError, tool, validate_tool_arguments
 from yiemagent.errors import YiemAgentError
 
 
@@ -159,3 +159,26 @@ def test_a_valid_nullable_literal_and_tuple_reach_the_function() -> None:
         get_weather, {"location": "x", "choice": None, "months": ["may", "june"]}
     )
     assert args == {"location": "x", "choice": None, "months": ["may", "june"]}
+
+
+def noop(call_id: str, args: Any, signal: Any, on_update: Any) -> str:
+    return "x"
+
+
+async def test_a_tool_made_without_label_or_description_sends_text_not_null() -> None:
+    # smolagents' validate_tool_attributes refuses a tool without a description; here None
+    # means none given (a function without a docstring), and a provider is never sent
+    # "description": null, which the OpenAI and Anthropic APIs refuse
+    sent: list[dict[str, Any]] = []
+    bare = AgentTool("bare", None, None, {"type": "object", "properties": {}}, noop)
+    assert (bare.label, bare.description) == ("bare", "")
+    agent = Agent(tools=[bare], llm_call=lambda formatted: sent.append(formatted) or "ok")
+    await agent.prompt("hi")
+    assert sent[0]["tools"][0]["function"]["description"] == ""
+
+
+@pytest.mark.parametrize("field", ["label", "description"])
+def test_a_label_or_description_that_is_not_text_is_refused(field: str) -> None:
+    given: dict[str, Any] = {"label": "Bare", "description": "does nothing", field: 42}
+    with pytest.raises(ConfigError, match=f"tool 'bare': {field} must be a str"):
+        AgentTool("bare", input_schema={"type": "object"}, execute=noop, **given)

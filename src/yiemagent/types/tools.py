@@ -199,15 +199,15 @@ class AgentTool:
     "process".
 
     Raises:
-        ConfigError: an invalid name, a schema that is not a dict, a non-callable execute,
-            an unknown isolation.
+        ConfigError: an invalid name, a label or description that is not text, a schema
+            that is not a dict, a non-callable execute, an unknown isolation.
     """
 
     name: str
     label: str
-    """A human-readable name (`listTools` shows it beside the name)."""
+    """A human-readable name (`listTools` shows it beside the name); None: the name."""
     description: str
-    """What the model reads to decide when and how to call the tool."""
+    """What the model reads to decide when and how to call the tool; None: empty."""
     input_schema: dict[str, Any]
     execute: ToolExecute
     prepare_arguments: PrepareArguments | None = None
@@ -219,6 +219,17 @@ class AgentTool:
 
     def __post_init__(self) -> None:
         check_tool_name(self.name)
+        if self.label is None:  # none given: the name, as `@tool` does
+            self.label = self.name
+        if self.description is None:  # none given: empty, never null on the wire
+            self.description = ""
+        for field_name in ("label", "description"):
+            value = getattr(self, field_name)
+            if not isinstance(value, str):
+                raise ConfigError(
+                    f"tool {self.name!r}: {field_name} must be a str (or None), not "
+                    f"{type(value).__name__}"
+                )
         if not isinstance(self.input_schema, dict):
             raise ConfigError(f"tool {self.name!r}: input_schema must be a dict (a JSON Schema)")
         if not callable(self.execute):
