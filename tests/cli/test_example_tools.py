@@ -267,6 +267,29 @@ def test_get_time_takes_a_city_as_other_languages_write_it(place: str, zone: str
     assert clock.resolve_zone(place) == zone
 
 
+@pytest.mark.parametrize(
+    ("place", "expected"),
+    [
+        ("GMT-5", "07:00 on Thursday 2026-01-15 in GMT-5 (UTC-05:00)"),
+        ("UTC+2", "14:00 on Thursday 2026-01-15 in UTC+2 (UTC+02:00)"),
+        ("utc +05:30", "17:30 on Thursday 2026-01-15 in utc +05:30 (UTC+05:30)"),
+        ("UTC\u22123", "09:00 on Thursday 2026-01-15 in UTC\u22123 (UTC-03:00)"),
+        ("Etc/GMT-5", "17:00 on Thursday 2026-01-15 in Etc/GMT-5 (Etc/GMT-5, UTC+05:00)"),
+    ],
+)
+def test_get_time_takes_an_offset_as_people_write_it(place: str, expected: str) -> None:
+    # "GMT-5" is five hours behind: IANA's Etc/GMT-5, whose city part it is, is five hours
+    # ahead (POSIX signs), and was the answer, ten hours off. Etc/GMT-5 named whole stays
+    # the IANA zone.
+    assert clock.local_time(place, NOON_UTC) == expected
+
+
+@pytest.mark.parametrize("place", ["UTC+15", "GMT-13", "UTC+5:75"])
+def test_get_time_refuses_an_offset_no_clock_shows(place: str) -> None:
+    with pytest.raises(ValueError, match="Unknown place"):
+        clock.local_time(place, NOON_UTC)
+
+
 def test_get_time_unknown_place_says_what_is_accepted() -> None:
     with pytest.raises(ValueError, match=r"Unknown place 'Atlantis'.*IANA"):
         clock.local_time("Atlantis")

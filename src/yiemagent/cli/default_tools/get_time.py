@@ -3,13 +3,15 @@
 A small city table covers common names, also as other languages write them ("Wien",
 "Lisboa", "Nueva York"); otherwise any IANA zone ("Europe/Paris") or the city part of one
 ("paris", "new york") is accepted, case-insensitively and with or without accents
-("Bogotá", "Montréal").
+("Bogotá", "Montréal"), and so is an offset from UTC as people write it ("GMT-5" is five
+hours behind; IANA's Etc/GMT-5, POSIX-signed, is five hours ahead and is only taken whole).
 """
 
 from __future__ import annotations
 
+import re
 import unicodedata
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta, timezone, tzinfo
 from functools import cache
 from zoneinfo import ZoneInfo, available_timezones
 
@@ -139,18 +141,47 @@ def _zones_by_key() -> dict[str, str]:
     zones: dict[str, str] = {}
     for zone in sorted(available_timezones()):
         zones[zone.lower()] = zone
-        city = zone.rsplit("/", 1)[-1].replace("_", " ").lower()
-        zones.setdefault(city, zone)
+        if not _ETC_GMT.fullmatch(zone):  # "GMT-5" is no city: the offset reads it
+            city = zone.rsplit("/", 1)[-1].replace("_", " ").lower()
+            zones.setdefault(city, zone)
     return zones
 
 
-def resolve_zone(place: str) -> str:
-    """The IANA zone for a city or zone name.
+_ETC_GMT = re.compile(r"Etc/GMT[+-]\d+")
+_OFFSET = re.compile(r"(?:utc|gmt)?\s*([+-])\s*(\d{1,2})(?::?([0-5]\d))?")
+"""An offset from UTC as people write it ("UTC+2", "GMT -5", "utc+05:30"): east positive."""
+
+
+def _offset(key: str) -> timedelta | None:
+    """The offset `key` (folded, lower case) writes; None when it is none a clock shows
+    (UTC-12:00 to UTC+14:00)."""
+    match = _OFFSET.fullmatch(key)
+    if match is None:
+        return None
+    sign, hours, minutes = match.groups()
+    offset = timedelta(hours=int(hours), minutes=int(minutes or 0))
+    offset = -offset if sign == "-" else offset
+    return offset if timedelta(hours=-12) <= offset <= timedelta(hours=14) else None
+
+
+def _utc_label(offset: timedelta) -> str:
+    """`offset` as "UTC+05:30"."""
+    minutes = int(offset.total_seconds()) // 60
+    sign = "-" if minutes < 0 else "+"
+    return f"UTC{sign}{abs(minutes) // 60:02d}:{abs(minutes) % 60:02d}"
+
+
+def _clock(place: str) -> tuple[str, tzinfo]:
+    """The zone's name (an IANA zone, or "UTC-05:00" for an offset) and the zone `place`
+    names.
 
     Raises:
         ValueError: the place is unknown (the text says what is accepted).
     """
     key = _folded(" ".join(place.replace("_", " ").split()).lower().strip(" .,?!¿¡"))
+    offset = _offset(key.replace("\u2212", "-"))  # U+2212, the minus sign of typeset text
+    if offset is not None:
+        return _utc_label(offset), timezone(offset)
     zone = CITIES.get(key) or _zones_by_key().get(key)
     if zone is None:
         zone = _zones_by_key().get(place.strip().lower())
@@ -159,17 +190,26 @@ def resolve_zone(place: str) -> str:
             # No example city here: the embedded model copies examples into its next call.
             f"Unknown place {place!r}: give the name of a city or an IANA time zone (Area/City)"
         )
-    return zone
+    return zone, ZoneInfo(zone)
+
+
+def resolve_zone(place: str) -> str:
+    """The IANA zone for a city or zone name, or "UTC-05:00" for an offset from UTC.
+
+    Raises:
+        ValueError: the place is unknown (the text says what is accepted).
+    """
+    return _clock(place)[0]
 
 
 def local_time(place: str, now: datetime | None = None) -> str:
     """`now` (default: the current time) in `place`, e.g. "14:05 on Monday 2026-11-30 in
-    Tokyo (Asia/Tokyo, UTC+09:00)"."""
-    zone = resolve_zone(place)
-    moment = (now or datetime.now(UTC)).astimezone(ZoneInfo(zone))
-    offset = moment.strftime("%z")
-    offset = f"{offset[:3]}:{offset[3:]}" if offset else "+00:00"
-    return f"{moment:%H:%M on %A %Y-%m-%d} in {place.strip()} ({zone}, UTC{offset})"
+    Tokyo (Asia/Tokyo, UTC+09:00)", or "... in GMT-5 (UTC-05:00)" for an offset."""
+    zone, clock = _clock(place)
+    moment = (now or datetime.now(UTC)).astimezone(clock)
+    offset = _utc_label(moment.utcoffset() or timedelta())
+    where = offset if zone == offset else f"{zone}, {offset}"
+    return f"{moment:%H:%M on %A %Y-%m-%d} in {place.strip()} ({where})"
 
 
 @tool(parallel=True)
