@@ -36,6 +36,7 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
+from yiemagent.ai import sanitize_surrogates
 from yiemagent.errors import ConfigError, MCPConnectionError
 from yiemagent.mcp._errors import MCPCallAborted, MCPCallError, UndeliveredCall
 from yiemagent.mcp._loop_thread import LoopThread
@@ -219,7 +220,8 @@ class MCPServer:
 
         Args:
             name: the tool's name on the server (not prefixed).
-            arguments: the JSON arguments object.
+            arguments: the JSON arguments object; each lone surrogate in it is sent as
+                U+FFFD.
             signal: aborts the call.
             on_progress: receives `notifications/progress` (on the connection's thread).
 
@@ -234,7 +236,10 @@ class MCPServer:
             thread = self._connected_thread()
         except MCPConnectionError as exc:
             raise MCPCallError(str(exc)) from None
-        future = thread.submit(self._call(name, dict(arguments), on_progress))
+        # A lone surrogate goes as U+FFFD: UTF-8 cannot carry it, and a request the SDK
+        # cannot write loses the connection (and a stdio server's process with it).
+        sent = sanitize_surrogates(dict(arguments))
+        future = thread.submit(self._call(name, sent, on_progress))
         remove = signal.add_listener(lambda _r: _cancel(future)) if signal is not None else None
         try:
             return await asyncio.wrap_future(future)
