@@ -168,7 +168,7 @@ class ToolStore:
                 file that failed to import (anything it raised, `KeyboardInterrupt` and
                 `SystemExit` included), took longer than `timeout_s`, lacks `get_tool`,
                 returned something other than an `AgentTool`, or duplicates a name.
-            ConfigError: `path` is not a folder.
+            ConfigError: `path` is not a folder, or `timeout_s` is not above 0.
         """
         with self._lock:
             tools, modules, failures = self._load(path, dict(self._tools), timeout_s)

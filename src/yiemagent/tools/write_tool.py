@@ -145,11 +145,10 @@ def write_tool_tool(
     parses it, imports it in isolation and calls `get_tool()`, then writes it atomically
     (temporary file in the same folder, then `os.replace`; a new file is linked in place
     instead, so a file another writer created meanwhile is refused, never replaced) and
-    registers the tool at once
-    (hot reload). The result carries `added_tool_names=[name]`, so the next turn offers the
-    new tool. On any failure it raises `WriteToolError` (the pipeline makes that an error
-    result) and the store and the folder are as before (a failed registration after the
-    write restores the old file).
+    registers the tool at once (hot reload). The result carries `added_tool_names=[name]`,
+    so the next turn offers the new tool. On any failure it raises `WriteToolError` (the
+    pipeline makes that an error result) and the store and the folder are as before (a
+    failed registration after the write restores the old file).
 
     Read the module docstring on the risk: the written code runs with this process's rights.
 
@@ -159,6 +158,10 @@ def write_tool_tool(
         timeout_s: the written tools' `timeout_s` (seconds; `None` for no bound).
         isolation: the written tools' `isolation`: "process" (default; a timeout or abort
             kills the call's process) or "thread" (cannot be stopped once it runs).
+
+    Raises:
+        ConfigError: `isolation` is neither "thread" nor "process", or `timeout_s` is not
+            above 0 (here, when the tool is made; a call's failures are `WriteToolError`).
     """
     folder = Path(directory)
     lock = threading.Lock()
