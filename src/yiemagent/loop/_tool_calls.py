@@ -634,7 +634,7 @@ class _Batch:
         A traced call runs inside its span's context, so spans the tool opens are its
         children."""
         if prepared.args != self.calls[i].arguments:
-            self.ran_with[i] = _json_copy(prepared.args)
+            self.ran_with[i] = _as_stored_json(prepared.args)
         span = self.spans[i] if self.spans is not None else None
         token = None
         if self.meter is not None:  # a sub-run inside the call counts here as it spends
@@ -835,7 +835,7 @@ def validate_tool_arguments(tool: AgentTool, args: Any) -> dict[str, Any]:
     for key, value in validated.items():
         if isinstance(value, dict | list):
             try:
-                validated[key] = _copy_json(value)
+                validated[key] = _copy_containers(value)
             except RecursionError:  # deeper than the schema check went: say so, as it does
                 too_deep = [("root", "arguments are nested too deeply")]
                 raise ToolArgumentsError(tool.name, too_deep, args) from None
@@ -878,7 +878,7 @@ def _as_declared_int(schema: Mapping[str, Any], key: str, value: float) -> float
     return value
 
 
-def _json_copy(args: dict[str, Any]) -> dict[str, Any] | None:
+def _as_stored_json(args: dict[str, Any]) -> dict[str, Any] | None:
     """A copy of `args` as JSON (the tool may change the dict it got), or None when a
     `prepare_arguments` or `before_tool_call` hook left something JSON cannot hold: the
     message goes into sessions and results files."""
@@ -889,12 +889,13 @@ def _json_copy(args: dict[str, Any]) -> dict[str, Any] | None:
     return copied
 
 
-def _copy_json(value: Any) -> Any:
-    """A copy of JSON-shaped data: every dict and list new, other values shared."""
+def _copy_containers(value: Any) -> Any:
+    """A copy of JSON-shaped data: every dict and list new, other values shared (no JSON
+    round trip, unlike `_as_stored_json`: the arguments a tool gets keep their values)."""
     if isinstance(value, dict):
-        return {key: _copy_json(item) for key, item in value.items()}
+        return {key: _copy_containers(item) for key, item in value.items()}
     if isinstance(value, list):
-        return [_copy_json(item) for item in value]
+        return [_copy_containers(item) for item in value]
     return value
 
 
