@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from tests._yiem import yiem_in
 from tests.ai.servers import ReplayServer, Reply, openai_chunks
 
 pytestmark = pytest.mark.timeout(180)
@@ -31,17 +32,12 @@ def server() -> Iterator[ReplayServer]:
         yield replay
 
 
-def yiem_run(server: ReplayServer, model: str, *files: Path) -> subprocess.CompletedProcess[str]:
+def yiem_run(
+    folder: Path, server: ReplayServer, model: str, *files: Path
+) -> subprocess.CompletedProcess[str]:
     attach = [arg for path in files for arg in ("--attach", str(path))]
     args = ["run", "What are these?", *attach, "--model", model, "--base-url", server.url + "/v1"]
-    env = {**os.environ, "OPENAI_API_KEY": "sk-test-0123456789abcdef"}
-    return subprocess.run(
-        [sys.executable, "-m", "yiemagent.cli.main", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=150,
-    )
+    return yiem_in(folder, *args, env={"OPENAI_API_KEY": "sk-test-0123456789abcdef"})
 
 
 @pytest.mark.parametrize("vision", [True, False])
@@ -52,7 +48,7 @@ def test_two_attachments_reach_the_model_or_their_stand_ins(
     (tmp_path / "report.pdf").write_bytes(PDF)
     server.enqueue(Reply(events=openai_chunks({"role": "assistant", "content": "A dot, a PDF."})))
     model = "openai/gpt-4o" if vision else "openai-compatible/small"
-    proc = yiem_run(server, model, tmp_path / "shot.png", tmp_path / "report.pdf")
+    proc = yiem_run(tmp_path, server, model, tmp_path / "shot.png", tmp_path / "report.pdf")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "A dot, a PDF."
     [request] = server.requests

@@ -7,10 +7,9 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
+from tests._yiem import yiem_in
 from tests.ai.servers import ReplayServer, openai_chunks, sse_reply
 
 
@@ -33,14 +32,8 @@ def test_a_pipe_a_link_loop_and_a_lone_surrogate_are_tool_errors_and_the_run_end
         server.enqueue(sse_reply(openai_chunks(*calls, finish_reason="tool_calls")))
         server.enqueue(sse_reply(openai_chunks({"content": "done"})))
         model = ["--model", "openai-compatible/m", "--base-url", server.url + "/v1"]
-        done = subprocess.run(
-            [sys.executable, "-m", "yiemagent.cli.main", "run", "read them", *model],
-            capture_output=True,
-            text=True,
-            env={**os.environ, "YIEM_DATA_DIR": str(tmp_path / "data")},
-            cwd=tmp_path,
-            timeout=120,  # it hung for ever on the pipe; the run takes seconds
-        )
+        # it hung for ever on the pipe; the run takes seconds
+        done = yiem_in(tmp_path, "run", "read them", *model, timeout=120)
         assert done.returncode == 0, done.stderr
         assert "done" in done.stdout.splitlines(), done.stdout
         sent = server.requests[1].body["messages"]

@@ -20,22 +20,13 @@ import httpx2 as httpx
 import pytest
 
 from tests._snap import PNG, SNAP_CALL, SNAP_TOOL
+from tests._yiem import yiem_in
 from tests.ai.servers import ReplayServer, Reply, openai_chunks
 from tests.serve._kit import run_events, start_run
 
 pytestmark = pytest.mark.timeout(240)
 
 FLAGS = ["--vision", "--reasoning", "high"]
-
-
-def yiem(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "yiemagent.cli.main", *args],
-        capture_output=True,
-        text=True,
-        timeout=200,
-        cwd=cwd,
-    )
 
 
 def enqueue_snap_then_answer(server: ReplayServer) -> None:
@@ -65,7 +56,8 @@ def test_batch(tmp_path: Path, tools: Path, flagged: bool) -> None:
     (tmp_path / "tasks.jsonl").write_text('{"id": "1", "prompt": "What do you see?"}\n')
     with ReplayServer() as server:
         enqueue_snap_then_answer(server)
-        proc = yiem(
+        proc = yiem_in(
+            tmp_path,
             "batch", str(tmp_path / "tasks.jsonl"), "--out", str(tmp_path / "out.jsonl"),
             "--tools", str(tools), "--model", "ollama/llava", "--base-url", server.url + "/v1",
             *(FLAGS if flagged else []),
@@ -84,7 +76,8 @@ def test_eval(tmp_path: Path, tools: Path, flagged: bool) -> None:
     )
     with ReplayServer() as server:
         enqueue_snap_then_answer(server)
-        proc = yiem(
+        proc = yiem_in(
+            tmp_path,
             "eval", str(data), "--tools", str(tools), "--model", "ollama/llava",
             "--base-url", server.url + "/v1", *(FLAGS if flagged else []),
         )  # fmt: skip
@@ -141,7 +134,8 @@ def test_an_agent_files_entry_agent_thinks_at_the_level_given(tmp_path: Path) ->
     (tmp_path / "tasks.jsonl").write_text('{"id": "1", "prompt": "Hi"}\n')
     with ReplayServer() as server:
         server.enqueue(Reply(events=openai_chunks({"role": "assistant", "content": "Hello."})))
-        proc = yiem(
+        proc = yiem_in(
+            tmp_path,
             "batch", str(tmp_path / "tasks.jsonl"), "--out", str(tmp_path / "out.jsonl"),
             "--agent", str(team), "--model", "ollama/qwen3", "--base-url", server.url + "/v1",
             "--reasoning", "high",
@@ -164,7 +158,7 @@ def test_a_function_agent_refuses_the_model_options(
     given = (
         ["batch", "tasks.jsonl", "--out", "out.jsonl"] if command == "batch" else ["eval", "d.yaml"]
     )
-    proc = yiem(*given, "--agent", "agents:make", *flag, cwd=tmp_path)
+    proc = yiem_in(tmp_path, *given, "--agent", "agents:make", *flag)
     assert proc.returncode != 0
     assert proc.stderr.strip() == (
         f"yiem: error: {flag[0]} does not go with --agent agents:make: the function builds "
@@ -180,7 +174,7 @@ def test_a_bad_level_is_one_line_in_every_command(tmp_path: Path) -> None:
         ["eval", "d.yaml"],
         ["serve", "--port", "0"],
     ):
-        proc = yiem(*given, "--model", "openai/gpt-4o", "--reasoning", "max", cwd=tmp_path)
+        proc = yiem_in(tmp_path, *given, "--model", "openai/gpt-4o", "--reasoning", "max")
         assert proc.returncode != 0, given
         assert proc.stderr.strip() == (
             "yiem: error: --reasoning must be minimal, low, medium, high, xhigh or off, not 'max'"

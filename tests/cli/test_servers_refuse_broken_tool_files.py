@@ -5,11 +5,11 @@ loads the rest (docs/tools.md "Loading a folder from the CLI"). Real processes."
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests._yiem import yiem_in
 
 GOOD = '''
 from yiemagent import tool
@@ -38,17 +38,9 @@ def folder(tmp_path: Path) -> Path:
     return tools
 
 
-def yiem(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    keyless = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-    return subprocess.run(
-        [sys.executable, "-m", "yiemagent.cli.main", *args],
-        cwd=cwd,
-        env=keyless,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+def keyless() -> dict[str, str | None]:
+    """No API key in the environment: the run reaches the model call and stops there."""
+    return {name: None for name in os.environ if name.endswith("_API_KEY")}
 
 
 @pytest.mark.parametrize(
@@ -61,7 +53,7 @@ def yiem(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     ids=["serve", "mcp-stdio", "mcp-http"],
 )
 def test_a_server_refuses_a_broken_tool_file_in_one_line(folder: Path, command: list[str]) -> None:
-    done = yiem(*command, "--tools", "tools", cwd=folder.parent)
+    done = yiem_in(folder.parent, *command, "--tools", "tools", env=keyless())
     assert done.returncode == 1, done.stderr
     assert done.stdout == ""
     assert done.stderr.splitlines() == [
@@ -73,7 +65,8 @@ def test_a_server_refuses_a_broken_tool_file_in_one_line(folder: Path, command: 
 
 def test_run_warns_and_loads_the_rest(folder: Path) -> None:
     """The contrast the docs state: a one-off command goes on with the good tools."""
-    done = yiem("run", "hi", "--tools", "tools", "--model", "openai/gpt-4o-mini", cwd=folder.parent)
+    model = ["--model", "openai/gpt-4o-mini"]
+    done = yiem_in(folder.parent, "run", "hi", "--tools", "tools", *model, env=keyless())
     warning = "yiem: warning: tool file tools/broken.py not loaded: import failed: SyntaxError"
     assert warning in done.stderr
     # it went on to the model call (which has no key here), past the tool files

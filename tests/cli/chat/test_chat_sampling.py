@@ -4,13 +4,11 @@ call (a replay server on 127.0.0.1 speaking the OpenAI wire format sees them); w
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests._yiem import yiem_in
 from tests.ai.servers import ReplayServer, Reply, openai_chunks
 from yiemagent.cli.chat.setup import ChatOptions, build_setup
 
@@ -51,14 +49,8 @@ def test_the_chats_agent_sends_its_temperature_and_max_tokens() -> None:
         (["--temperature", "-0.5"], "yiem: error: Invalid value for '--temperature'"),
     ],
 )
-def test_a_refused_value_is_one_line(args: list[str], line: str) -> None:
-    proc = subprocess.run(
-        [sys.executable, "-m", "yiemagent.cli.main", "chat", *args],
-        capture_output=True,
-        text=True,
-        env=os.environ,
-        timeout=60,
-    )
+def test_a_refused_value_is_one_line(tmp_path: Path, args: list[str], line: str) -> None:
+    proc = yiem_in(tmp_path, "chat", *args, timeout=60)
     assert proc.returncode != 0
     assert proc.stderr.strip().startswith(line), proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -10,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from tests._yiem import yiem_in
 from tests.cli.chat._tmux import FAUX_SCRIPT
 from yiemagent.cli.chat.setup import last_exchange, last_run_note
 from yiemagent.cli.render import nested_line
@@ -40,22 +40,8 @@ def test_neither_yiemagent_nor_the_cli_imports_prompt_toolkit() -> None:
     assert _python(code) == "[]"
 
 
-def _chat(tmp_path: Path, *args: str, faux: bool = True) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "YIEM_DATA_DIR": str(tmp_path)}
-    if faux:
-        env["YIEM_CHAT_FAUX_SCRIPT"] = str(FAUX_SCRIPT)
-    return subprocess.run(
-        [sys.executable, "-m", "yiemagent.cli.main", "chat", *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=env,
-        stdin=subprocess.DEVNULL,
-    )
-
-
 def test_without_a_terminal_chat_says_so_in_one_line(tmp_path: Path) -> None:
-    done = _chat(tmp_path)
+    done = yiem_in(tmp_path, "chat", env={"YIEM_CHAT_FAUX_SCRIPT": str(FAUX_SCRIPT)}, timeout=60)
     assert done.returncode == 1
     assert done.stderr.strip().splitlines() == [
         'yiem: error: yiem chat needs a terminal; for one prompt use: yiem run "..."'
