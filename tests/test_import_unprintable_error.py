@@ -7,12 +7,11 @@ an agent file's guardrail was reported as that `RuntimeError`."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests._yiem import yiem_in
 from yiemagent import ConfigError, load_agent
 from yiemagent.evals import Dataset, DatasetError
 
@@ -37,10 +36,7 @@ def test_a_dataset_check_file_that_raises_so_is_one_dataset_error(tmp_path: Path
     assert str(caught.value) == (
         f"{data}: case 'a': checks[0]: cannot import checks.py: Unprintable"
     )
-    done = subprocess.run(
-        [sys.executable, "-m", "yiemagent.cli.main", "eval", str(data)],
-        capture_output=True, text=True, cwd=ROOT, timeout=120,
-    )  # fmt: skip
+    done = yiem_in(tmp_path, "eval", str(data), timeout=120)
     assert done.returncode != 0 and done.stdout == ""
     assert done.stderr == f"yiem: error: {caught.value}\n"
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests._yiem import yiem_in
 from yiemagent.cli.main import main
 from yiemagent.errors import install_hint
 
@@ -140,13 +141,7 @@ def test_a_baseline_names_the_cases_it_has_that_this_run_has_not(
 def test_a_bad_dataset_is_one_line_and_a_non_zero_exit(
     tmp_path: Path, text: str, line: str
 ) -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "yiemagent.cli.main", "eval", str(dataset(tmp_path, text))],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=120,
-    )
+    done = yiem_in(tmp_path, "eval", str(dataset(tmp_path, text)), timeout=120)
     assert done.returncode != 0
     assert done.stdout == ""
     assert len(done.stderr.splitlines()) == 1, done.stderr
