@@ -80,3 +80,14 @@ def test_no_module_imports_another_packages_private_module() -> None:
                 if not (here == owner or here.startswith(owner + ".")):
                     wrong.append(f"{path.relative_to(SRC)}:{node.lineno} imports {target}")
     assert not wrong, "imports of another package's private module:\n" + "\n".join(wrong)
+
+
+def test_structured_output_is_built_from_top_level_names() -> None:
+    """`OutputSpec(T, name=...)` is what a clash with the output tool's name tells the user
+    to pass, and `OutputMessage[T]` what `prompt` returns; both come from `yiemagent`, as
+    `Agent` does (DESIGN §14)."""
+    from yiemagent.types import OutputMessage, OutputSpec
+
+    assert yiemagent.OutputSpec is OutputSpec
+    assert yiemagent.OutputMessage is OutputMessage
+    assert {"OutputSpec", "OutputMessage"} <= set(yiemagent.__all__)

@@ -118,6 +118,8 @@ if TYPE_CHECKING:
         MessageUpdateEvent as MessageUpdateEvent,
         Model as Model,
         NestedAgentEvent as NestedAgentEvent,
+        OutputMessage as OutputMessage,
+        OutputSpec as OutputSpec,
         PendingApproval as PendingApproval,
         PreparedToolCall as PreparedToolCall,
         StopReason as StopReason,
