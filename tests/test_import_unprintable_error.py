@@ -15,8 +15,6 @@ from tests._yiem import yiem_in
 from yiemagent import ConfigError, load_agent
 from yiemagent.evals import Dataset, DatasetError
 
-ROOT = Path(__file__).resolve().parent.parent
-
 RAISES_UNPRINTABLE = """\
 class Unprintable(Exception):
     def __str__(self):
