@@ -1,6 +1,7 @@
-"""What the `yiem` commands share (`run`, `chat`, `batch`): the default model and tools
-folder, the options they declare alike (typer `Annotated` types), how `--model` and
-`--base-url` name a model, and the one-line error every command ends with (DESIGN §8)."""
+"""What the `yiem` commands share: the default model and tools folder, the options they
+declare alike (typer `Annotated` types), how `--model` and `--base-url` name a model, the
+exit statuses, SIGTERM handled as Ctrl-C, and the one-line error every command ends with
+(DESIGN §8)."""
 
 from __future__ import annotations
 
