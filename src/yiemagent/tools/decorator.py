@@ -6,7 +6,8 @@ property descriptions from the docstring's parameters (Google `Args:` and `Keywo
 NumPy `Parameters` and `Other Parameters`, Sphinx `:param x:`), the tool description from
 the docstring's summary and body, the label from the name (`get_time` → "Get time").
 Parameters named `tool_call_id`, `signal` and `on_update` are injected by the pipeline and left
-out of the schema.
+out of the schema. A method decorated in its class body is, read from an instance, the tool of
+that instance's bound method (`self` is no argument the model gives).
 
 The generated `execute(tool_call_id, args, signal, on_update)` converts the (already
 schema-validated) arguments with the pydantic model, so a parameter typed as a model or a
@@ -20,6 +21,7 @@ JSON-dumped into one text content.
 from __future__ import annotations
 
 import base64
+import dataclasses
 import functools
 import inspect
 import itertools
@@ -141,8 +143,9 @@ def tool(
         The `AgentTool` (or, without `fn`, a decorator producing it).
 
     Raises:
-        ConfigError: an invalid name, `*args`/`**kwargs`/positional-only parameters, or type
-            hints pydantic cannot turn into a JSON Schema.
+        ConfigError: an invalid name, `*args`/`**kwargs`/positional-only parameters, type
+            hints pydantic cannot turn into a JSON Schema, or a method's function (first
+            parameter `self`) made a tool outside its class body.
     """
 
     # `@tool` and `@tool(...)` are both called where the function is defined: its local
@@ -153,18 +156,75 @@ def tool(
     del caller
 
     def build(func: Callable[..., Any]) -> AgentTool:
-        return _build_tool(
-            func,
-            name=name,
-            label=label,
-            description=description,
-            parallel=parallel,
-            timeout_s=timeout_s,
-            requires_approval=requires_approval,
-            local_names=local_names,
-        )
+        options: dict[str, Any] = {
+            "name": name,
+            "label": label,
+            "description": description,
+            "parallel": parallel,
+            "timeout_s": timeout_s,
+            "requires_approval": requires_approval,
+            "local_names": local_names,
+        }
+        if _method_of(func) and local_names.get("__qualname__") == _owner_name(func):
+            return _MethodTool.of(func, options)  # decorated in its class body
+        return _build_tool(func, **options)
 
     return build if fn is None else build(fn)
+
+
+def _owner_name(func: Callable[..., Any]) -> str:
+    """The qualified name of the class (or function) `func` is defined in; "" at top level."""
+    return getattr(func, "__qualname__", "").rpartition(".")[0]
+
+
+def _method_of(func: Callable[..., Any]) -> bool:
+    """Whether `func` is a method's function: defined in a class body (not in a function),
+    its first parameter `self`."""
+    if not inspect.isfunction(func) or _owner_name(func).endswith("<locals>"):
+        return False
+    first = next(iter(inspect.signature(func).parameters), None)
+    return first == "self" and bool(_owner_name(func))
+
+
+@dataclasses.dataclass(slots=True, eq=False)
+class _MethodTool(AgentTool):
+    """`@tool` on a method in its class body. Read from an instance (`account.deposit`) it
+    is the tool of that instance's bound method, kept in the instance's `__dict__` (one per
+    instance, gone with it); read from the class, its schema leaves `self` out and a call
+    says to use an instance."""
+
+    function: Callable[..., Any] | None = dataclasses.field(default=None, repr=False)
+    options: dict[str, Any] = dataclasses.field(default_factory=dict, repr=False)
+    attribute: str = dataclasses.field(default="", repr=False)
+    """The name the class holds it under."""
+
+    @classmethod
+    def of(cls, func: Callable[..., Any], options: dict[str, Any]) -> _MethodTool:
+        shape = _build_tool(functools.partial(func, None), **options)  # the schema sans self
+        owner = _owner_name(func).rpartition(".")[2]
+
+        def execute(
+            tool_call_id: str, args: dict[str, Any], signal: AbortSignal, on_update: OnUpdate
+        ) -> str:
+            raise ValueError(
+                f"tool {shape.name!r} is a method of {owner}: give the tool of an instance "
+                f"(instance.{func.__name__}), not the class's"
+            )
+
+        fields = {f.name: getattr(shape, f.name) for f in dataclasses.fields(AgentTool)}
+        return cls(**{**fields, "execute": execute}, function=func, options=options)
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.attribute = name
+
+    def __get__(self, instance: object, owner: type | None = None) -> AgentTool:
+        if instance is None or self.function is None:
+            return self
+        made = _build_tool(self.function.__get__(instance, owner), **self.options)
+        held = getattr(instance, "__dict__", None)
+        if isinstance(held, dict) and self.attribute:
+            held[self.attribute] = made  # read from there from now on (no __set__ here)
+        return made
 
 
 def _build_tool(
@@ -182,6 +242,12 @@ def _build_tool(
     tool_name = name or getattr(target, "__name__", "")
     if not tool_name:
         raise ConfigError(f"tool {func!r} has no __name__: give it one with name=")
+    if target is func and _method_of(func):
+        raise ConfigError(
+            f"tool {tool_name!r}: its first parameter 'self' is the instance of a method; "
+            f"make the tool of a bound method, tool(obj.{func.__name__}), or decorate the "
+            "method in its class"
+        )
     # An object with a __call__ method: its hints and its parameters' docs are __call__'s.
     plain = inspect.isroutine(target) or inspect.isclass(target)
     method = target if plain else type(target).__call__
