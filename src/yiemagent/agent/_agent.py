@@ -93,7 +93,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Agent"]
 
-logger = logging.getLogger("yiemagent.agent")
+logger = logging.getLogger(__name__)
 
 
 OutputT = TypeVar("OutputT", default=None)

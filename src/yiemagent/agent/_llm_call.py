@@ -40,7 +40,7 @@ __all__ = [
     "prepared_context",
 ]
 
-logger = logging.getLogger("yiemagent.agent")
+logger = logging.getLogger(__name__)
 
 LlmCall: TypeAlias = Callable[[dict[str, Any]], Any]
 """`llm_call(formatted) -> AssistantMessage | dict` (plain or async): the seeds' llmCall."""

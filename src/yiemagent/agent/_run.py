@@ -98,7 +98,7 @@ __all__ = [
     "to_tool_list",
 ]
 
-logger = logging.getLogger("yiemagent.agent")
+logger = logging.getLogger(__name__)
 
 
 Listener: TypeAlias = Callable[[AgentEvent, AbortSignal], "Awaitable[None] | None"]
