@@ -7,13 +7,11 @@ see images — one `AttachmentWarning` from `Agent.prompt`, one `yiem: warning:`
 from __future__ import annotations
 
 import base64
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests._yiem import yiem_in
 from tests.ai.servers import ReplayServer, sse_reply
 from yiemagent import Agent
 from yiemagent.ai import get_model
@@ -54,13 +52,7 @@ def test_yiem_run_attach_warns_once(big_png: Path, server: ReplayServer) -> None
     server.enqueue(sse_reply("anthropic_text.sse"))
     args = ["run", "What is in this photo?", "--attach", str(big_png)]
     args += ["--model", "anthropic/claude-sonnet-4-5", "--base-url", server.url]
-    proc = subprocess.run(
-        [sys.executable, "-m", "yiemagent.cli.main", *args],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "ANTHROPIC_API_KEY": KEY},
-        timeout=150,
-    )
+    proc = yiem_in(big_png.parent, *args, env={"ANTHROPIC_API_KEY": KEY})
     assert proc.returncode == 0, proc.stderr
     warnings = [line for line in proc.stderr.splitlines() if line.startswith("yiem: warning:")]
     [warning] = warnings
