@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from tests._yiem import yiem_in
 from tests.mcp.conftest import SERVER, HttpTestServer
 from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
 from yiemagent.cli.main import main
@@ -318,18 +319,11 @@ def test_the_documented_weather_example_runs_as_written(
     assert "Oslo, Lisbon, Tokyo" in forecast.description
 
 
-def test_a_server_that_prints_a_banner_is_one_line_not_a_traceback() -> None:
+def test_a_server_that_prints_a_banner_is_one_line_not_a_traceback(tmp_path: Path) -> None:
     # Servers often print a start-up line to stdout; the SDK logged it with its traceback
     # and Python's last-resort handler printed three screens of it.
-    import subprocess
-
     banner = f"sh -c 'echo Server starting...; exec {SERVER_COMMAND}'"
-    ran = subprocess.run(
-        [sys.executable, "-m", "yiemagent.cli.main", "mcp", "list", banner],
-        capture_output=True,
-        text=True,
-        timeout=90,
-    )
+    ran = yiem_in(tmp_path, "mcp", "list", banner, timeout=90)
     assert ran.returncode == 0, ran.stderr
     assert "add" in ran.stdout
     assert "Traceback" not in ran.stderr and "pydantic" not in ran.stderr, ran.stderr
