@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from tests._yiem import yiem_in
 from tests.ai.servers import ReplayServer, Reply, openai_chunks
 
 pytestmark = pytest.mark.timeout(180)
@@ -112,13 +113,7 @@ def test_yiem_run_warns_about_the_file_and_answers(tmp_path: Path) -> None:
     with ReplayServer() as server:
         server.enqueue(Reply(events=openai_chunks({"role": "assistant", "content": "Hello."})))
         argv = ["run", "Hi", "--tools", str(tools), "--model", "openai-compatible/m"]
-        proc = subprocess.run(
-            [sys.executable, "-m", "yiemagent.cli.main", *argv, "--base-url", server.url + "/v1"],
-            capture_output=True,
-            text=True,
-            timeout=150,
-            cwd=ROOT,
-        )
+        proc = yiem_in(tmp_path, *argv, "--base-url", server.url + "/v1")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "Hello."
     warning, usage = proc.stderr.splitlines()
