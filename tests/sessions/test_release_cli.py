@@ -4,7 +4,6 @@ line, after a confirmation (DESIGN §10, §8), on SQLite and on PostgreSQL."""
 
 from __future__ import annotations
 
-import os
 import sqlite3
 import subprocess
 import sys
@@ -14,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from tests._yiem import yiem_in
 from tests.sessions._backends import OPEN_SPEC, Backend
 from yiemagent import SessionBusyError
 from yiemagent.sessions import SqliteSessionStore
@@ -21,16 +21,10 @@ from yiemagent.sessions import SqliteSessionStore
 pytestmark = pytest.mark.timeout(120)
 
 
-def yiem(*args: str, answer: str | None = None) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "200"}
-    return subprocess.run(
-        [str(Path(sys.executable).parent / "yiem"), *args],
-        input=answer,
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=90,
-    )
+def yiem(folder: Path, *args: str, answer: str | None = None) -> subprocess.CompletedProcess[str]:
+    """`yiem ARGS` in `folder` (`yiem_in`), `answer` on its standard input."""
+    plain = {"NO_COLOR": "1", "COLUMNS": "200"}
+    return yiem_in(folder, *args, env=plain, input=answer, timeout=90)
 
 
 def test_a_lease_held_on_another_host_is_released_after_confirmation(tmp_path: Path) -> None:
@@ -44,13 +38,13 @@ def test_a_lease_held_on_another_host_is_released_after_confirmation(tmp_path: P
     with SqliteSessionStore(db) as store, pytest.raises(SessionBusyError, match="yiem sessions"):
         store.acquire("s")
 
-    refused = yiem("sessions", "release", "s", "--sessions", str(db), answer="")
+    refused = yiem(tmp_path, "sessions", "release", "s", "--sessions", str(db), answer="")
     assert (refused.returncode, refused.stdout) == (1, "")
     assert refused.stderr == "yiem: error: session 's': not released; confirm with --yes\n"
     with SqliteSessionStore(db) as store, pytest.raises(SessionBusyError):
         store.acquire("s")  # unconfirmed: nothing changed
 
-    done = yiem("sessions", "release", "s", "--yes", "--sessions", str(db))
+    done = yiem(tmp_path, "sessions", "release", "s", "--yes", "--sessions", str(db))
     assert done.returncode == 0, done.stderr
     assert done.stdout == "session 's': writer lease released\n"
     with SqliteSessionStore(db) as store:
@@ -58,12 +52,16 @@ def test_a_lease_held_on_another_host_is_released_after_confirmation(tmp_path: P
 
 
 def test_a_bad_session_id_is_one_line(tmp_path: Path) -> None:
-    bad = yiem("sessions", "release", "a\x1bb", "--yes", "--sessions", str(tmp_path / "s.db"))
+    bad = yiem(
+        tmp_path, "sessions", "release", "a\x1bb", "--yes", "--sessions", str(tmp_path / "s.db")
+    )
     assert bad.returncode == 1
     assert bad.stderr.startswith("yiem: error: ") and bad.stderr.count("\n") == 1
 
 
-def test_release_frees_a_session_a_live_writer_holds(shared_backend: Backend) -> None:
+def test_release_frees_a_session_a_live_writer_holds(
+    shared_backend: Backend, tmp_path: Path
+) -> None:
     """The holder, another process, still runs (on PostgreSQL its connection is open): after
     the release the session is taken by the next writer and the old holder's write fails."""
     child = subprocess.Popen(
@@ -89,7 +87,9 @@ def test_release_frees_a_session_a_live_writer_holds(shared_backend: Backend) ->
         try:
             with pytest.raises(SessionBusyError):
                 store.acquire("s")
-            done = yiem("sessions", "release", "s", "--yes", "--sessions", shared_backend.spec)
+            done = yiem(
+                tmp_path, "sessions", "release", "s", "--yes", "--sessions", shared_backend.spec
+            )
             assert done.returncode == 0, done.stderr
             token = store.acquire("s")
             child.stdin.write("\n")
