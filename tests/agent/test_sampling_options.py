@@ -5,15 +5,14 @@ error before anything runs."""
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests._yiem import yiem_in
 from tests.ai.servers import ReplayServer, Reply, openai_chunks, sse_reply
 from yiemagent import Agent, ConfigError, get_model, tool
 
@@ -125,20 +124,16 @@ def test_a_built_agent_keeps_them(server: ReplayServer) -> None:
         agent.max_tokens = 20
 
 
-def yiem(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "yiemagent.cli.main", *args],
-        capture_output=True,
-        text=True,
-        env={**os.environ, **KEYS},
-        timeout=150,
-    )
+def yiem(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return yiem_in(folder, *args, env=KEYS)
 
 
-def test_yiem_run_sends_them_and_a_zero_temperature_is_sent(server: ReplayServer) -> None:
+def test_yiem_run_sends_them_and_a_zero_temperature_is_sent(
+    server: ReplayServer, tmp_path: Path
+) -> None:
     server.enqueue(Reply(events=openai_chunks({"role": "assistant", "content": "Hello."})))
     proc = yiem(
-        "run", "Hi", "--model", "openai-compatible/m", "--base-url", server.url + "/v1",
+        tmp_path, "run", "Hi", "--model", "openai-compatible/m", "--base-url", server.url + "/v1",
         "--max-tokens", "32", "--temperature", "0",
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
@@ -158,8 +153,10 @@ def test_yiem_run_sends_them_and_a_zero_temperature_is_sent(server: ReplayServer
         ),
     ],
 )
-def test_yiem_run_refuses_a_bad_value_in_one_line(args: list[str], line: str) -> None:
-    proc = yiem("run", "Hi", *args)
+def test_yiem_run_refuses_a_bad_value_in_one_line(
+    tmp_path: Path, args: list[str], line: str
+) -> None:
+    proc = yiem(tmp_path, "run", "Hi", *args)
     assert proc.returncode != 0
     assert proc.stderr.strip().startswith(line), proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
