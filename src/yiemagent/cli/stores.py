@@ -1,5 +1,5 @@
 """Where the CLI keeps stored sessions: the default SQLite file in the user data folder,
-the store a `--sessions` / `--db` option names (a file or a `postgresql://` URL), and that
+the store a `--sessions` option names (a file or a `postgresql://` URL), and that
 option as said in a message (without its password). `yiem serve` and `yiem trace` share
 these, so a session one writes the other reads.
 """
@@ -22,7 +22,7 @@ __all__ = ["default_session_db", "open_store", "without_password"]
 
 
 def default_session_db() -> Path:
-    """Where stored sessions live unless `--db` says otherwise."""
+    """Where stored sessions live unless `--sessions` says otherwise."""
     explicit = os.environ.get("YIEM_DATA_DIR")
     if explicit:
         return Path(explicit) / "sessions.db"
@@ -66,7 +66,7 @@ _SECRET_PARAMETER = re.compile(
 
 
 def without_password(where: str) -> str:
-    """A URL as said in a message (`--sessions`, `yiem trace --db`, the base URL `yiem
+    """A URL as said in a message (`--sessions`, the base URL `yiem
     chat`'s `/model` talks to): its password (`user:PASSWORD@`, or a `password=`
     parameter) and any key or token in its query (`api-key=`, `key=`, `token=`, …)
     replaced by `***`, as the store's own messages hide the password."""

@@ -2,7 +2,8 @@
 `yiem run` options that watch and bound a run (`--otel`, `--max-cost`) (DESIGN §13).
 
 The source is a `yiem run --json` event log (a file of JSON lines) or the id of a stored
-session in a session database (`--db`, default `sessions.db` in the user data folder:
+session in a session database (`--sessions`, as `yiem serve` and `yiem sessions` name it;
+`--db` is accepted too; default `sessions.db` in the user data folder:
 `$YIEM_DATA_DIR`, else `$XDG_DATA_HOME/yiemagent`, else `~/.local/share/yiemagent`, the
 folder `yiem chat` keeps its sessions in). Every problem is one line.
 """
@@ -58,7 +59,7 @@ def _session_timeline(session_id: str, db: str) -> Any:
     if db.startswith(("postgresql://", "postgres://")):
         from yiemagent.cli.stores import open_store, without_password
 
-        store: Any = open_store(db, "--db")
+        store: Any = open_store(db, "--sessions")
         shown = without_password(db)
     else:
         from yiemagent.sessions import SqliteSessionStore
@@ -66,7 +67,7 @@ def _session_timeline(session_id: str, db: str) -> Any:
         if not Path(db).is_file():
             raise ConfigError(
                 f"{session_id!r} is not a file, and there is no session database at {db} "
-                "(give a yiem run --json log, or --db FILE or postgresql:// URL)"
+                "(give a yiem run --json log, or --sessions FILE or postgresql:// URL)"
             )
         store, shown = SqliteSessionStore(db), db
     with store:
@@ -107,6 +108,7 @@ def trace(
     db: Annotated[
         str | None,
         typer.Option(
+            "--sessions",
             "--db",
             help="Session database: a SQLite file (default: the user data folder's) or a "
             "postgresql:// URL.",
@@ -134,7 +136,9 @@ def trace(
         with library_warnings_shown():
             timeline = load_timeline(source)
     elif path.is_file():
-        raise ConfigError(f"{source} is a session database: give the session id and --db {source}")
+        raise ConfigError(
+            f"{source} is a session database: give the session id and --sessions {source}"
+        )
     elif _looks_like_a_file(source):
         what = "is a folder, not a file" if path.is_dir() else "the file does not exist"
         raise ConfigError(
