@@ -223,7 +223,98 @@ async def _serve_stdio(server: Server[Any], on_ready: Callable[[str], None] | No
     async with stdio_server() as (read, write):
         if on_ready is not None:
             on_ready("stdio")
-        await server.run(read, write, options)
+        await server.run(_AnsweredLines(read, write), write, options)
+
+
+class _AnsweredLines:
+    """The stdio read stream, answering each request line the SDK cannot read (it drops
+    one with a debug log, and the client waits for ever) as its HTTP transport answers
+    the same body: not JSON to the SDK, which includes a lone surrogate escape
+    (`"\\ud800"`, as JavaScript's JSON.stringify writes one), is a parse error (-32700);
+    JSON that is no JSON-RPC message is an invalid request (-32600). The answer carries
+    the line's request id when Python's json finds one, else null; a broken notification
+    or response is dropped, as JSON-RPC answers neither."""
+
+    def __init__(self, inner: Any, write: Any) -> None:
+        self._inner = inner
+        self._write = write
+
+    @property
+    def last_context(self) -> Any:
+        """The inner stream's `last_context` (None when it has none), as the SDK reads it."""
+        return getattr(self._inner, "last_context", None)
+
+    async def receive(self) -> Any:
+        """The next message the SDK could read, having answered those it could not."""
+        while True:
+            item = await self._inner.receive()
+            if not isinstance(item, Exception):
+                return item
+            answer = _answer_to_unreadable(item)
+            if answer is not None:
+                await self._write.send(answer)
+
+    def __aiter__(self) -> _AnsweredLines:
+        return self
+
+    async def __anext__(self) -> Any:
+        import anyio
+
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> _AnsweredLines:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+
+def _answer_to_unreadable(exc: Exception) -> Any:
+    """The JSON-RPC error answering a line the SDK's reader refused with `exc` (its
+    pydantic `ValidationError` holds the line or the value read), or None when the line
+    is a notification or a response, or `exc` is no such error."""
+    import json
+
+    from mcp.shared.message import SessionMessage
+    from mcp_types import INVALID_REQUEST, PARSE_ERROR, ErrorData, JSONRPCError
+
+    from yiemagent.mcp._sdk import first_problem
+
+    errors = getattr(exc, "errors", None)
+    try:
+        found = errors() if callable(errors) else []
+    except Exception:  # not a pydantic error
+        found = []
+    if not found:
+        return None
+    first, value = found[0], found[0].get("input")
+    parse = first.get("type") == "json_invalid"
+    if parse:
+        try:
+            value = json.loads(value)
+        except (TypeError, ValueError, RecursionError):
+            value = None
+    else:
+        value = next((e["input"] for e in found if isinstance(e.get("input"), dict)), value)
+    request_id: int | str | None = None
+    if isinstance(value, dict):
+        if "method" not in value or "id" not in value:
+            return None  # a notification or a response: JSON-RPC answers neither
+        given = value["id"]
+        if isinstance(given, int | str) and not isinstance(given, bool):
+            request_id = given
+    if parse:
+        error = ErrorData(code=PARSE_ERROR, message=f"Parse error: {first.get('msg')}")
+    else:
+        problem = first_problem(exc, skip=1)  # past the union member's name
+        error = ErrorData(code=INVALID_REQUEST, message=f"Invalid request: {problem}")
+    return SessionMessage(JSONRPCError(jsonrpc="2.0", id=request_id, error=error))
 
 
 async def _serve_http(
