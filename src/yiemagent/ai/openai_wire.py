@@ -50,7 +50,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "FINISH_REASONS",
+    "MAX_DESCRIPTION_CHARS",
     "REASONING_FIELDS",
+    "function_fields",
     "function_parameters",
     "inline_root_ref",
     "is_mistral",
@@ -337,17 +339,34 @@ def _thinking_blocks(message: AssistantMessage) -> list[dict[str, Any]]:
     return out
 
 
+MAX_DESCRIPTION_CHARS: Final = 1024
+"""The longest function description OpenAI takes: a longer one refuses the whole request
+("string_above_max_length"). Parameter descriptions have no such limit."""
+
+_CONTINUED = "… (the whole description is the parameters')"
+
+
 def openai_tool(tool: AgentTool) -> dict[str, Any]:
     """`tool` as a Chat Completions function tool: `{"type": "function", "function": {"name",
-    "description", "parameters"}}`."""
-    return {
-        "type": "function",
-        "function": {
-            "name": tool.name,
-            "description": tool.description,
-            "parameters": function_parameters(tool.input_schema),
-        },
-    }
+    "description", "parameters"}}` (`function_fields`)."""
+    return {"type": "function", "function": function_fields(tool)}
+
+
+def function_fields(tool: AgentTool) -> dict[str, Any]:
+    """`tool`'s `name`, `description` and `parameters` (`function_parameters`) as both OpenAI
+    wire formats take them. A description longer than `MAX_DESCRIPTION_CHARS` is cut to
+    fit, at a space, saying so, and goes whole at the head of the parameters' own
+    description, where the model still reads all of it."""
+    description = tool.description
+    parameters = function_parameters(tool.input_schema)
+    if len(description) > MAX_DESCRIPTION_CHARS:
+        head = description[: MAX_DESCRIPTION_CHARS - len(_CONTINUED)]
+        head = head.rsplit(None, 1)[0] if " " in head.strip() else head
+        own = parameters.get("description")
+        whole = f"{description}\n\n{own}" if isinstance(own, str) and own else description
+        parameters = {**parameters, "description": whole}
+        description = head.rstrip() + _CONTINUED
+    return {"name": tool.name, "description": description, "parameters": parameters}
 
 
 def function_parameters(schema: Mapping[str, Any]) -> Mapping[str, Any]:

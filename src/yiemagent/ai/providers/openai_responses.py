@@ -47,7 +47,7 @@ from yiemagent.ai._sanitize import image_base64
 from yiemagent.ai.attachments import attachment_stand_in, image_type_stand_in
 from yiemagent.ai.builder import MessageBuilder, complete_arguments
 from yiemagent.ai.openai_wire import (
-    function_parameters,
+    function_fields,
     is_openai_proper,
     openai_only_fields,
     signature_object,
@@ -209,14 +209,7 @@ def build_request_body(model: Model, context: Context, options: StreamOptions) -
         body["instructions"] = context.system_prompt
     if context.tools:
         body["tools"] = [
-            {
-                "type": "function",
-                "name": tool.name,
-                "description": tool.description,
-                "parameters": function_parameters(tool.input_schema),
-                "strict": False,
-            }
-            for tool in context.tools
+            {"type": "function", **function_fields(tool), "strict": False} for tool in context.tools
         ]
     if options.output_schema is not None:  # native structured output
         schema = dict(options.output_schema)
