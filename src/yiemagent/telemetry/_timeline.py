@@ -437,10 +437,15 @@ def _one_json_document(data: bytes) -> bool:
 def timeline_html(timeline: Timeline) -> str:
     """One self-contained HTML page (inline CSS and script, no network) showing `timeline`:
     a row per call, turns down the page, bars placed on the run's time axis; hovering a bar
-    shows its summary, clicking it shows its details (arguments, result, tokens, errors)."""
+    shows its summary, clicking it shows its details (arguments, result, tokens, errors).
+    A lone surrogate in the run's texts (a model's `\\ud800` escape with no pair) is shown
+    as U+FFFD: the page is UTF-8, which cannot hold one."""
+    from yiemagent.ai import sanitize_surrogates
+
     data = json.dumps(asdict(timeline), ensure_ascii=False, default=str)
     data = data.replace("</", "<\\/")  # nothing in the data can close the script element
-    return _PAGE.replace("__TITLE__", html.escape(timeline.title)).replace("__DATA__", data)
+    page = _PAGE.replace("__TITLE__", html.escape(timeline.title)).replace("__DATA__", data)
+    return str(sanitize_surrogates(page))
 
 
 _PAGE = """<!doctype html>
