@@ -81,11 +81,11 @@ def _cli_error(message: str, code: int = 1) -> YiemAgentError:
 
 
 def expand_ray_flag(argv: Sequence[str]) -> list[str]:
-    """Give a bare `--ray` of `yiem batch` its default value ("local"), so `--ray [ADDRESS]`
-    takes an optional address: the next word is the address only when it looks like one
-    ("auto", "local", "ray://…", or host:port)."""
+    """Give a bare `--ray` of `yiem batch` or `yiem eval` its default value ("local"), so
+    `--ray [ADDRESS]` takes an optional address: the next word is the address only when it
+    looks like one ("auto", "local", "ray://…", or host:port)."""
     args = list(argv)
-    if not args or args[0] != "batch":
+    if not args or args[0] not in ("batch", "eval"):
         return args
     out: list[str] = []
     for index, arg in enumerate(args):

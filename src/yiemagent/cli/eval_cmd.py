@@ -1,7 +1,7 @@
 """`yiem eval`: run an agent over an eval dataset and print a table (DESIGN §19).
 
     yiem eval evals/local_agent.yaml [--model M] [--tools DIR] [--repeat K]
-        [--baseline OLD.json] [--json OUT] [--html OUT] [--ray [--address A]]
+        [--baseline OLD.json] [--json OUT] [--html OUT] [--ray [ADDRESS]]
         [--agent FILE[:NAME] | MODULE:FUNCTION] [--concurrency N] [--timeout S]
         [--results RUNS.jsonl]
 
@@ -31,6 +31,7 @@ import typer
 
 from yiemagent.ai.providers import missing_api_key, missing_sdk
 from yiemagent.cli.batch import (
+    LOCAL_RAY,
     CliAgentFactory,
     check_tool_folder,
     import_factory,
@@ -283,9 +284,12 @@ def eval_command(
     html_out: Annotated[
         Path | None, typer.Option("--html", help="Write the report as an HTML page here.")
     ] = None,
-    ray: Annotated[bool, typer.Option("--ray", help="Run on Ray (a local cluster).")] = False,
+    ray: Annotated[
+        str | None,
+        typer.Option("--ray", help="Run on Ray: 'auto', an ADDRESS, or bare for a local one."),
+    ] = None,
     address: Annotated[
-        str | None, typer.Option("--address", help="With --ray: the cluster's address.")
+        str | None, typer.Option("--address", hidden=True, help="--ray's ADDRESS, apart.")
     ] = None,
     concurrency: Annotated[int, typer.Option("--concurrency", min=1, help="Runs at once.")] = 4,
     timeout: Annotated[
@@ -304,8 +308,10 @@ def eval_command(
     data = Dataset.load(dataset)  # a bad dataset: one DatasetError line, nothing run
     _check_judges_keys(data)
     old = EvalReport.load(baseline) if baseline is not None else None
-    if address is not None and not ray:
-        raise CliError("--address names a Ray cluster; give it with --ray", 2)
+    if address is not None and ray is None:
+        raise CliError("--address names a Ray cluster; give it as --ray ADDRESS", 2)
+    if address is None and ray not in (None, LOCAL_RAY):
+        address = ray
     written: list[tuple[Path, str]] = [(dataset, "the dataset")]
     json_to_stdout = json_out is not None and str(json_out) == "-"  # as yiem trace --html -
     files = (
@@ -363,7 +369,7 @@ def eval_command(
                     make_agent,
                     repeat=repeat,
                     concurrency=concurrency,
-                    backend="ray" if ray else "local",
+                    backend="local" if ray is None else "ray",
                     address=address,
                     timeout_s=timeout,
                     results=results,
