@@ -3,7 +3,7 @@
 Every body and answer is JSON; an error is `{"error": text}` with its status (400 bad input,
 404 unknown run or session, 409 the session is busy, calls await approval, or its stored
 transcript is interleaved and no agent opens it: `DELETE` clears it). The event
-stream of a run is server-sent events, one per `AgentEvent` (`wire_event`), numbered from 1
+stream of a run is server-sent events, one per `AgentEvent` (`wire_json`), numbered from 1
 in `id:`; a client that reconnects with `Last-Event-ID: n` (or `?after=n`) gets the events
 after n, and the stream ends after `agent_end`.
 """
