@@ -146,7 +146,7 @@ class SdkApi(Generic[C]):
     usually `open_raw_stream` on the client's endpoint)."""
     classify: Callable[[BaseException, ModuleType], RetryDecision | None]
     """`(failure, sdk module)` → a `RetryDecision` when it is retried, else None (usually
-    `sdk_failures.sdk_retry_decision`, after the API's own in-stream errors)."""
+    `_sdk_failures.sdk_retry_decision`, after the API's own in-stream errors)."""
     error_type: bool = False
     """Whether failure texts start with the API's error type ("overloaded_error: …")."""
     continuation: Callable[[StreamAssembler, dict[str, Any]], dict[str, Any] | None] | None = None
@@ -245,7 +245,7 @@ def sdk_client(
     """The cached client of an official SDK (`AsyncOpenAI`, `AsyncAnthropic`) for this model's
     base URL (or `base_url`, when given), key and headers; the SDK's own retries are off
     (`max_retries=0`): ours apply. With `http_client_class` (the SDK's
-    `DefaultAsyncHttpxClient`) its HTTP client runs on the guarded transport (`http_guard`:
+    `DefaultAsyncHttpxClient`) its HTTP client runs on the guarded transport (`_http_guard`:
     streamed bytes made valid UTF-8, a cut connection explained)."""
     headers = {**(model.headers or {}), **(options.headers or {})}
     name = getattr(sdk_class, "__name__", repr(sdk_class))
