@@ -21,6 +21,10 @@ streamed content and splits it into text and calls as it arrives, in these forms
   `[TOOL_CALLS]f[ARGS]{...}` (with an optional `[CALL_ID]id`);
 - fenced JSON: a ```` ``` ```` / ```` ```json ```` block holding one call or a list of calls.
 
+Reasoning written into the content — a reply that opens with `<think>`, as Qwen3, QwQ and
+DeepSeek-R1 write it when no reasoning parser takes it out — is text up to its `</think>`:
+a call drafted there is not one (a server's reasoning parser never lets one through).
+
 Text before, between and after calls stays text. A bare or fenced JSON object becomes a call
 only when it has the shape of one (a string "name" and an object of arguments, nothing
 else) and, when the tool names are known, names a tool (as must each Python call of a
@@ -79,6 +83,7 @@ _PYTHON_TAG = "<|python_tag|>"
 _PYTHON_START, _PYTHON_END = "<|python_start|>", "<|python_end|>"
 _FENCE = "```"
 _FUNCTION_OPEN, _FUNCTION_CLOSE = "<function=", "</function>"
+_THINK_OPEN, _THINK_CLOSE = "<think>", "</think>"
 _MARKERS = (_TAG_OPEN, _MISTRAL, _PYTHON_TAG, _PYTHON_START, _PYTHON_END, _FENCE, _FUNCTION_OPEN)
 _JSON_FENCES = {"", "json", "json5", "jsonc", "tool_call", "tool_calls", "tool_code"}
 _CALL_KEYS = {"name", "arguments", "parameters", "type", "id"}
@@ -91,6 +96,8 @@ _XML_PARAMETER = re.compile(
 )
 
 _Mode = Literal[
+    "opening",
+    "think",
     "text",
     "bare",
     "calls",
@@ -148,7 +155,7 @@ class TextToolCallParser:
         self._names = frozenset(tool_names) if tool_names is not None else None
         self._buf = ""
         """Text received and not yet given out."""
-        self._mode: _Mode = "text"
+        self._mode: _Mode = "opening"
         self._blank = True
         """Whether the text given out so far ends on a line that is empty or blank."""
         self._tick = False
@@ -209,6 +216,28 @@ class TextToolCallParser:
             self._emit_calls(out, calls)
         else:
             self._emit_text(out, buf[:end])
+        self._buf, self._mode = buf[end:], "text"
+        return True
+
+    def _opening(self, out: list[Piece], final: bool) -> bool:
+        # Whether the reply opens with reasoning: held while its start may still be `<think>`.
+        head = self._buf.lstrip()
+        if not final and _THINK_OPEN.startswith(head):
+            return False
+        self._mode = "think" if head.startswith(_THINK_OPEN) else "text"
+        return True
+
+    def _think(self, out: list[Piece], final: bool) -> bool:
+        # Reasoning: text up to and with `</think>` (to the end when it never closes).
+        buf = self._buf
+        at = buf.find(_THINK_CLOSE)
+        if at < 0:
+            keep = 0 if final else _partial(buf, (_THINK_CLOSE,))
+            self._emit_text(out, buf[: len(buf) - keep])
+            self._buf = buf[len(buf) - keep :]
+            return False
+        end = at + len(_THINK_CLOSE)
+        self._emit_text(out, buf[:end])
         self._buf, self._mode = buf[end:], "text"
         return True
 
@@ -448,9 +477,14 @@ def _after_semicolon(buf: str, end: int) -> int | None:
 
 def _partial_marker(buf: str) -> int:
     """The length of the longest end of `buf` that may be the start of a marker."""
-    for size in range(min(len(buf), max(map(len, _MARKERS)) - 1), 0, -1):
+    return _partial(buf, _MARKERS)
+
+
+def _partial(buf: str, markers: tuple[str, ...]) -> int:
+    """The length of the longest end of `buf` that may be the start of one of `markers`."""
+    for size in range(min(len(buf), max(map(len, markers)) - 1), 0, -1):
         tail = buf[-size:]
-        if any(marker.startswith(tail) for marker in _MARKERS):
+        if any(marker.startswith(tail) for marker in markers):
             return size
     return 0
 
