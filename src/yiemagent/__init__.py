@@ -3,7 +3,7 @@
 This module is the public list: the user's concepts (the `Agent`, tools and tool stores,
 messages and content, events, models, errors, session stores, limits, batches) and the seeds'
 public functions. Helpers and constants stay in their packages (`yiemagent.types.text_of`,
-`yiemagent.tools.TOOL_NAME_PATTERN`, ...).
+`yiemagent.tools.MAX_CODE_CHARS`, ...).
 
 The list is written once, as the `TYPE_CHECKING` imports below: type checkers and readers see
 plain imports, and at run time `__getattr__` reads the same block to load a name from its

@@ -702,7 +702,8 @@ class AgentStateView(AgentState):
 
 
 def to_messages(value: Any, *, what: str) -> list[AgentMessage]:
-    """`yiemagent.types.to_messages` with OpenAI user dicts read by `user_message_from_openai`.
+    """`yiemagent.types.messages.to_messages` with OpenAI user dicts read by
+    `user_message_from_openai`.
 
     Raises:
         MessageInputError: not a list of messages (also a `ValueError`).
