@@ -377,7 +377,7 @@ def test_progress_lines_count_the_tasks_waiting_as_queued_not_running(
         assert found, line
         done, running, queued = (int(group or 0) for group in found.groups())
         assert running + queued == 3 - done, line
-    assert ", 2 queued," in status[0], status[0]
+    assert ", 1 running, 1 queued," in status[0], status[0]  # the next task has started
     assert "queued" not in status[-1]  # nothing waits at the end
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -159,3 +160,33 @@ def test_a_script_without_a_main_guard_is_told_to_add_one(tmp_path: Path) -> Non
     assert done.returncode != 0
     assert 'if __name__ == "__main__":' in done.stderr, done.stderr
     assert "in use by another running batch" not in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("workers", ["pool", "tasks"])
+def test_a_progress_line_counts_the_task_a_worker_goes_on_to_as_running(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], workers: str
+) -> None:
+    """A line is written as a task ends; the worker that ran it takes the next one at once.
+    With one worker (the embedded model's pool on 2 cores, or `--concurrency 1`) every line
+    said "0 running, N queued" while a task was always running."""
+    tasks = [{"id": f"r{i}", "prompt": "p", "metadata": {"kind": "ok"}} for i in range(3)]
+    report = run_batch(
+        tasks,
+        make_faux_agent,
+        results=tmp_path / "r.jsonl",
+        workers=workers,  # type: ignore[arg-type]
+        processes=1,
+        concurrency=1,
+        progress="lines",
+    )
+    assert report.ok == 3, report
+    counts = [
+        re.search(r"\), (\d+) running(?:, (\d+) queued)?,", line)
+        for line in capsys.readouterr().err.splitlines()
+        if " done (" in line
+    ]
+    assert [(m.group(1), m.group(2)) for m in counts if m] == [
+        ("1", "1"),
+        ("1", None),
+        ("0", None),
+    ]

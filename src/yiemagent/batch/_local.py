@@ -40,12 +40,19 @@ async def run_in_process(
     reported "interrupted") and no new task starts."""
     queue = iter(pending)
 
-    async def worker() -> None:
-        for task in queue:  # one shared iterator: each task is taken once
-            if stop.is_set():
-                return
+    def take() -> BatchTask | None:
+        """The next task, reported started (one shared iterator: each is taken once)."""
+        task = None if stop.is_set() else next(queue, None)
+        if task is not None:
             sink.started(task)
-            sink.finished(await run_task(task, make_agent, options, stop))
+        return task
+
+    async def worker() -> None:
+        task = take()
+        while task is not None:
+            result = await run_task(task, make_agent, options, stop)
+            task = take()  # before `finished`, whose progress line counts it running
+            sink.finished(result)
 
     workers = [asyncio.ensure_future(worker()) for _ in range(min(concurrency, len(pending)))]
     try:

@@ -349,6 +349,11 @@ async def run_in_pool(
                 result = await _run_one(worker, task, options, stop)
                 if result is not None:
                     result.attempts += deaths[task.id]
+                    if queue and not stop.is_set() and queue[0].id not in started:
+                        # this worker takes it at once: the line `finished` writes counts
+                        # it running, not queued
+                        started.add(queue[0].id)
+                        sink.started(queue[0])
                     sink.finished(result)
                     continue
                 await worker.close()
