@@ -54,10 +54,19 @@ def write_atomically(target: Path, data: bytes, *, exclusive: bool = False) -> N
     replaced and the link stays (renamed over, the link would become a plain file and the
     file it pointed to would keep the old content).
 
+    A `target` that exists and is no regular file (a device such as /dev/null, a named
+    pipe, also through a link such as /dev/stdout) is written into, as `open(target, "wb")`
+    would: renamed over, it would become a regular file, and /dev/null one that every
+    program writing to it then fills.
+
     Raises:
         FileExistsError: `exclusive` and `target` exists; it is unchanged.
         OSError: the folder cannot be written, the disk is full, ...; `target` is unchanged.
     """
+    if not exclusive and _special(target):
+        with open(target, "wb") as out:
+            out.write(data)
+        return
     if not exclusive and target.is_symlink():
         target = Path(os.path.realpath(target))
     fd, temp = _create_temporary(target)
@@ -77,6 +86,15 @@ def write_atomically(target: Path, data: bytes, *, exclusive: bool = False) -> N
             os.unlink(temp)
         raise
     _fsync_folder(target.parent)
+
+
+def _special(target: Path) -> bool:
+    """Whether `target` (a link followed) exists and is no regular file nor a folder."""
+    try:
+        mode = os.stat(target).st_mode
+    except (OSError, ValueError):  # absent, a broken link, or no valid path
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
 
 
 def _create_temporary(target: Path) -> tuple[int, str]:
