@@ -9,6 +9,7 @@ SDKs against the module's replay server."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 from hypothesis import given, strategies as st
@@ -134,4 +135,43 @@ def test_every_body_fits_the_sdk_types(
     context = Context("Be brief.", messages, TOOLS)
     reply = streamed(lambda: stream(model, context, options).result())
     assert reply.stop_reason == "stop", reply.error_message
-    assert_valid(model.api, stream_server.requests[-1].body)
+    body = stream_server.requests[-1].body
+    assert_valid(model.api, body)
+    assert_calls_answered(model.api, body)
+
+
+def assert_calls_answered(api: str, body: dict[str, Any]) -> None:
+    """What the types cannot say and the APIs refuse: every call id is unique and every
+    call is answered once, by results that come right after it (Anthropic: in the next
+    user turn; Chat Completions: tool messages right after the assistant message; the
+    Responses API: an output after its call)."""
+    if api == "openai-responses":
+        calls = [i["call_id"] for i in body["input"] if i.get("type") == "function_call"]
+        outputs = [i["call_id"] for i in body["input"] if i.get("type") == "function_call_output"]
+        assert len(set(calls)) == len(calls) and sorted(outputs) == sorted(calls)
+        seen: set[str] = set()
+        for item in body["input"]:
+            if item.get("type") == "function_call":
+                seen.add(item["call_id"])
+            elif item.get("type") == "function_call_output":
+                assert item["call_id"] in seen
+        return
+    messages = body["messages"]
+    ids: list[str] = []
+    for n, message in enumerate(messages):
+        if message["role"] != "assistant":
+            continue
+        if api == "anthropic-messages":
+            called = [b["id"] for b in message["content"] if b["type"] == "tool_use"]
+            answers = messages[n + 1]["content"] if called else []
+            answered = [b["tool_use_id"] for b in answers if b["type"] == "tool_result"]
+        else:
+            called = [c["id"] for c in message.get("tool_calls") or []]
+            answered = []
+            for following in messages[n + 1 :]:
+                if following["role"] != "tool":
+                    break
+                answered.append(following["tool_call_id"])
+        assert answered == called, (called, answered)
+        ids += called
+    assert len(set(ids)) == len(ids)
