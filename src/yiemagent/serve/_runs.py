@@ -27,7 +27,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import inspect
 import json
 import logging
 import time
@@ -48,6 +47,7 @@ from yiemagent.types import (
     NestedAgentEvent,
     ToolCall,
 )
+from yiemagent.types.callbacks import maybe_await
 from yiemagent.types.text import cut_off_note
 
 if TYPE_CHECKING:
@@ -336,7 +336,7 @@ class RunHub:
     async def _make(self, session_id: str) -> Agent[Any]:
         try:
             made = self._make_agent(session_id)
-            return await made if inspect.isawaitable(made) else made
+            return await maybe_await(made)
         except SessionBusyError as exc:
             raise Busy(busy_text(exc)) from exc
 

@@ -26,7 +26,6 @@ import asyncio
 import contextlib
 import dataclasses
 import difflib
-import inspect
 import json
 import logging
 import os
@@ -40,6 +39,7 @@ from typing import Any
 from yiemagent.ai import get_stream_fn, register_api
 from yiemagent.ai.builder import MessageBuilder
 from yiemagent.errors import ConfigError, YiemAgentError, exception_summary
+from yiemagent.types.callbacks import maybe_await
 from yiemagent.types.messages import (
     AssistantMessage,
     TextContent,
@@ -307,9 +307,7 @@ async def _relay(
     assert model.inner is not None
     events: list[dict[str, Any]] = []
     try:
-        inner = get_stream_fn(model.inner.api)(model.inner, context, options)
-        if inspect.isawaitable(inner):
-            inner = await inner
+        inner = await maybe_await(get_stream_fn(model.inner.api)(model.inner, context, options))
         secrets = _secrets(options, model.inner)
         async for event in inner:
             events.append(_event_to_dict(event))
