@@ -9,11 +9,12 @@ reads it; `WRITTEN_MARK`, the first line of a file it wrote; `MAX_CODE_CHARS`, i
 code; `WRITTEN_TOOL_TIMEOUT_S`, a written tool's default timeout); the schema checks
 `validate_arguments_against_schema` (raising `ToolArgumentsError`) and `check_schema`.
 
-Modules: `schema` (validating arguments: a compiled fast check, then `jsonschema`), `coerce`
-(the coercions of what a model sends), `decorator` (`@tool`), `store` (`ToolStore`),
-`builtin` (`listTools`), `write_tool` (`writeTool`); private: `_given` (`to_agent_tool`),
-`_import_tool_file` (importing a tool folder's files for `ToolStore.load_dir`),
-`_render_tool_file` (the file `writeTool` writes from the model's code parts).
+Modules: `schema` (validating arguments: a compiled fast check, then `jsonschema`),
+`decorator` (`@tool`), `store` (`ToolStore`), `builtin` (`listTools`), `write_tool`
+(`writeTool`); private: `_coerce` (the coercions of what a model sends, for `schema`),
+`_given` (`to_agent_tool`), `_import_tool_file` (importing a tool folder's files for
+`ToolStore.load_dir`), `_render_tool_file` (the file `writeTool` writes from the model's
+code parts).
 """
 
 from yiemagent.tools._given import to_agent_tool

@@ -3,7 +3,7 @@ a model sends (DESIGN §4).
 
 `validate_arguments_against_schema` runs on every tool call, so it is built for the common
 case: each schema is compiled once into a fast check (`compile_fast`), and arguments that
-pass it are valid with no further work. Otherwise the arguments are coerced (`coerce`) and
+pass it are valid with no further work. Otherwise the arguments are coerced (`_coerce`) and
 validated by `jsonschema`, which decides and explains. The compiled checks and validators are
 cached, keyed on the schema object's identity, holding a reference to it, so an id is never
 reused while its entry lives; a schema dict must therefore not be mutated after it was first
@@ -30,7 +30,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from yiemagent.errors import ConfigError, YiemAgentError
-from yiemagent.tools.coerce import coerce_value
+from yiemagent.tools._coerce import coerce_value
 from yiemagent.types.output import check_schema_refs
 
 if TYPE_CHECKING:
