@@ -9,6 +9,7 @@ import contextlib
 import os
 import re
 import signal
+import stat
 import sys
 import threading
 from pathlib import Path
@@ -53,6 +54,7 @@ __all__ = [
     "no_tool_files_note",
     "reasoning_ignored",
     "reasoning_level",
+    "refuse_standard_stream",
     "resolve_model",
     "results_file_option",
     "same_file",
@@ -439,10 +441,48 @@ def check_output_path(
     for other, what in keep:
         if same_file(path, other):
             raise CliError(f"cannot write {path} ({flag}): it is {what}, which it would replace")
+    refuse_standard_stream(path, flag)
     if not folder.is_dir():
         raise CliError(f"cannot write {path} ({flag}): folder {folder} does not exist")
     if not os.access(folder, os.W_OK | os.X_OK):
         raise CliError(f"cannot write {path} ({flag}): folder {folder} is not writable")
+
+
+_STREAM_NAMES = {
+    **dict.fromkeys(("/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"), "standard output"),
+    **dict.fromkeys(("/dev/stderr", "/dev/fd/2", "/proc/self/fd/2"), "standard error"),
+}
+
+
+def refuse_standard_stream(path: Path, flag: str) -> None:
+    """Refuse an output file that is the command's standard output or error: a name such
+    as /dev/stdout, or the file one of them is redirected to (`--json log 2>log`). While a
+    command runs, descriptor 1 is a copy of stderr (`keep_stdout_for_output`), so
+    /dev/stdout would reach stderr, and a file is replaced whole: the stream's earlier
+    lines, and those after, would be lost.
+
+    Raises:
+        CliError: naming the stream; standard output is `-` where the option takes it.
+    """
+    name = _STREAM_NAMES.get(os.path.normpath(str(path)))
+    if name is None:
+        try:
+            target = os.stat(path)
+        except (OSError, ValueError):
+            return
+        if not stat.S_ISREG(target.st_mode):
+            return  # a terminal or a pipe is written into (`write_atomically`), not replaced
+        for stream, what in ((sys.stdout, "standard output"), (sys.stderr, "standard error")):
+            try:
+                held = os.fstat(stream.fileno())
+            except (AttributeError, OSError, ValueError):  # no descriptor (a test's capture)
+                continue
+            if (held.st_dev, held.st_ino) == (target.st_dev, target.st_ino):
+                name = what
+                break
+    if name is not None:
+        hint = "; give - for standard output where the option takes it" if "output" in name else ""
+        raise CliError(f"cannot write {path} ({flag}): it is this command's {name}{hint}")
 
 
 def same_file(a: Path, b: Path) -> bool:

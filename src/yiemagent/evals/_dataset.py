@@ -208,7 +208,8 @@ def _jsonl_cases(file: Path, text: str) -> list[tuple[str, Any]]:
 
 def _not_jsonl(text: str) -> str:
     """What to add when a dataset read as JSONL fails at its first case: "line 1: not
-    JSON" said nothing of a YAML file named otherwise, or a pretty-printed JSON list."""
+    JSON" alone does not say that the file may be YAML under another name, or one
+    pretty-printed JSON document."""
     try:
         json.loads(text)
     except json.JSONDecodeError:
