@@ -18,6 +18,7 @@ from typing import Annotated, Any
 
 import typer
 
+from yiemagent.cli.options import refuse_standard_stream
 from yiemagent.cli.stores import default_session_db
 from yiemagent.errors import ConfigError
 from yiemagent.files import write_atomically
@@ -123,6 +124,8 @@ def trace(
 
     path = Path(source)
     to_stdout = str(html_out) == "-"  # `--html -`: the page on standard output
+    if not to_stdout:
+        refuse_standard_stream(html_out, "--html")
     if source == "-":  # `yiem run --json ... | yiem trace - --html page.html`
         from yiemagent.telemetry import timeline_from_event_lines
 
