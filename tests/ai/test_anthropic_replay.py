@@ -190,6 +190,7 @@ async def test_request_body_tools_results_images_and_ids(server: ReplayServer) -
     assert user["content"][1] == {
         "type": "image",
         "source": {"type": "base64", "media_type": "image/jpeg", "data": "aGk="},
+        "cache_control": {"type": "ephemeral"},  # the turn before the latest
     }
     ids = [b["id"] for b in assistant["content"]]
     assert ids == ["call_1_a", "call_2"]
@@ -212,9 +213,10 @@ async def test_request_body_tools_results_images_and_ids(server: ReplayServer) -
 async def test_cache_breakpoints_on_system_tools_and_the_latest_turn(
     server: ReplayServer, retention: CacheRetention | None, expected: dict[str, str] | None
 ) -> None:
-    """Three breakpoints (the API allows four): the last tool (caching every
-    definition), the system prompt, the last block of the latest user turn; none with
-    "none"."""
+    """Four breakpoints (the API's most): the last tool (caching every definition), the
+    system prompt, the last block of the latest user turn and of the user turn before it
+    (where the previous request's latest mark was: `test_anthropic_cache_lookback.py`);
+    none with "none"."""
     server.enqueue(sse_reply("anthropic_text.sse"))
     context = Context(
         "sys",
@@ -232,7 +234,7 @@ async def test_cache_breakpoints_on_system_tools_and_the_latest_turn(
     assert body["system"][0].get("cache_control") == expected
     assert body["messages"][-1]["content"][-1].get("cache_control") == expected
     assert "cache_control" not in body["messages"][-1]["content"][0]
-    assert "cache_control" not in body["messages"][0]["content"][0]
+    assert body["messages"][0]["content"][0].get("cache_control") == expected
 
 
 async def test_thinking_budget_from_reasoning_level(server: ReplayServer) -> None:

@@ -124,12 +124,13 @@ async def test_a_team_caches_with_each_runs_retention_and_pays_for_it(
 
     lead_1, research, lead_2, billed = (r.body for r in server.requests)
     assert research["system"][0]["text"] == "You look facts up."
-    # the lead's tools, system prompt and latest turn; the researcher has no tools
-    for body, expected in ((lead_1, [LONG] * 3), (lead_2, [LONG] * 3), (research, [SHORT] * 2)):
+    # the lead's tools, system prompt and last two user turns (its first request has one);
+    # the researcher has no tools
+    for body, expected in ((lead_1, [LONG] * 3), (lead_2, [LONG] * 4), (research, [SHORT] * 2)):
         assert marks(body) == expected
     # after the handoff the run's options hold (as its temperature does): the lead's
     assert billed["system"][0]["text"] == "You answer invoices."
-    assert marks(billed) == [LONG] * 2
+    assert marks(billed) == [LONG] * 3
 
     price = claude.cost
     [result] = [m for m in lead.state.messages if isinstance(m, ToolResultMessage)][:1]

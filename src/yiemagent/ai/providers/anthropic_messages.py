@@ -17,9 +17,11 @@ was sent (server tool calls and results, citations and all), as the last assista
 of one more request whose response continues the same message, usage summed; a turn paused
 `MAX_PAUSES` times in a row ends in error. Prompt caching
 (`cache_retention`: "none"; "short" (the default) → `cache_control` ephemeral; "long" → ttl
-1h) marks the system prompt and the last user message. Thinking is enabled for reasoning
-models when `StreamOptions.reasoning` is set, with a budget from `thinking_budgets` or
-`THINKING_BUDGETS`; it is sent back only to the model that produced it, with its signature.
+1h) marks the last tool, the system prompt and the last two user messages (the latest
+turn, and the one the previous request marked as latest: four, the API's most). Thinking
+is enabled for reasoning models when `StreamOptions.reasoning` is set, with a budget from
+`thinking_budgets` or `THINKING_BUDGETS`; it is sent back only to the model that produced
+it, with its signature.
 An image larger than the API takes (`MAX_IMAGE_BASE64` of base64; more than 8000 px a side,
 or 2000 px once the request holds more than 20 images: `IMAGE_SIDE_LIMITS`) is sent as a
 text naming it, so a big screenshot a tool returned does not fail every later request of
@@ -317,10 +319,12 @@ def build_request_body(model: Model, context: Context, options: StreamOptions) -
             system["cache_control"] = cache
         body["system"] = [system]
     if cache:
-        for message in reversed(body["messages"]):
-            if message["role"] == "user":
-                message["content"][-1]["cache_control"] = cache
-                break
+        # The latest turn, and the turn before it: where the previous request's latest mark
+        # was. The API finds a cached prefix only within 20 blocks before a breakpoint, and
+        # one turn (a batch of tool results) may add more.
+        users = [message for message in body["messages"] if message["role"] == "user"]
+        for message in users[-2:]:
+            message["content"][-1]["cache_control"] = cache
     if context.tools:
         body["tools"] = []
         for t in context.tools:
