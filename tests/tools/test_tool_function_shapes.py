@@ -12,6 +12,7 @@ from __future__ import annotations
 import enum
 import inspect
 import json
+import typing
 from typing import Annotated, Any, Literal
 
 import pytest
@@ -342,3 +343,39 @@ def test_fields_that_fit_no_shape_keep_the_call_s_own_errors(sent: dict[str, int
     with pytest.raises(ToolArgumentsError) as info:
         validate_arguments_against_schema(take_point.input_schema, sent, tool_name="t")
     assert "- root: 'point' is a required property" in str(info.value)
+
+
+class Line(typing.TypedDict):
+    """One line of an order."""
+
+    sku: str
+    qty: typing.NotRequired[int]
+
+
+class Order(typing.TypedDict, total=False):
+    lines: list[Line]
+    note: str
+
+
+@tool
+def place(order: Order, extra: Line | None = None) -> str:
+    """Place an order."""
+    return repr((order, extra))
+
+
+async def test_typing_typed_dicts_are_arguments_on_every_python() -> None:
+    # pydantic takes only typing_extensions.TypedDict before Python 3.12, and `@tool` refused
+    # a function whose hint is the `typing.TypedDict` most code imports.
+    schema = place.input_schema
+    line = schema["$defs"]["Line"]
+    assert line["properties"] == {"sku": {"type": "string"}, "qty": {"type": "integer"}}
+    assert line["required"] == ["sku"] and line["description"] == "One line of an order."
+    assert "required" not in schema["$defs"]["Order"]
+    assert schema["required"] == ["order"]
+    good, bad = await results_of(
+        [place],
+        faux_tool_call("place", {"order": {"lines": [{"sku": "a", "qty": 2}]}}),
+        faux_tool_call("place", {"order": {"lines": [{"qty": 2}]}}),
+    )
+    assert text_of(good.content) == "({'lines': [{'sku': 'a', 'qty': 2}]}, None)"
+    assert bad.is_error and "sku" in text_of(bad.content)

@@ -21,11 +21,13 @@ JSON-dumped into one text content.
 from __future__ import annotations
 
 import base64
+import contextlib
 import dataclasses
 import functools
 import inspect
 import itertools
 import re
+import sys
 import types
 import typing
 from collections.abc import Awaitable, Callable, Iterator, Mapping
@@ -356,7 +358,7 @@ def _arguments_model(
 
     fields: dict[str, Any] = {}
     for index, param in enumerate(params):
-        annotation = hints.get(param.name, Any)
+        annotation = _pydantic_ready(hints.get(param.name, Any))
         default = ... if param.default is inspect.Parameter.empty else param.default
         # The parameter's name is the field's alias (unless the hint gives its own): as a
         # field name, one like `model_config`, `model_extra` or `_id` is taken by pydantic
@@ -397,6 +399,52 @@ def _arguments_model(
             f"tool {tool_name!r}: cannot build a JSON Schema: {culprit}{reason}"
         ) from exc
     return typing.cast("type[pydantic.BaseModel]", model)
+
+
+def _pydantic_ready(hint: Any) -> Any:
+    """`hint` with each `typing.TypedDict` in it, which pydantic refuses before Python 3.12
+    ("use typing_extensions.TypedDict"), made the same `typing_extensions.TypedDict`; on
+    later Pythons, and for hints holding none, `hint` itself."""
+    if sys.version_info >= (3, 12):
+        return hint
+    if isinstance(hint, type) and typing.is_typeddict(hint) and type(hint).__module__ == "typing":
+        return _extensions_typed_dict(hint)
+    args = typing.get_args(hint)
+    origin = typing.get_origin(hint)
+    if not args or origin in (None, typing.Literal) or isinstance(args[0], list):
+        return hint  # a Callable's parameter list: no JSON Schema either way
+    ready = tuple(_pydantic_ready(arg) for arg in args)
+    if ready == args:
+        return hint
+    if origin is typing.Annotated:
+        return typing.Annotated[(ready[0], *hint.__metadata__)]
+    if origin in (typing.Union, types.UnionType):
+        return typing.Union[ready]  # noqa: UP007 - built from a tuple of members
+    with contextlib.suppress(AttributeError):
+        return hint.copy_with(ready)  # a `typing` alias (List[...], NotRequired[...])
+    return origin[ready]  # a builtin's (list[...], dict[...])
+
+
+@functools.cache
+def _extensions_typed_dict(typed_dict: type) -> Any:
+    """`typed_dict` (a `typing.TypedDict`) as a `typing_extensions.TypedDict` of the same
+    name, docstring, fields and required keys."""
+    import typing_extensions
+
+    fields: dict[str, Any] = {}
+    for key, hint in typing.get_type_hints(typed_dict, include_extras=True).items():
+        # `__required_keys__` misses a NotRequired written as text (postponed annotations)
+        required = key in typed_dict.__required_keys__  # type: ignore[attr-defined]
+        while typing.get_origin(hint) in (typing.NotRequired, typing.Required):
+            required = typing.get_origin(hint) is typing.Required
+            hint = typing.get_args(hint)[0]
+        hint = _pydantic_ready(hint)
+        fields[key] = hint if required else typing_extensions.NotRequired[hint]
+    factory: Any = typing_extensions.TypedDict
+    made = factory(typed_dict.__name__, fields)
+    made.__doc__, made.__module__ = typed_dict.__doc__, typed_dict.__module__
+    made.__qualname__ = typed_dict.__qualname__
+    return made
 
 
 def _field_name(index: int) -> str:
