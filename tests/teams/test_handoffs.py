@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from yiemagent import (
+    AgentTool,
     AssistantMessage,
     ConfigError,
     Handoff,
@@ -496,3 +497,18 @@ def test_a_target_with_the_entrys_output_type_says_nothing(recwarn: Any) -> None
     scripted("lead", [], handoffs=[billing], output_type=CITY)
     scripted("plain", [], handoffs=[scripted("other", [])[0]])
     assert [str(w.message) for w in recwarn if "output_type" in str(w.message)] == []
+
+
+async def test_a_tool_named_as_a_handoff_is_refused_before_the_model_is_asked() -> None:
+    # Two tools of one name reach the model as one it cannot tell apart (and a provider
+    # may refuse the request): a function tool named `transfer_to_target` beside the
+    # handoff to `target` is named, and nothing runs.
+    def execute(call_id: str, args: Any, signal: Any, on_update: Any) -> str:
+        return "mine"
+
+    mine = AgentTool("transfer_to_target", "t", "Mine.", {"type": "object"}, execute)
+    target, target_fm = scripted("target", ["never"])
+    entry, entry_fm = scripted("entry", ["never"], tools=[mine], handoffs=[target])
+    with pytest.raises(ConfigError, match=r"a tool named 'transfer_to_target'.*rename the tool"):
+        await entry.prompt("go")
+    assert entry_fm.call_count == target_fm.call_count == 0
