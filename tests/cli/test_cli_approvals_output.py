@@ -204,6 +204,30 @@ def test_output_schema_prints_the_validated_json(
     assert out == '{"legs": 8}\n'
 
 
+def test_output_schema_with_json_keeps_the_event_log_on_stdout(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--json` is the event log `yiem trace` reads: with `--output-schema` the events went
+    to stderr, among the other lines there, and no clean log could be kept; the value is
+    `agent_end`'s `output`."""
+    schema = tmp_path / "legs.json"
+    schema.write_text(json.dumps({"type": "object", "properties": {"legs": {"type": "integer"}},
+                                  "required": ["legs"]}))  # fmt: skip
+    fm = FauxModel([faux_message(faux_tool_call("final_result", {"legs": 8}))])
+    monkeypatch.setattr(cli_main_module, "resolve_model", lambda *args, **kwargs: fm.model)
+    code = main(["run", "How many legs?", "--output-schema", str(schema), "--json"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    events = [json.loads(line) for line in out.splitlines()]
+    assert events[0]["type"] == "agent_start"
+    assert events[-1]["type"] == "agent_end" and events[-1]["output"] == {"legs": 8}
+    log = tmp_path / "run.jsonl"
+    log.write_text(out)
+    page = tmp_path / "run.html"
+    assert main(["trace", str(log), "--html", str(page)]) == 0, capsys.readouterr().err
+    assert "final_result" in page.read_text()
+
+
 @pytest.mark.parametrize(
     ("content", "says"),
     [(None, "No such file"), ("{not json", "not JSON"), ('{"type": 7}', "not a valid JSON Schema")],

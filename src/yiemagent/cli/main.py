@@ -355,7 +355,9 @@ def run(
         raise CliError("standard output is closed: there is nowhere to write the answer")
     level = reasoning_level(reasoning)
     err = PipeConsole(stderr=True, highlight=False, soft_wrap=True, emoji=False)
-    out = sys.stdout if output_schema is None else sys.stderr  # stdout: the JSON value only
+    # stdout: the event log with --json (its agent_end holds the value), else with
+    # --output-schema the JSON value only
+    out = sys.stdout if output_schema is None or json_output else sys.stderr
     printer = (
         JsonPrinter(out) if json_output else EventPrinter(out=out, err=err, max_tokens=max_tokens)
     )
@@ -423,7 +425,7 @@ def run(
             if close_mcp is not None:
                 close_mcp()
             stop_tracing(tracing)
-    _finish(reason, output, printer, max_turns, output_schema)
+    _finish(reason, output, printer, max_turns, None if json_output else output_schema)
 
 
 def _finish(
