@@ -1048,12 +1048,16 @@ def run_tools(tools: Iterable[AgentTool | Callable[..., Any]] | None) -> list[Ag
     if tools is None:
         return []
     if isinstance(tools, str | bytes | Mapping) or not isinstance(tools, Iterable):
-        raise ConfigError(f"tools must be a list of AgentTool, not {type(tools).__name__}")
+        raise ConfigError(
+            f"tools must be a list of AgentTool or typed functions, not {type(tools).__name__}"
+        )
     checked: list[AgentTool] = []
     for item in tools:
         tool = to_agent_tool(item)
         if any(other.name == tool.name for other in checked):
-            raise ConfigError(f"tools: two tools named {tool.name!r}")
+            raise ConfigError(
+                f"tools: two tools named {tool.name!r}; rename one (@tool(name=...)) or drop it"
+            )
         checked.append(tool)
     return checked
 
