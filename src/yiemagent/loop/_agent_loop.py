@@ -214,7 +214,9 @@ def check_can_continue(context: AgentContext, config: AgentLoopConfig | None = N
     not empty and does not end with an assistant message, unless that message has held
     tool calls with decisions in `config.approvals`."""
     if not context.messages:
-        raise ConfigError("Cannot continue: no messages in context")
+        raise ConfigError(
+            "Cannot continue: no messages in context (start a run with agent_loop and a prompt)"
+        )
     role = getattr(context.messages[-1], "role", None)
     if role == "assistant" and not decided_held_calls(context, config):
         raise ConfigError(
