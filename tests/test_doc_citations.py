@@ -55,3 +55,41 @@ def test_every_cited_doc_and_part_exists() -> None:
                         wrong.append(f'{where} "{words(part)}": no such heading or bold label')
     assert cited > 10, "the pattern no longer finds the citations"
     assert not wrong, "citations of the docs that lead nowhere:\n" + "\n".join(wrong)
+
+
+DOTTED = re.compile(r"`(yiemagent(?:\.[A-Za-z_][A-Za-z0-9_]*)+)(?:\(|`)")
+"""A dotted name of the package in backticks (`yiemagent.types.text_of`), in a docstring or
+a comment."""
+
+
+def test_every_dotted_name_the_source_cites_is_there() -> None:
+    """A docstring that says `yiemagent.x.y` names a module and an attribute a reader can
+    import; names the code uses as keys (OpenTelemetry attributes such as
+    "yiemagent.end_reason") are not paths."""
+    import importlib
+
+    source = {path: path.read_text(encoding="utf-8") for path in (ROOT / "src").rglob("*.py")}
+    keys = {
+        key
+        for text in source.values()
+        for key in re.findall(r"[\"'](yiemagent\.[\w.]+)[\"']", text)
+    }
+    wrong: list[str] = []
+    cited = 0
+    for path, text in sorted(source.items()):
+        for dotted in {m[1] for m in DOTTED.finditer(text)} - keys:
+            cited += 1
+            parts = dotted.split(".")
+            for depth in range(len(parts), 0, -1):
+                try:
+                    found: object = importlib.import_module(".".join(parts[:depth]))
+                except ImportError:
+                    continue
+                break
+            for name in parts[depth:]:
+                found = getattr(found, name, None)
+                if found is None:
+                    wrong.append(f"{path.relative_to(ROOT)}: {dotted}")
+                    break
+    assert cited > 10, "the pattern no longer finds the dotted names"
+    assert not wrong, "dotted names that lead nowhere:\n" + "\n".join(sorted(wrong))
