@@ -14,6 +14,7 @@ import zlib
 from typing import Any
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from tests.ai.servers import ReplayServer, openai_chunks, sse_reply
 from tests.ai.test_wire_schemas import assert_valid
@@ -175,3 +176,13 @@ async def test_an_attached_image_too_tall_warns_and_other_apis_get_it(
     await agent.prompt("And you?")
     [first_user] = [m for m in server.requests[1].body["messages"] if m["role"] == "user"][:1]
     assert first_user["content"][1]["image_url"]["url"] == f"data:image/png;base64,{TALL}"
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    head=st.sampled_from([b"\x89PNG\r\n\x1a\n", b"\xff\xd8\xff", b"GIF89a", b"RIFF\0\0\0\0WEBP"]),
+    rest=st.binary(max_size=64),
+)
+def test_a_damaged_header_gives_no_size_and_never_raises(head: bytes, rest: bytes) -> None:
+    size = image_size(b64(head + rest))
+    assert size is None or (size[0] > 0 and size[1] > 0)
