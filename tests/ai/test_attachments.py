@@ -240,6 +240,7 @@ async def test_anthropic_image_and_document_blocks(
             "data": base64.b64encode(PDF).decode(),
         },
         "title": "scan.png",
+        "cache_control": {"type": "ephemeral"},  # the turn before the latest
     }
     [result] = results["content"]
     assert result["content"][1] == {
