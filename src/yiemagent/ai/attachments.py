@@ -104,9 +104,10 @@ IMAGE_SIDE_LIMITS: dict[str, SideLimit] = {"anthropic-messages": SideLimit(8000,
 the image dimensions exceed max allowed size: 8000 pixels", "... for many-image requests:
 2000 pixels"): its provider sends a larger image as a text naming it."""
 
-_SIZE_HEAD = 1024 * 1024
-"""Characters of base64 decoded to find an image's size: the header, and a JPEG's
-metadata segments before its frame header."""
+_SIZE_HEADS = (4096, 1024 * 1024)
+"""Characters of base64 decoded to find an image's size, the second only when the first
+did not tell: a PNG, GIF or WebP header is in its first bytes, a JPEG's frame header may
+follow kilobytes of metadata (EXIF, a colour profile)."""
 
 AttachmentSource: TypeAlias = str | os.PathLike[str] | bytes | bytearray | memoryview
 """A file path, or the file's bytes."""
@@ -309,12 +310,16 @@ def image_size(data: str) -> tuple[int, int] | None:
         import imagesize
     except ImportError:
         return None
-    head = data[:_SIZE_HEAD]  # a multiple of 4: whole base64 quanta
-    try:
-        width, height = imagesize.get(io.BytesIO(base64.b64decode(head)))
-    except (binascii.Error, ValueError, OSError):
-        return None
-    return (width, height) if width > 0 and height > 0 else None
+    for length in _SIZE_HEADS:  # multiples of 4: whole base64 quanta
+        try:
+            width, height = imagesize.get(io.BytesIO(base64.b64decode(data[:length])))
+        except (binascii.Error, ValueError, OSError):
+            return None
+        if width > 0 and height > 0:
+            return width, height
+        if len(data) <= length:
+            break
+    return None
 
 
 def oversized_sides_stand_in(size: tuple[int, int] | None, longest: int, api: str) -> str | None:
