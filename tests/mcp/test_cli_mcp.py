@@ -330,3 +330,17 @@ def test_a_server_that_prints_a_banner_is_one_line_not_a_traceback(tmp_path: Pat
     said, listed = ran.stderr.strip().splitlines()
     assert "not JSON-RPC ('Server starting...')" in said and "stderr" in said
     assert listed.endswith(f'tools from MCP server "{banner}"')
+
+
+def test_yiem_as_a_server_command_is_the_yiem_beside_this_python(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`yiem mcp list "yiem mcp serve --tools DIR"`, as docs/mcp.md shows it, failed with
+    `FileNotFoundError: ... 'yiem'` whenever the venv was not activated (`.venv/bin/yiem`
+    run by its path): `yiem`, like `python`, is now the one installed with this Python."""
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")  # no venv on it
+    tools = Path(__file__).parent / "serve_tools"
+    code, out, err = _run(capsys, "mcp", "list", f"yiem mcp serve --tools {tools}")
+    assert code == 0, err
+    assert "add — Add two integers." in out.splitlines(), out
+    assert f'from MCP server "yiem mcp serve --tools {tools}"' in err

@@ -8,6 +8,7 @@ import contextlib
 import os
 import re
 import shlex
+import shutil
 import sys
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from pathlib import Path
@@ -22,6 +23,17 @@ if TYPE_CHECKING:
 __all__ = ["MCPServerHTTP", "MCPServerStdio"]
 
 
+def _own_program(command: str) -> str:
+    """The program to start for `command`: this process's Python for `python`/`python3`,
+    the `yiem` beside it for `yiem` (when installed there; a venv need not be on PATH),
+    else `command` as given."""
+    if command in ("python", "python3"):
+        return sys.executable
+    if command == "yiem":
+        return shutil.which("yiem", path=str(Path(sys.executable).parent)) or command
+    return command
+
+
 class MCPServerStdio(MCPServer):
     """An MCP server started as a subprocess, spoken to over its stdin/stdout.
 
@@ -34,6 +46,8 @@ class MCPServerStdio(MCPServer):
             space (split with `shlex`). `python` or `python3` is the Python running this
             process (`sys.executable`): it has the MCP SDK, which the `python` on PATH
             (the system's, another venv's) often lacks; give a path to choose another.
+            `yiem` is the `yiem` installed with that Python, when there is one, so
+            `yiem mcp serve --tools DIR` starts without the venv on PATH.
         args: its arguments.
         env: extra environment variables.
         cwd: its working folder.
@@ -70,7 +84,7 @@ class MCPServerStdio(MCPServer):
         if not command.strip():
             raise ConfigError("MCPServerStdio needs a command, e.g. 'python server.py'")
         default = command_label([command, *args])
-        self.command = sys.executable if command in ("python", "python3") else command
+        self.command = _own_program(command)
         self.args = list(args)
         self.env = dict(env) if env is not None else None
         self.cwd = cwd
