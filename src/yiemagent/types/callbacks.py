@@ -40,7 +40,7 @@ __all__ = [
     "task_is_cancelled",
 ]
 
-logger = logging.getLogger("yiemagent.loop")
+logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
