@@ -340,3 +340,25 @@ def test_a_ref_that_points_nowhere_is_refused_and_an_accepted_schema_checks_any_
     instance = {f"p{i}": value for i in range(len(referenced))}
     with contextlib.suppress(ToolArgumentsError):  # a message, never a referencing error
         validate_arguments_against_schema(schema, instance, tool_name="t")
+
+
+def _nested(depth: int, leaf: Any) -> tuple[dict[str, Any], Any]:
+    """A schema of `depth` objects inside each other ending in an integer, and arguments
+    that follow it to the bottom with `leaf` there."""
+    schema: dict[str, Any] = {"type": "integer"}
+    value: Any = leaf
+    for _ in range(depth):
+        schema = {"type": "object", "properties": {"a": schema}, "required": ["a"]}
+        value = {"a": value}
+    return schema, value
+
+
+def test_the_fast_check_and_the_repair_go_equally_deep() -> None:
+    """One depth limit serves both: a schema the arguments' repair walks to the bottom is one
+    the fast check compiles too."""
+    schema, sent = _nested(48, "3")
+    _, wanted = _nested(48, 3)
+    assert validate_arguments_against_schema(schema, sent, tool_name="t") == wanted
+    fast = compile_fast(schema)
+    assert fast is not None
+    assert fast(wanted) and not fast(sent)

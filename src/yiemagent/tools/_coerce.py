@@ -20,10 +20,12 @@ import re
 from collections.abc import Mapping
 from typing import Any, Literal, TypeAlias
 
-__all__ = ["allows_null", "coerce_value"]
+__all__ = ["MAX_DEPTH", "allows_null", "coerce_value"]
 
-_MAX_DEPTH = 64
-"""Deeper values are left as they are (validation still checks them)."""
+MAX_DEPTH = 64
+"""How many levels of a schema (and the value beside it) tools walk on their own: coercion
+leaves deeper values as they are and the fast check does not compile deeper schemas;
+`jsonschema` still validates every level."""
 
 _MAX_REF_HOPS = 16
 
@@ -39,7 +41,7 @@ def coerce_value(value: Any, schema: Any, root: Mapping[str, Any], depth: int = 
         value: a JSON-like value (dict, list, str, int, float, bool, None).
         schema: the (sub)schema `value` must satisfy; a dict or a boolean schema.
         root: the whole schema, for resolving local `$ref`s.
-        depth: nesting depth so far; past 64 levels the value is returned unchanged.
+        depth: nesting depth so far; past `MAX_DEPTH` levels the value is returned unchanged.
 
     Returns:
         The repaired value: new dicts/lists where something inside changed, scalars coerced
@@ -49,7 +51,7 @@ def coerce_value(value: Any, schema: Any, root: Mapping[str, Any], depth: int = 
         `null` dropped when their schema does not allow null, and required properties left
         out set to `null` when their schema names null as a value.
     """
-    if depth > _MAX_DEPTH or not isinstance(schema, dict):
+    if depth > MAX_DEPTH or not isinstance(schema, dict):
         return value
     schema = _resolve(schema, root)
     for sub in _list(schema.get("allOf")):
@@ -77,7 +79,7 @@ def allows_null(schema: Any, root: Mapping[str, Any], depth: int = 0) -> bool:
     """Whether `null` may satisfy `schema` (conservative: unknown shapes count as allowing it)."""
     if isinstance(schema, bool):
         return schema
-    if not isinstance(schema, dict) or depth > _MAX_DEPTH:
+    if not isinstance(schema, dict) or depth > MAX_DEPTH:
         return True
     schema = _resolve(schema, root)
     if "const" in schema:
@@ -127,7 +129,7 @@ def _names_null(schema: Any, root: Mapping[str, Any], depth: int = 0) -> bool:
     """Whether `schema` names null as a value (`"type": ["string", "null"]`, a null branch
     of `anyOf`/`oneOf`, null in `enum` or `const`), unlike `allows_null`, which also lets
     shapes it does not know through."""
-    if not isinstance(schema, dict) or depth > _MAX_DEPTH:
+    if not isinstance(schema, dict) or depth > MAX_DEPTH:
         return False
     schema = _resolve(schema, root)
     if "const" in schema:

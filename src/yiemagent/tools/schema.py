@@ -30,7 +30,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from yiemagent.errors import ConfigError, YiemAgentError
-from yiemagent.tools._coerce import coerce_value
+from yiemagent.tools._coerce import MAX_DEPTH, coerce_value
 from yiemagent.types.output import check_schema_refs
 
 if TYPE_CHECKING:
@@ -381,7 +381,6 @@ _SUPPORTED = frozenset(
         "allOf",
     }
 )
-_MAX_DEPTH = 32
 
 
 class _Unsupported(Exception):
@@ -410,7 +409,7 @@ def _compile(node: Any, root: Mapping[str, Any], depth: int, *, root_level: bool
         return _always
     if node is False:
         return _never
-    if not isinstance(node, dict) or depth > _MAX_DEPTH:
+    if not isinstance(node, dict) or depth > MAX_DEPTH:
         raise _Unsupported
     keys = set(node) - _ANNOTATIONS
     if root_level:
