@@ -52,7 +52,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from yiemagent.errors import ConfigError, YiemAgentError
-from yiemagent.loop import count_spending, preparing_prompt
+from yiemagent.loop import count_spending, preparing_api_key, preparing_prompt
 from yiemagent.types import (
     AbortSignal,
     AgentMessage,
@@ -560,9 +560,10 @@ class Compactor:
         error, an abort, an empty answer). What it spent is counted either way."""
         context = Context(SUMMARY_SYSTEM_PROMPT, [UserMessage("\n".join(parts))], [])
         # Sent once and never again as it is: a cache write would be paid for (more than
-        # the input's price) and never read.
+        # the input's price) and never read. The key is the one the run's config gives.
         options = StreamOptions(
             signal=signal,
+            api_key=await preparing_api_key(self.model.provider),
             max_tokens=self.summary_max_tokens,
             temperature=0,
             cache_retention="none",

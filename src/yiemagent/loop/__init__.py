@@ -22,7 +22,8 @@ Public for the layers above (the Agent, teams, compaction, the CLI), not re-expo
 - `offer_only`, what a `StreamFn` that sends the model fewer tools than it was given (the
   Agent's `prepare_context`) calls, so that a call of a tool it left out is answered as an
   unknown tool; `preparing_prompt`, the system prompt and tools sent beside what a
-  `transform_context` returns;
+  `transform_context` returns, and `preparing_api_key`, the key the run's config gives a
+  provider, for a transform's own model call;
 - `count_spending` (what a `transform_context` spends on a model call of its own, counted
   against the run's `UsageLimits`), `count_spent_before` (what a resumed sub-run's result
   carries that an earlier run counted), `not_a_tool_call` (marks a tool whose calls
@@ -50,6 +51,7 @@ from yiemagent.loop._agent_loop import (
     agent_loop as agent_loop,
     agent_loop_continue as agent_loop_continue,
     default_convert_to_llm as default_convert_to_llm,
+    preparing_api_key as preparing_api_key,
     preparing_prompt as preparing_prompt,
     run_agent_loop as run_agent_loop,
     run_agent_loop_continue as run_agent_loop_continue,
@@ -104,6 +106,7 @@ __all__ = [
     "offer_only",
     "prepare_tool_call",
     "prepare_tool_call_arguments",
+    "preparing_api_key",
     "preparing_prompt",
     "rejected_text",
     "run_agent_loop",

@@ -767,6 +767,27 @@ def preparing_prompt() -> tuple[str, list[AgentTool]] | None:
     return _preparing_prompt.get()
 
 
+_preparing_config: ContextVar[AgentLoopConfig | None] = ContextVar(
+    "yiemagent_preparing_config", default=None
+)
+
+
+async def preparing_api_key(provider: str) -> str | None:
+    """The API key the config of the model call whose `transform_context` is running gives
+    `provider`, for a transform that calls a model of its own (a `Compactor`'s summary):
+    `get_api_key(provider)`, else `api_key` when `provider` is the call's own (a key is one
+    provider's). None outside a transform or when neither gives one: the provider then
+    reads its environment variable, as the run's own calls do."""
+    config = _preparing_config.get()
+    if config is None:
+        return None
+    if config.get_api_key is not None:
+        key = await await_apart(maybe_await(config.get_api_key(provider)))
+        if key:
+            return key
+    return config.api_key if provider == config.model.provider else None
+
+
 async def _llm_context(
     context: AgentContext,
     config: AgentLoopConfig,
@@ -778,10 +799,12 @@ async def _llm_context(
     if config.transform_context is not None:
         # a copy: a transform that prunes or appends in place must not edit the transcript
         beside = _preparing_prompt.set((context.system_prompt, list(context.tools)))
+        keys = _preparing_config.set(config)
         try:
             transformed = config.transform_context(list(messages), signal)
             messages = await await_apart(transformed) if isawaitable(transformed) else transformed
         finally:
+            _preparing_config.reset(keys)
             _preparing_prompt.reset(beside)
         messages = _message_list(messages, "transform_context", len(context.messages))
     llm_messages: list[Message]
