@@ -27,6 +27,7 @@ import contextlib
 import json
 import logging
 import os
+import stat
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -230,6 +231,28 @@ def _parse(
     )
 
 
+def _check_regular(fd: int, path: Path) -> None:
+    """Refuse a results file that is no regular file: it is read back to its end, which a
+    named pipe opened for reading and writing never reaches, and appended to.
+
+    Raises:
+        BatchError: naming what the file is.
+    """
+    mode = os.fstat(fd).st_mode
+    if stat.S_ISREG(mode):
+        return
+    if stat.S_ISFIFO(mode):
+        what = "a named pipe"
+    elif stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        what = "a device"
+    else:
+        what = "a special file"
+    raise BatchError(
+        f"results file {path} is {what}, not a file: its results are read back and added to",
+        results_file=str(path),
+    )
+
+
 def read_results(path: str | PathLike[str]) -> list[TaskResult]:
     """Read a results file without changing it: every whole line, a torn last line skipped;
     for an id with several lines (only when an interrupted run left one) the done one.
@@ -311,6 +334,7 @@ class ResultsFile:
             )
         fd = self._open_locked()
         try:
+            _check_regular(fd, self.path)
             with os.fdopen(os.dup(fd), "rb") as handle:
                 data = handle.read()
             parsed = _parse(data, self.path, keep_failed=not self.rerun_failed, drop=self.rerun)
