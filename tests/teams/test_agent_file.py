@@ -248,6 +248,32 @@ def test_a_bad_file_is_one_error_naming_table_and_key(tmp_path: Path, case: str)
     assert "\n" not in text
 
 
+@pytest.mark.parametrize(
+    ("content", "says"),
+    [
+        (None, "No such file"),
+        ("{not json", "not JSON ("),
+        ("[1, 2]", "a JSON Schema must be an object"),
+    ],
+)
+def test_a_bad_output_schema_file_says_what_the_cli_option_says(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str | None, says: str
+) -> None:
+    """An agent file's `output_schema` file and `--output-schema` are read by one function:
+    the same file gives the same words after the place it was named."""
+    schema = tmp_path / "answer.json"
+    if content is not None:
+        schema.write_text(content)
+    path = write_team(tmp_path, '[agents.router]\noutput_schema = "answer.json"\n')
+    with pytest.raises(ConfigError) as caught:
+        load_agent(path)
+    assert main(["run", "hi", "--output-schema", str(schema)]) == 1
+    cli_line = capsys.readouterr().err.strip()
+    assert cli_line.startswith(f"yiem: error: --output-schema {schema}: {says}"), cli_line
+    said = cli_line.removeprefix("yiem: error: --output-schema ")
+    assert str(caught.value) == f"{path}: [agents.router] output_schema: {said}"
+
+
 def test_an_unknown_model_is_the_whole_message_get_model_gives(tmp_path: Path) -> None:
     """The message ends with the quoted model forms to use, its closing quote kept."""
     path = write_team(tmp_path, '[agents.router]\nmodel = "nowhere/none"\n')

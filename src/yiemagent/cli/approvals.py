@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from yiemagent.errors import ConfigError
 from yiemagent.types import AbortSignal, AgentContext, AgentEvent, OutputSpec, ToolApproval
+from yiemagent.types.output import read_schema_file
 
 if TYPE_CHECKING:
     from yiemagent.agent import Agent
@@ -210,13 +211,9 @@ def load_output_schema(path: Path) -> OutputSpec[Any]:
         ConfigError: the file is missing, not JSON, or not a valid JSON Schema object.
     """
     try:
-        schema = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ConfigError(f"--output-schema {path}: {exc.strerror or exc}") from None
-    except ValueError as exc:
-        raise ConfigError(f"--output-schema {path}: not JSON ({exc})") from None
-    if not isinstance(schema, dict):
-        raise ConfigError(f"--output-schema {path}: a JSON Schema must be an object")
+        schema = read_schema_file(path)
+    except ConfigError as exc:
+        raise ConfigError(f"--output-schema {exc}") from None
     try:
         return OutputSpec(schema)
     except ConfigError as exc:

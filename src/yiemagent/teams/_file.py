@@ -27,7 +27,6 @@ import dataclasses
 import functools
 import hashlib
 import importlib
-import json
 import math
 import sys
 import threading
@@ -41,6 +40,7 @@ from yiemagent.agent import Agent, Handoff, speaking_agent
 from yiemagent.errors import ConfigError, YiemAgentError
 from yiemagent.files import import_file, import_function
 from yiemagent.types import THINKING_LEVELS, Model, ThinkingLevel, UsageLimits
+from yiemagent.types.output import read_schema_file
 from yiemagent.types.tools import is_whole_number
 
 if TYPE_CHECKING:
@@ -514,9 +514,9 @@ def _tools(base: Path, value: Any, model: Model | None) -> Any:
 def _schema(base: Path, value: Any) -> dict[str, Any]:
     if isinstance(value, str):
         try:
-            value = json.loads((base / value).read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise _Problem(f"cannot read a JSON Schema from {base / value}: {exc}") from None
+            return read_schema_file(base / value)
+        except ConfigError as exc:
+            raise _Problem(str(exc)) from None
     if not isinstance(value, dict):
         raise _Problem("must be a JSON Schema (a table) or the path of a JSON file")
     return value

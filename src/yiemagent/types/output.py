@@ -32,6 +32,8 @@ from yiemagent.types.callbacks import is_async_callable
 from yiemagent.types.messages import AssistantMessage
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from yiemagent.types.model import Model
 
 __all__ = [
@@ -45,6 +47,7 @@ __all__ = [
     "OutputValidationError",
     "check_schema_refs",
     "output_spec",
+    "read_schema_file",
 ]
 
 T = TypeVar("T")
@@ -609,3 +612,22 @@ def _type_name(type_: Any) -> str:
         return f"{_type_name(origin)}[{', '.join(_type_name(arg) for arg in args)}]"
     name = getattr(type_, "__name__", None)
     return str(type_) if name is None else str(name)
+
+
+def read_schema_file(path: Path) -> dict[str, Any]:
+    """The JSON Schema object in the UTF-8 JSON file at `path` (not yet checked against the
+    meta-schema: `OutputSpec` does that).
+
+    Raises:
+        ConfigError: the file cannot be read, is not JSON, or holds no JSON object; the text
+            starts with `path`, so a caller only puts where it was given in front.
+    """
+    try:
+        schema = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"{path}: {exc.strerror or exc}") from None
+    except ValueError as exc:
+        raise ConfigError(f"{path}: not JSON ({exc})") from None
+    if not isinstance(schema, dict):
+        raise ConfigError(f"{path}: a JSON Schema must be an object")
+    return schema
