@@ -55,8 +55,9 @@ def open_store(where: str | None, flag: str = "--sessions") -> SessionStore:
             path.parent.mkdir(parents=True, exist_ok=True)
         return SqliteSessionStore(path)
     except (ConfigError, OSError) as exc:
-        shown = without_password(where or "")
-        raise CliError(f"{flag} {shown}: {exc}".replace(": :", ":")) from exc
+        if not where:  # the user data folder's database: the error names it
+            raise CliError(str(exc)) from exc
+        raise CliError(f"{flag} {without_password(where)}: {exc}") from exc
 
 
 _SECRET_PARAMETER = re.compile(
