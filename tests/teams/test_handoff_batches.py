@@ -55,7 +55,7 @@ async def test_the_same_transfer_twice_hands_over_once() -> None:
     assert transcript_problems(router.state.messages) == []
 
 
-async def test_a_tool_named_like_a_transfer_is_a_clear_error_not_a_second_tool() -> None:
+def test_a_tool_named_like_a_transfer_is_a_clear_error_not_a_second_tool() -> None:
     ran: list[str] = []
 
     def execute(call_id: str, args: Any, signal: Any, on_update: Any) -> str:
@@ -64,14 +64,12 @@ async def test_a_tool_named_like_a_transfer_is_a_clear_error_not_a_second_tool()
 
     own = AgentTool("transfer_to_billing", "mine", "not a handoff", SCHEMA, execute)
     billing, billing_fm = scripted("billing", ["billing here"])
-    router, router_fm = scripted(
-        "router", [calls(("transfer_to_billing", {})), "x"], tools=[own], handoffs=[billing]
-    )
-
     # providers refuse two tools of one name, and one of the two would never run
     with pytest.raises(ConfigError, match=r"'transfer_to_billing'.*handoff to 'billing'"):
-        await router.prompt("help")
-    assert router_fm.call_count == billing_fm.call_count == 0 and ran == []
+        scripted(
+            "router", [calls(("transfer_to_billing", {})), "x"], tools=[own], handoffs=[billing]
+        )
+    assert billing_fm.call_count == 0 and ran == []
 
 
 async def test_a_tool_name_both_agents_have_runs_the_tool_of_the_agent_that_called_it() -> None:

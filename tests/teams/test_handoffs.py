@@ -499,16 +499,31 @@ def test_a_target_with_the_entrys_output_type_says_nothing(recwarn: Any) -> None
     assert [str(w.message) for w in recwarn if "output_type" in str(w.message)] == []
 
 
-async def test_a_tool_named_as_a_handoff_is_refused_before_the_model_is_asked() -> None:
+def test_a_tool_named_as_a_handoff_is_refused_when_the_agent_is_made() -> None:
     # Two tools of one name reach the model as one it cannot tell apart (and a provider
     # may refuse the request): a function tool named `transfer_to_target` beside the
-    # handoff to `target` is named, and nothing runs.
+    # handoff to `target` is refused as the Agent is made, as other bad options are.
+    def execute(call_id: str, args: Any, signal: Any, on_update: Any) -> str:
+        return "mine"
+
+    mine = AgentTool("transfer_to_target", "t", "Mine.", {"type": "object"}, execute)
+    target, _ = scripted("target", ["never"])
+    with pytest.raises(
+        ConfigError, match=r"agent 'entry' has a tool named 'transfer_to_target'.*rename the tool"
+    ):
+        scripted("entry", ["never"], tools=[mine], handoffs=[target])
+    with pytest.raises(ConfigError, match=r"'transfer_to_target'.*rename the tool"):
+        scripted("entry", ["never"], tools={"transfer_to_target": mine}, handoffs=[target])
+
+
+async def test_a_tool_registered_later_as_a_handoff_is_refused_before_the_model_is_asked() -> None:
     def execute(call_id: str, args: Any, signal: Any, on_update: Any) -> str:
         return "mine"
 
     mine = AgentTool("transfer_to_target", "t", "Mine.", {"type": "object"}, execute)
     target, target_fm = scripted("target", ["never"])
-    entry, entry_fm = scripted("entry", ["never"], tools=[mine], handoffs=[target])
+    entry, entry_fm = scripted("entry", ["never"], handoffs=[target])
+    entry.tool_store.register(mine)
     with pytest.raises(ConfigError, match=r"a tool named 'transfer_to_target'.*rename the tool"):
         await entry.prompt("go")
     assert entry_fm.call_count == target_fm.call_count == 0

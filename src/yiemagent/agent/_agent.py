@@ -272,6 +272,7 @@ class Agent(Generic[OutputT]):
         self.tool_store: ToolStore = make_store(tools, tool_store)
         """The agent's own tool store; register tools here at any time."""
         check_output_tool_name(self._output, self.tool_store.tools, options["model"])
+        check_handoff_tool_names(self.name, self.handoffs, self.tool_store.tools)
         self._owned = OwnedResources()
         self._state = AgentStateView(self.tool_store)
         self._state.system_prompt = system_prompt or ""  # None: no system prompt, as in Context
@@ -841,6 +842,24 @@ _CALLABLES = (
 
 
 _QUEUE_MODES = ("one-at-a-time", "all")
+
+
+def check_handoff_tool_names(
+    name: str, handoffs: Iterable[Handoff], tools: Mapping[str, AgentTool]
+) -> None:
+    """Refuse a tool of agent `name` named as one of its handoffs' `transfer_to_<target>`:
+    the model could reach only one of the two (and a provider may refuse two tools of one
+    name). A tool registered later is refused at the run, as the run finds it.
+
+    Raises:
+        ConfigError: the names meet; the text names the tool and the handoff.
+    """
+    for handoff in handoffs:
+        if handoff.tool_name in tools:
+            raise ConfigError(
+                f"agent {name!r} has a tool named {handoff.tool_name!r}, the name of its "
+                f"handoff to {handoff.agent.name!r}; rename the tool"
+            )
 
 
 def check_output_tool_name(
