@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from yiemagent.errors import YiemAgentError
 from yiemagent.types import AgentToolResult, ImageContent, TextContent, ToolResultMessage
+from yiemagent.types.tools import is_json_of
 
 if TYPE_CHECKING:
     from mcp.types import CallToolResult, ContentBlock
@@ -136,14 +137,7 @@ def _holds(content: list[TextContent | ImageContent], structured: Any) -> bool:
     if isinstance(structured, dict) and list(structured) == ["result"]:
         return True
     texts = [b.text for b in content if isinstance(b, TextContent)]
-    return any(_is_json_of(text, structured) for text in [*texts, "".join(texts)])
-
-
-def _is_json_of(text: str, value: Any) -> bool:
-    try:
-        return bool(json.loads(text) == value)
-    except ValueError:
-        return False
+    return any(is_json_of(text, structured) for text in [*texts, "".join(texts)])
 
 
 def _cut(

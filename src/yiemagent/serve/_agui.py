@@ -80,6 +80,7 @@ from yiemagent.types import (
     TextContent,
     ToolApproval,
 )
+from yiemagent.types.tools import is_json_of
 
 __all__ = ["agui_routes"]
 
@@ -476,7 +477,7 @@ class Translator:
         sent = self.sent.get(call["id"], "")
         if not sent:
             return json.dumps(args, ensure_ascii=False)
-        if _is_json_of(sent, args):
+        if is_json_of(sent, args):
             return ""
         # the raw text is gone (only its parse is kept): the usual ways of writing the JSON
         for ascii_only in (False, True):
@@ -560,13 +561,6 @@ class Translator:
                 )
             )
         return interrupts
-
-
-def _is_json_of(text: str, value: Any) -> bool:
-    try:
-        return bool(json.loads(text) == value)
-    except ValueError:
-        return False
 
 
 def _problems(exc: ValidationError) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import json
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -43,6 +44,7 @@ __all__ = [
     "ValidateArguments",
     "binds",
     "check_tool_name",
+    "is_json_of",
     "is_seconds",
     "is_whole_number",
 ]
@@ -108,6 +110,16 @@ def is_whole_number(value: object, least: int) -> TypeGuard[int]:
     bounds, an agent file's counts, eval and batch options); each caller words its own
     message, naming the option."""
     return isinstance(value, int) and not isinstance(value, bool) and value >= least
+
+
+def is_json_of(text: str, value: Any) -> bool:
+    """Whether `text` is JSON that parses to `value` (False for a text that is not JSON): a
+    tool result's text that already shows its structured content, or argument text already
+    sent for a call's parsed arguments."""
+    try:
+        return bool(json.loads(text) == value)
+    except ValueError:
+        return False
 
 
 @dataclass(slots=True)
