@@ -37,6 +37,7 @@ from yiemagent.cli.batch import (
     import_factory,
     library_warnings_shown,
 )
+from yiemagent.cli.default_tools.read_file import ROOT_ENV as READ_FILE_ROOT
 from yiemagent.cli.options import (
     DEFAULT_MODEL,
     DEFAULT_SYSTEM,
@@ -71,9 +72,6 @@ if TYPE_CHECKING:
 
 __all__ = ["AgentFileFactory", "EvalAgentFactory", "eval_command"]
 
-READ_FILE_ROOT_ENV = "YIEM_READ_FILE_ROOT"
-"""Where the example `read_file` tool reads (`yiemagent/cli/default_tools/read_file.py`)."""
-
 
 @dataclass(frozen=True, slots=True)
 class EvalAgentFactory:
@@ -85,7 +83,7 @@ class EvalAgentFactory:
 
     def __call__(self, task: BatchTask) -> Agent:
         if self.workdir is not None:
-            os.environ[READ_FILE_ROOT_ENV] = self.workdir
+            os.environ[READ_FILE_ROOT] = self.workdir
         return self.agent(task)
 
 
@@ -107,7 +105,7 @@ class AgentFileFactory:
         from yiemagent.cli.teams import file_agent
 
         if self.workdir is not None:
-            os.environ[READ_FILE_ROOT_ENV] = self.workdir
+            os.environ[READ_FILE_ROOT] = self.workdir
         made: Agent = file_agent(self.spec, self.model, self.base_url, self.vision, self.reasoning)
         made.max_turns = made.max_turns or self.max_turns
         return made

@@ -17,6 +17,7 @@ from pathlib import Path
 from yiemagent import AgentTool, tool
 
 ROOT_ENV = "YIEM_READ_FILE_ROOT"
+"""The environment variable naming the root (`yiem eval` sets it to a dataset's `workdir`)."""
 MAX_CHARS = 20_000
 
 
