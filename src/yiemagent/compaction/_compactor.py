@@ -42,7 +42,6 @@ the window.
 from __future__ import annotations
 
 import dataclasses
-import inspect
 import json
 import logging
 import math
@@ -73,6 +72,7 @@ from yiemagent.types import (
     Usage,
     UserMessage,
 )
+from yiemagent.types.callbacks import maybe_await
 from yiemagent.types.text import cut_middle
 
 __all__ = [
@@ -584,9 +584,7 @@ class Compactor:
 
     async def _complete(self, context: Context, options: StreamOptions) -> AssistantMessage:
         if self.stream_fn is not None:
-            stream: Any = self.stream_fn(self.model, context, options)
-            if inspect.isawaitable(stream):
-                stream = await stream
+            stream = await maybe_await(self.stream_fn(self.model, context, options))
             answer: AssistantMessage = await stream.result()
             return answer
         from yiemagent.ai import complete

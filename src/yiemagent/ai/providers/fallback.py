@@ -20,7 +20,6 @@ it failed, its error message then goes on to name each of them and why.
 from __future__ import annotations
 
 import asyncio
-import inspect
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, fields, replace
@@ -28,6 +27,7 @@ from typing import Literal
 
 from yiemagent.ai._registry import get_stream_fn
 from yiemagent.errors import ConfigError, exception_summary
+from yiemagent.types.callbacks import maybe_await
 from yiemagent.types.model import (
     AssistantMessageEvent,
     AssistantMessageEventStream,
@@ -156,10 +156,7 @@ def _options_for(model: Model, first: Model, options: StreamOptions) -> StreamOp
 async def _open(
     model: Model, context: Context, options: StreamOptions
 ) -> AssistantMessageEventStream:
-    stream = get_stream_fn(model.api)(model, context, options)
-    if inspect.isawaitable(stream):
-        stream = await stream
-    return stream
+    return await maybe_await(get_stream_fn(model.api)(model, context, options))
 
 
 async def _relay(
