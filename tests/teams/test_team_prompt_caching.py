@@ -1,9 +1,10 @@
 """Anthropic prompt caching in a team (DESIGN §21, §17): an agent called as a tool caches
 with its own `cache_retention`, the run (its entry agent, and a handoff target speaking in
-it) with the run's; every request has at most 4 breakpoints (the API refuses a fifth); the
-cache reads and writes each call reports are priced from the catalogue (one-hour writes at
-twice the input price), the sub-agent's in its tool result's usage. Through the
-`anthropic` SDK against a server on 127.0.0.1."""
+it that sets none) with the run's, a target that sets one with its own; every request has
+at most 4 breakpoints (the API refuses a fifth); the cache reads and writes each call
+reports are priced from the catalogue (one-hour writes at twice the input price), the
+sub-agent's in its tool result's usage. Through the `anthropic` SDK against a server on
+127.0.0.1."""
 
 from __future__ import annotations
 
@@ -145,3 +146,27 @@ async def test_a_team_caches_with_each_runs_retention_and_pays_for_it(
     )
     assert handing.usage.cache_write == 300
     assert handing.usage.cost.cache_write == pytest.approx(300 * 2 * price.input / 1e6)
+
+
+@pytest.mark.parametrize(("own", "expected"), [("none", []), ("short", [SHORT] * 3)])
+async def test_a_target_that_sets_its_own_retention_caches_with_it(
+    server: ReplayServer, monkeypatch: pytest.MonkeyPatch, own: Any, expected: list[Any]
+) -> None:
+    # the cache holds what the target sends (its system prompt, its tools): its own
+    # setting wins over the run's, as its model does
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-0123456789")
+    claude = get_model("anthropic/claude-sonnet-4-5", base_url=server.url)
+    server.enqueue(
+        sse_reply(claude_stream(call("transfer_to_billing", {}), "tool_use")),
+        sse_reply(claude_stream(text("Invoice sent."), "end_turn")),
+    )
+    billing = Agent("You answer invoices.", claude, name="billing", cache_retention=own)
+    lead = Agent(
+        "You answer questions.", claude, name="lead", handoffs=[billing], cache_retention="long"
+    )
+    reply = await lead.prompt("My invoice?")
+    assert reply.text == "Invoice sent.", reply.error_message
+    led, billed = (r.body for r in server.requests)
+    assert marks(led) == [LONG] * 3
+    assert billed["system"][0]["text"] == "You answer invoices."
+    assert marks(billed) == expected

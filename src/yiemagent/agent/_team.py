@@ -389,6 +389,11 @@ class TeamRun:
 
         async def speaking_stream(model: Model, context: Any, options: Any = None) -> Any:
             _name_on_span(team.active.name)  # the chat span's, current here
+            # The cache holds what the speaker sends (its system prompt, its tools): a
+            # target's own `cache_retention` wins; unset, the run's holds.
+            own = team.active._config["cache_retention"]
+            if team.active is not team.entry and own is not None and options is not None:
+                options = dataclasses.replace(options, cache_retention=own)
             inner = team.active._driver.stream_fn
             if inner is None:
                 from yiemagent.ai import stream as inner
