@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 from hypothesis import given, strategies as st
@@ -25,6 +26,8 @@ from yiemagent import (
     messages_from_json,
     messages_to_json,
 )
+from yiemagent.errors import MessageInputError
+from yiemagent.types.messages import now_ms
 
 EVERY_MESSAGE = [
     UserMessage("What is 17 * 23?"),
@@ -97,11 +100,40 @@ def test_text_given_as_an_answer_or_a_tool_result_is_stored_as_text_blocks() -> 
     assert result.content == [TextContent("one"), ImageContent("aGk=", "image/png")]
 
 
-def test_unknown_role_is_rejected_with_a_validation_error() -> None:
-    from pydantic import ValidationError
-
-    with pytest.raises(ValidationError):
+def test_unknown_role_is_rejected_with_one_clear_error() -> None:
+    with pytest.raises(MessageInputError, match=r"^not a message: .*'wizard'") as caught:
         message_from_dict({"role": "wizard", "content": []})
+    assert "\n" not in str(caught.value)
+
+
+def test_the_minimal_forms_the_constructors_take_are_read() -> None:
+    # what `UserMessage("hi")` and `AssistantMessage("x")` accept, a dict may say too
+    before = now_ms()
+    hello = message_from_dict({"role": "user", "content": "hi"})
+    assert isinstance(hello, UserMessage) and hello.content == [TextContent("hi")]
+    assert before <= hello.timestamp <= now_ms()
+    listed = message_from_dict({"role": "user", "content": ["a", {"type": "text", "text": "b"}]})
+    assert isinstance(listed, UserMessage)
+    assert listed.content == [TextContent("a"), TextContent("b")]
+    stamped = message_from_dict({"role": "user", "content": "hi", "timestamp": 7})
+    assert isinstance(stamped, UserMessage) and stamped.timestamp == 7
+    said = message_from_dict({"role": "assistant", "content": "x"})
+    assert isinstance(said, AssistantMessage) and said.content == [TextContent("x")]
+
+
+@pytest.mark.parametrize(
+    ("data", "says"),
+    [
+        ({"role": "user"}, r"user\.content: Field required"),
+        ({"role": "user", "content": "x", "timestamp": "soon"}, r"user\.timestamp"),
+        ({"content": "x"}, r"no 'role'"),
+        ({"role": "toolResult", "content": "ok"}, r"toolResult\.tool_call_id.*\(and 1 more\)"),
+    ],
+)
+def test_a_bad_message_dict_is_one_line_naming_the_field(data: dict[str, Any], says: str) -> None:
+    with pytest.raises(MessageInputError, match=says) as caught:
+        message_from_dict(data)
+    assert "\n" not in str(caught.value)
 
 
 json_values = st.recursive(
@@ -111,6 +143,22 @@ json_values = st.recursive(
     ),
     max_leaves=10,
 )
+
+
+@given(
+    role=st.sampled_from(["user", "assistant", "toolResult", "wizard"]) | json_values,
+    rest=st.dictionaries(st.sampled_from(["content", "timestamp", "tool_call_id"]), json_values),
+)
+def test_any_dict_is_a_message_or_one_message_input_error(
+    role: object, rest: dict[str, Any]
+) -> None:
+    data = {"role": role, **rest}
+    try:
+        message = message_from_dict(data)
+    except MessageInputError as exc:
+        assert str(exc) and "\n" not in str(exc)
+    else:
+        assert message.role == role
 
 
 @given(

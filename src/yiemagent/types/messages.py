@@ -414,13 +414,41 @@ def message_to_dict(message: AgentMessage) -> dict[str, Any]:
     return data
 
 
-def message_from_dict(data: dict[str, Any]) -> AgentMessage:
-    """The message `message_to_dict` produced.
+def message_from_dict(data: Mapping[str, Any]) -> AgentMessage:
+    """The message `message_to_dict` produced, or a shorter form of it that the message's
+    constructor takes: `content` as a text, or a list holding texts (each a `TextContent`),
+    and a user message without `timestamp` (now, in ms), e.g.
+    `{"role": "user", "content": "hi"}`.
 
     Raises:
-        pydantic.ValidationError: the data is not one of the known message shapes.
+        MessageInputError: (a `ValueError`) `data` is no known message shape; one line
+            naming the role, the field and what is wrong with it.
     """
-    message: AgentMessage = _adapters()[0].validate_python(data)
+    from pydantic import ValidationError
+
+    if not isinstance(data, Mapping):
+        raise MessageInputError(f"a message is a dict, not {type(data).__name__}")
+    if not isinstance(data.get("role"), str):
+        raise MessageInputError("not a message: no 'role' (user, assistant, toolResult, ...)")
+    given = dict(data)
+    content = given.get("content")
+    if isinstance(content, str):
+        given["content"] = [{"type": "text", "text": content}]
+    elif isinstance(content, list):
+        given["content"] = [
+            {"type": "text", "text": c} if isinstance(c, str) else c for c in content
+        ]
+    if given.get("role") == "user" and "timestamp" not in given:
+        given["timestamp"] = now_ms()
+    try:
+        message: AgentMessage = _adapters()[0].validate_python(given)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"])
+        problem = f"{where}: {first['msg']}" if where else first["msg"]
+        more = exc.error_count() - 1
+        also = f" (and {more} more)" if more else ""
+        raise MessageInputError(f"not a message: {problem}{also}") from None
     return message
 
 
