@@ -356,11 +356,26 @@ def test_read_file_finds_a_name_spelled_in_another_unicode_form(root: Path) -> N
     assert reader.read_text(root, "sub/Capture d'écran 10.54.01 PM.txt") == "the screen"
     assert reader.read_text(root, "Résumés/cv.txt") == "my cv"
     (root / "sub" / "Capture d'e\u0301cran 10.54.01 PM.txt").write_text("another")
-    with pytest.raises(ValueError, match="does not exist"):
+    with pytest.raises(ValueError, match="is ambiguous: 2 entries") as caught:
         reader.read_text(root, "sub/Capture d'écran 10.54.01 PM.txt")
+    # each as JSON, whose escapes show the difference and can be sent back as written
+    listed = str(caught.value)
+    assert '"Capture d\\u2019e\\u0301cran 10.54.01\\u202fPM.txt"' in listed
+    assert '"Capture d\'e\\u0301cran 10.54.01 PM.txt"' in listed
+    assert reader.read_text(root, "sub/Capture d'e\u0301cran 10.54.01 PM.txt") == "another"
     os.symlink(root.parent / "secret.txt", root / "se\u0301cret.txt")
     with pytest.raises(ValueError, match="outside the allowed folder"):
         reader.read_text(root, "sécret.txt")
+
+
+def test_read_file_names_at_most_ten_of_many_matching_entries(root: Path) -> None:
+    spaces = (" ", "\u00a0", "\u202f")
+    spellings = [e + a + b + ".txt" for e in ("é", "e\u0301") for a in spaces for b in spaces]
+    for name in spellings[1:13]:  # twelve other spellings of "é  .txt", not it
+        (root / name).write_text(name, encoding="utf-8")
+    with pytest.raises(ValueError, match=r"ambiguous: 12 entries .* and 2 more\)") as caught:
+        reader.read_text(root, "é" + " " * 2 + ".txt")
+    assert str(caught.value).count('.txt"') == 10
 
 
 async def test_read_file_tool_uses_the_root_from_the_environment(

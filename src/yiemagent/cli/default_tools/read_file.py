@@ -3,12 +3,14 @@
 The root is `$YIEM_READ_FILE_ROOT`, else the current directory when the tool is created.
 Paths are resolved (symlinks followed) and refused when they leave the root; at most
 `MAX_CHARS` characters are returned. A name not found as written is looked for in other
-Unicode spellings (macOS names files in NFD, a model writes NFC).
+Unicode spellings (macOS names files in NFD, a model writes NFC); when several match, the
+error lists them.
 """
 
 from __future__ import annotations
 
 import errno
+import json
 import os
 import stat
 import unicodedata
@@ -48,12 +50,13 @@ def read_text(root: Path, path: str) -> str:
     """The text of `path` inside `root`, cut to `MAX_CHARS` characters.
 
     Raises:
-        ValueError: outside the root, missing, a directory, no regular file (a pipe, whose
-            reading would wait for a writer), unreadable, or not UTF-8 text.
+        ValueError: outside the root, missing, ambiguous (several entries spelled like it),
+            a directory, no regular file (a pipe, whose reading would wait for a writer),
+            unreadable, or not UTF-8 text.
     """
     target = resolve_inside(root, path)
     if not target.exists():
-        spelled = _spelled_otherwise(target)
+        spelled = _spelled_otherwise(target, path)
         if spelled is None:
             raise ValueError(f"{path!r} does not exist")
         target = resolve_inside(root, str(spelled))  # its links may lead elsewhere
@@ -93,10 +96,20 @@ def _folded(name: str) -> str:
     return unicodedata.normalize("NFC", name).translate(_TYPOGRAPHIC)
 
 
-def _spelled_otherwise(target: Path) -> Path | None:
+_LISTED = 10
+"""The most entries an ambiguity error names."""
+
+
+def _spelled_otherwise(target: Path, path: str) -> Path | None:
     """The existing path that missing `target` (absolute) names in another spelling: each
     missing name compared `_folded`, as macOS writes "é" as e + U+0301 (NFD) and a model
-    U+00E9; None when no entry, or more than one, of a folder matches."""
+    U+00E9; None when no entry of a folder matches.
+
+    Raises:
+        ValueError: several entries of one folder match (`path` is ambiguous); the text
+            lists them (at most `_LISTED`) as JSON strings, whose escapes show how they
+            differ and can be sent back as written.
+    """
     found = Path(target.anchor)
     for name in target.parts[1:]:
         if os.path.lexists(found / name):
@@ -106,8 +119,16 @@ def _spelled_otherwise(target: Path) -> Path | None:
             matches = [e.name for e in os.scandir(found) if _folded(e.name) == _folded(name)]
         except OSError:
             return None
-        if len(matches) != 1:
+        if not matches:
             return None
+        if len(matches) > 1:
+            matches.sort()
+            listed = ", ".join(json.dumps(m) for m in matches[:_LISTED])
+            more = f" and {len(matches) - _LISTED} more" if len(matches) > _LISTED else ""
+            raise ValueError(
+                f"{path!r} is ambiguous: {len(matches)} entries are spelled like {name!r} "
+                f"({listed}{more}); give one as written"
+            )
         found = found / matches[0]
     return found
 
