@@ -26,8 +26,11 @@ def _slug(text: str) -> str:
 
 def write_report(cases: Sequence[CaseReport], summary: Sequence[str], k: int, path: Path) -> Path:
     """Write the page of `cases` (the header showing `summary`, pass@k columns when `k` > 1)
-    to `path` and their runs' timelines to `<stem>.runs/`; returns `path`."""
-    links = _write_timelines(cases, path.with_name(path.stem + ".runs"))
+    to `path` and their runs' timelines to `<stem>.runs/`; returns `path`. A `path` that is
+    no file (/dev/null, a pipe) gets the page alone: a folder beside it would land in /dev
+    or beside the pipe, where the page's links cannot lead."""
+    special = path.exists() and not path.is_file()
+    links = {} if special else _write_timelines(cases, path.with_name(path.stem + ".runs"))
     rows = "".join(_case_row(index, case, k, links) for index, case in enumerate(cases))
     spans = "".join(f"<span>{_e(s)}</span>" for s in summary)
     failed = [
