@@ -15,7 +15,7 @@ from tests.ai.servers import ReplayServer, openai_chunks, sse_reply
 from tests.ai.test_text_tool_calls import call, parse, parse_chunked
 from yiemagent import AgentTool
 from yiemagent.ai import Context, StreamOptions, get_model, stream
-from yiemagent.ai._text_tool_calls import TextPiece
+from yiemagent.ai._text_tool_calls import TextPiece, TextToolCallParser
 from yiemagent.types.messages import TextContent, ToolCall, UserMessage
 
 DRAFTS = [
@@ -30,14 +30,17 @@ REAL = '<tool_call>{"name": "g", "arguments": {"b": 2}}</tool_call>'
 @settings(max_examples=200, deadline=None)
 @given(
     draft=st.sampled_from(DRAFTS),
+    opened=st.booleans(),
     lead=st.sampled_from(["", "\n", "  "]),
     after=st.sampled_from(["", "\n\n" + REAL, "\nThe answer is 4."]),
     cuts=st.lists(st.integers(0, 400), max_size=8),
 )
 def test_a_call_drafted_in_reasoning_is_text_whatever_the_chunks(
-    draft: str, lead: str, after: str, cuts: list[int]
+    draft: str, opened: bool, lead: str, after: str, cuts: list[int]
 ) -> None:
-    reasoning = f"<think>\nMaybe {draft} but no.\n</think>"
+    # `opened`: the reply writes its `<think>`; else the chat template wrote it (R1
+    # distills), and only the `</think>` shows
+    reasoning = f"{'<think>' if opened else ''}\nMaybe {draft} but no.\n</think>"
     text = lead + reasoning + after
     points = sorted({min(c, len(text)) for c in cuts})
     chunks = [text[a:b] for a, b in zip([0, *points], [*points, len(text)], strict=True)]
@@ -55,6 +58,28 @@ def test_think_opens_reasoning_only_at_the_start_of_the_reply() -> None:
     assert parse(unclosed, ["f"]) == [TextPiece(unclosed)]  # the reply ended mid-reasoning
     assert parse("<", ["f"]) == [TextPiece("<")]
     assert parse("<thinking is hard", ["f"]) == [TextPiece("<thinking is hard")]
+
+
+def test_calls_before_a_lone_think_close_are_text_and_after_it_are_read() -> None:
+    drafted = 'Let me try <tool_call>{"name": "f", "arguments": {}}</tool_call> or not.\n'
+    reply = drafted + "</think>\n\n" + REAL
+    assert parse(reply, ["f", "g"]) == [TextPiece(drafted + "</think>\n\n"), call("g", b=2)]
+    # no `</think>` at all: the calls are read as ever, given out when the reply ends
+    assert parse(drafted, ["f", "g"]) == [
+        TextPiece("Let me try "),
+        call("f"),
+        TextPiece(" or not.\n"),
+    ]
+    # one `</think>` ends the reasoning; a later one is text
+    late = "ok</think>" + REAL + "</think>"
+    assert parse(late, ["g"]) == [TextPiece("ok</think>"), call("g", b=2), TextPiece("</think>")]
+
+
+def test_a_held_call_is_given_out_when_the_reply_ends() -> None:
+    parser = TextToolCallParser(["g"])
+    assert parser.feed("Sure. " + REAL) == [TextPiece("Sure. ")]
+    assert parser.feed(" Done.") == []
+    assert parser.finish() == [call("g", b=2), TextPiece(" Done.")]
 
 
 def test_ollama_sends_no_call_event_for_a_drafted_call(stream_server: ReplayServer) -> None:

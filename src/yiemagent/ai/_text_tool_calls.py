@@ -22,8 +22,10 @@ streamed content and splits it into text and calls as it arrives, in these forms
 - fenced JSON: a ```` ``` ```` / ```` ```json ```` block holding one call or a list of calls.
 
 Reasoning written into the content — a reply that opens with `<think>`, as Qwen3, QwQ and
-DeepSeek-R1 write it when no reasoning parser takes it out — is text up to its `</think>`:
-a call drafted there is not one (a server's reasoning parser never lets one through).
+DeepSeek-R1 write it when no reasoning parser takes it out, or one whose chat template
+wrote the `<think>` (R1 distills), so that only its `</think>` shows — is text up to its
+first `</think>`: a call drafted there is not one (a server's reasoning parser never lets
+one through). A `</think>` in a call's arguments ends the reasoning too.
 
 Text before, between and after calls stays text. A bare or fenced JSON object becomes a call
 only when it has the shape of one (a string "name" and an object of arguments, nothing
@@ -36,7 +38,8 @@ inline code (a model telling the user how calls are written), it is prose, not a
 The result does not depend on how the text is cut into chunks: feeding it piece by piece
 gives the same pieces (adjacent texts joined) as feeding it whole. Text is held back only
 while it may still turn out to be a call (a marker's first characters, a JSON object that
-has not closed yet), so prose streams at once.
+has not closed yet), so prose streams at once; a call, and what follows it, is held until
+a `</think>` or the reply's end shows whether it was reasoning.
 """
 
 from __future__ import annotations
@@ -133,29 +136,112 @@ class TextToolCallParser:
 
     Single consumer: call `feed` with each text delta, then `finish` once; each returns the
     pieces completed by that call, in order.
+
+    A reply whose chat template opened `<think>` itself (DeepSeek-R1 distills) shows only
+    the reasoning's `</think>`: everything up to the reply's first `</think>` is reasoning,
+    and the calls read there are text. So while no `</think>` has come (and the reply did
+    not open with `<think>`), the first call read and all that follows it are held: given
+    out as they are at `finish`, or, when a `</think>` comes, given out as text up to it,
+    and what follows it read afresh.
     """
 
-    __slots__ = (
-        "_blank",
-        "_buf",
-        "_closed",
-        "_mode",
-        "_names",
-        "_python",
-        "_scan",
-        "_start",
-        "_tick",
-    )
+    __slots__ = ("_held", "_names", "_raw", "_reader", "_settled")
 
     def __init__(self, tool_names: Collection[str] | None = None) -> None:
         """Args:
         tool_names: The tools offered; a bare or fenced JSON object becomes a call only
             when it names one of them (None: any name).
         """
+        self._names = tool_names
+        self._reader = _ReplyReader(tool_names)
+        self._raw = ""
+        """The reply so far, while no `</think>` has settled it."""
+        self._settled = False
+        """Whether the reasoning question is decided: the reply opened with `<think>`
+        (the reader handles it) or its first `</think>` has come."""
+        self._held: list[Piece] | None = None
+        """The pieces from the first call read while unsettled on (None: no call yet)."""
+
+    def feed(self, text: str) -> list[Piece]:
+        """Take the next delta of the reply's text; returns the pieces it completes."""
+        if self._settled:
+            return self._reader.feed(text)
+        before = len(self._raw)
+        self._raw += text
+        if self._raw.lstrip().startswith(_THINK_OPEN):
+            self._settled = True
+            return join_text(self._release() + self._reader.feed(text))
+        at = self._raw.find(_THINK_CLOSE, max(0, before - len(_THINK_CLOSE) + 1))
+        if at < 0:
+            return self._keep(self._reader.feed(text))
+        # the reasoning ends here: what the reader had not given out up to it is text
+        out = self._keep(self._reader.feed(self._raw[before:at]))
+        end = at + len(_THINK_CLOSE)
+        start = self._reader.consumed
+        if self._held is not None and self._reader.first_call_at is not None:
+            start = self._reader.first_call_at
+        out.append(TextPiece(self._raw[start:end]))
+        self._settled, self._held = True, None
+        self._reader = _ReplyReader(self._names, mode="text")
+        out += self._reader.feed(self._raw[end:])
+        self._raw = ""
+        return join_text(out)
+
+    def finish(self) -> list[Piece]:
+        """The reply has ended: returns the remaining pieces (held text given out, an
+        unclosed tag read as far as it goes)."""
+        return join_text(self._release() + self._reader.finish())
+
+    @property
+    def open_tag(self) -> str | None:
+        """The text after the opening `<tool_call>` of a tag still open (a call being
+        written), or None when no tag is open."""
+        return self._reader.open_tag
+
+    def _keep(self, pieces: list[Piece]) -> list[Piece]:
+        # The pieces to give out now; from the first call on, held.
+        out: list[Piece] = []
+        for piece in pieces:
+            if self._held is not None:
+                self._held.append(piece)
+            elif isinstance(piece, ToolCallPiece):
+                self._held = [piece]
+            else:
+                out.append(piece)
+        return out
+
+    def _release(self) -> list[Piece]:
+        held, self._held = self._held or [], None
+        return held
+
+
+class _ReplyReader:
+    """`TextToolCallParser` without the reasoning whose `<think>` the template wrote: the
+    state machine that reads text and calls."""
+
+    __slots__ = (
+        "_blank",
+        "_buf",
+        "_closed",
+        "_fed",
+        "_mode",
+        "_names",
+        "_python",
+        "_scan",
+        "_start",
+        "_tick",
+        "first_call_at",
+    )
+
+    def __init__(self, tool_names: Collection[str] | None, mode: _Mode = "opening") -> None:
         self._names = frozenset(tool_names) if tool_names is not None else None
         self._buf = ""
         """Text received and not yet given out."""
-        self._mode: _Mode = "opening"
+        self._fed = 0
+        """Characters received."""
+        self.first_call_at: int | None = None
+        """Where in the text received the block of the first call read begins."""
+        self._mode: _Mode = mode
         self._blank = True
         """Whether the text given out so far ends on a line that is empty or blank."""
         self._tick = False
@@ -170,6 +256,7 @@ class TextToolCallParser:
     def feed(self, text: str) -> list[Piece]:
         """Take the next delta of the reply's text; returns the pieces it completes."""
         self._buf += text
+        self._fed += len(text)
         out: list[Piece] = []
         self._run(out, final=False)
         return join_text(out)
@@ -205,7 +292,15 @@ class TextToolCallParser:
         else:
             self._blank = self._blank and not text.strip()
 
+    @property
+    def consumed(self) -> int:
+        """Characters of the text received that were given out (as text or calls) or
+        dropped (a marker)."""
+        return self._fed - len(self._buf)
+
     def _emit_calls(self, out: list[Piece], calls: list[ToolCallPiece]) -> None:
+        if self.first_call_at is None:  # the block begins the text still held
+            self.first_call_at = self.consumed
         out.extend(calls)
         self._blank = True
         self._tick = False
