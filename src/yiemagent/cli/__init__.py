@@ -6,6 +6,7 @@ names. One module per command (`main` holds `yiem run` and puts the others toget
 `chat/`, `batch`, `eval_cmd`, `serve`, `trace`, `mcp_cmd`, `models_cmd`, `sessions_cmd`),
 and what several commands share: `options` (options declared alike, the model and the
 one-line error), `render` (a run in the terminal), `approvals` (held tool calls),
-`teams` (`--agent FILE[:NAME]`), `stores` (where stored sessions are kept) and
-`default_tools/` (the tool files `yiem run` offers when none are given).
+`teams` (`--agent FILE[:NAME]`), `mcp_options` (`--mcp`, `--mcp-url`), `stores` (where
+stored sessions are kept) and `default_tools/` (the tool files `yiem run` offers when none
+are given).
 """

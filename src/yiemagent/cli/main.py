@@ -53,6 +53,8 @@ from yiemagent.cli.options import (
     CliError,
     MaxTokensOption,
     MaxTurnsOption,
+    McpOption,
+    McpUrlOption,
     OutputClosed,
     ReasoningOption,
     TemperatureOption,
@@ -318,14 +320,8 @@ def run(
     max_turns: MaxTurnsOption = 8,
     max_tokens: MaxTokensOption = None,
     temperature: TemperatureOption = None,
-    mcp: Annotated[
-        list[str] | None,
-        typer.Option("--mcp", help='An MCP server to start, e.g. "python server.py" (repeatable).'),
-    ] = None,
-    mcp_url: Annotated[
-        list[str] | None,
-        typer.Option("--mcp-url", help="A streamable-HTTP MCP server's URL (repeatable)."),
-    ] = None,
+    mcp: McpOption = None,
+    mcp_url: McpUrlOption = None,
     max_cost: Annotated[
         float | None, typer.Option("--max-cost", min=0, help="Stop the run at this cost (USD).")
     ] = None,
@@ -410,7 +406,7 @@ def run(
             config.output_type = load_output_schema(output_schema)
         close_mcp = None
         if mcp or mcp_url:
-            from yiemagent.cli.mcp_cmd import attach_servers
+            from yiemagent.cli.mcp_options import attach_servers
 
             close_mcp = attach_servers(context, mcp or [], mcp_url or [])
         try:

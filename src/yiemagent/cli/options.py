@@ -38,6 +38,8 @@ __all__ = [
     "CliError",
     "MaxTokensOption",
     "MaxTurnsOption",
+    "McpOption",
+    "McpUrlOption",
     "OutputClosed",
     "ReasoningOption",
     "TemperatureOption",
@@ -80,6 +82,14 @@ EXIT_TERMINATED = 143
 ToolsOption: TypeAlias = Annotated[
     Path | None,
     typer.Option("--tools", help="Folder of tool files (default: the example tools)."),
+]
+McpOption: TypeAlias = Annotated[
+    list[str] | None,
+    typer.Option("--mcp", help='An MCP server to start, e.g. "python server.py" (repeatable).'),
+]
+McpUrlOption: TypeAlias = Annotated[
+    list[str] | None,
+    typer.Option("--mcp-url", help="A streamable-HTTP MCP server's URL (repeatable)."),
 ]
 BaseUrlOption: TypeAlias = Annotated[
     str | None, typer.Option("--base-url", help="OpenAI-compatible server URL.")

@@ -1,0 +1,132 @@
+"""The `--mcp "command"` and `--mcp-url URL` options of `yiem run`, `yiem chat` and `yiem
+serve` (DESIGN §12): the MCP servers they name, connected, and their tools added.
+
+Errors are `YiemAgentError`s (a server that does not start, a missing `mcp` extra), which
+`yiem` prints as one line; this module imports nothing of the MCP SDK until a server is made.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import re
+import shlex
+import sys
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+from yiemagent.errors import ConfigError
+
+if TYPE_CHECKING:
+    from yiemagent.mcp import MCPServer
+    from yiemagent.types import AgentContext, AgentTool
+
+__all__ = ["add_mcp_tools", "attach_servers", "close_all", "mcp_servers"]
+
+_URL = re.compile(r"\s*https?://\S*\s*$", re.IGNORECASE)
+
+
+def mcp_servers(
+    commands: Sequence[str], urls: Sequence[str], *, url_option: str = "--mcp-url"
+) -> list[MCPServer]:
+    """One server a command (stdio) and a URL (streamable HTTP).
+
+    A command that is an http(s) URL is refused, naming `url_option`: started as a
+    program it failed as `FileNotFoundError: ... 'http://...'`, which does not say that
+    a URL has an option of its own.
+    """
+    from yiemagent.mcp import MCPServerHTTP, MCPServerStdio
+    from yiemagent.mcp.servers import masked_line
+
+    servers: list[MCPServer] = []
+    for command in commands:
+        if not command.strip():
+            raise ConfigError('--mcp needs a command, e.g. --mcp "python server.py"')
+        if _URL.match(command):
+            shown = masked_line(command.strip())
+            raise ConfigError(
+                f"{shown!r} is a URL, not a command to start: give it as {url_option} {shown}"
+            )
+        try:
+            program, *args = shlex.split(command)
+        except ValueError as exc:  # an unclosed quote
+            shown = masked_line(command)  # no key in the message (`--api-key ***`)
+            raise ConfigError(f"--mcp {shown!r}: cannot split it into words: {exc}") from None
+        servers.append(MCPServerStdio(program, args))
+    servers.extend(MCPServerHTTP(url) for url in urls)
+    return servers
+
+
+async def close_all(servers: Sequence[MCPServer]) -> None:
+    for server in servers:
+        with contextlib.suppress(Exception):
+            await server.close()
+
+
+def attach_servers(
+    context: AgentContext,
+    commands: Sequence[str],
+    urls: Sequence[str],
+) -> Callable[[], None]:
+    """`add_mcp_tools` on `context.tools` (`yiem run`): the servers' tools join them.
+
+    Returns:
+        A function that closes every connection (call it when the run is over).
+    """
+    context.tools, close = add_mcp_tools(context.tools, commands, urls)
+    return close
+
+
+def add_mcp_tools(
+    tools: Sequence[AgentTool],
+    commands: Sequence[str],
+    urls: Sequence[str],
+) -> tuple[list[AgentTool], Callable[[], None]]:
+    """Connect each `--mcp` command and `--mcp-url` (`yiem run`, `yiem serve`), and return
+    `tools` with their tools added.
+
+    A command starting with `python` (or `python3`) runs on the Python that runs yiem,
+    which has the MCP SDK. A server's tool named like one of the `--tools` folder's
+    replaces it (asking for a server is asking for its tools), and a note on stderr says
+    so; two servers with a tool of the same name are a clash.
+
+    The connections live on their own threads, so they serve a later event loop (a run's,
+    or each request's of a server).
+
+    Returns:
+        The tools, and a function that closes every connection (call it when done).
+
+    Raises:
+        ConfigError: the `mcp` extra is missing, an empty command, or two servers share a
+            tool name.
+        MCPConnectionError: a server did not start or answer; the others are closed.
+    """
+    from yiemagent.mcp import add_server, local_tool_name
+    from yiemagent.tools import ToolStore
+
+    servers = mcp_servers(commands, urls)
+    store = ToolStore("cli")
+    for tool in tools:
+        store.register(tool)
+    folder_tools = set(store.tools)
+
+    async def connect() -> None:
+        try:
+            for server in servers:
+                await server.connect()
+                for remote in server.tools:
+                    name = local_tool_name(remote.name, None)
+                    if name in folder_tools and store.unregister(name) is not None:
+                        folder_tools.discard(name)
+                        print(
+                            f"note: {server.label}'s tool {name!r} replaces the tool of "
+                            "that name from the tools folder",
+                            file=sys.stderr,
+                        )
+                await add_server(store, server)
+        except BaseException:
+            await close_all(servers)
+            raise
+
+    asyncio.run(connect())
+    return list(store.tools.values()), lambda: asyncio.run(close_all(servers))
