@@ -1,11 +1,11 @@
-"""`yiem chat --mcp "command args"`: tools from MCP servers (DESIGN §12).
+"""`yiem chat --mcp "command args"` and `--mcp-url URL`: tools from MCP servers (DESIGN §12).
 
 Each server is started and listed into the chat's tool store when the chat starts (after the
 input line is up, so a slow server does not hold the prompt). A server that fails to start,
 or dies later, is one line; the chat goes on with the other tools (a call to a dead
 server's tool gets an error result). The servers' stderr goes to `mcp.log` in the user data
 folder, not to the terminal, where each log line of a server landed in the middle of the
-chat's screen. Uses `yiemagent.mcp` (`MCPServerStdio`,
+chat's screen. Uses `yiemagent.mcp` (`MCPServerStdio`, `MCPServerHTTP`,
 `add_server`, `MCPServer.close`); without that package the option is refused in one line.
 """
 
@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import importlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -35,18 +37,24 @@ def _open_log(path: Path) -> TextIO:
 
 
 async def start_mcp_servers(app: ChatHost) -> None:
-    """Connect each `--mcp` server and register its tools; failures are one line each."""
-    specs = app.setup.options.mcp
-    if not specs:
+    """Connect each `--mcp` command and `--mcp-url` server and register its tools; failures
+    are one line each."""
+    options = app.setup.options
+    if not options.mcp and not options.mcp_urls:
         return
     mcp = _mcp()
     log_path = app.setup.history_path.parent / "mcp.log"
-    if app.setup.mcp_log is None:
+    if options.mcp and app.setup.mcp_log is None:
         app.setup.mcp_log = _open_log(log_path)
-    for spec in specs:
+    made: list[tuple[str, Callable[[], Any]]] = [
+        *((spec, functools.partial(mcp.MCPServerStdio, spec, stderr=app.setup.mcp_log))
+          for spec in options.mcp),
+        *((url, functools.partial(mcp.MCPServerHTTP, url)) for url in options.mcp_urls),
+    ]  # fmt: skip
+    for spec, make in made:
         server = None
         try:
-            server = mcp.MCPServerStdio(spec, stderr=app.setup.mcp_log)
+            server = make()
             names = await mcp.add_server(app.setup.store, server)
         except asyncio.CancelledError:  # the chat is closing: stop the process started
             if server is not None:
@@ -65,7 +73,8 @@ async def start_mcp_servers(app: ChatHost) -> None:
             continue
         app.setup.mcp_servers.append(server)
         tools = counted(len(names), "tool")
-        app.say(f"{server.label}: {tools} ({', '.join(names)}); log: {log_path}")
+        log = f"; log: {log_path}" if isinstance(server, mcp.MCPServerStdio) else ""
+        app.say(f"{server.label}: {tools} ({', '.join(names)}){log}")
 
 
 async def close_mcp_servers(app: ChatHost) -> None:

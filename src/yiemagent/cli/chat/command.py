@@ -14,6 +14,8 @@ import typer
 from yiemagent.cli.options import (
     BaseUrlOption,
     MaxTokensOption,
+    McpOption,
+    McpUrlOption,
     ReasoningOption,
     TemperatureOption,
     ToolsOption,
@@ -29,12 +31,8 @@ def chat(
         typer.Option("--model", help="Model as provider/id (default: the embedded model)."),
     ] = None,
     tools: ToolsOption = None,
-    mcp: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--mcp", help='An MCP server to take tools from: "command args" (repeatable).'
-        ),
-    ] = None,
+    mcp: McpOption = None,
+    mcp_url: McpUrlOption = None,
     session: Annotated[
         str | None,
         typer.Option("--session", help="Resume (or start) the stored session NAME."),
@@ -87,6 +85,7 @@ def chat(
         system=system,
         write_tools=write_tools,
         mcp=list(mcp or []),
+        mcp_urls=list(mcp_url or []),
         base_url=base_url,
         compaction=not no_compaction,
         agent=agent,

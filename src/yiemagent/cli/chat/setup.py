@@ -89,6 +89,9 @@ class ChatOptions:
     system: str | None = None
     write_tools: Path | None = None
     mcp: list[str] = field(default_factory=list)
+    """`--mcp "command args"`: MCP servers to start, each on its own process."""
+    mcp_urls: list[str] = field(default_factory=list)
+    """`--mcp-url URL`: streamable-HTTP MCP servers to connect to."""
     base_url: str | None = None
     compaction: bool = True
     agent: str | None = None
@@ -303,7 +306,7 @@ def build_setup(options: ChatOptions) -> ChatSetup:
     """
     from yiemagent.sessions import SqliteSessionStore
 
-    if options.mcp:
+    if options.mcp or options.mcp_urls:
         check_mcp_available()
     model, keep = _resolve_model(options)
     notes: list[str] = []

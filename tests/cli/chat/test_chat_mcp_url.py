@@ -1,0 +1,50 @@
+"""`yiem chat --mcp-url URL` (docs/mcp.md): a streamable-HTTP MCP server's tools in the chat,
+as `yiem run --mcp-url` has them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.cli.chat._tmux import TOOLS, Pane, after
+from tests.mcp.conftest import HttpTestServer
+
+
+def test_chat_mcp_url_offers_the_server_s_tools(tmp_path: Path) -> None:
+    data_dir = tmp_path / "data"
+    data_dir.mkdir()
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    http = HttpTestServer(markers)
+    http.start()
+    try:
+        pane = Pane(data_dir, ["--tools", str(TOOLS), "--mcp-url", http.url])
+        try:
+            pane.ready()
+            pane.wait(lambda s: f'MCP server "127.0.0.1:{http.port}": ' in s and "(echo, " in s)
+            pane.type("mcp echo over http")
+            pane.wait(lambda s: after(s, "✓ echo(text=over http) → over http", "tokens:"))
+        finally:
+            pane.close()
+    finally:
+        http.kill()
+
+
+def test_chat_mcp_url_that_does_not_answer_is_one_line_and_the_chat_goes_on(
+    tmp_path: Path,
+) -> None:
+    data_dir = tmp_path / "data"
+    data_dir.mkdir()
+    pane = Pane(data_dir, ["--tools", str(TOOLS), "--mcp-url", "http://127.0.0.1:9/mcp"])
+    try:
+        pane.ready()
+        screen = pane.wait(lambda s: 'MCP server "127.0.0.1:9" failed: ' in s)
+        assert "Traceback" not in screen
+        pane.type("hello")
+        pane.wait(lambda s: after(s, "› hello", "Hello! I am"))
+    finally:
+        pane.close()
+
+
+pytestmark = pytest.mark.timeout(120)
