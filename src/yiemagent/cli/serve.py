@@ -21,7 +21,7 @@ import signal
 import socket
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -36,6 +36,8 @@ from yiemagent.cli.options import (
     CliError,
     MaxTokensOption,
     MaxTurnsOption,
+    McpOption,
+    McpUrlOption,
     ReasoningOption,
     TemperatureOption,
     ToolsOption,
@@ -210,11 +212,15 @@ def _hang_up_as_sigterm(server: Server) -> Iterator[None]:
         signal.signal(hang_up, previous)
 
 
-def _close(team: AgentFile | None) -> None:
-    """Stop the agent file's MCP servers, started once for the server's lifetime."""
+def _close(team: AgentFile | None, close_mcp: Callable[[], None] | None = None) -> None:
+    """Stop the MCP servers (the agent file's, or `--mcp` and `--mcp-url` ones), started
+    once for the server's lifetime."""
     if team is not None:
         with contextlib.suppress(Exception):
             asyncio.run(team.close())
+    if close_mcp is not None:
+        with contextlib.suppress(Exception):
+            close_mcp()
 
 
 def serve(
@@ -230,6 +236,8 @@ def serve(
     max_turns: MaxTurnsOption = 8,
     max_tokens: MaxTokensOption = None,
     temperature: TemperatureOption = None,
+    mcp: McpOption = None,
+    mcp_url: McpUrlOption = None,
     host: Annotated[
         str, typer.Option("--host", help="Address to bind (127.0.0.1: this machine only).")
     ] = "127.0.0.1",
@@ -281,14 +289,21 @@ def serve(
         refuse_sampling_with_agent(agent, temperature, max_tokens)
     level = reasoning_level(reasoning)
     resolved = resolve_model(model, base_url, None, vision, level is not None)
+    if agent is not None:  # the file names its MCP servers (`mcp = [...]`)
+        refuse_agent_flags(agent, {"--mcp": mcp, "--mcp-url": mcp_url})
     team, entry_model = _agent_file(agent, resolved, tools, system) if agent else (None, resolved)
     agent_tools = [] if team else _tools(tools, resolved)
+    close_mcp: Callable[[], None] | None = None
     try:
         _refuse_without_sdk(entry_model)
         sock = _listen(host, port)
+        if mcp or mcp_url:  # connected once, for the server's lifetime
+            from yiemagent.cli.mcp_options import add_mcp_tools
+
+            agent_tools, close_mcp = add_mcp_tools(agent_tools, mcp or [], mcp_url or [])
         store = open_store(sessions)
     except BaseException:
-        _close(team)
+        _close(team, close_mcp)
         raise
 
     def load_entry(session_id: str) -> Agent[Any]:
@@ -352,4 +367,4 @@ def serve(
         sock.close()
         with contextlib.suppress(Exception):
             store.close()
-        _close(team)
+        _close(team, close_mcp)
