@@ -10,7 +10,8 @@ The official SDK's low-level `Server` over stdio. Tools:
 - `empty_data`: an empty structured object and no content;
 - `off_schema`: structured content its declared output schema does not allow;
 - `text_only`: declares an output schema, answers with text and no structured content;
-- `data_error`: a failure (`isError`) said only in structured content, off its output schema.
+- `data_error`: a failure (`isError`) said only in structured content, off its output schema;
+- `deep_text`: structured content beside a text of arrays nested past Python's recursion limit.
 """
 
 from __future__ import annotations
@@ -25,7 +26,17 @@ from mcp.server.stdio import stdio_server
 
 ISSUES = {"issues": [{"id": 7, "title": "crash on start"}, {"id": 9, "title": "typo"}]}
 NO_INPUT: dict[str, Any] = {"type": "object", "properties": {}}
-TOOLS = ["issues", "data_only", "echoed", "empty_data", "off_schema", "text_only", "data_error"]
+TOOLS = [
+    "issues",
+    "data_only",
+    "echoed",
+    "empty_data",
+    "off_schema",
+    "text_only",
+    "data_error",
+    "deep_text",
+]
+DEEP_TEXT = "[" * 5000 + "]" * 5000
 COUNT = {"type": "object", "properties": {"count": {"type": "integer"}}, "required": ["count"]}
 OUTPUT_SCHEMAS = {"off_schema": COUNT, "text_only": COUNT, "data_error": COUNT}
 
@@ -50,6 +61,9 @@ async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.Call
     if params.name == "issues":
         summary = types.TextContent(type="text", text="2 issues listed")
         return types.CallToolResult(content=[summary], structured_content=ISSUES)
+    if params.name == "deep_text":
+        deep = types.TextContent(type="text", text=DEEP_TEXT)
+        return types.CallToolResult(content=[deep], structured_content=ISSUES)
     if params.name == "data_only":
         return types.CallToolResult(content=[], structured_content=ISSUES)
     if params.name == "echoed":

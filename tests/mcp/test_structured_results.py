@@ -64,3 +64,15 @@ async def test_a_failure_said_only_in_structured_content_reaches_the_model() -> 
         [failed] = await run_calls(store, ("data_error", {}))
     assert failed.is_error
     assert json.loads(text(failed)) == {"error": "rate limited", "retry_after_s": 30}
+
+
+async def test_a_text_nested_too_deeply_to_parse_is_not_the_structured_content() -> None:
+    """Whether a text already holds the structured content was asked of `json.loads`, which
+    raises RecursionError (not ValueError) on arrays nested a few thousand deep."""
+    async with MCPServerStdio(sys.executable, [SERVER], name="structured") as server:
+        store = ToolStore("structured")
+        await add_server(store, server)
+        (deep,) = await run_calls(store, ("deep_text", {}))
+    assert not deep.is_error, text(deep)
+    assert deep.details == ISSUES
+    assert text(deep).startswith("[[[") and "crash on start" in text(deep)

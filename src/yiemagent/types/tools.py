@@ -113,12 +113,12 @@ def is_whole_number(value: object, least: int) -> TypeGuard[int]:
 
 
 def is_json_of(text: str, value: Any) -> bool:
-    """Whether `text` is JSON that parses to `value` (False for a text that is not JSON): a
-    tool result's text that already shows its structured content, or argument text already
-    sent for a call's parsed arguments."""
+    """Whether `text` is JSON that parses to `value` (False for a text that is not JSON, or
+    nests too deeply for `json.loads`): a tool result's text that already shows its
+    structured content, or argument text already sent for a call's parsed arguments."""
     try:
         return bool(json.loads(text) == value)
-    except ValueError:
+    except (ValueError, RecursionError):
         return False
 
 
