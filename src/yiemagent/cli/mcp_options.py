@@ -21,7 +21,13 @@ if TYPE_CHECKING:
     from yiemagent.mcp import MCPServer
     from yiemagent.types import AgentContext, AgentTool
 
-__all__ = ["add_mcp_tools", "attach_servers", "close_all", "mcp_servers"]
+__all__ = [
+    "add_mcp_tools",
+    "attach_servers",
+    "close_all",
+    "mcp_servers",
+    "refuse_url_command",
+]
 
 _URL = re.compile(r"\s*https?://\S*\s*$", re.IGNORECASE)
 
@@ -31,9 +37,9 @@ def mcp_servers(
 ) -> list[MCPServer]:
     """One server a command (stdio) and a URL (streamable HTTP).
 
-    A command that is an http(s) URL is refused, naming `url_option`: started as a
-    program it failed as `FileNotFoundError: ... 'http://...'`, which does not say that
-    a URL has an option of its own.
+    Raises:
+        ConfigError: an empty command, one that is a URL (`refuse_url_command`), or one
+            that does not split into words.
     """
     from yiemagent.mcp import MCPServerHTTP, MCPServerStdio
     from yiemagent.mcp.servers import masked_line
@@ -42,11 +48,7 @@ def mcp_servers(
     for command in commands:
         if not command.strip():
             raise ConfigError('--mcp needs a command, e.g. --mcp "python server.py"')
-        if _URL.match(command):
-            shown = masked_line(command.strip())
-            raise ConfigError(
-                f"{shown!r} is a URL, not a command to start: give it as {url_option} {shown}"
-            )
+        refuse_url_command(command, url_option)
         try:
             program, *args = shlex.split(command)
         except ValueError as exc:  # an unclosed quote
@@ -55,6 +57,23 @@ def mcp_servers(
         servers.append(MCPServerStdio(program, args))
     servers.extend(MCPServerHTTP(url) for url in urls)
     return servers
+
+
+def refuse_url_command(command: str, url_option: str = "--mcp-url") -> None:
+    """Refuse a command that is an http(s) URL, naming `url_option`: started as a program it
+    failed as `FileNotFoundError: ... 'http://...'`, which does not say that a URL has an
+    option of its own.
+
+    Raises:
+        ConfigError: `command` is a URL; the text shows it with any password as `***`.
+    """
+    if _URL.match(command):
+        from yiemagent.mcp.servers import masked_line
+
+        shown = masked_line(command.strip())
+        raise ConfigError(
+            f"{shown!r} is a URL, not a command to start: give it as {url_option} {shown}"
+        )
 
 
 async def close_all(servers: Sequence[MCPServer]) -> None:

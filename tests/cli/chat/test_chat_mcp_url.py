@@ -47,4 +47,22 @@ def test_chat_mcp_url_that_does_not_answer_is_one_line_and_the_chat_goes_on(
         pane.close()
 
 
+def test_a_url_given_to_chat_mcp_names_mcp_url(tmp_path: Path) -> None:
+    """Started as a program, the URL failed as "FileNotFoundError: ... 'http://...'", which
+    does not say that a URL has an option of its own; `yiem run --mcp URL` names it."""
+    data_dir = tmp_path / "data"
+    data_dir.mkdir()
+    url = "http://127.0.0.1:9/mcp"
+    pane = Pane(data_dir, ["--tools", str(TOOLS), "--mcp", url])
+    try:
+        pane.ready()
+        screen = pane.wait(lambda s: "is a URL" in s or "failed:" in s)
+        said = " ".join(screen.split())
+        assert f"'{url}' is a URL, not a command to start: give it as --mcp-url {url}" in said
+        pane.type("hello")
+        pane.wait(lambda s: after(s, "› hello", "Hello! I am"))
+    finally:
+        pane.close()
+
+
 pytestmark = pytest.mark.timeout(120)

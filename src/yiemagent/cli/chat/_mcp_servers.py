@@ -36,6 +36,18 @@ def _open_log(path: Path) -> TextIO:
     return path.open("a", buffering=1, encoding="utf-8")
 
 
+def _stdio(mcp: Any, command: str, log: TextIO | None) -> Any:
+    """The `--mcp` server of `command`, its stderr going to `log`.
+
+    Raises:
+        ConfigError: `command` is a URL (it goes with `--mcp-url`) or does not split.
+    """
+    from yiemagent.cli.mcp_options import refuse_url_command
+
+    refuse_url_command(command)
+    return mcp.MCPServerStdio(command, stderr=log)
+
+
 async def start_mcp_servers(app: ChatHost) -> None:
     """Connect each `--mcp` command and `--mcp-url` server and register its tools; failures
     are one line each."""
@@ -47,8 +59,7 @@ async def start_mcp_servers(app: ChatHost) -> None:
     if options.mcp and app.setup.mcp_log is None:
         app.setup.mcp_log = _open_log(log_path)
     made: list[tuple[str, Callable[[], Any]]] = [
-        *((spec, functools.partial(mcp.MCPServerStdio, spec, stderr=app.setup.mcp_log))
-          for spec in options.mcp),
+        *((spec, functools.partial(_stdio, mcp, spec, app.setup.mcp_log)) for spec in options.mcp),
         *((url, functools.partial(mcp.MCPServerHTTP, url)) for url in options.mcp_urls),
     ]  # fmt: skip
     for spec, make in made:
