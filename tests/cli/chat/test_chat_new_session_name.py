@@ -29,7 +29,8 @@ def test_a_new_chat_never_resumes_a_session_named_for_its_second(tmp_path: Path)
     try:
         pane.ready()
         pane.type("hello there")
-        screen = pane.wait(lambda s: after(s, "You said: hello there [", " messages]"))
+        # the run ended (Ctrl-D typed while it runs is not an exit)
+        screen = pane.wait(lambda s: after(s, "You said: hello there [", " messages]", "tokens:"))
         pane.keys("C-d")
         assert pane.exit_code() == 0
     finally:

@@ -58,7 +58,7 @@ def test_ctrl_z_suspends_the_chat_and_fg_resumes_its_run(tmp_path: Path) -> None
         assert _wait_state(pid, "S") or _state(pid) == "R"
         pane.wait(lambda screen: after(screen, "Tool results: s done after 40 steps", "tokens:"))
         pane.type("ping")
-        pane.wait("You said: ping [")
+        pane.wait(lambda screen: after(screen, "You said: ping [", "tokens:"))
         pane.keys("C-d")
         deadline = time.monotonic() + 60
         while Path(f"/proc/{pid}").exists():  # the chat has left

@@ -176,7 +176,7 @@ def test_ctrl_c_mid_tool_aborts_answers_every_call_and_the_next_message_works(
     screen = chat.wait("⏹ aborted")
     assert "✓ slow(label=s" in screen or "✗ slow(label=s" in screen
     chat.type("hello again")
-    chat.wait("You said: hello again")
+    chat.wait(lambda s: after(s, "You said: hello again", "tokens:"))  # run ended
     chat.keys("C-d")
     assert chat.exit_code() == 0
     assert len(_every_call_answered_once(data_dir, "t")) == 1
@@ -350,7 +350,8 @@ def test_undo_removes_the_last_exchange_from_the_chat_and_the_store(
     chat: Pane, data_dir: Path
 ) -> None:
     chat.type("first")
-    chat.wait("You said: first [1 messages]")
+    # the run ended: typed while it runs, "second" would steer it
+    chat.wait(lambda s: after(s, "You said: first [1 messages]", "tokens:"))
     chat.type("second")
     chat.wait(lambda s: after(s, "You said: second [3 messages]", "tokens:"))  # run ended
     chat.type("/undo")
@@ -400,7 +401,7 @@ def test_a_history_file_that_cannot_be_opened_is_one_note_and_the_chat_works(
         screen = pane.ready()
         assert "input history is not kept:" in screen and "chat_history" in screen
         pane.type("first line")
-        pane.wait("You said: first line [1 message")
+        pane.wait(lambda s: after(s, "You said: first line [1 message", "tokens:"))
         pane.keys("Up")
         pane.wait(lambda s: s.rstrip().endswith("› first line"))
         pane.keys("C-c")  # clears the line
@@ -419,7 +420,7 @@ def test_ctrl_d_exits_and_history_comes_back_with_the_up_arrow(data_dir: Path) -
     try:
         pane.ready()
         pane.type("a line to remember")
-        pane.wait("You said: a line to remember")
+        pane.wait(lambda s: after(s, "You said: a line to remember", "tokens:"))
         pane.keys("C-d")
         assert pane.exit_code() == 0
     finally:
