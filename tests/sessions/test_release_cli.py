@@ -15,7 +15,7 @@ import pytest
 
 from tests._yiem import yiem_in
 from tests.sessions._backends import OPEN_SPEC, Backend
-from yiemagent import SessionBusyError
+from yiemagent import SessionBusyError, TextContent, UserMessage
 from yiemagent.sessions import SqliteSessionStore
 
 pytestmark = pytest.mark.timeout(120)
@@ -102,3 +102,33 @@ def test_release_frees_a_session_a_live_writer_holds(
     finally:
         child.kill()
         child.wait()
+
+
+def test_releasing_a_session_that_does_not_exist_is_one_line_and_fails(
+    shared_backend: Backend, tmp_path: Path
+) -> None:
+    """A typo in the id is not "released": one line says no such session and the exit is 1;
+    a stored session nobody writes is said to have no lease, and nothing fails."""
+    store = shared_backend.open()
+    try:
+        store.append("kept", UserMessage("hello"))
+    finally:
+        store.close()
+
+    missing = yiem(
+        tmp_path, "sessions", "release", "kepd", "--yes", "--sessions", shared_backend.spec
+    )
+    assert (missing.returncode, missing.stdout) == (1, "")
+    assert missing.stderr == (
+        "yiem: error: session 'kepd': no such session, nothing released "
+        "(`yiem sessions` lists them)\n"
+    )
+
+    idle = yiem(tmp_path, "sessions", "release", "kept", "--yes", "--sessions", shared_backend.spec)
+    assert (idle.returncode, idle.stderr) == (0, "")
+    assert idle.stdout == "session 'kept': no writer lease held, nothing to release\n"
+    store = shared_backend.open()
+    try:
+        assert [m.content for m in store.load("kept")] == [[TextContent("hello")]]
+    finally:
+        store.close()

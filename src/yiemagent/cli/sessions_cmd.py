@@ -61,7 +61,8 @@ def sessions_release(
     that cannot be checked from here (another host, a recreated container).
 
     Raises:
-        CliError: a bad id or not confirmed (nothing changed), or the store does not open.
+        CliError: a bad id, not confirmed, or a session the store holds neither a lease
+            nor a message of (nothing changed), or the store does not open.
     """
     try:
         check_session_id(session_id)
@@ -81,7 +82,14 @@ def sessions_release(
         force_release = getattr(store, "force_release", None)
         if force_release is None:
             raise CliError(f"session {session_id!r}: this store has no leases to release")
-        force_release(session_id)
+        if force_release(session_id):
+            print(f"session {session_id!r}: writer lease released")
+        elif session_id in store.list_sessions():
+            print(f"session {session_id!r}: no writer lease held, nothing to release")
+        else:
+            raise CliError(
+                f"session {session_id!r}: no such session, nothing released "
+                "(`yiem sessions` lists them)"
+            )
     finally:
         store.close()
-    print(f"session {session_id!r}: writer lease released")

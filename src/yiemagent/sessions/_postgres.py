@@ -299,11 +299,12 @@ class PostgresSessionStore:
                 self._open().execute(self._sql.delete_lease, (session_id, token))
             self._unlock_token(token)
 
-    def force_release(self, session_id: str) -> None:
+    def force_release(self, session_id: str) -> bool:
         """Remove the session's lease whoever holds it, for a holder known to be gone whose
-        connection the server still keeps open. The old holder's next write is refused."""
+        connection the server still keeps open. The old holder's next write is refused.
+        Returns whether there was a lease to remove."""
         with self._lock:
-            self._open().execute(self._sql.delete_leases, (session_id,))
+            return self._open().execute(self._sql.delete_leases, (session_id,)).rowcount > 0
 
     def close(self) -> None:
         """Release the leases this store holds and close the connection (idempotent); the

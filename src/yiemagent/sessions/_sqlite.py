@@ -282,13 +282,14 @@ class SqliteSessionStore:
                 "DELETE FROM leases WHERE session_id = ? AND token = ?", (session_id, token)
             )
 
-    def force_release(self, session_id: str) -> None:
+    def force_release(self, session_id: str) -> bool:
         """Remove the session's lease whoever holds it: for a holder on another host that is
         known to be gone (this store cannot check a pid there). The old holder's next write
-        is refused."""
+        is refused. Returns whether there was a lease to remove."""
         with self._lock:
             self._check_open()
-            self._conn.execute("DELETE FROM leases WHERE session_id = ?", (session_id,))
+            cursor = self._conn.execute("DELETE FROM leases WHERE session_id = ?", (session_id,))
+            return cursor.rowcount > 0
 
     def _token(self, session_id: str) -> str | None:
         held = self._held.get(session_id)
