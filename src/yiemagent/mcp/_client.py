@@ -4,7 +4,7 @@ Each MCP tool keeps its name (with `prefix` if given; characters a provider reje
 `_`), its description and its input schema as given. A call runs the pipeline as any
 tool does (validation, hooks, timeout), then is one `tools/call`:
 progress notifications become `on_update`, an abort sends `notifications/cancelled`, and
-the answer is converted by `convert.result_from_mcp` (its text cut at `max_result_chars`).
+the answer is converted by `_convert.result_from_mcp` (its text cut at `max_result_chars`).
 
 `notifications/tools/list_changed` refreshes the store: new tools are registered (offered on
 the next turn), changed ones replaced, removed ones unregistered; a call to a removed tool

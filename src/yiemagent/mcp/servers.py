@@ -1,6 +1,6 @@
 """The two kinds of MCP server: `MCPServerStdio` (a subprocess) and `MCPServerHTTP`
 (streamable HTTP) (DESIGN §12). Their connection's lifetime and failure handling are
-`connection.MCPServer`'s; these only say how to open the transport."""
+`_connection.MCPServer`'s; these only say how to open the transport."""
 
 from __future__ import annotations
 

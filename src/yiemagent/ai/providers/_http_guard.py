@@ -15,7 +15,7 @@ stream explained (DESIGN §8).
   type (so retries classify it as before) with a text that says what happened: "connection
   error: the server closed the connection mid-stream after N bytes (URL)", or "... before
   answering (URL)" when no response had arrived. Whether it was retried is added by the
-  retry loop (`retry.retry_note`). Refused connections and timeouts keep their own texts.
+  retry loop (`_retry.retry_note`). Refused connections and timeouts keep their own texts.
 
 The SDKs use `httpx` (here the `httpx2` distribution); the transport is built for whichever
 module the SDK's client class comes from.

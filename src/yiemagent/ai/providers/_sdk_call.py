@@ -12,7 +12,7 @@ same for both:
   (`api_key_for_call`; a keyless local server gets a placeholder);
 - the body passes `on_payload` and is made safe to encode; one SDK client is reused per
   event loop (`cached_client`), on the guarded HTTP transport (`_http_guard`);
-- attempts are retried (`retry.run_with_retries`) while nothing has been streamed; what an
+- attempts are retried (`_retry.run_with_retries`) while nothing has been streamed; what an
   SDK's failure means is `_sdk_failures`'s business;
 - the stream is read within the idle limit (`StreamOptions.idle_timeout_s`; the longer
   `reasoning_timeout_s` while a reasoning model shows only reasoning); an API whose
