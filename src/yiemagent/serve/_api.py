@@ -243,12 +243,14 @@ def checked_document(data: str, filename: object = None) -> DocumentContent:
 
 
 def approvals_of(agent: Agent[Any]) -> list[dict[str, Any]]:
-    """The agent's held tool calls as JSON."""
+    """The agent's held tool calls as JSON; `agent_path` names the sub-agent that holds a
+    call (the names from the outermost agent down), empty for the agent's own calls."""
     return [
         {
             "tool_call_id": p.tool_call_id,
             "tool_name": p.tool_name,
             "arguments": p.arguments,
+            "agent_path": list(p.agent_path),
             "decision": None
             if p.decision is None
             else {"approve": p.decision.approved, "reason": p.decision.reason},
