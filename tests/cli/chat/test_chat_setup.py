@@ -11,8 +11,9 @@ import pytest
 
 from tests._yiem import yiem_in
 from tests.cli.chat._tmux import FAUX_SCRIPT
-from yiemagent.cli.chat.setup import last_exchange, last_run_note
+from yiemagent.cli.chat.setup import ChatOptions, build_setup, last_exchange, last_run_note
 from yiemagent.cli.render import nested_line
+from yiemagent.errors import ConfigError
 from yiemagent.types import (
     AgentEndEvent,
     AgentMessage,
@@ -46,6 +47,22 @@ def test_without_a_terminal_chat_says_so_in_one_line(tmp_path: Path) -> None:
     assert done.stderr.strip().splitlines() == [
         'yiem: error: yiem chat needs a terminal; for one prompt use: yiem run "..."'
     ]
+
+
+@pytest.mark.parametrize(
+    ("given", "option"),
+    [
+        ({"mcp": ["python server.py"]}, "--mcp"),
+        ({"mcp_urls": ["http://127.0.0.1:9/mcp"]}, "--mcp-url"),
+    ],
+)
+def test_without_the_mcp_client_the_line_names_the_option_given(
+    monkeypatch: pytest.MonkeyPatch, given: dict[str, list[str]], option: str
+) -> None:
+    monkeypatch.setitem(sys.modules, "yiemagent.mcp", None)  # import → ImportError
+    with pytest.raises(ConfigError) as raised:
+        build_setup(ChatOptions(model="faux/m", **given))  # type: ignore[arg-type]
+    assert str(raised.value).startswith(f"{option} needs yiemagent's MCP client")
 
 
 def _assistant(stop_reason: str, error: str | None = None, calls: int = 0) -> AssistantMessage:

@@ -77,7 +77,9 @@ async def start_mcp_servers(app: ChatHost) -> None:
 
             shown = masked_line(spec.strip())  # an option's key as ***, as in server.label
             label = server.label if server is not None else f'MCP server "{shown}"'
-            app.say(f"{label} failed: {' '.join(str(exc).split())}", "red")
+            said = " ".join(str(exc).split())
+            # an `MCPConnectionError` names its server itself
+            app.say(said if said.startswith(label) else f"{label} failed: {said}", "red")
             if server is not None:
                 with contextlib.suppress(Exception):
                     await server.close()

@@ -276,14 +276,15 @@ def _load_tools(options: ChatOptions, model: Model, notes: list[str]) -> ToolSto
     return store
 
 
-def check_mcp_available() -> None:
-    """Raise `ConfigError` when this build has no MCP client."""
+def check_mcp_available(option: str = "--mcp") -> None:
+    """Raise `ConfigError` naming `option` (the one the user gave: `--mcp` or `--mcp-url`)
+    when this build has no MCP client."""
     from yiemagent.errors import ConfigError
 
     try:
         importlib.import_module("yiemagent.mcp")
     except ImportError as exc:
-        raise ConfigError(f"--mcp needs yiemagent's MCP client (yiemagent.mcp): {exc}") from exc
+        raise ConfigError(f"{option} needs yiemagent's MCP client (yiemagent.mcp): {exc}") from exc
 
 
 def _history_usable(path: Path, notes: list[str]) -> bool:
@@ -307,7 +308,7 @@ def build_setup(options: ChatOptions) -> ChatSetup:
     from yiemagent.sessions import SqliteSessionStore
 
     if options.mcp or options.mcp_urls:
-        check_mcp_available()
+        check_mcp_available("--mcp" if options.mcp else "--mcp-url")
     model, keep = _resolve_model(options)
     notes: list[str] = []
     store = _load_tools(options, model, notes)
