@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 import json
 import pprint
+import re
 import textwrap
 from typing import Any
 
@@ -165,6 +166,7 @@ def _check_body(
 ) -> tuple[str, bool]:
     """Indent `code` as a function body; check it parses; say whether it awaits. A body that
     only defines functions gets a last line calling the one it means (`function_source`)."""
+    _check_characters(part, code)
     body = textwrap.indent(textwrap.dedent(code.expandtabs(4)).strip("\n"), "    ")
     if not body.strip():
         body = "    pass"
@@ -287,6 +289,7 @@ def _own_nodes(func: ast.AST) -> list[ast.AST]:
 
 
 def _check_imports(imports: str) -> list[str]:
+    _check_characters("imports", imports)
     text = textwrap.dedent(imports).strip()
     if not text:
         return []
@@ -300,6 +303,26 @@ def _check_imports(imports: str) -> list[str]:
         if not isinstance(node, ast.Import | ast.ImportFrom):
             raise WriteToolError("imports may only hold import statements")
     return text.splitlines()
+
+
+def _check_characters(part: str, code: str) -> None:
+    """Refuse a lone surrogate (U+D800 to U+DFFF, as a model's JSON escape `\\ud800` gives
+    it): it is half of a character, no UTF-8 file can hold it and Python cannot parse it.
+    Inside a string, the escape written as code (`'\\ud800'`) is what keeps it."""
+    found = _SURROGATE.search(code)
+    if found is None:
+        return
+    index, char = found.start(), found.group()
+    line = code.count("\n", 0, index) + 1
+    column = index - code.rfind("\n", 0, index)
+    raise WriteToolError(
+        f"{part} holds a lone surrogate (U+{ord(char):04X}, line {line} column {column}), "
+        "half of a character that no file can hold: write the whole character, or inside a "
+        f"string the escape \\u{ord(char):04x}"
+    )
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _literal(value: dict[str, Any]) -> str:

@@ -22,6 +22,8 @@ import itertools
 import json
 import keyword
 import logging
+import os
+import stat
 import sys
 import threading
 import types
@@ -325,11 +327,7 @@ def _check_overwritable(store: ToolStore, name: str, target: Path) -> None:
     """Overwrite only what writeTool wrote: the file carries `WRITTEN_MARK`, and the
     registered tool of that name (if any) was loaded from that very file."""
     if target.exists():
-        try:
-            with target.open("r", encoding="utf-8", errors="replace") as handle:
-                first = handle.readline()
-        except OSError as exc:
-            raise WriteToolError(f"cannot read {target.name} to check it: {exc}") from None
+        first = _first_line(target)
         if first != WRITTEN_MARK:
             raise WriteToolError(
                 f"refusing to overwrite {target.name}: writeTool did not write it (only files "
@@ -403,6 +401,32 @@ def _import_in_isolation(source: str, target: Path, name: str) -> tuple[AgentToo
 
 
 # ── files ────────────────────────────────────────────────────────────────
+
+
+def _first_line(target: Path) -> str:
+    """The first line of `target`, a regular file. Opened without blocking and checked as
+    opened, so a named pipe there (opening one to read waits for a writer) or a device is
+    refused at once, never read.
+
+    Raises:
+        WriteToolError: `target` is no regular file, or cannot be read.
+    """
+    try:
+        fd = os.open(target, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        raise WriteToolError(f"cannot read {target.name} to check it: {exc}") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise WriteToolError(
+            f"refusing to overwrite {target.name}: it is not a regular file (a named "
+            "pipe, a device or a folder); choose another name"
+        )
+    with os.fdopen(fd, "rb") as handle:
+        try:
+            line = handle.readline(len(WRITTEN_MARK.encode()) + 1)
+        except OSError as exc:
+            raise WriteToolError(f"cannot read {target.name} to check it: {exc}") from None
+    return line.decode("utf-8", errors="replace")
 
 
 def _restore(target: Path, previous: bytes | None) -> None:
