@@ -64,6 +64,7 @@ from yiemagent.ai.providers._sdk_failures import (
     body_error_text,
     describe_sdk_failure,
     json_body_text,
+    stream_error_status,
 )
 from yiemagent.errors import YiemAgentError, exception_summary, install_hint
 from yiemagent.types.callbacks import maybe_await
@@ -549,11 +550,14 @@ async def run_guarded(
 
 def failure_type(exc: BaseException) -> str | None:
     """The failure's class for `ErrorEvent.error_type`: the HTTP status of an
-    SDK status error (`"503"`), `"connection"`, `"timeout"`, `"retry_delay"`,
+    SDK status error (`"503"`) or the one an error event inside a streamed answer stands
+    for (`stream_error_status`), `"connection"`, `"timeout"`, `"retry_delay"`,
     `"no_api_key"`; None for anything else (a bug, a malformed response)."""
     status = getattr(exc, "status_code", None)
-    if isinstance(status, int) and not isinstance(status, bool):
+    if isinstance(status, int) and not isinstance(status, bool) and status != 200:
         return str(status)
+    if (in_stream := stream_error_status(getattr(exc, "body", None))) is not None:
+        return str(in_stream)
     if isinstance(exc, SetupError):
         return "no_api_key"
     if isinstance(exc, RetryDelayTooLongError):

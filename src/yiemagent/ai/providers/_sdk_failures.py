@@ -28,6 +28,7 @@ __all__ = [
     "describe_sdk_failure",
     "json_body_text",
     "sdk_retry_decision",
+    "stream_error_status",
 ]
 
 
@@ -66,6 +67,40 @@ def api_error(body: object) -> dict[str, Any] | None:
     `error` is not one (Ollama's `{"error": "text"}`: `body_error_text`)."""
     error = body.get("error", body) if isinstance(body, dict) else None
     return error if isinstance(error, dict) else None
+
+
+_STATUS_OF_ERROR_TYPE: dict[str, int] = {
+    "invalid_request_error": 400,
+    "authentication_error": 401,
+    "permission_error": 403,
+    "not_found_error": 404,
+    "request_too_large": 413,
+    "rate_limit_error": 429,
+    "rate_limit_exceeded": 429,
+    "api_error": 500,
+    "server_error": 500,
+    "internal_error": 500,
+    "server_overloaded": 503,
+    "overloaded_error": 529,
+}
+"""The HTTP status each API error `type` is sent with when it comes as a status (the
+Anthropic and OpenAI error types)."""
+
+
+def stream_error_status(body: object) -> int | None:
+    """The HTTP status that an error sent inside an answer's stream (after an HTTP 200)
+    stands for, from its `body`: a `code` that is an HTTP error status (OpenRouter passes
+    an upstream's so), else the status its error `type` is sent with
+    (`"overloaded_error"` → 529); None when it names neither. A fallback model moves on
+    for such an error as for the same status sent as one."""
+    error = api_error(body)
+    if error is None:
+        return None
+    code = error.get("code")
+    if isinstance(code, int) and not isinstance(code, bool) and 400 <= code <= 599:
+        return code
+    kind = error.get("type")
+    return _STATUS_OF_ERROR_TYPE.get(kind) if isinstance(kind, str) else None
 
 
 def _quota_spent(body: object) -> bool:

@@ -3,12 +3,13 @@
 `FallbackModel([a, b, …])` is a `Model` (api "fallback") that any loop or `Agent` takes in
 place of one model. Each call goes to `a` first. When `a` fails *before any content was
 streamed* with a provider failure — the server could not be reached or reset the
-connection, answered 5xx or 429 after the provider's own retries, refused the key (401,
-403), does not have the model (404: a retired model, or one the key may not use) or there
-was no key — the same request goes to `b`, and so on. The relayed stream
-then carries a `fallback` event (`FallbackEvent`: which model failed and why), which the
-loop shows as a `message_update`, so the failures are in the run's events; the final
-message is the answering model's own (its `provider` and `model` say which one answered).
+connection, answered 5xx or 429 (as a status, or as an error event opening its stream)
+after the provider's own retries, refused the key (401, 403), does not have the model
+(404: a retired model, or one the key may not use) or there was no key — the same
+request goes to `b`, and so on. The relayed stream then carries a `fallback` event
+(`FallbackEvent`: which model failed and why), which the loop shows as a
+`message_update`, so the failures are in the run's events; the final message is the
+answering model's own (its `provider` and `model` say which one answered).
 
 Nothing falls through when the failure is not the provider's: an abort, a 4xx request
 error (400, 422: the next model would be sent the same bad request), a failure after
