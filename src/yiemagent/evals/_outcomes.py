@@ -51,8 +51,11 @@ class CheckOutcome:
     """One check's verdict (on one run, or over a case's runs)."""
 
     name: str
+    """The check's name (`check_name`); "run" for a run that failed before any check."""
     passed: bool
     reason: str = ""
+    """Why it failed (or what it saw), one line; over several runs a failure says in how
+    many runs it failed."""
     tokens: int = 0
     """Tokens the check itself spent (a `judge`'s model calls); 0 over a case's runs."""
     cost_usd: float = 0.0
@@ -64,15 +67,25 @@ class RunReport:
     """One run of a case."""
 
     repeat: int
+    """0 for the first run of the case, 1 for the second, …"""
     passed: bool
+    """Every check passed (and the run ended "ok")."""
     checks: list[CheckOutcome]
+    """The checks in the case's order, after a "run" outcome when the run failed."""
     text: str = ""
+    """The final answer's text ("" when the run gave none)."""
     tokens: int = 0
+    """Tokens over every model call of the run (input, output and cache)."""
     cost_usd: float = 0.0
+    """USD the run's model calls cost."""
     seconds: float = 0.0
+    """Wall-clock seconds of the run."""
     status: str = "ok"
+    """The batch status: "ok", "error", "timeout" or "interrupted"."""
     error: str | None = None
+    """What went wrong when `status` is not "ok"."""
     end_reason: str | None = None
+    """The run's `agent_end` reason ("stop", "max_turns", "error", …)."""
     messages: list[AgentMessage] = field(default_factory=list)
     """The run's messages (its timeline); not in the JSON form."""
 
@@ -92,7 +105,9 @@ class CaseReport:
     """One case over its runs. It passes when every run passed."""
 
     name: str
+    """The case's name."""
     passed: bool
+    """Every run passed."""
     checks: list[CheckOutcome]
     """Each check over the runs: passed when it passed in every run; the reason is the
     first failing run's (with how many runs failed it), else the first run's."""
@@ -104,8 +119,9 @@ class CaseReport:
     tokens: int = 0
     cost_usd: float = 0.0
     seconds: float = 0.0
-    """Sums over the runs."""
+    """Tokens, USD and wall-clock seconds, summed over the runs."""
     input: str = ""
+    """The case's prompt (shown on the HTML page; not in the JSON form)."""
     runs_read: int = 0
     """How many runs a case read back from the JSON form had (the runs themselves are not
     in it, so `runs` is empty); `to_json` writes it again."""

@@ -36,7 +36,9 @@ class EvalReport:
     """What `run_eval` found, case by case."""
 
     cases: list[CaseReport]
+    """One report a case, in the dataset's order."""
     repeat: int = 1
+    """Runs a case (`run_eval`'s `repeat`)."""
 
     @property
     def passed(self) -> int:
