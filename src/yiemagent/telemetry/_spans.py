@@ -138,6 +138,9 @@ class OtelObserver:
 
 
 class _RunSpan:
+    """A run's `invoke_agent` span (`yiemagent.types.observe.RunSpan`): opens its chat and
+    tool spans as its children, and sums the run's usage into it at the end."""
+
     __slots__ = ("_agent", "_content", "_context", "_span", "_tracer")
 
     def __init__(self, tracer: trace.Tracer, span: Span, content: bool, agent: str | None) -> None:
@@ -238,6 +241,9 @@ class _OpenSpan:
 
 
 class _ChatSpan(_OpenSpan):
+    """A model call's `chat` span (`yiemagent.types.observe.ChatSpan`): the answer's model,
+    usage, finish reason and failure are set at the end."""
+
     __slots__ = ()
 
     @_guarded(_nothing)
@@ -271,6 +277,9 @@ class _ChatSpan(_OpenSpan):
 
 
 class _ToolSpan(_OpenSpan):
+    """A tool call's `execute_tool` span (`yiemagent.types.observe.ToolSpan`): its failure,
+    and its result with `capture_content`, are set at the end."""
+
     __slots__ = ()
 
     @_guarded(_nothing)
