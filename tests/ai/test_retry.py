@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.ai.servers import ReplayServer, json_reply, openai_chunks, sse_reply
+from tests.ai.servers import ReplayServer, free_port, json_reply, openai_chunks, sse_reply
 from yiemagent.ai._retry import (
     AbortedError,
     RetryDecision,
@@ -227,16 +227,71 @@ async def test_anthropic_429_beyond_limit(server: ReplayServer) -> None:
     assert len(server.requests) == 1
 
 
-async def test_connection_refused_is_retried_then_reported() -> None:
-    model = Model(
-        id="m", provider="vllm", api="openai-completions", base_url="http://127.0.0.1:9/v1"
+@pytest.mark.parametrize("api", ["openai-completions", "anthropic-messages"])
+async def test_a_connection_refused_on_this_machine_is_said_at_once(
+    api: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Nothing listens at a port of 127.0.0.1: waiting does not change that, so the call
+    is not retried (it was, four times over some 8 s, before it said anything)."""
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/v1"
+    model = Model(id="m", provider="vllm", api=api, base_url=url)  # type: ignore[arg-type]
+    streamer = (
+        stream_openai_completions if api == "openai-completions" else stream_anthropic_messages
     )
-    message = await stream_openai_completions(
-        model, Context("", [UserMessage("hi")]), StreamOptions(max_retry_delay_ms=1)
-    ).result()
+    with caplog.at_level("INFO", logger="yiemagent"):
+        message = await streamer(
+            model, Context("", [UserMessage("hi")]), StreamOptions(api_key="k-123456")
+        ).result()
     assert message.stop_reason == "error"
-    assert (message.error_message or "").startswith("connection error")
-    assert "http://127.0.0.1:9/v1/chat/completions" in (message.error_message or "")
+    path = "chat/completions" if api == "openai-completions" else "messages"
+    assert message.error_message == (
+        f"connection error reaching {url}/{path}: connection refused, nothing listens at "
+        f"127.0.0.1:{port}"
+    )
+    assert not [r for r in caplog.records if "retrying" in r.getMessage()]
+
+
+@pytest.mark.parametrize(
+    ("url", "retried"),
+    [
+        ("http://192.0.2.7:8000/v1", True),  # another machine: its server may be restarting
+        ("http://127.0.0.1:8000/v1", False),
+        ("http://localhost:8000/v1", False),
+        ("http://[::1]:8000/v1", False),
+    ],
+)
+def test_only_a_refusal_by_this_machine_is_not_retried(url: str, retried: bool) -> None:
+    import httpx2 as httpx
+    import openai
+
+    from yiemagent.ai.providers._sdk_failures import sdk_retry_decision
+
+    request = httpx.Request("POST", url + "/chat/completions")
+    try:
+        try:
+            raise ConnectionRefusedError(111, "Connect call failed")
+        except ConnectionRefusedError as refused:
+            raise openai.APIConnectionError(request=request) from refused
+    except openai.APIConnectionError as exc:
+        decision = sdk_retry_decision(exc, openai)
+    assert (decision is not None) is retried
+
+
+def test_yiem_run_against_no_local_server_is_one_line_at_once(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from yiemagent.cli.main import main
+
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/v1"
+    assert main(["run", "hi", "--model", "openai-compatible/m", "--base-url", url]) == 1
+    out, err = capsys.readouterr()
+    assert out == "" and err.strip().splitlines() == [
+        f"yiem: error: the run failed: connection error reaching {url}/chat/completions: "
+        f"connection refused, nothing listens at 127.0.0.1:{port}; is the server running, "
+        "and listening at that address?"
+    ]
 
 
 # ── the helper itself ───────────────────────────────────────────────────────
