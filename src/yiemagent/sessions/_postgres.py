@@ -384,7 +384,10 @@ class PostgresSessionStore:
         self, conn: psycopg.Connection[Any], session_id: str, token: str | None
     ) -> Iterator[None]:
         """A transaction holding the session's write lock, after checking that no live holder
-        other than `token` has the session (a dead holder's lease is deleted)."""
+        other than `token` has the session (a dead holder's lease is deleted) and that the
+        lease of `token`, when given, is still there: a holder whose connection broke looks
+        dead to the others, and one that took the session over meanwhile has written turns
+        this holder's transcript lacks, so it never writes the session again."""
         with conn.transaction():
             conn.execute(self._sql.lock_session, (session_id,))
             row = conn.execute(self._sql.other_lease, (session_id, token)).fetchone()
@@ -393,6 +396,17 @@ class PostgresSessionStore:
                 if self._alive(conn, other):
                     raise _busy(session_id, other)
                 conn.execute(self._sql.delete_lease, (session_id, other.token))
+            if (
+                token is not None
+                and conn.execute(self._sql.own_lease, (session_id, token)).fetchone() is None
+            ):
+                raise SessionBusyError(
+                    f"session {session_id!r} was taken over by another writer while this one "
+                    "was cut off from the database or released by force_release (nothing "
+                    "written); its transcript may have changed since: open the session "
+                    "again (a new Agent) to go on",
+                    session_id=session_id,
+                )
             yield
 
     def _alive(self, conn: psycopg.Connection[Any], holder: lease.LeaseHolder) -> bool:

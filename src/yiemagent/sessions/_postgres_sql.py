@@ -96,6 +96,7 @@ class Statements:
             "SELECT token, host, pid, started FROM {s}.leases "
             "WHERE session_id = %s AND token IS DISTINCT FROM %s::text"
         )
+        self.own_lease = q("SELECT 1 FROM {s}.leases WHERE session_id = %s AND token = %s")
         self.put_lease = q(
             "INSERT INTO {s}.leases (session_id, token, host, pid, started, acquired_ms) "
             "VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (session_id) DO UPDATE SET "
