@@ -84,6 +84,7 @@ from yiemagent.types import (
     UserMessage,
 )
 from yiemagent.types.callbacks import signal_optional
+from yiemagent.types.config import DEFAULT_MAX_TOOL_RESULT_CHARS
 from yiemagent.types.output import DEFAULT_OUTPUT_RETRIES, output_spec
 from yiemagent.types.tools import is_whole_number
 
@@ -163,6 +164,8 @@ class Agent(Generic[OutputT]):
     `stream_reasoning_timeout_s` (the same while a reasoning model's call has shown only
     reasoning: it may think out of sight for minutes; default 600) and
     `max_parallel_tools` (most tool calls running at once in a parallel batch),
+    `max_tool_result_chars` (most characters of text a tool result keeps, cut in its middle
+    past it; default 100,000, None: no cap),
     `cache_retention` (prompt caching: "short", the default, "long" or "none"),
     `reasoning` (how hard a reasoning model thinks in every call: "minimal" ... "xhigh",
     None for no thinking; `state.reasoning` changes it for the next run), `temperature`
@@ -197,6 +200,7 @@ class Agent(Generic[OutputT]):
     temperature = _GivenWhenMade()
     max_tokens = _GivenWhenMade()
     max_parallel_tools = _GivenWhenMade()
+    max_tool_result_chars = _GivenWhenMade()
     usage_limits = _GivenWhenMade()
     tracer_provider = _GivenWhenMade()
     trace_content = _GivenWhenMade()
@@ -235,6 +239,7 @@ class Agent(Generic[OutputT]):
         temperature: float | None = None,
         max_tokens: int | None = None,
         max_parallel_tools: int | None = None,
+        max_tool_result_chars: int | None = DEFAULT_MAX_TOOL_RESULT_CHARS,
         session_store: SessionStore | None = None,
         usage_limits: UsageLimits | None = None,
         tracer_provider: Any = None,
@@ -912,6 +917,7 @@ _LOOP_OPTIONS = (
     "temperature",
     "max_tokens",
     "max_parallel_tools",
+    "max_tool_result_chars",
     "usage_limits",
     "tracer_provider",
     "trace_content",

@@ -110,7 +110,7 @@ from yiemagent.types.messages import ensure_unique_tool_call_ids, now_ms, traili
 from yiemagent.types.observe import RunSpan, ToolSpan
 from yiemagent.types.output import OUTPUT_TOOL_LABEL
 from yiemagent.types.signal import AbortSignal
-from yiemagent.types.tools import HeldToolResult, ToolCallFailed
+from yiemagent.types.tools import HeldToolResult, ToolCallFailed, cut_tool_result
 
 __all__ = [
     "CANCELLED_TEXT",
@@ -660,11 +660,22 @@ class _Batch:
             executed = await execute_prepared_tool_call(
                 prepared, self.signal, self.emit, timeout_s=timeout_s
             )
-            if self.config.after_tool_call is None or type(executed.result) is HeldToolResult:
+            if type(executed.result) is HeldToolResult:
                 return FinalizedOutcome(prepared.tool_call, executed.result, executed.is_error)
-            finalized = await finalize_executed_tool_call(
-                self.context, self.assistant_message, prepared, executed, self.config, self.signal
-            )
+            if self.config.after_tool_call is None:
+                finalized = FinalizedOutcome(prepared.tool_call, executed.result, executed.is_error)
+            else:
+                finalized = await finalize_executed_tool_call(
+                    self.context,
+                    self.assistant_message,
+                    prepared,
+                    executed,
+                    self.config,
+                    self.signal,
+                )
+            limit = self.config.max_tool_result_chars
+            if limit is not None:
+                finalized.result = cut_tool_result(finalized.result, limit)
         except Exception as exc:
             logger.exception("tool call %s failed inside the pipeline", prepared.tool_call.id)
             failed = create_error_tool_result(f"{_INTERNAL_ERROR}{exception_text(exc)}")

@@ -29,6 +29,7 @@ from yiemagent.types.tools import (
 )
 
 __all__ = [
+    "DEFAULT_MAX_TOOL_RESULT_CHARS",
     "AgentLoopConfig",
     "AgentState",
     "MaybeAwaitable",
@@ -40,6 +41,12 @@ MaybeAwaitable: TypeAlias = T | Awaitable[T]
 """Every hook may be a plain or an async function."""
 
 ToolExecutionMode: TypeAlias = Literal["parallel", "sequential"]
+
+
+DEFAULT_MAX_TOOL_RESULT_CHARS = 100_000
+"""Most characters of text one tool result keeps (some 25,000 tokens; as an MCP tool's,
+`add_server`'s `max_result_chars`): a safety net against a tool that returns megabytes,
+not a way to fit a small context window."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -76,6 +83,10 @@ class AgentLoopConfig(ProviderOptions):
     """Most calls of a parallel batch running at once; None: no cap."""
     tool_timeout_s: float | None = None
     """Seconds per tool call for tools without their own `timeout_s`; None: none."""
+    max_tool_result_chars: int | None = DEFAULT_MAX_TOOL_RESULT_CHARS
+    """Most characters of text a tool result keeps: past it each text is cut in its
+    middle with a note (`cut_tool_result`) before the result's end event, message and
+    session record; `after_tool_call` still gets it whole. None: no cap."""
     before_tool_call: (
         Callable[[BeforeToolCallContext, AbortSignal], MaybeAwaitable[BeforeToolCallResult | None]]
         | None
@@ -126,7 +137,7 @@ class AgentLoopConfig(ProviderOptions):
             raise ConfigError(
                 f"tool_execution must be 'parallel' or 'sequential', not {self.tool_execution!r}"
             )
-        for name in ("max_parallel_tools", "max_turns"):
+        for name in ("max_parallel_tools", "max_turns", "max_tool_result_chars"):
             value = getattr(self, name)
             if value is not None and not is_whole_number(value, 1):
                 raise ConfigError(f"{name} must be a whole number >= 1 or None, not {value!r}")

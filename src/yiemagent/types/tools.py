@@ -20,6 +20,7 @@ from yiemagent.types.messages import (
     Usage,
 )
 from yiemagent.types.signal import AbortSignal
+from yiemagent.types.text import cut_middle
 
 __all__ = [
     "TOOL_NAME_PATTERN",
@@ -44,6 +45,7 @@ __all__ = [
     "ValidateArguments",
     "binds",
     "check_tool_name",
+    "cut_tool_result",
     "is_json_of",
     "is_seconds",
     "is_whole_number",
@@ -144,6 +146,37 @@ class AgentToolResult:
     def text(cls, text: str, **kwargs: Any) -> AgentToolResult:
         """A result holding one `TextContent`."""
         return cls([TextContent(text)], **kwargs)
+
+
+def cut_tool_result(result: AgentToolResult, limit: int) -> AgentToolResult:
+    """`result` whole when its texts hold at most `limit` characters together; else a copy
+    whose every text is cut in its middle (`cut_middle`) to its share of `limit`, in
+    proportion to its length, with a line saying how many characters were left out. Images
+    and the other fields are kept as they are; `result` is not changed.
+
+    Args:
+        result: what a tool returned (after `after_tool_call`).
+        limit: most characters of text to keep, the notes not counted (>= 1).
+    """
+    texts = [block for block in result.content if isinstance(block, TextContent)]
+    total = sum(len(block.text) for block in texts)
+    if total <= limit:
+        return result
+    content: list[ToolResultContent] = [
+        TextContent(
+            cut_middle(
+                block.text,
+                len(block.text) * limit // total,
+                left_out="characters of the result",
+            )
+        )
+        if isinstance(block, TextContent)
+        else block
+        for block in result.content
+    ]
+    return AgentToolResult(
+        content, result.details, result.usage, result.terminate, result.added_tool_names
+    )
 
 
 @dataclass(slots=True)
