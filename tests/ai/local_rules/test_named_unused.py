@@ -43,6 +43,23 @@ async def test_a_named_tool_not_used_yet_is_required_after_results() -> None:
     assert read_only.named == set()
 
 
+async def test_a_message_steered_in_before_the_first_reply_adds_to_the_request() -> None:
+    # "What time is it in Oslo?" and, before any reply, "Also, what is 2 * 21?": after the
+    # product, the time is still asked for; the product alone was the whole request
+    # only when no user message came right before it.
+    product = ("calculator", {"expression": "2 * 21"}, "42")
+    steered = [
+        *conversation("What time is it in Oslo?"),
+        *conversation("Also, what is 2 * 21?", product),
+    ]
+    both = offer()
+    await NamedUnused().shape(turn(steered, TOOLS), both)
+    assert both.named == {"get_time"}
+    alone = offer()
+    await NamedUnused().shape(turn(conversation("Also, what is 2 * 21?", product), TOOLS), alone)
+    assert alone.named == set()
+
+
 async def test_a_name_word_the_tool_that_ran_also_has_names_no_other_tool() -> None:
     # "file" is a word of both names: once `delete_file` ran, the request is done and
     # `read_file` is not required; a word only its name has still names it.

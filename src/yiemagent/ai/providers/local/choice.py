@@ -398,7 +398,8 @@ class ChainStep:
             if call.name in by_name
         )
         results = [m for m in since if isinstance(m, ToolResultMessage)]
-        request = Grounding.of(since[:1] if isinstance(since[0], UserMessage) else [])
+        asked = [m for m in since if isinstance(m, UserMessage)]  # the request's messages
+        request = Grounding.of(asked)
         last_round = results[len(results) - last_results(since) :]
         failed = {m.tool_name for m in last_round if m.is_error}
         return cls(

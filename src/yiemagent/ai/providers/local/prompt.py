@@ -433,9 +433,14 @@ def own_calls(messages: Sequence[Message], tools: Sequence[AgentTool]) -> list[M
 
 def current_request(messages: Sequence[Message]) -> list[Message]:
     """The last user message of `messages` and what follows it (the request the next calls
-    serve, and its results so far); all of `messages` when no user message is in it."""
+    serve, and its results so far); all of `messages` when no user message is in it. User
+    messages in a row, with no reply between them, are one request: "What time is it in
+    London?" and then, steered in before the first reply, "Also, what is 365 * 24?" ask
+    for the time and the product."""
     for i in range(len(messages) - 1, -1, -1):
         if isinstance(messages[i], UserMessage):
+            while i > 0 and isinstance(messages[i - 1], UserMessage):
+                i -= 1
             return list(messages[i:])
     return list(messages)
 
