@@ -2,15 +2,17 @@
 (DESIGN §8), as openai-agents' `test_non_callable_input_filter_causes_error` and
 `test_invalid_input_filter_fails` (tests/test_agent_runner.py) refuse them. A filter that
 returned a text was listed as its letters: the target's model was called with characters
-for messages, none of them a message it could read."""
+for messages, none of them a message it could read. An async filter (openai-agents'
+`HandoffInputFilter` may return an awaitable) is awaited."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
 
-from yiemagent import AgentRunError, ConfigError, Handoff
+from yiemagent import AgentRunError, ConfigError, Handoff, UserMessage
 
 from ..approvals._kit import transcript_problems
 from ._kit import calls, scripted
@@ -47,3 +49,23 @@ async def test_an_input_filter_may_return_a_tuple_or_a_generator(shape: Any) -> 
     entry, _ = scripted("entry", [calls(("transfer_to_target", {}))], handoffs=[handoff])
     assert (await entry.prompt("one")).text == "answered"
     assert [m.role for m in target_fm.contexts[0].messages] == ["user"]
+
+
+async def test_an_async_filter_and_an_async_callable_object_are_awaited() -> None:
+    async def users_only(messages: list[Any]) -> list[Any]:
+        await asyncio.sleep(0)  # e.g. a model call that summarises
+        return [m for m in messages if isinstance(m, UserMessage)]
+
+    class UsersOnly:
+        async def __call__(self, messages: list[Any]) -> list[Any]:
+            return await users_only(messages)
+
+    for input_filter in (users_only, UsersOnly()):
+        target, target_fm = scripted("target", ["answered", "again"])
+        handoff = Handoff(target, input_filter=input_filter)
+        entry, _ = scripted("entry", [calls(("transfer_to_target", {}))], handoffs=[handoff])
+        assert (await entry.prompt("one")).text == "answered"
+        assert (await entry.prompt("two")).text == "again"  # a later prompt's view too
+        assert [m.role for m in target_fm.contexts[0].messages] == ["user"]
+        roles = [m.role for m in target_fm.contexts[1].messages]
+        assert roles == ["user", "assistant", "user"]

@@ -334,7 +334,7 @@ class RunDriver:
                 agent_name=team.active.name,
             )
             messages = self._transcript.for_run(state.messages)
-            context = AgentContext(team.system_prompt(), team.view(messages), team.tools())
+            context = AgentContext(team.system_prompt(), await team.view(messages), team.tools())
             converter = self._transcript.converter
             emit = team.wrap(self._make_emit(signal, recorder))
             stream_fn = team.stream_fn(self.stream_fn)
@@ -425,7 +425,7 @@ class RunDriver:
             context.tools = self._state.tools
             return update
         context.tools = team.tools()
-        model = team.apply_handoff(context)  # the target speaks from here on, at its level
+        model = await team.apply_handoff(context)  # the target speaks from here on, at its level
         if model is not None:
             level = team.active.state.reasoning
             warn_no_reasoning(model, level)

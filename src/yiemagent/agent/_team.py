@@ -122,11 +122,14 @@ def check_agent_name(name: object) -> str:
 @dataclass(slots=True)
 class Handoff:
     """A handoff target: `agent`, with the `description` its transfer tool shows the model
-    and an `input_filter(messages) -> messages` that trims what the target sees."""
+    and an `input_filter(messages) -> messages`, plain or async, that trims what the target
+    sees."""
 
     agent: AgentLike
     description: str | None = None
-    input_filter: Callable[[list[AgentMessage]], list[AgentMessage]] | None = None
+    input_filter: (
+        Callable[[list[AgentMessage]], list[AgentMessage] | Awaitable[list[AgentMessage]]] | None
+    ) = None
 
     @property
     def tool_name(self) -> str:
@@ -335,7 +338,7 @@ class TeamRun:
             return own
         return f"{own}\n\n{self._instructions}" if own else self._instructions
 
-    def view(self, messages: list[AgentMessage]) -> list[AgentMessage]:
+    async def view(self, messages: list[AgentMessage]) -> list[AgentMessage]:
         """`messages` (the run's transcript) as the speaking agent's model sees them: when a
         handoff with an `input_filter` made it speak, in this run or an earlier one, what
         that filter left of the messages before the handoff, then every message since (a
@@ -347,7 +350,7 @@ class TeamRun:
         if not any(h.input_filter is not None for h in _handoffs_of(self.entry)):
             return messages
         views = self._views
-        seen = _handoff_view(self.entry, messages, len(messages), self.active, views)
+        seen = await _handoff_view(self.entry, messages, len(messages), self.active, views)
         if views is not None:
             views.keep(messages, self.active, seen)
         return messages if seen is None else seen
@@ -495,7 +498,7 @@ class TeamRun:
         _span_event(self.active.name, handoff.agent.name, reason)
         return f"Transferred to {handoff.agent.name}; it answers from here on."
 
-    def apply_handoff(self, context: AgentContext) -> Model | None:
+    async def apply_handoff(self, context: AgentContext) -> Model | None:
         """At a turn boundary: switch to a requested handoff's target (its system prompt,
         tools, model; `input_filter` trims the messages it sees). Returns its model, or
         None when no handoff is pending.
@@ -512,7 +515,7 @@ class TeamRun:
         context.system_prompt = self.system_prompt()
         context.tools = self.tools()
         if handoff.input_filter is not None:
-            context.messages = _filtered(handoff, list(context.messages))
+            context.messages = await _filtered(handoff, list(context.messages))
             if not context.messages:  # providers refuse an empty conversation
                 raise ConfigError(
                     f"the input_filter of the handoff to {handoff.agent.name!r} left no "
@@ -644,7 +647,7 @@ def speaking_agent(entry: AgentLike, messages: Sequence[AgentMessage]) -> str:
     return str(entry.name)
 
 
-def _handoff_view(
+async def _handoff_view(
     entry: AgentLike,
     messages: Sequence[AgentMessage],
     end: int,
@@ -683,7 +686,7 @@ def _handoff_view(
                 seen.extend(messages[index:until])
             continue
         before = seen if seen is not None else list(messages[:index])
-        seen = _filtered(handoff, [*before, *messages[index:cut]])
+        seen = await _filtered(handoff, [*before, *messages[index:cut]])
         seen.extend(messages[cut:until])
     return seen
 
@@ -760,8 +763,8 @@ def _transfer_to(
     return None
 
 
-def _filtered(handoff: Handoff, messages: list[AgentMessage]) -> list[AgentMessage]:
-    """`handoff.input_filter(messages)` as a new list.
+async def _filtered(handoff: Handoff, messages: list[AgentMessage]) -> list[AgentMessage]:
+    """`handoff.input_filter(messages)` (awaited when it is async) as a new list.
 
     Raises:
         ConfigError: the filter raised, or gave no list of messages (None, a text, a
@@ -772,7 +775,7 @@ def _filtered(handoff: Handoff, messages: list[AgentMessage]) -> list[AgentMessa
     assert handoff.input_filter is not None
     name = handoff.agent.name
     try:
-        kept = handoff.input_filter(messages)
+        kept = await maybe_await(handoff.input_filter(messages))
         listed = None if isinstance(kept, str | bytes | Mapping) else _listed(kept)
     except Exception as exc:
         raise ConfigError(
