@@ -114,12 +114,15 @@ def create_app(
 
     middleware = []
     if origins:
+        # A listed origin's page is trusted as a client: it may send any header (X-Session-Id,
+        # an SDK's own) and read the session and run each answer names.
         middleware.append(
             Middleware(
                 CORSMiddleware,
                 allow_origins=origins,
                 allow_methods=["GET", "POST", "DELETE"],
-                allow_headers=["authorization", "content-type", "last-event-id"],
+                allow_headers=["*"],
+                expose_headers=["X-Session-Id", "X-Run-Id"],
             )
         )
     middleware.append(
