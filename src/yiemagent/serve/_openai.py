@@ -158,7 +158,7 @@ class _Completions:
         shape = data.get("response_format")
         kind = shape.get("type") if isinstance(shape, dict) else shape
         if shape is not None and kind != "text":
-            # Ignored, it once gave JSON-expecting clients prose that failed far from the
+            # Ignoring it would hand a client that expects JSON prose, failing far from the
             # cause (webai-at-home #191): the shape of the answer is the agent's to set.
             raise BadRequest(
                 f"response_format {kind!r} is not applied here: the agent answers in text; "
