@@ -57,7 +57,9 @@ def create_app(
             session, built on `session_store` (`Agent(session_store=session_store,
             session_id=session_id, ...)`). Called for each run, and for each approval read
             or decision between runs; the server closes the agent when it is done, so the
-            session's writer lease is free between runs.
+            session's writer lease is free between runs. An agent of another session, on
+            another store or on none is refused (a 500 naming the mistake): its runs would
+            be lost or land in another session.
         session_store: where sessions are listed and read from (any `SessionStore`).
         token: when set, every route but `GET /healthz` and the page needs
             `Authorization: Bearer <token>`. Without one, only requests addressed to a
@@ -97,7 +99,7 @@ def create_app(
     from yiemagent.serve._page import page_routes
     from yiemagent.serve._vercel import vercel_routes
 
-    hub = RunHub(make_agent, keep_runs=keep_runs)
+    hub = RunHub(make_agent, keep_runs=keep_runs, session_store=session_store)
     api = Api(hub, session_store)
     routes = [
         *api.routes(),

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias, TypeGuard
 
 from pydantic_core import PydanticSerializationError, to_json, to_jsonable_python
 
-from yiemagent.errors import SessionBusyError
+from yiemagent.errors import ConfigError, SessionBusyError
 from yiemagent.types import (
     AgentEvent,
     AssistantMessage,
@@ -52,6 +52,7 @@ from yiemagent.types.text import cut_off_note
 
 if TYPE_CHECKING:
     from yiemagent.agent import Agent
+    from yiemagent.sessions import SessionStore
 
 __all__ = [
     "RUN_ENDS_KEY",
@@ -316,10 +317,18 @@ class RunHub:
         make_agent: builds a session's agent (plain or async); called once per run and per
             approval read or decision outside a run.
         keep_runs: finished runs whose events stay readable (the oldest go first).
+        session_store: the app's store, which each agent made must be on (None: any store).
     """
 
-    def __init__(self, make_agent: MakeAgent, *, keep_runs: int = 256) -> None:
+    def __init__(
+        self,
+        make_agent: MakeAgent,
+        *,
+        keep_runs: int = 256,
+        session_store: SessionStore | None = None,
+    ) -> None:
         self._make_agent = make_agent
+        self._store = session_store
         self._keep = keep_runs
         self._slots: dict[str, _Slot] = {}
         self._runs: OrderedDict[str, Run] = OrderedDict()
@@ -334,11 +343,41 @@ class RunHub:
         return slot.run if slot is not None and slot.run is not None and not slot.run.done else None
 
     async def _make(self, session_id: str) -> Agent[Any]:
+        """The session's agent from `make_agent`.
+
+        Raises:
+            Busy: another writer holds the session.
+            ConfigError: the agent made is not that session's on the app's store (its runs
+                would be lost, or land in another session); it is closed first.
+        """
         try:
-            made = self._make_agent(session_id)
-            return await maybe_await(made)
+            agent: Agent[Any] = await maybe_await(self._make_agent(session_id))
         except SessionBusyError as exc:
             raise Busy(busy_text(exc)) from exc
+        wrong = self._not_the_sessions(agent, session_id)
+        if wrong:
+            await agent.close()
+            fix = (
+                "build it with Agent(session_store=<the app's session_store>, "
+                "session_id=session_id, ...)"
+            )
+            raise ConfigError(f"make_agent({session_id!r}) returned {wrong}; {fix}")
+        return agent
+
+    def _not_the_sessions(self, agent: Agent[Any], session_id: str) -> str:
+        """What is wrong with `agent` as the agent of `session_id` ("" when nothing)."""
+        if agent.session_store is None:
+            return "an agent without a session store, so its runs would not be kept"
+        if self._store is not None and agent.session_store is not self._store:
+            return (
+                "an agent on another session store than the app's, which the app would "
+                "not list or read"
+            )
+        if agent.session_id != session_id:
+            return (
+                f"the agent of session {agent.session_id!r}, so sessions would share one transcript"
+            )
+        return ""
 
     async def _wait_free(self, slot: _Slot, session_id: str) -> None:
         current = slot.run
