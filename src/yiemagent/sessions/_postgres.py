@@ -400,13 +400,7 @@ class PostgresSessionStore:
                 token is not None
                 and conn.execute(self._sql.own_lease, (session_id, token)).fetchone() is None
             ):
-                raise SessionBusyError(
-                    f"session {session_id!r} was taken over by another writer while this one "
-                    "was cut off from the database or released by force_release (nothing "
-                    "written); its transcript may have changed since: open the session "
-                    "again (a new Agent) to go on",
-                    session_id=session_id,
-                )
+                raise lease.taken_over_error(session_id)
             yield
 
     def _alive(self, conn: psycopg.Connection[Any], holder: lease.LeaseHolder) -> bool:

@@ -65,11 +65,13 @@ CREATE TABLE IF NOT EXISTS leases (
 )
 """
 # One statement: the lease is checked, the next seq read and the row written in the same
-# (implicit) transaction; no row is written when another holder has the session.
+# (implicit) transaction; no row is written when another holder has the session, or when
+# the writer's own lease (?5) is gone.
 _APPEND = """
 INSERT INTO messages (session_id, seq, role, data, timestamp)
 SELECT ?1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE session_id = ?1), ?2, ?3, ?4
 WHERE NOT EXISTS (SELECT 1 FROM leases WHERE session_id = ?1 AND token IS NOT ?5)
+AND (?5 IS NULL OR EXISTS (SELECT 1 FROM leases WHERE session_id = ?1 AND token = ?5))
 """
 _OTHER_LEASE = (
     "SELECT token, host, pid, started, acquired_ms FROM leases "
@@ -296,17 +298,25 @@ class SqliteSessionStore:
         return None if held is None else held.token
 
     def _fence(self, session_id: str, token: str | None) -> None:
-        """Raise `SessionBusyError` if a live holder other than `token` has the session;
-        remove a dead holder's lease. Called inside the write's transaction or lock."""
+        """Raise `SessionBusyError` if a live holder other than `token` has the session, or
+        if the lease of `token` (when given) is gone: taken over while this holder looked
+        dead, or force-released. Remove a dead holder's lease. Called inside the write's
+        transaction or lock."""
         row = self._conn.execute(_OTHER_LEASE, (session_id, token)).fetchone()
-        if row is None:
-            return
-        other = lease.LeaseHolder(*row)
-        if lease.holder_is_alive(other):
-            raise lease.busy_error(session_id, other)
-        self._conn.execute(
-            "DELETE FROM leases WHERE session_id = ? AND token = ?", (session_id, other.token)
-        )
+        if row is not None:
+            other = lease.LeaseHolder(*row)
+            if lease.holder_is_alive(other):
+                raise lease.busy_error(session_id, other)
+            self._conn.execute(
+                "DELETE FROM leases WHERE session_id = ? AND token = ?", (session_id, other.token)
+            )
+        if (
+            token is not None
+            and not self._conn.execute(
+                "SELECT 1 FROM leases WHERE session_id = ? AND token = ?", (session_id, token)
+            ).fetchone()
+        ):
+            raise lease.taken_over_error(session_id)
 
     def load_state(self, session_id: str, key: str) -> str | None:
         """The value saved under `key` for the session, or `None` (`SessionStateStore`).

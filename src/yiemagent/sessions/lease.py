@@ -58,6 +58,7 @@ __all__ = [
     "renew_while_held",
     "settle_releases",
     "start_releaser",
+    "taken_over_error",
     "this_host",
 ]
 
@@ -105,6 +106,19 @@ class LeaseHolder:
         if self.pid == os.getpid() and self.host == this_host():
             return f"another Agent in this process (pid {self.pid})"
         return f"process {self.pid} on host {self.host}"
+
+
+def taken_over_error(session_id: str) -> SessionBusyError:
+    """The error for a write of a holder whose lease is gone: taken over while the holder
+    looked dead (unrenewed, or cut off from a shared database) or removed by
+    `force_release`. Another writer may have written turns this holder's transcript lacks,
+    so it writes the session no more."""
+    return SessionBusyError(
+        f"session {session_id!r} was taken over by another writer (this one looked gone, or "
+        "its lease was released by force) and nothing was written; its transcript may have "
+        "changed since: open the session again (a new Agent) to go on",
+        session_id=session_id,
+    )
 
 
 def busy_error(session_id: str, holder: LeaseHolder) -> SessionBusyError:
