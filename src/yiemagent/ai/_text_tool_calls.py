@@ -187,6 +187,13 @@ class TextToolCallParser:
         self._raw = ""
         return join_text(out)
 
+    def answer_follows(self) -> None:
+        """The reply's reasoning was read apart before its text came here (its
+        `<think>…</think>` taken out, `ai._think_tags`): the text is the answer, so each
+        call read in it is given out at once. No effect once text has been fed."""
+        if not self._raw:
+            self._settled = True
+
     def finish(self) -> list[Piece]:
         """The reply has ended: returns the remaining pieces (held text given out, an
         unclosed tag read as far as it goes)."""

@@ -146,6 +146,13 @@ class MessageBuilder:
         """
         self._text_calls = TextToolCallParser(tool_names)
 
+    def answer_follows(self) -> None:
+        """The reasoning the model wrote into its text has been taken out as thinking (a
+        `<think>…</think>` opening): the text from now on is the answer, whose tool calls
+        (with `recover_text_tool_calls`) become blocks as soon as each is read."""
+        if self._text_calls is not None:
+            self._text_calls.answer_follows()
+
     def text_delta(self, text: str) -> None:
         """Append text, opening a text block when the open block is not one (with
         `recover_text_tool_calls`: the text's tool calls become tool-call blocks)."""

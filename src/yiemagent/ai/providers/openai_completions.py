@@ -20,7 +20,10 @@ goes as `reasoning_effort` (OpenRouter: `reasoning.effort`; its encrypted
 `reasoning_content`/`reasoning`/`reasoning_text` delta field is stored with that field name as
 its signature and sent back in the same field to the same model; thinking a LiteLLM proxy
 also sends as `thinking_blocks` (Claude's, signed; redacted blocks too) goes back to the same
-model as those entries; other models' thinking is not sent. `on_payload(body)` may return a
+model as those entries; other models' thinking is not sent. Reasoning written into the
+`content` string as its `<think>…</think>` opening (a server with no reasoning parser) is
+a thinking block with no signature (`ai/_think_tags.py`), sent back to no server.
+`on_payload(body)` may return a
 new body; `on_response` gets `{"status": int, "headers": dict}` of the response.
 """
 
@@ -30,11 +33,13 @@ import hashlib
 import json
 import logging
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from yiemagent.ai._retry import RetryDecision, is_retryable_status
+from yiemagent.ai._think_tags import ThinkTagSplitter
 from yiemagent.ai.builder import MessageBuilder, complete_arguments
 from yiemagent.ai.openai_wire import (
     FINISH_REASONS,
@@ -187,6 +192,8 @@ class _Assembler:
     streamed: bool = False
     signatures: dict[str, str] = field(default_factory=dict)
     """Call id → the encrypted `reasoning_details` entry naming it, as JSON (OpenRouter)."""
+    think_tags: ThinkTagSplitter = field(default_factory=ThinkTagSplitter)
+    """The `content` string's `<think>…</think>` opening, read as thinking."""
 
     def feed(self, chunk: Any) -> None:
         usage = getattr(chunk, "usage", None)
@@ -217,13 +224,24 @@ class _Assembler:
             if isinstance(content, list):  # Mistral: chunks of text and thinking
                 self._content_parts(content)
             elif isinstance(content, str) and content:
-                self._before_text()
-                self.builder.text_delta(content)
+                self._content_text(self.think_tags.feed(content))
             for tool_delta in delta.tool_calls or ():
                 self.streamed = True
                 self._tool_delta(tool_delta)
             for detail in _field(delta, "reasoning_details") or ():
                 self._reasoning_detail(detail)
+
+    def _content_text(self, pieces: Sequence[tuple[str, str]]) -> None:
+        """The `content` string's pieces: its `<think>` opening as thinking (a block with no
+        signature, which goes back to no server), then the answer as text."""
+        for kind, text in pieces:
+            self._before_text()
+            if kind == "thinking":
+                self.builder.thinking_delta(text)
+                continue
+            if self.think_tags.reasoning_closed:
+                self.builder.answer_follows()
+            self.builder.text_delta(text)
 
     def _content_parts(self, parts: list[Any]) -> None:
         """`content` given as a list of parts: `{"type": "text", "text"}` and
@@ -401,6 +419,7 @@ class _Assembler:
             self.signatures[call_id] = json.dumps(detail, ensure_ascii=False)
 
     def finish(self) -> None:
+        self._content_text(self.think_tags.finish())
         self._open_waiting(last=True)
         for entry in self.calls.values():
             signature = self.signatures.get(entry.call.id)
