@@ -1,6 +1,7 @@
 """The provider layer (DESIGN §7): `Model`, `get_model`, the assistant-message event
 stream, `stream`/`complete`, which call any model by dispatching on `model.api`, and
 `FallbackModel`, which tries several models in order on provider failures;
+`is_context_overflow`, whether a call failed for a request longer than the model's window;
 `register_api` / `get_stream_fn`, the registry of wire APIs (a recorder wraps the stream
 function it finds there). Every name of `yiemagent.types.model` (the provider contract:
 `Model`, `Context`, `StreamOptions`, the event protocol and its stream) is public here too;
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import inspect
 
+from yiemagent.ai._overflow import is_context_overflow
 from yiemagent.ai._registry import get_stream_fn, register_api
 from yiemagent.ai._sanitize import sanitize_surrogates
 from yiemagent.ai.models import MODELS, calculate_cost, get_model
@@ -43,6 +45,7 @@ __all__ = [
     "complete",
     "get_model",
     "get_stream_fn",
+    "is_context_overflow",
     "register_api",
     "sanitize_surrogates",
     "stream",

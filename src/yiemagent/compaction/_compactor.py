@@ -26,7 +26,9 @@ in the view (start and end kept, a note of what was cut), and kept results furth
 they alone pass the threshold; a message of the last turn that no compaction can fit raises
 `ContextWindowExceeded` before any model call; images and PDFs of folded turns are named in
 the summary request, and each folded message shows the summarizer as much as its window
-gives it (`Compactor._item_chars`: start and end kept, a line of what was left out).
+gives it (`Compactor._item_chars`: start and end kept, a line of what was left out); a view
+the provider refuses as longer than the window lowers the threshold to 3/4 and the loop
+asks for the view again (`Compactor.context_overflowed`).
 
 Sizes are estimates in tokens: 4 ASCII characters a token; beyond ASCII, as byte-level
 tokenizers spend on scripts they have few merges for, a token per 3 bytes of UTF-8 (a CJK,
@@ -121,6 +123,9 @@ _RESULT_MIN_TOKENS = 32
 """The least a shortened tool result keeps: its note of what was cut and a few words."""
 _REQUEST_FRAME_CHARS = 80
 """The words around the parts of a summary request ("Summary so far:", ...)."""
+_LEAST_ROOM = 0.25
+"""The least share of its first threshold a compactor keeps after the provider refused
+its views as too long (`Compactor.context_overflowed`)."""
 
 
 class ContextWindowExceeded(YiemAgentError, ValueError):
@@ -291,6 +296,7 @@ class Compactor:
         self.usage = Usage()
         """Tokens and cost spent writing summaries (added up)."""
         self.compactions = 0
+        self._room = 1.0
         self._covered: dict[int, _Covered] = {}
         self.threshold  # noqa: B018  (checks the sizes now)
 
@@ -305,7 +311,8 @@ class Compactor:
 
     @property
     def threshold(self) -> int:
-        """Estimated tokens above which the view is compacted."""
+        """Estimated tokens above which the view is compacted (less after the provider
+        refused a view as too long: `context_overflowed`)."""
         window = self.context_window
         if window < 256:
             raise ConfigError(f"context_window must be at least 256 tokens, not {window}")
@@ -314,7 +321,30 @@ class Compactor:
             reserve = max(window // 4, answer_tokens(self.model, window) + window // 16)
         if reserve >= window:
             raise ConfigError(f"reserve_tokens {reserve} leaves no room in a {window} window")
-        return window - reserve
+        return int((window - reserve) * self._room)
+
+    def context_overflowed(self, error_message: str) -> bool:
+        """The provider refused a view as longer than the model's context window: its
+        tokenizer counts more than `estimate_tokens` does. From now on the threshold is 3/4
+        of what it was, so the next view (the loop asks for one at once, and calls the model
+        once more) is compacted further; the agent's transcript is untouched.
+
+        Args:
+            error_message: the provider's error, for the log.
+
+        Returns:
+            True, or False when the threshold is already down to a quarter of the first:
+            an estimate that far off is no estimate, and the error stands.
+        """
+        if self._room <= _LEAST_ROOM:
+            return False
+        self._room = max(self._room * 3 / 4, _LEAST_ROOM)
+        logger.info(
+            "the provider refused a view as too long (%s); compacting to %d tokens",
+            error_message,
+            self.threshold,
+        )
+        return True
 
     @property
     def keep_recent_tokens(self) -> int:

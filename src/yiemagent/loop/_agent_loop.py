@@ -695,16 +695,16 @@ async def stream_assistant_response(
         options = await _stream_options(config, deadline)
         if trace is not None:
             chat = trace.chat(config.model, llm_context, options)
+        stream_fn = stream_fn or _default_stream_fn()
         message = await _read_stream(
-            stream_fn or _default_stream_fn(),
-            config,
-            llm_context,
-            options,
-            emit,
-            deadline,
-            shown,
-            chat,
+            stream_fn, config, llm_context, options, emit, deadline, shown, chat
         )
+        if _smaller_view_agreed(message, config):
+            shown.error_type = None
+            llm_context = await _llm_context(context, config, signal, converter)
+            message = await _read_stream(
+                stream_fn, config, llm_context, options, emit, deadline, shown, chat
+            )
     except asyncio.CancelledError:
         fired = deadline.fired
         if fired is None or deadline.uncancel() > 0:
@@ -928,6 +928,30 @@ async def _read_stream(
             await emit(MessageUpdateEvent(event.partial, event))
     deadline.disarm()
     return await response.result()
+
+
+def _smaller_view_agreed(message: AssistantMessage, config: AgentLoopConfig) -> bool:
+    """Whether to call the model once more after `message`: the provider refused the request
+    as longer than the model's context window before any of the answer arrived, and the
+    `transform_context` (a `Compactor`) has a `context_overflowed(error_message) -> bool`
+    that returned True, agreeing to make its next view smaller. A hook that raises is
+    logged and counts as False: the provider's error stands."""
+    if message.stop_reason != "error" or message.content:
+        return False
+    transform = config.transform_context
+    given = getattr(transform, "__yiemagent_hook__", transform)  # as `signal_optional` got it
+    agree = getattr(given, "context_overflowed", None)
+    if not callable(agree):
+        return False
+    from yiemagent.ai import is_context_overflow  # only a failed call gets here
+
+    if not is_context_overflow(message):
+        return False
+    try:
+        return agree(message.error_message or "") is True
+    except Exception:
+        logger.exception("context_overflowed raised; the model's error stands")
+        return False
 
 
 async def _close(events: AsyncIterator[AssistantMessageEvent]) -> None:

@@ -108,6 +108,10 @@ def signal_optional(hook: Callable[..., Any], what: str, first: str) -> Callable
         def adapted(value: Any, signal: Any) -> Any:
             return hook(value)
 
+        # the hook as given, for its other methods (`__wrapped__` would make
+        # `inspect.signature` report the one-argument signature and wrap it again)
+        adapted.__yiemagent_hook__ = hook  # type: ignore[attr-defined]
+
     with contextlib.suppress(TypeError):  # not weakly referable: no cache
         _TWO_SHAPES[hook] = adapted
     return adapted

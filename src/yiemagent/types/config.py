@@ -69,7 +69,10 @@ class AgentLoopConfig(ProviderOptions):
     ) = None
     """`(messages, signal) -> messages` before each model call, ahead of `convert_to_llm`,
     e.g. a `Compactor`: it gets a copy of the transcript's list and returns the
-    model's view."""
+    model's view. One with a `context_overflowed(error_message) -> bool` method is asked,
+    when the provider refuses a call as longer than the model's context window
+    (`yiemagent.ai.is_context_overflow`) before any of the answer arrived, whether it will
+    make its next view smaller; True: it is run again and the call made once more."""
     get_api_key: Callable[[str], MaybeAwaitable[str | None]] | None = None
     """Called per model call with the provider name; wins over `api_key`."""
     get_steering_messages: Callable[[], MaybeAwaitable[Sequence[AgentMessage]]] | None = None
