@@ -10,7 +10,7 @@ import logging
 import re
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 from yiemagent.errors import ConfigError, exception_summary, install_hint
 
@@ -182,7 +182,46 @@ class RecordingStream:
         await self.aclose()
 
 
-class WatchedStream:
+class ReadStream:
+    """A wrapper of a transport's read stream, as the SDK's session reads one: `receive`
+    (the subclass's: what it hands on), iteration, `last_context`, `aclose` and `async
+    with`."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+
+    @property
+    def last_context(self) -> Any:
+        """The inner stream's `last_context` (None when it has none), as the SDK reads it."""
+        return getattr(self._inner, "last_context", None)
+
+    async def receive(self) -> Any:
+        """The next message for the session (each subclass says which)."""
+        raise NotImplementedError
+
+    def __aiter__(self) -> Self:
+        return self
+
+    async def __anext__(self) -> Any:
+        import anyio
+
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def aclose(self) -> None:
+        """Close the transport's read stream."""
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+
+class WatchedStream(ReadStream):
     """The transport's read stream, reporting its end (EOF or closed) once to `on_end`,
     and standing between a broken server and the session:
 
@@ -207,18 +246,13 @@ class WatchedStream:
         ledger: Ledger,
         label: str,
     ) -> None:
-        self._inner = inner
+        super().__init__(inner)
         self._on_end = on_end
         self._ledger = ledger
         self._label = label
         self._made_up: list[Any] = []
         self.protocol_version: Callable[[], str | None] = lambda: None
         """The session's negotiated version, set once the session exists."""
-
-    @property
-    def last_context(self) -> Any:
-        """The inner stream's `last_context` (None when it has none), as the SDK reads it."""
-        return getattr(self._inner, "last_context", None)
 
     async def receive(self) -> Any:
         """The next message for the session, checked as the class says.
@@ -313,27 +347,10 @@ class WatchedStream:
             kept.append(tool)
         return {**result, "tools": kept}
 
-    def __aiter__(self) -> WatchedStream:
-        return self
-
-    async def __anext__(self) -> Any:
-        import anyio
-
-        try:
-            return await self.receive()
-        except anyio.EndOfStream:
-            raise StopAsyncIteration from None
-
     async def aclose(self) -> None:
         """Report the end to `on_end`, then close the transport's read stream."""
         self._on_end()
-        await self._inner.aclose()
-
-    async def __aenter__(self) -> WatchedStream:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.aclose()
+        await super().aclose()
 
 
 def _value_of(exc: BaseException) -> object:

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from yiemagent.errors import ConfigError
 from yiemagent.mcp._convert import result_to_mcp
-from yiemagent.mcp._sdk import package_version, require_sdk
+from yiemagent.mcp._sdk import ReadStream, package_version, require_sdk
 from yiemagent.tools.store import ToolStore
 from yiemagent.types import (
     AfterToolCallContext,
@@ -226,7 +226,7 @@ async def _serve_stdio(server: Server[Any], on_ready: Callable[[str], None] | No
         await server.run(_AnsweredLines(read, write), write, options)
 
 
-class _AnsweredLines:
+class _AnsweredLines(ReadStream):
     """The stdio read stream, answering each request line the SDK cannot read (it drops
     one with a debug log, and the client waits for ever) as its HTTP transport answers
     the same body: not JSON to the SDK, which includes a lone surrogate escape
@@ -236,13 +236,8 @@ class _AnsweredLines:
     or response is dropped, as JSON-RPC answers neither."""
 
     def __init__(self, inner: Any, write: Any) -> None:
-        self._inner = inner
+        super().__init__(inner)
         self._write = write
-
-    @property
-    def last_context(self) -> Any:
-        """The inner stream's `last_context` (None when it has none), as the SDK reads it."""
-        return getattr(self._inner, "last_context", None)
 
     async def receive(self) -> Any:
         """The next message the SDK could read, having answered those it could not."""
@@ -253,26 +248,6 @@ class _AnsweredLines:
             answer = _answer_to_unreadable(item)
             if answer is not None:
                 await self._write.send(answer)
-
-    def __aiter__(self) -> _AnsweredLines:
-        return self
-
-    async def __anext__(self) -> Any:
-        import anyio
-
-        try:
-            return await self.receive()
-        except anyio.EndOfStream:
-            raise StopAsyncIteration from None
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-    async def __aenter__(self) -> _AnsweredLines:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.aclose()
 
 
 def _answer_to_unreadable(exc: Exception) -> Any:
