@@ -400,6 +400,38 @@ async def test_agent_tracer_provider(exporter: tuple[TracerProvider, InMemorySpa
     ]
 
 
+async def test_the_run_span_describes_the_agent_as_the_conventions_list(
+    exporter: tuple[TracerProvider, InMemorySpanExporter],
+) -> None:
+    """The GenAI conventions' `invoke_agent` attributes that a run knows: the agent's
+    description, the output type, the sampling asked for."""
+    provider, memory = exporter
+    fm = FauxModel(['{"n": 3}', "plain"])
+    agent = Agent(
+        model=fm.model,
+        stream_fn=fm.stream_fn,
+        name="counter",
+        description="Counts things",
+        output_type={"type": "object", "properties": {"n": {"type": "integer"}}},
+        temperature=0.25,
+        max_tokens=64,
+        tracer_provider=provider,
+    )
+    await agent.prompt("count")
+    (span,) = by_name(memory.get_finished_spans(), "invoke_agent")
+    attributes = span.attributes or {}
+    assert attributes["gen_ai.agent.name"] == "counter"
+    assert attributes["gen_ai.agent.description"] == "Counts things"
+    assert attributes["gen_ai.output.type"] == "json"
+    assert attributes["gen_ai.request.temperature"] == 0.25
+    assert attributes["gen_ai.request.max_tokens"] == 64
+    memory.clear()
+    await Agent(model=fm.model, stream_fn=fm.stream_fn, tracer_provider=provider).prompt("hi")
+    (plain,) = by_name(memory.get_finished_spans(), "invoke_agent")
+    absent = ("agent.description", "output.type", "request.temperature", "request.max_tokens")
+    assert not [name for name in absent if f"gen_ai.{name}" in (plain.attributes or {})]
+
+
 async def test_each_run_is_a_child_of_the_span_current_where_it_was_asked_for(
     exporter: tuple[TracerProvider, InMemorySpanExporter],
 ) -> None:

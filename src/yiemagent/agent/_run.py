@@ -332,6 +332,7 @@ class RunDriver:
                 output_retries=options.output_retries,
                 approvals=approvals,
                 agent_name=team.active.name,
+                agent_description=team.active.description,
             )
             messages = self._transcript.for_run(state.messages)
             context = AgentContext(team.system_prompt(), await team.view(messages), team.tools())

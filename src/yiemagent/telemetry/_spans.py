@@ -2,7 +2,9 @@
 
 - `invoke_agent {name}` (INTERNAL) per run: `gen_ai.operation.name` "invoke_agent",
   `gen_ai.provider.name`, `gen_ai.request.model`, `gen_ai.agent.name`,
-  `gen_ai.conversation.id` (the session id), and at the end the summed
+  `gen_ai.agent.description` (when the agent has one), `gen_ai.conversation.id` (the session
+  id), `gen_ai.output.type` "json" for a run with an output type,
+  `gen_ai.request.temperature` / `max_tokens` when set, and at the end the summed
   `gen_ai.usage.input_tokens` / `output_tokens` (the summaries a `Compactor` wrote for the
   run's calls included) and `yiemagent.end_reason`.
 - `chat {model}` (CLIENT) per model call, a child of the run's span: operation "chat",
@@ -127,8 +129,16 @@ class OtelObserver:
             "gen_ai.request.model": model.id,
             "gen_ai.agent.name": name,
         }
+        if config.agent_description:
+            attributes["gen_ai.agent.description"] = config.agent_description
         if config.session_id:
             attributes["gen_ai.conversation.id"] = config.session_id
+        if config.output_type is not None:
+            attributes["gen_ai.output.type"] = "json"
+        if config.temperature is not None:
+            attributes["gen_ai.request.temperature"] = config.temperature
+        if config.max_tokens is not None:
+            attributes["gen_ai.request.max_tokens"] = config.max_tokens
         if self._content and system_prompt:
             attributes["gen_ai.system_instructions"] = _json([_part_text(system_prompt)])
         span = self._tracer.start_span(

@@ -128,6 +128,8 @@ class AgentLoopConfig(ProviderOptions):
     """Invalid outputs sent back to the model (with the errors) before the run ends in error."""
     agent_name: str | None = None
     """The name of the agent the run speaks for (spans and events name it)."""
+    agent_description: str | None = None
+    """What that agent does, in the application's words (the run's span records it)."""
     approvals: Mapping[str, ToolApproval] | None = None
     """Decisions on held tool calls, by tool-call id: a run continuing from a transcript
     whose last assistant message has held calls runs the approved ones and answers the
