@@ -40,7 +40,10 @@ def write_report(cases: Sequence[CaseReport], summary: Sequence[str], k: int, pa
     ]
     if failed:  # rows keep the dataset's order; the failures are one click away
         spans += f'<div class="failed">failed: {" · ".join(failed)}</div>'
-    page = _PAGE.replace("__SUMMARY__", spans).replace("__ROWS__", rows)
+    # One pass over the template: a marker inside a filled part (a case named "__ROWS__")
+    # stays that part's text.
+    parts = {"__SUMMARY__": spans, "__ROWS__": rows}
+    page = re.sub("__SUMMARY__|__ROWS__", lambda marker: parts[marker.group()], _PAGE)
     write_atomically(path, page.encode("utf-8"))
     return path
 

@@ -18,6 +18,7 @@ import html
 import json
 import logging
 import os
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
@@ -444,7 +445,10 @@ def timeline_html(timeline: Timeline) -> str:
 
     data = json.dumps(asdict(timeline), ensure_ascii=False, default=str)
     data = data.replace("</", "<\\/")  # nothing in the data can close the script element
-    page = _PAGE.replace("__TITLE__", html.escape(timeline.title)).replace("__DATA__", data)
+    # One pass over the template: a marker inside the title or the data (a run titled
+    # "__DATA__") stays their text.
+    parts = {"__TITLE__": html.escape(timeline.title), "__DATA__": data}
+    page = re.sub("__TITLE__|__DATA__", lambda marker: parts[marker.group()], _PAGE)
     return str(sanitize_surrogates(page))
 
 
