@@ -75,6 +75,9 @@ def _object_schema(schema: Mapping[str, Any]) -> dict[str, Any] | None:
 
 
 def _server(store: ToolStore, config: AgentLoopConfig, name: str) -> Server[Any]:
+    """The SDK's low-level `Server` named `name` whose `tools/list` reads `store` at each
+    request and whose `tools/call` runs `_run_call` with `config`'s hooks and timeout; a
+    cancelled call aborts its tool's signal and leaves the pipeline to wind it down."""
     from mcp import types
     from mcp.server import Server
 
@@ -129,6 +132,9 @@ async def _run_call(
     params: CallToolRequestParams,
     signal: AbortSignal,
 ) -> CallToolResult:
+    """One `tools/call` through the per-call pipeline, as one call of a run (its id the
+    request's id); the tool's updates are sent as progress. A problem, or a call held for
+    approval, is an `isError` result, not a protocol error."""
     from yiemagent.loop import execute_tool_calls_sequential
 
     call = ToolCall(str(ctx.request_id or "mcp-call"), params.name, dict(params.arguments or {}))

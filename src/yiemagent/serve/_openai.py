@@ -137,6 +137,10 @@ def _held_note(run: Run, session_id: str) -> str:
 
 
 class _Completions:
+    """The two OpenAI routes over the server's `RunHub`: `GET /v1/models` names the one
+    model (`MODEL_ID`), `POST /v1/chat/completions` runs a request's conversation and
+    answers as a chat completion, streamed as chunks or whole."""
+
     def __init__(self, hub: RunHub) -> None:
         self.hub = hub
 
