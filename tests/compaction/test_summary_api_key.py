@@ -97,3 +97,28 @@ async def test_a_key_of_another_provider_is_not_sent_to_the_summary_model(
     summary, sent = keys_of(server)
     assert sent == {"sk-elsewhere-3333"}
     assert summary == {ENVIRONMENT_KEY}
+
+
+async def test_a_key_hook_that_fails_for_the_summary_model_is_a_summary_not_written(
+    server: ReplayServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """`get_api_key` failing for the compactor's provider is what any failed summary
+    request is: a warning naming it, the older turns dropped, the run going on. It raised
+    out of the compactor before the summary request was tried, and ended the run."""
+
+    async def get_api_key(provider: str) -> str:
+        if provider == "anthropic":
+            raise RuntimeError("the key vault is down")
+        return "sk-elsewhere-4444"
+
+    own = dataclasses.replace(claude(server), provider="elsewhere")
+    compactor = Compactor(claude(server))
+    with caplog.at_level("WARNING", logger="yiemagent"):
+        await run_compacting(own, compactor, get_api_key=get_api_key)
+    summary, sent = keys_of(server)
+    assert summary == set() and sent == {"sk-elsewhere-4444"}
+    warned = [r.getMessage() for r in caplog.records if "no summary" in r.getMessage()]
+    assert warned and warned[0] == (
+        "compaction: no summary (get_api_key('anthropic') failed: RuntimeError: the key vault "
+        "is down); older turns are dropped"
+    )

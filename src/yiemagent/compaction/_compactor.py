@@ -52,7 +52,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from yiemagent.errors import ConfigError, YiemAgentError
+from yiemagent.errors import ConfigError, YiemAgentError, exception_summary
 from yiemagent.loop import count_spending, preparing_api_key, preparing_prompt
 from yiemagent.types import (
     AbortSignal,
@@ -589,19 +589,27 @@ class Compactor:
         """The model's summary for the request `parts`, or None when it wrote none (an
         error, an abort, an empty answer). What it spent is counted either way."""
         context = Context(SUMMARY_SYSTEM_PROMPT, [UserMessage("\n".join(parts))], [])
-        # Sent once and never again as it is: a cache write would be paid for (more than
-        # the input's price) and never read. The key is the one the run's config gives.
-        options = StreamOptions(
-            signal=signal,
-            api_key=await preparing_api_key(self.model.provider),
-            max_tokens=self.summary_max_tokens,
-            temperature=0,
-            cache_retention="none",
-        )
         try:
-            reply = await self._complete(context, options)
+            # The key is the one the run's config gives; its `get_api_key` may fail as the
+            # request may.
+            api_key = await preparing_api_key(self.model.provider)
         except Exception as exc:
-            reply = AssistantMessage(stop_reason="error", error_message=str(exc))
+            failed = f"get_api_key({self.model.provider!r}) failed: {exception_summary(exc)}"
+            reply = AssistantMessage(stop_reason="error", error_message=failed)
+        else:
+            # Sent once and never again as it is: a cache write would be paid for (more
+            # than the input's price) and never read.
+            options = StreamOptions(
+                signal=signal,
+                api_key=api_key,
+                max_tokens=self.summary_max_tokens,
+                temperature=0,
+                cache_retention="none",
+            )
+            try:
+                reply = await self._complete(context, options)
+            except Exception as exc:
+                reply = AssistantMessage(stop_reason="error", error_message=str(exc))
         self.usage.add(reply.usage)
         count_spending(reply.usage)  # against the run's usage limits, as its calls are
         text = "".join(b.text for b in reply.content if isinstance(b, TextContent)).strip()
