@@ -1,7 +1,8 @@
 """The scripted faux provider: replays queued responses through the real event protocol
 (DESIGN §7). It is what the tests and benchmarks run on.
 
-`FauxModel(responses, *, chunk_size=4, delay_s=0.0)` queues responses; each call of
+`FauxModel(responses, *, chunk_size=4, delay_s=0.0, model_id="faux")` queues responses
+for its model `fm.model` (that id, api "faux"); each call of
 `fm.stream_fn(model, context, options)` records the `Context` in `fm.contexts`, takes the
 next response and streams it: `start`, text/thinking in deltas of `chunk_size` characters,
 each tool call's arguments as JSON text in `chunk_size` fragments, then `done` (or `error` for
