@@ -393,7 +393,7 @@ class _MaxCost:
     usd: float
 
     def __post_init__(self) -> None:
-        # nan failed every run (no comparison with it is true) and inf passed every run:
+        # nan would fail every run (no comparison with it is true) and inf pass every run:
         # neither is a limit, and a dataset holding one is refused before any run
         bad = isinstance(self.usd, bool) or not isinstance(self.usd, int | float)
         if bad or not math.isfinite(self.usd) or self.usd < 0:

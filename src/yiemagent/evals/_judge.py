@@ -88,6 +88,9 @@ def _answer_chars(model: Model | None) -> int:
 
 @dataclass(frozen=True, slots=True)
 class _Judge:
+    """The check `judge` returns: called with a run, it asks `model` (None: the embedded
+    one) for a verdict against `rubric`; a judge that fails fails the check, saying why."""
+
     rubric: str
     model: Model | str | None = None
 
