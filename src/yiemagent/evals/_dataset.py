@@ -1,4 +1,4 @@
-"""`Case` and `Dataset`: what an eval runs, built in code or read from a YAML or JSONL file.
+"""`Dataset`: the `Case`s an eval runs, built in code or read from a YAML or JSONL file.
 
 A file holds cases: YAML `cases:` (a list), or JSONL with one case object a line. Each case
 has `name`, `input`, optional `expected`, `metadata` and `checks`; a check item is a check
