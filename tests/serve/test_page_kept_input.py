@@ -127,3 +127,31 @@ async def test_a_message_the_server_never_answered_comes_back_in_the_box(
     tmp_path: Path,
 ) -> None:
     await asyncio.to_thread(server_gone, tmp_path)
+
+
+def sends_while_a_call_is_held(url: str, tmp_path: Path) -> None:
+    with browser_page(tmp_path / "profile") as page:
+        page.goto(url)
+        ask(page, "launch Apollo")
+        page.wait_for_selector(".approve button:text('Approve')")
+        ask(page, "hello")
+        # The page said what the API says to a program: "POST .../approvals/{call_id}".
+        note = page.locator("#msgs .note:has-text('Approve or Reject')")
+        note.wait_for()
+        assert "POST" not in note.inner_text()
+        assert page.input_value("#input") == "hello"
+        page.click(".approve button:text('Approve')")
+        page.wait_for_selector(".assistant:has-text('Done: launched Apollo')")
+        page.wait_for_selector("#state:text('idle')")
+        page.focus("#input")
+        page.keyboard.press("Enter")  # sent again, it is a run of its own
+        page.wait_for_selector(".assistant:has-text('echo: hello')")
+
+
+async def test_a_message_sent_while_a_call_awaits_approval_says_to_decide_it(
+    tmp_path: Path,
+) -> None:
+    tools = Tools()
+    with faux_server(InMemorySessionStore(), tools) as (url, _):
+        await asyncio.to_thread(sends_while_a_call_is_held, url, tmp_path)
+    assert tools.launched == ["Apollo"]
