@@ -22,7 +22,7 @@ from yiemagent import (
 from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
 from yiemagent.sessions import SqliteSessionStore
 from yiemagent.types.config import DEFAULT_MAX_TOOL_RESULT_CHARS
-from yiemagent.types.tools import cut_tool_result
+from yiemagent.types.tools import NOTE_ROOM, cut_tool_result
 
 HUGE = "HEAD " + "x" * 20_000_000 + " TAIL"
 
@@ -85,27 +85,38 @@ async def test_no_cap_keeps_the_result_whole() -> None:
     assert sent_results(fm) == [HUGE]
 
 
+def test_a_result_an_mcp_cut_left_at_the_cap_is_not_cut_again() -> None:
+    """`add_server` cuts an MCP tool's text at the same 100,000 characters and adds its own
+    note after them: that result passes the run's cap untouched, with one note."""
+    mcp_note = (
+        "\n[output cut: the tool returned 3,000,000 characters of text; the first 100,000 "
+        "are shown]"
+    )
+    result = AgentToolResult([TextContent("x" * DEFAULT_MAX_TOOL_RESULT_CHARS + mcp_note)])
+    assert cut_tool_result(result, DEFAULT_MAX_TOOL_RESULT_CHARS) is result
+
+
 async def test_a_small_cap_counts_every_text_block_and_keeps_images() -> None:
     def execute(*_: Any) -> AgentToolResult:
-        return AgentToolResult([TextContent("a" * 300), TextContent("b" * 100)])
+        return AgentToolResult([TextContent("a" * 600), TextContent("b" * 200)])
 
     fm = FauxModel([faux_message(faux_tool_call("two", {}, id="c1")), "done"])
     agent = faux_agent(fm, tools=[make_tool("two", execute)], max_tool_result_chars=200)
     await agent.prompt("go")
     [kept] = [m for m in agent.state.messages if isinstance(m, ToolResultMessage)]
     first, second = (b.text for b in kept.content)
-    assert first.startswith("a" * 100) and "[… 150 characters of the result left out …]" in first
-    assert second.startswith("b" * 33) and "[… 50 characters of the result left out …]" in second
+    assert first.startswith("a" * 100) and "[… 450 characters of the result left out …]" in first
+    assert second.startswith("b" * 33) and "[… 150 characters of the result left out …]" in second
 
 
 @given(
-    texts=st.lists(st.text(max_size=300), min_size=1, max_size=5),
+    texts=st.lists(st.text(max_size=600), min_size=1, max_size=5),
     limit=st.integers(min_value=1, max_value=400),
 )
 def test_cut_results_fit_the_cap_and_keep_both_ends(texts: list[str], limit: int) -> None:
     result = AgentToolResult([TextContent(t) for t in texts], {"k": 1})
     capped = cut_tool_result(result, limit)
-    if sum(map(len, texts)) <= limit:
+    if sum(map(len, texts)) <= limit + NOTE_ROOM:
         assert capped is result
         return
     assert capped.details == {"k": 1} and len(capped.content) == len(texts)

@@ -15,6 +15,7 @@ from yiemagent.types import (
     TextContent,
     ToolResultMessage,
 )
+from yiemagent.types.config import DEFAULT_MAX_TOOL_RESULT_CHARS
 
 MODEL = FauxModel([]).model
 
@@ -25,11 +26,14 @@ async def run_calls(
     signal: AbortSignal | None = None,
     tool_timeout_s: float | None = None,
     events: list[AgentEvent] | None = None,
+    max_tool_result_chars: int | None = DEFAULT_MAX_TOOL_RESULT_CHARS,
 ) -> list[ToolResultMessage]:
     """Run `calls` as one batch of one assistant message; returns its result messages."""
     message = faux_message(*[faux_tool_call(name, args) for name, args in calls])
     context = AgentContext(tools=list(store.tools.values()))
-    config = AgentLoopConfig(model=MODEL, tool_timeout_s=tool_timeout_s)
+    config = AgentLoopConfig(
+        model=MODEL, tool_timeout_s=tool_timeout_s, max_tool_result_chars=max_tool_result_chars
+    )
     seen = events if events is not None else []
 
     async def emit(event: AgentEvent) -> None:

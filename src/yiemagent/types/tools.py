@@ -23,6 +23,7 @@ from yiemagent.types.signal import AbortSignal
 from yiemagent.types.text import cut_middle
 
 __all__ = [
+    "NOTE_ROOM",
     "TOOL_NAME_PATTERN",
     "AfterToolCallResult",
     "AgentTool",
@@ -148,11 +149,17 @@ class AgentToolResult:
         return cls([TextContent(text)], **kwargs)
 
 
+NOTE_ROOM = 200
+"""Characters past a cap that `cut_tool_result` leaves alone: room for a note saying what
+an earlier cut left out."""
+
+
 def cut_tool_result(result: AgentToolResult, limit: int) -> AgentToolResult:
-    """`result` whole when its texts hold at most `limit` characters together; else a copy
-    whose every text is cut in its middle (`cut_middle`) to its share of `limit`, in
-    proportion to its length, with a line saying how many characters were left out. Images
-    and the other fields are kept as they are; `result` is not changed.
+    """`result` whole when its texts hold at most `limit` characters together (and
+    `NOTE_ROOM` more: a note another cut already added, as an MCP tool's, is not cut
+    again); else a copy whose every text is cut in its middle (`cut_middle`) to its share
+    of `limit`, in proportion to its length, with a line saying how many characters were
+    left out. Images and the other fields are kept as they are; `result` is not changed.
 
     Args:
         result: what a tool returned (after `after_tool_call`).
@@ -160,7 +167,7 @@ def cut_tool_result(result: AgentToolResult, limit: int) -> AgentToolResult:
     """
     texts = [block for block in result.content if isinstance(block, TextContent)]
     total = sum(len(block.text) for block in texts)
-    if total <= limit:
+    if total <= limit + NOTE_ROOM:
         return result
     content: list[ToolResultContent] = [
         TextContent(
