@@ -22,6 +22,9 @@ Failures never hang:
   not JSON-RPC, ends the requests it may have been meant for, saying so (`WatchedStream`);
 - listing the tools again must finish within `connect_timeout_s`.
 
+What a server logs through MCP (`notifications/message`) goes to this module's logger at
+the nearest Python level, named by the server, so it is never dropped unseen.
+
 The SDK (`mcp`, the `mcp` extra) is imported only when a connection opens.
 """
 
@@ -70,6 +73,19 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
+
+# MCP's log levels (RFC 5424's) as Python's: notice is between info and warning,
+# alert and emergency are above critical.
+_LOG_LEVELS = {
+    "debug": logging.DEBUG,
+    "info": logging.INFO,
+    "notice": logging.INFO,
+    "warning": logging.WARNING,
+    "error": logging.ERROR,
+    "critical": logging.CRITICAL,
+    "alert": logging.CRITICAL,
+    "emergency": logging.CRITICAL,
+}
 
 DEFAULT_CONNECT_TIMEOUT_S = 30.0
 """Seconds `initialize` plus the first `tools/list` may take before connecting fails."""
@@ -317,6 +333,7 @@ class MCPServer:
                         watched,
                         RecordingStream(write, ledger),
                         message_handler=self._on_message,
+                        logging_callback=self._on_log,
                         client_info=Implementation(name="yiemagent", version=package_version()),
                     )
                 )
@@ -511,6 +528,13 @@ class MCPServer:
                 self.name,
                 unreadable_line(message),
             )
+
+    async def _on_log(self, params: Any) -> None:
+        """A server's log message (`LoggingMessageNotificationParams`: level, optional
+        logger name, data of any JSON type) to this module's logger."""
+        level = _LOG_LEVELS.get(str(params.level), logging.WARNING)
+        source = f"{self.label} [{params.logger}]" if params.logger else self.label
+        logger.log(level, "%s logged: %s", source, params.data)
 
     async def _refresh_after_change(self) -> None:
         """List the tools after `tools/list_changed`; the changes announced meanwhile are
