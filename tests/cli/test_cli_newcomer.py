@@ -8,6 +8,7 @@ import importlib
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -376,3 +377,32 @@ def test_run_says_an_answer_was_cut_off_at_the_output_limit(
     assert code == 0, err
     assert out == "The piston is connected to a crank\n"
     assert "⋯ cut off: the answer reached the model's output limit" in err
+
+
+def _command_paths() -> list[list[str]]:
+    """Every `yiem` command and subcommand, as the words that name it."""
+    import typer.main
+
+    group: Any = typer.main.get_command(cli_main_module.app)
+    paths: list[list[str]] = []
+
+    def walk(command: Any, words: list[str]) -> None:
+        paths.append(words)
+        for name in getattr(command, "commands", {}):
+            walk(command.commands[name], [*words, name])
+
+    walk(group, [])
+    return paths
+
+
+def test_no_help_page_shows_the_docstrings_sections_for_programmers(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # `yiem sessions release --help` ended on "Raises: CliError: a bad id, ...".
+    paths = _command_paths()
+    assert ["sessions", "release"] in paths and ["mcp", "list"] in paths
+    for words in paths:
+        code, out, _ = _run(capsys, *words, "--help")
+        assert code == 0, words
+        for section in ("Raises:", "Args:", "Returns:", "CliError"):
+            assert section not in out, (words, section)

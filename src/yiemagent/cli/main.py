@@ -25,6 +25,7 @@ import dataclasses
 import inspect
 import json
 import os
+import re
 import signal as os_signal
 import sys
 from pathlib import Path
@@ -466,11 +467,19 @@ app.command("eval")(eval_command)  # `yiem eval`: yiemagent/cli/eval_cmd.py
 app.command("serve")(serve_command)  # `yiem serve`: yiemagent/cli/serve.py
 
 
+_PROGRAMMERS_SECTION = re.compile(r"^(Args|Arguments|Returns|Yields|Raises):$", re.MULTILINE)
+
+
 def _unwrapped(doc: str) -> str:
     """A docstring as help text: the lines of each paragraph joined, so the terminal wraps
-    them where it needs to instead of at the source's line breaks."""
-    paragraphs = inspect.cleandoc(doc).split("\n\n")
-    return "\n\n".join(" ".join(p.split()) for p in paragraphs)
+    them where it needs to instead of at the source's line breaks. It ends before the first
+    section written for programmers (`Raises:` naming `CliError`, `Args:`), which a user
+    reading `--help` has no use for."""
+    text = inspect.cleandoc(doc)
+    section = _PROGRAMMERS_SECTION.search(text)
+    if section is not None:
+        text = text[: section.start()]
+    return "\n\n".join(" ".join(p.split()) for p in text.strip().split("\n\n"))
 
 
 def _help_from_docstrings(typer_app: typer.Typer) -> None:
