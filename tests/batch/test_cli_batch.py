@@ -70,7 +70,7 @@ def test_batch_then_summary(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["batch"], "give the tasks file and --out"),
+        (["batch"], "give the tasks file and --results"),
         (["batch", "missing.jsonl", "--out", "r.jsonl"], "tasks file missing.jsonl does not exist"),
         (["batch", "--summary", "missing.jsonl"], "results file missing.jsonl does not exist"),
         (["batch", "t.jsonl", "--out", "r.jsonl", "--agent", "nope"], "is not MODULE:FUNCTION"),

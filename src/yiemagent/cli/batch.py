@@ -1,6 +1,6 @@
 """`yiem batch`: run an agent over a JSONL task list, locally or on a Ray cluster (DESIGN §16).
 
-    yiem batch tasks.jsonl --out results.jsonl [--model …] [--tools DIR] [--concurrency N]
+    yiem batch tasks.jsonl --results results.jsonl [--model …] [--tools DIR] [--concurrency N]
         [--ray [ADDRESS]] [--retries N] [--timeout S] [--agent MODULE:FUNCTION]
         [--workers auto|tasks|pool] [--num-cpus N] [--rerun-failed] [--yes]
     yiem batch --summary results.jsonl
@@ -249,8 +249,12 @@ def _print_summary(path: Path) -> None:
 
 def batch(
     tasks: Annotated[Path | None, typer.Argument(help="Tasks, one JSON object a line.")] = None,
+    results: Annotated[
+        Path | None,
+        typer.Option("--results", help="Results JSONL (appended; reruns resume)."),
+    ] = None,
     out: Annotated[
-        Path | None, typer.Option("--out", help="Results JSONL (appended; reruns resume).")
+        Path | None, typer.Option("--out", hidden=True, help="--results, by its former name.")
     ] = None,
     summary: Annotated[
         Path | None, typer.Option("--summary", help="Summarise a results file and exit.")
@@ -312,7 +316,13 @@ def batch(
         typer.Option("--yes", help="Approve tool calls held for approval (else: 'held')."),
     ] = False,
 ) -> None:
-    """Run an agent over a task list; each finished task is one line of --out."""
+    """Run an agent over a task list; each finished task is one line of --results."""
+    # `--out` is `--results` by the name it had (the name `yiem eval` gives the same file);
+    # messages name the option as given
+    option = "--out" if out is not None else "--results"
+    if out is not None and results is not None:
+        raise _cli_error("--out is --results by its former name; give one of them", 2)
+    out = out if out is not None else results
     if summary is not None:
         if tasks is not None or out is not None:
             raise _cli_error("--summary reads a results file; give it alone", 2)
@@ -320,8 +330,10 @@ def batch(
             _print_summary(summary)
         return
     if tasks is None or out is None:
-        raise _cli_error("give the tasks file and --out: yiem batch tasks.jsonl --out r.jsonl", 2)
-    check_output_path(out, "--out", why="results are appended to it and a rerun resumes")
+        raise _cli_error(
+            "give the tasks file and --results: yiem batch tasks.jsonl --results r.jsonl", 2
+        )
+    check_output_path(out, option, why="results are appended to it and a rerun resumes")
     from yiemagent.batch import run_batch
 
     if workers not in ("auto", "tasks", "pool"):
@@ -364,7 +376,7 @@ def batch(
         )
     with (
         _stdout_to_stderr() if ray is not None else contextlib.nullcontext(),
-        results_file_option(out, "--out"),
+        results_file_option(out, option),
         library_warnings_shown(),
         sigterm_as_ctrl_c() as terminated,
     ):
