@@ -83,7 +83,9 @@ class Case:
 
 @dataclass(slots=True, frozen=True)
 class CheckResult:
-    """A check's verdict on one run."""
+    """What a check returns for one run: its verdict, why, and what the check itself spent
+    (a check may return a bare bool instead). It carries no name: the eval names it after
+    the check (`check_name`) and records it in the report as a `CheckOutcome`."""
 
     passed: bool
     reason: str = ""

@@ -48,7 +48,10 @@ def _check_counts(n: int, c: int, k: int) -> None:
 
 @dataclass(slots=True, frozen=True)
 class CheckOutcome:
-    """One check's verdict (on one run, or over a case's runs)."""
+    """A check's verdict as the report records it, under the check's name: a run's
+    `CheckResult` (`RunReport.checks`; also "run" for a run that gave no answer), or the
+    check over a case's runs (`CaseReport.checks`: passed when it passed in every run).
+    Read back from a report's JSON form, it has no tokens or cost."""
 
     name: str
     """The check's name (`check_name`); "run" for a run that failed before any check."""
