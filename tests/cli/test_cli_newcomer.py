@@ -406,3 +406,33 @@ def test_no_help_page_shows_the_docstrings_sections_for_programmers(
         assert code == 0, words
         for section in ("Raises:", "Args:", "Returns:", "CliError"):
             assert section not in out, (words, section)
+
+
+@pytest.mark.parametrize(
+    ("argv", "hint"),
+    [
+        (["run", "What", "time", "is", "it?"], 'yiem run "What time is it?"'),
+        (["run", "What's", "up?"], '''yiem run "What's up?"'''),
+        (["run", "--", "-5", "+", "3?"], 'yiem run -- "-5 + 3?"'),
+        (["run", "Say", '"hi"', "$HOME"], """yiem run 'Say "hi" $HOME'"""),
+        (["mcp", "list", "python", "server.py"], 'yiem mcp list "python server.py"'),
+    ],
+)
+def test_a_text_left_unquoted_is_told_to_be_quoted(
+    capsys: pytest.CaptureFixture[str], argv: list[str], hint: str
+) -> None:
+    # It said only "Got unexpected extra argument(s) (time is it?)".
+    code, _out, err = _run(capsys, *argv)
+    assert code == 2
+    line = err.strip()
+    assert len(line.splitlines()) == 1
+    assert line.startswith("yiem: error: Got unexpected extra argument"), line
+    assert line.endswith(f"is one argument: put it in quotes, {hint})"), line
+
+
+def test_other_commands_extra_arguments_get_no_quoting_hint(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, _out, err = _run(capsys, "trace", "a.jsonl", "b.jsonl", "--html", "-")
+    assert code == 2
+    assert err.strip() == "yiem: error: Got unexpected extra argument(s) (b.jsonl)"

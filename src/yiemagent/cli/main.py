@@ -26,6 +26,7 @@ import inspect
 import json
 import os
 import re
+import shlex
 import signal as os_signal
 import sys
 from pathlib import Path
@@ -520,6 +521,33 @@ def _escape_what_the_locale_cannot_encode() -> None:
         sys.stdout.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
 
 
+# The commands whose one argument is a text of several words, by that argument's name.
+_ONE_TEXT_ARGUMENT = {
+    "yiem run": ("prompt", "the prompt"),
+    "yiem mcp list": ("command", "the server's command line"),
+}
+
+
+def _quote_them(ctx: Any, message: str) -> str:
+    """' (the prompt is one argument: put it in quotes, yiem run "What time is it")' for the
+    click context of an "unexpected extra argument" error of `yiem run` or `yiem mcp list`,
+    whose text left unquoted arrives as several arguments; "" for other commands. `message`
+    is click's, ending with the extra words in parentheses."""
+    path = getattr(ctx, "command_path", None)
+    if path not in _ONE_TEXT_ARGUMENT:
+        return ""
+    name, what = _ONE_TEXT_ARGUMENT[path]
+    first = getattr(ctx, "params", {}).get(name)
+    extra = re.search(r"\(([^()]*)\)$", message)
+    if not isinstance(first, str) or extra is None:
+        return ""
+    words = f"{first} {extra[1]}"
+    # double quotes, as a person writes them, unless the shell would expand what they hold
+    quoted = shlex.quote(words) if set('"$`\\!') & set(words) else f'"{words}"'
+    dashes = "-- " if words.startswith("-") else ""  # else it is taken for an option
+    return f" ({what} is one argument: put it in quotes, {path} {dashes}{quoted})"
+
+
 def _commands_of(ctx: Any) -> str:
     """' (the commands of yiem models: install; yiem models alone lists the models)' for
     the click context of a "No such command" error (`yiem models list` said only that);
@@ -593,6 +621,8 @@ def main(argv: list[str] | None = None) -> int:
         text = " ".join(str(show() if callable(show) else _one_line(exc)).split())
         if type(exc).__name__ == "NoSuchOption" and "run" in (argv or sys.argv[1:]):
             text += ' (a prompt that starts with "-" goes after --: yiem run -- "-5 + 3?")'
+        if text.startswith("Got unexpected extra argument"):
+            text += _quote_them(getattr(exc, "ctx", None), text)
         if text.startswith("No such command") and "Did you mean" not in text:
             text += _commands_of(getattr(exc, "ctx", None))  # which there are
         if text:  # `yiem` alone has printed the help and raises with no message
