@@ -304,6 +304,9 @@ async def _relay(
     request: dict[str, Any],
     out: AssistantMessageEventStream,
 ) -> None:
+    """Stream the wrapped model's answer to `context` into `out`, event by event, and
+    append the recording (`request`, the events, the final message) before `out` ends.
+    Never raises: a failure or a cancellation ends `out` with an error saying so."""
     assert model.inner is not None
     events: list[dict[str, Any]] = []
     try:
@@ -517,6 +520,9 @@ def stream_replay(
 
 
 def _play(entry: Mapping[str, Any], options: StreamOptions | None) -> AssistantMessageEventStream:
+    """The recorded answer of `entry` as a new stream, its events rebuilt by a
+    `MessageBuilder`; an aborted signal, or a recording that cannot be replayed to its end,
+    ends it with an error."""
     out = AssistantMessageEventStream()
     final = message_from_dict(entry["message"])
     assert isinstance(final, AssistantMessage)
@@ -542,6 +548,13 @@ def _apply(
     event: Mapping[str, Any],
     final: AssistantMessage,
 ) -> None:
+    """Replay one recorded event through `builder` (or, a `fallback`, onto `out`); at the
+    end (`done` / `error`) the message takes `final`'s usage, arguments and fields, so the
+    replay ends as the recording did.
+
+    Raises:
+        KeyError, TypeError, ValueError, RuntimeError: an edited or damaged event.
+    """
     kind = event["type"]
     if kind == "start":
         builder.start()
