@@ -104,9 +104,10 @@ class MCPServerStdio(MCPServer):
     async def _transport(self) -> AsyncIterator[tuple[Any, Any]]:
         from mcp import StdioServerParameters, stdio_client
 
-        # "replace": a byte that is not UTF-8 on the server's stdout (a binary log line)
-        # ended the SDK's reader in a UnicodeDecodeError, and the call in flight, and every
-        # later one, waited forever; as U+FFFD it is one line that is not JSON-RPC (logged)
+        # "replace": read strictly, a byte that is not UTF-8 on the server's stdout (a
+        # binary log line) would end the SDK's reader in a UnicodeDecodeError, and the call
+        # in flight and every later one would wait forever; as U+FFFD it is one line that
+        # is not JSON-RPC (logged)
         params = StdioServerParameters(
             command=self.command,
             args=self.args,

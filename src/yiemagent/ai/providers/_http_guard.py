@@ -2,7 +2,7 @@
 stream explained (DESIGN §8).
 
 - **Invalid UTF-8.** The SDKs decode each SSE line strictly, so one bad byte from a server
-  (a proxy that cut a character in two, a buggy upstream) failed the whole message with
+  (a proxy that cut a character in two, a buggy upstream) would fail the whole message with
   `UnicodeDecodeError`. An event stream's bytes pass through an incremental UTF-8 decoder
   with `errors="replace"` first: a bad byte becomes U+FFFD and the answer is kept; a
   character split across chunks is joined, not replaced (`repair_utf8`).
@@ -10,7 +10,7 @@ stream explained (DESIGN §8).
   `stream_bytes_arrived` callback of the task reading it (a context variable): a server's
   SSE comment lines (OpenRouter's `: OPENROUTER PROCESSING` while an upstream model thinks)
   never reach the SDK's events, yet they say the stream is alive.
-- **A connection cut mid-stream** (reset, closed early) raised the HTTP client's bare
+- **A connection cut mid-stream** (reset, closed early) raises the HTTP client's bare
   `ReadError: ` or the SDK's `Connection error.`. It is raised again as the same error
   type (so retries classify it as before) with a text that says what happened: "connection
   error: the server closed the connection mid-stream after N bytes (URL)", or "... before
