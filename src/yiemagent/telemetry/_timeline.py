@@ -19,7 +19,7 @@ import json
 import logging
 import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
@@ -30,6 +30,7 @@ from yiemagent.types.messages import (
     TextContent,
     ToolCall,
     ToolResultMessage,
+    Usage,
     UserMessage,
     message_from_dict,
     text_of,
@@ -139,87 +140,19 @@ def build_timeline(
             current = Turn(len(turns) + 1, prompt="\n".join(prompts))
             prompts = []
             turns.append(current)
-            start = message.timestamp
-            model_end = start + (message.duration_ms or 0)
-            usage = message.usage
-            details: dict[str, Any] = {
-                "model": f"{message.provider}/{message.model}",
-                "stop reason": message.stop_reason,
-                "tokens": f"{usage.prompt_tokens} in ({usage.cache_read} cached), "
-                f"{usage.output} out",
-                "duration": f"{message.duration_ms or 0} ms",
-            }
-            if usage.cost.total:
-                details["cost"] = f"${usage.cost.total:.6f}"
-            compaction = message.compaction_usage
-            if compaction is not None:  # a summary written before this call
-                details["compaction"] = (
-                    f"summary: {compaction.prompt_tokens} in, {compaction.output} out"
-                    + (f", ${compaction.cost.total:.6f}" if compaction.cost.total else "")
-                )
-            if message.text:
-                details["text"] = _cut(message.text)
+            failed = message.stop_reason in ("error", "aborted")
+            fallback = pending.pop(0) if pending and not failed else None
+            bar = _model_bar(message, current.index, fallback)
+            model_end = bar.end_ms
+            current.bars.append(bar)
             for call in message.tool_calls:
                 calls[call.id] = call
-            if message.tool_calls:
-                details["tool calls"] = ", ".join(c.name for c in message.tool_calls)
-            if message.error_message:
-                details["error"] = message.error_message
-            if message.agent:
-                details["agent"] = message.agent
-            steps = message.details.get("local_rules")
-            if steps:  # what the embedded provider's rules repaired or dropped
-                details["rules"] = "; ".join(
-                    f"{s.get('rule')} {s.get('action')}: {s.get('what')}" for s in steps
-                )
-            failed = message.stop_reason in ("error", "aborted")
-            if pending and not failed:
-                gone = pending.pop(0)
-                details["fallback"] = (
-                    f"{gone.get('failed_model')} failed first ({gone.get('error_type')}): "
-                    f"{gone.get('error_message')}"
-                )
-            label = message.model or "model"
-            current.bars.append(
-                Bar("model", f"model-{current.index}", label, start, model_end, failed, details)
-            )
         elif isinstance(message, ToolResultMessage):
             if current is None:
                 current = Turn(1, prompt="\n".join(prompts))
                 turns.append(current)
-            end = message.timestamp
-            start = end - message.duration_ms if message.duration_ms is not None else model_end
-            start = min(start, end)
             asked = calls.get(message.tool_call_id)
-            tool_details: dict[str, Any] = {
-                "tool": message.tool_name,
-                "call id": message.tool_call_id,
-                "arguments": _json_text(asked.arguments if asked is not None else {}),
-                "result": _cut(text_of(message.content) or "(no text)"),
-                "duration": f"{end - start} ms",
-            }
-            if message.usage is not None:  # what the call spent: a sub-agent's whole run
-                spent = message.usage
-                tool_details["tokens"] = (
-                    f"{spent.prompt_tokens} in ({spent.cache_read} cached), {spent.output} out"
-                )
-                if spent.cost.total:
-                    tool_details["cost"] = f"${spent.cost.total:.6f}"
-            if message.is_error:
-                tool_details["error"] = "yes: the result is an error"
-            if message.details:
-                tool_details["details"] = _json_text(message.details)
-            current.bars.append(
-                Bar(
-                    "tool",
-                    message.tool_call_id,
-                    message.tool_name,
-                    start,
-                    end,
-                    message.is_error,
-                    tool_details,
-                )
-            )
+            current.bars.append(_tool_bar(message, asked, model_end))
     bars = [bar for turn in turns for bar in turn.bars]
     start_ms = min((b.start_ms for b in bars), default=0)
     end_ms = max((b.end_ms for b in bars), default=start_ms)
@@ -233,6 +166,81 @@ def build_timeline(
     if total.cost.total:
         summary["cost"] = f"${total.cost.total:.6f}"
     return Timeline(title, turns, start_ms, end_ms, end_reason, summary)
+
+
+def _tokens(usage: Usage) -> str:
+    return f"{usage.prompt_tokens} in ({usage.cache_read} cached), {usage.output} out"
+
+
+def _model_bar(message: AssistantMessage, turn: int, fallback: Mapping[str, Any] | None) -> Bar:
+    """The bar of turn `turn`'s model call: from the message's `timestamp` for its
+    `duration_ms`, with what it answered and spent; `fallback` is the model that failed
+    before this one answered, if one did."""
+    start = message.timestamp
+    usage = message.usage
+    details: dict[str, Any] = {
+        "model": f"{message.provider}/{message.model}",
+        "stop reason": message.stop_reason,
+        "tokens": _tokens(usage),
+        "duration": f"{message.duration_ms or 0} ms",
+    }
+    if usage.cost.total:
+        details["cost"] = f"${usage.cost.total:.6f}"
+    compaction = message.compaction_usage
+    if compaction is not None:  # a summary written before this call
+        details["compaction"] = (
+            f"summary: {compaction.prompt_tokens} in, {compaction.output} out"
+            + (f", ${compaction.cost.total:.6f}" if compaction.cost.total else "")
+        )
+    if message.text:
+        details["text"] = _cut(message.text)
+    if message.tool_calls:
+        details["tool calls"] = ", ".join(c.name for c in message.tool_calls)
+    if message.error_message:
+        details["error"] = message.error_message
+    if message.agent:
+        details["agent"] = message.agent
+    steps = message.details.get("local_rules")
+    if steps:  # what the embedded provider's rules repaired or dropped
+        details["rules"] = "; ".join(
+            f"{s.get('rule')} {s.get('action')}: {s.get('what')}" for s in steps
+        )
+    if fallback is not None:
+        details["fallback"] = (
+            f"{fallback.get('failed_model')} failed first ({fallback.get('error_type')}): "
+            f"{fallback.get('error_message')}"
+        )
+    failed = message.stop_reason in ("error", "aborted")
+    end = start + (message.duration_ms or 0)
+    return Bar("model", f"model-{turn}", message.model or "model", start, end, failed, details)
+
+
+def _tool_bar(message: ToolResultMessage, asked: ToolCall | None, model_end: int) -> Bar:
+    """The bar of the tool call `message` answers: it ends at the result's `timestamp` and
+    lasted `duration_ms` (a result stored without one: from its model call's end,
+    `model_end`); `asked` is the call, for its arguments."""
+    end = message.timestamp
+    start = end - message.duration_ms if message.duration_ms is not None else model_end
+    start = min(start, end)
+    details: dict[str, Any] = {
+        "tool": message.tool_name,
+        "call id": message.tool_call_id,
+        "arguments": _json_text(asked.arguments if asked is not None else {}),
+        "result": _cut(text_of(message.content) or "(no text)"),
+        "duration": f"{end - start} ms",
+    }
+    if message.usage is not None:  # what the call spent: a sub-agent's whole run
+        spent = message.usage
+        details["tokens"] = _tokens(spent)
+        if spent.cost.total:
+            details["cost"] = f"${spent.cost.total:.6f}"
+    if message.is_error:
+        details["error"] = "yes: the result is an error"
+    if message.details:
+        details["details"] = _json_text(message.details)
+    return Bar(
+        "tool", message.tool_call_id, message.tool_name, start, end, message.is_error, details
+    )
 
 
 def timeline_from_event_lines(
