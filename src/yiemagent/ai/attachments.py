@@ -23,7 +23,9 @@ An API may also refuse an image by its size in pixels (Anthropic's: more than 80
 side, or 2000 px in a request holding more than 20 images; `IMAGE_SIDE_LIMITS`): the width
 and height come from the image's header (`image_size`, through `imagesize`, which the
 `anthropic` extra installs), and a provider sends an image over its limit as a text naming
-it (`oversized_sides_stand_in`), as it does one over its limit in bytes.
+it (`oversized_sides_stand_in`), as it does one over its limit in bytes. So does a PDF of
+more pages than an API takes (Anthropic's 100, `PDF_PAGE_LIMITS`; counted by `pdf_pages`
+through `pypdf`, which the `anthropic` extra installs): `oversized_pdf_stand_in`.
 
 `attachment_warning(model, blocks)` is the one-line warning for a model that cannot read
 what is attached (the embedded model reads neither): providers give such a model a short
@@ -34,6 +36,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import io
 import os
 import warnings
@@ -53,6 +56,7 @@ __all__ = [
     "IMAGE_SIDE_LIMITS",
     "MAX_IMAGE_BYTES",
     "MAX_PDF_BYTES",
+    "PDF_PAGE_LIMITS",
     "AttachmentError",
     "AttachmentSource",
     "AttachmentWarning",
@@ -67,7 +71,9 @@ __all__ = [
     "load_attachment",
     "load_attachments",
     "oversized_image_stand_in",
+    "oversized_pdf_stand_in",
     "oversized_sides_stand_in",
+    "pdf_pages",
     "sniff_mime_type",
     "warn_unreadable",
 ]
@@ -103,6 +109,10 @@ IMAGE_SIDE_LIMITS: dict[str, SideLimit] = {"anthropic-messages": SideLimit(8000,
 """Pixel limits per API (`Model.api`), where it refuses larger images ("At least one of
 the image dimensions exceed max allowed size: 8000 pixels", "... for many-image requests:
 2000 pixels"): its provider sends a larger image as a text naming it."""
+
+PDF_PAGE_LIMITS: dict[str, int] = {"anthropic-messages": 100}
+"""The most pages an API (`Model.api`) takes in a PDF ("A maximum of 100 PDF pages may be
+provided"): its provider sends a longer PDF as a text naming it."""
 
 _SIZE_HEADS = (4096, 1024 * 1024)
 """Characters of base64 decoded to find an image's size, the second only when the first
@@ -333,6 +343,32 @@ def oversized_sides_stand_in(size: tuple[int, int] | None, longest: int, api: st
     return f"[image omitted: {width}x{height} px, larger than the {longest} px a side {api} takes]"
 
 
+@functools.lru_cache(maxsize=8)
+def pdf_pages(data: str) -> int | None:
+    """How many pages the PDF `data` (base64) has, read from its page tree with `pypdf`
+    (which the `anthropic` extra installs); None when it cannot tell (a damaged PDF, or no
+    `pypdf`: the PDF then goes as it is). Cached: a session sends the same PDF each turn."""
+    try:
+        import pypdf
+    except ImportError:
+        return None
+    try:
+        return len(pypdf.PdfReader(io.BytesIO(base64.b64decode(data))).pages)
+    except Exception:  # pypdf raises many kinds for a damaged file
+        return None
+
+
+def oversized_pdf_stand_in(block: DocumentContent, limit: int, api: str) -> str | None:
+    """The text a model gets in place of a PDF of more than `limit` pages, what its API
+    takes; None when it fits or its pages cannot be counted (`pdf_pages`). Sent, it would
+    fail that request and, kept in the session, every later one."""
+    pages = pdf_pages(block.data)
+    if pages is None or pages <= limit:
+        return None
+    named = f" {block.name}" if block.name else ""
+    return f"[PDF{named} omitted: {pages} pages, more than the {limit} {api} takes]"
+
+
 def image_type_stand_in(mime_type: str, api: str) -> str | None:
     """The text a model gets in place of an image of a type its API does not read
     (`API_IMAGE_TYPES`), or None when it reads it. `api` names the API in the text."""
@@ -386,5 +422,12 @@ def attachment_warning(
         return (
             f"{name} takes images of at most {sides.side} px a side: it gets a short note "
             "in place of each larger one"
+        )
+    pages = PDF_PAGE_LIMITS.get(model.api)
+    pdfs = [b for b in blocks if isinstance(b, DocumentContent)]
+    if pages is not None and any(oversized_pdf_stand_in(b, pages, "") for b in pdfs):
+        return (
+            f"{name} takes PDFs of at most {pages} pages: it gets a short note in place of "
+            "each longer one"
         )
     return None

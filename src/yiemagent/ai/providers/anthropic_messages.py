@@ -47,10 +47,12 @@ from yiemagent.ai._sanitize import image_base64
 from yiemagent.ai.attachments import (
     IMAGE_BASE64_LIMITS,
     IMAGE_SIDE_LIMITS,
+    PDF_PAGE_LIMITS,
     attachment_stand_in,
     image_size,
     image_type_stand_in,
     oversized_image_stand_in,
+    oversized_pdf_stand_in,
     oversized_sides_stand_in,
 )
 from yiemagent.ai.builder import DoneReason, MessageBuilder, complete_arguments
@@ -107,6 +109,8 @@ _STOP_REASONS: dict[str, DoneReason] = {
 MAX_IMAGE_BASE64 = IMAGE_BASE64_LIMITS["anthropic-messages"]
 """The most base64 characters the API takes in one image ("image exceeds 5 MB maximum");
 a larger image is sent as a text naming it."""
+MAX_PDF_PAGES = PDF_PAGE_LIMITS["anthropic-messages"]
+"""The most pages the API takes in a PDF; a longer PDF is sent as a text naming it."""
 
 MAX_PAUSES = 10
 """Requests a turn the API paused (`pause_turn`) is continued with, at most."""
@@ -268,7 +272,10 @@ def _blocks(
             else:
                 blocks.append({"type": "text", "text": attachment_stand_in(block)})
         elif isinstance(block, DocumentContent):
-            if pdfs_ok:
+            too_long = pdfs_ok and oversized_pdf_stand_in(block, MAX_PDF_PAGES, _API)
+            if too_long:
+                blocks.append({"type": "text", "text": too_long})
+            elif pdfs_ok:
                 source = {"type": "base64", "media_type": block.mime_type, "data": block.data}
                 document: dict[str, Any] = {"type": "document", "source": source}
                 if block.name:
