@@ -11,6 +11,14 @@ request goes to `b`, and so on. The relayed stream then carries a `fallback` eve
 `message_update`, so the failures are in the run's events; the final message is the
 answering model's own (its `provider` and `model` say which one answered).
 
+A model that takes the request and then sends nothing is failing too: the relay watches
+each model's silence itself (`silence_limit_s`: the call's `idle_timeout_s`, or its
+`reasoning_timeout_s` while a reasoning model shows only reasoning). While a model is
+within its limit the relay tells the caller's watchdog that it is alive
+(`StreamOptions.keep_alive`: the agent loop's `stream_idle_timeout_s` would otherwise end
+the whole call first); once a model has been silent that long, its call is aborted and the
+next model is tried (error type "timeout"). So each model gets its own silence limit.
+
 Nothing falls through when the failure is not the provider's: an abort, a 4xx request
 error (400, 422: the next model would be sent the same bad request), a failure after
 content was streamed (the consumer has seen it; a retry elsewhere would repeat it), or the
@@ -21,14 +29,16 @@ it failed, its error message then goes on to name each of them and why.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
-from collections.abc import Sequence
+from collections.abc import AsyncGenerator, Sequence
 from dataclasses import dataclass, fields, replace
 from typing import Literal
 
 from yiemagent.ai._registry import get_stream_fn
 from yiemagent.errors import ConfigError, exception_summary
 from yiemagent.types.callbacks import maybe_await
+from yiemagent.types.messages import AssistantMessage
 from yiemagent.types.model import (
     AssistantMessageEvent,
     AssistantMessageEventStream,
@@ -39,7 +49,9 @@ from yiemagent.types.model import (
     FallbackEvent,
     Model,
     StreamOptions,
+    silence_limit_s,
 )
+from yiemagent.types.signal import AbortSignal
 
 __all__ = ["FALLBACK_API", "FallbackModel", "falls_through", "stream_fallback"]
 
@@ -146,12 +158,16 @@ def _fail(
     builder.fail(reason, text)
 
 
-def _options_for(model: Model, first: Model, options: StreamOptions) -> StreamOptions:
-    """The loop resolved the key for the first model's provider: another provider's model
-    looks its own key up (its environment variable) instead of being sent that one."""
+def _options_for(
+    model: Model, first: Model, options: StreamOptions, signal: AbortSignal
+) -> StreamOptions:
+    """`options` for one model's call, aborted by `signal` (the model's own: the relay
+    aborts it when the model stays silent). The loop resolved the key for the first model's
+    provider: another provider's model looks its own key up (its environment variable)
+    instead of being sent that one."""
     if model.provider == first.provider or options.api_key is None:
-        return options
-    return replace(options, api_key=None)
+        return replace(options, signal=signal)
+    return replace(options, api_key=None, signal=signal)
 
 
 async def _open(
@@ -174,41 +190,44 @@ async def _relay(
     last = len(fallback.models) - 1
     try:
         for index, model in enumerate(fallback.models):
-            inner = await _open(model, context, _options_for(model, first, options))
+            signal = options.signal.child() if options.signal is not None else AbortSignal()
+            inner = await _open(model, context, _options_for(model, first, options, signal))
             streamed = False
-            async for event in inner:
-                if isinstance(event, AssistantStartEvent):
-                    if not started:
-                        started = True
-                        out.push(event)
-                    elif failed is not None and failed_model is not None:
-                        out.push(_moved_on(failed_model, failed, event))
-                    continue
-                if isinstance(event, ErrorEvent):
-                    if streamed or index == last or not falls_through(event):
-                        out.push(_after(event, earlier))
+            watched = _watched(inner, model, options, signal)
+            async with contextlib.aclosing(watched) as events:
+                async for event in events:
+                    if isinstance(event, AssistantStartEvent):
+                        if not started:
+                            started = True
+                            out.push(event)
+                        elif failed is not None and failed_model is not None:
+                            out.push(_moved_on(failed_model, failed, event))
+                        continue
+                    if isinstance(event, ErrorEvent):
+                        if streamed or index == last or not falls_through(event):
+                            out.push(_after(event, earlier))
+                            return
+                        logger.info(
+                            "%s/%s failed (%s): %s; trying %s/%s",
+                            model.provider,
+                            model.id,
+                            event.error_type,
+                            event.error.error_message,
+                            fallback.models[index + 1].provider,
+                            fallback.models[index + 1].id,
+                        )
+                        failed, failed_model = event, model
+                        earlier.append(
+                            f"{model.provider}/{model.id}: {event.error.error_message or 'failed'}"
+                        )
+                        break
+                    streamed = True
+                    out.push(event)
+                    if isinstance(event, DoneEvent):
                         return
-                    logger.info(
-                        "%s/%s failed (%s): %s; trying %s/%s",
-                        model.provider,
-                        model.id,
-                        event.error_type,
-                        event.error.error_message,
-                        fallback.models[index + 1].provider,
-                        fallback.models[index + 1].id,
-                    )
-                    failed, failed_model = event, model
-                    earlier.append(
-                        f"{model.provider}/{model.id}: {event.error.error_message or 'failed'}"
-                    )
-                    break
-                streamed = True
-                out.push(event)
-                if isinstance(event, DoneEvent):
+                else:  # the inner stream ended without done/error: end ours with its result
+                    _push_final(out, await inner.result())
                     return
-            else:  # the inner stream ended without done/error: end ours with its result
-                _push_final(out, await inner.result())
-                return
             if options.signal is not None and options.signal.aborted:
                 assert failed is not None
                 out.push(failed)
@@ -219,6 +238,53 @@ async def _relay(
     finally:
         if not out.done:  # cancelled: the stream still ends
             _fail(out, fallback, "the request was cancelled", started, "aborted")
+
+
+async def _watched(
+    inner: AssistantMessageEventStream, model: Model, options: StreamOptions, signal: AbortSignal
+) -> AsyncGenerator[AssistantMessageEvent, None]:
+    """The events of `model`'s call `inner`, until it ends or stays silent for its limit
+    (`silence_limit_s`, read again after each event): then its `signal` is aborted and an
+    error event of type "timeout" ends it. While waiting within the limit,
+    `options.keep_alive` is called every third of it, so the caller's watchdog of the same
+    limit leaves the deciding to the relay."""
+    loop = asyncio.get_running_loop()
+    events = aiter(inner)
+    partial: AssistantMessage | None = None
+    try:
+        while True:
+            limit = silence_limit_s(model, options, partial)
+            step = asyncio.ensure_future(anext(events))
+            since = loop.time()
+            while limit is not None and not step.done():
+                left = limit - (loop.time() - since)
+                if left <= 0:
+                    step.cancel()
+                    yield _silent(model, partial, limit)
+                    return
+                await asyncio.wait({step}, timeout=min(left, limit / 3))
+                if not step.done() and options.keep_alive is not None:
+                    options.keep_alive()
+            try:
+                event = await step
+            except StopAsyncIteration:
+                return
+            partial = getattr(event, "partial", partial)
+            yield event
+    finally:
+        signal.detach()
+
+
+def _silent(model: Model, partial: AssistantMessage | None, limit: float) -> ErrorEvent:
+    """The failure of a model that sent nothing for `limit` seconds; its message keeps what
+    it had streamed (`partial`)."""
+    text = f"{model.provider}/{model.id} sent nothing for {limit:g} s"
+    message = partial or AssistantMessage(
+        [], api=model.api, provider=model.provider, model=model.id
+    )
+    message.stop_reason = "error"
+    message.error_message = text
+    return ErrorEvent("error", message, error_type="timeout")
 
 
 def _after(event: ErrorEvent, earlier: Sequence[str]) -> ErrorEvent:
