@@ -30,6 +30,7 @@ import contextlib
 import dataclasses
 import json
 import logging
+import operator
 import re
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
@@ -200,6 +201,42 @@ def as_handoffs(items: Any, agent_class: type[Any]) -> list[Handoff]:
     return result
 
 
+def check_team_names(name: str, handoffs: Sequence[Handoff]) -> None:
+    """Refuse a team in which two agents share a name: the agent `name` being made and
+    every agent its `handoffs` reach. The speaker of each message, `state.active_agent`
+    and a reopened session name the agent that answers next; with two of one name, the
+    one found first (the entry) answered in place of the one handed to. An agent of the
+    name `name` handing off to the very same targets is the one being made, copied (an
+    `as_tool` call's fresh copy of an agent of a cyclic team).
+
+    Raises:
+        ConfigError: naming the name and the agents' paths from `name`.
+    """
+    targets = [handoff.agent for handoff in handoffs]
+    seen: dict[str, tuple[Any, str]] = {}
+    queue: list[tuple[Any, str]] = [(target, name) for target in targets]
+    while queue:
+        agent, via = queue.pop(0)
+        path = f"{via} -> {agent.name}"
+        if agent.name == name:
+            theirs = [handoff.agent for handoff in agent.handoffs]
+            if len(theirs) == len(targets) and all(map(operator.is_, theirs, targets)):
+                continue
+            raise ConfigError(
+                f"the agent {name!r} hands off (through {path}) to another agent named "
+                f"{name!r}; every agent of a team needs a name of its own"
+            )
+        first = seen.get(agent.name)
+        if first is None:
+            seen[agent.name] = (agent, path)
+            queue.extend((handoff.agent, path) for handoff in agent.handoffs)
+        elif first[0] is not agent:
+            raise ConfigError(
+                f"the team of agent {name!r} has two agents named {agent.name!r} (through "
+                f"{first[1]} and {path}); every agent of a team needs a name of its own"
+            )
+
+
 @dataclass(slots=True)
 class TeamConfig:
     """An `Agent`'s team options, checked."""
@@ -228,10 +265,13 @@ class TeamConfig:
         back = options["return_to_entry"]
         if not isinstance(back, bool):
             raise ConfigError(f"return_to_entry must be True or False, not {back!r}")
+        name = check_agent_name(options["name"])
+        handoffs = as_handoffs(options["handoffs"], agent_class)
+        check_team_names(name, handoffs)
         return cls(
-            check_agent_name(options["name"]),
+            name,
             description,
-            as_handoffs(options["handoffs"], agent_class),
+            handoffs,
             check_guardrail_list(options["input_guardrails"], "input_guardrails"),
             check_guardrail_list(options["output_guardrails"], "output_guardrails"),
             limit,
