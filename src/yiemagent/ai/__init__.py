@@ -1,5 +1,6 @@
-"""The provider layer (DESIGN §7): `Model`, `get_model`, the assistant-message event
-stream, `stream`/`complete`, which call any model by dispatching on `model.api`, and
+"""The provider layer (DESIGN §7): `Model`, `get_model`, the catalogue `MODELS` and
+`calculate_cost` (a usage's price in USD), the assistant-message event stream,
+`stream`/`complete`, which call any model by dispatching on `model.api`, and
 `FallbackModel`, which tries several models in order on provider failures;
 `is_context_overflow`, whether a call failed for a request longer than the model's window;
 `register_api` / `get_stream_fn`, the registry of wire APIs (a recorder wraps the stream
@@ -14,9 +15,8 @@ OpenAI Chat Completions format both ways, also behind `format_openai_messages`),
 `attachments` (images and PDFs read into content blocks, docs/providers.md), and
 `sanitize_surrogates` (a JSON-like value with its lone surrogates made U+FFFD, since UTF-8
 cannot carry them; for the layers above that send text, not re-exported by `yiemagent`).
-The frame's
-registry of wire APIs (`_registry`) and retry policy (`_retry`) are private, used through
-the names above, like every module starting with `_`. `models` (the model catalogue:
+The frame's registry of wire APIs (`_registry`) and retry policy (`_retry`) are private,
+used through the names above, like every module starting with `_`. `models` (the model catalogue:
 `MODELS`, `DEFAULT_MODEL`, `ToolCallMode`, `get_model`) stays public: the embedded-model
 provider and the CLI import from it names this list does not carry. Provider modules
 (and their SDKs: `openai`, `anthropic`, `xllamacpp`) are imported on the first call that
