@@ -204,6 +204,47 @@ def openai_chunks(*deltas: dict[str, Any], finish_reason: str | None = "stop") -
     return out
 
 
+def anthropic_events(
+    *blocks: dict[str, Any], stop_reason: str = "end_turn", output_tokens: int = 5, **usage: Any
+) -> list[str]:
+    """SSE events of an Anthropic Messages stream (`openai_chunks`' counterpart): a
+    `message_start` with `usage` (10 input tokens, then any cache counts given), each of
+    `blocks` — `{"type": "text", "text"}` or `{"type": "tool_use", "id", "name", "input"}`,
+    its text or input sent whole in one delta — then `stop_reason` with `output_tokens`."""
+    message = {
+        "id": "msg_1",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-sonnet-4-5",
+        "content": [],
+        "stop_reason": None,
+        "usage": {"input_tokens": 10, "output_tokens": 1, **usage},
+    }
+    events: list[dict[str, Any]] = [{"type": "message_start", "message": message}]
+    for index, block in enumerate(blocks):
+        start = {k: v for k, v in block.items() if k not in ("text", "input")}
+        start |= {"text": ""} if block["type"] == "text" else {"input": {}}
+        delta = (
+            {"type": "text_delta", "text": block["text"]}
+            if block["type"] == "text"
+            else {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
+        )
+        events += [
+            {"type": "content_block_start", "index": index, "content_block": start},
+            {"type": "content_block_delta", "index": index, "delta": delta},
+            {"type": "content_block_stop", "index": index},
+        ]
+    events += [
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": stop_reason},
+            "usage": {"output_tokens": output_tokens},
+        },
+        {"type": "message_stop"},
+    ]
+    return [f"event: {e['type']}\ndata: {json.dumps(e)}" for e in events]
+
+
 @dataclass
 class RecordedRequest:
     method: str

@@ -9,13 +9,12 @@ turn added. Through an Agent and the `anthropic` SDK against a server on 127.0.0
 from __future__ import annotations
 
 import itertools
-import json
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from tests.ai.servers import ReplayServer, sse_reply
+from tests.ai.servers import ReplayServer, anthropic_events, sse_reply
 from yiemagent import Agent, AgentTool
 from yiemagent.ai import get_model
 
@@ -26,40 +25,11 @@ CALLS = 25
 
 def many_calls() -> list[str]:
     """Claude calling `lookup` 25 times in one turn."""
-    events: list[dict[str, Any]] = [
-        {
-            "type": "message_start",
-            "message": {
-                "id": "msg_1",
-                "type": "message",
-                "role": "assistant",
-                "model": "claude-sonnet-4-5",
-                "content": [],
-                "stop_reason": None,
-                "usage": {"input_tokens": 10, "output_tokens": 1},
-            },
-        }
+    calls = [
+        {"type": "tool_use", "id": f"toolu_{n:02d}", "name": "lookup", "input": {"n": n}}
+        for n in range(CALLS)
     ]
-    for n in range(CALLS):
-        block = {"type": "tool_use", "id": f"toolu_{n:02d}", "name": "lookup", "input": {}}
-        events += [
-            {"type": "content_block_start", "index": n, "content_block": block},
-            {
-                "type": "content_block_delta",
-                "index": n,
-                "delta": {"type": "input_json_delta", "partial_json": json.dumps({"n": n})},
-            },
-            {"type": "content_block_stop", "index": n},
-        ]
-    events += [
-        {
-            "type": "message_delta",
-            "delta": {"stop_reason": "tool_use"},
-            "usage": {"output_tokens": 9},
-        },
-        {"type": "message_stop"},
-    ]
-    return [f"event: {e['type']}\ndata: {json.dumps(e)}" for e in events]
+    return anthropic_events(*calls, stop_reason="tool_use", output_tokens=9)
 
 
 def marked(body: dict[str, Any]) -> list[tuple[int, int]]:

@@ -8,7 +8,6 @@ it is. Through the `anthropic` and `openai` SDKs against a server on 127.0.0.1."
 from __future__ import annotations
 
 import base64
-import json
 import struct
 import zlib
 from typing import Any
@@ -16,7 +15,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from tests.ai.servers import ReplayServer, openai_chunks, sse_reply
+from tests.ai.servers import ReplayServer, anthropic_events, openai_chunks, sse_reply
 from tests.ai.test_wire_schemas import assert_valid
 from yiemagent import Agent, AgentTool, AgentToolResult
 from yiemagent.ai import Context, StreamOptions, complete, get_model
@@ -78,7 +77,12 @@ async def test_a_full_page_screenshot_from_a_tool_does_not_wedge_the_session(
 
     tool = AgentTool("shot", "shot", "A screenshot", {"type": "object"}, screenshot)
     server.enqueue(
-        sse_reply(_anthropic_tool_use("toolu_1", "shot")),
+        sse_reply(
+            anthropic_events(
+                {"type": "tool_use", "id": "toolu_1", "name": "shot", "input": {}},
+                stop_reason="tool_use",
+            )
+        ),
         sse_reply("anthropic_text.sse"),
         sse_reply("anthropic_text.sse"),
     )
@@ -98,41 +102,6 @@ async def test_a_full_page_screenshot_from_a_tool_does_not_wedge_the_session(
         } in blocks
     # kept in the transcript as it came: another model may take it
     assert any(isinstance(b, ImageContent) for m in agent.state.messages for b in m.content)
-
-
-def _anthropic_tool_use(call_id: str, name: str) -> list[str]:
-    events: list[dict[str, Any]] = [
-        {
-            "type": "message_start",
-            "message": {
-                "id": "msg_1",
-                "type": "message",
-                "role": "assistant",
-                "model": "claude-sonnet-4-5",
-                "content": [],
-                "stop_reason": None,
-                "usage": {"input_tokens": 10, "output_tokens": 1},
-            },
-        },
-        {
-            "type": "content_block_start",
-            "index": 0,
-            "content_block": {"type": "tool_use", "id": call_id, "name": name, "input": {}},
-        },
-        {
-            "type": "content_block_delta",
-            "index": 0,
-            "delta": {"type": "input_json_delta", "partial_json": "{}"},
-        },
-        {"type": "content_block_stop", "index": 0},
-        {
-            "type": "message_delta",
-            "delta": {"stop_reason": "tool_use"},
-            "usage": {"output_tokens": 5},
-        },
-        {"type": "message_stop"},
-    ]
-    return [f"event: {e['type']}\ndata: {json.dumps(e)}" for e in events]
 
 
 @pytest.mark.parametrize(("count", "as_images"), [(20, True), (21, False)])

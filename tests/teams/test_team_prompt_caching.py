@@ -8,13 +8,12 @@ sub-agent's in its tool result's usage. Through the `anthropic` SDK against a se
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from tests.ai.servers import ReplayServer, sse_reply
+from tests.ai.servers import ReplayServer, anthropic_events, sse_reply
 from yiemagent import Agent, Handoff
 from yiemagent.ai import get_model
 from yiemagent.types.messages import AssistantMessage, ToolResultMessage
@@ -23,38 +22,6 @@ pytestmark = pytest.mark.timeout(120)
 
 SHORT = {"type": "ephemeral"}
 LONG = {"type": "ephemeral", "ttl": "1h"}
-
-
-def claude_stream(block: dict[str, Any], stop: str, **usage: Any) -> list[str]:
-    """An Anthropic stream of one content block (text, or a tool_use whose input is sent
-    whole in one delta) and `usage` (input, cache counts) at its start."""
-    start = {k: v for k, v in block.items() if k not in ("text", "input")}
-    start |= {"text": ""} if block["type"] == "text" else {"input": {}}
-    delta = (
-        {"type": "text_delta", "text": block["text"]}
-        if block["type"] == "text"
-        else {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
-    )
-    events: list[dict[str, Any]] = [
-        {
-            "type": "message_start",
-            "message": {
-                "id": "msg_1",
-                "type": "message",
-                "role": "assistant",
-                "model": "claude-sonnet-4-5",
-                "content": [],
-                "stop_reason": None,
-                "usage": {"input_tokens": 10, "output_tokens": 1, **usage},
-            },
-        },
-        {"type": "content_block_start", "index": 0, "content_block": start},
-        {"type": "content_block_delta", "index": 0, "delta": delta},
-        {"type": "content_block_stop", "index": 0},
-        {"type": "message_delta", "delta": {"stop_reason": stop}, "usage": {"output_tokens": 5}},
-        {"type": "message_stop"},
-    ]
-    return [f"event: {e['type']}\ndata: {json.dumps(e)}" for e in events]
 
 
 def marks(value: Any) -> list[dict[str, Any]]:
@@ -88,27 +55,31 @@ async def test_a_team_caches_with_each_runs_retention_and_pays_for_it(
     claude = get_model("anthropic/claude-sonnet-4-5", base_url=server.url)
     server.enqueue(
         # lead: asks the researcher
-        sse_reply(claude_stream(call("researcher", {"input": "capital of Peru?"}), "tool_use")),
+        sse_reply(
+            anthropic_events(
+                call("researcher", {"input": "capital of Peru?"}), stop_reason="tool_use"
+            )
+        ),
         # researcher: answers, having read 1000 cached tokens and written 200
         sse_reply(
-            claude_stream(
+            anthropic_events(
                 text("Lima."),
-                "end_turn",
+                stop_reason="end_turn",
                 cache_read_input_tokens=1000,
                 cache_creation_input_tokens=200,
             )
         ),
         # lead: hands over to billing, having written 300 tokens to the one-hour cache
         sse_reply(
-            claude_stream(
+            anthropic_events(
                 call("transfer_to_billing", {}, "toolu_2"),
-                "tool_use",
+                stop_reason="tool_use",
                 cache_creation_input_tokens=300,
                 cache_creation={"ephemeral_1h_input_tokens": 300, "ephemeral_5m_input_tokens": 0},
             )
         ),
         # billing: answers
-        sse_reply(claude_stream(text("Invoice sent."), "end_turn")),
+        sse_reply(anthropic_events(text("Invoice sent."), stop_reason="end_turn")),
     )
     researcher = Agent("You look facts up.", claude, name="researcher")
     billing = Agent("You answer invoices.", claude, name="billing")
@@ -157,8 +128,8 @@ async def test_a_target_that_sets_its_own_retention_caches_with_it(
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-0123456789")
     claude = get_model("anthropic/claude-sonnet-4-5", base_url=server.url)
     server.enqueue(
-        sse_reply(claude_stream(call("transfer_to_billing", {}), "tool_use")),
-        sse_reply(claude_stream(text("Invoice sent."), "end_turn")),
+        sse_reply(anthropic_events(call("transfer_to_billing", {}), stop_reason="tool_use")),
+        sse_reply(anthropic_events(text("Invoice sent."), stop_reason="end_turn")),
     )
     billing = Agent("You answer invoices.", claude, name="billing", cache_retention=own)
     lead = Agent(
