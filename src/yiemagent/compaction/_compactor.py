@@ -239,12 +239,16 @@ class CompactionInfo:
     """Estimated tokens of the model's view before, and after (`tokens_after`)."""
     tokens_after: int
     summary: CompactionSummaryMessage
+    """The summary (or the plain note) that stands for the folded messages."""
     summarised_by_model: bool
     """False when the model could not write the summary and a plain note stands in."""
 
 
 @dataclass(slots=True)
 class _Covered:
+    """What a summary stands for in a conversation: its first `count` messages, the last of
+    them `last` (so a transcript cut back into them is seen as changed)."""
+
     count: int
     last: AgentMessage
     summary: CompactionSummaryMessage
@@ -296,6 +300,7 @@ class Compactor:
         self.usage = Usage()
         """Tokens and cost spent writing summaries (added up)."""
         self.compactions = 0
+        """How many times the view was compacted (summaries written, or notes in their place)."""
         self._room = 1.0
         self._covered: dict[int, _Covered] = {}
         self.threshold  # noqa: B018  (checks the sizes now)
@@ -472,6 +477,9 @@ class Compactor:
     def _view_start(
         self, messages: list[AgentMessage]
     ) -> tuple[int, CompactionSummaryMessage | None]:
+        """Where the view starts after the remembered summary of this conversation (keyed
+        by its first message), and that summary; (0, None) when none covers `messages` as
+        they are now."""
         if not messages:
             return 0, None
         covered = self._covered.get(id(messages[0]))
@@ -484,6 +492,8 @@ class Compactor:
     def _remember(
         self, messages: list[AgentMessage], cut: int, summary: CompactionSummaryMessage
     ) -> None:
+        """Keep `summary` as standing for `messages[:cut]`, the oldest remembered
+        conversation forgotten past `_MAX_CACHED`."""
         if len(self._covered) >= _MAX_CACHED:
             self._covered.pop(next(iter(self._covered)))
         self._covered[id(messages[0])] = _Covered(cut, messages[cut - 1], summary)
