@@ -1,6 +1,7 @@
 """One name for one concept on the command line: every `yiem` command that reads the stored
 sessions names their store `--sessions` (a SQLite file or a postgresql:// URL), as
-`yiem serve` and `yiem sessions` do; `yiem trace` also keeps `--db`, its earlier spelling."""
+`yiem serve` and `yiem sessions` do; `yiem trace` also keeps `--db`, its earlier spelling,
+out of `--help`."""
 
 from __future__ import annotations
 
@@ -39,8 +40,19 @@ def test_yiem_sessions_lists_the_store_sessions_names(
 
 
 @pytest.mark.parametrize("command", ["serve", "sessions", "trace"])
-def test_every_reader_of_the_store_offers_sessions(
+def test_every_reader_of_the_store_offers_sessions_and_only_it(
     command: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert main([command, "--help"]) == 0
-    assert "--sessions" in capsys.readouterr().out
+    shown = capsys.readouterr().out
+    assert "--sessions" in shown and "--db" not in shown  # the earlier name works, unshown
+
+
+def test_yiem_trace_given_both_names_says_they_are_one(
+    db: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["trace", "s1", "--sessions", str(db), "--db", str(db)]
+    assert main([*argv, "--html", str(tmp_path / "p.html")]) != 0
+    assert capsys.readouterr().err.strip().splitlines() == [
+        "yiem: error: --db is --sessions by its earlier name; give one of them"
+    ]

@@ -3,9 +3,10 @@
 
 The source is a `yiem run --json` event log (a file of JSON lines) or the id of a stored
 session in a session database (`--sessions`, as `yiem serve` and `yiem sessions` name it;
-`--db` is accepted too; default `sessions.db` in the user data folder:
-`$YIEM_DATA_DIR`, else `$XDG_DATA_HOME/yiemagent`, else `~/.local/share/yiemagent`, the
-folder `yiem chat` keeps its sessions in). Every problem is one line.
+`--db`, its earlier name, is accepted too, not shown by `--help`; default `sessions.db` in
+the user data folder: `$YIEM_DATA_DIR`, else `$XDG_DATA_HOME/yiemagent`, else
+`~/.local/share/yiemagent`, the folder `yiem chat` keeps its sessions in). Every problem
+is one line.
 """
 
 from __future__ import annotations
@@ -110,14 +111,19 @@ def trace(
         str | None,
         typer.Option(
             "--sessions",
-            "--db",
             help="Session database: a SQLite file (default: the user data folder's) or a "
             "postgresql:// URL.",
         ),
     ] = None,
+    db_by_earlier_name: Annotated[
+        str | None, typer.Option("--db", hidden=True, help="--sessions, by its earlier name.")
+    ] = None,
 ) -> None:
     """Write a run's timeline as one self-contained HTML page: turns down the page, model and
     tool calls as bars on a time axis; click a bar for its arguments, result and tokens."""
+    if db is not None and db_by_earlier_name is not None:
+        raise ConfigError("--db is --sessions by its earlier name; give one of them")
+    db = db if db is not None else db_by_earlier_name
     from yiemagent.cli.batch import library_warnings_shown
     from yiemagent.cli.render import counted
     from yiemagent.telemetry import load_timeline, timeline_html
