@@ -80,3 +80,19 @@ async def test_when_every_model_is_silent_the_run_ends_saying_so(
         await agent.prompt("hi")
     assert time.monotonic() - started >= 2 * IDLE_S  # each model had its own limit
     assert [m.failed_model for m in moved] == ["a"]
+
+
+async def test_a_model_that_keeps_the_stream_alive_is_not_silent(
+    servers: tuple[ReplayServer, ReplayServer],
+) -> None:
+    """SSE comment lines (OpenRouter's `: OPENROUTER PROCESSING` while a model thinks) are
+    no event but are life: the first model, sending one every 0.3 s for longer than the
+    silence limit, answers, and the next model is never asked."""
+    first, second = servers
+    comments = [": OPENROUTER PROCESSING"] * 10
+    answer = openai_chunks({"role": "assistant", "content": "from a"})
+    first.enqueue(Reply(events=[*comments, *answer], delay_s=0.3))
+    agent, moved = agent_on(first, second)
+    reply = await agent.prompt("think hard")
+    assert (reply.stop_reason, reply.text, reply.model) == ("stop", "from a", "a")
+    assert moved == [] and second.requests == []

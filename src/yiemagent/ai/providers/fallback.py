@@ -158,16 +158,32 @@ def _fail(
     builder.fail(reason, text)
 
 
+@dataclass(slots=True)
+class _Heard:
+    """When one model's call last showed life: an event, or its provider's `keep_alive`
+    (bytes without an event, a model loading), in `loop.time()` seconds."""
+
+    at: float
+
+
 def _options_for(
-    model: Model, first: Model, options: StreamOptions, signal: AbortSignal
+    model: Model, first: Model, options: StreamOptions, signal: AbortSignal, heard: _Heard
 ) -> StreamOptions:
-    """`options` for one model's call, aborted by `signal` (the model's own: the relay
-    aborts it when the model stays silent). The loop resolved the key for the first model's
-    provider: another provider's model looks its own key up (its environment variable)
-    instead of being sent that one."""
-    if model.provider == first.provider or options.api_key is None:
-        return replace(options, signal=signal)
-    return replace(options, api_key=None, signal=signal)
+    """`options` for one model's call: aborted by `signal` (the model's own: the relay
+    aborts it when the model stays silent), its provider's `keep_alive` noted in `heard`
+    and passed on. The loop resolved the key for the first model's provider: another
+    provider's model looks its own key up (its environment variable) instead of being
+    sent that one."""
+    loop = asyncio.get_running_loop()
+    outer = options.keep_alive
+
+    def keep_alive() -> None:
+        heard.at = loop.time()
+        if outer is not None:
+            outer()
+
+    key = options.api_key if model.provider == first.provider else None
+    return replace(options, api_key=key, signal=signal, keep_alive=keep_alive)
 
 
 async def _open(
@@ -191,9 +207,11 @@ async def _relay(
     try:
         for index, model in enumerate(fallback.models):
             signal = options.signal.child() if options.signal is not None else AbortSignal()
-            inner = await _open(model, context, _options_for(model, first, options, signal))
+            heard = _Heard(asyncio.get_running_loop().time())
+            own = _options_for(model, first, options, signal, heard)
+            inner = await _open(model, context, own)
             streamed = False
-            watched = _watched(inner, model, options, signal)
+            watched = _watched(inner, model, options, signal, heard)
             async with contextlib.aclosing(watched) as events:
                 async for event in events:
                     if isinstance(event, AssistantStartEvent):
@@ -241,13 +259,17 @@ async def _relay(
 
 
 async def _watched(
-    inner: AssistantMessageEventStream, model: Model, options: StreamOptions, signal: AbortSignal
+    inner: AssistantMessageEventStream,
+    model: Model,
+    options: StreamOptions,
+    signal: AbortSignal,
+    heard: _Heard,
 ) -> AsyncGenerator[AssistantMessageEvent, None]:
-    """The events of `model`'s call `inner`, until it ends or stays silent for its limit
-    (`silence_limit_s`, read again after each event): then its `signal` is aborted and an
-    error event of type "timeout" ends it. While waiting within the limit,
-    `options.keep_alive` is called every third of it, so the caller's watchdog of the same
-    limit leaves the deciding to the relay."""
+    """The events of `model`'s call `inner`, until it ends or shows no life (`heard`: an
+    event or its provider's `keep_alive`) for its limit (`silence_limit_s`, read again after
+    each event): then its `signal` is aborted and an error event of type "timeout" ends it.
+    While waiting within the limit, `options.keep_alive` is called every third of it, so
+    the caller's watchdog of the same limit leaves the deciding to the relay."""
     loop = asyncio.get_running_loop()
     events = aiter(inner)
     partial: AssistantMessage | None = None
@@ -255,9 +277,8 @@ async def _watched(
         while True:
             limit = silence_limit_s(model, options, partial)
             step = asyncio.ensure_future(anext(events))
-            since = loop.time()
             while limit is not None and not step.done():
-                left = limit - (loop.time() - since)
+                left = limit - (loop.time() - heard.at)
                 if left <= 0:
                     step.cancel()
                     yield _silent(model, partial, limit)
@@ -269,6 +290,7 @@ async def _watched(
                 event = await step
             except StopAsyncIteration:
                 return
+            heard.at = loop.time()
             partial = getattr(event, "partial", partial)
             yield event
     finally:
