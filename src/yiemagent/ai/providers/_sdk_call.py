@@ -320,8 +320,9 @@ async def _read_stream(
     that holds events after all goes to the SDK as any stream.
 
     Raises:
-        ValueError: a JSON response, and no `whole` to read it; an HTML page (a proxy's
-            login or error page sent with status 200) that holds no events.
+        ValueError: a JSON response, and no `whole` to read it; a whole body that holds no
+            events (a proxy's login or error page or note sent with status 200, an empty
+            body).
     """
     await call_hook(options.on_response, {"status": raw.status_code, "headers": dict(raw.headers)})
     content_type = str(raw.headers.get("content-type", "")).lower()
@@ -340,14 +341,13 @@ async def _read_stream(
             for item in whole(data):
                 feed(item)
             return
-    if "text/html" in content_type and "content-length" in raw.headers:  # a proxy's page
+    if "content-length" in raw.headers and (
+        "text/event-stream" not in content_type or raw.headers["content-length"] == "0"
+    ):  # a proxy's page or note, an empty body: whole, so read to see whether it has events
         body = await await_with_idle_timeout(raw.http_response.aread(), options.idle_timeout_s)
-        page = body.decode("utf-8", "replace")
-        if not re.search(r"^data:", page, re.MULTILINE):  # else events after all, as above
-            raise ValueError(
-                "the server answered with a web page, not an event stream: "
-                + (body_error_text(page) or "an empty page")
-            )
+        text = body.decode("utf-8", "replace")
+        if not re.search(r"^data:", text, re.MULTILINE):  # else events after all, as above
+            raise ValueError(_no_events(content_type, text))
     sdk_stream = await maybe_await(raw.parse())
     keep_alive = options.keep_alive
     items = iterate_with_idle_timeout(
@@ -362,6 +362,21 @@ async def _read_stream(
                 keep_alive()
     finally:
         await sdk_stream.close()
+
+
+def _no_events(content_type: str, text: str) -> str:
+    """What a whole body that holds no events is, for the error of a stream request: a
+    web page (its title), an empty body, or the body's type and what it says."""
+    if not text.strip():
+        return "the server answered with an empty body, not an event stream"
+    if "text/html" in content_type:
+        return "the server answered with a web page, not an event stream: " + (
+            body_error_text(text) or "an empty page"
+        )
+    kind = content_type.split(";")[0].strip() or "a body of no content type"
+    return f"the server answered with {kind}, not an event stream: " + (
+        body_error_text(text) or "nothing readable"
+    )
 
 
 # ── the frame of a call ──────────────────────────────────────────────────────
