@@ -959,7 +959,8 @@ async def execute_prepared_tool_call(
     Returns:
         The tool's result, or an error result with the exception's text, "Tool x timed out
         after N s", or "Operation aborted: ..." (see the module docstring). Never raises,
-        except `CancelledError` when the calling task itself is cancelled.
+        except `CancelledError` when the calling task itself is cancelled (the tool's own
+        signal is aborted then).
     """
     tool = prepared.tool
     call = prepared.tool_call
@@ -1000,7 +1001,10 @@ async def execute_prepared_tool_call(
     except asyncio.CancelledError as exc:
         if deadline.fired is None and task.cancelling():
             updates.accepting = False
-            raise  # the caller was cancelled
+            # the caller was cancelled: a plain tool's thread runs on, and its signal is
+            # the only way to tell it to stop
+            child.abort("the run's task was cancelled")
+            raise
         if isinstance(exc.__cause__, ToolCallFailed):
             spent = exc.__cause__
         outcome = ExecutedOutcome(create_error_tool_result(exception_text(exc)), True)
