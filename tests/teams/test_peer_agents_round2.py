@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from yiemagent import (
+    AgentTool,
     GuardrailContext,
     GuardrailResult,
     GuardrailTripped,
@@ -186,3 +187,32 @@ async def test_an_output_guardrail_that_passes_lets_the_run_end_normally() -> No
 
     assert (await agent.prompt("hi")).text == "the answer"
     assert checked == ["the answer"] and fm.call_count == 1
+
+
+async def test_cancelling_the_parents_prompt_ends_the_sub_run_with_every_call_answered() -> None:
+    started = asyncio.Event()
+    sub_signals: list[Any] = []
+
+    async def slow(call_id: str, args: Any, signal: Any, on_update: Any) -> str:
+        sub_signals.append(signal)
+        started.set()
+        await asyncio.sleep(30)
+        return "never"
+
+    tool = AgentTool("slow", "slow", "waits", {"type": "object", "properties": {}}, slow)
+    helper, _ = scripted("helper", [calls(("slow", {})), "never asked"], tools=[tool])
+    boss, _ = scripted(
+        "boss", [calls(("helper", {"input": "q"})), "fresh answer"], tools=[helper.as_tool()]
+    )
+
+    run = asyncio.ensure_future(boss.prompt("go"))
+    await asyncio.wait_for(started.wait(), 5)
+    run.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await asyncio.wait_for(run, 5)  # promptly, not after the sub-run's 30 s
+
+    assert sub_signals[0].aborted
+    (result,) = results_of(boss)
+    assert result.is_error
+    assert transcript_problems(boss.state.messages) == []
+    assert (await boss.prompt("again")).text == "fresh answer"  # the agent is reusable
