@@ -6,7 +6,8 @@ Public: `Agent`; the team pieces (`Handoff` and the input filter `remove_handoff
 run ends in error (`UsageLimitExceeded` when its usage limits stopped it); the OpenAI chat
 format in both directions, `format_openai_messages` and `user_message_from_openai`. The other
 modules are private: `_agent` (the `Agent`, its inputs and answers), `_run` (the run driver,
-the state reducer, the queues and channel, the errors), `_team` (handoffs, the calls held
+the state reducer, the errors), `_channels` (the prompt channel, the steering and follow-up
+queues), `_team` (handoffs, the calls held
 for approval), `_guardrails` (input and output guardrails), `_as_tool` (an agent as
 another's tool), `_session_log` (the persisted session), `_llm_call` (the seeds' `llm_call`
 as a provider stream), `_openai_format` (the OpenAI chat format). Replace behaviour through

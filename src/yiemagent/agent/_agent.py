@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeAlias, overload
 from typing_extensions import TypeVar
 
 from yiemagent.agent._as_tool import agent_as_tool
+from yiemagent.agent._channels import Notifier, PromptChannel, QueueMode, TurnQueues
 from yiemagent.agent._guardrails import Guardrail
 from yiemagent.agent._llm_call import FormatMessages, LlmCall, PrepareContext, agent_stream_fn
 from yiemagent.agent._run import (
@@ -32,11 +33,7 @@ from yiemagent.agent._run import (
     GuardrailTripped,
     Listener,
     ModelInput,
-    Notifier,
-    PromptChannel,
-    QueueMode,
     RunDriver,
-    TurnQueues,
     UsageLimitExceeded,
     placeholder_model,
     to_messages,
