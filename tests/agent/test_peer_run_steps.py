@@ -21,10 +21,12 @@ from yiemagent import (
     AgentRunError,
     AgentTool,
     AssistantMessage,
+    TextContent,
     ToolResultMessage,
     UserMessage,
 )
 from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_text, faux_tool_call
+from yiemagent.ai.transform import transform_messages
 from yiemagent.types import text_of
 
 from ._kit import EventWaiter, faux_agent
@@ -278,3 +280,26 @@ async def test_a_model_input_filter_returning_no_list_ends_the_run_with_a_clear_
 
     assert fm.call_count == 0
     assert "transform_context" in str(raised.value)
+
+
+async def test_a_call_answered_twice_by_a_filter_is_sent_with_its_first_result() -> None:
+    def add_a_second_answer(messages: list[Any], signal: Any) -> list[Any]:
+        extra = [
+            ToolResultMessage(m.tool_call_id, m.tool_name, [TextContent("second")])
+            for m in messages
+            if isinstance(m, ToolResultMessage)
+        ]
+        return [*messages, *extra]
+
+    tool = AgentTool("probe", "probe", "probes", SCHEMA, lambda *a: "first")
+    fm = FauxModel([faux_message(faux_tool_call("probe", {"n": 1})), "ok"])
+    agent = faux_agent(fm, tools=[tool], transform_context=add_a_second_answer)
+
+    await agent.prompt("go")
+
+    sent = transform_messages(fm.contexts[1].messages, fm.model)
+    assert [(m.role, text_of(m.content)) for m in sent[1:]] == [
+        ("assistant", ""),
+        ("toolResult", "first"),
+    ]
+    assert len(results_of(agent)) == 1  # the transcript never held the second
