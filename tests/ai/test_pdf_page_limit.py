@@ -1,8 +1,9 @@
-"""A PDF of more pages than Anthropic's Messages API takes (100: the API refuses the
-request, and a session keeping the PDF would fail every later one) goes to it as a text
-naming its pages, with one warning before the request; one within the limit goes as a
-document; Chat Completions, which has no such limit, gets the long PDF as it is. Real PDFs
-written with pypdf, `yiem run --attach` against a server on 127.0.0.1."""
+"""A PDF past the pages Anthropic's Messages API takes in a request (100: the API refuses
+the request, and a session keeping the PDF would fail every later one) goes to it as a text
+naming its pages, with one warning before the request, the newest PDFs going first; one
+within the limit goes as a document; Chat Completions, which has no such limit, gets the
+long PDF as it is. Real PDFs written with pypdf, `yiem run --attach` and an Agent against a
+server on 127.0.0.1."""
 
 from __future__ import annotations
 
@@ -71,9 +72,40 @@ def test_anthropic_gets_a_pdf_over_its_page_limit_as_a_note_and_one_warning(
     )
     warnings = [line for line in err.splitlines() if "warning" in line]
     assert warnings == [
-        f"yiem: warning: {model} takes PDFs of at most 100 pages: it gets a short note in "
-        "place of each longer one"
+        f"yiem: warning: {model} takes at most 100 PDF pages in a request: it gets a short "
+        "note in place of each PDF past them"
     ]
+
+
+def test_the_limit_is_the_request_s_the_newest_pdf_going_first(
+    server: ReplayServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two PDFs of 60 pages, one a turn: the second request holds both, 120 pages, which
+    the API refuses; the older goes as a note, the one just attached as a document."""
+    import asyncio
+
+    from yiemagent import Agent
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-0123456789")
+    server.enqueue(sse_reply("anthropic_text.sse"), sse_reply("anthropic_text.sse"))
+    agent = Agent(model=get_model("anthropic/claude-sonnet-4-5", base_url=server.url))
+    first, second = (load_attachment(pdf_of(60), name=f"{n}.pdf") for n in ("a", "b"))
+
+    async def two_turns() -> None:
+        await agent.prompt("Read a.", attachments=[first])
+        await agent.prompt("Read b.", attachments=[second])
+
+    asyncio.run(two_turns())
+    [only] = _user_parts(server.requests[0].body)[1:]
+    assert only["type"] == "document" and only["title"] == "a.pdf"
+    user_turns = [m for m in server.requests[1].body["messages"] if m["role"] == "user"]
+    older, newer = user_turns[0]["content"][1], user_turns[1]["content"][1]
+    assert (older["type"], older["text"]) == (
+        "text",
+        "[PDF a.pdf omitted: 60 pages, which with the request's other PDFs are more than the "
+        "100 the Messages API takes]",
+    )
+    assert newer["type"] == "document" and newer["title"] == "b.pdf"
 
 
 def test_chat_completions_gets_the_long_pdf_as_it_is(

@@ -24,8 +24,8 @@ side, or 2000 px in a request holding more than 20 images; `IMAGE_SIDE_LIMITS`):
 and height come from the image's header (`image_size`, through `imagesize`, which the
 `anthropic` extra installs), and a provider sends an image over its limit as a text naming
 it (`oversized_sides_stand_in`), as it does one over its limit in bytes. So does a PDF of
-more pages than an API takes (Anthropic's 100, `PDF_PAGE_LIMITS`; counted by `pdf_pages`
-through `pypdf`, which the `anthropic` extra installs): `oversized_pdf_stand_in`.
+more pages than an API takes in a request (Anthropic's 100, `PDF_PAGE_LIMITS`; counted by
+`pdf_pages` through `pypdf`, which the `anthropic` extra installs): `oversized_pdf_stand_in`.
 
 `attachment_warning(model, blocks)` is the one-line warning for a model that cannot read
 what is attached (the embedded model reads neither): providers give such a model a short
@@ -111,8 +111,8 @@ the image dimensions exceed max allowed size: 8000 pixels", "... for many-image 
 2000 pixels"): its provider sends a larger image as a text naming it."""
 
 PDF_PAGE_LIMITS: dict[str, int] = {"anthropic-messages": 100}
-"""The most pages an API (`Model.api`) takes in a PDF ("A maximum of 100 PDF pages may be
-provided"): its provider sends a longer PDF as a text naming it."""
+"""The most PDF pages an API (`Model.api`) takes in a request ("A maximum of 100 PDF pages
+may be provided"): its provider sends a PDF past them as a text naming it."""
 
 _SIZE_HEADS = (4096, 1024 * 1024)
 """Characters of base64 decoded to find an image's size, the second only when the first
@@ -358,15 +358,21 @@ def pdf_pages(data: str) -> int | None:
         return None
 
 
-def oversized_pdf_stand_in(block: DocumentContent, limit: int, api: str) -> str | None:
-    """The text a model gets in place of a PDF of more than `limit` pages, what its API
-    takes; None when it fits or its pages cannot be counted (`pdf_pages`). Sent, it would
-    fail that request and, kept in the session, every later one."""
+def oversized_pdf_stand_in(block: DocumentContent, room: int, limit: int, api: str) -> str | None:
+    """The text a model gets in place of a PDF of more pages than `room`, what is left of
+    the `limit` pages its API takes in a request once the request's other PDFs are counted;
+    None when it fits or its pages cannot be counted (`pdf_pages`). Sent, it would fail that
+    request and, kept in the session, every later one."""
     pages = pdf_pages(block.data)
-    if pages is None or pages <= limit:
+    if pages is None or pages <= room:
         return None
     named = f" {block.name}" if block.name else ""
-    return f"[PDF{named} omitted: {pages} pages, more than the {limit} {api} takes]"
+    if pages > limit:
+        return f"[PDF{named} omitted: {pages} pages, more than the {limit} {api} takes]"
+    return (
+        f"[PDF{named} omitted: {pages} pages, which with the request's other PDFs are more "
+        f"than the {limit} {api} takes]"
+    )
 
 
 def image_type_stand_in(mime_type: str, api: str) -> str | None:
@@ -423,11 +429,11 @@ def attachment_warning(
             f"{name} takes images of at most {sides.side} px a side: it gets a short note "
             "in place of each larger one"
         )
-    pages = PDF_PAGE_LIMITS.get(model.api)
-    pdfs = [b for b in blocks if isinstance(b, DocumentContent)]
-    if pages is not None and any(oversized_pdf_stand_in(b, pages, "") for b in pdfs):
+    limit = PDF_PAGE_LIMITS.get(model.api)
+    counted = [pdf_pages(b.data) for b in blocks if isinstance(b, DocumentContent)]
+    if limit is not None and sum(pages or 0 for pages in counted) > limit:
         return (
-            f"{name} takes PDFs of at most {pages} pages: it gets a short note in place of "
-            "each longer one"
+            f"{name} takes at most {limit} PDF pages in a request: it gets a short note in "
+            "place of each PDF past them"
         )
     return None

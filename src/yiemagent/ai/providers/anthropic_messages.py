@@ -54,6 +54,7 @@ from yiemagent.ai.attachments import (
     oversized_image_stand_in,
     oversized_pdf_stand_in,
     oversized_sides_stand_in,
+    pdf_pages,
 )
 from yiemagent.ai.builder import DoneReason, MessageBuilder, complete_arguments
 from yiemagent.ai.openai_wire import inline_root_ref
@@ -110,7 +111,8 @@ MAX_IMAGE_BASE64 = IMAGE_BASE64_LIMITS["anthropic-messages"]
 """The most base64 characters the API takes in one image ("image exceeds 5 MB maximum");
 a larger image is sent as a text naming it."""
 MAX_PDF_PAGES = PDF_PAGE_LIMITS["anthropic-messages"]
-"""The most pages the API takes in a PDF; a longer PDF is sent as a text naming it."""
+"""The most PDF pages the API takes in a request; a PDF past them is sent as a text naming
+it."""
 
 MAX_PAUSES = 10
 """Requests a turn the API paused (`pause_turn`) is continued with, at most."""
@@ -172,11 +174,12 @@ def convert_messages(model: Model, context: Context) -> list[dict[str, Any]]:
         context.messages, model, normalize_tool_call_id=anthropic_tool_call_id
     )
     images = _Images(messages) if images_ok else None
+    documents = _Documents(messages) if "pdf" in model.input else None
     for message in messages:
         if isinstance(message, UserMessage):
             # Only whitespace (the API refuses it as text) keeps its turn with a stand-in:
             # dropped, the request would end with the previous answer, a prefill to continue.
-            blocks = _blocks(message.content, images, "pdf" in model.input)
+            blocks = _blocks(message.content, images, documents)
             out.append({"role": "user", "content": blocks or [{"type": "text", "text": _EMPTY}]})
         elif isinstance(message, AssistantMessage):
             blocks = _assistant_blocks(message, model)
@@ -240,6 +243,35 @@ class _Images:
         }
 
 
+class _Documents:
+    """The PDFs of one request as the API takes them: `MAX_PDF_PAGES` pages in all, the
+    newest PDFs first (the one just attached is the one asked about). A PDF past them goes
+    as a text naming its pages; one whose pages cannot be counted goes as it is."""
+
+    __slots__ = ("_stand_ins",)
+
+    def __init__(self, messages: list[Any]) -> None:
+        self._stand_ins: dict[int, str] = {}
+        room = MAX_PDF_PAGES
+        documents = [
+            block
+            for message in messages
+            if isinstance(message, UserMessage) and isinstance(message.content, list)
+            for block in message.content
+            if isinstance(block, DocumentContent)
+        ]
+        for document in reversed(documents):
+            stand_in = oversized_pdf_stand_in(document, room, MAX_PDF_PAGES, _API)
+            if stand_in is not None:
+                self._stand_ins[id(document)] = stand_in
+            else:
+                room -= pdf_pages(document.data) or 0
+
+    def stand_in(self, document: DocumentContent) -> str | None:
+        """The text sent in place of `document`, or None when it goes as a document."""
+        return self._stand_ins.get(id(document))
+
+
 _API = "the Messages API"
 """How a stand-in names the API."""
 
@@ -256,11 +288,11 @@ def _check(block: ImageContent) -> _Checked:
 
 
 def _blocks(
-    content: list[Any], images: _Images | None, pdfs_ok: bool = False
+    content: list[Any], images: _Images | None, documents: _Documents | None = None
 ) -> list[dict[str, Any]]:
     """Text, image and document (PDF) blocks; the API rejects empty or whitespace-only
-    text, and a model that reads no images (`images` None) or PDFs gets a note in place of
-    each."""
+    text, and a model that reads no images (`images` None) or PDFs (`documents` None) gets
+    a note in place of each."""
     blocks: list[dict[str, Any]] = []
     for block in content:
         if isinstance(block, TextContent):
@@ -272,10 +304,10 @@ def _blocks(
             else:
                 blocks.append({"type": "text", "text": attachment_stand_in(block)})
         elif isinstance(block, DocumentContent):
-            too_long = pdfs_ok and oversized_pdf_stand_in(block, MAX_PDF_PAGES, _API)
+            too_long = documents is not None and documents.stand_in(block)
             if too_long:
                 blocks.append({"type": "text", "text": too_long})
-            elif pdfs_ok:
+            elif documents is not None:
                 source = {"type": "base64", "media_type": block.mime_type, "data": block.data}
                 document: dict[str, Any] = {"type": "document", "source": source}
                 if block.name:
