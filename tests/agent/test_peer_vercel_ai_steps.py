@@ -16,6 +16,7 @@ from typing import Any
 
 from yiemagent import AgentTool, AgentToolResult, TextContent, ToolResultMessage, Usage
 from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_text, faux_tool_call
+from yiemagent.ai.transform import transform_messages
 from yiemagent.types import text_of
 
 from ._kit import EventWaiter, faux_agent
@@ -264,3 +265,21 @@ async def test_a_call_that_needs_approval_stops_after_one_step() -> None:
     assert fm.call_count == 1 and ran == ["small"]
     assert waiter.events[-1].reason == "awaiting_approval"
     assert [p.arguments for p in agent.pending_approvals] == [{"value": "big"}]
+
+
+async def test_an_answer_aborted_mid_stream_is_kept_but_never_sent_again() -> None:
+    fm = FauxModel(["a long answer written slowly in many chunks", "fresh"], delay_s=0.02)
+    agent = faux_agent(fm)
+    waiter = EventWaiter(agent)
+
+    run = asyncio.ensure_future(agent.prompt("first"))
+    await waiter.wait_for("message_update")
+    agent.abort()
+    cut = await run
+    reply = await agent.prompt("second")
+
+    assert cut.stop_reason == "aborted" and 0 < len(cut.text) < 40
+    assert agent.state.messages[1] is cut  # the transcript keeps what was said
+    assert reply.text == "fresh"
+    sent = transform_messages(fm.contexts[1].messages, fm.model)
+    assert [(m.role, text_of(m.content)) for m in sent] == [("user", "first"), ("user", "second")]
