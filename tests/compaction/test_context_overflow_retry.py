@@ -7,6 +7,7 @@ the `openai` SDK against a server on 127.0.0.1."""
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 from collections.abc import Iterator
 from typing import Any
@@ -172,3 +173,31 @@ async def test_a_transform_of_its_own_taking_the_messages_alone_takes_part(
     assert (await agent.prompt("which wine again?")).text == "Rioja."
     assert len(transform.told) == 1 and "maximum context length" in transform.told[0]
     assert sent_texts(server, 1)[1:] == ["which wine again?"]  # after the system prompt
+
+
+async def test_an_abort_while_the_smaller_view_is_made_ends_the_run_aborted(
+    server: ReplayServer,
+) -> None:
+    """The transform run again is waited on as the first was: an abort meanwhile ends the
+    call "aborted", even when the transform does not look at the signal."""
+
+    class SlowToShrink:
+        def __init__(self) -> None:
+            self.shrunk = False
+
+        async def __call__(self, messages: list[Any], signal: Any) -> list[Any]:
+            if self.shrunk:
+                await asyncio.sleep(30)  # ignores the abort
+            return messages
+
+        def context_overflowed(self, error_message: str) -> bool:
+            self.shrunk = True
+            return True
+
+    server.enqueue(TOO_LONG, text_reply("never"))
+    agent, _ = make_agent(server, transform_context=SlowToShrink())
+    loop = asyncio.get_running_loop()
+    loop.call_later(1.0, agent.abort)
+    reply = await asyncio.wait_for(agent.prompt("which wine again?"), 20)
+    assert reply.stop_reason == "aborted"
+    assert len(server.requests) == 1

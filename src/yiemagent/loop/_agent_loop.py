@@ -701,6 +701,7 @@ async def stream_assistant_response(
         )
         if _smaller_view_agreed(message, config):
             shown.error_type = None
+            deadline.arm_for_abort()  # the transform again, as before the first call
             llm_context = await _llm_context(context, config, signal, converter)
             message = await _read_stream(
                 stream_fn, config, llm_context, options, emit, deadline, shown, chat
