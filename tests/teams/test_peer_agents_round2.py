@@ -216,3 +216,23 @@ async def test_cancelling_the_parents_prompt_ends_the_sub_run_with_every_call_an
     assert result.is_error
     assert transcript_problems(boss.state.messages) == []
     assert (await boss.prompt("again")).text == "fresh answer"  # the agent is reusable
+
+
+async def test_a_second_agent_goes_on_from_the_firsts_messages_without_changing_them() -> None:
+    # pydantic-ai's programmatic hand-off (docs/multi-agent-applications): the second
+    # agent is given the first one's message history and continues the conversation.
+    tool = AgentTool(
+        "find", "find", "finds", {"type": "object", "properties": {}}, lambda *a: "a flight"
+    )
+    finder, _ = scripted("finder", [calls(("find", {})), "found a flight"], tools=[tool])
+    await finder.prompt("find me a flight")
+    before = list(finder.state.messages)
+
+    seller, seller_fm = scripted("seller", ["seat 12A"], messages=finder.state.messages)
+    reply = await seller.prompt("now pick a seat")
+
+    assert reply.text == "seat 12A" and reply.agent == "seller"
+    seen = [m.role for m in seller_fm.contexts[0].messages]
+    assert seen == ["user", "assistant", "toolResult", "assistant", "user"]
+    assert finder.state.messages == before  # the first agent's transcript is its own
+    assert transcript_problems(seller.state.messages) == []
