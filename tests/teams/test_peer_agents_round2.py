@@ -24,6 +24,7 @@ from yiemagent import (
     ToolResultMessage,
     UserMessage,
 )
+from yiemagent.ai.providers.faux import faux_message, faux_text, faux_tool_call
 from yiemagent.types import text_of
 
 from ..approvals._kit import transcript_problems
@@ -236,3 +237,18 @@ async def test_a_second_agent_goes_on_from_the_firsts_messages_without_changing_
     assert seen == ["user", "assistant", "toolResult", "assistant", "user"]
     assert finder.state.messages == before  # the first agent's transcript is its own
     assert transcript_problems(seller.state.messages) == []
+
+
+async def test_a_sub_run_ending_in_an_empty_answer_says_so_not_an_earlier_text() -> None:
+    tool = AgentTool("find", "find", "finds", {"type": "object", "properties": {}}, lambda *a: "x")
+    thinking_aloud = faux_message(faux_text("I will look"), faux_tool_call("find", {}))
+    helper, _ = scripted("helper", [thinking_aloud, faux_message()], tools=[tool])
+    boss, _ = scripted("boss", [calls(("helper", {"input": "q"})), "ok"], tools=[helper.as_tool()])
+
+    await boss.prompt("go")
+
+    (result,) = results_of(boss)
+    assert (result.is_error, text_of(result.content)) == (
+        False,
+        "(agent helper gave an empty answer)",
+    )
