@@ -10,6 +10,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
+from urllib.parse import quote
 
 from yiemagent.files import write_atomically
 from yiemagent.telemetry import build_timeline, timeline_html
@@ -65,7 +66,8 @@ def _write_timelines(cases: Sequence[CaseReport], runs_dir: Path) -> dict[tuple[
                 end_reason=run.end_reason,
             )
             write_atomically(runs_dir / name, timeline_html(timeline).encode("utf-8"))
-            links[(case.name, run.repeat)] = f"{runs_dir.name}/{name}"
+            # a relative URL: the report's own name may hold "#", "?" or "%"
+            links[(case.name, run.repeat)] = quote(f"{runs_dir.name}/{name}")
     return links
 
 
