@@ -11,6 +11,7 @@ would pass it; docs/observability.md)."""
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 from collections.abc import Awaitable
 from typing import Any
@@ -209,3 +210,25 @@ async def test_a_tool_call_cap_runs_the_calls_up_to_it_and_answers_the_rest() ->
     results = results_of(agent)
     assert len(results) == 8  # every call answered
     assert [r.is_error for r in results[5:]] == [False, True, True]
+
+
+@pytest.mark.parametrize(
+    ("limits", "model_calls", "said"),
+    [
+        (UsageLimits(max_tool_calls=0), 1, "max_tool_calls=0 (used 0 tool calls)"),
+        (UsageLimits(max_total_tokens=0), 0, "max_total_tokens=0 (used 0 tokens)"),
+        (UsageLimits(max_input_tokens=0), 0, "max_input_tokens=0 (used 0 input tokens)"),
+    ],
+)
+async def test_an_explicit_zero_limit_is_a_limit_not_no_limit(
+    limits: UsageLimits, model_calls: int, said: str
+) -> None:
+    ran: list[str] = []
+    tool = AgentTool("t", "t", "t", SCHEMA, lambda *a: ran.append("t") or "ok")
+    fm = FauxModel([faux_message(faux_tool_call("t", {})), "answer"])
+    agent = faux_agent(fm, tools=[tool], usage_limits=limits)
+
+    with pytest.raises(UsageLimitExceeded, match=re.escape(said)):
+        await agent.prompt("go")
+
+    assert fm.call_count == model_calls and ran == []
