@@ -94,7 +94,8 @@ class EvalReport:
 
     @classmethod
     def from_json(cls, data: Any, *, source: str = "the report") -> EvalReport:
-        """The report `to_json` wrote (without its runs' details).
+        """The report `to_json` wrote (without its runs' details); its `repeat` is the
+        most runs a case had (`run_eval` runs each case `repeat` times), 1 without cases.
 
         Raises:
             ConfigError: not such a report; the text names `source` and what is wrong.
@@ -105,7 +106,7 @@ class EvalReport:
             CaseReport.from_json(raw, source=source, index=index)
             for index, raw in enumerate(data["cases"])
         ]
-        return cls(cases)
+        return cls(cases, repeat=max((case.runs_read for case in cases), default=1) or 1)
 
     @classmethod
     def load(cls, path: str | PathLike[str]) -> EvalReport:
@@ -164,7 +165,7 @@ class EvalReport:
         if self.judge_tokens or self.judge_cost_usd:
             summary.append(f"judge: {self.judge_tokens} tokens, ${self.judge_cost_usd:.6f}")
         k = self.repeat
-        if k > 1:
+        if k > 1 and self.cases:  # no case, no pass@k to average
             summary.append(
                 f"pass@1 {self.mean_pass_at_k(1):.2f} · pass@{k} {self.mean_pass_at_k(k):.2f}"
                 f" · pass^{k} {self.mean_pass_all_k(k):.2f}"
