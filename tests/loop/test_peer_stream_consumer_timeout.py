@@ -68,3 +68,18 @@ async def test_after_giving_up_waiting_an_abort_ends_the_run_and_its_stream() ->
     messages = await asyncio.wait_for(stream.result(), 10)
     assert messages[-1].stop_reason == "aborted"  # type: ignore[union-attr]
     assert fm.call_count == 1
+
+
+async def test_a_run_aborted_before_it_starts_asks_the_model_nothing() -> None:
+    # openai-agents' test_cancel_before_streaming
+    signal = AbortSignal()
+    signal.abort("before")
+    stream, fm = slow_run(signal)
+
+    kinds = [e.type async for e in stream]
+
+    assert fm.call_count == 0
+    assert kinds[0] == "agent_start" and kinds[-1] == "agent_end"
+    messages = await stream.result()
+    assert [m.role for m in messages] == ["user", "assistant"]
+    assert messages[-1].stop_reason == "aborted"  # type: ignore[union-attr]
