@@ -42,7 +42,13 @@ from yiemagent.cli.chat._view import LiveView
 from yiemagent.cli.options import EXIT_TERMINATED, Terminated
 from yiemagent.cli.teams import has_guardrails
 from yiemagent.errors import AgentBusyError, ApprovalPendingError
-from yiemagent.types import AgentMessage, AssistantMessage, PendingApproval, UserMessage
+from yiemagent.types import (
+    AgentMessage,
+    AssistantMessage,
+    PendingApproval,
+    UserMessage,
+    text_of,
+)
 
 if TYPE_CHECKING:
     from yiemagent.cli.chat.setup import ChatSetup
@@ -139,6 +145,10 @@ class ChatApp:
         self.run_task: asyncio.Task[None] | None = None
         self.ready: asyncio.Task[None] | None = None
         self.steered: list[UserMessage] = []
+        # Lines typed while a task that takes no steering runs (`/new`'s switch): they are
+        # prompts for the agent that comes after it, run when it ends.
+        self._steers = True
+        self.waiting: list[UserMessage] = []
         self._question: asyncio.Future[str] | None = None
         self._exit_armed = False
         self._unsubscribe: Callable[[], None] | None = None
@@ -251,6 +261,8 @@ class ChatApp:
         if is_command(text):
             self.console.print(Text(f"› {text}", style="bold"))  # its output has a heading
             dispatch(self, text)
+        elif self.busy and not self._steers:
+            self.wait(text)
         elif self.busy:
             self.steer(text)
         else:
@@ -268,10 +280,20 @@ class ChatApp:
         self.steered.append(message)
         self.view.queue(message, "steering")
 
+    def wait(self, text: str) -> None:
+        """Keep `text` as the prompt of the run after the running task (which takes no
+        steering); shown until then."""
+        message = UserMessage(text)
+        self.waiting.append(message)
+        self.view.queue(message, "prompt")
+
     def follow_up(self, text: str) -> None:
         """Queue a follow-up (while a run is active) or start a run with it."""
         if not self.busy:
             self.start(text)
+            return
+        if not self._steers:
+            self.wait(text)
             return
         message = UserMessage(text)
         try:
@@ -313,8 +335,11 @@ class ChatApp:
             return None
         return await self.setup.agent.prompt(message)
 
-    def begin(self, work: Awaitable[AssistantMessage | None]) -> None:
-        """Run `work` (a prompt or a resume) as the one run task."""
+    def begin(self, work: Awaitable[AssistantMessage | None], *, steers: bool = True) -> None:
+        """Run `work` (a prompt or a resume) as the one run task. `steers=False` for work
+        that is no run of the agent (a session switch): a line typed meanwhile waits, and
+        starts a run once `work` ends, instead of steering an agent about to be replaced."""
+        self._steers = steers
         self.view.started()
         self.run_task = asyncio.get_running_loop().create_task(self._run(work))
 
@@ -355,10 +380,28 @@ class ChatApp:
                 self.setup.agent.clear_all_queues()
                 if dropped:
                     self.say(f"({dropped} queued message(s) dropped by the abort)")
+                self.waiting.clear()
             self._aborting = False
+            self._steers = True
             self.view.busy = False
             self.view.status = ""
             self._invalidate()
+            if self.waiting:  # once this task is done: the next one replaces it
+                asyncio.get_running_loop().call_soon(self._run_waiting)
+
+    def _run_waiting(self) -> None:
+        """Run the first line typed during a task that took no steering; the others steer
+        that run, as lines typed during it do."""
+        waiting, self.waiting = self.waiting, []
+        for message in waiting:
+            self.view.unqueue(message)
+        for text in (text_of(message.content) for message in waiting):
+            if not self.busy:
+                self.start(text)
+            elif self._steers:
+                self.steer(text)
+            else:
+                self.wait(text)
 
     def _give_back_queued(self) -> None:
         """After a failed run: the steering and follow-up messages it never took (typed while

@@ -209,7 +209,7 @@ def _new(app: ChatHost, arg: str) -> None:
         for line in setup.resumed_lines():
             app.console.print(line)
 
-    app.begin(switch())
+    app.begin(switch(), steers=False)  # what is typed meanwhile is for the new session
 
 
 def undo_point(messages: Sequence[object], steered: Sequence[object] = ()) -> int | None:

@@ -62,8 +62,9 @@ class ChatHost(Protocol):
         """Queue `text` to run after the current run (or start it now when idle)."""
         ...
 
-    def begin(self, work: Awaitable[AssistantMessage | None]) -> None:
-        """Run `work` (a prompt or a resume) as the one run task."""
+    def begin(self, work: Awaitable[AssistantMessage | None], *, steers: bool = True) -> None:
+        """Run `work` (a prompt or a resume) as the one run task; `steers=False`: lines typed
+        meanwhile wait for it to end, then run as prompts (a session switch)."""
         ...
 
     def pending_approvals(self) -> list[PendingApproval]:

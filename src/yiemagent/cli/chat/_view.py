@@ -119,10 +119,11 @@ class ToolLine:
 
 @dataclass(slots=True)
 class Queued:
-    """A steering message or follow-up waiting for its turn boundary."""
+    """A steering message or follow-up waiting for its turn boundary, or a prompt waiting
+    for a session switch to end."""
 
     message: AgentMessage
-    kind: Literal["steering", "follow-up"]
+    kind: Literal["steering", "follow-up", "prompt"]
     text: str
 
 
@@ -161,9 +162,16 @@ class LiveView:
 
     # ── input side ─────────────────────────────────────────────────────────
 
-    def queue(self, message: AgentMessage, kind: Literal["steering", "follow-up"]) -> None:
-        """Show `message` as queued until it reaches the transcript."""
+    def queue(
+        self, message: AgentMessage, kind: Literal["steering", "follow-up", "prompt"]
+    ) -> None:
+        """Show `message` as queued until it reaches the transcript (or `unqueue`)."""
         self.queued.append(Queued(message, kind, text_of(getattr(message, "content", []))))
+        self._invalidate()
+
+    def unqueue(self, message: AgentMessage) -> None:
+        """Stop showing `message` as queued: it is sent another way (a waiting prompt)."""
+        self.queued = [item for item in self.queued if item.message is not message]
         self._invalidate()
 
     def drop_queued(self) -> int:
