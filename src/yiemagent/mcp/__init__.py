@@ -14,8 +14,7 @@ SDK, connecting or serving does (and says how to install it when it is missing).
 from yiemagent.errors import MCPConnectionError
 from yiemagent.mcp._client import add_server, local_tool_name
 from yiemagent.mcp._connection import MCPServer
-from yiemagent.mcp._convert import MCPToolError
-from yiemagent.mcp._errors import MCPCallAborted, MCPCallError
+from yiemagent.mcp._errors import MCPCallAborted, MCPCallError, MCPToolError
 from yiemagent.mcp._serve import serve
 from yiemagent.mcp.servers import MCPServerHTTP, MCPServerStdio
 

@@ -24,7 +24,7 @@ import binascii
 import json
 from typing import TYPE_CHECKING, Any
 
-from yiemagent.errors import YiemAgentError
+from yiemagent.mcp._errors import MCPToolError
 from yiemagent.types import AgentToolResult, ImageContent, TextContent, ToolResultMessage
 from yiemagent.types.tools import is_json_of
 
@@ -33,7 +33,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DETAILS_META",
-    "MCPToolError",
     "content_from_mcp",
     "result_from_mcp",
     "result_to_mcp",
@@ -42,10 +41,6 @@ __all__ = [
 
 DETAILS_META = "yiemagent/details"
 """The `_meta` key of a served result that holds its tool's `details`."""
-
-
-class MCPToolError(YiemAgentError):
-    """The MCP server answered a call with `isError: true`; the text is the server's."""
 
 
 def _blob_size(data: str) -> str:

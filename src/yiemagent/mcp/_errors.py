@@ -1,12 +1,13 @@
-"""What a call to an MCP server raises (DESIGN §12): `MCPCallError`, `MCPCallAborted` (public
-through `yiemagent.mcp`), and `UndeliveredCall`, the connection's own signal that a request
-may be sent again. `MCPConnectionError` (connecting failed) is in `yiemagent.errors`."""
+"""What a call to an MCP server raises (DESIGN §12): `MCPCallError`, `MCPCallAborted` and
+`MCPToolError` (public through `yiemagent.mcp`), and `UndeliveredCall`, the connection's own
+signal that a request may be sent again. `MCPConnectionError` (connecting failed) is in
+`yiemagent.errors`."""
 
 from __future__ import annotations
 
 from yiemagent.errors import YiemAgentError
 
-__all__ = ["MCPCallAborted", "MCPCallError", "UndeliveredCall"]
+__all__ = ["MCPCallAborted", "MCPCallError", "MCPToolError", "UndeliveredCall"]
 
 
 class MCPCallError(YiemAgentError):
@@ -22,3 +23,8 @@ class UndeliveredCall(MCPCallError):
 
 class MCPCallAborted(MCPCallError):
     """The call's signal was aborted; `notifications/cancelled` was sent to the server."""
+
+
+class MCPToolError(YiemAgentError):
+    """The MCP server answered a call with `isError: true`; the text is the server's. Raised
+    by `_convert.result_from_mcp`; inside a tool call it becomes the call's error result."""
