@@ -8,9 +8,11 @@ output tool, the output as JSON). Each request is a run of a session: the one th
 request, as stateless as the API: it is removed from the store before the answer ends,
 unless the run ended with tool calls held for approval (the answer names them and the
 session; decide them through `/v1/sessions/{sid}/approvals`). Every answer names its
-session in `X-Session-Id`. The request's `tools` are ignored; an `n` other than 1 is a 400
-(a run is one answer), and so is a `response_format` other than text (the agent's output
-type sets the answer's shape). A run that failed answers
+session in `X-Session-Id`. A field the agent cannot honour is a 400, not ignored: an `n`
+other than 1 (a run is one answer), a `response_format` other than text (the agent's output
+type sets the answer's shape), and a client's own `tools` or `functions` (the agent runs its
+own tools and hands no call back; none, or `tool_choice` "none", is answered). A run that
+failed answers
 500 with `x-should-retry: false`, so the OpenAI and Anthropic SDKs do not run it again. A
 client that disconnects before the answer's end (a cancelled stream, a timeout) aborts the
 run (`_protocols`).
@@ -73,6 +75,25 @@ def _conversation(data: dict[str, Any]) -> Conversation:
         else:
             conversation.add(role, _text(message.get("content"), role))
     return conversation
+
+
+def _refuse_client_tools(data: dict[str, Any]) -> None:
+    """Refuse a request that offers the model the client's own tools: the agent never
+    answers with `tool_calls` for the client to run, so a client waiting for them would
+    wait for ever. No tools, or tools with `tool_choice` "none", ask for nothing.
+
+    Raises:
+        BadRequest: a non-empty `tools` or `functions` list that may be called.
+    """
+    if data.get("tool_choice") == "none" and not data.get("functions"):
+        return
+    for key in ("tools", "functions"):
+        if data.get(key):
+            raise BadRequest(
+                f'"{key}" are not run here: the agent runs its own tools on the server and '
+                f'returns no tool calls; send the request without "{key}" (the client\'s own tools '
+                "run through /ag-ui)"
+            )
 
 
 def _text(content: Any, role: str) -> str:
@@ -168,6 +189,7 @@ class _Completions:
                 f"response_format {kind!r} is not applied here: the agent answers in text; "
                 "for JSON, give the agent an output type (output_schema in its agent file)"
             )
+        _refuse_client_tools(data)
         conversation = _conversation(data)
         named = request.headers.get("x-session-id")
         session_id = named or f"chat-{uuid.uuid4().hex[:16]}"
