@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import functools
 import io
 import os
 import warnings
@@ -343,19 +342,31 @@ def oversized_sides_stand_in(size: tuple[int, int] | None, longest: int, api: st
     return f"[image omitted: {width}x{height} px, larger than the {longest} px a side {api} takes]"
 
 
-@functools.lru_cache(maxsize=8)
 def pdf_pages(data: str) -> int | None:
     """How many pages the PDF `data` (base64) has, read from its page tree with `pypdf`
     (which the `anthropic` extra installs); None when it cannot tell (a damaged PDF, or no
-    `pypdf`: the PDF then goes as it is). Cached: a session sends the same PDF each turn."""
+    `pypdf`: the PDF then goes as it is). Remembered by the text's hash and length, not the
+    text (a session sends the same PDF each turn; a PDF it no longer holds is not kept)."""
+    key = (hash(data), len(data))  # a str caches its hash: the same PDF costs nothing
+    if key in _PAGES:
+        return _PAGES[key]
     try:
         import pypdf
     except ImportError:
         return None
     try:
-        return len(pypdf.PdfReader(io.BytesIO(base64.b64decode(data))).pages)
+        pages: int | None = len(pypdf.PdfReader(io.BytesIO(base64.b64decode(data))).pages)
     except Exception:  # pypdf raises many kinds for a damaged file
-        return None
+        pages = None
+    if len(_PAGES) >= _PAGES_KEPT:
+        _PAGES.clear()
+    _PAGES[key] = pages
+    return pages
+
+
+_PAGES: dict[tuple[int, int], int | None] = {}
+"""`pdf_pages`' answers by (hash, length) of the base64 text; emptied when full."""
+_PAGES_KEPT = 64
 
 
 def oversized_pdf_stand_in(block: DocumentContent, room: int, limit: int, api: str) -> str | None:
