@@ -121,6 +121,10 @@ def _json(value: Any, **options: Any) -> str:
 
 
 def _wire(event: AgentEvent) -> Any:
+    """`event` as the server sends it: a message update carries only its provider event
+    (not the partial message each update would repeat whole), a streamed tool call named by
+    id and name; a sub-agent's update the same, inside its `nested_agent`; any other event
+    as it is."""
     if isinstance(event, MessageUpdateEvent):
         update = event.assistant_message_event
         inner: dict[str, Any] = to_jsonable_python(update, exclude={"partial"}, fallback=str)
@@ -380,6 +384,12 @@ class RunHub:
         return ""
 
     async def _wait_free(self, slot: _Slot, session_id: str) -> None:
+        """Return once the session has no run on this server, waiting for one that has
+        ended but is still closing its agent.
+
+        Raises:
+            Busy: a run of the session is still going.
+        """
         current = slot.run
         if current is None or current.done:
             return
@@ -504,6 +514,7 @@ class RunHub:
         self._evict()
 
     def _evict(self) -> None:
+        """Forget the oldest finished runs beyond `keep_runs` (a run still going stays)."""
         finished = [rid for rid, run in self._runs.items() if run.done]
         for rid in finished[: max(0, len(self._runs) - self._keep)]:
             del self._runs[rid]
@@ -566,6 +577,8 @@ def run_ends(store: object, session_id: str, messages: int) -> list[dict[str, An
 
 
 def _decode_ends(text: str | None) -> list[dict[str, Any]]:
+    """The run ends kept in a session's state (`RUN_ENDS_KEY`), each `{"after": int,
+    "reason": str, ...}`; what is not JSON, or not such an entry, is left out."""
     try:
         ends = json.loads(text) if text else []
     except ValueError:
