@@ -6,12 +6,14 @@ for a new writer."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 
 import pytest
 
 from tests.sessions._backends import Backend
-from yiemagent import SessionBusyError, UserMessage
+from yiemagent import Agent, SessionBusyError, UserMessage
+from yiemagent.ai.providers.faux import FauxModel
 from yiemagent.sessions import SessionStore
 
 
@@ -46,3 +48,35 @@ def test_a_holder_whose_lease_was_force_released_writes_nothing(shared_backend: 
     finally:
         old.close()
         admin.close()
+
+
+async def test_an_agent_whose_session_was_taken_over_says_so_at_its_next_prompt(
+    shared_backend: Backend, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An agent whose lease went (force_release, then a new writer) went on answering:
+    each message it could not store was logged with a traceback, queued and retried
+    before every later one, and its turns reached no store, silently for the caller. Now
+    the first refused write is one log line, nothing is retried, and the next prompt
+    raises the refusal before any model call."""
+    fm = FauxModel(["one", "two", "three"])
+    store, other = shared_backend.open(), shared_backend.open()
+    agent = Agent(model=fm.model, stream_fn=fm.stream_fn, session_store=store, session_id="s")
+    try:
+        await agent.prompt("first")
+        assert other.force_release("s")  # type: ignore[attr-defined]
+        token = other.acquire("s")
+        other.append("s", UserMessage("the new writer's turn"))
+        with caplog.at_level(logging.WARNING):
+            await agent.prompt("second")  # its run was under way when the lease went
+        said = [r for r in caplog.records if r.name.startswith("yiemagent")]
+        assert len(said) == 1 and said[0].exc_info is None, [r.getMessage() for r in said]
+        assert "is stored no more" in said[0].getMessage()
+        with pytest.raises(SessionBusyError, match=r"^session 's' is being written by"):
+            await agent.prompt("third")
+        assert fm.call_count == 2  # the third prompt reached no model
+        assert texts(other) == ["first", "one", "the new writer's turn"]
+        other.release("s", token)
+    finally:
+        await agent.close()
+        store.close()
+        other.close()

@@ -262,6 +262,8 @@ class RunDriver:
     ) -> tuple[AssistantMessage, list[AgentMessage]]:
         from yiemagent.loop import run_agent_loop, run_agent_loop_continue
 
+        if self._session is not None:
+            self._session.check_writer()
         signal = AbortSignal()
         self.signal = signal
         state = self._state

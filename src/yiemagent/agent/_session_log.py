@@ -15,9 +15,11 @@ the store's own database call, whose locks this thread holds).
 
 Failure policy: during a run a store failure is logged and the run goes on (as a failing
 listener's does); the messages that failed are retried, in order, before the next message is
-written, so the stored transcript heals when the store recovers. Operations the user calls
-outside a run (construction, `reset()`, assigning `state.messages`) raise, so nothing is lost
-silently.
+written, so the stored transcript heals when the store recovers. A write refused with
+`SessionBusyError` (the lease is gone: force-released, or taken over while this agent looked
+dead) does not heal: it is logged once, nothing more is written, and the agent's next run
+raises it (`check_writer`). Operations the user calls outside a run (construction,
+`reset()`, assigning `state.messages`) raise, so nothing is lost silently.
 """
 
 from __future__ import annotations
@@ -82,6 +84,7 @@ class SessionLog:
         "_lease",
         "_pending",
         "held_record",
+        "lost",
         "session_id",
         "store",
     )
@@ -101,6 +104,8 @@ class SessionLog:
         """Queues the release when the agent is collected without being closed."""
         self.held_record: str | None = None
         """The stored record of tool calls held for approval, read by `open`."""
+        self.lost: SessionBusyError | None = None
+        """Why this agent writes the session no more: a write refused for its lease."""
 
     def release(self) -> None:
         """Give the session's writer lease back now (idempotent); the agent writes no more."""
@@ -230,6 +235,15 @@ class SessionLog:
         except Exception:
             logger.exception("session %r: storing the held tool calls failed", self.session_id)
 
+    def check_writer(self) -> None:
+        """Raise the refusal of a write that found this agent's lease gone, if any.
+
+        Raises:
+            SessionBusyError: the store refused a write of this agent (its text says why).
+        """
+        if self.lost is not None:
+            raise SessionBusyError(str(self.lost), session_id=self.session_id)
+
     def record(self, message: AgentMessage) -> None:
         """Append one message that entered the transcript; never raises (failures are
         logged and the message is retried before the next one, or by `flush`)."""
@@ -240,7 +254,8 @@ class SessionLog:
         the last message of a run is not left behind); never raises.
 
         Returns:
-            Whether nothing is left unstored (failures are logged).
+            Whether nothing is left unstored (failures are logged): false too once a
+            write was refused for the lease (`lost`).
         """
         if self._pending:
             self._write(list(self._pending))
@@ -250,7 +265,7 @@ class SessionLog:
                     self.session_id,
                     len(self._pending),
                 )
-        return not self._pending
+        return not self._pending and self.lost is None
 
     def _write(self, queue: list[AgentMessage]) -> None:
         """Append `queue` in order. Its head is a failed append when `_pending` is not
@@ -258,6 +273,8 @@ class SessionLog:
         before the reply), so the head is left out when the store already ends with it;
         appending it again would store it twice (a tool call twice: a session no agent
         opens)."""
+        if self.lost is not None:
+            return
         retrying = bool(self._pending)
         try:
             if retrying and _same_message(self._stored_tail(), persisted_form(queue[0])):
@@ -271,6 +288,14 @@ class SessionLog:
         for index, item in enumerate(queue):
             try:
                 self.store.append(self.session_id, persisted_form(item))
+            except SessionBusyError as exc:
+                logger.error(
+                    "session %r: %s; this agent's transcript is stored no more",
+                    self.session_id,
+                    exc,
+                )
+                self.lost, self._pending = exc, []
+                return
             except Exception:
                 if not retrying:
                     logger.exception(
