@@ -384,6 +384,8 @@ class Translator:
         return out
 
     def _update(self, inner: dict[str, Any]) -> list[agui.BaseEvent]:
+        """The AG-UI events of one provider event of the streamed message (`inner`): text,
+        reasoning and tool-call starts, arguments and ends."""
         kind = inner.get("type")
         out: list[agui.BaseEvent] = []
         if kind == "text_delta" and inner.get("delta"):
@@ -489,6 +491,8 @@ class Translator:
         return ""
 
     def _close(self, message: dict[str, Any]) -> list[agui.BaseEvent]:
+        """The events that end an assistant message: its text (all at once when it was not
+        streamed) and each of its tool calls started and ended, once each."""
         out: list[agui.BaseEvent] = self._end_reasoning()
         text = message_text(message)
         if not self.text_open and text:  # not streamed (guardrails held it): all at once
@@ -508,6 +512,8 @@ class Translator:
         return out
 
     def _end(self, event: dict[str, Any]) -> list[agui.BaseEvent]:
+        """The event that ends the run (`agent_end`): `RUN_ERROR` when it gave no answer (an
+        error, a guardrail, a limit), else `RUN_FINISHED` with its outcome."""
         reason = event.get("reason")
         if reason == "error":
             return [agui.RunErrorEvent(message=end_error(event), code="run_failed")]
@@ -592,6 +598,8 @@ def _refuse_what_is_not_run(data: agui.RunAgentInput) -> None:
 
 
 async def _handle(hub: RunHub, request: Request) -> Response:
+    """`POST /ag-ui`: the input checked (a 400 says what is wrong), its run started on the
+    thread's session, and the run's events streamed back as AG-UI events."""
     data = await read_json(request)
     try:
         run_input = agui.RunAgentInput.model_validate(data)

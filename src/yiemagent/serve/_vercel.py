@@ -166,6 +166,7 @@ class Translator:
         self.step_open = False
 
     def feed(self, event: dict[str, Any]) -> list[dict[str, Any]]:
+        """The UI message chunks of one run event (as the wire sends it)."""
         kind = event.get("type")
         message = event.get("message") or {}
         if kind == "agent_start":
@@ -208,6 +209,8 @@ class Translator:
         return [{"type": "tool-output-available", "toolCallId": call_id, "output": text}]
 
     def _update(self, inner: dict[str, Any]) -> list[dict[str, Any]]:
+        """The chunks of one provider event of the streamed message (`inner`): text,
+        reasoning and tool-input starts and deltas."""
         kind = inner.get("type")
         out: list[dict[str, Any]] = []
         if kind == "text_delta" and inner.get("delta"):
@@ -264,6 +267,8 @@ class Translator:
         ]
 
     def _close(self, message: dict[str, Any]) -> list[dict[str, Any]]:
+        """The chunks that end an assistant message: its text (all at once when it was not
+        streamed) and each tool call's `tool-input-available`, once each."""
         out: list[dict[str, Any]] = self._end_reasoning()
         text = message_text(message)
         if self.text_id is None and text:  # not streamed (guardrails held it): all at once
@@ -283,6 +288,8 @@ class Translator:
         return out
 
     def _end(self, event: dict[str, Any]) -> list[dict[str, Any]]:
+        """The chunks that end the run (`agent_end`): approval requests for held calls,
+        then `finish` with its reason, or `abort` or `error` (see the module docstring)."""
         out: list[dict[str, Any]] = []
         reason = event.get("reason")
         if reason == "awaiting_approval":
@@ -342,6 +349,8 @@ def _input_available(call: dict[str, Any]) -> dict[str, Any]:
 
 
 async def _handle(hub: RunHub, request: Request) -> Response:
+    """`POST /api/chat`: the chat's UI messages read as a conversation of the session the
+    chat `id` names, its run started, and the run streamed back as UI message chunks."""
     data = await read_json(request)
     chat_id = data.get("id")
     if not isinstance(chat_id, str) or not chat_id:
