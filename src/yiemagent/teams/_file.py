@@ -189,6 +189,7 @@ class _SharedServers:
             agent.tool_store.register(tool)
 
     async def close(self) -> None:
+        """Stop every server started; the next `add_tools` starts them again."""
         with self._lock:
             servers, self._servers, self._stores = self._servers, [], {}
         await _close_all(servers)
@@ -494,6 +495,8 @@ def _model(value: Any, thinks: bool) -> Model:
 
 
 def _tools(base: Path, value: Any, model: Model | None) -> Any:
+    """A store of the tools in the `tools` folders (`value`, relative to `base`), with
+    `listTools` only when `model` is offered it (`offers_list_tools`)."""
     from yiemagent.tools import ToolStore, offers_list_tools
     from yiemagent.tools.builtin import LIST_TOOLS_NAME
 
