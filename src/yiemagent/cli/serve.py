@@ -40,6 +40,7 @@ from yiemagent.cli.options import (
     McpUrlOption,
     ReasoningOption,
     TemperatureOption,
+    ToolCallsOption,
     ToolsOption,
     VisionOption,
     no_tool_files_note,
@@ -230,6 +231,7 @@ def serve(
         str, typer.Option("--model", help="Model as provider/id (see `yiem models`).")
     ] = DEFAULT_MODEL,
     base_url: BaseUrlOption = None,
+    tool_calls: ToolCallsOption = None,
     vision: VisionOption = False,
     reasoning: ReasoningOption = None,
     system: Annotated[str, typer.Option("--system", help="System prompt.")] = DEFAULT_SYSTEM,
@@ -288,7 +290,7 @@ def serve(
     if agent is not None:
         refuse_sampling_with_agent(agent, temperature, max_tokens)
     level = reasoning_level(reasoning)
-    resolved = resolve_model(model, base_url, None, vision, level is not None)
+    resolved = resolve_model(model, base_url, tool_calls, vision, level is not None)
     if agent is not None:  # the file names its MCP servers (`mcp = [...]`)
         refuse_agent_flags(agent, {"--mcp": mcp, "--mcp-url": mcp_url})
     team, entry_model = _agent_file(agent, resolved, tools, system) if agent else (None, resolved)

@@ -18,6 +18,7 @@ from yiemagent.cli.options import (
     McpUrlOption,
     ReasoningOption,
     TemperatureOption,
+    ToolCallsOption,
     ToolsOption,
     VisionOption,
 )
@@ -46,6 +47,7 @@ def chat(
         ),
     ] = None,
     base_url: BaseUrlOption = None,
+    tool_calls: ToolCallsOption = None,
     vision: VisionOption = False,
     reasoning: ReasoningOption = None,
     temperature: TemperatureOption = None,
@@ -87,6 +89,7 @@ def chat(
         mcp=list(mcp or []),
         mcp_urls=list(mcp_url or []),
         base_url=base_url,
+        tool_calls=tool_calls,
         compaction=not no_compaction,
         agent=agent,
         vision=vision,

@@ -93,6 +93,8 @@ class ChatOptions:
     mcp_urls: list[str] = field(default_factory=list)
     """`--mcp-url URL`: streamable-HTTP MCP servers to connect to."""
     base_url: str | None = None
+    tool_calls: str | None = None
+    """`--tool-calls MODE`: how a local server's model calls tools (None: its default)."""
     compaction: bool = True
     agent: str | None = None
     """`--agent FILE[:NAME]`: the chat's agent from an agent file."""
@@ -241,7 +243,11 @@ def _resolve_model(options: ChatOptions) -> tuple[Model, Any]:
 
     reasoning = options.reasoning is not None
     return resolve_model(
-        options.model, options.base_url, vision=options.vision, reasoning=reasoning
+        options.model,
+        options.base_url,
+        options.tool_calls,
+        vision=options.vision,
+        reasoning=reasoning,
     ), None
 
 
