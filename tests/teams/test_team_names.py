@@ -5,7 +5,10 @@ and after a handoff to the second agent of a name the next prompt went to the fi
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from yiemagent import ConfigError
 
@@ -51,3 +54,42 @@ async def test_one_agent_reached_twice_is_one_agent_and_answers_after_its_handof
     second = await entry.prompt("again")  # the agent handed to answers the next prompt
     assert (second.text, second.agent) == ("shared again", "shared")
     assert shared_fm.call_count == 2 and entry_fm.call_count == 1
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    team=st.lists(
+        st.tuples(st.sampled_from("abcd"), st.sets(st.integers(0, 5), max_size=3)),
+        min_size=1,
+        max_size=7,
+    )
+)
+def test_an_agent_is_refused_exactly_when_two_of_its_team_share_a_name(
+    team: list[tuple[str, set[int]]],
+) -> None:
+    """Agents made in order, each handing off to some of those made before it: each is
+    refused exactly when two different agents of the team it heads (itself and every
+    agent its handoffs reach) have one name."""
+    made: list[Any] = []
+    for name, picks in team:
+        chosen = [made[i % len(made)] for i in picks] if made else []
+        targets = list({id(t): t for t in chosen}.values())
+        members = {id(a): a for t in targets for a in _team_of(t)}
+        names = [a.name for a in members.values()] + [name]
+        try:
+            agent, _ = scripted(name, ["unused"], handoffs=targets)
+        except ConfigError:
+            assert len(set(names)) < len(names), names
+            continue
+        assert len(set(names)) == len(names), names
+        made.append(agent)
+
+
+def _team_of(agent: Any) -> list[Any]:
+    """`agent` and every agent its handoffs reach, each once."""
+    seen = [agent]
+    for one in seen:
+        for handoff in one.handoffs:
+            if all(handoff.agent is not other for other in seen):
+                seen.append(handoff.agent)
+    return seen
