@@ -4,13 +4,17 @@ cassette, offline, each request with the first unused recording of an equal requ
 concurrent runs replay in any order; without `model`, the recording of whichever model),
 and raises `CassetteMismatch` when no recording is left for a request.
 
-A cassette line is `{"request", "events", "message"}`:
+A cassette line is `{"format", "request", "events", "message"}`:
+- `format`: 2; a line without it was recorded before the options held since (the thinking
+  budget, cache retention and metadata), and its request is matched without them;
 - `request`: what the provider was asked, normalised so that the same conversation gives
   the same request on every run: the model (provider/id), system prompt, messages without
   timestamps, durations, usage or tool details, tool-call ids renumbered `call_1`,
-  `call_2`, … in order of appearance, the tools (name, description, input schema), and the
-  generation options (temperature, max tokens, reasoning, output schema). Never the API key
-  or the HTTP headers.
+  `call_2`, … in order of appearance, the tools (name, description, input schema), and
+  every call option that changes what a provider is sent (`REQUEST_OPTIONS`). Never the
+  API key or the HTTP headers, nor the session id (a prompt-cache key, random per session,
+  that changes no answer); `on_payload` is code, so a body it rewrites is recorded as it
+  was built.
 - `events`: the answer's stream events without their partial message (deltas, block ends,
   the final `done` / `error`), replayed through a `MessageBuilder` into the same events;
 - `message`: the final assistant message (its usage and cost included).
@@ -86,6 +90,21 @@ RECORD_API = "cassette-record"
 REPLAY_API = "cassette-replay"
 REDACTED = "<redacted>"
 
+FORMAT = 2
+"""The cassette line format `record` writes (the `format` key)."""
+REQUEST_OPTIONS = (
+    "temperature",
+    "max_tokens",
+    "reasoning",
+    "thinking_budget",
+    "cache_retention",
+    "metadata",
+    "output_schema",
+)
+"""The keys of a recorded request's `options`: each call option that changes what a
+provider is sent, present when it is not the provider's default."""
+_OPTIONS_SINCE_FORMAT_2 = ("thinking_budget", "cache_retention", "metadata")
+
 _DROPPED_KEYS = frozenset({"timestamp", "duration_ms", "usage", "details", "executed_arguments"})
 _SECRET_HEADERS = ("authorization", "api-key", "apikey", "token", "secret", "cookie")
 _SECRET_ENV_SUFFIXES = ("_API_KEY", "_TOKEN", "_SECRET", "_ACCESS_KEY")
@@ -122,7 +141,11 @@ def normalise_request(
 ) -> dict[str, Any]:
     """What a cassette records of one model call: the same conversation gives the same
     request on every run (no timestamps, durations or usage; tool-call ids renumbered in
-    order of appearance); no API key and no headers."""
+    order of appearance); its `options` (`REQUEST_OPTIONS`) hold each call option that
+    changes what a provider is sent: `thinking_budget` is `thinking_budgets`' entry for the
+    `reasoning` level asked for, `cache_retention` is left out when it is the default
+    ("short"), `metadata` is recorded as strings, as OpenAI is sent it. No API key, no
+    headers and no session id."""
     ids: dict[str, str] = {}
     messages = [_renumber(message_to_dict(m), ids) for m in context.messages]
     tools = [
@@ -130,10 +153,14 @@ def normalise_request(
         for t in context.tools or ()
     ]
     opts = options or StreamOptions()
+    budgets = opts.thinking_budgets or {}
     generation = {
         "temperature": opts.temperature,
         "max_tokens": opts.max_tokens,
         "reasoning": opts.reasoning,
+        "thinking_budget": budgets.get(opts.reasoning) if opts.reasoning else None,
+        "cache_retention": None if opts.cache_retention == "short" else opts.cache_retention,
+        "metadata": {str(k): str(v) for k, v in (opts.metadata or {}).items()} or None,
         "output_schema": dict(opts.output_schema) if opts.output_schema else None,
     }
     return {
@@ -344,7 +371,12 @@ async def _write(
     final: AssistantMessage,
     secrets: list[str],
 ) -> None:
-    entry = {"request": request, "events": events, "message": message_to_dict(final)}
+    entry = {
+        "format": FORMAT,
+        "request": request,
+        "events": events,
+        "message": message_to_dict(final),
+    }
     line = _redact(json.dumps(entry, ensure_ascii=False), secrets)
     await asyncio.to_thread(_append, path, line)
 
@@ -397,13 +429,11 @@ class _Tape:
             number = self.served + 1
             unused = [i for i, done in enumerate(self.used) if not done]
             for index in unused:
-                if _same(self.entries[index]["request"], request, any_model):
+                if _same(self.entries[index], request, any_model):
                     self.used[index] = True
                     self.served += 1
                     return self.entries[index]
-            spent = [
-                i + 1 for i, e in enumerate(self.entries) if _same(e["request"], request, any_model)
-            ]
+            spent = [i + 1 for i, e in enumerate(self.entries) if _same(e, request, any_model)]
             if spent:  # the same request again: say so, not "differs" from another one
                 numbers = ", ".join(map(str, spent))
                 raise CassetteMismatch(
@@ -421,15 +451,27 @@ class _Tape:
             if any_model:  # the diff shows the rest
                 request = {**request, "model": self.entries[unused[0]]["request"].get("model")}
             closest = max(unused, key=lambda i: _shared_messages(self.entries[i], request))
+            entry = self.entries[closest]
             raise CassetteMismatch(
                 f"request {number} differs from the one recorded in {self.path} (the "
                 f"closest unused recording, number {closest + 1}; - recorded, + sent):\n"
-                + _diff(self.entries[closest]["request"], request)
+                + _diff(entry["request"], _as_recorded(entry, request))
             )
 
 
-def _same(recorded: Mapping[str, Any], request: Mapping[str, Any], any_model: bool) -> bool:
-    """Whether a recorded request equals `request` (`any_model`: whatever its model)."""
+def _as_recorded(entry: Mapping[str, Any], request: Mapping[str, Any]) -> Mapping[str, Any]:
+    """`request` as a recording of `entry`'s format holds it: a line from before format 2
+    held none of the options added since."""
+    if entry.get("format", 1) >= FORMAT or not isinstance(request.get("options"), dict):
+        return request
+    options = {k: v for k, v in request["options"].items() if k not in _OPTIONS_SINCE_FORMAT_2}
+    return {**request, "options": options}
+
+
+def _same(entry: Mapping[str, Any], request: Mapping[str, Any], any_model: bool) -> bool:
+    """Whether a recording's request equals `request` (`any_model`: whatever its model)."""
+    recorded: Mapping[str, Any] = entry["request"]
+    request = _as_recorded(entry, request)
     if not any_model:
         return recorded == request
     return {**recorded, "model": None} == {**request, "model": None}
@@ -659,6 +701,8 @@ def _not_a_recording(entry: Any) -> str:
     out of a model call (a provider never raises) in the middle of a replayed run."""
     if not isinstance(entry, dict) or not {"request", "events", "message"} <= set(entry):
         return "it needs the keys request, events and message"
+    if type(entry.get("format", 1)) is not int:
+        return "its format is not a whole number"
     if not isinstance(entry["request"], dict) or not isinstance(entry["request"].get("model"), str):
         return "its request is not an object naming its model"
     if not isinstance(entry["request"].get("messages", []), list):
