@@ -50,6 +50,7 @@ if TYPE_CHECKING:
         ProviderError as ProviderError,
         SessionBusyError as SessionBusyError,
         SessionCorruptError as SessionCorruptError,
+        SessionStoreClosedError as SessionStoreClosedError,
         ToolLoadError as ToolLoadError,
         YiemAgentError as YiemAgentError,
     )

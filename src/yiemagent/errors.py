@@ -22,6 +22,7 @@ __all__ = [
     "ProviderError",
     "SessionBusyError",
     "SessionCorruptError",
+    "SessionStoreClosedError",
     "ToolLoadError",
     "YiemAgentError",
     "exception_summary",
@@ -204,6 +205,13 @@ class SessionBusyError(YiemAgentError, RuntimeError):
         super().__init__(message)
         self.session_id = session_id
         self.holder = holder
+
+
+class SessionStoreClosedError(YiemAgentError, RuntimeError):
+    """A session store was used after its `close()`: raised by every read and write of a
+    closed store (`release` stays a no-op). Nothing was read or written; the text names the
+    store. Open a new store on the same file or database to go on (an in-memory store's
+    sessions went with it). A `RuntimeError` too, as the check it replaces raised."""
 
 
 class SessionCorruptError(YiemAgentError, ValueError):

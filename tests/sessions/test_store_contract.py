@@ -32,12 +32,14 @@ from yiemagent import (
     Cost,
     ImageContent,
     SessionBusyError,
+    SessionStoreClosedError,
     TextContent,
     ThinkingContent,
     ToolCall,
     ToolResultMessage,
     Usage,
     UserMessage,
+    YiemAgentError,
 )
 from yiemagent.sessions import SessionStateStore, SessionStore
 
@@ -174,12 +176,27 @@ def test_text_with_nul_characters_is_stored_as_it_was(store: SessionStore) -> No
 
 
 def test_closed_store_refuses_use(store: SessionStore) -> None:
+    token = store.acquire("s")
+    store.append("s", UserMessage("x"))
     store.close()
     store.close()  # idempotent
-    with pytest.raises(RuntimeError, match="closed"):
-        store.append("s", UserMessage("x"))
-    with pytest.raises(RuntimeError, match="closed"):
-        store.load("s")
+    store.release("s", token)  # a no-op once closed
+    uses: dict[str, Any] = {
+        "load": lambda: store.load("s"),
+        "append": lambda: store.append("s", UserMessage("y")),
+        "replace": lambda: store.replace("s", []),
+        "clear": lambda: store.clear("s"),
+        "acquire": lambda: store.acquire("t"),
+        "list_sessions": store.list_sessions,
+    }
+    if isinstance(store, SessionStateStore):
+        uses["load_state"] = lambda: store.load_state("s", "k")
+        uses["save_state"] = lambda: store.save_state("s", "k", "v")
+    for name, use in uses.items():
+        with pytest.raises(SessionStoreClosedError, match="is closed") as raised:
+            use()
+        assert isinstance(raised.value, YiemAgentError), name
+        assert isinstance(raised.value, RuntimeError), name  # as it was before it had a name
 
 
 def test_every_store_satisfies_both_protocols(store: SessionStore) -> None:

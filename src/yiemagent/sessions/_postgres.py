@@ -33,7 +33,7 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from yiemagent.errors import ConfigError, SessionBusyError, install_hint
+from yiemagent.errors import ConfigError, SessionBusyError, SessionStoreClosedError, install_hint
 from yiemagent.sessions import lease
 from yiemagent.sessions._postgres_sql import Statements, token_key
 from yiemagent.sessions._store import decode_rows, message_row
@@ -138,7 +138,8 @@ class PostgresSessionStore:
         Raises:
             SessionCorruptError: a row does not load (edited into bad JSON, say); it names
                 the database, the session and each such row's `seq`. Nothing is skipped.
-            psycopg.Error: the database cannot be read; RuntimeError: the store is closed.
+            psycopg.Error: the database cannot be read.
+            SessionStoreClosedError: the store is closed.
         """
         with self._lock:
             rows = self._again(lambda conn: conn.execute(self._sql.load, (session_id,)).fetchall())
@@ -150,7 +151,8 @@ class PostgresSessionStore:
 
         Raises:
             SessionBusyError: another live holder has the session's lease (nothing written).
-            psycopg.Error: the write failed; RuntimeError: the store is closed.
+            psycopg.Error: the write failed.
+            SessionStoreClosedError: the store is closed.
         """
         row = message_row(message)
         if row is None:
@@ -171,8 +173,8 @@ class PostgresSessionStore:
 
         Raises:
             SessionBusyError: another live holder has the session's lease (nothing changed).
-            psycopg.Error: the write failed (nothing changed); RuntimeError: the store is
-                closed.
+            psycopg.Error: the write failed (nothing changed).
+            SessionStoreClosedError: the store is closed.
         """
         rows = [row for row in map(message_row, messages) if row is not None]
         numbered = [(session_id, seq, *row) for seq, row in enumerate(rows, 1)]
@@ -190,7 +192,8 @@ class PostgresSessionStore:
 
         Raises:
             SessionBusyError: another live holder has the session's lease (nothing changed).
-            psycopg.Error: the write failed; RuntimeError: the store is closed.
+            psycopg.Error: the write failed.
+            SessionStoreClosedError: the store is closed.
         """
 
         def write(conn: psycopg.Connection[Any]) -> None:
@@ -214,7 +217,8 @@ class PostgresSessionStore:
         so the session still opens (an unreadable record of held calls is ignored).
 
         Raises:
-            psycopg.Error: the database cannot be read; RuntimeError: the store is closed.
+            psycopg.Error: the database cannot be read.
+            SessionStoreClosedError: the store is closed.
         """
         with self._lock:
             row = self._again(
@@ -240,7 +244,8 @@ class PostgresSessionStore:
 
         Raises:
             SessionBusyError: another live holder has the session's lease (nothing changed).
-            psycopg.Error: the write failed; RuntimeError: the store is closed.
+            psycopg.Error: the write failed.
+            SessionStoreClosedError: the store is closed.
         """
 
         def write(conn: psycopg.Connection[Any]) -> None:
@@ -264,7 +269,8 @@ class PostgresSessionStore:
 
         Raises:
             SessionBusyError: a live holder has the session; the text names it.
-            psycopg.Error: the database failed; RuntimeError: the store is closed.
+            psycopg.Error: the database failed.
+            SessionStoreClosedError: the store is closed.
         """
         lease.settle_releases()  # a collected agent's queued release frees its session now
         holder = lease.new_holder()
@@ -335,7 +341,10 @@ class PostgresSessionStore:
     def _open(self) -> psycopg.Connection[Any]:
         """The connection, opened again if it broke (its token locks taken again)."""
         if self._closed:
-            raise RuntimeError(f"the session store {self!r} is closed")
+            raise SessionStoreClosedError(
+                f"the session store {self!r} is closed; open a new PostgresSessionStore on the "
+                "same database"
+            )
         if self._conn.closed:
             self._conn = self._connect()
             for token in self._locked_tokens:

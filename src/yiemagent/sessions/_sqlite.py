@@ -27,7 +27,7 @@ import threading
 from collections.abc import Iterator, Sequence
 from typing import Literal
 
-from yiemagent.errors import ConfigError, SessionBusyError
+from yiemagent.errors import ConfigError, SessionBusyError, SessionStoreClosedError
 from yiemagent.sessions import lease
 from yiemagent.sessions._store import decode_rows, message_row
 from yiemagent.types import AgentMessage, now_ms
@@ -150,7 +150,8 @@ class SqliteSessionStore:
         Raises:
             SessionCorruptError: a row does not load (edited into bad JSON, say); it names
                 the file, the session and each such row's `seq`. Nothing is skipped.
-            sqlite3.Error: the database cannot be read; RuntimeError: the store is closed.
+            sqlite3.Error: the database cannot be read.
+            SessionStoreClosedError: the store is closed.
         """
         with self._lock:
             self._check_open()
@@ -167,7 +168,7 @@ class SqliteSessionStore:
         Raises:
             SessionBusyError: another live holder has the session's lease (nothing written).
             sqlite3.Error: the write failed (disk full, locked longer than `timeout_s`, ...).
-            RuntimeError: the store is closed.
+            SessionStoreClosedError: the store is closed.
         """
         row = message_row(message)
         if row is None:
@@ -194,8 +195,8 @@ class SqliteSessionStore:
 
         Raises:
             SessionBusyError: another live holder has the session's lease (nothing changed).
-            sqlite3.Error: the write failed (nothing changed); RuntimeError: the store is
-                closed.
+            sqlite3.Error: the write failed (nothing changed).
+            SessionStoreClosedError: the store is closed.
         """
         rows = [row for row in map(message_row, messages) if row is not None]
         with self._lock:
@@ -214,7 +215,8 @@ class SqliteSessionStore:
 
         Raises:
             SessionBusyError: another live holder has the session's lease (nothing changed).
-            sqlite3.Error: the write failed; RuntimeError: the store is closed.
+            sqlite3.Error: the write failed.
+            SessionStoreClosedError: the store is closed.
         """
         with self._lock:
             self._check_open()
@@ -234,7 +236,8 @@ class SqliteSessionStore:
 
         Raises:
             SessionBusyError: a live holder has the session; the text names it.
-            sqlite3.Error: the database failed; RuntimeError: the store is closed.
+            sqlite3.Error: the database failed.
+            SessionStoreClosedError: the store is closed.
         """
         lease.settle_releases()  # a collected agent's queued release frees its session now
         holder = lease.new_holder()
@@ -322,7 +325,8 @@ class SqliteSessionStore:
         """The value saved under `key` for the session, or `None` (`SessionStateStore`).
 
         Raises:
-            sqlite3.Error: the database cannot be read; RuntimeError: the store is closed.
+            sqlite3.Error: the database cannot be read.
+            SessionStoreClosedError: the store is closed.
         """
         with self._lock:
             self._check_open()
@@ -337,7 +341,8 @@ class SqliteSessionStore:
 
         Raises:
             SessionBusyError: another live holder has the session's lease (nothing changed).
-            sqlite3.Error: the write failed; RuntimeError: the store is closed.
+            sqlite3.Error: the write failed.
+            SessionStoreClosedError: the store is closed.
         """
         with self._lock:
             self._check_open()
@@ -401,7 +406,10 @@ class SqliteSessionStore:
 
     def _check_open(self) -> None:
         if self._closed:
-            raise RuntimeError(f"the session store {self.path!r} is closed")
+            raise SessionStoreClosedError(
+                f"the session store {self.path!r} is closed; open the file again with "
+                f"SqliteSessionStore({self.path!r})"
+            )
 
 
 def _text(value: bytes) -> str:

@@ -22,7 +22,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import pydantic
 
-from yiemagent.errors import ConfigError, SessionCorruptError
+from yiemagent.errors import ConfigError, SessionCorruptError, SessionStoreClosedError
 from yiemagent.sessions import lease
 from yiemagent.types import (
     AgentMessage,
@@ -141,7 +141,8 @@ class SessionStore(Protocol):
         ...
 
     def close(self) -> None:
-        """Release the store's resources; idempotent. The store is unusable afterwards."""
+        """Release the store's resources; idempotent. Afterwards every other call raises
+        `SessionStoreClosedError` (`release` is a no-op)."""
         ...
 
 
@@ -382,4 +383,7 @@ class InMemorySessionStore:
 
     def _check_open(self) -> None:
         if self._closed:
-            raise RuntimeError("the session store is closed")
+            raise SessionStoreClosedError(
+                "the in-memory session store is closed and its sessions are gone; "
+                "start again on a new InMemorySessionStore()"
+            )
