@@ -118,7 +118,7 @@ def _model(app: ChatHost, arg: str) -> None:
         app.say(f"error: {' '.join(str(exc).split())}", "red")
         return
     from yiemagent.cli.chat._loading import load_model
-    from yiemagent.cli.chat.setup import context_window
+    from yiemagent.cli.chat.setup import context_window, no_key_note
 
     app.setup.model = model
     app.setup.agent.state.model = model
@@ -126,6 +126,8 @@ def _model(app: ChatHost, arg: str) -> None:
         app.setup.compactor.model = model
         app.setup.compactor.context_window = context_window(model)
     app.say(f"model: {app.setup.model_label}{_served_at(model)} (from the next prompt)")
+    if no_key := no_key_note(model):
+        app.say(no_key, "yellow")
     import asyncio
 
     app.ready = asyncio.get_running_loop().create_task(load_model(app))

@@ -231,6 +231,21 @@ def last_run_note(messages: list[AgentMessage]) -> str | None:
     return None
 
 
+def no_key_note(model: Model | None) -> str | None:
+    """ "no API key for openai/gpt-4o: set OPENAI_API_KEY ..." when `model`'s API needs a key
+    the environment lacks, said when the chat starts and at `/model` rather than by the
+    first prompt's error; None when it has one or needs none."""
+    from yiemagent.ai.providers import missing_api_key
+
+    variable = None if model is None else missing_api_key(model)
+    if model is None or variable is None:
+        return None
+    return (
+        f"no API key for {model.provider}/{model.id}: set {variable} in the environment "
+        "(and start the chat again), or every prompt fails"
+    )
+
+
 def _resolve_model(options: ChatOptions) -> tuple[Model, Any]:
     script = os.environ.get(FAUX_SCRIPT_ENV)
     if script:
@@ -344,6 +359,8 @@ def build_setup(options: ChatOptions) -> ChatSetup:
 
         if ignored := reasoning_ignored(setup.agent.state.model, options.reasoning):
             notes.append(ignored)
+        if no_key := no_key_note(setup.agent.state.model):
+            notes.append(no_key)
     except Exception:
         if setup.agent_file is not None:  # the MCP servers it started
             import asyncio
