@@ -7,6 +7,7 @@ SDKs against a local server. Events under any label are still read as events."""
 from __future__ import annotations
 
 import asyncio
+import json
 
 import pytest
 
@@ -67,3 +68,18 @@ async def test_events_sent_as_plain_text_are_read_as_events(api: str) -> None:
         server.enqueue(Reply(status=200, headers={"content-type": "text/plain"}, body=events))
         stop_reason, error = await answer(api, server)
     assert stop_reason in ("stop", "toolUse"), error
+
+
+async def test_a_whole_chat_completion_with_no_choices_says_so() -> None:
+    """A server that ignored `stream: true` and answered a chat completion whose `choices`
+    is empty (a gateway's filter, a broken proxy): the call ended "the stream ended without
+    a finish reason (cut off?)"."""
+    body = {"id": "x", "object": "chat.completion", "model": "m", "choices": []}
+    with ReplayServer() as server:
+        server.enqueue(Reply(status=200, body=json.dumps(body).encode()))
+        stop_reason, error = await answer("openai-completions", server)
+    assert stop_reason == "error"
+    assert error is not None and error.endswith(
+        'the server answered with a chat completion without choices: {"id": "x", '
+        '"object": "chat.completion", "model": "m", "choices": []}'
+    ), error

@@ -533,7 +533,8 @@ def _whole_completion(data: Any) -> list[Any]:
     `index`, the usage kept.
 
     Raises:
-        ValueError: `data` is no chat completion (no list of choices).
+        ValueError: `data` is no chat completion (no list of choices), or one with no
+            choice, so no answer.
     """
     from openai.types.chat import ChatCompletionChunk
 
@@ -542,6 +543,10 @@ def _whole_completion(data: Any) -> list[Any]:
         raise ValueError(
             "the server answered with one JSON body that is no chat completion: "
             + json_body_text(data)
+        )
+    if not choices:
+        raise ValueError(
+            "the server answered with a chat completion without choices: " + json_body_text(data)
         )
     deltas = []
     for position, choice in enumerate(choices):
