@@ -9,7 +9,9 @@ Agent with a real `calculator` tool whose script comes from the case's metadata.
 - "flaky": fails on odd repeats (`metadata["repeat"]` 0, 2, … answer), says `text` otherwise;
 - "count": calls `count_to` with `metadata["n"]` as sent (a text "3" is coerced to 3), then
   answers from the tool's result;
-- "team": asks a sub-agent (`Agent.as_tool`) that says `text`, then says what it heard.
+- "team": asks a sub-agent (`Agent.as_tool`) that says `text`, then says what it heard;
+- "team_calc": asks a sub-agent (`helper`) that calls `calculator` with
+  `metadata["expression"]` and answers from its result; then says what it heard.
 Every answer costs 10 input and 5 output tokens, $0.001.
 """
 
@@ -71,6 +73,15 @@ def make_agent(task: BatchTask) -> Agent:
         sub_fm = FauxModel([faux_message(faux_text(str(meta["text"])), usage=USAGE)])
         helper = Agent(model=sub_fm.model, stream_fn=sub_fm.stream_fn, name="helper")
         ask = faux_message(faux_tool_call("helper", {"input": "say it"}), usage=USAGE)
+        fm = FauxModel([ask, _from_result])
+        return Agent(model=fm.model, stream_fn=fm.stream_fn, tools=[helper.as_tool()])
+    elif script == "team_calc":
+        sums = faux_tool_call("calculator", {"expression": meta["expression"]})
+        sub_fm = FauxModel([faux_message(sums, usage=USAGE), _from_result])
+        helper = Agent(
+            model=sub_fm.model, stream_fn=sub_fm.stream_fn, name="helper", tools=[calculator]
+        )
+        ask = faux_message(faux_tool_call("helper", {"input": "work it out"}), usage=USAGE)
         fm = FauxModel([ask, _from_result])
         return Agent(model=fm.model, stream_fn=fm.stream_fn, tools=[helper.as_tool()])
     else:

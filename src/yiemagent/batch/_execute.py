@@ -75,7 +75,8 @@ class TaskOptions:
     """Approve every tool call held for approval and resume, as `yiem run
     --yes` does; False: the task ends "held" (not done: a rerun runs it again)."""
     keep_messages: bool = False
-    """Put the last attempt's messages in the result (`TaskResult.messages`): what the run
+    """Put the last attempt's messages in the result (`TaskResult.messages`, its sub-agents'
+    in `TaskResult.sub_agent_messages`): what the run
     did, for checks that look at its tool calls (`yiemagent.evals`) and its timeline."""
 
     def backstop_s(self, slack_s: float) -> float | None:
@@ -153,6 +154,7 @@ class _Outcome:
     error: str | None = None
     error_kind: str | None = None
     messages: list[dict[str, Any]] | None = None
+    sub_agent_messages: list[dict[str, Any]] | None = None
 
 
 def _takes_task(make_agent: Callable[..., Any]) -> bool:
@@ -290,7 +292,7 @@ async def _attempt(
     spending added to `tally` and its messages kept when the options ask, then closed
     (within `RUN_END_GRACE_S` seconds). Never raises for a task problem: `make_agent`
     raising is an "error" outcome."""
-    from yiemagent.types import AssistantMessage, ToolResultMessage
+    from yiemagent.types import AssistantMessage, ToolResultMessage, message_to_dict
 
     try:
         agent = await build_agent(make_agent, task)
@@ -301,6 +303,7 @@ async def _attempt(
         )
     end: dict[str, str] = {}
     kept: list[dict[str, Any]] = []
+    kept_nested: list[dict[str, Any]] = []
 
     def listen(event: AgentEvent, _signal: Any) -> None:
         if event.type == "message_end":
@@ -310,11 +313,24 @@ async def _attempt(
                 _keep(kept, event.message)
         elif event.type == "agent_end":
             end["reason"] = event.reason
+        elif event.type == "nested_agent" and options.keep_messages:
+            # a sub-run's spending is in its tool result's usage: kept, not tallied again
+            inner = event.event
+            if inner.type == "message_end" and isinstance(
+                inner.message, AssistantMessage | ToolResultMessage
+            ):
+                kept_nested.append(
+                    {
+                        "agent_path": list(event.agent_path),
+                        "message": message_to_dict(inner.message),
+                    }
+                )
 
     agent.subscribe(listen)
     try:
         outcome = await _prompt(task, agent, options.timeout_s, stop, end, options.approve)
         outcome.messages = kept if options.keep_messages else None
+        outcome.sub_agent_messages = kept_nested if options.keep_messages else None
         return outcome
     finally:
         # gives back a session's writer lease, so the next attempt may open the session
@@ -511,4 +527,5 @@ async def run_task(
         duration_s=time.monotonic() - started,
         metadata=task.metadata,
         messages=outcome.messages,
+        sub_agent_messages=outcome.sub_agent_messages or None,
     )

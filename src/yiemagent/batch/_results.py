@@ -101,6 +101,11 @@ class TaskResult:
     messages: list[dict[str, Any]] | None = None
     """The last attempt's messages (`message_to_dict` each), prompt first, when the batch
     keeps them (`keep_messages=True`); None otherwise, and then left out of the line."""
+    sub_agent_messages: list[dict[str, Any]] | None = None
+    """With `messages`, the messages of its sub-agents' runs (agents called as tools, at any
+    depth) in the order they ended, each `{"agent_path", "message"}`: the agents' names
+    from the outermost down, and the message (`message_to_dict`); None when there were
+    none, and then left out of the line."""
 
     @property
     def done(self) -> bool:
@@ -127,6 +132,8 @@ class TaskResult:
         }
         if self.messages is not None:
             data["messages"] = self.messages
+        if self.sub_agent_messages:
+            data["sub_agent_messages"] = self.sub_agent_messages
         return data
 
     @classmethod
@@ -157,6 +164,11 @@ class TaskResult:
             metadata=dict(raw.get("metadata") or {}),
             finished_at_ms=int(raw.get("finished_at_ms") or 0),
             messages=list(raw["messages"]) if isinstance(raw.get("messages"), list) else None,
+            sub_agent_messages=(
+                list(raw["sub_agent_messages"])
+                if isinstance(raw.get("sub_agent_messages"), list)
+                else None
+            ),
         )
 
     def encode(self) -> bytes:

@@ -199,7 +199,8 @@ async def run_batch_async(
         approve: approve every tool call held for approval and resume the
             run (`yiem batch --yes`); False: a task whose run stops on held calls is
             recorded "held" (they did not run) and runs again on a rerun.
-        keep_messages: write each task's messages in its result line (`messages`).
+        keep_messages: write each task's messages in its result line (`messages`), and
+            its sub-agents' runs' messages (`sub_agent_messages`) when it had any.
         stop: set it to stop the batch cleanly (what Ctrl-C does in `run_batch`).
 
     Returns:

@@ -121,10 +121,15 @@ class EvalRun:
     """What went wrong when `status` is not "ok"."""
     end_reason: str | None = None
     """The run's `agent_end` reason ("stop", "max_turns", "error", …)."""
+    sub_agent_messages: list[tuple[tuple[str, ...], AgentMessage]] = field(default_factory=list)
+    """The assistant and tool result messages of its sub-agents' runs (agents called as
+    tools, at any depth), in the order they ended, each with its agent path (the agents'
+    names from the outermost down). Not in `messages`, `turns` or `tool_calls`, which are
+    the agent's own run."""
 
     @property
     def tool_calls(self) -> list[ToolCall]:
-        """Every tool call the model made, in order."""
+        """Every tool call the agent's own model made, in order."""
         return [
             call
             for message in self.messages
@@ -136,6 +141,16 @@ class EvalRun:
     def tool_results(self) -> list[ToolResultMessage]:
         """Every tool result of the run, in order."""
         return [m for m in self.messages if isinstance(m, ToolResultMessage)]
+
+    @property
+    def sub_agent_tool_calls(self) -> list[tuple[tuple[str, ...], ToolCall]]:
+        """Every tool call its sub-agents' models made, with the agent path of each."""
+        return [
+            (path, call)
+            for path, message in self.sub_agent_messages
+            if isinstance(message, AssistantMessage)
+            for call in message.tool_calls
+        ]
 
     @property
     def turns(self) -> int:
@@ -151,6 +166,12 @@ class EvalRun:
                 messages.append(message_from_dict(raw))
             except ValueError:  # an application's own message type
                 continue
+        nested: list[tuple[tuple[str, ...], AgentMessage]] = []
+        for raw in result.sub_agent_messages or ():
+            try:
+                nested.append((tuple(raw["agent_path"]), message_from_dict(raw["message"])))
+            except (ValueError, TypeError, KeyError):
+                continue
         return cls(
             case=case,
             repeat=repeat,
@@ -163,6 +184,7 @@ class EvalRun:
             seconds=result.duration_s,
             error=result.error,
             end_reason=result.end_reason,
+            sub_agent_messages=nested,
         )
 
 

@@ -1,6 +1,8 @@
 """The built-in checks: each is a small callable object with a `name`, called with an
 `EvalRun` and returning a `CheckResult` whose reason says what it saw. Text checks read the
-final answer; tool checks read the run's tool calls; `max_turns` and `max_cost` its totals.
+final answer; tool checks read the run's tool calls, its sub-agents' included unless
+`nested=False` (as a span-based check sees every tool call under the case's run);
+`max_turns` and `max_cost` its totals.
 `judge` (an LLM grading the answer) lives in `_judge`."""
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any
 
 from yiemagent.errors import ConfigError
 from yiemagent.evals._case import CheckResult, EvalRun, describe_args
+from yiemagent.types.messages import ToolCall, ToolResultMessage
 from yiemagent.types.tools import is_whole_number
 
 __all__ = [
@@ -225,6 +228,41 @@ def _json_equal(a: Any, b: Any) -> bool:
 
 
 @dataclass(frozen=True, slots=True)
+class _Made:
+    """A tool call of the run: the call, the arguments its tool ran with (validation may
+    have coerced "3" to 3; as sent when it did not run) and the sub-agent that made it
+    ("" for the agent's own)."""
+
+    call: ToolCall
+    args: Any
+    by: str
+
+
+def _made(run: EvalRun, nested: bool) -> list[_Made]:
+    """The run's tool calls, its own first, then (`nested`) its sub-agents' at any depth.
+    A sub-run's call ids may repeat the parent's, so its results are matched within it."""
+    ran: dict[tuple[tuple[str, ...], str], Any] = {
+        ((), r.tool_call_id): r.executed_arguments
+        for r in run.tool_results
+        if r.executed_arguments is not None
+    }
+    made = [_Made(c, ran.get(((), c.id), c.arguments), "") for c in run.tool_calls]
+    if nested:
+        for path, message in run.sub_agent_messages:
+            if isinstance(message, ToolResultMessage) and message.executed_arguments is not None:
+                ran[(path, message.tool_call_id)] = message.executed_arguments
+        made += [
+            _Made(c, ran.get((path, c.id), c.arguments), path[-1] if path else "")
+            for path, c in run.sub_agent_tool_calls
+        ]
+    return made
+
+
+def _who(made: _Made) -> str:
+    return f"{made.call.name} (by {made.by})" if made.by else made.call.name
+
+
+@dataclass(frozen=True, slots=True)
 class _ToolCalled:
     """The model called tool `name` at least once (`times`: exactly that often) with
     arguments holding `args` (a subset: each key given, nested objects likewise). With
@@ -234,6 +272,7 @@ class _ToolCalled:
     args: Mapping[str, Any] | None = None
     times: int | None = None
     substring: bool = False
+    nested: bool = True
 
     def __post_init__(self) -> None:
         if not isinstance(self.tool, str) or not self.tool:
@@ -243,17 +282,14 @@ class _ToolCalled:
 
     @property
     def name(self) -> str:
-        extra = {"args": dict(self.args)} if self.args else {}
+        extra: dict[str, Any] = {"args": dict(self.args)} if self.args else {}
+        if not self.nested:
+            extra["nested"] = False
         return f"tool_called({describe_args([self.tool], extra)})"
 
     def __call__(self, run: EvalRun) -> CheckResult:
-        ran_with = {
-            r.tool_call_id: r.executed_arguments
-            for r in run.tool_results
-            if r.executed_arguments is not None
-        }
-        # what the tool ran with (validation may have coerced "3" to 3), else as sent
-        named = [ran_with.get(c.id, c.arguments) for c in run.tool_calls if c.name == self.tool]
+        made = _made(run, self.nested)
+        named = [m.args for m in made if m.call.name == self.tool]
         hits = [args for args in named if _subset(self.args or {}, args, self.substring)]
         if self.times is not None and len(hits) != self.times:
             return CheckResult(False, f"{len(hits)} matching calls, expected {self.times}")
@@ -262,8 +298,8 @@ class _ToolCalled:
         if named:
             seen = "; ".join(_args(args) for args in named)
             return CheckResult(False, f"{self.tool} called with other arguments: {seen}")
-        made = ", ".join(c.name for c in run.tool_calls) or "no tool"
-        return CheckResult(False, f"{self.tool} not called (called: {made})")
+        called = ", ".join(_who(m) for m in made) or "no tool"
+        return CheckResult(False, f"{self.tool} not called (called: {called})")
 
 
 @dataclass(frozen=True, slots=True)
@@ -271,14 +307,16 @@ class _NoToolCalled:
     """The model called no tool at all; with `tool` (a name or a list), none of those."""
 
     tool: str | Sequence[str] | None = None
+    nested: bool = True
 
     @property
     def name(self) -> str:
-        return f"no_tool_called({describe_args([self.tool] if self.tool else [], {})})"
+        extra = {} if self.nested else {"nested": False}
+        return f"no_tool_called({describe_args([self.tool] if self.tool else [], extra)})"
 
     def __call__(self, run: EvalRun) -> CheckResult:
         names = None if self.tool is None else set(_texts(self.tool, "no_tool_called"))
-        made = [c.name for c in run.tool_calls if names is None or c.name in names]
+        made = [_who(m) for m in _made(run, self.nested) if names is None or m.call.name in names]
         if made:
             return CheckResult(False, f"called {', '.join(made)}")
         return CheckResult(True)
@@ -295,16 +333,17 @@ class _MaxToolCalls:
     """The model made at most `n` tool calls."""
 
     n: int
+    nested: bool = True
 
     def __post_init__(self) -> None:
         _check_count(self.n)
 
     @property
     def name(self) -> str:
-        return f"max_tool_calls({self.n})"
+        return f"max_tool_calls({self.n}{'' if self.nested else ', nested=False'})"
 
     def __call__(self, run: EvalRun) -> CheckResult:
-        made = len(run.tool_calls)
+        made = len(_made(run, self.nested))
         return CheckResult(made <= self.n, f"{made} tool calls (at most {self.n})")
 
 
@@ -467,26 +506,32 @@ def tool_called(
     *,
     times: int | None = None,
     substring: bool = False,
+    nested: bool = True,
 ) -> _ToolCalled:
     """The model called tool `name` at least once (`times`: exactly that often) with
     arguments holding `args` (a subset: the keys given, nested objects likewise, other keys
     free). With `substring`, a text value matches when it appears in the call's value,
-    ignoring case ("tokyo" matches "Tokyo, Japan").
+    ignoring case ("tokyo" matches "Tokyo, Japan"). A sub-agent's call (an agent called as
+    a tool, at any depth) counts, unless `nested` is False.
 
     Raises:
         ConfigError: no tool name, or `args` that is not an object.
     """
-    return _ToolCalled(name, args, times, substring)
+    return _ToolCalled(name, args, times, substring, nested)
 
 
-def no_tool_called(name: str | Sequence[str] | None = None) -> _NoToolCalled:
-    """The model called no tool; with `name` (a tool name or a list), none of those."""
-    return _NoToolCalled(name)
+def no_tool_called(
+    name: str | Sequence[str] | None = None, *, nested: bool = True
+) -> _NoToolCalled:
+    """The model called no tool; with `name` (a tool name or a list), none of those. A
+    sub-agent's call counts, unless `nested` is False."""
+    return _NoToolCalled(name, nested)
 
 
-def max_tool_calls(n: int) -> _MaxToolCalls:
-    """The model made at most `n` tool calls."""
-    return _MaxToolCalls(n)
+def max_tool_calls(n: int, *, nested: bool = True) -> _MaxToolCalls:
+    """The model made at most `n` tool calls, its sub-agents' included unless `nested` is
+    False."""
+    return _MaxToolCalls(n, nested)
 
 
 def output_is(value_or_schema: Any = None) -> _OutputIs:
