@@ -186,7 +186,7 @@ def _sessions(app: ChatHost, arg: str) -> None:
     for name in names:
         mark = " (this chat)" if name == app.setup.session_name else ""
         app.console.print(Text(f"  {name}{mark}"))
-    app.say("  resume one with: yiem chat --session NAME")
+    app.say("  open one here with /new NAME, or start with it: yiem chat --session NAME")
 
 
 def _new(app: ChatHost, arg: str) -> None:
