@@ -55,7 +55,7 @@ from yiemagent.serve._api import (
     refuse_undecided_resume,
     sse_ping_s,
 )
-from yiemagent.serve._runs import Busy, Run, RunHub
+from yiemagent.serve._runs import Busy, Run, RunHub, output_text
 from yiemagent.types import (
     AgentMessage,
     AgentTool,
@@ -473,19 +473,6 @@ def call_at(inner: dict[str, Any]) -> dict[str, Any] | None:
 def final_texts(end: dict[str, Any]) -> str:
     """The texts of the run's assistant messages (`agent_end.messages`), one paragraph each."""
     return "\n\n".join(text for text in _assistant_texts(end) if text)
-
-
-def output_text(end: dict[str, Any]) -> str | None:
-    """The run's validated output (`agent_end.output`) as JSON text when the answer came
-    through the output tool, so no assistant text holds it; None otherwise (no output
-    type, or the final text is the JSON already)."""
-    if end.get("output") is None:
-        return None
-    for message in reversed(end.get("messages", [])):
-        if message.get("role") == "assistant":
-            calls = [b for b in message.get("content", []) if b.get("type") == "toolCall"]
-            return json.dumps(end["output"], ensure_ascii=False) if calls else None
-    return None
 
 
 def end_error(end: dict[str, Any], default: str = "the run failed") -> str:

@@ -19,7 +19,9 @@ than an answer leaves `{"after": n, "reason"}` in the session's state (`RUN_ENDS
 JSON list; `n` is how many messages the transcript held then), and `run_ends` reads them
 back for `GET /v1/sessions/{sid}`. A run whose answer the output limit cut off leaves
 `{"after": n, "reason": "length", "note"}`: the note its `message_end` carried
-(`cut_off`), which names the agent's `max_tokens`, not in the transcript either.
+(`cut_off`), which names the agent's `max_tokens`, not in the transcript either. A run whose
+answer is an output type's value given through its output tool (no text says it) leaves
+`{"after": n, "reason": "stop", "output"}`, the value as JSON text (`output_text`).
 """
 
 from __future__ import annotations
@@ -62,6 +64,7 @@ __all__ = [
     "RunHub",
     "busy_text",
     "guarded",
+    "output_text",
     "run_ends",
     "wire_json",
 ]
@@ -548,6 +551,7 @@ async def _keep_run_end(run: Run, agent: Agent[Any]) -> None:
     total = len(messages)
     start = total - len(end.get("messages") or [])
     cut_off = run.cut_off if messages and _cut_off(messages[-1]) else None
+    output = output_text(end)
 
     def keep() -> None:
         ends = _decode_ends(load(run.session_id, RUN_ENDS_KEY))
@@ -556,6 +560,8 @@ async def _keep_run_end(run: Run, agent: Agent[Any]) -> None:
             kept.append({"after": total, "reason": end.get("reason")})
         elif cut_off is not None:  # its note names the limit, which the transcript lacks
             kept.append({"after": total, "reason": "length", "note": cut_off})
+        elif output is not None:  # no text of the transcript holds the answer
+            kept.append({"after": total, "reason": "stop", "output": output})
         if kept != ends:
             value = json.dumps(kept[-_RUN_ENDS_KEPT:]) if kept else None
             save(run.session_id, RUN_ENDS_KEY, value)
@@ -566,10 +572,24 @@ async def _keep_run_end(run: Run, agent: Agent[Any]) -> None:
         logger.warning("run %s: how it ended is not kept in its session: %s", run.id, exc)
 
 
+def output_text(end: dict[str, Any]) -> str | None:
+    """The run's validated output (`agent_end.output`) as JSON text when the answer came
+    through the output tool, so no assistant text holds it; None otherwise (no output
+    type, or the final text is the JSON already)."""
+    if end.get("output") is None:
+        return None
+    for message in reversed(end.get("messages", [])):
+        if message.get("role") == "assistant":
+            calls = [b for b in message.get("content", []) if b.get("type") == "toolCall"]
+            return json.dumps(end["output"], ensure_ascii=False) if calls else None
+    return None
+
+
 def run_ends(store: object, session_id: str, messages: int) -> list[dict[str, Any]]:
     """How the session's runs ended, as `_keep_run_end` kept them: `{"after": n, "reason"}`
-    for each run that ended after the nth message without an answer, up to `messages` (the
-    transcript's length now); [] for a store without session state."""
+    for each run that ended after the nth message without an answer (or with an answer no
+    text holds: `"output"`), up to `messages` (the transcript's length now); [] for a store
+    without session state."""
     load = getattr(store, "load_state", None)
     if load is None:
         return []

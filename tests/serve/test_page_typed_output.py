@@ -1,0 +1,79 @@
+"""The page shows a typed agent's answer (DESIGN §14, §18): an agent with an output type
+that answers through its output tool writes no text, so the page shows the validated
+output itself as the answer, live and again when the session is reopened (also after the
+server restarts on the same SQLite file). Headless Chromium against a real Uvicorn server
+on 127.0.0.1."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+
+from tests.serve._browser import ask, browser_page
+from tests.serve._kit import serving, text_of
+from yiemagent import Agent
+from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
+from yiemagent.serve import create_app
+from yiemagent.sessions import SqliteSessionStore
+from yiemagent.types import Context
+
+pytestmark = pytest.mark.timeout(180)
+
+
+class Answer(BaseModel):
+    answer: str
+    sources: list[str]
+
+
+def typed_brain(context: Context) -> Any:
+    """Answers every question through the output tool, naming the question."""
+    question = text_of(context.messages[-1])
+    value = {"answer": f"about {question}", "sources": ["meeting.md"]}
+    return faux_message(faux_tool_call("final_result", value))
+
+
+def serve_typed(db: Path) -> Any:
+    store = SqliteSessionStore(db)
+    fm = FauxModel([typed_brain] * 10)
+
+    def make_agent(session_id: str) -> Agent[Any]:
+        return Agent(
+            model=fm.model,
+            stream_fn=fm.stream_fn,
+            output_type=Answer,
+            session_store=store,
+            session_id=session_id,
+        )
+
+    return serving(create_app(make_agent, session_store=store))
+
+
+ANSWER = ".assistant:has-text('about the launch'):has-text('meeting.md')"
+
+
+def drive(url: str, tmp_path: Path, db: Path) -> None:
+    with browser_page(tmp_path / "profile") as page:
+        page.goto(url)
+        ask(page, "the launch")
+        page.wait_for_selector(ANSWER)
+        page.wait_for_selector("#state:text('idle')")
+        shown = json.loads(page.locator(".assistant pre").first.inner_text())
+        assert shown == {"answer": "about the launch", "sources": ["meeting.md"]}
+        address = page.url
+
+        with serve_typed(db) as again:  # another server on the same file: reopened
+            page.goto(again + "/" + address.split("/", 3)[3])
+            page.wait_for_selector(".user:has-text('the launch')")
+            page.wait_for_selector(ANSWER)
+            assert page.locator(".assistant").count() == 1
+
+
+async def test_the_page_shows_a_typed_answer_live_and_reopened(tmp_path: Path) -> None:
+    db = tmp_path / "sessions.db"
+    with serve_typed(db) as url:
+        await asyncio.to_thread(drive, url, tmp_path, db)
