@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
+from hypothesis import given, strategies as st
 
 from yiemagent import ProviderError, Usage
 from yiemagent.ai import MODELS, calculate_cost, get_model
@@ -118,3 +121,32 @@ def test_local_server_models_and_their_tool_call_modes() -> None:
     assert responses.api == "openai-responses" and responses.provider == "openai"
     assert responses.cost == get_model("openai/gpt-4o-mini").cost
     assert "pdf" in responses.input and "pdf" not in get_model("local/qwen2.5-coder-0.5b").input
+
+
+@pytest.mark.parametrize(
+    ("typed", "meant"),
+    [
+        ("openai/gpt-4o-mni", "openai/gpt-4o-mini"),
+        ("gpt-4o-mni", "openai/gpt-4o-mini"),
+        ("claude-haiku-4.5", "anthropic/claude-haiku-4-5"),
+        ("anthropic/claude-sonet-4-5", "anthropic/claude-sonnet-4-5"),
+        ("local/qwen2.5-coder-05b", "local/qwen2.5-coder-0.5b"),
+    ],
+)
+def test_an_id_one_typo_away_is_suggested(typed: str, meant: str) -> None:
+    # It said "unknown model ..." and listed eighteen ids, the one meant among them.
+    with pytest.raises(ProviderError) as caught:
+        get_model(typed)
+    assert str(caught.value).startswith(f"unknown model {typed!r}. Did you mean {meant!r}? ")
+
+
+@given(st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789-./", max_size=30))
+def test_a_suggestion_is_always_a_catalogue_id(typed: str) -> None:
+    servers = ("openai-compatible/", "ollama/", "openai-responses/")
+    if typed in MODELS or typed.startswith(servers):  # ids of no catalogue
+        return
+    try:
+        get_model(typed)
+    except ProviderError as exc:
+        found = re.search(r"Did you mean '([^']+)'\?", str(exc))
+        assert found is None or found[1] in MODELS

@@ -9,6 +9,7 @@ billing). `get_model("provider/id")` looks a model up; any OpenAI-compatible ser
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 from collections.abc import Iterator, Mapping
@@ -213,6 +214,16 @@ chat model): an id the catalogue lacks is taken for a reasoning model when its n
 so its reasoning items come back with their encrypted content and no temperature is sent."""
 
 
+def _did_you_mean(name: str) -> str:
+    """' Did you mean 'openai/gpt-4o-mini'?' for a name one typo away from a catalogue id
+    (with or without its provider), else "": the catalogue is listed after it, and a list
+    of eighteen ids hides the one meant."""
+    ids = {model_id: model_id for model_id in MODELS}
+    ids |= {model_id.partition("/")[2]: model_id for model_id in MODELS}
+    close = difflib.get_close_matches(name, list(ids), n=1, cutoff=0.85)
+    return f" Did you mean {ids[close[0]]!r}?" if close else ""
+
+
 def get_model(
     name: str,
     *,
@@ -309,7 +320,7 @@ def get_model(
     if model is None:
         known_names = ", ".join(MODELS)
         raise ProviderError(
-            f"unknown model {name!r}. Known models: {known_names}; or use "
+            f"unknown model {name!r}.{_did_you_mean(name)} Known models: {known_names}; or use "
             '"openai-compatible/<model id>" with base_url for any OpenAI-compatible server, '
             '"ollama/<model id>", or "openai-responses/<model id>"'
         )
