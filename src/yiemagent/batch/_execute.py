@@ -175,11 +175,22 @@ async def call_make_agent(make_agent: MakeAgent, task: BatchTask) -> object:
     unchecked.
 
     Raises:
-        Exception: whatever `make_agent` raised.
+        Exception: whatever `make_agent` raised; a plain factory that ran an event loop of
+            its own (`asyncio.run`), which cannot run inside the batch's, is a
+            `RuntimeError` saying to make it an `async def`.
     """
-    made: object = await maybe_await(
-        make_agent(task) if _takes_task(make_agent) else make_agent()  # type: ignore[call-arg]
-    )
+    try:
+        made: object = await maybe_await(
+            make_agent(task) if _takes_task(make_agent) else make_agent()  # type: ignore[call-arg]
+        )
+    except RuntimeError as exc:
+        said = str(exc) if type(exc) is RuntimeError else ""
+        if "running event loop" not in said and "already running" not in said:
+            raise
+        raise RuntimeError(
+            f"{exc}: make_agent runs in the batch's event loop: make it an async def and "
+            "await what it set up with asyncio.run (e.g. `await add_server(agent, server)`)"
+        ) from exc
     return made
 
 
