@@ -14,6 +14,7 @@ import typer
 from yiemagent.cli.options import (
     BaseUrlOption,
     MaxTokensOption,
+    MaxTurnsOption,
     McpOption,
     McpUrlOption,
     ReasoningOption,
@@ -52,6 +53,7 @@ def chat(
     reasoning: ReasoningOption = None,
     temperature: TemperatureOption = None,
     max_tokens: MaxTokensOption = None,
+    max_turns: MaxTurnsOption = 24,
     no_compaction: Annotated[
         bool,
         typer.Option("--no-compaction", help="Send the whole history (no summary of old turns)."),
@@ -96,6 +98,7 @@ def chat(
         reasoning=reasoning_level(reasoning),
         temperature=temperature,
         max_tokens=max_tokens,
+        max_turns=max_turns,
     )
     setup = build_setup(options)
     from yiemagent.cli.chat._app import run_chat

@@ -106,6 +106,8 @@ class ChatOptions:
     """`--temperature T`: the agent's sampling temperature (None: the provider's)."""
     max_tokens: int | None = None
     """`--max-tokens N`: the most output tokens of each model call (None: the model's)."""
+    max_turns: int = 24
+    """`--max-turns N`: the most model calls of one run (an agent file's own value wins)."""
 
 
 @dataclass(slots=True)
@@ -415,7 +417,7 @@ def _make_agent(setup: ChatSetup, session_name: str) -> Agent:
             transform_context=setup.compactor,
             before_tool_call=setup.gate,
         )
-        team.max_turns = team.max_turns or 24
+        team.max_turns = team.max_turns or options.max_turns
         if options.reasoning is not None:
             team.state.reasoning = options.reasoning
         setup.store = team.tool_store  # /tools lists the entry agent's tools
@@ -428,7 +430,7 @@ def _make_agent(setup: ChatSetup, session_name: str) -> Agent:
         session_id=session_name,
         transform_context=setup.compactor,
         before_tool_call=setup.gate,
-        max_turns=24,
+        max_turns=options.max_turns,
         reasoning=options.reasoning,
         temperature=options.temperature,
         max_tokens=options.max_tokens,
