@@ -78,7 +78,9 @@ def test_run_with_two_mcp_servers_that_clash_is_one_error_line(
     _faux(monkeypatch, "unused")
     code, _, err = _run(capsys, "run", "hi", "--mcp", SERVER_COMMAND, "--mcp", SERVER_COMMAND)
     assert code == 1
-    assert "is already registered from" in _error_line(err)
+    said = _error_line(err)
+    assert "is already registered from" in said
+    assert "name the servers in an agent file (--agent FILE)" in said, said  # not add_server
 
 
 def test_run_with_a_server_that_does_not_start_is_one_error_line(

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from yiemagent.types import AgentContext, AgentTool
 
 __all__ = [
+    "KEEP_BOTH",
     "add_mcp_tools",
     "attach_servers",
     "close_all",
@@ -30,6 +31,12 @@ __all__ = [
 ]
 
 _URL = re.compile(r"\s*https?://\S*\s*$", re.IGNORECASE)
+
+KEEP_BOTH = (
+    "to keep both, name the servers in an agent file (--agent FILE), where "
+    '{ command = "...", prefix = "..." } gives one of them a prefix'
+)
+"""How the command line keeps both tools of a name two `--mcp` servers share."""
 
 
 def mcp_servers(
@@ -105,9 +112,9 @@ def add_mcp_tools(
     `tools` with their tools added.
 
     A command starting with `python` (or `python3`) runs on the Python that runs yiem,
-    which has the MCP SDK. A server's tool named like one of the `--tools` folder's
-    replaces it (asking for a server is asking for its tools), and a note on stderr says
-    so; two servers with a tool of the same name are a clash.
+    which has the MCP SDK. The servers' tools join by `add_servers`' rule: a server's tool
+    named like one of the `--tools` folder's replaces it, and a note on stderr says so;
+    two servers with a tool of the same name are a clash.
 
     The connections live on their own threads, so they serve a later event loop (a run's,
     or each request's of a server).
@@ -120,29 +127,20 @@ def add_mcp_tools(
             tool name.
         MCPConnectionError: a server did not start or answer; the others are closed.
     """
-    from yiemagent.mcp import add_server, local_tool_name
+    from yiemagent.mcp import add_servers
     from yiemagent.tools import ToolStore
 
     servers = mcp_servers(commands, urls)
     store = ToolStore("cli")
     for tool in tools:
         store.register(tool)
-    folder_tools = set(store.tools)
 
     async def connect() -> None:
         try:
-            for server in servers:
-                await server.connect()
-                for remote in server.tools:
-                    name = local_tool_name(remote.name, None)
-                    if name in folder_tools and store.unregister(name) is not None:
-                        folder_tools.discard(name)
-                        print(
-                            f"note: {server.label}'s tool {name!r} replaces the tool of "
-                            "that name from the tools folder",
-                            file=sys.stderr,
-                        )
-                await add_server(store, server)
+            pairs = [(server, None) for server in servers]
+            _, notes = await add_servers(store, pairs, keep_both=KEEP_BOTH)
+            for note in notes:
+                print(f"note: {note}", file=sys.stderr)
         except BaseException:
             await close_all(servers)
             raise

@@ -2,7 +2,8 @@
 `ToolStore` served as an MCP server.
 
 Public: `MCPServer` (the base: a connection's lifetime), `MCPServerStdio`, `MCPServerHTTP`,
-`add_server`, `serve`, `MCPCallError`, `MCPCallAborted`, `MCPToolError`,
+`add_server`, `add_servers` (the rule of the places that name servers for an agent),
+`serve`, `MCPCallError`, `MCPCallAborted`, `MCPToolError`,
 `MCPConnectionError` (also in `yiemagent.errors`), and `local_tool_name`. Every module
 but `servers` is private; `servers` (the two servers and how a server is shown) stays
 public because `yiem mcp` and the chat's `/mcp` print servers with `servers.masked_line`.
@@ -12,7 +13,7 @@ SDK, connecting or serving does (and says how to install it when it is missing).
 """
 
 from yiemagent.errors import MCPConnectionError
-from yiemagent.mcp._client import add_server, local_tool_name
+from yiemagent.mcp._client import add_server, add_servers, local_tool_name
 from yiemagent.mcp._connection import MCPServer
 from yiemagent.mcp._errors import MCPCallAborted, MCPCallError, MCPToolError
 from yiemagent.mcp._serve import serve
@@ -27,6 +28,7 @@ __all__ = [
     "MCPServerStdio",
     "MCPToolError",
     "add_server",
+    "add_servers",
     "local_tool_name",
     "serve",
 ]

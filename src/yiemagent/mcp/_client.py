@@ -19,7 +19,7 @@ import logging
 import re
 import threading
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from yiemagent.errors import ConfigError
@@ -33,7 +33,13 @@ from yiemagent.types.signal import AbortSignal
 if TYPE_CHECKING:
     from mcp.types import Tool
 
-__all__ = ["DEFAULT_MAX_RESULT_CHARS", "MCPToolSource", "add_server", "local_tool_name"]
+__all__ = [
+    "DEFAULT_MAX_RESULT_CHARS",
+    "MCPToolSource",
+    "add_server",
+    "add_servers",
+    "local_tool_name",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -42,6 +48,11 @@ _INVALID = re.compile(r"[^A-Za-z0-9_-]")
 DEFAULT_MAX_RESULT_CHARS = 100_000
 """The most characters of text an MCP call's result keeps unless `add_server` says
 otherwise: about 25,000 tokens, room for a long page or file in any hosted model's context."""
+
+
+_KEEP_BOTH = "pass prefix=... to add_server to keep both"
+"""How a Python caller keeps both tools of a name two sources share: the end of the clash
+message of `add_server`."""
 
 
 class _Owner(Protocol):
@@ -167,11 +178,21 @@ class MCPToolSource:
             )
         return built
 
-    def register(self, tools: Sequence[Tool]) -> list[str]:
-        """First registration: all or nothing.
+    def register(
+        self,
+        tools: Sequence[Tool],
+        *,
+        replacing: Collection[str] = (),
+        keep_both: str = _KEEP_BOTH,
+    ) -> list[str]:
+        """First registration: all or nothing. A tool whose name is in `replacing` replaces
+        the store's tool of that name; any other name already in the store is a clash.
+
+        Returns:
+            The names of the store's tools replaced.
 
         Raises:
-            ConfigError: a name is already in the store; the text names both sources.
+            ConfigError: a clash; the text names both sources and ends with `keep_both`.
         """
         built = self.build(tools)
         with self._lock:
@@ -180,17 +201,18 @@ class MCPToolSource:
                 f"{name!r} (from {self.server.label}) is already registered "
                 f"from {_source_of(taken[name])}"
                 for name in built
-                if name in taken
+                if name in taken and name not in replacing
             ]
             if clashes:
                 raise ConfigError(
                     f"cannot add {self.server.label} to store {self.store.name!r}: "
-                    f"tool {'; '.join(clashes)}; pass prefix=... to add_server to keep both"
+                    f"tool {'; '.join(clashes)}; {keep_both}"
                 )
+            replaced = [name for name in built if name in taken]
             for tool in built.values():
-                self.store.register(tool)
+                self.store.register(tool, replace=tool.name in replaced)
             self._tools = built
-        return list(built)
+        return replaced
 
     def sync(self, tools: Sequence[Tool]) -> None:
         """After a refresh: add new tools, replace changed ones, drop removed ones. A new
@@ -301,10 +323,7 @@ async def add_server(
             nothing is registered).
         MCPConnectionError: the server could not be started or did not answer in time.
     """
-    if prefix is not None and (not prefix or _INVALID.search(prefix)):
-        raise ConfigError(
-            f"prefix must be 1+ characters from A-Z, a-z, 0-9, '_', '-', not {prefix!r}"
-        )
+    _check_prefix(prefix)
     if max_result_chars is not None and max_result_chars < 1:
         raise ConfigError(f"max_result_chars must be >= 1 or None, not {max_result_chars!r}")
     owner = None if isinstance(target, ToolStore) else target
@@ -320,9 +339,73 @@ async def add_server(
         timeout_s=timeout_s,
         max_result_chars=max_result_chars,
     )
-    names = source.register(server.tools)
+    source.register(server.tools)
     source.remove_listener = server.add_tools_listener(source.sync)
     if owner is not None:
         owner.own(server)
-    logger.info("MCP server %s: %d tools added to store %s", server.name, len(names), store.name)
-    return names
+    logger.info(
+        "MCP server %s: %d tools added to store %s", server.name, len(source.names), store.name
+    )
+    return source.names
+
+
+async def add_servers(
+    store: ToolStore,
+    servers: Sequence[tuple[MCPServer, str | None]],
+    *,
+    keep_both: str,
+    replacing: Collection[str] | None = None,
+) -> tuple[list[str], list[str]]:
+    """Connect `servers` in order and register their tools in `store`, by the rule of every
+    place that names MCP servers for an agent (an agent file's `mcp`, `yiem run`, `chat` and
+    `serve`'s `--mcp`): naming a server asks for its tools, so a server's tool replaces the
+    tools-folder tool of the same name; a name two servers share is refused.
+
+    Args:
+        store: the agent's tools so far (its tools folder's).
+        servers: each server with its `prefix` (None: none).
+        keep_both: the end of the clash message: how to keep both tools where the servers
+            were named (an agent-file key; `add_server`'s says to pass `prefix=`).
+        replacing: the names a server's tool may replace; default every tool now in `store`.
+
+    Returns:
+        The registered tool names, server by server in each server's order; and one note
+        per replaced tool: `MCP server "…"'s tool 'x' replaces the tool of that name from
+        the tools folder`.
+
+    Raises:
+        ConfigError: the `mcp` extra is missing, a prefix is invalid, or two servers share
+            a tool name (nothing of that server is registered).
+        MCPConnectionError: a server could not be started or did not answer in time.
+        The servers connected before a failure stay connected: the caller closes them.
+    """
+    replaceable = set(store.tools if replacing is None else replacing)
+    names: list[str] = []
+    notes: list[str] = []
+    for server, prefix in servers:
+        _check_prefix(prefix)
+        await server.connect()
+        source = MCPToolSource(
+            store,
+            server,
+            prefix,
+            parallel=True,
+            timeout_s=None,
+            max_result_chars=DEFAULT_MAX_RESULT_CHARS,
+        )
+        for name in source.register(server.tools, replacing=replaceable, keep_both=keep_both):
+            replaceable.discard(name)
+            notes.append(
+                f"{server.label}'s tool {name!r} replaces the tool of that name from the "
+                "tools folder"
+            )
+        source.remove_listener = server.add_tools_listener(source.sync)
+        names.extend(source.names)
+    return names, notes
+
+
+def _check_prefix(prefix: str | None) -> None:
+    if prefix is not None and (not prefix or _INVALID.search(prefix)):
+        raise ConfigError(
+            f"prefix must be 1+ characters from A-Z, a-z, 0-9, '_', '-', not {prefix!r}"
+        )

@@ -27,6 +27,7 @@ import dataclasses
 import functools
 import hashlib
 import importlib
+import logging
 import math
 import sys
 import threading
@@ -47,7 +48,9 @@ if TYPE_CHECKING:
     from yiemagent.mcp import MCPServer
     from yiemagent.tools import ToolStore
 
-__all__ = ["AGENT_KEYS", "MODEL_KEYS", "AgentFile", "load_agent"]
+__all__ = ["AGENT_KEYS", "MCP_KEYS", "MODEL_KEYS", "AgentFile", "load_agent"]
+
+logger = logging.getLogger(__name__)
 
 AGENT_KEYS = (
     "description",
@@ -160,11 +163,17 @@ class _SharedServers:
         self._stores: dict[str, ToolStore] = {}
         self._servers: list[MCPServer] = []
 
-    def add_tools(self, agent: Agent[Any], table: str, make: Callable[[], list[Any]]) -> None:
-        """Give `agent` the tools of `table`'s servers (`make()` makes them, once).
+    def add_tools(
+        self, agent: Agent[Any], table: str, make: Callable[[], list[tuple[MCPServer, str | None]]]
+    ) -> list[str]:
+        """Give `agent` the tools of `table`'s servers (`make()` makes them, once), a
+        server's tool replacing the tools-folder tool of the same name (`_connect`).
+
+        Returns:
+            One note per tool of the agent replaced.
 
         Raises:
-            ConfigError: a tool name the agent already has.
+            ConfigError: two servers share a tool name.
             Exception: what connecting raised (the servers made are closed).
         """
         from yiemagent.tools import ToolStore
@@ -177,16 +186,19 @@ class _SharedServers:
                 try:
                     _connect(store, servers)
                 except BaseException:
-                    _run_now(_close_all(servers))
+                    _run_now(_close_all([server for server, _ in servers]))
                     raise
-                self._servers.extend(servers)
+                self._servers.extend(server for server, _ in servers)
                 self._stores[table] = store
+        notes = []
         for tool in store.tools.values():
             if agent.tool_store.get(tool.name) is not None:
-                raise ConfigError(
-                    f"tool {tool.name!r} of its MCP servers is already one of the agent's tools"
+                notes.append(
+                    f"its MCP servers' tool {tool.name!r} replaces the tool of that name from "
+                    "the tools folder"
                 )
-            agent.tool_store.register(tool)
+            agent.tool_store.register(tool, replace=True)
+        return notes
 
     async def close(self) -> None:
         """Stop every server started; the next `add_tools` starts them again."""
@@ -337,7 +349,7 @@ def _add_servers(
     """
     where = f"{file}: [agents.{table}] mcp"
 
-    def make() -> list[Any]:
+    def make() -> list[tuple[MCPServer, str | None]]:
         try:
             return _servers(file.parent, value)
         except (_Problem, ConfigError) as exc:
@@ -345,17 +357,19 @@ def _add_servers(
 
     try:
         if shared is not None:
-            shared.add_tools(agent, table, make)
+            notes = shared.add_tools(agent, table, make)
         else:
             servers = make()
-            for server in servers:
+            for server, _ in servers:
                 agent.own(server)  # closed with the agent, also when connecting failed
-            _connect(agent.tool_store, servers)
+            notes = _connect(agent.tool_store, servers)
     except Exception as exc:
         _close_quietly(agent)  # the servers it owns that started
         if isinstance(exc, ConfigError) and str(exc).startswith(str(file)):
             raise
         raise ConfigError(f"{where}: {exc}") from None
+    for note in notes:
+        logger.warning("%s: %s", where, note)
 
 
 def _link(file: Path, table: str, spec: Mapping[str, Any], agents: dict[str, Agent[Any]]) -> None:
@@ -571,31 +585,62 @@ def _limits(value: Any) -> UsageLimits:
     return UsageLimits(**value)
 
 
-def _servers(base: Path, value: Any) -> list[Any]:
-    """The `mcp` servers; a command runs in the file's folder, so `python server.py` beside
-    the file works from anywhere, as `tools` folders relative to it do."""
+MCP_KEYS = ("command", "url", "prefix")
+"""The keys of an `mcp` item given as a table: a `command` or a `url`, and a `prefix`."""
+
+_KEEP_BOTH = (
+    'to keep both, give one of the servers a prefix: { command = "...", prefix = "..." } '
+    "(or url = ...)"
+)
+"""How an agent file keeps both tools of a name two of its servers share."""
+
+
+def _servers(base: Path, value: Any) -> list[tuple[MCPServer, str | None]]:
+    """The `mcp` servers, each with its prefix: an item is a command, an `http(s)://` URL,
+    or a table of `MCP_KEYS`. A command runs in the file's folder, so `python server.py`
+    beside the file works from anywhere, as `tools` folders relative to it do."""
     from yiemagent.mcp import MCPServerHTTP, MCPServerStdio
 
-    servers: list[Any] = []
-    for item in _strings(value):
+    items = [value] if isinstance(value, (str, dict)) else value
+    if not isinstance(items, list):
+        raise _Problem("must be a server command or URL, a table, or a list of them")
+    servers: list[tuple[MCPServer, str | None]] = []
+    for item in items:
+        prefix = None
+        if isinstance(item, dict):
+            unknown = sorted(set(item) - set(MCP_KEYS))
+            if unknown:
+                raise _Problem(f"unknown key {unknown[0]!r}; a server has {', '.join(MCP_KEYS)}")
+            if ("command" in item) == ("url" in item):
+                raise _Problem("a server table needs command = ... or url = ..., not both")
+            prefix = _text(item["prefix"]) if "prefix" in item else None
+            if "url" in item and not _text(item["url"]).startswith(("http://", "https://")):
+                raise _Problem(f"url must start with http:// or https://, not {item['url']!r}")
+            item = _text(item.get("command", item.get("url")))
+        elif not isinstance(item, str):
+            raise _Problem("must be a server command or URL, a table, or a list of them")
         if item.startswith(("http://", "https://")):
-            servers.append(MCPServerHTTP(item))
+            servers.append((MCPServerHTTP(item), prefix))
         elif item.strip():
-            servers.append(MCPServerStdio(item, cwd=base))  # a ConfigError: unclosed quote
+            server = MCPServerStdio(item, cwd=base)  # a ConfigError: an unclosed quote
+            servers.append((server, prefix))
         else:
             raise _Problem("an empty server command")
     return servers
 
 
-def _connect(store: ToolStore, servers: list[Any]) -> None:
-    """Connect `servers` into `store` (their connections run on threads of their own)."""
-    from yiemagent.mcp import add_server
+def _connect(store: ToolStore, servers: list[tuple[MCPServer, str | None]]) -> list[str]:
+    """Connect `servers` into `store` by `add_servers`' rule (their connections run on threads
+    of their own); returns the notes of the tools replaced."""
+    from yiemagent.mcp import add_servers
+
+    notes: list[str] = []
 
     async def connect() -> None:
-        for server in servers:
-            await add_server(store, server)
+        notes.extend((await add_servers(store, servers, keep_both=_KEEP_BOTH))[1])
 
     _run_now(connect())
+    return notes
 
 
 def _run_now(work: Coroutine[Any, Any, None]) -> None:

@@ -3,6 +3,7 @@ as `yiem run --mcp-url` has them."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -64,6 +65,23 @@ def test_a_url_given_to_chat_mcp_names_mcp_url(tmp_path: Path) -> None:
         assert f"'{url}' is a URL, not a command to start: give it as --mcp-url {url}" in said
         pane.type("hello")
         pane.wait(lambda s: after(s, "› hello", "Hello! I am"))
+    finally:
+        pane.close()
+
+
+def test_a_chat_servers_tool_replaces_the_folders_and_says_so(tmp_path: Path) -> None:
+    """As `yiem run --mcp` and an agent file's `mcp` do: the chat refused the server
+    ("pass prefix=... to add_server", which a chat cannot) and went on without its tools."""
+    data_dir = tmp_path / "data"
+    data_dir.mkdir()
+    served = f"{sys.executable} -m yiemagent.cli.main mcp serve --tools {TOOLS}"
+    pane = Pane(data_dir, ["--tools", str(TOOLS), "--mcp", served])
+    try:
+        pane.ready()
+        screen = pane.wait(lambda s: "from the tools folder" in s or "failed:" in s)
+        said = " ".join(screen.split())
+        assert "failed:" not in said, said
+        assert "tool 'slow' replaces the tool of that name from the tools folder" in said, said
     finally:
         pane.close()
 

@@ -6,7 +6,7 @@ or dies later, is one line; the chat goes on with the other tools (a call to a d
 server's tool gets an error result). The servers' stderr goes to `mcp.log` in the user data
 folder, not to the terminal, where each log line of a server landed in the middle of the
 chat's screen. Uses `yiemagent.mcp` (`MCPServerStdio`, `MCPServerHTTP`,
-`add_server`, `MCPServer.close`); without that package the option is refused in one line.
+`add_servers`, `MCPServer.close`); without that package the option is refused in one line.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from yiemagent.cli.mcp_options import KEEP_BOTH
 from yiemagent.cli.render import counted
 
 if TYPE_CHECKING:
@@ -62,11 +63,15 @@ async def start_mcp_servers(app: ChatHost) -> None:
         *((spec, functools.partial(_stdio, mcp, spec, app.setup.mcp_log)) for spec in options.mcp),
         *((url, functools.partial(mcp.MCPServerHTTP, url)) for url in options.mcp_urls),
     ]  # fmt: skip
+    folder = set(app.setup.store.tools)  # what a server's tool of the same name replaces
     for spec, make in made:
         server = None
         try:
             server = make()
-            names = await mcp.add_server(app.setup.store, server)
+            names, notes = await mcp.add_servers(
+                app.setup.store, [(server, None)], keep_both=KEEP_BOTH, replacing=folder
+            )
+            folder.difference_update(names)
         except asyncio.CancelledError:  # the chat is closing: stop the process started
             if server is not None:
                 with contextlib.suppress(Exception):
@@ -88,6 +93,8 @@ async def start_mcp_servers(app: ChatHost) -> None:
         tools = counted(len(names), "tool")
         log = f"; log: {log_path}" if isinstance(server, mcp.MCPServerStdio) else ""
         app.say(f"{server.label}: {tools} ({', '.join(names)}){log}")
+        for note in notes:
+            app.say(f"note: {note}")
 
 
 async def close_mcp_servers(app: ChatHost) -> None:
