@@ -85,15 +85,17 @@ async def test_no_cap_keeps_the_result_whole() -> None:
     assert sent_results(fm) == [HUGE]
 
 
-def test_a_result_an_mcp_cut_left_at_the_cap_is_not_cut_again() -> None:
-    """`add_server` cuts an MCP tool's text at the same 100,000 characters and adds its own
-    note after them: that result passes the run's cap untouched, with one note."""
-    mcp_note = (
-        "\n[output cut: the tool returned 3,000,000 characters of text; the first 100,000 "
-        "are shown]"
-    )
-    result = AgentToolResult([TextContent("x" * DEFAULT_MAX_TOOL_RESULT_CHARS + mcp_note)])
-    assert cut_tool_result(result, DEFAULT_MAX_TOOL_RESULT_CHARS) is result
+@given(
+    sizes=st.lists(st.integers(min_value=0, max_value=3_000), min_size=1, max_size=12),
+    limit=st.integers(min_value=1, max_value=2_000),
+)
+def test_a_result_cut_at_the_cap_is_not_cut_again(sizes: list[int], limit: int) -> None:
+    """`add_server` cuts an MCP tool's texts by the same rule, at the same 100,000 characters
+    by default: the run's cap then leaves them as they are, one note each, however many
+    texts the result has."""
+    result = AgentToolResult([TextContent(f"{i}" + "x" * size) for i, size in enumerate(sizes)])
+    once = cut_tool_result(result, limit)
+    assert cut_tool_result(once, limit) is once
 
 
 async def test_a_small_cap_counts_every_text_block_and_keeps_images() -> None:

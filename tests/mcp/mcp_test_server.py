@@ -130,11 +130,11 @@ def empty() -> list[TextContent]:
 
 
 @server.tool(description="Return `size` characters of text in two blocks, then an image.")
-def huge(size: int) -> list[Any]:
+def huge(size: int, end: str = "") -> list[Any]:
     half = "x" * (size // 2)
     return [
         TextContent(type="text", text=half),
-        TextContent(type="text", text=half),
+        TextContent(type="text", text=half[len(end) :] + end),
         ImageContent(type="image", data=base64.b64encode(PNG).decode(), mime_type="image/png"),
     ]
 

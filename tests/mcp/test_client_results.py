@@ -77,14 +77,18 @@ async def test_a_huge_output_is_cut_with_a_note_saying_how_much_there_was(
     store: ToolStore,
 ) -> None:
     """A result carried by every later model call of the session must fit a model's
-    context: 3 MB of text would make each of them fail."""
-    [result] = await run_calls(store, ("huge", {"size": 3_000_000}))
+    context: 3 MB of text would make each of them fail. It is cut as the run's own cap
+    cuts (docs/tools.md): each text in its middle, its end kept (an exit status, the error
+    after a traceback), with one note each; the run's cap, off here, would leave it so."""
+    [result] = await run_calls(
+        store, ("huge", {"size": 3_000_000, "end": "EXIT 3"}), max_tool_result_chars=None
+    )
     assert not result.is_error
     texts = [b.text for b in result.content if isinstance(b, TextContent)]
     assert sum(len(t) for t in texts) < DEFAULT_MAX_RESULT_CHARS + 200
-    assert texts[-1].endswith(
-        "[output cut: the tool returned 3,000,000 characters of text; the first 100,000 are shown]"
-    )
+    assert [t.count("characters of the result left out") for t in texts] == [1, 1]
+    assert "\n[… 1,450,000 characters of the result left out …]\n" in texts[0], texts[0][-200:]
+    assert texts[-1].endswith("xxEXIT 3")
     assert isinstance(result.content[-1], ImageContent)  # what is not text stays
     [small] = await run_calls(store, ("huge", {"size": 1000}))
     assert [len(b.text) for b in small.content if isinstance(b, TextContent)] == [500, 500]
@@ -99,7 +103,7 @@ async def test_max_result_chars_is_the_callers(markers: Path) -> None:
         [kept] = await run_calls(whole, ("huge", {"size": 300_000}), max_tool_result_chars=None)
         assert sum(len(b.text) for b in kept.content if isinstance(b, TextContent)) == 300_000
         [cut] = await run_calls(tiny, ("huge", {"size": 300_000}))
-        assert text(cut).startswith("xxxxxxxxxx\n[output cut: the tool returned 300,000")
+        assert text(cut).startswith("xxx\n[… 149,995 characters of the result left out …]")
         with pytest.raises(ConfigError, match="max_result_chars"):
             await add_server(ToolStore("zero"), server, max_result_chars=0)
 
@@ -144,7 +148,8 @@ async def test_a_huge_error_is_cut_like_a_huge_output(store: ToolStore) -> None:
     assert result.is_error
     assert len(text(result)) < DEFAULT_MAX_RESULT_CHARS + 200
     assert text(result).startswith("Error executing tool fail: trace line\ntrace line")
-    assert text(result).endswith("characters of text; the first 100,000 are shown]")
+    assert text(result).count("characters of the result left out") == 1, text(result)[-300:]
+    assert text(result).endswith("trace line\ntrace line")  # the end, where the error is
 
 
 async def test_no_content_still_gives_a_non_empty_result(store: ToolStore) -> None:

@@ -2,12 +2,14 @@
 
 Client side (`result_from_mcp`): text and image blocks map one to one (the loop turns an
 image whose data is not base64 into a text naming it, as for every tool); an embedded
-resource becomes its text (or an image, for an image blob); audio, binary blobs and resource links
-become a one-line text naming them. Structured content goes to `details`, and also as JSON
-text when there is no other content. Text beyond `max_chars` is cut, with a note, also an
-error's. `isError` raises `MCPToolError`, which the pipeline turns into the call's error
-result (its text the result's texts, or its structured content as JSON when it has none). A
-result is never empty.
+resource becomes its text (or an image, for an image blob); audio, binary blobs and
+resource links become a one-line text naming them. Structured content goes to `details`,
+and also as JSON text when there is no other content. Text beyond `max_chars` is cut, also
+an error's, as the run's `max_tool_result_chars` cuts a result (`cut_tool_result`: each
+text in its middle, its end kept, with one note), so a result cut here is not cut there
+again. `isError` raises `MCPToolError`, which the pipeline turns into the call's error
+result (its text the result's texts, or its structured content as JSON when it has none).
+A result is never empty.
 
 Server side (`result_to_mcp`): a `ToolResultMessage` becomes a `CallToolResult`: text and
 image blocks, `isError` from the message, and `details`, when it is a JSON object, in
@@ -26,7 +28,8 @@ from typing import TYPE_CHECKING, Any
 
 from yiemagent.mcp._errors import MCPToolError
 from yiemagent.types import AgentToolResult, ImageContent, TextContent, ToolResultMessage
-from yiemagent.types.tools import is_json_of
+from yiemagent.types.text import cut_middle
+from yiemagent.types.tools import TOOL_RESULT_LEFT_OUT, cut_tool_result, is_json_of
 
 if TYPE_CHECKING:
     from mcp.types import CallToolResult, ContentBlock
@@ -86,7 +89,8 @@ def result_from_mcp(
         result: what the server answered.
         tool_name: the tool's name, for the texts of empty results.
         max_chars: the most characters of text the result, or the error, keeps (None:
-            all). Text beyond it is cut and a note says how much there was: every later
+            all). Text beyond it is cut in its middle (`cut_tool_result`) with a line saying
+            how much was left out: every later
             model call of the run and the session carries the result, so one that does not
             fit the model's context would make each of them fail.
 
@@ -105,8 +109,7 @@ def result_from_mcp(
         if not text and structured is not None:  # a failure said only as data
             text = json.dumps(structured, ensure_ascii=False, default=str)
         if max_chars is not None:  # an error is carried along as much as an output
-            [cut] = _cut([TextContent(text)], max_chars)
-            text = cut.text if isinstance(cut, TextContent) else text
+            text = cut_middle(text, max_chars, left_out=TOOL_RESULT_LEFT_OUT)
         raise MCPToolError(text or f"MCP tool {tool_name} failed without saying why")
     details: Any = {}
     if structured is not None:
@@ -119,9 +122,8 @@ def result_from_mcp(
         details = served  # a yiemagent server's tool details: the application's, as they were
     if not content:
         content = [TextContent(f"(MCP tool {tool_name} returned no content)")]
-    if max_chars is not None:
-        content = _cut(content, max_chars)
-    return AgentToolResult(content, details)
+    converted = AgentToolResult(content, details)
+    return converted if max_chars is None else cut_tool_result(converted, max_chars)
 
 
 def _holds(content: list[TextContent | ImageContent], structured: Any) -> bool:
@@ -133,35 +135,6 @@ def _holds(content: list[TextContent | ImageContent], structured: Any) -> bool:
         return True
     texts = [b.text for b in content if isinstance(b, TextContent)]
     return any(is_json_of(text, structured) for text in [*texts, "".join(texts)])
-
-
-def _cut(
-    content: list[TextContent | ImageContent], max_chars: int
-) -> list[TextContent | ImageContent]:
-    """`content` with at most `max_chars` characters of text; the last text kept ends with
-    a note saying how much there was."""
-    total = sum(len(b.text) for b in content if isinstance(b, TextContent))
-    if total <= max_chars:
-        return content
-    kept: list[TextContent | ImageContent] = []
-    room = max_chars
-    for block in content:
-        if isinstance(block, TextContent):
-            if room <= 0:
-                continue
-            block = TextContent(block.text[:room])
-            room -= len(block.text)
-        kept.append(block)
-    note = (
-        f"\n[output cut: the tool returned {total:,} characters of text; the first "
-        f"{max_chars:,} are shown]"
-    )
-    for index in reversed(range(len(kept))):
-        block = kept[index]
-        if isinstance(block, TextContent):
-            kept[index] = TextContent(block.text + note)
-            break
-    return kept
 
 
 def result_to_mcp(message: ToolResultMessage) -> CallToolResult:

@@ -1,10 +1,11 @@
 """Text cut short, and what says so: a text cut in its middle to fit a model's room
-(`cut_middle`), and the note after an answer the output limit cut off (`cut_off_note`,
-one wording for `yiem run`, `yiem chat` and the serve page). The layers above import it by
-path."""
+(`cut_middle`, and `kept_length`, what such a text kept), and the note after an answer the
+output limit cut off (`cut_off_note`, one wording for `yiem run`, `yiem chat` and the
+serve page). The layers above import it by path."""
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -36,6 +37,14 @@ def cut_middle(text: str, limit: int, *, left_out: str = "characters") -> str:
     tail = limit - head
     count = len(text) - head - tail
     return f"{text[:head]}\n[… {count:,} {left_out} left out …]\n{text[len(text) - tail :]}"
+
+
+def kept_length(text: str, *, left_out: str = "characters") -> int:
+    """How many characters of `text` are its own: its length less that of each line
+    `cut_middle` (called with the same `left_out`) put in it, so a text cut once is
+    measured as what was kept and is not cut again at the same limit."""
+    note = re.compile(rf"\n\[… [\d,]+ {re.escape(left_out)} left out …\]\n")
+    return len(text) - sum(len(found) for found in note.findall(text))
 
 
 def cut_off_note(

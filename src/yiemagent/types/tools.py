@@ -20,11 +20,12 @@ from yiemagent.types.messages import (
     Usage,
 )
 from yiemagent.types.signal import AbortSignal
-from yiemagent.types.text import cut_middle
+from yiemagent.types.text import cut_middle, kept_length
 
 __all__ = [
     "NOTE_ROOM",
     "TOOL_NAME_PATTERN",
+    "TOOL_RESULT_LEFT_OUT",
     "AfterToolCallResult",
     "AgentTool",
     "AgentToolResult",
@@ -150,31 +151,38 @@ class AgentToolResult:
 
 
 NOTE_ROOM = 200
-"""Characters past a cap that `cut_tool_result` leaves alone: room for a note saying what
-an earlier cut left out."""
+"""Characters past a cap that `cut_tool_result` leaves alone: room for a note a tool put
+after its text (the lines of a cut by `cut_tool_result` itself are not counted at all)."""
+
+TOOL_RESULT_LEFT_OUT = "characters of the result"
+"""What the line in a cut tool result calls the characters it counts."""
 
 
 def cut_tool_result(result: AgentToolResult, limit: int) -> AgentToolResult:
     """`result` whole when its texts hold at most `limit` characters together (and
-    `NOTE_ROOM` more: a note another cut already added, as an MCP tool's, is not cut
-    again); else a copy whose every text is cut in its middle (`cut_middle`) to its share
-    of `limit`, in proportion to its length, with a line saying how many characters were
-    left out. Images and the other fields are kept as they are; `result` is not changed.
+    `NOTE_ROOM` more: a note another cut added; the lines a cut by this rule put in, as an
+    MCP tool's result has them, are not counted, so such a result is not cut again); else
+    a copy whose every text is cut in its middle (`cut_middle`) to its share of `limit`, in
+    proportion to its length, with a line saying how many characters were left out.
+    Images and the other fields are kept as they are; `result` is not changed.
 
     Args:
         result: what a tool returned (after `after_tool_call`).
         limit: most characters of text to keep, the notes not counted (>= 1).
     """
     texts = [block for block in result.content if isinstance(block, TextContent)]
-    total = sum(len(block.text) for block in texts)
-    if total <= limit + NOTE_ROOM:
+    if (
+        sum(kept_length(block.text, left_out=TOOL_RESULT_LEFT_OUT) for block in texts)
+        <= limit + NOTE_ROOM
+    ):
         return result
+    total = sum(len(block.text) for block in texts)
     content: list[ToolResultContent] = [
         TextContent(
             cut_middle(
                 block.text,
                 len(block.text) * limit // total,
-                left_out="characters of the result",
+                left_out=TOOL_RESULT_LEFT_OUT,
             )
         )
         if isinstance(block, TextContent)
