@@ -132,3 +132,26 @@ def test_releasing_a_session_that_does_not_exist_is_one_line_and_fails(
         assert [m.content for m in store.load("kept")] == [[TextContent("hello")]]
     finally:
         store.close()
+
+
+def test_an_unconfirmed_release_of_a_session_without_a_lease_says_so_before_asking(
+    shared_backend: Backend, tmp_path: Path
+) -> None:
+    """Without --yes the command asked first ("confirm with --yes", exit 1) and only a
+    confirmed run learned that the id was a typo or that nothing held the session."""
+    store = shared_backend.open()
+    try:
+        store.append("kept", UserMessage("hello"))
+    finally:
+        store.close()
+    where = ("--sessions", shared_backend.spec)
+
+    missing = yiem(tmp_path, "sessions", "release", "kepd", *where, answer="y\n")
+    assert (missing.returncode, missing.stdout) == (1, "")
+    assert missing.stderr == (
+        "yiem: error: session 'kepd': no such session, nothing released "
+        "(`yiem sessions` lists them)\n"
+    )
+    idle = yiem(tmp_path, "sessions", "release", "kept", *where, answer="y\n")
+    assert (idle.returncode, idle.stderr) == (0, "")
+    assert idle.stdout == "session 'kept': no writer lease held, nothing to release\n"

@@ -19,7 +19,8 @@ import typer
 from yiemagent.cli.options import CliError
 from yiemagent.cli.stores import open_store
 from yiemagent.errors import ConfigError
-from yiemagent.sessions import check_session_id
+from yiemagent.sessions import PostgresSessionStore, SqliteSessionStore, check_session_id
+from yiemagent.sessions.lease import LeaseHolder
 
 __all__ = ["sessions_app"]
 
@@ -61,28 +62,22 @@ def sessions_release(
     that cannot be checked from here (another host, a recreated container).
 
     Raises:
-        CliError: a bad id, not confirmed, or a session the store holds neither a lease
-            nor a message of (nothing changed), or the store does not open.
+        CliError: a bad id, a session the store holds neither a lease nor a message of
+            (said before any question), not confirmed (nothing changed), or the store does
+            not open.
     """
     try:
         check_session_id(session_id)
     except ConfigError as exc:
         raise CliError(str(exc)) from None
-    if not yes:
-        if not sys.stdin.isatty():
-            raise CliError(f"session {session_id!r}: not released; confirm with --yes")
-        answer = input(
-            f"Release the writer lease of session {session_id!r}? A writer still running "
-            "loses it. [y/N] "
-        )
-        if answer.strip().lower() not in ("y", "yes"):
-            raise CliError(f"session {session_id!r}: not released")
     store = open_store(sessions)
     try:
-        force_release = getattr(store, "force_release", None)
-        if force_release is None:
+        if not isinstance(store, SqliteSessionStore | PostgresSessionStore):
             raise CliError(f"session {session_id!r}: this store has no leases to release")
-        if force_release(session_id):
+        holder = store.lease_holder(session_id)  # what there is, said before asking
+        if holder is not None and not yes:
+            _confirm(session_id, holder)
+        if holder is not None and store.force_release(session_id):
             print(f"session {session_id!r}: writer lease released")
         elif session_id in store.list_sessions():
             print(f"session {session_id!r}: no writer lease held, nothing to release")
@@ -93,3 +88,19 @@ def sessions_release(
             )
     finally:
         store.close()
+
+
+def _confirm(session_id: str, holder: LeaseHolder) -> None:
+    """Ask whether to take the lease from `holder`.
+
+    Raises:
+        CliError: not confirmed, or no terminal to ask on.
+    """
+    if not sys.stdin.isatty():
+        raise CliError(f"session {session_id!r}: not released; confirm with --yes")
+    answer = input(
+        f"Release the writer lease of session {session_id!r}, held by {holder.describe()}? "
+        "A writer still running loses it. [y/N] "
+    )
+    if answer.strip().lower() not in ("y", "yes"):
+        raise CliError(f"session {session_id!r}: not released")

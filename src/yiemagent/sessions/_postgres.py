@@ -305,6 +305,19 @@ class PostgresSessionStore:
                 self._open().execute(self._sql.delete_lease, (session_id, token))
             self._unlock_token(token)
 
+    def lease_holder(self, session_id: str) -> lease.LeaseHolder | None:
+        """Who holds the session's writer lease (alive or not), or None.
+
+        Raises:
+            psycopg.Error: the database cannot be read.
+            SessionStoreClosedError: the store is closed.
+        """
+        with self._lock:
+            row = self._open().execute(self._sql.other_lease, (session_id, None)).fetchone()
+        if row is None:
+            return None
+        return lease.LeaseHolder(str(row[0]), str(row[1]), int(row[2]), str(row[3]))
+
     def force_release(self, session_id: str) -> bool:
         """Remove the session's lease whoever holds it, for a holder known to be gone whose
         connection the server still keeps open. The old holder's next write is refused.

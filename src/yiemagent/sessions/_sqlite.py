@@ -287,6 +287,18 @@ class SqliteSessionStore:
                 "DELETE FROM leases WHERE session_id = ? AND token = ?", (session_id, token)
             )
 
+    def lease_holder(self, session_id: str) -> lease.LeaseHolder | None:
+        """Who holds the session's writer lease (alive or not), or None.
+
+        Raises:
+            sqlite3.Error: the database cannot be read.
+            SessionStoreClosedError: the store is closed.
+        """
+        with self._lock:
+            self._check_open()
+            row = self._conn.execute(_OTHER_LEASE, (session_id, None)).fetchone()
+        return None if row is None else lease.LeaseHolder(*row)
+
     def force_release(self, session_id: str) -> bool:
         """Remove the session's lease whoever holds it: for a holder on another host that is
         known to be gone (this store cannot check a pid there). The old holder's next write
