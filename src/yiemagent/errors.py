@@ -29,6 +29,8 @@ __all__ = [
     "exception_text",
     "install_hint",
     "pip_command",
+    "refused_here",
+    "refused_text",
     "yiem_command",
 ]
 
@@ -137,6 +139,50 @@ def exception_summary(exc: BaseException) -> str:
     alone when it has no text of its own; never raises."""
     name, text = type(exc).__name__, exception_text(exc)
     return name if text == name else f"{name}: {text}"
+
+
+def refused_here(exc: BaseException) -> str | None:
+    """`host:port` when `exc` (or an exception it was raised from) is a connection that an
+    address of this machine refused (a loopback one: 127.0.0.0/8, ::1 or localhost), which
+    means no server listens at that port; None for any other failure, a refusal by another
+    machine included (its server may be restarting behind a load balancer).
+
+    `exc` is an HTTP client's connection error (httpx's, an SDK's wrapping one): its
+    `request.url` names the address. Never raises."""
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    while cause is not None and not isinstance(cause, ConnectionRefusedError):
+        seen.add(id(cause))
+        cause = cause.__cause__ or cause.__context__
+        if cause is not None and id(cause) in seen:
+            return None
+    try:  # httpx's `request` raises when the error carries none
+        url = getattr(getattr(exc, "request", None), "url", None)
+    except RuntimeError:
+        return None
+    host, port = getattr(url, "host", None), getattr(url, "port", None)
+    if cause is None or not isinstance(host, str) or not _loopback(host):
+        return None
+    if not isinstance(port, int):
+        port = 443 if getattr(url, "scheme", "") == "https" else 80
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+def refused_text(address: str) -> str:
+    """What a connection `refused_here` found refused at `address` says, in every layer
+    (a provider's call, an MCP server's connection): that nothing listens there."""
+    return f"connection refused, nothing listens at {address}"
+
+
+def _loopback(host: str) -> bool:
+    import ipaddress
+
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 class YiemAgentError(Exception):

@@ -12,7 +12,13 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Self
 
-from yiemagent.errors import ConfigError, exception_summary, install_hint
+from yiemagent.errors import (
+    ConfigError,
+    exception_summary,
+    install_hint,
+    refused_here,
+    refused_text,
+)
 
 if TYPE_CHECKING:
     from mcp import ClientSession
@@ -94,9 +100,13 @@ def unreadable_line(exc: BaseException) -> str:
 
 
 def describe(exc: BaseException) -> str:
-    """`exception_summary` of the error that ended a connection (its `leaf`), on one line;
-    never raises."""
-    return " ".join(exception_summary(leaf(exc)).split())
+    """`exception_summary` of the error that ended a connection (its `leaf`), on one line,
+    or, for a connection this machine refused (`refused_here`), that nothing listens
+    there, as a provider says it; never raises."""
+    failure = leaf(exc)
+    if (address := refused_here(failure)) is not None:
+        return refused_text(address)
+    return " ".join(exception_summary(failure).split())
 
 
 def _request_key(request_id: int | str) -> int | str:

@@ -40,9 +40,11 @@ def test_chat_mcp_url_that_does_not_answer_is_one_line_and_the_chat_goes_on(
     pane = Pane(data_dir, ["--tools", str(TOOLS), "--mcp-url", "http://127.0.0.1:9/mcp"])
     try:
         pane.ready()
-        screen = pane.wait(lambda s: "All connection attempts failed" in s)
+        screen = pane.wait(lambda s: "nothing listens at" in s or "ConnectError" in s)
         said = " ".join(screen.split())
-        assert 'MCP server "127.0.0.1:9": ConnectError: All connection attempts failed' in said
+        assert (
+            'MCP server "127.0.0.1:9": connection refused, nothing listens at 127.0.0.1:9' in said
+        )
         assert said.count('MCP server "127.0.0.1:9"') == 1  # named once, not twice
         assert "Traceback" not in screen
         pane.type("hello")

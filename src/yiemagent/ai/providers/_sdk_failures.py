@@ -7,7 +7,6 @@ When and how often a retry happens is `_retry.py`'s business.
 
 from __future__ import annotations
 
-import ipaddress
 import json
 import re
 from types import ModuleType
@@ -19,7 +18,7 @@ from yiemagent.ai._retry import (
     parse_retry_after_ms,
     transport_error_types,
 )
-from yiemagent.errors import exception_summary
+from yiemagent.errors import exception_summary, refused_here, refused_text
 
 __all__ = [
     "MAX_DETAIL_CHARS",
@@ -28,7 +27,6 @@ __all__ = [
     "connection_error_text",
     "describe_sdk_failure",
     "json_body_text",
-    "refused_here",
     "sdk_retry_decision",
     "stream_error_status",
 ]
@@ -59,36 +57,6 @@ def sdk_retry_decision(exc: BaseException, sdk: ModuleType) -> RetryDecision | N
             return None
         return RetryDecision("connection error", connection=True)
     return None
-
-
-def refused_here(exc: BaseException) -> str | None:
-    """`host:port` when `exc` (or an exception it was raised from) is a connection that an
-    address of this machine refused (a loopback one: 127.0.0.0/8, ::1 or localhost), which
-    means no server listens at that port; None for any other failure, a refusal by another
-    machine included (its server may be restarting behind a load balancer)."""
-    seen: set[int] = set()
-    cause: BaseException | None = exc
-    while cause is not None and not isinstance(cause, ConnectionRefusedError):
-        seen.add(id(cause))
-        cause = cause.__cause__ or cause.__context__
-        if cause is not None and id(cause) in seen:
-            return None
-    url = getattr(getattr(exc, "request", None), "url", None)
-    host, port = getattr(url, "host", None), getattr(url, "port", None)
-    if cause is None or not isinstance(host, str) or not _loopback(host):
-        return None
-    if not isinstance(port, int):
-        port = 443 if getattr(url, "scheme", "") == "https" else 80
-    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-
-
-def _loopback(host: str) -> bool:
-    if host.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 _QUOTA_SPENT = frozenset({"insufficient_quota"})
@@ -243,5 +211,5 @@ def connection_error_text(exc: BaseException) -> str:
     url = getattr(getattr(exc, "request", None), "url", None)
     where = f" reaching {url}" if url else ""
     if (address := refused_here(exc)) is not None:
-        return f"connection error{where}: connection refused, nothing listens at {address}"
+        return f"connection error{where}: {refused_text(address)}"
     return f"connection error{where}: {exc}" + (f" ({cause})" if cause else "")
