@@ -546,6 +546,27 @@ async def test_a_fragment_that_never_names_its_call_is_no_call(server: ReplaySer
     assert answer.stop_reason == "stop"
 
 
+async def test_a_nameless_call_that_was_the_whole_answer_is_an_error(
+    server: ReplayServer,
+) -> None:
+    """A call that never gets a name is not run; when it was all the server sent, the turn
+    fails naming what came instead of ending as an empty "stop" answer. Beside other
+    content it is recorded in the message's details."""
+    message = await run(
+        server,
+        openai_chunks(call(0, "call_9", None, '{"city": "Oslo"}'), finish_reason="tool_calls"),
+    )
+    assert message.stop_reason == "error"
+    assert message.error_message is not None
+    assert "without a name" in message.error_message
+    assert "call_9" in message.error_message and '{"city": "Oslo"}' in message.error_message
+    answer = await run(
+        server, openai_chunks({"content": "Oslo."}, call(0, "call_9", None, '{"x": 1}'))
+    )
+    assert answer.stop_reason == "stop" and answer.text == "Oslo."
+    assert answer.details["nameless_tool_calls"] == [{"id": "call_9", "arguments": '{"x": 1}'}]
+
+
 async def test_a_windows_path_written_without_escapes_keeps_its_backslashes(
     server: ReplayServer,
 ) -> None:

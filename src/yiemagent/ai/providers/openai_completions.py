@@ -420,7 +420,14 @@ class _Assembler:
 
     def finish(self) -> None:
         self._content_text(self.think_tags.finish())
+        nameless = [
+            {"id": entry.call.id, "arguments": entry.raw}
+            for entry in (self.calls[key] for key in self.waiting)
+            if not entry.call.name and entry.raw.strip()
+        ]
         self._open_waiting(last=True)
+        if nameless:  # not run, but not silently gone either
+            self.builder.message.details["nameless_tool_calls"] = nameless
         for entry in self.calls.values():
             signature = self.signatures.get(entry.call.id)
             if signature is not None:
@@ -435,6 +442,13 @@ class _Assembler:
             return
         if reason == "error":  # OpenRouter: the upstream provider failed mid-response
             self.builder.fail("error", "the provider reported an error (finish_reason: error)")
+            return
+        message = self.builder.message
+        if nameless and not message.text.strip() and not message.tool_calls:
+            sent = "; ".join(f"id {c['id']!r}, arguments {c['arguments'][:200]}" for c in nameless)
+            self.builder.fail(
+                "error", f"the server sent only a tool call without a name ({sent}); not run"
+            )
             return
         self.builder.done_by_wire_reason(reason, FINISH_REASONS, field="finish_reason")
 
