@@ -16,6 +16,7 @@ from yiemagent.errors import AgentBusyError, ConfigError, SessionBusyError, Sess
 from yiemagent.serve._api import Api, BadRequest, SessionPaths, error
 from yiemagent.serve._guard import Failures, Guard, check_origin
 from yiemagent.serve._runs import Busy, MakeAgent, RunHub, busy_text
+from yiemagent.types.tools import is_whole_number
 
 if TYPE_CHECKING:
     from yiemagent.sessions import SessionStore
@@ -71,15 +72,17 @@ def create_app(
         allowed_hosts: names besides loopback ones that requests may be addressed to
             when there is no token (the server behind a proxy that keeps the `Host`).
         max_body_bytes: larger request bodies get 413.
-        keep_runs: finished runs whose event streams stay readable.
+        keep_runs: finished runs whose event streams stay readable (a whole number, 0 or
+            more; the oldest go first).
 
     Returns:
         A Starlette application; serve it with Uvicorn. Its lifespan aborts the runs still
         going when the server stops.
 
     Raises:
-        ConfigError: `session_store` is not a store, `max_body_bytes` is not positive, or
-            a `cors` value is not an origin (`check_origin`).
+        ConfigError: `session_store` is not a store, `max_body_bytes` is not positive,
+            `keep_runs` is not a whole number of at least 0, or a `cors` value is not an
+            origin (`check_origin`).
     """
     if not callable(getattr(session_store, "list_sessions", None)):
         raise ConfigError(
@@ -88,6 +91,8 @@ def create_app(
         )
     if max_body_bytes <= 0:
         raise ConfigError(f"max_body_bytes must be positive, not {max_body_bytes}")
+    if not is_whole_number(keep_runs, 0):
+        raise ConfigError(f"keep_runs must be a whole number, 0 or more, not {keep_runs!r}")
     origins = [cors] if isinstance(cors, str) else list(cors or ())
     for origin in origins:
         try:
