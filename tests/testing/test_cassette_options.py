@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from yiemagent import ConfigError
 from yiemagent.ai import Context, StreamOptions, complete
 from yiemagent.ai.providers.faux import FauxModel
 from yiemagent.testing import CassetteMismatch, record, replay
@@ -129,3 +130,22 @@ async def test_recordings_that_differ_in_an_option_answer_their_own_requests(
     assert (await complete(model, CONTEXT, context)).text == "Paris."
     with pytest.raises(CassetteMismatch, match="already answered an earlier request"):
         await complete(model, CONTEXT, context)  # the "long" recording is not its answer
+
+
+@pytest.mark.parametrize("version", [99, 0])
+async def test_a_line_of_a_format_this_build_does_not_read_is_refused(
+    tmp_path: Path, version: int
+) -> None:
+    """A line of a format this build does not know (one a newer yiemagent wrote) is one
+    clear error naming the file, the line and the formats read, not replayed as if it were
+    an old one."""
+    cassette = await recorded(tmp_path)
+    first = cassette.read_text(encoding="utf-8")
+    assert '"format": 2' in first
+    cassette.write_text(first + first.replace('"format": 2', f'"format": {version}'), "utf-8")
+    with pytest.raises(ConfigError) as caught:
+        replay(cassette)
+    assert str(caught.value) == (
+        f"cassette {cassette}: line 2 has format {version}; this build of yiemagent reads "
+        "formats 1 to 2 (a newer version may have recorded it)"
+    )

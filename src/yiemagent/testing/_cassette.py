@@ -5,8 +5,9 @@ concurrent runs replay in any order; without `model`, the recording of whichever
 and raises `CassetteMismatch` when no recording is left for a request.
 
 A cassette line is `{"format", "request", "events", "message"}`:
-- `format`: 2; a line without it was recorded before the options held since (the thinking
-  budget, cache retention and metadata), and its request is matched without them;
+- `format`: 2; a line of a later format is refused; a line without it was recorded before
+  the options held since (the thinking budget, cache retention and metadata), and its
+  request is matched without them;
 - `request`: what the provider was asked, normalised so that the same conversation gives
   the same request on every run: the model (provider/id), system prompt, messages without
   timestamps, durations, usage or tool details, tool-call ids renumbered `call_1`,
@@ -668,7 +669,8 @@ def replay(path: str | PathLike[str], model: Model | None = None) -> ReplayModel
             recordings of every model (a cassette may hold an agent's and its judge's).
 
     Raises:
-        ConfigError: the cassette cannot be read or a line is not a recording.
+        ConfigError: the cassette cannot be read, a line is not a recording, or its
+            format is one this build does not read (a newer one's).
     """
     file = Path(path)
     try:
@@ -691,6 +693,12 @@ def replay(path: str | PathLike[str], model: Model | None = None) -> ReplayModel
         why = _not_a_recording(entry)
         if why:
             raise ConfigError(f"cassette {file}: line {number} is not a recorded call ({why})")
+        version = entry.get("format", 1)
+        if not 1 <= version <= FORMAT:  # its request may hold what this build would not match
+            raise ConfigError(
+                f"cassette {file}: line {number} has format {version}; this build of "
+                f"yiemagent reads formats 1 to {FORMAT} (a newer version may have recorded it)"
+            )
         entries.append(entry)
     return ReplayModel(_Tape(str(file), entries), None if model is None else _recorded(model))
 
