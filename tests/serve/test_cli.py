@@ -465,3 +465,37 @@ def test_ctrl_c_while_the_embedded_model_loads_exits_130_at_once(tmp_path: Path)
     assert proc.returncode == 130, err
     assert time.monotonic() - started < 10
     assert err.strip() == "yiem: interrupted"
+
+
+def test_while_the_embedded_model_loads_every_request_gets_503_saying_so(tmp_path: Path) -> None:
+    """A client started with the server (the docs' curl) got "connection refused" for as
+    long as the model loaded: the server listened only after. As llama-server does, it
+    listens at once and answers 503 with `Retry-After` until the model is loaded."""
+    script = slow_load_script(tmp_path, resolving="yiemagent.cli.serve", announce=True)
+    port = free_port()
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    command = [sys.executable, str(script), "serve", "--port", str(port),
+               "--sessions", str(tmp_path / "s.db")]  # fmt: skip
+    proc = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, env=env)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        assert proc.stderr is not None
+        said = [proc.stderr.readline(), proc.stderr.readline()]
+        assert said[-1].strip() == "loading", said
+        health = httpx.get(f"{url}/healthz")
+        assert health.status_code == 503 and health.headers["retry-after"] == "2"
+        assert health.json() == {"ok": False, "loading": "local/qwen2.5-coder-0.5b"}
+        run = httpx.post(f"{url}/v1/sessions/demo/runs", json={"input": "hi"})
+        assert run.status_code == 503
+        assert "is loading" in run.json()["error"]
+        page = httpx.get(url)
+        assert page.status_code == 503 and "Loading" in page.text
+        assert "503" in said[0], said  # the loading line says so
+        proc.send_signal(signal.SIGINT)  # still ends at once, as before it listened
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130, err
+    assert err.strip() == "yiem: interrupted"

@@ -17,6 +17,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
+import html
+import http.server
+import json
 import signal
 import socket
 import sys
@@ -120,17 +123,83 @@ def _listen(host: str, port: int) -> socket.socket:
     return sock
 
 
-def _load_embedded(model: Model) -> None:
+class _LoadingAnswers(http.server.BaseHTTPRequestHandler):
+    """Every request while the model loads: 503 with `Retry-After`; `GET /healthz`
+    `{"ok": false, "loading": MODEL}`, the page a note that reloads itself, any other
+    route `{"error": ...}`, as the API's errors."""
+
+    model = ""
+
+    def _answer(self) -> None:
+        path = self.path.split("?", 1)[0]
+        if path == "/healthz":
+            body, kind = json.dumps({"ok": False, "loading": self.model}), "application/json"
+        elif path == "/" and self.command == "GET":
+            body = (
+                '<!doctype html><meta http-equiv="refresh" content="2"><title>yiem</title>'
+                f"<p>Loading {html.escape(self.model)}…</p>"
+            )
+            kind = "text/html; charset=utf-8"
+        else:
+            text = f"the model {self.model} is loading; try again once GET /healthz says ok"
+            body, kind = json.dumps({"error": text}), "application/json"
+        data = body.encode("utf-8")
+        self.send_response(503)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(data)))
+        self.send_header("Retry-After", "2")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(data)
+
+    do_GET = do_POST = do_PUT = do_DELETE = do_HEAD = do_OPTIONS = _answer
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Nothing: the server logs warnings only."""
+
+
+@contextlib.contextmanager
+def _answering_while_loading(sock: socket.socket, model: Model) -> Iterator[None]:
+    """Within: `sock` listens and answers every request 503, the model `model` loading
+    (as llama-server does), so a client started with the server gets that answer instead of
+    "connection refused". Connections made as the block ends wait in the socket's backlog
+    for the real server."""
+    sock.listen(128)
+    server = http.server.ThreadingHTTPServer(
+        sock.getsockname()[:2], _LoadingAnswers, bind_and_activate=False
+    )
+    server.socket.close()
+    server.socket = sock
+    server.daemon_threads = True
+    _LoadingAnswers.model = f"{model.provider}/{model.id}"
+    thread = threading.Thread(
+        target=server.serve_forever, args=(0.1,), name="yiem-serve-loading", daemon=True
+    )
+    thread.start()
+    try:
+        yield
+    finally:
+        server.shutdown()
+
+
+def _load_embedded(model: Model, sock: socket.socket) -> None:
+    """Load the embedded model `model`, answering 503 on `sock` meanwhile."""
     from yiemagent.ai.providers.local.runtime import load_runtime, loaded_runtime
     from yiemagent.ai.providers.local.weights import ensure_model_file, local_spec
     from yiemagent.cli.options import interruptible
 
     spec = local_spec(model.id)
     if loaded_runtime(spec) is None:
-        print(f"yiem serve: loading {spec.name}…", file=sys.stderr, flush=True)
-        ensure_model_file(spec)
-        # llama.cpp's load does not return to Python on Ctrl-C: on this thread it hung
-        interruptible(lambda: load_runtime(spec))
+        print(
+            f"yiem serve: loading {spec.name}… (the server answers 503 until it is loaded)",
+            file=sys.stderr,
+            flush=True,
+        )
+        with _answering_while_loading(sock, model):
+            ensure_model_file(spec)
+            # llama.cpp's load does not return to Python on Ctrl-C: on this thread it hung
+            interruptible(lambda: load_runtime(spec))
 
 
 def _refuse_without_sdk(model: Model | None) -> None:
@@ -182,8 +251,6 @@ def _agent_file(
         agent = team.build()
         entry_model = agent.state.model
         asyncio.run(agent.close())  # the MCP servers are the file's, not this agent's
-        if entry_model is not None and entry_model.api == "local":
-            _load_embedded(entry_model)
     except BaseException:
         asyncio.run(team.close())
         raise
@@ -344,8 +411,8 @@ def serve(
     # raises the signal again.
     try:
         with sigterm_raises():
-            if resolved.api == "local" and team is None:
-                _load_embedded(resolved)
+            if entry_model is not None and entry_model.api == "local":
+                _load_embedded(entry_model, sock)
             app = create_app(make_agent, session_store=store, token=token, cors=cors or None)
             _warn_without_key(entry_model)  # once nothing can fail to start: no error follows it
             if ignored := reasoning_ignored(entry_model, level):
