@@ -568,3 +568,43 @@ cases:
     assert code == 0, shown.out + shown.err
     assert "1/1 cases passed, 0 failed; 15 tokens, $0.0010" in shown.out
     assert "; judge: 48 tokens, $0.0005" in shown.out
+
+
+def test_past_a_long_table_only_the_failing_cases_are_shown(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A dataset of 10,000 cases spent half a minute laying out the table of every case: past
+    `LONG_TABLE` cases the table holds the failing ones, and a line says how many are left
+    out and which report has them all."""
+    from yiemagent.cli.eval_cmd import LONG_TABLE
+
+    count = LONG_TABLE + 5
+    lines = [
+        json.dumps(
+            {
+                "name": f"case-{n:03}",
+                "input": "Capital of France?",
+                "metadata": {"script": "say", "text": "Paris."},
+                "checks": [{"contains": "rome" if n in (7, 70) else "paris"}],
+            }
+        )
+        for n in range(count)
+    ]
+    data = tmp_path / "d.jsonl"
+    data.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out = tmp_path / "r.json"
+    code = main(["eval", str(data), "--agent", AGENT, "--json", str(out)])
+    table = capsys.readouterr().out
+    assert code == 1
+    assert "case-007" in table and "case-070" in table and table.count("FAIL") == 2
+    assert "PASS" not in table and "case-008" not in table
+    assert f"{count - 2} of {count} cases not shown ({count - 2} passing); every case is in " in (
+        table.replace("\n", " ")
+    )
+    assert f"{count - 2}/{count} cases passed, 2 failed" in table
+    assert len(json.loads(out.read_text())["cases"]) == count
+    shorter = tmp_path / "short.jsonl"
+    shorter.write_text("\n".join(lines[:LONG_TABLE]) + "\n", encoding="utf-8")
+    assert main(["eval", str(shorter), "--agent", AGENT]) == 1
+    table = capsys.readouterr().out
+    assert table.count("PASS") == LONG_TABLE - 2 and "not shown" not in table

@@ -136,7 +136,26 @@ def _reason(case: CaseReport) -> str:
     return text if len(text) <= 90 else text[:89] + "…"
 
 
-def _table(report: EvalReport, comparison: Comparison | None) -> Any:
+LONG_TABLE = 100
+"""Cases past which the table holds only the failing ones, at most this many: rich takes
+seconds per thousand rows to lay a table out, and no one reads such a table on a terminal."""
+
+
+def _shown(report: EvalReport, full: str) -> tuple[list[CaseReport], str]:
+    """The cases the table shows, and a line saying which are left out and where `full`
+    (the reports written, or how to write one) has every case; "" when all are shown."""
+    if len(report.cases) <= LONG_TABLE:
+        return report.cases, ""
+    failing = [case for case in report.cases if not case.passed]
+    shown = failing[:LONG_TABLE]
+    what = f"{report.passed} passing" + (
+        f" and {len(failing) - len(shown)} failing" if len(shown) < len(failing) else ""
+    )
+    left = len(report.cases) - len(shown)
+    return shown, f"{left} of {len(report.cases)} cases not shown ({what}); {full}"
+
+
+def _table(report: EvalReport, cases: list[CaseReport], comparison: Comparison | None) -> Any:
     from rich.table import Table
 
     k = report.repeat
@@ -154,7 +173,7 @@ def _table(report: EvalReport, comparison: Comparison | None) -> Any:
     table.add_column("why (the first failing check)", overflow="fold", min_width=30)
     regressed = set(comparison.regressions) if comparison else set()
     fixed = set(comparison.fixes) if comparison else set()
-    for case in report.cases:
+    for case in cases:
         result = "[green]PASS[/]" if case.passed else "[red]FAIL[/]"
         if case.name in regressed:
             result += " [red]regressed[/]"
@@ -389,7 +408,18 @@ def eval_command(
     console = Console(
         file=shown, highlight=False, emoji=False, width=None if shown.isatty() else 160
     )
-    console.print(_table(report, comparison))
+    places = [str(html_out)] if html_out is not None else []
+    if json_out is not None:
+        places.insert(0, "the JSON on standard output" if json_to_stdout else str(json_out))
+    full = (
+        f"every case is in {' and '.join(places)}"
+        if places
+        else "--json FILE or --html FILE writes every case"
+    )
+    cases, left_out = _shown(report, full)
+    console.print(_table(report, cases, comparison))
+    if left_out:
+        console.print(left_out, soft_wrap=True)
     console.print(_summary(report, comparison, baseline), soft_wrap=True)
     if json_out is not None:
         text = json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n"
