@@ -11,7 +11,8 @@ writes is changed on the way out, as a broken server would write it:
   an output schema that is not a schema (`output_schema_invalid`,
   `output_schema_bad_property`);
 - the answer to `echo` of `"stray"` carries an id that matches no request, that of
-  `"garbled"` a result that is not an object, that of `"no_id"` an error with `"id": null`,
+  `"garbled"` a result that is not an object, that of `"old_version"` says `"jsonrpc": "1.0"`,
+  that of `"no_id"` an error with `"id": null`,
   and that of `"bad_result"` an object that is no `CallToolResult`;
 - after `echo` of `"mute_lists"`, `tools/list` is never answered.
 """
@@ -88,6 +89,8 @@ def _break(message: Any) -> Any:
         return types.JSONRPCResponse(jsonrpc="2.0", id=f"{message.id}-stray", result=result)
     if said == "garbled":
         return types.JSONRPCResponse.model_construct(jsonrpc="2.0", id=message.id, result="oops")
+    if said == "old_version":
+        return types.JSONRPCResponse.model_construct(jsonrpc="1.0", id=message.id, result=result)
     if said == "no_id":
         error = types.ErrorData(code=-32603, message="lost track of the request")
         return types.JSONRPCError(jsonrpc="2.0", id=None, error=error)

@@ -62,6 +62,9 @@ async def test_a_tool_with_a_broken_schema_is_left_out_and_the_others_work(
         ("stray", r"answered with id '\d+-stray', which matches no request it was sent; "),
         ("no_id", r"sent an error without a request id \(lost track of the request\); "),
         ("garbled", r'answered the call to "echo" with a message that is not JSON-RPC: '),
+        # the first problem pydantic reports is the field's, whose input is "1.0", not the
+        # message: the message's id was not found and the call waited forever
+        ("old_version", r'answered the call to "echo" with a message that is not JSON-RPC: '),
         ("bad_result", r'answered "echo" with a result that is no CallToolResult: content: '),
     ],
 )

@@ -39,6 +39,7 @@ __all__ = [
     "one_line",
     "package_version",
     "progress_adapter",
+    "refused_input",
     "require_sdk",
 ]
 
@@ -82,17 +83,43 @@ def leaf(exc: BaseException) -> BaseException:
     return exc
 
 
-def unreadable_line(exc: BaseException) -> str:
-    """What a server wrote that the SDK could not read as JSON-RPC, as one short line: the
-    line (or the JSON value it held) when the SDK's error, a pydantic `ValidationError`,
-    holds it, else `describe(exc)`."""
+def refused_input(exc: BaseException) -> tuple[object, str | None] | None:
+    """What a line held that the SDK's reader refused with `exc`, its pydantic
+    `ValidationError`: `(value, parse_error)`. A line that is not JSON gives the JSON value
+    Python's json still reads in it (a lone surrogate escape, `"\\ud800"`, which pydantic
+    refuses), else the line itself, and the parser's problem; JSON that is no JSON-RPC
+    message gives the message and None. None when `exc` is no such error.
+
+    Each member of the JSON-RPC union reports its own problems, and a problem's input is
+    the value it is about: the message for a missing field or a value that is no object,
+    only the field's value for a field's problem (`"jsonrpc": "1.0"`), so the message is
+    the input of the first problem that is about a whole message."""
     errors = getattr(exc, "errors", None)
     try:
-        line = errors()[0]["input"] if callable(errors) else None
-    except Exception:  # no such error, or not shaped so
-        line = None
-    if line is None:
+        found = errors() if callable(errors) else []
+    except Exception:  # not a pydantic error
+        found = []
+    if not found:
+        return None
+    first = found[0]
+    if first.get("type") == "json_invalid":
+        line = first.get("input")
+        try:
+            return json.loads(line), str(first.get("msg"))
+        except (TypeError, ValueError, RecursionError):
+            return line, str(first.get("msg"))
+    whole = [e["input"] for e in found if len(e["loc"]) == 1 or e["type"] == "missing"]
+    objects = [value for value in whole if isinstance(value, dict)]
+    return (objects or whole or [first.get("input")])[0], None
+
+
+def unreadable_line(exc: BaseException) -> str:
+    """What a server wrote that the SDK could not read as JSON-RPC, as one short line: the
+    line (or the JSON value it held, `refused_input`), else `describe(exc)`."""
+    refused = refused_input(exc)
+    if refused is None or refused[0] is None:
         return describe(exc)
+    line = refused[0]
     if isinstance(line, bytes):
         line = line.decode("utf-8", "replace")
     text = line if isinstance(line, str) else repr(line)  # JSON, but no message (`1`)
@@ -158,12 +185,30 @@ class Ledger:
         return key in self.pending or key in self._done
 
 
-class RecordingStream:
+class _TransportStream:
+    """A wrapper of one of a transport's streams: closing it (`aclose`, `async with`)
+    closes the transport's."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+
+    async def aclose(self) -> None:
+        """Close the transport's stream."""
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+
+class RecordingStream(_TransportStream):
     """The transport's write stream, noting in a `Ledger` each request sent and each
     `notifications/cancelled`."""
 
     def __init__(self, inner: Any, ledger: Ledger) -> None:
-        self._inner = inner
+        super().__init__(inner)
         self._ledger = ledger
 
     async def send(self, item: Any) -> None:
@@ -181,24 +226,11 @@ class RecordingStream:
                 self._ledger.settle(request_id)
         await self._inner.send(item)
 
-    async def aclose(self) -> None:
-        """Close the transport's write stream."""
-        await self._inner.aclose()
 
-    async def __aenter__(self) -> RecordingStream:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.aclose()
-
-
-class ReadStream:
+class ReadStream(_TransportStream):
     """A wrapper of a transport's read stream, as the SDK's session reads one: `receive`
     (the subclass's: what it hands on), iteration, `last_context`, `aclose` and `async
     with`."""
-
-    def __init__(self, inner: Any) -> None:
-        self._inner = inner
 
     @property
     def last_context(self) -> Any:
@@ -219,16 +251,6 @@ class ReadStream:
             return await self.receive()
         except anyio.EndOfStream:
             raise StopAsyncIteration from None
-
-    async def aclose(self) -> None:
-        """Close the transport's read stream."""
-        await self._inner.aclose()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.aclose()
 
 
 class WatchedStream(ReadStream):
@@ -310,7 +332,8 @@ class WatchedStream(ReadStream):
 
     def _unreadable(self, exc: Exception) -> Any:
         """A line the SDK could not read: an answer to a pending request ends it."""
-        value = _value_of(exc)
+        refused = refused_input(exc)
+        value = refused[0] if refused is not None else None
         request_id = value.get("id") if isinstance(value, dict) else None
         if not isinstance(request_id, int | str) or not self._ledger.pending_now(request_id):
             return exc
@@ -361,22 +384,6 @@ class WatchedStream(ReadStream):
         """Report the end to `on_end`, then close the transport's read stream."""
         self._on_end()
         await super().aclose()
-
-
-def _value_of(exc: BaseException) -> object:
-    """The JSON value in a message the SDK's reader could not read as JSON-RPC (its
-    pydantic `ValidationError` holds it, or the line), or None."""
-    errors = getattr(exc, "errors", None)
-    try:
-        value = errors()[0]["input"] if callable(errors) else None
-    except Exception:  # no such error, or not shaped so
-        return None
-    if isinstance(value, bytes | str):
-        try:
-            return json.loads(value)
-        except ValueError:
-            return None
-    return value
 
 
 def first_problem(exc: Any, *, skip: int = 0) -> str:

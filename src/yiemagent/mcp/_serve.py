@@ -260,29 +260,15 @@ def _answer_to_unreadable(exc: Exception) -> Any:
     """The JSON-RPC error answering a line the SDK's reader refused with `exc` (its
     pydantic `ValidationError` holds the line or the value read), or None when the line
     is a notification or a response, or `exc` is no such error."""
-    import json
-
     from mcp.shared.message import SessionMessage
     from mcp_types import INVALID_REQUEST, PARSE_ERROR, ErrorData, JSONRPCError
 
-    from yiemagent.mcp._sdk import first_problem
+    from yiemagent.mcp._sdk import first_problem, refused_input
 
-    errors = getattr(exc, "errors", None)
-    try:
-        found = errors() if callable(errors) else []
-    except Exception:  # not a pydantic error
-        found = []
-    if not found:
+    refused = refused_input(exc)
+    if refused is None:
         return None
-    first, value = found[0], found[0].get("input")
-    parse = first.get("type") == "json_invalid"
-    if parse:
-        try:
-            value = json.loads(value)
-        except (TypeError, ValueError, RecursionError):
-            value = None
-    else:
-        value = next((e["input"] for e in found if isinstance(e.get("input"), dict)), value)
+    value, parse_error = refused
     request_id: int | str | None = None
     if isinstance(value, dict):
         if "method" not in value or "id" not in value:
@@ -290,8 +276,8 @@ def _answer_to_unreadable(exc: Exception) -> Any:
         given = value["id"]
         if isinstance(given, int | str) and not isinstance(given, bool):
             request_id = given
-    if parse:
-        error = ErrorData(code=PARSE_ERROR, message=f"Parse error: {first.get('msg')}")
+    if parse_error is not None:
+        error = ErrorData(code=PARSE_ERROR, message=f"Parse error: {parse_error}")
     else:
         problem = first_problem(exc, skip=1)  # past the union member's name
         error = ErrorData(code=INVALID_REQUEST, message=f"Invalid request: {problem}")
