@@ -32,14 +32,23 @@ unknown call, or a front-end call answered already, is a 400. A new user message
 front-end call is pending gives that call the error result "the client did not run the
 tool"; then the model reads the message. An input with a shared `state` is a 400 (not a
 run without it).
+
+A client names each run (`runId`) and sends a new one for each run it starts; an input
+repeating a run this server answered on the thread (the same `runId`, messages and
+`resume`, as CopilotKit resends after an upgrade) is a 409 naming the run, so its prompt
+is not stored and its tools not run a second time. The runs are remembered in memory (the
+last `ANSWERED_RUNS`): after a restart a repeated input runs again. The same `runId` with
+other messages is another request, as a hand-written client that never changes it sends.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import re
 import time
+from collections import OrderedDict
 from collections.abc import AsyncGenerator
 from typing import Any
 
@@ -71,7 +80,7 @@ from yiemagent.serve._protocols import (
     stopped_short,
     tool_result_text,
 )
-from yiemagent.serve._runs import Run, RunHub
+from yiemagent.serve._runs import Busy, Run, RunHub
 from yiemagent.types import (
     AgentTool,
     AgentToolResult,
@@ -597,17 +606,55 @@ def _refuse_what_is_not_run(data: agui.RunAgentInput) -> None:
         )
 
 
-async def _handle(hub: RunHub, request: Request) -> Response:
-    """`POST /ag-ui`: the input checked (a 400 says what is wrong), its run started on the
-    thread's session, and the run's events streamed back as AG-UI events."""
+ANSWERED_RUNS = 10_000
+"""How many runs (thread, run id) `AnsweredRuns` remembers, the oldest forgotten first."""
+
+
+class AnsweredRuns:
+    """The runs this server started, by thread and run id, each with a digest of what it
+    was asked (its messages and resume entries): one per app, read and written on the
+    event loop only."""
+
+    def __init__(self) -> None:
+        self._runs: OrderedDict[tuple[str, str], str] = OrderedDict()
+
+    @staticmethod
+    def _asked(data: agui.RunAgentInput) -> str:
+        asked = data.model_dump(mode="json", by_alias=True, include={"messages", "resume"})
+        return hashlib.sha256(json.dumps(asked, sort_keys=True).encode()).hexdigest()
+
+    def refuse_repeat(self, data: agui.RunAgentInput) -> None:
+        """Raises `Busy` when `data` repeats a run started already: the same thread, run id
+        and messages (a retry of a request that was answered)."""
+        if self._runs.get((data.thread_id, data.run_id)) == self._asked(data):
+            raise Busy(
+                f"run {data.run_id!r} of thread {data.thread_id!r} was answered already "
+                "(the same runId and messages); a new run needs a new runId"
+            )
+
+    def add(self, data: agui.RunAgentInput) -> None:
+        """Remember `data`'s run as started."""
+        key = (data.thread_id, data.run_id)
+        self._runs[key] = self._asked(data)
+        self._runs.move_to_end(key)
+        while len(self._runs) > ANSWERED_RUNS:
+            self._runs.popitem(last=False)
+
+
+async def _handle(hub: RunHub, answered: AnsweredRuns, request: Request) -> Response:
+    """`POST /ag-ui`: the input checked (a 400 says what is wrong; a 409 for a run started
+    already), its run started on the thread's session, and the run's events streamed back
+    as AG-UI events."""
     data = await read_json(request)
     try:
         run_input = agui.RunAgentInput.model_validate(data)
     except ValidationError as exc:
         raise BadRequest(f"not an AG-UI RunAgentInput: {_problems(exc)}") from exc
     _refuse_what_is_not_run(run_input)
+    answered.refuse_repeat(run_input)
     conversation = conversation_of(run_input)
     run = await start_conversation(hub, run_input.thread_id, conversation)
+    answered.add(run_input)
     translator = Translator(
         run_input.thread_id,
         run_input.run_id,
@@ -640,7 +687,9 @@ async def _handle(hub: RunHub, request: Request) -> Response:
 def agui_routes(hub: RunHub) -> list[Route]:
     """`POST /ag-ui`."""
 
+    answered = AnsweredRuns()
+
     async def endpoint(request: Request) -> Response:
-        return await _handle(hub, request)
+        return await _handle(hub, answered, request)
 
     return [Route("/ag-ui", endpoint, methods=["POST"])]
