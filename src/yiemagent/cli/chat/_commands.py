@@ -110,10 +110,8 @@ def _model(app: ChatHost, arg: str) -> None:
         label = f"{app.setup.model_label}{_served_at(app.setup.model)}"
         app.say(f"model: {label}; /model PROVIDER/ID switches (see yiem models)")
         return
-    from yiemagent.cli.options import resolve_model
-
     try:
-        model = resolve_model(arg, app.setup.options.base_url)
+        model, unused = _switched_model(app, arg)
     except Exception as exc:
         app.say(f"error: {' '.join(str(exc).split())}", "red")
         return
@@ -126,11 +124,43 @@ def _model(app: ChatHost, arg: str) -> None:
         app.setup.compactor.model = model
         app.setup.compactor.context_window = context_window(model)
     app.say(f"model: {app.setup.model_label}{_served_at(model)} (from the next prompt)")
+    if unused:
+        app.say(f"{' and '.join(unused)}: not for {arg}, not used", "yellow")
     if no_key := no_key_note(model):
         app.say(no_key, "yellow")
     import asyncio
 
     app.ready = asyncio.get_running_loop().create_task(load_model(app))
+
+
+_LOCAL_SERVERS = ("openai-compatible", "ollama")
+"""The providers whose models `--tool-calls`, `--vision` and `--reasoning` describe."""
+
+
+def _switched_model(app: ChatHost, name: str) -> tuple[Model, list[str]]:
+    """The model `/model name` switches to, as the chat was started: a local server's model
+    with the chat's `--base-url`, `--tool-calls`, `--vision` and `--reasoning`; another
+    with `--base-url` unless it is embedded (`local/...`), which takes none of them.
+    Returns the model and the options given that it does not take, to say so.
+
+    Raises:
+        CliError, ProviderError: as `resolve_model` (an unknown name, a bad URL).
+    """
+    from yiemagent.cli.options import resolve_model
+
+    options = app.setup.options
+    provider = name.partition("/")[0]
+    if provider in _LOCAL_SERVERS:
+        model = resolve_model(
+            name, options.base_url, options.tool_calls, options.vision,
+            reasoning=options.reasoning is not None,
+        )  # fmt: skip
+        return model, []
+    given = {"--tool-calls": options.tool_calls is not None, "--vision": options.vision}
+    if provider == "local":
+        given["--base-url"] = options.base_url is not None
+    unused = [option for option, set_ in given.items() if set_]
+    return resolve_model(name, None if provider == "local" else options.base_url), unused
 
 
 def _served_at(model: Model) -> str:
