@@ -93,5 +93,8 @@ def test_a_handoff_loop_stopped_by_its_limits_is_no_success_on_any_protocol() ->
         with client.stream("POST", "/api/chat", json=body) as response:
             chunks = [data for _, data in sse(response)]
         ends = [c for c in chunks if isinstance(c, dict) and c["type"] in ("finish", "error")]
-        assert ends == [{"type": "error", "errorText": f"usage limit reached: {LIMIT}"}]
+        assert ends == [
+            {"type": "error", "errorText": f"usage limit reached: {LIMIT}"},
+            {"type": "finish", "finishReason": "length"},
+        ]
         client.close()

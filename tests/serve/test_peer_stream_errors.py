@@ -3,7 +3,9 @@ routes, in the cases pydantic-ai's tests/test_vercel_ai.py (test_run_stream_erro
 text / _thinking / _tool_call) and test_ag_ui.py check: a part the answer had opened (text,
 reasoning, a tool call) is closed before the error, with the id it opened with, so a client
 marks it done; the open tool call gets its one result (R-4.1); the error says the model's own
-message and ends the stream."""
+message. On the UI message stream the error comes inside the failed step, then `finish-step`
+and `finish` (reason "error"), as the AI SDK's `streamText` and pydantic-ai end a failed
+run; it sent `finish-step`, then `error`, and no `finish`."""
 
 from __future__ import annotations
 
@@ -64,7 +66,9 @@ def test_the_ui_stream_closes_what_was_open_before_the_error(part: str) -> None:
         chunks = ui_chat(client, {"id": "chat", "messages": [user("hi")]})
 
     kinds = [c["type"] for c in chunks]
-    assert kinds[-1] == "error" and chunks[-1]["errorText"] == BROKE
+    assert kinds[-3:] == ["error", "finish-step", "finish"]
+    assert chunks[-3]["errorText"] == BROKE and chunks[-1]["finishReason"] == "error"
+    assert kinds.count("start-step") == kinds.count("finish-step") == 1
     assert kinds.count("error") == 1
     opened = next(c for c in chunks if c["type"] == OPENED[part])
     closed = next(c for c in chunks if c["type"] == CLOSED[part])

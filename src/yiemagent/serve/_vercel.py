@@ -16,9 +16,11 @@ once decided), and the next request answers it with the tool part's
 `approval: {id, approved, reason}` (state "approval-responded"; the approval's `id` names
 the call, else the part's `toolCallId`; a rejected call's result is
 then `tool-output-denied`, not an error). Then `finish` (its
-`finishReason` "content-filter" when a guardrail stopped the run; or `abort` after an abort,
-`error` when the run failed or its limits stopped it before it answered, its `errorText`
-naming the limit).
+`finishReason` "content-filter" when a guardrail stopped the run), or `abort` after an
+abort. A run that failed, or that its limits stopped before it answered, sends `error`
+(its `errorText` the failure, or naming the limit), inside the step when a model call
+failed (then `finish-step`), and `finish` (`finishReason` "error", or "length" for a
+limit), in the order the AI SDK's own `streamText` gives them.
 """
 
 from __future__ import annotations
@@ -173,9 +175,10 @@ class Translator:
             return [{"type": "start", "messageId": self.message_id}]
         if kind == "message_start" and message.get("role") == "assistant":
             self.messages += 1
+            out = [{"type": "finish-step"}] if self.step_open else []  # a failed step's
             self.step_open = True
             self.message_calls = set()
-            return [{"type": "start-step"}]
+            return [*out, {"type": "start-step"}]
         if kind == "message_update":
             return self._update(event.get("assistant_message_event") or {})
         if kind == "message_end" and message.get("role") == "assistant":
@@ -188,6 +191,8 @@ class Translator:
             ours = ours and inner.get("tool_call_id") in self.decided
             return self._result(inner, nested=True) if ours else []
         if kind == "turn_end" and self.step_open:
+            if message.get("stop_reason") == "error":
+                return []  # a failed step ends after its error (`_end`)
             self.step_open = False
             return [{"type": "finish-step"}]
         if kind == "agent_end":
@@ -306,15 +311,17 @@ class Translator:
                         "toolCallId": part_id,
                     }
                 )
+        # no answer: `useChat` shows the failure, or the limit that stopped the run, as its
+        # error; then the step and the message finish, as the AI SDK's `streamText` ends
+        failure = end_error(event) if reason == "error" else stopped_short(event)
+        if failure is not None:
+            out.append({"type": "error", "errorText": failure})
         if self.step_open:
             self.step_open = False
             out.append({"type": "finish-step"})
-        if reason == "error":
-            out.append({"type": "error", "errorText": end_error(event)})
-            return out
-        limit = stopped_short(event)
-        if limit is not None:  # no answer: `useChat` shows the limit as its error
-            out.append({"type": "error", "errorText": limit})
+        if failure is not None:
+            finish_reason = "error" if reason == "error" else "length"
+            out.append({"type": "finish", "finishReason": finish_reason})
             return out
         if reason == "aborted":
             out.append({"type": "abort"})
