@@ -16,7 +16,7 @@ from pydantic import BaseModel
 
 from tests.serve._browser import ask, browser_page
 from tests.serve._kit import serving, text_of
-from yiemagent import Agent
+from yiemagent import Agent, tool
 from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
 from yiemagent.serve import create_app
 from yiemagent.sessions import SqliteSessionStore
@@ -77,3 +77,56 @@ async def test_the_page_shows_a_typed_answer_live_and_reopened(tmp_path: Path) -
     db = tmp_path / "sessions.db"
     with serve_typed(db) as url:
         await asyncio.to_thread(drive, url, tmp_path, db)
+
+
+@tool(requires_approval=True)
+def save_note(text: str) -> str:
+    """Save a note.
+
+    Args:
+        text: The note.
+    """
+    return f"saved {text}"
+
+
+def save_and_answer(context: Context) -> Any:
+    """Saves the question as a note (held for approval) and answers in the same reply."""
+    question = text_of(context.messages[-1])
+    return faux_message(
+        faux_tool_call("save_note", {"text": question}),
+        faux_tool_call("final_result", {"answer": f"about {question}", "sources": ["a.md"]}),
+    )
+
+
+def drive_held(url: str, tmp_path: Path) -> None:
+    with browser_page(tmp_path / "profile") as page:
+        page.goto(url)
+        ask(page, "the launch")
+        page.get_by_role("button", name="Approve").click()
+        page.wait_for_selector(".tool:has-text('saved the launch')")
+        page.wait_for_selector(".assistant pre:has-text('about the launch')")
+        page.wait_for_selector("#state:text('idle')")
+        page.reload()
+        page.wait_for_selector(".user:has-text('the launch')")
+        page.wait_for_selector(".assistant pre:has-text('about the launch')")
+        assert page.locator(".assistant").count() == 1
+
+
+async def test_a_typed_answer_given_beside_a_held_call_shows_once_approved(
+    tmp_path: Path,
+) -> None:
+    store = SqliteSessionStore(tmp_path / "sessions.db")
+    fm = FauxModel([save_and_answer] * 4)
+
+    def make_agent(session_id: str) -> Agent[Any]:
+        return Agent(
+            model=fm.model,
+            stream_fn=fm.stream_fn,
+            tools=[save_note],
+            output_type=Answer,
+            session_store=store,
+            session_id=session_id,
+        )
+
+    with serving(create_app(make_agent, session_store=store)) as url:
+        await asyncio.to_thread(drive_held, url, tmp_path)

@@ -574,15 +574,16 @@ async def _keep_run_end(run: Run, agent: Agent[Any]) -> None:
 
 def output_text(end: dict[str, Any]) -> str | None:
     """The run's validated output (`agent_end.output`) as JSON text when the answer came
-    through the output tool, so no assistant text holds it; None otherwise (no output
-    type, or the final text is the JSON already)."""
+    through the output tool, so no assistant text holds it (also a resumed run that wrote
+    no message: its output tool call was in the batch held for approval); None otherwise
+    (no output type, or the final text is the JSON already)."""
     if end.get("output") is None:
         return None
     for message in reversed(end.get("messages", [])):
         if message.get("role") == "assistant":
             calls = [b for b in message.get("content", []) if b.get("type") == "toolCall"]
             return json.dumps(end["output"], ensure_ascii=False) if calls else None
-    return None
+    return json.dumps(end["output"], ensure_ascii=False)
 
 
 def run_ends(store: object, session_id: str, messages: int) -> list[dict[str, Any]]:
