@@ -153,21 +153,79 @@ class Agent(Generic[OutputT]):
     the event loop thread; `steer`, `follow_up` and `abort` may be called from any thread
     (for example from a plain tool on its worker thread).
 
-    See `docs/agent.md`. Arguments as `docs/agent.md` lists them; hooks may be plain or async.
-    Also, as in `AgentLoopConfig`: `tool_timeout_s` (seconds one tool call may take when the
-    tool sets no `timeout_s`; `None`: no bound — a plain-function tool on a thread cannot be
-    stopped at that bound, only abandoned; use `isolation="process"` for that),
-    `stream_idle_timeout_s` (seconds a provider stream may stay silent, default 120),
-    `stream_reasoning_timeout_s` (the same while a reasoning model's call has shown only
-    reasoning: it may think out of sight for minutes; default 600) and
-    `max_parallel_tools` (most tool calls running at once in a parallel batch),
-    `max_tool_result_chars` (most characters of text a tool result keeps, cut in its middle
-    past it; default 100,000, None: no cap),
-    `cache_retention` (prompt caching: "short", the default, "long" or "none"),
-    `reasoning` (how hard a reasoning model thinks in every call: "minimal" ... "xhigh",
-    None for no thinking; `state.reasoning` changes it for the next run), `temperature`
-    (sampling temperature, 0 or more; None: the provider's default) and `max_tokens` (most
-    output tokens of one model call, 1 or more; None: the model's own limit).
+    More in `docs/agent.md` ("Construction"). Hooks may be plain or async.
+
+    Args:
+        system_prompt: the system prompt; None or "" sends none.
+        model: a `Model`, a model id ("openai/gpt-4o-mini"), or a list of them (a
+            `FallbackModel`); None: the embedded default (`yiemagent.ai.models.DEFAULT_MODEL`),
+            looked up at the first run.
+        tools: a `ToolStore`, a dict or a list of tools or typed functions, copied into
+            `tool_store`.
+        messages: the transcript to start from (with `session_store`, the session must be
+            empty: they are stored).
+        stream_fn: calls the model instead of `yiemagent.ai.stream` (a `FauxModel`'s in
+            tests).
+        llm_call: a plain, non-streaming model call `f(formatted) -> answer`.
+        on_event: a function that sees every event of every run.
+        tool_store: the agent's own `ToolStore` (give the one `writeTool` writes into);
+            default a new one.
+        prepare_context: `(AgentState) -> AgentContext` before every model call: may filter
+            tools, change the system prompt or prune messages.
+        format_messages: turns the context into `llm_call`'s input; default
+            `format_openai_messages`.
+        convert_to_llm: turns the transcript into the messages a model reads.
+        transform_context: `(messages, signal) -> messages` sent by one model call; the
+            transcript is left as it is.
+        before_tool_call: `(BeforeToolCallContext, signal)`: returns None (run the call) or
+            a `BeforeToolCallResult` (block or hold it).
+        after_tool_call: `(AfterToolCallContext, signal)`: returns None or an
+            `AfterToolCallResult` whose fields replace the result's.
+        prepare_next_turn: `(TurnContext) -> TurnUpdate | None` before each turn.
+        should_stop_after_turn: `(TurnContext) -> bool`: True ends the run after this turn.
+        tool_execution: "parallel" (default: the calls of one answer run at once) or
+            "sequential".
+        steering_mode: "one-at-a-time" (default) or "all": how many queued steering
+            messages one turn takes.
+        follow_up_mode: the same for follow-ups.
+        session_id: the session in `session_store`; default a new uuid4.
+        max_turns: most model calls of one round (a prompt, or a follow-up); None: no cap.
+        max_retry_delay_ms: longest wait before a retry, in ms (default 60 000; 0: no cap).
+        tool_timeout_s: seconds one tool call may take when its tool sets no `timeout_s`;
+            None: no bound (a plain-function tool on a thread is abandoned at it, not
+            stopped: use `isolation="process"` for that).
+        stream_idle_timeout_s: seconds a model stream may stay silent; default 120,
+            None: no limit.
+        stream_reasoning_timeout_s: the same while a reasoning model has shown only
+            reasoning; default 600.
+        cache_retention: prompt caching, "short" (the provider's default), "long" or
+            "none".
+        reasoning: how hard a reasoning model thinks in every call, "minimal" ... "xhigh";
+            None or "off": no thinking (`state.reasoning` changes it for the next run).
+        temperature: sampling temperature, 0 or more; None: the provider's default.
+        max_tokens: most output tokens of one model call, 1 or more; None: the model's
+            own limit.
+        max_parallel_tools: most tool calls running at once in a parallel batch; None: all.
+        max_tool_result_chars: most characters of text a tool result keeps, cut in its
+            middle; default 100,000, None: no cap.
+        session_store: a `SessionStore` that stores the transcript as it grows
+            (`docs/sessions.md`); an existing session is resumed.
+        usage_limits: `UsageLimits` capping tokens, cost and tool calls per run.
+        tracer_provider: an OpenTelemetry tracer provider that records every run.
+        trace_content: record messages and tool arguments in the spans too; None (off, or
+            as the parent run for a sub-agent).
+        output_type: a type, a JSON Schema or an `OutputSpec`: each prompt returns an
+            `OutputMessage` whose `output` is the validated value (`docs/output.md`).
+        output_retries: how many times the model may retry an invalid output (default 2).
+        name: the agent's name in a team and in events (default "assistant").
+        description: what the agent does, for agents that hand over to it.
+        handoffs: agents (or `Handoff`s) this one may transfer the conversation to
+            (`docs/teams.md`).
+        input_guardrails: functions that check the prompt before the run.
+        output_guardrails: functions that check the answer before anyone sees it.
+        max_handoffs: most transfers in one run (default 10).
+        return_to_entry: each new prompt goes to this (the entry) agent, not to the one
+            handed to last.
 
     Raises:
         ConfigError: an invalid argument; the message says what to change.
