@@ -37,6 +37,7 @@ from yiemagent.types import (
     TextContent,
     UserMessage,
 )
+from yiemagent.types.alias_doc import describe_alias
 from yiemagent.types.callbacks import adopt_task, is_async_callable
 
 __all__ = [
@@ -84,7 +85,11 @@ Guardrail: TypeAlias = Callable[
     [GuardrailContext],
     "GuardrailResult | bool | Awaitable[GuardrailResult | bool | None] | None",
 ]
-"""A guardrail function, plain or async."""
+describe_alias(
+    __name__,
+    "Guardrail",
+    """A guardrail function, plain or async.""",
+)
 
 
 @dataclass(slots=True)

@@ -38,6 +38,7 @@ from typing import Any, Literal, TypeAlias
 
 from yiemagent.errors import BatchError
 from yiemagent.files import write_atomically
+from yiemagent.types.alias_doc import describe_alias
 
 __all__ = [
     "DONE_STATUSES",
@@ -50,10 +51,14 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 TaskStatus: TypeAlias = Literal["ok", "error", "timeout", "held", "interrupted"]
-"""`ok`: answered (and the output matched its schema); `error`: failed after every attempt;
+describe_alias(
+    __name__,
+    "TaskStatus",
+    """`ok`: answered (and the output matched its schema); `error`: failed after every attempt;
 `timeout`: the last attempt hit `timeout_s`; `held`: the run stopped on tool calls held for
 approval, which did not run: not done; `interrupted`: stopped by Ctrl-C, not
-done."""
+done.""",
+)
 
 DONE_STATUSES: frozenset[str] = frozenset({"ok", "error", "timeout"})
 """Statuses a rerun skips. `held` and `interrupted` tasks run again."""

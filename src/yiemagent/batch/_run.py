@@ -33,6 +33,7 @@ from yiemagent.batch._progress import BatchProgress, ProgressMode
 from yiemagent.batch._results import ResultsFile, TaskResult
 from yiemagent.batch._tasks import BatchTask, TaskSource, load_tasks
 from yiemagent.errors import BatchError
+from yiemagent.types.alias_doc import describe_alias
 from yiemagent.types.tools import is_seconds, is_whole_number
 
 __all__ = ["Backend", "BatchReport", "Workers", "run_batch", "run_batch_async"]
@@ -42,10 +43,17 @@ logger = logging.getLogger(__name__)
 P = ParamSpec("P")
 
 Backend: TypeAlias = Literal["local", "ray"]
+describe_alias(
+    __name__, "Backend", '`run_batch`\'s engine: "local" (this machine) or "ray" (a Ray cluster).'
+)
 Workers: TypeAlias = Literal["auto", "tasks", "pool"]
-"""`tasks`: asyncio tasks in the driver (local) or Ray tasks (ray); `pool`: worker
+describe_alias(
+    __name__,
+    "Workers",
+    """`tasks`: asyncio tasks in the driver (local) or Ray tasks (ray); `pool`: worker
 processes (local) or Ray actors (ray), each loading the embedded model once; `auto`: `pool`
-when the agents run the embedded model, else `tasks`."""
+when the agents run the embedded model, else `tasks`.""",
+)
 
 
 @dataclass(slots=True, frozen=True)

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias, TypeVar
 
 from yiemagent.errors import ConfigError
+from yiemagent.types.alias_doc import describe_alias
 from yiemagent.types.callbacks import signal_optional
 from yiemagent.types.context import (
     AfterToolCallContext,
@@ -38,9 +39,19 @@ __all__ = [
 
 T = TypeVar("T")
 MaybeAwaitable: TypeAlias = T | Awaitable[T]
-"""Every hook may be a plain or an async function."""
+describe_alias(
+    __name__,
+    "MaybeAwaitable",
+    """Every hook may be a plain or an async function.""",
+)
 
 ToolExecutionMode: TypeAlias = Literal["parallel", "sequential"]
+describe_alias(
+    __name__,
+    "ToolExecutionMode",
+    """"parallel": the tool calls of one assistant message run at once; "sequential": one after
+another.""",
+)
 
 
 DEFAULT_MAX_TOOL_RESULT_CHARS = 100_000

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
+from yiemagent.types.alias_doc import describe_alias
 from yiemagent.types.messages import AgentMessage, AssistantMessage, ToolResultMessage
 from yiemagent.types.model import AssistantMessageEvent
 from yiemagent.types.tools import AgentToolResult
@@ -41,8 +42,12 @@ AgentEndReason: TypeAlias = Literal[
     "awaiting_approval",
     "guardrail",
 ]
-"""Why a run ended ("usage_limit": a `UsageLimits` cap was reached;
-"awaiting_approval": tool calls are held; "guardrail": a guardrail tripped)."""
+describe_alias(
+    __name__,
+    "AgentEndReason",
+    """Why a run ended ("usage_limit": a `UsageLimits` cap was reached;
+"awaiting_approval": tool calls are held; "guardrail": a guardrail tripped).""",
+)
 
 
 @dataclass(slots=True)
@@ -173,6 +178,12 @@ AgentEvent: TypeAlias = (
     | ToolExecutionUpdateEvent
     | ToolExecutionEndEvent
     | NestedAgentEvent
+)
+describe_alias(
+    __name__,
+    "AgentEvent",
+    """What a run emits, in order, to every `Agent.subscribe` listener: one of the `*Event`
+classes of `yiemagent.types.events`, told apart by their `type`.""",
 )
 
 

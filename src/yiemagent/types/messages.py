@@ -15,6 +15,7 @@ from functools import cache
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, runtime_checkable
 
 from yiemagent.errors import MessageInputError
+from yiemagent.types.alias_doc import describe_alias
 
 if TYPE_CHECKING:
     from pydantic import TypeAdapter
@@ -137,8 +138,13 @@ class ToolCall:
 
 # Plain unions: pydantic (imported lazily, only to (de)serialise) tells them apart by the tag.
 UserContent: TypeAlias = TextContent | ImageContent | DocumentContent
+describe_alias(__name__, "UserContent", "A part of a user message: text, an image or a document.")
 ToolResultContent: TypeAlias = TextContent | ImageContent
+describe_alias(__name__, "ToolResultContent", "A part of a tool result: text or an image.")
 AssistantContent: TypeAlias = TextContent | ThinkingContent | ToolCall
+describe_alias(
+    __name__, "AssistantContent", "A part of an assistant message: text, thinking or a tool call."
+)
 
 # ── usage ───────────────────────────────────────────────────────────────────
 
@@ -196,8 +202,12 @@ class Usage:
 StopReason: TypeAlias = Literal[
     "stop", "length", "toolUse", "error", "aborted", "tool_use_terminated"
 ]
-"""Why an assistant message ended. `tool_use_terminated` only appears in the message an Agent
-returns when a batch terminated the run; it is never sent to a model."""
+describe_alias(
+    __name__,
+    "StopReason",
+    """Why an assistant message ended. `tool_use_terminated` only appears in the message an Agent
+returns when a batch terminated the run; it is never sent to a model.""",
+)
 
 
 @dataclass(slots=True, init=False)
@@ -355,7 +365,11 @@ class CustomMessage(Protocol):
 
 
 Message: TypeAlias = UserMessage | AssistantMessage | ToolResultMessage
-"""What a provider understands."""
+describe_alias(
+    __name__,
+    "Message",
+    """What a provider understands.""",
+)
 
 AgentMessage: TypeAlias = (
     UserMessage
@@ -366,7 +380,11 @@ AgentMessage: TypeAlias = (
     | BranchSummaryMessage
     | CustomMessage
 )
-"""What the transcript holds: LLM messages plus custom ones."""
+describe_alias(
+    __name__,
+    "AgentMessage",
+    """What the transcript holds: LLM messages plus custom ones.""",
+)
 
 
 @cache

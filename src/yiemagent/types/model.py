@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, get_args
 
 from yiemagent.errors import ConfigError
+from yiemagent.types.alias_doc import describe_alias
 from yiemagent.types.messages import (
     AssistantMessage,
     Message,
@@ -56,9 +57,18 @@ __all__ = [
 ]
 
 ThinkingLevel: TypeAlias = Literal["minimal", "low", "medium", "high", "xhigh"]
+describe_alias(
+    __name__, "ThinkingLevel", "How much a reasoning model thinks, least first (`THINKING_LEVELS`)."
+)
 THINKING_LEVELS: tuple[ThinkingLevel, ...] = get_args(ThinkingLevel)
 """The reasoning levels, least thinking first."""
 CacheRetention: TypeAlias = Literal["none", "short", "long"]
+describe_alias(
+    __name__,
+    "CacheRetention",
+    """How long a provider keeps the prompt cache: "none" turns it off, "short" is the provider's
+default, "long" asks for the longer retention.""",
+)
 
 
 @dataclass(slots=True, frozen=True)
@@ -380,6 +390,13 @@ AssistantMessageEvent: TypeAlias = (
     | ErrorEvent
     | FallbackEvent
 )
+describe_alias(
+    __name__,
+    "AssistantMessageEvent",
+    """What a provider's stream of one assistant message yields: the start, text, thinking and
+tool-call parts as they arrive, then `done` or `error` (a `FallbackEvent` when a fallback
+model takes over).""",
+)
 
 
 def _is_final(event: AssistantMessageEvent) -> bool:
@@ -407,4 +424,8 @@ StreamFn: TypeAlias = Callable[
     [Model, Context, StreamOptions | None],
     AssistantMessageEventStream | Awaitable[AssistantMessageEventStream],
 ]
-"""`(model, context, options) -> AssistantMessageEventStream` (or an awaitable of one)."""
+describe_alias(
+    __name__,
+    "StreamFn",
+    """`(model, context, options) -> AssistantMessageEventStream` (or an awaitable of one).""",
+)

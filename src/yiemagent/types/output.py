@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeAlias, TypeVar, cast
 
 from yiemagent.errors import ConfigError, YiemAgentError, exception_text
+from yiemagent.types.alias_doc import describe_alias
 from yiemagent.types.callbacks import is_async_callable
 from yiemagent.types.messages import AssistantMessage
 
@@ -53,6 +54,12 @@ __all__ = [
 T = TypeVar("T")
 
 OutputMode: TypeAlias = Literal["auto", "tool", "native"]
+describe_alias(
+    __name__,
+    "OutputMode",
+    """How a typed agent asks for its output: "tool" (an output tool), "native" (the provider's
+structured output), "auto" (native where the model has it, else the tool).""",
+)
 
 OUTPUT_TOOL_NAME = "final_result"
 """The output tool's default name."""

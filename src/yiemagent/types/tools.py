@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias, TypeGuard
 
 from yiemagent.errors import ConfigError, YiemAgentError
+from yiemagent.types.alias_doc import describe_alias
 from yiemagent.types.messages import (
     AssistantMessage,
     ImageContent,
@@ -219,19 +220,35 @@ class ToolCallFailed(YiemAgentError):
 
 
 OnUpdate: TypeAlias = Callable[[AgentToolResult], None]
-"""Receives a partial result while a tool runs; safe to call from any thread."""
+describe_alias(
+    __name__,
+    "OnUpdate",
+    """Receives a partial result while a tool runs; safe to call from any thread.""",
+)
 
 ToolReturn: TypeAlias = AgentToolResult | str
 ToolExecute: TypeAlias = Callable[
     [str, dict[str, Any], AbortSignal, OnUpdate], ToolReturn | Awaitable[ToolReturn]
 ]
-"""`execute(tool_call_id, args, signal, on_update)`, plain or async."""
+describe_alias(
+    __name__,
+    "ToolExecute",
+    """`execute(tool_call_id, args, signal, on_update)`, plain or async.""",
+)
 
 PrepareArguments: TypeAlias = Callable[[Any], Any]
-"""Turns raw arguments into what the schema expects, before validation."""
+describe_alias(
+    __name__,
+    "PrepareArguments",
+    """Turns raw arguments into what the schema expects, before validation.""",
+)
 
 ValidateArguments: TypeAlias = Callable[[dict[str, Any]], "str | None"]
-"""The tool's own check after JSON-Schema validation: `None` or an error text."""
+describe_alias(
+    __name__,
+    "ValidateArguments",
+    """The tool's own check after JSON-Schema validation: `None` or an error text.""",
+)
 
 RequiresApproval: TypeAlias = "bool | Callable[[dict[str, Any]], bool]"
 """`True`, or a function of the validated arguments that says whether a person must approve
