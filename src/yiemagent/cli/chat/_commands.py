@@ -8,6 +8,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from rich.table import Table
 from rich.text import Text
 
 from yiemagent.cli.options import error_line
@@ -99,9 +100,14 @@ def _tools(app: ChatHost, arg: str) -> None:
     rows += [(h.tool_name, h.description or getattr(h.agent, "description", "")) for h in handoffs]
     if not rows:
         app.say("no tools")
+        return
     for name, description in rows:
-        line = Text(f"  {name}", style="cyan bold")
-        line.append(f"  {one_line(description or '', 100)}", style="dim")
+        # a grid of one row: a description that wraps goes on under itself, not at the
+        # window's edge
+        line = Table.grid(padding=(0, 0, 0, 2), pad_edge=True)
+        line.add_column(style="cyan bold", no_wrap=True)
+        line.add_column(style="dim")
+        line.add_row(name, one_line(description or "", 100))
         app.console.print(line)
 
 
