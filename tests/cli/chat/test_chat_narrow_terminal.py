@@ -58,3 +58,21 @@ def test_a_chat_resized_to_one_column_and_back_goes_on(tmp_path: Path) -> None:
     last = messages[-1]
     assert isinstance(last, AssistantMessage) and last.stop_reason == "stop", last
     assert text_of(last.content).startswith("Hello! I am a scripted faux model")
+
+
+def test_a_narrowed_window_shows_the_working_line_once(tmp_path: Path) -> None:
+    """The terminal rewraps the rows drawn at the old width into more rows; the chat erased
+    only as many as it drew, and the rest stayed above the redrawn ones: two "working"
+    lines on the screen."""
+    pane = Pane(tmp_path, ["--tools", str(TOOLS)], width=100, height=30)
+    try:
+        pane.ready()
+        pane.type("progress 40")  # 12 s of tool steps
+        pane.wait("working —")
+        _resize(pane, 40, 30)
+        time.sleep(1.5)  # the spinner redraws several times
+        visible = pane._tmux("capture-pane", "-p", "-t", "chat")
+        pane.keys("C-c")
+    finally:
+        pane.close()
+    assert visible.count("working —") == 1, visible

@@ -21,11 +21,12 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Awaitable, Callable, Iterator
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any
 
 from prompt_toolkit.application import Application
 from prompt_toolkit.buffer import Buffer
+from prompt_toolkit.data_structures import Point
 from prompt_toolkit.filters import Condition
 from prompt_toolkit.formatted_text import ANSI
 from prompt_toolkit.history import FileHistory, InMemoryHistory
@@ -161,7 +162,7 @@ class ChatApp:
             ),
             on_text_changed=lambda _buffer: self._disarm(),
         )
-        self.app: Application[int] = Application(
+        self.app: Application[int] = _ReflowAwareApplication(
             layout=self._layout(),
             key_bindings=self._key_bindings(),
             full_screen=False,
@@ -642,6 +643,42 @@ class ChatApp:
 
         await close_mcp_servers(self)
         await self.setup.close()
+
+
+class _ReflowAwareApplication(Application[int]):
+    """The chat's prompt_toolkit application, which erases what it drew also after the
+    terminal narrowed. A terminal that narrows rewraps each row drawn at the old width into
+    several (tmux, VTE, iTerm2, kitty, Windows Terminal do), while prompt_toolkit moves up
+    only the rows it drew before erasing, which leaves the rest above the redrawn lines (a
+    second "working" line). Before that erase, the rows the terminal now shows are counted
+    from the last drawn screen (a terminal that does not rewrap instead loses as many lines
+    of the output above from view, which is still in the session and its scrollback)."""
+
+    def _on_resize(self) -> None:
+        renderer = self.renderer
+        try:
+            screen, size, cursor = renderer._last_screen, renderer._last_size, renderer._cursor_pos
+            columns = self.output.get_size().columns
+        except AttributeError:  # another prompt_toolkit's renderer
+            screen = None
+        if screen is not None and size is not None and 0 < columns < size.columns:
+            rows = sum(
+                _rows_at(_drawn_width(screen.data_buffer.get(y, {})), columns)
+                for y in range(cursor.y)
+            )
+            renderer._cursor_pos = Point(x=cursor.x % columns, y=rows + cursor.x // columns)
+        super()._on_resize()
+
+
+def _drawn_width(row: Mapping[int, Any]) -> int:
+    """The columns a drawn screen row fills: up to its last cell that is not a blank (as
+    prompt_toolkit writes it: trailing blanks are not written)."""
+    return max((x + max(1, cell.width) for x, cell in row.items() if cell.char != " "), default=0)
+
+
+def _rows_at(width: int, columns: int) -> int:
+    """The terminal rows a line `width` columns wide takes at `columns` columns."""
+    return max(1, -(-width // columns))
 
 
 class _PaneConsole(Console):
