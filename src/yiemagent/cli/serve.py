@@ -131,6 +131,10 @@ class _LoadingAnswers(http.server.BaseHTTPRequestHandler):
     model = ""
 
     def _answer(self) -> None:
+        with contextlib.suppress(ValueError, OSError):  # a body left unread resets the answer
+            length = int(self.headers.get("Content-Length") or 0)
+            if 0 < length <= 1 << 20:
+                self.rfile.read(length)
         path = self.path.split("?", 1)[0]
         if path == "/healthz":
             body, kind = json.dumps({"ok": False, "loading": self.model}), "application/json"
