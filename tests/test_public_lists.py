@@ -91,3 +91,41 @@ def test_structured_output_is_built_from_top_level_names() -> None:
     assert yiemagent.OutputSpec is OutputSpec
     assert yiemagent.OutputMessage is OutputMessage
     assert {"OutputSpec", "OutputMessage"} <= set(yiemagent.__all__)
+
+
+HOME_OF_ERROR = {
+    "AgentBusyError": "yiemagent.agent",
+    "ApprovalPendingError": "yiemagent.agent",
+    "BatchError": "yiemagent.batch",
+    "MCPConnectionError": "yiemagent.mcp",
+    "ProviderError": "yiemagent.ai",
+    "SessionBusyError": "yiemagent.sessions",
+    "SessionCorruptError": "yiemagent.sessions",
+    "SessionStoreClosedError": "yiemagent.sessions",
+    "ToolLoadError": "yiemagent.tools",
+}
+"""The package whose concept each exception of `yiemagent.errors` belongs to. The exceptions
+live in `errors.py` so that lower layers can raise them; a reader still finds each on its
+package's list. Not here: `YiemAgentError` and `ConfigError` (every layer's), and
+`MessageInputError` (`yiemagent.types` re-exports only its own modules' types)."""
+
+
+def test_every_error_is_on_its_packages_list() -> None:
+    import importlib
+    import inspect
+
+    from yiemagent import errors
+
+    classes = {
+        name
+        for name in errors.__all__
+        if inspect.isclass(getattr(errors, name))
+        and name not in {"YiemAgentError", "ConfigError", "MessageInputError"}
+    }
+    assert classes == set(HOME_OF_ERROR), "an exception of errors.py without a home package"
+    missing = []
+    for name, package in sorted(HOME_OF_ERROR.items()):
+        module = importlib.import_module(package)
+        if name not in module.__all__ or getattr(module, name) is not getattr(errors, name):
+            missing.append(f"{package} lacks {name}")
+    assert not missing, "\n".join(missing)

@@ -3,7 +3,9 @@
 Public: `Agent`; the team pieces (`Handoff` and the input filter `remove_handoff_turns`,
 `speaking_agent` (who answers after a transcript), `Guardrail`, `GuardrailContext`,
 `GuardrailResult`, `GuardrailTripped`); `AgentRunError`, what `prompt`/`resume` raise when a
-run ends in error (`UsageLimitExceeded` when its usage limits stopped it); the OpenAI chat
+run ends in error (`UsageLimitExceeded` when its usage limits stopped it); `AgentBusyError`
+(the agent is running and cannot take this call) and `ApprovalPendingError` (a prompt while
+calls wait for approval), both also in `yiemagent.errors`; the OpenAI chat
 format in both directions, `format_openai_messages` and `user_message_from_openai`. The other
 modules are private: `_agent` (the `Agent`, its inputs and answers), `_run` (the run driver,
 the state reducer, the errors), `_channels` (the prompt channel, the steering and follow-up
@@ -22,10 +24,13 @@ from yiemagent.agent._openai_format import format_openai_messages
 from yiemagent.agent._run import AgentRunError, GuardrailTripped, UsageLimitExceeded
 from yiemagent.agent._team import Handoff, remove_handoff_turns, speaking_agent
 from yiemagent.ai.openai_wire import user_message_from_openai
+from yiemagent.errors import AgentBusyError, ApprovalPendingError
 
 __all__ = [
     "Agent",
+    "AgentBusyError",
     "AgentRunError",
+    "ApprovalPendingError",
     "Guardrail",
     "GuardrailContext",
     "GuardrailResult",

@@ -4,7 +4,8 @@
 `FallbackModel`, which tries several models in order on provider failures;
 `is_context_overflow`, whether a call failed for a request longer than the model's window;
 `register_api` / `get_stream_fn`, the registry of wire APIs (a recorder wraps the stream
-function it finds there). Every name of `yiemagent.types.model` (the provider contract:
+function it finds there); `ProviderError` (a provider could not be set up; also in
+`yiemagent.errors`). Every name of `yiemagent.types.model` (the provider contract:
 `Model`, `Context`, `StreamOptions`, the event protocol and its stream) is public here too;
 its list is kept there.
 
@@ -32,6 +33,7 @@ from yiemagent.ai._registry import get_stream_fn, register_api
 from yiemagent.ai._sanitize import sanitize_surrogates
 from yiemagent.ai.models import MODELS, calculate_cost, get_model
 from yiemagent.ai.providers.fallback import FallbackModel
+from yiemagent.errors import ProviderError
 from yiemagent.types import model as _model
 from yiemagent.types.messages import AssistantMessage
 from yiemagent.types.model import *  # noqa: F403 (the provider contract, re-exported whole)
@@ -41,6 +43,7 @@ __all__ = [
     *_model.__all__,
     "MODELS",
     "FallbackModel",
+    "ProviderError",
     "calculate_cost",
     "complete",
     "get_model",

@@ -9,13 +9,17 @@ ephemeral use). `check_session_id` is the one check of a session id (non-empty, 
 characters) that every entry point applies. For a store of one's own: `SessionStateStore`,
 the protocol of a store that also keeps a session's state (the calls held for approval), and
 `encode_message` / `decode_message`, the JSON codec of one stored message, which persists
-the message types in `PERSISTED_TYPES`. See `docs/sessions.md`.
+the message types in `PERSISTED_TYPES`. What the stores raise (also in `yiemagent.errors`):
+`SessionBusyError` (another writer holds the session), `SessionCorruptError` (a stored
+transcript that cannot be read back) and `SessionStoreClosedError` (a call on a closed
+store). See `docs/sessions.md`.
 
 The stores' modules (`_store`, `_sqlite`, `_postgres`) are private. `lease` (who holds a
 session and the release of a collected agent's lease) stays public: the `Agent`'s session
 log in `yiemagent.agent` takes and settles its releases through it.
 """
 
+from yiemagent.errors import SessionBusyError, SessionCorruptError, SessionStoreClosedError
 from yiemagent.sessions._postgres import PostgresSessionStore as PostgresSessionStore
 from yiemagent.sessions._sqlite import SqliteSessionStore as SqliteSessionStore
 from yiemagent.sessions._store import (
@@ -32,8 +36,11 @@ __all__ = [
     "PERSISTED_TYPES",
     "InMemorySessionStore",
     "PostgresSessionStore",
+    "SessionBusyError",
+    "SessionCorruptError",
     "SessionStateStore",
     "SessionStore",
+    "SessionStoreClosedError",
     "SqliteSessionStore",
     "check_session_id",
     "decode_message",

@@ -2,12 +2,14 @@
 built-in `listTools` and `writeTool` (DESIGN §4).
 
 Public: `tool` (a typed function as an `AgentTool`), `to_agent_tool` (anything the places that
-take tools accept, as an `AgentTool`), `ToolStore`; the built-ins `list_tools_tool` (with
-`offers_list_tools`, whether a front end offers it on a model) and `write_tool_tool` (with
-`WriteToolError`, its refusals; `function_source`, a code part as the person approving a write
-reads it; `WRITTEN_MARK`, the first line of a file it wrote; `MAX_CODE_CHARS`, its cap on
-code; `WRITTEN_TOOL_TIMEOUT_S`, a written tool's default timeout); the schema checks
-`validate_arguments_against_schema` (raising `ToolArgumentsError`) and `check_schema`.
+take tools accept, as an `AgentTool`), `ToolStore` (with `ToolLoadError`, what its `load_dir`
+raises for files that failed to load; also in `yiemagent.errors`); the built-ins
+`list_tools_tool` (with `offers_list_tools`, whether a front end offers it on a model) and
+`write_tool_tool` (with `WriteToolError`, its refusals; `function_source`, a code part as the
+person approving a write reads it; `WRITTEN_MARK`, the first line of a file it wrote;
+`MAX_CODE_CHARS`, its cap on code; `WRITTEN_TOOL_TIMEOUT_S`, a written tool's default
+timeout); the schema checks `validate_arguments_against_schema` (raising `ToolArgumentsError`)
+and `check_schema`.
 
 Modules: `schema` (validating arguments: a compiled fast check, then `jsonschema`),
 `decorator` (`@tool`), `store` (`ToolStore`), `builtin` (`listTools`), `write_tool`
@@ -17,6 +19,7 @@ Modules: `schema` (validating arguments: a compiled fast check, then `jsonschema
 code parts).
 """
 
+from yiemagent.errors import ToolLoadError
 from yiemagent.tools._given import to_agent_tool
 from yiemagent.tools._render_tool_file import WRITTEN_MARK, function_source
 from yiemagent.tools.builtin import list_tools_tool, offers_list_tools
@@ -39,6 +42,7 @@ __all__ = [
     "WRITTEN_MARK",
     "WRITTEN_TOOL_TIMEOUT_S",
     "ToolArgumentsError",
+    "ToolLoadError",
     "ToolStore",
     "WriteToolError",
     "check_schema",
