@@ -203,3 +203,43 @@ def test_an_answers_text_joins_pieces_and_separates_paragraphs(
     thought stands between are paragraphs (pydantic-ai's `ModelResponse.text`). Before,
     "Let me check." and "Done." around a call read "Let me check.Done."."""
     assert AssistantMessage(blocks).text == text
+
+
+def test_the_details_docstring_names_every_key_the_code_writes() -> None:
+    """Every key written into an `AssistantMessage.details` (`message.details[KEY] = ...` or
+    `message.details = {**message.details, KEY: ...}`) is named in the field's docstring."""
+    import ast
+    import re
+    from pathlib import Path
+
+    import yiemagent
+
+    src = Path(yiemagent.__file__).parent
+    texts = {path: path.read_text(encoding="utf-8") for path in src.rglob("*.py")}
+    constants = {
+        name: value
+        for text in texts.values()
+        for name, value in re.findall(r'^([A-Z_]+) = "([a-z_]+)"$', text, flags=re.MULTILINE)
+    }
+    written: set[str] = set()
+    for text in texts.values():
+        for key in re.findall(r'message\.details\[("?\w+"?)\] =', text):
+            written.add(key.strip('"') if key.startswith('"') else constants[key])
+        for merged in re.findall(r"message\.details = \{\s*\*\*message\.details,\s*(\w+):", text):
+            written.add(constants[merged])
+    assert "local_rules" in written and len(written) >= 3  # the scan finds the writers
+
+    tree = ast.parse(texts[src / "types" / "messages.py"])
+    cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "AssistantMessage")
+    body = cls.body
+    at = next(
+        i
+        for i, node in enumerate(body)
+        if isinstance(node, ast.AnnAssign)
+        and isinstance(node.target, ast.Name)
+        and node.target.id == "details"
+    )
+    doc = body[at + 1]
+    assert isinstance(doc, ast.Expr) and isinstance(doc.value, ast.Constant)
+    unnamed = sorted(key for key in written if f'"{key}"' not in doc.value.value)
+    assert not unnamed, f"AssistantMessage.details does not name {unnamed}"

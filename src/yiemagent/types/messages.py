@@ -252,9 +252,16 @@ class AssistantMessage:
     agent: str | None = None
     """The name of the agent that wrote it (an `Agent` sets it), else None."""
     details: dict[str, Any] = field(default_factory=dict)
-    """What the provider did beyond the model's text, for the application and the trace;
-    never sent to a model (the embedded provider: `"local_rules"`, each step its rules
-    took: `{"rule", "action", "what"}`)."""
+    """What the provider or the run did beyond the model's text, for the application and the
+    trace; never sent to a model. The keys written:
+
+    - `"local_rules"` (the embedded provider): each step its rules took, a list of
+      `{"rule", "action", "what"}`.
+    - `"nameless_tool_calls"` (the OpenAI Chat Completions provider): the tool calls the
+      model streamed arguments for but never named, a list of `{"id", "arguments"}` (the
+      raw argument text); they are not run.
+    - `"guardrail"` (an `Agent`'s guardrails): on the message a guardrail stopped,
+      `{"kind": "input" | "output", "guardrail": name}`."""
     compaction_usage: Usage | None = None
     """What compacting the context for this call spent before it (a `Compactor`'s summary,
     written by a model call of its own; anything a `transform_context` reports through
