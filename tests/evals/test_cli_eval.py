@@ -516,6 +516,29 @@ def test_a_bad_agent_file_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixt
     assert err.startswith(f"yiem: error: {agents}: [agents.helper]") and "system_prmpt" in err
 
 
+def test_a_class_named_as_the_factory_is_one_line_before_any_case_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pydantic model is callable, so it was taken for a factory and every case then
+    failed with pydantic's validation error; a class is refused up front."""
+    (tmp_path / "settings_not_factory.py").write_text(
+        "from pydantic import BaseModel\n\n\nclass Settings(BaseModel):\n    model: str\n",
+        encoding="utf-8",
+    )
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    out = tmp_path / "r.json"
+    code = main(["eval", str(dataset(tmp_path)), "--agent", "settings_not_factory:Settings",
+                 "--json", str(out)])  # fmt: skip
+    err = capsys.readouterr().err.strip()
+    assert code != 0 and len(err.splitlines()) == 1, err
+    assert err == (
+        "yiem: error: --agent settings_not_factory:Settings: Settings is a class; the factory "
+        "must be a function (or async function) returning an Agent"
+    )
+    assert not out.exists()
+
+
 def test_json_dash_writes_the_report_to_stdout_and_no_file_named_dash(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

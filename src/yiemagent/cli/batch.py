@@ -187,14 +187,25 @@ def import_factory(spec: str) -> Any:
     """The function `--agent MODULE:FUNCTION` names (`yiem batch`, `yiem eval`).
 
     Raises:
-        CliError: not MODULE:FUNCTION, the module does not import, or has no such function.
+        CliError: not MODULE:FUNCTION, the module does not import, or has no such function;
+            or it names a class (a pydantic model, say) other than an `Agent` subclass: a
+            class is callable, so it would be taken for a factory and every task would fail
+            on what its constructor makes of the task.
     """
     if "" not in sys.path and os.getcwd() not in sys.path:  # as `python -m`: the module
         sys.path.insert(0, os.getcwd())  # of the folder the command runs in
     try:
-        return import_function(spec)
+        found = import_function(spec)
     except ImportError as exc:
         raise _cli_error(f"--agent {spec}: {exc}") from None
+    from yiemagent.agent import Agent
+
+    if isinstance(found, type) and not issubclass(found, Agent):
+        raise _cli_error(
+            f"--agent {spec}: {found.__name__} is a class; the factory must be a function "
+            "(or async function) returning an Agent"
+        )
+    return found
 
 
 @contextlib.contextmanager
