@@ -130,3 +130,42 @@ async def test_a_typed_answer_given_beside_a_held_call_shows_once_approved(
 
     with serving(create_app(make_agent, session_store=store)) as url:
         await asyncio.to_thread(drive_held, url, tmp_path)
+
+
+LONG = "the launch moves to the third week of March because " * 8
+UNBROKEN = "https://example.com/" + "x" * 300
+
+
+def long_brain(context: Context) -> Any:
+    """Answers through the output tool with a long sentence and an unbroken source."""
+    return faux_message(faux_tool_call("final_result", {"answer": LONG, "sources": [UNBROKEN]}))
+
+
+def drive_long(url: str, tmp_path: Path) -> None:
+    with browser_page(tmp_path / "profile") as page:
+        page.goto(url)
+        ask(page, "the launch")
+        block = page.locator(".assistant pre").first
+        block.wait_for()
+        page.wait_for_selector("#state:text('idle')")
+        sizes = block.evaluate("(pre) => [pre.scrollWidth, pre.clientWidth]")
+        assert sizes[0] <= sizes[1], f"the JSON block scrolls sideways: {sizes}"
+        shown = json.loads(block.inner_text())  # wrapped on screen, the same JSON
+        assert shown == {"answer": LONG, "sources": [UNBROKEN]}
+
+
+async def test_a_long_typed_answer_wraps_instead_of_scrolling_sideways(tmp_path: Path) -> None:
+    store = SqliteSessionStore(tmp_path / "sessions.db")
+    fm = FauxModel([long_brain] * 4)
+
+    def make_agent(session_id: str) -> Agent[Any]:
+        return Agent(
+            model=fm.model,
+            stream_fn=fm.stream_fn,
+            output_type=Answer,
+            session_store=store,
+            session_id=session_id,
+        )
+
+    with serving(create_app(make_agent, session_store=store)) as url:
+        await asyncio.to_thread(drive_long, url, tmp_path)
