@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import replace
 
 from tests.ai._local_kit import FakeRuntime
 from tests.ai.local_rules._kit import (
@@ -17,9 +18,11 @@ from tests.ai.local_rules._kit import (
     offer,
     reply,
     run,
+    tool,
     turn,
 )
 from yiemagent.ai.providers.local.rules import DEFAULT_POLICY, GivenFile
+from yiemagent.types.output import OUTPUT_TOOL_LABEL
 
 TOOLS = [CALCULATOR, GET_TIME, READ_FILE]
 REQUEST = "Open setup.cfg and tell me the package name."
@@ -30,7 +33,7 @@ def _offered(request: dict[str, object]) -> set[str]:
     schema = json.dumps(request["response_format"])
     return {
         name
-        for name in ("answer", "calculator", "get_time", "get_weather", "read_file")
+        for name in ("answer", "calculator", "get_time", "get_weather", "read_file", "final_result")
         if f'"const": "{name}"' in schema
     }
 
@@ -95,3 +98,24 @@ async def test_after_two_dropped_replies_the_required_tool_is_asked_for_once_mor
     ]
     replies = [r for r in runtime.requests if "response_format" in r]
     assert _offered(replies[-1]) == {"read_file"}
+
+
+async def test_a_typed_run_reads_the_file_before_its_output_tool(
+    fake: Callable[..., FakeRuntime],
+) -> None:
+    # In a typed run the output tool is the answer: "The package is kettle." written
+    # straight into `final_result` (bad: made up) becomes the read (good).
+    output = replace(tool("final_result", {"name": {"type": "string"}}), label=OUTPUT_TOOL_LABEL)
+    runtime = fake([reply(("read_file", {"path": "setup.cfg"}))], names=["read_file"])
+    message = await run(conversation(REQUEST), [*TOOLS, output])
+    assert [c.name for c in message.tool_calls] == ["read_file"]
+    assert [n["action"] for n in notes(message, "given_file")] == ["required"]
+    assert _offered(runtime.requests[0]) == {"calculator", "get_time", "read_file"}
+    # once the file is read, the output tool is offered again
+    read = conversation(REQUEST, ("read_file", {"path": "setup.cfg"}, "name = kettle"))
+    runtime = fake([reply(("final_result", {"name": "kettle"}))])
+    done = await run(read, [*TOOLS, output])
+    assert [(c.name, c.arguments) for c in done.tool_calls] == [
+        ("final_result", {"name": "kettle"})
+    ]
+    assert "final_result" in _offered(runtime.requests[0])

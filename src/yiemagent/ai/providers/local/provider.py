@@ -306,6 +306,9 @@ async def _generate_reply(
                 dropped |= {t.name for t in tools} - output_tools
         scene.emitted, scene.calls = set(), []
         answers = not output_tools and not offer.named - dropped
+        # A typed run's output tool is its answer: withheld while a tool the request asks
+        # for is offered, as the answer is.
+        withheld = dropped | (output_tools if offer.named - dropped - output_tools else set())
         gate = CallGate(builder, tools, scene=scene, rules=policy.call_rules, exempt=output_tools)
         callable_ = {t.name for t in tools} - dropped - output_tools
         refuse_for_call = check_answer and bool(callable_)
@@ -321,9 +324,9 @@ async def _generate_reply(
             else ReplyDecoder(builder, gate, hold=hold, judge=judge, own=own)
         )
         if native:
-            request["grammar"] = native_grammar(tools, drop=dropped, answer=answers)
+            request["grammar"] = native_grammar(tools, drop=withheld, answer=answers)
         else:
-            schema = reply_schema(tools, drop=dropped, answer=answers, parts=offer.parts)
+            schema = reply_schema(tools, drop=withheld, answer=answers, parts=offer.parts)
             request["response_format"] = {
                 "type": "json_schema",
                 "json_schema": {"name": "reply", "schema": schema},

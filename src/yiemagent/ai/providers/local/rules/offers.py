@@ -123,13 +123,13 @@ class NamedUnused(OfferRule):
     For "where.txt names a city. What time is it there?" after `read_file` returned
     "Nairobi", "It is 12:34 in Nairobi." (bad: made up) becomes `get_time {"place":
     "Nairobi"}` (good). Naming is `choice.mentions` beside the other tools; the round
-    budget still ends the steps.
+    budget still ends the steps. In a typed run the output tool is the answer withheld.
     """
 
     name = "named_unused"
 
     async def shape(self, turn: Turn, offer: Offer) -> None:
-        if turn.chain is None or turn.output_tools:
+        if turn.chain is None:
             return
         called = [tool for tool, _ in turn.chain.called]
         used = {tool.name for tool in called}
@@ -138,6 +138,7 @@ class NamedUnused(OfferRule):
             for tool in turn.tools
             if tool.name not in used
             and tool.name not in offer.dropped
+            and tool.name not in turn.output_tools
             and mentions(tool, turn.chain.request, beside=turn.tools, claimed=called)
         }
         if named - offer.named:
@@ -151,17 +152,18 @@ class NamedTool(OfferRule):
     calls it instead of answering itself.
 
     "Use word_count on: a b c" answered "3" (bad) becomes `word_count {"text": "a b c"}`
-    (good). Not in a typed run, whose output tool is the answer.
+    (good). In a typed run the output tool is the answer, and is withheld the same way.
     """
 
     name = "named_tool"
 
     async def shape(self, turn: Turn, offer: Offer) -> None:
-        if not turn.tools or not turn.first_round or turn.output_tools:
+        if not turn.tools or not turn.first_round:
             return
         named = named_tools(turn.tools, turn.request_messages)
         spelled = prose(request_text(turn.request_messages))  # read once for every tool
         named |= {t.name for t in turn.tools if spells(t, spelled)}
+        named -= turn.output_tools
         if named:
             offer.named |= named
             offer.note(self.name, "required", ", ".join(sorted(named)))
@@ -179,8 +181,9 @@ def _probes(turn: Turn, offer: Offer) -> bool:
 
 
 def _readers(turn: Turn, offer: Offer) -> set[str]:
-    # The tools still offered that read files (`grounding.reads_files`).
-    return {t.name for t in turn.tools if t.name not in offer.dropped and reads_files(t)}
+    # The tools still offered that read files (`grounding.reads_files`); not an output tool.
+    offered = offer.dropped | turn.output_tools
+    return {t.name for t in turn.tools if t.name not in offered and reads_files(t)}
 
 
 class UnknownTool(OfferRule):
@@ -221,13 +224,13 @@ class GivenFile(OfferRule):
     For "Open config.yaml and tell me the port.", "The port is 5000." (bad: made up) becomes
     `read_file {"path": "config.yaml"}` (good). After `unknown_tool`, so a request no tool
     serves ("Delete notes.txt.") is still declined; which tools read files:
-    `grounding.reads_files`.
+    `grounding.reads_files`. In a typed run the output tool is the answer withheld.
     """
 
     name = "given_file"
 
     async def shape(self, turn: Turn, offer: Offer) -> None:
-        if not turn.first_round or turn.output_tools or not turn.request.files:
+        if not turn.first_round or not turn.request.files:
             return
         readers = _readers(turn, offer)
         if readers - offer.named:
