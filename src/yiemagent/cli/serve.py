@@ -24,7 +24,7 @@ import signal
 import socket
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -126,15 +126,36 @@ def _listen(host: str, port: int) -> socket.socket:
 class _LoadingAnswers(http.server.BaseHTTPRequestHandler):
     """Every request while the model loads: 503 with `Retry-After`; `GET /healthz`
     `{"ok": false, "loading": MODEL}`, the page a note that reloads itself, any other
-    route `{"error": ...}`, as the API's errors."""
+    route `{"error": ...}`, as the API's errors. A `--cors` origin's page gets the CORS
+    headers the app sends (its preflight 200), so it reads the 503 instead of a failed
+    fetch."""
 
     model = ""
+    cors: tuple[str, ...] = ()
 
     def _answer(self) -> None:
+        from yiemagent.serve import cors_headers
+
         with contextlib.suppress(ValueError, OSError):  # a body left unread resets the answer
             length = int(self.headers.get("Content-Length") or 0)
             if 0 < length <= 1 << 20:
                 self.rfile.read(length)
+        origin = self.headers.get("Origin")
+        if self.command == "OPTIONS" and "Access-Control-Request-Method" in self.headers:
+            allowed = cors_headers(
+                origin,
+                self.cors,
+                preflight=True,
+                requested_headers=self.headers.get("Access-Control-Request-Headers"),
+            )
+            if allowed:
+                self.send_response(200)
+                for name, value in allowed:
+                    self.send_header(name, value)
+                self.send_header("Content-Length", "0")
+                self.send_header("Connection", "close")
+                self.end_headers()
+                return
         path = self.path.split("?", 1)[0]
         if path == "/healthz":
             body, kind = json.dumps({"ok": False, "loading": self.model}), "application/json"
@@ -152,6 +173,8 @@ class _LoadingAnswers(http.server.BaseHTTPRequestHandler):
         self.send_header("Content-Type", kind)
         self.send_header("Content-Length", str(len(data)))
         self.send_header("Retry-After", "2")
+        for name, value in cors_headers(origin, self.cors):
+            self.send_header(name, value)
         self.send_header("Connection", "close")
         self.end_headers()
         if self.command != "HEAD":
@@ -164,11 +187,13 @@ class _LoadingAnswers(http.server.BaseHTTPRequestHandler):
 
 
 @contextlib.contextmanager
-def _answering_while_loading(sock: socket.socket, model: Model) -> Iterator[None]:
+def _answering_while_loading(
+    sock: socket.socket, model: Model, cors: Sequence[str]
+) -> Iterator[None]:
     """Within: `sock` listens and answers every request 503, the model `model` loading
-    (as llama-server does), so a client started with the server gets that answer instead of
-    "connection refused". Connections made as the block ends wait in the socket's backlog
-    for the real server."""
+    (as llama-server does; readable by the pages of the `cors` origins), so a client
+    started with the server gets that answer instead of "connection refused". Connections
+    made as the block ends wait in the socket's backlog for the real server."""
     sock.listen(128)
     server = http.server.ThreadingHTTPServer(
         sock.getsockname()[:2], _LoadingAnswers, bind_and_activate=False
@@ -177,6 +202,7 @@ def _answering_while_loading(sock: socket.socket, model: Model) -> Iterator[None
     server.socket = sock
     server.daemon_threads = True
     _LoadingAnswers.model = f"{model.provider}/{model.id}"
+    _LoadingAnswers.cors = tuple(cors)
     thread = threading.Thread(
         target=server.serve_forever, args=(0.1,), name="yiem-serve-loading", daemon=True
     )
@@ -187,8 +213,9 @@ def _answering_while_loading(sock: socket.socket, model: Model) -> Iterator[None
         server.shutdown()
 
 
-def _load_embedded(model: Model, sock: socket.socket) -> None:
-    """Load the embedded model `model`, answering 503 on `sock` meanwhile."""
+def _load_embedded(model: Model, sock: socket.socket, cors: Sequence[str]) -> None:
+    """Load the embedded model `model`, answering 503 on `sock` meanwhile (with the CORS
+    headers of the `cors` origins)."""
     from yiemagent.ai.providers.local.runtime import load_runtime, loaded_runtime
     from yiemagent.ai.providers.local.weights import ensure_model_file, local_spec
     from yiemagent.cli.options import interruptible
@@ -200,7 +227,7 @@ def _load_embedded(model: Model, sock: socket.socket) -> None:
             file=sys.stderr,
             flush=True,
         )
-        with _answering_while_loading(sock, model):
+        with _answering_while_loading(sock, model, cors):
             ensure_model_file(spec)
             # llama.cpp's load does not return to Python on Ctrl-C: on this thread it hung
             interruptible(lambda: load_runtime(spec))
@@ -416,7 +443,7 @@ def serve(
     try:
         with sigterm_raises():
             if entry_model is not None and entry_model.api == "local":
-                _load_embedded(entry_model, sock)
+                _load_embedded(entry_model, sock, cors or ())
             app = create_app(make_agent, session_store=store, token=token, cors=cors or None)
             _warn_without_key(entry_model)  # once nothing can fail to start: no error follows it
             if ignored := reasoning_ignored(entry_model, level):

@@ -14,7 +14,14 @@ from starlette.responses import Response
 
 from yiemagent.errors import AgentBusyError, ConfigError, SessionBusyError, SessionCorruptError
 from yiemagent.serve._api import Api, BadRequest, SessionPaths, error
-from yiemagent.serve._guard import Failures, Guard, check_origin
+from yiemagent.serve._guard import (
+    CORS_EXPOSED_HEADERS,
+    CORS_MAX_AGE_S,
+    CORS_METHODS,
+    Failures,
+    Guard,
+    check_origin,
+)
 from yiemagent.serve._runs import Busy, MakeAgent, RunHub, busy_text
 from yiemagent.types.tools import is_whole_number
 
@@ -127,9 +134,10 @@ def create_app(
             Middleware(
                 CORSMiddleware,
                 allow_origins=origins,
-                allow_methods=["GET", "POST", "DELETE"],
+                allow_methods=CORS_METHODS,
                 allow_headers=["*"],
-                expose_headers=["X-Session-Id", "X-Run-Id"],
+                expose_headers=CORS_EXPOSED_HEADERS,
+                max_age=CORS_MAX_AGE_S,
             )
         )
     middleware.append(

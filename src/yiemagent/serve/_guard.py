@@ -1,5 +1,7 @@
 """What stands in front of every route: the bearer token, the request body cap, the
-origins CORS lets in (`check_origin`), and `Failures`, which answers a route's unexpected
+origins CORS lets in (`check_origin`) and the headers it answers them with (`cors_headers`,
+for a server that is not the app: the one answering while the embedded model loads), and
+`Failures`, which answers a route's unexpected
 error as JSON.
 
 `Guard` is an ASGI middleware. With a token, every request but `GET /healthz` and the page
@@ -31,7 +33,17 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from yiemagent.errors import ConfigError, exception_summary, exception_text
 from yiemagent.serve._api import error_body
 
-__all__ = ["OPEN_PATHS", "Failures", "Guard", "check_origin", "is_loopback"]
+__all__ = [
+    "CORS_EXPOSED_HEADERS",
+    "CORS_MAX_AGE_S",
+    "CORS_METHODS",
+    "OPEN_PATHS",
+    "Failures",
+    "Guard",
+    "check_origin",
+    "cors_headers",
+    "is_loopback",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -74,6 +86,53 @@ def check_origin(origin: str) -> str:
             "(e.g. http://localhost:3000), or *"
         )
     return origin
+
+
+CORS_METHODS = ("GET", "POST", "DELETE")
+"""The methods a CORS origin's page may send."""
+
+CORS_EXPOSED_HEADERS = ("X-Session-Id", "X-Run-Id")
+"""The answer headers a CORS origin's page may read: the session and the run it names."""
+
+CORS_MAX_AGE_S = 600
+"""How long a browser may keep a preflight's answer (seconds), as Starlette's default."""
+
+
+def cors_headers(
+    origin: str | None,
+    cors: Sequence[str],
+    *,
+    preflight: bool = False,
+    requested_headers: str | None = None,
+) -> list[tuple[str, str]]:
+    """The CORS headers the app (Starlette's `CORSMiddleware`, configured with the names
+    above) answers a request with, for a server that answers in its stead.
+
+    Args:
+        origin: the request's `Origin` header, or None.
+        cors: the origins whose pages may call the API (`*`: any).
+        preflight: the request is a preflight (`OPTIONS` with
+            `Access-Control-Request-Method`).
+        requested_headers: a preflight's `Access-Control-Request-Headers`: every header is
+            allowed, so they are allowed back.
+
+    Returns:
+        `(name, value)` pairs; none when `origin` is None or not one of `cors`.
+    """
+    if origin is None or not ("*" in cors or origin in cors):
+        return []
+    headers = [("Access-Control-Allow-Origin", "*" if "*" in cors else origin)]
+    if "*" not in cors:
+        headers.append(("Vary", "Origin"))
+    if not preflight:
+        return [*headers, ("Access-Control-Expose-Headers", ", ".join(CORS_EXPOSED_HEADERS))]
+    headers += [
+        ("Access-Control-Allow-Methods", ", ".join(CORS_METHODS)),
+        ("Access-Control-Max-Age", str(CORS_MAX_AGE_S)),
+    ]
+    if requested_headers:
+        headers.append(("Access-Control-Allow-Headers", requested_headers))
+    return headers
 
 
 async def _reply(
