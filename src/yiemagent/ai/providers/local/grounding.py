@@ -241,12 +241,22 @@ _CAMEL_SPLIT = re.compile(r"(?<=[a-z])(?=[A-Z])")
 def takes_files(tool: AgentTool, parameter: str) -> bool:
     """Whether the tool's `parameter` takes a file name: its name or its description has a
     word beginning with "file", "path", "folder" or "directory" (`path`, `filename`, "The
-    file to read"). A file name in any other parameter (a city, an expression) stands for
-    the file's content, which only a call that reads the file can give."""
+    file to read"), or it is the tool's one required parameter, a string, and the tool's
+    own description has such a word (an MCP server's `read_note(name)`, "Read one note
+    file by its name"). A file name in any other parameter (a city, an expression) stands
+    for the file's content, which only a call that reads the file can give."""
     properties = tool.input_schema.get("properties")
     param = properties.get(parameter) if isinstance(properties, dict) else None
     description = param.get("description", "") if isinstance(param, dict) else ""
     text = f"{parameter.replace('_', ' ')} {description if isinstance(description, str) else ''}"
+    if _has_file_word(text):
+        return True
+    required = tool.input_schema.get("required")
+    kind = param.get("type", "string") if isinstance(param, dict) else "string"
+    return required == [parameter] and kind == "string" and _has_file_word(tool.description)
+
+
+def _has_file_word(text: str) -> bool:
     return any(word.startswith(_FILE_WORDS) for word in words(_CAMEL_SPLIT.sub(" ", text)))
 
 
