@@ -109,7 +109,7 @@ class ChainUnnamed(OfferRule):
     async def shape(self, turn: Turn, offer: Offer) -> None:
         if turn.chain is None:
             return
-        unnamed = turn.chain.unnamed(turn.tools)
+        unnamed = turn.chain.unnamed(turn.tools) - turn.output_tools  # the answer stays
         if unnamed - offer.dropped:
             offer.note(self.name, "withheld", ", ".join(sorted(unnamed - offer.dropped)))
         offer.dropped |= unnamed
