@@ -167,9 +167,14 @@ async def test_a_clash_is_a_clear_error_naming_both_sources(server: MCPServer) -
     assert "'echo'" in message and server.label in message
     assert __file__ in message  # where the existing tool came from
     assert list(store.tools) == ["echo"]  # nothing registered
-    await add_server(store, server, prefix="srv")
-    with pytest.raises(ConfigError, match=r"already registered from MCP server"):
+    names = await add_server(store, server, prefix="srv")
+    with pytest.raises(ConfigError, match=r"already registered from MCP server") as again:
         await add_server(store, server, prefix="srv")
+    # every tool of the server clashes: the first few named, the rest counted, one line
+    message = str(again.value)
+    assert len(names) > 4 and "\n" not in message
+    assert message.count("is already registered from") == 3, message
+    assert f"and {len(names) - 3} more of its tools" in message, message
 
 
 async def test_tool_names_alike_once_made_valid_stay_apart() -> None:

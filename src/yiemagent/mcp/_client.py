@@ -94,6 +94,11 @@ def _distinct_local_names(names: Sequence[str], prefix: str | None) -> list[str]
     return out
 
 
+_CLASHES_SHOWN = 3
+"""How many clashing tools a clash message names; the rest it counts, so that a server
+added twice (every tool clashing) is still one readable line."""
+
+
 def _source_of(tool: AgentTool) -> str:
     """Where an existing tool came from, for a clash message."""
     origin = getattr(tool.execute, "mcp_source", None)
@@ -204,9 +209,12 @@ class MCPToolSource:
                 if name in taken and name not in replacing
             ]
             if clashes:
+                shown = clashes[:_CLASHES_SHOWN]
+                if len(clashes) > len(shown):
+                    shown.append(f"and {len(clashes) - len(shown)} more of its tools likewise")
                 raise ConfigError(
                     f"cannot add {self.server.label} to store {self.store.name!r}: "
-                    f"tool {'; '.join(clashes)}; {keep_both}"
+                    f"tool {'; '.join(shown)}; {keep_both}"
                 )
             replaced = [name for name in built if name in taken]
             for tool in built.values():
