@@ -24,6 +24,7 @@ import contextlib
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from typing import Literal
 
@@ -117,7 +118,7 @@ class SqliteSessionStore:
         except sqlite3.Error as exc:
             raise ConfigError(f"cannot open the session database {self.path!r}: {exc}") from exc
         try:
-            self._setup(synchronous)
+            self._setup_when_free(synchronous, timeout_s)
         except (sqlite3.Error, ConfigError) as exc:
             self._conn.close()
             if isinstance(exc, ConfigError):
@@ -125,6 +126,25 @@ class SqliteSessionStore:
             raise ConfigError(f"{self.path!r} cannot be used as a session database: {exc}") from exc
         self._closed = False
         self._held: dict[str, lease.LeaseHolder] = {}
+
+    def _setup_when_free(self, synchronous: str, timeout_s: float) -> None:
+        """`_setup`, tried again while another connection holds the file, for up to
+        `timeout_s` seconds. SQLite answers "database is locked" at once, without waiting
+        for the busy timeout, when processes that open a new file together switch it to
+        WAL and create its tables at the same moment; every step is idempotent, so the
+        loser simply does it again."""
+        deadline = time.monotonic() + timeout_s
+        pause = 0.005
+        while True:
+            try:
+                self._setup(synchronous)
+                return
+            except sqlite3.OperationalError as exc:
+                busy = "locked" in str(exc) or "busy" in str(exc)
+                if not busy or time.monotonic() + pause > deadline:
+                    raise
+            time.sleep(pause)
+            pause = min(pause * 2, 0.1)
 
     def _setup(self, synchronous: str) -> None:
         conn = self._conn
