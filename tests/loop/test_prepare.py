@@ -184,5 +184,5 @@ async def test_r4_4_prepare_tool_call_public_api() -> None:
     assert tc.arguments == {"n": "2"}  # the model's arguments are not rewritten
     missing = await prepare_tool_call(ctx, message(), call("x"), config, AbortSignal())
     assert isinstance(missing, ImmediateOutcome) and missing.is_error
-    assert prepare_tool_call_arguments(tool, tc) is tc.arguments
+    assert prepare_tool_call_arguments(tool, tc) is tc  # no hook: the call itself
     assert validate_tool_arguments(tool, {"n": "8"}) == {"n": 8}

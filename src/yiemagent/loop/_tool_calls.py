@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import dataclasses
 import inspect
 import json
 import logging
@@ -817,22 +818,37 @@ async def prepare_tool_call(
         return ImmediateOutcome(create_error_tool_result(exception_text(exc)), True)
 
 
-def prepare_tool_call_arguments(tool: AgentTool, tool_call: ToolCall) -> Any:
-    """The call's arguments after the tool's `prepare_arguments` hook, if it has one.
+def prepare_tool_call_arguments(tool: AgentTool, tool_call: ToolCall) -> ToolCall:
+    """The call as the tool's `prepare_arguments` hook leaves it (the seeds'
+    prepareToolCallArguments): `tool_call` itself when the tool has no hook or the hook
+    answers the arguments unchanged, else a copy (same id and name) carrying what the hook
+    returned. The model's call is never changed.
 
-    A finished call still carrying `partial_json` is one whose argument text never parsed as
-    a JSON object (providers keep the raw text there and only a best-effort prefix in
-    `arguments`): the raw text goes on, so validation reports it instead of running the tool
-    on a fragment (malformed tool-call JSON is bad input the model can correct).
+    The hook receives the raw argument text of a call still carrying `partial_json` (see
+    `validate_tool_arguments`).
     """
-    raw: Any = tool_call.arguments if tool_call.partial_json is None else tool_call.partial_json
     if tool.prepare_arguments is None:
-        return raw
-    return tool.prepare_arguments(raw)
+        return tool_call
+    raw = _sent_arguments(tool_call)
+    prepared = tool.prepare_arguments(raw)
+    if prepared is raw or (
+        isinstance(prepared, dict) and isinstance(raw, dict) and prepared == raw
+    ):
+        return tool_call
+    return dataclasses.replace(tool_call, arguments=prepared, partial_json=None)
 
 
 def validate_tool_arguments(tool: AgentTool, args: Any) -> dict[str, Any]:
     """Repair and validate `args` against the tool's schema, then run its own check.
+
+    Args:
+        tool: the tool whose `input_schema` and `validate_arguments` apply.
+        args: the arguments, or the (prepared) `ToolCall` carrying them, as the seeds'
+            validateToolArguments(tool, preparedCall) takes it. A finished call still
+            carrying `partial_json` is one whose argument text never parsed as a JSON object
+            (providers keep the raw text there and only a best-effort prefix in
+            `arguments`): the raw text is validated, so the model reads what was wrong
+            instead of the tool running on a fragment.
 
     Returns:
         The validated arguments: a new dict whose nested objects and arrays are new too, so
@@ -842,6 +858,8 @@ def validate_tool_arguments(tool: AgentTool, args: Any) -> dict[str, Any]:
     Raises:
         ToolArgumentsError: invalid arguments; the text is what the model reads.
     """
+    if isinstance(args, ToolCall):
+        args = _sent_arguments(args)
     validated = validate_arguments_against_schema(tool.input_schema, args, tool_name=tool.name)
     for key, value in validated.items():
         if isinstance(value, dict | list):
@@ -857,6 +875,11 @@ def validate_tool_arguments(tool: AgentTool, args: Any) -> dict[str, Any]:
         if problem:
             raise ToolArgumentsError(tool.name, [("root", str(problem))], args)
     return validated
+
+
+def _sent_arguments(tool_call: ToolCall) -> Any:
+    """The arguments as the model sent them: the raw text of a call whose JSON never parsed."""
+    return tool_call.arguments if tool_call.partial_json is None else tool_call.partial_json
 
 
 def _hook_result(value: object, cls: type[_HookResult], which: str) -> _HookResult | None:
