@@ -74,7 +74,10 @@ _PARAMETER_SECTIONS = frozenset(
 )
 _NAMES = r"(\*{0,2}\w+(?:\s*,\s*\*{0,2}\w+)*)"
 """One parameter name, or several sharing a description (`x, y`)."""
-_ARG_RE = re.compile(rf"^{_NAMES}\s*(?:\([^)]*\))?\s*:\s*(.*)$")
+_TYPE = r"\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)"
+"""A Google parameter's type in parentheses, which may hold parentheses of its own, two
+deep (`x (list(int)): ...`, `y (str | list(tuple(int, int))): ...`)."""
+_ARG_RE = re.compile(rf"^{_NAMES}\s*(?:{_TYPE})?\s*:\s*(.*)$")
 _NUMPY_ARG_RE = re.compile(rf"^{_NAMES}\s*(?::.*)?$")
 """A NumPy parameter line: `name : type` or `x, y : type` (the description is on the lines
 below)."""
