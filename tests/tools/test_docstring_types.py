@@ -7,6 +7,7 @@ from __future__ import annotations
 import keyword
 from typing import Any
 
+import pytest
 from hypothesis import given, strategies as st
 
 from yiemagent.tools import tool
@@ -80,3 +81,63 @@ def test_each_google_parameter_gets_its_own_description(
     assert built.description == "Summary."
     described = {k: v.get("description") for k, v in built.input_schema["properties"].items()}
     assert described == {name: text for name, _, text in entries}
+
+
+def _weather(city: str, units: str) -> str:
+    return city + units
+
+
+@pytest.mark.parametrize(
+    ("doc", "description"),
+    [
+        (
+            """
+            Args:
+                city: The city to get weather for.
+                units: Temperature units to use.
+            """,
+            "Weather",
+        ),
+        (
+            """Get the weather for a city.
+            Args:
+                city: The city to get weather for.
+                units: Temperature units to use.
+            """,
+            "Get the weather for a city.",
+        ),
+        (
+            """Get the weather for a city.
+
+            Args:
+
+                city: The city to get weather for.
+                units: Temperature units to use.
+            """,
+            "Get the weather for a city.",
+        ),
+        (
+            """Get the weather for a city.
+
+            Note:
+                Results are cached.
+            Args:
+                city: The city to get weather for.
+                units: Temperature units to use.
+            """,
+            "Get the weather for a city.",
+        ),
+    ],
+    ids=["no_summary", "no_blank_line_above_args", "blank_line_below_args", "args_after_note"],
+)
+def test_loosely_laid_out_google_docstrings_keep_their_parameters(
+    doc: str, description: str
+) -> None:
+    # Parsers that need PEP 257's exact layout dropped every parameter description of
+    # these (and sent the raw `Args:` block as the tool's description).
+    _weather.__doc__ = doc
+    built = tool(_weather)
+    props = built.input_schema["properties"]
+    assert props["city"]["description"] == "The city to get weather for."
+    assert props["units"]["description"] == "Temperature units to use."
+    assert built.description == description
