@@ -19,9 +19,12 @@ of one more request whose response continues the same message, usage summed; a t
 (`cache_retention`: "none"; "short" (the default) → `cache_control` ephemeral; "long" → ttl
 1h) marks the last tool, the system prompt and the last two user messages (the latest
 turn, and the one the previous request marked as latest: four, the API's most). Thinking
-is enabled for reasoning models when `StreamOptions.reasoning` is set, with a budget from
-`thinking_budgets` or `THINKING_BUDGETS`; it is sent back only to the model that produced
-it, with its signature.
+is enabled for reasoning models when `StreamOptions.reasoning` is set: Claude 4.6 and later
+(`claude_version`) think adaptively (`thinking.type` "adaptive", the level as
+`output_config.effort`, `EFFORTS`; from 4.7 on the API refuses a budget), earlier and
+unversioned models with a budget from `thinking_budgets` or `THINKING_BUDGETS`. Thinking is
+sent back only to the model that produced it, with its signature. Claude 4.7 and later
+refuse `temperature` on every request, so it is not sent to them (a warning says so once).
 An image larger than the API takes (`MAX_IMAGE_BASE64` of base64; more than 8000 px a side,
 or 2000 px once the request holds more than 20 images: `IMAGE_SIDE_LIMITS`) is sent as a
 text naming it, so a big screenshot a tool returned does not fail every later request of
@@ -37,6 +40,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import ModuleType
@@ -89,10 +93,14 @@ if TYPE_CHECKING:
     from anthropic import AsyncAnthropic
 
 __all__ = [
+    "ADAPTIVE_FROM",
+    "EFFORTS",
     "MAX_IMAGE_BASE64",
     "MESSAGES",
+    "NO_SAMPLING_FROM",
     "THINKING_BUDGETS",
     "build_request_body",
+    "claude_version",
     "stream_anthropic_messages",
 ]
 
@@ -152,6 +160,54 @@ THINKING_BUDGETS: dict[str, int] = {
     "xhigh": 32000,
 }
 """Default thinking budget (tokens) per reasoning level."""
+
+EFFORTS: dict[str, str] = {
+    "minimal": "low",
+    "low": "low",
+    "medium": "medium",
+    "high": "high",
+    "xhigh": "max",
+}
+"""The `output_config.effort` sent for each reasoning level to a model that thinks
+adaptively: the API's levels are low, medium, high (its default), xhigh and max; "max",
+the most, is the one every adaptive model takes ("xhigh" only some)."""
+
+ADAPTIVE_FROM = (4, 6)
+"""The first Claude version that thinks adaptively; from 4.7 on the API refuses
+`thinking.type` "enabled" (a budget) with HTTP 400."""
+NO_SAMPLING_FROM = (4, 7)
+"""The first Claude version that refuses `temperature` (400 "`temperature` is deprecated
+for this model"), with thinking on or off."""
+
+_UNVERSIONED_NEW = frozenset({"mythos", "fable"})
+"""Claude families that came after 4.7 and may be named without a version
+("claude-mythos-preview")."""
+
+
+def claude_version(model_id: str) -> tuple[int, int] | None:
+    """The Claude version a model id names, as (major, minor), or None when it names none.
+
+    The numbers come after the family ("claude-opus-4-7", "claude-sonnet-5",
+    "claude-haiku-4-5-20251001") or before it ("claude-3-7-sonnet-20250219"), also inside a
+    cloud's id ("anthropic.claude-opus-4-6-v1"); an 8-digit date is no minor version
+    ("claude-opus-4-20250514" is 4.0). A family newer than 4.7 named without a version
+    ("claude-mythos-preview") is 5.0; any other id without one (a compatible server's own
+    name) is None, and keeps the request form every Claude model before 4.6 takes.
+    """
+    match = re.search(r"claude-([a-z0-9._-]*)", model_id.lower())
+    if match is None:
+        return None
+    tokens = re.split(r"[._-]", match.group(1))
+    for position, token in enumerate(tokens):
+        if token.isdigit() and len(token) <= 2:
+            following = tokens[position + 1] if position + 1 < len(tokens) else ""
+            minor = int(following) if following.isdigit() and len(following) <= 2 else 0
+            return int(token), minor
+    return (5, 0) if _UNVERSIONED_NEW.intersection(tokens) else None
+
+
+_warned_temperature: set[str] = set()
+"""Model ids whose refused `temperature` has been warned about in this process."""
 
 
 def _cache_control(options: StreamOptions) -> dict[str, str] | None:
@@ -390,13 +446,20 @@ def build_request_body(model: Model, context: Context, options: StreamOptions) -
             body["tool_choice"] = {"type": "none"}
     # "off" (pi's spelling of no reasoning) is None here.
     thinking = bool(options.reasoning and str(options.reasoning) != "off" and model.reasoning)
-    if thinking and _open_tool_turn_without_thinking(body["messages"]):
+    version = claude_version(model.id)
+    adaptive = version is not None and version >= ADAPTIVE_FROM
+    if thinking and adaptive:
+        # The model decides how much to think, also between tool calls, so a tool loop
+        # begun without thinking may go on with it.
+        body["thinking"] = {"type": "adaptive"}
+        body["output_config"] = {"effort": EFFORTS.get(str(options.reasoning), "high")}
+    elif thinking and _open_tool_turn_without_thinking(body["messages"]):
         # The API refuses thinking when the assistant turn being continued (tool use, then
         # results) does not start with a thinking block: reasoning switched on, or the model
         # switched, in the middle of a tool loop. This one request goes without thinking.
         logger.info("thinking left off: the open tool-use turn has no thinking block")
         thinking = False
-    if thinking:
+    if thinking and not adaptive:
         assert options.reasoning is not None
         budgets = {**THINKING_BUDGETS, **(options.thinking_budgets or {})}
         budget = budgets.get(options.reasoning, THINKING_BUDGETS["medium"])
@@ -409,13 +472,19 @@ def build_request_body(model: Model, context: Context, options: StreamOptions) -
         else:
             logger.info("thinking left off: max_tokens=%d leaves no room for it", max_tokens)
             thinking = False
-    if not thinking and options.temperature is not None:
+    refuses_temperature = version is not None and version >= NO_SAMPLING_FROM
+    if options.temperature is not None and refuses_temperature:
+        if model.id not in _warned_temperature:
+            _warned_temperature.add(model.id)
+            logger.warning("%s takes no temperature: it is not sent", model.id)
+    elif not thinking and options.temperature is not None:
         body["temperature"] = options.temperature  # the API refuses it with thinking on
     if options.output_schema is not None:  # native structured output
         from anthropic import transform_schema  # the API's dialect of JSON Schema
 
         schema = transform_schema(dict(options.output_schema))
-        body["output_config"] = {"format": {"type": "json_schema", "schema": schema}}
+        output_config = body.setdefault("output_config", {})
+        output_config["format"] = {"type": "json_schema", "schema": schema}
     if options.metadata and options.metadata.get("user_id"):
         body["metadata"] = {"user_id": str(options.metadata["user_id"])}
     return body
