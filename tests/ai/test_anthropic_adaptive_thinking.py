@@ -10,6 +10,7 @@ failed on those models. Earlier models take only the budget form."""
 
 from __future__ import annotations
 
+import json
 import logging
 from typing import Any
 
@@ -28,10 +29,14 @@ from yiemagent.types.messages import (
     UserMessage,
 )
 from yiemagent.types.model import Context, Model, StreamOptions, ThinkingLevel
+from yiemagent.types.tools import AgentTool
 
 pytestmark = pytest.mark.timeout(120)
 
 KEY = "sk-ant-test-0123456789abcdef"
+ADAPTIVE = {"type": "adaptive", "display": "summarized"}
+"""Thinking as Claude 4.6 and later get it: adaptive, its summary shown (from 4.7 on the
+API sends only a signature by default, and the user would see no thinking)."""
 
 
 def claude(server: ReplayServer, model_id: str) -> Model:
@@ -66,7 +71,7 @@ async def test_opus_4_7_thinks_adaptively_at_the_levels_effort(
     server: ReplayServer, level: ThinkingLevel, effort: str
 ) -> None:
     body = await request(server, claude(server, "claude-opus-4-7"), reasoning=level)
-    assert body["thinking"] == {"type": "adaptive"}
+    assert body["thinking"] == ADAPTIVE
     assert body["output_config"] == {"effort": effort}
     assert body["max_tokens"] == 32_000  # no budget to make room for
 
@@ -79,7 +84,7 @@ async def test_claude_5_gets_no_temperature_with_or_without_thinking(
         plain = await request(server, model, temperature=0.2)
         thinking = await request(server, model, temperature=0.2, reasoning="low")
     assert "temperature" not in plain and "thinking" not in plain
-    assert "temperature" not in thinking and thinking["thinking"] == {"type": "adaptive"}
+    assert "temperature" not in thinking and thinking["thinking"] == ADAPTIVE
     said = [r.getMessage() for r in caplog.records if "temperature" in r.getMessage()]
     assert said == ["claude-sonnet-5 takes no temperature: it is not sent"]  # once
 
@@ -89,7 +94,7 @@ async def test_sonnet_4_6_thinks_adaptively_and_keeps_temperature_without_thinki
 ) -> None:
     model = claude(server, "claude-sonnet-4-6")
     thinking = await request(server, model, reasoning="medium", temperature=0.5)
-    assert thinking["thinking"] == {"type": "adaptive"}
+    assert thinking["thinking"] == ADAPTIVE
     assert thinking["output_config"] == {"effort": "medium"}
     assert "temperature" not in thinking  # refused with thinking on, as ever
     plain = await request(server, model, temperature=0.5)
@@ -132,7 +137,7 @@ async def test_a_tool_loop_begun_without_thinking_goes_on_thinking_adaptively(
     )
     message = await stream.result()
     assert message.stop_reason == "stop", message.error_message
-    assert server.requests[-1].body["thinking"] == {"type": "adaptive"}
+    assert server.requests[-1].body["thinking"] == ADAPTIVE
 
 
 @pytest.mark.parametrize(
@@ -172,3 +177,68 @@ def test_claude_version_reads_any_spelling(
     model_id = prefix + name + (f"-{date}" if date is not None else "")
     assert claude_version(model_id) == (major, minor or 0)
     assert claude_version(model_id.upper()) == (major, minor or 0)
+
+
+def _event(data: dict[str, Any]) -> str:
+    return f"event: {data['type']}\ndata: {json.dumps(data)}"
+
+
+async def test_thinking_sent_as_its_signature_alone_goes_back_with_the_call(
+    server: ReplayServer,
+) -> None:
+    """A thinking block whose text the API left out (`display` "omitted", the default
+    from 4.7 on when no summary is asked for) is kept, and goes back signed before its
+    call."""
+    start = {
+        "type": "message_start",
+        "message": {
+            "id": "msg_1",
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-opus-4-7",
+            "content": [],
+            "stop_reason": None,
+            "usage": {"input_tokens": 5, "output_tokens": 1},
+        },
+    }
+    thinking = {"type": "thinking", "thinking": "", "signature": ""}
+    call = {"type": "tool_use", "id": "toolu_1", "name": "lookup", "input": {}}
+    events = [
+        start,
+        {"type": "content_block_start", "index": 0, "content_block": thinking},
+        {
+            "type": "content_block_delta",
+            "index": 0,
+            "delta": {"type": "signature_delta", "signature": "EqSIGNED=="},
+        },
+        {"type": "content_block_stop", "index": 0},
+        {"type": "content_block_start", "index": 1, "content_block": call},
+        {
+            "type": "content_block_delta",
+            "index": 1,
+            "delta": {"type": "input_json_delta", "partial_json": '{"q": "x"}'},
+        },
+        {"type": "content_block_stop", "index": 1},
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": "tool_use"},
+            "usage": {"output_tokens": 9},
+        },
+        {"type": "message_stop"},
+    ]
+    server.enqueue(
+        sse_reply([_event(e) for e in events]),
+        sse_reply(anthropic_events({"type": "text", "text": "ok"})),
+    )
+    model = claude(server, "claude-opus-4-7")
+    tool = AgentTool("lookup", "Lookup", "look up", {"type": "object"}, lambda *_: "")
+    context = Context("", [UserMessage("look it up")], [tool])
+    options = StreamOptions(api_key=KEY, reasoning="high")
+    first = await stream_anthropic_messages(model, context, options).result()
+    assert first.stop_reason == "toolUse", first.error_message
+    context.messages += [first, ToolResultMessage("toolu_1", "lookup", [TextContent("found")])]
+    second = await stream_anthropic_messages(model, context, options).result()
+    assert second.stop_reason == "stop", second.error_message
+    turn = server.requests[-1].body["messages"][1]
+    assert turn["content"][0] == {"type": "thinking", "thinking": "", "signature": "EqSIGNED=="}
+    assert turn["content"][1]["type"] == "tool_use"

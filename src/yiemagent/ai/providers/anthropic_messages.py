@@ -20,9 +20,9 @@ of one more request whose response continues the same message, usage summed; a t
 1h) marks the last tool, the system prompt and the last two user messages (the latest
 turn, and the one the previous request marked as latest: four, the API's most). Thinking
 is enabled for reasoning models when `StreamOptions.reasoning` is set: Claude 4.6 and later
-(`claude_version`) think adaptively (`thinking.type` "adaptive", the level as
-`output_config.effort`, `EFFORTS`; from 4.7 on the API refuses a budget), earlier and
-unversioned models with a budget from `thinking_budgets` or `THINKING_BUDGETS`. Thinking is
+(`claude_version`) think adaptively (`thinking.type` "adaptive" with its summary shown, the
+level as `output_config.effort`, `EFFORTS`; from 4.7 on the API refuses a budget), earlier
+and unversioned models with a budget from `thinking_budgets` or `THINKING_BUDGETS`. Thinking is
 sent back only to the model that produced it, with its signature. Claude 4.7 and later
 refuse `temperature` on every request, so it is not sent to them (a warning says so once).
 An image larger than the API takes (`MAX_IMAGE_BASE64` of base64; more than 8000 px a side,
@@ -450,8 +450,9 @@ def build_request_body(model: Model, context: Context, options: StreamOptions) -
     adaptive = version is not None and version >= ADAPTIVE_FROM
     if thinking and adaptive:
         # The model decides how much to think, also between tool calls, so a tool loop
-        # begun without thinking may go on with it.
-        body["thinking"] = {"type": "adaptive"}
+        # begun without thinking may go on with it. From 4.7 on the API sends only the
+        # thinking's signature unless a summary is asked for: the user would see none.
+        body["thinking"] = {"type": "adaptive", "display": "summarized"}
         body["output_config"] = {"effort": EFFORTS.get(str(options.reasoning), "high")}
     elif thinking and _open_tool_turn_without_thinking(body["messages"]):
         # The API refuses thinking when the assistant turn being continued (tool use, then
