@@ -5,7 +5,8 @@ model streams, from another thread, several times over, or after the model asked
 and before they ran, the agent usable after each; the order hooks and events come in; a
 hook holding a call for a decision and the run resumed; a follow-up added when the run
 would end; a reply cut off at the token limit whose call never runs; a structured answer
-after a tool call.
+after a tool call, a run's output type in place of the agent's, and a run aborted
+during a tool resumed from its results.
 
 Where ours differs by choice: `abort()` while idle is a no-op (docs/agent.md, R-6.5),
 where strands' `cancel()` before `invoke` cancels the next invocation; and an
@@ -315,3 +316,61 @@ async def test_a_run_cancelled_by_its_caller_leaves_every_call_answered() -> Non
     (result,) = results(agent)
     assert result.tool_call_id == "s1" and result.is_error
     assert (await agent.prompt("again")).text == "next"
+
+
+class User(BaseModel):
+    name: str
+    age: int
+
+
+class Product(BaseModel):
+    title: str
+
+
+async def test_a_runs_output_type_overrides_the_agents_for_that_run_only() -> None:
+    fm = FauxModel(
+        [
+            faux_message(faux_tool_call("final_result", {"name": "Ada", "age": 36})),
+            faux_message(faux_tool_call("final_result", {"title": "lamp"})),
+            faux_message(faux_tool_call("final_result", {"name": "Alan", "age": 41})),
+        ]
+    )
+    agent = faux_agent(fm, output_type=User)
+    assert (await agent.prompt("who?")).output == User(name="Ada", age=36)
+    assert (await agent.prompt("what?", output_type=Product)).output == Product(title="lamp")
+    assert (await agent.prompt("who else?")).output == User(name="Alan", age=41)
+    offered = [sorted(c.tools[0].input_schema["properties"]) for c in fm.contexts]
+    assert offered == [["age", "name"], ["title"], ["age", "name"]]
+    assert agent.state.tools == []  # the output tool is offered, never registered
+
+
+async def test_a_run_without_an_output_type_offers_no_output_tool() -> None:
+    fm = FauxModel(["plain answer"])
+    agent = faux_agent(fm, tools=[calculator_tool([])])
+    reply = await agent.prompt("hi")
+    assert reply.text == "plain answer"
+    assert [t.name for t in fm.contexts[0].tools] == ["calculator"]
+
+
+async def test_a_run_aborted_during_a_tool_is_resumed_from_its_results() -> None:
+    started = asyncio.Event()
+
+    async def slow(call_id: str, args: dict[str, Any], signal: Any, on_update: Any) -> str:
+        started.set()
+        await signal.wait()
+        raise RuntimeError("stopped by the abort")
+
+    fm = FauxModel([faux_message(faux_tool_call("slow", {}, id="s1")), "picked up again"])
+    agent = faux_agent(fm, tools=[AgentTool("slow", "Slow", "waits", SCHEMA, slow)])
+    run = asyncio.create_task(agent.prompt("go"))
+    await asyncio.wait_for(started.wait(), timeout=10)
+    agent.abort()
+    assert (await run).stop_reason == "aborted"
+    assert [m.role for m in agent.state.messages] == ["user", "assistant", "toolResult"]
+
+    reply = await agent.resume()
+    assert reply.text == "picked up again"
+    (result,) = results(agent)
+    assert result.tool_call_id == "s1" and result.is_error
+    sent = fm.contexts[1].messages[-1]
+    assert isinstance(sent, ToolResultMessage) and sent.tool_call_id == "s1"
