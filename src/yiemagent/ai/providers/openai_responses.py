@@ -72,7 +72,13 @@ from yiemagent.types.model import AssistantMessageEventStream, Context, Model, S
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
 
-__all__ = ["RESPONSES", "build_request_body", "convert_input", "stream_openai_responses"]
+__all__ = [
+    "MIN_OUTPUT_TOKENS",
+    "RESPONSES",
+    "build_request_body",
+    "convert_input",
+    "stream_openai_responses",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -87,7 +93,8 @@ def stream_openai_responses(
             reasoning items are asked for.
         context: System prompt (`instructions`), messages (repaired with
             `transform_messages`), tools (function tools).
-        options: `reasoning` (effort), `max_tokens` (`max_output_tokens`), `temperature`,
+        options: `reasoning` (effort), `max_tokens` (`max_output_tokens`, at least
+            `MIN_OUTPUT_TOKENS`), `temperature`,
             `session_id` (`prompt_cache_key`), `cache_retention`, `metadata`, …
 
     Returns:
@@ -197,6 +204,12 @@ def _tool_output(message: ToolResultMessage, images_ok: bool) -> dict[str, Any]:
     return {"type": "function_call_output", "call_id": message.tool_call_id, "output": output}
 
 
+MIN_OUTPUT_TOKENS = 16
+"""The least `max_output_tokens` the API takes: a smaller `StreamOptions.max_tokens` is
+sent as this, since OpenAI (and Azure) refuse the whole request otherwise (HTTP 400
+"integer below minimum value. Expected a value >= 16")."""
+
+
 def build_request_body(model: Model, context: Context, options: StreamOptions) -> dict[str, Any]:
     """The JSON body of the streaming Responses request (before `on_payload`)."""
     body: dict[str, Any] = {
@@ -215,7 +228,7 @@ def build_request_body(model: Model, context: Context, options: StreamOptions) -
         schema = dict(options.output_schema)
         body["text"] = {"format": {"type": "json_schema", "name": "final_result", "schema": schema}}
     if options.max_tokens is not None:
-        body["max_output_tokens"] = options.max_tokens
+        body["max_output_tokens"] = max(options.max_tokens, MIN_OUTPUT_TOKENS)
     thinking = bool(options.reasoning and str(options.reasoning) != "off")
     if model.reasoning:
         body["include"] = ["reasoning.encrypted_content"]
