@@ -562,7 +562,8 @@ def to_tool_return(value: object) -> AgentToolResult | str:
     list or tuple of blocks, strings and image bytes with at least one block or image as the
     result's content (a screenshot stays an image, a string beside it a text); anything else
     as its JSON text, where bytes are their UTF-8 text or, when some are not UTF-8, their
-    URL-safe base64."""
+    URL-safe base64. A value with no JSON form is its `str()`, unquoted (one nested in a
+    list or a model is a JSON string there)."""
     if isinstance(value, AgentToolResult | str):
         return value
     if isinstance(value, TextContent | ImageContent):
@@ -579,14 +580,24 @@ def to_tool_return(value: object) -> AgentToolResult | str:
 
     if isinstance(value, Iterator):  # a generator: read once, here, so what it raises is
         value = _read_items(value)  # the call's error and a second serialisation sees its items
+    own_text: list[str] = []
+
+    def as_text(item: object) -> str:
+        text = str(item)
+        if item is value:
+            own_text.append(text)
+        return text
+
     try:
-        text = pydantic_core.to_json(value, fallback=str)
+        text = pydantic_core.to_json(value, fallback=as_text)
     except pydantic_core.PydanticSerializationError as exc:
         if "utf-8" not in str(exc):  # a cycle, a depth, a fallback that raised: the error
             raise
         # Bytes that are no UTF-8 (a zip, a PDF) are no JSON text: the value's bytes go as
         # base64 (pydantic's URL-safe alphabet) rather than failing a call that succeeded.
-        text = pydantic_core.to_json(value, fallback=str, bytes_mode="base64")
+        text = pydantic_core.to_json(value, fallback=as_text, bytes_mode="base64")
+    if own_text:  # the value itself has no JSON form: its text, not that text in quotes
+        return AgentToolResult.text(own_text[0])
     return AgentToolResult.text(text.decode())
 
 
