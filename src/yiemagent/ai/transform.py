@@ -10,6 +10,10 @@ provider can accept:
   id, collisions after normalising are made unique too, and every result follows its call
   (results are matched to the calls of the assistant message they answer, in order, so
   duplicate ids are remapped consistently);
+- a tool-call name that no API takes back in a transcript (a made-up `multi_tool_use.parallel`,
+  `get weather`, an empty one) is sent as `wire_tool_name` makes it, in the call and in its
+  result: OpenAI, Anthropic and Bedrock refuse the whole request otherwise, and every later
+  turn of the conversation with it (the not-found result still names the original);
 - each tool call gets exactly one result, placed right after its assistant message in call
   order: a missing one becomes a synthetic error result "No result provided", user messages
   that came between a call and its result are moved after the results;
@@ -43,7 +47,7 @@ from yiemagent.types.messages import (
 )
 from yiemagent.types.model import Model
 
-__all__ = ["NO_RESULT_TEXT", "anthropic_tool_call_id", "transform_messages"]
+__all__ = ["NO_RESULT_TEXT", "anthropic_tool_call_id", "transform_messages", "wire_tool_name"]
 
 logger = logging.getLogger(__name__)
 
@@ -51,12 +55,22 @@ NO_RESULT_TEXT = "No result provided"
 """Text of the synthetic error result given to a tool call that has none."""
 
 _NOT_ANTHROPIC_ID = re.compile(r"[^A-Za-z0-9_-]")
+_TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
 def anthropic_tool_call_id(id: str) -> str:
     """`id` made acceptable to the Anthropic API: characters outside `[A-Za-z0-9_-]` become
     `_`, at most 64 characters. (An empty id stays empty; `transform_messages` replaces it.)"""
     return _NOT_ANTHROPIC_ID.sub("_", id)[:64]
+
+
+def wire_tool_name(name: str) -> str:
+    """`name` as every tool-calling API accepts it in a transcript (`[A-Za-z0-9_-]{1,64}`):
+    a name that is so already as is, else its other characters as `_`, at most 64
+    characters, and an empty one as `unnamed_tool`."""
+    if _TOOL_NAME.fullmatch(name):
+        return name
+    return _NOT_ANTHROPIC_ID.sub("_", name)[:64] or "unnamed_tool"
 
 
 class _Ids:
@@ -147,6 +161,12 @@ def transform_messages(
         nonlocal answered_by
         for call in calls:
             result = results.get(call.id)
+            if (
+                result is not None
+                and result.tool_name != call.name
+                and wire_tool_name(result.tool_name) == call.name
+            ):
+                result = dataclasses.replace(result, tool_name=call.name)
             if result is None:
                 assert answered_by is not None
                 logger.debug("tool call %s (%s) has no result", call.id, call.name)
@@ -185,10 +205,11 @@ def transform_messages(
                     continue
                 new_id = ids.new(block.id)
                 by_original.setdefault(block.id, deque()).append(new_id)
-                if new_id != block.id:
+                new_name = wire_tool_name(block.name)
+                if new_id != block.id or new_name != block.name:
                     if new_content is None:
                         new_content = list(content)
-                    block = ToolCall(new_id, block.name, block.arguments, block.partial_json)
+                    block = ToolCall(new_id, new_name, block.arguments, block.partial_json)
                     new_content[index] = block
                 calls.append(block)
             if new_content is not None:
