@@ -449,3 +449,86 @@ async def test_should_stop_after_turn_sees_the_turn_and_ends_the_run() -> None:
     assert turn.message is new[1] and list(turn.tool_results) == [new[2]]
     assert list(turn.new_messages) == new and turn.context.messages[-1] is new[2]
     assert events[-1].type == "agent_end" and events[-1].reason == "should_stop"
+
+
+# ── seed 002 AgentLoopConfig and its complete example ───────────────────────────────────
+
+
+async def test_the_seeds_complete_example_config_runs() -> None:
+    """002 "Complete Example": an `AgentLoopConfig` naming every field of the seed's struct
+    (`signal = nothing`, `api_key = nothing` included) runs a prompt to its answer."""
+    fm = FauxModel([faux_message(faux_tool_call("getWeather", {"city": "Tokyo"})), "Sunny."])
+    config = AgentLoopConfig(
+        model=fm.model,
+        reasoning="medium",
+        session_id=None,
+        on_payload=None,
+        on_response=None,
+        transport="auto",
+        thinking_budgets=None,
+        max_retry_delay_ms=None,
+        tool_execution="parallel",
+        before_tool_call=lambda ctx, signal: None,
+        after_tool_call=lambda ctx, signal: None,
+        prepare_next_turn=lambda turn: None,
+        convert_to_llm=None,
+        transform_context=lambda messages, signal: messages,
+        get_api_key=lambda provider: None,
+        get_steering_messages=lambda: [],
+        get_follow_up_messages=lambda: [],
+        should_stop_after_turn=lambda turn: False,
+        max_tokens=None,
+        temperature=None,
+        cache_retention=None,
+        headers=None,
+        metadata=None,
+        signal=None,
+        api_key=None,
+    )
+    events: list[AgentEvent] = []
+    new = await run_agent_loop(
+        [UserMessage("Hello")],
+        AgentContext("sys", [], [city_tool()]),
+        config,
+        events.append,
+        None,
+        fm.stream_fn,
+    )
+    assert [m.role for m in new] == ["user", "assistant", "toolResult", "assistant"]
+    assert events[-1].type == "agent_end" and events[-1].reason == "stop"
+
+
+async def test_a_signal_in_the_config_aborts_a_run_given_none() -> None:
+    """002 AgentLoopConfig: "`signal`, `api_key` — Per-request overrides for abort
+    handling"; the run answers the call it aborted (DESIGN R-4.1) and ends "aborted"."""
+    signal = AbortSignal()
+    started = asyncio.Event()
+
+    async def wait(tool_call_id: str, args: Any, tool_signal: AbortSignal, on_update: Any) -> str:
+        started.set()
+        await tool_signal.wait()
+        return "stopped"
+
+    fm = FauxModel([faux_message(faux_tool_call("wait", {})), "never"])
+    events: list[AgentEvent] = []
+
+    async def abort_when_started() -> None:
+        await started.wait()
+        signal.abort("user pressed stop")
+
+    aborter = asyncio.create_task(abort_when_started())
+    new = await run_agent_loop(
+        [UserMessage("go")],
+        AgentContext("", [], [make_tool("wait", wait)]),
+        AgentLoopConfig(model=fm.model, signal=signal),
+        events.append,
+        None,
+        fm.stream_fn,
+    )
+    await aborter
+    assert fm.call_count == 1
+    assert events[-1].type == "agent_end" and events[-1].reason == "aborted"
+    assert [m.role for m in new] == ["user", "assistant", "toolResult"]
+    assert AgentLoopConfig(model=fm.model, signal=signal).run_signal(None) is signal
+    other = AbortSignal()
+    assert AgentLoopConfig(model=fm.model, signal=signal).run_signal(other) is other

@@ -346,9 +346,9 @@ class LoopRun:
         stream_fn: StreamFn | None,
         converter: IncrementalConverter | None,
     ) -> LoopRun:
-        """A new run (`signal=None`: no abort; `emit` plain or async, guarded), its span and
-        usage meter started; `converter` as in `run_agent_loop`."""
-        run = cls(context, config, guarded_sink(emit), signal or AbortSignal(), stream_fn)
+        """A new run (`signal=None`: `config.signal`, else no abort; `emit` plain or async,
+        guarded), its span and usage meter started; `converter` as in `run_agent_loop`."""
+        run = cls(context, config, guarded_sink(emit), config.run_signal(signal), stream_fn)
         if converter is not None:
             run.convert = converter
         run.observe()
@@ -668,7 +668,7 @@ async def stream_assistant_response(
     Args:
         context: the transcript and tools.
         config: the model, the hooks and the provider options.
-        signal: the run's signal; None: no abort.
+        signal: the run's signal; None: `config.signal`, else no abort.
         emit: the event sink, plain or async (its exceptions are logged); None: none.
         stream_fn: the provider stream function; default `yiemagent.ai.stream`.
         converter: the run's incremental `convert_to_llm` (the loop's); None: convert the
@@ -680,8 +680,7 @@ async def stream_assistant_response(
     `compaction_usage` when `transform_context` spent on a model (`count_spending`).
     """
     emit = guarded_sink(emit)
-    if signal is None:
-        signal = AbortSignal()
+    signal = config.run_signal(signal)
     deadline = Deadline(
         config.stream_idle_timeout_s, signal, armed=False, reason="the model stream went idle"
     )

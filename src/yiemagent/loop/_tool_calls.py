@@ -27,8 +27,8 @@ abandoned with the error result "Operation aborted: tool x did not stop within N
 async tool is cancelled, a thread is left to finish and its late result discarded). An
 abort never hangs the run on a tool.
 
-The seeds' signatures: `signal=None` means no abort, and `emit` may be a plain or an async
-function (or None: no events); its exceptions are logged.
+The seeds' signatures: `signal=None` means the config's `signal`, else no abort, and `emit`
+may be a plain or an async function (or None: no events); its exceptions are logged.
 """
 
 from __future__ import annotations
@@ -221,7 +221,7 @@ async def execute_tool_calls(
         context: the run's context (its tools, and what the hooks see).
         assistant_message: the message whose tool calls run.
         config: tool execution mode, cap, timeout and hooks.
-        signal: the run's signal; None: no abort.
+        signal: the run's signal; None: `config.signal`, else no abort.
         emit: the event sink, plain or async; None: no events.
         answered: when given and the calling task is cancelled, receives every result
             message (one per call) before the `CancelledError` goes on (the loop puts them
@@ -555,7 +555,7 @@ class _Batch:
         self.assistant_message = assistant_message
         self.calls = calls
         self.config = config
-        self.signal = AbortSignal() if signal is None else signal
+        self.signal = config.run_signal(signal)
         self.emit = emit
         self.tools: dict[str, AgentTool] = {
             tool.name: tool for tool in context.tools if offered is None or tool.name in offered
@@ -767,7 +767,7 @@ async def prepare_tool_call(
         assistant_message: the message holding `tool_call` (given to the hook).
         tool_call: the call to prepare.
         config: `before_tool_call` comes from here.
-        signal: the run's signal, given to the hook; None: no abort.
+        signal: the run's signal, given to the hook; None: `config.signal`, else no abort.
         tools: `context.tools` indexed by name, when the caller has built it once for a
             whole batch (else it is built here).
 
@@ -778,8 +778,7 @@ async def prepare_tool_call(
         approval (the tool's `requires_approval`, or the hook's `defer=True`) and has no
         decision in `config.approvals`. Never raises.
     """
-    if signal is None:
-        signal = AbortSignal()
+    signal = config.run_signal(signal)
     if tools is None:
         tools = {tool.name: tool for tool in context.tools}
     approval = config.approvals.get(tool_call.id) if config.approvals else None
@@ -1080,11 +1079,10 @@ async def finalize_executed_tool_call(
 
     Each non-`None` field of the hook's `AfterToolCallResult` replaces that field of the
     result (`is_error` included); the tool's result object is not mutated. The hook raising
-    gives an error result with its text and the tool's usage. `signal` (None: no abort) is
-    given to the hook. Never raises.
+    gives an error result with its text and the tool's usage. `signal` (None: `config.signal`,
+    else no abort) is given to the hook. Never raises.
     """
-    if signal is None:
-        signal = AbortSignal()
+    signal = config.run_signal(signal)
     result = executed.result
     is_error = executed.is_error
     hook = config.after_tool_call

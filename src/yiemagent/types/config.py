@@ -145,8 +145,20 @@ class AgentLoopConfig(ProviderOptions):
     """Decisions on held tool calls, by tool-call id: a run continuing from a transcript
     whose last assistant message has held calls runs the approved ones and answers the
     rejected ones."""
+    signal: AbortSignal | None = field(default=None, repr=False)
+    """The run's abort signal when the loop function is given none (a per-request
+    override); a signal passed to the function wins."""
+
+    def run_signal(self, signal: AbortSignal | None) -> AbortSignal:
+        """The signal a run or a step of it obeys: `signal`, else this config's, else a
+        new one (never aborted: no abort)."""
+        if signal is not None:
+            return signal
+        return self.signal if self.signal is not None else AbortSignal()
 
     def __post_init__(self) -> None:
+        if self.signal is not None and not isinstance(self.signal, AbortSignal):
+            raise ConfigError(f"signal must be an AbortSignal or None, not {self.signal!r}")
         if self.usage_limits is not None and not isinstance(self.usage_limits, UsageLimits):
             raise ConfigError(f"usage_limits must be a UsageLimits, not {self.usage_limits!r}")
         if self.tool_execution not in ("parallel", "sequential"):
