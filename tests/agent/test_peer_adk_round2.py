@@ -4,14 +4,18 @@ tests/unittests/sessions/test_session_service.py), on our Agent with real SQLite
 calls over several turns, each model request holding the whole history before it; what a
 function returning nothing or an empty dict gives the model; every missing parameter named;
 optional and keyword-only parameters left out; a callable object as a tool; a call the
-model sent without an id; a structured answer; and sessions: unknown, listed, cleared, an
-image kept, a conversation continued after a run that failed.
+model sent without an id; a structured answer; sessions: unknown, listed, cleared, an
+image kept, a conversation continued after a run that failed; and a transfer over two
+hops (test_agent_transfer.py).
 
 Where ours differs by choice: an object with `__call__` and no `__name__` needs a `name=`
 (ADK names it after its class; docs/tools.md); a structured answer the schema refuses goes
 back to the model (ADK hands the model's text on unchecked; docs/output.md); and a
 long-running call's result cannot be handed in from outside, it is held for a decision
-and runs its own tool (docs/approvals.md)."""
+and runs its own tool (docs/approvals.md). After a transfer the agent handed to answers
+the next prompt, whichever it is; ADK gives the next prompt back to the parent of an
+agent that may not transfer back (`disallow_transfer_to_parent`), where ours has the
+entry agent's `return_to_entry` (docs/teams.md)."""
 
 from __future__ import annotations
 
@@ -301,3 +305,34 @@ async def test_a_conversation_goes_on_after_a_run_that_failed(tmp_path: Path) ->
     wire = [(m["role"], m.get("content")) for m in sent[0]["messages"]]
     assert [role for role, _ in wire] == ["system", "user", "assistant", "tool", "user"]
     assert wire[3][1] == "2" and wire[-1] == ("user", "again")  # the failed reply is not sent
+
+
+def scripted(name: str, responses: list[Any], **kwargs: Any) -> tuple[Agent[Any], FauxModel]:
+    fm = FauxModel(responses)
+    return Agent(f"You are {name}.", fm.model, stream_fn=fm.stream_fn, name=name, **kwargs), fm
+
+
+async def test_a_transfer_chain_of_two_hops_ends_with_the_last_agent_answering_on() -> None:
+    grandchild, grandchild_fm = scripted("sub_agent_1_1", ["response1", "response2"])
+    child, child_fm = scripted(
+        "sub_agent_1",
+        [faux_message(faux_tool_call("transfer_to_sub_agent_1_1", {}))],
+        handoffs=[grandchild],
+    )
+    root, root_fm = scripted(
+        "root_agent",
+        [faux_message(faux_tool_call("transfer_to_sub_agent_1", {}))],
+        handoffs=[child],
+    )
+
+    first = await root.prompt("test1")
+    assert (first.text, first.agent) == ("response1", "sub_agent_1_1")
+    writers = [m.agent for m in root.state.messages if isinstance(m, AssistantMessage)]
+    assert writers == ["root_agent", "sub_agent_1", "sub_agent_1_1"]
+    assert [text_of(m.content) for m in root.state.messages if isinstance(m, UserMessage)] == [
+        "test1"
+    ]
+
+    second = await root.prompt("test2")  # the agent handed to last answers on
+    assert (second.text, second.agent) == ("response2", "sub_agent_1_1")
+    assert (root_fm.call_count, child_fm.call_count, grandchild_fm.call_count) == (1, 1, 2)
