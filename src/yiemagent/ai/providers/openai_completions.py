@@ -15,7 +15,8 @@ and Ollama read that one, and vLLM rejects a value larger than the context);
 `prompt_cache_key` (the session id; none with `cache_retention="none"`),
 `prompt_cache_retention="24h"` (`cache_retention="long"`), `metadata` and the `developer`
 role go to OpenAI only; reasoning effort
-goes as `reasoning_effort` (OpenRouter: `reasoning.effort`; its encrypted
+goes as `reasoning_effort` (OpenRouter: `reasoning.effort`; one the server refuses for the
+model goes again as the nearest it takes, `_effort_refused`; its encrypted
 `reasoning_details` entry for a call goes back with the call). Thinking received in a
 `reasoning_content`/`reasoning`/`reasoning_text` delta field is stored with that field name as
 its signature and sent back in the same field to the same model; thinking a LiteLLM proxy
@@ -51,6 +52,7 @@ from yiemagent.ai.openai_wire import (
     openai_tool,
     usage_from_openai,
 )
+from yiemagent.ai.providers._effort_refused import open_choosing_effort
 from yiemagent.ai.providers._sdk_call import SdkApi, open_raw_stream, stream_sdk
 from yiemagent.ai.providers._sdk_failures import (
     api_error,
@@ -484,6 +486,16 @@ def _field(value: Any, name: str) -> Any:
 
 
 async def _open_stream(
+    client: AsyncOpenAI, body: dict[str, Any], idle_timeout_s: float | None
+) -> Any:
+    """The raw streamed response to `body`; a reasoning effort the server refuses for the
+    model is replaced by the nearest it takes (`open_choosing_effort`)."""
+    return await open_choosing_effort(
+        lambda: _open_with_stream_options(client, body, idle_timeout_s), str(client.base_url), body
+    )
+
+
+async def _open_with_stream_options(
     client: AsyncOpenAI, body: dict[str, Any], idle_timeout_s: float | None
 ) -> Any:
     import openai
