@@ -42,6 +42,7 @@ __all__ = [
     "checked_session_id",
     "error",
     "read_json",
+    "route_path",
     "session_header",
     "sse_ping_s",
 ]
@@ -71,6 +72,18 @@ _KEPT = re.compile("(%2[fF]|%25)")
 _SESSIONS = "/v1/sessions/"
 
 
+def route_path(scope: Any) -> str:
+    """The path of a request within this app: `scope["path"]` without the `root_path` a
+    `Mount` of the application's own app (or a server's `--root-path`) puts before it, as
+    Starlette's routing reads it. "/healthz" both at `/healthz` and mounted at
+    `/agent/healthz`."""
+    path: str = scope.get("path", "")
+    root = scope.get("root_path", "")
+    if root and path.startswith(root) and path[len(root) : len(root) + 1] in ("", "/"):
+        return path[len(root) :] or "/"
+    return path
+
+
 class SessionPaths:
     """ASGI middleware: under /v1/sessions/, the path routed on keeps a "/" the client
     escaped as %2F (and a "%" as %25), instead of the decoded path where it is a "/" like
@@ -83,9 +96,8 @@ class SessionPaths:
         self.app = app
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        path = scope.get("path", "")
-        if scope["type"] == "http" and path.startswith(_SESSIONS):
-            scope = dict(scope, path=_routed_path(path, scope.get("raw_path")))
+        if scope["type"] == "http" and route_path(scope).startswith(_SESSIONS):
+            scope = dict(scope, path=_routed_path(scope["path"], scope.get("raw_path")))
         await self.app(scope, receive, send)
 
 
@@ -296,13 +308,15 @@ def refuse_nothing_to_resume(agent: Agent[Any]) -> None:
         )
 
 
-def accepted(run: Run) -> JSONResponse:
-    """The 202 answer that starts a run."""
+def accepted(request: Request, run: Run) -> JSONResponse:
+    """The 202 answer that starts a run; its `events_url` is under the path the app is
+    mounted at."""
+    root = request.scope.get("root_path", "")
     return JSONResponse(
         {
             "run_id": run.id,
             "session_id": run.session_id,
-            "events_url": f"/v1/runs/{run.id}/events",
+            "events_url": f"{root}/v1/runs/{run.id}/events",
         },
         status_code=202,
     )
@@ -353,7 +367,7 @@ class Api:
         run = await self.hub.start(
             sid, lambda agent: agent.prompt(text, images), prepare=refuse_undecided
         )
-        return accepted(run)
+        return accepted(request, run)
 
     def _run(self, request: Request) -> Run:
         run = self.hub.run(request.path_params["rid"])
@@ -549,4 +563,4 @@ class Api:
         run = await self.hub.start(
             sid, lambda agent: agent.resume(), prepare=refuse_nothing_to_resume
         )
-        return accepted(run)
+        return accepted(request, run)

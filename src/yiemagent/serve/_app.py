@@ -13,7 +13,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from yiemagent.errors import AgentBusyError, ConfigError, SessionBusyError, SessionCorruptError
-from yiemagent.serve._api import Api, BadRequest, SessionPaths, error
+from yiemagent.serve._api import Api, BadRequest, SessionPaths, error, route_path
 from yiemagent.serve._guard import (
     CORS_EXPOSED_HEADERS,
     CORS_MAX_AGE_S,
@@ -37,15 +37,15 @@ room for a few images in a prompt."""
 
 async def _busy(request: Request, exc: Exception) -> Response:
     text = busy_text(exc) if isinstance(exc, SessionBusyError) else str(exc)
-    return error(409, text, request.url.path)
+    return error(409, text, route_path(request.scope))
 
 
 async def _bad(request: Request, exc: Exception) -> Response:
-    return error(400, str(exc), request.url.path)
+    return error(400, str(exc), route_path(request.scope))
 
 
 async def _missing(request: Request, exc: Exception) -> Response:
-    return error(404, str(exc.args[0]) if exc.args else "not found", request.url.path)
+    return error(404, str(exc.args[0]) if exc.args else "not found", route_path(request.scope))
 
 
 def create_app(

@@ -31,7 +31,7 @@ from urllib.parse import urlsplit
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from yiemagent.errors import ConfigError, exception_summary, exception_text
-from yiemagent.serve._api import error_body
+from yiemagent.serve._api import error_body, route_path
 
 __all__ = [
     "CORS_EXPOSED_HEADERS",
@@ -186,10 +186,11 @@ class Guard:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        if self.token is None and scope["path"] != "/healthz":
+        path = route_path(scope)
+        if self.token is None and path != "/healthz":
             refusal = self._stranger(scope)
             if refusal is not None:
-                await _reply(send, *refusal, [], scope["path"])
+                await _reply(send, *refusal, [], path)
                 return
         if self.token is not None and not self._allowed(scope):
             await _reply(
@@ -197,7 +198,7 @@ class Guard:
                 401,
                 "missing or wrong token: send Authorization: Bearer <token>",
                 [(b"www-authenticate", b"Bearer")],
-                scope["path"],
+                path,
             )
             return
         if scope["method"] in ("GET", "HEAD", "OPTIONS"):
@@ -205,9 +206,7 @@ class Guard:
             return
         body = await self._read_body(scope, receive)
         if body is None:
-            await _reply(
-                send, 413, f"request body over {self.max_body_bytes} bytes", [], scope["path"]
-            )
+            await _reply(send, 413, f"request body over {self.max_body_bytes} bytes", [], path)
             return
         await self.app(scope, _replay(body, receive), send)
 
@@ -235,7 +234,7 @@ class Guard:
         )
 
     def _allowed(self, scope: Scope) -> bool:
-        if scope["path"] in OPEN_PATHS and scope["method"] in ("GET", "HEAD"):
+        if route_path(scope) in OPEN_PATHS and scope["method"] in ("GET", "HEAD"):
             return True
         for name, value in scope["headers"]:
             if name == b"authorization":
@@ -298,7 +297,7 @@ class Failures:
             else:  # the server's own: where it broke
                 logger.exception("%s %s failed", scope["method"], scope["path"])
             text = f"the server failed: {exception_summary(exc)}"
-            await _reply(send, 500, text, [], scope["path"])
+            await _reply(send, 500, text, [], route_path(scope))
 
 
 def _netloc_part(text: str, part: str, *, whole: bool = False) -> str:
