@@ -17,9 +17,10 @@ from enum import StrEnum
 from typing import Annotated, Any
 
 import pytest
+from hypothesis import given, settings, strategies as st
 from pydantic import BaseModel, ConfigDict
 
-from yiemagent import Agent, ToolResultMessage, tool
+from yiemagent import Agent, ToolResultMessage, tool, validate_arguments_against_schema
 from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
 from yiemagent.types import text_of
 
@@ -233,3 +234,27 @@ async def test_an_async_generators_items_are_the_result_in_order() -> None:
     got = await run_calls([countdown, broken], ("countdown", {"n": 3}), ("broken", {"n": 1}))
     assert got[0] == (False, json.dumps(["3...", "2...", "1..."], separators=(",", ":")))
     assert got[1] == (True, "Async generator error")
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(), inner, max_size=3),
+    max_leaves=8,
+)
+UNION_VALUES = (
+    st.lists(st.integers(), max_size=4)
+    | st.dictionaries(st.text(), JSON, max_size=3)
+    | st.text()
+    | st.sampled_from(["3", "true", "null", "[1, 2]", '{"a": 1}', '"quoted"'])
+    | st.none()
+)
+
+
+@settings(max_examples=200)
+@given(value=UNION_VALUES)
+def test_a_value_the_union_allows_is_never_repaired_into_another(value: Any) -> None:
+    schema = tool(complex_schema_tool).input_schema
+    arguments = {"union_param": value}
+    checked = validate_arguments_against_schema(schema, arguments, tool_name="complex_schema_tool")
+    assert checked == arguments
+    assert type(checked["union_param"]) is type(value)
