@@ -5,8 +5,9 @@ calls over several turns, each model request holding the whole history before it
 function returning nothing or an empty dict gives the model; every missing parameter named;
 optional and keyword-only parameters left out; a callable object as a tool; a call the
 model sent without an id; a structured answer; sessions: unknown, listed, cleared, an
-image kept, a conversation continued after a run that failed; and a transfer over two
-hops (test_agent_transfer.py).
+image kept, a conversation continued after a run that failed; a transfer over two hops
+(test_agent_transfer.py); and an agent called as a tool, answering with its text or its
+typed value (tools/test_agent_tool.py).
 
 Where ours differs by choice: an object with `__call__` and no `__name__` needs a `name=`
 (ADK names it after its class; docs/tools.md); a structured answer the schema refuses goes
@@ -24,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import BaseModel
 
 from yiemagent import (
     Agent,
@@ -336,3 +338,40 @@ async def test_a_transfer_chain_of_two_hops_ends_with_the_last_agent_answering_o
     second = await root.prompt("test2")  # the agent handed to last answers on
     assert (second.text, second.agent) == ("response2", "sub_agent_1_1")
     assert (root_fm.call_count, child_fm.call_count, grandchild_fm.call_count) == (1, 1, 2)
+
+
+async def test_an_agent_called_as_a_tool_answers_with_its_final_text() -> None:
+    tool_agent, tool_fm = scripted("tool_agent", ["response1"])
+    root_fm = FauxModel(
+        [faux_message(faux_tool_call("tool_agent", {"input": "test1"}, id="c1")), "response2"]
+    )
+    root = faux_agent(root_fm, name="root_agent", tools=[tool_agent.as_tool()])
+    reply = await root.prompt("test1")
+
+    assert reply.text == "response2"
+    assert answered(root) == [(False, "response1")]
+    assert [text_of(m.content) for m in tool_fm.contexts[0].messages] == ["test1"]
+
+
+class CustomOutput(BaseModel):
+    custom_output: str
+
+
+async def test_an_agent_tool_with_an_output_type_answers_with_its_value_as_json() -> None:
+    tool_agent, tool_fm = scripted(
+        "tool_agent",
+        [faux_message(faux_tool_call("final_result", {"custom_output": "response1"}))],
+        output_type=CustomOutput,
+    )
+    root_fm = FauxModel(
+        [faux_message(faux_tool_call("tool_agent", {"input": "test1"})), "response2"]
+    )
+    root = faux_agent(root_fm, name="root_agent", tools=[tool_agent.as_tool(output="output")])
+    reply = await root.prompt("test1")
+
+    assert reply.text == "response2"
+    ((is_error, text),) = answered(root)
+    assert not is_error and json.loads(text) == {"custom_output": "response1"}
+    offered = tool_fm.contexts[0].tools[0]
+    assert offered.name == "final_result"
+    assert offered.input_schema["properties"]["custom_output"]["type"] == "string"
