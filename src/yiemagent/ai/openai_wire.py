@@ -96,7 +96,8 @@ def is_openai_proper(model: Model) -> bool:
 def openai_only_fields(model: Model, options: StreamOptions) -> dict[str, Any]:
     """The request fields only OpenAI itself takes, the same in Chat Completions and the
     Responses API: `prompt_cache_key` (the session id; none with `cache_retention="none"`),
-    `prompt_cache_retention="24h"` (`cache_retention="long"`) and `metadata` (as strings).
+    `prompt_cache_retention="24h"` (`cache_retention="long"`) and `metadata` (as strings;
+    Chat Completions leaves it out, as OpenAI takes it there only for a stored completion).
     Empty for any other server."""
     if not is_openai_proper(model):
         return {}
@@ -313,7 +314,12 @@ def _assistant(message: AssistantMessage, model: Model | None) -> list[dict[str,
         out["tool_calls"] = [_tool_call(call, same_model) for call in calls]
         details = [signature_object(call.thought_signature) for call in calls]
         if same_model and any(details):  # OpenRouter refuses Gemini's calls without them
-            out["reasoning_details"] = [detail for detail in details if detail]
+            # each names its call by the id the call goes with (repaired ids included)
+            out["reasoning_details"] = [
+                {**detail, "id": call.id} if "id" in detail else detail
+                for call, detail in zip(calls, details, strict=True)
+                if detail
+            ]
     if out["content"] is None and not calls:
         return []  # providers reject an assistant message with neither
     return [out]

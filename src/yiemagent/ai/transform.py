@@ -209,7 +209,7 @@ def transform_messages(
                 if new_id != block.id or new_name != block.name:
                     if new_content is None:
                         new_content = list(content)
-                    block = ToolCall(new_id, new_name, block.arguments, block.partial_json)
+                    block = dataclasses.replace(block, id=new_id, name=new_name)
                     new_content[index] = block
                 calls.append(block)
             if new_content is not None:
