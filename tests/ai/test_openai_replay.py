@@ -250,7 +250,7 @@ async def test_openai_itself_gets_max_completion_tokens_and_prompt_cache_key(
     body = server.requests[0].body
     assert body["max_completion_tokens"] == 99 and "max_tokens" not in body
     assert body["prompt_cache_key"] == "sess-7"
-    assert body["metadata"] == {"n": "1"}
+    assert "metadata" not in body  # refused without `store` (test_openai_metadata.py)
 
 
 async def test_openais_reasoning_models_get_no_temperature(server: ReplayServer) -> None:

@@ -165,7 +165,8 @@ class ProviderOptions:
     headers: Mapping[str, str] | None = None
     """Extra HTTP headers for the call, over the model's own."""
     metadata: Mapping[str, Any] | None = None
-    """Request metadata: OpenAI itself gets all of it (as strings), Anthropic `user_id`."""
+    """Request metadata: OpenAI's Responses API gets all of it (as strings; its Chat
+    Completions takes it only for a stored completion, so none), Anthropic `user_id`."""
     max_retry_delay_ms: int | None = None
     """Longest wait (ms) before a retry (default 60 000); a server asking for longer ends the
     call in error. `0` means no cap."""

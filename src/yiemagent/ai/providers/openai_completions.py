@@ -13,8 +13,9 @@ ones (o3, gpt-5: they refuse it); `max_tokens` is sent only when `StreamOptions.
 is set (as `max_completion_tokens` to OpenAI itself, `max_tokens` elsewhere: llama.cpp, vLLM
 and Ollama read that one, and vLLM rejects a value larger than the context);
 `prompt_cache_key` (the session id; none with `cache_retention="none"`),
-`prompt_cache_retention="24h"` (`cache_retention="long"`), `metadata` and the `developer`
-role go to OpenAI only; reasoning effort
+`prompt_cache_retention="24h"` (`cache_retention="long"`) and the `developer` role go to
+OpenAI only, `metadata` nowhere (OpenAI refuses it for a completion it does not store, and
+stores none; a warning says so once); reasoning effort
 goes as `reasoning_effort` (OpenRouter: `reasoning.effort`; one the server refuses for the
 model goes again as the nearest it takes, `_effort_refused`; its encrypted
 `reasoning_details` entry for a call goes back with the call). Thinking received in a
@@ -161,8 +162,30 @@ def build_request_body(model: Model, context: Context, options: StreamOptions) -
             body["reasoning"] = {"effort": options.reasoning}
         else:
             body["reasoning_effort"] = options.reasoning
-    body.update(openai_only_fields(model, options))
+    fields = openai_only_fields(model, options)
+    if fields.pop("metadata", None) is not None:
+        _metadata_not_sent(model)
+    body.update(fields)
     return body
+
+
+_told_metadata: set[str] = set()
+"""Model ids whose call's `metadata` has been said to go unsent, in this process."""
+
+
+def _metadata_not_sent(model: Model) -> None:
+    """Warn, once per model, that Chat Completions gets no `metadata`: OpenAI takes it only
+    for a completion it stores ("The 'metadata' parameter is only allowed when 'store' is
+    enabled", HTTP 400), and a call stores nothing."""
+    if model.id in _told_metadata:
+        return
+    _told_metadata.add(model.id)
+    logger.warning(
+        "%s: metadata is not sent: OpenAI's Chat Completions takes it only for a stored"
+        " completion (the Responses API, openai-responses/%s, takes it)",
+        model.id,
+        model.id,
+    )
 
 
 # ── streaming ────────────────────────────────────────────────────────────────
