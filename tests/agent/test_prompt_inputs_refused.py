@@ -91,7 +91,7 @@ def test_an_openai_dict_that_is_no_user_message_is_a_message_input_error(
     ("message", "problem"),
     [
         ([], "() needs at least one message"),
-        (123, "() must be a list of messages, not int"),
+        (123, "() must be a text, a message or a list of them, not int"),
         ([UserMessage("fine"), 1], "(): 1 is not a message"),
     ],
     ids=["empty-list", "a-number", "a-list-holding-a-number"],

@@ -1096,6 +1096,10 @@ def prompt_messages(
         raise MessageInputError("images go with a text prompt; put them in the message's content")
     single = isinstance(input, Mapping) or hasattr(input, "role")
     what = "prompt" if method == "prompt" else f"{method}()"
+    if not single and (isinstance(input, bytes) or not isinstance(input, Iterable)):
+        raise MessageInputError(
+            f"{what} must be a text, a message or a list of them, not {type(input).__name__}"
+        )
     messages = to_messages([input] if single else input, what=what)
     if not messages:
         if method == "prompt":
