@@ -241,17 +241,17 @@ async def test_an_unknown_session_is_empty_and_sessions_are_listed_and_cleared(
 ) -> None:
     with SqliteSessionStore(tmp_path / "sessions.db") as store:
         assert store.load("123") == []
-        for i in range(3):
+        for i in (2, 0, 1):  # listed in the order they were first written
             fm = FauxModel([f"answer {i}"])
             agent = faux_agent(fm, session_store=store, session_id=f"session{i}")
             await agent.prompt(f"question {i}")
             await agent.close()
-        assert sorted(store.list_sessions()) == ["session0", "session1", "session2"]
+        assert store.list_sessions() == ["session2", "session0", "session1"]
         assert shape(store.load("session1")) == [("user", "question 1"), ("assistant", "answer 1")]
 
         store.clear("session1")
         assert store.load("session1") == []
-        assert sorted(store.list_sessions()) == ["session0", "session2"]
+        assert store.list_sessions() == ["session2", "session0"]
         assert shape(store.load("session2"))[0] == ("user", "question 2")  # others untouched
 
 
