@@ -5,8 +5,9 @@ model streams, from another thread, several times over, or after the model asked
 and before they ran, the agent usable after each; the order hooks and events come in; a
 hook holding a call for a decision and the run resumed; a follow-up added when the run
 would end; a reply cut off at the token limit whose call never runs; a structured answer
-after a tool call, a run's output type in place of the agent's, and a run aborted
-during a tool resumed from its results.
+after a tool call, a run's output type in place of the agent's, a run aborted during a
+tool resumed from its results, a tool replaced or removed during the run, and a decision
+for a call that is not held.
 
 Where ours differs by choice: `abort()` while idle is a no-op (docs/agent.md, R-6.5),
 where strands' `cancel()` before `invoke` cancels the next invocation; and an
@@ -21,16 +22,22 @@ import contextlib
 import threading
 from typing import Any
 
+import pytest
 from pydantic import BaseModel
 
 from yiemagent import (
+    AfterToolCallResult,
     Agent,
     AgentTool,
     AgentToolResult,
+    ApprovalPendingError,
     AssistantMessage,
     BeforeToolCallResult,
+    ConfigError,
     ToolResultMessage,
+    ToolStore,
     UserMessage,
+    tool,
 )
 from yiemagent.ai.providers.faux import (
     FauxModel,
@@ -284,8 +291,6 @@ async def test_a_tool_whose_result_says_error_is_an_error_without_raising() -> N
     failing = AgentTool("lookup", "Lookup", "looks up", SCHEMA, soft_fail)
 
     def mark_errors(ctx: Any, signal: Any) -> Any:
-        from yiemagent import AfterToolCallResult
-
         if ctx.result.details.get("status") == "error":
             return AfterToolCallResult(is_error=True)
         return None
@@ -374,3 +379,61 @@ async def test_a_run_aborted_during_a_tool_is_resumed_from_its_results() -> None
     assert result.tool_call_id == "s1" and result.is_error
     sent = fm.contexts[1].messages[-1]
     assert isinstance(sent, ToolResultMessage) and sent.tool_call_id == "s1"
+
+
+async def test_a_tool_replaced_during_the_run_is_the_one_the_next_call_runs() -> None:
+    store = ToolStore("overwritten")
+
+    @tool(name="calc")
+    def calc_v2(x: int) -> str:
+        """The second version."""
+        return f"v2 {x}"
+
+    @tool(name="calc")
+    def calc_v1(x: int) -> str:
+        """The first version, which replaces itself."""
+        store.register(calc_v2, replace=True)
+        return f"v1 {x}"
+
+    @tool
+    def once(x: int) -> str:
+        """Leaves the store once run."""
+        store.unregister("once")
+        return "bye"
+
+    store.register(calc_v1)
+    store.register(once)
+    turn = [faux_tool_call("calc", {"x": 1}), faux_tool_call("once", {"x": 1})]
+    again = [faux_tool_call("calc", {"x": 2}), faux_tool_call("once", {"x": 2})]
+    fm = FauxModel([faux_message(*turn), faux_message(*again), "done"])
+    agent = faux_agent(fm, tool_store=store)
+    await agent.prompt("go")
+
+    got = [(m.is_error, text_of(m.content)) for m in results(agent)]
+    assert got == [
+        (False, "v1 1"),
+        (False, "bye"),
+        (False, "v2 2"),
+        (True, 'Tool "once" not found. Available tools: calc'),
+    ]
+    assert [t.description for t in fm.contexts[1].tools] == ["The second version."]
+
+
+async def test_a_decision_for_a_call_that_is_not_held_is_refused_naming_the_held_ones() -> None:
+    ran: list[dict[str, Any]] = []
+    fm = FauxModel([faux_message(faux_tool_call("calculator", {"x": 1}, id="held-1")), "1"])
+    agent = faux_agent(
+        fm,
+        tools=[calculator_tool(ran)],
+        before_tool_call=lambda ctx: None if ctx.approved else BeforeToolCallResult(defer=True),
+    )
+    await agent.prompt("1?")
+    with pytest.raises(ConfigError, match="held-1"):
+        agent.approve("nope")
+    with pytest.raises(ApprovalPendingError):
+        await agent.resume()
+    with pytest.raises(ApprovalPendingError):
+        await agent.prompt("something else")
+    assert ran == []
+    agent.approve("held-1")
+    assert (await agent.resume()).text == "1" and ran == [{"x": 1}]
