@@ -106,6 +106,29 @@ async def test_a_compatible_server_that_names_no_param(server: ReplayServer) -> 
     assert [r.body["reasoning_effort"] for r in server.requests] == ["minimal", "low"]
 
 
+async def test_pydantic_servers_list_the_efforts_they_take(server: ReplayServer) -> None:
+    """sglang's (and vLLM's) refusal: a pydantic literal error, the body itself the error."""
+    model = get_model("openai-compatible/glm-5", base_url=server.url + "/v1", reasoning=True)
+    said = (
+        "1 validation error:\n  {'type': 'literal_error', 'loc': ('body', 'reasoning_effort'), "
+        "'msg': \"Input should be 'low', 'medium' or 'high'\", 'input': 'xhigh', 'ctx': "
+        "{'expected': \"'low', 'medium' or 'high'\"}}"
+    )
+    body = {"object": "error", "message": said, "type": "Bad Request", "param": None, "code": 400}
+    server.enqueue(json_reply(400, body), chat_answer())
+    message = await call(model, "xhigh")
+    assert message.stop_reason == "stop", message.error_message
+    assert [r.body["reasoning_effort"] for r in server.requests] == ["xhigh", "high"]
+
+
+async def test_ollama_which_lists_nothing_gets_low_medium_or_high(server: ReplayServer) -> None:
+    model = get_model("ollama/qwen3", base_url=server.url + "/v1", reasoning=True)
+    server.enqueue(refused("invalid reasoning value: 'minimal'", None), chat_answer())
+    message = await call(model, "minimal")
+    assert message.stop_reason == "stop", message.error_message
+    assert [r.body["reasoning_effort"] for r in server.requests] == ["minimal", "low"]
+
+
 async def test_another_400_is_the_calls_error(server: ReplayServer) -> None:
     model = get_model("openai/gpt-5-mini", base_url=server.url + "/v1")
     server.enqueue(refused("Invalid 'messages': empty array.", "messages"), chat_answer())

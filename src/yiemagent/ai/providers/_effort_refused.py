@@ -1,8 +1,9 @@
 """A reasoning effort the server does not take for a model, and the one sent in its place.
 
 OpenAI's models each take their own efforts ("minimal" is refused from GPT-5.1 on, "xhigh"
-by most), and so do compatible servers (Kimi refuses "none", DeepSeek "minimal"); the API
-answers HTTP 400 listing the ones it takes: "Unsupported value: 'minimal' is not supported
+by most), and so do compatible servers (Ollama, vLLM and sglang take low, medium and high;
+Kimi refuses "none", DeepSeek "minimal"); the server answers HTTP 400, OpenAI listing the
+ones it takes: "Unsupported value: 'minimal' is not supported
 with the 'gpt-5.1' model. Supported values are: 'none', 'low', 'medium', and 'high'." The
 request of a run's reasoning level then failed every call. Both OpenAI providers open their
 stream through `open_choosing_effort`: such a refusal is answered by sending the request
@@ -35,7 +36,16 @@ T = TypeVar("T")
 EFFORT_ORDER: Final = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
 """The OpenAI APIs' reasoning efforts, least first."""
 
-_SUPPORTED = re.compile(r"supported values are:?(.*)", re.IGNORECASE | re.DOTALL)
+_LISTED = re.compile(
+    r"(?:supported values are|input should be|must be(?: one of)?)\W{0,3}"
+    r"""((?:(?:\s*(?:,|\band\b|\bor\b))*\s*["']\w+["'])+)""",
+    re.IGNORECASE,
+)
+"""The list of values in a refusal: OpenAI's "Supported values are: 'none', 'low', …",
+pydantic's "Input should be 'low', 'medium' or 'high'" (vLLM, sglang), "must be …"."""
+
+_OLLAMA_EFFORTS: Final = ("low", "medium", "high")
+"""What Ollama's "invalid reasoning value: 'minimal'" means, when it lists nothing."""
 
 _CHOSEN: dict[tuple[str, str, str], str] = {}
 """(base URL, model id, effort asked for) → the effort sent in its place, in this process."""
@@ -43,8 +53,8 @@ _CHOSEN: dict[tuple[str, str, str], str] = {}
 
 def supported_efforts(exc: BaseException) -> tuple[str, ...] | None:
     """The efforts a server's HTTP 400 refusing the request's reasoning effort says it
-    takes, in its order; None for any other failure (another status, another parameter, no
-    list of values)."""
+    takes, in its order (Ollama's, which lists none: low, medium and high); None for any
+    other failure (another status, another parameter, no list of values)."""
     if getattr(exc, "status_code", None) != 400:
         return None
     error = api_error(getattr(exc, "body", None))
@@ -52,11 +62,12 @@ def supported_efforts(exc: BaseException) -> tuple[str, ...] | None:
     if not isinstance(message, str):
         return None
     param = str(error.get("param") or "") if error is not None else ""
-    if "effort" not in param and "effort" not in message:
+    ollama = "invalid reasoning value" in message.lower()
+    if "effort" not in param and "effort" not in message and not ollama:
         return None
-    listed = _SUPPORTED.search(message)
-    values = re.findall(r"'([A-Za-z_]+)'", listed.group(1)) if listed else []
-    return tuple(values) or None
+    listed = _LISTED.search(message)
+    values = re.findall(r"""["'](\w+)["']""", listed.group(1)) if listed else []
+    return tuple(values) or (_OLLAMA_EFFORTS if ollama else None)
 
 
 def nearest_effort(asked: str, supported: Sequence[str]) -> str | None:
