@@ -6,8 +6,9 @@ function returning nothing or an empty dict gives the model; every missing param
 optional and keyword-only parameters left out; a callable object as a tool; a call the
 model sent without an id; a structured answer; sessions: unknown, listed, cleared, an
 image kept, a conversation continued after a run that failed; a transfer over two hops
-(test_agent_transfer.py); and an agent called as a tool, answering with its text or its
-typed value (tools/test_agent_tool.py).
+(test_agent_transfer.py); an agent called as a tool, answering with its text or its
+typed value (tools/test_agent_tool.py); and a model call answered before the model and
+one changed after it (test_model_callbacks.py), by a `stream_fn` wrapping the model.
 
 Where ours differs by choice: an object with `__call__` and no `__name__` needs a `name=`
 (ADK names it after its class; docs/tools.md); a structured answer the schema refuses goes
@@ -20,6 +21,7 @@ entry agent's `return_to_entry` (docs/teams.md)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -33,10 +35,12 @@ from yiemagent import (
     AssistantMessage,
     ConfigError,
     ImageContent,
+    TextContent,
     ToolResultMessage,
     UserMessage,
     tool,
 )
+from yiemagent.ai import AssistantMessageEventStream, DoneEvent, ErrorEvent, stream
 from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
 from yiemagent.sessions import SqliteSessionStore
 from yiemagent.types import text_of
@@ -375,3 +379,46 @@ async def test_an_agent_tool_with_an_output_type_answers_with_its_value_as_json(
     offered = tool_fm.contexts[0].tools[0]
     assert offered.name == "final_result"
     assert offered.input_schema["properties"]["custom_output"]["type"] == "string"
+
+
+def answered_from_cache(cache: dict[str, str]) -> Any:
+    """A `stream_fn` that answers a question found in `cache` itself, and asks the model
+    otherwise, upper-casing its text answer before the run sees it: ADK's
+    before_model_callback and after_model_callback."""
+
+    async def stream_fn(model: Any, context: Any, options: Any) -> AssistantMessageEventStream:
+        question = text_of(context.messages[-1].content)
+        out = AssistantMessageEventStream()
+        if question in cache:
+            out.push(DoneEvent("stop", AssistantMessage(cache[question], model=model.id)))
+            return out
+        message = await stream(model, context, options).result()
+        if message.stop_reason == "stop":
+            message = dataclasses.replace(message, content=[TextContent(message.text.upper())])
+            out.push(DoneEvent("stop", message))
+        else:
+            out.push(ErrorEvent("error", message))
+        return out
+
+    return stream_fn
+
+
+async def test_a_model_call_answered_before_the_model_and_one_changed_after_it() -> None:
+    fm = FauxModel(["model_response"])
+    agent = Agent(model=fm.model, stream_fn=answered_from_cache({"test": "before_model_callback"}))
+
+    first = await agent.prompt("test")
+    assert first.text == "before_model_callback" and fm.call_count == 0
+
+    second = await agent.prompt("ask the model")
+    assert second.text == "MODEL_RESPONSE" and fm.call_count == 1
+    assert [text_of(m.content) for m in agent.state.messages] == [
+        "test",
+        "before_model_callback",
+        "ask the model",
+        "MODEL_RESPONSE",
+    ]
+    assert [text_of(m.content) for m in fm.contexts[0].messages][-2:] == [
+        "before_model_callback",
+        "ask the model",
+    ]
