@@ -103,3 +103,32 @@ async def test_a_reasoning_detail_names_its_call_by_the_id_sent(server: ReplaySe
     [assistant] = [m for m in server.requests[1].body["messages"] if m.get("tool_calls")]
     [sent_call] = assistant["tool_calls"]
     assert assistant["reasoning_details"] == [{**detail, "id": sent_call["id"]}]
+
+
+async def test_vertex_ai_signatures_go_back_under_vertex(server: ReplayServer) -> None:
+    # Vertex AI's OpenAI-compatible API puts the signature under `extra_content.vertex`, not
+    # `google`: it was not read, the call went back without it, and the next request was
+    # refused as missing a thought signature.
+    delta = {
+        "role": "assistant",
+        "tool_calls": [
+            {"index": 0, "id": "c1", "type": "function",
+             "function": {"name": "get_time", "arguments": json.dumps({"city": "Oslo"})},
+             "extra_content": {"vertex": {"thought_signature": "VlNJRw=="}}},
+        ],
+    }  # fmt: skip
+    gemini = Model(
+        id="google/gemini-3-flash", provider="vertex", api="openai-completions",
+        base_url=server.url + "/v1",
+    )  # fmt: skip
+    server.enqueue(
+        sse_reply(openai_chunks(delta, finish_reason="tool_calls")),
+        sse_reply(openai_chunks({"content": "Noon."})),
+    )
+    agent = Agent("x", model=gemini, tools=[get_time])
+    assert (await agent.prompt("The time in Oslo?")).text == "Noon."
+    [assistant] = [m for m in server.requests[1].body["messages"] if m.get("tool_calls")]
+    assert assistant["tool_calls"][0]["extra_content"] == {
+        "vertex": {"thought_signature": "VlNJRw=="}
+    }
+    assert "reasoning_details" not in assistant

@@ -18,6 +18,7 @@ message "Images returned by the tool call {id}:" (the id tells apart two calls o
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
@@ -49,7 +50,9 @@ if TYPE_CHECKING:
     from yiemagent.types.tools import AgentTool
 
 __all__ = [
+    "EXTRA_CONTENT",
     "FINISH_REASONS",
+    "MAX_CACHE_KEY_CHARS",
     "MAX_DESCRIPTION_CHARS",
     "REASONING_FIELDS",
     "function_fields",
@@ -95,7 +98,8 @@ def is_openai_proper(model: Model) -> bool:
 
 def openai_only_fields(model: Model, options: StreamOptions) -> dict[str, Any]:
     """The request fields only OpenAI itself takes, the same in Chat Completions and the
-    Responses API: `prompt_cache_key` (the session id; none with `cache_retention="none"`),
+    Responses API: `prompt_cache_key` (the session id, hashed when longer than OpenAI takes;
+    none with `cache_retention="none"`),
     `prompt_cache_retention="24h"` (`cache_retention="long"`) and `metadata` (as strings;
     Chat Completions leaves it out, as OpenAI takes it there only for a stored completion).
     Empty for any other server."""
@@ -104,12 +108,26 @@ def openai_only_fields(model: Model, options: StreamOptions) -> dict[str, Any]:
     fields: dict[str, Any] = {}
     if options.cache_retention != "none":
         if options.session_id:
-            fields["prompt_cache_key"] = options.session_id
+            fields["prompt_cache_key"] = _cache_key(options.session_id)
         if options.cache_retention == "long":
             fields["prompt_cache_retention"] = "24h"
     if options.metadata:
         fields["metadata"] = {str(k): str(v) for k, v in options.metadata.items()}
     return fields
+
+
+MAX_CACHE_KEY_CHARS: Final = 64
+"""The longest `prompt_cache_key` OpenAI takes; a longer one refuses the whole request (HTTP
+400 "string_above_max_length")."""
+
+
+def _cache_key(session_id: str) -> str:
+    """The `prompt_cache_key` of a session: its id, or, when longer than
+    `MAX_CACHE_KEY_CHARS`, the id's SHA-256 in hex (64 characters, the same for every request
+    of the session, and apart from any other session's)."""
+    if len(session_id) <= MAX_CACHE_KEY_CHARS:
+        return session_id
+    return hashlib.sha256(session_id.encode(errors="replace")).hexdigest()
 
 
 def is_mistral(model: Model) -> bool:
@@ -129,10 +147,18 @@ def _tool_call(call: ToolCall, same_model: bool) -> dict[str, Any]:
         },
     }
     signature = call.thought_signature
-    if same_model and signature and signature_object(signature) is None:
+    held = signature_object(signature)
+    if same_model and signature and held is None:
         # Gemini refuses its call back without it
-        wire["extra_content"] = {"google": {"thought_signature": signature}}
+        wire[EXTRA_CONTENT] = {"google": {"thought_signature": signature}}
+    elif same_model and held is not None and isinstance(held.get(EXTRA_CONTENT), dict):
+        wire[EXTRA_CONTENT] = held[EXTRA_CONTENT]  # Vertex AI's, under its own name
     return wire
+
+
+EXTRA_CONTENT = "extra_content"
+"""A call's field for a provider's own data (Gemini's thought signature); a call's
+signature that is a JSON object with this key goes back as the call's field."""
 
 
 def signature_object(signature: str | None) -> dict[str, Any] | None:
@@ -318,8 +344,10 @@ def _assistant(message: AssistantMessage, model: Model | None) -> list[dict[str,
             out["reasoning_details"] = [
                 {**detail, "id": call.id} if "id" in detail else detail
                 for call, detail in zip(calls, details, strict=True)
-                if detail
+                if detail and EXTRA_CONTENT not in detail
             ]
+            if not out["reasoning_details"]:
+                del out["reasoning_details"]
     if out["content"] is None and not calls:
         return []  # providers reject an assistant message with neither
     return [out]

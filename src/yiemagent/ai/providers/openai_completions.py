@@ -44,6 +44,7 @@ from yiemagent.ai._retry import RetryDecision, is_retryable_status
 from yiemagent.ai._think_tags import ThinkTagSplitter
 from yiemagent.ai.builder import MessageBuilder, complete_arguments
 from yiemagent.ai.openai_wire import (
+    EXTRA_CONTENT,
     FINISH_REASONS,
     REASONING_FIELDS,
     is_mistral,
@@ -381,8 +382,8 @@ class _Assembler:
                 entry.call.name = _fold_name(entry.call.name, name)
                 if key in self.waiting and self._open_call_done():
                     self._open_waiting(every=False)
-        signature = _field(_field(_field(delta, "extra_content"), "google"), "thought_signature")
-        if isinstance(signature, str) and signature:  # Gemini: sent back with the call
+        signature = _thought_signature(_field(delta, "extra_content"))
+        if signature:  # Gemini: sent back with the call
             entry.call.thought_signature = signature
         fragment = _new_part(entry.raw, fragment)
         if not fragment:
@@ -476,6 +477,19 @@ class _Assembler:
             )
             return
         self.builder.done_by_wire_reason(reason, FINISH_REASONS, field="finish_reason")
+
+
+def _thought_signature(extra: Any) -> str | None:
+    """Gemini's thought signature in a call's `extra_content`: under `google` (the Gemini
+    API) as it is; under `vertex` (Vertex AI's OpenAI-compatible API) as the whole
+    `extra_content` object in JSON, so it goes back under the name it came with."""
+    google = _field(_field(extra, "google"), "thought_signature")
+    if isinstance(google, str) and google:
+        return google
+    vertex = _field(_field(extra, "vertex"), "thought_signature")
+    if isinstance(vertex, str) and vertex:
+        return json.dumps({EXTRA_CONTENT: {"vertex": {"thought_signature": vertex}}})
+    return None
 
 
 def _new_part(raw: str, fragment: str) -> str:
