@@ -185,8 +185,9 @@ async def test_usage_with_cache_reads_and_writes_and_a_null_input_in_message_del
     [
         ({"input_tokens": 40, "output_tokens": 1}, {"input_tokens": 0, "output_tokens": 30}),
         ({"input_tokens": 0, "output_tokens": 0}, {"input_tokens": 40, "output_tokens": 30}),
+        ({"input_tokens": 40, "output_tokens": 1}, {"input_tokens": 40, "output_tokens": 30}),
     ],
-    ids=["zero_in_message_delta", "zero_in_message_start"],
+    ids=["zero_in_message_delta", "zero_in_message_start", "same_count_in_both"],
 )
 async def test_a_zero_input_count_does_not_replace_the_real_one(
     server: ReplayServer, start: dict[str, Any], delta: dict[str, Any]
@@ -194,7 +195,9 @@ async def test_a_zero_input_count_does_not_replace_the_real_one(
     """envoyproxy/ai-gateway#1631, sgl-project/sglang#20678: Anthropic-compatible servers
     send `input_tokens: 0` in message_delta (or in message_start, with the real count only
     at the end). The counts are cumulative, so a 0 after the real count is no news; taken
-    as it came, the turn cost no input and `UsageLimits` never saw its prompt."""
+    as it came, the turn cost no input and `UsageLimits` never saw its prompt. The API
+    itself repeats the prompt's count in message_delta: added up, a streamed turn cost
+    twice its input."""
     message = await run(server, sse(*text_blocks(), start_usage=start, delta_usage=delta))
     assert (message.usage.input, message.usage.output) == (40, 30)
     assert message.usage.total_tokens == 70
