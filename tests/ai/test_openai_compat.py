@@ -941,8 +941,9 @@ async def test_an_empty_chunk_after_a_complete_call_adds_nothing(server: ReplayS
         ['{"city":', '{"city": "Ber', '{"city": "Berlin"}'],  # the whole text so far each time
         ['{"city": ', '"Berlin"}', '{"city": "Berlin"}'],  # pieces, then the object again
         ['{"city": "Berlin"}', '{"city": "Berlin"}'],  # whole with the id, then again
+        ["{", '{"city": "Berlin"}'],  # an opening brace, then the whole object
     ],
-    ids=["cumulative", "pieces_then_whole", "whole_twice"],
+    ids=["cumulative", "pieces_then_whole", "whole_twice", "brace_then_whole"],
 )
 async def test_arguments_resent_whole_are_not_appended_twice(
     server: ReplayServer, fragments: list[str]
