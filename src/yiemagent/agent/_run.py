@@ -658,6 +658,14 @@ class AgentStateView(AgentState):
     @tools.setter
     def tools(self, value: Any) -> None:
         new = to_tool_list(value)
+        names: set[str] = set()
+        for tool in new:  # all checked before the store changes: a refusal keeps the old tools
+            if tool.name in names:
+                raise ConfigError(
+                    f"two different tools named {tool.name!r} in state.tools: tool names must "
+                    "be unique; rename one (@tool(name=...)) or drop it"
+                )
+            names.add(tool.name)
         self._store.clear()
         for tool in new:
             self._store.register(tool)
@@ -754,7 +762,8 @@ def warn_no_reasoning(model: Model, level: ThinkingLevel | None) -> None:
 
 def to_tool_list(tools: Any) -> list[AgentTool]:
     """The tools of a `ToolStore`, a name → tool mapping or an iterable of tools, each an
-    `AgentTool` or a typed function made a tool as `@tool` makes it (`to_agent_tool`).
+    `AgentTool` or a typed function made a tool as `@tool` makes it (`to_agent_tool`); an
+    item an iterable holds twice is one tool.
 
     Raises:
         ConfigError: something that is neither a tool nor a function, a function `@tool`
@@ -781,7 +790,11 @@ def to_tool_list(tools: Any) -> list[AgentTool]:
             f"tools must be a ToolStore, a dict of tools or a list of tools, not "
             f"{type(tools).__name__}"
         )
-    return [to_agent_tool(item) for item in tools]
+    made: dict[int, tuple[object, AgentTool]] = {}  # the item is kept so its id stays its own
+    for item in tools:  # an item given twice (the same function too) is one tool
+        if id(item) not in made:
+            made[id(item)] = (item, to_agent_tool(item))
+    return [made_tool for _, made_tool in made.values()]
 
 
 def _message_end(state: AgentState, event: MessageEndEvent) -> None:
