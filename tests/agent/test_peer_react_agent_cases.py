@@ -3,7 +3,8 @@ huggingface/smolagents (tests/test_agents.py) and strands-agents (tools/executor
 test_concurrent.py) check, on our Agent: the model chosen per call, the history trimmed
 for the model and kept whole, a person's answer to a held call read by the model, a run
 bounded in turns, calls with arguments of the wrong shape, a raising tool and a parameter
-named `_`, and a parallel batch answered in call order while its ends come as they finish.
+named `_`, a parallel batch answered in call order while its ends come as they finish,
+and the system prompt: none, a text sent as it is, or one computed for each call.
 
 Where ours differs by choice: a run that reaches `max_turns` ends there (reason
 "max_turns", every call answered), where smolagents asks the model once more for a final
@@ -18,6 +19,7 @@ import pytest
 
 from yiemagent import (
     Agent,
+    AgentContext,
     AgentEndEvent,
     AgentTool,
     AssistantMessage,
@@ -233,3 +235,27 @@ async def test_several_calls_are_each_observed_in_order_in_one_turn() -> None:
     await agent.prompt("process both")
     assert turns == [["Processed: value1", "Processed: value2"], []]
     assert isinstance(agent.state.messages[0], UserMessage)
+
+
+async def test_no_system_prompt_sends_none_and_a_text_one_is_sent_as_it_is() -> None:
+    bare = FauxModel(["hi"])
+    await Agent(None, bare.model, stream_fn=bare.stream_fn).prompt("hello")
+    assert bare.contexts[0].system_prompt == ""
+
+    told = FauxModel(["hi"])
+    prompt = "Foo { not a template } {{ nor this }}"
+    await Agent(prompt, told.model, stream_fn=told.stream_fn).prompt("hello")
+    assert told.contexts[0].system_prompt == prompt
+
+
+async def test_a_system_prompt_computed_for_each_call_from_what_the_model_will_see() -> None:
+    def counted(state: Any) -> AgentContext:
+        turns = sum(1 for m in state.messages if isinstance(m, UserMessage))
+        return AgentContext(f"Prompt number {turns}", state.messages, state.tools)
+
+    fm = FauxModel(["one", "two"])
+    agent = faux_agent(fm, prepare_context=counted)
+    await agent.prompt("first")
+    await agent.prompt("second")
+    assert [c.system_prompt for c in fm.contexts] == ["Prompt number 1", "Prompt number 2"]
+    assert agent.state.system_prompt == "You are a helpful assistant."  # the agent's own stays
