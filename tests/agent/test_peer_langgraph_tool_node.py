@@ -4,8 +4,8 @@ test_react_agent.py), on our Agent: each call of a batch answered by id in call 
 what a tool returns as the model reads it, invalid arguments and raising tools fed back,
 one tool's error text rewritten, the parameters the framework fills in kept out of a
 validation error, a hook changing one call of a batch or raising, parallel calls that
-really overlap, a call that waits for a person next to one that does not, and a tool
-that ends the run with its result.
+really overlap, a call that waits for a person next to one that does not, a tool that
+ends the run with its result, and progress a tool writes (test_tool_node_stream_writer).
 
 Where ours differs by choice: a tool's exception is always an error result the model
 reads (langgraph's `handle_tool_errors=False` re-raises it to the caller; here no tool
@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
+import time
 from typing import Any
 
 from yiemagent import (
@@ -338,3 +340,35 @@ async def test_a_tool_ending_the_run_returns_its_result_without_another_model_ca
     agent = faux_agent(fm, tools=[tool_direct, tool_normal])
     reply = await agent.prompt("Test both")
     assert fm.call_count == 2 and reply.text == "answered"  # not every result ended the run
+
+
+async def test_progress_a_tool_writes_reaches_listeners_in_order_before_its_result() -> None:
+    late = threading.Event()
+
+    def streaming_tool(n: int, on_update: Any) -> str:
+        """Writes progress as it works."""
+        for i in range(n):
+            on_update(f"custom {i}")
+
+        def after_return() -> None:
+            time.sleep(0.05)
+            on_update("too late")
+            late.set()
+
+        threading.Thread(target=after_return).start()
+        return "done"
+
+    fm = FauxModel([faux_message(one_call("streaming_tool", {"n": 200}, "w")), "ok"])
+    agent = faux_agent(fm, tools=[streaming_tool])
+    seen: list[str] = []
+
+    def record(event: Any) -> None:
+        if event.type == "tool_execution_update":
+            seen.append(text_of(event.partial_result.content))
+        elif event.type == "tool_execution_end":
+            seen.append("end")
+
+    agent.subscribe(record)
+    await agent.prompt("go")
+    assert await asyncio.to_thread(late.wait, 10)
+    assert seen == [f"custom {i}" for i in range(200)] + ["end"]
