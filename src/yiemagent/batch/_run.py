@@ -399,13 +399,19 @@ async def _dispatch(
 @contextlib.contextmanager
 def _sigint_sets(stop: asyncio.Event, loop: asyncio.AbstractEventLoop) -> Iterator[None]:
     """First Ctrl-C sets `stop`; the second raises KeyboardInterrupt as usual. Called for
-    SIGTERM too (`yiem batch` passes it on with its number), the warning names that."""
+    SIGTERM too (`yiem batch` passes it on with its number), the warning names that.
+
+    A process started with SIGINT ignored (a shell without job control starts `yiem batch
+    ... &` so, POSIX) keeps ignoring it, as Python does: a Ctrl-C meant for the script's
+    foreground command does not stop the batch. SIGTERM passed on still does."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
     previous = os_signal.getsignal(os_signal.SIGINT)
 
     def on_sigint(signum: int, frame: object) -> None:
+        if signum == os_signal.SIGINT and previous is os_signal.SIG_IGN:
+            return
         if stop.is_set():
             os_signal.signal(os_signal.SIGINT, previous)
             raise KeyboardInterrupt

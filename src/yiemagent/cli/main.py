@@ -71,6 +71,7 @@ from yiemagent.cli.options import (
     reasoning_ignored,
     reasoning_level,
     resolve_model,
+    run_signals,
     sigterm_raises,
     silence_closed_output,
 )
@@ -238,8 +239,8 @@ async def _run_loop(
     # SIGTERM (a supervisor, `timeout`, `kill`) winds the run down as Ctrl-C does: the
     # answer's line is ended and the reason said, instead of a cut line and silence.
     with contextlib.suppress(NotImplementedError, RuntimeError):
-        loop.add_signal_handler(os_signal.SIGINT, on_signal, "interrupted")
-        loop.add_signal_handler(os_signal.SIGTERM, on_signal, "terminated")
+        for signum, why in run_signals():
+            loop.add_signal_handler(signum, on_signal, why)
     try:
         stream = agent_loop([prompt], context, config, abort)
         while True:

@@ -59,6 +59,7 @@ __all__ = [
     "refuse_standard_stream",
     "resolve_model",
     "results_file_option",
+    "run_signals",
     "same_file",
     "sigterm_as_ctrl_c",
     "sigterm_raises",
@@ -281,6 +282,22 @@ def sigterm_raises() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+def run_signals() -> list[tuple[signal.Signals, str]]:
+    """The signals a run winds down on, each with what the command then says: SIGINT
+    ("interrupted") unless this process started with it ignored, and SIGTERM ("terminated").
+
+    A shell without job control starts `yiem run ... &` with SIGINT ignored, so that a
+    Ctrl-C meant for the script's foreground command leaves it running (POSIX); Python
+    leaves such a SIGINT ignored, and so does a run. Elsewhere than on the main thread a
+    signal's disposition cannot change, so SIGINT is taken as not ignored there."""
+    ignored = (
+        threading.current_thread() is threading.main_thread()
+        and signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    )
+    wanted = [] if ignored else [(signal.SIGINT, "interrupted")]
+    return [*wanted, (signal.SIGTERM, "terminated")]
 
 
 @contextlib.contextmanager

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeAlias
 
 import typer
 
-from yiemagent.cli.options import EXIT_INTERRUPTED, EXIT_TERMINATED
+from yiemagent.cli.options import EXIT_INTERRUPTED, EXIT_TERMINATED, run_signals
 from yiemagent.types import (
     AgentEndEvent,
     AgentEvent,
@@ -277,8 +277,8 @@ async def run_agent(
 
     unsubscribe = agent.subscribe(listen)
     with contextlib.suppress(NotImplementedError, RuntimeError):
-        loop.add_signal_handler(os_signal.SIGINT, on_signal, "interrupted")
-        loop.add_signal_handler(os_signal.SIGTERM, on_signal, "terminated")
+        for signum, why in run_signals():
+            loop.add_signal_handler(signum, on_signal, why)
     try:
         with contextlib.suppress(AgentRunError):  # the printer has shown why
             await agent.prompt(prompt)
