@@ -86,7 +86,7 @@ def render_tool_file(
         "on_update)",
         "    if isinstance(value, (AgentToolResult, str)):",
         "        return value",
-        "    return json.dumps(value, default=str)",
+        "    return json.dumps(value, default=str, ensure_ascii=False)",
         "",
     ]
     hooks = {"validate_arguments": "None", "prepare_arguments": "None"}
