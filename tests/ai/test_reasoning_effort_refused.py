@@ -18,14 +18,14 @@ from hypothesis import given, strategies as st
 from tests.ai.servers import ReplayServer, json_reply, openai_chunks, sse_reply
 from tests.ai.test_attachments import responses_done, responses_sse
 from yiemagent.ai import Context, StreamOptions, get_model, stream
-from yiemagent.ai.providers._effort_refused import EFFORT_ORDER, nearest_effort
+from yiemagent.ai.providers._refused_settings import EFFORT_ORDER, nearest_effort
 from yiemagent.types.messages import AssistantMessage, UserMessage
 from yiemagent.types.model import Model, ThinkingLevel
 
 pytestmark = pytest.mark.timeout(120)
 
 KEY = "sk-test-0123456789abcdef"
-LOGGER = "yiemagent.ai.providers._effort_refused"
+LOGGER = "yiemagent.ai.providers._refused_settings"
 
 
 def refused(message: str, param: str | None) -> Any:

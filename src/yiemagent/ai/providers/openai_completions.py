@@ -17,7 +17,7 @@ and Ollama read that one, and vLLM rejects a value larger than the context);
 OpenAI only, `metadata` nowhere (OpenAI refuses it for a completion it does not store, and
 stores none; a warning says so once); reasoning effort
 goes as `reasoning_effort` (OpenRouter: `reasoning.effort`; one the server refuses for the
-model goes again as the nearest it takes, `_effort_refused`; its encrypted
+model goes again as the nearest it takes, `_refused_settings`; its encrypted
 `reasoning_details` entry for a call goes back with the call). Thinking received in a
 `reasoning_content`/`reasoning`/`reasoning_text` delta field is stored with that field name as
 its signature and sent back in the same field to the same model; thinking a LiteLLM proxy
@@ -54,7 +54,7 @@ from yiemagent.ai.openai_wire import (
     openai_tool,
     usage_from_openai,
 )
-from yiemagent.ai.providers._effort_refused import open_choosing_effort
+from yiemagent.ai.providers._refused_settings import open_adapting
 from yiemagent.ai.providers._sdk_call import SdkApi, open_raw_stream, stream_sdk
 from yiemagent.ai.providers._sdk_failures import (
     api_error,
@@ -525,9 +525,9 @@ def _field(value: Any, name: str) -> Any:
 async def _open_stream(
     client: AsyncOpenAI, body: dict[str, Any], idle_timeout_s: float | None
 ) -> Any:
-    """The raw streamed response to `body`; a reasoning effort the server refuses for the
-    model is replaced by the nearest it takes (`open_choosing_effort`)."""
-    return await open_choosing_effort(
+    """The raw streamed response to `body`; a reasoning effort or a cache retention the
+    server refuses for the model is replaced or left out (`open_adapting`)."""
+    return await open_adapting(
         lambda: _open_with_stream_options(client, body, idle_timeout_s), str(client.base_url), body
     )
 

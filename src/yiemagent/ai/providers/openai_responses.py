@@ -54,7 +54,7 @@ from yiemagent.ai.openai_wire import (
     signature_object,
     usage_from_openai,
 )
-from yiemagent.ai.providers._effort_refused import open_choosing_effort
+from yiemagent.ai.providers._refused_settings import open_adapting
 from yiemagent.ai.providers._sdk_call import SdkApi, StreamFailed, open_raw_stream, stream_sdk
 from yiemagent.ai.providers._sdk_failures import sdk_retry_decision
 from yiemagent.ai.providers.openai_completions import openai_tool_call_id
@@ -470,8 +470,8 @@ class _Assembler:
 async def _open_stream(
     client: AsyncOpenAI, body: dict[str, Any], idle_timeout_s: float | None
 ) -> Any:
-    """The raw streamed response to `body`. A reasoning effort the server refuses for the
-    model is replaced by the nearest it takes (`open_choosing_effort`). A reasoning summary
+    """The raw streamed response to `body`. A reasoning effort or a cache retention the
+    server refuses for the model is replaced or left out (`open_adapting`). A reasoning summary
     the server has refused for this key and model (`_NO_SUMMARY`) is left out of the
     request; one it refuses now (a 400 about the parameter `reasoning.summary`) is
     remembered, told once on one line (a warning of this module's logger), left out, and
@@ -488,7 +488,7 @@ async def _open_stream(
         return open_raw_stream(create, body, ("model", "input"), idle_timeout_s)
 
     try:
-        return await open_choosing_effort(open_once, str(client.base_url), body)
+        return await open_adapting(open_once, str(client.base_url), body)
     except openai.BadRequestError as exc:
         if exc.param != "reasoning.summary" or not _drop_summary(body):
             raise
@@ -499,7 +499,7 @@ async def _open_stream(
             body["model"],
             " ".join(_error_text(exc).split()),
         )
-    return await open_choosing_effort(open_once, str(client.base_url), body)
+    return await open_adapting(open_once, str(client.base_url), body)
 
 
 _NO_SUMMARY: set[tuple[str, str, str]] = set()

@@ -1,0 +1,188 @@
+"""Settings of a request that a server refuses for a model, and what is sent instead.
+
+Both OpenAI providers open their stream through `open_adapting`: a refusal (HTTP 400) of
+one of these settings is answered by sending the request once more without it, or with
+what the server takes, remembered for that server and model for the rest of the process
+and told once as a warning of this module's logger.
+
+- The reasoning effort: OpenAI's models each take their own ("minimal" is refused from
+  GPT-5.1 on, "xhigh" by most), and so do compatible servers (Ollama, vLLM and sglang take
+  low, medium and high; Kimi refuses "none", DeepSeek "minimal"); OpenAI lists the ones it
+  takes: "Unsupported value: 'minimal' is not supported with the 'gpt-5.1' model.
+  Supported values are: 'none', 'low', 'medium', and 'high'." The nearest listed effort
+  is sent (`nearest_effort`).
+- `prompt_cache_retention` (`cache_retention="long"`): only some OpenAI models keep a
+  prompt cache for 24 hours, and the others (and GPT-5.6 on, which replaced the field)
+  refuse the field: it is left out, and the server keeps its cache as long as it does.
+
+Without this, the request of a run's reasoning level or retention failed every call.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, Final, TypeVar
+
+from yiemagent.ai.providers._sdk_failures import api_error
+
+__all__ = [
+    "DROPPABLE",
+    "EFFORT_ORDER",
+    "nearest_effort",
+    "open_adapting",
+    "refused_field",
+    "request_effort",
+    "supported_efforts",
+]
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+EFFORT_ORDER: Final = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
+"""The OpenAI APIs' reasoning efforts, least first."""
+
+_LISTED = re.compile(
+    r"(?:supported values are|input should be|must be(?: one of)?)\W{0,3}"
+    r"""((?:(?:\s*(?:,|\band\b|\bor\b))*\s*["']\w+["'])+)""",
+    re.IGNORECASE,
+)
+"""The list of values in a refusal: OpenAI's "Supported values are: 'none', 'low', …",
+pydantic's "Input should be 'low', 'medium' or 'high'" (vLLM, sglang), "must be …"."""
+
+_OLLAMA_EFFORTS: Final = ("low", "medium", "high")
+"""What Ollama's "invalid reasoning value: 'minimal'" means, when it lists nothing."""
+
+DROPPABLE: Final = ("prompt_cache_retention",)
+"""Fields a request goes on without when the server refuses them for the model."""
+
+_CHOSEN: dict[tuple[str, str, str], str] = {}
+"""(base URL, model id, effort asked for) → the effort sent in its place, in this process."""
+_DROPPED: set[tuple[str, str, str]] = set()
+"""(base URL, model id, field) of the `DROPPABLE` fields refused, in this process."""
+
+
+def supported_efforts(exc: BaseException) -> tuple[str, ...] | None:
+    """The efforts a server's HTTP 400 refusing the request's reasoning effort says it
+    takes, in its order (Ollama's, which lists none: low, medium and high); None for any
+    other failure (another status, another parameter, no list of values)."""
+    if getattr(exc, "status_code", None) != 400:
+        return None
+    error = api_error(getattr(exc, "body", None))
+    message = error.get("message") if error is not None else None
+    if not isinstance(message, str):
+        return None
+    param = str(error.get("param") or "") if error is not None else ""
+    ollama = "invalid reasoning value" in message.lower()
+    if "effort" not in param and "effort" not in message and not ollama:
+        return None
+    listed = _LISTED.search(message)
+    values = re.findall(r"""["'](\w+)["']""", listed.group(1)) if listed else []
+    return tuple(values) or (_OLLAMA_EFFORTS if ollama else None)
+
+
+def nearest_effort(asked: str, supported: Sequence[str]) -> str | None:
+    """The effort of `supported` closest to `asked` in `EFFORT_ORDER` (of two as close, the
+    lesser); never "none", which turns reasoning off, unless asked for. None when no effort
+    of `supported` is one of `EFFORT_ORDER`, or `asked` is not."""
+    if asked not in EFFORT_ORDER:
+        return None
+    position = EFFORT_ORDER.index(asked)
+    known = [
+        value
+        for value in supported
+        if value in EFFORT_ORDER and (value != "none" or asked == "none")
+    ]
+    if not known:
+        return None
+    return min(
+        known,
+        key=lambda value: (abs(EFFORT_ORDER.index(value) - position), EFFORT_ORDER.index(value)),
+    )
+
+
+def request_effort(body: dict[str, Any]) -> str | None:
+    """The reasoning effort `body` asks for: `reasoning_effort` (Chat Completions) or
+    `reasoning.effort` (the Responses API, OpenRouter); None when it asks for none."""
+    effort = body.get("reasoning_effort")
+    reasoning = body.get("reasoning")
+    if effort is None and isinstance(reasoning, dict):
+        effort = reasoning.get("effort")
+    return effort if isinstance(effort, str) else None
+
+
+def _set_effort(body: dict[str, Any], effort: str) -> None:
+    if "reasoning_effort" in body:
+        body["reasoning_effort"] = effort
+    else:
+        body["reasoning"] = {**body["reasoning"], "effort": effort}
+
+
+def refused_field(exc: BaseException) -> str | None:
+    """The `DROPPABLE` field a server's HTTP 400 refuses (its `param`, or named in its
+    message: "prompt_cache_retention is not supported on this model"), or None."""
+    if getattr(exc, "status_code", None) != 400:
+        return None
+    error = api_error(getattr(exc, "body", None))
+    if error is None:
+        return None
+    param, message = str(error.get("param") or ""), str(error.get("message") or "")
+    return next((name for name in DROPPABLE if name == param or name in message), None)
+
+
+async def open_adapting(
+    open_once: Callable[[], Awaitable[T]], base_url: str, body: dict[str, Any]
+) -> T:
+    """`open_once()`, one attempt at opening the stream of `body`, adapted to what the
+    server refuses for the model: a refused reasoning effort becomes the nearest the server
+    lists, a refused `DROPPABLE` field is left out, and `open_once()` runs again (once per
+    refusal). `body` keeps the change, so a retry of the call does not ask again, and so
+    does every later request of the process to that server and model.
+
+    Raises:
+        Exception: what `open_once` raised, when it is no such refusal (or an effort
+            refusal that lists none to send instead).
+    """
+    model = str(body.get("model"))
+    for name in DROPPABLE:
+        if name in body and (base_url, model, name) in _DROPPED:
+            del body[name]
+    asked = request_effort(body)
+    known = _CHOSEN.get((base_url, model, asked)) if asked is not None else None
+    if known is not None:
+        _set_effort(body, known)
+    for _ in range(len(DROPPABLE) + 1):
+        try:
+            return await open_once()
+        except Exception as exc:
+            if not _adapt(exc, base_url, body):
+                raise
+    return await open_once()
+
+
+def _adapt(exc: BaseException, base_url: str, body: dict[str, Any]) -> bool:
+    """Change `body` for the refusal `exc`, remembered and told once; whether it changed."""
+    model = str(body.get("model"))
+    field = refused_field(exc)
+    if field is not None and field in body:
+        del body[field]
+        _DROPPED.add((base_url, model, field))
+        logger.warning("%s refuses %s: it is not sent", model, field)
+        return True
+    asked = request_effort(body)
+    supported = supported_efforts(exc) if asked is not None else None
+    chosen = nearest_effort(asked, supported) if asked is not None and supported else None
+    if asked is None or chosen is None or chosen == asked:
+        return False
+    _CHOSEN[(base_url, model, asked)] = chosen
+    logger.warning(
+        "%s takes no reasoning effort %r (only %s): %r is sent instead",
+        model,
+        asked,
+        ", ".join(supported or ()),
+        chosen,
+    )
+    _set_effort(body, chosen)
+    return True
