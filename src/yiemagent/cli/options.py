@@ -290,12 +290,8 @@ def run_signals() -> list[tuple[signal.Signals, str]]:
 
     A shell without job control starts `yiem run ... &` with SIGINT ignored, so that a
     Ctrl-C meant for the script's foreground command leaves it running (POSIX); Python
-    leaves such a SIGINT ignored, and so does a run. Elsewhere than on the main thread a
-    signal's disposition cannot change, so SIGINT is taken as not ignored there."""
-    ignored = (
-        threading.current_thread() is threading.main_thread()
-        and signal.getsignal(signal.SIGINT) is signal.SIG_IGN
-    )
+    leaves such a SIGINT ignored, and so does a run."""
+    ignored = signal.getsignal(signal.SIGINT) is signal.SIG_IGN
     wanted = [] if ignored else [(signal.SIGINT, "interrupted")]
     return [*wanted, (signal.SIGTERM, "terminated")]
 
