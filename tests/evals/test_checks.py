@@ -207,3 +207,12 @@ def test_a_boolean_is_not_the_number_one() -> None:
     assert verdict(output_is({"n": 1}), run_of('{"n": 1.0}')).passed
     assert not verdict(equals(1), run_of("", output=True)).passed
     assert verdict(equals(True), run_of("", output=True)).passed
+
+
+def test_a_failed_output_is_quotes_text_with_its_own_characters() -> None:
+    # The reason read `got '{"city": "\u5317\u4eac"}'`: a report in any language other
+    # than English showed escapes where the answer's words were.
+    result = verdict(output_is({"city": "北京"}), run_of('{"city": "上海"}'))
+    assert not result.passed
+    assert "上海" in result.reason and "北京" in result.reason
+    assert "\\u" not in result.reason

@@ -452,7 +452,7 @@ def _args(arguments: Mapping[str, Any]) -> str:
 
 
 def _quote(value: Any) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, default=str)
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
     text = " ".join(text.split())
     return repr(text if len(text) <= 120 else text[:119] + "…")
 
