@@ -186,8 +186,8 @@ class AsyncCallableWith2Args:
 
 
 async def test_a_callable_object_is_a_tool_once_it_has_a_name() -> None:
-    with pytest.raises(ConfigError, match="name="):
-        faux_agent(FauxModel([]), tools=[AsyncCallableWith2Args()])
+    with pytest.raises(ConfigError, match=r"name it with tool\(obj, name=\.\.\.\)"):
+        faux_agent(FauxModel([]), tools=[AsyncCallableWith2Args()])  # no name= option here
 
     callable_tool = tool(AsyncCallableWith2Args(), name="async_callable")
     assert callable_tool.name == "async_callable"

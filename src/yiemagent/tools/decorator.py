@@ -246,7 +246,9 @@ def _build_tool(
     target, bound = _unwrap_partial(func)
     tool_name = name or getattr(target, "__name__", "")
     if not tool_name:
-        raise ConfigError(f"tool {func!r} has no __name__: give it one with name=")
+        raise ConfigError(
+            f"tool {func!r} has no __name__: name it with tool(obj, name=...) or @tool(name=...)"
+        )
     if target is func and _method_of(func):
         raise ConfigError(
             f"tool {tool_name!r}: its first parameter 'self' is the instance of a method; "
