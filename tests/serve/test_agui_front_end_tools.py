@@ -45,7 +45,8 @@ class Verdict(BaseModel):
 
 def brain(context: Context) -> AssistantMessage:
     """ "paint C" calls the front-end `paint`; "both C" calls `weather` and `paint` in one
-    reply; "launchpaint C" calls `launch` (held for approval) and `paint`; after tool
+    reply; "twice C D" calls `paint` twice in one reply; "launchpaint C" calls `launch`
+    (held for approval) and `paint`; after tool
     results it answers with their texts (error results marked); else it echoes."""
     last = context.messages[-1]
     if getattr(last, "role", None) == "toolResult":
@@ -64,6 +65,8 @@ def brain(context: Context) -> AssistantMessage:
             faux_tool_call("weather", {"city": words[1]}),
             faux_tool_call("paint", {"color": words[1]}),
         )
+    if words and words[0] == "twice":
+        return faux_message(*(faux_tool_call("paint", {"color": color}) for color in words[1:3]))
     if words and words[0] == "launchpaint":
         return faux_message(
             faux_tool_call("launch", {"city": words[1]}),
@@ -224,6 +227,28 @@ def test_a_parallel_batch_runs_the_server_tool_and_holds_the_front_end_one(
     messages, held = server.on_disk("par")
     assert roles(messages) == ["user", "assistant", "toolResult", "toolResult", "assistant"]
     assert [m["tool_call_id"] for m in messages[2:4]] == [by_name["weather"], by_name["paint"]]
+    assert held == []
+
+
+def test_two_front_end_calls_of_one_reply_are_both_streamed_held_and_answered(
+    server: Server,
+) -> None:
+    # Parallel front-end calls: only the first was streamed and the run halted there,
+    # and the client got "forwarded" results for calls it was meant to run.
+    first = server.run(ask("two", "r1", "twice teal red"))
+    calls = calls_of(first)
+    assert list(calls.values()) == [("paint", {"color": "teal"}), ("paint", {"color": "red"})]
+    assert not [e for e in first if e.type == "TOOL_CALL_RESULT"]
+    messages, held = server.on_disk("two")
+    assert roles(messages) == ["user", "assistant"]
+    assert sorted(h["tool_call_id"] for h in held) == sorted(calls)
+
+    history = [agui.UserMessage(id="u0", content="twice teal red"), assistant_with(calls)]
+    answers = [answer(call_id, f"painted {args['color']}") for call_id, (_, args) in calls.items()]
+    second = server.run(ask("two", "r2", *history, *answers))
+    assert answer_text(second) == "Done: painted teal; painted red"
+    messages, held = server.on_disk("two")
+    assert roles(messages) == ["user", "assistant", "toolResult", "toolResult", "assistant"]
     assert held == []
 
 
