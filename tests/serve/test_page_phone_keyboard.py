@@ -85,13 +85,13 @@ def keyboard_only(url: str, profile: Path) -> None:
         page.keyboard.press("Enter")
         page.wait_for_selector(".approve button:text('Approve')")
         head = page.locator(".tool .head").first
-        assert head.get_attribute("aria-expanded") == "false"
+        assert head.get_attribute("aria-expanded") == "true"  # a held call shows its arguments
         tab_to(page, ".tool .head")
-        page.keyboard.press("Enter")  # the call's details open, as a click opens them
-        page.wait_for_selector(".tool.open .body pre:has-text('Apollo')")
-        assert head.get_attribute("aria-expanded") == "true"
-        page.keyboard.press(" ")  # and close
+        page.keyboard.press("Enter")  # the call's details close, as a click closes them
         page.wait_for_selector(".tool:not(.open)")
+        assert head.get_attribute("aria-expanded") == "false"
+        page.keyboard.press(" ")  # and open
+        page.wait_for_selector(".tool.open .body pre:has-text('Apollo')")
         tab_to(page, ".approve button.primary")
         page.keyboard.press("Enter")
         page.wait_for_selector(".assistant:has-text('Done: launched Apollo')")
