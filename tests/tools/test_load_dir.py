@@ -34,6 +34,22 @@ def get_tool():
 
 POISON = 'raise RuntimeError("this file must never be imported")\n'
 
+TWO_TOOLS = '''\
+from yiemagent import tool
+
+
+@tool
+def shout(text: str) -> str:
+    """Shout."""
+    return text.upper()
+
+
+@tool
+def hush(text: str) -> str:
+    """Hush."""
+    return text.lower()
+'''
+
 
 def good(name: str, word: str, label: str = "Label") -> str:
     return GOOD.format(name=name, word=word, label=label)
@@ -93,6 +109,15 @@ def test_r4_13_skipped_files_are_never_imported(tmp_path: Path) -> None:
             " get_tool = lambda: shout",
         ),
         ("def get_tool():\n    return 42\n", "get_tool() returned int, not an AgentTool"),
+        (  # two tools in one file: "returned list, not an AgentTool" did not say the rule
+            TWO_TOOLS + "\ndef get_tool():\n    return [shout, hush]\n",
+            "get_tool() returned 2 tools, and a tool file offers one: put shout and hush in "
+            "files of their own",
+        ),
+        (  # ... and without get_tool: offering the first alone would drop the other
+            TWO_TOOLS,
+            "a tool file offers one tool: put shout and hush in files of their own",
+        ),
         ("def get_tool():\n    raise KeyError('boom')\n", "get_tool() raised KeyError"),
         ("import does_not_exist_anywhere\n", "ModuleNotFoundError"),
         ("import sys\nsys.exit(2)\n", "sys.exit(2)"),

@@ -294,6 +294,11 @@ def _tool_from_module(module: ModuleType) -> AgentTool:
     if not callable(get_tool):
         # a file of @tool functions without get_tool is the usual first try: say the line
         made = [name for name, value in vars(module).items() if isinstance(value, AgentTool)]
+        if len(made) > 1:  # offering the first would drop the others
+            raise ConfigError(
+                f"defines no get_tool() function, and a tool file offers one tool: put "
+                f"{_listed(made)} in files of their own, each with get_tool = lambda: <its tool>"
+            )
         if made:
             raise ConfigError(
                 f"defines no get_tool() function; to offer its tool {made[0]}, add: "
@@ -306,10 +311,20 @@ def _tool_from_module(module: ModuleType) -> AgentTool:
         raise ConfigError(f"get_tool() called os._exit({exc.status!r})") from None
     except BaseException as exc:  # KeyboardInterrupt and SystemExit too: the file's failure
         raise ConfigError(f"get_tool() raised {describe_failure(exc)}") from None
+    if isinstance(tool, (list, tuple)) and tool and all(isinstance(t, AgentTool) for t in tool):
+        raise ConfigError(
+            f"get_tool() returned {len(tool)} tools, and a tool file offers one: put "
+            f"{_listed([t.name for t in tool])} in files of their own, each with its get_tool()"
+        )
     if not isinstance(tool, AgentTool):
         raise ConfigError(f"get_tool() returned {type(tool).__name__}, not an AgentTool")
     _check_tool(tool)
     return tool
+
+
+def _listed(names: list[str]) -> str:
+    """Names in a sentence: `a and b`, `a, b and c`."""
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
 def _check_tool(tool: object) -> None:
