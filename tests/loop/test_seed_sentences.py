@@ -532,3 +532,31 @@ async def test_a_signal_in_the_config_aborts_a_run_given_none() -> None:
     assert AgentLoopConfig(model=fm.model, signal=signal).run_signal(None) is signal
     other = AbortSignal()
     assert AgentLoopConfig(model=fm.model, signal=signal).run_signal(other) is other
+
+
+async def test_a_result_without_content_is_an_empty_answer_not_a_failure() -> None:
+    """004 createToolResultMessage: "Normalizes missing content to an empty array"; a text
+    given as the content is one text block (DESIGN R-4.11: content never None)."""
+
+    async def nothing(tool_call_id: str, args: Any, signal: Any, on_update: Any) -> Any:
+        return AgentToolResult(content=None)  # type: ignore[arg-type]
+
+    async def bare_text(tool_call_id: str, args: Any, signal: Any, on_update: Any) -> Any:
+        return AgentToolResult(content="x" * 1000, details={"kept": True})  # type: ignore[arg-type]
+
+    batch, rec, _ = await run_batch(
+        [make_tool("nothing", nothing), make_tool("bare", bare_text)],
+        call("nothing"),
+        call("bare"),
+    )
+    assert [(m.content, m.is_error) for m in batch.messages] == [
+        ([], False),
+        ([TextContent("x" * 1000)], False),
+    ]
+    assert batch.messages[1].details == {"kept": True}
+    assert [e.is_error for e in rec.of("tool_execution_end")] == [False, False]
+    capped, _, _ = await run_batch(
+        [make_tool("bare", bare_text)], call("bare"), max_tool_result_chars=10
+    )
+    (text,) = texts(capped)
+    assert not capped.messages[0].is_error and len(text) < 1000 and "x" * 5 in text

@@ -170,7 +170,20 @@ def cut_tool_result(result: AgentToolResult, limit: int) -> AgentToolResult:
     Args:
         result: what a tool returned (after `after_tool_call`).
         limit: most characters of text to keep, the notes not counted (>= 1).
+
+    A tool's result without content is left to the result message (which makes it empty);
+    a text given as the whole content is taken as one `TextContent`.
     """
+    if result.content is None:
+        return result
+    if isinstance(result.content, str):
+        result = AgentToolResult(
+            [TextContent(result.content)],
+            result.details,
+            result.usage,
+            result.terminate,
+            result.added_tool_names,
+        )
     texts = [block for block in result.content if isinstance(block, TextContent)]
     if (
         sum(kept_length(block.text, left_out=TOOL_RESULT_LEFT_OUT) for block in texts)
