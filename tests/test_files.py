@@ -13,6 +13,7 @@ import os
 import random
 import sys
 import textwrap
+import time
 from asyncio.subprocess import PIPE
 from pathlib import Path
 
@@ -228,3 +229,54 @@ def test_a_reference_without_both_sides_of_a_colon_is_refused_before_any_import(
         with pytest.raises(ImportError, match=r"is not MODULE:FUNCTION$"):
             import_function(ref, lambda name: loaded.append(name))  # type: ignore[func-returns-value]
     assert loaded == []
+
+
+@pytest.mark.timeout(300)
+async def test_the_temporary_files_of_killed_writers_go_once_stale(tmp_path: Path) -> None:
+    """A writer SIGKILLed between creating its temporary file and the rename leaves it
+    (as large as the file): they piled up beside a tool file or a results file forever.
+    The next write removes those over an hour old, and leaves a fresh one (a writer
+    still at work) and every other file."""
+    target = tmp_path / "tool.py"
+    target.write_bytes(OLD)
+    script = tmp_path.parent / f"{tmp_path.name}-child.py"
+    script.write_text(CHILD)
+    rng = random.Random(3)
+    strays: list[Path] = []
+    for _trial in range(60):  # until a kill lands mid-write
+        child = await asyncio.create_subprocess_exec(
+            sys.executable, str(script), str(target), stdout=PIPE, stderr=PIPE
+        )
+        try:
+            assert child.stdout is not None
+            assert (await asyncio.wait_for(child.stdout.readline(), 60)).startswith(b"READY")
+            await asyncio.sleep(rng.uniform(0.0, 0.1))
+            child.kill()
+        finally:
+            if child.returncode is None:
+                child.kill()
+            await asyncio.wait_for(child.wait(), timeout=10)
+        strays = _temporaries(target)
+        if strays:
+            break
+    assert strays, "no kill landed between the temporary file's creation and the rename"
+    _only_the_stale_ones_go(target, strays)
+
+
+def _temporaries(target: Path) -> list[Path]:
+    return sorted(target.parent.glob(f".{target.name}.*.tmp"))
+
+
+def _only_the_stale_ones_go(target: Path, strays: list[Path]) -> None:
+    tmp_path = target.parent
+    others = [tmp_path / ".tool.py.notes.tmp", tmp_path / ".other.py.0123abcd.tmp"]
+    for other in others:
+        other.write_bytes(b"not a temporary file of tool.py")
+    write_atomically(target, NEW)
+    assert all(stray.exists() for stray in strays)  # fresh: perhaps a writer at work
+    hours_ago = time.time() - 2 * 3600
+    for path in [*strays, *others]:
+        os.utime(path, (hours_ago, hours_ago))
+    write_atomically(target, OLD)
+    assert target.read_bytes() == OLD
+    assert sorted(tmp_path.iterdir()) == sorted([target, *others])

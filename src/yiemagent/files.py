@@ -17,17 +17,22 @@ import contextlib
 import importlib
 import importlib.util
 import os
+import re
 import secrets
 import stat
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-__all__ = ["import_file", "import_function", "write_atomically"]
+__all__ = ["STALE_TEMPORARY_S", "import_file", "import_function", "write_atomically"]
 
 _O_BINARY = getattr(os, "O_BINARY", 0)  # Windows: no newline translation
+
+STALE_TEMPORARY_S = 3600.0
+"""Age in seconds past which a temporary file of `write_atomically` is a killed writer's."""
 
 
 def write_atomically(target: Path, data: bytes, *, exclusive: bool = False) -> None:
@@ -37,9 +42,11 @@ def write_atomically(target: Path, data: bytes, *, exclusive: bool = False) -> N
     cannot cross file systems), are flushed to the disk (`fsync`), and the file is renamed
     over `target` (`os.replace`, atomic on POSIX); then the folder is synced so that the
     rename itself survives a power loss. On any failure the temporary file is removed and
-    `target` is as it was. The file's permissions are those `open` would give: a new file
-    gets the umask's (0644 under the usual 022, not a temporary file's private 0600), a
-    replaced one keeps its own.
+    `target` is as it was. A process killed meanwhile cannot remove its temporary file, so
+    each write first removes those of `target` last written over `STALE_TEMPORARY_S` ago (a
+    writer still at work has a fresh one). The file's permissions are those `open` would
+    give: a new file gets the umask's (0644 under the usual 022, not a temporary file's
+    private 0600), a replaced one keeps its own.
 
     With `exclusive` the whole file is linked to `target` (`os.link`, which fails when the
     name exists) instead of renamed over it: checking that `target` does not exist and then
@@ -69,6 +76,7 @@ def write_atomically(target: Path, data: bytes, *, exclusive: bool = False) -> N
         return
     if not exclusive and target.is_symlink():
         target = Path(os.path.realpath(target))
+    _remove_stale_temporaries(target)
     fd, temp = _create_temporary(target)
     try:
         with os.fdopen(fd, "wb") as out:
@@ -95,6 +103,30 @@ def _special(target: Path) -> bool:
     except (OSError, ValueError):  # absent, a broken link, or no valid path
         return False
     return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+
+
+def _temporary_name(target: Path) -> re.Pattern[str]:
+    """The names `_create_temporary` gives the temporary files of `target`."""
+    return re.compile(rf"\.{re.escape(target.name)}\.[0-9a-f]{{8}}\.tmp")
+
+
+def _remove_stale_temporaries(target: Path) -> None:
+    """Delete the temporary files of `target` that were last written over
+    `STALE_TEMPORARY_S` ago: a process killed while writing leaves its own (as large as the
+    file). Best effort: one that cannot be listed or removed stays, never an error."""
+    pattern = _temporary_name(target)
+    prefix = f".{target.name}."
+    cutoff = time.time() - STALE_TEMPORARY_S
+    try:
+        entries = list(os.scandir(target.parent))
+    except OSError:
+        return
+    for entry in entries:
+        if not (entry.name.startswith(prefix) and pattern.fullmatch(entry.name)):
+            continue
+        with contextlib.suppress(OSError):  # gone already, or not ours to remove
+            if entry.is_file(follow_symlinks=False) and entry.stat().st_mtime < cutoff:
+                os.unlink(entry.path)
 
 
 def _create_temporary(target: Path) -> tuple[int, str]:
