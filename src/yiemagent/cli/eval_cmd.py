@@ -316,6 +316,10 @@ def eval_command(
         Path | None,
         typer.Option("--results", help="Keep the runs here; the same command again resumes."),
     ] = None,
+    yes: Annotated[
+        bool,
+        typer.Option("--yes", help="Approve tool calls held for approval (else the run fails)."),
+    ] = False,
 ) -> None:
     """Run an agent over an eval dataset; exit 1 when a case fails or regresses."""
     from rich.console import Console
@@ -391,6 +395,7 @@ def eval_command(
                     timeout_s=timeout,
                     results=results,
                     progress=True if sys.stderr.isatty() else "lines",
+                    approve=yes,
                 )
             )
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM: say how to go on, as yiem batch does

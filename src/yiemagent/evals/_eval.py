@@ -45,6 +45,7 @@ async def run_eval(
     progress: ProgressMode | None = None,
     workers: Literal["auto", "tasks", "pool"] = "auto",
     num_cpus: float = 1.0,
+    approve: bool = False,
 ) -> EvalReport:
     """Run each case `repeat` times and check every run.
 
@@ -68,6 +69,9 @@ async def run_eval(
             then, False nothing (default: the bar on a terminal, else nothing).
         workers: As `run_batch_async` ("pool": a worker process or Ray actor per model).
         num_cpus: CPUs Ray reserves per task or actor.
+        approve: Approve every tool call held for approval and resume the run, as
+            `run_batch(approve=True)` does; without it such a run fails its `run` check
+            ("held for approval, not run"), its tool never run.
 
     Returns:
         The `EvalReport`.
@@ -101,6 +105,7 @@ async def run_eval(
             progress_label="eval",
             progress_outcomes=("answered", "errors"),  # "failed" is a case's verdict
             keep_messages=True,
+            approve=approve,
         )
         found = {r.id: r for r in read_results(path) if r.id in runs}
     return EvalReport(await _check_all(runs, found, concurrency=concurrency), repeat=repeat)
@@ -178,7 +183,11 @@ async def _check_run(case: Case, index: int, result: TaskResult | None) -> RunRe
         return RunReport(index, False, [outcome], status="interrupted", error="not run")
     run = EvalRun.from_result(case, index, result)
     outcomes: list[CheckOutcome] = []
-    if run.status != "ok":
+    if run.status == "held":  # the batch's hint names yiem batch: say this command's
+        calls = (run.error or "held for approval, not run").partition("; approve with ")[0]
+        said = f"{calls}; approve with yiem eval --yes (run_eval(approve=True))"
+        outcomes.append(CheckOutcome("run", False, said))
+    elif run.status != "ok":
         outcomes.append(CheckOutcome("run", False, f"{run.status}: {run.error or 'no answer'}"))
     for check in case.checks:
         outcomes.append(await _apply(check, run))
