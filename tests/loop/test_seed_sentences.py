@@ -560,3 +560,23 @@ async def test_a_result_without_content_is_an_empty_answer_not_a_failure() -> No
     )
     (text,) = texts(capped)
     assert not capped.messages[0].is_error and len(text) < 1000 and "x" * 5 in text
+
+
+async def test_the_before_hook_sees_only_calls_that_resolved_and_validated() -> None:
+    """000 §8.1: the hook is step 4, after the tool lookup (step 1) and validation (step 3),
+    each of which returns its immediate error outcome first; 000 §2: every call still gets
+    a result."""
+    hooked: list[str] = []
+    batch, _, _ = await run_batch(
+        [city_tool()],
+        call("getWeather", {"city": "Lima"}, id="good"),
+        call("getWeather", {}, id="invalid"),
+        call("getTime", {}, id="unknown"),
+        before_tool_call=lambda ctx, sig: hooked.append(ctx.tool_call.id),
+    )
+    assert hooked == ["good"]
+    assert [(m.tool_call_id, m.is_error) for m in batch.messages] == [
+        ("good", False),
+        ("invalid", True),
+        ("unknown", True),
+    ]
