@@ -135,3 +135,28 @@ async def test_a_follow_up_runs_before_a_prompt_sent_after_it() -> None:
         "and the follow-up",
         "new input",
     ]
+
+
+async def test_after_a_terminate_the_agent_resumes_from_the_tool_results() -> None:
+    """000 §10 "Async handoff: a tool triggers a long-running external operation; the
+    external system will later resume via `continue()`": the terminated run ends without a
+    second model call, and `resume()` then calls the model on the transcript as it is."""
+
+    def start_job(*args: Any) -> AgentToolResult:
+        return AgentToolResult.text("started job 7", terminate=True)
+
+    fm = FauxModel([faux_message(faux_tool_call("start_job", {})), "Job 7 finished."])
+    agent = faux_agent(fm, tools=[make_tool("start_job", start_job)])
+    stopped = await agent.prompt("run the job")
+    assert stopped.stop_reason == "tool_use_terminated" and fm.call_count == 1
+    assert [m.role for m in agent.state.messages] == ["user", "assistant", "toolResult"]
+    answer = await agent.resume()
+    assert answer.text == "Job 7 finished." and fm.call_count == 2
+    resumed_with = fm.contexts[1].messages
+    assert [m.role for m in resumed_with] == ["user", "assistant", "toolResult"]
+    assert [m.role for m in agent.state.messages] == [
+        "user",
+        "assistant",
+        "toolResult",
+        "assistant",
+    ]
