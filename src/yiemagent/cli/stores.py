@@ -52,12 +52,30 @@ def open_store(where: str | None, flag: str = "--sessions") -> SessionStore:
             check_output_path(path, flag)
         else:
             path = default_session_db()
-            path.parent.mkdir(parents=True, exist_ok=True)
+            _make_data_folder(path.parent)
         return SqliteSessionStore(path)
     except (ConfigError, OSError) as exc:
         if not where:  # the user data folder's database: the error names it
             raise CliError(str(exc)) from exc
         raise CliError(f"{flag} {without_password(where)}: {exc}") from exc
+
+
+def _make_data_folder(folder: Path) -> None:
+    """Make the user data folder (and its parents) unless it exists.
+
+    Raises:
+        CliError: it cannot be made (a file in the way, no permission, a read-only disk);
+            the line names it and says how to choose another.
+    """
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        in_the_way = isinstance(exc, FileExistsError | NotADirectoryError)
+        reason = "a file is in the way, not a folder" if in_the_way else exc.strerror or exc
+        raise CliError(
+            f"cannot make the user data folder {folder} for the session database: {reason}; "
+            "set YIEM_DATA_DIR to a folder that can be written, or give --sessions"
+        ) from exc
 
 
 _SECRET_PARAMETER = re.compile(
