@@ -46,3 +46,19 @@ def test_never_empty_and_the_summary_holds_the_text(message: str) -> None:
     assert text
     assert summary.startswith("RuntimeError")
     assert summary.endswith(text)
+
+
+class _NamedKeyError(KeyError):
+    def __str__(self) -> str:
+        return "no user 7 in the directory"
+
+
+@given(st.text())
+def test_a_key_error_names_its_class_since_its_text_is_only_the_key(key: str) -> None:
+    # str(KeyError("missing")) is "'missing'": told only that, the model cannot know that a
+    # lookup failed. A subclass with its own text keeps it.
+    exc = KeyError(key)
+    assert exception_text(exc) == f"KeyError: {key!r}"
+    assert exception_summary(exc) == f"KeyError: {key!r}"
+    assert exception_text(_NamedKeyError("u7")) == "no user 7 in the directory"
+    assert exception_summary(_NamedKeyError("u7")) == "_NamedKeyError: no user 7 in the directory"

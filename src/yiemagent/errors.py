@@ -104,12 +104,19 @@ _GROUP_SHOWN = 5
 """The most exceptions of a group whose texts are given."""
 
 
+def _text_is_a_key(exc: BaseException) -> bool:
+    """True when `exc`'s text is a `KeyError`'s: the repr of the missing key alone ("'id'"),
+    which says nothing of a failed lookup without the class."""
+    return isinstance(exc, KeyError) and type(exc).__str__ is KeyError.__str__
+
+
 def exception_text(exc: BaseException) -> str:
     """What a reader (the model, a log, a result) is told about an exception: its text, else
     its class name.
 
     Never empty and never raising: an exception whose `__str__` raises is named by its
-    class, since the callers run inside an exception handler. An exception group (a
+    class, since the callers run inside an exception handler. A `KeyError` is `Class: text`
+    ("KeyError: 'id'"), since its text is only the key it missed. An exception group (a
     `TaskGroup`'s, as an HTTP or MCP client raises it) is the texts of the exceptions in it,
     nested groups opened, at most five and then "and N more errors": its own text
     ("unhandled errors in a TaskGroup (1 sub-exception)") says nothing of what failed.
@@ -131,14 +138,18 @@ def exception_text(exc: BaseException) -> str:
         text = str(exc)
     except Exception:
         text = ""
-    return text or type(exc).__name__
+    if not text:
+        return type(exc).__name__
+    return f"{type(exc).__name__}: {text}" if _text_is_a_key(exc) else text
 
 
 def exception_summary(exc: BaseException) -> str:
     """`Class: text` of an exception (text as `exception_text` gives it), or the class name
     alone when it has no text of its own; never raises."""
     name, text = type(exc).__name__, exception_text(exc)
-    return name if text == name else f"{name}: {text}"
+    if text == name or _text_is_a_key(exc):
+        return text
+    return f"{name}: {text}"
 
 
 def refused_here(exc: BaseException) -> str | None:

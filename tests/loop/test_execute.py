@@ -123,7 +123,7 @@ async def test_r4_5_an_exception_group_is_the_texts_of_the_errors_in_it() -> Non
     batch, _, _ = await run_batch(tools, call("fetch"), call("several"))
     assert texts(batch) == [
         "connection refused by 127.0.0.1:9",
-        "bad page; TimeoutError; 'id'",
+        "bad page; TimeoutError; KeyError: 'id'",
     ]
     assert all(m.is_error for m in batch.messages)
 

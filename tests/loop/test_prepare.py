@@ -169,7 +169,7 @@ async def test_r4_4_exceptions_in_prepare_steps_become_error_results() -> None:
     batch, _, _ = await run_batch(tools, call("p"), call("v"))
     assert texts(batch) == ["cannot prepare this", "validator crashed"]
     batch, _, _ = await run_batch(tools, call("h"), before_tool_call=bad_before)
-    assert texts(batch) == ["'hook'"]
+    assert texts(batch) == ["KeyError: 'hook'"]
     assert all(m.is_error for m in batch.messages)
 
 
