@@ -77,6 +77,7 @@ import contextvars
 import inspect
 import math
 import os
+import signal as os_signal
 import subprocess
 import sys
 import threading
@@ -836,8 +837,8 @@ class ProcessCall:
                     break
                 on_update(value)
         except (EOFError, OSError) as exc:
+            reason = self._killed or f"the tool process {proc.pid} {_how_it_ended(proc, exc)}"
             _stop(proc)
-            reason = self._killed or f"the tool process {proc.pid} died ({exc})"
             raise RuntimeError(reason) from None
         except BaseException:
             _stop(proc)
@@ -872,6 +873,27 @@ class ProcessCall:
             _stop(proc)
             raise RuntimeError(killed)
         return proc
+
+
+def _how_it_ended(proc: subprocess.Popen[bytes], lost: BaseException) -> str:
+    """What a call's error says of a worker whose pipe closed mid-call: its exit status or
+    the signal that killed it (a crash in C code, the out-of-memory killer), once it has
+    ended; one that closed the pipe and lives on for `_END_WAIT_S` is said so."""
+    try:
+        status = proc.wait(timeout=_END_WAIT_S)
+    except subprocess.TimeoutExpired:
+        return f"closed its pipe mid-call ({lost})"
+    if status >= 0:
+        return f"ended before it answered: it exited with status {status}"
+    try:
+        name = os_signal.Signals(-status).name
+    except ValueError:
+        name = f"signal {-status}"
+    return f"ended before it answered: it was killed by {name}"
+
+
+_END_WAIT_S = 2.0
+"""Seconds a worker whose pipe closed is given to end, for its status."""
 
 
 def _spawn() -> subprocess.Popen[bytes]:
