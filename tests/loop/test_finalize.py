@@ -6,6 +6,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
+import pytest
+
 from tests.loop._kit import call, make_tool, run_batch, texts
 from yiemagent import (
     AbortSignal,
@@ -75,6 +77,39 @@ async def test_r4_6_after_hook_raising_gives_an_error_result_with_its_text() -> 
     batch, rec, _ = await run_batch([make_tool("t")], call("t"), after_tool_call=after)
     assert texts(batch) == ["hook broke"] and batch.messages[0].is_error
     assert rec.of("tool_execution_end")[0].is_error
+
+
+@pytest.mark.parametrize(
+    ("content", "said"),
+    [
+        (5, "content=5 (int)"),
+        (b"ok", "content=b'ok' (bytes)"),
+        (TextContent("ok"), "content=TextContent(text='ok', type='text') (TextContent)"),
+        ([TextContent("ok"), {"type": "text"}], "content holding {'type': 'text'} (dict)"),
+    ],
+)
+async def test_r4_6_after_hook_content_of_another_type_is_named_in_the_error(
+    content: Any, said: str
+) -> None:
+    # content=5 became the error result "'int' object is not iterable", and b"ok" the
+    # content [111, 107]: the text must say which hook returned what, and what it takes.
+    def after(ctx: AfterToolCallContext, signal: AbortSignal) -> AfterToolCallResult:
+        return AfterToolCallResult(content=content)
+
+    batch, _, _ = await run_batch([make_tool("t")], call("t"), after_tool_call=after)
+    assert batch.messages[0].is_error
+    assert texts(batch) == [
+        f"after_tool_call returned AfterToolCallResult with {said}; content is a str or a "
+        "list of TextContent, ImageContent and str"
+    ]
+
+
+async def test_r4_6_after_hook_content_as_a_tuple_of_texts_is_taken() -> None:
+    def after(ctx: AfterToolCallContext, signal: AbortSignal) -> AfterToolCallResult:
+        return AfterToolCallResult(content=("one", TextContent("two")))  # type: ignore[arg-type]
+
+    batch, _, _ = await run_batch([make_tool("t")], call("t"), after_tool_call=after)
+    assert not batch.messages[0].is_error and texts(batch) == ["onetwo"]
 
 
 async def test_r4_6_a_raising_after_hook_keeps_what_the_call_spent() -> None:

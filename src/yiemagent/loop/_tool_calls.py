@@ -1113,9 +1113,36 @@ async def finalize_executed_tool_call(
     return FinalizedOutcome(prepared.tool_call, result, is_error)
 
 
+def _shown(value: object) -> str:
+    """`value` as an error result shows it: its repr, cut to 60 characters, and its type."""
+    text = repr(value)
+    text = text if len(text) <= 60 else f"{text[:57]}..."
+    return f"{text} ({type(value).__name__})"
+
+
 def _content(content: Any) -> list[Any]:
-    """A hook's replacement content as a new list; a text is one `TextContent`."""
-    return [TextContent(content)] if isinstance(content, str) else list(content)
+    """`after_tool_call`'s replacement content as a new list; a text is one `TextContent`.
+
+    Raises:
+        TypeError: content that is neither a `str` nor a list (or tuple) of `TextContent`,
+            `ImageContent` and `str`; the text names the hook, the value and what it takes,
+            since the model reads it as the call's error result.
+    """
+    if isinstance(content, str):
+        return [TextContent(content)]
+    if isinstance(content, list | tuple) and all(
+        isinstance(block, str | TextContent | ImageContent) for block in content
+    ):
+        return list(content)
+    if isinstance(content, list | tuple):
+        shown = next(b for b in content if not isinstance(b, str | TextContent | ImageContent))
+        said = f"content holding {_shown(shown)}"
+    else:
+        said = f"content={_shown(content)}"
+    raise TypeError(
+        f"after_tool_call returned AfterToolCallResult with {said}; content is a str or a "
+        "list of TextContent, ImageContent and str"
+    )
 
 
 # ── results ──────────────────────────────────────────────────────────────────
