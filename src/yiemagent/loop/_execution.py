@@ -795,8 +795,13 @@ def process_target(execute: Callable[..., Any]) -> tuple[str, str | None, str]:
     if not module_name.startswith("_yiemagent_") and spec is not None and spec.name == module_name:
         return module_name, None, qualname  # importable by name in the child
     file = getattr(module, "__file__", None) or execute.__code__.co_filename
-    if not file or not os.path.isfile(file):
+    if not file:
         raise ConfigError(f'isolation="process": cannot find the file that defines {qualname}')
+    if not os.path.isfile(file):
+        raise ConfigError(
+            f'isolation="process": the tool file {file} that defines {qualname} is gone '
+            "(removed or renamed after it was loaded)"
+        )
     return module_name, os.path.abspath(file), qualname
 
 

@@ -60,17 +60,35 @@ def _resolve(target: tuple[str, str | None, str]) -> Any:
     if file is None:
         module: Any = importlib.import_module(module_name)
     else:
-        mtime = os.stat(file).st_mtime_ns
-        cached = _modules.get((module_name, file))
-        if cached is not None and cached[0] == mtime:
-            module = cached[1]
-        else:
-            module = import_file(Path(file), module_name)
-            _modules[(module_name, file)] = (mtime, module)
+        module = _load(module_name, file)
     value = module
     for part in qualname.split("."):
         value = getattr(value, part)
     return value
+
+
+def _load(module_name: str, file: str) -> Any:
+    """The module of tool file `file`, imported again when it changed since the last call.
+
+    Raises:
+        RuntimeError: the file is gone or fails to import (`SystemExit` included: the
+            file's failure, not the call's); the text says it is the file.
+    """
+    try:
+        mtime = os.stat(file).st_mtime_ns
+        cached = _modules.get((module_name, file))
+        if cached is not None and cached[0] == mtime:
+            return cached[1]
+        module = import_file(Path(file), module_name)
+    except BaseException as exc:
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        raise RuntimeError(
+            f"the tool file {file} failed to load in the tool's process (was it changed "
+            f"after it was loaded?): {exception_summary(exc)}"
+        ) from None
+    _modules[(module_name, file)] = (mtime, module)
+    return module
 
 
 def _watch_parent(parent: int) -> None:
