@@ -176,11 +176,15 @@ class ChatApp:
     def _layout(self) -> Layout:
         live = ConditionalContainer(
             Window(
-                FormattedTextControl(self._live_text),
+                # Its cursor on its last row: taller than the terminal, it shows its bottom
+                # (the newest text, the "working" line), not its top.
+                FormattedTextControl(
+                    self._live_text, get_cursor_position=lambda: Point(0, self._live_rows - 1)
+                ),
                 wrap_lines=True,
                 dont_extend_height=True,
             ),
-            filter=Condition(lambda: bool(self.view.lines())),
+            filter=Condition(lambda: bool(self._live_lines())),
         )
         prompt = Window(
             BufferControl(self.buffer, input_processors=[BeforeInput(self._prompt_text)]),
@@ -191,6 +195,15 @@ class ChatApp:
 
     def _prompt_text(self) -> str:
         return "? " if self._question is not None else "› "
+
+    _live_rows = 1
+    """The rows of the live region's last drawing."""
+
+    def _live_lines(self) -> list[Text]:
+        """The live region's lines; a long unfinished line cut to what the terminal can
+        show (`LiveView.lines`)."""
+        size = self.app.output.get_size()
+        return self.view.lines(tail=max(20, size.columns) * max(1, size.rows))
 
     def _live_text(self) -> ANSI:
         width = max(20, self.app.output.get_size().columns)
@@ -204,9 +217,11 @@ class ChatApp:
             highlight=False,
             emoji=False,
         )
-        for line in self.view.lines():
+        for line in self._live_lines():
             render.print(line)
-        return ANSI(out.getvalue().rstrip("\n"))
+        text = out.getvalue().rstrip("\n")
+        self._live_rows = text.count("\n") + 1
+        return ANSI(text)
 
     def _key_bindings(self) -> KeyBindings:
         kb = KeyBindings()

@@ -138,8 +138,9 @@ class LiveView:
     def __init__(self, commit: Commit, invalidate: Callable[[], None]) -> None:
         self._commit = commit
         self._invalidate = invalidate
-        self.partial = ""
-        """The streaming answer's unfinished line."""
+        self._line: list[str] = []
+        """The streaming answer's unfinished line, in the pieces it came in (`partial`
+        joins them): appending each delta to one string would copy the line each time."""
         self._partial_style = ""
         self.tools: list[ToolLine] = []
         self.queued: list[Queued] = []
@@ -159,6 +160,13 @@ class LiveView:
         self._t0 = time.perf_counter()
         self.first_delta_s: float | None = None
         """Seconds from the run's start to its first streamed character (latency figure)."""
+
+    @property
+    def partial(self) -> str:
+        """The streaming answer's unfinished line ("" when none)."""
+        if len(self._line) > 1:
+            self._line[:] = ["".join(self._line)]
+        return self._line[0] if self._line else ""
 
     # ── input side ─────────────────────────────────────────────────────────
 
@@ -253,15 +261,16 @@ class LiveView:
         if self.partial and style != self._partial_style:
             self._end_line()
         self._partial_style = style
-        text = self.partial + delta
-        *done, self.partial = text.split("\n")
-        for line in done:
-            self._commit(Text(line, style=style))
+        first, *after_breaks = delta.split("\n")
+        self._line.append(first)
+        for piece in after_breaks:  # each line break ends the line so far
+            self._commit(Text(self.partial, style=style))
+            self._line[:] = [piece]
 
     def _end_line(self) -> None:
-        if self.partial:
-            self._commit(Text(self.partial, style=self._partial_style))
-            self.partial = ""
+        if partial := self.partial:
+            self._commit(Text(partial, style=self._partial_style))
+        self._line.clear()
 
     def _tool(self, call_id: str) -> ToolLine | None:
         for line in self.tools:
@@ -323,13 +332,19 @@ class LiveView:
 
     # ── the live region ────────────────────────────────────────────────────
 
-    def lines(self) -> list[Text]:
-        """The live region, top to bottom (rich `Text`s)."""
+    def lines(self, tail: int | None = None) -> list[Text]:
+        """The live region, top to bottom (rich `Text`s). With `tail`, the unfinished line
+        shows at most its last `tail` characters, after a "…": the live region is drawn
+        again at every frame, at a cost in time and memory (prompt_toolkit keeps several
+        frames) that grows with its length, while the terminal shows no more than its own
+        size. The whole line goes to the scrollback once it ends."""
         now = time.perf_counter()
         spin = _SPINNER[int(now * 10) % len(_SPINNER)]
         out: list[Text] = []
-        if self.partial:
-            out.append(Text(self.partial, style=self._partial_style))
+        if partial := self.partial:
+            if tail is not None and len(partial) > tail:
+                partial = "…" + partial[len(partial) - max(0, tail - 1) :]
+            out.append(Text(partial, style=self._partial_style))
         out.extend(line.text(now, spin) for line in self.tools)
         for item in self.queued:
             line = Text(f"  ⧗ queued {item.kind}: ", style="magenta")
