@@ -24,14 +24,14 @@ from yiemagent import (
     UserMessage,
 )
 from yiemagent.ai import Model
-from yiemagent.ai.transform import transform_messages
+from yiemagent.ai.transform import transform_messages, wire_tool_name
 from yiemagent.tools import tool
 from yiemagent.types import TextContent, text_of
 
 pytestmark = pytest.mark.timeout(120)
 
 ACCEPTED = re.compile(r"[A-Za-z0-9_-]{1,64}")
-MADE_UP = ["multi_tool_use.parallel", "functions.get_time", "get time"]
+MADE_UP = ["multi_tool_use.parallel", "functions.get_time", "get time", "get.time"]
 
 
 @tool
@@ -97,6 +97,8 @@ async def test_a_made_up_tool_name_goes_back_as_one_the_api_accepts(
     assert len(sent) == 1 + len(made_up)
     assert sent[0] == "get_time"
     assert all(ACCEPTED.fullmatch(name) for name in sent), sent
+    # "get.time" is not sent as the real get_time, which would then read as failing
+    assert "get_time" not in sent[1:], sent
 
 
 @given(st.text(max_size=80))
@@ -115,3 +117,26 @@ def test_every_name_is_sent_as_an_accepted_one_and_a_good_one_unchanged(name: st
     assert result.tool_name == call.name
     if ACCEPTED.fullmatch(name):
         assert assistant is history[1] and result is history[2]
+
+
+@given(st.text(max_size=80), st.lists(st.from_regex(ACCEPTED, fullmatch=True), max_size=5))
+def test_a_rewritten_name_is_never_that_of_a_tool_offered(name: str, others: list[str]) -> None:
+    # "get.time" sent as "get_time" beside a real get_time tool showed that tool's call
+    # failing "not found" in the history the model reads.
+    offered = [*others, wire_tool_name(name)]
+    for _ in range(3):  # the names a collision turns to, taken too
+        offered.append(wire_tool_name(name, offered))
+    history: list[Message] = [
+        UserMessage("go"),
+        AssistantMessage([ToolCall("c1", name, {})], stop_reason="toolUse"),
+        ToolResultMessage("c1", name, [TextContent("not found")], is_error=True),
+    ]
+    model = Model(id="m", provider="p", api="openai-completions")
+    _, assistant, result = transform_messages(history, model, tool_names=offered)
+    assert isinstance(assistant, AssistantMessage) and isinstance(result, ToolResultMessage)
+    [call] = assistant.content
+    assert isinstance(call, ToolCall)
+    assert ACCEPTED.fullmatch(call.name)
+    assert result.tool_name == call.name
+    if call.name != name:
+        assert call.name not in offered

@@ -219,7 +219,8 @@ def llm_call_stream_fn(
         try:
             from yiemagent.ai.transform import transform_messages
 
-            messages = transform_messages(context.messages, model)
+            offered = [tool.name for tool in context.tools or ()]
+            messages = transform_messages(context.messages, model, tool_names=offered)
             repaired = Context(context.system_prompt, messages, context.tools)
             ready = await prepared_context(prepare_context, model, repaired)
             history: list[AgentMessage] = list(ready.messages)

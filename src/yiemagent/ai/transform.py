@@ -13,7 +13,9 @@ provider can accept:
 - a tool-call name that no API takes back in a transcript (a made-up `multi_tool_use.parallel`,
   `get weather`, an empty one) is sent as `wire_tool_name` makes it, in the call and in its
   result: OpenAI, Anthropic and Bedrock refuse the whole request otherwise, and every later
-  turn of the conversation with it (the not-found result still names the original);
+  turn of the conversation with it (the not-found result still names the original). The
+  name it is sent as is never that of a tool offered (`tool_names`): `get.time` sent as a
+  real `get_time` would show that tool failing "not found";
 - each tool call gets exactly one result, placed right after its assistant message in call
   order: a missing one becomes a synthetic error result "No result provided", user messages
   that came between a call and its result are moved after the results;
@@ -34,7 +36,7 @@ import dataclasses
 import logging
 import re
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 
 from yiemagent.types.messages import (
     AssistantContent,
@@ -64,13 +66,24 @@ def anthropic_tool_call_id(id: str) -> str:
     return _NOT_ANTHROPIC_ID.sub("_", id)[:64]
 
 
-def wire_tool_name(name: str) -> str:
+def wire_tool_name(name: str, tool_names: Collection[str] = ()) -> str:
     """`name` as every tool-calling API accepts it in a transcript (`[A-Za-z0-9_-]{1,64}`):
     a name that is so already as is, else its other characters as `_`, at most 64
-    characters, and an empty one as `unnamed_tool`."""
+    characters, and an empty one as `unnamed_tool`.
+
+    A rewritten name that is one of `tool_names` (the tools offered) gets `_1`, `_2`, ...
+    in its last characters until it is none of them: a made-up name must not read as a
+    call of a real tool. The same arguments give the same name.
+    """
     if _TOOL_NAME.fullmatch(name):
         return name
-    return _NOT_ANTHROPIC_ID.sub("_", name)[:64] or "unnamed_tool"
+    base = _NOT_ANTHROPIC_ID.sub("_", name)[:64] or "unnamed_tool"
+    wire, number = base, 0
+    while wire in tool_names:
+        number += 1
+        suffix = f"_{number}"
+        wire = base[: 64 - len(suffix)] + suffix
+    return wire
 
 
 class _Ids:
@@ -137,6 +150,7 @@ def transform_messages(
     model: Model,
     *,
     normalize_tool_call_id: Callable[[str], str] | None = None,
+    tool_names: Collection[str] = (),
 ) -> list[Message]:
     """Repair a transcript for `model` (the rules are in the module docstring).
 
@@ -145,11 +159,14 @@ def transform_messages(
         model: The model about to be called; decides which thinking blocks keep signatures.
         normalize_tool_call_id: Maps a call id to one the provider accepts (e.g.
             `anthropic_tool_call_id`); `None` keeps ids as they are (still made unique).
+        tool_names: The names of the tools offered with this call; a made-up name is
+            never sent as one of them (see `wire_tool_name`).
 
     Returns:
         A new list; unchanged messages are the input objects.
     """
     ids = _Ids(normalize_tool_call_id)
+    offered = frozenset(tool_names)
     out: list[Message] = []
     calls: list[ToolCall] = []  # calls of the open assistant message (new ids)
     by_original: dict[str, deque[str]] = {}  # original id -> new ids, in call order
@@ -164,7 +181,7 @@ def transform_messages(
             if (
                 result is not None
                 and result.tool_name != call.name
-                and wire_tool_name(result.tool_name) == call.name
+                and wire_tool_name(result.tool_name, offered) == call.name
             ):
                 result = dataclasses.replace(result, tool_name=call.name)
             if result is None:
@@ -205,7 +222,7 @@ def transform_messages(
                     continue
                 new_id = ids.new(block.id)
                 by_original.setdefault(block.id, deque()).append(new_id)
-                new_name = wire_tool_name(block.name)
+                new_name = wire_tool_name(block.name, offered)
                 if new_id != block.id or new_name != block.name:
                     if new_content is None:
                         new_content = list(content)

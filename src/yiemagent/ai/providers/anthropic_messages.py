@@ -227,7 +227,10 @@ def convert_messages(model: Model, context: Context) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     images_ok = "image" in model.input
     messages = transform_messages(
-        context.messages, model, normalize_tool_call_id=anthropic_tool_call_id
+        context.messages,
+        model,
+        normalize_tool_call_id=anthropic_tool_call_id,
+        tool_names=[tool.name for tool in context.tools or ()],
     )
     images = _Images(messages) if images_ok else None
     documents = _Documents(messages) if "pdf" in model.input else None

@@ -140,7 +140,12 @@ def build_request_body(model: Model, context: Context, options: StreamOptions) -
         if proper
         else _compatible_tool_call_id
     )
-    messages = transform_messages(context.messages, model, normalize_tool_call_id=normalize)
+    messages = transform_messages(
+        context.messages,
+        model,
+        normalize_tool_call_id=normalize,
+        tool_names=[tool.name for tool in context.tools or ()],
+    )
     body: dict[str, Any] = {
         "model": model.id,
         "messages": messages_to_openai(messages, system_prompt=context.system_prompt, model=model),

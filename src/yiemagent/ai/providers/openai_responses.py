@@ -113,7 +113,10 @@ def convert_input(model: Model, context: Context) -> list[dict[str, Any]]:
     images_ok, pdfs_ok = "image" in model.input, "pdf" in model.input
     items: list[dict[str, Any]] = []
     messages = transform_messages(
-        context.messages, model, normalize_tool_call_id=openai_tool_call_id
+        context.messages,
+        model,
+        normalize_tool_call_id=openai_tool_call_id,
+        tool_names=[tool.name for tool in context.tools or ()],
     )
     for message in messages:
         if isinstance(message, UserMessage):
