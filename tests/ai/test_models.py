@@ -37,6 +37,34 @@ def test_catalogue_entries(name: str, api: str) -> None:
         assert model.cost.input > 0 and model.cost.output > model.cost.input
 
 
+@pytest.mark.parametrize(
+    ("model_id", "price"),
+    [
+        ("claude-opus-4-6", (5, 25)),
+        ("claude-sonnet-4-6", (3, 15)),
+        ("claude-opus-4-7", (5, 25)),
+        ("claude-opus-4-8", (5, 25)),
+        ("claude-sonnet-5", (2, 10)),
+        ("claude-opus-5", (5, 25)),
+        ("claude-fable-5", (10, 50)),
+        ("claude-fable-5-1", (10, 50)),
+        ("claude-opus-5-5", (4, 20)),
+        ("claude-sonnet-5-5", (2, 10)),
+        ("claude-haiku-5-5", (0.1, 0.5)),
+    ],
+)
+def test_claude_4_6_and_later_are_listed_with_1m_context_and_128k_output(
+    model_id: str, price: tuple[float, float]
+) -> None:
+    # get_model("anthropic/claude-opus-4-7") was an unknown model. Figures: each model's
+    # page of Anthropic's docs (1M tokens of context, 128K of output; USD per million
+    # input/output tokens, Haiku 5.5's its first tier).
+    model = get_model(f"anthropic/{model_id}")
+    assert (model.api, model.reasoning) == ("anthropic-messages", True)
+    assert (model.context_window, model.max_tokens) == (1_000_000, 128_000)
+    assert (model.cost.input, model.cost.output) == price
+
+
 def test_reasoning_flags_and_anthropic_cache_prices() -> None:
     assert get_model("openai/o3").reasoning and not get_model("openai/gpt-4o").reasoning
     sonnet = get_model("anthropic/claude-sonnet-4-5")
