@@ -239,6 +239,9 @@ async def test_reasoning_with_no_output_after_it_is_not_sent_back(server: Replay
     [
         ("incomplete", "max_output_tokens", "length"),
         ("incomplete", "content_filter", "error"),
+        ("incomplete", "steered", "stop"),
+        ("incomplete", "max_messages", "stop"),
+        ("incomplete", None, "length"),
         ("failed", None, "error"),
     ],
 )
@@ -263,6 +266,27 @@ async def test_incomplete_and_failed_responses(
     assert message.stop_reason == stop_reason
     if status == "failed":
         assert message.error_message == "server_error: boom"
+
+
+@pytest.mark.parametrize(
+    ("reason", "stop_reason"),
+    [("steered", "toolUse"), ("max_messages", "toolUse"), ("max_output_tokens", "length")],
+)
+async def test_an_incomplete_response_runs_its_whole_calls_unless_cut_by_tokens(
+    server: ReplayServer, reason: str, stop_reason: str
+) -> None:
+    """Every incomplete response was read as "length", so its calls were answered as cut
+    off. One steered (stopped at a safe output boundary after `response.steer`) or stopped
+    at the API's limit on messages ends on whole items: its calls run. Only
+    max_output_tokens can cut a call's arguments."""
+    done = responses_done("incomplete")
+    done["response"]["incomplete_details"] = {"reason": reason}
+    server.replies.put(sse_reply([*a_call_with_reasoning()[:-1], *responses_sse(done)]))
+    message = await complete(
+        gpt(server), Context("", [UserMessage("Oslo?")], [GET_TIME]), StreamOptions(api_key=KEY)
+    )
+    assert message.stop_reason == stop_reason
+    assert [call.arguments for call in message.tool_calls] == [{"place": "Oslo"}]
 
 
 def _failed(code: str) -> dict[str, Any]:

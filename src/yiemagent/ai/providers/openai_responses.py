@@ -27,10 +27,10 @@ several calls at once; arguments sent only whole, in `function_call_arguments.do
 taken from there; a final item's whole arguments win; deltas for an item never added as a
 `function_call` end the call in an error naming it); reasoning summary (or reasoning
 text) deltas → thinking; `response.completed` → usage (cached input tokens as cache reads)
-and the stop reason ("toolUse" when a call was made); `response.incomplete` → "length" (or
-an error for a content filter); `response.failed` and `error` events → an error (a transient
-one — `server_error`, `rate_limit_exceeded`, … — before any output is retried like the HTTP
-status it stands for).
+and the stop reason ("toolUse" when a call was made); `response.incomplete` → the stop
+reason of its reason (`_INCOMPLETE_REASONS`; an error for a content filter);
+`response.failed` and `error` events → an error (a transient one — `server_error`,
+`rate_limit_exceeded`, … — before any output is retried like the HTTP status it stands for).
 """
 
 from __future__ import annotations
@@ -38,15 +38,15 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Mapping
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from yiemagent.ai._retry import RetryDecision
 from yiemagent.ai._sanitize import image_base64
 from yiemagent.ai.attachments import attachment_stand_in, image_type_stand_in
-from yiemagent.ai.builder import MessageBuilder, complete_arguments
+from yiemagent.ai.builder import DoneReason, MessageBuilder, complete_arguments
 from yiemagent.ai.openai_wire import (
     function_fields,
     is_openai_proper,
@@ -208,6 +208,18 @@ def _tool_output(message: ToolResultMessage, images_ok: bool) -> dict[str, Any]:
         output = text or ("(error)" if message.is_error else "(no output)")
     return {"type": "function_call_output", "call_id": message.tool_call_id, "output": output}
 
+
+_INCOMPLETE_REASONS: Final[Mapping[str, DoneReason]] = {
+    "max_output_tokens": "length",
+    "max_messages": "stop",
+    "steered": "stop",
+}
+"""An incomplete response's `incomplete_details.reason` → its stop reason. Only the token
+limit cuts an item short ("length": its calls are not run). A response stopped at the API's
+limit on messages, or at a safe output boundary after a `response.steer` (a WebSocket
+client's new input), ends on whole items: "stop", or "toolUse" when it made calls, which
+run. No reason, or one not listed, is "length": nothing says its last item is whole.
+"content_filter" ends the message as an error instead."""
 
 MIN_OUTPUT_TOKENS = 16
 """The least `max_output_tokens` the API takes: a smaller `StreamOptions.max_tokens` is
@@ -463,7 +475,8 @@ class _Assembler:
             if self.incomplete == "content_filter":
                 self.builder.fail("error", "the provider's content filter stopped the response")
             else:
-                self.builder.done("length")
+                stop = _INCOMPLETE_REASONS.get(self.incomplete or "", "length")
+                self.builder.done_by_content(stop)
         elif self.status is None:
             self.builder.fail("error", "the stream ended before the response was complete")
         else:
