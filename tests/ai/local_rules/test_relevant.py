@@ -24,6 +24,7 @@ from tests.ai.local_rules._kit import (
 from yiemagent.ai.providers.local.choice import ENGLISH, other_words, vocabulary
 from yiemagent.ai.providers.local.grounding import Grounding
 from yiemagent.ai.providers.local.rules import DEFAULT_POLICY, Dropped, Relevant
+from yiemagent.cli.default_tools.get_time import get_tool as get_time_tool
 from yiemagent.types.messages import AssistantMessage, TextContent, UserMessage
 
 
@@ -139,3 +140,17 @@ def test_a_request_with_an_english_function_word_is_in_the_tools_words(
     words = [*others[:at], english, *others[at:]]
     request = Grounding.of_text(" ".join(words) + "?")
     assert not other_words(request, vocabulary([GET_TIME]), {"place": "x"})
+
+
+def test_the_example_clock_is_named_by_a_question_about_the_date_or_the_weekday() -> None:
+    # `get_time` gives the date and the day of the week too, and its description says so:
+    # a call of it for "What is today's date in Tokyo?" is not dropped as unnamed.
+    clock = get_time_tool()
+    for request, place in (
+        ("What is today's date in Tokyo?", "Tokyo"),
+        ("What day of the week is it in Sydney?", "Sydney"),
+    ):
+        at = scene(conversation(request), [clock, CALCULATOR])
+        assert Relevant().judge(clock, {"place": place}, at) is None
+    elsewhere = scene(conversation("Who painted the Mona Lisa?"), [clock, CALCULATOR])
+    assert isinstance(Relevant().judge(clock, {"place": "Paris"}, elsewhere), Dropped)

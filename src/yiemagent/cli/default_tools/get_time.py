@@ -214,7 +214,7 @@ def local_time(place: str, now: datetime | None = None) -> str:
 
 @tool(parallel=True)
 def get_time(place: str) -> str:
-    """Current local time in a city or time zone.
+    """Current local time, date and day of the week in a city or time zone.
 
     Args:
         place: The city, or the IANA time zone, the user asks about.
