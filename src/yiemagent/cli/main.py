@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import errno
 import inspect
 import json
 import os
@@ -74,6 +75,7 @@ from yiemagent.cli.options import (
     run_signals,
     sigterm_raises,
     silence_closed_output,
+    unwritable_output,
 )
 from yiemagent.cli.serve import serve as serve_command
 from yiemagent.cli.sessions_cmd import sessions_app
@@ -633,7 +635,13 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         code = code or EXIT_OUTPUT_CLOSED
         silence_closed_output()
-    except (AttributeError, OSError, ValueError):  # no stdout (>&-), or closed
+    except OSError as exc:
+        # not a closed stdout (>&-) but a full disk, say; one line, so only when no other
+        # error (an earlier write's, to the same full disk) was said
+        if exc.errno != errno.EBADF and not code:
+            code = EXIT_ERROR
+            _say(err, f"yiem: error: {escape(str(unwritable_output(exc)))}")
+    except (AttributeError, ValueError):  # no stdout (>&-), or closed
         pass
     restore_stdout()
     if argv is None:

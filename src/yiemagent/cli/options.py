@@ -64,6 +64,7 @@ __all__ = [
     "sigterm_as_ctrl_c",
     "sigterm_raises",
     "silence_closed_output",
+    "unwritable_output",
 ]
 
 DEFAULT_SYSTEM = "You are a helpful assistant."
@@ -378,6 +379,13 @@ def keep_stdout_for_output() -> Callable[[], None]:
             output.close()
 
     return restore
+
+
+def unwritable_output(exc: OSError) -> CliError:
+    """The error a command ends with when its standard output cannot take what it writes
+    (a full disk, a quota, a file size limit, an I/O error), `exc` that write's error; a
+    reader that went away is `OutputClosed` instead."""
+    return CliError(f"cannot write the standard output: {exc.strerror or exc}")
 
 
 def silence_closed_output() -> None:

@@ -15,7 +15,7 @@ from typing import IO
 from rich.console import Console
 from rich.markup import escape
 
-from yiemagent.cli.options import silence_closed_output
+from yiemagent.cli.options import silence_closed_output, unwritable_output
 from yiemagent.types import (
     AgentEndEvent,
     AgentEvent,
@@ -169,6 +169,8 @@ class _Printer:
             silence_closed_output()
             if self.on_closed is not None:
                 self.on_closed()
+        except OSError as exc:  # a full disk: what is shown would be lost, so stop
+            raise unwritable_output(exc) from None
 
     def _show(self, event: AgentEvent) -> None:
         raise NotImplementedError

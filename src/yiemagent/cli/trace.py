@@ -19,7 +19,7 @@ from typing import Annotated, Any
 
 import typer
 
-from yiemagent.cli.options import refuse_standard_stream
+from yiemagent.cli.options import refuse_standard_stream, unwritable_output
 from yiemagent.cli.stores import default_session_db
 from yiemagent.errors import ConfigError
 from yiemagent.files import write_atomically
@@ -160,8 +160,13 @@ def trace(
         timeline = _session_timeline(source, where)
     page = timeline_html(timeline)
     if to_stdout:
-        sys.stdout.write(page)
-        sys.stdout.flush()
+        try:
+            sys.stdout.write(page)
+            sys.stdout.flush()
+        except BrokenPipeError:  # its reader went away: the command ends quietly
+            raise
+        except OSError as exc:
+            raise unwritable_output(exc) from None
         where = "the page to standard output"
     else:
         try:
