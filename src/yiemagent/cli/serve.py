@@ -160,8 +160,12 @@ class _LoadingAnswers(http.server.BaseHTTPRequestHandler):
         if path == "/healthz":
             body, kind = json.dumps({"ok": False, "loading": self.model}), "application/json"
         elif path == "/" and self.command == "GET":
+            # a script reloads: a meta refresh to an address with a #fragment (a session's,
+            # /#session=ID) is a move within the page in Chromium, which reloads nothing
             body = (
-                '<!doctype html><meta http-equiv="refresh" content="2"><title>yiem</title>'
+                "<!doctype html><title>yiem</title>"
+                "<script>setTimeout(() => location.reload(), 2000)</script>"
+                '<noscript><meta http-equiv="refresh" content="2"></noscript>'
                 f"<p>Loading {html.escape(self.model)}…</p>"
             )
             kind = "text/html; charset=utf-8"
