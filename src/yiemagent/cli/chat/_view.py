@@ -61,17 +61,24 @@ _RESULT_CHARS = 160
 
 
 def short_args(args: Any) -> str:
-    """Tool arguments for one line: `key=value, ...` for a dict (strings unquoted), cut to
+    """Tool arguments for one line: `key=value, ...` for a dict (strings unquoted, other
+    values as JSON with their text as written, "Zürich" not "Z\\u00fcrich"), cut to
     `_ARGS_CHARS` characters."""
     if isinstance(args, dict):
         parts = []
         for key, value in args.items():
-            shown = value if isinstance(value, str) else json.dumps(value, default=str)
+            shown = value if isinstance(value, str) else _json(value)
             parts.append(f"{key}={shown}")
         text = ", ".join(parts)
     else:
-        text = json.dumps(args, default=str)
+        text = _json(args)
     return one_line(text, _ARGS_CHARS)
+
+
+def _json(value: Any) -> str:
+    """`value` as JSON, non-ASCII text kept as it is (`one_line` makes control characters
+    safe to print)."""
+    return json.dumps(value, default=str, ensure_ascii=False)
 
 
 @dataclass(slots=True)
