@@ -99,3 +99,22 @@ def test_a_mounted_app_with_a_token_opens_its_page_and_healthz() -> None:
         assert client.get("/agent/v1/sessions").status_code == 401
         headers = {"Authorization": "Bearer s3cret"}
         assert client.get("/agent/v1/sessions", headers=headers).status_code == 200
+
+
+def test_a_held_calls_note_names_its_arguments_and_the_mounted_routes() -> None:
+    """The OpenAI answer of a run held for approval named each call by its id alone
+    (`launch(call_…)`: which rocket?) and the approval routes without the mount's path."""
+    store = InMemorySessionStore()
+    with mounted(store) as url, httpx.Client(base_url=url, timeout=30) as client:
+        answer = client.post(
+            "/agent/v1/chat/completions",
+            json={"model": "m", "messages": [{"role": "user", "content": "launch Soyuz"}]},
+            headers={"X-Session-Id": "ops/1"},
+        )
+        assert answer.status_code == 200, answer.text
+        content = answer.json()["choices"][0]["message"]["content"]
+        assert 'launch({"city": "Soyuz"})' in content
+        approvals = "/agent/v1/sessions/ops%2F1/approvals"
+        assert approvals in content and "POST /agent/v1/sessions/ops%2F1/resume" in content
+        (held,) = client.get(approvals).json()["approvals"]
+        assert held["arguments"] == {"city": "Soyuz"}

@@ -20,10 +20,12 @@ run (`_protocols`).
 
 from __future__ import annotations
 
+import json
 import time
 import uuid
 from collections.abc import AsyncGenerator
 from typing import Any
+from urllib.parse import quote
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -138,22 +140,27 @@ def _usage(end: dict[str, Any]) -> dict[str, int]:
     }
 
 
-def _end_note(run: Run, end: dict[str, Any], session_id: str) -> str | None:
+def _end_note(run: Run, end: dict[str, Any], session_url: str) -> str | None:
     """The text that ends the answer of a run that stopped without its answer: the calls
     held for approval, or the limit that stopped it (with finish reason "length", which
     alone does not say which limit: an OpenAI client has no other place for it in an
     answer that is no error, and the run's texts stay its content); None otherwise."""
     if end.get("reason") == "awaiting_approval":
-        return _held_note(run, session_id)
+        return _held_note(run, session_url)
     limit = stopped_short(end)
     return None if limit is None else f"The run stopped before its answer: {limit}."
 
 
-def _held_note(run: Run, session_id: str) -> str:
-    calls = ", ".join(f"{c['name']}({c['id']})" for c in held_calls(run))
+def _held_note(run: Run, session_url: str) -> str:
+    """Each held call with its arguments (what a person decides on) and its id, and where
+    to decide them (`session_url`: the session's path, under the app's mount)."""
+    calls = ", ".join(
+        f"{c['name']}({json.dumps(c['arguments'], ensure_ascii=False)}) [{c['id']}]"
+        for c in held_calls(run)
+    )
     return (
         f"Tool calls await approval: {calls}. Decide them at "
-        f"/v1/sessions/{session_id}/approvals, then POST /v1/sessions/{session_id}/resume."
+        f"{session_url}/approvals, then POST {session_url}/resume."
     )
 
 
@@ -198,10 +205,12 @@ class _Completions:
         reply_id = f"chatcmpl-{run.id}"
         model = str(data.get("model") or MODEL_ID)
         headers = {"X-Session-Id": session_header(session_id), "X-Run-Id": run.id}
+        root = request.scope.get("root_path", "")
+        session_url = f"{root}/v1/sessions/{quote(session_id, safe='')}"
         if stream:
             options = data.get("stream_options") or {}
             usage = isinstance(options, dict) and bool(options.get("include_usage"))
-            chunks = self._chunks(run, reply_id, model, session_id, usage, one_off)
+            chunks = self._chunks(run, reply_id, model, session_url, usage, one_off)
             return event_stream(run, chunks, headers)
         end: dict[str, Any] = {}
         async with abort_on_disconnect(request, run):
@@ -209,14 +218,14 @@ class _Completions:
                 end = batch[-1]
         if one_off:
             await run.finished()  # its session is gone: a client may count on it
-        return _completion(run, end, reply_id, model, session_id, headers)
+        return _completion(run, end, reply_id, model, session_url, headers)
 
     async def _chunks(
         self,
         run: Run,
         reply_id: str,
         model: str,
-        session_id: str,
+        session_url: str,
         with_usage: bool,
         one_off: bool,
     ) -> AsyncGenerator[bytes, None]:
@@ -272,7 +281,7 @@ class _Completions:
         if output is not None:  # an output type's value, given through its tool
             yield chunk({"content": ("\n\n" if said else "") + output})
             said = True
-        note = _end_note(run, end, session_id)
+        note = _end_note(run, end, session_url)
         if note:
             yield chunk({"content": ("\n\n" if said else "") + note})
         yield chunk({}, _finish_reason(reason))
@@ -295,7 +304,7 @@ def _completion(
     end: dict[str, Any],
     reply_id: str,
     model: str,
-    session_id: str,
+    session_url: str,
     headers: dict[str, str],
 ) -> JSONResponse:
     """The answer to a request that did not stream, once `run` has ended with `end` (its
@@ -310,7 +319,7 @@ def _completion(
             {"error": error}, status_code=500, headers={**headers, "x-should-retry": "false"}
         )
     content = "\n\n".join(filter(None, [final_texts(end), output_text(end)]))
-    content = "\n\n".join(filter(None, [content, _end_note(run, end, session_id)]))
+    content = "\n\n".join(filter(None, [content, _end_note(run, end, session_url)]))
     choice = {
         "index": 0,
         "message": {"role": "assistant", "content": content},
