@@ -73,7 +73,10 @@ def test_batch_then_summary(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
         (["batch"], "give the tasks file and --results"),
         (["batch", "missing.jsonl", "--out", "r.jsonl"], "tasks file missing.jsonl does not exist"),
         (["batch", "--summary", "missing.jsonl"], "results file missing.jsonl does not exist"),
-        (["batch", "t.jsonl", "--out", "r.jsonl", "--agent", "nope"], "is not MODULE:FUNCTION"),
+        (
+            ["batch", "t.jsonl", "--out", "r.jsonl", "--agent", "nope"],
+            "--agent nope: no agent file nope (nor a MODULE:FUNCTION)",
+        ),
         (["batch", "t.jsonl", "--out", "r.jsonl", "--agent", "no_such_mod:f"], "cannot import"),
         (
             ["batch", "t.jsonl", "--out", "r.jsonl", "--tools", "nodir"],

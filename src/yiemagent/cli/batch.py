@@ -194,6 +194,8 @@ def import_factory(spec: str) -> Any:
     """
     if "" not in sys.path and os.getcwd() not in sys.path:  # as `python -m`: the module
         sys.path.insert(0, os.getcwd())  # of the folder the command runs in
+    if ":" not in spec:  # a file's name mistyped, more likely than a module's alone
+        raise _cli_error(f"--agent {spec}: no agent file {spec} (nor a MODULE:FUNCTION)")
     try:
         found = import_function(spec)
     except ImportError as exc:

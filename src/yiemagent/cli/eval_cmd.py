@@ -119,7 +119,7 @@ def _agent_factory(factory: AgentFileFactory) -> Any:
     from yiemagent.cli.teams import split_agent_option
 
     path, _ = split_agent_option(factory.spec)
-    if not path.is_file():
+    if not path.is_file() and path.suffix != ".toml":  # a missing .toml: the file's error
         return import_factory(factory.spec)
     agent = factory(BatchTask("check", "check"))  # a bad model or file: one line, nothing run
     asyncio.run(agent.close())
