@@ -132,6 +132,12 @@ def test_models_says_unknown_not_free_for_a_hosted_model_without_a_price(
     ) in out.splitlines()
 
 
+def _statuses(out: str) -> dict[str, str]:
+    """`yiem models`' status column by model id (every row of the table, however long)."""
+    rows = (line.split(None, 4) for line in out.splitlines()[1:])
+    return {row[0]: row[4] for row in rows if len(row) == 5 and "/" in row[0]}
+
+
 def test_models_says_which_hosted_models_can_run_here(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -141,7 +147,7 @@ def test_models_says_which_hosted_models_can_run_here(
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-0123")
     code, out, _ = _run(capsys, "models")
     assert code == 0
-    status = {line.split()[0]: line.split(None, 4)[4] for line in out.splitlines()[1:19]}
+    status = _statuses(out)
     assert status["openai/gpt-4o-mini"] == "needs OPENAI_API_KEY"
     assert status["anthropic/claude-sonnet-4-5"] == "ready"
     assert status["local/qwen2.5-coder-0.5b"].startswith("installed")
