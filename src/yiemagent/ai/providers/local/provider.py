@@ -206,7 +206,8 @@ async def _generate_reply(
     limit_s: float,
 ) -> None:
     tools = list(context.tools or [])
-    messages = own_calls(transform_messages(context.messages, model), tools)
+    offered = [tool.name for tool in tools]
+    messages = own_calls(transform_messages(context.messages, model, tool_names=offered), tools)
     native = bool(tools) and tool_format_of(model) == "native"
     label = _model_label(model)
     answer = answer_name(tools) if tools else ""
