@@ -211,7 +211,7 @@ def anthropic_events(
     `message_start` with `usage` (10 input tokens, then any cache counts given), each of
     `blocks` — `{"type": "text", "text"}` or `{"type": "tool_use", "id", "name", "input"}`,
     its text or input sent whole in one delta — then `stop_reason` with `output_tokens`."""
-    message = {
+    message: dict[str, Any] = {
         "id": "msg_1",
         "type": "message",
         "role": "assistant",
@@ -222,8 +222,11 @@ def anthropic_events(
     }
     events: list[dict[str, Any]] = [{"type": "message_start", "message": message}]
     for index, block in enumerate(blocks):
-        start = {k: v for k, v in block.items() if k not in ("text", "input")}
-        start |= {"text": ""} if block["type"] == "text" else {"input": {}}
+        start: dict[str, Any] = {k: v for k, v in block.items() if k not in ("text", "input")}
+        if block["type"] == "text":
+            start["text"] = ""
+        else:
+            start["input"] = {}
         delta = (
             {"type": "text_delta", "text": block["text"]}
             if block["type"] == "text"
