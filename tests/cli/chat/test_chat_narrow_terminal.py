@@ -5,6 +5,7 @@ holds every message, and at full width the next answer is shown whole. A real te
 
 from __future__ import annotations
 
+import sys
 import time
 from pathlib import Path
 
@@ -65,6 +66,34 @@ def test_a_narrowed_window_shows_the_working_line_once(tmp_path: Path) -> None:
     only as many as it drew, and the rest stayed above the redrawn ones: two "working"
     lines on the screen."""
     pane = Pane(tmp_path, ["--tools", str(TOOLS)], width=100, height=30)
+    try:
+        pane.ready()
+        pane.type("progress 40")  # 12 s of tool steps
+        pane.wait("working —")
+        _resize(pane, 40, 30)
+        time.sleep(1.5)  # the spinner redraws several times
+        visible = pane._tmux("capture-pane", "-p", "-t", "chat")
+        pane.keys("C-c")
+    finally:
+        pane.close()
+    assert visible.count("working —") == 1, visible
+
+
+def test_a_frame_drawn_before_the_resize_is_heard_shows_the_working_line_once(
+    tmp_path: Path,
+) -> None:
+    """A frame the chat draws after the terminal narrowed and before it handles SIGWINCH
+    (the signal comes a moment later; tmux and the spinner race) sees the new width: it
+    moved up only the rows drawn at the old width before drawing again, and the rows
+    the terminal rewrapped them into stayed above: a second "working" line. Here the
+    chat runs with SIGWINCH blocked, so every frame after the narrowing is such a frame."""
+    blocked = (
+        "import os, signal, sys; signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGWINCH}); "
+        "os.execv(sys.executable, [sys.executable, *sys.argv[1:]])"
+    )
+    chat = ["-m", "yiemagent.cli.main", "chat", "--tools", str(TOOLS)]
+    command = [sys.executable, "-c", blocked, *chat]
+    pane = Pane(tmp_path, command=command, width=100, height=30)
     try:
         pane.ready()
         pane.type("progress 40")  # 12 s of tool steps

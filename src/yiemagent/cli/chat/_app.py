@@ -35,6 +35,7 @@ from prompt_toolkit.layout import ConditionalContainer, HSplit, Layout, Window
 from prompt_toolkit.layout.controls import BufferControl, FormattedTextControl
 from prompt_toolkit.layout.processors import BeforeInput
 from prompt_toolkit.patch_stdout import StdoutProxy
+from prompt_toolkit.renderer import Renderer
 from prompt_toolkit.utils import suspend_to_background_supported
 from rich.console import Console, ConsoleDimensions
 from rich.text import Text
@@ -661,28 +662,50 @@ class ChatApp:
 
 
 class _ReflowAwareApplication(Application[int]):
-    """The chat's prompt_toolkit application, which erases what it drew also after the
-    terminal narrowed. A terminal that narrows rewraps each row drawn at the old width into
-    several (tmux, VTE, iTerm2, kitty, Windows Terminal do), while prompt_toolkit moves up
-    only the rows it drew before erasing, which leaves the rest above the redrawn lines (a
-    second "working" line). Before that erase, the rows the terminal now shows are counted
-    from the last drawn screen (a terminal that does not rewrap instead loses as many lines
-    of the output above from view, which is still in the session and its scrollback)."""
+    """The chat's prompt_toolkit application, drawn by a `_ReflowAwareRenderer`."""
 
-    def _on_resize(self) -> None:
-        renderer = self.renderer
-        try:
-            screen, size, cursor = renderer._last_screen, renderer._last_size, renderer._cursor_pos
-            columns = self.output.get_size().columns
-        except AttributeError:  # another prompt_toolkit's renderer
-            screen = None
-        if screen is not None and size is not None and 0 < columns < size.columns:
-            rows = sum(
-                _rows_at(_drawn_width(screen.data_buffer.get(y, {})), columns)
-                for y in range(cursor.y)
-            )
-            renderer._cursor_pos = Point(x=cursor.x % columns, y=rows + cursor.x // columns)
-        super()._on_resize()
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.renderer = _ReflowAwareRenderer(
+            self._merged_style,
+            self.output,
+            full_screen=self.full_screen,
+            mouse_support=self.mouse_support,
+            cpr_not_supported_callback=self.cpr_not_supported_callback,
+        )
+
+
+class _ReflowAwareRenderer(Renderer):
+    """prompt_toolkit's renderer, which erases what it drew also after the terminal
+    narrowed. A terminal that narrows rewraps each row drawn at the old width into several
+    (tmux, VTE, iTerm2, kitty, Windows Terminal do), while prompt_toolkit moves up only the
+    rows it drew before erasing, which leaves the rest above the redrawn lines (a second
+    "working" line). So before each erase and each drawing (a frame drawn after the
+    terminal narrowed and before its SIGWINCH is handled erases too), the rows the terminal
+    now shows are counted from the last drawn screen (a terminal that does not rewrap
+    instead loses as many lines of the output above from view, which is still in the
+    session and its scrollback)."""
+
+    def render(self, app: Application[Any], layout: Layout, is_done: bool = False) -> None:
+        self._count_rewrapped_rows()
+        super().render(app, layout, is_done)
+
+    def erase(self, leave_alternate_screen: bool = True) -> None:
+        self._count_rewrapped_rows()
+        super().erase(leave_alternate_screen)
+
+    def _count_rewrapped_rows(self) -> None:
+        """Move the cursor position kept from the last drawing to where the terminal now
+        shows it, when it narrowed since; once: the drawing or erase that follows forgets
+        the old width."""
+        screen, size, cursor = self._last_screen, self._last_size, self._cursor_pos
+        columns = self.output.get_size().columns
+        if screen is None or size is None or not 0 < columns < size.columns:
+            return
+        rows = sum(
+            _rows_at(_drawn_width(screen.data_buffer.get(y, {})), columns) for y in range(cursor.y)
+        )
+        self._cursor_pos = Point(x=cursor.x % columns, y=rows + cursor.x // columns)
 
 
 def _drawn_width(row: Mapping[int, Any]) -> int:
