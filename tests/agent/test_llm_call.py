@@ -343,7 +343,7 @@ async def test_r6_1_terminating_tool_through_llm_call() -> None:
     agent = Agent(tools=[submit], llm_call=llm)
     answer = await agent.prompt("go")
     assert answer.stop_reason == "tool_use_terminated"
-    assert answer.text == "Tool execution completed.submitted r"
+    assert answer.text == "Tool execution completed.\n\nsubmitted r"
 
 
 # ── the formats themselves ──────────────────────────────────────────────────

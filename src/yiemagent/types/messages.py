@@ -282,7 +282,12 @@ class AssistantMessage:
         Anthropic answer split at its citations, OpenAI's `output_text` parts) and are
         joined as they are; text blocks apart (around a tool call or a thinking block) are
         paragraphs, joined by a blank line so that their words do not run together. As
-        pydantic-ai's `ModelResponse.text`; "" when there is no text."""
+        pydantic-ai's `ModelResponse.text`; "" when there is no text. The answer of a run
+        its tool results terminated ("tool_use_terminated") was written by no model: its
+        text blocks (the note, then each result's text) are paragraphs each."""
+        if self.stop_reason == "tool_use_terminated":
+            texts = (b.text for b in self.content if isinstance(b, TextContent))
+            return "\n\n".join(text for text in texts if text)
         pieces: list[str] = []
         last: object = None
         for block in self.content:
