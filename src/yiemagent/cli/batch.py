@@ -1,7 +1,8 @@
 """`yiem batch`: run an agent over a JSONL task list, locally or on a Ray cluster (DESIGN §16).
 
     yiem batch tasks.jsonl --results results.jsonl [--model …] [--tools DIR] [--concurrency N]
-        [--ray [ADDRESS]] [--retries N] [--timeout S] [--agent MODULE:FUNCTION]
+        [--ray [ADDRESS]] [--retries N] [--timeout S]
+        [--agent FILE.toml[:NAME] | FILE.py:FUNCTION | MODULE:FUNCTION]
         [--workers auto|tasks|pool] [--num-cpus N] [--rerun-failed] [--yes]
     yiem batch --summary results.jsonl
 
@@ -15,12 +16,14 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import importlib
 import logging
 import os
 import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -184,20 +187,27 @@ class CliAgentFactory:
 
 
 def import_factory(spec: str) -> Any:
-    """The function `--agent MODULE:FUNCTION` names (`yiem batch`, `yiem eval`).
+    """The function `--agent FILE.py:FUNCTION` or `--agent MODULE:FUNCTION` names (`yiem
+    batch`, `yiem eval`). The file is a path from the folder the command runs in, imported
+    as the module its name gives from its own folder (so worker processes and Ray, which
+    get that folder, import it too); the module is imported as `python -m` would, from
+    the folder the command runs in.
 
     Raises:
-        CliError: not MODULE:FUNCTION, the module does not import, or has no such function;
-            or it names a class (a pydantic model, say) other than an `Agent` subclass: a
-            class is callable, so it would be taken for a factory and every task would fail
-            on what its constructor makes of the task.
+        CliError: not MODULE:FUNCTION, no such file, the module does not import, or has no
+            such function; or it names a class (a pydantic model, say) other than an
+            `Agent` subclass: a class is callable, so it would be taken for a factory and
+            every task would fail on what its constructor makes of the task.
     """
     if "" not in sys.path and os.getcwd() not in sys.path:  # as `python -m`: the module
         sys.path.insert(0, os.getcwd())  # of the folder the command runs in
     if ":" not in spec:  # a file's name mistyped, more likely than a module's alone
         raise _cli_error(f"--agent {spec}: no agent file {spec} (nor a MODULE:FUNCTION)")
+    module = spec.rpartition(":")[0]
+    if module.endswith(".py") and not Path(module).is_file():
+        raise _cli_error(f"--agent {spec}: no file {module}")
     try:
-        found = import_function(spec)
+        found = import_function(spec, _import_module_or_file)
     except ImportError as exc:
         raise _cli_error(f"--agent {spec}: {exc}") from None
     from yiemagent.agent import Agent
@@ -208,6 +218,27 @@ def import_factory(spec: str) -> Any:
             "(or async function) returning an Agent"
         )
     return found
+
+
+def _import_module_or_file(name: str) -> ModuleType:
+    """The module `name` names: a `.py` file's path (imported from its folder as the module
+    of its file name), or a module's name.
+
+    Raises:
+        ImportError: a module of that file name is imported from elsewhere already (it
+            would be used instead of the file).
+    """
+    if not name.endswith(".py"):
+        return importlib.import_module(name)
+    file = Path(name)
+    folder = str(file.resolve().parent)
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
+    module = importlib.import_module(file.stem)
+    where = getattr(module, "__file__", None)
+    if where is None or Path(where).resolve() != file.resolve():
+        raise ImportError(f"a module {file.stem} is imported from {where} already; rename {name}")
+    return module
 
 
 @contextlib.contextmanager
@@ -285,8 +316,8 @@ def batch(
         str | None,
         typer.Option(
             "--agent",
-            help="An agent file FILE.toml[:NAME] (docs/teams.md), or MODULE:FUNCTION building "
-            "each task's Agent.",
+            help="An agent file FILE.toml[:NAME] (docs/teams.md), or FILE.py:FUNCTION or "
+            "MODULE:FUNCTION building each task's Agent.",
         ),
     ] = None,
     concurrency: Annotated[

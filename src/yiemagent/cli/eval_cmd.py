@@ -2,19 +2,21 @@
 
     yiem eval evals/local_agent.yaml [--model M] [--tools DIR] [--repeat K]
         [--baseline OLD.json] [--json OUT] [--html OUT] [--ray [ADDRESS]]
-        [--agent FILE[:NAME] | MODULE:FUNCTION] [--concurrency N] [--timeout S]
+        [--agent FILE[:NAME] | FILE.py:FUNCTION | MODULE:FUNCTION] [--concurrency N]
+        [--timeout S]
         [--results RUNS.jsonl]
 
 Each case runs on a fresh Agent (the `yiem run` agent: the example tools or `--tools`, on
-`--model`; or the `--agent` file's, `yiemagent.load_agent`; or a `MODULE:FUNCTION`
-factory's), through the batch engine, with a progress bar on a terminal (else a line on
-stderr now and then); then a table gives each case's verdict, the first failing check and
-its reason, tokens, cost and seconds (with `--repeat`: pass@1, pass@k and pass^k). `--results` keeps
-the runs (the batch's results file): the same command again runs only what is missing, and
-checks every run again (a changed dataset or `--baseline` needs no rerun). A dataset's
-`workdir:` is where the example `read_file` tool reads. Exit status: 0 every case passed
-and nothing regressed against `--baseline`; 1 a case failed or regressed, or a bad input
-(one line on stderr); 130 interrupted (Ctrl-C), 143 terminated (SIGTERM). See `docs/evals.md`.
+`--model`; or the `--agent` file's, `yiemagent.load_agent`; or a `FILE.py:FUNCTION` or
+`MODULE:FUNCTION` factory's), through the batch engine, with a progress bar on a terminal
+(else a line on stderr now and then); then a table gives each case's verdict, the first
+failing check and its reason, tokens, cost and seconds (with `--repeat`: pass@1, pass@k and
+pass^k). `--results` keeps the runs (the batch's results file): the same command again runs
+only what is missing, and checks every run again (a changed dataset or `--baseline` needs no
+rerun). A dataset's `workdir:` is where the example `read_file` tool reads. Exit status: 0
+every case passed and nothing regressed against `--baseline`; 1 a case failed or regressed,
+or a bad input (one line on stderr); 130 interrupted (Ctrl-C), 143 terminated (SIGTERM). See
+`docs/evals.md`.
 """
 
 from __future__ import annotations
@@ -114,12 +116,13 @@ class AgentFileFactory:
 def _agent_factory(factory: AgentFileFactory) -> Any:
     """`--agent`: an agent file (`FILE[:NAME]`, checked now by building its agent once with
     `factory`, which then builds each run's; a level its entry agent's model cannot think
-    at is one warning line) or a `MODULE:FUNCTION` factory."""
+    at is one warning line) or a `FILE.py:FUNCTION` or `MODULE:FUNCTION` factory."""
     from yiemagent.batch import BatchTask
     from yiemagent.cli.teams import split_agent_option
 
     path, _ = split_agent_option(factory.spec)
-    if not path.is_file() and path.suffix != ".toml":  # a missing .toml: the file's error
+    if path.suffix == ".py" or (not path.is_file() and path.suffix != ".toml"):
+        # FILE.py:FUNCTION or MODULE:FUNCTION (a missing .toml: the agent file's error)
         return import_factory(factory.spec)
     agent = factory(BatchTask("check", "check"))  # a bad model or file: one line, nothing run
     asyncio.run(agent.close())
@@ -279,7 +282,9 @@ def eval_command(
     agent: Annotated[
         str | None,
         typer.Option(
-            "--agent", help="An agent file (FILE[:NAME]) or a MODULE:FUNCTION building agents."
+            "--agent",
+            help="An agent file (FILE[:NAME]), or a FILE.py:FUNCTION or MODULE:FUNCTION "
+            "building agents.",
         ),
     ] = None,
     model: Annotated[str, typer.Option("--model", help="Model as provider/id.")] = DEFAULT_MODEL,
@@ -361,7 +366,8 @@ def eval_command(
         )
 
         flags: dict[str, Any] = {"--tools": tools, "--system": system != DEFAULT_SYSTEM}
-        if not split_agent_option(agent)[0].is_file():  # the function builds the model too
+        named = split_agent_option(agent)[0]
+        if named.suffix == ".py" or not named.is_file():  # the function builds the model too
             flags |= {"--vision": vision, "--reasoning": reasoning}
         refuse_agent_flags(agent, flags)
         refuse_sampling_with_agent(agent, temperature, max_tokens)

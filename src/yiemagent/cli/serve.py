@@ -57,6 +57,7 @@ from yiemagent.cli.stores import open_store
 from yiemagent.cli.teams import (
     AgentOption,
     refuse_agent_flags,
+    refuse_factory,
     refuse_sampling_with_agent,
     split_agent_option,
 )
@@ -390,6 +391,7 @@ def serve(
         except ConfigError as exc:
             raise CliError(f"--cors {exc}") from None
     if agent is not None:
+        refuse_factory(agent, "serve")
         refuse_sampling_with_agent(agent, temperature, max_tokens)
     level = reasoning_level(reasoning)
     resolved = resolve_model(model, base_url, tool_calls, vision, level is not None)

@@ -12,6 +12,7 @@ import contextlib
 import functools
 import json
 import os
+import re
 import signal as os_signal
 import sys
 from collections.abc import Callable
@@ -43,6 +44,7 @@ __all__ = [
     "file_agent",
     "has_guardrails",
     "refuse_agent_flags",
+    "refuse_factory",
     "refuse_sampling_with_agent",
     "run_agent",
     "run_agent_file",
@@ -136,6 +138,7 @@ def run_agent_file(
     from yiemagent.cli.options import reasoning_ignored
     from yiemagent.cli.render import EventPrinter, output_answer
 
+    refuse_factory(spec, "run")
     refuse_agent_flags(spec, flags)
     agent = agent_from_option(spec, model)
     agent.max_turns = agent.max_turns or max_turns
@@ -176,7 +179,7 @@ def refuse_agent_flags(spec: str, flags: dict[str, Any]) -> None:
     if not given:
         return
     path, _ = split_agent_option(spec)
-    if path.suffix == ".toml" or path.is_file():
+    if path.suffix == ".toml" or (path.is_file() and path.suffix != ".py"):
         raise CliError(f"{given[0]} does not go with --agent: set it in the agent file")
     raise CliError(f"{given[0]} does not go with --agent {spec}: the function builds the agent")
 
@@ -193,6 +196,36 @@ def refuse_sampling_with_agent(
     """
     given = {"--temperature": temperature is not None, "--max-tokens": max_tokens is not None}
     refuse_agent_flags(spec, given)
+
+
+_MODULE_NAME = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
+
+
+def refuse_factory(spec: str, command: str) -> None:
+    """Refuse `--agent spec` naming a factory (`FILE.py:FUNCTION`, or `MODULE:FUNCTION` of
+    a module found from the folder the command runs in or installed) in `yiem command`,
+    which takes agent files only.
+
+    Raises:
+        CliError: it names one (the text says which commands take it).
+    """
+    import importlib.machinery
+
+    from yiemagent.cli.options import CliError
+
+    path, name = split_agent_option(spec)
+    if name is None:
+        return
+    if path.suffix != ".py":
+        if path.suffix == ".toml" or path.is_file() or not _MODULE_NAME.fullmatch(str(path)):
+            return
+        top = str(path).split(".")[0]
+        if importlib.machinery.PathFinder.find_spec(top, [os.getcwd(), *sys.path]) is None:
+            return
+    raise CliError(
+        f"--agent {spec}: yiem {command} takes an agent file (FILE.toml[:NAME]); a "
+        "FILE.py:FUNCTION or MODULE:FUNCTION factory is for yiem batch and yiem eval"
+    )
 
 
 def agent_from_option(spec: str, model: Model | None, **options: Any) -> Agent[Any]:

@@ -69,7 +69,7 @@ def chat(
 
     from yiemagent.cli.chat.setup import ChatOptions, build_setup
     from yiemagent.cli.options import DEFAULT_MODEL, reasoning_level
-    from yiemagent.cli.teams import refuse_sampling_with_agent
+    from yiemagent.cli.teams import refuse_factory, refuse_sampling_with_agent
     from yiemagent.errors import ConfigError
     from yiemagent.sessions import check_session_id
 
@@ -79,6 +79,7 @@ def chat(
         except ConfigError as exc:
             raise ConfigError(f"--session: {exc}") from None
     if agent is not None:
+        refuse_factory(agent, "chat")
         refuse_sampling_with_agent(agent, temperature, max_tokens)
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise ConfigError('yiem chat needs a terminal; for one prompt use: yiem run "..."')
