@@ -986,3 +986,25 @@ def test_tools_lists_what_the_answering_agent_of_a_team_can_call(
         assert "transfer_to_helper" not in tail and "no tools" not in tail
     finally:
         pane.close()
+
+
+def test_a_pasted_file_is_not_kept_in_the_history_file(data_dir: Path) -> None:
+    """The history file grew by every input whole, and every chat start reads it all into
+    memory: one pasted megabyte made a megabyte read at each start from then on. An input
+    over `KEPT_INPUT_CHARS` stays in this chat's history; a short one is kept."""
+    long_line = "/" + "p" * 12_000  # a command: nothing for the faux model to echo slowly
+    pane = Pane(data_dir, [])
+    try:
+        pane.ready()
+        pane.paste(long_line)
+        pane.keys("Enter")
+        pane.wait("p; /help lists the commands")  # "unknown command /ppp…", wrapped
+        pane.type("a short line")
+        pane.wait(lambda s: after(s, "You said: a short line", "tokens:"))
+        pane.keys("Up", "Up")  # this chat still has the long one
+        pane.wait(lambda s: s.split("tokens:")[-1].rstrip().endswith("ppp"))
+    finally:
+        pane.close()
+    kept = (data_dir / "chat_history").read_text(encoding="utf-8")
+    assert "+a short line" in kept
+    assert "ppp" not in kept

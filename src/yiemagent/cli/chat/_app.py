@@ -95,12 +95,18 @@ class _OneLineLogs(logging.Handler):
             self._app.say(f"warning: {text}", "yellow")
 
 
+KEPT_INPUT_CHARS = 10_000
+"""The longest input the history file keeps; a longer one (a pasted file) is in this chat's
+history only: every chat start reads the whole file into memory."""
+
+
 class _KeptHistory(FileHistory):
     """The input history file, appended to while it can be. A line it cannot take (the
     disk full, the file too large, the folder gone) is said once and not tried again, the
     file is cut back to what it held (no half line for the next chat to read back), and
     the history goes on in memory: the write raised out of the Enter key, so the chat
-    showed a traceback and dropped the line just typed."""
+    showed a traceback and dropped the line just typed. An input longer than
+    `KEPT_INPUT_CHARS` stays in memory only."""
 
     def __init__(self, filename: str, failed: Callable[[str], None]) -> None:
         super().__init__(filename)
@@ -109,7 +115,7 @@ class _KeptHistory(FileHistory):
 
     def store_string(self, string: str) -> None:
         """Append `string` to the file (prompt_toolkit's format); never raises OSError."""
-        if self._broken:
+        if self._broken or len(string) > KEPT_INPUT_CHARS:
             return
         try:
             size = os.path.getsize(self.filename)
