@@ -1,4 +1,4 @@
-"""`--agent` read the same way by every command (docs/cli.md, "`--agent`"): a path on the
+"""`--agent` read the same way by every command (docs/teams.md, "Agent files"): a path on the
 command line is from the folder the command runs in. `yiem batch` and `yiem eval` take a
 factory as `FILE.py:FUNCTION` (the spelling of a dataset's function checks) as well as
 `MODULE:FUNCTION`; `yiem batch` took `agents/make.py` for a module name ("cannot import
