@@ -5,11 +5,18 @@ a test's own `@settings` still sets its example count. `HYPOTHESIS_PROFILE=defau
 hypothesis's defaults; `HYPOTHESIS_PROFILE=ci` (what `.ci/run` sets) also derandomizes, so
 a landing is judged on the same examples every time, while a local run keeps exploring
 new ones. The `postgres_server` / `postgres_dsn` fixtures give a real PostgreSQL
-server (started once per run) and a fresh database per test."""
+server (started once per run) and a fresh database per test.
+
+A suite started with SIGINT ignored (`.ci/run &` from a script: a shell without job control
+ignores it for a background command) gets Python's own handler back, as a terminal gives
+it: every `yiem` a test starts would otherwise inherit the ignored SIGINT and keep ignoring
+it (as it should), and the tests of Ctrl-C would test nothing. The tests of an ignored
+SIGINT set it themselves in the child."""
 
 from __future__ import annotations
 
 import os
+import signal
 import uuid
 from collections.abc import Iterator
 
@@ -23,6 +30,9 @@ settings.register_profile(
 )
 settings.register_profile("ci", settings.get_profile("loaded-machine"), derandomize=True)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "loaded-machine"))
+
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(scope="session")
