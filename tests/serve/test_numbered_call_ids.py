@@ -161,7 +161,9 @@ def test_a_chat_completion_names_each_held_call_by_its_own_id(served: Any) -> No
     )
     ids = held(client, "o")
     content = reply.choices[0].message.content or ""
-    assert all(f"launch({call_id})" in content for call_id in ids.values()), content
+    # Each call by its arguments and its own id: `launch({"city": "Oslo"}) [call_0]`.
+    assert all(f") [{call_id}]" in content for call_id in ids.values()), content
+    assert len(set(ids.values())) == 2 and content.count("launch(") == 2, content
     assert launched == []
 
 
