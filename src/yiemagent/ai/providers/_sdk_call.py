@@ -30,6 +30,7 @@ import json
 import logging
 import os
 import re
+import urllib.parse
 import weakref
 from collections.abc import (
     AsyncIterator,
@@ -250,8 +251,11 @@ def sdk_client(
     streamed bytes made valid UTF-8, a cut connection explained)."""
     headers = {**(model.headers or {}), **(options.headers or {})}
     name = getattr(sdk_class, "__name__", repr(sdk_class))
-    base_url = model.base_url if base_url is None else base_url
-    key = (name, base_url, api_key, tuple(sorted(headers.items())))
+    base_url, query = _split_query(model.base_url if base_url is None else base_url)
+    keyed = any(header.lower() == "api-key" for header in headers)
+    if base_url is not None and _is_azure(base_url) and not keyed:
+        headers["api-key"] = api_key
+    key = (name, base_url, tuple(query.items()), api_key, tuple(sorted(headers.items())))
 
     def make() -> T:
         extra = (
@@ -264,10 +268,35 @@ def sdk_client(
             base_url=base_url,
             max_retries=0,
             default_headers=headers or None,
+            default_query=query or None,
             **extra,
         )
 
     return cached_client(key, make)
+
+
+def _split_query(base_url: str | None) -> tuple[str | None, dict[str, str]]:
+    """`base_url` without its query string, and that query's parameters, which go on every
+    request (`default_query`): Azure OpenAI's deployments take their `api-version` so. The
+    SDKs append their path to the whole base URL, query included, which put it inside the
+    query (`…/gpt-4o/?api-version=2024-10-21chat/completions`)."""
+    if base_url is None or "?" not in base_url:
+        return base_url, {}
+    root, _, query = base_url.partition("?")
+    return root, dict(urllib.parse.parse_qsl(query.split("#", 1)[0], keep_blank_values=True))
+
+
+_AZURE_HOSTS = (".openai.azure.com", ".cognitiveservices.azure.com", ".services.ai.azure.com")
+
+
+def _is_azure(base_url: str) -> bool:
+    """Whether `base_url` is an Azure OpenAI resource's (its host, or a deployment's path
+    `/openai/deployments/` behind any host), which takes an API key in its `api-key`
+    header: a deployment's endpoint reads `Authorization: Bearer` as an Entra ID token
+    and answers an API key there with 401."""
+    parts = urllib.parse.urlsplit(base_url)
+    host = (parts.hostname or "").lower()
+    return host.endswith(_AZURE_HOSTS) or "/openai/deployments/" in parts.path + "/"
 
 
 def base_url_root(base_url: str | None, tails: Sequence[str]) -> str | None:
@@ -276,6 +305,9 @@ def base_url_root(base_url: str | None, tails: Sequence[str]) -> str | None:
     "http://host/v1" for the Chat Completions SDK call."""
     if base_url is None:
         return None
+    if "?" in base_url:  # the query stays for `_split_query`
+        root, _, query = base_url.partition("?")
+        return f"{base_url_root(root, tails)}?{query}"
     trimmed = base_url.rstrip("/")
     for tail in tails:
         if trimmed.endswith(tail) and len(trimmed) > len(tail):
