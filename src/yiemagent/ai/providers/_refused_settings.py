@@ -14,6 +14,11 @@ and told once as a warning of this module's logger.
 - `prompt_cache_retention` (`cache_retention="long"`): only some OpenAI models keep a
   prompt cache for 24 hours, and the others (and GPT-5.6 on, which replaced the field)
   refuse the field: it is left out, and the server keeps its cache as long as it does.
+- `temperature` and `max_tokens` to OpenAI's reasoning models behind another server (Azure
+  OpenAI, GitHub Models, a proxy; a deployment's name does not tell the model): they take
+  only the default temperature ("Only the default (1) value is supported"), which is then
+  left out, and their output limit only as `max_completion_tokens` ("Use
+  'max_completion_tokens' instead"), which is then sent in its place.
 
 Without this, the request of a run's reasoning level or retention failed every call.
 """
@@ -30,9 +35,11 @@ from yiemagent.ai.providers._sdk_failures import api_error
 __all__ = [
     "DROPPABLE",
     "EFFORT_ORDER",
+    "RENAMED",
     "nearest_effort",
     "open_adapting",
     "refused_field",
+    "renamed_field",
     "request_effort",
     "supported_efforts",
 ]
@@ -55,13 +62,19 @@ pydantic's "Input should be 'low', 'medium' or 'high'" (vLLM, sglang), "must be 
 _OLLAMA_EFFORTS: Final = ("low", "medium", "high")
 """What Ollama's "invalid reasoning value: 'minimal'" means, when it lists nothing."""
 
-DROPPABLE: Final = ("prompt_cache_retention",)
+DROPPABLE: Final = ("prompt_cache_retention", "temperature")
 """Fields a request goes on without when the server refuses them for the model."""
+
+RENAMED: Final = {"max_tokens": "max_completion_tokens"}
+"""A field → the name it goes under when the server refuses it for the model, naming that
+one."""
 
 _CHOSEN: dict[tuple[str, str, str], str] = {}
 """(base URL, model id, effort asked for) → the effort sent in its place, in this process."""
 _DROPPED: set[tuple[str, str, str]] = set()
 """(base URL, model id, field) of the `DROPPABLE` fields refused, in this process."""
+_RENAMED: set[tuple[str, str, str]] = set()
+"""(base URL, model id, field) of the `RENAMED` fields refused, in this process."""
 
 
 def supported_efforts(exc: BaseException) -> tuple[str, ...] | None:
@@ -132,14 +145,32 @@ def refused_field(exc: BaseException) -> str | None:
     return next((name for name in DROPPABLE if name == param or name in message), None)
 
 
+def renamed_field(exc: BaseException) -> tuple[str, str] | None:
+    """`(field, its new name)` of `RENAMED` when a server's HTTP 400 refuses the field (its
+    `param`, or it is quoted in the message) and names the other: "Unsupported parameter:
+    'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead."."""
+    if getattr(exc, "status_code", None) != 400:
+        return None
+    error = api_error(getattr(exc, "body", None))
+    if error is None:
+        return None
+    param, message = str(error.get("param") or ""), str(error.get("message") or "")
+    for name, new_name in RENAMED.items():
+        refused = param == name or f"'{name}'" in message or f"`{name}`" in message
+        if refused and new_name in message:
+            return name, new_name
+    return None
+
+
 async def open_adapting(
     open_once: Callable[[], Awaitable[T]], base_url: str, body: dict[str, Any]
 ) -> T:
     """`open_once()`, one attempt at opening the stream of `body`, adapted to what the
     server refuses for the model: a refused reasoning effort becomes the nearest the server
-    lists, a refused `DROPPABLE` field is left out, and `open_once()` runs again (once per
-    refusal). `body` keeps the change, so a retry of the call does not ask again, and so
-    does every later request of the process to that server and model.
+    lists, a refused `DROPPABLE` field is left out, a refused `RENAMED` field goes under
+    its new name, and `open_once()` runs again (once per refusal). `body` keeps the
+    change, so a retry of the call does not ask again, and so does every later request of
+    the process to that server and model.
 
     Raises:
         Exception: what `open_once` raised, when it is no such refusal (or an effort
@@ -149,11 +180,14 @@ async def open_adapting(
     for name in DROPPABLE:
         if name in body and (base_url, model, name) in _DROPPED:
             del body[name]
+    for name, new_name in RENAMED.items():
+        if name in body and (base_url, model, name) in _RENAMED:
+            body[new_name] = body.pop(name)
     asked = request_effort(body)
     known = _CHOSEN.get((base_url, model, asked)) if asked is not None else None
     if known is not None:
         _set_effort(body, known)
-    for _ in range(len(DROPPABLE) + 1):
+    for _ in range(len(DROPPABLE) + len(RENAMED) + 1):
         try:
             return await open_once()
         except Exception as exc:
@@ -165,6 +199,13 @@ async def open_adapting(
 def _adapt(exc: BaseException, base_url: str, body: dict[str, Any]) -> bool:
     """Change `body` for the refusal `exc`, remembered and told once; whether it changed."""
     model = str(body.get("model"))
+    renamed = renamed_field(exc)
+    if renamed is not None and renamed[0] in body:
+        name, new_name = renamed
+        body[new_name] = body.pop(name)
+        _RENAMED.add((base_url, model, name))
+        logger.warning("%s refuses %s: %s is sent in its place", model, name, new_name)
+        return True
     field = refused_field(exc)
     if field is not None and field in body:
         del body[field]

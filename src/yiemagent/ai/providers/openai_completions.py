@@ -11,7 +11,9 @@ ours (`_retry.py`, in the SDK call of `_sdk_call.py`), the SDK's are off.
 Decisions for compatible servers: `temperature` goes to every model but OpenAI's reasoning
 ones (o3, gpt-5: they refuse it); `max_tokens` is sent only when `StreamOptions.max_tokens`
 is set (as `max_completion_tokens` to OpenAI itself, `max_tokens` elsewhere: llama.cpp, vLLM
-and Ollama read that one, and vLLM rejects a value larger than the context);
+and Ollama read that one, and vLLM rejects a value larger than the context); a server that
+refuses either for its model (OpenAI's reasoning models on Azure) gets the request again as
+it says (`_refused_settings`);
 `prompt_cache_key` (the session id; none with `cache_retention="none"`),
 `prompt_cache_retention="24h"` (`cache_retention="long"`) and the `developer` role go to
 OpenAI only, `metadata` nowhere (OpenAI refuses it for a completion it does not store, and
