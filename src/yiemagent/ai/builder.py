@@ -8,9 +8,10 @@ re-parsed from the partial JSON after each fragment.
 
 Tool-call arguments contract (what the loop sees in the final message):
 - the argument text was a complete JSON object (or empty, meaning `{}`; or followed only by
-  stray closing braces or brackets; or with a string's backslashes not escaped, as a Windows
-  path written as is; or an object written as a Python literal, single quotes and
-  True/None, read by `ast.literal_eval`) → `arguments` is it and `partial_json` is `None`;
+  stray closing braces or brackets; or with a comma before a closing brace or bracket; or
+  with a string's backslashes not escaped, as a Windows path written as is; or an object
+  written as a Python literal, single quotes and True/None, read by `ast.literal_eval`) →
+  `arguments` is it and `partial_json` is `None`;
 - otherwise (malformed JSON, a non-object such as `[1]`, text cut off by the token limit) →
   `arguments` is the best partial parse (a dict, possibly `{}`) and `partial_json` keeps the
   raw text received, so the tool pipeline can report "arguments are not valid JSON" with the
@@ -352,7 +353,30 @@ def _final_arguments(raw: str) -> dict[str, Any] | None:
             parsed = parse_json_object(_backslashes_as_written(raw))
             if parsed is not None:
                 return parsed
+        if str(exc).startswith("trailing comma"):
+            parsed = _without_trailing_commas(data)
+            if parsed is not None:
+                return parsed
     return python_literal_object(raw)
+
+
+def _without_trailing_commas(data: bytes) -> dict[str, Any] | None:
+    """The object `data` holds once each comma right before a closing `}` or `]` is
+    dropped (`{"utc": true,}`: models write them, and Python literals may have them, so a
+    call written with JSON's `true` must not fare worse than one with Python's `True`);
+    None when anything else is wrong with it. jiter names each such comma's closer, so a
+    comma inside a string is never touched."""
+    for _ in range(data.count(b",") + 1):
+        try:
+            value = jiter.from_json(data, allow_inf_nan=False)
+        except ValueError as exc:
+            comma = data.rfind(b",", 0, _error_offset(data, str(exc)))
+            if not str(exc).startswith("trailing comma") or comma < 0:
+                return None
+            data = data[:comma] + data[comma + 1 :]
+            continue
+        return value if isinstance(value, dict) else None
+    return None
 
 
 _JSON_ESCAPES = frozenset('"\\/bfnrtu')
