@@ -68,13 +68,25 @@ class PostgresSessionStore:
         dsn: a libpq connection string or URI, e.g. `"postgresql://user:pw@db:5432/app"`.
         schema: the PostgreSQL schema that holds the tables (created if missing).
         connect_timeout_s: how long to wait for the server when connecting, in seconds.
+        lock_timeout_s: how long a statement waits for a lock another connection holds (a
+            `LOCK TABLE`, a long migration), in seconds, as SQLite's `timeout_s`; then it
+            fails with `psycopg.errors.LockNotAvailable`. The agent calls the store on its
+            event loop, so an unbounded wait would stop every session of a server.
 
     Raises:
         ConfigError: psycopg is not installed, the server cannot be reached or refuses the
-            login, or the tables were written by a newer yiemagent (the reason is given).
+            login, `lock_timeout_s` is not positive, or the tables were written by a newer
+            yiemagent (the reason is given).
     """
 
-    def __init__(self, dsn: str, *, schema: str = "yiemagent", connect_timeout_s: float = 10.0):
+    def __init__(
+        self,
+        dsn: str,
+        *,
+        schema: str = "yiemagent",
+        connect_timeout_s: float = 10.0,
+        lock_timeout_s: float = 5.0,
+    ):
         try:
             import psycopg
         except ImportError as exc:
@@ -87,6 +99,9 @@ class PostgresSessionStore:
         self.schema = schema
         """The schema holding the tables."""
         self._connect_timeout_s = connect_timeout_s
+        if not lock_timeout_s > 0:
+            raise ConfigError(f"lock_timeout_s must be a positive number, not {lock_timeout_s}")
+        self._lock_timeout_ms = max(1, round(lock_timeout_s * 1000))
         self._sql = Statements(schema)
         self._lock = threading.Lock()  # a collected agent only queues its release
         self._held: dict[str, lease.LeaseHolder] = {}
@@ -103,12 +118,20 @@ class PostgresSessionStore:
         import psycopg
 
         try:
-            return psycopg.connect(
+            conn = psycopg.connect(
                 self.dsn, autocommit=True, connect_timeout=max(1, round(self._connect_timeout_s))
             )
         except psycopg.Error as exc:
             said = _scrubbed(str(exc), self.dsn)  # a parse error quotes the whole dsn
             raise ConfigError(f"cannot connect to the session database {self!r}: {said}") from exc
+        try:  # set here, not in `options`, which would replace the dsn's own
+            conn.execute(
+                "SELECT set_config('lock_timeout', %s, false)", (f"{self._lock_timeout_ms}ms",)
+            )
+        except psycopg.Error as exc:
+            conn.close()
+            raise ConfigError(f"cannot set lock_timeout on {self!r}: {exc}") from exc
+        return conn
 
     def _setup(self) -> None:
         sql, conn = self._sql, self._conn
