@@ -1,8 +1,9 @@
-"""An MCP server over streamable HTTP whose one tool works slowly and says so, for the
-tests of DESIGN §12: it sends a progress notification every `every` seconds, `steps`
-times, then waits `then_wait` seconds before it answers.
+"""An MCP server whose one tool works slowly and says so, for the tests of DESIGN §12: it
+sends a progress notification every `every` seconds, `steps` times, then waits `then_wait`
+seconds before it answers.
 
-    python mcp_heartbeat_server.py PORT
+    python mcp_heartbeat_server.py PORT   # streamable HTTP on 127.0.0.1:PORT/mcp
+    python mcp_heartbeat_server.py        # stdio
 """
 
 from __future__ import annotations
@@ -25,4 +26,7 @@ async def slow_progress(steps: int, every: float, ctx: Context, then_wait: float
 
 
 if __name__ == "__main__":
-    server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[1]))
+    if len(sys.argv) > 1:
+        server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[1]))
+    else:
+        server.run("stdio")

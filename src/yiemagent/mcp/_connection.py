@@ -15,9 +15,10 @@ Failures never hang:
   the call fails with the reason;
 - `initialize` and the first `tools/list` must finish within `connect_timeout_s`, and
   `close` stops a connect still waiting for them at once;
-- a server that goes silent mid-call (frozen, neither answering nor closing) fails the call
-  once it has sent nothing for the transport's silence bound (`MCPServerHTTP.timeout_s`),
-  saying it went silent;
+- a server that goes silent mid-call (frozen, or a tool stuck for good) fails the call once
+  it has sent nothing about it for the server's `timeout_s`, saying it went silent: the
+  HTTP transport bounds each read of a reply, and over stdio, whose one stream carries
+  every call, `_call_once` bounds the wait for the call's result or progress;
 - an answer that matches no pending request (or an error with a null id), or one that is
   not JSON-RPC, ends the requests it may have been meant for, saying so (`WatchedStream`);
 - listing the tools again must finish within `connect_timeout_s`.
@@ -152,9 +153,15 @@ class MCPServer:
 
     @property
     def _silence_s(self) -> float | None:
-        """Seconds of silence after which the transport gives up on a reply (None: it
-        waits as long as the connection lives)."""
+        """Seconds of silence after which a reply is given up (None: it is awaited as long
+        as the connection lives)."""
         return None
+
+    @property
+    def _silence_in_transport(self) -> bool:
+        """Whether the transport itself gives up a reply after `_silence_s` (HTTP: a read
+        timeout); else each call watches its own reply."""
+        return False
 
     # ── public lifetime ────────────────────────────────────────────────────
 
@@ -448,11 +455,16 @@ class MCPServer:
         task = asyncio.current_task()
         assert task is not None
         self._in_flight.add(task)
-        progress = progress_adapter(on_progress) if on_progress is not None else None
         silences = self._silences
         closed = False
         try:
-            return await session.call_tool(name, arguments, progress_callback=progress)
+            bound = None if self._silence_in_transport else self._silence_s
+            if bound is None:
+                progress = progress_adapter(on_progress) if on_progress is not None else None
+                return await session.call_tool(name, arguments, progress_callback=progress)
+            return await _call_bounded(session, name, arguments, on_progress, bound)
+        except TimeoutError:  # `_call_bounded` cancelled it, sending notifications/cancelled
+            raise MCPCallError(self._silent(name)) from None
         except asyncio.CancelledError:
             if self._state == "up" or task.cancelling() > 1:
                 raise  # the caller cancelled (abort, timeout)
@@ -496,14 +508,17 @@ class MCPServer:
         if main is not None and not main.done():
             await asyncio.wait({main}, timeout=1.0)
         if silent and self._state != "closed":
-            return MCPCallError(
-                f'{self.label} went silent while "{tool}" was running: nothing came for '
-                f"{self._silence_s:g} s (its timeout_s); it neither answered nor closed "
-                "the connection"
-            )
+            return MCPCallError(self._silent(tool))
         if self._undelivered and self._state == "down":
             return UndeliveredCall(self._lost(tool))
         return self._lost(tool)
+
+    def _silent(self, tool: str) -> str:
+        return (
+            f'{self.label} went silent while "{tool}" was running: nothing came for '
+            f"{self._silence_s:g} s (its timeout_s); it neither answered nor closed "
+            "the connection"
+        )
 
     def _lost(self, tool: str) -> MCPCallError:
         if self._state == "closed":
@@ -572,6 +587,27 @@ class MCPServer:
                 listener(self.tools)
             except Exception:
                 logger.exception("MCP server %s: a tools listener raised", self.name)
+
+
+async def _call_bounded(
+    session: ClientSession,
+    name: str,
+    arguments: dict[str, Any],
+    on_progress: ProgressCallback | None,
+    silence_s: float,
+) -> CallToolResult:
+    """`tools/call` that may wait at most `silence_s` (s) for its result, counted again from
+    each of its progress notifications. Raises `TimeoutError` once that passes (the request
+    cancelled: the SDK sends `notifications/cancelled`)."""
+    loop = asyncio.get_running_loop()
+    async with asyncio.timeout(silence_s) as silence:
+
+        def heard(progress: float, total: float | None, message: str | None) -> None:
+            silence.reschedule(loop.time() + silence_s)
+            if on_progress is not None:
+                on_progress(progress, total, message)
+
+        return await session.call_tool(name, arguments, progress_callback=progress_adapter(heard))
 
 
 def _read_end(task: asyncio.Task[Any]) -> None:

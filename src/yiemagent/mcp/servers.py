@@ -23,6 +23,10 @@ if TYPE_CHECKING:
 __all__ = ["MCPServerHTTP", "MCPServerStdio"]
 
 
+DEFAULT_TIMEOUT_S = 30.0
+"""The longest a server may stay silent about a call unless told otherwise, seconds."""
+
+
 def _own_program(command: str) -> str:
     """The program to start for `command`: this process's Python for `python`/`python3`,
     the `yiem` beside it for `yiem` (when installed there; a venv need not be on PATH),
@@ -56,11 +60,16 @@ class MCPServerStdio(MCPServer):
             `--mcp`, `yiem mcp list` and agent files name their servers so. A secret
             option's value (`--api-key X`, `--token=X`) is `***` in it (`command_label`).
         connect_timeout_s: seconds for `initialize` and the first `tools/list`.
+        timeout_s: the longest the server may stay silent about a call, seconds: from
+            sending it, or from its last progress notification, to its result. A call
+            that hears nothing for that long is cancelled (`notifications/cancelled`) and
+            fails, saying the server went silent; the process keeps serving the others.
+            A slow tool that sends no progress needs a larger value.
         stderr: where the server's stderr goes (a file with a descriptor).
 
     Raises:
-        ConfigError: an empty command, or a command line that does not split (an unclosed
-            quote).
+        ConfigError: an empty command, a command line that does not split (an unclosed
+            quote), or `timeout_s` <= 0.
     """
 
     def __init__(
@@ -72,6 +81,7 @@ class MCPServerStdio(MCPServer):
         *,
         name: str | None = None,
         connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
         stderr: TextIO | None = None,
     ) -> None:
         if not args and " " in command.strip():
@@ -83,18 +93,25 @@ class MCPServerStdio(MCPServer):
             args = rest
         if not command.strip():
             raise ConfigError("MCPServerStdio needs a command, e.g. 'python server.py'")
+        if not timeout_s > 0:
+            raise ConfigError(f"timeout_s must be > 0 seconds, not {timeout_s!r}")
         default = command_label([command, *args])
         self.command = _own_program(command)
         self.args = list(args)
         self.env = dict(env) if env is not None else None
         self.cwd = cwd
         self.stderr = stderr
+        self.timeout_s = timeout_s
         self._tee: _StderrTee | None = None
         super().__init__(name=name or default, connect_timeout_s=connect_timeout_s)
 
     @property
     def _end_reason(self) -> str:
         return "the server process exited or closed its output"
+
+    @property
+    def _silence_s(self) -> float:
+        return self.timeout_s
 
     def _last_said(self) -> str | None:
         tee = self._tee
@@ -253,7 +270,7 @@ class MCPServerHTTP(MCPServer):
         *,
         name: str | None = None,
         connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S,
-        timeout_s: float = 30.0,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
     ) -> None:
         from urllib.parse import urlsplit
@@ -278,6 +295,10 @@ class MCPServerHTTP(MCPServer):
     @property
     def _silence_s(self) -> float:
         return self.timeout_s
+
+    @property
+    def _silence_in_transport(self) -> bool:
+        return True
 
     def _heard_silence(self) -> None:
         self._silences += 1
@@ -313,7 +334,8 @@ def _make_silence_watch(
     (the SDK turns it into a plain "stream ended", so the error could not say why), each
     POST's status to `on_refusal` (a refused one as "HTTP 401 Unauthorized" with the
     server's `WWW-Authenticate` challenge, since the SDK says only that the server answered
-    an error; None for one it took), and lifts the read bound of GET requests: the SDK's
+    an error; None for one it took) with whether it was a 404 to a request naming a session
+    (the server knows no such session), and lifts the read bound of GET requests: the SDK's
     listening stream, idle while the server has nothing to announce."""
     import httpx2
 

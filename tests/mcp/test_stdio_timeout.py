@@ -1,0 +1,65 @@
+"""A stdio MCP server bounds a call's silence with `timeout_s`, as an HTTP one does
+(DESIGN §12, docs/mcp.md): a tool stuck for good fails the call once the server has said
+nothing about it for `timeout_s`, the server is told the call is cancelled, and the same
+process serves the next call. Progress notifications count as the server speaking, so a
+long call that reports progress goes on."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.mcp._kit import run_calls, text
+from tests.mcp.conftest import stdio_server, wait_for_file
+from yiemagent.errors import ConfigError
+from yiemagent.mcp import MCPServerStdio, add_server
+from yiemagent.tools import ToolStore
+from yiemagent.types import AgentEvent, ToolExecutionUpdateEvent
+
+pytestmark = pytest.mark.timeout(120)
+
+HEARTBEAT = str(Path(__file__).resolve().parent / "mcp_heartbeat_server.py")
+TIMEOUT_S = 2.0
+
+
+async def test_a_tool_that_never_answers_fails_as_silent_and_is_cancelled(
+    tmp_path: Path,
+) -> None:
+    """`sleep` waits an hour: without a bound the call, and the run, waited with it."""
+    server = stdio_server(tmp_path, connect_timeout_s=30, timeout_s=TIMEOUT_S)
+    async with server:
+        store = ToolStore("stuck")
+        await add_server(store, server)
+        [stuck] = await run_calls(store, ("sleep", {"tag": "stuck"}))
+        assert stuck.is_error
+        assert text(stuck) == (
+            'MCP server "test" went silent while "sleep" was running: nothing came for '
+            "2 s (its timeout_s); it neither answered nor closed the connection"
+        )
+        await wait_for_file(tmp_path / "stuck.cancelled")
+        [after] = await run_calls(store, ("echo", {"text": "still here"}))
+        assert (text(after), after.is_error) == ("still here", False)
+        assert server.connected
+
+
+async def test_progress_more_often_than_the_timeout_keeps_a_stdio_call_going() -> None:
+    server = MCPServerStdio(sys.executable, [HEARTBEAT], name="heartbeat", timeout_s=TIMEOUT_S)
+    events: list[AgentEvent] = []
+    async with server:
+        store = ToolStore("heartbeat")
+        await add_server(store, server)
+        arguments = {"steps": 6, "every": TIMEOUT_S / 2}
+        [done] = await run_calls(store, ("slow_progress", arguments), events=events)
+        assert (text(done), done.is_error) == ("done", False)
+        assert len([e for e in events if isinstance(e, ToolExecutionUpdateEvent)]) == 6
+        arguments = {"steps": 1, "every": 0.1, "then_wait": TIMEOUT_S * 3}
+        [silent] = await run_calls(store, ("slow_progress", arguments))
+        assert silent.is_error and "went silent" in text(silent)
+
+
+@pytest.mark.parametrize("timeout_s", [0, -1.0])
+def test_a_timeout_that_is_not_positive_is_refused(timeout_s: float) -> None:
+    with pytest.raises(ConfigError, match="timeout_s must be > 0 seconds"):
+        MCPServerStdio("python server.py", timeout_s=timeout_s)
