@@ -200,7 +200,8 @@ def messages_to_openai(
         model: The model the request goes to, for what depends on it: OpenAI's reasoning
             models take the system prompt as a `developer` message; a model without image
             input gets a note in place of each image; Mistral wants the tool's name on a tool
-            message and an assistant message between tool results and a user message; DeepSeek
+            message, an assistant message between tool results and a user message, and
+            an assistant's text apart from its calls; DeepSeek
             thinking and Kimi want `reasoning_content` on every assistant message; a model's own
             thinking goes back in its reasoning field (Claude's through LiteLLM also as its
             signed `thinking_blocks`), and Gemini's thought signatures with their calls (in
@@ -233,8 +234,22 @@ def messages_to_openai(
             out.extend(_assistant(message, model))
     out.extend(held)
     if model is not None and is_mistral(model):
-        out = _bridge_tool_results(out)
+        out = _bridge_tool_results(_text_apart_from_calls(out))
     return out
+
+
+def _text_apart_from_calls(out: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`out` with each assistant message that has both text and calls sent as two, the text
+    and then the calls: Mistral refuses the pair for its models of tokenizer v3 ("Assistant
+    message must have either content or tool_calls, but not both."), and takes an assistant
+    message after another."""
+    apart: list[dict[str, Any]] = []
+    for message in out:
+        if message["role"] == "assistant" and message.get("content") and message.get("tool_calls"):
+            apart.append({"role": "assistant", "content": message["content"]})
+            message = {**message, "content": None}
+        apart.append(message)
+    return apart
 
 
 _MISTRAL_BRIDGE: Final = "I have the tool results."
