@@ -95,6 +95,19 @@ class CheckResult:
     cost_usd: float = 0.0
     """USD the check itself spent (a `judge`'s model calls), apart from the run's."""
 
+    def __post_init__(self) -> None:
+        # a truthy verdict text ("no") or number would otherwise count as a pass
+        if not isinstance(self.passed, bool):
+            raise TypeError(
+                "CheckResult.passed must be True or False, "
+                f"not {type(self.passed).__name__} {self.passed!r}"
+            )
+        if not isinstance(self.reason, str):
+            raise TypeError(
+                f"CheckResult.reason must be a text, not {type(self.reason).__name__} "
+                f"{self.reason!r}"
+            )
+
 
 @dataclass(slots=True)
 class EvalRun:

@@ -94,6 +94,14 @@ class Dataset:
             if case.name in seen:
                 raise DatasetError(f"{where}case {case.name!r}: name: used by another case")
             seen.add(case.name)
+            for i, check in enumerate(case.checks):
+                # `contains` for `contains(...)`: called with the run, it fails every run
+                maker = next((name for name, m in CHECKS.items() if id(m) == id(check)), None)
+                if maker is not None:
+                    raise DatasetError(
+                        f"{where}case {case.name!r}: checks[{i}]: {maker} makes a check: "
+                        f"call it, {maker}(...)"
+                    )
         if not self.cases:
             raise DatasetError(f"{where}cases: the dataset has no cases")
 

@@ -215,7 +215,7 @@ async def _apply(check: Check, run: EvalRun) -> CheckOutcome:
             verdict = await check(run)  # type: ignore[misc]
         else:
             verdict = await maybe_await(await asyncio.to_thread(check, run))
-    except Exception as exc:  # a broken check fails, and says why; the eval goes on
+    except (Exception, SystemExit) as exc:  # a broken check fails, says why; the eval goes on
         said = f"the check raised {exception_summary(exc)}"
         logger.info("check %s: %s", name, said)
         return CheckOutcome(name, False, said)

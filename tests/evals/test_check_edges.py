@@ -1,0 +1,87 @@
+"""Checks at their edges (DESIGN §19, docs/evals.md "Checks"): a check that raises
+anything fails with its text and the eval goes on, a verdict that is no verdict fails,
+and a check maker given uncalled is refused before any case runs."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from yiemagent.evals import (
+    CHECKS,
+    Case,
+    CheckResult,
+    Dataset,
+    DatasetError,
+    EvalRun,
+    contains,
+    run_eval,
+)
+
+from ._agents import make_agent
+
+SAY_HI = {"script": "say", "text": "hi there"}
+
+
+async def test_a_check_that_exits_fails_and_the_eval_goes_on() -> None:
+    """A scorer that calls `sys.exit` (a script's habit) raised SystemExit, which
+    `except Exception` let through: the eval process ended with the check's exit status,
+    no report and no other case checked."""
+
+    def exits(run: EvalRun) -> bool:
+        sys.exit(3)
+
+    async def exits_async(run: EvalRun) -> bool:
+        raise SystemExit("gave up")
+
+    dataset = [
+        Case("exits", "Say hi", [exits, exits_async, contains("hi")], metadata=SAY_HI),
+        Case("fine", "Say hi", [contains("hi")], metadata=SAY_HI),
+    ]
+    report = await run_eval(dataset, make_agent)
+
+    exited, fine = report.cases
+    assert [(c.name, c.passed, c.reason) for c in exited.checks] == [
+        ("exits", False, "the check raised SystemExit: 3"),
+        ("exits_async", False, "the check raised SystemExit: gave up"),
+        ("contains('hi')", True, "answer has 'hi'"),
+    ]
+    assert not exited.passed and fine.passed
+
+
+@pytest.mark.parametrize("passed", ["no", 1, None, [True]])
+async def test_a_check_result_whose_verdict_is_no_bool_fails_saying_so(passed: object) -> None:
+    """`CheckResult("no", ...)` passed: any truthy value counted as a pass, so a check
+    that meant to fail (a verdict text) reported success."""
+
+    def verdict(run: EvalRun) -> CheckResult:
+        return CheckResult(passed, "as the check saw it")  # type: ignore[arg-type]
+
+    (case,) = (await run_eval([Case("c", "Say hi", [verdict], metadata=SAY_HI)], make_agent)).cases
+    (outcome,) = case.checks
+    assert not outcome.passed and not case.passed
+    assert outcome.reason == (
+        f"the check raised TypeError: CheckResult.passed must be True or False, "
+        f"not {type(passed).__name__} {passed!r}"
+    )
+
+
+def test_a_check_result_reason_must_be_text() -> None:
+    with pytest.raises(TypeError, match=r"CheckResult\.reason must be a text, not int 5"):
+        CheckResult(False, 5)  # type: ignore[arg-type]
+    assert CheckResult(True).reason == ""
+
+
+@pytest.mark.parametrize("maker", sorted(CHECKS))
+async def test_a_check_maker_given_uncalled_is_refused_before_any_run(maker: str) -> None:
+    """`Case(..., checks=[contains])` ran `contains(run)`: it failed every run with the
+    whole EvalRun's repr as its reason (thousands of characters in the table)."""
+    case = Case("c", "Say hi", [CHECKS[maker]], metadata=SAY_HI)  # type: ignore[list-item]
+    message = f"case 'c': checks[0]: {maker} makes a check: call it, {maker}(...)"
+    with pytest.raises(DatasetError) as made:
+        Dataset([case])
+    with pytest.raises(DatasetError) as run:
+        await run_eval([case], make_agent)
+    assert str(made.value) == str(run.value) == message
+    assert Dataset([Case("c", "Say hi", [contains("hi")])]).cases  # a made check is one
