@@ -39,7 +39,7 @@ import logging
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from types import ModuleType
+from types import ModuleType, SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 from yiemagent.ai._retry import RetryDecision, is_retryable_status
@@ -261,6 +261,12 @@ class _Assembler:
             for tool_delta in delta.tool_calls or ():
                 self.streamed = True
                 self._tool_delta(tool_delta)
+            function_call = _field(delta, "function_call")
+            if function_call is not None:  # the functions API's one call, kept by old servers
+                self.streamed = True
+                self._tool_delta(
+                    SimpleNamespace(index=_FUNCTION_CALL, id=None, function=function_call)
+                )
             for detail in _field(delta, "reasoning_details") or ():
                 self._reasoning_detail(detail)
 
@@ -484,6 +490,11 @@ class _Assembler:
             )
             return
         self.builder.done_by_wire_reason(reason, FINISH_REASONS, field="finish_reason")
+
+
+_FUNCTION_CALL = -1
+"""The wire index of the call a `function_call` delta field streams (it holds one call, with
+no index and no id), apart from every `tool_calls` index."""
 
 
 def _thought_signature(extra: Any) -> str | None:
