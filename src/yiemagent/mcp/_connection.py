@@ -134,6 +134,9 @@ class MCPServer:
         """The HTTP status (and challenge) of the last request the server refused, which
         the SDK reports only as "Server returned an error response" (set by the HTTP
         transport; taken by `_why`)."""
+        self._session_gone = False
+        """The last request the HTTP server refused carried a session id it did not know
+        (404): it restarted or ended the session (set by the HTTP transport)."""
         self._tools: list[Tool] = []
         self._listeners: list[ToolsListener] = []
 
@@ -434,6 +437,9 @@ class MCPServer:
             except UndeliveredCall as exc:
                 if attempt == 2:
                     raise MCPCallError(str(exc)) from None
+                main = self._main  # sent again on a new session, not the one closing
+                if main is not None and not main.done():
+                    await asyncio.wait({main}, timeout=self.connect_timeout_s)
                 continue
             await asyncio.sleep(0)  # let a list_changed sent with the result start its refresh
             refreshing = self._refreshing
@@ -471,7 +477,9 @@ class MCPServer:
             task.uncancel()  # we cancelled it because the connection ended
             closed = True
         except MCPError as exc:
-            if exc.code == INVALID_REQUEST and exc.message == "Session terminated":
+            if exc.code == INVALID_REQUEST and (
+                exc.message == "Session terminated" or self._session_gone
+            ):
                 if self._wake is not None:  # the HTTP server restarted: open a new session
                     self._wake.set()
                 raise UndeliveredCall(self._lost(name)) from None

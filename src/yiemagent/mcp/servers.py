@@ -303,8 +303,9 @@ class MCPServerHTTP(MCPServer):
     def _heard_silence(self) -> None:
         self._silences += 1
 
-    def _heard_refusal(self, refusal: str | None) -> None:
+    def _heard_refusal(self, refusal: str | None, session_gone: bool) -> None:
         self._refusal = refusal
+        self._session_gone = session_gone
 
     @contextlib.asynccontextmanager
     async def _transport(self) -> AsyncIterator[tuple[Any, Any]]:
@@ -328,7 +329,7 @@ class MCPServerHTTP(MCPServer):
 def _make_silence_watch(
     inner: httpx2.AsyncBaseTransport,
     on_silence: Callable[[], None],
-    on_refusal: Callable[[str | None], None] | None = None,
+    on_refusal: Callable[[str | None, bool], None] | None = None,
 ) -> Any:
     """An httpx transport around `inner` that reports each read timeout to `on_silence`
     (the SDK turns it into a plain "stream ended", so the error could not say why), each
@@ -353,7 +354,8 @@ def _make_silence_watch(
                 raise
             if on_refusal is not None and request.method == "POST":
                 on_refusal(
-                    _refusal_text(response, request) if response.status_code >= 400 else None
+                    _refusal_text(response, request) if response.status_code >= 400 else None,
+                    response.status_code == 404 and _SESSION_HEADER in request.headers,
                 )
             response.stream = WatchedBody(response.stream)
             return response
@@ -379,10 +381,14 @@ def _make_silence_watch(
     return SilenceWatch()
 
 
+_SESSION_HEADER = "mcp-session-id"
+
+
 def _refusal_text(response: httpx2.Response, request: httpx2.Request) -> str:
     """ "HTTP 401 Unauthorized", then the server's `WWW-Authenticate` challenge if any; a 404
-    names the URL asked and, when its path is not /mcp, the /mcp URL of that host (a server's
-    root URL, copied from where it says it listens, is the usual slip)."""
+    to a request naming a session says the server does not know it, another 404 names the
+    URL asked and, when its path is not /mcp, the /mcp URL of that host (a server's root
+    URL, copied from where it says it listens, is the usual slip)."""
     from http import HTTPStatus
 
     try:
@@ -390,7 +396,9 @@ def _refusal_text(response: httpx2.Response, request: httpx2.Request) -> str:
     except ValueError:
         phrase = ""
     text = f"HTTP {response.status_code} {phrase}".rstrip()
-    if response.status_code == 404:
+    if response.status_code == 404 and _SESSION_HEADER in request.headers:
+        text += ": the server knows no such session (it restarted or ended it)"
+    elif response.status_code == 404:
         url = request.url
         text += f": no MCP endpoint at {url}"
         if url.path.rstrip("/") != "/mcp":
