@@ -259,7 +259,12 @@ def _made(run: EvalRun, nested: bool) -> list[_Made]:
 
 
 def _who(made: _Made) -> str:
-    return f"{made.call.name} (by {made.by})" if made.by else made.call.name
+    return f"{made.call.name}{_by(made)}"
+
+
+def _by(made: _Made) -> str:
+    """What names a sub-agent's call in a reason, `" (by helper)"`; empty for the agent's own."""
+    return f" (by {made.by})" if made.by else ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -289,14 +294,14 @@ class _ToolCalled:
 
     def __call__(self, run: EvalRun) -> CheckResult:
         made = _made(run, self.nested)
-        named = [m.args for m in made if m.call.name == self.tool]
-        hits = [args for args in named if _subset(self.args or {}, args, self.substring)]
+        named = [m for m in made if m.call.name == self.tool]
+        hits = [m for m in named if _subset(self.args or {}, m.args, self.substring)]
         if self.times is not None and len(hits) != self.times:
             return CheckResult(False, f"{len(hits)} matching calls, expected {self.times}")
         if hits:
-            return CheckResult(True, f"called {self.tool}({_args(hits[0])})")
+            return CheckResult(True, f"called {self.tool}({_args(hits[0].args)}){_by(hits[0])}")
         if named:
-            seen = "; ".join(_args(args) for args in named)
+            seen = "; ".join(f"{_args(m.args)}{_by(m)}" for m in named)
             return CheckResult(False, f"{self.tool} called with other arguments: {seen}")
         called = ", ".join(_who(m) for m in made) or "no tool"
         return CheckResult(False, f"{self.tool} not called (called: {called})")
