@@ -19,6 +19,10 @@ and told once as a warning of this module's logger.
   only the default temperature ("Only the default (1) value is supported"), which is then
   left out, and their output limit only as `max_completion_tokens` ("Use
   'max_completion_tokens' instead"), which is then sent in its place.
+- A model's reasoning sent back on its assistant messages (`reasoning`,
+  `reasoning_content`: DeepSeek and Kimi require it): Groq and Cerebras stream it so but
+  refuse the field there ("'messages.2' : … property 'reasoning' is unsupported"); it is
+  then left off every message (the transcript keeps it).
 
 Without this, the request of a run's reasoning level or retention failed every call.
 """
@@ -27,7 +31,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Final, TypeVar
 
 from yiemagent.ai.providers._sdk_failures import api_error
@@ -35,10 +39,12 @@ from yiemagent.ai.providers._sdk_failures import api_error
 __all__ = [
     "DROPPABLE",
     "EFFORT_ORDER",
+    "MESSAGE_FIELDS",
     "RENAMED",
     "nearest_effort",
     "open_adapting",
     "refused_field",
+    "refused_message_field",
     "renamed_field",
     "request_effort",
     "supported_efforts",
@@ -65,6 +71,19 @@ _OLLAMA_EFFORTS: Final = ("low", "medium", "high")
 DROPPABLE: Final = ("prompt_cache_retention", "temperature")
 """Fields a request goes on without when the server refuses them for the model."""
 
+MESSAGE_FIELDS: Final = (
+    "reasoning_content",
+    "reasoning",
+    "reasoning_text",
+    "reasoning_details",
+    "thinking_blocks",
+)
+"""Fields of an assistant message that a request goes on without when the server refuses
+them (the reasoning a model gets back)."""
+
+_UNSUPPORTED_PROPERTY = re.compile(r"property '(?:[\w\[\]]+\.)*(\w+)' is unsupported")
+"""Groq's and Cerebras' refusal of a property, by its name or its path (`messages.2.x`)."""
+
 RENAMED: Final = {"max_tokens": "max_completion_tokens"}
 """A field → the name it goes under when the server refuses it for the model, naming that
 one."""
@@ -74,6 +93,8 @@ _CHOSEN: dict[tuple[str, str, str], str] = {}
 _DROPPED: set[tuple[str, str, str]] = set()
 """(base URL, model id, field) of the `DROPPABLE` fields refused, in this process."""
 _RENAMED: set[tuple[str, str, str]] = set()
+_LEFT_OFF: set[tuple[str, str, str]] = set()
+"""(base URL, model id, field) of the `MESSAGE_FIELDS` refused, in this process."""
 """(base URL, model id, field) of the `RENAMED` fields refused, in this process."""
 
 
@@ -162,15 +183,42 @@ def renamed_field(exc: BaseException) -> tuple[str, str] | None:
     return None
 
 
+def refused_message_field(exc: BaseException, body: Mapping[str, Any]) -> str | None:
+    """The `MESSAGE_FIELDS` field a server's HTTP 400 refuses ("property 'reasoning' is
+    unsupported", "property 'messages.2.assistant.reasoning_content' is unsupported") when
+    a message of `body` has it, else None."""
+    if getattr(exc, "status_code", None) != 400:
+        return None
+    error = api_error(getattr(exc, "body", None))
+    message = str(error.get("message") or "") if error is not None else ""
+    for name in _UNSUPPORTED_PROPERTY.findall(message):
+        if name in MESSAGE_FIELDS and _leave_off(body, name, dry_run=True):
+            return str(name)
+    return None
+
+
+def _leave_off(body: Mapping[str, Any], name: str, *, dry_run: bool = False) -> bool:
+    """Take the field `name` off every message of `body` (with `dry_run`, only look);
+    whether a message had it."""
+    found = False
+    for message in body.get("messages") or ():
+        if isinstance(message, dict) and name in message:
+            found = True
+            if not dry_run:
+                del message[name]
+    return found
+
+
 async def open_adapting(
     open_once: Callable[[], Awaitable[T]], base_url: str, body: dict[str, Any]
 ) -> T:
     """`open_once()`, one attempt at opening the stream of `body`, adapted to what the
     server refuses for the model: a refused reasoning effort becomes the nearest the server
     lists, a refused `DROPPABLE` field is left out, a refused `RENAMED` field goes under
-    its new name, and `open_once()` runs again (once per refusal). `body` keeps the
-    change, so a retry of the call does not ask again, and so does every later request of
-    the process to that server and model.
+    its new name, a refused `MESSAGE_FIELDS` field is taken off the messages, and
+    `open_once()` runs again (once per refusal). `body` keeps the change, so a retry of
+    the call does not ask again, and so does every later request of the process to that
+    server and model.
 
     Raises:
         Exception: what `open_once` raised, when it is no such refusal (or an effort
@@ -183,11 +231,14 @@ async def open_adapting(
     for name, new_name in RENAMED.items():
         if name in body and (base_url, model, name) in _RENAMED:
             body[new_name] = body.pop(name)
+    for name in MESSAGE_FIELDS:
+        if (base_url, model, name) in _LEFT_OFF:
+            _leave_off(body, name)
     asked = request_effort(body)
     known = _CHOSEN.get((base_url, model, asked)) if asked is not None else None
     if known is not None:
         _set_effort(body, known)
-    for _ in range(len(DROPPABLE) + len(RENAMED) + 1):
+    for _ in range(len(DROPPABLE) + len(RENAMED) + len(MESSAGE_FIELDS) + 1):
         try:
             return await open_once()
         except Exception as exc:
@@ -205,6 +256,16 @@ def _adapt(exc: BaseException, base_url: str, body: dict[str, Any]) -> bool:
         body[new_name] = body.pop(name)
         _RENAMED.add((base_url, model, name))
         logger.warning("%s refuses %s: %s is sent in its place", model, name, new_name)
+        return True
+    on_messages = refused_message_field(exc, body)
+    if on_messages is not None:
+        _leave_off(body, on_messages)
+        _LEFT_OFF.add((base_url, model, on_messages))
+        logger.warning(
+            "%s refuses %s on its messages: earlier turns' reasoning is not sent",
+            model,
+            on_messages,
+        )
         return True
     field = refused_field(exc)
     if field is not None and field in body:
