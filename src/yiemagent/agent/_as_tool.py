@@ -179,9 +179,15 @@ async def _call(
             usage=usage,
             details=details,
         )
-    return AgentToolResult(
-        [TextContent(_answer(agent, reply, output))], details=details, usage=usage
-    )
+    try:
+        answer = _answer(agent, reply, output)
+    except ValueError as exc:  # pydantic's serialisation error: a value with no JSON form
+        raise ToolCallFailed(
+            f"agent {agent.name!r} answered with an output that has no JSON form: {exc}",
+            usage=usage,
+            details=details,
+        ) from exc
+    return AgentToolResult([TextContent(answer)], details=details, usage=usage)
 
 
 def _refuse_to_start(name: str, path: tuple[str, ...], signal: AbortSignal) -> None:
