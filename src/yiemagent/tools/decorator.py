@@ -3,8 +3,9 @@
 The JSON Schema comes from the type hints through a pydantic model built from the signature
 (parameters with defaults are not required; `Annotated[T, Field(description=...)]` is honoured),
 property descriptions from the docstring's parameters (Google `Args:` and `Keyword Args:`,
-NumPy `Parameters` and `Other Parameters`, Sphinx `:param x:`), the tool description from
-the docstring's summary and body, the label from the name (`get_time` → "Get time").
+NumPy `Parameters` and `Other Parameters`, Sphinx `:param x:`, Epydoc `@param x:`), the tool
+description from the docstring's summary and body, the label from the name (`get_time` → "Get
+time").
 Parameters named `tool_call_id`, `signal` and `on_update` are injected by the pipeline and left
 out of the schema. A method decorated in its class body is, read from an instance, the tool of
 that instance's bound method (`self` is no argument the model gives).
@@ -86,6 +87,12 @@ _SPHINX_PARAM_RE = re.compile(
 )
 _SPHINX_FIELD_RE = re.compile(r"^:\w[^:]*:")
 """Any Sphinx field (`:returns:`, `:type x:`, `:raises E:`)."""
+_EPYDOC_PARAM_RE = re.compile(r"^@(?:param|keyword|kwarg|kwparam)\s+\*{0,2}(\w+)\s*:?\s*(.*)$")
+_EPYDOC_FIELD_RE = re.compile(
+    r"^@(?:param|keyword|kwarg|kwparam|type|return|returns|rtype|raise|raises)\b"
+)
+"""An Epydoc field (`@param x: ...`, `@return: ...`; the colon after the name optional, as
+javadoc writes it)."""
 
 _SCHEMA_MAPS = ("properties", "$defs", "definitions", "patternProperties", "dependentSchemas")
 _SCHEMA_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
@@ -627,13 +634,14 @@ def parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
     """Split a docstring into the description and the parameters' descriptions.
 
     Parameters are read from Google sections (`Args:`, `Keyword Args:`, `Other
-    Parameters:`...), NumPy sections (`Parameters` underlined with dashes) and Sphinx fields
-    (`:param x:`, `:param int x:`); continuation lines of a parameter are joined with spaces,
+    Parameters:`...), NumPy sections (`Parameters` underlined with dashes), Sphinx fields
+    (`:param x:`, `:param int x:`) and Epydoc fields (`@param x:`, also without the colon);
+    continuation lines of a parameter are joined with spaces,
     and parameters named together (`x, y : int`) share their description.
 
     Returns:
         `(description, {parameter: description})`; the description is the text before the
-        first section heading or Sphinx field.
+        first section heading, Sphinx or Epydoc field.
     """
     description: list[str] = []
     args: dict[str, str] = {}
@@ -657,10 +665,12 @@ def parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
         if heading is not None:
             section, current, arg_indent = heading.group(1), [], -1
             continue
-        field = _SPHINX_FIELD_RE.match(stripped) if indent == 0 else None
-        if field is not None:
+        field = indent == 0 and (
+            _SPHINX_FIELD_RE.match(stripped) or _EPYDOC_FIELD_RE.match(stripped)
+        )
+        if field:
             section, numpy, current = "sphinx", False, []
-            param = _SPHINX_PARAM_RE.match(stripped)
+            param = _SPHINX_PARAM_RE.match(stripped) or _EPYDOC_PARAM_RE.match(stripped)
             if param is not None:
                 current = [param.group(1)]
                 args[param.group(1)] = param.group(2).strip()
