@@ -68,7 +68,11 @@ def api_error(body: object) -> dict[str, Any] | None:
     """The API's error object in a failure's `body`: the object under `error`
     (`{"error": {"type", "message", "code"}}`), or the body itself when it has no `error`
     (a stream's `error` event is the object); None when the body is no object or its
-    `error` is not one (Ollama's `{"error": "text"}`: `body_error_text`)."""
+    `error` is not one (Ollama's `{"error": "text"}`: `body_error_text`). A list whose first
+    item is such an object stands for it: Gemini's OpenAI-compatible endpoint sends
+    `[{"error": {"code", "message", "status"}}]`."""
+    if isinstance(body, list) and body and isinstance(body[0], dict):
+        body = body[0]
     error = body.get("error", body) if isinstance(body, dict) else None
     return error if isinstance(error, dict) else None
 
