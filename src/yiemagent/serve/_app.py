@@ -7,13 +7,14 @@ from collections.abc import AsyncIterator, Sequence
 from typing import TYPE_CHECKING
 
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import Response
 
 from yiemagent.errors import AgentBusyError, ConfigError, SessionBusyError, SessionCorruptError
-from yiemagent.serve._api import Api, BadRequest, SessionPaths, error, route_path
+from yiemagent.serve._api import OPENAI_PATHS, Api, BadRequest, SessionPaths, error, route_path
 from yiemagent.serve._guard import (
     CORS_EXPOSED_HEADERS,
     CORS_MAX_AGE_S,
@@ -46,6 +47,28 @@ async def _bad(request: Request, exc: Exception) -> Response:
 
 async def _missing(request: Request, exc: Exception) -> Response:
     return error(404, str(exc.args[0]) if exc.args else "not found", route_path(request.scope))
+
+
+async def _unrouted(request: Request, exc: Exception) -> Response:
+    """No route for the path (404), or not for the method (405, with `Allow`): answered as
+    every other error is, JSON (OpenAI's shape on its routes), not Starlette's bare text,
+    which a client reading `error` (an OpenAI SDK: its `message`) cannot show."""
+    assert isinstance(exc, HTTPException)
+    path = route_path(request.scope)
+    # another OpenAI API under /v1 (completions, embeddings): asked by an OpenAI client
+    openai_like = path.startswith("/v1/") and not path.startswith(("/v1/sessions", "/v1/runs"))
+    if exc.status_code == 405:
+        allowed = ", ".join(sorted(filter(None, (exc.headers or {}).get("Allow", "").split(", "))))
+        text = f"{path} does not take {request.method}; send {allowed or 'another method'}"
+    elif exc.status_code == 404 and openai_like:
+        text = f"no route {path} on this server: OpenAI clients use /v1/chat/completions"
+    elif exc.status_code == 404:
+        text = f"no route {path} on this server"
+    else:
+        text = str(exc.detail)
+    answer = error(exc.status_code, text, OPENAI_PATHS[0] if openai_like else path)
+    answer.headers.update(exc.headers or {})
+    return answer
 
 
 def create_app(
@@ -161,6 +184,7 @@ def create_app(
             SessionCorruptError: _busy,
             BadRequest: _bad,
             LookupError: _missing,
+            HTTPException: _unrouted,
         },
         lifespan=lifespan,
     )
