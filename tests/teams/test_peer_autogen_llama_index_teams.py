@@ -7,10 +7,22 @@ copy each call."""
 
 from __future__ import annotations
 
+import asyncio
+from pathlib import Path
 from typing import Any
 
-from yiemagent import AgentEndEvent, AgentTool, Handoff, ToolResultMessage, UserMessage
-from yiemagent.ai.providers.faux import faux_message, faux_tool_call
+import pytest
+
+from yiemagent import (
+    Agent,
+    AgentEndEvent,
+    AgentTool,
+    Handoff,
+    SqliteSessionStore,
+    ToolResultMessage,
+    UserMessage,
+)
+from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
 from yiemagent.types import AssistantMessage, Context, text_of
 
 from ..approvals._kit import transcript_problems
@@ -168,3 +180,67 @@ async def test_each_call_of_an_agent_tool_starts_from_a_fresh_transcript() -> No
     asked = [[text_of(m.content) for m in c.messages] for c in helper_fm.contexts]
     assert asked == [["Test task"], ["Another task"]]
     assert helper.state.messages == []  # the agent given as a tool is not run itself
+
+
+@pytest.mark.parametrize("how", ["abort", "cancel"])
+async def test_a_team_stopped_while_the_target_speaks_goes_on_with_the_target(how: str) -> None:
+    # autogen test_round_robin_group_chat_cancellation: cancelled mid-run, the team still
+    # runs again and finishes
+    billing_fm = FauxModel(["a long answer " * 40, "billing again"], delay_s=0.02, chunk_size=2)
+    billing = Agent(
+        "You are billing.", billing_fm.model, stream_fn=billing_fm.stream_fn, name="billing"
+    )
+    router, router_fm = scripted("router", [calls(("transfer_to_billing", {}))], handoffs=[billing])
+    speaking = asyncio.Event()
+    router.subscribe(
+        lambda e, s: (
+            speaking.set() if e.type == "message_update" and e.message.agent == "billing" else None
+        )
+    )
+    run = asyncio.create_task(router.prompt("help"))
+    await asyncio.wait_for(speaking.wait(), 10)  # the target is streaming its answer
+    if how == "abort":
+        router.abort()
+        stopped = await run
+        assert stopped.stop_reason == "aborted" and stopped.agent == "billing"
+    else:
+        run.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await run
+    assert not router.state.active_run and router.state.active_agent == "billing"
+    assert transcript_problems(router.state.messages) == []
+
+    reply = await router.prompt("are you there?")
+
+    assert reply.agent == "billing" and reply.text == "billing again"
+    assert router_fm.call_count == 1
+    assert transcript_problems(router.state.messages) == []
+
+
+async def test_a_reopened_session_answers_with_the_agent_it_was_handed_to(tmp_path: Path) -> None:
+    # autogen test_swarm_handoff_state: a team loaded from saved state has the same
+    # current speaker; here the session file holds it
+    path = tmp_path / "s.db"
+    with SqliteSessionStore(path) as store:
+        billing, _ = scripted("billing", ["billing here"])
+        router, _ = scripted(
+            "router",
+            [calls(("transfer_to_billing", {}))],
+            handoffs=[billing],
+            session_store=store,
+            session_id="s",
+        )
+        await router.prompt("help")
+        await router.close()
+
+    with SqliteSessionStore(path) as store:
+        billing, billing_fm = scripted("billing", ["billing again"])
+        again, again_fm = scripted(
+            "router", ["never"], handoffs=[billing], session_store=store, session_id="s"
+        )
+        assert again.state.active_agent == "billing"
+        reply = await again.prompt("more")
+        await again.close()
+
+    assert reply.agent == "billing" and reply.text == "billing again"
+    assert (billing_fm.call_count, again_fm.call_count) == (1, 0)
