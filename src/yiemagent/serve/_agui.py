@@ -276,6 +276,8 @@ class Translator:
         """The translator of the run that called this sub-agent; None for the top run."""
         self.sub_run = None if subagent is None else subagent[0]
         """This sub-agent invocation's `subagentRunId`; None for the top run."""
+        self.name = ""
+        """A sub-agent invocation's agent, as its path names it; "" for the top run."""
         self.prefix = self.sub_run or run.id
         """Message ids are `<prefix>-<n>`; a sub-agent's tool call ids `<prefix>/<id>`."""
         self.subs: dict[str, Translator] = {}
@@ -361,6 +363,10 @@ class Translator:
         invocation in the thread: `<run id>.s<n>`), and `SUBAGENT_FINISHED` or
         `SUBAGENT_ERROR` at its end."""
         call_id = str(event.get("tool_call_id"))
+        if self.parent is None:
+            owner = self._owner(list(event.get("agent_path") or ()), call_id)
+            if owner is not self:
+                return owner._nested(event)
         out: list[agui.BaseEvent] = []
         sub = self.subs.get(call_id)
         if sub is None:
@@ -370,6 +376,7 @@ class Translator:
             sub = Translator(self.thread_id, self.run_id, self.run, subagent=(sub_run, self))
             self.subs[call_id] = sub
             path = event.get("agent_path") or ["agent"]
+            sub.name = str(path[-1])
             out.append(
                 agui.SubagentStartedEvent(
                     subagent_run_id=sub_run,
@@ -391,6 +398,21 @@ class Translator:
                     setattr(made, "subagent_run_id", sub_run)  # noqa: B010 (not on BaseEvent)
                 out.append(made)
         return out
+
+    def _owner(self, path: list[Any], call_id: str) -> Translator:
+        """The translator of the run whose call `call_id` runs the sub-agent at `path` (the
+        agents' names from the top run's down). A deeper level's events reach the top run
+        as they are, so an invocation two levels down is attributed to the running
+        invocation that started its call (or, for a call a resumed run made before its
+        hold, the one running invocation of the agent above it), not to the top run."""
+        level = [self]
+        for _ in range(len(path) - 2):
+            level = [sub for translator in level for sub in translator.subs.values()]
+        for translator in level:
+            if call_id in translator.subs or call_id in translator.calls_started:
+                return translator
+        named = [t for t in level if t.parent is not None and t.name == str(path[-2])]
+        return named[0] if len(named) == 1 else self
 
     def _update(self, inner: dict[str, Any]) -> list[agui.BaseEvent]:
         """The AG-UI events of one provider event of the streamed message (`inner`): text,

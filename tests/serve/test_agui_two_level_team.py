@@ -1,0 +1,108 @@
+"""AG-UI's sub-agent events for a team two levels deep (DESIGN §17, §18; docs/serve.md
+"AG-UI"): the lead asks `mid`, which asks `leaf`, whose `launch` is held for approval.
+Each `SUBAGENT_STARTED` names as `parentToolCallId` the call that runs it as it was
+streamed, and the leaf's names `mid`'s invocation as its `parentSubagentRunId`, in the
+held run and in the run that resumes it; the interrupt names the streamed launch call and
+the approved launch runs once. The leaf's invocation was attributed to the top run
+(`parentToolCallId` the raw id of a call streamed only with its prefix, no parent
+invocation), since a deeper level's events reach the top as they are. Through Uvicorn on
+127.0.0.1."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx2 as httpx
+import pytest
+from ag_ui import core as agui
+
+from tests.serve._kit import SCHEMA, serving, text_of
+from tests.serve.test_protocols import agui_run, check_agui_order
+from yiemagent import Agent, AgentTool, Context
+from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_text, faux_tool_call
+from yiemagent.serve import create_app
+from yiemagent.sessions import InMemorySessionStore
+
+pytestmark = pytest.mark.timeout(120)
+
+
+def relay(next_tool: str) -> Any:
+    """A reply that passes what it is asked on to `next_tool`, then says its result."""
+
+    def reply(context: Context) -> Any:
+        last = context.messages[-1]
+        if last.role == "toolResult":
+            return faux_message(faux_text(f"{context.system_prompt} {text_of(last)}"))
+        key = "city" if next_tool == "launch" else "input"
+        return faux_message(faux_tool_call(next_tool, {key: text_of(last)}))
+
+    return reply
+
+
+def run_input(run_id: str, **fields: Any) -> agui.RunAgentInput:
+    given: dict[str, Any] = {"messages": [], "tools": [], "context": [], **fields}
+    return agui.RunAgentInput(thread_id="t", run_id=run_id, state={}, forwarded_props={}, **given)
+
+
+def check_sub_agents(events: list[Any]) -> None:
+    """The invocations: mid's run by the lead's call, leaf's by mid's call, as streamed."""
+    started = [e for e in events if e.type.value == "SUBAGENT_STARTED"]
+    assert [e.name for e in started] == ["mid", "leaf"]
+    mid, leaf = started
+    assert mid.parent_subagent_run_id is None
+    assert leaf.parent_subagent_run_id == mid.subagent_run_id
+    assert leaf.parent_tool_call_id.startswith(f"{mid.subagent_run_id}/")
+    streamed = {
+        e.tool_call_id for e in events if e.type.value in ("TOOL_CALL_START", "TOOL_CALL_RESULT")
+    }
+    assert {mid.parent_tool_call_id, leaf.parent_tool_call_id} <= streamed
+
+
+def test_a_leaf_two_levels_down_is_attributed_to_its_callers_invocation() -> None:
+    store = InMemorySessionStore()
+    launched: list[str] = []
+
+    async def launch(call_id: str, args: dict[str, Any], *_: Any) -> str:
+        launched.append(args["city"])
+        return f"launched {args['city']}"
+
+    models = {name: FauxModel([relay(nxt)] * 20) for name, nxt in (
+        ("lead", "mid"), ("mid", "leaf"), ("leaf", "launch"),
+    )}  # fmt: skip
+
+    def agent(name: str, tools: list[AgentTool], **options: Any) -> Agent[Any]:
+        fm = models[name]
+        return Agent(
+            f"{name}:", fm.model, stream_fn=fm.stream_fn, name=name, tools=tools, **options
+        )
+
+    def make_agent(session_id: str) -> Agent[Any]:
+        held = AgentTool("launch", "Launch", "launch", SCHEMA, launch, requires_approval=True)
+        mid = agent("mid", [agent("leaf", [held]).as_tool()])
+        return agent("lead", [mid.as_tool()], session_store=store, session_id=session_id)
+
+    app = create_app(make_agent, session_store=store)
+    with serving(app) as url, httpx.Client(base_url=url, timeout=60) as client:
+        user = agui.UserMessage(id="u1", role="user", content="mars")
+        held_run = agui_run(client, run_input("r1", messages=[user]))
+        check_agui_order(held_run)
+        check_sub_agents(held_run)
+        [interrupt] = held_run[-1].outcome.interrupts
+        launch_start = [
+            e
+            for e in held_run
+            if e.type.value == "TOOL_CALL_START" and e.tool_call_name == "launch"
+        ]
+        assert [e.tool_call_id for e in launch_start] == [interrupt.tool_call_id]
+        approvals = client.get("/v1/sessions/t/approvals").json()["approvals"]
+        assert [a["agent_path"] for a in approvals] == [["lead", "mid", "leaf"]]
+
+        resume = [agui.ResumeEntry(interrupt_id=interrupt.id, status="resolved")]
+        resumed = agui_run(client, run_input("r2", resume=resume))
+
+        check_agui_order(resumed)
+        check_sub_agents(resumed)
+        assert resumed[-1].type.value == "RUN_FINISHED"
+        answer = "".join(e.delta for e in resumed if e.type.value == "TEXT_MESSAGE_CONTENT")
+        assert answer.endswith("lead: mid: leaf: launched mars")
+        assert launched == ["mars"]
