@@ -2,8 +2,9 @@
 (`write_atomically`: a `writeTool` tool file, a batch's repaired results file, the embedded
 model's verified marker, a trace page), so that a crash at any moment leaves the old file or
 the new one, never half of one (DESIGN §8); and import a Python file as a module
-(`import_file`: tool files and their helpers, a tool a worker process runs, the modules beside
-an agent file, an eval's check file), leaving nothing behind when its code fails, or the
+(`import_file`: tool files and their helpers, the modules beside an agent file, an eval's
+check file), leaving nothing behind when its code fails and keeping the code it ran
+(`module_code`: a tool's worker process runs that, not the file as it is now), or the
 function a `MODULE:FUNCTION` reference names (`import_function`: `--agent`, an agent file's
 guardrails, an eval's own checks), with one wording for what is wrong with it.
 
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import importlib.machinery
 import importlib.util
 import os
 import re
@@ -22,12 +24,20 @@ import secrets
 import stat
 import sys
 import time
+import weakref
 from collections.abc import Callable
 from pathlib import Path
-from types import ModuleType
+from types import CodeType, ModuleType
 from typing import Any
 
-__all__ = ["STALE_TEMPORARY_S", "import_file", "import_function", "write_atomically"]
+__all__ = [
+    "STALE_TEMPORARY_S",
+    "import_file",
+    "import_function",
+    "module_code",
+    "run_module_code",
+    "write_atomically",
+]
 
 _O_BINARY = getattr(os, "O_BINARY", 0)  # Windows: no newline translation
 
@@ -194,12 +204,38 @@ def import_file(
         prepare(module)
     sys.modules[module_name] = module
     try:
-        spec.loader.exec_module(module)
+        loader = spec.loader
+        if isinstance(loader, importlib.machinery.SourceFileLoader):
+            code = loader.get_code(module_name)  # as `exec_module` does, keeping the code
+            assert code is not None  # a source file always compiles to code (or raises)
+            run_module_code(module, code)
+        else:
+            loader.exec_module(module)
     except BaseException:
         if sys.modules.get(module_name) is module:
             del sys.modules[module_name]
         raise
     return module
+
+
+_MODULE_CODE: weakref.WeakKeyDictionary[ModuleType, CodeType] = weakref.WeakKeyDictionary()
+
+
+def run_module_code(module: ModuleType, code: CodeType) -> None:
+    """Run `code` as the body of `module`, and keep it as the code `module` ran.
+
+    Raises:
+        BaseException: whatever the code raised, as it raised it.
+    """
+    _MODULE_CODE[module] = code
+    exec(code, module.__dict__)
+
+
+def module_code(module: ModuleType) -> CodeType | None:
+    """The code `module` ran when `import_file` or `run_module_code` made it (None for
+    another module): what a worker process must run to have the same module, since its
+    file may have been changed, replaced or removed since."""
+    return _MODULE_CODE.get(module)
 
 
 def import_function(

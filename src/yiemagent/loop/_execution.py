@@ -46,10 +46,13 @@ Processes (docs/tools.md "Timeouts, and stopping a tool"). A plain function on a
 cannot be stopped once it runs; a function in a child process can: a timeout or an abort
 kills the process. Workers are reused while idle (up to `IDLE_WORKERS`), so a call costs a
 round trip over two pipes, not a process start; a killed or broken worker is replaced by a
-new one on the next call. The calling side of one call runs on a tool worker thread (it
-blocks on the pipe); killing the process ends that read at once. The tool's `execute` must
+new one on the next call. A tool file's function runs the code its module ran here, sent to
+each worker once, so a file changed on disk since (by hand, or by another agent's
+`writeTool`) changes no loaded tool, in a thread or a process alike. The calling side of
+one call runs on a tool worker thread (it blocks on the pipe); killing the process ends
+that read at once. The tool's `execute` must
 be a plain or async function defined at the top level of a module or a tool file (the child
-imports it by module name, or loads the file); its arguments, updates and result cross the
+imports it by module name, or runs its file's code); its arguments, updates and result cross the
 process boundary by pickle. The child's side is `_process_worker`.
 
 Deadlines. A `Deadline` belongs to one piece of work awaited by one task (a tool call, a
@@ -74,7 +77,9 @@ import asyncio
 import collections
 import contextlib
 import contextvars
+import hashlib
 import inspect
+import marshal
 import math
 import os
 import signal as os_signal
@@ -84,9 +89,12 @@ import threading
 import typing
 import weakref
 from collections.abc import Awaitable, Callable, Coroutine, Generator
+from pathlib import Path
+from types import CodeType, ModuleType
 from typing import Any, Literal, TypeVar
 
 from yiemagent.errors import ConfigError, YiemAgentError, exception_summary
+from yiemagent.files import module_code
 from yiemagent.loop._process_worker import read_frame, write_frame
 from yiemagent.types import (
     AbortSignal,
@@ -272,8 +280,8 @@ async def run_in_process(
     """Run an `isolation="process"` tool in a worker process; the call's signal (its timeout,
     the run's abort) kills the process at once."""
     tool = prepared.tool
-    target = process_target(tool.execute)
-    call = ProcessCall()
+    target, code = process_target(tool.execute)
+    call = ProcessCall(code)
     remove = child.add_listener(
         lambda reason: call.kill(f"Operation aborted: tool {tool.name}'s process was stopped")
     )
@@ -772,11 +780,17 @@ def _close(*fds: int) -> None:
 # ── worker processes ─────────────────────────────────────────────────────────
 
 
-def process_target(execute: Callable[..., Any]) -> tuple[str, str | None, str]:
-    """How a child process finds `execute`: (module name, file to load or None, qualname).
+def process_target(
+    execute: Callable[..., Any],
+) -> tuple[tuple[str, str | None, str, str | None], bytes | None]:
+    """How a child process finds `execute`: `(module name, file or None, qualname, digest
+    or None)`, and for a function of a tool file the code its module ran (marshalled; the
+    digest names it), so the child runs the version this process loaded, whatever the
+    file holds now.
 
     Raises:
-        ConfigError: `execute` is not a function defined at the top level of a module.
+        ConfigError: `execute` is not a function defined at the top level of a module, or
+            the tool file that defines it is gone before its first call in a process.
     """
     qualname = getattr(execute, "__qualname__", "")
     module_name = getattr(execute, "__module__", None)
@@ -793,25 +807,60 @@ def process_target(execute: Callable[..., Any]) -> tuple[str, str | None, str]:
     module = sys.modules.get(module_name)
     spec = getattr(module, "__spec__", None)
     if not module_name.startswith("_yiemagent_") and spec is not None and spec.name == module_name:
-        return module_name, None, qualname  # importable by name in the child
+        return (module_name, None, qualname, None), None  # importable by name in the child
     file = getattr(module, "__file__", None) or execute.__code__.co_filename
     if not file:
         raise ConfigError(f'isolation="process": cannot find the file that defines {qualname}')
-    if not os.path.isfile(file):
+    code: CodeType | None = None
+    if module is not None and module.__dict__ is execute.__globals__:
+        code = module_code(module) or _LOADED_ELSEWHERE.get(module)
+        if code is None:  # a module loaded some other way: the file at its first call
+            code = _LOADED_ELSEWHERE[module] = _compile_tool_file(file, qualname)
+    else:  # its module left `sys.modules` (its tool was replaced): the file as it is
+        code = _compile_tool_file(file, qualname)
+    digest, data = _shipped(code)
+    return (module_name, os.path.abspath(file), qualname, digest), data
+
+
+def _compile_tool_file(file: str, qualname: str) -> CodeType:
+    try:
+        return compile(Path(file).read_bytes(), file, "exec")
+    except FileNotFoundError:
         raise ConfigError(
             f'isolation="process": the tool file {file} that defines {qualname} is gone '
             "(removed or renamed after it was loaded)"
-        )
-    return module_name, os.path.abspath(file), qualname
+        ) from None
+    except (OSError, SyntaxError, ValueError) as exc:
+        raise ConfigError(
+            f'isolation="process": the tool file {file} that defines {qualname} does not '
+            f"compile: {exception_summary(exc)}"
+        ) from None
+
+
+_LOADED_ELSEWHERE: weakref.WeakKeyDictionary[ModuleType, CodeType] = weakref.WeakKeyDictionary()
+"""The code a process tool's module not made by `import_file` gets in worker processes."""
+
+_SHIPPED: weakref.WeakKeyDictionary[CodeType, tuple[str, bytes]] = weakref.WeakKeyDictionary()
+
+
+def _shipped(code: CodeType) -> tuple[str, bytes]:
+    """`code` marshalled for a worker process (the same Python), and its SHA-256, hex."""
+    shipped = _SHIPPED.get(code)
+    if shipped is None:
+        data = marshal.dumps(code)
+        shipped = _SHIPPED[code] = (hashlib.sha256(data).hexdigest(), data)
+    return shipped
 
 
 class ProcessCall:
     """One call of a tool in a worker process; `run` blocks (call it on a worker thread),
     `kill` (any thread) stops the process and makes `run` raise."""
 
-    __slots__ = ("_killed", "_lock", "_proc", "pid")
+    __slots__ = ("_code", "_killed", "_lock", "_proc", "pid")
 
-    def __init__(self) -> None:
+    def __init__(self, code: bytes | None = None) -> None:
+        self._code = code
+        """The tool module's code (`process_target`), sent when the worker asks for it."""
         self._lock = threading.Lock()
         self._proc: subprocess.Popen[bytes] | None = None
         self._killed: str | None = None
@@ -820,12 +869,13 @@ class ProcessCall:
 
     def run(
         self,
-        target: tuple[str, str | None, str],
+        target: tuple[str, str | None, str, str | None],
         tool_call_id: str,
         args: dict[str, Any],
         on_update: Callable[[Any], None],
     ) -> Any:
-        """Send the call to a worker and wait for its result.
+        """Send the call to a worker and wait for its result (a worker that has not run the
+        tool's module yet asks for its code first).
 
         Raises:
             ToolRaised: the tool raised a `BaseException` (its `exception_summary`).
@@ -838,9 +888,12 @@ class ProcessCall:
             write_frame(proc.stdin, (target, tool_call_id, args))
             while True:
                 kind, value = read_frame(proc.stdout)
-                if kind != "update":
+                if kind == "code":
+                    write_frame(proc.stdin, self._code)
+                elif kind == "update":
+                    on_update(value)
+                else:
                     break
-                on_update(value)
         except (EOFError, OSError) as exc:
             reason = self._killed or f"the tool process {proc.pid} {_how_it_ended(proc, exc)}"
             _stop(proc)

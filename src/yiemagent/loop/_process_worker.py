@@ -5,7 +5,10 @@ time.
 Protocol (pickle frames, 4-byte big-endian length first) on two private file descriptors
 (the process's stdin/stdout at start; fd 0 becomes /dev/null and fd 1 a copy of stderr, so
 a tool that prints cannot corrupt the frames):
-  parent → child: `(target, tool_call_id, args)`, `target = (module, file, qualname)`;
+  parent → child: `(target, tool_call_id, args)`, `target = (module, file, qualname,
+  digest)`; a tool file's module (a digest) the child has not run yet it asks for with
+  `("code", None)`, and the parent sends its marshalled code: the code the parent's module
+  ran, whatever the file holds now;
   child → parent: `("update", AgentToolResult)`* then `("ok", value)`, `("error", text)` (the
   tool's `Exception`) or `("raised", "Class: text")` (a `BaseException` such as `SystemExit`).
 The process ends when its input closes, or when its parent is gone (checked every 0.5 s), so
@@ -17,16 +20,18 @@ from __future__ import annotations
 import asyncio
 import importlib
 import inspect
+import marshal
 import os
 import pickle
 import struct
+import sys
 import threading
 import time
-from pathlib import Path
+from collections.abc import Callable
+from types import ModuleType
 from typing import IO, Any
 
 from yiemagent.errors import exception_summary, exception_text
-from yiemagent.files import import_file
 
 __all__ = ["main", "read_frame", "write_frame"]
 
@@ -52,42 +57,44 @@ def read_frame(stream: IO[bytes]) -> Any:
     return pickle.loads(data)
 
 
-_modules: dict[tuple[str, str], tuple[int, Any]] = {}
+_modules: dict[tuple[str, str], Any] = {}
+"""The tool file modules run so far, by (module name, digest of their code)."""
 
 
-def _resolve(target: tuple[str, str | None, str]) -> Any:
-    module_name, file, qualname = target
-    if file is None:
+def _resolve(target: tuple[str, str | None, str, str | None], fetch: Callable[[], bytes]) -> Any:
+    module_name, file, qualname, digest = target
+    if file is None or digest is None:
         module: Any = importlib.import_module(module_name)
     else:
-        module = _load(module_name, file)
+        module = _modules.get((module_name, digest))
+        if module is None:
+            module = _modules[(module_name, digest)] = _run(module_name, file, fetch())
     value = module
     for part in qualname.split("."):
         value = getattr(value, part)
     return value
 
 
-def _load(module_name: str, file: str) -> Any:
-    """The module of tool file `file`, imported again when it changed since the last call.
+def _run(module_name: str, file: str, code: bytes) -> ModuleType:
+    """Tool file `file`'s module, made by running `code` (marshalled), the code it ran in
+    the parent.
 
     Raises:
-        RuntimeError: the file is gone or fails to import (`SystemExit` included: the
-            file's failure, not the call's); the text says it is the file.
+        RuntimeError: the code fails here (`SystemExit` included: the file's failure, not
+            the call's); the text says it is the file.
     """
+    module = ModuleType(module_name)
+    module.__file__ = file
+    sys.modules[module_name] = module  # dataclasses and pickle look modules up by name
     try:
-        mtime = os.stat(file).st_mtime_ns
-        cached = _modules.get((module_name, file))
-        if cached is not None and cached[0] == mtime:
-            return cached[1]
-        module = import_file(Path(file), module_name)
+        exec(marshal.loads(code), module.__dict__)
     except BaseException as exc:
+        sys.modules.pop(module_name, None)
         if isinstance(exc, KeyboardInterrupt):
             raise
         raise RuntimeError(
-            f"the tool file {file} failed to load in the tool's process (was it changed "
-            f"after it was loaded?): {exception_summary(exc)}"
+            f"the tool file {file} failed to load in the tool's process: {exception_summary(exc)}"
         ) from None
-    _modules[(module_name, file)] = (mtime, module)
     return module
 
 
@@ -119,13 +126,18 @@ def main() -> None:
     def on_update(partial: AgentToolResult) -> None:
         send(("update", partial))
 
+    def fetch() -> bytes:
+        send(("code", None))
+        code: bytes = read_frame(inp)
+        return code
+
     while True:
         try:
             target, call_id, args = read_frame(inp)
         except EOFError:
             return
         try:
-            value = _resolve(target)(call_id, args, AbortSignal(), on_update)
+            value = _resolve(target, fetch)(call_id, args, AbortSignal(), on_update)
             if inspect.isawaitable(value):
                 value = asyncio.run(_await(value))
             frame: tuple[str, Any] = ("ok", value)

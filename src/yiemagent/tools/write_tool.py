@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from yiemagent.errors import ConfigError, exception_summary
-from yiemagent.files import write_atomically
+from yiemagent.files import run_module_code, write_atomically
 from yiemagent.tools._import_tool_file import ExitCalled, describe_failure, no_exit
 from yiemagent.tools._render_tool_file import WRITTEN_MARK, WriteToolError, render_tool_file
 from yiemagent.tools.builtin import LIST_TOOLS_NAME
@@ -386,7 +386,7 @@ def _import_in_isolation(source: str, target: Path, name: str) -> tuple[AgentToo
     try:
         code = compile(source, str(target), "exec")
         with no_exit():  # os._exit() in the file's import is its failure, not the program's end
-            exec(code, module.__dict__)  # the documented purpose of writeTool
+            run_module_code(module, code)  # the documented purpose of writeTool
             tool = module.get_tool()
     except BaseException as exc:
         sys.modules.pop(module_name, None)
