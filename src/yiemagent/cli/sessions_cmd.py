@@ -12,6 +12,7 @@ running loses the session: its next write is refused, nothing it wrote is lost.
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -19,7 +20,12 @@ import typer
 from yiemagent.cli.options import CliError
 from yiemagent.cli.stores import open_store
 from yiemagent.errors import ConfigError
-from yiemagent.sessions import PostgresSessionStore, SqliteSessionStore, check_session_id
+from yiemagent.sessions import (
+    PostgresSessionStore,
+    SessionStore,
+    SqliteSessionStore,
+    check_session_id,
+)
 from yiemagent.sessions.lease import LeaseHolder
 
 __all__ = ["sessions_app"]
@@ -44,7 +50,7 @@ def sessions_list(ctx: typer.Context, sessions: SessionsOption = None) -> None:
     """The stored sessions' ids, one a line."""
     if ctx.invoked_subcommand is not None:
         return
-    store = open_store(sessions)
+    store = _open_existing(sessions)
     try:
         for session_id in store.list_sessions():
             print(session_id)
@@ -70,7 +76,7 @@ def sessions_release(
         check_session_id(session_id)
     except ConfigError as exc:
         raise CliError(str(exc)) from None
-    store = open_store(sessions)
+    store = _open_existing(sessions)
     try:
         if not isinstance(store, SqliteSessionStore | PostgresSessionStore):
             raise CliError(f"session {session_id!r}: this store has no leases to release")
@@ -88,6 +94,23 @@ def sessions_release(
             )
     finally:
         store.close()
+
+
+def _open_existing(where: str | None) -> SessionStore:
+    """The store `--sessions` names, as `open_store` opens it, except that a SQLite file
+    it names must exist: these commands only read or free what is stored, so a mistyped
+    path is an error rather than a new, empty database under that name.
+
+    Raises:
+        CliError: the file is not there, or the store does not open.
+    """
+    a_url = where is not None and where.startswith(("postgresql://", "postgres://"))
+    if where and not a_url and not Path(where).exists():
+        raise CliError(
+            f"--sessions {where}: no session database there (leave --sessions out for "
+            "the default one, where yiem chat and yiem serve keep theirs)"
+        )
+    return open_store(where)
 
 
 def _confirm(session_id: str, holder: LeaseHolder) -> None:
