@@ -10,6 +10,10 @@ stream explained (DESIGN §8).
   `stream_bytes_arrived` callback of the task reading it (a context variable): a server's
   SSE comment lines (OpenRouter's `: OPENROUTER PROCESSING` while an upstream model thinks)
   never reach the SDK's events, yet they say the stream is alive.
+- **The stream's end marker.** Whether an event stream's bytes held `data: [DONE]`, the
+  line a Chat Completions server ends its answer with (`ended_with_done`): the SDK reads it
+  and stops, and a server that sends no finish reason has said by it that its answer is
+  whole, where a stream closed without it was cut off.
 - **A connection cut mid-stream** (reset, closed early) raises the HTTP client's bare
   `ReadError: ` or the SDK's `Connection error.`. It is raised again as the same error
   type (so retries classify it as before) with a text that says what happened: "connection
@@ -26,11 +30,19 @@ from __future__ import annotations
 import codecs
 import contextlib
 import importlib
+import re
 from collections.abc import AsyncIterable, AsyncIterator, Callable
 from contextvars import ContextVar
 from typing import Any
 
-__all__ = ["cut_stream_text", "guarded_http_client", "repair_utf8", "stream_bytes_arrived"]
+__all__ = [
+    "DoneScanner",
+    "cut_stream_text",
+    "ended_with_done",
+    "guarded_http_client",
+    "repair_utf8",
+    "stream_bytes_arrived",
+]
 
 stream_bytes_arrived: ContextVar[Callable[[], None] | None] = ContextVar(
     "yiemagent_stream_bytes_arrived", default=None
@@ -42,6 +54,42 @@ _EXPLAINED = "yiemagent_cut_stream"
 """The attribute that carries a cut stream's explanation on the error this transport raised
 (an attribute, not a weak mapping: some error types cannot be weakly referenced)."""
 _transports: dict[str, Callable[[], Any]] = {}
+_DONE_SEEN = "yiemagent_done_seen"
+"""The response extension holding the `DoneScanner` of an event stream's bytes."""
+_DONE_LINE = re.compile(rb"(?:^|[\r\n])data: ?\[DONE\][ \t]*(?:\r?\n|$)")
+
+
+class DoneScanner:
+    """Watches an event stream's bytes, chunk by chunk, for its `data: [DONE]` line (also
+    split across chunks); `seen` once it has passed whole (its line ended, or the
+    stream did right after it)."""
+
+    def __init__(self) -> None:
+        self.seen = False
+        self._tail = b""
+
+    def feed(self, chunk: bytes) -> None:
+        """Take the stream's next bytes."""
+        if self.seen:
+            return
+        text = self._tail + chunk
+        # a marker at the very end may still be "[DONE]x": decided by the next chunk or `close`
+        self.seen = any(
+            m.end() < len(text) or m.group().endswith(b"\n") for m in _DONE_LINE.finditer(text)
+        )
+        self._tail = text[-20:]
+
+    def close(self) -> None:
+        """The stream ended: a marker that ended its bytes counts."""
+        self.seen = self.seen or _DONE_LINE.search(self._tail) is not None
+
+
+def ended_with_done(response: Any) -> bool:
+    """Whether the event stream of `response` (an SDK's raw `http_response`, read) held its
+    `data: [DONE]` line; False for a body this transport did not watch (not an event
+    stream, or compressed)."""
+    scanner = getattr(response, "extensions", {}).get(_DONE_SEEN)
+    return isinstance(scanner, DoneScanner) and scanner.seen
 
 
 def cut_stream_text(exc: BaseException) -> str | None:
@@ -87,6 +135,7 @@ def _transport_class(httpx: Any) -> Callable[[], Any]:
             self._url = url
             self._repair = repair
             self.received = 0
+            self.done = DoneScanner()
 
         async def __aiter__(self) -> AsyncIterator[bytes]:
             source = self._counted()
@@ -98,10 +147,13 @@ def _transport_class(httpx: Any) -> Callable[[], Any]:
             try:
                 async for chunk in self._inner:
                     self.received += len(chunk)
+                    if self._repair:  # the bytes as sent, not compressed
+                        self.done.feed(chunk)
                     arrived = stream_bytes_arrived.get()
                     if arrived is not None:
                         arrived()
                     yield chunk
+                self.done.close()
             except closed_errors as exc:
                 text = (
                     "connection error: the server closed the connection mid-stream after "
@@ -136,7 +188,7 @@ def _transport_class(httpx: Any) -> Callable[[], Any]:
                 status_code=response.status_code,
                 headers=response.headers,
                 stream=stream,
-                extensions=response.extensions,
+                extensions={**response.extensions, _DONE_SEEN: stream.done},
                 request=request,
             )
 

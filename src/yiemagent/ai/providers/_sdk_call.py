@@ -58,6 +58,7 @@ from yiemagent.ai._sanitize import sanitize_surrogates
 from yiemagent.ai.builder import MessageBuilder
 from yiemagent.ai.providers._http_guard import (
     cut_stream_text,
+    ended_with_done,
     guarded_http_client,
     stream_bytes_arrived,
 )
@@ -158,6 +159,10 @@ class SdkApi(Generic[C]):
     """`(the JSON of a response that came whole, not as an event stream)` → the streamed
     items it stands for: some servers ignore `stream: true`. None: such a response is an
     error saying so."""
+    ended_with_done: Callable[[Any], None] | None = None
+    """`(assembler)` after a stream whose bytes held `data: [DONE]`, the API's end marker
+    (`_http_guard.ended_with_done`), before `finish`: the answer is whole even when the
+    server gave no finish reason. None: the API has no such marker."""
     base_url_tails: tuple[str, ...] = ()
     """Endings taken off a base URL before the SDK appends its own path to it: the whole
     endpoint pasted as the base URL ("/chat/completions"), or the API's version root the
@@ -219,6 +224,8 @@ async def _run(
     async def attempt(_number: int) -> None:
         raw = await api.open_stream(client, body, limit())
         await _read_stream(raw, options, assembler.feed, api.whole, limit)
+        if api.ended_with_done is not None and ended_with_done(raw.http_response):
+            api.ended_with_done(assembler)
 
     while True:
         await run_with_retries(

@@ -54,6 +54,7 @@ from yiemagent.ai.openai_wire import (
     messages_to_openai,
     openai_only_fields,
     openai_tool,
+    strict_schema_allowed,
     usage_from_openai,
 )
 from yiemagent.ai.providers._refused_settings import open_adapting
@@ -157,10 +158,11 @@ def build_request_body(model: Model, context: Context, options: StreamOptions) -
     if context.tools:
         body["tools"] = [openai_tool(tool) for tool in context.tools]
     if options.output_schema is not None:  # native structured output
-        body["response_format"] = {
-            "type": "json_schema",
-            "json_schema": {"name": "final_result", "schema": dict(options.output_schema)},
-        }
+        schema = dict(options.output_schema)
+        wanted: dict[str, Any] = {"name": "final_result", "schema": schema}
+        if proper:  # compatible servers constrain decoding by the schema as it is
+            wanted["strict"] = strict_schema_allowed(schema)
+        body["response_format"] = {"type": "json_schema", "json_schema": wanted}
     if options.temperature is not None and not (proper and model.reasoning):
         body["temperature"] = options.temperature  # OpenAI's reasoning models refuse it
     if options.max_tokens is not None:
@@ -222,6 +224,8 @@ class _Assembler:
     interleaves its calls), in order: each opens once the one before it is done, so every
     call streams all of its arguments between its start and its end."""
     finish_reason: str | None = None
+    ended_with_done: bool = False
+    """Whether the stream ended with `data: [DONE]`: whole, with or without a finish reason."""
     streamed: bool = False
     signatures: dict[str, str] = field(default_factory=dict)
     """Call id → the encrypted `reasoning_details` entry naming it, as JSON (OpenRouter)."""
@@ -472,6 +476,8 @@ class _Assembler:
             if signature is not None:
                 entry.call.thought_signature = signature
         reason = self.finish_reason
+        if reason is None and self.ended_with_done:  # some gateways never send one
+            reason = "stop"  # the stop reason follows the content: "toolUse" with calls
         if reason is None:
             self.builder.fail("error", "the stream ended without a finish reason (cut off?)")
             return
@@ -643,6 +649,11 @@ def _whole_completion(data: Any) -> list[Any]:
     return [ChatCompletionChunk.construct(**chunk)]
 
 
+def _ended_with_done(assembler: Any) -> None:
+    if isinstance(assembler, _Assembler):
+        assembler.ended_with_done = True
+
+
 CHAT_COMPLETIONS: SdkApi[AsyncOpenAI] = SdkApi(
     name="openai-completions",
     sdk="openai",
@@ -654,6 +665,7 @@ CHAT_COMPLETIONS: SdkApi[AsyncOpenAI] = SdkApi(
     open_stream=_open_stream,
     classify=_classify,
     whole=_whole_completion,
+    ended_with_done=_ended_with_done,
     base_url_tails=("/chat/completions",),
 )
 """The Chat Completions call as `stream_sdk` makes it; local servers' variants replace parts."""
