@@ -39,3 +39,17 @@ async def test_a_server_restarted_while_idle_gets_a_new_session_and_the_call(
         await wait_for_file(http_server.markers / "after.started")
         [second] = await asyncio.wait_for(run_calls(store, ("echo", {"text": "again"})), 60)
         assert not second.is_error and text(second) == "again"
+
+
+async def test_listing_the_tools_of_a_restarted_server_opens_a_new_session(
+    http_server: HttpTestServer,
+) -> None:
+    server = http_server.client(connect_timeout_s=15)
+    async with server:
+        before = {tool.name for tool in await server.refresh_tools()}
+
+        await asyncio.to_thread(http_server.kill)
+        await asyncio.to_thread(http_server.start)
+
+        after = await asyncio.wait_for(server.refresh_tools(), 60)
+        assert {tool.name for tool in after} == before

@@ -64,7 +64,7 @@ from yiemagent.mcp._sdk import (
 from yiemagent.types.signal import AbortSignal
 
 if TYPE_CHECKING:
-    from mcp import ClientSession
+    from mcp import ClientSession, MCPError
     from mcp.types import CallToolResult, Tool
 
 __all__ = [
@@ -437,9 +437,7 @@ class MCPServer:
             except UndeliveredCall as exc:
                 if attempt == 2:
                     raise MCPCallError(str(exc)) from None
-                main = self._main  # sent again on a new session, not the one closing
-                if main is not None and not main.done():
-                    await asyncio.wait({main}, timeout=self.connect_timeout_s)
+                await self._wound_down()  # sent again on a new session, not the one closing
                 continue
             await asyncio.sleep(0)  # let a list_changed sent with the result start its refresh
             refreshing = self._refreshing
@@ -453,7 +451,7 @@ class MCPServer:
         self, name: str, arguments: dict[str, Any], on_progress: ProgressCallback | None
     ) -> CallToolResult:
         from mcp import MCPError
-        from mcp.types import CONNECTION_CLOSED, INVALID_REQUEST
+        from mcp.types import CONNECTION_CLOSED
         from pydantic import ValidationError
 
         session = self._session
@@ -477,10 +475,8 @@ class MCPServer:
             task.uncancel()  # we cancelled it because the connection ended
             closed = True
         except MCPError as exc:
-            if exc.code == INVALID_REQUEST and (
-                exc.message == "Session terminated" or self._session_gone
-            ):
-                if self._wake is not None:  # the HTTP server restarted: open a new session
+            if self._knows_no_session(exc):  # the HTTP server restarted: open a new session
+                if self._wake is not None:
                     self._wake.set()
                 raise UndeliveredCall(self._lost(name)) from None
             if exc.data == PROTOCOL_ERROR:  # the server broke the protocol (`WatchedStream`)
@@ -507,6 +503,21 @@ class MCPServer:
         refusal, self._refusal = self._refusal, None
         error = one_line(error)
         return f"{error} ({refusal})" if refusal else error
+
+    def _knows_no_session(self, exc: MCPError) -> bool:
+        """Whether `exc` says the HTTP server knows no such session (404: it restarted or
+        ended it), so the request never ran and a new session may send it again."""
+        from mcp.types import INVALID_REQUEST
+
+        return exc.code == INVALID_REQUEST and (
+            exc.message == "Session terminated" or self._session_gone
+        )
+
+    async def _wound_down(self) -> None:
+        """Wait until the session that is ending has closed (state "down")."""
+        main = self._main
+        if main is not None and not main.done():
+            await asyncio.wait({main}, timeout=self.connect_timeout_s)
 
     async def _settle_lost(self, tool: str, *, silent: bool) -> MCPCallError:
         """After CONNECTION_CLOSED: give the session a moment to wind down, so the error can
@@ -573,21 +584,31 @@ class MCPServer:
 
     async def _refresh(self) -> None:
         import anyio
+        from mcp import MCPError
 
-        if self._state == "down":
-            await self._ensure_up()
-        session = self._session
-        if session is None:
-            raise MCPConnectionError(f"{self.label} is not connected")
-        try:
-            with anyio.fail_after(self.connect_timeout_s):
-                tools = await list_all_tools(session)
-        except TimeoutError:  # else a refresh waited forever, and so did the ones after it
-            raise MCPConnectionError(
-                f"{self.label} did not answer tools/list within {self.connect_timeout_s:g} s"
-            ) from None
-        self._tools = tools
-        self._tell_listeners()
+        for attempt in (1, 2):
+            if self._state == "down":
+                await self._ensure_up()
+            session = self._session
+            if session is None:
+                raise MCPConnectionError(f"{self.label} is not connected")
+            try:
+                with anyio.fail_after(self.connect_timeout_s):
+                    tools = await list_all_tools(session)
+            except TimeoutError:  # else a refresh waited forever, and so did the ones after it
+                raise MCPConnectionError(
+                    f"{self.label} did not answer tools/list within {self.connect_timeout_s:g} s"
+                ) from None
+            except MCPError as exc:
+                if attempt == 2 or not self._knows_no_session(exc):
+                    raise
+                if self._wake is not None:  # the HTTP server restarted: open a new session
+                    self._wake.set()
+                await self._wound_down()
+                continue
+            self._tools = tools
+            self._tell_listeners()
+            return
 
     def _tell_listeners(self) -> None:
         for listener in list(self._listeners):
