@@ -119,22 +119,16 @@ class MCPServerStdio(MCPServer):
 
     @contextlib.asynccontextmanager
     async def _transport(self) -> AsyncIterator[tuple[Any, Any]]:
-        from mcp import StdioServerParameters, stdio_client
+        from yiemagent.mcp._stdio import stdio_transport
 
-        # "replace": read strictly, a byte that is not UTF-8 on the server's stdout (a
-        # binary log line) would end the SDK's reader in a UnicodeDecodeError, and the call
-        # in flight and every later one would wait forever; as U+FFFD it is one line that
-        # is not JSON-RPC (logged)
-        params = StdioServerParameters(
-            command=self.command,
-            args=self.args,
-            env=self.env,
-            cwd=self.cwd,
-            encoding_error_handler="replace",
-        )
         self._tee = tee = _StderrTee(_errlog(self.stderr))
         try:
-            async with stdio_client(params, errlog=tee.pipe) as streams:
+            # "replace": a byte that is not UTF-8 on the server's stdout (a binary log
+            # line) is U+FFFD, and the line one that is not JSON-RPC (logged); read
+            # strictly, it ended the SDK's reader and every call waited for ever
+            async with stdio_transport(
+                self.command, self.args, self.env, self.cwd, errlog=tee.pipe, errors="replace"
+            ) as streams:
                 yield streams
         finally:
             tee.close()

@@ -1,0 +1,84 @@
+"""An MCP server, JSON-RPC by hand over stdio, that writes its answers to `tools/call` in
+ways the SDK's own server never does, for the tests of the client's line reader:
+
+    python mcp_raw_lines_server.py crlf        # every line it writes ends in CR LF
+    python mcp_raw_lines_server.py garbage     # a line of broken JSON before each answer
+    python mcp_raw_lines_server.py latin1      # the answer's text holds bytes not UTF-8
+    python mcp_raw_lines_server.py trickle     # the answer in pieces, cut inside characters
+    python mcp_raw_lines_server.py die         # half of the answer, then exit (code 3)
+
+It lists one tool, `echo`, which answers its `text`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from typing import Any
+
+MODE = sys.argv[1] if len(sys.argv) > 1 else "crlf"
+END = b"\r\n" if MODE == "crlf" else b"\n"
+GARBAGE = b'{"jsonrpc": "2.0", "id": 7, "result": {broken\n'
+NOT_UTF8 = b"\xff\xfe"
+"""Written into the answer's text in `latin1` mode, inside the JSON string."""
+
+ECHO = {
+    "name": "echo",
+    "description": "Say the text back.",
+    "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}},
+}
+
+
+def write(data: bytes) -> None:
+    """Write `data` to fd 1 at once, with no buffer between (a piece is one pipe write)."""
+    while data:
+        data = data[os.write(1, data) :]
+
+
+def line(request: dict[str, Any], result: dict[str, Any]) -> bytes:
+    answer = {"jsonrpc": "2.0", "id": request["id"], "result": result}
+    return json.dumps(answer, ensure_ascii=False).encode() + END
+
+
+def call(request: dict[str, Any]) -> None:
+    said = request["params"].get("arguments", {}).get("text", "")
+    whole = line(request, {"content": [{"type": "text", "text": said}]})
+    if MODE == "garbage":
+        write(GARBAGE)
+        write(whole)
+    elif MODE == "latin1":
+        write(whole.replace(b'"text": "', b'"text": "' + NOT_UTF8, 1))
+    elif MODE == "trickle":
+        for start in range(0, len(whole), 7):  # 7: cuts the 2- to 4-byte characters
+            write(whole[start : start + 7])
+            time.sleep(0.0002)
+    elif MODE == "die":
+        write(whole[: len(whole) // 2])
+        os._exit(3)
+    else:
+        write(whole)
+
+
+def main() -> None:
+    for raw in sys.stdin.buffer:
+        request = json.loads(raw)
+        if "id" not in request:  # a notification
+            continue
+        method = request.get("method")
+        if method == "initialize":
+            version = request["params"]["protocolVersion"]
+            info = {"name": f"raw-{MODE}", "version": "1"}
+            result = {"protocolVersion": version, "capabilities": {"tools": {}}, "serverInfo": info}
+            write(line(request, result))
+        elif method == "tools/list":
+            write(line(request, {"tools": [ECHO]}))
+        elif method == "tools/call":
+            call(request)
+        else:
+            write(line(request, {}))
+
+
+if __name__ == "__main__":
+    main()
