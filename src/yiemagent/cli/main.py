@@ -19,6 +19,10 @@ the run cleanly and exits 130 (DESIGN §8).
 
 from __future__ import annotations
 
+# isort: off
+from yiemagent.cli._starting import started  # first: Ctrl-C while the rest loads is quiet
+
+# isort: on
 import asyncio
 import contextlib
 import dataclasses
@@ -648,6 +652,8 @@ def main(argv: list[str] | None = None) -> int:
         sys.exit(code)
     return code
 
+
+started()  # loaded: `main` and the commands handle the signals from here
 
 if __name__ == "__main__":
     main()
