@@ -498,6 +498,14 @@ _PAGE = """<!doctype html>
  .bar.selected{outline:2px solid #fb8500;outline-offset:1px}
  #tip{position:fixed;pointer-events:none;background:#1d232b;color:#fff;font-size:12px;
   padding:4px 8px;border-radius:4px;display:none;max-width:420px;white-space:pre-wrap}
+ /* A narrow screen (a phone, the chat page's overlay on one) has no room for the panel
+    beside the chart: it goes under it, and the name column narrows. */
+ @media (max-width:820px){
+  main{flex-direction:column;padding:12px 10px}
+  #panel{width:auto;align-self:stretch;position:static;max-height:none}
+  .name{width:110px}
+  .axis{margin-left:111px}
+ }
 </style></head>
 <body>
 <header><h1 id="title"></h1><div class="sum" id="summary"></div></header>
@@ -527,6 +535,17 @@ tokens and errors.</p><dl id="details"></dl></aside></main>
    axis.appendChild(tick);
  }
  chart.appendChild(axis);
+ // Only every step-th tick keeps its label when ten would run into each other (the last
+ // is right-aligned, so it needs half a label more room than the others).
+ function thinTicks() {
+   const ticks = Array.from(axis.children);
+   const widest = Math.max(...ticks.map(tick => tick.offsetWidth));
+   const room = axis.clientWidth / 10;
+   const step = [1, 2, 5].find(s => s * room >= 1.5 * widest + 6) || 10;
+   ticks.forEach((tick, i) => { tick.style.visibility = i % step ? 'hidden' : 'visible'; });
+ }
+ const panel = document.getElementById('panel');
+ const stacked = () => getComputedStyle(document.querySelector('main')).flexDirection === 'column';
  const tip = document.getElementById('tip');
  const details = document.getElementById('details');
  let selected = null;
@@ -539,6 +558,7 @@ tokens and errors.</p><dl id="details"></dl></aside></main>
    for (const [k, v] of Object.entries(bar.details)) {
      details.appendChild(el('dt', '', k)); details.appendChild(el('dd', '', String(v)));
    }
+   if (stacked()) panel.scrollIntoView({block: 'start'});  // under the chart: bring it up
  }
  for (const turn of t.turns) {
    const box = el('section', 'turn'); box.dataset.turn = turn.index;
@@ -575,6 +595,8 @@ tokens and errors.</p><dl id="details"></dl></aside></main>
    chart.appendChild(box);
  }
  if (!t.turns.length) chart.appendChild(el('p', '', 'This run has no model calls.'));
+ thinTicks();
+ window.addEventListener('resize', thinTicks);
 })();
 </script></body></html>
 """
