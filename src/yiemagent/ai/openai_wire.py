@@ -64,6 +64,7 @@ __all__ = [
     "openai_only_fields",
     "openai_tool",
     "signature_object",
+    "strict_schema_allowed",
     "usage_from_openai",
     "user_message_from_openai",
 ]
@@ -453,6 +454,63 @@ def inline_root_ref(schema: Mapping[str, Any]) -> Mapping[str, Any]:
 
 
 # ── from the wire ───────────────────────────────────────────────────────────
+
+
+_STRICT_KEYWORDS: Final = frozenset(
+    {
+        "type", "properties", "required", "additionalProperties", "items", "enum", "const",
+        "anyOf", "$ref", "$defs", "definitions", "description", "title", "pattern", "format",
+        "multipleOf", "maximum", "exclusiveMaximum", "minimum", "exclusiveMinimum",
+        "minItems", "maxItems",
+    }
+)  # fmt: skip
+"""The JSON Schema keywords OpenAI's Structured Outputs take with `strict: true`."""
+
+_STRICT_FORMATS: Final = frozenset(
+    {"date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid"}
+)
+
+
+def strict_schema_allowed(schema: Mapping[str, Any]) -> bool:
+    """Whether OpenAI takes `schema` (an output's JSON Schema) with `strict: true`, which
+    makes the model's answer follow it exactly: the root is an object, every object lists
+    all its properties in `required` and sets `additionalProperties: false`, and only the
+    keywords (and string formats) Structured Outputs supports appear. A schema outside that
+    subset is sent without `strict` (OpenAI would refuse the request), its answer checked
+    on arrival as before."""
+    return schema.get("type") == "object" and _strict_node(schema)
+
+
+def _strict_node(node: Any) -> bool:
+    if not isinstance(node, Mapping) or not _STRICT_KEYWORDS.issuperset(node):
+        return False
+    if "format" in node and node["format"] not in _STRICT_FORMATS:
+        return False
+    properties = node.get("properties", {})
+    kinds = node.get("type")
+    is_object = kinds == "object" or (isinstance(kinds, list) and "object" in kinds)
+    if is_object or "properties" in node:
+        required = node.get("required", [])
+        if (
+            not isinstance(properties, Mapping)
+            or node.get("additionalProperties") is not False
+            or not isinstance(required, list)
+            or set(required) != set(properties)
+        ):
+            return False
+    children: list[Any] = list(properties.values())
+    if "items" in node:
+        children.append(node["items"])
+    for key in ("$defs", "definitions"):
+        defs = node.get(key, {})
+        if not isinstance(defs, Mapping):
+            return False
+        children.extend(defs.values())
+    variants = node.get("anyOf", [])
+    if not isinstance(variants, list):
+        return False
+    children.extend(variants)
+    return all(_strict_node(child) for child in children)
 
 
 def _field(value: Any, name: str) -> Any:

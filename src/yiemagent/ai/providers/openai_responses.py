@@ -52,6 +52,7 @@ from yiemagent.ai.openai_wire import (
     is_openai_proper,
     openai_only_fields,
     signature_object,
+    strict_schema_allowed,
     usage_from_openai,
 )
 from yiemagent.ai.providers._refused_settings import open_adapting
@@ -243,7 +244,15 @@ def build_request_body(model: Model, context: Context, options: StreamOptions) -
         ]
     if options.output_schema is not None:  # native structured output
         schema = dict(options.output_schema)
-        body["text"] = {"format": {"type": "json_schema", "name": "final_result", "schema": schema}}
+        strict = strict_schema_allowed(schema)
+        body["text"] = {
+            "format": {
+                "type": "json_schema",
+                "name": "final_result",
+                "schema": schema,
+                "strict": strict,
+            }
+        }
     if options.max_tokens is not None:
         body["max_output_tokens"] = max(options.max_tokens, MIN_OUTPUT_TOKENS)
     thinking = bool(options.reasoning and str(options.reasoning) != "off")
