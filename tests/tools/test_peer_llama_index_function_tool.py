@@ -16,6 +16,7 @@ from yiemagent import (
     AbortSignal,
     Agent,
     AgentTool,
+    AgentToolResult,
     ImageContent,
     TextContent,
     ToolResultMessage,
@@ -175,3 +176,34 @@ async def test_returned_blocks_are_the_result_s_content(returned: Any, blocks: l
     result = await run_once(tool(test_function), {})
     assert [b.type for b in result.content] == blocks
     assert result_text(result) == "Hello" and not result.is_error
+
+
+async def test_a_generator_s_items_are_the_result_and_progress_is_on_update() -> None:
+    # llama_index test_streaming_tool_results takes each yield but the last as a
+    # preliminary result; here the items are the result (docs/tools.md) and progress is
+    # what the tool sends through `on_update`, each an update event before the end
+    def streaming_tool_sync() -> Any:
+        """Report progress."""
+        yield {"status": "loading", "is_preliminary": True}
+        yield {"status": "done", "is_preliminary": False}
+
+    def reporting(call_id: str, args: dict[str, Any], signal: Any, on_update: Any) -> str:
+        on_update(AgentToolResult.text("loading"))
+        return "done"
+
+    result = await run_once(tool(streaming_tool_sync), {})
+    assert json.loads(result_text(result)) == [
+        {"status": "loading", "is_preliminary": True},
+        {"status": "done", "is_preliminary": False},
+    ]
+
+    fm = FauxModel([faux_message(faux_tool_call("reporting", {})), "ok"])
+    agent = Agent(
+        model=fm.model,
+        stream_fn=fm.stream_fn,
+        tools=[AgentTool("reporting", "r", "d", {"type": "object"}, reporting)],
+    )
+    kinds: list[str] = []
+    agent.subscribe(lambda e, s: kinds.append(e.type) if "tool_execution" in e.type else None)
+    await agent.prompt("go")
+    assert kinds == ["tool_execution_start", "tool_execution_update", "tool_execution_end"]
