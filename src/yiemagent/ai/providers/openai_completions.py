@@ -374,9 +374,10 @@ class _Assembler:
         entry = self.calls.get(key)
         # A different id opens a new call, also when a buggy server reuses the index; with an
         # index, only together with a name (a server that varies the id on every fragment of
-        # one call sends the name once).
+        # one call sends the name once). So does a named new object after whole arguments.
         renamed = entry is not None and delta.id and entry.call.id and delta.id != entry.call.id
-        if renamed and (name or wire is None):
+        following = entry is not None and bool(name) and _next_call(entry, name, fragment)
+        if (renamed and (name or wire is None)) or following:
             entry = None
         if entry is None:
             key = len(self.calls)
@@ -501,6 +502,26 @@ class _Assembler:
 _FUNCTION_CALL = -1
 """The wire index of the call a `function_call` delta field streams (it holds one call, with
 no index and no id), apart from every `tool_calls` index."""
+
+
+def _next_call(entry: _Call, name: str, fragment: str) -> bool:
+    """Whether a named delta whose `fragment` opens an object is the next call, not more of
+    the call of `entry`, whose arguments are whole already: Gemini sends parallel calls
+    whole in one chunk, with no index and an empty or repeated id. The same call's
+    arguments sent again with its name (Mistral, GLM) are none."""
+    if not fragment.lstrip().startswith("{") or not entry.raw or fragment.startswith(entry.raw):
+        return False
+    try:
+        whole = json.loads(entry.raw)
+    except ValueError:
+        return False
+    if not isinstance(whole, dict):
+        return False
+    try:
+        again = json.loads(fragment) == whole and name == entry.call.name
+    except ValueError:
+        again = False
+    return not again
 
 
 def _thought_signature(extra: Any) -> str | None:
