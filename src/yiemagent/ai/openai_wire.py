@@ -86,9 +86,11 @@ FINISH_REASONS: Final[Mapping[str, DoneReason]] = {
     "eos": "stop",
     "max_tokens": "length",
     "max_output_tokens": "length",
+    "model_length": "length",  # Mistral: the context window is full
 }
 """A `finish_reason` (lower case) → the stop reason of a message that ended normally;
-"content_filter" and "error" end it as a failure, which the reader says in its own words."""
+"content_filter", "error" and their kin end it as a failure, which the reader says in its
+own words."""
 
 
 def is_openai_proper(model: Model) -> bool:
@@ -537,9 +539,11 @@ def usage_from_openai(raw: Any) -> Usage:
     rest as `input`; `completion_tokens`
     as `output` (the Responses API's `input_tokens`/`output_tokens` are read too), or the
     server's `total_tokens` less the prompt when that is more: Gemini's OpenAI endpoint counts
-    its (billed) thinking tokens only in the total. Negative or missing counts are 0, and the
-    cached count never exceeds the prompt. `total_tokens` is the sum, as for every provider;
-    cost is left to the caller (it knows the price).
+    its (billed) thinking tokens only in the total. The output's `reasoning_tokens`
+    (`completion_tokens_details`, or the Responses API's `output_tokens_details`) are
+    `reasoning`, a part of `output`. Negative or missing counts are 0, and the cached count
+    never exceeds the prompt, nor the reasoning count the output. `total_tokens` is the
+    sum, as for every provider; cost is left to the caller (it knows the price).
     """
     prompt = _count(_field(raw, "prompt_tokens") or _field(raw, "input_tokens"))
     details = _field(raw, "prompt_tokens_details") or _field(raw, "input_tokens_details")
@@ -550,12 +554,14 @@ def usage_from_openai(raw: Any) -> Usage:
     written = min(_count(_field(details, "cache_write_tokens")), prompt - cached)
     output = _count(_field(raw, "completion_tokens") or _field(raw, "output_tokens"))
     output = max(output, _count(_field(raw, "total_tokens")) - prompt)
+    spent = _field(raw, "completion_tokens_details") or _field(raw, "output_tokens_details")
     return Usage(
         input=prompt - cached - written,
         output=output,
         cache_read=cached,
         cache_write=written,
         total_tokens=prompt + output,
+        reasoning=min(_count(_field(spent, "reasoning_tokens")), output),
     )
 
 

@@ -482,12 +482,10 @@ class _Assembler:
         if reason is None:
             self.builder.fail("error", "the stream ended without a finish reason (cut off?)")
             return
-        reason = str(reason).lower()
-        if reason == "content_filter":
-            self.builder.fail("error", "the provider's content filter stopped the response")
-            return
-        if reason == "error":  # OpenRouter: the upstream provider failed mid-response
-            self.builder.fail("error", "the provider reported an error (finish_reason: error)")
+        said, reason = str(reason), str(reason).lower()
+        failure = _FAILED_BY.get(reason)
+        if failure is not None:
+            self.builder.fail("error", f"{failure} (finish_reason: {said})")
             return
         message = self.builder.message
         if nameless and not message.text.strip() and not message.tool_calls:
@@ -502,6 +500,21 @@ class _Assembler:
 _FUNCTION_CALL = -1
 """The wire index of the call a `function_call` delta field streams (it holds one call, with
 no index and no id), apart from every `tool_calls` index."""
+
+
+_BLOCKED = "the provider's content filter stopped the response"
+_FAILED_BY: dict[str, str] = {
+    "content_filter": _BLOCKED,
+    # Gemini's, passed through by proxies and Vertex AI's endpoint
+    **dict.fromkeys(
+        ("safety", "recitation", "blocklist", "prohibited_content", "spii", "image_safety"),
+        _BLOCKED,
+    ),
+    "malformed_function_call": "the model wrote a tool call the server could not read",
+    "refusal": "the model refused to answer",  # Anthropic's, through a proxy
+    "error": "the provider reported an error",  # OpenRouter: the upstream failed mid-response
+}
+"""A `finish_reason` (lower case) that ends the message as a failure → what it says."""
 
 
 def _next_call(entry: _Call, name: str, fragment: str) -> bool:
