@@ -5,11 +5,13 @@ streamed, and the leaf's names `mid`'s invocation as its `parentSubagentRunId`, 
 held run and in the run that resumes it; the interrupt names the streamed launch call and
 the approved launch runs once. The leaf's invocation was attributed to the top run
 (`parentToolCallId` the raw id of a call streamed only with its prefix, no parent
-invocation), since a deeper level's events reach the top as they are. Through Uvicorn on
-127.0.0.1."""
+invocation), since a deeper level's events reach the top as they are. And the resumed
+run streamed its results under new invocation ids, so the approved call's
+`TOOL_CALL_RESULT` named no call the client had. Through Uvicorn on 127.0.0.1."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import httpx2 as httpx
@@ -44,17 +46,15 @@ def run_input(run_id: str, **fields: Any) -> agui.RunAgentInput:
     return agui.RunAgentInput(thread_id="t", run_id=run_id, state={}, forwarded_props={}, **given)
 
 
-def check_sub_agents(events: list[Any]) -> None:
-    """The invocations: mid's run by the lead's call, leaf's by mid's call, as streamed."""
+def check_sub_agents(events: list[Any], earlier: Sequence[Any] = ()) -> None:
+    """The invocations: mid's run by the lead's call, leaf's by mid's call, each named as
+    the client had it streamed (in this run, or in `earlier`, the run this one resumes)."""
     started = [e for e in events if e.type.value == "SUBAGENT_STARTED"]
     assert [e.name for e in started] == ["mid", "leaf"]
     mid, leaf = started
     assert mid.parent_subagent_run_id is None
     assert leaf.parent_subagent_run_id == mid.subagent_run_id
-    assert leaf.parent_tool_call_id.startswith(f"{mid.subagent_run_id}/")
-    streamed = {
-        e.tool_call_id for e in events if e.type.value in ("TOOL_CALL_START", "TOOL_CALL_RESULT")
-    }
+    streamed = {e.tool_call_id for e in [*earlier, *events] if e.type.value == "TOOL_CALL_START"}
     assert {mid.parent_tool_call_id, leaf.parent_tool_call_id} <= streamed
 
 
@@ -101,7 +101,11 @@ def test_a_leaf_two_levels_down_is_attributed_to_its_callers_invocation() -> Non
         resumed = agui_run(client, run_input("r2", resume=resume))
 
         check_agui_order(resumed)
-        check_sub_agents(resumed)
+        check_sub_agents(resumed, held_run)
+        started = {e.tool_call_id for e in held_run if e.type.value == "TOOL_CALL_START"}
+        results = [e.tool_call_id for e in resumed if e.type.value == "TOOL_CALL_RESULT"]
+        assert results[0] == interrupt.tool_call_id  # the approved call's, as streamed
+        assert set(results) <= started  # every result names a call the client has
         assert resumed[-1].type.value == "RUN_FINISHED"
         answer = "".join(e.delta for e in resumed if e.type.value == "TEXT_MESSAGE_CONTENT")
         assert answer.endswith("lead: mid: leaf: launched mars")

@@ -268,6 +268,7 @@ class Translator:
         client_tools: frozenset[str] = frozenset(),
         answered: frozenset[str] = frozenset(),
         earlier: frozenset[str] = frozenset(),
+        streamed_before: dict[tuple[tuple[str, ...], str], str] | None = None,
     ) -> None:
         self.thread_id = thread_id
         self.run_id = run_id
@@ -280,6 +281,16 @@ class Translator:
         """A sub-agent invocation's agent, as its path names it; "" for the top run."""
         self.prefix = self.sub_run or run.id
         """Message ids are `<prefix>-<n>`; a sub-agent's tool call ids `<prefix>/<id>`."""
+        self.chain: tuple[str, ...] = ()
+        """The ids of the calls, from the top run's down, that run this invocation."""
+        self.invocation_list: list[Translator] = []
+        """Every sub-agent invocation of the run (the top run keeps them)."""
+        self.streamed_before: dict[tuple[tuple[str, ...], str], str] = (
+            dict(streamed_before or {}) if self.parent is None else self.parent.streamed_before
+        )
+        """The streamed ids of the sub-agents' calls of the run this one resumes, by the
+        chain of their invocation and their own id: a held call, and the calls above it,
+        get their results here under the ids of the `TOOL_CALL_START`s the client has."""
         self.subs: dict[str, Translator] = {}
         """The running sub-agent invocations, by the id of the call (of this run) that runs
         each."""
@@ -352,7 +363,21 @@ class Translator:
         """The streamed id of a tool call of this run: its own in the top run (the one the
         session holds, which the client's answers name); a sub-agent's prefixed by its
         `subagentRunId`, since sub-runs number their calls as the parent does."""
-        return call_id if self.sub_run is None else f"{self.prefix}/{call_id}"
+        if self.sub_run is None:
+            return call_id
+        before = self.streamed_before.get((self.chain, call_id))
+        if before is not None and call_id not in self.calls_started:
+            return before  # started in the run this one resumes
+        return f"{self.prefix}/{call_id}"
+
+    def streamed_ids(self) -> dict[tuple[tuple[str, ...], str], str]:
+        """The streamed id of each call the run's sub-agents started, by the chain of its
+        invocation and its own id (see `streamed_before`)."""
+        return {
+            (sub.chain, call_id): sub._id(call_id)
+            for sub in self.invocation_list
+            for call_id in sub.calls_started
+        }
 
     def _top(self) -> Translator:
         return self if self.parent is None else self.parent._top()
@@ -374,6 +399,8 @@ class Translator:
             top.invocations += 1
             sub_run = f"{top.run.id}.s{top.invocations}"
             sub = Translator(self.thread_id, self.run_id, self.run, subagent=(sub_run, self))
+            sub.chain = (*self.chain, call_id)
+            top.invocation_list.append(sub)
             self.subs[call_id] = sub
             path = event.get("agent_path") or ["agent"]
             sub.name = str(path[-1])
@@ -639,6 +666,21 @@ class AnsweredRuns:
 
     def __init__(self) -> None:
         self._runs: OrderedDict[tuple[str, str], str] = OrderedDict()
+        self._held: OrderedDict[str, dict[tuple[tuple[str, ...], str], str]] = OrderedDict()
+
+    def streamed_before(self, thread_id: str) -> dict[tuple[tuple[str, ...], str], str]:
+        """The sub-agents' streamed call ids of the run that left `thread_id` holding a
+        sub-agent's call (`Translator.streamed_ids`); empty when none did."""
+        return self._held.get(thread_id, {})
+
+    def keep_streamed(self, thread_id: str, translator: Translator) -> None:
+        """Remember the sub-agents' streamed call ids of `translator`'s run when it ended
+        holding a sub-agent's call, for the run that resumes it; forget them otherwise."""
+        self._held.pop(thread_id, None)
+        if any(call.get("nested") for call in held_calls(translator.run)):
+            self._held[thread_id] = translator.streamed_ids()
+            while len(self._held) > ANSWERED_RUNS:
+                self._held.popitem(last=False)
 
     @staticmethod
     def _asked(data: agui.RunAgentInput) -> str:
@@ -689,6 +731,7 @@ async def _handle(hub: RunHub, answered: AnsweredRuns, request: Request) -> Resp
             if isinstance(message, agui.AssistantMessage)
             for call in message.tool_calls or []
         ),
+        streamed_before=answered.streamed_before(run_input.thread_id),
     )
     encoder = EventEncoder(accept=request.headers.get("accept", ""))
 
@@ -701,6 +744,7 @@ async def _handle(hub: RunHub, answered: AnsweredRuns, request: Request) -> Resp
             out = [encoder.encode(e) for event in batch for e in translator.feed(event)]
             if out:
                 yield "".join(out).encode()
+        answered.keep_streamed(run_input.thread_id, translator)
 
     headers = {"X-Session-Id": session_header(run.session_id), "X-Run-Id": run.id}
     return event_stream(run, stream(), headers)
