@@ -12,11 +12,12 @@
   `server.address` / `server.port` of a hosted model, then `gen_ai.response.model` (for a
   `FallbackModel`, the model that answered), `gen_ai.usage.input_tokens` (cache reads and
   writes included, as the conventions ask), `gen_ai.usage.output_tokens`,
-  `gen_ai.usage.cache_read.input_tokens` and `gen_ai.usage.cache_creation.input_tokens`
-  (each when not 0), `gen_ai.response.finish_reasons`; when a summary
-  was written for the call (`AssistantMessage.compaction_usage`), its tokens in
-  `yiemagent.compaction.input_tokens` / `output_tokens`; what the embedded model's rules
-  did in `yiemagent.local_rules` (the calls they name only with `capture_content`).
+  `gen_ai.usage.cache_read.input_tokens`, `gen_ai.usage.cache_creation.input_tokens` and
+  `gen_ai.usage.reasoning.output_tokens` (each when not 0),
+  `gen_ai.response.finish_reasons`; when a summary was written for the call
+  (`AssistantMessage.compaction_usage`), its tokens in `yiemagent.compaction.input_tokens`
+  / `output_tokens`; what the embedded model's rules did in `yiemagent.local_rules` (the
+  calls they name only with `capture_content`).
 - `execute_tool {name}` (INTERNAL) per tool call, a child of the run's span (siblings of the
   chat spans, also when tools run in parallel): operation "execute_tool",
   `gen_ai.tool.name`, `gen_ai.tool.call.id`, `gen_ai.tool.type` "function",
@@ -267,6 +268,8 @@ class _ChatSpan(_OpenSpan):
             span.set_attribute("gen_ai.usage.cache_read.input_tokens", usage.cache_read)
         if usage.cache_write:
             span.set_attribute("gen_ai.usage.cache_creation.input_tokens", usage.cache_write)
+        if usage.reasoning:
+            span.set_attribute("gen_ai.usage.reasoning.output_tokens", usage.reasoning)
         compaction = message.compaction_usage
         if compaction is not None:  # a summary written for this call, by a call of its own
             span.set_attribute("yiemagent.compaction.input_tokens", compaction.prompt_tokens)

@@ -160,7 +160,8 @@ def build_timeline(
     summary = {
         "model calls": sum(b.kind == "model" for b in bars),
         "tool calls": sum(b.kind == "tool" for b in bars),
-        "tokens": f"{total.prompt_tokens} in, {total.output} out",
+        "tokens": f"{total.prompt_tokens} in, {total.output} out"
+        + (f" ({total.reasoning} reasoning)" if total.reasoning else ""),
         "duration": f"{(end_ms - start_ms) / 1000:.2f} s",
     }
     if total.cost.total:
@@ -169,7 +170,8 @@ def build_timeline(
 
 
 def _tokens(usage: Usage) -> str:
-    return f"{usage.prompt_tokens} in ({usage.cache_read} cached), {usage.output} out"
+    reasoning = f" ({usage.reasoning} reasoning)" if usage.reasoning else ""
+    return f"{usage.prompt_tokens} in ({usage.cache_read} cached), {usage.output} out{reasoning}"
 
 
 def _model_bar(message: AssistantMessage, turn: int, fallback: Mapping[str, Any] | None) -> Bar:

@@ -174,6 +174,10 @@ class Usage:
     total_tokens: int = 0
     """`input + output + cache_read + cache_write`, as the providers fill it."""
     cost: Cost = field(default_factory=Cost)
+    reasoning: int = 0
+    """Output tokens the model spent reasoning, counted in `output` too (OpenAI's
+    `reasoning_tokens`, both APIs; 0 where the provider does not count them apart, as
+    Anthropic, whose thinking is in `output_tokens` only)."""
 
     @property
     def prompt_tokens(self) -> int:
@@ -189,6 +193,7 @@ class Usage:
         self.cache_read += other.cache_read
         self.cache_write += other.cache_write
         self.total_tokens += other.total_tokens
+        self.reasoning += other.reasoning
         cost, more = self.cost, other.cost
         cost.input += more.input
         cost.output += more.output

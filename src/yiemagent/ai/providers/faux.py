@@ -260,7 +260,9 @@ def _replay(builder: MessageBuilder, message: AssistantMessage, size: int) -> It
 def _finish(builder: MessageBuilder, message: AssistantMessage) -> None:
     u, c = message.usage, message.usage.cost
     cost = Cost(c.input, c.output, c.cache_read, c.cache_write, c.total)
-    builder.set_usage(Usage(u.input, u.output, u.cache_read, u.cache_write, u.total_tokens, cost))
+    usage = Usage(u.input, u.output, u.cache_read, u.cache_write, u.total_tokens, cost)
+    usage.reasoning = u.reasoning
+    builder.set_usage(usage)
     reason = message.stop_reason
     if reason == "error" or reason == "aborted":
         builder.fail(reason, message.error_message or f"Faux response ended with {reason}")
