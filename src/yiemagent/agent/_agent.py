@@ -47,7 +47,9 @@ from yiemagent.agent._team import (
     Handoff,
     HeldCalls,
     TeamConfig,
+    as_handoffs,
     check_reason,
+    check_team_names,
     output_type_not_applied,
     speaking_agent,
 )
@@ -317,7 +319,7 @@ class Agent(Generic[OutputT]):
         self._config = options
         team = TeamConfig.of(options, Agent)  # docs/teams.md
         self.name, self.description = team.name, team.description
-        self.handoffs, self.max_handoffs = team.handoffs, team.max_handoffs
+        self._handoffs, self.max_handoffs = team.handoffs, team.max_handoffs
         self.return_to_entry = team.return_to_entry
         """Whether each new prompt comes back to this agent after a handoff (docs/teams.md)."""
         self.input_guardrails = team.input_guardrails
@@ -387,6 +389,31 @@ class Agent(Generic[OutputT]):
         """The agent's state, reduced from events. Assigning `messages` or `tools`
         copies; `tools` mirrors `tool_store`."""
         return self._state
+
+    @property
+    def handoffs(self) -> list[Handoff]:
+        """The agents this one may transfer the conversation to, as `Handoff`s. Assign a
+        new list of Agents or `Handoff`s (how a team whose agents name each other in a
+        cycle is built: each agent first, then their handoffs); it is checked as
+        `Agent(handoffs=...)` checks it, so a wrong item fails here, not mid-run.
+
+        Raises:
+            ConfigError: (on assignment) an item that is no Agent or `Handoff`, a target
+                named twice, two agents of one name in the team, or a target whose
+                `transfer_to_<name>` is the name of one of this agent's tools.
+        """
+        return self._handoffs
+
+    @handoffs.setter
+    def handoffs(self, items: Iterable[Agent[Any] | Handoff] | None) -> None:
+        handoffs = as_handoffs(items, Agent)
+        check_handoff_tool_names(self.name, handoffs, self.tool_store.tools)
+        before, self._handoffs = self._handoffs, handoffs
+        try:  # with the new list in place: a cycle reaches this agent back through it
+            check_team_names(self.name, handoffs)
+        except BaseException:
+            self._handoffs = before
+            raise
 
     @property
     def session_store(self) -> SessionStore | None:
