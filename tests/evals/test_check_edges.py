@@ -1,9 +1,11 @@
 """Checks at their edges (DESIGN §19, docs/evals.md "Checks"): a check that raises
-anything fails with its text and the eval goes on, a verdict that is no verdict fails,
+anything (SystemExit, a CancelledError of its own work) fails with its text and the eval
+goes on, a verdict that is no verdict fails,
 and a check maker given uncalled is refused before any case runs."""
 
 from __future__ import annotations
 
+import asyncio
 import sys
 
 import pytest
@@ -48,6 +50,49 @@ async def test_a_check_that_exits_fails_and_the_eval_goes_on() -> None:
         ("contains('hi')", True, "answer has 'hi'"),
     ]
     assert not exited.passed and fine.passed
+
+
+async def test_a_check_whose_own_work_was_cancelled_fails_and_the_eval_goes_on() -> None:
+    """A check awaiting something that was cancelled (a client library's request, a
+    future another task gave up) raised CancelledError out of the eval: `run_eval` ended
+    with it, no report, as if the eval itself had been stopped."""
+
+    async def awaits_a_cancelled_future(run: EvalRun) -> bool:
+        gone: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        gone.cancel()
+        return await gone
+
+    dataset = [
+        Case("cancelled", "Say hi", [awaits_a_cancelled_future, contains("hi")], metadata=SAY_HI),
+        Case("fine", "Say hi", [contains("hi")], metadata=SAY_HI),
+    ]
+    report = await run_eval(dataset, make_agent)
+
+    cancelled, fine = report.cases
+    assert [(c.name, c.passed, c.reason) for c in cancelled.checks] == [
+        (
+            "awaits_a_cancelled_future",
+            False,
+            "the check raised CancelledError: its own work was cancelled",
+        ),
+        ("contains('hi')", True, "answer has 'hi'"),
+    ]
+    assert fine.passed
+
+
+async def test_an_eval_cancelled_while_a_check_runs_is_cancelled() -> None:
+    checking = asyncio.Event()
+
+    async def slow(run: EvalRun) -> bool:
+        checking.set()
+        await asyncio.sleep(60)
+        return True
+
+    task = asyncio.create_task(run_eval([Case("c", "Say hi", [slow], metadata=SAY_HI)], make_agent))
+    await asyncio.wait_for(checking.wait(), 60)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
 
 
 @pytest.mark.parametrize("passed", ["no", 1, None, [True]])

@@ -219,6 +219,13 @@ async def _apply(check: Check, run: EvalRun) -> CheckOutcome:
         said = f"the check raised {exception_summary(exc)}"
         logger.info("check %s: %s", name, said)
         return CheckOutcome(name, False, said)
+    except asyncio.CancelledError:
+        task = asyncio.current_task()
+        if task is not None and task.cancelling():
+            raise  # the eval itself is stopped (Ctrl-C): not the check's failure
+        said = "the check raised CancelledError: its own work was cancelled"
+        logger.info("check %s: %s", name, said)
+        return CheckOutcome(name, False, said)
     if isinstance(verdict, CheckResult):
         return CheckOutcome(name, verdict.passed, verdict.reason, verdict.tokens, verdict.cost_usd)
     if isinstance(verdict, bool):
