@@ -42,9 +42,9 @@ import json
 import logging
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from yiemagent.ai._retry import RetryDecision
 from yiemagent.ai._sanitize import image_base64
@@ -151,6 +151,9 @@ _EMPTY = "(empty message)"
 
 _LONG_WRITE_FACTOR = 2.0
 """A one-hour cache write costs this many times the input price (a five-minute one 1.25)."""
+
+_UNCHOSEN_MAX_TOKENS: Final = next(f.default for f in fields(Model) if f.name == "max_tokens")
+"""`Model.max_tokens` of a model whose maker set none: the type's default, no Claude's limit."""
 
 THINKING_BUDGETS: dict[str, int] = {
     "minimal": 1024,
@@ -457,6 +460,13 @@ def build_request_body(model: Model, context: Context, options: StreamOptions) -
         # thinking's signature unless a summary is asked for: the user would see none.
         body["thinking"] = {"type": "adaptive", "display": "summarized"}
         body["output_config"] = {"effort": EFFORTS.get(str(options.reasoning), "high")}
+        if not options.max_tokens and model.max_tokens == _UNCHOSEN_MAX_TOKENS:
+            # `max_tokens` bounds thinking and answer together: a `Model` built by hand
+            # keeps the type's 4096, which a high effort spent thinking before any text
+            # (the call ended "length" with no answer). Room for the level's budget and
+            # an answer, as the budget form gets; a limit someone chose stays.
+            budget = THINKING_BUDGETS.get(str(options.reasoning), THINKING_BUDGETS["high"])
+            max_tokens = body["max_tokens"] = max(max_tokens, budget + 1024)
     elif thinking and _open_tool_turn_without_thinking(body["messages"]):
         # The API refuses thinking when the assistant turn being continued (tool use, then
         # results) does not start with a thinking block: reasoning switched on, or the model
