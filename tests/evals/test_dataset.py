@@ -187,6 +187,28 @@ def test_a_bad_dataset_is_one_error_naming_file_case_and_field(
     assert shown.startswith(str(tmp_path)) and message in shown, shown
 
 
+def test_a_yiem_batch_task_file_given_as_a_dataset_says_the_fields_a_case_has(
+    tmp_path: Path,
+) -> None:
+    """README shows `yiem batch`'s tasks (`{"id", "prompt"}`) just before `yiem eval`: a
+    file of them given to `yiem eval` said only "name: missing"."""
+    task = {"id": "mul", "prompt": "What is 6 * 7?"}
+    path = write(tmp_path, "d.jsonl", json.dumps(task) + "\n")
+    with pytest.raises(DatasetError) as caught:
+        Dataset.load(path)
+    assert str(caught.value) == (
+        f"{path}: case on line 1: name: missing (the case has 'id', as a yiem batch task "
+        "does: an eval case names itself with 'name' and asks with 'input')"
+    )
+    named = write(tmp_path, "n.jsonl", json.dumps({"name": "mul", "prompt": "hi"}) + "\n")
+    with pytest.raises(DatasetError) as caught:
+        Dataset.load(named)
+    assert str(caught.value) == (
+        f"{named}: case 'mul': input: missing (the case has 'prompt', as a yiem batch task "
+        "does: an eval case names itself with 'name' and asks with 'input')"
+    )
+
+
 def test_bad_jsonl_and_a_missing_file(tmp_path: Path) -> None:
     path = write(tmp_path, "d.jsonl", '{"name": "a", "input": "hi"}\n{"name": "b",\n')
     with pytest.raises(DatasetError, match=r"d\.jsonl: line 2: not JSON"):

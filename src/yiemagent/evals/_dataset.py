@@ -239,9 +239,15 @@ def _case(file: Path, index: str, raw: Any) -> Case:
     name = raw.get("name")
     label = f"case {name!r}" if isinstance(name, str) and name else f"case {index}"
     where = f"{file}: {label}"
-    for key in ("name", "input"):
+    for key, task_key in (("name", "id"), ("input", "prompt")):
         if key not in raw:
-            raise DatasetError(f"{where}: {key}: missing")
+            hint = (
+                f" (the case has {task_key!r}, as a yiem batch task does: an eval case names "
+                "itself with 'name' and asks with 'input')"
+                if task_key in raw
+                else ""
+            )
+            raise DatasetError(f"{where}: {key}: missing{hint}")
     unknown = [str(key) for key in raw if key not in _CASE_KEYS]
     if unknown:
         raise DatasetError(f"{where}: {unknown[0]}: unknown field (known: {', '.join(_CASE_KEYS)})")
