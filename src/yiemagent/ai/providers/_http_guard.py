@@ -6,6 +6,11 @@ stream explained (DESIGN §8).
   `UnicodeDecodeError`. An event stream's bytes pass through an incremental UTF-8 decoder
   with `errors="replace"` first: a bad byte becomes U+FFFD and the answer is kept; a
   character split across chunks is joined, not replaced (`repair_utf8`).
+- **Events without data.** The SSE standard dispatches no event whose data is empty, but
+  the SDKs' decoder dispatches one after `retry:` or `id:` lines, after a comment once an
+  earlier event had an `id:`, or for an empty `data:` keep-alive, and `json.loads("")`
+  then fails the answer (openai/openai-python#2722). Such events are left out of the
+  bytes the SDK reads (`events_with_data`).
 - **Progress below the events.** Each chunk of an event stream's bytes calls the
   `stream_bytes_arrived` callback of the task reading it (a context variable): a server's
   SSE comment lines (OpenRouter's `: OPENROUTER PROCESSING` while an upstream model thinks)
@@ -39,6 +44,7 @@ __all__ = [
     "DoneScanner",
     "cut_stream_text",
     "ended_with_done",
+    "events_with_data",
     "guarded_http_client",
     "repair_utf8",
     "stream_bytes_arrived",
@@ -113,6 +119,33 @@ async def repair_utf8(chunks: AsyncIterable[bytes]) -> AsyncIterator[bytes]:
         yield tail.encode("utf-8")
 
 
+async def events_with_data(chunks: AsyncIterable[bytes]) -> AsyncIterator[bytes]:
+    """`chunks` of an event stream without its events that hold no data (only comments,
+    `id:`, `retry:` or `event:` lines, or `data:` lines that are all blank): each event
+    is given out whole once its blank line arrives, as sent; bytes after the last blank
+    line are given out at the end."""
+    pending = b""  # the last line, not ended yet
+    event: list[bytes] = []  # the ended lines of the event being read
+    has_data = False
+    async for chunk in chunks:
+        lines = (pending + chunk).split(b"\n")
+        pending = lines.pop()
+        out: list[bytes] = []
+        for line in lines:
+            event.append(line + b"\n")
+            if line.rstrip(b"\r"):
+                has_data = has_data or (line.startswith(b"data:") and bool(line[5:].strip()))
+                continue
+            if has_data:
+                out.extend(event)
+            event, has_data = [], False
+        if out:
+            yield b"".join(out)
+    rest = b"".join(event) + pending
+    if rest:
+        yield rest
+
+
 def guarded_http_client(client_class: type[Any]) -> Any:
     """A new `client_class` (an SDK's `DefaultAsyncHttpxClient`, keeping its timeouts and
     redirects) whose transport repairs event-stream bytes and explains a cut connection."""
@@ -139,7 +172,7 @@ def _transport_class(httpx: Any) -> Callable[[], Any]:
 
         async def __aiter__(self) -> AsyncIterator[bytes]:
             source = self._counted()
-            stream = repair_utf8(source) if self._repair else source
+            stream = events_with_data(repair_utf8(source)) if self._repair else source
             async for chunk in stream:
                 yield chunk
 
