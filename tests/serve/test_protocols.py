@@ -167,12 +167,26 @@ def test_a_held_call_is_named_in_the_answer() -> None:
         raw = client.chat.completions.with_raw_response.create(
             model="m", messages=[{"role": "user", "content": "launch Soyuz"}]
         )
-        content = raw.parse().choices[0].message.content or ""
+        [choice] = raw.parse().choices
+        content = choice.message.content or ""
         session = raw.headers["x-session-id"]
         assert "await approval: launch(" in content and f"/v1/sessions/{session}/" in content
+        # not "stop": the content is no answer, the run waits on the calls it made
+        assert (choice.finish_reason, choice.message.tool_calls) == ("tool_calls", None)
         assert tools.launched == []
         # the request named no session, but its held call waits there for a decision
         assert store.list_sessions() == [session]
+        chunks = list(
+            client.chat.completions.create(
+                model="m", messages=[{"role": "user", "content": "launch Soyuz"}], stream=True
+            )
+        )
+        finishes = [c.choices[0].finish_reason for c in chunks if c.choices]
+        assert [f for f in finishes if f] == ["tool_calls"]
+        assert "await approval: launch(" in "".join(
+            c.choices[0].delta.content or "" for c in chunks if c.choices
+        )
+        assert not any(c.choices[0].delta.tool_calls for c in chunks if c.choices)
 
 
 def test_a_request_that_names_no_session_leaves_none_in_the_store() -> None:

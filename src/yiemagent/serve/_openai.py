@@ -340,9 +340,14 @@ def _completion(
 def _finish_reason(reason: Any) -> str:
     """The `finish_reason` of a run that ended for `reason`: "length" at a limit,
     "content_filter" when a guardrail stopped it (its answer is left out, so an empty
-    content is not taken for the agent's answer), else "stop"."""
+    content is not taken for the agent's answer), "tool_calls" when it waits on tool calls
+    held for approval (OpenAI's word for a reply that ended calling tools: the content is
+    the note naming them, not an answer, and the server runs them, so the message has no
+    `tool_calls` for the client to run), else "stop"."""
     if reason in ("max_turns", "usage_limit"):
         return "length"
+    if reason == "awaiting_approval":
+        return "tool_calls"
     return "content_filter" if reason == "guardrail" else "stop"
 
 
