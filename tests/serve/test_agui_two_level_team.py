@@ -11,7 +11,8 @@ run streamed its results under new invocation ids, so the approved call's
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import httpx2 as httpx
@@ -58,17 +59,28 @@ def check_sub_agents(events: list[Any], earlier: Sequence[Any] = ()) -> None:
     assert {mid.parent_tool_call_id, leaf.parent_tool_call_id} <= streamed
 
 
-def test_a_leaf_two_levels_down_is_attributed_to_its_callers_invocation() -> None:
+def twice(context: Context) -> Any:
+    """The leaf launches what it is asked to, then "venus" too; then says both results."""
+    launches = [m for m in context.messages if m.role == "toolResult"]
+    if len(launches) == 1:
+        return faux_message(faux_tool_call("launch", {"city": "venus"}))
+    if launches:
+        said = "; ".join(text_of(m) for m in launches)
+        return faux_message(faux_text(f"{context.system_prompt} {said}"))
+    return faux_message(faux_tool_call("launch", {"city": text_of(context.messages[-1])}))
+
+
+@contextlib.contextmanager
+def team_server(leaf: Any, launched: list[str]) -> Iterator[httpx.Client]:
+    """A server of lead -> mid -> leaf, `leaf` the leaf's reply; `launch` is held."""
     store = InMemorySessionStore()
-    launched: list[str] = []
 
     async def launch(call_id: str, args: dict[str, Any], *_: Any) -> str:
         launched.append(args["city"])
         return f"launched {args['city']}"
 
-    models = {name: FauxModel([relay(nxt)] * 20) for name, nxt in (
-        ("lead", "mid"), ("mid", "leaf"), ("leaf", "launch"),
-    )}  # fmt: skip
+    replies = {"lead": relay("mid"), "mid": relay("leaf"), "leaf": leaf}
+    models = {name: FauxModel([reply] * 20) for name, reply in replies.items()}
 
     def agent(name: str, tools: list[AgentTool], **options: Any) -> Agent[Any]:
         fm = models[name]
@@ -83,6 +95,17 @@ def test_a_leaf_two_levels_down_is_attributed_to_its_callers_invocation() -> Non
 
     app = create_app(make_agent, session_store=store)
     with serving(app) as url, httpx.Client(base_url=url, timeout=60) as client:
+        yield client
+
+
+def approve(client: httpx.Client, run_id: str, interrupt: Any) -> list[Any]:
+    resume = [agui.ResumeEntry(interrupt_id=interrupt.id, status="resolved")]
+    return agui_run(client, run_input(run_id, resume=resume))
+
+
+def test_a_leaf_two_levels_down_is_attributed_to_its_callers_invocation() -> None:
+    launched: list[str] = []
+    with team_server(relay("launch"), launched) as client:
         user = agui.UserMessage(id="u1", role="user", content="mars")
         held_run = agui_run(client, run_input("r1", messages=[user]))
         check_agui_order(held_run)
@@ -97,16 +120,39 @@ def test_a_leaf_two_levels_down_is_attributed_to_its_callers_invocation() -> Non
         approvals = client.get("/v1/sessions/t/approvals").json()["approvals"]
         assert [a["agent_path"] for a in approvals] == [["lead", "mid", "leaf"]]
 
-        resume = [agui.ResumeEntry(interrupt_id=interrupt.id, status="resolved")]
-        resumed = agui_run(client, run_input("r2", resume=resume))
+        resumed = approve(client, "r2", interrupt)
 
-        check_agui_order(resumed)
-        check_sub_agents(resumed, held_run)
-        started = {e.tool_call_id for e in held_run if e.type.value == "TOOL_CALL_START"}
-        results = [e.tool_call_id for e in resumed if e.type.value == "TOOL_CALL_RESULT"]
-        assert results[0] == interrupt.tool_call_id  # the approved call's, as streamed
-        assert set(results) <= started  # every result names a call the client has
-        assert resumed[-1].type.value == "RUN_FINISHED"
-        answer = "".join(e.delta for e in resumed if e.type.value == "TEXT_MESSAGE_CONTENT")
-        assert answer.endswith("lead: mid: leaf: launched mars")
-        assert launched == ["mars"]
+    check_agui_order(resumed)
+    check_sub_agents(resumed, held_run)
+    started = {e.tool_call_id for e in held_run if e.type.value == "TOOL_CALL_START"}
+    results = [e.tool_call_id for e in resumed if e.type.value == "TOOL_CALL_RESULT"]
+    assert results[0] == interrupt.tool_call_id  # the approved call's, as streamed
+    assert set(results) <= started  # every result names a call the client has
+    assert resumed[-1].type.value == "RUN_FINISHED"
+    answer = "".join(e.delta for e in resumed if e.type.value == "TEXT_MESSAGE_CONTENT")
+    assert answer.endswith("lead: mid: leaf: launched mars")
+    assert launched == ["mars"]
+
+
+def test_a_leaf_held_twice_gets_its_results_under_the_first_runs_ids() -> None:
+    """Held again in the run that resumed it, the leaf is resumed by a third run: the
+    results of mid's call of it and of the lead's call of mid name the ids the first run
+    streamed them under, which the second run never streamed."""
+    launched: list[str] = []
+    with team_server(twice, launched) as client:
+        user = agui.UserMessage(id="u1", role="user", content="mars")
+        first = agui_run(client, run_input("r1", messages=[user]))
+        [mars] = first[-1].outcome.interrupts
+        second = approve(client, "r2", mars)
+        [venus] = second[-1].outcome.interrupts
+        third = approve(client, "r3", venus)
+
+    for run in (first, second, third):
+        check_agui_order(run)
+    started = {e.tool_call_id for e in [*first, *second] if e.type.value == "TOOL_CALL_START"}
+    results = [e.tool_call_id for e in third if e.type.value == "TOOL_CALL_RESULT"]
+    assert results[0] == venus.tool_call_id
+    assert len(results) == 3 and set(results) <= started
+    assert launched == ["mars", "venus"]
+    answer = "".join(e.delta for e in third if e.type.value == "TEXT_MESSAGE_CONTENT")
+    assert answer.endswith("lead: mid: leaf: launched mars; launched venus")

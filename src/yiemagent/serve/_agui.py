@@ -372,11 +372,16 @@ class Translator:
 
     def streamed_ids(self) -> dict[tuple[tuple[str, ...], str], str]:
         """The streamed id of each call the run's sub-agents started, by the chain of its
-        invocation and its own id (see `streamed_before`)."""
+        invocation and its own id (see `streamed_before`), and those of the run it resumed:
+        a call held again is resumed by a third run, whose results of the calls above it
+        name the ids the first run streamed."""
         return {
-            (sub.chain, call_id): sub._id(call_id)
-            for sub in self.invocation_list
-            for call_id in sub.calls_started
+            **self.streamed_before,
+            **{
+                (sub.chain, call_id): sub._id(call_id)
+                for sub in self.invocation_list
+                for call_id in sub.calls_started
+            },
         }
 
     def _top(self) -> Translator:
