@@ -303,6 +303,13 @@ class ChatApp:
         self.steered.append(message)
         self.view.queue(message, "steering")
 
+    def _forget_gone_steering(self) -> None:
+        """Keep in `steered` only the lines still in the transcript, which `/undo` reads
+        it for: one `/undo` or a new session took away, or an abort dropped undelivered,
+        is forgotten, so the list is never longer than the steering the transcript holds."""
+        kept = {id(m) for m in self.setup.agent.state.messages if isinstance(m, UserMessage)}
+        self.steered = [message for message in self.steered if id(message) in kept]
+
     def wait(self, text: str) -> None:
         """Keep `text` as the prompt of the run after the running task (which takes no
         steering); shown until then."""
@@ -329,6 +336,7 @@ class ChatApp:
     def start(self, text: str) -> None:
         """Start a run for `text` (the caller checked no run is active); tool calls still
         held for approval are asked about first."""
+        self._forget_gone_steering()
         self.console.print(Text(f"› {text}", style="bold"))
         if self.pending_approvals():
             self.say("first, the tool calls that wait for your approval:", "yellow")
