@@ -1,5 +1,6 @@
 """`EvalReport.from_json` reads back what `to_json` wrote (DESIGN §19), case by case, and
-refuses a case it cannot read with one line naming the file and the case."""
+refuses a case it cannot read, or a name given to two cases, with one line naming the file
+and the case."""
 
 from __future__ import annotations
 
@@ -54,3 +55,19 @@ def test_a_case_it_cannot_read_is_one_line_naming_it(
         EvalReport.load(baseline)
     assert str(refused.value).startswith(f"{tmp_path}/{said}")
     assert "\n" not in str(refused.value)
+
+
+def test_a_report_naming_one_case_twice_is_refused_as_a_baseline(tmp_path: Path) -> None:
+    """Two reports' cases pasted into one (a case passed in one, failed in the other)
+    loaded, and `compare` kept the last of each name: against itself it found no
+    regression although one of its "multiply" cases failed."""
+    passed = {**CASE, "passed": True}
+    baseline = tmp_path / "merged.json"
+    baseline.write_text(json.dumps({"cases": [passed, CASE]}))
+    said = f"{baseline}: case 'multiply': name: used by another case"
+    with pytest.raises(ConfigError) as refused:
+        EvalReport.load(baseline)
+    assert str(refused.value) == said
+    report = EvalReport.from_json({"cases": [CASE]})
+    with pytest.raises(ConfigError, match="case 'multiply': name: used by another case"):
+        report.compare({"cases": [passed, CASE]})

@@ -106,6 +106,11 @@ class EvalReport:
             CaseReport.from_json(raw, source=source, index=index)
             for index, raw in enumerate(data["cases"])
         ]
+        seen: set[str] = set()
+        for case in cases:  # compared by name: two of one name would pass and fail at once
+            if case.name in seen:
+                raise ConfigError(f"{source}: case {case.name!r}: name: used by another case")
+            seen.add(case.name)
         return cls(cases, repeat=max((case.runs_read for case in cases), default=1) or 1)
 
     @classmethod
