@@ -156,7 +156,7 @@ async def test_r4_1_a_bug_inside_the_pipeline_still_answers_every_call(
     async def broken(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("bug in the pipeline")
 
-    monkeypatch.setattr(batches, "execute_prepared_tool_call", broken)
+    monkeypatch.setattr(batches, "_execute", broken)  # what a batch runs each call with
     for mode in ("sequential", "parallel"):
         batch, rec, _ = await run_batch(
             [make_tool("ok")],

@@ -108,7 +108,7 @@ from yiemagent.types.callbacks import (
     task_is_cancelled,
 )
 from yiemagent.types.messages import ensure_unique_tool_call_ids, now_ms, trailing_tool_turn
-from yiemagent.types.observe import RunSpan, ToolSpan
+from yiemagent.types.observe import RunSpan, ToolFailure, ToolSpan
 from yiemagent.types.output import OUTPUT_TOOL_LABEL
 from yiemagent.types.signal import AbortSignal
 from yiemagent.types.tools import HeldToolResult, ToolCallFailed, cut_tool_result
@@ -310,11 +310,11 @@ async def _guarded(
     try:
         await (_parallel(batch) if parallel else _sequential(batch))
         if batch.held and batch.signal.aborted:  # an aborted run leaves nothing held
-            await batch.answer_the_rest(SKIPPED_TEXT)
+            await batch.answer_the_rest(SKIPPED_TEXT, "aborted")
         batch.end_held_spans()
     except Exception as exc:
         logger.exception("tool-call batch failed; answering the remaining calls")
-        await batch.answer_the_rest(f"{_INTERNAL_ERROR}{exception_text(exc)}")
+        await batch.answer_the_rest(f"{_INTERNAL_ERROR}{exception_text(exc)}", "tool_error")
     except BaseException as exc:  # cancelled, or KeyboardInterrupt/SystemExit passing through
         for task in batch.tasks:
             task.cancel()
@@ -324,7 +324,7 @@ async def _guarded(
             await asyncio.wait(batch.tasks, timeout=2 * ABORT_GRACE_S)
         text = CANCELLED_TEXT if isinstance(exc, asyncio.CancelledError) else interrupted_text(exc)
         try:  # the exception is delivered; emitting the missing events can go on
-            await batch.answer_the_rest(text)
+            await batch.answer_the_rest(text, "aborted")
         except Exception:
             logger.exception("could not answer the tool calls of a cancelled batch")
         if answered is not None:
@@ -378,6 +378,7 @@ async def _parallel(batch: _Batch) -> None:
     if runnable and batch.signal.aborted:  # nothing starts once the run is aborted
         skipped = create_error_tool_result(SKIPPED_TEXT)
         for i, prepared in runnable:
+            batch.failures[i] = "aborted"
             if (w := batch.end(i, FinalizedOutcome(prepared.tool_call, skipped, True))) is not None:
                 await w
         runnable = []
@@ -400,6 +401,7 @@ async def _limited(
     async with limit:
         if batch.signal.aborted:
             skipped = create_error_tool_result(SKIPPED_TEXT)
+            batch.failures[i] = "aborted"
             if (w := batch.end(i, FinalizedOutcome(prepared.tool_call, skipped, True))) is not None:
                 await w
             return
@@ -523,6 +525,7 @@ class _Batch:
         "emit",
         "ended",
         "ended_ms",
+        "failures",
         "held",
         "live",
         "messages",
@@ -566,6 +569,9 @@ class _Batch:
         self.started = [False] * n
         self.ended = [False] * n
         self.outcomes: list[FinalizedOutcome | None] = [None] * n
+        self.failures: list[ToolFailure] = ["tool_error"] * n
+        """Why each call that ended in an error failed, for its span (`ToolFailure`); read only
+        when it did."""
         self.messages: list[ToolResultMessage | None] = [None] * n
         self.held: list[int] = []
         """Calls held for approval: no end event, no result message."""
@@ -604,14 +610,15 @@ class _Batch:
             decision = (self.config.approvals or {}).get(self.calls[i].id)
             rejected = decision is not None and not decision.approved
             text = rejected_text(decision) if decision is not None and rejected else SKIPPED_TEXT
+            self.failures[i] = "rejected" if rejected else "aborted"
             return ImmediateOutcome(create_error_tool_result(text), True)
-        prepared = await prepare_tool_call(
+        prepared, self.failures[i] = await _prepare(
             self.context,
             self.assistant_message,
             self.calls[i],
             self.config,
             self.signal,
-            tools=self.tools,
+            self.tools,
         )
         if (
             self.meter is not None
@@ -621,6 +628,7 @@ class _Batch:
             counted = counts_as_tool_call(prepared.tool)
             refused = self.meter.refuse_tool_call(counted=counted)  # a limit reached mid-batch
             if refused is not None:
+                self.failures[i] = "usage_limit"
                 return ImmediateOutcome(create_error_tool_result(refused), True)
         return prepared
 
@@ -642,10 +650,10 @@ class _Batch:
             token = current_call_usage.set(self.live.setdefault(i, self.meter.start_call()))
         try:
             if span is None:
-                finalized = await self.execute(prepared)
+                finalized = await self.execute(i, prepared)
             else:
                 with span.activate():
-                    finalized = await self.execute(prepared)
+                    finalized = await self.execute(i, prepared)
         finally:
             if token is not None:
                 current_call_usage.reset(token)
@@ -655,12 +663,10 @@ class _Batch:
         if (w := self.end(i, finalized)) is not None:
             await w
 
-    async def execute(self, prepared: PreparedToolCall) -> FinalizedOutcome:
+    async def execute(self, i: int, prepared: PreparedToolCall) -> FinalizedOutcome:
         timeout_s = prepared.tool.timeout_s or self.config.tool_timeout_s
         try:
-            executed = await execute_prepared_tool_call(
-                prepared, self.signal, self.emit, timeout_s=timeout_s
-            )
+            executed, self.failures[i] = await _execute(prepared, self.signal, self.emit, timeout_s)
             if type(executed.result) is HeldToolResult:
                 return FinalizedOutcome(prepared.tool_call, executed.result, executed.is_error)
             if self.config.after_tool_call is None:
@@ -694,7 +700,7 @@ class _Batch:
         if self.spans is not None:
             span = self.spans[i]
             if span is not None:
-                span.end(result, finalized.is_error)
+                span.end(result, finalized.is_error, self.failures[i])
         call = finalized.tool_call
         return self.emit.now(ToolExecutionEndEvent(call.id, call.name, result, finalized.is_error))
 
@@ -716,14 +722,16 @@ class _Batch:
         if (w := self.emit.now(MessageEndEvent(message))) is not None:
             await w
 
-    async def answer_the_rest(self, text: str) -> None:
-        """Give every call that lacks one an error result, with the events it has not had."""
+    async def answer_the_rest(self, text: str, failure: ToolFailure) -> None:
+        """Give every call that lacks one the error result `text` (`failure` says why, for
+        its span), with the events it has not had."""
         for task in self.tasks:
             task.cancel()
         for i, call in enumerate(self.calls):
             if not self.started[i] and (w := self.start(i)) is not None:
                 await w
             if not self.ended[i]:
+                self.failures[i] = failure
                 failed = FinalizedOutcome(call, create_error_tool_result(text), True)
                 if (w := self.end(i, failed)) is not None:
                     await w
@@ -778,20 +786,32 @@ async def prepare_tool_call(
         approval (the tool's `requires_approval`, or the hook's `defer=True`) and has no
         decision in `config.approvals`. Never raises.
     """
-    signal = config.run_signal(signal)
     if tools is None:
         tools = {tool.name: tool for tool in context.tools}
+    return (await _prepare(context, assistant_message, tool_call, config, signal, tools))[0]
+
+
+async def _prepare(
+    context: AgentContext,
+    assistant_message: AssistantMessage,
+    tool_call: ToolCall,
+    config: AgentLoopConfig,
+    signal: AbortSignal | None,
+    tools: Mapping[str, AgentTool],
+) -> tuple[PreparedToolCall | ImmediateOutcome | HeldOutcome, ToolFailure]:
+    """`prepare_tool_call`, with why an immediate outcome failed (for the call's span)."""
+    signal = config.run_signal(signal)
     approval = config.approvals.get(tool_call.id) if config.approvals else None
     if approval is not None and not approval.approved:
-        return ImmediateOutcome(create_error_tool_result(rejected_text(approval)), True)
+        return ImmediateOutcome(create_error_tool_result(rejected_text(approval)), True), "rejected"
     tool = tools.get(tool_call.name)
     if tool is None:
-        return _not_found(tool_call.name, tools)
+        return _not_found(tool_call.name, tools), "tool_not_found"
     approved = approval is not None
     try:
         args = validate_tool_arguments(tool, prepare_tool_call_arguments(tool, tool_call))
         if not approved and _requires_approval(tool, args):
-            return HeldOutcome(tool_call, args)
+            return HeldOutcome(tool_call, args), "tool_error"
         hook = config.before_tool_call
         if hook is not None and tool.label != OUTPUT_TOOL_LABEL:
             hook_context = BeforeToolCallContext(
@@ -801,20 +821,24 @@ async def prepare_tool_call(
             before = _hook_result(value, BeforeToolCallResult, "before")
             args = hook_context.args  # changed in place, or replaced: the tool gets it
             if signal.aborted:
-                return ImmediateOutcome(create_error_tool_result("Operation aborted"), True)
+                aborted = create_error_tool_result("Operation aborted")
+                return ImmediateOutcome(aborted, True), "aborted"
             if before is not None and before.block:
                 result = create_error_tool_result(before.reason or "Tool execution was blocked")
                 result.terminate = before.terminate
-                return ImmediateOutcome(result, True)
+                return ImmediateOutcome(result, True), "blocked"
             if before is not None and before.defer and not approved:
-                return HeldOutcome(tool_call, args)
-        return PreparedToolCall(tool, tool_call, args)
+                return HeldOutcome(tool_call, args), "tool_error"
+        return PreparedToolCall(tool, tool_call, args), "tool_error"
     except asyncio.CancelledError as exc:
         if task_is_cancelled():
             raise
-        return ImmediateOutcome(create_error_tool_result(exception_text(exc)), True)
+        return ImmediateOutcome(create_error_tool_result(exception_text(exc)), True), "tool_error"
+    except ToolArgumentsError as exc:
+        failed = create_error_tool_result(exception_text(exc))
+        return ImmediateOutcome(failed, True), "invalid_arguments"
     except Exception as exc:
-        return ImmediateOutcome(create_error_tool_result(exception_text(exc)), True)
+        return ImmediateOutcome(create_error_tool_result(exception_text(exc)), True), "tool_error"
 
 
 def prepare_tool_call_arguments(tool: AgentTool, tool_call: ToolCall) -> ToolCall:
@@ -984,6 +1008,17 @@ async def execute_prepared_tool_call(
         except `CancelledError` when the calling task itself is cancelled (the tool's own
         signal is aborted then).
     """
+    return (await _execute(prepared, signal, emit, timeout_s))[0]
+
+
+async def _execute(
+    prepared: PreparedToolCall,
+    signal: AbortSignal | None,
+    emit: EventSink | None,
+    timeout_s: float | None,
+) -> tuple[ExecutedOutcome, ToolFailure]:
+    """`execute_prepared_tool_call`, with why an error outcome failed (for the call's span):
+    its time limit, the run's abort, or the tool itself."""
     tool = prepared.tool
     call = prepared.tool_call
     loop = asyncio.get_running_loop()
@@ -1061,7 +1096,9 @@ async def execute_prepared_tool_call(
             outcome.result.usage, outcome.result.details = spent.usage, spent.details
     if updates.stop(worker=plain):
         await updates.drain()
-    return outcome
+    if deadline.fired == "timeout":
+        return outcome, "timeout"
+    return outcome, "aborted" if outcome.is_error and signal.aborted else "tool_error"
 
 
 # ── finalize ─────────────────────────────────────────────────────────────────

@@ -25,8 +25,10 @@
 
 Failures: a failed or aborted model call, tool call or run ends its span with status ERROR
 and `error.type`: the provider's failure class (`"500"`, `"connection"`, …) or "error" /
-"aborted" for a model call; "tool_not_found", "invalid_arguments", "timeout", "aborted",
-"blocked" or "tool_error" for a tool call; the end reason ("error", "aborted",
+"aborted" for a model call; for a tool call why the pipeline answered it with an error
+(`ToolFailure`: "tool_not_found", "invalid_arguments", "blocked", "rejected",
+"usage_limit", "timeout", "aborted", else "tool_error"), never read from the error text,
+which a tool writes as it likes; the end reason ("error", "aborted",
 "usage_limit", "max_turns") for a run. A failed tool call's status message is its error text
 only with `capture_content=True` (that text is the call's result), else the error class; a
 run that ended in error says why only with it too (a model call's provider error stays on
@@ -60,7 +62,7 @@ from yiemagent.types.messages import (
     UserMessage,
     text_of,
 )
-from yiemagent.types.observe import tracing_content
+from yiemagent.types.observe import ToolFailure, tracing_content
 
 if TYPE_CHECKING:
     from yiemagent.types.config import AgentLoopConfig
@@ -68,7 +70,7 @@ if TYPE_CHECKING:
     from yiemagent.types.model import Context, Model, StreamOptions
     from yiemagent.types.tools import AgentTool, AgentToolResult
 
-__all__ = ["OtelObserver", "tool_error_type"]
+__all__ = ["OtelObserver"]
 
 _FINISH = {"stop": "stop", "length": "length", "toolUse": "tool_call", "error": "error"}
 _FAILED_RUN = ("error", "aborted", "usage_limit", "max_turns", "guardrail")
@@ -296,18 +298,17 @@ class _ToolSpan(_OpenSpan):
     __slots__ = ()
 
     @_guarded(_nothing)
-    def end(self, result: AgentToolResult, is_error: bool) -> None:
+    def end(self, result: AgentToolResult, is_error: bool, failure: ToolFailure) -> None:
         span = self._span
         content = result.content
         text = content if isinstance(content, str) else text_of(list(content or ()))
         if self._content:
             span.set_attribute("gen_ai.tool.call.result", text)
         if is_error:
-            error_type = tool_error_type(text)
-            span.set_attribute("error.type", error_type)
+            span.set_attribute("error.type", failure)
             # the error text is the call's result: a tool's exception, or the arguments a
             # validation failure echoes back to the model, so content only when asked
-            description = text[:500] if self._content else f"tool call failed: {error_type}"
+            description = text[:500] if self._content else f"tool call failed: {failure}"
             span.set_status(Status(StatusCode.ERROR, description))
         span.end()
 
@@ -317,22 +318,6 @@ class _ToolSpan(_OpenSpan):
         and the spans under it (a sub-agent's run) would name a parent no trace holds."""
         self._span.set_attribute("yiemagent.tool.awaiting_approval", True)
         self._span.end()
-
-
-def tool_error_type(text: str) -> str:
-    """A low-cardinality class of a failed tool call, from its error result text (the
-    pipeline's own texts)."""
-    if text.startswith("Tool ") and " not found" in text:
-        return "tool_not_found"
-    if "timed out after" in text:
-        return "timeout"
-    if text.startswith(("Operation aborted", "Tool call skipped", "Tool call cancelled")):
-        return "aborted"
-    if text.startswith("Tool execution was blocked"):
-        return "blocked"
-    if text.startswith("Invalid arguments for tool "):
-        return "invalid_arguments"
-    return "tool_error"
 
 
 @contextmanager

@@ -21,7 +21,7 @@ import importlib
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol, TypeAlias
 
 if TYPE_CHECKING:
     from yiemagent.types.config import AgentLoopConfig
@@ -33,12 +33,30 @@ __all__ = [
     "ChatSpan",
     "RunObserver",
     "RunSpan",
+    "ToolFailure",
     "ToolSpan",
     "content_traced",
     "run_observer",
     "set_default_observer",
     "tracing_content",
 ]
+
+
+ToolFailure: TypeAlias = Literal[
+    "tool_not_found",
+    "invalid_arguments",
+    "blocked",
+    "rejected",
+    "usage_limit",
+    "timeout",
+    "aborted",
+    "tool_error",
+]
+"""Why a tool call ended in an error, as the pipeline knows it (never read from the error
+text, which a tool or a hook writes as it likes): no such tool, arguments that did not
+validate, refused by `before_tool_call`, a held call not approved, refused by a usage
+limit, its time limit, the run aborted or cancelled, or anything else (the tool raised, a
+hook raised, `after_tool_call` made it an error)."""
 
 
 class ToolSpan(Protocol):
@@ -48,8 +66,9 @@ class ToolSpan(Protocol):
         """Make this span the current context while the tool's code runs."""
         ...
 
-    def end(self, result: AgentToolResult, is_error: bool) -> None:
-        """The call's final result (after `after_tool_call`)."""
+    def end(self, result: AgentToolResult, is_error: bool, failure: ToolFailure) -> None:
+        """The call's final result (after `after_tool_call`); `failure` says why it is an
+        error (read only when `is_error`)."""
         ...
 
     def held(self) -> None:
