@@ -22,13 +22,18 @@ and told once as a warning of this module's logger.
 - A model's reasoning sent back on its assistant messages (`reasoning`,
   `reasoning_content`: DeepSeek and Kimi require it): Groq and Cerebras stream it so but
   refuse the field there ("'messages.2' : … property 'reasoning' is unsupported"); it is
-  then left off every message (the transcript keeps it).
+  then left off every message (the transcript keeps it). The other way round, DeepSeek
+  (thinking) and Kimi require `reasoning_content` on every assistant message ("The
+  `reasoning_content` in the thinking mode must be passed back to the API."), which a
+  proxy in front of them (OpenRouter, LiteLLM) does not make up: an empty one then goes
+  on each assistant message that has no reasoning.
 
 Without this, the request of a run's reasoning level or retention failed every call.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -41,8 +46,10 @@ __all__ = [
     "EFFORT_ORDER",
     "MESSAGE_FIELDS",
     "RENAMED",
+    "fill_reasoning",
     "nearest_effort",
     "open_adapting",
+    "reasoning_required",
     "refused_field",
     "refused_message_field",
     "renamed_field",
@@ -84,6 +91,12 @@ them (the reasoning a model gets back)."""
 _UNSUPPORTED_PROPERTY = re.compile(r"property '(?:[\w\[\]]+\.)*(\w+)' is unsupported")
 """Groq's and Cerebras' refusal of a property, by its name or its path (`messages.2.x`)."""
 
+_REQUIRED_REASONING = re.compile(
+    r"reasoning_content.{0,80}?(?:must be passed back|is missing)", re.IGNORECASE | re.DOTALL
+)
+"""DeepSeek's and Kimi's refusal of an assistant message without `reasoning_content`,
+also as a proxy's error passes it on (OpenRouter: in `metadata.raw`)."""
+
 RENAMED: Final = {"max_tokens": "max_completion_tokens"}
 """A field → the name it goes under when the server refuses it for the model, naming that
 one."""
@@ -94,6 +107,8 @@ _DROPPED: set[tuple[str, str, str]] = set()
 """(base URL, model id, field) of the `DROPPABLE` fields refused, in this process."""
 _RENAMED: set[tuple[str, str, str]] = set()
 _LEFT_OFF: set[tuple[str, str, str]] = set()
+_REQUIRED: set[tuple[str, str]] = set()
+"""(base URL, model id) of the servers that required `reasoning_content`, in this process."""
 """(base URL, model id, field) of the `MESSAGE_FIELDS` refused, in this process."""
 """(base URL, model id, field) of the `RENAMED` fields refused, in this process."""
 
@@ -197,6 +212,30 @@ def refused_message_field(exc: BaseException, body: Mapping[str, Any]) -> str | 
     return None
 
 
+def reasoning_required(exc: BaseException, body: Mapping[str, Any]) -> bool:
+    """Whether a server's HTTP 400 requires `reasoning_content` on assistant messages that
+    `body` sends without any reasoning (`fill_reasoning` would change it)."""
+    if getattr(exc, "status_code", None) != 400:
+        return False
+    error = api_error(getattr(exc, "body", None))
+    said = json.dumps(error, ensure_ascii=False) if error is not None else ""
+    return _REQUIRED_REASONING.search(said) is not None and fill_reasoning(body, dry_run=True)
+
+
+def fill_reasoning(body: Mapping[str, Any], *, dry_run: bool = False) -> bool:
+    """Give each assistant message of `body` that has no reasoning field an empty
+    `reasoning_content` (with `dry_run`, only look); whether one had none."""
+    found = False
+    for message in body.get("messages") or ():
+        if not (isinstance(message, dict) and message.get("role") == "assistant"):
+            continue
+        if not any(name in message for name in MESSAGE_FIELDS):
+            found = True
+            if not dry_run:
+                message["reasoning_content"] = ""
+    return found
+
+
 def _leave_off(body: Mapping[str, Any], name: str, *, dry_run: bool = False) -> bool:
     """Take the field `name` off every message of `body` (with `dry_run`, only look);
     whether a message had it."""
@@ -215,7 +254,8 @@ async def open_adapting(
     """`open_once()`, one attempt at opening the stream of `body`, adapted to what the
     server refuses for the model: a refused reasoning effort becomes the nearest the server
     lists, a refused `DROPPABLE` field is left out, a refused `RENAMED` field goes under
-    its new name, a refused `MESSAGE_FIELDS` field is taken off the messages, and
+    its new name, a refused `MESSAGE_FIELDS` field is taken off the messages, a required
+    `reasoning_content` is given to those without reasoning, and
     `open_once()` runs again (once per refusal). `body` keeps the change, so a retry of
     the call does not ask again, and so does every later request of the process to that
     server and model.
@@ -234,11 +274,13 @@ async def open_adapting(
     for name in MESSAGE_FIELDS:
         if (base_url, model, name) in _LEFT_OFF:
             _leave_off(body, name)
+    if (base_url, model) in _REQUIRED:
+        fill_reasoning(body)
     asked = request_effort(body)
     known = _CHOSEN.get((base_url, model, asked)) if asked is not None else None
     if known is not None:
         _set_effort(body, known)
-    for _ in range(len(DROPPABLE) + len(RENAMED) + len(MESSAGE_FIELDS) + 1):
+    for _ in range(len(DROPPABLE) + len(RENAMED) + len(MESSAGE_FIELDS) + 2):
         try:
             return await open_once()
         except Exception as exc:
@@ -256,6 +298,15 @@ def _adapt(exc: BaseException, base_url: str, body: dict[str, Any]) -> bool:
         body[new_name] = body.pop(name)
         _RENAMED.add((base_url, model, name))
         logger.warning("%s refuses %s: %s is sent in its place", model, name, new_name)
+        return True
+    if reasoning_required(exc, body):
+        fill_reasoning(body)
+        _REQUIRED.add((base_url, model))
+        logger.warning(
+            "%s requires reasoning_content on every assistant message:"
+            " an empty one is sent where none is known",
+            model,
+        )
         return True
     on_messages = refused_message_field(exc, body)
     if on_messages is not None:
