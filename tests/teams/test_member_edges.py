@@ -240,3 +240,20 @@ async def test_a_members_spending_stops_the_parent_after_the_batch() -> None:
     assert stopped == "usage limit reached: max_total_tokens=100 (used 110 tokens)"
     [result] = results(lead)
     assert not result.is_error and text_of(result.content) == "s"
+
+
+async def test_a_members_turns_count_against_its_own_max_turns_not_the_parents() -> None:
+    ran: list[str] = []
+    helper, _ = scripted(
+        "helper",
+        [*(calls(("t", {"n": i})) for i in range(4)), "helped"],
+        tools=[recording_tool("t", ran)],
+    )
+    lead, _ = scripted(
+        "lead", [calls(("helper", {"input": "go"})), "done"], tools=[helper.as_tool()], max_turns=2
+    )
+
+    reply = await lead.prompt("go")
+
+    assert reply.text == "done" and len(ran) == 4  # five model calls of the member's own
+    assert text_of(results(lead)[0].content) == "helped"
