@@ -17,6 +17,7 @@ from yiemagent import (
     Agent,
     AgentEndEvent,
     AgentTool,
+    AgentToolResult,
     Handoff,
     SqliteSessionStore,
     ToolResultMessage,
@@ -244,3 +245,31 @@ async def test_a_reopened_session_answers_with_the_agent_it_was_handed_to(tmp_pa
 
     assert reply.agent == "billing" and reply.text == "billing again"
     assert (billing_fm.call_count, again_fm.call_count) == (1, 0)
+
+
+async def test_a_terminating_tool_beside_a_transfer_does_not_end_the_run() -> None:
+    # llama_index test_aggregate_tool_results_return_direct_handoff_does_not_stop: the
+    # handoff goes on; here a batch ends the run only when every result terminates
+    finish = AgentTool(
+        "finish",
+        "finish",
+        "Finish.",
+        SCHEMA,
+        lambda *a: AgentToolResult(content="final", terminate=True),
+    )
+    billing, billing_fm = scripted("billing", ["billing here"])
+    router, _ = scripted(
+        "router",
+        [calls(("finish", {}), ("transfer_to_billing", {}))],
+        tools=[finish],
+        handoffs=[billing],
+    )
+
+    reply = await router.prompt("go")
+
+    assert (reply.agent, reply.text, reply.stop_reason) == ("billing", "billing here", "stop")
+    assert billing_fm.call_count == 1
+    assert [(n, e) for n, e, _ in results(router.state.messages)] == [
+        ("finish", False),
+        ("transfer_to_billing", False),
+    ]
