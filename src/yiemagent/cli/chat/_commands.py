@@ -4,6 +4,7 @@ line and changes nothing."""
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -31,6 +32,9 @@ _COMMAND = re.compile(r"^/([A-Za-z][\w-]*)(?:\s+(.*))?$", re.DOTALL)
 
 Handler = Callable[["ChatHost", str], None]
 
+_OTHER_NAMES = {"quit": "exit", "q": "exit", "bye": "exit", "reset": "new", "cost": "usage"}
+"""What other chats call a command of ours: an unknown command of these names suggests ours."""
+
 
 def is_command(text: str) -> bool:
     """Whether `text` is a `/word ...` command (anything else is sent to the agent)."""
@@ -44,7 +48,10 @@ def dispatch(app: ChatHost, text: str) -> None:
     name, arg = match.group(1).lower(), (match.group(2) or "").strip()
     entry = COMMANDS.get(name)
     if entry is None:
-        app.say(f"unknown command /{name}; /help lists the commands", "yellow")
+        close = [_OTHER_NAMES[name]] if name in _OTHER_NAMES else []
+        close = close or difflib.get_close_matches(name, COMMANDS, n=1, cutoff=0.75)
+        meant = f"did you mean /{close[0]}? " if close else ""
+        app.say(f"unknown command /{name}; {meant}/help lists the commands", "yellow")
         return
     if arg and name in _NO_ARGUMENT:
         # ignored, `/undo 3` removed one exchange and `/sessions old` listed them all: a
