@@ -60,10 +60,16 @@ _NOT_ANTHROPIC_ID = re.compile(r"[^A-Za-z0-9_-]")
 _TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
+def _wire_word(text: str) -> str:
+    """`text` with each character outside `[A-Za-z0-9_-]` as `_`, cut to 64 characters: the
+    shape the APIs take for a tool call's id (Anthropic) and a tool's name (all of them)."""
+    return _NOT_ANTHROPIC_ID.sub("_", text)[:64]
+
+
 def anthropic_tool_call_id(id: str) -> str:
     """`id` made acceptable to the Anthropic API: characters outside `[A-Za-z0-9_-]` become
     `_`, at most 64 characters. (An empty id stays empty; `transform_messages` replaces it.)"""
-    return _NOT_ANTHROPIC_ID.sub("_", id)[:64]
+    return _wire_word(id)
 
 
 def wire_tool_name(name: str, tool_names: Collection[str] = ()) -> str:
@@ -77,7 +83,7 @@ def wire_tool_name(name: str, tool_names: Collection[str] = ()) -> str:
     """
     if _TOOL_NAME.fullmatch(name):
         return name
-    base = _NOT_ANTHROPIC_ID.sub("_", name)[:64] or "unnamed_tool"
+    base = _wire_word(name) or "unnamed_tool"
     wire, number = base, 0
     while wire in tool_names:
         number += 1
