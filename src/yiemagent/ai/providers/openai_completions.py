@@ -541,12 +541,12 @@ def _thought_signature(extra: Any) -> str | None:
     """Gemini's thought signature in a call's `extra_content`: under `google` (the Gemini
     API) as it is; under `vertex` (Vertex AI's OpenAI-compatible API) as the whole
     `extra_content` object in JSON, so it goes back under the name it came with."""
-    google = _field(_field(extra, "google"), "thought_signature")
-    if isinstance(google, str) and google:
-        return google
-    vertex = _field(_field(extra, "vertex"), "thought_signature")
-    if isinstance(vertex, str) and vertex:
-        return json.dumps({EXTRA_CONTENT: {"vertex": {"thought_signature": vertex}}})
+    for vendor in ("google", "vertex"):
+        signature = _field(_field(extra, vendor), "thought_signature")
+        if isinstance(signature, str) and signature:
+            if vendor == "google":
+                return signature
+            return json.dumps({EXTRA_CONTENT: {vendor: {"thought_signature": signature}}})
     return None
 
 
