@@ -7,6 +7,7 @@ When and how often a retry happens is `_retry.py`'s business.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from types import ModuleType
@@ -139,6 +140,7 @@ def describe_sdk_failure(exc: BaseException, sdk: ModuleType, *, error_type: boo
         if error is not None and error.get("message"):
             kind = error.get("type") if error_type else None
             detail = (f"{kind}: " if kind else "") + str(error["message"])
+            detail += _upstream_text(error)
             written = error.get("failed_generation")  # Groq: the call it could not parse
             if isinstance(written, str) and written.strip():
                 detail += f" The model wrote: {written[:MAX_DETAIL_CHARS]}"
@@ -151,7 +153,29 @@ def describe_sdk_failure(exc: BaseException, sdk: ModuleType, *, error_type: boo
         return f"HTTP {exc.status_code} from the server: {detail}"
     if isinstance(exc, sdk.APIConnectionError):
         return connection_error_text(exc)
-    return exception_summary(exc)
+    upstream = _upstream_text(api_error(getattr(exc, "body", None)) or {})
+    return exception_summary(exc) + upstream
+
+
+def _upstream_text(error: dict[str, Any]) -> str:
+    """What the provider behind a router said, as " (Provider: text)" after the router's
+    message: OpenRouter answers "Provider returned error" and puts the provider's own error
+    in `metadata.raw` (its JSON as text, or text) and its name in
+    `metadata.provider_name`; "" when the error has none."""
+    metadata = error.get("metadata")
+    raw = metadata.get("raw") if isinstance(metadata, dict) else None
+    if isinstance(raw, str):
+        with contextlib.suppress(ValueError):
+            raw = json.loads(raw)
+    inner = api_error(raw)
+    said = inner.get("message") if inner is not None else None
+    if not isinstance(said, str):
+        said = body_error_text(raw)
+    if not said or not said.strip():
+        return ""
+    said = " ".join(said.split())[:MAX_DETAIL_CHARS]
+    name = metadata.get("provider_name") if isinstance(metadata, dict) else None
+    return f" ({name}: {said})" if isinstance(name, str) and name else f" ({said})"
 
 
 def _where(exc: BaseException) -> str:
