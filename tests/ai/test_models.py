@@ -168,6 +168,22 @@ def test_an_id_one_typo_away_is_suggested(typed: str, meant: str) -> None:
     assert str(caught.value).startswith(f"unknown model {typed!r}. Did you mean {meant!r}? ")
 
 
+@pytest.mark.parametrize(
+    ("typed", "meant"),
+    [
+        ("local/qwen", "'local/qwen2.5-coder-0.5b' or 'local/qwen2.5-coder-1.5b'"),
+        ("qwen2.5-coder", "'local/qwen2.5-coder-0.5b' or 'local/qwen2.5-coder-1.5b'"),
+        ("openai/gpt-4.1-n", "'openai/gpt-4.1-nano'"),
+        ("claude-haiku", "'anthropic/claude-haiku-5-5' or 'anthropic/claude-haiku-4-5'?"),
+    ],
+)
+def test_the_start_of_an_id_suggests_the_few_ids_it_begins(typed: str, meant: str) -> None:
+    # "local/qwen" (the start of both embedded ids) listed all 29 ids and suggested none.
+    with pytest.raises(ProviderError) as caught:
+        get_model(typed)
+    assert str(caught.value).startswith(f"unknown model {typed!r}. Did you mean {meant}")
+
+
 @given(st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789-./", max_size=30))
 def test_a_suggestion_is_always_a_catalogue_id(typed: str) -> None:
     servers = ("openai-compatible/", "ollama/", "openai-responses/")
@@ -176,5 +192,6 @@ def test_a_suggestion_is_always_a_catalogue_id(typed: str) -> None:
     try:
         get_model(typed)
     except ProviderError as exc:
-        found = re.search(r"Did you mean '([^']+)'\?", str(exc))
-        assert found is None or found[1] in MODELS
+        found = re.search(r"Did you mean ('[^?]+)\?", str(exc))
+        meant = re.findall(r"'([^']+)'", found[1]) if found else []
+        assert all(model_id in MODELS for model_id in meant), str(exc)

@@ -226,11 +226,16 @@ so its reasoning items come back with their encrypted content and no temperature
 
 
 def _did_you_mean(name: str) -> str:
-    """' Did you mean 'openai/gpt-4o-mini'?' for a name one typo away from a catalogue id
-    (with or without its provider), else "": the catalogue is listed after it, and a list
-    of eighteen ids hides the one meant."""
+    """' Did you mean 'openai/gpt-4o-mini'?' for a name that begins at most three catalogue
+    ids ("local/qwen": both embedded ones), or else is one typo away from one (with or
+    without its provider), else "": the catalogue is listed after it, and a long list
+    hides the one meant."""
     ids = {model_id: model_id for model_id in MODELS}
     ids |= {model_id.partition("/")[2]: model_id for model_id in MODELS}
+    begun = [] if len(name) < 3 else [m for k, m in ids.items() if k.startswith(name)]
+    begun = list(dict.fromkeys(begun))  # an id begun with and without its provider: once
+    if 1 <= len(begun) <= 3:
+        return f" Did you mean {' or '.join(repr(model_id) for model_id in begun)}?"
     close = difflib.get_close_matches(name, list(ids), n=1, cutoff=0.85)
     return f" Did you mean {ids[close[0]]!r}?" if close else ""
 
