@@ -1,11 +1,12 @@
 """Watching runs (DESIGN §13): OpenTelemetry spans and the run timeline page.
 
 Public:
-- `instrument(tracer_provider=None, *, capture_content=False)`: trace every run that names
-  no `tracer_provider` of its own (`Agent(tracer_provider=…)` and
-  `AgentLoopConfig(tracer_provider=…)` trace one agent or loop). `uninstrument()` stops it.
-  Spans follow the GenAI semantic conventions (see docs/observability.md); content is
-  recorded only with `capture_content=True` / `trace_content=True`.
+- `instrument(tracer_provider=None, *, capture_content=False, content_max_chars=32_000)`:
+  trace every run that names no `tracer_provider` of its own (`Agent(tracer_provider=…)`
+  and `AgentLoopConfig(tracer_provider=…)` trace one agent or loop). `uninstrument()`
+  stops it. Spans follow the GenAI semantic conventions (see docs/observability.md);
+  content is recorded only with `capture_content=True` / `trace_content=True`, each value
+  within `content_max_chars` / `trace_content_max_chars` characters.
 - `cli_tracer_provider(endpoint=None)`: the provider `yiem run --otel` uses: OTLP over HTTP
   when `opentelemetry-exporter-otlp-proto-http` is installed and an endpoint is given (or
   `OTEL_EXPORTER_OTLP_ENDPOINT` is set), else spans printed as JSON to stderr.
@@ -35,7 +36,9 @@ from yiemagent.telemetry._timeline import (
     timeline_from_event_lines,
     timeline_html,
 )
+from yiemagent.types.config import DEFAULT_TRACE_CONTENT_MAX_CHARS
 from yiemagent.types.observe import set_default_observer
+from yiemagent.types.tools import is_whole_number
 
 __all__ = [
     "Bar",
@@ -61,18 +64,35 @@ def _spans_module() -> Any:
     return spans
 
 
-def instrument(tracer_provider: Any = None, *, capture_content: bool = False) -> None:
+def instrument(
+    tracer_provider: Any = None,
+    *,
+    capture_content: bool = False,
+    content_max_chars: int | None = DEFAULT_TRACE_CONTENT_MAX_CHARS,
+) -> None:
     """Trace every run from now on (those with their own `tracer_provider` use theirs).
 
     Args:
         tracer_provider: An OpenTelemetry `TracerProvider`; None: the global one.
         capture_content: Also record messages, tool arguments and results (personal data).
+        content_max_chars: Most characters of each content attribute (older messages left
+            out, long texts cut in their middle, the value still valid JSON); None: no
+            bound but the SDK's attribute length limit.
 
     Raises:
-        ConfigError: `opentelemetry-api` is not installed.
+        ConfigError: `opentelemetry-api` is not installed, or `content_max_chars` is not
+            a whole number >= 1 or None.
     """
+    if content_max_chars is not None and not is_whole_number(content_max_chars, 1):
+        raise ConfigError(
+            f"content_max_chars must be a whole number >= 1 or None, not {content_max_chars!r}"
+        )
     set_default_observer(
-        _spans_module().OtelObserver(tracer_provider, capture_content=capture_content)
+        _spans_module().OtelObserver(
+            tracer_provider,
+            capture_content=capture_content,
+            content_max_chars=content_max_chars,
+        )
     )
 
 

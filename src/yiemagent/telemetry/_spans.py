@@ -36,7 +36,12 @@ its chat span).
 
 Content — `gen_ai.system_instructions`, `gen_ai.input.messages`, `gen_ai.output.messages`,
 `gen_ai.tool.call.arguments`, `gen_ai.tool.call.result` — is recorded only with
-`capture_content=True` (it may hold personal data).
+`capture_content=True` (it may hold personal data), each value at most `content_max_chars`
+characters (and no longer than the SDK's attribute length limit) and still valid JSON
+(`_content`); a span whose content was shortened says so in `yiemagent.content.truncated`
+(the attributes shortened), `yiemagent.content.elided_messages` (older messages left out
+of `gen_ai.input.messages`) and `yiemagent.content.elided_chars` (characters cut out of
+the texts kept, each cut marked in its text).
 """
 
 from __future__ import annotations
@@ -52,6 +57,14 @@ from urllib.parse import urlsplit
 from opentelemetry import context as otel_context, trace
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 
+from yiemagent.telemetry._content import (
+    Bounded,
+    bounded_json,
+    bounded_messages,
+    bounded_text,
+    sdk_length_limit,
+)
+from yiemagent.types.config import DEFAULT_TRACE_CONTENT_MAX_CHARS
 from yiemagent.types.messages import (
     AssistantMessage,
     ImageContent,
@@ -113,13 +126,23 @@ def _version() -> str:
 
 class OtelObserver:
     """A `RunObserver` that records OpenTelemetry spans through `tracer_provider` (None:
-    the global one, `opentelemetry.trace.get_tracer_provider()`)."""
+    the global one, `opentelemetry.trace.get_tracer_provider()`); with `capture_content`
+    each content attribute is at most `content_max_chars` characters (None: no bound of
+    its own) and never longer than the SDK's `SpanLimits` (or the
+    `OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT` environment variable) allow."""
 
     __slots__ = ("_content", "_tracer")
 
-    def __init__(self, tracer_provider: Any = None, *, capture_content: bool = False) -> None:
+    def __init__(
+        self,
+        tracer_provider: Any = None,
+        *,
+        capture_content: bool = False,
+        content_max_chars: int | None = DEFAULT_TRACE_CONTENT_MAX_CHARS,
+    ) -> None:
         self._tracer = trace.get_tracer("yiemagent", _version(), tracer_provider=tracer_provider)
-        self._content = capture_content
+        limits = [n for n in (content_max_chars, sdk_length_limit(self._tracer)) if n is not None]
+        self._content = _Content(min(limits) if limits else None) if capture_content else None
 
     def run(self, config: AgentLoopConfig, system_prompt: str) -> _RunSpan:
         """Open the run's `invoke_agent` span (GenAI semantic conventions; the system
@@ -142,12 +165,13 @@ class OtelObserver:
             attributes["gen_ai.request.temperature"] = config.temperature
         if config.max_tokens is not None:
             attributes["gen_ai.request.max_tokens"] = config.max_tokens
-        if self._content and system_prompt:
-            attributes["gen_ai.system_instructions"] = _json([_part_text(system_prompt)])
+        content = self._content.new() if self._content is not None else None
+        if content is not None and system_prompt:
+            content.put(attributes, "gen_ai.system_instructions", [_part_text(system_prompt)])
         span = self._tracer.start_span(
             f"invoke_agent {name}", kind=SpanKind.INTERNAL, attributes=attributes
         )
-        return _RunSpan(self._tracer, span, self._content, config.agent_name)
+        return _RunSpan(self._tracer, span, content, config.agent_name)
 
 
 class _RunSpan:
@@ -156,7 +180,9 @@ class _RunSpan:
 
     __slots__ = ("_agent", "_content", "_context", "_span", "_tracer")
 
-    def __init__(self, tracer: trace.Tracer, span: Span, content: bool, agent: str | None) -> None:
+    def __init__(
+        self, tracer: trace.Tracer, span: Span, content: _Content | None, agent: str | None
+    ) -> None:
         self._tracer = tracer
         self._span = span
         self._content = content
@@ -165,9 +191,9 @@ class _RunSpan:
         """The run's agent, named on its chat spans (a team names the speaker over it)."""
 
     def activate(self) -> AbstractContextManager[object]:
-        return _attached(self._context, self._content)
+        return _attached(self._context, self._content is not None)
 
-    @_guarded(lambda: _ChatSpan(trace.INVALID_SPAN, False))
+    @_guarded(lambda: _ChatSpan(trace.INVALID_SPAN, None))
     def chat(self, model: Model, context: Context, options: StreamOptions) -> _ChatSpan:
         attributes: dict[str, Any] = {
             "gen_ai.operation.name": "chat",
@@ -186,18 +212,21 @@ class _RunSpan:
                 attributes["server.address"] = parts.hostname
                 port = parts.port or (443 if parts.scheme == "https" else 80)
                 attributes["server.port"] = port
-        if self._content:
-            attributes["gen_ai.input.messages"] = _json([_message(m) for m in context.messages])
+        content = self._content.new() if self._content is not None else None
+        if content is not None:
+            content.put(
+                attributes, "gen_ai.input.messages", [_message(m) for m in context.messages]
+            )
             if context.system_prompt:
-                attributes["gen_ai.system_instructions"] = _json(
-                    [_part_text(context.system_prompt)]
+                content.put(
+                    attributes, "gen_ai.system_instructions", [_part_text(context.system_prompt)]
                 )
         span = self._tracer.start_span(
             f"chat {model.id}", context=self._context, kind=SpanKind.CLIENT, attributes=attributes
         )
-        return _ChatSpan(span, self._content)
+        return _ChatSpan(span, content)
 
-    @_guarded(lambda: _ToolSpan(trace.INVALID_SPAN, False))
+    @_guarded(lambda: _ToolSpan(trace.INVALID_SPAN, None))
     def tool(self, call: ToolCall, tool: AgentTool | None) -> _ToolSpan:
         attributes: dict[str, Any] = {
             "gen_ai.operation.name": "execute_tool",
@@ -207,15 +236,16 @@ class _RunSpan:
         }
         if tool is not None and tool.description:
             attributes["gen_ai.tool.description"] = tool.description
-        if self._content:
-            attributes["gen_ai.tool.call.arguments"] = _json(call.arguments)
+        content = self._content.new() if self._content is not None else None
+        if content is not None:
+            content.put(attributes, "gen_ai.tool.call.arguments", call.arguments)
         span = self._tracer.start_span(
             f"execute_tool {call.name}",
             context=self._context,
             kind=SpanKind.INTERNAL,
             attributes=attributes,
         )
-        return _ToolSpan(span, self._content)
+        return _ToolSpan(span, content)
 
     @_guarded(_nothing)
     def end(self, reason: str, messages: Sequence[AgentMessage], error: str | None) -> None:
@@ -232,7 +262,7 @@ class _RunSpan:
         span.set_attribute("yiemagent.end_reason", reason)
         if reason in _FAILED_RUN:
             span.set_attribute("error.type", reason)
-            if reason == "error" and not self._content:
+            if reason == "error" and self._content is None:
                 # the text may quote content (an output that failed validation, a hook's
                 # exception); a failed model call's own span keeps the provider's error
                 error = "the run ended in error"
@@ -241,16 +271,17 @@ class _RunSpan:
 
 
 class _OpenSpan:
-    """A started span and whether it records content; what a chat and a tool span share."""
+    """A started span and how it records content (None: it does not); what a chat and a
+    tool span share."""
 
     __slots__ = ("_content", "_span")
 
-    def __init__(self, span: Span, content: bool) -> None:
+    def __init__(self, span: Span, content: _Content | None) -> None:
         self._span = span
         self._content = content
 
     def activate(self) -> AbstractContextManager[object]:
-        return _attached(trace.set_span_in_context(self._span), self._content)
+        return _attached(trace.set_span_in_context(self._span), self._content is not None)
 
 
 class _ChatSpan(_OpenSpan):
@@ -278,13 +309,17 @@ class _ChatSpan(_OpenSpan):
             span.set_attribute("yiemagent.compaction.output_tokens", compaction.output)
         reason = message.stop_reason
         span.set_attribute("gen_ai.response.finish_reasons", [_FINISH.get(reason, reason)])
-        if self._content:
-            span.set_attribute("gen_ai.output.messages", _json([_message(message)]))
+        content = self._content
+        if content is not None:
+            attributes: dict[str, Any] = {}
+            content.put(attributes, "gen_ai.output.messages", [_message(message)])
+            span.set_attributes(attributes)
         steps = message.details.get("local_rules")
         if steps:  # what the embedded provider's rules repaired or dropped
-            if not self._content:  # "what" names a call with its arguments: content
-                steps = [_without_what(step) for step in steps]
-            span.set_attribute("yiemagent.local_rules", _json(steps))
+            if content is not None:
+                span.set_attribute("yiemagent.local_rules", _json(steps))
+            else:  # "what" names a call with its arguments: content
+                span.set_attribute("yiemagent.local_rules", _json(list(map(_without_what, steps))))
         if reason in ("error", "aborted"):
             span.set_attribute("error.type", error_type or reason)
             span.set_status(Status(StatusCode.ERROR, message.error_message or reason))
@@ -302,13 +337,17 @@ class _ToolSpan(_OpenSpan):
         span = self._span
         content = result.content
         text = content if isinstance(content, str) else text_of(list(content or ()))
-        if self._content:
-            span.set_attribute("gen_ai.tool.call.result", text)
+        if self._content is not None:
+            attributes: dict[str, Any] = {}
+            self._content.put(attributes, "gen_ai.tool.call.result", text)
+            span.set_attributes(attributes)
         if is_error:
             span.set_attribute("error.type", failure)
             # the error text is the call's result: a tool's exception, or the arguments a
             # validation failure echoes back to the model, so content only when asked
-            description = text[:500] if self._content else f"tool call failed: {failure}"
+            description = (
+                text[:500] if self._content is not None else f"tool call failed: {failure}"
+            )
             span.set_status(Status(StatusCode.ERROR, description))
         span.end()
 
@@ -331,6 +370,47 @@ def _attached(ctx: otel_context.Context, content: bool) -> Iterator[object]:
 
 
 # ── content, in the conventions' message shape ───────────────────────────────
+
+
+class _Content:
+    """How a span records content: each value within `limit` characters (None: whole),
+    and what was shortened on this span so far (`yiemagent.content.*`)."""
+
+    __slots__ = ("_elided_chars", "_elided_messages", "_limit", "_truncated")
+
+    def __init__(self, limit: int | None) -> None:
+        self._limit = limit
+        self._truncated: tuple[str, ...] = ()
+        self._elided_messages = 0
+        self._elided_chars = 0
+
+    def new(self) -> _Content:
+        """The same bound with nothing shortened yet: one for each span."""
+        return _Content(self._limit)
+
+    def put(self, attributes: dict[str, Any], name: str, value: object) -> None:
+        """Set `attributes[name]` to `value` within the bound: a list of messages
+        (`gen_ai.input.messages`) keeps its newest whole, a text stays a text, anything
+        else is JSON; when it was shortened, the span's `yiemagent.content.*` too."""
+        bounded: Bounded
+        if name == "gen_ai.input.messages" and isinstance(value, list):
+            bounded = bounded_messages(value, self._limit)
+        elif isinstance(value, str):
+            bounded = bounded_text(value, self._limit)
+        else:
+            bounded = bounded_json(value, self._limit)
+        if bounded.value is not None:
+            attributes[name] = bounded.value
+        if not bounded.shortened:
+            return
+        self._truncated = (*self._truncated, name)
+        self._elided_messages += bounded.elided_messages
+        self._elided_chars += bounded.elided_chars
+        attributes["yiemagent.content.truncated"] = self._truncated
+        if self._elided_messages:
+            attributes["yiemagent.content.elided_messages"] = self._elided_messages
+        if self._elided_chars:
+            attributes["yiemagent.content.elided_chars"] = self._elided_chars
 
 
 def _json(value: object) -> str:

@@ -31,6 +31,7 @@ from yiemagent.types.tools import (
 
 __all__ = [
     "DEFAULT_MAX_TOOL_RESULT_CHARS",
+    "DEFAULT_TRACE_CONTENT_MAX_CHARS",
     "AgentLoopConfig",
     "AgentState",
     "MaybeAwaitable",
@@ -58,6 +59,11 @@ DEFAULT_MAX_TOOL_RESULT_CHARS = 100_000
 """Most characters of text one tool result keeps (some 25,000 tokens; as an MCP tool's,
 `add_server`'s `max_result_chars`): a safety net against a tool that returns megabytes,
 not a way to fit a small context window."""
+
+DEFAULT_TRACE_CONTENT_MAX_CHARS = 32_000
+"""Most characters of one content attribute of a span (`trace_content`): a chat span's
+messages keep their newest whole within it, a long text is cut in its middle. Some 32 KB
+a value, so a span of a long run stays far from gRPC's 4 MiB message limit."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -133,6 +139,10 @@ class AgentLoopConfig(ProviderOptions):
     trace_content: bool = False
     """Record messages, tool arguments and results in the spans (off: they may hold
     personal data)."""
+    trace_content_max_chars: int | None = DEFAULT_TRACE_CONTENT_MAX_CHARS
+    """Most characters of each content attribute `trace_content` records (the older
+    messages left out, long texts cut in their middle, every value still valid JSON);
+    None: no bound but the SDK's attribute length limit."""
     output_type: OutputSpec[Any] | None = None
     """The run ends when the model returns a valid value of this type."""
     output_retries: int = DEFAULT_OUTPUT_RETRIES
@@ -165,7 +175,12 @@ class AgentLoopConfig(ProviderOptions):
             raise ConfigError(
                 f"tool_execution must be 'parallel' or 'sequential', not {self.tool_execution!r}"
             )
-        for name in ("max_parallel_tools", "max_turns", "max_tool_result_chars"):
+        for name in (
+            "max_parallel_tools",
+            "max_turns",
+            "max_tool_result_chars",
+            "trace_content_max_chars",
+        ):
             value = getattr(self, name)
             if value is not None and not is_whole_number(value, 1):
                 raise ConfigError(f"{name} must be a whole number >= 1 or None, not {value!r}")

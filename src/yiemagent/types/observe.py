@@ -139,7 +139,7 @@ def tracing_content(on: bool) -> Iterator[None]:
 
 
 _default: RunObserver | None = None
-_last: tuple[object, bool, RunObserver] | None = None
+_last: tuple[object, tuple[bool, int | None], RunObserver] | None = None
 
 
 def set_default_observer(observer: RunObserver | None) -> None:
@@ -151,16 +151,19 @@ def set_default_observer(observer: RunObserver | None) -> None:
 
 def run_observer(config: AgentLoopConfig) -> RunObserver | None:
     """The observer for a run of `config`: one for its `tracer_provider` (the last one made
-    is re-used while the provider and the content option stay the same), else the default;
+    is re-used while the provider and the content options stay the same), else the default;
     None when nothing traces."""
     global _last
     provider = config.tracer_provider
     if provider is None:
         return _default
+    options = (config.trace_content, config.trace_content_max_chars)
     last = _last
-    if last is not None and last[0] is provider and last[1] == config.trace_content:
+    if last is not None and last[0] is provider and last[1] == options:
         return last[2]
     spans = importlib.import_module("yiemagent.telemetry._spans")
-    observer: RunObserver = spans.OtelObserver(provider, capture_content=config.trace_content)
-    _last = (provider, config.trace_content, observer)
+    observer: RunObserver = spans.OtelObserver(
+        provider, capture_content=options[0], content_max_chars=options[1]
+    )
+    _last = (provider, options, observer)
     return observer
