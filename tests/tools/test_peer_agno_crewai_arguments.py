@@ -104,6 +104,66 @@ def test_any_object_with_trailing_commas_reads_as_itself(value: dict[str, Any]) 
     assert call.partial_json is None and call.arguments == value
 
 
+CREWAI_COMPLEX = """
+    {
+        "key": "Alice",
+        "items": [
+            1,
+            2,
+        ],
+        "flag": true,
+    }
+    """  # crewAI test_validate_tool_input_complex_structure's shape: commas at two levels
+
+
+async def test_commas_before_closers_at_every_level_of_a_written_out_object() -> None:
+    is_error, text, got = await run_call(faux_malformed_tool_call("record", CREWAI_COMPLEX))
+    assert not is_error, text
+    assert got == [{"key": "Alice", "items": [1, 2], "flag": True, "number": 0}]
+
+
+@pytest.mark.parametrize(
+    "code",
+    ["def hello():\n    print('Hello, world!')", "line one\n\tindented\r\nlast", "\n"],
+)
+async def test_line_breaks_written_as_is_in_a_string_are_the_string_s(code: str) -> None:
+    # crewAI test_validate_tool_input_code_content, the way models write code in a call:
+    # the line breaks as they are, not as \n
+    raw = '{"key": "' + code.replace('"', '\\"') + '"}'
+    assert "\n" in raw  # a real line break inside the JSON string: not valid JSON as is
+    is_error, text, got = await run_call(faux_malformed_tool_call("record", raw))
+    assert not is_error, text
+    assert got[0]["key"] == code
+
+
+async def test_a_large_argument_object_arrives_whole() -> None:
+    # crewAI test_validate_tool_input_large_json_content: 1000 items
+    items = list(range(1000))
+    is_error, text, got = await run_call(faux_tool_call("record", {"key": "k", "items": items}))
+    assert not is_error, text
+    assert got[0]["items"] == items
+
+
+@given(
+    st.dictionaries(
+        st.text(alphabet="abxyz", max_size=5),
+        # no letter n, t or r: each escape in the JSON text below is a control character's
+        st.text(alphabet=st.sampled_from('ab\n\t\r "\\'), max_size=8),
+        min_size=1,
+        max_size=4,
+    )
+)
+def test_any_object_whose_strings_break_lines_as_written_reads_as_itself(
+    value: dict[str, str],
+) -> None:
+    written = json.dumps(value)
+    for escape, raw in (("\\n", "\n"), ("\\t", "\t"), ("\\r", "\r")):
+        written = written.replace(escape, raw)
+    call = ToolCall("c1", "record", {})
+    complete_arguments(call, written)
+    assert call.partial_json is None and call.arguments == value
+
+
 @pytest.mark.parametrize(
     ("raw", "expected"),
     [

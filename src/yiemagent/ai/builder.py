@@ -9,9 +9,10 @@ re-parsed from the partial JSON after each fragment.
 Tool-call arguments contract (what the loop sees in the final message):
 - the argument text was a complete JSON object (or empty, meaning `{}`; or followed only by
   stray closing braces or brackets; or with a comma before a closing brace or bracket; or
-  with a string's backslashes not escaped, as a Windows path written as is; or an object
-  written as a Python literal, single quotes and True/None, read by `ast.literal_eval`) →
-  `arguments` is it and `partial_json` is `None`;
+  with line breaks or tabs written as is inside a string; or with a string's backslashes
+  not escaped, as a Windows path written as is; or an object written as a Python literal,
+  single quotes and True/None, read by `ast.literal_eval`) → `arguments` is it and
+  `partial_json` is `None`;
 - otherwise (malformed JSON, a non-object such as `[1]`, text cut off by the token limit) →
   `arguments` is the best partial parse (a dict, possibly `{}`) and `partial_json` keeps the
   raw text received, so the tool pipeline can report "arguments are not valid JSON" with the
@@ -24,6 +25,7 @@ of argument text, also used by providers that assemble calls themselves.
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 import uuid
@@ -357,7 +359,27 @@ def _final_arguments(raw: str) -> dict[str, Any] | None:
             parsed = _without_trailing_commas(data)
             if parsed is not None:
                 return parsed
+        if str(exc).startswith("control character"):
+            parsed = _with_raw_line_breaks(raw)
+            if parsed is not None:
+                return parsed
     return python_literal_object(raw)
+
+
+def _with_raw_line_breaks(raw: str) -> dict[str, Any] | None:
+    """The object `raw` holds when its strings may hold control characters as written (a
+    line break, a tab): a model writing code or a letter into a string breaks its lines
+    there instead of writing `\\n`, and JSON forbids that. None when anything else is
+    wrong with it (`NaN` and `Infinity` too)."""
+    try:
+        value = json.loads(raw, strict=False, parse_constant=_no_constant)
+    except (ValueError, RecursionError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _no_constant(name: str) -> None:
+    raise ValueError(f"{name} is no JSON number")
 
 
 def _without_trailing_commas(data: bytes) -> dict[str, Any] | None:
