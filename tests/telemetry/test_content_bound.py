@@ -22,6 +22,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from yiemagent import (
     AbortSignal,
+    Agent,
     AgentContext,
     AgentLoopConfig,
     AgentTool,
@@ -274,12 +275,34 @@ async def test_instrument_takes_its_bound(
     assert tool["yiemagent.content.elided_chars"] > 1_500
 
 
+async def test_an_agent_takes_its_bound(
+    exporter: tuple[TracerProvider, InMemorySpanExporter],
+) -> None:
+    provider, memory = exporter
+    fm = FauxModel(tool_calls([2_000]))
+    agent = Agent(
+        model=fm.model,
+        stream_fn=fm.stream_fn,
+        tools=[echo_tool()],
+        tracer_provider=provider,
+        trace_content=True,
+        trace_content_max_chars=700,
+    )
+    await agent.prompt("go")
+    (tool,) = ordered(memory.get_finished_spans(), "execute_tool ")
+    result = tool["gen_ai.tool.call.result"]
+    assert len(result) <= 700 and result.startswith("x") and NOTE in result
+    assert left_out(result) == 2_000 - kept(result)
+
+
 @pytest.mark.parametrize("bad", [0, -5, 2.5, "100", True])
 def test_a_bound_that_is_not_a_count_is_one_clear_error(bad: object) -> None:
     with pytest.raises(ConfigError, match="trace_content_max_chars must be a whole number"):
         AgentLoopConfig(model=FauxModel().model, trace_content_max_chars=bad)  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match="content_max_chars must be a whole number"):
         instrument(content_max_chars=bad)  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="trace_content_max_chars must be a whole number"):
+        Agent(model=FauxModel().model, trace_content_max_chars=bad)  # type: ignore[arg-type]
 
 
 # ── hypothesis: transcripts and arguments of every shape and size ────────────────────

@@ -83,7 +83,7 @@ from yiemagent.types import (
     UserMessage,
 )
 from yiemagent.types.callbacks import signal_optional
-from yiemagent.types.config import DEFAULT_MAX_TOOL_RESULT_CHARS
+from yiemagent.types.config import DEFAULT_MAX_TOOL_RESULT_CHARS, DEFAULT_TRACE_CONTENT_MAX_CHARS
 from yiemagent.types.output import DEFAULT_OUTPUT_RETRIES, output_spec
 from yiemagent.types.tools import is_whole_number
 
@@ -216,6 +216,9 @@ class Agent(Generic[OutputT]):
         tracer_provider: an OpenTelemetry tracer provider that records every run.
         trace_content: record messages and tool arguments in the spans too; None (off, or
             as the parent run for a sub-agent).
+        trace_content_max_chars: most characters of each content attribute recorded (the
+            older messages left out, long texts cut in their middle, still valid JSON);
+            default 32,000, None: no bound but the SDK's attribute length limit.
         output_type: a type, a JSON Schema or an `OutputSpec`: each prompt returns an
             `OutputMessage` whose `output` is the validated value (`docs/output.md`).
         output_retries: how many times the model may retry an invalid output (default 2).
@@ -261,6 +264,7 @@ class Agent(Generic[OutputT]):
     usage_limits = _GivenWhenMade()
     tracer_provider = _GivenWhenMade()
     trace_content = _GivenWhenMade()
+    trace_content_max_chars = _GivenWhenMade()
     output_type = _GivenWhenMade()
 
     def __init__(
@@ -301,6 +305,7 @@ class Agent(Generic[OutputT]):
         usage_limits: UsageLimits | None = None,
         tracer_provider: Any = None,
         trace_content: bool | None = None,
+        trace_content_max_chars: int | None = DEFAULT_TRACE_CONTENT_MAX_CHARS,
         output_type: type[OutputT] | OutputSpec[OutputT] | Mapping[str, Any] | None = None,
         output_retries: int = DEFAULT_OUTPUT_RETRIES,
         name: str = "assistant",
@@ -1003,6 +1008,7 @@ _LOOP_OPTIONS = (
     "usage_limits",
     "tracer_provider",
     "trace_content",
+    "trace_content_max_chars",
 )
 """The constructor's arguments the loop takes as they are (`AgentLoopConfig` fields)."""
 
