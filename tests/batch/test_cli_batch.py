@@ -13,11 +13,11 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
+from tests._signals import stop_when_ready
 from tests.batch._kit import assert_each_id_once, mixed_tasks, result_lines, write_tasks
 from tests.cli.chat._tmux import TOOLS as CHAT_TOOLS
 from yiemagent.cli.batch import expand_ray_flag
@@ -275,36 +275,13 @@ def test_bare_ray_flag_gets_the_local_cluster_and_an_address_is_kept() -> None:
     assert expand_ray_flag(["run", "--ray"]) == ["run", "--ray"]
 
 
-def _start(tasks: Path, out: Path, *extra: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [
-            str(Path(sys.executable).parent / "yiem"),  # the console script, as users run it
-            "batch",
-            str(tasks),
-            "--out",
-            str(out),
-            "--agent",
-            AGENT,
-            "--concurrency",
-            "4",
-            *extra,
-        ],
-        cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+def _command(tasks: Path, out: Path, *extra: str) -> list[str]:
+    yiem = str(Path(sys.executable).parent / "yiem")  # the console script, as users run it
+    return [yiem, "batch", str(tasks), "--out", str(out), "--agent", AGENT, "--concurrency", "4",
+            *extra]  # fmt: skip
 
 
-def _wait_for_lines(out: Path, count: int, process: subprocess.Popen[str]) -> None:
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        if out.exists() and out.read_bytes().count(b"\n") >= count:
-            return
-        assert process.poll() is None, process.communicate()
-        time.sleep(0.02)
-    raise AssertionError("no results in time")
+_ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
 
 
 @pytest.mark.parametrize("workers", [[], ["--workers", "pool"]], ids=["tasks", "pool"])
@@ -317,11 +294,14 @@ def test_ctrl_c_records_running_tasks_as_interrupted_and_the_same_command_finish
     ]
     tasks_file = write_tasks(tmp_path / "tasks.jsonl", tasks)
     out = tmp_path / "results.jsonl"
-    process = _start(tasks_file, out, *workers)
-    _wait_for_lines(out, 2, process)
-    process.send_signal(signal.SIGINT)
-    stdout, stderr = process.communicate(timeout=120)
-    assert process.returncode == 130, stderr
+
+    def two_results(_: object) -> bool:
+        return out.exists() and out.read_bytes().count(b"\n") >= 2
+
+    command = _command(tasks_file, out, *workers)
+    ended = stop_when_ready(command, signal.SIGINT, two_results, env=_ENV, cwd=ROOT)
+    stderr = ended.err
+    assert ended.code == 130, stderr
     assert stderr.strip().splitlines()[-1] == (
         "yiem: interrupted; run the same command again to finish"
     )
@@ -332,8 +312,8 @@ def test_ctrl_c_records_running_tasks_as_interrupted_and_the_same_command_finish
     assert len({line["id"] for line in lines}) == len(lines)
     done_before = {line["id"] for line in lines if line["status"] == "ok"}
 
-    again = _start(tasks_file, out, *workers)
-    stdout, stderr = again.communicate(timeout=180)
+    again = subprocess.run(command, cwd=ROOT, env=_ENV, capture_output=True, text=True, timeout=180)
+    stdout, stderr = again.stdout, again.stderr
     assert again.returncode == 0, stderr
     assert f"({len(done_before)} before this run" in stdout
     final = assert_each_id_once(out, [t["id"] for t in tasks])

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from tests._signals import stop_when_ready
 from tests.batch._ray import python_path
 
 pytestmark = pytest.mark.timeout(600)  # worker processes start and import yiemagent
@@ -34,22 +35,13 @@ def _sigterm_mid_batch_then_rerun(tmp_path: Path, backend: list[str]) -> str:
     command = [sys.executable, "-m", "yiemagent.cli.main", "batch", str(tasks), "--out", str(out)]
     command += ["--agent", "tests.batch._agents:make_faux_agent", "--concurrency", "2", *backend]
     env = {**os.environ, "PYTHONPATH": python_path()}
-    batch = subprocess.Popen(
-        command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
-    try:
-        deadline = time.monotonic() + 240
-        while not out.exists() or len(out.read_text().splitlines()) < 3:
-            assert batch.poll() is None, batch.communicate()
-            assert time.monotonic() < deadline, "no task finished"
-            time.sleep(0.05)
-        batch.send_signal(signal.SIGTERM)
-        _, err = batch.communicate(timeout=120)
-    finally:
-        if batch.poll() is None:
-            batch.kill()
-            batch.wait()
-    assert batch.returncode == 143, err
+
+    def three_done(_: object) -> bool:
+        return out.exists() and len(out.read_text().splitlines()) >= 3
+
+    ended = stop_when_ready(command, signal.SIGTERM, three_done, env=env, cwd=ROOT)
+    err = ended.err
+    assert ended.code == 143, err
     assert err.strip().splitlines()[-1] == (
         "yiem: terminated; run the same command again to finish"
     ), err

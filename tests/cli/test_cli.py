@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from tests._signals import stop_when_ready
 from tests._slow_load import slow_load_script
 from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
 from yiemagent.cli.main import main
@@ -272,6 +273,12 @@ def test_yiem_run_calculator_on_the_embedded_model() -> None:
 
 @pytest.mark.local_model
 @pytest.mark.slow
+def _answer_started(process: subprocess.Popen[str]) -> bool:
+    """Whether the answer has started streaming (its first character read)."""
+    assert process.stdout is not None
+    return bool(process.stdout.read(1))
+
+
 @pytest.mark.parametrize(
     ("sent", "code", "said"),
     [
@@ -284,25 +291,16 @@ def test_yiem_run_calculator_on_the_embedded_model() -> None:
 def test_a_signal_winds_the_run_down_cleanly(
     tmp_path: Path, sent: signal.Signals, code: int, said: str
 ) -> None:
-    proc = subprocess.Popen(
+    ended = stop_when_ready(
         [*YIEM, "run", "Write a long story about a lighthouse keeper.", "--tools", str(tmp_path)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
+        sent,
+        _answer_started,
         env=_env(),
+        end_within_s=60,
     )
-    try:
-        assert proc.stdout is not None
-        first = proc.stdout.read(1)  # the answer has started streaming
-        assert first
-        proc.send_signal(sent)
-        started = time.monotonic()
-        _, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == code, err
-    assert time.monotonic() - started < 30
+    err = ended.err
+    assert ended.code == code, err
+    assert ended.after_s < 30
     assert err.strip().splitlines()[-1] == said
     assert "Traceback" not in err
 
@@ -433,30 +431,30 @@ def test_ctrl_c_before_the_run_starts_exits_130_not_0(
     assert err.strip() == "yiem: interrupted"
 
 
+def _loading(process: subprocess.Popen[str]) -> bool:
+    """Whether the next line on stderr is the slow load's "loading" (after the warning
+    for the empty tools folder)."""
+    assert process.stderr is not None
+    line = process.stderr.readline()
+    if "no tool file there" in line:
+        line = process.stderr.readline()
+    assert line.strip() == "loading"
+    return True
+
+
 def test_ctrl_c_while_the_embedded_model_loads_exits_130_at_once(tmp_path: Path) -> None:
     script = slow_load_script(tmp_path, resolving="yiemagent.cli.main", announce=True)
     (tmp_path / "tools").mkdir()
-    proc = subprocess.Popen(
+    ended = stop_when_ready(
         [sys.executable, str(script), "run", "hi", "--tools", str(tmp_path / "tools")],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
+        signal.SIGINT,
+        _loading,
         env=_env(),
+        end_within_s=30,
     )
-    try:
-        assert proc.stderr is not None
-        line = proc.stderr.readline()
-        if "no tool file there" in line:  # the warning for the empty tools folder
-            line = proc.stderr.readline()
-        assert line.strip() == "loading"
-        proc.send_signal(signal.SIGINT)
-        started = time.monotonic()
-        out, err = proc.communicate(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == 130, err
-    assert time.monotonic() - started < 10
+    out, err = ended.out, ended.err
+    assert ended.code == 130, err
+    assert ended.after_s < 10
     assert err.strip().splitlines()[-1] == "yiem: interrupted"
     assert "Traceback" not in err and out == ""
 

@@ -9,10 +9,11 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
+
+from tests._signals import stop_when_ready
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -31,6 +32,12 @@ SCRIPT = textwrap.dedent(
 )
 
 
+def _streaming(process: subprocess.Popen[str]) -> bool:
+    assert process.stdout is not None
+    assert process.stdout.read(10) == "word word "  # the answer is streaming
+    return True
+
+
 @pytest.mark.parametrize(
     ("sent", "code", "said"),
     [(signal.SIGINT, 130, "yiem: interrupted"), (signal.SIGTERM, 143, "yiem: terminated")],
@@ -46,24 +53,15 @@ def test_a_signal_winds_an_agent_file_s_run_down(
     (tmp_path / "tools").mkdir()
     team = tmp_path / "team.toml"
     team.write_text('[agents.helper]\nsystem_prompt = "Help."\ntools = ["tools"]\n')
-    proc = subprocess.Popen(
+    ended = stop_when_ready(
         [sys.executable, str(script), "run", "hi", "--agent", str(team)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
+        sent,
+        _streaming,
+        end_within_s=60,
     )
-    try:
-        assert proc.stdout is not None
-        assert proc.stdout.read(10) == "word word "  # the answer is streaming
-        proc.send_signal(sent)
-        started = time.monotonic()
-        out, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    assert proc.returncode == code, err
-    assert time.monotonic() - started < 30
+    out, err = ended.out, ended.err
+    assert ended.code == code, err
+    assert ended.after_s < 30
     assert err.strip().splitlines()[-1] == said, err
     assert "Traceback" not in err
     assert out.endswith("\n") and len(out) < len("word " * 4000)  # cut short, line ended

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
 
+from tests._signals import stop_when_ready
 from tests.cli.test_cli_agent_file_sigterm import SCRIPT
 
 pytestmark = pytest.mark.timeout(120)
@@ -28,25 +28,20 @@ def test_sigterm_while_an_mcp_server_starts_stops_it(tmp_path: Path) -> None:
     pid_file = tmp_path / "server.pid"
     server = f"sh -c 'echo $$ > {pid_file}; sleep 60'"  # started, never answers
     options = ["--tools", str(tmp_path / "tools"), "--mcp", server]
-    proc = subprocess.Popen(
+
+    def started(_: object) -> bool:
+        return pid_file.exists() and bool(pid_file.read_text().strip())
+
+    ended = stop_when_ready(
         [sys.executable, str(script), "run", "hi", *options],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
+        signal.SIGTERM,
+        started,
+        ready_within_s=60,
+        end_within_s=60,
     )
-    try:
-        deadline = time.monotonic() + 60
-        while not pid_file.exists() or not pid_file.read_text().strip():
-            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
-            time.sleep(0.05)
-        server_pid = int(pid_file.read_text())
-        proc.send_signal(signal.SIGTERM)
-        out, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    assert proc.returncode == 143, err
+    out, err = ended.out, ended.err
+    server_pid = int(pid_file.read_text())
+    assert ended.code == 143, err
     assert err.strip().splitlines()[-1] == "yiem: terminated", err
     assert "Traceback" not in err and out == ""
     deadline = time.monotonic() + 15

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests._signals import stop_when_ready
 from tests._yiem import yiem_in
 from yiemagent.cli.main import main
 from yiemagent.errors import install_hint
@@ -229,21 +230,25 @@ def test_ctrl_c_says_how_to_go_on(tmp_path: Path, keep: bool) -> None:
     )
     data = dataset(tmp_path, "cases:\n" + cases)
     runs = tmp_path / "runs.jsonl"
-    process = subprocess.Popen(
+
+    def running(process: subprocess.Popen[str]) -> bool:
+        assert process.stderr is not None
+        if "to run" not in process.stderr.readline():  # "eval: 12 to run ..."
+            return False
+        time.sleep(1.5)  # the runs have started
+        return True
+
+    ended = stop_when_ready(
         [sys.executable, "-m", "yiemagent.cli.main", "eval", str(data), "--agent",
          "tests.batch._agents:make_faux_agent", "--concurrency", "1",
          *(["--results", str(runs)] if keep else [])],
-        cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, stderr=subprocess.PIPE,
-        stdout=subprocess.PIPE, text=True,
+        signal.SIGINT,
+        running,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
     )  # fmt: skip
-    assert process.stderr is not None
-    for line in process.stderr:  # "eval: 12 to run ...": the runs have started
-        if "to run" in line:
-            break
-    time.sleep(1.5)
-    process.send_signal(signal.SIGINT)
-    _, stderr = process.communicate(timeout=120)
-    assert process.returncode == 130, stderr
+    stderr = ended.err
+    assert ended.code == 130, stderr
     last = stderr.strip().splitlines()[-1]
     if keep:
         assert last == (

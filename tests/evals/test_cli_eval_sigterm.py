@@ -14,9 +14,18 @@ from pathlib import Path
 
 import pytest
 
+from tests._signals import stop_when_ready
+
 pytestmark = pytest.mark.timeout(300)
 
 ROOT = Path(__file__).resolve().parents[2]
+
+
+def _a_case_done(process: subprocess.Popen[str]) -> bool:
+    """Whether the next line of the eval's progress counts a first or second case done."""
+    assert process.stderr is not None
+    line = process.stderr.readline()
+    return "1/12" in line or "2/12" in line
 
 
 def test_sigterm_stops_the_eval_as_ctrl_c_does_and_the_same_command_finishes(
@@ -34,21 +43,9 @@ def test_sigterm_stops_the_eval_as_ctrl_c_does_and_the_same_command_finishes(
     command += ["tests.batch._agents:make_faux_agent", "--concurrency", "1"]
     command += ["--results", str(runs)]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    process = subprocess.Popen(
-        command, cwd=ROOT, env=env, stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True
-    )
-    try:
-        assert process.stderr is not None
-        for line in process.stderr:  # a line now and then: wait for the first done case
-            if "1/12" in line or "2/12" in line:
-                break
-        process.send_signal(signal.SIGTERM)
-        _, stderr = process.communicate(timeout=120)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
-    assert process.returncode == 143, stderr
+    ended = stop_when_ready(command, signal.SIGTERM, _a_case_done, env=env, cwd=ROOT)
+    stderr = ended.err
+    assert ended.code == 143, stderr
     assert stderr.strip().splitlines()[-1] == (
         f"yiem: terminated; run the same command again to finish (the runs done are kept in {runs})"
     )
