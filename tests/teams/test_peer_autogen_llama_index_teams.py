@@ -16,6 +16,7 @@ import pytest
 from yiemagent import (
     Agent,
     AgentEndEvent,
+    AgentRunError,
     AgentTool,
     AgentToolResult,
     Handoff,
@@ -273,3 +274,31 @@ async def test_a_terminating_tool_beside_a_transfer_does_not_end_the_run() -> No
         ("finish", False),
         ("transfer_to_billing", False),
     ]
+
+
+async def test_a_target_whose_model_call_raises_fails_the_run_and_the_team_goes_on() -> None:
+    # autogen test_round_robin_group_chat_with_exception_raised_from_agent: the error
+    # reaches the caller, and the team still runs afterwards
+    billing_fm = FauxModel(["billing recovered"])
+    attempts: list[int] = []
+
+    def flaky(model: Any, context: Any, options: Any) -> Any:
+        attempts.append(1)
+        if len(attempts) == 1:
+            raise ConnectionError("billing backend down")
+        return billing_fm.stream_fn(model, context, options)
+
+    billing = Agent("You are billing.", billing_fm.model, stream_fn=flaky, name="billing")
+    router, router_fm = scripted("router", [calls(("transfer_to_billing", {}))], handoffs=[billing])
+
+    with pytest.raises(AgentRunError, match="ConnectionError: billing backend down") as caught:
+        await router.prompt("help")
+
+    assert caught.value.message.agent == "billing"
+    assert router.state.active_agent == "billing" and not router.state.active_run
+    assert transcript_problems(router.state.messages) == []
+
+    reply = await router.prompt("again")
+
+    assert (reply.agent, reply.text) == ("billing", "billing recovered")
+    assert router_fm.call_count == 1
