@@ -155,17 +155,15 @@ def bounded_messages(messages: Sequence[dict[str, Any]], limit: int | None) -> B
     """`messages` (the conventions' message shapes, oldest first) as a JSON list of at
     most `limit` characters (None: no bound): all of them when they fit; else the newest
     that fit whole, the older ones left out and counted; else the newest alone with its
-    texts cut (`bounded_json`)."""
+    texts cut (`bounded_json`). Only the messages kept are serialized, so a span of a long
+    run costs what it records, not the transcript."""
     if limit is None or not messages:
         return bounded_json(list(messages), limit)
-    whole = _json(list(messages))
-    if len(whole) <= limit:
-        return Bounded(whole)
     kept: list[str] = []
-    size = 2  # the brackets
+    size = 2  # the brackets; json.dumps puts ", " between items
     for message in reversed(messages):
         text = _json(message)
-        grown = size + len(text) + (2 if kept else 0)  # ", " between items
+        grown = size + len(text) + (2 if kept else 0)
         if grown > limit:
             break
         kept.append(text)
