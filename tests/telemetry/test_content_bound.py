@@ -30,6 +30,8 @@ from yiemagent import (
     UserMessage,
     run_agent_loop,
 )
+from yiemagent.ai import AssistantMessageEventStream, Model
+from yiemagent.ai.builder import MessageBuilder
 from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
 from yiemagent.telemetry import instrument, uninstrument
 from yiemagent.types.messages import (
@@ -224,6 +226,38 @@ async def test_the_sdk_length_limit_is_honoured_with_valid_json(
                 json.loads(attrs[name])
                 assert len(attrs[name]) <= 3000
     assert chats[-1]["yiemagent.content.elided_messages"] >= 1
+
+
+async def test_the_calls_the_local_rules_name_are_bounded_content_too(
+    exporter: tuple[TracerProvider, InMemorySpanExporter],
+) -> None:
+    """The embedded provider's rule steps name the calls they dropped with their
+    arguments, as long as the model wrote them: JSON within the bound, cut in the text."""
+    provider, memory = exporter
+    step = {"rule": "ungrounded", "action": "dropped", "what": "write " + "z" * 50_000}
+
+    def stream_fn(model: Model, context: Any, options: Any) -> AssistantMessageEventStream:
+        stream = AssistantMessageEventStream()
+        builder = MessageBuilder(model, stream)
+        builder.start()
+        builder.text_delta("the answer")
+        builder.message.details["local_rules"] = [step]  # as the embedded provider notes
+        builder.done("stop")
+        return stream
+
+    config = AgentLoopConfig(
+        model=FauxModel([]).model, tracer_provider=provider, trace_content=True
+    )
+    await run_agent_loop(
+        [UserMessage("go")], AgentContext("", [], []), config, None, None, stream_fn
+    )
+    (chat,) = ordered(memory.get_finished_spans(), "chat ")
+    value = chat["yiemagent.local_rules"]
+    assert len(value) <= 32_000
+    ((recorded),) = json.loads(value)
+    assert recorded["rule"] == "ungrounded" and recorded["action"] == "dropped"
+    assert recorded["what"].startswith("write zzz") and NOTE in recorded["what"]
+    assert chat["yiemagent.content.truncated"] == ("yiemagent.local_rules",)
 
 
 async def test_nothing_changes_under_the_bound(

@@ -310,16 +310,16 @@ class _ChatSpan(_OpenSpan):
         reason = message.stop_reason
         span.set_attribute("gen_ai.response.finish_reasons", [_FINISH.get(reason, reason)])
         content = self._content
+        attributes: dict[str, Any] = {}
         if content is not None:
-            attributes: dict[str, Any] = {}
             content.put(attributes, "gen_ai.output.messages", [_message(message)])
-            span.set_attributes(attributes)
         steps = message.details.get("local_rules")
         if steps:  # what the embedded provider's rules repaired or dropped
-            if content is not None:
-                span.set_attribute("yiemagent.local_rules", _json(steps))
+            if content is not None:  # the calls they name, bounded as the content is
+                content.put(attributes, "yiemagent.local_rules", steps)
             else:  # "what" names a call with its arguments: content
-                span.set_attribute("yiemagent.local_rules", _json(list(map(_without_what, steps))))
+                attributes["yiemagent.local_rules"] = _json(list(map(_without_what, steps)))
+        span.set_attributes(attributes)
         if reason in ("error", "aborted"):
             span.set_attribute("error.type", error_type or reason)
             span.set_status(Status(StatusCode.ERROR, message.error_message or reason))
