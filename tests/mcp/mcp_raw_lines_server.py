@@ -6,6 +6,7 @@ ways the SDK's own server never does, for the tests of the client's line reader:
     python mcp_raw_lines_server.py latin1      # the answer's text holds bytes not UTF-8
     python mcp_raw_lines_server.py trickle     # the answer in pieces, cut inside characters
     python mcp_raw_lines_server.py die         # half of the answer, then exit (code 3)
+    python mcp_raw_lines_server.py broken      # the answer's line broken: `{broken` result
 
 It lists one tool, `echo`, which answers its `text`.
 """
@@ -54,6 +55,8 @@ def call(request: dict[str, Any]) -> None:
         for start in range(0, len(whole), 7):  # 7: cuts the 2- to 4-byte characters
             write(whole[start : start + 7])
             time.sleep(0.0002)
+    elif MODE == "broken":
+        write(b'{"jsonrpc": "2.0", "id": %d, "result": {broken' % request["id"] + END)
     elif MODE == "die":
         write(whole[: len(whole) // 2])
         os._exit(3)

@@ -40,6 +40,7 @@ __all__ = [
     "package_version",
     "progress_adapter",
     "refused_input",
+    "request_id_in",
     "require_sdk",
 ]
 
@@ -111,6 +112,46 @@ def refused_input(exc: BaseException) -> tuple[object, str | None] | None:
     whole = [e["input"] for e in found if len(e["loc"]) == 1 or e["type"] == "missing"]
     objects = [value for value in whole if isinstance(value, dict)]
     return (objects or whole or [first.get("input")])[0], None
+
+
+_ERROR_AT = re.compile(r"at line (\d+) column (\d+)$")
+"""Where jiter's error says the JSON broke: the line (from 1) and the byte in it (from 1)."""
+
+
+def request_id_in(line: str) -> int | str | None:
+    """The top-level `id` of a message that is not JSON, or None when it cannot be told.
+
+    The JSON before the first error is read as a document cut short there (jiter's partial
+    mode: an unfinished value is left out), so `{"id":3,"result":{broken` and a line cut
+    anywhere after `"id":3,` give 3, and an `id` inside `result` is never taken for it. A
+    number that ends where the JSON does may be cut short itself (`{"id":12` of
+    `{"id":123,...`) and is not taken; nor is an id that is no integer or string.
+    """
+    import jiter
+
+    data = line.encode("utf-8", "surrogatepass")
+    try:
+        value = jiter.from_json(data, partial_mode=True)
+    except ValueError as exc:
+        where = _ERROR_AT.search(str(exc))
+        if where is None:
+            return None
+        row, column = int(where[1]), int(where[2])
+        start = sum(len(text) + 1 for text in data.split(b"\n")[: row - 1])
+        data = data[: start + column - 1]
+        try:
+            value = jiter.from_json(data, partial_mode=True)
+        except ValueError:
+            return None
+    if not isinstance(value, dict):
+        return None
+    request_id = value.get("id")
+    if isinstance(request_id, bool) or not isinstance(request_id, int | str):
+        return None
+    last = list(value)[-1] == "id"
+    if isinstance(request_id, int) and last and data.endswith(str(request_id).encode()):
+        return None  # the digits may go on past the cut
+    return request_id
 
 
 def unreadable_line(exc: BaseException) -> str:
@@ -331,18 +372,27 @@ class WatchedStream(ReadStream):
         return self._made_up.pop(0) if self._made_up else item
 
     def _unreadable(self, exc: Exception) -> Any:
-        """A line the SDK could not read: an answer to a pending request ends it."""
+        """A line the SDK could not read: an answer to a pending request ends it, found by
+        its id (`request_id_in` for a line that is not JSON)."""
         refused = refused_input(exc)
-        value = refused[0] if refused is not None else None
-        request_id = value.get("id") if isinstance(value, dict) else None
-        if not isinstance(request_id, int | str) or not self._ledger.pending_now(request_id):
+        value, parse_error = refused if refused is not None else (None, None)
+        if isinstance(value, dict):
+            request_id = value.get("id")
+            text = json.dumps(value, ensure_ascii=False, default=str)
+            kind = "a message that is not JSON-RPC"
+        elif isinstance(value, str) and parse_error is not None:
+            request_id = request_id_in(value)
+            text = repr(value[:120])
+            kind = f"a line that is not JSON ({parse_error})"
+        else:
+            return exc
+        if isinstance(request_id, bool) or not isinstance(request_id, int | str):
+            return exc
+        if not self._ledger.pending_now(request_id):
             return exc
         what = self._ledger.settle(request_id)
-        text = json.dumps(value, ensure_ascii=False, default=str)
         text = text if len(text) <= 120 else text[:117] + "..."
-        return self._error(
-            request_id, f"answered {what} with a message that is not JSON-RPC: {text}"
-        )
+        return self._error(request_id, f"answered {what} with {kind}: {text}")
 
     def _error(self, request_id: int | str, problem: str) -> Any:
         from mcp.shared.message import SessionMessage
