@@ -249,7 +249,7 @@ async def test_the_calls_the_local_rules_name_are_bounded_content_too(
         model=FauxModel([]).model, tracer_provider=provider, trace_content=True
     )
     await run_agent_loop(
-        [UserMessage("go")], AgentContext("", [], []), config, None, None, stream_fn
+        [UserMessage("go")], AgentContext("", [], []), config, lambda e: None, None, stream_fn
     )
     (chat,) = ordered(memory.get_finished_spans(), "chat ")
     value = chat["yiemagent.local_rules"]
@@ -267,12 +267,11 @@ async def test_nothing_changes_under_the_bound(
     nothing was shortened."""
     provider, memory = exporter
     unbounded, unbounded_memory = memory_provider()
-    script = lambda: [  # noqa: E731
-        faux_message(
-            "let me look", faux_tool_call("dump", {"n": 50, "why": 'a "q"\n'}, id="call_1")
-        ),
-        "done",
-    ]
+
+    def script() -> list[Any]:
+        call = faux_tool_call("dump", {"n": 50, "why": 'a "q"\n'}, id="call_1")
+        return [faux_message("let me look", call), "done"]
+
     await run(FauxModel(script()), provider, prompt='héllo\n"there"')
     await run(FauxModel(script()), unbounded, prompt='héllo\n"there"', trace_content_max_chars=None)
     unbounded.shutdown()
