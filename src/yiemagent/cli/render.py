@@ -13,7 +13,10 @@ from collections.abc import Callable
 from typing import IO
 
 from rich.console import Console
+from rich.live import Live
 from rich.markup import escape
+from rich.spinner import Spinner
+from rich.text import Text
 
 from yiemagent.cli.options import silence_closed_output, unwritable_output
 from yiemagent.types import (
@@ -176,9 +179,27 @@ class _Printer:
         raise NotImplementedError
 
 
+class _Waited:
+    """The status line's text, `waiting for MODEL… N s`, its seconds counted at each
+    redraw."""
+
+    def __init__(self, model: str) -> None:
+        self.model = model
+        self.since = time.perf_counter()
+
+    def __rich__(self) -> Text:
+        seconds = time.perf_counter() - self.since
+        return Text(f"waiting for {self.model}… {seconds:.0f} s", style="dim")
+
+
 class EventPrinter(_Printer):
     """Human output for one run: text deltas as they come, one line per tool call start and
-    end (name, arguments, result or error, duration in ms), the usage at the end."""
+    end (name, arguments, result or error, duration in ms), the usage at the end.
+
+    On a terminal, a model call that has shown nothing yet has a transient status line on
+    stderr (a spinner, `waiting for MODEL… N s`): the embedded model may think for many
+    seconds before its first word. Any output ends it first, so it never mixes with the
+    answer, and it leaves nothing on the screen."""
 
     def __init__(
         self,
@@ -213,6 +234,28 @@ class EventPrinter(_Printer):
         self._held: set[str] = set()
         """Calls open when a run stopped for approval: the run after the decisions starts
         them again, and their `→` line is already on the screen."""
+        self._waiting: Live | None = None
+        """The status line of a model call that has shown nothing yet (terminals only)."""
+
+    def _wait_for(self, model: str) -> None:
+        """Show that a model call is under way, on a terminal's stderr."""
+        if self._waiting is None and self._err.is_terminal and not self._err.is_dumb_terminal:
+            # sys.stdout and sys.stderr stay as they are: the command has redirected them
+            self._waiting = Live(
+                Spinner("dots", text=_Waited(model)),
+                console=self._err,
+                transient=True,
+                refresh_per_second=8,
+                redirect_stdout=False,
+                redirect_stderr=False,
+            )
+            self._waiting.start()
+
+    def _waited(self) -> None:
+        """Take the status line away (before anything is written)."""
+        if self._waiting is not None:
+            self._waiting.stop()
+            self._waiting = None
 
     def _break_line(self) -> None:
         if self._line_open:
@@ -221,6 +264,11 @@ class EventPrinter(_Printer):
             self._line_open = False
 
     def _show(self, event: AgentEvent) -> None:
+        quiet = isinstance(event, MessageUpdateEvent) and (
+            event.assistant_message_event.type not in ("text_delta", "fallback")
+        )  # thinking and tool-call arguments: nothing is shown, the wait goes on
+        if not quiet:
+            self._waited()
         if isinstance(event, MessageUpdateEvent):
             inner = event.assistant_message_event
             if inner.type == "text_delta" and not self.hold_text:
@@ -262,6 +310,8 @@ class EventPrinter(_Printer):
                 self._break_line()
                 self._err.print(f"[magenta]⇢ {escape(str(speaker))} answers[/]")
             self._speaker = speaker
+            if not self._line_open:
+                self._wait_for(event.message.model)
         elif isinstance(event, MessageEndEvent) and isinstance(event.message, AssistantMessage):
             self.final = event.message
             if self.hold_text and event.message.stop_reason not in ("error", "aborted"):
