@@ -15,7 +15,10 @@ the store's own database call, whose locks this thread holds).
 
 Failure policy: during a run a store failure is logged and the run goes on (as a failing
 listener's does); the messages that failed are retried, in order, before the next message is
-written, so the stored transcript heals when the store recovers. A write refused with
+written, so the stored transcript heals when the store recovers; what is still waiting when the
+agent closes waits in this process for the session's next agent (`carry_over`), which
+stores it before anything else when the stored transcript still ends where it was left
+(a server builds one agent per request). A write refused with
 `SessionBusyError` (the lease is gone: force-released, or taken over while this agent looked
 dead) does not heal: it is logged once, nothing more is written, and the agent's next run
 raises it (`check_writer`). Operations the user calls outside a run (construction,
@@ -81,6 +84,7 @@ class SessionLog:
     __slots__ = (
         "__weakref__",
         "_finalizer",
+        "_last_stored",
         "_lease",
         "_pending",
         "held_record",
@@ -98,6 +102,8 @@ class SessionLog:
         self.session_id = session_id
         self._pending: list[AgentMessage] = []
         """Messages whose append failed, retried in order before the next one."""
+        self._last_stored: AgentMessage | None = None
+        """The last message stored (as stored), which the failed ones follow."""
         self._lease: tuple[Callable[[str, str], object], str] | None = None
         """The store's `release` and the writer lease's token, while the lease is held."""
         self._finalizer: weakref.finalize[..., SessionLog] | None = None
@@ -174,6 +180,7 @@ class SessionLog:
             raise ConfigError(
                 f"cannot load session {self.session_id!r} from {self.store!r}: {exc}"
             ) from exc
+        stored += self._store_carried(stored)
         problems = transcript_problems(stored)
         if problems:
             raise SessionCorruptError(self.session_id, problems)
@@ -202,7 +209,40 @@ class SessionLog:
             raise ConfigError(f"cannot write session {self.session_id!r}: {exc}") from exc
         if resumed is not None:  # after the results are stored: a crash here repeats none
             self.save_held(None)
+        self._last_stored = persisted_form(messages[-1]) if messages else None
         return messages
+
+    def _store_carried(self, stored: list[AgentMessage]) -> list[AgentMessage]:
+        """Store the messages an earlier agent of the session could not (`carry_over`)
+        when `stored` still ends where it left them; returns those appended now.
+
+        Raises:
+            ConfigError: an append failed (the messages wait on for the next agent).
+        """
+        carried = _carried.pop((id(self.store), self.session_id), None)
+        if carried is None or carried.store() is not self.store:
+            return []
+        waiting = carried.after(stored)
+        if waiting is None:
+            logger.error(
+                "session %r: %d messages an earlier agent could not store are dropped: the "
+                "stored transcript changed since",
+                self.session_id,
+                len(carried.messages),
+            )
+            return []
+        for index, message in enumerate(waiting):
+            try:
+                self.store.append(self.session_id, message)
+            except Exception as exc:
+                last = stored[-1] if stored else carried.last_stored
+                carry_over(self.store, self.session_id, last, waiting[index:])
+                raise ConfigError(
+                    f"cannot write session {self.session_id!r}: {exc} ({len(waiting) - index} "
+                    "messages an earlier agent could not store still wait)"
+                ) from exc
+            stored = [*stored, message]
+        return waiting
 
     def _load_held(self) -> str | None:
         load = getattr(self.store, "load_state", None)
@@ -259,7 +299,16 @@ class SessionLog:
         """
         if self._pending:
             self._write(list(self._pending))
-            if self._pending:
+            if self._pending and carry_over(
+                self.store, self.session_id, self._last_stored, self._pending
+            ):
+                logger.error(
+                    "session %r: %d messages could not be stored; they wait in this process "
+                    "for the session's next agent",
+                    self.session_id,
+                    len(self._pending),
+                )
+            elif self._pending:
                 logger.error(
                     "session %r: %d messages could not be stored and are lost for the session",
                     self.session_id,
@@ -278,7 +327,7 @@ class SessionLog:
         retrying = bool(self._pending)
         try:
             if retrying and _same_message(self._stored_tail(), persisted_form(queue[0])):
-                queue = queue[1:]
+                self._last_stored, queue = persisted_form(queue[0]), queue[1:]
         except Exception:
             logger.warning(
                 "session %r: the store still fails; %d messages wait", self.session_id, len(queue)
@@ -286,8 +335,9 @@ class SessionLog:
             self._pending = queue
             return
         for index, item in enumerate(queue):
+            stored = persisted_form(item)
             try:
-                self.store.append(self.session_id, persisted_form(item))
+                self.store.append(self.session_id, stored)
             except SessionBusyError as exc:
                 logger.error(
                     "session %r: %s; this agent's transcript is stored no more",
@@ -312,6 +362,7 @@ class SessionLog:
                     )
                 self._pending = queue[index:]
                 return
+            self._last_stored = stored
         self._pending = []
 
     def _stored_tail(self) -> AgentMessage | None:
@@ -339,7 +390,52 @@ class SessionLog:
             self.store.clear(self.session_id)
             for message in stored:
                 self.store.append(self.session_id, message)
-        self._pending = []
+        self._pending, self._last_stored = [], stored[-1] if stored else None
+
+
+@dataclasses.dataclass(slots=True)
+class _Carried:
+    """Messages an agent could not store, waiting for the session's next agent."""
+
+    store: weakref.ref[SessionStore]
+    last_stored: AgentMessage | None
+    """The message stored before them (None: the session was empty)."""
+    messages: list[AgentMessage]
+
+    def after(self, stored: Sequence[AgentMessage]) -> list[AgentMessage] | None:
+        """The messages still to append to `stored`: all of them when `stored` ends with
+        `last_stored`, the rest when it ends with the first of them too (its append
+        committed before it failed); None when `stored` ends elsewhere (written since)."""
+        before = [] if self.last_stored is None else [self.last_stored]
+        for done in (0, 1):
+            tail = [*before, *self.messages[:done]]
+            fits = len(stored) >= len(tail) if before else len(stored) == len(tail)
+            ends = stored[len(stored) - len(tail) :]
+            if fits and all(map(_same_message, ends, tail)):
+                return self.messages[done:]
+        return None
+
+
+_carried: dict[tuple[int, str], _Carried] = {}
+"""(id of the store, session id) -> the messages waiting for the session's next agent."""
+
+
+def carry_over(
+    store: SessionStore,
+    session_id: str,
+    last_stored: AgentMessage | None,
+    messages: Sequence[AgentMessage],
+) -> bool:
+    """Keep `messages` (the session's unstored tail, which follows `last_stored`) for the
+    next agent that opens the session on `store` in this process, which stores them first.
+    Returns False for a store that cannot be weakly referenced (nothing is kept)."""
+    try:
+        ref = weakref.ref(store)
+    except TypeError:
+        return False
+    waiting = [persisted_form(message) for message in messages]
+    _carried[(id(store), session_id)] = _Carried(ref, last_stored, waiting)
+    return True
 
 
 def _same_message(stored: AgentMessage | None, message: AgentMessage) -> bool:
