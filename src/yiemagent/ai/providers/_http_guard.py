@@ -163,16 +163,16 @@ def _transport_class(httpx: Any) -> Callable[[], Any]:
     closed_errors = (httpx.ReadError, httpx.WriteError, httpx.CloseError, httpx.RemoteProtocolError)
 
     class _GuardedStream(httpx.AsyncByteStream):  # type: ignore[misc]
-        def __init__(self, inner: Any, url: str, repair: bool) -> None:
+        def __init__(self, inner: Any, url: str, plain: bool) -> None:
             self._inner = inner
             self._url = url
-            self._repair = repair
+            self._plain = plain  # not compressed: the bytes are the events
             self.received = 0
             self.done = DoneScanner()
 
         async def __aiter__(self) -> AsyncIterator[bytes]:
             source = self._counted()
-            stream = events_with_data(repair_utf8(source)) if self._repair else source
+            stream = events_with_data(repair_utf8(source)) if self._plain else source
             async for chunk in stream:
                 yield chunk
 
@@ -180,7 +180,7 @@ def _transport_class(httpx: Any) -> Callable[[], Any]:
             try:
                 async for chunk in self._inner:
                     self.received += len(chunk)
-                    if self._repair:  # the bytes as sent, not compressed
+                    if self._plain:
                         self.done.feed(chunk)
                     arrived = stream_bytes_arrived.get()
                     if arrived is not None:
