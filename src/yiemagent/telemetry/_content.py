@@ -48,6 +48,7 @@ class Bounded:
 
     @property
     def shortened(self) -> bool:
+        """Whether anything was left out."""
         return bool(self.elided_messages or self.elided_chars)
 
 
@@ -56,8 +57,9 @@ def _json(value: object) -> str:
 
 
 def _largest(fits: Callable[[int], bool], low: int, high: int) -> int:
-    """The largest n in [low, high) with `fits(n)`, given `fits(low)` and not `fits(high)`
-    (binary search; `fits` need not be monotonic, the answer always fits)."""
+    """An n in [low, high) with `fits(n)`, given `fits(low)` and not `fits(high)`, by
+    binary search: the largest when `fits` holds up to a point and not past it, and one
+    that fits whatever `fits` does (an escape or a note's digits can bend it by a few)."""
     while high - low > 1:
         middle = (low + high) // 2
         if fits(middle):
