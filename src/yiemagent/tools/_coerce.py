@@ -159,7 +159,9 @@ def _coerce_string(value: str, types: frozenset[str] | None) -> Any:
     """Coerce a string to the first type the schema asks for, unless it allows strings."""
     if types is None or "string" in types:
         return value
-    if "integer" in types and _INT_RE.fullmatch(value):
+    # An integer literal stays an int under "number" too: it is the JSON number the model
+    # spelled, and a float would lose digits past 2**53.
+    if ("integer" in types or "number" in types) and _INT_RE.fullmatch(value):
         try:
             return int(value)
         except ValueError:  # more digits than Python converts
