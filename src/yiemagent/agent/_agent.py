@@ -387,6 +387,22 @@ class Agent(Generic[OutputT]):
             self._driver.run_sent, lambda: not self._driver.running, self._changed
         )
 
+    def __repr__(self) -> str:
+        """`Agent(name=..., model='provider/id', tools=[...], messages=N)`, with the
+        handoffs and the session id when it has them (what a REPL shows)."""
+        model = self._state.model
+        parts = [
+            f"name={self.name!r}",
+            f"model={f'{model.provider}/{model.id}' if model is not None else None!r}",
+            f"tools={list(self.tool_store.tools)!r}",
+        ]
+        if self._handoffs:
+            parts.append(f"handoffs={[handoff.agent.name for handoff in self._handoffs]!r}")
+        parts.append(f"messages={len(self._state.messages)}")
+        if self._session_id is not None:
+            parts.append(f"session_id={self._session_id!r}")
+        return f"Agent({', '.join(parts)})"
+
     # ── state ──────────────────────────────────────────────────────────────
 
     @property
