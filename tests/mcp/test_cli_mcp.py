@@ -10,6 +10,7 @@ import json
 import socket
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -346,3 +347,65 @@ def test_yiem_as_a_server_command_is_the_yiem_beside_this_python(
     assert code == 0, err
     assert "add — Add two integers." in out.splitlines(), out
     assert f'from MCP server "yiem mcp serve --tools {tools}"' in err
+
+
+def _slept(out: str) -> dict[str, Any]:
+    """The `tool_execution_end` of the one call, from `--json` lines."""
+    events: list[dict[str, Any]] = [json.loads(line) for line in out.splitlines()]
+    [end] = [e for e in events if e["type"] == "tool_execution_end"]
+    return end
+
+
+@pytest.mark.parametrize("transport", ["--mcp", "--mcp-url"])
+def test_mcp_timeout_bounds_how_long_a_server_may_stay_silent(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    http_server: HttpTestServer,
+    transport: str,
+) -> None:
+    """A tool that sends no progress and takes longer than `--mcp-timeout` fails saying the
+    server went silent for that long; the option had no place on the command line, so a
+    slow tool always failed after the servers' 30 s."""
+    server = SERVER_COMMAND if transport == "--mcp" else http_server.url
+    call = faux_message(faux_tool_call("sleep", {"seconds": 3}))
+    _faux(monkeypatch, call, "Done.")
+    argv = ["run", "nap", transport, server, "--mcp-timeout", "0.5", "--json"]
+    code, out, err = _run(capsys, *argv)
+    assert code == 0, err
+    end = _slept(out)
+    assert end["is_error"], end
+    assert "went silent" in json.dumps(end) and "nothing came for 0.5 s" in json.dumps(end)
+
+
+def test_a_tool_within_mcp_timeout_answers(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _faux(monkeypatch, faux_message(faux_tool_call("sleep", {"seconds": 1})), "Done.")
+    argv = ["run", "nap", "--mcp", SERVER_COMMAND, "--mcp-timeout", "20", "--json"]
+    code, out, err = _run(capsys, *argv)
+    assert code == 0, err
+    end = _slept(out)
+    assert not end["is_error"], end
+    assert end["result"]["content"] == [{"type": "text", "text": "slept 1.0 s"}]
+
+
+@pytest.mark.parametrize("command", [["run", "hi"], ["serve"]])
+def test_mcp_timeout_without_a_server_is_one_error_line(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, command: list[str]
+) -> None:
+    _faux(monkeypatch, "unused")
+    code, _, err = _run(capsys, *command, "--mcp-timeout", "60")
+    assert code != 0
+    assert _error_line(err) == (
+        "yiem: error: --mcp-timeout goes with --mcp or --mcp-url: it bounds their servers"
+    )
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "soon"])
+def test_mcp_timeout_that_is_not_a_positive_number_is_refused(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, value: str
+) -> None:
+    _faux(monkeypatch, "unused")
+    code, _, err = _run(capsys, "run", "hi", "--mcp", SERVER_COMMAND, "--mcp-timeout", value)
+    assert code == 2
+    assert "Invalid value for '--mcp-timeout'" in err and "Traceback" not in err

@@ -61,6 +61,7 @@ from yiemagent.cli.options import (
     MaxTokensOption,
     MaxTurnsOption,
     McpOption,
+    McpTimeoutOption,
     McpUrlOption,
     OutputClosed,
     ReasoningOption,
@@ -331,6 +332,7 @@ def run(
     temperature: TemperatureOption = None,
     mcp: McpOption = None,
     mcp_url: McpUrlOption = None,
+    mcp_timeout: McpTimeoutOption = None,
     max_cost: Annotated[
         float | None, typer.Option("--max-cost", min=0, help="Stop the run at this cost (USD).")
     ] = None,
@@ -347,6 +349,7 @@ def run(
     agent: AgentOption = None,
 ) -> None:
     """Run one prompt: stream the answer, show each tool call, print the usage."""
+    from yiemagent.cli.mcp_options import refuse_lone_timeout
     from yiemagent.cli.render import EventPrinter, JsonPrinter, PipeConsole
 
     if prompt == "-":
@@ -358,6 +361,7 @@ def run(
         )
     if sys.stdout is None:  # started with >&-: nowhere to put the answer, so do not ask
         raise CliError("standard output is closed: there is nowhere to write the answer")
+    refuse_lone_timeout(mcp_timeout, mcp, mcp_url)
     level = reasoning_level(reasoning)
     err = PipeConsole(stderr=True, highlight=False, soft_wrap=True, emoji=False)
     # stdout: the event log with --json (its agent_end holds the value), else with
@@ -417,7 +421,7 @@ def run(
         if mcp or mcp_url:
             from yiemagent.cli.mcp_options import attach_servers
 
-            close_mcp = attach_servers(context, mcp or [], mcp_url or [])
+            close_mcp = attach_servers(context, mcp or [], mcp_url or [], mcp_timeout)
         try:
             if resolved.api == "local":
                 _load_local(resolved, err)

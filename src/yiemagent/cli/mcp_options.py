@@ -1,5 +1,6 @@
-"""The `--mcp "command"` and `--mcp-url URL` options of `yiem run`, `yiem chat` and `yiem
-serve` (DESIGN §12): the MCP servers they name, connected, and their tools added.
+"""The `--mcp "command"`, `--mcp-url URL` and `--mcp-timeout S` options of `yiem run`,
+`yiem chat` and `yiem serve` (DESIGN §12): the MCP servers they name, connected, and their
+tools added.
 
 Errors are `YiemAgentError`s (a server that does not start, a missing `mcp` extra), which
 `yiem` prints as one line; this module imports nothing of the MCP SDK until a server is made.
@@ -27,6 +28,7 @@ __all__ = [
     "attach_servers",
     "close_all",
     "mcp_servers",
+    "refuse_lone_timeout",
     "refuse_url_command",
 ]
 
@@ -40,17 +42,23 @@ KEEP_BOTH = (
 
 
 def mcp_servers(
-    commands: Sequence[str], urls: Sequence[str], *, url_option: str = "--mcp-url"
+    commands: Sequence[str],
+    urls: Sequence[str],
+    *,
+    url_option: str = "--mcp-url",
+    timeout_s: float | None = None,
 ) -> list[MCPServer]:
-    """One server a command (stdio) and a URL (streamable HTTP).
+    """One server a command (stdio) and a URL (streamable HTTP); `timeout_s` (`--mcp-timeout`,
+    seconds) is how long each may stay silent about a call, None for the servers' default.
 
     Raises:
         ConfigError: an empty command, one that is a URL (`refuse_url_command`), or one
             that does not split into words.
     """
     from yiemagent.mcp import MCPServerHTTP, MCPServerStdio
-    from yiemagent.mcp.servers import masked_line
+    from yiemagent.mcp.servers import DEFAULT_TIMEOUT_S, masked_line
 
+    silence_s = DEFAULT_TIMEOUT_S if timeout_s is None else timeout_s
     servers: list[MCPServer] = []
     for command in commands:
         if not command.strip():
@@ -61,9 +69,22 @@ def mcp_servers(
         except ValueError as exc:  # an unclosed quote
             shown = masked_line(command)  # no key in the message (`--api-key ***`)
             raise ConfigError(f"--mcp {shown!r}: cannot split it into words: {exc}") from None
-        servers.append(MCPServerStdio(program, args))
-    servers.extend(MCPServerHTTP(url) for url in urls)
+        servers.append(MCPServerStdio(program, args, timeout_s=silence_s))
+    servers.extend(MCPServerHTTP(url, timeout_s=silence_s) for url in urls)
     return servers
+
+
+def refuse_lone_timeout(
+    timeout_s: float | None, commands: Sequence[str] | None, urls: Sequence[str] | None
+) -> None:
+    """Refuse `--mcp-timeout` given without a `--mcp` or `--mcp-url` server it would bound,
+    rather than leave it unused (with `--agent`, the file's servers keep their own).
+
+    Raises:
+        ConfigError: `timeout_s` is given and neither `commands` nor `urls` is.
+    """
+    if timeout_s is not None and not commands and not urls:
+        raise ConfigError("--mcp-timeout goes with --mcp or --mcp-url: it bounds their servers")
 
 
 def refuse_url_command(command: str, url_option: str = "--mcp-url") -> None:
@@ -93,13 +114,14 @@ def attach_servers(
     context: AgentContext,
     commands: Sequence[str],
     urls: Sequence[str],
+    timeout_s: float | None = None,
 ) -> Callable[[], None]:
     """`add_mcp_tools` on `context.tools` (`yiem run`): the servers' tools join them.
 
     Returns:
         A function that closes every connection (call it when the run is over).
     """
-    context.tools, close = add_mcp_tools(context.tools, commands, urls)
+    context.tools, close = add_mcp_tools(context.tools, commands, urls, timeout_s)
     return close
 
 
@@ -107,9 +129,10 @@ def add_mcp_tools(
     tools: Sequence[AgentTool],
     commands: Sequence[str],
     urls: Sequence[str],
+    timeout_s: float | None = None,
 ) -> tuple[list[AgentTool], Callable[[], None]]:
     """Connect each `--mcp` command and `--mcp-url` (`yiem run`, `yiem serve`), and return
-    `tools` with their tools added.
+    `tools` with their tools added; `timeout_s` is `mcp_servers`'.
 
     A command starting with `python` (or `python3`) runs on the Python that runs yiem,
     which has the MCP SDK. The servers' tools join by `add_servers`' rule: a server's tool
@@ -130,7 +153,7 @@ def add_mcp_tools(
     from yiemagent.mcp import add_servers
     from yiemagent.tools import ToolStore
 
-    servers = mcp_servers(commands, urls)
+    servers = mcp_servers(commands, urls, timeout_s=timeout_s)
     store = ToolStore("cli")
     for tool in tools:
         store.register(tool)

@@ -39,6 +39,7 @@ __all__ = [
     "MaxTokensOption",
     "MaxTurnsOption",
     "McpOption",
+    "McpTimeoutOption",
     "McpUrlOption",
     "OutputClosed",
     "ReasoningOption",
@@ -92,6 +93,14 @@ McpOption: TypeAlias = Annotated[
 McpUrlOption: TypeAlias = Annotated[
     list[str] | None,
     typer.Option("--mcp-url", help="A streamable-HTTP MCP server's URL (repeatable)."),
+]
+McpTimeoutOption: TypeAlias = Annotated[
+    float | None,
+    typer.Option(
+        "--mcp-timeout",
+        min=0.001,
+        help="Seconds an --mcp or --mcp-url server may stay silent about a call (default 30).",
+    ),
 ]
 BaseUrlOption: TypeAlias = Annotated[
     str | None, typer.Option("--base-url", help="OpenAI-compatible server URL.")

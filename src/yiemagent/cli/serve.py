@@ -40,6 +40,7 @@ from yiemagent.cli.options import (
     MaxTokensOption,
     MaxTurnsOption,
     McpOption,
+    McpTimeoutOption,
     McpUrlOption,
     ReasoningOption,
     TemperatureOption,
@@ -343,6 +344,7 @@ def serve(
     temperature: TemperatureOption = None,
     mcp: McpOption = None,
     mcp_url: McpUrlOption = None,
+    mcp_timeout: McpTimeoutOption = None,
     host: Annotated[
         str, typer.Option("--host", help="Address to bind (127.0.0.1: this machine only).")
     ] = "127.0.0.1",
@@ -379,6 +381,7 @@ def serve(
         ) from None
     from yiemagent import Agent
     from yiemagent.cli.chat.setup import compactor_for
+    from yiemagent.cli.mcp_options import refuse_lone_timeout
 
     if not is_loopback(host) and not token:
         raise CliError(
@@ -390,6 +393,7 @@ def serve(
             check_origin(origin)  # now, not after the model has loaded
         except ConfigError as exc:
             raise CliError(f"--cors {exc}") from None
+    refuse_lone_timeout(mcp_timeout, mcp, mcp_url)
     if agent is not None:
         refuse_factory(agent, "serve")
         refuse_sampling_with_agent(agent, temperature, max_tokens)
@@ -406,7 +410,9 @@ def serve(
         if mcp or mcp_url:  # connected once, for the server's lifetime
             from yiemagent.cli.mcp_options import add_mcp_tools
 
-            agent_tools, close_mcp = add_mcp_tools(agent_tools, mcp or [], mcp_url or [])
+            agent_tools, close_mcp = add_mcp_tools(
+                agent_tools, mcp or [], mcp_url or [], mcp_timeout
+            )
         store = open_store(sessions)
     except BaseException:
         _close(team, close_mcp)

@@ -37,8 +37,9 @@ def _open_log(path: Path) -> TextIO:
     return path.open("a", buffering=1, encoding="utf-8")
 
 
-def _stdio(mcp: Any, command: str, log: TextIO | None) -> Any:
-    """The `--mcp` server of `command`, its stderr going to `log`.
+def _stdio(mcp: Any, command: str, log: TextIO | None, timeout_s: float) -> Any:
+    """The `--mcp` server of `command`, its stderr going to `log`, silent at most `timeout_s`
+    seconds about a call.
 
     Raises:
         ConfigError: `command` is a URL (it goes with `--mcp-url`) or does not split.
@@ -46,7 +47,7 @@ def _stdio(mcp: Any, command: str, log: TextIO | None) -> Any:
     from yiemagent.cli.mcp_options import refuse_url_command
 
     refuse_url_command(command)
-    return mcp.MCPServerStdio(command, stderr=log)
+    return mcp.MCPServerStdio(command, stderr=log, timeout_s=timeout_s)
 
 
 async def start_mcp_servers(app: ChatHost) -> None:
@@ -59,9 +60,14 @@ async def start_mcp_servers(app: ChatHost) -> None:
     log_path = app.setup.history_path.parent / "mcp.log"
     if options.mcp and app.setup.mcp_log is None:
         app.setup.mcp_log = _open_log(log_path)
+    silence_s = options.mcp_timeout_s
+    if silence_s is None:
+        silence_s = importlib.import_module("yiemagent.mcp.servers").DEFAULT_TIMEOUT_S
+    errlog = app.setup.mcp_log
     made: list[tuple[str, Callable[[], Any]]] = [
-        *((spec, functools.partial(_stdio, mcp, spec, app.setup.mcp_log)) for spec in options.mcp),
-        *((url, functools.partial(mcp.MCPServerHTTP, url)) for url in options.mcp_urls),
+        *((spec, functools.partial(_stdio, mcp, spec, errlog, silence_s)) for spec in options.mcp),
+        *((url, functools.partial(mcp.MCPServerHTTP, url, timeout_s=silence_s))
+          for url in options.mcp_urls),
     ]  # fmt: skip
     folder = set(app.setup.store.tools)  # what a server's tool of the same name replaces
     for spec, make in made:

@@ -16,6 +16,7 @@ from yiemagent.cli.options import (
     MaxTokensOption,
     MaxTurnsOption,
     McpOption,
+    McpTimeoutOption,
     McpUrlOption,
     ReasoningOption,
     TemperatureOption,
@@ -35,6 +36,7 @@ def chat(
     tools: ToolsOption = None,
     mcp: McpOption = None,
     mcp_url: McpUrlOption = None,
+    mcp_timeout: McpTimeoutOption = None,
     session: Annotated[
         str | None,
         typer.Option("--session", help="Resume (or start) the stored session NAME."),
@@ -68,6 +70,7 @@ def chat(
     import sys
 
     from yiemagent.cli.chat.setup import ChatOptions, build_setup
+    from yiemagent.cli.mcp_options import refuse_lone_timeout
     from yiemagent.cli.options import DEFAULT_MODEL, reasoning_level
     from yiemagent.cli.teams import refuse_factory, refuse_sampling_with_agent
     from yiemagent.errors import ConfigError
@@ -78,6 +81,7 @@ def chat(
             check_session_id(session)
         except ConfigError as exc:
             raise ConfigError(f"--session: {exc}") from None
+    refuse_lone_timeout(mcp_timeout, mcp, mcp_url)
     if agent is not None:
         refuse_factory(agent, "chat")
         refuse_sampling_with_agent(agent, temperature, max_tokens)
@@ -91,6 +95,7 @@ def chat(
         write_tools=write_tools,
         mcp=list(mcp or []),
         mcp_urls=list(mcp_url or []),
+        mcp_timeout_s=mcp_timeout,
         base_url=base_url,
         tool_calls=tool_calls,
         compaction=not no_compaction,

@@ -92,6 +92,8 @@ class ChatOptions:
     """`--mcp "command args"`: MCP servers to start, each on its own process."""
     mcp_urls: list[str] = field(default_factory=list)
     """`--mcp-url URL`: streamable-HTTP MCP servers to connect to."""
+    mcp_timeout_s: float | None = None
+    """`--mcp-timeout S`: seconds those servers may stay silent about a call (None: 30)."""
     base_url: str | None = None
     tool_calls: str | None = None
     """`--tool-calls MODE`: how a local server's model calls tools (None: its default)."""
