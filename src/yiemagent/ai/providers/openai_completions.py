@@ -133,12 +133,19 @@ def mistral_tool_call_id(tool_call_id: str) -> str:
     return hashlib.sha256(tool_call_id.encode(errors="replace")).hexdigest()[:9]
 
 
+_MISTRAL_MODEL = re.compile(
+    r"mistral|mixtral|ministral|magistral|devstral|codestral|pixtral|voxtral", re.IGNORECASE
+)
+"""A model id naming one of Mistral's models: on any server (vLLM's `mistral-common` check,
+their chat templates in llama.cpp and others) they take only ids of 9 letters and digits."""
+
+
 def build_request_body(model: Model, context: Context, options: StreamOptions) -> dict[str, Any]:
     """The JSON body of the streaming Chat Completions request (before `on_payload`)."""
     proper = is_openai_proper(model)
     normalize = (
         mistral_tool_call_id
-        if is_mistral(model)
+        if is_mistral(model) or _MISTRAL_MODEL.search(model.id)
         else openai_tool_call_id
         if proper
         else _compatible_tool_call_id
