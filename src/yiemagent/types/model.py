@@ -359,7 +359,8 @@ class ErrorEvent:
     error_type: str | None = None
     """A low-cardinality class of the failure when the provider knows it: the HTTP status
     (`"500"`, `"429"`, `"401"`), `"connection"`, `"timeout"`, `"retry_delay"` (the server
-    asked to wait too long), `"no_api_key"`; `None` otherwise. `FallbackModel` reads it.
+    asked to wait too long), `"no_api_key"`, `"no_sdk"` (the provider's SDK extra is not
+    installed); `None` otherwise. `FallbackModel` reads it.
     """
 
 

@@ -606,7 +606,8 @@ def failure_type(exc: BaseException) -> str | None:
     """The failure's class for `ErrorEvent.error_type`: the HTTP status of an
     SDK status error (`"503"`) or the one an error event inside a streamed answer stands
     for (`stream_error_status`), `"connection"`, `"timeout"`, `"retry_delay"`,
-    `"no_api_key"`; None for anything else (a bug, a malformed response)."""
+    `"no_api_key"`, `"no_sdk"` (the provider's SDK extra is not installed); None for
+    anything else (a bug, a malformed response)."""
     status = getattr(exc, "status_code", None)
     if isinstance(status, int) and not isinstance(status, bool) and status != 200:
         return str(status)
@@ -614,6 +615,8 @@ def failure_type(exc: BaseException) -> str | None:
         return str(in_stream)
     if isinstance(exc, SetupError):
         return "no_api_key"
+    if isinstance(exc, ModuleNotFoundError) and exc.name in ("openai", "anthropic"):
+        return "no_sdk"
     if isinstance(exc, RetryDelayTooLongError):
         return "retry_delay"
     if isinstance(exc, IdleTimeoutError | TimeoutError):

@@ -60,14 +60,16 @@ logger = logging.getLogger(__name__)
 FALLBACK_API = "fallback"
 """The `Model.api` of a `FallbackModel`."""
 
-_PROVIDER_FAILURES = frozenset({"connection", "timeout", "retry_delay", "no_api_key", "401", "403"})
+_PROVIDER_FAILURES = frozenset(
+    {"connection", "timeout", "retry_delay", "no_api_key", "no_sdk", "401", "403"}
+)
 
 
 def falls_through(event: ErrorEvent) -> bool:
     """Whether a failed call may be retried on the next model: reason "error" with a
     provider failure class (`ErrorEvent.error_type`): connection, timeout, a too-long retry
-    delay, no API key, 401/403, 404 (the model or address, not the request, is unknown
-    there), 408, 429 or 5xx."""
+    delay, no API key, the provider's SDK not installed, 401/403, 404 (the model or
+    address, not the request, is unknown there), 408, 429 or 5xx."""
     kind = event.error_type
     if event.reason != "error" or kind is None:
         return False
