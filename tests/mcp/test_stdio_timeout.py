@@ -7,14 +7,16 @@ long call that reports progress goes on."""
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import given, strategies as st
 
 from tests.mcp._kit import run_calls, text
 from tests.mcp.conftest import stdio_server, wait_for_file
 from yiemagent.errors import ConfigError
-from yiemagent.mcp import MCPServerStdio, add_server
+from yiemagent.mcp import MCPServerHTTP, MCPServerStdio, add_server
 from yiemagent.tools import ToolStore
 from yiemagent.types import AgentEvent, ToolExecutionUpdateEvent
 
@@ -59,7 +61,19 @@ async def test_progress_more_often_than_the_timeout_keeps_a_stdio_call_going() -
         assert silent.is_error and "went silent" in text(silent)
 
 
-@pytest.mark.parametrize("timeout_s", [0, -1.0])
-def test_a_timeout_that_is_not_positive_is_refused(timeout_s: float) -> None:
-    with pytest.raises(ConfigError, match="timeout_s must be > 0 seconds"):
-        MCPServerStdio("python server.py", timeout_s=timeout_s)
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda timeout_s: MCPServerStdio("python server.py", timeout_s=timeout_s),
+        # it was taken, and every request then timed out at once, read as a server that
+        # does not answer
+        lambda timeout_s: MCPServerHTTP("http://127.0.0.1:9/mcp", timeout_s=timeout_s),
+    ],
+    ids=["stdio", "http"],
+)
+@given(timeout_s=st.floats(max_value=0) | st.just(float("nan")))
+def test_a_timeout_that_is_not_positive_is_refused(
+    make: Callable[[float], object], timeout_s: float
+) -> None:
+    with pytest.raises(ConfigError, match=r"^timeout_s must be > 0 seconds, not "):
+        make(timeout_s)

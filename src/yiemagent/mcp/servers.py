@@ -254,7 +254,7 @@ class MCPServerHTTP(MCPServer):
             file); `add_server(max_result_chars=...)` bounds what the model then gets.
 
     Raises:
-        ConfigError: a URL that is not http(s), or `max_message_bytes` < 1.
+        ConfigError: a URL that is not http(s), `timeout_s` <= 0, or `max_message_bytes` < 1.
     """
 
     def __init__(
@@ -272,6 +272,8 @@ class MCPServerHTTP(MCPServer):
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.netloc:
             raise ConfigError(f"MCP server URL must be http(s)://host[:port]/path, not {url!r}")
+        if not timeout_s > 0:
+            raise ConfigError(f"timeout_s must be > 0 seconds, not {timeout_s!r}")
         if max_message_bytes < 1:
             raise ConfigError(f"max_message_bytes must be >= 1, not {max_message_bytes!r}")
         self.url = url
