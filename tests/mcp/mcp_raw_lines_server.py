@@ -7,6 +7,8 @@ ways the SDK's own server never does, for the tests of the client's line reader:
     python mcp_raw_lines_server.py trickle     # the answer in pieces, cut inside characters
     python mcp_raw_lines_server.py die         # half of the answer, then exit (code 3)
     python mcp_raw_lines_server.py broken      # the answer's line broken: `{broken` result
+    python mcp_raw_lines_server.py huge        # text "N" answers N bytes of text, id first
+    python mcp_raw_lines_server.py huge_id_last  # the same, the id after the result
 
 It lists one tool, `echo`, which answers its `text`.
 """
@@ -43,8 +45,22 @@ def line(request: dict[str, Any], result: dict[str, Any]) -> bytes:
     return json.dumps(answer, ensure_ascii=False).encode() + END
 
 
+def huge(request: dict[str, Any], size: int) -> None:
+    """Answer `size` bytes of text, written a MiB at a time (the server holds no more)."""
+    request_id = b'"id": %d' % request["id"]
+    head = b'{"jsonrpc": "2.0", ' + (request_id + b", " if MODE == "huge" else b"")
+    write(head + b'"result": {"content": [{"type": "text", "text": "')
+    piece = b"x" * (1 << 20)
+    for start in range(0, size, len(piece)):
+        write(piece[: size - start])
+    write(b'"}]}' + (b", " + request_id if MODE == "huge_id_last" else b"") + b"}" + END)
+
+
 def call(request: dict[str, Any]) -> None:
     said = request["params"].get("arguments", {}).get("text", "")
+    if MODE.startswith("huge") and said.isdigit():
+        huge(request, int(said))
+        return
     whole = line(request, {"content": [{"type": "text", "text": said}]})
     if MODE == "garbage":
         write(GARBAGE)

@@ -6,18 +6,27 @@ The server is a real subprocess, `mcp_raw_lines_server.py`."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import logging
+import math
+import os
 import re
 import sys
+import threading
+from pathlib import Path
 
+import anyio
 import pytest
 from hypothesis import given, strategies as st
+from pydantic import ValidationError
 
 from tests.mcp._kit import run_calls, text
 from tests.mcp.conftest import HERE
+from yiemagent.errors import ConfigError
 from yiemagent.mcp import MCPServerStdio, add_server
 from yiemagent.mcp._sdk import request_id_in
+from yiemagent.mcp._stdio import LineTooLong, MessageReader
 from yiemagent.tools import ToolStore
 
 pytestmark = pytest.mark.timeout(300)
@@ -130,3 +139,142 @@ def test_a_whole_line_gives_its_id(message: tuple[bytes, int | str, int]) -> Non
 )
 def test_no_id_is_found_where_there_is_none(line: str) -> None:
     assert request_id_in(line) is None
+
+
+# ── a line past max_message_bytes ─────────────────────────────────────────────────────
+
+
+class _PeakRss:
+    """The largest resident size of this process while in the `with`, bytes, sampled by a
+    thread (the connection reads on a thread of this process)."""
+
+    def __enter__(self) -> _PeakRss:
+        self.start = self.peak = self._now()
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._done.set()
+        self._thread.join()
+
+    @staticmethod
+    def _now() -> int:
+        resident = Path("/proc/self/statm").read_text().split()[1]
+        return int(resident) * os.sysconf("SC_PAGE_SIZE")
+
+    def _sample(self) -> None:
+        while not self._done.wait(0.002):
+            self.peak = max(self.peak, self._now())
+
+
+_MiB = 1 << 20
+
+
+@pytest.mark.skipif(not Path("/proc/self/statm").exists(), reason="reads RSS from /proc")
+async def test_a_line_past_max_message_bytes_fails_its_call_and_is_skipped_in_bounded_memory(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A 200 MB answer with `max_message_bytes` of 1 MiB: the call fails naming the bound,
+    the process grows by far less than the line (read whole, it held the line several
+    times over), and the next call's answer, on the line after it, arrives."""
+    caplog.set_level(logging.WARNING)
+    options = {"max_message_bytes": _MiB}
+    async with MCPServerStdio(
+        sys.executable, [RAW_LINES, "huge"], name="huge", **options
+    ) as server:
+        store = ToolStore("huge")
+        await add_server(store, server)
+        with _PeakRss() as rss:
+            [big] = await asyncio.wait_for(run_calls(store, ("echo", {"text": "200000000"})), 240)
+            [small] = await asyncio.wait_for(run_calls(store, ("echo", {"text": "again"})), 240)
+    assert big.is_error
+    assert re.fullmatch(
+        r'MCP server "huge" answered the call to "echo" with a message longer than its '
+        r"max_message_bytes \(1048576 bytes\), skipped: "
+        r"""'\{"jsonrpc": "2.0", "id": \d+, "result": \{"content": \[\{"type": "text", """
+        r""""text": "x+'\.\.\.""",
+        text(big),
+    ), text(big)
+    assert (small.is_error, text(small)) == (False, "again")
+    assert rss.peak - rss.start < 60 * _MiB, (rss.start, rss.peak)
+    assert "max_message_bytes" not in caplog.text  # told to the call, not logged
+
+
+async def test_a_line_past_the_bound_without_its_id_up_front_ends_every_call_in_flight() -> None:
+    """The id after a 5 MB result cannot be read before the line is skipped: the call in
+    flight may be the one it answers, so it ends, and the session goes on."""
+    async with MCPServerStdio(
+        sys.executable, [RAW_LINES, "huge_id_last"], name="last", max_message_bytes=_MiB
+    ) as server:
+        store = ToolStore("last")
+        await add_server(store, server)
+        [big] = await asyncio.wait_for(run_calls(store, ("echo", {"text": "5000000"})), 240)
+        [small] = await asyncio.wait_for(run_calls(store, ("echo", {"text": "again"})), 240)
+    assert big.is_error
+    assert text(big).startswith(
+        'MCP server "last" wrote a message longer than its max_message_bytes (1048576 bytes), '
+        """skipped, with no id in '{"jsonrpc": "2.0", "result": {"content": """
+    ), text(big)
+    assert text(big).endswith('; the call to "echo" may never get its answer, so it ended')
+    assert (small.is_error, text(small)) == (False, "again")
+
+
+def test_max_message_bytes_below_one_is_refused() -> None:
+    with pytest.raises(ConfigError, match=r"max_message_bytes must be >= 1, not 0"):
+        MCPServerStdio("python server.py", max_message_bytes=0)
+
+
+@st.composite
+def _bounded_lines(draw: st.DrawFn) -> tuple[int, list[bytes], bytes]:
+    """A bound, some lines of lengths around it (`[` and digits: each is no JSON-RPC
+    message, and the error that refuses it holds it), and an unfinished last line."""
+    bound = draw(st.integers(1, 40))
+    count = draw(st.integers(0, 6))
+    lines = [b"[" + b"7" * draw(st.integers(0, 2 * bound)) for _ in range(count)]
+    return bound, lines, b"[" * draw(st.integers(0, 3 * bound))
+
+
+@given(_bounded_lines(), st.data())
+def test_lines_past_the_bound_are_cut_off_and_the_lines_after_them_read_whole(
+    case: tuple[int, list[bytes], bytes], data: st.DataObject
+) -> None:
+    """Each line within the bound reads as what it holds, each longer one as `LineTooLong`
+    with its first bytes (more than the bound), wherever the pipe's reads cut the stream.
+    An unfinished last line is dropped, unless it is past the bound already: a server that
+    never ends its line fails the call at once."""
+    bound, lines, tail = case
+    wire = b"".join(line + b"\n" for line in lines) + tail
+    cuts = sorted(data.draw(st.sets(st.integers(0, len(wire)), max_size=10)))
+    chunks = [wire[start:end] for start, end in itertools.pairwise([0, *cuts, len(wire)])]
+
+    async def read_all() -> list[tuple[str, bytes]]:
+        send, receive = anyio.create_memory_object_stream[bytes](math.inf)
+        for chunk in chunks:
+            send.send_nowait(chunk)
+        send.close()
+        reader = MessageReader(receive, errors="replace", max_line_bytes=bound)
+        read: list[tuple[str, bytes]] = []
+        while True:
+            try:
+                item = await reader.receive()
+            except anyio.EndOfStream:
+                return read
+            if isinstance(item, LineTooLong):
+                assert item.limit == bound
+                read.append(("too long", item.head))
+            else:
+                assert isinstance(item, ValidationError)
+                read.append(("read", item.errors()[0]["input"].encode()))
+
+    got = anyio.run(read_all)
+    whole = [*lines, tail] if len(tail) > bound else lines
+    assert [kind for kind, _ in got] == [
+        "read" if len(line) <= bound else "too long" for line in whole
+    ]
+    for (kind, held), line in zip(got, whole, strict=True):
+        if kind == "read":
+            assert held == line
+        else:
+            assert line.startswith(held) and len(held) > bound

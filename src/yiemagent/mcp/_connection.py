@@ -61,6 +61,7 @@ from yiemagent.mcp._sdk import (
     require_sdk,
     unreadable_line,
 )
+from yiemagent.mcp._stdio import LineTooLong
 from yiemagent.types.signal import AbortSignal
 
 if TYPE_CHECKING:
@@ -555,6 +556,14 @@ class MCPServer:
                 self._stale = True  # the refresh under way lists once more when it is done
             else:
                 self._refreshing = asyncio.ensure_future(self._refresh_after_change())
+        elif isinstance(message, LineTooLong):
+            logger.warning(
+                "MCP server %s wrote a line longer than its max_message_bytes (%d bytes), "
+                "skipped: %s",
+                self.name,
+                message.limit,
+                repr(message.head.decode("utf-8", "replace")[:100]) + "...",
+            )
         elif isinstance(message, Exception):
             logger.warning(
                 "MCP server %s wrote a line that is not JSON-RPC (%s); a server writes its "

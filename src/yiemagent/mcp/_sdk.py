@@ -19,6 +19,7 @@ from yiemagent.errors import (
     refused_here,
     refused_text,
 )
+from yiemagent.mcp._stdio import LineTooLong
 
 if TYPE_CHECKING:
     from mcp import ClientSession
@@ -362,6 +363,11 @@ class WatchedStream(ReadStream):
             problem = f"sent an error without a request id ({message.error.message})"
         else:
             problem = f"answered with id {message.id!r}, which matches no request it was sent"
+        return self._end_pending(problem, item)
+
+    def _end_pending(self, problem: str, item: Any) -> Any:
+        """Log `problem` (an answer that may have been meant for any request) and end every
+        pending request with it; returns the first error made up, else `item`."""
         logger.warning("%s %s", self._label, problem)
         self._made_up = [
             self._error(request_id, f"{problem}; {what} may never get its answer, so it ended")
@@ -371,9 +377,26 @@ class WatchedStream(ReadStream):
             self._ledger.settle(request_id)
         return self._made_up.pop(0) if self._made_up else item
 
+    def _too_long(self, exc: LineTooLong) -> Any:
+        """A line past `max_message_bytes` ends the request it answers, or, when its id is
+        not in its first bytes, every pending one; with none pending it goes on to the
+        session (a warning)."""
+        head = exc.head.decode("utf-8", "replace")
+        problem = f"a message longer than its max_message_bytes ({exc.limit} bytes)"
+        shown = repr(head[:100]) + "..."
+        request_id = request_id_in(head)
+        if request_id is not None and self._ledger.pending_now(request_id):
+            what = self._ledger.settle(request_id)
+            return self._error(request_id, f"answered {what} with {problem}, skipped: {shown}")
+        if request_id is None and self._ledger.pending:
+            return self._end_pending(f"wrote {problem}, skipped, with no id in {shown}", exc)
+        return exc
+
     def _unreadable(self, exc: Exception) -> Any:
         """A line the SDK could not read: an answer to a pending request ends it, found by
         its id (`request_id_in` for a line that is not JSON)."""
+        if isinstance(exc, LineTooLong):
+            return self._too_long(exc)
         refused = refused_input(exc)
         value, parse_error = refused if refused is not None else (None, None)
         if isinstance(value, dict):

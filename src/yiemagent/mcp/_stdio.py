@@ -10,9 +10,10 @@ pieces: the process starts in a session of its own with the SDK's safe default
 environment plus the caller's, its stderr goes to `errlog`; a line is UTF-8 with the
 caller's error handler, a CR before the LF is JSON whitespace, a line that is no JSON-RPC
 message reaches the session as the pydantic error that refused it and the session goes on,
-an unfinished last line is dropped; closing closes stdin, waits out the SDK's grace
-period, then stops the process group (SIGTERM, then SIGKILL), each wait bounded. On
-Windows the SDK's own transport is used.
+an unfinished last line is dropped; a line longer than the caller's bound reaches the
+session as `LineTooLong`, and its rest is dropped as it is read. Closing closes stdin,
+waits out the SDK's grace period, then stops the process group (SIGTERM, then SIGKILL),
+each wait bounded. On Windows the SDK's own transport is used.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
     from anyio.abc import AnyByteReceiveStream, ByteReceiveStream, Process
     from mcp.shared.message import SessionMessage
 
-__all__ = ["MessageReader", "parse_line", "stdio_transport"]
+__all__ = ["LineTooLong", "MessageReader", "parse_line", "stdio_transport"]
 
 logger = logging.getLogger(__name__)
 
@@ -43,6 +44,26 @@ _WRITER_FLUSH_S = 0.5
 
 _EXIT_POLL_S = 0.01
 """How often the exit code is read while waiting for the process to end, s."""
+
+_HEAD_BYTES = 4096
+"""How much of a line that is too long is kept (its id is near the start), bytes."""
+
+_SKIP_BYTES = 65536
+"""The most read at once while skipping the rest of a line that is too long, bytes."""
+
+
+class LineTooLong(ValueError):
+    """A line of the server's output longer than the reader's bound.
+
+    Attributes:
+        head: the line's first bytes (up to 4 KiB), where a message's id is.
+        limit: the bound it passed, bytes.
+    """
+
+    def __init__(self, head: bytes, limit: int) -> None:
+        self.head = head
+        self.limit = limit
+        super().__init__(f"a line longer than {limit} bytes")
 
 
 def parse_line(line: bytes, errors: ErrorHandler = "strict") -> SessionMessage | Exception:
@@ -73,17 +94,29 @@ class MessageReader:
     """The messages of a server's output stream, one per LF-ended line, in order.
 
     Reads only as far as the line it returns (no read-ahead while the caller is busy with
-    a message); the work per line is linear in its length. One consumer.
+    a message); the work per line is linear in its length. A line longer than
+    `max_line_bytes` is returned as `LineTooLong` as soon as it passes the bound, and its
+    rest is read and dropped a piece at a time, so memory stays within the bound plus one
+    read. One consumer.
     """
 
-    def __init__(self, stream: AnyByteReceiveStream, *, errors: ErrorHandler = "strict") -> None:
+    def __init__(
+        self,
+        stream: AnyByteReceiveStream,
+        *,
+        errors: ErrorHandler = "strict",
+        max_line_bytes: int = sys.maxsize,
+    ) -> None:
         from anyio.streams.buffered import BufferedByteReceiveStream
 
         self._buffered = BufferedByteReceiveStream(stream)
         self._errors: ErrorHandler = errors
+        self._max_line_bytes = max_line_bytes
+        self._skipping = False
 
     async def receive(self) -> SessionMessage | Exception:
-        """The next line's message, or the error that refused it (`parse_line`).
+        """The next line's message, or the error that refused it (`parse_line`), or
+        `LineTooLong`.
 
         Raises:
             anyio.EndOfStream: the stream ended; an unfinished last line is dropped, as
@@ -91,11 +124,37 @@ class MessageReader:
         """
         import anyio
 
+        limit = self._max_line_bytes
         try:
-            line = await self._buffered.receive_until(b"\n", sys.maxsize)
+            if self._skipping:
+                await self._skip_line()
+            line = await self._buffered.receive_until(b"\n", min(limit + 1, sys.maxsize))
         except anyio.IncompleteRead:
             raise anyio.EndOfStream from None
+        except anyio.DelimiterNotFound:  # more than `limit` bytes and no LF yet
+            self._skipping = True
+            return LineTooLong(await self._buffered.receive(_HEAD_BYTES), limit)
+        if len(line) > limit:  # the LF came in the read that passed the bound
+            return LineTooLong(line[:_HEAD_BYTES], limit)
         return parse_line(line, self._errors)
+
+    async def _skip_line(self) -> None:
+        """Read and drop the rest of a line that is too long, up to its LF.
+
+        The buffer holds no LF when `receive_until` gives up (it searched all of it), so
+        the read that finds the LF came from the stream into an empty buffer, and what
+        follows the LF goes back into it as the start of the next line.
+
+        Raises:
+            anyio.EndOfStream: the stream ended inside the line.
+        """
+        while True:
+            chunk = await self._buffered.receive(_SKIP_BYTES)
+            end = chunk.find(b"\n")
+            if end >= 0:
+                self._buffered.feed_data(chunk[end + 1 :])
+                self._skipping = False
+                return
 
 
 @contextlib.asynccontextmanager
@@ -107,6 +166,7 @@ async def stdio_transport(
     *,
     errlog: TextIO,
     errors: ErrorHandler = "strict",
+    max_line_bytes: int = sys.maxsize,
 ) -> AsyncIterator[tuple[Any, Any]]:
     """Start `command` and yield the session's `(read, write)` streams to it.
 
@@ -116,6 +176,8 @@ async def stdio_transport(
         cwd: the process's working folder.
         errlog: where its stderr goes (a file with a descriptor).
         errors: the error handler for text that is not UTF-8, both ways.
+        max_line_bytes: the longest line read, bytes; a longer one is `LineTooLong` (not
+            on Windows: the SDK's transport has no bound).
 
     Raises:
         OSError: the program cannot start.
@@ -155,7 +217,7 @@ async def stdio_transport(
     stdin, stdout = process.stdin, process.stdout
 
     async def read_stdout() -> None:
-        reader = MessageReader(stdout, errors=errors)
+        reader = MessageReader(stdout, errors=errors, max_line_bytes=max_line_bytes)
         try:
             async with to_session:
                 try:

@@ -26,6 +26,9 @@ __all__ = ["MCPServerHTTP", "MCPServerStdio"]
 DEFAULT_TIMEOUT_S = 30.0
 """The longest a server may stay silent about a call unless told otherwise, seconds."""
 
+DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024
+"""The largest message a server may send unless told otherwise, bytes."""
+
 
 def _own_program(command: str) -> str:
     """The program to start for `command`: this process's Python for `python`/`python3`,
@@ -66,10 +69,15 @@ class MCPServerStdio(MCPServer):
             fails, saying the server went silent; the process keeps serving the others.
             A slow tool that sends no progress needs a larger value.
         stderr: where the server's stderr goes (a file with a descriptor).
+        max_message_bytes: the largest message the server may send (a tool's result, as
+            one line of its stdout), bytes. A longer line fails the call it answers (every
+            call in flight when its id cannot be read in its first 4 KiB), and its rest is
+            skipped without being held, so a runaway server cannot exhaust memory; the
+            session goes on. Not on Windows, where the SDK's transport has no bound.
 
     Raises:
         ConfigError: an empty command, a command line that does not split (an unclosed
-            quote), or `timeout_s` <= 0.
+            quote), `timeout_s` <= 0, or `max_message_bytes` < 1.
     """
 
     def __init__(
@@ -83,6 +91,7 @@ class MCPServerStdio(MCPServer):
         connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S,
         timeout_s: float = DEFAULT_TIMEOUT_S,
         stderr: TextIO | None = None,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
     ) -> None:
         if not args and " " in command.strip():
             try:
@@ -95,6 +104,8 @@ class MCPServerStdio(MCPServer):
             raise ConfigError("MCPServerStdio needs a command, e.g. 'python server.py'")
         if not timeout_s > 0:
             raise ConfigError(f"timeout_s must be > 0 seconds, not {timeout_s!r}")
+        if max_message_bytes < 1:
+            raise ConfigError(f"max_message_bytes must be >= 1, not {max_message_bytes!r}")
         default = command_label([command, *args])
         self.command = _own_program(command)
         self.args = list(args)
@@ -102,6 +113,7 @@ class MCPServerStdio(MCPServer):
         self.cwd = cwd
         self.stderr = stderr
         self.timeout_s = timeout_s
+        self.max_message_bytes = max_message_bytes
         self._tee: _StderrTee | None = None
         super().__init__(name=name or default, connect_timeout_s=connect_timeout_s)
 
@@ -127,7 +139,13 @@ class MCPServerStdio(MCPServer):
             # line) is U+FFFD, and the line one that is not JSON-RPC (logged); read
             # strictly, it ended the SDK's reader and every call waited for ever
             async with stdio_transport(
-                self.command, self.args, self.env, self.cwd, errlog=tee.pipe, errors="replace"
+                self.command,
+                self.args,
+                self.env,
+                self.cwd,
+                errlog=tee.pipe,
+                errors="replace",
+                max_line_bytes=self.max_message_bytes,
             ) as streams:
                 yield streams
         finally:
@@ -229,10 +247,6 @@ def _errlog(wanted: TextIO | None) -> TextIO:
             continue
         return candidate
     return open(os.devnull, "w")  # lives as long as the process
-
-
-DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024
-"""The largest message an `MCPServerHTTP` may send unless told otherwise, bytes."""
 
 
 class MCPServerHTTP(MCPServer):
