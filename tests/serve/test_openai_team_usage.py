@@ -21,10 +21,14 @@ pytestmark = pytest.mark.timeout(120)
 
 
 def relay(next_tool: str | None, tokens: int) -> Any:
-    """Each model call costs `tokens`; an agent asks `next_tool`, then says its result."""
+    """Each model call reads `tokens`, writes a tenth of them and reasons a tenth of
+    those; an agent asks `next_tool`, then says its result."""
 
     def reply(context: Context) -> Any:
-        usage = Usage(input=tokens, output=0, total_tokens=tokens)
+        output, reasoning = tokens // 10, tokens // 100
+        usage = Usage(
+            input=tokens, output=output, reasoning=reasoning, total_tokens=tokens + output
+        )
         last = context.messages[-1]
         if last.role == "toolResult":
             return faux_message(faux_text(f"{context.system_prompt} {text_of(last)}"), usage=usage)
@@ -51,7 +55,12 @@ def test_usage_counts_every_level_once() -> None:
         mid = agent("mid", tools=[agent("leaf").as_tool()])
         return agent("lead", tools=[mid.as_tool()], session_store=store, session_id=session_id)
 
-    expected = {"prompt_tokens": 2210, "completion_tokens": 0, "total_tokens": 2210}
+    expected = {
+        "prompt_tokens": 2210,
+        "completion_tokens": 221,
+        "total_tokens": 2431,
+        "completion_tokens_details": {"reasoning_tokens": 22},  # a reasoning model's part
+    }
     body: dict[str, Any] = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
     app = create_app(make_agent, session_store=store)
     with serving(app) as url, httpx.Client(base_url=url, timeout=60) as client:
@@ -61,5 +70,5 @@ def test_usage_counts_every_level_once() -> None:
             chunks = [data for _, data in sse(response) if isinstance(data, dict)]
 
     assert plain["choices"][0]["message"]["content"] == "lead: mid: leaf: 42"
-    assert plain["usage"] == expected  # 2 x 1000 + 2 x 100 + 10
+    assert plain["usage"] == expected  # 2 x 1000 + 2 x 100 + 10, their tenths, hundredths
     assert [c["usage"] for c in chunks if c.get("usage")] == [expected]

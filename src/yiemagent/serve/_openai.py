@@ -121,11 +121,13 @@ def _text(content: Any, role: str) -> str:
 _SPENDING_ROLES = ("assistant", "toolResult")
 
 
-def _usage(end: dict[str, Any]) -> dict[str, int]:
+def _usage(end: dict[str, Any]) -> dict[str, Any]:
     """The run's tokens: its model calls, the summaries written for them
     (`compaction_usage`) and its tool results (what sub-agents spent). The prompt is every
-    input token, read from a cache, written to it or neither."""
-    prompt = completion = 0
+    input token, read from a cache, written to it or neither; of the completion, the
+    tokens spent reasoning are `completion_tokens_details.reasoning_tokens`, as OpenAI
+    says them."""
+    prompt = completion = reasoning = 0
     for message in end.get("messages", []):
         if message.get("role") not in _SPENDING_ROLES:
             continue
@@ -133,10 +135,12 @@ def _usage(end: dict[str, Any]) -> dict[str, int]:
             if usage:
                 prompt += sum(usage.get(key, 0) for key in ("input", "cache_read", "cache_write"))
                 completion += usage.get("output", 0)
+                reasoning += usage.get("reasoning", 0)
     return {
         "prompt_tokens": prompt,
         "completion_tokens": completion,
         "total_tokens": prompt + completion,
+        "completion_tokens_details": {"reasoning_tokens": reasoning},
     }
 
 
