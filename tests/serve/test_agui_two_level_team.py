@@ -71,9 +71,12 @@ def twice(context: Context) -> Any:
 
 
 @contextlib.contextmanager
-def team_server(leaf: Any, launched: list[str]) -> Iterator[httpx.Client]:
-    """A server of lead -> mid -> leaf, `leaf` the leaf's reply; `launch` is held."""
-    store = InMemorySessionStore()
+def team_server(
+    leaf: Any, launched: list[str], store: InMemorySessionStore | None = None
+) -> Iterator[httpx.Client]:
+    """A server of lead -> mid -> leaf on `store` (default a new one), `leaf` the leaf's
+    reply; `launch` is held."""
+    store = store or InMemorySessionStore()
 
     async def launch(call_id: str, args: dict[str, Any], *_: Any) -> str:
         launched.append(args["city"])
@@ -156,3 +159,49 @@ def test_a_leaf_held_twice_gets_its_results_under_the_first_runs_ids() -> None:
     assert launched == ["mars", "venus"]
     answer = "".join(e.delta for e in third if e.type.value == "TEXT_MESSAGE_CONTENT")
     assert answer.endswith("lead: mid: leaf: launched mars; launched venus")
+
+
+def client_messages(user: agui.UserMessage, events: list[Any]) -> list[Any]:
+    """The conversation as an AG-UI client builds it from a run's stream: the user's
+    message and an assistant message per `parentMessageId` holding its streamed calls."""
+    calls: dict[str, list[str]] = {}
+    for event in events:
+        if event.type.value == "TOOL_CALL_START":
+            calls[event.tool_call_id] = [event.tool_call_name, "", event.parent_message_id]
+        elif event.type.value == "TOOL_CALL_ARGS":
+            calls[event.tool_call_id][1] += event.delta
+    by_message: dict[str, list[agui.ToolCall]] = {}
+    for call_id, (name, arguments, message_id) in calls.items():
+        function = agui.FunctionCall(name=name, arguments=arguments)
+        made = agui.ToolCall(id=call_id, type="function", function=function)
+        by_message.setdefault(message_id, []).append(made)
+    return [
+        user,
+        *(
+            agui.AssistantMessage(id=message_id, role="assistant", tool_calls=made)
+            for message_id, made in by_message.items()
+        ),
+    ]
+
+
+def test_after_a_restart_the_results_name_the_ids_of_the_clients_messages() -> None:
+    """The server that held the call is gone (restarted, or another replica answers): the
+    ids it streamed are read from the client's messages, which hold its calls."""
+    store = InMemorySessionStore()
+    launched: list[str] = []
+    user = agui.UserMessage(id="u1", role="user", content="mars")
+    with team_server(relay("launch"), launched, store) as client:
+        held_run = agui_run(client, run_input("r1", messages=[user]))
+    [interrupt] = held_run[-1].outcome.interrupts
+    messages = client_messages(user, held_run)
+
+    with team_server(relay("launch"), launched, store) as client:
+        resume = [agui.ResumeEntry(interrupt_id=interrupt.id, status="resolved")]
+        resumed = agui_run(client, run_input("r2", messages=messages, resume=resume))
+
+    check_agui_order(resumed)
+    started = {e.tool_call_id for e in held_run if e.type.value == "TOOL_CALL_START"}
+    results = [e.tool_call_id for e in resumed if e.type.value == "TOOL_CALL_RESULT"]
+    assert results[0] == interrupt.tool_call_id
+    assert len(results) == 3 and set(results) <= started
+    assert launched == ["mars"]

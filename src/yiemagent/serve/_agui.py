@@ -290,7 +290,9 @@ class Translator:
         )
         """The streamed ids of the sub-agents' calls of the run this one resumes, by the
         chain of their invocation and their own id: a held call, and the calls above it,
-        get their results here under the ids of the `TOOL_CALL_START`s the client has."""
+        get their results here under the ids of the `TOOL_CALL_START`s the client has.
+        Kept in this server's memory; without it (a restart, another replica) the one id
+        of the client's messages that ends with the call's own id is taken."""
         self.subs: dict[str, Translator] = {}
         """The running sub-agent invocations, by the id of the call (of this run) that runs
         each."""
@@ -365,9 +367,19 @@ class Translator:
         `subagentRunId`, since sub-runs number their calls as the parent does."""
         if self.sub_run is None:
             return call_id
-        before = self.streamed_before.get((self.chain, call_id))
-        if before is not None and call_id not in self.calls_started:
-            return before  # started in the run this one resumes
+        if call_id not in self.calls_started:  # maybe started in the run this one resumes
+            before = self.streamed_before.get((self.chain, call_id))
+            if before is None:  # the server restarted, or another replica held it:
+                # the client's messages hold the call under its streamed id
+                ending = f"/{call_id}"
+                named = [
+                    known
+                    for known in self._top().earlier
+                    if known.endswith(ending) and _SUB_CALL_ID.fullmatch(known)
+                ]
+                before = named[0] if len(named) == 1 else None
+            if before is not None:
+                return before
         return f"{self.prefix}/{call_id}"
 
     def streamed_ids(self) -> dict[tuple[tuple[str, ...], str], str]:
