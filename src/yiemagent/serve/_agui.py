@@ -364,7 +364,8 @@ class Translator:
     def _id(self, call_id: str) -> str:
         """The streamed id of a tool call of this run: its own in the top run (the one the
         session holds, which the client's answers name); a sub-agent's prefixed by its
-        `subagentRunId`, since sub-runs number their calls as the parent does."""
+        `subagentRunId`, since sub-runs number their calls as the parent does, unless the
+        call was streamed by the run this one resumes (`streamed_before`)."""
         if self.sub_run is None:
             return call_id
         if call_id not in self.calls_started:  # maybe started in the run this one resumes
@@ -678,8 +679,9 @@ ANSWERED_RUNS = 10_000
 
 class AnsweredRuns:
     """The runs this server started, by thread and run id, each with a digest of what it
-    was asked (its messages and resume entries): one per app, read and written on the
-    event loop only."""
+    was asked (its messages and resume entries), and per thread the streamed ids of the
+    sub-agents' calls its last run left held: one per app, read and written on the event
+    loop only."""
 
     def __init__(self) -> None:
         self._runs: OrderedDict[tuple[str, str], str] = OrderedDict()
