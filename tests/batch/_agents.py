@@ -30,7 +30,8 @@ from yiemagent.types import Cost, Usage
 
 _attempts: Counter[str] = Counter()
 
-ANSWER_USAGE = Usage(input=10, output=5, total_tokens=15, cost=Cost(total=0.001))
+ANSWER_USAGE = Usage(input=10, output=5, total_tokens=15, cost=Cost(total=0.001), reasoning=2)
+"""An answer's usage: 2 of its 5 output tokens spent reasoning."""
 
 
 def _log(task: BatchTask) -> None:

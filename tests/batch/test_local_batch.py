@@ -127,6 +127,11 @@ def test_summary_counts_failures_by_reason_tokens_and_cost(tmp_path: Path) -> No
     assert summary.total_tokens == 15 * ok
     assert summary.cost_usd == pytest.approx(0.001 * ok)
     assert any(line.startswith("failures by reason:") for line in summary.lines())
+    # the tokens an answer spent reasoning, kept on its line and read back
+    assert [r.usage["reasoning"] for r in read_results(out) if r.status == "ok"] == [2] * ok
+    assert (summary.output_tokens, summary.reasoning_tokens) == (5 * ok, 2 * ok)
+    [tokens] = [line for line in summary.lines() if line.startswith("tokens:")]
+    assert tokens.endswith(f"; reasoning {2 * ok} of the output"), tokens
 
 
 def test_rerun_failed_runs_failed_and_timed_out_tasks_again_and_keeps_one_line_each(

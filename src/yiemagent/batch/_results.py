@@ -63,7 +63,7 @@ done.""",
 DONE_STATUSES: frozenset[str] = frozenset({"ok", "error", "timeout"})
 """Statuses a rerun skips. `held` and `interrupted` tasks run again."""
 
-_USAGE_KEYS = ("input", "output", "cache_read", "cache_write", "total_tokens")
+_USAGE_KEYS = ("input", "output", "cache_read", "cache_write", "total_tokens", "reasoning")
 
 
 def _usage(raw: Any) -> dict[str, int]:
@@ -83,7 +83,8 @@ class TaskResult:
     """The answer parsed as JSON and validated against the task's `output_schema`."""
     usage: dict[str, int] = field(default_factory=lambda: _usage(None))
     """Tokens over every model call of every attempt: input, output, cache_read,
-    cache_write, total_tokens."""
+    cache_write, total_tokens, and reasoning (the part of output a reasoning model spent
+    thinking)."""
     cost_usd: float = 0.0
     """USD over every model call of every attempt (the model's prices)."""
     stop_reason: str | None = None

@@ -27,6 +27,8 @@ class BatchSummary:
     input_tokens: int = 0
     """The tasks' `usage["input"]` summed (prompt tokens not read from a cache)."""
     output_tokens: int = 0
+    reasoning_tokens: int = 0
+    """The tasks' `usage["reasoning"]` summed (output tokens spent reasoning)."""
     cache_read_tokens: int = 0
     """The tasks' `usage["cache_read"]` summed (prompt tokens read from a cache)."""
     cache_write_tokens: int = 0
@@ -48,10 +50,12 @@ class BatchSummary:
             out.append("failures by reason:")
             for kind, count in self.failures.items():
                 out.append(f"  {kind}: {count}  e.g. {self.examples.get(kind, '')}")
+        reasoning = self.reasoning_tokens
         out.append(
             f"tokens: {self.total_tokens} (input {self.input_tokens}, output "
             f"{self.output_tokens}, cache read {self.cache_read_tokens}, cache write "
             f"{self.cache_write_tokens})"
+            + (f"; reasoning {reasoning} of the output" if reasoning else "")
         )
         out.append(f"cost: ${self.cost_usd:.6f}")
         out.append(f"attempts: {self.attempts}; task time: {self.task_seconds:.1f} s")
@@ -76,6 +80,7 @@ def summarize_results(path: str | PathLike[str]) -> BatchSummary:
             summary.examples.setdefault(kind, (result.error or "")[:160])
         summary.input_tokens += result.usage.get("input", 0)
         summary.output_tokens += result.usage.get("output", 0)
+        summary.reasoning_tokens += result.usage.get("reasoning", 0)
         summary.cache_read_tokens += result.usage.get("cache_read", 0)
         summary.cache_write_tokens += result.usage.get("cache_write", 0)
         summary.total_tokens += result.usage.get("total_tokens", 0)
