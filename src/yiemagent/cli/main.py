@@ -131,6 +131,29 @@ app = typer.Typer(
 )
 
 
+def _print_version(asked: bool) -> None:
+    if asked:
+        from yiemagent import __version__
+
+        print(f"yiem {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            callback=_print_version,
+            is_eager=True,
+            help="Print the installed yiemagent's version and exit.",
+        ),
+    ] = False,
+) -> None:
+    """yiemagent: run an LLM agent that calls tools (offline on the embedded model)."""
+
+
 def _one_line(exc: BaseException) -> str:
     if isinstance(exc, ToolLoadError):
         failures = "; ".join(f"{path}: {reason}" for path, reason in exc.failures)
