@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -130,3 +131,21 @@ async def test_a_check_maker_given_uncalled_is_refused_before_any_run(maker: str
         await run_eval([case], make_agent)
     assert str(made.value) == str(run.value) == message
     assert Dataset([Case("c", "Say hi", [contains("hi")])]).cases  # a made check is one
+
+
+@pytest.mark.parametrize(
+    ("item", "said"),
+    [
+        ('{matches: "("}', "matches: '(' is not a regular expression: missing ), "),
+        ("{tool_called: [a]}", "tool_called needs a tool name, not ['a']"),
+        ("{max_turns: -1}", "max_turns: needs a whole number of 0 or more, not -1"),
+    ],
+)
+def test_a_check_refusing_its_argument_is_named_once(tmp_path: Path, item: str, said: str) -> None:
+    """The loader put the check's name before the check's own text, which names it too:
+    "checks[0]: matches: matches: '(' is not a regular expression"."""
+    path = tmp_path / "d.yaml"
+    path.write_text(f"cases:\n  - name: x\n    input: y\n    checks: [{item}]\n")
+    with pytest.raises(DatasetError) as refused:
+        Dataset.load(path)
+    assert str(refused.value).startswith(f"{path}: case 'x': checks[0]: {said}")

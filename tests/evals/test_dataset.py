@@ -129,7 +129,7 @@ def test_a_jsonl_dataset_saved_with_a_byte_order_mark(tmp_path: Path) -> None:
         ),
         (
             "cases: [{name: a, input: hi, checks: [matches: '(']}]\n",
-            "d.yaml: case 'a': checks[0]: matches: matches: '(' is not a regular expression",
+            "d.yaml: case 'a': checks[0]: matches: '(' is not a regular expression",
         ),
         ("cases: [{name: a, input: hi, chekcs: []}]\n", "d.yaml: case 'a': chekcs: unknown field"),
         (

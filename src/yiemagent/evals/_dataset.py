@@ -325,7 +325,9 @@ def _check(file: Path, where: str, item: Any) -> Check:
         else:
             made = factory(argument)
     except ConfigError as exc:
-        raise DatasetError(f"{where}: {name}: {exc}") from None
+        said = str(exc)  # the check's own text may name it already: not "matches: matches:"
+        named = said.startswith((f"{name}: ", f"{name} "))
+        raise DatasetError(f"{where}: {said}" if named else f"{where}: {name}: {said}") from None
     except TypeError as exc:
         raise DatasetError(f"{where}: {name}: {_signature_problem(exc)}") from None
     if not callable(made):
