@@ -7,6 +7,7 @@ ways the SDK's own server never does, for the tests of the client's line reader:
     python mcp_raw_lines_server.py trickle     # the answer in pieces, cut inside characters
     python mcp_raw_lines_server.py die         # half of the answer, then exit (code 3)
     python mcp_raw_lines_server.py broken      # the answer's line broken: `{broken` result
+    python mcp_raw_lines_server.py json_log    # a log line in JSON before each answer
     python mcp_raw_lines_server.py huge        # text "N" answers N bytes of text, id first
     python mcp_raw_lines_server.py huge_id_last  # the same, the id after the result
 
@@ -24,6 +25,7 @@ from typing import Any
 MODE = sys.argv[1] if len(sys.argv) > 1 else "crlf"
 END = b"\r\n" if MODE == "crlf" else b"\n"
 GARBAGE = b'{"jsonrpc": "2.0", "id": 7, "result": {broken\n'
+JSON_LOG = '{"level": "info", "ok": true, "msg": "started é"}\n'.encode()
 NOT_UTF8 = b"\xff\xfe"
 """Written into the answer's text in `latin1` mode, inside the JSON string."""
 
@@ -62,8 +64,8 @@ def call(request: dict[str, Any]) -> None:
         huge(request, int(said))
         return
     whole = line(request, {"content": [{"type": "text", "text": said}]})
-    if MODE == "garbage":
-        write(GARBAGE)
+    if MODE in ("garbage", "json_log"):
+        write(GARBAGE if MODE == "garbage" else JSON_LOG)
         write(whole)
     elif MODE == "latin1":
         write(whole.replace(b'"text": "', b'"text": "' + NOT_UTF8, 1))

@@ -74,6 +74,24 @@ async def test_a_line_that_is_not_json_with_no_pending_id_stays_a_warning(
     assert "wrote a line that is not JSON-RPC" in caplog.text
 
 
+async def test_a_stray_line_is_one_warning_with_the_server_and_the_line_as_written(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """What replaces the SDK's "Failed to parse JSONRPC message from server" and its
+    traceback: one warning naming the server and quoting the line's start, a JSON line as
+    JSON (it read as a Python dict, `{'ok': True}`)."""
+    caplog.set_level(logging.WARNING)
+    assert await _echo_calls("json_log", "hi") == [(False, "hi")]
+    [warning] = [r for r in caplog.records if "not JSON-RPC" in r.getMessage()]
+    assert warning.levelno == logging.WARNING and warning.exc_info is None
+    assert warning.getMessage() == (
+        "MCP server json_log wrote a line that is not JSON-RPC "
+        """('{"level": "info", "ok": true, "msg": "started é"}'); a server writes its logs """
+        "to stderr, not stdout"
+    )
+    assert not [r for r in caplog.records if r.name.startswith("mcp.")]
+
+
 # ── the id before the break ───────────────────────────────────────────────────────────
 
 _JSON = st.recursive(

@@ -157,15 +157,16 @@ def request_id_in(line: str) -> int | str | None:
 
 def unreadable_line(exc: BaseException) -> str:
     """What a server wrote that the SDK could not read as JSON-RPC, as one short line: the
-    line (or the JSON value it held, `refused_input`), else `describe(exc)`."""
+    line (or the JSON value it held, `refused_input`, as JSON), else `describe(exc)`."""
     refused = refused_input(exc)
     if refused is None or refused[0] is None:
         return describe(exc)
     line = refused[0]
     if isinstance(line, bytes):
         line = line.decode("utf-8", "replace")
-    text = line if isinstance(line, str) else repr(line)  # JSON, but no message (`1`)
-    return repr(text if len(text) <= 120 else text[:117] + "...")
+    if not isinstance(line, str):  # JSON, but no message (`1`, `{"level": "info"}`)
+        line = json.dumps(line, ensure_ascii=False, default=str)
+    return repr(line if len(line) <= 120 else line[:117] + "...")
 
 
 def describe(exc: BaseException) -> str:
