@@ -356,19 +356,35 @@ def _assistant(message: AssistantMessage, model: Model | None) -> list[dict[str,
     calls = [b for b in message.content if isinstance(b, ToolCall)]
     if calls:
         out["tool_calls"] = [_tool_call(call, same_model) for call in calls]
-        details = [signature_object(call.thought_signature) for call in calls]
-        if same_model and any(details):  # OpenRouter refuses Gemini's calls without them
-            # each names its call by the id the call goes with (repaired ids included)
-            out["reasoning_details"] = [
-                {**detail, "id": call.id} if "id" in detail else detail
-                for call, detail in zip(calls, details, strict=True)
-                if detail and EXTRA_CONTENT not in detail
-            ]
-            if not out["reasoning_details"]:
-                del out["reasoning_details"]
+    details = _reasoning_details(message) if same_model else []
+    if details:  # OpenRouter: Claude's signed thinking, Gemini's calls' signatures
+        out["reasoning_details"] = details
     if out["content"] is None and not calls:
         return []  # providers reject an assistant message with neither
     return [out]
+
+
+def _reasoning_details(message: AssistantMessage) -> list[dict[str, Any]]:
+    """OpenRouter's `reasoning_details` entries of `message` again, in the order its blocks
+    came (OpenRouter refuses a sequence that differs from the one the model wrote): a
+    signed thinking block's `reasoning.text` entry with its text, a redacted block's
+    encrypted entry, and a call's encrypted entry (Gemini's thought signature) naming the
+    call by the id it goes with (repaired ids included). A thinking block whose signature
+    never arrived (a stream cut off) has none."""
+    out: list[dict[str, Any]] = []
+    for block in message.content:
+        if isinstance(block, ThinkingContent):
+            entry = signature_object(block.signature)
+            kind = entry.get("type") if entry is not None else None
+            if entry is not None and kind == "reasoning.text" and not block.redacted:
+                out.append({**entry, "text": block.thinking})
+            elif entry is not None and kind == "reasoning.encrypted" and block.redacted:
+                out.append(entry)
+        elif isinstance(block, ToolCall):
+            entry = signature_object(block.thought_signature)
+            if entry is not None and EXTRA_CONTENT not in entry:
+                out.append({**entry, "id": block.id} if "id" in entry else entry)
+    return out
 
 
 def _thinking_blocks(message: AssistantMessage) -> list[dict[str, Any]]:

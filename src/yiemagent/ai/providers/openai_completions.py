@@ -19,8 +19,9 @@ it says (`_refused_settings`);
 OpenAI only, `metadata` nowhere (OpenAI refuses it for a completion it does not store, and
 stores none; a warning says so once); reasoning effort
 goes as `reasoning_effort` (OpenRouter: `reasoning.effort`; one the server refuses for the
-model goes again as the nearest it takes, `_refused_settings`; its encrypted
-`reasoning_details` entry for a call goes back with the call). Thinking received in a
+model goes again as the nearest it takes, `_refused_settings`; its `reasoning_details`,
+Claude's signed and redacted thinking and Gemini's entry for a call, go back to the same
+model as the entries they came as, in order). Thinking received in a
 `reasoning_content`/`reasoning`/`reasoning_text` delta field is stored with that field name as
 its signature and sent back in the same field to the same model; thinking a LiteLLM proxy
 also sends as `thinking_blocks` (Claude's, signed; redacted blocks too) goes back to the same
@@ -279,7 +280,7 @@ class _Assembler:
                     SimpleNamespace(index=_FUNCTION_CALL, id=None, function=function_call)
                 )
             for detail in _field(delta, "reasoning_details") or ():
-                self._reasoning_detail(detail)
+                self._reasoning_detail(detail, said=said)
 
     def _content_text(self, pieces: Sequence[tuple[str, str]]) -> None:
         """The `content` string's pieces: its `<think>` opening as thinking (a block with no
@@ -339,21 +340,8 @@ class _Assembler:
             self._before_text()
             self.builder.thinking_delta(text)
         signature = _field(block, "signature")
-        if not (isinstance(signature, str) and signature):
-            return
-        signed = self.builder.open_block
-        if not isinstance(signed, ThinkingContent):  # the block's text came before a call
-            earlier = [
-                b
-                for b in self.builder.message.content
-                if isinstance(b, ThinkingContent) and not b.redacted
-            ]
-            signed = earlier[-1] if earlier else None
-        if signed is None:
-            return
-        signed.signature = json.dumps({"type": "thinking", "signature": signature})
-        if signed is self.builder.open_block:
-            self.builder.end_block()  # thinking after it is another block
+        if isinstance(signature, str) and signature:
+            self._sign_thinking(json.dumps({"type": "thinking", "signature": signature}))
 
     def _before_text(self) -> None:
         """Text or thinking streams next: the calls still waiting open first, so their
@@ -460,14 +448,55 @@ class _Assembler:
                 break
         self.waiting[:0] = nameless
 
-    def _reasoning_detail(self, detail: Any) -> None:
-        """OpenRouter's `reasoning_details`: an encrypted entry naming a call (Gemini's
-        thought signature) goes back with that call, which the model refuses without it."""
-        if not isinstance(detail, dict) or detail.get("type") != "reasoning.encrypted":
+    def _reasoning_detail(self, detail: Any, *, said: bool) -> None:
+        """An entry of OpenRouter's `reasoning_details`, which must go back as it came for
+        the model to take its own turn again: a `reasoning.text` piece of thinking (its
+        text also came as `reasoning`, `said`) or its signature, which ends the block; an
+        encrypted entry naming a call (Gemini's thought signature) goes back with that
+        call, one naming none (Claude's redacted thinking) is a redacted block."""
+        if not isinstance(detail, dict):
             return
-        call_id, data = detail.get("id"), detail.get("data")
-        if isinstance(call_id, str) and call_id and data:
+        kind = detail.get("type")
+        if kind == "reasoning.text":
+            text = detail.get("text")
+            if isinstance(text, str) and text and not said:
+                self._before_text()
+                self.builder.thinking_delta(text)
+            signature = detail.get("signature")
+            if isinstance(signature, str) and signature:
+                entry = {k: v for k, v in detail.items() if k != "text" and v is not None}
+                self._sign_thinking(json.dumps(entry, ensure_ascii=False))
+            return
+        if kind != "reasoning.encrypted" or not detail.get("data"):
+            return
+        call_id = detail.get("id")
+        if isinstance(call_id, str) and call_id:
             self.signatures[call_id] = json.dumps(detail, ensure_ascii=False)
+            return
+        self._before_text()
+        self.builder.end_block()  # a block of its own, apart from any thinking before
+        self.builder.thinking_delta("", json.dumps(detail, ensure_ascii=False))
+        redacted = self.builder.message.content[-1]
+        assert isinstance(redacted, ThinkingContent)
+        redacted.redacted = True
+        self.builder.end_block()
+
+    def _sign_thinking(self, signature: str) -> None:
+        """Give the open thinking block (else the last one before, whose text came before a
+        call) `signature`, and end it: thinking after a signature is another block."""
+        signed = self.builder.open_block
+        if not isinstance(signed, ThinkingContent):
+            earlier = [
+                b
+                for b in self.builder.message.content
+                if isinstance(b, ThinkingContent) and not b.redacted
+            ]
+            signed = earlier[-1] if earlier else None
+        if signed is None:
+            return
+        signed.signature = signature
+        if signed is self.builder.open_block:
+            self.builder.end_block()
 
     def finish(self) -> None:
         self._content_text(self.think_tags.finish())

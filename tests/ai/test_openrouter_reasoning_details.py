@@ -1,0 +1,115 @@
+"""OpenRouter's `reasoning_details` of Claude with thinking go back as they came (DESIGN §7).
+
+Through OpenRouter, Claude's thinking streams as `reasoning` text beside `reasoning.text`
+entries of `reasoning_details`, the last piece of each block carrying its signature, and a
+redacted block as an encrypted entry naming no call. OpenRouter's docs: to keep reasoning
+across a tool call, the assistant message goes back with those entries, the sequence
+unchanged. Only encrypted entries naming a call were kept, so the signed thinking went back
+as a bare `reasoning` string, and Claude refuses a tool-use turn without its signed
+thinking."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.ai.servers import ReplayServer, openai_chunks, sse_reply
+from yiemagent import Agent
+from yiemagent.ai import Model
+from yiemagent.tools import tool
+
+pytestmark = pytest.mark.timeout(120)
+
+_FORMAT = "anthropic-claude-v1"
+
+
+@tool
+def get_time(city: str) -> str:
+    """The time in a city."""
+    return f"12:00 in {city}"
+
+
+def _thinking(text: str, index: int, signature: str | None = None) -> dict[str, object]:
+    """A delta of `text` in the `reasoning` field and as a `reasoning.text` entry."""
+    entry = {"type": "reasoning.text", "text": text, "signature": signature,
+             "format": _FORMAT, "index": index}  # fmt: skip
+    return {"role": "assistant", "content": "", "reasoning": text, "reasoning_details": [entry]}
+
+
+def _claude(server: ReplayServer) -> Model:
+    return Model(
+        id="anthropic/claude-sonnet-4.5", provider="openrouter", api="openai-completions",
+        base_url=server.url + "/v1", reasoning=True,
+    )  # fmt: skip
+
+
+async def test_signed_thinking_goes_back_as_its_entries(server: ReplayServer) -> None:
+    redacted = {"type": "reasoning.encrypted", "data": "RU5D", "format": _FORMAT, "index": 1}
+    call = {"index": 0, "id": "toolu_01", "type": "function",
+            "function": {"name": "get_time", "arguments": '{"city": "Oslo"}'}}  # fmt: skip
+    server.enqueue(
+        sse_reply(
+            openai_chunks(
+                _thinking("The user wants ", 0),
+                _thinking("the time.", 0),
+                _thinking("", 0, signature="U0lHMA=="),
+                {"reasoning_details": [redacted]},
+                _thinking("Call the tool.", 2, signature="U0lHMg=="),
+                {"tool_calls": [call]},
+                finish_reason="tool_calls",
+            )
+        ),
+        sse_reply(openai_chunks({"content": "Noon."})),
+    )
+    agent = Agent("x", model=_claude(server), tools=[get_time], reasoning="high")
+    assert (await agent.prompt("The time in Oslo?")).text == "Noon."
+    [assistant] = [m for m in server.requests[1].body["messages"] if m["role"] == "assistant"]
+    assert assistant["reasoning_details"] == [
+        {"type": "reasoning.text", "text": "The user wants the time.", "signature": "U0lHMA==",
+         "format": _FORMAT, "index": 0},
+        redacted,
+        {"type": "reasoning.text", "text": "Call the tool.", "signature": "U0lHMg==",
+         "format": _FORMAT, "index": 2},
+    ]  # fmt: skip
+    assert [c["id"] for c in assistant["tool_calls"]] == ["toolu_01"]
+
+
+async def test_thinking_only_in_the_entries_is_kept(server: ReplayServer) -> None:
+    # A delta may carry the text in `reasoning_details` alone, with no `reasoning` field.
+    entry = {"type": "reasoning.text", "text": "Think.", "signature": "U0lH",
+             "format": _FORMAT, "index": 0}  # fmt: skip
+    call = {"index": 0, "id": "toolu_02", "type": "function",
+            "function": {"name": "get_time", "arguments": '{"city": "Rome"}'}}  # fmt: skip
+    server.enqueue(
+        sse_reply(
+            openai_chunks(
+                {"role": "assistant", "reasoning_details": [entry]},
+                {"tool_calls": [call]},
+                finish_reason="tool_calls",
+            )
+        ),
+        sse_reply(openai_chunks({"content": "Noon."})),
+    )
+    agent = Agent("x", model=_claude(server), tools=[get_time], reasoning="high")
+    answer = await agent.prompt("The time in Rome?")
+    assert answer.text == "Noon."
+    first = agent.messages[1]
+    assert [b.thinking for b in first.content if b.type == "thinking"] == ["Think."]
+    [assistant] = [m for m in server.requests[1].body["messages"] if m["role"] == "assistant"]
+    assert assistant["reasoning_details"] == [entry]
+
+
+async def test_unsigned_thinking_sends_no_entry(server: ReplayServer) -> None:
+    # A block whose signature never arrived is no entry OpenRouter would take.
+    call = {"index": 0, "id": "toolu_03", "type": "function",
+            "function": {"name": "get_time", "arguments": '{"city": "Oslo"}'}}  # fmt: skip
+    server.enqueue(
+        sse_reply(
+            openai_chunks(_thinking("Hmm.", 0), {"tool_calls": [call]}, finish_reason="tool_calls")
+        ),
+        sse_reply(openai_chunks({"content": "Noon."})),
+    )
+    agent = Agent("x", model=_claude(server), tools=[get_time], reasoning="high")
+    assert (await agent.prompt("The time in Oslo?")).text == "Noon."
+    [assistant] = [m for m in server.requests[1].body["messages"] if m["role"] == "assistant"]
+    assert "reasoning_details" not in assistant
+    assert assistant["reasoning"] == "Hmm."
