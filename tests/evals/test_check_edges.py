@@ -149,3 +149,37 @@ def test_a_check_refusing_its_argument_is_named_once(tmp_path: Path, item: str, 
     with pytest.raises(DatasetError) as refused:
         Dataset.load(path)
     assert str(refused.value).startswith(f"{path}: case 'x': checks[0]: {said}")
+
+
+@pytest.mark.parametrize(
+    ("item", "said"),
+    [
+        (
+            "{tool_called: {name: t, bogus: 1}}",
+            "tool_called: unknown keyword 'bogus' (known: name, args, times, substring, nested)",
+        ),
+        ("{judge: {rubric: r, modle: m}}", "judge: unknown keyword 'modle' (known: rubric, model)"),
+    ],
+)
+def test_a_misspelt_keyword_beside_right_ones_is_named(
+    tmp_path: Path, item: str, said: str
+) -> None:
+    """`{name: {keyword: value}}` with one key misspelt was taken for the check's argument:
+    "tool_called needs a tool name, not {'name': 't', 'bogus': 1}" named no keyword."""
+    path = tmp_path / "d.yaml"
+    path.write_text(f"cases:\n  - name: x\n    input: y\n    checks: [{item}]\n")
+    with pytest.raises(DatasetError) as refused:
+        Dataset.load(path)
+    assert str(refused.value) == f"{path}: case 'x': checks[0]: {said}"
+
+
+def test_equals_and_output_is_still_take_an_object_with_a_parameters_name(tmp_path: Path) -> None:
+    path = tmp_path / "d.yaml"
+    path.write_text(
+        "cases:\n  - name: x\n    input: y\n    checks:\n"
+        "      - equals: {value: 3, unit: m}\n"
+        "      - output_is: {value_or_schema: 1, other: 2}\n"
+    )
+    equals_check, output_check = Dataset.load(path).cases[0].checks
+    assert "{'value': 3, 'unit': 'm'}" in str(getattr(equals_check, "name", equals_check))
+    assert "'other': 2" in str(getattr(output_check, "name", output_check))

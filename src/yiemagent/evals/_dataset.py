@@ -317,6 +317,8 @@ def _check(file: Path, where: str, item: Any) -> Check:
     if ":" in name and not given:
         return factory
     keywords = isinstance(argument, Mapping) and _all_parameters(factory, argument)
+    if isinstance(argument, Mapping) and not keywords and name in _KEYWORDS_ONLY_MAPPING:
+        _refuse_unknown_keywords(where, name, factory, argument)
     try:
         if not given:
             made = factory()
@@ -361,6 +363,24 @@ def _all_parameters(factory: Callable[..., Any], argument: Mapping[Any, Any]) ->
     except (TypeError, ValueError):
         return False
     return bool(argument) and all(isinstance(k, str) and k in names for k in argument)
+
+
+_KEYWORDS_ONLY_MAPPING = frozenset(CHECKS) - {"equals", "output_is"}
+"""The built-in checks whose argument is never a mapping (`equals` and `output_is` take a
+JSON object or schema): a mapping given to one of them is its keywords."""
+
+
+def _refuse_unknown_keywords(
+    where: str, name: str, factory: Callable[..., Any], argument: Mapping[Any, Any]
+) -> None:
+    """Raise `DatasetError` naming the keys of `argument` that are none of `factory`'s
+    parameters, when some are (a misspelt keyword beside right ones)."""
+    names = list(inspect.signature(factory).parameters)
+    unknown = [repr(k) for k in argument if k not in names]
+    if unknown and len(unknown) < len(argument):
+        raise DatasetError(
+            f"{where}: {name}: unknown keyword {', '.join(unknown)} (known: {', '.join(names)})"
+        )
 
 
 def _signature_problem(exc: TypeError) -> str:
