@@ -30,6 +30,27 @@ CITY = {
 LOOSE = {"type": "object", "properties": {"name": {"type": "string"}}}  # nothing required
 
 
+def _object(properties: dict[str, Any]) -> dict[str, Any]:
+    """An object of the strict subset with `properties`."""
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": list(properties),
+        "additionalProperties": False,
+    }
+
+
+def _nested(levels: int) -> dict[str, Any]:
+    """`levels` objects, each the one property of the one around it."""
+    schema = _object({"name": {"type": "string"}})
+    for _ in range(levels - 1):
+        schema = _object({"inner": schema})
+    return schema
+
+
+DEEP = _nested(11)  # in the subset, but past the 10 levels OpenAI takes strict
+
+
 def answer_of_responses() -> list[str]:
     item = {"type": "message", "id": "msg_1", "role": "assistant", "content": []}
     return responses_sse(
@@ -39,7 +60,7 @@ def answer_of_responses() -> list[str]:
     )
 
 
-@pytest.mark.parametrize(("schema", "strict"), [(CITY, True), (LOOSE, False)])
+@pytest.mark.parametrize(("schema", "strict"), [(CITY, True), (LOOSE, False), (DEEP, False)])
 async def test_responses_says_strict_where_the_schema_allows_it(
     server: ReplayServer, schema: dict[str, Any], strict: bool
 ) -> None:
@@ -59,7 +80,11 @@ async def test_responses_says_strict_where_the_schema_allows_it(
 
 @pytest.mark.parametrize(
     ("name", "schema", "strict"),
-    [("openai/gpt-4.1-mini", CITY, True), ("openai/gpt-4.1-mini", LOOSE, False)],
+    [
+        ("openai/gpt-4.1-mini", CITY, True),
+        ("openai/gpt-4.1-mini", LOOSE, False),
+        ("openai/gpt-4.1-mini", DEEP, False),
+    ],
 )
 async def test_chat_completions_says_strict_to_openai(
     server: ReplayServer, name: str, schema: dict[str, Any], strict: bool
@@ -156,3 +181,55 @@ def test_a_root_that_is_no_object_is_not_strict() -> None:
     assert not strict_schema_allowed(
         {**CITY, "properties": {"when": {"type": "string", "format": "ymd"}}, "required": ["when"]}
     )
+
+
+def _enum(values: list[str]) -> dict[str, Any]:
+    return {"type": "string", "enum": values}
+
+
+# Each limit of OpenAI's Structured Outputs guide ("Supported schemas"): a schema at it is
+# sent strict, one past it not (OpenAI refused it strict: "... exceeds limit of ...").
+AT_AND_PAST_THE_LIMITS = {
+    "nesting depth": (_nested(10), _nested(11)),
+    "object properties": (
+        _object({f"p{i}": {"type": "integer"} for i in range(5000)}),
+        _object({f"p{i}": {"type": "integer"} for i in range(5001)}),
+    ),
+    "characters of names": (
+        _object({f"{i:02}" + "n" * 1198: {"type": "string"} for i in range(100)}),
+        _object({f"{i:02}" + "n" * 1199: {"type": "string"} for i in range(100)}),
+    ),
+    "characters of definition names and const values": (
+        {**_object({"c": {"const": "k" * 60_000}}), "$defs": {"d" * 59_999: {"type": "string"}}},
+        {**_object({"c": {"const": "k" * 60_000}}), "$defs": {"d" * 60_000: {"type": "string"}}},
+    ),
+    "enum values": (
+        _object({"a": _enum([f"{i}" for i in range(500)]), "b": _enum(["x"] * 500)}),
+        _object({"a": _enum([f"{i}" for i in range(500)]), "b": _enum(["x"] * 501)}),
+    ),
+    "characters of a long enum": (
+        _object({"e": _enum([f"{i:03}" + "v" * 56 for i in range(251)])}),  # 14,809
+        _object({"e": _enum([f"{i:03}" + "v" * 57 for i in range(251)])}),  # 15,060
+    ),
+}
+
+
+@pytest.mark.parametrize("limit", list(AT_AND_PAST_THE_LIMITS))
+def test_a_schema_past_a_size_limit_is_not_strict(limit: str) -> None:
+    at, past = AT_AND_PAST_THE_LIMITS[limit]
+    assert strict_schema_allowed(at)
+    assert not strict_schema_allowed(past)
+
+
+def test_an_enum_of_many_short_values_is_strict() -> None:
+    """The characters of one enum count apart only past 250 values."""
+    assert strict_schema_allowed(_object({"e": _enum(["v" * 59] * 250)}))  # 14,750
+
+
+@given(_STRICT_ROOTS, st.integers(min_value=11, max_value=14))
+def test_objects_nested_past_ten_levels_are_never_strict(
+    schema: dict[str, Any], levels: int
+) -> None:
+    assert strict_schema_allowed(schema)
+    beside = _object({"deep": _nested(levels - 1), "rest": schema})  # `levels` levels deep
+    assert not strict_schema_allowed(beside)

@@ -489,14 +489,88 @@ _STRICT_FORMATS: Final = frozenset(
 )
 
 
+_STRICT_MAX_DEPTH: Final = 10
+"""Levels of objects, the root the first, a strict schema may nest."""
+_STRICT_MAX_PROPERTIES: Final = 5000
+"""Object properties a strict schema may have in all."""
+_STRICT_MAX_CHARS: Final = 120_000
+"""Characters of its property names, definition names, enum and const values in all."""
+_STRICT_MAX_ENUM_VALUES: Final = 1000
+"""Enum values over all its enums."""
+_STRICT_LONG_ENUM: Final = (250, 15_000)
+"""A string enum of more values than the first may hold the second in characters at most."""
+
+
 def strict_schema_allowed(schema: Mapping[str, Any]) -> bool:
     """Whether OpenAI takes `schema` (an output's JSON Schema) with `strict: true`, which
     makes the model's answer follow it exactly: the root is an object, every object lists
-    all its properties in `required` and sets `additionalProperties: false`, and only the
-    keywords (and string formats) Structured Outputs supports appear. A schema outside that
-    subset is sent without `strict` (OpenAI would refuse the request), its answer checked
-    on arrival as before."""
-    return schema.get("type") == "object" and _strict_node(schema)
+    all its properties in `required` and sets `additionalProperties: false`, only the
+    keywords (and string formats) Structured Outputs supports appear, and the schema is
+    within its documented sizes (the `_STRICT_MAX_*` values: nesting depth, properties,
+    characters of names and values, enum values). A schema outside that subset is sent
+    without `strict` (OpenAI would refuse the request), its answer checked on arrival as
+    before."""
+    return (
+        schema.get("type") == "object"
+        and _strict_node(schema)
+        and _StrictSize.of(schema).within_limits()
+    )
+
+
+class _StrictSize:
+    """What Structured Outputs' size limits count in a schema of the strict subset (each
+    `$defs` entry counted once where it is defined: a `$ref` is not followed, as recursive
+    schemas are allowed)."""
+
+    def __init__(self) -> None:
+        self.depth = self.properties = self.chars = self.enum_values = 0
+        self.long_enum = False
+
+    @classmethod
+    def of(cls, schema: Mapping[str, Any]) -> _StrictSize:
+        size = cls()
+        size._add(schema, 0)
+        return size
+
+    def within_limits(self) -> bool:
+        return (
+            self.depth <= _STRICT_MAX_DEPTH
+            and self.properties <= _STRICT_MAX_PROPERTIES
+            and self.chars <= _STRICT_MAX_CHARS
+            and self.enum_values <= _STRICT_MAX_ENUM_VALUES
+            and not self.long_enum
+        )
+
+    def _add(self, node: Mapping[str, Any], depth: int) -> None:
+        kinds = node.get("type")
+        if (
+            "properties" in node
+            or kinds == "object"
+            or (isinstance(kinds, list) and "object" in kinds)
+        ):
+            depth += 1
+            self.depth = max(self.depth, depth)
+        properties: Mapping[str, Any] = node.get("properties", {})
+        self.properties += len(properties)
+        self.chars += sum(len(name) for name in properties)
+        enum = node.get("enum")
+        if isinstance(enum, list):
+            self.enum_values += len(enum)
+            chars = sum(len(value) for value in enum if isinstance(value, str))
+            self.chars += chars
+            many, most = _STRICT_LONG_ENUM
+            self.long_enum |= len(enum) > many and chars > most
+        if isinstance(node.get("const"), str):
+            self.chars += len(node["const"])
+        children = [*properties.values(), *node.get("anyOf", [])]
+        if "items" in node:
+            children.append(node["items"])
+        for key in ("$defs", "definitions"):
+            defs: Mapping[str, Any] = node.get(key, {})
+            self.chars += sum(len(name) for name in defs)
+            children.extend(defs.values())
+        for child in children:
+            self._add(child, depth)
 
 
 def _strict_node(node: Any) -> bool:
