@@ -480,7 +480,7 @@ def test_ctrl_c_while_the_model_loads_in_a_terminal_leaves_the_cursor_and_no_bar
     tmux("new-session", "-d", "-s", "run", "-x", "150", "-y", "20", shell)
     try:
         deadline = time.monotonic() + 60
-        while "Preparing" not in tmux("capture-pane", "-p", "-t", "run"):
+        while "Loading" not in tmux("capture-pane", "-p", "-t", "run"):
             assert time.monotonic() < deadline, tmux("capture-pane", "-p", "-t", "run")
             time.sleep(0.2)
         time.sleep(0.5)  # the bar has been drawn and refreshed
@@ -493,7 +493,7 @@ def test_ctrl_c_while_the_model_loads_in_a_terminal_leaves_the_cursor_and_no_bar
         subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True, check=False)
     lines = [line for line in screen.splitlines() if line.strip()]
     assert lines[-2:] == ["yiem: interrupted", "__EXIT=130__"], screen
-    assert "Preparing" not in screen
+    assert "Loading" not in screen
     assert cursor == "1"  # the shell's cursor is visible again
 
 

@@ -166,10 +166,17 @@ def _load_local(model: Model, err: Console) -> None:
 
     The assembly is Python and runs here, so Ctrl-C during it removes its temporary file;
     only llama.cpp's load, which cannot be interrupted, runs on a worker thread."""
-    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn
+    from rich.progress import BarColumn, DownloadColumn, Progress, Task, TextColumn
+    from rich.text import Text
 
     from yiemagent.ai.providers.local.runtime import load_runtime, loaded_runtime
     from yiemagent.ai.providers.local.weights import ensure_model_file, local_spec
+
+    class AssembledBytes(DownloadColumn):
+        """The bytes of the model file assembled so far; nothing while there is no count."""
+
+        def render(self, task: Task) -> Text:
+            return Text("") if task.total is None else super().render(task)
 
     spec = local_spec(model.id)
     if loaded_runtime(spec) is not None:
@@ -181,7 +188,7 @@ def _load_local(model: Model, err: Console) -> None:
         with Progress(
             TextColumn("{task.description}"),
             BarColumn(),
-            DownloadColumn(),
+            AssembledBytes(),
             console=err,
             transient=True,
         ) as progress:
@@ -191,6 +198,8 @@ def _load_local(model: Model, err: Console) -> None:
                 progress.update(task, completed=done, total=total)
 
             ensure_model_file(spec, progress=on_bytes)
+            # llama.cpp's load has no bytes to count: a pulsing bar, no "0/? bytes"
+            progress.update(task, description=f"Loading {spec.name}", total=None, completed=0)
             # os._exit on Ctrl-C skips the `with`: stop the bar first, or it is drawn again
             # after "yiem: interrupted" and the shell's cursor stays hidden
             runtime = interruptible(lambda: load_runtime(spec), progress.stop)
