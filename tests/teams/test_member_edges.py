@@ -257,3 +257,37 @@ async def test_a_members_turns_count_against_its_own_max_turns_not_the_parents()
 
     assert reply.text == "done" and len(ran) == 4  # five model calls of the member's own
     assert text_of(results(lead)[0].content) == "helped"
+
+
+async def test_one_agent_held_in_two_teams_at_once_is_decided_in_each() -> None:
+    ran: list[str] = []
+
+    def charge_what_asked(context: Any) -> Any:
+        last = context.messages[-1]
+        if last.role == "toolResult":
+            return "charged: " + text_of(last.content)
+        return calls(("charge", {"n": int(text_of(last.content))}))
+
+    researcher, _ = scripted(
+        "researcher",
+        [charge_what_asked] * 4,
+        tools=[recording_tool("charge", ran, requires_approval=True)],
+    )
+    one, _ = scripted(
+        "one", [calls(("researcher", {"input": "1"})), "one done"], tools=[researcher.as_tool()]
+    )
+    two, _ = scripted(
+        "two", [calls(("researcher", {"input": "2"})), "two done"], tools=[researcher.as_tool()]
+    )
+    await asyncio.gather(one.prompt("a"), two.prompt("b"))
+    [held_one], [held_two] = one.pending_approvals, two.pending_approvals
+    assert (held_one.arguments, held_one.agent_path) == ({"n": 1}, ("one", "researcher"))
+    assert (held_two.arguments, held_two.agent_path) == ({"n": 2}, ("two", "researcher"))
+
+    one.approve(held_one.tool_call_id)
+    two.reject(held_two.tool_call_id, "no")
+    await asyncio.gather(one.resume(), two.resume())
+
+    assert len(ran) == 1  # one's charge, once; two's never
+    assert text_of(results(one)[0].content) == "charged: charge ran with {'n': 1}"
+    assert text_of(results(two)[0].content) == "charged: Tool call rejected by the user: no"
