@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, strategies as st
 
 from tests.ai.servers import ReplayServer, openai_chunks, sse_reply
 from yiemagent import (
@@ -176,6 +177,39 @@ def test_usage_limits_are_checked() -> None:
     with pytest.raises(ConfigError, match="usage_limits"):
         AgentLoopConfig(model=FauxModel([]).model, usage_limits={"max_tool_calls": 1})  # type: ignore[arg-type]
     assert UsageLimits(max_cost_usd=0).max_cost_usd == 0
+
+
+_COUNTS = ("max_input_tokens", "max_output_tokens", "max_total_tokens", "max_tool_calls")
+_NO_NUMBERS = st.one_of(
+    st.booleans(),
+    st.text(max_size=4),
+    st.just(float("nan")),
+    st.lists(st.integers(), max_size=2),
+    st.dictionaries(st.text(max_size=2), st.integers(), max_size=1),
+)
+
+
+@given(st.sampled_from([*_COUNTS, "max_cost_usd"]), st.data())
+def test_a_limit_given_no_number_says_a_number_is_needed(name: str, data: st.DataObject) -> None:
+    """NaN, the one float no comparison holds for, was told it "must be >= 0": each limit
+    given what is no number of its kind says the kind it needs, once."""
+    bad = _NO_NUMBERS if name == "max_cost_usd" else _NO_NUMBERS | st.floats()
+    value = data.draw(bad)
+    kind = "a number of USD" if name == "max_cost_usd" else "a whole number"
+    with pytest.raises(ConfigError) as raised:
+        UsageLimits(**{name: value})
+    assert str(raised.value) == f"UsageLimits.{name} must be {kind} or None, not {value!r}"
+
+
+@given(st.sampled_from([*_COUNTS, "max_cost_usd"]), st.data())
+def test_a_negative_limit_says_it_must_be_at_least_zero(name: str, data: st.DataObject) -> None:
+    negative = st.integers(max_value=-1)
+    if name == "max_cost_usd":
+        negative |= st.floats(max_value=-1e-9, allow_nan=False)
+    value = data.draw(negative)
+    with pytest.raises(ConfigError) as raised:
+        UsageLimits(**{name: value})
+    assert str(raised.value) == f"UsageLimits.{name} must be >= 0, not {value!r}"
 
 
 async def test_a_zero_cost_cap_allows_only_free_calls() -> None:

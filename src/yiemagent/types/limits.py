@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, fields
 
 from yiemagent.errors import ConfigError
@@ -23,7 +24,8 @@ class UsageLimits:
     writes.
 
     Raises:
-        ConfigError: a negative value, or a count that is not a whole number.
+        ConfigError: a value that is no number (a count that is not a whole number, a cost
+            that is not a real number: a string, a bool, NaN), or a negative one.
     """
 
     max_input_tokens: int | None = None
@@ -45,8 +47,12 @@ class UsageLimits:
             if value is None:
                 continue
             whole = f.name != "max_cost_usd"
-            if isinstance(value, bool) or not isinstance(value, int if whole else int | float):
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, int if whole else int | float)
+                or (isinstance(value, float) and math.isnan(value))
+            ):
                 kind = "a whole number" if whole else "a number of USD"
                 raise ConfigError(f"UsageLimits.{f.name} must be {kind} or None, not {value!r}")
-            if not value >= 0:
+            if value < 0:
                 raise ConfigError(f"UsageLimits.{f.name} must be >= 0, not {value!r}")
