@@ -28,6 +28,9 @@ and told once as a warning of this module's logger.
   proxy in front of them (OpenRouter, LiteLLM) does not make up: an empty one then goes
   on each assistant message that has no reasoning.
 
+A refusal is read from the API's error object and, behind a router, from the error of the
+provider behind it (OpenRouter's "Provider returned error" holds it in `metadata.raw`).
+
 Without this, the request of a run's reasoning level or retention failed every call.
 """
 
@@ -39,7 +42,7 @@ import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Final, TypeVar
 
-from yiemagent.ai.providers._sdk_failures import api_error
+from yiemagent.ai.providers._sdk_failures import api_error, upstream_error
 
 __all__ = [
     "DROPPABLE",
@@ -113,23 +116,34 @@ _REQUIRED: set[tuple[str, str]] = set()
 """(base URL, model id, field) of the `RENAMED` fields refused, in this process."""
 
 
+def _refusals(exc: BaseException) -> list[tuple[str, str]]:
+    """`(param, message)` of each error a server's HTTP 400 holds: the API's error object,
+    then the error of the provider behind a router (`upstream_error`); none for another
+    failure."""
+    if getattr(exc, "status_code", None) != 400:
+        return []
+    error = api_error(getattr(exc, "body", None))
+    errors = [error, upstream_error(error)] if error is not None else []
+    return [
+        (str(each.get("param") or ""), str(each.get("message") or ""))
+        for each in errors
+        if each is not None
+    ]
+
+
 def supported_efforts(exc: BaseException) -> tuple[str, ...] | None:
     """The efforts a server's HTTP 400 refusing the request's reasoning effort says it
     takes, in its order (Ollama's, which lists none: low, medium and high); None for any
     other failure (another status, another parameter, no list of values)."""
-    if getattr(exc, "status_code", None) != 400:
-        return None
-    error = api_error(getattr(exc, "body", None))
-    message = error.get("message") if error is not None else None
-    if not isinstance(message, str):
-        return None
-    param = str(error.get("param") or "") if error is not None else ""
-    ollama = "invalid reasoning value" in message.lower()
-    if "effort" not in param and "effort" not in message and not ollama:
-        return None
-    listed = _LISTED.search(message)
-    values = re.findall(r"""["'](\w+)["']""", listed.group(1)) if listed else []
-    return tuple(values) or (_OLLAMA_EFFORTS if ollama else None)
+    for param, message in _refusals(exc):
+        ollama = "invalid reasoning value" in message.lower()
+        if "effort" not in param and "effort" not in message and not ollama:
+            continue
+        listed = _LISTED.search(message)
+        values = re.findall(r"""["'](\w+)["']""", listed.group(1)) if listed else []
+        if values or ollama:
+            return tuple(values) or _OLLAMA_EFFORTS
+    return None
 
 
 def nearest_effort(asked: str, supported: Sequence[str]) -> str | None:
@@ -172,29 +186,22 @@ def _set_effort(body: dict[str, Any], effort: str) -> None:
 def refused_field(exc: BaseException) -> str | None:
     """The `DROPPABLE` field a server's HTTP 400 refuses (its `param`, or named in its
     message: "prompt_cache_retention is not supported on this model"), or None."""
-    if getattr(exc, "status_code", None) != 400:
-        return None
-    error = api_error(getattr(exc, "body", None))
-    if error is None:
-        return None
-    param, message = str(error.get("param") or ""), str(error.get("message") or "")
-    return next((name for name in DROPPABLE if name == param or name in message), None)
+    for param, message in _refusals(exc):
+        for name in DROPPABLE:
+            if name == param or name in message:
+                return name
+    return None
 
 
 def renamed_field(exc: BaseException) -> tuple[str, str] | None:
     """`(field, its new name)` of `RENAMED` when a server's HTTP 400 refuses the field (its
     `param`, or it is quoted in the message) and names the other: "Unsupported parameter:
     'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead."."""
-    if getattr(exc, "status_code", None) != 400:
-        return None
-    error = api_error(getattr(exc, "body", None))
-    if error is None:
-        return None
-    param, message = str(error.get("param") or ""), str(error.get("message") or "")
-    for name, new_name in RENAMED.items():
-        refused = param == name or f"'{name}'" in message or f"`{name}`" in message
-        if refused and new_name in message:
-            return name, new_name
+    for param, message in _refusals(exc):
+        for name, new_name in RENAMED.items():
+            refused = param == name or f"'{name}'" in message or f"`{name}`" in message
+            if refused and new_name in message:
+                return name, new_name
     return None
 
 
@@ -202,13 +209,10 @@ def refused_message_field(exc: BaseException, body: Mapping[str, Any]) -> str | 
     """The `MESSAGE_FIELDS` field a server's HTTP 400 refuses ("property 'reasoning' is
     unsupported", "property 'messages.2.assistant.reasoning_content' is unsupported") when
     a message of `body` has it, else None."""
-    if getattr(exc, "status_code", None) != 400:
-        return None
-    error = api_error(getattr(exc, "body", None))
-    message = str(error.get("message") or "") if error is not None else ""
-    for name in _UNSUPPORTED_PROPERTY.findall(message):
-        if name in MESSAGE_FIELDS and _leave_off(body, name, dry_run=True):
-            return str(name)
+    for _, message in _refusals(exc):
+        for name in _UNSUPPORTED_PROPERTY.findall(message):
+            if name in MESSAGE_FIELDS and _leave_off(body, name, dry_run=True):
+                return str(name)
     return None
 
 

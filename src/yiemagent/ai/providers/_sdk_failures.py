@@ -30,6 +30,7 @@ __all__ = [
     "json_body_text",
     "sdk_retry_decision",
     "stream_error_status",
+    "upstream_error",
 ]
 
 
@@ -157,21 +158,30 @@ def describe_sdk_failure(exc: BaseException, sdk: ModuleType, *, error_type: boo
     return exception_summary(exc) + upstream
 
 
-def _upstream_text(error: dict[str, Any]) -> str:
-    """What the provider behind a router said, as " (Provider: text)" after the router's
-    message: OpenRouter answers "Provider returned error" and puts the provider's own error
-    in `metadata.raw` (its JSON as text, or text) and its name in
-    `metadata.provider_name`; "" when the error has none."""
+def upstream_error(error: dict[str, Any]) -> dict[str, Any] | None:
+    """The error of the provider behind a router, as an API error object: OpenRouter
+    answers "Provider returned error" and puts the provider's own error in `metadata.raw`
+    (its JSON as text, or text: then `{"message": text}`). None when `error` has none."""
     metadata = error.get("metadata")
     raw = metadata.get("raw") if isinstance(metadata, dict) else None
     if isinstance(raw, str):
         with contextlib.suppress(ValueError):
             raw = json.loads(raw)
     inner = api_error(raw)
+    if inner is not None and isinstance(inner.get("message"), str):
+        return inner
+    said = body_error_text(raw)
+    return {"message": said} if said else None
+
+
+def _upstream_text(error: dict[str, Any]) -> str:
+    """What the provider behind a router said (`upstream_error`), as " (Provider: text)"
+    after the router's message, the provider named by `metadata.provider_name`; "" when
+    the error has none."""
+    metadata = error.get("metadata")
+    inner = upstream_error(error)
     said = inner.get("message") if inner is not None else None
-    if not isinstance(said, str):
-        said = body_error_text(raw)
-    if not said or not said.strip():
+    if not isinstance(said, str) or not said.strip():
         return ""
     said = " ".join(said.split())[:MAX_DETAIL_CHARS]
     name = metadata.get("provider_name") if isinstance(metadata, dict) else None
