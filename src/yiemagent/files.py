@@ -24,8 +24,7 @@ import secrets
 import stat
 import sys
 import time
-import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import CodeType, ModuleType
 from typing import Any
@@ -218,7 +217,9 @@ def import_file(
     return module
 
 
-_MODULE_CODE: weakref.WeakKeyDictionary[ModuleType, CodeType] = weakref.WeakKeyDictionary()
+_CODE_NAME = "__yiemagent_code__"
+"""Where a module's namespace keeps the code that made it: its functions hold the namespace
+(`__globals__`), not the module, which goes once it leaves `sys.modules` (a tool replaced)."""
 
 
 def run_module_code(module: ModuleType, code: CodeType) -> None:
@@ -227,15 +228,18 @@ def run_module_code(module: ModuleType, code: CodeType) -> None:
     Raises:
         BaseException: whatever the code raised, as it raised it.
     """
-    _MODULE_CODE[module] = code
+    module.__dict__[_CODE_NAME] = code
     exec(code, module.__dict__)
 
 
-def module_code(module: ModuleType) -> CodeType | None:
-    """The code `module` ran when `import_file` or `run_module_code` made it (None for
-    another module): what a worker process must run to have the same module, since its
-    file may have been changed, replaced or removed since."""
-    return _MODULE_CODE.get(module)
+def module_code(namespace: Mapping[str, Any]) -> CodeType | None:
+    """The code run to make the module whose namespace is `namespace` (its `__dict__`, or
+    a function's `__globals__`, which outlives a module taken out of `sys.modules`) when
+    `import_file` or `run_module_code` made it; None for another module. What a worker
+    process must run to have the same module, since its file may have been changed,
+    replaced or removed since."""
+    code = namespace.get(_CODE_NAME)
+    return code if isinstance(code, CodeType) else None
 
 
 def import_function(

@@ -811,12 +811,13 @@ def process_target(
     file = getattr(module, "__file__", None) or execute.__code__.co_filename
     if not file:
         raise ConfigError(f'isolation="process": cannot find the file that defines {qualname}')
-    code: CodeType | None = None
-    if module is not None and module.__dict__ is execute.__globals__:
-        code = module_code(module) or _LOADED_ELSEWHERE.get(module)
+    # the code its module ran, also when the module has left `sys.modules` (a tool replaced)
+    code = module_code(execute.__globals__)
+    if code is None and module is not None and module.__dict__ is execute.__globals__:
+        code = _LOADED_ELSEWHERE.get(module)
         if code is None:  # a module loaded some other way: the file at its first call
             code = _LOADED_ELSEWHERE[module] = _compile_tool_file(file, qualname)
-    else:  # its module left `sys.modules` (its tool was replaced): the file as it is
+    elif code is None:  # such a module gone from `sys.modules`: the file as it is
         code = _compile_tool_file(file, qualname)
     digest, data = _shipped(code)
     return (module_name, os.path.abspath(file), qualname, digest), data
