@@ -132,3 +132,17 @@ async def test_a_teams_eval_replays_from_its_cassette_repeats_and_all(tmp_path: 
     assert [r.status for r in replayed.cases[0].runs] == ["ok", "ok"]
     assert verdicts(replayed) == verdicts(recorded)
     assert replayed.cases[0].tokens == recorded.cases[0].tokens == 2 * 6 * 15
+
+
+async def test_a_teams_run_timeline_gives_each_sub_agent_a_lane(tmp_path: Path) -> None:
+    """The report's run page was built from the lead's messages alone: mid, leaf and the
+    calculator the leaf called did not show, where `yiem trace` gives each sub-agent a
+    lane under the call that ran it (docs/teams.md)."""
+    report = await run_eval(dataset(tmp_path), make_agent, concurrency=1)
+
+    report.to_html(tmp_path / "report.html")
+
+    [page] = (tmp_path / "report.runs").iterdir()
+    timeline = page.read_text(encoding="utf-8")
+    assert '"lane": "mid"' in timeline and '"lane": "mid › leaf"' in timeline
+    assert '"label": "calculator"' in timeline  # the leaf's call, two levels down

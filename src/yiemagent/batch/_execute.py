@@ -333,6 +333,7 @@ async def _attempt(
                 kept_nested.append(
                     {
                         "agent_path": list(event.agent_path),
+                        "tool_call_id": event.tool_call_id,
                         "message": message_to_dict(inner.message),
                     }
                 )

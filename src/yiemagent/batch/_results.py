@@ -109,9 +109,10 @@ class TaskResult:
     keeps them (`keep_messages=True`); None otherwise, and then left out of the line."""
     sub_agent_messages: list[dict[str, Any]] | None = None
     """With `messages`, the messages of its sub-agents' runs (agents called as tools, at any
-    depth) in the order they ended, each `{"agent_path", "message"}`: the agents' names
-    from the outermost down, and the message (`message_to_dict`); None when there were
-    none, and then left out of the line."""
+    depth) in the order they ended, each `{"agent_path", "tool_call_id", "message"}`: the
+    agents' names from the outermost down, the id of the call (one level up) that ran the
+    sub-agent, and the message (`message_to_dict`); None when there were none, and then
+    left out of the line."""
 
     @property
     def done(self) -> bool:

@@ -139,6 +139,11 @@ class EvalRun:
     tools, at any depth), in the order they ended, each with its agent path (the agents'
     names from the outermost down). Not in `messages`, `turns` or `tool_calls`, which are
     the agent's own run."""
+    sub_agent_runs: dict[tuple[tuple[str, ...], str], list[AgentMessage]] = field(
+        default_factory=dict
+    )
+    """The same messages by sub-agent run: by agent path and the id of the call (one level
+    up) that ran it, which places each run under that call in the timeline."""
 
     @property
     def tool_calls(self) -> list[ToolCall]:
@@ -180,11 +185,15 @@ class EvalRun:
             except ValueError:  # an application's own message type
                 continue
         nested: list[tuple[tuple[str, ...], AgentMessage]] = []
+        runs: dict[tuple[tuple[str, ...], str], list[AgentMessage]] = {}
         for raw in result.sub_agent_messages or ():
             try:
-                nested.append((tuple(raw["agent_path"]), message_from_dict(raw["message"])))
+                path, message = tuple(raw["agent_path"]), message_from_dict(raw["message"])
             except (ValueError, TypeError, KeyError):
                 continue
+            nested.append((path, message))
+            if isinstance(raw.get("tool_call_id"), str):  # kept by this version on
+                runs.setdefault((path, raw["tool_call_id"]), []).append(message)
         return cls(
             case=case,
             repeat=repeat,
@@ -198,6 +207,7 @@ class EvalRun:
             error=result.error,
             end_reason=result.end_reason,
             sub_agent_messages=nested,
+            sub_agent_runs=runs,
         )
 
 

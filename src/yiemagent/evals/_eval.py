@@ -203,6 +203,7 @@ async def _check_run(case: Case, index: int, result: TaskResult | None) -> RunRe
         error=run.error,
         end_reason=run.end_reason,
         messages=run.messages,
+        sub_agent_runs=run.sub_agent_runs,
     )
 
 

@@ -64,6 +64,7 @@ def _write_timelines(cases: Sequence[CaseReport], runs_dir: Path) -> dict[tuple[
                 run.messages,
                 title=f"{case.name}, run {run.repeat + 1}",
                 end_reason=run.end_reason,
+                nested=run.sub_agent_runs,
             )
             write_atomically(runs_dir / name, timeline_html(timeline).encode("utf-8"))
             # a relative URL: the report's own name may hold "#", "?" or "%"

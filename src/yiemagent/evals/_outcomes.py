@@ -91,6 +91,11 @@ class RunReport:
     """The run's `agent_end` reason ("stop", "max_turns", "error", …)."""
     messages: list[AgentMessage] = field(default_factory=list)
     """The run's messages (its timeline); not in the JSON form."""
+    sub_agent_runs: dict[tuple[tuple[str, ...], str], list[AgentMessage]] = field(
+        default_factory=dict
+    )
+    """Its sub-agents' runs (`EvalRun.sub_agent_runs`), lanes of its timeline; not in the
+    JSON form."""
 
     @property
     def judge_tokens(self) -> int:

@@ -113,6 +113,7 @@ def build_timeline(
     title: str = "run",
     end_reason: str | None = None,
     fallbacks: Sequence[dict[str, Any]] = (),
+    nested: Mapping[tuple[tuple[str, ...], str], Sequence[AgentMessage]] | None = None,
 ) -> Timeline:
     """The timeline of a transcript.
 
@@ -122,6 +123,9 @@ def build_timeline(
         end_reason: `AgentEndEvent.reason` when known.
         fallbacks: `{"failed_model", "error_message", "error_type"}` of each fallback, in
             order; each is shown on the next model call.
+        nested: The messages of its sub-agents' runs (agents called as tools), by their
+            agent path and the id of the call (one level up) that ran each: each in a lane
+            under that call.
 
     Returns:
         The `Timeline` (no turns for a transcript without assistant messages).
@@ -166,7 +170,10 @@ def build_timeline(
     }
     if total.cost.total:
         summary["cost"] = f"${total.cost.total:.6f}"
-    return Timeline(title, turns, start_ms, end_ms, end_reason, summary)
+    timeline = Timeline(title, turns, start_ms, end_ms, end_reason, summary)
+    if nested:
+        _add_lanes(timeline, nested)
+    return timeline
 
 
 def _tokens(usage: Usage) -> str:
@@ -338,9 +345,9 @@ def timeline_from_event_lines(
         what = "no lines" if not seen else f"{seen} lines but no message_end event"
         raise ConfigError(f"not a yiem run --json event log: {what}")
     messages.extend(_unfinished(messages, streaming, running))
-    timeline = build_timeline(messages, title=title, end_reason=reason, fallbacks=fallbacks)
-    _add_lanes(timeline, nested)
-    return timeline
+    return build_timeline(
+        messages, title=title, end_reason=reason, fallbacks=fallbacks, nested=nested
+    )
 
 
 def _unfinished(
@@ -380,7 +387,7 @@ def _unfinished(
 
 
 def _add_lanes(
-    timeline: Timeline, nested: dict[tuple[tuple[str, ...], str], list[AgentMessage]]
+    timeline: Timeline, nested: Mapping[tuple[tuple[str, ...], str], Sequence[AgentMessage]]
 ) -> None:
     """Put each sub-agent's model and tool calls right after the call that ran it, in a
     lane of its own (outer agents first, so a deeper one finds its parent's bar, whose id
