@@ -257,7 +257,50 @@ async def test_a_default_fills_an_argument_the_model_left_out() -> None:
     assert results(agent) == [("forecast", False, "20 celsius")]
 
 
+async def test_a_call_without_a_name_is_answered_as_an_unknown_tool() -> None:
+    # test_invoke_function_call_no_name_throws: the call is answered, the run goes on
+    calls: list[dict[str, Any]] = []
+    fm = FauxModel([faux_message(faux_tool_call("", {"location": "x"})), "ok"])
+    agent, events = faux_agent(fm, tools=[weather_tool(calls)])
+
+    await agent.prompt("go")
+
+    assert results(agent) == [("", True, 'Tool "" not found. Available tools: get_weather')]
+    assert calls == [] and end_reasons(events) == ["stop"]
+
+
 # ── swarm ───────────────────────────────────────────────────────────────────
+
+
+async def test_a_result_that_is_no_text_is_answered_as_an_error_and_the_run_goes_on() -> None:
+    # swarm's handle_function_result raises TypeError("Failed to cast response to string")
+    # and the run ends; here the call gets an error result naming the problem (R-4.1)
+    from yiemagent import tool
+
+    class Unprintable:
+        def __str__(self) -> str:
+            raise ValueError("no text")
+
+    @tool
+    def lookup() -> object:
+        """Looks something up."""
+        return Unprintable()
+
+    def raw(call_id: str, args: Any, signal: Any, on_update: Any) -> Any:
+        return 42
+
+    fm = FauxModel([faux_message(faux_tool_call("lookup", {}), faux_tool_call("raw", {})), "ok"])
+    agent, events = faux_agent(
+        fm, tools=[lookup, AgentTool("raw", "raw", "Raw.", {"type": "object"}, raw)]
+    )
+
+    reply = await agent.prompt("go")
+
+    assert results(agent) == [
+        ("lookup", True, "Error serializing to JSON: ValueError: no text"),
+        ("raw", True, "Tool raw returned int; expected an AgentToolResult or a str"),
+    ]
+    assert reply.text == "ok" and end_reasons(events) == ["stop"]
 
 
 async def test_a_plain_reply_is_the_last_message() -> None:
