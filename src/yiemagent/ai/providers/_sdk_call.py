@@ -63,6 +63,7 @@ from yiemagent.ai.providers._http_guard import (
     stream_bytes_arrived,
 )
 from yiemagent.ai.providers._sdk_failures import (
+    MAX_DETAIL_CHARS,
     body_error_text,
     describe_sdk_failure,
     json_body_text,
@@ -361,7 +362,8 @@ async def _read_stream(
     Raises:
         ValueError: a JSON response, and no `whole` to read it; a whole body that holds no
             events (a proxy's login or error page or note sent with status 200, an empty
-            body).
+            body); an event whose data is JSON but no object (`data: null`): the events
+            around it may be whole, but a stream that sends one is not to be trusted.
     """
     await call_hook(options.on_response, {"status": raw.status_code, "headers": dict(raw.headers)})
     content_type = str(raw.headers.get("content-type", "")).lower()
@@ -396,6 +398,12 @@ async def _read_stream(
     )
     try:
         async for item in items:
+            if item is None or isinstance(item, str | int | float | list):
+                # `data: null` (some relays send it mid-stream), a number, a string, a list
+                raise ValueError(
+                    "the server sent an event whose data is no JSON object: data: "
+                    + json.dumps(item, ensure_ascii=False)[:MAX_DETAIL_CHARS]
+                )
             feed(item)
             if keep_alive is not None:
                 keep_alive()
