@@ -149,12 +149,19 @@ _PAGE = """<!doctype html>
  .answer{white-space:pre-wrap;overflow-wrap:anywhere;max-width:420px;max-height:9em;overflow:auto;
   margin:2px 0 6px;padding:4px 6px;background:#f6f8fa;border-radius:4px;color:#1d232b}
  code{font-size:12px}
+ .wide{overflow-x:auto}
+ /* A phone: the page keeps the screen's width; the runs' lines wrap, and what is still
+    wider scrolls inside the table's box. */
+ @media (max-width:820px){
+  header,main{padding-left:10px;padding-right:10px}
+  .runs li{white-space:normal}
+ }
 </style></head>
 <body>
 <header><h1>yiem eval report</h1><div class="sum">__SUMMARY__</div></header>
-<main><table>
+<main><div class="wide"><table>
 <thead><tr><th></th><th>case</th><th>checks</th><th>tokens</th><th>cost</th><th>time</th>
 <th>runs</th></tr></thead>
-<tbody>__ROWS__</tbody></table></main>
+<tbody>__ROWS__</tbody></table></div></main>
 </body></html>
 """
