@@ -89,3 +89,23 @@ def test_a_chat_servers_tool_replaces_the_folders_and_says_so(tmp_path: Path) ->
 
 
 pytestmark = pytest.mark.timeout(120)
+
+
+def test_chat_mcp_timeout_bounds_a_silent_call(tmp_path: Path) -> None:
+    """`--mcp-timeout` reaches the chat's servers: a call that sends nothing for that long
+    fails as silent, and the chat goes on."""
+    data_dir = tmp_path / "data"
+    data_dir.mkdir()
+    server = Path(__file__).resolve().parents[2] / "mcp" / "mcp_test_server.py"
+    command = f"{sys.executable} {server}"
+    pane = Pane(data_dir, ["--tools", str(TOOLS), "--mcp", command, "--mcp-timeout", "1"])
+    try:
+        pane.ready()
+        pane.wait(lambda s: f'MCP server "{command}": ' in s and "(echo, " in s)
+        pane.type("mcp sleep")  # an hour, without progress
+        screen = pane.wait(lambda s: after(s, "✗ sleep() error: MCP server", "tokens:"))
+        assert "nothing came for 1 s" in " ".join(screen.split())
+        pane.type("hello")
+        pane.wait(lambda s: after(s, "› hello", "Hello! I am"))
+    finally:
+        pane.close()
