@@ -4,8 +4,9 @@ theirs.
 CAMEL (test/agents/test_chat_agent_max_tool_calls.py, test_chat_agent_empty_input.py,
 test_tool_call_id_truncation.py): a batch past the tool-call budget, the budget per
 step, the values a budget takes, empty prompts, and a call id past OpenAI's 40
-characters. mastra (packages/core/src/agent/__tests__/persist-partial-on-abort.test.ts):
-an answer aborted mid-stream and what the session keeps and sends on. The model is the
+characters. mastra (packages/core/src/agent/__tests__/persist-partial-on-abort.test.ts,
+execution-timeout.test.ts): an answer aborted mid-stream and what the session keeps and
+sends on, and a model that sends nothing. The model is the
 faux provider, or an OpenAI-compatible server on 127.0.0.1 where what goes over the wire
 is the point; the session is a SQLite file. Choices are in docs/agent.md ("Runs, as
 peers check them")."""
@@ -22,8 +23,10 @@ from tests.ai.servers import ReplayServer, openai_chunks, sse_reply
 from yiemagent import (
     Agent,
     AgentEvent,
+    AgentRunError,
     AgentTool,
     ConfigError,
+    FallbackModel,
     MessageInputError,
     SqliteSessionStore,
     ToolResultMessage,
@@ -298,3 +301,31 @@ async def test_an_abort_before_any_text_leaves_an_empty_aborted_message(tmp_path
         ("assistant", ""),
     ]
     reopened.close()
+
+
+# ── mastra: a model that does not answer ────────────────────────────────────
+
+
+async def test_a_silent_model_fails_the_run_at_the_idle_limit() -> None:
+    # execution-timeout.test.ts, strategy "fail": mastra bounds the whole run
+    # (maxExecutionMs); ours bounds the silence of each model stream (docs/agent.md)
+    slow = FauxModel([faux_stall(after_chunks=0)], model_id="slow-model")
+    agent = Agent(model=slow.model, stream_idle_timeout_s=0.3)
+
+    with pytest.raises(AgentRunError, match=r"^The model stream sent nothing for 0\.3 s$"):
+        await agent.prompt("hello")
+
+    slow.add("slow response")
+    assert (await agent.prompt("hello")).text == "slow response"  # still usable
+
+
+async def test_a_silent_model_falls_back_to_the_next() -> None:
+    # strategy "fallback-model": the next model of a FallbackModel answers
+    slow = FauxModel([faux_stall(after_chunks=0)], model_id="slow-primary")
+    fast = FauxModel(["fallback response"], model_id="fast-fallback")
+    agent = Agent(model=FallbackModel([slow.model, fast.model]), stream_idle_timeout_s=0.3)
+
+    reply = await agent.prompt("hello")
+
+    assert (reply.text, reply.model) == ("fallback response", "fast-fallback")
+    assert (slow.call_count, fast.call_count) == (1, 1)
