@@ -78,7 +78,7 @@ def refuse_lone_timeout(
     timeout_s: float | None, commands: Sequence[str] | None, urls: Sequence[str] | None
 ) -> None:
     """Refuse `--mcp-timeout` given without a `--mcp` or `--mcp-url` server it would bound,
-    rather than leave it unused (with `--agent`, the file's servers keep their own).
+    rather than leave it unused (an agent file's server takes `timeout_s` in its table).
 
     Raises:
         ConfigError: `timeout_s` is given and neither `commands` nor `urls` is.

@@ -456,6 +456,18 @@ def _temperature(value: Any) -> float:
     return float(value)
 
 
+def _seconds(value: Any, key: str) -> float:
+    """A number of seconds above 0, finite, for `key`."""
+    if not (
+        isinstance(value, int | float)
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+        and value > 0
+    ):
+        raise _Problem(f"{key} must be a number of seconds > 0, not {value!r}")
+    return float(value)
+
+
 def _count(value: Any, least: int = 0) -> int:
     """A whole number of at least `least` (the Agent's own bound, so that the file's
     message states the rule the Agent would apply)."""
@@ -585,8 +597,9 @@ def _limits(value: Any) -> UsageLimits:
     return UsageLimits(**value)
 
 
-MCP_KEYS = ("command", "url", "prefix")
-"""The keys of an `mcp` item given as a table: a `command` or a `url`, and a `prefix`."""
+MCP_KEYS = ("command", "url", "prefix", "timeout_s")
+"""The keys of an `mcp` item given as a table: a `command` or a `url`, a `prefix`, and
+`timeout_s`, the seconds the server may stay silent about a call (`MCPServerStdio`'s)."""
 
 _KEEP_BOTH = (
     'to keep both, give one of the servers a prefix: { command = "...", prefix = "..." } '
@@ -600,13 +613,14 @@ def _servers(base: Path, value: Any) -> list[tuple[MCPServer, str | None]]:
     or a table of `MCP_KEYS`. A command runs in the file's folder, so `python server.py`
     beside the file works from anywhere, as `tools` folders relative to it do."""
     from yiemagent.mcp import MCPServerHTTP, MCPServerStdio
+    from yiemagent.mcp.servers import DEFAULT_TIMEOUT_S
 
     items = [value] if isinstance(value, (str, dict)) else value
     if not isinstance(items, list):
         raise _Problem("must be a server command or URL, a table, or a list of them")
     servers: list[tuple[MCPServer, str | None]] = []
     for item in items:
-        prefix = None
+        prefix, silence_s = None, DEFAULT_TIMEOUT_S
         if isinstance(item, dict):
             unknown = sorted(set(item) - set(MCP_KEYS))
             if unknown:
@@ -614,15 +628,18 @@ def _servers(base: Path, value: Any) -> list[tuple[MCPServer, str | None]]:
             if ("command" in item) == ("url" in item):
                 raise _Problem("a server table needs command = ... or url = ..., not both")
             prefix = _text(item["prefix"]) if "prefix" in item else None
+            if "timeout_s" in item:
+                silence_s = _seconds(item["timeout_s"], "timeout_s")
             if "url" in item and not _text(item["url"]).startswith(("http://", "https://")):
                 raise _Problem(f"url must start with http:// or https://, not {item['url']!r}")
             item = _text(item.get("command", item.get("url")))
         elif not isinstance(item, str):
             raise _Problem("must be a server command or URL, a table, or a list of them")
         if item.startswith(("http://", "https://")):
-            servers.append((MCPServerHTTP(item), prefix))
+            servers.append((MCPServerHTTP(item, timeout_s=silence_s), prefix))
         elif item.strip():
-            server = MCPServerStdio(item, cwd=base)  # a ConfigError: an unclosed quote
+            # a ConfigError: an unclosed quote
+            server = MCPServerStdio(item, cwd=base, timeout_s=silence_s)
             servers.append((server, prefix))
         else:
             raise _Problem("an empty server command")
