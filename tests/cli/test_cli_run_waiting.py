@@ -75,3 +75,19 @@ def test_piped_stderr_shows_no_status(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert done.stdout == "The answer is 42.\n"
     assert "waiting for" not in done.stderr and "\x1b" not in done.stderr, done.stderr
+
+
+def test_ctrl_c_while_waiting_leaves_no_status_and_the_cursor_shown(tmp_path: Path) -> None:
+    (tmp_path / "run_faux.py").write_text(SCRIPT)
+    command = ["sh", "-c", f"cd {tmp_path} && exec {sys.executable} run_faux.py run '6 * 7?'"]
+    pane = Pane(tmp_path / "data", command=command, faux=False)
+    try:
+        pane.wait(lambda s: "waiting for faux…" in s and "← calculator" in s)
+        pane.keys("C-c")
+        assert pane.exit_code() == 130
+        screen = pane.screen()
+        cursor = pane._tmux("display", "-p", "-t", "chat", "#{cursor_flag}").strip()
+    finally:
+        pane.close()
+    assert "waiting for" not in screen and "yiem: interrupted" in screen, screen
+    assert cursor == "1"  # the status line hid the cursor while it showed
