@@ -19,9 +19,10 @@ import pytest
 
 from tests._signals import stop_when_ready
 from tests._slow_load import slow_load_script
-from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
+from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_text, faux_tool_call
 from yiemagent.cli.main import main
 from yiemagent.errors import install_hint
+from yiemagent.types import Usage
 
 cli_main_module = importlib.import_module("yiemagent.cli.main")
 
@@ -173,6 +174,19 @@ def faux_calculator(monkeypatch: pytest.MonkeyPatch) -> FauxModel:
     )
     monkeypatch.setattr(cli_main_module, "resolve_model", lambda *args, **kwargs: fm.model)
     return fm
+
+
+def test_the_usage_line_says_the_output_tokens_spent_reasoning(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`Usage.reasoning` was in every event of `--json` but not on the line a person reads."""
+    usage = Usage(input=100, output=40, reasoning=25, total_tokens=140)
+    fm = FauxModel([faux_message(faux_text("Thought it through."), usage=usage)])
+    monkeypatch.setattr(cli_main_module, "resolve_model", lambda *args, **kwargs: fm.model)
+    code, out, err = _run(capsys, "run", "Think.")
+    assert code == 0 and out == "Thought it through.\n"
+    [line] = [line for line in err.splitlines() if line.startswith("tokens: ")]
+    assert line.startswith("tokens: 100 in, 40 out (25 reasoning) · "), line
 
 
 def test_run_streams_the_answer_and_shows_the_tool_call(

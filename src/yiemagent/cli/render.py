@@ -112,9 +112,11 @@ def output_answer(end: AgentEndEvent) -> str | None:
 
 
 def usage_line(usage: Usage, elapsed_s: float) -> str:
-    """E.g. "tokens: 180 in (64 cached), 25 out · $0.0003 · 3.41 s" (cost only when > 0)."""
+    """E.g. "tokens: 180 in (64 cached), 25 out (12 reasoning) · $0.0003 · 3.41 s" (the
+    cached, reasoning and cost parts only when > 0)."""
     cached = f" ({usage.cache_read} cached)" if usage.cache_read else ""
-    parts = [f"tokens: {usage.prompt_tokens} in{cached}, {usage.output} out"]
+    reasoning = f" ({usage.reasoning} reasoning)" if usage.reasoning else ""
+    parts = [f"tokens: {usage.prompt_tokens} in{cached}, {usage.output} out{reasoning}"]
     if usage.cost.total > 0:
         parts.append(f"${usage.cost.total:.4f}")
     parts.append(f"{elapsed_s:.2f} s")
