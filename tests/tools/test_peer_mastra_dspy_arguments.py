@@ -1,18 +1,21 @@
-"""Tool arguments as mastra and DSPy check theirs, through an Agent on the faux provider.
+"""Tool arguments as mastra, DSPy and semantic-kernel check theirs, through an Agent on
+the faux provider.
 
 mastra (packages/core/src/tools/validation.test.ts): what a failed validation says, that
 an all-optional tool takes no arguments at all, that fields named like the framework's
 own (`context`, `inputData`) reach the tool as written, and a string the schema reads as
 a number. DSPy (tests/adapters/test_tool.py, tests/predict/test_react.py): `Tool(fn)` from
 functions with pydantic, nested, untyped and defaulted parameters, called with what a
-model sends. Where ours differs by choice (a `format` is not checked, `**kwargs` and
-nameless callables are refused) it is written in docs/tools.md ("Arguments, as peers
-check them")."""
+model sends. semantic-kernel (python/tests/unit/functions/
+test_kernel_function_decorators.py): `Annotated` descriptions, optional and `None`
+defaults, unions, a default that is no JSON. Where ours differs by choice (a `format` is
+not checked, `**kwargs` and nameless callables are refused) it is written in
+docs/tools.md ("Arguments, as peers check them")."""
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Annotated, Any
 
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -356,3 +359,87 @@ def test_var_keyword_parameters_and_nameless_callables_are_refused_clearly() -> 
     named = tool(name="add")(Foo())
     assert named.name == "add" and named.description == "Add two numbers."
     assert set(named.input_schema["properties"]) == {"a", "b"}
+
+
+# ── semantic-kernel: @kernel_function's parameters ──────────────────────────
+
+
+class InputObject(BaseModel):
+    arg1: str
+    arg2: int
+
+
+class EqualityErrorDefault:
+    """A default that must be kept, never compared."""
+
+    def __eq__(self, other: object) -> bool:
+        raise ValueError("equality should not be called")
+
+    def __hash__(self) -> int:
+        return 0
+
+    def __repr__(self) -> str:
+        return "EqualityErrorDefault()"
+
+
+async def test_annotated_descriptions_optional_defaults_and_unions() -> None:
+    # test_kernel_function_param_annotated / _annotated_optional / _none_default /
+    # _input_object_union / _input_object_annotated_optional, called as a model calls them
+    def annotated(
+        city: Annotated[str, "The city name"],
+        unit: Annotated[str | None, "input description"] = "test",
+    ) -> str:
+        """Annotated."""
+        return f"{city} {unit!r}"
+
+    def none_default(input: str = None) -> str:  # type: ignore[assignment]  # noqa: RUF013
+        """None by default."""
+        return repr(input)
+
+    def union(input: InputObject | str) -> str:
+        """A model or a text."""
+        return repr(input)
+
+    def object_optional(input: Annotated[InputObject | None, "input description"] = None) -> str:
+        """An optional model."""
+        return repr(input)
+
+    made = tool(annotated)
+    assert made.input_schema["properties"]["city"]["description"] == "The city name"
+    assert made.input_schema["required"] == ["city"]
+    assert await run_calls(
+        [made, tool(none_default), tool(union), tool(object_optional)],
+        faux_tool_call("annotated", {"city": "Oslo"}),
+        faux_tool_call("annotated", {"city": "Oslo", "unit": None}),
+        faux_tool_call("none_default", {}),
+        faux_tool_call("union", {"input": {"arg1": "a", "arg2": 1}}),
+        faux_tool_call("union", {"input": "s"}),
+        faux_tool_call("object_optional", {}),
+        faux_tool_call("object_optional", {"input": {"arg1": "a", "arg2": "2"}}),
+    ) == [
+        (False, "Oslo 'test'"),
+        (False, "Oslo None"),  # null is a value the type allows: kept
+        (False, "None"),
+        (False, "InputObject(arg1='a', arg2=1)"),
+        (False, "'s'"),
+        (False, "None"),
+        (False, "InputObject(arg1='a', arg2=2)"),
+    ]
+
+
+async def test_a_default_that_is_no_json_is_passed_and_never_compared() -> None:
+    # test_kernel_function_param_default_does_not_call_equality
+    default = EqualityErrorDefault()
+
+    def custom_default(input: object = default) -> str:
+        """A custom default."""
+        return "the default" if input is default else repr(input)
+
+    with pytest.warns(UserWarning, match="not JSON serializable"):  # pydantic's, once
+        made = tool(custom_default)
+    assert "default" not in made.input_schema["properties"]["input"]
+    assert await run_calls(
+        [made],
+        faux_tool_call("custom_default", {}),
+        faux_tool_call("custom_default", {"input": 3}),
+    ) == [(False, "the default"), (False, "3")]
