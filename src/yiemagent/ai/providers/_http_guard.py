@@ -19,6 +19,12 @@ stream explained (DESIGN §8).
   line a Chat Completions server ends its answer with (`ended_with_done`): the SDK reads it
   and stops, and a server that sends no finish reason has said by it that its answer is
   whole, where a stream closed without it was cut off.
+- **A compressed stream.** The SDKs' client asks for `gzip, deflate`, and a server or proxy
+  that compresses `text/event-stream` answers so: all of the above reads the bytes as
+  sent, so such a stream is decompressed here (`ContentDecoder`) and handed on without its
+  `Content-Encoding` (and `Content-Length`) header. A request offers only those two
+  encodings (the HTTP client adds `br` and `zstd` when their packages are installed),
+  and a stream in another one is handed on as it came, without the guards above.
 - **A connection cut mid-stream** (reset, closed early) raises the HTTP client's bare
   `ReadError: ` or the SDK's `Connection error.`. It is raised again as the same error
   type (so retries classify it as before) with a text that says what happened: "connection
@@ -36,11 +42,13 @@ import codecs
 import contextlib
 import importlib
 import re
+import zlib
 from collections.abc import AsyncIterable, AsyncIterator, Callable
 from contextvars import ContextVar
 from typing import Any
 
 __all__ = [
+    "ContentDecoder",
     "DoneScanner",
     "cut_stream_text",
     "ended_with_done",
@@ -90,10 +98,61 @@ class DoneScanner:
         self.seen = self.seen or _DONE_LINE.search(self._tail) is not None
 
 
+class ContentDecoder:
+    """Decompresses a body sent with `Content-Encoding: gzip` or `deflate`, chunk by chunk.
+    "deflate" is zlib-wrapped by the standard, but some servers send it raw: its first two
+    bytes tell which."""
+
+    ENCODINGS = ("gzip", "x-gzip", "deflate")
+    """What it decodes, and so all a request of this transport offers."""
+
+    def __init__(self, gzip: bool) -> None:
+        self._inflater: Any = zlib.decompressobj(16 + zlib.MAX_WBITS) if gzip else None
+        self._head = b""
+
+    @classmethod
+    def of(cls, encoding: str) -> ContentDecoder | None:
+        """The decoder of a `Content-Encoding` value; None for another encoding, or none."""
+        name = encoding.strip().lower()
+        return cls(name != "deflate") if name in cls.ENCODINGS else None
+
+    def decode(self, data: bytes) -> bytes:
+        """The decompressed bytes `data` completes (maybe none yet).
+
+        Raises:
+            zlib.error: the bytes are not of the encoding.
+        """
+        if self._inflater is None:  # deflate: which kind, once two bytes are known
+            self._head += data
+            if len(self._head) < 2:
+                return b""
+            data, self._head = self._head, b""
+            wrapped = data[0] & 0x0F == 8 and (data[0] << 8 | data[1]) % 31 == 0
+            self._inflater = zlib.decompressobj(zlib.MAX_WBITS if wrapped else -zlib.MAX_WBITS)
+        out: bytes = self._inflater.decompress(data)
+        return out
+
+    def flush(self) -> bytes:
+        """What is left once the body has ended."""
+        if self._inflater is None:
+            head, self._head = self._head, b""
+            return zlib.decompress(head, -zlib.MAX_WBITS) if head else b""
+        rest: bytes = self._inflater.flush()
+        return rest
+
+
+def _decodable(offered: str) -> str:
+    """The `Accept-Encoding` value `offered` without the encodings `ContentDecoder` does not
+    decode ("identity" when none is left)."""
+    known = (*ContentDecoder.ENCODINGS, "identity")
+    kept = [part.strip() for part in offered.split(",")]
+    return ", ".join(p for p in kept if p.split(";")[0].strip().lower() in known) or "identity"
+
+
 def ended_with_done(response: Any) -> bool:
     """Whether the event stream of `response` (an SDK's raw `http_response`, read) held its
     `data: [DONE]` line; False for a body this transport did not watch (not an event
-    stream, or compressed)."""
+    stream, or in an encoding it does not decode)."""
     scanner = getattr(response, "extensions", {}).get(_DONE_SEEN)
     return isinstance(scanner, DoneScanner) and scanner.seen
 
@@ -163,36 +222,60 @@ def _transport_class(httpx: Any) -> Callable[[], Any]:
     closed_errors = (httpx.ReadError, httpx.WriteError, httpx.CloseError, httpx.RemoteProtocolError)
 
     class _GuardedStream(httpx.AsyncByteStream):  # type: ignore[misc]
-        def __init__(self, inner: Any, url: str, plain: bool) -> None:
+        def __init__(self, inner: Any, url: str, encoding: str) -> None:
             self._inner = inner
             self._url = url
-            self._plain = plain  # not compressed: the bytes are the events
+            self._encoding = encoding.strip().lower()
+            identity = self._encoding in ("", "identity")
+            self._decoder = None if identity else ContentDecoder.of(encoding)
+            self.readable = identity or self._decoder is not None
+            """Whether the events are read here (the bytes not in another encoding)."""
             self.received = 0
             self.done = DoneScanner()
 
         async def __aiter__(self) -> AsyncIterator[bytes]:
             source = self._counted()
-            stream = events_with_data(repair_utf8(source)) if self._plain else source
-            async for chunk in stream:
+            if self.readable:
+                source = events_with_data(repair_utf8(self._scanned(self._decoded(source))))
+            async for chunk in source:
                 yield chunk
 
         async def _counted(self) -> AsyncIterator[bytes]:
             try:
                 async for chunk in self._inner:
                     self.received += len(chunk)
-                    if self._plain:
-                        self.done.feed(chunk)
                     arrived = stream_bytes_arrived.get()
                     if arrived is not None:
                         arrived()
                     yield chunk
-                self.done.close()
             except closed_errors as exc:
                 text = (
                     "connection error: the server closed the connection mid-stream after "
                     f"{self.received} bytes ({self._url})"
                 )
                 raise _explained(type(exc), text, exc) from exc
+
+        async def _decoded(self, chunks: AsyncIterable[bytes]) -> AsyncIterator[bytes]:
+            decoder = self._decoder
+            if decoder is None:
+                async for chunk in chunks:
+                    yield chunk
+                return
+            try:
+                async for chunk in chunks:
+                    if data := decoder.decode(chunk):
+                        yield data
+                if rest := decoder.flush():
+                    yield rest
+            except zlib.error as exc:
+                text = f"the server's event stream is not in the {self._encoding} it says: {exc}"
+                raise httpx.DecodingError(text) from exc
+
+        async def _scanned(self, chunks: AsyncIterable[bytes]) -> AsyncIterator[bytes]:
+            async for chunk in chunks:
+                self.done.feed(chunk)
+                yield chunk
+            self.done.close()
 
         async def aclose(self) -> None:
             await self._inner.aclose()
@@ -205,6 +288,9 @@ def _transport_class(httpx: Any) -> Callable[[], Any]:
 
         async def handle_async_request(self, request: Any) -> Any:
             url = str(request.url)
+            offered = request.headers.get("accept-encoding")
+            if offered is not None:
+                request.headers["accept-encoding"] = _decodable(offered)
             try:
                 response = await self._inner.handle_async_request(request)
             except closed_errors as exc:
@@ -215,11 +301,15 @@ def _transport_class(httpx: Any) -> Callable[[], Any]:
             content_type = response.headers.get("content-type", "")
             if "text/event-stream" not in content_type:
                 return response
-            encoding = response.headers.get("content-encoding", "identity").lower()
-            stream = _GuardedStream(response.stream, url, encoding in ("", "identity"))
+            encoding = response.headers.get("content-encoding", "identity")
+            stream = _GuardedStream(response.stream, url, encoding)
+            headers = response.headers.copy()
+            if stream.readable:  # decoded here: the client must not decode it again
+                for name in ("content-encoding", "content-length"):
+                    headers.pop(name, None)
             return httpx.Response(
                 status_code=response.status_code,
-                headers=response.headers,
+                headers=headers,
                 stream=stream,
                 extensions={**response.extensions, _DONE_SEEN: stream.done},
                 request=request,
