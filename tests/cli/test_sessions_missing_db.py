@@ -35,3 +35,13 @@ def test_an_existing_database_is_listed(tmp_path: Path) -> None:
         store.append("kept", UserMessage(content=[TextContent("hi")]))
     done = yiem_in(tmp_path, "sessions", "--sessions", str(db), env={"NO_COLOR": "1"})
     assert (done.returncode, done.stdout, done.stderr) == (0, "kept\n", "")
+
+
+def test_an_empty_database_says_so_on_stderr(tmp_path: Path) -> None:
+    """It printed nothing at all, which reads as a command that did not work; the ids
+    still go alone on stdout, for scripts."""
+    db = tmp_path / "s.db"
+    SqliteSessionStore(db).close()
+    done = yiem_in(tmp_path, "sessions", "--sessions", str(db), env={"NO_COLOR": "1"})
+    assert (done.returncode, done.stdout) == (0, "")
+    assert done.stderr == f"yiem: no stored sessions in {db}\n"

@@ -18,7 +18,7 @@ from typing import Annotated
 import typer
 
 from yiemagent.cli.options import CliError
-from yiemagent.cli.stores import open_store
+from yiemagent.cli.stores import default_session_db, open_store, without_password
 from yiemagent.errors import ConfigError
 from yiemagent.sessions import (
     PostgresSessionStore,
@@ -52,10 +52,14 @@ def sessions_list(ctx: typer.Context, sessions: SessionsOption = None) -> None:
         return
     store = _open_existing(sessions)
     try:
-        for session_id in store.list_sessions():
-            print(session_id)
+        ids = store.list_sessions()
     finally:
         store.close()
+    for session_id in ids:
+        print(session_id)
+    if not ids:  # nothing on stdout would read as a command that did not work
+        where = without_password(sessions) if sessions else str(default_session_db())
+        print(f"yiem: no stored sessions in {where}", file=sys.stderr)
 
 
 @sessions_app.command("release")
