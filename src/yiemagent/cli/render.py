@@ -10,12 +10,10 @@ import json
 import sys
 import time
 from collections.abc import Callable
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from rich.console import Console
-from rich.live import Live
 from rich.markup import escape
-from rich.spinner import Spinner
 from rich.text import Text
 
 from yiemagent.cli.options import silence_closed_output, unwritable_output
@@ -35,6 +33,9 @@ from yiemagent.types import (
     transcript_usage,
 )
 from yiemagent.types.text import CUT_OFF, cut_off_note
+
+if TYPE_CHECKING:  # rich's live display loads only when a status line is shown
+    from rich.live import Live
 
 __all__ = [
     "CUT_OFF",
@@ -242,6 +243,9 @@ class EventPrinter(_Printer):
     def _wait_for(self, model: str) -> None:
         """Show that a model call is under way, on a terminal's stderr."""
         if self._waiting is None and self._err.is_terminal and not self._err.is_dumb_terminal:
+            from rich.live import Live
+            from rich.spinner import Spinner
+
             # sys.stdout and sys.stderr stay as they are: the command has redirected them
             self._waiting = Live(
                 Spinner("dots", text=_Waited(model)),
