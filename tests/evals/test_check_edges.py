@@ -183,3 +183,72 @@ def test_equals_and_output_is_still_take_an_object_with_a_parameters_name(tmp_pa
     equals_check, output_check = Dataset.load(path).cases[0].checks
     assert "{'value': 3, 'unit': 'm'}" in str(getattr(equals_check, "name", equals_check))
     assert "'other': 2" in str(getattr(output_check, "name", output_check))
+
+
+class _Kind:
+    kind = "b"
+
+
+class _ArrayBool:
+    """A boolean scalar as array libraries make one (numpy's `bool_`: shape `()`, a dtype
+    of kind "b"), not a `bool`; numpy itself is not a dependency of the project."""
+
+    dtype = _Kind()
+    shape = ()
+
+    def __init__(self, value: bool) -> None:
+        self.value = value
+
+    def __bool__(self) -> bool:
+        return self.value
+
+
+def _numpy_bools() -> list[object]:
+    try:
+        import numpy as np  # type: ignore[import-not-found, unused-ignore]
+    except ImportError:
+        return []
+    return [np.True_, np.False_, np.array(True), np.isclose(1.0, 1.0 + 1e-12)]
+
+
+@pytest.mark.parametrize("made", [_ArrayBool(True), _ArrayBool(False), *_numpy_bools()])
+async def test_an_array_librarys_bool_is_a_verdict(made: object) -> None:
+    """A check returning `(a == b).all()` (numpy's `bool_`), bare or in a CheckResult,
+    failed as "not a bool", so a passing check failed."""
+    expected = bool(made)
+
+    def bare(run: EvalRun) -> bool:
+        return made  # type: ignore[return-value]
+
+    def in_result(run: EvalRun) -> CheckResult:
+        return CheckResult(made, "as computed")  # type: ignore[arg-type]
+
+    (case,) = (
+        await run_eval([Case("c", "Say hi", [bare, in_result], metadata=SAY_HI)], make_agent)
+    ).cases
+    assert [(c.name, c.passed, c.reason) for c in case.checks] == [
+        ("bare", expected, ""),
+        ("in_result", expected, "as computed"),
+    ]
+    assert case.passed is expected
+    assert CheckResult(made).passed is expected  # type: ignore[arg-type]
+
+
+class _Vector(_ArrayBool):
+    shape = (2,)  # type: ignore[assignment]
+
+
+@pytest.mark.parametrize("made", [1, 0, "no", _Vector(True)])
+async def test_a_bare_verdict_that_is_no_bool_fails(made: object) -> None:
+    """A number (a score or a count), a text or an array of booleans is no verdict."""
+
+    def bare(run: EvalRun) -> bool:
+        return made  # type: ignore[return-value]
+
+    (case,) = (await run_eval([Case("c", "Say hi", [bare], metadata=SAY_HI)], make_agent)).cases
+    (outcome,) = case.checks
+    name = type(made).__name__ if isinstance(made, int | str) else f"{__name__}._Vector"
+    assert (outcome.passed, outcome.reason) == (
+        False,
+        f"the check returned {name}, not a bool or CheckResult",
+    )

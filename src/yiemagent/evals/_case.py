@@ -81,6 +81,27 @@ class Case:
                 )
 
 
+def as_verdict(value: object) -> bool | None:
+    """A check's verdict as `True` or `False`, or None when `value` is none.
+
+    A verdict is a `bool`, or an array library's boolean scalar: a value of shape `()`
+    whose `dtype` is of kind "b", as numpy's `bool_` (what `(a == b).all()` and
+    `np.isclose(a, b)` return) and a 0-d boolean array of numpy or JAX are. Nothing else
+    is one: a text ("no" is truthy), a number (1 may be a score or a count, as
+    pydantic-evals reads it), None, a list.
+    """
+    if isinstance(value, bool):
+        return value
+    try:
+        boolean = getattr(getattr(value, "dtype", None), "kind", None) == "b"
+        if boolean and getattr(value, "shape", None) == ():
+            verdict = bool(value)
+            return verdict if isinstance(verdict, bool) else None
+    except Exception:  # an object whose attributes raise is no verdict
+        return None
+    return None
+
+
 @dataclass(slots=True, frozen=True)
 class CheckResult:
     """What a check returns for one run: its verdict, why, and what the check itself spent
@@ -97,11 +118,13 @@ class CheckResult:
 
     def __post_init__(self) -> None:
         # a truthy verdict text ("no") or number would otherwise count as a pass
-        if not isinstance(self.passed, bool):
+        verdict = as_verdict(self.passed)
+        if verdict is None:
             raise TypeError(
                 "CheckResult.passed must be True or False, "
                 f"not {type(self.passed).__name__} {self.passed!r}"
             )
+        object.__setattr__(self, "passed", verdict)  # numpy's True is stored as True
         if not isinstance(self.reason, str):
             raise TypeError(
                 f"CheckResult.reason must be a text, not {type(self.reason).__name__} "

@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from yiemagent.batch import MakeAgent, ProgressMode, TaskResult, read_results, run_batch_async
 from yiemagent.errors import ConfigError, exception_summary
-from yiemagent.evals._case import Case, Check, CheckResult, EvalRun, check_name
+from yiemagent.evals._case import Case, Check, CheckResult, EvalRun, as_verdict, check_name
 from yiemagent.evals._dataset import Dataset
 from yiemagent.evals._outcomes import CaseReport, CheckOutcome, RunReport
 from yiemagent.evals._report import EvalReport
@@ -229,8 +229,9 @@ async def _apply(check: Check, run: EvalRun) -> CheckOutcome:
         return CheckOutcome(name, False, said)
     if isinstance(verdict, CheckResult):
         return CheckOutcome(name, verdict.passed, verdict.reason, verdict.tokens, verdict.cost_usd)
-    if isinstance(verdict, bool):
-        return CheckOutcome(name, verdict, "")
-    return CheckOutcome(
-        name, False, f"the check returned {type(verdict).__name__}, not a bool or CheckResult"
-    )
+    passed = as_verdict(verdict)
+    if passed is not None:
+        return CheckOutcome(name, passed, "")
+    kind = type(verdict)  # numpy 2's bool_ is named "bool": its module tells them apart
+    shown = kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__name__}"
+    return CheckOutcome(name, False, f"the check returned {shown}, not a bool or CheckResult")
