@@ -3,13 +3,16 @@ reason it gives."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
+from unicodedata import normalize
 
 import pytest
+from hypothesis import given, strategies as st
 
 from yiemagent.errors import ConfigError
 from yiemagent.evals import (
     Case,
+    Check,
     CheckResult,
     EvalRun,
     contains,
@@ -21,9 +24,12 @@ from yiemagent.evals import (
     no_tool_called,
     not_contains,
     output_is,
+    run_eval,
     tool_called,
 )
 from yiemagent.types import AssistantMessage, TextContent, ToolCall, ToolResultMessage, UserMessage
+
+from ._agents import make_agent
 
 
 def run_of(
@@ -216,3 +222,43 @@ def test_a_failed_output_is_quotes_text_with_its_own_characters() -> None:
     assert not result.passed
     assert "上海" in result.reason and "北京" in result.reason
     assert "\\u" not in result.reason
+
+
+_COMPOSABLE = st.text(
+    alphabet=st.sampled_from("aeiouAEIOU cnsz\u00e9\u00c5\u00f1\u0301\u0308\u030a\u0303\u1e69"),
+    min_size=1,
+    max_size=12,
+)
+
+
+@given(needle=_COMPOSABLE, before=_COMPOSABLE, case_sensitive=st.booleans())
+def test_text_checks_read_composed_and_decomposed_text_alike(
+    needle: str, before: str, case_sensitive: bool
+) -> None:
+    """`contains("café")` failed on "café" written with a combining accent (NFD, as macOS
+    file names and some models give it): the same text to a reader, other code points."""
+    forms: tuple[tuple[Literal["NFC", "NFD"], Literal["NFC", "NFD"]], ...] = (
+        ("NFC", "NFD"),
+        ("NFD", "NFC"),
+    )
+    for form, other in forms:
+        said, answer = normalize(form, needle), normalize(other, f"{before} {needle}")
+        check = contains(said, case_sensitive=case_sensitive)
+        assert verdict(check, run_of(answer)).passed
+        assert not verdict(not_contains(said, case_sensitive=case_sensitive), run_of(answer)).passed
+        assert verdict(equals(said), run_of(normalize(other, needle))).passed
+
+
+async def test_contains_and_equals_in_an_eval_read_a_decomposed_answer() -> None:
+    said = {"script": "say", "text": normalize("NFD", "Un café, s'il vous plaît")}
+    checks: list[Check] = [
+        contains("CAFÉ"),
+        equals("Un café, s'il vous plaît"),
+        not_contains("café"),
+    ]
+    (ran,) = (await run_eval([Case("c", "Order", checks, metadata=said)], make_agent)).cases
+    assert [(c.passed, c.reason) for c in ran.checks] == [
+        (True, "answer has 'CAFÉ'"),
+        (True, 'answer is "Un café, s\'il vous plaît"'),
+        (False, f"answer has 'café' ({said['text']!r})"),  # the answer as it came
+    ]

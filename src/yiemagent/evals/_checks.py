@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -39,7 +40,10 @@ def _found(text: str, needle: str, case_sensitive: bool) -> bool:
     """Whether `needle` is in `text`; a needle that is a number only as a whole number: "36"
     is not in "360", "136", "36.5" or "-36" but is in "= 36", "36.0" and "pages 30-36" (a
     hyphen after a word or a digit is no sign); "1048576" is in "1,048,576"; "14.14" is in
-    "14.1421" (decimals may go on); "-5" is in "-5" and "−5" (U+2212) but not in "-50"."""
+    "14.1421" (decimals may go on); "-5" is in "-5" and "−5" (U+2212) but not in "-50".
+    Both are compared in Unicode's composed form (NFC): "café" typed as e + U+0301 is in
+    "café" typed with é, U+00E9, as a reader sees them alike."""
+    text, needle = _nfc(text), _nfc(needle)
     if not case_sensitive:
         text, needle = text.lower(), needle.lower()
     needle = needle.replace("\u2212", "-")
@@ -52,6 +56,11 @@ def _found(text: str, needle: str, case_sensitive: bool) -> bool:
     before = r"(?<![\w.])" if signed else r"(?<![\d.])(?<!^-)(?<![^\w)]-)"
     after = "" if "." in needle else r"(?!\d|\.\d*[1-9])"
     return re.search(f"{before}{re.escape(needle)}{after}", text) is not None
+
+
+def _nfc(text: str) -> str:
+    """`text` in Unicode's composed form (NFC), as most keyboards and models write it."""
+    return unicodedata.normalize("NFC", text)
 
 
 def _texts(value: Any, what: str) -> list[str]:
@@ -148,7 +157,8 @@ class _NotContains:
 class _Equals:
     """The answer equals `value`: the validated output when the run has one (a text
     `value` may also equal the answer's text), else the answer's text with surrounding
-    white space removed. No `value`: the case's `expected`."""
+    white space removed, both texts in Unicode's composed form (NFC). No `value`: the
+    case's `expected`."""
 
     value: Any = None
 
@@ -167,8 +177,8 @@ class _Equals:
         if run.output is not None and not isinstance(wanted, str):
             got: Any = run.output
         else:
-            got = run.text.strip()
-            wanted = str(wanted).strip()
+            got = _nfc(run.text.strip())
+            wanted = _nfc(str(wanted).strip())
         if _json_equal(got, wanted):  # said, as `contains` says it: `equals()` names nothing
             return CheckResult(
                 True, f"{'output' if run.output is not None else 'answer'} is {_quote(wanted)}"
@@ -470,8 +480,9 @@ def contains(
 ) -> _Contains:
     """The answer contains `text` (a list: every text; `any_of`: at least one), ignoring
     case unless `case_sensitive`. A text that is a number matches only a whole number ("36"
-    is not in "360" nor in "-36"; "1048576" is in "1,048,576"). No `text`: the case's
-    `expected`.
+    is not in "360" nor in "-36"; "1048576" is in "1,048,576"). Both texts are compared
+    in Unicode's composed form (NFC), so an "é" written as "e" and a combining accent
+    matches one written as one character. No `text`: the case's `expected`.
 
     Raises:
         ConfigError: `text` is not a text or a list of texts.
@@ -490,8 +501,9 @@ def not_contains(text: str | Sequence[str], *, case_sensitive: bool = False) -> 
 
 def equals(value: Any = None) -> _Equals:
     """The answer equals `value`: the run's validated output when it has one and `value` is
-    not a text, else the answer's text, white space around it removed. No `value`: the
-    case's `expected`."""
+    not a text, else the answer's text, white space around it removed, compared in
+    Unicode's composed form (NFC) as `contains` compares. No `value`: the case's
+    `expected`."""
     return _Equals(value)
 
 
