@@ -111,7 +111,17 @@ _SCHEMA_VALUES = (
 
 
 @overload
-def tool(fn: Callable[..., Any], /) -> AgentTool: ...
+def tool(
+    fn: Callable[..., Any],
+    /,
+    *,
+    name: str | None = None,
+    label: str | None = None,
+    description: str | None = None,
+    parallel: bool = False,
+    timeout_s: float | None = None,
+    requires_approval: RequiresApproval = False,
+) -> AgentTool: ...
 
 
 @overload
@@ -139,7 +149,8 @@ def tool(
 ) -> AgentTool | Callable[[Callable[..., Any]], AgentTool]:
     """Turn a typed function (plain or async) into an `AgentTool`.
 
-    Use as `@tool` or `@tool(name=..., label=..., parallel=..., timeout_s=...)`.
+    Use as `@tool`, `@tool(name=..., label=..., parallel=..., timeout_s=...)`, or called on
+    an existing callable with the same options, `tool(fn, name=...)`.
 
     Args:
         fn: the function; its parameters become the tool's arguments.
