@@ -21,6 +21,13 @@ Tool-call arguments contract (what the loop sees in the final message):
 The partial parse is `jiter`'s partial mode (native code); an incomplete trailing string is
 kept as far as it arrived. `parse_partial_json` and `parse_json_object` are the two readings
 of argument text, also used by providers that assemble calls themselves.
+
+Streamed text is kept in linear time: while a block is open, its text (a tool call's
+`partial_json`) is held as the list of its deltas, joined when read and kept joined until
+the next delta, so a reply of n characters costs O(n) however finely it is streamed (a
+string grown by `+=` is copied whole on every delta). Readers see a plain `str` at any
+moment; `end_block` makes the block a plain `TextContent` / `ThinkingContent` / `ToolCall`
+again (the same object, so a reader that kept it sees its final state).
 """
 
 from __future__ import annotations
@@ -30,7 +37,9 @@ import logging
 import re
 import uuid
 from collections.abc import Callable, Collection, Mapping
-from typing import Any, Literal
+from dataclasses import fields
+from types import MemberDescriptorType
+from typing import Any, ClassVar, Literal, cast
 
 import jiter
 
@@ -100,7 +109,7 @@ class MessageBuilder:
         "_index",
         "_model",
         "_parsed",
-        "_raw",
+        "_size",
         "_stream",
         "_text_calls",
         "message",
@@ -112,7 +121,7 @@ class MessageBuilder:
         self._stream = stream
         self._block: _Block | None = None
         self._index = -1
-        self._raw = ""
+        self._size = 0
         self._parsed = 0
         self._text_calls: TextToolCallParser | None = None
         self.message = AssistantMessage(api=model.api, provider=model.provider, model=model.id)
@@ -176,10 +185,10 @@ class MessageBuilder:
     def _append_text(self, text: str) -> None:
         block = self._block
         if not isinstance(block, TextContent):
-            block = TextContent("")
+            block = _GrowingText("")
             self._stream.push(TextStartEvent(self._open(block), self.message))
         if text:
-            block.text += text
+            _append(block, _TEXT_SLOT, text)
             self._stream.push(TextDeltaEvent(self._index, text, self.message))
 
     def thinking_delta(self, text: str, signature: str | None = None) -> None:
@@ -187,12 +196,12 @@ class MessageBuilder:
         block when the open block is not one."""
         block = self._block
         if not isinstance(block, ThinkingContent):
-            block = ThinkingContent("")
+            block = _GrowingThinking("")
             self._stream.push(ThinkingStartEvent(self._open(block), self.message))
         if signature:
             block.signature = (block.signature or "") + signature
         if text:
-            block.thinking += text
+            _append(block, _THINKING_SLOT, text)
             self._stream.push(ThinkingDeltaEvent(self._index, text, self.message))
 
     def tool_call_start(self, id: str, name: str) -> None:
@@ -203,9 +212,9 @@ class MessageBuilder:
         reaches the tool pipeline as an unknown tool or with its id, and the message can be
         stored and loaded again; as a number it ended the run in a TypeError and a stored
         session skipped the message on resume."""
-        call = ToolCall(id=_as_text(id), name=_as_text(name), arguments={}, partial_json="")
+        call = _GrowingCall(id=_as_text(id), name=_as_text(name), arguments={}, partial_json="")
         index = self._open(call)  # closes the previous block first, with its own arguments
-        self._raw = ""
+        self._size = 0
         self._parsed = 0
         self._stream.push(ToolCallStartEvent(index, self.message))
 
@@ -220,13 +229,13 @@ class MessageBuilder:
             raise RuntimeError("tool_call_delta without an open tool call")
         if not json_fragment:
             return
-        raw = self._raw = self._raw + json_fragment
-        call.partial_json = raw
+        _append(call, _PARTIAL_JSON_SLOT, json_fragment)
+        size = self._size = self._size + len(json_fragment)
         # Re-parsing everything after every fragment is quadratic: past 32 KiB the partial
         # arguments are refreshed once the text has grown by a sixteenth (linear in all).
-        if len(raw) <= _ALWAYS_PARSE or len(raw) - self._parsed >= len(raw) >> 4:
-            call.arguments = parse_partial_json(raw)
-            self._parsed = len(raw)
+        if size <= _ALWAYS_PARSE or size - self._parsed >= size >> 4:
+            call.arguments = parse_partial_json(call.partial_json or "")
+            self._parsed = size
         self._stream.push(ToolCallDeltaEvent(self._index, json_fragment, self.message))
 
     def end_block(self) -> None:
@@ -236,13 +245,14 @@ class MessageBuilder:
             return
         self._block = None
         index = self._index
+        raw = (block.partial_json or "") if isinstance(block, ToolCall) else ""
+        if isinstance(block, _Growing):
+            block.stop_growing()
         if isinstance(block, TextContent):
             self._stream.push(TextEndEvent(index, block, self.message))
         elif isinstance(block, ThinkingContent):
             self._stream.push(ThinkingEndEvent(index, block, self.message))
         else:
-            raw = self._raw
-            self._raw = ""
             parsed = _final_arguments(raw) if raw.strip() else {}
             if parsed is None:
                 logger.debug("tool call %s: arguments are not a JSON object: %.200s", block.id, raw)
@@ -316,6 +326,107 @@ class MessageBuilder:
         message.error_message = error_message or reason
         self._stream.push(ErrorEvent(reason, message, error_type=error_type))
         return message
+
+
+# ── blocks while they grow ───────────────────────────────────────────────────
+
+_TEXT_SLOT = cast(MemberDescriptorType, TextContent.__dict__["text"])
+_THINKING_SLOT = cast(MemberDescriptorType, ThinkingContent.__dict__["thinking"])
+_PARTIAL_JSON_SLOT = cast(MemberDescriptorType, ToolCall.__dict__["partial_json"])
+
+
+def _append(block: object, slot: MemberDescriptorType, text: str) -> None:
+    """Add `text` to the growing text `slot` of `block` (its parts: O(len(text))).
+
+    Raises:
+        TypeError: `text` is not a str (a provider or an edited cassette sent another
+            value): refused here, as `+=` refused it, not at the join that reads it.
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"a streamed delta is text, not {type(text).__name__}")
+    value = slot.__get__(block)
+    if isinstance(value, list):
+        value.append(text)
+    else:
+        slot.__set__(block, [value or "", text])
+
+
+def _joined(block: object, slot: MemberDescriptorType) -> Any:
+    """The text in `slot` of `block`, its parts joined once and kept joined."""
+    value = slot.__get__(block)
+    if isinstance(value, list):
+        value = "".join(value)
+        slot.__set__(block, value)
+    return value
+
+
+class _Growing:
+    """A content block the builder is still appending to: its streamed text field holds the
+    list of parts until read. Equal to, and shown as, the plain block it stands for."""
+
+    __slots__ = ()
+    _plain: ClassVar[type[_Block]]
+    _slot: ClassVar[MemberDescriptorType]
+
+    def stop_growing(self) -> None:
+        """Join the parts and make this object the plain block class again (same layout)."""
+        _joined(self, type(self)._slot)  # through the class: the slot's descriptor itself
+        self.__class__ = self._plain  # type: ignore[assignment]
+
+    def as_plain(self) -> _Block:
+        """A plain block holding this one's current fields."""
+        values = {f.name: getattr(self, f.name) for f in fields(self._plain)}
+        return self._plain(**values)
+
+    def __eq__(self, other: object) -> bool:
+        return self.as_plain() == other
+
+    def __repr__(self) -> str:
+        return repr(self.as_plain())
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as the dataclasses it stands for
+
+
+class _GrowingText(_Growing, TextContent):
+    __slots__ = ()
+    _plain = TextContent
+    _slot = _TEXT_SLOT
+
+    @property
+    def text(self) -> str:
+        return cast(str, _joined(self, _TEXT_SLOT))
+
+    @text.setter
+    def text(self, value: str) -> None:
+        _TEXT_SLOT.__set__(self, value)
+
+
+class _GrowingThinking(_Growing, ThinkingContent):
+    __slots__ = ()
+    _plain = ThinkingContent
+    _slot = _THINKING_SLOT
+
+    @property
+    def thinking(self) -> str:
+        return cast(str, _joined(self, _THINKING_SLOT))
+
+    @thinking.setter
+    def thinking(self, value: str) -> None:
+        _THINKING_SLOT.__set__(self, value)
+
+
+class _GrowingCall(_Growing, ToolCall):
+    __slots__ = ()
+    _plain = ToolCall
+    _slot = _PARTIAL_JSON_SLOT
+
+    @property
+    def partial_json(self) -> str | None:
+        return cast("str | None", _joined(self, _PARTIAL_JSON_SLOT))
+
+    @partial_json.setter
+    def partial_json(self, value: str | None) -> None:
+        _PARTIAL_JSON_SLOT.__set__(self, value)
 
 
 # ── argument text ────────────────────────────────────────────────────────────
