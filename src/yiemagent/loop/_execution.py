@@ -66,6 +66,10 @@ task, which the caller turns into an outcome with `uncancel()`:
   provider that ignores aborts never hangs a run. The deadline makes the work's signal, a
   `child()` of the run's whose `on_parent_abort` starts the grace: a run's abort starts it,
   the work aborting its own signal does not.
+- a run nested in a tool (a sub-agent called as a tool) has half its tool's grace, for
+  each of its own pieces of work: its stuck tool is given up and its run ends within the
+  grace its caller waits for, so each level says truly which work did not stop
+  (`nested_grace`).
 
 At most one timer per piece of work (none without a timeout), moved only when it fires, so
 arming per stream event costs an attribute write; no listener of its own.
@@ -115,9 +119,11 @@ __all__ = [
     "ToolRaised",
     "ToolThreads",
     "ToolUpdates",
+    "abort_grace_s",
     "as_tool_result",
     "await_apart",
     "call_plain",
+    "nested_grace",
     "run_in_process",
     "tool_threads",
     "within_abort_grace",
@@ -146,6 +152,35 @@ ABORT_GRACE_S = 1.0
 """Seconds a running tool or model stream gets to end by itself after the run is aborted,
 before the loop abandons it (a tool: "Operation aborted: ..."; a stream: stop reason
 "aborted")."""
+
+
+_GRACE_S: contextvars.ContextVar[float | None] = contextvars.ContextVar(
+    "yiemagent_abort_grace_s", default=None
+)
+"""The abort grace of the run in this context, when it runs inside a tool; None: a top-level
+run (`ABORT_GRACE_S`)."""
+
+
+def abort_grace_s() -> float:
+    """Seconds of grace after an abort for the work of the run in this context: the
+    `ABORT_GRACE_S` of a top-level run, less for a run nested in a tool (`nested_grace`)."""
+    grace = _GRACE_S.get()
+    return ABORT_GRACE_S if grace is None else grace
+
+
+@contextlib.contextmanager
+def nested_grace(grace_s: float) -> Generator[None]:
+    """While a tool whose own grace is `grace_s` starts, runs nested in it get half of it.
+
+    A sub-agent run inside the tool must give up its own stuck work and end before the
+    caller gives up on the tool; with the same grace both would end at once, and the caller
+    would say the tool did not stop though the sub-run did. The context is copied into the
+    tool's task or thread when it starts, so the tool keeps the value after this exits."""
+    token = _GRACE_S.set(grace_s / 2)
+    try:
+        yield
+    finally:
+        _GRACE_S.reset(token)
 
 
 _ONE = b"\1\0\0\0\0\0\0\0"  # eventfd: add 1; pipe: 8 bytes
@@ -204,7 +239,7 @@ async def await_apart(awaitable: Awaitable[T]) -> T:
         await asyncio.wait((inner,))
     except asyncio.CancelledError:
         inner.cancel()
-        await asyncio.wait((inner,), timeout=ABORT_GRACE_S)
+        await asyncio.wait((inner,), timeout=abort_grace_s())
         if not inner.done():
             _LEFT_RUNNING.add(inner)
             inner.add_done_callback(_forget)
@@ -1033,8 +1068,8 @@ class Deadline:
         self._task = asyncio.current_task() if task is None else task
         self._reason = reason
         self.timeout_s = timeout_s
-        self.grace_s = ABORT_GRACE_S
-        """The grace after an abort, read when the deadline is made (tests shorten it)."""
+        self.grace_s = abort_grace_s()
+        """The grace after an abort (s), read when the deadline is made (tests shorten it)."""
         self.fired: Literal["timeout", "aborted"] | None = None
         self.aborted_at: float | None = None
         self.waiting_since: float | None = None

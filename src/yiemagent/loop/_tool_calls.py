@@ -61,6 +61,7 @@ from yiemagent.loop._execution import (
     as_tool_result,
     await_apart,
     call_plain,
+    nested_grace,
     run_in_process,
     tool_threads,
     within_abort_grace,
@@ -1037,9 +1038,12 @@ async def _execute(
         if tool.isolation == "process":
             raw = await run_in_process(loop, prepared, child, updates)
         elif not plain:
-            raw = await await_apart(tool.execute(call.id, prepared.args, child, updates))  # type: ignore[arg-type]
+            with nested_grace(deadline.grace_s):
+                started = tool.execute(call.id, prepared.args, child, updates)
+                raw = await await_apart(started)  # type: ignore[arg-type]
         else:
-            run = contextvars.copy_context().run
+            with nested_grace(deadline.grace_s):
+                run = contextvars.copy_context().run
             raw = await tool_threads().submit(
                 loop,
                 run,
