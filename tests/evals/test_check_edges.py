@@ -14,11 +14,15 @@ import pytest
 from yiemagent.evals import (
     CHECKS,
     Case,
+    Check,
     CheckResult,
     Dataset,
     DatasetError,
     EvalRun,
+    check_name,
     contains,
+    equals,
+    output_is,
     run_eval,
 )
 
@@ -252,3 +256,39 @@ async def test_a_bare_verdict_that_is_no_bool_fails(made: object) -> None:
         False,
         f"the check returned {name}, not a bool or CheckResult",
     )
+
+
+@pytest.mark.parametrize(
+    ("check", "said"),
+    [
+        (contains(), "contains has no argument and the case has no 'expected'"),
+        (equals(), "equals has no argument and the case has no 'expected'"),
+        (output_is(), "output_is has no argument and the case has no 'expected'"),
+    ],
+)
+async def test_a_check_of_expected_in_a_case_without_one_is_refused_before_any_run(
+    check: Check, said: str, tmp_path: Path
+) -> None:
+    """`Case("c", "Say hi", [contains()])` built in code, with no `expected`, ran every
+    case and failed each run of it with the ConfigError's text; a dataset file with the
+    same case was refused when it loaded."""
+    cases = [
+        Case("fine", "Say hi", [contains("hi")], metadata=SAY_HI),
+        Case("c", "Say hi", [contains("hi"), check], metadata=SAY_HI),
+    ]
+    results = tmp_path / "results.jsonl"
+    with pytest.raises(DatasetError) as made:
+        Dataset(cases)
+    with pytest.raises(DatasetError) as run:
+        await run_eval(cases, make_agent, results=results)
+    assert str(made.value) == str(run.value) == f"case 'c': checks[1]: {said}"
+    assert not results.exists()  # no case ran
+    given = Case("c", "Say hi", [check], expected="hi there", metadata=SAY_HI)
+    (case,) = (await run_eval([given], make_agent)).cases
+    assert case.passed is (check_name(check) != "output_is()")  # "hi there" is no JSON
+
+
+async def test_output_is_of_an_expected_that_is_no_schema_is_refused_in_code() -> None:
+    case = Case("c", "Say hi", [output_is()], expected={"type": "nonsense"}, metadata=SAY_HI)
+    with pytest.raises(DatasetError, match=r"^case 'c': checks\[0\]: output_is: expected: the "):
+        await run_eval([case], make_agent)

@@ -161,6 +161,10 @@ def test_a_jsonl_dataset_saved_with_a_byte_order_mark(tmp_path: Path) -> None:
             "cases: [{name: a, input: hi, checks: [contains: x, equals]}]\n",
             "d.yaml: case 'a': checks[1]: equals has no argument and the case has no 'expected'",
         ),
+        (  # a bare output_is too: it compared every run's answer with None
+            "cases: [{name: a, input: hi, checks: [output_is]}]\n",
+            "d.yaml: case 'a': checks[0]: output_is has no argument and the case has no 'expected'",
+        ),
         (
             "cases: [{name: a, input: hi, expected: {a: 1}, checks: [contains]}]\n",
             "d.yaml: case 'a': checks[0]: contains takes a text or a list of texts, not {'a': 1}",

@@ -396,6 +396,16 @@ class _OutputIs:
     def __post_init__(self) -> None:
         check_output_is_value(self.value)
 
+    def check_expected(self, expected: Any) -> None:
+        """Refuse, when a dataset is made, no `value` in a case without `expected`, or
+        with an `expected` that looks like a JSON Schema and is not one."""
+        _given_or_expected(self.value, expected, "output_is")
+        if self.value is None:
+            try:
+                check_output_is_value(expected)
+            except ConfigError as exc:
+                raise ConfigError(f"output_is: expected: {exc}") from None
+
     @property
     def name(self) -> str:
         shown = "schema" if _is_schema(self.value) else describe_args([self.value], {})

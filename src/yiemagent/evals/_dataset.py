@@ -29,7 +29,6 @@ from typing import Any
 from yiemagent.errors import ConfigError, install_hint
 from yiemagent.evals._case import Case, Check, DatasetError
 from yiemagent.evals._checks import (
-    check_output_is_value,
     contains,
     equals,
     matches,
@@ -102,6 +101,7 @@ class Dataset:
                         f"{where}case {case.name!r}: checks[{i}]: {maker} makes a check: "
                         f"call it, {maker}(...)"
                     )
+            _check_expected(f"{where}case {case.name!r}", case.checks, case.expected)
         if not self.cases:
             raise DatasetError(f"{where}cases: the dataset has no cases")
 
@@ -262,16 +262,17 @@ def _case(file: Path, index: str, raw: Any) -> Case:
     if not isinstance(items, list):
         raise DatasetError(f"{where}: checks: must be a list")
     checks = [_check(file, f"{where}: checks[{i}]", item) for i, item in enumerate(items)]
-    _check_expected(where, items, checks, raw.get("expected"))
+    _check_expected(where, checks, raw.get("expected"))
     try:
         return Case(name, raw["input"], checks, raw.get("expected"), dict(metadata))
     except DatasetError as exc:  # what only the Case checks (metadata that is not JSON)
         raise DatasetError(f"{file}: {exc}") from None
 
 
-def _check_expected(where: str, items: list[Any], checks: list[Check], expected: Any) -> None:
+def _check_expected(where: str, checks: Iterable[Check], expected: Any) -> None:
     """Refuse now an `expected` that a check given without an argument would compare with
-    and could not: `contains` and `equals` (their `check_expected`), and `output_is`.
+    and could not, missing or of the wrong kind: `contains`, `equals` and `output_is` (their
+    `check_expected`). A case built in code is checked so too (`Dataset`), not at each run.
 
     Raises:
         DatasetError: naming the case (`where`) and the check by its place.
@@ -283,12 +284,6 @@ def _check_expected(where: str, items: list[Any], checks: list[Check], expected:
                 check_expected(expected)
             except ConfigError as exc:
                 raise DatasetError(f"{where}: checks[{i}]: {exc}") from None
-    for i, item in enumerate(items):
-        if item in ("output_is", {"output_is": None}):
-            try:
-                check_output_is_value(expected)
-            except ConfigError as exc:
-                raise DatasetError(f"{where}: checks[{i}]: output_is: expected: {exc}") from None
 
 
 def _check(file: Path, where: str, item: Any) -> Check:
