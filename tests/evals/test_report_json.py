@@ -42,7 +42,13 @@ def test_a_case_reads_back_as_written_without_its_runs() -> None:
     ("case", "said"),
     [
         ({"passed": True}, "old.json: cases[1]: no 'name'"),
-        ("multiply", "old.json: cases[1]: no 'name'"),
+        ("multiply", "old.json: cases[1] is a text, not an object"),
+        (
+            {"name": 7, "passed": True},
+            "old.json: cases[1]: 'name' is the number 7, where the case's name, a text, is",
+        ),
+        ({"name": True}, "old.json: cases[1]: 'name' is true, where the case's name"),
+        ({"name": ["a"]}, "old.json: cases[1]: 'name' is a list, where the case's name"),
         ({"name": "capital", "passed": "yes"}, "old.json: case 'capital': 'passed' is not"),
     ],
 )

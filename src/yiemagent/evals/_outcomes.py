@@ -9,6 +9,7 @@ Trained on Code") and pass^k = C(c, k) / C(n, k) (Yao et al. 2024, τ-bench).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from math import comb, isfinite
@@ -189,8 +190,16 @@ class CaseReport:
                 not a number >= 0 (whole for the counts); the text names `source`, the
                 case and the field.
         """
-        if not isinstance(raw, Mapping) or not isinstance(raw.get("name"), str):
+        if not isinstance(raw, Mapping):
+            raise ConfigError(f"{source}: cases[{index}] is {_json_kind(raw)}, not an object")
+        name = raw.get("name")
+        if name is None:
             raise ConfigError(f"{source}: cases[{index}]: no 'name'")
+        if not isinstance(name, str):
+            raise ConfigError(
+                f"{source}: cases[{index}]: 'name' is {_json_kind(name)}, where the case's "
+                "name, a text, is expected"
+            )
         if not isinstance(raw.get("passed"), bool):
             raise ConfigError(f"{source}: case {raw['name']!r}: 'passed' is not true/false")
         checks = [
@@ -211,6 +220,18 @@ class CaseReport:
             seconds=_amount(raw, "seconds", where),
             runs_read=int(_amount(raw, "runs", where, whole=True)),
         )
+
+
+def _json_kind(value: object) -> str:
+    """What JSON value `value` is, as a message says it: "the number 3", "true", "a text",
+    "a list", "an object", "null"."""
+    if value is None or isinstance(value, bool):
+        return json.dumps(value)
+    if isinstance(value, int | float):
+        return f"the number {json.dumps(value)}"
+    if isinstance(value, str):
+        return "a text"
+    return "a list" if isinstance(value, list) else "an object"
 
 
 def _amount(raw: Mapping[str, Any], key: str, where: str, *, whole: bool = False) -> float:
