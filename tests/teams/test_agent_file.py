@@ -341,7 +341,8 @@ def test_yiem_run_prints_the_output_an_agent_file_gave_through_its_output_tool(
 ) -> None:
     """An entry agent with an `output_schema` that answers through its output tool writes
     no text: the validated value is the answer, on stdout as JSON (as `--output-schema`,
-    `yiem batch` and `yiem serve` give it), not only the tool call's line on stderr."""
+    `yiem batch` and `yiem serve` give it); the output tool's call, which hands it over,
+    shows no line on stderr."""
     fm = FauxModel(
         [faux_message(faux_tool_call("final_result", {"n": 391}))], model_id="team-output"
     )
@@ -351,7 +352,7 @@ def test_yiem_run_prints_the_output_an_agent_file_gave_through_its_output_tool(
     assert main(["run", "--agent", str(path), "What is 17 * 23?"]) == 0
     out, err = capsys.readouterr()
     assert out == '{"n": 391}\n'
-    assert "→ final_result" in err
+    assert "final_result" not in err and err.startswith("tokens: "), err
 
 
 def test_yiem_run_names_a_tripped_guardrail(

@@ -449,6 +449,8 @@ def run(
             from yiemagent.cli.approvals import load_output_schema
 
             config.output_type = load_output_schema(output_schema)
+            if isinstance(printer, EventPrinter):
+                printer.output_tool = config.output_type.name
         close_mcp = None
         if mcp or mcp_url:
             from yiemagent.cli.mcp_options import attach_servers

@@ -48,6 +48,7 @@ __all__ = [
     "nested_line",
     "one_line",
     "output_answer",
+    "output_refused",
     "shown_in_layout",
     "usage_line",
 ]
@@ -110,6 +111,17 @@ def output_answer(end: AgentEndEvent) -> str | None:
     if last is not None and not last.tool_calls:
         return None
     return json.dumps(to_jsonable_python(end.output), ensure_ascii=False)
+
+
+def output_refused(result: str) -> str:
+    """The line saying the output tool refused an answer, from the tool's error `result`
+    (its problem lines, `- $.legs: 'eight' is not of type 'integer'`): the model is asked
+    again, or the run ends in error. The output tool is how a typed run hands over its
+    answer, plumbing to a user, so a call of it is shown only by this line, when refused."""
+    problems = [line[2:].strip() for line in result.splitlines() if line.startswith("- ")]
+    return "✗ the answer does not match the schema: " + one_line(
+        "; ".join(problems) or result, _RESULT_CHARS
+    )
 
 
 def usage_line(usage: Usage, elapsed_s: float) -> str:
@@ -218,6 +230,9 @@ class EventPrinter(_Printer):
         self.max_tokens = max_tokens
         """The run's `--max-tokens` (None: the model's own limit), named when it cuts an
         answer off."""
+        self.output_tool: str | None = None
+        """The name of the typed run's output tool: its calls show no `→`/`←` lines, only
+        `output_refused` for an answer it refused (the answer itself is the output)."""
         self._out = out or sys.stdout
         self._err = err or PipeConsole(stderr=True, highlight=False, soft_wrap=True, emoji=False)
         self._shown = _terminal(self._out)
@@ -289,13 +304,18 @@ class EventPrinter(_Printer):
         elif isinstance(event, ToolExecutionStartEvent):
             self._break_line()
             self._started[event.tool_call_id] = time.perf_counter()
-            if self._shown_again(event.tool_call_id):
+            if self._shown_again(event.tool_call_id) or event.tool_name == self.output_tool:
                 return
             args = json.dumps(event.args, ensure_ascii=False, default=str)
             self._err.print(f"[cyan]→ {escape(event.tool_name)}[/] {escape(one_line(args))}")
         elif isinstance(event, ToolExecutionEndEvent):
             self._open.discard(event.tool_call_id)
             started = self._started.pop(event.tool_call_id, time.perf_counter())
+            if event.tool_name == self.output_tool:
+                if event.is_error:
+                    refused = output_refused(text_of(event.result.content))
+                    self._err.print(f"[yellow]{escape(refused)}[/]")
+                return
             ms = (time.perf_counter() - started) * 1000
             text = escape(one_line(text_of(event.result.content) or "(no output)"))
             name = escape(event.tool_name)

@@ -127,7 +127,7 @@ def run_agent_file(
     `model`), run the prompt, return the end reason (`yiem run` says the rest;
     "output_closed" when the printer's reader went away, which aborts the run) and, for
     the human printer, the answer still to print: the output as JSON when an agent with
-    an output type gave it through its output tool (the printer showed only the call).
+    an output type gave it through its output tool (no text of the run holds it).
     `reasoning` (`--reasoning`), when given, is the entry agent's level over the file's;
     `warn` gets the line saying a level the agent's model cannot use is ignored.
 
@@ -137,6 +137,7 @@ def run_agent_file(
     """
     from yiemagent.cli.options import reasoning_ignored
     from yiemagent.cli.render import EventPrinter, output_answer
+    from yiemagent.types.output import output_spec
 
     refuse_factory(spec, "run")
     refuse_agent_flags(spec, flags)
@@ -149,6 +150,8 @@ def run_agent_file(
     if isinstance(printer, EventPrinter):
         printer.hold_text = has_guardrails(agent)  # never show an answer before it passed
         printer.max_tokens = agent.max_tokens  # the file's, named when it cuts an answer off
+        typed = output_spec(agent.output_type)
+        printer.output_tool = None if typed is None else typed.name
     if agent.state.model is not None and agent.state.model.api == "local":
         load_model(agent.state.model)
     printer.on_closed = lambda: agent.abort("output closed")

@@ -51,6 +51,7 @@ from yiemagent.types import (
     UserMessage,
     text_of,
 )
+from yiemagent.types.output import output_spec
 
 if TYPE_CHECKING:
     from yiemagent.cli.chat.setup import ChatSetup
@@ -150,6 +151,8 @@ class ChatApp:
         self.view = LiveView(self._commit, self._invalidate)
         self.view.hold_text = has_guardrails(setup.agent)
         self.view.max_tokens = setup.agent.max_tokens  # `--max-tokens`, or the agent file's
+        spec = output_spec(setup.agent.output_type)
+        self.view.output_tool = None if spec is None else spec.name
         self.run_task: asyncio.Task[None] | None = None
         self.ready: asyncio.Task[None] | None = None
         self.steered: list[UserMessage] = []

@@ -29,6 +29,7 @@ from yiemagent.cli.render import (
     nested_line,
     one_line,
     output_answer,
+    output_refused,
     shown_in_layout,
     usage_line,
 )
@@ -159,6 +160,9 @@ class LiveView:
         self.max_tokens: int | None = None
         """The chat's `--max-tokens` (None: the model's own limit), named when it cuts an
         answer off."""
+        self.output_tool: str | None = None
+        """The name of the agent's output tool: its calls get no status line, only
+        `output_refused` for an answer it refused (the answer itself is shown)."""
         self.status = ""
         """What the spinner line says (e.g. loading the model), when not empty."""
         self.notice: Text | None = None
@@ -218,6 +222,8 @@ class LiveView:
                 self._end_line()
         elif isinstance(event, ToolExecutionStartEvent):
             self._end_line()
+            if event.tool_name == self.output_tool:
+                return
             self.tools.append(ToolLine(event.tool_call_id, event.tool_name, short_args(event.args)))
         elif isinstance(event, ToolExecutionUpdateEvent):
             line = self._tool(event.tool_call_id)
@@ -226,6 +232,10 @@ class LiveView:
                 text = text_of(partial.content) or json.dumps(partial.details, default=str)
                 line.progress = one_line(text, _ARGS_CHARS)
         elif isinstance(event, ToolExecutionEndEvent):
+            if event.tool_name == self.output_tool:
+                if event.is_error:
+                    self._commit(Text(output_refused(text_of(event.result.content)), "yellow"))
+                return
             line = self._tool(event.tool_call_id)
             if line is not None:
                 line.ms = (time.perf_counter() - line.started) * 1000
@@ -327,7 +337,7 @@ class LiveView:
         final = self._final
         if event.reason == "aborted" and (final is None or final.stop_reason != "aborted"):
             self._commit(Text("⏹ aborted", style="yellow"))  # during the tools
-        answer = output_answer(event)  # given through the output tool: only its call shown
+        answer = output_answer(event)  # given through the output tool: no text holds it
         if answer is not None:
             self._commit(Text(answer))
         usage = transcript_usage(event.messages)

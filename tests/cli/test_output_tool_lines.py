@@ -1,0 +1,102 @@
+"""A typed run's output tool is how the answer is handed over, not a step a user asked
+for (DESIGN §14): `yiem run --output-schema` showed `→ final_result {...}` and
+`← final_result: Final result accepted.` on stderr, and `yiem chat` a `✓ final_result(...)`
+line above the answer. Now an accepted answer shows no such line; a refused one shows one
+line naming its problems; `--json` keeps every event. `yiem run` in a subprocess against a
+replay server speaking the OpenAI wire format on 127.0.0.1; the chat's view fed by a real
+agent's events."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+from rich.text import Text
+
+from tests._yiem import yiem_in
+from tests.ai.servers import ReplayServer, openai_chunks, sse_reply
+from yiemagent import Agent
+from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
+from yiemagent.cli.chat._app import ChatApp
+from yiemagent.cli.chat.setup import ChatOptions, build_setup
+
+pytestmark = pytest.mark.timeout(180)
+
+LEGS = {"type": "object", "properties": {"legs": {"type": "integer"}}, "required": ["legs"]}
+REFUSED = "✗ the answer does not match the schema: $.legs: 'eight' is not of type 'integer'"
+
+
+def _final_result(call_id: str, args: object) -> str | bytes:
+    call = {"index": 0, "id": call_id, "type": "function",
+            "function": {"name": "final_result", "arguments": json.dumps(args)}}  # fmt: skip
+    return sse_reply(openai_chunks({"tool_calls": [call]}, finish_reason="tool_calls"))
+
+
+def _run_typed(tmp_path: Path, *options: str) -> tuple[int, str, str]:
+    schema = tmp_path / "legs.json"
+    schema.write_text(json.dumps(LEGS))
+    with ReplayServer() as server:
+        server.enqueue(_final_result("c0", {"legs": "eight"}), _final_result("c1", {"legs": 8}))
+        model = ["--model", "openai-compatible/m", "--base-url", server.url + "/v1"]
+        done = yiem_in(tmp_path, "run", "How many legs?", "--output-schema", str(schema),
+                       *model, *options)  # fmt: skip
+    return done.returncode, done.stdout, done.stderr
+
+
+def test_run_shows_a_refused_answer_and_not_the_output_tool(tmp_path: Path) -> None:
+    code, out, err = _run_typed(tmp_path)
+    assert code == 0, err
+    assert out == '{"legs": 8}\n'
+    lines = err.splitlines()
+    assert lines[:-1] == [REFUSED], err
+    assert lines[-1].startswith("tokens: 20 in, 10 out · "), err
+
+
+def test_run_json_keeps_the_output_tool_events(tmp_path: Path) -> None:
+    code, out, err = _run_typed(tmp_path, "--json")
+    assert code == 0, err
+    ends = [e for e in map(json.loads, out.splitlines()) if e["type"] == "tool_execution_end"]
+    assert [(e["tool_name"], e["is_error"]) for e in ends] == [
+        ("final_result", True),
+        ("final_result", False),
+    ]
+
+
+AGENT_FILE = '[agents.counter]\nsystem_prompt = "Count legs."\noutput_schema = "legs.json"\n'
+
+
+def test_chat_shows_a_refused_answer_and_the_answer_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("YIEM_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.delenv("YIEM_CHAT_FAUX_SCRIPT", raising=False)
+    (tmp_path / "legs.json").write_text(json.dumps(LEGS))
+    (tmp_path / "team.toml").write_text(AGENT_FILE)
+    options = ChatOptions(
+        model="openai-compatible/m",
+        base_url="http://127.0.0.1:9/v1",  # never called: the faux agent below answers
+        agent=str(tmp_path / "team.toml"),
+    )
+    setup = build_setup(options)
+    try:
+        app = ChatApp(setup)
+    finally:
+        setup.sessions.close()
+    shown: list[Text] = []
+    app.view._commit = shown.append
+    fm = FauxModel(
+        [
+            faux_message(faux_tool_call("final_result", {"legs": "eight"})),
+            faux_message(faux_tool_call("final_result", {"legs": 8})),
+        ]
+    )
+    agent = Agent(model=fm.model, stream_fn=fm.stream_fn, output_type=LEGS)
+    agent.subscribe(app.view)
+    app.view.started()
+    asyncio.run(agent.prompt("How many legs?"))
+    lines = [line.plain for line in shown]
+    assert lines[:2] == [REFUSED, '{"legs": 8}'], lines
+    assert lines[2].startswith("tokens: "), lines
+    assert len(lines) == 3, lines
