@@ -12,6 +12,7 @@ from __future__ import annotations
 import difflib
 import os
 import re
+import urllib.parse
 from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from typing import Final, Literal
@@ -159,6 +160,25 @@ MODELS: Final[Mapping[str, Model]] = _Catalogue(_CATALOGUE)
 price in USD per million tokens from `genai-prices`)."""
 
 OPENAI_COMPATIBLE: Final = "openai-compatible"
+AZURE: Final = "azure"
+"""The provider of `azure/<deployment>`: an Azure OpenAI deployment, found as the `openai`
+SDK's `AzureOpenAI` finds it (`azure_url`)."""
+
+
+def azure_url(deployment: str, environ: Mapping[str, str]) -> str | None:
+    """The base URL of the Azure OpenAI deployment `deployment`, from the variables the
+    `openai` SDK's `AzureOpenAI` reads: `AZURE_OPENAI_ENDPOINT`, the resource
+    (`https://NAME.openai.azure.com`), and `OPENAI_API_VERSION`: with it the deployment's
+    URL with that `api-version`; without it the v1 API (`…/openai/v1`), which takes the
+    deployment as the model and no version. None when `environ` names no endpoint."""
+    endpoint = (environ.get("AZURE_OPENAI_ENDPOINT") or "").strip().rstrip("/")
+    if not endpoint:
+        return None
+    version = (environ.get("OPENAI_API_VERSION") or "").strip()
+    if not version:
+        return f"{endpoint}/openai/v1"
+    query = urllib.parse.urlencode({"api-version": version})
+    return f"{endpoint}/openai/deployments/{urllib.parse.quote(deployment, safe='')}?{query}"
 
 
 OLLAMA_URL: Final = "http://127.0.0.1:11434/v1"
@@ -256,8 +276,11 @@ def get_model(
             "openai-responses/<id>" for an OpenAI model over the Responses API,
             "ollama/<id>" for a model Ollama serves (at `base_url`, else where the
             `OLLAMA_HOST` environment variable says, `ollama_url`, else `OLLAMA_URL`),
-            or "openai-compatible/<id>" for any OpenAI-compatible server (needs
-            `base_url`).
+            "openai-compatible/<id>" for any OpenAI-compatible server (needs
+            `base_url`), or "azure/<deployment>" for an Azure OpenAI deployment (at
+            `base_url`, else where `AZURE_OPENAI_ENDPOINT` and `OPENAI_API_VERSION` say,
+            `azure_url`; its key in `AZURE_OPENAI_API_KEY`), which takes the options of
+            "openai-compatible/…" (a deployment's name does not tell its model).
         base_url: Server URL overriding the catalogue's (e.g. a proxy); required for
             "openai-compatible/…".
         tool_calls: How a local server's model calls tools (only with
@@ -280,7 +303,8 @@ def get_model(
 
     Raises:
         ProviderError: unknown model (the message lists the known ones),
-            "openai-compatible/…" without `base_url`, a `base_url` that is not http(s),
+            "openai-compatible/…" without `base_url`, "azure/…" without it or
+            `AZURE_OPENAI_ENDPOINT`, a `base_url` that is not http(s),
             a `base_url` for an embedded model, `tool_calls` for a hosted model or with
             an unknown value, `vision` or `reasoning` for a model that is not a local
             server's, or an `OLLAMA_HOST` naming no server for "ollama/…".
@@ -295,11 +319,18 @@ def get_model(
         raise ProviderError(
             f"tool_calls must be one of {', '.join(_TOOL_CALL_APIS)}, not {tool_calls!r}"
         )
-    if sep and provider in (OPENAI_COMPATIBLE, "ollama"):
+    if sep and provider in (OPENAI_COMPATIBLE, "ollama", AZURE):
         if not model_id:
             raise ProviderError(f'"{provider}/<model id>" needs a model id after the "/"')
         if provider == "ollama":
             base_url = base_url or ollama_url(os.environ.get("OLLAMA_HOST"))
+        if provider == AZURE:
+            base_url = base_url or azure_url(model_id, os.environ)
+            if not base_url:
+                raise ProviderError(
+                    f"{name!r} needs AZURE_OPENAI_ENDPOINT in the environment (the resource,"
+                    " https://NAME.openai.azure.com), or the deployment's URL as its base URL"
+                )
         if not base_url:
             raise ProviderError(
                 f"{name!r} needs base_url, the server's OpenAI API root "

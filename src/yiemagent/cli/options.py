@@ -597,7 +597,7 @@ def resolve_model(
             base_url=base_url,
             tool_calls=cast("ToolCallMode | None", tool_calls),
             vision=vision,
-            reasoning=reasoning and provider in ("openai-compatible", "ollama"),
+            reasoning=reasoning and provider in ("openai-compatible", "ollama", "azure"),
         )
     except ProviderError as exc:
         text = str(exc)

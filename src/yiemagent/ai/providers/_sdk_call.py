@@ -185,7 +185,7 @@ def stream_sdk(
         lambda builder, secrets: _run(api, model, context, opts, builder, secrets),
         describe=lambda exc: (
             describe_sdk_failure(exc, importlib.import_module(api.sdk), error_type=api.error_type)
-            + key_hint(exc, model.provider, opts.api_key)
+            + key_hint(exc, model.provider, opts.api_key, model.base_url)
             + jinja_hint(exc, model)
             + unreachable_hint(exc, importlib.import_module(api.sdk), model)
         ),
@@ -261,7 +261,8 @@ def sdk_client(
     name = getattr(sdk_class, "__name__", repr(sdk_class))
     base_url, query = _split_query(model.base_url if base_url is None else base_url)
     keyed = any(header.lower() == "api-key" for header in headers)
-    if base_url is not None and _is_azure(base_url) and not keyed:
+    azure = model.provider == "azure" or (base_url is not None and _is_azure(base_url))
+    if azure and not keyed:
         headers["api-key"] = api_key
     key = (name, base_url, tuple(query.items()), api_key, tuple(sorted(headers.items())))
 
@@ -464,7 +465,7 @@ def api_key_for_call(
         SetupError: no key where the hosted API needs one (`required`).
     """
     secrets.append(explicit)
-    api_key = resolve_api_key(model.provider, explicit)
+    api_key = resolve_api_key(model.provider, explicit, model.base_url)
     if api_key is None:
         if required:
             raise SetupError(
@@ -713,6 +714,7 @@ ENV_KEYS: Mapping[str, tuple[str, ...]] = {
     "ollama": ("OLLAMA_API_KEY",),
     "vllm": ("VLLM_API_KEY",),
     "llamacpp": ("LLAMACPP_API_KEY",),
+    "azure": ("AZURE_OPENAI_API_KEY",),
 }
 """Provider name → environment variables tried in order."""
 
@@ -730,26 +732,31 @@ _SECRET_PATTERNS = re.compile(
 _URL_PASSWORD = re.compile(r"(?<=://)([^/@\s:]*):[^/@\s]+@")
 
 
-def env_key_names(provider: str) -> tuple[str, ...]:
+def env_key_names(provider: str, base_url: str | None = None) -> tuple[str, ...]:
     """The environment variables `provider`'s key is read from, in order: `ENV_KEYS`'s, else
     `<PROVIDER>_API_KEY` (upper case, `-` → `_`; "openai-compatible" →
-    `OPENAI_COMPATIBLE_API_KEY`)."""
-    return ENV_KEYS.get(provider) or (provider.upper().replace("-", "_") + "_API_KEY",)
+    `OPENAI_COMPATIBLE_API_KEY`). An Azure OpenAI `base_url` (`_is_azure`) is read
+    from `AZURE_OPENAI_API_KEY` first, where the `openai` SDK's `AzureOpenAI` reads it."""
+    names = ENV_KEYS.get(provider) or (provider.upper().replace("-", "_") + "_API_KEY",)
+    azure = ENV_KEYS["azure"]
+    if base_url is not None and _is_azure(base_url) and names != azure:
+        return (*azure, *names)
+    return names
 
 
-def get_env_api_key(provider: str) -> str | None:
-    """The API key for `provider` from its environment variable(s), or None.
-
-    Unknown providers are tried as `<PROVIDER>_API_KEY` (upper case, `-` → `_`).
-    """
-    for name in env_key_names(provider):
+def get_env_api_key(provider: str, base_url: str | None = None) -> str | None:
+    """The API key for `provider` (at `base_url`) from its environment variable(s)
+    (`env_key_names`), or None."""
+    for name in env_key_names(provider, base_url):
         value = os.environ.get(name)
         if value:
             return value
     return None
 
 
-def key_hint(exc: BaseException, provider: str, explicit: str | None) -> str:
+def key_hint(
+    exc: BaseException, provider: str, explicit: str | None, base_url: str | None = None
+) -> str:
     """What to add to the text of a failure the server answered with HTTP 401 (a missing or
     refused key) when the key was not given in the call (`explicit`): the environment
     variable it came from, or, when none was sent, the one to set. "" otherwise.
@@ -760,7 +767,7 @@ def key_hint(exc: BaseException, provider: str, explicit: str | None) -> str:
     """
     if explicit or getattr(exc, "status_code", None) != 401:
         return ""
-    names = env_key_names(provider)
+    names = env_key_names(provider, base_url)
     found = next((name for name in names if os.environ.get(name)), None)
     if found is not None:
         return f" (the key sent was {found})"
@@ -800,9 +807,10 @@ def unreachable_hint(exc: BaseException, sdk: ModuleType, model: Model) -> str:
     return ""
 
 
-def resolve_api_key(provider: str, explicit: str | None) -> str | None:
-    """`explicit` when given and non-empty, else the environment's key, else None."""
-    return explicit or get_env_api_key(provider)
+def resolve_api_key(provider: str, explicit: str | None, base_url: str | None = None) -> str | None:
+    """`explicit` when given and non-empty, else the environment's key (`env_key_names`),
+    else None."""
+    return explicit or get_env_api_key(provider, base_url)
 
 
 def scrub(text: str, secrets: Iterable[str | None] = ()) -> str:

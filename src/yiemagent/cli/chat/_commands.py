@@ -146,8 +146,9 @@ def _model(app: ChatHost, arg: str) -> None:
     app.ready = asyncio.get_running_loop().create_task(load_model(app))
 
 
-_LOCAL_SERVERS = ("openai-compatible", "ollama")
-"""The providers whose models `--tool-calls`, `--vision` and `--reasoning` describe."""
+_LOCAL_SERVERS = ("openai-compatible", "ollama", "azure")
+"""The providers whose models `--tool-calls`, `--vision` and `--reasoning` describe (an
+Azure deployment's name does not tell its model either)."""
 
 
 def _switched_model(app: ChatHost, name: str) -> tuple[Model, list[str]]:
