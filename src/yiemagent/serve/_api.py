@@ -65,7 +65,17 @@ class _SessionIdConvertor(Convertor[str]):
         return value.replace("%", "%25").replace("/", "%2F")
 
 
+class _SessionOnlyConvertor(_SessionIdConvertor):
+    """A session id that is the whole rest of the path (`/v1/sessions/{sid}`): not one that
+    ends in a literal "/" and the name of a route under a session, so `GET
+    /v1/sessions/b/runs` is the runs route of "b" with a method it does not take (405),
+    not the session "b/runs". Such an id is reached with its "/" escaped as %2F."""
+
+    regex = "(?s:(?!.*/(?:runs|approvals(?:/[^/]+)?|resume|timeline)$).+)"
+
+
 register_url_convertor("session_id", _SessionIdConvertor())
+register_url_convertor("session_only", _SessionOnlyConvertor())
 
 _ESCAPED = re.compile("%2F|%25")
 _KEPT = re.compile("(%2[fF]|%25)")
@@ -346,8 +356,8 @@ class Api:
             Route("/v1/sessions/{sid:session_id}/approvals", self.list_approvals),
             Route("/v1/sessions/{sid:session_id}/resume", self.resume, methods=["POST"]),
             Route("/v1/sessions/{sid:session_id}/timeline", self.timeline),
-            Route("/v1/sessions/{sid:session_id}", self.get_session, methods=["GET"]),
-            Route("/v1/sessions/{sid:session_id}", self.delete_session, methods=["DELETE"]),
+            Route("/v1/sessions/{sid:session_only}", self.get_session, methods=["GET"]),
+            Route("/v1/sessions/{sid:session_only}", self.delete_session, methods=["DELETE"]),
             Route("/v1/runs/{rid}", self.get_run),
             Route("/v1/runs/{rid}/events", self.events),
             Route("/v1/runs/{rid}/steer", self.steer, methods=["POST"]),
