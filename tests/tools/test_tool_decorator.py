@@ -7,6 +7,7 @@ import base64
 import functools
 import inspect
 import json
+import warnings
 from collections.abc import Iterator
 from datetime import date
 from typing import Annotated, Any
@@ -795,3 +796,33 @@ async def test_async_work_an_async_tool_forgot_to_await_is_awaited_not_shown() -
     await agent.prompt("find k")
     (result,) = [m for m in agent.state.messages if isinstance(m, ToolResultMessage)]
     assert (result.is_error, text_of(AgentToolResult(result.content))) == (False, "value of k")
+
+
+_UNSET = object()
+"""A sentinel default: no JSON value stands for it."""
+
+
+async def test_a_default_with_no_json_form_is_left_out_of_the_schema_without_a_warning() -> None:
+    # pydantic leaves such a default out of the schema but warns
+    # (PydanticJsonSchemaWarning) at every schema built: under warnings-as-errors, as many
+    # test suites run, that warning was an exception out of `@tool` itself.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+
+        @tool
+        def since(day: str, until: Any = _UNSET) -> str:
+            """Days since a date."""
+            return "open-ended" if until is _UNSET else f"until {until}"
+
+    props = since.input_schema["properties"]
+    assert "default" not in props["until"] and since.input_schema["required"] == ["day"]
+    calls = [faux_tool_call("since", {"day": "2026-01-01"})]
+    calls.append(faux_tool_call("since", {"day": "2026-01-01", "until": "2026-02-01"}))
+    fm = FauxModel([faux_message(*calls), "done"])
+    agent = Agent(model=fm.model, stream_fn=fm.stream_fn, tools=[since])
+    await agent.prompt("how long")
+    results = [m for m in agent.state.messages if isinstance(m, ToolResultMessage)]
+    assert [text_of(AgentToolResult(r.content)) for r in results] == [
+        "open-ended",
+        "until 2026-02-01",
+    ]

@@ -49,6 +49,7 @@ from yiemagent.types.tools import (
 
 if TYPE_CHECKING:
     import pydantic
+    from pydantic.json_schema import GenerateJsonSchema, JsonSchemaWarningKind
 
 __all__ = ["INJECTED_PARAMETERS", "MAX_RETURNED_ITEMS", "clean_schema", "parse_docstring", "tool"]
 
@@ -281,7 +282,7 @@ def _build_tool(
         arg_docs = parse_docstring(inspect.getdoc(method) or "")[1]
     params, injected = _parameters(func, tool_name, bound)
     model = _arguments_model(method, tool_name, params, local_names or {})
-    schema = clean_schema(model.model_json_schema())
+    schema = clean_schema(model.model_json_schema(schema_generator=_tool_schema_generator()))
     schema.setdefault("properties", {})
     for prop, doc in arg_docs.items():
         sub = schema["properties"].get(prop)
@@ -402,7 +403,7 @@ def _arguments_model(
             __config__=pydantic.ConfigDict(extra="ignore", protected_namespaces=()),
             **fields,
         )
-        model.model_json_schema()
+        model.model_json_schema(schema_generator=_tool_schema_generator())
     except (pydantic.PydanticUserError, pydantic_core.SchemaError, TypeError, NameError) as exc:
         # pydantic's text runs on for lines of advice about its own config; keep the first
         # line and name the parameter to change.
@@ -411,7 +412,9 @@ def _arguments_model(
         culprit = ""
         for param in params:
             try:
-                pydantic.TypeAdapter(hints.get(param.name, Any)).json_schema()
+                pydantic.TypeAdapter(hints.get(param.name, Any)).json_schema(
+                    schema_generator=_tool_schema_generator()
+                )
             except Exception:
                 culprit = (
                     f"parameter {param.name!r} has a type with no JSON Schema (use a basic type, "
@@ -422,6 +425,27 @@ def _arguments_model(
             f"tool {tool_name!r}: cannot build a JSON Schema: {culprit}{reason}"
         ) from exc
     return typing.cast("type[pydantic.BaseModel]", model)
+
+
+@functools.cache
+def _tool_schema_generator() -> type[GenerateJsonSchema]:
+    """pydantic's JSON Schema generator, silent about a default with no JSON form.
+
+    A parameter whose default is no JSON value (a sentinel `object()`, a set of objects) is
+    optional in the schema and has no `default` there; when the model leaves it out the
+    function gets its own default, a value the model could not have sent anyway. pydantic
+    leaves such a default out as well, but warns at each schema built, which a program
+    running with warnings as errors would get as an exception from `@tool`.
+    """
+    from pydantic.json_schema import GenerateJsonSchema
+
+    class ToolSchemaGenerator(GenerateJsonSchema):
+        def render_warning_message(self, kind: JsonSchemaWarningKind, detail: str) -> str | None:
+            if kind == "non-serializable-default":
+                return None
+            return super().render_warning_message(kind, detail)
+
+    return ToolSchemaGenerator
 
 
 def _pydantic_ready(hint: Any) -> Any:
