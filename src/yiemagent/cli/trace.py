@@ -1,5 +1,9 @@
-"""`yiem trace SESSION_OR_JSONL --html out.html`: a run's timeline as one HTML page, and the
+"""`yiem trace SESSION_OR_JSONL [--html out.html]`: a run's timeline as one HTML page, and the
 `yiem run` options that watch and bound a run (`--otel`, `--max-cost`) (DESIGN §13).
+
+Without `--html` the page goes beside the log (`run.jsonl` gives `run.html`), or for a
+session id into `SESSION_ID.html` in the current folder; a file already there that is not
+a page `yiem trace` wrote is refused, not replaced.
 
 The source is a `yiem run --json` event log (a file of JSON lines) or the id of a stored
 session in a session database (`--sessions`, as `yiem serve` and `yiem sessions` name it;
@@ -12,6 +16,7 @@ is one line.
 from __future__ import annotations
 
 import os
+import re
 import sqlite3
 import sys
 from pathlib import Path
@@ -87,6 +92,40 @@ def _session_timeline(session_id: str, db: str) -> Any:
     return build_timeline(messages, title=f"session {session_id}")
 
 
+_PAGE_TITLE = b"<title>yiem trace: "
+"""How a page `timeline_html` wrote begins its title, within its first few hundred bytes."""
+_SAFE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
+"""A session id that names the page as it is (`SESSION_ID.html`)."""
+_GIVE = "give --html FILE for the page, or --html - for standard output"
+
+
+def _default_page(source: str, session: bool) -> Path:
+    """Where the page goes without `--html`: beside the log `source` with its suffix
+    replaced by `.html`, or for a `session` id `SOURCE.html` in the current folder.
+
+    Raises:
+        ConfigError: a session id that is no plain file name; a file already there that
+            is not a `yiem trace` page (the page would replace it).
+    """
+    if session:
+        if not _SAFE_NAME.fullmatch(source):
+            raise ConfigError(f"session {source!r} is no plain file name for the page: {_GIVE}")
+        page = Path(f"{source}.html")
+    else:
+        log = Path(source)
+        page = log.with_name(f"{log.name}.html" if log.suffix == ".html" else f"{log.stem}.html")
+    try:
+        with page.open("rb") as held:
+            head = held.read(1024)
+    except FileNotFoundError:
+        return page
+    except OSError as exc:
+        raise ConfigError(f"cannot write {page}: {exc.strerror or exc} ({_GIVE})") from None
+    if _PAGE_TITLE not in head:
+        raise ConfigError(f"{page} exists and is no yiem trace page, so it is kept: {_GIVE}")
+    return page
+
+
 def _not_over(html_out: Path, source: Path, what: str) -> None:
     """Refuse a `--html` that is the file the timeline is read from: the page would
     replace it."""
@@ -104,9 +143,13 @@ def trace(
         ),
     ],
     html_out: Annotated[
-        Path,
-        typer.Option("--html", help="Where to write the timeline page (HTML); - for stdout."),
-    ],
+        Path | None,
+        typer.Option(
+            "--html",
+            help="Where to write the timeline page (HTML); - for stdout. Default: beside the "
+            "log as NAME.html, or SESSION_ID.html here.",
+        ),
+    ] = None,
     db: Annotated[
         str | None,
         typer.Option(
@@ -129,8 +172,10 @@ def trace(
     from yiemagent.telemetry import load_timeline, timeline_html
 
     path = Path(source)
+    if html_out is None and source == "-":  # refused before the piped log is read
+        raise ConfigError(f"the log is on standard input, so the page has no default name: {_GIVE}")
     to_stdout = str(html_out) == "-"  # `--html -`: the page on standard output
-    if not to_stdout:
+    if not to_stdout and html_out is not None:
         refuse_standard_stream(html_out, "--html")
     if source == "-":  # `yiem run --json ... | yiem trace - --html page.html`
         from yiemagent.telemetry import timeline_from_event_lines
@@ -140,7 +185,7 @@ def trace(
                 sys.stdin, title="standard input", source="standard input"
             )
     elif path.is_file() and not _is_sqlite(path):
-        if not to_stdout:
+        if not to_stdout and html_out is not None:
             _not_over(html_out, path, "the run's log")
         with library_warnings_shown():
             timeline = load_timeline(source)
@@ -155,9 +200,12 @@ def trace(
         )
     else:
         where = db or str(default_session_db())
-        if not to_stdout and "://" not in where:
+        if not to_stdout and html_out is not None and "://" not in where:
             _not_over(html_out, Path(where), "the session database")
         timeline = _session_timeline(source, where)
+    if html_out is None:  # the source was read: a log file or a stored session
+        html_out = _default_page(source, session=not path.is_file())
+        refuse_standard_stream(html_out, "--html")
     page = timeline_html(timeline)
     if to_stdout:
         try:
