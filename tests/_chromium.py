@@ -21,9 +21,12 @@ CHROMIUM_FLAGS = [
 
 
 @contextlib.contextmanager
-def chromium_page(profile: Path, *, width: int = 1280, height: int = 800) -> Iterator[Any]:
+def chromium_page(
+    profile: Path, *, width: int = 1280, height: int = 800, touch: bool = False
+) -> Iterator[Any]:
     """A Playwright page in headless Chromium with a `width` × `height` viewport (CSS
-    pixels), its user data in `profile`; the browser closes on exit."""
+    pixels), its user data in `profile`; the browser closes on exit. With `touch` it is a
+    phone's: a touch screen for its pointer (no hover) and a mobile viewport."""
     from playwright.sync_api import sync_playwright
 
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -35,6 +38,8 @@ def chromium_page(profile: Path, *, width: int = 1280, height: int = 800) -> Ite
             headless=True,
             args=CHROMIUM_FLAGS,
             viewport={"width": width, "height": height},
+            has_touch=touch,
+            is_mobile=touch,
         )
         try:
             yield context.new_page()
