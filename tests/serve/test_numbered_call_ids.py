@@ -119,7 +119,8 @@ def test_ag_ui_interrupts_each_held_call_under_its_own_id(served: Any) -> None:
     assert launched == ["Oslo"]
     subs += [e for e in resumed if isinstance(e, agui.SubagentStartedEvent)]
     sub_runs = [s.subagent_run_id for s in subs]
-    assert len(sub_runs) == 4 and len(set(sub_runs)) == 4  # one id per invocation
+    # one id per invocation, which the resumed run continues (AG-UI's suspended outcome)
+    assert len(set(sub_runs[:2])) == 2 and sorted(sub_runs[2:]) == sorted(sub_runs[:2])
 
 
 def test_the_ui_message_stream_asks_each_held_call_under_its_own_id(served: Any) -> None:

@@ -7,9 +7,10 @@ become `RUN_STARTED`, text messages (`TEXT_MESSAGE_START/CONTENT/END`), tool cal
 (`TOOL_CALL_START/ARGS/END`, then `TOOL_CALL_RESULT` when the tool has answered here),
 thinking as `REASONING_*` events, a sub-agent's (an agent called as a tool) between
 `SUBAGENT_STARTED` and `SUBAGENT_FINISHED` with its `subagentRunId` (one per invocation:
-`<run id>.s<n>`; `parentToolCallId` names the call that runs it), its tool calls' ids
-prefixed `<subagentRunId>/`, so no streamed id repeats when models number their calls
-(`call_0` in every reply), progress as `CUSTOM` "tool_progress", and `RUN_FINISHED`
+`<run id>.s<n>`; `parentToolCallId` names the call that runs it; held, it finishes
+"suspended" and the run that resumes it continues it under that id), its tool calls' ids
+prefixed `<run id>.s<n>/` of the stream, so no streamed id repeats when models number their
+calls (`call_0` in every reply), progress as `CUSTOM` "tool_progress", and `RUN_FINISHED`
 (outcome success, cancelled after an abort, or interrupt with one interrupt per tool call
 held for approval)
 or `RUN_ERROR` (also when a guardrail stopped the run, code "guardrail_tripped", and when
@@ -234,8 +235,8 @@ def _answers(messages: list[Any]) -> dict[str, AgentToolResult | str]:
 
 
 _SUB_CALL_ID = re.compile(r"[0-9a-f]{32}\.s[0-9]+/.+", re.DOTALL)
-"""A sub-agent's tool call as the stream names it (`Translator._id`): its `subagentRunId`
-(the run's id, a hex UUID, then `.s<n>`), a slash, and the call's own id."""
+"""A sub-agent's tool call as the stream names it (`Translator._id`): its invocation's
+segment (the run's id, a hex UUID, then `.s<n>`), a slash, and the call's own id."""
 
 
 def _client_tools(
@@ -269,6 +270,7 @@ class Translator:
         answered: frozenset[str] = frozenset(),
         earlier: frozenset[str] = frozenset(),
         streamed_before: dict[tuple[tuple[str, ...], str], str] | None = None,
+        suspended: dict[tuple[str, ...], str] | None = None,
     ) -> None:
         self.thread_id = thread_id
         self.run_id = run_id
@@ -280,7 +282,9 @@ class Translator:
         self.name = ""
         """A sub-agent invocation's agent, as its path names it; "" for the top run."""
         self.prefix = self.sub_run or run.id
-        """Message ids are `<prefix>-<n>`; a sub-agent's tool call ids `<prefix>/<id>`."""
+        """Message ids are `<prefix>-<n>`; a sub-agent's tool call ids `<prefix>/<id>`. A
+        sub-agent's is its invocation's segment in this run (`<run id>.s<n>`), apart from
+        a continued invocation's `subagentRunId`: its model numbers its calls again."""
         self.chain: tuple[str, ...] = ()
         """The ids of the calls, from the top run's down, that run this invocation."""
         self.invocation_list: list[Translator] = []
@@ -293,6 +297,13 @@ class Translator:
         get their results here under the ids of the `TOOL_CALL_START`s the client has.
         Kept in this server's memory; without it (a restart, another replica) the one id
         of the client's messages that ends with the call's own id is taken."""
+        self.suspended: dict[tuple[str, ...], str] = (
+            dict(suspended or {}) if self.parent is None else self.parent.suspended
+        )
+        """The `subagentRunId`s of the invocations suspended (a call under them held) and
+        not yet continued, by their chain: those of the run this one resumes, and this
+        run's own. AG-UI's `subagentRunId` names one invocation, which a later run may
+        continue: a continued invocation is streamed under the id it had."""
         self.subs: dict[str, Translator] = {}
         """The running sub-agent invocations, by the id of the call (of this run) that runs
         each."""
@@ -403,7 +414,8 @@ class Translator:
     def _nested(self, event: dict[str, Any]) -> list[agui.BaseEvent]:
         """A sub-agent's event (an agent called as a tool): `SUBAGENT_STARTED` at the first
         event of each invocation, its events attributed by its `subagentRunId` (one per
-        invocation in the thread: `<run id>.s<n>`), and `SUBAGENT_FINISHED` or
+        invocation in the thread: `<run id>.s<n>`, kept by the run that continues it), and
+        `SUBAGENT_FINISHED` (outcome "suspended" when a call under it is held) or
         `SUBAGENT_ERROR` at its end."""
         call_id = str(event.get("tool_call_id"))
         if self.parent is None:
@@ -415,9 +427,12 @@ class Translator:
         if sub is None:
             top = self._top()
             top.invocations += 1
-            sub_run = f"{top.run.id}.s{top.invocations}"
+            segment = f"{top.run.id}.s{top.invocations}"
+            chain = (*self.chain, call_id)
+            sub_run = top.suspended.pop(chain, segment)  # a continued invocation keeps its id
             sub = Translator(self.thread_id, self.run_id, self.run, subagent=(sub_run, self))
-            sub.chain = (*self.chain, call_id)
+            sub.prefix = segment  # new in each run: a continued invocation's ids may repeat
+            sub.chain = chain
             top.invocation_list.append(sub)
             self.subs[call_id] = sub
             path = event.get("agent_path") or ["agent"]
@@ -431,11 +446,18 @@ class Translator:
                 )
             )
         sub_run = str(sub.sub_run)
-        for made in sub.feed(event.get("event") or {}):
+        inner = event.get("event") or {}
+        for made in sub.feed(inner):
             if isinstance(made, agui.RunErrorEvent | agui.RunFinishedEvent):
-                del self.subs[call_id]  # the call's next sub-run is another invocation
+                del self.subs[call_id]  # the call's next sub-run continues it, or is new
             if isinstance(made, agui.RunErrorEvent):
                 out.append(agui.SubagentErrorEvent(subagent_run_id=sub_run, message=made.message))
+            elif isinstance(made, agui.RunFinishedEvent) and (
+                inner.get("reason") == "awaiting_approval"
+            ):  # a call under it is held: the run that decides it continues the invocation
+                self._top().suspended[sub.chain] = sub_run
+                suspended = agui.SubagentFinishedSuspendedOutcome()
+                out.append(agui.SubagentFinishedEvent(subagent_run_id=sub_run, outcome=suspended))
             elif isinstance(made, agui.RunFinishedEvent):
                 out.append(agui.SubagentFinishedEvent(subagent_run_id=sub_run))
             else:
@@ -448,13 +470,17 @@ class Translator:
         """The translator of the run whose call `call_id` runs the sub-agent at `path` (the
         agents' names from the top run's down). A deeper level's events reach the top run
         as they are, so an invocation two levels down is attributed to the running
-        invocation that started its call (or, for a call a resumed run made before its
-        hold, the one running invocation of the agent above it), not to the top run."""
+        invocation that started its call, or, for a call a resumed invocation made before
+        its hold, the one whose chain and call the held run streamed (`streamed_before`;
+        after a restart, the one running invocation of the agent above it), not to the top
+        run."""
         level = [self]
         for _ in range(len(path) - 2):
             level = [sub for translator in level for sub in translator.subs.values()]
         for translator in level:
             if call_id in translator.subs or call_id in translator.calls_started:
+                return translator
+            if (translator.chain, call_id) in self.streamed_before:  # made before the hold
                 return translator
         named = [t for t in level if t.parent is not None and t.name == str(path[-2])]
         return named[0] if len(named) == 1 else self
@@ -680,24 +706,31 @@ ANSWERED_RUNS = 10_000
 class AnsweredRuns:
     """The runs this server started, by thread and run id, each with a digest of what it
     was asked (its messages and resume entries), and per thread the streamed ids of the
-    sub-agents' calls its last run left held: one per app, read and written on the event
-    loop only."""
+    sub-agents' calls and invocations its last run left held: one per app, read and
+    written on the event loop only."""
 
     def __init__(self) -> None:
         self._runs: OrderedDict[tuple[str, str], str] = OrderedDict()
-        self._held: OrderedDict[str, dict[tuple[tuple[str, ...], str], str]] = OrderedDict()
+        self._held: OrderedDict[
+            str, tuple[dict[tuple[tuple[str, ...], str], str], dict[tuple[str, ...], str]]
+        ] = OrderedDict()
 
     def streamed_before(self, thread_id: str) -> dict[tuple[tuple[str, ...], str], str]:
         """The sub-agents' streamed call ids of the run that left `thread_id` holding a
         sub-agent's call (`Translator.streamed_ids`); empty when none did."""
-        return self._held.get(thread_id, {})
+        return self._held.get(thread_id, ({}, {}))[0]
+
+    def suspended(self, thread_id: str) -> dict[tuple[str, ...], str]:
+        """The `subagentRunId`s of the invocations the run that left `thread_id` holding a
+        sub-agent's call suspended, by their chain (`Translator.suspended`)."""
+        return self._held.get(thread_id, ({}, {}))[1]
 
     def keep_streamed(self, thread_id: str, translator: Translator) -> None:
         """Remember the sub-agents' streamed call ids of `translator`'s run when it ended
         holding a sub-agent's call, for the run that resumes it; forget them otherwise."""
         self._held.pop(thread_id, None)
         if any(call.get("nested") for call in held_calls(translator.run)):
-            self._held[thread_id] = translator.streamed_ids()
+            self._held[thread_id] = (translator.streamed_ids(), dict(translator.suspended))
             while len(self._held) > ANSWERED_RUNS:
                 self._held.popitem(last=False)
 
@@ -751,6 +784,7 @@ async def _handle(hub: RunHub, answered: AnsweredRuns, request: Request) -> Resp
             for call in message.tool_calls or []
         ),
         streamed_before=answered.streamed_before(run_input.thread_id),
+        suspended=answered.suspended(run_input.thread_id),
     )
     encoder = EventEncoder(accept=request.headers.get("accept", ""))
 
