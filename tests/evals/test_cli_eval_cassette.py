@@ -120,3 +120,6 @@ def test_an_eval_recorded_once_replays_with_no_model(tmp_path: Path) -> None:
     changed = yiem_in(tmp_path, "eval", "evals.yaml", "--agent", "factory:replayed")
     assert changed.returncode == 1
     assert "CassetteMismatch" in changed.stdout + changed.stderr
+    # the table's cell of the failed case shows what changed, within its 90 characters
+    [row] = [line for line in changed.stdout.splitlines() if "CassetteMismatch" in line]
+    assert '17 * 23?" → "' in row and '12 * 13?" at' in row, row

@@ -160,12 +160,36 @@ async def test_a_different_request_raises_cassette_mismatch_with_the_difference(
     with pytest.raises(AgentRunError) as caught:
         await agent.prompt("Triple 21.")
     text = str(caught.value)
-    assert text.startswith("CassetteMismatch: request 1 differs from the one recorded in")
+    first = '"Double 21." → "Triple 21." at messages[0].content[0].text; the closest unused'
+    assert text.startswith(f"CassetteMismatch: request 1 differs: {first} recording is number 1")
     assert '-     "text": "Double 21.",' in text and '+     "text": "Triple 21.",' in text
     direct = replay(cassette)
     context = Context("Answer in one short sentence.", [UserMessage("Double 21.")], None)
-    with pytest.raises(CassetteMismatch, match=r'- "tools": \[\n-  {'):
+    with pytest.raises(CassetteMismatch, match=r'- "tools": \[\n-  {') as caught_direct:
         stream(direct, context)
+    assert str(caught_direct.value).startswith(
+        'request 1 differs: {"description… → (none) at tools[0];'
+    )
+
+
+async def test_a_mismatch_shows_where_a_long_text_changed_before_the_cassettes_path(
+    tmp_path: Path,
+) -> None:
+    """A one-line view of the error (the eval table's cell, 90 characters) showed the
+    cassette's path and cut off before the difference: the first line now leads with it,
+    from a little before where a long text first differs."""
+    cassette = tmp_path / "faux.jsonl"
+    system = "You answer questions about the weather. " * 5
+    fm = _faux_agent_model()
+    await Agent(system + "Be brief.", model=record(fm.model, cassette)).prompt("Rain?")
+    agent = Agent(system + "Be kind.", model=replay(cassette))
+    with pytest.raises(AgentRunError) as caught:
+        await agent.prompt("Rain?")
+    line = str(caught.value).splitlines()[0]
+    assert line.startswith(
+        'CassetteMismatch: request 1 differs: "…r. Be brief." → "…r. Be kind." at system_prompt;'
+    )
+    assert line.index("Be kind") < line.index(str(tmp_path))
 
 
 async def test_a_mismatch_through_an_agent_is_not_also_logged_as_a_crash(

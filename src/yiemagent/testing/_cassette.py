@@ -114,9 +114,10 @@ _MIN_SECRET_CHARS = 8
 
 class CassetteMismatch(YiemAgentError, AssertionError):
     """A request sent to a `replay` model differs from the one recorded at its place in the
-    cassette (or the cassette has no more requests); the text names the cassette and the
-    request's number and shows the difference as a unified diff (recorded, then sent), or
-    says which equal recording already answered an earlier request."""
+    cassette (or the cassette has no more requests); the text names the request's number,
+    its first difference (`"old" → "new" at path`), the cassette, and shows the difference
+    as a unified diff (recorded, then sent), or says which equal recording already
+    answered an earlier request."""
 
 
 # ── the request, normalised ──────────────────────────────────────────────────
@@ -453,10 +454,11 @@ class _Tape:
                 request = {**request, "model": self.entries[unused[0]]["request"].get("model")}
             closest = max(unused, key=lambda i: _shared_messages(self.entries[i], request))
             entry = self.entries[closest]
+            sent = _as_recorded(entry, request)
             raise CassetteMismatch(
-                f"request {number} differs from the one recorded in {self.path} (the "
-                f"closest unused recording, number {closest + 1}; - recorded, + sent):\n"
-                + _diff(entry["request"], _as_recorded(entry, request))
+                f"request {number} differs: {_first_difference(entry['request'], sent)}; "
+                f"the closest unused recording is number {closest + 1} in {self.path} "
+                "(- recorded, + sent):\n" + _diff(entry["request"], sent)
             )
 
 
@@ -492,6 +494,74 @@ def _shared_messages(entry: Mapping[str, Any], request: Mapping[str, Any]) -> tu
             break
         shared += 1
     return same_frame, shared
+
+
+_ABSENT = object()
+
+_SHOWN = 14
+"""Characters of a differing value that `_first_difference` shows, quotes left out."""
+
+
+def _first_difference(recorded: Any, sent: Any) -> str:
+    """The first place two requests differ, as `"old" → "new" at path` (recorded, then
+    sent; keys in sorted order, as `_diff` shows them): short enough that a one-line view
+    of the error (an eval table's cell) shows what changed before the cassette's path."""
+    where: list[str] = []
+    while True:
+        if isinstance(recorded, dict) and isinstance(sent, dict):
+            key = next(
+                (
+                    k
+                    for k in sorted(recorded.keys() | sent.keys(), key=str)
+                    if recorded.get(k, _ABSENT) != sent.get(k, _ABSENT)
+                ),
+                None,
+            )
+            if key is None:
+                break
+            where.append(f".{key}" if where else str(key))
+            recorded, sent = recorded.get(key, _ABSENT), sent.get(key, _ABSENT)
+        elif isinstance(recorded, list) and isinstance(sent, list):
+            size = max(len(recorded), len(sent))
+            index = next((i for i in range(size) if _item(recorded, i) != _item(sent, i)), None)
+            if index is None:
+                break
+            where.append(f"[{index}]")
+            recorded, sent = _item(recorded, index), _item(sent, index)
+        else:
+            break
+    old, new = _values_shown(recorded, sent)
+    return f"{old} → {new} at {''.join(where) or 'the top'}"
+
+
+def _item(values: list[Any], index: int) -> Any:
+    return values[index] if index < len(values) else _ABSENT
+
+
+def _values_shown(recorded: Any, sent: Any) -> tuple[str, str]:
+    """Two differing values as JSON, each at most about `_SHOWN` characters: two texts
+    from a little before where they first differ, so the change is in view."""
+    if isinstance(recorded, str) and isinstance(sent, str):
+        same = next(
+            (i for i, (a, b) in enumerate(zip(recorded, sent, strict=False)) if a != b),
+            min(len(recorded), len(sent)),
+        )
+        start = max(0, same - 6) if max(len(recorded), len(sent)) > _SHOWN else 0
+        return _window(recorded, start), _window(sent, start)
+    return _window(recorded, 0), _window(sent, 0)
+
+
+def _window(value: Any, start: int) -> str:
+    if value is _ABSENT:
+        return "(none)"
+    if not isinstance(value, str):
+        text = json.dumps(value, sort_keys=True, ensure_ascii=False)
+        return text if len(text) <= _SHOWN else text[: _SHOWN - 1] + "…"
+    part = value[start : start + _SHOWN]
+    shown = json.dumps(part, ensure_ascii=False)[1:-1]
+    before = "…" if start > 0 else ""
+    after = "…" if start + _SHOWN < len(value) else ""
+    return f'"{before}{shown}{after}"'
 
 
 def _diff(recorded: Any, sent: Any) -> str:
