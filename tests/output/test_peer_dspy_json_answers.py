@@ -4,12 +4,13 @@ their defaults, a model call that raises, nested and Literal outputs), through
 `Agent(output_type=...)` on the faux provider and the `llm_call` path.
 
 DSPy repairs what it reads (`json_repair`): a Python literal, a trailing comma, JSON with
-prose around it. Ours reads the answer as JSON (a ```json fence and a think block allowed)
-and answers anything else with the problem, so the model gives the value again; that is
+prose around it. Ours reads the first two as tool-call arguments are read, and answers
+prose around the value with the problem, so the model gives the value again; that is
 written in docs/output.md ("Answers in text, as peers read them")."""
 
 from __future__ import annotations
 
+import json
 from typing import Any, Literal, TypeVar
 
 import pytest
@@ -71,16 +72,22 @@ async def test_mismatched_fields_are_named_each_retry_and_end_the_run() -> None:
     assert (await agent.prompt("again?")).output == Answer(answer="Paris")  # still usable
 
 
-async def test_a_python_literal_answer_is_asked_for_again_as_json() -> None:
-    # DSPy's json_repair reads {'answer': 'Paris'}; ours names the problem and the model
-    # gives the JSON (docs/output.md)
-    fm = FauxModel(["{'answer': 'Paris'}", '{"answer": "Paris"}'])
+async def test_a_python_literal_answer_is_read_and_prose_around_one_asked_for_again() -> None:
+    # DSPy's json_repair reads {'answer': 'Paris'}, and so do we, as we read a tool call's
+    # arguments; JSON with prose around it it reads by guessing, ours names the problem
+    # and the model gives the JSON (docs/output.md)
+    fm = FauxModel(["{'answer': 'Paris',}"])
+    assert (await faux_agent(fm, output_type=Answer).prompt("q")).output == Answer(answer="Paris")
+    assert fm.call_count == 1
+
+    prose = 'The answer: {"answer": "Paris"}'
+    fm = FauxModel([prose, '{"answer": "Paris"}'])
     reply = await faux_agent(fm, output_type=Answer).prompt("q")
 
     assert reply.output == Answer(answer="Paris")
     told = [m for m in fm.contexts[1].messages if isinstance(m, UserMessage)][-1]
     assert "the answer is not JSON" in text_of(told.content)
-    assert "{'answer': 'Paris'}" in text_of(told.content)  # the model sees what it wrote
+    assert json.dumps(prose) in text_of(told.content)  # the model sees what it wrote
 
 
 async def test_a_fenced_answer_and_a_nested_one_with_a_literal() -> None:

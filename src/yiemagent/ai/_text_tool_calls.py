@@ -46,11 +46,12 @@ from __future__ import annotations
 
 import ast
 import json
-import math
 import re
 from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any, Literal
+
+from yiemagent.types.json_text import json_like, read_python_literal
 
 __all__ = [
     "TextPiece",
@@ -592,32 +593,13 @@ def _partial(buf: str, markers: tuple[str, ...]) -> int:
 
 
 def python_literal_object(raw: str) -> dict[str, Any] | None:
-    """The object argument text holds when a model wrote it as a Python literal, not JSON
-    (`{'city': 'Oslo', 'metric': True, 'unit': None}`: small models do); None when it is
-    not one. `ast.literal_eval` reads literals only: nothing in the text runs. A value JSON
-    cannot hold (a tuple, a set, bytes, a key that is not a text, inf or nan) makes it no
-    object, so what the tool gets is what JSON could have said."""
-    text = raw.strip()
-    if not text.startswith("{"):
-        return None
+    """The object text holds when a model wrote it as a Python literal, not JSON
+    (`read_python_literal`); None when it holds none."""
     try:
-        value = ast.literal_eval(text)
-    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        value = read_python_literal(raw)
+    except ValueError:
         return None
-    return value if isinstance(value, dict) and _json_like(value) else None
-
-
-def _json_like(value: object) -> bool:
-    """Whether `value` is made only of what JSON holds (finite numbers, text keys)."""
-    if value is None or isinstance(value, str | bool | int):
-        return True
-    if isinstance(value, float):
-        return math.isfinite(value)
-    if isinstance(value, list):
-        return all(_json_like(item) for item in value)
-    if isinstance(value, dict):
-        return all(isinstance(k, str) and _json_like(v) for k, v in value.items())
-    return False
+    return value if isinstance(value, dict) else None
 
 
 def _is_name(name: str) -> bool:
@@ -755,7 +737,7 @@ def _python_calls(text: str, names: frozenset[str] | None) -> list[ToolCallPiece
                 arguments[keyword.arg] = ast.literal_eval(keyword.value)
             except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
                 return []
-        if not _json_like(arguments):
+        if not json_like(arguments):
             return []
         calls.append(ToolCallPiece(name, json.dumps(arguments, ensure_ascii=False)))
     return calls

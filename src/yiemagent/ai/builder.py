@@ -7,11 +7,11 @@ same growing message object (`partial`); a tool call's `arguments` in it are alw
 re-parsed from the partial JSON after each fragment.
 
 Tool-call arguments contract (what the loop sees in the final message):
-- the argument text was a complete JSON object (or empty, meaning `{}`; or followed only by
-  stray closing braces or brackets; or with a comma before a closing brace or bracket; or
-  with line breaks or tabs written as is inside a string; or with a string's backslashes
-  not escaped, as a Windows path written as is; or an object written as a Python literal,
-  single quotes and True/None, read by `ast.literal_eval`) → `arguments` is it and
+- the argument text was a complete JSON object (or empty, meaning `{}`; or an object encoded
+  twice; or one with a slip `yiemagent.types.json_text` forgives, as it does in a typed
+  answer: stray closing braces or brackets after it, a comma before a closing brace or
+  bracket, line breaks or tabs written as is inside a string, a string's backslashes not
+  escaped, a Python literal with single quotes and True/None) → `arguments` is it and
   `partial_json` is `None`;
 - otherwise (malformed JSON, a non-object such as `[1]`, text cut off by the token limit) →
   `arguments` is the best partial parse (a dict, possibly `{}`) and `partial_json` keeps the
@@ -32,9 +32,7 @@ again (the same object, so a reader that kept it sees its final state).
 
 from __future__ import annotations
 
-import json
 import logging
-import re
 import uuid
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import fields
@@ -47,9 +45,9 @@ from yiemagent.ai._text_tool_calls import (
     TextPiece,
     TextToolCallParser,
     ToolCallPiece,
-    python_literal_object,
 )
 from yiemagent.ai.models import calculate_cost
+from yiemagent.types.json_text import error_offset, read_model_json
 from yiemagent.types.messages import (
     AssistantMessage,
     Cost,
@@ -442,107 +440,19 @@ def complete_arguments(call: ToolCall, raw: str) -> None:
     call.partial_json = None if parsed is not None else raw
 
 
-_STRAY_CLOSERS = frozenset(b"}] \t\r\n")
-
-
 def _final_arguments(raw: str) -> dict[str, Any] | None:
-    """The object a finished call's argument text holds (`parse_json_object`), also when
-    the model closed it once too often (`{"city": "Oslo"}}`, a stray `}` or `]` after the
-    complete object, as small and quantised models write): what precedes the stray closers
-    is the object it meant. Any other trailing text (prose, a second object) stays a
-    malformed call."""
+    """The object a finished call's argument text holds: `parse_json_object`'s (an object
+    encoded twice too), else `read_model_json`'s, the reading a typed answer in text gets,
+    which forgives the slips models make (a stray closer, a trailing comma, a Python
+    literal, ...); None when neither reads an object."""
     parsed = parse_json_object(raw)
     if parsed is not None:
         return parsed
-    data = raw.encode(errors="replace")
     try:
-        jiter.from_json(data, allow_inf_nan=False)
-    except ValueError as exc:
-        end = _error_offset(data, str(exc))
-        stray = str(exc).startswith("trailing characters") and end > 0
-        if stray and set(data[end:]) <= _STRAY_CLOSERS:
-            return parse_json_object(data[:end].decode(errors="replace"))
-        if str(exc).startswith("invalid escape"):
-            parsed = parse_json_object(_backslashes_as_written(raw))
-            if parsed is not None:
-                return parsed
-        if str(exc).startswith("trailing comma"):
-            parsed = _without_trailing_commas(data)
-            if parsed is not None:
-                return parsed
-        if str(exc).startswith("control character"):
-            parsed = _with_raw_line_breaks(raw)
-            if parsed is not None:
-                return parsed
-    return python_literal_object(raw)
-
-
-def _with_raw_line_breaks(raw: str) -> dict[str, Any] | None:
-    """The object `raw` holds when its strings may hold control characters as written (a
-    line break, a tab): a model writing code or a letter into a string breaks its lines
-    there instead of writing `\\n`, and JSON forbids that. None when anything else is
-    wrong with it (`NaN` and `Infinity` too)."""
-    try:
-        value = json.loads(raw, strict=False, parse_constant=_no_constant)
-    except (ValueError, RecursionError):
+        value = read_model_json(raw)
+    except ValueError:
         return None
     return value if isinstance(value, dict) else None
-
-
-def _no_constant(name: str) -> None:
-    raise ValueError(f"{name} is no JSON number")
-
-
-def _without_trailing_commas(data: bytes) -> dict[str, Any] | None:
-    """The object `data` holds once each comma right before a closing `}` or `]` is
-    dropped (`{"utc": true,}`: models write them, and Python literals may have them, so a
-    call written with JSON's `true` must not fare worse than one with Python's `True`);
-    None when anything else is wrong with it. jiter names each such comma's closer, so a
-    comma inside a string is never touched."""
-    for _ in range(data.count(b",") + 1):
-        try:
-            value = jiter.from_json(data, allow_inf_nan=False)
-        except ValueError as exc:
-            comma = data.rfind(b",", 0, _error_offset(data, str(exc)))
-            if not str(exc).startswith("trailing comma") or comma < 0:
-                return None
-            data = data[:comma] + data[comma + 1 :]
-            continue
-        return value if isinstance(value, dict) else None
-    return None
-
-
-_JSON_ESCAPES = frozenset('"\\/bfnrtu')
-_FOUR_HEX = re.compile(r"[0-9a-fA-F]{4}")
-
-
-def _backslashes_as_written(raw: str) -> str:
-    """`raw` with every backslash of a string that holds an escape JSON does not know
-    doubled, but one before a quote: a model that writes a Windows path as is
-    (`"C:\\Users\\notes"`) does not escape its backslashes, so in that string each is the
-    path's own (`\\n` of `\\notes` too). Strings whose escapes are all JSON's are kept."""
-    out: list[str] = []
-    at, size = 0, len(raw)
-    while at < size:
-        if raw[at] != '"':
-            out.append(raw[at])
-            at += 1
-            continue
-        end, unknown = at + 1, False
-        while end < size and raw[end] != '"':
-            if raw[end] == "\\" and end + 1 < size:
-                follower = raw[end + 1]
-                unknown = unknown or follower not in _JSON_ESCAPES
-                unknown = unknown or (follower == "u" and not _FOUR_HEX.match(raw, end + 2))
-                end += 2
-            else:
-                end += 1
-        body = raw[at + 1 : end]
-        if unknown:
-            body = re.sub(r'\\(?!")', r"\\\\", body)
-        out.append(f'"{body}' + ('"' if end < size else ""))
-        at = end + 1
-    return "".join(out)
 
 
 def _as_text(value: object) -> str:
@@ -570,7 +480,7 @@ def parse_partial_json(text: str) -> dict[str, Any]:
         value = jiter.from_json(data, partial_mode="trailing-strings", allow_inf_nan=False)
     except ValueError as exc:
         # Garbage after a good start (`{"a": 1, oops`): keep what came before the bad token.
-        end = _error_offset(data, str(exc))
+        end = error_offset(data, str(exc))
         if end <= 0:
             return {}
         try:
@@ -580,23 +490,6 @@ def parse_partial_json(text: str) -> dict[str, Any]:
         except ValueError:
             return {}
     return value if isinstance(value, dict) else {}
-
-
-_POSITION = re.compile(r"at line (\d+) column (\d+)$")
-
-
-def _error_offset(data: bytes, error: str) -> int:
-    """The byte offset of a jiter error ("... at line L column C", C counted in bytes)."""
-    match = _POSITION.search(error)
-    if match is None:
-        return 0
-    line, column = int(match[1]), int(match[2])
-    start = 0
-    for _ in range(line - 1):
-        start = data.find(b"\n", start) + 1
-        if start == 0:
-            return 0
-    return min(len(data), start + column - 1)
 
 
 def parse_json_object(text: str) -> dict[str, Any] | None:

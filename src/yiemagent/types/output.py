@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, TypeAlias, TypeVar, cas
 from yiemagent.errors import ConfigError, YiemAgentError, exception_text
 from yiemagent.types.alias_doc import describe_alias
 from yiemagent.types.callbacks import is_async_callable
+from yiemagent.types.json_text import read_model_json
 from yiemagent.types.messages import AssistantMessage
 
 if TYPE_CHECKING:
@@ -288,7 +289,9 @@ class OutputSpec(Generic[T]):
     def _validate_text(self, text: str) -> T:
         """The typed value from an answer text holding its JSON (a ```json fence is allowed,
         and so is the reasoning a model served without a reasoning parser writes first:
-        `<think>...</think>`, or only its end when the chat template opened it).
+        `<think>...</think>`, or only its end when the chat template opened it). The JSON
+        is read as tool-call arguments are (`read_model_json`: a trailing comma or a Python
+        literal is read as meant; prose around it is not).
 
         A wrapped type also takes its bare value: `42` for an `int` as well as
         `{"result": 42}`, and a `str` (or a union with `str`) the answer text itself, as
@@ -305,7 +308,7 @@ class OutputSpec(Generic[T]):
         if fenced:
             body = fenced.group(1).strip()
         try:
-            data = json.loads(body)
+            data = read_model_json(body)
         except ValueError as exc:
             failure = OutputValidationError(
                 [("$", f"the answer is not JSON ({exc.args[0]}): {_short(text)}")]
