@@ -110,45 +110,57 @@ _IDS = st.integers(-(2**63), 2**63) | st.text(max_size=8)
 
 
 @st.composite
-def _messages(draw: st.DrawFn) -> tuple[bytes, int | str, int]:
-    """A message's line, its top-level id, and the offset of the byte after the id's value."""
-    members = draw(st.dictionaries(st.text(max_size=6).filter(lambda k: k != "id"), _JSON))
+def _messages(draw: st.DrawFn) -> tuple[bytes, int | str, int, int | None]:
+    """A message's line, its top-level id, the offset of the byte after the id's value,
+    and, for a request (a top-level `method`), the offset after the method's value."""
+    members = draw(
+        st.dictionaries(st.text(max_size=6).filter(lambda k: k not in ("id", "method")), _JSON)
+    )
+    order: list[tuple[str, object]] = list(members.items())
     request_id = draw(_IDS)
-    at = draw(st.integers(0, len(members)))
+    order.insert(draw(st.integers(0, len(order))), ("id", request_id))
+    if draw(st.booleans()):
+        order.insert(draw(st.integers(0, len(order))), ("method", draw(st.text(max_size=8))))
     ascii_only = draw(st.booleans())
     comma = draw(st.sampled_from([b",", b", ", b" ,\t"]))
-
-    def member(key: str, value: object) -> bytes:
-        return json.dumps({key: value}, ensure_ascii=ascii_only)[1:-1].encode()
-
-    before = [member(k, v) for k, v in list(members.items())[:at]]
-    after = [member(k, v) for k, v in list(members.items())[at:]]
-    head = b"{" + b"".join(part + comma for part in before) + member("id", request_id)
-    return head + b"".join(comma + part for part in after) + b"}", request_id, len(head)
+    line = b"{"
+    ends: dict[str, int] = {}
+    for index, (key, value) in enumerate(order):
+        line += (comma if index else b"") + json.dumps({key: value}, ensure_ascii=ascii_only)[
+            1:-1
+        ].encode()
+        ends[key] = len(line)
+    return line + b"}", request_id, ends["id"], ends.get("method")
 
 
 @given(_messages(), st.data())
 def test_a_line_cut_or_broken_anywhere_never_gives_another_id(
-    message: tuple[bytes, int | str, int], data: st.DataObject
+    message: tuple[bytes, int | str, int, int | None], data: st.DataObject
 ) -> None:
     """Cut short at any byte, or broken there by a control byte: the id found is the
-    message's or none; it is the message's when the break comes after the id's value and
-    the byte that ends it (a cut between them can leave the id's digits unfinished)."""
-    line, request_id, id_end = message
+    message's or none. It is the message's when the break comes after the id's value and
+    the byte that ends it (a cut between them can leave the id's digits unfinished), and
+    none when the message is a request whose method comes before the break: its id is
+    the server's, not one of ours."""
+    line, request_id, id_end, method_end = message
     at = data.draw(st.integers(0, len(line)))
     broken = data.draw(st.booleans())
     wire = line[:at] + b"\x01" + line[at:] if broken else line[:at]
     found = request_id_in(wire.decode("utf-8", "replace"))
     assert found in (None, request_id)
     assert type(found) in (type(None), type(request_id))
-    if at > id_end:
+    if method_end is not None and at > method_end:
+        assert found is None
+    elif method_end is None and at > id_end:
         assert found == request_id
 
 
 @given(_messages())
-def test_a_whole_line_gives_its_id(message: tuple[bytes, int | str, int]) -> None:
-    line, request_id, _ = message
-    assert request_id_in(line.decode()) == request_id
+def test_a_whole_line_gives_its_id_unless_it_is_a_request(
+    message: tuple[bytes, int | str, int, int | None],
+) -> None:
+    line, request_id, _, method_end = message
+    assert request_id_in(line.decode()) == (request_id if method_end is None else None)
 
 
 @pytest.mark.parametrize(

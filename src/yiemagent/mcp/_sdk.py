@@ -120,39 +120,63 @@ _ERROR_AT = re.compile(r"at line (\d+) column (\d+)$")
 
 
 def request_id_in(line: str) -> int | str | None:
-    """The top-level `id` of a message that is not JSON, or None when it cannot be told.
+    """The id of the request a line that is not JSON answers: its top-level `id`, or None
+    when that cannot be told.
+
+    The members read before the break (`_readable_start`) hold it, so
+    `{"id":3,"result":{broken` and a line cut anywhere after `"id":3,` give 3, and an `id`
+    inside `result` is never taken for it. A number that ends where the JSON does may be
+    cut short itself (`{"id":12` of `{"id":123,...`) and is not taken; nor is an id that is
+    no integer or string, nor that of a request (a top-level `method` before the break):
+    its id is the server's own.
+    """
+    import jiter
+
+    start = _readable_start(line)
+    if start is None or "method" in start[0]:
+        return None
+    members, data = start
+    request_id = members.get("id")
+    if isinstance(request_id, bool) or not isinstance(request_id, int | str):
+        return None
+    if isinstance(request_id, int) and list(members)[-1] == "id":
+        # the digits may go on past the cut: one more digit would change the id
+        try:
+            longer = jiter.from_json(data + b"0", partial_mode=True)
+        except ValueError:
+            return request_id  # no digit can follow: the number had ended
+        if not isinstance(longer, dict) or repr(longer.get("id")) != repr(request_id):
+            return None
+    return request_id
+
+
+def _readable_start(line: str) -> tuple[dict[str, Any], bytes] | None:
+    """The top-level members of a JSON object that breaks or is cut short, as far as they
+    can be read, and the bytes they were read from; None when the line is no object.
 
     The JSON before the first error is read as a document cut short there (jiter's partial
-    mode: an unfinished value is left out), so `{"id":3,"result":{broken` and a line cut
-    anywhere after `"id":3,` give 3, and an `id` inside `result` is never taken for it. A
-    number that ends where the JSON does may be cut short itself (`{"id":12` of
-    `{"id":123,...`) and is not taken; nor is an id that is no integer or string.
+    mode, which leaves an unfinished value out). Partial mode alone stops quietly at junk
+    after a value (`{"id": 1x}` reads as 1), so the error is found strictly first.
     """
     import jiter
 
     data = line.encode("utf-8", "surrogatepass")
     try:
-        value = jiter.from_json(data, partial_mode=True)
+        value = jiter.from_json(data)
     except ValueError as exc:
-        where = _ERROR_AT.search(str(exc))
+        problem = str(exc)
+        where = _ERROR_AT.search(problem)
         if where is None:
             return None
-        row, column = int(where[1]), int(where[2])
-        start = sum(len(text) + 1 for text in data.split(b"\n")[: row - 1])
-        data = data[: start + column - 1]
+        if not problem.startswith("EOF while parsing"):  # else the line is only cut short
+            row, column = int(where[1]), int(where[2])
+            start = sum(len(text) + 1 for text in data.split(b"\n")[: row - 1])
+            data = data[: start + column - 1]
         try:
             value = jiter.from_json(data, partial_mode=True)
         except ValueError:
             return None
-    if not isinstance(value, dict):
-        return None
-    request_id = value.get("id")
-    if isinstance(request_id, bool) or not isinstance(request_id, int | str):
-        return None
-    last = list(value)[-1] == "id"
-    if isinstance(request_id, int) and last and data.endswith(str(request_id).encode()):
-        return None  # the digits may go on past the cut
-    return request_id
+    return (value, data) if isinstance(value, dict) else None
 
 
 def unreadable_line(exc: BaseException) -> str:
@@ -401,7 +425,7 @@ class WatchedStream(ReadStream):
         refused = refused_input(exc)
         value, parse_error = refused if refused is not None else (None, None)
         if isinstance(value, dict):
-            request_id = value.get("id")
+            request_id = value.get("id") if "method" not in value else None  # a request's
             text = json.dumps(value, ensure_ascii=False, default=str)
             kind = "a message that is not JSON-RPC"
         elif isinstance(value, str) and parse_error is not None:
