@@ -10,6 +10,7 @@ ways the SDK's own server never does, for the tests of the client's line reader:
     python mcp_raw_lines_server.py json_log    # a log line in JSON before each answer
     python mcp_raw_lines_server.py huge        # text "N" answers N bytes of text, id first
     python mcp_raw_lines_server.py huge_id_last  # the same, the id after the result
+    python mcp_raw_lines_server.py huge_notice   # a log notification of N bytes, then the answer
 
 It lists one tool, `echo`, which answers its `text`.
 """
@@ -47,14 +48,26 @@ def line(request: dict[str, Any], result: dict[str, Any]) -> bytes:
     return json.dumps(answer, ensure_ascii=False).encode() + END
 
 
-def huge(request: dict[str, Any], size: int) -> None:
-    """Answer `size` bytes of text, written a MiB at a time (the server holds no more)."""
-    request_id = b'"id": %d' % request["id"]
-    head = b'{"jsonrpc": "2.0", ' + (request_id + b", " if MODE == "huge" else b"")
-    write(head + b'"result": {"content": [{"type": "text", "text": "')
+def write_long(size: int) -> None:
+    """`size` bytes of `x`, written a MiB at a time (the server holds no more)."""
     piece = b"x" * (1 << 20)
     for start in range(0, size, len(piece)):
         write(piece[: size - start])
+
+
+def huge(request: dict[str, Any], size: int) -> None:
+    """Answer `size` bytes of text (`huge_notice`: log them, then answer the number)."""
+    if MODE == "huge_notice":
+        notice = b'{"jsonrpc": "2.0", "method": "notifications/message", "params": '
+        write(notice + b'{"level": "info", "data": "')
+        write_long(size)
+        write(b'"}}' + END)
+        write(line(request, {"content": [{"type": "text", "text": str(size)}]}))
+        return
+    request_id = b'"id": %d' % request["id"]
+    head = b'{"jsonrpc": "2.0", ' + (request_id + b", " if MODE == "huge" else b"")
+    write(head + b'"result": {"content": [{"type": "text", "text": "')
+    write_long(size)
     write(b'"}]}' + (b", " + request_id if MODE == "huge_id_last" else b"") + b"}" + END)
 
 

@@ -251,6 +251,27 @@ async def test_a_line_past_the_bound_without_its_id_up_front_ends_every_call_in_
     assert (small.is_error, text(small)) == (False, "again")
 
 
+async def test_a_notification_past_the_bound_is_one_warning_and_the_call_goes_on(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A log notification of 5 MB during a call answers no call (its `method` comes
+    first): it is skipped with one warning, and the call's answer after it arrives."""
+    caplog.set_level(logging.WARNING)
+    async with MCPServerStdio(
+        sys.executable, [RAW_LINES, "huge_notice"], name="notice", max_message_bytes=_MiB
+    ) as server:
+        store = ToolStore("notice")
+        await add_server(store, server)
+        [said] = await asyncio.wait_for(run_calls(store, ("echo", {"text": "5000000"})), 240)
+    assert (said.is_error, text(said)) == (False, "5000000")
+    [warning] = [r.getMessage() for r in caplog.records if "max_message_bytes" in r.getMessage()]
+    assert warning == (
+        "MCP server notice wrote a line longer than its max_message_bytes (1048576 bytes), "
+        """skipped: '{"jsonrpc": "2.0", "method": "notifications/message", "params": """
+        """{"level": "info", "data": "xxxxxxxxx'..."""
+    )
+
+
 def test_max_message_bytes_below_one_is_refused() -> None:
     with pytest.raises(ConfigError, match=r"max_message_bytes must be >= 1, not 0"):
         MCPServerStdio("python server.py", max_message_bytes=0)

@@ -404,9 +404,12 @@ class WatchedStream(ReadStream):
 
     def _too_long(self, exc: LineTooLong) -> Any:
         """A line past `max_message_bytes` ends the request it answers, or, when its id is
-        not in its first bytes, every pending one; with none pending it goes on to the
-        session (a warning)."""
+        not in its first bytes, every pending one; a request or notification of the
+        server's, or a line with none pending, goes on to the session (a warning)."""
         head = exc.head.decode("utf-8", "replace")
+        start = _readable_start(head)
+        if start is not None and "method" in start[0]:
+            return exc  # a request or notification of the server's: no call waits for it
         problem = f"a message longer than its max_message_bytes ({exc.limit} bytes)"
         shown = repr(head[:100]) + "..."
         request_id = request_id_in(head)
