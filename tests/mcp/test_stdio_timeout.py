@@ -77,3 +77,33 @@ def test_a_timeout_that_is_not_positive_is_refused(
 ) -> None:
     with pytest.raises(ConfigError, match=r"^timeout_s must be > 0 seconds, not "):
         make(timeout_s)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda **options: MCPServerStdio("python server.py", **options),
+        lambda **options: MCPServerHTTP("http://127.0.0.1:9/mcp", **options),
+    ],
+    ids=["stdio", "http"],
+)
+@pytest.mark.parametrize(
+    ("option", "value", "message"),
+    [
+        ("timeout_s", "30", "timeout_s must be > 0 seconds, not '30'"),
+        ("timeout_s", None, "timeout_s must be > 0 seconds, not None"),
+        ("timeout_s", True, "timeout_s must be > 0 seconds, not True"),
+        ("connect_timeout_s", "30", "connect_timeout_s must be > 0 seconds, not '30'"),
+        ("connect_timeout_s", [30], "connect_timeout_s must be > 0 seconds, not [30]"),
+        ("max_message_bytes", "1000", "max_message_bytes must be a whole number >= 1, not '1000'"),
+        ("max_message_bytes", 1.5, "max_message_bytes must be a whole number >= 1, not 1.5"),
+    ],
+)
+def test_an_option_that_is_no_number_is_refused_with_one_message(
+    make: Callable[..., object], option: str, value: object, message: str
+) -> None:
+    # as an agent file or a settings dict may give them: a text "30" was a bare TypeError
+    # ("'>' not supported between instances of 'str' and 'int'") naming no option
+    with pytest.raises(ConfigError) as refused:
+        make(**{option: value})
+    assert str(refused.value) == message

@@ -63,6 +63,7 @@ from yiemagent.mcp._sdk import (
 )
 from yiemagent.mcp._stdio import LineTooLong
 from yiemagent.types.signal import AbortSignal
+from yiemagent.types.tools import is_seconds
 
 if TYPE_CHECKING:
     from mcp import ClientSession, MCPError
@@ -111,7 +112,7 @@ class MCPServer:
     """
 
     def __init__(self, *, name: str, connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S) -> None:
-        if not connect_timeout_s > 0:
+        if not is_seconds(connect_timeout_s):
             raise ConfigError(f"connect_timeout_s must be > 0 seconds, not {connect_timeout_s!r}")
         self.name = name
         self.connect_timeout_s = connect_timeout_s

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from yiemagent.errors import ConfigError
 from yiemagent.mcp._connection import DEFAULT_CONNECT_TIMEOUT_S, MCPServer
+from yiemagent.types.tools import is_seconds, is_whole_number
 
 if TYPE_CHECKING:
     import httpx2
@@ -77,7 +78,8 @@ class MCPServerStdio(MCPServer):
 
     Raises:
         ConfigError: an empty command, a command line that does not split (an unclosed
-            quote), `timeout_s` <= 0, or `max_message_bytes` < 1.
+            quote), a `timeout_s` or `connect_timeout_s` that is no number of seconds > 0,
+            or a `max_message_bytes` that is no whole number >= 1.
     """
 
     def __init__(
@@ -102,10 +104,7 @@ class MCPServerStdio(MCPServer):
             args = rest
         if not command.strip():
             raise ConfigError("MCPServerStdio needs a command, e.g. 'python server.py'")
-        if not timeout_s > 0:
-            raise ConfigError(f"timeout_s must be > 0 seconds, not {timeout_s!r}")
-        if max_message_bytes < 1:
-            raise ConfigError(f"max_message_bytes must be >= 1, not {max_message_bytes!r}")
+        _check_bounds(timeout_s, max_message_bytes)
         default = command_label([command, *args])
         self.command = _own_program(command)
         self.args = list(args)
@@ -249,6 +248,24 @@ def _errlog(wanted: TextIO | None) -> TextIO:
     return open(os.devnull, "w")  # lives as long as the process
 
 
+def _check_bounds(timeout_s: object, max_message_bytes: object) -> None:
+    """Refuse a `timeout_s` that is no number of seconds above 0, or a `max_message_bytes`
+    that is no whole number of at least 1, naming the option (a text such as "30", as a
+    settings file may give it, is no number: compared, it was a bare `TypeError`).
+
+    Raises:
+        ConfigError: either is out of bounds or of another type.
+    """
+    if not is_seconds(timeout_s):
+        raise ConfigError(f"timeout_s must be > 0 seconds, not {timeout_s!r}")
+    if not isinstance(max_message_bytes, int) or isinstance(max_message_bytes, bool):
+        raise ConfigError(
+            f"max_message_bytes must be a whole number >= 1, not {max_message_bytes!r}"
+        )
+    if not is_whole_number(max_message_bytes, 1):
+        raise ConfigError(f"max_message_bytes must be >= 1, not {max_message_bytes!r}")
+
+
 class MCPServerHTTP(MCPServer):
     """An MCP server reached over streamable HTTP at `url`.
 
@@ -268,7 +285,8 @@ class MCPServerHTTP(MCPServer):
             file); `add_server(max_result_chars=...)` bounds what the model then gets.
 
     Raises:
-        ConfigError: a URL that is not http(s), `timeout_s` <= 0, or `max_message_bytes` < 1.
+        ConfigError: a URL that is not http(s), a `timeout_s` or `connect_timeout_s` that is
+            no number of seconds > 0, or a `max_message_bytes` that is no whole number >= 1.
     """
 
     def __init__(
@@ -286,10 +304,7 @@ class MCPServerHTTP(MCPServer):
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.netloc:
             raise ConfigError(f"MCP server URL must be http(s)://host[:port]/path, not {url!r}")
-        if not timeout_s > 0:
-            raise ConfigError(f"timeout_s must be > 0 seconds, not {timeout_s!r}")
-        if max_message_bytes < 1:
-            raise ConfigError(f"max_message_bytes must be >= 1, not {max_message_bytes!r}")
+        _check_bounds(timeout_s, max_message_bytes)
         self.url = url
         self.headers = dict(headers) if headers is not None else None
         self.timeout_s = timeout_s
