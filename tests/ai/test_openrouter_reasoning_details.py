@@ -113,3 +113,65 @@ async def test_unsigned_thinking_sends_no_entry(server: ReplayServer) -> None:
     [assistant] = [m for m in server.requests[1].body["messages"] if m["role"] == "assistant"]
     assert "reasoning_details" not in assistant
     assert assistant["reasoning"] == "Hmm."
+
+
+async def test_an_openai_reasoning_item_goes_back_with_the_calls(server: ReplayServer) -> None:
+    # OpenAI's reasoning models through OpenRouter: the reasoning item comes as an encrypted
+    # entry whose id is the item's (`rs_…`), naming no call; the o-series and GPT-5 need it
+    # back beside their calls to go on from their own reasoning.
+    item = {"type": "reasoning.encrypted", "data": "gAAAAABq", "id": "rs_0df48",
+            "format": "openai-responses-v1", "index": 0}  # fmt: skip
+    summary = {"type": "reasoning.summary", "summary": "Check the time.",
+               "format": "openai-responses-v1", "index": 0}  # fmt: skip
+    call = {"index": 0, "id": "call_hb2", "type": "function",
+            "function": {"name": "get_time", "arguments": '{"city": "Oslo"}'}}  # fmt: skip
+    server.enqueue(
+        sse_reply(
+            openai_chunks(
+                {
+                    "role": "assistant",
+                    "reasoning": "Check the time.",
+                    "reasoning_details": [summary],
+                },
+                {"reasoning_details": [item]},
+                {"tool_calls": [call]},
+                finish_reason="tool_calls",
+            )
+        ),
+        sse_reply(openai_chunks({"content": "Noon."})),
+    )
+    gpt = Model(
+        id="openai/gpt-5", provider="openrouter", api="openai-completions",
+        base_url=server.url + "/v1", reasoning=True,
+    )  # fmt: skip
+    agent = Agent("x", model=gpt, tools=[get_time], reasoning="high")
+    assert (await agent.prompt("The time in Oslo?")).text == "Noon."
+    [assistant] = [m for m in server.requests[1].body["messages"] if m["role"] == "assistant"]
+    assert assistant["reasoning_details"] == [item]
+    assert [c["id"] for c in assistant["tool_calls"]] == ["call_hb2"]
+
+
+async def test_an_entry_naming_no_call_is_kept(server: ReplayServer) -> None:
+    # An encrypted entry whose id no call of the answer has goes back all the same.
+    entry = {"type": "reasoning.encrypted", "data": "RU5D", "id": "tool_x9",
+             "format": "google-gemini-v1", "index": 0}  # fmt: skip
+    call = {"index": 0, "id": "call_z1", "type": "function",
+            "function": {"name": "get_time", "arguments": '{"city": "Oslo"}'}}  # fmt: skip
+    server.enqueue(
+        sse_reply(
+            openai_chunks(
+                {"role": "assistant", "reasoning_details": [entry]},
+                {"tool_calls": [call]},
+                finish_reason="tool_calls",
+            )
+        ),
+        sse_reply(openai_chunks({"content": "Noon."})),
+    )
+    gemini = Model(
+        id="google/gemini-2.5-pro", provider="openrouter", api="openai-completions",
+        base_url=server.url + "/v1", reasoning=True,
+    )  # fmt: skip
+    agent = Agent("x", model=gemini, tools=[get_time], reasoning="high")
+    assert (await agent.prompt("The time in Oslo?")).text == "Noon."
+    [assistant] = [m for m in server.requests[1].body["messages"] if m["role"] == "assistant"]
+    assert assistant["reasoning_details"] == [entry]

@@ -453,7 +453,9 @@ class _Assembler:
         the model to take its own turn again: a `reasoning.text` piece of thinking (its
         text also came as `reasoning`, `said`) or its signature, which ends the block; an
         encrypted entry naming a call (Gemini's thought signature) goes back with that
-        call, one naming none (Claude's redacted thinking) is a redacted block."""
+        call; one naming none (Claude's redacted thinking) or a Responses reasoning item
+        (OpenAI's o-series and GPT-5: its id is the item's, `rs_…`, no call's) is a
+        redacted block, and so is one whose id named no call by the end (`finish`)."""
         if not isinstance(detail, dict):
             return
         kind = detail.get("type")
@@ -470,9 +472,13 @@ class _Assembler:
         if kind != "reasoning.encrypted" or not detail.get("data"):
             return
         call_id = detail.get("id")
-        if isinstance(call_id, str) and call_id:
+        if isinstance(call_id, str) and call_id and not _responses_item(detail):
             self.signatures[call_id] = json.dumps(detail, ensure_ascii=False)
             return
+        self._redacted(detail)
+
+    def _redacted(self, detail: dict[str, Any]) -> None:
+        """A redacted thinking block holding the encrypted entry `detail`, as JSON."""
         self._before_text()
         self.builder.end_block()  # a block of its own, apart from any thinking before
         self.builder.thinking_delta("", json.dumps(detail, ensure_ascii=False))
@@ -509,9 +515,11 @@ class _Assembler:
         if nameless:  # not run, but not silently gone either
             self.builder.message.details["nameless_tool_calls"] = nameless
         for entry in self.calls.values():
-            signature = self.signatures.get(entry.call.id)
+            signature = self.signatures.pop(entry.call.id, None)
             if signature is not None:
                 entry.call.thought_signature = signature
+        for unclaimed in self.signatures.values():  # named no call: kept, not dropped
+            self._redacted(json.loads(unclaimed))
         reason = self.finish_reason
         if reason is None and self.ended_with_done:  # some gateways never send one
             reason = "stop"  # the stop reason follows the content: "toolUse" with calls
@@ -531,6 +539,16 @@ class _Assembler:
             )
             return
         self.builder.done_by_wire_reason(reason, FINISH_REASONS, field="finish_reason")
+
+
+def _responses_item(detail: dict[str, Any]) -> bool:
+    """Whether an encrypted `reasoning_details` entry is a reasoning item of a Responses API
+    (OpenAI's, Azure's, xAI's through OpenRouter: format `…-responses-v1`, id `rs_…`),
+    whose id names the item, never a call."""
+    form, item_id = detail.get("format"), detail.get("id")
+    return (isinstance(form, str) and form.endswith("-responses-v1")) or (
+        isinstance(item_id, str) and item_id.startswith("rs_")
+    )
 
 
 _FUNCTION_CALL = -1
