@@ -71,6 +71,8 @@ def mcp_servers(
             raise ConfigError(f"--mcp {shown!r}: cannot split it into words: {exc}") from None
         servers.append(MCPServerStdio(program, args, timeout_s=silence_s))
     servers.extend(MCPServerHTTP(url, timeout_s=silence_s) for url in urls)
+    for server in servers:
+        server.timeout_option = "--mcp-timeout"
     return servers
 
 

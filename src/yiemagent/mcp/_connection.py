@@ -109,6 +109,10 @@ class MCPServer:
     Attributes:
         name: names the server in tool sources, logs and error texts.
         connect_timeout_s: seconds `initialize` and the first `tools/list` may take.
+        timeout_option: the option that set the server's `timeout_s` where it is not
+            `timeout_s` itself (the CLI's `--mcp-timeout`), so that the error of a call the
+            server went silent about names the setting its user can change; None for
+            `timeout_s`.
     """
 
     def __init__(self, *, name: str, connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S) -> None:
@@ -116,6 +120,7 @@ class MCPServer:
             raise ConfigError(f"connect_timeout_s must be > 0 seconds, not {connect_timeout_s!r}")
         self.name = name
         self.connect_timeout_s = connect_timeout_s
+        self.timeout_option: str | None = None
         self._thread: LoopThread | None = None
         self._thread_lock = threading.Lock()
         self._state: Literal["closed", "up", "down"] = "closed"
@@ -535,10 +540,10 @@ class MCPServer:
         return self._lost(tool)
 
     def _silent(self, tool: str) -> str:
+        bound = self.timeout_option or "its timeout_s"
         return (
             f'{self.label} went silent while "{tool}" was running: nothing came for '
-            f"{self._silence_s:g} s (its timeout_s); it neither answered nor closed "
-            "the connection"
+            f"{self._silence_s:g} s ({bound}); it neither answered nor closed the connection"
         )
 
     def _lost(self, tool: str) -> MCPCallError:

@@ -104,7 +104,7 @@ def test_chat_mcp_timeout_bounds_a_silent_call(tmp_path: Path) -> None:
         pane.wait(lambda s: f'MCP server "{command}": ' in s and "(echo, " in s)
         pane.type("mcp sleep")  # an hour, without progress
         screen = pane.wait(lambda s: after(s, "✗ sleep() error: MCP server", "tokens:"))
-        assert "nothing came for 1 s" in " ".join(screen.split())
+        assert "nothing came for 1 s (--mcp-timeout)" in " ".join(screen.split())
         pane.type("hello")
         pane.wait(lambda s: after(s, "› hello", "Hello! I am"))
     finally:

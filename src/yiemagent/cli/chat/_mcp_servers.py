@@ -74,6 +74,7 @@ async def start_mcp_servers(app: ChatHost) -> None:
         server = None
         try:
             server = make()
+            server.timeout_option = "--mcp-timeout"
             names, notes = await mcp.add_servers(
                 app.setup.store, [(server, None)], keep_both=KEEP_BOTH, replacing=folder
             )
