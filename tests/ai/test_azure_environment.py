@@ -7,6 +7,7 @@ the real `openai` SDK against `ReplayServer` on 127.0.0.1 standing for the resou
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -16,19 +17,24 @@ import pytest
 from tests.ai.servers import ReplayServer, json_reply, openai_chunks, sse_reply
 from yiemagent import Agent
 from yiemagent.agent import AgentRunError
+from yiemagent.ai.attachments import AttachmentWarning
 from yiemagent.ai.models import get_model
 from yiemagent.errors import ProviderError
+from yiemagent.types import ImageContent
 
 pytestmark = pytest.mark.timeout(120)
 
 KEY = "azure-key-0123456789abcdef"
 OTHER = "compatible-key-0123456789"
+_PNG = (  # a 1x1 PNG, base64
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+)
 
 
 @pytest.fixture
 def environ(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
     for name in ("AZURE_OPENAI_API_KEY", "AZURE_OPENAI_ENDPOINT", "OPENAI_API_VERSION",
-                 "OPENAI_COMPATIBLE_API_KEY"):  # fmt: skip
+                 "OPENAI_COMPATIBLE_API_KEY", "AZURE_OPENAI_AD_TOKEN"):  # fmt: skip
         monkeypatch.delenv(name, raising=False)
     return monkeypatch
 
@@ -120,3 +126,36 @@ def test_yiem_run_without_an_endpoint_is_one_line() -> None:
     assert "Traceback" not in proc.stderr
     [line] = proc.stderr.strip().splitlines()
     assert "AZURE_OPENAI_ENDPOINT" in line
+
+
+@pytest.mark.parametrize(
+    ("deployment", "image_sent"),
+    [("gpt-4o", True), ("my-deployment", True), ("gpt-35-turbo", False)],
+)
+async def test_a_deployment_reads_images_unless_its_name_says_not(
+    server: ReplayServer, environ: pytest.MonkeyPatch, deployment: str, image_sent: bool
+) -> None:
+    # Azure's chat deployments (GPT-4o, 4.1, 5, o-series) read images: an image sent
+    # as a text stand-in was lost to them. GPT-3.5 reads none.
+    environ.setenv("AZURE_OPENAI_ENDPOINT", server.url)
+    environ.setenv("AZURE_OPENAI_API_KEY", KEY)
+    server.enqueue(sse_reply(openai_chunks({"content": "a red dot"})))
+    red_dot = ImageContent(data=_PNG, mime_type="image/png")
+    with contextlib.nullcontext() if image_sent else pytest.warns(AttachmentWarning):
+        await Agent("x", model=f"azure/{deployment}").prompt("What is this?", images=[red_dot])
+    [user] = [m for m in server.requests[0].body["messages"] if m["role"] == "user"]
+    parts = user["content"] if isinstance(user["content"], list) else []
+    assert any(part.get("type") == "image_url" for part in parts) is image_sent
+
+
+async def test_an_entra_id_token_goes_as_the_bearer(
+    server: ReplayServer, environ: pytest.MonkeyPatch
+) -> None:
+    # The openai SDK's AzureOpenAI takes AZURE_OPENAI_AD_TOKEN when no key is set.
+    environ.setenv("AZURE_OPENAI_ENDPOINT", server.url)
+    environ.setenv("AZURE_OPENAI_AD_TOKEN", "entra-token-0123456789")
+    server.enqueue(sse_reply(openai_chunks({"content": "hello"})))
+    assert (await Agent("x", model="azure/gpt-4o").prompt("hi")).text == "hello"
+    [request] = server.requests
+    assert request.headers["authorization"] == "Bearer entra-token-0123456789"
+    assert "api-key" not in request.headers

@@ -165,6 +165,25 @@ AZURE: Final = "azure"
 SDK's `AzureOpenAI` finds it (`azure_url`)."""
 
 
+_TEXT_ONLY_OPENAI = re.compile(r"(gpt-35|gpt-3\.5|o1-mini|o1-preview|o3-mini)(?![\w.])")
+"""OpenAI models an Azure deployment may run that read no images (GPT-3.5 is
+`gpt-35-turbo` on Azure)."""
+
+
+def azure_vision(deployment: str) -> bool:
+    """Whether the Azure OpenAI deployment `deployment` is taken to read images: a
+    deployment's name is its owner's, often the model's (`gpt-4o`, `gpt-4.1-mini`). Named
+    for a catalogue OpenAI model, that model's modalities; for GPT-3.5, o1-mini, o1-preview
+    or o3-mini, no; otherwise yes, as the chat models Azure deploys today (GPT-4o, 4.1, 5,
+    o1, o3, o4-mini) read images: a text-only model then refuses the image with a clear
+    HTTP 400, where a stand-in would drop it unsaid."""
+    name = deployment.lower()
+    known = MODELS.get(f"openai/{name}")
+    if known is not None:
+        return "image" in known.input
+    return _TEXT_ONLY_OPENAI.search(name) is None
+
+
 def azure_url(deployment: str, environ: Mapping[str, str]) -> str | None:
     """The base URL of the Azure OpenAI deployment `deployment`, from the variables the
     `openai` SDK's `AzureOpenAI` reads: `AZURE_OPENAI_ENDPOINT`, the resource
@@ -265,7 +284,7 @@ def get_model(
     *,
     base_url: str | None = None,
     tool_calls: ToolCallMode | None = None,
-    vision: bool = False,
+    vision: bool | None = None,
     reasoning: bool = False,
 ) -> Model:
     """Look a model up by "provider/id".
@@ -279,8 +298,8 @@ def get_model(
             "openai-compatible/<id>" for any OpenAI-compatible server (needs
             `base_url`), or "azure/<deployment>" for an Azure OpenAI deployment (at
             `base_url`, else where `AZURE_OPENAI_ENDPOINT` and `OPENAI_API_VERSION` say,
-            `azure_url`; its key in `AZURE_OPENAI_API_KEY`), which takes the options of
-            "openai-compatible/…" (a deployment's name does not tell its model).
+            `azure_url`; its key in `AZURE_OPENAI_API_KEY`, else an Entra ID token in
+            `AZURE_OPENAI_AD_TOKEN`), which takes the options of "openai-compatible/…".
         base_url: Server URL overriding the catalogue's (e.g. a proxy); required for
             "openai-compatible/…".
         tool_calls: How a local server's model calls tools (only with
@@ -289,10 +308,12 @@ def get_model(
             read while streaming; the default for "ollama/…"), "schema" (the embedded
             model's JSON reply schema and rules, for servers that take `response_format`).
         vision: Whether a local server's model reads images (only with
-            "openai-compatible/…" and "ollama/…", e.g. "ollama/llava"): images then go to
-            the server as OpenAI image parts; without it they get a text stand-in, since
-            nothing tells which models a server's model reads. A catalogue model's
-            modalities are known.
+            "openai-compatible/…", "ollama/…" and "azure/…", e.g. "ollama/llava"): images
+            then go to the server as OpenAI image parts; without it they get a text
+            stand-in. Not given (None): no for "openai-compatible/…" and "ollama/…", since
+            nothing tells which models a server's model reads; for "azure/…" what
+            `azure_vision` says of the deployment's name. A catalogue model's modalities
+            are known.
         reasoning: Whether a local server's model thinks (only with "openai-compatible/…"
             and "ollama/…", e.g. "ollama/qwen3"): a run's reasoning level then goes to the
             server as `reasoning_effort`; without it the level is ignored (with a warning),
@@ -337,6 +358,8 @@ def get_model(
                 '(e.g. base_url="http://127.0.0.1:8080/v1")'
             )
         mode = tool_calls or ("text" if provider == "ollama" else "native")
+        if vision is None:
+            vision = provider == AZURE and azure_vision(model_id)
         return Model(
             id=model_id,
             provider=provider,
@@ -348,7 +371,7 @@ def get_model(
         )
     local_only = (
         ("tool_calls", tool_calls is not None),
-        ("vision", vision),
+        ("vision", bool(vision)),
         ("reasoning", reasoning),
     )
     for option, value in local_only:

@@ -596,7 +596,7 @@ def resolve_model(
             spec,
             base_url=base_url,
             tool_calls=cast("ToolCallMode | None", tool_calls),
-            vision=vision,
+            vision=vision or None,  # not given: the model's default (azure/: its name's)
             reasoning=reasoning and provider in ("openai-compatible", "ollama", "azure"),
         )
     except ProviderError as exc:

@@ -511,7 +511,7 @@ def _model(value: Any, thinks: bool) -> Model:
             name,
             base_url=_text(spec["base_url"]) if "base_url" in spec else None,
             tool_calls=calls,
-            vision=_flag(spec.get("vision", False)),
+            vision=_flag(spec["vision"]) if "vision" in spec else None,
             reasoning=thinks and local,
         )
     except (YiemAgentError, KeyError, ValueError) as exc:

@@ -44,7 +44,7 @@ from collections.abc import (
 )
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Final, Generic, Protocol, TypeVar
 
 from yiemagent.ai._retry import (
     AbortedError,
@@ -256,13 +256,16 @@ def sdk_client(
     base URL (or `base_url`, when given), key and headers; the SDK's own retries are off
     (`max_retries=0`): ours apply. With `http_client_class` (the SDK's
     `DefaultAsyncHttpxClient`) its HTTP client runs on the guarded transport (`_http_guard`:
-    streamed bytes made valid UTF-8, a cut connection explained)."""
+    streamed bytes made valid UTF-8, a cut connection explained). At Azure OpenAI the key
+    goes in the `api-key` header too, unless it is the Entra ID token (`AZURE_AD_TOKEN`),
+    which goes only as the SDK's `Authorization: Bearer`."""
     headers = {**(model.headers or {}), **(options.headers or {})}
     name = getattr(sdk_class, "__name__", repr(sdk_class))
     base_url, query = _split_query(model.base_url if base_url is None else base_url)
     keyed = any(header.lower() == "api-key" for header in headers)
     azure = model.provider == "azure" or (base_url is not None and _is_azure(base_url))
-    if azure and not keyed:
+    token = api_key == os.environ.get(AZURE_AD_TOKEN)  # the SDK sends it as the bearer
+    if azure and not keyed and not token:
         headers["api-key"] = api_key
     key = (name, base_url, tuple(query.items()), api_key, tuple(sorted(headers.items())))
 
@@ -699,6 +702,11 @@ def start_call(
 
 # ── API keys ─────────────────────────────────────────────────────────────────
 
+AZURE_AD_TOKEN: Final = "AZURE_OPENAI_AD_TOKEN"
+"""An Entra ID token for Azure OpenAI, read when no key is set (as the `openai` SDK's
+`AzureOpenAI` reads it) and sent as `Authorization: Bearer`, not as `api-key`."""
+
+
 ENV_KEYS: Mapping[str, tuple[str, ...]] = {
     "openai": ("OPENAI_API_KEY",),
     "anthropic": ("ANTHROPIC_API_KEY",),
@@ -714,7 +722,7 @@ ENV_KEYS: Mapping[str, tuple[str, ...]] = {
     "ollama": ("OLLAMA_API_KEY",),
     "vllm": ("VLLM_API_KEY",),
     "llamacpp": ("LLAMACPP_API_KEY",),
-    "azure": ("AZURE_OPENAI_API_KEY",),
+    "azure": ("AZURE_OPENAI_API_KEY", AZURE_AD_TOKEN),
 }
 """Provider name → environment variables tried in order."""
 
@@ -736,11 +744,12 @@ def env_key_names(provider: str, base_url: str | None = None) -> tuple[str, ...]
     """The environment variables `provider`'s key is read from, in order: `ENV_KEYS`'s, else
     `<PROVIDER>_API_KEY` (upper case, `-` → `_`; "openai-compatible" →
     `OPENAI_COMPATIBLE_API_KEY`). An Azure OpenAI `base_url` (`_is_azure`) is read
-    from `AZURE_OPENAI_API_KEY` first, where the `openai` SDK's `AzureOpenAI` reads it."""
+    from `AZURE_OPENAI_API_KEY` first, where the `openai` SDK's `AzureOpenAI` reads it,
+    and from `AZURE_AD_TOKEN` last, when no key is set."""
     names = ENV_KEYS.get(provider) or (provider.upper().replace("-", "_") + "_API_KEY",)
     azure = ENV_KEYS["azure"]
     if base_url is not None and _is_azure(base_url) and names != azure:
-        return (*azure, *names)
+        return (azure[0], *names, AZURE_AD_TOKEN)
     return names
 
 
