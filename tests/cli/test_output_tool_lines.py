@@ -100,3 +100,76 @@ def test_chat_shows_a_refused_answer_and_the_answer_only(
     assert lines[:2] == [REFUSED, '{"legs": 8}'], lines
     assert lines[2].startswith("tokens: "), lines
     assert len(lines) == 3, lines
+
+
+def _call(call_id: str, name: str, args: object) -> str | bytes:
+    call = {"index": 0, "id": call_id, "type": "function",
+            "function": {"name": name, "arguments": json.dumps(args)}}  # fmt: skip
+    return sse_reply(openai_chunks({"tool_calls": [call]}, finish_reason="tool_calls"))
+
+
+TEAM_FILE = (
+    '[agents.router]\nsystem_prompt = "Ask the counter."\nas_tools = ["counter"]\n'
+    '[agents.counter]\nsystem_prompt = "Count legs."\noutput_schema = "legs.json"\n'
+)
+
+
+def test_run_shows_a_typed_sub_agents_output_tool_as_the_entrys(tmp_path: Path) -> None:
+    (tmp_path / "legs.json").write_text(json.dumps(LEGS))
+    (tmp_path / "team.toml").write_text(TEAM_FILE)
+    with ReplayServer() as server:
+        server.enqueue(
+            _call("r0", "counter", {"input": "How many legs has a spider?"}),
+            _call("c0", "final_result", {"legs": "eight"}),
+            _call("c1", "final_result", {"legs": 8}),
+            sse_reply(openai_chunks({"content": "Eight."})),
+        )
+        model = ["--model", "openai-compatible/m", "--base-url", server.url + "/v1"]
+        done = yiem_in(tmp_path, "run", "Spider legs?", "--agent", "team.toml", *model)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "Eight.\n"
+    lines = [line.split(" (")[0] for line in done.stderr.splitlines()[:-1]]
+    assert lines == [
+        '→ counter {"input": "How many legs has a spider?"}',
+        "  counter " + REFUSED,
+        '← counter: {"legs": 8}',
+    ], done.stderr
+
+
+def test_chat_shows_a_typed_sub_agents_output_tool_as_the_entrys(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("YIEM_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.delenv("YIEM_CHAT_FAUX_SCRIPT", raising=False)
+    (tmp_path / "legs.json").write_text(json.dumps(LEGS))
+    (tmp_path / "team.toml").write_text(TEAM_FILE)
+    options = ChatOptions(
+        model="openai-compatible/m",
+        base_url="http://127.0.0.1:9/v1",  # never called: the faux team below answers
+        agent=str(tmp_path / "team.toml"),
+    )
+    setup = build_setup(options)
+    try:
+        app = ChatApp(setup)
+    finally:
+        setup.sessions.close()
+    shown: list[Text] = []
+    app.view._commit = shown.append
+    fm = FauxModel(
+        [
+            faux_message(faux_tool_call("counter", {"input": "How many legs?"})),
+            faux_message(faux_tool_call("final_result", {"legs": "eight"})),
+            faux_message(faux_tool_call("final_result", {"legs": 8})),
+            faux_message("Eight."),
+        ]
+    )
+    counter = Agent(name="counter", model=fm.model, stream_fn=fm.stream_fn, output_type=LEGS)
+    router = Agent(
+        name="router", model=fm.model, stream_fn=fm.stream_fn, tools=[counter.as_tool()]
+    )
+    router.subscribe(app.view)
+    app.view.started()
+    asyncio.run(router.prompt("Spider legs?"))
+    lines = [line.plain for line in shown]
+    assert lines[0] == "  counter " + REFUSED, lines
+    assert not [line for line in lines if "final_result" in line], lines

@@ -1,7 +1,8 @@
 """The stateful `Agent` (DESIGN §6; the seeds' `yiemAgent`).
 
 Public: `Agent`; the team pieces (`Handoff` and the input filter `remove_handoff_turns`,
-`speaking_agent` (who answers after a transcript), `Guardrail`, `GuardrailContext`,
+`speaking_agent` (who answers after a transcript), `team_output_tools` (the output tool of
+each typed agent of a team, which front ends hide), `Guardrail`, `GuardrailContext`,
 `GuardrailResult`, `GuardrailTripped`); `AgentRunError`, what `prompt`/`resume` raise when a
 run ends in error (`UsageLimitExceeded` when its usage limits stopped it); `AgentBusyError`
 (the agent is running and cannot take this call) and `ApprovalPendingError` (a prompt while
@@ -19,6 +20,7 @@ the `Agent`'s constructor hooks instead.
 from __future__ import annotations
 
 from yiemagent.agent._agent import Agent
+from yiemagent.agent._as_tool import team_output_tools
 from yiemagent.agent._guardrails import Guardrail, GuardrailContext, GuardrailResult
 from yiemagent.agent._openai_format import format_openai_messages
 from yiemagent.agent._run import AgentRunError, GuardrailTripped, UsageLimitExceeded
@@ -40,6 +42,7 @@ __all__ = [
     "format_openai_messages",
     "remove_handoff_turns",
     "speaking_agent",
+    "team_output_tools",
     "user_message_from_openai",
 ]
 

@@ -40,7 +40,7 @@ from yiemagent.types import (
 )
 from yiemagent.types.tools import HeldToolResult
 
-__all__ = ["MAX_NESTED_RUNS", "agent_as_tool", "fresh_copy"]
+__all__ = ["MAX_NESTED_RUNS", "agent_as_tool", "fresh_copy", "team_output_tools"]
 
 MAX_NESTED_RUNS = 8
 """Sub-agent runs one inside another, at most: an agent that is its own tool (or two that
@@ -100,6 +100,7 @@ def agent_as_tool(
     ) -> AgentToolResult:
         return await _call(agent, tool_call_id, str(args["input"]), signal, output)
 
+    execute.sub_agent = agent  # type: ignore[attr-defined]  # read by `team_output_tools`
     return AgentTool(
         name=tool_name,
         label=agent.name,
@@ -108,6 +109,25 @@ def agent_as_tool(
         execute=execute,
         parallel=True,
     )
+
+
+def team_output_tools(agent: AgentLike) -> dict[str, str]:
+    """The output tool's name of each agent of `agent`'s team that has an output type, by
+    agent name: `agent`, the agents its handoffs reach and the agents its tools (and theirs)
+    run as sub-agents (`as_tool`). A front end hides those tools' calls, as a typed run's
+    answer is handed over through them; a `NestedAgentEvent`'s last `agent_path` name finds
+    a sub-agent's."""
+    seen: list[Any] = [agent]
+    names: dict[str, str] = {}
+    for member in seen:
+        spec = getattr(member, "_output", None)
+        if spec is not None:
+            names.setdefault(member.name, spec.name)
+        tools = member.tool_store.tools.values() if hasattr(member, "tool_store") else ()
+        reached = [h.agent for h in getattr(member, "handoffs", ())]
+        reached += [getattr(t.execute, "sub_agent", None) for t in tools]
+        seen.extend(a for a in reached if a is not None and all(a is not s for s in seen))
+    return names
 
 
 async def _call(

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import IO, TYPE_CHECKING
 
 from rich.console import Console
@@ -136,12 +136,25 @@ def usage_line(usage: Usage, elapsed_s: float) -> str:
     return " · ".join(parts)
 
 
-def nested_line(event: NestedAgentEvent) -> str | None:
+def nested_line(
+    event: NestedAgentEvent, output_tools: Mapping[str, str] | None = None
+) -> str | None:
     """The rich markup line for a sub-agent's tool call or tripped guardrail, indented by
-    its depth and naming the agent; None for its other events."""
+    its depth and naming the agent; None for its other events. `output_tools` (agent name:
+    its output tool's name, `team_output_tools`) marks a typed sub-agent's output tool,
+    shown as the entry agent's is: nothing for its call, `output_refused` when it refused
+    the answer."""
     inner = event.event
     indent = "  " * (len(event.agent_path) - 1)
     who = f"[magenta]{'›'.join(event.agent_path[1:])}[/]"
+    own = (output_tools or {}).get(event.agent_path[-1])
+    if isinstance(inner, ToolExecutionStartEvent | ToolExecutionEndEvent) and (
+        inner.tool_name == own
+    ):
+        if isinstance(inner, ToolExecutionEndEvent) and inner.is_error:
+            refused = output_refused(text_of(inner.result.content))
+            return f"{indent}{who} [yellow]{escape(refused)}[/]"
+        return None
     if isinstance(inner, ToolExecutionStartEvent):
         args = json.dumps(inner.args, ensure_ascii=False, default=str)
         return f"{indent}{who} [cyan]→ {escape(inner.tool_name)}[/] {escape(one_line(args))}"
@@ -233,6 +246,9 @@ class EventPrinter(_Printer):
         self.output_tool: str | None = None
         """The name of the typed run's output tool: its calls show no `→`/`←` lines, only
         `output_refused` for an answer it refused (the answer itself is the output)."""
+        self.output_tools: dict[str, str] = {}
+        """The output tools of the team's typed sub-agents by agent name
+        (`team_output_tools`), shown as `output_tool` is (`nested_line`)."""
         self._out = out or sys.stdout
         self._err = err or PipeConsole(stderr=True, highlight=False, soft_wrap=True, emoji=False)
         self._shown = _terminal(self._out)
@@ -327,7 +343,7 @@ class EventPrinter(_Printer):
                 self._open.discard(sub.tool_call_id)
             elif isinstance(sub, ToolExecutionStartEvent) and self._shown_again(sub.tool_call_id):
                 return
-            if (line := nested_line(event)) is not None:
+            if (line := nested_line(event, self.output_tools)) is not None:
                 self._break_line()
                 self._err.print(line)
         elif isinstance(event, MessageStartEvent) and isinstance(event.message, AssistantMessage):

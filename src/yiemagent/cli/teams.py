@@ -135,6 +135,7 @@ def run_agent_file(
         CliError: another option that the agent file sets (`flags`: option -> value).
         ConfigError: a bad agent file.
     """
+    from yiemagent.agent import team_output_tools
     from yiemagent.cli.options import reasoning_ignored
     from yiemagent.cli.render import EventPrinter, output_answer
     from yiemagent.types.output import output_spec
@@ -152,6 +153,7 @@ def run_agent_file(
         printer.max_tokens = agent.max_tokens  # the file's, named when it cuts an answer off
         typed = output_spec(agent.output_type)
         printer.output_tool = None if typed is None else typed.name
+        printer.output_tools = team_output_tools(agent)
     if agent.state.model is not None and agent.state.model.api == "local":
         load_model(agent.state.model)
     printer.on_closed = lambda: agent.abort("output closed")

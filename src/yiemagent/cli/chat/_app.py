@@ -40,6 +40,7 @@ from prompt_toolkit.utils import suspend_to_background_supported
 from rich.console import Console, ConsoleDimensions
 from rich.text import Text
 
+from yiemagent.agent import team_output_tools
 from yiemagent.cli.chat._view import LiveView
 from yiemagent.cli.options import EXIT_TERMINATED, Terminated
 from yiemagent.cli.teams import has_guardrails
@@ -153,6 +154,7 @@ class ChatApp:
         self.view.max_tokens = setup.agent.max_tokens  # `--max-tokens`, or the agent file's
         spec = output_spec(setup.agent.output_type)
         self.view.output_tool = None if spec is None else spec.name
+        self.view.output_tools = team_output_tools(setup.agent)
         self.run_task: asyncio.Task[None] | None = None
         self.ready: asyncio.Task[None] | None = None
         self.steered: list[UserMessage] = []

@@ -163,6 +163,9 @@ class LiveView:
         self.output_tool: str | None = None
         """The name of the agent's output tool: its calls get no status line, only
         `output_refused` for an answer it refused (the answer itself is shown)."""
+        self.output_tools: dict[str, str] = {}
+        """The output tools of the team's typed sub-agents by agent name
+        (`team_output_tools`), shown as `output_tool` is (`nested_line`)."""
         self.status = ""
         """What the spinner line says (e.g. loading the model), when not empty."""
         self.notice: Text | None = None
@@ -243,7 +246,7 @@ class LiveView:
                 shown = text_of(event.result.content) or "(no output)"
                 line.result = one_line(shown, _RESULT_CHARS)
         elif isinstance(event, NestedAgentEvent):  # a sub-agent at work
-            if (relayed := nested_line(event)) is not None:
+            if (relayed := nested_line(event, self.output_tools)) is not None:
                 self._end_line()
                 self._commit(Text.from_markup(relayed))
         elif isinstance(event, MessageStartEvent):
