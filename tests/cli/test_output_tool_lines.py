@@ -164,9 +164,7 @@ def test_chat_shows_a_typed_sub_agents_output_tool_as_the_entrys(
         ]
     )
     counter = Agent(name="counter", model=fm.model, stream_fn=fm.stream_fn, output_type=LEGS)
-    router = Agent(
-        name="router", model=fm.model, stream_fn=fm.stream_fn, tools=[counter.as_tool()]
-    )
+    router = Agent(name="router", model=fm.model, stream_fn=fm.stream_fn, tools=[counter.as_tool()])
     router.subscribe(app.view)
     app.view.started()
     asyncio.run(router.prompt("Spider legs?"))
