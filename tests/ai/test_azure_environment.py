@@ -19,6 +19,7 @@ from yiemagent import Agent
 from yiemagent.agent import AgentRunError
 from yiemagent.ai.attachments import AttachmentWarning
 from yiemagent.ai.models import get_model
+from yiemagent.ai.providers import missing_api_key
 from yiemagent.errors import ProviderError
 from yiemagent.types import ImageContent
 
@@ -159,3 +160,45 @@ async def test_an_entra_id_token_goes_as_the_bearer(
     [request] = server.requests
     assert request.headers["authorization"] == "Bearer entra-token-0123456789"
     assert "api-key" not in request.headers
+
+
+def test_a_key_for_an_azure_url_is_looked_for_where_the_call_looks(
+    server: ReplayServer, environ: pytest.MonkeyPatch
+) -> None:
+    # OpenAI's model at an Azure deployment's URL takes AZURE_OPENAI_API_KEY first; the
+    # check before a run looked for OPENAI_API_KEY only, and named it.
+    environ.delenv("OPENAI_API_KEY", raising=False)
+    base = f"{server.url}/openai/deployments/gpt-4o?api-version=2024-10-21"
+    model = get_model("openai/gpt-4o", base_url=base)
+    assert missing_api_key(model) == "AZURE_OPENAI_API_KEY"
+    environ.setenv("AZURE_OPENAI_API_KEY", KEY)
+    assert missing_api_key(model) is None
+
+
+async def test_a_call_at_an_azure_url_without_a_key_names_the_azure_variable(
+    server: ReplayServer, environ: pytest.MonkeyPatch
+) -> None:
+    environ.delenv("OPENAI_API_KEY", raising=False)
+    base = f"{server.url}/openai/deployments/gpt-4o?api-version=2024-10-21"
+    with pytest.raises(AgentRunError) as raised:
+        await Agent("x", model=get_model("openai/gpt-4o", base_url=base)).prompt("hi")
+    assert str(raised.value) == (
+        "no API key for provider 'openai': set AZURE_OPENAI_API_KEY in the environment"
+        " (in Python, api_key= also works)"
+    )
+    assert server.requests == []
+
+
+def test_yiem_run_at_an_azure_url_without_a_key_names_it(server: ReplayServer) -> None:
+    base = f"{server.url}/openai/deployments/gpt-4o?api-version=2024-10-21"
+    env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "yiemagent.cli.main", "run", "--model", "openai/gpt-4o",
+         "--base-url", base, "hi"],
+        capture_output=True, text=True, timeout=120, check=False,
+        env={k: v for k, v in env.items() if not k.startswith("AZURE_OPENAI")},
+    )  # fmt: skip
+    assert proc.returncode != 0
+    assert "Traceback" not in proc.stderr
+    [line] = proc.stderr.strip().splitlines()
+    assert "set AZURE_OPENAI_API_KEY" in line, line

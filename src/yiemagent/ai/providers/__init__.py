@@ -60,14 +60,18 @@ def missing_sdk(model: Model) -> str | None:
 def missing_api_key(model: Model) -> str | None:
     """The environment variable to set for `model`, when its API needs a key (OpenAI's or
     Anthropic's own API) and the environment has none; None when a key is there or none is
-    needed (the embedded model, a compatible or local server, faux, a custom API). Imports
-    the model's provider module, not its SDK."""
-    from yiemagent.ai.providers._sdk_call import get_env_api_key
+    needed (the embedded model, a compatible or local server, faux, a custom API). The key
+    is looked for as a call looks for it, at the model's base URL: an Azure OpenAI URL's
+    in `AZURE_OPENAI_API_KEY` first, the variable then named. Imports the model's provider
+    module, not its SDK."""
+    from yiemagent.ai.providers._sdk_call import get_env_api_key, key_variable
 
     api = _sdk_api(model)
-    if api is None or not api.key_required(model) or get_env_api_key(model.provider):
+    if api is None or not api.key_required(model):
         return None
-    return api.env_var
+    if get_env_api_key(model.provider, model.base_url):
+        return None
+    return key_variable(model, api.env_var)
 
 
 def _sdk_api(model: Model) -> SdkApi[Any] | None:

@@ -472,7 +472,8 @@ def api_key_for_call(
     if api_key is None:
         if required:
             raise SetupError(
-                f"no API key for provider {model.provider!r}: set {env_var} in the environment"
+                f"no API key for provider {model.provider!r}: set"
+                f" {key_variable(model, env_var)} in the environment"
                 " (in Python, api_key= also works)"
             )
         api_key = NO_KEY
@@ -751,6 +752,14 @@ def env_key_names(provider: str, base_url: str | None = None) -> tuple[str, ...]
     if base_url is not None and _is_azure(base_url) and names != azure:
         return (azure[0], *names, AZURE_AD_TOKEN)
     return names
+
+
+def key_variable(model: Model, env_var: str) -> str:
+    """The variable to name when `model` has no key: its API's `env_var`, or at an Azure
+    OpenAI base URL (`_is_azure`) the first one read there (`AZURE_OPENAI_API_KEY`)."""
+    if model.base_url is not None and _is_azure(model.base_url):
+        return env_key_names(model.provider, model.base_url)[0]
+    return env_var
 
 
 def get_env_api_key(provider: str, base_url: str | None = None) -> str | None:
