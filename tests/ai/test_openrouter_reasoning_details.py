@@ -118,21 +118,23 @@ async def test_unsigned_thinking_sends_no_entry(server: ReplayServer) -> None:
 async def test_an_openai_reasoning_item_goes_back_with_the_calls(server: ReplayServer) -> None:
     # OpenAI's reasoning models through OpenRouter: the reasoning item comes as an encrypted
     # entry whose id is the item's (`rs_…`), naming no call; the o-series and GPT-5 need it
-    # back beside their calls to go on from their own reasoning.
+    # back beside their calls to go on from their own reasoning, after its summary.
     item = {"type": "reasoning.encrypted", "data": "gAAAAABq", "id": "rs_0df48",
             "format": "openai-responses-v1", "index": 0}  # fmt: skip
-    summary = {"type": "reasoning.summary", "summary": "Check the time.",
-               "format": "openai-responses-v1", "index": 0}  # fmt: skip
+
+    def summary(text: str) -> dict[str, object]:
+        """A piece of the summary, in `reasoning` and as a `reasoning.summary` entry."""
+        entry = {"type": "reasoning.summary", "summary": text,
+                 "format": "openai-responses-v1", "index": 0}  # fmt: skip
+        return {"role": "assistant", "reasoning": text, "reasoning_details": [entry]}
+
     call = {"index": 0, "id": "call_hb2", "type": "function",
             "function": {"name": "get_time", "arguments": '{"city": "Oslo"}'}}  # fmt: skip
     server.enqueue(
         sse_reply(
             openai_chunks(
-                {
-                    "role": "assistant",
-                    "reasoning": "Check the time.",
-                    "reasoning_details": [summary],
-                },
+                summary("**Check** the"),
+                summary(" time."),
                 {"reasoning_details": [item]},
                 {"tool_calls": [call]},
                 finish_reason="tool_calls",
@@ -147,7 +149,9 @@ async def test_an_openai_reasoning_item_goes_back_with_the_calls(server: ReplayS
     agent = Agent("x", model=gpt, tools=[get_time], reasoning="high")
     assert (await agent.prompt("The time in Oslo?")).text == "Noon."
     [assistant] = [m for m in server.requests[1].body["messages"] if m["role"] == "assistant"]
-    assert assistant["reasoning_details"] == [item]
+    whole = {"type": "reasoning.summary", "summary": "**Check** the time.",
+             "format": "openai-responses-v1", "index": 0}  # fmt: skip
+    assert assistant["reasoning_details"] == [whole, item]  # in the order they came
     assert [c["id"] for c in assistant["tool_calls"]] == ["call_hb2"]
 
 

@@ -367,7 +367,8 @@ def _assistant(message: AssistantMessage, model: Model | None) -> list[dict[str,
 def _reasoning_details(message: AssistantMessage) -> list[dict[str, Any]]:
     """OpenRouter's `reasoning_details` entries of `message` again, in the order its blocks
     came (OpenRouter refuses a sequence that differs from the one the model wrote): a
-    signed thinking block's `reasoning.text` entry with its text, a redacted block's
+    signed thinking block's `reasoning.text` entry with its text, a summary's
+    `reasoning.summary` entry with its text, a redacted block's
     encrypted entry, and a call's encrypted entry (Gemini's thought signature) naming the
     call by the id it goes with (repaired ids included). A thinking block whose signature
     never arrived (a stream cut off) has none."""
@@ -378,6 +379,8 @@ def _reasoning_details(message: AssistantMessage) -> list[dict[str, Any]]:
             kind = entry.get("type") if entry is not None else None
             if entry is not None and kind == "reasoning.text" and not block.redacted:
                 out.append({**entry, "text": block.thinking})
+            elif entry is not None and kind == "reasoning.summary" and not block.redacted:
+                out.append({**entry, "summary": block.thinking})
             elif entry is not None and kind == "reasoning.encrypted" and block.redacted:
                 out.append(entry)
         elif isinstance(block, ToolCall):

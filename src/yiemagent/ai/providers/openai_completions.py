@@ -20,10 +20,11 @@ OpenAI only, `metadata` nowhere (OpenAI refuses it for a completion it does not 
 stores none; a warning says so once); reasoning effort
 goes as `reasoning_effort` (OpenRouter: `reasoning.effort`; one the server refuses for the
 model goes again as the nearest it takes, `_refused_settings`; its `reasoning_details`,
-Claude's signed and redacted thinking and Gemini's entry for a call, go back to the same
-model as the entries they came as, in order). Thinking received in a
-`reasoning_content`/`reasoning`/`reasoning_text` delta field is stored with that field name as
-its signature and sent back in the same field to the same model; thinking a LiteLLM proxy
+Claude's signed and redacted thinking, Gemini's entry for a call and OpenAI's reasoning
+summary and item, go back to the same model as the entries they came as, in order).
+Thinking received in a `reasoning_content`/`reasoning`/`reasoning_text` delta field is
+stored with that field name as its signature and sent back in the same field to the same
+model (unless an entry of `reasoning_details` came for it); thinking a LiteLLM proxy
 also sends as `thinking_blocks` (Claude's, signed; redacted blocks too) goes back to the same
 model as those entries; other models' thinking is not sent. Reasoning written into the
 `content` string as its `<think>…</think>` opening (a server with no reasoning parser) is
@@ -55,6 +56,7 @@ from yiemagent.ai.openai_wire import (
     messages_to_openai,
     openai_only_fields,
     openai_tool,
+    signature_object,
     strict_schema_allowed,
     usage_from_openai,
 )
@@ -469,6 +471,9 @@ class _Assembler:
                 entry = {k: v for k, v in detail.items() if k != "text" and v is not None}
                 self._sign_thinking(json.dumps(entry, ensure_ascii=False))
             return
+        if kind == "reasoning.summary":
+            self._summary(detail, said=said)
+            return
         if kind != "reasoning.encrypted" or not detail.get("data"):
             return
         call_id = detail.get("id")
@@ -476,6 +481,20 @@ class _Assembler:
             self.signatures[call_id] = json.dumps(detail, ensure_ascii=False)
             return
         self._redacted(detail)
+
+    def _summary(self, detail: dict[str, Any], *, said: bool) -> None:
+        """A piece of a `reasoning.summary` entry (OpenAI's reasoning models through
+        OpenRouter: its text also came as `reasoning`, `said`): the thinking block it
+        streams into becomes that entry, its first piece's fields as the signature, and
+        goes back as one entry with the block's whole text."""
+        text = detail.get("summary")
+        if isinstance(text, str) and text and not said:
+            self._before_text()
+            self.builder.thinking_delta(text)
+        block = self.builder.open_block
+        if isinstance(block, ThinkingContent) and signature_object(block.signature) is None:
+            entry = {k: v for k, v in detail.items() if k != "summary" and v is not None}
+            block.signature = json.dumps(entry, ensure_ascii=False)
 
     def _redacted(self, detail: dict[str, Any]) -> None:
         """A redacted thinking block holding the encrypted entry `detail`, as JSON."""
