@@ -19,7 +19,17 @@ from yiemagent.sessions import InMemorySessionStore
 
 pytestmark = pytest.mark.timeout(120)
 
-FIELDS = {"run_id", "session_id", "events", "ended", "end_reason", "hold_text", "created_ms"}
+FIELDS = {
+    "run_id",
+    "session_id",
+    "events",
+    "ended",
+    "end_reason",
+    "hold_text",
+    "output_tool",
+    "output_tools",
+    "created_ms",
+}
 
 
 def no_secrets(context: GuardrailContext) -> bool:

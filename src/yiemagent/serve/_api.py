@@ -320,13 +320,16 @@ def refuse_nothing_to_resume(agent: Agent[Any]) -> None:
 
 def accepted(request: Request, run: Run) -> JSONResponse:
     """The 202 answer that starts a run; its `events_url` is under the path the app is
-    mounted at."""
+    mounted at, and `output_tool`/`output_tools` (`Run`'s) let a client hide a typed
+    agent's output tool from its first call."""
     root = request.scope.get("root_path", "")
     return JSONResponse(
         {
             "run_id": run.id,
             "session_id": run.session_id,
             "events_url": f"{root}/v1/runs/{run.id}/events",
+            "output_tool": run.output_tool,
+            "output_tools": run.output_tools,
         },
         status_code=202,
     )

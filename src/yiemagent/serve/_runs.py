@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias, TypeGuard
 
 from pydantic_core import PydanticSerializationError, to_json, to_jsonable_python
 
+from yiemagent.agent import team_output_tools
 from yiemagent.errors import ConfigError, SessionBusyError
 from yiemagent.types import (
     AgentEvent,
@@ -211,6 +212,12 @@ class Run:
         and an assistant `message_start` comes without its content, so no client sees an
         answer before the guardrails passed it; each message arrives whole in
         its `message_end`."""
+        self.output_tools = team_output_tools(agent)
+        """The output tool of each typed agent of the run's team, by agent name (sub-agents'
+        by the last name of their events' `agent_path`): a client shows no card for its
+        calls, the answer being the value they hand over."""
+        self.output_tool = self.output_tools.get(agent.name)
+        """The output tool of the run's agent (its own calls, not a sub-agent's), or None."""
         self.held: list[dict[str, Any]] = []
         """When the run ended "awaiting_approval": the held calls as the agent lists them
         (`pending_approvals`), each `{"id", "name", "arguments", "nested"}` (`nested`: held
@@ -301,6 +308,8 @@ class Run:
             "ended": self.ended,
             "end_reason": self.end_reason,
             "hold_text": self.hold_text,
+            "output_tool": self.output_tool,
+            "output_tools": self.output_tools,
             "created_ms": self.created_ms,
         }
 
