@@ -305,8 +305,11 @@ def _transport_class(httpx: Any) -> Callable[[], Any]:
             stream = _GuardedStream(response.stream, url, encoding)
             headers = response.headers.copy()
             if stream.readable:  # decoded here: the client must not decode it again
-                for name in ("content-encoding", "content-length"):
-                    headers.pop(name, None)
+                headers.pop("content-encoding", None)
+                # Filtered, the bytes may change length; an empty body stays empty, and its
+                # length says so to the reader (`_sdk_call`: "an empty body").
+                if headers.get("content-length", "").strip() != "0":
+                    headers.pop("content-length", None)
             return httpx.Response(
                 status_code=response.status_code,
                 headers=headers,
