@@ -171,3 +171,36 @@ def test_chat_shows_a_typed_sub_agents_output_tool_as_the_entrys(
     lines = [line.plain for line in shown]
     assert lines[0] == "  counter " + REFUSED, lines
     assert not [line for line in lines if "final_result" in line], lines
+
+
+HANDOFF_TEAM_FILE = (
+    '[agents.router]\nsystem_prompt = "Ask the counter."\nas_tools = ["counter"]\n'
+    '[agents.counter]\nsystem_prompt = "Pass it on."\noutput_schema = "legs.json"\n'
+    'handoffs = ["zoologist"]\n'
+    '[agents.zoologist]\nsystem_prompt = "Count legs."\n'
+)
+
+
+def test_run_hides_the_output_tool_a_handoff_target_answers_through(tmp_path: Path) -> None:
+    """A typed sub-agent that hands off keeps its output type: the agent it handed off to
+    answers through the sub-agent's output tool, which shows no line either."""
+    (tmp_path / "legs.json").write_text(json.dumps(LEGS))
+    (tmp_path / "team.toml").write_text(HANDOFF_TEAM_FILE)
+    with ReplayServer() as server:
+        server.enqueue(
+            _call("r0", "counter", {"input": "How many legs has a spider?"}),
+            _call("c0", "transfer_to_zoologist", {}),
+            _call("z0", "final_result", {"legs": "eight"}),
+            _call("z1", "final_result", {"legs": 8}),
+            sse_reply(openai_chunks({"content": "Eight."})),
+        )
+        model = ["--model", "openai-compatible/m", "--base-url", server.url + "/v1"]
+        done = yiem_in(tmp_path, "run", "Spider legs?", "--agent", "team.toml", *model)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "Eight.\n"
+    lines = [line.split(" (")[0] for line in done.stderr.splitlines()[:-1]]
+    assert [line for line in lines if "transfer_to" not in line] == [
+        '→ counter {"input": "How many legs has a spider?"}',
+        "  zoologist " + REFUSED,
+        '← counter: {"legs": 8}',
+    ], done.stderr

@@ -112,22 +112,38 @@ def agent_as_tool(
 
 
 def team_output_tools(agent: AgentLike) -> dict[str, str]:
-    """The output tool's name of each agent of `agent`'s team that has an output type, by
-    agent name: `agent`, the agents its handoffs reach and the agents its tools (and theirs)
-    run as sub-agents (`as_tool`). A front end hides those tools' calls, as a typed run's
-    answer is handed over through them; a `NestedAgentEvent`'s last `agent_path` name finds
-    a sub-agent's."""
-    seen: list[Any] = [agent]
+    """The output tool a front end hides, by the name of the agent that calls it: `agent`'s
+    own (its run's), and for each sub-agent run as a tool (`as_tool`, at any depth) that has
+    an output type, that sub-agent's, under its name and the names of the agents its
+    handoffs reach, as a run keeps the output type of the agent it starts on whoever
+    answers. A typed run's answer is handed over through these calls, and a
+    `NestedAgentEvent`'s last `agent_path` name (the agent speaking) finds the one in
+    effect. A name that speaks in runs of two typed sub-agents keeps the first found, its
+    own run's before another's."""
     names: dict[str, str] = {}
-    for member in seen:
-        spec = getattr(member, "_output", None)
-        if spec is not None:
-            names.setdefault(member.name, spec.name)
-        tools = member.tool_store.tools.values() if hasattr(member, "tool_store") else ()
-        reached = [h.agent for h in getattr(member, "handoffs", ())]
-        reached += [getattr(t.execute, "sub_agent", None) for t in tools]
-        seen.extend(a for a in reached if a is not None and all(a is not s for s in seen))
+    if agent._output is not None:
+        names[agent.name] = agent._output.name
+    starts: list[Any] = [agent]  # the agents runs start on: `agent`, then its sub-agents
+    for start in starts:
+        for member in _reachable(start):
+            tools = member.tool_store.tools.values()
+            subs = (getattr(t.execute, "sub_agent", None) for t in tools)
+            starts.extend(s for s in subs if s is not None and all(s is not o for o in starts))
+    typed = [(s, s._output.name) for s in starts[1:] if s._output is not None]
+    for sub, tool in typed:
+        names.setdefault(sub.name, tool)
+    for sub, tool in typed:
+        for member in _reachable(sub):
+            names.setdefault(member.name, tool)
     return names
+
+
+def _reachable(start: AgentLike) -> list[AgentLike]:
+    """`start` and every agent its handoffs reach."""
+    seen = [start]
+    for agent in seen:
+        seen.extend(h.agent for h in agent.handoffs if all(h.agent is not o for o in seen))
+    return seen
 
 
 async def _call(
