@@ -163,7 +163,7 @@ class CliAgentFactory:
     tools: str = str(DEFAULT_TOOLS_DIR)
     system: str = "You are a helpful assistant."
     max_turns: int = 8
-    vision: bool = False
+    vision: bool | None = None
     reasoning: ThinkingLevel | None = None
     temperature: float | None = None
     max_tokens: int | None = None
@@ -305,7 +305,7 @@ def batch(
     ] = None,
     model: Annotated[str, typer.Option("--model", help="Model as provider/id.")] = DEFAULT_MODEL,
     base_url: BaseUrlOption = None,
-    vision: VisionOption = False,
+    vision: VisionOption = None,
     reasoning: ReasoningOption = None,
     temperature: TemperatureOption = None,
     max_tokens: MaxTokensOption = None,
@@ -391,7 +391,8 @@ def batch(
     if agent is not None:
         flags: dict[str, Any] = {"--tools": tools, "--system": system != DEFAULT_SYSTEM}
         if not agent_file:  # the function builds the model too
-            flags |= {"--vision": vision, "--reasoning": reasoning}
+            seen = "--no-vision" if vision is False else "--vision"
+            flags |= {seen: vision is not None, "--reasoning": reasoning}
         refuse_agent_flags(agent, flags)
         refuse_sampling_with_agent(agent, temperature, max_tokens)
     make_agent: Any

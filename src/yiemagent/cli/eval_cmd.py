@@ -100,7 +100,7 @@ class AgentFileFactory:
     workdir: str | None = None
     max_turns: int = 8
     """The turn limit of an entry agent whose table sets none (`--max-turns`)."""
-    vision: bool = False
+    vision: bool | None = None
     reasoning: ThinkingLevel | None = None
 
     def __call__(self, task: BatchTask) -> Agent:
@@ -289,7 +289,7 @@ def eval_command(
     ] = None,
     model: Annotated[str, typer.Option("--model", help="Model as provider/id.")] = DEFAULT_MODEL,
     base_url: BaseUrlOption = None,
-    vision: VisionOption = False,
+    vision: VisionOption = None,
     reasoning: ReasoningOption = None,
     temperature: TemperatureOption = None,
     max_tokens: MaxTokensOption = None,
@@ -368,7 +368,8 @@ def eval_command(
         flags: dict[str, Any] = {"--tools": tools, "--system": system != DEFAULT_SYSTEM}
         named = split_agent_option(agent)[0]
         if named.suffix == ".py" or not named.is_file():  # the function builds the model too
-            flags |= {"--vision": vision, "--reasoning": reasoning}
+            seen = "--no-vision" if vision is False else "--vision"
+            flags |= {seen: vision is not None, "--reasoning": reasoning}
         refuse_agent_flags(agent, flags)
         refuse_sampling_with_agent(agent, temperature, max_tokens)
         factory = AgentFileFactory(agent, model, base_url, root, max_turns, vision, level)

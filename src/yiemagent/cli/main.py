@@ -345,7 +345,7 @@ def run(
     ] = DEFAULT_MODEL,
     base_url: BaseUrlOption = None,
     tool_calls: ToolCallsOption = None,
-    vision: VisionOption = False,
+    vision: VisionOption = None,
     reasoning: ReasoningOption = None,
     attach: Annotated[
         list[Path] | None,

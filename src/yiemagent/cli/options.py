@@ -128,8 +128,12 @@ ReasoningOption: TypeAlias = Annotated[
     ),
 ]
 VisionOption: TypeAlias = Annotated[
-    bool,
-    typer.Option("--vision", help="The local server's model reads images (e.g. ollama/llava)."),
+    bool | None,
+    typer.Option(
+        "--vision/--no-vision",
+        help="The local server's model reads images (e.g. ollama/llava), or not (e.g. an "
+        "azure/ deployment of a text-only model). Default: no, for azure/ what its name says.",
+    ),
 ]
 TemperatureOption: TypeAlias = Annotated[
     float | None,
@@ -558,18 +562,20 @@ def resolve_model(
     spec: str,
     base_url: str | None,
     tool_calls: str | None = None,
-    vision: bool = False,
+    vision: bool | None = None,
     reasoning: bool = False,
 ) -> Model:
     """The model `--model spec` names (with `--base-url`, a server's), checked before any
-    work starts: an embedded model must have its chunk packages installed. `reasoning`
+    work starts: an embedded model must have its chunk packages installed. `vision` is
+    `--vision` (True), `--no-vision` (False) or neither (None: the model's default). `reasoning`
     (`--reasoning` gave a level) marks a local server's model as thinking, so the level
     is sent: the user asked for it, and nothing else says whether such a model thinks.
 
     Raises:
         CliError: `--base-url` given for an embedded (`local/...`) model, missing for an
             `openai-compatible/...` one, or not an http(s) URL; a bad `--tool-calls`;
-            `--vision` for a model that is not a local server's.
+            `--vision` or `--no-vision` for a model that is not a local server's (its
+            modalities are known; the option would go unused).
         ProviderError: an unknown model or a bad URL (`get_model`), or an embedded model
             whose packages are missing (the text gives the install command).
     """
@@ -590,21 +596,26 @@ def resolve_model(
             f"--base-url {base_url!r} is not an http:// or https:// URL "
             "(e.g. --base-url http://127.0.0.1:8080/v1)"
         )
+    flag = {True: "--vision", False: "--no-vision", None: ""}[vision]
+    if vision is False and provider not in ("openai-compatible", "ollama", "azure"):
+        raise CliError(
+            f"{flag} is for local servers (openai-compatible/..., ollama/...), not {spec!r}"
+        )
     # get_model checks the value and says which ones there are, naming its argument
     try:
         model = get_model(
             spec,
             base_url=base_url,
             tool_calls=cast("ToolCallMode | None", tool_calls),
-            vision=vision or None,  # not given: the model's default (azure/: its name's)
+            vision=vision,
             reasoning=reasoning and provider in ("openai-compatible", "ollama", "azure"),
         )
     except ProviderError as exc:
         text = str(exc)
         if tool_calls is not None and text.startswith("tool_calls "):
             raise CliError("--tool-calls " + text.removeprefix("tool_calls ")) from None
-        if vision and text.startswith("vision "):
-            raise CliError("--vision " + text.removeprefix("vision ")) from None
+        if vision is not None and text.startswith("vision "):
+            raise CliError(f"{flag} " + text.removeprefix("vision ")) from None
         raise
     if model.api == "local":
         from yiemagent.ai.providers.local.weights import chunk_files, local_spec

@@ -336,7 +336,7 @@ def serve(
     ] = DEFAULT_MODEL,
     base_url: BaseUrlOption = None,
     tool_calls: ToolCallsOption = None,
-    vision: VisionOption = False,
+    vision: VisionOption = None,
     reasoning: ReasoningOption = None,
     system: Annotated[str, typer.Option("--system", help="System prompt.")] = DEFAULT_SYSTEM,
     max_turns: MaxTurnsOption = 8,

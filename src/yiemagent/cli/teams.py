@@ -68,7 +68,7 @@ class AgentFileFactory:
     model: str
     base_url: str | None = None
     max_turns: int = 8
-    vision: bool = False
+    vision: bool | None = None
     reasoning: ThinkingLevel | None = None
 
     def __call__(self, task: Any) -> Agent[Any]:
@@ -82,7 +82,7 @@ def file_agent(
     spec: str,
     model: str,
     base_url: str | None,
-    vision: bool = False,
+    vision: bool | None = None,
     reasoning: ThinkingLevel | None = None,
 ) -> Agent[Any]:
     """The agent of `--agent FILE[:NAME]` as a worker builds it from the command's model

@@ -170,7 +170,8 @@ def _switched_model(app: ChatHost, name: str) -> tuple[Model, list[str]]:
             reasoning=options.reasoning is not None,
         )  # fmt: skip
         return model, []
-    given = {"--tool-calls": options.tool_calls is not None, "--vision": options.vision}
+    vision = "--no-vision" if options.vision is False else "--vision"
+    given = {"--tool-calls": options.tool_calls is not None, vision: options.vision is not None}
     if provider == "local":
         given["--base-url"] = options.base_url is not None
     unused = [option for option, set_ in given.items() if set_]

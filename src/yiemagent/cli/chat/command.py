@@ -51,7 +51,7 @@ def chat(
     ] = None,
     base_url: BaseUrlOption = None,
     tool_calls: ToolCallsOption = None,
-    vision: VisionOption = False,
+    vision: VisionOption = None,
     reasoning: ReasoningOption = None,
     temperature: TemperatureOption = None,
     max_tokens: MaxTokensOption = None,

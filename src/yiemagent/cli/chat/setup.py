@@ -100,8 +100,9 @@ class ChatOptions:
     compaction: bool = True
     agent: str | None = None
     """`--agent FILE[:NAME]`: the chat's agent from an agent file."""
-    vision: bool = False
-    """`--vision`: the local server's model reads images."""
+    vision: bool | None = None
+    """`--vision` (True) or `--no-vision` (False): the local server's model reads images or
+    not; None: neither given (the model's default)."""
     reasoning: ThinkingLevel | None = None
     """`--reasoning LEVEL`: the agent's reasoning level (over an agent file's)."""
     temperature: float | None = None
