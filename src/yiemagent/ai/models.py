@@ -177,11 +177,24 @@ def azure_vision(deployment: str) -> bool:
     or o3-mini, no; otherwise yes, as the chat models Azure deploys today (GPT-4o, 4.1, 5,
     o1, o3, o4-mini) read images: a text-only model then refuses the image with a clear
     HTTP 400, where a stand-in would drop it unsaid."""
-    name = deployment.lower()
-    known = MODELS.get(f"openai/{name}")
+    known = _azure_catalogue_model(deployment)
     if known is not None:
         return "image" in known.input
-    return _TEXT_ONLY_OPENAI.search(name) is None
+    return _TEXT_ONLY_OPENAI.search(deployment.lower()) is None
+
+
+def azure_reasoning(deployment: str) -> bool:
+    """Whether the Azure OpenAI deployment `deployment` is taken to think: named for a
+    catalogue OpenAI model (`gpt-5`, `o3`), that model's `reasoning`, so a run's reasoning
+    level goes to it as `reasoning_effort`; any other name, no (sending the level to a
+    model that does not think is an HTTP 400; `reasoning=True` says it thinks)."""
+    known = _azure_catalogue_model(deployment)
+    return known is not None and known.reasoning
+
+
+def _azure_catalogue_model(deployment: str) -> Model | None:
+    """The catalogue OpenAI model an Azure deployment is named for (case aside), else None."""
+    return MODELS.get(f"openai/{deployment.lower()}")
 
 
 def azure_url(deployment: str, environ: Mapping[str, str]) -> str | None:
@@ -314,10 +327,12 @@ def get_model(
             nothing tells which models a server's model reads; for "azure/…" what
             `azure_vision` says of the deployment's name. A catalogue model's modalities
             are known.
-        reasoning: Whether a local server's model thinks (only with "openai-compatible/…"
-            and "ollama/…", e.g. "ollama/qwen3"): a run's reasoning level then goes to the
-            server as `reasoning_effort`; without it the level is ignored (with a warning),
-            since nothing tells which models think. A catalogue model's is known.
+        reasoning: Whether a local server's model thinks (only with "openai-compatible/…",
+            "ollama/…" and "azure/…", e.g. "ollama/qwen3"): a run's reasoning level then goes
+            to the server as `reasoning_effort`; without it the level is ignored (with a
+            warning), since nothing tells which models think, except that an "azure/…"
+            deployment named for a catalogue model thinks as it does (`azure_reasoning`).
+            A catalogue model's is known.
 
     Returns:
         The `Model` (a new one carrying `base_url` when given).
@@ -360,6 +375,7 @@ def get_model(
         mode = tool_calls or ("text" if provider == "ollama" else "native")
         if vision is None:
             vision = provider == AZURE and azure_vision(model_id)
+        reasoning = reasoning or (provider == AZURE and azure_reasoning(model_id))
         return Model(
             id=model_id,
             provider=provider,
