@@ -123,3 +123,23 @@ def test_an_eval_recorded_once_replays_with_no_model(tmp_path: Path) -> None:
     # the table's cell of the failed case shows what changed, within its 90 characters
     [row] = [line for line in changed.stdout.splitlines() if "CassetteMismatch" in line]
     assert '17 * 23?" → "' in row and '12 * 13?" at' in row, row
+
+
+def test_a_repeated_eval_shows_what_changed_in_a_mismatch(tmp_path: Path) -> None:
+    """With `--repeat` the cell starts "run: failed 2/2 runs: "; the difference the
+    `CassetteMismatch` leads with stays within the cell's width."""
+    app(tmp_path)
+    recorded = yiem_in(tmp_path, "eval", "evals.yaml", "--agent", "factory:live")
+    assert recorded.returncode == 0, recorded.stdout + recorded.stderr
+    (tmp_path / "factory.py").write_text(FACTORY.replace("[brain] * 100", "[]"))  # no model
+    (tmp_path / "evals.yaml").write_text(DATASET.replace("12 * 12", "12 * 13"))
+    changed = yiem_in(
+        tmp_path, "eval", "evals.yaml", "--agent", "factory:replayed", "--repeat", "2"
+    )
+    assert changed.returncode == 1, changed.stdout + changed.stderr
+    lines = changed.stdout.splitlines()
+    start = next(i for i, line in enumerate(lines) if "2/2 runs" in line)
+    end = next(i for i, line in enumerate(lines) if line.startswith("└"))
+    # the cell folds over lines; spaces left out, as the fold may fall on one
+    cell = "".join("".join(line.split("│")[-2].split()) for line in lines[start:end])
+    assert '17*23?"→"' in cell and '12*13?"at' in cell, changed.stdout

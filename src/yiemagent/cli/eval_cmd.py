@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -131,12 +132,29 @@ def _agent_factory(factory: AgentFileFactory) -> Any:
     return factory
 
 
+REASON_CHARS = 90
+"""What the table shows of a failing check's name and reason, at most: the start of a
+reason says what went wrong (a `CassetteMismatch` leads with what changed)."""
+
+_RUNS_FAILED = re.compile(r"failed \d+/\d+ runs: ")
+"""How a case run more than once (`--repeat`) starts a check's reason: on top of
+`REASON_CHARS`, so the count does not push what went wrong out of the cell."""
+
+
 def _reason(case: CaseReport) -> str:
+    """The case's first failing check as `name: reason` for the table's last column ("" when
+    all passed): the check's name and its reason cut to `REASON_CHARS`, with `failed k/n
+    runs: ` kept whole between them."""
     failing = next((c for c in case.checks if not c.passed), None)
     if failing is None:
         return ""
-    text = f"{failing.name}: {failing.reason}" if failing.reason else failing.name
-    return text if len(text) <= 90 else text[:89] + "…"
+    if not failing.reason:
+        return failing.name
+    counted = _RUNS_FAILED.match(failing.reason)
+    count = counted.group() if counted else ""
+    said = failing.reason[len(count) :]
+    room = max(REASON_CHARS - len(failing.name) - 2, 20)
+    return f"{failing.name}: {count}{said if len(said) <= room else said[: room - 1] + '…'}"
 
 
 LONG_TABLE = 100
