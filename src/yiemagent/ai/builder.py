@@ -47,7 +47,12 @@ from yiemagent.ai._text_tool_calls import (
     ToolCallPiece,
 )
 from yiemagent.ai.models import calculate_cost
-from yiemagent.types.json_text import error_offset, read_model_json
+from yiemagent.types.json_text import (
+    error_offset,
+    infinite_number_at,
+    read_model_json,
+    read_strict_json,
+)
 from yiemagent.types.messages import (
     AssistantMessage,
     Cost,
@@ -470,12 +475,15 @@ def parse_partial_json(text: str) -> dict[str, Any]:
 
     Returns:
         The object parsed so far (incomplete strings kept as received, incomplete numbers and
-        literals left out). `{}` for empty text, a non-object value, or text that is not JSON
+        literals left out; from a number too large for a float, `1e400`, on, nothing: JSON
+        has no infinity). `{}` for empty text, a non-object value, or text that is not JSON
         at all. Never raises.
     """
     if not text:
         return {}
     data = text.encode(errors="replace")  # a lone surrogate becomes "?"
+    huge = infinite_number_at(data)
+    data = data if huge is None else data[:huge]
     try:
         value = jiter.from_json(data, partial_mode="trailing-strings", allow_inf_nan=False)
     except ValueError as exc:
@@ -496,14 +504,15 @@ def parse_json_object(text: str) -> dict[str, Any] | None:
     """Parse complete JSON text that must be an object; `None` when it is not (never raises).
 
     An object encoded twice (a JSON string holding the object's JSON text, as some models
-    served over OpenAI-compatible APIs send their arguments) counts as the object.
+    served over OpenAI-compatible APIs send their arguments) counts as the object. A number
+    too large for a float (`1e400`) is refused, as `Infinity` is (`read_strict_json`).
     """
     if not text:
         return None
     try:
-        value = jiter.from_json(text.encode(errors="replace"), allow_inf_nan=False)
+        value = read_strict_json(text.encode(errors="replace"))
         if isinstance(value, str) and value.lstrip().startswith("{"):
-            value = jiter.from_json(value.encode(errors="replace"), allow_inf_nan=False)
+            value = read_strict_json(value.encode(errors="replace"))
     except ValueError:
         return None
     return value if isinstance(value, dict) else None

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from yiemagent.errors import ConfigError, YiemAgentError
 from yiemagent.tools._coerce import MAX_DEPTH, coerce_value
+from yiemagent.types.json_text import loads_finite
 from yiemagent.types.output import check_schema_refs
 
 if TYPE_CHECKING:
@@ -263,7 +264,7 @@ def _validator_for(schema: Mapping[str, Any]) -> tuple[Check | None, Validator]:
 
 def _parse_object_string(text: str, tool_name: str) -> object:
     try:
-        parsed = json.loads(text)
+        parsed = loads_finite(text)
     except (ValueError, RecursionError) as exc:
         raise ToolArgumentsError(
             tool_name, [("root", f"arguments are not valid JSON ({exc})")], text
@@ -276,7 +277,7 @@ def _parse_object_string(text: str, tool_name: str) -> object:
         if not parsed.strip():
             return {}
         with contextlib.suppress(ValueError, RecursionError):
-            inner = json.loads(parsed)
+            inner = loads_finite(parsed)
             if isinstance(inner, dict):
                 return inner
     if not isinstance(parsed, dict):

@@ -2,13 +2,14 @@
 in text, so that the same text means the same value in both. The layers above import it by
 path.
 
-`read_model_json` reads strict JSON (no `NaN` or `Infinity`), and, when the text is not, the
-slips that leave no doubt about the value meant: a stray `}` or `]` after a complete value;
-a comma before a closing bracket; a line break or tab written as is inside a string; a
-string's backslashes not escaped (a Windows path written as is); a dict or list written as a
-Python literal (single quotes, `True`, `None`). Each repair is tried for the error that
-names it, one per text. Prose around the value is not read: which part of it is the value
-would be a guess. The parse is `jiter`'s (native code).
+`read_model_json` reads strict JSON (no `NaN` or `Infinity`, nor a number too large for a
+float, such as `1e400`: JSON has no infinity, and jiter and Python's `json` read it as one),
+and, when the text is not, the slips that leave no doubt about the value meant: a stray `}`
+or `]` after a complete value; a comma before a closing bracket; a line break or tab
+written as is inside a string; a string's backslashes not escaped (a Windows path written
+as is); a dict or list written as a Python literal (single quotes, `True`, `None`). Each
+repair is tried for the error that names it, one per text. Prose around the value is not
+read: which part of it is the value would be a guess. The parse is `jiter`'s (native code).
 """
 
 from __future__ import annotations
@@ -17,11 +18,19 @@ import ast
 import json
 import math
 import re
-from typing import Any
+from typing import Any, NoReturn
 
 import jiter
 
-__all__ = ["error_offset", "json_like", "read_model_json", "read_python_literal"]
+__all__ = [
+    "error_offset",
+    "infinite_number_at",
+    "json_like",
+    "loads_finite",
+    "read_model_json",
+    "read_python_literal",
+    "read_strict_json",
+]
 
 _STRAY_CLOSERS = frozenset(b"}] \t\r\n")
 _JSON_ESCAPES = frozenset('"\\/bfnrtu')
@@ -29,6 +38,49 @@ _FOUR_HEX = re.compile(r"[0-9a-fA-F]{4}")
 _POSITION = re.compile(r"at line (\d+) column (\d+)$")
 _NOTHING = object()
 """No value: the repair did not apply or did not give a value."""
+_HUGE_NUMBER_HINT = re.compile(rb"[eE]\+?\d{3}|\d{309}")
+"""What JSON text holding a number beyond a float's range (about 1.8e308) must hold: an
+exponent of three digits or more, or 309 digits in a row; only such a text is scanned."""
+_TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"?|-?\d+(?:\.\d*)?(?:[eE][+-]?\d*)?')
+"""A string (its end may not have come yet) or a number of JSON text."""
+_FRACTION_OR_EXPONENT = re.compile(rb"[.eE]")
+
+
+def read_strict_json(data: bytes) -> Any:
+    """The JSON value of `data`, read strictly by jiter (no `NaN`, `Infinity` or trailing
+    text).
+
+    Raises:
+        ValueError: not JSON (jiter's message, naming line and column); a number too large
+            for a float (`1e400`) gets the message `Infinity` gets there ("expected value at
+            line L column C"), as jiter would read it as infinity, which JSON cannot hold
+            and a strict API refuses when the value is sent on.
+    """
+    value = jiter.from_json(data, allow_inf_nan=False)
+    at = infinite_number_at(data)
+    if at is not None:
+        line = data.count(b"\n", 0, at) + 1
+        column = at - (data.rfind(b"\n", 0, at) + 1) + 1
+        raise ValueError(f"expected value at line {line} column {column}")
+    return value
+
+
+def infinite_number_at(data: bytes) -> int | None:
+    """The byte offset in the JSON text `data` (complete or cut off) of its first number
+    that is too large for a float, None when there is none; numbers inside strings are
+    text, not numbers."""
+    if _HUGE_NUMBER_HINT.search(data) is None:
+        return None
+    for token in _TOKEN.finditer(data):
+        number = token.group()
+        if number.startswith(b'"') or not _FRACTION_OR_EXPONENT.search(number):
+            continue  # a string; an integer, which jiter reads whole, however long
+        try:
+            if math.isinf(float(number)):
+                return token.start()
+        except ValueError:  # a number cut off at the end (`1e`)
+            continue
+    return None
 
 
 def read_model_json(text: str) -> Any:
@@ -46,7 +98,7 @@ def read_model_json(text: str) -> Any:
     """
     data = text.encode(errors="replace")  # a lone surrogate becomes "?"
     try:
-        return jiter.from_json(data, allow_inf_nan=False)
+        return read_strict_json(data)
     except ValueError as exc:
         error = str(exc)
     value = _repaired(text, data, error)
@@ -97,7 +149,7 @@ def _repaired(text: str, data: bytes, error: str) -> Any:
 
 def _strict(data: bytes) -> Any:
     try:
-        return jiter.from_json(data, allow_inf_nan=False)
+        return read_strict_json(data)
     except ValueError:
         return _NOTHING
 
@@ -106,15 +158,34 @@ def _with_raw_line_breaks(text: str) -> Any:
     """The value `text` holds when its strings may hold control characters as written (a
     line break, a tab): a model writing code or a letter into a string breaks its lines
     there instead of writing `\\n`, and JSON forbids that. `NaN` and `Infinity` stay
-    refused."""
+    refused, and so does a number too large for a float."""
     try:
-        return json.loads(text, strict=False, parse_constant=_no_constant)
+        return loads_finite(text, strict=False)
     except (ValueError, RecursionError):
         return _NOTHING
 
 
-def _no_constant(name: str) -> None:
+def loads_finite(text: str, *, strict: bool = True) -> Any:
+    """`json.loads(text, strict=strict)` without what JSON has no number for, which Python's
+    `json` reads: `NaN`, `Infinity` and a number too large for a float (`1e400`).
+
+    Raises:
+        ValueError: not JSON (`json`'s message), or one of those ("Infinity is no JSON
+            number", "1e400 is no JSON number").
+        RecursionError: nested deeper than Python's recursion limit.
+    """
+    return json.loads(text, strict=strict, parse_constant=_no_number, parse_float=_finite)
+
+
+def _no_number(name: str) -> NoReturn:
     raise ValueError(f"{name} is no JSON number")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        _no_number(text)
+    return value
 
 
 def _without_trailing_commas(data: bytes) -> Any:
@@ -124,7 +195,7 @@ def _without_trailing_commas(data: bytes) -> Any:
     names each such comma's closer, so a comma inside a string is never touched."""
     for _ in range(data.count(b",") + 1):
         try:
-            return jiter.from_json(data, allow_inf_nan=False)
+            return read_strict_json(data)
         except ValueError as exc:
             comma = data.rfind(b",", 0, error_offset(data, str(exc)))
             if not str(exc).startswith("trailing comma") or comma < 0:
