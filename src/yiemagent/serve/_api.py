@@ -28,6 +28,7 @@ from yiemagent.errors import ConfigError, SessionCorruptError
 from yiemagent.serve._runs import Busy, Run, RunHub, run_ends
 from yiemagent.sessions import check_session_id
 from yiemagent.types import DocumentContent, ImageContent, message_from_dict, message_to_dict
+from yiemagent.types.json_text import refuse_huge_numbers
 
 if TYPE_CHECKING:
     from yiemagent.agent import Agent
@@ -161,14 +162,17 @@ def error_body(status: int, text: str, path: str = "") -> dict[str, Any]:
 async def read_json(request: Request) -> dict[str, Any]:
     """The request's JSON object (an empty body reads as `{}`), parsed strictly by
     pydantic-core: every string in it is text that can be stored and sent on (a lone
-    surrogate escape such as `"\\ud800"` is refused), `NaN` and `Infinity` are refused, and
-    nesting is capped (200 levels), so a hostile body costs no recursion.
+    surrogate escape such as `"\\ud800"` is refused), `NaN`, `Infinity` and numbers too large
+    for a float (`1e400`) are refused, and nesting is capped (200 levels), so a hostile
+    body costs no recursion.
 
     Raises:
         BadRequest: the body is not such a JSON object; the text says where it fails.
     """
+    body = await request.body() or b"{}"
     try:
-        data = from_json(await request.body() or b"{}", allow_inf_nan=False)
+        data = from_json(body, allow_inf_nan=False)
+        refuse_huge_numbers(body)  # `1e400`, which from_json reads as infinity
     except ValueError as exc:
         raise BadRequest(
             f"the body is not JSON (UTF-8 text, no lone surrogates, no NaN, at most 200 levels "

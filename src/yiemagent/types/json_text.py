@@ -30,6 +30,7 @@ __all__ = [
     "read_model_json",
     "read_python_literal",
     "read_strict_json",
+    "refuse_huge_numbers",
 ]
 
 _STRAY_CLOSERS = frozenset(b"}] \t\r\n")
@@ -57,12 +58,23 @@ def read_strict_json(data: bytes) -> Any:
             and a strict API refuses when the value is sent on.
     """
     value = jiter.from_json(data, allow_inf_nan=False)
+    refuse_huge_numbers(data)
+    return value
+
+
+def refuse_huge_numbers(data: bytes) -> None:
+    """Refuse the JSON text `data` when it holds a number too large for a float, which
+    jiter (and pydantic-core's `from_json`) read as infinity even with `allow_inf_nan=False`.
+
+    Raises:
+        ValueError: "expected value at line L column C", what jiter says of `Infinity`
+            there (C counted in bytes).
+    """
     at = infinite_number_at(data)
     if at is not None:
         line = data.count(b"\n", 0, at) + 1
         column = at - (data.rfind(b"\n", 0, at) + 1) + 1
         raise ValueError(f"expected value at line {line} column {column}")
-    return value
 
 
 def infinite_number_at(data: bytes) -> int | None:
