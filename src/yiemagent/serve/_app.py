@@ -68,6 +68,8 @@ async def _unrouted(request: Request, exc: Exception) -> Response:
         text = str(exc.detail)
     answer = error(exc.status_code, text, OPENAI_PATHS[0] if openai_like else path)
     answer.headers.update(exc.headers or {})
+    if exc.status_code == 405 and allowed:  # Starlette's order follows a set's
+        answer.headers["allow"] = allowed
     return answer
 
 
