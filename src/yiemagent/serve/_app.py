@@ -57,8 +57,12 @@ async def _unrouted(request: Request, exc: Exception) -> Response:
     path = route_path(request.scope)
     # another OpenAI API under /v1 (completions, embeddings): asked by an OpenAI client
     openai_like = path.startswith("/v1/") and not path.startswith(("/v1/sessions", "/v1/runs"))
+    headers = dict(exc.headers or {})
     if exc.status_code == 405:
-        allowed = ", ".join(sorted(filter(None, (exc.headers or {}).get("Allow", "").split(", "))))
+        # Starlette builds `Allow` from a set: its order follows the process's hash seed
+        allowed = ", ".join(sorted(filter(None, headers.get("Allow", "").split(", "))))
+        if allowed:
+            headers["Allow"] = allowed
         text = f"{path} does not take {request.method}; send {allowed or 'another method'}"
     elif exc.status_code == 404 and openai_like:
         text = f"no route {path} on this server: OpenAI clients use /v1/chat/completions"
@@ -67,9 +71,7 @@ async def _unrouted(request: Request, exc: Exception) -> Response:
     else:
         text = str(exc.detail)
     answer = error(exc.status_code, text, OPENAI_PATHS[0] if openai_like else path)
-    answer.headers.update(exc.headers or {})
-    if exc.status_code == 405 and allowed:  # Starlette's order follows a set's
-        answer.headers["allow"] = allowed
+    answer.headers.update(headers)
     return answer
 
 
