@@ -21,6 +21,7 @@ from yiemagent import (
     NestedAgentEvent,
     PreparedToolCall,
     ToolCall,
+    ToolExecutionStartEvent,
     ToolResultMessage,
     UsageLimitExceeded,
     UsageLimits,
@@ -413,6 +414,11 @@ async def test_events_of_deeper_levels_carry_the_whole_path() -> None:
         if e.agent_path == ("lead", "mid") and e.event.type == "tool_execution_start"
     )
     assert {e.tool_call_id for e in nested if e.agent_path[-1] == "inner"} == {mid_call}
+    lead_call = next(
+        e.tool_call_id for e in events if isinstance(e, ToolExecutionStartEvent)
+    )  # the lead's call of mid
+    assert {e.tool_call_path for e in nested} == {(lead_call,), (lead_call, mid_call)}
+    assert all(len(e.tool_call_path) == len(e.agent_path) - 1 for e in nested)
     inner_end = [i for i, e in enumerate(nested) if e.agent_path[-1] == "inner"][-1]
     mid_tool_end = next(
         i for i, e in enumerate(nested)

@@ -2,16 +2,17 @@
 
 Each call runs a fresh copy of the agent's configuration (its own transcript and queues,
 no session store), so parallel calls share nothing. While the sub-run goes, its events
-reach the parent run's sink as `NestedAgentEvent`s (deeper levels pass through as they
-are); the parent's abort aborts it; its usage limits are its own capped by what the
-parent's limits leave. It answers with the sub-run's final text (or its output as JSON)
-and its total usage; a sub-run that fails is an error result naming the agent, with its
-usage, and so is one cut off by the call's timeout or an abort (its cancellation carries
-what it spent), and so is one stopped by its `max_turns` while it still called tools. A
-call that would nest more than `MAX_NESTED_RUNS` sub-runs is an error result at once. A
-sub-run that ends awaiting approval holds the parent's call (`HeldToolResult`)
-and leaves its transcript with the parent's run (`RunFrame.holds`); the parent's resume
-runs the call again, which continues that sub-run with the decisions taken.
+reach the parent run's sink as `NestedAgentEvent`s (deeper levels pass through, each
+level adding its call to their `tool_call_path`); the parent's abort aborts it; its
+usage limits are its own capped by what the parent's limits leave. It answers with the
+sub-run's final text (or its output as JSON) and its total usage; a sub-run that fails
+is an error result naming the agent, with its usage, and so is one cut off by the call's
+timeout or an abort (its cancellation carries what it spent), and so is one stopped by
+its `max_turns` while it still called tools. A call that would nest more than
+`MAX_NESTED_RUNS` sub-runs is an error result at once. A sub-run that ends awaiting
+approval holds the parent's call (`HeldToolResult`) and leaves its transcript with the
+parent's run (`RunFrame.holds`); the parent's resume runs the call again, which
+continues that sub-run with the decisions taken.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from typing import Any
 
 from yiemagent.agent._run import AgentRunError
@@ -260,11 +262,13 @@ def _forward(
     function: a coroutine only when the parent's sink has something to await)."""
 
     def forward(event: AgentEvent, signal: AbortSignal) -> Awaitable[None] | None:
-        if not isinstance(event, NestedAgentEvent):  # a deeper level's passes as it is
+        if isinstance(event, NestedAgentEvent):  # a deeper level's: its calls gain this one
+            event = replace(event, tool_call_path=(call_id, *event.tool_call_path))
+        else:
             # the sub-run's frame names its speaker, who changes when it hands off
             inner = current_frame.get()
             speaking = inner.path if inner is not None and inner.path[:-1] == path[:-1] else path
-            event = NestedAgentEvent(speaking, call_id, event)
+            event = NestedAgentEvent(speaking, call_id, event, (call_id,))
         return emit(event)
 
     return forward

@@ -419,7 +419,8 @@ class Translator:
         `SUBAGENT_ERROR` at its end."""
         call_id = str(event.get("tool_call_id"))
         if self.parent is None:
-            owner = self._owner(list(event.get("agent_path") or ()), call_id)
+            above = [str(c) for c in event.get("tool_call_path") or ()][:-1]
+            owner = self._owner(list(event.get("agent_path") or ()), call_id, above)
             if owner is not self:
                 return owner._nested(event)
         out: list[agui.BaseEvent] = []
@@ -466,14 +467,20 @@ class Translator:
                 out.append(made)
         return out
 
-    def _owner(self, path: list[Any], call_id: str) -> Translator:
+    def _owner(self, path: list[Any], call_id: str, above: list[str]) -> Translator:
         """The translator of the run whose call `call_id` runs the sub-agent at `path` (the
-        agents' names from the top run's down). A deeper level's events reach the top run
-        as they are, so an invocation two levels down is attributed to the running
-        invocation that started its call, or, for a call a resumed invocation made before
-        its hold, the one whose chain and call the held run streamed (`streamed_before`;
-        after a restart, the one running invocation of the agent above it), not to the top
-        run."""
+        agents' names from the top run's down), `above` the calls that run that run (the
+        event's `tool_call_path` without its last). A deeper level's events reach the top
+        run as they are, so an invocation two levels down is attributed to the running
+        invocation that `above` leads to; with no such path, to the one that started its
+        call, or, for a call a resumed invocation made before its hold, the one whose
+        chain and call the held run streamed (`streamed_before`; after a restart, the one
+        running invocation of the agent above it), not to the top run."""
+        walked: Translator | None = self
+        for above_id in above:
+            walked = walked.subs.get(above_id) if walked is not None else None
+        if above and walked is not None:
+            return walked
         level = [self]
         for _ in range(len(path) - 2):
             level = [sub for translator in level for sub in translator.subs.values()]

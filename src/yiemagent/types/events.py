@@ -163,6 +163,11 @@ class NestedAgentEvent:
     tool_call_id: str
     """The id of the tool call (in the agent one level up) that runs this sub-agent."""
     event: AgentEvent
+    tool_call_path: tuple[str, ...] = ()
+    """The ids of the tool calls that run the agents of `agent_path` after the first, from
+    the outermost run's down; `tool_call_id` is its last. Models number their calls
+    (`call_0`), so two invocations of one sub-agent can both make a call of the same id:
+    the path tells whose call it is. Empty only in an event made by hand."""
     type: Literal["nested_agent"] = "nested_agent"
 
 
