@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any, overload
 from yiemagent.errors import ConfigError
 from yiemagent.tools.schema import ToolArgumentsError, argument_path
 from yiemagent.types.callbacks import is_async_callable
+from yiemagent.types.json_text import json_like
 from yiemagent.types.messages import ImageContent, TextContent
 from yiemagent.types.signal import AbortSignal
 from yiemagent.types.tools import (
@@ -431,15 +432,24 @@ def _arguments_model(
 def _tool_schema_generator() -> type[GenerateJsonSchema]:
     """pydantic's JSON Schema generator, silent about a default with no JSON form.
 
-    A parameter whose default is no JSON value (a sentinel `object()`, a set of objects) is
-    optional in the schema and has no `default` there; when the model leaves it out the
-    function gets its own default, a value the model could not have sent anyway. pydantic
-    leaves such a default out as well, but warns at each schema built, which a program
-    running with warnings as errors would get as an exception from `@tool`.
+    A parameter whose default is no JSON value (a sentinel `object()`, a set of objects,
+    `math.inf` or `nan`, which strict JSON has no number for and an HTTP client refuses to
+    send) is optional in the schema and has no `default` there; when the model leaves it
+    out the function gets its own default, a value the model could not have sent anyway.
+    pydantic leaves such a default out as well (though it writes `inf` as is), but warns at
+    each schema built, which a program running with warnings as errors would get as an
+    exception from `@tool`.
     """
+    import pydantic_core
     from pydantic.json_schema import GenerateJsonSchema
 
     class ToolSchemaGenerator(GenerateJsonSchema):
+        def encode_default(self, dft: Any) -> Any:
+            encoded = super().encode_default(dft)
+            if not json_like(encoded):
+                raise pydantic_core.PydanticSerializationError(f"{dft!r} has no strict JSON form")
+            return encoded
+
         def render_warning_message(self, kind: JsonSchemaWarningKind, detail: str) -> str | None:
             if kind == "non-serializable-default":
                 return None
