@@ -97,20 +97,30 @@ def agent_as_tool(
     tool_name = check_tool_name(name or agent.name)
     text = description or agent.description or f"Ask the agent {agent.name!r}."
 
-    async def execute(
-        tool_call_id: str, args: dict[str, Any], signal: AbortSignal, on_update: Any
-    ) -> AgentToolResult:
-        return await _call(agent, tool_call_id, str(args["input"]), signal, output)
-
-    execute.sub_agent = agent  # type: ignore[attr-defined]  # read by `team_output_tools`
     return AgentTool(
         name=tool_name,
         label=agent.name,
         description=text,
         input_schema=_INPUT_SCHEMA,
-        execute=execute,
+        execute=SubAgentCall(agent, output),
         parallel=True,
     )
+
+
+class SubAgentCall:
+    """The `execute` of an `as_tool` tool: runs `agent` on the call's `input`. Its `agent`
+    tells `team_output_tools` which tools run sub-agents."""
+
+    def __init__(self, agent: AgentLike, output: str) -> None:
+        self.agent = agent
+        """The agent each call runs a fresh copy of."""
+        self.output = output
+        """What the call answers with: "text" or "output" (see `agent_as_tool`)."""
+
+    async def __call__(
+        self, tool_call_id: str, args: dict[str, Any], signal: AbortSignal, on_update: Any
+    ) -> AgentToolResult:
+        return await _call(self.agent, tool_call_id, str(args["input"]), signal, self.output)
 
 
 def team_output_tools(agent: AgentLike) -> dict[str, str]:
@@ -129,8 +139,8 @@ def team_output_tools(agent: AgentLike) -> dict[str, str]:
     for start in starts:
         for member in _reachable(start):
             tools = member.tool_store.tools.values()
-            subs = (getattr(t.execute, "sub_agent", None) for t in tools)
-            starts.extend(s for s in subs if s is not None and all(s is not o for o in starts))
+            subs = (t.execute.agent for t in tools if isinstance(t.execute, SubAgentCall))
+            starts.extend(s for s in subs if all(s is not o for o in starts))
     typed = [(s, s._output.name) for s in starts[1:] if s._output is not None]
     for sub, tool in typed:
         names.setdefault(sub.name, tool)
