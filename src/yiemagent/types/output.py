@@ -319,19 +319,27 @@ class OutputSpec(Generic[T]):
         except OutputValidationError as exc:
             if isinstance(data, Mapping) and RESULT_KEY in data:
                 raise
-            return self._bare_value(data, body, failure=exc)
+            bare = not isinstance(data, Mapping)
+            return self._bare_value(data, body, failure=exc, bare_failure=bare)
 
-    def _bare_value(self, *values: Any, failure: OutputValidationError) -> T:
-        """The first of `values` that is a value of the wrapped type; `failure` raised when
-        none is (or the type is not wrapped, or the answer is empty)."""
+    def _bare_value(
+        self, *values: Any, failure: OutputValidationError, bare_failure: bool = False
+    ) -> T:
+        """The first of `values` that is a value of the wrapped type; else `failure` is
+        raised (also when the type is not wrapped, or the answer is empty), or with
+        `bare_failure` the first value's own problems: a bare `0` for a positive `int` is
+        told it is not greater than 0, not that it lacks the `{"result": ...}` wrapper."""
         if self.wrapped:
+            first: OutputValidationError | None = None
             for value in values:
                 if value == "":
                     continue
                 try:
                     return self.validate({RESULT_KEY: value})
-                except OutputValidationError:
-                    pass
+                except OutputValidationError as exc:
+                    first = first or exc
+            if bare_failure and first is not None:
+                raise first
         raise failure
 
     def to_json(self, value: Any) -> Any:
@@ -614,6 +622,8 @@ def _type_name(type_: Any) -> str:
     if type_ is type(None):
         return "None"
     origin, args = typing.get_origin(type_), typing.get_args(type_)
+    if origin is typing.Annotated:  # its metadata is the schema's, not the type's name
+        return _type_name(args[0])
     if origin is Literal:
         return f"Literal[{', '.join(repr(arg) for arg in args)}]"
     if origin is typing.Union or isinstance(type_, types.UnionType):
