@@ -12,6 +12,7 @@ the problems. After `retries` invalid outputs the run ends in error saying why.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -42,6 +43,9 @@ logger = logging.getLogger(__name__)
 
 ACCEPTED_TEXT = "Final result accepted."
 """The output tool's result for a valid value."""
+
+_CUT_OFF_SHOWN = 200
+"""How many characters of a cut-off answer's end its retry message shows."""
 
 UNUSED_TEXT = "Not used: a final result was already given in this reply."
 """The output tool's result for a valid value after the reply's first: the model must not
@@ -170,11 +174,18 @@ class OutputRun:
         if message.tool_calls or message.stop_reason not in ("stop", "length"):
             return None
         text = text_of(message.content)
+        if message.stop_reason == "length":  # a cut-off "12" would read as a valid 12
+            end = text if len(text) <= _CUT_OFF_SHOWN else "..." + text[-_CUT_OFF_SHOWN:]
+            problem = (
+                "the answer was cut off at the output token limit, so it is not a whole "
+                f"{self.spec.type_name}; it ended: {json.dumps(end, ensure_ascii=False)}"
+            )
+            return self._invalid(problem, self._retry_text(problem, model))
         try:
             self.value = self.spec.validate_text(text)
             return True
         except OutputValidationError as exc:
-            return self._invalid(str(exc), self._retry_text(exc, model))
+            return self._invalid(str(exc), self._retry_text(str(exc), model))
 
     def _invalid(self, problem: str, retry: str | None) -> OutputVerdict:
         self.failures += 1
@@ -187,8 +198,8 @@ class OutputRun:
             )
         return None if retry is None else UserMessage(retry)
 
-    def _retry_text(self, exc: OutputValidationError, model: Model) -> str:
-        head = f"Your answer is not a valid {self.spec.type_name}:\n{exc}\n"
+    def _retry_text(self, problem: str, model: Model) -> str:
+        head = f"Your answer is not a valid {self.spec.type_name}:\n{problem}\n"
         if self.spec.resolved_mode(model) == "tool":
             return head + f"Call the {self.spec.name} tool with the result as its arguments."
         return head + "Reply again with only the JSON value, matching: " + self.spec.schema_text()
