@@ -284,6 +284,33 @@ async def test_prompt_tokens_written_to_the_cache_are_cache_writes(
     assert u.cost.total == pytest.approx((5 * 1.0 + 5 * 2.0 + 80 * 0.5 + 15 * billed) / 1e6)
 
 
+async def test_cache_writes_a_litellm_proxy_reports_for_claude_are_cache_writes(
+    server: ReplayServer,
+) -> None:
+    """A LiteLLM proxy serving Claude on its OpenAI-compatible endpoint counts the prompt's
+    cache reads and writes in `prompt_tokens` and names the writes
+    `prompt_tokens_details.cache_creation_tokens` (and `cache_creation_input_tokens` beside
+    the usage). Those writes, which Anthropic bills at 1.25 times the input price, were
+    counted and priced as plain input."""
+    usage = {
+        "prompt_tokens": 100,  # 10 uncached, 80 read from the cache, 10 written to it
+        "completion_tokens": 5,
+        "total_tokens": 105,
+        "prompt_tokens_details": {"cached_tokens": 80, "cache_creation_tokens": 10},
+        "cache_creation_input_tokens": 10,
+        "cache_read_input_tokens": 80,
+    }
+    events = [
+        chunk([{"index": 0, "delta": {"content": "x"}, "finish_reason": "stop"}]),
+        chunk([], usage=usage),
+        "data: [DONE]",
+    ]
+    price = ModelCost(input=3.0, output=15.0, cache_read=0.3, cache_write=3.75)
+    u = (await run(server, events, cost=price)).usage
+    assert (u.input, u.output, u.cache_read, u.cache_write, u.total_tokens) == (10, 5, 80, 10, 105)
+    assert u.cost.total == pytest.approx((10 * 3.0 + 5 * 15.0 + 80 * 0.3 + 10 * 3.75) / 1e6)
+
+
 async def test_running_totals_on_every_chunk_count_once(server: ReplayServer) -> None:
     # some servers put the usage so far on every chunk: the last one is the whole call's
     def so_far(output: int) -> dict[str, int]:

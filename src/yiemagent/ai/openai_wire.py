@@ -628,8 +628,9 @@ def usage_from_openai(raw: Any) -> Usage:
 
     Prompt tokens read from the cache (`prompt_tokens_details.cached_tokens`, or DeepSeek's
     `prompt_cache_hit_tokens`) count as `cache_read`, those written to it
-    (`cache_write_tokens`, which OpenAI bills apart from GPT-5.6 on) as `cache_write`, the
-    rest as `input`; `completion_tokens`
+    (`cache_write_tokens`, which OpenAI bills apart from GPT-5.6 on, or LiteLLM's
+    `cache_creation_tokens` for a model that bills them, as Claude does) as `cache_write`,
+    the rest as `input`; `completion_tokens`
     as `output` (the Responses API's `input_tokens`/`output_tokens` are read too), or the
     server's `total_tokens` less the prompt when that is more: Gemini's OpenAI endpoint counts
     its (billed) thinking tokens only in the total. The output's `reasoning_tokens`
@@ -644,7 +645,10 @@ def usage_from_openai(raw: Any) -> Usage:
     if not cached:
         cached = _count(_field(raw, "prompt_cache_hit_tokens"))
     cached = min(cached, prompt)
-    written = min(_count(_field(details, "cache_write_tokens")), prompt - cached)
+    written = _count(_field(details, "cache_write_tokens"))
+    if not written:
+        written = _count(_field(details, "cache_creation_tokens"))
+    written = min(written, prompt - cached)
     output = _count(_field(raw, "completion_tokens") or _field(raw, "output_tokens"))
     output = max(output, _count(_field(raw, "total_tokens")) - prompt)
     spent = _field(raw, "completion_tokens_details") or _field(raw, "output_tokens_details")
