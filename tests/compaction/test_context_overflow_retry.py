@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.ai.servers import ReplayServer, json_reply, openai_chunks, sse_reply
+from tests.ai.servers import ReplayServer, anthropic_events, json_reply, openai_chunks, sse_reply
 from yiemagent import Agent, AgentRunError, AssistantMessage, TextContent, UserMessage
 from yiemagent.ai import get_model, is_context_overflow
 from yiemagent.compaction import Compactor
@@ -129,6 +129,20 @@ def failed(text: str, stop_reason: Any = "error") -> AssistantMessage:
         "increasing it",
         "context_length_exceeded: Your input exceeds the context window of this model.",
         "The input token count (1196265) exceeds the maximum number of tokens allowed",
+        # Anthropic, when the prompt leaves less room than max_tokens
+        "HTTP 400 from the server: invalid_request_error: input length and `max_tokens` "
+        "exceed context limit: 178959 + 64000 > 200000, decrease input length or "
+        "`max_tokens` and try again",
+        # Ollama
+        "HTTP 400 from the server: prompt too long; exceeded max context length by 17 tokens",
+        # vLLM, older and newer
+        "HTTP 400 from the server: The prompt (total length 25938) is too long to fit into "
+        "the model (context length 4096).",
+        "HTTP 400 from the server: The decoder prompt (length 5951) is longer than the "
+        "maximum model length of 4096.",
+        # Together AI
+        "HTTP 400 from the server: Input (9000 tokens) is longer than the model's context "
+        "length (8192 tokens).",
     ],
 )
 def test_the_apis_wordings_are_overflows(text: str) -> None:
@@ -146,6 +160,41 @@ def test_the_apis_wordings_are_overflows(text: str) -> None:
 )
 def test_other_failures_are_not(text: str, stop_reason: Any) -> None:
     assert not is_context_overflow(failed(text, stop_reason))
+
+
+async def test_anthropics_refusal_of_input_and_max_tokens_is_compacted_and_made_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Anthropic refuses a call whose prompt leaves less room than `max_tokens` in the
+    window with words of its own ("input length and `max_tokens` exceed context limit"),
+    not "prompt is too long": the run ended in that error instead of compacting."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
+    refused = json_reply(
+        400,
+        {
+            "type": "error",
+            "error": {
+                "type": "invalid_request_error",
+                "message": "input length and `max_tokens` exceed context limit: 3900 + 256 "
+                "> 4096, decrease input length or `max_tokens` and try again",
+            },
+        },
+    )
+    answer = sse_reply(anthropic_events({"type": "text", "text": "Rioja."}))
+    summary = sse_reply(anthropic_events({"type": "text", "text": "We talked about Rioja."}))
+    with ReplayServer() as server:
+        server.enqueue(refused, summary, answer)
+        claude = dataclasses.replace(
+            get_model("anthropic/claude-sonnet-4-5", base_url=server.url),
+            context_window=4096,
+            max_tokens=256,
+        )
+        compactor = Compactor(claude, reserve_tokens=1024)
+        agent = Agent(model=claude, messages=history(), transform_context=compactor)
+        reply = await agent.prompt("which wine again?")
+        sent = len(server.requests)
+    assert (reply.text, reply.stop_reason, sent) == ("Rioja.", "stop", 3)
+    assert compactor.compactions == 1
 
 
 async def test_a_transform_of_its_own_taking_the_messages_alone_takes_part(

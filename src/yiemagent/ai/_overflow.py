@@ -1,8 +1,10 @@
 """Whether a model call failed because its request was longer than the model's context
 window: the providers say so only in words, each its own ("prompt is too long" from
-Anthropic, "maximum context length is N tokens" from OpenAI and the servers that copy it,
-"exceeds the available context size" from llama.cpp's server), so the error text is matched
-against the wordings the APIs are known to use, as pi's `isContextOverflow` does.
+Anthropic, or "input length and `max_tokens` exceed context limit" when the prompt leaves
+less room than `max_tokens`; "maximum context length is N tokens" from OpenAI and the
+servers that copy it; "exceeds the available context size" from llama.cpp's server), so
+the error text is matched against the wordings the APIs are known to use, as pi's
+`isContextOverflow` does.
 """
 
 from __future__ import annotations
@@ -17,6 +19,11 @@ _OVERFLOW = re.compile(
     "|".join(
         (
             r"prompt is too long",  # Anthropic
+            r"input length and .max_tokens. exceed context limit",  # Anthropic, with max_tokens
+            r"exceeded max context length",  # Ollama
+            r"is too long to fit into the model",  # vLLM
+            r"(?<!encoder )prompt \(length \d+\) is longer than the maximum model length",  # vLLM
+            r"is longer than the model'?s context length",  # Together AI
             r"maximum context length",  # OpenAI, vLLM, OpenRouter
             r"context[_ ]length[_ ]exceeded",  # OpenAI's error code
             r"exceeds? the (?:available )?context (?:size|window)",  # llama.cpp, OpenAI
