@@ -694,7 +694,7 @@ async def stream_assistant_response(
         options = await _stream_options(config, deadline)
         if trace is not None:
             chat = trace.chat(config.model, llm_context, options)
-        stream_fn = stream_fn or _default_stream_fn()
+        stream_fn = stream_fn if stream_fn is not None else _default_stream_fn()
         message = await _read_stream(
             stream_fn, config, llm_context, options, emit, deadline, shown, chat
         )
