@@ -189,7 +189,10 @@ class OutputRun:
 
     def _invalid(self, problem: str, retry: str | None) -> OutputVerdict:
         self.failures += 1
-        logger.info("invalid output %d of %d allowed: %s", self.failures, self.retries, problem)
+        # the problem quotes what the model wrote (user data): the events carry it, logs do not
+        logger.info(
+            "invalid %s output %d of %d allowed", self.spec.type_name, self.failures, self.retries
+        )
         if self.failures > self.retries:
             return OutputFailed(
                 f"The model gave no valid {self.spec.type_name} output after "

@@ -307,6 +307,8 @@ class OutputSpec(Generic[T]):
         fenced = _FENCE.match(body)
         if fenced:
             body = fenced.group(1).strip()
+        if not body:  # not "not JSON (EOF while parsing ...)": there was nothing to parse
+            raise OutputValidationError([("$", "the answer is empty")])
         try:
             data = read_model_json(body)
         except ValueError as exc:
