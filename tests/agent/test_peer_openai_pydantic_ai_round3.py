@@ -209,4 +209,3 @@ async def test_a_plain_tool_may_run_another_agent_but_not_its_own() -> None:
     results = [m for m in agent.state.messages if isinstance(m, ToolResultMessage)]
     assert (results[0].is_error, text_of(results[0].content)) == (False, "inner answer")
     assert results[1].is_error and "already running" in text_of(results[1].content)
-
