@@ -412,3 +412,51 @@ def test_mcp_timeout_that_is_not_a_positive_number_is_refused(
     code, _, err = _run(capsys, "run", "hi", "--mcp", SERVER_COMMAND, "--mcp-timeout", value)
     assert code == 2
     assert "Invalid value for '--mcp-timeout'" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("transport", ["--mcp", "--mcp-url"])
+def test_mcp_max_message_bytes_bounds_a_servers_answer(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    http_server: HttpTestServer,
+    transport: str,
+) -> None:
+    """An answer longer than `--mcp-max-message-bytes` is the call's error result, and a
+    short one still comes: the option had no place on the command line, so a server's
+    bound was always the library's 64 MiB."""
+    server = SERVER_COMMAND if transport == "--mcp" else http_server.url
+    calls = faux_tool_call("echo", {"text": "x" * 100_000}), faux_tool_call("echo", {"text": "ok"})
+    _faux(monkeypatch, faux_message(*calls), "Done.")
+    argv = ["run", "echo", transport, server, "--mcp-max-message-bytes", "50000", "--json"]
+    code, out, err = _run(capsys, *argv)
+    assert code == 0, err
+    events = [json.loads(line) for line in out.splitlines()]
+    long, short = [e for e in events if e["type"] == "tool_execution_end"]
+    assert long["is_error"], long
+    if transport == "--mcp":  # over HTTP the SDK ends the stream, saying nothing of the bound
+        assert "max_message_bytes (50000 bytes)" in json.dumps(long), long
+    assert not short["is_error"], short
+    assert short["result"]["content"] == [{"type": "text", "text": "ok"}]
+
+
+@pytest.mark.parametrize("command", [["run", "hi"], ["serve"], ["chat"]])
+def test_mcp_max_message_bytes_without_a_server_is_one_error_line(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, command: list[str]
+) -> None:
+    _faux(monkeypatch, "unused")
+    code, _, err = _run(capsys, *command, "--mcp-max-message-bytes", "1000")
+    assert code != 0
+    assert _error_line(err) == (
+        "yiem: error: --mcp-max-message-bytes goes with --mcp or --mcp-url: it bounds their servers"
+    )
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "big", "1.5"])
+def test_mcp_max_message_bytes_that_is_not_a_positive_whole_number_is_refused(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, value: str
+) -> None:
+    _faux(monkeypatch, "unused")
+    argv = ["run", "hi", "--mcp", SERVER_COMMAND, "--mcp-max-message-bytes", value]
+    code, _, err = _run(capsys, *argv)
+    assert code == 2
+    assert "Invalid value for '--mcp-max-message-bytes'" in err and "Traceback" not in err

@@ -60,6 +60,7 @@ from yiemagent.cli.options import (
     CliError,
     MaxTokensOption,
     MaxTurnsOption,
+    McpMaxMessageBytesOption,
     McpOption,
     McpTimeoutOption,
     McpUrlOption,
@@ -365,6 +366,7 @@ def run(
     mcp: McpOption = None,
     mcp_url: McpUrlOption = None,
     mcp_timeout: McpTimeoutOption = None,
+    mcp_max_message_bytes: McpMaxMessageBytesOption = None,
     max_cost: Annotated[
         float | None, typer.Option("--max-cost", min=0, help="Stop the run at this cost (USD).")
     ] = None,
@@ -381,7 +383,7 @@ def run(
     agent: AgentOption = None,
 ) -> None:
     """Run one prompt: stream the answer, show each tool call, print the usage."""
-    from yiemagent.cli.mcp_options import refuse_lone_timeout
+    from yiemagent.cli.mcp_options import refuse_lone_bounds
     from yiemagent.cli.render import EventPrinter, JsonPrinter, PipeConsole
 
     if prompt == "-":
@@ -393,7 +395,7 @@ def run(
         )
     if sys.stdout is None:  # started with >&-: nowhere to put the answer, so do not ask
         raise CliError("standard output is closed: there is nowhere to write the answer")
-    refuse_lone_timeout(mcp_timeout, mcp, mcp_url)
+    refuse_lone_bounds(mcp, mcp_url, timeout_s=mcp_timeout, max_message_bytes=mcp_max_message_bytes)
     level = reasoning_level(reasoning)
     err = PipeConsole(stderr=True, highlight=False, soft_wrap=True, emoji=False)
     # stdout: the event log with --json (its agent_end holds the value), else with
@@ -455,7 +457,9 @@ def run(
         if mcp or mcp_url:
             from yiemagent.cli.mcp_options import attach_servers
 
-            close_mcp = attach_servers(context, mcp or [], mcp_url or [], mcp_timeout)
+            close_mcp = attach_servers(
+                context, mcp or [], mcp_url or [], mcp_timeout, mcp_max_message_bytes
+            )
         try:
             if resolved.api == "local":
                 _load_local(resolved, err)

@@ -1,6 +1,6 @@
-"""The `--mcp "command"`, `--mcp-url URL` and `--mcp-timeout S` options of `yiem run`,
-`yiem chat` and `yiem serve` (DESIGN §12): the MCP servers they name, connected, and their
-tools added.
+"""The `--mcp "command"`, `--mcp-url URL`, `--mcp-timeout S` and `--mcp-max-message-bytes N`
+options of `yiem run`, `yiem chat` and `yiem serve` (DESIGN §12): the MCP servers they name,
+connected, and their tools added.
 
 Errors are `YiemAgentError`s (a server that does not start, a missing `mcp` extra), which
 `yiem` prints as one line; this module imports nothing of the MCP SDK until a server is made.
@@ -28,7 +28,7 @@ __all__ = [
     "attach_servers",
     "close_all",
     "mcp_servers",
-    "refuse_lone_timeout",
+    "refuse_lone_bounds",
     "refuse_url_command",
 ]
 
@@ -47,18 +47,22 @@ def mcp_servers(
     *,
     url_option: str = "--mcp-url",
     timeout_s: float | None = None,
+    max_message_bytes: int | None = None,
 ) -> list[MCPServer]:
     """One server a command (stdio) and a URL (streamable HTTP); `timeout_s` (`--mcp-timeout`,
-    seconds) is how long each may stay silent about a call, None for the servers' default.
+    seconds) is how long each may stay silent about a call, `max_message_bytes`
+    (`--mcp-max-message-bytes`) the largest message each may send; None for the servers'
+    defaults.
 
     Raises:
         ConfigError: an empty command, one that is a URL (`refuse_url_command`), or one
             that does not split into words.
     """
     from yiemagent.mcp import MCPServerHTTP, MCPServerStdio
-    from yiemagent.mcp.servers import DEFAULT_TIMEOUT_S, masked_line
+    from yiemagent.mcp.servers import DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_TIMEOUT_S, masked_line
 
     silence_s = DEFAULT_TIMEOUT_S if timeout_s is None else timeout_s
+    size = DEFAULT_MAX_MESSAGE_BYTES if max_message_bytes is None else max_message_bytes
     servers: list[MCPServer] = []
     for command in commands:
         if not command.strip():
@@ -69,24 +73,31 @@ def mcp_servers(
         except ValueError as exc:  # an unclosed quote
             shown = masked_line(command)  # no key in the message (`--api-key ***`)
             raise ConfigError(f"--mcp {shown!r}: cannot split it into words: {exc}") from None
-        servers.append(MCPServerStdio(program, args, timeout_s=silence_s))
-    servers.extend(MCPServerHTTP(url, timeout_s=silence_s) for url in urls)
+        servers.append(MCPServerStdio(program, args, timeout_s=silence_s, max_message_bytes=size))
+    servers.extend(MCPServerHTTP(url, timeout_s=silence_s, max_message_bytes=size) for url in urls)
     for server in servers:
         server.timeout_option = "--mcp-timeout"
     return servers
 
 
-def refuse_lone_timeout(
-    timeout_s: float | None, commands: Sequence[str] | None, urls: Sequence[str] | None
+def refuse_lone_bounds(
+    commands: Sequence[str] | None,
+    urls: Sequence[str] | None,
+    *,
+    timeout_s: float | None = None,
+    max_message_bytes: int | None = None,
 ) -> None:
-    """Refuse `--mcp-timeout` given without a `--mcp` or `--mcp-url` server it would bound,
-    rather than leave it unused (an agent file's server takes `timeout_s` in its table).
+    """Refuse `--mcp-timeout` or `--mcp-max-message-bytes` given without a `--mcp` or
+    `--mcp-url` server it would bound, rather than leave it unused (an agent file's server
+    takes `timeout_s` and `max_message_bytes` in its table).
 
     Raises:
-        ConfigError: `timeout_s` is given and neither `commands` nor `urls` is.
+        ConfigError: naming the first bound given, when neither `commands` nor `urls` is.
     """
-    if timeout_s is not None and not commands and not urls:
-        raise ConfigError("--mcp-timeout goes with --mcp or --mcp-url: it bounds their servers")
+    given = {"--mcp-timeout": timeout_s, "--mcp-max-message-bytes": max_message_bytes}
+    lone = [option for option, value in given.items() if value is not None]
+    if lone and not commands and not urls:
+        raise ConfigError(f"{lone[0]} goes with --mcp or --mcp-url: it bounds their servers")
 
 
 def refuse_url_command(command: str, url_option: str = "--mcp-url") -> None:
@@ -117,13 +128,16 @@ def attach_servers(
     commands: Sequence[str],
     urls: Sequence[str],
     timeout_s: float | None = None,
+    max_message_bytes: int | None = None,
 ) -> Callable[[], None]:
     """`add_mcp_tools` on `context.tools` (`yiem run`): the servers' tools join them.
 
     Returns:
         A function that closes every connection (call it when the run is over).
     """
-    context.tools, close = add_mcp_tools(context.tools, commands, urls, timeout_s)
+    context.tools, close = add_mcp_tools(
+        context.tools, commands, urls, timeout_s, max_message_bytes
+    )
     return close
 
 
@@ -132,9 +146,10 @@ def add_mcp_tools(
     commands: Sequence[str],
     urls: Sequence[str],
     timeout_s: float | None = None,
+    max_message_bytes: int | None = None,
 ) -> tuple[list[AgentTool], Callable[[], None]]:
     """Connect each `--mcp` command and `--mcp-url` (`yiem run`, `yiem serve`), and return
-    `tools` with their tools added; `timeout_s` is `mcp_servers`'.
+    `tools` with their tools added; `timeout_s` and `max_message_bytes` are `mcp_servers`'.
 
     A command starting with `python` (or `python3`) runs on the Python that runs yiem,
     which has the MCP SDK. The servers' tools join by `add_servers`' rule: a server's tool
@@ -155,7 +170,7 @@ def add_mcp_tools(
     from yiemagent.mcp import add_servers
     from yiemagent.tools import ToolStore
 
-    servers = mcp_servers(commands, urls, timeout_s=timeout_s)
+    servers = mcp_servers(commands, urls, timeout_s=timeout_s, max_message_bytes=max_message_bytes)
     store = ToolStore("cli")
     for tool in tools:
         store.register(tool)

@@ -38,6 +38,7 @@ __all__ = [
     "CliError",
     "MaxTokensOption",
     "MaxTurnsOption",
+    "McpMaxMessageBytesOption",
     "McpOption",
     "McpTimeoutOption",
     "McpUrlOption",
@@ -100,6 +101,14 @@ McpTimeoutOption: TypeAlias = Annotated[
         "--mcp-timeout",
         min=0.001,
         help="Seconds an --mcp or --mcp-url server may stay silent about a call (default 30).",
+    ),
+]
+McpMaxMessageBytesOption: TypeAlias = Annotated[
+    int | None,
+    typer.Option(
+        "--mcp-max-message-bytes",
+        min=1,
+        help="Largest message (bytes) an --mcp or --mcp-url server may send (default 64 MiB).",
     ),
 ]
 BaseUrlOption: TypeAlias = Annotated[

@@ -39,6 +39,7 @@ from yiemagent.cli.options import (
     CliError,
     MaxTokensOption,
     MaxTurnsOption,
+    McpMaxMessageBytesOption,
     McpOption,
     McpTimeoutOption,
     McpUrlOption,
@@ -345,6 +346,7 @@ def serve(
     mcp: McpOption = None,
     mcp_url: McpUrlOption = None,
     mcp_timeout: McpTimeoutOption = None,
+    mcp_max_message_bytes: McpMaxMessageBytesOption = None,
     host: Annotated[
         str, typer.Option("--host", help="Address to bind (127.0.0.1: this machine only).")
     ] = "127.0.0.1",
@@ -381,7 +383,7 @@ def serve(
         ) from None
     from yiemagent import Agent
     from yiemagent.cli.chat.setup import compactor_for
-    from yiemagent.cli.mcp_options import refuse_lone_timeout
+    from yiemagent.cli.mcp_options import refuse_lone_bounds
 
     if not is_loopback(host) and not token:
         raise CliError(
@@ -393,7 +395,7 @@ def serve(
             check_origin(origin)  # now, not after the model has loaded
         except ConfigError as exc:
             raise CliError(f"--cors {exc}") from None
-    refuse_lone_timeout(mcp_timeout, mcp, mcp_url)
+    refuse_lone_bounds(mcp, mcp_url, timeout_s=mcp_timeout, max_message_bytes=mcp_max_message_bytes)
     if agent is not None:
         refuse_factory(agent, "serve")
         refuse_sampling_with_agent(agent, temperature, max_tokens)
@@ -411,7 +413,7 @@ def serve(
             from yiemagent.cli.mcp_options import add_mcp_tools
 
             agent_tools, close_mcp = add_mcp_tools(
-                agent_tools, mcp or [], mcp_url or [], mcp_timeout
+                agent_tools, mcp or [], mcp_url or [], mcp_timeout, mcp_max_message_bytes
             )
         store = open_store(sessions)
     except BaseException:

@@ -597,9 +597,10 @@ def _limits(value: Any) -> UsageLimits:
     return UsageLimits(**value)
 
 
-MCP_KEYS = ("command", "url", "prefix", "timeout_s")
-"""The keys of an `mcp` item given as a table: a `command` or a `url`, a `prefix`, and
-`timeout_s`, the seconds the server may stay silent about a call (`MCPServerStdio`'s)."""
+MCP_KEYS = ("command", "url", "prefix", "timeout_s", "max_message_bytes")
+"""The keys of an `mcp` item given as a table: a `command` or a `url`, a `prefix`,
+`timeout_s`, the seconds the server may stay silent about a call, and `max_message_bytes`,
+the largest message it may send (`MCPServerStdio`'s)."""
 
 _KEEP_BOTH = (
     'to keep both, give one of the servers a prefix: { command = "...", prefix = "..." } '
@@ -613,14 +614,14 @@ def _servers(base: Path, value: Any) -> list[tuple[MCPServer, str | None]]:
     or a table of `MCP_KEYS`. A command runs in the file's folder, so `python server.py`
     beside the file works from anywhere, as `tools` folders relative to it do."""
     from yiemagent.mcp import MCPServerHTTP, MCPServerStdio
-    from yiemagent.mcp.servers import DEFAULT_TIMEOUT_S
+    from yiemagent.mcp.servers import DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_TIMEOUT_S
 
     items = [value] if isinstance(value, (str, dict)) else value
     if not isinstance(items, list):
         raise _Problem("must be a server command or URL, a table, or a list of them")
     servers: list[tuple[MCPServer, str | None]] = []
     for item in items:
-        prefix, silence_s = None, DEFAULT_TIMEOUT_S
+        prefix, silence_s, size = None, DEFAULT_TIMEOUT_S, DEFAULT_MAX_MESSAGE_BYTES
         if isinstance(item, dict):
             unknown = sorted(set(item) - set(MCP_KEYS))
             if unknown:
@@ -630,16 +631,21 @@ def _servers(base: Path, value: Any) -> list[tuple[MCPServer, str | None]]:
             prefix = _text(item["prefix"]) if "prefix" in item else None
             if "timeout_s" in item:
                 silence_s = _seconds(item["timeout_s"], "timeout_s")
+            if "max_message_bytes" in item:
+                size = item["max_message_bytes"]
+                if not is_whole_number(size, 1):
+                    raise _Problem(f"max_message_bytes must be a whole number >= 1, not {size!r}")
             if "url" in item and not _text(item["url"]).startswith(("http://", "https://")):
                 raise _Problem(f"url must start with http:// or https://, not {item['url']!r}")
             item = _text(item.get("command", item.get("url")))
         elif not isinstance(item, str):
             raise _Problem("must be a server command or URL, a table, or a list of them")
         if item.startswith(("http://", "https://")):
-            servers.append((MCPServerHTTP(item, timeout_s=silence_s), prefix))
+            http = MCPServerHTTP(item, timeout_s=silence_s, max_message_bytes=size)
+            servers.append((http, prefix))
         elif item.strip():
             # a ConfigError: an unclosed quote
-            server = MCPServerStdio(item, cwd=base, timeout_s=silence_s)
+            server = MCPServerStdio(item, cwd=base, timeout_s=silence_s, max_message_bytes=size)
             servers.append((server, prefix))
         else:
             raise _Problem("an empty server command")

@@ -37,9 +37,9 @@ def _open_log(path: Path) -> TextIO:
     return path.open("a", buffering=1, encoding="utf-8")
 
 
-def _stdio(mcp: Any, command: str, log: TextIO | None, timeout_s: float) -> Any:
-    """The `--mcp` server of `command`, its stderr going to `log`, silent at most `timeout_s`
-    seconds about a call.
+def _stdio(mcp: Any, command: str, log: TextIO | None, bounds: dict[str, Any]) -> Any:
+    """The `--mcp` server of `command`, its stderr going to `log`, with `bounds` (its
+    `timeout_s` and `max_message_bytes`).
 
     Raises:
         ConfigError: `command` is a URL (it goes with `--mcp-url`) or does not split.
@@ -47,7 +47,7 @@ def _stdio(mcp: Any, command: str, log: TextIO | None, timeout_s: float) -> Any:
     from yiemagent.cli.mcp_options import refuse_url_command
 
     refuse_url_command(command)
-    return mcp.MCPServerStdio(command, stderr=log, timeout_s=timeout_s)
+    return mcp.MCPServerStdio(command, stderr=log, **bounds)
 
 
 async def start_mcp_servers(app: ChatHost) -> None:
@@ -60,15 +60,16 @@ async def start_mcp_servers(app: ChatHost) -> None:
     log_path = app.setup.history_path.parent / "mcp.log"
     if options.mcp and app.setup.mcp_log is None:
         app.setup.mcp_log = _open_log(log_path)
-    silence_s = options.mcp_timeout_s
-    if silence_s is None:
-        silence_s = importlib.import_module("yiemagent.mcp.servers").DEFAULT_TIMEOUT_S
+    defaults = importlib.import_module("yiemagent.mcp.servers")
+    bounds = {
+        "timeout_s": options.mcp_timeout_s or defaults.DEFAULT_TIMEOUT_S,
+        "max_message_bytes": options.mcp_max_message_bytes or defaults.DEFAULT_MAX_MESSAGE_BYTES,
+    }  # the options are None or above 0
     errlog = app.setup.mcp_log
     made: list[tuple[str, Callable[[], Any]]] = [
-        *((spec, functools.partial(_stdio, mcp, spec, errlog, silence_s)) for spec in options.mcp),
-        *((url, functools.partial(mcp.MCPServerHTTP, url, timeout_s=silence_s))
-          for url in options.mcp_urls),
-    ]  # fmt: skip
+        *((spec, functools.partial(_stdio, mcp, spec, errlog, bounds)) for spec in options.mcp),
+        *((url, functools.partial(mcp.MCPServerHTTP, url, **bounds)) for url in options.mcp_urls),
+    ]
     folder = set(app.setup.store.tools)  # what a server's tool of the same name replaces
     for spec, make in made:
         server = None

@@ -15,6 +15,7 @@ from yiemagent.cli.options import (
     BaseUrlOption,
     MaxTokensOption,
     MaxTurnsOption,
+    McpMaxMessageBytesOption,
     McpOption,
     McpTimeoutOption,
     McpUrlOption,
@@ -37,6 +38,7 @@ def chat(
     mcp: McpOption = None,
     mcp_url: McpUrlOption = None,
     mcp_timeout: McpTimeoutOption = None,
+    mcp_max_message_bytes: McpMaxMessageBytesOption = None,
     session: Annotated[
         str | None,
         typer.Option("--session", help="Resume (or start) the stored session NAME."),
@@ -70,7 +72,7 @@ def chat(
     import sys
 
     from yiemagent.cli.chat.setup import ChatOptions, build_setup
-    from yiemagent.cli.mcp_options import refuse_lone_timeout
+    from yiemagent.cli.mcp_options import refuse_lone_bounds
     from yiemagent.cli.options import DEFAULT_MODEL, reasoning_level
     from yiemagent.cli.teams import refuse_factory, refuse_sampling_with_agent
     from yiemagent.errors import ConfigError
@@ -81,7 +83,7 @@ def chat(
             check_session_id(session)
         except ConfigError as exc:
             raise ConfigError(f"--session: {exc}") from None
-    refuse_lone_timeout(mcp_timeout, mcp, mcp_url)
+    refuse_lone_bounds(mcp, mcp_url, timeout_s=mcp_timeout, max_message_bytes=mcp_max_message_bytes)
     if agent is not None:
         refuse_factory(agent, "chat")
         refuse_sampling_with_agent(agent, temperature, max_tokens)
@@ -96,6 +98,7 @@ def chat(
         mcp=list(mcp or []),
         mcp_urls=list(mcp_url or []),
         mcp_timeout_s=mcp_timeout,
+        mcp_max_message_bytes=mcp_max_message_bytes,
         base_url=base_url,
         tool_calls=tool_calls,
         compaction=not no_compaction,

@@ -94,6 +94,8 @@ class ChatOptions:
     """`--mcp-url URL`: streamable-HTTP MCP servers to connect to."""
     mcp_timeout_s: float | None = None
     """`--mcp-timeout S`: seconds those servers may stay silent about a call (None: 30)."""
+    mcp_max_message_bytes: int | None = None
+    """`--mcp-max-message-bytes N`: the largest message those servers may send (None: 64 MiB)."""
     base_url: str | None = None
     tool_calls: str | None = None
     """`--tool-calls MODE`: how a local server's model calls tools (None: its default)."""
