@@ -384,7 +384,10 @@ def _arguments_model(
     fields: dict[str, Any] = {}
     for index, param in enumerate(params):
         annotation = _pydantic_ready(hints.get(param.name, Any))
-        default = ... if param.default is inspect.Parameter.empty else param.default
+        # No default of the function's own: a `Field(default=...)` in the hint may give one
+        # (`...` would override it and make the parameter required).
+        no_default = pydantic_core.PydanticUndefined
+        default = no_default if param.default is inspect.Parameter.empty else param.default
         # The parameter's name is the field's alias (unless the hint gives its own): as a
         # field name, one like `model_config`, `model_extra` or `_id` is taken by pydantic
         # (the function got the model's config, a property's value, or nothing).
