@@ -37,8 +37,10 @@ once:
 
 Workers are created on demand, up to `max_workers` running at once; an idle worker is reused
 (the most recently idle first, whose stack is warm); calls beyond `max_workers` wait in a
-backlog for the next worker to finish. They are daemon threads: a tool that never returns
-(abandoned after its timeout or an abort) does not keep the interpreter from exiting.
+backlog for the next worker to finish, as do calls for which no new worker can be started
+(the process is out of descriptors or threads) while others run. They are daemon threads:
+a tool that never returns (abandoned after its timeout or an abort) does not keep the
+interpreter from exiting.
 The future of an abandoned call may be cancelled: its late outcome is dropped, as is one for
 a loop that was closed meanwhile.
 
@@ -502,8 +504,8 @@ class ToolThreads:
             runs to its end on its thread and its outcome is dropped.
 
         Raises:
-            OSError, RuntimeError: no worker thread could be started (descriptors or threads
-            exhausted).
+            RuntimeError: no worker thread could be started (descriptors or threads
+            exhausted) and none exists to wait for; when some exist the call waits for one.
         """
         future = loop.create_future()
         inbox = self._inbox(loop)
@@ -519,11 +521,7 @@ class ToolThreads:
             with self._lock:
                 if self._idle:
                     worker = self._idle.pop()
-                elif len(self._workers) < self._max_workers:
-                    # under the lock, so the count never passes max_workers
-                    name = f"{self._prefix}_{len(self._workers) + 1}"
-                    self._workers.append(_Worker(self, name, job))
-                else:
+                elif len(self._workers) >= self._max_workers or not self._start_worker(job):
                     job.unclaimed.clear()  # it waits: the worker that takes it hands it over
                     self._backlog.append(job)
                     return future
@@ -541,6 +539,24 @@ class ToolThreads:
             if job.claim() and inbox is not None:
                 inbox.patient = True
         return future
+
+    def _start_worker(self, job: _Call) -> bool:
+        """Start a worker thread on `job` (under `_lock`, so the count never passes
+        `max_workers`). False: none could be started (descriptors or threads exhausted)
+        but workers exist, so `job` may wait for one of them.
+
+        Raises:
+            RuntimeError: no worker could be started and none exists (the reason in its
+                text).
+        """
+        try:
+            self._workers.append(_Worker(self, f"{self._prefix}_{len(self._workers) + 1}", job))
+        except (OSError, RuntimeError) as exc:
+            if not self._workers:
+                why = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+                raise RuntimeError(f"no thread could be started for the tool: {why}") from None
+            return False
+        return True
 
     def next_job(self, worker: _Worker) -> _Call | None:
         """On a worker that finished a call: the next waiting call, or None after it has
@@ -916,7 +932,7 @@ class ProcessCall:
         Raises:
             ToolRaised: the tool raised a `BaseException` (its `exception_summary`).
             RuntimeError: the tool raised an `Exception` (its text), the process was killed
-                (`kill`), or it died.
+                (`kill`), died, or could not be started (out of file descriptors).
         """
         proc = self._checkout()
         try:
@@ -958,7 +974,12 @@ class ProcessCall:
         with _idle_lock:
             proc = _idle.pop() if _idle else None
         if proc is None:
-            proc = _spawn()
+            try:
+                proc = _spawn()
+            except OSError as exc:  # out of descriptors (EMFILE), processes, memory
+                raise RuntimeError(
+                    f"the tool process could not be started: {exc.strerror or exc}"
+                ) from None
         with self._lock:
             self._proc = proc
             self.pid = proc.pid
