@@ -23,6 +23,7 @@ from yiemagent import (
     AgentContext,
     AgentLoopConfig,
     AgentTool,
+    AgentToolResult,
     AssistantMessage,
     BeforeToolCallResult,
     Handoff,
@@ -209,3 +210,42 @@ async def test_a_plain_tool_may_run_another_agent_but_not_its_own() -> None:
     results = [m for m in agent.state.messages if isinstance(m, ToolResultMessage)]
     assert (results[0].is_error, text_of(results[0].content)) == (False, "inner answer")
     assert results[1].is_error and "already running" in text_of(results[1].content)
+
+
+@pytest.mark.parametrize("mode", ["sequential", "parallel"])
+async def test_a_tool_added_in_a_batch_is_callable_from_the_next_reply(mode: str) -> None:
+    # pydantic-ai #7271: a tool must be revealed to the model before it can be called; a
+    # call in the same reply as the one that adds it is answered as not offered
+    holder: list[Agent[Any]] = []
+
+    def helper(call_id: str, args: Any, signal: Any, on_update: Any) -> str:
+        return "helped"
+
+    def reveal(call_id: str, args: Any, signal: Any, on_update: Any) -> AgentToolResult:
+        holder[0].tool_store.register(AgentTool("helper", "h", "h", SCHEMA, helper))
+        return AgentToolResult("revealed", added_tool_names=["helper"])
+
+    fm = FauxModel(
+        [
+            faux_message(faux_tool_call("reveal", {}), faux_tool_call("helper", {})),
+            faux_message(faux_tool_call("helper", {})),
+            "ok",
+        ]
+    )
+    agent = Agent(
+        model=fm.model,
+        stream_fn=fm.stream_fn,
+        tools=[AgentTool("reveal", "r", "r", SCHEMA, reveal)],
+        tool_execution=mode,
+    )
+    holder.append(agent)
+    await agent.prompt("go")
+    results = [m for m in agent.state.messages if isinstance(m, ToolResultMessage)]
+    assert [(m.tool_name, m.is_error) for m in results] == [
+        ("reveal", False),
+        ("helper", True),
+        ("helper", False),
+    ]
+    assert text_of(results[1].content) == 'Tool "helper" not found. Available tools: reveal'
+    assert [t.name for t in fm.contexts[1].tools] == ["reveal", "helper"]
+    assert results[0].added_tool_names == ["helper"]

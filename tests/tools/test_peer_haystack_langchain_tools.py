@@ -24,11 +24,13 @@ from pydantic import BaseModel, Field
 
 from yiemagent import (
     AbortSignal,
+    AfterToolCallResult,
     Agent,
     AgentTool,
     AgentToolResult,
     AssistantMessage,
     ConfigError,
+    ImageContent,
     TextContent,
     ToolResultMessage,
     tool,
@@ -432,3 +434,54 @@ def test_two_tools_of_one_name_are_refused() -> None:
     # test_init_fails_with_duplicate_tool_names
     with pytest.raises(ConfigError, match="tool names must be unique"):
         Agent(tools=[tool(weather_report), tool(weather_report)])
+
+
+PNG = (
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQ"
+    "AAAABJRU5ErkJggg=="
+)
+"""A 1x1 PNG."""
+
+
+async def test_content_blocks_a_tool_returns_are_the_results_content() -> None:
+    # test_tool_message_content_blocks: a list of blocks stays a list of blocks
+    def screenshot() -> list[Any]:
+        """Take a screenshot."""
+        return ["the screen:", ImageContent(data=PNG, mime_type="image/png")]
+
+    [result], fm = await results_of([tool(screenshot)], [("screenshot", {})])
+    assert [type(b) for b in result.content] == [TextContent, ImageContent]
+    [sent] = [m for m in fm.contexts[1].messages if isinstance(m, ToolResultMessage)]
+    assert [type(b) for b in sent.content] == [TextContent, ImageContent]
+
+
+async def test_a_tool_error_may_be_answered_in_the_applications_words() -> None:
+    # handle_tool_error="..." / a callable: an after_tool_call rewrites an error's text
+    def flaky(x: int) -> str:
+        """Fails."""
+        raise RuntimeError("connection reset by peer (10.0.0.7)")
+
+    def polite(ctx: Any, signal: Any) -> AfterToolCallResult | None:
+        if ctx.is_error:
+            return AfterToolCallResult(content=[TextContent("The service is busy; try later.")])
+        return None
+
+    fm = FauxModel([faux_message(faux_tool_call("flaky", {"x": 1})), "ok"])
+    agent = Agent(
+        model=fm.model, stream_fn=fm.stream_fn, tools=[tool(flaky)], after_tool_call=polite
+    )
+    await agent.prompt("go")
+    [result] = [m for m in agent.state.messages if isinstance(m, ToolResultMessage)]
+    assert result.is_error and text_of(result.content) == "The service is busy; try later."
+
+
+async def test_a_tool_that_returns_directly_ends_the_run_with_its_text() -> None:
+    # return_direct=True: the tool's output is the answer; the model is not asked again
+    def lookup(key: str) -> AgentToolResult:
+        """Look it up."""
+        return AgentToolResult([TextContent(f"value of {key}")], terminate=True)
+
+    fm = FauxModel([faux_message(faux_tool_call("lookup", {"key": "k"})), "never asked"])
+    agent = Agent(model=fm.model, stream_fn=fm.stream_fn, tools=[tool(lookup)])
+    reply = await agent.prompt("go")
+    assert fm.call_count == 1 and reply.text.endswith("value of k")
