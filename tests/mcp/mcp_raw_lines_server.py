@@ -11,6 +11,7 @@ ways the SDK's own server never does, for the tests of the client's line reader:
     python mcp_raw_lines_server.py huge        # text "N" answers N bytes of text, id first
     python mcp_raw_lines_server.py huge_id_last  # the same, the id after the result
     python mcp_raw_lines_server.py huge_notice   # a log notification of N bytes, then the answer
+    python mcp_raw_lines_server.py huge_late     # as `huge`, after 6 s of silence
 
 It lists one tool, `echo`, which answers its `text`.
 """
@@ -64,8 +65,10 @@ def huge(request: dict[str, Any], size: int) -> None:
         write(b'"}}' + END)
         write(line(request, {"content": [{"type": "text", "text": str(size)}]}))
         return
+    if MODE == "huge_late":
+        time.sleep(6)
     request_id = b'"id": %d' % request["id"]
-    head = b'{"jsonrpc": "2.0", ' + (request_id + b", " if MODE == "huge" else b"")
+    head = b'{"jsonrpc": "2.0", ' + (b"" if MODE == "huge_id_last" else request_id + b", ")
     write(head + b'"result": {"content": [{"type": "text", "text": "')
     write_long(size)
     write(b'"}]}' + (b", " + request_id if MODE == "huge_id_last" else b"") + b"}" + END)

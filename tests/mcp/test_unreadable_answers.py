@@ -272,6 +272,44 @@ async def test_a_notification_past_the_bound_is_one_warning_and_the_call_goes_on
     )
 
 
+@pytest.mark.skipif(not Path("/proc/self/statm").exists(), reason="reads RSS from /proc")
+async def test_a_line_past_the_bound_answering_a_call_that_timed_out_is_one_warning(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The call went silent past its `timeout_s` and failed; its 100 MB answer comes later,
+    with no call waiting for it: one warning naming the server, the line skipped in bounded
+    memory, and the next call is answered."""
+    caplog.set_level(logging.WARNING)
+
+    def warnings() -> list[str]:
+        return [r.getMessage() for r in caplog.records if "max_message_bytes" in r.getMessage()]
+
+    options = {"max_message_bytes": _MiB, "timeout_s": 3}
+    async with MCPServerStdio(
+        sys.executable, [RAW_LINES, "huge_late"], name="late", **options
+    ) as server:
+        store = ToolStore("late")
+        await add_server(store, server)
+        with _PeakRss() as rss:
+            [big] = await asyncio.wait_for(run_calls(store, ("echo", {"text": "100000000"})), 60)
+            for _ in range(1200):  # the server writes the line after 6 s
+                if warnings():
+                    break
+                await asyncio.sleep(0.1)
+            # answered on the line after the long one, once all of it is skipped: within
+            # `timeout_s`, since bytes about another call are silence about this one
+            [small] = await asyncio.wait_for(run_calls(store, ("echo", {"text": "again"})), 60)
+    assert big.is_error and "went silent" in text(big), text(big)
+    [warning] = warnings()
+    assert re.fullmatch(
+        r"MCP server late wrote a line longer than its max_message_bytes \(1048576 bytes\), "
+        r"""skipped: '\{"jsonrpc": "2.0", "id": \d+, "result": \{"content": .*'\.\.\.""",
+        warning,
+    ), warning
+    assert (small.is_error, text(small)) == (False, "again")
+    assert rss.peak - rss.start < 40 * _MiB, (rss.start, rss.peak)  # not the line whole
+
+
 def test_max_message_bytes_below_one_is_refused() -> None:
     with pytest.raises(ConfigError, match=r"max_message_bytes must be >= 1, not 0"):
         MCPServerStdio("python server.py", max_message_bytes=0)
