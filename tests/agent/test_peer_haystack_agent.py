@@ -19,12 +19,15 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from yiemagent import (
     AfterToolCallResult,
     AgentEndEvent,
     AgentToolResult,
     AssistantMessage,
     BeforeToolCallResult,
+    MessageInputError,
     TextContent,
     ToolResultMessage,
     TurnContext,
@@ -316,3 +319,33 @@ async def test_a_before_tool_hook_changes_the_arguments_the_tool_gets() -> None:
         c for m in agent.state.messages if isinstance(m, AssistantMessage) for c in m.tool_calls
     ]
     assert call.arguments == {"content": "original"}
+
+
+async def test_the_system_prompt_is_what_the_model_reads_first() -> None:
+    # test_run_with_system_prompt
+    fm = FauxModel(["sunny"])
+    agent = faux_agent(fm, system_prompt="This is a system prompt.", tools=[weather_tool()])
+    await agent.prompt("What is the weather in Berlin?")
+    assert fm.contexts[0].system_prompt == "This is a system prompt."
+    assert [type(m) for m in fm.contexts[0].messages] == [UserMessage]
+
+
+async def test_a_prompt_of_no_messages_is_refused_before_any_call() -> None:
+    # test_run_no_messages: haystack returns no messages; here it is one clear error
+    fm = FauxModel(["never asked"])
+    agent = faux_agent(fm)
+    with pytest.raises(MessageInputError, match="at least one message"):
+        await agent.prompt([])
+    assert fm.call_count == 0 and agent.state.messages == []
+
+
+async def test_a_runs_own_tools_are_offered_beside_the_agents() -> None:
+    # test_run_with_tools_run_param: haystack's run tools replace the agent's; here they
+    # are added for that run (docs/teams.md, "A run's own tools")
+    fm = FauxModel([weather_call(), "sunny", "later"])
+    agent = faux_agent(fm, tools=[search_tool()])
+    await agent.prompt("Weather in Berlin?", tools=[weather_tool()])
+    assert [t.name for t in fm.contexts[0].tools] == ["search", "weather_tool"]
+    assert not results(agent)[0].is_error
+    await agent.prompt("and then?")
+    assert [t.name for t in fm.contexts[2].tools] == ["search"]
