@@ -114,14 +114,16 @@ def output_answer(end: AgentEndEvent) -> str | None:
 
 
 def output_refused(result: str) -> str:
-    """The line saying the output tool refused an answer, from the tool's error `result`
-    (its problem lines, `- $.legs: 'eight' is not of type 'integer'`): the model is asked
-    again, or the run ends in error. The output tool is how a typed run hands over its
-    answer, plumbing to a user, so a call of it is shown only by this line, when refused."""
+    """The line saying the output tool refused an answer, from the tool's error `result`:
+    its problem lines (`- $.legs: 'eight' is not of type 'integer'`) when the value did not
+    validate, else the result itself, which says why no value was checked (a call cut off
+    by the output token limit is no schema problem). The model is asked again, or the run
+    ends in error. The output tool is how a typed run hands over its answer, plumbing to a
+    user, so a call of it is shown only by this line, when refused."""
     problems = [line[2:].strip() for line in result.splitlines() if line.startswith("- ")]
-    return "✗ the answer does not match the schema: " + one_line(
-        "; ".join(problems) or result, _RESULT_CHARS
-    )
+    if not problems:
+        return "✗ the answer was not taken: " + one_line(result, _RESULT_CHARS)
+    return "✗ the answer does not match the schema: " + one_line("; ".join(problems), _RESULT_CHARS)
 
 
 def usage_line(usage: Usage, elapsed_s: float) -> str:
