@@ -84,3 +84,37 @@ def test_an_instance_s_method_tool_goes_with_the_instance() -> None:
     del gone
     gc.collect()
     assert ref() is None
+
+
+class Rates:
+    base = 100
+
+    @tool
+    @classmethod
+    def convert(cls, amount: int) -> str:
+        """Convert an amount at the class's base rate."""
+        return f"{cls.__name__}: {amount * cls.base}"
+
+    @tool
+    @staticmethod
+    def round_up(amount: float) -> int:
+        """Round an amount up."""
+        return -int(-amount // 1)
+
+
+async def test_class_and_static_methods_decorated_in_their_class_body_are_tools() -> None:
+    """`@tool` over `@classmethod` raised a bare TypeError ("<classmethod ...> is not a
+    callable object"); the class now holds the tool of the method bound to it."""
+    instance_read = Rates().convert
+    assert isinstance(Rates.convert, AgentTool) and Rates.convert is instance_read
+    assert Rates.convert.input_schema["required"] == ["amount"]
+    assert "cls" not in Rates.convert.input_schema["properties"]
+    calls = [faux_tool_call("convert", {"amount": 3}), faux_tool_call("round_up", {"amount": 2.5})]
+    fm = FauxModel([faux_message(*calls), "ok"])
+    agent = Agent(model=fm.model, stream_fn=fm.stream_fn, tools=[Rates.convert, Rates.round_up])
+    await agent.prompt("convert")
+    results = [m for m in agent.state.messages if isinstance(m, ToolResultMessage)]
+    assert [(r.is_error, text_of(r.content)) for r in results] == [
+        (False, "Rates: 300"),
+        (False, "3"),
+    ]

@@ -8,7 +8,8 @@ description from the docstring's summary and body, the label from the name (`get
 time").
 Parameters named `tool_call_id`, `signal` and `on_update` are injected by the pipeline and left
 out of the schema. A method decorated in its class body is, read from an instance, the tool of
-that instance's bound method (`self` is no argument the model gives).
+that instance's bound method (`self` is no argument the model gives); a `@classmethod` so
+decorated is the tool of the method bound to its class, a `@staticmethod` of its function.
 
 The generated `execute(tool_call_id, args, signal, on_update)` converts the (already
 schema-validated) arguments with the pydantic model, so a parameter typed as a model or a
@@ -190,11 +191,42 @@ def tool(
             "requires_approval": requires_approval,
             "local_names": local_names,
         }
+        if isinstance(func, classmethod):
+            return _ClassMethodTool.of(func, options)
         if _method_of(func) and local_names.get("__qualname__") == _owner_name(func):
             return _MethodTool.of(func, options)  # decorated in its class body
         return _build_tool(func, **options)
 
     return build if fn is None else build(fn)
+
+
+@dataclasses.dataclass(slots=True, eq=False)
+class _ClassMethodTool(AgentTool):
+    """`@tool` over `@classmethod` in a class body. Until the class exists its schema leaves
+    `cls` out and a call says what to use; once it does (`__set_name__`), the class holds
+    the tool of the method bound to it in its place (a subclass reads that same tool)."""
+
+    method: Any = dataclasses.field(default=None, repr=False)
+    options: dict[str, Any] = dataclasses.field(default_factory=dict, repr=False)
+
+    @classmethod
+    def of(cls, method: Any, options: dict[str, Any]) -> _ClassMethodTool:
+        func = method.__func__
+        shape = _build_tool(functools.partial(func, None), **options)  # the schema sans cls
+
+        def execute(
+            tool_call_id: str, args: dict[str, Any], signal: AbortSignal, on_update: OnUpdate
+        ) -> str:
+            raise ValueError(
+                f"tool {shape.name!r} is a classmethod outside a class body: give the tool "
+                f"of the bound method, tool(SomeClass.{func.__name__})"
+            )
+
+        fields = {f.name: getattr(shape, f.name) for f in dataclasses.fields(AgentTool)}
+        return cls(**{**fields, "execute": execute}, method=method, options=options)
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        setattr(owner, name, _build_tool(self.method.__get__(None, owner), **self.options))
 
 
 def _owner_name(func: Callable[..., Any]) -> str:
