@@ -118,6 +118,15 @@ def test_a_base_url_for_the_embedded_model_is_refused_not_ignored() -> None:
         get_model("local/qwen2.5-coder-0.5b", base_url="http://127.0.0.1:8080/v1")
 
 
+@pytest.mark.parametrize("vision", [True, False])
+@pytest.mark.parametrize("name", ["openai/gpt-4o", "anthropic/claude-sonnet-4-5", "gpt-4o-mini"])
+def test_vision_for_a_hosted_model_is_refused_not_ignored(name: str, vision: bool) -> None:
+    """A hosted model's modalities are known: `vision=False` was taken silently, and a
+    model that reads images was still sent them."""
+    with pytest.raises(ProviderError, match=r"vision is for local servers .*, not"):
+        get_model(name, vision=vision)
+
+
 def test_local_server_models_and_their_tool_call_modes() -> None:
     """`ollama/<id>` at Ollama's default URL with text tool calls;
     `openai-compatible/<id>` native unless `tool_calls` says text or schema;

@@ -91,6 +91,10 @@ def test_a_local_servers_model_thinks_when_its_agent_has_a_level(
             "vision is for local servers (openai-compatible/..., ollama/...), not 'openai/gpt-4o'",
         ),
         (
+            '{ name = "openai/gpt-4o", vision = false }',
+            "vision is for local servers (openai-compatible/..., ollama/...), not 'openai/gpt-4o'",
+        ),
+        (
             '{ name = "openai-compatible/m" }',
             "'openai-compatible/m' needs base_url, the server's OpenAI API root",
         ),

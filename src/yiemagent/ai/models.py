@@ -342,8 +342,8 @@ def get_model(
             "openai-compatible/…" without `base_url`, "azure/…" without it or
             `AZURE_OPENAI_ENDPOINT`, a `base_url` that is not http(s),
             a `base_url` for an embedded model, `tool_calls` for a hosted model or with
-            an unknown value, `vision` or `reasoning` for a model that is not a local
-            server's, or an `OLLAMA_HOST` naming no server for "ollama/…".
+            an unknown value, `vision` (True or False) or `reasoning` for a model that is
+            not a local server's, or an `OLLAMA_HOST` naming no server for "ollama/…".
     """
     provider, sep, model_id = name.partition("/")
     if base_url is not None and not base_url.startswith(("http://", "https://")):
@@ -387,7 +387,7 @@ def get_model(
         )
     local_only = (
         ("tool_calls", tool_calls is not None),
-        ("vision", bool(vision)),
+        ("vision", vision is not None),  # False too: a hosted model's modalities are known
         ("reasoning", reasoning),
     )
     for option, value in local_only:
