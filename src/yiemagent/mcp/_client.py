@@ -127,6 +127,7 @@ class MCPToolSource:
         parallel: bool,
         timeout_s: float | None,
         max_result_chars: int | None = None,
+        requires_approval: bool | frozenset[str] = False,
     ) -> None:
         self.store = store
         self.server = server
@@ -134,6 +135,7 @@ class MCPToolSource:
         self.parallel = parallel
         self.timeout_s = timeout_s
         self.max_result_chars = max_result_chars
+        self.requires_approval = requires_approval
         self._lock = threading.Lock()
         self._tools: dict[str, AgentTool] = {}  # local name -> the AgentTool we registered
         self.remove_listener = lambda: None
@@ -180,8 +182,15 @@ class MCPToolSource:
                 execute=_executor(self, remote.name, name),
                 parallel=self.parallel,
                 timeout_s=self.timeout_s,
+                requires_approval=self._held(remote.name),
             )
         return built
+
+    def _held(self, remote_name: str) -> bool:
+        """Whether the server's tool `remote_name` holds its calls for approval."""
+        if isinstance(self.requires_approval, bool):
+            return self.requires_approval
+        return remote_name in self.requires_approval
 
     def register(
         self,
@@ -306,6 +315,7 @@ async def add_server(
     parallel: bool = True,
     timeout_s: float | None = None,
     max_result_chars: int | None = DEFAULT_MAX_RESULT_CHARS,
+    requires_approval: bool | Collection[str] = False,
 ) -> list[str]:
     """Connect `server` (if needed) and register its tools in a store.
 
@@ -321,24 +331,42 @@ async def add_server(
         max_result_chars: the most characters of text a call's result keeps; the rest is
             cut, with a note saying how much there was (None: no limit). A result larger
             than the model's context would fail every later model call of the session.
+        requires_approval: hold calls for a person's decision (`docs/approvals.md`): True
+            for every tool of the server, or the names of those that need it, as the server
+            names them (before `prefix`).
 
     Returns:
         The registered tool names, in the server's order.
 
     Raises:
         ConfigError: the `mcp` extra is missing, `prefix` or `max_result_chars` is
-            invalid, or a tool name is already in the store (the text names both sources;
-            nothing is registered).
+            invalid, `requires_approval` names a tool the server has not, or a tool name
+            is already in the store (the text names both sources; nothing is registered).
         MCPConnectionError: the server could not be started or did not answer in time.
     """
     _check_prefix(prefix)
     if max_result_chars is not None and max_result_chars < 1:
         raise ConfigError(f"max_result_chars must be >= 1 or None, not {max_result_chars!r}")
+    if isinstance(requires_approval, str):  # a text is a collection of its characters
+        raise ConfigError(
+            f"requires_approval is a text, {requires_approval!r}: give a list of tool names"
+        )
+    held = (
+        requires_approval if isinstance(requires_approval, bool) else frozenset(requires_approval)
+    )
     owner = None if isinstance(target, ToolStore) else target
     store = target if isinstance(target, ToolStore) else target.tool_store
     if not isinstance(store, ToolStore):
         raise ConfigError(f"add_server needs a ToolStore or an Agent, got {type(target).__name__}")
     await server.connect()
+    if not isinstance(held, bool):
+        unknown = sorted(held - {remote.name for remote in server.tools})
+        if unknown:
+            raise ConfigError(
+                f"requires_approval names no tool of {server.label}: "
+                + ", ".join(map(repr, unknown))
+                + f" (its tools: {', '.join(remote.name for remote in server.tools)})"
+            )
     source = MCPToolSource(
         store,
         server,
@@ -346,6 +374,7 @@ async def add_server(
         parallel=parallel,
         timeout_s=timeout_s,
         max_result_chars=max_result_chars,
+        requires_approval=held,
     )
     source.register(server.tools)
     source.remove_listener = server.add_tools_listener(source.sync)
