@@ -13,6 +13,7 @@ refuses it), while its own agent answers it busy, as any prompt during a run."""
 from __future__ import annotations
 
 import logging
+import math
 from typing import Any
 
 import pytest
@@ -26,6 +27,7 @@ from yiemagent import (
     AgentToolResult,
     AssistantMessage,
     BeforeToolCallResult,
+    ConfigError,
     Handoff,
     TextContent,
     ToolResultMessage,
@@ -249,3 +251,33 @@ async def test_a_tool_added_in_a_batch_is_callable_from_the_next_reply(mode: str
     assert text_of(results[1].content) == 'Tool "helper" not found. Available tools: reveal'
     assert [t.name for t in fm.contexts[1].tools] == ["reveal", "helper"]
     assert results[0].added_tool_names == ["helper"]
+
+
+HUGE = 10**400
+"""An int no float holds: openai-agents #4101 refuses it for a time limit."""
+
+
+@pytest.mark.parametrize("option", ["tool_timeout_s", "stream_idle_timeout_s"])
+def test_a_time_limit_no_float_holds_is_refused_naming_it(option: str) -> None:
+    # before, it was taken, and every tool call (or the first model call) then failed
+    # with "int too large to convert to float"
+    fm = FauxModel(["never asked"])
+    with pytest.raises(ConfigError, match=f"^{option} must be > 0 seconds or None"):
+        Agent(model=fm.model, stream_fn=fm.stream_fn, **{option: HUGE})
+    with pytest.raises(ConfigError, match="timeout_s must be > 0 seconds"):
+        AgentTool("t", "t", "t", SCHEMA, lambda *a: "x", timeout_s=HUGE)
+
+
+async def test_an_endless_time_limit_is_no_limit() -> None:
+    fm = FauxModel([faux_message(faux_tool_call("t", {})), "ok"])
+    made = AgentTool("t", "t", "t", SCHEMA, lambda *a: "fine", timeout_s=math.inf)
+    agent = Agent(
+        model=fm.model,
+        stream_fn=fm.stream_fn,
+        tools=[made],
+        tool_timeout_s=math.inf,
+        stream_idle_timeout_s=math.inf,
+    )
+    assert (await agent.prompt("go")).text == "ok"
+    [result] = [m for m in agent.state.messages if isinstance(m, ToolResultMessage)]
+    assert text_of(result.content) == "fine"

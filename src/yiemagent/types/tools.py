@@ -5,6 +5,7 @@ from __future__ import annotations
 import inspect
 import json
 import re
+import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias, TypeGuard
@@ -101,11 +102,18 @@ def binds(signature: inspect.Signature, count: int) -> bool:
     return True
 
 
+_LARGEST_FLOAT = sys.float_info.max
+
+
 def is_seconds(value: object) -> bool:
     """Whether `value` is a number of seconds a bound can wait: an `int` or `float` above 0
     (not a bool, not NaN; a text such as "30" is no number: a caller passing one gets told
-    so, not a `TypeError` from a comparison later)."""
-    return isinstance(value, int | float) and not isinstance(value, bool) and value > 0
+    so, not a `TypeError` from a comparison later; an `int` too large for a float, such as
+    `10**400`, is none either: the event loop's timer takes floats, and every call it bounds
+    would fail. `math.inf` is a bound that never ends)."""
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return False
+    return value > 0 and (isinstance(value, float) or value <= _LARGEST_FLOAT)
 
 
 def is_whole_number(value: object, least: int) -> TypeGuard[int]:
