@@ -24,6 +24,7 @@ import pytest
 from yiemagent import (
     AfterToolCallResult,
     AgentEndEvent,
+    AgentTool,
     AgentToolResult,
     AssistantMessage,
     BeforeToolCallResult,
@@ -349,3 +350,48 @@ async def test_a_runs_own_tools_are_offered_beside_the_agents() -> None:
     assert not results(agent)[0].is_error
     await agent.prompt("and then?")
     assert [t.name for t in fm.contexts[2].tools] == ["search"]
+
+
+async def test_held_calls_rejected_or_approved_with_changed_arguments() -> None:
+    # test_multiple_hooks_each_targeting_a_different_tool (human in the loop): foo is
+    # rejected, bar and baz approved with the person's arguments. haystack's "modify" is a
+    # before_tool_call that changes an approved call's arguments here (docs/approvals.md:
+    # a decision is yes or no)
+    ran: list[tuple[str, Any]] = []
+
+    def echo(name: str) -> Any:
+        def execute(call_id: str, args: Any, signal: Any, on_update: Any) -> str:
+            ran.append((name, args["x"]))
+            return f'{{"echoed": {args["x"]}}}'
+
+        schema = {"type": "object", "properties": {"x": {"type": "integer"}}, "required": ["x"]}
+        return AgentTool(name, name, f"Echo tool {name}.", schema, execute, requires_approval=True)
+
+    changed = {"bar": 99, "baz": 77}
+
+    def modify(ctx: Any, signal: Any) -> None:
+        if ctx.approved and ctx.tool_call.name in changed:
+            ctx.args["x"] = changed[ctx.tool_call.name]
+
+    batch = faux_message(
+        faux_tool_call("foo", {"x": 1}),
+        faux_tool_call("bar", {"x": 2}),
+        faux_tool_call("baz", {"x": 3}),
+    )
+    fm = FauxModel([batch, "done"])
+    agent = faux_agent(fm, tools=[echo("foo"), echo("bar"), echo("baz")], before_tool_call=modify)
+    reasons = ends_of(agent)
+    await agent.prompt("go")
+    assert reasons == ["awaiting_approval"] and ran == []
+    foo, bar, baz = agent.pending_approvals
+    agent.reject(foo.tool_call_id, "not foo")
+    agent.approve(bar.tool_call_id)
+    agent.approve(baz.tool_call_id)
+    assert (await agent.resume()).text == "done"
+    assert sorted(ran) == [("bar", 99), ("baz", 77)]
+    sent = [m for m in fm.contexts[1].messages if isinstance(m, ToolResultMessage)]
+    assert [(m.tool_name, m.is_error, text_of(m.content)) for m in sent] == [
+        ("foo", True, "Tool call rejected by the user: not foo"),
+        ("bar", False, '{"echoed": 99}'),
+        ("baz", False, '{"echoed": 77}'),
+    ]
