@@ -107,3 +107,40 @@ def test_the_inlined_schema_accepts_what_the_ref_schema_accepts(
     assert "$ref" not in sent and sent["properties"] == properties
     validators = [Draft202012Validator(s) for s in (schema, sent)]
     assert validators[0].is_valid(instance) == validators[1].is_valid(instance)
+
+
+UNTYPED = AgentTool(
+    "note",
+    "Note",
+    "take a note",
+    {"properties": {"text": {"type": "string"}}, "required": ["text"]},
+    lambda call_id, args, signal, on_update: "noted",
+)
+
+
+@pytest.mark.parametrize(
+    ("make_model", "reply"),
+    [
+        (lambda url: get_model("openai/gpt-4o-mini", base_url=url + "/v1"), openai_text),
+        (
+            lambda url: get_model("openai-responses/gpt-4o-mini", base_url=url + "/v1"),
+            responses_text,
+        ),
+    ],
+    ids=["openai-completions", "openai-responses"],
+)
+async def test_a_root_schema_without_a_type_is_sent_as_an_object(
+    server: ReplayServer, make_model: Callable[[str], Model], reply: Callable[[], Reply]
+) -> None:
+    """An input schema with properties but no `type` (an MCP server's or a hand-written
+    tool's; JSON Schema reads it as an object's) went to OpenAI as it was, which refuses
+    the whole request ("schema must be a JSON Schema of 'type: \"object\"', got 'type:
+    \"None\"'"), on every call the tool is offered in."""
+    server.enqueue(reply())
+    context = Context("", [UserMessage("note: buy milk")], [UNTYPED])
+
+    message = await complete(make_model(server.url), context, StreamOptions(api_key=KEY))
+
+    assert message.stop_reason == "stop", message.error_message
+    sent = parameters_sent(server.requests[0].body)
+    assert sent == {"type": "object", **UNTYPED.input_schema}

@@ -446,11 +446,14 @@ def function_parameters(schema: Mapping[str, Any]) -> Mapping[str, Any]:
     the definition it names (`inline_root_ref`), since the API reads no properties through
     it; a schema with no `properties` (`{"type": "object"}`, how MCP servers list a tool
     without parameters, or `{}`) gets empty ones and the object type, which OpenAI requires
-    ("object schema missing properties" refuses the whole request). Others are returned as
-    they are."""
+    ("object schema missing properties" refuses the whole request), and one with properties
+    but no `type` gets the object type ("schema must be a JSON Schema of 'type: \"object\"'",
+    as OpenAI refuses it). Others are returned as they are."""
     schema = inline_root_ref(schema)
-    if "properties" in schema or schema.get("type", "object") != "object":
+    if schema.get("type", "object") != "object":
         return schema
+    if "properties" in schema:
+        return schema if "type" in schema else {"type": "object", **schema}
     return {**schema, "type": "object", "properties": {}}
 
 
