@@ -21,6 +21,7 @@ from pydantic import BaseModel
 
 from yiemagent import (
     Agent,
+    AgentContext,
     AgentRunError,
     AssistantMessage,
     ToolResultMessage,
@@ -187,3 +188,34 @@ async def test_a_streamed_calls_arguments_grow_in_the_updates() -> None:
     await agent.prompt("weather?")
     assert len(seen) > 2 and seen[-1] == "Ceske Budejovice"
     assert all(later.startswith(earlier) for earlier, later in pairwise(seen))
+
+
+async def test_a_hidden_tool_leaves_the_others_and_the_output_tool_offered() -> None:
+    # test_hidden_tool_does_not_disable_other_tools (RequirementAgent's hidden rule)
+    def alpha_tool() -> str:
+        """Dummy tool used for tests."""
+        return "alpha"
+
+    def beta_tool() -> str:
+        """Dummy tool used for tests."""
+        return "beta"
+
+    def hide_beta(state: Any) -> AgentContext:
+        offered = [t for t in state.tools if t.name != "beta_tool"]
+        return AgentContext(state.system_prompt, state.messages, offered)
+
+    fm = FauxModel(
+        [
+            faux_message(faux_tool_call("alpha_tool", {}), faux_tool_call("beta_tool", {})),
+            faux_message(faux_tool_call("final_result", {"text": "alpha"})),
+        ]
+    )
+    agent = faux_agent(
+        fm, tools=[tool(alpha_tool), tool(beta_tool)], prepare_context=hide_beta, output_type=Answer
+    )
+    assert (await agent.prompt("go")).output == Answer(text="alpha")
+    assert [t.name for t in fm.contexts[0].tools] == ["alpha_tool", "final_result"]
+    alpha, beta, output = [m for m in agent.state.messages if isinstance(m, ToolResultMessage)]
+    assert output.tool_name == "final_result" and not output.is_error
+    assert (alpha.is_error, text_of(alpha.content)) == (False, "alpha")
+    assert beta.is_error and 'Tool "beta_tool" not found' in text_of(beta.content)
