@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from yiemagent.evals import Case, Dataset, DatasetError, EvalRun, check_name
+from yiemagent.evals import Case, CheckResult, Dataset, DatasetError, EvalRun, check_name
 
 GOOD = """\
 workdir: files
@@ -265,7 +265,8 @@ def test_yaml_values_are_read_as_yaml_1_2_so_a_written_text_stays_text(tmp_path:
         "max_cost(0.001)",
         "tool_called('lights', args={'on': True, 'off': False, 'level': 7})",
     ]
-    assert case.checks[0](EvalRun(case, 0, "ok", "It is NO.")).passed
+    checked = case.checks[0](EvalRun(case, 0, "ok", "It is NO."))
+    assert isinstance(checked, CheckResult) and checked.passed
 
 
 def test_a_check_file_is_imported_as_python_imports_a_module(tmp_path: Path) -> None:

@@ -7,7 +7,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from yiemagent.evals import Case, Dataset, EvalRun, check_name
-from yiemagent.types import AssistantMessage, TextContent, ToolCall, ToolResultMessage, UserMessage
+from yiemagent.types import (
+    AgentMessage,
+    AssistantMessage,
+    TextContent,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 KINDS = {
@@ -32,7 +39,7 @@ def test_the_dataset_loads_with_its_files() -> None:
 
 def _time_run(case: Case, place: str, result: str, answer: str) -> EvalRun:
     call = ToolCall("c1", "get_time", {"place": place})
-    messages = [
+    messages: list[AgentMessage] = [
         UserMessage(case.input),
         AssistantMessage([call], stop_reason="toolUse"),
         ToolResultMessage("c1", "get_time", [TextContent(result)]),

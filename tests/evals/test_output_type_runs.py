@@ -20,7 +20,7 @@ WEATHER: dict[str, Any] = {
 
 def typed_agent(task: BatchTask) -> Agent:
     """Answers through its output tool (`metadata["answer"]`), of type `metadata["type"]`."""
-    kind = str if task.metadata["type"] == "str" else WEATHER
+    kind: Any = str if task.metadata["type"] == "str" else WEATHER  # one of two output types
     call = faux_tool_call("final_result", task.metadata["answer"])
     fm = FauxModel([faux_message(call)])
     return Agent(model=fm.model, stream_fn=fm.stream_fn, output_type=kind)

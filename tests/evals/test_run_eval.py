@@ -14,6 +14,7 @@ from tests.evals._agents import USAGE, make_agent
 from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
 from yiemagent.evals import (
     Case,
+    Check,
     CheckResult,
     Dataset,
     EvalReport,
@@ -67,7 +68,7 @@ async def test_each_case_and_check_with_its_reason_tokens_and_cost() -> None:
 async def test_tool_called_compares_the_arguments_the_tool_ran_with() -> None:
     """The model sent n as "3"; validation coerced it and the tool ran with 3."""
     meta = {"script": "count", "n": "3"}
-    checks = [
+    checks: list[Check] = [
         tool_called("count_to", {"n": 3}),
         tool_called("count_to", {"n": "3"}),  # not what the tool ran with
         contains("1 2 3"),
@@ -333,9 +334,9 @@ async def test_what_the_judge_spent_is_reported_apart_from_the_runs(tmp_path: Pa
     )
     report = await run_eval([case], make_agent, repeat=2)
     assert report.passed == 1
-    assert (report.tokens, report.cost_usd) == (30, pytest.approx(0.002))  # the runs only
-    assert (report.judge_tokens, report.judge_cost_usd) == (96, pytest.approx(0.001))
+    assert report.tokens == 30 and report.cost_usd == pytest.approx(0.002)  # the runs only
+    assert report.judge_tokens == 96 and report.judge_cost_usd == pytest.approx(0.001)
     [run, _] = report.cases[0].runs
-    assert (run.judge_tokens, run.judge_cost_usd) == (48, pytest.approx(0.0005))
+    assert run.judge_tokens == 48 and run.judge_cost_usd == pytest.approx(0.0005)
     page = report.to_html(tmp_path / "report.html").read_text()
     assert "<span>judge: 96 tokens, $0.001000</span>" in page

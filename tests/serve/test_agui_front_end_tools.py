@@ -219,7 +219,10 @@ def test_a_parallel_batch_runs_the_server_tool_and_holds_the_front_end_one(
     assert [h["tool_call_id"] for h in held] == [by_name["paint"]]
 
     weather_result = answer(by_name["weather"], "sunny in Oslo")  # an old one: not an answer
-    history = [agui.UserMessage(id="u0", content="both Oslo"), assistant_with(calls)]
+    history: list[agui.Message] = [
+        agui.UserMessage(id="u0", content="both Oslo"),
+        assistant_with(calls),
+    ]
     second = server.run(
         ask("par", "r2", *history, weather_result, answer(by_name["paint"], "painted Oslo"))
     )
@@ -243,7 +246,10 @@ def test_two_front_end_calls_of_one_reply_are_both_streamed_held_and_answered(
     assert roles(messages) == ["user", "assistant"]
     assert sorted(h["tool_call_id"] for h in held) == sorted(calls)
 
-    history = [agui.UserMessage(id="u0", content="twice teal red"), assistant_with(calls)]
+    history: list[agui.Message] = [
+        agui.UserMessage(id="u0", content="twice teal red"),
+        assistant_with(calls),
+    ]
     answers = [answer(call_id, f"painted {args['color']}") for call_id, (_, args) in calls.items()]
     second = server.run(ask("two", "r2", *history, *answers))
     assert answer_text(second) == "Done: painted teal; painted red"
@@ -262,7 +268,10 @@ def test_a_server_approval_and_a_front_end_call_are_answered_in_one_input(
     assert isinstance(outcome, agui.RunFinishedInterruptOutcome)  # for the server's call only
     assert [i.tool_call_id for i in outcome.interrupts] == [by_name["launch"]]
 
-    history = [agui.UserMessage(id="u0", content="launchpaint Vostok"), assistant_with(calls)]
+    history: list[agui.Message] = [
+        agui.UserMessage(id="u0", content="launchpaint Vostok"),
+        assistant_with(calls),
+    ]
     paint_answer = answer(by_name["paint"], "painted")
     only_paint = server.post(ask("mix", "r2", *history, paint_answer))
     assert only_paint.status_code == 409, only_paint.text  # launch still needs a decision
@@ -281,7 +290,10 @@ def test_a_server_approval_and_a_front_end_call_are_answered_in_one_input(
 def test_a_new_user_message_answers_a_pending_call_with_an_error(server: Server) -> None:
     first = server.run(ask("new", "r1", "paint teal"))
     [call_id] = calls_of(first)
-    history = [agui.UserMessage(id="u0", content="paint teal"), assistant_with(calls_of(first))]
+    history: list[agui.Message] = [
+        agui.UserMessage(id="u0", content="paint teal"),
+        assistant_with(calls_of(first)),
+    ]
     second = server.run(ask("new", "r2", *history, agui.UserMessage(id="u1", content="hi")))
     results = [(e.tool_call_id, e.content) for e in second if e.type == "TOOL_CALL_RESULT"]
     assert results == [(call_id, "the client did not run the tool")]
@@ -296,7 +308,10 @@ def test_a_new_user_message_answers_a_pending_call_with_an_error(server: Server)
 def test_a_client_error_is_an_error_result(server: Server) -> None:
     first = server.run(ask("err", "r1", "paint teal"))
     [call_id] = calls_of(first)
-    history = [agui.UserMessage(id="u0", content="paint teal"), assistant_with(calls_of(first))]
+    history: list[agui.Message] = [
+        agui.UserMessage(id="u0", content="paint teal"),
+        assistant_with(calls_of(first)),
+    ]
     failed = answer(call_id, "", error="no such colour")
     second = server.run(ask("err", "r2", *history, failed))
     assert answer_text(second) == "Done: error no such colour"
@@ -326,7 +341,10 @@ def test_bad_front_end_tools_and_answers_are_a_400_and_change_nothing(server: Se
     first = server.run(ask("bad", "r1", "paint teal"))
     [call_id] = calls_of(first)
     before = server.on_disk("bad")
-    history = [agui.UserMessage(id="u0", content="paint teal"), assistant_with(calls_of(first))]
+    history: list[agui.Message] = [
+        agui.UserMessage(id="u0", content="paint teal"),
+        assistant_with(calls_of(first)),
+    ]
     refused(ask("bad", "r2", *history, answer("call-nobody-made", "x")), "answered already")
     refused(
         ask("bad", "r2", *history, answer(call_id, "x"), answer(call_id, "y")),
@@ -347,7 +365,10 @@ def test_a_history_seeding_a_new_thread_keeps_its_tool_messages_out(server: Serv
     session has no such call), not answers to a 400; the history seeds the session as
     before front-end tools."""
     calls = {"call-elsewhere": ("weather", {"city": "Rome"})}
-    history = [agui.UserMessage(id="u0", content="weather Rome"), assistant_with(calls)]
+    history: list[agui.Message] = [
+        agui.UserMessage(id="u0", content="weather Rome"),
+        assistant_with(calls),
+    ]
     elsewhere = answer("call-elsewhere", "sunny in Rome")
     events = server.run(
         ask("seed", "r1", *history, elsewhere, agui.UserMessage(id="u1", content="hi"))
@@ -406,7 +427,10 @@ def test_a_front_end_call_held_on_one_server_is_answered_through_another(
             first = one.run(ask("two", "r1", "paint teal"))
             calls = calls_of(first)
             [call_id] = calls
-            history = [agui.UserMessage(id="u0", content="paint teal"), assistant_with(calls)]
+            history: list[agui.Message] = [
+                agui.UserMessage(id="u0", content="paint teal"),
+                assistant_with(calls),
+            ]
             answered = other.run(ask("two", "r2", *history, answer(call_id, "painted")))
             assert answer_text(answered) == "Done: painted"
             messages, held = other.on_disk("two")

@@ -89,10 +89,10 @@ def test_each_leaf_is_attributed_to_the_invocation_that_called_it() -> None:
     assert isinstance(events[-1], agui.RunFinishedEvent)
     assert sorted(waiting) == ["Lima", "Oslo"]
     started = [e for e in events if isinstance(e, agui.SubagentStartedEvent)]
-    mids = {e.parent_tool_call_id: e.subagent_run_id for e in started if e.name == "mid"}
+    mids = {str(e.parent_tool_call_id): str(e.subagent_run_id) for e in started if e.name == "mid"}
     assert sorted(mids) == ["call_0", "call_1"]
     leaves = [e for e in started if e.name == "leaf"]
-    assert sorted(e.parent_subagent_run_id for e in leaves) == sorted(mids.values())
+    assert sorted(str(e.parent_subagent_run_id) for e in leaves) == sorted(mids.values())
     # each leaf's call was streamed by its mid, and each leaf streams its own look
     starts = {e.tool_call_id: e for e in events if isinstance(e, agui.ToolCallStartEvent)}
     args: dict[str, str] = {}
@@ -106,10 +106,10 @@ def test_each_leaf_is_attributed_to_the_invocation_that_called_it() -> None:
         asked[str(leaf.parent_subagent_run_id)] = json.loads(args[call.tool_call_id])["input"]
     assert sorted(asked.values()) == ["Lima", "Oslo"]
     looks = [e for e in starts.values() if e.tool_call_name == "look"]
-    by_leaf = {leaf.subagent_run_id: leaf for leaf in leaves}
+    by_leaf = {str(leaf.subagent_run_id): leaf for leaf in leaves}
     assert sorted(str(e.subagent_run_id) for e in looks) == sorted(by_leaf)
     for look_call in looks:
-        leaf = by_leaf[look_call.subagent_run_id]
+        leaf = by_leaf[str(look_call.subagent_run_id)]
         city = json.loads(args[look_call.tool_call_id])["city"]
         assert asked[str(leaf.parent_subagent_run_id)] == city
     results = {e.tool_call_id: e.content for e in events if isinstance(e, agui.ToolCallResultEvent)}

@@ -64,7 +64,7 @@ def test_a_run_repeated_is_refused_and_runs_nothing_again(
     assert stored(store, "th") == after_first  # no user message twice, no tool run again
 
     # the same run id with other messages is another request, and runs
-    history = [
+    history: list[agui.Message] = [
         agui.UserMessage(id="u0", content="weather Oslo"),
         agui.AssistantMessage(id="a0", content="Done: sunny in Oslo"),
         agui.UserMessage(id="u1", content="hello"),

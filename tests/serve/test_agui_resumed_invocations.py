@@ -62,7 +62,7 @@ def test_two_resumed_invocations_keep_their_ids_and_their_callers() -> None:
     async def launch(call_id: str, args: dict[str, Any], *_: Any) -> str:
         """Waits for the other launch (at most 30 s): both invocations run at once."""
         launched.append(args["city"])
-        for _ in range(3000):
+        for _tick in range(3000):
             if len(launched) == 2:
                 break
             await asyncio.sleep(0.01)

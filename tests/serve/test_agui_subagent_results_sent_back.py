@@ -121,7 +121,9 @@ def test_a_sub_agents_result_sent_back_with_the_answer_to_its_interrupt(
     first = agui_run(client, run_input("t", "r1", [ask]))
     check_agui_order(first)
     assert isinstance(first[-1], agui.RunFinishedEvent)
-    interrupts = first[-1].outcome.interrupts
+    outcome = first[-1].outcome
+    assert isinstance(outcome, agui.RunFinishedInterruptOutcome)
+    interrupts = outcome.interrupts
     assert [i.reason for i in interrupts] == ["tool_approval"]
     kept = client_messages(first)
     copies = [m for m in kept if isinstance(m, agui.ToolMessage)]

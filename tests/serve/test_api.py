@@ -539,8 +539,9 @@ def test_listing_sessions_reads_each_transcript_once_not_at_every_listing(
 ) -> None:
     """The page lists the sessions after every run; a title is the session's first user
     message, and reading it read the whole transcript, of each of 100 sessions, each time."""
+    store = CountingStore(tmp_path / "s.db")
     with (
-        CountingStore(tmp_path / "s.db") as store,
+        store,
         faux_server(store) as (url, _),
         httpx.Client(base_url=url) as client,
     ):

@@ -12,6 +12,7 @@ import httpx2 as httpx
 import pytest
 from ag_ui import core as agui
 from openai import OpenAI
+from openai.types.chat import ChatCompletionMessageParam
 
 from tests.serve._kit import serving, sse
 from tests.serve.test_protocols import agui_input, agui_run, check_agui_order, user
@@ -68,14 +69,14 @@ def test_a_handoff_loop_stopped_by_its_limits_is_no_success_on_any_protocol() ->
         assert turns[-1].code == "max_turns" and "max_turns" in turns[-1].message
 
         openai = OpenAI(base_url=f"{url}/v1", api_key="none", max_retries=0)
-        asked = [{"role": "user", "content": "go"}]
-        reply = openai.chat.completions.create(model="m", messages=asked)  # type: ignore[arg-type]
+        asked: list[ChatCompletionMessageParam] = [{"role": "user", "content": "go"}]
+        reply = openai.chat.completions.create(model="m", messages=asked)
         assert reply.choices[0].finish_reason == "length"
         said = reply.choices[0].message.content
         assert said == f"The run stopped before its answer: usage limit reached: {LIMIT}."
         streamed = openai.chat.completions.create(
             model="m",
-            messages=asked,  # type: ignore[arg-type]
+            messages=asked,
             stream=True,
         )
         parts = [(c.choices[0].delta.content, c.choices[0].finish_reason) for c in streamed]
@@ -84,7 +85,7 @@ def test_a_handoff_loop_stopped_by_its_limits_is_no_success_on_any_protocol() ->
         headers = {"X-Session-Id": "turns-openai"}
         turned = openai.chat.completions.create(
             model="m",
-            messages=asked,  # type: ignore[arg-type]
+            messages=asked,
             extra_headers=headers,
         )
         assert "max_turns" in (turned.choices[0].message.content or "")

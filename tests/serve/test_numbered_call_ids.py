@@ -22,7 +22,7 @@ from tests.serve.test_protocols import (
     ui_chat,
     user,
 )
-from yiemagent import Agent, AgentTool, Context
+from yiemagent import Agent, AgentTool, Context, ToolResultMessage
 from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_text, faux_tool_call
 from yiemagent.serve import create_app
 from yiemagent.sessions import InMemorySessionStore
@@ -95,7 +95,9 @@ def test_ag_ui_interrupts_each_held_call_under_its_own_id(served: Any) -> None:
     first = agui_run(client, agui_input("g", "r1", "Oslo Lima"))
     check_agui_order(first)
     assert isinstance(first[-1], agui.RunFinishedEvent)
-    interrupts = first[-1].outcome.interrupts
+    outcome = first[-1].outcome
+    assert isinstance(outcome, agui.RunFinishedInterruptOutcome)
+    interrupts = outcome.interrupts
     ids = held(client, "g")
     assert sorted(i.id for i in interrupts) == sorted(ids.values())
     starts = {e.tool_call_id: e for e in first if isinstance(e, agui.ToolCallStartEvent)}
@@ -105,10 +107,10 @@ def test_ag_ui_interrupts_each_held_call_under_its_own_id(served: Any) -> None:
             args[e.tool_call_id] = args.get(e.tool_call_id, "") + e.delta
     for interrupt in interrupts:  # each names the streamed call it holds
         city = next(c for c, i in ids.items() if i == interrupt.id)
-        assert starts[interrupt.tool_call_id].tool_call_name == "launch"
-        assert json.loads(args[interrupt.tool_call_id]) == {"city": city}
+        assert starts[str(interrupt.tool_call_id)].tool_call_name == "launch"
+        assert json.loads(args[str(interrupt.tool_call_id)]) == {"city": city}
     subs = [e for e in first if isinstance(e, agui.SubagentStartedEvent)]
-    assert sorted(s.parent_tool_call_id for s in subs) == ["call_0", "call_1"]
+    assert sorted(str(s.parent_tool_call_id) for s in subs) == ["call_0", "call_1"]
     answers = [
         agui.ResumeEntry(interrupt_id=ids["Oslo"], status="resolved"),
         agui.ResumeEntry(interrupt_id=ids["Lima"], status="cancelled"),
@@ -207,7 +209,7 @@ def test_a_call_numbered_again_in_the_next_turn_is_streamed_under_an_id_of_its_o
         assert [json.loads(args[i])["city"] for i in starts] == ["Oslo", "Lima"]
         results = {e.tool_call_id: e.content for e in events if e.type == "TOOL_CALL_RESULT"}
         assert [results[i] for i in starts] == ["launched Oslo", "launched Lima"]
-        stored = [m.tool_call_id for m in store.load("g") if m.role == "toolResult"]
+        stored = [m.tool_call_id for m in store.load("g") if isinstance(m, ToolResultMessage)]
         assert stored == starts  # the ids the client may answer are the session's
         had = agui.AssistantMessage(
             id="a1",

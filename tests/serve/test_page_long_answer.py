@@ -12,7 +12,7 @@ import pytest
 
 from tests.serve._browser import ask, browser_page
 from tests.serve._kit import serving
-from yiemagent import Agent, Context
+from yiemagent import Agent, AssistantMessage, Context
 from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_text
 from yiemagent.cli.render import CUT_OFF
 from yiemagent.serve import create_app
@@ -25,7 +25,7 @@ LONG = "\n\n".join(f"Paragraph {i}: " + "lorem ipsum dolor sit amet " * 20 for i
 MARKUP = "Use `x**2`, <b>not html</b> & **bold** 🍎 — доброе утро"
 
 
-def reply(context: Context) -> object:
+def reply(context: Context) -> AssistantMessage:
     last = context.messages[-1]
     prompt = last.content if isinstance(last.content, str) else last.content[0].text  # type: ignore[union-attr]
     if prompt == "cut":

@@ -12,7 +12,7 @@ import pytest
 
 from tests.serve._browser import ask, browser_page
 from tests.serve._kit import serving
-from yiemagent import Agent, Context
+from yiemagent import Agent, AssistantMessage, Context
 from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_text
 from yiemagent.serve import create_app
 from yiemagent.sessions import InMemorySessionStore
@@ -36,7 +36,7 @@ ANSWER = """\
 """
 
 
-def reply(context: Context) -> object:
+def reply(context: Context) -> AssistantMessage:
     return faux_message(faux_text(ANSWER))
 
 

@@ -17,7 +17,7 @@ from yiemagent.sessions import InMemorySessionStore
 
 pytestmark = pytest.mark.timeout(180)
 
-PHONE = {"width": 375, "height": 667}  # CSS pixels, an iPhone SE
+PHONE: dict[str, Any] = {"width": 375, "height": 667}  # CSS pixels, an iPhone SE
 
 
 def sideways_overflow(page: Any) -> int:

@@ -13,6 +13,7 @@ from typing import Any
 
 import httpx2 as httpx
 import pytest
+from ag_ui import core as agui
 
 from tests.serve._kit import serving, sse
 from tests.serve.test_protocols import EVENT, check_agui_order, ui_chat, user
@@ -26,10 +27,11 @@ from yiemagent.ai.providers.faux import (
 )
 from yiemagent.serve import create_app
 from yiemagent.sessions import InMemorySessionStore
+from yiemagent.types import TextContent, ThinkingContent, ToolCall
 
 SCHEMA: dict[str, Any] = {"type": "object", "properties": {"city": {"type": "string"}}}
 BROKE = "the model broke"
-CUT = {
+CUT: dict[str, TextContent | ThinkingContent | ToolCall] = {
     "text": faux_text("half an ans"),
     "thinking": faux_thinking("hmm, let me"),
     "call": faux_tool_call("weather", {"city": "Oslo"}),
@@ -41,7 +43,12 @@ def broken_server(part: str) -> Any:
     cut = faux_message(CUT[part], stop_reason="error", error_message=BROKE)
     fm = FauxModel([cut] * 4)
     ran: list[str] = []
-    tool = AgentTool("weather", "weather", "weather", SCHEMA, lambda *a: ran.append("x") or "sun")
+
+    def weather(*_: Any) -> str:
+        ran.append("x")
+        return "sun"
+
+    tool = AgentTool("weather", "weather", "weather", SCHEMA, weather)
 
     def make_agent(session_id: str) -> Agent[Any]:
         return Agent(
@@ -105,7 +112,7 @@ def test_the_agui_stream_closes_what_was_open_before_the_run_error(part: str) ->
     check_agui_order(events)  # every start has its end, every call at most one result
     kinds = [e.type.value for e in events]
     assert AGUI_OPENED[part] in kinds
-    assert kinds[-1] == "RUN_ERROR" and events[-1].message == BROKE
+    assert isinstance(events[-1], agui.RunErrorEvent) and events[-1].message == BROKE
     if part == "call":
         assert kinds[-3:] == ["TOOL_CALL_END", "TOOL_CALL_RESULT", "RUN_ERROR"]
     assert ran == []

@@ -21,7 +21,7 @@ from ag_ui import core as agui
 
 from tests.serve._kit import Tools, faux_server, serving, sse
 from tests.serve.test_protocols import EVENT, check_agui_order, ui_chat, user
-from yiemagent import Agent, UserMessage
+from yiemagent import Agent, AssistantMessage, UserMessage
 from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_text, faux_tool_call
 from yiemagent.serve import create_app
 from yiemagent.sessions import InMemorySessionStore
@@ -132,6 +132,7 @@ def test_a_reply_with_text_and_a_call_folds_into_one_message() -> None:
     assert [m.role for m in stored] == [
         "user", "assistant", "toolResult", "assistant", "user", "assistant",
     ]  # fmt: skip
+    assert isinstance(stored[1], AssistantMessage)
     assert stored[1].text == "Let me look." and stored[1].tool_calls[0].name == "weather"
     sent_last = fm.contexts[-1].messages
     asked = [m.content[0].text for m in sent_last if isinstance(m, UserMessage)]  # type: ignore[union-attr]

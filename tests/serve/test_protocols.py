@@ -15,6 +15,7 @@ import httpx2 as httpx
 import pytest
 from ag_ui import core as agui
 from openai import APIError, OpenAI
+from openai.types.chat import ChatCompletionContentPartParam, ChatCompletionMessageParam
 from pydantic import TypeAdapter
 
 from tests.serve._kit import error_of, faux_server, run_events, sse
@@ -36,7 +37,10 @@ def test_the_openai_client_says_why_a_request_was_refused() -> None:
     store = InMemorySessionStore()
     with faux_server(store, token="t0k") as (url, _):
         client = OpenAI(base_url=f"{url}/v1", api_key="t0k", max_retries=0)
-        bad_image = {"type": "image_url", "image_url": {"url": "data:image/png;base64,!!!"}}
+        bad_image: ChatCompletionContentPartParam = {
+            "type": "image_url",
+            "image_url": {"url": "data:image/png;base64,!!!"},
+        }
         with pytest.raises(openai.BadRequestError) as refused:
             client.chat.completions.create(
                 model="yiem-agent", messages=[{"role": "user", "content": [bad_image]}]
@@ -57,10 +61,10 @@ def test_more_than_one_choice_is_refused_not_answered_with_one() -> None:
     store = InMemorySessionStore()
     with faux_server(store) as (url, _):
         client = OpenAI(base_url=f"{url}/v1", api_key="k", max_retries=0)
-        ask = [{"role": "user", "content": "hi"}]
+        ask: list[ChatCompletionMessageParam] = [{"role": "user", "content": "hi"}]
         for n in (2, 0, True):
             with pytest.raises(openai.BadRequestError, match='"n" must be 1'):
-                client.chat.completions.create(model="m", messages=ask, n=n)  # type: ignore[arg-type]
+                client.chat.completions.create(model="m", messages=ask, n=n)
         assert store.list_sessions() == []
         reply = client.chat.completions.create(model="m", messages=ask, n=1)
         assert [c.message.content for c in reply.choices] == ["echo: hi"]
@@ -75,7 +79,7 @@ def test_a_response_format_other_than_text_is_refused_not_ignored() -> None:
     store = InMemorySessionStore()
     with faux_server(store) as (url, _):
         client = OpenAI(base_url=f"{url}/v1", api_key="k", max_retries=0)
-        ask = [{"role": "user", "content": "hi"}]
+        ask: list[ChatCompletionMessageParam] = [{"role": "user", "content": "hi"}]
         schema = {"name": "s", "schema": {"type": "object"}}
         for shape in ({"type": "json_object"}, {"type": "json_schema", "json_schema": schema}):
             with pytest.raises(openai.BadRequestError, match="output type"):
@@ -195,7 +199,7 @@ def test_a_request_that_names_no_session_leaves_none_in_the_store() -> None:
     store = InMemorySessionStore()
     with faux_server(store) as (url, _):
         client = OpenAI(base_url=f"{url}/v1", api_key="none", max_retries=0)
-        history = [
+        history: list[ChatCompletionMessageParam] = [
             {"role": "user", "content": "hi"},
             {"role": "assistant", "content": "hello"},
             {"role": "user", "content": "weather Oslo"},
@@ -925,7 +929,7 @@ async def test_a_tripped_answer_is_no_empty_success_on_any_protocol() -> None:
 
     def drive(url: str) -> None:
         openai = OpenAI(base_url=f"{url}/v1", api_key="none", max_retries=0)
-        asked = [{"role": "user", "content": "the secret word"}]
+        asked: list[ChatCompletionMessageParam] = [{"role": "user", "content": "the secret word"}]
         reply = openai.chat.completions.create(model="m", messages=asked)
         assert reply.choices[0].finish_reason == "content_filter"
         assert not reply.choices[0].message.content  # the tripped answer is not in it
@@ -974,7 +978,7 @@ async def test_a_failed_run_says_the_models_error_on_every_protocol() -> None:
 
     def drive(url: str) -> None:
         openai = OpenAI(base_url=f"{url}/v1", api_key="none", max_retries=0)
-        asked = [{"role": "user", "content": "hi"}]
+        asked: list[ChatCompletionMessageParam] = [{"role": "user", "content": "hi"}]
         with pytest.raises(APIError, match="the model is down"):
             openai.chat.completions.create(model="m", messages=asked)
         with pytest.raises(APIError, match="the model is down"):
@@ -1038,7 +1042,7 @@ async def test_an_output_types_value_is_the_answer_not_an_empty_one() -> None:
 
     def drive(url: str) -> None:
         openai = OpenAI(base_url=f"{url}/v1", api_key="none", max_retries=0)
-        asked = [{"role": "user", "content": "Which city?"}]
+        asked: list[ChatCompletionMessageParam] = [{"role": "user", "content": "Which city?"}]
         reply = openai.chat.completions.create(model="m", messages=asked)
         assert reply.choices[0].message.content == f"Found it.\n\n{expected}"
         chunks = list(openai.chat.completions.create(model="m", messages=asked, stream=True))
