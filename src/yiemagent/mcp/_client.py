@@ -19,7 +19,7 @@ import logging
 import re
 import threading
 from collections import Counter
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from yiemagent.errors import ConfigError
@@ -347,26 +347,13 @@ async def add_server(
     _check_prefix(prefix)
     if max_result_chars is not None and max_result_chars < 1:
         raise ConfigError(f"max_result_chars must be >= 1 or None, not {max_result_chars!r}")
-    if isinstance(requires_approval, str):  # a text is a collection of its characters
-        raise ConfigError(
-            f"requires_approval is a text, {requires_approval!r}: give a list of tool names"
-        )
-    held = (
-        requires_approval if isinstance(requires_approval, bool) else frozenset(requires_approval)
-    )
+    held = _held_names(requires_approval)
     owner = None if isinstance(target, ToolStore) else target
     store = target if isinstance(target, ToolStore) else target.tool_store
     if not isinstance(store, ToolStore):
         raise ConfigError(f"add_server needs a ToolStore or an Agent, got {type(target).__name__}")
     await server.connect()
-    if not isinstance(held, bool):
-        unknown = sorted(held - {remote.name for remote in server.tools})
-        if unknown:
-            raise ConfigError(
-                f"requires_approval names no tool of {server.label}: "
-                + ", ".join(map(repr, unknown))
-                + f" (its tools: {', '.join(remote.name for remote in server.tools)})"
-            )
+    _check_held(held, server)
     source = MCPToolSource(
         store,
         server,
@@ -392,6 +379,7 @@ async def add_servers(
     *,
     keep_both: str,
     replacing: Collection[str] | None = None,
+    requires_approval: Mapping[MCPServer, bool | Collection[str]] | None = None,
 ) -> tuple[list[str], list[str]]:
     """Connect `servers` in order and register their tools in `store`, by the rule of every
     place that names MCP servers for an agent (an agent file's `mcp`, `yiem run`, `chat` and
@@ -404,6 +392,8 @@ async def add_servers(
         keep_both: the end of the clash message: how to keep both tools where the servers
             were named (an agent-file key; `add_server`'s says to pass `prefix=`).
         replacing: the names a server's tool may replace; default every tool now in `store`.
+        requires_approval: by server, the tools whose calls wait for a person's decision,
+            as `add_server` takes it (a server not in it holds none).
 
     Returns:
         The registered tool names, server by server in each server's order; and one note
@@ -411,17 +401,21 @@ async def add_servers(
         the tools folder`.
 
     Raises:
-        ConfigError: the `mcp` extra is missing, a prefix is invalid, or two servers share
-            a tool name (nothing of that server is registered).
+        ConfigError: the `mcp` extra is missing, a prefix is invalid, `requires_approval`
+            names a tool its server has not, or two servers share a tool name (nothing of
+            that server is registered).
         MCPConnectionError: a server could not be started or did not answer in time.
         The servers connected before a failure stay connected: the caller closes them.
     """
     replaceable = set(store.tools if replacing is None else replacing)
     names: list[str] = []
     notes: list[str] = []
+    approvals = requires_approval or {}
     for server, prefix in servers:
         _check_prefix(prefix)
+        held = _held_names(approvals.get(server, False))
         await server.connect()
+        _check_held(held, server)
         source = MCPToolSource(
             store,
             server,
@@ -429,6 +423,7 @@ async def add_servers(
             parallel=True,
             timeout_s=None,
             max_result_chars=DEFAULT_MAX_RESULT_CHARS,
+            requires_approval=held,
         )
         for name in source.register(server.tools, replacing=replaceable, keep_both=keep_both):
             replaceable.discard(name)
@@ -439,6 +434,39 @@ async def add_servers(
         source.remove_listener = server.add_tools_listener(source.sync)
         names.extend(source.names)
     return names, notes
+
+
+def _held_names(requires_approval: bool | Collection[str]) -> bool | frozenset[str]:
+    """`requires_approval` as `MCPToolSource` keeps it: a flag, or the tool names.
+
+    Raises:
+        ConfigError: it is a text (a collection of its characters, not a name).
+    """
+    if isinstance(requires_approval, bool):
+        return requires_approval
+    if isinstance(requires_approval, str):
+        raise ConfigError(
+            f"requires_approval is a text, {requires_approval!r}: give a list of tool names"
+        )
+    return frozenset(requires_approval)
+
+
+def _check_held(held: bool | frozenset[str], server: MCPServer) -> None:
+    """Refuse names of tools the connected `server` has not (a misspelt name would leave
+    the tool it meant unguarded).
+
+    Raises:
+        ConfigError: naming the unknown names and the server's tools.
+    """
+    if isinstance(held, bool):
+        return
+    unknown = sorted(held - {remote.name for remote in server.tools})
+    if unknown:
+        raise ConfigError(
+            f"requires_approval names no tool of {server.label}: "
+            + ", ".join(map(repr, unknown))
+            + f" (its tools: {', '.join(remote.name for remote in server.tools)})"
+        )
 
 
 def _check_prefix(prefix: str | None) -> None:

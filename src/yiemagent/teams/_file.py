@@ -164,7 +164,7 @@ class _SharedServers:
         self._servers: list[MCPServer] = []
 
     def add_tools(
-        self, agent: Agent[Any], table: str, make: Callable[[], list[tuple[MCPServer, str | None]]]
+        self, agent: Agent[Any], table: str, make: Callable[[], list[_ServerSpec]]
     ) -> list[str]:
         """Give `agent` the tools of `table`'s servers (`make()` makes them, once), a
         server's tool replacing the tools-folder tool of the same name (`_connect`).
@@ -186,9 +186,9 @@ class _SharedServers:
                 try:
                     _connect(store, servers)
                 except BaseException:
-                    _run_now(_close_all([server for server, _ in servers]))
+                    _run_now(_close_all([server for server, *_ in servers]))
                     raise
-                self._servers.extend(server for server, _ in servers)
+                self._servers.extend(server for server, *_ in servers)
                 self._stores[table] = store
         notes = []
         for tool in store.tools.values():
@@ -349,7 +349,7 @@ def _add_servers(
     """
     where = f"{file}: [agents.{table}] mcp"
 
-    def make() -> list[tuple[MCPServer, str | None]]:
+    def make() -> list[_ServerSpec]:
         try:
             return _servers(file.parent, value)
         except (_Problem, ConfigError) as exc:
@@ -360,7 +360,7 @@ def _add_servers(
             notes = shared.add_tools(agent, table, make)
         else:
             servers = make()
-            for server, _ in servers:
+            for server, *_ in servers:
                 agent.own(server)  # closed with the agent, also when connecting failed
             notes = _connect(agent.tool_store, servers)
     except Exception as exc:
@@ -597,10 +597,14 @@ def _limits(value: Any) -> UsageLimits:
     return UsageLimits(**value)
 
 
-MCP_KEYS = ("command", "url", "prefix", "timeout_s", "max_message_bytes")
+MCP_KEYS = ("command", "url", "prefix", "timeout_s", "max_message_bytes", "requires_approval")
 """The keys of an `mcp` item given as a table: a `command` or a `url`, a `prefix`,
-`timeout_s`, the seconds the server may stay silent about a call, and `max_message_bytes`,
-the largest message it may send (`MCPServerStdio`'s)."""
+`timeout_s`, the seconds the server may stay silent about a call, `max_message_bytes`,
+the largest message it may send (`MCPServerStdio`'s), and `requires_approval`, true or
+the names of its tools whose calls wait for a person's decision (`add_server`'s)."""
+
+_ServerSpec = tuple["MCPServer", str | None, bool | list[str]]
+"""An `mcp` server of an agent file: the server, its prefix, its `requires_approval`."""
 
 _KEEP_BOTH = (
     'to keep both, give one of the servers a prefix: { command = "...", prefix = "..." } '
@@ -609,7 +613,7 @@ _KEEP_BOTH = (
 """How an agent file keeps both tools of a name two of its servers share."""
 
 
-def _servers(base: Path, value: Any) -> list[tuple[MCPServer, str | None]]:
+def _servers(base: Path, value: Any) -> list[_ServerSpec]:
     """The `mcp` servers, each with its prefix: an item is a command, an `http(s)://` URL,
     or a table of `MCP_KEYS`. A command runs in the file's folder, so `python server.py`
     beside the file works from anywhere, as `tools` folders relative to it do."""
@@ -619,9 +623,10 @@ def _servers(base: Path, value: Any) -> list[tuple[MCPServer, str | None]]:
     items = [value] if isinstance(value, (str, dict)) else value
     if not isinstance(items, list):
         raise _Problem("must be a server command or URL, a table, or a list of them")
-    servers: list[tuple[MCPServer, str | None]] = []
+    servers: list[_ServerSpec] = []
     for item in items:
         prefix, silence_s, size = None, DEFAULT_TIMEOUT_S, DEFAULT_MAX_MESSAGE_BYTES
+        held: bool | list[str] = False
         if isinstance(item, dict):
             unknown = sorted(set(item) - set(MCP_KEYS))
             if unknown:
@@ -635,6 +640,15 @@ def _servers(base: Path, value: Any) -> list[tuple[MCPServer, str | None]]:
                 size = item["max_message_bytes"]
                 if not is_whole_number(size, 1):
                     raise _Problem(f"max_message_bytes must be a whole number >= 1, not {size!r}")
+            if "requires_approval" in item:
+                held = item["requires_approval"]
+                if not isinstance(held, bool) and not (
+                    isinstance(held, list) and all(isinstance(name, str) for name in held)
+                ):
+                    raise _Problem(
+                        "requires_approval must be true, false or a list of tool names, "
+                        f"not {held!r}"
+                    )
             if "url" in item and not _text(item["url"]).startswith(("http://", "https://")):
                 raise _Problem(f"url must start with http:// or https://, not {item['url']!r}")
             item = _text(item.get("command", item.get("url")))
@@ -642,25 +656,28 @@ def _servers(base: Path, value: Any) -> list[tuple[MCPServer, str | None]]:
             raise _Problem("must be a server command or URL, a table, or a list of them")
         if item.startswith(("http://", "https://")):
             http = MCPServerHTTP(item, timeout_s=silence_s, max_message_bytes=size)
-            servers.append((http, prefix))
+            servers.append((http, prefix, held))
         elif item.strip():
             # a ConfigError: an unclosed quote
             server = MCPServerStdio(item, cwd=base, timeout_s=silence_s, max_message_bytes=size)
-            servers.append((server, prefix))
+            servers.append((server, prefix, held))
         else:
             raise _Problem("an empty server command")
     return servers
 
 
-def _connect(store: ToolStore, servers: list[tuple[MCPServer, str | None]]) -> list[str]:
+def _connect(store: ToolStore, servers: list[_ServerSpec]) -> list[str]:
     """Connect `servers` into `store` by `add_servers`' rule (their connections run on threads
     of their own); returns the notes of the tools replaced."""
     from yiemagent.mcp import add_servers
 
     notes: list[str] = []
+    pairs = [(server, prefix) for server, prefix, _ in servers]
+    held = {server: names for server, _, names in servers}
 
     async def connect() -> None:
-        notes.extend((await add_servers(store, servers, keep_both=_KEEP_BOTH))[1])
+        added = await add_servers(store, pairs, keep_both=_KEEP_BOTH, requires_approval=held)
+        notes.extend(added[1])
 
     _run_now(connect())
     return notes
