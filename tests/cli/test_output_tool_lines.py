@@ -8,41 +8,32 @@ agent's events."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 
 import pytest
-from rich.text import Text
 
 from tests._yiem import yiem_in
-from tests.ai.servers import ReplayServer, openai_chunks, sse_reply
+from tests.ai.servers import Reply, ReplayServer, openai_chunks, sse_reply
+from tests.cli._typed_output import AGENT_FILE, LEGS, chat_lines, run_typed, tool_call_reply
 from yiemagent import Agent
 from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
-from yiemagent.cli.chat._app import ChatApp
-from yiemagent.cli.chat.setup import ChatOptions, build_setup
 
 pytestmark = pytest.mark.timeout(180)
 
-LEGS = {"type": "object", "properties": {"legs": {"type": "integer"}}, "required": ["legs"]}
 REFUSED = "✗ the answer does not match the schema: $.legs: 'eight' is not of type 'integer'"
 
 
-def _final_result(call_id: str, args: object) -> str | bytes:
-    call = {"index": 0, "id": call_id, "type": "function",
-            "function": {"name": "final_result", "arguments": json.dumps(args)}}  # fmt: skip
-    return sse_reply(openai_chunks({"tool_calls": [call]}, finish_reason="tool_calls"))
+def _call(call_id: str, name: str, args: object) -> Reply:
+    return tool_call_reply(call_id, name, json.dumps(args))
 
 
 def _run_typed(tmp_path: Path, *options: str) -> tuple[int, str, str]:
-    schema = tmp_path / "legs.json"
-    schema.write_text(json.dumps(LEGS))
-    with ReplayServer() as server:
-        server.enqueue(_final_result("c0", {"legs": "eight"}), _final_result("c1", {"legs": 8}))
-        model = ["--model", "openai-compatible/m", "--base-url", server.url + "/v1"]
-        done = yiem_in(tmp_path, "run", "How many legs?", "--output-schema", str(schema),
-                       *model, *options)  # fmt: skip
-    return done.returncode, done.stdout, done.stderr
+    replies = [
+        _call("c0", "final_result", {"legs": "eight"}),
+        _call("c1", "final_result", {"legs": 8}),
+    ]
+    return run_typed(tmp_path, replies, *options)
 
 
 def test_run_shows_a_refused_answer_and_not_the_output_tool(tmp_path: Path) -> None:
@@ -64,28 +55,9 @@ def test_run_json_keeps_the_output_tool_events(tmp_path: Path) -> None:
     ]
 
 
-AGENT_FILE = '[agents.counter]\nsystem_prompt = "Count legs."\noutput_schema = "legs.json"\n'
-
-
 def test_chat_shows_a_refused_answer_and_the_answer_only(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("YIEM_DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.delenv("YIEM_CHAT_FAUX_SCRIPT", raising=False)
-    (tmp_path / "legs.json").write_text(json.dumps(LEGS))
-    (tmp_path / "team.toml").write_text(AGENT_FILE)
-    options = ChatOptions(
-        model="openai-compatible/m",
-        base_url="http://127.0.0.1:9/v1",  # never called: the faux agent below answers
-        agent=str(tmp_path / "team.toml"),
-    )
-    setup = build_setup(options)
-    try:
-        app = ChatApp(setup)
-    finally:
-        setup.sessions.close()
-    shown: list[Text] = []
-    app.view._commit = shown.append
     fm = FauxModel(
         [
             faux_message(faux_tool_call("final_result", {"legs": "eight"})),
@@ -93,19 +65,10 @@ def test_chat_shows_a_refused_answer_and_the_answer_only(
         ]
     )
     agent = Agent(model=fm.model, stream_fn=fm.stream_fn, output_type=LEGS)
-    agent.subscribe(app.view)
-    app.view.started()
-    asyncio.run(agent.prompt("How many legs?"))
-    lines = [line.plain for line in shown]
+    lines = chat_lines(tmp_path, monkeypatch, AGENT_FILE, agent, "How many legs?")
     assert lines[:2] == [REFUSED, '{"legs": 8}'], lines
     assert lines[2].startswith("tokens: "), lines
     assert len(lines) == 3, lines
-
-
-def _call(call_id: str, name: str, args: object) -> str | bytes:
-    call = {"index": 0, "id": call_id, "type": "function",
-            "function": {"name": name, "arguments": json.dumps(args)}}  # fmt: skip
-    return sse_reply(openai_chunks({"tool_calls": [call]}, finish_reason="tool_calls"))
 
 
 TEAM_FILE = (
@@ -139,22 +102,6 @@ def test_run_shows_a_typed_sub_agents_output_tool_as_the_entrys(tmp_path: Path) 
 def test_chat_shows_a_typed_sub_agents_output_tool_as_the_entrys(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("YIEM_DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.delenv("YIEM_CHAT_FAUX_SCRIPT", raising=False)
-    (tmp_path / "legs.json").write_text(json.dumps(LEGS))
-    (tmp_path / "team.toml").write_text(TEAM_FILE)
-    options = ChatOptions(
-        model="openai-compatible/m",
-        base_url="http://127.0.0.1:9/v1",  # never called: the faux team below answers
-        agent=str(tmp_path / "team.toml"),
-    )
-    setup = build_setup(options)
-    try:
-        app = ChatApp(setup)
-    finally:
-        setup.sessions.close()
-    shown: list[Text] = []
-    app.view._commit = shown.append
     fm = FauxModel(
         [
             faux_message(faux_tool_call("counter", {"input": "How many legs?"})),
@@ -165,10 +112,7 @@ def test_chat_shows_a_typed_sub_agents_output_tool_as_the_entrys(
     )
     counter = Agent(name="counter", model=fm.model, stream_fn=fm.stream_fn, output_type=LEGS)
     router = Agent(name="router", model=fm.model, stream_fn=fm.stream_fn, tools=[counter.as_tool()])
-    router.subscribe(app.view)
-    app.view.started()
-    asyncio.run(router.prompt("Spider legs?"))
-    lines = [line.plain for line in shown]
+    lines = chat_lines(tmp_path, monkeypatch, TEAM_FILE, router, "Spider legs?")
     assert lines[0] == "  counter " + REFUSED, lines
     assert not [line for line in lines if "final_result" in line], lines
 
