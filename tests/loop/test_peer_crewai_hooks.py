@@ -25,6 +25,7 @@ from yiemagent import (
     BeforeToolCallContext,
     BeforeToolCallResult,
     TextContent,
+    ToolCall,
     ToolExecutionStartEvent,
     ToolResultMessage,
     messages_to_json,
@@ -55,6 +56,19 @@ def file_tools(folder: Path) -> list[AgentTool]:
     ]
 
 
+def file_agent(folder: Path, *calls: ToolCall, **options: Any) -> tuple[Agent[Any], FauxModel]:
+    """An agent with `file_tools(folder)` whose faux model makes `calls` in one turn, then
+    answers "ok"; `options` are the Agent's (its hooks). Returns the agent and its model."""
+    fm = FauxModel([faux_message(*calls), "ok"])
+    agent = Agent(model=fm.model, stream_fn=fm.stream_fn, tools=file_tools(folder), **options)
+    return agent, fm
+
+
+def write_a() -> ToolCall:
+    """The model's call writing "x" to a.txt."""
+    return faux_tool_call("write_file", {"file_path": "a.txt", "text": "x"})
+
+
 def results(agent: Agent[Any]) -> list[tuple[str, bool, str]]:
     return [
         (m.tool_name, m.is_error, text_of(m.content))
@@ -81,19 +95,10 @@ async def test_a_before_hook_keeps_env_files_and_an_after_hook_redacts_secrets(
         redacted = text.replace("SECRET_KEY=abc123", "SECRET_KEY=[REDACTED]")
         return AfterToolCallResult(content=[TextContent(redacted)])
 
-    fm = FauxModel(
-        [
-            faux_message(
-                faux_tool_call("write_file", {"file_path": ".env", "text": "X=1"}),
-                faux_tool_call("read_file", {"file_path": "config.txt"}),
-            ),
-            "done",
-        ]
-    )
-    agent = Agent(
-        model=fm.model,
-        stream_fn=fm.stream_fn,
-        tools=file_tools(tmp_path),
+    agent, fm = file_agent(
+        tmp_path,
+        faux_tool_call("write_file", {"file_path": ".env", "text": "X=1"}),
+        faux_tool_call("read_file", {"file_path": "config.txt"}),
         before_tool_call=validate_file_path,
         after_tool_call=sanitize_secrets,
     )
@@ -116,15 +121,8 @@ async def test_a_before_hook_changes_the_args_the_tool_gets_not_the_call_the_mod
     def move_into_out(ctx: BeforeToolCallContext, signal: Any) -> None:
         ctx.args["file_path"] = "out-" + ctx.args["file_path"]
 
-    fm = FauxModel(
-        [faux_message(faux_tool_call("write_file", {"file_path": "a.txt", "text": "hi"})), "ok"]
-    )
-    agent = Agent(
-        model=fm.model,
-        stream_fn=fm.stream_fn,
-        tools=file_tools(tmp_path),
-        before_tool_call=move_into_out,
-    )
+    write = faux_tool_call("write_file", {"file_path": "a.txt", "text": "hi"})
+    agent, fm = file_agent(tmp_path, write, before_tool_call=move_into_out)
     started: list[dict[str, Any]] = []
     agent.subscribe(
         lambda e, s: started.append(e.args) if isinstance(e, ToolExecutionStartEvent) else None
@@ -158,10 +156,8 @@ async def test_an_after_hook_keeps_or_replaces_the_result(
 ) -> None:
     # test_after_hook_returns_none_keeps_original / test_after_hook_can_modify_result
     (tmp_path / "f.txt").write_text("Original", encoding="utf-8")
-    fm = FauxModel([faux_message(faux_tool_call("read_file", {"file_path": "f.txt"})), "ok"])
-    agent = Agent(
-        model=fm.model, stream_fn=fm.stream_fn, tools=file_tools(tmp_path), after_tool_call=after
-    )
+    read = faux_tool_call("read_file", {"file_path": "f.txt"})
+    agent, _ = file_agent(tmp_path, read, after_tool_call=after)
     await agent.prompt("go")
     assert results(agent) == [("read_file", False, expected)]
 
@@ -178,13 +174,9 @@ async def test_several_after_hooks_are_one_hook_that_calls_them_in_order(tmp_pat
         return after
 
     (tmp_path / "f.txt").write_text("Original", encoding="utf-8")
-    fm = FauxModel([faux_message(faux_tool_call("read_file", {"file_path": "f.txt"})), "ok"])
-    agent = Agent(
-        model=fm.model,
-        stream_fn=fm.stream_fn,
-        tools=file_tools(tmp_path),
-        after_tool_call=chain(lambda t: t + " [hook1]", lambda t: t + " [hook2]"),
-    )
+    read = faux_tool_call("read_file", {"file_path": "f.txt"})
+    hook = chain(lambda t: t + " [hook1]", lambda t: t + " [hook2]")
+    agent, _ = file_agent(tmp_path, read, after_tool_call=hook)
     await agent.prompt("go")
     assert results(agent) == [("read_file", False, "Content: Original [hook1] [hook2]")]
 
@@ -195,15 +187,7 @@ async def test_a_before_hook_that_raises_keeps_the_tool_from_running(tmp_path: P
     def crashing_hook(ctx: BeforeToolCallContext, signal: Any) -> None:
         raise ValueError("bug in user hook")
 
-    fm = FauxModel(
-        [faux_message(faux_tool_call("write_file", {"file_path": "a.txt", "text": "x"})), "ok"]
-    )
-    agent = Agent(
-        model=fm.model,
-        stream_fn=fm.stream_fn,
-        tools=file_tools(tmp_path),
-        before_tool_call=crashing_hook,
-    )
+    agent, _ = file_agent(tmp_path, write_a(), before_tool_call=crashing_hook)
     reply = await agent.prompt("go")
 
     assert text_of(reply.content) == "ok" and not (tmp_path / "a.txt").exists()
@@ -218,15 +202,7 @@ async def test_an_after_hook_that_raises_gives_an_error_though_the_tool_ran(
     def crashing_hook(ctx: AfterToolCallContext, signal: Any) -> None:
         raise ValueError("bug in user hook")
 
-    fm = FauxModel(
-        [faux_message(faux_tool_call("write_file", {"file_path": "a.txt", "text": "x"})), "ok"]
-    )
-    agent = Agent(
-        model=fm.model,
-        stream_fn=fm.stream_fn,
-        tools=file_tools(tmp_path),
-        after_tool_call=crashing_hook,
-    )
+    agent, _ = file_agent(tmp_path, write_a(), after_tool_call=crashing_hook)
     await agent.prompt("go")
 
     assert (tmp_path / "a.txt").read_text(encoding="utf-8") == "x"  # the tool did run
@@ -243,15 +219,7 @@ async def test_a_hook_returning_another_kind_of_answer_is_named_in_the_error(
     def hook(ctx: Any, signal: Any) -> object:
         return returned
 
-    fm = FauxModel(
-        [faux_message(faux_tool_call("write_file", {"file_path": "a.txt", "text": "x"})), "ok"]
-    )
-    agent = Agent(
-        model=fm.model,
-        stream_fn=fm.stream_fn,
-        tools=file_tools(tmp_path),
-        **{f"{which}_tool_call": hook},
-    )
+    agent, _ = file_agent(tmp_path, write_a(), **{f"{which}_tool_call": hook})
     await agent.prompt("go")
 
     [(_, is_error, text)] = results(agent)
@@ -269,16 +237,9 @@ async def test_hooks_see_each_of_parallel_calls_once_and_results_keep_their_orde
         (tmp_path / f"{name}.txt").write_text(name.upper(), encoding="utf-8")
     before: list[str] = []
     after: list[str] = []
-    fm = FauxModel(
-        [
-            faux_message(*(faux_tool_call("read_file", {"file_path": f"{n}.txt"}) for n in "abc")),
-            "ok",
-        ]
-    )
-    agent = Agent(
-        model=fm.model,
-        stream_fn=fm.stream_fn,
-        tools=file_tools(tmp_path),
+    agent, fm = file_agent(
+        tmp_path,
+        *(faux_tool_call("read_file", {"file_path": f"{n}.txt"}) for n in "abc"),
         before_tool_call=lambda ctx, s: before.append(ctx.tool_call.id),
         after_tool_call=lambda ctx, s: after.append(ctx.tool_call.id),
     )
