@@ -33,6 +33,7 @@ from yiemagent.errors import ConfigError, YiemAgentError
 from yiemagent.tools._coerce import MAX_DEPTH, coerce_value
 from yiemagent.types.json_text import loads_finite
 from yiemagent.types.output import check_schema_refs
+from yiemagent.types.tools import provider_property_names
 
 if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError
@@ -100,7 +101,8 @@ def validate_arguments_against_schema(
     """Coerce and validate tool-call arguments.
 
     Repairs, in order: `""`/`None`/`"null"` → `{}`; a JSON string holding an object → that
-    object (also when double-encoded, a JSON string of that JSON string);
+    object (also when double-encoded, a JSON string of that JSON string); a key a provider
+    renamed a property to (`provider_property_names`) back to the property's name;
     then, only when the arguments do not already validate: numeric and boolean strings coerced
     where the schema asks (also inside nested objects, arrays and unions), nested JSON strings
     parsed where an object/array is asked, optional properties sent as `null` dropped when their
@@ -137,6 +139,7 @@ def validate_arguments_against_schema(
             [("root", f"arguments must be a JSON object, got {_json_kind(arguments)}")],
             received,
         )
+    arguments = _under_declared_names(arguments, schema)
     fast, validator = _validator_for(schema)
     if fast is not None and fast(arguments):
         return dict(arguments)
@@ -164,6 +167,22 @@ def validate_arguments_against_schema(
                 return candidate
     errors.sort(key=_error_sort_key)
     raise ToolArgumentsError(tool_name, [_describe(e) for e in errors], received)
+
+
+def _under_declared_names(arguments: dict[str, Any], schema: Mapping[str, Any]) -> dict[str, Any]:
+    """`arguments` with each key a provider renamed a property to
+    (`provider_property_names`: Anthropic refuses `filter[id]`, so the model sees and sends
+    `filter_id_`) under the property's own name again; `arguments` itself when none is."""
+    declared = schema.get("properties")
+    if not isinstance(declared, Mapping) or all(key in declared for key in arguments):
+        return arguments
+    back = {new: old for old, new in provider_property_names(declared).items()}
+    if not any(key in back and key not in declared for key in arguments):
+        return arguments
+    return {
+        back[key] if key in back and key not in declared and back[key] not in arguments else key: v
+        for key, v in arguments.items()
+    }
 
 
 _WRAPPERS = frozenset({"arguments", "parameters", "args", "input", "properties"})

@@ -6,7 +6,8 @@ import inspect
 import json
 import re
 import sys
-from collections.abc import Awaitable, Callable
+import unicodedata
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias, TypeGuard
 
@@ -53,10 +54,44 @@ __all__ = [
     "is_json_of",
     "is_seconds",
     "is_whole_number",
+    "provider_property_names",
 ]
 
 TOOL_NAME_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 """What every provider accepts as a tool name."""
+
+PROPERTY_NAME_PATTERN = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+"""What Anthropic's API accepts as the name of a tool schema's top-level property."""
+
+
+def provider_property_names(names: Iterable[str]) -> dict[str, str]:
+    """New names for the property names (of a tool schema's top level) that Anthropic's API
+    refuses: it takes only `PROPERTY_NAME_PATTERN` ("Property keys should match pattern"),
+    and refuses every request that offers a tool with another one (`filter[id]` of an MCP
+    server, a Python parameter named `größe`). Accents are dropped (`café` → `cafe`), each
+    other character becomes `_`, the name is cut to 64 characters and numbered when it
+    meets a name already taken. The provider
+    sends the new names; the tool pipeline reads a call's arguments under them back to
+    the old ones (`tools.schema`), so the same map must come from the same names.
+
+    Returns:
+        `{old: new}` for the names that need one; empty when all are accepted.
+    """
+    given = list(names)
+    taken = {name for name in given if PROPERTY_NAME_PATTERN.fullmatch(name)}
+    renamed: dict[str, str] = {}
+    for name in given:
+        if name in taken:
+            continue
+        plain = "".join(c for c in unicodedata.normalize("NFKD", name) if c.isascii())
+        base = re.sub(r"[^A-Za-z0-9_.-]", "_", plain or name)[:64] or "_"
+        new, number = base, 1
+        while new in taken:
+            number += 1
+            new = f"{base[: 64 - len(str(number)) - 1]}_{number}"
+        taken.add(new)
+        renamed[name] = new
+    return renamed
 
 
 def check_tool_name(name: object) -> str:

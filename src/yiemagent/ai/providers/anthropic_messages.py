@@ -88,6 +88,7 @@ from yiemagent.types.model import (
     ModelCost,
     StreamOptions,
 )
+from yiemagent.types.tools import provider_property_names
 
 if TYPE_CHECKING:
     from anthropic import AsyncAnthropic
@@ -430,6 +431,9 @@ def build_request_body(model: Model, context: Context, options: StreamOptions) -
         body["tools"] = []
         for t in context.tools:
             schema, note = _input_schema(t.input_schema)
+            renamed = _rename_properties(schema)
+            if renamed:  # the calls already made with the old names, as the model now sees
+                _rename_inputs(body["messages"], t.name, renamed)
             description = f"{t.description}\n\n{note}" if note else t.description
             body["tools"].append(
                 {"name": t.name, "description": description, "input_schema": schema}
@@ -556,6 +560,34 @@ def _input_schema(schema: Mapping[str, Any]) -> tuple[dict[str, Any], str]:
     if required:
         out["required"] = required
     return out, " ".join(notes)
+
+
+def _rename_properties(schema: dict[str, Any]) -> dict[str, str]:
+    """Give the top-level properties of `schema` (in place) names the API takes
+    (`provider_property_names`), in `required` too; the arguments of the model's calls
+    come back under the old names in the tool pipeline. Returns `{old: new}`."""
+    properties = schema.get("properties")
+    if not isinstance(properties, dict):
+        return {}
+    renamed = provider_property_names(properties)
+    if renamed:
+        schema["properties"] = {renamed.get(k, k): v for k, v in properties.items()}
+        required = schema.get("required")
+        if isinstance(required, list):
+            schema["required"] = [renamed.get(n, n) if isinstance(n, str) else n for n in required]
+    return renamed
+
+
+def _rename_inputs(messages: list[dict[str, Any]], tool: str, renamed: dict[str, str]) -> None:
+    """The `input` of each tool_use block of `tool` in `messages`, its keys renamed."""
+    for message in messages:
+        if message["role"] != "assistant":
+            continue
+        for block in message["content"]:
+            if block.get("type") == "tool_use" and block.get("name") == tool:
+                given = block.get("input")
+                if isinstance(given, dict):
+                    block["input"] = {renamed.get(k, k): v for k, v in given.items()}
 
 
 def _local_ref(branch: Any, root: Mapping[str, Any]) -> Any:
