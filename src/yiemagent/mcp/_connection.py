@@ -36,6 +36,7 @@ import atexit
 import concurrent.futures
 import contextlib
 import logging
+import re
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
@@ -92,6 +93,10 @@ _LOG_LEVELS = {
 
 DEFAULT_CONNECT_TIMEOUT_S = 30.0
 """Seconds `initialize` plus the first `tools/list` may take before connecting fails."""
+
+_EVENT_TOO_LONG = re.compile(r"SSE stream failed: .*exceeded the (\d+) byte limit")
+"""The SDK's made-up CONNECTION_CLOSED error for a request whose answer, an SSE event, was
+longer than the HTTP server's `max_message_bytes` (`max_sse_event_size`)."""
 
 _REFRESH_WAIT_S = 5.0  # how long a call waits for a tools/list it triggered (list_changed)
 
@@ -488,6 +493,12 @@ class MCPServer:
                 raise UndeliveredCall(self._lost(name)) from None
             if exc.data == PROTOCOL_ERROR:  # the server broke the protocol (`WatchedStream`)
                 raise MCPCallError(exc.message) from None
+            too_long = _EVENT_TOO_LONG.match(exc.message) if exc.code == CONNECTION_CLOSED else None
+            if too_long is not None:  # the answer, not the connection, was lost: say which
+                raise MCPCallError(
+                    f'{self.label} answered the call to "{name}" with a message longer than '
+                    f"its max_message_bytes ({too_long[1]} bytes), skipped"
+                ) from None
             if exc.code != CONNECTION_CLOSED:
                 raise MCPCallError(
                     f"{self.label} refused the call: {self._why(exc.message)}"
