@@ -269,18 +269,34 @@ def _append(path: str, line: str) -> None:
     """Append `line` and its newline with one `write` on an `O_APPEND` descriptor, holding
     an exclusive `flock` (writers in other processes too) while the file's end is checked
     and the line written; so a writer killed mid-line leaves only its own torn last line,
-    which the next writer drops before it appends."""
+    which the next writer drops before it appends. A write that fails part-way (a full
+    disk, the file size limit) cuts its part off again: the cassette ends as it did.
+
+    Raises:
+        OSError: the cassette cannot be opened or written; its text names the file.
+    """
     data = memoryview((line + "\n").encode("utf-8"))
     with _write_lock:
-        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise OSError(exc.errno, f"cannot write the cassette {path}: {exc.strerror}") from None
         try:
             with contextlib.suppress(ImportError):  # no flock (Windows): this process only
                 import fcntl
 
                 fcntl.flock(fd, fcntl.LOCK_EX)
             _end_at_a_newline(fd, path)
-            while data:
-                data = data[os.write(fd, data) :]
+            end = os.fstat(fd).st_size
+            try:
+                while data:
+                    data = data[os.write(fd, data) :]
+            except OSError as exc:
+                with contextlib.suppress(OSError):
+                    os.ftruncate(fd, end)
+                raise OSError(
+                    exc.errno, f"cannot write the cassette {path}: {exc.strerror}"
+                ) from None
         finally:
             os.close(fd)
 
@@ -358,6 +374,10 @@ async def _relay(
             events.append(_event_to_dict(end))
             await _write(model.path, request, events, final, secrets)
             out.push(end)
+    except OSError as exc:  # the cassette's: the answer came but cannot be kept
+        why = exc.strerror or str(exc)
+        logger.warning("recording a call to %s failed: %s", model.id, why)
+        _fail(out, model, f"the call was not recorded: {why}", started=bool(events))
     except Exception as exc:  # the stream must end (providers never raise), saying why
         logger.warning("recording a call to %s failed: %r", model.id, exc)
         _fail(out, model, exception_summary(exc), started=bool(events))
