@@ -25,6 +25,12 @@ ACCEPTED = re.compile(r"^[a-zA-Z0-9_.-]{1,64}$")
 
 seen: list[dict[str, Any]] = []
 
+
+def list_apps(call_id: str, args: dict[str, Any], signal: Any, on_update: Any) -> str:
+    seen.append(args)
+    return "2 apps"
+
+
 LIST_APPS = AgentTool(
     "list_apps",
     "List apps",
@@ -34,7 +40,7 @@ LIST_APPS = AgentTool(
         "properties": {"filter[name]": {"type": "string"}, "limit": {"type": "integer"}},
         "required": ["filter[name]"],
     },
-    lambda call_id, args, signal, on_update: seen.append(args) or "2 apps",
+    list_apps,
 )
 
 

@@ -9,6 +9,7 @@ import math
 
 from tests.ai.servers import ReplayServer, Reply, openai_chunks
 from yiemagent import Agent, Model, ToolResultMessage, tool
+from yiemagent.types import text_of
 
 
 @tool
@@ -62,7 +63,7 @@ async def test_a_tool_with_an_infinite_default_is_offered_and_called_over_http()
         sent = [request.body for request in server.requests]
     assert [block.text for block in answer.content if block.type == "text"] == ["3"]
     (result,) = [m for m in agent.state.messages if isinstance(m, ToolResultMessage)]
-    assert (result.is_error, result.content[0].text) == (False, "3.0 (bounds 3.0, inf)")
+    assert (result.is_error, text_of(result.content)) == (False, "3.0 (bounds 3.0, inf)")
     offered = {t["function"]["name"]: t["function"]["parameters"] for t in sent[0]["tools"]}
     assert "default" not in offered["clamp"]["properties"]["upper"]
     assert "default" not in offered["mean"]["properties"]["fallback"]
