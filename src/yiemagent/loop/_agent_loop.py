@@ -23,7 +23,15 @@ import dataclasses
 import logging
 import sys
 import time
-from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Mapping, Sequence
+from collections.abc import (
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Coroutine,
+    Iterable,
+    Mapping,
+    Sequence,
+)
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from inspect import isawaitable
@@ -612,16 +620,30 @@ async def _call_model(run: LoopRun) -> AssistantMessage:
         offer = Offer()
         preparing = preparing_call.set(run.meter)  # what its transform spends counts too
         told = offering.set(offer)
+        ended: list[AssistantMessage] = []
+
+        def emit(event: AgentEvent) -> Awaitable[None] | None:
+            if type(event) is MessageEndEvent:
+                ended.append(event.message)  # type: ignore[arg-type]
+            return run.emit(event)
+
         try:
             message = await stream_assistant_response(
                 run.context,
                 run.config,
                 run.signal,
-                run.emit,
+                emit,
                 run.stream_fn,
                 converter=run.convert,
                 trace=run.trace,
             )
+        except asyncio.CancelledError:
+            # Cancelled while its message_end was told (a listener, the session's append):
+            # the sink took the message into the transcript, so its calls get answers.
+            if ended:
+                run.append(ended[0])
+                run.turn_message, run.unanswered = ended[0], ended[0].tool_calls
+            raise
         finally:
             offering.reset(told)
             preparing_call.reset(preparing)
