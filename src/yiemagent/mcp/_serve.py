@@ -314,7 +314,10 @@ async def _serve_http(
             await asyncio.sleep(0.01)
         if web.started and on_ready is not None:
             on_ready(f"http://{shown}:{bound}{path}")
-        await task
+        # Shielded: `serve` is stopped by cancelling it, and a cancelled uvicorn server
+        # logs its lifespan's CancelledError as an ERROR traceback; told to exit (below),
+        # it shuts down as on a signal.
+        await asyncio.shield(task)
     finally:
         if not task.done():
             web.should_exit = True
