@@ -13,7 +13,7 @@ import pytest
 
 from tests.serve._browser import ask, browser_page
 from tests.serve._kit import serving
-from yiemagent import Agent
+from yiemagent import Agent, Usage
 from yiemagent.ai.providers.faux import FauxModel, faux_message, faux_tool_call
 from yiemagent.serve import create_app
 from yiemagent.sessions import InMemorySessionStore
@@ -25,13 +25,20 @@ NOT_TAKEN = (
     "The answer was not taken: not executed: the response hit the output token limit; "
     "re-issue the call with complete arguments"
 )
+IN_A_CALL = (
+    "⋯ cut off: max_tokens 40 was reached in the middle of a tool call; raise it so calls fit"
+)
 
 
 def serve_cut_off() -> Any:
     store = InMemorySessionStore()
     fm = FauxModel(
         [
-            faux_message(faux_tool_call("final_result", {"legs": 8}), stop_reason="length"),
+            faux_message(
+                faux_tool_call("final_result", {"legs": 8}),
+                stop_reason="length",
+                usage=Usage(output=40),
+            ),
             faux_message(faux_tool_call("final_result", {"legs": 8})),
         ]
     )
@@ -41,6 +48,7 @@ def serve_cut_off() -> Any:
             model=fm.model,
             stream_fn=fm.stream_fn,
             output_type=LEGS,
+            max_tokens=40,
             session_store=store,
             session_id=session_id,
         )
@@ -62,6 +70,8 @@ def drive(url: str, tmp_path: Path) -> None:
         page.wait_for_selector(".assistant:has-text('legs')")
         page.wait_for_selector("#state:text('idle')")
         check_notes(page)
+        # the message's note says where the limit came: in a call, not before an answer
+        assert IN_A_CALL in page.locator("#msgs > .note").all_inner_texts()
         page.reload()  # the session reopened from the store
         page.wait_for_selector(".assistant:has-text('legs')")
         check_notes(page)

@@ -64,7 +64,8 @@ def cut_off_note(
         set (unless the usage shows fewer output tokens than N, so the model's own limit
         came first), else `CUT_OFF`; an answer with no text says the limit was reached
         before any (a model writing its reply inside a JSON envelope spends its first
-        tokens on that).
+        tokens on that), and a message with a tool call that it came in the middle of one
+        (the call is not run; the model is asked again).
     """
     usage = message.usage.output
     if max_tokens is not None and not 0 < usage < max_tokens:
@@ -72,6 +73,9 @@ def cut_off_note(
         raise_it = "; raise it for a longer answer"
     else:
         limit, raise_it = "the model's output limit", ""
+    if message.tool_calls:
+        raise_it = raise_it and "; raise it so calls fit"
+        return f"⋯ cut off: {limit} was reached in the middle of a tool call{raise_it}"
     if not message.text.strip():
         return f"⋯ cut off: {limit} was reached before any text of the answer{raise_it}"
     if raise_it:
